@@ -1,0 +1,323 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// This file is the contract between the Percolator client (package txn) and
+// the stores that keep the data. The same interface is served in process by
+// a LocalClient over one Pebble store and, later, over gRPC by KV nodes; txn
+// never knows which. Every request names the region it was routed to
+// (RegionCtx); a store that no longer serves that region, or serves it at a
+// newer epoch, answers with a *RegionError and the client re-routes.
+
+// MaxTS is the read timestamp of a point read without a timestamp: it reads
+// the latest committed version. Reads at MaxTS never advance a region's
+// max_read_ts, because MaxTS was not issued by the oracle.
+const MaxTS uint64 = math.MaxUint64
+
+// Op is the kind of one mutation in a prewrite.
+type Op uint8
+
+const (
+	// OpPut writes a value.
+	OpPut Op = iota + 1
+	// OpDelete deletes the key (writes a tombstone version).
+	OpDelete
+	// OpLock locks the key without changing it (SELECT ... FOR UPDATE): it
+	// takes part in conflict detection and commits as a Lock write record.
+	OpLock
+	// OpInsert writes a value and fails with *AlreadyExistsError if the key
+	// has a committed, non-deleted value visible at or after start_ts.
+	OpInsert
+	// OpCheckNotExists asserts the key does not exist, without writing it.
+	OpCheckNotExists
+)
+
+// String names the op.
+func (o Op) String() string {
+	switch o {
+	case OpPut:
+		return "put"
+	case OpDelete:
+		return "delete"
+	case OpLock:
+		return "lock"
+	case OpInsert:
+		return "insert"
+	case OpCheckNotExists:
+		return "check_not_exists"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Mutation is one key's change in a transaction.
+type Mutation struct {
+	Op    Op
+	Key   []byte
+	Value []byte // only for OpPut and OpInsert
+}
+
+// RegionCtx names the region a request was routed to. A store checks it
+// against its current view and answers *RegionError on a mismatch.
+type RegionCtx struct {
+	RegionID uint64
+	Epoch    RegionEpoch
+}
+
+// RegionEpoch changes whenever a region's range (Version) or its replica set
+// (ConfVer) changes, so that a request routed by a stale cache is refused.
+type RegionEpoch struct {
+	ConfVer uint64
+	Version uint64
+}
+
+// RegionInfo describes a region as the client's router sees it: keys in
+// [Start, End) belong to it; an empty End means +infinity.
+type RegionInfo struct {
+	ID    uint64
+	Start []byte
+	End   []byte
+	Epoch RegionEpoch
+	// Addr is the address of the node serving the region's leader; empty in
+	// process.
+	Addr string
+}
+
+// Ctx returns the RegionCtx that routes a request to this region.
+func (r RegionInfo) Ctx() RegionCtx { return RegionCtx{RegionID: r.ID, Epoch: r.Epoch} }
+
+// Contains reports whether key falls in the region's range.
+func (r RegionInfo) Contains(key []byte) bool {
+	return string(key) >= string(r.Start) && (len(r.End) == 0 || string(key) < string(r.End))
+}
+
+// KvPair is a key and its value as read.
+type KvPair struct {
+	Key   []byte
+	Value []byte
+}
+
+// PrewriteRequest locks Mutations for the transaction StartTS whose primary
+// key is Primary.
+type PrewriteRequest struct {
+	Region    RegionCtx
+	Mutations []Mutation
+	Primary   []byte
+	StartTS   uint64
+	// LockTTL is in milliseconds from the physical time of StartTS.
+	LockTTL uint64
+	// TxnSize is the number of keys in the whole transaction (a hint for
+	// lock resolution).
+	TxnSize uint64
+	// TryOnePC asks the store to prewrite and commit in one step with a
+	// calculated commit timestamp, max(StartTS, region max_read_ts)+1. The
+	// store falls back to an ordinary prewrite when that timestamp would
+	// exceed MaxCommitTS, and says so by returning OnePCCommitTS == 0.
+	TryOnePC    bool
+	MaxCommitTS uint64
+}
+
+// PrewriteResponse reports per-key failures. Errors holds *KeyIsLockedError,
+// *WriteConflictError, *AlreadyExistsError or *TxnAbortedError values; a
+// non-nil error return from Prewrite itself means the whole request failed
+// (for example a *RegionError).
+type PrewriteResponse struct {
+	Errors []error
+	// OnePCCommitTS is the commit timestamp when the request was committed
+	// in one phase; 0 otherwise.
+	OnePCCommitTS uint64
+}
+
+// CommitRequest commits the locks of StartTS on Keys at CommitTS.
+type CommitRequest struct {
+	Region   RegionCtx
+	Keys     [][]byte
+	StartTS  uint64
+	CommitTS uint64
+}
+
+// TxnAction says what CheckTxnStatus did or found.
+type TxnAction uint8
+
+const (
+	// TxnActionNone: the primary lock is alive; nothing was changed.
+	TxnActionNone TxnAction = iota
+	// TxnActionCommitted: the transaction had committed at CommitTS.
+	TxnActionCommitted
+	// TxnActionTTLExpireRollback: the primary lock had expired and was rolled
+	// back by this call.
+	TxnActionTTLExpireRollback
+	// TxnActionLockNotExistRollback: there was no lock and no record; a
+	// Rollback record was written so that a late prewrite fails.
+	TxnActionLockNotExistRollback
+	// TxnActionRolledBack: the transaction had already been rolled back.
+	TxnActionRolledBack
+	// TxnActionMinCommitTSPushed: the lock is alive and its min_commit_ts
+	// was pushed past CallerStartTS, so the caller may read past it.
+	TxnActionMinCommitTSPushed
+)
+
+// CheckTxnStatusRequest asks the region holding PrimaryKey for the state of
+// transaction LockTS.
+type CheckTxnStatusRequest struct {
+	Region     RegionCtx
+	PrimaryKey []byte
+	LockTS     uint64
+	// CallerStartTS is the start_ts of the transaction that met the lock
+	// (MaxTS for a read without a timestamp); if non-zero and the lock is
+	// alive, its min_commit_ts is pushed above it.
+	CallerStartTS uint64
+	// CurrentTS is the oracle's time now; a lock whose TTL has passed by it
+	// is rolled back.
+	CurrentTS uint64
+	// RollbackIfNotExist writes a Rollback record when there is neither a
+	// lock nor a commit record.
+	RollbackIfNotExist bool
+}
+
+// CheckTxnStatusResponse reports what CheckTxnStatus found.
+type CheckTxnStatusResponse struct {
+	Action   TxnAction
+	CommitTS uint64 // when Action == TxnActionCommitted
+	LockTTL  uint64 // when the lock is alive
+	// Lock is the primary lock when alive.
+	Lock *LockInfo
+}
+
+// ResolveLockRequest commits (CommitTS > 0) or rolls back (CommitTS == 0)
+// the locks of transaction StartTS on Keys, or on every key of the region
+// when Keys is empty.
+type ResolveLockRequest struct {
+	Region   RegionCtx
+	StartTS  uint64
+	CommitTS uint64
+	Keys     [][]byte
+}
+
+// ScanRequest reads at most Limit visible pairs in [Start, End) at Version,
+// in ascending key order, or descending when Reverse.
+type ScanRequest struct {
+	Region  RegionCtx
+	Start   []byte
+	End     []byte // empty: to the region's end
+	Limit   int
+	Version uint64
+	Reverse bool
+	KeyOnly bool
+}
+
+// Client is what the transaction layer needs from storage: routing plus the
+// Percolator commands of TiKV's kvproto, one region per request. All
+// methods are safe for concurrent use.
+type Client interface {
+	// LocateKey returns the region that holds key.
+	LocateKey(ctx context.Context, key []byte) (RegionInfo, error)
+	// InvalidateRegion drops a cached region after a *RegionError.
+	InvalidateRegion(regionID uint64)
+
+	// Get reads key at version; a nil value with a nil error means not
+	// found. A lock that blocks the read is a *KeyIsLockedError.
+	Get(ctx context.Context, region RegionCtx, key []byte, version uint64) ([]byte, error)
+	// BatchGet reads keys at version and returns the pairs found.
+	BatchGet(ctx context.Context, region RegionCtx, keys [][]byte, version uint64) ([]KvPair, error)
+	// Scan reads a range at a version.
+	Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error)
+
+	Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteResponse, error)
+	Commit(ctx context.Context, req *CommitRequest) error
+	// BatchRollback rolls back the locks of startTS on keys and leaves
+	// Rollback records.
+	BatchRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS uint64) error
+	// Cleanup rolls back the lock of startTS on key unless it is committed
+	// (then it returns *CommittedError).
+	Cleanup(ctx context.Context, region RegionCtx, key []byte, startTS, currentTS uint64) error
+	CheckTxnStatus(ctx context.Context, req *CheckTxnStatusRequest) (*CheckTxnStatusResponse, error)
+	ResolveLock(ctx context.Context, req *ResolveLockRequest) error
+	// TxnHeartBeat extends the TTL of the primary lock of startTS to
+	// adviseTTL (never shortening it) and returns the TTL now in force.
+	TxnHeartBeat(ctx context.Context, region RegionCtx, primary []byte, startTS, adviseTTL uint64) (uint64, error)
+}
+
+// LockInfo describes a lock met by a reader or writer.
+type LockInfo struct {
+	Key         []byte
+	Primary     []byte
+	StartTS     uint64
+	TTL         uint64
+	Type        Op // OpPut, OpDelete or OpLock
+	MinCommitTS uint64
+	TxnSize     uint64
+}
+
+// KeyIsLockedError: the key is locked by another transaction.
+type KeyIsLockedError struct{ Lock LockInfo }
+
+func (e *KeyIsLockedError) Error() string {
+	return fmt.Sprintf("key %q is locked by txn %d (primary %q, ttl %d ms)", e.Lock.Key, e.Lock.StartTS, e.Lock.Primary, e.Lock.TTL)
+}
+
+// WriteConflictError: another transaction committed the key at or after
+// StartTS (first committer wins). MySQL reports it as error 1213.
+type WriteConflictError struct {
+	Key              []byte
+	StartTS          uint64
+	ConflictStartTS  uint64
+	ConflictCommitTS uint64
+}
+
+func (e *WriteConflictError) Error() string {
+	return fmt.Sprintf("write conflict on key %q: txn %d met a write committed at %d by txn %d", e.Key, e.StartTS, e.ConflictCommitTS, e.ConflictStartTS)
+}
+
+// AlreadyExistsError: an OpInsert or OpCheckNotExists met an existing key.
+type AlreadyExistsError struct{ Key []byte }
+
+func (e *AlreadyExistsError) Error() string { return fmt.Sprintf("key %q already exists", e.Key) }
+
+// TxnAbortedError: the transaction was already rolled back on Key (a late
+// prewrite or commit after a rollback).
+type TxnAbortedError struct {
+	Key     []byte
+	StartTS uint64
+}
+
+func (e *TxnAbortedError) Error() string {
+	return fmt.Sprintf("txn %d was rolled back (key %q)", e.StartTS, e.Key)
+}
+
+// TxnLockNotFoundError: commit found neither the lock nor a commit record.
+type TxnLockNotFoundError struct {
+	Key     []byte
+	StartTS uint64
+}
+
+func (e *TxnLockNotFoundError) Error() string {
+	return fmt.Sprintf("txn %d: lock on key %q not found", e.StartTS, e.Key)
+}
+
+// CommittedError: a rollback was asked of a committed transaction.
+type CommittedError struct {
+	Key      []byte
+	StartTS  uint64
+	CommitTS uint64
+}
+
+func (e *CommittedError) Error() string {
+	return fmt.Sprintf("txn %d already committed at %d (key %q)", e.StartTS, e.CommitTS, e.Key)
+}
+
+// RegionError: the request was routed to a region the store does not serve
+// as named; the client refreshes its route and retries.
+type RegionError struct {
+	RegionID uint64
+	Reason   string // "not found", "epoch not match", "key not in region", "not leader"
+	// Current is the store's view of the region, when known.
+	Current *RegionInfo
+}
+
+func (e *RegionError) Error() string {
+	return fmt.Sprintf("region %d: %s", e.RegionID, e.Reason)
+}
