@@ -321,3 +321,19 @@ type RegionError struct {
 func (e *RegionError) Error() string {
 	return fmt.Sprintf("region %d: %s", e.RegionID, e.Reason)
 }
+
+// CommitTSExpiredError: the commit timestamp is below the lock's
+// min_commit_ts, which a reader pushed above its own timestamp through
+// CheckTxnStatus so that it could read past the lock. Committing lower would
+// change what that reader saw; the client commits again with a newer
+// timestamp from the oracle.
+type CommitTSExpiredError struct {
+	Key         []byte
+	StartTS     uint64
+	CommitTS    uint64
+	MinCommitTS uint64
+}
+
+func (e *CommitTSExpiredError) Error() string {
+	return fmt.Sprintf("txn %d: commit_ts %d is below min_commit_ts %d of key %q", e.StartTS, e.CommitTS, e.MinCommitTS, e.Key)
+}

@@ -1,0 +1,108 @@
+// Package kv is percdb's storage node: a Percolator store over Pebble, the
+// regions it serves, and the Client contract (api.go) through which the
+// transaction layer (package txn) talks to it.
+//
+// # Key spaces
+//
+// Pebble has one ordered key space and no column families, so the three
+// Percolator columns are three key spaces told apart by a prefix byte (see
+// internal/keyspace for the byte layout). User keys are memcomparable-
+// encoded (package memcomparable) so that a timestamp can follow them
+// without breaking key order:
+//
+//	'l' enc(key)              lock:   Lock{type, primary, start_ts, ttl, short value, min_commit_ts, txn_size}
+//	'w' enc(key) ^commit_ts   write:  Write{type Put/Delete/Lock/Rollback, start_ts, short value}
+//	'd' enc(key) ^start_ts    data:   values longer than 255 bytes
+//	'n' enc(key)              notify: reserved for Percolator observers
+//	'm' ...                   meta:   store-local metadata (region descriptors)
+//
+// Timestamps are inverted (^ts, big-endian) so the newest version of a key
+// sorts first and a seek to enc(key)+^ts finds the newest version at or
+// below ts. A value of at most 255 bytes rides in the lock at prewrite and
+// moves into the write record at commit, so reading it is one seek; a longer
+// value goes to the data space at prewrite and stays there.
+//
+// # Commands and their rules
+//
+// The commands are TiKV's (src/storage/txn/actions): Get, BatchGet and Scan
+// read; Prewrite, Commit, BatchRollback, Cleanup, CheckTxnStatus,
+// ResolveLock and TxnHeartBeat write. Their rules, in short:
+//
+//   - Read at ts: a lock of a transaction with start_ts <= ts blocks the read
+//     (*KeyIsLockedError), unless it is a Lock-type lock (it changes no
+//     value) or its min_commit_ts is above ts. Reads at MaxTS are blocked by
+//     every such lock too. Then the newest Put or Delete record with
+//     commit_ts <= ts decides; Lock and Rollback records are skipped.
+//   - Prewrite: another transaction's lock -> *KeyIsLockedError; a Rollback
+//     record at start_ts -> *TxnAbortedError; a write record with commit_ts
+//     >= start_ts -> *WriteConflictError; the transaction's own lock ->
+//     idempotent success; OpInsert/OpCheckNotExists on an existing key ->
+//     *AlreadyExistsError. All keys are checked and all failures reported;
+//     if any key fails nothing is written.
+//   - Commit: commit_ts must exceed start_ts and reach the lock's
+//     min_commit_ts (*CommitTSExpiredError). The lock becomes a write
+//     record, in one batch. A missing lock is success if the transaction's
+//     commit record exists, *TxnAbortedError if its Rollback record does,
+//     else *TxnLockNotFoundError.
+//   - Rollback (BatchRollback, Cleanup, and the rollbacks of CheckTxnStatus
+//     and ResolveLock): delete the lock and write a Rollback record at
+//     start_ts, also when there is no lock, so that a late prewrite fails. A
+//     committed transaction cannot be rolled back (*CommittedError).
+//   - CheckTxnStatus on the primary key: committed -> its commit_ts; lock
+//     alive (physical(start_ts)+ttl >= physical(current_ts)) -> its TTL, and
+//     min_commit_ts pushed above the caller's start_ts; lock expired -> roll
+//     back; neither lock nor record -> a Rollback record when asked.
+//   - TxnHeartBeat raises the primary lock's TTL.
+//
+// Calculated commit timestamps (1PC) are not unique: a commit record may
+// sit at the very timestamp a rolled-back transaction started at. A
+// Rollback record never overwrites a commit record: it becomes a flag on it
+// (Write.OverlappedRollback, tikv#8349), and prewrite and commit read the
+// flag as the rollback it stands for.
+//
+// # Latches and the applier
+//
+// Each write command takes the per-key latches of its keys (a fixed table
+// of slots picked by key hash, taken in slot order, so commands cannot
+// deadlock), reads the keys' records, decides, and fills one write batch;
+// the batch is applied atomically while the latches are held. That is
+// Percolator's single-row transaction. Reads take no latches: a Pebble
+// iterator is a consistent snapshot, and Percolator's timestamp order does
+// the rest.
+//
+// Commands never write to Pebble directly: they hand their batch to an
+// applier. The single-node applier commits it to Pebble; a replicated
+// store will propose it through raft instead, without touching the
+// commands.
+//
+// # Regions and max_read_ts
+//
+// Even a single store serves its key space as regions: descriptors (id,
+// [start, end), epoch) kept in the meta space, one region over everything
+// at first. SplitRegion cuts one in two and bumps the epoch version of both
+// halves. Every command names a region (RegionCtx); an unknown region, an
+// epoch mismatch or a key outside the region's range is a *RegionError, on
+// which the client re-routes.
+//
+// Each region records max_read_ts, the largest timestamp a read on it used
+// (Get, BatchGet, Scan, and CheckTxnStatus's caller_start_ts), except MaxTS,
+// which was not issued by the oracle. It lives in memory only: after a
+// restart it is unknown, and the node must call UpdateMaxReadTS with a fresh
+// oracle timestamp before serving one-phase commits.
+//
+// # One-phase commit
+//
+// A Prewrite with TryOnePC, all of whose keys pass the prewrite checks and
+// none of which this transaction has locked already, commits at once:
+// commit_ts = max(start_ts, max_read_ts)+1, and the write records are
+// written directly, without locks. If that timestamp exceeds MaxCommitTS the
+// prewrite proceeds as usual and OnePCCommitTS is 0. A read that raced with
+// the calculation could otherwise miss the commit; the memory lock table
+// (memlock.go) makes such a read wait for it.
+//
+// # Durability
+//
+// With Options.SyncWrites at its default, SyncAlways, every command's batch
+// is in the synced write-ahead log before the command returns: a commit that
+// returned survives kill -9 and power loss. SyncNone trades that for speed.
+package kv

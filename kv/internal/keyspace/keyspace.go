@@ -1,0 +1,166 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/percdb/percdb/kv/memcomparable"
+)
+
+// Byte layout of every Pebble key the store writes. enc is memcomparable
+// encoding (package memcomparable); ^ts is the bitwise complement of a
+// timestamp, 8 bytes big-endian, so that newer versions of a key sort
+// before older ones and a forward seek to enc(key)+^ts lands on the newest
+// version at or below ts.
+//
+//	lock   'l' enc(key)               -> Lock record (at most one per key)
+//	write  'w' enc(key) ^commit_ts    -> Write record
+//	data   'd' enc(key) ^start_ts     -> value longer than the short-value limit
+//	notify 'n' enc(key)               -> reserved for Percolator observers
+//	meta   'm' kind ...               -> store-local metadata:
+//	       'm' 'r' region_id(8 BE)    -> region descriptor
+//
+// The spaces sort data < lock < meta < notify < write; nothing depends on
+// that order except that a space is one contiguous range.
+const (
+	// Data is the prefix of the data space.
+	Data = byte('d')
+	// Lock is the prefix of the lock space.
+	Lock = byte('l')
+	// Meta is the prefix of the store-local metadata space.
+	Meta = byte('m')
+	// Notify is the prefix of the notify space, reserved for observers.
+	Notify = byte('n')
+	// Write is the prefix of the write space.
+	Write = byte('w')
+
+	// metaRegion is the kind byte of region descriptors in the meta space.
+	metaRegion = byte('r')
+	// tsLen is the length of an encoded timestamp suffix.
+	tsLen = 8
+)
+
+// ErrBadKey is wrapped by every decoding error.
+var ErrBadKey = errors.New("bad store key")
+
+// LockKey returns the lock-space key of key.
+func LockKey(key []byte) []byte { return encode(Lock, key, 0) }
+
+// WriteKey returns the write-space key of key's version committed at
+// commitTS.
+func WriteKey(key []byte, commitTS uint64) []byte {
+	return appendTS(encode(Write, key, tsLen), commitTS)
+}
+
+// DataKey returns the data-space key of the value key was given by the
+// transaction startTS.
+func DataKey(key []byte, startTS uint64) []byte {
+	return appendTS(encode(Data, key, tsLen), startTS)
+}
+
+// NotifyKey returns the notify-space key of key.
+func NotifyKey(key []byte) []byte { return encode(Notify, key, 0) }
+
+// WritePrefix returns the prefix shared by every write-space key of key,
+// and only by them.
+func WritePrefix(key []byte) []byte { return encode(Write, key, 0) }
+
+// SpaceStart returns the first key of space's range [SpaceStart, SpaceEnd).
+func SpaceStart(space byte) []byte { return []byte{space} }
+
+// SpaceEnd returns the end (exclusive) of space's range.
+func SpaceEnd(space byte) []byte { return []byte{space + 1} }
+
+// PrefixEnd returns the smallest key greater than every key that starts
+// with prefix, or nil when there is none (prefix is all 0xFF).
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// DecodeLockKey returns the user key of a lock-space key.
+func DecodeLockKey(k []byte) ([]byte, error) { return decodeNoTS(Lock, k) }
+
+// DecodeNotifyKey returns the user key of a notify-space key.
+func DecodeNotifyKey(k []byte) ([]byte, error) { return decodeNoTS(Notify, k) }
+
+// DecodeWriteKey returns the user key and commit timestamp of a write-space
+// key.
+func DecodeWriteKey(k []byte) (key []byte, commitTS uint64, err error) {
+	return decodeTS(Write, k)
+}
+
+// DecodeDataKey returns the user key and start timestamp of a data-space
+// key.
+func DecodeDataKey(k []byte) (key []byte, startTS uint64, err error) {
+	return decodeTS(Data, k)
+}
+
+// RegionKey returns the meta-space key of region id's descriptor.
+func RegionKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{Meta, metaRegion}, id)
+}
+
+// RegionKeyPrefix returns the prefix of every region descriptor key.
+func RegionKeyPrefix() []byte { return []byte{Meta, metaRegion} }
+
+// DecodeRegionKey returns the region id of a region descriptor key.
+func DecodeRegionKey(k []byte) (uint64, error) {
+	if len(k) != 2+8 || k[0] != Meta || k[1] != metaRegion {
+		return 0, fmt.Errorf("region descriptor key %x: %w", k, ErrBadKey)
+	}
+	return binary.BigEndian.Uint64(k[2:]), nil
+}
+
+// encode returns space + enc(key) with room for extra more bytes.
+func encode(space byte, key []byte, extra int) []byte {
+	b := make([]byte, 1, 1+memcomparable.EncodedLen(len(key))+extra)
+	b[0] = space
+	return memcomparable.EncodeBytes(b, key)
+}
+
+// appendTS appends the inverted big-endian ts.
+func appendTS(b []byte, ts uint64) []byte { return binary.BigEndian.AppendUint64(b, ^ts) }
+
+// decodeNoTS decodes space + enc(key), which must be all of k.
+func decodeNoTS(space byte, k []byte) ([]byte, error) {
+	rest, key, err := decodeUserKey(space, k)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%c-space key %x: %d trailing bytes: %w", space, k, len(rest), ErrBadKey)
+	}
+	return key, nil
+}
+
+// decodeTS decodes space + enc(key) + ^ts, which must be all of k.
+func decodeTS(space byte, k []byte) ([]byte, uint64, error) {
+	rest, key, err := decodeUserKey(space, k)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(rest) != tsLen {
+		return nil, 0, fmt.Errorf("%c-space key %x: %d bytes after the user key, want %d: %w", space, k, len(rest), tsLen, ErrBadKey)
+	}
+	return key, ^binary.BigEndian.Uint64(rest), nil
+}
+
+// decodeUserKey checks the space byte and decodes the user key after it.
+func decodeUserKey(space byte, k []byte) (rest, key []byte, err error) {
+	if len(k) == 0 || k[0] != space {
+		return nil, nil, fmt.Errorf("key %x is not in the %c space: %w", k, space, ErrBadKey)
+	}
+	rest, key, err = memcomparable.DecodeBytes(k[1:])
+	if err != nil {
+		return nil, nil, fmt.Errorf("%c-space key %x: %w: %w", space, k, ErrBadKey, err)
+	}
+	return rest, key, nil
+}

@@ -1,0 +1,114 @@
+package txntypes
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ShortValueMaxLen is the longest value kept inside Lock and Write records
+// (TiKV's limit).
+const ShortValueMaxLen = 255
+
+// ErrCorrupt is wrapped by every decoding error.
+var ErrCorrupt = errors.New("corrupt record")
+
+// Tags of the optional fields. A tag is followed by a uvarint payload length
+// and the payload.
+const (
+	tagShortValue         = byte('v')
+	tagMinCommitTS        = byte('c')
+	tagTxnSize            = byte('t')
+	tagOverlappedRollback = byte('R')
+)
+
+// appendField appends one tagged optional field.
+func appendField(b []byte, tag byte, payload []byte) []byte {
+	b = append(b, tag)
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	return append(b, payload...)
+}
+
+// appendUvarintField appends a tagged field whose payload is a uvarint.
+func appendUvarintField(b []byte, tag byte, v uint64) []byte {
+	var buf [binary.MaxVarintLen64]byte
+	return appendField(b, tag, buf[:binary.PutUvarint(buf[:], v)])
+}
+
+// decoder reads a record front to back and remembers the first error.
+type decoder struct {
+	b    []byte
+	what string // "lock" or "write", for error messages
+}
+
+// uvarint reads one uvarint.
+func (d *decoder) uvarint(field string) (uint64, error) {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		return 0, fmt.Errorf("%s record: %s: bad uvarint: %w", d.what, field, ErrCorrupt)
+	}
+	d.b = d.b[n:]
+	return v, nil
+}
+
+// bytes reads a uvarint length and that many bytes (copied).
+func (d *decoder) bytes(field string) ([]byte, error) {
+	n, err := d.uvarint(field + " length")
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(d.b)) {
+		return nil, fmt.Errorf("%s record: %s: length %d, only %d bytes left: %w", d.what, field, n, len(d.b), ErrCorrupt)
+	}
+	v := append([]byte{}, d.b[:n]...)
+	d.b = d.b[n:]
+	return v, nil
+}
+
+// fields calls fn for each optional field until the input ends. Each tag
+// may appear once; fn ignores tags it does not know, so that records written
+// by a newer version stay readable.
+func (d *decoder) fields(fn func(tag byte, payload []byte) error) error {
+	var seen [256]bool
+	for len(d.b) > 0 {
+		tag := d.b[0]
+		d.b = d.b[1:]
+		if seen[tag] {
+			return fmt.Errorf("%s record: field %q appears twice: %w", d.what, tag, ErrCorrupt)
+		}
+		seen[tag] = true
+		payload, err := d.bytes(fmt.Sprintf("field %q", tag))
+		if err != nil {
+			return err
+		}
+		if err := fn(tag, payload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shortValue checks a short value payload.
+func shortValue(what string, payload []byte) ([]byte, error) {
+	if len(payload) > ShortValueMaxLen {
+		return nil, fmt.Errorf("%s record: short value of %d bytes exceeds %d: %w", what, len(payload), ShortValueMaxLen, ErrCorrupt)
+	}
+	return payload, nil
+}
+
+// uvarintPayload decodes a payload that must be exactly one uvarint.
+func uvarintPayload(what, field string, payload []byte) (uint64, error) {
+	v, n := binary.Uvarint(payload)
+	if n <= 0 || n != len(payload) {
+		return 0, fmt.Errorf("%s record: %s: bad uvarint payload %x: %w", what, field, payload, ErrCorrupt)
+	}
+	return v, nil
+}
+
+// appendUvarint appends v as a uvarint.
+func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// appendBytes appends a uvarint length and p.
+func appendBytes(b, p []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
+}

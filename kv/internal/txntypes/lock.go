@@ -1,0 +1,122 @@
+package txntypes
+
+import (
+	"fmt"
+)
+
+// LockType is what a prewritten key will become at commit.
+type LockType byte
+
+const (
+	// LockPut: the key gets a new value.
+	LockPut LockType = 'P'
+	// LockDelete: the key is deleted.
+	LockDelete LockType = 'D'
+	// LockLock: the key is only locked (SELECT ... FOR UPDATE); such locks
+	// never block readers.
+	LockLock LockType = 'L'
+)
+
+// String names the type.
+func (t LockType) String() string {
+	switch t {
+	case LockPut:
+		return "Put"
+	case LockDelete:
+		return "Delete"
+	case LockLock:
+		return "Lock"
+	}
+	return fmt.Sprintf("LockType(%#x)", byte(t))
+}
+
+// valid reports whether t is one of the defined types.
+func (t LockType) valid() bool { return t == LockPut || t == LockDelete || t == LockLock }
+
+// Lock is the record in the lock space: a transaction has prewritten the key.
+//
+// Encoding:
+//
+//	type(1) | uvarint len(primary) | primary | uvarint start_ts | uvarint ttl
+//	        | optional fields: tag(1) uvarint len payload, in any order:
+//	          'v' short value (raw bytes, at most 255)
+//	          'c' min_commit_ts (uvarint), present when non-zero
+//	          't' txn_size (uvarint), present when non-zero
+type Lock struct {
+	Type    LockType
+	Primary []byte
+	StartTS uint64
+	// TTL is in milliseconds from the physical time of StartTS.
+	TTL uint64
+	// ShortValue is the value of a LockPut whose value is at most
+	// ShortValueMaxLen bytes. nil means there is none (the value is in the
+	// data space, or the type has no value); an empty value is a non-nil
+	// empty slice.
+	ShortValue []byte
+	// MinCommitTS: the transaction may not commit below it. A reader whose
+	// timestamp is below it may read past the lock. Zero means unset.
+	MinCommitTS uint64
+	// TxnSize is the number of keys in the transaction, a hint for resolvers.
+	TxnSize uint64
+}
+
+// Encode returns the encoding of l.
+func (l *Lock) Encode() []byte {
+	b := make([]byte, 0, 1+len(l.Primary)+2*10+len(l.ShortValue)+24)
+	b = append(b, byte(l.Type))
+	b = appendBytes(b, l.Primary)
+	b = appendUvarint(b, l.StartTS)
+	b = appendUvarint(b, l.TTL)
+	if l.ShortValue != nil {
+		b = appendField(b, tagShortValue, l.ShortValue)
+	}
+	if l.MinCommitTS != 0 {
+		b = appendUvarintField(b, tagMinCommitTS, l.MinCommitTS)
+	}
+	if l.TxnSize != 0 {
+		b = appendUvarintField(b, tagTxnSize, l.TxnSize)
+	}
+	return b
+}
+
+// DecodeLock decodes a Lock. It returns an error wrapping ErrCorrupt when
+// b is not a valid encoding.
+func DecodeLock(b []byte) (*Lock, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("lock record: empty: %w", ErrCorrupt)
+	}
+	l := &Lock{Type: LockType(b[0])}
+	if !l.Type.valid() {
+		return nil, fmt.Errorf("lock record: unknown type %#x: %w", b[0], ErrCorrupt)
+	}
+	d := decoder{b: b[1:], what: "lock"}
+	var err error
+	if l.Primary, err = d.bytes("primary"); err != nil {
+		return nil, err
+	}
+	if l.StartTS, err = d.uvarint("start_ts"); err != nil {
+		return nil, err
+	}
+	if l.StartTS == 0 {
+		return nil, fmt.Errorf("lock record: start_ts is 0: %w", ErrCorrupt)
+	}
+	if l.TTL, err = d.uvarint("ttl"); err != nil {
+		return nil, err
+	}
+	err = d.fields(func(tag byte, payload []byte) error {
+		var err error
+		switch tag {
+		case tagShortValue:
+			l.ShortValue, err = shortValue(d.what, payload)
+		case tagMinCommitTS:
+			l.MinCommitTS, err = uvarintPayload(d.what, "min_commit_ts", payload)
+		case tagTxnSize:
+			l.TxnSize, err = uvarintPayload(d.what, "txn_size", payload)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}

@@ -1,0 +1,102 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// memLockTable closes the race between a 1PC commit and a read that does
+// not take latches. A 1PC writer calculates commit_ts from max_read_ts; a
+// reader at ts first records ts in max_read_ts, then reads. If the writer
+// loaded max_read_ts just before the reader raised it, commit_ts may be at
+// or below the reader's ts while the reader runs before the writer's batch
+// is applied, and the reader would miss a version it should see.
+//
+// So the writer publishes its keys here before loading max_read_ts and
+// withdraws them after applying; the reader, after recording its ts, waits
+// for any published key it is about to read. Both steps are sequentially
+// consistent atomics, so either the writer sees the reader's ts (and
+// commits above it) or the reader sees the writer's keys (and waits for the
+// commit). This is TiKV's concurrency manager in miniature.
+type memLockTable struct {
+	// active counts published keys; readers skip the mutex when it is 0.
+	active atomic.Int64
+	mu     sync.Mutex
+	locks  map[string]chan struct{} // closed when the key is withdrawn
+}
+
+func newMemLockTable() *memLockTable {
+	return &memLockTable{locks: map[string]chan struct{}{}}
+}
+
+// memLockGuard is a set of published keys.
+type memLockGuard struct {
+	t    *memLockTable
+	keys []string
+	done chan struct{}
+}
+
+// publish publishes keys. The caller holds their latches, so no other
+// writer publishes them at the same time.
+func (t *memLockTable) publish(keys [][]byte) *memLockGuard {
+	g := &memLockGuard{t: t, keys: make([]string, len(keys)), done: make(chan struct{})}
+	t.mu.Lock()
+	for i, k := range keys {
+		g.keys[i] = string(k)
+		t.locks[g.keys[i]] = g.done
+	}
+	t.mu.Unlock()
+	t.active.Add(int64(len(keys)))
+	return g
+}
+
+// withdraw removes the guard's keys and wakes their waiters.
+func (g *memLockGuard) withdraw() {
+	g.t.mu.Lock()
+	for _, k := range g.keys {
+		if g.t.locks[k] == g.done {
+			delete(g.t.locks, k)
+		}
+	}
+	g.t.mu.Unlock()
+	g.t.active.Add(-int64(len(g.keys)))
+	close(g.done)
+}
+
+// waitKey waits until key is not published.
+func (t *memLockTable) waitKey(ctx context.Context, key []byte) error {
+	return t.wait(ctx, func() chan struct{} { return t.locks[string(key)] })
+}
+
+// waitRange waits until no key in [start, end) is published (end nil:
+// unbounded).
+func (t *memLockTable) waitRange(ctx context.Context, start, end []byte) error {
+	return t.wait(ctx, func() chan struct{} {
+		for k, done := range t.locks {
+			if k >= string(start) && (end == nil || k < string(end)) {
+				return done
+			}
+		}
+		return nil
+	})
+}
+
+// wait waits until find, called with t.mu held, finds no published key.
+func (t *memLockTable) wait(ctx context.Context, find func() chan struct{}) error {
+	for t.active.Load() != 0 {
+		t.mu.Lock()
+		done := find()
+		t.mu.Unlock()
+		if done == nil {
+			return nil
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for a one-phase commit in flight: %w", ctx.Err())
+		}
+	}
+	return nil
+}

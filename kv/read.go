@@ -1,0 +1,267 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
+)
+
+// Get reads key at version: the lock check, then the newest Put or Delete
+// committed at or before version. A nil value and nil error mean not found.
+func (s *Store) Get(ctx context.Context, rc RegionCtx, key []byte, version uint64) ([]byte, error) {
+	pairs, err := s.read(ctx, rc, [][]byte{key}, version, true)
+	if err != nil || len(pairs) == 0 {
+		return nil, err
+	}
+	return pairs[0].Value, nil
+}
+
+// BatchGet reads keys at version and returns the pairs found, in the order
+// of keys. The first lock that blocks a read fails the whole call with a
+// *KeyIsLockedError.
+func (s *Store) BatchGet(ctx context.Context, rc RegionCtx, keys [][]byte, version uint64) ([]KvPair, error) {
+	return s.read(ctx, rc, keys, version, false)
+}
+
+// read is Get and BatchGet.
+func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version uint64, single bool) ([]KvPair, error) {
+	what := "batch get"
+	if single {
+		what = fmt.Sprintf("get %q", keys[0])
+	}
+	if version == 0 {
+		return nil, fmt.Errorf("%s: version is 0", what)
+	}
+	if _, err := s.regions.check(rc, version, keys...); err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if err := s.memLocks.waitKey(ctx, k); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	r, err := newMVCCReader(s.db)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer r.close()
+	var pairs []KvPair
+	for _, k := range keys {
+		l, err := r.lock(k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if l != nil && blocksRead(l, version) {
+			return nil, &KeyIsLockedError{Lock: lockInfo(k, l)}
+		}
+		v, err := r.value(k, version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if v != nil {
+			pairs = append(pairs, KvPair{Key: append([]byte{}, k...), Value: v})
+		}
+	}
+	return pairs, nil
+}
+
+// blocksRead reports whether lock l hides from a reader at ts what it
+// should see: the lock's transaction started at or before ts and might
+// commit at or below it. Lock-type locks never change the value, and a
+// min_commit_ts above ts promises the commit lands above the read.
+func blocksRead(l *txntypes.Lock, ts uint64) bool {
+	return l.StartTS <= ts && l.Type != txntypes.LockLock && l.MinCommitTS <= ts
+}
+
+// lockInfo describes lock l on key for a client.
+func lockInfo(key []byte, l *txntypes.Lock) LockInfo {
+	op := OpPut
+	switch l.Type {
+	case txntypes.LockDelete:
+		op = OpDelete
+	case txntypes.LockLock:
+		op = OpLock
+	}
+	return LockInfo{
+		Key:         append([]byte{}, key...),
+		Primary:     append([]byte{}, l.Primary...),
+		StartTS:     l.StartTS,
+		TTL:         l.TTL,
+		Type:        op,
+		MinCommitTS: l.MinCommitTS,
+		TxnSize:     l.TxnSize,
+	}
+}
+
+// wrapInternal adds context to store errors but leaves the contract's
+// typed errors as they are: they already name the key and the
+// transaction, and clients match them with errors.As either way.
+func wrapInternal(what string, err error) error {
+	if isContractError(err) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// isContractError reports whether err is one of api.go's typed errors.
+func isContractError(err error) bool {
+	switch err.(type) {
+	case *KeyIsLockedError, *WriteConflictError, *AlreadyExistsError, *TxnAbortedError,
+		*TxnLockNotFoundError, *CommittedError, *RegionError, *CommitTSExpiredError:
+		return true
+	}
+	return false
+}
+
+// Scan reads at most req.Limit visible pairs of [req.Start, req.End) at
+// req.Version (Limit 0: no limit). req.End empty means the region's end; a
+// range reaching past the region is a *RegionError. A lock met before the
+// limit is reached that blocks the read fails the scan with a
+// *KeyIsLockedError.
+func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
+	what := fmt.Sprintf("scan [%q, %q)", req.Start, req.End)
+	if req.Version == 0 {
+		return nil, fmt.Errorf("%s: version is 0", what)
+	}
+	if req.Limit < 0 {
+		return nil, fmt.Errorf("%s: negative limit %d", what, req.Limit)
+	}
+	reg, err := s.regions.check(req.Region, req.Version, req.Start)
+	if err != nil {
+		return nil, err
+	}
+	end := req.End
+	if len(end) == 0 {
+		end = reg.info.End
+	} else if len(reg.info.End) != 0 && bytes.Compare(end, reg.info.End) > 0 {
+		cur := cloneRegionInfo(reg.info)
+		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: scan end %q", reasonKeyNotInRange, end), Current: &cur}
+	}
+	if len(end) != 0 && bytes.Compare(end, req.Start) < 0 {
+		return nil, fmt.Errorf("%s: end is before start", what)
+	}
+	if len(end) == 0 {
+		end = nil
+	}
+	if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	r, err := newMVCCReader(s.db)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer r.close()
+	pairs, err := r.scan(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	if err != nil {
+		return nil, wrapInternal(what, err)
+	}
+	return pairs, nil
+}
+
+// scan is Scan on one view; end nil is unbounded.
+//
+// It first collects the locks of the range that block a read at ts (there
+// are usually none), then walks the write space key by key in the scan's
+// direction. A blocking lock fails the scan when the walk reaches or passes
+// its key before the limit is met, so that a scan never returns pairs past
+// a key whose value it cannot know.
+func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
+	blocking, err := r.blockingLocks(start, end, ts)
+	if err != nil {
+		return nil, err
+	}
+	if reverse {
+		for i, j := 0, len(blocking)-1; i < j; i, j = i+1, j-1 {
+			blocking[i], blocking[j] = blocking[j], blocking[i]
+		}
+	}
+	// passed reports whether the walk, now at key, has reached the next
+	// blocking lock.
+	passed := func(key []byte) bool {
+		if len(blocking) == 0 {
+			return false
+		}
+		c := bytes.Compare(blocking[0].Lock.Key, key)
+		return c == 0 || (c < 0) != reverse
+	}
+	lower := keyspace.WritePrefix(start)
+	upper := keyspace.SpaceEnd(keyspace.Write)
+	if end != nil {
+		upper = keyspace.WritePrefix(end)
+	}
+	var pairs []KvPair
+	var ok bool
+	if reverse {
+		ok = r.iter.SeekLT(upper)
+	} else {
+		ok = r.iter.SeekGE(lower)
+	}
+	for ok && (limit == 0 || len(pairs) < limit) {
+		k := r.iter.Key()
+		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
+			break
+		}
+		key, _, err := keyspace.DecodeWriteKey(k)
+		if err != nil {
+			return nil, err
+		}
+		if passed(key) {
+			return nil, blocking[0]
+		}
+		w, err := r.valueWrite(key, ts)
+		if err != nil {
+			return nil, err
+		}
+		if w != nil && w.Type == txntypes.WritePut {
+			var v []byte
+			if !keyOnly {
+				if v, err = r.writeValue(key, w); err != nil {
+					return nil, err
+				}
+			}
+			pairs = append(pairs, KvPair{Key: key, Value: v})
+		}
+		if reverse {
+			ok = r.iter.SeekLT(keyspace.WritePrefix(key))
+		} else {
+			ok = r.iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
+		}
+	}
+	if err := r.iter.Error(); err != nil {
+		return nil, err
+	}
+	if len(blocking) > 0 && (limit == 0 || len(pairs) < limit) {
+		return nil, blocking[0]
+	}
+	return pairs, nil
+}
+
+// blockingLocks returns, in key order, the locks in [start, end) that
+// block a read at ts.
+func (r *mvccReader) blockingLocks(start, end []byte, ts uint64) ([]*KeyIsLockedError, error) {
+	upper := keyspace.SpaceEnd(keyspace.Lock)
+	if end != nil {
+		upper = keyspace.LockKey(end)
+	}
+	var out []*KeyIsLockedError
+	for ok := r.iter.SeekGE(keyspace.LockKey(start)); ok; ok = r.iter.Next() {
+		if bytes.Compare(r.iter.Key(), upper) >= 0 {
+			break
+		}
+		key, err := keyspace.DecodeLockKey(r.iter.Key())
+		if err != nil {
+			return nil, err
+		}
+		l, err := txntypes.DecodeLock(r.iter.Value())
+		if err != nil {
+			return nil, fmt.Errorf("read lock of %q: %w", key, err)
+		}
+		if blocksRead(l, ts) {
+			out = append(out, &KeyIsLockedError{Lock: lockInfo(key, l)})
+		}
+	}
+	return out, r.iter.Error()
+}

@@ -1,0 +1,191 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
+)
+
+// mvccReader reads lock, write and data records from one consistent view of
+// the store (a Pebble iterator is a point-in-time snapshot). Commands that
+// write create it after taking their latches, so what it shows of their
+// keys cannot change before they apply; reads create it without latches and
+// rely on Percolator's ordering (a commit_ts at or below a read's ts was
+// issued after the prewrite's locks were in place).
+type mvccReader struct {
+	iter *pebble.Iterator
+}
+
+// newMVCCReader opens a reader over db.
+func newMVCCReader(db *pebble.DB) (*mvccReader, error) {
+	iter, err := db.NewIter(nil)
+	if err != nil {
+		return nil, fmt.Errorf("open mvcc reader: %w", err)
+	}
+	return &mvccReader{iter: iter}, nil
+}
+
+// close releases the reader's view.
+func (r *mvccReader) close() {
+	// The iterator's error was already reported by the call that met it.
+	_ = r.iter.Close()
+}
+
+// exact returns the value stored at raw key k, or nil if there is none.
+// The value is only valid until the reader moves.
+func (r *mvccReader) exact(k []byte) ([]byte, error) {
+	if r.iter.SeekGE(k) && bytes.Equal(r.iter.Key(), k) {
+		return r.iter.Value(), nil
+	}
+	return nil, r.iter.Error()
+}
+
+// lock returns key's lock, or nil if it has none.
+func (r *mvccReader) lock(key []byte) (*txntypes.Lock, error) {
+	v, err := r.exact(keyspace.LockKey(key))
+	if err != nil || v == nil {
+		return nil, err
+	}
+	l, err := txntypes.DecodeLock(v)
+	if err != nil {
+		return nil, fmt.Errorf("read lock of %q: %w", key, err)
+	}
+	return l, nil
+}
+
+// data returns key's long value written by transaction startTS.
+func (r *mvccReader) data(key []byte, startTS uint64) ([]byte, error) {
+	v, err := r.exact(keyspace.DataKey(key, startTS))
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("read value of %q at start_ts %d: data record missing", key, startTS)
+	}
+	return append([]byte{}, v...), nil
+}
+
+// writeAt returns key's write record at exactly commitTS, or nil.
+func (r *mvccReader) writeAt(key []byte, commitTS uint64) (*txntypes.Write, error) {
+	v, err := r.exact(keyspace.WriteKey(key, commitTS))
+	if err != nil || v == nil {
+		return nil, err
+	}
+	w, err := txntypes.DecodeWrite(v)
+	if err != nil {
+		return nil, fmt.Errorf("read write record of %q at %d: %w", key, commitTS, err)
+	}
+	return w, nil
+}
+
+// writes calls fn with key's write records committed at or before ts,
+// newest first, until fn returns false.
+func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *txntypes.Write) (more bool)) error {
+	prefix := keyspace.WritePrefix(key)
+	for ok := r.iter.SeekGE(keyspace.WriteKey(key, ts)); ok; ok = r.iter.Next() {
+		k := r.iter.Key()
+		if !bytes.HasPrefix(k, prefix) {
+			break
+		}
+		if len(k) != len(prefix)+8 {
+			return fmt.Errorf("read writes of %q: write key %x has a bad length", key, k)
+		}
+		commitTS := ^binary.BigEndian.Uint64(k[len(prefix):])
+		w, err := txntypes.DecodeWrite(r.iter.Value())
+		if err != nil {
+			return fmt.Errorf("read write record of %q at %d: %w", key, commitTS, err)
+		}
+		if !fn(commitTS, w) {
+			return nil
+		}
+	}
+	return r.iter.Error()
+}
+
+// newestWrite returns key's newest write record of any type, or a nil
+// record if the key has none.
+func (r *mvccReader) newestWrite(key []byte) (uint64, *txntypes.Write, error) {
+	var commitTS uint64
+	var found *txntypes.Write
+	err := r.writes(key, math.MaxUint64, func(ts uint64, w *txntypes.Write) bool {
+		commitTS, found = ts, w
+		return false
+	})
+	return commitTS, found, err
+}
+
+// valueWrite returns the write record that decides key's value at ts: the
+// newest Put or Delete committed at or before ts (Lock and Rollback records
+// are skipped), or nil.
+func (r *mvccReader) valueWrite(key []byte, ts uint64) (*txntypes.Write, error) {
+	var found *txntypes.Write
+	err := r.writes(key, ts, func(_ uint64, w *txntypes.Write) bool {
+		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
+			found = w
+			return false
+		}
+		return true
+	})
+	return found, err
+}
+
+// value returns key's value at ts, or nil if it has none (never written, or
+// deleted).
+func (r *mvccReader) value(key []byte, ts uint64) ([]byte, error) {
+	w, err := r.valueWrite(key, ts)
+	if err != nil || w == nil || w.Type != txntypes.WritePut {
+		return nil, err
+	}
+	return r.writeValue(key, w)
+}
+
+// writeValue returns the value a Put record stands for.
+func (r *mvccReader) writeValue(key []byte, w *txntypes.Write) ([]byte, error) {
+	if w.ShortValue != nil {
+		return w.ShortValue, nil
+	}
+	return r.data(key, w.StartTS)
+}
+
+// txnStatus is what the write space says of one transaction on one key.
+type txnStatus uint8
+
+const (
+	// txnNoRecord: neither a commit nor a rollback record.
+	txnNoRecord txnStatus = iota
+	// txnCommitted: committed at the returned commit_ts.
+	txnCommitted
+	// txnRolledBack: a Rollback record, or a commit record of another
+	// transaction flagged with an overlapped rollback, is at start_ts.
+	txnRolledBack
+)
+
+// txnRecord finds what transaction startTS left in key's write space.
+// Records older than startTS cannot belong to it, so the search stops
+// there.
+func (r *mvccReader) txnRecord(key []byte, startTS uint64) (txnStatus, uint64, error) {
+	status, commitTS := txnNoRecord, uint64(0)
+	err := r.writes(key, math.MaxUint64, func(ts uint64, w *txntypes.Write) bool {
+		if ts < startTS {
+			return false
+		}
+		if w.StartTS == startTS {
+			status, commitTS = txnCommitted, ts
+			if w.Type == txntypes.WriteRollback {
+				status = txnRolledBack
+			}
+			return false
+		}
+		if ts == startTS && w.OverlappedRollback {
+			status, commitTS = txnRolledBack, ts
+			return false
+		}
+		return true
+	})
+	return status, commitTS, err
+}

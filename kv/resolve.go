@@ -1,0 +1,104 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
+)
+
+// resolveBatchKeys bounds the keys one ResolveLock batch latches and
+// writes when it scans a region for a transaction's locks.
+const resolveBatchKeys = 256
+
+// ResolveLock commits (req.CommitTS > 0) or rolls back (req.CommitTS == 0)
+// the locks of transaction req.StartTS, on req.Keys or, when req.Keys is
+// empty, on every key of the region found by scanning its lock space. Each
+// key follows the rules of Commit or BatchRollback.
+func (s *Store) ResolveLock(ctx context.Context, req *ResolveLockRequest) error {
+	what := fmt.Sprintf("resolve locks of txn %d (commit_ts %d)", req.StartTS, req.CommitTS)
+	if req.StartTS == 0 {
+		return fmt.Errorf("%s: start_ts is 0", what)
+	}
+	if req.CommitTS != 0 {
+		if err := validateCommitTS(req.StartTS, req.CommitTS); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	resolve := func(keys [][]byte) error {
+		return s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
+			for _, k := range keys {
+				var err error
+				if req.CommitTS != 0 {
+					err = commitKey(r, wb, k, req.StartTS, req.CommitTS)
+				} else {
+					err = rollbackKey(r, wb, k, req.StartTS)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if len(req.Keys) > 0 {
+		return resolve(req.Keys)
+	}
+	reg, err := s.regions.check(req.Region, 0)
+	if err != nil {
+		return err
+	}
+	from := reg.info.Start
+	for {
+		keys, next, err := s.scanLocksOf(req.StartTS, from, reg.info.End, resolveBatchKeys)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if len(keys) > 0 {
+			if err := resolve(keys); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		from = next
+	}
+}
+
+// scanLocksOf returns up to limit keys in [start, end) (end empty:
+// unbounded) locked by startTS, and the key to continue from, nil when the
+// range is done.
+func (s *Store) scanLocksOf(startTS uint64, start, end []byte, limit int) (keys [][]byte, next []byte, err error) {
+	r, err := newMVCCReader(s.db)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.close()
+	upper := keyspace.SpaceEnd(keyspace.Lock)
+	if len(end) != 0 {
+		upper = keyspace.LockKey(end)
+	}
+	for ok := r.iter.SeekGE(keyspace.LockKey(start)); ok; ok = r.iter.Next() {
+		if bytes.Compare(r.iter.Key(), upper) >= 0 {
+			break
+		}
+		key, err := keyspace.DecodeLockKey(r.iter.Key())
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(keys) == limit {
+			return keys, key, nil
+		}
+		l, err := txntypes.DecodeLock(r.iter.Value())
+		if err != nil {
+			return nil, nil, fmt.Errorf("read lock of %q: %w", key, err)
+		}
+		if l.StartTS == startTS {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil, r.iter.Error()
+}

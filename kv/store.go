@@ -1,0 +1,153 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/percdb/percdb/kv/internal/latch"
+)
+
+// SyncMode says whether a command waits for its writes to reach stable
+// storage before it returns.
+type SyncMode uint8
+
+const (
+	// SyncAlways (the zero value, the default) syncs the write-ahead log
+	// before a command returns: a transaction whose Commit returned
+	// survives kill -9 and power loss.
+	SyncAlways SyncMode = iota
+	// SyncNone returns as soon as the writes are in the WAL's buffer: much
+	// faster, but the last writes before a crash may be lost, including
+	// commits already acknowledged to clients. For tests and benchmarks.
+	SyncNone
+)
+
+// Options configures a Store. The zero value is a durable on-disk store.
+type Options struct {
+	// InMemory keeps everything in memory (pebble's vfs.NewMem); dir is
+	// ignored and nothing survives Close. For tests. Default false.
+	InMemory bool
+	// SyncWrites: see SyncMode. Default SyncAlways.
+	SyncWrites SyncMode
+	// CacheSize is the size in bytes of Pebble's block cache. Default
+	// 64 MiB.
+	CacheSize int64
+	// LatchSlots is the number of slots in the per-key latch table (rounded
+	// up to a power of two). Default 4096.
+	LatchSlots int
+}
+
+// DefaultCacheSize is Options.CacheSize when left zero.
+const DefaultCacheSize = 64 << 20
+
+// Store is a single node's Percolator store: Pebble underneath, the
+// commands of the Client contract on top, and the regions it serves. All
+// methods are safe for concurrent use.
+type Store struct {
+	db       *pebble.DB
+	cache    *pebble.Cache
+	latches  *latch.Table
+	applier  applier
+	regions  *regionMap
+	memLocks *memLockTable
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.SyncWrites > SyncNone {
+		return nil, fmt.Errorf("open store %q: unknown SyncWrites mode %d", dir, opts.SyncWrites)
+	}
+	if opts.CacheSize < 0 || opts.LatchSlots < 0 {
+		return nil, fmt.Errorf("open store %q: negative CacheSize %d or LatchSlots %d", dir, opts.CacheSize, opts.LatchSlots)
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if !opts.InMemory && dir == "" {
+		return nil, errors.New("open store: empty directory (set Options.InMemory for a memory store)")
+	}
+	cache := pebble.NewCache(opts.CacheSize)
+	popts := &pebble.Options{Cache: cache}
+	if opts.InMemory {
+		popts.FS = vfs.NewMem()
+		dir = ""
+	}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		cache.Unref()
+		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
+	s := &Store{
+		db:       db,
+		cache:    cache,
+		latches:  latch.New(opts.LatchSlots),
+		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways),
+		memLocks: newMemLockTable(),
+	}
+	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Close closes the store. Commands in flight may fail.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	s.cache.Unref()
+	if err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// mutate runs one write command: it checks the region, takes the latches
+// of keys, lets decide read the keys' records and fill a batch, and applies
+// the batch. Everything decide reads of keys stays as it read it until the
+// batch is applied, which makes the command atomic per key.
+func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]byte, decide func(r *mvccReader, wb *writeBatch) error) error {
+	if _, err := s.regions.check(rc, 0, keys...); err != nil {
+		return err
+	}
+	g, err := s.latches.Acquire(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer g.Release()
+	r, err := newMVCCReader(s.db)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer r.close()
+	var wb writeBatch
+	if err := decide(r, &wb); err != nil {
+		return wrapInternal(what, err)
+	}
+	if err := s.applier.apply(ctx, &wb); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// LocateKey returns the region that holds key.
+func (s *Store) LocateKey(key []byte) (RegionInfo, error) { return s.regions.locate(key) }
+
+// Regions returns the regions the store serves, by start key.
+func (s *Store) Regions() []RegionInfo { return s.regions.all() }
+
+// SplitRegion splits the region holding splitKey into [start, splitKey)
+// (keeping its id) and [splitKey, end) (a new id). Both halves get the
+// next epoch version, so requests routed by the old descriptor get a
+// *RegionError, and both inherit the region's max_read_ts.
+func (s *Store) SplitRegion(ctx context.Context, splitKey []byte) (left, right RegionInfo, err error) {
+	return s.regions.split(ctx, s.applier, splitKey)
+}
+
+// UpdateMaxReadTS raises the max_read_ts of every region to ts. A restarted
+// node does not know the reads served before the restart, so it must call
+// this with a fresh timestamp from the oracle before serving one-phase
+// commits: every read before the restart used a timestamp below that one.
+func (s *Store) UpdateMaxReadTS(ts uint64) { s.regions.observeAll(ts) }
