@@ -1,0 +1,452 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
+	"github.com/percdb/percdb/tso"
+)
+
+// TestDataDriven runs the scripts under testdata/, each on a fresh store.
+// Commands (timestamps are integers, "max", or "<n>ms" for a timestamp at
+// physical time n ms and logical 0, or "<n>ms+<l>" with logical l; TTLs
+// are measured on the physical part):
+//
+//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [one_pc max_commit=<ts>]
+//	  <put|insert> <key> <value | "" | len=<n>>
+//	  <delete|lock|check_not_exists> <key>
+//	commit start=<ts> commit=<ts> keys=(<key>, ...)
+//	rollback start=<ts> keys=(<key>, ...)
+//	cleanup key=<key> start=<ts> [current=<ts>]
+//	check_txn_status primary=<key> lock_ts=<ts> current=<ts> [caller=<ts>] [rollback_if_not_exist]
+//	resolve_lock start=<ts> [commit=<ts>] [keys=(<key>, ...)]
+//	heartbeat primary=<key> start=<ts> ttl=<ms>
+//	get key=<key> ts=<ts>
+//	batch_get keys=(<key>, ...) ts=<ts>
+//	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only]
+//	dump                      print every lock, write and data record
+//	split key=<key>
+//	regions
+//	update_max_read_ts ts=<ts>
+//	max_read_ts               print each region's max_read_ts
+//
+// Every command that takes keys routes to the region of its first key,
+// unless region=<id> [version=<v>] names the RegionCtx to send.
+func TestDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		h := &scriptRunner{s: openTestStore(t)}
+		datadriven.RunTest(t, path, h.run)
+	})
+}
+
+// scriptRunner runs one script's commands against its store.
+type scriptRunner struct {
+	s *Store
+}
+
+func (h *scriptRunner) run(t *testing.T, d *datadriven.TestData) string {
+	ctx := context.Background()
+	out, err := h.exec(ctx, t, d)
+	if err != nil {
+		return fmtErr(err) + "\n"
+	}
+	if out == "" {
+		return "ok\n"
+	}
+	return out
+}
+
+func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.TestData) (string, error) {
+	switch d.Cmd {
+	case "prewrite":
+		req := &PrewriteRequest{
+			Primary: []byte(strArg(t, d, "primary")),
+			StartTS: tsArg(t, d, "start"),
+			LockTTL: 3000,
+		}
+		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
+		d.MaybeScanArgs(t, "txn_size", &req.TxnSize)
+		if d.HasArg("one_pc") {
+			req.TryOnePC = true
+			req.MaxCommitTS = tsArg(t, d, "max_commit")
+		}
+		req.Mutations = parseMutations(t, d)
+		routeBy := req.Primary
+		if len(req.Mutations) > 0 {
+			routeBy = req.Mutations[0].Key
+		}
+		req.Region = h.region(t, d, routeBy)
+		resp, err := h.s.Prewrite(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, e := range resp.Errors {
+			fmt.Fprintln(&b, fmtErr(e))
+		}
+		if resp.OnePCCommitTS != 0 {
+			fmt.Fprintf(&b, "one_pc commit_ts=%s\n", fmtTS(resp.OnePCCommitTS))
+		}
+		return b.String(), nil
+	case "commit":
+		keys := keysArg(t, d, "keys")
+		return "", h.s.Commit(ctx, &CommitRequest{Region: h.region(t, d, keys[0]), Keys: keys, StartTS: tsArg(t, d, "start"), CommitTS: tsArg(t, d, "commit")})
+	case "rollback":
+		keys := keysArg(t, d, "keys")
+		return "", h.s.BatchRollback(ctx, h.region(t, d, keys[0]), keys, tsArg(t, d, "start"))
+	case "cleanup":
+		key := []byte(strArg(t, d, "key"))
+		return "", h.s.Cleanup(ctx, h.region(t, d, key), key, tsArg(t, d, "start"), optTSArg(t, d, "current"))
+	case "check_txn_status":
+		key := []byte(strArg(t, d, "primary"))
+		resp, err := h.s.CheckTxnStatus(ctx, &CheckTxnStatusRequest{
+			Region:             h.region(t, d, key),
+			PrimaryKey:         key,
+			LockTS:             tsArg(t, d, "lock_ts"),
+			CallerStartTS:      optTSArg(t, d, "caller"),
+			CurrentTS:          tsArg(t, d, "current"),
+			RollbackIfNotExist: d.HasArg("rollback_if_not_exist"),
+		})
+		if err != nil {
+			return "", err
+		}
+		s := fmt.Sprintf("action=%s", actionName(resp.Action))
+		if resp.Action == TxnActionCommitted {
+			s += " commit_ts=" + fmtTS(resp.CommitTS)
+		}
+		if resp.Lock != nil {
+			s += fmt.Sprintf(" ttl=%d min_commit_ts=%s", resp.LockTTL, fmtTS(resp.Lock.MinCommitTS))
+		}
+		return s + "\n", nil
+	case "resolve_lock":
+		req := &ResolveLockRequest{StartTS: tsArg(t, d, "start"), CommitTS: optTSArg(t, d, "commit")}
+		if d.HasArg("keys") {
+			req.Keys = keysArg(t, d, "keys")
+			req.Region = h.region(t, d, req.Keys[0])
+		} else {
+			req.Region = h.region(t, d, nil)
+		}
+		return "", h.s.ResolveLock(ctx, req)
+	case "heartbeat":
+		key := []byte(strArg(t, d, "primary"))
+		var ttl uint64
+		d.ScanArgs(t, "ttl", &ttl)
+		got, err := h.s.TxnHeartBeat(ctx, h.region(t, d, key), key, tsArg(t, d, "start"), ttl)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("ttl=%d\n", got), nil
+	case "get":
+		key := []byte(strArg(t, d, "key"))
+		v, err := h.s.Get(ctx, h.region(t, d, key), key, tsArg(t, d, "ts"))
+		if err != nil {
+			return "", err
+		}
+		if v == nil {
+			return "<not found>\n", nil
+		}
+		return fmtValue(v) + "\n", nil
+	case "batch_get":
+		keys := keysArg(t, d, "keys")
+		pairs, err := h.s.BatchGet(ctx, h.region(t, d, keys[0]), keys, tsArg(t, d, "ts"))
+		return fmtPairs(pairs), err
+	case "scan":
+		req := &ScanRequest{Version: tsArg(t, d, "ts"), Reverse: d.HasArg("reverse"), KeyOnly: d.HasArg("key_only")}
+		req.Start = []byte(optStrArg(t, d, "start"))
+		req.End = []byte(optStrArg(t, d, "end"))
+		d.MaybeScanArgs(t, "limit", &req.Limit)
+		req.Region = h.region(t, d, req.Start)
+		pairs, err := h.s.Scan(ctx, req)
+		return fmtPairs(pairs), err
+	case "dump":
+		return h.dump(t), nil
+	case "split":
+		left, right, err := h.s.SplitRegion(ctx, []byte(strArg(t, d, "key")))
+		if err != nil {
+			return "", err
+		}
+		return fmtRegion(left) + "\n" + fmtRegion(right) + "\n", nil
+	case "regions":
+		var b strings.Builder
+		for _, r := range h.s.Regions() {
+			fmt.Fprintln(&b, fmtRegion(r))
+		}
+		return b.String(), nil
+	case "update_max_read_ts":
+		h.s.UpdateMaxReadTS(tsArg(t, d, "ts"))
+		return "", nil
+	case "max_read_ts":
+		var b strings.Builder
+		h.s.regions.mu.RLock()
+		for _, r := range h.s.regions.sorted {
+			fmt.Fprintf(&b, "region %d: %s\n", r.info.ID, fmtTS(r.maxReadTS.Load()))
+		}
+		h.s.regions.mu.RUnlock()
+		return b.String(), nil
+	}
+	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
+	return "", nil
+}
+
+// region returns the RegionCtx a command sends: region=<id> [version=<v>]
+// when given, else the current region of key.
+func (h *scriptRunner) region(t *testing.T, d *datadriven.TestData, key []byte) RegionCtx {
+	if d.HasArg("region") {
+		rc := RegionCtx{Epoch: RegionEpoch{ConfVer: 1, Version: 1}}
+		d.ScanArgs(t, "region", &rc.RegionID)
+		d.MaybeScanArgs(t, "version", &rc.Epoch.Version)
+		return rc
+	}
+	r, err := h.s.LocateKey(key)
+	if err != nil {
+		t.Fatalf("%s: %v", d.Pos, err)
+	}
+	return r.Ctx()
+}
+
+// dump prints every record of the lock, write and data spaces in store
+// order, decoded.
+func (h *scriptRunner) dump(t *testing.T) string {
+	iter, err := h.s.db.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iter.Close()
+	var b strings.Builder
+	for ok := iter.First(); ok; ok = iter.Next() {
+		k, v := iter.Key(), iter.Value()
+		switch k[0] {
+		case keyspace.Data:
+			key, ts, err := keyspace.DecodeDataKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "data  %q@%s: %s\n", key, fmtTS(ts), fmtValue(v))
+		case keyspace.Lock:
+			key, err := keyspace.DecodeLockKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := txntypes.DecodeLock(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "lock  %q: %s primary=%q start=%s ttl=%d", key, l.Type, l.Primary, fmtTS(l.StartTS), l.TTL)
+			if l.ShortValue != nil {
+				fmt.Fprintf(&b, " value=%s", fmtValue(l.ShortValue))
+			}
+			if l.MinCommitTS != 0 {
+				fmt.Fprintf(&b, " min_commit_ts=%s", fmtTS(l.MinCommitTS))
+			}
+			if l.TxnSize != 0 {
+				fmt.Fprintf(&b, " txn_size=%d", l.TxnSize)
+			}
+			b.WriteString("\n")
+		case keyspace.Write:
+			key, ts, err := keyspace.DecodeWriteKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := txntypes.DecodeWrite(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "write %q@%s: %s start=%s", key, fmtTS(ts), w.Type, fmtTS(w.StartTS))
+			if w.ShortValue != nil {
+				fmt.Fprintf(&b, " value=%s", fmtValue(w.ShortValue))
+			}
+			if w.OverlappedRollback {
+				b.WriteString(" overlapped_rollback")
+			}
+			b.WriteString("\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "<empty>\n"
+	}
+	return b.String()
+}
+
+// parseMutations reads a prewrite's input lines.
+func parseMutations(t *testing.T, d *datadriven.TestData) []Mutation {
+	var ms []Mutation
+	for _, line := range strings.Split(d.Input, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 2 {
+			t.Fatalf("%s: bad mutation %q", d.Pos, line)
+		}
+		m := Mutation{Key: []byte(f[1])}
+		switch f[0] {
+		case "put", "insert":
+			m.Op = OpPut
+			if f[0] == "insert" {
+				m.Op = OpInsert
+			}
+			if len(f) != 3 {
+				t.Fatalf("%s: %s needs a value: %q", d.Pos, f[0], line)
+			}
+			m.Value = []byte(f[2])
+			if f[2] == `""` {
+				m.Value = []byte{}
+			}
+			if n, ok := strings.CutPrefix(f[2], "len="); ok {
+				size, err := strconv.Atoi(n)
+				if err != nil {
+					t.Fatalf("%s: %v", d.Pos, err)
+				}
+				m.Value = bytes.Repeat([]byte("v"), size)
+			}
+		case "delete":
+			m.Op = OpDelete
+		case "lock":
+			m.Op = OpLock
+		case "check_not_exists":
+			m.Op = OpCheckNotExists
+		default:
+			t.Fatalf("%s: unknown mutation %q", d.Pos, f[0])
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+func strArg(t *testing.T, d *datadriven.TestData, name string) string {
+	var s string
+	d.ScanArgs(t, name, &s)
+	return s
+}
+
+func optStrArg(t *testing.T, d *datadriven.TestData, name string) string {
+	var s string
+	d.MaybeScanArgs(t, name, &s)
+	return s
+}
+
+func keysArg(t *testing.T, d *datadriven.TestData, name string) [][]byte {
+	arg, ok := d.Arg(name)
+	if !ok || len(arg.Vals) == 0 {
+		t.Fatalf("%s: missing %s", d.Pos, name)
+	}
+	keys := make([][]byte, len(arg.Vals))
+	for i, v := range arg.Vals {
+		keys[i] = []byte(v)
+	}
+	return keys
+}
+
+func tsArg(t *testing.T, d *datadriven.TestData, name string) uint64 {
+	if !d.HasArg(name) {
+		t.Fatalf("%s: missing %s", d.Pos, name)
+	}
+	return optTSArg(t, d, name)
+}
+
+// optTSArg parses a timestamp argument, 0 when absent.
+func optTSArg(t *testing.T, d *datadriven.TestData, name string) uint64 {
+	var s string
+	if !d.MaybeScanArgs(t, name, &s) {
+		return 0
+	}
+	if s == "max" {
+		return MaxTS
+	}
+	if phys, logical, ok := strings.Cut(s, "ms"); ok {
+		n, err := strconv.ParseInt(phys, 10, 64)
+		var l int64
+		if err == nil && logical != "" {
+			l, err = strconv.ParseInt(strings.TrimPrefix(logical, "+"), 10, 64)
+		}
+		if err != nil {
+			t.Fatalf("%s: %s: %v", d.Pos, name, err)
+		}
+		return tso.Compose(n, l)
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %s: %v", d.Pos, name, err)
+	}
+	return n
+}
+
+// fmtTS prints a timestamp the way optTSArg parses it.
+func fmtTS(ts uint64) string {
+	switch {
+	case ts == MaxTS:
+		return "max"
+	case tso.Physical(ts) == 0:
+		return strconv.FormatUint(ts, 10)
+	case tso.Logical(ts) == 0:
+		return fmt.Sprintf("%dms", tso.Physical(ts))
+	}
+	return fmt.Sprintf("%dms+%d", tso.Physical(ts), tso.Logical(ts))
+}
+
+// fmtValue prints a value, or only its length when it is long.
+func fmtValue(v []byte) string {
+	if len(v) > 32 {
+		return fmt.Sprintf("len=%d", len(v))
+	}
+	return strconv.Quote(string(v))
+}
+
+func fmtPairs(pairs []KvPair) string {
+	var b strings.Builder
+	for _, p := range pairs {
+		if p.Value == nil {
+			fmt.Fprintf(&b, "%q\n", p.Key)
+			continue
+		}
+		fmt.Fprintf(&b, "%q: %s\n", p.Key, fmtValue(p.Value))
+	}
+	if b.Len() == 0 {
+		return "<empty>\n"
+	}
+	return b.String()
+}
+
+func fmtRegion(r RegionInfo) string {
+	return fmt.Sprintf("region %d [%q, %q) version=%d", r.ID, r.Start, r.End, r.Epoch.Version)
+}
+
+// fmtErr prints an error with the name of its contract type, if any.
+func fmtErr(err error) string {
+	var re *RegionError
+	if errors.As(err, &re) {
+		s := fmt.Sprintf("RegionError: %v", re)
+		if re.Current != nil {
+			s += " (current: " + fmtRegion(*re.Current) + ")"
+		}
+		return s
+	}
+	if isContractError(err) {
+		return strings.TrimPrefix(fmt.Sprintf("%T: %v", err, err), "*kv.")
+	}
+	return "error: " + err.Error()
+}
+
+func actionName(a TxnAction) string {
+	names := map[TxnAction]string{
+		TxnActionNone:                 "none",
+		TxnActionCommitted:            "committed",
+		TxnActionTTLExpireRollback:    "ttl_expire_rollback",
+		TxnActionLockNotExistRollback: "lock_not_exist_rollback",
+		TxnActionRolledBack:           "rolled_back",
+		TxnActionMinCommitTSPushed:    "min_commit_ts_pushed",
+	}
+	if n, ok := names[a]; ok {
+		return n
+	}
+	return fmt.Sprintf("action(%d)", a)
+}
+
