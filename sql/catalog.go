@@ -1,0 +1,384 @@
+package sql
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/percdb/percdb/txn"
+)
+
+// The catalog lives in the user key space under the prefix "m" (table data
+// lives under "t", see executor/tablecodec). Every key below is written in
+// the same Percolator transaction as the DDL statement that changes it, so a
+// DDL is atomic with the data it moves (CREATE INDEX backfill, DROP TABLE
+// deleting rows, ALTER TABLE rewrites) and two concurrent DDLs conflict on
+// the version key instead of overwriting each other's definitions.
+//
+//	m:version              uint64, bumped by every DDL
+//	m:nextid               uint64, the last database/table ID handed out
+//	m:c:d:<name>           DatabaseDef (JSON), name lower-cased
+//	m:c:t:<dbID><name>     TableDef (JSON), dbID 8 bytes big-endian
+//	m:c:v:<dbID><name>     ViewDef (JSON)
+//	m:a:<tableID><kind>    an ID allocator's high-water mark (autoinc.go)
+//
+// Everything under "m:c:" is loaded by one scan; the allocator keys sit
+// outside that range because they change without a version bump.
+var (
+	keyVersion       = []byte("m:version")
+	keyNextID        = []byte("m:nextid")
+	prefixCatalog    = []byte("m:c:")
+	prefixDatabase   = []byte("m:c:d:")
+	prefixTable      = []byte("m:c:t:")
+	prefixView       = []byte("m:c:v:")
+	prefixAllocators = []byte("m:a:")
+)
+
+// DatabaseDef is the stored definition of a database.
+type DatabaseDef struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Collation string `json:"collation"`
+}
+
+// ColumnDef is the stored definition of one column. Its ID is stable for
+// the life of the table: rows are encoded by column ID, so ADD and DROP
+// COLUMN need not rewrite rows.
+type ColumnDef struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// Type is the MySQL type as GMS prints it, for example
+	// "varchar(20) COLLATE utf8mb4_0900_ai_ci"; parsed back with the GMS
+	// planbuilder.
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+	// Default is the default expression as GMS prints it; HasDefault tells
+	// an empty-string default from none.
+	Default       string `json:"default,omitempty"`
+	HasDefault    bool   `json:"has_default,omitempty"`
+	OnUpdate      string `json:"on_update,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Comment       string `json:"comment,omitempty"`
+	// Extra is what SHOW COLUMNS prints in its Extra column.
+	Extra string `json:"extra,omitempty"`
+}
+
+// IndexColumnDef is one column of an index: the column's ID and an
+// optional prefix length (0: the whole value).
+type IndexColumnDef struct {
+	ColumnID int64 `json:"column_id"`
+	Length   int64 `json:"length,omitempty"`
+}
+
+// IndexDef is the stored definition of a secondary index. The primary key
+// is not an IndexDef: it is the row key (TableDef.PrimaryKey).
+type IndexDef struct {
+	ID      int64            `json:"id"`
+	Name    string           `json:"name"`
+	Columns []IndexColumnDef `json:"columns"`
+	Unique  bool             `json:"unique,omitempty"`
+	Comment string           `json:"comment,omitempty"`
+}
+
+// TableDef is the stored definition of a table.
+type TableDef struct {
+	// ID names the table's key range (t{ID}...). ALTER TABLE operations
+	// that rewrite rows give the table a new ID.
+	ID      int64       `json:"id"`
+	DBID    int64       `json:"db_id"`
+	Name    string      `json:"name"`
+	Columns []ColumnDef `json:"columns"`
+	// PrimaryKey holds the IDs of the primary-key columns in key order;
+	// empty means the table has no primary key and rows get a hidden int
+	// handle.
+	PrimaryKey []int64    `json:"primary_key,omitempty"`
+	Indexes    []IndexDef `json:"indexes,omitempty"`
+	Collation  string     `json:"collation"`
+	Comment    string     `json:"comment,omitempty"`
+	// AutoIncrementStart is the AUTO_INCREMENT table option: the first
+	// value the allocator hands out.
+	AutoIncrementStart uint64 `json:"auto_increment_start,omitempty"`
+	NextColumnID       int64  `json:"next_column_id"`
+	NextIndexID        int64  `json:"next_index_id"`
+}
+
+// ViewDef is the stored definition of a view.
+type ViewDef struct {
+	Name                string `json:"name"`
+	TextDefinition      string `json:"text"`
+	CreateViewStatement string `json:"create"`
+	SQLMode             string `json:"sql_mode,omitempty"`
+}
+
+// column returns the column with the given ID.
+func (t *TableDef) column(id int64) (*ColumnDef, int, bool) {
+	for i := range t.Columns {
+		if t.Columns[i].ID == id {
+			return &t.Columns[i], i, true
+		}
+	}
+	return nil, -1, false
+}
+
+// columnByName returns the column named name (case-insensitive).
+func (t *TableDef) columnByName(name string) (*ColumnDef, int, bool) {
+	for i := range t.Columns {
+		if strings.EqualFold(t.Columns[i].Name, name) {
+			return &t.Columns[i], i, true
+		}
+	}
+	return nil, -1, false
+}
+
+// index returns the index named name (case-insensitive).
+func (t *TableDef) index(name string) (*IndexDef, int, bool) {
+	for i := range t.Indexes {
+		if strings.EqualFold(t.Indexes[i].Name, name) {
+			return &t.Indexes[i], i, true
+		}
+	}
+	return nil, -1, false
+}
+
+// clone returns a deep copy that a DDL may change.
+func (t *TableDef) clone() *TableDef {
+	c := *t
+	c.Columns = append([]ColumnDef(nil), t.Columns...)
+	c.PrimaryKey = append([]int64(nil), t.PrimaryKey...)
+	c.Indexes = make([]IndexDef, len(t.Indexes))
+	for i, idx := range t.Indexes {
+		idx.Columns = append([]IndexColumnDef(nil), idx.Columns...)
+		c.Indexes[i] = idx
+	}
+	return &c
+}
+
+// validate checks the references inside a definition, so that a corrupt or
+// hand-edited catalog is reported instead of crashing a query.
+func (t *TableDef) validate() error {
+	if t.ID <= 0 {
+		return fmt.Errorf("table %q: bad table ID %d", t.Name, t.ID)
+	}
+	seen := make(map[int64]bool, len(t.Columns))
+	for _, c := range t.Columns {
+		if c.ID <= 0 || seen[c.ID] {
+			return fmt.Errorf("table %q: column %q has a bad or duplicate ID %d", t.Name, c.Name, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	for _, id := range t.PrimaryKey {
+		if !seen[id] {
+			return fmt.Errorf("table %q: primary key names unknown column ID %d", t.Name, id)
+		}
+	}
+	for _, idx := range t.Indexes {
+		if len(idx.Columns) == 0 {
+			return fmt.Errorf("table %q: index %q has no columns", t.Name, idx.Name)
+		}
+		for _, ic := range idx.Columns {
+			if !seen[ic.ColumnID] {
+				return fmt.Errorf("table %q: index %q names unknown column ID %d", t.Name, idx.Name, ic.ColumnID)
+			}
+		}
+	}
+	return nil
+}
+
+// catalogData is the raw content of the catalog at one version: every
+// definition, indexed by lower-cased name. It is never changed once built;
+// a DDL builds a changed copy (see Catalog.with*).
+type catalogData struct {
+	version uint64
+	dbs     map[string]*DatabaseDef
+	tables  map[int64]map[string]*TableDef
+	views   map[int64]map[string]*ViewDef
+}
+
+func newCatalogData(version uint64) *catalogData {
+	return &catalogData{
+		version: version,
+		dbs:     make(map[string]*DatabaseDef),
+		tables:  make(map[int64]map[string]*TableDef),
+		views:   make(map[int64]map[string]*ViewDef),
+	}
+}
+
+// clone returns a shallow copy whose maps may be changed; the definitions
+// themselves are shared and must be replaced, not mutated.
+func (c *catalogData) clone() *catalogData {
+	n := newCatalogData(c.version)
+	for k, v := range c.dbs {
+		n.dbs[k] = v
+	}
+	for db, m := range c.tables {
+		nm := make(map[string]*TableDef, len(m))
+		for k, v := range m {
+			nm[k] = v
+		}
+		n.tables[db] = nm
+	}
+	for db, m := range c.views {
+		nm := make(map[string]*ViewDef, len(m))
+		for k, v := range m {
+			nm[k] = v
+		}
+		n.views[db] = nm
+	}
+	return n
+}
+
+// database returns the definition of the database named name.
+func (c *catalogData) database(name string) (*DatabaseDef, bool) {
+	d, ok := c.dbs[strings.ToLower(name)]
+	return d, ok
+}
+
+// sortedDatabases returns every database in name order.
+func (c *catalogData) sortedDatabases() []*DatabaseDef {
+	out := make([]*DatabaseDef, 0, len(c.dbs))
+	for _, d := range c.dbs {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// table returns the table named name in database dbID.
+func (c *catalogData) table(dbID int64, name string) (*TableDef, bool) {
+	t, ok := c.tables[dbID][strings.ToLower(name)]
+	return t, ok
+}
+
+// sortedTables returns the tables of database dbID in name order.
+func (c *catalogData) sortedTables(dbID int64) []*TableDef {
+	m := c.tables[dbID]
+	out := make([]*TableDef, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// view returns the view named name in database dbID.
+func (c *catalogData) view(dbID int64, name string) (*ViewDef, bool) {
+	v, ok := c.views[dbID][strings.ToLower(name)]
+	return v, ok
+}
+
+// sortedViews returns the views of database dbID in name order.
+func (c *catalogData) sortedViews(dbID int64) []*ViewDef {
+	m := c.views[dbID]
+	out := make([]*ViewDef, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// putTable records t under its database.
+func (c *catalogData) putTable(t *TableDef) {
+	m := c.tables[t.DBID]
+	if m == nil {
+		m = make(map[string]*TableDef)
+		c.tables[t.DBID] = m
+	}
+	m[strings.ToLower(t.Name)] = t
+}
+
+// putView records v under database dbID.
+func (c *catalogData) putView(dbID int64, v *ViewDef) {
+	m := c.views[dbID]
+	if m == nil {
+		m = make(map[string]*ViewDef)
+		c.views[dbID] = m
+	}
+	m[strings.ToLower(v.Name)] = v
+}
+
+// Key construction. Names are lower-cased: MySQL object names compare
+// case-insensitively in GMS.
+
+func databaseKey(name string) []byte {
+	return append(append([]byte(nil), prefixDatabase...), strings.ToLower(name)...)
+}
+
+func tablesPrefix(dbID int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixTable...), uint64(dbID))
+}
+
+func tableKey(dbID int64, name string) []byte {
+	return append(tablesPrefix(dbID), strings.ToLower(name)...)
+}
+
+func viewsPrefix(dbID int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixView...), uint64(dbID))
+}
+
+func viewKey(dbID int64, name string) []byte {
+	return append(viewsPrefix(dbID), strings.ToLower(name)...)
+}
+
+// decodeCatalogEntry adds one stored catalog entry to c.
+func (c *catalogData) decodeEntry(key, value []byte) error {
+	switch {
+	case hasPrefix(key, prefixDatabase):
+		var d DatabaseDef
+		if err := json.Unmarshal(value, &d); err != nil {
+			return fmt.Errorf("decode database %q: %w", key, err)
+		}
+		c.dbs[strings.ToLower(d.Name)] = &d
+	case hasPrefix(key, prefixTable):
+		var t TableDef
+		if err := json.Unmarshal(value, &t); err != nil {
+			return fmt.Errorf("decode table %q: %w", key, err)
+		}
+		if err := t.validate(); err != nil {
+			return fmt.Errorf("decode table %q: %w", key, err)
+		}
+		c.putTable(&t)
+	case hasPrefix(key, prefixView):
+		if len(key) < len(prefixView)+8 {
+			return fmt.Errorf("decode view: key %q too short", key)
+		}
+		var v ViewDef
+		if err := json.Unmarshal(value, &v); err != nil {
+			return fmt.Errorf("decode view %q: %w", key, err)
+		}
+		dbID := int64(binary.BigEndian.Uint64(key[len(prefixView):]))
+		c.putView(dbID, &v)
+	default:
+		return fmt.Errorf("unknown catalog key %q", key)
+	}
+	return nil
+}
+
+func hasPrefix(b, prefix []byte) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == string(prefix)
+}
+
+// encodeUint64 and decodeUint64 store counters (version, next ID, allocator
+// marks) as 8 bytes big-endian.
+func encodeUint64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func decodeUint64(what string, b []byte) (uint64, error) {
+	if len(b) != 8 {
+		return 0, fmt.Errorf("decode %s: %d bytes, want 8", what, len(b))
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// putJSON stores v, JSON-encoded, at key in the transaction.
+func putJSON(k *txn.Txn, key []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", key, err)
+	}
+	if err := k.Set(key, b); err != nil {
+		return fmt.Errorf("write %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/txn"
+)
+
+// Database is one database of the catalog as GMS sees it. It is a cheap
+// handle: every call reads the definitions through the calling
+// transaction, so it never serves a stale schema.
+type Database struct {
+	provider *DatabaseProvider
+	def      *DatabaseDef
+}
+
+var (
+	_ gsql.Database         = (*Database)(nil)
+	_ gsql.TableCreator     = (*Database)(nil)
+	_ gsql.TableDropper     = (*Database)(nil)
+	_ gsql.TableRenamer     = (*Database)(nil)
+	_ gsql.ViewDatabase     = (*Database)(nil)
+	_ gsql.CollatedDatabase = (*Database)(nil)
+)
+
+// Name implements sql.Nameable.
+func (d *Database) Name() string { return d.def.Name }
+
+// catalog returns the catalog of ctx's transaction.
+func (d *Database) catalog(ctx *gsql.Context) (*Transaction, *catalogData, error) {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := tx.catalog(ctx)
+	if err != nil {
+		return nil, nil, toSQLError(err)
+	}
+	return tx, cat, nil
+}
+
+// GetTableInsensitive implements sql.Database.
+func (d *Database) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Table, bool, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	def, ok := cat.table(d.def.ID, name)
+	if !ok {
+		return nil, false, nil
+	}
+	t, err := newTable(ctx, d, def)
+	if err != nil {
+		return nil, false, err
+	}
+	return t, true, nil
+}
+
+// GetTableNames implements sql.Database.
+func (d *Database) GetTableNames(ctx *gsql.Context) ([]string, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defs := cat.sortedTables(d.def.ID)
+	names := make([]string, len(defs))
+	for i, t := range defs {
+		names[i] = t.Name
+	}
+	return names, nil
+}
+
+// GetCollation implements sql.CollatedDatabase.
+func (d *Database) GetCollation(ctx *gsql.Context) gsql.CollationID {
+	c, err := gsql.ParseCollation("", d.def.Collation, false)
+	if err != nil {
+		return defaultCollationID()
+	}
+	return c
+}
+
+// SetCollation implements sql.CollatedDatabase (ALTER DATABASE ...
+// COLLATE).
+func (d *Database) SetCollation(ctx *gsql.Context, collation gsql.CollationID) error {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return err
+	}
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		cur, ok := c.database(d.def.Name)
+		if !ok {
+			return gsql.ErrDatabaseNotFound.New(d.def.Name)
+		}
+		def := *cur
+		def.Collation = collation.Name()
+		if err := putJSON(k, databaseKey(def.Name), &def); err != nil {
+			return err
+		}
+		c.dbs[strings.ToLower(def.Name)] = &def
+		return nil
+	}))
+}
+
+// CreateTable implements sql.TableCreator.
+func (d *Database) CreateTable(ctx *gsql.Context, name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) error {
+	def, err := tableDefFromSchema(name, schema, collation, comment)
+	if err != nil {
+		return err
+	}
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		if _, ok := c.table(d.def.ID, name); ok {
+			return gsql.ErrTableAlreadyExists.New(name)
+		}
+		if _, ok := c.view(d.def.ID, name); ok {
+			return gsql.ErrTableAlreadyExists.New(name)
+		}
+		id, err := nextCatalogID(ctx, k)
+		if err != nil {
+			return err
+		}
+		def.ID, def.DBID = id, d.def.ID
+		return putTableDef(c, k, def)
+	})
+}
+
+// DropTable implements sql.TableDropper: the table's rows and index
+// entries are deleted in the same transaction as its definition.
+func (d *Database) DropTable(ctx *gsql.Context, name string) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		def, ok := c.table(d.def.ID, name)
+		if !ok {
+			return gsql.ErrTableNotFound.New(name)
+		}
+		if err := dropTableData(ctx, k, def); err != nil {
+			return err
+		}
+		if err := k.Delete(tableKey(d.def.ID, def.Name)); err != nil {
+			return fmt.Errorf("drop table %q: %w", name, err)
+		}
+		delete(c.tables[d.def.ID], strings.ToLower(def.Name))
+		return nil
+	})
+}
+
+// RenameTable implements sql.TableRenamer. Rows are keyed by table ID, so
+// only the definition moves.
+func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		cur, ok := c.table(d.def.ID, oldName)
+		if !ok {
+			return gsql.ErrTableNotFound.New(oldName)
+		}
+		if other, ok := c.table(d.def.ID, newName); ok && other != cur {
+			return gsql.ErrTableAlreadyExists.New(newName)
+		}
+		if err := k.Delete(tableKey(d.def.ID, cur.Name)); err != nil {
+			return fmt.Errorf("rename table %q: %w", oldName, err)
+		}
+		delete(c.tables[d.def.ID], strings.ToLower(cur.Name))
+		def := cur.clone()
+		def.Name = newName
+		return putTableDef(c, k, def)
+	})
+}
+
+// CreateView implements sql.ViewDatabase.
+func (d *Database) CreateView(ctx *gsql.Context, name string, selectStatement, createViewStmt string) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		if _, ok := c.view(d.def.ID, name); ok {
+			return gsql.ErrExistingView.New(d.def.Name, name)
+		}
+		if _, ok := c.table(d.def.ID, name); ok {
+			return gsql.ErrTableAlreadyExists.New(name)
+		}
+		v := &ViewDef{
+			Name:                name,
+			TextDefinition:      selectStatement,
+			CreateViewStatement: createViewStmt,
+			SQLMode:             gsql.LoadSqlMode(ctx).String(),
+		}
+		if err := putJSON(k, viewKey(d.def.ID, name), v); err != nil {
+			return err
+		}
+		c.putView(d.def.ID, v)
+		return nil
+	})
+}
+
+// DropView implements sql.ViewDatabase.
+func (d *Database) DropView(ctx *gsql.Context, name string) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		if _, ok := c.view(d.def.ID, name); !ok {
+			return gsql.ErrViewDoesNotExist.New(d.def.Name, name)
+		}
+		if err := k.Delete(viewKey(d.def.ID, name)); err != nil {
+			return fmt.Errorf("drop view %q: %w", name, err)
+		}
+		delete(c.views[d.def.ID], strings.ToLower(name))
+		return nil
+	})
+}
+
+// GetViewDefinition implements sql.ViewDatabase.
+func (d *Database) GetViewDefinition(ctx *gsql.Context, name string) (gsql.ViewDefinition, bool, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return gsql.ViewDefinition{}, false, err
+	}
+	v, ok := cat.view(d.def.ID, name)
+	if !ok {
+		return gsql.ViewDefinition{}, false, nil
+	}
+	return v.toGMS(), true, nil
+}
+
+// AllViews implements sql.ViewDatabase.
+func (d *Database) AllViews(ctx *gsql.Context) ([]gsql.ViewDefinition, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	views := cat.sortedViews(d.def.ID)
+	out := make([]gsql.ViewDefinition, len(views))
+	for i, v := range views {
+		out[i] = v.toGMS()
+	}
+	return out, nil
+}
+
+func (v *ViewDef) toGMS() gsql.ViewDefinition {
+	return gsql.ViewDefinition{
+		Name:                v.Name,
+		TextDefinition:      v.TextDefinition,
+		CreateViewStatement: v.CreateViewStatement,
+		SqlMode:             v.SQLMode,
+	}
+}
+
+// changeCatalog runs a DDL change of this database in ctx's transaction.
+func (d *Database) changeCatalog(ctx *gsql.Context, fn func(c *catalogData, k *txn.Txn) error) error {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return err
+	}
+	return toSQLError(tx.changeCatalog(ctx, fn))
+}
+
+// changeTable runs a DDL change of one table: fn gets a copy of the
+// table's current definition to change, and the changed copy is stored.
+func (d *Database) changeTable(ctx *gsql.Context, name string, fn func(ctx context.Context, def *TableDef, k *txn.Txn) error) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		cur, ok := c.table(d.def.ID, name)
+		if !ok {
+			return gsql.ErrTableNotFound.New(name)
+		}
+		def := cur.clone()
+		if err := fn(ctx, def, k); err != nil {
+			return err
+		}
+		return putTableDef(c, k, def)
+	})
+}
+
+// putTableDef stores def in the transaction and in the catalog copy.
+func putTableDef(c *catalogData, k *txn.Txn, def *TableDef) error {
+	if err := def.validate(); err != nil {
+		return err
+	}
+	if err := putJSON(k, tableKey(def.DBID, def.Name), def); err != nil {
+		return err
+	}
+	c.putTable(def)
+	return nil
+}

@@ -1,0 +1,146 @@
+package sql
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// handler wraps GMS's MySQL protocol handler. It sits where a command
+// enters and leaves the server, which is the only place that sees both the
+// query text and the final outcome of a command, and does three things GMS
+// does not:
+//   - ends the statement's undo point: a failed statement's writes are
+//     undone (GMS skips DiscardChanges for errors met while it reads an
+//     OK-result iterator), and a failed autocommit statement abandons its
+//     transaction instead of leaving it for the next statement;
+//   - marks SELECT ... FOR UPDATE (GMS parses and ignores the clause) so
+//     that the rows it reads get locked;
+//   - rewrites GMS's duplicate-key message into MySQL's.
+type handler struct {
+	mysql.Handler
+	sessions *sessionRegistry
+}
+
+// sessionRegistry maps connection IDs to percdb sessions, so that the
+// handler can reach the session of a connection.
+type sessionRegistry struct {
+	mu sync.Mutex
+	m  map[uint32]*Session
+}
+
+func newSessionRegistry() *sessionRegistry {
+	return &sessionRegistry{m: make(map[uint32]*Session)}
+}
+
+func (r *sessionRegistry) add(id uint32, s *Session) {
+	r.mu.Lock()
+	r.m[id] = s
+	r.mu.Unlock()
+	s.onEnd = func() { r.remove(id, s) }
+}
+
+func (r *sessionRegistry) remove(id uint32, s *Session) {
+	r.mu.Lock()
+	if r.m[id] == s {
+		delete(r.m, id)
+	}
+	r.mu.Unlock()
+}
+
+func (r *sessionRegistry) get(id uint32) *Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m[id]
+}
+
+// ComQuery implements mysql.Handler.
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	done := h.begin(c, query)
+	err := h.Handler.ComQuery(ctx, c, query, callback)
+	return done(ctx, err)
+}
+
+// ComMultiQuery implements mysql.Handler. Each call runs one statement of
+// the query and returns the rest.
+func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+	done := h.begin(c, query)
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, callback)
+	return rest, done(ctx, err)
+}
+
+// ComStmtExecute implements mysql.Handler.
+func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
+	done := h.begin(c, prepare.PrepareStmt)
+	err := h.Handler.ComStmtExecute(ctx, c, prepare, callback)
+	return done(ctx, err)
+}
+
+// ComPrepare implements mysql.Handler.
+func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
+	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
+	return fields, finishSQLError(err)
+}
+
+// ComInitDB implements mysql.Handler.
+func (h *handler) ComInitDB(c *mysql.Conn, schemaName string) error {
+	return finishSQLError(h.Handler.ComInitDB(c, schemaName))
+}
+
+// begin prepares the session for one statement and returns what must run
+// when it ends.
+func (h *handler) begin(c *mysql.Conn, query string) func(context.Context, error) error {
+	s := h.sessions.get(c.ConnectionID)
+	if s == nil {
+		// The session is created by GMS on the connection's first command.
+		return func(_ context.Context, err error) error { return finishSQLError(err) }
+	}
+	s.forUpdate = isSelectForUpdate(query)
+	return func(ctx context.Context, err error) error {
+		s.forUpdate = false
+		if err != nil {
+			s.statementFailed(ctx)
+		} else {
+			s.statementSucceeded()
+		}
+		return finishSQLError(err)
+	}
+}
+
+// isSelectForUpdate reports whether query locks what it reads. A false
+// positive (the words inside a string literal) only takes needless locks.
+func isSelectForUpdate(query string) bool {
+	const clause = "for update"
+	if len(query) < len(clause) {
+		return false
+	}
+	// Avoid lower-casing the whole query on the hot path: look for "update"
+	// case-insensitively, then check the word before it.
+	q := query
+	for {
+		i := indexFold(q, "update")
+		if i < 0 {
+			return false
+		}
+		before := strings.TrimRight(q[:i], " \t\r\n")
+		if len(before) >= 3 && strings.EqualFold(before[len(before)-3:], "for") {
+			return true
+		}
+		q = q[i+len("update"):]
+	}
+}
+
+// indexFold is strings.Index, ASCII case-insensitive.
+func indexFold(s, sub string) int {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if strings.EqualFold(s[i:i+n], sub) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,253 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
+)
+
+// DatabaseProvider is the root of percdb's GMS backend: it finds databases
+// in the catalog and creates and drops them. It is shared by every session
+// of a Server; per-transaction state lives in Transaction.
+type DatabaseProvider struct {
+	store    *txn.Store
+	catalogs *catalogCache
+	metas    *metaCache
+	ids      *idAllocators
+}
+
+var (
+	_ gsql.DatabaseProvider         = (*DatabaseProvider)(nil)
+	_ gsql.CollatedDatabaseProvider = (*DatabaseProvider)(nil)
+)
+
+func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
+	return &DatabaseProvider{
+		store:    store,
+		catalogs: &catalogCache{},
+		metas:    &metaCache{},
+		ids:      newIDAllocators(store),
+	}
+}
+
+// Database implements sql.DatabaseProvider.
+func (p *DatabaseProvider) Database(ctx *gsql.Context, name string) (gsql.Database, error) {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := tx.catalog(ctx)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	def, ok := cat.database(name)
+	if !ok {
+		return nil, gsql.ErrDatabaseNotFound.New(name)
+	}
+	return &Database{provider: p, def: def}, nil
+}
+
+// HasDatabase implements sql.DatabaseProvider.
+func (p *DatabaseProvider) HasDatabase(ctx *gsql.Context, name string) bool {
+	_, err := p.Database(ctx, name)
+	return err == nil
+}
+
+// AllDatabases implements sql.DatabaseProvider.
+func (p *DatabaseProvider) AllDatabases(ctx *gsql.Context) []gsql.Database {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil
+	}
+	cat, err := tx.catalog(ctx)
+	if err != nil {
+		ctx.GetLogger().WithError(err).Warn("read catalog")
+		return nil
+	}
+	defs := cat.sortedDatabases()
+	out := make([]gsql.Database, len(defs))
+	for i, d := range defs {
+		out[i] = &Database{provider: p, def: d}
+	}
+	return out
+}
+
+// CreateDatabase implements sql.MutableDatabaseProvider.
+func (p *DatabaseProvider) CreateDatabase(ctx *gsql.Context, name string) error {
+	return p.CreateCollatedDatabase(ctx, name, gsql.Collation_Unspecified)
+}
+
+// CreateCollatedDatabase implements sql.CollatedDatabaseProvider. GMS
+// passes its own default, utf8mb4_0900_bin, when the statement names no
+// collation; percdb uses MySQL 8's default instead (docs/compatibility.md).
+func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string, collation gsql.CollationID) error {
+	if collation == gsql.Collation_Unspecified || collation == gsql.Collation_Default {
+		collation = defaultCollationID()
+	}
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return err
+	}
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		if _, ok := c.database(name); ok {
+			return gsql.ErrDatabaseExists.New(name)
+		}
+		id, err := nextCatalogID(ctx, k)
+		if err != nil {
+			return err
+		}
+		def := &DatabaseDef{ID: id, Name: name, Collation: collation.Name()}
+		if err := putJSON(k, databaseKey(name), def); err != nil {
+			return err
+		}
+		c.dbs[strings.ToLower(name)] = def
+		return nil
+	}))
+}
+
+// DropDatabase implements sql.MutableDatabaseProvider: the database's
+// tables (with their rows and indexes) and views go with it.
+func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return err
+	}
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		def, ok := c.database(name)
+		if !ok {
+			return gsql.ErrDatabaseNotFound.New(name)
+		}
+		for _, t := range c.sortedTables(def.ID) {
+			if err := dropTableData(ctx, k, t); err != nil {
+				return err
+			}
+		}
+		if err := deleteRange(ctx, k, tablesPrefix(def.ID), tablecodec.PrefixNext(tablesPrefix(def.ID))); err != nil {
+			return err
+		}
+		if err := deleteRange(ctx, k, viewsPrefix(def.ID), tablecodec.PrefixNext(viewsPrefix(def.ID))); err != nil {
+			return err
+		}
+		if err := k.Delete(databaseKey(name)); err != nil {
+			return fmt.Errorf("drop database %q: %w", name, err)
+		}
+		delete(c.dbs, strings.ToLower(name))
+		delete(c.tables, def.ID)
+		delete(c.views, def.ID)
+		return nil
+	}))
+}
+
+// defaultCollationID is DefaultCollation as a GMS collation.
+func defaultCollationID() gsql.CollationID {
+	return gsql.Collation_utf8mb4_0900_ai_ci
+}
+
+// catalogCache keeps the most recent catalog a transaction loaded, so that
+// transactions that see the same schema version share it instead of
+// scanning the catalog again.
+type catalogCache struct {
+	mu  sync.Mutex
+	cur *catalogData
+}
+
+// load returns the catalog at k's snapshot: one read of the version key,
+// and a scan of the catalog only when the version is not the cached one.
+func (cc *catalogCache) load(ctx context.Context, k *txn.Txn) (*catalogData, error) {
+	raw, found, err := k.Get(ctx, keyVersion)
+	if err != nil {
+		return nil, fmt.Errorf("read schema version: %w", err)
+	}
+	var version uint64
+	if found {
+		if version, err = decodeUint64("schema version", raw); err != nil {
+			return nil, err
+		}
+	}
+	cc.mu.Lock()
+	cur := cc.cur
+	cc.mu.Unlock()
+	if cur != nil && cur.version == version {
+		return cur, nil
+	}
+	c := newCatalogData(version)
+	it, err := k.Iter(ctx, prefixCatalog, tablecodec.PrefixNext(prefixCatalog))
+	if err != nil {
+		return nil, fmt.Errorf("scan catalog: %w", err)
+	}
+	defer it.Close()
+	for it.Valid() {
+		if err := c.decodeEntry(it.Key(), it.Value()); err != nil {
+			return nil, err
+		}
+		if err := it.Next(ctx); err != nil {
+			return nil, fmt.Errorf("scan catalog: %w", err)
+		}
+	}
+	cc.offer(c)
+	return c, nil
+}
+
+// offer caches c if it is newer than the cached catalog.
+func (cc *catalogCache) offer(c *catalogData) {
+	cc.mu.Lock()
+	if cc.cur == nil || c.version > cc.cur.version {
+		cc.cur = c
+	}
+	cc.mu.Unlock()
+}
+
+// nextCatalogID hands out the next database or table ID from the meta
+// counter, inside the DDL's transaction.
+func nextCatalogID(ctx context.Context, k *txn.Txn) (int64, error) {
+	raw, found, err := k.Get(ctx, keyNextID)
+	if err != nil {
+		return 0, fmt.Errorf("read next ID: %w", err)
+	}
+	var last uint64
+	if found {
+		if last, err = decodeUint64("next ID", raw); err != nil {
+			return 0, err
+		}
+	}
+	last++
+	if err := k.Set(keyNextID, encodeUint64(last)); err != nil {
+		return 0, fmt.Errorf("write next ID: %w", err)
+	}
+	return int64(last), nil
+}
+
+// deleteRange deletes every key in [start, end) inside the transaction.
+func deleteRange(ctx context.Context, k *txn.Txn, start, end []byte) error {
+	it, err := k.Iter(ctx, start, end)
+	if err != nil {
+		return fmt.Errorf("delete range %q: %w", start, err)
+	}
+	var keys [][]byte
+	for it.Valid() {
+		keys = append(keys, append([]byte(nil), it.Key()...))
+		if err := it.Next(ctx); err != nil {
+			it.Close()
+			return fmt.Errorf("delete range %q: %w", start, err)
+		}
+	}
+	it.Close()
+	for _, key := range keys {
+		if err := k.Delete(key); err != nil {
+			return fmt.Errorf("delete %q: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// dropTableData deletes every row and index entry of t.
+func dropTableData(ctx context.Context, k *txn.Txn, t *TableDef) error {
+	start, end := tablecodec.TableRange(t.ID)
+	return deleteRange(ctx, k, start, end)
+}

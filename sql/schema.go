@@ -1,0 +1,127 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+)
+
+// This file converts between the catalog's stored definitions and GMS's
+// schemas. Types and default expressions are stored as the SQL text GMS
+// prints for them and parsed back by GMS's own planbuilder, so the catalog
+// has no type encoding of its own to keep in step with GMS.
+
+// typeString returns the SQL text of typ that ParseColumnTypeString reads
+// back. String types always name their character set and collation, so
+// the text does not depend on the table's default.
+func typeString(typ gsql.Type) string {
+	if tc, ok := typ.(gsql.TypeWithCollation); ok {
+		return tc.StringWithTableCollation(gsql.Collation_Unspecified)
+	}
+	return typ.String()
+}
+
+// columnDefFromGMS builds the stored definition of col.
+func columnDefFromGMS(col *gsql.Column, id int64) (ColumnDef, error) {
+	if col.Generated != nil {
+		return ColumnDef{}, gsql.ErrUnsupportedFeature.New("generated columns")
+	}
+	c := ColumnDef{
+		ID:            id,
+		Name:          col.Name,
+		Type:          typeString(col.Type),
+		Nullable:      col.Nullable,
+		AutoIncrement: col.AutoIncrement,
+		Comment:       col.Comment,
+		Extra:         col.Extra,
+	}
+	if col.Default != nil {
+		c.Default, c.HasDefault = col.Default.String(), true
+	}
+	if col.OnUpdate != nil {
+		c.OnUpdate = col.OnUpdate.String()
+	}
+	return c, nil
+}
+
+// tableDefFromSchema builds the definition of a new table; the caller
+// assigns its IDs.
+func tableDefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) (*TableDef, error) {
+	if collation == gsql.Collation_Unspecified {
+		collation = defaultCollationID()
+	}
+	def := &TableDef{Name: name, Collation: collation.Name(), Comment: comment}
+	for i, col := range schema.Schema {
+		c, err := columnDefFromGMS(col, int64(i+1))
+		if err != nil {
+			return nil, err
+		}
+		def.Columns = append(def.Columns, c)
+	}
+	def.NextColumnID = int64(len(def.Columns) + 1)
+	def.NextIndexID = 1
+	for _, ord := range schema.PkOrdinals {
+		if ord < 0 || ord >= len(def.Columns) {
+			return nil, fmt.Errorf("create table %q: primary key ordinal %d out of range", name, ord)
+		}
+		def.PrimaryKey = append(def.PrimaryKey, def.Columns[ord].ID)
+	}
+	return def, nil
+}
+
+// columnFromDef builds the GMS column of c. Defaults are resolved here,
+// once per schema version, rather than by the planbuilder on every
+// statement; a default that does not parse on its own (it names another
+// column, say) is left for the planbuilder to resolve.
+func columnFromDef(ctx *gsql.Context, table, db string, c *ColumnDef, primary bool) (*gsql.Column, error) {
+	typ, err := planbuilder.ParseColumnTypeString(c.Type)
+	if err != nil {
+		return nil, fmt.Errorf("column %s.%s: parse type %q: %w", table, c.Name, c.Type, err)
+	}
+	col := &gsql.Column{
+		Name:           c.Name,
+		Type:           typ,
+		Nullable:       c.Nullable,
+		AutoIncrement:  c.AutoIncrement,
+		Source:         table,
+		DatabaseSource: db,
+		PrimaryKey:     primary,
+		Comment:        c.Comment,
+		Extra:          c.Extra,
+	}
+	if c.HasDefault {
+		col.Default = resolveDefault(ctx, c.Default, typ, c.Nullable)
+	}
+	if c.OnUpdate != "" {
+		col.OnUpdate = resolveDefault(ctx, c.OnUpdate, typ, c.Nullable)
+	}
+	return col, nil
+}
+
+// resolveDefault parses a stored default expression.
+func resolveDefault(ctx *gsql.Context, expr string, typ gsql.Type, nullable bool) *gsql.ColumnDefaultValue {
+	if expr == "" {
+		// GMS prints an empty-string literal default as nothing.
+		expr = "''"
+	}
+	parsed, err := planbuilder.StringToColumnDefaultValue(ctx, expr)
+	if err != nil || !parsed.Expr.Resolved() {
+		return gsql.NewUnresolvedColumnDefaultValue(expr)
+	}
+	d, err := gsql.NewColumnDefaultValue(parsed.Expr, typ, parsed.IsLiteral(), parsed.IsParenthesized(), nullable)
+	if err != nil {
+		return gsql.NewUnresolvedColumnDefaultValue(expr)
+	}
+	return d
+}
+
+// schemaContext returns a GMS context for parsing definitions outside any
+// statement.
+func schemaContext(ctx context.Context) *gsql.Context {
+	if c, ok := ctx.(*gsql.Context); ok {
+		return c
+	}
+	return gsql.NewContext(ctx)
+}

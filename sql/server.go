@@ -1,0 +1,224 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/server"
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/tso"
+	"github.com/percdb/percdb/txn"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddr    = "127.0.0.1:4000"
+	DefaultDataDir = "percdb-data"
+	// DefaultVersion is what the server reports as its version: MySQL 8's
+	// numbering, so that clients enable MySQL 8 behaviour, and our name.
+	DefaultVersion = "8.0.36-percdb"
+	// DefaultCollation is MySQL 8's default collation, used for new
+	// databases and for string literals (GMS's own default is
+	// utf8mb4_0900_bin, under which 'a' = 'A' is false).
+	DefaultCollation = "utf8mb4_0900_ai_ci"
+	versionComment   = "percdb: MySQL-compatible SQL on Percolator transactions"
+)
+
+// Config configures a Server. The zero value serves ./percdb-data on
+// 127.0.0.1:4000.
+type Config struct {
+	// Addr is the host:port to listen on. Port 0 picks a free port (see
+	// Server.Addr). Default DefaultAddr.
+	Addr string
+	// DataDir holds the key-value store (DataDir/kv) and the timestamp
+	// oracle's window (DataDir/tso). Created if missing. Default
+	// DefaultDataDir, relative to the working directory.
+	DataDir string
+	// RootPassword, when set, enables authentication with the single
+	// account root (any host) and this password. When empty, every user
+	// name is accepted without a password, like a fresh MySQL root.
+	RootPassword string
+	// Version is the version string reported to clients. Default
+	// DefaultVersion.
+	Version string
+	// KV tunes the key-value store. Default: durable, synced writes.
+	KV kv.Options
+	// Txn tunes the transaction layer. Default: txn.Options{} defaults.
+	Txn txn.Options
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	return c
+}
+
+// Server is a percdb node: the key-value store and timestamp oracle of one
+// data directory, the transaction layer over them, and a MySQL server
+// running go-mysql-server on top. Open starts listening; Serve accepts
+// connections until Close.
+type Server struct {
+	cfg      Config
+	kvStore  *kv.Store
+	oracle   *tso.Oracle
+	tsClient *tso.BatchClient
+	store    *txn.Store
+	provider *DatabaseProvider
+	engine   *sqle.Engine
+	mysql    *server.Server
+	listener net.Listener
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the data directory and starts listening. The caller must call
+// Serve to accept connections and Close to release everything.
+func Open(ctx context.Context, cfg Config) (s *Server, err error) {
+	cfg = cfg.withDefaults()
+	s = &Server{cfg: cfg}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+			s = nil
+		}
+	}()
+
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	s.kvStore, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV)
+	if err != nil {
+		return nil, fmt.Errorf("open kv store: %w", err)
+	}
+	windows, err := tso.OpenFileWindowStore(filepath.Join(cfg.DataDir, "tso"))
+	if err != nil {
+		return nil, fmt.Errorf("open oracle window: %w", err)
+	}
+	s.oracle, err = tso.Open(ctx, windows, tso.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open oracle: %w", err)
+	}
+	s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{})
+	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
+	s.provider = newDatabaseProvider(s.store)
+
+	s.engine = sqle.New(analyzer.NewDefault(s.provider), &sqle.Config{})
+	if cfg.RootPassword != "" {
+		db := s.engine.Analyzer.Catalog.MySQLDb
+		ed := db.Editor()
+		db.AddSuperUser(ed, "root", "%", cfg.RootPassword)
+		db.AddSuperUser(ed, "root", "localhost", cfg.RootPassword)
+		ed.Close()
+	}
+
+	s.listener, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	sessions := newSessionRegistry()
+	s.mysql, err = server.NewServerWithHandler(server.Config{
+		Protocol: "tcp",
+		Address:  s.listener.Addr().String(),
+		Listener: s.listener,
+		Version:  cfg.Version,
+	}, s.engine, gsql.NewContext, s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
+		return &handler{Handler: h, sessions: sessions}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start mysql server: %w", err)
+	}
+	return s, nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// Serve accepts connections until Close. It returns nil after Close.
+func (s *Server) Serve() error {
+	return s.mysql.Start()
+}
+
+// Close stops accepting connections, closes open ones, and closes the data
+// directory. Committed data is durable; open transactions are abandoned.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.mysql != nil {
+			errs = append(errs, s.mysql.Close())
+			// Running queries are cancelled and open connections closed, so
+			// that nothing uses the store once it is closed below.
+			sm := s.mysql.SessionManager()
+			for _, p := range s.engine.ProcessList.Processes() {
+				_ = sm.KillConnection(p.Connection)
+			}
+		} else if s.listener != nil {
+			errs = append(errs, s.listener.Close())
+		}
+		if s.engine != nil {
+			// Engine.Close reports the cancellation of its own background
+			// context as an error; it is the expected outcome.
+			if err := s.engine.Close(); !errors.Is(err, context.Canceled) {
+				errs = append(errs, err)
+			}
+		}
+		if s.mysql != nil {
+			s.mysql.SessionManager().WaitForClosedConnections()
+		}
+		if s.store != nil {
+			errs = append(errs, s.store.Close())
+		}
+		if s.tsClient != nil {
+			s.tsClient.Close()
+		}
+		if s.oracle != nil {
+			s.oracle.Close()
+		}
+		if s.kvStore != nil {
+			errs = append(errs, s.kvStore.Close())
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// sessionBuilder returns GMS's session factory: a percdb Session per
+// connection, with MySQL 8's defaults where GMS's differ.
+func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
+	vars := map[string]any{
+		"version":              s.cfg.Version,
+		"version_comment":      versionComment,
+		"collation_connection": DefaultCollation,
+		"collation_server":     DefaultCollation,
+		"collation_database":   DefaultCollation,
+	}
+	return func(ctx context.Context, conn *mysql.Conn, addr string) (gsql.Session, error) {
+		base, err := gsql.BaseSessionFromConnection(ctx, conn, addr)
+		if err != nil {
+			return nil, err
+		}
+		sess, err := newSession(base, s.provider, vars)
+		if err != nil {
+			return nil, err
+		}
+		reg.add(conn.ConnectionID, sess)
+		return sess, nil
+	}
+}

@@ -1,0 +1,169 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+)
+
+// Session is one client connection's state: GMS's BaseSession (variables,
+// current database, warnings) plus the connection's open Transaction. It
+// implements sql.TransactionSession so that BEGIN, COMMIT, ROLLBACK and
+// autocommit map onto Percolator transactions, and LifecycleAwareSession so
+// that a connection that goes away rolls its transaction back.
+type Session struct {
+	*gsql.BaseSession
+	provider *DatabaseProvider
+	// forUpdate is set by the handler for the duration of a SELECT ... FOR
+	// UPDATE (GMS ignores the clause): row iterators then lock what they
+	// return.
+	forUpdate bool
+	// onEnd is called once when the connection ends.
+	onEnd func()
+}
+
+var (
+	_ gsql.TransactionSession    = (*Session)(nil)
+	_ gsql.LifecycleAwareSession = (*Session)(nil)
+)
+
+// newSession wraps base for the provider and applies the MySQL 8 defaults
+// GMS lacks (see docs/compatibility.md).
+func newSession(base *gsql.BaseSession, p *DatabaseProvider, vars map[string]any) (*Session, error) {
+	s := &Session{BaseSession: base, provider: p}
+	ctx := gsql.NewContext(context.Background(), gsql.WithSession(s))
+	for name, v := range vars {
+		if err := s.InitSessionVariable(ctx, name, v); err != nil {
+			return nil, fmt.Errorf("init session variable %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// sessionOf returns the percdb session of ctx.
+func sessionOf(ctx *gsql.Context) (*Session, error) {
+	s, ok := ctx.Session.(*Session)
+	if !ok {
+		return nil, fmt.Errorf("session is %T, not a percdb session", ctx.Session)
+	}
+	return s, nil
+}
+
+// transactionOf returns the transaction of ctx, starting one when GMS
+// calls in outside any (for example while resolving USE db).
+func transactionOf(ctx *gsql.Context) (*Transaction, error) {
+	switch t := ctx.GetTransaction().(type) {
+	case *Transaction:
+		return t, nil
+	case nil:
+		s, err := sessionOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// Not kept on the session: GMS would take it for the next
+		// statement's transaction.
+		return &Transaction{provider: s.provider, readOnly: true}, nil
+	default:
+		return nil, fmt.Errorf("transaction is %T, not a percdb transaction", t)
+	}
+}
+
+// StartTransaction implements sql.TransactionSession. The Percolator
+// transaction begins lazily, on first use.
+func (s *Session) StartTransaction(ctx *gsql.Context, chr gsql.TransactionCharacteristic) (gsql.Transaction, error) {
+	return &Transaction{provider: s.provider, readOnly: chr == gsql.ReadOnly}, nil
+}
+
+// CommitTransaction implements sql.TransactionSession.
+func (s *Session) CommitTransaction(ctx *gsql.Context, tx gsql.Transaction) error {
+	t, ok := tx.(*Transaction)
+	if !ok {
+		return fmt.Errorf("commit: transaction is %T, not a percdb transaction", tx)
+	}
+	return t.commit(ctx)
+}
+
+// Rollback implements sql.TransactionSession.
+func (s *Session) Rollback(ctx *gsql.Context, tx gsql.Transaction) error {
+	t, ok := tx.(*Transaction)
+	if !ok {
+		return fmt.Errorf("rollback: transaction is %T, not a percdb transaction", tx)
+	}
+	return t.rollback(ctx)
+}
+
+// CreateSavepoint implements sql.TransactionSession; savepoints are not
+// supported yet (docs/compatibility.md).
+func (s *Session) CreateSavepoint(ctx *gsql.Context, tx gsql.Transaction, name string) error {
+	return gsql.ErrUnsupportedFeature.New("SAVEPOINT")
+}
+
+// RollbackToSavepoint implements sql.TransactionSession.
+func (s *Session) RollbackToSavepoint(ctx *gsql.Context, tx gsql.Transaction, name string) error {
+	return gsql.ErrUnsupportedFeature.New("ROLLBACK TO SAVEPOINT")
+}
+
+// ReleaseSavepoint implements sql.TransactionSession.
+func (s *Session) ReleaseSavepoint(ctx *gsql.Context, tx gsql.Transaction, name string) error {
+	return gsql.ErrUnsupportedFeature.New("RELEASE SAVEPOINT")
+}
+
+// CommandBegin implements sql.LifecycleAwareSession.
+func (s *Session) CommandBegin() error { return nil }
+
+// CommandEnd implements sql.LifecycleAwareSession.
+func (s *Session) CommandEnd() {}
+
+// SessionEnd implements sql.LifecycleAwareSession: the connection is gone,
+// so its open transaction is rolled back.
+func (s *Session) SessionEnd() {
+	if t, ok := s.GetTransaction().(*Transaction); ok {
+		_ = t.rollback(context.Background())
+		s.SetTransaction(nil)
+	}
+	if s.onEnd != nil {
+		s.onEnd()
+		s.onEnd = nil
+	}
+}
+
+// statementFailed undoes what the statement that just failed wrote. GMS
+// does not always tell the table editors (an error met while an OK-result
+// iterator runs skips DiscardChanges), so the handler calls this after
+// every failed command. Outside an explicit transaction the whole
+// autocommit transaction is abandoned.
+func (s *Session) statementFailed(ctx context.Context) {
+	t, ok := s.GetTransaction().(*Transaction)
+	if !ok {
+		return
+	}
+	t.statementEnd(false)
+	if s.inExplicitTransaction() {
+		return
+	}
+	_ = t.rollback(ctx)
+	s.SetTransaction(nil)
+}
+
+// statementSucceeded keeps what the statement wrote, in case GMS did not
+// call StatementComplete.
+func (s *Session) statementSucceeded() {
+	if t, ok := s.GetTransaction().(*Transaction); ok {
+		t.statementEnd(true)
+	}
+}
+
+// inExplicitTransaction reports whether a transaction outlives the current
+// statement: after BEGIN, or with autocommit off.
+func (s *Session) inExplicitTransaction() bool {
+	if s.GetIgnoreAutoCommit() {
+		return true
+	}
+	v, err := s.GetSessionVariable(nil, gsql.AutoCommitSessionVar)
+	if err != nil {
+		return false
+	}
+	on, err := gsql.ConvertToBool(nil, v)
+	return err == nil && !on
+}

@@ -1,0 +1,176 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/txn"
+)
+
+// Transaction is one MySQL transaction: a single Percolator transaction,
+// begun lazily on the first read or write so that statements that touch no
+// table (SET, SELECT 1, SHOW VARIABLES) never fetch a timestamp.
+//
+// GMS calls StartTransaction before every statement in autocommit mode and
+// once per BEGIN otherwise; the Session commits or rolls it back. A
+// Transaction is used by one session at a time; GMS may call it from the
+// goroutine that spools result rows, but never concurrently.
+type Transaction struct {
+	provider *DatabaseProvider
+	readOnly bool
+
+	// kv is the Percolator transaction, nil until first use.
+	kv *txn.Txn
+	// cat is the catalog this transaction sees: the snapshot at its
+	// start_ts, then (catDirty) a private copy changed by its own DDL.
+	cat      *catalogData
+	catDirty bool
+
+	// stmt is the statement-level undo point: a staging handle taken when
+	// the first table editor of a statement begins, released when the
+	// statement completes and cleaned up (its writes undone) when it fails.
+	stmt     txn.StagingHandle
+	stmtOpen bool
+	// keyless tracks the rows a writing statement reads from tables
+	// without a primary key (see keylessTracker); nil outside one.
+	keyless *keylessTracker
+}
+
+var _ gsql.Transaction = (*Transaction)(nil)
+
+// String names the transaction for GMS's logs.
+func (t *Transaction) String() string {
+	return "percdb transaction"
+}
+
+// IsReadOnly reports whether the transaction was started READ ONLY.
+func (t *Transaction) IsReadOnly() bool { return t.readOnly }
+
+// txn returns the Percolator transaction, beginning it if needed.
+func (t *Transaction) txn(ctx context.Context) (*txn.Txn, error) {
+	if t.kv != nil {
+		return t.kv, nil
+	}
+	k, err := t.provider.store.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	t.kv = k
+	return k, nil
+}
+
+// writable returns the Percolator transaction for a write, refusing in a
+// READ ONLY transaction.
+func (t *Transaction) writable(ctx context.Context) (*txn.Txn, error) {
+	if t.readOnly {
+		return nil, gsql.ErrReadOnlyTransaction.New()
+	}
+	return t.txn(ctx)
+}
+
+// catalog returns the catalog as this transaction sees it.
+func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
+	if t.cat != nil {
+		return t.cat, nil
+	}
+	k, err := t.txn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.provider.catalogs.load(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	t.cat = c
+	return c, nil
+}
+
+// changeCatalog lets a DDL change the catalog inside this transaction: fn
+// gets a private copy to change and the transaction to write through, and
+// the version key is bumped so that concurrent DDLs conflict and other
+// nodes reload their cache after the commit.
+func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalogData, k *txn.Txn) error) error {
+	cur, err := t.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	k, err := t.writable(ctx)
+	if err != nil {
+		return err
+	}
+	next := cur.clone()
+	if err := fn(next, k); err != nil {
+		return err
+	}
+	if !t.catDirty {
+		next.version = cur.version + 1
+		if err := k.Set(keyVersion, encodeUint64(next.version)); err != nil {
+			return fmt.Errorf("bump schema version: %w", err)
+		}
+	}
+	t.cat = next
+	t.catDirty = true
+	return nil
+}
+
+// statementBegin opens the statement's undo point unless one is open.
+func (t *Transaction) statementBegin(ctx context.Context) error {
+	if t.stmtOpen {
+		return nil
+	}
+	k, err := t.txn(ctx)
+	if err != nil {
+		return err
+	}
+	t.stmt = k.Staging()
+	t.stmtOpen = true
+	t.keyless = &keylessTracker{rows: make(map[string][][]byte)}
+	return nil
+}
+
+// statementEnd closes the statement's undo point: its writes are kept when
+// ok, undone otherwise. A statement without an undo point is a no-op.
+func (t *Transaction) statementEnd(ok bool) {
+	if !t.stmtOpen {
+		return
+	}
+	t.stmtOpen = false
+	t.keyless = nil
+	if ok {
+		t.kv.Release(t.stmt)
+	} else {
+		t.kv.Cleanup(t.stmt)
+	}
+}
+
+// commit commits the Percolator transaction, if one was begun.
+func (t *Transaction) commit(ctx context.Context) error {
+	t.statementEnd(true)
+	if t.kv == nil {
+		return nil
+	}
+	if err := t.kv.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if t.catDirty {
+		// Our own DDL is committed: later transactions may use this
+		// catalog without reloading it.
+		t.provider.catalogs.offer(t.cat)
+	}
+	return nil
+}
+
+// rollback abandons the Percolator transaction, if one was begun.
+func (t *Transaction) rollback(ctx context.Context) error {
+	t.stmtOpen, t.keyless = false, nil
+	if t.kv == nil {
+		return nil
+	}
+	if err := t.kv.Rollback(ctx); err != nil && !errors.Is(err, txn.ErrTxnFinished) {
+		return fmt.Errorf("rollback: %w", err)
+	}
+	return nil
+}
