@@ -1,0 +1,297 @@
+// Package testserver gives the correctness tests (tests/isolation,
+// tests/elle) a MySQL-protocol server to run against, and says which kind
+// it is, because the tests expect percdb's snapshot isolation and document
+// how InnoDB's REPEATABLE READ differs.
+//
+// A test calls ForTest, which picks, in order:
+//
+//   - PERCDB_TEST_DSN: an already running server (go-sql-driver/mysql DSN,
+//     with a database), of the flavor named by PERCDB_TEST_FLAVOR ("percdb",
+//     the default, or "mariadb");
+//   - PERCDB_TEST_MARIADB=1 (or a path to mariadbd): a private MariaDB
+//     started for the test in a temporary data directory, on its own port
+//     and socket, stopped when the test ends;
+//   - otherwise the test is skipped until an in-process percdb is available
+//     here.
+//
+// A package whose tests share one server holds a Shared.
+package testserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Flavor is the kind of server behind a DSN.
+type Flavor string
+
+const (
+	// Percdb promises snapshot isolation: conflicts abort the second
+	// committer with error 1213.
+	Percdb Flavor = "percdb"
+	// MariaDB is InnoDB's REPEATABLE READ: row locks, lost updates allowed.
+	MariaDB Flavor = "mariadb"
+)
+
+// Environment variables read by ForTest.
+const (
+	EnvDSN     = "PERCDB_TEST_DSN"
+	EnvFlavor  = "PERCDB_TEST_FLAVOR"
+	EnvMariaDB = "PERCDB_TEST_MARIADB"
+)
+
+// Database is the database a started server's DSN points at.
+const Database = "percdb_test"
+
+// Server is a server the tests can connect to.
+type Server struct {
+	// DSN is a go-sql-driver/mysql DSN that selects the test database.
+	DSN    string
+	Flavor Flavor
+	stop   func() error
+}
+
+// Close stops the server if this package started it.
+func (s *Server) Close() error {
+	if s.stop == nil {
+		return nil
+	}
+	return s.stop()
+}
+
+// ErrNoServer is FromEnv's answer when nothing says which server to use.
+var ErrNoServer = fmt.Errorf("no server to test: set %s (and %s), or %s=1 for a private MariaDB", EnvDSN, EnvFlavor, EnvMariaDB)
+
+// FromEnv returns the server the environment asks for (see the package
+// documentation), started if need be; the caller must Close it. It returns
+// ErrNoServer when the environment names none.
+func FromEnv(ctx context.Context) (*Server, error) {
+	if dsn := os.Getenv(EnvDSN); dsn != "" {
+		flavor := Flavor(os.Getenv(EnvFlavor))
+		switch flavor {
+		case "":
+			flavor = Percdb
+		case Percdb, MariaDB:
+		default:
+			return nil, fmt.Errorf("%s=%q: want %q or %q", EnvFlavor, flavor, Percdb, MariaDB)
+		}
+		return &Server{DSN: dsn, Flavor: flavor}, nil
+	}
+	if m := os.Getenv(EnvMariaDB); m != "" {
+		opts := MariaDBOptions{}
+		if m != "1" {
+			opts.Mariadbd = m
+		}
+		return StartMariaDB(ctx, opts)
+	}
+	return nil, ErrNoServer
+}
+
+// ForTest returns the server t should use, stopped at the end of the test,
+// or skips t when the environment names none.
+func ForTest(t testing.TB) *Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := FromEnv(ctx)
+	if errors.Is(err, ErrNoServer) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	})
+	return s
+}
+
+// Shared is one server for all the tests of a package, started by the
+// first test that asks for it. Its zero value is ready to use; the
+// package's TestMain closes it after m.Run.
+type Shared struct {
+	mu      sync.Mutex
+	started bool
+	srv     *Server
+	err     error
+}
+
+// Get returns the shared server, starting it on first use, or skips t when
+// the environment names none.
+func (s *Shared) Get(t testing.TB) *Server {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		s.started = true
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		s.srv, s.err = FromEnv(ctx)
+		cancel()
+	}
+	if errors.Is(s.err, ErrNoServer) {
+		t.Skip(s.err)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.srv
+}
+
+// Close stops the server if Get started one.
+func (s *Shared) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil {
+		return nil
+	}
+	err := s.srv.Close()
+	s.srv = nil
+	return err
+}
+
+// MariaDBOptions configures StartMariaDB. The zero value runs the Debian
+// package's binaries.
+type MariaDBOptions struct {
+	// Mariadbd is the server binary. Default /usr/sbin/mariadbd.
+	Mariadbd string
+	// InstallDB is the data directory initialiser. Default
+	// mariadb-install-db from PATH.
+	InstallDB string
+}
+
+// StartMariaDB initialises a fresh data directory under the system's
+// temporary directory, starts mariadbd on a free port of 127.0.0.1 with its
+// own socket, creates the test database, and returns once the server
+// answers. Close stops the server and removes the directory.
+func StartMariaDB(ctx context.Context, opts MariaDBOptions) (s *Server, err error) {
+	if opts.Mariadbd == "" {
+		opts.Mariadbd = "/usr/sbin/mariadbd"
+	}
+	if opts.InstallDB == "" {
+		opts.InstallDB = "mariadb-install-db"
+	}
+	// A short directory of our own: the socket path must fit in 108 bytes,
+	// which a test's TempDir does not promise.
+	dir, err := os.MkdirTemp("", "percdb-mariadb-")
+	if err != nil {
+		return nil, fmt.Errorf("mariadb data directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	data := filepath.Join(dir, "data")
+	root := []string{}
+	if os.Geteuid() == 0 {
+		root = []string{"--user=root"} // mariadbd refuses to run as root otherwise
+	}
+	install := exec.CommandContext(ctx, opts.InstallDB, append([]string{
+		"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db",
+	}, root...)...)
+	if out, err := install.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s: %w\n%s", opts.InstallDB, err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logFile := filepath.Join(dir, "error.log")
+	cmd := exec.Command(opts.Mariadbd, append([]string{
+		"--no-defaults",
+		"--datadir=" + data,
+		"--socket=" + filepath.Join(dir, "mysqld.sock"),
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"),
+		"--log-error=" + logFile,
+		"--bind-address=127.0.0.1",
+		"--port=" + strconv.Itoa(port),
+		"--skip-log-bin",
+		"--innodb-buffer-pool-size=64M",
+	}, root...)...)
+	dieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", opts.Mariadbd, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() error {
+		defer os.RemoveAll(dir)
+		select {
+		case err := <-exited:
+			return fmt.Errorf("mariadbd had already exited: %v", err)
+		default:
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			return fmt.Errorf("stop mariadbd: %w", err)
+		}
+		select {
+		case <-exited:
+			return nil
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			<-exited
+			return errors.New("mariadbd ignored SIGTERM for a minute; killed")
+		}
+	}
+	defer func() {
+		if err != nil {
+			_ = stop()
+		}
+	}()
+
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "tcp"
+	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	// Wait for the server to answer, or to die.
+	for {
+		if err = admin.PingContext(ctx); err == nil {
+			break
+		}
+		select {
+		case werr := <-exited:
+			log, _ := os.ReadFile(logFile)
+			return nil, fmt.Errorf("mariadbd exited before answering (%v):\n%s", werr, log)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("mariadbd did not answer: %w (last error %v)", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+Database); err != nil {
+		return nil, fmt.Errorf("create test database: %w", err)
+	}
+	cfg.DBName = Database
+	return &Server{DSN: cfg.FormatDSN(), Flavor: MariaDB, stop: stop}, nil
+}
+
+// freePort asks the kernel for a free TCP port on 127.0.0.1. Another
+// process could take it before mariadbd binds it; mariadbd then fails to
+// start and StartMariaDB says so.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
