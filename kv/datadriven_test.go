@@ -449,4 +449,3 @@ func actionName(a TxnAction) string {
 	}
 	return fmt.Sprintf("action(%d)", a)
 }
-

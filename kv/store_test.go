@@ -3,9 +3,12 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
 	"github.com/percdb/percdb/tso"
 )
 
@@ -60,5 +63,124 @@ func TestLocalClientTransaction(t *testing.T) {
 	pairs, err := c.Scan(ctx, &ScanRequest{Region: reg.Ctx(), Start: []byte(""), Version: MaxTS})
 	if err != nil || len(pairs) != 2 || len(pairs[1].Value) != 300 {
 		t.Fatalf("scan: %v %v", pairs, err)
+	}
+}
+
+// TestBadInput checks that malformed requests are errors naming the
+// problem.
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	rc := s.Regions()[0].Ctx()
+	for name, err := range map[string]error{
+		"unknown op": func() error {
+			_, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Primary: []byte("a"), StartTS: 1, Mutations: []Mutation{{Op: Op(99), Key: []byte("a")}}})
+			return err
+		}(),
+		"no primary": func() error {
+			_, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, StartTS: 1, Mutations: []Mutation{{Op: OpPut, Key: []byte("a")}}})
+			return err
+		}(),
+		"zero start_ts in rollback": s.BatchRollback(ctx, rc, [][]byte{[]byte("a")}, 0),
+		"zero start_ts in cleanup":  s.Cleanup(ctx, rc, []byte("a"), 0, 0),
+		"zero start_ts in resolve":  s.ResolveLock(ctx, &ResolveLockRequest{Region: rc}),
+		"zero version in scan": func() error {
+			_, err := s.Scan(ctx, &ScanRequest{Region: rc})
+			return err
+		}(),
+		"scan end before start": func() error {
+			_, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: []byte("b"), End: []byte("a"), Version: 1})
+			return err
+		}(),
+		"zero start_ts in heartbeat": func() error {
+			_, err := s.TxnHeartBeat(ctx, rc, []byte("a"), 0, 1)
+			return err
+		}(),
+	} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		} else if isContractError(err) {
+			t.Errorf("%s: got protocol error %v, want a bad-input error", name, err)
+		}
+	}
+	if _, err := Open("", Options{}); err == nil {
+		t.Error("Open with no directory and not in memory: no error")
+	}
+	if _, err := Open("", Options{InMemory: true, SyncWrites: SyncMode(7)}); err == nil {
+		t.Error("Open with an unknown sync mode: no error")
+	}
+}
+
+// TestCorruptRecord checks that a corrupt record read by a command is an
+// error, not a panic.
+func TestCorruptRecord(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	rc := s.Regions()[0].Ctx()
+	var wb writeBatch
+	wb.put(keyspace.LockKey([]byte("a")), []byte{'P', 0x7f})
+	wb.put(keyspace.WriteKey([]byte("b"), 5), []byte{'?'})
+	if err := s.applier.apply(ctx, &wb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, rc, []byte("a"), 10); !errors.Is(err, txntypes.ErrCorrupt) {
+		t.Errorf("get over a corrupt lock: %v", err)
+	}
+	if _, err := s.Get(ctx, rc, []byte("b"), 10); !errors.Is(err, txntypes.ErrCorrupt) {
+		t.Errorf("get over a corrupt write: %v", err)
+	}
+	if _, err := s.Scan(ctx, &ScanRequest{Region: rc, Version: 10}); !errors.Is(err, txntypes.ErrCorrupt) {
+		t.Errorf("scan over corrupt records: %v", err)
+	}
+	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{[]byte("a")}, StartTS: 1, CommitTS: 2}); !errors.Is(err, txntypes.ErrCorrupt) {
+		t.Errorf("commit over a corrupt lock: %v", err)
+	}
+}
+
+// TestReopen checks that data and region descriptors survive a close and
+// reopen, and that max_read_ts does not (the node seeds it).
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{SyncWrites: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewLocalClient(s)
+	rc := s.Regions()[0].Ctx()
+	if resp, err := c.Prewrite(ctx, &PrewriteRequest{Region: rc, Primary: []byte("a"), StartTS: 10, MaxCommitTS: 100, TryOnePC: true,
+		Mutations: []Mutation{{Op: OpPut, Key: []byte("a"), Value: []byte("1")}}}); err != nil || resp.OnePCCommitTS == 0 {
+		t.Fatalf("prewrite: %v %v", resp, err)
+	}
+	if _, err := c.Get(ctx, rc, []byte("a"), 50); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.SplitRegion(ctx, []byte("m")); err != nil {
+		t.Fatal(err)
+	}
+	want := s.Regions()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Regions(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("regions after reopen: %v, want %v", got, want)
+	}
+	right, err := s.LocateKey([]byte("z"))
+	if err != nil || right.ID != want[1].ID {
+		t.Fatalf("locate z: %v %v", right, err)
+	}
+	if v, err := s.Get(ctx, want[0].Ctx(), []byte("a"), 50); err != nil || string(v) != "1" {
+		t.Fatalf("get after reopen: %q %v", v, err)
+	}
+	// A new region id is not reused after a restart.
+	_, third, err := s.SplitRegion(ctx, []byte("t"))
+	if err != nil || third.ID <= want[1].ID {
+		t.Fatalf("split after reopen: %v %v", third, err)
 	}
 }
