@@ -40,15 +40,17 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 	}()
 	err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
 		allNew := true // no key holds this transaction's lock yet
-		for _, m := range req.Mutations {
-			own, err := prewriteCheck(r, req.StartTS, m)
+		own := make([]bool, len(req.Mutations))
+		for i, m := range req.Mutations {
+			var err error
+			own[i], err = prewriteCheck(r, req.StartTS, m)
 			if err != nil && !isContractError(err) {
 				return err
 			}
 			if err != nil {
 				resp.Errors = append(resp.Errors, err)
 			}
-			allNew = allNew && !own
+			allNew = allNew && !own[i]
 		}
 		if len(resp.Errors) > 0 {
 			return nil
@@ -60,21 +62,15 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 				return err
 			}
 		}
-		for _, m := range req.Mutations {
-			if resp.OnePCCommitTS != 0 {
+		for i, m := range req.Mutations {
+			switch {
+			case resp.OnePCCommitTS != 0:
 				if err := putCommitRecord(r, wb, m.Key, resp.OnePCCommitTS, onePCWrite(wb, req.StartTS, m)); err != nil {
 					return err
 				}
-				continue
+			case !own[i]: // else already prewritten by an earlier attempt
+				putPrewriteLock(wb, req, m)
 			}
-			if l, err := r.lock(m.Key); err != nil || l != nil {
-				// Already prewritten by an earlier attempt (checked above).
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			putPrewriteLock(wb, req, m)
 		}
 		return nil
 	})

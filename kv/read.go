@@ -43,10 +43,9 @@ func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version u
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	r, err := newMVCCReader(s.db)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	r := newMVCCReader(snap)
 	defer r.close()
 	var pairs []KvPair
 	for _, k := range keys {
@@ -149,10 +148,9 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	r, err := newMVCCReader(s.db)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	r := newMVCCReader(snap)
 	defer r.close()
 	pairs, err := r.scan(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
 	if err != nil {
@@ -187,6 +185,10 @@ func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyO
 		c := bytes.Compare(blocking[0].Lock.Key, key)
 		return c == 0 || (c < 0) != reverse
 	}
+	iter, err := r.writeIter()
+	if err != nil {
+		return nil, err
+	}
 	lower := keyspace.WritePrefix(start)
 	upper := keyspace.SpaceEnd(keyspace.Write)
 	if end != nil {
@@ -195,12 +197,12 @@ func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyO
 	var pairs []KvPair
 	var ok bool
 	if reverse {
-		ok = r.iter.SeekLT(upper)
+		ok = iter.SeekLT(upper)
 	} else {
-		ok = r.iter.SeekGE(lower)
+		ok = iter.SeekGE(lower)
 	}
 	for ok && (limit == 0 || len(pairs) < limit) {
-		k := r.iter.Key()
+		k := iter.Key()
 		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
 			break
 		}
@@ -224,13 +226,14 @@ func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyO
 			}
 			pairs = append(pairs, KvPair{Key: key, Value: v})
 		}
+		// valueWrite moved the iterator; seek to the next user key.
 		if reverse {
-			ok = r.iter.SeekLT(keyspace.WritePrefix(key))
+			ok = iter.SeekLT(keyspace.WritePrefix(key))
 		} else {
-			ok = r.iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
+			ok = iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
 		}
 	}
-	if err := r.iter.Error(); err != nil {
+	if err := iter.Error(); err != nil {
 		return nil, err
 	}
 	if len(blocking) > 0 && (limit == 0 || len(pairs) < limit) {
@@ -242,26 +245,12 @@ func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyO
 // blockingLocks returns, in key order, the locks in [start, end) that
 // block a read at ts.
 func (r *mvccReader) blockingLocks(start, end []byte, ts uint64) ([]*KeyIsLockedError, error) {
-	upper := keyspace.SpaceEnd(keyspace.Lock)
-	if end != nil {
-		upper = keyspace.LockKey(end)
-	}
 	var out []*KeyIsLockedError
-	for ok := r.iter.SeekGE(keyspace.LockKey(start)); ok; ok = r.iter.Next() {
-		if bytes.Compare(r.iter.Key(), upper) >= 0 {
-			break
-		}
-		key, err := keyspace.DecodeLockKey(r.iter.Key())
-		if err != nil {
-			return nil, err
-		}
-		l, err := txntypes.DecodeLock(r.iter.Value())
-		if err != nil {
-			return nil, fmt.Errorf("read lock of %q: %w", key, err)
-		}
+	err := r.locks(start, end, func(key []byte, l *txntypes.Lock) bool {
 		if blocksRead(l, ts) {
 			out = append(out, &KeyIsLockedError{Lock: lockInfo(key, l)})
 		}
-	}
-	return out, r.iter.Error()
+		return true
+	})
+	return out, err
 }

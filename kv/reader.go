@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -11,38 +12,64 @@ import (
 	"github.com/percdb/percdb/kv/internal/txntypes"
 )
 
-// mvccReader reads lock, write and data records from one consistent view of
-// the store (a Pebble iterator is a point-in-time snapshot). Commands that
-// write create it after taking their latches, so what it shows of their
-// keys cannot change before they apply; reads create it without latches and
-// rely on Percolator's ordering (a commit_ts at or below a read's ts was
-// issued after the prewrite's locks were in place).
+// mvccReader reads lock, write and data records from one view of the
+// store. Write commands read the database itself, under the latches of
+// their keys, so what they read of those keys cannot change before they
+// apply. Reads take no latches and read a Pebble snapshot, so all their
+// records come from one instant.
+//
+// Point lookups (lock, data, one write record) use Get, not an iterator: a
+// committed or rolled-back key's lock is a tombstone, and an iterator
+// seeking in the lock space would step over every tombstone after the key
+// until compaction removes them, while Get stops at the key.
 type mvccReader struct {
+	src pebble.Reader
+	// iter walks the write space; opened on first use.
 	iter *pebble.Iterator
 }
 
-// newMVCCReader opens a reader over db.
-func newMVCCReader(db *pebble.DB) (*mvccReader, error) {
-	iter, err := db.NewIter(nil)
-	if err != nil {
-		return nil, fmt.Errorf("open mvcc reader: %w", err)
-	}
-	return &mvccReader{iter: iter}, nil
-}
+// newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).
+func newMVCCReader(src pebble.Reader) *mvccReader { return &mvccReader{src: src} }
 
-// close releases the reader's view.
+// close releases the reader's iterator.
 func (r *mvccReader) close() {
-	// The iterator's error was already reported by the call that met it.
-	_ = r.iter.Close()
+	if r.iter != nil {
+		// The iterator's error was already reported by the call that met it.
+		_ = r.iter.Close()
+	}
 }
 
-// exact returns the value stored at raw key k, or nil if there is none.
-// The value is only valid until the reader moves.
-func (r *mvccReader) exact(k []byte) ([]byte, error) {
-	if r.iter.SeekGE(k) && bytes.Equal(r.iter.Key(), k) {
-		return r.iter.Value(), nil
+// writeIter returns the write-space iterator, opening it if needed.
+func (r *mvccReader) writeIter() (*pebble.Iterator, error) {
+	if r.iter != nil {
+		return r.iter, nil
 	}
-	return nil, r.iter.Error()
+	iter, err := r.src.NewIter(&pebble.IterOptions{
+		LowerBound: keyspace.SpaceStart(keyspace.Write),
+		UpperBound: keyspace.SpaceEnd(keyspace.Write),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open write-space iterator: %w", err)
+	}
+	r.iter = iter
+	return iter, nil
+}
+
+// exact returns a copy of the value stored at raw key k, or nil if there is
+// none.
+func (r *mvccReader) exact(k []byte) ([]byte, error) {
+	v, closer, err := r.src.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %x: %w", k, err)
+	}
+	v = append([]byte{}, v...)
+	if err := closer.Close(); err != nil {
+		return nil, fmt.Errorf("get %x: %w", k, err)
+	}
+	return v, nil
 }
 
 // lock returns key's lock, or nil if it has none.
@@ -67,7 +94,7 @@ func (r *mvccReader) data(key []byte, startTS uint64) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("read value of %q at start_ts %d: data record missing", key, startTS)
 	}
-	return append([]byte{}, v...), nil
+	return v, nil
 }
 
 // writeAt returns key's write record at exactly commitTS, or nil.
@@ -86,9 +113,13 @@ func (r *mvccReader) writeAt(key []byte, commitTS uint64) (*txntypes.Write, erro
 // writes calls fn with key's write records committed at or before ts,
 // newest first, until fn returns false.
 func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *txntypes.Write) (more bool)) error {
+	iter, err := r.writeIter()
+	if err != nil {
+		return err
+	}
 	prefix := keyspace.WritePrefix(key)
-	for ok := r.iter.SeekGE(keyspace.WriteKey(key, ts)); ok; ok = r.iter.Next() {
-		k := r.iter.Key()
+	for ok := iter.SeekGE(keyspace.WriteKey(key, ts)); ok; ok = iter.Next() {
+		k := iter.Key()
 		if !bytes.HasPrefix(k, prefix) {
 			break
 		}
@@ -96,7 +127,7 @@ func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *t
 			return fmt.Errorf("read writes of %q: write key %x has a bad length", key, k)
 		}
 		commitTS := ^binary.BigEndian.Uint64(k[len(prefix):])
-		w, err := txntypes.DecodeWrite(r.iter.Value())
+		w, err := txntypes.DecodeWrite(iter.Value())
 		if err != nil {
 			return fmt.Errorf("read write record of %q at %d: %w", key, commitTS, err)
 		}
@@ -104,7 +135,7 @@ func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *t
 			return nil
 		}
 	}
-	return r.iter.Error()
+	return iter.Error()
 }
 
 // newestWrite returns key's newest write record of any type, or a nil
@@ -188,4 +219,38 @@ func (r *mvccReader) txnRecord(key []byte, startTS uint64) (txnStatus, uint64, e
 		return true
 	})
 	return status, commitTS, err
+}
+
+// locks calls fn with each lock in [start, end) (end nil: unbounded), in
+// key order, until fn returns false. The iterator is bounded to the range
+// so that lock tombstones beyond it are never visited.
+func (r *mvccReader) locks(start, end []byte, fn func(key []byte, l *txntypes.Lock) (more bool)) error {
+	upper := keyspace.SpaceEnd(keyspace.Lock)
+	if end != nil {
+		upper = keyspace.LockKey(end)
+	}
+	iter, err := r.src.NewIter(&pebble.IterOptions{LowerBound: keyspace.LockKey(start), UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("open lock-space iterator: %w", err)
+	}
+	for ok := iter.First(); ok; ok = iter.Next() {
+		key, err := keyspace.DecodeLockKey(iter.Key())
+		if err != nil {
+			_ = iter.Close()
+			return err
+		}
+		l, err := txntypes.DecodeLock(iter.Value())
+		if err != nil {
+			_ = iter.Close()
+			return fmt.Errorf("read lock of %q: %w", key, err)
+		}
+		if !fn(key, l) {
+			break
+		}
+	}
+	if err := iter.Error(); err != nil {
+		_ = iter.Close()
+		return err
+	}
+	return iter.Close()
 }

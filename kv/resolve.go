@@ -1,11 +1,9 @@
 package kv
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
-	"github.com/percdb/percdb/kv/internal/keyspace"
 	"github.com/percdb/percdb/kv/internal/txntypes"
 )
 
@@ -72,33 +70,20 @@ func (s *Store) ResolveLock(ctx context.Context, req *ResolveLockRequest) error 
 // unbounded) locked by startTS, and the key to continue from, nil when the
 // range is done.
 func (s *Store) scanLocksOf(startTS uint64, start, end []byte, limit int) (keys [][]byte, next []byte, err error) {
-	r, err := newMVCCReader(s.db)
-	if err != nil {
-		return nil, nil, err
+	if len(end) == 0 {
+		end = nil
 	}
+	r := newMVCCReader(s.db)
 	defer r.close()
-	upper := keyspace.SpaceEnd(keyspace.Lock)
-	if len(end) != 0 {
-		upper = keyspace.LockKey(end)
-	}
-	for ok := r.iter.SeekGE(keyspace.LockKey(start)); ok; ok = r.iter.Next() {
-		if bytes.Compare(r.iter.Key(), upper) >= 0 {
-			break
-		}
-		key, err := keyspace.DecodeLockKey(r.iter.Key())
-		if err != nil {
-			return nil, nil, err
-		}
+	err = r.locks(start, end, func(key []byte, l *txntypes.Lock) bool {
 		if len(keys) == limit {
-			return keys, key, nil
-		}
-		l, err := txntypes.DecodeLock(r.iter.Value())
-		if err != nil {
-			return nil, nil, fmt.Errorf("read lock of %q: %w", key, err)
+			next = key
+			return false
 		}
 		if l.StartTS == startTS {
 			keys = append(keys, key)
 		}
-	}
-	return keys, nil, r.iter.Error()
+		return true
+	})
+	return keys, next, err
 }

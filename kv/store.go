@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/percdb/percdb/kv/internal/latch"
 )
@@ -71,6 +72,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{Cache: cache}
+	// Bloom filters on every level: most point lookups are of locks that
+	// are not there (committed keys), and a filter answers those without
+	// reading a block.
+	popts.Levels = make([]pebble.LevelOptions, 7)
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
 		dir = ""
@@ -117,10 +125,7 @@ func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer g.Release()
-	r, err := newMVCCReader(s.db)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
+	r := newMVCCReader(s.db)
 	defer r.close()
 	var wb writeBatch
 	if err := decide(r, &wb); err != nil {
