@@ -43,6 +43,10 @@ func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version u
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	if err := s.enter(what); err != nil {
+		return nil, err
+	}
+	defer s.exit()
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	r := newMVCCReader(snap)
@@ -148,6 +152,10 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	if err := s.enter(what); err != nil {
+		return nil, err
+	}
+	defer s.exit()
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	r := newMVCCReader(snap)

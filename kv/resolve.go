@@ -73,6 +73,10 @@ func (s *Store) scanLocksOf(startTS uint64, start, end []byte, limit int) (keys 
 	if len(end) == 0 {
 		end = nil
 	}
+	if err := s.enter("scan locks"); err != nil {
+		return nil, nil, err
+	}
+	defer s.exit()
 	r := newMVCCReader(s.db)
 	defer r.close()
 	err = r.locks(start, end, func(key []byte, l *txntypes.Lock) bool {

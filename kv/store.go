@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -48,6 +49,12 @@ const DefaultCacheSize = 64 << 20
 // commands of the Client contract on top, and the regions it serves. All
 // methods are safe for concurrent use.
 type Store struct {
+	// life is read-held by every command that touches db and write-held by
+	// Close, so that Close waits for commands in flight and later commands
+	// get ErrClosed instead of using a closed Pebble.
+	life   sync.RWMutex
+	closed bool
+
 	db       *pebble.DB
 	cache    *pebble.Cache
 	latches  *latch.Table
@@ -102,8 +109,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the store. Commands in flight may fail.
+// ErrClosed is returned by commands on a closed store.
+var ErrClosed = errors.New("store closed")
+
+// Close waits for the commands in flight and closes the store; later
+// commands return ErrClosed.
 func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
 	err := s.db.Close()
 	s.cache.Unref()
 	if err != nil {
@@ -111,6 +128,20 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// enter marks a command in flight; it fails with ErrClosed after Close.
+// The caller calls s.exit when done with the database.
+func (s *Store) enter(what string) error {
+	s.life.RLock()
+	if s.closed {
+		s.life.RUnlock()
+		return fmt.Errorf("%s: %w", what, ErrClosed)
+	}
+	return nil
+}
+
+// exit ends what enter began.
+func (s *Store) exit() { s.life.RUnlock() }
 
 // mutate runs one write command: it checks the region, takes the latches
 // of keys, lets decide read the keys' records and fill a batch, and applies
@@ -120,6 +151,10 @@ func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]
 	if _, err := s.regions.check(rc, 0, keys...); err != nil {
 		return err
 	}
+	if err := s.enter(what); err != nil {
+		return err
+	}
+	defer s.exit()
 	g, err := s.latches.Acquire(ctx, keys)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -148,6 +183,10 @@ func (s *Store) Regions() []RegionInfo { return s.regions.all() }
 // next epoch version, so requests routed by the old descriptor get a
 // *RegionError, and both inherit the region's max_read_ts.
 func (s *Store) SplitRegion(ctx context.Context, splitKey []byte) (left, right RegionInfo, err error) {
+	if err := s.enter(fmt.Sprintf("split at %q", splitKey)); err != nil {
+		return left, right, err
+	}
+	defer s.exit()
 	return s.regions.split(ctx, s.applier, splitKey)
 }
 

@@ -184,3 +184,28 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("split after reopen: %v %v", third, err)
 	}
 }
+
+// TestClosed checks that commands on a closed store fail with ErrClosed.
+func TestClosed(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := s.Regions()[0].Ctx()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, rc, []byte("a"), 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("get: %v", err)
+	}
+	if err := s.BatchRollback(ctx, rc, [][]byte{[]byte("a")}, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("rollback: %v", err)
+	}
+	if _, _, err := s.SplitRegion(ctx, []byte("m")); !errors.Is(err, ErrClosed) {
+		t.Errorf("split: %v", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second close: %v", err)
+	}
+}
