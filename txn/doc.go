@@ -1,0 +1,130 @@
+// Package txn is percdb's Percolator transaction client: snapshot
+// isolation over the MVCC key-value store of package kv, with timestamps
+// from an Oracle, in the style of TiKV's client-go.
+//
+// # Pieces
+//
+// A Store is shared by every session of a process. It owns the kv.Client,
+// the Oracle, the LockResolver, the heartbeat goroutine and the goroutines
+// that finish commits in the background. A Txn is one transaction of one
+// session: its start_ts, and a memBuffer of its writes. Nothing reaches
+// the store before Commit: reads go to the snapshot, writes to the buffer.
+//
+// # Reads
+//
+// A transaction fetches its start_ts from the oracle lazily, at its first
+// read (or at commit for blind writes), so a transaction that only writes
+// costs one timestamp and one that does nothing costs none. Get, BatchGet
+// and Iter read the buffer first (read-your-writes) and the snapshot at
+// start_ts for the rest: each request is routed with LocateKey and names
+// its region; a *kv.RegionError drops the route and retries (bounded).
+// Iterators page through a region at a time, ScanPageSize pairs per
+// request, ascending or descending.
+//
+// A read that meets a lock (*kv.KeyIsLockedError) asks the LockResolver.
+// The fate of a Percolator transaction is decided by its primary lock
+// alone, so the resolver calls CheckTxnStatus on the primary's region:
+//
+//   - committed: the lock met is committed at the same commit_ts (rolled
+//     forward) and the read retried;
+//   - rolled back, or its TTL ran out (CheckTxnStatus then rolls the
+//     primary back itself): the lock met is rolled back and the read
+//     retried;
+//   - alive: CheckTxnStatus pushes the primary's min_commit_ts above the
+//     reader's start_ts (the store then refuses to commit below it, see
+//     *kv.CommitTSExpiredError), so the writer will commit above the
+//     reader, and the reader reads past the lock: it reads the key at
+//     lock.start_ts-1, which returns the newest version committed before
+//     the lock (no version of a locked key can commit at or after its
+//     lock's start_ts, or that prewrite would have failed). Scans read
+//     past a lock by stopping before its key, reading the key alone and
+//     going on after it;
+//   - no primary lock and no record: the primary's prewrite is still on
+//     its way (batches are prewritten in parallel), so the writer has not
+//     fetched its commit_ts yet and will commit above the reader, which
+//     reads past.
+//
+// Decided fates are cached (they never change), so the locks of one dead
+// transaction cost one CheckTxnStatus.
+//
+// Store.PointGet and BatchPointGet are autocommit reads without a
+// timestamp: they read at kv.MaxTS and fetch nothing from the oracle. At
+// MaxTS, a lock whose primary is not committed is read past (the read
+// linearizes before that commit), a committed one is rolled forward, a
+// rolled back one rolled back. TTLs are then judged by the local clock,
+// which is safe: a primary's commit and its rollback exclude each other at
+// the store, so a rollback never undoes an acknowledged commit.
+//
+// # Commit
+//
+// Commit turns the buffer into sorted mutations (a put, a delete, an
+// insert that must not overwrite, a lock-only key from LockKeys, an
+// existence check for a key inserted then deleted) and:
+//
+//  1. chooses the primary: the first key in order that takes a lock;
+//  2. groups the mutations by region (LocateKey) and cuts each group into
+//     batches of about BatchBytes;
+//  3. one phase (1PC) when every key is in one region and the batch is at
+//     most OnePCMaxBytes: one Prewrite with TryOnePC and MaxCommitTS =
+//     (the largest timestamp this Store has received from the oracle)+1.
+//     The store commits at max(start_ts, the region's max_read_ts)+1 if
+//     that is within MaxCommitTS. The bound is safe because every
+//     timestamp the oracle issues later is at least that, so a transaction
+//     that starts after this commit returns sees it; and the region's
+//     max_read_ts puts the commit above every read that already happened
+//     (repeatable read). No commit timestamp is fetched. If the store
+//     answers OnePCCommitTS == 0 it prewrote instead, and the commit goes
+//     on in two phases;
+//  4. two phases (2PC): every batch is prewritten in parallel, the
+//     primary's included, with the lock TTL (LockTTL plus the time since
+//     start_ts, so that a transaction that read for long is not born
+//     expired) and the transaction's size. Once the primary is locked the
+//     heartbeat extends its TTL every HeartbeatInterval until the commit
+//     point is passed or the commit fails, so a slow commit is not taken
+//     for a dead one;
+//  5. fetches commit_ts from the oracle and commits the primary alone:
+//     that is the commit point. A *kv.CommitTSExpiredError (a reader
+//     pushed min_commit_ts) fetches a newer commit_ts and commits again;
+//  6. answers the caller, and commits the secondaries in the background on
+//     a Store goroutine (bounded by MaxBackgroundCommits; Close waits for
+//     them). A secondary left locked by a crash is rolled forward by
+//     whoever meets it.
+//
+// A prewrite that meets another transaction's lock resolves it as a read
+// does (without pushing anything) and retries the batch. If the lock's
+// owner is alive, the committer waits with exponential backoff, up to
+// LockWaitTimeout (ErrLockWaitTimeout) — but only for a younger owner.
+// Meeting the live lock of an older transaction, it fails at once with
+// ErrWriteConflict (wait-die): since waits only go from older to younger
+// transactions, two committers can never wait for each other, and the
+// heartbeat, which keeps a waiting committer's locks alive, cannot turn a
+// cycle into a stall. The younger transaction would most likely have hit
+// a write conflict anyway once the older one committed.
+//
+// A write conflict (a version committed at or after start_ts: first
+// committer wins), an existing key under an insert, or a transaction
+// already rolled back by someone else fails the commit: every key is
+// rolled back (BatchRollback, which leaves Rollback records so that a
+// prewrite still in flight fails) and the error returned, wrapping the
+// sentinel (ErrWriteConflict, ErrAlreadyExists, ErrTxnAborted) and the kv
+// error. A conflict is never retried silently: the transaction's reads may
+// be stale, and re-running it is the client's decision (MySQL 1213).
+//
+// If the primary's commit fails in a way that does not tell whether it
+// took effect, Commit returns ErrUndetermined and leaves the locks for
+// resolution.
+//
+// # Crashes
+//
+// A client that dies leaves locks. Before its primary is committed, they
+// expire after their TTL and the first reader or writer to meet one rolls
+// the transaction back; after, they are rolled forward at once. CommitHooks
+// let tests stop a commit at each of these points.
+//
+// # Deviations
+//
+// A transaction's start_ts is fetched again if it equals the commit_ts of
+// a 1PC commit this Store made: kv's prewrite counts a write at commit_ts
+// == start_ts as a conflict, and a calculated commit_ts may be exactly the
+// oracle's next timestamp.
+package txn

@@ -1,0 +1,134 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Oracle hands out strictly increasing timestamps. tso's batching client
+// satisfies it; txn depends on nothing else of package tso but the layout.
+type Oracle interface {
+	GetTimestamp(ctx context.Context) (uint64, error)
+}
+
+// Options tunes a Store. The zero value gives the defaults documented on
+// each field.
+type Options struct {
+	// LockTTL is how long a prewritten lock stays alive without a
+	// heartbeat, counted from the moment the transaction got its start_ts
+	// (a transaction that read for a while before committing prewrites
+	// with LockTTL plus the time it has lived, as TiKV's client does, so
+	// that its locks are not born expired). A lock whose TTL has passed may
+	// be rolled back by anyone who meets it. Default 3 s.
+	LockTTL time.Duration
+	// HeartbeatInterval is how often a commit in progress extends its
+	// primary lock's TTL. It must be well below LockTTL so that a live
+	// transaction is never mistaken for a dead one. Default LockTTL/3.
+	HeartbeatInterval time.Duration
+	// OnePCMaxBytes bounds the size (keys plus values) of a transaction
+	// that may commit in one phase. Default 16 KiB (TiKV's limit).
+	OnePCMaxBytes int
+	// EnableOnePC lets a transaction whose keys all live in one region
+	// commit in one phase with a calculated commit timestamp. nil means the
+	// default, true; a pointer because the zero value must mean "default"
+	// and the default is on (write EnableOnePC: new(false) to turn it off).
+	EnableOnePC *bool
+	// LockWaitTimeout bounds how long a reader or writer waits for another
+	// transaction's live lock; past it the operation fails with
+	// ErrLockWaitTimeout (MySQL's innodb_lock_wait_timeout is 50 s too).
+	// Default 50 s.
+	LockWaitTimeout time.Duration
+	// BatchBytes is the size at which the mutations of one region are cut
+	// into separate prewrite and commit requests. Default 16 KiB.
+	BatchBytes int
+	// ScanPageSize is how many pairs an iterator asks a region for at once.
+	// Default 256.
+	ScanPageSize int
+	// MaxBackgroundCommits bounds the goroutines committing secondaries
+	// after the caller was answered; a commit that finds them all busy
+	// commits its secondaries itself before returning. Default 64.
+	MaxBackgroundCommits int
+	// ResolvedCacheSize is how many final transaction states (committed at
+	// a timestamp, or rolled back) the LockResolver remembers, so that the
+	// locks of one dead transaction met by many readers cost one
+	// CheckTxnStatus. Default 4096.
+	ResolvedCacheSize int
+	// MaxRegionRetries bounds how many times one request is re-routed
+	// after region errors before the operation fails. Default 20.
+	MaxRegionRetries int
+	// Hooks are failpoints for tests; nil in production.
+	Hooks *CommitHooks
+}
+
+// onePC reports whether one-phase commit is enabled.
+func (o Options) onePC() bool { return o.EnableOnePC == nil || *o.EnableOnePC }
+
+// Validate reports the first invalid option, or nil. NewStore cannot
+// return an error, so a caller that builds Options from configuration
+// checks them here first.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
+// withDefaults fills zero fields and rejects nonsense.
+func (o Options) withDefaults() (Options, error) {
+	if o.LockTTL == 0 {
+		o.LockTTL = 3 * time.Second
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = o.LockTTL / 3
+	}
+	if o.OnePCMaxBytes == 0 {
+		o.OnePCMaxBytes = 16 << 10
+	}
+	if o.LockWaitTimeout == 0 {
+		o.LockWaitTimeout = 50 * time.Second
+	}
+	if o.BatchBytes == 0 {
+		o.BatchBytes = 16 << 10
+	}
+	if o.ScanPageSize == 0 {
+		o.ScanPageSize = 256
+	}
+	if o.MaxBackgroundCommits == 0 {
+		o.MaxBackgroundCommits = 64
+	}
+	if o.ResolvedCacheSize == 0 {
+		o.ResolvedCacheSize = 4096
+	}
+	if o.MaxRegionRetries == 0 {
+		o.MaxRegionRetries = 20
+	}
+	switch {
+	case o.LockTTL < time.Millisecond:
+		return o, fmt.Errorf("txn: LockTTL %v is below 1ms", o.LockTTL)
+	case o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.LockTTL:
+		return o, fmt.Errorf("txn: HeartbeatInterval %v must be positive and below LockTTL %v", o.HeartbeatInterval, o.LockTTL)
+	case o.OnePCMaxBytes < 0, o.BatchBytes < 0, o.ScanPageSize < 0, o.MaxBackgroundCommits < 0,
+		o.ResolvedCacheSize < 0, o.MaxRegionRetries < 0, o.LockWaitTimeout < 0:
+		return o, fmt.Errorf("txn: negative option in %+v", o)
+	}
+	return o, nil
+}
+
+// CommitHooks are failpoints that let tests stop a commit where a client
+// could die. Each hook runs at its point of the protocol; a non-nil error
+// makes Commit return that error at once and skip everything after it,
+// cleanup included, exactly as if the client had died there: the locks and
+// records already written stay for others to resolve. A hook may also kill
+// the process. Setting AfterPrimaryPrewrite makes the primary's batch
+// prewrite alone, before the other batches, so that the hook sees a state
+// where only the primary is locked.
+type CommitHooks struct {
+	// AfterPrimaryPrewrite runs when the primary's batch is prewritten and
+	// no other batch has been sent.
+	AfterPrimaryPrewrite func(startTS uint64) error
+	// AfterPrewrite runs when every key is prewritten, before the commit
+	// timestamp is fetched.
+	AfterPrewrite func(startTS uint64) error
+	// AfterPrimaryCommit runs when the primary is committed (the commit
+	// point), before any secondary is committed.
+	AfterPrimaryCommit func(startTS, commitTS uint64) error
+}

@@ -1,0 +1,154 @@
+package txn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/percdb/percdb/kv"
+)
+
+// errEmptyKey: keys are never empty (kv reserves nothing, but an empty key
+// is always a caller's bug, and an empty End means +infinity).
+var errEmptyKey = errors.New("empty key")
+
+// checkKey rejects keys no caller should send.
+func checkKey(key []byte) error {
+	if len(key) == 0 {
+		return errEmptyKey
+	}
+	return nil
+}
+
+// lockMet handles a lock a read at callerTS met: it resolves it, waits
+// when its owner is alive (through w), and returns the read timestamp to
+// retry with: readTS unchanged, or the version below the lock when the
+// reader may read past it.
+func (s *Store) lockMet(ctx context.Context, l kv.LockInfo, callerTS, readTS uint64, w *lockWaiter) (uint64, error) {
+	outcome, err := s.resolver.Resolve(ctx, l, callerTS)
+	if err != nil {
+		return 0, err
+	}
+	switch outcome {
+	case lockReadPast:
+		return min(readTS, versionBelow(l)), nil
+	case lockAlive:
+		if w.deadline.IsZero() {
+			*w = newLockWaiter(s.opts.LockWaitTimeout)
+		}
+		if err := w.wait(ctx, fmt.Sprintf("lock of txn %d on %q", l.StartTS, l.Key)); err != nil {
+			return 0, err
+		}
+	}
+	return readTS, nil
+}
+
+// get reads key at version through the lock resolver. A nil value means
+// not found.
+func (s *Store) get(ctx context.Context, key []byte, version uint64) ([]byte, error) {
+	return s.getAt(ctx, key, version, version)
+}
+
+// getAt is get for a reader at callerTS that has learned it may read key
+// at readTS <= callerTS (past a lock it met).
+func (s *Store) getAt(ctx context.Context, key []byte, callerTS, readTS uint64) ([]byte, error) {
+	var w lockWaiter
+	rr := newRegionRetrier(s.opts.MaxRegionRetries)
+	for {
+		reg, err := s.client.LocateKey(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("locate: %w", err)
+		}
+		v, err := s.client.Get(ctx, reg.Ctx(), key, readTS)
+		if err == nil {
+			return v, nil
+		}
+		var (
+			re     *kv.RegionError
+			locked *kv.KeyIsLockedError
+		)
+		switch {
+		case errors.As(err, &re):
+			s.client.InvalidateRegion(reg.ID)
+			err = rr.retry(ctx, err)
+		case errors.As(err, &locked):
+			readTS, err = s.lockMet(ctx, locked.Lock, callerTS, readTS, &w)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// batchGet reads keys at version, one BatchGet per region, the regions in
+// parallel, and returns the pairs found.
+func (s *Store) batchGet(ctx context.Context, keys [][]byte, version uint64) (map[string][]byte, error) {
+	sorted := make([][]byte, 0, len(keys))
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return nil, err
+		}
+		sorted = append(sorted, k)
+	}
+	slices.SortFunc(sorted, bytes.Compare)
+	sorted = slices.CompactFunc(sorted, bytes.Equal)
+	out := make(map[string][]byte, len(sorted))
+	if len(sorted) == 0 {
+		return out, nil
+	}
+	var mu sync.Mutex
+	add := func(k, v []byte) {
+		mu.Lock()
+		out[string(k)] = v
+		mu.Unlock()
+	}
+	spans, err := groupByRegion(ctx, s.client, sorted, 0, len(sorted))
+	if err != nil {
+		return nil, err
+	}
+	err = s.runSpans(ctx, sorted, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
+		pending := sorted[lo:hi:hi]
+		var w lockWaiter
+		for len(pending) > 0 {
+			pairs, err := s.client.BatchGet(ctx, reg.Ctx(), pending, version)
+			if err == nil {
+				for _, p := range pairs {
+					add(p.Key, p.Value)
+				}
+				return nil
+			}
+			var locked *kv.KeyIsLockedError
+			if !errors.As(err, &locked) {
+				return err // a *kv.RegionError is re-routed by runSpan
+			}
+			readTS, err := s.lockMet(ctx, locked.Lock, version, version, &w)
+			if err != nil {
+				return err
+			}
+			if readTS != version {
+				// Read the locked key alone, past the lock, and the rest
+				// as before.
+				v, err := s.getAt(ctx, locked.Lock.Key, version, readTS)
+				if err != nil {
+					return fmt.Errorf("get %q: %w", locked.Lock.Key, err)
+				}
+				if v != nil {
+					add(locked.Lock.Key, v)
+				}
+				n := len(pending)
+				pending = slices.DeleteFunc(slices.Clone(pending), func(k []byte) bool { return bytes.Equal(k, locked.Lock.Key) })
+				if len(pending) == n {
+					return fmt.Errorf("store reported a lock on %q, which was not asked for", locked.Lock.Key)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

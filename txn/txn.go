@@ -1,0 +1,295 @@
+package txn
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Txn is one snapshot-isolation transaction: reads see the snapshot at its
+// start_ts overlaid with its own buffered writes; writes are buffered until
+// Commit runs the Percolator protocol (doc.go). A Txn is used by one
+// goroutine at a time: it is not safe for concurrent use.
+type Txn struct {
+	s   *Store
+	buf *memBuffer
+
+	startTS uint64
+	// born is when startTS was fetched, by the local clock: lock TTLs count
+	// from there.
+	born     time.Time
+	commitTS uint64
+	finished bool
+}
+
+// StartTS returns the transaction's start timestamp, fetching it from the
+// oracle if no read has yet.
+func (t *Txn) StartTS(ctx context.Context) (uint64, error) {
+	if t.startTS != 0 {
+		return t.startTS, nil
+	}
+	ts, err := t.s.startTimestamp(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("start transaction: %w", err)
+	}
+	t.startTS, t.born = ts, time.Now()
+	return ts, nil
+}
+
+// CommitTS returns the commit timestamp once Commit has succeeded, else 0
+// (also for a transaction that wrote nothing).
+func (t *Txn) CommitTS() uint64 { return t.commitTS }
+
+// Len returns the number of buffered keys (writes and locks).
+func (t *Txn) Len() int { return t.buf.len() }
+
+// Size returns the bytes of buffered keys and values.
+func (t *Txn) Size() int { return t.buf.size }
+
+// IsReadOnly reports whether the transaction has nothing to commit: no
+// buffered write and no key locked by LockKeys.
+func (t *Txn) IsReadOnly() bool { return t.buf.len() == 0 }
+
+// usable returns an error when the transaction can no longer be used.
+func (t *Txn) usable() error {
+	if t.finished {
+		return ErrTxnFinished
+	}
+	return t.s.usable()
+}
+
+// Get returns the value of key as this transaction sees it: its own
+// buffered write if any (read-your-writes), else the snapshot at start_ts.
+func (t *Txn) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
+	if err := checkKey(key); err != nil {
+		return nil, false, fmt.Errorf("get: %w", err)
+	}
+	if err := t.usable(); err != nil {
+		return nil, false, fmt.Errorf("get %q: %w", key, err)
+	}
+	if e, ok := t.buf.get(key); ok && e.op != bufLock {
+		return e.value, e.op == bufPut, nil
+	}
+	ts, err := t.StartTS(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("get %q: %w", key, err)
+	}
+	v, err := t.s.get(ctx, key, ts)
+	if err != nil {
+		return nil, false, fmt.Errorf("get %q: %w", key, err)
+	}
+	return v, v != nil, nil
+}
+
+// BatchGet returns the values of the keys found, as Get would see them,
+// keyed by string(key). The snapshot part is read one request per region,
+// the regions in parallel.
+func (t *Txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	if err := t.usable(); err != nil {
+		return nil, fmt.Errorf("batch get: %w", err)
+	}
+	out := make(map[string][]byte, len(keys))
+	var missing [][]byte
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return nil, fmt.Errorf("batch get: %w", err)
+		}
+		e, ok := t.buf.get(k)
+		switch {
+		case !ok || e.op == bufLock:
+			missing = append(missing, k)
+		case e.op == bufPut:
+			out[string(k)] = e.value
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	ts, err := t.StartTS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("batch get: %w", err)
+	}
+	got, err := t.s.batchGet(ctx, missing, ts)
+	if err != nil {
+		return nil, fmt.Errorf("batch get: %w", err)
+	}
+	for k, v := range got {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Iter returns an ascending iterator over [start, end) (an empty end is
+// +infinity) as this transaction sees it: the snapshot at start_ts, paged
+// through region by region, with its buffered writes merged over it. The
+// buffered writes are those at the time of the call; writes made while the
+// iterator is open do not show in it.
+func (t *Txn) Iter(ctx context.Context, start, end []byte) (Iterator, error) {
+	return t.iter(ctx, start, end, false)
+}
+
+// IterReverse is Iter in descending key order over the same [start, end).
+func (t *Txn) IterReverse(ctx context.Context, start, end []byte) (Iterator, error) {
+	return t.iter(ctx, start, end, true)
+}
+
+func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterator, error) {
+	what := fmt.Sprintf("iterate [%q, %q)", start, end)
+	if err := t.usable(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	ts, err := t.StartTS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	snap, err := t.s.scan(ctx, start, end, ts, reverse)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	var buf []bufPair
+	if len(end) == 0 || bytes.Compare(start, end) < 0 {
+		buf = t.buf.rangeSnapshot(start, end)
+	}
+	if len(buf) == 0 {
+		return snap, nil
+	}
+	if reverse {
+		slices.Reverse(buf)
+	}
+	u := &unionIter{snap: snap, buf: buf, reverse: reverse}
+	if err := u.settle(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return u, nil
+}
+
+// write buffers one write after the common checks.
+func (t *Txn) write(what string, key []byte, e entry) error {
+	if err := checkKey(key); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if t.finished {
+		return fmt.Errorf("%s %q: %w", what, key, ErrTxnFinished)
+	}
+	t.buf.set(key, e)
+	return nil
+}
+
+// Set buffers a write of value to key. A key written by Insert earlier in
+// the transaction keeps Insert's check that it did not exist.
+func (t *Txn) Set(key, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	prev, _ := t.buf.get(key)
+	return t.write("set", key, entry{op: bufPut, value: value, presumeNotExists: prev.presumeNotExists})
+}
+
+// Delete buffers a delete of key. A key written by Insert earlier in the
+// transaction is still checked, at commit, not to exist.
+func (t *Txn) Delete(key []byte) error {
+	prev, _ := t.buf.get(key)
+	return t.write("delete", key, entry{op: bufDelete, presumeNotExists: prev.presumeNotExists})
+}
+
+// Insert buffers a write of value to key that must not overwrite an
+// existing key. The check is made by the store at prewrite (kv.OpInsert),
+// so a key that exists makes Commit fail with ErrAlreadyExists; a caller
+// that needs the answer sooner reads the key first. Inserting a key this
+// transaction already wrote is checked here: it exists unless the
+// transaction deleted it.
+func (t *Txn) Insert(key, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	prev, ok := t.buf.get(key)
+	if ok && prev.op == bufPut {
+		return fmt.Errorf("insert %q: %w", key, ErrAlreadyExists)
+	}
+	// Over a buffered delete the key is known to exist in the snapshot
+	// unless an earlier Insert said otherwise: the net effect is a put.
+	presume := !ok || prev.op == bufLock || prev.presumeNotExists
+	return t.write("insert", key, entry{op: bufPut, value: value, presumeNotExists: presume})
+}
+
+// LockKeys makes the keys part of the transaction's conflict detection, as
+// SELECT ... FOR UPDATE: a key not otherwise written is prewritten at
+// commit as a lock-only mutation (kv.OpLock), so that a write committed to
+// it by another transaction after this one started makes this one fail
+// with ErrWriteConflict. It fetches the start_ts if no read has yet, so
+// that the conflict window is fixed.
+func (t *Txn) LockKeys(ctx context.Context, keys ...[]byte) error {
+	if err := t.usable(); err != nil {
+		return fmt.Errorf("lock keys: %w", err)
+	}
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return fmt.Errorf("lock keys: %w", err)
+		}
+	}
+	if _, err := t.StartTS(ctx); err != nil {
+		return fmt.Errorf("lock keys: %w", err)
+	}
+	for _, k := range keys {
+		if _, ok := t.buf.get(k); !ok {
+			t.buf.set(k, entry{op: bufLock})
+		}
+	}
+	return nil
+}
+
+// Staging opens a stage of the buffered writes, TiDB MemBuffer style: a
+// statement opens one before it writes, then either Release keeps its
+// writes or Cleanup undoes them, so that a failed statement undoes only
+// itself. Stages nest; handles are closed innermost first.
+func (t *Txn) Staging() StagingHandle { return t.buf.staging() }
+
+// Release closes stage h (and any stage opened after it), keeping its
+// writes. An unknown or already closed handle is ignored.
+func (t *Txn) Release(h StagingHandle) { t.buf.release(h) }
+
+// Cleanup undoes every write made since stage h was opened and closes it
+// (and any stage opened after it). An unknown or already closed handle is
+// ignored.
+func (t *Txn) Cleanup(h StagingHandle) { t.buf.cleanup(h) }
+
+// Rollback abandons the transaction. Nothing reached the store before
+// Commit, so this is local; it exists for symmetry with Commit and for
+// transactions to come that lock eagerly. Rolling back a finished
+// transaction is a no-op.
+func (t *Txn) Rollback(ctx context.Context) error {
+	if t.finished {
+		return nil
+	}
+	t.finished = true
+	t.buf = newMemBuffer()
+	return nil
+}
+
+// Commit makes the buffered writes durable and visible atomically, or
+// fails leaving no trace of them; doc.go describes the protocol. A
+// transaction with nothing buffered commits without any request. After
+// Commit, successful or not, the transaction is finished.
+func (t *Txn) Commit(ctx context.Context) error {
+	if t.finished {
+		return fmt.Errorf("commit: %w", ErrTxnFinished)
+	}
+	if err := t.s.usable(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	t.finished = true
+	if t.buf.len() == 0 {
+		return nil
+	}
+	if _, err := t.StartTS(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	c := newCommitter(t)
+	if err := c.commit(ctx); err != nil {
+		return fmt.Errorf("commit txn %d: %w", t.startTS, err)
+	}
+	t.commitTS = c.commitTS
+	return nil
+}
