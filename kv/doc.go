@@ -66,9 +66,16 @@
 // of slots picked by key hash, taken in slot order, so commands cannot
 // deadlock), reads the keys' records, decides, and fills one write batch;
 // the batch is applied atomically while the latches are held. That is
-// Percolator's single-row transaction. Reads take no latches: a Pebble
-// iterator is a consistent snapshot, and Percolator's timestamp order does
-// the rest.
+// Percolator's single-row transaction. Reads take no latches: they read a
+// Pebble snapshot, and Percolator's timestamp order does the rest (a
+// commit_ts at or below a read's ts was issued after the prewrite's locks
+// were in place, so the read sees the lock or the commit).
+//
+// Point lookups (a key's lock, a long value, one write record) are Pebble
+// Gets, not iterator seeks: every committed key leaves a tombstone in the
+// lock space, and a seek would step over all the tombstones after the key
+// until compaction drops them. Lock-space scans (Scan's lock check,
+// ResolveLock over a region) use iterators bounded to their range.
 //
 // Commands never write to Pebble directly: they hand their batch to an
 // applier. The single-node applier commits it to Pebble; a replicated
@@ -105,4 +112,5 @@
 // With Options.SyncWrites at its default, SyncAlways, every command's batch
 // is in the synced write-ahead log before the command returns: a commit that
 // returned survives kill -9 and power loss. SyncNone trades that for speed.
+// Close waits for the commands in flight; later commands get ErrClosed.
 package kv

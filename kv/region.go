@@ -237,40 +237,48 @@ var errBadRegionInfo = errors.New("corrupt region descriptor")
 
 // decodeRegionInfo decodes a region descriptor.
 func decodeRegionInfo(b []byte) (RegionInfo, error) {
-	var r RegionInfo
 	if len(b) == 0 || b[0] != regionInfoFormat {
-		return r, fmt.Errorf("%w: unknown format", errBadRegionInfo)
+		return RegionInfo{}, fmt.Errorf("%w: unknown format", errBadRegionInfo)
 	}
-	b = b[1:]
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	bs := func() []byte {
-		n := uv()
-		if n > uint64(len(b)) {
-			b = nil
-			return nil
-		}
-		v := append([]byte(nil), b[:n]...)
-		b = b[n:]
-		return v
-	}
-	r.ID = uv()
-	r.Start = bs()
-	r.End = bs()
-	r.Epoch.ConfVer = uv()
-	if b == nil {
+	d := regionDecoder{b: b[1:]}
+	r := RegionInfo{ID: d.uvarint(), Start: d.bytes(), End: d.bytes()}
+	r.Epoch.ConfVer = d.uvarint()
+	r.Epoch.Version = d.uvarint()
+	switch {
+	case d.bad:
 		return RegionInfo{}, fmt.Errorf("%w: truncated", errBadRegionInfo)
-	}
-	r.Epoch.Version = uv()
-	if b == nil || len(b) != 0 || r.ID == 0 {
-		return RegionInfo{}, fmt.Errorf("%w: truncated, trailing bytes or zero id", errBadRegionInfo)
+	case len(d.b) != 0:
+		return RegionInfo{}, fmt.Errorf("%w: %d trailing bytes", errBadRegionInfo, len(d.b))
+	case r.ID == 0:
+		return RegionInfo{}, fmt.Errorf("%w: region id 0", errBadRegionInfo)
 	}
 	return r, nil
+}
+
+// regionDecoder reads a descriptor's fields; after the first bad field it
+// sets bad and returns zero values.
+type regionDecoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *regionDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if d.bad || n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *regionDecoder) bytes() []byte {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad = true
+		return nil
+	}
+	v := append([]byte(nil), d.b[:n]...)
+	d.b = d.b[n:]
+	return v
 }

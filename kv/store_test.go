@@ -209,3 +209,23 @@ func TestClosed(t *testing.T) {
 		t.Errorf("second close: %v", err)
 	}
 }
+
+func TestRegionInfoEncoding(t *testing.T) {
+	r := RegionInfo{ID: 7, Start: []byte("a"), End: nil, Epoch: RegionEpoch{ConfVer: 1, Version: 3}}
+	got, err := decodeRegionInfo(encodeRegionInfo(r))
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(r) {
+		t.Fatalf("round trip of %v: %v, %v", r, got, err)
+	}
+	enc := encodeRegionInfo(r)
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"format":    append([]byte{9}, enc[1:]...),
+		"truncated": enc[:len(enc)-1],
+		"trailing":  append(append([]byte{}, enc...), 0),
+		"zero id":   encodeRegionInfo(RegionInfo{}),
+	} {
+		if _, err := decodeRegionInfo(b); !errors.Is(err, errBadRegionInfo) {
+			t.Errorf("%s: got %v", name, err)
+		}
+	}
+}
