@@ -112,7 +112,7 @@ func (e *tableEditor) insert(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row
 			return duplicateKeyError(m.def.Name, "PRIMARY", m.primary.formatKeyValues(row), true, existing)
 		}
 	}
-	if err := e.checkUnique(ctx, k, row, h, nil); err != nil {
+	if err := e.checkUnique(ctx, k, row, h, h, nil); err != nil {
 		return err
 	}
 	value, err := m.encodeRow(row)
@@ -132,9 +132,10 @@ func (e *tableEditor) insert(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row
 }
 
 // checkUnique fails with a duplicate-key error if a unique index entry of
-// row is taken by a row other than h. skip, if set, says which indexes
-// need no check (their entry does not change in an update).
-func (e *tableEditor) checkUnique(ctx context.Context, k *txn.Txn, row gsql.Row, h tablecodec.Handle, skip []bool) error {
+// row is taken by a row other than h (or self, the row's handle before an
+// update moved it). skip, if set, says which indexes need no check (their
+// entry does not change in an update).
+func (e *tableEditor) checkUnique(ctx context.Context, k *txn.Txn, row gsql.Row, h, self tablecodec.Handle, skip []bool) error {
 	m := e.t.meta
 	for i, im := range m.indexes {
 		if !im.unique || (skip != nil && skip[i]) {
@@ -158,7 +159,7 @@ func (e *tableEditor) checkUnique(ctx context.Context, k *txn.Txn, row gsql.Row,
 		if err != nil {
 			return err
 		}
-		if other.Equal(h) {
+		if other.Equal(h) || other.Equal(self) {
 			continue
 		}
 		existing, _, err := e.rowByHandle(ctx, k, other)
@@ -354,7 +355,7 @@ func (e *tableEditor) update(ctx *gsql.Context, tx *Transaction, k *txn.Txn, old
 		changed[i] = !bytes.Equal(ok, nk) || !bytes.Equal(ov, nv)
 		unchanged[i] = !changed[i]
 	}
-	if err := e.checkUnique(ctx, k, new, newH, unchanged); err != nil {
+	if err := e.checkUnique(ctx, k, new, newH, oldH, unchanged); err != nil {
 		return err
 	}
 	if err := e.deleteIndexEntries(k, old, oldH, changed); err != nil {

@@ -2,10 +2,12 @@ package sql
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	goerrors "gopkg.in/src-d/go-errors.v1"
 
 	"github.com/percdb/percdb/txn"
 )
@@ -64,13 +66,59 @@ func finishSQLError(err error) error {
 	if !ok {
 		return err
 	}
-	if se.Num == codeDupEntry {
+	switch se.Num {
+	case codeDupEntry:
 		msg := se.Message
 		msg = strings.TrimPrefix(msg, dupPrimaryKeyPrefix)
 		msg = strings.TrimPrefix(msg, dupUniqueKeyPrefix)
 		return mysql.NewSQLError(codeDupEntry, stateIntegrity, "%s", msg)
+	case codeUnknown:
+		for _, c := range gmsErrorCodes {
+			if c.pattern.MatchString(se.Message) {
+				return mysql.NewSQLError(c.code, c.state, "%s", se.Message)
+			}
+		}
 	}
 	return se
+}
+
+// gmsErrorCode gives the MySQL code of a GMS error kind that GMS's own
+// mapping (sql.CastSQLError) leaves as 1105, recognised by its message.
+type gmsErrorCode struct {
+	pattern *regexp.Regexp
+	code    int
+	state   string
+}
+
+// gmsErrorCodes is built once and never changed.
+var gmsErrorCodes = []gmsErrorCode{
+	kindCode(gsql.ErrTableAlreadyExists, 1050, "42S01"),  // ER_TABLE_EXISTS_ERROR
+	kindCode(gsql.ErrExistingView, 1050, "42S01"),        // ER_TABLE_EXISTS_ERROR
+	kindCode(gsql.ErrViewDoesNotExist, 1146, "42S02"),    // ER_NO_SUCH_TABLE
+	kindCode(gsql.ErrTableColumnNotFound, 1054, "42S22"), // ER_BAD_FIELD_ERROR
+	kindCode(gsql.ErrColumnNotFound, 1054, "42S22"),      // ER_BAD_FIELD_ERROR
+	kindCode(gsql.ErrDuplicateColumn, 1060, "42S21"),     // ER_DUP_FIELDNAME
+	kindCode(gsql.ErrDuplicateKey, 1061, "42000"),        // ER_DUP_KEYNAME
+	kindCode(gsql.ErrIndexNotFound, 1091, "42000"),       // ER_CANT_DROP_FIELD_OR_KEY
+	kindCode(gsql.ErrUnsupportedFeature, 1235, "42000"),  // ER_NOT_SUPPORTED_YET
+	kindCode(gsql.ErrReadOnlyTransaction, 1792, "25006"), // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+	kindCode(gsql.ErrTableNotFound, 1146, "42S02"),       // ER_NO_SUCH_TABLE
+	kindCode(gsql.ErrDatabaseNotFound, 1049, "42000"),    // ER_BAD_DB_ERROR
+	kindCode(gsql.ErrCantDropFieldOrKey, 1091, "42000"),  // ER_CANT_DROP_FIELD_OR_KEY
+	kindCode(gsql.ErrDatabaseExists, 1007, "HY000"),      // ER_DB_CREATE_EXISTS
+	kindCode(gsql.ErrUnsupportedSyntax, 1149, "42000"),   // ER_SYNTAX_ERROR
+}
+
+// kindCode turns a GMS error kind's printf format into a pattern of the
+// messages it produces.
+func kindCode(k *goerrors.Kind, code int, state string) gmsErrorCode {
+	quoted := regexp.QuoteMeta(k.Message)
+	verbs := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
+	return gmsErrorCode{
+		pattern: regexp.MustCompile("^" + verbs.ReplaceAllString(quoted, ".*") + "$"),
+		code:    code,
+		state:   state,
+	}
 }
 
 // duplicateKeyError is the error an editor returns when a write would

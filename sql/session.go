@@ -81,7 +81,7 @@ func (s *Session) CommitTransaction(ctx *gsql.Context, tx gsql.Transaction) erro
 	if !ok {
 		return fmt.Errorf("commit: transaction is %T, not a percdb transaction", tx)
 	}
-	return t.commit(ctx)
+	return toSQLError(t.commit(ctx))
 }
 
 // Rollback implements sql.TransactionSession.
@@ -90,7 +90,7 @@ func (s *Session) Rollback(ctx *gsql.Context, tx gsql.Transaction) error {
 	if !ok {
 		return fmt.Errorf("rollback: transaction is %T, not a percdb transaction", tx)
 	}
-	return t.rollback(ctx)
+	return toSQLError(t.rollback(ctx))
 }
 
 // CreateSavepoint implements sql.TransactionSession; savepoints are not
@@ -139,6 +139,13 @@ func (s *Session) statementFailed(ctx context.Context) {
 		return
 	}
 	t.statementEnd(false)
+	if t.finished {
+		// A failed COMMIT (a write conflict, say) ends the transaction,
+		// explicit or not, as in MySQL after a deadlock.
+		s.SetIgnoreAutoCommit(false)
+		s.SetTransaction(nil)
+		return
+	}
 	if s.inExplicitTransaction() {
 		return
 	}

@@ -34,6 +34,9 @@ type Transaction struct {
 	// statement completes and cleaned up (its writes undone) when it fails.
 	stmt     txn.StagingHandle
 	stmtOpen bool
+	// finished is set once the transaction committed or rolled back
+	// (successfully or not): it can do nothing more.
+	finished bool
 	// keyless tracks the rows a writing statement reads from tables
 	// without a primary key (see keylessTracker); nil outside one.
 	keyless *keylessTracker
@@ -149,6 +152,7 @@ func (t *Transaction) statementEnd(ok bool) {
 // commit commits the Percolator transaction, if one was begun.
 func (t *Transaction) commit(ctx context.Context) error {
 	t.statementEnd(true)
+	t.finished = true
 	if t.kv == nil {
 		return nil
 	}
@@ -166,6 +170,7 @@ func (t *Transaction) commit(ctx context.Context) error {
 // rollback abandons the Percolator transaction, if one was begun.
 func (t *Transaction) rollback(ctx context.Context) error {
 	t.stmtOpen, t.keyless = false, nil
+	t.finished = true
 	if t.kv == nil {
 		return nil
 	}

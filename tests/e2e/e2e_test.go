@@ -1,0 +1,447 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestDDL covers the catalog statements and their answers.
+func TestDDL(t *testing.T) {
+	s := startServer(t, "")
+	db := s.Open("")
+	mustExec(t, db,
+		"CREATE DATABASE d1",
+		"CREATE DATABASE IF NOT EXISTS d1",
+		"CREATE TABLE d1.t1 (id INT PRIMARY KEY, name VARCHAR(30) NOT NULL DEFAULT 'x', n INT)",
+		"CREATE TABLE d1.t2 (a INT, b TEXT)",
+		"CREATE VIEW d1.v1 AS SELECT id, name FROM d1.t1",
+	)
+	_, err := db.Exec("CREATE DATABASE d1")
+	wantError(t, err, 1007, "")
+	_, err = db.Exec("CREATE TABLE d1.t1 (x INT)")
+	wantError(t, err, 1050, "")
+	_, err = db.Exec("SELECT * FROM d1.nope")
+	wantError(t, err, 1146, "")
+	_, err = db.Exec("USE nope")
+	wantError(t, err, 1049, "")
+
+	if got := queryRows(t, db, "SHOW TABLES FROM d1"); !reflect.DeepEqual(got, [][]string{{"t1"}, {"t2"}, {"v1"}}) {
+		t.Fatalf("SHOW TABLES = %v", got)
+	}
+	mustExec(t, db, "INSERT INTO d1.t1 (id) VALUES (1)")
+	if got := queryRows(t, s.Open("d1"), "SELECT * FROM v1"); !reflect.DeepEqual(got, [][]string{{"1", "x"}}) {
+		t.Fatalf("view = %v", got)
+	}
+	mustExec(t, db,
+		"ALTER TABLE d1.t1 ADD COLUMN extra INT DEFAULT 7",
+		"ALTER TABLE d1.t1 ADD INDEX idx_n (n)",
+	)
+	// GMS resolves RENAME TABLE in the current database only.
+	mustExec(t, s.Open("d1"), "RENAME TABLE t2 TO t3", "DROP VIEW v1")
+	if got := queryRows(t, db, "SELECT id, name, n, extra FROM d1.t1"); !reflect.DeepEqual(got, [][]string{{"1", "x", "NULL", "7"}}) {
+		t.Fatalf("after ADD COLUMN = %v", got)
+	}
+	mustExec(t, db, "ALTER TABLE d1.t1 DROP COLUMN extra", "ALTER TABLE d1.t1 DROP INDEX idx_n")
+	if got := queryRows(t, db, "SELECT * FROM d1.t1"); !reflect.DeepEqual(got, [][]string{{"1", "x", "NULL"}}) {
+		t.Fatalf("after DROP COLUMN = %v", got)
+	}
+	if got := queryRows(t, db, "SHOW TABLES FROM d1"); !reflect.DeepEqual(got, [][]string{{"t1"}, {"t3"}}) {
+		t.Fatalf("SHOW TABLES after rename = %v", got)
+	}
+	mustExec(t, db, "DROP TABLE d1.t3", "DROP DATABASE d1")
+	if got := queryRows(t, db, "SHOW DATABASES LIKE 'd1'"); len(got) != 0 {
+		t.Fatalf("database still listed: %v", got)
+	}
+	// A dropped table's name is free again, and it starts empty.
+	mustExec(t, db, "CREATE DATABASE d1", "CREATE TABLE d1.t1 (id INT PRIMARY KEY)")
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM d1.t1"); got[0][0] != "0" {
+		t.Fatalf("recreated table has %s rows", got[0][0])
+	}
+}
+
+// TestMySQLDefaults checks what percdb answers like MySQL 8 where GMS's
+// defaults differ.
+func TestMySQLDefaults(t *testing.T) {
+	s := startServer(t, "")
+	db := s.Open("")
+	got := queryRows(t, db, "SELECT 'a' = 'A', @@version, VERSION(), @@version_comment, @@collation_connection")
+	want := []string{"1", "8.0.36-percdb", "8.0.36-percdb", "percdb: MySQL-compatible SQL on Percolator transactions", "utf8mb4_0900_ai_ci"}
+	if !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("got %v, want %v", got[0], want)
+	}
+	mustExec(t, db, "CREATE DATABASE d", "CREATE TABLE d.t (s VARCHAR(10) PRIMARY KEY)", "INSERT INTO d.t VALUES ('abc')")
+	if got := queryRows(t, db, "SELECT s FROM d.t WHERE s = 'ABC'"); len(got) != 1 {
+		t.Fatalf("case-insensitive primary key lookup = %v", got)
+	}
+	_, err := db.Exec("INSERT INTO d.t VALUES ('ABC')")
+	wantError(t, err, 1062, "23000")
+}
+
+// indexedTable is the table of the DML tests: a primary key, a unique
+// index, a non-unique index and a two-column index.
+const indexedTable = `CREATE TABLE t (
+	id INT PRIMARY KEY,
+	k INT,
+	c VARCHAR(20),
+	u INT,
+	UNIQUE KEY uc (c),
+	KEY kk (k),
+	KEY kc (k, c)
+)`
+
+// checkIndexes verifies that every index of the test table holds exactly
+// the table's rows: each row is found through each index by its values,
+// and a scan of each whole index returns each row once.
+func checkIndexes(t *testing.T, db *sql.DB) [][]string {
+	t.Helper()
+	rows := queryRows(t, db, "SELECT id, k, c, u FROM t ORDER BY id")
+	withK, withC := 0, 0
+	for _, r := range rows {
+		id := r[0]
+		if r[1] != "NULL" {
+			withK++
+			got := queryRows(t, db, "SELECT id FROM t WHERE k = ?", r[1])
+			if !containsRow(got, id) {
+				t.Fatalf("row %v not found through index kk: %v", r, got)
+			}
+		}
+		if r[2] != "NULL" {
+			withC++
+			got := queryRows(t, db, "SELECT id FROM t WHERE c = ?", r[2])
+			if !reflect.DeepEqual(got, [][]string{{id}}) {
+				t.Fatalf("row %v through unique index uc: %v", r, got)
+			}
+		}
+		if r[1] != "NULL" && r[2] != "NULL" {
+			got := queryRows(t, db, "SELECT id FROM t WHERE k = ? AND c = ?", r[1], r[2])
+			if !reflect.DeepEqual(got, [][]string{{id}}) {
+				t.Fatalf("row %v through index kc: %v", r, got)
+			}
+		}
+		got := queryRows(t, db, "SELECT k, c, u FROM t WHERE id = ?", id)
+		if !reflect.DeepEqual(got, [][]string{r[1:]}) {
+			t.Fatalf("row %v through the primary key: %v", r, got)
+		}
+	}
+	// A stale or duplicate index entry would return its row twice.
+	for _, q := range []struct {
+		where string
+		want  int
+		index string
+	}{
+		{"k > -1000000000", withK, "[t.k]"},
+		{"c >= ''", withC, "[t.c]"},
+		{"id > -1000000000", len(rows), "[t.id]"},
+	} {
+		sel := "SELECT id FROM t WHERE " + q.where
+		plan := strings.Join(flatten(queryRows(t, db, "EXPLAIN PLAN "+sel)), "\n")
+		if !strings.Contains(plan, "index: "+q.index) {
+			t.Fatalf("%s does not read through index %s:\n%s", sel, q.index, plan)
+		}
+		got := queryRows(t, db, sel)
+		if len(got) != q.want {
+			t.Fatalf("%s returned %d rows, want %d (index %s out of step): %v", sel, len(got), q.want, q.index, got)
+		}
+	}
+	return rows
+}
+
+func containsRow(rows [][]string, id string) bool {
+	for _, r := range rows {
+		if r[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
+func flatten(rows [][]string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, strings.Join(r, " "))
+	}
+	return out
+}
+
+// TestDMLKeepsIndexes runs every kind of write and checks every index
+// after each.
+func TestDMLKeepsIndexes(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, indexedTable)
+	steps := []string{
+		"INSERT INTO t VALUES (1, 10, 'a', 0), (2, 20, 'b', 0), (3, 10, 'c', 0), (4, NULL, NULL, 0), (5, NULL, NULL, 0)",
+		"UPDATE t SET k = 30 WHERE id = 1",
+		"UPDATE t SET c = 'z' WHERE id = 2",
+		"UPDATE t SET id = 10 WHERE id = 3",
+		"UPDATE t SET k = k + 1",
+		"DELETE FROM t WHERE id = 4",
+		"REPLACE INTO t VALUES (10, 99, 'r', 1)",
+		"REPLACE INTO t VALUES (11, 5, 'a', 1)",
+		"INSERT INTO t VALUES (2, 0, 'q', 0) ON DUPLICATE KEY UPDATE u = u + 5, k = 77",
+		"INSERT INTO t VALUES (12, 0, 'z', 0) ON DUPLICATE KEY UPDATE c = 'zz'",
+		"INSERT IGNORE INTO t VALUES (13, 1, 'zz', 0), (14, 1, 'y', 0)",
+		"DELETE FROM t WHERE k > 90",
+	}
+	for _, q := range steps {
+		mustExec(t, db, q)
+		checkIndexes(t, db)
+	}
+	got := checkIndexes(t, db)
+	want := [][]string{
+		{"11", "5", "a", "1"}, // REPLACE took 'a' from row 1
+		{"14", "1", "y", "0"}, // INSERT IGNORE skipped 13 ('zz' was taken)
+		{"2", "77", "zz", "5"},
+		{"5", "NULL", "NULL", "0"},
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i][0] < got[j][0] })
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rows = %v, want %v", got, want)
+	}
+	if got := queryRows(t, db, "SELECT k, c, u FROM t WHERE id = 2"); !reflect.DeepEqual(got, [][]string{{"77", "zz", "5"}}) {
+		t.Fatalf("row 2 after ON DUPLICATE KEY UPDATE = %v", got)
+	}
+	mustExec(t, db, "TRUNCATE TABLE t")
+	if rows := checkIndexes(t, db); len(rows) != 0 {
+		t.Fatalf("rows after TRUNCATE: %v", rows)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = append([]string(nil), a...), append([]string(nil), b...)
+	sort.Strings(a)
+	sort.Strings(b)
+	return reflect.DeepEqual(a, b)
+}
+
+// TestRandomDMLKeepsIndexes runs random writes, text and prepared, and
+// checks the indexes at the end.
+func TestRandomDMLKeepsIndexes(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, indexedTable)
+	rng := rand.New(rand.NewSource(1))
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for i := 0; i < n; i++ {
+		id, k := rng.Intn(40), rng.Intn(8)
+		c := fmt.Sprintf("c%d", rng.Intn(40))
+		var err error
+		switch rng.Intn(5) {
+		case 0:
+			_, err = db.Exec("INSERT INTO t VALUES (?, ?, ?, 0)", id, k, c)
+		case 1:
+			_, err = db.Exec(fmt.Sprintf("UPDATE t SET k = %d, c = '%s' WHERE id = %d", k, c, id))
+		case 2:
+			_, err = db.Exec("DELETE FROM t WHERE id = ?", id)
+		case 3:
+			_, err = db.Exec("REPLACE INTO t VALUES (?, ?, ?, 1)", id, k, c)
+		case 4:
+			_, err = db.Exec("UPDATE t SET id = ? WHERE k = ?", id, k)
+		}
+		if code, _ := mysqlErrorCode(err); err != nil && code != 1062 {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	checkIndexes(t, db)
+}
+
+// TestTextAndPrepared checks that text and prepared statements agree.
+func TestTextAndPrepared(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, "CREATE TABLE p (id BIGINT PRIMARY KEY AUTO_INCREMENT, s VARCHAR(40), f DOUBLE, d DECIMAL(10,2), ts DATETIME)")
+	stmt, err := db.Prepare("INSERT INTO p (s, f, d, ts) VALUES (?, ?, ?, ?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	for i := 0; i < 5; i++ {
+		res, err := stmt.Exec(fmt.Sprintf("s%d", i), float64(i)/2, fmt.Sprintf("%d.25", i), "2024-01-02 03:04:05")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := res.LastInsertId(); id != int64(i+1) {
+			t.Fatalf("LastInsertId = %d, want %d", id, i+1)
+		}
+	}
+	text := queryRows(t, db, "SELECT id, s, f, d, ts FROM p WHERE id >= 2 AND id <= 4 ORDER BY id")
+	prep := queryRows(t, db, "SELECT id, s, f, d, ts FROM p WHERE id >= ? AND id <= ? ORDER BY id", 2, 4)
+	if !reflect.DeepEqual(text, prep) || len(text) != 3 {
+		t.Fatalf("text %v != prepared %v", text, prep)
+	}
+	if text[0][1] != "s1" || text[0][3] != "1.25" || text[0][4] != "2024-01-02 03:04:05" {
+		t.Fatalf("row = %v", text[0])
+	}
+}
+
+// TestSnapshotIsolation shows with two connections that uncommitted
+// writes are invisible, that a transaction reads one snapshot, and that
+// the second of two concurrent writers of a row fails with 1213.
+func TestSnapshotIsolation(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT)", "INSERT INTO acct VALUES (1, 100), (2, 100)")
+	ctx := context.Background()
+	c1, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	c2, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+
+	mustExec(t, c1, "BEGIN", "UPDATE acct SET bal = 50 WHERE id = 1")
+	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "100" {
+		t.Fatalf("uncommitted write visible: %v", got)
+	}
+	mustExec(t, c2, "BEGIN")
+	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "100" {
+		t.Fatalf("bal = %v", got)
+	}
+	mustExec(t, c1, "COMMIT")
+	// c2's snapshot was taken at its first read: still 100.
+	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "100" {
+		t.Fatalf("snapshot moved: %v", got)
+	}
+	mustExec(t, c2, "UPDATE acct SET bal = bal - 10 WHERE id = 1")
+	_, err = c2.ExecContext(ctx, "COMMIT")
+	wantError(t, err, 1213, "40001")
+	// The failed transaction is over: the next statement starts afresh.
+	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "50" {
+		t.Fatalf("bal after conflict = %v", got)
+	}
+
+	// Autocommit writers of the same row, interleaved by hand.
+	mustExec(t, c1, "BEGIN")
+	mustExec(t, c2, "BEGIN")
+	mustExec(t, c1, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+	mustExec(t, c2, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+	mustExec(t, c2, "COMMIT")
+	_, err = c1.ExecContext(ctx, "COMMIT")
+	wantError(t, err, 1213, "40001")
+	if got := queryRows(t, db, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "101" {
+		t.Fatalf("lost update or double apply: %v", got)
+	}
+}
+
+// TestSelectForUpdate shows that SELECT ... FOR UPDATE takes part in
+// conflicts: a row read for update and changed by another transaction
+// makes the reader's commit fail.
+func TestSelectForUpdate(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, "CREATE TABLE q (id INT PRIMARY KEY, v INT)", "INSERT INTO q VALUES (1, 1), (2, 2)")
+	ctx := context.Background()
+	c1, _ := db.Conn(ctx)
+	defer c1.Close()
+	mustExec(t, c1, "BEGIN")
+	if got := queryRows(t, c1, "SELECT v FROM q WHERE id = 1 FOR UPDATE"); got[0][0] != "1" {
+		t.Fatalf("v = %v", got)
+	}
+	mustExec(t, db, "UPDATE q SET v = 10 WHERE id = 1")
+	mustExec(t, c1, "UPDATE q SET v = 20 WHERE id = 2")
+	_, err := c1.ExecContext(ctx, "COMMIT")
+	wantError(t, err, 1213, "40001")
+
+	// Without FOR UPDATE the same history commits (write skew is allowed
+	// under snapshot isolation).
+	mustExec(t, c1, "BEGIN")
+	queryRows(t, c1, "SELECT v FROM q WHERE id = 1")
+	mustExec(t, db, "UPDATE q SET v = 11 WHERE id = 1")
+	mustExec(t, c1, "UPDATE q SET v = 21 WHERE id = 2", "COMMIT")
+}
+
+// TestFailedStatementUndoesOnlyItself: in an explicit transaction a
+// failing statement leaves the transaction's earlier writes alone.
+func TestFailedStatementUndoesOnlyItself(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, indexedTable)
+	ctx := context.Background()
+	c, _ := db.Conn(ctx)
+	defer c.Close()
+	mustExec(t, c, "BEGIN", "INSERT INTO t VALUES (1, 1, 'a', 0)")
+	_, err := c.ExecContext(ctx, "INSERT INTO t VALUES (2, 2, 'b', 0), (3, 3, 'a', 0)")
+	wantError(t, err, 1062, "23000")
+	if !strings.Contains(err.Error(), "Duplicate entry 'a' for key 't.uc'") {
+		t.Fatalf("message = %q", err)
+	}
+	_, err = c.ExecContext(ctx, "UPDATE t SET id = 1 WHERE id = 1 OR id = 2")
+	mustExec(t, c, "INSERT INTO t VALUES (4, 4, 'd', 0)", "COMMIT")
+	if got := queryRows(t, db, "SELECT id FROM t ORDER BY id"); !reflect.DeepEqual(got, [][]string{{"1"}, {"4"}}) {
+		t.Fatalf("rows = %v, want 1 and 4 only", got)
+	}
+	checkIndexes(t, db)
+
+	// In autocommit mode the failed statement leaves nothing either.
+	_, err = db.Exec("INSERT INTO t VALUES (5, 5, 'e', 0), (6, 6, 'd', 0)")
+	wantError(t, err, 1062, "23000")
+	_, err = db.Exec("INSERT INTO t VALUES (1, 0, 'x', 0)")
+	wantError(t, err, 1062, "23000")
+	if !strings.Contains(err.Error(), "Duplicate entry '1' for key 't.PRIMARY'") {
+		t.Fatalf("message = %q", err)
+	}
+	if got := queryRows(t, db, "SELECT id FROM t ORDER BY id"); !reflect.DeepEqual(got, [][]string{{"1"}, {"4"}}) {
+		t.Fatalf("rows = %v, want 1 and 4 only", got)
+	}
+	checkIndexes(t, db)
+}
+
+// TestRestart: committed data, the catalog and AUTO_INCREMENT survive a
+// stop and start on the same data directory; uncommitted data does not.
+func TestRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, indexedTable,
+		"CREATE TABLE a (id INT PRIMARY KEY AUTO_INCREMENT, v INT)",
+		"CREATE TABLE nopk (x INT, y VARCHAR(5))",
+		"INSERT INTO t VALUES (1, 1, 'a', 0), (2, 2, 'b', 0)",
+		"INSERT INTO a (v) VALUES (1), (2)",
+		"INSERT INTO nopk VALUES (1, 'x'), (1, 'x'), (2, 'y')",
+	)
+	c, _ := db.Conn(context.Background())
+	mustExec(t, c, "BEGIN", "INSERT INTO t VALUES (3, 3, 'c', 0)")
+	c.Close()
+	db.Close()
+	s.Stop()
+
+	s = startServer(t, dir)
+	db = s.Open("d")
+	rows := checkIndexes(t, db)
+	if len(rows) != 2 {
+		t.Fatalf("rows after restart: %v", rows)
+	}
+	mustExec(t, db, "INSERT INTO a (v) VALUES (3)", "DELETE FROM nopk WHERE y = 'y'", "UPDATE nopk SET x = 5 LIMIT 1")
+	got := queryRows(t, db, "SELECT id, v FROM a ORDER BY id")
+	if len(got) != 3 || got[2][1] != "3" {
+		t.Fatalf("a = %v", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i][0] <= got[i-1][0] && len(got[i][0]) <= len(got[i-1][0]) {
+			t.Fatalf("AUTO_INCREMENT went back: %v", got)
+		}
+	}
+	if got := queryRows(t, db, "SELECT x, y FROM nopk ORDER BY x"); !reflect.DeepEqual(got, [][]string{{"1", "x"}, {"5", "x"}}) {
+		t.Fatalf("nopk = %v", got)
+	}
+}
