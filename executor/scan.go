@@ -1,0 +1,260 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
+)
+
+// ScanOptions tunes a scan. The zero value scans forward without a limit.
+type ScanOptions struct {
+	// Reverse scans in descending key order. Default false.
+	Reverse bool
+	// Limit stops the scan after this many entries; 0 means no limit.
+	Limit int
+	// BatchSize bounds how many rows an index lookup reads per BatchGet.
+	// The first batch reads at most initialLookupBatch and each next one
+	// twice as many, so that a query that stops early (LIMIT, EXISTS) reads
+	// little while a long one pays few round trips. Default 1024.
+	BatchSize int
+}
+
+const (
+	defaultLookupBatch = 1024
+	initialLookupBatch = 32
+)
+
+// RowIterator yields rows; Next returns io.EOF after the last one. It is
+// not safe for concurrent use; Close releases it and may be called at any
+// time, more than once.
+type RowIterator interface {
+	Next(ctx context.Context) (Row, error)
+	Close()
+}
+
+// IndexIterator walks the entries of one index in a key range, in key
+// order (or reverse), yielding the handle of each.
+type IndexIterator struct {
+	it     txn.Iterator
+	t      *Table
+	ix     *Index
+	prefix []byte
+	left   int // entries still allowed by the limit; -1 for no limit
+	// started: the first Next must not advance the underlying iterator,
+	// which a new txn iterator has already positioned.
+	started bool
+}
+
+// ScanIndex opens an iterator over the entries of ix in r (see
+// Table.IndexRange), in index order or reverse.
+func ScanIndex(ctx context.Context, s Scanner, t *Table, ix *Index, r KeyRange, opts ScanOptions) (*IndexIterator, error) {
+	it, err := openIter(ctx, s, r, opts.Reverse)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
+	}
+	return &IndexIterator{
+		it: it, t: t, ix: ix,
+		prefix: tablecodec.IndexPrefix(nil, t.ID, ix.ID),
+		left:   limitLeft(opts.Limit),
+	}, nil
+}
+
+func openIter(ctx context.Context, s Scanner, r KeyRange, reverse bool) (txn.Iterator, error) {
+	if reverse {
+		return s.IterReverse(ctx, r.Start, r.End)
+	}
+	return s.Iter(ctx, r.Start, r.End)
+}
+
+func limitLeft(limit int) int {
+	if limit <= 0 {
+		return -1
+	}
+	return limit
+}
+
+// advance moves the underlying iterator to the next pair to yield, or
+// reports io.EOF.
+func advance(ctx context.Context, it txn.Iterator, started *bool, left *int) error {
+	if *left == 0 {
+		return io.EOF
+	}
+	if *started {
+		if err := it.Next(ctx); err != nil {
+			return err
+		}
+	}
+	*started = true
+	if !it.Valid() {
+		return io.EOF
+	}
+	if *left > 0 {
+		*left--
+	}
+	return nil
+}
+
+// Next returns the handle and the key of the next entry, or io.EOF. The
+// key is valid until the next call.
+func (x *IndexIterator) Next(ctx context.Context) (tablecodec.Handle, []byte, error) {
+	if err := advance(ctx, x.it, &x.started, &x.left); err != nil {
+		return tablecodec.Handle{}, nil, x.fail(err)
+	}
+	key := x.it.Key()
+	if !bytes.HasPrefix(key, x.prefix) {
+		return tablecodec.Handle{}, nil, fmt.Errorf("table %s: scan of index %s met key %x outside the index", x.t.Name, x.ix.Name, key)
+	}
+	h, err := tablecodec.DecodeIndexHandle(key, x.it.Value(), len(x.ix.Columns), x.t.HandleKind == HandleCommon)
+	if err != nil {
+		return tablecodec.Handle{}, nil, fmt.Errorf("table %s: scan index %s: %w", x.t.Name, x.ix.Name, err)
+	}
+	return h, key, nil
+}
+
+func (x *IndexIterator) fail(err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return fmt.Errorf("table %s: scan index %s: %w", x.t.Name, x.ix.Name, err)
+}
+
+// Close releases the iterator.
+func (x *IndexIterator) Close() { x.it.Close() }
+
+// tableScan is the RowIterator of ScanTable.
+type tableScan struct {
+	it      txn.Iterator
+	t       *Table
+	d       *RowDecoder
+	left    int
+	started bool
+}
+
+// ScanTable opens an iterator over the rows of t in r (t.RowRange() for a
+// full scan, t.HandleRange for a primary-key range), in handle order or
+// reverse, decoded by d.
+func ScanTable(ctx context.Context, s Scanner, t *Table, d *RowDecoder, r KeyRange, opts ScanOptions) (RowIterator, error) {
+	it, err := openIter(ctx, s, r, opts.Reverse)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: scan rows: %w", t.Name, err)
+	}
+	return &tableScan{it: it, t: t, d: d, left: limitLeft(opts.Limit)}, nil
+}
+
+// Next implements RowIterator.
+func (s *tableScan) Next(ctx context.Context) (Row, error) {
+	if err := advance(ctx, s.it, &s.started, &s.left); err != nil {
+		if err == io.EOF {
+			return Row{}, err
+		}
+		return Row{}, fmt.Errorf("table %s: scan rows: %w", s.t.Name, err)
+	}
+	tid, h, err := tablecodec.DecodeRowKey(s.it.Key(), s.t.HandleKind == HandleCommon)
+	if err != nil || tid != s.t.ID {
+		return Row{}, fmt.Errorf("table %s: scan met key %x, not a row of the table (%v)", s.t.Name, s.it.Key(), err)
+	}
+	row, err := s.d.Decode(s.it.Value())
+	if err != nil {
+		return Row{}, fmt.Errorf("scan row %v: %w", h, err)
+	}
+	return Row{Handle: h, Values: row}, nil
+}
+
+// Close implements RowIterator.
+func (s *tableScan) Close() { s.it.Close() }
+
+// indexLookup is the RowIterator of IndexLookup.
+type indexLookup struct {
+	x       *IndexIterator
+	s       Scanner
+	d       *RowDecoder
+	batch   int // size of the next batch
+	max     int
+	handles []tablecodec.Handle
+	rows    []Row
+	pos     int
+	eof     bool
+}
+
+// IndexLookup scans ix over r and reads the row of each entry, yielding
+// rows in index order (or reverse). Rows are read in batches of handles,
+// one BatchGet each (see ScanOptions.BatchSize). An entry whose row is
+// missing is an error wrapping ErrIndexInconsistent.
+func IndexLookup(ctx context.Context, s Scanner, t *Table, ix *Index, d *RowDecoder, r KeyRange, opts ScanOptions) (RowIterator, error) {
+	x, err := ScanIndex(ctx, s, t, ix, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	max := opts.BatchSize
+	if max <= 0 {
+		max = defaultLookupBatch
+	}
+	return &indexLookup{x: x, s: s, d: d, batch: min(initialLookupBatch, max), max: max}, nil
+}
+
+// Next implements RowIterator.
+func (l *indexLookup) Next(ctx context.Context) (Row, error) {
+	if l.pos == len(l.rows) {
+		if l.eof {
+			return Row{}, io.EOF
+		}
+		if err := l.fill(ctx); err != nil {
+			return Row{}, err
+		}
+		if len(l.rows) == 0 {
+			return Row{}, io.EOF
+		}
+	}
+	r := l.rows[l.pos]
+	l.rows[l.pos] = Row{}
+	l.pos++
+	return r, nil
+}
+
+// fill reads the next batch of handles and their rows.
+func (l *indexLookup) fill(ctx context.Context) error {
+	l.handles, l.rows, l.pos = l.handles[:0], l.rows[:0], 0
+	for len(l.handles) < l.batch {
+		h, _, err := l.x.Next(ctx)
+		if err == io.EOF {
+			l.eof = true
+			break
+		}
+		if err != nil {
+			return err
+		}
+		l.handles = append(l.handles, h)
+	}
+	l.batch = min(2*l.batch, l.max)
+	if len(l.handles) == 0 {
+		return nil
+	}
+	t := l.x.t
+	keys := make([][]byte, len(l.handles))
+	for i, h := range l.handles {
+		keys[i] = tablecodec.RowKey(nil, t.ID, h)
+	}
+	vals, err := l.s.BatchGet(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("table %s: index %s lookup of %d rows: %w", t.Name, l.x.ix.Name, len(keys), err)
+	}
+	for i, k := range keys {
+		v, ok := vals[string(k)]
+		if !ok {
+			return fmt.Errorf("table %s: index %s entry points to row %v: %w", t.Name, l.x.ix.Name, l.handles[i], ErrIndexInconsistent)
+		}
+		row, err := l.d.Decode(v)
+		if err != nil {
+			return fmt.Errorf("index %s lookup of row %v: %w", l.x.ix.Name, l.handles[i], err)
+		}
+		l.rows = append(l.rows, Row{Handle: l.handles[i], Values: row})
+	}
+	return nil
+}
+
+// Close implements RowIterator.
+func (l *indexLookup) Close() { l.x.Close() }
