@@ -153,9 +153,12 @@ func (c *BatchClient) dispatch() {
 				break
 			}
 			last, err := c.src.GetTimestamps(c.ctx, b.n)
-			if err != nil {
+			switch {
+			case err != nil:
 				b.err = fmt.Errorf("tso: get %d timestamps: %w", b.n, err)
-			} else {
+			case last < uint64(b.n):
+				b.err = fmt.Errorf("tso: get %d timestamps: Source returned last %d", b.n, last)
+			default:
 				b.first = last - uint64(b.n) + 1
 			}
 			close(b.done)

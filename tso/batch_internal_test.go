@@ -216,3 +216,15 @@ func TestBatchClientNilSource(t *testing.T) {
 		t.Fatal("a client without a Source gave a timestamp")
 	}
 }
+
+type zeroSource struct{}
+
+func (zeroSource) GetTimestamps(context.Context, uint32) (uint64, error) { return 0, nil }
+
+func TestBatchClientImpossibleRange(t *testing.T) {
+	c := NewBatchClient(zeroSource{}, ClientOptions{})
+	defer c.Close()
+	if ts, err := c.GetTimestamp(context.Background()); err == nil {
+		t.Fatalf("a Source granting no room for the range gave timestamp %d", ts)
+	}
+}

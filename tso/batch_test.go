@@ -2,31 +2,18 @@ package tso_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/tso/internal/tsotest"
 )
 
-// countingSource counts the calls and timestamps that reach a Source.
-type countingSource struct {
-	tso.Source
-	calls, timestamps atomic.Int64
-}
-
-func (s *countingSource) GetTimestamps(ctx context.Context, count uint32) (uint64, error) {
-	s.calls.Add(1)
-	s.timestamps.Add(int64(count))
-	return s.Source.GetTimestamps(ctx, count)
-}
-
 // TestBatchClientOverOracle runs many callers through a BatchClient over a
 // real oracle: every caller's timestamps rise, no two callers share one,
 // and no timestamp is asked of the oracle for nobody.
 func TestBatchClientOverOracle(t *testing.T) {
 	o := openOracle(t, openStore(t, t.TempDir()), tso.Options{})
-	src := &countingSource{Source: o}
+	src := &tsotest.CountingSource{Source: o}
 	c := tso.NewBatchClient(src, tso.ClientOptions{MaxBatch: 16})
 	defer c.Close()
 
@@ -39,10 +26,10 @@ func TestBatchClientOverOracle(t *testing.T) {
 		ts, err := c.GetTimestamp(ctx)
 		return ts, 1, err
 	}))
-	if got := src.timestamps.Load(); got != callers*int64(rounds) {
+	if got := src.Timestamps.Load(); got != callers*int64(rounds) {
 		t.Fatalf("oracle issued %d timestamps for %d requests", got, callers*rounds)
 	}
-	t.Logf("%d requests, %d oracle calls", callers*rounds, src.calls.Load())
+	t.Logf("%d requests, %d oracle calls", callers*rounds, src.Calls.Load())
 }
 
 // BenchmarkBatchClientOracle measures timestamps per second through a
@@ -56,11 +43,11 @@ func BenchmarkBatchClientOracle(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			o := openOracle(b, openStore(b, b.TempDir()), tso.Options{})
-			src := &countingSource{Source: o}
+			src := &tsotest.CountingSource{Source: o}
 			c := tso.NewBatchClient(src, tso.ClientOptions{})
 			defer c.Close()
 			tsotest.Bench(b, tsotest.BenchOptions{Callers: 64, Cancelable: cancelable}, c.GetTimestamp)
-			b.ReportMetric(float64(b.N)/float64(src.calls.Load()), "ts/call")
+			src.ReportBatching(b)
 		})
 	}
 }

@@ -214,9 +214,11 @@ func TestRemoteSourceClosed(t *testing.T) {
 // BatchClient over gRPC on loopback, with 64 concurrent callers.
 func BenchmarkBatchClientGRPC(b *testing.B) {
 	_, addr := serve(b, fileStore(b), tso.Options{})
-	c := tso.NewBatchClient(dial(b, addr), tso.ClientOptions{})
+	src := &tsotest.CountingSource{Source: dial(b, addr)}
+	c := tso.NewBatchClient(src, tso.ClientOptions{})
 	defer c.Close()
 	tsotest.Bench(b, tsotest.BenchOptions{Callers: 64}, c.GetTimestamp)
+	src.ReportBatching(b)
 }
 
 // BenchmarkRemoteSourceUnbatched is one caller, one timestamp per round

@@ -3,7 +3,10 @@ package tsotest
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
+
+	"github.com/percdb/percdb/tso"
 )
 
 // BenchOptions tunes Bench.
@@ -43,4 +46,25 @@ func Bench(b *testing.B, opts BenchOptions, get func(context.Context) (uint64, e
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ts/s")
+}
+
+// CountingSource counts the calls and timestamps that reach a Source.
+type CountingSource struct {
+	tso.Source
+	Calls, Timestamps atomic.Int64
+}
+
+// GetTimestamps implements tso.Source.
+func (s *CountingSource) GetTimestamps(ctx context.Context, count uint32) (uint64, error) {
+	s.Calls.Add(1)
+	s.Timestamps.Add(int64(count))
+	return s.Source.GetTimestamps(ctx, count)
+}
+
+// ReportBatching reports how many timestamps each Source call carried, on
+// average, as "ts/call".
+func (s *CountingSource) ReportBatching(b *testing.B) {
+	if calls := s.Calls.Load(); calls > 0 {
+		b.ReportMetric(float64(s.Timestamps.Load())/float64(calls), "ts/call")
+	}
 }
