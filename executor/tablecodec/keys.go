@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Key layout (see doc.go):
@@ -70,7 +71,20 @@ func (h Handle) String() string {
 	if err != nil {
 		return fmt.Sprintf("%x", h.Common)
 	}
-	return fmt.Sprint(vals...)
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s, ok := v.([]byte); ok {
+			b.WriteString(strconv.Quote(string(s)))
+		} else {
+			fmt.Fprint(&b, v)
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
 }
 
 // appendRowSuffix appends h in its row-key form: 8 bare bytes for an int

@@ -25,7 +25,7 @@ func TestRowKeyRoundTrip(t *testing.T) {
 	if err != nil || tid != -3 || !got.Equal(CommonHandle(pk)) {
 		t.Fatalf("DecodeRowKey(common) = %d, %v, %v", tid, got, err)
 	}
-	if got.String() != "[97 108 105 99 101] 7" {
+	if got.String() != `("alice", 7)` {
 		t.Errorf("common handle String() = %q", got.String())
 	}
 	if _, _, err := DecodeRowKey(k, false); !errors.Is(err, ErrCorrupt) {
