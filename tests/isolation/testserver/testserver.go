@@ -11,8 +11,8 @@
 //   - PERCDB_TEST_MARIADB=1 (or a path to mariadbd): a private MariaDB
 //     started for the test in a temporary data directory, on its own port
 //     and socket, stopped when the test ends;
-//   - otherwise the test is skipped until an in-process percdb is available
-//     here.
+//   - otherwise an in-process percdb node (package sql) with an in-memory
+//     store, started for the test and stopped when it ends.
 //
 // A package whose tests share one server holds a Shared.
 package testserver
@@ -72,12 +72,8 @@ func (s *Server) Close() error {
 	return s.stop()
 }
 
-// ErrNoServer is FromEnv's answer when nothing says which server to use.
-var ErrNoServer = fmt.Errorf("no server to test: set %s (and %s), or %s=1 for a private MariaDB", EnvDSN, EnvFlavor, EnvMariaDB)
-
 // FromEnv returns the server the environment asks for (see the package
-// documentation), started if need be; the caller must Close it. It returns
-// ErrNoServer when the environment names none.
+// documentation), started if need be; the caller must Close it.
 func FromEnv(ctx context.Context) (*Server, error) {
 	if dsn := os.Getenv(EnvDSN); dsn != "" {
 		flavor := Flavor(os.Getenv(EnvFlavor))
@@ -97,19 +93,15 @@ func FromEnv(ctx context.Context) (*Server, error) {
 		}
 		return StartMariaDB(ctx, opts)
 	}
-	return nil, ErrNoServer
+	return StartPercdb(ctx, PercdbOptions{})
 }
 
-// ForTest returns the server t should use, stopped at the end of the test,
-// or skips t when the environment names none.
+// ForTest returns the server t should use, stopped at the end of the test.
 func ForTest(t testing.TB) *Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := FromEnv(ctx)
-	if errors.Is(err, ErrNoServer) {
-		t.Skip(err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +123,7 @@ type Shared struct {
 	err     error
 }
 
-// Get returns the shared server, starting it on first use, or skips t when
-// the environment names none.
+// Get returns the shared server, starting it on first use.
 func (s *Shared) Get(t testing.TB) *Server {
 	t.Helper()
 	s.mu.Lock()
@@ -142,9 +133,6 @@ func (s *Shared) Get(t testing.TB) *Server {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		s.srv, s.err = FromEnv(ctx)
 		cancel()
-	}
-	if errors.Is(s.err, ErrNoServer) {
-		t.Skip(s.err)
 	}
 	if s.err != nil {
 		t.Fatal(s.err)

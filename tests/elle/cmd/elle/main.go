@@ -8,10 +8,12 @@
 //
 //	go run ./tests/elle/cmd/elle -dsn 'root@tcp(127.0.0.1:4000)/test' -duration 10m -clients 16
 //
-// Against a private MariaDB started for the run (to see the checker find
-// InnoDB's lost updates):
+// Against a node started in this process (in-memory store), or a private
+// MariaDB started for the run (to see the checker find InnoDB's lost
+// updates):
 //
-//	go run ./tests/elle/cmd/elle -mariadb -duration 1m -clients 16
+//	go run ./tests/elle/cmd/elle -start percdb -duration 10m -clients 16
+//	go run ./tests/elle/cmd/elle -start mariadb -duration 1m -clients 16
 //
 // -history saves the history as JSON lines; -check re-checks a saved one
 // without running anything.
@@ -49,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		dsn        = fs.String("dsn", "", "go-sql-driver/mysql DSN of the server, with a database")
-		mariadb    = fs.Bool("mariadb", false, "start a private MariaDB for the run instead of -dsn")
+		start      = fs.String("start", "", `start a server for the run instead of -dsn: "percdb" (in process) or "mariadb"`)
 		duration   = fs.Duration("duration", time.Minute, "how long to invoke new transactions")
 		clients    = fs.Int("clients", 16, "concurrent clients")
 		txns       = fs.Int("txns", 0, "stop after this many transactions (0: only -duration)")
@@ -75,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *checkFile != "" {
 		h, err = readHistory(*checkFile)
 	} else {
-		h, err = runWorkload(ctx, stdout, *dsn, *mariadb, elle.WorkloadOptions{
+		h, err = runWorkload(ctx, stdout, *dsn, *start, elle.WorkloadOptions{
 			Table:           *table,
 			Clients:         *clients,
 			Txns:            *txns,
@@ -96,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "elle:", err)
 		return 2
 	}
-	start := time.Now()
+	checkStart := time.Now()
 	res, err := elle.Check(h, elle.CheckOptions{SkipRealTime: *noRealTime, MaxExamples: *examples})
 	if err != nil {
 		fmt.Fprintln(stderr, "elle:", err)
@@ -106,26 +108,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "elle:", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "checked in %v\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "checked in %v\n", time.Since(checkStart).Round(time.Millisecond))
 	if !res.Valid() {
 		return 1
 	}
 	return 0
 }
 
-func runWorkload(ctx context.Context, stdout io.Writer, dsn string, mariadb bool, opts elle.WorkloadOptions) ([]elle.Txn, error) {
+func runWorkload(ctx context.Context, stdout io.Writer, dsn, start string, opts elle.WorkloadOptions) ([]elle.Txn, error) {
+	var (
+		srv *testserver.Server
+		err error
+	)
 	switch {
-	case mariadb && dsn != "":
-		return nil, errors.New("give -dsn or -mariadb, not both")
-	case mariadb:
-		srv, err := testserver.StartMariaDB(ctx, testserver.MariaDBOptions{})
-		if err != nil {
-			return nil, err
-		}
+	case start != "" && dsn != "":
+		return nil, errors.New("give -dsn or -start, not both")
+	case start == string(testserver.Percdb):
+		srv, err = testserver.StartPercdb(ctx, testserver.PercdbOptions{})
+	case start == string(testserver.MariaDB):
+		srv, err = testserver.StartMariaDB(ctx, testserver.MariaDBOptions{})
+	case start != "":
+		return nil, fmt.Errorf("-start %q: want percdb or mariadb", start)
+	case dsn == "":
+		return nil, errors.New("-dsn is required (or -start, or -check)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
 		defer srv.Close()
 		dsn = srv.DSN
-	case dsn == "":
-		return nil, errors.New("-dsn is required (or -mariadb, or -check)")
 	}
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {

@@ -66,8 +66,9 @@ func TestBadArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{},                        // no server
-		{"-dsn", "x", "-mariadb"}, // both
+		{},                                 // no server
+		{"-dsn", "x", "-start", "mariadb"}, // both
+		{"-start", "oracle"},
 		{"-check", missing},
 		{"-check", bad},
 		{"-clients", "many"},
