@@ -3,11 +3,13 @@ package sql
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
 )
@@ -59,6 +61,10 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 }
 
 // backfillIndex writes the entries of index name of def for every row.
+// The executor has no operator that writes one index's entries for
+// existing rows, so this assembles them from tablecodec, taking the key
+// encoding of the indexed values (collation keys, prefixes) from the
+// executor's own range bounds.
 func (t *Table) backfillIndex(ctx *gsql.Context, def *TableDef, name string) error {
 	tx, err := transactionOf(ctx)
 	if err != nil {
@@ -72,60 +78,65 @@ func (t *Table) backfillIndex(ctx *gsql.Context, def *TableDef, name string) err
 	if err != nil {
 		return err
 	}
-	var im *indexMeta
-	for _, x := range nt.meta.indexes {
-		if strings.EqualFold(x.def.Name, name) {
-			im = x
+	et := nt.meta.exec
+	var ix *executor.Index
+	for i := range et.Indexes {
+		if strings.EqualFold(et.Indexes[i].Name, name) {
+			ix = &et.Indexes[i]
 		}
 	}
-	if im == nil {
+	if ix == nil {
 		return fmt.Errorf("index %q vanished while it was created", name)
 	}
-	start, end := tablecodec.RecordRange(def.ID)
-	it, err := k.Iter(ctx, start, end)
+	dec, err := et.NewRowDecoder(nil)
+	if err != nil {
+		return err
+	}
+	it, err := executor.ScanTable(ctx, k, et, dec, et.RowRange(), executor.ScanOptions{})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
-	var writes [][2][]byte
-	for it.Valid() {
-		_, h, err := tablecodec.DecodeRowKey(it.Key(), nt.meta.handle == handleCommon)
+	prefixLen := len(tablecodec.IndexPrefix(nil, et.ID, ix.ID))
+	for {
+		row, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		row, err := nt.decodeFull(ctx, it.Value())
+		vals := make([]any, len(ix.Columns))
+		hasNull := false
+		for i, c := range ix.Columns {
+			vals[i] = row.Values[c.Offset]
+			hasNull = hasNull || vals[i] == nil
+		}
+		r, err := et.IndexRange(ix, executor.Bound{Values: vals, Inclusive: true}, executor.Bound{})
 		if err != nil {
 			return err
 		}
-		key, value, hasNull, err := nt.meta.indexEntry(im, row, h)
-		if err != nil {
-			return err
-		}
-		if im.unique && !hasNull {
-			// The entries written so far are buffered, so a duplicate among
-			// the existing rows is found here.
-			if _, found, err := k.Get(ctx, key); err != nil {
+		enc := r.Start[prefixLen:]
+		key := tablecodec.IndexKey(nil, et.ID, ix.ID, enc, ix.Unique, hasNull, row.Handle)
+		value := tablecodec.IndexValue(nil, ix.Unique, hasNull, row.Handle)
+		if !ix.Unique || hasNull {
+			if err := k.Set(key, value); err != nil {
 				return err
-			} else if found {
-				return mysql.NewSQLError(codeDupEntry, stateIntegrity, "Duplicate entry '%s' for key '%s.%s'",
-					im.formatKeyValues(row), def.Name, im.def.Name)
 			}
-			if err := k.Insert(key, value); err != nil {
-				return err
-			}
-		} else {
-			writes = append(writes, [2][]byte{key, value})
+			continue
 		}
-		if err := it.Next(ctx); err != nil {
+		// The entries written so far are buffered in the transaction, so
+		// a duplicate among the existing rows is found here.
+		if _, found, err := k.Get(ctx, key); err != nil {
+			return err
+		} else if found {
+			dup := &executor.DuplicateKeyError{Table: def.Name, Index: ix.Name, Values: vals}
+			return mysql.NewSQLError(codeDupEntry, stateIntegrity, "%s", dup.Error())
+		}
+		if err := k.Insert(key, value); err != nil {
 			return err
 		}
 	}
-	for _, w := range writes {
-		if err := k.Set(w[0], w[1]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // DropIndex implements sql.IndexAlterableTable.

@@ -1,40 +1,45 @@
 package sql
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
 )
 
 // tableEditor writes rows of one table for INSERT, UPDATE, DELETE and
-// REPLACE, keeping every index in step with the rows. Duplicate keys are
-// found by reading before writing, so that the statement fails at once
-// with the existing row (which ON DUPLICATE KEY UPDATE and REPLACE need);
-// primary and unique keys are also written as inserts, so that a
-// concurrent transaction inserting the same key loses at commit.
+// REPLACE through the executor's write operators, which keep every index
+// in step and find duplicate keys before writing. A duplicate is handed to
+// GMS as sql.UniqueKeyError with the existing row, which is what INSERT
+// ... ON DUPLICATE KEY UPDATE and REPLACE act on.
 type tableEditor struct {
 	t *Table
+	// full decodes whole rows (existing rows of duplicate keys).
+	full *executor.RowDecoder
 }
 
 var _ gsql.TableEditor = (*tableEditor)(nil)
 
+func (t *Table) editor() *tableEditor { return &tableEditor{t: t} }
+
 // Inserter implements sql.InsertableTable.
-func (t *Table) Inserter(*gsql.Context) gsql.RowInserter { return &tableEditor{t: t} }
+func (t *Table) Inserter(*gsql.Context) gsql.RowInserter { return t.editor() }
 
 // Updater implements sql.UpdatableTable.
-func (t *Table) Updater(*gsql.Context) gsql.RowUpdater { return &tableEditor{t: t} }
+func (t *Table) Updater(*gsql.Context) gsql.RowUpdater { return t.editor() }
 
 // Deleter implements sql.DeletableTable.
-func (t *Table) Deleter(*gsql.Context) gsql.RowDeleter { return &tableEditor{t: t} }
+func (t *Table) Deleter(*gsql.Context) gsql.RowDeleter { return t.editor() }
 
 // Replacer implements sql.ReplaceableTable.
-func (t *Table) Replacer(*gsql.Context) gsql.RowReplacer { return &tableEditor{t: t} }
+func (t *Table) Replacer(*gsql.Context) gsql.RowReplacer { return t.editor() }
 
 // StatementBegin implements sql.EditOpenerCloser: it opens the statement's
 // undo point.
@@ -85,209 +90,22 @@ func (e *tableEditor) begin(ctx *gsql.Context) (*Transaction, *txn.Txn, error) {
 
 // Insert implements sql.RowInserter.
 func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
-	tx, k, err := e.begin(ctx)
+	_, k, err := e.begin(ctx)
 	if err != nil {
 		return toSQLError(err)
 	}
-	return toSQLError(e.insert(ctx, tx, k, row))
-}
-
-func (e *tableEditor) insert(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row gsql.Row) error {
-	m := e.t.meta
+	et := e.t.meta.exec
 	var h tablecodec.Handle
-	if m.handle == handleHidden {
-		id, err := e.t.db.provider.ids.get(m.def.ID, allocRowID, 1).alloc(ctx)
+	if et.HandleKind == executor.HandleRowID {
+		id, err := e.t.db.provider.ids.get(et.ID, allocRowID, 1).alloc(ctx)
 		if err != nil {
-			return err
+			return toSQLError(err)
 		}
 		h = tablecodec.IntHandle(int64(id))
-	} else {
-		var err error
-		if h, err = m.handleOf(row); err != nil {
-			return err
-		}
-		if existing, found, err := e.rowByHandle(ctx, k, h); err != nil {
-			return err
-		} else if found {
-			return duplicateKeyError(m.def.Name, "PRIMARY", m.primary.formatKeyValues(row), true, existing)
-		}
-	}
-	if err := e.checkUnique(ctx, k, row, h, h, nil); err != nil {
+	} else if h, err = et.HandleOf(row); err != nil {
 		return err
 	}
-	value, err := m.encodeRow(row)
-	if err != nil {
-		return err
-	}
-	key := m.rowKey(h)
-	if m.handle == handleHidden {
-		err = k.Set(key, value)
-	} else {
-		err = k.Insert(key, value)
-	}
-	if err != nil {
-		return err
-	}
-	return e.putIndexEntries(k, row, h, nil)
-}
-
-// checkUnique fails with a duplicate-key error if a unique index entry of
-// row is taken by a row other than h (or self, the row's handle before an
-// update moved it). skip, if set, says which indexes need no check (their
-// entry does not change in an update).
-func (e *tableEditor) checkUnique(ctx context.Context, k *txn.Txn, row gsql.Row, h, self tablecodec.Handle, skip []bool) error {
-	m := e.t.meta
-	for i, im := range m.indexes {
-		if !im.unique || (skip != nil && skip[i]) {
-			continue
-		}
-		key, _, hasNull, err := m.indexEntry(im, row, h)
-		if err != nil {
-			return err
-		}
-		if hasNull {
-			continue
-		}
-		v, found, err := k.Get(ctx, key)
-		if err != nil {
-			return err
-		}
-		if !found {
-			continue
-		}
-		other, err := tablecodec.DecodeIndexHandle(key, v, len(im.ords), m.handle == handleCommon)
-		if err != nil {
-			return err
-		}
-		if other.Equal(h) || other.Equal(self) {
-			continue
-		}
-		existing, _, err := e.rowByHandle(ctx, k, other)
-		if err != nil {
-			return err
-		}
-		return duplicateKeyError(m.def.Name, im.def.Name, im.formatKeyValues(row), false, existing)
-	}
-	return nil
-}
-
-// putIndexEntries writes row's entries in every index; only, if set, says
-// which indexes to write.
-func (e *tableEditor) putIndexEntries(k *txn.Txn, row gsql.Row, h tablecodec.Handle, only []bool) error {
-	m := e.t.meta
-	for i, im := range m.indexes {
-		if only != nil && !only[i] {
-			continue
-		}
-		key, value, hasNull, err := m.indexEntry(im, row, h)
-		if err != nil {
-			return err
-		}
-		if im.unique && !hasNull {
-			err = k.Insert(key, value)
-		} else {
-			err = k.Set(key, value)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteIndexEntries deletes row's entries; only as in putIndexEntries.
-func (e *tableEditor) deleteIndexEntries(k *txn.Txn, row gsql.Row, h tablecodec.Handle, only []bool) error {
-	m := e.t.meta
-	for i, im := range m.indexes {
-		if only != nil && !only[i] {
-			continue
-		}
-		key, _, _, err := m.indexEntry(im, row, h)
-		if err != nil {
-			return err
-		}
-		if err := k.Delete(key); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// rowByHandle reads the whole row with handle h.
-func (e *tableEditor) rowByHandle(ctx context.Context, k *txn.Txn, h tablecodec.Handle) (gsql.Row, bool, error) {
-	v, found, err := k.Get(ctx, e.t.meta.rowKey(h))
-	if err != nil || !found {
-		return nil, false, err
-	}
-	row, err := e.t.decodeFull(ctx, v)
-	return row, err == nil, err
-}
-
-// decodeFull decodes a stored row into a whole-schema row.
-func (t *Table) decodeFull(ctx context.Context, value []byte) (gsql.Row, error) {
-	ids := t.meta.colIDs
-	vals := make([]any, len(ids))
-	present := make([]bool, len(ids))
-	if err := tablecodec.DecodeRow(value, ids, vals, present); err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.Name(), err)
-	}
-	for i := range vals {
-		if !present[i] {
-			d, err := t.missingValue(ctx, i)
-			if err != nil {
-				return nil, err
-			}
-			vals[i] = d
-		}
-	}
-	return gsql.Row(vals), nil
-}
-
-// handleOfExisting returns the handle of a row read from the table: from
-// its primary key, or for a table without one from the rows this statement
-// read (see keylessTracker).
-func (e *tableEditor) handleOfExisting(ctx context.Context, tx *Transaction, k *txn.Txn, row gsql.Row) (tablecodec.Handle, error) {
-	m := e.t.meta
-	if m.handle != handleHidden {
-		return m.handleOf(row)
-	}
-	value, err := m.encodeRow(row)
-	if err != nil {
-		return tablecodec.Handle{}, err
-	}
-	if key, ok := tx.keyless.take(m, value); ok {
-		_, h, err := tablecodec.DecodeRowKey(key, false)
-		return h, err
-	}
-	return e.findKeyless(ctx, k, row)
-}
-
-// findKeyless scans a table without a primary key for a row equal to row.
-func (e *tableEditor) findKeyless(ctx context.Context, k *txn.Txn, row gsql.Row) (tablecodec.Handle, error) {
-	m := e.t.meta
-	start, end := tablecodec.RecordRange(m.def.ID)
-	it, err := k.Iter(ctx, start, end)
-	if err != nil {
-		return tablecodec.Handle{}, err
-	}
-	defer it.Close()
-	gctx := schemaContext(ctx)
-	for it.Valid() {
-		cand, err := e.t.decodeFull(ctx, it.Value())
-		if err != nil {
-			return tablecodec.Handle{}, err
-		}
-		if eq, err := cand.Equals(gctx, row, m.schema.Schema); err != nil {
-			return tablecodec.Handle{}, err
-		} else if eq {
-			_, h, err := tablecodec.DecodeRowKey(it.Key(), false)
-			return h, err
-		}
-		if err := it.Next(ctx); err != nil {
-			return tablecodec.Handle{}, err
-		}
-	}
-	return tablecodec.Handle{}, gsql.ErrDeleteRowNotFound.New()
+	return e.writeError(ctx, k, executor.AddRecord(ctx, k, et, h, row))
 }
 
 // Delete implements sql.RowDeleter.
@@ -296,18 +114,11 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 	if err != nil {
 		return toSQLError(err)
 	}
-	return toSQLError(e.delete(ctx, tx, k, row))
-}
-
-func (e *tableEditor) delete(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row gsql.Row) error {
 	h, err := e.handleOfExisting(ctx, tx, k, row)
 	if err != nil {
-		return err
+		return toSQLError(err)
 	}
-	if err := k.Delete(e.t.meta.rowKey(h)); err != nil {
-		return err
-	}
-	return e.deleteIndexEntries(k, row, h, nil)
+	return toSQLError(executor.RemoveRecord(ctx, k, e.t.meta.exec, h, row))
 }
 
 // Update implements sql.RowUpdater.
@@ -316,66 +127,79 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 	if err != nil {
 		return toSQLError(err)
 	}
-	return toSQLError(e.update(ctx, tx, k, old, new))
-}
-
-func (e *tableEditor) update(ctx *gsql.Context, tx *Transaction, k *txn.Txn, old, new gsql.Row) error {
-	m := e.t.meta
+	et := e.t.meta.exec
 	oldH, err := e.handleOfExisting(ctx, tx, k, old)
 	if err != nil {
-		return err
+		return toSQLError(err)
 	}
 	newH := oldH
-	if m.handle != handleHidden {
-		if newH, err = m.handleOf(new); err != nil {
+	if et.HandleKind != executor.HandleRowID {
+		if newH, err = et.HandleOf(new); err != nil {
 			return err
 		}
 	}
-	moved := !newH.Equal(oldH)
-	if moved {
-		if existing, found, err := e.rowByHandle(ctx, k, newH); err != nil {
-			return err
-		} else if found {
-			return duplicateKeyError(m.def.Name, "PRIMARY", m.primary.formatKeyValues(new), true, existing)
-		}
+	return e.writeError(ctx, k, executor.UpdateRecord(ctx, k, et, oldH, newH, old, new))
+}
+
+// writeError returns err for GMS: a duplicate key becomes GMS's unique key
+// error carrying the row that holds the key.
+func (e *tableEditor) writeError(ctx context.Context, k *txn.Txn, err error) error {
+	var dup *executor.DuplicateKeyError
+	if !errors.As(err, &dup) {
+		return toSQLError(err)
 	}
-	// An index entry changes when its key or value changes: its values or
-	// the handle moved.
-	changed := make([]bool, len(m.indexes))
-	unchanged := make([]bool, len(m.indexes))
-	for i, im := range m.indexes {
-		ok, ov, _, err := m.indexEntry(im, old, oldH)
+	var existing gsql.Row
+	if dup.HandleKnown {
+		if e.full == nil {
+			if e.full, err = e.t.meta.exec.NewRowDecoder(nil); err != nil {
+				return err
+			}
+		}
+		row, found, err := executor.GetRow(ctx, k, e.t.meta.exec, e.full, dup.Handle)
 		if err != nil {
-			return err
+			return toSQLError(err)
 		}
-		nk, nv, _, err := m.indexEntry(im, new, newH)
-		if err != nil {
-			return err
+		if found {
+			existing = row
 		}
-		changed[i] = !bytes.Equal(ok, nk) || !bytes.Equal(ov, nv)
-		unchanged[i] = !changed[i]
 	}
-	if err := e.checkUnique(ctx, k, new, newH, oldH, unchanged); err != nil {
-		return err
+	return gsql.NewUniqueKeyErr(dup.Error(), dup.Index == "PRIMARY", existing)
+}
+
+// handleOfExisting returns the handle of a row read from the table: from
+// its primary key, or for a table without one from the rows this statement
+// read (see keylessTracker), or failing that by a scan for an equal row.
+func (e *tableEditor) handleOfExisting(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row gsql.Row) (tablecodec.Handle, error) {
+	et := e.t.meta.exec
+	if et.HandleKind != executor.HandleRowID {
+		return et.HandleOf(row)
 	}
-	if err := e.deleteIndexEntries(k, old, oldH, changed); err != nil {
-		return err
+	if h, ok, err := tx.keyless.take(e.t.meta, row); err != nil || ok {
+		return h, err
 	}
-	value, err := m.encodeRow(new)
+	dec, err := et.NewRowDecoder(nil)
 	if err != nil {
-		return err
+		return tablecodec.Handle{}, err
 	}
-	if moved {
-		if err := k.Delete(m.rowKey(oldH)); err != nil {
-			return err
-		}
-		if err := k.Insert(m.rowKey(newH), value); err != nil {
-			return err
-		}
-	} else if err := k.Set(m.rowKey(newH), value); err != nil {
-		return err
+	it, err := executor.ScanTable(ctx, k, et, dec, et.RowRange(), executor.ScanOptions{})
+	if err != nil {
+		return tablecodec.Handle{}, err
 	}
-	return e.putIndexEntries(k, new, newH, changed)
+	defer it.Close()
+	for {
+		cand, err := it.Next(ctx)
+		if err == io.EOF {
+			return tablecodec.Handle{}, gsql.ErrDeleteRowNotFound.New()
+		}
+		if err != nil {
+			return tablecodec.Handle{}, err
+		}
+		if eq, err := gsql.Row(cand.Values).Equals(ctx, row, e.t.meta.schema.Schema); err != nil {
+			return tablecodec.Handle{}, err
+		} else if eq {
+			return cand.Handle, nil
+		}
+	}
 }
 
 // Truncate implements sql.TruncateableTable: every row and index entry is
@@ -389,8 +213,8 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 	if err != nil {
 		return 0, toSQLError(err)
 	}
-	start, end := tablecodec.RecordRange(t.meta.def.ID)
-	n, err := countRange(ctx, k, start, end)
+	rr := t.meta.exec.RowRange()
+	n, err := countRange(ctx, k, rr.Start, rr.End)
 	if err != nil {
 		return 0, toSQLError(err)
 	}
@@ -398,8 +222,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 		return 0, toSQLError(err)
 	}
 	if t.meta.autoIncOrd >= 0 {
-		al := t.db.provider.ids.get(t.meta.def.ID, allocAutoIncrement, t.meta.def.AutoIncrementStart)
-		if err := al.reset(ctx, max(t.meta.def.AutoIncrementStart, 1)); err != nil {
+		if err := t.autoIncrement().reset(ctx, max(t.meta.def.AutoIncrementStart, 1)); err != nil {
 			return 0, toSQLError(err)
 		}
 	}
@@ -472,32 +295,49 @@ func (s *autoIncrementSetter) AcquireAutoIncrementLock(*gsql.Context) (func(), e
 // Close implements sql.Closer.
 func (s *autoIncrementSetter) Close(*gsql.Context) error { return nil }
 
-// keylessTracker remembers, during a writing statement, which stored row
-// each row read from a table without a primary key came from, so that
-// UPDATE and DELETE find the row GMS hands back without scanning. Equal
-// rows are interchangeable: any one of them is the right one to change.
+// keylessTracker remembers, during a writing statement, the handles of the
+// rows read from tables without a primary key, so that UPDATE and DELETE
+// find the row GMS hands back without a scan. Equal rows are
+// interchangeable: any one of them is the right one to change.
 type keylessTracker struct {
-	rows map[string][][]byte // table ID and row value -> row keys
+	rows map[string][]tablecodec.Handle // table prefix and row value -> handles
 }
 
-func keylessKey(m *tableMeta, value []byte) string {
-	return string(tablecodec.TablePrefix(nil, m.def.ID)) + string(value)
+// fingerprint identifies a row's values within its table.
+func (kt *keylessTracker) fingerprint(m *tableMeta, row []any) (string, error) {
+	b := tablecodec.TablePrefix(nil, m.def.ID)
+	ids := make([]int64, len(m.exec.Columns))
+	for i, c := range m.exec.Columns {
+		ids[i] = c.ID
+	}
+	b, err := tablecodec.AppendRow(b, ids, row)
+	if err != nil {
+		return "", fmt.Errorf("table %s: %w", m.def.Name, err)
+	}
+	return string(b), nil
 }
 
-func (kt *keylessTracker) remember(m *tableMeta, value, key []byte) {
-	fp := keylessKey(m, value)
-	kt.rows[fp] = append(kt.rows[fp], append([]byte(nil), key...))
+func (kt *keylessTracker) remember(m *tableMeta, row executor.Row) error {
+	fp, err := kt.fingerprint(m, row.Values)
+	if err != nil {
+		return err
+	}
+	kt.rows[fp] = append(kt.rows[fp], row.Handle)
+	return nil
 }
 
-func (kt *keylessTracker) take(m *tableMeta, value []byte) ([]byte, bool) {
+func (kt *keylessTracker) take(m *tableMeta, row []any) (tablecodec.Handle, bool, error) {
 	if kt == nil {
-		return nil, false
+		return tablecodec.Handle{}, false, nil
 	}
-	fp := keylessKey(m, value)
-	keys := kt.rows[fp]
-	if len(keys) == 0 {
-		return nil, false
+	fp, err := kt.fingerprint(m, row)
+	if err != nil {
+		return tablecodec.Handle{}, false, err
 	}
-	kt.rows[fp] = keys[1:]
-	return keys[0], true
+	hs := kt.rows[fp]
+	if len(hs) == 0 {
+		return tablecodec.Handle{}, false, nil
+	}
+	kt.rows[fp] = hs[1:]
+	return hs[0], true, nil
 }

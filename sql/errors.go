@@ -14,18 +14,17 @@ import (
 
 // MySQL error codes and SQLSTATEs percdb returns itself (GMS maps the rest).
 const (
-	codeDupEntry         = 1062 // ER_DUP_ENTRY
-	codeLockWaitTimeout  = 1205 // ER_LOCK_WAIT_TIMEOUT
-	codeDeadlock         = 1213 // ER_LOCK_DEADLOCK
-	codeUnknown          = 1105 // ER_UNKNOWN_ERROR
-	stateIntegrity       = "23000"
-	stateSerialization   = "40001"
-	stateGeneral         = "HY000"
-	msgDeadlock          = "Deadlock found when trying to get lock; try restarting transaction"
-	msgLockWaitTimeout   = "Lock wait timeout exceeded; try restarting transaction"
-	dupPrimaryKeyPrefix  = "duplicate primary key given: "
-	dupUniqueKeyPrefix   = "duplicate unique key given: "
-	duplicateEntryPrefix = "Duplicate entry "
+	codeDupEntry        = 1062 // ER_DUP_ENTRY
+	codeLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT
+	codeDeadlock        = 1213 // ER_LOCK_DEADLOCK
+	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
+	stateIntegrity      = "23000"
+	stateSerialization  = "40001"
+	stateGeneral        = "HY000"
+	msgDeadlock         = "Deadlock found when trying to get lock; try restarting transaction"
+	msgLockWaitTimeout  = "Lock wait timeout exceeded; try restarting transaction"
+	dupPrimaryKeyPrefix = "duplicate primary key given: "
+	dupUniqueKeyPrefix  = "duplicate unique key given: "
 )
 
 // toSQLError turns an error of the transaction layer into the MySQL error
@@ -119,13 +118,4 @@ func kindCode(k *goerrors.Kind, code int, state string) gmsErrorCode {
 		code:    code,
 		state:   state,
 	}
-}
-
-// duplicateKeyError is the error an editor returns when a write would
-// duplicate a primary or unique key. GMS needs sql.UniqueKeyError with the
-// existing row to run INSERT ... ON DUPLICATE KEY UPDATE and REPLACE; its
-// key string is MySQL's whole message, which the handler unwraps.
-func duplicateKeyError(table, index, value string, primary bool, existing gsql.Row) error {
-	msg := duplicateEntryPrefix + "'" + value + "' for key '" + table + "." + index + "'"
-	return gsql.NewUniqueKeyErr(msg, primary, existing)
 }

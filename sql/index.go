@@ -2,12 +2,11 @@ package sql
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 )
 
@@ -79,26 +78,31 @@ func (x *Index) CanSupportOrderBy(gsql.Expression) bool { return false }
 
 // PrefixLengths implements sql.Index.
 func (x *Index) PrefixLengths() []uint16 {
-	out := make([]uint16, len(x.im.prefix))
-	for i, p := range x.im.prefix {
-		out[i] = uint16(p)
+	out := make([]uint16, len(x.im.def.Columns))
+	for i, c := range x.im.def.Columns {
+		out[i] = uint16(c.Length)
 	}
 	return out
 }
 
-// keyRange is a range of keys [start, end) to scan; end nil means no bound.
-// point marks a range that is exactly one key (a lookup, not a scan).
+// keyRange is one read of a lookup: a key range to scan, or a single row
+// to get, by handle (a primary-key point) or by unique index values (a
+// unique secondary-index point).
 type keyRange struct {
-	start, end []byte
-	point      bool
+	executor.KeyRange
+	// point: the range is one key, read with a Get rather than a scan.
+	point bool
+	// handle is the row's handle of a primary-key point.
+	handle tablecodec.Handle
+	// vals are the index values of a unique secondary-index point.
+	vals []any
 }
 
-// keyRanges turns the ranges of a lookup into sorted, disjoint key ranges.
+// keyRanges turns the ranges of a lookup into sorted, disjoint reads.
 // Bounds are made inclusive and values that do not convert exactly to the
-// column's type widen the range, so a range may hold keys the lookup does
+// column's type widen the range, so a read may return rows the lookup does
 // not want: percdb tells GMS its lookups are not precise (PreciseMatch),
-// so GMS keeps filtering the rows. Exact single-key ranges are marked as
-// points, for a Get instead of a scan.
+// so GMS keeps filtering the rows.
 func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQLRangeCollection) ([]keyRange, error) {
 	out := make([]keyRange, 0, len(ranges))
 	for _, r := range ranges {
@@ -110,20 +114,20 @@ func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQ
 			out = append(out, kr)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].start, out[j].start) < 0 })
-	// Merge overlapping ranges, so that no key is read twice.
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Start, out[j].Start) < 0 })
+	// Merge overlapping ranges, so that no row is read twice.
 	merged := out[:0]
 	for _, kr := range out {
 		if n := len(merged); n > 0 {
 			last := &merged[n-1]
-			if last.end == nil || bytes.Compare(kr.start, last.end) < 0 {
-				if last.point && kr.point && bytes.Equal(last.start, kr.start) {
+			if last.End == nil || bytes.Compare(kr.Start, last.End) < 0 {
+				if last.point && kr.point && bytes.Equal(last.Start, kr.Start) {
 					continue
 				}
-				if last.end != nil && (kr.end == nil || bytes.Compare(kr.end, last.end) > 0) {
-					last.end = kr.end
+				if last.End != nil && (kr.End == nil || bytes.Compare(kr.End, last.End) > 0) {
+					last.End = kr.End
 				}
-				last.point = false
+				last.point, last.vals = false, nil
 				continue
 			}
 		}
@@ -132,155 +136,104 @@ func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQ
 	return merged, nil
 }
 
-// keyRange turns one range into a key range; empty reports a range that
-// cannot hold any key.
+// keyRange turns one range into a read; empty reports a range that cannot
+// hold any row. Key ranges cover the longest prefix of point values plus
+// the bounds of the next column; later columns only narrow GMS's filter.
 func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange) (keyRange, bool, error) {
-	if im.primary && m.handle == handleInt {
-		return m.intHandleRange(ctx, r)
-	}
-	var prefix []byte
-	if im.primary {
-		prefix = tablecodec.RecordPrefix(nil, m.def.ID)
-	} else {
-		prefix = tablecodec.IndexPrefix(nil, m.def.ID, im.def.ID)
-	}
-	buf := prefix
-	allPoints := true
+	var points []any
 	for i, ce := range r {
 		if i >= len(im.ords) {
 			break
 		}
 		if v, ok := pointValue(ctx, ce); ok {
-			kv, ok, err := boundValue(ctx, v, im, i)
-			if err != nil {
-				return keyRange{}, false, err
-			}
-			if ok {
-				if buf, err = tablecodec.EncodeKey(buf, kv); err != nil {
-					return keyRange{}, false, err
-				}
+			if kv, ok := boundValue(ctx, v, im, i); ok {
+				points = append(points, kv)
 				continue
 			}
-			// The value does not convert: scan the whole rest.
 		}
-		allPoints = false
-		start, sok, err := m.lowerKey(ctx, buf, im, i, ce.LowerBound)
-		if err != nil || !sok {
-			return keyRange{}, !sok, err
-		}
-		end, eok, err := m.upperKey(ctx, buf, im, i, ce.UpperBound)
-		if err != nil || !eok {
-			return keyRange{}, !eok, err
-		}
-		return keyRange{start: start, end: end}, false, nil
-	}
-	full := len(r) >= len(im.ords)
-	if allPoints && full && im.unique && (im.primary || !hasNullPoint(ctx, r)) && noPrefix(im) {
-		return keyRange{start: buf, end: tablecodec.PrefixNext(buf), point: true}, false, nil
-	}
-	start, end := tablecodec.PrefixRange(buf)
-	return keyRange{start: start, end: end}, false, nil
-}
-
-// lowerKey returns the start key for a lower bound on column i after the
-// encoded prefix buf; ok false means the range is empty.
-func (m *tableMeta) lowerKey(ctx *gsql.Context, buf []byte, im *indexMeta, i int, cut gsql.MySQLRangeCut) ([]byte, bool, error) {
-	switch c := cut.(type) {
-	case gsql.BelowNull:
-		return buf, true, nil
-	case gsql.AboveNull:
-		return tablecodec.PrefixNext(appendNull(buf)), true, nil
-	case gsql.AboveAll:
-		return nil, false, nil
-	case gsql.Below, gsql.Above:
-		kv, ok, err := boundValue(ctx, gsql.GetMySQLRangeCutKey(c), im, i)
-		if err != nil {
-			return nil, false, err
-		}
-		if !ok {
-			return buf, true, nil
-		}
-		start, err := tablecodec.EncodeKey(append([]byte(nil), buf...), kv)
-		return start, true, err
-	}
-	return nil, false, fmt.Errorf("unknown range bound %T", cut)
-}
-
-// upperKey returns the end key for an upper bound on column i.
-func (m *tableMeta) upperKey(ctx *gsql.Context, buf []byte, im *indexMeta, i int, cut gsql.MySQLRangeCut) ([]byte, bool, error) {
-	switch c := cut.(type) {
-	case gsql.BelowNull:
-		return nil, false, nil
-	case gsql.AboveNull:
-		return tablecodec.PrefixNext(appendNull(buf)), true, nil
-	case gsql.AboveAll:
-		return tablecodec.PrefixNext(buf), true, nil
-	case gsql.Below, gsql.Above:
-		kv, ok, err := boundValue(ctx, gsql.GetMySQLRangeCutKey(c), im, i)
-		if err != nil {
-			return nil, false, err
-		}
-		if !ok {
-			return tablecodec.PrefixNext(buf), true, nil
-		}
-		end, err := tablecodec.EncodeKey(append([]byte(nil), buf...), kv)
-		if err != nil {
-			return nil, false, err
-		}
-		return tablecodec.PrefixNext(end), true, nil
-	}
-	return nil, false, fmt.Errorf("unknown range bound %T", cut)
-}
-
-// intHandleRange is keyRange for the primary key of an int-handle table,
-// whose row keys hold the handle as 8 bare bytes.
-func (m *tableMeta) intHandleRange(ctx *gsql.Context, r gsql.MySQLRange) (keyRange, bool, error) {
-	recStart, recEnd := tablecodec.RecordRange(m.def.ID)
-	if len(r) == 0 {
-		return keyRange{start: recStart, end: recEnd}, false, nil
-	}
-	ce := r[0]
-	if v, ok := pointValue(ctx, ce); ok {
-		if v == nil {
+		lo := executor.Bound{Values: points, Inclusive: true}
+		switch c := ce.LowerBound.(type) {
+		case gsql.AboveAll:
 			return keyRange{}, true, nil
+		case gsql.AboveNull:
+			lo = executor.Bound{Values: appendValue(points, nil), Inclusive: false}
+		case gsql.Below, gsql.Above:
+			if kv, ok := boundValue(ctx, gsql.GetMySQLRangeCutKey(c), im, i); ok {
+				lo.Values = appendValue(points, kv)
+			}
 		}
-		if h, ok := intBound(ctx, v); ok {
-			key := m.rowKey(tablecodec.IntHandle(h))
-			return keyRange{start: key, end: tablecodec.PrefixNext(key), point: true}, false, nil
+		hi := executor.Bound{Values: points, Inclusive: true}
+		switch c := ce.UpperBound.(type) {
+		case gsql.BelowNull:
+			return keyRange{}, true, nil
+		case gsql.AboveNull:
+			hi.Values = appendValue(points, nil)
+		case gsql.Below, gsql.Above:
+			if kv, ok := boundValue(ctx, gsql.GetMySQLRangeCutKey(c), im, i); ok {
+				hi.Values = appendValue(points, kv)
+			}
+		}
+		return m.rangeOf(im, lo, hi)
+	}
+	all := executor.Bound{Values: points, Inclusive: true}
+	kr, empty, err := m.rangeOf(im, all, all)
+	if err != nil || empty || len(points) < len(im.ords) || !im.unique || im.prefixed {
+		return kr, empty, err
+	}
+	// Every column has one value: at most one row.
+	if im.primary {
+		_, h, err := tablecodec.DecodeRowKey(kr.Start, m.exec.HandleKind == executor.HandleCommon)
+		if err != nil {
+			return keyRange{}, false, err
+		}
+		kr.point, kr.handle = true, h
+		return kr, false, nil
+	}
+	for _, v := range points {
+		if v == nil {
+			return kr, false, nil // NULLs do not collide: a scan
 		}
 	}
-	start, end := recStart, recEnd
-	switch c := ce.LowerBound.(type) {
-	case gsql.AboveAll:
-		return keyRange{}, true, nil
-	case gsql.Below, gsql.Above:
-		if h, ok := intBound(ctx, gsql.GetMySQLRangeCutKey(c)); ok {
-			start = m.rowKey(tablecodec.IntHandle(h))
-		}
-	}
-	switch c := ce.UpperBound.(type) {
-	case gsql.BelowNull, gsql.AboveNull:
-		return keyRange{}, true, nil
-	case gsql.Below, gsql.Above:
-		if h, ok := intBound(ctx, gsql.GetMySQLRangeCutKey(c)); ok {
-			end = tablecodec.PrefixNext(m.rowKey(tablecodec.IntHandle(h)))
-		}
-	}
-	return keyRange{start: start, end: end}, false, nil
+	kr.point, kr.vals = true, points
+	return kr, false, nil
 }
 
-// intBound converts a bound to an int handle, rounding toward the inside
-// of nothing in particular: the range is made inclusive and GMS filters.
-func intBound(ctx *gsql.Context, v any) (int64, bool) {
-	if v == nil {
-		return 0, false
+// rangeOf returns the key range of an index (or of the rows, for the
+// primary key) between two bounds.
+func (m *tableMeta) rangeOf(im *indexMeta, lo, hi executor.Bound) (keyRange, bool, error) {
+	if im.primary && m.exec.HandleKind == executor.HandleInt {
+		// Int handles are whole int64s: a NULL or partial bound is no
+		// bound at all.
+		lo, hi = intBound(lo), intBound(hi)
 	}
-	c, inRange, err := types.Int64.Convert(ctx, v)
-	if err != nil || !inRange {
-		return 0, false
+	var kr executor.KeyRange
+	var err error
+	if im.primary {
+		kr, err = m.exec.HandleRange(lo, hi)
+	} else {
+		kr, err = m.exec.IndexRange(im.exec, lo, hi)
 	}
-	h, ok := c.(int64)
-	return h, ok
+	if err != nil {
+		return keyRange{}, false, err
+	}
+	if kr.End != nil && bytes.Compare(kr.Start, kr.End) >= 0 {
+		return keyRange{}, true, nil
+	}
+	return keyRange{KeyRange: kr}, false, nil
+}
+
+// intBound drops a bound an int handle cannot express (NULL).
+func intBound(b executor.Bound) executor.Bound {
+	if len(b.Values) == 1 && b.Values[0] == nil {
+		return executor.Bound{Inclusive: true}
+	}
+	return b
+}
+
+// appendValue returns points with v appended, without sharing points'
+// backing array.
+func appendValue(points []any, v any) []any {
+	return append(append(make([]any, 0, len(points)+1), points...), v)
 }
 
 // pointValue reports whether ce is a single value [v, v].
@@ -300,43 +253,16 @@ func pointValue(ctx *gsql.Context, ce gsql.MySQLRangeColumnExpr) (any, bool) {
 	return nil, false
 }
 
-// boundValue converts a range value to what column i of the index puts in
-// its key; ok false means it does not convert and the bound is dropped.
-func boundValue(ctx *gsql.Context, v any, im *indexMeta, i int) (any, bool, error) {
+// boundValue converts a range value to the type of column i of the index;
+// ok false means it does not convert, and the bound is dropped (widening
+// the range).
+func boundValue(ctx *gsql.Context, v any, im *indexMeta, i int) (any, bool) {
 	if v == nil {
-		return nil, true, nil
+		return nil, true
 	}
-	typ := im.types[i]
-	c, inRange, err := typ.Convert(ctx, v)
+	c, inRange, err := im.types[i].Convert(ctx, v)
 	if err != nil || !inRange {
-		return nil, false, nil
+		return nil, false
 	}
-	kv, err := keyValue(c, typ, im.prefix[i])
-	if err != nil {
-		return nil, false, nil
-	}
-	return kv, true, nil
-}
-
-func appendNull(buf []byte) []byte {
-	out, _ := tablecodec.EncodeKey(append([]byte(nil), buf...), nil)
-	return out
-}
-
-func hasNullPoint(ctx *gsql.Context, r gsql.MySQLRange) bool {
-	for _, ce := range r {
-		if v, ok := pointValue(ctx, ce); ok && v == nil {
-			return true
-		}
-	}
-	return false
-}
-
-func noPrefix(im *indexMeta) bool {
-	for _, p := range im.prefix {
-		if p > 0 {
-			return false
-		}
-	}
-	return true
+	return c, true
 }

@@ -2,7 +2,6 @@ package sql
 
 import (
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -10,55 +9,40 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/sqltypes"
 
-	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/executor"
 )
 
 // tableMeta is what every read and write of a table needs, derived once
-// from its definition: the GMS schema, column IDs by position, how rows are
-// keyed and each index's columns. It is immutable and shared by every
-// transaction that sees the same definition.
+// from its definition: the GMS schema, and the executor's description of
+// the table (column IDs, how rows are keyed, the indexes), through which
+// every row and index entry is read and written. It is immutable and
+// shared by every transaction that sees the same definition.
 type tableMeta struct {
 	def    *TableDef
 	dbName string
 	schema gsql.PrimaryKeySchema
-	// colIDs[i] is the column ID of schema position i.
-	colIDs []int64
-	// pkOrds are the schema positions of the primary-key columns.
-	pkOrds []int
-	// handle says how rows are keyed (see handleKind).
-	handle handleKind
+	exec   *executor.Table
 	// autoIncOrd is the position of the AUTO_INCREMENT column, or -1.
 	autoIncOrd int
-	indexes    []*indexMeta
-	// primary describes the primary key as an index (nil without one); its
-	// ID is 0 and it is never stored as index entries.
+	// primary describes the primary key as an index (nil without one);
+	// indexes are the secondary indexes, in the order of exec.Indexes.
 	primary *indexMeta
+	indexes []*indexMeta
 }
 
-// handleKind says how a table's rows are keyed.
-type handleKind uint8
-
-const (
-	// handleHidden: no primary key; rows get an int handle from the
-	// table's row-ID allocator.
-	handleHidden handleKind = iota
-	// handleInt: the primary key is one integer column whose value is the
-	// int handle.
-	handleInt
-	// handleCommon: the primary key is clustered: the handle is the key
-	// encoding of its values.
-	handleCommon
-)
-
-// indexMeta describes one index: positions and types of its columns and
-// their prefix lengths.
+// indexMeta is one index as GMS's lookups see it: the schema positions and
+// types of its columns, to convert range bounds to the columns' types.
 type indexMeta struct {
-	def     *IndexDef
-	ords    []int
-	types   []gsql.Type
-	prefix  []int64
+	def   *IndexDef
+	ords  []int
+	types []gsql.Type
+	// exec is the executor's index; nil for the primary key.
+	exec    *executor.Index
 	unique  bool
 	primary bool
+	// prefixed: some column is indexed by a prefix, so equal keys do not
+	// mean equal values.
+	prefixed bool
 }
 
 // metaCache derives table metadata once per definition. Definitions are
@@ -87,7 +71,7 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		isPK[id] = true
 	}
 	sch := make(gsql.Schema, len(def.Columns))
-	m.colIDs = make([]int64, len(def.Columns))
+	et := &executor.Table{ID: def.ID, Name: def.Name, Columns: make([]executor.Column, len(def.Columns))}
 	for i := range def.Columns {
 		c := &def.Columns[i]
 		col, err := columnFromDef(ctx, def.Name, dbName, c, isPK[c.ID])
@@ -95,63 +79,72 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 			return nil, err
 		}
 		sch[i] = col
-		m.colIDs[i] = c.ID
+		et.Columns[i] = executor.Column{ID: c.ID}
 		if c.AutoIncrement {
 			m.autoIncOrd = i
 		}
 	}
+	var pkOrds []int
 	for _, id := range def.PrimaryKey {
 		_, ord, _ := def.column(id)
-		m.pkOrds = append(m.pkOrds, ord)
+		pkOrds = append(pkOrds, ord)
 	}
-	m.schema = gsql.NewPrimaryKeySchema(sch, m.pkOrds...)
+	m.schema = gsql.NewPrimaryKeySchema(sch, pkOrds...)
 	switch {
-	case len(m.pkOrds) == 0:
-		m.handle = handleHidden
-	case len(m.pkOrds) == 1 && isSignedIntType(sch[m.pkOrds[0]].Type):
-		m.handle = handleInt
+	case len(pkOrds) == 0:
+		et.HandleKind = executor.HandleRowID
+	case len(pkOrds) == 1 && isIntHandleType(sch[pkOrds[0]].Type):
+		et.HandleKind = executor.HandleInt
 	default:
-		m.handle = handleCommon
+		et.HandleKind = executor.HandleCommon
 	}
-	if len(m.pkOrds) > 0 {
+	if len(pkOrds) > 0 {
 		pk := &IndexDef{Name: "PRIMARY", Unique: true}
 		for _, id := range def.PrimaryKey {
 			pk.Columns = append(pk.Columns, IndexColumnDef{ColumnID: id})
 		}
-		im, err := m.newIndexMeta(pk)
-		if err != nil {
-			return nil, err
-		}
+		im, cols := m.newIndexMeta(pk)
 		im.primary = true
 		m.primary = im
+		et.PrimaryKey = cols
 	}
 	for i := range def.Indexes {
-		im, err := m.newIndexMeta(&def.Indexes[i])
-		if err != nil {
-			return nil, err
-		}
+		im, cols := m.newIndexMeta(&def.Indexes[i])
+		et.Indexes = append(et.Indexes, executor.Index{
+			ID: def.Indexes[i].ID, Name: def.Indexes[i].Name, Unique: def.Indexes[i].Unique, Columns: cols,
+		})
 		m.indexes = append(m.indexes, im)
 	}
+	if err := et.Validate(); err != nil {
+		return nil, err
+	}
+	for i, im := range m.indexes {
+		im.exec = &et.Indexes[i]
+	}
+	m.exec = et
 	return m, nil
 }
 
-func (m *tableMeta) newIndexMeta(def *IndexDef) (*indexMeta, error) {
+// newIndexMeta describes def; its columns must exist (validated).
+func (m *tableMeta) newIndexMeta(def *IndexDef) (*indexMeta, []executor.IndexColumn) {
 	im := &indexMeta{def: def, unique: def.Unique}
-	for _, ic := range def.Columns {
-		_, ord, ok := m.def.column(ic.ColumnID)
-		if !ok {
-			return nil, fmt.Errorf("index %q names unknown column %d", def.Name, ic.ColumnID)
-		}
+	cols := make([]executor.IndexColumn, len(def.Columns))
+	for i, ic := range def.Columns {
+		_, ord, _ := m.def.column(ic.ColumnID)
+		typ := m.schema.Schema[ord].Type
 		im.ords = append(im.ords, ord)
-		im.types = append(im.types, m.schema.Schema[ord].Type)
-		im.prefix = append(im.prefix, ic.Length)
+		im.types = append(im.types, typ)
+		if ic.Length > 0 {
+			im.prefixed = true
+		}
+		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: collationKeyFunc(typ)}
 	}
-	return im, nil
+	return im, cols
 }
 
-// isSignedIntType reports whether values of typ fit an int64 handle.
+// isIntHandleType reports whether values of typ fit an int64 handle.
 // Unsigned BIGINT does not, so such keys are clustered common handles.
-func isSignedIntType(typ gsql.Type) bool {
+func isIntHandleType(typ gsql.Type) bool {
 	if _, ok := typ.(gsql.NumberType); !ok {
 		return false
 	}
@@ -163,164 +156,41 @@ func isSignedIntType(typ gsql.Type) bool {
 	return false
 }
 
-// intHandleValue converts a primary-key value of an int-handle table.
-func intHandleValue(v any) (int64, error) {
-	switch v := v.(type) {
-	case int8:
-		return int64(v), nil
-	case int16:
-		return int64(v), nil
-	case int32:
-		return int64(v), nil
-	case int64:
-		return v, nil
-	case uint8:
-		return int64(v), nil
-	case uint16:
-		return int64(v), nil
-	case uint32:
-		return int64(v), nil
+// collationKeyFunc returns how strings of typ become keys: by their
+// collation's sort key, so that keys sort and collide as the collation
+// compares ('a' and 'A' are one key under a case-insensitive collation).
+// Binary collations compare by code point, which UTF-8 bytes already do:
+// nil, the strings themselves.
+func collationKeyFunc(typ gsql.Type) func(string) []byte {
+	st, ok := typ.(gsql.StringType)
+	if !ok {
+		return nil
 	}
-	return 0, fmt.Errorf("primary key value %v (%T) is not an integer", v, v)
-}
-
-// keyValue returns the value that stands for v in a key of a column of
-// type typ: strings become their collation's sort key, so that keys sort
-// and collide as the collation compares ('a' and 'A' under a
-// case-insensitive collation are one key), and a prefix length keeps only
-// the first characters. Other values go into keys as they are.
-func keyValue(v any, typ gsql.Type, prefix int64) (any, error) {
-	switch s := v.(type) {
-	case string:
-		if prefix > 0 {
-			s = truncateRunes(s, prefix)
-		}
-		st, ok := typ.(gsql.StringType)
-		if !ok {
-			return s, nil
-		}
-		return collationKey(st.Collation(), s)
-	case []byte:
-		if prefix > 0 && int64(len(s)) > prefix {
-			s = s[:prefix]
-		}
-		return s, nil
-	}
-	return v, nil
-}
-
-// collationKey returns the sort key of s under collation c: the big-endian
-// weights of its characters, which compare as GMS compares strings
-// (character by character, then shorter first). Binary collations compare
-// by code point, which UTF-8 bytes already do.
-func collationKey(c gsql.CollationID, s string) ([]byte, error) {
+	c := st.Collation()
 	if c == gsql.Collation_binary || strings.HasSuffix(c.Name(), "_bin") {
-		return []byte(s), nil
+		return nil
 	}
 	weight := c.Sorter()
 	if weight == nil {
-		return []byte(s), nil
+		return nil
 	}
+	return func(s string) []byte { return collationKey(weight, s) }
+}
+
+// collationKey returns the sort key of s: the big-endian weights of its
+// characters, which compare as GMS compares strings (character by
+// character, then the shorter first). An invalid UTF-8 byte is weighed as
+// the byte itself.
+func collationKey(weight gsql.CollationSorter, s string) []byte {
 	out := make([]byte, 0, 4*len(s))
 	for len(s) > 0 {
 		r, n := utf8.DecodeRuneInString(s)
+		w := uint32(weight(r))
 		if r == utf8.RuneError && n <= 1 {
-			return nil, fmt.Errorf("string %q is not valid UTF-8", s)
+			w = uint32(s[0])
 		}
-		out = binary.BigEndian.AppendUint32(out, uint32(weight(r)))
+		out = binary.BigEndian.AppendUint32(out, w)
 		s = s[n:]
 	}
-	return out, nil
-}
-
-// truncateRunes returns the first n characters of s.
-func truncateRunes(s string, n int64) string {
-	i := 0
-	for k := int64(0); k < n && i < len(s); k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i]
-}
-
-// encodeIndexValues returns the key encoding of the indexed values of row
-// and whether any of them is NULL.
-func (im *indexMeta) encodeValues(buf []byte, row gsql.Row) ([]byte, bool, error) {
-	hasNull := false
-	for i, ord := range im.ords {
-		v := row[ord]
-		if v == nil {
-			hasNull = true
-		}
-		kv, err := keyValue(v, im.types[i], im.prefix[i])
-		if err != nil {
-			return nil, false, err
-		}
-		if buf, err = tablecodec.EncodeKey(buf, kv); err != nil {
-			return nil, false, fmt.Errorf("index %s: %w", im.def.Name, err)
-		}
-	}
-	return buf, hasNull, nil
-}
-
-// handleOf returns the handle of row in a table with a primary key.
-func (m *tableMeta) handleOf(row gsql.Row) (tablecodec.Handle, error) {
-	switch m.handle {
-	case handleInt:
-		v, err := intHandleValue(row[m.pkOrds[0]])
-		if err != nil {
-			return tablecodec.Handle{}, err
-		}
-		return tablecodec.IntHandle(v), nil
-	case handleCommon:
-		enc, _, err := m.primary.encodeValues(nil, row)
-		if err != nil {
-			return tablecodec.Handle{}, err
-		}
-		return tablecodec.CommonHandle(enc), nil
-	}
-	return tablecodec.Handle{}, fmt.Errorf("table %s has no primary key", m.def.Name)
-}
-
-// rowKey returns the key of the row with handle h.
-func (m *tableMeta) rowKey(h tablecodec.Handle) []byte {
-	return tablecodec.RowKey(nil, m.def.ID, h)
-}
-
-// encodeRow returns the stored value of row.
-func (m *tableMeta) encodeRow(row gsql.Row) ([]byte, error) {
-	b, err := tablecodec.EncodeRow(m.colIDs, row)
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", m.def.Name, err)
-	}
-	return b, nil
-}
-
-// indexEntry returns the key and value of row's entry in index im.
-func (m *tableMeta) indexEntry(im *indexMeta, row gsql.Row, h tablecodec.Handle) (key, value []byte, hasNull bool, err error) {
-	vals, hasNull, err := im.encodeValues(nil, row)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	key = tablecodec.IndexKey(nil, m.def.ID, im.def.ID, vals, im.unique, hasNull, h)
-	value = tablecodec.IndexValue(nil, im.unique, hasNull, h)
-	return key, value, hasNull, nil
-}
-
-// formatKeyValues formats the indexed values of row as MySQL does in a
-// duplicate-key message: values joined by '-'.
-func (im *indexMeta) formatKeyValues(row gsql.Row) string {
-	parts := make([]string, len(im.ords))
-	for i, ord := range im.ords {
-		v := row[ord]
-		switch x := v.(type) {
-		case nil:
-			parts[i] = "NULL"
-		case []byte:
-			parts[i] = string(x)
-		default:
-			parts[i] = fmt.Sprint(x)
-		}
-	}
-	return strings.Join(parts, "-")
+	return out
 }

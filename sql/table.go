@@ -8,6 +8,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
 )
@@ -27,26 +28,25 @@ type Table struct {
 }
 
 var (
-	_ gsql.Table                    = (*Table)(nil)
-	_ gsql.ProjectedTable           = (*Table)(nil)
-	_ gsql.IndexAddressableTable    = (*Table)(nil)
-	_ gsql.PrimaryKeyTable          = (*Table)(nil)
-	_ gsql.CommentedTable           = (*Table)(nil)
-	_ gsql.InsertableTable          = (*Table)(nil)
-	_ gsql.UpdatableTable           = (*Table)(nil)
-	_ gsql.DeletableTable           = (*Table)(nil)
-	_ gsql.ReplaceableTable         = (*Table)(nil)
-	_ gsql.TruncateableTable        = (*Table)(nil)
-	_ gsql.AutoIncrementTable       = (*Table)(nil)
-	_ gsql.Databaseable             = (*Table)(nil)
-	_ gsql.IndexedTable             = (*IndexedTable)(nil)
-	_ gsql.PartitionIter            = (*partitionIter)(nil)
-	_ gsql.RowIter                  = (*rowIter)(nil)
-	_ gsql.AutoIncrementSetter      = (*autoIncrementSetter)(nil)
-	_ gsql.IndexAddressableTable    = (*IndexedTable)(nil)
-	_ gsql.ProjectedTable           = (*IndexedTable)(nil)
-	_ gsql.IndexedTable             = (*Table)(nil)
-	_ gsql.PrimaryKeyAlterableTable = (*Table)(nil)
+	_ gsql.Table                 = (*Table)(nil)
+	_ gsql.ProjectedTable        = (*Table)(nil)
+	_ gsql.IndexAddressableTable = (*Table)(nil)
+	_ gsql.PrimaryKeyTable       = (*Table)(nil)
+	_ gsql.CommentedTable        = (*Table)(nil)
+	_ gsql.InsertableTable       = (*Table)(nil)
+	_ gsql.UpdatableTable        = (*Table)(nil)
+	_ gsql.DeletableTable        = (*Table)(nil)
+	_ gsql.ReplaceableTable      = (*Table)(nil)
+	_ gsql.TruncateableTable     = (*Table)(nil)
+	_ gsql.AutoIncrementTable    = (*Table)(nil)
+	_ gsql.Databaseable          = (*Table)(nil)
+	_ gsql.IndexedTable          = (*IndexedTable)(nil)
+	_ gsql.PartitionIter         = (*partitionIter)(nil)
+	_ gsql.RowIter               = (*rowIter)(nil)
+	_ gsql.AutoIncrementSetter   = (*autoIncrementSetter)(nil)
+	_ gsql.IndexAddressableTable = (*IndexedTable)(nil)
+	_ gsql.ProjectedTable        = (*IndexedTable)(nil)
+	_ gsql.IndexedTable          = (*Table)(nil)
 )
 
 // newTable returns the table of def as seen by ctx's transaction.
@@ -121,8 +121,7 @@ func (t *Table) Partitions(*gsql.Context) (gsql.PartitionIter, error) {
 func (t *Table) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
 	switch p := p.(type) {
 	case scanPartition:
-		start, end := tablecodec.RecordRange(t.meta.def.ID)
-		return t.newRowIter(ctx, nil, []keyRange{{start: start, end: end}})
+		return t.newRowIter(ctx, nil, []keyRange{{KeyRange: t.meta.exec.RowRange()}})
 	case lookupPartition:
 		return t.newRowIter(ctx, p.index, p.ranges)
 	}
@@ -222,40 +221,25 @@ func (p *partitionIter) Next(*gsql.Context) (gsql.Partition, error) {
 
 func (p *partitionIter) Close(*gsql.Context) error { return nil }
 
-// outputOrds returns the schema positions a read returns.
-func (t *Table) outputOrds() []int {
-	if t.projection != nil {
-		return t.projection
-	}
-	all := make([]int, len(t.meta.schema.Schema))
-	for i := range all {
-		all[i] = i
-	}
-	return all
-}
-
-// rowBatch is how many row keys a secondary-index read fetches at once.
-const rowBatch = 128
-
-// rowIter reads rows by key ranges: of the row keys themselves (index nil
-// or primary), or of a secondary index whose entries lead to the rows.
+// rowIter runs the reads of a partition: scans of row or index key
+// ranges and point reads, through the executor's operators, in key order.
 type rowIter struct {
-	t      *Table
-	tx     *Transaction
-	k      *txn.Txn
-	index  *indexMeta
-	ranges []keyRange
-	ords   []int
-	colIDs []int64
-	lock   bool
+	t     *Table
+	tx    *Transaction
+	k     *txn.Txn
+	index *indexMeta // nil: the rows themselves (a scan or primary key)
+	reads []keyRange
+	dec   *executor.RowDecoder
+	lock  bool
+	// track: remember where rows came from, for UPDATE and DELETE of a
+	// table without a primary key (see keylessTracker).
+	track bool
 
-	it      txn.Iterator
-	pending []gsql.Row // rows fetched ahead (point and index reads)
-	vals    []any
-	present []bool
+	cur     executor.RowIterator
+	pending []executor.Row
 }
 
-func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, ranges []keyRange) (*rowIter, error) {
+func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange) (*rowIter, error) {
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, err
@@ -264,16 +248,15 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, ranges []keyRang
 	if err != nil {
 		return nil, toSQLError(err)
 	}
-	ords := t.outputOrds()
-	ids := make([]int64, len(ords))
-	for i, o := range ords {
-		ids[i] = t.meta.colIDs[o]
+	dec, err := t.meta.exec.NewRowDecoder(t.projection)
+	if err != nil {
+		return nil, err
 	}
 	s, _ := sessionOf(ctx)
 	r := &rowIter{
-		t: t, tx: tx, k: k, index: index, ranges: ranges, ords: ords, colIDs: ids,
-		vals: make([]any, len(ids)), present: make([]bool, len(ids)),
-		lock: s != nil && s.forUpdate && s.inExplicitTransaction(),
+		t: t, tx: tx, k: k, index: index, reads: reads, dec: dec,
+		lock:  s != nil && s.forUpdate && s.inExplicitTransaction(),
+		track: t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil,
 	}
 	if index != nil && index.primary {
 		r.index = nil
@@ -284,184 +267,92 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, ranges []keyRang
 // Next implements sql.RowIter.
 func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	row, err := r.next(ctx)
-	if err != nil && err != io.EOF {
+	if err != nil {
+		if err == io.EOF {
+			return nil, err
+		}
 		return nil, toSQLError(err)
 	}
-	return row, err
+	if r.lock {
+		if err := executor.LockRows(ctx, r.k, r.t.meta.exec, row.Handle); err != nil {
+			return nil, toSQLError(err)
+		}
+	}
+	if r.track && r.tx.keyless != nil {
+		if err := r.tx.keyless.remember(r.t.meta, row); err != nil {
+			return nil, err
+		}
+	}
+	return gsql.Row(row.Values), nil
 }
 
-func (r *rowIter) next(ctx *gsql.Context) (gsql.Row, error) {
+func (r *rowIter) next(ctx context.Context) (executor.Row, error) {
 	for {
 		if len(r.pending) > 0 {
 			row := r.pending[0]
 			r.pending = r.pending[1:]
 			return row, nil
 		}
-		if r.it != nil && r.it.Valid() {
-			if r.index == nil {
-				row, err := r.decode(ctx, r.it.Key(), r.it.Value())
-				if err != nil {
-					return nil, err
-				}
-				if err := r.it.Next(ctx); err != nil {
-					return nil, err
-				}
-				return row, nil
+		if r.cur != nil {
+			row, err := r.cur.Next(ctx)
+			if err != io.EOF {
+				return row, err
 			}
-			if err := r.fetchIndexed(ctx); err != nil {
-				return nil, err
-			}
-			continue
+			r.cur.Close()
+			r.cur = nil
 		}
-		if r.it != nil {
-			r.it.Close()
-			r.it = nil
+		if len(r.reads) == 0 {
+			return executor.Row{}, io.EOF
 		}
-		if len(r.ranges) == 0 {
-			return nil, io.EOF
+		if err := r.start(ctx); err != nil {
+			return executor.Row{}, err
 		}
-		// Consecutive point ranges are read with one batch get.
-		if r.ranges[0].point {
-			n := 1
-			for n < len(r.ranges) && n < rowBatch && r.ranges[n].point {
-				n++
-			}
-			keys := make([][]byte, n)
-			for i := range keys {
-				keys[i] = r.ranges[i].start
-			}
-			r.ranges = r.ranges[n:]
-			if err := r.fetchPoints(ctx, keys); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		kr := r.ranges[0]
-		r.ranges = r.ranges[1:]
-		it, err := r.k.Iter(ctx, kr.start, kr.end)
-		if err != nil {
-			return nil, err
-		}
-		r.it = it
 	}
 }
 
-// fetchPoints reads exact keys: row keys, or unique index keys whose
-// values are handles.
-func (r *rowIter) fetchPoints(ctx context.Context, keys [][]byte) error {
-	got, err := r.k.BatchGet(ctx, keys)
-	if err != nil {
+// start begins the next read: consecutive primary-key points are read
+// with one batch get, a unique index point with a unique lookup, a range
+// with a scan of the rows or of the index.
+func (r *rowIter) start(ctx context.Context) error {
+	m := r.t.meta
+	kr := r.reads[0]
+	switch {
+	case kr.point && r.index == nil:
+		n := 1
+		for n < len(r.reads) && r.reads[n].point {
+			n++
+		}
+		handles := make([]tablecodec.Handle, n)
+		for i := range handles {
+			handles[i] = r.reads[i].handle
+		}
+		r.reads = r.reads[n:]
+		rows, err := executor.BatchGetRows(ctx, r.k, m.exec, r.dec, handles)
+		r.pending = rows
+		return err
+	case kr.point:
+		r.reads = r.reads[1:]
+		row, found, err := executor.UniqueLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.vals)
+		if found {
+			r.pending = append(r.pending, row)
+		}
 		return err
 	}
+	r.reads = r.reads[1:]
+	var err error
 	if r.index == nil {
-		for _, key := range keys {
-			if v, ok := got[string(key)]; ok {
-				row, err := r.decode(ctx, key, v)
-				if err != nil {
-					return err
-				}
-				r.pending = append(r.pending, row)
-			}
-		}
-		return nil
+		r.cur, err = executor.ScanTable(ctx, r.k, m.exec, r.dec, kr.KeyRange, executor.ScanOptions{})
+	} else {
+		r.cur, err = executor.IndexLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.KeyRange, executor.ScanOptions{})
 	}
-	rowKeys := make([][]byte, 0, len(keys))
-	for _, key := range keys {
-		if v, ok := got[string(key)]; ok {
-			h, err := tablecodec.DecodeIndexHandle(key, v, len(r.index.ords), r.t.meta.handle == handleCommon)
-			if err != nil {
-				return err
-			}
-			rowKeys = append(rowKeys, r.t.meta.rowKey(h))
-		}
-	}
-	return r.fetchRows(ctx, rowKeys)
-}
-
-// fetchIndexed reads up to rowBatch entries of the current index range and
-// the rows they point to.
-func (r *rowIter) fetchIndexed(ctx context.Context) error {
-	rowKeys := make([][]byte, 0, rowBatch)
-	for r.it.Valid() && len(rowKeys) < rowBatch {
-		h, err := tablecodec.DecodeIndexHandle(r.it.Key(), r.it.Value(), len(r.index.ords), r.t.meta.handle == handleCommon)
-		if err != nil {
-			return err
-		}
-		rowKeys = append(rowKeys, r.t.meta.rowKey(h))
-		if err := r.it.Next(ctx); err != nil {
-			return err
-		}
-	}
-	return r.fetchRows(ctx, rowKeys)
-}
-
-// fetchRows reads rows by key, in the order given.
-func (r *rowIter) fetchRows(ctx context.Context, rowKeys [][]byte) error {
-	if len(rowKeys) == 0 {
-		return nil
-	}
-	got, err := r.k.BatchGet(ctx, rowKeys)
-	if err != nil {
-		return err
-	}
-	for _, key := range rowKeys {
-		v, ok := got[string(key)]
-		if !ok {
-			return fmt.Errorf("table %s: index %s points to missing row %q", r.t.Name(), r.index.def.Name, key)
-		}
-		row, err := r.decode(ctx, key, v)
-		if err != nil {
-			return err
-		}
-		r.pending = append(r.pending, row)
-	}
-	return nil
-}
-
-// decode turns a stored row into the output row, locking it first for
-// SELECT ... FOR UPDATE.
-func (r *rowIter) decode(ctx context.Context, key, value []byte) (gsql.Row, error) {
-	if r.lock {
-		if err := r.k.LockKeys(ctx, append([]byte(nil), key...)); err != nil {
-			return nil, err
-		}
-	}
-	if err := tablecodec.DecodeRow(value, r.colIDs, r.vals, r.present); err != nil {
-		return nil, fmt.Errorf("table %s: row %q: %w", r.t.Name(), key, err)
-	}
-	row := make(gsql.Row, len(r.vals))
-	for i, v := range r.vals {
-		if r.present[i] {
-			row[i] = v
-			continue
-		}
-		d, err := r.t.missingValue(ctx, r.ords[i])
-		if err != nil {
-			return nil, err
-		}
-		row[i] = d
-	}
-	if r.tx.keyless != nil && r.t.meta.handle == handleHidden && r.t.projection == nil {
-		r.tx.keyless.remember(r.t.meta, value, key)
-	}
-	return row, nil
-}
-
-// missingValue is the value of a column absent from a stored row (added
-// after the row was written without a rewrite: nullable, no default).
-func (t *Table) missingValue(ctx context.Context, ord int) (any, error) {
-	col := t.meta.schema.Schema[ord]
-	if col.Default == nil {
-		return nil, nil
-	}
-	return col.Default.Eval(schemaContext(ctx), nil)
+	return err
 }
 
 // Close implements sql.RowIter.
 func (r *rowIter) Close(*gsql.Context) error {
-	if r.it != nil {
-		r.it.Close()
-		r.it = nil
+	if r.cur != nil {
+		r.cur.Close()
+		r.cur = nil
 	}
 	return nil
 }

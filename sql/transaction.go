@@ -6,7 +6,10 @@ import (
 	"fmt"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -130,7 +133,7 @@ func (t *Transaction) statementBegin(ctx context.Context) error {
 	}
 	t.stmt = k.Staging()
 	t.stmtOpen = true
-	t.keyless = &keylessTracker{rows: make(map[string][][]byte)}
+	t.keyless = &keylessTracker{rows: make(map[string][]tablecodec.Handle)}
 	return nil
 }
 
@@ -157,12 +160,38 @@ func (t *Transaction) commit(ctx context.Context) error {
 		return nil
 	}
 	if err := t.kv.Commit(ctx); err != nil {
+		if dup, ok := executor.DuplicateFromCommit(err, t.executorTable); ok {
+			// A concurrent transaction inserted the same key after this
+			// one checked it; MySQL would have waited, then failed so.
+			return mysql.NewSQLError(codeDupEntry, stateIntegrity, "%s", dup.Error())
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	if t.catDirty {
 		// Our own DDL is committed: later transactions may use this
 		// catalog without reloading it.
 		t.provider.catalogs.offer(t.cat)
+	}
+	return nil
+}
+
+// executorTable returns the table with the given ID in this transaction's
+// catalog, or nil.
+func (t *Transaction) executorTable(id int64) *executor.Table {
+	if t.cat == nil {
+		return nil
+	}
+	for _, db := range t.cat.dbs {
+		for _, def := range t.cat.tables[db.ID] {
+			if def.ID != id {
+				continue
+			}
+			m, err := t.provider.metas.get(gsql.NewEmptyContext(), db.Name, def)
+			if err != nil {
+				return nil
+			}
+			return m.exec
+		}
 	}
 	return nil
 }
