@@ -180,11 +180,7 @@ func TestPointGetLinearizableWithoutOracle(t *testing.T) {
 	e := newEnv(t, Options{}, "k2", "s")
 	reader := e.newStore(t, Options{})
 	// The dying client prewrites and vanishes; its locks live 100 ms.
-	dying := e.newStore(t, Options{
-		LockTTL:     100 * time.Millisecond,
-		EnableOnePC: new(false),
-		Hooks:       &CommitHooks{AfterPrewrite: func(uint64) error { return errAbandon }},
-	})
+	dying := e.dyingStore(t, 100*time.Millisecond)
 	key := func(i int) []byte { return fmt.Appendf(nil, "k%d", i) }
 	// shadow keys live in another region: a write of both commits in two
 	// phases.

@@ -98,6 +98,18 @@ func (e *testEnv) newStore(t testing.TB, opts Options) *Store {
 	return s
 }
 
+// dyingStore opens a Store whose commits stop after prewrite, as if the
+// client died there (Commit returns errAbandon), leaving locks that live
+// ttl. Two-phase always, so that there are locks to leave.
+func (e *testEnv) dyingStore(t testing.TB, ttl time.Duration) *Store {
+	t.Helper()
+	return e.newStore(t, Options{
+		LockTTL:     ttl,
+		EnableOnePC: new(false),
+		Hooks:       &CommitHooks{AfterPrewrite: func(uint64) error { return errAbandon }},
+	})
+}
+
 // mustCommit writes pairs (key, value, key, value...) in one transaction.
 func mustCommit(t testing.TB, s *Store, pairs ...string) uint64 {
 	t.Helper()

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"golang.org/x/sync/errgroup"
+	"sync"
 
 	"github.com/percdb/percdb/kv"
 )
@@ -92,17 +91,40 @@ func (s *Store) runSpan(ctx context.Context, keys [][]byte, sp regionSpan, fn re
 	return nil
 }
 
-// runSpans runs fn on every span, concurrently when there is more than one,
-// and returns the first error (the others are cancelled through ctx).
+// runSpans runs fn on every span, concurrently when there is more than one
+// (the first in the calling goroutine, which saves a handoff), and returns
+// the first error; the other requests are then cancelled through ctx.
 func (s *Store) runSpans(ctx context.Context, keys [][]byte, spans []regionSpan, fn regionFunc) error {
 	if len(spans) == 1 {
 		return s.runSpan(ctx, keys, spans[0], fn)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, sp := range spans {
-		g.Go(func() error { return s.runSpan(gctx, keys, sp, fn) })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+			cancel()
+		}
 	}
-	return g.Wait()
+	for _, sp := range spans[1:] {
+		wg.Go(func() {
+			if err := s.runSpan(ctx, keys, sp, fn); err != nil {
+				fail(err)
+			}
+		})
+	}
+	if err := s.runSpan(ctx, keys, spans[0], fn); err != nil {
+		fail(err)
+	}
+	wg.Wait()
+	return first
 }
 
 // onRegion runs fn on the region holding key, re-routing after region

@@ -36,16 +36,17 @@ type Store struct {
 
 	heartbeat *heartbeat
 
-	// bgCtx is the context of background work; it ends when Close has
-	// waited for that work.
+	// bgCtx is the context of the heartbeat loop; it ends when Close has
+	// waited for the background commits.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	// bgSlots bounds the goroutines committing secondaries.
 	bgSlots chan struct{}
-	// mu guards closed against bgWG.Add: a background commit is only
+	// mu orders closing against bgWG.Add: a background commit is only
 	// started while the Store is open, so that Close's Wait sees it.
+	// closed is atomic besides, so that requests check it without the lock.
 	mu       sync.Mutex
-	closed   bool
+	closed   atomic.Bool
 	bgWG     sync.WaitGroup
 	loopDone chan struct{}
 }
@@ -82,11 +83,11 @@ func NewStore(client kv.Client, oracle Oracle, opts Options) *Store {
 // Close; their commits fail with ErrStoreClosed. Close is idempotent.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed.Load() {
 		s.mu.Unlock()
 		return nil
 	}
-	s.closed = true
+	s.closed.Store(true)
 	s.mu.Unlock()
 	s.bgWG.Wait()
 	s.bgCancel()
@@ -99,9 +100,7 @@ func (s *Store) usable() error {
 	if s.err != nil {
 		return s.err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed.Load() {
 		return ErrStoreClosed
 	}
 	return nil
@@ -112,16 +111,16 @@ func (s *Store) usable() error {
 // runs to completion (Close waits for it).
 func (s *Store) background(fn func(ctx context.Context)) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed.Load() {
 		s.mu.Unlock()
-		fn(s.bgCtx)
+		fn(context.Background())
 		return
 	}
 	select {
 	case s.bgSlots <- struct{}{}:
 	default:
 		s.mu.Unlock()
-		fn(s.bgCtx)
+		fn(context.Background())
 		return
 	}
 	s.bgWG.Add(1)
@@ -129,7 +128,10 @@ func (s *Store) background(fn func(ctx context.Context)) {
 	go func() {
 		defer s.bgWG.Done()
 		defer func() { <-s.bgSlots }()
-		fn(s.bgCtx)
+		// Not bgCtx: the work is bounded and Close waits for it, and a
+		// context that many concurrent requests derive from would
+		// serialize them on its lock.
+		fn(context.Background())
 	}()
 }
 

@@ -380,3 +380,46 @@ func TestIterAgainstModel(t *testing.T) {
 		_ = tx.Rollback(ctx)
 	}
 }
+
+// TestInsertThenDeleteOnly: a transaction whose only writes are keys it
+// inserted and deleted again locks nothing; it still fails if one of the
+// keys existed.
+func TestInsertThenDeleteOnly(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{})
+	mustCommit(t, e.s, "a", "1")
+	for _, c := range []struct {
+		key  string
+		want error
+	}{{"a", ErrAlreadyExists}, {"new", nil}} {
+		tx, _ := e.s.Begin(ctx)
+		_ = tx.Insert([]byte(c.key), []byte("x"))
+		_ = tx.Delete([]byte(c.key))
+		if err := tx.Commit(ctx); !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Fatalf("insert+delete of %q: %v, want %v", c.key, err, c.want)
+		}
+	}
+	if a, n := pointGet(t, e.s, "a"), pointGet(t, e.s, "new"); a != "1" || n != "" {
+		t.Fatalf("a=%q new=%q", a, n)
+	}
+}
+
+func TestClosedStore(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{})
+	s := e.newStore(t, Options{})
+	tx, _ := s.Begin(ctx)
+	_ = tx.Set([]byte("k"), []byte("v"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); !errors.Is(err, ErrStoreClosed) {
+		t.Fatalf("commit on a closed Store: %v", err)
+	}
+	if _, err := s.Begin(ctx); !errors.Is(err, ErrStoreClosed) {
+		t.Fatalf("begin on a closed Store: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
