@@ -2,12 +2,9 @@ package testserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/percdb/percdb/kv"
 	percsql "github.com/percdb/percdb/sql"
@@ -58,18 +55,14 @@ func StartPercdb(ctx context.Context, opts PercdbOptions) (s *Server, err error)
 			_ = stop()
 		}
 	}()
-	cfg := mysql.NewConfig()
-	cfg.User = "root"
-	cfg.Net = "tcp"
-	cfg.Addr = node.Addr().String()
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	cfg, admin, err := openRoot(node.Addr().String())
 	if err != nil {
 		return nil, err
 	}
 	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+Database); err != nil {
-		return nil, fmt.Errorf("create test database: %w", err)
+	dsn, err := createTestDatabase(ctx, cfg, admin)
+	if err != nil {
+		return nil, err
 	}
-	cfg.DBName = Database
-	return &Server{DSN: cfg.FormatDSN(), Flavor: Percdb, stop: stop}, nil
+	return &Server{DSN: dsn, Flavor: Percdb, stop: stop}, nil
 }

@@ -242,11 +242,7 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (s *Server, err erro
 		}
 	}()
 
-	cfg := mysql.NewConfig()
-	cfg.User = "root"
-	cfg.Net = "tcp"
-	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	cfg, admin, err := openRoot(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return nil, err
 	}
@@ -265,11 +261,36 @@ func StartMariaDB(ctx context.Context, opts MariaDBOptions) (s *Server, err erro
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+Database); err != nil {
-		return nil, fmt.Errorf("create test database: %w", err)
+	dsn, err := createTestDatabase(ctx, cfg, admin)
+	if err != nil {
+		return nil, err
 	}
+	return &Server{DSN: dsn, Flavor: MariaDB, stop: stop}, nil
+}
+
+// openRoot connects as root, without a password or a database, to the
+// server at addr (host:port).
+func openRoot(addr string) (*mysql.Config, *sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "tcp"
+	cfg.Addr = addr
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return cfg, db, nil
+}
+
+// createTestDatabase creates Database through admin and returns the DSN
+// of cfg that selects it.
+func createTestDatabase(ctx context.Context, cfg *mysql.Config, admin *sql.DB) (string, error) {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+Database); err != nil {
+		return "", fmt.Errorf("create test database: %w", err)
+	}
+	cfg = cfg.Clone()
 	cfg.DBName = Database
-	return &Server{DSN: cfg.FormatDSN(), Flavor: MariaDB, stop: stop}, nil
+	return cfg.FormatDSN(), nil
 }
 
 // freePort asks the kernel for a free TCP port on 127.0.0.1. Another
