@@ -61,15 +61,28 @@ func (r *sessionRegistry) get(id uint32) *Session {
 // ComQuery implements mysql.Handler.
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	done := h.begin(c, query)
-	err := h.Handler.ComQuery(ctx, c, query, callback)
+	err := h.Handler.ComQuery(ctx, c, query, okInfoFilter(callback))
 	return done(ctx, err)
+}
+
+// okInfoFilter drops the info text GMS puts in the OK packet of SQL-level
+// PREPARE ("Statement prepared"): vitess writes info as a one-byte marker
+// and the rest of the packet, which the mariadb client, expecting a
+// length-encoded string there, rejects as a malformed packet.
+func okInfoFilter(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	return func(res *sqltypes.Result, more bool) error {
+		if res != nil && len(res.Fields) == 0 && res.Info == "Statement prepared" {
+			res.Info = ""
+		}
+		return callback(res, more)
+	}
 }
 
 // ComMultiQuery implements mysql.Handler. Each call runs one statement of
 // the query and returns the rest.
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	done := h.begin(c, query)
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, callback)
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, okInfoFilter(callback))
 	return rest, done(ctx, err)
 }
 

@@ -12,7 +12,6 @@ import (
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/kv"
@@ -120,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 
-	s.engine = sqle.New(analyzer.NewDefault(s.provider), &sqle.Config{})
+	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	if cfg.RootPassword != "" {
 		db := s.engine.Analyzer.Catalog.MySQLDb
 		ed := db.Editor()

@@ -1,0 +1,50 @@
+package sql
+
+import (
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+)
+
+// explainMax1RowRuleID names percdb's analyzer rule; GMS's own rule IDs
+// are small consecutive numbers.
+const explainMax1RowRuleID analyzer.RuleId = 1000
+
+// newAnalyzer returns GMS's analyzer over p with percdb's rules added.
+func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
+	return analyzer.NewBuilder(p).
+		AddPostValidationRule(explainMax1RowRuleID, explainMax1Row).
+		Build()
+}
+
+// explainMax1Row works around a GMS defect: the analyzer marks a query
+// that returns at most one row (an aggregate without GROUP BY, a primary
+// key point lookup) so that the handler reads exactly one row, and keeps
+// the mark when the query is only EXPLAINed, whose answer has one row per
+// line of the plan: the handler then fails with "result max1Row iterator
+// returned more than one row". The analyzer sees only the query under
+// EXPLAIN, not the EXPLAIN itself, so the rule looks at the statement text.
+func explainMax1Row(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	if qFlags != nil && qFlags.IsSet(gsql.QFlagMax1Row) && isExplain(ctx.Query()) {
+		qFlags.Unset(gsql.QFlagMax1Row)
+	}
+	return n, transform.SameTree, nil
+}
+
+// isExplain reports whether query is EXPLAIN, DESCRIBE or DESC of a query.
+func isExplain(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	for _, w := range []string{"explain", "describe", "desc"} {
+		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
