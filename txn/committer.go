@@ -246,7 +246,7 @@ func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi
 			if err != nil {
 				return fmt.Errorf("prewrite: %w", err)
 			}
-			if outcome != lockAlive {
+			if outcome != LockAlive {
 				continue
 			}
 			if l.StartTS < c.startTS {

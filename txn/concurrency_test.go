@@ -178,7 +178,10 @@ func TestPointGetLinearizableWithoutOracle(t *testing.T) {
 	}
 	ctx := context.Background()
 	e := newEnv(t, Options{}, "k2", "s")
-	reader := e.newStore(t, Options{})
+	// reader serves PointGet and must never ask the oracle; batchReader
+	// serves BatchPointGet of a key and its shadow in another region,
+	// which takes a timestamp to read them as a snapshot.
+	reader, batchReader := e.newStore(t, Options{}), e.newStore(t, Options{})
 	// The dying client prewrites and vanishes; its locks live 100 ms.
 	dying := e.dyingStore(t, 100*time.Millisecond)
 	key := func(i int) []byte { return fmt.Appendf(nil, "k%d", i) }
@@ -270,7 +273,7 @@ func TestPointGetLinearizableWithoutOracle(t *testing.T) {
 						return
 					}
 				} else {
-					got, err := reader.BatchPointGet(ctx, [][]byte{key(i), shadow(i)})
+					got, err := batchReader.BatchPointGet(ctx, [][]byte{key(i), shadow(i)})
 					if err != nil {
 						t.Errorf("batch point get: %v", err)
 						return
@@ -278,6 +281,17 @@ func TestPointGetLinearizableWithoutOracle(t *testing.T) {
 					v = got[string(key(i))]
 					if sv, ok := got[string(shadow(i))]; ok {
 						mine = append(mine, seen{string(shadow(i)), string(sv)})
+						// Every write of the shadow wrote the key too, in
+						// the same transaction: a snapshot shows the key
+						// at that round or later, and at exactly that round
+						// when the key's round wrote a shadow.
+						var kn, sn int64
+						fmt.Sscanf(string(v), "c:%d:", &kn)
+						fmt.Sscanf(string(sv), "c:%d:", &sn)
+						if kn < sn || (kn%2 == 0 && kn != sn) {
+							t.Errorf("batch point get is not a snapshot: %s = %q, %s = %q", key(i), v, shadow(i), sv)
+							return
+						}
 					}
 				}
 				reads.Add(1)

@@ -47,13 +47,17 @@
 // Decided fates are cached (they never change), so the locks of one dead
 // transaction cost one CheckTxnStatus.
 //
-// Store.PointGet and BatchPointGet are autocommit reads without a
-// timestamp: they read at kv.MaxTS and fetch nothing from the oracle. At
-// MaxTS, a lock whose primary is not committed is read past (the read
-// linearizes before that commit), a committed one is rolled forward, a
-// rolled back one rolled back. TTLs are then judged by the local clock,
-// which is safe: a primary's commit and its rollback exclude each other at
-// the store, so a rollback never undoes an acknowledged commit.
+// Store.PointGet is an autocommit read without a timestamp: it reads at
+// kv.MaxTS and fetches nothing from the oracle. At MaxTS, a lock whose
+// primary is not committed is read past (the read linearizes before that
+// commit), a committed one is rolled forward, a rolled back one rolled
+// back. TTLs are then judged by the local clock, which is safe: a
+// primary's commit and its rollback exclude each other at the store, so a
+// rollback never undoes an acknowledged commit. Store.BatchPointGet does
+// the same when all its keys lie in one region and its one request meets
+// no lock (one request reads one storage snapshot); otherwise reading key
+// by key could show a transaction committing meanwhile in some keys and
+// not others, so it takes one timestamp and reads a snapshot.
 //
 // # Commit
 //

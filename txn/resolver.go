@@ -12,22 +12,36 @@ import (
 	"github.com/percdb/percdb/tso"
 )
 
-// lockOutcome is what the LockResolver found out about a lock.
-type lockOutcome uint8
+// LockOutcome is what the LockResolver found out about a lock.
+type LockOutcome uint8
 
 const (
-	// lockGone: the lock was committed or rolled back (by this call or
+	// LockGone: the lock was committed or rolled back (by this call or
 	// before it); retry the request.
-	lockGone lockOutcome = iota + 1
-	// lockReadPast: the lock's transaction is alive but cannot commit at
+	LockGone LockOutcome = iota + 1
+	// LockReadPast: the lock's transaction is alive but cannot commit at
 	// or below the reader's timestamp (its min_commit_ts was pushed above
 	// it, or the reader reads at kv.MaxTS and the primary is not
-	// committed): the reader may return the version the lock hides; see
-	// versionBelow.
-	lockReadPast
-	// lockAlive: the lock's transaction is alive; wait and retry.
-	lockAlive
+	// committed): the reader may return the newest version committed
+	// below the lock, by reading the key at the lock's start_ts-1 (no
+	// version of a locked key can commit at or after its lock's start_ts).
+	LockReadPast
+	// LockAlive: the lock's transaction is alive; wait and retry.
+	LockAlive
 )
+
+// String names the outcome.
+func (o LockOutcome) String() string {
+	switch o {
+	case LockGone:
+		return "gone"
+	case LockReadPast:
+		return "read-past"
+	case LockAlive:
+		return "alive"
+	}
+	return fmt.Sprintf("LockOutcome(%d)", uint8(o))
+}
 
 // finalState is a transaction's fate once decided: committed at commitTS,
 // or rolled back when commitTS is 0. It never changes after that.
@@ -99,16 +113,16 @@ func expired(l kv.LockInfo, currentTS uint64) bool {
 //     back (CheckTxnStatus rolls back the primary itself).
 //   - The primary is alive: a reader whose CheckTxnStatus pushed the
 //     primary's min_commit_ts above its timestamp, or one that reads at
-//     kv.MaxTS, may read the version before the lock (lockReadPast);
-//     anyone else waits (lockAlive).
+//     kv.MaxTS, may read the version before the lock (LockReadPast);
+//     anyone else waits (LockAlive).
 //
 // A reader at kv.MaxTS makes no oracle call: it measures TTLs by the local
 // clock, which can only make a lock look expired early or late. Neither is
 // unsafe: the primary's commit and its rollback exclude each other at the
 // store, so a rollback never undoes an acknowledged commit.
-func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS uint64) (lockOutcome, error) {
+func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS uint64) (LockOutcome, error) {
 	if st, ok := r.cached(l.StartTS); ok {
-		return lockGone, r.resolveKey(ctx, l, st)
+		return LockGone, r.resolveKey(ctx, l, st)
 	}
 	var currentTS uint64
 	if callerStartTS == kv.MaxTS {
@@ -127,8 +141,8 @@ func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS
 		CurrentTS:     currentTS,
 		// While the lock met is young, a missing primary lock may be a
 		// prewrite still in flight (batches are prewritten in parallel):
-		// wait for it rather than abort the transaction. Once the lock met
-		// has expired, the transaction is dead either way.
+		// do not abort the transaction for that (see below). Once the lock
+		// met has expired, the transaction is dead either way.
 		RollbackIfNotExist: expired(l, currentTS),
 	}
 	var resp *kv.CheckTxnStatusResponse
@@ -148,9 +162,9 @@ func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS
 			// check and so above any reader's timestamp: a reader may read
 			// past the lock. A writer waits (or dies, see doc.go).
 			if callerStartTS != 0 {
-				return lockReadPast, nil
+				return LockReadPast, nil
 			}
-			return lockAlive, nil
+			return LockAlive, nil
 		}
 		return 0, fmt.Errorf("check status of txn %d (primary %q): %w", l.StartTS, l.Primary, err)
 	}
@@ -158,11 +172,11 @@ func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS
 	case kv.TxnActionCommitted:
 		st := finalState{commitTS: resp.CommitTS}
 		r.remember(l.StartTS, st)
-		return lockGone, r.resolveKey(ctx, l, st)
+		return LockGone, r.resolveKey(ctx, l, st)
 	case kv.TxnActionTTLExpireRollback, kv.TxnActionLockNotExistRollback, kv.TxnActionRolledBack:
 		st := finalState{}
 		r.remember(l.StartTS, st)
-		return lockGone, r.resolveKey(ctx, l, st)
+		return LockGone, r.resolveKey(ctx, l, st)
 	}
 	// The primary is alive. A reader may read past it when it cannot
 	// commit at or below the reader's timestamp: this call pushed its
@@ -171,9 +185,9 @@ func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS
 	pushed := resp.Action == kv.TxnActionMinCommitTSPushed ||
 		(resp.Lock != nil && resp.Lock.MinCommitTS > callerStartTS)
 	if callerStartTS == kv.MaxTS || (callerStartTS != 0 && pushed) {
-		return lockReadPast, nil
+		return LockReadPast, nil
 	}
-	return lockAlive, nil
+	return LockAlive, nil
 }
 
 // resolveKey commits or rolls back lock l as st says. The primary needs

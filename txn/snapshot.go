@@ -33,9 +33,9 @@ func (s *Store) lockMet(ctx context.Context, l kv.LockInfo, callerTS, readTS uin
 		return 0, err
 	}
 	switch outcome {
-	case lockReadPast:
+	case LockReadPast:
 		return min(readTS, versionBelow(l)), nil
-	case lockAlive:
+	case LockAlive:
 		if w.deadline.IsZero() {
 			*w = newLockWaiter(s.opts.LockWaitTimeout)
 		}
@@ -83,9 +83,9 @@ func (s *Store) getAt(ctx context.Context, key []byte, callerTS, readTS uint64) 
 	}
 }
 
-// batchGet reads keys at version, one BatchGet per region, the regions in
-// parallel, and returns the pairs found.
-func (s *Store) batchGet(ctx context.Context, keys [][]byte, version uint64) (map[string][]byte, error) {
+// sortedKeys returns a sorted copy of keys without duplicates, or an error
+// naming an empty key.
+func sortedKeys(keys [][]byte) ([][]byte, error) {
 	sorted := make([][]byte, 0, len(keys))
 	for _, k := range keys {
 		if err := checkKey(k); err != nil {
@@ -94,7 +94,16 @@ func (s *Store) batchGet(ctx context.Context, keys [][]byte, version uint64) (ma
 		sorted = append(sorted, k)
 	}
 	slices.SortFunc(sorted, bytes.Compare)
-	sorted = slices.CompactFunc(sorted, bytes.Equal)
+	return slices.CompactFunc(sorted, bytes.Equal), nil
+}
+
+// batchGet reads keys at version, one BatchGet per region, the regions in
+// parallel, and returns the pairs found.
+func (s *Store) batchGet(ctx context.Context, keys [][]byte, version uint64) (map[string][]byte, error) {
+	sorted, err := sortedKeys(keys)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string][]byte, len(sorted))
 	if len(sorted) == 0 {
 		return out, nil

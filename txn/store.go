@@ -217,19 +217,56 @@ func (s *Store) PointGet(ctx context.Context, key []byte) ([]byte, bool, error) 
 	return v, v != nil, nil
 }
 
-// BatchPointGet reads the latest committed values of keys without a
-// timestamp, one request per region, in parallel. It returns the keys
-// found (as strings) with their values. Each key is read linearizably, as
-// by PointGet, but the keys are not read at one instant: a transaction
-// committing meanwhile may be seen in some keys and not in others. A
-// caller that needs a snapshot of several keys uses a Txn.
+// BatchPointGet reads the latest committed values of keys, an autocommit
+// read of several keys, and returns the keys found (as strings) with their
+// values. The result is a snapshot and linearizable. When every key lies
+// in one region it is read with one request at kv.MaxTS, which needs no
+// timestamp; if that request meets a lock, or the keys span regions (one
+// request per region could see a transaction committing in between in
+// some keys and not in others), it fetches one timestamp and reads a
+// snapshot at it, the regions in parallel.
 func (s *Store) BatchPointGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
 	if err := s.usable(); err != nil {
 		return nil, fmt.Errorf("batch point get: %w", err)
 	}
-	out, err := s.batchGet(ctx, keys, kv.MaxTS)
+	out, err := s.batchPointGet(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("batch point get: %w", err)
 	}
 	return out, nil
+}
+
+func (s *Store) batchPointGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	sorted, err := sortedKeys(keys)
+	if err != nil || len(sorted) == 0 {
+		return map[string][]byte{}, err
+	}
+	spans, err := groupByRegion(ctx, s.client, sorted, 0, len(sorted))
+	if err != nil {
+		return nil, err
+	}
+	if len(spans) == 1 {
+		pairs, err := s.client.BatchGet(ctx, spans[0].region.Ctx(), sorted, kv.MaxTS)
+		var (
+			locked *kv.KeyIsLockedError
+			re     *kv.RegionError
+		)
+		switch {
+		case err == nil:
+			out := make(map[string][]byte, len(pairs))
+			for _, p := range pairs {
+				out[string(p.Key)] = p.Value
+			}
+			return out, nil
+		case errors.As(err, &re):
+			s.client.InvalidateRegion(spans[0].region.ID)
+		case !errors.As(err, &locked):
+			return nil, err
+		}
+	}
+	ts, err := s.timestamp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.batchGet(ctx, sorted, ts)
 }

@@ -423,3 +423,30 @@ func TestClosedStore(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// TestBatchPointGetInOneRegionNeedsNoTimestamp: keys of one region, no
+// lock in the way: one request at kv.MaxTS, no oracle call. Keys over two
+// regions take one timestamp, for a snapshot.
+func TestBatchPointGetInOneRegionNeedsNoTimestamp(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{}, "m")
+	mustCommit(t, e.s, "a", "1", "b", "2", "z", "3")
+	r := e.newStore(t, Options{})
+	got, err := r.BatchPointGet(ctx, [][]byte{[]byte("b"), []byte("a"), []byte("c"), []byte("a")})
+	if err != nil || len(got) != 2 || string(got["a"]) != "1" || string(got["b"]) != "2" {
+		t.Fatalf("one region: %v, %v", got, err)
+	}
+	if n := r.OracleCalls(); n != 0 {
+		t.Fatalf("one-region batch point get made %d oracle calls", n)
+	}
+	got, err = r.BatchPointGet(ctx, [][]byte{[]byte("a"), []byte("z")})
+	if err != nil || len(got) != 2 || string(got["z"]) != "3" {
+		t.Fatalf("two regions: %v, %v", got, err)
+	}
+	if n := r.OracleCalls(); n != 1 {
+		t.Fatalf("two-region batch point get made %d oracle calls, want 1", n)
+	}
+	if _, err := r.BatchPointGet(ctx, [][]byte{[]byte("a"), nil}); err == nil {
+		t.Fatal("batch point get of an empty key succeeded")
+	}
+}
