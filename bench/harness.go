@@ -57,6 +57,10 @@ type Options struct {
 	PerRunOverhead time.Duration
 	// Repo is the percdb checkout to build. Default: ".".
 	Repo string
+	// Rev, when set, is the git revision of Repo to build (exported with
+	// git archive, so the working tree's uncommitted edits do not count).
+	// Default: the working tree as it is.
+	Rev string
 	// PercdbBinary, when set, is used instead of building the checkout.
 	PercdbBinary string
 	// Sysbench is the sysbench binary. Default: "sysbench".
@@ -172,7 +176,7 @@ type Result struct {
 	Started  time.Time
 	Finished time.Time
 	Machine  Machine
-	// Versions maps "sysbench", each server name, and "percdb commit" to
+	// Versions maps "sysbench", each server name, and "percdb checkout" to
 	// a version string.
 	Versions map[string]string
 	// Argv maps each server name to the command line it ran with.
@@ -244,6 +248,8 @@ func (h *Harness) Run(ctx context.Context) (res *Result, err error) {
 	}
 
 	benches := map[string]Sysbench{}
+	// unprepared maps a server to why its tables are not in shape.
+	unprepared := map[string]string{}
 	var prepared time.Duration
 	for _, s := range servers {
 		sb := Sysbench{Path: o.Sysbench, Host: "127.0.0.1", Port: s.Port, User: "root",
@@ -251,11 +257,19 @@ func (h *Harness) Run(ctx context.Context) (res *Result, err error) {
 		benches[s.Name] = sb
 		began := time.Now()
 		h.progress.Status("preparing %d x %d rows on %s", o.Tables, o.TableSize, s.Name)
-		if err := s.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+Database); err != nil {
-			return res, err
+		err := s.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+Database)
+		if err == nil {
+			err = h.prepare(ctx, sb, false)
 		}
-		if err := h.prepare(ctx, sb, false); err != nil {
-			return res, fmt.Errorf("%s: %w", s.Name, err)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if err != nil {
+			// The other servers can still be measured; this one's runs
+			// are recorded as failed, so the table shows why.
+			unprepared[s.Name] = err.Error()
+			h.progress.Logf("%s: %v", s.Name, err)
+			continue
 		}
 		took := time.Since(began)
 		prepared += took
@@ -295,11 +309,15 @@ func (h *Harness) Run(ctx context.Context) (res *Result, err error) {
 		if round > 1 {
 			for _, s := range servers {
 				h.progress.Status("round %d/%d: re-creating the tables on %s", round, o.Rounds, s.Name)
-				if rerr := h.prepare(ctx, benches[s.Name], true); rerr != nil {
-					if ctx.Err() != nil {
-						return res, ctx.Err()
-					}
+				rerr := h.prepare(ctx, benches[s.Name], true)
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				if rerr != nil {
+					unprepared[s.Name] = rerr.Error()
 					h.progress.Logf("%s: %v", s.Name, rerr)
+				} else {
+					delete(unprepared, s.Name)
 				}
 			}
 		}
@@ -312,20 +330,23 @@ func (h *Harness) Run(ctx context.Context) (res *Result, err error) {
 				pair++
 				for i := range servers {
 					s := servers[(first+i)%len(servers)]
-					left := "?"
+					// The plan's estimate until the runs so far say better.
+					left := fmtDuration(res.Plan.Estimate(res.RunTime))
 					if done > 0 {
 						per := time.Since(runsStart) / time.Duration(done)
 						left = fmtDuration(per * time.Duration(total-done))
 					}
 					h.progress.Status("run %d/%d  round %d/%d  %s  %d thr  %-7s  (%v each, ~%s left)",
 						done+1, total, round, o.Rounds, w, t, s.Name, res.RunTime, left)
-					run, rerr := h.runOne(ctx, s, benches[s.Name], round, w, t, res.RunTime)
-					if rerr != nil {
-						return res, rerr
+					run := Run{Server: s.Name, Workload: w, Threads: t, Round: round, RunTime: res.RunTime}
+					if why, ok := unprepared[s.Name]; ok {
+						run.Err = "tables not prepared: " + why
+					} else if run, err = h.runOne(ctx, s, benches[s.Name], round, w, t, res.RunTime); err != nil {
+						return res, err
 					}
 					res.Runs = append(res.Runs, run)
 					done++
-					if why := run.Flag(); why != "" {
+					if why := run.Flag(); why != "" && !strings.HasPrefix(why, "tables not prepared") {
 						h.progress.Logf("%s %s %d thr round %d: flagged: %s", s.Name, w, t, round, why)
 					}
 					if st, merr := s.Memory(); merr == nil {
@@ -369,6 +390,9 @@ func (h *Harness) startServers(ctx context.Context, res *Result) ([]*Server, err
 				// Linux keeps a running executable after its unlink: remove
 				// the build now so no exit path leaves it behind.
 				os.RemoveAll(filepath.Dir(bin))
+				if s != nil {
+					s.Argv[0] = "$BUILD/percdb"
+				}
 			}
 		}
 		if err != nil {
@@ -401,13 +425,18 @@ func (h *Harness) startServers(ctx context.Context, res *Result) ([]*Server, err
 // buildPercdb builds the checkout into a new temporary directory.
 func (h *Harness) buildPercdb(ctx context.Context, res *Result) (string, error) {
 	o := h.opts
-	res.Versions["percdb commit"] = CommandVersion(ctx, "git", "-C", o.Repo, "rev-parse", "--short=12", "HEAD")
+	rev := cmp.Or(o.Rev, "HEAD")
+	commit := CommandVersion(ctx, "git", "-C", o.Repo, "rev-parse", "--short=12", rev+"^{commit}")
+	if o.Rev == "" && CommandVersion(ctx, "git", "-C", o.Repo, "status", "--porcelain", "--untracked-files=no") != "" {
+		commit += " plus uncommitted changes" // the build is of the working tree
+	}
+	res.Versions["percdb checkout"] = commit
 	dir, err := os.MkdirTemp(o.Server.withDefaults().Dir, "percdb-bench-build-")
 	if err != nil {
 		return "", fmt.Errorf("build percdb: %w", err)
 	}
-	h.progress.Status("building percdb from %s", o.Repo)
-	bin, err := BuildPercdb(ctx, o.Repo, dir)
+	h.progress.Status("building percdb from %s %s", o.Repo, cmp.Or(o.Rev, "(working tree)"))
+	bin, err := BuildPercdb(ctx, o.Repo, o.Rev, dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", err

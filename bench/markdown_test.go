@@ -110,3 +110,11 @@ func TestSectionMarkdown(t *testing.T) {
 		t.Errorf("formatting error in section:\n%s", md)
 	}
 }
+
+func TestMarkdownEscape(t *testing.T) {
+	got := markdownEscape(`key "t\x80_i" <a> *b* |c|`)
+	want := `key "t\\x80\_i" \<a\> \*b\* \|c\|`
+	if got != want {
+		t.Errorf("markdownEscape = %s, want %s", got, want)
+	}
+}

@@ -21,7 +21,7 @@ type Section struct {
 
 // FullRunCommand is the command for the reference measurement, quoted in
 // the section so that it survives every regeneration.
-const FullRunCommand = "go run ./bench/cmd/percdb-bench -rounds 3 -time 20s"
+const FullRunCommand = "go run ./bench/cmd/percdb-bench -rev HEAD -rounds 3 -time 20s"
 
 // Markdown renders the section body (without the markers).
 func (s Section) Markdown() string {
@@ -57,7 +57,7 @@ func (s Section) Markdown() string {
 	p("%s\n", Markdown(Grid(s.Rows, s.Cols)))
 	if notes := Notes(s.Rows, s.Cols); len(notes) > 0 {
 		for _, n := range notes {
-			p("- %s\n", n)
+			p("- %s\n", markdownEscape(n))
 		}
 		p("\n")
 	}
@@ -67,7 +67,7 @@ func (s Section) Markdown() string {
 	p("Resident memory (VmRSS, and VmHWM for the peak, from /proc/PID/status):\n\n")
 	p("%s\n", Markdown(MemoryGrid(r.Memory, s.Cols)))
 
-	p("Servers:\n\n")
+	p("Servers (`$TMP` is each server's temporary directory, `$BUILD` where `go build -o $BUILD/percdb ./cmd/percdb` put percdb):\n\n")
 	for _, name := range s.Cols.Servers {
 		if argv, ok := r.Argv[name]; ok {
 			p("- %s: `%s`", s.Cols.label(name), strings.Join(argv, " "))
@@ -95,9 +95,10 @@ func (s Section) Markdown() string {
 	p("To reproduce (the reference run, on a quiet machine, takes about %s):\n\n", referenceDuration())
 	p("    %s\n\n", FullRunCommand)
 	p("A quick look in five minutes, or MariaDB alone:\n\n")
-	p("    go run ./bench/cmd/percdb-bench -budget 5m\n")
+	p("    go run ./bench/cmd/percdb-bench -rev HEAD -budget 5m\n")
 	p("    go run ./bench/cmd/percdb-bench -servers mariadb -budget 2m -doc ''\n\n")
-	p("`-h` lists the flags (workloads, threads, rounds, table size, output paths). " +
+	p("`-rev HEAD` builds percdb from the last commit (exported with git archive), not from the working tree. " +
+		"`-h` lists the flags (workloads, threads, rounds, table size, output paths; `-replot` redraws from a results.json). " +
 		"The harness installs sysbench and mariadb-server with apt-get if they are missing.\n")
 	return b.String()
 }
@@ -138,4 +139,17 @@ func joinInts(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, " and ")
+}
+
+// markdownEscape makes text from error messages (keys with backslashes,
+// underscores, angle brackets) print literally in markdown.
+func markdownEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_[]<>|#", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -316,18 +316,6 @@ func StartPercdb(ctx context.Context, opts PercdbOptions) (*Server, error) {
 	return s, nil
 }
 
-// BuildPercdb builds ./cmd/percdb of the module at repo into dir and
-// returns the binary's path.
-func BuildPercdb(ctx context.Context, repo, dir string) (string, error) {
-	bin := filepath.Join(dir, "percdb")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/percdb")
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build percdb in %s: %w\n%s", repo, err, tail(out, 30))
-	}
-	return bin, nil
-}
-
 // tail returns the last n lines of out.
 func tail(out []byte, n int) string {
 	lines := bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n"))

@@ -86,6 +86,28 @@ type Cell struct {
 	Flags []string
 }
 
+// maxFlagLen bounds the reason kept in a Cell's flag, in characters.
+const maxFlagLen = 300
+
+// addFlag records that round failed for why, as "round N: why", merging
+// the rounds that failed for the same reason into "rounds N, M: why" so
+// that a server that fails every run is one line, not one per run.
+func addFlag(flags []string, round int, why string) []string {
+	why = strings.Join(strings.Fields(why), " ") // one line, for tables
+	if r := []rune(why); len(r) > maxFlagLen {
+		why = string(r[:maxFlagLen]) + "..." // the whole text is in the Run
+	}
+	for i, f := range flags {
+		rounds, prev, _ := strings.Cut(f, ": ")
+		if prev == why {
+			flags[i] = fmt.Sprintf("rounds %s, %d: %s",
+				strings.TrimPrefix(strings.TrimPrefix(rounds, "rounds "), "round "), round, why)
+			return flags
+		}
+	}
+	return append(flags, fmt.Sprintf("round %d: %s", round, why))
+}
+
 // Row is one (workload, threads) pair with a Cell per server.
 type Row struct {
 	Workload string
@@ -127,7 +149,7 @@ func Summarize(runs []Run, subject, baseline string) []Row {
 			c.Runs++
 			c.IgnoredErrors += r.Report.IgnoredErrors
 			if why := r.Flag(); why != "" {
-				c.Flags = append(c.Flags, fmt.Sprintf("round %d: %s", r.Round, why))
+				c.Flags = addFlag(c.Flags, r.Round, why)
 			}
 			if r.valid() {
 				c.Valid++

@@ -154,3 +154,29 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestSummarizeMergesRepeatedFlags(t *testing.T) {
+	var runs []Run
+	for round := 1; round <= 3; round++ {
+		r := run("percdb", "w", 1, round, 0, 0)
+		r.Err = "tables not prepared: prepare tables: exit status 1\nFATAL: no"
+		if round == 2 {
+			r.Err = "other"
+		}
+		runs = append(runs, r)
+	}
+	flags := Summarize(runs, "percdb", "mariadb")[0].Cells["percdb"].Flags
+	want := []string{"rounds 1, 3: tables not prepared: prepare tables: exit status 1 FATAL: no", "round 2: other"}
+	if !slices.Equal(flags, want) {
+		t.Errorf("flags = %q, want %q", flags, want)
+	}
+}
+
+func TestFlagTruncated(t *testing.T) {
+	r := run("percdb", "w", 1, 1, 0, 0)
+	r.Err = strings.Repeat("x", 2*maxFlagLen)
+	flags := Summarize([]Run{r}, "percdb", "mariadb")[0].Cells["percdb"].Flags
+	if len(flags) != 1 || len(flags[0]) != len("round 1: ")+maxFlagLen+len("...") {
+		t.Errorf("flags = %q, want one flag cut to %d characters", flags, maxFlagLen)
+	}
+}

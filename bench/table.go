@@ -184,8 +184,8 @@ func Notes(rows []Row, cols Columns) []string {
 				notes = append(notes, fmt.Sprintf("%s %s, %d: flagged, %s", cols.label(s), r.Workload, r.Threads, f))
 			}
 			if c.IgnoredErrors > 0 {
-				notes = append(notes, fmt.Sprintf("%s %s, %d: %d errors retried by sysbench (deadlock/lock wait) over %d runs",
-					cols.label(s), r.Workload, r.Threads, c.IgnoredErrors, c.Runs))
+				notes = append(notes, fmt.Sprintf("%s %s, %d: %d error%s retried by sysbench (deadlock/lock wait) over %d run%s",
+					cols.label(s), r.Workload, r.Threads, c.IgnoredErrors, plural(int(c.IgnoredErrors)), c.Runs, plural(c.Runs)))
 			}
 		}
 	}

@@ -44,8 +44,9 @@ func run() error {
 		tables    = flag.Int("tables", 1, "sysbench tables")
 		tableSize = flag.Int("table-size", 10000, "rows per table")
 		runTime   = flag.Duration("time", 20*time.Second, "length of one run (whole seconds); ignored with -budget")
-		budget    = flag.Duration("budget", 0, "wall time for everything, e.g. 5m: picks the run length to fit (0: use -time)")
+		budget    = flag.Duration("budget", 0, "wall time for everything, building percdb and loading included, e.g. 5m: picks the run length to fit (0: use -time)")
 		repo      = flag.String("repo", ".", "percdb checkout to build ./cmd/percdb from")
+		rev       = flag.String("rev", "", "build percdb from this git revision of -repo, e.g. HEAD (default: the working tree as it is)")
 		percdbBin = flag.String("percdb-bin", "", "use this percdb binary instead of building -repo")
 		sysbench  = flag.String("sysbench", "sysbench", "sysbench binary")
 		doc       = flag.String("doc", "docs/benchmarks.md", "markdown file whose sysbench section is rewritten ('' to skip)")
@@ -70,6 +71,12 @@ func run() error {
 		return out.report(res)
 	}
 
+	// Options read zero as "default"; on the command line it is a mistake.
+	for name, v := range map[string]int{"-rounds": *rounds, "-tables": *tables, "-table-size": *tableSize} {
+		if v < 1 {
+			return fmt.Errorf("%s %d: want at least 1", name, v)
+		}
+	}
 	threadList, err := parseInts(*threads)
 	if err != nil {
 		return fmt.Errorf("-threads: %w", err)
@@ -84,6 +91,7 @@ func run() error {
 		RunTime:      *runTime,
 		Budget:       *budget,
 		Repo:         *repo,
+		Rev:          *rev,
 		PercdbBinary: *percdbBin,
 		Sysbench:     *sysbench,
 		Server:       bench.ServerOptions{Dir: *tmp, Keep: *keep},
