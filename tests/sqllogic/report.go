@@ -62,6 +62,9 @@ type ReportOptions struct {
 	// Classes is how many failure classes are listed, commonest first.
 	// Default 0: none.
 	Classes int
+	// Slowest is how many of the slowest records are listed. Default 0:
+	// none.
+	Slowest int
 }
 
 // WriteReport writes the per-file table, the totals, the commonest failure
@@ -115,6 +118,13 @@ func WriteReport(w io.Writer, s *Summary, opts ReportOptions) error {
 				break
 			}
 			ew.printf("%8d  %s\n", classes[c], c)
+		}
+	}
+
+	if slow := s.Slowest(opts.Slowest); len(slow) > 0 {
+		ew.printf("\nslowest records:\n")
+		for _, t := range slow {
+			ew.printf("%8s  %s:%d: %s\n", t.Elapsed.Round(time.Millisecond), opts.show(t.File), t.Line, oneLine(t.SQL, 100))
 		}
 	}
 
@@ -175,6 +185,15 @@ func writeFailure(ew *errWriter, file string, f *Failure) {
 	if len(f.Sample) > 0 {
 		ew.printf("actual values: %s\n", strings.Join(f.Sample, " "))
 	}
+}
+
+// oneLine puts s on one line, cut to at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return s
 }
 
 func indent(s string) string {

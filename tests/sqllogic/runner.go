@@ -133,6 +133,17 @@ type Failure struct {
 // the .test file.
 func (f *Failure) Key() string { return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line) }
 
+// Timing is how long one record took.
+type Timing struct {
+	File    string        `json:"file"`
+	Line    int           `json:"line"`
+	SQL     string        `json:"sql"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// slowestPerFile is how many of its slowest records a file keeps.
+const slowestPerFile = 5
+
 // Counts tallies records by outcome.
 type Counts struct {
 	// OK records ran and did what the file expects.
@@ -171,6 +182,9 @@ type FileResult struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Failures are the first Options.KeepFailures failures in full.
 	Failures []Failure `json:"failures,omitempty"`
+	// Slowest are the file's slowest records, slowest first, at most
+	// slowestPerFile of them.
+	Slowest []Timing `json:"slowest,omitempty"`
 	// Classes counts every failure of the file by class.
 	Classes map[string]int `json:"classes,omitempty"`
 }
@@ -351,6 +365,7 @@ func countNotRun(res *FileResult, recs []Record, opts Options) {
 func (fr *fileRun) run(ctx context.Context, rec *Record) {
 	rctx, cancel := context.WithTimeout(ctx, fr.opts.RecordTimeout)
 	defer cancel()
+	defer fr.time(rec, time.Now())
 	f := Failure{File: fr.res.Path, Line: rec.Line, Directive: directive(rec), SQL: rec.SQL}
 	switch rec.Kind {
 	case Statement:
@@ -392,6 +407,36 @@ func (fr *fileRun) run(ctx context.Context, rec *Record) {
 		}
 	}
 	fr.fail(f)
+}
+
+// time records how long rec took if it is among the file's slowest.
+func (fr *fileRun) time(rec *Record, start time.Time) {
+	t := Timing{File: fr.res.Path, Line: rec.Line, SQL: rec.SQL, Elapsed: time.Since(start)}
+	slow := fr.res.Slowest
+	if len(slow) == slowestPerFile && t.Elapsed <= slow[len(slow)-1].Elapsed {
+		return
+	}
+	i := sort.Search(len(slow), func(i int) bool { return slow[i].Elapsed < t.Elapsed })
+	slow = append(slow, Timing{})
+	copy(slow[i+1:], slow[i:])
+	slow[i] = t
+	if len(slow) > slowestPerFile {
+		slow = slow[:slowestPerFile]
+	}
+	fr.res.Slowest = slow
+}
+
+// Slowest returns the n slowest records of the run, slowest first.
+func (s *Summary) Slowest(n int) []Timing {
+	var all []Timing
+	for _, f := range s.Files {
+		all = append(all, f.Slowest...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Elapsed > all[j].Elapsed })
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all
 }
 
 // checkLabel compares the values with the first result of the same label.

@@ -246,6 +246,35 @@ func TestRunRecordTimeout(t *testing.T) {
 	if f.Failures[0].Class != "timeout" {
 		t.Fatalf("class %q, want timeout", f.Failures[0].Class)
 	}
+	// The blocked record took at least the timeout; whichever order the
+	// two come in, it must be listed with that much.
+	if len(f.Slowest) != 2 {
+		t.Fatalf("slowest %+v, want both records", f.Slowest)
+	}
+	for _, tm := range sum.Slowest(2) {
+		if tm.Line == 1 && tm.Elapsed < 10*time.Millisecond {
+			t.Fatalf("blocked record timed at %v", tm.Elapsed)
+		}
+	}
+	if got := sum.Slowest(1); len(got) != 1 {
+		t.Fatalf("Slowest(1) = %+v", got)
+	}
+}
+
+func TestSlowestKeepsTheSlowest(t *testing.T) {
+	fr := &fileRun{res: &FileResult{Path: "x.test"}}
+	start := time.Now()
+	// Records "started" 1..8 ms before now: line 8 is the slowest.
+	for line := 1; line <= 8; line++ {
+		fr.time(&Record{Line: line}, start.Add(-time.Duration(line)*time.Millisecond))
+	}
+	var lines []int
+	for _, tm := range fr.res.Slowest {
+		lines = append(lines, tm.Line)
+	}
+	if fmt.Sprint(lines) != "[8 7 6 5 4]" {
+		t.Fatalf("kept lines %v, want [8 7 6 5 4]", lines)
+	}
 }
 
 func TestRunBudget(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,11 +55,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		engine        = fs.String("engine", "mysql", "engine name for skipif/onlyif")
 		failures      = fs.Int("failures", 10, "failures shown in full")
 		classes       = fs.Int("classes", 15, "failure classes listed, commonest first")
+		slowest       = fs.Int("slowest", 5, "slowest records listed")
 		jsonPath      = fs.String("json", "", "write a JSON summary to this file ('-' for stdout, replacing the text report)")
 		floorPath     = fs.String("floor", "", "file holding the pass-count floor: exit 0 iff at least that many records pass")
 		keep          = fs.Bool("keep", false, "keep each file's database on the server after the run")
 		progress      = fs.Duration("progress", 0, "progress line interval (0: 1s on a terminal, 30s otherwise)")
 		quiet         = fs.Bool("q", false, "no progress line")
+		cpuProfile    = fs.String("cpuprofile", "", "write a CPU profile of the run to this file (with -percdb it covers the server too)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -113,6 +116,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		target = t
 	}
 
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		defer stopProfile()
+	}
+
 	counters := &sqllogic.Counters{}
 	opts := sqllogic.Options{
 		Engine:        *engine,
@@ -144,7 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *jsonPath != "-" {
-		err := sqllogic.WriteReport(stdout, sum, sqllogic.ReportOptions{Root: root, Failures: *failures, Classes: *classes})
+		err := sqllogic.WriteReport(stdout, sum, sqllogic.ReportOptions{Root: root, Failures: *failures, Classes: *classes, Slowest: *slowest})
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
@@ -223,6 +235,23 @@ func writeJSON(path string, stdout io.Writer, sum *sqllogic.Summary) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// startCPUProfile starts writing a CPU profile to path and returns the
+// function that finishes it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // isTerminal reports whether f is a character device, where the progress
