@@ -26,7 +26,45 @@ var (
 	_ gsql.AlterableTable           = (*Table)(nil)
 	_ gsql.RewritableTable          = (*Table)(nil)
 	_ gsql.PrimaryKeyAlterableTable = (*Table)(nil)
+	_ gsql.CheckAlterableTable      = (*Table)(nil)
+	_ gsql.CheckTable               = (*Table)(nil)
 )
+
+// GetChecks implements sql.CheckTable.
+func (t *Table) GetChecks(*gsql.Context) ([]gsql.CheckDefinition, error) {
+	out := make([]gsql.CheckDefinition, len(t.meta.def.Checks))
+	for i, c := range t.meta.def.Checks {
+		out[i] = gsql.CheckDefinition{Name: c.Name, CheckExpression: c.Expression, Enforced: c.Enforced}
+	}
+	return out, nil
+}
+
+// CreateCheck implements sql.CheckAlterableTable. GMS has checked the
+// existing rows against it.
+func (t *Table) CreateCheck(ctx *gsql.Context, check *gsql.CheckDefinition) error {
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+		for _, c := range td.Checks {
+			if strings.EqualFold(c.Name, check.Name) {
+				return mysql.NewSQLError(3822, "HY000", "Duplicate check constraint name '%s'.", check.Name)
+			}
+		}
+		td.Checks = append(td.Checks, CheckDef{Name: check.Name, Expression: check.CheckExpression, Enforced: check.Enforced})
+		return nil
+	})
+}
+
+// DropCheck implements sql.CheckAlterableTable.
+func (t *Table) DropCheck(ctx *gsql.Context, name string) error {
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+		for i, c := range td.Checks {
+			if strings.EqualFold(c.Name, name) {
+				td.Checks = append(td.Checks[:i], td.Checks[i+1:]...)
+				return nil
+			}
+		}
+		return gsql.ErrUnknownConstraint.New(name)
+	})
+}
 
 // CreateIndex implements sql.IndexAlterableTable.
 func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {

@@ -102,6 +102,16 @@ type TableDef struct {
 	AutoIncrementStart uint64 `json:"auto_increment_start,omitempty"`
 	NextColumnID       int64  `json:"next_column_id"`
 	NextIndexID        int64  `json:"next_index_id"`
+	// Checks are the table's CHECK constraints; GMS evaluates them.
+	Checks []CheckDef `json:"checks,omitempty"`
+}
+
+// CheckDef is the stored definition of a CHECK constraint: its expression
+// as GMS prints it.
+type CheckDef struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+	Enforced   bool   `json:"enforced"`
 }
 
 // ViewDef is the stored definition of a view.
@@ -147,6 +157,7 @@ func (t *TableDef) clone() *TableDef {
 	c := *t
 	c.Columns = append([]ColumnDef(nil), t.Columns...)
 	c.PrimaryKey = append([]int64(nil), t.PrimaryKey...)
+	c.Checks = append([]CheckDef(nil), t.Checks...)
 	c.Indexes = make([]IndexDef, len(t.Indexes))
 	for i, idx := range t.Indexes {
 		idx.Columns = append([]IndexColumnDef(nil), idx.Columns...)

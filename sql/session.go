@@ -93,20 +93,32 @@ func (s *Session) Rollback(ctx *gsql.Context, tx gsql.Transaction) error {
 	return toSQLError(t.rollback(ctx))
 }
 
-// CreateSavepoint implements sql.TransactionSession; savepoints are not
-// supported yet (docs/compatibility.md).
+// CreateSavepoint implements sql.TransactionSession: a savepoint is a
+// stage of the transaction's buffered writes (see txn.Txn.Staging).
 func (s *Session) CreateSavepoint(ctx *gsql.Context, tx gsql.Transaction, name string) error {
-	return gsql.ErrUnsupportedFeature.New("SAVEPOINT")
+	t, ok := tx.(*Transaction)
+	if !ok {
+		return fmt.Errorf("savepoint: transaction is %T, not a percdb transaction", tx)
+	}
+	return toSQLError(t.createSavepoint(ctx, name))
 }
 
 // RollbackToSavepoint implements sql.TransactionSession.
 func (s *Session) RollbackToSavepoint(ctx *gsql.Context, tx gsql.Transaction, name string) error {
-	return gsql.ErrUnsupportedFeature.New("ROLLBACK TO SAVEPOINT")
+	t, ok := tx.(*Transaction)
+	if !ok {
+		return fmt.Errorf("rollback to savepoint: transaction is %T, not a percdb transaction", tx)
+	}
+	return t.rollbackToSavepoint(name)
 }
 
 // ReleaseSavepoint implements sql.TransactionSession.
 func (s *Session) ReleaseSavepoint(ctx *gsql.Context, tx gsql.Transaction, name string) error {
-	return gsql.ErrUnsupportedFeature.New("RELEASE SAVEPOINT")
+	t, ok := tx.(*Transaction)
+	if !ok {
+		return fmt.Errorf("release savepoint: transaction is %T, not a percdb transaction", tx)
+	}
+	return t.releaseSavepoint(name)
 }
 
 // CommandBegin implements sql.LifecycleAwareSession.

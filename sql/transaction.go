@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -37,6 +38,9 @@ type Transaction struct {
 	// statement completes and cleaned up (its writes undone) when it fails.
 	stmt     txn.StagingHandle
 	stmtOpen bool
+	// savepoints are the open savepoints, oldest first: each is a stage
+	// of the buffered writes, below the statement stages opened later.
+	savepoints []savepoint
 	// finished is set once the transaction committed or rolled back
 	// (successfully or not): it can do nothing more.
 	finished bool
@@ -150,6 +154,61 @@ func (t *Transaction) statementEnd(ok bool) {
 	} else {
 		t.kv.Cleanup(t.stmt)
 	}
+}
+
+// savepoint is a named stage of a transaction's writes.
+type savepoint struct {
+	name  string
+	stage txn.StagingHandle
+}
+
+// findSavepoint returns the index of the savepoint named name.
+func (t *Transaction) findSavepoint(name string) (int, error) {
+	for i := len(t.savepoints) - 1; i >= 0; i-- {
+		if strings.EqualFold(t.savepoints[i].name, name) {
+			return i, nil
+		}
+	}
+	return -1, gsql.ErrSavepointDoesNotExist.New(name)
+}
+
+// createSavepoint opens a stage named name; an existing savepoint of the
+// same name is replaced, as in MySQL.
+func (t *Transaction) createSavepoint(ctx context.Context, name string) error {
+	k, err := t.txn(ctx)
+	if err != nil {
+		return err
+	}
+	if i, err := t.findSavepoint(name); err == nil {
+		t.savepoints = append(t.savepoints[:i], t.savepoints[i+1:]...)
+	}
+	t.savepoints = append(t.savepoints, savepoint{name: name, stage: k.Staging()})
+	return nil
+}
+
+// rollbackToSavepoint undoes the writes made since savepoint name; it and
+// older savepoints stay, newer ones are gone.
+func (t *Transaction) rollbackToSavepoint(name string) error {
+	i, err := t.findSavepoint(name)
+	if err != nil {
+		return err
+	}
+	t.kv.Cleanup(t.savepoints[i].stage)
+	t.savepoints[i].stage = t.kv.Staging()
+	t.savepoints = t.savepoints[:i+1]
+	return nil
+}
+
+// releaseSavepoint forgets savepoint name and newer ones, keeping their
+// writes.
+func (t *Transaction) releaseSavepoint(name string) error {
+	i, err := t.findSavepoint(name)
+	if err != nil {
+		return err
+	}
+	t.kv.Release(t.savepoints[i].stage)
+	t.savepoints = t.savepoints[:i]
+	return nil
 }
 
 // commit commits the Percolator transaction, if one was begun.

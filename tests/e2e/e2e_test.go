@@ -445,3 +445,43 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("nopk = %v", got)
 	}
 }
+
+// TestSavepoints: ROLLBACK TO SAVEPOINT undoes what came after the
+// savepoint and keeps what came before.
+func TestSavepoints(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, indexedTable)
+	c, _ := db.Conn(context.Background())
+	defer c.Close()
+	mustExec(t, c, "BEGIN", "INSERT INTO t VALUES (1, 1, 'a', 0)", "SAVEPOINT one",
+		"INSERT INTO t VALUES (2, 2, 'b', 0)", "SAVEPOINT two",
+		"UPDATE t SET k = 10 WHERE id = 1", "ROLLBACK TO SAVEPOINT one",
+		"INSERT INTO t VALUES (3, 3, 'b', 0)", "RELEASE SAVEPOINT one", "COMMIT")
+	if got := queryRows(t, db, "SELECT id, k, c FROM t ORDER BY id"); !reflect.DeepEqual(got, [][]string{{"1", "1", "a"}, {"3", "3", "b"}}) {
+		t.Fatalf("rows = %v", got)
+	}
+	checkIndexes(t, db)
+	_, err := db.Exec("ROLLBACK TO SAVEPOINT nope")
+	if err == nil {
+		t.Fatal("ROLLBACK TO an unknown savepoint succeeded")
+	}
+}
+
+// TestCheckConstraints: CHECK constraints are kept and enforced.
+func TestCheckConstraints(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, "CREATE TABLE c (a INT, b INT, CONSTRAINT pos CHECK (a > 0))", "INSERT INTO c VALUES (1, 1)")
+	_, err := db.Exec("INSERT INTO c VALUES (-1, 1)")
+	wantError(t, err, 3819, "")
+	mustExec(t, db, "ALTER TABLE c ADD CONSTRAINT small CHECK (b < 10)")
+	_, err = db.Exec("UPDATE c SET b = 20")
+	wantError(t, err, 3819, "")
+	mustExec(t, db, "ALTER TABLE c DROP CONSTRAINT pos", "INSERT INTO c VALUES (-1, 1)")
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM c"); got[0][0] != "2" {
+		t.Fatalf("count = %v", got)
+	}
+}
