@@ -1,0 +1,74 @@
+// Package sql is percdb's MySQL front end: go-mysql-server (GMS) as the
+// SQL engine and wire server, with a storage backend whose every read and
+// write is part of a Percolator transaction (package txn), and Server, the
+// node that puts the store, the oracle and the MySQL server together.
+//
+// # From a statement to keys
+//
+// A client's command arrives at GMS's handler, wrapped by percdb's
+// (handler.go). GMS parses and analyzes the statement against the catalog
+// this package serves (DatabaseProvider, Database, Table) and executes
+// the plan: reads call Table.PartitionRows or, when the analyzer chose an
+// index, IndexedTable.LookupPartitions with the ranges it derived from the
+// WHERE clause; writes call the table editors. Both end in package
+// executor, which owns the row and index layout (executor/tablecodec):
+//
+//   - a full scan is one range scan of the table's row keys;
+//   - a lookup's ranges become key ranges of the primary key (row keys) or
+//     of a secondary index (index.go); a range that pins every column of a
+//     unique key is a point read (a batch get of row keys, or a unique
+//     index entry then its row), any other range a scan, an index scan
+//     then batch gets of the rows it points to;
+//   - INSERT, UPDATE, DELETE and REPLACE write the row and every index
+//     entry through executor.AddRecord, UpdateRecord and RemoveRecord,
+//     which read primary and unique keys first, so that a duplicate fails
+//     the statement at once with the row that holds the key (which ON
+//     DUPLICATE KEY UPDATE and REPLACE need), and write them as inserts,
+//     so that a concurrent insert of the same key fails one of the two
+//     commits.
+//
+// Writes are buffered in the transaction and reach the store only at
+// commit, by Percolator's two phases (or one, for a small transaction in
+// one region).
+//
+// # Transactions
+//
+// Session implements sql.TransactionSession. GMS starts a transaction
+// before each statement in autocommit mode and at BEGIN otherwise; each is
+// one Transaction, which begins its Percolator transaction on first use
+// (a statement that touches no table costs nothing) and fetches its start
+// timestamp on its first read. COMMIT, or the end of an autocommit
+// statement, commits it; a write conflict fails the commit with MySQL
+// error 1213 (SQLSTATE 40001), which drivers and sysbench retry, and ends
+// the transaction.
+//
+// Each writing statement opens a stage of the transaction's buffered
+// writes (txn.Txn.Staging). The stage is released when the statement
+// succeeds and cleaned up, undoing only that statement, when it fails;
+// the handler ends it after every command because GMS does not always
+// tell the table editors of a failure. Savepoints are stages too. SELECT
+// ... FOR UPDATE, whose clause GMS parses and ignores, is recognised by
+// the handler; the rows such a statement reads inside a transaction are
+// locked (txn.Txn.LockKeys), so a concurrent write to one of them fails
+// the commit of one of the two transactions.
+//
+// # Catalog
+//
+// Databases, tables (columns, types, defaults, primary key, indexes, CHECK
+// constraints) and views are JSON definitions under the meta prefix "m"
+// (catalog.go). A DDL statement changes them in its own transaction, with
+// the data it moves (an index backfill, a table rewrite, the rows of a
+// dropped table), and bumps the schema version key, so concurrent DDLs
+// conflict and every node sees the change atomically. Each transaction
+// reads the version key at its snapshot and uses the in-memory catalog of
+// that version, loading it only when the version is new. Table and index
+// IDs come from a counter in the same key space. AUTO_INCREMENT values
+// and hidden row IDs come from per-table allocators that reserve batches
+// of IDs in transactions of their own (autoinc.go).
+//
+// # GMS at v0.20.0
+//
+// percdb works around GMS's defects in this package rather than in GMS:
+// see docs/compatibility.md for the list and for where percdb differs
+// from MySQL 8.
+package sql
