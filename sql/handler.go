@@ -124,26 +124,25 @@ func (h *handler) begin(c *mysql.Conn, query string) func(context.Context, error
 	}
 }
 
-// isSelectForUpdate reports whether query locks what it reads. A false
-// positive (the words inside a string literal) only takes needless locks.
+// isSelectForUpdate reports whether query locks what it reads: whether it
+// has the words FOR UPDATE. A false positive (the words inside a string
+// literal) only takes needless locks.
 func isSelectForUpdate(query string) bool {
-	const clause = "for update"
-	if len(query) < len(clause) {
-		return false
-	}
-	// Avoid lower-casing the whole query on the hot path: look for "update"
-	// case-insensitively, then check the word before it.
 	q := query
 	for {
 		i := indexFold(q, "update")
 		if i < 0 {
 			return false
 		}
+		end := i + len("update")
 		before := strings.TrimRight(q[:i], " \t\r\n")
-		if len(before) >= 3 && strings.EqualFold(before[len(before)-3:], "for") {
+		spaced := len(before) < i
+		if spaced && len(before) >= 3 && strings.EqualFold(before[len(before)-3:], "for") &&
+			(len(before) == 3 || !isWordByte(before[len(before)-4])) &&
+			(end == len(q) || !isWordByte(q[end])) {
 			return true
 		}
-		q = q[i+len("update"):]
+		q = q[end:]
 	}
 }
 

@@ -146,6 +146,9 @@ func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange
 			break
 		}
 		if v, ok := pointValue(ctx, ce); ok {
+			if v == nil && im.primary {
+				return keyRange{}, true, nil // primary-key columns are never NULL
+			}
 			if kv, ok := boundValue(ctx, v, im, i); ok {
 				points = append(points, kv)
 				continue
