@@ -118,8 +118,10 @@ func TestCatalogRejectsBadDefinitions(t *testing.T) {
 		"no ID":            func(d *TableDef) { d.ID = 0 },
 		"duplicate column": func(d *TableDef) { d.Columns = append(d.Columns, ColumnDef{ID: 1, Name: "b"}) },
 		"unknown pk":       func(d *TableDef) { d.PrimaryKey = []int64{9} },
-		"unknown index":    func(d *TableDef) { d.Indexes = []IndexDef{{ID: 1, Name: "i", Columns: []IndexColumnDef{{ColumnID: 4}}}} },
-		"empty index":      func(d *TableDef) { d.Indexes = []IndexDef{{ID: 1, Name: "i"}} },
+		"unknown index": func(d *TableDef) {
+			d.Indexes = []IndexDef{{ID: 1, Name: "i", Columns: []IndexColumnDef{{ColumnID: 4}}}}
+		},
+		"empty index": func(d *TableDef) { d.Indexes = []IndexDef{{ID: 1, Name: "i"}} },
 	} {
 		d := good.clone()
 		mutate(d)
