@@ -29,6 +29,13 @@ type committer struct {
 	lockKeys [][]byte
 	primary  []byte
 	size     int
+	// sent[i] is set once a prewrite of muts[i] may have taken effect: it
+	// succeeded, or failed without saying. Only those keys need a
+	// rollback: a request refused with per-key errors wrote nothing, and a
+	// Rollback record left where no lock was would make an older
+	// transaction's later prewrite of the key fail for nothing. Spans
+	// prewritten in parallel set disjoint elements.
+	sent []bool
 
 	startTS  uint64
 	commitTS uint64
@@ -71,6 +78,7 @@ func newCommitter(t *Txn) *committer {
 			}
 		}
 	}
+	c.sent = make([]bool, len(c.muts))
 	c.lockTTL = t.s.lockTTL(t.born)
 	return c
 }
@@ -221,9 +229,14 @@ func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi
 	for {
 		resp, err := c.s.client.Prewrite(ctx, req)
 		if err != nil {
+			var re *kv.RegionError
+			if !errors.As(err, &re) {
+				markSent(c.sent[lo:hi])
+			}
 			return fmt.Errorf("prewrite %d keys from %q: %w", hi-lo, c.muts[lo].Key, err)
 		}
 		if len(resp.Errors) == 0 {
+			markSent(c.sent[lo:hi])
 			if onePC != nil {
 				onePC.commitTS = resp.OnePCCommitTS
 			}
@@ -386,24 +399,36 @@ func (c *committer) commitSecondaries(ctx context.Context) {
 	_ = c.s.runSpans(ctx, secondaries, spans, c.commitBatch(secondaries))
 }
 
+func markSent(s []bool) {
+	for i := range s {
+		s[i] = true
+	}
+}
+
 // rollback rolls back every lock the transaction may hold after its
 // commit failed before the commit point, leaving Rollback records so that
-// a prewrite still in flight fails. It runs even when ctx has ended,
+// a prewrite of it still in flight fails. It runs even when ctx has ended,
 // within cleanupTimeout; its own failure is not reported (the locks then
 // expire and are rolled back by whoever meets them).
 func (c *committer) rollback(ctx context.Context) {
 	c.stopHeartbeat()
-	if len(c.lockKeys) == 0 {
+	var keys [][]byte
+	for i, m := range c.muts {
+		if c.sent[i] && m.Op != kv.OpCheckNotExists {
+			keys = append(keys, m.Key)
+		}
+	}
+	if len(keys) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	spans, err := groupByRegion(ctx, c.s.client, c.lockKeys, 0, len(c.lockKeys))
+	spans, err := groupByRegion(ctx, c.s.client, keys, 0, len(keys))
 	if err != nil {
 		return
 	}
-	_ = c.s.runSpans(ctx, c.lockKeys, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
-		return c.s.client.BatchRollback(ctx, reg.Ctx(), c.lockKeys[lo:hi], c.startTS)
+	_ = c.s.runSpans(ctx, keys, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
+		return c.s.client.BatchRollback(ctx, reg.Ctx(), keys[lo:hi], c.startTS)
 	})
 }
 
