@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -437,7 +438,7 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("a = %v", got)
 	}
 	for i := 1; i < len(got); i++ {
-		if got[i][0] <= got[i-1][0] && len(got[i][0]) <= len(got[i-1][0]) {
+		if atoi(t, got[i][0]) <= atoi(t, got[i-1][0]) {
 			t.Fatalf("AUTO_INCREMENT went back: %v", got)
 		}
 	}
@@ -549,4 +550,55 @@ func TestIndexRangesMatchScan(t *testing.T) {
 			t.Errorf("clustered WHERE %s: indexed %v, scan %v", p, got, want)
 		}
 	}
+}
+
+// TestAlterTable: CREATE INDEX backfills, a unique index over duplicates
+// fails and leaves nothing, column and primary-key changes rewrite rows
+// and keep every index in step.
+func TestAlterTable(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, k INT, c VARCHAR(20), u INT)",
+		"INSERT INTO t (k, c, u) VALUES (1, 'a', 0), (2, 'b', 0), (1, 'c', 0), (NULL, NULL, 0)")
+	mustExec(t, db, "CREATE INDEX kk ON t (k)", "ALTER TABLE t ADD UNIQUE KEY uc (c), ADD KEY kc (k, c)")
+	checkIndexes(t, db)
+	_, err := db.Exec("CREATE UNIQUE INDEX uk ON t (k)")
+	wantError(t, err, 1062, "23000")
+	for _, r := range queryRows(t, db, "SHOW INDEX FROM t") {
+		if r[2] == "uk" {
+			t.Fatalf("failed CREATE UNIQUE INDEX left an index: %v", r)
+		}
+	}
+	mustExec(t, db,
+		"ALTER TABLE t MODIFY COLUMN u BIGINT NOT NULL DEFAULT 5",
+		"ALTER TABLE t CHANGE COLUMN u w BIGINT",
+		"ALTER TABLE t ADD COLUMN z VARCHAR(5) NOT NULL DEFAULT 'zz' AFTER id",
+	)
+	got := queryRows(t, db, "SELECT id, z, k, c, w FROM t ORDER BY id")
+	want := [][]string{{"1", "zz", "1", "a", "0"}, {"2", "zz", "2", "b", "0"}, {"3", "zz", "1", "c", "0"}, {"4", "zz", "NULL", "NULL", "0"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after ALTERs: %v, want %v", got, want)
+	}
+	mustExec(t, db, "ALTER TABLE t CHANGE COLUMN w u BIGINT", "ALTER TABLE t DROP COLUMN z")
+	checkIndexes(t, db)
+	mustExec(t, db, "INSERT INTO t (k, c, u) VALUES (7, 'g', 1)")
+	if got := queryRows(t, db, "SELECT id FROM t WHERE c = 'g'"); len(got) != 1 || atoi(t, got[0][0]) <= 4 {
+		t.Fatalf("AUTO_INCREMENT after rewrite went back: %v", got)
+	}
+	// Primary key changes rewrite the table too.
+	mustExec(t, db, "ALTER TABLE t MODIFY id INT NOT NULL", "ALTER TABLE t DROP PRIMARY KEY", "ALTER TABLE t ADD PRIMARY KEY (id)")
+	checkIndexes(t, db)
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM t"); got[0][0] != "5" {
+		t.Fatalf("rows after primary key changes: %v", got)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
 }
