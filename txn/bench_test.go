@@ -123,11 +123,15 @@ func BenchmarkCommit(b *testing.B) {
 			ctx := context.Background()
 			s := benchStore(b, disk)
 			loadRows(b, s)
-			var next atomic.Int64
+			// Each goroutine writes its own rows: a goroutine descheduled
+			// for long on a loaded machine would otherwise meet a row
+			// another one wrapped around to, a real write conflict.
+			var workers atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
+				w := workers.Add(1)
+				for i := 0; pb.Next(); i++ {
 					tx, _ := s.Begin(ctx)
-					_ = tx.Set(benchKey(int(next.Add(1))), []byte("updated-value"))
+					_ = tx.Set(fmt.Appendf(nil, "w%d-%s", w, benchKey(i)), []byte("updated-value"))
 					if err := tx.Commit(ctx); err != nil {
 						b.Error(err)
 						return
