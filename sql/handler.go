@@ -86,9 +86,17 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	return rest, done(ctx, err)
 }
 
-// ComStmtExecute implements mysql.Handler.
+// ComStmtExecute implements mysql.Handler. Point selects by primary key
+// take the fast path (fastpath.go); everything else goes to GMS.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	done := h.begin(c, prepare.PrepareStmt)
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		if ps := s.points.get(prepare.PrepareStmt); ps != nil {
+			if handled, err := s.runPointSelect(ctx, ps, prepare, callback); handled || err != nil {
+				return done(ctx, err)
+			}
+		}
+	}
 	err := h.Handler.ComStmtExecute(ctx, c, prepare, callback)
 	return done(ctx, err)
 }
@@ -96,6 +104,11 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 // ComPrepare implements mysql.Handler.
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
+	if err == nil {
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			s.preparePointSelect(query, fields)
+		}
+	}
 	return fields, finishSQLError(err)
 }
 

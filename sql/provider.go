@@ -194,6 +194,36 @@ func (cc *catalogCache) load(ctx context.Context, k *txn.Txn) (*catalogData, err
 	return c, nil
 }
 
+// cached returns the cached catalog, or nil.
+func (cc *catalogCache) cached() *catalogData {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.cur
+}
+
+// current returns the cached catalog if it is the latest committed one,
+// checked by a read of the version key without a timestamp; nil if not.
+func (cc *catalogCache) current(ctx context.Context, store *txn.Store) (*catalogData, error) {
+	cur := cc.cached()
+	if cur == nil {
+		return nil, nil
+	}
+	raw, found, err := store.PointGet(ctx, keyVersion)
+	if err != nil {
+		return nil, fmt.Errorf("read schema version: %w", err)
+	}
+	var version uint64
+	if found {
+		if version, err = decodeUint64("schema version", raw); err != nil {
+			return nil, err
+		}
+	}
+	if version != cur.version {
+		return nil, nil
+	}
+	return cur, nil
+}
+
 // offer caches c if it is newer than the cached catalog.
 func (cc *catalogCache) offer(c *catalogData) {
 	cc.mu.Lock()

@@ -19,6 +19,8 @@ type Session struct {
 	// UPDATE (GMS ignores the clause): row iterators then lock what they
 	// return.
 	forUpdate bool
+	// points are the prepared statements the fast path runs.
+	points pointSelects
 	// onEnd is called once when the connection ends.
 	onEnd func()
 }
