@@ -189,8 +189,11 @@ func (s *Session) runPointSelect(ctx context.Context, ps *pointSelect, prepare *
 	// cached catalog if it is still current and reads of the latest data.
 	var cat *catalogData
 	var reader executor.Reader
-	if t, ok := s.GetTransaction().(*Transaction); ok && s.inExplicitTransaction() {
-		if s.forUpdate {
+	if s.inExplicitTransaction() {
+		// The first statement of a transaction fixes its snapshot: leave
+		// starting one to GMS.
+		t, ok := s.GetTransaction().(*Transaction)
+		if !ok || s.forUpdate {
 			return false, nil
 		}
 		if cat, err = t.catalog(ctx); err != nil {
