@@ -120,7 +120,9 @@ func (o Options) withDefaults() (Options, error) {
 // records already written stay for others to resolve. A hook may also kill
 // the process. Setting AfterPrimaryPrewrite makes the primary's batch
 // prewrite alone, before the other batches, so that the hook sees a state
-// where only the primary is locked.
+// where only the primary is locked. The points are those of a two-phase
+// commit: a one-phase commit has none of them (AfterPrewrite still runs
+// when a 1PC attempt falls back to two phases).
 type CommitHooks struct {
 	// AfterPrimaryPrewrite runs when the primary's batch is prewritten and
 	// no other batch has been sent.
