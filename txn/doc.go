@@ -130,5 +130,10 @@
 // A transaction's start_ts is fetched again if it equals the commit_ts of
 // a 1PC commit this Store made: kv's prewrite counts a write at commit_ts
 // == start_ts as a conflict, and a calculated commit_ts may be exactly the
-// oracle's next timestamp.
+// oracle's next timestamp. The rule is kept conservative on purpose:
+// reading past a live lock at lock.start_ts-1 (above) is correct only if no
+// version of the key commits at or after the lock's start_ts. Relaxing it
+// to TiKV's (a write at start_ts is in the snapshot) needs reads that bypass
+// named locks instead; until then a transaction of another Store that starts
+// exactly at a 1PC commit_ts gets a spurious, retryable write conflict.
 package txn
