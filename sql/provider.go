@@ -160,20 +160,11 @@ type catalogCache struct {
 // load returns the catalog at k's snapshot: one read of the version key,
 // and a scan of the catalog only when the version is not the cached one.
 func (cc *catalogCache) load(ctx context.Context, k *txn.Txn) (*catalogData, error) {
-	raw, found, err := k.Get(ctx, keyVersion)
+	version, err := readVersion(ctx, k.Get)
 	if err != nil {
-		return nil, fmt.Errorf("read schema version: %w", err)
+		return nil, err
 	}
-	var version uint64
-	if found {
-		if version, err = decodeUint64("schema version", raw); err != nil {
-			return nil, err
-		}
-	}
-	cc.mu.Lock()
-	cur := cc.cur
-	cc.mu.Unlock()
-	if cur != nil && cur.version == version {
+	if cur := cc.cached(); cur != nil && cur.version == version {
 		return cur, nil
 	}
 	c := newCatalogData(version)
@@ -208,20 +199,23 @@ func (cc *catalogCache) current(ctx context.Context, store *txn.Store) (*catalog
 	if cur == nil {
 		return nil, nil
 	}
-	raw, found, err := store.PointGet(ctx, keyVersion)
-	if err != nil {
-		return nil, fmt.Errorf("read schema version: %w", err)
-	}
-	var version uint64
-	if found {
-		if version, err = decodeUint64("schema version", raw); err != nil {
-			return nil, err
-		}
-	}
-	if version != cur.version {
-		return nil, nil
+	version, err := readVersion(ctx, store.PointGet)
+	if err != nil || version != cur.version {
+		return nil, err
 	}
 	return cur, nil
+}
+
+// readVersion reads the schema version with get (0 before the first DDL).
+func readVersion(ctx context.Context, get func(context.Context, []byte) ([]byte, bool, error)) (uint64, error) {
+	raw, found, err := get(ctx, keyVersion)
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if !found {
+		return 0, nil
+	}
+	return decodeUint64("schema version", raw)
 }
 
 // offer caches c if it is newer than the cached catalog.
