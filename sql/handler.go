@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -60,9 +61,56 @@ func (r *sessionRegistry) get(id uint32) *Session {
 
 // ComQuery implements mysql.Handler.
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
-	done := h.begin(c, query)
-	err := h.Handler.ComQuery(ctx, c, query, okInfoFilter(callback))
-	return done(ctx, err)
+	return h.run(ctx, c, query, func() error {
+		return h.Handler.ComQuery(ctx, c, query, okInfoFilter(callback))
+	})
+}
+
+// ddlAttempts bounds how often a DDL statement that lost a write conflict
+// to another DDL is run again.
+const ddlAttempts = 20
+
+// run runs one statement with fn. Every DDL statement writes the schema
+// version key, so two DDLs at once conflict even on unrelated tables; a
+// DDL that was its transaction's only work is therefore run again when it
+// loses, as MySQL, which serializes DDL, never fails one with 1213. (A DDL
+// after other writes of an explicit transaction commits them too, and is
+// not run again: they would be lost.)
+func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		// A connection's first command creates its session.
+		s := h.sessions.get(c.ConnectionID)
+		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
+		done := h.begin(c, query)
+		err := done(ctx, fn())
+		if se, ok := err.(*mysql.SQLError); !retry || !ok || se.Num != codeDeadlock {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * time.Millisecond):
+		}
+	}
+}
+
+// isDDL reports whether query changes the catalog: CREATE, DROP, ALTER or
+// RENAME, after any leading comments.
+func isDDL(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	for strings.HasPrefix(q, "/*") {
+		end := strings.Index(q, "*/")
+		if end < 0 {
+			return false
+		}
+		q = strings.TrimLeft(q[end+2:], " \t\r\n")
+	}
+	for _, w := range []string{"create", "drop", "alter", "rename"} {
+		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
+			return true
+		}
+	}
+	return false
 }
 
 // okInfoFilter drops the info text GMS puts in the OK packet of SQL-level
@@ -81,24 +129,28 @@ func okInfoFilter(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 // ComMultiQuery implements mysql.Handler. Each call runs one statement of
 // the query and returns the rest.
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
-	done := h.begin(c, query)
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, okInfoFilter(callback))
-	return rest, done(ctx, err)
+	var rest string
+	err := h.run(ctx, c, query, func() error {
+		var err error
+		rest, err = h.Handler.ComMultiQuery(ctx, c, query, okInfoFilter(callback))
+		return err
+	})
+	return rest, err
 }
 
 // ComStmtExecute implements mysql.Handler. Point selects by primary key
 // take the fast path (fastpath.go); everything else goes to GMS.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	done := h.begin(c, prepare.PrepareStmt)
-	if s := h.sessions.get(c.ConnectionID); s != nil {
-		if ps := s.points.get(prepare.PrepareStmt); ps != nil {
-			if handled, err := s.runPointSelect(ctx, ps, prepare, callback); handled || err != nil {
-				return done(ctx, err)
+	return h.run(ctx, c, prepare.PrepareStmt, func() error {
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			if ps := s.points.get(prepare.PrepareStmt); ps != nil {
+				if handled, err := s.runPointSelect(ctx, ps, prepare, callback); handled || err != nil {
+					return err
+				}
 			}
 		}
-	}
-	err := h.Handler.ComStmtExecute(ctx, c, prepare, callback)
-	return done(ctx, err)
+		return h.Handler.ComStmtExecute(ctx, c, prepare, callback)
+	})
 }
 
 // ComPrepare implements mysql.Handler.
@@ -121,12 +173,17 @@ func (h *handler) ComInitDB(c *mysql.Conn, schemaName string) error {
 // when it ends.
 func (h *handler) begin(c *mysql.Conn, query string) func(context.Context, error) error {
 	s := h.sessions.get(c.ConnectionID)
-	if s == nil {
-		// The session is created by GMS on the connection's first command.
-		return func(_ context.Context, err error) error { return finishSQLError(err) }
+	if s != nil {
+		s.forUpdate = isSelectForUpdate(query)
 	}
-	s.forUpdate = isSelectForUpdate(query)
 	return func(ctx context.Context, err error) error {
+		if s == nil {
+			// GMS created the session during the connection's first
+			// command; its transaction must be ended all the same.
+			if s = h.sessions.get(c.ConnectionID); s == nil {
+				return finishSQLError(err)
+			}
+		}
 		s.forUpdate = false
 		if err != nil {
 			s.statementFailed(ctx)

@@ -57,6 +57,13 @@ func sessionOf(ctx *gsql.Context) (*Session, error) {
 func transactionOf(ctx *gsql.Context) (*Transaction, error) {
 	switch t := ctx.GetTransaction().(type) {
 	case *Transaction:
+		if t.finished {
+			// A transaction that committed or failed can do nothing more;
+			// GMS may still hold it after a failure it did not report.
+			nt := &Transaction{provider: t.provider, readOnly: t.readOnly}
+			ctx.SetTransaction(nt)
+			return nt, nil
+		}
 		return t, nil
 	case nil:
 		s, err := sessionOf(ctx)
@@ -173,6 +180,13 @@ func (s *Session) statementSucceeded() {
 	if t, ok := s.GetTransaction().(*Transaction); ok {
 		t.statementEnd(true)
 	}
+}
+
+// hasWrites reports whether the session's transaction has buffered writes
+// that a statement's failure or retry must not lose.
+func (s *Session) hasWrites() bool {
+	t, ok := s.GetTransaction().(*Transaction)
+	return ok && t.kv != nil && !t.kv.IsReadOnly()
 }
 
 // inExplicitTransaction reports whether a transaction outlives the current

@@ -196,3 +196,22 @@ func TestFinishSQLError(t *testing.T) {
 		}
 	}
 }
+
+func TestIsDDL(t *testing.T) {
+	for q, want := range map[string]bool{
+		"CREATE TABLE t (a INT)":                  true,
+		"  create index i on t (a)":               true,
+		"/* hint */ DROP TABLE t":                 true,
+		"/*!40101 x */ /* y */ alter table t add": true,
+		"RENAME TABLE a TO b":                     true,
+		"INSERT INTO created VALUES (1)":          false,
+		"created":                                 false,
+		"SELECT 'create table'":                   false,
+		"/* unterminated":                         false,
+		"TRUNCATE t":                              false,
+	} {
+		if got := isDDL(q); got != want {
+			t.Errorf("isDDL(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
