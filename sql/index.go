@@ -18,7 +18,18 @@ type Index struct {
 	im    *indexMeta
 }
 
-var _ gsql.Index = (*Index)(nil)
+var (
+	_ gsql.Index        = (*Index)(nil)
+	_ gsql.OrderedIndex = (*Index)(nil)
+)
+
+// Order implements sql.OrderedIndex: reads through an index return rows in
+// ascending key order, which is the order of the index's columns (strings
+// by their collation, NULLs first), or descending for a reverse lookup.
+func (x *Index) Order() gsql.IndexOrder { return gsql.IndexOrderAsc }
+
+// Reversible implements sql.OrderedIndex.
+func (x *Index) Reversible() bool { return true }
 
 // ID implements sql.Index.
 func (x *Index) ID() string { return x.im.def.Name }

@@ -123,7 +123,17 @@ func (t *Table) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter
 	case scanPartition:
 		return t.newRowIter(ctx, nil, []keyRange{{KeyRange: t.meta.exec.RowRange()}})
 	case lookupPartition:
-		return t.newRowIter(ctx, p.index, p.ranges)
+		r, err := t.newRowIter(ctx, p.index, p.ranges)
+		if err != nil {
+			return nil, err
+		}
+		r.reverse = p.reverse
+		if p.index.prefixed {
+			// Keys of a prefix index order rows by the prefix only; GMS
+			// relies on index order (it drops ORDER BY), so sort them.
+			return newSortedIter(ctx, r, p.index, t.projection), nil
+		}
+		return r, nil
 	}
 	return nil, fmt.Errorf("table %s: unknown partition %T", t.Name(), p)
 }
@@ -166,7 +176,7 @@ func (t *Table) LookupPartitions(ctx *gsql.Context, lookup gsql.IndexLookup) (gs
 	if err != nil {
 		return nil, err
 	}
-	return &partitionIter{parts: []gsql.Partition{lookupPartition{index: x.im, ranges: krs}}}, nil
+	return &partitionIter{parts: []gsql.Partition{lookupPartition{index: x.im, ranges: krs, reverse: lookup.IsReverse}}}, nil
 }
 
 // IndexedTable is a Table read through one index lookup.
@@ -201,6 +211,8 @@ func (scanPartition) Key() []byte { return []byte("scan") }
 type lookupPartition struct {
 	index  *indexMeta
 	ranges []keyRange
+	// reverse reads in descending key order (ORDER BY ... DESC).
+	reverse bool
 }
 
 // Key implements sql.Partition.
@@ -231,6 +243,8 @@ type rowIter struct {
 	reads []keyRange
 	dec   *executor.RowDecoder
 	lock  bool
+	// reverse reads the ranges, and each range, in descending key order.
+	reverse bool
 	// track: remember where rows came from, for UPDATE and DELETE of a
 	// table without a primary key (see keylessTracker).
 	track bool
@@ -312,40 +326,59 @@ func (r *rowIter) next(ctx context.Context) (executor.Row, error) {
 
 // start begins the next read: consecutive primary-key points are read
 // with one batch get, a unique index point with a unique lookup, a range
-// with a scan of the rows or of the index.
+// with a scan of the rows or of the index. Rows come in key order, which
+// GMS relies on to skip sorting by an index's columns.
 func (r *rowIter) start(ctx context.Context) error {
 	m := r.t.meta
-	kr := r.reads[0]
+	kr := r.take()
 	switch {
 	case kr.point && r.index == nil:
-		n := 1
-		for n < len(r.reads) && r.reads[n].point {
-			n++
+		handles := []tablecodec.Handle{kr.handle}
+		for r.nextIsPoint() {
+			handles = append(handles, r.take().handle)
 		}
-		handles := make([]tablecodec.Handle, n)
-		for i := range handles {
-			handles[i] = r.reads[i].handle
-		}
-		r.reads = r.reads[n:]
 		rows, err := executor.BatchGetRows(ctx, r.k, m.exec, r.dec, handles)
 		r.pending = rows
 		return err
 	case kr.point:
-		r.reads = r.reads[1:]
 		row, found, err := executor.UniqueLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.vals)
 		if found {
 			r.pending = append(r.pending, row)
 		}
 		return err
 	}
-	r.reads = r.reads[1:]
+	opts := executor.ScanOptions{Reverse: r.reverse}
 	var err error
 	if r.index == nil {
-		r.cur, err = executor.ScanTable(ctx, r.k, m.exec, r.dec, kr.KeyRange, executor.ScanOptions{})
+		r.cur, err = executor.ScanTable(ctx, r.k, m.exec, r.dec, kr.KeyRange, opts)
 	} else {
-		r.cur, err = executor.IndexLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.KeyRange, executor.ScanOptions{})
+		r.cur, err = executor.IndexLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.KeyRange, opts)
 	}
 	return err
+}
+
+// take removes the next read: the first, or the last when reading in
+// reverse.
+func (r *rowIter) take() keyRange {
+	if r.reverse {
+		kr := r.reads[len(r.reads)-1]
+		r.reads = r.reads[:len(r.reads)-1]
+		return kr
+	}
+	kr := r.reads[0]
+	r.reads = r.reads[1:]
+	return kr
+}
+
+// nextIsPoint reports whether the next read is a primary-key point.
+func (r *rowIter) nextIsPoint() bool {
+	if len(r.reads) == 0 || r.index != nil {
+		return false
+	}
+	if r.reverse {
+		return r.reads[len(r.reads)-1].point
+	}
+	return r.reads[0].point
 }
 
 // Close implements sql.RowIter.

@@ -731,3 +731,76 @@ func TestConcurrentDDL(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexOrder: GMS drops ORDER BY when an index provides the order, so
+// reads through an index must return rows in its order, ascending or
+// descending, NULLs first ascending, strings by collation, prefix indexes
+// included.
+func TestIndexOrder(t *testing.T) {
+	s := startServer(t, "")
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db,
+		"CREATE TABLE o (id INT PRIMARY KEY, a INT, s VARCHAR(20), KEY ka (a), KEY ks (s), KEY kp (s(2)))",
+		"CREATE TABLE op (id INT PRIMARY KEY, s VARCHAR(20), KEY kp (s(2)))",
+	)
+	rng := rand.New(rand.NewSource(5))
+	words := []string{"apple", "Apricot", "apex", "b", "B", "banana", "ab", "Ab", "zz", "é", "e", "E"}
+	for i := 0; i < 80; i++ {
+		a := fmt.Sprint(rng.Intn(20) - 5)
+		if rng.Intn(7) == 0 {
+			a = "NULL"
+		}
+		w := fmt.Sprintf("'%s'", words[rng.Intn(len(words))])
+		if rng.Intn(9) == 0 {
+			w = "NULL"
+		}
+		mustExec(t, db, fmt.Sprintf("INSERT INTO o VALUES (%d, %s, %s)", i, a, w), fmt.Sprintf("INSERT INTO op VALUES (%d, %s)", i, w))
+	}
+	for _, q := range []struct {
+		sql  string
+		desc bool
+		num  bool
+	}{
+		{"SELECT id, a FROM o ORDER BY a", false, true},
+		{"SELECT id, a FROM o ORDER BY a DESC", true, true},
+		{"SELECT id, a FROM o WHERE a > 3 ORDER BY a DESC", true, true},
+		{"SELECT id, a FROM o WHERE a IN (1, 7, -2) OR a IS NULL ORDER BY a DESC", true, true},
+		{"SELECT id, a FROM o WHERE a BETWEEN 0 AND 10 ORDER BY a", false, true},
+		{"SELECT id, s FROM o ORDER BY s", false, false},
+		{"SELECT id, s FROM o ORDER BY s DESC", true, false},
+		{"SELECT id, s FROM o WHERE s > 'a' ORDER BY s DESC", true, false},
+		{"SELECT id, s FROM op ORDER BY s", false, false},
+		{"SELECT id, s FROM op WHERE s >= 'ap' ORDER BY s DESC", true, false},
+		{"SELECT id, id FROM o ORDER BY id DESC", true, true},
+		{"SELECT id, id FROM o WHERE id < 30 OR id > 70 ORDER BY id DESC", true, true},
+	} {
+		got := queryRows(t, db, q.sql)
+		unordered := queryRows(t, db, q.sql[:strings.Index(q.sql, " ORDER BY")])
+		if !sameSet(flatten(got), flatten(unordered)) {
+			t.Fatalf("%s returned other rows than without ORDER BY: %v vs %v", q.sql, got, unordered)
+		}
+		// NULLs first ascending, last descending; the other values in
+		// order as the server compares them (the column's collation).
+		for k := 1; k < len(got); k++ {
+			prev, cur := got[k-1][1], got[k][1]
+			if prev == "NULL" || cur == "NULL" {
+				if (prev == "NULL") != (cur == "NULL") && (cur == "NULL") != q.desc {
+					t.Fatalf("%s: NULL out of place at row %d: %v", q.sql, k, got)
+				}
+				continue
+			}
+			op := "<="
+			if q.desc {
+				op = ">="
+			}
+			var a, b any = prev, cur
+			if q.num {
+				a, b = atoi(t, prev), atoi(t, cur)
+			}
+			if ok := queryRows(t, db, "SELECT ? "+op+" ?", a, b); ok[0][0] != "1" {
+				t.Fatalf("%s: rows %d and %d out of order (%q then %q): %v", q.sql, k-1, k, prev, cur, got)
+			}
+		}
+	}
+}
