@@ -12,11 +12,25 @@ import (
 	"github.com/percdb/percdb/sql/sqltest"
 )
 
-// openDB opens a pool on addr with database as the default one, closed
-// when the test ends.
+// openDB opens a pool on addr with database as the default one and
+// client-side interpolation, closed when the test ends.
 func openDB(t testing.TB, addr, database string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", DSN(addr, database))
+	return openPool(t, DSN(addr, database, true))
+}
+
+// openPools opens two pools on addr with database as the default one:
+// one interpolating arguments, one using server-side prepared
+// statements. Workers alternate between them.
+func openPools(t testing.TB, addr, database string) []*sql.DB {
+	t.Helper()
+	return []*sql.DB{openPool(t, DSN(addr, database, true)), openPool(t, DSN(addr, database, false))}
+}
+
+// openPool opens a pool on dsn, closed when the test ends.
+func openPool(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +55,11 @@ func TestCheckerAcceptsAWorkload(t *testing.T) {
 	cfg, db := setupInProcess(t, srv, "crash")
 	h := NewHistory()
 	ids := NewIDs(0)
+	pools := openPools(t, srv.Addr(), cfg.Database)
 	var wg sync.WaitGroup
-	for w := range 3 {
+	for w := range 4 {
 		wg.Go(func() {
-			wk := &Worker{ID: w, DB: db, Cfg: cfg, IDs: ids, Rand: rand.New(rand.NewPCG(uint64(w), 1)), Rec: h}
+			wk := &Worker{ID: w, DB: pools[w%len(pools)], Cfg: cfg, IDs: ids, Rand: rand.New(rand.NewPCG(uint64(w), 1)), Rec: h}
 			for range 25 {
 				wk.One(ctx)
 			}

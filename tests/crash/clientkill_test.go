@@ -186,13 +186,13 @@ func TestClientProcess(t *testing.T) {
 	}
 	first, idBase, seqBase := int(num(envClientWorker)), num(envClientIDBase), num(envClientSeqBase)
 	cfg := Config{}.withDefaults()
-	db := openDB(t, addr, cfg.Database)
+	pools := openPools(t, addr, cfg.Database)
 	rec := NewLineRecorder(os.Stdout)
 	seqs := make([]int64, workers)
 	for i := range seqs {
 		seqs[i] = seqBase
 	}
-	stop := runWorkers(t, db, cfg, rec, NewIDs(idBase), rand.New(rand.NewPCG(seed, 0)), seqs, first)
+	stop := runWorkers(t, pools, cfg, rec, NewIDs(idBase), rand.New(rand.NewPCG(seed, 0)), seqs, first)
 	time.Sleep(clientLifetime)
 	stop()
 	fmt.Println("client process: not killed within", clientLifetime)

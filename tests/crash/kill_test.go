@@ -77,15 +77,17 @@ func TestServerKill(t *testing.T) {
 	seqs := make([]int64, workers)
 	var left lockCount
 	for cycle := 1; cycle <= cycles; cycle++ {
-		db := openDB(t, srv.addr, cfg.withDefaults().Database)
-		stop := runWorkers(t, db, cfg, h, ids, rng, seqs, 0)
+		pools := openPools(t, srv.addr, cfg.withDefaults().Database)
+		stop := runWorkers(t, pools, cfg, h, ids, rng, seqs, 0)
 		waitProgress(t, h, h.Len()+20)
 		// A random moment within the running workload at which a commit
 		// is in flight.
 		time.Sleep(time.Duration(rng.Int64N(int64(500 * time.Millisecond))))
 		waitInFlight(t, h.InFlight)
 		srv.kill(stop)
-		db.Close()
+		for _, db := range pools {
+			db.Close()
+		}
 
 		locks := countLocks(t, dir)
 		left.locks += locks.locks
@@ -104,16 +106,16 @@ func TestServerKill(t *testing.T) {
 		cycles, h.Summary(), left, end, rep)
 }
 
-// runWorkers starts one goroutine per worker running the workload on db
-// until the returned stop is called; stop waits for them. seqs holds
-// each worker's next item sequence number, carried from run to run.
-// Worker ids start at firstWorker.
-func runWorkers(t *testing.T, db *sql.DB, cfg Config, rec Recorder, ids *IDs, rng *rand.Rand, seqs []int64, firstWorker int) (stop func()) {
+// runWorkers starts one goroutine per worker running the workload until
+// the returned stop is called; stop waits for them. Worker i uses pool
+// i%len(pools). seqs holds each worker's next item sequence number,
+// carried from run to run. Worker ids start at firstWorker.
+func runWorkers(t *testing.T, pools []*sql.DB, cfg Config, rec Recorder, ids *IDs, rng *rand.Rand, seqs []int64, firstWorker int) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range seqs {
-		w := &Worker{ID: firstWorker + i, DB: db, Cfg: cfg, IDs: ids, Rand: rand.New(rand.NewPCG(rng.Uint64(), uint64(i))), Rec: rec, NextSeq: seqs[i]}
+		w := &Worker{ID: firstWorker + i, DB: pools[i%len(pools)], Cfg: cfg, IDs: ids, Rand: rand.New(rand.NewPCG(rng.Uint64(), uint64(i))), Rec: rec, NextSeq: seqs[i]}
 		wg.Go(func() {
 			w.Run(ctx)
 			seqs[i] = w.NextSeq

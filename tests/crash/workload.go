@@ -296,15 +296,17 @@ func fill(unit string, n int) string {
 }
 
 // DSN returns a go-sql-driver/mysql DSN for user root at addr with
-// database as the default one ("" for none). Statement arguments are
-// interpolated on the client, which halves the round trips of a
-// transaction.
-func DSN(addr, database string) string {
+// database as the default one ("" for none). With interpolate, statement
+// arguments are interpolated into the text on the client (one round trip
+// a statement); without, they go as server-side prepared statements
+// (COM_STMT_PREPARE and COM_STMT_EXECUTE), the driver's default. The two
+// reach different paths of the server.
+func DSN(addr, database string, interpolate bool) string {
 	mc := mysql.NewConfig()
 	mc.User = "root"
 	mc.Net = "tcp"
 	mc.Addr = addr
 	mc.DBName = database
-	mc.InterpolateParams = true
+	mc.InterpolateParams = interpolate
 	return mc.FormatDSN()
 }
