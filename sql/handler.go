@@ -62,7 +62,15 @@ func (r *sessionRegistry) get(id uint32) *Session {
 // ComQuery implements mysql.Handler.
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
-		return h.Handler.ComQuery(ctx, c, query, okInfoFilter(callback))
+		cb := okInfoFilter(callback)
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
+			if ok {
+				return err
+			}
+			cb = next
+		}
+		return h.Handler.ComQuery(ctx, c, query, cb)
 	})
 }
 
@@ -131,23 +139,34 @@ func okInfoFilter(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	err := h.run(ctx, c, query, func() error {
+		cb := okInfoFilter(callback)
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			// The fast path runs a query of one statement only (the
+			// TiDB parser refuses more), which leaves no rest.
+			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
+			if ok {
+				rest = ""
+				return err
+			}
+			cb = next
+		}
 		var err error
-		rest, err = h.Handler.ComMultiQuery(ctx, c, query, okInfoFilter(callback))
+		rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
 		return err
 	})
 	return rest, err
 }
 
-// ComStmtExecute implements mysql.Handler. Point selects by primary key
-// take the fast path (fastpath.go); everything else goes to GMS.
+// ComStmtExecute implements mysql.Handler. The statements of the fast
+// path (fastpath_handler.go) run there; everything else goes to GMS.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
-			if ps := s.points.get(prepare.PrepareStmt); ps != nil {
-				if handled, err := s.runPointSelect(ctx, ps, prepare, callback); handled || err != nil {
-					return err
-				}
+			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
+			if ok {
+				return err
 			}
+			callback = next
 		}
 		return h.Handler.ComStmtExecute(ctx, c, prepare, callback)
 	})
@@ -158,7 +177,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
 	if err == nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
-			s.preparePointSelect(query, fields)
+			h.fastPrepare(s, query, prepare)
 		}
 	}
 	return fields, finishSQLError(err)

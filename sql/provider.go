@@ -20,6 +20,9 @@ type DatabaseProvider struct {
 	catalogs *catalogCache
 	metas    *metaCache
 	ids      *idAllocators
+	// fast is the fast path (fastpath_handler.go); nil runs everything
+	// through GMS.
+	fast *fastPath
 }
 
 var (

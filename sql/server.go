@@ -54,6 +54,10 @@ type Config struct {
 	KV kv.Options
 	// Txn tunes the transaction layer. Default: txn.Options{} defaults.
 	Txn txn.Options
+	// DisableFastPath sends every statement through GMS, even those the
+	// fast path runs directly on the executor (see fastpath_handler.go).
+	// Default false: the fast path is on.
+	DisableFastPath bool
 }
 
 func (c Config) withDefaults() Config {
@@ -118,6 +122,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{})
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
+	s.provider.fast = newFastPath(!cfg.DisableFastPath)
 
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	if cfg.RootPassword != "" {

@@ -21,6 +21,8 @@ type Session struct {
 	forUpdate bool
 	// points are the prepared statements the fast path runs.
 	points pointSelects
+	// fast is the issue-6 fast path's state of the session.
+	fast fastSession
 	// onEnd is called once when the connection ends.
 	onEnd func()
 }

@@ -1,0 +1,780 @@
+package sql
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/dolthub/go-mysql-server/server"
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/tablecodec"
+)
+
+// fastRun is one execution of a statement on the fast path.
+type fastRun struct {
+	fp    *fastPath
+	s     *Session
+	c     *mysql.Conn
+	ctx   *gsql.Context
+	vars  *fastVars
+	entry *fastEntry
+	shape *fastShape
+	// args are a prepared statement's parameter values (nil for a text
+	// statement, whose values are literals in shape).
+	args   []any
+	binary bool
+	send   func(*sqltypes.Result) error
+	// pending is a write's answer, sent once an autocommit write has
+	// committed.
+	pending *sqltypes.Result
+}
+
+// fastOutcome is what a fastRun did: handled (the client was answered, or
+// err is the statement's error), or not, with the reason the statement
+// goes to GMS and the plan whose result metadata GMS's answer teaches
+// (learn, for reasonLearning).
+type fastOutcome struct {
+	handled bool
+	err     error
+	reason  fastReason
+	learn   *fastPlan
+}
+
+func handled(err error) fastOutcome        { return fastOutcome{handled: true, err: err} }
+func fallThrough(r fastReason) fastOutcome { return fastOutcome{reason: r} }
+
+// run executes the statement.
+func (r *fastRun) run() fastOutcome {
+	if !r.vars.sqlModeOK {
+		return fallThrough(reasonSession)
+	}
+	// GMS clears the previous statement's warnings before it runs one;
+	// the fast path does it first, so that a conversion that warns is
+	// seen (and the statement left to GMS, which clears them again).
+	r.s.ClearWarnings()
+	switch r.shape.kind {
+	case fastBegin, fastCommit, fastRollback:
+		return r.runTransactionStatement()
+	case fastSelect:
+		return r.runSelect()
+	default:
+		return r.runWrite()
+	}
+}
+
+// answer ends a statement the fast path ran: it counts the question as
+// GMS does and the hit, and answers the client with res, under the status
+// flags GMS would set, or returns err, the statement's error.
+func (r *fastRun) answer(res *sqltypes.Result, err error) fastOutcome {
+	r.fp.hits.Add(1)
+	gsql.IncrementStatusVariable(r.ctx, "Questions", 1)
+	if err != nil {
+		return handled(gsql.CastSQLError(err))
+	}
+	setFastStatusFlags(r.c, r.vars.autocommit, r.s.GetTransaction() != nil)
+	return handled(r.send(res))
+}
+
+// setFastStatusFlags sets the connection's status flags as GMS's handler
+// does after every statement (server/handler.go setConnStatusFlags).
+func setFastStatusFlags(c *mysql.Conn, autocommit, inTransaction bool) {
+	if autocommit {
+		c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
+	} else {
+		c.StatusFlags &^= uint16(mysql.ServerStatusAutocommit)
+	}
+	if inTransaction {
+		c.StatusFlags |= uint16(mysql.ServerInTransaction)
+	} else {
+		c.StatusFlags &^= uint16(mysql.ServerInTransaction)
+	}
+}
+
+// explicit reports whether the statement runs inside a transaction that
+// outlives it (after BEGIN, or with autocommit off).
+func (r *fastRun) explicit() bool {
+	return r.s.GetIgnoreAutoCommit() || !r.vars.autocommit
+}
+
+// runTransactionStatement runs BEGIN, COMMIT or ROLLBACK as GMS's
+// StartTransaction, Commit and Rollback nodes do.
+func (r *fastRun) runTransactionStatement() fastOutcome {
+	s, ctx := r.s, r.ctx
+	cur, _ := s.GetTransaction().(*Transaction)
+	if s.GetTransaction() != nil && cur == nil {
+		return fallThrough(reasonSession)
+	}
+	switch r.shape.kind {
+	case fastBegin:
+		if cur != nil {
+			if err := s.CommitTransaction(ctx, cur); err != nil {
+				return r.answer(nil, err)
+			}
+		}
+		t, err := s.StartTransaction(ctx, gsql.ReadWrite)
+		if err != nil {
+			return r.answer(nil, err)
+		}
+		s.SetTransaction(t)
+		s.SetIgnoreAutoCommit(true)
+	case fastCommit, fastRollback:
+		if cur != nil {
+			var err error
+			if r.shape.kind == fastCommit {
+				err = s.CommitTransaction(ctx, cur)
+			} else {
+				err = s.Rollback(ctx, cur)
+			}
+			if err != nil {
+				return r.answer(nil, err)
+			}
+		}
+		s.SetIgnoreAutoCommit(false)
+		s.SetTransaction(nil)
+	}
+	// GMS counts these statements as selects of no rows.
+	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
+	ctx.SetLastQueryInfoInt(gsql.FoundRows, 0)
+	return r.answer(&sqltypes.Result{}, nil)
+}
+
+// transaction returns the transaction an explicit statement runs in,
+// starting it as GMS does when there is none (autocommit off, first
+// statement).
+func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
+	switch t := r.s.GetTransaction().(type) {
+	case *Transaction:
+		if t.catDirty || t.finished {
+			return nil, reasonSession, false
+		}
+		return t, 0, true
+	case nil:
+		t, err := r.s.StartTransaction(r.ctx, gsql.ReadWrite)
+		if err != nil {
+			return nil, reasonError, false
+		}
+		r.s.SetTransaction(t)
+		return t.(*Transaction), 0, true
+	}
+	return nil, reasonSession, false
+}
+
+// runSelect runs SELECT cols FROM t WHERE key = v / key IN (...). In
+// autocommit mode it reads the latest committed row without a timestamp
+// (txn.Store.PointGet): no oracle call, where GMS's path fetches a
+// start_ts. Inside a transaction it reads at the transaction's snapshot.
+func (r *fastRun) runSelect() fastOutcome {
+	s, ctx := r.s, r.ctx
+	var (
+		cat    *catalogData
+		reader executor.Reader
+	)
+	if r.explicit() {
+		if s.forUpdate {
+			return fallThrough(reasonSession)
+		}
+		t, reason, ok := r.transaction()
+		if !ok {
+			return fallThrough(reason)
+		}
+		var err error
+		if cat, err = t.catalog(ctx); err != nil {
+			return fallThrough(reasonError)
+		}
+		k, err := t.txn(ctx)
+		if err != nil {
+			return fallThrough(reasonError)
+		}
+		reader = k
+	} else {
+		if s.GetTransaction() != nil {
+			return fallThrough(reasonSession)
+		}
+		var err error
+		cat, err = s.provider.catalogs.current(ctx, s.provider.store)
+		if err != nil {
+			return fallThrough(reasonError)
+		}
+		if cat == nil {
+			// The schema changed since the cache was filled: GMS's
+			// path loads the new catalog into the cache.
+			return fallThrough(reasonLearning)
+		}
+		reader = executor.LatestReader{Store: s.provider.store}
+	}
+	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
+	if !ok {
+		return fallThrough(reason)
+	}
+	fields := pl.fieldsText.Load()
+	if r.binary {
+		fields = pl.fieldsBinary.Load()
+	}
+	if fields == nil || fields.charset != r.vars.charsetResults || !fields.matches(r.shape) {
+		return fastOutcome{reason: reasonLearning, learn: pl}
+	}
+	keyType := pl.meta.schema.Schema[pl.keyOrd].Type
+	keys := make([]int64, 0, len(r.shape.keys))
+	for _, v := range r.shape.keys {
+		k, ok := r.intKey(keyType, v)
+		if !ok {
+			return fallThrough(reasonValue)
+		}
+		keys = append(keys, k)
+	}
+
+	var rows [][]any
+	switch {
+	case pl.unique != nil:
+		row, found, err := r.uniqueRow(pl, reader, keys[0])
+		if err != nil {
+			return fallThrough(reasonError)
+		}
+		if found {
+			rows = append(rows, row)
+		}
+	case !r.shape.in:
+		dec := pl.proj.get()
+		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, tablecodec.IntHandle(keys[0]))
+		pl.proj.put(dec)
+		if err != nil {
+			return fallThrough(reasonError)
+		}
+		if found {
+			rows = append(rows, row)
+		}
+	default:
+		// GMS turns IN into sorted, merged ranges: the rows come in key
+		// order, each once.
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		handles := make([]tablecodec.Handle, len(keys))
+		for i, k := range keys {
+			handles[i] = tablecodec.IntHandle(k)
+		}
+		dec := pl.proj.get()
+		got, err := executor.BatchGetRows(ctx, reader, pl.meta.exec, dec, handles)
+		pl.proj.put(dec)
+		if err != nil {
+			return fallThrough(reasonError)
+		}
+		for _, row := range got {
+			rows = append(rows, row.Values)
+		}
+	}
+
+	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
+	res := &sqltypes.Result{Fields: fields.fields, RowsAffected: uint64(len(rows))}
+	for _, row := range rows {
+		vals, err := server.RowToSQL(ctx, pl.schema, row, nil, nil)
+		if err != nil {
+			return r.answer(nil, err)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
+	ctx.SetLastQueryInfoInt(gsql.FoundRows, int64(len(rows)))
+	if !r.explicit() {
+		r.fp.avoided.Add(1)
+	}
+	return r.answer(res, nil)
+}
+
+// uniqueRow reads the row whose unique column equals key. Read without a
+// timestamp, the index entry and the row are two reads at two instants:
+// the row is the answer only if it still holds key (then, the key being
+// unique, it was the answer at the instant of the row's read); otherwise
+// a writer moved the key in between and the lookup is retried in a
+// snapshot.
+func (r *fastRun) uniqueRow(pl *fastPlan, reader executor.Reader, key int64) ([]any, bool, error) {
+	m := pl.meta
+	dec := pl.full.get()
+	defer pl.full.put(dec)
+	lookup := func(rd executor.Reader) ([]any, bool, bool, error) {
+		row, found, err := executor.UniqueLookup(r.ctx, rd, m.exec, pl.unique.exec, dec, []any{key})
+		if err != nil || !found {
+			return nil, false, true, err
+		}
+		cmp, err := pl.unique.types[0].Compare(r.ctx, row.Values[pl.keyOrd], key)
+		if err != nil {
+			return nil, false, false, err
+		}
+		if cmp != 0 {
+			return nil, false, false, nil
+		}
+		return project(row.Values, pl.offsets), true, true, nil
+	}
+	row, found, settled, err := lookup(reader)
+	if err != nil || settled {
+		return row, found, err
+	}
+	k, err := r.s.provider.store.Begin(r.ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = k.Rollback(r.ctx) }()
+	row, found, _, err = lookup(k)
+	return row, found, err
+}
+
+// project returns the values of row at offsets (all of row for nil).
+func project(row []any, offsets []int) []any {
+	if offsets == nil {
+		return row
+	}
+	out := make([]any, len(offsets))
+	for i, o := range offsets {
+		out[i] = row[o]
+	}
+	return out
+}
+
+// intKey converts a key value for a column of type typ: only integers
+// that fit the column, the one case where GMS's lookup is an exact match
+// on the value.
+func (r *fastRun) intKey(typ gsql.Type, v fastValue) (int64, bool) {
+	val, ok := r.value(v)
+	if !ok {
+		return 0, false
+	}
+	switch val.(type) {
+	case int64, uint64:
+	default:
+		return 0, false
+	}
+	conv, inRange, err := typ.Convert(r.ctx, val)
+	if err != nil || inRange != gsql.InRange {
+		return 0, false
+	}
+	k, _, err := types.Int64.Convert(r.ctx, conv)
+	if err != nil {
+		return 0, false
+	}
+	return k.(int64), true
+}
+
+// value returns the value v stands for: a literal, or a parameter
+// converted as GMS binds it. ok is false for values the fast path leaves
+// to GMS.
+func (r *fastRun) value(v fastValue) (any, bool) {
+	if v.param < 0 {
+		return v.lit, v.ok
+	}
+	if v.param >= len(r.args) {
+		return nil, false
+	}
+	a := r.args[v.param]
+	return a, a != errValue
+}
+
+// errValue marks a parameter the fast path does not convert.
+var errValue any = struct{}{}
+
+// dbName returns the database the statement's table is in.
+func (r *fastRun) dbName() string {
+	if r.shape.db != "" {
+		return r.shape.db
+	}
+	return r.s.GetCurrentDatabase()
+}
+
+// runWrite runs UPDATE, DELETE or INSERT through the table editor GMS
+// uses (tableEditor), in the session's transaction, or in autocommit mode
+// in a transaction of its own committed at the end, as GMS does. Every
+// value is converted before anything is written, so that a value the fast
+// path does not take sends the statement to GMS with nothing done.
+func (r *fastRun) runWrite() fastOutcome {
+	s, ctx := r.s, r.ctx
+	var t *Transaction
+	autocommit := !r.explicit()
+	if autocommit {
+		if s.GetTransaction() != nil {
+			return fallThrough(reasonSession)
+		}
+		tx, err := s.StartTransaction(ctx, gsql.ReadWrite)
+		if err != nil {
+			return fallThrough(reasonError)
+		}
+		t = tx.(*Transaction)
+		s.SetTransaction(t)
+	} else {
+		var reason fastReason
+		var ok bool
+		if t, reason, ok = r.transaction(); !ok {
+			return fallThrough(reason)
+		}
+		if t.readOnly {
+			return fallThrough(reasonSession)
+		}
+	}
+	out := r.write(t)
+	if !out.handled && autocommit {
+		// Nothing was written; GMS starts its own transaction.
+		_ = t.rollback(ctx)
+		s.SetTransaction(nil)
+	}
+	if !out.handled || out.err != nil {
+		return out
+	}
+	if !autocommit {
+		return r.answer(r.pending, nil)
+	}
+	if err := s.CommitTransaction(ctx, t); err != nil {
+		return r.answer(nil, err)
+	}
+	s.SetTransaction(nil)
+	return r.answer(r.pending, nil)
+}
+
+// write runs the write in t; on success the answer waits in r.pending
+// (an autocommit statement commits first).
+func (r *fastRun) write(t *Transaction) fastOutcome {
+	ctx := r.ctx
+	cat, err := t.catalog(ctx)
+	if err != nil {
+		return fallThrough(reasonError)
+	}
+	pl, reason, ok := r.entry.planFor(ctx, r.s.provider, cat, r.dbName())
+	if !ok {
+		return fallThrough(reason)
+	}
+	switch r.shape.kind {
+	case fastUpdate:
+		return r.update(t, pl)
+	case fastDelete:
+		return r.delete(t, pl)
+	case fastInsert:
+		return r.insert(pl)
+	}
+	return fallThrough(reasonShape)
+}
+
+// readForWrite reads the full row of the statement's key through t.
+func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
+	key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+	if !ok {
+		return nil, false, fallThrough(reasonValue)
+	}
+	k, err := t.txn(r.ctx)
+	if err != nil {
+		return nil, false, fallThrough(reasonError)
+	}
+	dec := pl.full.get()
+	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, tablecodec.IntHandle(key))
+	pl.full.put(dec)
+	if err != nil {
+		return nil, false, fallThrough(reasonError)
+	}
+	return row, found, fastOutcome{handled: true}
+}
+
+// update applies the assignments to the row, as GMS's UPDATE does:
+// assignments in order, each seeing the ones before; the row written only
+// if it changed (by GMS's comparison, under the columns' collations).
+func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
+	ctx := r.ctx
+	sch := pl.meta.schema.Schema
+	old, found, out := r.readForWrite(t, pl)
+	if !out.handled {
+		return out
+	}
+	matched, changed := 0, 0
+	if found {
+		matched = 1
+		row := slices.Clone(old)
+		for i, set := range pl.sets {
+			v, ok := r.value(r.shape.sets[i].val)
+			if !ok {
+				return fallThrough(reasonValue)
+			}
+			if set.srcOrd >= 0 {
+				if v, ok = addInt(row[set.srcOrd], v, set.neg); !ok {
+					return fallThrough(reasonValue)
+				}
+			}
+			conv, ok := r.convert(sch[set.ord], v)
+			if !ok {
+				return fallThrough(reasonValue)
+			}
+			row[set.ord] = conv
+		}
+		equal, err := gsql.Row(old).Equals(ctx, row, sch)
+		if err != nil {
+			return fallThrough(reasonValue)
+		}
+		if !equal {
+			if err := pl.table.editor().Update(ctx, old, row); err != nil {
+				return r.answer(nil, err)
+			}
+			changed = 1
+		}
+	}
+	affected := changed
+	if r.clientFoundRows() {
+		affected = matched
+	}
+	ctx.SetLastQueryInfoInt(gsql.FoundRows, int64(matched))
+	ctx.SetLastQueryInfoInt(gsql.RowCount, int64(affected))
+	info := plan.UpdateInfo{Matched: matched, Updated: changed}
+	r.pending = &sqltypes.Result{RowsAffected: uint64(affected), Info: info.String()}
+	return fastOutcome{handled: true}
+}
+
+// clientFoundRows reports whether the client asked for the matched rather
+// than the changed rows' count (CLIENT_FOUND_ROWS).
+func (r *fastRun) clientFoundRows() bool {
+	return r.ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
+}
+
+// addInt computes the integer column value cur plus (minus) v in int64,
+// as GMS's arithmetic does for signed integers. ok is false when the
+// operand is not an integer or the result overflows (GMS's answer then is
+// its own). NULL plus anything is NULL.
+func addInt(cur, v any, neg bool) (any, bool) {
+	if cur == nil || v == nil {
+		return nil, v == nil || isInt(v)
+	}
+	a, ok := asInt64(cur)
+	if !ok {
+		return nil, false
+	}
+	b, ok := v.(int64)
+	if !ok {
+		return nil, false
+	}
+	if neg {
+		if b == math.MinInt64 {
+			return nil, false
+		}
+		b = -b
+	}
+	sum := a + b
+	if (b > 0 && sum < a) || (b < 0 && sum > a) {
+		return nil, false
+	}
+	return sum, true
+}
+
+func isInt(v any) bool {
+	_, ok := v.(int64)
+	return ok
+}
+
+// asInt64 returns a signed integer column's value as int64.
+func asInt64(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int8:
+		return int64(v), true
+	case int16:
+		return int64(v), true
+	case int32:
+		return int64(v), true
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// convert converts v for column col as GMS converts a value it writes
+// (the column type's Convert). ok is false when GMS would fail, warn or
+// clamp, or when the conversion is one whose side effects the fast path
+// does not reproduce (a string into a number column, NULL into NOT NULL).
+func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
+	if v == nil {
+		return nil, col.Nullable
+	}
+	if _, isStr := v.(string); isStr && !types.IsTextOnly(col.Type) {
+		return nil, false
+	}
+	warnings := r.s.WarningCount()
+	conv, inRange, err := col.Type.Convert(r.ctx, v)
+	if err != nil || inRange != gsql.InRange || r.s.WarningCount() != warnings {
+		return nil, false
+	}
+	return conv, true
+}
+
+// delete removes the row of the key.
+func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
+	row, found, out := r.readForWrite(t, pl)
+	if !out.handled {
+		return out
+	}
+	n := 0
+	if found {
+		if err := pl.table.editor().Delete(r.ctx, row); err != nil {
+			return r.answer(nil, err)
+		}
+		n = 1
+	}
+	r.ctx.SetLastQueryInfoInt(gsql.RowCount, int64(n))
+	r.pending = &sqltypes.Result{RowsAffected: uint64(n)}
+	return fastOutcome{handled: true}
+}
+
+// insert inserts the rows one by one as GMS's INSERT does: each row's
+// AUTO_INCREMENT value is taken (GMS's own AutoIncrement expression over
+// the table) just before the row is written, so that a failure part way
+// leaves the allocator where GMS would. LAST_INSERT_ID() becomes the
+// first generated value; the OK packet's insert ID is the first row's
+// AUTO_INCREMENT value.
+func (r *fastRun) insert(pl *fastPlan) fastOutcome {
+	ctx := r.ctx
+	sch := pl.meta.schema.Schema
+	autoOrd := pl.meta.autoIncOrd
+	rows := make([]gsql.Row, len(r.shape.rows))
+	firstGenerated := -1
+	if autoOrd >= 0 && pl.listed[autoOrd] < 0 {
+		firstGenerated = 0
+	}
+	for i, vals := range r.shape.rows {
+		row := make(gsql.Row, len(sch))
+		for ord, col := range sch {
+			li := pl.listed[ord]
+			var v any
+			switch {
+			case li >= 0:
+				var ok bool
+				if v, ok = r.value(vals[li]); !ok {
+					return fallThrough(reasonValue)
+				}
+			case col.Default != nil:
+				var err error
+				if v, err = col.Default.Eval(ctx, nil); err != nil {
+					return fallThrough(reasonValue)
+				}
+			}
+			if ord == autoOrd {
+				// The given value, converted when the row is written.
+				switch x := v.(type) {
+				case nil:
+					if firstGenerated < 0 {
+						firstGenerated = i
+					}
+				case int64:
+					if x == 0 && firstGenerated < 0 {
+						firstGenerated = i
+					}
+				case uint64:
+					if x == 0 && firstGenerated < 0 {
+						firstGenerated = i
+					}
+				default:
+					return fallThrough(reasonValue)
+				}
+				row[ord] = v
+				continue
+			}
+			conv, ok := r.convert(col, v)
+			if !ok {
+				return fallThrough(reasonValue)
+			}
+			row[ord] = conv
+		}
+		rows[i] = row
+	}
+
+	ed := pl.table.editor()
+	var insertID uint64
+	for i, row := range rows {
+		if autoOrd >= 0 {
+			v, err := r.autoIncrement(pl, row[autoOrd])
+			if err != nil {
+				return r.answer(nil, gsql.NewWrappedInsertError(row, err))
+			}
+			row[autoOrd] = v
+			if i == 0 {
+				id, _, _ := types.Int64.Convert(ctx, v)
+				if id, ok := id.(int64); ok {
+					insertID = uint64(id)
+				}
+			}
+		}
+		if err := ed.Insert(ctx, row); err != nil {
+			return r.answer(nil, gsql.NewWrappedInsertError(row, err))
+		}
+		if i == firstGenerated {
+			id, _, _ := types.Int64.Convert(ctx, row[autoOrd])
+			if id, ok := id.(int64); ok {
+				ctx.SetLastQueryInfoInt(gsql.LastInsertId, id)
+			}
+		}
+	}
+	ctx.SetLastQueryInfoInt(gsql.RowCount, int64(len(rows)))
+	r.pending = &sqltypes.Result{RowsAffected: uint64(len(rows)), InsertID: insertID}
+	return fastOutcome{handled: true}
+}
+
+// autoIncrement evaluates GMS's AUTO_INCREMENT expression for the given
+// value (NULL or 0 take the next value, a positive value moves the
+// counter past it), then converts the result to the column's type as
+// GMS's INSERT does.
+func (r *fastRun) autoIncrement(pl *fastPlan, given any) (any, error) {
+	col := pl.meta.schema.Schema[pl.meta.autoIncOrd]
+	var lit *expression.Literal
+	switch given.(type) {
+	case nil:
+		lit = expression.NewLiteral(nil, types.Null)
+	case int64:
+		lit = expression.NewLiteral(given, types.Int64)
+	case uint64:
+		lit = expression.NewLiteral(given, types.Uint64)
+	default:
+		return nil, fmt.Errorf("auto_increment value %v: unexpected type %T", given, given)
+	}
+	ai, err := expression.NewAutoIncrementForColumn(r.ctx, pl.table, col, lit)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ai.Eval(r.ctx, nil)
+	if err != nil || v == nil {
+		return v, err
+	}
+	conv, inRange, err := col.Type.Convert(r.ctx, v)
+	if err == nil && inRange != gsql.InRange {
+		err = gsql.ErrValueOutOfRange.New(v, col.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return conv, nil
+}
+
+// decoderPool hands out row decoders of one projection of a table: a
+// RowDecoder holds scratch space and serves one goroutine at a time.
+type decoderPool struct {
+	table   *executor.Table
+	offsets []int
+	pool    sync.Pool
+}
+
+func newDecoderPool(t *executor.Table, offsets []int) (*decoderPool, error) {
+	d, err := t.NewRowDecoder(offsets)
+	if err != nil {
+		return nil, err
+	}
+	p := &decoderPool{table: t, offsets: offsets}
+	p.pool.Put(d)
+	return p, nil
+}
+
+func (p *decoderPool) get() *executor.RowDecoder {
+	if d, ok := p.pool.Get().(*executor.RowDecoder); ok {
+		return d
+	}
+	// newDecoderPool built one for these offsets: it cannot fail now.
+	d, _ := p.table.NewRowDecoder(p.offsets)
+	return d
+}
+
+func (p *decoderPool) put(d *executor.RowDecoder) { p.pool.Put(d) }

@@ -1,0 +1,483 @@
+package sql
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// The fast path runs the statements OLTP traffic is made of directly on
+// the executor's operators, in front of GMS, which plans every statement
+// from scratch (about 100 us of analysis for a point select, twice the
+// cost of the MySQL protocol itself):
+//
+//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v;
+//   - UPDATE t SET col = v | col = intcol +/- v, ... WHERE pk = v;
+//   - DELETE FROM t WHERE pk = v;
+//   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
+//   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
+//
+// A COM_QUERY's text is first reduced to the TiDB parser's normalized
+// digest (literals erased): the decision and the plan are cached per
+// digest and database (fastPlanCache), so a statement the fast path does
+// not run costs one lexer pass, and one it runs a parse (for its literal
+// values) and a map lookup. A COM_STMT_PREPARE is parsed once, and its
+// decision kept per statement ID with the session (fastSession). A plan is
+// resolved against the catalog of one schema version and rebuilt when the
+// version changes.
+//
+// Statements run in the session's transaction, as GMS's would: the same
+// Transaction (begun by BEGIN or left open with autocommit off), the same
+// statement stages, the same table editor (tableEditor, hence the same
+// executor operators and codec) for writes. In autocommit mode a read
+// takes no timestamp at all: the schema version and the row are read at
+// the latest committed state (txn.Store.PointGet and BatchPointGet). An
+// autocommit write runs in a transaction of its own, committed at the end
+// by txn, in one phase with a calculated commit timestamp when its keys
+// lie in one region. Oracle calls per statement, fast path against GMS:
+//
+//	autocommit SELECT by key          0 (GMS: 1, the start_ts)
+//	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions
+//	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need, and
+//	                                  none for the commit in one region
+//	                                  (2PC across regions: +1)
+//	BEGIN, ROLLBACK                   0
+//	COMMIT                            0 in one region, else 1
+//	statements inside a transaction   its start_ts, once, at first read
+//
+// Result sets and OK packets are GMS's, byte for byte: rows are converted
+// by GMS's own RowToSQL, the column definitions are those GMS sent for the
+// plan's first execution (which the fast path lets GMS answer to learn
+// them), OK packets carry GMS's counts and info text, and the session's
+// ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), warnings, status flags and
+// Questions counter end as GMS leaves them. Whatever the fast path does
+// not reproduce exactly goes to GMS (fastReason lists why), counted in
+// SHOW STATUS as Percdb_fastpath_fallthrough_<reason>.
+//
+// The fast path is off for a server started with Config.DisableFastPath,
+// and for a session that sets @percdb_fastpath = 0 (differential tests
+// compare the two).
+
+// Defaults of the fast path's bounds.
+const (
+	// defaultFastPlans bounds the digests whose decision is cached.
+	defaultFastPlans = 4096
+	// maxFastStatements bounds the prepared statements a session keeps a
+	// decision for (clients do not say when they close one).
+	maxFastStatements = 1024
+)
+
+// fastUserVar is the user variable that turns the fast path off for a
+// session when set to 0 or OFF.
+const fastUserVar = "percdb_fastpath"
+
+// fastPath is one server's fast path: its plan cache, parsers and
+// counters. Sessions reach it through their DatabaseProvider.
+type fastPath struct {
+	enabled bool
+	plans   *fastPlanCache
+	parsers sync.Pool // *parser.Parser, which is not safe for concurrent use
+	memory  *gsql.MemoryManager
+	// sqlMode is the sql_mode the fast path runs under, the server's
+	// default: the TiDB parser parses under it, and GMS's conversions
+	// behave as under it.
+	sqlMode any
+
+	hits         atomic.Uint64
+	fallthroughs [numReasons]atomic.Uint64
+	// avoided counts the timestamps GMS's path would have fetched and the
+	// fast path did not (the start_ts of autocommit reads).
+	avoided atomic.Uint64
+}
+
+func newFastPath(enabled bool) *fastPath {
+	fp := &fastPath{
+		enabled: enabled,
+		plans:   newFastPlanCache(defaultFastPlans),
+		memory:  gsql.NewMemoryManager(nil),
+	}
+	if _, v, ok := gsql.SystemVariables.GetGlobal("sql_mode"); ok {
+		fp.sqlMode = v
+	}
+	fp.parsers.New = func() any { return parser.New() }
+	return fp
+}
+
+// usable reports whether the server runs the fast path, counting the
+// statements it does not run for that reason.
+func (fp *fastPath) usable() bool {
+	if fp == nil {
+		return false
+	}
+	if !fp.enabled {
+		fp.fallthroughs[reasonDisabled].Add(1)
+	}
+	return fp.enabled
+}
+
+// parse parses one statement with a pooled TiDB parser.
+func (fp *fastPath) parse(query string) (ast.StmtNode, error) {
+	p := fp.parsers.Get().(*parser.Parser)
+	defer fp.parsers.Put(p)
+	return p.ParseOneStmt(query, "", "")
+}
+
+// fastSession is a session's fast path state: its prepared statements'
+// decisions, and the session variables the fast path depends on, cached
+// until a variable changes.
+type fastSession struct {
+	mu    sync.Mutex
+	stmts map[uint32]*fastStmt
+	// epoch counts changes of the session's variables; vars is valid
+	// while its epoch is the current one.
+	epoch atomic.Uint64
+	vars  fastVars
+}
+
+// fastStmt is the decision for one prepared statement.
+type fastStmt struct {
+	query string
+	entry *fastEntry
+	shape *fastShape
+}
+
+// fastVars are the session variables the fast path depends on.
+type fastVars struct {
+	epoch      uint64
+	valid      bool
+	autocommit bool
+	// sqlModeOK: sql_mode is the server default the fast path runs under.
+	sqlModeOK bool
+	// charsetResults is character_set_results, which decides the
+	// character set GMS reports in column definitions.
+	charsetResults any
+	// off: @percdb_fastpath turned the fast path off.
+	off bool
+}
+
+// varsChanged invalidates the cached variables of the session.
+func (fs *fastSession) varsChanged() { fs.epoch.Add(1) }
+
+// sessionVars returns the variables of s, reading them again if one
+// changed since they were cached.
+func (fp *fastPath) sessionVars(s *Session) *fastVars {
+	fs := &s.fast
+	epoch := fs.epoch.Load()
+	if fs.vars.valid && fs.vars.epoch == epoch {
+		return &fs.vars
+	}
+	ctx := gsql.NewContext(context.Background(), gsql.WithSession(s), gsql.WithMemoryManager(fp.memory))
+	v := fastVars{epoch: epoch, valid: true, autocommit: true}
+	if ac, err := s.GetSessionVariable(ctx, gsql.AutoCommitSessionVar); err == nil {
+		on, err := gsql.ConvertToBool(ctx, ac)
+		v.autocommit = err == nil && on
+	}
+	if mode, err := s.GetSessionVariable(ctx, "sql_mode"); err == nil {
+		v.sqlModeOK = mode == fp.sqlMode
+	}
+	v.charsetResults, _ = s.GetSessionVariable(ctx, "character_set_results")
+	if _, val, err := s.GetUserVariable(ctx, fastUserVar); err == nil && val != nil {
+		on, err := gsql.ConvertToBool(ctx, val)
+		v.off = err != nil || !on
+	}
+	fs.vars = v
+	return &fs.vars
+}
+
+// sessionOn returns the variables of s and whether the fast path is on
+// for it, counting the statements it does not run for that reason.
+func (fp *fastPath) sessionOn(s *Session) (*fastVars, bool) {
+	vars := fp.sessionVars(s)
+	if vars.off {
+		fp.fallthroughs[reasonDisabled].Add(1)
+	}
+	return vars, !vars.off
+}
+
+// SetSessionVariable implements sql.Session; the fast path notes the
+// change.
+func (s *Session) SetSessionVariable(ctx *gsql.Context, name string, value any) error {
+	defer s.fast.varsChanged()
+	return s.BaseSession.SetSessionVariable(ctx, name, value)
+}
+
+// InitSessionVariable implements sql.Session; the fast path notes the
+// change.
+func (s *Session) InitSessionVariable(ctx *gsql.Context, name string, value any) error {
+	defer s.fast.varsChanged()
+	return s.BaseSession.InitSessionVariable(ctx, name, value)
+}
+
+// SetUserVariable implements sql.Session; the fast path notes the change
+// (of @percdb_fastpath).
+func (s *Session) SetUserVariable(ctx *gsql.Context, name string, value any, typ gsql.Type) error {
+	defer s.fast.varsChanged()
+	return s.BaseSession.SetUserVariable(ctx, name, value, typ)
+}
+
+// fastCandidate reports whether query may be a fast-path statement, by
+// its first word, so that other statements skip the digest.
+func fastCandidate(query string) bool {
+	i := 0
+	for i < len(query) && (query[i] == ' ' || query[i] == '\t' || query[i] == '\n' || query[i] == '\r') {
+		i++
+	}
+	j := i
+	for j < len(query) && isWordByte(query[j]) {
+		j++
+	}
+	switch len(query[i:j]) {
+	case 5, 6, 8:
+	default:
+		return false
+	}
+	for _, w := range [...]string{"select", "update", "delete", "insert", "begin", "start", "commit", "rollback"} {
+		if len(w) == j-i && hasPrefixFoldASCII(query[i:j], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFoldASCII reports whether s starts with prefix, ASCII case
+// folded; prefix is lower case.
+func hasPrefixFoldASCII(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fastQuery runs a COM_QUERY on the fast path. When it does not (handled
+// false), GMS must run it, answering through the returned callback, which
+// teaches the fast path the result's column definitions when it wants
+// them.
+func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, query string, callback mysql.ResultSpoolFn) (bool, error, mysql.ResultSpoolFn) {
+	fp := s.provider.fast
+	if !fp.usable() {
+		return false, nil, callback
+	}
+	if !fastCandidate(query) {
+		fp.fallthroughs[reasonShape].Add(1)
+		return false, nil, callback
+	}
+	vars, on := fp.sessionOn(s)
+	if !on {
+		return false, nil, callback
+	}
+	normalized, digest := parser.NormalizeDigest(query)
+	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
+	e := fp.plans.get(key)
+	if e != nil && e.shape == nil {
+		fp.fallthroughs[e.reason].Add(1)
+		return false, nil, callback
+	}
+	stmt, err := fp.parse(query)
+	if err != nil {
+		if e == nil {
+			fp.plans.put(&fastEntry{key: key, reason: reasonParse})
+		}
+		fp.fallthroughs[reasonParse].Add(1)
+		return false, nil, callback
+	}
+	shape := fastShapeOf(stmt, normalized)
+	if e == nil {
+		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reasonShape})
+	}
+	if shape == nil || e.shape == nil || shape.kind != e.shape.kind {
+		fp.fallthroughs[reasonShape].Add(1)
+		return false, nil, callback
+	}
+	r := &fastRun{
+		fp: fp, s: s, c: c, vars: vars, entry: e, shape: shape,
+		ctx:  gsql.NewContext(ctx, gsql.WithSession(s), gsql.WithMemoryManager(fp.memory), gsql.WithQuery(query)),
+		send: func(res *sqltypes.Result) error { return callback(res, false) },
+	}
+	ok, err, learn := fp.outcome(r.run(), false, shape, vars.charsetResults)
+	if learn == nil {
+		return ok, err, callback
+	}
+	return false, nil, func(res *sqltypes.Result, more bool) error {
+		learn(res)
+		return callback(res, more)
+	}
+}
+
+// fastPrepare notes the decision for a statement GMS has just prepared.
+func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareData) {
+	fp := s.provider.fast
+	if fp == nil || !fp.enabled || !fastCandidate(query) {
+		return
+	}
+	normalized, digest := parser.NormalizeDigest(query)
+	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
+	e := fp.plans.get(key)
+	var shape *fastShape
+	if stmt, err := fp.parse(query); err == nil {
+		shape = fastShapeOf(stmt, normalized)
+	}
+	if e == nil {
+		reason := reasonShape
+		if shape == nil {
+			// Parse failures are not told apart for prepared
+			// statements: both go to GMS for good.
+			reason = reasonShape
+		}
+		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reason})
+	}
+	if shape != nil && shape.params != int(prepare.ParamsCount) {
+		// The TiDB parser and vitess disagree on the parameters.
+		shape = nil
+	}
+	fs := &s.fast
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.stmts == nil {
+		fs.stmts = make(map[uint32]*fastStmt)
+	}
+	if len(fs.stmts) >= maxFastStatements {
+		for id := range fs.stmts {
+			delete(fs.stmts, id)
+			break
+		}
+	}
+	fs.stmts[prepare.StatementID] = &fastStmt{query: query, entry: e, shape: shape}
+}
+
+// fastExecute runs a COM_STMT_EXECUTE on the fast path; see fastQuery.
+func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) (bool, error, func(*sqltypes.Result) error) {
+	fp := s.provider.fast
+	if !fp.usable() {
+		return false, nil, callback
+	}
+	fs := &s.fast
+	fs.mu.Lock()
+	st := fs.stmts[prepare.StatementID]
+	fs.mu.Unlock()
+	if st == nil || st.query != prepare.PrepareStmt || st.shape == nil || st.entry.shape == nil ||
+		st.entry.shape.kind != st.shape.kind {
+		fp.fallthroughs[reasonShape].Add(1)
+		return false, nil, callback
+	}
+	vars, on := fp.sessionOn(s)
+	if !on {
+		return false, nil, callback
+	}
+	r := &fastRun{
+		fp: fp, s: s, c: c, vars: vars, entry: st.entry, shape: st.shape, binary: true,
+		ctx:  gsql.NewContext(ctx, gsql.WithSession(s), gsql.WithMemoryManager(fp.memory), gsql.WithQuery(prepare.PrepareStmt)),
+		args: bindArgs(prepare.BindVars, st.shape.params),
+		send: callback,
+	}
+	ok, err, learn := fp.outcome(r.run(), true, st.shape, vars.charsetResults)
+	if learn == nil {
+		return ok, err, callback
+	}
+	return false, nil, func(res *sqltypes.Result) error {
+		learn(res)
+		return callback(res)
+	}
+}
+
+// outcome reports what a fast run did: handled, with the statement's
+// error; or not, counted under its reason, with the function that learns
+// the result's column definitions from GMS's answer when the plan wants
+// them (nil otherwise).
+func (fp *fastPath) outcome(out fastOutcome, binary bool, shape *fastShape, charset any) (bool, error, func(*sqltypes.Result)) {
+	if out.handled {
+		return true, out.err, nil
+	}
+	fp.fallthroughs[out.reason].Add(1)
+	if out.learn == nil {
+		return false, nil, nil
+	}
+	return false, nil, fp.learner(out.learn, binary, shape, charset)
+}
+
+// bindArgs converts a prepared statement's bind variables to the values
+// GMS binds them as (vitess's sqlparser.ExprFromValue, then GMS's
+// literals): integers to int64 or uint64, quoted values (strings, binary
+// strings, dates sent as text) to strings, NULL to nil. Floats and
+// decimals become errValue, which sends the statement to GMS.
+func bindArgs(bvs map[string]*querypb.BindVariable, n int) []any {
+	args := make([]any, n)
+	for i := range args {
+		args[i] = errValue
+		bv := bvs[paramName(i)]
+		if bv == nil {
+			continue
+		}
+		typ := bv.Type
+		switch {
+		case typ == sqltypes.Null:
+			args[i] = nil
+		case sqltypes.IsSigned(typ):
+			if v, err := strconv.ParseInt(string(bv.Value), 10, 64); err == nil {
+				args[i] = v
+			}
+		case sqltypes.IsUnsigned(typ):
+			if v, err := strconv.ParseUint(string(bv.Value), 10, 64); err == nil {
+				args[i] = v
+			}
+		case sqltypes.IsQuoted(typ):
+			args[i] = string(bv.Value)
+		}
+	}
+	return args
+}
+
+// learner returns a function that records the column definitions of
+// GMS's answer to a statement of plan pl, for the fast path to send for
+// later executions.
+func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastShape, charset any) func(*sqltypes.Result) {
+	done := false
+	return func(res *sqltypes.Result) {
+		if done || res == nil || len(res.Fields) != len(pl.schema) {
+			return
+		}
+		done = true
+		ff := &fastFields{fields: res.Fields, charset: charset, names: shapeNames(shape)}
+		if binary {
+			pl.fieldsBinary.Store(ff)
+		} else {
+			pl.fieldsText.Store(ff)
+		}
+	}
+}
+
+// shapeNames returns the names a statement spells, which GMS may echo in
+// column definitions: database, table and selected columns as written.
+func shapeNames(s *fastShape) []string {
+	return append([]string{s.db, s.table}, s.cols...)
+}
+
+// matches reports whether the fields were learned from a statement that
+// spells its names as s does.
+func (f *fastFields) matches(s *fastShape) bool {
+	if len(f.names) != len(s.cols)+2 || f.names[0] != s.db || f.names[1] != s.table {
+		return false
+	}
+	for i, c := range s.cols {
+		if f.names[i+2] != c {
+			return false
+		}
+	}
+	return true
+}

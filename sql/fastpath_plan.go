@@ -1,0 +1,394 @@
+package sql
+
+import (
+	"container/list"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/executor"
+)
+
+// A fastPlan is a shape resolved against one version of the catalog: the
+// table's metadata and the schema positions of every column the statement
+// names. Plans are immutable once built, except for the result metadata
+// they learn (fastFields), and are shared by every session.
+type fastPlan struct {
+	shape   *fastShape
+	version uint64
+	// db is the database the plan's table was resolved in.
+	db    string
+	table *Table
+	meta  *tableMeta
+	// keyOrd is the schema position of the WHERE column; unique is the
+	// unique index it is the only column of, nil for the primary key.
+	keyOrd int
+	unique *indexMeta
+
+	// SELECT: the selected schema positions (nil: all) and columns.
+	offsets []int
+	schema  gsql.Schema
+	// proj decodes the selected columns, full whole rows (a write's old
+	// row, a unique lookup's row, whose key is checked again).
+	proj, full *decoderPool
+	// fieldsText and fieldsBinary are the column definitions GMS sent for
+	// this plan's result over the text and the binary protocol, learned
+	// from its first execution through GMS.
+	fieldsText, fieldsBinary atomic.Pointer[fastFields]
+
+	// UPDATE: the assignments.
+	sets []fastPlanSet
+
+	// INSERT: the schema position of each listed column, and for each
+	// schema position the listed column's index or -1.
+	insertOrds []int
+	listed     []int
+}
+
+// fastFields is result metadata learned from GMS, valid for sessions whose
+// character_set_results is charset (GMS derives the fields' character set
+// from it).
+type fastFields struct {
+	fields  []*querypb.Field
+	charset any
+	// names are the names the learning statement spelled (shapeNames).
+	names []string
+}
+
+// fastPlanSet is one resolved UPDATE assignment: schema position ord gets
+// the assignment's value, or the value of srcOrd (when not -1) plus
+// (minus, neg) it. The value itself is the executed statement's (a plan
+// serves every statement of its digest, whatever their literals).
+type fastPlanSet struct {
+	ord    int
+	srcOrd int
+	neg    bool
+}
+
+// fastReason is why a statement went to GMS; each has a status counter.
+type fastReason int
+
+const (
+	// reasonDisabled: the fast path is off for the server or session.
+	reasonDisabled fastReason = iota
+	// reasonShape: the statement is not of a shape the fast path runs.
+	reasonShape
+	// reasonParse: the TiDB parser did not parse the statement.
+	reasonParse
+	// reasonTable: the table is missing, a view, or has what the fast
+	// path leaves to GMS (CHECK constraints, ON UPDATE columns, a key
+	// that is not a single integer column, column types it does not
+	// convert, defaults that are not literals).
+	reasonTable
+	// reasonValue: a value the fast path does not convert exactly as GMS
+	// (a type mismatch, a value out of the column's range, a NULL key, a
+	// conversion that warns).
+	reasonValue
+	// reasonSession: session state that changes GMS's answer (sql_mode,
+	// a READ ONLY or DDL transaction, a transaction left open in
+	// autocommit mode, character_set_results other than learned).
+	reasonSession
+	// reasonLearning: GMS answers this plan's first execution, which
+	// teaches the fast path the result's column definitions.
+	reasonLearning
+	// reasonError: the fast path met an error before writing and left the
+	// statement to GMS, which reports it as it does.
+	reasonError
+	numReasons
+)
+
+// reasonNames name the counters Percdb_fastpath_fallthrough_<name>.
+var reasonNames = [numReasons]string{
+	reasonDisabled: "disabled",
+	reasonShape:    "shape",
+	reasonParse:    "parse",
+	reasonTable:    "table",
+	reasonValue:    "value",
+	reasonSession:  "session",
+	reasonLearning: "learning",
+	reasonError:    "error",
+}
+
+// resolveFastPlan resolves shape in database dbName of cat. It returns the
+// reason when the table is not one the fast path runs the shape on.
+func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, dbName string, shape *fastShape) (*fastPlan, fastReason, bool) {
+	db, ok := cat.database(dbName)
+	if !ok {
+		return nil, reasonTable, false
+	}
+	def, ok := cat.table(db.ID, shape.table)
+	if !ok {
+		return nil, reasonTable, false
+	}
+	m, err := p.metas.get(ctx, db.Name, def)
+	if err != nil {
+		return nil, reasonTable, false
+	}
+	plan := &fastPlan{
+		shape:   shape,
+		version: cat.version,
+		db:      dbName,
+		table:   &Table{db: &Database{provider: p, def: db}, meta: m},
+		meta:    m,
+	}
+	sch := m.schema.Schema
+	if shape.kind != fastSelect && len(def.Checks) > 0 {
+		return nil, reasonTable, false
+	}
+	if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {
+		_, ord, ok := def.columnByName(shape.where)
+		if !ok {
+			return nil, reasonTable, false
+		}
+		plan.keyOrd = ord
+		switch {
+		case m.exec.HandleKind == executor.HandleInt && m.primary.ords[0] == ord:
+		case shape.kind == fastSelect && !shape.in:
+			plan.unique = uniqueIndexOn(m, ord)
+			if plan.unique == nil {
+				return nil, reasonTable, false
+			}
+		default:
+			return nil, reasonTable, false
+		}
+	}
+	switch shape.kind {
+	case fastSelect:
+		if shape.cols != nil {
+			plan.offsets = make([]int, len(shape.cols))
+			plan.schema = make(gsql.Schema, len(shape.cols))
+			for i, name := range shape.cols {
+				_, ord, ok := def.columnByName(name)
+				if !ok {
+					return nil, reasonTable, false
+				}
+				plan.offsets[i], plan.schema[i] = ord, sch[ord]
+			}
+		} else {
+			plan.schema = sch
+		}
+	case fastUpdate:
+		for _, c := range sch {
+			if c.OnUpdate != nil {
+				return nil, reasonTable, false
+			}
+		}
+		for _, set := range shape.sets {
+			cd, ord, ok := def.columnByName(set.col)
+			if !ok || sch[ord].PrimaryKey || cd.AutoIncrement || !fastWritableType(sch[ord].Type) {
+				return nil, reasonTable, false
+			}
+			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.neg}
+			if set.src != "" {
+				_, src, ok := def.columnByName(set.src)
+				if !ok || !isSignedIntType(sch[src].Type) {
+					return nil, reasonTable, false
+				}
+				ps.srcOrd = src
+			}
+			plan.sets = append(plan.sets, ps)
+		}
+	case fastInsert:
+		if m.exec.HandleKind == executor.HandleCommon {
+			// A clustered key's row is written under its key values,
+			// which the fast path does not check for collisions under
+			// collations the way GMS reports them.
+			return nil, reasonTable, false
+		}
+		plan.listed = make([]int, len(sch))
+		for i := range plan.listed {
+			plan.listed[i] = -1
+		}
+		for i, name := range shape.cols {
+			_, ord, ok := def.columnByName(name)
+			if !ok || plan.listed[ord] >= 0 || !fastWritableType(sch[ord].Type) {
+				return nil, reasonTable, false
+			}
+			plan.insertOrds = append(plan.insertOrds, ord)
+			plan.listed[ord] = i
+		}
+		for ord, c := range sch {
+			if plan.listed[ord] >= 0 || c.AutoIncrement {
+				continue
+			}
+			// A column left out takes its default, which must be a
+			// literal (an expression, CURRENT_TIMESTAMP say, is GMS's
+			// to evaluate), or NULL; a NOT NULL column without a
+			// default is an error GMS reports.
+			if c.Default == nil && !c.Nullable {
+				return nil, reasonTable, false
+			}
+			if c.Default != nil && (!c.Default.IsLiteral() || !c.Default.Resolved()) {
+				return nil, reasonTable, false
+			}
+		}
+	}
+	if plan.full, err = newDecoderPool(m.exec, nil); err != nil {
+		return nil, reasonTable, false
+	}
+	if plan.proj, err = newDecoderPool(m.exec, plan.offsets); err != nil {
+		return nil, reasonTable, false
+	}
+	return plan, 0, true
+}
+
+// uniqueIndexOn returns the unique index whose only column is at ord, if
+// the fast path can look it up: the whole value indexed, and a column type
+// whose equality GMS decides as the key encoding does (integers; strings
+// are left to GMS, whose comparison rules for PAD SPACE collations and
+// mixed types the fast path does not reproduce).
+func uniqueIndexOn(m *tableMeta, ord int) *indexMeta {
+	for _, im := range m.indexes {
+		if im.unique && !im.prefixed && len(im.ords) == 1 && im.ords[0] == ord && isIntHandleType(im.types[0]) {
+			return im
+		}
+	}
+	return nil
+}
+
+// fastWritableType reports whether the fast path writes values of typ:
+// integers, and strings in utf8mb4, whose conversion from the fast path's
+// values (integers, strings, NULL) GMS's Convert decides alone.
+func fastWritableType(typ gsql.Type) bool {
+	if _, ok := typ.(gsql.NumberType); ok {
+		return types.IsInteger(typ)
+	}
+	st, ok := typ.(gsql.StringType)
+	if !ok {
+		return false
+	}
+	switch typ.Type() {
+	case sqltypes.Char, sqltypes.VarChar, sqltypes.Text:
+		return st.CharacterSet() == gsql.CharacterSet_utf8mb4
+	}
+	return false
+}
+
+// isSignedIntType reports whether typ is a signed integer type, whose
+// arithmetic GMS does in int64.
+func isSignedIntType(typ gsql.Type) bool {
+	return types.IsInteger(typ) && types.IsSigned(typ)
+}
+
+// fastPlanKey identifies a statement's plan: its normalized digest and the
+// database its unqualified table names resolve in.
+type fastPlanKey struct {
+	digest string
+	db     string
+}
+
+// fastEntry is the cached decision for one fastPlanKey: either the
+// statement's shape (and its plan for the latest catalog version seen), or
+// why the fast path does not run it.
+type fastEntry struct {
+	key   fastPlanKey
+	shape *fastShape
+	// reason is why statements of this digest go to GMS, when shape is
+	// nil.
+	reason fastReason
+	plan   atomic.Pointer[fastPlan]
+	// noPlan holds the catalog version at which the shape was found not
+	// to resolve (reason reasonTable), plus one; 0 when unknown.
+	noPlan atomic.Uint64
+}
+
+// fastPlanCache is the bounded cache of decisions and plans by digest,
+// shared by the sessions of a server. Entries are evicted least recently
+// used first; a plan is rebuilt when the catalog version changes.
+type fastPlanCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[fastPlanKey]*list.Element
+	lru list.List // of *fastEntry, most recent first
+}
+
+func newFastPlanCache(max int) *fastPlanCache {
+	return &fastPlanCache{max: max, m: make(map[fastPlanKey]*list.Element)}
+}
+
+// get returns the entry of key, or nil.
+func (c *fastPlanCache) get(key fastPlanKey) *fastEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.m[key]
+	if !ok {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*fastEntry)
+}
+
+// put stores e, unless an entry for its key is there already (which is
+// returned instead), evicting the least recently used entry when full.
+func (c *fastPlanCache) put(e *fastEntry) *fastEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[e.key]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*fastEntry)
+	}
+	c.m[e.key] = c.lru.PushFront(e)
+	for c.lru.Len() > c.max {
+		last := c.lru.Back()
+		c.lru.Remove(last)
+		delete(c.m, last.Value.(*fastEntry).key)
+	}
+	return e
+}
+
+// len returns how many entries the cache holds.
+func (c *fastPlanCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// planFor returns e's plan for catalog cat, resolving and caching it when
+// the cached one is for another version. cat must be committed (the fast
+// path leaves a transaction that changed the schema to GMS), so that a
+// version number names one catalog.
+func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, dbName string) (*fastPlan, fastReason, bool) {
+	if pl := e.plan.Load(); pl != nil && pl.version == cat.version && pl.db == dbName {
+		return pl, 0, true
+	}
+	home := e.key.db
+	if e.shape.db != "" {
+		home = e.shape.db
+	}
+	if v := e.noPlan.Load(); v != 0 && v-1 == cat.version && home == dbName {
+		return nil, reasonTable, false
+	}
+	pl, reason, ok := resolveFastPlan(ctx, p, cat, dbName, e.shape)
+	if home != dbName {
+		// A prepared statement run after USE of another database: the
+		// entry is its digest's in the database it was prepared in.
+		return pl, reason, ok
+	}
+	if !ok {
+		e.noPlan.Store(cat.version + 1)
+		return nil, reason, false
+	}
+	if cur := e.plan.Load(); cur == nil || cur.version < pl.version {
+		e.plan.Store(pl)
+	}
+	return pl, 0, true
+}
+
+// sameNames reports whether a and b name the same columns, as GMS
+// compares names: case-insensitively.
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !strings.EqualFold(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
