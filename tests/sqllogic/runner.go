@@ -56,6 +56,9 @@ type Options struct {
 	// line, SQL, expected and actual); the rest are only counted. Default
 	// 10.
 	KeepFailures int
+	// KeepSlowest is how many of its slowest records each file keeps, with
+	// their time. Default 5.
+	KeepSlowest int
 	// Counters, when set, is updated as records finish, for a progress
 	// display running alongside.
 	Counters *Counters
@@ -76,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.KeepFailures <= 0 {
 		o.KeepFailures = 10
+	}
+	if o.KeepSlowest <= 0 {
+		o.KeepSlowest = 5
 	}
 	return o
 }
@@ -141,9 +147,6 @@ type Timing struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
-// slowestPerFile is how many of its slowest records a file keeps.
-const slowestPerFile = 5
-
 // Counts tallies records by outcome.
 type Counts struct {
 	// OK records ran and did what the file expects.
@@ -183,7 +186,7 @@ type FileResult struct {
 	// Failures are the first Options.KeepFailures failures in full.
 	Failures []Failure `json:"failures,omitempty"`
 	// Slowest are the file's slowest records, slowest first, at most
-	// slowestPerFile of them.
+	// Options.KeepSlowest of them.
 	Slowest []Timing `json:"slowest,omitempty"`
 	// Classes counts every failure of the file by class.
 	Classes map[string]int `json:"classes,omitempty"`
@@ -413,15 +416,15 @@ func (fr *fileRun) run(ctx context.Context, rec *Record) {
 func (fr *fileRun) time(rec *Record, start time.Time) {
 	t := Timing{File: fr.res.Path, Line: rec.Line, SQL: rec.SQL, Elapsed: time.Since(start)}
 	slow := fr.res.Slowest
-	if len(slow) == slowestPerFile && t.Elapsed <= slow[len(slow)-1].Elapsed {
+	if len(slow) == fr.opts.KeepSlowest && t.Elapsed <= slow[len(slow)-1].Elapsed {
 		return
 	}
 	i := sort.Search(len(slow), func(i int) bool { return slow[i].Elapsed < t.Elapsed })
 	slow = append(slow, Timing{})
 	copy(slow[i+1:], slow[i:])
 	slow[i] = t
-	if len(slow) > slowestPerFile {
-		slow = slow[:slowestPerFile]
+	if len(slow) > fr.opts.KeepSlowest {
+		slow = slow[:fr.opts.KeepSlowest]
 	}
 	fr.res.Slowest = slow
 }

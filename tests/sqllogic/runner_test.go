@@ -262,7 +262,7 @@ func TestRunRecordTimeout(t *testing.T) {
 }
 
 func TestSlowestKeepsTheSlowest(t *testing.T) {
-	fr := &fileRun{res: &FileResult{Path: "x.test"}}
+	fr := &fileRun{opts: Options{}.withDefaults(), res: &FileResult{Path: "x.test"}}
 	start := time.Now()
 	// Records "started" 1..8 ms before now: line 8 is the slowest.
 	for line := 1; line <= 8; line++ {

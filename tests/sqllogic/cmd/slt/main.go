@@ -55,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		engine        = fs.String("engine", "mysql", "engine name for skipif/onlyif")
 		failures      = fs.Int("failures", 10, "failures shown in full")
 		classes       = fs.Int("classes", 15, "failure classes listed, commonest first")
-		slowest       = fs.Int("slowest", 5, "slowest records listed")
+		slowest       = fs.Int("slowest", 5, "slowest records listed (and kept per file in the JSON)")
 		jsonPath      = fs.String("json", "", "write a JSON summary to this file ('-' for stdout, replacing the text report)")
 		floorPath     = fs.String("floor", "", "file holding the pass-count floor: exit 0 iff at least that many records pass")
 		keep          = fs.Bool("keep", false, "keep each file's database on the server after the run")
@@ -133,6 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		RecordTimeout: *recordTimeout,
 		Types:         typeCheck,
 		KeepFailures:  max(*failures, 10),
+		KeepSlowest:   max(*slowest, 5),
 		Counters:      counters,
 	}
 	stopProgress := func() {}
