@@ -10,12 +10,14 @@ import (
 	"math"
 	"math/rand"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
 
 	"github.com/percdb/percdb/kv"
 	percsql "github.com/percdb/percdb/sql"
@@ -31,16 +33,29 @@ import (
 // contents at the end. The fast server's counters show that the fast path
 // ran the statements it should.
 
+func TestMain(m *testing.M) {
+	// go-mysql-server logs every connection and failed query through
+	// logrus' standard logger.
+	logrus.SetLevel(logrus.ErrorLevel)
+	os.Exit(m.Run())
+}
+
 // startServer starts percdb in the test process; fast chooses the fast
 // path.
 func startServer(t testing.TB, fast bool) *percsql.Server {
 	t.Helper()
-	srv, err := percsql.Open(context.Background(), percsql.Config{
-		Addr:            "127.0.0.1:0",
-		DataDir:         t.TempDir(),
-		KV:              kv.Options{SyncWrites: kv.SyncNone},
-		DisableFastPath: !fast,
-	})
+	return startServerConfig(t, percsql.Config{DisableFastPath: !fast})
+}
+
+// startServerConfig starts percdb with cfg on a free port and a temporary
+// data directory, without syncing writes, and stops it when the test
+// ends (after the connections opened later are closed).
+func startServerConfig(t testing.TB, cfg percsql.Config) *percsql.Server {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.KV = kv.Options{SyncWrites: kv.SyncNone}
+	srv, err := percsql.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start percdb: %v", err)
 	}

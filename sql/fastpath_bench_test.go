@@ -1,0 +1,78 @@
+package sql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	percsql "github.com/percdb/percdb/sql"
+)
+
+// BenchmarkPointSelect measures sysbench's point select, SELECT c FROM
+// sbtest1 WHERE id = ?, through the fast path and through GMS on the same
+// in-process server (the GMS side sets @percdb_fastpath = 0), over
+// go-sql-driver on loopback, prepared and as text.
+//
+//	go test ./sql -run '^$' -bench PointSelect -benchtime 2s
+func BenchmarkPointSelect(b *testing.B) {
+	srv := startServerConfig(b, percsql.Config{})
+	admin := openDB(b, srv, "")
+	mustExec(b, admin, "CREATE DATABASE sbtest", `CREATE TABLE sbtest.sbtest1 (
+		id INTEGER NOT NULL AUTO_INCREMENT,
+		k INTEGER DEFAULT '0' NOT NULL,
+		c CHAR(120) DEFAULT '' NOT NULL,
+		pad CHAR(60) DEFAULT '' NOT NULL,
+		PRIMARY KEY (id))`)
+	const rows = 1000
+	for i := 1; i <= rows; i += 100 {
+		q := "INSERT INTO sbtest.sbtest1 (id, k, c, pad) VALUES "
+		for j := i; j < i+100; j++ {
+			if j > i {
+				q += ", "
+			}
+			q += fmt.Sprintf("(%d, %d, '%070d', '%050d')", j, j*7%rows, j, j)
+		}
+		mustExec(b, admin, q)
+	}
+	for _, path := range []string{"fast", "gms"} {
+		for _, mode := range []string{"prepared", "text"} {
+			b.Run(path+"/"+mode, func(b *testing.B) {
+				db := openDB(b, srv, "sbtest")
+				db.SetMaxOpenConns(1)
+				conn, err := db.Conn(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer conn.Close()
+				if path == "gms" {
+					if _, err := conn.ExecContext(context.Background(), "SET @percdb_fastpath = 0"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				query := func(i int) *sql.Row {
+					return conn.QueryRowContext(context.Background(), fmt.Sprintf("SELECT c FROM sbtest1 WHERE id=%d", i%rows+1))
+				}
+				if mode == "prepared" {
+					st, err := conn.PrepareContext(context.Background(), "SELECT c FROM sbtest1 WHERE id=?")
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer st.Close()
+					query = func(i int) *sql.Row { return st.QueryRow(i%rows + 1) }
+				}
+				var c string
+				// The first execution teaches the fast path the columns.
+				if err := query(0).Scan(&c); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := query(i).Scan(&c); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
