@@ -121,18 +121,20 @@ func TestAbandonedCommits(t *testing.T) {
 		// fate of every transfer by id: true if it must be in the ledger.
 		mustExist = make(map[int64]bool)
 		counts    = make(map[string]int)
-		// lastStart is the newest start_ts of an abandoned transaction,
-		// whose locks expire last.
-		lastStart atomic.Uint64
-		ids       atomic.Int64
+		// lastAbandon is when the last abandoned commit returned. A lock
+		// expires LockTTL after its prewrite (its TTL is LockTTL plus the
+		// age of its transaction at prewrite), so every abandoned lock
+		// has expired abandonTTL after lastAbandon.
+		lastAbandon time.Time
+		ids         atomic.Int64
 	)
-	record := func(id int64, exists bool, what string, startTS uint64) {
+	record := func(id int64, exists bool, what string, abandoned bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		mustExist[id] = exists
 		counts[what]++
-		if startTS > lastStart.Load() {
-			lastStart.Store(startTS)
+		if abandoned {
+			lastAbandon = time.Now()
 		}
 	}
 
@@ -193,22 +195,22 @@ func TestAbandonedCommits(t *testing.T) {
 				plan.Store(int32(p))
 				for attempt := 0; ; attempt++ {
 					id := ids.Add(1)
-					startTS, err := bank.transfer(ctx, s, id, from, to, amount)
+					err := bank.transfer(ctx, s, id, from, to, amount)
 					if err == nil {
-						record(id, true, "committed", 0)
+						record(id, true, "committed", false)
 						break
 					}
 					if errors.Is(err, errAbandon) {
 						// The commit point is the primary's commit: a
 						// client that dies after it has committed.
-						record(id, p == dieAfterPrimaryCommit, "abandoned "+p.String(), startTS)
+						record(id, p == dieAfterPrimaryCommit, "abandoned "+p.String(), true)
 						break
 					}
 					if !errors.Is(err, txn.ErrWriteConflict) && !errors.Is(err, txn.ErrTxnAborted) {
 						t.Errorf("transfer %d: %v", id, err)
 						return
 					}
-					record(id, false, "conflicts", 0)
+					record(id, false, "conflicts", false)
 					if attempt == maxAttempts {
 						t.Errorf("transfer %d: %d conflicts in a row, the last: %v", id, attempt, err)
 						return
@@ -227,7 +229,10 @@ func TestAbandonedCommits(t *testing.T) {
 
 	// Let every abandoned lock expire, so that the final scan resolves
 	// them all rather than reading past live ones.
-	time.Sleep(time.Until(tso.Time(lastStart.Load()).Add(abandonTTL + 50*time.Millisecond)))
+	mu.Lock()
+	expired := lastAbandon.Add(abandonTTL + 100*time.Millisecond)
+	mu.Unlock()
+	time.Sleep(time.Until(expired))
 	before := countStoreLocks(t, ks)
 	final := newStore(txn.Options{})
 	got, err := scanAll(ctx, final)
@@ -275,30 +280,26 @@ func TestAbandonedCommits(t *testing.T) {
 }
 
 // transfer moves amount between two accounts and records it in the
-// ledger, in one transaction of s. It returns the start_ts.
-func (b txnBank) transfer(ctx context.Context, s *txn.Store, id int64, from, to int, amount int64) (uint64, error) {
+// ledger, in one transaction of s.
+func (b txnBank) transfer(ctx context.Context, s *txn.Store, id int64, from, to int, amount int64) error {
 	tx, err := s.Begin(ctx)
 	if err != nil {
-		return 0, err
-	}
-	startTS, err := tx.StartTS(ctx)
-	if err != nil {
-		return 0, err
+		return err
 	}
 	bal := make([]int64, 2)
 	for i, acct := range []int{from, to} {
 		v, ok, err := tx.Get(ctx, b.account(acct))
 		if err != nil || !ok {
-			return startTS, fmt.Errorf("read account %d: found %v: %w", acct, ok, err)
+			return fmt.Errorf("read account %d: found %v: %w", acct, ok, err)
 		}
 		if bal[i], err = strconv.ParseInt(string(v), 10, 64); err != nil {
-			return startTS, fmt.Errorf("account %d = %q: %w", acct, v, err)
+			return fmt.Errorf("account %d = %q: %w", acct, v, err)
 		}
 	}
 	_ = tx.Set(b.account(from), []byte(strconv.FormatInt(bal[0]-amount, 10)))
 	_ = tx.Set(b.account(to), []byte(strconv.FormatInt(bal[1]+amount, 10)))
 	_ = tx.Set(ledgerKey(id), fmt.Appendf(nil, "%d,%d,%d", from, to, amount))
-	return startTS, tx.Commit(ctx)
+	return tx.Commit(ctx)
 }
 
 // sum reads every balance in one snapshot and adds them up.
