@@ -251,6 +251,13 @@ type rowIter struct {
 
 	cur     executor.RowIterator
 	pending []executor.Row
+
+	// pid is the statement reading; rec collects the rows of the current
+	// range read for the scan cache while recording is set.
+	pid       uint64
+	recKey    scanKey
+	rec       []executor.Row
+	recording bool
 }
 
 func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange) (*rowIter, error) {
@@ -271,6 +278,7 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 		t: t, tx: tx, k: k, index: index, reads: reads, dec: dec,
 		lock:  s != nil && s.forUpdate && s.inExplicitTransaction(),
 		track: t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil,
+		pid:   ctx.Pid(),
 	}
 	if index != nil && index.primary {
 		r.index = nil
@@ -309,11 +317,22 @@ func (r *rowIter) next(ctx context.Context) (executor.Row, error) {
 		}
 		if r.cur != nil {
 			row, err := r.cur.Next(ctx)
+			if err == nil && r.recording {
+				if len(r.rec) < maxCachedScan {
+					r.rec = append(r.rec, executor.Row{Handle: row.Handle, Values: append([]any(nil), row.Values...)})
+				} else {
+					r.recording, r.rec = false, nil
+				}
+			}
 			if err != io.EOF {
 				return row, err
 			}
 			r.cur.Close()
 			r.cur = nil
+			if r.recording {
+				r.tx.scans.put(r.pid, r.recKey, r.rec)
+				r.recording, r.rec = false, nil
+			}
 		}
 		if len(r.reads) == 0 {
 			return executor.Row{}, io.EOF
@@ -347,6 +366,15 @@ func (r *rowIter) start(ctx context.Context) error {
 		}
 		return err
 	}
+	cacheable := r.cacheable()
+	if cacheable {
+		key := newScanKey(m.def, r.indexID(), kr, r.reverse, r.t.projection)
+		if rows, ok := r.tx.scans.get(r.pid, key); ok {
+			r.pending = cloneRows(rows)
+			return nil
+		}
+		r.recKey, r.rec, r.recording = key, nil, true
+	}
 	opts := executor.ScanOptions{Reverse: r.reverse}
 	var err error
 	if r.index == nil {
@@ -355,6 +383,21 @@ func (r *rowIter) start(ctx context.Context) error {
 		r.cur, err = executor.IndexLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.KeyRange, opts)
 	}
 	return err
+}
+
+// cacheable reports whether range reads may use the scan cache: the
+// statement writes nothing (no editor stage is open) and changed no
+// definition.
+func (r *rowIter) cacheable() bool {
+	return r.pid != 0 && !r.tx.stmtOpen && !r.tx.catDirty
+}
+
+// indexID names the index read in a scan key (0: the rows).
+func (r *rowIter) indexID() int64 {
+	if r.index == nil {
+		return 0
+	}
+	return r.index.def.ID
 }
 
 // take removes the next read: the first, or the last when reading in

@@ -38,6 +38,9 @@ type Transaction struct {
 	// statement completes and cleaned up (its writes undone) when it fails.
 	stmt     txn.StagingHandle
 	stmtOpen bool
+	// scans keeps the rows of a read-only statement's range reads (see
+	// scanCache).
+	scans scanCache
 	// savepoints are the open savepoints, oldest first: each is a stage
 	// of the buffered writes, below the statement stages opened later.
 	savepoints []savepoint
