@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"syscall"
 	"testing"
 
 	percsql "github.com/percdb/percdb/sql"
@@ -67,12 +68,25 @@ func BenchmarkPointSelect(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
+				cpu0 := processCPU()
 				for i := 0; i < b.N; i++ {
 					if err := query(i).Scan(&c); err != nil {
 						b.Fatal(err)
 					}
 				}
+				// CPU time, client and server, steadier than wall time
+				// on a shared machine.
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
+}
+
+// processCPU returns the CPU time this process has used, in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
 )
 
 // fastRun is one execution of a statement on the fast path.
@@ -176,6 +178,8 @@ func (r *fastRun) runSelect() fastOutcome {
 	var (
 		cat    *catalogData
 		reader executor.Reader
+		// latest reads without a timestamp, in autocommit mode.
+		latest *versionedReader
 	)
 	if r.explicit() {
 		if s.forUpdate {
@@ -198,17 +202,11 @@ func (r *fastRun) runSelect() fastOutcome {
 		if s.GetTransaction() != nil {
 			return fallThrough(reasonSession)
 		}
-		var err error
-		cat, err = s.provider.catalogs.current(ctx, s.provider.store)
-		if err != nil {
-			return fallThrough(reasonError)
-		}
-		if cat == nil {
-			// The schema changed since the cache was filled: GMS's
-			// path loads the new catalog into the cache.
+		if cat = s.provider.catalogs.cached(); cat == nil {
 			return fallThrough(reasonLearning)
 		}
-		reader = executor.LatestReader{Store: s.provider.store}
+		latest = &versionedReader{store: s.provider.store, version: cat.version}
+		reader = latest
 	}
 	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
 	if !ok {
@@ -222,7 +220,8 @@ func (r *fastRun) runSelect() fastOutcome {
 		return fastOutcome{reason: reasonLearning, learn: pl}
 	}
 	keyType := pl.meta.schema.Schema[pl.keyOrd].Type
-	keys := make([]int64, 0, len(r.shape.keys))
+	var one [1]int64
+	keys := one[:0]
 	for _, v := range r.shape.keys {
 		k, ok := r.intKey(keyType, v)
 		if !ok {
@@ -271,6 +270,11 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 	}
 
+	if latest != nil && latest.stale {
+		// The schema changed since the cache was filled: GMS's path
+		// loads the new catalog into the cache.
+		return fallThrough(reasonLearning)
+	}
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
 	res := &sqltypes.Result{Fields: fields.fields, RowsAffected: uint64(len(rows))}
 	for _, row := range rows {
@@ -778,3 +782,46 @@ func (p *decoderPool) get() *executor.RowDecoder {
 }
 
 func (p *decoderPool) put(d *executor.RowDecoder) { p.pool.Put(d) }
+
+// versionedReader reads the latest committed data without a timestamp,
+// and with every read the schema version, in one request
+// (txn.Store.BatchPointGet: one snapshot at kv.MaxTS when the keys share
+// a region): the rows read are those of the schema version the plan was
+// resolved with, or the reader is stale and what it read must not be
+// used. This costs one request where a version read and a row read would
+// cost two.
+type versionedReader struct {
+	store   *txn.Store
+	version uint64
+	stale   bool
+}
+
+// Get implements executor.Reader.
+func (r *versionedReader) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
+	m, err := r.BatchGet(ctx, [][]byte{key})
+	if err != nil {
+		return nil, false, err
+	}
+	v, ok := m[string(key)]
+	return v, ok, nil
+}
+
+// BatchGet implements executor.Reader.
+func (r *versionedReader) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	m, err := r.store.BatchPointGet(ctx, append(keys[:len(keys):len(keys)], keyVersion))
+	if err != nil {
+		return nil, err
+	}
+	var version uint64
+	if raw, ok := m[string(keyVersion)]; ok {
+		if version, err = decodeUint64("schema version", raw); err != nil {
+			return nil, err
+		}
+		delete(m, string(keyVersion))
+	}
+	if version != r.version {
+		r.stale = true
+		clear(m)
+	}
+	return m, nil
+}

@@ -140,6 +140,24 @@ type fastSession struct {
 	// while its epoch is the current one.
 	epoch atomic.Uint64
 	vars  fastVars
+	// ctx is the GMS context of the session's fast statements, made
+	// again when the connection's context changes; args holds a
+	// prepared statement's parameter values. Both are reused from one
+	// statement to the next, which the session runs one at a time.
+	ctx  *gsql.Context
+	args []any
+}
+
+// context returns a GMS context for a fast statement of s under ctx. GMS
+// makes one per statement; the fast path uses it for conversions, the
+// session and its status counters only, none of which depends on the
+// statement, so the session keeps one.
+func (fp *fastPath) context(ctx context.Context, s *Session) *gsql.Context {
+	fs := &s.fast
+	if fs.ctx == nil || fs.ctx.Context != ctx {
+		fs.ctx = gsql.NewContext(ctx, gsql.WithSession(s), gsql.WithMemoryManager(fp.memory))
+	}
+	return fs.ctx
 }
 
 // fastStmt is the decision for one prepared statement.
@@ -307,7 +325,7 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	}
 	r := &fastRun{
 		fp: fp, s: s, c: c, vars: vars, entry: e, shape: shape,
-		ctx:  gsql.NewContext(ctx, gsql.WithSession(s), gsql.WithMemoryManager(fp.memory), gsql.WithQuery(query)),
+		ctx:  fp.context(ctx, s),
 		send: func(res *sqltypes.Result) error { return callback(res, false) },
 	}
 	ok, err, learn := fp.outcome(r.run(), false, shape, vars.charsetResults)
@@ -382,10 +400,11 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	}
 	r := &fastRun{
 		fp: fp, s: s, c: c, vars: vars, entry: st.entry, shape: st.shape, binary: true,
-		ctx:  gsql.NewContext(ctx, gsql.WithSession(s), gsql.WithMemoryManager(fp.memory), gsql.WithQuery(prepare.PrepareStmt)),
-		args: bindArgs(prepare.BindVars, st.shape.params),
+		ctx:  fp.context(ctx, s),
+		args: bindArgs(fs.args, prepare.BindVars, st.shape.params),
 		send: callback,
 	}
+	fs.args = r.args
 	ok, err, learn := fp.outcome(r.run(), true, st.shape, vars.charsetResults)
 	if learn == nil {
 		return ok, err, callback
@@ -416,8 +435,8 @@ func (fp *fastPath) outcome(out fastOutcome, binary bool, shape *fastShape, char
 // literals): integers to int64 or uint64, quoted values (strings, binary
 // strings, dates sent as text) to strings, NULL to nil. Floats and
 // decimals become errValue, which sends the statement to GMS.
-func bindArgs(bvs map[string]*querypb.BindVariable, n int) []any {
-	args := make([]any, n)
+func bindArgs(args []any, bvs map[string]*querypb.BindVariable, n int) []any {
+	args = append(args[:0], make([]any, n)...)
 	for i := range args {
 		args[i] = errValue
 		bv := bvs[paramName(i)]
