@@ -19,8 +19,6 @@ type Session struct {
 	// UPDATE (GMS ignores the clause): row iterators then lock what they
 	// return.
 	forUpdate bool
-	// points are the prepared statements the fast path runs.
-	points pointSelects
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// onEnd is called once when the connection ends.
