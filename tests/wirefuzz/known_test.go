@@ -82,6 +82,18 @@ func findings() []finding {
 			input: fuzzInput{target: "FuzzCommand", args: []any{false, cmd(0x1f)}},
 		},
 		{
+			name:      "stmt-execute-with-open-cursor",
+			signature: `handleNextCommand: if werr := c.writeErrorPacket(ERUnknownComError, SSUnknownComError, "error handling ComStmtExecute packet")`,
+			fix: "vitess mysql.(*Conn).handleNextCommand: a COM_STMT_EXECUTE while a cursor is open (the previous " +
+				"execute asked for CURSOR_TYPE_READ_ONLY and was not fetched to the end) writes its error packet " +
+				"without recycling the read packet, and startEphemeralPacket panics; any client using cursors " +
+				"(Connector/J useCursorFetch, libmysqlclient STMT_ATTR_CURSOR_TYPE) can hit it; fix upstream. " +
+				"Found by FuzzStmt (testdata/fuzz/FuzzStmt/6d9cd21a8b7e700b)",
+			input: fuzzInput{target: "FuzzStmt", args: []any{byte(ComStmtExecute), executeBody(1, 1, 0, types,
+				le32(0), le32(0), AppendLenencString(nil, "p"), le32(1), AppendLenencString(nil, "b")), executeBody(0, 1, 0, nil,
+				le32(0), le32(0), AppendLenencString(nil, "p"), le32(1), AppendLenencString(nil, "b"))}},
+		},
+		{
 			name:      "stmt-execute-float-nan-inf",
 			signature: "(*Builder).SetBindings",
 			fix: "GMS planbuilder: a DOUBLE parameter that is NaN or ±Inf becomes a literal that convertInt cannot " +

@@ -298,5 +298,6 @@ func stmtSeeds() []seed {
 		s("reset-then-execute", ComStmtReset, nil, executeBody(0, 1, 0, nil, values...)),
 		s("close-then-execute", ComStmtClose, nil, valid),
 		s("fetch-without-cursor", 0x1c, le32(10), nil),
+		s("cursor-then-execute", ComStmtExecute, cat([]byte{1}, valid[1:]), valid),
 	}
 }
