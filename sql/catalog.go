@@ -248,11 +248,16 @@ func (c *catalogData) database(name string) (*DatabaseDef, bool) {
 
 // sortedDatabases returns every database in name order.
 func (c *catalogData) sortedDatabases() []*DatabaseDef {
-	out := make([]*DatabaseDef, 0, len(c.dbs))
-	for _, d := range c.dbs {
-		out = append(out, d)
+	return sortedByName(c.dbs, func(d *DatabaseDef) string { return d.Name })
+}
+
+// sortedByName returns the definitions of m ordered by name.
+func sortedByName[T any](m map[string]*T, name func(*T) string) []*T {
+	out := make([]*T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return name(out[i]) < name(out[j]) })
 	return out
 }
 
@@ -264,13 +269,7 @@ func (c *catalogData) table(dbID int64, name string) (*TableDef, bool) {
 
 // sortedTables returns the tables of database dbID in name order.
 func (c *catalogData) sortedTables(dbID int64) []*TableDef {
-	m := c.tables[dbID]
-	out := make([]*TableDef, 0, len(m))
-	for _, t := range m {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return sortedByName(c.tables[dbID], func(t *TableDef) string { return t.Name })
 }
 
 // view returns the view named name in database dbID.
@@ -281,13 +280,7 @@ func (c *catalogData) view(dbID int64, name string) (*ViewDef, bool) {
 
 // sortedViews returns the views of database dbID in name order.
 func (c *catalogData) sortedViews(dbID int64) []*ViewDef {
-	m := c.views[dbID]
-	out := make([]*ViewDef, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return sortedByName(c.views[dbID], func(v *ViewDef) string { return v.Name })
 }
 
 // putTable records t under its database.
