@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -25,6 +26,8 @@ import (
 type handler struct {
 	mysql.Handler
 	sessions *sessionRegistry
+	// accounts decides who may use the fast path (mayUseFastPath).
+	accounts *mysql_db.MySQLDb
 }
 
 // sessionRegistry maps connection IDs to percdb sessions, so that the
@@ -63,7 +66,7 @@ func (r *sessionRegistry) get(id uint32) *Session {
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
 		cb := okInfoFilter(callback)
-		if s := h.sessions.get(c.ConnectionID); s != nil {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
 				return err
@@ -105,20 +108,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 // isDDL reports whether query changes the catalog: CREATE, DROP, ALTER or
 // RENAME, after any leading comments.
 func isDDL(query string) bool {
-	q := strings.TrimLeft(query, " \t\r\n(")
-	for strings.HasPrefix(q, "/*") {
-		end := strings.Index(q, "*/")
-		if end < 0 {
-			return false
-		}
-		q = strings.TrimLeft(q[end+2:], " \t\r\n")
-	}
-	for _, w := range []string{"create", "drop", "alter", "rename"} {
-		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
-			return true
-		}
-	}
-	return false
+	return startsWithWord(query, "create", "drop", "alter", "rename")
 }
 
 // okInfoFilter drops the info text GMS puts in the OK packet of SQL-level
@@ -140,7 +130,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	var rest string
 	err := h.run(ctx, c, query, func() error {
 		cb := okInfoFilter(callback)
-		if s := h.sessions.get(c.ConnectionID); s != nil {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -161,7 +151,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 // path (fastpath_handler.go) run there; everything else goes to GMS.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
-		if s := h.sessions.get(c.ConnectionID); s != nil {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
 			if ok {
 				return err

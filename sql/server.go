@@ -43,10 +43,28 @@ type Config struct {
 	// oracle's window (DataDir/tso). Created if missing. Default
 	// DefaultDataDir, relative to the working directory.
 	DataDir string
-	// RootPassword, when set, enables authentication with the single
-	// account root (any host) and this password. When empty, every user
-	// name is accepted without a password, like a fresh MySQL root.
+	// RootPassword is root's password (mysql_native_password). A fresh
+	// data directory gets the superusers root@localhost and root@% with
+	// this password, none when empty; on later starts a non-empty
+	// RootPassword sets root's password again, an empty one keeps the
+	// stored accounts (users.go, docs/security.md). Default "".
 	RootPassword string
+	// SSLCert and SSLKey are the PEM files of the server's TLS certificate
+	// and private key; with both set, clients may switch to TLS in the
+	// handshake. Default "": no TLS.
+	SSLCert, SSLKey string
+	// RequireSecureTransport refuses connections that do not switch to
+	// TLS; it needs SSLCert and SSLKey. Default false.
+	RequireSecureTransport bool
+	// MaxConnections bounds the open client connections; one more is
+	// refused with MySQL error 1040. Default 0: no bound.
+	MaxConnections int
+	// MaxQueryBufferedRows bounds the rows one query may hold in GMS's
+	// in-memory buffers (sort, GROUP BY, DISTINCT, set operations,
+	// subquery caches); beyond it the query fails with MySQL error 1038
+	// and the server goes on (limits.go). Default 0 means
+	// DefaultMaxQueryBufferedRows; negative means no bound.
+	MaxQueryBufferedRows int64
 	// Version is the version string reported to clients. Default
 	// DefaultVersion.
 	Version string
@@ -69,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion
+	}
+	if c.MaxQueryBufferedRows == 0 {
+		c.MaxQueryBufferedRows = DefaultMaxQueryBufferedRows
 	}
 	return c
 }
@@ -96,10 +117,12 @@ type Server struct {
 // Serve to accept connections and Close to release everything.
 func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	cfg = cfg.withDefaults()
-	s = &Server{cfg: cfg}
+	// srv, not s: a failing return sets s to nil before this defer runs.
+	srv := &Server{cfg: cfg}
+	s = srv
 	defer func() {
 		if err != nil {
-			_ = s.Close()
+			_ = srv.Close()
 			s = nil
 		}
 	}()
@@ -125,17 +148,21 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
 
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
-	if cfg.RootPassword != "" {
-		db := s.engine.Analyzer.Catalog.MySQLDb
-		ed := db.Editor()
-		db.AddSuperUser(ed, "root", "%", cfg.RootPassword)
-		db.AddSuperUser(ed, "root", "localhost", cfg.RootPassword)
-		ed.Close()
+	accounts := s.engine.Analyzer.Catalog.MySQLDb
+	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
+		return nil, err
+	}
+	tlsConfig, err := serverTLS(cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	s.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	if cfg.MaxConnections > 0 {
+		s.listener = &connLimitListener{Listener: s.listener, max: int64(cfg.MaxConnections)}
 	}
 	sessions := newSessionRegistry()
 	s.mysql, err = server.NewServerWithHandler(server.Config{
@@ -143,8 +170,13 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		Address:  s.listener.Addr().String(),
 		Listener: s.listener,
 		Version:  cfg.Version,
-	}, s.engine, gsql.NewContext, s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
-		return &handler{Handler: h, sessions: sessions}, nil
+
+		TLSConfig:               tlsConfig,
+		RequireSecureTransport:  cfg.RequireSecureTransport,
+		ProtocolListenerFactory: protocolListener,
+	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
+		inner := &handler{Handler: h, sessions: sessions, accounts: accounts}
+		return &limitHandler{Handler: inner, sessions: sessions, maxRows: cfg.MaxQueryBufferedRows}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start mysql server: %w", err)

@@ -3,7 +3,9 @@
 // one directory.
 //
 //	percdb [--host 127.0.0.1] [--port 4000] [--data-dir ./percdb-data]
-//	       [--root-password ""] [--log-level info]
+//	       [--root-password ""] [--ssl-cert file --ssl-key file]
+//	       [--require-secure-transport] [--max-connections 0]
+//	       [--max-query-buffered-rows 4194304] [--log-level info]
 //
 // Connect with any MySQL client, for example:
 //
@@ -42,13 +44,24 @@ func run(args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 4000, "port to listen on (0 picks a free one)")
 	dataDir := fs.String("data-dir", percsql.DefaultDataDir, "directory of the node's data (kv/ and tso/)")
-	rootPassword := fs.String("root-password", "", "password of user root; empty accepts any user without a password")
+	rootPassword := fs.String("root-password", "", "password of root; set at every start when given (a fresh node's root has none when empty)")
+	sslCert := fs.String("ssl-cert", "", "PEM file of the server's TLS certificate (with --ssl-key)")
+	sslKey := fs.String("ssl-key", "", "PEM file of the server's TLS private key (with --ssl-cert)")
+	requireTLS := fs.Bool("require-secure-transport", false, "refuse connections without TLS (needs --ssl-cert and --ssl-key)")
+	maxConns := fs.Int("max-connections", 0, "most open client connections, one more gets error 1040 (0: no limit)")
+	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *maxConns < 0 {
+		return fmt.Errorf("--max-connections %d is negative", *maxConns)
+	}
+	if *maxBuffered == 0 {
+		return errors.New("--max-query-buffered-rows 0 would refuse every sort; give a negative value for no limit")
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("--port %d is not a TCP port", *port)
@@ -69,6 +82,12 @@ func run(args []string) error {
 		Addr:         net.JoinHostPort(*host, strconv.Itoa(*port)),
 		DataDir:      *dataDir,
 		RootPassword: *rootPassword,
+
+		SSLCert:                *sslCert,
+		SSLKey:                 *sslKey,
+		RequireSecureTransport: *requireTLS,
+		MaxConnections:         *maxConns,
+		MaxQueryBufferedRows:   *maxBuffered,
 	})
 	if err != nil {
 		return err
