@@ -178,8 +178,12 @@ func (r *fastRun) runSelect() fastOutcome {
 	var (
 		cat    *catalogData
 		reader executor.Reader
-		// latest reads without a timestamp, in autocommit mode.
-		latest *versionedReader
+		// autocommit reads without a timestamp, having seen ddls DDL
+		// commits finished (schemaGuard); latest reads the schema
+		// version too when the cached catalog is not yet verified.
+		autocommit bool
+		ddls       uint64
+		latest     *versionedReader
 	)
 	if r.explicit() {
 		if s.forUpdate {
@@ -202,11 +206,20 @@ func (r *fastRun) runSelect() fastOutcome {
 		if s.GetTransaction() != nil {
 			return fallThrough(reasonSession)
 		}
+		autocommit = true
+		var ok bool
+		if ddls, ok = r.fp.schema.begin(); !ok {
+			return fallThrough(reasonLearning)
+		}
 		if cat = s.provider.catalogs.cached(); cat == nil {
 			return fallThrough(reasonLearning)
 		}
-		latest = &versionedReader{store: s.provider.store, version: cat.version}
-		reader = latest
+		if r.fp.schema.trusted(ddls) {
+			reader = executor.LatestReader{Store: s.provider.store}
+		} else {
+			latest = &versionedReader{store: s.provider.store, version: cat.version}
+			reader = latest
+		}
 	}
 	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
 	if !ok {
@@ -270,9 +283,16 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 	}
 
-	if latest != nil && latest.stale {
+	switch {
+	case latest != nil && latest.stale:
 		// The schema changed since the cache was filled: GMS's path
 		// loads the new catalog into the cache.
+		return fallThrough(reasonLearning)
+	case latest != nil:
+		r.fp.schema.verify(ddls)
+	case autocommit && !r.fp.schema.unchanged(ddls):
+		// A DDL committed while the row was read: GMS's path reads it
+		// again under the new catalog.
 		return fallThrough(reasonLearning)
 	}
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)

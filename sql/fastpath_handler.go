@@ -91,6 +91,10 @@ type fastPath struct {
 	// behave as under it.
 	sqlMode any
 
+	// schema tells the fast path's reads whether a DDL committed while
+	// they ran.
+	schema schemaGuard
+
 	hits         atomic.Uint64
 	fallthroughs [numReasons]atomic.Uint64
 	// avoided counts the timestamps GMS's path would have fetched and the
@@ -499,4 +503,67 @@ func (f *fastFields) matches(s *fastShape) bool {
 		}
 	}
 	return true
+}
+
+// schemaGuard lets autocommit reads use the cached catalog without reading
+// the schema version with every row. Every DDL commits through this
+// node's Transaction.commit, which marks itself in progress around the
+// commit and the cache update that follows it (a seqlock): a read that
+// saw no DDL in progress when it began, and the same count of finished
+// ones when it ended, ran entirely under one catalog. That catalog is the
+// latest if it was verified, by a read of the version key (versionedReader)
+// since the last DDL finished: a DDL whose commit failed in a way that does
+// not say whether it took effect leaves the cache behind the store, and
+// the first read after it finds out. This holds while the node is the only
+// one that runs DDL; several SQL nodes need a schema lease, or the version
+// read with every row.
+type schemaGuard struct {
+	inflight atomic.Int64
+	done     atomic.Uint64
+	// verified is the count of finished DDLs at which the cached catalog
+	// was last found to be the latest, plus one (0: never).
+	verified atomic.Uint64
+}
+
+// schemaChanging marks a DDL commit in progress; the returned function,
+// called once the committed catalog is cached (or the commit failed),
+// ends it. fp may be nil.
+func (fp *fastPath) schemaChanging() func() {
+	if fp == nil {
+		return func() {}
+	}
+	return fp.schema.changing()
+}
+
+// changing is schemaChanging.
+func (g *schemaGuard) changing() func() {
+	g.inflight.Add(1)
+	return func() {
+		g.done.Add(1)
+		g.inflight.Add(-1)
+	}
+}
+
+// begin returns the count of finished DDL commits, and false if one is in
+// progress.
+func (g *schemaGuard) begin() (uint64, bool) {
+	n := g.done.Load()
+	return n, g.inflight.Load() == 0
+}
+
+// unchanged reports whether no DDL committed since begin returned n.
+func (g *schemaGuard) unchanged(n uint64) bool {
+	return g.inflight.Load() == 0 && g.done.Load() == n
+}
+
+// trusted reports whether the cached catalog was verified after the n-th
+// DDL finished.
+func (g *schemaGuard) trusted(n uint64) bool { return g.verified.Load() == n+1 }
+
+// verify records that a read of the version key found the cached catalog
+// the latest, with n DDLs finished and none since.
+func (g *schemaGuard) verify(n uint64) {
+	if g.unchanged(n) {
+		g.verified.Store(n + 1)
+	}
 }

@@ -221,6 +221,11 @@ func (t *Transaction) commit(ctx context.Context) error {
 	if t.kv == nil {
 		return nil
 	}
+	if t.catDirty {
+		// The fast path reads with the cached catalog between DDL
+		// commits (fastpath_handler.go, schemaGuard).
+		defer t.provider.fast.schemaChanging()()
+	}
 	if err := t.kv.Commit(ctx); err != nil {
 		if dup, ok := executor.DuplicateFromCommit(err, t.executorTable); ok {
 			// A concurrent transaction inserted the same key after this
