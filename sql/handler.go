@@ -178,6 +178,36 @@ func (h *handler) ComInitDB(c *mysql.Conn, schemaName string) error {
 	return finishSQLError(h.Handler.ComInitDB(c, schemaName))
 }
 
+// ComResetConnection implements mysql.Handler. GMS's own dereferences the
+// connection's session, which GMS creates only at the first query; a
+// connection that has run nothing has nothing to reset.
+func (h *handler) ComResetConnection(c *mysql.Conn) error {
+	if h.sessions.get(c.ConnectionID) == nil {
+		return nil
+	}
+	return finishSQLError(h.Handler.ComResetConnection(c))
+}
+
+// errNotReplicationSource answers the replication commands: percdb keeps no
+// binary log, so it serves no replicas.
+func errNotReplicationSource(cmd string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "%s: percdb is not a replication source (it keeps no binary log)", cmd)
+}
+
+// ComRegisterReplica implements mysql.BinlogReplicaHandler. Without it
+// (the embedded mysql.Handler hides GMS's methods) vitess answers
+// COM_REGISTER_REPLICA with nothing and then fails the connection's next
+// command; with it, the client gets an error and the connection closes.
+func (h *handler) ComRegisterReplica(c *mysql.Conn, host string, port uint16, user, password string) error {
+	return errNotReplicationSource("COM_REGISTER_REPLICA")
+}
+
+// ComBinlogDumpGTID implements mysql.BinlogReplicaHandler; see
+// ComRegisterReplica.
+func (h *handler) ComBinlogDumpGTID(c *mysql.Conn, logFile string, logPos uint64, gtidSet mysql.GTIDSet) error {
+	return errNotReplicationSource("COM_BINLOG_DUMP_GTID")
+}
+
 // begin prepares the session for one statement and returns what must run
 // when it ends.
 func (h *handler) begin(c *mysql.Conn, query string) func(context.Context, error) error {

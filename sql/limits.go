@@ -127,8 +127,10 @@ func queryContextFactory(maxRows int64) gsql.ContextFactory {
 // session's max_execution_time as a deadline and turns the errors of the
 // limits into MySQL's.
 type limitHandler struct {
-	mysql.Handler
-	sessions *sessionRegistry
+	// *handler, not mysql.Handler: the methods percdb's handler adds beyond
+	// mysql.Handler (mysql.BinlogReplicaHandler's) must stay visible to
+	// vitess through this outer wrapper.
+	*handler
 	// maxRows is the buffered-row budget of a query, for the message.
 	maxRows int64
 }
@@ -137,7 +139,7 @@ type limitHandler struct {
 func (h *limitHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	sctx, cancel := h.statementContext(ctx, c, query)
 	defer cancel()
-	return h.statementError(ctx, sctx, h.Handler.ComQuery(sctx, c, query, callback))
+	return h.statementError(ctx, sctx, h.handler.ComQuery(sctx, c, query, callback))
 }
 
 // ComMultiQuery implements mysql.Handler. Each call runs the first
@@ -145,7 +147,7 @@ func (h *limitHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string
 func (h *limitHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	sctx, cancel := h.statementContext(ctx, c, query)
 	defer cancel()
-	rest, err := h.Handler.ComMultiQuery(sctx, c, query, callback)
+	rest, err := h.handler.ComMultiQuery(sctx, c, query, callback)
 	return rest, h.statementError(ctx, sctx, err)
 }
 
@@ -153,13 +155,13 @@ func (h *limitHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query s
 func (h *limitHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	sctx, cancel := h.statementContext(ctx, c, prepare.PrepareStmt)
 	defer cancel()
-	return h.statementError(ctx, sctx, h.Handler.ComStmtExecute(sctx, c, prepare, callback))
+	return h.statementError(ctx, sctx, h.handler.ComStmtExecute(sctx, c, prepare, callback))
 }
 
 // ComPrepare implements mysql.Handler. GMS checks privileges when it
 // plans the statement, which is at prepare time.
 func (h *limitHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
-	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
+	fields, err := h.handler.ComPrepare(ctx, c, query, prepare)
 	return fields, accountError(err)
 }
 

@@ -176,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts}
-		return &limitHandler{Handler: inner, sessions: sessions, maxRows: cfg.MaxQueryBufferedRows}, nil
+		return &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start mysql server: %w", err)

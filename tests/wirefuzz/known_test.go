@@ -64,24 +64,6 @@ func findings() []finding {
 				le32(0), le32(0), cat([]byte{0xfe}, bytes.Repeat([]byte{0xff}, 8)), le32(1), AppendLenencString(nil, "b")), []byte(nil)}},
 		},
 		{
-			name:      "replication-command-unanswered",
-			signature: "readEphemeralPacket: unexpected currentEphemeralPolicy",
-			fix: "sql/handler.go: percdb's handler wrapper embeds mysql.Handler, which hides GMS's " +
-				"mysql.BinlogReplicaHandler methods; vitess then answers COM_REGISTER_REPLICA (0x15) and " +
-				"COM_BINLOG_DUMP_GTID (0x1e) with nothing, leaves the packet unrecycled, and panics on the next " +
-				"command (a client waiting for the answer hangs). Fix: implement ComRegisterReplica, " +
-				"ComBinlogDumpGTID and ComBinlogDump on the wrapper, returning an unsupported-command error",
-			input: fuzzInput{target: "FuzzCommand", args: []any{false, cmd(0x15, []byte{0xff, 0xff})}},
-		},
-		{
-			name:      "reset-connection-before-session",
-			signature: "(*Handler).ComResetConnection",
-			fix: "GMS server.(*Handler).ComResetConnection dereferences the connection's session, which GMS " +
-				"creates on the first query: COM_RESET_CONNECTION as the first command panics. Fix in " +
-				"sql/handler.go: implement ComResetConnection on the wrapper and skip (or create) a missing session",
-			input: fuzzInput{target: "FuzzCommand", args: []any{false, cmd(0x1f)}},
-		},
-		{
 			name:      "stmt-execute-with-open-cursor",
 			signature: `handleNextCommand: if werr := c.writeErrorPacket(ERUnknownComError, SSUnknownComError, "error handling ComStmtExecute packet")`,
 			fix: "vitess mysql.(*Conn).handleNextCommand: a COM_STMT_EXECUTE while a cursor is open (the previous " +
