@@ -38,20 +38,32 @@ import (
 // Transaction (begun by BEGIN or left open with autocommit off), the same
 // statement stages, the same table editor (tableEditor, hence the same
 // executor operators and codec) for writes. In autocommit mode a read
-// takes no timestamp at all: the schema version and the row are read at
-// the latest committed state (txn.Store.PointGet and BatchPointGet). An
+// takes no timestamp at all: the row is read at the latest committed state
+// (txn.Store.PointGet and BatchPointGet), under the cached catalog, which
+// schemaGuard vouches for without a read of the schema version. An
 // autocommit write runs in a transaction of its own, committed at the end
 // by txn, in one phase with a calculated commit timestamp when its keys
 // lie in one region. Oracle calls per statement, fast path against GMS:
 //
 //	autocommit SELECT by key          0 (GMS: 1, the start_ts)
-//	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions
-//	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need, and
-//	                                  none for the commit in one region
-//	                                  (2PC across regions: +1)
+//	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions or
+//	                                  meet a lock
+//	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need (txn
+//	                                  fetches it twice when the oracle's
+//	                                  answer equals the commit_ts it
+//	                                  calculated for its last one-phase
+//	                                  commit); none for the commit in one
+//	                                  region (two phases: +1)
 //	BEGIN, ROLLBACK                   0
 //	COMMIT                            0 in one region, else 1
 //	statements inside a transaction   its start_ts, once, at first read
+//
+// Privileges are GMS's to check: the handler offers statements to the
+// fast path only for users whose global privileges cover them
+// (mayUseFastPath). Fast statements do not appear in GMS's process list.
+// The counters are served by SHOW STATUS in session scope (SHOW GLOBAL
+// STATUS lists only GMS's process-wide registry, which percdb leaves
+// alone).
 //
 // Result sets and OK packets are GMS's, byte for byte: rows are converted
 // by GMS's own RowToSQL, the column definitions are those GMS sent for the
