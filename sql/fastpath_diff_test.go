@@ -105,10 +105,13 @@ type diffSide struct {
 	rec  *recordingConn
 }
 
-func openSide(t testing.TB, name string, srv *percsql.Server, dbName string) *diffSide {
+func openSide(t testing.TB, name string, srv *percsql.Server, dbName string, opts ...func(*mysql.Config)) *diffSide {
 	t.Helper()
 	side := &diffSide{name: name, srv: srv}
 	cfg := mysql.NewConfig()
+	for _, o := range opts {
+		o(cfg)
+	}
 	cfg.User = "root"
 	cfg.Net = "tcp"
 	cfg.Addr = srv.Addr().String()
@@ -210,6 +213,17 @@ type diff struct {
 
 func newDiff(t testing.TB, setup ...string) *diff {
 	t.Helper()
+	return newDiffWith(t, nil, setup...)
+}
+
+// newDiffWith is newDiff with the compared connections' driver options
+// set by opt (nil: the driver's defaults).
+func newDiffWith(t testing.TB, opt func(*mysql.Config), setup ...string) *diff {
+	t.Helper()
+	var opts []func(*mysql.Config)
+	if opt != nil {
+		opts = append(opts, opt)
+	}
 	fastSrv, gmsSrv := startServer(t, true), startServer(t, false)
 	for _, srv := range []*percsql.Server{fastSrv, gmsSrv} {
 		db := openSide(t, "setup", srv, "")
@@ -221,8 +235,8 @@ func newDiff(t testing.TB, setup ...string) *diff {
 	}
 	return &diff{
 		t:          t,
-		fast:       openSide(t, "fast", fastSrv, "d"),
-		gms:        openSide(t, "gms", gmsSrv, "d"),
+		fast:       openSide(t, "fast", fastSrv, "d", opts...),
+		gms:        openSide(t, "gms", gmsSrv, "d", opts...),
 		fastServer: fastSrv,
 		stmts:      make(map[string][2]*sql.Stmt),
 	}
@@ -638,4 +652,52 @@ func TestFastPathScenarios(t *testing.T) {
 			d.finish("t", "a", "ti")
 		})
 	}
+}
+
+// TestFastPathClientOptions runs fast-path statements for clients that
+// change how the server answers: multi-statement queries (COM_QUERY
+// through GMS's multi-statement handler, as the mariadb client sends
+// them), CLIENT_FOUND_ROWS (UPDATE counts matched rather than changed
+// rows), and a prepared statement executed after USE of another database.
+func TestFastPathClientOptions(t *testing.T) {
+	setup := []string{"USE d", "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(10))",
+		"INSERT INTO t VALUES (1, 10, 'a'), (2, 20, 'b')", "CREATE DATABASE e",
+		"CREATE TABLE e.t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(10))", "INSERT INTO e.t VALUES (1, 100, 'e')"}
+	t.Run("multistatements", func(t *testing.T) {
+		d := newDiffWith(t, func(c *mysql.Config) { c.MultiStatements = true }, setup...)
+		d.step("SELECT c FROM t WHERE id = 1")
+		d.fastStep("SELECT c FROM t WHERE id = 2")
+		d.fastStep("UPDATE t SET k = k + 1 WHERE id = 1")
+		d.fastStep("INSERT INTO t (id, k) VALUES (3, 30)")
+		d.step("SELECT c FROM t WHERE id = 1; SELECT c FROM t WHERE id = 2")
+		d.step("UPDATE t SET k = k + 1 WHERE id = 1; UPDATE t SET k = k + 1 WHERE id = 2")
+		d.fastStep("BEGIN")
+		d.fastStep("DELETE FROM t WHERE id = 3")
+		d.fastStep("COMMIT")
+		d.finish("t")
+	})
+	t.Run("foundrows", func(t *testing.T) {
+		d := newDiffWith(t, func(c *mysql.Config) { c.ClientFoundRows = true }, setup...)
+		d.fastStep("UPDATE t SET c = 'a' WHERE id = 1")
+		d.fastStep("UPDATE t SET c = 'x' WHERE id = 1")
+		d.fastStep("UPDATE t SET c = ? WHERE id = ?", "x", 1)
+		d.fastStep("UPDATE t SET c = ? WHERE id = ?", "x", 9)
+		d.finish("t")
+	})
+	t.Run("use", func(t *testing.T) {
+		d := newDiff(t, setup...)
+		d.stepPrepared("SELECT * FROM t WHERE id = ?", 1)
+		d.stepPrepared("SELECT * FROM t WHERE id = ?", 1)
+		d.step("USE e")
+		before := d.status("Percdb_fastpath_hits")
+		d.stepPrepared("SELECT * FROM t WHERE id = ?", 1)
+		d.stepPrepared("UPDATE t SET k = k + ? WHERE id = ?", 1, 1)
+		d.stepPrepared("SELECT * FROM t WHERE id = ?", 1)
+		d.step("USE d")
+		d.stepPrepared("SELECT * FROM t WHERE id = ?", 1)
+		if hits := d.status("Percdb_fastpath_hits") - before; hits < 2 {
+			t.Errorf("%d statements ran on the fast path after USE, want at least 2", hits)
+		}
+		d.finish("t", "e.t")
+	})
 }
