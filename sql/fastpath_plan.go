@@ -2,7 +2,6 @@ package sql
 
 import (
 	"container/list"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -377,18 +376,4 @@ func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog
 		e.plan.Store(pl)
 	}
 	return pl, 0, true
-}
-
-// sameNames reports whether a and b name the same columns, as GMS
-// compares names: case-insensitively.
-func sameNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !strings.EqualFold(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
