@@ -61,6 +61,13 @@ func newTable(ctx *gsql.Context, d *Database, def *TableDef) (*Table, error) {
 // Name implements sql.Nameable.
 func (t *Table) Name() string { return t.meta.def.Name }
 
+// IsTemporary implements sql.TemporaryTable: percdb has no temporary tables.
+// GMS v0.20.0's validateReadOnlyTransaction calls IsTemporary on a nil
+// interface for a table that does not implement it, so without this a write
+// in a READ ONLY transaction panics (and the client loses its connection)
+// instead of failing with error 1792.
+func (t *Table) IsTemporary() bool { return false }
+
 // Database implements sql.Databaseable.
 func (t *Table) Database() string { return t.meta.dbName }
 
