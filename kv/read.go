@@ -28,9 +28,9 @@ func (s *Store) BatchGet(ctx context.Context, rc RegionCtx, keys [][]byte, versi
 
 // read is Get and BatchGet.
 func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version uint64, single bool) ([]KvPair, error) {
-	what := "batch get"
+	var what readWhat
 	if single {
-		what = fmt.Sprintf("get %q", keys[0])
+		what.key = keys[0]
 	}
 	if version == 0 {
 		return nil, fmt.Errorf("%s: version is 0", what)
@@ -69,6 +69,17 @@ func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version u
 		}
 	}
 	return pairs, nil
+}
+
+// readWhat names a Get or a BatchGet in its errors. It is formatted only
+// when an error is returned: a Sprintf per read was 3% of a point select.
+type readWhat struct{ key []byte }
+
+func (w readWhat) String() string {
+	if w.key == nil {
+		return "batch get"
+	}
+	return fmt.Sprintf("get %q", w.key)
 }
 
 // blocksRead reports whether lock l hides from a reader at ts what it

@@ -130,12 +130,14 @@ func (s *Store) Close() error {
 }
 
 // enter marks a command in flight; it fails with ErrClosed after Close.
+// what names the command in that error: a string, or a fmt.Stringer that
+// is formatted only then.
 // The caller calls s.exit when done with the database.
-func (s *Store) enter(what string) error {
+func (s *Store) enter(what any) error {
 	s.life.RLock()
 	if s.closed {
 		s.life.RUnlock()
-		return fmt.Errorf("%s: %w", what, ErrClosed)
+		return fmt.Errorf("%v: %w", what, ErrClosed)
 	}
 	return nil
 }
