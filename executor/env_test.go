@@ -3,35 +3,13 @@ package executor
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
-	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/txntest"
 )
-
-// testOracle hands out strictly increasing timestamps from the wall clock.
-type testOracle struct {
-	mu   sync.Mutex
-	last uint64
-}
-
-func (o *testOracle) GetTimestamp(ctx context.Context) (uint64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	ts := tso.Compose(time.Now().UnixMilli(), 0)
-	if ts <= o.last {
-		ts = o.last + 1
-	}
-	o.last = ts
-	return ts, nil
-}
 
 // newStore opens an in-memory kv store split at splits and a txn.Store
 // over it, both closed when the test ends.
@@ -47,7 +25,7 @@ func newStore(t testing.TB, splits ...[]byte) *txn.Store {
 			t.Fatalf("split at %x: %v", k, err)
 		}
 	}
-	s := txn.NewStore(kv.NewLocalClient(ks), &testOracle{}, txn.Options{})
+	s := txn.NewStore(kv.NewLocalClient(ks), txntest.NewClockOracle(0), txn.Options{})
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/tso"
+	"github.com/percdb/percdb/txn/txntest"
 )
 
 // crashTTL is the lock TTL of the transactions the crash tests abandon:
@@ -194,7 +195,7 @@ func TestKill9MidCommit(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			oracle := newClockOracle(0)
+			oracle := txntest.NewClockOracle(0)
 			ks, err := kv.Open(dir, kv.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -226,7 +227,7 @@ func TestKill9MidCommit(t *testing.T) {
 			defer ks.Close()
 			// The restarted node learns a fresh timestamp before serving
 			// 1PC commits (kv.Store.UpdateMaxReadTS).
-			oracle = newClockOracle(lastTS)
+			oracle = txntest.NewClockOracle(lastTS)
 			now, _ := oracle.GetTimestamp(ctx)
 			ks.UpdateMaxReadTS(now)
 			e = newEnvOn(t, ks, oracle, Options{})
@@ -298,7 +299,7 @@ func TestKill9Child(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvOn(t, ks, newClockOracle(floor), Options{LockTTL: crashTTL, Hooks: hooks, EnableOnePC: new(false)})
+	e := newEnvOn(t, ks, txntest.NewClockOracle(floor), Options{LockTTL: crashTTL, Hooks: hooks, EnableOnePC: new(false)})
 	mustCommit(t, e.s, "a", "a1", "z", "z1")
 	t.Fatal("the commit returned: the hook did not kill the process")
 }

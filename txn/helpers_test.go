@@ -9,31 +9,8 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/kv"
-	"github.com/percdb/percdb/tso"
+	"github.com/percdb/percdb/txn/txntest"
 )
-
-// clockOracle is a test oracle: wall-clock milliseconds with a logical
-// counter, strictly increasing, never below floor.
-type clockOracle struct {
-	mu   sync.Mutex
-	last uint64
-}
-
-func newClockOracle(floor uint64) *clockOracle { return &clockOracle{last: floor} }
-
-func (o *clockOracle) GetTimestamp(ctx context.Context) (uint64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	ts := tso.Compose(time.Now().UnixMilli(), 0)
-	if ts <= o.last {
-		ts = o.last + 1
-	}
-	o.last = ts
-	return ts, nil
-}
 
 // scriptedOracle hands out the timestamps it was given, in order, and
 // fails when they run out, so that a test controls every timestamp and
@@ -71,7 +48,7 @@ func newEnv(t testing.TB, opts Options, splits ...string) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ks.Close() })
-	return newEnvOn(t, ks, newClockOracle(0), opts, splits...)
+	return newEnvOn(t, ks, txntest.NewClockOracle(0), opts, splits...)
 }
 
 // newEnvOn is newEnv over an open kv store and a given oracle.
