@@ -15,9 +15,15 @@ const explainMax1RowRuleID analyzer.RuleId = 1000
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
 func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
-	return analyzer.NewBuilder(p).
+	a := analyzer.NewBuilder(p).
 		AddPostValidationRule(explainMax1RowRuleID, explainMax1Row).
 		Build()
+	// GMS's builder adds rules only around its batches; the join order
+	// must be settled right before GMS plans the joins. Without the rule
+	// (a GMS whose rule has another name) many-table joins are slow, not
+	// wrong: TestGreedyJoinOrderInstalled catches that.
+	insertBeforeRule(a, "optimizeJoins", analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
+	return a
 }
 
 // explainMax1Row works around a GMS defect: the analyzer marks a query
