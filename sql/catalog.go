@@ -22,6 +22,7 @@ import (
 //	m:c:d:<name>           DatabaseDef (JSON), name lower-cased
 //	m:c:t:<dbID><name>     TableDef (JSON), dbID 8 bytes big-endian
 //	m:c:v:<dbID><name>     ViewDef (JSON)
+//	m:c:g:<dbID><name>     TriggerDef (JSON), see trigger.go
 //	m:a:<tableID><kind>    an ID allocator's high-water mark (autoinc.go)
 //
 // Everything under "m:c:" is loaded by one scan; the allocator keys sit
@@ -33,6 +34,7 @@ var (
 	prefixDatabase   = []byte("m:c:d:")
 	prefixTable      = []byte("m:c:t:")
 	prefixView       = []byte("m:c:v:")
+	prefixTrigger    = []byte("m:c:g:")
 	prefixAllocators = []byte("m:a:")
 )
 
@@ -205,14 +207,17 @@ type catalogData struct {
 	dbs     map[string]*DatabaseDef
 	tables  map[int64]map[string]*TableDef
 	views   map[int64]map[string]*ViewDef
+	// triggers are keyed by database ID, then lower-cased trigger name.
+	triggers map[int64]map[string]*TriggerDef
 }
 
 func newCatalogData(version uint64) *catalogData {
 	return &catalogData{
-		version: version,
-		dbs:     make(map[string]*DatabaseDef),
-		tables:  make(map[int64]map[string]*TableDef),
-		views:   make(map[int64]map[string]*ViewDef),
+		version:  version,
+		dbs:      make(map[string]*DatabaseDef),
+		tables:   make(map[int64]map[string]*TableDef),
+		views:    make(map[int64]map[string]*ViewDef),
+		triggers: make(map[int64]map[string]*TriggerDef),
 	}
 }
 
@@ -224,20 +229,24 @@ func (c *catalogData) clone() *catalogData {
 		n.dbs[k] = v
 	}
 	for db, m := range c.tables {
-		nm := make(map[string]*TableDef, len(m))
-		for k, v := range m {
-			nm[k] = v
-		}
-		n.tables[db] = nm
+		n.tables[db] = cloneMap(m)
 	}
 	for db, m := range c.views {
-		nm := make(map[string]*ViewDef, len(m))
-		for k, v := range m {
-			nm[k] = v
-		}
-		n.views[db] = nm
+		n.views[db] = cloneMap(m)
+	}
+	for db, m := range c.triggers {
+		n.triggers[db] = cloneMap(m)
 	}
 	return n
+}
+
+// cloneMap returns a copy of m that may be changed.
+func cloneMap[T any](m map[string]*T) map[string]*T {
+	nm := make(map[string]*T, len(m))
+	for k, v := range m {
+		nm[k] = v
+	}
+	return nm
 }
 
 // database returns the definition of the database named name.
@@ -284,23 +293,19 @@ func (c *catalogData) sortedViews(dbID int64) []*ViewDef {
 }
 
 // putTable records t under its database.
-func (c *catalogData) putTable(t *TableDef) {
-	m := c.tables[t.DBID]
-	if m == nil {
-		m = make(map[string]*TableDef)
-		c.tables[t.DBID] = m
-	}
-	m[strings.ToLower(t.Name)] = t
-}
+func (c *catalogData) putTable(t *TableDef) { putNamed(c.tables, t.DBID, t.Name, t) }
 
 // putView records v under database dbID.
-func (c *catalogData) putView(dbID int64, v *ViewDef) {
-	m := c.views[dbID]
-	if m == nil {
-		m = make(map[string]*ViewDef)
-		c.views[dbID] = m
+func (c *catalogData) putView(dbID int64, v *ViewDef) { putNamed(c.views, dbID, v.Name, v) }
+
+// putNamed records v under database dbID and lower-cased name in m.
+func putNamed[T any](m map[int64]map[string]*T, dbID int64, name string, v *T) {
+	byName := m[dbID]
+	if byName == nil {
+		byName = make(map[string]*T)
+		m[dbID] = byName
 	}
-	m[strings.ToLower(v.Name)] = v
+	byName[strings.ToLower(name)] = v
 }
 
 // Key construction. Names are lower-cased: MySQL object names compare
@@ -345,19 +350,36 @@ func (c *catalogData) decodeEntry(key, value []byte) error {
 		}
 		c.putTable(&t)
 	case hasPrefix(key, prefixView):
-		if len(key) < len(prefixView)+8 {
-			return fmt.Errorf("decode view: key %q too short", key)
-		}
 		var v ViewDef
-		if err := json.Unmarshal(value, &v); err != nil {
-			return fmt.Errorf("decode view %q: %w", key, err)
+		dbID, err := decodeInDatabase(key, value, prefixView, "view", &v)
+		if err != nil {
+			return err
 		}
-		dbID := int64(binary.BigEndian.Uint64(key[len(prefixView):]))
 		c.putView(dbID, &v)
+	case hasPrefix(key, prefixTrigger):
+		var t TriggerDef
+		dbID, err := decodeInDatabase(key, value, prefixTrigger, "trigger", &t)
+		if err != nil {
+			return err
+		}
+		c.putTrigger(dbID, &t)
 	default:
 		return fmt.Errorf("unknown catalog key %q", key)
 	}
 	return nil
+}
+
+// decodeInDatabase decodes the definition of a what (a view, a trigger)
+// stored at key, prefix followed by the database ID, into v and returns
+// the database ID.
+func decodeInDatabase(key, value, prefix []byte, what string, v any) (int64, error) {
+	if len(key) < len(prefix)+8 {
+		return 0, fmt.Errorf("decode %s: key %q too short", what, key)
+	}
+	if err := json.Unmarshal(value, v); err != nil {
+		return 0, fmt.Errorf("decode %s %q: %w", what, key, err)
+	}
+	return int64(binary.BigEndian.Uint64(key[len(prefix):])), nil
 }
 
 func hasPrefix(b, prefix []byte) bool {

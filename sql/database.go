@@ -147,7 +147,7 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 }
 
 // RenameTable implements sql.TableRenamer. Rows are keyed by table ID, so
-// only the definition moves.
+// only the definition moves, and the table's triggers with it.
 func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error {
 	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		cur, ok := c.table(d.def.ID, oldName)
@@ -163,7 +163,10 @@ func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error
 		delete(c.tables[d.def.ID], strings.ToLower(cur.Name))
 		def := cur.clone()
 		def.Name = newName
-		return putTableDef(c, k, def)
+		if err := putTableDef(c, k, def); err != nil {
+			return err
+		}
+		return renameTableTriggers(c, k, d.def.ID, cur.Name, newName)
 	})
 }
 

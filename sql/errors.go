@@ -74,7 +74,11 @@ func finishSQLError(err error) error {
 	case codeUnknown:
 		for _, c := range gmsErrorCodes {
 			if c.pattern.MatchString(se.Message) {
-				return mysql.NewSQLError(c.code, c.state, "%s", se.Message)
+				msg := se.Message
+				if c.message != "" {
+					msg = c.message
+				}
+				return mysql.NewSQLError(c.code, c.state, "%s", msg)
 			}
 		}
 	}
@@ -87,6 +91,8 @@ type gmsErrorCode struct {
 	pattern *regexp.Regexp
 	code    int
 	state   string
+	// message replaces GMS's message when not empty.
+	message string
 }
 
 // gmsErrorCodes is built once and never changed.
@@ -108,6 +114,14 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrUnsupportedSyntax, 1149, "42000"),       // ER_SYNTAX_ERROR
 	kindCode(gsql.ErrCheckConstraintViolated, 3819, "HY000"), // ER_CHECK_CONSTRAINT_VIOLATED
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),   // ER_SP_DOES_NOT_EXIST
+	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
+}
+
+// kindMessage is kindCode with MySQL's message instead of GMS's.
+func kindMessage(k *goerrors.Kind, code int, state, message string) gmsErrorCode {
+	c := kindCode(k, code, state)
+	c.message = message
+	return c
 }
 
 // kindCode turns a GMS error kind's printf format into a pattern of the

@@ -80,9 +80,9 @@ const (
 	// reasonParse: the TiDB parser did not parse the statement.
 	reasonParse
 	// reasonTable: the table is missing, a view, or has what the fast
-	// path leaves to GMS (CHECK constraints, ON UPDATE columns, a key
-	// that is not a single integer column, column types it does not
-	// convert, defaults that are not literals).
+	// path leaves to GMS (CHECK constraints or triggers on a write, ON
+	// UPDATE columns, a key that is not a single integer column, column
+	// types it does not convert, defaults that are not literals).
 	reasonTable
 	// reasonValue: a value the fast path does not convert exactly as GMS
 	// (a type mismatch, a value out of the column's range, a NULL key, a
@@ -136,7 +136,8 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 		meta:    m,
 	}
 	sch := m.schema.Schema
-	if shape.kind != fastSelect && len(def.Checks) > 0 {
+	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.hasTriggers(db.ID, def.Name)) {
+		// GMS evaluates CHECK constraints and runs triggers.
 		return nil, reasonTable, false
 	}
 	if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {

@@ -115,7 +115,7 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 }
 
 // DropDatabase implements sql.MutableDatabaseProvider: the database's
-// tables (with their rows and indexes) and views go with it.
+// tables (with their rows and indexes), views and triggers go with it.
 func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 	tx, err := transactionOf(ctx)
 	if err != nil {
@@ -134,8 +134,10 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		if err := deleteRange(ctx, k, tablesPrefix(def.ID), tablecodec.PrefixNext(tablesPrefix(def.ID))); err != nil {
 			return err
 		}
-		if err := deleteRange(ctx, k, viewsPrefix(def.ID), tablecodec.PrefixNext(viewsPrefix(def.ID))); err != nil {
-			return err
+		for _, prefix := range [][]byte{viewsPrefix(def.ID), triggersPrefix(def.ID)} {
+			if err := deleteRange(ctx, k, prefix, tablecodec.PrefixNext(prefix)); err != nil {
+				return err
+			}
 		}
 		if err := k.Delete(databaseKey(name)); err != nil {
 			return fmt.Errorf("drop database %q: %w", name, err)
@@ -143,6 +145,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		delete(c.dbs, strings.ToLower(name))
 		delete(c.tables, def.ID)
 		delete(c.views, def.ID)
+		delete(c.triggers, def.ID)
 		return nil
 	}))
 }

@@ -6,31 +6,15 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 )
 
-// percdb stores no triggers, stored procedures or events. A Database still
-// implements GMS's interfaces for them, answering "none" to the reads and
-// refusing the writes: once accounts are on, GMS wraps every database in a
-// mysql_db.PrivilegedDatabase, which claims all of these interfaces and
-// fails every call the wrapped database does not implement, so without
-// these methods every INSERT, UPDATE and DELETE (which look for triggers)
-// would fail.
+// percdb stores no stored procedures or events (triggers: trigger.go). A
+// Database still implements GMS's interfaces for them, answering "none" to
+// the reads and refusing the writes: once accounts are on, GMS wraps every
+// database in a mysql_db.PrivilegedDatabase, which claims all of these
+// interfaces and fails every call the wrapped database does not implement.
 var (
-	_ gsql.TriggerDatabase         = (*Database)(nil)
 	_ gsql.StoredProcedureDatabase = (*Database)(nil)
 	_ gsql.EventDatabase           = (*Database)(nil)
 )
-
-// GetTriggers implements gsql.TriggerDatabase: there are none.
-func (d *Database) GetTriggers(*gsql.Context) ([]gsql.TriggerDefinition, error) { return nil, nil }
-
-// CreateTrigger implements gsql.TriggerDatabase: not supported.
-func (d *Database) CreateTrigger(*gsql.Context, gsql.TriggerDefinition) error {
-	return gsql.ErrTriggersNotSupported.New(d.Name())
-}
-
-// DropTrigger implements gsql.TriggerDatabase: not supported.
-func (d *Database) DropTrigger(*gsql.Context, string) error {
-	return gsql.ErrTriggersNotSupported.New(d.Name())
-}
 
 // GetStoredProcedure implements gsql.StoredProcedureDatabase: there are
 // none.

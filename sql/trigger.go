@@ -1,0 +1,305 @@
+package sql
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/txn"
+)
+
+// GMS parses, plans and runs triggers itself (BEFORE/AFTER, INSERT/UPDATE/
+// DELETE, FOLLOWS/PRECEDES, SHOW TRIGGERS, information_schema.TRIGGERS): a
+// backend only keeps each trigger's CREATE TRIGGER statement, which GMS
+// parses again whenever it plans a write to the database. percdb keeps them
+// in the catalog, changed in the DDL's transaction like every other
+// definition. Beyond storing them, percdb:
+//   - refuses a second trigger of the same name in a database (1359), which
+//     GMS leaves to the backend;
+//   - answers DROP TRIGGER of a missing trigger with 1360, a note under IF
+//     EXISTS;
+//   - rewrites the table name in the statements of a renamed table's
+//     triggers: GMS would otherwise look for the old table when it parses
+//     them, and fail every write to the database;
+//   - drops a database's triggers with the database (GMS drops a table's
+//     triggers itself, by DropTrigger, after DROP TABLE);
+//   - keeps the fast path off tables with triggers (resolveFastPlan).
+
+// MySQL's errors for triggers.
+const (
+	codeTriggerExists       = 1359 // ER_TRG_ALREADY_EXISTS
+	codeTriggerDoesNotExist = 1360 // ER_TRG_DOES_NOT_EXIST
+	msgTriggerExists        = "Trigger already exists"
+	msgTriggerDoesNotExist  = "Trigger does not exist"
+)
+
+// TriggerDef is the stored definition of a trigger.
+type TriggerDef struct {
+	// ID is taken from the catalog's ID counter when the trigger is
+	// created, so it orders a database's triggers by creation: GMS runs
+	// triggers of the same table, time and event in the order it gets
+	// them, unless FOLLOWS or PRECEDES says otherwise.
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// Table is the name of the table the trigger is on, in the trigger's
+	// database.
+	Table string `json:"table"`
+	// Create is the CREATE TRIGGER statement, as the client sent it
+	// except for the table name, which RENAME TABLE rewrites.
+	Create    string    `json:"create"`
+	CreatedAt time.Time `json:"created_at"`
+	// SQLMode is the sql_mode the statement was parsed under (ANSI_QUOTES
+	// changes how it parses).
+	SQLMode string `json:"sql_mode,omitempty"`
+}
+
+var _ gsql.TriggerDatabase = (*Database)(nil)
+
+func (t *TriggerDef) toGMS() gsql.TriggerDefinition {
+	return gsql.TriggerDefinition{
+		Name:            t.Name,
+		CreateStatement: t.Create,
+		CreatedAt:       t.CreatedAt,
+		SqlMode:         t.SQLMode,
+	}
+}
+
+// GetTriggers implements sql.TriggerDatabase: the database's triggers in
+// the order they were created.
+//
+// GMS parses a trigger's statement in the session's current database, so
+// an unqualified table name would be looked up in the wrong one when the
+// current database is another (a write to, or DROP TABLE of, db.t from
+// elsewhere would fail with 1146 for every trigger of db). The statements
+// are then handed out with the table qualified by this database.
+func (d *Database) GetTriggers(ctx *gsql.Context) ([]gsql.TriggerDefinition, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defs := cat.sortedTriggers(d.def.ID)
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	qualify := !strings.EqualFold(ctx.GetCurrentDatabase(), d.def.Name)
+	out := make([]gsql.TriggerDefinition, len(defs))
+	for i, t := range defs {
+		out[i] = t.toGMS()
+		if qualify {
+			if out[i].CreateStatement, err = retargetTrigger(t.Create, t.SQLMode, d.def.Name, t.Table); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// CreateTrigger implements sql.TriggerDatabase. GMS has checked the
+// statement (the table exists in this database, NEW and OLD are used as
+// the event allows) before it calls.
+func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefinition) error {
+	table, err := triggerTable(ctx, definition.CreateStatement, definition.SqlMode)
+	if err != nil {
+		return err
+	}
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		if _, ok := c.trigger(d.def.ID, definition.Name); ok {
+			return mysql.NewSQLError(codeTriggerExists, stateGeneral, "%s", msgTriggerExists)
+		}
+		tdef, ok := c.table(d.def.ID, table)
+		if !ok {
+			return gsql.ErrTableNotFound.New(table)
+		}
+		id, err := nextCatalogID(ctx, k)
+		if err != nil {
+			return err
+		}
+		return putTriggerDef(c, k, d.def.ID, &TriggerDef{
+			ID:        id,
+			Name:      definition.Name,
+			Table:     tdef.Name,
+			Create:    definition.CreateStatement,
+			CreatedAt: definition.CreatedAt,
+			SQLMode:   definition.SqlMode,
+		})
+	})
+}
+
+// DropTrigger implements sql.TriggerDatabase. A missing trigger is GMS's
+// ErrTriggerDoesNotExist, which GMS turns into success under DROP TRIGGER
+// IF EXISTS and which reaches the client as MySQL's 1360 otherwise
+// (errors.go). The note MySQL gives under IF EXISTS is added here, where
+// whether the statement said IF EXISTS is not known; after the error it
+// is a note where MySQL lists the error itself.
+func (d *Database) DropTrigger(ctx *gsql.Context, name string) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		t, ok := c.trigger(d.def.ID, name)
+		if !ok {
+			ctx.Session.Warn(&gsql.Warning{Level: "Note", Code: codeTriggerDoesNotExist, Message: msgTriggerDoesNotExist})
+			return gsql.ErrTriggerDoesNotExist.New(name)
+		}
+		if err := k.Delete(triggerKey(d.def.ID, t.Name)); err != nil {
+			return fmt.Errorf("drop trigger %q: %w", name, err)
+		}
+		delete(c.triggers[d.def.ID], strings.ToLower(t.Name))
+		return nil
+	})
+}
+
+// renameTableTriggers moves the triggers of table oldName of database dbID
+// to newName: their statements name the new table.
+func renameTableTriggers(c *catalogData, k *txn.Txn, dbID int64, oldName, newName string) error {
+	for _, t := range c.sortedTriggers(dbID) {
+		if !strings.EqualFold(t.Table, oldName) {
+			continue
+		}
+		create, err := retargetTrigger(t.Create, t.SQLMode, "", newName)
+		if err != nil {
+			return fmt.Errorf("rename table %q: trigger %q: %w", oldName, t.Name, err)
+		}
+		n := *t
+		n.Table, n.Create = newName, create
+		if err := putTriggerDef(c, k, dbID, &n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putTriggerDef stores t in the transaction and in the catalog copy.
+func putTriggerDef(c *catalogData, k *txn.Txn, dbID int64, t *TriggerDef) error {
+	if err := putJSON(k, triggerKey(dbID, t.Name), t); err != nil {
+		return err
+	}
+	c.putTrigger(dbID, t)
+	return nil
+}
+
+// parserOptions returns how statements stored under sqlMode parse.
+func parserOptions(sqlMode string) sqlparser.ParserOptions {
+	return gsql.NewSqlModeFromString(sqlMode).ParserOptions()
+}
+
+// triggerTable returns the name of the table a CREATE TRIGGER statement
+// is on.
+func triggerTable(ctx context.Context, create, sqlMode string) (string, error) {
+	stmt, err := sqlparser.ParseWithOptions(ctx, create, parserOptions(sqlMode))
+	if err != nil {
+		return "", fmt.Errorf("parse trigger %q: %w", create, err)
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	if !ok || ddl.TriggerSpec == nil {
+		return "", gsql.ErrTriggerCreateStatementInvalid.New(create)
+	}
+	return ddl.Table.Name.String(), nil
+}
+
+// retargetTrigger returns the CREATE TRIGGER statement create with the
+// table it is on renamed to table, and qualified by database db unless db
+// is empty (then a qualifier written in the statement stays). The name
+// follows the ON keyword (the first: the definer and the trigger name,
+// before it, are identifiers or strings, never the keyword). The rest of
+// the statement, the body included, is kept as written: MySQL does not
+// rewrite a body's references either.
+func retargetTrigger(create, sqlMode, db, table string) (string, error) {
+	tk := sqlparser.NewStringTokenizer(create)
+	if parserOptions(sqlMode).AnsiQuotes {
+		tk = sqlparser.NewStringTokenizerForAnsiQuotes(create)
+	}
+	// The tokenizer reads one character ahead: a token ends one before
+	// its Position.
+	on := -1
+	for on < 0 {
+		switch typ, _ := tk.Scan(); typ {
+		case 0, sqlparser.LEX_ERROR:
+			return "", gsql.ErrTriggerCreateStatementInvalid.New(create)
+		case sqlparser.ON:
+			on = tk.Position - 1
+		}
+	}
+	// The table name ends at nameEnd; a qualifier ends at dot.
+	dot, nameEnd := -1, -1
+	for {
+		if typ, _ := tk.Scan(); typ != sqlparser.ID {
+			return "", gsql.ErrTriggerCreateStatementInvalid.New(create)
+		}
+		nameEnd = tk.Position - 1
+		if typ, _ := tk.Scan(); typ != '.' || dot >= 0 {
+			break
+		}
+		dot = tk.Position - 1
+	}
+	var out string
+	switch {
+	case db != "":
+		out = create[:on] + " " + quoteIdentifier(db) + "." + quoteIdentifier(table) + create[nameEnd:]
+	case dot >= 0:
+		start := dot
+		for start < nameEnd && strings.IndexByte(" \t\r\n", create[start]) >= 0 {
+			start++
+		}
+		out = create[:start] + quoteIdentifier(table) + create[nameEnd:]
+	default:
+		out = create[:on] + " " + quoteIdentifier(table) + create[nameEnd:]
+	}
+	got, err := triggerTable(context.Background(), out, sqlMode)
+	if err != nil || got != table {
+		// Never hand out a statement that names another table.
+		return "", gsql.ErrTriggerCreateStatementInvalid.New(out)
+	}
+	return out, nil
+}
+
+// quoteIdentifier quotes name with backquotes, which every sql_mode reads
+// as an identifier.
+func quoteIdentifier(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// Trigger keys and the catalog's triggers.
+
+func triggersPrefix(dbID int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixTrigger...), uint64(dbID))
+}
+
+func triggerKey(dbID int64, name string) []byte {
+	return append(triggersPrefix(dbID), strings.ToLower(name)...)
+}
+
+// trigger returns the trigger named name in database dbID.
+func (c *catalogData) trigger(dbID int64, name string) (*TriggerDef, bool) {
+	t, ok := c.triggers[dbID][strings.ToLower(name)]
+	return t, ok
+}
+
+// putTrigger records t under database dbID.
+func (c *catalogData) putTrigger(dbID int64, t *TriggerDef) { putNamed(c.triggers, dbID, t.Name, t) }
+
+// sortedTriggers returns the triggers of database dbID in the order they
+// were created.
+func (c *catalogData) sortedTriggers(dbID int64) []*TriggerDef {
+	m := c.triggers[dbID]
+	out := make([]*TriggerDef, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// hasTriggers reports whether table of database dbID has a trigger.
+func (c *catalogData) hasTriggers(dbID int64, table string) bool {
+	for _, t := range c.triggers[dbID] {
+		if strings.EqualFold(t.Table, table) {
+			return true
+		}
+	}
+	return false
+}
