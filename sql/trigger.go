@@ -21,8 +21,9 @@ import (
 // parses again whenever it plans a write to the database. percdb keeps them
 // in the catalog, changed in the DDL's transaction like every other
 // definition. Beyond storing them, percdb:
-//   - refuses a second trigger of the same name in a database (1359), which
-//     GMS leaves to the backend;
+//   - refuses a second trigger of the same name in a database (1359), and
+//     FOLLOWS or PRECEDES naming no trigger of the same table, time and
+//     event (3011), which GMS leaves to the backend;
 //   - answers DROP TRIGGER of a missing trigger with 1360, a note under IF
 //     EXISTS;
 //   - rewrites the table name in the statements of a renamed table's
@@ -38,6 +39,10 @@ const (
 	codeTriggerDoesNotExist = 1360 // ER_TRG_DOES_NOT_EXIST
 	msgTriggerExists        = "Trigger already exists"
 	msgTriggerDoesNotExist  = "Trigger does not exist"
+	// ER_REFERENCED_TRG_DOES_NOT_EXIST: FOLLOWS or PRECEDES names no
+	// trigger of the same table, time and event.
+	codeReferencedTriggerMissing = 3011
+	msgReferencedTriggerMissing  = "Referenced trigger '%s' for the given action time and event type does not exist."
 )
 
 // TriggerDef is the stored definition of a trigger.
@@ -51,6 +56,10 @@ type TriggerDef struct {
 	// Table is the name of the table the trigger is on, in the trigger's
 	// database.
 	Table string `json:"table"`
+	// Timing ("before", "after") and Event ("insert", "update",
+	// "delete") say when it runs.
+	Timing string `json:"timing"`
+	Event  string `json:"event"`
 	// Create is the CREATE TRIGGER statement, as the client sent it
 	// except for the table name, which RENAME TABLE rewrites.
 	Create    string    `json:"create"`
@@ -105,7 +114,7 @@ func (d *Database) GetTriggers(ctx *gsql.Context) ([]gsql.TriggerDefinition, err
 // statement (the table exists in this database, NEW and OLD are used as
 // the event allows) before it calls.
 func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefinition) error {
-	table, err := triggerTable(ctx, definition.CreateStatement, definition.SqlMode)
+	spec, err := parseTrigger(ctx, definition.CreateStatement, definition.SqlMode)
 	if err != nil {
 		return err
 	}
@@ -113,9 +122,17 @@ func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefin
 		if _, ok := c.trigger(d.def.ID, definition.Name); ok {
 			return mysql.NewSQLError(codeTriggerExists, stateGeneral, "%s", msgTriggerExists)
 		}
-		tdef, ok := c.table(d.def.ID, table)
+		tdef, ok := c.table(d.def.ID, spec.table)
 		if !ok {
-			return gsql.ErrTableNotFound.New(table)
+			return gsql.ErrTableNotFound.New(spec.table)
+		}
+		if spec.order != "" {
+			// GMS accepts any name here, then panics at every write
+			// to the table when it orders triggers by it.
+			ref, ok := c.trigger(d.def.ID, spec.order)
+			if !ok || !strings.EqualFold(ref.Table, tdef.Name) || ref.Timing != spec.timing || ref.Event != spec.event {
+				return mysql.NewSQLError(codeReferencedTriggerMissing, stateGeneral, msgReferencedTriggerMissing, spec.order)
+			}
 		}
 		id, err := nextCatalogID(ctx, k)
 		if err != nil {
@@ -125,6 +142,8 @@ func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefin
 			ID:        id,
 			Name:      definition.Name,
 			Table:     tdef.Name,
+			Timing:    spec.timing,
+			Event:     spec.event,
 			Create:    definition.CreateStatement,
 			CreatedAt: definition.CreatedAt,
 			SQLMode:   definition.SqlMode,
@@ -187,18 +206,34 @@ func parserOptions(sqlMode string) sqlparser.ParserOptions {
 	return gsql.NewSqlModeFromString(sqlMode).ParserOptions()
 }
 
-// triggerTable returns the name of the table a CREATE TRIGGER statement
-// is on.
-func triggerTable(ctx context.Context, create, sqlMode string) (string, error) {
+// triggerSpec is what a CREATE TRIGGER statement says besides its body.
+type triggerSpec struct {
+	// table is the name of the table the trigger is on; timing and event
+	// are lower-case.
+	table, timing, event string
+	// order is the trigger named by FOLLOWS or PRECEDES, if any.
+	order string
+}
+
+// parseTrigger parses a CREATE TRIGGER statement.
+func parseTrigger(ctx context.Context, create, sqlMode string) (triggerSpec, error) {
 	stmt, err := sqlparser.ParseWithOptions(ctx, create, parserOptions(sqlMode))
 	if err != nil {
-		return "", fmt.Errorf("parse trigger %q: %w", create, err)
+		return triggerSpec{}, fmt.Errorf("parse trigger %q: %w", create, err)
 	}
 	ddl, ok := stmt.(*sqlparser.DDL)
 	if !ok || ddl.TriggerSpec == nil {
-		return "", gsql.ErrTriggerCreateStatementInvalid.New(create)
+		return triggerSpec{}, gsql.ErrTriggerCreateStatementInvalid.New(create)
 	}
-	return ddl.Table.Name.String(), nil
+	spec := triggerSpec{
+		table:  ddl.Table.Name.String(),
+		timing: strings.ToLower(ddl.TriggerSpec.Time),
+		event:  strings.ToLower(ddl.TriggerSpec.Event),
+	}
+	if o := ddl.TriggerSpec.Order; o != nil {
+		spec.order = o.OtherTriggerName
+	}
+	return spec, nil
 }
 
 // retargetTrigger returns the CREATE TRIGGER statement create with the
@@ -249,8 +284,8 @@ func retargetTrigger(create, sqlMode, db, table string) (string, error) {
 	default:
 		out = create[:on] + " " + quoteIdentifier(table) + create[nameEnd:]
 	}
-	got, err := triggerTable(context.Background(), out, sqlMode)
-	if err != nil || got != table {
+	got, err := parseTrigger(context.Background(), out, sqlMode)
+	if err != nil || got.table != table {
 		// Never hand out a statement that names another table.
 		return "", gsql.ErrTriggerCreateStatementInvalid.New(out)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -155,6 +156,14 @@ func TestTriggerDDL(t *testing.T) {
 	c.fails("CREATE TRIGGER t_ai AFTER INSERT ON plain FOR EACH ROW BEGIN END", 1359, "Trigger already exists")
 	c.fails("CREATE TRIGGER T_AI AFTER INSERT ON t FOR EACH ROW BEGIN END", 1359, "Trigger already exists")
 	c.fails("CREATE TRIGGER nt AFTER INSERT ON missing FOR EACH ROW BEGIN END", 1146, "table not found: missing")
+	// FOLLOWS and PRECEDES name a trigger of the same table, time and
+	// event (GMS would store any name and then fail every write).
+	const noRef = "Referenced trigger '%s' for the given action time and event type does not exist."
+	c.fails("CREATE TRIGGER bad AFTER INSERT ON t FOR EACH ROW FOLLOWS nope BEGIN END", 3011, fmt.Sprintf(noRef, "nope"))
+	c.fails("CREATE TRIGGER bad AFTER INSERT ON t FOR EACH ROW FOLLOWS t_bi BEGIN END", 3011, fmt.Sprintf(noRef, "t_bi"))
+	c.fails("CREATE TRIGGER bad AFTER UPDATE ON t FOR EACH ROW PRECEDES t_ai BEGIN END", 3011, fmt.Sprintf(noRef, "t_ai"))
+	c.fails("CREATE TRIGGER bad AFTER INSERT ON plain FOR EACH ROW PRECEDES t_ai BEGIN END", 3011, fmt.Sprintf(noRef, "t_ai"))
+	c.exec("INSERT INTO plain VALUES (9, 9)", "DELETE FROM plain")
 	c.fails("DROP TRIGGER nope", 1360, "Trigger does not exist")
 	c.exec("DROP TRIGGER IF EXISTS nope")
 	c.want("SHOW WARNINGS", "Note 1360 Trigger does not exist")

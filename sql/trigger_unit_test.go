@@ -46,8 +46,8 @@ func TestRetargetTrigger(t *testing.T) {
 			t.Errorf("retargetTrigger(%q, %q, %q):\n got %q, %v\nwant %q", c.create, c.db, c.table, got, err, c.want)
 			continue
 		}
-		if table, err := triggerTable(context.Background(), got, c.sqlMode); err != nil || table != c.table {
-			t.Errorf("%q is on %q (%v), want %q", got, table, err, c.table)
+		if spec, err := parseTrigger(context.Background(), got, c.sqlMode); err != nil || spec.table != c.table {
+			t.Errorf("%q is on %q (%v), want %q", got, spec.table, err, c.table)
 		}
 	}
 	for _, bad := range []string{"CREATE TABLE t (a INT)", "CREATE TRIGGER tr BEFORE INSERT ON", ""} {
