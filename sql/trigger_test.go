@@ -275,3 +275,47 @@ func mysqlError(err error) (*mysql.MySQLError, bool) {
 	ok := errors.As(err, &me)
 	return me, ok
 }
+
+// TestTriggerCreatedAfterPrepare: a statement prepared before another
+// session creates a trigger on its table runs the trigger, with the fast
+// path and without.
+func TestTriggerCreatedAfterPrepare(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		srv := startServer(t, fast)
+		ctx := context.Background()
+		if _, err := openDB(t, srv, "").Exec("CREATE DATABASE d"); err != nil {
+			t.Fatal(err)
+		}
+		db := openDB(t, srv, "d")
+		if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, k INT)"); err != nil {
+			t.Fatal(err)
+		}
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.PrepareContext(ctx, "INSERT INTO t (id, k) VALUES (?, ?)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Exec(1, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.k = NEW.k + 1000"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Exec(2, 2); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := c.QueryContext(ctx, "SELECT id, k FROM t ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := readRows(rows), [][]string{{"1", "1"}, {"2", "1002"}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("fast path %v: t = %v, want %v", fast, got, want)
+		}
+		rows.Close()
+		st.Close()
+		c.Close()
+	}
+}
