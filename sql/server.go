@@ -39,6 +39,16 @@ type Config struct {
 	// Addr is the host:port to listen on. Port 0 picks a free port (see
 	// Server.Addr). Default DefaultAddr.
 	Addr string
+	// Listener, when set, is where the server accepts connections
+	// instead: Addr is not used, and the server owns it from Open on
+	// (Close, or an Open that fails, closes it). A process that
+	// runs its own server can serve it connections that are not TCP
+	// sockets (an in-memory net.Pipe listener, as tests/sqllogic's
+	// in-process mode does), which also spares every statement GMS's
+	// check that a TCP client is still connected (a dup, a readlink of
+	// /proc and a close per statement; a KILL QUERY still stops a
+	// statement whose client went away). Default nil: listen on Addr.
+	Listener net.Listener
 	// DataDir holds the key-value store (DataDir/kv) and the timestamp
 	// oracle's window (DataDir/tso). Created if missing. Default
 	// DefaultDataDir, relative to the working directory.
@@ -118,7 +128,7 @@ type Server struct {
 func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	cfg = cfg.withDefaults()
 	// srv, not s: a failing return sets s to nil before this defer runs.
-	srv := &Server{cfg: cfg}
+	srv := &Server{cfg: cfg, listener: cfg.Listener}
 	s = srv
 	defer func() {
 		if err != nil {
@@ -157,9 +167,11 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 
-	s.listener, err = net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	if s.listener == nil {
+		s.listener, err = net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		}
 	}
 	if cfg.MaxConnections > 0 {
 		s.listener = &connLimitListener{Listener: s.listener, max: int64(cfg.MaxConnections)}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -34,6 +35,11 @@ type ServerOptions struct {
 	Keep bool
 	// Prefix starts every database name. Default "slt<pid>_".
 	Prefix string
+	// Dial, when set, makes the connections to the server instead of
+	// the driver's dialer (the network and address are the DSN's): an
+	// in-process server can be reached without a socket
+	// (inprocess.Start). Default nil: the driver dials the DSN.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // NewServerTarget connects to the server named by dsn, a go-sql-driver DSN
@@ -49,6 +55,7 @@ func NewServerTarget(ctx context.Context, dsn string, opts ServerOptions) (*Serv
 	// sends them.
 	cfg.ParseTime = false
 	cfg.MultiStatements = false
+	cfg.DialFunc = opts.Dial
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dsn %q: %w", dsn, err)

@@ -3,9 +3,7 @@ package sqllogic_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/percdb/percdb/tests/sqllogic"
 	"github.com/percdb/percdb/tests/sqllogic/slttest"
@@ -36,30 +34,5 @@ func TestServerTestdata(t *testing.T) {
 // TestServerRecordTimeout checks that a record that times out fails alone:
 // the session reconnects to the same database and the file goes on.
 func TestServerRecordTimeout(t *testing.T) {
-	target := serverTarget(t)
-	path := filepath.Join(t.TempDir(), "timeout.test")
-	err := os.WriteFile(path, []byte(`statement ok
-CREATE TABLE t1(a INTEGER)
-
-statement ok
-INSERT INTO t1 VALUES(7)
-
-query I nosort
-SELECT SLEEP(30)
-----
-0
-
-query I nosort
-SELECT a FROM t1
-----
-7
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sqllogic.Run(context.Background(), target, []string{path}, sqllogic.Options{RecordTimeout: 200 * time.Millisecond})
-	f := sum.Files[0]
-	if f.Counts != (sqllogic.Counts{OK: 3, Fail: 1}) || f.Failures[0].Class != "timeout" || f.Err != "" {
-		t.Fatalf("got %+v", f)
-	}
+	slttest.CheckRecordTimeout(t, serverTarget(t))
 }

@@ -1,6 +1,11 @@
 // Package inprocess starts a percdb server inside the running process, on a
-// fresh store and a free local port, as a sqllogic.Target: the runner then
-// needs no server set up beforehand and no DSN.
+// fresh store, as a sqllogic.Target: the runner then needs no server set up
+// beforehand and no DSN. The runner's connections reach the server over
+// in-memory pipes rather than a TCP port: the MySQL protocol is the same,
+// byte for byte, without the system calls of a socket and GMS's check,
+// with every statement, that a TCP client is still connected. (A record
+// that times out is stopped by the runner's KILL QUERY, as on any
+// server.)
 //
 // It is a package of its own so that the runner (package sqllogic) does not
 // depend on percdb and can be pointed at any MySQL-protocol server.
@@ -33,12 +38,13 @@ type Server struct {
 	tmp    string
 }
 
-// Start opens percdb on a fresh store, listening on a free port of
-// 127.0.0.1, and connects a target to it. Writes are not synced: the store
-// is thrown away on Close.
+// Start opens percdb on a fresh store, serving connections over in-memory
+// pipes, and connects a target to it. Writes are not synced: the store is
+// thrown away on Close.
 func Start(ctx context.Context, opts Options) (s *Server, err error) {
 	s = &Server{served: make(chan error, 1)}
-	cfg := sql.Config{Addr: "127.0.0.1:0", KV: kv.Options{SyncWrites: kv.SyncNone}}
+	pipes := newPipeListener()
+	cfg := sql.Config{Listener: pipes, KV: kv.Options{SyncWrites: kv.SyncNone}}
 	if opts.Dir == "" {
 		cfg.KV.InMemory = true
 	}
@@ -58,8 +64,9 @@ func Start(ctx context.Context, opts Options) (s *Server, err error) {
 		return s, fmt.Errorf("start percdb: %w", err)
 	}
 	go func() { s.served <- s.srv.Serve() }()
-	dsn := fmt.Sprintf("root@tcp(%s)/", s.srv.Addr())
-	if s.ServerTarget, err = sqllogic.NewServerTarget(ctx, dsn, sqllogic.ServerOptions{}); err != nil {
+	// The DSN's address is not dialled: pipes.Dial makes the connections.
+	dsn := "root@tcp(percdb-in-process)/"
+	if s.ServerTarget, err = sqllogic.NewServerTarget(ctx, dsn, sqllogic.ServerOptions{Dial: pipes.Dial}); err != nil {
 		return s, fmt.Errorf("connect to in-process percdb: %w", err)
 	}
 	return s, nil

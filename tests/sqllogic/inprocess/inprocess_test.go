@@ -41,6 +41,14 @@ func TestTestdata(t *testing.T) {
 	slttest.RunFiles(t, start(t, Options{}), "../testdata/*.test", slttest.Options{KnownFailures: "../known_failures.txt"})
 }
 
+// TestRecordTimeout checks that a record that times out fails alone on the
+// in-process server too, whose connections are pipes: the runner's KILL
+// QUERY stops the statement (GMS's check for a closed TCP client does not
+// run on them), and the file goes on on a new connection.
+func TestRecordTimeout(t *testing.T) {
+	slttest.CheckRecordTimeout(t, start(t, Options{}))
+}
+
 // TestOnDisk checks that the store-on-disk variant serves and that Close
 // removes the store.
 func TestOnDisk(t *testing.T) {

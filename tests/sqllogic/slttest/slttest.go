@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/percdb/percdb/tests/sqllogic"
 )
@@ -114,4 +115,39 @@ func ReadKnownFailures(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("known failures %s: %w", path, err)
 	}
 	return known, nil
+}
+
+// recordTimeoutFile blocks in its third record: a server that supports
+// SLEEP() holds it for 30 s.
+const recordTimeoutFile = `statement ok
+CREATE TABLE t1(a INTEGER)
+
+statement ok
+INSERT INTO t1 VALUES(7)
+
+query I nosort
+SELECT SLEEP(30)
+----
+0
+
+query I nosort
+SELECT a FROM t1
+----
+7
+`
+
+// CheckRecordTimeout checks that a record that runs past the record
+// timeout fails alone on target: the runner stops it, reconnects to the
+// file's database, and the file goes on.
+func CheckRecordTimeout(t testing.TB, target sqllogic.Target) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "timeout.test")
+	if err := os.WriteFile(path, []byte(recordTimeoutFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sqllogic.Run(context.Background(), target, []string{path}, sqllogic.Options{RecordTimeout: 200 * time.Millisecond})
+	f := sum.Files[0]
+	if f.Counts != (sqllogic.Counts{OK: 3, Fail: 1}) || f.Failures[0].Class != "timeout" || f.Err != "" {
+		t.Fatalf("got %+v", f)
+	}
 }
