@@ -23,6 +23,7 @@ import (
 //	m:c:t:<dbID><name>     TableDef (JSON), dbID 8 bytes big-endian
 //	m:c:v:<dbID><name>     ViewDef (JSON)
 //	m:c:g:<dbID><name>     TriggerDef (JSON), see trigger.go
+//	m:c:p:<dbID><name>     ProcedureDef (JSON), see routines.go
 //	m:a:<tableID><kind>    an ID allocator's high-water mark (autoinc.go)
 //
 // Everything under "m:c:" is loaded by one scan; the allocator keys sit
@@ -35,6 +36,7 @@ var (
 	prefixTable      = []byte("m:c:t:")
 	prefixView       = []byte("m:c:v:")
 	prefixTrigger    = []byte("m:c:g:")
+	prefixProcedure  = []byte("m:c:p:")
 	prefixAllocators = []byte("m:a:")
 )
 
@@ -207,17 +209,20 @@ type catalogData struct {
 	dbs     map[string]*DatabaseDef
 	tables  map[int64]map[string]*TableDef
 	views   map[int64]map[string]*ViewDef
-	// triggers are keyed by database ID, then lower-cased trigger name.
-	triggers map[int64]map[string]*TriggerDef
+	// triggers and procedures are keyed by database ID, then lower-cased
+	// name.
+	triggers   map[int64]map[string]*TriggerDef
+	procedures map[int64]map[string]*ProcedureDef
 }
 
 func newCatalogData(version uint64) *catalogData {
 	return &catalogData{
-		version:  version,
-		dbs:      make(map[string]*DatabaseDef),
-		tables:   make(map[int64]map[string]*TableDef),
-		views:    make(map[int64]map[string]*ViewDef),
-		triggers: make(map[int64]map[string]*TriggerDef),
+		version:    version,
+		dbs:        make(map[string]*DatabaseDef),
+		tables:     make(map[int64]map[string]*TableDef),
+		views:      make(map[int64]map[string]*ViewDef),
+		triggers:   make(map[int64]map[string]*TriggerDef),
+		procedures: make(map[int64]map[string]*ProcedureDef),
 	}
 }
 
@@ -236,6 +241,9 @@ func (c *catalogData) clone() *catalogData {
 	}
 	for db, m := range c.triggers {
 		n.triggers[db] = cloneMap(m)
+	}
+	for db, m := range c.procedures {
+		n.procedures[db] = cloneMap(m)
 	}
 	return n
 }
@@ -363,6 +371,13 @@ func (c *catalogData) decodeEntry(key, value []byte) error {
 			return err
 		}
 		c.putTrigger(dbID, &t)
+	case hasPrefix(key, prefixProcedure):
+		var p ProcedureDef
+		dbID, err := decodeInDatabase(key, value, prefixProcedure, "procedure", &p)
+		if err != nil {
+			return err
+		}
+		putNamed(c.procedures, dbID, p.Name, &p)
 	default:
 		return fmt.Errorf("unknown catalog key %q", key)
 	}

@@ -115,6 +115,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrCheckConstraintViolated, 3819, "HY000"), // ER_CHECK_CONSTRAINT_VIOLATED
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),   // ER_SP_DOES_NOT_EXIST
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
+	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
 }
 
 // kindMessage is kindCode with MySQL's message instead of GMS's.

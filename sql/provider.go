@@ -115,7 +115,8 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 }
 
 // DropDatabase implements sql.MutableDatabaseProvider: the database's
-// tables (with their rows and indexes), views and triggers go with it.
+// tables (with their rows and indexes), views, triggers and stored
+// procedures go with it.
 func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 	tx, err := transactionOf(ctx)
 	if err != nil {
@@ -134,7 +135,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		if err := deleteRange(ctx, k, tablesPrefix(def.ID), tablecodec.PrefixNext(tablesPrefix(def.ID))); err != nil {
 			return err
 		}
-		for _, prefix := range [][]byte{viewsPrefix(def.ID), triggersPrefix(def.ID)} {
+		for _, prefix := range [][]byte{viewsPrefix(def.ID), triggersPrefix(def.ID), proceduresPrefix(def.ID)} {
 			if err := deleteRange(ctx, k, prefix, tablecodec.PrefixNext(prefix)); err != nil {
 				return err
 			}
@@ -146,6 +147,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		delete(c.tables, def.ID)
 		delete(c.views, def.ID)
 		delete(c.triggers, def.ID)
+		delete(c.procedures, def.ID)
 		return nil
 	}))
 }

@@ -1,43 +1,140 @@
 package sql
 
 import (
+	"encoding/binary"
+	"fmt"
+	"strings"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/txn"
 )
 
-// percdb stores no stored procedures or events (triggers: trigger.go). A
-// Database still implements GMS's interfaces for them, answering "none" to
-// the reads and refusing the writes: once accounts are on, GMS wraps every
-// database in a mysql_db.PrivilegedDatabase, which claims all of these
-// interfaces and fails every call the wrapped database does not implement.
+// Stored procedures, like triggers, are GMS's to parse, plan and run
+// (CREATE and DROP PROCEDURE, CALL, SHOW CREATE PROCEDURE, SHOW PROCEDURE
+// STATUS, information_schema.ROUTINES): percdb keeps each one's CREATE
+// PROCEDURE statement in the catalog, changed in the DDL's transaction,
+// and refuses a second procedure of the same name (1304), which GMS leaves
+// to the backend. A CALL's statements run in the caller's transaction.
+//
+// percdb stores no events. A Database still implements GMS's interface for
+// them, answering "none" to the reads and refusing the writes: once
+// accounts are on, GMS wraps every database in a
+// mysql_db.PrivilegedDatabase, which claims the interface and fails every
+// call the wrapped database does not implement.
 var (
 	_ gsql.StoredProcedureDatabase = (*Database)(nil)
 	_ gsql.EventDatabase           = (*Database)(nil)
 )
 
-// GetStoredProcedure implements gsql.StoredProcedureDatabase: there are
-// none.
-func (d *Database) GetStoredProcedure(*gsql.Context, string) (gsql.StoredProcedureDetails, bool, error) {
-	return gsql.StoredProcedureDetails{}, false, nil
+// MySQL's errors for stored procedures.
+const (
+	codeProcedureExists       = 1304 // ER_SP_ALREADY_EXISTS
+	codeProcedureDoesNotExist = 1305 // ER_SP_DOES_NOT_EXIST
+	stateSyntax               = "42000"
+)
+
+// ProcedureDef is the stored definition of a stored procedure.
+type ProcedureDef struct {
+	Name string `json:"name"`
+	// Create is the CREATE PROCEDURE statement as the client sent it.
+	Create     string    `json:"create"`
+	CreatedAt  time.Time `json:"created_at"`
+	ModifiedAt time.Time `json:"modified_at"`
+	// SQLMode is the sql_mode the statement was parsed under.
+	SQLMode string `json:"sql_mode,omitempty"`
 }
 
-// GetStoredProcedures implements gsql.StoredProcedureDatabase: there are
-// none.
-func (d *Database) GetStoredProcedures(*gsql.Context) ([]gsql.StoredProcedureDetails, error) {
-	return nil, nil
+func (p *ProcedureDef) toGMS() gsql.StoredProcedureDetails {
+	return gsql.StoredProcedureDetails{
+		Name:            p.Name,
+		CreateStatement: p.Create,
+		CreatedAt:       p.CreatedAt,
+		ModifiedAt:      p.ModifiedAt,
+		SqlMode:         p.SQLMode,
+	}
 }
 
-// SaveStoredProcedure implements gsql.StoredProcedureDatabase: not
-// supported.
-func (d *Database) SaveStoredProcedure(*gsql.Context, gsql.StoredProcedureDetails) error {
-	return gsql.ErrStoredProceduresNotSupported.New(d.Name())
+// GetStoredProcedure implements sql.StoredProcedureDatabase.
+func (d *Database) GetStoredProcedure(ctx *gsql.Context, name string) (gsql.StoredProcedureDetails, bool, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return gsql.StoredProcedureDetails{}, false, err
+	}
+	p, ok := cat.procedures[d.def.ID][strings.ToLower(name)]
+	if !ok {
+		return gsql.StoredProcedureDetails{}, false, nil
+	}
+	return p.toGMS(), true, nil
 }
 
-// DropStoredProcedure implements gsql.StoredProcedureDatabase: not
-// supported.
-func (d *Database) DropStoredProcedure(*gsql.Context, string) error {
-	return gsql.ErrStoredProceduresNotSupported.New(d.Name())
+// GetStoredProcedures implements sql.StoredProcedureDatabase: the
+// database's procedures in name order.
+func (d *Database) GetStoredProcedures(ctx *gsql.Context) ([]gsql.StoredProcedureDetails, error) {
+	_, cat, err := d.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defs := sortedByName(cat.procedures[d.def.ID], func(p *ProcedureDef) string { return p.Name })
+	out := make([]gsql.StoredProcedureDetails, len(defs))
+	for i, p := range defs {
+		out[i] = p.toGMS()
+	}
+	return out, nil
+}
+
+// SaveStoredProcedure implements sql.StoredProcedureDatabase.
+func (d *Database) SaveStoredProcedure(ctx *gsql.Context, spd gsql.StoredProcedureDetails) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		if _, ok := c.procedures[d.def.ID][strings.ToLower(spd.Name)]; ok {
+			return mysql.NewSQLError(codeProcedureExists, stateSyntax, "PROCEDURE %s already exists", spd.Name)
+		}
+		p := &ProcedureDef{
+			Name:       spd.Name,
+			Create:     spd.CreateStatement,
+			CreatedAt:  spd.CreatedAt,
+			ModifiedAt: spd.ModifiedAt,
+			SQLMode:    spd.SqlMode,
+		}
+		if err := putJSON(k, procedureKey(d.def.ID, p.Name), p); err != nil {
+			return err
+		}
+		putNamed(c.procedures, d.def.ID, p.Name, p)
+		return nil
+	})
+}
+
+// DropStoredProcedure implements sql.StoredProcedureDatabase. A missing
+// procedure is GMS's ErrStoredProcedureDoesNotExist, which GMS turns into
+// success under DROP PROCEDURE IF EXISTS (with MySQL's note, added here)
+// and which reaches the client as 1305 otherwise (errors.go).
+func (d *Database) DropStoredProcedure(ctx *gsql.Context, name string) error {
+	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+		p, ok := c.procedures[d.def.ID][strings.ToLower(name)]
+		if !ok {
+			ctx.Session.Warn(&gsql.Warning{
+				Level:   "Note",
+				Code:    codeProcedureDoesNotExist,
+				Message: fmt.Sprintf("PROCEDURE %s.%s does not exist", d.def.Name, name),
+			})
+			return gsql.ErrStoredProcedureDoesNotExist.New(name)
+		}
+		if err := k.Delete(procedureKey(d.def.ID, p.Name)); err != nil {
+			return fmt.Errorf("drop procedure %q: %w", name, err)
+		}
+		delete(c.procedures[d.def.ID], strings.ToLower(p.Name))
+		return nil
+	})
+}
+
+func proceduresPrefix(dbID int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixProcedure...), uint64(dbID))
+}
+
+func procedureKey(dbID int64, name string) []byte {
+	return append(proceduresPrefix(dbID), strings.ToLower(name)...)
 }
 
 // GetEvent implements gsql.EventDatabase: there are none.
