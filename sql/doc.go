@@ -55,8 +55,9 @@
 // # Catalog
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
-// constraints) and views are JSON definitions under the meta prefix "m"
-// (catalog.go). A DDL statement changes them in its own transaction, with
+// constraints), views, triggers and stored procedures are JSON definitions
+// under the meta prefix "m" (catalog.go; GMS parses and runs triggers and
+// procedures from their stored statements, trigger.go, routines.go). A DDL statement changes them in its own transaction, with
 // the data it moves (an index backfill, a table rewrite, the rows of a
 // dropped table), and bumps the schema version key, so concurrent DDLs
 // conflict and every node sees the change atomically. Each transaction
