@@ -62,3 +62,23 @@ func TestFloor(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		flag  int
+		given bool
+		env   string
+		want  int
+		set   bool
+	}{
+		{defaultGOGC, false, "", defaultGOGC, true},
+		{defaultGOGC, false, "100", 0, false},
+		{50, true, "100", 50, true},
+		{-1, true, "", -1, true},
+	} {
+		got, set := gcPercent(tc.flag, tc.given, tc.env)
+		if got != tc.want || set != tc.set {
+			t.Errorf("gcPercent(%d, %v, %q) = %d, %v; want %d, %v", tc.flag, tc.given, tc.env, got, set, tc.want, tc.set)
+		}
+	}
+}
