@@ -19,10 +19,13 @@ func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
 		AddPostValidationRule(explainMax1RowRuleID, explainMax1Row).
 		Build()
 	// GMS's builder adds rules only around its batches; the join order
-	// must be settled right before GMS plans the joins. Without the rule
-	// (a GMS whose rule has another name) many-table joins are slow, not
-	// wrong: TestGreedyJoinOrderInstalled catches that.
-	insertBeforeRule(a, "optimizeJoins", analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
+	// must be settled right before GMS plans the joins, and nested-loop
+	// inputs cached where GMS caches its own. Without them (a GMS whose
+	// rules have other names) joins are slow, not wrong:
+	// TestManyTableJoin and TestNestedLoopJoinCache catch that.
+	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
+	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
+	a.Catalog.StatsProvider = newTableStats()
 	return a
 }
 
