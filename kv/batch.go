@@ -17,6 +17,9 @@ import (
 // every replica, and the commands do not change.
 type writeBatch struct {
 	ops []batchOp
+	// lockPuts and lockDels are the user keys whose lock the batch writes
+	// and deletes, for the store's lockSet.
+	lockPuts, lockDels [][]byte
 }
 
 // batchOp is one write; value is nil for a delete.
@@ -36,10 +39,14 @@ func (b *writeBatch) del(key []byte) { b.ops = append(b.ops, batchOp{key: key, d
 // putLock writes key's lock record.
 func (b *writeBatch) putLock(key []byte, l *txntypes.Lock) {
 	b.put(keyspace.LockKey(key), l.Encode())
+	b.lockPuts = append(b.lockPuts, key)
 }
 
 // delLock deletes key's lock record.
-func (b *writeBatch) delLock(key []byte) { b.del(keyspace.LockKey(key)) }
+func (b *writeBatch) delLock(key []byte) {
+	b.del(keyspace.LockKey(key))
+	b.lockDels = append(b.lockDels, key)
+}
 
 // putWrite writes key's write record at commitTS.
 func (b *writeBatch) putWrite(key []byte, commitTS uint64, w *txntypes.Write) {
@@ -62,21 +69,25 @@ func (b *writeBatch) empty() bool { return len(b.ops) == 0 }
 // an error, none of it may be assumed written. Implementations are safe for
 // concurrent use; the store calls apply while holding the latches of the
 // keys the batch touches, so batches on the same key are applied in the
-// order the commands decided them.
+// order the commands decided them. An applier keeps the store's lockSet
+// in step with the lock space it writes (lockSet.beforeApply and
+// afterApply around each batch).
 type applier interface {
 	apply(ctx context.Context, wb *writeBatch) error
 }
 
 // pebbleApplier is the single-node applier: it commits the batch to the
-// local Pebble instance, waiting for the WAL sync when sync is set.
+// local Pebble instance, waiting for the WAL sync when sync is set, and
+// keeps locks (nil: none to keep) in step.
 type pebbleApplier struct {
-	db   *pebble.DB
-	opts *pebble.WriteOptions
+	db    *pebble.DB
+	opts  *pebble.WriteOptions
+	locks *lockSet
 }
 
-// newPebbleApplier returns an applier over db.
-func newPebbleApplier(db *pebble.DB, sync bool) *pebbleApplier {
-	return &pebbleApplier{db: db, opts: &pebble.WriteOptions{Sync: sync}}
+// newPebbleApplier returns an applier over db that maintains locks.
+func newPebbleApplier(db *pebble.DB, sync bool, locks *lockSet) *pebbleApplier {
+	return &pebbleApplier{db: db, opts: &pebble.WriteOptions{Sync: sync}, locks: locks}
 }
 
 func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
@@ -86,6 +97,20 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("apply %d writes: %w", len(wb.ops), err)
 	}
+	if a.locks != nil {
+		a.locks.beforeApply(wb)
+	}
+	if err := a.commit(wb); err != nil {
+		return err
+	}
+	if a.locks != nil {
+		a.locks.afterApply(wb)
+	}
+	return nil
+}
+
+// commit writes wb to Pebble in one batch.
+func (a *pebbleApplier) commit(wb *writeBatch) error {
 	b := a.db.NewBatch()
 	defer b.Close()
 	for _, op := range wb.ops {

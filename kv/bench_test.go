@@ -18,33 +18,70 @@ func openBenchStore(b *testing.B, sync SyncMode) *Store {
 	return s
 }
 
-// BenchmarkGet reads a committed short value (in the write record), warm.
+// BenchmarkGet reads a committed short value (in the write record), warm:
+// from the memtable, and from sstables after a flush (as a server reads
+// most rows).
 func BenchmarkGet(b *testing.B) {
+	for _, flushed := range []bool{false, true} {
+		name := "memtable"
+		if flushed {
+			name = "sstable"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, rc, keys := loadBenchKeys(b, 1000, flushed)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v, err := s.Get(ctx, rc, keys[i%len(keys)], 30)
+				if err != nil || v == nil {
+					b.Fatal(v, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBatchGet reads 4 committed short values at once from sstables.
+func BenchmarkBatchGet(b *testing.B) {
+	s, rc, keys := loadBenchKeys(b, 1000, true)
 	ctx := context.Background()
-	s := openBenchStore(b, SyncNone)
-	rc := s.Regions()[0].Ctx()
-	const keys = 1000
-	var muts []Mutation
-	var all [][]byte
-	for i := 0; i < keys; i++ {
-		k := []byte(fmt.Sprintf("t1_r%08d", i))
-		muts = append(muts, Mutation{Op: OpPut, Key: k, Value: []byte("a short row value of some 40 bytes......")})
-		all = append(all, k)
-	}
-	if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: all[0], StartTS: 10, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-		b.Fatal(resp, err)
-	}
-	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: all, StartTS: 10, CommitTS: 20}); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		v, err := s.Get(ctx, rc, all[i%keys], 30)
-		if err != nil || v == nil {
-			b.Fatal(v, err)
+		j := (i * 4) % len(keys)
+		pairs, err := s.BatchGet(ctx, rc, keys[j:j+4], 30)
+		if err != nil || len(pairs) != 4 {
+			b.Fatal(pairs, err)
 		}
 	}
+}
+
+// loadBenchKeys opens an on-disk store and commits n keys with 40-byte
+// values at 20, flushing the memtable to sstables when flush is set.
+func loadBenchKeys(b *testing.B, n int, flush bool) (*Store, RegionCtx, [][]byte) {
+	ctx := context.Background()
+	s := openBenchStore(b, SyncNone)
+	rc := s.Regions()[0].Ctx()
+	var muts []Mutation
+	var keys [][]byte
+	for i := 0; i < n; i++ {
+		k := []byte(fmt.Sprintf("t1_r%08d", i))
+		muts = append(muts, Mutation{Op: OpPut, Key: k, Value: []byte("a short row value of some 40 bytes......")})
+		keys = append(keys, k)
+	}
+	if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: 10, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+		b.Fatal(resp, err)
+	}
+	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: 10, CommitTS: 20}); err != nil {
+		b.Fatal(err)
+	}
+	if flush {
+		if err := s.db.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, rc, keys
 }
 
 // BenchmarkPrewriteCommit runs whole two-phase transactions of 1 and 10

@@ -26,6 +26,17 @@ func newTestOracle() *testOracle {
 
 func (o *testOracle) next() uint64 { return o.last.Add(1) }
 
+// pass makes every later timestamp exceed ts, as a real oracle's do once
+// a calculated (1PC) commit timestamp ts is in use.
+func (o *testOracle) pass(ts uint64) {
+	for {
+		cur := o.last.Load()
+		if cur >= ts || o.last.CompareAndSwap(cur, ts) {
+			return
+		}
+	}
+}
+
 // TestConcurrentTransfers runs transfers between accounts, half of them
 // committed in one phase, against readers. Under snapshot isolation every
 // snapshot sums to the initial total, and two reads at the same timestamp

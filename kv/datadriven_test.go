@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +38,10 @@ import (
 //	regions
 //	update_max_read_ts ts=<ts>
 //	max_read_ts               print each region's max_read_ts
+//	lock_set                  print the keys the store's lock set holds
 //
+// After every command the runner checks that the lock set holds exactly
+// the keys of the lock space (lockSet), failing the test otherwise.
 // Every command that takes keys routes to the region of its first key,
 // unless region=<id> [version=<v>] names the RegionCtx to send.
 func TestDataDriven(t *testing.T) {
@@ -55,6 +59,9 @@ type scriptRunner struct {
 func (h *scriptRunner) run(t *testing.T, d *datadriven.TestData) string {
 	ctx := context.Background()
 	out, err := h.exec(ctx, t, d)
+	if set, space := h.lockSetKeys(), h.lockSpaceKeys(t); set != space {
+		t.Fatalf("%s: after %s: lock set holds\n%s\nbut the lock space\n%s", d.Pos, d.Cmd, set, space)
+	}
 	if err != nil {
 		return fmtErr(err) + "\n"
 	}
@@ -183,6 +190,11 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 	case "update_max_read_ts":
 		h.s.UpdateMaxReadTS(tsArg(t, d, "ts"))
 		return "", nil
+	case "lock_set":
+		if keys := h.lockSetKeys(); keys != "" {
+			return keys, nil
+		}
+		return "<empty>\n", nil
 	case "max_read_ts":
 		var b strings.Builder
 		h.s.regions.mu.RLock()
@@ -271,6 +283,50 @@ func (h *scriptRunner) dump(t *testing.T) string {
 	}
 	if b.Len() == 0 {
 		return "<empty>\n"
+	}
+	return b.String()
+}
+
+// lockSetKeys returns the keys the store's lock set holds, sorted, one
+// per line.
+func (h *scriptRunner) lockSetKeys() string {
+	var keys []string
+	for i := range h.s.locks.shards {
+		sh := &h.s.locks.shards[i]
+		sh.mu.Lock()
+		if int64(len(sh.keys)) != sh.n.Load() || sh.seq.Load()%2 != 0 {
+			keys = append(keys, fmt.Sprintf("shard %d: %d keys, count %d, seq %d", i, len(sh.keys), sh.n.Load(), sh.seq.Load()))
+		}
+		for k := range sh.keys {
+			keys = append(keys, strconv.Quote(k))
+		}
+		sh.mu.Unlock()
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintln(&b, k)
+	}
+	return b.String()
+}
+
+// lockSpaceKeys returns the keys of the lock space, sorted, one per line,
+// as lockSetKeys prints them.
+func (h *scriptRunner) lockSpaceKeys(t *testing.T) string {
+	var keys []string
+	r := newMVCCReader(h.s.db)
+	defer r.close()
+	err := r.locks(nil, nil, func(key []byte, _ *txntypes.Lock) bool {
+		keys = append(keys, strconv.Quote(string(key)))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintln(&b, k)
 	}
 	return b.String()
 }

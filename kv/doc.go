@@ -82,6 +82,23 @@
 // store will propose it through raft instead, without touching the
 // commands.
 //
+// # The lock set
+//
+// Nearly every key a read asks for has no lock, and the Pebble lookup
+// that says so misses through every level: it was about 45% of a point
+// read. So the store keeps in memory the set of keys that hold a lock
+// (lockset.go), rebuilt from the lock space at open and maintained by the
+// applier around each batch it applies: a lock's key is added before the
+// batch that writes the lock is applied and removed after the batch that
+// deletes it is, so the set never lacks a lock Pebble holds. A command
+// holding a key's latch trusts the set on that key outright. Get and
+// BatchGet probe the set without latches; each shard of the set counts its
+// changes, and a read whose keys were absent at the probe, in shards that
+// did not change until its Pebble reads were done, skips the lock space
+// (one key is then read with one iterator over the database, several in
+// one snapshot). Any other read, or one whose shard changed, reads the
+// locks from a snapshot as before.
+//
 // # Regions and max_read_ts
 //
 // Even a single store serves its key space as regions: descriptors (id,

@@ -24,6 +24,10 @@ import (
 // until compaction removes them, while Get stops at the key.
 type mvccReader struct {
 	src pebble.Reader
+	// lockSet, when set, is exact on every key the reader is asked for
+	// (the caller holds their latches): lock skips the lookup of a key the
+	// set lacks.
+	lockSet *lockSet
 	// iter walks the write space; opened on first use.
 	iter *pebble.Iterator
 }
@@ -74,6 +78,9 @@ func (r *mvccReader) exact(k []byte) ([]byte, error) {
 
 // lock returns key's lock, or nil if it has none.
 func (r *mvccReader) lock(key []byte) (*txntypes.Lock, error) {
+	if r.lockSet != nil && !r.lockSet.has(key) {
+		return nil, nil
+	}
 	v, err := r.exact(keyspace.LockKey(key))
 	if err != nil || v == nil {
 		return nil, err
@@ -117,8 +124,9 @@ func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *t
 	if err != nil {
 		return err
 	}
-	prefix := keyspace.WritePrefix(key)
-	for ok := iter.SeekGE(keyspace.WriteKey(key, ts)); ok; ok = iter.Next() {
+	seek := keyspace.WriteKey(key, ts)
+	prefix := seek[:len(seek)-8] // keyspace.WritePrefix(key)
+	for ok := iter.SeekGE(seek); ok; ok = iter.Next() {
 		k := iter.Key()
 		if !bytes.HasPrefix(k, prefix) {
 			break

@@ -73,8 +73,8 @@ func (s *Store) scanLocksOf(startTS uint64, start, end []byte, limit int) (keys 
 	if len(end) == 0 {
 		end = nil
 	}
-	if err := s.enter("scan locks"); err != nil {
-		return nil, nil, err
+	if err := s.enter(); err != nil {
+		return nil, nil, fmt.Errorf("scan locks: %w", err)
 	}
 	defer s.exit()
 	r := newMVCCReader(s.db)

@@ -118,7 +118,10 @@ func TestCorruptRecord(t *testing.T) {
 	s := openTestStore(t)
 	rc := s.Regions()[0].Ctx()
 	var wb writeBatch
+	// A corrupt lock record, written as putLock writes one (so that the
+	// lock set knows of it).
 	wb.put(keyspace.LockKey([]byte("a")), []byte{'P', 0x7f})
+	wb.lockPuts = append(wb.lockPuts, []byte("a"))
 	wb.put(keyspace.WriteKey([]byte("b"), 5), []byte{'?'})
 	if err := s.applier.apply(ctx, &wb); err != nil {
 		t.Fatal(err)

@@ -41,24 +41,40 @@ type decoder struct {
 	what string // "lock" or "write", for error messages
 }
 
+// field names a field in decoding errors: a fixed field by name, or an
+// optional field (name empty) by its tag. It is formatted only when an
+// error is returned, so decoding allocates nothing for names.
+type field struct {
+	name string
+	tag  byte
+}
+
+func (f field) String() string {
+	if f.name != "" {
+		return f.name
+	}
+	return fmt.Sprintf("field %q", f.tag)
+}
+
 // uvarint reads one uvarint.
-func (d *decoder) uvarint(field string) (uint64, error) {
+func (d *decoder) uvarint(f field) (uint64, error) {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
-		return 0, fmt.Errorf("%s record: %s: bad uvarint: %w", d.what, field, ErrCorrupt)
+		return 0, fmt.Errorf("%s record: %s: bad uvarint: %w", d.what, f, ErrCorrupt)
 	}
 	d.b = d.b[n:]
 	return v, nil
 }
 
 // bytes reads a uvarint length and that many bytes (copied).
-func (d *decoder) bytes(field string) ([]byte, error) {
-	n, err := d.uvarint(field + " length")
-	if err != nil {
-		return nil, err
+func (d *decoder) bytes(f field) ([]byte, error) {
+	n, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		return nil, fmt.Errorf("%s record: %s length: bad uvarint: %w", d.what, f, ErrCorrupt)
 	}
+	d.b = d.b[k:]
 	if n > uint64(len(d.b)) {
-		return nil, fmt.Errorf("%s record: %s: length %d, only %d bytes left: %w", d.what, field, n, len(d.b), ErrCorrupt)
+		return nil, fmt.Errorf("%s record: %s: length %d, only %d bytes left: %w", d.what, f, n, len(d.b), ErrCorrupt)
 	}
 	v := append([]byte{}, d.b[:n]...)
 	d.b = d.b[n:]
@@ -77,7 +93,7 @@ func (d *decoder) fields(fn func(tag byte, payload []byte) error) error {
 			return fmt.Errorf("%s record: field %q appears twice: %w", d.what, tag, ErrCorrupt)
 		}
 		seen[tag] = true
-		payload, err := d.bytes(fmt.Sprintf("field %q", tag))
+		payload, err := d.bytes(field{tag: tag})
 		if err != nil {
 			return err
 		}

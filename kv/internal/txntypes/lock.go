@@ -91,16 +91,16 @@ func DecodeLock(b []byte) (*Lock, error) {
 	}
 	d := decoder{b: b[1:], what: "lock"}
 	var err error
-	if l.Primary, err = d.bytes("primary"); err != nil {
+	if l.Primary, err = d.bytes(field{name: "primary"}); err != nil {
 		return nil, err
 	}
-	if l.StartTS, err = d.uvarint("start_ts"); err != nil {
+	if l.StartTS, err = d.uvarint(field{name: "start_ts"}); err != nil {
 		return nil, err
 	}
 	if l.StartTS == 0 {
 		return nil, fmt.Errorf("lock record: start_ts is 0: %w", ErrCorrupt)
 	}
-	if l.TTL, err = d.uvarint("ttl"); err != nil {
+	if l.TTL, err = d.uvarint(field{name: "ttl"}); err != nil {
 		return nil, err
 	}
 	err = d.fields(func(tag byte, payload []byte) error {

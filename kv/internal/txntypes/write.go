@@ -97,7 +97,7 @@ func DecodeWrite(b []byte) (*Write, error) {
 	}
 	d := decoder{b: b[1:], what: "write"}
 	var err error
-	if w.StartTS, err = d.uvarint("start_ts"); err != nil {
+	if w.StartTS, err = d.uvarint(field{name: "start_ts"}); err != nil {
 		return nil, err
 	}
 	if w.StartTS == 0 {
