@@ -71,23 +71,26 @@ func (b *writeBatch) empty() bool { return len(b.ops) == 0 }
 // keys the batch touches, so batches on the same key are applied in the
 // order the commands decided them. An applier keeps the store's lockSet
 // in step with the lock space it writes (lockSet.beforeApply and
-// afterApply around each batch).
+// afterApply around each batch), and tells the store's iterCache of each
+// batch applied, before the lock set forgets any lock.
 type applier interface {
 	apply(ctx context.Context, wb *writeBatch) error
 }
 
 // pebbleApplier is the single-node applier: it commits the batch to the
 // local Pebble instance, waiting for the WAL sync when sync is set, and
-// keeps locks (nil: none to keep) in step.
+// keeps locks and iters (either nil: none to keep) in step.
 type pebbleApplier struct {
 	db    *pebble.DB
 	opts  *pebble.WriteOptions
 	locks *lockSet
+	iters *iterCache
 }
 
-// newPebbleApplier returns an applier over db that maintains locks.
-func newPebbleApplier(db *pebble.DB, sync bool, locks *lockSet) *pebbleApplier {
-	return &pebbleApplier{db: db, opts: &pebble.WriteOptions{Sync: sync}, locks: locks}
+// newPebbleApplier returns an applier over db that maintains locks and
+// iters.
+func newPebbleApplier(db *pebble.DB, sync bool, locks *lockSet, iters *iterCache) *pebbleApplier {
+	return &pebbleApplier{db: db, opts: &pebble.WriteOptions{Sync: sync}, locks: locks, iters: iters}
 }
 
 func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
@@ -100,7 +103,13 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	if a.locks != nil {
 		a.locks.beforeApply(wb)
 	}
-	if err := a.commit(wb); err != nil {
+	err := a.commit(wb)
+	// Even a failed commit may have written something: iterators opened
+	// before are stale either way.
+	if a.iters != nil {
+		a.iters.applied()
+	}
+	if err != nil {
 		return err
 	}
 	if a.locks != nil {

@@ -94,10 +94,16 @@
 // holding a key's latch trusts the set on that key outright. Get and
 // BatchGet probe the set without latches; each shard of the set counts its
 // changes, and a read whose keys were absent at the probe, in shards that
-// did not change until its Pebble reads were done, skips the lock space
-// (one key is then read with one iterator over the database, several in
-// one snapshot). Any other read, or one whose shard changed, reads the
-// locks from a snapshot as before.
+// did not change until its Pebble reads were done, skips the lock space.
+// Any other read, or one whose shard changed, reads the locks from a
+// snapshot as before.
+//
+// Such a read seeks the write records with a cached iterator
+// (itercache.go): opening and closing a Pebble iterator cost about as much
+// as the seek. The applier bumps the cache's generation after every batch,
+// before the lock set forgets the locks the batch deleted, and an
+// iterator is reused only within the generation it was opened in, so it
+// sees every batch applied before the read began.
 //
 // # Regions and max_read_ts
 //

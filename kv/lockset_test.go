@@ -291,3 +291,41 @@ func TestReadsNeverMissALock(t *testing.T) {
 		t.Fatal("no read was checked")
 	}
 }
+
+// TestReadAfterCommitSeesIt checks that a read after a commit, two-phase
+// or one-phase, sees it although the read before it left a cached
+// iterator opened before the commit (iterCache).
+func TestReadAfterCommitSeesIt(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	rc := s.Regions()[0].Ctx()
+	k := []byte("k")
+	for i := 1; i <= 4; i++ {
+		v := []byte(strconv.Itoa(i))
+		start := uint64(10 * i)
+		req := &PrewriteRequest{Region: rc, Primary: k, StartTS: start, LockTTL: 1000,
+			Mutations: []Mutation{{Op: OpPut, Key: k, Value: v}}}
+		if i%2 == 0 {
+			req.TryOnePC, req.MaxCommitTS = true, start+5
+		}
+		resp, err := s.Prewrite(ctx, req)
+		if err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if resp.OnePCCommitTS == 0 {
+			if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: start, CommitTS: start + 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ts := range []uint64{start + 2, MaxTS} {
+			got, err := s.Get(ctx, rc, k, ts)
+			if err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("get at %d after commit %d: %q %v, want %q", ts, i, got, err, v)
+			}
+			kvs, err := s.BatchGet(ctx, rc, [][]byte{[]byte("j"), k}, ts)
+			if err != nil || len(kvs) != 1 || !bytes.Equal(kvs[0].Value, v) {
+				t.Fatalf("batch get at %d after commit %d: %v %v, want %q", ts, i, kvs, err, v)
+			}
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/percdb/percdb/kv/internal/keyspace"
 	"github.com/percdb/percdb/kv/internal/txntypes"
 )
@@ -71,9 +70,13 @@ func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version u
 // undefined, when that cannot be shown: the caller reads with
 // readLocked.
 //
-// One key is read with one iterator over the database, a consistent view
-// by itself (and a long value's data record, read after, never changes
-// once committed); several are read in one snapshot.
+// The keys are read with one iterator, a consistent view of the database,
+// from the store's iterCache: its view may predate the probes, but it
+// holds every batch applied before it was taken from the cache, and the
+// only batches it may miss are ones still being applied, which cannot have
+// removed a probed key from the lock set (the applier bumps the cache's
+// generation first); so it reads the probed keys as of an instant between
+// the probes and the re-checks.
 func (s *Store) readUnlocked(keys [][]byte, version uint64, vals [][]byte) (done bool, err error) {
 	var one [1]lockSetProbe
 	probes := one[:0]
@@ -90,14 +93,14 @@ func (s *Store) readUnlocked(keys [][]byte, version uint64, vals [][]byte) (done
 	if s.testingAfterProbe != nil {
 		s.testingAfterProbe()
 	}
-	var src pebble.Reader = s.db
-	if len(keys) > 1 {
-		snap := s.db.NewSnapshot()
-		defer snap.Close()
-		src = snap
+	ci, err := s.iters.get()
+	if err != nil {
+		return false, err
 	}
-	r := mvccReader{src: src}
-	defer r.close()
+	defer s.iters.put(ci)
+	// Write records come from the iterator's view; long values from the
+	// database (a committed value's data record never changes).
+	r := mvccReader{src: s.db, iter: ci.it}
 	for i, k := range keys {
 		if vals[i], err = r.value(k, version); err != nil {
 			return false, err

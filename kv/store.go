@@ -63,6 +63,9 @@ type Store struct {
 	memLocks *memLockTable
 	// locks records which keys hold a lock; the applier maintains it.
 	locks *lockSet
+	// iters keeps write-space iterators for latch-free reads; the applier
+	// tells it of every batch.
+	iters *iterCache
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -106,13 +109,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		cache.Unref()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}
+	iters := newIterCache(db)
 	s := &Store{
 		db:       db,
 		cache:    cache,
 		latches:  latch.New(opts.LatchSlots),
-		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks),
+		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters),
 		memLocks: newMemLockTable(),
 		locks:    locks,
+		iters:    iters,
 	}
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
 		_ = s.Close()
@@ -133,6 +138,7 @@ func (s *Store) Close() error {
 		return ErrClosed
 	}
 	s.closed = true
+	s.iters.close()
 	err := s.db.Close()
 	s.cache.Unref()
 	if err != nil {
