@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // Source issues ranges of timestamps: GetTimestamps returns the last of
@@ -31,6 +32,13 @@ type ClientOptions struct {
 	// since an oracle cannot issue more in one call. Default 10,000 (PD's
 	// client default).
 	MaxBatch uint32
+	// Timeout bounds one Source call: when it runs out, the callers the
+	// call serves fail with an error wrapping context.DeadlineExceeded,
+	// instead of waiting as long as a stuck Source does (a remote oracle
+	// that stopped answering, a disk that stopped syncing the oracle's
+	// window). Callers whose own context has no deadline rely on it.
+	// Default 3 s (PD's client default); negative: no bound.
+	Timeout time.Duration
 }
 
 // batch is the set of callers that one Source call serves. Callers join it
@@ -49,6 +57,7 @@ type batch struct {
 type BatchClient struct {
 	src      Source
 	maxBatch uint32
+	timeout  time.Duration // <= 0: none
 
 	mu sync.Mutex
 	// open is the batch that new callers join; nil until the next caller.
@@ -74,10 +83,14 @@ func NewBatchClient(src Source, opts ClientOptions) *BatchClient {
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 10000
 	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 3 * time.Second
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &BatchClient{
 		src:      src,
 		maxBatch: min(opts.MaxBatch, MaxCount),
+		timeout:  opts.Timeout,
 		wake:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -152,7 +165,7 @@ func (c *BatchClient) dispatch() {
 			if b == nil {
 				break
 			}
-			last, err := c.src.GetTimestamps(c.ctx, b.n)
+			last, err := c.call(b.n)
 			switch {
 			case err != nil:
 				b.err = fmt.Errorf("tso: get %d timestamps: %w", b.n, err)
@@ -164,6 +177,17 @@ func (c *BatchClient) dispatch() {
 			close(b.done)
 		}
 	}
+}
+
+// call makes one Source call for n timestamps, bounded by the client's
+// timeout.
+func (c *BatchClient) call(n uint32) (uint64, error) {
+	if c.timeout <= 0 {
+		return c.src.GetTimestamps(c.ctx, n)
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
+	defer cancel()
+	return c.src.GetTimestamps(ctx, n)
 }
 
 // failWaiting fails the batches not yet dispatched with ErrClosed.

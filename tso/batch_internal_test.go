@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // gatedSource issues timestamps from a counter and records the count of
@@ -194,6 +195,24 @@ func TestBatchClientCloseFailsWaiters(t *testing.T) {
 		t.Fatalf("after Close: %v, want ErrClosed", err)
 	}
 	c.Close()
+}
+
+// TestBatchClientTimeout: a Source that never answers fails its callers
+// with context.DeadlineExceeded after the client's Timeout, even callers
+// whose own context never ends, and the client serves the next callers.
+func TestBatchClientTimeout(t *testing.T) {
+	src := &gatedSource{gate: make(chan struct{})}
+	c := NewBatchClient(src, ClientOptions{Timeout: 20 * time.Millisecond})
+	defer c.Close()
+	if _, err := c.GetTimestamp(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("caller of a stuck Source: %v, want context.DeadlineExceeded", err)
+	}
+	src.mu.Lock()
+	src.gate = nil
+	src.mu.Unlock()
+	if ts, err := c.GetTimestamp(context.Background()); err != nil || ts == 0 {
+		t.Fatalf("after the Source recovered: %d, %v", ts, err)
+	}
 }
 
 type failingSource struct{ err error }

@@ -55,5 +55,8 @@
 // started, so its timestamp is issued after the caller asked for it: a
 // timestamp is never older than the request, which snapshot isolation needs
 // (a start_ts must be above the commit_ts of every transaction that finished
-// before the transaction began).
+// before the transaction began). Each Source call is bounded by
+// ClientOptions.Timeout (3 s, as PD's client): a Source that stops
+// answering fails the callers it serves instead of holding them, and the
+// transactions waiting for a timestamp end with an error.
 package tso
