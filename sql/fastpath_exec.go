@@ -243,7 +243,9 @@ func (r *fastRun) runSelect() fastOutcome {
 		keys = append(keys, k)
 	}
 
-	var rows [][]any
+	// One row, the common case, needs no allocation for the list.
+	var oneRow [1][]any
+	rows := oneRow[:0]
 	switch {
 	case pl.unique != nil:
 		row, found, err := r.uniqueRow(pl, reader, keys[0])
@@ -297,6 +299,7 @@ func (r *fastRun) runSelect() fastOutcome {
 	}
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
 	res := &sqltypes.Result{Fields: fields.fields, RowsAffected: uint64(len(rows))}
+	res.Rows = make([][]sqltypes.Value, 0, len(rows))
 	for _, row := range rows {
 		vals, err := server.RowToSQL(ctx, pl.schema, row, nil, nil)
 		if err != nil {

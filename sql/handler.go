@@ -92,8 +92,8 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		// A connection's first command creates its session.
 		s := h.sessions.get(c.ConnectionID)
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
-		done := h.begin(c, query)
-		err := done(ctx, fn())
+		h.begin(s, query)
+		err := h.end(ctx, c, s, fn())
 		if se, ok := err.(*mysql.SQLError); !retry || !ok || se.Num != codeDeadlock {
 			return err
 		}
@@ -208,29 +208,31 @@ func (h *handler) ComBinlogDumpGTID(c *mysql.Conn, logFile string, logPos uint64
 	return errNotReplicationSource("COM_BINLOG_DUMP_GTID")
 }
 
-// begin prepares the session for one statement and returns what must run
-// when it ends.
-func (h *handler) begin(c *mysql.Conn, query string) func(context.Context, error) error {
-	s := h.sessions.get(c.ConnectionID)
+// begin prepares the session s (nil before a connection's first command)
+// for one statement.
+func (h *handler) begin(s *Session, query string) {
 	if s != nil {
 		s.forUpdate = isSelectForUpdate(query)
 	}
-	return func(ctx context.Context, err error) error {
-		if s == nil {
-			// GMS created the session during the connection's first
-			// command; its transaction must be ended all the same.
-			if s = h.sessions.get(c.ConnectionID); s == nil {
-				return finishSQLError(err)
-			}
+}
+
+// end ends the statement begin prepared, whose outcome is err, and
+// returns the error for the client.
+func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error) error {
+	if s == nil {
+		// GMS created the session during the connection's first
+		// command; its transaction must be ended all the same.
+		if s = h.sessions.get(c.ConnectionID); s == nil {
+			return finishSQLError(err)
 		}
-		s.forUpdate = false
-		if err != nil {
-			s.statementFailed(ctx)
-		} else {
-			s.statementSucceeded()
-		}
-		return finishSQLError(err)
 	}
+	s.forUpdate = false
+	if err != nil {
+		s.statementFailed(ctx)
+	} else {
+		s.statementSucceeded()
+	}
+	return finishSQLError(err)
 }
 
 // isSelectForUpdate reports whether query locks what it reads: whether it
@@ -255,11 +257,14 @@ func isSelectForUpdate(query string) bool {
 	}
 }
 
-// indexFold is strings.Index, ASCII case-insensitive.
+// indexFold is strings.Index, ASCII case-insensitive, for a sub that
+// starts with a lower-case letter.
 func indexFold(s, sub string) int {
 	n := len(sub)
 	for i := 0; i+n <= len(s); i++ {
-		if strings.EqualFold(s[i:i+n], sub) {
+		// Compare the first byte before calling EqualFold: this runs on
+		// every statement.
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+n], sub) {
 			return i
 		}
 	}
