@@ -36,7 +36,7 @@ type scanCache struct {
 
 // scanKey names one range read: the table definition it was read with,
 // the index (0 for the rows themselves), the range, the direction and the
-// columns decoded.
+// columns decoded (projectionKey).
 type scanKey struct {
 	def        *TableDef
 	index      int64
@@ -45,16 +45,24 @@ type scanKey struct {
 	columns    string
 }
 
-func newScanKey(def *TableDef, index int64, kr keyRange, reverse bool, projection []int) scanKey {
-	var cols strings.Builder
+func newScanKey(def *TableDef, index int64, kr keyRange, reverse bool, columns string) scanKey {
+	return scanKey{def: def, index: index, start: string(kr.Start), end: string(kr.End), reverse: reverse, columns: columns}
+}
+
+// projectionKey spells the schema positions of a projection for a scan
+// key: "" for all columns, else "(" and each position followed by a
+// comma.
+func projectionKey(projection []int) string {
 	if projection == nil {
-		cols.WriteString("*")
+		return ""
 	}
+	var cols strings.Builder
+	cols.WriteByte('(')
 	for _, p := range projection {
 		cols.WriteString(strconv.Itoa(p))
 		cols.WriteByte(',')
 	}
-	return scanKey{def: def, index: index, start: string(kr.Start), end: string(kr.End), reverse: reverse, columns: cols.String()}
+	return cols.String()
 }
 
 // get returns the rows of key read earlier in statement pid.

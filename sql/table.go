@@ -25,6 +25,10 @@ type Table struct {
 	projection []int
 	projected  gsql.Schema
 	projNames  []string
+	// scanColumns names the projection in scan cache keys (see
+	// projectionKey), spelled once per projection rather than once per
+	// range read.
+	scanColumns string
 }
 
 var (
@@ -112,6 +116,7 @@ func (t *Table) WithProjections(names []string) gsql.Table {
 			}
 		}
 	}
+	n.scanColumns = projectionKey(n.projection)
 	return &n
 }
 
@@ -375,7 +380,7 @@ func (r *rowIter) start(ctx context.Context) error {
 	}
 	cacheable := r.cacheable()
 	if cacheable {
-		key := newScanKey(m.def, r.indexID(), kr, r.reverse, r.t.projection)
+		key := newScanKey(m.def, r.indexID(), kr, r.reverse, r.t.scanColumns)
 		if rows, ok := r.tx.scans.get(r.pid, key); ok {
 			r.pending = cloneRows(rows)
 			return nil
