@@ -31,9 +31,11 @@ type handler struct {
 }
 
 // sessionRegistry maps connection IDs to percdb sessions, so that the
-// handler can reach the session of a connection.
+// handler can reach the session of a connection. Every command looks its
+// session up, from every connection at once, and sessions change only when
+// connections come and go: lookups share a read lock.
 type sessionRegistry struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[uint32]*Session
 }
 
@@ -57,8 +59,8 @@ func (r *sessionRegistry) remove(id uint32, s *Session) {
 }
 
 func (r *sessionRegistry) get(id uint32) *Session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	return r.m[id]
 }
 
