@@ -28,6 +28,8 @@ func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
+	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
+	a.ExecBuilder = newExecBuilder()
 	a.Catalog.StatsProvider = newTableStats()
 	return a
 }

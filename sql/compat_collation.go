@@ -1,0 +1,416 @@
+package sql
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// GMS compares strings under their collation ('apple' = 'APPLE' under
+// utf8mb4_0900_ai_ci, percdb's default) and groups them so in GROUP BY,
+// but wherever it tells values apart by a hash it hashes the string's
+// bytes (sql.HashOf): SELECT DISTINCT, UNION, INTERSECT and EXCEPT kept
+// 'apple' and 'APPLE' apart, COUNT(DISTINCT s) counted both, a hash join
+// on a.s = b.s missed the rows that differ in case, and an IN subquery
+// GMS evaluates from a hash of its rows missed them too.
+//
+// collationKeys, run after GMS's last planning rule, makes each of those
+// hash a collation key instead (the hash of the string's collation weights,
+// as GMS's GROUP BY does):
+//
+//   - COUNT(DISTINCT s) counts the keys of s;
+//   - a hash join's lookup keys (HashLookup) are the keys of the joined
+//     strings, whose join condition still compares the strings;
+//   - x IN (SELECT s ...) looks the key of x up among the keys of s;
+//   - DISTINCT, and UNION, INTERSECT and EXCEPT, become nodes of percdb's
+//     own that tell rows apart by the keys of their strings (built by
+//     compatBuilder); the rows they return keep their spelling, the first
+//     met of those with the same key, as in MySQL.
+//
+// Strings under a binary collation (binary, *_bin) hash as they are: GMS
+// is right about those, and the plans stay GMS's.
+
+// collationKeysRuleID names the rule; GMS's own rule IDs are small
+// consecutive numbers.
+const collationKeysRuleID analyzer.RuleId = 1004
+
+// collationKeys is the analyzer rule; see the comment at the top of the
+// file. It runs once the plan is final (after GMS has assigned execution
+// indexes), over the whole tree, subqueries and the sides of set
+// operations included, and leaves what it has rewritten as it is when
+// it meets it again.
+func collationKeys(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return collationKeysIn(n)
+}
+
+func collationKeysIn(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		n, sameE, err := transform.OneNodeExprsWithNode(n, func(_ gsql.Node, e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			return collationKeysInExpr(e)
+		})
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		ret, sameN, err := collationKeysInNode(n)
+		return ret, sameE && sameN, err
+	})
+}
+
+// collationKeysInNode rewrites one node.
+func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	switch n := n.(type) {
+	case *plan.Distinct:
+		if !hasCollatedColumn(n.Schema()) {
+			break
+		}
+		return &collatedDistinct{UnaryNode: plan.UnaryNode{Child: n.Child}}, transform.NewTree, nil
+	case *plan.OrderedDistinct:
+		if !hasCollatedColumn(n.Schema()) {
+			break
+		}
+		return &collatedDistinct{UnaryNode: plan.UnaryNode{Child: n.Child}}, transform.NewTree, nil
+	case *plan.SetOp:
+		if !n.Distinct || n.SetOpType != plan.UnionType || !hasCollatedColumn(n.Schema()) {
+			break
+		}
+		// UNION ALL, DISTINCT by collation keys, then GMS's own nodes
+		// for what SetOp does after the DISTINCT: ORDER BY, OFFSET,
+		// LIMIT.
+		all := *n
+		all.Distinct, all.Limit, all.Offset, all.SortFields = false, nil, nil, nil
+		var ret gsql.Node = &collatedDistinct{UnaryNode: plan.UnaryNode{Child: &all}}
+		if len(n.SortFields) > 0 {
+			ret = plan.NewSort(n.SortFields, ret)
+		}
+		if n.Offset != nil {
+			ret = plan.NewOffset(n.Offset, ret)
+		}
+		if n.Limit != nil {
+			ret = plan.NewLimit(n.Limit, ret)
+		}
+		return ret, transform.NewTree, nil
+	case *plan.HashLookup:
+		left, right, same := keyPairs(n.LeftProbeKey, n.RightEntryKey)
+		if same {
+			break
+		}
+		ret := *n
+		ret.LeftProbeKey, ret.RightEntryKey = left, right
+		return &ret, transform.NewTree, nil
+	}
+	return n, transform.SameTree, nil
+}
+
+// collationKeysInExpr rewrites COUNT(DISTINCT) in e.
+func collationKeysInExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	return transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		switch e := e.(type) {
+		case *aggregation.CountDistinct:
+			if e.Window() != nil {
+				break
+			}
+			args := e.Children()
+			var keyed []gsql.Expression
+			for i, a := range args {
+				if k, ok := newCollationHash(a); ok {
+					if keyed == nil {
+						keyed = append([]gsql.Expression(nil), args...)
+					}
+					keyed[i] = k
+				}
+			}
+			if keyed == nil {
+				break
+			}
+			// GMS's WithChildren forgets the column ID, by which the
+			// plan above finds the count.
+			return aggregation.NewCountDistinct(keyed...).WithId(e.Id()).(gsql.Expression), transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+// keyPairs returns the lookup keys of a hash join with the collated
+// strings compared in the same collation on both sides replaced by
+// their collation keys, and whether nothing was replaced. A key is one
+// expression or a tuple of them.
+func keyPairs(left, right gsql.Expression) (gsql.Expression, gsql.Expression, transform.TreeIdentity) {
+	lt, lok := left.(expression.Tuple)
+	rt, rok := right.(expression.Tuple)
+	if lok != rok {
+		return left, right, transform.SameTree
+	}
+	if !lok {
+		if !sameCollatedString(left.Type(), right.Type()) {
+			return left, right, transform.SameTree
+		}
+		l, _ := newCollationHash(left)
+		r, _ := newCollationHash(right)
+		return l, r, transform.NewTree
+	}
+	if len(lt) != len(rt) {
+		return left, right, transform.SameTree
+	}
+	var ls, rs []gsql.Expression
+	for i := range lt {
+		if !sameCollatedString(lt[i].Type(), rt[i].Type()) {
+			continue
+		}
+		if ls == nil {
+			ls, rs = append([]gsql.Expression(nil), lt...), append([]gsql.Expression(nil), rt...)
+		}
+		ls[i], _ = newCollationHash(lt[i])
+		rs[i], _ = newCollationHash(rt[i])
+	}
+	if ls == nil {
+		return left, right, transform.SameTree
+	}
+	return expression.NewTuple(ls...), expression.NewTuple(rs...), transform.NewTree
+}
+
+// collatedStringType returns t as a string type whose collation calls
+// strings of different bytes equal: one percdb's indexes key by their
+// collation's sort key.
+func collatedStringType(t gsql.Type) (gsql.StringType, bool) {
+	st, ok := t.(gsql.StringType)
+	if !ok || collationKeyFunc(t) == nil {
+		return nil, false
+	}
+	return st, true
+}
+
+// sameCollatedString reports whether a and b are string types of the
+// same collation, one that calls strings of different bytes equal.
+func sameCollatedString(a, b gsql.Type) bool {
+	as, ok := collatedStringType(a)
+	if !ok {
+		return false
+	}
+	bs, ok := b.(gsql.StringType)
+	return ok && bs.Collation() == as.Collation()
+}
+
+// hasCollatedColumn reports whether a column of sch is a string under a
+// collation that calls strings of different bytes equal.
+func hasCollatedColumn(sch gsql.Schema) bool {
+	for _, c := range sch {
+		if _, ok := collatedStringType(c.Type); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// collationHash is the hash of a string's collation key (the key
+// percdb's indexes keep, meta.go), equal for strings the collation calls
+// equal. NULL's is NULL.
+type collationHash struct {
+	child gsql.Expression
+	typ   gsql.StringType
+}
+
+var _ gsql.Expression = (*collationHash)(nil)
+
+// newCollationHash returns the key of e, when e is a string under a
+// collation that calls strings of different bytes equal (and not a key
+// already).
+func newCollationHash(e gsql.Expression) (gsql.Expression, bool) {
+	if _, ok := e.(*collationHash); ok {
+		return e, false
+	}
+	st, ok := collatedStringType(e.Type())
+	if !ok {
+		return e, false
+	}
+	return &collationHash{child: e, typ: st}, true
+}
+
+// Resolved implements sql.Expression.
+func (k *collationHash) Resolved() bool { return k.child.Resolved() }
+
+// String implements sql.Expression.
+func (k *collationHash) String() string {
+	return fmt.Sprintf("collation_hash(%s)", k.child)
+}
+
+// Type implements sql.Expression.
+func (k *collationHash) Type() gsql.Type { return types.Uint64 }
+
+// IsNullable implements sql.Expression.
+func (k *collationHash) IsNullable() bool { return k.child.IsNullable() }
+
+// Eval implements sql.Expression.
+func (k *collationHash) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := k.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return stringKey(ctx, k.typ, v)
+}
+
+// stringKey returns the hash of the collation key of v, a value of t.
+func stringKey(ctx *gsql.Context, t gsql.StringType, v any) (uint64, error) {
+	s, err := types.ConvertToString(ctx, v, t, nil)
+	if err != nil {
+		return 0, err
+	}
+	h := fnv.New64a()
+	h.Write(collationKey(t.Collation().Sorter(), s))
+	return h.Sum64(), nil
+}
+
+// Children implements sql.Expression.
+func (k *collationHash) Children() []gsql.Expression { return []gsql.Expression{k.child} }
+
+// WithChildren implements sql.Expression.
+func (k *collationHash) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(k, len(children), 1)
+	}
+	return &collationHash{child: children[0], typ: k.typ}, nil
+}
+
+// rowKeys hashes rows of a schema, each collated string by its collation
+// key and every other value as GMS's sql.HashOf does.
+type rowKeys struct {
+	// collated holds, by column, the type of a collated string column,
+	// nil for the others.
+	collated []gsql.StringType
+	buf      gsql.Row
+}
+
+func newRowKeys(sch gsql.Schema) *rowKeys {
+	k := &rowKeys{collated: make([]gsql.StringType, len(sch))}
+	for i, c := range sch {
+		k.collated[i], _ = collatedStringType(c.Type)
+	}
+	return k
+}
+
+// key returns the hash of row. The row's last values are the schema's
+// columns: in a subquery GMS puts the outer query's row before them.
+func (k *rowKeys) key(ctx *gsql.Context, row gsql.Row) (uint64, error) {
+	k.buf = append(k.buf[:0], row...)
+	at := len(k.buf) - len(k.collated)
+	for i, t := range k.collated {
+		if t == nil || at+i < 0 || k.buf[at+i] == nil {
+			continue
+		}
+		key, err := stringKey(ctx, t, k.buf[at+i])
+		if err != nil {
+			return 0, err
+		}
+		k.buf[at+i] = key
+	}
+	return gsql.HashOf(ctx, k.buf)
+}
+
+// collatedDistinct is DISTINCT that tells rows apart by rowKeys. It
+// returns the first of the rows with the same key, as they come.
+type collatedDistinct struct {
+	plan.UnaryNode
+}
+
+var _ gsql.Node = (*collatedDistinct)(nil)
+
+// String implements sql.Node. EXPLAIN shows it as GMS's Distinct.
+func (d *collatedDistinct) String() string {
+	p := gsql.NewTreePrinter()
+	_ = p.WriteNode("Distinct")
+	_ = p.WriteChildren(d.Child.String())
+	return p.String()
+}
+
+// IsReadOnly implements sql.Node.
+func (d *collatedDistinct) IsReadOnly() bool { return d.Child.IsReadOnly() }
+
+// WithChildren implements sql.Node.
+func (d *collatedDistinct) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return &collatedDistinct{UnaryNode: plan.UnaryNode{Child: children[0]}}, nil
+}
+
+// compatBuilder builds the row iterators of percdb's own plan nodes and
+// leaves every other node to GMS's builder.
+type compatBuilder struct {
+	// gms is the builder that calls this one first; children are built
+	// through it.
+	gms gsql.NodeExecBuilder
+}
+
+// newExecBuilder returns GMS's row iterator builder with percdb's nodes
+// added.
+func newExecBuilder() gsql.NodeExecBuilder {
+	b := &compatBuilder{}
+	b.gms = rowexec.NewOverrideBuilder(b)
+	return b.gms
+}
+
+// Build implements sql.NodeExecBuilder. It returns no iterator and no
+// error for the nodes GMS builds.
+func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsql.RowIter, error) {
+	switch n := n.(type) {
+	case *collatedDistinct:
+		child, err := b.gms.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
+	}
+	return nil, nil
+}
+
+// collatedDistinctIter returns the rows of child whose key it has not
+// returned yet. The keys it keeps count against the query's memory (row)
+// budget, as GMS's DISTINCT's do.
+type collatedDistinctIter struct {
+	child   gsql.RowIter
+	keys    *rowKeys
+	seen    gsql.KeyValueCache
+	dispose gsql.DisposeFunc
+}
+
+func newCollatedDistinctIter(ctx *gsql.Context, sch gsql.Schema, child gsql.RowIter) *collatedDistinctIter {
+	seen, dispose := ctx.Memory.NewHistoryCache()
+	return &collatedDistinctIter{child: child, keys: newRowKeys(sch), seen: seen, dispose: dispose}
+}
+
+// Next implements sql.RowIter.
+func (it *collatedDistinctIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	for {
+		row, err := it.child.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		k, err := it.keys.key(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := it.seen.Get(k); err == nil {
+			continue
+		}
+		if err := it.seen.Put(k, struct{}{}); err != nil {
+			return nil, err
+		}
+		return row, nil
+	}
+}
+
+// Close implements sql.RowIter.
+func (it *collatedDistinctIter) Close(ctx *gsql.Context) error {
+	if it.dispose != nil {
+		it.dispose()
+		it.dispose = nil
+	}
+	return it.child.Close(ctx)
+}
