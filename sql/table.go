@@ -381,11 +381,14 @@ func (r *rowIter) start(ctx context.Context) error {
 	cacheable := r.cacheable()
 	if cacheable {
 		key := newScanKey(m.def, r.indexID(), kr, r.reverse, r.t.scanColumns)
-		if rows, ok := r.tx.scans.get(r.pid, key); ok {
+		rows, cached, keep := r.tx.scans.lookup(r.pid, key)
+		if cached {
 			r.pending = cloneRows(rows)
 			return nil
 		}
-		r.recKey, r.rec, r.recording = key, nil, true
+		if keep {
+			r.recKey, r.rec, r.recording = key, nil, true
+		}
 	}
 	opts := executor.ScanOptions{Reverse: r.reverse}
 	var err error
