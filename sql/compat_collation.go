@@ -9,7 +9,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
@@ -338,36 +337,6 @@ func (d *collatedDistinct) WithChildren(children ...gsql.Node) (gsql.Node, error
 		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
 	return &collatedDistinct{UnaryNode: plan.UnaryNode{Child: children[0]}}, nil
-}
-
-// compatBuilder builds the row iterators of percdb's own plan nodes and
-// leaves every other node to GMS's builder.
-type compatBuilder struct {
-	// gms is the builder that calls this one first; children are built
-	// through it.
-	gms gsql.NodeExecBuilder
-}
-
-// newExecBuilder returns GMS's row iterator builder with percdb's nodes
-// added.
-func newExecBuilder() gsql.NodeExecBuilder {
-	b := &compatBuilder{}
-	b.gms = rowexec.NewOverrideBuilder(b)
-	return b.gms
-}
-
-// Build implements sql.NodeExecBuilder. It returns no iterator and no
-// error for the nodes GMS builds.
-func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsql.RowIter, error) {
-	switch n := n.(type) {
-	case *collatedDistinct:
-		child, err := b.gms.Build(ctx, n.Child, row)
-		if err != nil {
-			return nil, err
-		}
-		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
-	}
-	return nil, nil
 }
 
 // collatedDistinctIter returns the rows of child whose key it has not
