@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 )
@@ -17,6 +18,11 @@ type Column struct {
 	// reads as (MySQL's "original default": the default at ADD COLUMN
 	// time, not the current one). nil means NULL.
 	OriginDefault any
+	// TrimTrailingSpaces makes reads return the column's string values
+	// without trailing spaces, as MySQL returns CHAR values (it pads them
+	// to the column's length and strips the padding when reading).
+	// Default false: values come back as written.
+	TrimTrailingSpaces bool
 }
 
 // IndexColumn says how one column's value becomes part of an index key.
@@ -34,6 +40,11 @@ type IndexColumn struct {
 	// under a case-insensitive collation) make the same key. Default nil:
 	// strings are keyed by their bytes (a binary collation).
 	CollationKey func(s string) []byte
+	// TrimTrailingSpaces keys a string without its trailing spaces (before
+	// PrefixLen and CollationKey apply), as the column's reads return it
+	// (Column.TrimTrailingSpaces): 'a' and 'a ' are one CHAR key. Default
+	// false: the whole string.
+	TrimTrailingSpaces bool
 }
 
 // Index describes one secondary index. The primary key of a table with a
@@ -230,8 +241,14 @@ func handleInt(v any) (int64, error) {
 }
 
 // keyValue returns what of v goes into a key for column c: a prefix of it,
-// or its collation sort key.
+// or its collation sort key, of it without trailing spaces for a CHAR
+// column.
 func keyValue(c IndexColumn, v any) any {
+	if c.TrimTrailingSpaces {
+		if s, ok := v.(string); ok {
+			v = strings.TrimRight(s, " ")
+		}
+	}
 	if c.PrefixLen > 0 {
 		switch s := v.(type) {
 		case string:
@@ -448,6 +465,7 @@ type RowDecoder struct {
 	offsets []int // column offset of each output position
 	ids     []int64
 	present []bool
+	trim    []int // output positions of TrimTrailingSpaces columns
 }
 
 // NewRowDecoder returns a decoder whose rows hold the columns at offsets,
@@ -467,6 +485,9 @@ func (t *Table) NewRowDecoder(offsets []int) (*RowDecoder, error) {
 			return nil, fmt.Errorf("table %s: projected column offset %d of %d", t.Name, off, len(t.Columns))
 		}
 		d.ids[i] = t.Columns[off].ID
+		if t.Columns[off].TrimTrailingSpaces {
+			d.trim = append(d.trim, i)
+		}
 	}
 	return d, nil
 }
@@ -481,6 +502,12 @@ func (d *RowDecoder) Decode(value []byte) ([]any, error) {
 	for i, ok := range d.present {
 		if !ok {
 			row[i] = d.t.Columns[d.offsets[i]].OriginDefault
+		}
+	}
+	for _, i := range d.trim {
+		// Assign only a changed string: boxing one allocates.
+		if s, ok := row[i].(string); ok && strings.HasSuffix(s, " ") {
+			row[i] = strings.TrimRight(s, " ")
 		}
 	}
 	return row, nil

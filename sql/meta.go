@@ -79,7 +79,7 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 			return nil, err
 		}
 		sch[i] = col
-		et.Columns[i] = executor.Column{ID: c.ID}
+		et.Columns[i] = executor.Column{ID: c.ID, TrimTrailingSpaces: isChar(col.Type)}
 		if c.AutoIncrement {
 			m.autoIncOrd = i
 		}
@@ -137,9 +137,16 @@ func (m *tableMeta) newIndexMeta(def *IndexDef) (*indexMeta, []executor.IndexCol
 		if ic.Length > 0 {
 			im.prefixed = true
 		}
-		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: collationKeyFunc(typ)}
+		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: collationKeyFunc(typ), TrimTrailingSpaces: isChar(typ)}
 	}
 	return im, cols
+}
+
+// isChar reports whether typ is CHAR, whose values MySQL returns without
+// trailing spaces (it pads them to the column's length when storing).
+func isChar(typ gsql.Type) bool {
+	_, ok := typ.(gsql.StringType)
+	return ok && typ.Type() == sqltypes.Char
 }
 
 // isIntHandleType reports whether values of typ fit an int64 handle.
