@@ -67,7 +67,8 @@
 // deadlock), reads the keys' records, decides, and fills one write batch;
 // the batch is applied atomically while the latches are held. That is
 // Percolator's single-row transaction. Reads take no latches: they read a
-// Pebble snapshot, and Percolator's timestamp order does the rest (a
+// consistent view of Pebble (a snapshot, or one iterator; see "The lock
+// set" below), and Percolator's timestamp order does the rest (a
 // commit_ts at or below a read's ts was issued after the prewrite's locks
 // were in place, so the read sees the lock or the commit).
 //
