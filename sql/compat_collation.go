@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"hash/fnv"
+	"sync"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -28,7 +29,8 @@ import (
 //   - COUNT(DISTINCT s) counts the keys of s;
 //   - a hash join's lookup keys (HashLookup) are the keys of the joined
 //     strings, whose join condition still compares the strings;
-//   - x IN (SELECT s ...) looks the key of x up among the keys of s;
+//   - x IN (SELECT s ...), when GMS evaluates it rather than joining,
+//     looks the key of x up among the keys of s;
 //   - DISTINCT, and UNION, INTERSECT and EXCEPT, become nodes of percdb's
 //     own that tell rows apart by the keys of their strings (built by
 //     compatBuilder); the rows they return keep their spelling, the first
@@ -108,10 +110,21 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 	return n, transform.SameTree, nil
 }
 
-// collationKeysInExpr rewrites COUNT(DISTINCT) in e.
+// collationKeysInExpr rewrites COUNT(DISTINCT) and IN subqueries in e.
 func collationKeysInExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 	return transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 		switch e := e.(type) {
+		case *plan.InSubquery:
+			sq, ok := e.Right().(*plan.Subquery)
+			if !ok {
+				break
+			}
+			sch := sq.Query.Schema()
+			if len(sch) != 1 || !sameCollatedString(e.Left().Type(), sch[0].Type) {
+				break
+			}
+			st, _ := collatedStringType(sch[0].Type)
+			return &collatedIn{InSubquery: e, typ: st}, transform.NewTree, nil
 		case *aggregation.CountDistinct:
 			if e.Window() != nil {
 				break
@@ -382,4 +395,97 @@ func (it *collatedDistinctIter) Close(ctx *gsql.Context) error {
 		it.dispose = nil
 	}
 	return it.child.Close(ctx)
+}
+
+// collatedIn is x IN (SELECT s ...) (GMS's InSubquery, which looks x up
+// in a hash of the values of s) with x and s strings of one collation
+// that calls strings of different bytes equal: it looks up the collation
+// key of x among those of s. The keys of a subquery whose rows GMS keeps
+// for the query (one that does not depend on the outer row) are made
+// once per set of rows.
+type collatedIn struct {
+	*plan.InSubquery
+	typ gsql.StringType
+
+	mu     sync.Mutex
+	rows   []any // the subquery rows keys was made of
+	keys   map[uint64]bool
+	hasNil bool
+}
+
+var _ gsql.Expression = (*collatedIn)(nil)
+
+// WithChildren implements sql.Expression.
+func (in *collatedIn) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	e, err := in.InSubquery.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &collatedIn{InSubquery: e.(*plan.InSubquery), typ: in.typ}, nil
+}
+
+// Eval implements sql.Expression: TRUE when a value of the subquery has
+// the key of x; else NULL when x is NULL (and the subquery has rows) or
+// the subquery has a NULL; else FALSE.
+func (in *collatedIn) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	left, err := in.Left().Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	sq := in.Right().(*plan.Subquery)
+	rows, err := sq.EvalMultiple(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if left == nil {
+		if len(rows) == 0 {
+			return false, nil
+		}
+		return nil, nil
+	}
+	k, err := stringKey(ctx, in.typ, left)
+	if err != nil {
+		return nil, err
+	}
+	keys, hasNil, err := in.keysOf(ctx, rows, sq.CanCacheResults())
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case keys[k]:
+		return true, nil
+	case hasNil:
+		return nil, nil
+	}
+	return false, nil
+}
+
+// keysOf returns the keys of rows, and whether one is NULL. When keep,
+// rows are the ones GMS keeps for the query, and the keys are kept for
+// as long as GMS returns the same rows.
+func (in *collatedIn) keysOf(ctx *gsql.Context, rows []any, keep bool) (map[uint64]bool, bool, error) {
+	if keep {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if in.keys != nil && len(rows) == len(in.rows) && (len(rows) == 0 || &rows[0] == &in.rows[0]) {
+			return in.keys, in.hasNil, nil
+		}
+	}
+	keys := make(map[uint64]bool, len(rows))
+	hasNil := false
+	for _, v := range rows {
+		if v == nil {
+			hasNil = true
+			continue
+		}
+		k, err := stringKey(ctx, in.typ, v)
+		if err != nil {
+			return nil, false, err
+		}
+		keys[k] = true
+	}
+	if keep {
+		in.rows, in.keys, in.hasNil = rows, keys, hasNil
+	}
+	return keys, hasNil, nil
 }
