@@ -291,7 +291,9 @@ func (h *scriptRunner) dump(t *testing.T) string {
 // per line.
 func (h *scriptRunner) lockSetKeys() string {
 	var keys []string
+	var total int64
 	for i := range h.s.locks.shards {
+		total += h.s.locks.shards[i].n.Load()
 		sh := &h.s.locks.shards[i]
 		sh.mu.Lock()
 		if int64(len(sh.keys)) != sh.n.Load() || sh.seq.Load()%2 != 0 {
@@ -301,6 +303,9 @@ func (h *scriptRunner) lockSetKeys() string {
 			keys = append(keys, strconv.Quote(k))
 		}
 		sh.mu.Unlock()
+	}
+	if all := h.s.locks.all.Load(); all != total {
+		keys = append(keys, fmt.Sprintf("count of all shards %d, shards hold %d", all, total))
 	}
 	sort.Strings(keys)
 	var b strings.Builder

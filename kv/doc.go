@@ -97,9 +97,10 @@
 // changes, and a read whose keys were absent at the probe, in shards that
 // did not change until its Pebble reads were done, skips the lock space.
 // Any other read, or one whose shard changed, reads the locks from a
-// snapshot as before.
+// snapshot as before. A Scan skips the lock space when the whole set was
+// empty and no key was added to it until the walk was done.
 //
-// Such a read seeks the write records with a cached iterator
+// Such a read or scan seeks the write records with a cached iterator
 // (itercache.go): opening and closing a Pebble iterator cost about as much
 // as the seek. The applier bumps the cache's generation after every batch,
 // before the lock set forgets the locks the batch deleted, and an

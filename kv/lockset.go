@@ -38,7 +38,12 @@ import (
 // where the single-node store does in pebbleApplier: every replica applies
 // the same batches in the same order.
 type lockSet struct {
-	seed   maphash.Seed
+	seed maphash.Seed
+	// all counts the keys of every shard, and adds the keys ever added (an
+	// add counts in all before it counts in adds): a range scan needs the
+	// whole set empty (probeAll, noAddsSince).
+	all    atomic.Int64
+	adds   atomic.Uint64
 	shards [lockSetShards]lockSetShard
 }
 
@@ -99,6 +104,8 @@ func (s *lockSet) add(keys [][]byte) {
 			sh.seq.Add(1)
 			sh.keys[string(k)] = struct{}{}
 			sh.n.Add(1)
+			s.all.Add(1)
+			s.adds.Add(1)
 			sh.seq.Add(1)
 		}
 		sh.mu.Unlock()
@@ -114,6 +121,7 @@ func (s *lockSet) remove(keys [][]byte) {
 			sh.seq.Add(1)
 			delete(sh.keys, string(k))
 			sh.n.Add(-1)
+			s.all.Add(-1)
 			sh.seq.Add(1)
 		}
 		sh.mu.Unlock()
@@ -163,6 +171,20 @@ func (s *lockSet) probe(key []byte) (p lockSetProbe, free bool) {
 // unchanged reports whether the probed shard has not changed since the
 // probe: then the key had no lock from the probe until now.
 func (p lockSetProbe) unchanged() bool { return p.sh.seq.Load() == p.seq }
+
+// probeAll is probe for a reader of a range: empty reports that no key
+// held a lock at the instant of the probe. The reader then reads Pebble
+// and calls noAddsSince(adds): true means that no lock was written until
+// then either. (A key added before the probe counts in all, one added
+// after it counts in adds before its lock reaches Pebble.)
+func (s *lockSet) probeAll() (adds uint64, empty bool) {
+	adds = s.adds.Load()
+	return adds, s.all.Load() == 0
+}
+
+// noAddsSince reports whether no key was added since probeAll returned
+// adds.
+func (s *lockSet) noAddsSince(adds uint64) bool { return s.adds.Load() == adds }
 
 // beforeApply records the locks wb writes; the applier calls it before it
 // applies wb.

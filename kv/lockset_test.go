@@ -113,25 +113,49 @@ func TestBatchGetLockedAfterProbe(t *testing.T) {
 	s := openTestStore(t)
 	rc := s.Regions()[0].Ctx()
 	a, b := []byte("a"), []byte("b")
-	once := false
-	s.testingAfterProbe = func() {
-		if once {
-			return
-		}
-		once = true
-		resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Primary: a, StartTS: 10, LockTTL: 1000,
-			Mutations: []Mutation{{Op: OpPut, Key: a, Value: []byte("1")}, {Op: OpPut, Key: b, Value: []byte("1")}}})
-		if err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{a}, StartTS: 10, CommitTS: 20}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s.testingAfterProbe = halfCommitOnce(t, s, a, b)
 	kvs, err := s.BatchGet(ctx, rc, [][]byte{a, b}, MaxTS)
 	var locked *KeyIsLockedError
 	if !errors.As(err, &locked) || !bytes.Equal(locked.Lock.Key, b) {
 		t.Fatalf("BatchGet across a commit of the primary: %v %v, want b's lock", kvs, err)
+	}
+}
+
+// TestScanLockedAfterProbe is TestBatchGetLockedAfterProbe for a scan,
+// which probes the whole lock set: a lock written and half committed
+// between the probe and the walk must fail the scan.
+func TestScanLockedAfterProbe(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	rc := s.Regions()[0].Ctx()
+	a, b := []byte("a"), []byte("b")
+	s.testingAfterProbe = halfCommitOnce(t, s, a, b)
+	kvs, err := s.Scan(ctx, &ScanRequest{Region: rc, Version: MaxTS})
+	var locked *KeyIsLockedError
+	if !errors.As(err, &locked) || !bytes.Equal(locked.Lock.Key, b) {
+		t.Fatalf("Scan across a commit of the primary: %v %v, want b's lock", kvs, err)
+	}
+}
+
+// halfCommitOnce returns a testingAfterProbe hook that, the first time it
+// runs, prewrites primary and secondary and commits the primary only.
+func halfCommitOnce(t *testing.T, s *Store, primary, secondary []byte) func() {
+	ctx := context.Background()
+	rc := s.Regions()[0].Ctx()
+	once := false
+	return func() {
+		if once {
+			return
+		}
+		once = true
+		resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Primary: primary, StartTS: 10, LockTTL: 1000,
+			Mutations: []Mutation{{Op: OpPut, Key: primary, Value: []byte("1")}, {Op: OpPut, Key: secondary, Value: []byte("1")}}})
+		if err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{primary}, StartTS: 10, CommitTS: 20}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -143,7 +167,7 @@ func TestBatchGetLockedAfterProbe(t *testing.T) {
 //     commit at or below ts (or a *KeyIsLockedError): a reader that missed
 //     a lock whose commit timestamp is below ts while the commit is not
 //     applied would return the value before it;
-//   - a BatchGet of a pair at MaxTS returns equal values (or a
+//   - a BatchGet or a Scan of a pair at MaxTS returns equal values (or a
 //     *KeyIsLockedError): the primary is committed before the secondary,
 //     so a reader that missed the secondary's lock would see the pair
 //     half-committed.
@@ -230,7 +254,13 @@ func TestReadsNeverMissALock(t *testing.T) {
 				got = append(got, read{pair, ts, v})
 				continue
 			}
-			kvs, err := s.BatchGet(ctx, rc, [][]byte{key(pair, "a"), key(pair, "b")}, MaxTS)
+			var kvs []KvPair
+			var err error
+			if rng.Intn(2) == 0 {
+				kvs, err = s.BatchGet(ctx, rc, [][]byte{key(pair, "a"), key(pair, "b")}, MaxTS)
+			} else {
+				kvs, err = s.Scan(ctx, &ScanRequest{Region: rc, Start: key(pair, "a"), End: key(pair, "c"), Version: MaxTS})
+			}
 			if errors.As(err, &locked) {
 				continue
 			}

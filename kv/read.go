@@ -199,12 +199,14 @@ func isContractError(err error) bool {
 // limit is reached that blocks the read fails the scan with a
 // *KeyIsLockedError.
 func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
-	what := fmt.Sprintf("scan [%q, %q)", req.Start, req.End)
+	// Named in errors only: a Sprintf per scan costs more than its lock
+	// check now.
+	what := func() string { return fmt.Sprintf("scan [%q, %q)", req.Start, req.End) }
 	if req.Version == 0 {
-		return nil, fmt.Errorf("%s: version is 0", what)
+		return nil, fmt.Errorf("%s: version is 0", what())
 	}
 	if req.Limit < 0 {
-		return nil, fmt.Errorf("%s: negative limit %d", what, req.Limit)
+		return nil, fmt.Errorf("%s: negative limit %d", what(), req.Limit)
 	}
 	reg, err := s.regions.check(req.Region, req.Version, req.Start)
 	if err != nil {
@@ -218,41 +220,74 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: scan end %q", reasonKeyNotInRange, end), Current: &cur}
 	}
 	if len(end) != 0 && bytes.Compare(end, req.Start) < 0 {
-		return nil, fmt.Errorf("%s: end is before start", what)
+		return nil, fmt.Errorf("%s: end is before start", what())
 	}
 	if len(end) == 0 {
 		end = nil
 	}
 	if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
 	if err := s.enter(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
 	defer s.exit()
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
-	r := newMVCCReader(snap)
-	defer r.close()
-	pairs, err := r.scan(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	pairs, done, err := s.scanUnlocked(req, end)
+	if err == nil && !done {
+		snap := s.db.NewSnapshot()
+		defer snap.Close()
+		r := newMVCCReader(snap)
+		defer r.close()
+		pairs, err = r.scan(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	}
 	if err != nil {
-		return nil, wrapInternal(what, err)
+		return nil, wrapInternal(what(), err)
 	}
 	return pairs, nil
 }
 
-// scan is Scan on one view; end nil is unbounded.
-//
-// It first collects the locks of the range that block a read at ts (there
-// are usually none), then walks the write space key by key in the scan's
-// direction. A blocking lock fails the scan when the walk reaches or passes
-// its key before the limit is met, so that a scan never returns pairs past
-// a key whose value it cannot know.
+// scanUnlocked is Scan without looking at the lock space, which is
+// possible when the lock set was empty at the probe and no key was added
+// to it until the walk was done: then no lock was in Pebble at any instant
+// in between. done is false when that cannot be shown (nearly always under
+// writes): the caller scans with locks. The walk uses an iterator from the
+// iterCache, as readUnlocked does and for the same reasons.
+func (s *Store) scanUnlocked(req *ScanRequest, end []byte) (pairs []KvPair, done bool, err error) {
+	adds, empty := s.locks.probeAll()
+	if !empty {
+		return nil, false, nil
+	}
+	if s.testingAfterProbe != nil {
+		s.testingAfterProbe()
+	}
+	ci, err := s.iters.get()
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.iters.put(ci)
+	r := mvccReader{src: s.db, iter: ci.it}
+	pairs, err = r.walk(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly, nil)
+	if err != nil || !s.locks.noAddsSince(adds) {
+		return nil, false, err
+	}
+	return pairs, true, nil
+}
+
+// scan is Scan on one view; end nil is unbounded. It collects the locks of
+// the range that block a read at ts (there are usually none), then walks.
 func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
 	blocking, err := r.blockingLocks(start, end, ts)
 	if err != nil {
 		return nil, err
 	}
+	return r.walk(start, end, ts, limit, reverse, keyOnly, blocking)
+}
+
+// walk walks the write space of [start, end) key by key in the scan's
+// direction. A lock of blocking (in key order) fails the scan when the walk
+// reaches or passes its key before the limit is met, so that a scan never
+// returns pairs past a key whose value it cannot know.
+func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyOnly bool, blocking []*KeyIsLockedError) ([]KvPair, error) {
 	if reverse {
 		for i, j := 0, len(blocking)-1; i < j; i, j = i+1, j-1 {
 			blocking[i], blocking[j] = blocking[j], blocking[i]
