@@ -85,7 +85,8 @@ func triNot(x tri) tri {
 // plans) and with an empty inner table. GMS plans a NOT EXISTS as an anti
 // join that drops an outer row when the join condition is NULL for some
 // inner row (NOT IN's rule): a NULL in the inner column made NOT EXISTS
-// return nothing (sql/compat_subquery.go).
+// return nothing (sql/compat_subquery.go). [NOT] IN (SELECT expression
+// ...) is here too: GMS joins on the expression.
 func TestCorrelatedSubqueries(t *testing.T) {
 	db, mustExec := compatDB(t)
 
@@ -154,6 +155,42 @@ func TestCorrelatedSubqueries(t *testing.T) {
 		return set
 	}
 	always := func(row) tri { return triTrue }
+	// absB2Outer lists abs(b - 2) of the outer rows whose id < 5 or > 10.
+	absB2Outer := func() (set []*int) {
+		for id, y := range outer {
+			if id >= 5 && id <= 10 {
+				continue
+			}
+			if y.b == nil {
+				set = append(set, nil)
+				continue
+			}
+			d := *y.b - 2
+			if d < 0 {
+				d = -d
+			}
+			set = append(set, intp(d))
+		}
+		return set
+	}
+	// absB2 lists abs(b - 2) of the rows whose a < 3.
+	absB2 := func(rows []row) (set []*int) {
+		for _, y := range rows {
+			if triLess(y.a, intp(3)) != triTrue {
+				continue
+			}
+			if y.b == nil {
+				set = append(set, nil)
+			} else {
+				d := *y.b - 2
+				if d < 0 {
+					d = -d
+				}
+				set = append(set, intp(d))
+			}
+		}
+		return set
+	}
 
 	type tcase struct {
 		name, query string
@@ -277,14 +314,32 @@ func TestCorrelatedSubqueries(t *testing.T) {
 				})
 			},
 		}, {
+			name:  "IN an expression",
+			query: "SELECT id FROM o WHERE o.a IN (SELECT abs(s.b - 2) FROM " + in + " AS s WHERE s.a < 3)",
+			want: func(inner []row) []string {
+				return keep(func(x row) tri { return triIn(x.a, absB2(rowsOf(inner))) })
+			},
+		}, {
+			name:  "NOT IN an expression",
+			query: "SELECT id FROM o WHERE o.a NOT IN (SELECT abs(s.b - 2) FROM " + in + " AS s WHERE s.a < 3)",
+			want: func(inner []row) []string {
+				return keep(func(x row) tri { return triNot(triIn(x.a, absB2(rowsOf(inner)))) })
+			},
+		}, {
+			name:  "IN an expression of the same table",
+			query: "SELECT id FROM o AS x WHERE x.a IN (SELECT abs(b - 2) FROM o WHERE id < 5 OR id > 10)",
+			want: func([]row) []string {
+				return keep(func(x row) tri { return triIn(x.a, absB2Outer()) })
+			},
+		}, {
 			name:  "NOT IN uncorrelated",
 			query: "SELECT id FROM o WHERE o.a NOT IN (SELECT a FROM " + in + ")",
 			want: func(inner []row) []string {
 				return keep(func(x row) tri { return triNot(triIn(x.a, column(rowsOf(inner), always))) })
 			},
 		}}...)
-		for k := range tests[len(tests)-12:] {
-			tests[len(tests)-12+k].name += " from " + in
+		for k := range tests[len(tests)-15:] {
+			tests[len(tests)-15+k].name += " from " + in
 		}
 	}
 
