@@ -120,3 +120,19 @@ func benchPrewriteCommit(b *testing.B, sync SyncMode, n int) {
 		}
 	}
 }
+
+// BenchmarkScan scans 100 of 1,000 committed keys (one version each) from
+// sstables, as a range query of sysbench's oltp_read_only does.
+func BenchmarkScan(b *testing.B) {
+	s, rc, keys := loadBenchKeys(b, 1000, true)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := (i * 100) % (len(keys) - 100)
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[j], End: keys[j+100], Version: 30})
+		if err != nil || len(pairs) != 100 {
+			b.Fatal(len(pairs), err)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package kv
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/percdb/percdb/kv/internal/keyspace"
 	"github.com/percdb/percdb/kv/internal/txntypes"
 )
@@ -330,7 +332,14 @@ func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyO
 		if passed(key) {
 			return nil, blocking[0]
 		}
-		w, err := r.valueWrite(key, ts)
+		var w *txntypes.Write
+		if reverse {
+			w, err = r.valueWrite(key, ts)
+			// valueWrite moved the iterator; seek to the next user key.
+			ok = iter.SeekLT(keyspace.WritePrefix(key))
+		} else {
+			w, ok, err = r.decideForward(iter, k[:len(k)-8], ts)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -343,12 +352,6 @@ func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyO
 			}
 			pairs = append(pairs, KvPair{Key: key, Value: v})
 		}
-		// valueWrite moved the iterator; seek to the next user key.
-		if reverse {
-			ok = iter.SeekLT(keyspace.WritePrefix(key))
-		} else {
-			ok = iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
-		}
 	}
 	if err := iter.Error(); err != nil {
 		return nil, err
@@ -357,6 +360,53 @@ func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyO
 		return nil, blocking[0]
 	}
 	return pairs, nil
+}
+
+// scanSeekBound is how many records of one key a forward walk steps over
+// with Next before it seeks instead (TiKV's SEEK_BOUND): a key has few
+// write records unless it is rewritten often, and a Next is much cheaper
+// than a seek.
+const scanSeekBound = 8
+
+// decideForward returns the write record that decides, at ts, the value of
+// the key whose write records start with prefix (see valueWrite), reading
+// from iter, which is at the key's newest record, and leaves iter at the
+// next key's first record (ok false when there is none).
+func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w *txntypes.Write, ok bool, err error) {
+	prefix = append([]byte(nil), prefix...) // iter.Key's buffer changes on Next
+	decided := false
+	ok = true
+	for steps := 0; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
+		if steps == scanSeekBound {
+			if !decided {
+				key, _, err := keyspace.DecodeWriteKey(iter.Key())
+				if err != nil {
+					return nil, false, err
+				}
+				if w, err = r.valueWrite(key, ts); err != nil {
+					return nil, false, err
+				}
+			}
+			return w, iter.SeekGE(keyspace.PrefixEnd(prefix)), nil
+		}
+		if !decided {
+			k := iter.Key()
+			if len(k) != len(prefix)+8 {
+				return nil, false, fmt.Errorf("write key %x has a bad length", k)
+			}
+			if commitTS := ^binary.BigEndian.Uint64(k[len(prefix):]); commitTS <= ts {
+				rec, err := txntypes.DecodeWrite(iter.Value())
+				if err != nil {
+					return nil, false, fmt.Errorf("read write record %x: %w", k, err)
+				}
+				if rec.Type == txntypes.WritePut || rec.Type == txntypes.WriteDelete {
+					w, decided = rec, true
+				}
+			}
+		}
+		ok = iter.Next()
+	}
+	return w, ok, iter.Error()
 }
 
 // blockingLocks returns, in key order, the locks in [start, end) that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -229,6 +230,70 @@ func TestRegionInfoEncoding(t *testing.T) {
 	} {
 		if _, err := decodeRegionInfo(b); !errors.Is(err, errBadRegionInfo) {
 			t.Errorf("%s: got %v", name, err)
+		}
+	}
+}
+
+// TestScanAgreesWithGet writes keys with many versions (puts, deletes,
+// Lock records, rollbacks; more than a forward scan steps over before it
+// seeks) and checks that a scan at every timestamp, either direction,
+// returns what Get returns for each key.
+func TestScanAgreesWithGet(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	rc := s.Regions()[0].Ctx()
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}
+	ts := uint64(10)
+	for round := 0; round < 14; round++ {
+		for i, k := range keys {
+			if (round+i)%4 == 3 {
+				continue // some keys have fewer versions
+			}
+			m := Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("%s%d", k, round))}
+			switch (round * (i + 1)) % 5 {
+			case 1:
+				m = Mutation{Op: OpDelete, Key: k}
+			case 2:
+				m = Mutation{Op: OpLock, Key: k}
+			}
+			start := ts
+			ts += 2
+			resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: start, LockTTL: 1000})
+			if err != nil || len(resp.Errors) > 0 {
+				t.Fatal(resp, err)
+			}
+			if (round+i)%6 == 5 {
+				err = s.BatchRollback(ctx, rc, [][]byte{k}, start)
+			} else {
+				err = s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: start, CommitTS: start + 1})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for at := uint64(1); at <= ts+1; at++ {
+		var want []KvPair
+		for _, k := range keys {
+			v, err := s.Get(ctx, rc, k, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != nil {
+				want = append(want, KvPair{Key: k, Value: v})
+			}
+		}
+		for _, reverse := range []bool{false, true} {
+			got, err := s.Scan(ctx, &ScanRequest{Region: rc, Version: at, Reverse: reverse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reverse {
+				slices.Reverse(got)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("scan at %d (reverse %v): %v, want %v", at, reverse, got, want)
+			}
 		}
 	}
 }
