@@ -2,8 +2,8 @@ package sql
 
 import (
 	"fmt"
-	"hash/fnv"
 	"sync"
+	"unicode/utf8"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -124,7 +124,7 @@ func collationKeysInExpr(e gsql.Expression) (gsql.Expression, transform.TreeIden
 				break
 			}
 			st, _ := collatedStringType(sch[0].Type)
-			return &collatedIn{InSubquery: e, typ: st}, transform.NewTree, nil
+			return &collatedIn{InSubquery: e, keyer: newStringKeyer(st)}, transform.NewTree, nil
 		case *aggregation.CountDistinct:
 			if e.Window() != nil {
 				break
@@ -226,7 +226,7 @@ func hasCollatedColumn(sch gsql.Schema) bool {
 // equal. NULL's is NULL.
 type collationHash struct {
 	child gsql.Expression
-	typ   gsql.StringType
+	keyer *stringKeyer
 }
 
 var _ gsql.Expression = (*collationHash)(nil)
@@ -242,7 +242,7 @@ func newCollationHash(e gsql.Expression) (gsql.Expression, bool) {
 	if !ok {
 		return e, false
 	}
-	return &collationHash{child: e, typ: st}, true
+	return &collationHash{child: e, keyer: newStringKeyer(st)}, true
 }
 
 // Resolved implements sql.Expression.
@@ -265,18 +265,59 @@ func (k *collationHash) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	return stringKey(ctx, k.typ, v)
+	return k.keyer.key(ctx, v)
 }
 
-// stringKey returns the hash of the collation key of v, a value of t.
-func stringKey(ctx *gsql.Context, t gsql.StringType, v any) (uint64, error) {
-	s, err := types.ConvertToString(ctx, v, t, nil)
-	if err != nil {
-		return 0, err
+// stringKeyer hashes the collation keys of the strings of one type (the
+// weights of their characters, meta.go's collationKey) with FNV-1a over
+// whole weights, without building the key. DISTINCT
+// of a CHAR(120) column hashes every row's, so the weights of ASCII
+// characters are looked up once (GMS's weight functions look each
+// character up in a map). It does not change once made.
+type stringKeyer struct {
+	typ    gsql.StringType
+	weight gsql.CollationSorter
+	ascii  [utf8.RuneSelf]uint32
+}
+
+func newStringKeyer(t gsql.StringType) *stringKeyer {
+	k := &stringKeyer{typ: t, weight: t.Collation().Sorter()}
+	for r := range k.ascii {
+		k.ascii[r] = uint32(k.weight(rune(r)))
 	}
-	h := fnv.New64a()
-	h.Write(collationKey(t.Collation().Sorter(), s))
-	return h.Sum64(), nil
+	return k
+}
+
+// key returns the hash of the collation key of v, a value of the type.
+func (k *stringKeyer) key(ctx *gsql.Context, v any) (uint64, error) {
+	s, ok := v.(string)
+	if !ok {
+		var err error
+		if s, err = types.ConvertToString(ctx, v, k.typ, nil); err != nil {
+			return 0, err
+		}
+	}
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	for i := 0; i < len(s); {
+		var w uint32
+		if c := s[i]; c < utf8.RuneSelf {
+			w = k.ascii[c]
+			i++
+		} else {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			w = uint32(k.weight(r))
+			if r == utf8.RuneError && n <= 1 {
+				w = uint32(c)
+			}
+			i += n
+		}
+		h = (h ^ uint64(w)) * prime64
+	}
+	return h, nil
 }
 
 // Children implements sql.Expression.
@@ -287,22 +328,24 @@ func (k *collationHash) WithChildren(children ...gsql.Expression) (gsql.Expressi
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(k, len(children), 1)
 	}
-	return &collationHash{child: children[0], typ: k.typ}, nil
+	return &collationHash{child: children[0], keyer: k.keyer}, nil
 }
 
 // rowKeys hashes rows of a schema, each collated string by its collation
 // key and every other value as GMS's sql.HashOf does.
 type rowKeys struct {
-	// collated holds, by column, the type of a collated string column,
+	// collated holds, by column, the keyer of a collated string column,
 	// nil for the others.
-	collated []gsql.StringType
+	collated []*stringKeyer
 	buf      gsql.Row
 }
 
 func newRowKeys(sch gsql.Schema) *rowKeys {
-	k := &rowKeys{collated: make([]gsql.StringType, len(sch))}
+	k := &rowKeys{collated: make([]*stringKeyer, len(sch))}
 	for i, c := range sch {
-		k.collated[i], _ = collatedStringType(c.Type)
+		if st, ok := collatedStringType(c.Type); ok {
+			k.collated[i] = newStringKeyer(st)
+		}
 	}
 	return k
 }
@@ -312,11 +355,11 @@ func newRowKeys(sch gsql.Schema) *rowKeys {
 func (k *rowKeys) key(ctx *gsql.Context, row gsql.Row) (uint64, error) {
 	k.buf = append(k.buf[:0], row...)
 	at := len(k.buf) - len(k.collated)
-	for i, t := range k.collated {
-		if t == nil || at+i < 0 || k.buf[at+i] == nil {
+	for i, kr := range k.collated {
+		if kr == nil || at+i < 0 || k.buf[at+i] == nil {
 			continue
 		}
-		key, err := stringKey(ctx, t, k.buf[at+i])
+		key, err := kr.key(ctx, k.buf[at+i])
 		if err != nil {
 			return 0, err
 		}
@@ -405,7 +448,7 @@ func (it *collatedDistinctIter) Close(ctx *gsql.Context) error {
 // once per set of rows.
 type collatedIn struct {
 	*plan.InSubquery
-	typ gsql.StringType
+	keyer *stringKeyer
 
 	mu     sync.Mutex
 	rows   []any // the subquery rows keys was made of
@@ -421,7 +464,7 @@ func (in *collatedIn) WithChildren(children ...gsql.Expression) (gsql.Expression
 	if err != nil {
 		return nil, err
 	}
-	return &collatedIn{InSubquery: e.(*plan.InSubquery), typ: in.typ}, nil
+	return &collatedIn{InSubquery: e.(*plan.InSubquery), keyer: in.keyer}, nil
 }
 
 // Eval implements sql.Expression: TRUE when a value of the subquery has
@@ -443,7 +486,7 @@ func (in *collatedIn) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 		return nil, nil
 	}
-	k, err := stringKey(ctx, in.typ, left)
+	k, err := in.keyer.key(ctx, left)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +521,7 @@ func (in *collatedIn) keysOf(ctx *gsql.Context, rows []any, keep bool) (map[uint
 			hasNil = true
 			continue
 		}
-		k, err := stringKey(ctx, in.typ, v)
+		k, err := in.keyer.key(ctx, v)
 		if err != nil {
 			return nil, false, err
 		}
