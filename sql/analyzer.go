@@ -30,6 +30,9 @@ func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: integerArithmetic})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
+	// A FLOAT column against a decimal literal compares as doubles, as in
+	// MySQL, not as DECIMALs; TestFloatLiteralComparisons.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: floatLiteralComparisons})
 	a.ExecBuilder = newExecBuilder()
 	a.Catalog.StatsProvider = newTableStats()
 	return a
