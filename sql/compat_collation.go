@@ -17,10 +17,10 @@ import (
 // GMS compares strings under their collation ('apple' = 'APPLE' under
 // utf8mb4_0900_ai_ci, percdb's default) and groups them so in GROUP BY,
 // but wherever it tells values apart by a hash it hashes the string's
-// bytes (sql.HashOf): SELECT DISTINCT, UNION, INTERSECT and EXCEPT kept
-// 'apple' and 'APPLE' apart, COUNT(DISTINCT s) counted both, a hash join
-// on a.s = b.s missed the rows that differ in case, and an IN subquery
-// GMS evaluates from a hash of its rows missed them too.
+// bytes (sql.HashOf): SELECT DISTINCT, UNION, INTERSECT and EXCEPT keep
+// 'apple' and 'APPLE' apart, COUNT(DISTINCT s) counts both, a hash join
+// on a.s = b.s misses the rows that differ in case, and so does an IN
+// subquery GMS evaluates from a hash of its rows.
 //
 // collationKeys, run after GMS's last planning rule, makes each of those
 // hash a collation key instead (the hash of the string's collation weights,
@@ -31,13 +31,16 @@ import (
 //     strings, whose join condition still compares the strings;
 //   - x IN (SELECT s ...), when GMS evaluates it rather than joining,
 //     looks the key of x up among the keys of s;
-//   - DISTINCT, and UNION, INTERSECT and EXCEPT, become nodes of percdb's
-//     own that tell rows apart by the keys of their strings (built by
-//     compatBuilder); the rows they return keep their spelling, the first
+//   - DISTINCT, and UNION (DISTINCT), become a node of percdb's own that
+//     tells rows apart by the keys of their strings (built by
+//     compatBuilder); the rows it returns keep their spelling, the first
 //     met of those with the same key, as in MySQL.
 //
 // Strings under a binary collation (binary, *_bin) hash as they are: GMS
-// is right about those, and the plans stay GMS's.
+// is right about those, and the plans stay GMS's. INTERSECT and EXCEPT
+// are still GMS's: inside a subquery GMS puts the outer row before the
+// rows of each side of a set operation it knows, which a node of percdb's
+// in its place would not get.
 
 // collationKeysRuleID names the rule; GMS's own rule IDs are small
 // consecutive numbers.
