@@ -31,7 +31,7 @@ func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in
-	// MySQL, not as DECIMALs; TestFloatLiteralComparisons.
+	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: floatLiteralComparisons})
 	a.ExecBuilder = newExecBuilder()
 	a.Catalog.StatsProvider = newTableStats()
