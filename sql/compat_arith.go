@@ -35,13 +35,15 @@ import (
 // first rule, so that nothing is evaluated before, and it replaces the
 // operators whatever their operands' types: a prepared statement's
 // parameters get their types only when it runs, and the expressions
-// decide again when GMS puts the values in.
+// decide again when GMS puts the values in. GMS does not run the
+// analyzer's rules on a one-table UPDATE or DELETE; compatBuilder
+// applies this one to those (compat_exec.go).
 
 // integerArithmeticRuleID names the rule; GMS's own rule IDs are small
 // consecutive numbers.
 const integerArithmeticRuleID analyzer.RuleId = 1005
 
-// MySQL's error for an integer result out of range.
+// MySQL's errors of integer arithmetic.
 const (
 	codeDataOutOfRange  = 1690 // ER_DATA_OUT_OF_RANGE
 	stateDataOutOfRange = "22003"
