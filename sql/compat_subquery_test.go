@@ -380,6 +380,13 @@ func compatDB(t *testing.T) (*sql.DB, func(q string, args ...any)) {
 func queryRows(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
 	rows, err := db.Query(q)
+	return collectRows(t, q, rows, err)
+}
+
+// collectRows returns the rows of the answer (rows, err) to q, each with
+// its values separated by spaces (NULL for NULL), and fails t on an error.
+func collectRows(t *testing.T, q string, rows *sql.Rows, err error) []string {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

@@ -1,7 +1,6 @@
 package sql_test
 
 import (
-	"database/sql"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -162,25 +161,9 @@ func TestNestedLoopJoinCache(t *testing.T) {
 		},
 	}}
 
-	collect := func(q string, rows *sql.Rows, err error) []string {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		defer rows.Close()
-		var out []string
-		for _, r := range readRows(rows) {
-			out = append(out, strings.Join(r, " "))
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return out
-	}
 	query := func(q string) []string {
 		t.Helper()
-		rows, err := db.Query(q)
-		return collect(q, rows, err)
+		return queryRows(t, db, q)
 	}
 	same := func(got, want []string, ordered bool) bool {
 		if !ordered {
@@ -205,7 +188,7 @@ func TestNestedLoopJoinCache(t *testing.T) {
 			defer st.Close()
 			for i := 0; i < 2; i++ {
 				rows, err := st.Query()
-				if got := collect(tc.query, rows, err); !same(got, want, tc.ordered) {
+				if got := collectRows(t, tc.query, rows, err); !same(got, want, tc.ordered) {
 					t.Errorf("prepared, run %d: %s\ngot  %q\nwant %q", i, tc.query, got, want)
 				}
 			}
