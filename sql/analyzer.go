@@ -9,9 +9,17 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// explainMax1RowRuleID names percdb's analyzer rule; GMS's own rule IDs
-// are small consecutive numbers.
-const explainMax1RowRuleID analyzer.RuleId = 1000
+// The IDs of percdb's analyzer rules, in one place so that no two share
+// one; GMS's own rule IDs are small consecutive numbers.
+const (
+	explainMax1RowRuleID          analyzer.RuleId = 1000 + iota // explainMax1Row, below
+	greedyJoinOrderRuleID                                       // joinorder.go
+	cacheJoinInputsRuleID                                       // joincache.go
+	notExistsRuleID                                             // compat_subquery.go
+	collationKeysRuleID                                         // compat_collation.go
+	integerArithmeticRuleID                                     // compat_arith.go
+	floatLiteralComparisonsRuleID                               // compat_floatcmp.go
+)
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
 func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {

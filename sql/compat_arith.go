@@ -39,10 +39,6 @@ import (
 // analyzer's rules on a one-table UPDATE or DELETE; compatBuilder
 // applies this one to those (compat_exec.go).
 
-// integerArithmeticRuleID names the rule; GMS's own rule IDs are small
-// consecutive numbers.
-const integerArithmeticRuleID analyzer.RuleId = 1005
-
 // MySQL's errors of integer arithmetic.
 const (
 	codeDataOutOfRange  = 1690 // ER_DATA_OUT_OF_RANGE

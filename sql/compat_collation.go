@@ -42,10 +42,6 @@ import (
 // rows of each side of a set operation it knows, which a node of percdb's
 // in its place would not get.
 
-// collationKeysRuleID names the rule; GMS's own rule IDs are small
-// consecutive numbers.
-const collationKeysRuleID analyzer.RuleId = 1004
-
 // collationKeys is the analyzer rule; see the comment at the top of the
 // file. It runs once the plan is final (after GMS has assigned execution
 // indexes), over the whole tree, subqueries and the sides of set

@@ -21,10 +21,6 @@ import (
 // comparison and lets GMS compare two float64s; index ranges over the
 // column are then built from the double too.
 
-// floatLiteralComparisonsRuleID names the rule; GMS's own rule IDs are
-// small consecutive numbers.
-const floatLiteralComparisonsRuleID analyzer.RuleId = 1010
-
 // floatLiteralComparisons is the analyzer rule; see the comment at the top
 // of the file.
 func floatLiteralComparisons(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {

@@ -29,10 +29,6 @@ import (
 // equality into a hash or index lookup. Conditions that are never NULL
 // (<=>, IS NULL) are left alone.
 
-// notExistsRuleID names the rule; GMS's own rule IDs are small
-// consecutive numbers.
-const notExistsRuleID analyzer.RuleId = 1003
-
 // notExistsNullAsFalse is the analyzer rule, run right before GMS's
 // unnestExistsSubqueries; see the comment at the top of the file.
 func notExistsNullAsFalse(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {

@@ -21,10 +21,6 @@ import (
 // reading the child again when the query's memory budget refuses the
 // cache). Single tables are left to percdb's scan cache (scancache.go).
 
-// cacheJoinInputsRuleID names the rule; GMS's own rule IDs are small
-// consecutive numbers.
-const cacheJoinInputsRuleID analyzer.RuleId = 1002
-
 // cacheJoinInputs is the analyzer rule; see the comment at the top of the
 // file. It runs after GMS has assigned execution indexes and placed its
 // own CachedResults (OnceAfterAll), on read-only statements of the top

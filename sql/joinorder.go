@@ -37,10 +37,6 @@ import (
 // have no order to choose.
 const greedyJoinMinTables = 3
 
-// greedyJoinOrderRuleID names the rule; GMS's own rule IDs are small
-// consecutive numbers.
-const greedyJoinOrderRuleID analyzer.RuleId = 1001
-
 // insertRule puts rule into a's batches right before (or, with after,
 // right after) the GMS rule named at (RuleId's String, e.g.
 // "optimizeJoins"), and reports whether that rule was found.
