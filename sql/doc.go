@@ -71,5 +71,11 @@
 //
 // percdb works around GMS's defects in this package rather than in GMS:
 // see docs/compatibility.md for the list and for where percdb differs
-// from MySQL 8.
+// from MySQL 8. Most of them are analyzer rules that newAnalyzer
+// (analyzer.go) puts among GMS's own: planning (joinorder.go orders
+// joins, joincache.go caches nested-loop inputs, stats.go gives the
+// planner row counts) and MySQL's answers where GMS's differ
+// (compat_*.go: correlated NOT EXISTS, collations in hashing, integer
+// arithmetic, FLOAT against decimal literals), with compat_exec.go
+// building the row iterators of percdb's own plan nodes.
 package sql
