@@ -22,7 +22,7 @@ const (
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
-func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
+func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	a := analyzer.NewBuilder(p).
 		AddPostValidationRule(explainMax1RowRuleID, explainMax1Row).
 		Build()
@@ -42,7 +42,7 @@ func newAnalyzer(p gsql.DatabaseProvider) *analyzer.Analyzer {
 	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: floatLiteralComparisons})
 	a.ExecBuilder = newExecBuilder()
-	a.Catalog.StatsProvider = newTableStats()
+	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a
 }
 

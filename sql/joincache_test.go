@@ -262,4 +262,24 @@ func TestPlannerSeesRowCounts(t *testing.T) {
 	if cost < 37*23 || cost > 2*37*23 {
 		t.Errorf("nested-loop join of 37 and 23 rows costed at %v (%d rows), want about %d:\n%s", cost, rows, 37*23, plan)
 	}
+
+	// The same counts are information_schema's TABLE_ROWS and SHOW TABLE
+	// STATUS's Rows, estimates as in InnoDB: COUNT(*) never answers from
+	// them, even while they are out of date.
+	got := strings.Join(queryRows(t, db, "SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = 'rc' ORDER BY 1"), ", ")
+	if want := "a 37, b 23"; got != want {
+		t.Errorf("information_schema.tables: %q, want %q", got, want)
+	}
+	status := queryRows(t, db, "SHOW TABLE STATUS LIKE 'a'")
+	if len(status) != 1 || !strings.HasPrefix(status[0], "a ") || strings.Fields(status[0])[4] != "37" {
+		t.Errorf("SHOW TABLE STATUS LIKE 'a': %q, want Rows 37", status)
+	}
+	for i := 37; i < 42; i++ {
+		if _, err := db.Exec("INSERT INTO a VALUES (?, 0)", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM a"); len(got) != 1 || got[0] != "42" {
+		t.Errorf("COUNT(*) after 5 more rows: %q, want 42", got)
+	}
 }

@@ -23,6 +23,9 @@ type DatabaseProvider struct {
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath
+	// rowCounts are the tables' row counts for the planner and
+	// information_schema (stats.go).
+	rowCounts *rowCounts
 }
 
 var (
@@ -32,10 +35,11 @@ var (
 
 func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 	return &DatabaseProvider{
-		store:    store,
-		catalogs: &catalogCache{},
-		metas:    &metaCache{},
-		ids:      newIDAllocators(store),
+		store:     store,
+		catalogs:  &catalogCache{},
+		metas:     &metaCache{},
+		ids:       newIDAllocators(store),
+		rowCounts: newRowCounts(),
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // 100-row tables before joining them to anything (sqllogictest select4:
 // 8 s for a query MySQL answers in milliseconds).
 //
-// tableStats answers instead with a count of the table's rows, read in
+// tableStats answers instead with a count of the table's rows (rowCounts), read in
 // the asking statement's transaction and kept for a while: counting is a
 // range scan, too slow to repeat for every statement a server plans. The
 // count stops at rowCountCap rows, enough to tell a small table from a
@@ -37,11 +37,38 @@ const (
 )
 
 // tableStats is the engine's sql.StatsProvider: GMS's in-memory provider
-// with row counts for tables it has no statistics of. The analyzer owns
-// it; it is safe for concurrent use.
+// with row counts for tables it has no statistics of. It is safe for
+// concurrent use.
 type tableStats struct {
 	*memory.StatsProv
+	counts *rowCounts
+}
 
+func newTableStats(counts *rowCounts) *tableStats {
+	return &tableStats{StatsProv: memory.NewStatsProv(), counts: counts}
+}
+
+var _ gsql.StatsProvider = (*tableStats)(nil)
+
+// RowCount implements sql.StatsProvider.
+func (s *tableStats) RowCount(ctx *gsql.Context, db string, table gsql.Table) (uint64, error) {
+	if n, err := s.StatsProv.RowCount(ctx, db, table); err != nil || n > 0 {
+		return n, err
+	}
+	switch t := table.(type) {
+	case *Table:
+		return s.counts.get(ctx, t), nil
+	case *IndexedTable:
+		return s.counts.get(ctx, t.Table), nil
+	}
+	return 0, nil
+}
+
+// rowCounts keeps the row counts of a server's tables, for the planner
+// (tableStats) and for information_schema.TABLES and SHOW TABLE STATUS
+// (Table.RowCount). The DatabaseProvider owns it; it is safe for
+// concurrent use.
+type rowCounts struct {
 	// now is the clock, time.Now outside tests.
 	now func() time.Time
 
@@ -55,47 +82,34 @@ type rowCount struct {
 	at   time.Time
 }
 
-func newTableStats() *tableStats {
-	return &tableStats{StatsProv: memory.NewStatsProv(), now: time.Now, counts: make(map[int64]rowCount)}
+func newRowCounts() *rowCounts {
+	return &rowCounts{now: time.Now, counts: make(map[int64]rowCount)}
 }
 
-var _ gsql.StatsProvider = (*tableStats)(nil)
-
-// RowCount implements sql.StatsProvider.
-func (s *tableStats) RowCount(ctx *gsql.Context, db string, table gsql.Table) (uint64, error) {
-	if n, err := s.StatsProv.RowCount(ctx, db, table); err != nil || n > 0 {
-		return n, err
-	}
-	var t *Table
-	switch tt := table.(type) {
-	case *Table:
-		t = tt
-	case *IndexedTable:
-		t = tt.Table
-	default:
-		return 0, nil
-	}
+// get returns t's row count, counted in ctx's transaction when the kept
+// one is too old. Statistics are advice: a failed count is 0, and a
+// planner without counts still plans.
+func (c *rowCounts) get(ctx *gsql.Context, t *Table) uint64 {
 	id := t.meta.exec.ID
-	now := s.now()
-	s.mu.Lock()
-	c, ok := s.counts[id]
-	s.mu.Unlock()
+	now := c.now()
+	c.mu.Lock()
+	kept, ok := c.counts[id]
+	c.mu.Unlock()
 	fresh := rowCountFresh
-	if c.rows >= rowCountCap {
+	if kept.rows >= rowCountCap {
 		fresh = rowCountFreshCapped
 	}
-	if ok && now.Sub(c.at) < fresh {
-		return c.rows, nil
+	if ok && now.Sub(kept.at) < fresh {
+		return kept.rows
 	}
 	n, err := countRows(ctx, t, rowCountCap)
 	if err != nil {
-		// Statistics are advice: a planner without them still plans.
-		return 0, nil
+		return 0
 	}
-	s.mu.Lock()
-	s.counts[id] = rowCount{rows: n, at: now}
-	s.mu.Unlock()
-	return n, nil
+	c.mu.Lock()
+	c.counts[id] = rowCount{rows: n, at: now}
+	c.mu.Unlock()
+	return n
 }
 
 // countRows counts t's rows in ctx's transaction, stopping at limit.
@@ -122,3 +136,19 @@ func countRows(ctx *gsql.Context, t *Table, limit uint64) (uint64, error) {
 	}
 	return n, nil
 }
+
+// RowCount implements sql.StatisticsTable: the estimate the planner uses,
+// which information_schema.TABLES shows as TABLE_ROWS and SHOW TABLE
+// STATUS as Rows. Like InnoDB's, it is never exact (a count at most a
+// few seconds old, at most rowCountCap), so GMS does not answer COUNT(*)
+// from it.
+func (t *Table) RowCount(ctx *gsql.Context) (uint64, bool, error) {
+	return t.db.provider.rowCounts.get(ctx, t), false, nil
+}
+
+// DataLength implements sql.StatisticsTable: percdb does not know a
+// table's size on disk (its rows share Pebble's files with every other
+// table's), and says 0.
+func (t *Table) DataLength(*gsql.Context) (uint64, error) { return 0, nil }
+
+var _ gsql.StatisticsTable = (*Table)(nil)
