@@ -495,24 +495,6 @@ func isNameByte(c byte) bool {
 	return isWordByte(c) || c == '$' || c >= 0x80
 }
 
-// hasPrefixFoldASCII reports whether s starts with prefix, ASCII case
-// folded; prefix is lower case.
-func hasPrefixFoldASCII(s, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // fastQuery runs a COM_QUERY on the fast path. When it does not (handled
 // false), GMS must run it, answering through the returned callback, which
 // teaches the fast path the result's column definitions when it wants

@@ -204,20 +204,6 @@ func (cc *catalogCache) cached() *catalogData {
 	return cc.cur
 }
 
-// current returns the cached catalog if it is the latest committed one,
-// checked by a read of the version key without a timestamp; nil if not.
-func (cc *catalogCache) current(ctx context.Context, store *txn.Store) (*catalogData, error) {
-	cur := cc.cached()
-	if cur == nil {
-		return nil, nil
-	}
-	version, err := readVersion(ctx, store.PointGet)
-	if err != nil || version != cur.version {
-		return nil, err
-	}
-	return cur, nil
-}
-
 // readVersion reads the schema version with get (0 before the first DDL).
 func readVersion(ctx context.Context, get func(context.Context, []byte) ([]byte, bool, error)) (uint64, error) {
 	raw, found, err := get(ctx, keyVersion)

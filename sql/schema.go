@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -115,13 +114,4 @@ func resolveDefault(ctx *gsql.Context, expr string, typ gsql.Type, nullable bool
 		return gsql.NewUnresolvedColumnDefaultValue(expr)
 	}
 	return d
-}
-
-// schemaContext returns a GMS context for parsing definitions outside any
-// statement.
-func schemaContext(ctx context.Context) *gsql.Context {
-	if c, ok := ctx.(*gsql.Context); ok {
-		return c
-	}
-	return gsql.NewContext(ctx)
 }

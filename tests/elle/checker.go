@@ -410,10 +410,6 @@ func (c *checker) dirtyReads() {
 	}
 }
 
-// committed reports whether transaction t is in the graph: ok, or info
-// with an append someone read.
-func (c *checker) committed(t int32) bool { return c.node[t] >= 0 }
-
 // buildGraph adds a node per committed transaction and the ww, wr, rw and
 // (unless skipped) rt edges between them.
 func (c *checker) buildGraph() {

@@ -116,15 +116,6 @@ func (b *graphBuilder) build() *graph {
 	return g
 }
 
-func (g *graph) kinds(from, to int32) edgeKind {
-	for _, e := range g.adj[from] {
-		if e.to == to {
-			return e.kinds
-		}
-	}
-	return 0
-}
-
 // components runs Tarjan's algorithm over nodes, following only edges with
 // a kind in mask whose target is in the set (member(target) is true). It
 // returns the components in the order Tarjan completes them, which is a
