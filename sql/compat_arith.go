@@ -119,51 +119,53 @@ type intValue struct {
 	neg bool
 }
 
-// evalInt evaluates e, an operand of kind k, as an integer. It returns
-// nil for NULL, and false when the value is not one (GMS then computes).
-func evalInt(ctx *gsql.Context, e gsql.Expression, k intKind, row gsql.Row) (*intValue, bool, error) {
+// evalInt evaluates e, an operand of kind k, as an integer. null reports
+// NULL, and ok false a value that is not an integer (GMS then computes).
+// Values, not pointers: this runs for every row an expression is
+// evaluated on.
+func evalInt(ctx *gsql.Context, e gsql.Expression, k intKind, row gsql.Row) (v intValue, null, ok bool, err error) {
 	if u, ok := hexLiteral(e); ok {
-		return &intValue{mag: u}, true, nil
+		return intValue{mag: u}, false, true, nil
 	}
-	v, err := e.Eval(ctx, row)
-	if err != nil || v == nil {
-		return nil, err == nil, err
+	x, err := e.Eval(ctx, row)
+	if err != nil {
+		return intValue{}, false, false, err
+	}
+	if x == nil {
+		return intValue{}, true, true, nil
 	}
 	if k == unsigned {
-		c, inRange, err := types.Uint64.Convert(ctx, v)
+		c, inRange, err := types.Uint64.Convert(ctx, x)
 		if err != nil || inRange != gsql.InRange {
-			return nil, false, nil
+			return intValue{}, false, false, nil
 		}
-		return &intValue{mag: c.(uint64)}, true, nil
+		return intValue{mag: c.(uint64)}, false, true, nil
 	}
-	c, inRange, err := types.Int64.Convert(ctx, v)
+	c, inRange, err := types.Int64.Convert(ctx, x)
 	if err != nil || inRange != gsql.InRange {
-		return nil, false, nil
+		return intValue{}, false, false, nil
 	}
 	i := c.(int64)
 	if i < 0 {
-		return &intValue{mag: uint64(-(i + 1)) + 1, neg: true}, true, nil
+		return intValue{mag: uint64(-(i + 1)) + 1, neg: true}, false, true, nil
 	}
-	return &intValue{mag: uint64(i)}, true, nil
+	return intValue{mag: uint64(i)}, false, true, nil
 }
 
 // evalOperands evaluates the operands l and r, of kinds lk and rk, as
-// integers. It returns nil values when one is NULL, and false when one
-// is not an integer (GMS then computes).
-func evalOperands(ctx *gsql.Context, l, r gsql.Expression, lk, rk intKind, row gsql.Row) (*intValue, *intValue, bool, error) {
-	a, ok, err := evalInt(ctx, l, lk, row)
-	if err != nil || !ok || a == nil {
-		return nil, nil, ok || err != nil, err
+// integers. null reports that one is NULL, and ok false that one is not
+// an integer (GMS then computes).
+func evalOperands(ctx *gsql.Context, l, r gsql.Expression, lk, rk intKind, row gsql.Row) (a, b intValue, null, ok bool, err error) {
+	a, null, ok, err = evalInt(ctx, l, lk, row)
+	if err != nil || !ok || null {
+		return a, b, null, ok, err
 	}
-	b, ok, err := evalInt(ctx, r, rk, row)
-	if err != nil || !ok || b == nil {
-		return nil, nil, ok || err != nil, err
-	}
-	return a, b, true, nil
+	b, null, ok, err = evalInt(ctx, r, rk, row)
+	return a, b, null, ok, err
 }
 
 // big returns v as a big.Int.
-func (v *intValue) big() *big.Int {
+func (v intValue) big() *big.Int {
 	b := new(big.Int).SetUint64(v.mag)
 	if v.neg {
 		b.Neg(b)
@@ -219,12 +221,14 @@ func (e *intArithmetic) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if !e.isInt() {
 		return e.Arithmetic.Eval(ctx, row)
 	}
-	l, r, ok, err := evalOperands(ctx, e.LeftChild, e.RightChild, e.left, e.right, row)
-	if !ok {
-		return e.Arithmetic.Eval(ctx, row)
-	}
-	if err != nil || l == nil {
+	l, r, null, ok, err := evalOperands(ctx, e.LeftChild, e.RightChild, e.left, e.right, row)
+	switch {
+	case err != nil:
 		return nil, err
+	case !ok:
+		return e.Arithmetic.Eval(ctx, row)
+	case null:
+		return nil, nil
 	}
 	if e.isUnsigned() {
 		if v, ok := e.unsignedOp(l, r); ok {
@@ -238,7 +242,7 @@ func (e *intArithmetic) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	return nil, outOfRange("BIGINT", e)
 }
 
-func int64From(v *intValue) int64 {
+func int64From(v intValue) int64 {
 	if v.neg {
 		return -int64(v.mag-1) - 1
 	}
@@ -268,7 +272,7 @@ func (e *intArithmetic) signedOp(a, b int64) (int64, bool) {
 
 // unsignedOp returns a op b, and false when it is not in BIGINT
 // UNSIGNED's range.
-func (e *intArithmetic) unsignedOp(a, b *intValue) (uint64, bool) {
+func (e *intArithmetic) unsignedOp(a, b intValue) (uint64, bool) {
 	if !a.neg && !b.neg {
 		switch e.Op {
 		case sqlparser.PlusStr:
@@ -380,18 +384,20 @@ func (e *intMod) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if e.left == notInt {
 		return e.Mod.Eval(ctx, row)
 	}
-	l, r, ok, err := evalOperands(ctx, e.LeftChild, e.RightChild, e.left, e.right, row)
-	if !ok {
-		return e.Mod.Eval(ctx, row)
-	}
-	if err != nil || l == nil {
+	l, r, null, ok, err := evalOperands(ctx, e.LeftChild, e.RightChild, e.left, e.right, row)
+	switch {
+	case err != nil:
 		return nil, err
+	case !ok:
+		return e.Mod.Eval(ctx, row)
+	case null:
+		return nil, nil
 	}
 	if r.mag == 0 {
 		ctx.Warn(codeDivisionByZero, "Division by 0")
 		return nil, nil
 	}
-	m := &intValue{mag: l.mag % r.mag, neg: l.neg}
+	m := intValue{mag: l.mag % r.mag, neg: l.neg}
 	if e.left == unsigned {
 		return m.mag, nil
 	}
