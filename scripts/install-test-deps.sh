@@ -2,7 +2,8 @@
 # Installs the programs that percdb's tests and benchmarks drive, from
 # Debian's packages: the mariadb client (end-to-end client tests), the
 # MariaDB server (the reference server of the benchmark harness and of the
-# sqllogictest/isolation comparisons) and sysbench. Tests that need one of
+# sqllogictest/isolation comparisons), sysbench, and the drivers of the
+# driver smoke tests (PyMySQL for Debian's python3). Tests that need one of
 # them skip with a message where it is missing, so this step is optional:
 # it only widens what `go test ./...` covers. Safe to run again.
 set -uo pipefail
@@ -11,8 +12,9 @@ need=()
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v mariadbd >/dev/null 2>&1 || [[ -x /usr/sbin/mariadbd ]] || need+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+/usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 if [[ ${#need[@]} -eq 0 ]]; then
-	echo "install-test-deps: mariadb client, server and sysbench are installed"
+	echo "install-test-deps: mariadb client, server, sysbench and PyMySQL are installed"
 	exit 0
 fi
 sudo=""

@@ -73,31 +73,17 @@ func (r *fastRun) run() fastOutcome {
 }
 
 // answer ends a statement the fast path ran: it counts the question as
-// GMS does and the hit, and answers the client with res, under the status
-// flags GMS would set, or returns err, the statement's error.
+// GMS does and the hit, and answers the client with res, under the
+// session's status flags (status.go), or returns err, the statement's
+// error.
 func (r *fastRun) answer(res *sqltypes.Result, err error) fastOutcome {
 	r.fp.hits.Add(1)
 	gsql.IncrementStatusVariable(r.ctx, "Questions", 1)
 	if err != nil {
 		return handled(gsql.CastSQLError(err))
 	}
-	setFastStatusFlags(r.c, r.vars.autocommit, r.s.GetTransaction() != nil)
+	setStatusFlags(r.c, r.s, r.vars.autocommit)
 	return handled(r.send(res))
-}
-
-// setFastStatusFlags sets the connection's status flags as GMS's handler
-// does after every statement (server/handler.go setConnStatusFlags).
-func setFastStatusFlags(c *mysql.Conn, autocommit, inTransaction bool) {
-	if autocommit {
-		c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
-	} else {
-		c.StatusFlags &^= uint16(mysql.ServerStatusAutocommit)
-	}
-	if inTransaction {
-		c.StatusFlags |= uint16(mysql.ServerInTransaction)
-	} else {
-		c.StatusFlags &^= uint16(mysql.ServerInTransaction)
-	}
 }
 
 // explicit reports whether the statement runs inside a transaction that

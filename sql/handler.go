@@ -64,10 +64,18 @@ func (r *sessionRegistry) get(id uint32) *Session {
 	return r.m[id]
 }
 
+// NewConnection implements mysql.Handler: the greeting vitess sends next
+// carries the connection's status flags, SERVER_STATUS_AUTOCOMMIT among
+// them when sessions start in autocommit mode (status.go).
+func (h *handler) NewConnection(c *mysql.Conn) {
+	h.Handler.NewConnection(c)
+	c.StatusFlags = withStatusFlags(c.StatusFlags, defaultAutocommit(), false)
+}
+
 // ComQuery implements mysql.Handler.
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
-		cb := okInfoFilter(callback)
+		cb := h.resultFilter(c, callback)
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
@@ -113,25 +121,55 @@ func isDDL(query string) bool {
 	return startsWithWord(query, "create", "drop", "alter", "rename")
 }
 
-// okInfoFilter drops the info text GMS puts in the OK packet of SQL-level
-// PREPARE ("Statement prepared"): vitess writes info as a one-byte marker
-// and the rest of the packet, which the mariadb client, expecting a
-// length-encoded string there, rejects as a malformed packet.
-func okInfoFilter(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+// resultFilter wraps the callback of a text query, through which vitess
+// writes an OK packet when the result has no columns, and fixes two things
+// in such a packet:
+//   - the status flags, which GMS sets its own way just before (see
+//     status.go);
+//   - the info text GMS puts in the OK packet of SQL-level PREPARE
+//     ("Statement prepared"): vitess writes info as a one-byte marker
+//     and the rest of the packet, which the mariadb client, expecting a
+//     length-encoded string there, rejects as a malformed packet.
+func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(res *sqltypes.Result, more bool) error {
-		if res != nil && len(res.Fields) == 0 && res.Info == "Statement prepared" {
-			res.Info = ""
+		if res != nil && len(res.Fields) == 0 {
+			if res.Info == "Statement prepared" {
+				res.Info = ""
+			}
+			h.setStatusFlags(c)
 		}
 		return callback(res, more)
 	}
 }
 
+// statusFilter wraps the callback of a prepared statement's execution by
+// GMS, so that an OK packet carries percdb's status flags (status.go).
+func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+	return func(res *sqltypes.Result) error {
+		if res != nil && len(res.Fields) == 0 {
+			h.setStatusFlags(c)
+		}
+		return callback(res)
+	}
+}
+
+// setStatusFlags sets the status flags of c from its session, if it has
+// one yet.
+func (h *handler) setStatusFlags(c *mysql.Conn) {
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		setStatusFlags(c, s, s.autocommit())
+	}
+}
+
 // ComMultiQuery implements mysql.Handler. Each call runs one statement of
-// the query and returns the rest.
+// the query and returns the rest, none after a statement that failed: as
+// in MySQL, an error ends a multi-statement query. (vitess, having sent
+// the error packet, would run the rest and send its results after the
+// error, which the client takes for the answers to its next commands.)
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	err := h.run(ctx, c, query, func() error {
-		cb := okInfoFilter(callback)
+		cb := h.resultFilter(c, callback)
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.
@@ -146,6 +184,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
 		return err
 	})
+	if err != nil {
+		rest = ""
+	}
 	return rest, err
 }
 
@@ -160,7 +201,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 			}
 			callback = next
 		}
-		return h.Handler.ComStmtExecute(ctx, c, prepare, callback)
+		return h.Handler.ComStmtExecute(ctx, c, prepare, h.statusFilter(c, callback))
 	})
 }
 
@@ -187,7 +228,9 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 	if h.sessions.get(c.ConnectionID) == nil {
 		return nil
 	}
-	return finishSQLError(h.Handler.ComResetConnection(c))
+	err := h.Handler.ComResetConnection(c)
+	h.setStatusFlags(c)
+	return finishSQLError(err)
 }
 
 // errNotReplicationSource answers the replication commands: percdb keeps no
@@ -234,6 +277,8 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	} else {
 		s.statementSucceeded()
 	}
+	// For the EOF packet vitess writes after a result set.
+	setStatusFlags(c, s, s.autocommit())
 	return finishSQLError(err)
 }
 

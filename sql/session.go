@@ -90,6 +90,12 @@ func (s *Session) CommitTransaction(ctx *gsql.Context, tx gsql.Transaction) erro
 	if !ok {
 		return fmt.Errorf("commit: transaction is %T, not a percdb transaction", tx)
 	}
+	// Every commit ends the explicit transaction, if any: COMMIT and
+	// BEGIN's commit of the previous one say so themselves (BEGIN then
+	// opens another), but GMS's implicit commit after a DDL statement
+	// does not, which left the session in an explicit transaction that
+	// nothing would commit.
+	s.SetIgnoreAutoCommit(false)
 	return toSQLError(t.commit(ctx))
 }
 
@@ -192,13 +198,5 @@ func (s *Session) hasWrites() bool {
 // inExplicitTransaction reports whether a transaction outlives the current
 // statement: after BEGIN, or with autocommit off.
 func (s *Session) inExplicitTransaction() bool {
-	if s.GetIgnoreAutoCommit() {
-		return true
-	}
-	v, err := s.GetSessionVariable(nil, gsql.AutoCommitSessionVar)
-	if err != nil {
-		return false
-	}
-	on, err := gsql.ConvertToBool(nil, v)
-	return err == nil && !on
+	return s.GetIgnoreAutoCommit() || !s.autocommit()
 }

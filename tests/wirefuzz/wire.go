@@ -50,6 +50,14 @@ const (
 	defaultMaxPacketSize = 1 << 24
 )
 
+// Server status flags (SERVER_STATUS_*) that the greeting and every OK
+// and EOF packet carry.
+const (
+	StatusInTrans     = 0x0001
+	StatusAutocommit  = 0x0002
+	StatusMoreResults = 0x0008
+)
+
 // ServerError is an ERR packet from the server.
 type ServerError struct {
 	Code    uint16
@@ -70,6 +78,8 @@ type Greeting struct {
 	// Salt is the 20-byte scramble the password proof is computed with.
 	Salt       []byte
 	AuthPlugin string
+	// Status is the server status flags of the greeting.
+	Status uint16
 }
 
 // Conn is a raw MySQL protocol connection: it frames and reads packets but
@@ -79,6 +89,8 @@ type Conn struct {
 	nc  net.Conn
 	r   *bufio.Reader
 	seq byte
+	// status is the status flags of the last OK or EOF packet read.
+	status uint16
 }
 
 // Dial connects to addr and reads the server's greeting. Every read and
@@ -218,8 +230,8 @@ func parseGreeting(p []byte) (*Greeting, error) {
 	g.Salt = append(g.Salt, r.bytes(8)...)
 	r.byte() // filler
 	g.Capabilities = uint32(r.uint16())
-	r.byte()   // character set
-	r.uint16() // status flags
+	r.byte() // character set
+	g.Status = r.uint16()
 	g.Capabilities |= uint32(r.uint16()) << 16
 	saltLen := int(r.byte())
 	r.bytes(10) // reserved
@@ -316,6 +328,7 @@ func (c *Conn) Authenticate(g *Greeting, user, password, db string) error {
 		}
 		switch p[0] {
 		case 0x00:
+			c.status = okStatus(p)
 			return nil
 		case 0xff:
 			return parseError(p)
@@ -350,48 +363,151 @@ func (c *Conn) Authenticate(g *Greeting, user, password, db string) error {
 	return errors.New("authentication did not finish")
 }
 
+// Result is one result of a command: the rows of its result set (none
+// for a statement answered with an OK packet) and the status flags of the
+// OK or EOF packet that ended it.
+type Result struct {
+	// Rows are the rows of a text result set; NULL is "NULL".
+	Rows [][]string
+	// Binary are the row packets of a binary result set, undecoded.
+	Binary [][]byte
+	// Status is the status flags of the packet that ended the result.
+	Status uint16
+}
+
+// Status returns the status flags of the last OK or EOF packet read.
+func (c *Conn) Status() uint16 { return c.status }
+
 // Query runs sql as COM_QUERY and returns the rows of its text result set
-// (nil for a statement without one); NULL is returned as "NULL".
+// (nil for a statement without one); NULL is returned as "NULL". The
+// results of the further statements of a multi-statement query are read
+// and dropped.
 func (c *Conn) Query(sql string) ([][]string, error) {
+	res, err := c.QueryAll(sql)
+	if len(res) == 0 {
+		return nil, err
+	}
+	return res[0].Rows, err
+}
+
+// QueryAll runs sql as COM_QUERY and returns its results, one per
+// statement while the server says more follow (SERVER_MORE_RESULTS_EXISTS),
+// up to the first error, which it returns.
+func (c *Conn) QueryAll(sql string) ([]Result, error) {
 	if err := c.WriteCommand(append([]byte{ComQuery}, sql...)); err != nil {
 		return nil, err
 	}
-	p, err := c.ReadPacket()
+	return c.readResults(false)
+}
+
+// Execute runs the prepared statement id (COM_STMT_EXECUTE, no cursor)
+// with args bound to its parameters, each nil (NULL), an int64 or a
+// string, and returns its results as QueryAll does.
+func (c *Conn) Execute(id uint32, args ...any) ([]Result, error) {
+	body, err := ExecuteBody(id, args...)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.WriteCommand(body); err != nil {
+		return nil, err
+	}
+	return c.readResults(true)
+}
+
+// ExecuteBody returns the COM_STMT_EXECUTE payload that runs statement id
+// with args (see Execute).
+func ExecuteBody(id uint32, args ...any) ([]byte, error) {
+	b := binary.LittleEndian.AppendUint32([]byte{ComStmtExecute}, id)
+	b = append(b, 0) // no cursor
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	if len(args) == 0 {
+		return b, nil
+	}
+	nulls := make([]byte, (len(args)+7)/8)
+	var types, values []byte
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil:
+			nulls[i/8] |= 1 << (i % 8)
+			types = append(types, 0x06, 0) // MYSQL_TYPE_NULL
+		case int64:
+			types = append(types, 0x08, 0) // MYSQL_TYPE_LONGLONG
+			values = binary.LittleEndian.AppendUint64(values, uint64(v))
+		case string:
+			types = append(types, 0xfd, 0) // MYSQL_TYPE_VAR_STRING
+			values = AppendLenencString(values, v)
+		default:
+			return nil, fmt.Errorf("execute: argument %d is a %T", i, a)
+		}
+	}
+	b = append(b, nulls...)
+	b = append(b, 1) // new parameters bound: their types follow
+	b = append(b, types...)
+	return append(b, values...), nil
+}
+
+// readResults reads the results of a command, binary result sets when
+// binary.
+func (c *Conn) readResults(binary bool) ([]Result, error) {
+	var out []Result
+	for {
+		res, err := c.readResult(binary)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+		if res.Status&StatusMoreResults == 0 {
+			return out, nil
+		}
+	}
+}
+
+// readResult reads one result: an OK packet, or a result set up to its
+// closing EOF packet.
+func (c *Conn) readResult(binary bool) (Result, error) {
+	p, err := c.ReadPacket()
+	if err != nil {
+		return Result{}, err
+	}
 	switch {
 	case len(p) == 0:
-		return nil, errors.New("empty query response")
+		return Result{}, errors.New("empty query response")
 	case p[0] == 0x00:
-		return nil, nil
+		c.status = okStatus(p)
+		return Result{Status: c.status}, nil
 	case p[0] == 0xff:
-		return nil, parseError(p)
+		return Result{}, parseError(p)
 	}
 	r := reader{b: p}
 	cols := r.lenencInt()
 	if r.err != nil {
-		return nil, fmt.Errorf("column count %x: %w", p, r.err)
+		return Result{}, fmt.Errorf("column count %x: %w", p, r.err)
 	}
 	for range cols { // column definitions
 		if _, err := c.ReadPacket(); err != nil {
-			return nil, err
+			return Result{}, err
 		}
 	}
 	if err := c.readEOF(); err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	var rows [][]string
+	var res Result
 	for {
 		p, err := c.ReadPacket()
 		if err != nil {
-			return nil, err
+			return Result{}, err
 		}
 		if isEOF(p) {
-			return rows, nil
+			c.status = eofStatus(p)
+			res.Status = c.status
+			return res, nil
 		}
 		if p[0] == 0xff {
-			return nil, parseError(p)
+			return Result{}, parseError(p)
+		}
+		if binary {
+			res.Binary = append(res.Binary, p)
+			continue
 		}
 		r := reader{b: p}
 		row := make([]string, cols)
@@ -404,10 +520,25 @@ func (c *Conn) Query(sql string) ([][]string, error) {
 			row[i] = string(r.lenencBytes())
 		}
 		if r.err != nil {
-			return nil, fmt.Errorf("row %x: %w", p, r.err)
+			return Result{}, fmt.Errorf("row %x: %w", p, r.err)
 		}
-		rows = append(rows, row)
+		res.Rows = append(res.Rows, row)
 	}
+}
+
+// okStatus returns the status flags of OK packet p (0 when p is short).
+func okStatus(p []byte) uint16 {
+	r := reader{b: p[1:]}
+	r.lenencInt() // affected rows
+	r.lenencInt() // last insert id
+	return r.uint16()
+}
+
+// eofStatus returns the status flags of EOF packet p (0 when p is short).
+func eofStatus(p []byte) uint16 {
+	r := reader{b: p[1:]}
+	r.uint16() // warnings
+	return r.uint16()
 }
 
 // Prepare prepares sql with COM_STMT_PREPARE and returns the statement id

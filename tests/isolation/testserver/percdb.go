@@ -17,6 +17,9 @@ type PercdbOptions struct {
 	// isolation and list-append tests do not tell apart and which spares
 	// the shared disk.
 	Durable bool
+	// DisableFastPath sends every statement through go-mysql-server
+	// (sql.Config.DisableFastPath). Default false.
+	DisableFastPath bool
 }
 
 // StartPercdb opens an in-process percdb node on a free port of 127.0.0.1
@@ -37,6 +40,8 @@ func StartPercdb(ctx context.Context, opts PercdbOptions) (s *Server, err error)
 		Addr:    "127.0.0.1:0",
 		DataDir: dir,
 		KV:      kv.Options{InMemory: !opts.Durable},
+
+		DisableFastPath: opts.DisableFastPath,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open percdb: %w", err)

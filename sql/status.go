@@ -1,0 +1,87 @@
+package sql
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// The server status flags SERVER_STATUS_AUTOCOMMIT and
+// SERVER_STATUS_IN_TRANS travel in the greeting and in every OK and EOF
+// packet, and drivers act on them: PyMySQL and mysqlclient send SET
+// autocommit = 0 for a connection opened with autocommit off only when
+// the flag says it is on, and report in_transaction from the other. vitess
+// writes whatever the connection's StatusFlags hold when it writes such a
+// packet; GMS sets them after a statement from the session's autocommit
+// variable and from whether the session holds a transaction object, which
+// it does for every statement with autocommit off (even SET) and after a
+// DDL's implicit commit. percdb sets them from what MySQL means instead
+// (inTransaction): in the greeting (handler.NewConnection), before an OK
+// packet (the result callbacks), and after every command (handler.end),
+// for the EOF packet vitess writes once the handler returns.
+
+// statusAutocommitInTrans are the two status flags percdb keeps.
+const statusAutocommitInTrans = uint16(mysql.ServerStatusAutocommit | mysql.ServerInTransaction)
+
+// withStatusFlags returns flags with SERVER_STATUS_AUTOCOMMIT and
+// SERVER_STATUS_IN_TRANS set as autocommit and inTrans say, and its other
+// flags (cursor flags, which vitess keeps there) unchanged.
+func withStatusFlags(flags uint16, autocommit, inTrans bool) uint16 {
+	flags &^= statusAutocommitInTrans
+	if autocommit {
+		flags |= mysql.ServerStatusAutocommit
+	}
+	if inTrans {
+		flags |= mysql.ServerInTransaction
+	}
+	return flags
+}
+
+// setStatusFlags sets the status flags of connection c from its session
+// s, whose autocommit variable is autocommit.
+func setStatusFlags(c *mysql.Conn, s *Session, autocommit bool) {
+	c.StatusFlags = withStatusFlags(c.StatusFlags, autocommit, s.inTransaction(autocommit))
+}
+
+// defaultAutocommit reports whether a new session starts in autocommit
+// mode: the global autocommit variable, on unless SET GLOBAL turned it
+// off.
+func defaultAutocommit() bool {
+	_, v, ok := gsql.SystemVariables.GetGlobal(gsql.AutoCommitSessionVar)
+	if !ok {
+		return true
+	}
+	on, err := gsql.ConvertToBool(nil, v)
+	return err != nil || on
+}
+
+// autocommit reports whether the session's autocommit variable is on,
+// from the fast path's cache of the session's variables (read again only
+// after a variable changed).
+func (s *Session) autocommit() bool {
+	if fp := s.provider.fast; fp != nil {
+		return fp.sessionVars(s).autocommit
+	}
+	v, err := s.GetSessionVariable(nil, gsql.AutoCommitSessionVar)
+	if err != nil {
+		return true
+	}
+	on, err := gsql.ConvertToBool(nil, v)
+	return err != nil || on
+}
+
+// inTransaction reports whether a transaction is open in MySQL's sense
+// (SERVER_STATUS_IN_TRANS) between statements: from BEGIN or START
+// TRANSACTION to its end (COMMIT, ROLLBACK, an implicit commit or a
+// failed commit), and, with autocommit off, from the first statement that
+// read or wrote a table (which began the Percolator transaction) to
+// COMMIT or ROLLBACK. autocommit is the session's autocommit variable.
+func (s *Session) inTransaction(autocommit bool) bool {
+	if s.GetIgnoreAutoCommit() {
+		return true
+	}
+	if autocommit {
+		return false
+	}
+	t, ok := s.GetTransaction().(*Transaction)
+	return ok && !t.finished && t.kv != nil
+}

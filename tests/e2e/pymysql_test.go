@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pythonWith returns a python3 interpreter that can import module,
+// skipping the test where none can: Debian's packages (python3-pymysql)
+// install into /usr/bin/python3's path, which a python3 found first on
+// PATH may not share.
+func pythonWith(t *testing.T, module, pkg string) string {
+	t.Helper()
+	cands := []string{"/usr/bin/python3"}
+	if p, err := exec.LookPath("python3"); err == nil {
+		cands = append(cands, p)
+	}
+	for _, p := range cands {
+		if exec.Command(p, "-c", "import "+module).Run() == nil {
+			return p
+		}
+	}
+	t.Skipf("no python3 with %s (Debian: apt-get install %s)", module, pkg)
+	return ""
+}
+
+// runPython runs script with python, the server's host and port as its
+// arguments, and returns its output, failing the test if it fails.
+func runPython(t *testing.T, python, script, host, port string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, "-c", script, host, port)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("python: %v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// pymysqlTransactions is a PyMySQL program as applications (and Django,
+// whose mysqlclient decides the same way) are written: a connection with
+// autocommit off, whose rollback() undoes its writes and commit() keeps
+// them, checked from a second connection. PyMySQL sends SET autocommit = 0
+// only if the server's status flags say autocommit is on.
+const pymysqlTransactions = `
+import sys, pymysql
+host, port = sys.argv[1], int(sys.argv[2])
+def connect(**kw):
+    return pymysql.connect(host=host, port=port, user="root", **kw)
+admin = connect(autocommit=True)
+with admin.cursor() as c:
+    c.execute("CREATE DATABASE py")
+    c.execute("CREATE TABLE py.acct (id INT PRIMARY KEY, bal INT)")
+    c.execute("INSERT INTO py.acct VALUES (1, 100), (2, 100)")
+def balances():
+    with admin.cursor() as c:
+        c.execute("SELECT bal FROM py.acct ORDER BY id")
+        return [r[0] for r in c.fetchall()]
+conn = connect(database="py", autocommit=False)
+print("autocommit", conn.get_autocommit())
+with conn.cursor() as c:
+    c.execute("UPDATE acct SET bal = bal - 10 WHERE id = 1")
+    c.execute("UPDATE acct SET bal = bal + 10 WHERE id = 2")
+print("in transaction, others see", balances())
+conn.rollback()
+print("after rollback", balances())
+with conn.cursor() as c:
+    c.execute("UPDATE acct SET bal = bal - 30 WHERE id = 1")
+    c.execute("UPDATE acct SET bal = bal + 30 WHERE id = 2")
+conn.commit()
+print("after commit", balances())
+conn.autocommit(True)
+with conn.cursor() as c:
+    c.execute("UPDATE acct SET bal = 0 WHERE id = 1")
+print("autocommit on", balances())
+conn.close()
+`
+
+// TestPyMySQLTransactions runs pymysqlTransactions against percdb.
+func TestPyMySQLTransactions(t *testing.T) {
+	python := pythonWith(t, "pymysql", "python3-pymysql")
+	s := startServer(t, "")
+	host, port := s.HostPort()
+	got := strings.TrimSpace(runPython(t, python, pymysqlTransactions, host, port))
+	want := strings.Join([]string{
+		"autocommit False",
+		"in transaction, others see [100, 100]",
+		"after rollback [100, 100]",
+		"after commit [70, 130]",
+		"autocommit on [0, 130]",
+	}, "\n")
+	if got != want {
+		t.Errorf("PyMySQL program printed\n%s\nwant\n%s", got, want)
+	}
+}
