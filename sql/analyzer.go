@@ -1,12 +1,14 @@
 package sql
 
 import (
+	"runtime/debug"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/sirupsen/logrus"
 )
 
 // The IDs of percdb's analyzer rules, in one place so that no two share
@@ -19,6 +21,10 @@ const (
 	collationKeysRuleID                                         // compat_collation.go
 	integerArithmeticRuleID                                     // compat_arith.go
 	floatLiteralComparisonsRuleID                               // compat_floatcmp.go
+	rowComparisonsRuleID                                        // compat_rows.go
+	keepNullAwareNotInRuleID                                    // compat_notin.go
+	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
+	unionTypesRuleID                                            // compat_union.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -31,7 +37,14 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// inputs cached where GMS caches its own. Without them (a GMS whose
 	// rules have other names) joins are slow, not wrong:
 	// TestManyTableJoin and TestNestedLoopJoinCache catch that.
+	// LEFT JOINs that a condition above makes inner become inner joins
+	// first, so that GMS's join planner does not lose that condition:
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: simplifyOuterJoinsRuleID, Apply: simplifyOuterJoins})
 	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
+	// GMS's join planner panics on some plans (an IN subquery inside a
+	// derived table); the joins are then left as they were written.
+	wrapRule(a, "optimizeJoins", unplannedOnPanic)
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
@@ -41,9 +54,47 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// A FLOAT column against a decimal literal compares as doubles, as in
 	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: floatLiteralComparisons})
+	// Row comparisons with NULLs, NOT IN with NULLs, UNION column types:
+	// compat_rows.go, compat_notin.go, compat_union.go and
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: rowComparisons})
+	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
+	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
 	a.ExecBuilder = newExecBuilder()
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a
+}
+
+// wrapRule replaces the Apply of the GMS rule named at with wrap(Apply),
+// and reports whether that rule was found.
+func wrapRule(a *analyzer.Analyzer, at string, wrap func(analyzer.RuleFunc) analyzer.RuleFunc) bool {
+	for _, b := range a.Batches {
+		for i, r := range b.Rules {
+			if r.Id.String() == at {
+				b.Rules[i].Apply = wrap(r.Apply)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unplannedOnPanic makes a planning rule that panics leave the plan as it
+// was, which is still a plan GMS can run (as when its join planner meets
+// a join it does not reorder), only not an optimized one: GMS v0.20.0's
+// convertSemiToInnerJoin indexes a pruned table's schema by the column
+// IDs of the whole table and panics on an IN subquery inside a derived
+// table. The panic is logged, once, with its stack.
+func unplannedOnPanic(apply analyzer.RuleFunc) analyzer.RuleFunc {
+	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (ret gsql.Node, same transform.TreeIdentity, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				logrus.WithField("query", ctx.Query()).Warnf("join planning panicked, joins left unplanned: %v\n%s", r, debug.Stack())
+				ret, same, err = n, transform.SameTree, nil
+			}
+		}()
+		return apply(ctx, a, n, scope, sel, qFlags)
+	}
 }
 
 // explainMax1Row works around a GMS defect: the analyzer marks a query

@@ -98,8 +98,11 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 		}
 		return ret, transform.NewTree, nil
 	case *plan.HashLookup:
-		left, right, same := keyPairs(n.LeftProbeKey, n.RightEntryKey)
-		if same {
+		// Keys that compare equal must hash equal: across types
+		// (compat_hashkey.go), then under collations.
+		left, right, sameTypes := comparableHashKeys(n.LeftProbeKey, n.RightEntryKey)
+		left, right, same := keyPairs(left, right)
+		if same && sameTypes {
 			break
 		}
 		ret := *n

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/sirupsen/logrus"
 )
 
 // handler wraps GMS's MySQL protocol handler. It sits where a command
@@ -103,7 +105,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		s := h.sessions.get(c.ConnectionID)
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		h.begin(s, query)
-		err := h.end(ctx, c, s, fn())
+		err := h.end(ctx, c, s, recoverPanic(query, fn))
 		if se, ok := err.(*mysql.SQLError); !retry || !ok || se.Num != codeDeadlock {
 			return err
 		}
@@ -113,6 +115,22 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		case <-time.After(time.Duration(attempt) * time.Millisecond):
 		}
 	}
+}
+
+// recoverPanic runs fn, the work of one statement, and turns a panic in
+// it (a defect in GMS's parser, planner or executor, or in percdb's) into
+// that statement's error, 1105 with the panic's message. vitess would
+// otherwise recover it in the connection's goroutine and close the
+// connection, so the client would lose its session for one bad
+// statement. The stack is logged once, here.
+func recoverPanic(query string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			logrus.WithField("query", query).Errorf("statement panicked: %v\n%s", r, debug.Stack())
+			err = mysql.NewSQLError(codeUnknown, stateGeneral, "internal error: %v", r)
+		}
+	}()
+	return fn()
 }
 
 // isDDL reports whether query changes the catalog: CREATE, DROP, ALTER or
@@ -207,7 +225,11 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 
 // ComPrepare implements mysql.Handler.
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
-	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
+	var fields []*querypb.Field
+	err := recoverPanic(query, func() (err error) {
+		fields, err = h.Handler.ComPrepare(ctx, c, query, prepare)
+		return err
+	})
 	if err == nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			h.fastPrepare(s, query, prepare)

@@ -1,0 +1,147 @@
+package sql
+
+import (
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// A hash join (HashLookup) converts both sides' key values to the type
+// of the probe side's key and uses the result as a Go map key. Two
+// defects follow:
+//
+//   - a DECIMAL key is a decimal.Decimal, which holds a pointer: equal
+//     decimals are different map keys, so a join on a DECIMAL column
+//     (d = i, or d1 = d2) found almost none of its matches;
+//   - a key of another kind is converted to the probe side's type, which
+//     MySQL does not do: it compares an INT with a DOUBLE or DECIMAL as
+//     numbers, a string with a number as doubles ('7.0' = 7), a DATE with
+//     a DATETIME as DATETIMEs, so equal values could land in different
+//     buckets (or the conversion fail the query).
+//
+// The join condition itself is evaluated on every pair a bucket yields,
+// so a key only has to put values that compare equal into the same
+// bucket. comparableHashKeys makes it so: a pair of numeric keys of which
+// one is DECIMAL or floating point becomes a pair of float64 keys (equal
+// numbers give equal doubles; unequal ones that collide are told apart by
+// the condition), and a pair of keys of different kinds (a number and a
+// string, a date and a string, DATE and DATETIME) becomes a constant,
+// which leaves the condition alone to decide, as a nested loop would.
+
+// comparableHashKeys returns the probe and entry keys of a hash join with
+// the pairs rewritten as above.
+func comparableHashKeys(left, right gsql.Expression) (gsql.Expression, gsql.Expression, transform.TreeIdentity) {
+	lt, lok := left.(expression.Tuple)
+	rt, rok := right.(expression.Tuple)
+	if !lok || !rok {
+		if lok || rok {
+			return left, right, transform.SameTree
+		}
+		l, r, same := comparableHashKey(left, right)
+		return l, r, same
+	}
+	if len(lt) != len(rt) {
+		return left, right, transform.SameTree
+	}
+	var ls, rs []gsql.Expression
+	for i := range lt {
+		l, r, same := comparableHashKey(lt[i], rt[i])
+		if same {
+			continue
+		}
+		if ls == nil {
+			ls, rs = append([]gsql.Expression(nil), lt...), append([]gsql.Expression(nil), rt...)
+		}
+		ls[i], rs[i] = l, r
+	}
+	if ls == nil {
+		return left, right, transform.SameTree
+	}
+	return expression.NewTuple(ls...), expression.NewTuple(rs...), transform.NewTree
+}
+
+// comparableHashKey rewrites one pair of keys.
+func comparableHashKey(l, r gsql.Expression) (gsql.Expression, gsql.Expression, transform.TreeIdentity) {
+	if _, ok := l.(*numericHashKey); ok {
+		return l, r, transform.SameTree
+	}
+	a, b := l.Type(), r.Type()
+	if a == types.Null || b == types.Null {
+		return l, r, transform.SameTree
+	}
+	switch {
+	case types.IsNumber(a) && types.IsNumber(b):
+		if types.IsDecimal(a) || types.IsDecimal(b) || types.IsFloat(a) || types.IsFloat(b) {
+			return &numericHashKey{child: l}, &numericHashKey{child: r}, transform.NewTree
+		}
+		return l, r, transform.SameTree
+	case types.IsNumber(a) || types.IsNumber(b),
+		types.IsText(a) != types.IsText(b),
+		types.IsTime(a) && types.IsTime(b) && types.IsDateType(a) != types.IsDateType(b):
+		return sameBucket(), sameBucket(), transform.NewTree
+	}
+	return l, r, transform.SameTree
+}
+
+// sameBucket is a key that puts every row into one bucket.
+func sameBucket() gsql.Expression { return expression.NewLiteral(int64(0), types.Int64) }
+
+// numericHashKey is a number as a float64, the hash key of a number
+// compared with numbers of other types.
+type numericHashKey struct{ child gsql.Expression }
+
+var _ gsql.Expression = (*numericHashKey)(nil)
+
+// Resolved implements sql.Expression.
+func (k *numericHashKey) Resolved() bool { return k.child.Resolved() }
+
+// String implements sql.Expression.
+func (k *numericHashKey) String() string { return fmt.Sprintf("numeric_hash(%s)", k.child) }
+
+// Type implements sql.Expression.
+func (k *numericHashKey) Type() gsql.Type { return types.Float64 }
+
+// IsNullable implements sql.Expression.
+func (k *numericHashKey) IsNullable() bool { return k.child.IsNullable() }
+
+// Children implements sql.Expression.
+func (k *numericHashKey) Children() []gsql.Expression { return []gsql.Expression{k.child} }
+
+// WithChildren implements sql.Expression.
+func (k *numericHashKey) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(k, len(children), 1)
+	}
+	return &numericHashKey{child: children[0]}, nil
+}
+
+// Eval implements sql.Expression.
+func (k *numericHashKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := k.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	var f float64
+	switch v := v.(type) {
+	case decimal.Decimal:
+		f = v.InexactFloat64()
+	case float64:
+		f = v
+	default:
+		c, _, err := types.Float64.Convert(ctx, v)
+		if err != nil {
+			// Not a number after all: one bucket for all such values,
+			// the join condition decides.
+			return float64(0), nil
+		}
+		f = c.(float64)
+	}
+	if f == 0 {
+		f = 0 // -0 and 0 are one key
+	}
+	return f, nil
+}

@@ -1,0 +1,116 @@
+package sql
+
+import (
+	"context"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// In a MySQL string literal, \% and \_ keep their backslash: '\_' is the
+// two characters \ and _, so that LIKE 'a\_b' matches the underscore only
+// (LIKE's own escape). The vitess lexer GMS parses with drops the
+// backslash, as it does for an unknown escape, so LIKE 'a\_b' matched
+// 'axb' too and 'a\_b' = 'a_b' was true.
+//
+// GMS's LIKE without an ESCAPE clause has no escape character at all
+// (its matcher gets escape 0), where MySQL's default is the backslash:
+// likeBackslashEscape gives such a LIKE ESCAPE '\\' (called from the
+// rowComparisons rule, which walks every expression anyway).
+//
+// literalParser wraps GMS's parser and, before parsing, doubles the
+// backslash of each \% and \_ inside a quoted string: '\\_' is what MySQL
+// reads '\_' as, and the vitess lexer reads it so too. Queries with no
+// backslash (nearly all) are passed on as they are.
+type literalParser struct {
+	gsql.Parser
+}
+
+// ParseSimple implements sql.Parser.
+func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
+	return p.Parser.ParseSimple(keepLikeEscapes(query))
+}
+
+// Parse implements sql.Parser.
+func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	return p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
+}
+
+// ParseWithOptions implements sql.Parser.
+func (p literalParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
+	return p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
+}
+
+// ParseOneWithOptions implements sql.Parser. The index it returns is into
+// the rewritten query, so a query is rewritten only when it has a
+// backslash and that is the only statement (the handler's callers use
+// the index to find the next statement of a multi-statement query).
+func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
+	q := keepLikeEscapes(query)
+	if len(q) == len(query) {
+		return p.Parser.ParseOneWithOptions(ctx, query, options)
+	}
+	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
+	return stmt, len(query), err
+}
+
+// likeBackslashEscape returns like, which has no ESCAPE clause, with
+// ESCAPE '\\'.
+func likeBackslashEscape(like *expression.Like) gsql.Expression {
+	return expression.NewLike(like.Left(), like.Right(), expression.NewLiteral(`\`, types.LongText))
+}
+
+// keepLikeEscapes returns query with the backslash of every \% and \_
+// inside a '...' or "..." string doubled. Backquoted names and comments
+// are copied as they are.
+func keepLikeEscapes(query string) string {
+	if strings.IndexByte(query, '\\') < 0 {
+		return query
+	}
+	var b strings.Builder
+	var quote byte // the quote of the string being read, 0 outside one
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case quote == 0:
+			switch {
+			case c == '\'' || c == '"' || c == '`':
+				quote = c
+			case c == '#' || c == '-' && strings.HasPrefix(query[i:], "-- "):
+				end := strings.IndexByte(query[i:], '\n')
+				if end < 0 {
+					end = len(query) - i
+				}
+				b.WriteString(query[i : i+end])
+				i += end - 1
+				continue
+			case c == '/' && strings.HasPrefix(query[i:], "/*") && !strings.HasPrefix(query[i:], "/*!"):
+				end := strings.Index(query[i+2:], "*/")
+				if end < 0 {
+					end = len(query) - i - 2
+				} else {
+					end += 2
+				}
+				b.WriteString(query[i : i+2+end])
+				i += 2 + end - 1
+				continue
+			}
+		case c == quote:
+			quote = 0
+		case c == '\\' && quote != '`' && i+1 < len(query):
+			next := query[i+1]
+			if next == '%' || next == '_' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+			b.WriteByte(next)
+			i++
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,45 @@
+package sql
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+func TestKeepLikeEscapes(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`SELECT 1`, `SELECT 1`},
+		{`SELECT 'a\_b'`, `SELECT 'a\\_b'`},
+		{`SELECT "a\%b", 'a\nb', 'a\\_b'`, `SELECT "a\\%b", 'a\nb', 'a\\_b'`},
+		{`SELECT 'it''s \_'`, `SELECT 'it''s \\_'`},
+		{"SELECT `a\\_b` FROM t", "SELECT `a\\_b` FROM t"},
+		{"SELECT 1 -- '\\_\nFROM t WHERE s LIKE '\\_'", "SELECT 1 -- '\\_\nFROM t WHERE s LIKE '\\\\_'"},
+		{`SELECT /* '\_ */ 'x\_'`, `SELECT /* '\_ */ 'x\\_'`},
+		{`SELECT 'x\'\_'`, `SELECT 'x\'\\_'`},
+	} {
+		got := keepLikeEscapes(c.in)
+		if got != c.want {
+			t.Errorf("keepLikeEscapes(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if again := keepLikeEscapes(got); again != got {
+			t.Errorf("keepLikeEscapes is not idempotent on %q: %q", got, again)
+		}
+	}
+}
+
+func TestRecoverPanic(t *testing.T) {
+	err := recoverPanic("SELECT 1", func() error {
+		var s []int
+		_ = s[3]
+		return nil
+	})
+	var se *mysql.SQLError
+	if !errors.As(err, &se) || se.Num != codeUnknown {
+		t.Fatalf("recoverPanic of a panic = %v, want a 1105 SQLError", err)
+	}
+	want := errors.New("plain")
+	if err := recoverPanic("SELECT 1", func() error { return want }); err != want {
+		t.Fatalf("recoverPanic passed on %v, want %v", err, want)
+	}
+}

@@ -1,0 +1,167 @@
+package sql
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+)
+
+// GMS compares row constructors as whole values and ignores NULL: with
+// a = 7 and b NULL, (a, b) <> (7, 1), (a, b) NOT IN ((7, 1)) and
+// (b, a) >= (3, 6) were all true, where MySQL says NULL (the pair that
+// decides is unknown), and SELECT (7, NULL) NOT IN ((7, 1)) failed with
+// "value not nil". MySQL compares rows pair by pair, left to right:
+//
+//	(a, b) = (c, d)   is  a = c AND b = d
+//	(a, b) <> (c, d)  is  a <> c OR b <> d
+//	(a, b) < (c, d)   is  a < c OR (a = c AND b < d)   (so for <=, >, >=)
+//	(a, b) <=> (c, d) is  a <=> c AND b <=> d
+//	r IN (r1, r2)     is  r = r1 OR r = r2
+//
+// and three-valued AND and OR give exactly its NULLs. rowComparisons
+// rewrites row comparisons into those forms where a NULL can occur
+// (a nullable column or a NULL anywhere in either row); comparisons of
+// rows that cannot hold NULL are left to GMS, which gets them right and
+// can hash a long IN list.
+
+// rowComparisons is the analyzer rule; see the comment above. It runs
+// first, over the whole statement, subqueries included, and also gives
+// LIKE its default escape (compat_parse.go).
+func rowComparisons(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return rowComparisonsIn(n)
+}
+
+func rowComparisonsIn(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		return transform.OneNodeExprsWithNode(n, func(_ gsql.Node, e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			return transform.Expr(e, expandRowComparison)
+		})
+	})
+}
+
+// expandRowComparison rewrites e when it is a row comparison that may
+// meet a NULL, and descends into subqueries.
+func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	switch e := e.(type) {
+	case *plan.Subquery:
+		q, same, err := rowComparisonsIn(e.Query)
+		if err != nil || same {
+			return e, transform.SameTree, err
+		}
+		return e.WithQuery(q), transform.NewTree, nil
+	case *expression.Not:
+		if eq, ok := e.Child.(*expression.Equals); ok {
+			if l, r, ok := nullableRows(eq.Left(), eq.Right()); ok {
+				return expression.NewNot(rowsEqual(l, r)), transform.NewTree, nil
+			}
+		}
+	case *expression.Equals:
+		if l, r, ok := nullableRows(e.Left(), e.Right()); ok {
+			return rowsEqual(l, r), transform.NewTree, nil
+		}
+	case *expression.NullSafeEquals:
+		if l, r, ok := nullableRows(e.Left(), e.Right()); ok {
+			parts := make([]gsql.Expression, len(l))
+			for i := range l {
+				parts[i] = expression.NewNullSafeEquals(l[i], r[i])
+			}
+			return expression.JoinAnd(parts...), transform.NewTree, nil
+		}
+	case *expression.LessThan:
+		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThan(a, b) })
+	case *expression.LessThanOrEqual:
+		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThanOrEqual(a, b) })
+	case *expression.GreaterThan:
+		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThan(a, b) })
+	case *expression.GreaterThanOrEqual:
+		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThanOrEqual(a, b) })
+	case *expression.Like:
+		if e.Escape == nil {
+			return likeBackslashEscape(e), transform.NewTree, nil
+		}
+	case *expression.InTuple:
+		left, ok := e.Left().(expression.Tuple)
+		list, lok := e.Right().(expression.Tuple)
+		if !ok || !lok || len(left) < 2 {
+			break
+		}
+		nullable := hasNullable(left)
+		for _, r := range list {
+			rt, ok := r.(expression.Tuple)
+			if !ok || len(rt) != len(left) {
+				return e, transform.SameTree, nil
+			}
+			nullable = nullable || hasNullable(rt)
+		}
+		if !nullable {
+			break
+		}
+		alts := make([]gsql.Expression, len(list))
+		for i, r := range list {
+			alts[i] = rowsEqual(left, r.(expression.Tuple))
+		}
+		return expression.JoinOr(alts...), transform.NewTree, nil
+	}
+	return e, transform.SameTree, nil
+}
+
+// nullableRows returns l and r as rows of the same width, at least two,
+// when either may hold a NULL.
+func nullableRows(l, r gsql.Expression) (expression.Tuple, expression.Tuple, bool) {
+	lt, ok := l.(expression.Tuple)
+	if !ok || len(lt) < 2 {
+		return nil, nil, false
+	}
+	rt, ok := r.(expression.Tuple)
+	if !ok || len(rt) != len(lt) || !hasNullable(lt) && !hasNullable(rt) {
+		return nil, nil, false
+	}
+	return lt, rt, true
+}
+
+func hasNullable(t expression.Tuple) bool {
+	for _, e := range t {
+		if e.IsNullable() {
+			return true
+		}
+	}
+	return false
+}
+
+// rowsEqual is l1 = r1 AND l2 = r2 AND ..., nested rows compared the
+// same way.
+func rowsEqual(l, r expression.Tuple) gsql.Expression {
+	parts := make([]gsql.Expression, len(l))
+	for i := range l {
+		parts[i] = expression.NewEquals(l[i], r[i])
+		if e, same, _ := expandRowComparison(parts[i]); !same {
+			parts[i] = e
+		}
+	}
+	return expression.JoinAnd(parts...)
+}
+
+// rowOrder rewrites the row comparison e, l op r, as l1 op' r1 OR (l1 = r1
+// AND (l2 op' r2 OR ...)), where op' is the strict form of op for every
+// pair but the last and op itself for the last.
+func rowOrder(e, l, r gsql.Expression, op func(a, b gsql.Expression) gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	lt, rt, ok := nullableRows(l, r)
+	if !ok {
+		return e, transform.SameTree, nil
+	}
+	var strict func(a, b gsql.Expression) gsql.Expression
+	switch e.(type) {
+	case *expression.LessThan, *expression.LessThanOrEqual:
+		strict = func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThan(a, b) }
+	default:
+		strict = func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThan(a, b) }
+	}
+	last := len(lt) - 1
+	ret := op(lt[last], rt[last])
+	for i := last - 1; i >= 0; i-- {
+		ret = expression.NewOr(strict(lt[i], rt[i]), expression.NewAnd(expression.NewEquals(lt[i], rt[i]), ret))
+	}
+	return ret, transform.NewTree, nil
+}
