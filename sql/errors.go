@@ -18,6 +18,7 @@ const (
 	codeLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT
 	codeDeadlock        = 1213 // ER_LOCK_DEADLOCK
 	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
+	codeParseError      = 1064 // ER_PARSE_ERROR
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"
@@ -116,6 +117,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),   // ER_SP_DOES_NOT_EXIST
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
+	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format
+	// says nothing): MySQL's ER_PARSE_ERROR, with vitess's message.
+	{pattern: regexp.MustCompile(`^syntax error at position \d+`), code: codeParseError, state: stateSyntax},
 }
 
 // kindMessage is kindCode with MySQL's message instead of GMS's.

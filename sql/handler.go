@@ -78,6 +78,12 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
 		cb := h.resultFilter(c, callback)
+		if sel, ok := doAsSelect(query); ok {
+			if err := h.Handler.ComQuery(ctx, c, sel, dropRows); err != nil {
+				return err
+			}
+			return cb(&sqltypes.Result{}, false)
+		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
@@ -188,6 +194,13 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	var rest string
 	err := h.run(ctx, c, query, func() error {
 		cb := h.resultFilter(c, callback)
+		if sel, ok := doAsSelect(query); ok {
+			var err error
+			if rest, err = h.Handler.ComMultiQuery(ctx, c, sel, dropRows); err != nil {
+				return err
+			}
+			return cb(&sqltypes.Result{}, rest != "")
+		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.

@@ -213,6 +213,20 @@ func isNoMemory(err error) bool {
 		strings.Contains(se.Message, gsql.ErrNoMemoryAvailable.New().Error())
 }
 
+// trimLeading returns query without the bytes of cutset and the /* */
+// comments it starts with; "" when a comment there does not end.
+func trimLeading(query, cutset string) string {
+	q := strings.TrimLeft(query, cutset)
+	for strings.HasPrefix(q, "/*") {
+		end := strings.Index(q, "*/")
+		if end < 0 {
+			return ""
+		}
+		q = strings.TrimLeft(q[end+2:], cutset)
+	}
+	return q
+}
+
 // isSelect reports whether query is a SELECT (or a parenthesized one, or
 // a WITH ... SELECT), after any leading comments.
 func isSelect(query string) bool {
@@ -223,14 +237,7 @@ func isSelect(query string) bool {
 // opening parentheses and comments, is one of words (ASCII
 // case-insensitive).
 func startsWithWord(query string, words ...string) bool {
-	q := strings.TrimLeft(query, " \t\r\n(")
-	for strings.HasPrefix(q, "/*") {
-		end := strings.Index(q, "*/")
-		if end < 0 {
-			return false
-		}
-		q = strings.TrimLeft(q[end+2:], " \t\r\n(")
-	}
+	q := trimLeading(query, " \t\r\n(")
 	for _, w := range words {
 		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
 			return true

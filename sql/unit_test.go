@@ -184,6 +184,8 @@ func TestFinishSQLError(t *testing.T) {
 		{gsql.ErrTableNotFound.New("x"), 1146, "", ""},
 		{gsql.NewUniqueKeyErr("Duplicate entry '1' for key 't.PRIMARY'", true, nil), 1062, "23000", "Duplicate entry '1' for key 't.PRIMARY'"},
 		{gsql.NewUniqueKeyErr("Duplicate entry 'a' for key 't.uc'", false, nil), 1062, "23000", "Duplicate entry 'a' for key 't.uc'"},
+		{gsql.ErrSyntaxError.New("syntax error at position 3 near 'DO'"), 1064, "42000", "syntax error at position 3 near 'DO'"},
+		{gsql.ErrSyntaxError.New("something else"), 1105, "", ""},
 	}
 	for _, c := range cases {
 		got := finishSQLError(gsql.CastSQLError(c.err))
@@ -212,6 +214,24 @@ func TestIsDDL(t *testing.T) {
 	} {
 		if got := isDDL(q); got != want {
 			t.Errorf("isDDL(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestDoAsSelect(t *testing.T) {
+	for q, want := range map[string]string{
+		"DO 1":                  "SELECT 1",
+		"  do 1, 2":             "SELECT 1, 2",
+		"/* x */ DO(1); DO 2":   "SELECT(1); DO 2",
+		"\nDo\tSLEEP(0)":        "SELECT\tSLEEP(0)",
+		"DOT 1":                 "",
+		"DO":                    "",
+		"SELECT 1; DO 1":        "",
+		"/* unterminated DO 1 ": "",
+	} {
+		got, ok := doAsSelect(q)
+		if ok != (want != "") || got != want {
+			t.Errorf("doAsSelect(%q) = %q, %v; want %q", q, got, ok, want)
 		}
 	}
 }

@@ -1,0 +1,29 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// DO expr[, expr...] evaluates its expressions and returns nothing;
+// connection pools and go-sql-driver's tests send DO 1, alone or inside a
+// multi-statement query. GMS's parser (vitess's grammar) has no DO
+// statement, so the handler runs one as the SELECT of the same
+// expressions, drops its rows and answers with an OK packet, as MySQL
+// does. Only the first statement of the text is changed: in a
+// multi-statement query the rest, parsed after it, goes through the
+// handler again.
+
+// doAsSelect returns query as a SELECT when its first statement is a DO
+// statement, and whether it is.
+func doAsSelect(query string) (string, bool) {
+	q := trimLeading(query, " \t\r\n")
+	if len(q) < 3 || !strings.EqualFold(q[:2], "do") || isWordByte(q[2]) {
+		return "", false
+	}
+	return "SELECT" + q[2:], true
+}
+
+// dropRows is the result callback of a DO statement's SELECT.
+func dropRows(*sqltypes.Result, bool) error { return nil }
