@@ -1,0 +1,324 @@
+package difftest
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/percdb/percdb/bench"
+	"github.com/percdb/percdb/sql/sqltest"
+)
+
+// The size of the fixed run of go test.
+const (
+	defaultSeeds   = 40
+	defaultQueries = 250
+	defaultDML     = 30
+)
+
+var (
+	flagSeeds   = flag.Int("difftest.seeds", defaultSeeds, "number of seeds (schemas) to run")
+	flagSeed    = flag.Int64("difftest.seed", 1, "first seed")
+	flagQueries = flag.Int("difftest.queries", defaultQueries, "queries per seed (each as text and prepared)")
+	flagDML     = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
+	flagReports = flag.Int("difftest.reports", 10, "mismatches to minimize and print in full")
+)
+
+// sqlMode is set on both servers: MySQL 8's default.
+const sqlMode = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
+
+func TestDifferential(t *testing.T) {
+	if _, err := exec.LookPath("mariadbd"); err != nil {
+		if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
+			t.Skip("mariadbd is not installed (scripts/install-test-deps.sh installs it): no reference server")
+		}
+	}
+	if _, err := exec.LookPath("mariadb-install-db"); err != nil {
+		t.Skip("mariadb-install-db is not installed: no reference server")
+	}
+	// GMS logs every failed statement; the differences are reported
+	// here.
+	level := logrus.GetLevel()
+	logrus.SetLevel(logrus.FatalLevel)
+	defer logrus.SetLevel(level)
+	ctx := context.Background()
+	maria, err := bench.StartMariaDB(ctx, bench.MariaDBOptions{ServerOptions: bench.ServerOptions{Dir: t.TempDir()}})
+	if err != nil {
+		t.Fatalf("start mariadb: %v", err)
+	}
+	defer maria.Stop()
+	perc := sqltest.Start(t, "")
+
+	start := time.Now()
+	st := &stats{classes: map[string]int{}, deviations: map[string]int{}}
+	for i := 0; i < *flagSeeds; i++ {
+		seed := *flagSeed + int64(i)
+		db := fmt.Sprintf("dt%d", seed)
+		p := connect(t, perc.Addr(), db)
+		m := connect(t, fmt.Sprintf("127.0.0.1:%d", maria.Port), db)
+		r := &run{t: t, ctx: ctx, seed: seed, db: db, p: p, m: m, st: st}
+		r.seedRun()
+		p.db.Close()
+		m.db.Close()
+	}
+	t.Logf("difftest: %d seeds from %d, %d queries (text and prepared: %d statements), %d data changes, %s",
+		*flagSeeds, *flagSeed, st.queries, st.statements, st.dml, time.Since(start).Round(time.Second))
+	t.Logf("difftest: %d mismatches, %d explained by MariaDB deviations %v", st.mismatches, st.explained, st.deviations)
+	var classes []string
+	for c, n := range st.classes {
+		classes = append(classes, fmt.Sprintf("%5d  %s", n, c))
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(classes)))
+	wrong := st.mismatches - st.explained
+	if len(classes) > 0 {
+		t.Logf("difftest: %d statements answered differently from MariaDB, by class:\n%s", wrong, strings.Join(classes, "\n"))
+	}
+	// The fixed seeds of go test hold percdb to a ceiling of mismatches
+	// that only ever comes down (ceiling.txt), as the sqllogictest gate
+	// holds it to a floor of passing records: a new difference fails
+	// the test. Other seeds and sizes report only.
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML {
+		if wrong > 0 {
+			t.Errorf("difftest: %d mismatches (see above)", wrong)
+		}
+		return
+	}
+	b, err := os.ReadFile("ceiling.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ceiling, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("ceiling.txt: %v", err)
+	}
+	switch {
+	case wrong > ceiling:
+		t.Errorf("difftest: %d mismatches on the fixed seeds, more than the ceiling of %d (tests/difftest/ceiling.txt)", wrong, ceiling)
+	case wrong < ceiling:
+		t.Logf("difftest: %d mismatches, below the ceiling of %d: lower tests/difftest/ceiling.txt to %d", wrong, ceiling, wrong)
+	}
+}
+
+// connect opens a pool on database db of the server at addr, creating
+// the database afresh. One connection: statements run in order.
+func connect(t *testing.T, addr, db string) *target {
+	t.Helper()
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "tcp"
+	cfg.Addr = addr
+	cfg.Params = map[string]string{"sql_mode": "'" + sqlMode + "'"}
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, s := range []string{"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db} {
+		if _, err := admin.Exec(s); err != nil {
+			t.Fatalf("%s on %s: %v", s, addr, err)
+		}
+	}
+	cfg.DBName = db
+	conn, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetMaxOpenConns(1)
+	return &target{name: addr, db: conn}
+}
+
+type stats struct {
+	queries, statements, dml int
+	mismatches, explained    int
+	classes                  map[string]int
+	deviations               map[string]int
+	reported                 int
+}
+
+// run is one seed on both servers.
+type run struct {
+	t       *testing.T
+	ctx     context.Context
+	seed    int64
+	db      string
+	p, m    *target
+	st      *stats
+	schema  *schema
+	minRows [][][]string // the rows a minimization left, per table
+}
+
+func (r *run) seedRun() {
+	rng := rand.New(rand.NewSource(r.seed))
+	r.schema = genSchema(rng)
+	if !r.setup(r.schema) {
+		return
+	}
+	g := &gen{r: rng, s: r.schema}
+	for i := 0; i < *flagQueries; i++ {
+		q := g.query()
+		r.st.queries++
+		text := q.String()
+		r.check(q, text, nil)
+		if pq, args := parameterize(text); args != nil {
+			r.check(q, pq, args)
+		}
+	}
+	for i := 0; i < *flagDML; i++ {
+		stmt := g.dml()
+		r.st.dml++
+		r.checkDML(stmt)
+	}
+}
+
+// setup creates the schema's tables and rows on both servers and checks
+// they hold the same rows.
+func (r *run) setup(s *schema) bool {
+	for _, tgt := range []*target{r.p, r.m} {
+		for _, tb := range s.tables {
+			if _, err := tgt.db.ExecContext(r.ctx, "DROP TABLE IF EXISTS "+tb.name); err != nil {
+				r.t.Fatalf("seed %d: drop %s: %v", r.seed, tb.name, err)
+			}
+			if _, err := tgt.db.ExecContext(r.ctx, tb.createSQL()); err != nil {
+				r.t.Fatalf("seed %d: %s: %s: %v", r.seed, tgt.name, tb.createSQL(), err)
+			}
+			for _, row := range tb.rows {
+				if _, err := tgt.db.ExecContext(r.ctx, tb.insertSQL(row)); err != nil {
+					r.t.Fatalf("seed %d: %s: %s: %v", r.seed, tgt.name, tb.insertSQL(row), err)
+				}
+			}
+		}
+	}
+	ok := true
+	for _, tb := range s.tables {
+		a, b := r.p.tableRows(r.ctx, tb.name), r.m.tableRows(r.ctx, tb.name)
+		if !same(a, b, true) {
+			r.mismatch("setup", "SELECT * FROM "+tb.name, a, b, nil)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// check runs a query on both servers and records a difference.
+func (r *run) check(q *query, text string, args []any) {
+	r.st.statements++
+	a := r.p.query(r.ctx, text, args...)
+	b := r.m.query(r.ctx, text, args...)
+	if same(a, b, q.ordered) {
+		return
+	}
+	r.mismatch(classify(text, a, b, args != nil), text, a, b, func() (string, outcome, outcome) {
+		return r.minimizeQuery(q, args != nil)
+	})
+}
+
+// checkDML runs a data-changing statement on both servers and compares
+// the affected-row counts and then the tables.
+func (r *run) checkDML(stmt string) {
+	r.st.statements++
+	a := r.p.exec(r.ctx, stmt)
+	b := r.m.exec(r.ctx, stmt)
+	if !same(a, b, false) {
+		r.mismatch(classify(stmt, a, b, false), stmt, a, b, nil)
+		// Make both sides hold the same rows again.
+		r.resync()
+		return
+	}
+	for _, tb := range r.schema.tables {
+		ta, tbr := r.p.tableRows(r.ctx, tb.name), r.m.tableRows(r.ctx, tb.name)
+		if !same(ta, tbr, true) {
+			r.mismatch("dml: table contents", stmt+"  -- then SELECT * FROM "+tb.name, ta, tbr, nil)
+			r.resync()
+			return
+		}
+	}
+}
+
+// resync copies MariaDB's rows to percdb after a data-changing statement
+// changed them differently, so later statements compare from the same
+// data.
+func (r *run) resync() {
+	for _, tb := range r.schema.tables {
+		rows := r.m.tableRows(r.ctx, tb.name)
+		if rows.err != nil {
+			continue
+		}
+		r.p.exec(r.ctx, "DELETE FROM "+tb.name)
+		for _, row := range rows.rows {
+			vals := make([]string, len(row))
+			for i, v := range row {
+				vals[i] = "NULL"
+				if v != "NULL" {
+					vals[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
+				}
+			}
+			r.p.exec(r.ctx, tb.insertSQL(vals))
+		}
+	}
+}
+
+// mismatch records a difference: explained by a MariaDB deviation, or
+// counted in its class and, for the first few, minimized and printed.
+func (r *run) mismatch(class, stmt string, p, m outcome, minimize func() (string, outcome, outcome)) {
+	r.st.mismatches++
+	if d := knownDeviation(stmt, p, m); d != nil {
+		r.st.explained++
+		r.st.deviations[d.name]++
+		return
+	}
+	r.st.classes[class]++
+	if r.st.reported >= *flagReports {
+		return
+	}
+	r.st.reported++
+	repro := ""
+	if minimize != nil {
+		stmt, p, m = minimize()
+		repro = r.reproduction()
+	}
+	r.t.Logf("MISMATCH seed %d [%s]\n%s%s\n-- percdb:\n%s\n-- mariadb:\n%s\n", r.seed, class, repro, stmt, describe(p), describe(m))
+}
+
+var quotedRE = regexp.MustCompile(`"[^"]*"|'[^']*'|[0-9]+`)
+
+// classify names a difference's class, for counting: what the statement
+// has, and how the answers differ.
+func classify(stmt string, p, m outcome, prepared bool) string {
+	var parts []string
+	switch {
+	case p.err != nil && m.err == nil:
+		msg := quotedRE.ReplaceAllString(p.err.Error(), "…")
+		if len(msg) > 90 {
+			msg = msg[:90]
+		}
+		parts = append(parts, "percdb error: "+msg)
+	case p.err == nil && m.err != nil:
+		parts = append(parts, "mariadb error only")
+	default:
+		parts = append(parts, "wrong result")
+	}
+	up := strings.ToUpper(stmt)
+	for _, f := range []string{"UNION", "NOT IN (SELECT", "IN (SELECT", "EXISTS", "LEFT JOIN", "JOIN", "GROUP BY", "DISTINCT", "LIKE", "BETWEEN", "CAST", "WITH", "LIMIT", "UPDATE", "DELETE", "REPLACE", "ON DUPLICATE"} {
+		if strings.Contains(up, f) {
+			parts = append(parts, f)
+			break
+		}
+	}
+	if prepared {
+		parts = append(parts, "prepared")
+	}
+	return strings.Join(parts, " / ")
+}

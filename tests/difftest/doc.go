@@ -1,0 +1,29 @@
+// Package difftest is a randomized differential tester: it runs random
+// schemas, data, queries and data-changing statements on percdb (in
+// process) and on a MariaDB server of its own (bench.StartMariaDB, on a
+// loopback port with a temporary data directory) and reports every
+// difference in results, errors, affected-row counts and table contents.
+//
+// A seed fixes everything one run does: the schema (INT, BIGINT, DECIMAL,
+// DOUBLE, VARCHAR under a binary and a case-insensitive collation, DATE,
+// DATETIME, nullable or not; single and composite primary keys;
+// secondary, composite and unique indexes), the rows (drawn from small
+// domains, so duplicates, NULLs and join matches are common) and the
+// statements (gen.go). Each query is sent as text and, with its literals
+// as parameters, as a prepared statement.
+//
+// A mismatch is minimized (minimize.go): rows, WHERE conditions, joins,
+// select items and clauses are dropped while the mismatch persists, and
+// the result is printed as a small reproduction (CREATE, INSERT, the
+// query, both answers). Where MariaDB itself departs from MySQL 8, the
+// case is listed in deviations.go with the reason and not counted
+// against percdb.
+//
+// go test runs a fixed set of seeds (TestDifferential, about a minute);
+// the flags -difftest.seeds, -difftest.queries and -difftest.seed run
+// more:
+//
+//	go test ./tests/difftest -run TestDifferential -difftest.seeds 100 -difftest.queries 1000 -v
+//
+// It skips, saying so, when mariadbd is not installed.
+package difftest
