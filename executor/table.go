@@ -59,7 +59,30 @@ type Index struct {
 	Unique bool
 	// Columns are the indexed columns, in key order.
 	Columns []IndexColumn
+	// State says which writes keep the index in step while it is built
+	// or dropped online (F1's schema change states; see sql/schemalease).
+	// Default IndexPublic.
+	State IndexState
 }
+
+// IndexState is how far an index being built online has come: what the
+// write operators do to it. Only a public index may be read; the SQL layer
+// does not show the others to its planner.
+type IndexState uint8
+
+const (
+	// IndexPublic: entries are written, deleted and unique-checked.
+	IndexPublic IndexState = iota
+	// IndexWriteOnly: as public for writes (so rows written while the
+	// index is backfilled have their entries, and a duplicate of a
+	// unique key fails at once), but not read.
+	IndexWriteOnly
+	// IndexDeleteOnly: only the entries of removed or changed rows are
+	// deleted; none is added. It sits between an absent index and a
+	// write-only one, so that a transaction that does not know the index
+	// yet never leaves an entry behind whose row it deleted.
+	IndexDeleteOnly
+)
 
 // HandleKind says how a table's rows are identified.
 type HandleKind uint8
@@ -318,7 +341,25 @@ type indexEntry struct {
 	// unique: the key has no handle, so another row with the same values
 	// would collide (a unique index without NULLs).
 	unique bool
-	ix     *Index
+	// deleteOnly: the index is IndexDeleteOnly; the entry is deleted
+	// with its row but never written or checked.
+	deleteOnly bool
+	ix         *Index
+}
+
+// IndexEntry returns the key and value of row h's entry in index ix of t,
+// and whether the key is unique (a unique index and no NULL among the
+// values: another row with the same values collides). An online index
+// build writes existing rows' entries with it.
+func IndexEntry(t *Table, ix *Index, h tablecodec.Handle, row []any) (key, value []byte, unique bool, err error) {
+	if err := t.checkRow(row); err != nil {
+		return nil, nil, false, err
+	}
+	e, err := ix.entry(t, h, row)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return e.key, e.value, e.unique, nil
 }
 
 // entry computes the index entry of row h.
@@ -329,10 +370,11 @@ func (ix *Index) entry(t *Table, h tablecodec.Handle, row []any) (indexEntry, er
 	}
 	key := tablecodec.IndexKey(make([]byte, 0, 19+len(vals)+10), t.ID, ix.ID, vals, ix.Unique, hasNull, h)
 	return indexEntry{
-		key:    key,
-		value:  tablecodec.IndexValue(nil, ix.Unique, hasNull, h),
-		unique: ix.Unique && !hasNull,
-		ix:     ix,
+		key:        key,
+		value:      tablecodec.IndexValue(nil, ix.Unique, hasNull, h),
+		unique:     ix.Unique && !hasNull,
+		deleteOnly: ix.State == IndexDeleteOnly,
+		ix:         ix,
 	}, nil
 }
 

@@ -191,7 +191,7 @@ func (t *Table) checkDuplicates(ctx context.Context, tx *txn.Txn, h tablecodec.H
 		keys = append(keys, rowKey)
 	}
 	for _, e := range entries {
-		if e.unique {
+		if e.unique && !e.deleteOnly {
 			keys = append(keys, e.key)
 		}
 	}
@@ -210,7 +210,7 @@ func (t *Table) checkDuplicates(ctx context.Context, tx *txn.Txn, h tablecodec.H
 	}
 	for _, e := range entries {
 		v, ok := found[string(e.key)]
-		if !e.unique || !ok {
+		if !e.unique || e.deleteOnly || !ok {
 			continue
 		}
 		ix := e.ix
@@ -238,9 +238,13 @@ func readKeys(ctx context.Context, tx *txn.Txn, keys [][]byte) (map[string][]byt
 }
 
 // writeEntries buffers index entries: unique keys with must-not-exist
-// semantics, the others as plain writes.
+// semantics, the others as plain writes. Entries of delete-only indexes
+// are not written.
 func (t *Table) writeEntries(tx *txn.Txn, entries []indexEntry) error {
 	for _, e := range entries {
+		if e.deleteOnly {
+			continue
+		}
 		if err := put(tx, e.key, e.value, e.unique); err != nil {
 			return fmt.Errorf("table %s: write index entry: %w", t.Name, err)
 		}

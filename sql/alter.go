@@ -74,19 +74,33 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	case def.IsFullText(), def.IsSpatial(), def.IsVector():
 		return gsql.ErrUnsupportedFeature.New("FULLTEXT, SPATIAL and VECTOR indexes")
 	}
+	if strings.EqualFold(def.Name, "PRIMARY") {
+		return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", def.Name)
+	}
+	idx := IndexDef{Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+	for _, c := range def.Columns {
+		col, _, ok := t.meta.def.columnByName(c.Name)
+		if !ok {
+			return gsql.ErrKeyColumnDoesNotExist.New(c.Name)
+		}
+		idx.Columns = append(idx.Columns, IndexColumnDef{ColumnID: col.ID, Length: c.Length})
+	}
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return err
+	}
+	if !tx.createdHere(t.meta.def.ID) {
+		// Other transactions see the table: build the index online, in
+		// steps and batches of their own (ddl.go).
+		return toSQLError(t.db.provider.buildIndexOnline(ctx, t.db.def.Name, t.meta.def, idx))
+	}
+	// A table this transaction created is private to it: index it here.
 	var added *TableDef
-	err := t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
-		if _, _, ok := td.index(def.Name); ok || strings.EqualFold(def.Name, "PRIMARY") {
+	err = t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+		if _, _, ok := td.index(def.Name); ok {
 			return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", def.Name)
 		}
-		idx := IndexDef{ID: td.NextIndexID, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
-		for _, c := range def.Columns {
-			col, _, ok := td.columnByName(c.Name)
-			if !ok {
-				return gsql.ErrKeyColumnDoesNotExist.New(c.Name)
-			}
-			idx.Columns = append(idx.Columns, IndexColumnDef{ColumnID: col.ID, Length: c.Length})
-		}
+		idx.ID = td.NextIndexID
 		td.NextIndexID++
 		td.Indexes = append(td.Indexes, idx)
 		added = td
@@ -218,18 +232,32 @@ func (t *Table) ShouldRewriteTable(*gsql.Context, gsql.PrimaryKeySchema, gsql.Pr
 // RewriteInserter implements sql.RewritableTable: the new definition takes
 // a new table ID at once, the returned inserter writes the converted rows
 // under it, and Close deletes the old rows.
-func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column, _ []gsql.IndexColumn) (gsql.RowInserter, error) {
+func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column, idxCols []gsql.IndexColumn) (gsql.RowInserter, error) {
+	if idxCols != nil && oldCol == nil && newCol == nil {
+		// GMS "rewrites" the table after CREATE UNIQUE INDEX; CreateIndex
+		// has built and checked the index already, so the rows it sends
+		// are dropped.
+		return discardInserter{}, nil
+	}
 	old := t.meta.def
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.fenceForRewrite(ctx, old, "ALTER TABLE"); err != nil {
+		return nil, toSQLError(err)
+	}
 	var nd *TableDef
-	err := t.db.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
+	err = t.db.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		cur, ok := c.table(old.DBID, old.Name)
-		if !ok {
+		if !ok || cur.ID != old.ID {
 			return gsql.ErrTableNotFound.New(old.Name)
 		}
 		var err error
 		if nd, err = rewrittenDef(cur, newSchema, oldCol, newCol); err != nil {
 			return err
 		}
+		nd.Fence = "" // the rewritten table replaces the fenced one
 		if nd.ID, err = nextCatalogID(ctx, k); err != nil {
 			return err
 		}
@@ -253,6 +281,15 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 	}
 	return &rewriter{tableEditor: tableEditor{t: nt}, old: t.meta.def}, nil
 }
+
+// discardInserter takes rows and does nothing with them.
+type discardInserter struct{}
+
+func (discardInserter) StatementBegin(*gsql.Context)              {}
+func (discardInserter) DiscardChanges(*gsql.Context, error) error { return nil }
+func (discardInserter) StatementComplete(*gsql.Context) error     { return nil }
+func (discardInserter) Insert(*gsql.Context, gsql.Row) error      { return nil }
+func (discardInserter) Close(*gsql.Context) error                 { return nil }
 
 // rewriter writes the rows of a rewritten table and drops the old rows
 // when done.
@@ -362,9 +399,31 @@ func (t *Table) DropColumn(ctx *gsql.Context, name string) error {
 	return gsql.ErrUnsupportedFeature.New("DROP COLUMN without a table rewrite")
 }
 
-// ModifyColumn implements sql.AlterableTable (see AddColumn).
+// ModifyColumn implements sql.AlterableTable. GMS rewrites the table for
+// every change but a rename (ALTER TABLE ... RENAME COLUMN), which comes
+// here: rows and indexes name columns by ID, so only the definition
+// changes.
 func (t *Table) ModifyColumn(ctx *gsql.Context, name string, column *gsql.Column, order *gsql.ColumnOrder) error {
-	return gsql.ErrUnsupportedFeature.New("MODIFY COLUMN without a table rewrite")
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+		cur, i, ok := td.columnByName(name)
+		if !ok {
+			return gsql.ErrTableColumnNotFound.New(td.Name, name)
+		}
+		nc, err := columnDefFromGMS(column, cur.ID)
+		if err != nil {
+			return err
+		}
+		same := *cur
+		same.Name = nc.Name
+		if same != nc || order != nil {
+			return gsql.ErrUnsupportedFeature.New("MODIFY COLUMN without a table rewrite")
+		}
+		if other, _, taken := td.columnByName(nc.Name); taken && other.ID != cur.ID {
+			return gsql.ErrColumnExists.New(nc.Name)
+		}
+		td.Columns[i].Name = nc.Name
+		return nil
+	})
 }
 
 // CreatePrimaryKey implements sql.PrimaryKeyAlterableTable; GMS rewrites

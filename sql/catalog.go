@@ -84,7 +84,22 @@ type IndexDef struct {
 	Columns []IndexColumnDef `json:"columns"`
 	Unique  bool             `json:"unique,omitempty"`
 	Comment string           `json:"comment,omitempty"`
+	// State is where an index being built online stands (ddl.go): empty
+	// when public, else StateWriteOnly or StateDeleteOnly. Only a public
+	// index is read or shown.
+	State string `json:"state,omitempty"`
 }
+
+// Online schema change states of an index (F1's; see sql/schemalease).
+const (
+	// StateDeleteOnly: writers delete the index's entries but add none.
+	StateDeleteOnly = "delete_only"
+	// StateWriteOnly: writers keep the index in step; nobody reads it.
+	StateWriteOnly = "write_only"
+)
+
+// public reports whether the index is public: read, shown and written.
+func (ix *IndexDef) public() bool { return ix.State == "" }
 
 // TableDef is the stored definition of a table.
 type TableDef struct {
@@ -108,6 +123,10 @@ type TableDef struct {
 	NextIndexID        int64  `json:"next_index_id"`
 	// Checks are the table's CHECK constraints; GMS evaluates them.
 	Checks []CheckDef `json:"checks,omitempty"`
+	// Fence, when set, names the schema change that is about to copy or
+	// delete the table's rows (ALTER TABLE that rewrites it, TRUNCATE,
+	// DROP): no transaction that sees it may write the table (ddl.go).
+	Fence string `json:"fence,omitempty"`
 }
 
 // CheckDef is the stored definition of a CHECK constraint: its expression

@@ -82,6 +82,9 @@ func (e *tableEditor) begin(ctx *gsql.Context) (*Transaction, *txn.Txn, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := tx.beginTableWrite(ctx, e.t.meta); err != nil {
+		return nil, nil, err
+	}
 	if err := tx.statementBegin(ctx); err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/sirupsen/logrus"
 )
 
@@ -83,6 +84,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 				return err
 			}
 			return cb(&sqltypes.Result{}, false)
+		}
+		if tables, admin, ok := parseCheckTable(query); ok {
+			return h.checkTable(ctx, c, tables, admin, cb)
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -351,4 +355,24 @@ func indexFold(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// checkTable runs CHECK TABLE or ADMIN CHECK TABLE (checktable.go).
+func (h *handler) checkTable(ctx context.Context, c *mysql.Conn, tables []*ast.TableName, admin bool, callback mysql.ResultSpoolFn) error {
+	s := h.sessions.get(c.ConnectionID)
+	if s == nil {
+		// The connection's first command: GMS creates its session when
+		// asked for the connection's parser options.
+		if _, err := h.Handler.ParserOptionsForConnection(c); err != nil {
+			return err
+		}
+		if s = h.sessions.get(c.ConnectionID); s == nil {
+			return mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "no session for connection %d", c.ConnectionID)
+		}
+	}
+	res, err := s.provider.runCheckTable(ctx, s.GetCurrentDatabase(), tables, admin)
+	if err != nil {
+		return err
+	}
+	return callback(res, false)
 }

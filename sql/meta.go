@@ -25,7 +25,8 @@ type tableMeta struct {
 	// autoIncOrd is the position of the AUTO_INCREMENT column, or -1.
 	autoIncOrd int
 	// primary describes the primary key as an index (nil without one);
-	// indexes are the secondary indexes, in the order of exec.Indexes.
+	// indexes are the public secondary indexes, in the order of
+	// exec.Indexes (which also has those being built or dropped).
 	primary *indexMeta
 	indexes []*indexMeta
 }
@@ -108,18 +109,32 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		m.primary = im
 		et.PrimaryKey = cols
 	}
+	// Every index is written (executor.Index.State says how); only public
+	// ones are read, so only they are described to GMS and the fast path.
+	var all []*indexMeta
 	for i := range def.Indexes {
-		im, cols := m.newIndexMeta(&def.Indexes[i])
+		d := &def.Indexes[i]
+		im, cols := m.newIndexMeta(d)
+		state := executor.IndexPublic
+		switch d.State {
+		case StateWriteOnly:
+			state = executor.IndexWriteOnly
+		case StateDeleteOnly:
+			state = executor.IndexDeleteOnly
+		}
 		et.Indexes = append(et.Indexes, executor.Index{
-			ID: def.Indexes[i].ID, Name: def.Indexes[i].Name, Unique: def.Indexes[i].Unique, Columns: cols,
+			ID: d.ID, Name: d.Name, Unique: d.Unique, Columns: cols, State: state,
 		})
-		m.indexes = append(m.indexes, im)
+		all = append(all, im)
 	}
 	if err := et.Validate(); err != nil {
 		return nil, err
 	}
-	for i, im := range m.indexes {
+	for i, im := range all {
 		im.exec = &et.Indexes[i]
+		if def.Indexes[i].public() {
+			m.indexes = append(m.indexes, im)
+		}
 	}
 	m.exec = et
 	return m, nil

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -26,6 +28,14 @@ type DatabaseProvider struct {
 	// rowCounts are the tables' row counts for the planner and
 	// information_schema (stats.go).
 	rowCounts *rowCounts
+	// schemas tracks the schema versions this node's transactions use,
+	// so that a schema change waits until older ones are gone before the
+	// next may commit (schemalease, ddl.go).
+	schemas *schemalease.Tracker
+	// ddlWait is how long a schema change waits for transactions that use
+	// an older schema before it marks them stale (their commits of writes
+	// then fail with 8028). Config.DDLWaitTimeout.
+	ddlWait time.Duration
 }
 
 var (
@@ -40,6 +50,8 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 		metas:     &metaCache{},
 		ids:       newIDAllocators(store),
 		rowCounts: newRowCounts(),
+		schemas:   schemalease.New(),
+		ddlWait:   DefaultDDLWaitTimeout,
 	}
 }
 

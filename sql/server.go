@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
@@ -86,7 +87,18 @@ type Config struct {
 	// fast path runs directly on the executor (see fastpath_handler.go).
 	// Default false: the fast path is on.
 	DisableFastPath bool
+	// DDLWaitTimeout is how long each step of a schema change waits for
+	// this node's transactions that still use the schema before it, so
+	// that at most two schema versions are in use (sql/schemalease).
+	// Transactions still open after it fail with error 8028 if they
+	// commit writes. Default 0 means DefaultDDLWaitTimeout.
+	DDLWaitTimeout time.Duration
 }
+
+// DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
+// for ordinary transactions to finish, short enough that a forgotten open
+// transaction does not hold a schema change for long.
+const DefaultDDLWaitTimeout = 10 * time.Second
 
 func (c Config) withDefaults() Config {
 	if c.Addr == "" {
@@ -156,6 +168,12 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
+	if cfg.DDLWaitTimeout > 0 {
+		s.provider.ddlWait = cfg.DDLWaitTimeout
+	}
+	if err := s.provider.recoverSchemaChanges(ctx); err != nil {
+		return nil, err
+	}
 
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go

@@ -11,6 +11,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -32,6 +33,19 @@ type Transaction struct {
 	// start_ts, then (catDirty) a private copy changed by its own DDL.
 	cat      *catalogData
 	catDirty bool
+	// catBase is the catalog as it was before this transaction's own DDL
+	// changed it (set with catDirty): what its commit compares to find
+	// the tables it changed.
+	catBase *catalogData
+	// use registers the transaction's schema version with the node's
+	// tracker (schemalease): taken before the start timestamp, ended when
+	// the transaction ends. nil until the Percolator transaction begins.
+	use *schemalease.Use
+	// wrote are the tables written, each told to use once.
+	wrote []int64
+	// fenced are tables whose fence this transaction's DDL raised (ddl.go):
+	// lifted again if it does not commit.
+	fenced []fencedTable
 
 	// stmt is the statement-level undo point: a staging handle taken when
 	// the first table editor of a statement begins, released when the
@@ -67,6 +81,10 @@ func (t *Transaction) txn(ctx context.Context) (*txn.Txn, error) {
 	if t.kv != nil {
 		return t.kv, nil
 	}
+	if t.use == nil {
+		// Before the start timestamp: see schemalease.Tracker.Begin.
+		t.use = t.provider.schemas.Begin()
+	}
 	k, err := t.provider.store.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
@@ -97,6 +115,7 @@ func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.use.Observe(c.version)
 	t.cat = c
 	return c, nil
 }
@@ -119,6 +138,7 @@ func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalogData,
 		return err
 	}
 	if !t.catDirty {
+		t.catBase = cur
 		next.version = cur.version + 1
 		if err := k.Set(keyVersion, encodeUint64(next.version)); err != nil {
 			return fmt.Errorf("bump schema version: %w", err)
@@ -214,12 +234,30 @@ func (t *Transaction) releaseSavepoint(name string) error {
 	return nil
 }
 
-// commit commits the Percolator transaction, if one was begun.
+// commit commits the Percolator transaction, if one was begun. A
+// transaction that changed the schema then waits, before it returns, until
+// this node's transactions that use an older schema of the tables it
+// changed are gone (ddl.go, schemalease), so that the next change finds at
+// most two versions in use.
 func (t *Transaction) commit(ctx context.Context) error {
 	t.statementEnd(true)
 	t.finished = true
 	if t.kv == nil {
+		t.endUse()
 		return nil
+	}
+	committed := false
+	defer func() {
+		t.endUse()
+		if !committed {
+			t.liftFences(ctx)
+		}
+	}()
+	if !t.kv.IsReadOnly() && t.use != nil {
+		if err := t.use.BeginCommit(); err != nil {
+			_ = t.kv.Rollback(ctx)
+			return schemaChangedError(err)
+		}
 	}
 	if t.catDirty {
 		// The fast path reads with the cached catalog between DDL
@@ -234,12 +272,22 @@ func (t *Transaction) commit(ctx context.Context) error {
 		}
 		return fmt.Errorf("commit: %w", err)
 	}
+	committed = true
 	if t.catDirty {
 		// Our own DDL is committed: later transactions may use this
 		// catalog without reloading it.
 		t.provider.catalogs.offer(t.cat)
+		t.endUse()
+		return t.provider.awaitSchemaChange(ctx, t.catBase, t.cat)
 	}
 	return nil
+}
+
+// endUse unregisters the transaction from the schema tracker.
+func (t *Transaction) endUse() {
+	if t.use != nil {
+		t.use.End()
+	}
 }
 
 // executorTable returns the table with the given ID in this transaction's
@@ -267,6 +315,8 @@ func (t *Transaction) executorTable(id int64) *executor.Table {
 func (t *Transaction) rollback(ctx context.Context) error {
 	t.stmtOpen, t.keyless = false, nil
 	t.finished = true
+	defer t.liftFences(ctx)
+	t.endUse()
 	if t.kv == nil {
 		return nil
 	}

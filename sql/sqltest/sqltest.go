@@ -30,18 +30,28 @@ type Server struct {
 // keeps tests fast; a clean stop still keeps every commit.
 func Start(t testing.TB, dir string) *Server {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
+	return StartConfig(t, percsql.Config{DataDir: dir})
+}
+
+// StartConfig is Start with the settings of cfg; an empty Addr is a free
+// port of 127.0.0.1, an empty DataDir a fresh temporary directory, and
+// writes are not synced unless cfg.KV says otherwise.
+func StartConfig(t testing.TB, cfg percsql.Config) *Server {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
 	}
-	srv, err := percsql.Open(context.Background(), percsql.Config{
-		Addr:    "127.0.0.1:0",
-		DataDir: dir,
-		KV:      kv.Options{SyncWrites: kv.SyncNone},
-	})
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.KV == (kv.Options{}) {
+		cfg.KV = kv.Options{SyncWrites: kv.SyncNone}
+	}
+	srv, err := percsql.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start percdb: %v", err)
 	}
-	s := &Server{Dir: dir, t: t, srv: srv, served: make(chan error, 1)}
+	s := &Server{Dir: cfg.DataDir, t: t, srv: srv, served: make(chan error, 1)}
 	go func() { s.served <- srv.Serve() }()
 	t.Cleanup(s.Stop)
 	return s

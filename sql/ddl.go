@@ -1,0 +1,634 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
+)
+
+// Online schema change, F1's way (see sql/schemalease for the rule it
+// rests on: at most two schema versions in use).
+//
+// Every DDL commit publishes a new schema version and then waits, before
+// the statement returns, until this node's transactions that wrote a
+// changed table under an older version are gone (Transaction.commit,
+// awaitSchemaChange); those that outlive DDLWaitTimeout are marked stale
+// and fail their commit with 8028. Two kinds of DDL need more than that,
+// because they move rows while writers run:
+//
+//   - CREATE INDEX / ADD INDEX on an existing table is a job of several
+//     committed steps: the index is added delete-only, then made
+//     write-only (every writer keeps it in step from then on), then the
+//     existing rows' entries are backfilled in batches of their own
+//     transactions, each locking the rows it indexed so that a concurrent
+//     update of one of them conflicts instead of leaving a stale entry,
+//     and last the index is made public. A duplicate for a unique index,
+//     a failure or KILL drops the index again and deletes its entries.
+//     Memory is one batch, whatever the table's size.
+//   - A table rewrite (ALTER TABLE that changes columns or the primary
+//     key: GMS copies the rows into a new table ID) first raises a fence
+//     on the table in a step of its own, waits for the writers of the old
+//     schema, and only then takes the snapshot it copies: no write can
+//     land in the old table behind the copy. A writer that meets the
+//     fence waits for the rewrite to end and then fails with 8028, to be
+//     retried against the new table.
+//
+// A process that dies in the middle of a job leaves the table with a
+// fence or a non-public index; recoverSchemaChanges rolls those back
+// when the node opens, before it serves anyone.
+
+// codeSchemaChanged is TiDB's ErrInfoSchemaChanged: the transaction's
+// writes were made under a schema that changed before it committed.
+const codeSchemaChanged = 8028
+
+// schemaChangedError is the MySQL error for a transaction that cannot
+// commit under the schema now in force. Its SQLSTATE 40001 marks it
+// retryable for drivers and frameworks that look at the class.
+func schemaChangedError(err error) error {
+	return mysql.NewSQLError(codeSchemaChanged, stateSerialization,
+		"Information schema is changed during the execution of the statement (for example, table definition may be updated by other DDL ran in parallel): %v; try again", err)
+}
+
+// errSchemaChangeInProgress refuses a DDL on a table that another
+// schema change is working on.
+func errSchemaChangeInProgress(table, what string) error {
+	return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral,
+		"Lock wait timeout exceeded; try restarting transaction: table '%s' has a schema change in progress (%s)", table, what)
+}
+
+// backfillBatchRows is how many rows one backfill transaction indexes,
+// TiDB's tidb_ddl_reorg_batch_size default.
+const backfillBatchRows = 256
+
+// awaitSchemaChange runs after a DDL committed next over base: it
+// publishes the version and waits for the transactions that wrote the
+// changed tables under an older one (see the file comment). The DDL has
+// committed whatever happens here, so a cancelled wait is not its error.
+func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalogData) error {
+	p.schemas.Published(next.version)
+	tables := changedTables(base, next)
+	if len(tables) == 0 {
+		return nil
+	}
+	n, err := p.schemas.WaitOlder(ctx, next.version, p.ddlWait, tables)
+	if n > 0 {
+		slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
+			"version", next.version, "transactions", n, "wait", p.ddlWait)
+	}
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// changedTables returns the IDs of the tables whose definitions differ
+// between two catalogs (changed, added or gone). Definitions are never
+// changed in place, so a different pointer is a changed table.
+func changedTables(base, next *catalogData) []int64 {
+	if base == nil {
+		return nil
+	}
+	before := tablesByID(base)
+	var ids []int64
+	for id, def := range tablesByID(next) {
+		if before[id] != def {
+			ids = append(ids, id)
+		}
+		delete(before, id)
+	}
+	for id := range before {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// tablesByID indexes the tables of a catalog by ID.
+func tablesByID(c *catalogData) map[int64]*TableDef {
+	out := make(map[int64]*TableDef)
+	for _, byName := range c.tables {
+		for _, def := range byName {
+			out[def.ID] = def
+		}
+	}
+	return out
+}
+
+// beginTableWrite is called before every row write to table m: it refuses
+// a table fenced by another transaction's rewrite (waiting for the rewrite
+// to end, then failing with 8028), and tells the schema tracker, once per
+// table, which tables this transaction writes.
+func (t *Transaction) beginTableWrite(ctx context.Context, m *tableMeta) error {
+	id := m.def.ID
+	for _, w := range t.wrote {
+		if w == id {
+			return nil
+		}
+	}
+	if m.def.Fence != "" && !t.ownsFence(id) {
+		return t.awaitFence(ctx, m.def)
+	}
+	t.wrote = append(t.wrote, id)
+	if t.use != nil {
+		t.use.Wrote(id)
+	}
+	return nil
+}
+
+// fencedTable is a table whose fence a transaction raised.
+type fencedTable struct {
+	dbID int64
+	name string
+	id   int64
+}
+
+func (t *Transaction) ownsFence(id int64) bool {
+	for _, f := range t.fenced {
+		if f.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitFence waits until the schema moves past the version in which def
+// is fenced (the rewrite committed or was abandoned), then fails the
+// statement with 8028 so that it runs again on the new schema; as a lock
+// wait, it gives up with 1205 after lockWaitTimeout.
+func (t *Transaction) awaitFence(ctx context.Context, def *TableDef) error {
+	const lockWaitTimeout = 50 * time.Second // innodb_lock_wait_timeout's default
+	seen := t.cat.version
+	deadline := time.Now().Add(lockWaitTimeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for t.provider.schemas.Latest() <= seen {
+		if time.Now().After(deadline) {
+			return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return schemaChangedError(fmt.Errorf("table %s was rewritten by %s", def.Name, def.Fence))
+}
+
+// createdHere reports whether table id was created by this transaction's
+// own DDL (no other transaction can see it yet).
+func (t *Transaction) createdHere(id int64) bool {
+	if !t.catDirty || t.catBase == nil {
+		return false
+	}
+	_, existed := tablesByID(t.catBase)[id]
+	return !existed
+}
+
+// fenceForRewrite raises a fence on def before this transaction rewrites
+// it (see the file comment): a step of its own commits the fence and waits
+// for the writers of the older schema, then this transaction starts over
+// with a snapshot taken after them. It must not have written anything
+// yet. A table this transaction created, or has fenced already, needs no
+// fence.
+func (t *Transaction) fenceForRewrite(ctx context.Context, def *TableDef, what string) error {
+	if t.createdHere(def.ID) || t.ownsFence(def.ID) {
+		return nil
+	}
+	if t.catDirty || (t.kv != nil && !t.kv.IsReadOnly()) {
+		return gsql.ErrUnsupportedFeature.New("rewriting a table after other changes in the same transaction")
+	}
+	err := t.provider.changeTableStep(ctx, def, true, func(nd *TableDef) (bool, error) {
+		nd.Fence = what
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	t.fenced = append(t.fenced, fencedTable{dbID: def.DBID, name: def.Name, id: def.ID})
+	// Start over after the fence: the rows are read at a snapshot no
+	// writer of the old schema can commit behind.
+	t.endUse()
+	if t.kv != nil {
+		_ = t.kv.Rollback(ctx)
+	}
+	t.kv, t.cat, t.use, t.wrote = nil, nil, nil, nil
+	t.stmtOpen, t.keyless = false, nil
+	t.scans = scanCache{}
+	return nil
+}
+
+// liftFences takes down the fences this transaction raised, when it did
+// not commit the rewrite that would have replaced them.
+func (t *Transaction) liftFences(ctx context.Context) {
+	fenced := t.fenced
+	t.fenced = nil
+	for _, f := range fenced {
+		gone := &TableDef{ID: f.id, DBID: f.dbID, Name: f.name}
+		err := t.provider.changeTableStep(context.WithoutCancel(ctx), gone, false, func(nd *TableDef) (bool, error) {
+			changed := nd.Fence != ""
+			nd.Fence = ""
+			return changed, nil
+		})
+		if errors.Is(err, errTableGone) {
+			err = nil
+		}
+		if err != nil {
+			slog.Error("schema change: cannot lift a table's fence; it is lifted at the next start", "table", f.name, "err", err)
+		}
+	}
+}
+
+// schemaChangeInProgress names the schema change working on the table,
+// or is empty.
+func (td *TableDef) schemaChangeInProgress() string {
+	if td.Fence != "" {
+		return td.Fence
+	}
+	for _, ix := range td.Indexes {
+		if !ix.public() {
+			return "CREATE INDEX " + ix.Name
+		}
+	}
+	return ""
+}
+
+// errTableGone: the table a schema change step works on was dropped or
+// replaced by another DDL.
+var errTableGone = errors.New("the table was dropped or replaced while its schema changed")
+
+// changeTableStep commits a change of table def (found by its database,
+// name and ID) as a step of its own: fn changes a copy and reports whether
+// it changed anything. With idle, a table that another schema change works
+// on is refused.
+func (p *DatabaseProvider) changeTableStep(ctx context.Context, def *TableDef, idle bool, fn func(nd *TableDef) (bool, error)) error {
+	return p.runSchemaStep(ctx, func(c *catalogData, k *txn.Txn) error {
+		cur, ok := c.table(def.DBID, def.Name)
+		if !ok || cur.ID != def.ID {
+			if idle {
+				return gsql.ErrTableNotFound.New(def.Name)
+			}
+			return errTableGone
+		}
+		if busy := cur.schemaChangeInProgress(); idle && busy != "" {
+			return errSchemaChangeInProgress(def.Name, busy)
+		}
+		nd := cur.clone()
+		changed, err := fn(nd)
+		if err != nil || !changed {
+			return err
+		}
+		return putTableDef(c, k, nd)
+	})
+}
+
+// runSchemaStep commits one step of a schema change in a transaction of
+// its own, retrying a write conflict with another DDL a few times, and
+// waits for the older schema's writers as every DDL commit does.
+func (p *DatabaseProvider) runSchemaStep(ctx context.Context, fn func(c *catalogData, k *txn.Txn) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		s := &Transaction{provider: p}
+		if err = s.changeCatalog(ctx, fn); err != nil {
+			_ = s.rollback(ctx)
+		} else {
+			err = s.commit(ctx)
+		}
+		if !retryableConflict(err) {
+			return err
+		}
+		if werr := sleepCtx(ctx, time.Duration(attempt+1)*10*time.Millisecond); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// retryableConflict reports whether err is a write conflict worth trying
+// again.
+func retryableConflict(err error) bool {
+	return err != nil && (errors.Is(err, txn.ErrWriteConflict) || errors.Is(err, txn.ErrTxnAborted) || errors.Is(err, txn.ErrAlreadyExists))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// buildIndexOnline adds index want to the existing table def of database
+// db while writers run (see the file comment).
+func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, dbName string, def *TableDef, want IndexDef) error {
+	var indexID int64
+	setState := func(state string) error {
+		return p.changeTableStep(ctx, def, false, func(nd *TableDef) (bool, error) {
+			for i := range nd.Indexes {
+				if nd.Indexes[i].ID == indexID {
+					nd.Indexes[i].State = state
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("index %s of %s vanished while it was built", want.Name, def.Name)
+		})
+	}
+	err := p.changeTableStep(ctx, def, true, func(nd *TableDef) (bool, error) {
+		if _, _, dup := nd.index(want.Name); dup {
+			return false, mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", want.Name)
+		}
+		ix := want
+		ix.ID, ix.State = nd.NextIndexID, StateDeleteOnly
+		nd.NextIndexID++
+		nd.Indexes = append(nd.Indexes, ix)
+		indexID = ix.ID
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		p.dropIndexOnline(context.WithoutCancel(ctx), def, indexID)
+		return err
+	}
+	if err := setState(StateWriteOnly); err != nil {
+		return fail(err)
+	}
+	if err := p.backfillIndex(ctx, dbName, def, indexID); err != nil {
+		return fail(err)
+	}
+	if err := setState(""); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// dropIndexOnline removes index id of def from the catalog and then
+// deletes its entries in batches. Writers of the older schema may still
+// write an entry after the removal is published; the deletion runs after
+// the step waited for them.
+func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, def *TableDef, indexID int64) {
+	err := p.changeTableStep(ctx, def, false, func(nd *TableDef) (bool, error) {
+		for i := range nd.Indexes {
+			if nd.Indexes[i].ID == indexID {
+				nd.Indexes = append(nd.Indexes[:i], nd.Indexes[i+1:]...)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if errors.Is(err, errTableGone) {
+		return
+	}
+	if err != nil {
+		slog.Error("schema change: cannot remove an unfinished index; it is removed at the next start", "table", def.Name, "err", err)
+		return
+	}
+	start, end := tablecodec.IndexRange(def.ID, indexID)
+	if err := p.deleteRangeInBatches(ctx, start, end); err != nil {
+		slog.Error("schema change: cannot delete an unfinished index's entries", "table", def.Name, "err", err)
+	}
+}
+
+// backfillIndex writes the entries of the write-only index indexID for
+// every row of def, batch by batch.
+func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def *TableDef, indexID int64) error {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := p.catalogs.load(ctx, k)
+	_ = k.Rollback(ctx)
+	if err != nil {
+		return err
+	}
+	cur, ok := c.table(def.DBID, def.Name)
+	if !ok || cur.ID != def.ID {
+		return gsql.ErrTableNotFound.New(def.Name)
+	}
+	m, err := p.metas.get(gsql.NewEmptyContext(), dbName, cur)
+	if err != nil {
+		return err
+	}
+	et := m.exec
+	ix := et.Index(indexID)
+	if ix == nil || ix.State != executor.IndexWriteOnly {
+		return fmt.Errorf("index %d of %s is not write-only", indexID, def.Name)
+	}
+	r := et.RowRange()
+	start := r.Start
+	rows := 0
+	for {
+		next, n, err := p.backfillBatch(ctx, et, ix, start, r.End)
+		if err != nil {
+			return err
+		}
+		rows += n
+		if next == nil {
+			slog.Debug("schema change: index backfilled", "table", def.Name, "index", ix.Name, "rows", rows)
+			return nil
+		}
+		start = next
+	}
+}
+
+// backfillBatch indexes up to backfillBatchRows rows from start in one
+// transaction, trying again on a conflict with a writer. It returns where
+// the next batch starts (nil: done) and how many rows it indexed.
+func (p *DatabaseProvider) backfillBatch(ctx context.Context, et *executor.Table, ix *executor.Index, start, end []byte) ([]byte, int, error) {
+	for attempt := 0; ; attempt++ {
+		next, n, err := p.tryBackfillBatch(ctx, et, ix, start, end)
+		if err == nil || !retryableConflict(err) || attempt >= 100 {
+			return next, n, err
+		}
+		if err := sleepCtx(ctx, time.Duration(min(attempt+1, 20))*time.Millisecond); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+func (p *DatabaseProvider) tryBackfillBatch(ctx context.Context, et *executor.Table, ix *executor.Index, start, end []byte) ([]byte, int, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	dec, err := et.NewRowDecoder(nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	it, err := executor.ScanTable(ctx, k, et, dec, executor.KeyRange{Start: start, End: end}, executor.ScanOptions{Limit: backfillBatchRows})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer it.Close()
+	n := 0
+	var last []byte
+	for {
+		row, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		n++
+		rowKey := tablecodec.RowKey(nil, et.ID, row.Handle)
+		last = rowKey
+		key, value, unique, err := executor.IndexEntry(et, ix, row.Handle, row.Values)
+		if err != nil {
+			return nil, 0, err
+		}
+		// Lock the row: a writer that changes it after this snapshot
+		// conflicts with the batch instead of leaving an entry behind
+		// for a value the row no longer has.
+		if err := k.LockKeys(ctx, rowKey); err != nil {
+			return nil, 0, err
+		}
+		if !unique {
+			if err := k.Set(key, value); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		existing, found, err := k.Get(ctx, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		if found {
+			other, err := tablecodec.DecodeIndexHandle(key, existing, len(ix.Columns), et.HandleKind == executor.HandleCommon)
+			if err == nil && other.Equal(row.Handle) {
+				continue // a writer indexed this row already
+			}
+			vals := make([]any, len(ix.Columns))
+			for i, c := range ix.Columns {
+				vals[i] = row.Values[c.Offset]
+			}
+			dup := &executor.DuplicateKeyError{Table: et.Name, Index: ix.Name, Values: vals}
+			return nil, 0, mysql.NewSQLError(codeDupEntry, stateIntegrity, "%s", dup.Error())
+		}
+		if err := k.Insert(key, value); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := k.Commit(ctx); err != nil {
+		return nil, 0, err
+	}
+	if n < backfillBatchRows {
+		return nil, n, nil
+	}
+	return append(last, 0), n, nil
+}
+
+// deleteRangeInBatches deletes every key in [start, end) in transactions
+// of a bounded size.
+func (p *DatabaseProvider) deleteRangeInBatches(ctx context.Context, start, end []byte) error {
+	const batch = 1024
+	for {
+		k, err := p.store.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		it, err := k.Iter(ctx, start, end)
+		if err != nil {
+			_ = k.Rollback(ctx)
+			return err
+		}
+		n := 0
+		for it.Valid() && n < batch {
+			if err := k.Delete(append([]byte(nil), it.Key()...)); err != nil {
+				it.Close()
+				_ = k.Rollback(ctx)
+				return err
+			}
+			n++
+			if err := it.Next(ctx); err != nil {
+				it.Close()
+				_ = k.Rollback(ctx)
+				return err
+			}
+		}
+		it.Close()
+		if n == 0 {
+			_ = k.Rollback(ctx)
+			return nil
+		}
+		if err := k.Commit(ctx); err != nil && !retryableConflict(err) {
+			return err
+		}
+	}
+}
+
+// recoverSchemaChanges rolls back the schema changes a previous process
+// left unfinished: fences are lifted and indexes that never became public
+// are removed with their entries. It runs when the node opens, before any
+// transaction of this node exists, so no step needs to wait for one.
+func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
+	type leftover struct {
+		def     *TableDef
+		indexID int64
+	}
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("recover unfinished schema changes: %w", err)
+	}
+	c, err := p.catalogs.load(ctx, k)
+	_ = k.Rollback(ctx)
+	if err != nil {
+		return fmt.Errorf("recover unfinished schema changes: %w", err)
+	}
+	unfinished := false
+	for _, def := range tablesByID(c) {
+		unfinished = unfinished || def.schemaChangeInProgress() != ""
+	}
+	if !unfinished {
+		return nil
+	}
+	var dropped []leftover
+	err = p.runSchemaStep(ctx, func(c *catalogData, k *txn.Txn) error {
+		dropped = dropped[:0]
+		for _, byName := range c.tables {
+			for _, cur := range byName {
+				if cur.schemaChangeInProgress() == "" {
+					continue
+				}
+				nd := cur.clone()
+				nd.Fence = ""
+				nd.Indexes = nd.Indexes[:0]
+				for _, ix := range cur.Indexes {
+					if ix.public() {
+						nd.Indexes = append(nd.Indexes, ix)
+					} else {
+						dropped = append(dropped, leftover{def: cur, indexID: ix.ID})
+					}
+				}
+				if err := putTableDef(c, k, nd); err != nil {
+					return err
+				}
+				slog.Info("schema change: rolled back an unfinished schema change", "table", cur.Name, "change", cur.schemaChangeInProgress())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recover unfinished schema changes: %w", err)
+	}
+	for _, l := range dropped {
+		start, end := tablecodec.IndexRange(l.def.ID, l.indexID)
+		if err := p.deleteRangeInBatches(ctx, start, end); err != nil {
+			return fmt.Errorf("recover unfinished schema changes: delete index entries of %s: %w", l.def.Name, err)
+		}
+	}
+	return nil
+}
