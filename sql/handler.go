@@ -106,7 +106,7 @@ const ddlAttempts = 20
 // run runs one statement with fn. Every DDL statement writes the schema
 // version key, so two DDLs at once conflict even on unrelated tables; a
 // DDL that was its transaction's only work is therefore run again when it
-// loses, as MySQL, which serializes DDL, never fails one with 1213. (A DDL
+// loses (a write conflict, or a schema change it could not wait for), as MySQL, which serializes DDL, never fails one with 1213. (A DDL
 // after other writes of an explicit transaction commits them too, and is
 // not run again: they would be lost.)
 func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func() error) error {
@@ -116,7 +116,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
-		if se, ok := err.(*mysql.SQLError); !retry || !ok || se.Num != codeDeadlock {
+		if se, ok := err.(*mysql.SQLError); !retry || !ok || (se.Num != codeDeadlock && se.Num != codeSchemaChanged) {
 			return err
 		}
 		select {

@@ -253,7 +253,11 @@ func (t *Transaction) commit(ctx context.Context) error {
 			t.liftFences(ctx)
 		}
 	}()
-	if !t.kv.IsReadOnly() && t.use != nil {
+	// A DDL's own transaction needs no check: it writes the schema
+	// version key, so it fails with a write conflict if another schema
+	// change committed after its snapshot, and its writes fit the schema
+	// it read.
+	if !t.kv.IsReadOnly() && t.use != nil && !t.catDirty {
 		if err := t.use.BeginCommit(); err != nil {
 			_ = t.kv.Rollback(ctx)
 			return schemaChangedError(err)
