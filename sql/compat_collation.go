@@ -97,6 +97,10 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 			ret = plan.NewLimit(n.Limit, ret)
 		}
 		return ret, transform.NewTree, nil
+	case *plan.IndexedTableAccess:
+		// A lookup key that the index column cannot hold exactly
+		// (compat_hashkey.go).
+		return exactLookupKeys(n)
 	case *plan.HashLookup:
 		// Keys that compare equal must hash equal: across types
 		// (compat_hashkey.go), then under collations.

@@ -5,6 +5,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
@@ -144,4 +145,98 @@ func (k *numericHashKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		f = 0 // -0 and 0 are one key
 	}
 	return f, nil
+}
+
+// A lookup join (IndexedTableAccess keyed by the outer row) converts its
+// key to the index column's type and does not check the join condition
+// the lookup stands for: x1.a = x2.c0, an INT column looked up by the
+// DECIMAL 1.50, found the row of a = 2. exactLookupKeys wraps such keys
+// (a DECIMAL or floating-point key into an INT or DECIMAL column) so that
+// a value the column's type cannot hold exactly is a NULL key, which
+// matches nothing, as the comparison would.
+func exactLookupKeys(n *plan.IndexedTableAccess) (gsql.Node, transform.TreeIdentity, error) {
+	keys := n.Expressions()
+	idx := n.Index()
+	if len(keys) == 0 || idx == nil {
+		return n, transform.SameTree, nil
+	}
+	cols := idx.ColumnExpressionTypes()
+	var out []gsql.Expression
+	for i, k := range keys {
+		if i >= len(cols) {
+			break
+		}
+		if _, ok := k.(*exactKey); ok {
+			continue
+		}
+		kt, ct := k.Type(), cols[i].Type
+		if !(types.IsDecimal(kt) || types.IsFloat(kt)) || !(types.IsInteger(ct) || types.IsDecimal(ct)) {
+			continue
+		}
+		if out == nil {
+			out = append([]gsql.Expression(nil), keys...)
+		}
+		out[i] = &exactKey{child: k, typ: ct}
+	}
+	if out == nil {
+		return n, transform.SameTree, nil
+	}
+	ret, err := n.WithExpressions(out...)
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	return ret, transform.NewTree, nil
+}
+
+// exactKey is a lookup key that is NULL when typ cannot hold its value
+// exactly.
+type exactKey struct {
+	child gsql.Expression
+	typ   gsql.Type
+}
+
+var _ gsql.Expression = (*exactKey)(nil)
+
+// Resolved implements sql.Expression.
+func (k *exactKey) Resolved() bool { return k.child.Resolved() }
+
+// String implements sql.Expression.
+func (k *exactKey) String() string { return fmt.Sprintf("exact_key(%s)", k.child) }
+
+// Type implements sql.Expression.
+func (k *exactKey) Type() gsql.Type { return k.child.Type() }
+
+// IsNullable implements sql.Expression.
+func (k *exactKey) IsNullable() bool { return true }
+
+// Children implements sql.Expression.
+func (k *exactKey) Children() []gsql.Expression { return []gsql.Expression{k.child} }
+
+// WithChildren implements sql.Expression.
+func (k *exactKey) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(k, len(children), 1)
+	}
+	return &exactKey{child: children[0], typ: k.typ}, nil
+}
+
+// Eval implements sql.Expression.
+func (k *exactKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := k.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	c, _, err := k.typ.Convert(ctx, v)
+	if err != nil {
+		return nil, nil
+	}
+	a, _, err := types.InternalDecimalType.Convert(ctx, v)
+	if err != nil {
+		return nil, nil
+	}
+	b, _, err := types.InternalDecimalType.Convert(ctx, c)
+	if err != nil || !a.(decimal.Decimal).Equal(b.(decimal.Decimal)) {
+		return nil, nil
+	}
+	return v, nil
 }

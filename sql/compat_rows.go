@@ -4,8 +4,10 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // GMS compares row constructors as whole values and ignores NULL: with
@@ -28,7 +30,8 @@ import (
 
 // rowComparisons is the analyzer rule; see the comment above. It runs
 // first, over the whole statement, subqueries included, and also gives
-// LIKE its default escape (compat_parse.go).
+// LIKE its default escape (compat_parse.go) and CAST(date AS CHAR) MySQL's
+// format.
 func rowComparisons(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	return rowComparisonsIn(n)
 }
@@ -77,6 +80,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThan(a, b) })
 	case *expression.GreaterThanOrEqual:
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThanOrEqual(a, b) })
+	case *expression.Convert:
+		// CAST(DATE AS CHAR): GMS formats the date as a DATETIME
+		// ('2021-06-15 00:00:00'); MySQL gives '2021-06-15'.
+		if types.IsText(e.Type()) && types.IsDateType(e.Child.Type()) {
+			ret, err := e.WithChildren(function.NewDateFormat(e.Child, expression.NewLiteral("%Y-%m-%d", types.LongText)))
+			return ret, transform.NewTree, err
+		}
 	case *expression.Like:
 		if e.Escape == nil {
 			return likeBackslashEscape(e), transform.NewTree, nil
