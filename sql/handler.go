@@ -240,19 +240,25 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 	})
 }
 
-// ComPrepare implements mysql.Handler.
+// ComPrepare implements mysql.Handler. A statement that fails to prepare
+// is forgotten: vitess keeps its PrepareData (and statement ID) anyway.
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	var fields []*querypb.Field
-	err := recoverPanic(query, func() (err error) {
-		fields, err = h.Handler.ComPrepare(ctx, c, query, prepare)
-		return err
-	})
+	err := checkPlaceholders(query)
 	if err == nil {
-		if s := h.sessions.get(c.ConnectionID); s != nil {
-			h.fastPrepare(s, query, prepare)
-		}
+		err = recoverPanic(query, func() (err error) {
+			fields, err = h.Handler.ComPrepare(ctx, c, query, prepare)
+			return err
+		})
 	}
-	return fields, finishSQLError(err)
+	if err != nil {
+		delete(c.PrepareData, prepare.StatementID)
+		return nil, finishSQLError(err)
+	}
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		h.fastPrepare(s, query, prepare)
+	}
+	return fields, nil
 }
 
 // ComInitDB implements mysql.Handler.
