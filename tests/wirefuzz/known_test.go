@@ -75,16 +75,6 @@ func findings() []finding {
 				le32(0), le32(0), AppendLenencString(nil, "p"), le32(1), AppendLenencString(nil, "b")), executeBody(0, 1, 0, nil,
 				le32(0), le32(0), AppendLenencString(nil, "p"), le32(1), AppendLenencString(nil, "b"))}},
 		},
-		{
-			name:      "stmt-execute-float-nan-inf",
-			signature: "(*Builder).SetBindings",
-			fix: "GMS planbuilder: a DOUBLE parameter that is NaN or ±Inf becomes a literal that convertInt cannot " +
-				"parse, and Builder.SetBindings panics with parseErr outside the recover of planbuilder.Parse. " +
-				"Fix in sql/handler.go: recover panics in ComStmtExecute/ComQuery/ComPrepare and return them " +
-				"as errors (or reject non-finite float parameters)",
-			input: fuzzInput{target: "FuzzStmt", args: []any{byte(ComStmtExecute), executeBody(0, 1, 0, types,
-				cat(le32(0), []byte{0, 0, 0xf8, 0x7f}), AppendLenencString(nil, "p"), le32(1), AppendLenencString(nil, "b")), []byte(nil)}},
-		},
 	}
 }
 
