@@ -189,7 +189,10 @@ type CheckTxnStatusResponse struct {
 
 // ResolveLockRequest commits (CommitTS > 0) or rolls back (CommitTS == 0)
 // the locks of transaction StartTS on Keys, or on every key of the region
-// when Keys is empty.
+// when Keys is empty: then the store pages through the region's lock space
+// in bounded batches, each batch latched and written as one command, so that resolving n locks costs O(n) whatever n is. The
+// request may be cut short by its context between batches; what was
+// resolved stays resolved, and sending it again resolves the rest.
 type ResolveLockRequest struct {
 	Region   RegionCtx
 	StartTS  uint64
@@ -199,6 +202,12 @@ type ResolveLockRequest struct {
 
 // ScanRequest reads at most Limit visible pairs in [Start, End) at Version,
 // in ascending key order, or descending when Reverse.
+//
+// The locks that block the read are checked only over the part of the
+// range the page covers (up to its last pair when Limit is reached), so a
+// page costs what it reads, not what the rest of the range holds; they are
+// reported together, at most MaxLocksPerResponse of them, in one
+// *KeyIsLockedError.
 type ScanRequest struct {
 	Region  RegionCtx
 	Start   []byte
@@ -207,7 +216,26 @@ type ScanRequest struct {
 	Version uint64
 	Reverse bool
 	KeyOnly bool
+	// BypassLocks lists transactions (by start_ts) whose locks this read
+	// skips: the reader learned from their primaries that they cannot
+	// commit at or below Version (CheckTxnStatus pushed their
+	// min_commit_ts above it), so the newest version committed at or
+	// below Version is the right answer under their locks too (TiKV's
+	// Context.resolved_locks).
+	BypassLocks []uint64
+	// IgnoreLocks reads the newest committed versions at or below Version
+	// and skips every lock, blocking on nothing. It is not a snapshot
+	// read: a key whose transaction is committing may be read at its
+	// previous version. For estimates only (the planner's row counts),
+	// never for a transaction's reads.
+	IgnoreLocks bool
 }
+
+// MaxLocksPerResponse bounds the locks one read reports in a
+// *KeyIsLockedError: enough that a reader meeting a dead transaction's
+// locks resolves many per round trip, few enough that a response stays
+// small.
+const MaxLocksPerResponse = 256
 
 // Client is what the transaction layer needs from storage: routing plus the
 // Percolator commands of TiKV's kvproto, one region per request. All
@@ -252,11 +280,26 @@ type LockInfo struct {
 	TxnSize     uint64
 }
 
-// KeyIsLockedError: the key is locked by another transaction.
-type KeyIsLockedError struct{ Lock LockInfo }
+// KeyIsLockedError: the key is locked by another transaction. A read
+// that met several locks (BatchGet, Scan) reports the first in Lock and
+// the others, in the order the read met them, in More; at most
+// MaxLocksPerResponse in all.
+type KeyIsLockedError struct {
+	Lock LockInfo
+	More []LockInfo
+}
 
 func (e *KeyIsLockedError) Error() string {
-	return fmt.Sprintf("key %q is locked by txn %d (primary %q, ttl %d ms)", e.Lock.Key, e.Lock.StartTS, e.Lock.Primary, e.Lock.TTL)
+	msg := fmt.Sprintf("key %q is locked by txn %d (primary %q, ttl %d ms)", e.Lock.Key, e.Lock.StartTS, e.Lock.Primary, e.Lock.TTL)
+	if len(e.More) > 0 {
+		msg += fmt.Sprintf(", and %d more locked keys", len(e.More))
+	}
+	return msg
+}
+
+// Locks returns every lock the error reports, Lock first.
+func (e *KeyIsLockedError) Locks() []LockInfo {
+	return append([]LockInfo{e.Lock}, e.More...)
 }
 
 // WriteConflictError: another transaction committed the key at or after

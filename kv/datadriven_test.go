@@ -32,7 +32,7 @@ import (
 //	heartbeat primary=<key> start=<ts> ttl=<ms>
 //	get key=<key> ts=<ts>
 //	batch_get keys=(<key>, ...) ts=<ts>
-//	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only]
+//	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only] [bypass=(<ts>, ...)] [ignore_locks]
 //	dump                      print every lock, write and data record
 //	split key=<key>
 //	regions
@@ -170,6 +170,12 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		req.Start = []byte(optStrArg(t, d, "start"))
 		req.End = []byte(optStrArg(t, d, "end"))
 		d.MaybeScanArgs(t, "limit", &req.Limit)
+		if d.HasArg("bypass") {
+			for _, k := range keysArg(t, d, "bypass") {
+				req.BypassLocks = append(req.BypassLocks, parseTS(t, d, string(k)))
+			}
+		}
+		req.IgnoreLocks = d.HasArg("ignore_locks")
 		req.Region = h.region(t, d, req.Start)
 		pairs, err := h.s.Scan(ctx, req)
 		return fmtPairs(pairs), err
@@ -321,7 +327,7 @@ func (h *scriptRunner) lockSpaceKeys(t *testing.T) string {
 	var keys []string
 	r := newMVCCReader(h.s.db)
 	defer r.close()
-	err := r.locks(nil, nil, func(key []byte, _ *txntypes.Lock) bool {
+	err := r.locks(nil, nil, false, func(key []byte, _ *txntypes.Lock) bool {
 		keys = append(keys, strconv.Quote(string(key)))
 		return true
 	})
@@ -419,6 +425,11 @@ func optTSArg(t *testing.T, d *datadriven.TestData, name string) uint64 {
 	if !d.MaybeScanArgs(t, name, &s) {
 		return 0
 	}
+	return parseTS(t, d, s)
+}
+
+// parseTS parses one timestamp: an integer, "max", "<n>ms" or "<n>ms+<l>".
+func parseTS(t *testing.T, d *datadriven.TestData, s string) uint64 {
 	if s == "max" {
 		return MaxTS
 	}
@@ -429,13 +440,13 @@ func optTSArg(t *testing.T, d *datadriven.TestData, name string) uint64 {
 			l, err = strconv.ParseInt(strings.TrimPrefix(logical, "+"), 10, 64)
 		}
 		if err != nil {
-			t.Fatalf("%s: %s: %v", d.Pos, name, err)
+			t.Fatalf("%s: timestamp %q: %v", d.Pos, s, err)
 		}
 		return tso.Compose(n, l)
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		t.Fatalf("%s: %s: %v", d.Pos, name, err)
+		t.Fatalf("%s: timestamp %q: %v", d.Pos, s, err)
 	}
 	return n
 }
@@ -489,6 +500,16 @@ func fmtErr(err error) string {
 			s += " (current: " + fmtRegion(*re.Current) + ")"
 		}
 		return s
+	}
+	var locked *KeyIsLockedError
+	if errors.As(err, &locked) && len(locked.More) > 0 {
+		// Every lock, one per line: which locks a read reports matters.
+		var b strings.Builder
+		fmt.Fprintf(&b, "KeyIsLockedError: %d locks", len(locked.Locks()))
+		for _, l := range locked.Locks() {
+			fmt.Fprintf(&b, "\n  %q: txn %s primary %q", l.Key, fmtTS(l.StartTS), l.Primary)
+		}
+		return b.String()
 	}
 	if isContractError(err) {
 		return strings.TrimPrefix(fmt.Sprintf("%T: %v", err, err), "*kv.")

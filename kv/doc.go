@@ -76,7 +76,11 @@
 // Gets, not iterator seeks: every committed key leaves a tombstone in the
 // lock space, and a seek would step over all the tombstones after the key
 // until compaction drops them. Lock-space scans (Scan's lock check,
-// ResolveLock over a region) use iterators bounded to their range.
+// ResolveLock over a region) use iterators bounded to their range; Scan
+// checks locks only over the part of its range that its page covered
+// (walking the write space first), so a range read page by page visits
+// each lock or tombstone once, and reports every blocking lock it met
+// there, up to MaxLocksPerResponse, in one *KeyIsLockedError.
 //
 // Commands never write to Pebble directly: they hand their batch to an
 // applier. The single-node applier commits it to Pebble; a replicated

@@ -80,7 +80,7 @@ func loadLockSet(db pebble.Reader) (*lockSet, error) {
 	r := newMVCCReader(db)
 	defer r.close()
 	var keys [][]byte
-	err := r.locks(nil, nil, func(key []byte, _ *txntypes.Lock) bool {
+	err := r.locks(nil, nil, false, func(key []byte, _ *txntypes.Lock) bool {
 		keys = append(keys, key)
 		return true
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/percdb/percdb/kv/internal/keyspace"
@@ -116,25 +117,42 @@ func (s *Store) readUnlocked(keys [][]byte, version uint64, vals [][]byte) (done
 	return true, nil
 }
 
-// readLocked reads keys in one snapshot, each key's lock first.
+// readLocked reads keys in one snapshot, each key's lock first. Every
+// lock that blocks the read is reported (up to MaxLocksPerResponse), so
+// that the client resolves them in one round.
 func (s *Store) readLocked(keys [][]byte, version uint64, vals [][]byte) error {
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	r := mvccReader{src: snap}
 	defer r.close()
+	var locked []LockInfo
 	for i, k := range keys {
 		l, err := r.lock(k)
 		if err != nil {
 			return err
 		}
 		if l != nil && blocksRead(l, version) {
-			return &KeyIsLockedError{Lock: lockInfo(k, l)}
+			if len(locked) < MaxLocksPerResponse {
+				locked = append(locked, lockInfo(k, l))
+			}
+			continue
+		}
+		if len(locked) > 0 {
+			continue
 		}
 		if vals[i], err = r.value(k, version); err != nil {
 			return err
 		}
 	}
-	return nil
+	return lockedError(locked)
+}
+
+// lockedError reports locks met by a read, nil when there are none.
+func lockedError(locks []LockInfo) error {
+	if len(locks) == 0 {
+		return nil
+	}
+	return &KeyIsLockedError{Lock: locks[0], More: locks[1:]}
 }
 
 // readName names a Get or a BatchGet of keys in its errors. It is called
@@ -197,9 +215,12 @@ func isContractError(err error) bool {
 
 // Scan reads at most req.Limit visible pairs of [req.Start, req.End) at
 // req.Version (Limit 0: no limit). req.End empty means the region's end; a
-// range reaching past the region is a *RegionError. A lock met before the
-// limit is reached that blocks the read fails the scan with a
-// *KeyIsLockedError.
+// range reaching past the region is a *RegionError. The locks that block
+// the read in the part of the range the page covers fail the scan with a
+// *KeyIsLockedError naming them (at most MaxLocksPerResponse, nearest the
+// scan's start first); locks of req.BypassLocks are skipped, and all locks
+// with req.IgnoreLocks. The walk stops early, with ctx's error, when ctx
+// ends.
 func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	// Named in errors only: a Sprintf per scan costs more than its lock
 	// check now.
@@ -227,20 +248,23 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	if len(end) == 0 {
 		end = nil
 	}
-	if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
-		return nil, fmt.Errorf("%s: %w", what(), err)
+	if !req.IgnoreLocks {
+		// A 1PC commit racing with the read is a lock too.
+		if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
+			return nil, fmt.Errorf("%s: %w", what(), err)
+		}
 	}
 	if err := s.enter(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
 	defer s.exit()
-	pairs, done, err := s.scanUnlocked(req, end)
+	pairs, done, err := s.scanUnlocked(ctx, req, end)
 	if err == nil && !done {
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)
 		defer r.close()
-		pairs, err = r.scan(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+		pairs, err = r.scan(ctx, req, end)
 	}
 	if err != nil {
 		return nil, wrapInternal(what(), err)
@@ -253,10 +277,11 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 // to it until the walk was done: then no lock was in Pebble at any instant
 // in between. done is false when that cannot be shown (nearly always under
 // writes): the caller scans with locks. The walk uses an iterator from the
-// iterCache, as readUnlocked does and for the same reasons.
-func (s *Store) scanUnlocked(req *ScanRequest, end []byte) (pairs []KvPair, done bool, err error) {
+// iterCache, as readUnlocked does and for the same reasons. A scan with
+// IgnoreLocks is always done here.
+func (s *Store) scanUnlocked(ctx context.Context, req *ScanRequest, end []byte) (pairs []KvPair, done bool, err error) {
 	adds, empty := s.locks.probeAll()
-	if !empty {
+	if !empty && !req.IgnoreLocks {
 		return nil, false, nil
 	}
 	if s.testingAfterProbe != nil {
@@ -268,42 +293,57 @@ func (s *Store) scanUnlocked(req *ScanRequest, end []byte) (pairs []KvPair, done
 	}
 	defer s.iters.put(ci)
 	r := mvccReader{src: s.db, iter: ci.it}
-	pairs, err = r.walk(req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly, nil)
-	if err != nil || !s.locks.noAddsSince(adds) {
+	pairs, err = r.walk(ctx, req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	if err != nil || (!req.IgnoreLocks && !s.locks.noAddsSince(adds)) {
 		return nil, false, err
 	}
 	return pairs, true, nil
 }
 
-// scan is Scan on one view; end nil is unbounded. It collects the locks of
-// the range that block a read at ts (there are usually none), then walks.
-func (r *mvccReader) scan(start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
-	blocking, err := r.blockingLocks(start, end, ts)
+// scan is Scan on one view; end nil is unbounded. It walks the write
+// space up to the limit, then checks the locks of the part of the range
+// the walk covered: a lock past the page's last pair does not matter to
+// it, and the lock space beyond (where a resolved transaction leaves a
+// tombstone per key until compaction) is not visited, so reading a range
+// page by page costs what the range holds, once.
+func (r *mvccReader) scan(ctx context.Context, req *ScanRequest, end []byte) ([]KvPair, error) {
+	pairs, err := r.walk(ctx, req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
 	if err != nil {
 		return nil, err
 	}
-	return r.walk(start, end, ts, limit, reverse, keyOnly, blocking)
+	lo, hi := req.Start, end
+	if req.Limit > 0 && len(pairs) == req.Limit {
+		last := pairs[len(pairs)-1].Key
+		if req.Reverse {
+			lo = last
+		} else {
+			hi = append(bytes.Clone(last), 0) // just past last
+		}
+	}
+	var locked []LockInfo
+	err = r.locks(lo, hi, req.Reverse, func(key []byte, l *txntypes.Lock) bool {
+		if blocksRead(l, req.Version) && !slices.Contains(req.BypassLocks, l.StartTS) {
+			locked = append(locked, lockInfo(key, l))
+		}
+		return len(locked) < MaxLocksPerResponse
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := lockedError(locked); err != nil {
+		return nil, err
+	}
+	return pairs, nil
 }
 
+// walkCheckEvery is how many keys a walk steps over between looks at its
+// context.
+const walkCheckEvery = 1024
+
 // walk walks the write space of [start, end) key by key in the scan's
-// direction. A lock of blocking (in key order) fails the scan when the walk
-// reaches or passes its key before the limit is met, so that a scan never
-// returns pairs past a key whose value it cannot know.
-func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyOnly bool, blocking []*KeyIsLockedError) ([]KvPair, error) {
-	if reverse {
-		for i, j := 0, len(blocking)-1; i < j; i, j = i+1, j-1 {
-			blocking[i], blocking[j] = blocking[j], blocking[i]
-		}
-	}
-	// passed reports whether the walk, now at key, has reached the next
-	// blocking lock.
-	passed := func(key []byte) bool {
-		if len(blocking) == 0 {
-			return false
-		}
-		c := bytes.Compare(blocking[0].Lock.Key, key)
-		return c == 0 || (c < 0) != reverse
-	}
+// direction and returns the visible pairs, at most limit (0: no limit).
+// It does not look at locks.
+func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
 	iter, err := r.writeIter()
 	if err != nil {
 		return nil, err
@@ -320,7 +360,12 @@ func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyO
 	} else {
 		ok = iter.SeekGE(lower)
 	}
-	for ok && (limit == 0 || len(pairs) < limit) {
+	for steps := 1; ok && (limit == 0 || len(pairs) < limit); steps++ {
+		if steps%walkCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		k := iter.Key()
 		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
 			break
@@ -328,9 +373,6 @@ func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyO
 		key, _, err := keyspace.DecodeWriteKey(k)
 		if err != nil {
 			return nil, err
-		}
-		if passed(key) {
-			return nil, blocking[0]
 		}
 		var w *txntypes.Write
 		if reverse {
@@ -355,9 +397,6 @@ func (r *mvccReader) walk(start, end []byte, ts uint64, limit int, reverse, keyO
 	}
 	if err := iter.Error(); err != nil {
 		return nil, err
-	}
-	if len(blocking) > 0 && (limit == 0 || len(pairs) < limit) {
-		return nil, blocking[0]
 	}
 	return pairs, nil
 }
@@ -407,17 +446,4 @@ func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint
 		ok = iter.Next()
 	}
 	return w, ok, iter.Error()
-}
-
-// blockingLocks returns, in key order, the locks in [start, end) that
-// block a read at ts.
-func (r *mvccReader) blockingLocks(start, end []byte, ts uint64) ([]*KeyIsLockedError, error) {
-	var out []*KeyIsLockedError
-	err := r.locks(start, end, func(key []byte, l *txntypes.Lock) bool {
-		if blocksRead(l, ts) {
-			out = append(out, &KeyIsLockedError{Lock: lockInfo(key, l)})
-		}
-		return true
-	})
-	return out, err
 }

@@ -230,9 +230,10 @@ func (r *mvccReader) txnRecord(key []byte, startTS uint64) (txnStatus, uint64, e
 }
 
 // locks calls fn with each lock in [start, end) (end nil: unbounded), in
-// key order, until fn returns false. The iterator is bounded to the range
-// so that lock tombstones beyond it are never visited.
-func (r *mvccReader) locks(start, end []byte, fn func(key []byte, l *txntypes.Lock) (more bool)) error {
+// key order (descending when reverse), until fn returns false. The
+// iterator is bounded to the range so that lock tombstones beyond it are
+// never visited.
+func (r *mvccReader) locks(start, end []byte, reverse bool, fn func(key []byte, l *txntypes.Lock) (more bool)) error {
 	upper := keyspace.SpaceEnd(keyspace.Lock)
 	if end != nil {
 		upper = keyspace.LockKey(end)
@@ -241,7 +242,11 @@ func (r *mvccReader) locks(start, end []byte, fn func(key []byte, l *txntypes.Lo
 	if err != nil {
 		return fmt.Errorf("open lock-space iterator: %w", err)
 	}
-	for ok := iter.First(); ok; ok = iter.Next() {
+	first, next := iter.First, iter.Next
+	if reverse {
+		first, next = iter.Last, iter.Prev
+	}
+	for ok := first(); ok; ok = next() {
 		key, err := keyspace.DecodeLockKey(iter.Key())
 		if err != nil {
 			_ = iter.Close()

@@ -13,8 +13,11 @@ const resolveBatchKeys = 256
 
 // ResolveLock commits (req.CommitTS > 0) or rolls back (req.CommitTS == 0)
 // the locks of transaction req.StartTS, on req.Keys or, when req.Keys is
-// empty, on every key of the region found by scanning its lock space. Each
-// key follows the rules of Commit or BatchRollback.
+// empty, on every key of the region found by scanning its lock space,
+// resolveBatchKeys locks per batch: one pass over the region's lock space
+// in all, so that n locks cost O(n). Each key follows the rules of Commit
+// or BatchRollback. The scan stops between batches when ctx ends; the
+// batches already written stay.
 func (s *Store) ResolveLock(ctx context.Context, req *ResolveLockRequest) error {
 	what := fmt.Sprintf("resolve locks of txn %d (commit_ts %d)", req.StartTS, req.CommitTS)
 	if req.StartTS == 0 {
@@ -50,6 +53,9 @@ func (s *Store) ResolveLock(ctx context.Context, req *ResolveLockRequest) error 
 	}
 	from := reg.info.Start
 	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 		keys, next, err := s.scanLocksOf(req.StartTS, from, reg.info.End, resolveBatchKeys)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
@@ -79,7 +85,7 @@ func (s *Store) scanLocksOf(startTS uint64, start, end []byte, limit int) (keys 
 	defer s.exit()
 	r := newMVCCReader(s.db)
 	defer r.close()
-	err = r.locks(start, end, func(key []byte, l *txntypes.Lock) bool {
+	err = r.locks(start, end, false, func(key []byte, l *txntypes.Lock) bool {
 		if len(keys) == limit {
 			next = key
 			return false

@@ -253,13 +253,13 @@ func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi
 			}
 			locks = append(locks, locked.Lock)
 		}
+		outcomes, err := c.s.resolver.ResolveLocks(ctx, locks, 0)
+		if err != nil {
+			return fmt.Errorf("prewrite: %w", err)
+		}
 		wait := false
-		for _, l := range locks {
-			outcome, err := c.s.resolver.Resolve(ctx, l, 0)
-			if err != nil {
-				return fmt.Errorf("prewrite: %w", err)
-			}
-			if outcome != LockAlive {
+		for i, l := range locks {
+			if outcomes[i] != LockAlive {
 				continue
 			}
 			if l.StartTS < c.startTS {

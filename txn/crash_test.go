@@ -52,7 +52,15 @@ func waitExpired(startTS uint64) {
 // on key, reading it at kv.MaxTS without resolving anything. (Locks of
 // other transactions, such as the secondaries of a setup commit still
 // being committed in the background, do not count.)
-func lockedBy(t *testing.T, e *testEnv, key string, startTS uint64) bool {
+func lockedBy(t testing.TB, e *testEnv, key string, startTS uint64) bool {
+	t.Helper()
+	l := lockOn(t, e, key)
+	return l != nil && l.StartTS == startTS
+}
+
+// lockOn returns the lock on key that blocks a read at kv.MaxTS, or nil,
+// resolving nothing.
+func lockOn(t testing.TB, e *testEnv, key string) *kv.LockInfo {
 	t.Helper()
 	ctx := context.Background()
 	reg, err := e.client.LocateKey(ctx, []byte(key))
@@ -62,12 +70,12 @@ func lockedBy(t *testing.T, e *testEnv, key string, startTS uint64) bool {
 	_, err = e.client.Get(ctx, reg.Ctx(), []byte(key), kv.MaxTS)
 	var locked *kv.KeyIsLockedError
 	if errors.As(err, &locked) {
-		return locked.Lock.StartTS == startTS
+		return &locked.Lock
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return false
+	return nil
 }
 
 // lateCommit tries to commit the primary of an abandoned transaction, as

@@ -37,15 +37,25 @@
 //     lock.start_ts-1, which returns the newest version committed before
 //     the lock (no version of a locked key can commit at or after its
 //     lock's start_ts, or that prewrite would have failed). Scans read
-//     past a lock by stopping before its key, reading the key alone and
-//     going on after it;
+//     past every lock of such a transaction at once: they name it in
+//     their later requests (kv.ScanRequest.BypassLocks) and the store
+//     skips its locks;
 //   - no primary lock and no record: the primary's prewrite is still on
 //     its way (batches are prewritten in parallel), so the writer has not
 //     fetched its commit_ts yet and will commit above the reader, which
 //     reads past.
 //
 // Decided fates are cached (they never change), so the locks of one dead
-// transaction cost one CheckTxnStatus.
+// transaction cost one CheckTxnStatus. A read reports every lock it met
+// (up to kv.MaxLocksPerResponse; a scan only those of the part of the
+// range its page covers), and they are settled in one round
+// (LockResolver.ResolveLocks): the locks of a decided transaction of at
+// least bigTxnKeys keys with one ResolveLock per region, which pages
+// through the region's lock space and resolves all of the transaction's
+// locks there; those of a smaller one with one ResolveLock naming the
+// keys met. A dead transaction of n keys costs its reader O(n), not one
+// scan of the remaining range per lock. Every loop of reading, waiting
+// and resolving stops when its context ends.
 //
 // Store.PointGet is an autocommit read without a timestamp: it reads at
 // kv.MaxTS and fetches nothing from the oracle. At MaxTS, a lock whose

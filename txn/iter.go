@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/percdb/percdb/kv"
 )
@@ -64,11 +65,10 @@ type scanIter struct {
 	pos  int
 	done bool // nothing is left to fetch
 
-	// fence is the key of a lock the scan may read past (see lockMet):
-	// the scan first fetches the range on its near side, then reads the
-	// fenced key alone at fenceTS, then goes on beyond it.
-	fence   []byte
-	fenceTS uint64
+	// bypass lists the transactions whose locks the scan may read past
+	// (LockReadPast): their primaries promise to commit above version, if
+	// ever, so the store skips their locks (kv.ScanRequest.BypassLocks).
+	bypass []uint64
 
 	w  lockWaiter
 	rr regionRetrier
@@ -108,10 +108,18 @@ func (it *scanIter) Next(ctx context.Context) error {
 }
 
 // fetch loads the next non-empty page, or leaves the iterator exhausted.
+// It stops with ctx's error when ctx ends: a range of deleted or locked
+// keys may take many requests to get through.
 func (it *scanIter) fetch(ctx context.Context) error {
 	it.page, it.pos = nil, 0
 	for len(it.page) == 0 && !it.done {
-		if err := it.fetchOnce(ctx); err != nil {
+		err := ctx.Err()
+		if err != nil {
+			err = context.Cause(ctx)
+		} else {
+			err = it.fetchOnce(ctx)
+		}
+		if err != nil {
 			it.page, it.done = nil, true
 			return fmt.Errorf("scan [%q, %q): %w", it.lo, it.hi, err)
 		}
@@ -119,8 +127,14 @@ func (it *scanIter) fetch(ctx context.Context) error {
 	return nil
 }
 
+// maxBypass bounds the transactions a scan reads past: beyond, it resolves
+// their locks as it meets them again (waiting for the live ones), which is
+// slower but always right.
+const maxBypass = 64
+
 // handle deals with a failed scan request: it re-routes after a region
-// error and settles a lock; the caller then retries.
+// error and settles the locks the page met, all in one round (waiting once
+// if any is alive); the caller then retries.
 func (it *scanIter) handle(ctx context.Context, reg kv.RegionInfo, err error) error {
 	var (
 		re     *kv.RegionError
@@ -131,33 +145,32 @@ func (it *scanIter) handle(ctx context.Context, reg kv.RegionInfo, err error) er
 		it.s.client.InvalidateRegion(reg.ID)
 		return it.rr.retry(ctx, err)
 	case errors.As(err, &locked):
-		ts, err := it.s.lockMet(ctx, locked.Lock, it.version, it.version, &it.w)
+		locks := locked.Locks()
+		outcomes, err := it.s.resolver.ResolveLocks(ctx, locks, it.version)
 		if err != nil {
 			return err
 		}
-		if ts != it.version {
-			it.fence, it.fenceTS = locked.Lock.Key, ts
+		wait := -1
+		for i, o := range outcomes {
+			switch {
+			case o == LockReadPast && len(it.bypass) < maxBypass:
+				if !slices.Contains(it.bypass, locks[i].StartTS) {
+					it.bypass = append(it.bypass, locks[i].StartTS)
+				}
+			case o != LockGone && wait < 0:
+				wait = i
+			}
+		}
+		if wait >= 0 {
+			return it.s.waitLock(ctx, locks[wait], &it.w)
 		}
 		return nil
 	}
 	return err
 }
 
-// readFence reads the fenced key past its lock and adds it to the page.
-func (it *scanIter) readFence(ctx context.Context) error {
-	v, err := it.s.getAt(ctx, it.fence, it.version, it.fenceTS)
-	if err != nil {
-		return fmt.Errorf("get %q: %w", it.fence, err)
-	}
-	if v != nil {
-		it.page = append(it.page, kv.KvPair{Key: it.fence, Value: v})
-	}
-	it.fence = nil
-	return nil
-}
-
 // fetchOnce fetches one page: the next part of the range in the walk's
-// direction that one region holds, up to a fence if there is one.
+// direction that one region holds.
 func (it *scanIter) fetchOnce(ctx context.Context) error {
 	var reg kv.RegionInfo
 	var err error
@@ -170,29 +183,20 @@ func (it *scanIter) fetchOnce(ctx context.Context) error {
 		return err
 	}
 	// The request's bounds: the range cut to the region (atEdge: the walk
-	// goes on in the next region) and to the fence (atFence).
+	// goes on in the next region).
 	lo, hi := it.lo, it.hi
-	atEdge, atFence := false, false
+	atEdge := false
 	if it.reverse {
 		if bytes.Compare(reg.Start, lo) > 0 {
 			lo, atEdge = reg.Start, true
 		}
-		if it.fence != nil {
-			if f := successor(it.fence); bytes.Compare(f, lo) > 0 {
-				lo, atFence = f, true
-			}
-		}
-	} else {
-		if len(reg.End) > 0 && (len(hi) == 0 || bytes.Compare(reg.End, hi) < 0) {
-			hi, atEdge = reg.End, true
-		}
-		if it.fence != nil && (len(hi) == 0 || bytes.Compare(it.fence, hi) < 0) {
-			hi, atFence = it.fence, true
-		}
+	} else if len(reg.End) > 0 && (len(hi) == 0 || bytes.Compare(reg.End, hi) < 0) {
+		hi, atEdge = reg.End, true
 	}
 	limit := it.s.opts.ScanPageSize
 	pairs, err := it.s.client.Scan(ctx, &kv.ScanRequest{
 		Region: reg.Ctx(), Start: lo, End: hi, Limit: limit, Version: it.version, Reverse: it.reverse,
+		BypassLocks: it.bypass,
 	})
 	if err != nil {
 		return it.handle(ctx, reg, err)
@@ -211,9 +215,6 @@ func (it *scanIter) fetchOnce(ctx context.Context) error {
 	switch {
 	case len(pairs) == limit:
 		advance(pairs[len(pairs)-1].Key)
-	case atFence:
-		advance(it.fence)
-		return it.readFence(ctx)
 	case atEdge && it.reverse:
 		it.hi = reg.Start
 	case atEdge:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,46 +105,119 @@ func expired(l kv.LockInfo, currentTS uint64) bool {
 	return uint64(tso.Physical(currentTS)) >= uint64(tso.Physical(l.StartTS))+l.TTL
 }
 
+// bigTxnKeys is the transaction size (TxnSize, in keys) from which the
+// resolver settles a dead transaction's locks region by region, with one
+// ResolveLock that scans the region's lock space for all of them, rather
+// than key by key (client-go's bigTxnThreshold): a reader that meets the
+// first lock of a large transaction then pays for its locks once, not once
+// per request that meets one.
+const bigTxnKeys = 16
+
 // Resolve settles lock l, met by a request of a transaction that started at
-// callerStartTS: a reader passes its read timestamp (kv.MaxTS for a read
-// without one), a writer passes 0, so that a live lock is not pushed.
+// callerStartTS; it is ResolveLocks of one lock.
+func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS uint64) (LockOutcome, error) {
+	out, err := r.ResolveLocks(ctx, []kv.LockInfo{l}, callerStartTS)
+	if err != nil {
+		return 0, err
+	}
+	return out[0], nil
+}
+
+// ResolveLocks settles the locks one request met, for a request of a
+// transaction that started at callerStartTS: a reader passes its read
+// timestamp (kv.MaxTS for a read without one), a writer passes 0, so that
+// a live lock is not pushed. It returns the outcome of each lock.
 //
-//   - The primary committed: the lock is committed (rolled forward).
-//   - The primary was rolled back, or its TTL ran out: the lock is rolled
+// The fate of each transaction is decided once, from its primary
+// (CheckTxnStatus), and cached when final:
+//
+//   - The primary committed: the locks are committed (rolled forward).
+//   - The primary was rolled back, or its TTL ran out: the locks are rolled
 //     back (CheckTxnStatus rolls back the primary itself).
 //   - The primary is alive: a reader whose CheckTxnStatus pushed the
 //     primary's min_commit_ts above its timestamp, or one that reads at
 //     kv.MaxTS, may read the version before the lock (LockReadPast);
 //     anyone else waits (LockAlive).
 //
+// A decided transaction of at least bigTxnKeys keys is resolved with one
+// ResolveLock per region its met locks lie in, which resolves all its
+// locks there; a smaller one with one ResolveLock per region naming the
+// keys met. Either way the cost is linear in the locks resolved.
+//
 // A reader at kv.MaxTS makes no oracle call: it measures TTLs by the local
 // clock, which can only make a lock look expired early or late. Neither is
 // unsafe: the primary's commit and its rollback exclude each other at the
 // store, so a rollback never undoes an acknowledged commit.
-func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS uint64) (LockOutcome, error) {
-	if st, ok := r.cached(l.StartTS); ok {
-		return LockGone, r.resolveKey(ctx, l, st)
-	}
+func (r *LockResolver) ResolveLocks(ctx context.Context, locks []kv.LockInfo, callerStartTS uint64) ([]LockOutcome, error) {
+	out := make([]LockOutcome, len(locks))
+	fates := make(map[uint64]txnFate)
 	var currentTS uint64
-	if callerStartTS == kv.MaxTS {
-		currentTS = tso.FromTime(time.Now())
-	} else {
-		ts, err := r.s.timestamp(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("resolve lock on %q: %w", l.Key, err)
+	for i, l := range locks {
+		f, ok := fates[l.StartTS]
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("resolve lock on %q: %w", l.Key, context.Cause(ctx))
+			}
+			var err error
+			if f, err = r.fate(ctx, l, callerStartTS, &currentTS); err != nil {
+				return nil, err
+			}
+			fates[l.StartTS] = f
 		}
-		currentTS = ts
+		out[i] = f.outcome
+	}
+	for startTS, f := range fates {
+		if f.final == nil {
+			continue
+		}
+		var mine []kv.LockInfo
+		for _, l := range locks {
+			if l.StartTS == startTS {
+				mine = append(mine, l)
+			}
+		}
+		if err := r.resolveTxn(ctx, mine, *f.final); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// txnFate is what a ResolveLocks call learned of one transaction: the
+// outcome of its locks, and its final state when decided.
+type txnFate struct {
+	outcome LockOutcome
+	final   *finalState
+}
+
+// fate decides the fate of lock l's transaction from the cache or from
+// its primary. *currentTS is the oracle's time, fetched on first need and
+// shared by the call's checks.
+func (r *LockResolver) fate(ctx context.Context, l kv.LockInfo, callerStartTS uint64, currentTS *uint64) (txnFate, error) {
+	if st, ok := r.cached(l.StartTS); ok {
+		return txnFate{outcome: LockGone, final: &st}, nil
+	}
+	if *currentTS == 0 {
+		if callerStartTS == kv.MaxTS {
+			*currentTS = tso.FromTime(time.Now())
+		} else {
+			ts, err := r.s.timestamp(ctx)
+			if err != nil {
+				return txnFate{}, fmt.Errorf("resolve lock on %q: %w", l.Key, err)
+			}
+			*currentTS = ts
+		}
 	}
 	req := &kv.CheckTxnStatusRequest{
 		PrimaryKey:    l.Primary,
 		LockTS:        l.StartTS,
 		CallerStartTS: callerStartTS,
-		CurrentTS:     currentTS,
+		CurrentTS:     *currentTS,
 		// While the lock met is young, a missing primary lock may be a
 		// prewrite still in flight (batches are prewritten in parallel):
 		// do not abort the transaction for that (see below). Once the lock
 		// met has expired, the transaction is dead either way.
-		RollbackIfNotExist: expired(l, currentTS),
+		RollbackIfNotExist: expired(l, *currentTS),
 	}
 	var resp *kv.CheckTxnStatusResponse
 	err := r.s.onRegion(ctx, l.Primary, func(ctx context.Context, reg kv.RegionInfo) error {
@@ -162,21 +236,21 @@ func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS
 			// check and so above any reader's timestamp: a reader may read
 			// past the lock. A writer waits (or dies, see doc.go).
 			if callerStartTS != 0 {
-				return LockReadPast, nil
+				return txnFate{outcome: LockReadPast}, nil
 			}
-			return LockAlive, nil
+			return txnFate{outcome: LockAlive}, nil
 		}
-		return 0, fmt.Errorf("check status of txn %d (primary %q): %w", l.StartTS, l.Primary, err)
+		return txnFate{}, fmt.Errorf("check status of txn %d (primary %q): %w", l.StartTS, l.Primary, err)
 	}
 	switch resp.Action {
 	case kv.TxnActionCommitted:
 		st := finalState{commitTS: resp.CommitTS}
 		r.remember(l.StartTS, st)
-		return LockGone, r.resolveKey(ctx, l, st)
+		return txnFate{outcome: LockGone, final: &st}, nil
 	case kv.TxnActionTTLExpireRollback, kv.TxnActionLockNotExistRollback, kv.TxnActionRolledBack:
 		st := finalState{}
 		r.remember(l.StartTS, st)
-		return LockGone, r.resolveKey(ctx, l, st)
+		return txnFate{outcome: LockGone, final: &st}, nil
 	}
 	// The primary is alive. A reader may read past it when it cannot
 	// commit at or below the reader's timestamp: this call pushed its
@@ -185,24 +259,66 @@ func (r *LockResolver) Resolve(ctx context.Context, l kv.LockInfo, callerStartTS
 	pushed := resp.Action == kv.TxnActionMinCommitTSPushed ||
 		(resp.Lock != nil && resp.Lock.MinCommitTS > callerStartTS)
 	if callerStartTS == kv.MaxTS || (callerStartTS != 0 && pushed) {
-		return LockReadPast, nil
+		return txnFate{outcome: LockReadPast}, nil
 	}
-	return LockAlive, nil
+	return txnFate{outcome: LockAlive}, nil
 }
 
-// resolveKey commits or rolls back lock l as st says. The primary needs
-// nothing: CheckTxnStatus found it committed, or rolled it back.
-func (r *LockResolver) resolveKey(ctx context.Context, l kv.LockInfo, st finalState) error {
-	if bytes.Equal(l.Key, l.Primary) {
+// resolveTxn commits or rolls back, as st says, the locks of one decided
+// transaction that a request met. The primary needs nothing:
+// CheckTxnStatus found it committed, or rolled it back.
+func (r *LockResolver) resolveTxn(ctx context.Context, locks []kv.LockInfo, st finalState) error {
+	startTS := locks[0].StartTS
+	big := false
+	var keys [][]byte
+	for _, l := range locks {
+		big = big || l.TxnSize >= bigTxnKeys
+		if !bytes.Equal(l.Key, l.Primary) {
+			keys = append(keys, l.Key)
+		}
+	}
+	if len(keys) == 0 {
 		return nil
 	}
-	req := &kv.ResolveLockRequest{StartTS: l.StartTS, CommitTS: st.commitTS, Keys: [][]byte{l.Key}}
-	err := r.s.onRegion(ctx, l.Key, func(ctx context.Context, reg kv.RegionInfo) error {
-		req.Region = reg.Ctx()
-		return r.s.client.ResolveLock(ctx, req)
-	})
-	if err != nil {
-		return fmt.Errorf("resolve lock of txn %d on %q (commit_ts %d): %w", l.StartTS, l.Key, st.commitTS, err)
+	what := func(err error) error {
+		return fmt.Errorf("resolve locks of txn %d (commit_ts %d), first on %q: %w", startTS, st.commitTS, keys[0], err)
+	}
+	if !big {
+		sorted, err := sortedKeys(keys)
+		if err != nil {
+			return what(err)
+		}
+		spans, err := groupByRegion(ctx, r.s.client, sorted, 0, len(sorted))
+		if err != nil {
+			return what(err)
+		}
+		err = r.s.runSpans(ctx, sorted, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
+			return r.s.client.ResolveLock(ctx, &kv.ResolveLockRequest{
+				Region: reg.Ctx(), StartTS: startTS, CommitTS: st.commitTS, Keys: sorted[lo:hi],
+			})
+		})
+		if err != nil {
+			return what(err)
+		}
+		return nil
+	}
+	// One ResolveLock per region: it resolves every lock of the
+	// transaction there, the met ones included.
+	var done []kv.RegionInfo
+	for _, k := range keys {
+		if slices.ContainsFunc(done, func(reg kv.RegionInfo) bool { return reg.Contains(k) }) {
+			continue
+		}
+		err := r.s.onRegion(ctx, k, func(ctx context.Context, reg kv.RegionInfo) error {
+			if err := r.s.client.ResolveLock(ctx, &kv.ResolveLockRequest{Region: reg.Ctx(), StartTS: startTS, CommitTS: st.commitTS}); err != nil {
+				return err
+			}
+			done = append(done, reg)
+			return nil
+		})
+		if err != nil {
+			return what(err)
+		}
 	}
 	return nil
 }

@@ -36,14 +36,20 @@ func (s *Store) lockMet(ctx context.Context, l kv.LockInfo, callerTS, readTS uin
 	case LockReadPast:
 		return min(readTS, versionBelow(l)), nil
 	case LockAlive:
-		if w.deadline.IsZero() {
-			*w = newLockWaiter(s.opts.LockWaitTimeout)
-		}
-		if err := w.wait(ctx, fmt.Sprintf("lock of txn %d on %q", l.StartTS, l.Key)); err != nil {
+		if err := s.waitLock(ctx, l, w); err != nil {
 			return 0, err
 		}
 	}
 	return readTS, nil
+}
+
+// waitLock backs off once for live lock l, through w, which bounds the
+// whole operation's waiting by Options.LockWaitTimeout.
+func (s *Store) waitLock(ctx context.Context, l kv.LockInfo, w *lockWaiter) error {
+	if w.deadline.IsZero() {
+		*w = newLockWaiter(s.opts.LockWaitTimeout)
+	}
+	return w.wait(ctx, fmt.Sprintf("lock of txn %d on %q", l.StartTS, l.Key))
 }
 
 // get reads key at version through the lock resolver. A nil value means
@@ -133,24 +139,37 @@ func (s *Store) batchGet(ctx context.Context, keys [][]byte, version uint64) (ma
 			if !errors.As(err, &locked) {
 				return err // a *kv.RegionError is re-routed by runSpan
 			}
-			readTS, err := s.lockMet(ctx, locked.Lock, version, version, &w)
+			locks := locked.Locks()
+			outcomes, err := s.resolver.ResolveLocks(ctx, locks, version)
 			if err != nil {
 				return err
 			}
-			if readTS != version {
-				// Read the locked key alone, past the lock, and the rest
-				// as before.
-				v, err := s.getAt(ctx, locked.Lock.Key, version, readTS)
-				if err != nil {
-					return fmt.Errorf("get %q: %w", locked.Lock.Key, err)
+			wait := -1
+			for i, o := range outcomes {
+				switch {
+				case o == LockReadPast:
+					// Read the locked key alone, past the lock, and the
+					// rest as before.
+					l := locks[i]
+					v, err := s.getAt(ctx, l.Key, version, versionBelow(l))
+					if err != nil {
+						return fmt.Errorf("get %q: %w", l.Key, err)
+					}
+					if v != nil {
+						add(l.Key, v)
+					}
+					n := len(pending)
+					pending = slices.DeleteFunc(slices.Clone(pending), func(k []byte) bool { return bytes.Equal(k, l.Key) })
+					if len(pending) == n {
+						return fmt.Errorf("store reported a lock on %q, which was not asked for", l.Key)
+					}
+				case o == LockAlive && wait < 0:
+					wait = i
 				}
-				if v != nil {
-					add(locked.Lock.Key, v)
-				}
-				n := len(pending)
-				pending = slices.DeleteFunc(slices.Clone(pending), func(k []byte) bool { return bytes.Equal(k, locked.Lock.Key) })
-				if len(pending) == n {
-					return fmt.Errorf("store reported a lock on %q, which was not asked for", locked.Lock.Key)
+			}
+			if wait >= 0 {
+				if err := s.waitLock(ctx, locks[wait], &w); err != nil {
+					return err
 				}
 			}
 		}

@@ -370,9 +370,13 @@ func countStoreLocks(t *testing.T, store *kv.Store) lockCount {
 				}
 				break
 			}
-			c.locks++
-			txns[locked.Lock.StartTS] = true
-			start = append(append([]byte{}, locked.Lock.Key...), 0)
+			// A scan reports the locks nearest its start, in key order.
+			locks := locked.Locks()
+			for _, l := range locks {
+				c.locks++
+				txns[l.StartTS] = true
+			}
+			start = append(append([]byte{}, locks[len(locks)-1].Key...), 0)
 		}
 	}
 	c.txns = len(txns)
