@@ -69,6 +69,9 @@ type scanIter struct {
 	// (LockReadPast): their primaries promise to commit above version, if
 	// ever, so the store skips their locks (kv.ScanRequest.BypassLocks).
 	bypass []uint64
+	// estimate reads keys only and ignores every lock
+	// (kv.ScanRequest.IgnoreLocks): for Store.EstimateKeys.
+	estimate bool
 
 	w  lockWaiter
 	rr regionRetrier
@@ -196,7 +199,7 @@ func (it *scanIter) fetchOnce(ctx context.Context) error {
 	limit := it.s.opts.ScanPageSize
 	pairs, err := it.s.client.Scan(ctx, &kv.ScanRequest{
 		Region: reg.Ctx(), Start: lo, End: hi, Limit: limit, Version: it.version, Reverse: it.reverse,
-		BypassLocks: it.bypass,
+		BypassLocks: it.bypass, IgnoreLocks: it.estimate, KeyOnly: it.estimate,
 	})
 	if err != nil {
 		return it.handle(ctx, reg, err)
