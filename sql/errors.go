@@ -98,23 +98,24 @@ type gmsErrorCode struct {
 
 // gmsErrorCodes is built once and never changed.
 var gmsErrorCodes = []gmsErrorCode{
-	kindCode(gsql.ErrTableAlreadyExists, 1050, "42S01"),      // ER_TABLE_EXISTS_ERROR
-	kindCode(gsql.ErrExistingView, 1050, "42S01"),            // ER_TABLE_EXISTS_ERROR
-	kindCode(gsql.ErrViewDoesNotExist, 1146, "42S02"),        // ER_NO_SUCH_TABLE
-	kindCode(gsql.ErrTableColumnNotFound, 1054, "42S22"),     // ER_BAD_FIELD_ERROR
-	kindCode(gsql.ErrColumnNotFound, 1054, "42S22"),          // ER_BAD_FIELD_ERROR
-	kindCode(gsql.ErrDuplicateColumn, 1060, "42S21"),         // ER_DUP_FIELDNAME
-	kindCode(gsql.ErrDuplicateKey, 1061, "42000"),            // ER_DUP_KEYNAME
-	kindCode(gsql.ErrIndexNotFound, 1091, "42000"),           // ER_CANT_DROP_FIELD_OR_KEY
-	kindCode(gsql.ErrUnsupportedFeature, 1235, "42000"),      // ER_NOT_SUPPORTED_YET
-	kindCode(gsql.ErrReadOnlyTransaction, 1792, "25006"),     // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
-	kindCode(gsql.ErrTableNotFound, 1146, "42S02"),           // ER_NO_SUCH_TABLE
-	kindCode(gsql.ErrDatabaseNotFound, 1049, "42000"),        // ER_BAD_DB_ERROR
-	kindCode(gsql.ErrCantDropFieldOrKey, 1091, "42000"),      // ER_CANT_DROP_FIELD_OR_KEY
-	kindCode(gsql.ErrDatabaseExists, 1007, "HY000"),          // ER_DB_CREATE_EXISTS
-	kindCode(gsql.ErrUnsupportedSyntax, 1149, "42000"),       // ER_SYNTAX_ERROR
-	kindCode(gsql.ErrCheckConstraintViolated, 3819, "HY000"), // ER_CHECK_CONSTRAINT_VIOLATED
-	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),   // ER_SP_DOES_NOT_EXIST
+	kindCode(gsql.ErrTableAlreadyExists, 1050, "42S01"),         // ER_TABLE_EXISTS_ERROR
+	kindCode(gsql.ErrExistingView, 1050, "42S01"),               // ER_TABLE_EXISTS_ERROR
+	kindCode(gsql.ErrViewDoesNotExist, 1146, "42S02"),           // ER_NO_SUCH_TABLE
+	kindCode(gsql.ErrTableColumnNotFound, 1054, "42S22"),        // ER_BAD_FIELD_ERROR
+	kindCode(gsql.ErrColumnNotFound, 1054, "42S22"),             // ER_BAD_FIELD_ERROR
+	kindCode(gsql.ErrDuplicateColumn, 1060, "42S21"),            // ER_DUP_FIELDNAME
+	kindCode(gsql.ErrDuplicateKey, 1061, "42000"),               // ER_DUP_KEYNAME
+	kindCode(gsql.ErrIndexNotFound, 1091, "42000"),              // ER_CANT_DROP_FIELD_OR_KEY
+	kindCode(gsql.ErrUnsupportedFeature, 1235, "42000"),         // ER_NOT_SUPPORTED_YET
+	kindCode(gsql.ErrReadOnlyTransaction, 1792, "25006"),        // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+	kindCode(gsql.ErrInvalidSystemVariableValue, 1231, "42000"), // ER_WRONG_VALUE_FOR_VAR
+	kindCode(gsql.ErrTableNotFound, 1146, "42S02"),              // ER_NO_SUCH_TABLE
+	kindCode(gsql.ErrDatabaseNotFound, 1049, "42000"),           // ER_BAD_DB_ERROR
+	kindCode(gsql.ErrCantDropFieldOrKey, 1091, "42000"),         // ER_CANT_DROP_FIELD_OR_KEY
+	kindCode(gsql.ErrDatabaseExists, 1007, "HY000"),             // ER_DB_CREATE_EXISTS
+	kindCode(gsql.ErrUnsupportedSyntax, 1149, "42000"),          // ER_SYNTAX_ERROR
+	kindCode(gsql.ErrCheckConstraintViolated, 3819, "HY000"),    // ER_CHECK_CONSTRAINT_VIOLATED
+	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),      // ER_SP_DOES_NOT_EXIST
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
 	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format

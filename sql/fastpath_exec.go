@@ -417,6 +417,10 @@ func (r *fastRun) runWrite() fastOutcome {
 			return fallThrough(reasonError)
 		}
 		t = tx.(*Transaction)
+		if t.readOnly {
+			// transaction_read_only: GMS refuses the statement.
+			return fallThrough(reasonSession)
+		}
 		s.SetTransaction(t)
 	} else {
 		var reason fastReason

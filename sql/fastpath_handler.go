@@ -189,6 +189,8 @@ type fastVars struct {
 	epoch      uint64
 	valid      bool
 	autocommit bool
+	// txReadOnly is transaction_read_only (txnchars.go).
+	txReadOnly bool
 	// sqlModeOK: sql_mode is the server default the fast path runs under.
 	sqlModeOK bool
 	// charsetResults is character_set_results, which decides the
@@ -214,6 +216,10 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 	if ac, err := s.GetSessionVariable(ctx, gsql.AutoCommitSessionVar); err == nil {
 		on, err := gsql.ConvertToBool(ctx, ac)
 		v.autocommit = err == nil && on
+	}
+	if ro, err := s.GetSessionVariable(ctx, varTxReadOnly); err == nil {
+		on, err := gsql.ConvertToBool(ctx, ro)
+		v.txReadOnly = err == nil && on
 	}
 	if mode, err := s.GetSessionVariable(ctx, "sql_mode"); err == nil {
 		v.sqlModeOK = mode == fp.sqlMode

@@ -72,7 +72,7 @@ func (r *sessionRegistry) get(id uint32) *Session {
 // them when sessions start in autocommit mode (status.go).
 func (h *handler) NewConnection(c *mysql.Conn) {
 	h.Handler.NewConnection(c)
-	c.StatusFlags = withStatusFlags(c.StatusFlags, defaultAutocommit(), false)
+	c.StatusFlags = withStatusFlags(c.StatusFlags, defaultAutocommit(), false, false)
 }
 
 // ComQuery implements mysql.Handler.
@@ -303,6 +303,7 @@ func (h *handler) ComBinlogDumpGTID(c *mysql.Conn, logFile string, logPos uint64
 func (h *handler) begin(s *Session, query string) {
 	if s != nil {
 		s.forUpdate = isSelectForUpdate(query)
+		s.beginCharacteristics(query)
 	}
 }
 
@@ -322,8 +323,10 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	} else {
 		s.statementSucceeded()
 	}
+	autocommit := s.autocommit()
+	s.endCharacteristics(ctx, err, autocommit)
 	// For the EOF packet vitess writes after a result set.
-	setStatusFlags(c, s, s.autocommit())
+	setStatusFlags(c, s, autocommit)
 	return finishSQLError(err)
 }
 

@@ -19,6 +19,12 @@ type Session struct {
 	// UPDATE (GMS ignores the clause): row iterators then lock what they
 	// return.
 	forUpdate bool
+	// readWrite is set by the handler for the duration of a START
+	// TRANSACTION ... READ WRITE, setNext for a SET TRANSACTION; saved
+	// holds the characteristics that one changed for the next
+	// transaction only (txnchars.go).
+	readWrite, setNext bool
+	saved              *savedCharacteristics
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// onEnd is called once when the connection ends.
@@ -76,12 +82,6 @@ func transactionOf(ctx *gsql.Context) (*Transaction, error) {
 	default:
 		return nil, fmt.Errorf("transaction is %T, not a percdb transaction", t)
 	}
-}
-
-// StartTransaction implements sql.TransactionSession. The Percolator
-// transaction begins lazily, on first use.
-func (s *Session) StartTransaction(ctx *gsql.Context, chr gsql.TransactionCharacteristic) (gsql.Transaction, error) {
-	return &Transaction{provider: s.provider, readOnly: chr == gsql.ReadOnly}, nil
 }
 
 // CommitTransaction implements sql.TransactionSession.

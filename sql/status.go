@@ -6,7 +6,7 @@ import (
 )
 
 // The server status flags SERVER_STATUS_AUTOCOMMIT and
-// SERVER_STATUS_IN_TRANS travel in the greeting and in every OK and EOF
+// SERVER_STATUS_IN_TRANS (and SERVER_STATUS_IN_TRANS_READONLY) travel in the greeting and in every OK and EOF
 // packet, and drivers act on them: PyMySQL and mysqlclient send SET
 // autocommit = 0 for a connection opened with autocommit off only when
 // the flag says it is on, and report in_transaction from the other. vitess
@@ -19,19 +19,28 @@ import (
 // packet (the result callbacks), and after every command (handler.end),
 // for the EOF packet vitess writes once the handler returns.
 
-// statusAutocommitInTrans are the two status flags percdb keeps.
-const statusAutocommitInTrans = uint16(mysql.ServerStatusAutocommit | mysql.ServerInTransaction)
+// statusInTransReadOnly is SERVER_STATUS_IN_TRANS_READONLY, which vitess
+// does not name: the open transaction is read-only.
+const statusInTransReadOnly = 0x2000
 
-// withStatusFlags returns flags with SERVER_STATUS_AUTOCOMMIT and
-// SERVER_STATUS_IN_TRANS set as autocommit and inTrans say, and its other
-// flags (cursor flags, which vitess keeps there) unchanged.
-func withStatusFlags(flags uint16, autocommit, inTrans bool) uint16 {
-	flags &^= statusAutocommitInTrans
+// statusKept are the status flags percdb keeps.
+const statusKept = uint16(mysql.ServerStatusAutocommit|mysql.ServerInTransaction) | statusInTransReadOnly
+
+// withStatusFlags returns flags with SERVER_STATUS_AUTOCOMMIT,
+// SERVER_STATUS_IN_TRANS and SERVER_STATUS_IN_TRANS_READONLY set as
+// autocommit, inTrans and readOnly (a transaction is open and is
+// read-only) say, and its other flags (cursor flags, which vitess keeps
+// there) unchanged.
+func withStatusFlags(flags uint16, autocommit, inTrans, readOnly bool) uint16 {
+	flags &^= statusKept
 	if autocommit {
 		flags |= mysql.ServerStatusAutocommit
 	}
 	if inTrans {
 		flags |= mysql.ServerInTransaction
+		if readOnly {
+			flags |= statusInTransReadOnly
+		}
 	}
 	return flags
 }
@@ -39,7 +48,13 @@ func withStatusFlags(flags uint16, autocommit, inTrans bool) uint16 {
 // setStatusFlags sets the status flags of connection c from its session
 // s, whose autocommit variable is autocommit.
 func setStatusFlags(c *mysql.Conn, s *Session, autocommit bool) {
-	c.StatusFlags = withStatusFlags(c.StatusFlags, autocommit, s.inTransaction(autocommit))
+	in := s.inTransaction(autocommit)
+	ro := false
+	if in {
+		t, ok := s.GetTransaction().(*Transaction)
+		ro = ok && t.readOnly
+	}
+	c.StatusFlags = withStatusFlags(c.StatusFlags, autocommit, in, ro)
 }
 
 // defaultAutocommit reports whether a new session starts in autocommit
@@ -56,17 +71,10 @@ func defaultAutocommit() bool {
 
 // autocommit reports whether the session's autocommit variable is on,
 // from the fast path's cache of the session's variables (read again only
-// after a variable changed).
+// after a variable changed). A server's provider always has a fast path,
+// enabled or not.
 func (s *Session) autocommit() bool {
-	if fp := s.provider.fast; fp != nil {
-		return fp.sessionVars(s).autocommit
-	}
-	v, err := s.GetSessionVariable(nil, gsql.AutoCommitSessionVar)
-	if err != nil {
-		return true
-	}
-	on, err := gsql.ConvertToBool(nil, v)
-	return err != nil || on
+	return s.provider.fast.sessionVars(s).autocommit
 }
 
 // inTransaction reports whether a transaction is open in MySQL's sense

@@ -20,6 +20,7 @@ const (
 	ac   = wirefuzz.StatusAutocommit
 	tx   = wirefuzz.StatusInTrans
 	more = wirefuzz.StatusMoreResults
+	ro   = wirefuzz.StatusInTransReadOnly
 )
 
 // ioTimeout bounds a whole test's exchanges with the server: a generous
@@ -94,7 +95,7 @@ func flags(f uint16) string {
 	for _, n := range []struct {
 		bit  uint16
 		name string
-	}{{tx, "IN_TRANS"}, {ac, "AUTOCOMMIT"}, {more, "MORE_RESULTS"}} {
+	}{{tx, "IN_TRANS"}, {ac, "AUTOCOMMIT"}, {more, "MORE_RESULTS"}, {ro, "IN_TRANS_READONLY"}} {
 		if f&n.bit != 0 {
 			parts = append(parts, n.name)
 		}
@@ -104,7 +105,7 @@ func flags(f uint16) string {
 
 // mask is the flags the tests check; others (no index used, ...) are
 // left to the server.
-const mask = ac | tx | more
+const mask = ac | tx | more | ro
 
 // step is one command and what it must answer: the status flags of each
 // of its results, or an error code after the results listed, and, when

@@ -56,6 +56,8 @@ const (
 	StatusInTrans     = 0x0001
 	StatusAutocommit  = 0x0002
 	StatusMoreResults = 0x0008
+	// StatusInTransReadOnly is SERVER_STATUS_IN_TRANS_READONLY.
+	StatusInTransReadOnly = 0x2000
 )
 
 // ServerError is an ERR packet from the server.
