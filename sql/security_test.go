@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -396,6 +397,69 @@ func TestTLS(t *testing.T) {
 	}
 }
 
+// TestTLSAutoCerts checks that a node started without a certificate
+// offers TLS with the one it generated in its data directory (ca.pem,
+// server-cert.pem, server-key.pem), that a client can verify it against
+// ca.pem, that the node keeps it across restarts, and that
+// DisableAutoCerts turns TLS off.
+func TestTLSAutoCerts(t *testing.T) {
+	n := startNode(t, percsql.Config{})
+
+	// The driver's tls=skip-verify, as a user would write it.
+	cfg, err := mysql.ParseDSN(fmt.Sprintf("root@tcp(%s)/?tls=skip-verify", n.srv.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.connect(cfg); err != nil {
+		t.Fatalf("tls=skip-verify: %v", err)
+	}
+
+	// Full verification against the generated CA, recording the
+	// server's certificate.
+	caPEM, err := os.ReadFile(filepath.Join(n.cfg.DataDir, "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("ca.pem holds no certificate")
+	}
+	var seen []byte
+	verified := func() *mysql.Config {
+		cfg := n.config("root", "", "")
+		cfg.TLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", VerifyConnection: func(cs tls.ConnectionState) error {
+			seen = cs.PeerCertificates[0].Raw
+			return nil
+		}}
+		return cfg
+	}
+	db, err := n.connect(verified())
+	if err != nil {
+		t.Fatalf("TLS verified against ca.pem: %v", err)
+	}
+	mustExec(t, db, "CREATE USER 'sha'@'%' IDENTIFIED WITH caching_sha2_password BY 'shapw'")
+	first := seen
+
+	n.restart("")
+	cfg = verified()
+	cfg.User, cfg.Passwd = "sha", "shapw"
+	if _, err := n.connect(cfg); err != nil {
+		t.Fatalf("caching_sha2_password over TLS after restart: %v", err)
+	}
+	if !bytes.Equal(seen, first) {
+		t.Error("the restarted node presents another certificate")
+	}
+
+	n.stop()
+	n.cfg.DisableAutoCerts = true
+	n.start()
+	cfg, _ = mysql.ParseDSN(fmt.Sprintf("root@tcp(%s)/?tls=skip-verify", n.srv.Addr()))
+	if _, err := n.connect(cfg); err == nil {
+		t.Error("TLS offered with DisableAutoCerts")
+	}
+	n.mustConnect("root", "", "")
+}
+
 // TestTLSConfigErrors checks that a half or broken TLS configuration
 // fails Open with an error naming the problem.
 func TestTLSConfigErrors(t *testing.T) {
@@ -404,7 +468,7 @@ func TestTLSConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]percsql.Config{
 		"cert without key":   {SSLCert: certFile},
 		"missing files":      {SSLCert: filepath.Join(dir, "no.pem"), SSLKey: filepath.Join(dir, "no.key")},
-		"require without it": {RequireSecureTransport: true},
+		"require without it": {RequireSecureTransport: true, DisableAutoCerts: true},
 	} {
 		cfg.Addr, cfg.DataDir = "127.0.0.1:0", t.TempDir()
 		srv, err := percsql.Open(context.Background(), cfg)

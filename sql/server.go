@@ -61,11 +61,16 @@ type Config struct {
 	// stored accounts (users.go, docs/security.md). Default "".
 	RootPassword string
 	// SSLCert and SSLKey are the PEM files of the server's TLS certificate
-	// and private key; with both set, clients may switch to TLS in the
-	// handshake. Default "": no TLS.
+	// and private key; clients may switch to TLS in the handshake.
+	// Default "": the certificate and key generated in DataDir at the
+	// first start (ca.pem, server-cert.pem, server-key.pem; package
+	// autocerts), unless DisableAutoCerts.
 	SSLCert, SSLKey string
+	// DisableAutoCerts, with no SSLCert and SSLKey, offers no TLS instead
+	// of generating a certificate. Default false.
+	DisableAutoCerts bool
 	// RequireSecureTransport refuses connections that do not switch to
-	// TLS; it needs SSLCert and SSLKey. Default false.
+	// TLS. Default false.
 	RequireSecureTransport bool
 	// MaxConnections bounds the open client connections; one more is
 	// refused with MySQL error 1040. Default 0: no bound.

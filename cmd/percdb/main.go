@@ -3,7 +3,7 @@
 // one directory.
 //
 //	percdb [--host 127.0.0.1] [--port 4000] [--data-dir ./percdb-data]
-//	       [--root-password ""] [--ssl-cert file --ssl-key file]
+//	       [--root-password ""] [--ssl-cert file --ssl-key file] [--auto-generate-certs=false]
 //	       [--require-secure-transport] [--max-connections 0]
 //	       [--max-query-buffered-rows 4194304] [--log-level info]
 //
@@ -47,7 +47,8 @@ func run(args []string) error {
 	rootPassword := fs.String("root-password", "", "password of root; set at every start when given (a fresh node's root has none when empty)")
 	sslCert := fs.String("ssl-cert", "", "PEM file of the server's TLS certificate (with --ssl-key)")
 	sslKey := fs.String("ssl-key", "", "PEM file of the server's TLS private key (with --ssl-cert)")
-	requireTLS := fs.Bool("require-secure-transport", false, "refuse connections without TLS (needs --ssl-cert and --ssl-key)")
+	autoCerts := fs.Bool("auto-generate-certs", true, "without --ssl-cert/--ssl-key, offer TLS with a CA, certificate and key generated in the data directory at the first start (ca.pem, server-cert.pem, server-key.pem)")
+	requireTLS := fs.Bool("require-secure-transport", false, "refuse connections without TLS")
 	maxConns := fs.Int("max-connections", 0, "most open client connections, one more gets error 1040 (0: no limit)")
 	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -85,6 +86,7 @@ func run(args []string) error {
 
 		SSLCert:                *sslCert,
 		SSLKey:                 *sslKey,
+		DisableAutoCerts:       !*autoCerts,
 		RequireSecureTransport: *requireTLS,
 		MaxConnections:         *maxConns,
 		MaxQueryBufferedRows:   *maxBuffered,

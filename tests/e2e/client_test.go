@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,21 @@ func TestMariadbClientInteractive(t *testing.T) {
 	}
 	if strings.Contains(out, "ERROR") {
 		t.Fatalf("interactive session had an error:\n%s", out)
+	}
+}
+
+// TestMariadbClientSSL connects with mariadb --ssl (TLS required, the
+// server not verified) to a server given no certificate, which offers the
+// one it generated; with --ssl-ca and --ssl-verify-server-cert the client
+// verifies it against the generated CA.
+func TestMariadbClientSSL(t *testing.T) {
+	s := startServer(t, "")
+	out := runClient(t, s, "", "--ssl", "-e", "status")
+	if !strings.Contains(out, "Cipher in use") {
+		t.Fatalf("mariadb --ssl: no TLS in status:\n%s", out)
+	}
+	out = runClient(t, s, "", "--ssl-ca", filepath.Join(s.Dir, "ca.pem"), "--ssl-verify-server-cert", "-e", "status")
+	if !strings.Contains(out, "Cipher in use") {
+		t.Fatalf("mariadb --ssl-verify-server-cert: no TLS in status:\n%s", out)
 	}
 }
