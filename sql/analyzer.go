@@ -25,6 +25,7 @@ const (
 	keepNullAwareNotInRuleID                                    // compat_notin.go
 	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
 	unionTypesRuleID                                            // compat_union.go
+	sortDistinctByColumnRuleID                                  // compat_distinct.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -60,6 +61,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: rowComparisons})
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
+	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
 	a.ExecBuilder = newExecBuilder()
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

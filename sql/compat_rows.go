@@ -84,8 +84,53 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// CAST(DATE AS CHAR): GMS formats the date as a DATETIME
 		// ('2021-06-15 00:00:00'); MySQL gives '2021-06-15'.
 		if types.IsText(e.Type()) && types.IsDateType(e.Child.Type()) {
-			ret, err := e.WithChildren(function.NewDateFormat(e.Child, expression.NewLiteral("%Y-%m-%d", types.LongText)))
+			ret, err := e.WithChildren(dateString(e.Child))
 			return ret, transform.NewTree, err
+		}
+	case *function.Coalesce, *function.IfNull:
+		// A DATE among string values: the result is a string (GMS
+		// passes the date through, sent formatted as a DATETIME, or
+		// types IFNULL by its first argument and fails on the string).
+		children := e.Children()
+		if !mixesDateAndText(children...) {
+			break
+		}
+		var out []gsql.Expression
+		for i, c := range children {
+			if types.IsDateType(c.Type()) {
+				if out == nil {
+					out = append([]gsql.Expression(nil), children...)
+				}
+				out[i] = dateString(c)
+			}
+		}
+		if out != nil {
+			ret, err := e.WithChildren(out...)
+			return ret, transform.NewTree, err
+		}
+	case *expression.Case:
+		values := []gsql.Expression{e.Else}
+		for _, b := range e.Branches {
+			values = append(values, b.Value)
+		}
+		if !mixesDateAndText(values...) {
+			break
+		}
+		changed := false
+		c := *e
+		c.Branches = append([]expression.CaseBranch(nil), e.Branches...)
+		for i, b := range c.Branches {
+			if types.IsDateType(b.Value.Type()) {
+				c.Branches[i].Value = dateString(b.Value)
+				changed = true
+			}
+		}
+		if c.Else != nil && types.IsDateType(c.Else.Type()) {
+			c.Else = dateString(c.Else)
+			changed = true
+		}
+		if changed {
+			return &c, transform.NewTree, nil
 		}
 	case *expression.Like:
 		if e.Escape == nil {
@@ -115,6 +160,24 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		return expression.JoinOr(alts...), transform.NewTree, nil
 	}
 	return e, transform.SameTree, nil
+}
+
+// mixesDateAndText reports whether es has a DATE and a string.
+func mixesDateAndText(es ...gsql.Expression) bool {
+	var date, text bool
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		date = date || types.IsDateType(e.Type())
+		text = text || types.IsText(e.Type())
+	}
+	return date && text
+}
+
+// dateString is the DATE e as MySQL writes it in a string, '2021-06-15'.
+func dateString(e gsql.Expression) gsql.Expression {
+	return function.NewDateFormat(e, expression.NewLiteral("%Y-%m-%d", types.LongText))
 }
 
 // nullableRows returns l and r as rows of the same width, at least two,
@@ -174,4 +237,113 @@ func rowOrder(e, l, r gsql.Expression, op func(a, b gsql.Expression) gsql.Expres
 		ret = expression.NewOr(strict(lt[i], rt[i]), expression.NewAnd(expression.NewEquals(lt[i], rt[i]), ret))
 	}
 	return ret, transform.NewTree, nil
+}
+
+// A merge join's first condition orders its inputs and tells it which
+// side to advance: a comparison that meets a NULL (ErrNilOperand) makes
+// it skip the row. Two defects of GMS's: a merge join on several columns
+// compares them as one row, and GMS's row comparison ignores NULL, so
+// (x1.c0, x1.c1) = (x2.c0, x2.c1) joined rows whose c1 were both NULL;
+// and when it looks ahead for more matches it takes a comparison that
+// failed with ErrNilOperand (which returns 0 with the error) for an equal
+// one, so a NULL key after a match joined again. nullRejectingMergeKeys,
+// run once the plan is final, wraps the first condition of every merge
+// join in a mergeComparer, which reports a NULL in either key (a row key
+// with a NULL in it included) as ErrNilOperand with a result that is not
+// "equal".
+func nullRejectingMergeKeys(j *plan.JoinNode) (gsql.Node, transform.TreeIdentity, error) {
+	if !j.Op.IsMerge() || j.Filter == nil {
+		return j, transform.SameTree, nil
+	}
+	conds := expression.SplitConjunction(j.Filter)
+	cmp, ok := conds[0].(expression.Comparer)
+	if !ok {
+		return j, transform.SameTree, nil
+	}
+	if _, done := cmp.(*mergeComparer); done {
+		return j, transform.SameTree, nil
+	}
+	conds[0] = newMergeComparer(cmp)
+	ret, err := j.WithExpressions(expression.JoinAnd(conds...))
+	return ret, transform.NewTree, err
+}
+
+// mergeComparer is a merge join's key comparison that fails with
+// ErrNilOperand, and a non-zero result, when either key has a NULL.
+type mergeComparer struct {
+	expression.Comparer
+	left, right gsql.Expression
+}
+
+var _ expression.Comparer = (*mergeComparer)(nil)
+
+func newMergeComparer(c expression.Comparer) *mergeComparer {
+	m := &mergeComparer{Comparer: c, left: c.Left(), right: c.Right()}
+	if t, ok := m.left.(expression.Tuple); ok {
+		m.left = &anyNull{t}
+	}
+	if t, ok := m.right.(expression.Tuple); ok {
+		m.right = &anyNull{t}
+	}
+	return m
+}
+
+// Left implements expression.Comparer: the left key, NULL when it has a
+// NULL (the merge join advances the side whose key is NULL).
+func (c *mergeComparer) Left() gsql.Expression { return c.left }
+
+// Right implements expression.Comparer.
+func (c *mergeComparer) Right() gsql.Expression { return c.right }
+
+// Compare implements expression.Comparer.
+func (c *mergeComparer) Compare(ctx *gsql.Context, row gsql.Row) (int, error) {
+	for _, side := range []gsql.Expression{c.left, c.right} {
+		v, err := side.Eval(ctx, row)
+		if err != nil {
+			return 0, err
+		}
+		if v == nil {
+			return 1, expression.ErrNilOperand.New()
+		}
+	}
+	return c.Comparer.Compare(ctx, row)
+}
+
+// Eval implements sql.Expression.
+func (c *mergeComparer) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	if _, err := c.Compare(ctx, row); expression.ErrNilOperand.Is(err) {
+		return nil, nil
+	}
+	return c.Comparer.Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (c *mergeComparer) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	e, err := c.Comparer.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	if cmp, ok := e.(expression.Comparer); ok {
+		return newMergeComparer(cmp), nil
+	}
+	return e, nil
+}
+
+// anyNull is a row that is NULL when any of its values is.
+type anyNull struct{ expression.Tuple }
+
+// Eval implements sql.Expression.
+func (t *anyNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := t.Tuple.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if vals, ok := v.([]any); ok {
+		for _, x := range vals {
+			if x == nil {
+				return nil, nil
+			}
+		}
+	}
+	return v, nil
 }

@@ -34,7 +34,7 @@ var (
 	flagSeed    = flag.Int64("difftest.seed", 1, "first seed")
 	flagQueries = flag.Int("difftest.queries", defaultQueries, "queries per seed (each as text and prepared)")
 	flagDML     = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
-	flagReports = flag.Int("difftest.reports", 10, "mismatches to minimize and print in full")
+	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
 )
 
 // sqlMode is set on both servers: MySQL 8's default.
@@ -148,7 +148,6 @@ type stats struct {
 	mismatches, explained    int
 	classes                  map[string]int
 	deviations               map[string]int
-	reported                 int
 }
 
 // run is one seed on both servers.
@@ -283,10 +282,9 @@ func (r *run) mismatch(class, stmt string, p, m outcome, minimize func() (string
 		return
 	}
 	r.st.classes[class]++
-	if r.st.reported >= *flagReports {
+	if r.st.classes[class] > *flagReports {
 		return
 	}
-	r.st.reported++
 	repro := ""
 	if minimize != nil {
 		stmt, p, m = minimize()
