@@ -121,6 +121,12 @@ var gmsErrorCodes = []gmsErrorCode{
 	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format
 	// says nothing): MySQL's ER_PARSE_ERROR, with vitess's message.
 	{pattern: regexp.MustCompile(`^syntax error at position \d+`), code: codeParseError, state: stateSyntax},
+	// The statement's context was cancelled: by KILL QUERY or KILL
+	// CONNECTION (GMS's process list cancels it), or because its client
+	// went away (stmtctx.go). MySQL's ER_QUERY_INTERRUPTED. (A deadline
+	// of max_execution_time is "context deadline exceeded", which
+	// limitHandler makes 3024.)
+	{pattern: regexp.MustCompile(`context canceled$`), code: codeQueryInterrupted, state: stateQueryInterrupted, message: msgQueryInterrupted},
 }
 
 // kindMessage is kindCode with MySQL's message instead of GMS's.

@@ -17,15 +17,19 @@ import (
 
 // MySQL errors of the limits below.
 const (
-	codeConCount       = 1040 // ER_CON_COUNT_ERROR
-	stateConCount      = "08004"
-	codeOutOfSortMem   = 1038 // ER_OUT_OF_SORTMEMORY
-	stateOutOfSortMem  = "HY001"
-	codeQueryTimeout   = 3024 // ER_QUERY_TIMEOUT
-	stateQueryTimeout  = "HY000"
-	msgTooManyConns    = "Too many connections"
-	msgQueryTimeout    = "Query execution was interrupted, maximum statement execution time exceeded"
-	refusalWriteWindow = time.Second
+	codeConCount      = 1040 // ER_CON_COUNT_ERROR
+	stateConCount     = "08004"
+	codeOutOfSortMem  = 1038 // ER_OUT_OF_SORTMEMORY
+	stateOutOfSortMem = "HY001"
+	codeQueryTimeout  = 3024 // ER_QUERY_TIMEOUT
+	stateQueryTimeout = "HY000"
+	msgTooManyConns   = "Too many connections"
+	msgQueryTimeout   = "Query execution was interrupted, maximum statement execution time exceeded"
+	// KILL QUERY and KILL CONNECTION (errors.go).
+	codeQueryInterrupted  = 1317 // ER_QUERY_INTERRUPTED
+	stateQueryInterrupted = "70100"
+	msgQueryInterrupted   = "Query execution was interrupted"
+	refusalWriteWindow    = time.Second
 )
 
 // DefaultMaxQueryBufferedRows is Config.MaxQueryBufferedRows's default.
@@ -133,6 +137,8 @@ type limitHandler struct {
 	*handler
 	// maxRows is the buffered-row budget of a query, for the message.
 	maxRows int64
+	// stmts gives statements their contexts (stmtctx.go).
+	stmts *stmtContexts
 }
 
 // ComQuery implements mysql.Handler.
@@ -165,24 +171,43 @@ func (h *limitHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query stri
 	return fields, accountError(err)
 }
 
-// statementContext returns the context of one statement: with a deadline
-// of max_execution_time milliseconds when the statement is a SELECT and
-// the variable is positive, as in MySQL, which applies it to read-only
-// SELECTs only.
-func (h *limitHandler) statementContext(ctx context.Context, c *mysql.Conn, query string) (context.Context, context.CancelFunc) {
+// statementContext returns the context of one statement: cancelled by
+// KILL or when the client goes away while the statement runs
+// (stmtctx.go), and with a deadline of max_execution_time milliseconds
+// when the statement is a SELECT and the variable is positive, as in
+// MySQL, which applies it to read-only SELECTs only. The caller calls the
+// returned function when the statement is over.
+func (h *limitHandler) statementContext(ctx context.Context, c *mysql.Conn, query string) (context.Context, func()) {
+	sctx, cc := h.stmts.begin(ctx, c.ConnectionID, c.Conn)
+	if ms := h.maxExecutionTime(c, query); ms > 0 {
+		dctx, cancel := context.WithTimeout(sctx, time.Duration(ms)*time.Millisecond)
+		return dctx, func() {
+			cancel()
+			cc.end()
+		}
+	}
+	return sctx, cc.end
+}
+
+// ConnectionClosed implements mysql.Handler.
+func (h *limitHandler) ConnectionClosed(c *mysql.Conn) {
+	h.stmts.forget(c.ConnectionID)
+	h.handler.ConnectionClosed(c)
+}
+
+// maxExecutionTime returns the session's max_execution_time when query
+// is a SELECT, 0 otherwise.
+func (h *limitHandler) maxExecutionTime(c *mysql.Conn, query string) int64 {
 	s := h.sessions.get(c.ConnectionID)
 	if s == nil || !isSelect(query) {
-		return ctx, func() {}
+		return 0
 	}
 	v, err := s.GetSessionVariable(nil, "max_execution_time")
 	if err != nil {
-		return ctx, func() {}
+		return 0
 	}
-	ms, ok := v.(int64)
-	if !ok || ms <= 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	ms, _ := v.(int64)
+	return ms
 }
 
 // statementError turns the error of a statement that ran under sctx (a

@@ -130,6 +130,8 @@ type Server struct {
 	kvStore  *kv.Store
 	oracle   *tso.Oracle
 	tsClient *tso.BatchClient
+	// stmts gives statements their contexts and watches their clients.
+	stmts    *stmtContexts
 	store    *txn.Store
 	provider *DatabaseProvider
 	engine   *sqle.Engine
@@ -201,6 +203,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		s.listener = &connLimitListener{Listener: s.listener, max: int64(cfg.MaxConnections)}
 	}
 	sessions := newSessionRegistry()
+	s.stmts = newStmtContexts()
+	// Before the server is made: its session manager keeps the list.
+	s.engine.ProcessList = &killList{ProcessList: s.engine.ProcessList, stmts: s.stmts}
 	s.mysql, err = server.NewServerWithHandler(server.Config{
 		Protocol: "tcp",
 		Address:  s.listener.Addr().String(),
@@ -212,9 +217,11 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts}
-		return &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows}, nil
+		return &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}, nil
 	})
 	if err != nil {
+		s.stmts.close()
+		s.stmts = nil
 		return nil, fmt.Errorf("start mysql server: %w", err)
 	}
 	return s, nil
@@ -253,6 +260,9 @@ func (s *Server) Close() error {
 		}
 		if s.mysql != nil {
 			s.mysql.SessionManager().WaitForClosedConnections()
+		}
+		if s.stmts != nil {
+			s.stmts.close()
 		}
 		if s.store != nil {
 			errs = append(errs, s.store.Close())
