@@ -129,7 +129,15 @@ func collationKeysInExpr(e gsql.Expression) (gsql.Expression, transform.TreeIden
 				break
 			}
 			sch := sq.Query.Schema()
-			if len(sch) != 1 || !sameCollatedString(e.Left().Type(), sch[0].Type) {
+			if len(sch) != 1 {
+				break
+			}
+			if k, ok := newInKeyer(e.Left().Type(), sch[0].Type); ok {
+				// Numbers, or dates, of different types
+				// (compat_hashkey.go).
+				return &collatedIn{InSubquery: e, keyer: k}, transform.NewTree, nil
+			}
+			if !sameCollatedString(e.Left().Type(), sch[0].Type) {
 				break
 			}
 			st, _ := collatedStringType(sch[0].Type)
@@ -449,6 +457,13 @@ func (it *collatedDistinctIter) Close(ctx *gsql.Context) error {
 	return it.child.Close(ctx)
 }
 
+// valueKeyer hashes values so that values that compare equal have one
+// key: strings under a collation (stringKeyer), numbers of different
+// types (numberKeyer).
+type valueKeyer interface {
+	key(ctx *gsql.Context, v any) (uint64, error)
+}
+
 // collatedIn is x IN (SELECT s ...) (GMS's InSubquery, which looks x up
 // in a hash of the values of s) with x and s strings of one collation
 // that calls strings of different bytes equal: it looks up the collation
@@ -457,7 +472,7 @@ func (it *collatedDistinctIter) Close(ctx *gsql.Context) error {
 // once per set of rows.
 type collatedIn struct {
 	*plan.InSubquery
-	keyer *stringKeyer
+	keyer valueKeyer
 
 	mu     sync.Mutex
 	rows   []any // the subquery rows keys was made of

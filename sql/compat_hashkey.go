@@ -2,6 +2,8 @@ package sql
 
 import (
 	"fmt"
+	"hash/fnv"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -239,4 +241,71 @@ func (k *exactKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return nil, nil
 	}
 	return v, nil
+}
+
+// GMS evaluates x IN (SELECT c ...) by converting x to c's type and
+// looking it up in a hash of c's values: a DOUBLE 1.5 against INT values
+// became 2 and was found. numberKeyer keys both sides as MySQL compares
+// them: as doubles when either is floating point, else as exact
+// decimals; collatedIn (compat_collation.go) looks the key of x up.
+type numberKeyer struct{ float bool }
+
+// newInKeyer returns the keyer for x IN (SELECT c) with x of type a and c
+// of type b, when GMS's conversion of x to b would be wrong: numbers of
+// which one is DECIMAL or floating point (numberKeyer), or a DATE and a
+// DATETIME or TIMESTAMP (datetimeKeyer: MySQL compares them as DATETIMEs,
+// GMS cut the DATETIME to a DATE).
+func newInKeyer(a, b gsql.Type) (valueKeyer, bool) {
+	if types.IsTime(a) && types.IsTime(b) && types.IsDateType(a) != types.IsDateType(b) {
+		return datetimeKeyer{}, true
+	}
+	k, ok := newNumberKeyer(a, b)
+	return k, ok
+}
+
+// datetimeKeyer keys DATEs and DATETIMEs as DATETIMEs.
+type datetimeKeyer struct{}
+
+// key implements valueKeyer.
+func (datetimeKeyer) key(ctx *gsql.Context, v any) (uint64, error) {
+	t, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+	if err != nil {
+		return 0, err
+	}
+	return uint64(t.(time.Time).UnixNano()), nil
+}
+
+// newNumberKeyer returns the keyer for numbers of types a and b of which
+// one is DECIMAL or floating point, when the types differ.
+func newNumberKeyer(a, b gsql.Type) (numberKeyer, bool) {
+	if !types.IsNumber(a) || !types.IsNumber(b) || a.Equals(b) {
+		return numberKeyer{}, false
+	}
+	if !(types.IsDecimal(a) || types.IsDecimal(b) || types.IsFloat(a) || types.IsFloat(b)) {
+		return numberKeyer{}, false
+	}
+	return numberKeyer{float: types.IsFloat(a) || types.IsFloat(b)}, true
+}
+
+// key implements valueKeyer.
+func (k numberKeyer) key(ctx *gsql.Context, v any) (uint64, error) {
+	h := fnv.New64a()
+	if k.float {
+		f, _, err := types.Float64.Convert(ctx, v)
+		if err != nil {
+			return 0, err
+		}
+		x := f.(float64)
+		if x == 0 {
+			x = 0
+		}
+		fmt.Fprintf(h, "%v", x)
+		return h.Sum64(), nil
+	}
+	d, _, err := types.InternalDecimalType.Convert(ctx, v)
+	if err != nil {
+		return 0, err
+	}
+	h.Write([]byte(d.(decimal.Decimal).String()))
+	return h.Sum64(), nil
 }

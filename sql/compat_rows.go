@@ -32,28 +32,36 @@ import (
 // first, over the whole statement, subqueries included, and also gives
 // LIKE its default escape (compat_parse.go) and CAST(date AS CHAR) MySQL's
 // format.
-func rowComparisons(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return rowComparisonsIn(n)
+func rowComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return rowComparisonsIn(ctx, n)
 }
 
-func rowComparisonsIn(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+func rowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		return transform.OneNodeExprsWithNode(n, func(_ gsql.Node, e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-			return transform.Expr(e, expandRowComparison)
+			return transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+				if sq, ok := e.(*plan.Subquery); ok {
+					q, same, err := rowComparisonsIn(ctx, sq.Query)
+					if err != nil || same {
+						return e, transform.SameTree, err
+					}
+					return sq.WithQuery(q), transform.NewTree, nil
+				}
+				if ret, same := collationOf(ctx, e); !same {
+					return ret, transform.NewTree, nil
+				}
+				return expandRowComparison(e)
+			})
 		})
 	})
 }
 
 // expandRowComparison rewrites e when it is a row comparison that may
-// meet a NULL, and descends into subqueries.
+// meet a NULL (and the other cases the rule handles).
 func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 	switch e := e.(type) {
 	case *plan.Subquery:
-		q, same, err := rowComparisonsIn(e.Query)
-		if err != nil || same {
-			return e, transform.SameTree, err
-		}
-		return e.WithQuery(q), transform.NewTree, nil
+		// Handled by rowComparisonsIn, which has the context.
 	case *expression.Not:
 		if eq, ok := e.Child.(*expression.Equals); ok {
 			if l, r, ok := nullableRows(eq.Left(), eq.Right()); ok {

@@ -89,10 +89,18 @@ func same(a, b outcome, ordered bool) bool {
 		return false
 	}
 	ra, rb := normRows(a.rows), normRows(b.rows)
-	if !ordered {
-		sort.Strings(ra)
-		sort.Strings(rb)
+	if ordered {
+		// The order is compared with letter case folded: rows that a
+		// case-insensitive collation sorts as equal ('a' and 'A') may
+		// come in either order. The rows themselves are compared below.
+		for i := range ra {
+			if strings.ToLower(ra[i]) != strings.ToLower(rb[i]) {
+				return false
+			}
+		}
 	}
+	sort.Strings(ra)
+	sort.Strings(rb)
 	for i := range ra {
 		if ra[i] != rb[i] {
 			return false

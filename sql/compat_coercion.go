@@ -1,0 +1,136 @@
+package sql
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// MySQL gives the result of a string function the collation of its
+// arguments (the column's, over a literal's), and compares two strings
+// of one character set, one under a _bin collation and one not, under
+// the _bin one. GMS types CONCAT(s, 'x') as a LONGTEXT of its default
+// collation, so it sorted and told apart the values of a
+// case-insensitive s by their bytes; and it compared a utf8mb4_bin
+// column with a utf8mb4_general_ci one case-insensitively ('a' = 'A').
+//
+// collationOf (called from the rowComparisons rule, which walks every
+// expression) marks such expressions with the collation MySQL gives
+// them, as an explicit COLLATE would.
+
+// collationOf rewrites e, when it is a string function whose arguments
+// give it another collation than its type's, or a comparison of strings
+// of a _bin and another collation of one character set.
+func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
+	switch e := e.(type) {
+	case *function.Concat, *function.Lower, *function.Upper:
+		t, ok := e.Type().(gsql.TypeWithCollation)
+		if _, isText := e.Type().(gsql.StringType); !isText {
+			return e, true
+		}
+		if !ok {
+			return e, true
+		}
+		coll, coer := gsql.GetCoercibility(ctx, e)
+		// Only a collation that comes from a column (coercibility 2,
+		// implicit) or an explicit COLLATE (0) is the argument's own.
+		if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+			return e, true
+		}
+		return withCollation(e, coll), false
+	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
+		*expression.GreaterThan, *expression.GreaterThanOrEqual:
+		b := e.(expression.BinaryExpression)
+		l, r := b.Left(), b.Right()
+		lc, lok := stringCollation(l)
+		rc, rok := stringCollation(r)
+		if !lok || !rok || lc == rc || lc.CharacterSet() != rc.CharacterSet() {
+			return e, true
+		}
+		switch {
+		case isBinCollation(lc) && !isBinCollation(rc):
+			r = withCollation(r, lc)
+		case isBinCollation(rc) && !isBinCollation(lc):
+			l = withCollation(l, rc)
+		default:
+			return e, true
+		}
+		ret, err := e.WithChildren(l, r)
+		if err != nil {
+			return e, true
+		}
+		return ret, false
+	}
+	return e, true
+}
+
+// stringCollation returns the collation of a column or string function
+// of a string type.
+func stringCollation(e gsql.Expression) (gsql.CollationID, bool) {
+	switch e.(type) {
+	case *expression.GetField, *expression.CollatedExpression, *derivedCollation:
+	default:
+		return 0, false
+	}
+	if !types.IsText(e.Type()) {
+		return 0, false
+	}
+	t, ok := e.Type().(gsql.TypeWithCollation)
+	if !ok {
+		return 0, false
+	}
+	return t.Collation(), true
+}
+
+// isBinCollation reports whether c is a _bin collation.
+func isBinCollation(c gsql.CollationID) bool {
+	name := c.Name()
+	return len(name) > 4 && name[len(name)-4:] == "_bin"
+}
+
+// derivedCollation is a string expression under the collation MySQL
+// derives for it. Unlike COLLATE it keeps the expression's text, by
+// which GMS finds aggregates and grouping expressions in the plan.
+type derivedCollation struct {
+	gsql.Expression
+	typ  gsql.Type
+	coll gsql.CollationID
+}
+
+// withCollation returns e under collation c.
+func withCollation(e gsql.Expression, c gsql.CollationID) gsql.Expression {
+	if d, ok := e.(*derivedCollation); ok {
+		e = d.Expression
+	}
+	t, err := e.Type().(gsql.TypeWithCollation).WithNewCollation(c)
+	if err != nil {
+		return e
+	}
+	return &derivedCollation{Expression: e, typ: t, coll: c}
+}
+
+// Type implements sql.Expression.
+func (d *derivedCollation) Type() gsql.Type { return d.typ }
+
+// CollationCoercibility implements sql.CollationCoercible: implicit, as a
+// column's.
+func (d *derivedCollation) CollationCoercibility(*gsql.Context) (gsql.CollationID, byte) {
+	return d.coll, 2
+}
+
+// Children implements sql.Expression.
+func (d *derivedCollation) Children() []gsql.Expression { return []gsql.Expression{d.Expression} }
+
+// WithChildren implements sql.Expression.
+func (d *derivedCollation) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return withCollation(children[0], d.coll), nil
+}
+
+// Eval implements sql.Expression.
+func (d *derivedCollation) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return d.Expression.Eval(ctx, row)
+}
