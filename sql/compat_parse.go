@@ -31,17 +31,20 @@ type literalParser struct {
 
 // ParseSimple implements sql.Parser.
 func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
-	return p.Parser.ParseSimple(keepLikeEscapes(query))
+	stmt, err := p.Parser.ParseSimple(keepLikeEscapes(query))
+	return distinctAggregateItems(stmt), err
 }
 
 // Parse implements sql.Parser.
 func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
-	return p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
+	stmt, q, rest, err := p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
+	return distinctAggregateItems(stmt), q, rest, err
 }
 
 // ParseWithOptions implements sql.Parser.
 func (p literalParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
-	return p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
+	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
+	return distinctAggregateItems(stmt), q, rest, err
 }
 
 // ParseOneWithOptions implements sql.Parser. The index it returns is into
@@ -51,10 +54,75 @@ func (p literalParser) ParseWithOptions(ctx context.Context, query string, delim
 func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
 	q := keepLikeEscapes(query)
 	if len(q) == len(query) {
-		return p.Parser.ParseOneWithOptions(ctx, query, options)
+		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
+		return distinctAggregateItems(stmt), n, err
 	}
 	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
-	return stmt, len(query), err
+	return distinctAggregateItems(stmt), len(query), err
+}
+
+// GMS's planner refuses a select list with the same aggregate twice when
+// it names a column with its table (SELECT MAX(x.c), MAX(x.c) FROM t x):
+// "column "MAX(x.c)" does not exist in scope, but there is an alias
+// defined in this projection with that name". It takes the second for a
+// reference to the first's name. distinctAggregateItems rewrites each
+// occurrence of such a repeated item e as COALESCE(e, NULL) AS `e`, the
+// same value and type under the same column name, which the planner takes
+// for an expression of its own (it folds a COALESCE of one argument).
+func distinctAggregateItems(stmt ast.Statement) ast.Statement {
+	if stmt == nil {
+		return stmt
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if sel, ok := node.(*ast.Select); ok {
+			repeatedAggregates(sel.SelectExprs)
+		}
+		return true, nil
+	}, stmt)
+	return stmt
+}
+
+// repeatedAggregates rewrites the repeated unaliased aggregate items of
+// one select list.
+func repeatedAggregates(items ast.SelectExprs) {
+	if len(items) < 2 {
+		return
+	}
+	seen := map[string]int{}
+	for _, it := range items {
+		if a, ok := it.(*ast.AliasedExpr); ok && a.As.IsEmpty() && hasAggregate(a.Expr) {
+			seen[strings.ToLower(ast.String(a.Expr))]++
+		}
+	}
+	for _, it := range items {
+		a, ok := it.(*ast.AliasedExpr)
+		if !ok || !a.As.IsEmpty() || seen[strings.ToLower(ast.String(a.Expr))] < 2 {
+			continue
+		}
+		name := a.InputExpression
+		if name == "" {
+			name = ast.String(a.Expr)
+		}
+		a.Expr = &ast.FuncExpr{Name: ast.NewColIdent("coalesce"), Exprs: ast.SelectExprs{&ast.AliasedExpr{Expr: a.Expr}, &ast.AliasedExpr{Expr: &ast.NullVal{}}}}
+		a.As = ast.NewColIdent(name)
+	}
+}
+
+// hasAggregate reports whether e calls an aggregate function.
+func hasAggregate(e ast.Expr) bool {
+	found := false
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		switch n := node.(type) {
+		case *ast.FuncExpr:
+			found = found || n.IsAggregate()
+		case *ast.GroupConcatExpr:
+			found = true
+		case *ast.Subquery:
+			return false, nil
+		}
+		return !found, nil
+	}, e)
+	return found
 }
 
 // likeBackslashEscape returns like, which has no ESCAPE clause, with
