@@ -21,6 +21,12 @@ func TestEstimateKeysIgnoresLocks(t *testing.T) {
 		pairs = append(pairs, fmt.Sprintf("k%02d", i), "v")
 	}
 	mustCommit(t, e.s, pairs...)
+	// The estimate counts committed versions only: let a reader roll the
+	// secondaries forward that the commit may still be committing.
+	rt, _ := e.s.Begin(ctx)
+	if got := readAll(t, rt, "k", "l", false); len(got) != 10 {
+		t.Fatalf("setup: read %v", got)
+	}
 	slow := e.dyingStore(t, time.Minute)
 	tx, _ := slow.Begin(ctx)
 	_ = tx.Delete([]byte("k01"))

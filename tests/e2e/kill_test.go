@@ -16,6 +16,7 @@ import (
 
 	percsql "github.com/percdb/percdb/sql"
 	"github.com/percdb/percdb/sql/sqltest"
+	"github.com/percdb/percdb/tests/crash"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -61,17 +62,8 @@ func TestKillStopsWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustExec(t, conn, "BEGIN")
-	const batch = 2000
-	for lo := 0; lo < rows; lo += batch {
-		var b strings.Builder
-		b.WriteString("INSERT INTO k.t VALUES ")
-		for i := lo; i < min(rows, lo+batch); i++ {
-			if i > lo {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "(%d, 'value %d of a row long enough to be like the issue''s, about sixty bytes')", i, i)
-		}
-		mustExec(t, conn, b.String())
+	for _, q := range crash.LargeTxnInserts("k.t", rows) {
+		mustExec(t, conn, q)
 	}
 	abandon.Store(true)
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err == nil {
