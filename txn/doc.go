@@ -52,8 +52,9 @@
 // (LockResolver.ResolveLocks): the locks of a decided transaction of at
 // least bigTxnKeys keys with one ResolveLock per region, which pages
 // through the region's lock space and resolves all of the transaction's
-// locks there; those of a smaller one with one ResolveLock naming the
-// keys met. A dead transaction of n keys costs its reader O(n), not one
+// locks there (readers that meet the transaction at once share that
+// request; a region already resolved so gets only the keys met named);
+// those of a smaller one with one ResolveLock naming the keys met. A dead transaction of n keys costs its reader O(n), not one
 // scan of the remaining range per lock. Every loop of reading, waiting
 // and resolving stops when its context ends.
 //

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,4 +222,59 @@ func deadTxn(b *testing.B, s *Store, n int, committed bool) {
 		}
 	}
 	time.Sleep(5 * time.Millisecond) // the 1 ms TTL runs out
+}
+
+// regionResolveCounter is a kv.Client that counts the ResolveLock
+// requests that resolve a whole region.
+type regionResolveCounter struct {
+	kv.Client
+	whole atomic.Int64
+}
+
+func (c *regionResolveCounter) ResolveLock(ctx context.Context, req *kv.ResolveLockRequest) error {
+	if len(req.Keys) == 0 {
+		c.whole.Add(1)
+	}
+	return c.Client.ResolveLock(ctx, req)
+}
+
+// TestDeadLargeTxnConcurrentReaders: readers that meet one dead large
+// transaction at once, through its rows and its index, scan each region
+// for its locks once between them, and all read the table right.
+func TestDeadLargeTxnConcurrentReaders(t *testing.T) {
+	n := largeTxnRows(t)
+	e := newEnv(t, Options{}, fmt.Sprintf("t_i%08d", n/2), fmt.Sprintf("t_r%08d", n/3))
+	startTS := abandonedCommit(t, e, &CommitHooks{AfterPrewrite: func(uint64) error { return errAbandon }}, largeTxnPairs(n)...)
+	waitLockExpired(t, e, "t_i00000000")
+	counter := &regionResolveCounter{Client: e.client}
+	s := NewStore(counter, e.oracle, Options{})
+	defer s.Close()
+	const readers = 4
+	counts := make(chan int, 2*readers)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() {
+			// Half the readers start with the index, half with the rows.
+			ranges := [][2]string{{"t_r", "t_s"}, {"t_i", "t_j"}}
+			if i%2 == 1 {
+				ranges[0], ranges[1] = ranges[1], ranges[0]
+			}
+			for _, r := range ranges {
+				counts <- countRange(t, s, r[0], r[1])
+			}
+		})
+	}
+	wg.Wait()
+	close(counts)
+	for c := range counts {
+		if c != 0 {
+			t.Fatalf("a reader counted %d keys of the rolled back transaction", c)
+		}
+	}
+	if got := counter.whole.Load(); got != 3 {
+		t.Errorf("%d region-wide ResolveLock requests for the transaction's 3 regions", got)
+	}
+	if lockedBy(t, e, fmt.Sprintf("t_r%08d", n-1), startTS) {
+		t.Fatal("a lock is left")
+	}
 }

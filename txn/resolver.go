@@ -65,10 +65,15 @@ type LockResolver struct {
 	order  []uint64
 	next   int
 	cap    int
+	// flights are the region-wide resolutions under way or done, so that
+	// the readers that meet one dead transaction at once scan each region
+	// for its locks once (resolveRegions).
+	flights map[regionFlightKey]*regionFlight
 }
 
 func newLockResolver(s *Store, capacity int) *LockResolver {
-	return &LockResolver{s: s, states: make(map[uint64]finalState), cap: capacity}
+	return &LockResolver{s: s, states: make(map[uint64]finalState), cap: capacity,
+		flights: make(map[regionFlightKey]*regionFlight)}
 }
 
 // cached returns the decided fate of transaction startTS, if known.
@@ -280,47 +285,133 @@ func (r *LockResolver) resolveTxn(ctx context.Context, locks []kv.LockInfo, st f
 	if len(keys) == 0 {
 		return nil
 	}
+	first := keys[0]
 	what := func(err error) error {
-		return fmt.Errorf("resolve locks of txn %d (commit_ts %d), first on %q: %w", startTS, st.commitTS, keys[0], err)
+		return fmt.Errorf("resolve locks of txn %d (commit_ts %d), first on %q: %w", startTS, st.commitTS, first, err)
 	}
-	if !big {
-		sorted, err := sortedKeys(keys)
-		if err != nil {
+	if big {
+		var err error
+		if keys, err = r.resolveRegions(ctx, startTS, st, keys); err != nil {
 			return what(err)
 		}
-		spans, err := groupByRegion(ctx, r.s.client, sorted, 0, len(sorted))
-		if err != nil {
-			return what(err)
+		if len(keys) == 0 {
+			return nil
 		}
-		err = r.s.runSpans(ctx, sorted, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
-			return r.s.client.ResolveLock(ctx, &kv.ResolveLockRequest{
-				Region: reg.Ctx(), StartTS: startTS, CommitTS: st.commitTS, Keys: sorted[lo:hi],
-			})
+	}
+	sorted, err := sortedKeys(keys)
+	if err != nil {
+		return what(err)
+	}
+	spans, err := groupByRegion(ctx, r.s.client, sorted, 0, len(sorted))
+	if err != nil {
+		return what(err)
+	}
+	err = r.s.runSpans(ctx, sorted, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
+		return r.s.client.ResolveLock(ctx, &kv.ResolveLockRequest{
+			Region: reg.Ctx(), StartTS: startTS, CommitTS: st.commitTS, Keys: sorted[lo:hi],
 		})
-		if err != nil {
-			return what(err)
-		}
-		return nil
+	})
+	if err != nil {
+		return what(err)
 	}
-	// One ResolveLock per region: it resolves every lock of the
-	// transaction there, the met ones included.
-	var done []kv.RegionInfo
+	return nil
+}
+
+// regionFlightKey names the resolution of one transaction's locks in one
+// region as the region is at one epoch.
+type regionFlightKey struct{ startTS, region, version uint64 }
+
+// regionFlight is one region-wide resolution, shared by the calls that
+// need it. err is set before done is closed.
+type regionFlight struct {
+	done chan struct{}
+	err  error
+}
+
+// maxFlights is how many region-wide resolutions the resolver remembers
+// before it forgets the finished ones.
+const maxFlights = 1024
+
+// resolveRegions resolves, with one ResolveLock per region, every lock of
+// transaction startTS in the regions of keys, and returns the keys left
+// to name one by one: those of regions whose whole resolution another
+// call made (or was making: this call waits for it). Naming them is cheap
+// and always makes progress, also for a lock that came after that
+// region's scan (a late prewrite of a dead transaction).
+func (r *LockResolver) resolveRegions(ctx context.Context, startTS uint64, st finalState, keys [][]byte) (rest [][]byte, err error) {
+	var done []kv.RegionInfo // the regions this call resolved whole
 	for _, k := range keys {
 		if slices.ContainsFunc(done, func(reg kv.RegionInfo) bool { return reg.Contains(k) }) {
 			continue
 		}
+		whole := false
 		err := r.s.onRegion(ctx, k, func(ctx context.Context, reg kv.RegionInfo) error {
-			if err := r.s.client.ResolveLock(ctx, &kv.ResolveLockRequest{Region: reg.Ctx(), StartTS: startTS, CommitTS: st.commitTS}); err != nil {
-				return err
+			fk := regionFlightKey{startTS: startTS, region: reg.ID, version: reg.Epoch.Version}
+			f, lead := r.joinFlight(fk)
+			if !lead {
+				select {
+				case <-f.done:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+				if f.err == nil {
+					return nil // resolved by another call
+				}
+				// That call failed (its statement was cancelled, say):
+				// resolve the region here.
 			}
-			done = append(done, reg)
-			return nil
+			err := r.s.client.ResolveLock(ctx, &kv.ResolveLockRequest{Region: reg.Ctx(), StartTS: startTS, CommitTS: st.commitTS})
+			if lead {
+				r.endFlight(fk, f, err)
+			}
+			if err == nil {
+				whole = true
+				done = append(done, reg)
+			}
+			return err
 		})
 		if err != nil {
-			return what(err)
+			return nil, err
+		}
+		if !whole {
+			rest = append(rest, k)
 		}
 	}
-	return nil
+	return rest, nil
+}
+
+// joinFlight returns the flight of k, and whether the caller leads it (a
+// new one: the caller runs it and ends it with endFlight).
+func (r *LockResolver) joinFlight(k regionFlightKey) (*regionFlight, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f, ok := r.flights[k]; ok {
+		return f, false
+	}
+	if len(r.flights) >= maxFlights {
+		for fk, f := range r.flights {
+			select {
+			case <-f.done:
+				delete(r.flights, fk)
+			default:
+			}
+		}
+	}
+	f := &regionFlight{done: make(chan struct{})}
+	r.flights[k] = f
+	return f, true
+}
+
+// endFlight ends flight f of k with err. A failed flight is forgotten, so
+// that the next call that needs it leads it again.
+func (r *LockResolver) endFlight(k regionFlightKey, f *regionFlight, err error) {
+	r.mu.Lock()
+	f.err = err
+	if err != nil {
+		delete(r.flights, k)
+	}
+	r.mu.Unlock()
+	close(f.done)
 }
 
 // versionBelow is the read timestamp that returns what a reader should
