@@ -79,6 +79,9 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
 		cb := h.resultFilter(c, callback)
+		if cs, coll, ok := setNamesCollate(query); ok {
+			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, cb) })
+		}
 		if sel, ok := doAsSelect(query); ok {
 			if err := h.Handler.ComQuery(ctx, c, sel, dropRows); err != nil {
 				return err
@@ -198,6 +201,12 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	var rest string
 	err := h.run(ctx, c, query, func() error {
 		cb := h.resultFilter(c, callback)
+		if cs, coll, ok := setNamesCollate(query); ok {
+			return h.setNames(ctx, c, cs, coll, func() (err error) {
+				rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
+				return err
+			})
+		}
 		if sel, ok := doAsSelect(query); ok {
 			var err error
 			if rest, err = h.Handler.ComMultiQuery(ctx, c, sel, dropRows); err != nil {

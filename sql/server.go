@@ -281,8 +281,32 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
+// handshakeCollation returns the session variables the collation a
+// client names in its handshake sets, as in MySQL: character_set_client,
+// character_set_connection and character_set_results to its character
+// set, collation_connection to it. GMS ignores it. nil for 0 or an ID
+// GMS does not know (the server's defaults stay).
+func handshakeCollation(id uint8) map[string]any {
+	if id == 0 {
+		return nil
+	}
+	name := gsql.CollationID(id).Name()
+	c, err := gsql.ParseCollation("", name, false)
+	if name == "" || err != nil || c != gsql.CollationID(id) {
+		return nil
+	}
+	cs := c.CharacterSet().Name()
+	return map[string]any{
+		"character_set_client":     cs,
+		"character_set_connection": cs,
+		"character_set_results":    cs,
+		"collation_connection":     name,
+	}
+}
+
 // sessionBuilder returns GMS's session factory: a percdb Session per
-// connection, with MySQL 8's defaults where GMS's differ.
+// connection, with MySQL 8's defaults where GMS's differ, and the
+// character set and collation the client asked for in its handshake.
 func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
 	vars := map[string]any{
 		"version":              s.cfg.Version,
@@ -296,7 +320,16 @@ func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
 		if err != nil {
 			return nil, err
 		}
-		sess, err := newSession(base, s.provider, vars)
+		sessVars := vars
+		if cs := handshakeCollation(conn.CharacterSet); cs != nil {
+			sessVars = make(map[string]any, len(vars)+len(cs))
+			for _, m := range []map[string]any{vars, cs} {
+				for k, v := range m {
+					sessVars[k] = v
+				}
+			}
+		}
+		sess, err := newSession(base, s.provider, sessVars)
 		if err != nil {
 			return nil, err
 		}

@@ -74,6 +74,13 @@ func forEachServer(t *testing.T, fn func(t *testing.T, s *testserver.Server)) {
 // returns it with the greeting.
 func dial(t *testing.T, s *testserver.Server) (*wirefuzz.Conn, *wirefuzz.Greeting) {
 	t.Helper()
+	return dialCollation(t, s, 0)
+}
+
+// dialCollation is dial with collation in the handshake (0: the raw
+// client's default, utf8mb4_general_ci).
+func dialCollation(t *testing.T, s *testserver.Server, collation byte) (*wirefuzz.Conn, *wirefuzz.Greeting) {
+	t.Helper()
 	cfg, err := mysql.ParseDSN(s.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +90,7 @@ func dial(t *testing.T, s *testserver.Server) (*wirefuzz.Conn, *wirefuzz.Greetin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	c.Collation = collation
 	if err := c.Authenticate(g, cfg.User, cfg.Passwd, cfg.DBName); err != nil {
 		t.Fatalf("log in: %v", err)
 	}

@@ -93,6 +93,9 @@ type Conn struct {
 	seq byte
 	// status is the status flags of the last OK or EOF packet read.
 	status uint16
+	// Collation is the collation ID Authenticate asks for; 0 means
+	// utf8mb4_general_ci (45), as go-sql-driver asks.
+	Collation byte
 }
 
 // Dial connects to addr and reads the server's greeting. Every read and
@@ -256,6 +259,11 @@ func parseGreeting(p []byte) (*Greeting, error) {
 // logs user in with password to database db ("" for none), answering
 // greeting g with mysql_native_password.
 func HandshakeResponse(g *Greeting, user, password, db string) []byte {
+	return handshakeResponse(g, user, password, db, utf8mb4GeneralCI)
+}
+
+// handshakeResponse is HandshakeResponse asking for collation.
+func handshakeResponse(g *Greeting, user, password, db string, collation byte) []byte {
 	caps := uint32(clientCapabilities)
 	if db != "" {
 		caps |= capConnectWithDB
@@ -263,7 +271,7 @@ func HandshakeResponse(g *Greeting, user, password, db string) []byte {
 	var b []byte
 	b = binary.LittleEndian.AppendUint32(b, caps)
 	b = binary.LittleEndian.AppendUint32(b, defaultMaxPacketSize)
-	b = append(b, utf8mb4GeneralCI)
+	b = append(b, collation)
 	b = append(b, make([]byte, 23)...)
 	b = append(append(b, user...), 0)
 	auth := NativePasswordProof(g.Salt, password)
@@ -317,7 +325,11 @@ func cachingSha2Proof(salt []byte, password string) []byte {
 // (a *ServerError).
 func (c *Conn) Authenticate(g *Greeting, user, password, db string) error {
 	c.seq = 1
-	if err := c.WritePacket(HandshakeResponse(g, user, password, db)); err != nil {
+	collation := c.Collation
+	if collation == 0 {
+		collation = utf8mb4GeneralCI
+	}
+	if err := c.WritePacket(handshakeResponse(g, user, password, db, collation)); err != nil {
 		return fmt.Errorf("write handshake response: %w", err)
 	}
 	for range 4 {
