@@ -8,7 +8,8 @@ import (
 )
 
 // MySQL gives the result of a string function the collation of its
-// arguments (the column's, over a literal's), and compares two strings
+// arguments (the column's, over a literal's), and CAST(x AS CHAR) the
+// connection's, and compares two strings
 // of one character set, one under a _bin collation and one not, under
 // the _bin one. GMS types CONCAT(s, 'x') as a LONGTEXT of its default
 // collation, so it sorted and told apart the values of a
@@ -36,6 +37,18 @@ func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
 		// Only a collation that comes from a column (coercibility 2,
 		// implicit) or an explicit COLLATE (0) is the argument's own.
 		if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+			return e, true
+		}
+		return withCollation(e, coll), false
+	case *expression.Convert:
+		// CAST(x AS CHAR) has the connection's collation in MySQL; GMS
+		// types it with its default (binary) one.
+		t, ok := e.Type().(gsql.TypeWithCollation)
+		if !ok || !types.IsText(e.Type()) || ctx == nil || ctx.Session == nil {
+			return e, true
+		}
+		coll := ctx.Session.GetCollation()
+		if coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
 			return e, true
 		}
 		return withCollation(e, coll), false

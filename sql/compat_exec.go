@@ -39,12 +39,19 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
+	case *bytewiseUpdatable:
+		return b.gms.Build(ctx, n.Child, row)
 	case *plan.Update, *plan.DeleteFrom:
 		if d, ok, err := b.finalizeSubqueries(ctx, n); ok || err != nil {
 			if err != nil {
 				return nil, err
 			}
 			return b.gms.Build(ctx, d, row)
+		}
+		if u, ok := n.(*plan.Update); ok {
+			if w, ok := withBytewiseChanges(u); ok {
+				return b.gms.Build(ctx, w, row)
+			}
 		}
 		// GMS analyzes an UPDATE or DELETE of one table with a short
 		// list of rules of its own (analyzer.getBatchesForNode), not
@@ -115,4 +122,123 @@ func hasUnpreparedSubquery(n gsql.Node) bool {
 func unprepared(sq *plan.Subquery) bool {
 	b := reflect.ValueOf(sq).Elem().FieldByName("b")
 	return b.IsValid() && b.IsNil()
+}
+
+// GMS's UPDATE writes a row only when the new row differs from the old
+// one, and compares them under the columns' collations: under a
+// case-insensitive collation SET s = 'A' on a row holding 'a' wrote
+// nothing and counted no change, where MySQL writes 'A' (it compares the
+// bytes). withBytewiseChanges puts a bytewiseUpdatable over the rows of
+// such an UPDATE: GMS takes the table's schema from it, in which string
+// columns have their character set's binary collation, for that check
+// (and for counting changed rows).
+func withBytewiseChanges(u *plan.Update) (gsql.Node, bool) {
+	if _, done := u.Child.(*bytewiseUpdatable); done {
+		return u, false
+	}
+	t, err := plan.GetUpdatable(u.Child)
+	if err != nil {
+		return u, false
+	}
+	sch, changed := bytewiseSchema(t.Schema())
+	if !changed {
+		return u, false
+	}
+	ret, err := u.WithChildren(&bytewiseUpdatable{UnaryNode: plan.UnaryNode{Child: u.Child}, UpdatableTable: t, sch: sch})
+	if err != nil {
+		return u, false
+	}
+	return ret, true
+}
+
+// bytewiseSchema returns sch with every string column under its
+// character set's binary collation, and whether one was not.
+func bytewiseSchema(sch gsql.Schema) (gsql.Schema, bool) {
+	var out gsql.Schema
+	for i, c := range sch {
+		st, ok := c.Type.(gsql.StringType)
+		if !ok || st.Collation() == st.Collation().CharacterSet().BinaryCollation() {
+			continue
+		}
+		tc, ok := c.Type.(gsql.TypeWithCollation)
+		if !ok {
+			continue
+		}
+		t, err := tc.WithNewCollation(st.Collation().CharacterSet().BinaryCollation())
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = sch.Copy()
+		}
+		col := *out[i]
+		col.Type = t
+		out[i] = &col
+	}
+	return out, out != nil
+}
+
+// bytewiseUpdatable is the source of an UPDATE's rows, and its table,
+// whose schema compares strings by their bytes.
+type bytewiseUpdatable struct {
+	plan.UnaryNode
+	gsql.UpdatableTable
+	sch gsql.Schema
+}
+
+var _ gsql.Node = (*bytewiseUpdatable)(nil)
+
+// Schema implements sql.Node and sql.Table: the table's, strings
+// compared by their bytes (the node's rows are the child's).
+func (n *bytewiseUpdatable) Schema() gsql.Schema { return n.sch }
+
+// String implements sql.Node.
+func (n *bytewiseUpdatable) String() string { return n.Child.String() }
+
+// Children implements sql.Node.
+func (n *bytewiseUpdatable) Children() []gsql.Node { return []gsql.Node{n.Child} }
+
+// Resolved implements sql.Node.
+func (n *bytewiseUpdatable) Resolved() bool { return n.Child.Resolved() }
+
+// IsReadOnly implements sql.Node.
+func (n *bytewiseUpdatable) IsReadOnly() bool { return false }
+
+// WithChildren implements sql.Node.
+func (n *bytewiseUpdatable) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
+	}
+	ret := *n
+	ret.Child = children[0]
+	return &ret, nil
+}
+
+// bytewiseEqual reports whether rows a and b of schema sch are equal,
+// strings compared by their bytes (as withBytewiseChanges makes GMS's
+// UPDATE compare them); the fast path's UPDATE uses it.
+func bytewiseEqual(ctx *gsql.Context, a, b gsql.Row, sch gsql.Schema) (bool, error) {
+	if len(a) != len(b) || len(a) != len(sch) {
+		return false, nil
+	}
+	for i := range a {
+		if _, ok := sch[i].Type.(gsql.StringType); ok {
+			as, aok := a[i].(string)
+			bs, bok := b[i].(string)
+			if aok && bok {
+				if as != bs {
+					return false, nil
+				}
+				continue
+			}
+		}
+		cmp, err := sch[i].Type.Compare(ctx, a[i], b[i])
+		if err != nil {
+			return false, err
+		}
+		if cmp != 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -495,7 +495,8 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 
 // update applies the assignments to the row, as GMS's UPDATE does:
 // assignments in order, each seeing the ones before; the row written only
-// if it changed (by GMS's comparison, under the columns' collations).
+// if it changed (strings compared by their bytes, as in MySQL and in
+// percdb's GMS path, compat_exec.go).
 func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	ctx := r.ctx
 	sch := pl.meta.schema.Schema
@@ -523,7 +524,7 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 			}
 			row[set.ord] = conv
 		}
-		equal, err := gsql.Row(old).Equals(ctx, row, sch)
+		equal, err := bytewiseEqual(ctx, old, row, sch)
 		if err != nil {
 			return fallThrough(reasonValue)
 		}
