@@ -80,7 +80,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 	return h.run(ctx, c, query, func() error {
 		cb := h.resultFilter(c, callback)
 		if cs, coll, ok := setNamesCollate(query); ok {
-			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, cb) })
+			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, fieldFilter(cb)) })
 		}
 		if sel, ok := doAsSelect(query); ok {
 			if err := h.Handler.ComQuery(ctx, c, sel, dropRows); err != nil {
@@ -98,7 +98,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			cb = next
 		}
-		return h.Handler.ComQuery(ctx, c, query, cb)
+		return h.Handler.ComQuery(ctx, c, query, fieldFilter(cb))
 	})
 }
 
@@ -174,11 +174,15 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 }
 
 // statusFilter wraps the callback of a prepared statement's execution by
-// GMS, so that an OK packet carries percdb's status flags (status.go).
+// GMS, so that an OK packet carries percdb's status flags (status.go) and
+// column definitions MySQL's decimals (compat_fields.go).
 func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(res *sqltypes.Result) error {
 		if res != nil && len(res.Fields) == 0 {
 			h.setStatusFlags(c)
+		}
+		if res != nil {
+			fixFields(res.Fields)
 		}
 		return callback(res)
 	}
@@ -203,7 +207,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		cb := h.resultFilter(c, callback)
 		if cs, coll, ok := setNamesCollate(query); ok {
 			return h.setNames(ctx, c, cs, coll, func() (err error) {
-				rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
+				rest, err = h.Handler.ComMultiQuery(ctx, c, query, fieldFilter(cb))
 				return err
 			})
 		}
@@ -225,7 +229,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			cb = next
 		}
 		var err error
-		rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
+		rest, err = h.Handler.ComMultiQuery(ctx, c, query, fieldFilter(cb))
 		return err
 	})
 	if err != nil {
@@ -264,6 +268,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		delete(c.PrepareData, prepare.StatementID)
 		return nil, finishSQLError(err)
 	}
+	fixFields(fields)
 	if s := h.sessions.get(c.ConnectionID); s != nil {
 		h.fastPrepare(s, query, prepare)
 	}

@@ -381,12 +381,42 @@ func (c *Conn) Authenticate(g *Greeting, user, password, db string) error {
 // for a statement answered with an OK packet) and the status flags of the
 // OK or EOF packet that ended it.
 type Result struct {
+	// Columns are the column definitions of a result set.
+	Columns []Column
 	// Rows are the rows of a text result set; NULL is "NULL".
 	Rows [][]string
 	// Binary are the row packets of a binary result set, undecoded.
 	Binary [][]byte
 	// Status is the status flags of the packet that ended the result.
 	Status uint16
+}
+
+// Column is what a column definition (Protocol::ColumnDefinition41) says
+// of a result set's column.
+type Column struct {
+	Name     string
+	Type     byte
+	Decimals byte
+}
+
+// parseColumn decodes column definition p.
+func parseColumn(p []byte) (Column, error) {
+	r := reader{b: p}
+	for range 4 { // catalog, schema, table, org_table
+		r.lenencBytes()
+	}
+	col := Column{Name: string(r.lenencBytes())}
+	r.lenencBytes() // org_name
+	r.lenencInt()   // length of the fixed fields
+	r.uint16()      // character set
+	r.uint32()      // column length
+	col.Type = r.byte()
+	r.uint16() // flags
+	col.Decimals = r.byte()
+	if r.err != nil {
+		return Column{}, fmt.Errorf("column definition %x: %w", p, r.err)
+	}
+	return col, nil
 }
 
 // Status returns the status flags of the last OK or EOF packet read.
@@ -497,15 +527,21 @@ func (c *Conn) readResult(binary bool) (Result, error) {
 	if r.err != nil {
 		return Result{}, fmt.Errorf("column count %x: %w", p, r.err)
 	}
-	for range cols { // column definitions
-		if _, err := c.ReadPacket(); err != nil {
+	var res Result
+	for range cols {
+		p, err := c.ReadPacket()
+		if err != nil {
 			return Result{}, err
 		}
+		col, err := parseColumn(p)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Columns = append(res.Columns, col)
 	}
 	if err := c.readEOF(); err != nil {
 		return Result{}, err
 	}
-	var res Result
 	for {
 		p, err := c.ReadPacket()
 		if err != nil {

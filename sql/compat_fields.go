@@ -1,0 +1,39 @@
+package sql
+
+import (
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// Column definitions GMS sends differ from MySQL's where drivers look:
+// a FLOAT or DOUBLE column has decimals 0, where MySQL sends 31
+// (NOT_FIXED_DEC: no fixed number of decimals), which drivers and
+// clients read as "format with 0 decimals" (Connector/J, the mysql
+// client's --column-type-info, go-sql-driver's DecimalSize). GMS keeps no
+// (M,D) of a FLOAT or DOUBLE column, so every one gets 31. The handler
+// fixes the definitions of GMS's answers (fieldFilter, ComPrepare) before
+// the fast path learns them.
+
+// notFixedDec is MySQL's NOT_FIXED_DEC.
+const notFixedDec = 31
+
+// fixFields sets MySQL's decimals in column definitions fields.
+func fixFields(fields []*querypb.Field) {
+	for _, f := range fields {
+		if (f.Type == sqltypes.Float32 || f.Type == sqltypes.Float64) && f.Decimals == 0 {
+			f.Decimals = notFixedDec
+		}
+	}
+}
+
+// fieldFilter wraps the callback through which GMS answers a text query,
+// fixing the column definitions of its result sets.
+func fieldFilter(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	return func(res *sqltypes.Result, more bool) error {
+		if res != nil {
+			fixFields(res.Fields)
+		}
+		return callback(res, more)
+	}
+}
