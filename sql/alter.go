@@ -92,8 +92,12 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	}
 	if !tx.createdHere(t.meta.def.ID) {
 		// Other transactions see the table: build the index online, in
-		// steps and batches of their own (ddl.go).
-		return toSQLError(t.db.provider.buildIndexOnline(ctx, t.db.def.Name, t.meta.def, idx))
+		// steps and batches of their own (ddl.go). This statement's own
+		// transaction writes nothing: no step waits for it.
+		if tx.use != nil {
+			tx.use.Exempt()
+		}
+		return toSQLError(t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.def, idx))
 	}
 	// A table this transaction created is private to it: index it here.
 	var added *TableDef
@@ -200,7 +204,7 @@ func (t *Table) DropIndex(ctx *gsql.Context, name string) error {
 			return gsql.ErrIndexNotFound.New(name)
 		}
 		start, end := tablecodec.IndexRange(td.ID, idx.ID)
-		if err := deleteRange(ctx, k, start, end); err != nil {
+		if err := scheduleDeleteRange(k, start, end, "DROP INDEX "+idx.Name); err != nil {
 			return err
 		}
 		td.Indexes = append(td.Indexes[:i], td.Indexes[i+1:]...)
@@ -311,7 +315,7 @@ func (r *rewriter) Close(ctx *gsql.Context) error {
 		return toSQLError(err)
 	}
 	tx.statementEnd(true)
-	return toSQLError(dropTableData(ctx, k, r.old))
+	return toSQLError(scheduleTableDeletion(k, r.old, "ALTER TABLE"))
 }
 
 // rewrittenDef builds the definition of a table after a column or

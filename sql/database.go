@@ -135,7 +135,7 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 		if !ok {
 			return gsql.ErrTableNotFound.New(name)
 		}
-		if err := dropTableData(ctx, k, def); err != nil {
+		if err := scheduleTableDeletion(k, def, "DROP TABLE"); err != nil {
 			return err
 		}
 		if err := k.Delete(tableKey(d.def.ID, def.Name)); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -30,9 +31,11 @@ import (
 //     committed steps: the index is added delete-only, then made
 //     write-only (every writer keeps it in step from then on), then the
 //     existing rows' entries are backfilled in batches of their own
-//     transactions, each locking the rows it indexed so that a concurrent
-//     update of one of them conflicts instead of leaving a stale entry,
-//     and last the index is made public. A duplicate for a unique index,
+//     transactions, and last the index is made public. A writer that
+//     changes or deletes a row after a batch's snapshot deletes the very
+//     entry the batch writes for the row's old value (the index is
+//     write-only by then), so the two conflict on that key and one of them
+//     is retried: no stale entry is left, without locking the rows. A duplicate for a unique index,
 //     a failure or KILL drops the index again and deletes its entries.
 //     Memory is one batch, whatever the table's size.
 //   - A table rewrite (ALTER TABLE that changes columns or the primary
@@ -66,6 +69,12 @@ func errSchemaChangeInProgress(table, what string) error {
 		"Lock wait timeout exceeded; try restarting transaction: table '%s' has a schema change in progress (%s)", table, what)
 }
 
+// ddlGrace is how long a schema change step waits for a transaction of
+// the older schema that has not written the changed table yet (see
+// schemalease.Tracker.WaitOlder): long enough for an autocommit statement
+// under way to finish rather than fail with 8028.
+const ddlGrace = time.Second
+
 // backfillBatchRows is how many rows one backfill transaction indexes,
 // TiDB's tidb_ddl_reorg_batch_size default.
 const backfillBatchRows = 256
@@ -74,13 +83,13 @@ const backfillBatchRows = 256
 // publishes the version and waits for the transactions that wrote the
 // changed tables under an older one (see the file comment). The DDL has
 // committed whatever happens here, so a cancelled wait is not its error.
-func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalogData) error {
+func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalogData, except ...*schemalease.Use) error {
 	p.schemas.Published(next.version)
 	tables := changedTables(base, next)
 	if len(tables) == 0 {
 		return nil
 	}
-	n, err := p.schemas.WaitOlder(ctx, next.version, p.ddlWait, tables)
+	n, err := p.schemas.WaitOlder(ctx, next.version, p.ddlWait, ddlGrace, tables, except...)
 	if n > 0 {
 		slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
 			"version", next.version, "transactions", n, "wait", p.ddlWait)
@@ -206,7 +215,7 @@ func (t *Transaction) fenceForRewrite(ctx context.Context, def *TableDef, what s
 	if t.catDirty || (t.kv != nil && !t.kv.IsReadOnly()) {
 		return gsql.ErrUnsupportedFeature.New("rewriting a table after other changes in the same transaction")
 	}
-	err := t.provider.changeTableStep(ctx, def, true, func(nd *TableDef) (bool, error) {
+	err := t.provider.changeTableStep(ctx, t.use, def, true, func(nd *TableDef) (bool, error) {
 		nd.Fence = what
 		return true, nil
 	})
@@ -233,7 +242,7 @@ func (t *Transaction) liftFences(ctx context.Context) {
 	t.fenced = nil
 	for _, f := range fenced {
 		gone := &TableDef{ID: f.id, DBID: f.dbID, Name: f.name}
-		err := t.provider.changeTableStep(context.WithoutCancel(ctx), gone, false, func(nd *TableDef) (bool, error) {
+		err := t.provider.changeTableStep(context.WithoutCancel(ctx), nil, gone, false, func(nd *TableDef) (bool, error) {
 			changed := nd.Fence != ""
 			nd.Fence = ""
 			return changed, nil
@@ -269,8 +278,8 @@ var errTableGone = errors.New("the table was dropped or replaced while its schem
 // name and ID) as a step of its own: fn changes a copy and reports whether
 // it changed anything. With idle, a table that another schema change works
 // on is refused.
-func (p *DatabaseProvider) changeTableStep(ctx context.Context, def *TableDef, idle bool, fn func(nd *TableDef) (bool, error)) error {
-	return p.runSchemaStep(ctx, func(c *catalogData, k *txn.Txn) error {
+func (p *DatabaseProvider) changeTableStep(ctx context.Context, owner *schemalease.Use, def *TableDef, idle bool, fn func(nd *TableDef) (bool, error)) error {
+	return p.runSchemaStep(ctx, owner, func(c *catalogData, k *txn.Txn) error {
 		cur, ok := c.table(def.DBID, def.Name)
 		if !ok || cur.ID != def.ID {
 			if idle {
@@ -292,11 +301,13 @@ func (p *DatabaseProvider) changeTableStep(ctx context.Context, def *TableDef, i
 
 // runSchemaStep commits one step of a schema change in a transaction of
 // its own, retrying a write conflict with another DDL a few times, and
-// waits for the older schema's writers as every DDL commit does.
-func (p *DatabaseProvider) runSchemaStep(ctx context.Context, fn func(c *catalogData, k *txn.Txn) error) error {
+// waits for the older schema's writers as every DDL commit does, except
+// owner: the transaction of the statement that runs the steps, which
+// writes nothing under the older schema.
+func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease.Use, fn func(c *catalogData, k *txn.Txn) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		s := &Transaction{provider: p}
+		s := &Transaction{provider: p, stepOf: owner}
 		if err = s.changeCatalog(ctx, fn); err != nil {
 			_ = s.rollback(ctx)
 		} else {
@@ -331,10 +342,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // buildIndexOnline adds index want to the existing table def of database
 // db while writers run (see the file comment).
-func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, dbName string, def *TableDef, want IndexDef) error {
+func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *TableDef, want IndexDef) error {
 	var indexID int64
 	setState := func(state string) error {
-		return p.changeTableStep(ctx, def, false, func(nd *TableDef) (bool, error) {
+		return p.changeTableStep(ctx, owner, def, false, func(nd *TableDef) (bool, error) {
 			for i := range nd.Indexes {
 				if nd.Indexes[i].ID == indexID {
 					nd.Indexes[i].State = state
@@ -344,7 +355,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, dbName string, 
 			return false, fmt.Errorf("index %s of %s vanished while it was built", want.Name, def.Name)
 		})
 	}
-	err := p.changeTableStep(ctx, def, true, func(nd *TableDef) (bool, error) {
+	err := p.changeTableStep(ctx, owner, def, true, func(nd *TableDef) (bool, error) {
 		if _, _, dup := nd.index(want.Name); dup {
 			return false, mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", want.Name)
 		}
@@ -359,7 +370,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, dbName string, 
 		return err
 	}
 	fail := func(err error) error {
-		p.dropIndexOnline(context.WithoutCancel(ctx), def, indexID)
+		p.dropIndexOnline(context.WithoutCancel(ctx), owner, def, indexID)
 		return err
 	}
 	if err := setState(StateWriteOnly); err != nil {
@@ -374,30 +385,31 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, dbName string, 
 	return nil
 }
 
-// dropIndexOnline removes index id of def from the catalog and then
-// deletes its entries in batches. Writers of the older schema may still
-// write an entry after the removal is published; the deletion runs after
-// the step waited for them.
-func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, def *TableDef, indexID int64) {
-	err := p.changeTableStep(ctx, def, false, func(nd *TableDef) (bool, error) {
+// dropIndexOnline removes index id of def from the catalog and schedules
+// the deletion of its entries (deleterange.go), which runs once the step
+// has waited for the older schema's writers, the last that could write
+// an entry.
+func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalease.Use, def *TableDef, indexID int64) {
+	err := p.runSchemaStep(ctx, owner, func(c *catalogData, k *txn.Txn) error {
+		cur, ok := c.table(def.DBID, def.Name)
+		if !ok || cur.ID != def.ID {
+			return nil // dropped with its data
+		}
+		nd := cur.clone()
 		for i := range nd.Indexes {
 			if nd.Indexes[i].ID == indexID {
 				nd.Indexes = append(nd.Indexes[:i], nd.Indexes[i+1:]...)
-				return true, nil
+				start, end := tablecodec.IndexRange(def.ID, indexID)
+				if err := scheduleDeleteRange(k, start, end, "unfinished CREATE INDEX on "+def.Name); err != nil {
+					return err
+				}
+				return putTableDef(c, k, nd)
 			}
 		}
-		return false, nil
+		return nil
 	})
-	if errors.Is(err, errTableGone) {
-		return
-	}
 	if err != nil {
 		slog.Error("schema change: cannot remove an unfinished index; it is removed at the next start", "table", def.Name, "err", err)
-		return
-	}
-	start, end := tablecodec.IndexRange(def.ID, indexID)
-	if err := p.deleteRangeInBatches(ctx, start, end); err != nil {
-		slog.Error("schema change: cannot delete an unfinished index's entries", "table", def.Name, "err", err)
 	}
 }
 
@@ -490,12 +502,6 @@ func (p *DatabaseProvider) tryBackfillBatch(ctx context.Context, et *executor.Ta
 		if err != nil {
 			return nil, 0, err
 		}
-		// Lock the row: a writer that changes it after this snapshot
-		// conflicts with the batch instead of leaving an entry behind
-		// for a value the row no longer has.
-		if err := k.LockKeys(ctx, rowKey); err != nil {
-			return nil, 0, err
-		}
 		if !unique {
 			if err := k.Set(key, value); err != nil {
 				return nil, 0, err
@@ -575,10 +581,6 @@ func (p *DatabaseProvider) deleteRangeInBatches(ctx context.Context, start, end 
 // are removed with their entries. It runs when the node opens, before any
 // transaction of this node exists, so no step needs to wait for one.
 func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
-	type leftover struct {
-		def     *TableDef
-		indexID int64
-	}
 	k, err := p.store.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("recover unfinished schema changes: %w", err)
@@ -595,9 +597,7 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 	if !unfinished {
 		return nil
 	}
-	var dropped []leftover
-	err = p.runSchemaStep(ctx, func(c *catalogData, k *txn.Txn) error {
-		dropped = dropped[:0]
+	err = p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
 		for _, byName := range c.tables {
 			for _, cur := range byName {
 				if cur.schemaChangeInProgress() == "" {
@@ -609,8 +609,11 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 				for _, ix := range cur.Indexes {
 					if ix.public() {
 						nd.Indexes = append(nd.Indexes, ix)
-					} else {
-						dropped = append(dropped, leftover{def: cur, indexID: ix.ID})
+						continue
+					}
+					start, end := tablecodec.IndexRange(cur.ID, ix.ID)
+					if err := scheduleDeleteRange(k, start, end, "unfinished CREATE INDEX on "+cur.Name); err != nil {
+						return err
 					}
 				}
 				if err := putTableDef(c, k, nd); err != nil {
@@ -623,12 +626,6 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("recover unfinished schema changes: %w", err)
-	}
-	for _, l := range dropped {
-		start, end := tablecodec.IndexRange(l.def.ID, l.indexID)
-		if err := p.deleteRangeInBatches(ctx, start, end); err != nil {
-			return fmt.Errorf("recover unfinished schema changes: delete index entries of %s: %w", l.def.Name, err)
-		}
 	}
 	return nil
 }

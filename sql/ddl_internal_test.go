@@ -5,6 +5,7 @@ import (
 	dbsql "database/sql"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -180,7 +181,7 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 	ctx := context.Background()
 	def := tableDefOf(t, p, "r", "t")
 	var ixID int64
-	if err := p.runSchemaStep(ctx, func(c *catalogData, k *txn.Txn) error {
+	if err := p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
 		nd := def.clone()
 		ixID = nd.NextIndexID
 		nd.NextIndexID++
@@ -194,7 +195,7 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	udef := tableDefOf(t, p, "r", "u")
-	if err := p.runSchemaStep(ctx, func(c *catalogData, k *txn.Txn) error {
+	if err := p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
 		nd := udef.clone()
 		nd.Fence = "ALTER TABLE"
 		return putTableDef(c, k, nd)
@@ -208,6 +209,7 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 	srv.provider = nil
 
 	srv2, db2 := openInternal(t, dir, "r")
+	waitRangesDeleted(t, srv2.provider)
 	after := tableDefOf(t, srv2.provider, "r", "t")
 	if len(after.Indexes) != 0 {
 		t.Fatalf("the unfinished index is still defined: %+v", after.Indexes)
@@ -245,3 +247,96 @@ func mustExecTable(t *testing.T, p *DatabaseProvider, db, name string) *executor
 	}
 	return m.exec
 }
+
+// waitRangesDeleted waits until the range deleter has deleted every
+// recorded range.
+func waitRangesDeleted(t *testing.T, p *DatabaseProvider) {
+	t.Helper()
+	sig := p.ranges.idleSignal()
+	p.ranges.kick()
+	select {
+	case <-sig:
+	case <-time.After(time.Minute):
+		t.Fatal("the range deleter did not finish in a minute")
+	}
+}
+
+// keysIn counts the keys of [start, end) at a fresh snapshot.
+func keysIn(t *testing.T, p *DatabaseProvider, start, end []byte) int {
+	t.Helper()
+	ctx := context.Background()
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	n, err := countRange(ctx, k, start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestDroppedDataIsDeletedAfterCommit: DROP TABLE, DROP INDEX, DROP
+// DATABASE and a table rewrite leave their data to the range deleter,
+// which deletes it after the DDL, also when the process stopped before it
+// could (the records survive a restart).
+func TestDroppedDataIsDeletedAfterCommit(t *testing.T) {
+	dir := t.TempDir()
+	srv, db := openInternal(t, dir, "")
+	execAll(t, db, "CREATE DATABASE g", "USE g",
+		"CREATE TABLE a (id INT PRIMARY KEY, k INT, KEY ik (k))",
+		"CREATE TABLE b (id INT PRIMARY KEY, k INT, KEY ik (k))",
+		"CREATE TABLE c (id INT PRIMARY KEY, k INT)",
+		"INSERT INTO a VALUES (1, 1), (2, 2)", "INSERT INTO b VALUES (1, 1), (2, 2)", "INSERT INTO c VALUES (1, 1)")
+	p := srv.provider
+	a, b, c := tableDefOf(t, p, "g", "a"), tableDefOf(t, p, "g", "b"), tableDefOf(t, p, "g", "c")
+	execAll(t, db, "DROP TABLE a", "DROP INDEX ik ON b", "ALTER TABLE c ADD COLUMN z INT DEFAULT 3")
+	waitRangesDeleted(t, p)
+	for name, r := range map[string][2][]byte{
+		"dropped table":   rangeOf(tablecodec.TableRange(a.ID)),
+		"dropped index":   rangeOf(tablecodec.IndexRange(b.ID, b.Indexes[0].ID)),
+		"rewritten table": rangeOf(tablecodec.TableRange(c.ID)),
+	} {
+		if n := keysIn(t, p, r[0], r[1]); n != 0 {
+			t.Fatalf("%s: %d keys left", name, n)
+		}
+	}
+	if n := keysIn(t, p, prefixDeleteRanges, tablecodec.PrefixNext(prefixDeleteRanges)); n != 0 {
+		t.Fatalf("%d delete-range records left", n)
+	}
+	var rows int
+	if err := db.QueryRow("SELECT count(*) FROM b").Scan(&rows); err != nil || rows != 2 {
+		t.Fatalf("rows of b after DROP INDEX: %d, %v", rows, err)
+	}
+
+	// A record the process had no time to act on is acted on at the
+	// next start.
+	b = tableDefOf(t, p, "g", "b")
+	ctx := context.Background()
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scheduleTableDeletion(k, b, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	srv.stopBackground() // as if the process stopped before the deleter ran
+	<-srv.background
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv.provider = nil
+	srv2, _ := openInternal(t, dir, "g")
+	waitRangesDeleted(t, srv2.provider)
+	start, end := tablecodec.TableRange(b.ID)
+	if n := keysIn(t, srv2.provider, start, end); n != 0 {
+		t.Fatalf("after restart: %d keys of the scheduled range left", n)
+	}
+}
+
+func rangeOf(start, end []byte) [2][]byte { return [2][]byte{start, end} }

@@ -36,6 +36,8 @@ type DatabaseProvider struct {
 	// an older schema before it marks them stale (their commits of writes
 	// then fail with 8028). Config.DDLWaitTimeout.
 	ddlWait time.Duration
+	// ranges deletes the data DDLs left unreachable (deleterange.go).
+	ranges *rangeDeleter
 }
 
 var (
@@ -44,7 +46,7 @@ var (
 )
 
 func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
-	return &DatabaseProvider{
+	p := &DatabaseProvider{
 		store:     store,
 		catalogs:  &catalogCache{},
 		metas:     &metaCache{},
@@ -53,6 +55,8 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 		schemas:   schemalease.New(),
 		ddlWait:   DefaultDDLWaitTimeout,
 	}
+	p.ranges = newRangeDeleter(p)
+	return p
 }
 
 // Database implements sql.DatabaseProvider.
@@ -144,7 +148,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 			return gsql.ErrDatabaseNotFound.New(name)
 		}
 		for _, t := range c.sortedTables(def.ID) {
-			if err := dropTableData(ctx, k, t); err != nil {
+			if err := scheduleTableDeletion(k, t, "DROP DATABASE"); err != nil {
 				return err
 			}
 		}

@@ -140,6 +140,10 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	// stopBackground ends the node's background work (the range
+	// deleter); background is closed when it has.
+	stopBackground context.CancelFunc
+	background     chan struct{}
 }
 
 // Open opens the data directory and starts listening. The caller must call
@@ -181,6 +185,13 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := s.provider.recoverSchemaChanges(ctx); err != nil {
 		return nil, err
 	}
+	bg, stop := context.WithCancel(context.Background())
+	s.stopBackground, s.background = stop, make(chan struct{})
+	go func() {
+		defer close(s.background)
+		s.provider.ranges.run(bg)
+	}()
+	s.provider.ranges.kick() // what a previous process left
 
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
@@ -263,6 +274,10 @@ func (s *Server) Close() error {
 		}
 		if s.stmts != nil {
 			s.stmts.close()
+		}
+		if s.stopBackground != nil {
+			s.stopBackground()
+			<-s.background
 		}
 		if s.store != nil {
 			errs = append(errs, s.store.Close())

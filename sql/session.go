@@ -29,6 +29,12 @@ type Session struct {
 	fast fastSession
 	// onEnd is called once when the connection ends.
 	onEnd func()
+	// started is the transaction StartTransaction last handed out. GMS
+	// sometimes drops an autocommit transaction after an error without
+	// ending it (clearAutocommitTransaction); the handler ends it then
+	// (releaseDropped), so that it does not stay registered with the
+	// schema tracker.
+	started *Transaction
 }
 
 var (
@@ -81,6 +87,22 @@ func transactionOf(ctx *gsql.Context) (*Transaction, error) {
 		return &Transaction{provider: s.provider, readOnly: true}, nil
 	default:
 		return nil, fmt.Errorf("transaction is %T, not a percdb transaction", t)
+	}
+}
+
+// releaseDropped rolls back the transaction this session started last
+// if GMS no longer holds it and nothing ended it.
+func (s *Session) releaseDropped(ctx context.Context) {
+	t := s.started
+	if t == nil {
+		return
+	}
+	if cur, _ := s.GetTransaction().(*Transaction); cur == t {
+		return
+	}
+	s.started = nil
+	if !t.finished {
+		_ = t.rollback(ctx)
 	}
 }
 
@@ -161,6 +183,7 @@ func (s *Session) SessionEnd() {
 // every failed command. Outside an explicit transaction the whole
 // autocommit transaction is abandoned.
 func (s *Session) statementFailed(ctx context.Context) {
+	s.releaseDropped(ctx)
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok {
 		return
@@ -183,6 +206,7 @@ func (s *Session) statementFailed(ctx context.Context) {
 // statementSucceeded keeps what the statement wrote, in case GMS did not
 // call StatementComplete.
 func (s *Session) statementSucceeded() {
+	s.releaseDropped(context.Background())
 	if t, ok := s.GetTransaction().(*Transaction); ok {
 		t.statementEnd(true)
 	}

@@ -43,6 +43,10 @@ type Transaction struct {
 	use *schemalease.Use
 	// wrote are the tables written, each told to use once.
 	wrote []int64
+	// stepOf, for a step of a schema change (ddl.go), is the transaction
+	// of the statement running it, which the step's commit does not wait
+	// for.
+	stepOf *schemalease.Use
 	// fenced are tables whose fence this transaction's DDL raised (ddl.go):
 	// lifted again if it does not commit.
 	fenced []fencedTable
@@ -81,8 +85,11 @@ func (t *Transaction) txn(ctx context.Context) (*txn.Txn, error) {
 	if t.kv != nil {
 		return t.kv, nil
 	}
-	if t.use == nil {
-		// Before the start timestamp: see schemalease.Tracker.Begin.
+	if t.use == nil && !t.readOnly {
+		// Before the start timestamp: see schemalease.Tracker.Begin. A
+		// read-only transaction cannot write under an old schema, so it
+		// is not registered (GMS also leaves some of those unfinished:
+		// the ones transactionOf makes outside any statement).
 		t.use = t.provider.schemas.Begin()
 	}
 	k, err := t.provider.store.Begin(ctx)
@@ -115,7 +122,9 @@ func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.use.Observe(c.version)
+	if t.use != nil {
+		t.use.Observe(c.version)
+	}
 	t.cat = c
 	return c, nil
 }
@@ -138,6 +147,9 @@ func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalogData,
 		return err
 	}
 	if !t.catDirty {
+		if t.use != nil {
+			t.use.Exempt()
+		}
 		t.catBase = cur
 		next.version = cur.version + 1
 		if err := k.Set(keyVersion, encodeUint64(next.version)); err != nil {
@@ -282,7 +294,11 @@ func (t *Transaction) commit(ctx context.Context) error {
 		// catalog without reloading it.
 		t.provider.catalogs.offer(t.cat)
 		t.endUse()
-		return t.provider.awaitSchemaChange(ctx, t.catBase, t.cat)
+		err := t.provider.awaitSchemaChange(ctx, t.catBase, t.cat, t.stepOf)
+		// Any data the DDL left behind can go now that the older
+		// schema's writers are gone.
+		t.provider.ranges.kick()
+		return err
 	}
 	return nil
 }

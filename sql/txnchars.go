@@ -47,7 +47,9 @@ type savedCharacteristics struct {
 // session's transaction_read_only is on.
 func (s *Session) StartTransaction(ctx *gsql.Context, chr gsql.TransactionCharacteristic) (gsql.Transaction, error) {
 	ro := chr == gsql.ReadOnly || !s.readWrite && s.provider.fast.sessionVars(s).txReadOnly
-	return &Transaction{provider: s.provider, readOnly: ro}, nil
+	t := &Transaction{provider: s.provider, readOnly: ro}
+	s.started = t
+	return t, nil
 }
 
 // isStartReadWrite reports whether query is START TRANSACTION ... READ

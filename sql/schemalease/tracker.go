@@ -43,6 +43,8 @@ type Use struct {
 	ended      bool
 	// stale: a change of every table stopped waiting for it.
 	stale bool
+	// exempt: the transaction changes the schema itself (see Exempt).
+	exempt bool
 	// wrote are the tables the transaction wrote; staleTables those a
 	// change stopped waiting for (or never waited for, as it had not
 	// written them yet). Writing one of the latter fails the commit.
@@ -103,6 +105,17 @@ func contains(ids []int64, id int64) bool {
 	return false
 }
 
+// Exempt takes the transaction out of every wait: it changes the schema
+// itself, so it writes the schema version, and its commit fails with a
+// write conflict if another change committed after its snapshot. Waiting
+// for it would only hold up the other change.
+func (u *Use) Exempt() {
+	u.t.mu.Lock()
+	u.exempt = true
+	u.t.notifyLocked()
+	u.t.mu.Unlock()
+}
+
 // Observe records that the transaction read schema version v. A version
 // only moves up: a transaction never reads an older schema than it did.
 func (u *Use) Observe(v uint64) {
@@ -159,23 +172,28 @@ func (u *Use) End() {
 }
 
 // WaitOlder waits until no registered transaction but those in except
-// uses a schema version below v and has written one of tables (every
-// table when tables is nil); an older transaction that has not written
-// them is not waited for, but will fail its commit if it writes one
-// later. Transactions still waited for when timeout has passed are marked
-// stale the same way and no longer waited for, except those already
-// committing, whose commits are waited out. It returns how many were
-// marked after waiting, or ctx's error.
-func (t *Tracker) WaitOlder(ctx context.Context, v uint64, timeout time.Duration, tables []int64, except ...*Use) (int, error) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	expired := timeout <= 0
+// uses a schema version below v (writing one of tables, every table when
+// tables is nil), marking stale those it stops waiting for: a stale
+// transaction fails its commit if it wrote, or writes later, one of
+// tables. It waits up to timeout for a transaction that has written one of
+// tables, and up to grace (at most timeout) for one that has not written
+// one yet (an autocommit statement about to write, usually; a long
+// read-only transaction should not hold a schema change for long).
+// Transactions already committing are not marked: those that wrote one of
+// tables are waited out, the others' writes are fixed and touch none. It
+// returns how many writers of tables it marked, or ctx's error.
+func (t *Tracker) WaitOlder(ctx context.Context, v uint64, timeout, grace time.Duration, tables []int64, except ...*Use) (int, error) {
+	grace = min(grace, timeout)
+	start := time.Now()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
 	marked := 0
 	for {
+		elapsed := time.Since(start)
 		t.mu.Lock()
 		waiting := false
 		for u := range t.uses {
-			if u.version >= v || excepted(u, except) || u.staleFor(tables) {
+			if u.version >= v || u.exempt || excepted(u, except) || u.staleFor(tables) {
 				continue
 			}
 			wrote := tables == nil
@@ -187,10 +205,10 @@ func (t *Tracker) WaitOlder(ctx context.Context, v uint64, timeout time.Duration
 				waiting = true // its commit is under way: wait it out
 			case u.committing:
 				// Its writes are fixed and touch none of tables.
-			case !wrote || expired:
-				if wrote {
-					marked++
-				}
+			case wrote && elapsed >= timeout:
+				marked++
+				u.markStale(tables)
+			case !wrote && elapsed >= grace:
 				u.markStale(tables)
 			default:
 				waiting = true
@@ -203,8 +221,9 @@ func (t *Tracker) WaitOlder(ctx context.Context, v uint64, timeout time.Duration
 		}
 		select {
 		case <-changed:
-		case <-deadline.C:
-			expired = true
+		case <-timer.C:
+			// Past grace: look again, and wake at timeout next.
+			timer.Reset(max(timeout-time.Since(start), time.Millisecond))
 		case <-ctx.Done():
 			return marked, ctx.Err()
 		}

@@ -15,7 +15,7 @@ func TestWaitOlderReturnsWhenOlderUsesEnd(t *testing.T) {
 	cur := tr.Begin() // version 1: not waited for
 	done := make(chan int, 1)
 	go func() {
-		n, err := tr.WaitOlder(context.Background(), 1, time.Hour, nil)
+		n, err := tr.WaitOlder(context.Background(), 1, time.Hour, time.Hour, nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -59,7 +59,7 @@ func TestTimeoutMarksStaleAndCommitFails(t *testing.T) {
 	tr := New()
 	u := tr.Begin()
 	tr.Published(1)
-	n, err := tr.WaitOlder(context.Background(), 1, 0, nil)
+	n, err := tr.WaitOlder(context.Background(), 1, 0, 0, nil)
 	if err != nil || n != 1 {
 		t.Fatalf("WaitOlder = %d, %v; want 1 marked", n, err)
 	}
@@ -70,7 +70,7 @@ func TestTimeoutMarksStaleAndCommitFails(t *testing.T) {
 		t.Fatalf("BeginCommit = %v, want ErrSchemaChanged", err)
 	}
 	// A stale use is not waited for again.
-	if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, nil); err != nil || n != 0 {
+	if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, time.Hour, nil); err != nil || n != 0 {
 		t.Fatalf("second WaitOlder = %d, %v", n, err)
 	}
 }
@@ -84,7 +84,7 @@ func TestCommittingUseIsWaitedOutNotMarked(t *testing.T) {
 	tr.Published(1)
 	done := make(chan int, 1)
 	go func() {
-		n, _ := tr.WaitOlder(context.Background(), 1, time.Millisecond, nil)
+		n, _ := tr.WaitOlder(context.Background(), 1, time.Millisecond, time.Millisecond, nil)
 		done <- n
 	}()
 	select {
@@ -105,14 +105,14 @@ func TestExceptAndContext(t *testing.T) {
 	tr := New()
 	self := tr.Begin()
 	tr.Published(1)
-	if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, nil, self); err != nil || n != 0 {
+	if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, time.Hour, nil, self); err != nil || n != 0 {
 		t.Fatalf("WaitOlder except self = %d, %v", n, err)
 	}
 	other := tr.Begin()
 	other.version = 0 // registered before the change
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := tr.WaitOlder(ctx, 1, time.Hour, nil, self); !errors.Is(err, context.Canceled) {
+	if _, err := tr.WaitOlder(ctx, 1, time.Hour, time.Hour, nil, self); !errors.Is(err, context.Canceled) {
 		t.Fatalf("WaitOlder with a cancelled context = %v", err)
 	}
 }
@@ -148,7 +148,7 @@ func TestNoCommitSlipsPastAChange(t *testing.T) {
 				u.End()
 			}(u)
 		}
-		if _, err := tr.WaitOlder(context.Background(), 1, time.Duration(round%3)*time.Microsecond, nil); err != nil {
+		if _, err := tr.WaitOlder(context.Background(), 1, time.Duration(round%3)*time.Microsecond, time.Duration(round%3)*time.Microsecond, nil); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -169,7 +169,7 @@ func TestPerTableWaitAndStaleness(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, []int64{7}); err != nil || n != 0 {
+		if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, 0, []int64{7}); err != nil || n != 0 {
 			t.Errorf("WaitOlder = %d, %v", n, err)
 		}
 	}()
@@ -191,5 +191,47 @@ func TestPerTableWaitAndStaleness(t *testing.T) {
 	reader.Wrote(7)
 	if err := reader.BeginCommit(); !errors.Is(err, ErrSchemaChanged) {
 		t.Fatalf("late writer of table 7: %v, want ErrSchemaChanged", err)
+	}
+}
+
+// TestGraceForTransactionsNotYetWriting: a transaction of the older schema
+// that has not written the changed table is waited for during the grace
+// period (an autocommit statement about to write finishes unharmed), and
+// marked stale for the table after it.
+func TestGraceForTransactionsNotYetWriting(t *testing.T) {
+	tr := New()
+	quick := tr.Begin()
+	slow := tr.Begin()
+	tr.Published(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tr.WaitOlder(context.Background(), 1, time.Hour, 200*time.Millisecond, []int64{7}); err != nil {
+			t.Error(err)
+		}
+	}()
+	quick.Wrote(7)
+	if err := quick.BeginCommit(); err != nil {
+		t.Fatalf("a transaction that writes within the grace period: %v", err)
+	}
+	quick.End()
+	<-done
+	slow.Wrote(7)
+	if err := slow.BeginCommit(); !errors.Is(err, ErrSchemaChanged) {
+		t.Fatalf("a transaction that wrote after the grace period: %v, want ErrSchemaChanged", err)
+	}
+}
+
+func TestExemptUseIsNotWaitedFor(t *testing.T) {
+	tr := New()
+	ddl := tr.Begin()
+	ddl.Wrote(7)
+	ddl.Exempt()
+	tr.Published(1)
+	if n, err := tr.WaitOlder(context.Background(), 1, time.Hour, time.Hour, nil); err != nil || n != 0 {
+		t.Fatalf("WaitOlder = %d, %v", n, err)
+	}
+	if err := ddl.BeginCommit(); err != nil {
+		t.Fatalf("an exempt use is never marked stale: %v", err)
 	}
 }
