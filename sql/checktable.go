@@ -33,27 +33,44 @@ const codeDataInconsistent = 8223
 // every check is the full one.
 var checkTableOptions = regexp.MustCompile(`(?i)\s+(for\s+upgrade|quick|fast|medium|extended|changed)(\s+(for\s+upgrade|quick|fast|medium|extended|changed))*\s*;?\s*$`)
 
-// parseCheckTable recognises CHECK TABLE and ADMIN CHECK TABLE and
-// returns the tables they name; admin tells which.
-func parseCheckTable(query string) (tables []*ast.TableName, admin bool, ok bool) {
+// adminStatement is a statement the handler runs itself: CHECK TABLE,
+// and TiDB's ADMIN CHECK TABLE, ADMIN SHOW DDL JOBS and ADMIN CANCEL DDL
+// JOBS, none of which GMS parses.
+type adminStatement struct {
+	tp ast.AdminStmtType
+	// tables are CHECK TABLE's; mysqlStyle: it was MySQL's CHECK TABLE
+	// (a result set), not ADMIN CHECK TABLE (OK or an error).
+	tables     []*ast.TableName
+	mysqlStyle bool
+	// jobIDs are ADMIN CANCEL DDL JOBS's.
+	jobIDs []int64
+}
+
+// parseAdmin recognises the statements of adminStatement.
+func parseAdmin(query string) (adminStatement, bool) {
 	q := strings.TrimSpace(query)
+	mysqlStyle := false
 	switch {
 	case startsWithWord(q, "admin"):
-		admin = true
 	case startsWithWord(q, "check"):
 		q = "ADMIN " + checkTableOptions.ReplaceAllString(q, "")
+		mysqlStyle = true
 	default:
-		return nil, false, false
+		return adminStatement{}, false
 	}
 	stmts, _, err := parser.New().Parse(q, "", "")
 	if err != nil || len(stmts) != 1 {
-		return nil, false, false
+		return adminStatement{}, false
 	}
 	st, isAdmin := stmts[0].(*ast.AdminStmt)
-	if !isAdmin || st.Tp != ast.AdminCheckTable {
-		return nil, false, false
+	if !isAdmin {
+		return adminStatement{}, false
 	}
-	return st.Tables, admin, true
+	switch st.Tp {
+	case ast.AdminCheckTable, ast.AdminShowDDLJobs, ast.AdminCancelDDLJobs:
+		return adminStatement{tp: st.Tp, tables: st.Tables, mysqlStyle: mysqlStyle, jobIDs: st.JobIDs}, true
+	}
+	return adminStatement{}, false
 }
 
 // tableInconsistency is a disagreement between a table and an index.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -49,6 +50,10 @@ import (
 // A process that dies in the middle of a job leaves the table with a
 // fence or a non-public index; recoverSchemaChanges rolls those back
 // when the node opens, before it serves anyone.
+
+// codeCancelledDDLJob is TiDB's ErrCancelledDDLJob: ADMIN CANCEL DDL JOBS
+// stopped the statement's job.
+const codeCancelledDDLJob = 8214
 
 // codeSchemaChanged is TiDB's ErrInfoSchemaChanged: the transaction's
 // writes were made under a schema that changed before it committed.
@@ -342,7 +347,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // buildIndexOnline adds index want to the existing table def of database
 // db while writers run (see the file comment).
-func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *TableDef, want IndexDef) error {
+func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *TableDef, want IndexDef) (err error) {
+	job, ctx := p.jobs.start(ctx, dbName, def.Name, "add index "+want.Name)
+	defer func() {
+		stopped := ctx.Err() != nil
+		job.finish(err, stopped)
+		switch {
+		case err == nil || !stopped:
+		case job.cancelled.Load():
+			err = mysql.NewSQLError(codeCancelledDDLJob, stateGeneral, "Cancelled DDL job")
+		default:
+			err = mysql.NewSQLError(mysql.ERQueryInterrupted, mysql.SSQueryInterrupted, "Query execution was interrupted")
+		}
+	}()
 	var indexID int64
 	setState := func(state string) error {
 		return p.changeTableStep(ctx, owner, def, false, func(nd *TableDef) (bool, error) {
@@ -355,7 +372,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 			return false, fmt.Errorf("index %s of %s vanished while it was built", want.Name, def.Name)
 		})
 	}
-	err := p.changeTableStep(ctx, owner, def, true, func(nd *TableDef) (bool, error) {
+	err = p.changeTableStep(ctx, owner, def, true, func(nd *TableDef) (bool, error) {
 		if _, _, dup := nd.index(want.Name); dup {
 			return false, mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", want.Name)
 		}
@@ -373,10 +390,12 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 		p.dropIndexOnline(context.WithoutCancel(ctx), owner, def, indexID)
 		return err
 	}
+	job.setState("delete only")
 	if err := setState(StateWriteOnly); err != nil {
 		return fail(err)
 	}
-	if err := p.backfillIndex(ctx, dbName, def, indexID); err != nil {
+	job.setState("write reorganization")
+	if err := p.backfillIndex(ctx, dbName, def, indexID, &job.rows); err != nil {
 		return fail(err)
 	}
 	if err := setState(""); err != nil {
@@ -415,7 +434,7 @@ func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalea
 
 // backfillIndex writes the entries of the write-only index indexID for
 // every row of def, batch by batch.
-func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def *TableDef, indexID int64) error {
+func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def *TableDef, indexID int64, done *atomic.Int64) error {
 	k, err := p.store.Begin(ctx)
 	if err != nil {
 		return err
@@ -447,6 +466,7 @@ func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def
 			return err
 		}
 		rows += n
+		done.Add(int64(n))
 		if next == nil {
 			slog.Debug("schema change: index backfilled", "table", def.Name, "index", ix.Name, "rows", rows)
 			return nil

@@ -483,3 +483,118 @@ func TestUniqueIndexBuildBesideDuplicateInserts(t *testing.T) {
 		checkTableOK(t, db, "t")
 	}
 }
+
+// TestDDLJobsShowCancelAndKill: ADMIN SHOW DDL JOBS shows a CREATE INDEX
+// with its rows backfilled; ADMIN CANCEL DDL JOBS and KILL QUERY stop a
+// running one, which fails (8214, 1317) and leaves neither the index nor
+// any entry of it; the table stays consistent.
+func TestDDLJobsShowCancelAndKill(t *testing.T) {
+	srv := sqltest.Start(t, "")
+	db := srv.Open("")
+	mustExec(t, db, "CREATE DATABASE j")
+	db = srv.Open("j")
+	db.SetMaxOpenConns(4)
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, k INT)")
+	for i := 0; i < 10; i++ {
+		batch := make([]string, 5000)
+		for j := range batch {
+			batch[j] = fmt.Sprintf("(%d, %d)", i*5000+j, (i*5000+j)%97)
+		}
+		mustExec(t, db, "INSERT INTO t VALUES "+strings.Join(batch, ","))
+	}
+	mustExec(t, db, "CREATE INDEX done ON t (k)")
+	jobs := adminJobs(t, db)
+	if len(jobs) == 0 || jobs[0]["STATE"] != "synced" || jobs[0]["ROW_COUNT"] != "50000" || jobs[0]["TABLE_NAME"] != "t" {
+		t.Fatalf("ADMIN SHOW DDL JOBS after CREATE INDEX: %v", jobs)
+	}
+
+	stop := func(how string) {
+		t.Helper()
+		conn, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var connID int
+		if err := conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&connID); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := conn.ExecContext(context.Background(), "CREATE INDEX ik ON t (k, id)")
+			done <- err
+		}()
+		stopped := false
+		for !stopped {
+			select {
+			case err := <-done:
+				t.Logf("%s: the job finished (%v) before it could be stopped", how, err)
+				mustExec(t, db, "DROP INDEX ik ON t")
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			for _, j := range adminJobs(t, db) {
+				if j["STATE"] != "running" || j["SCHEMA_STATE"] != "write reorganization" {
+					continue
+				}
+				if how == "cancel" {
+					var id, result string
+					if err := db.QueryRow("ADMIN CANCEL DDL JOBS "+j["JOB_ID"]).Scan(&id, &result); err != nil {
+						t.Fatal(err)
+					}
+					stopped = result == "successful"
+				} else {
+					mustExec(t, db, fmt.Sprintf("KILL QUERY %d", connID))
+					stopped = true
+				}
+			}
+		}
+		err = <-done
+		want := uint16(8214)
+		if how == "kill" {
+			want = 1317
+		}
+		if mysqlErrNum(err) != want {
+			t.Fatalf("%s: CREATE INDEX returned %v, want error %d", how, err, want)
+		}
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM information_schema.statistics WHERE table_schema = 'j' AND table_name = 't' AND index_name = 'ik'").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%s: the stopped index is still there (%d, %v)", how, n, err)
+		}
+		if jobs := adminJobs(t, db); jobs[0]["STATE"] != map[string]string{"cancel": "cancelled", "kill": "cancelled"}[how] {
+			t.Fatalf("%s: job after stop: %v", how, jobs[0])
+		}
+		checkTableOK(t, db, "t")
+		mustExec(t, db, "CREATE INDEX ik ON t (k, id)", "DROP INDEX ik ON t")
+	}
+	stop("cancel")
+	stop("kill")
+}
+
+// adminJobs returns ADMIN SHOW DDL JOBS's rows as column maps.
+func adminJobs(t *testing.T, db *sql.DB) []map[string]string {
+	t.Helper()
+	rs, err := db.Query("ADMIN SHOW DDL JOBS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	cols, _ := rs.Columns()
+	var out []map[string]string
+	for rs.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		m := make(map[string]string)
+		for i, c := range cols {
+			m[c] = vals[i].String
+		}
+		out = append(out, m)
+	}
+	return out
+}

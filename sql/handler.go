@@ -88,8 +88,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			return cb(&sqltypes.Result{}, false)
 		}
-		if tables, admin, ok := parseCheckTable(query); ok {
-			return h.checkTable(ctx, c, tables, admin, cb)
+		if st, ok := parseAdmin(query); ok {
+			return h.admin(ctx, c, st, cb)
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -380,8 +380,9 @@ func indexFold(s, sub string) int {
 	return -1
 }
 
-// checkTable runs CHECK TABLE or ADMIN CHECK TABLE (checktable.go).
-func (h *handler) checkTable(ctx context.Context, c *mysql.Conn, tables []*ast.TableName, admin bool, callback mysql.ResultSpoolFn) error {
+// admin runs CHECK TABLE and the ADMIN statements (checktable.go,
+// ddljobs.go).
+func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, callback mysql.ResultSpoolFn) error {
 	s := h.sessions.get(c.ConnectionID)
 	if s == nil {
 		// The connection's first command: GMS creates its session when
@@ -393,9 +394,17 @@ func (h *handler) checkTable(ctx context.Context, c *mysql.Conn, tables []*ast.T
 			return mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "no session for connection %d", c.ConnectionID)
 		}
 	}
-	res, err := s.provider.runCheckTable(ctx, s.GetCurrentDatabase(), tables, admin)
-	if err != nil {
-		return err
+	var res *sqltypes.Result
+	switch st.tp {
+	case ast.AdminShowDDLJobs:
+		res = s.provider.jobs.show()
+	case ast.AdminCancelDDLJobs:
+		res = s.provider.jobs.cancelJobs(st.jobIDs)
+	default:
+		var err error
+		if res, err = s.provider.runCheckTable(ctx, s.GetCurrentDatabase(), st.tables, !st.mysqlStyle); err != nil {
+			return err
+		}
 	}
 	return callback(res, false)
 }

@@ -38,6 +38,8 @@ type DatabaseProvider struct {
 	ddlWait time.Duration
 	// ranges deletes the data DDLs left unreachable (deleterange.go).
 	ranges *rangeDeleter
+	// jobs are the online schema changes of this node (ddljobs.go).
+	jobs ddlJobs
 }
 
 var (

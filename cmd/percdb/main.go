@@ -5,7 +5,7 @@
 //	percdb [--host 127.0.0.1] [--port 4000] [--data-dir ./percdb-data]
 //	       [--root-password ""] [--ssl-cert file --ssl-key file] [--auto-generate-certs=false]
 //	       [--require-secure-transport] [--max-connections 0]
-//	       [--max-query-buffered-rows 4194304] [--log-level info]
+//	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s] [--log-level info]
 //
 // Connect with any MySQL client, for example:
 //
@@ -51,6 +51,7 @@ func run(args []string) error {
 	requireTLS := fs.Bool("require-secure-transport", false, "refuse connections without TLS")
 	maxConns := fs.Int("max-connections", 0, "most open client connections, one more gets error 1040 (0: no limit)")
 	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
+	ddlWait := fs.Duration("ddl-wait-timeout", percsql.DefaultDDLWaitTimeout, "how long each step of a schema change waits for transactions that wrote the table under the older schema; those still open after it fail to commit with error 8028")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,6 +64,9 @@ func run(args []string) error {
 	}
 	if *maxBuffered == 0 {
 		return errors.New("--max-query-buffered-rows 0 would refuse every sort; give a negative value for no limit")
+	}
+	if *ddlWait <= 0 {
+		return fmt.Errorf("--ddl-wait-timeout %v must be positive", *ddlWait)
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("--port %d is not a TCP port", *port)
@@ -90,6 +94,7 @@ func run(args []string) error {
 		RequireSecureTransport: *requireTLS,
 		MaxConnections:         *maxConns,
 		MaxQueryBufferedRows:   *maxBuffered,
+		DDLWaitTimeout:         *ddlWait,
 	})
 	if err != nil {
 		return err
