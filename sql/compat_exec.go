@@ -2,12 +2,14 @@ package sql
 
 import (
 	"reflect"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/vitess/go/mysql"
 )
 
 // compatBuilder builds the row iterators of percdb's own plan nodes and
@@ -42,6 +44,9 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
 	case *plan.Update, *plan.DeleteFrom:
+		if err := targetInSubquery(n); err != nil {
+			return nil, err
+		}
 		if d, ok, err := b.finalizeSubqueries(ctx, n); ok || err != nil {
 			if err != nil {
 				return nil, err
@@ -133,7 +138,7 @@ func unprepared(sq *plan.Subquery) bool {
 // columns have their character set's binary collation, for that check
 // (and for counting changed rows).
 func withBytewiseChanges(u *plan.Update) (gsql.Node, bool) {
-	if _, done := u.Child.(*bytewiseUpdatable); done {
+	if _, done := u.Child.(*bytewiseUpdatable); done || u.IsJoin || hasUpdateJoin(u) {
 		return u, false
 	}
 	t, err := plan.GetUpdatable(u.Child)
@@ -241,4 +246,81 @@ func bytewiseEqual(ctx *gsql.Context, a, b gsql.Row, sch gsql.Schema) (bool, err
 		}
 	}
 	return true, nil
+}
+
+// codeUpdateTableUsed is MySQL's ER_UPDATE_TABLE_USED.
+const codeUpdateTableUsed = 1093
+
+// targetInSubquery returns MySQL's error 1093 for an UPDATE or DELETE of
+// one table whose subquery reads that table (outside a derived table,
+// which MySQL materializes first). GMS runs such a statement, and its
+// subquery sees the rows the statement has already changed: a DELETE
+// WHERE EXISTS (SELECT ... FROM the same table) stopped deleting once
+// the rows the subquery found were gone.
+func targetInSubquery(n gsql.Node) error {
+	var target gsql.Table
+	switch n := n.(type) {
+	case *plan.DeleteFrom:
+		if n.HasExplicitTargets() {
+			return nil
+		}
+		t, err := plan.GetDeletable(n.Child)
+		if err != nil {
+			return nil
+		}
+		target = t
+	case *plan.Update:
+		if n.IsJoin || hasUpdateJoin(n) {
+			return nil
+		}
+		t, err := plan.GetUpdatable(n.Child)
+		if err != nil {
+			return nil
+		}
+		target = t
+	default:
+		return nil
+	}
+	name := strings.ToLower(target.Name())
+	db := ""
+	if d, ok := target.(gsql.Databaseable); ok {
+		db = strings.ToLower(d.Database())
+	}
+	var found bool
+	transform.InspectExpressions(n, func(e gsql.Expression) bool {
+		sq, ok := e.(*plan.Subquery)
+		if !ok || found {
+			return !found
+		}
+		transform.Inspect(sq.Query, func(q gsql.Node) bool {
+			switch q := q.(type) {
+			case *plan.SubqueryAlias:
+				return false
+			case *plan.ResolvedTable:
+				if strings.ToLower(q.Name()) == name && (db == "" || q.Database() == nil || strings.ToLower(q.Database().Name()) == db) {
+					found = true
+				}
+			}
+			return !found
+		})
+		return !found
+	})
+	if !found {
+		return nil
+	}
+	return mysql.NewSQLError(codeUpdateTableUsed, stateGeneral, "You can't specify target table '%s' for update in FROM clause", target.Name())
+}
+
+// hasUpdateJoin reports whether an UPDATE is one GMS runs as a join (an
+// UPDATE with a subquery it unnested, or of several tables), whose table
+// is a stand-in that panics when asked its name.
+func hasUpdateJoin(u *plan.Update) bool {
+	found := false
+	transform.Inspect(u.Child, func(n gsql.Node) bool {
+		if _, ok := n.(*plan.UpdateJoin); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -80,6 +80,16 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			return rowsEqual(l, r), transform.NewTree, nil
 		}
 	case *expression.NullSafeEquals:
+		if types.IsText(e.Left().Type()) || types.IsText(e.Right().Type()) {
+			// GMS's <=> compares strings by their bytes, not under
+			// their collation as = does ('a' <=> 'A' is 0 under a
+			// case-insensitive collation; MySQL says 1).
+			l, r := e.Left(), e.Right()
+			return expression.NewOr(
+				expression.NewAnd(expression.NewIsNull(l), expression.NewIsNull(r)),
+				expression.NewIsTrue(expression.NewEquals(l, r)),
+			), transform.NewTree, nil
+		}
 		if l, r, ok := nullableRows(e.Left(), e.Right()); ok {
 			parts := make([]gsql.Expression, len(l))
 			for i := range l {

@@ -232,6 +232,9 @@ func (q *query) String() string {
 type gen struct {
 	r *rand.Rand
 	s *schema
+	// avoid is the table a data change writes: MySQL refuses its
+	// subqueries reading it (error 1093), so they read another.
+	avoid *table
 }
 
 func (g *gen) pick(n int) int { return g.r.Intn(n) }
@@ -350,6 +353,9 @@ func (g *gen) pred(srcs, outer []source, depth int) string {
 // subquery, correlated with srcs half the time.
 func (g *gen) subqueryPred(srcs []source, c string, col column, depth int) string {
 	t := g.table()
+	for i := 0; t == g.avoid && i < 4; i++ {
+		t = g.table()
+	}
 	inner := []source{{t, fmt.Sprintf("s%d", depth)}}
 	var conds []string
 	if g.pick(2) == 0 {
@@ -539,6 +545,8 @@ func (g *gen) query() *query {
 // dml draws a data-changing statement.
 func (g *gen) dml() string {
 	t := g.table()
+	g.avoid = t
+	defer func() { g.avoid = nil }()
 	srcs := []source{{t, t.name}}
 	setCol := t.cols[len(t.pk)+g.pick(len(t.cols)-len(t.pk))]
 	where := g.pred(srcs, nil, 1)
@@ -571,6 +579,9 @@ func (g *gen) dml() string {
 		return fmt.Sprintf("UPDATE %s JOIN %s ON %s.c9 = %s.c9 SET %s.%s = %s WHERE %s", t.name, o.name, t.name, o.name, t.name, setCol.name, g.lit(setCol.kind), where)
 	}
 	o := g.table()
+	for i := 0; o == t && i < 4; i++ {
+		o = g.table()
+	}
 	c, col := g.col(srcs)
 	sel, ok := g.colOf([]source{{o, "o"}}, col.kind)
 	if !ok {
