@@ -310,23 +310,32 @@ func (p *DatabaseProvider) changeTableStep(ctx context.Context, owner *schemalea
 // owner: the transaction of the statement that runs the steps, which
 // writes nothing under the older schema.
 func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease.Use, fn func(c *catalogData, k *txn.Txn) error) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
+	// A conflict may be another DDL's, or the lock of a transaction whose
+	// process died (it goes when its time-to-live, a few seconds, has
+	// passed): try again with a growing pause for as long as that.
+	deadline := time.Now().Add(schemaStepRetryFor)
+	pause := 10 * time.Millisecond
+	for {
 		s := &Transaction{provider: p, stepOf: owner}
-		if err = s.changeCatalog(ctx, fn); err != nil {
+		err := s.changeCatalog(ctx, fn)
+		if err != nil {
 			_ = s.rollback(ctx)
 		} else {
 			err = s.commit(ctx)
 		}
-		if !retryableConflict(err) {
+		if !retryableConflict(err) || time.Now().After(deadline) {
 			return err
 		}
-		if werr := sleepCtx(ctx, time.Duration(attempt+1)*10*time.Millisecond); werr != nil {
+		if werr := sleepCtx(ctx, pause); werr != nil {
 			return werr
 		}
+		pause = min(2*pause, 500*time.Millisecond)
 	}
-	return err
 }
+
+// schemaStepRetryFor is how long a schema change step is tried again after
+// conflicts: past the time-to-live of a dead transaction's locks.
+const schemaStepRetryFor = 15 * time.Second
 
 // retryableConflict reports whether err is a write conflict worth trying
 // again.

@@ -261,7 +261,28 @@ func runModelWriter(db *sql.DB, w int, model map[int]int, stop <-chan struct{}) 
 				}
 			}
 			sort.Ints(ids)
-			switch op := rnd.Intn(3); {
+			switch op := rnd.Intn(5); {
+			case op == 3:
+				// REPLACE of an existing or a new row.
+				id, k := next, rnd.Intn(1000000)
+				if len(ids) > 0 && rnd.Intn(2) == 0 {
+					id = ids[rnd.Intn(len(ids))]
+				} else {
+					next++
+				}
+				stmts = append(stmts, fmt.Sprintf("REPLACE INTO t (id, k) VALUES (%d, %d)", id, k))
+				pending[id] = &k
+			case op == 4:
+				// INSERT ... ON DUPLICATE KEY UPDATE of an existing or a
+				// new row: either way the row ends with k.
+				id, k := next, rnd.Intn(1000000)
+				if len(ids) > 0 && rnd.Intn(2) == 0 {
+					id = ids[rnd.Intn(len(ids))]
+				} else {
+					next++
+				}
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO t (id, k) VALUES (%d, %d) ON DUPLICATE KEY UPDATE k = %d", id, k, k))
+				pending[id] = &k
 			case op == 0 || len(ids) == 0:
 				id, k := next, rnd.Intn(1000000)
 				next++
@@ -313,8 +334,8 @@ func runModelWriter(db *sql.DB, w int, model map[int]int, stop <-chan struct{}) 
 func applyOne(model map[int]int, s string, pending map[int]*int) {
 	var id, k int
 	switch {
-	case strings.HasPrefix(s, "INSERT"):
-		fmt.Sscanf(s, "INSERT INTO t (id, k) VALUES (%d, %d)", &id, &k)
+	case strings.HasPrefix(s, "INSERT"), strings.HasPrefix(s, "REPLACE"):
+		fmt.Sscanf(s[strings.Index(s, "VALUES"):], "VALUES (%d, %d)", &id, &k)
 		model[id] = k
 	case strings.HasPrefix(s, "UPDATE"):
 		fmt.Sscanf(s, "UPDATE t SET k = %d WHERE id = %d", &k, &id)
