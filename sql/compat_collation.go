@@ -97,9 +97,6 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 			ret = plan.NewLimit(n.Limit, ret)
 		}
 		return ret, transform.NewTree, nil
-	case *plan.JoinNode:
-		// Merge joins on several columns reject NULL (compat_rows.go).
-		return nullRejectingMergeKeys(n)
 	case *plan.IndexedTableAccess:
 		// A lookup key that the index column cannot hold exactly
 		// (compat_hashkey.go).

@@ -43,6 +43,16 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
+	case *plan.JoinNode:
+		// Merge joins reject NULL keys (compat_rows.go). Done here, not
+		// in an analyzer rule: GMS validates the plan of a derived
+		// table again inside the outer query, and its operand check
+		// does not know the wrapped comparison.
+		j, same, err := nullRejectingMergeKeys(n)
+		if err != nil || same {
+			return nil, err
+		}
+		return b.gms.Build(ctx, j, row)
 	case *plan.Update, *plan.DeleteFrom:
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
@@ -57,6 +67,15 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			if w, ok := withBytewiseChanges(u); ok {
 				return b.gms.Build(ctx, w, row)
 			}
+		}
+		// Row comparisons, LIKE's escape, <=> on strings and the other
+		// expression rewrites of compat_rows.go, which GMS's short
+		// path for one table does not run either.
+		if m, same, err := rowComparisonsIn(ctx, n); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
 		}
 		// GMS analyzes an UPDATE or DELETE of one table with a short
 		// list of rules of its own (analyzer.getBatchesForNode), not

@@ -272,8 +272,8 @@ func rowOrder(e, l, r gsql.Expression, op func(a, b gsql.Expression) gsql.Expres
 // and when it looks ahead for more matches it takes a comparison that
 // failed with ErrNilOperand (which returns 0 with the error) for an equal
 // one, so a NULL key after a match joined again. nullRejectingMergeKeys,
-// run once the plan is final, wraps the first condition of every merge
-// join in a mergeComparer, which reports a NULL in either key (a row key
+// called by percdb's row-iterator builder (compat_exec.go) as it builds
+// a merge join, wraps the join's first condition in a mergeComparer, which reports a NULL in either key (a row key
 // with a NULL in it included) as ErrNilOperand with a result that is not
 // "equal".
 func nullRejectingMergeKeys(j *plan.JoinNode) (gsql.Node, transform.TreeIdentity, error) {
