@@ -21,7 +21,7 @@ import (
 )
 
 // envKillRows sets the rows of the dead transaction of TestKillStopsWork
-// (default 100,000, two keys each).
+// (default 200,000, two keys each).
 const envKillRows = "PERCDB_E2E_KILL_ROWS"
 
 // lockTTL is the lock TTL of the server of TestKillStopsWork.
@@ -41,9 +41,9 @@ var errAbandon = errors.New("test: the client died after prewrite")
 // time each stop took is logged (go test -v), not asserted.
 func TestKillStopsWork(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes a transaction of 100,000 rows")
+		t.Skip("writes a transaction of 200,000 rows")
 	}
-	rows := 100_000
+	rows := 200_000
 	if s := os.Getenv(envKillRows); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n <= 0 {
@@ -76,9 +76,10 @@ func TestKillStopsWork(t *testing.T) {
 	// resolve them.
 	time.Sleep(lockTTL + 200*time.Millisecond)
 
-	// Each reader is stopped a moment after it began: it is then waiting
-	// for the locks' TTL or resolving them.
-	const after = 300 * time.Millisecond
+	// Each reader is stopped a moment after it began: it is then
+	// resolving the locks, and must not have resolved them all, for the
+	// readers after it.
+	const after = 150 * time.Millisecond
 	kill := func(what string) func(*testing.T, string, context.CancelFunc) {
 		return func(t *testing.T, id string, _ context.CancelFunc) { mustExec(t, db, what+" "+id) }
 	}
@@ -114,13 +115,13 @@ func TestKillStopsWork(t *testing.T) {
 			defer reader.Close()
 			id := queryRows(t, reader, "SELECT CONNECTION_ID()")[0][0]
 			if tc.stop == nil {
-				mustExec(t, reader, fmt.Sprintf("SET max_execution_time = %d", after.Milliseconds()))
+				mustExec(t, reader, fmt.Sprintf("SET max_execution_time = %d", 2*after.Milliseconds())) // after it was seen at work
 			}
 			stop := tc.stop
 			if stop == nil {
 				stop = func(*testing.T, string, context.CancelFunc) {} // the deadline stops it
 			}
-			runStopped(t, reader, tc.stmt, after, func(cancel context.CancelFunc) { stop(t, id, cancel) }, tc.code)
+			runStopped(t, reader, tc.stmt, after, func(cancel context.CancelFunc) { stop(t, id, cancel) }, tc.code, true)
 		})
 	}
 	if got := queryRows(t, db, "SELECT count(*) FROM k.t"); got[0][0] != "1" {
@@ -133,6 +134,53 @@ func TestKillStopsWork(t *testing.T) {
 	before := cpuTime(t, &used)
 	time.Sleep(time.Second)
 	t.Logf("the server used %v of CPU in the second after the last reader", cpuTime(t, &used)-before)
+}
+
+// TestKillStopsLongScan: a query over a committed table of 20,000 rows
+// that compares each row with every other (hours of work) is stopped by
+// KILL QUERY, max_execution_time and its client going away; the CPU the
+// server used in the second after is logged.
+func TestKillStopsLongScan(t *testing.T) {
+	s := startServer(t, "")
+	db := s.Open("")
+	ctx := context.Background()
+	mustExec(t, db, "CREATE DATABASE k", "CREATE TABLE k.t (id INT PRIMARY KEY, v VARCHAR(100), KEY (v))")
+	for _, q := range crash.LargeTxnInserts("k.t", 20_000) {
+		mustExec(t, db, q)
+	}
+	const long = "SELECT count(*) FROM k.t a WHERE (SELECT count(*) FROM k.t b WHERE b.id + 0 > a.id) >= 0"
+	for _, tc := range []struct {
+		name string
+		stop func(t *testing.T, id string, cancel context.CancelFunc)
+		code uint16
+	}{
+		{"kill-query", func(t *testing.T, id string, _ context.CancelFunc) { mustExec(t, db, "KILL QUERY "+id) }, 1317},
+		{"max-execution-time", func(*testing.T, string, context.CancelFunc) {}, 3024},
+		{"client-disconnect", func(_ *testing.T, _ string, cancel context.CancelFunc) { cancel() }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			id := queryRows(t, conn, "SELECT CONNECTION_ID()")[0][0]
+			const after = 300 * time.Millisecond
+			if tc.code == 3024 {
+				mustExec(t, conn, fmt.Sprintf("SET max_execution_time = %d", 2*after.Milliseconds())) // after it was seen at work
+			}
+			// GMS may read the inner table into memory once and join
+			// from there: the work is then GMS's, not in busyFrames.
+			runStopped(t, conn, long, after, func(cancel context.CancelFunc) { tc.stop(t, id, cancel) }, tc.code, false)
+			var used syscall.Rusage
+			before := cpuTime(t, &used)
+			time.Sleep(time.Second)
+			t.Logf("the server used %v of CPU in the second after", cpuTime(t, &used)-before)
+		})
+	}
+	if got := queryRows(t, db, "SELECT count(*) FROM k.t"); got[0][0] != "20000" {
+		t.Fatalf("count after the stopped scans = %v", got)
+	}
 }
 
 // TestKillStopsLockWait: a COMMIT waits for the lock of a younger
@@ -182,7 +230,7 @@ func TestKillStopsLockWait(t *testing.T) {
 			}
 			abandon.Store(false)
 			mustExec(t, waiter, fmt.Sprintf("INSERT INTO k.u VALUES (%d, 'the waiter''s')", 1000*c+7))
-			runStopped(t, waiter, "COMMIT", 300*time.Millisecond, func(cancel context.CancelFunc) { tc.stop(t, id, cancel) }, tc.code)
+			runStopped(t, waiter, "COMMIT", 300*time.Millisecond, func(cancel context.CancelFunc) { tc.stop(t, id, cancel) }, tc.code, true)
 			if got := queryRows(t, db, "SELECT count(*) FROM k.u"); got[0][0] != "0" {
 				t.Fatalf("rows after both transactions failed: %v", got)
 			}
@@ -205,10 +253,11 @@ func abandoningServer(t *testing.T, opts txn.Options) (*sqltest.Server, *atomic.
 }
 
 // runStopped runs stmt on conn, under a context that stop may cancel,
-// and calls stop once the statement has run for after. The statement must
+// and calls stop once the statement has run for after (and, with
+// inStore, is at work in busyFrames). The statement must
 // fail (with MySQL error code, unless 0) and the server's work for it end
 // (waitIdle); how long each took is logged.
-func runStopped(t *testing.T, conn *sql.Conn, stmt string, after time.Duration, stop func(cancel context.CancelFunc), code uint16) {
+func runStopped(t *testing.T, conn *sql.Conn, stmt string, after time.Duration, stop func(cancel context.CancelFunc), code uint16, inStore bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -221,6 +270,16 @@ func runStopped(t *testing.T, conn *sql.Conn, stmt string, after time.Duration, 
 	case err := <-done:
 		t.Fatalf("%s finished before it was stopped: %v", stmt, err)
 	case <-time.After(after):
+	}
+	if inStore {
+		// The statement is at work in percdb's store layers (else
+		// stopping it there would prove nothing).
+		waitBusy(t, true, "while the statement runs")
+		select {
+		case err := <-done:
+			t.Fatalf("%s finished before it was stopped: %v", stmt, err)
+		default:
+		}
 	}
 	stop(cancel)
 	stopped := time.Now()
@@ -256,6 +315,14 @@ var busyFrames = []string{
 // that took; it fails the test after a minute.
 func waitIdle(t *testing.T) time.Duration {
 	t.Helper()
+	return waitBusy(t, false, "a minute after the statement stopped")
+}
+
+// waitBusy waits until a goroutine is in one of busyFrames (busy) or none
+// is (!busy), and returns how long that took; it fails the test, saying
+// when, after a minute.
+func waitBusy(t *testing.T, busy bool, when string) time.Duration {
+	t.Helper()
 	began := time.Now()
 	buf := make([]byte, 1<<20)
 	for {
@@ -264,18 +331,21 @@ func waitIdle(t *testing.T) time.Duration {
 			buf = make([]byte, 2*len(buf))
 			n = runtime.Stack(buf, true)
 		}
-		busy := ""
+		in := ""
 		for _, f := range busyFrames {
 			if strings.Contains(string(buf[:n]), f) {
-				busy = f
+				in = f
 				break
 			}
 		}
-		if busy == "" {
+		if (in != "") == busy {
 			return time.Since(began)
 		}
 		if time.Since(began) > time.Minute {
-			t.Fatalf("a goroutine is still in %s a minute after the statement stopped:\n%s", busy, buf[:n])
+			if busy {
+				t.Fatalf("no goroutine of the server's scans, resolves or waits %s", when)
+			}
+			t.Fatalf("a goroutine is still in %s %s:\n%s", in, when, buf[:n])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
