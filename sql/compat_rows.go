@@ -41,26 +41,98 @@ func rowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tree
 		if s, ok := n.(*plan.SetOp); ok {
 			return keepSetOpTypes(s)
 		}
-		return transform.OneNodeExprsWithNode(n, func(_ gsql.Node, e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-			return transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-				if sq, ok := e.(*plan.Subquery); ok {
-					q, same, err := rowComparisonsIn(ctx, sq.Query)
-					if err != nil || same {
-						return e, transform.SameTree, err
-					}
-					return sq.WithQuery(q), transform.NewTree, nil
-				}
-				e, same, err := expandRowComparison(e)
-				if err != nil {
+		return nodeExprsOnce(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			if sq, ok := e.(*plan.Subquery); ok {
+				q, same, err := rowComparisonsIn(ctx, sq.Query)
+				if err != nil || same {
 					return e, transform.SameTree, err
 				}
-				if ret, sameColl := collationOf(ctx, e); !sameColl {
-					return ret, transform.NewTree, nil
-				}
-				return e, same, nil
-			})
+				return sq.WithQuery(q), transform.NewTree, nil
+			}
+			e, same, err := expandRowComparison(e)
+			if err != nil {
+				return e, transform.SameTree, err
+			}
+			if ret, sameColl := collationOf(ctx, e); !sameColl {
+				return ret, transform.NewTree, nil
+			}
+			return e, same, nil
 		})
 	})
+}
+
+// nodeExprsOnce applies f to the expressions of n alone (not of its
+// children), bottom up with exprOnce.
+func nodeExprsOnce(n gsql.Node, f transform.ExprFunc) (gsql.Node, transform.TreeIdentity, error) {
+	ne, ok := n.(gsql.Expressioner)
+	if !ok {
+		return n, transform.SameTree, nil
+	}
+	exprs := ne.Expressions()
+	var out []gsql.Expression
+	for i, e := range exprs {
+		e, same, err := exprOnce(e, f)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		if !same {
+			if out == nil {
+				out = append([]gsql.Expression(nil), exprs...)
+			}
+			out[i] = e
+		}
+	}
+	if out == nil {
+		return n, transform.SameTree, nil
+	}
+	ret, err := ne.WithExpressions(out...)
+	return ret, transform.NewTree, err
+}
+
+// exprOnce is transform.Expr (bottom up) except below a derivedCollation:
+// the expression it wraps already has its collation, so only its
+// children are visited. Visiting it again would wrap it again, report a
+// new tree on every pass, and the execution builder, which runs the rule
+// until the plan stops changing (compatBuilder.Build), would never stop:
+// `UPDATE t SET v = CONCAT(v, ',', ?)` from a connection whose collation
+// differs from the column's overflowed the stack.
+func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transform.TreeIdentity, error) {
+	d, derived := e.(*derivedCollation)
+	if derived {
+		e = d.Expression
+	}
+	children := e.Children()
+	var newChildren []gsql.Expression
+	for i, c := range children {
+		nc, same, err := exprOnce(c, f)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		if !same {
+			if newChildren == nil {
+				newChildren = append([]gsql.Expression(nil), children...)
+			}
+			newChildren[i] = nc
+		}
+	}
+	if newChildren != nil {
+		ne, err := e.WithChildren(newChildren...)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		e = ne
+	}
+	if derived {
+		if newChildren == nil {
+			return d, transform.SameTree, nil
+		}
+		return withCollation(e, d.coll), transform.NewTree, nil
+	}
+	ne, same, err := f(e)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return ne, same && newChildren == nil, nil
 }
 
 // expandRowComparison rewrites e when it is a row comparison that may
