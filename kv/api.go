@@ -118,6 +118,11 @@ type PrewriteRequest struct {
 	// exceed MaxCommitTS, and says so by returning OnePCCommitTS == 0.
 	TryOnePC    bool
 	MaxCommitTS uint64
+	// AllowWhenDiskFull lets the prewrite through when the store's disk
+	// is nearly full (*DiskFullError): for transactions whose writes are
+	// small and free space, as the catalog changes of DROP and TRUNCATE.
+	// Prewrites without values (deletes, locks) always go through.
+	AllowWhenDiskFull bool
 }
 
 // PrewriteResponse reports per-key failures. Errors holds *KeyIsLockedError,

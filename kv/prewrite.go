@@ -27,6 +27,11 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 	if err := validatePrewrite(req); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	if !req.AllowWhenDiskFull && addsData(req.Mutations) {
+		if err := s.space.admit(); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	keys := make([][]byte, len(req.Mutations))
 	for i, m := range req.Mutations {
 		keys[i] = m.Key

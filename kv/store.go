@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -40,6 +42,18 @@ type Options struct {
 	// LatchSlots is the number of slots in the per-key latch table (rounded
 	// up to a power of two). Default 4096.
 	LatchSlots int
+	// ReserveSpace is the disk protection's reserve in bytes (space.go):
+	// below this much free space on the store's file system, writes that
+	// add data fail with *DiskFullError while reads, commits, rollbacks
+	// and deletes go on. Default 0: 2% of the file system, at least
+	// MinDefaultReserveSpace, at most MaxDefaultReserveSpace and a
+	// quarter of the file system. Negative: no protection. Ignored with
+	// InMemory.
+	ReserveSpace int64
+	// Logger receives the store's messages: disk protection, and Pebble's
+	// own lines (at debug) and background errors (rate limited). Default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -55,8 +69,11 @@ type Store struct {
 	life   sync.RWMutex
 	closed bool
 
-	db       *pebble.DB
-	cache    *pebble.Cache
+	db    *pebble.DB
+	cache *pebble.Cache
+	// space refuses writes that add data when the disk is nearly full
+	// (nil: no protection).
+	space    *spaceGuard
 	latches  *latch.Table
 	applier  applier
 	regions  *regionMap
@@ -85,8 +102,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	if !opts.InMemory && dir == "" {
 		return nil, errors.New("open store: empty directory (set Options.InMemory for a memory store)")
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	var space *spaceGuard
+	if !opts.InMemory {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("open store %q: %w", dir, err)
+		}
+		var err error
+		if space, err = newSpaceGuard(dir, opts.ReserveSpace, statfsUsage, opts.Logger); err != nil && !errors.Is(err, errUsageUnsupported) {
+			return nil, fmt.Errorf("open store %q: %w", dir, err)
+		}
+	}
+	events := newPebbleEvents(opts.Logger)
 	cache := pebble.NewCache(opts.CacheSize)
-	popts := &pebble.Options{Cache: cache}
+	popts := &pebble.Options{Cache: cache, Logger: events}
+	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError}
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
 	// reading a block.
@@ -113,6 +145,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{
 		db:       db,
 		cache:    cache,
+		space:    space,
 		latches:  latch.New(opts.LatchSlots),
 		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters),
 		memLocks: newMemLockTable(),

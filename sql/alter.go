@@ -204,6 +204,7 @@ func (t *Table) DropIndex(ctx *gsql.Context, name string) error {
 			return gsql.ErrIndexNotFound.New(name)
 		}
 		start, end := tablecodec.IndexRange(td.ID, idx.ID)
+		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		if err := scheduleDeleteRange(k, start, end, "DROP INDEX "+idx.Name); err != nil {
 			return err
 		}

@@ -135,6 +135,7 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 		if !ok {
 			return gsql.ErrTableNotFound.New(name)
 		}
+		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		if err := scheduleTableDeletion(k, def, "DROP TABLE"); err != nil {
 			return err
 		}

@@ -9,12 +9,14 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	goerrors "gopkg.in/src-d/go-errors.v1"
 
+	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/txn"
 )
 
 // MySQL error codes and SQLSTATEs percdb returns itself (GMS maps the rest).
 const (
 	codeDupEntry        = 1062 // ER_DUP_ENTRY
+	codeDiskFull        = 1021 // ER_DISK_FULL
 	codeLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT
 	codeDeadlock        = 1213 // ER_LOCK_DEADLOCK
 	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
@@ -42,11 +44,14 @@ func toSQLError(err error) error {
 	if errors.As(err, &se) {
 		return se
 	}
+	var diskFull *kv.DiskFullError
 	switch {
 	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrTxnAborted):
 		return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%s)", msgDeadlock, err.Error())
 	case errors.Is(err, txn.ErrLockWaitTimeout):
 		return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
+	case errors.As(err, &diskFull):
+		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", diskFull.Dir, diskFull.Reason())
 	case errors.Is(err, txn.ErrAlreadyExists):
 		// A concurrent transaction inserted the same key after this one
 		// checked it; MySQL would have waited and then failed the same way.

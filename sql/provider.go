@@ -149,6 +149,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(name)
 		}
+		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		for _, t := range c.sortedTables(def.ID) {
 			if err := scheduleTableDeletion(k, t, "DROP DATABASE"); err != nil {
 				return err

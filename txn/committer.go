@@ -221,6 +221,8 @@ func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi
 		StartTS:   c.startTS,
 		LockTTL:   c.lockTTL,
 		TxnSize:   uint64(len(c.muts)),
+
+		AllowWhenDiskFull: c.t.allowWhenDiskFull,
 	}
 	if onePC != nil {
 		req.TryOnePC, req.MaxCommitTS = true, onePC.maxCommitTS

@@ -22,7 +22,16 @@ type Txn struct {
 	born     time.Time
 	commitTS uint64
 	finished bool
+	// allowWhenDiskFull: see AllowWhenDiskFull.
+	allowWhenDiskFull bool
 }
+
+// AllowWhenDiskFull marks the transaction as one a store whose disk is
+// nearly full must still accept (kv.PrewriteRequest.AllowWhenDiskFull):
+// its writes are small and free space, as the catalog changes of DROP
+// TABLE and TRUNCATE. Without it, a transaction that writes values fails
+// to commit with an error wrapping *kv.DiskFullError on such a store.
+func (t *Txn) AllowWhenDiskFull() { t.allowWhenDiskFull = true }
 
 // StartTS returns the transaction's start timestamp, fetching it from the
 // oracle if no read has yet.

@@ -5,7 +5,8 @@
 //	percdb [--host 127.0.0.1] [--port 4000] [--data-dir ./percdb-data]
 //	       [--root-password ""] [--ssl-cert file --ssl-key file] [--auto-generate-certs=false]
 //	       [--require-secure-transport] [--max-connections 0]
-//	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s] [--log-level info]
+//	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s]
+//	       [--reserve-space auto] [--shutdown-timeout 10s] [--log-level info]
 //
 // Connect with any MySQL client, for example:
 //
@@ -21,14 +22,18 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/percdb/percdb/kv"
 	percsql "github.com/percdb/percdb/sql"
 )
 
@@ -52,6 +57,8 @@ func run(args []string) error {
 	maxConns := fs.Int("max-connections", 0, "most open client connections, one more gets error 1040 (0: no limit)")
 	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
 	ddlWait := fs.Duration("ddl-wait-timeout", percsql.DefaultDDLWaitTimeout, "how long each step of a schema change waits for transactions that wrote the table under the older schema; those still open after it fail to commit with error 8028")
+	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve (a ballast file in the data directory): below it, writes fail with error 1021 while reads, DELETE, TRUNCATE and DROP go on; bytes with an optional KiB/MiB/GiB suffix, 'auto' (2% of the file system, 32 MiB to 2 GiB) or 0 (no reserve)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a SIGINT or SIGTERM waits for the node to close cleanly before the process exits anyway (what is committed is in the synced log either way)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -67,6 +74,13 @@ func run(args []string) error {
 	}
 	if *ddlWait <= 0 {
 		return fmt.Errorf("--ddl-wait-timeout %v must be positive", *ddlWait)
+	}
+	reserve, err := parseReserveSpace(*reserveSpace)
+	if err != nil {
+		return err
+	}
+	if *shutdownTimeout <= 0 {
+		return fmt.Errorf("--shutdown-timeout %v must be positive", *shutdownTimeout)
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("--port %d is not a TCP port", *port)
@@ -95,6 +109,7 @@ func run(args []string) error {
 		MaxConnections:         *maxConns,
 		MaxQueryBufferedRows:   *maxBuffered,
 		DDLWaitTimeout:         *ddlWait,
+		KV:                     kv.Options{ReserveSpace: reserve, Logger: logger},
 	})
 	if err != nil {
 		return err
@@ -106,6 +121,13 @@ func run(args []string) error {
 	select {
 	case <-ctx.Done():
 		logger.Info("shutting down")
+		// A node whose storage is stuck (a full or failing disk) must
+		// still stop: past the timeout the process exits without a clean
+		// close. Every acknowledged commit is already in the synced log.
+		time.AfterFunc(*shutdownTimeout, func() {
+			logger.Error("shutdown did not finish in time; exiting without a clean close", "timeout", *shutdownTimeout)
+			os.Exit(1)
+		})
 	case err = <-served:
 	}
 	if cerr := srv.Close(); cerr != nil {
@@ -115,6 +137,34 @@ func run(args []string) error {
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// parseReserveSpace reads --reserve-space: "auto" (kv's default), 0 (no
+// reserve) or a size in bytes with an optional KiB, MiB or GiB suffix (K,
+// M, G and KB, MB, GB read the same, as powers of 1024).
+func parseReserveSpace(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	if t == "AUTO" {
+		return 0, nil
+	}
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("--reserve-space %q: want auto, 0 or a size such as 512MiB", s)
+	}
+	if n == 0 {
+		return -1, nil // kv: negative is no protection
+	}
+	return n * mult, nil
 }
 
 // logrusLevel maps a slog level to logrus two steps quieter:

@@ -45,7 +45,9 @@ func StartConfig(t testing.TB, cfg percsql.Config) *Server {
 		cfg.Addr = "127.0.0.1:0"
 	}
 	if cfg.KV == (kv.Options{}) {
-		cfg.KV = kv.Options{SyncWrites: kv.SyncNone}
+		// Unsynced, and without the disk protection's ballast (2% of
+		// the file system, up to 2 GiB, for each test's store).
+		cfg.KV = kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1}
 	}
 	srv, err := percsql.Open(context.Background(), cfg)
 	if err != nil {

@@ -1,0 +1,275 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Disk protection, after TiKV's storage.reserve-space and CockroachDB's
+// ballast file.
+//
+// A store on disk keeps a ballast: a file of ReserveSpace bytes
+// (BallastFile in the store's directory), allocated at open. Writes are
+// measured against the free space of the file system:
+//
+//   - free space >= ReserveSpace: normal. The ballast is in place.
+//   - free space < ReserveSpace: the store is full. Prewrites that add data
+//     (a Put or Insert mutation) fail at once with *DiskFullError, unless the
+//     request says it frees space (PrewriteRequest.AllowWhenDiskFull: the
+//     small catalog writes of DROP and TRUNCATE). Everything else goes on:
+//     reads, commits and rollbacks of transactions already prewritten,
+//     lock resolution, and deletes, so that an operator can free space from
+//     SQL and nothing half-written is left behind. The ballast is deleted,
+//     which gives Pebble ReserveSpace bytes to flush its memtables, compact
+//     and write the tombstones of those deletes.
+//   - the store leaves the full state when the free space is at least twice
+//     ReserveSpace: it allocates the ballast again and accepts writes. The
+//     gap between the two thresholds keeps it from flapping.
+//
+// The free space is read (statfs) at most every spaceCheckInterval, by the
+// write that needs it, so a store with no writes does no work; a store
+// with writes notices a full or freed disk within that interval. A ballast
+// larger than the file system, or a directory that cannot hold it, fails
+// Open with a clear error.
+
+// BallastFile is the name of the ballast file in the store's directory.
+const BallastFile = "SPACE-RESERVE"
+
+// Bounds of the default ReserveSpace: 2% of the file system, at least
+// MinDefaultReserveSpace and at most MaxDefaultReserveSpace, and never more
+// than a quarter of the file system.
+const (
+	MinDefaultReserveSpace = 32 << 20
+	MaxDefaultReserveSpace = 2 << 30
+)
+
+// spaceCheckInterval is how stale the free-space figure a write is
+// measured against may be.
+const spaceCheckInterval = 100 * time.Millisecond
+
+// DiskFullError: the store's file system has less free space than the
+// reserve, so the store refuses writes that add data (MySQL error 1021).
+type DiskFullError struct {
+	Dir       string
+	Available uint64
+	// Needed is the free space at which writes are accepted again: twice
+	// the reserve.
+	Needed uint64
+}
+
+func (e *DiskFullError) Error() string { return "disk full: " + e.Dir + ": " + e.Reason() }
+
+// Reason says how full the disk is and what still works.
+func (e *DiskFullError) Reason() string {
+	return fmt.Sprintf("%s free; writes are refused until %s are (twice the reserve, whose ballast file was released); reads, DELETE, TRUNCATE and DROP still work",
+		formatBytes(e.Available), formatBytes(e.Needed))
+}
+
+// diskUsage is what a file system reports: bytes available to the process
+// and its total size.
+type diskUsage struct {
+	avail, total uint64
+}
+
+// spaceGuard decides whether the store may accept writes that add data,
+// and owns the ballast file. Safe for concurrent use.
+type spaceGuard struct {
+	dir     string
+	ballast string
+	reserve uint64
+	usage   func(dir string) (diskUsage, error) // statfs; replaced in tests
+	now     func() time.Time
+	log     *slog.Logger
+
+	mu         sync.Mutex
+	checked    time.Time
+	full       bool
+	avail      uint64
+	hasBallast bool
+}
+
+// newSpaceGuard sets up disk protection for the store in dir: reserve is
+// Options.ReserveSpace (0: the default for the file system; negative: no
+// protection, nil guard). It allocates the ballast unless the disk is
+// already too full for it, in which case the store starts full.
+func newSpaceGuard(dir string, reserve int64, usage func(string) (diskUsage, error), log *slog.Logger) (*spaceGuard, error) {
+	if reserve < 0 {
+		return nil, nil
+	}
+	u, err := usage(dir)
+	if err != nil {
+		return nil, fmt.Errorf("disk space of %s: %w", dir, err)
+	}
+	ballast := filepath.Join(dir, BallastFile)
+	have := uint64(0)
+	if fi, err := os.Stat(ballast); err == nil {
+		have = uint64(fi.Size())
+	}
+	if reserve == 0 {
+		reserve = int64(defaultReserve(u.total))
+	}
+	if uint64(reserve) >= u.total {
+		return nil, fmt.Errorf("reserve space of %s is not below the size of the file system of %s (%s)", formatBytes(uint64(reserve)), dir, formatBytes(u.total))
+	}
+	g := &spaceGuard{dir: dir, ballast: ballast, reserve: uint64(reserve), usage: usage, now: time.Now, log: log}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if have != 0 && have != g.reserve {
+		// The reserve changed since the last start: size it anew.
+		if err := os.Remove(ballast); err != nil {
+			return nil, fmt.Errorf("remove ballast %s: %w", ballast, err)
+		}
+		u.avail += have
+		have = 0
+	}
+	g.hasBallast = have == g.reserve
+	g.avail = u.avail
+	g.checked = g.now()
+	switch {
+	case g.hasBallast:
+		g.full = u.avail < g.reserve
+	case u.avail >= 2*g.reserve:
+		if err := allocateBallast(ballast, int64(g.reserve)); err != nil {
+			return nil, fmt.Errorf("allocate ballast %s of %s: %w", ballast, formatBytes(g.reserve), err)
+		}
+		g.hasBallast = true
+		g.avail -= g.reserve
+	default:
+		g.full = true
+	}
+	if g.full {
+		log.Warn("disk full at start: writes are refused until space is freed", "dir", dir, "available", formatBytes(g.avail), "reserve", formatBytes(g.reserve))
+		g.releaseLocked()
+	}
+	return g, nil
+}
+
+// defaultReserve is the reserve of a file system of total bytes when
+// Options.ReserveSpace is 0.
+func defaultReserve(total uint64) uint64 {
+	r := max(total/50, MinDefaultReserveSpace)
+	return min(r, MaxDefaultReserveSpace, total/4)
+}
+
+// admit reports whether a write that adds data may go ahead: nil, or a
+// *DiskFullError.
+func (g *spaceGuard) admit() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if now := g.now(); now.Sub(g.checked) >= spaceCheckInterval {
+		g.checked = now
+		if u, err := g.usage(g.dir); err == nil {
+			g.avail = u.avail
+			g.update()
+		} else {
+			g.log.Warn("cannot read free disk space", "dir", g.dir, "err", err)
+		}
+	}
+	if g.full {
+		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: 2 * g.reserve}
+	}
+	return nil
+}
+
+// update moves between the normal and the full state on g.avail.
+func (g *spaceGuard) update() {
+	switch {
+	case !g.full && g.avail < g.reserve:
+		g.full = true
+		g.log.Warn("disk full: writes are refused until space is freed; the ballast is released", "dir", g.dir, "available", formatBytes(g.avail), "reserve", formatBytes(g.reserve))
+		g.releaseLocked()
+	case g.full && g.avail >= 2*g.reserve:
+		if !g.hasBallast {
+			if err := allocateBallast(g.ballast, int64(g.reserve)); err != nil {
+				// Not fatal: the store goes on without a
+				// ballast and tries again at the next check.
+				_ = os.Remove(g.ballast)
+				g.log.Warn("cannot allocate the ballast again", "path", g.ballast, "err", err)
+				return
+			}
+			g.hasBallast = true
+			g.avail -= g.reserve
+		}
+		g.full = false
+		g.log.Info("disk space freed: writes are accepted again", "dir", g.dir, "available", formatBytes(g.avail))
+	}
+}
+
+// releaseLocked deletes the ballast, giving its space to the store.
+func (g *spaceGuard) releaseLocked() {
+	if !g.hasBallast {
+		return
+	}
+	if err := os.Remove(g.ballast); err != nil && !errors.Is(err, os.ErrNotExist) {
+		g.log.Warn("cannot delete the ballast", "path", g.ballast, "err", err)
+		return
+	}
+	g.hasBallast = false
+	g.avail += g.reserve
+}
+
+// allocateBallast creates path with size bytes allocated on disk (not a
+// sparse file: the point is to hold the space), synced.
+func allocateBallast(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = allocate(f, size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
+
+// addsData reports whether a prewrite of muts writes new values.
+func addsData(muts []Mutation) bool {
+	for _, m := range muts {
+		if m.Op == OpPut || m.Op == OpInsert {
+			return true
+		}
+	}
+	return false
+}
+
+// formatBytes prints n in binary units, as "12.0 MiB".
+func formatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// writeZeros writes size zero bytes to f, where the file system cannot
+// allocate blocks without writing them.
+func writeZeros(f *os.File, size int64) error {
+	buf := make([]byte, 1<<20)
+	for size > 0 {
+		n := min(size, int64(len(buf)))
+		if _, err := f.Write(buf[:n]); err != nil {
+			return err
+		}
+		size -= n
+	}
+	return nil
+}

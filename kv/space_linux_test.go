@@ -1,0 +1,5 @@
+package kv
+
+import "syscall"
+
+var errNoSpace error = syscall.ENOSPC
