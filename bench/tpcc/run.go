@@ -294,6 +294,6 @@ func (st *TxnStats) summarize() {
 }
 
 // ErrorCodes returns the codes of errs sorted.
-func ErrorCodes(errs map[string]int64) []string {
+func ErrorCodes[V any](errs map[string]V) []string {
 	return slices.Sorted(maps.Keys(errs))
 }

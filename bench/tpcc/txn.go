@@ -592,3 +592,12 @@ func (in stockLevelInput) run(ctx context.Context, s *session) error {
 			[]any{in.w, in.d, next, next - 20, in.w, in.threshold}, &low)
 	})
 }
+
+// TxnTypes returns the five transaction types in mix order.
+func TxnTypes() []TxnType {
+	out := make([]TxnType, numTxnTypes)
+	for i := range out {
+		out[i] = TxnType(i)
+	}
+	return out
+}
