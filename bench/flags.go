@@ -55,3 +55,15 @@ func Open(port int, db string, conns int) *sql.DB {
 	pool.SetMaxIdleConns(conns)
 	return pool
 }
+
+// QuoteArgs renders args for a shell, quoting the ones that need it.
+func QuoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$`\\*?;&|<>()") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}

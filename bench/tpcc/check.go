@@ -191,8 +191,8 @@ func Checks(sc Scale) []Check {
 // CheckResult is the outcome of one Check.
 type CheckResult struct {
 	ID, Text string
-	// Status is "pass", "FAIL", "error", "timeout" or "n/a" (an
-	// InitialOnly check after a run).
+	// Status is "pass", "FAIL", "error", "timeout", "skipped" (after a
+	// timeout) or "n/a" (an InitialOnly check after a run).
 	Status string
 	// Detail says what differed, or why it could not be run.
 	Detail string
@@ -207,12 +207,20 @@ const maxMismatches = 3
 
 // RunChecks runs the checks on db, each bounded by timeout (0: none).
 // initial says the database is as loaded, with no transaction run on it.
+// After a check times out the rest are skipped: a server that cannot
+// answer one in time would otherwise hold the caller for every one.
 func RunChecks(ctx context.Context, db *sql.DB, checks []Check, initial bool, timeout time.Duration) []CheckResult {
 	var out []CheckResult
+	timedOut := false
 	for _, c := range checks {
 		r := CheckResult{ID: c.ID, Text: c.Text}
 		if c.InitialOnly && !initial {
 			r.Status, r.Detail = "n/a", "holds for the initial population only"
+			out = append(out, r)
+			continue
+		}
+		if timedOut {
+			r.Status, r.Detail = "skipped", "an earlier check timed out"
 			out = append(out, r)
 			continue
 		}
@@ -226,6 +234,7 @@ func RunChecks(ctx context.Context, db *sql.DB, checks []Check, initial bool, ti
 		r.Took = time.Since(began)
 		if r.Status == "error" && cctx.Err() != nil && ctx.Err() == nil {
 			r.Status, r.Detail = "timeout", fmt.Sprintf("not finished in %v", timeout)
+			timedOut = true
 		}
 		out = append(out, r)
 	}

@@ -125,7 +125,7 @@ func run() error {
 		return err
 	}
 	res, runErr := h.Run(ctx)
-	res.Command = strings.TrimSpace("go run ./bench/cmd/percdb-bench " + quoteArgs(os.Args[1:]))
+	res.Command = strings.TrimSpace("go run ./bench/cmd/percdb-bench " + bench.QuoteArgs(os.Args[1:]))
 	results := filepath.Join(*outDir, "results.json")
 	if err := writeJSON(results, res); err != nil {
 		runErr = errors.Join(runErr, err)
@@ -211,18 +211,6 @@ func readJSON(path string) (*bench.Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &res, nil
-}
-
-// quoteArgs renders args for a shell, quoting the ones that need it.
-func quoteArgs(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t'\"$`\\*?;&|<>()") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		q[i] = a
-	}
-	return strings.Join(q, " ")
 }
 
 func writeJSON(path string, v any) error {

@@ -136,7 +136,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, runErr := measure(ctx, o, bench.ServerOptions{Dir: *tmp}, *repo, *rev, *percdbBin)
-	res.Command = strings.TrimSpace("go run ./bench/cmd/scanbench " + strings.Join(os.Args[1:], " "))
+	res.Command = strings.TrimSpace("go run ./bench/cmd/scanbench " + bench.QuoteArgs(os.Args[1:]))
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err == nil {
 		err = os.WriteFile(filepath.Join(*outDir, "results.json"), b, 0o644)

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -86,6 +87,9 @@ type results struct {
 	LoadAvgEnd        string
 }
 
+// sectionName is what a -section may be: the name goes into the markers.
+var sectionName = regexp.MustCompile(`^tpcc(-[a-z0-9-]+)?$`)
+
 func run() error {
 	var (
 		servers      = flag.String("servers", bench.MariaDB+","+bench.Percdb, "servers to measure, comma-separated: mariadb, percdb")
@@ -105,6 +109,8 @@ func run() error {
 		doc          = flag.String("doc", "docs/benchmarks.md", "markdown file whose TPC-C section is rewritten ('' to skip)")
 		chart        = flag.String("chart", "docs/benchmarks-tpcc", "chart path without extension: writes .png and .svg ('' to skip)")
 		note         = flag.String("note", "", "remark printed with the results in the document")
+		section      = flag.String("section", "tpcc", "name of the document's section (its markers): tpcc, or tpcc-<variant> for a variant kept beside it")
+		title        = flag.String("title", "TPC-C", "heading of the document's section")
 		outDir       = flag.String("out", "", "directory for results.json (default: a new temporary directory, kept)")
 		tmp          = flag.String("tmp", "", "directory for the servers' temporary data directories (default: $TMPDIR)")
 		replot       = flag.String("replot", "", "measure nothing: report the results.json of an earlier run")
@@ -113,7 +119,10 @@ func run() error {
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	out := output{doc: *doc, chart: *chart, note: *note}
+	if !sectionName.MatchString(*section) {
+		return fmt.Errorf("-section %q: want tpcc or tpcc-<variant> (lower case letters, digits, dashes)", *section)
+	}
+	out := output{doc: *doc, chart: *chart, note: *note, section: *section, title: *title}
 	if *replot != "" {
 		b, err := os.ReadFile(*replot)
 		if err != nil {
@@ -152,7 +161,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, runErr := measure(ctx, o, bench.ServerOptions{Dir: *tmp}, *repo, *rev, *percdbBin)
-	res.Command = strings.TrimSpace("go run ./bench/cmd/tpcc " + strings.Join(os.Args[1:], " "))
+	res.Command = strings.TrimSpace("go run ./bench/cmd/tpcc " + bench.QuoteArgs(os.Args[1:]))
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err == nil {
 		err = os.WriteFile(filepath.Join(*outDir, "results.json"), b, 0o644)

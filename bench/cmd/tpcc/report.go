@@ -11,11 +11,12 @@ import (
 	"github.com/percdb/percdb/bench/tpcc"
 )
 
-// Markers of the generated TPC-C section of docs/benchmarks.md.
-const (
-	sectionBegin = "<!-- BEGIN tpcc: written by `go run ./bench/cmd/tpcc`; edits up to END are overwritten -->"
-	sectionEnd   = "<!-- END tpcc -->"
-)
+// markers returns the begin and end markers of the generated section
+// named name ("tpcc", or "tpcc-" and a variant) of docs/benchmarks.md.
+func markers(name string) (begin, end string) {
+	return "<!-- BEGIN " + name + ": written by `go run ./bench/cmd/tpcc`; edits up to END are overwritten -->",
+		"<!-- END " + name + " -->"
+}
 
 var labels = map[string]string{bench.MariaDB: "MariaDB", bench.Percdb: "percdb"}
 
@@ -29,6 +30,9 @@ func label(s string) string {
 // output says where the report goes besides stdout.
 type output struct {
 	doc, chart, note string
+	// section names the document's section (see markers), title its
+	// heading.
+	section, title string
 }
 
 // find returns the run of server at threads.
@@ -102,7 +106,7 @@ func tpmGrid(res *results) [][]string {
 		}
 		if ratio {
 			if q, ok := bench.Ratio(tpm[bench.Percdb], tpm[bench.MariaDB]); ok && tpm[bench.Percdb] > 0 {
-				line = append(line, fmt.Sprintf("%.4g", q))
+				line = append(line, fmt.Sprintf("%.3g", q))
 			} else {
 				line = append(line, "-")
 			}
@@ -261,14 +265,15 @@ func (o output) report(res *results) error {
 	if o.doc == "" {
 		return nil
 	}
-	if err := bench.UpdateFileSection(o.doc, "Benchmarks", sectionBegin, sectionEnd, markdown(res, notes, chartRel, o.note)); err != nil {
+	begin, end := markers(o.section)
+	if err := bench.UpdateFileSection(o.doc, "Benchmarks", begin, end, markdown(res, notes, chartRel, o.note, o.title)); err != nil {
 		return err
 	}
 	fmt.Println("wrote", o.doc)
 	return nil
 }
 
-func markdown(res *results, notes []string, chart, note string) string {
+func markdown(res *results, notes []string, chart, note, title string) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	o := res.Options
@@ -276,7 +281,7 @@ func markdown(res *results, notes []string, chart, note string) string {
 	for i, s := range o.Servers {
 		names[i] = label(s)
 	}
-	p("## TPC-C\n\n")
+	p("## %s\n\n", title)
 	p("The TPC-C workload of `bench/tpcc` against %s, measured %s on one machine, in one sitting, by `%s`.\n\n",
 		strings.Join(names, " and "), res.Started.UTC().Format("2006-01-02 15:04 MST"), res.Command)
 	if note != "" {
@@ -315,7 +320,7 @@ func markdown(res *results, notes []string, chart, note string) string {
 	}
 	p("Per transaction:\n\n%s\n", bench.Markdown(txnGrid(res)))
 	if len(notes) > 0 {
-		p("Failed checks and the first error of every code:\n\n")
+		p("Failed checks, failed runs, and the first error text of every error code:\n\n")
 		for _, n := range notes {
 			p("- %s\n", bench.MarkdownEscape(n))
 		}
