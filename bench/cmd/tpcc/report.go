@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/percdb/percdb/bench"
@@ -106,7 +107,7 @@ func tpmGrid(res *results) [][]string {
 		}
 		if ratio {
 			if q, ok := bench.Ratio(tpm[bench.Percdb], tpm[bench.MariaDB]); ok && tpm[bench.Percdb] > 0 {
-				line = append(line, fmt.Sprintf("%.3g", q))
+				line = append(line, ratioText(q))
 			} else {
 				line = append(line, "-")
 			}
@@ -337,4 +338,15 @@ func markdown(res *results, notes []string, chart, note, title string) string {
 		"`-replot results.json` rewrites this section from an earlier run, `-h` lists the rest. The workload's own tests " +
 		"(`go test ./bench/tpcc`) load, run and check a tiny database on an in-process percdb.\n")
 	return b.String()
+}
+
+// ratioText renders q with three significant digits and no exponent
+// (0.0000837, not 8.37e-05: a reader compares the column by eye).
+func ratioText(q float64) string {
+	s := strconv.FormatFloat(q, 'g', 3, 64)
+	if strings.Contains(s, "e") {
+		f, _ := strconv.ParseFloat(s, 64)
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return s
 }

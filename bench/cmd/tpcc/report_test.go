@@ -55,3 +55,11 @@ func TestReport(t *testing.T) {
 		t.Errorf("chart rows: %+v", rows)
 	}
 }
+
+func TestRatioText(t *testing.T) {
+	for q, want := range map[float64]string{0.0829747: "0.083", 0.01381: "0.0138", 8.37e-05: "0.0000837", 1.5: "1.5", 1234.5: "1230"} {
+		if got := ratioText(q); got != want {
+			t.Errorf("ratioText(%v) = %q, want %q", q, got, want)
+		}
+	}
+}
