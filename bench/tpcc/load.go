@@ -24,7 +24,7 @@ type LoadOptions struct {
 	// the current time.
 	Now time.Time
 	// Progress, when set, is called after every statement with the rows
-	// inserted so far.
+	// inserted so far, from the loaders' goroutines at the same time.
 	Progress func(rows int64)
 }
 

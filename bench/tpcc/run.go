@@ -31,9 +31,13 @@ type RunOptions struct {
 	// StockIN makes New-Order read and lock its stock rows with one
 	// row-constructor IN instead of one SELECT per line.
 	StockIN bool
-	// Seed is the load's seed (for the NURand constants) and the source of
-	// the terminals' random inputs.
+	// Seed is the load's seed: the NURand constants of the run derive
+	// from it (clause 2.1.6.1 relates the run's C_LAST constant to the
+	// load's).
 	Seed int64
+	// Stream varies the terminals' random inputs from run to run on the
+	// same database.
+	Stream int64
 	// Transactions, when positive, ends a terminal after that many
 	// transactions even if the interval is not over (for tests, which must
 	// not depend on the machine's speed).
@@ -182,7 +186,7 @@ func Run(ctx context.Context, db *sql.DB, opts RunOptions) (*RunResult, error) {
 				connErrs <- err
 				return
 			}
-			r := NewRand(opts.Seed*7919+int64(i)+1, consts)
+			r := NewRand((opts.Seed*7919+opts.Stream)*1009+int64(i)+1, consts)
 			jitter := rand.New(rand.NewSource(int64(i)))
 			w := i%opts.Scale.Warehouses + 1
 			d := (i/opts.Scale.Warehouses)%opts.Scale.Districts + 1

@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -219,9 +220,12 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 		lctx, cancel := context.WithTimeout(ctx, o.LoadTimeout)
 		err := tpcc.CreateSchema(lctx, admin, "tpcc")
 		if err == nil {
+			var mu sync.Mutex // Progress runs on every loader
 			last := time.Now()
 			rec.Rows, err = tpcc.Load(lctx, db, tpcc.LoadOptions{Scale: scale, Loaders: o.Loaders, Seed: o.Seed,
 				Progress: func(rows int64) {
+					mu.Lock()
+					defer mu.Unlock()
 					if time.Since(last) > 10*time.Second {
 						last = time.Now()
 						log("%s: loaded %d rows in %v", s.Name, rows, time.Since(began).Round(time.Second))
@@ -265,7 +269,7 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 			}
 			log("%s: %d terminals for %v", s.Name, t, o.Time)
 			r, err := tpcc.Run(ctx, dbs[s.Name], tpcc.RunOptions{Scale: scale, Threads: t, Duration: o.Time, Grace: o.Grace,
-				Retry: o.Retry, StockIN: o.StockIN, Seed: o.Seed + int64(t),
+				Retry: o.Retry, StockIN: o.StockIN, Seed: o.Seed, Stream: int64(t),
 				Progress: func(elapsed time.Duration, n int64) {
 					if int(elapsed.Seconds())%10 == 0 {
 						log("%s %d thr: %v, %d new orders", s.Name, t, elapsed.Round(time.Second), n)
