@@ -47,6 +47,9 @@ type Chart struct {
 	Title string
 	// Cols names the servers, their labels and the ratio shown.
 	Cols Columns
+	// XLabel is the label of the value axis. Default: "queries per
+	// second, median of rounds" (a Cell's QPS).
+	XLabel string
 }
 
 // panels builds one plot per thread count.
@@ -72,7 +75,10 @@ func (ch Chart) panels(rows []Row) ([]*plot.Plot, error) {
 	for _, t := range threads {
 		p := plot.New()
 		p.Title.Text = fmt.Sprintf("%d thread%s", t, plural(t))
-		p.X.Label.Text = "queries per second, median of rounds"
+		p.X.Label.Text = ch.XLabel
+		if p.X.Label.Text == "" {
+			p.X.Label.Text = "queries per second, median of rounds"
+		}
 		p.X.Min = 0
 		p.NominalY(names...)
 		p.X.Tick.Marker = thousandsTicks{}

@@ -37,6 +37,11 @@
 // flagged: a snapshot-isolation database is expected to abort conflicting
 // writers and let the client retry.
 //
+// The same private servers serve the other benchmarks (StartServers):
+// bench/tpcc is a TPC-C workload with its consistency checks, run side by
+// side by bench/cmd/tpcc, and bench/scan times scan and analytics queries,
+// run by bench/cmd/scanbench.
+//
 // Everything that can be checked without a server (parsing sysbench's
 // report, medians and ratios, table rendering, markdown section
 // replacement, the budget arithmetic and the chart) is a pure function so

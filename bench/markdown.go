@@ -42,9 +42,16 @@ func ReplaceSection(doc, begin, end, body string) (string, error) {
 	return doc[:i] + section + doc[j+len(end):], nil
 }
 
-// UpdateFile replaces the section in the file at path (see ReplaceSection),
-// creating the file with the given title heading when it does not exist.
+// UpdateFile replaces the sysbench section in the file at path (see
+// ReplaceSection), creating the file with the given title heading when it
+// does not exist.
 func UpdateFile(path, title, body string) error {
+	return UpdateFileSection(path, title, SectionBegin, SectionEnd, body)
+}
+
+// UpdateFileSection is UpdateFile for the section between the markers
+// begin and end, for the benchmarks other than sysbench.
+func UpdateFileSection(path, title, begin, end, body string) error {
 	old, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -52,7 +59,7 @@ func UpdateFile(path, title, body string) error {
 	case err != nil:
 		return fmt.Errorf("update %s: %w", path, err)
 	}
-	doc, err := ReplaceSection(string(old), SectionBegin, SectionEnd, body)
+	doc, err := ReplaceSection(string(old), begin, end, body)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", path, err)
 	}

@@ -112,9 +112,9 @@ func TestSectionMarkdown(t *testing.T) {
 }
 
 func TestMarkdownEscape(t *testing.T) {
-	got := markdownEscape(`key "t\x80_i" <a> *b* |c|`)
+	got := MarkdownEscape(`key "t\x80_i" <a> *b* |c|`)
 	want := `key "t\\x80\_i" \<a\> \*b\* \|c\|`
 	if got != want {
-		t.Errorf("markdownEscape = %s, want %s", got, want)
+		t.Errorf("MarkdownEscape = %s, want %s", got, want)
 	}
 }

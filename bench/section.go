@@ -46,7 +46,7 @@ func (s Section) Markdown() string {
 		o.Tables, Thousands(float64(o.TableSize)))
 	p("- Runs: %d round(s) of every workload at %s thread(s), %v each (`--time=%d`), the servers back to back, "+
 		"rotating which one goes first; whole measurement %s.\n",
-		o.Rounds, joinInts(o.Threads), r.RunTime, wholeSeconds(r.RunTime), fmtDuration(r.Finished.Sub(r.Started)))
+		o.Rounds, JoinInts(o.Threads), r.RunTime, wholeSeconds(r.RunTime), fmtDuration(r.Finished.Sub(r.Started)))
 	p("- Figures: queries per second, p95 latency in ms in brackets, both the median over the rounds. ")
 	if s.Cols.hasRatio() {
 		p("The ratio is the median of the per-round ratios %s/%s (the two runs of a round ran seconds apart). ",
@@ -57,7 +57,7 @@ func (s Section) Markdown() string {
 	p("%s\n", Markdown(Grid(s.Rows, s.Cols)))
 	if notes := Notes(s.Rows, s.Cols); len(notes) > 0 {
 		for _, n := range notes {
-			p("- %s\n", markdownEscape(n))
+			p("- %s\n", MarkdownEscape(n))
 		}
 		p("\n")
 	}
@@ -133,7 +133,8 @@ func (s Section) versions() string {
 	return strings.Join(parts, ", ")
 }
 
-func joinInts(xs []int) string {
+// JoinInts renders xs as "1 and 4".
+func JoinInts(xs []int) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
 		s[i] = fmt.Sprint(x)
@@ -141,9 +142,9 @@ func joinInts(xs []int) string {
 	return strings.Join(s, " and ")
 }
 
-// markdownEscape makes text from error messages (keys with backslashes,
+// MarkdownEscape makes text from error messages (keys with backslashes,
 // underscores, angle brackets) print literally in markdown.
-func markdownEscape(s string) string {
+func MarkdownEscape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\`*_[]<>|#", r) {

@@ -20,7 +20,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -77,13 +76,13 @@ func run() error {
 			return fmt.Errorf("%s %d: want at least 1", name, v)
 		}
 	}
-	threadList, err := parseInts(*threads)
+	threadList, err := bench.ParseInts(*threads)
 	if err != nil {
 		return fmt.Errorf("-threads: %w", err)
 	}
 	opts := bench.Options{
-		Servers:      splitList(*servers),
-		Workloads:    splitList(*workloads),
+		Servers:      bench.SplitList(*servers),
+		Workloads:    bench.SplitList(*workloads),
 		Threads:      threadList,
 		Rounds:       *rounds,
 		Tables:       *tables,
@@ -126,7 +125,7 @@ func run() error {
 		return err
 	}
 	res, runErr := h.Run(ctx)
-	res.Command = strings.TrimSpace("go run ./bench/cmd/percdb-bench " + quoteArgs(os.Args[1:]))
+	res.Command = strings.TrimSpace("go run ./bench/cmd/percdb-bench " + bench.QuoteArgs(os.Args[1:]))
 	results := filepath.Join(*outDir, "results.json")
 	if err := writeJSON(results, res); err != nil {
 		runErr = errors.Join(runErr, err)
@@ -212,40 +211,6 @@ func readJSON(path string) (*bench.Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &res, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// quoteArgs renders args for a shell, quoting the ones that need it.
-func quoteArgs(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t'\"$`\\*?;&|<>()") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		q[i] = a
-	}
-	return strings.Join(q, " ")
 }
 
 func writeJSON(path string, v any) error {
