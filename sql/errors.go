@@ -118,6 +118,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),      // ER_SP_DOES_NOT_EXIST
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
+	// LOAD DATA LOCAL with the global local_infile off: MySQL's
+	// ER_CLIENT_LOCAL_FILES_DISABLED (loaddata.go).
+	{pattern: regexp.MustCompile(`^local_infile needs to be set to 1 to use LOCAL$`), code: 3948, state: stateSyntax, message: "Loading local data is disabled; this must be enabled on both the client and server sides"},
 	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format
 	// says nothing): MySQL's ER_PARSE_ERROR, with vitess's message.
 	{pattern: regexp.MustCompile(`^syntax error at position \d+`), code: codeParseError, state: stateSyntax},
