@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -32,13 +33,24 @@ func pythonWith(t *testing.T, module, pkg string) string {
 // arguments, and returns its output, failing the test if it fails.
 func runPython(t *testing.T, python, script, host, port string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runProgram(t, nil, python, "-c", script, host, port)
+}
+
+// runProgram runs a driver's test program (name with args, and env added
+// to the test's environment) for up to three minutes and returns its
+// output, failing the test if it fails.
+func runProgram(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-c", script, host, port)
+	cmd := exec.CommandContext(ctx, name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("python: %v\n%s", err, out.String())
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
 	}
 	return out.String()
 }
