@@ -48,6 +48,13 @@ func rowsOf(t *testing.T, db *sql.DB, query string) string {
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+	return scanRows(t, rows)
+}
+
+// scanRows reads and closes rows, returning them as lines of values
+// joined by |, NULL for NULL.
+func scanRows(t *testing.T, rows *sql.Rows) string {
+	t.Helper()
 	defer rows.Close()
 	cols, _ := rows.Columns()
 	var out []string
