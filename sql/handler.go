@@ -322,6 +322,7 @@ func (h *handler) ComBinlogDumpGTID(c *mysql.Conn, logFile string, logPos uint64
 // for one statement.
 func (h *handler) begin(s *Session, query string) {
 	if s != nil {
+		s.fullScan.Store(false)
 		s.forUpdate = isSelectForUpdate(query)
 		s.beginCharacteristics(query)
 	}
