@@ -46,6 +46,17 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.LoadData:
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
+	case *plan.InsertInto:
+		if m, ok, err := withGeneratedOnDup(n); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
+	case *plan.ShowCreateTable:
+		if m, ok := withGeneratedTableIndexes(ctx, n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
 	case *plan.JoinNode:
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived

@@ -116,6 +116,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrUnsupportedSyntax, 1149, "42000"),          // ER_SYNTAX_ERROR
 	kindCode(gsql.ErrCheckConstraintViolated, 3819, "HY000"),    // ER_CHECK_CONSTRAINT_VIOLATED
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),      // ER_SP_DOES_NOT_EXIST
+	kindCode(gsql.ErrGeneratedColumnValue, 3105, "HY000"),       // ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
 	// LOAD DATA LOCAL with the global local_infile off: MySQL's

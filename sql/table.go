@@ -103,6 +103,11 @@ func (t *Table) Comment() string { return t.meta.def.Comment }
 
 // WithProjections implements sql.ProjectedTable.
 func (t *Table) WithProjections(names []string) gsql.Table {
+	if t.meta.schema.Schema.HasVirtualColumns() {
+		// GMS computes VIRTUAL columns over the table's whole row
+		// (generated.go), so such a table is not projected.
+		return t
+	}
 	n := *t
 	n.projection = make([]int, 0, len(names))
 	n.projected = make(gsql.Schema, 0, len(names))
