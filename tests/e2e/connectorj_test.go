@@ -15,7 +15,8 @@ const connectorJ = "/usr/share/java/mariadb-java-client.jar"
 // it against percdb with MariaDB Connector/J and server-side prepared
 // statements (useServerPrepStmts=true): batched inserts, reads by
 // parameter, rollback and commit with autocommit off, and the temporal
-// and decimal types drivers decode from the binary protocol.
+// and decimal types drivers decode from the binary protocol, over TLS
+// with the certificate percdb generates.
 func TestConnectorJ(t *testing.T) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
@@ -35,6 +36,7 @@ func TestConnectorJ(t *testing.T) {
 	host, port := s.HostPort()
 	got := strings.TrimSpace(runProgram(t, nil, java, "-cp", dir+string(os.PathListSeparator)+connectorJ, "DriverSmoke", host, port))
 	want := strings.Join([]string{
+		"connected with TLS",
 		"batch [1, 1, 1]",
 		"row owner 1 100.25 2024-01-15 2024-01-15 10:20:30.0 01:30:00",
 		"row owner 2 200.25 2024-02-15 2024-02-15 10:20:30.0 02:30:00",

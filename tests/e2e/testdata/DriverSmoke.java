@@ -2,8 +2,9 @@
 // with server-side prepared statements: DDL, batched inserts through a
 // prepared statement, reads by parameter, a transaction rolled back and
 // one committed with autocommit off, autocommit on again, and the types
-// drivers decode (DECIMAL, DATE, DATETIME, TIME, zero dates, NULL). It
-// prints what it saw, one fact per line, for the Go test to compare.
+// drivers decode (DECIMAL, DATE, DATETIME, TIME, zero dates, NULL), over
+// TLS. It prints what it saw, one fact per line, for the Go test to
+// compare.
 // Arguments: host port.
 import java.sql.*;
 
@@ -11,8 +12,13 @@ public class DriverSmoke {
     public static void main(String[] args) throws Exception {
         String url = "jdbc:mariadb://" + args[0] + ":" + args[1]
             + "/?user=root&useServerPrepStmts=true";
+        // The application's connection uses TLS, with the certificate
+        // percdb generated at its first start (not verified): with
+        // useSsl=true Connector/J fails to connect to a server without
+        // TLS.
         try (Connection admin = DriverManager.getConnection(url);
-             Connection c = DriverManager.getConnection(url)) {
+             Connection c = DriverManager.getConnection(url + "&useSsl=true&trustServerCertificate=true")) {
+            System.out.println("connected with TLS");
             try (Statement s = admin.createStatement()) {
                 s.execute("CREATE DATABASE jdbc");
                 s.execute("CREATE TABLE jdbc.acct (id INT PRIMARY KEY, owner VARCHAR(20), bal DECIMAL(10,2), opened DATE, seen DATETIME, t TIME)");
