@@ -3,10 +3,11 @@
 # Debian's packages: the mariadb client (end-to-end client tests), the
 # MariaDB server (the reference server of the benchmark harness and of the
 # sqllogictest/isolation comparisons), sysbench, and the drivers of the
-# driver smoke tests in tests/e2e: PyMySQL for Debian's python3, MariaDB
-# Connector/J with a JDK to compile the test's Java program, and node's
-# mysql2 from npm (into $PERCDB_NPM_PREFIX, default
-# ~/.cache/percdb/npm, where the test looks for it). Tests that need one
+# driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
+# (MySQLdb) for Debian's python3, MariaDB Connector/J with a JDK to
+# compile the test's Java program, and node's mysql2 from npm (into
+# $PERCDB_NPM_PREFIX, default ~/.cache/percdb/npm, where the test looks
+# for it). Tests that need one
 # of them skip with a message where it is missing, so this step is
 # optional: it only widens what `go test ./...` covers. Safe to run again:
 # what is installed is not installed again.
@@ -18,6 +19,8 @@ command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v mariadbd >/dev/null 2>&1 || [[ -x /usr/sbin/mariadbd ]] || need+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
+/usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django)
+/usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
 [[ -f /usr/share/java/mariadb-java-client.jar ]] || need+=(libmariadb-java)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
