@@ -292,7 +292,7 @@ func (a *decimalAgg) IsNullable() bool { return true }
 // Eval implements sql.Expression; an aggregate is evaluated through its
 // buffer.
 func (a *decimalAgg) Eval(*gsql.Context, gsql.Row) (any, error) {
-	return nil, gsql.ErrInvalidOperandColumns.New(1, 0)
+	return nil, aggregation.ErrEvalUnsupportedOnAggregation.New(a.kind)
 }
 
 // Children implements sql.Expression.
