@@ -3,29 +3,52 @@
 # Debian's packages: the mariadb client (end-to-end client tests), the
 # MariaDB server (the reference server of the benchmark harness and of the
 # sqllogictest/isolation comparisons), sysbench, and the drivers of the
-# driver smoke tests (PyMySQL for Debian's python3). Tests that need one of
-# them skip with a message where it is missing, so this step is optional:
-# it only widens what `go test ./...` covers. Safe to run again.
+# driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
+# (MySQLdb) for Debian's python3, MariaDB Connector/J with a JDK to
+# compile the test's Java program, and node's mysql2 from npm (into
+# $PERCDB_NPM_PREFIX, default ~/.cache/percdb/npm, where the test looks
+# for it). Tests that need one
+# of them skip with a message where it is missing, so this step is
+# optional: it only widens what `go test ./...` covers. Safe to run again:
+# what is installed is not installed again.
 set -uo pipefail
 
+log=/tmp/percdb-install-test-deps.log
 need=()
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v mariadbd >/dev/null 2>&1 || [[ -x /usr/sbin/mariadbd ]] || need+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
-if [[ ${#need[@]} -eq 0 ]]; then
-	echo "install-test-deps: mariadb client, server, sysbench and PyMySQL are installed"
-	exit 0
-fi
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-	if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-		echo "install-test-deps: not root and no sudo; missing ${need[*]} (their tests will skip)"
-		exit 0
+/usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django)
+/usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
+[[ -f /usr/share/java/mariadb-java-client.jar ]] || need+=(libmariadb-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+
+if [[ ${#need[@]} -gt 0 ]]; then
+	sudo=""
+	if [[ $(id -u) -ne 0 ]]; then
+		if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+			echo "install-test-deps: not root and no sudo; missing ${need[*]} (their tests will skip)"
+			need=()
+		fi
+	fi
+	if [[ ${#need[@]} -gt 0 ]]; then
+		echo "install-test-deps: installing ${need[*]}"
+		if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"; } >>"$log" 2>&1; then
+			echo "install-test-deps: apt-get failed (see $log); the tests that need ${need[*]} will skip"
+		fi
 	fi
 fi
-echo "install-test-deps: installing ${need[*]}"
-if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"; } >/tmp/percdb-install-test-deps.log 2>&1; then
-	echo "install-test-deps: apt-get failed (see /tmp/percdb-install-test-deps.log); the tests that need ${need[*]} will skip"
+
+# node's mysql2 driver, which Debian does not package.
+prefix=${PERCDB_NPM_PREFIX:-$HOME/.cache/percdb/npm}
+if command -v npm >/dev/null 2>&1 && [[ ! -f $prefix/node_modules/mysql2/package.json ]]; then
+	echo "install-test-deps: installing mysql2 (npm) into $prefix"
+	mkdir -p "$prefix"
+	if ! npm install --prefix "$prefix" --no-audit --no-fund --silent mysql2 >>"$log" 2>&1; then
+		echo "install-test-deps: npm install mysql2 failed (see $log); the node test will skip"
+	fi
 fi
+echo "install-test-deps: done"
 exit 0

@@ -26,6 +26,7 @@ const (
 	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
 	unionTypesRuleID                                            // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
+	exactAggregatesRuleID                                       // compat_aggregates.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -50,6 +51,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: integerArithmetic})
+	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
+	// tests/protocol/aggregates_test.go.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: exactAggregates})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in

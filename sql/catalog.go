@@ -67,6 +67,11 @@ type ColumnDef struct {
 	Comment       string `json:"comment,omitempty"`
 	// Extra is what SHOW COLUMNS prints in its Extra column.
 	Extra string `json:"extra,omitempty"`
+	// Generated is the expression of a generated column as GMS prints
+	// it (empty for other columns); Virtual tells a VIRTUAL one, which
+	// is computed when read, from a STORED one.
+	Generated string `json:"generated,omitempty"`
+	Virtual   bool   `json:"virtual,omitempty"`
 }
 
 // IndexColumnDef is one column of an index: the column's ID and an

@@ -43,6 +43,20 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
+	case *plan.LoadData:
+		// MySQL's file format (loaddata.go).
+		return buildLoadData(ctx, n)
+	case *plan.InsertInto:
+		if m, ok, err := withGeneratedOnDup(n); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
+	case *plan.ShowCreateTable:
+		if m, ok := withGeneratedTableIndexes(ctx, n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
 	case *plan.JoinNode:
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived

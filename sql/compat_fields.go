@@ -15,14 +15,27 @@ import (
 // fixes the definitions of GMS's answers (fieldFilter, ComPrepare) before
 // the fast path learns them.
 
+//
+// GMS also gives the columns of numbers, dates and times, BIT and YEAR
+// the character set of the connection (utf8mb4); MySQL sends 63
+// (binary) for them, and clients that decide by the character set
+// whether a value is text or bytes read it as MySQL means it.
+
 // notFixedDec is MySQL's NOT_FIXED_DEC.
 const notFixedDec = 31
 
-// fixFields sets MySQL's decimals in column definitions fields.
+// binaryCollation is the collation id of the binary character set.
+const binaryCollation = 63
+
+// fixFields sets MySQL's decimals and character sets in column
+// definitions fields.
 func fixFields(fields []*querypb.Field) {
 	for _, f := range fields {
 		if (f.Type == sqltypes.Float32 || f.Type == sqltypes.Float64) && f.Decimals == 0 {
 			f.Decimals = notFixedDec
+		}
+		if binaryCharsetType(f.Type) {
+			f.Charset = binaryCollation
 		}
 	}
 }
@@ -36,4 +49,16 @@ func fieldFilter(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 		}
 		return callback(res, more)
 	}
+}
+
+// binaryCharsetType reports whether MySQL sends the binary character set
+// in the definition of a column of type t: numbers, dates and times, BIT
+// and YEAR.
+func binaryCharsetType(t querypb.Type) bool {
+	switch t {
+	case sqltypes.Decimal, sqltypes.Bit, sqltypes.Year,
+		sqltypes.Date, sqltypes.Datetime, sqltypes.Timestamp, sqltypes.Time:
+		return true
+	}
+	return sqltypes.IsIntegral(t) || sqltypes.IsFloat(t)
 }

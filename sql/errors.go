@@ -81,8 +81,11 @@ func finishSQLError(err error) error {
 		for _, c := range gmsErrorCodes {
 			if c.pattern.MatchString(se.Message) {
 				msg := se.Message
-				if c.message != "" {
+				switch {
+				case c.message != "":
 					msg = c.message
+				case c.rewrite != "":
+					msg = c.pattern.ReplaceAllString(msg, c.rewrite)
 				}
 				return mysql.NewSQLError(c.code, c.state, "%s", msg)
 			}
@@ -99,6 +102,9 @@ type gmsErrorCode struct {
 	state   string
 	// message replaces GMS's message when not empty.
 	message string
+	// rewrite, when not empty, is MySQL's message as a replacement
+	// template of pattern (regexp.Expand: $1 is its first group).
+	rewrite string
 }
 
 // gmsErrorCodes is built once and never changed.
@@ -123,6 +129,12 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),      // ER_SP_DOES_NOT_EXIST
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
+	// ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN, names quoted as MySQL
+	// quotes them.
+	{pattern: regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), code: 3105, state: stateGeneral, rewrite: "The value specified for generated column '$1' in table '$2' is not allowed."},
+	// LOAD DATA LOCAL with the global local_infile off: MySQL's
+	// ER_CLIENT_LOCAL_FILES_DISABLED (loaddata.go).
+	{pattern: regexp.MustCompile(`^local_infile needs to be set to 1 to use LOCAL$`), code: 3948, state: stateSyntax, message: "Loading local data is disabled; this must be enabled on both the client and server sides"},
 	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format
 	// says nothing): MySQL's ER_PARSE_ERROR, with vitess's message.
 	{pattern: regexp.MustCompile(`^syntax error at position \d+`), code: codeParseError, state: stateSyntax},

@@ -136,8 +136,9 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 		meta:    m,
 	}
 	sch := m.schema.Schema
-	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.hasTriggers(db.ID, def.Name)) {
-		// GMS evaluates CHECK constraints and runs triggers.
+	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.hasTriggers(db.ID, def.Name) || def.hasGenerated()) {
+		// GMS evaluates CHECK constraints, runs triggers and computes
+		// generated columns.
 		return nil, reasonTable, false
 	}
 	if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {

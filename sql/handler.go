@@ -153,16 +153,21 @@ func isDDL(query string) bool {
 }
 
 // resultFilter wraps the callback of a text query, through which vitess
-// writes an OK packet when the result has no columns, and fixes two things
-// in such a packet:
+// writes an OK packet when the result has no columns, and fixes three
+// things:
 //   - the status flags, which GMS sets its own way just before (see
 //     status.go);
+//   - the fractional digits of DATETIME(n) and TIMESTAMP(n) values
+//     (compat_temporal.go);
 //   - the info text GMS puts in the OK packet of SQL-level PREPARE
 //     ("Statement prepared"): vitess writes info as a one-byte marker
 //     and the rest of the packet, which the mariadb client, expecting a
 //     length-encoded string there, rejects as a malformed packet.
 func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(res *sqltypes.Result, more bool) error {
+		if res != nil && len(res.Rows) > 0 {
+			padFractions(res)
+		}
 		if res != nil && len(res.Fields) == 0 {
 			if res.Info == "Statement prepared" {
 				res.Info = ""
@@ -241,6 +246,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 // ComStmtExecute implements mysql.Handler. The statements of the fast
 // path (fastpath_handler.go) run there; everything else goes to GMS.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
+	callback = binaryFilter(callback)
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
@@ -316,6 +322,7 @@ func (h *handler) ComBinlogDumpGTID(c *mysql.Conn, logFile string, logPos uint64
 // for one statement.
 func (h *handler) begin(s *Session, query string) {
 	if s != nil {
+		s.fullScan.Store(false)
 		s.forUpdate = isSelectForUpdate(query)
 		s.beginCharacteristics(query)
 	}

@@ -24,9 +24,6 @@ func typeString(typ gsql.Type) string {
 
 // columnDefFromGMS builds the stored definition of col.
 func columnDefFromGMS(col *gsql.Column, id int64) (ColumnDef, error) {
-	if col.Generated != nil {
-		return ColumnDef{}, gsql.ErrUnsupportedFeature.New("generated columns")
-	}
 	c := ColumnDef{
 		ID:            id,
 		Name:          col.Name,
@@ -41,6 +38,9 @@ func columnDefFromGMS(col *gsql.Column, id int64) (ColumnDef, error) {
 	}
 	if col.OnUpdate != nil {
 		c.OnUpdate = col.OnUpdate.String()
+	}
+	if col.Generated != nil {
+		c.Generated, c.Virtual = col.Generated.String(), col.Virtual
 	}
 	return c, nil
 }
@@ -95,6 +95,18 @@ func columnFromDef(ctx *gsql.Context, table, db string, c *ColumnDef, primary bo
 	}
 	if c.OnUpdate != "" {
 		col.OnUpdate = resolveDefault(ctx, c.OnUpdate, typ, c.Nullable)
+	}
+	if c.Generated != "" {
+		col.Generated = resolveDefault(ctx, c.Generated, typ, c.Nullable)
+		col.Virtual = c.Virtual
+		if col.Extra == "" {
+			// What MySQL's SHOW COLUMNS and information_schema.COLUMNS
+			// say of a generated column.
+			col.Extra = "STORED GENERATED"
+			if c.Virtual {
+				col.Extra = "VIRTUAL GENERATED"
+			}
+		}
 	}
 	return col, nil
 }

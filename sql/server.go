@@ -69,6 +69,11 @@ type Config struct {
 	// DisableAutoCerts, with no SSLCert and SSLKey, offers no TLS instead
 	// of generating a certificate. Default false.
 	DisableAutoCerts bool
+	// DisableLocalInfile starts the server with the global variable
+	// local_infile off, so that LOAD DATA LOCAL INFILE fails with error
+	// 3948 until SET GLOBAL local_infile = 1. Default false: on, as in
+	// MariaDB (MySQL 8 starts with it off). See loaddata.go.
+	DisableLocalInfile bool
 	// RequireSecureTransport refuses connections that do not switch to
 	// TLS. Default false.
 	RequireSecureTransport bool
@@ -179,6 +184,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
+	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
+		return nil, err
+	}
 	if cfg.DDLWaitTimeout > 0 {
 		s.provider.ddlWait = cfg.DDLWaitTimeout
 	}

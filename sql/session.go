@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 )
@@ -25,6 +26,10 @@ type Session struct {
 	// transaction only (txnchars.go).
 	readWrite, setNext bool
 	saved              *savedCharacteristics
+	// fullScan is set when the running statement reads a table by a full
+	// scan (no index), for SERVER_QUERY_NO_INDEX_USED (status.go). Set
+	// by row iterators, which GMS may run in goroutines of its own.
+	fullScan atomic.Bool
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// onEnd is called once when the connection ends.

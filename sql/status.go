@@ -23,8 +23,15 @@ import (
 // does not name: the open transaction is read-only.
 const statusInTransReadOnly = 0x2000
 
+// statusNoIndexUsed is SERVER_QUERY_NO_INDEX_USED: the statement read a
+// table by a full scan, as MySQL sets it (and its slow log's
+// log_queries_not_using_indexes counts); drivers report it (Connector/J's
+// usage advisor). percdb sets it when a table was read by a full scan
+// rather than an index lookup or range.
+const statusNoIndexUsed = 0x0020
+
 // statusKept are the status flags percdb keeps.
-const statusKept = uint16(mysql.ServerStatusAutocommit|mysql.ServerInTransaction) | statusInTransReadOnly
+const statusKept = uint16(mysql.ServerStatusAutocommit|mysql.ServerInTransaction) | statusInTransReadOnly | statusNoIndexUsed
 
 // withStatusFlags returns flags with SERVER_STATUS_AUTOCOMMIT,
 // SERVER_STATUS_IN_TRANS and SERVER_STATUS_IN_TRANS_READONLY set as
@@ -55,6 +62,9 @@ func setStatusFlags(c *mysql.Conn, s *Session, autocommit bool) {
 		ro = ok && t.readOnly
 	}
 	c.StatusFlags = withStatusFlags(c.StatusFlags, autocommit, in, ro)
+	if s.fullScan.Load() {
+		c.StatusFlags |= statusNoIndexUsed
+	}
 }
 
 // defaultAutocommit reports whether a new session starts in autocommit

@@ -103,6 +103,11 @@ func (t *Table) Comment() string { return t.meta.def.Comment }
 
 // WithProjections implements sql.ProjectedTable.
 func (t *Table) WithProjections(names []string) gsql.Table {
+	if t.meta.schema.Schema.HasVirtualColumns() {
+		// GMS computes VIRTUAL columns over the table's whole row
+		// (generated.go), so such a table is not projected.
+		return t
+	}
 	n := *t
 	n.projection = make([]int, 0, len(names))
 	n.projected = make(gsql.Schema, 0, len(names))
@@ -133,6 +138,7 @@ func (t *Table) Partitions(*gsql.Context) (gsql.PartitionIter, error) {
 func (t *Table) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
 	switch p := p.(type) {
 	case scanPartition:
+		markFullScan(ctx)
 		return t.newRowIter(ctx, nil, []keyRange{{KeyRange: t.meta.exec.RowRange()}})
 	case lookupPartition:
 		r, err := t.newRowIter(ctx, p.index, p.ranges)
@@ -184,11 +190,38 @@ func (t *Table) LookupPartitions(ctx *gsql.Context, lookup gsql.IndexLookup) (gs
 	if lookup.IsEmptyRange {
 		return &partitionIter{}, nil
 	}
+	if wholeIndex(ranges) {
+		markFullScan(ctx)
+	}
 	krs, err := t.meta.keyRanges(ctx, x.im, ranges)
 	if err != nil {
 		return nil, err
 	}
 	return &partitionIter{parts: []gsql.Partition{lookupPartition{index: x.im, ranges: krs, reverse: lookup.IsReverse}}}, nil
+}
+
+// markFullScan records in ctx's session that its statement reads a whole
+// table or index (SERVER_QUERY_NO_INDEX_USED, status.go).
+func markFullScan(ctx *gsql.Context) {
+	if s, ok := ctx.Session.(*Session); ok {
+		s.fullScan.Store(true)
+	}
+}
+
+// wholeIndex reports whether ranges read a whole index: a range with no
+// bound on its first column (a merge join's or an ordered scan's).
+func wholeIndex(ranges gsql.MySQLRangeCollection) bool {
+	for _, r := range ranges {
+		if len(r) == 0 {
+			return true
+		}
+		_, below := r[0].LowerBound.(gsql.BelowNull)
+		_, above := r[0].UpperBound.(gsql.AboveAll)
+		if below && above {
+			return true
+		}
+	}
+	return false
 }
 
 // IndexedTable is a Table read through one index lookup.

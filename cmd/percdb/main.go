@@ -53,6 +53,7 @@ func run(args []string) error {
 	sslCert := fs.String("ssl-cert", "", "PEM file of the server's TLS certificate (with --ssl-key)")
 	sslKey := fs.String("ssl-key", "", "PEM file of the server's TLS private key (with --ssl-cert)")
 	autoCerts := fs.Bool("auto-generate-certs", true, "without --ssl-cert/--ssl-key, offer TLS with a CA, certificate and key generated in the data directory at the first start (ca.pem, server-cert.pem, server-key.pem)")
+	localInfile := fs.Bool("local-infile", true, "allow LOAD DATA LOCAL INFILE (the global variable local_infile at start; SET GLOBAL local_infile changes it)")
 	requireTLS := fs.Bool("require-secure-transport", false, "refuse connections without TLS")
 	maxConns := fs.Int("max-connections", 0, "most open client connections, one more gets error 1040 (0: no limit)")
 	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
@@ -105,6 +106,7 @@ func run(args []string) error {
 		SSLCert:                *sslCert,
 		SSLKey:                 *sslKey,
 		DisableAutoCerts:       !*autoCerts,
+		DisableLocalInfile:     !*localInfile,
 		RequireSecureTransport: *requireTLS,
 		MaxConnections:         *maxConns,
 		MaxQueryBufferedRows:   *maxBuffered,

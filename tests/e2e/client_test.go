@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -122,5 +124,31 @@ func TestMariadbClientSSL(t *testing.T) {
 	out = runClient(t, s, "", "--ssl-ca", filepath.Join(s.Dir, "ca.pem"), "--ssl-verify-server-cert", "-e", "status")
 	if !strings.Contains(out, "Cipher in use") {
 		t.Fatalf("mariadb --ssl-verify-server-cert: no TLS in status:\n%s", out)
+	}
+}
+
+// TestMariadbClientLoadDataLocal loads a CSV file with the mariadb
+// client's LOAD DATA LOCAL INFILE, as a user would (the client sends the
+// file when --local-infile=1 and the server allows it, which percdb does
+// by default).
+func TestMariadbClientLoadDataLocal(t *testing.T) {
+	s := startServer(t, "")
+	file := filepath.Join(t.TempDir(), "items.csv")
+	var b strings.Builder
+	b.WriteString("id,name,qty\n")
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&b, "%d,\"item, no. %d\",%d\n", i, i, i%7)
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runClient(t, s, "", "--local-infile=1", "--batch", "--skip-column-names", "-e", `
+		CREATE DATABASE shop;
+		CREATE TABLE shop.items (id INT PRIMARY KEY, name VARCHAR(40), qty INT);
+		LOAD DATA LOCAL INFILE '`+file+`' INTO TABLE shop.items FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' IGNORE 1 LINES;
+		SELECT COUNT(*), MAX(qty) FROM shop.items;
+		SELECT name FROM shop.items WHERE id = 1000;`)
+	if want := "1000\t6\nitem, no. 1000\n"; out != want {
+		t.Fatalf("output:\n%s\nwant:\n%s", out, want)
 	}
 }

@@ -841,3 +841,32 @@ func TestRepeatedReadsInOneStatement(t *testing.T) {
 	}
 	mustExec(t, c, "COMMIT")
 }
+
+// TestGeneratedColumnsRestart: generated columns (STORED and VIRTUAL,
+// one indexed) keep their expressions across a restart, and rows written
+// after it are computed and found through the index.
+func TestGeneratedColumnsRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	mustExec(t, s.Open(""), "CREATE DATABASE d")
+	db := s.Open("d")
+	mustExec(t, db,
+		"CREATE TABLE g (id INT PRIMARY KEY, a INT, b INT AS (a * 2) STORED, c INT AS (a + 1) VIRTUAL, KEY kc (c))",
+		"INSERT INTO g (id, a) VALUES (1, 5)")
+	db.Close()
+	s.Stop()
+
+	s = startServer(t, dir)
+	db = s.Open("d")
+	mustExec(t, db, "INSERT INTO g (id, a) VALUES (2, 7)", "UPDATE g SET a = 10 WHERE id = 1")
+	if got := queryRows(t, db, "SELECT id, a, b, c FROM g ORDER BY id"); !reflect.DeepEqual(got, [][]string{{"1", "10", "20", "11"}, {"2", "7", "14", "8"}}) {
+		t.Fatalf("rows after restart: %v", got)
+	}
+	if got := queryRows(t, db, "SELECT id FROM g WHERE c = 8"); !reflect.DeepEqual(got, [][]string{{"2"}}) {
+		t.Fatalf("lookup by the virtual column's index: %v", got)
+	}
+	got := queryRows(t, db, "SHOW CREATE TABLE g")
+	if want := "`b` int GENERATED ALWAYS AS ((`a` * 2)) STORED"; len(got) != 1 || !strings.Contains(got[0][1], want) || !strings.Contains(got[0][1], "KEY `kc` (`c`)") {
+		t.Fatalf("SHOW CREATE TABLE: %v", got)
+	}
+}

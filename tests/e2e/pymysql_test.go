@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -32,13 +33,24 @@ func pythonWith(t *testing.T, module, pkg string) string {
 // arguments, and returns its output, failing the test if it fails.
 func runPython(t *testing.T, python, script, host, port string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runProgram(t, nil, python, "-c", script, host, port)
+}
+
+// runProgram runs a driver's test program (name with args, and env added
+// to the test's environment) for up to three minutes and returns its
+// output, failing the test if it fails.
+func runProgram(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-c", script, host, port)
+	cmd := exec.CommandContext(ctx, name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("python: %v\n%s", err, out.String())
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
 	}
 	return out.String()
 }
@@ -84,18 +96,65 @@ conn.close()
 
 // TestPyMySQLTransactions runs pymysqlTransactions against percdb.
 func TestPyMySQLTransactions(t *testing.T) {
-	python := pythonWith(t, "pymysql", "python3-pymysql")
-	s := startServer(t, "")
-	host, port := s.HostPort()
-	got := strings.TrimSpace(runPython(t, python, pymysqlTransactions, host, port))
-	want := strings.Join([]string{
+	checkPyMySQL(t, pymysqlTransactions,
 		"autocommit False",
 		"in transaction, others see [100, 100]",
 		"after rollback [100, 100]",
 		"after commit [70, 130]",
 		"autocommit on [0, 130]",
-	}, "\n")
-	if got != want {
-		t.Errorf("PyMySQL program printed\n%s\nwant\n%s", got, want)
+	)
+}
+
+// checkPyMySQL runs PyMySQL program script against a new percdb and
+// compares the lines it prints with want.
+func checkPyMySQL(t *testing.T, script string, want ...string) {
+	t.Helper()
+	python := pythonWith(t, "pymysql", "python3-pymysql")
+	s := startServer(t, "")
+	host, port := s.HostPort()
+	got := strings.TrimSpace(runPython(t, python, script, host, port))
+	if w := strings.Join(want, "\n"); got != w {
+		t.Errorf("PyMySQL program printed\n%s\nwant\n%s", got, w)
 	}
+}
+
+// pymysqlBulk is a PyMySQL program that loads data as applications do:
+// executemany (which PyMySQL turns into one multi-row INSERT), LOAD DATA
+// LOCAL INFILE with local_infile=True, inside a transaction that is
+// rolled back and then committed, and aggregates read back as Python
+// decimals (DECIMAL columns) as MySQL types them.
+const pymysqlBulk = `
+import sys, os, tempfile, pymysql
+host, port = sys.argv[1], int(sys.argv[2])
+conn = pymysql.connect(host=host, port=port, user="root", autocommit=False, local_infile=True)
+with conn.cursor() as c:
+    c.execute("CREATE DATABASE bulk")
+    c.execute("CREATE TABLE bulk.t (id INT PRIMARY KEY, name VARCHAR(20), qty INT)")
+    c.executemany("INSERT INTO bulk.t VALUES (%s, %s, %s)", [(i, "row %d" % i, i % 10) for i in range(1, 1001)])
+    c.execute("SELECT COUNT(*), SUM(qty), AVG(qty) FROM bulk.t")
+    print("executemany", c.fetchone())
+conn.rollback()
+with conn.cursor() as c:
+    c.execute("SELECT COUNT(*) FROM bulk.t")
+    print("after rollback", c.fetchone())
+    f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    for i in range(1, 2001):
+        f.write('%d,"name, %d",%d\n' % (i, i, i % 7))
+    f.close()
+    c.execute("LOAD DATA LOCAL INFILE %s INTO TABLE bulk.t FIELDS TERMINATED BY ',' ENCLOSED BY '\"'", (f.name,))
+    os.unlink(f.name)
+conn.commit()
+with conn.cursor() as c:
+    c.execute("SELECT COUNT(*), SUM(qty), AVG(qty), MAX(name) FROM bulk.t")
+    print("after commit", c.fetchone())
+conn.close()
+`
+
+// TestPyMySQLBulk runs pymysqlBulk against percdb.
+func TestPyMySQLBulk(t *testing.T) {
+	checkPyMySQL(t, pymysqlBulk,
+		"executemany (1000, Decimal('4500'), Decimal('4.5000'))",
+		"after rollback (0,)",
+		"after commit (2000, Decimal('6000'), Decimal('3.0000'), 'name, 999')",
+	)
 }

@@ -314,3 +314,55 @@ func TestStatusFlagsPrepared(t *testing.T) {
 		committed(t, s, "[[1 12] [2 21]]")
 	})
 }
+
+// noIndex is SERVER_QUERY_NO_INDEX_USED.
+const noIndex = 0x0020
+
+// TestStatusNoIndexUsed checks SERVER_QUERY_NO_INDEX_USED in the EOF and
+// OK packets: set after a statement that read a table by a full scan
+// (SELECT, UPDATE, DELETE, as MySQL), clear after one that read through
+// the primary key or an index, or read no table. Text and prepared.
+func TestStatusNoIndexUsed(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		c, _ := dial(t, s)
+		run(t, c, []step{
+			{sql: "CREATE TABLE ni (id INT PRIMARY KEY, k INT, v INT, KEY (k))", want: []uint16{ac}},
+			{sql: "INSERT INTO ni VALUES (1, 10, 100), (2, 20, 200), (3, 30, 300)", want: []uint16{ac}},
+		})
+		for _, c2 := range []struct {
+			sql  string
+			scan bool
+		}{
+			{"SELECT * FROM ni", true},
+			{"SELECT v FROM ni WHERE id = 2", false},
+			{"SELECT v FROM ni WHERE v = 200", true},
+			{"SELECT v FROM ni WHERE k = 20", false},
+			{"SELECT v FROM ni WHERE id BETWEEN 1 AND 2", false},
+			{"SELECT 1", false},
+			{"UPDATE ni SET v = v + 1 WHERE v > 1000", true},
+			{"UPDATE ni SET v = v + 1 WHERE id = 3", false},
+			{"SELECT COUNT(*) FROM ni a JOIN ni b ON a.id = b.id", true},
+			{"DELETE FROM ni WHERE v = 0", true},
+			{"DELETE FROM ni WHERE id = 9", false},
+		} {
+			res, err := c.QueryAll(c2.sql)
+			if err != nil {
+				t.Fatalf("%s: %v", c2.sql, err)
+			}
+			if got := res[len(res)-1].Status&noIndex != 0; got != c2.scan {
+				t.Errorf("%s (text): NO_INDEX_USED %v, want %v", c2.sql, got, c2.scan)
+			}
+			id, _, err := c.Prepare(c2.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err = c.Execute(id)
+			if err != nil {
+				t.Fatalf("%s: %v", c2.sql, err)
+			}
+			if got := res[len(res)-1].Status&noIndex != 0; got != c2.scan {
+				t.Errorf("%s (prepared): NO_INDEX_USED %v, want %v", c2.sql, got, c2.scan)
+			}
+		}
+	})
+}

@@ -395,7 +395,10 @@ type Result struct {
 // of a result set's column.
 type Column struct {
 	Name     string
+	Charset  uint16
+	Length   uint32
 	Type     byte
+	Flags    uint16
 	Decimals byte
 }
 
@@ -408,10 +411,10 @@ func parseColumn(p []byte) (Column, error) {
 	col := Column{Name: string(r.lenencBytes())}
 	r.lenencBytes() // org_name
 	r.lenencInt()   // length of the fixed fields
-	r.uint16()      // character set
-	r.uint32()      // column length
+	col.Charset = r.uint16()
+	col.Length = r.uint32()
 	col.Type = r.byte()
-	r.uint16() // flags
+	col.Flags = r.uint16()
 	col.Decimals = r.byte()
 	if r.err != nil {
 		return Column{}, fmt.Errorf("column definition %x: %w", p, r.err)
