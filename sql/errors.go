@@ -139,11 +139,13 @@ func kindMessage(k *goerrors.Kind, code int, state, message string) gmsErrorCode
 // kindCode turns a GMS error kind's printf format into a pattern of the
 // messages it produces.
 func kindCode(k *goerrors.Kind, code int, state string) gmsErrorCode {
+	return gmsErrorCode{pattern: kindPattern(k, ".*"), code: code, state: state}
+}
+
+// kindPattern matches the messages of kind k: its printf format with each
+// verb replaced by arg (a regular expression).
+func kindPattern(k *goerrors.Kind, arg string) *regexp.Regexp {
 	quoted := regexp.QuoteMeta(k.Message)
 	verbs := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
-	return gmsErrorCode{
-		pattern: regexp.MustCompile("^" + verbs.ReplaceAllString(quoted, ".*") + "$"),
-		code:    code,
-		state:   state,
-	}
+	return regexp.MustCompile("^" + verbs.ReplaceAllString(quoted, arg) + "$")
 }

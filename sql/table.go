@@ -29,6 +29,9 @@ type Table struct {
 	// projectionKey), spelled once per projection rather than once per
 	// range read.
 	scanColumns string
+	// lockReads: the rows read are locked in the transaction (a foreign
+	// key's reference check reads its parent so, see fk.go).
+	lockReads bool
 }
 
 var (
@@ -288,7 +291,10 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 	s, _ := sessionOf(ctx)
 	r := &rowIter{
 		t: t, tx: tx, k: k, index: index, reads: reads, dec: dec,
-		lock:  s != nil && s.forUpdate && s.inExplicitTransaction(),
+		// A reference check locks only inside a writing statement: the
+		// check of existing rows that GMS runs for ALTER TABLE ... ADD
+		// FOREIGN KEY is repeated by AddForeignKey after a fence.
+		lock:  (t.lockReads && tx.stmtOpen) || (s != nil && s.forUpdate && s.inExplicitTransaction()),
 		track: t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil,
 		pid:   ctx.Pid(),
 	}
