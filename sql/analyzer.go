@@ -26,6 +26,7 @@ const (
 	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
 	unionTypesRuleID                                            // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
+	fkUpdateJoinsRuleID                                         // fkjoin.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -62,6 +63,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
+	// UPDATE ... JOIN enforces foreign keys (fkjoin.go); without this
+	// rule it does not: TestForeignKeyUpdateJoin.
+	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {
+		insertRule(a, "applyForeignKeys", true, analyzer.Rule{Id: fkUpdateJoinsRuleID, Apply: foreignKeysInUpdateJoins(apply)})
+	}
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

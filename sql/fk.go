@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -94,6 +95,25 @@ func (c *catalogData) referencingFKs(db, table string) []fkRef {
 // foreign key or is referenced by one.
 func (c *catalogData) hasForeignKeys(db string, def *TableDef) bool {
 	return len(def.ForeignKeys) > 0 || len(c.referencingFKs(db, def.Name)) > 0
+}
+
+// checkNoOutsideReferences refuses to drop database db while a table of
+// another database references one of its tables (MySQL's 3730).
+func (c *catalogData) checkNoOutsideReferences(db *DatabaseDef) error {
+	for _, t := range c.sortedTables(db.ID) {
+		for _, r := range c.referencingFKs(db.Name, t.Name) {
+			if !strings.EqualFold(r.childDB, db.Name) {
+				return errDropReferenced(t.Name, r.fk.Name, r.child.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// errDropReferenced is MySQL's error for dropping table parent, which
+// foreign key fk of table child references.
+func errDropReferenced(parent, fk, child string) error {
+	return mysql.NewSQLError(codeFKCannotDropParent, stateGeneral, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", parent, fk, child)
 }
 
 // findForeignKey returns the foreign key named name declared by a table
@@ -381,8 +401,20 @@ func (t *Table) DropForeignKey(ctx *gsql.Context, name string) error {
 }
 
 // UpdateForeignKey implements sql.ForeignKeyTable (GMS calls it when a
-// column the key names is renamed).
+// column the key names is renamed). GMS also calls it for every MODIFY
+// COLUMN of such a column, with the key unchanged: that changes nothing,
+// so that the table rewrite that follows may fence the table first.
 func (t *Table) UpdateForeignKey(ctx *gsql.Context, name string, fk gsql.ForeignKeyConstraint) error {
+	def, _, err := t.currentDef(ctx)
+	if err != nil {
+		return err
+	}
+	want := fkDefFromGMS(fk)
+	for _, have := range def.ForeignKeys {
+		if strings.EqualFold(have.Name, name) && reflect.DeepEqual(have, want) {
+			return nil
+		}
+	}
 	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
 		for i := range td.ForeignKeys {
 			if strings.EqualFold(td.ForeignKeys[i].Name, name) {
@@ -549,7 +581,7 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 				}
 			}
 		}
-		return mysql.NewSQLError(codeFKCannotDropParent, stateGeneral, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", m[1], m[2], child)
+		return errDropReferenced(m[1], m[2], child)
 	}
 	for _, c := range fkDefinitionErrors {
 		if m := c.pattern.FindStringSubmatch(msg); m != nil {

@@ -119,6 +119,12 @@ func TestForeignKeyDefinitionErrors(t *testing.T) {
 	c.fails("ALTER TABLE c DROP COLUMN pid", 1828, "Cannot drop column 'pid': needed in a foreign key constraint 'fk_c'")
 	c.fails("ALTER TABLE c DROP FOREIGN KEY nope", 1091, "Can't DROP 'nope'; check that column/key exists")
 
+	// A database whose table another database's table references.
+	c.exec("CREATE DATABASE e", "CREATE TABLE e.x (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES d.p (id))")
+	c.fails("INSERT INTO e.x VALUES (1, 9)", 1452, msgChildFails+"(`e`.`x`, CONSTRAINT `x_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `d`.`p` (`id`))")
+	c.fails("DROP DATABASE d", 3730, "Cannot drop table 'p' referenced by a foreign key constraint 'x_ibfk_1' on table 'x'.")
+	c.exec("DROP DATABASE e")
+
 	// Children first, then the parent, in one statement or in two.
 	c.exec("DROP TABLE g, c", "DROP TABLE r", "DROP TABLE p")
 	c.want("SHOW TABLES", "p2")
@@ -282,5 +288,37 @@ func TestForeignKeyFastPath(t *testing.T) {
 	if got := d.status("Percdb_fastpath_hits"); got != hits {
 		t.Errorf("the fast path ran %d statements on tables with foreign keys", got-hits)
 	}
-	d.finish("p", "c", "plain")
+
+	// A table the fast path ran prepared statements on gets a child: they
+	// leave it to GMS from then on.
+	d.stepPrepared("INSERT INTO plain (id, k) VALUES (?, ?)", 5, 5)
+	d.stepPrepared("DELETE FROM plain WHERE id = ?", 5)
+	d.stepPrepared("INSERT INTO plain (id, k) VALUES (?, ?)", 6, 6)
+	d.step("CREATE TABLE pc (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES plain (id))")
+	d.step("INSERT INTO pc VALUES (1, 6)")
+	hits = d.status("Percdb_fastpath_hits")
+	d.stepPrepared("DELETE FROM plain WHERE id = ?", 6)
+	if got := d.status("Percdb_fastpath_hits"); got != hits {
+		t.Errorf("the fast path deleted a parent row")
+	}
+	d.finish("p", "c", "plain", "pc")
+}
+
+// TestForeignKeyUpdateJoin: a multi-table UPDATE checks the child rows it
+// changes and cascades the parent keys it changes; a multi-table DELETE
+// cascades.
+func TestForeignKeyUpdateJoin(t *testing.T) {
+	s := sqltest.Start(t, "")
+	c := connect(t, s, "")
+	c.exec(fkSetup...)
+	c.exec("CREATE TABLE m (id INT PRIMARY KEY, v INT)", "INSERT INTO m VALUES (1, 1), (2, 9)")
+	c.fails("UPDATE c JOIN m ON c.id - 9 = m.id SET c.pid = m.v", 1452, msgChildFails+fkcDesc)
+	c.want("SELECT id, pid FROM c ORDER BY id", "10 1", "11 2", "12 NULL")
+	c.exec("UPDATE p JOIN m ON p.id = m.id SET p.id = p.id + 100")
+	c.want("SELECT id, pid FROM c ORDER BY id", "10 101", "11 102", "12 NULL")
+	c.exec("INSERT INTO m VALUES (3, 0)")
+	c.fails("UPDATE p AS x JOIN m ON x.id = m.id SET x.name = 'zz' WHERE x.id = 3", 1451, msgParentFails+fkrDesc)
+	c.exec("DELETE p FROM p JOIN m ON p.id = m.id + 100")
+	c.want("SELECT id, pid FROM c ORDER BY id", "12 NULL")
+	c.want("SELECT count(*) FROM g", "0")
 }
