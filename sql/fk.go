@@ -660,7 +660,7 @@ var fkDefinitionErrors = []fkDefinitionError{
 	fkKind(gsql.ErrForeignKeyDropColumn, codeFKColumnCannotDrop, stateGeneral,
 		"Cannot drop column '%s': needed in a foreign key constraint '%s'"),
 	fkKind(gsql.ErrForeignKeyDropIndex, codeDropIndexFK, stateGeneral,
-		"Cannot drop index '%s': needed in a foreign key constraint '%s'"),
+		"Cannot drop index '%s': needed in a foreign key constraint%.0s"),
 	fkKind(gsql.ErrForeignKeyDuplicateName, codeFKDuplicateName, stateGeneral,
 		"Duplicate foreign key constraint name '%s'"),
 	fkKind(gsql.ErrForeignKeyNotFound, codeCantDropFieldOrKey, "42000",

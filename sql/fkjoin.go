@@ -19,7 +19,8 @@ import (
 // of a one-table UPDATE of it (apply) and writes through that instead.
 func foreignKeysInUpdateJoins(apply analyzer.RuleFunc) analyzer.RuleFunc {
 	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-		if !foreignKeyChecks(ctx) {
+		// GMS's rule, too, looks at the statement's top node only.
+		if _, ok := n.(*plan.Update); !ok || !foreignKeyChecks(ctx) {
 			return n, transform.SameTree, nil
 		}
 		return transform.Node(n, func(node gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
