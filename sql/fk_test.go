@@ -3,10 +3,13 @@ package sql_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	percsql "github.com/percdb/percdb/sql"
 	"github.com/percdb/percdb/sql/sqltest"
 )
 
@@ -321,4 +324,52 @@ func TestForeignKeyUpdateJoin(t *testing.T) {
 	c.exec("DELETE p FROM p JOIN m ON p.id = m.id + 100")
 	c.want("SELECT id, pid FROM c ORDER BY id", "12 NULL")
 	c.want("SELECT count(*) FROM g", "0")
+}
+
+// TestForeignKeyAddUnderWriter: ALTER TABLE ... ADD FOREIGN KEY while a
+// transaction that inserted a row without a parent is open. Left open,
+// its COMMIT fails with 8028 once the DDL is done; committed while the
+// DDL runs, the DDL, which fenced the table and waited for it before
+// checking the rows, finds the row and fails with 1452. Either way no
+// row without a parent is left under the key.
+func TestForeignKeyAddUnderWriter(t *testing.T) {
+	s := sqltest.StartConfig(t, percsql.Config{DDLWaitTimeout: 300 * time.Millisecond})
+	c := connect(t, s, "")
+	c.exec("CREATE DATABASE d", "USE d", "CREATE TABLE p (id INT PRIMARY KEY)", "INSERT INTO p VALUES (1)",
+		"CREATE TABLE q (id INT PRIMARY KEY, pid INT, KEY (pid))", "INSERT INTO q VALUES (1, 1)")
+	w := connect(t, s, "d")
+	w.exec("BEGIN", "INSERT INTO q VALUES (2, 99)")
+	c.exec("ALTER TABLE q ADD CONSTRAINT q_fk FOREIGN KEY (pid) REFERENCES p (id)")
+	_, err := w.c.ExecContext(context.Background(), "COMMIT")
+	if me, ok := mysqlError(err); !ok || me.Number != 8028 {
+		t.Fatalf("COMMIT of the orphan: %v, want 8028", err)
+	}
+	c.want("SELECT id, pid FROM q", "1 1")
+	c.fails("INSERT INTO q VALUES (2, 99)", 1452, msgChildFails+"(`d`.`q`, CONSTRAINT `q_fk` FOREIGN KEY (`pid`) REFERENCES `p` (`id`))")
+
+	// The writer commits while the DDL runs (it waits for the writer for
+	// up to 30 s).
+	s = sqltest.StartConfig(t, percsql.Config{DDLWaitTimeout: 30 * time.Second})
+	c = connect(t, s, "")
+	c.exec("CREATE DATABASE d", "USE d", "CREATE TABLE p (id INT PRIMARY KEY)", "INSERT INTO p VALUES (1)",
+		"CREATE TABLE q (id INT PRIMARY KEY, pid INT, KEY (pid))", "INSERT INTO q VALUES (1, 1)")
+	w = connect(t, s, "d")
+	w.exec("BEGIN", "INSERT INTO q VALUES (2, 99)")
+	ddl := connect(t, s, "d")
+	done := make(chan error, 1)
+	go func() {
+		_, err := ddl.c.ExecContext(context.Background(), "ALTER TABLE q ADD CONSTRAINT q_fk FOREIGN KEY (pid) REFERENCES p (id)")
+		done <- err
+	}()
+	for running := false; !running; {
+		for _, r := range c.query("SELECT info FROM information_schema.processlist") {
+			running = running || strings.HasPrefix(r[0], "ALTER TABLE q")
+		}
+	}
+	w.exec("COMMIT")
+	err = <-done
+	if me, ok := mysqlError(err); !ok || me.Number != 1452 {
+		t.Fatalf("ALTER TABLE after the orphan's commit: %v, want 1452", err)
+	}
+	c.want("SELECT count(*) FROM information_schema.referential_constraints WHERE constraint_schema = 'd'", "0")
 }
