@@ -90,7 +90,7 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if err != nil {
 		return err
 	}
-	if !tx.createdHere(t.meta.def.ID) {
+	if !tx.createdHere(t.meta.def.ID) && !t.meta.def.temporary {
 		// Other transactions see the table: build the index online, in
 		// steps and batches of their own (ddl.go). This statement's own
 		// transaction writes nothing: no step waits for it.
@@ -238,6 +238,9 @@ func (t *Table) ShouldRewriteTable(*gsql.Context, gsql.PrimaryKeySchema, gsql.Pr
 // a new table ID at once, the returned inserter writes the converted rows
 // under it, and Close deletes the old rows.
 func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column, idxCols []gsql.IndexColumn) (gsql.RowInserter, error) {
+	if t.meta.def.temporary {
+		return nil, errTempTableDDL("ALTER TABLE that changes columns or the primary key")
+	}
 	if idxCols != nil && oldCol == nil && newCol == nil &&
 		slices.Equal(oldSchema.PkOrdinals, newSchema.PkOrdinals) && oldSchema.Schema.Equals(newSchema.Schema) {
 		// GMS "rewrites" the table after CREATE UNIQUE INDEX; CreateIndex
@@ -306,13 +309,9 @@ type rewriter struct {
 
 // Close implements sql.Closer.
 func (r *rewriter) Close(ctx *gsql.Context) error {
-	tx, err := transactionOf(ctx)
+	tx, k, err := writableOf(ctx)
 	if err != nil {
 		return err
-	}
-	k, err := tx.writable(ctx)
-	if err != nil {
-		return toSQLError(err)
 	}
 	tx.statementEnd(true)
 	return toSQLError(scheduleTableDeletion(k, r.old, "ALTER TABLE"))

@@ -130,6 +130,9 @@ type TableDef struct {
 	// the ones that reference it are found in the other tables'
 	// definitions (fk.go).
 	ForeignKeys []ForeignKeyDef `json:"foreign_keys,omitempty"`
+	// temporary marks the definition of a temporary table, which is kept
+	// in its session, never stored (temptable.go).
+	temporary bool
 	// Fence, when set, names the schema change that is about to copy or
 	// delete the table's rows (ALTER TABLE that rewrites it, TRUNCATE,
 	// DROP): no transaction that sees it may write the table (ddl.go).

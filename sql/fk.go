@@ -224,6 +224,9 @@ func (t *Table) currentDef(ctx *gsql.Context) (*TableDef, *catalogData, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if t.meta.def.temporary {
+		return t.meta.def, cat, nil
+	}
 	if def, ok := cat.table(t.meta.def.DBID, t.Name()); ok {
 		return def, cat, nil
 	}
@@ -246,7 +249,7 @@ func (t *Table) GetDeclaredForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyCons
 // GetReferencedForeignKeys implements sql.ForeignKeyTable.
 func (t *Table) GetReferencedForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyConstraint, error) {
 	_, cat, err := t.currentDef(ctx)
-	if err != nil {
+	if err != nil || t.meta.def.temporary {
 		return nil, err
 	}
 	refs := cat.referencingFKs(t.db.def.Name, t.Name())
@@ -675,4 +678,6 @@ var fkDefinitionErrors = []fkDefinitionError{
 		"Foreign key cascade delete/update exceeds max depth of 15."),
 	fkKind(gsql.ErrNoForeignKeySupport, codeCannotAddForeign, stateGeneral,
 		"Cannot add foreign key constraint%.0s"),
+	fkKind(gsql.ErrTemporaryTablesForeignKeySupport, codeCannotAddForeign, stateGeneral,
+		"Cannot add foreign key constraint"),
 }

@@ -25,6 +25,8 @@ type Session struct {
 	// transaction only (txnchars.go).
 	readWrite, setNext bool
 	saved              *savedCharacteristics
+	// temps are the session's temporary tables (temptable.go).
+	temps tempTables
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// onEnd is called once when the connection ends.
@@ -165,12 +167,13 @@ func (s *Session) CommandBegin() error { return nil }
 func (s *Session) CommandEnd() {}
 
 // SessionEnd implements sql.LifecycleAwareSession: the connection is gone,
-// so its open transaction is rolled back.
+// so its open transaction is rolled back and its temporary tables dropped.
 func (s *Session) SessionEnd() {
 	if t, ok := s.GetTransaction().(*Transaction); ok {
 		_ = t.rollback(context.Background())
 		s.SetTransaction(nil)
 	}
+	s.provider.dropTempTables(s)
 	if s.onEnd != nil {
 		s.onEnd()
 		s.onEnd = nil
