@@ -238,15 +238,15 @@ func (t *Table) ShouldRewriteTable(*gsql.Context, gsql.PrimaryKeySchema, gsql.Pr
 // a new table ID at once, the returned inserter writes the converted rows
 // under it, and Close deletes the old rows.
 func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column, idxCols []gsql.IndexColumn) (gsql.RowInserter, error) {
-	if t.meta.def.temporary {
-		return nil, errTempTableDDL("ALTER TABLE that changes columns or the primary key")
-	}
 	if idxCols != nil && oldCol == nil && newCol == nil &&
 		slices.Equal(oldSchema.PkOrdinals, newSchema.PkOrdinals) && oldSchema.Schema.Equals(newSchema.Schema) {
 		// GMS "rewrites" the table after CREATE UNIQUE INDEX; CreateIndex
 		// has built and checked the index already, so the rows it sends
 		// are dropped.
 		return discardInserter{}, nil
+	}
+	if t.meta.def.temporary {
+		return t.rewriteTemp(ctx, newSchema, oldCol, newCol)
 	}
 	old := t.meta.def
 	tx, err := transactionOf(ctx)

@@ -187,6 +187,7 @@ func (s *Session) SessionEnd() {
 // autocommit transaction is abandoned.
 func (s *Session) statementFailed(ctx context.Context) {
 	s.releaseDropped(ctx)
+	s.provider.dropNewTempTables(ctx, s)
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok {
 		return
@@ -210,6 +211,7 @@ func (s *Session) statementFailed(ctx context.Context) {
 // call StatementComplete.
 func (s *Session) statementSucceeded() {
 	s.releaseDropped(context.Background())
+	s.temps.keepNew()
 	if t, ok := s.GetTransaction().(*Transaction); ok {
 		t.statementEnd(true)
 	}

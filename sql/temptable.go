@@ -50,6 +50,33 @@ func decodeTempTableKey(key []byte) int64 {
 type tempTables struct {
 	mu sync.Mutex
 	m  map[string]*tempTable
+	// created are the tables the running statement created: a statement
+	// that fails after creating one (CREATE TEMPORARY TABLE whose index or
+	// foreign key is refused, or whose SELECT fails) drops it again.
+	created []*tempTable
+}
+
+// keepNew forgets which tables the statement that succeeded created.
+func (tt *tempTables) keepNew() {
+	tt.mu.Lock()
+	tt.created = nil
+	tt.mu.Unlock()
+}
+
+// takeNew forgets the tables the statement that failed created, and
+// returns them.
+func (tt *tempTables) takeNew() []*tempTable {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	created := tt.created
+	tt.created = nil
+	for _, t := range created {
+		k := tempTableName(t.db, t.def.Name)
+		if cur := tt.m[k]; cur != nil && cur.def.ID == t.def.ID {
+			delete(tt.m, k)
+		}
+	}
+	return created
 }
 
 // tempTable is one temporary table: its definition (replaced, never
@@ -148,7 +175,11 @@ func (d *Database) CreateTemporaryTable(ctx *gsql.Context, name string, schema g
 	if err != nil {
 		return err
 	}
-	s.temps.put(&tempTable{db: d.def.Name, def: def, meta: m})
+	tt := &tempTable{db: d.def.Name, def: def, meta: m}
+	s.temps.put(tt)
+	s.temps.mu.Lock()
+	s.temps.created = append(s.temps.created, tt)
+	s.temps.mu.Unlock()
 	return nil
 }
 
@@ -213,7 +244,17 @@ func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *TableDef)
 func (p *DatabaseProvider) dropTempTables(s *Session) {
 	for _, t := range s.temps.takeAll() {
 		if err := p.dropTempTableData(context.Background(), t.def); err != nil {
-			slog.Error("temporary table: its data is deleted at the next start", "table", t.def.Name, "err", err)
+			slog.Warn("temporary table: its data is deleted at the next start", "table", t.def.Name, "err", err)
+		}
+	}
+}
+
+// dropNewTempTables drops the temporary tables that the statement of s
+// that failed created.
+func (p *DatabaseProvider) dropNewTempTables(ctx context.Context, s *Session) {
+	for _, t := range s.temps.takeNew() {
+		if err := p.dropTempTableData(ctx, t.def); err != nil {
+			slog.Warn("temporary table: its data is deleted at the next start", "table", t.def.Name, "err", err)
 		}
 	}
 }
@@ -288,4 +329,64 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 // not make in place.
 func errTempTableDDL(what string) error {
 	return gsql.ErrUnsupportedFeature.New(what + " of a temporary table")
+}
+
+// rewriteTemp is RewriteInserter for a temporary table: the rows go to a
+// new table ID, which replaces the old one in the session when the
+// inserter closes; if the rewrite is discarded, the new rows go instead.
+func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) (gsql.RowInserter, error) {
+	old := t.meta.def
+	nd, err := rewrittenDef(old, newSchema, oldCol, newCol)
+	if err != nil {
+		return nil, err
+	}
+	if nd.ID, err = t.db.provider.registerTempTable(ctx, old.Name); err != nil {
+		return nil, toSQLError(err)
+	}
+	m, err := newTableMeta(ctx, t.db.def.Name, nd)
+	if err != nil {
+		return nil, err
+	}
+	nt := &Table{db: t.db, meta: m}
+	if t.meta.autoIncOrd >= 0 && m.autoIncOrd >= 0 {
+		next, err := t.autoIncrement().peek(ctx)
+		if err != nil {
+			return nil, toSQLError(err)
+		}
+		if err := nt.autoIncrement().reset(ctx, next); err != nil {
+			return nil, toSQLError(err)
+		}
+	}
+	return &tempRewriter{tableEditor: tableEditor{t: nt}, old: old}, nil
+}
+
+// tempRewriter writes the rows of a rewritten temporary table.
+type tempRewriter struct {
+	tableEditor
+	old       *TableDef
+	discarded bool
+}
+
+// DiscardChanges implements sql.EditOpenerCloser: the new rows go.
+func (r *tempRewriter) DiscardChanges(ctx *gsql.Context, err error) error {
+	r.discarded = true
+	_ = r.tableEditor.DiscardChanges(ctx, err)
+	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.t.meta.def))
+}
+
+// Close implements sql.Closer: the new definition replaces the old one,
+// whose rows go.
+func (r *tempRewriter) Close(ctx *gsql.Context) error {
+	if r.discarded {
+		return nil
+	}
+	s, err := sessionOf(ctx)
+	if err != nil {
+		return err
+	}
+	if tx, err := transactionOf(ctx); err == nil {
+		tx.statementEnd(true)
+	}
+	s.temps.put(&tempTable{db: r.t.db.def.Name, def: r.t.meta.def, meta: r.t.meta})
+	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.old))
 }

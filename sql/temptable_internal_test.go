@@ -35,6 +35,22 @@ func TestTemporaryTableDataIsDeleted(t *testing.T) {
 	if n := keysIn(t, p, start, end); n != 4 {
 		t.Fatalf("%d keys of the temporary table, want 4 (2 rows, 2 index entries)", n)
 	}
+	// A column change moves the rows to a new table ID; the old one goes.
+	if _, err := conn.ExecContext(ctx, "ALTER TABLE tt ADD COLUMN z INT DEFAULT 1"); err != nil {
+		t.Fatal(err)
+	}
+	waitRangesDeleted(t, p)
+	if n := keysIn(t, p, start, end); n != 0 {
+		t.Fatalf("%d keys of the temporary table left after its rewrite", n)
+	}
+	if n := keysIn(t, p, prefixTempTables, regs); n != 1 {
+		t.Fatalf("%d temporary tables registered after a rewrite, want 1", n)
+	}
+	id = registeredTempTable(t, p)
+	start, end = tablecodec.TableRange(id)
+	if n := keysIn(t, p, start, end); n != 4 {
+		t.Fatalf("%d keys of the rewritten temporary table, want 4", n)
+	}
 	conn.Close()
 	db.Close() // the session ends when its connection goes
 	for deadline := time.Now().Add(time.Minute); keysIn(t, p, prefixTempTables, regs) != 0; {

@@ -51,7 +51,17 @@ func TestTemporaryTables(t *testing.T) {
 	o.want("SELECT id, v FROM s2", "1 100")
 
 	c.fails("CREATE TEMPORARY TABLE f (id INT PRIMARY KEY, tid INT, FOREIGN KEY (tid) REFERENCES t (id))", 1215, "Cannot add foreign key constraint")
-	c.fails("ALTER TABLE k ADD COLUMN c INT", 1235, "unsupported feature: ALTER TABLE that changes columns or the primary key of a temporary table")
+	c.fails("SELECT * FROM f", 1146, "table not found: f")
+	c.fails("CREATE TEMPORARY TABLE f2 AS SELECT nope FROM s2", 1054, "column \"nope\" could not be found in any table in scope")
+	c.fails("SELECT * FROM f2", 1146, "table not found: f2")
+	// Column changes rewrite the temporary table; a failed one leaves it.
+	c.exec("ALTER TABLE k ADD COLUMN c INT DEFAULT 7", "ALTER TABLE k MODIFY b BIGINT NOT NULL", "CREATE UNIQUE INDEX ua ON ai2 (v)")
+	c.want("SELECT a, b, c FROM k ORDER BY b", "1 2 7", "1 3 7")
+	c.exec("INSERT INTO k (a, b) VALUES (NULL, 5)")
+	c.fails("ALTER TABLE k MODIFY a INT NOT NULL", 1048, "column name 'a' is non-nullable but attempted to set a value of null")
+	c.want("SELECT a, b, c FROM k ORDER BY b", "1 2 7", "1 3 7", "NULL 5 7")
+	c.want("SHOW CREATE TABLE k", "k CREATE TEMPORARY TABLE `k` (\n  `a` int,\n  `b` bigint NOT NULL,\n  `c` int DEFAULT '7',\n  KEY `kb` (`b`)\n"+
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 
 	// DROP TABLE drops the temporary table first; DROP TEMPORARY TABLE
 	// never drops a permanent one.
