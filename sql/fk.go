@@ -73,7 +73,8 @@ func fkRefKey(db, table string) string {
 }
 
 // referencingFKs returns the foreign keys that reference table of
-// database db, self-references included.
+// database db, self-references included. The index it builds is kept:
+// it must not be called on a catalog a DDL is still changing.
 func (c *catalogData) referencingFKs(db, table string) []fkRef {
 	c.referencingOnce.Do(func() {
 		c.referencing = make(map[string][]fkRef)
@@ -98,12 +99,22 @@ func (c *catalogData) hasForeignKeys(db string, def *TableDef) bool {
 }
 
 // checkNoOutsideReferences refuses to drop database db while a table of
-// another database references one of its tables (MySQL's 3730).
+// another database references one of its tables (MySQL's 3730). It runs
+// on a catalog a DDL is changing, so it does not build the index of
+// referencing keys (referencingFKs), which would go stale.
 func (c *catalogData) checkNoOutsideReferences(db *DatabaseDef) error {
-	for _, t := range c.sortedTables(db.ID) {
-		for _, r := range c.referencingFKs(db.Name, t.Name) {
-			if !strings.EqualFold(r.childDB, db.Name) {
-				return errDropReferenced(t.Name, r.fk.Name, r.child.Name)
+	for _, d := range c.sortedDatabases() {
+		if d.ID == db.ID {
+			continue
+		}
+		for _, child := range c.sortedTables(d.ID) {
+			for _, fk := range child.ForeignKeys {
+				if !strings.EqualFold(fk.ParentDB, db.Name) {
+					continue
+				}
+				if _, ok := c.table(db.ID, fk.ParentTable); ok {
+					return errDropReferenced(fk.ParentTable, fk.Name, child.Name)
+				}
 			}
 		}
 	}
