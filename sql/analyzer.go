@@ -27,6 +27,7 @@ const (
 	unionTypesRuleID                                            // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
 	fkUpdateJoinsRuleID                                         // fkjoin.go
+	fkDefinitionsRuleID                                         // fkdefs.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -68,6 +69,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {
 		insertRule(a, "applyForeignKeys", true, analyzer.Rule{Id: fkUpdateJoinsRuleID, Apply: foreignKeysInUpdateJoins(apply)})
 	}
+	// MySQL's errors for foreign keys that cannot be made (fkdefs.go):
+	// TestForeignKeyDefinitionErrors.
+	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: checkForeignKeyDefinitions})
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

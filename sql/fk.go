@@ -217,6 +217,8 @@ const (
 	codeCantDropFieldOrKey      = 1091 // ER_CANT_DROP_FIELD_OR_KEY
 	codeWrongFKDef              = 1239 // ER_WRONG_FK_DEF
 	codeTruncateIllegalFK       = 1701 // ER_TRUNCATE_ILLEGAL_FK
+	codeFKCannotOpenParent      = 1824 // ER_FK_CANNOT_OPEN_PARENT
+	codeFKNoColumnParent        = 3734 // ER_FK_NO_COLUMN_PARENT
 	codeFKDepthExceeded         = 3008 // ER_FK_DEPTH_EXCEEDED
 	stateForeignKeyNotSupported = "HY000"
 )

@@ -104,10 +104,21 @@ func TestForeignKeyDefinitionErrors(t *testing.T) {
 	c := connect(t, s, "")
 	c.exec(fkSetup...)
 	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pid VARCHAR(10), FOREIGN KEY (pid) REFERENCES p (id))", 3780,
-		"Referencing column 'pid' and referenced column 'id' in foreign key constraint are incompatible.")
+		"Referencing column 'pid' and referenced column 'id' in foreign key constraint 'x_ibfk_1' are incompatible.")
+	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pid BIGINT, CONSTRAINT a FOREIGN KEY (id) REFERENCES p (id), FOREIGN KEY (pid) REFERENCES p (id))", 3780,
+		"Referencing column 'pid' and referenced column 'id' in foreign key constraint 'x_ibfk_1' are incompatible.")
 	c.exec("CREATE TABLE p2 (id INT PRIMARY KEY, k INT)")
 	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pk INT, CONSTRAINT x_fk FOREIGN KEY (pk) REFERENCES p2 (k))", 1822,
 		"Failed to add the foreign key constraint. Missing index for constraint 'x_fk' in the referenced table 'p2'")
+	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pk INT, FOREIGN KEY (pk) REFERENCES p2 (k))", 1822,
+		"Failed to add the foreign key constraint. Missing index for constraint 'x_ibfk_1' in the referenced table 'p2'")
+	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pk INT, FOREIGN KEY (pk) REFERENCES nope (id))", 1824,
+		"Failed to open the referenced table 'nope'")
+	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pk INT, FOREIGN KEY (pk) REFERENCES p2 (nope))", 3734,
+		"Failed to add the foreign key constraint. Missing column 'nope' for constraint 'x_ibfk_1' in the referenced table 'p2'")
+	c.fails("ALTER TABLE p2 ADD FOREIGN KEY (k) REFERENCES p (name)", 3780,
+		"Referencing column 'k' and referenced column 'name' in foreign key constraint 'p2_ibfk_1' are incompatible.")
+	c.fails("ALTER TABLE p2 ADD CONSTRAINT k_fk FOREIGN KEY (k) REFERENCES nope (id)", 1824, "Failed to open the referenced table 'nope'")
 	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET DEFAULT)", 1215,
 		"Cannot add foreign key constraint")
 	c.fails("CREATE TABLE x (id INT PRIMARY KEY, pid INT NOT NULL, FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET NULL)", 1830,
