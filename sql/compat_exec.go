@@ -53,7 +53,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return b.gms.Build(ctx, j, row)
+	case *plan.InsertInto:
+		return nil, checkShadowedForeignKeys(ctx, n)
 	case *plan.Update, *plan.DeleteFrom:
+		if err := checkShadowedForeignKeys(ctx, n); err != nil {
+			return nil, err
+		}
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
 		}

@@ -69,6 +69,64 @@ func checkForeignKeyDefinitions(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.
 	return n, transform.SameTree, nil
 }
 
+// checkShadowedForeignKeys refuses a write to a table with foreign keys
+// whose other table a temporary table of the session shadows: GMS finds
+// a key's tables by name, so it would check the child's parent in, or
+// cascade to, the temporary table. (MySQL's keys always name permanent
+// tables.) It runs as the statement's iterators are built (compat_exec.go):
+// GMS analyzes a simple INSERT, UPDATE or DELETE with rules of its own.
+func checkShadowedForeignKeys(ctx *gsql.Context, n gsql.Node) error {
+	s, ok := ctx.Session.(*Session)
+	if !ok || !s.temps.any() || !foreignKeyChecks(ctx) {
+		return nil
+	}
+	var err error
+	var inspect func(node gsql.Node) bool
+	inspect = func(node gsql.Node) bool {
+		if err != nil {
+			return false
+		}
+		var t *Table
+		switch node := node.(type) {
+		case *plan.ResolvedTable:
+			t, _ = node.UnderlyingTable().(*Table)
+		case *plan.ForeignKeyHandler:
+			t, _ = node.Table.(*Table)
+			if node.OriginalNode != nil {
+				transform.Inspect(node.OriginalNode, inspect)
+			}
+		}
+		if t == nil || t.meta.def.temporary {
+			return true
+		}
+		def, cat, cerr := t.currentDef(ctx)
+		if cerr != nil {
+			err = cerr
+			return false
+		}
+		for _, fk := range def.ForeignKeys {
+			if s.temps.get(fk.ParentDB, fk.ParentTable) != nil {
+				err = errShadowedForeignKey(fk.ParentTable, fk.Name)
+			}
+		}
+		for _, r := range cat.referencingFKs(t.db.def.Name, def.Name) {
+			if s.temps.get(r.childDB, r.child.Name) != nil {
+				err = errShadowedForeignKey(r.child.Name, r.fk.Name)
+			}
+		}
+		return err == nil
+	}
+	if ins, ok := n.(*plan.InsertInto); ok {
+		transform.Inspect(ins.Destination, inspect) // not among its children
+	}
+	transform.Inspect(n, inspect)
+	return err
+}
+
+func errShadowedForeignKey(table, fk string) error {
+	return gsql.ErrUnsupportedFeature.New(fmt.Sprintf("writing through foreign key %s while a temporary table shadows its table %s", fk, table))
+}
+
 // collatedSchema returns the columns of the table n creates with the
 // collations they will have: GMS gives a string column without one the
 // table's, or the database's, only when it creates the table.

@@ -63,6 +63,16 @@ func TestTemporaryTables(t *testing.T) {
 	c.want("SHOW CREATE TABLE k", "k CREATE TEMPORARY TABLE `k` (\n  `a` int,\n  `b` bigint NOT NULL,\n  `c` int DEFAULT '7',\n  KEY `kb` (`b`)\n"+
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 
+	// A temporary table that shadows a table of a foreign key would be
+	// taken for it: writes through such a key are refused.
+	c.exec("CREATE TABLE fp (id INT PRIMARY KEY)", "CREATE TABLE fc (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fp (id))",
+		"INSERT INTO fp VALUES (1)", "CREATE TEMPORARY TABLE fp (id INT PRIMARY KEY)", "INSERT INTO fp VALUES (2)")
+	const shadowed = "unsupported feature: writing through foreign key fc_ibfk_1 while a temporary table shadows its table fp"
+	c.fails("INSERT INTO fc VALUES (1, 2)", 1235, shadowed)
+	c.fails("UPDATE fc SET pid = 2", 1235, shadowed)
+	c.exec("DROP TEMPORARY TABLE fp", "INSERT INTO fc VALUES (1, 1)")
+	c.fails("INSERT INTO fc VALUES (2, 2)", 1452, msgChildFails+"(`d`.`fc`, CONSTRAINT `fc_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `fp` (`id`))")
+
 	// DROP TABLE drops the temporary table first; DROP TEMPORARY TABLE
 	// never drops a permanent one.
 	c.exec("DROP TABLE t")
