@@ -90,7 +90,7 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if err != nil {
 		return err
 	}
-	if !tx.createdHere(t.meta.def.ID) {
+	if !tx.createdHere(t.meta.def.ID) && !t.meta.def.temporary {
 		// Other transactions see the table: build the index online, in
 		// steps and batches of their own (ddl.go). This statement's own
 		// transaction writes nothing: no step waits for it.
@@ -246,6 +246,9 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 		// are dropped.
 		return discardInserter{}, nil
 	}
+	if t.meta.def.temporary {
+		return t.rewriteTemp(ctx, newSchema, oldCol, newCol)
+	}
 	old := t.meta.def
 	tx, err := transactionOf(ctx)
 	if err != nil {
@@ -307,13 +310,9 @@ type rewriter struct {
 
 // Close implements sql.Closer.
 func (r *rewriter) Close(ctx *gsql.Context) error {
-	tx, err := transactionOf(ctx)
+	tx, k, err := writableOf(ctx)
 	if err != nil {
 		return err
-	}
-	k, err := tx.writable(ctx)
-	if err != nil {
-		return toSQLError(err)
 	}
 	tx.statementEnd(true)
 	return toSQLError(scheduleTableDeletion(k, r.old, "ALTER TABLE"))

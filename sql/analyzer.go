@@ -27,6 +27,8 @@ const (
 	unionTypesRuleID                                            // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
 	exactAggregatesRuleID                                       // compat_aggregates.go
+	fkUpdateJoinsRuleID                                         // fkjoin.go
+	fkDefinitionsRuleID                                         // fkdefs.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -66,6 +68,14 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
+	// UPDATE ... JOIN enforces foreign keys (fkjoin.go); without this
+	// rule it does not: TestForeignKeyUpdateJoin.
+	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {
+		insertRule(a, "applyForeignKeys", true, analyzer.Rule{Id: fkUpdateJoinsRuleID, Apply: foreignKeysInUpdateJoins(apply)})
+	}
+	// MySQL's errors for foreign keys that cannot be made (fkdefs.go):
+	// TestForeignKeyDefinitionErrors.
+	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: checkForeignKeyDefinitions})
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

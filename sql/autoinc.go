@@ -65,6 +65,14 @@ func (a *idAllocators) get(tableID int64, kind byte, start uint64) *idAllocator 
 	return al
 }
 
+// forget drops the allocators of a table that is gone.
+func (a *idAllocators) forget(tableID int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, allocatorKey{tableID, allocAutoIncrement})
+	delete(a.m, allocatorKey{tableID, allocRowID})
+}
+
 func allocatorMetaKey(tableID int64, kind byte) []byte {
 	key := binary.BigEndian.AppendUint64(append([]byte(nil), prefixAllocators...), uint64(tableID))
 	return append(key, kind)

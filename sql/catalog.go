@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/percdb/percdb/txn"
 )
@@ -20,7 +21,9 @@ import (
 //	m:version              uint64, bumped by every DDL
 //	m:nextid               uint64, the last database/table ID handed out
 //	m:c:d:<name>           DatabaseDef (JSON), name lower-cased
-//	m:c:t:<dbID><name>     TableDef (JSON), dbID 8 bytes big-endian
+//	m:c:t:<dbID><name>     TableDef (JSON), dbID 8 bytes big-endian; it
+//	                       holds the table's columns, indexes, CHECK
+//	                       constraints and the foreign keys it declares
 //	m:c:v:<dbID><name>     ViewDef (JSON)
 //	m:c:g:<dbID><name>     TriggerDef (JSON), see trigger.go
 //	m:c:p:<dbID><name>     ProcedureDef (JSON), see routines.go
@@ -128,6 +131,13 @@ type TableDef struct {
 	NextIndexID        int64  `json:"next_index_id"`
 	// Checks are the table's CHECK constraints; GMS evaluates them.
 	Checks []CheckDef `json:"checks,omitempty"`
+	// ForeignKeys are the foreign keys the table declares (as the child);
+	// the ones that reference it are found in the other tables'
+	// definitions (fk.go).
+	ForeignKeys []ForeignKeyDef `json:"foreign_keys,omitempty"`
+	// temporary marks the definition of a temporary table, which is kept
+	// in its session, never stored (temptable.go).
+	temporary bool
 	// Fence, when set, names the schema change that is about to copy or
 	// delete the table's rows (ALTER TABLE that rewrites it, TRUNCATE,
 	// DROP): no transaction that sees it may write the table (ddl.go).
@@ -186,6 +196,10 @@ func (t *TableDef) clone() *TableDef {
 	c.Columns = append([]ColumnDef(nil), t.Columns...)
 	c.PrimaryKey = append([]int64(nil), t.PrimaryKey...)
 	c.Checks = append([]CheckDef(nil), t.Checks...)
+	c.ForeignKeys = make([]ForeignKeyDef, len(t.ForeignKeys))
+	for i, fk := range t.ForeignKeys {
+		c.ForeignKeys[i] = fk.clone()
+	}
 	c.Indexes = make([]IndexDef, len(t.Indexes))
 	for i, idx := range t.Indexes {
 		idx.Columns = append([]IndexColumnDef(nil), idx.Columns...)
@@ -210,6 +224,11 @@ func (t *TableDef) validate() error {
 	for _, id := range t.PrimaryKey {
 		if !seen[id] {
 			return fmt.Errorf("table %q: primary key names unknown column ID %d", t.Name, id)
+		}
+	}
+	for _, fk := range t.ForeignKeys {
+		if fk.Name == "" || len(fk.Columns) == 0 || len(fk.Columns) != len(fk.ParentColumns) {
+			return fmt.Errorf("table %q: foreign key %q has a bad column list", t.Name, fk.Name)
 		}
 	}
 	for _, idx := range t.Indexes {
@@ -237,6 +256,12 @@ type catalogData struct {
 	// name.
 	triggers   map[int64]map[string]*TriggerDef
 	procedures map[int64]map[string]*ProcedureDef
+
+	// referencing indexes the foreign keys by the table they reference,
+	// built on first use (fk.go); a catalogData is not changed after
+	// that.
+	referencingOnce sync.Once
+	referencing     map[string][]fkRef
 }
 
 func newCatalogData(version uint64) *catalogData {

@@ -47,6 +47,9 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
 	case *plan.InsertInto:
+		if err := checkShadowedForeignKeys(ctx, n); err != nil {
+			return nil, err
+		}
 		if m, ok, err := withGeneratedOnDup(n); ok || err != nil {
 			if err != nil {
 				return nil, err
@@ -68,6 +71,9 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return b.gms.Build(ctx, j, row)
 	case *plan.Update, *plan.DeleteFrom:
+		if err := checkShadowedForeignKeys(ctx, n); err != nil {
+			return nil, err
+		}
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
 		}

@@ -43,8 +43,12 @@ func (d *Database) catalog(ctx *gsql.Context) (*Transaction, *catalogData, error
 	return tx, cat, nil
 }
 
-// GetTableInsensitive implements sql.Database.
+// GetTableInsensitive implements sql.Database. A temporary table of the
+// session shadows a table of the same name.
 func (d *Database) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Table, bool, error) {
+	if tt := sessionTempTable(ctx, d.def.Name, name); tt != nil {
+		return &Table{db: d, meta: tt.meta}, true, nil
+	}
 	_, cat, err := d.catalog(ctx)
 	if err != nil {
 		return nil, false, err
@@ -128,8 +132,13 @@ func (d *Database) CreateTable(ctx *gsql.Context, name string, schema gsql.Prima
 }
 
 // DropTable implements sql.TableDropper: the table's rows and index
-// entries are deleted in the same transaction as its definition.
+// entries are deleted in the same transaction as its definition. A
+// temporary table of the session goes first, as in MySQL.
 func (d *Database) DropTable(ctx *gsql.Context, name string) error {
+	if s, err := sessionOf(ctx); err == nil && s.temps.get(d.def.Name, name) != nil {
+		tt := s.temps.remove(d.def.Name, name)
+		return toSQLError(d.provider.dropTempTableData(ctx, tt.def))
+	}
 	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		def, ok := c.table(d.def.ID, name)
 		if !ok {
@@ -150,6 +159,20 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 // RenameTable implements sql.TableRenamer. Rows are keyed by table ID, so
 // only the definition moves, and the table's triggers with it.
 func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error {
+	if tt := sessionTempTable(ctx, d.def.Name, oldName); tt != nil {
+		if sessionTempTable(ctx, d.def.Name, newName) != nil {
+			return gsql.ErrTableAlreadyExists.New(newName)
+		}
+		s, err := sessionOf(ctx)
+		if err != nil {
+			return err
+		}
+		s.temps.remove(d.def.Name, oldName)
+		return d.changeTempTable(ctx, tt, func(_ context.Context, def *TableDef, _ *txn.Txn) error {
+			def.Name = newName
+			return nil
+		})
+	}
 	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		cur, ok := c.table(d.def.ID, oldName)
 		if !ok {
@@ -256,6 +279,9 @@ func (d *Database) changeCatalog(ctx *gsql.Context, fn func(c *catalogData, k *t
 // changeTable runs a DDL change of one table: fn gets a copy of the
 // table's current definition to change, and the changed copy is stored.
 func (d *Database) changeTable(ctx *gsql.Context, name string, fn func(ctx context.Context, def *TableDef, k *txn.Txn) error) error {
+	if tt := sessionTempTable(ctx, d.def.Name, name); tt != nil {
+		return d.changeTempTable(ctx, tt, fn)
+	}
 	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		cur, ok := c.table(d.def.ID, name)
 		if !ok {

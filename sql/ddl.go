@@ -230,6 +230,15 @@ func (t *Transaction) fenceForRewrite(ctx context.Context, def *TableDef, what s
 	t.fenced = append(t.fenced, fencedTable{dbID: def.DBID, name: def.Name, id: def.ID})
 	// Start over after the fence: the rows are read at a snapshot no
 	// writer of the old schema can commit behind.
+	t.startOver(ctx)
+	return nil
+}
+
+// startOver abandons the transaction's Percolator transaction, which has
+// written nothing, so that its next read begins a new one with a fresh
+// snapshot and catalog: after schema steps committed by transactions of
+// their own.
+func (t *Transaction) startOver(ctx context.Context) {
 	t.endUse()
 	if t.kv != nil {
 		_ = t.kv.Rollback(ctx)
@@ -237,7 +246,6 @@ func (t *Transaction) fenceForRewrite(ctx context.Context, def *TableDef, what s
 	t.kv, t.cat, t.use, t.wrote = nil, nil, nil, nil
 	t.stmtOpen, t.keyless = false, nil
 	t.scans = scanCache{}
-	return nil
 }
 
 // liftFences takes down the fences this transaction raised, when it did

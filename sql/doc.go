@@ -55,7 +55,7 @@
 // # Catalog
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
-// constraints), views, triggers and stored procedures are JSON definitions
+// constraints, foreign keys, fk.go), views, triggers and stored procedures are JSON definitions
 // under the meta prefix "m" (catalog.go; GMS parses and runs triggers and
 // procedures from their stored statements, trigger.go, routines.go). A DDL statement changes them in its own transaction, with
 // the data it moves (an index backfill, a table rewrite, the rows of a

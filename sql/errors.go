@@ -121,6 +121,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrReadOnlyTransaction, 1792, "25006"),        // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	kindCode(gsql.ErrInvalidSystemVariableValue, 1231, "42000"), // ER_WRONG_VALUE_FOR_VAR
 	kindCode(gsql.ErrTableNotFound, 1146, "42S02"),              // ER_NO_SUCH_TABLE
+	kindCode(gsql.ErrUnknownTable, 1051, "42S02"),               // ER_BAD_TABLE_ERROR
 	kindCode(gsql.ErrDatabaseNotFound, 1049, "42000"),           // ER_BAD_DB_ERROR
 	kindCode(gsql.ErrCantDropFieldOrKey, 1091, "42000"),         // ER_CANT_DROP_FIELD_OR_KEY
 	kindCode(gsql.ErrDatabaseExists, 1007, "HY000"),             // ER_DB_CREATE_EXISTS
@@ -156,11 +157,13 @@ func kindMessage(k *goerrors.Kind, code int, state, message string) gmsErrorCode
 // kindCode turns a GMS error kind's printf format into a pattern of the
 // messages it produces.
 func kindCode(k *goerrors.Kind, code int, state string) gmsErrorCode {
+	return gmsErrorCode{pattern: kindPattern(k, ".*"), code: code, state: state}
+}
+
+// kindPattern matches the messages of kind k: its printf format with each
+// verb replaced by arg (a regular expression).
+func kindPattern(k *goerrors.Kind, arg string) *regexp.Regexp {
 	quoted := regexp.QuoteMeta(k.Message)
 	verbs := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
-	return gmsErrorCode{
-		pattern: regexp.MustCompile("^" + verbs.ReplaceAllString(quoted, ".*") + "$"),
-		code:    code,
-		state:   state,
-	}
+	return regexp.MustCompile("^" + verbs.ReplaceAllString(quoted, arg) + "$")
 }

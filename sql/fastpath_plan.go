@@ -80,7 +80,7 @@ const (
 	// reasonParse: the TiDB parser did not parse the statement.
 	reasonParse
 	// reasonTable: the table is missing, a view, or has what the fast
-	// path leaves to GMS (CHECK constraints or triggers on a write, ON
+	// path leaves to GMS (CHECK constraints, triggers or foreign keys on a write, ON
 	// UPDATE columns, a key that is not a single integer column, column
 	// types it does not convert, defaults that are not literals).
 	reasonTable
@@ -136,9 +136,10 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 		meta:    m,
 	}
 	sch := m.schema.Schema
-	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.hasTriggers(db.ID, def.Name) || def.hasGenerated()) {
-		// GMS evaluates CHECK constraints, runs triggers and computes
-		// generated columns.
+	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.hasTriggers(db.ID, def.Name) || def.hasGenerated() || cat.hasForeignKeys(db.Name, def)) {
+		// GMS evaluates CHECK constraints, runs triggers, computes
+		// generated columns and enforces foreign keys (the table's own
+		// and those referencing it).
 		return nil, reasonTable, false
 	}
 	if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {

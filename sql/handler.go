@@ -348,6 +348,9 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	s.endCharacteristics(ctx, err, autocommit)
 	// For the EOF packet vitess writes after a result set.
 	setStatusFlags(c, s, autocommit)
+	if err != nil {
+		err = foreignKeyError(s.provider.catalogs.cached(), s.GetCurrentDatabase(), err)
+	}
 	return finishSQLError(err)
 }
 

@@ -87,8 +87,13 @@ func (x *Index) CanSupport(*gsql.Context, ...gsql.Range) bool { return true }
 // order to the analyzer yet, so it always sorts.
 func (x *Index) CanSupportOrderBy(gsql.Expression) bool { return false }
 
-// PrefixLengths implements sql.Index.
+// PrefixLengths implements sql.Index: nil for an index of whole columns
+// (GMS takes any non-empty answer for a prefix index, which no foreign
+// key may use).
 func (x *Index) PrefixLengths() []uint16 {
+	if !x.im.prefixed {
+		return nil
+	}
 	out := make([]uint16, len(x.im.def.Columns))
 	for i, c := range x.im.def.Columns {
 		out[i] = uint16(c.Length)

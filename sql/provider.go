@@ -144,12 +144,18 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	checks := foreignKeyChecks(ctx)
 	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		def, ok := c.database(name)
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(name)
 		}
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
+		if checks {
+			if err := c.checkNoOutsideReferences(def); err != nil {
+				return err
+			}
+		}
 		for _, t := range c.sortedTables(def.ID) {
 			if err := scheduleTableDeletion(k, t, "DROP DATABASE"); err != nil {
 				return err

@@ -193,6 +193,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := s.provider.recoverSchemaChanges(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.provider.dropLeftoverTempTables(ctx); err != nil {
+		return nil, fmt.Errorf("drop temporary tables left by a previous process: %w", err)
+	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground, s.background = stop, make(chan struct{})
 	go func() {

@@ -30,6 +30,8 @@ type Session struct {
 	// scan (no index), for SERVER_QUERY_NO_INDEX_USED (status.go). Set
 	// by row iterators, which GMS may run in goroutines of its own.
 	fullScan atomic.Bool
+	// temps are the session's temporary tables (temptable.go).
+	temps tempTables
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// onEnd is called once when the connection ends.
@@ -170,12 +172,13 @@ func (s *Session) CommandBegin() error { return nil }
 func (s *Session) CommandEnd() {}
 
 // SessionEnd implements sql.LifecycleAwareSession: the connection is gone,
-// so its open transaction is rolled back.
+// so its open transaction is rolled back and its temporary tables dropped.
 func (s *Session) SessionEnd() {
 	if t, ok := s.GetTransaction().(*Transaction); ok {
 		_ = t.rollback(context.Background())
 		s.SetTransaction(nil)
 	}
+	s.provider.dropTempTables(s)
 	if s.onEnd != nil {
 		s.onEnd()
 		s.onEnd = nil
@@ -189,6 +192,7 @@ func (s *Session) SessionEnd() {
 // autocommit transaction is abandoned.
 func (s *Session) statementFailed(ctx context.Context) {
 	s.releaseDropped(ctx)
+	s.provider.dropNewTempTables(ctx, s)
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok {
 		return
@@ -212,6 +216,7 @@ func (s *Session) statementFailed(ctx context.Context) {
 // call StatementComplete.
 func (s *Session) statementSucceeded() {
 	s.releaseDropped(context.Background())
+	s.temps.keepNew()
 	if t, ok := s.GetTransaction().(*Transaction); ok {
 		t.statementEnd(true)
 	}

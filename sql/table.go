@@ -29,6 +29,9 @@ type Table struct {
 	// projectionKey), spelled once per projection rather than once per
 	// range read.
 	scanColumns string
+	// lockReads: the rows read are locked in the transaction (a foreign
+	// key's reference check reads its parent so, see fk.go).
+	lockReads bool
 }
 
 var (
@@ -55,6 +58,18 @@ var (
 
 // newTable returns the table of def as seen by ctx's transaction.
 func newTable(ctx *gsql.Context, d *Database, def *TableDef) (*Table, error) {
+	if def.temporary {
+		// A temporary table's metadata is kept with it in its session,
+		// not in the provider's cache, which would keep it forever.
+		if tt := sessionTempTable(ctx, d.def.Name, def.Name); tt != nil && tt.def == def {
+			return &Table{db: d, meta: tt.meta}, nil
+		}
+		m, err := newTableMeta(ctx, d.def.Name, def)
+		if err != nil {
+			return nil, err
+		}
+		return &Table{db: d, meta: m}, nil
+	}
 	m, err := d.provider.metas.get(ctx, d.def.Name, def)
 	if err != nil {
 		return nil, err
@@ -65,12 +80,12 @@ func newTable(ctx *gsql.Context, d *Database, def *TableDef) (*Table, error) {
 // Name implements sql.Nameable.
 func (t *Table) Name() string { return t.meta.def.Name }
 
-// IsTemporary implements sql.TemporaryTable: percdb has no temporary tables.
-// GMS v0.20.0's validateReadOnlyTransaction calls IsTemporary on a nil
-// interface for a table that does not implement it, so without this a write
-// in a READ ONLY transaction panics (and the client loses its connection)
-// instead of failing with error 1792.
-func (t *Table) IsTemporary() bool { return false }
+// IsTemporary implements sql.TemporaryTable (temptable.go). GMS v0.20.0's
+// validateReadOnlyTransaction calls IsTemporary on a nil interface for a
+// table that does not implement it, so without this a write in a READ
+// ONLY transaction panics (and the client loses its connection) instead of
+// failing with error 1792.
+func (t *Table) IsTemporary() bool { return t.meta.def.temporary }
 
 // Database implements sql.Databaseable.
 func (t *Table) Database() string { return t.meta.dbName }
@@ -321,7 +336,10 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 	s, _ := sessionOf(ctx)
 	r := &rowIter{
 		t: t, tx: tx, k: k, index: index, reads: reads, dec: dec,
-		lock:  s != nil && s.forUpdate && s.inExplicitTransaction(),
+		// A reference check locks only inside a writing statement: the
+		// check of existing rows that GMS runs for ALTER TABLE ... ADD
+		// FOREIGN KEY is repeated by AddForeignKey after a fence.
+		lock:  (t.lockReads && tx.stmtOpen) || (s != nil && s.forUpdate && s.inExplicitTransaction()),
 		track: t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil,
 		pid:   ctx.Pid(),
 	}

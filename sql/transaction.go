@@ -109,6 +109,20 @@ func (t *Transaction) writable(ctx context.Context) (*txn.Txn, error) {
 	return t.txn(ctx)
 }
 
+// writableOf returns the transaction of ctx and its Percolator
+// transaction for a write.
+func writableOf(ctx *gsql.Context) (*Transaction, *txn.Txn, error) {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := tx.writable(ctx)
+	if err != nil {
+		return nil, nil, toSQLError(err)
+	}
+	return tx, k, nil
+}
+
 // catalog returns the catalog as this transaction sees it.
 func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
 	if t.cat != nil {

@@ -127,8 +127,13 @@ var fastPathPrivileges = []gsql.PrivilegeType{
 // run on the fast path: whether it holds every privilege the fast path
 // could use on every table. Everyone else goes through GMS, which checks
 // each statement's privileges (and answers 1142 when one is missing).
-// Checked at each statement, so that a REVOKE takes effect at once.
+// Checked at each statement, so that a REVOKE takes effect at once. A
+// session with temporary tables goes through GMS too: the fast path
+// resolves names in the catalog, where a temporary table is not.
 func mayUseFastPath(db *mysql_db.MySQLDb, s *Session) bool {
+	if s.temps.any() {
+		return false
+	}
 	if db == nil || !db.Enabled() {
 		return true
 	}
