@@ -27,9 +27,12 @@ import (
 // on a failing disk that is the point, and the wait is bounded so that
 // Close still finishes promptly.
 type pebbleEvents struct {
-	log   *slog.Logger
-	sleep func(time.Duration) // time.Sleep; replaced in tests
-	now   func() time.Time
+	log *slog.Logger
+	// onDiskFull, when set, is called for a background error that ran
+	// out of space (the store's spaceGuard.storageFull).
+	onDiskFull func()
+	sleep      func(time.Duration) // time.Sleep; replaced in tests
+	now        func() time.Time
 
 	mu      sync.Mutex
 	lastErr time.Time
@@ -90,16 +93,24 @@ func (p *pebbleEvents) backgroundError(err error) {
 	}
 	p.mu.Unlock()
 	if logNow {
-		p.log.Warn("storage background error; retrying with backoff", "kind", kind, "err", err, "not_logged_since_last", suppressed, "backoff", wait)
+		// err.Error(), not err: slog would print Pebble's errors with
+		// their stack traces.
+		p.log.Warn("storage background error; retrying with backoff", "kind", kind, "err", err.Error(), "not_logged_since_last", suppressed, "backoff", wait)
+	}
+	if kind == kindDiskFull && p.onDiskFull != nil {
+		p.onDiskFull()
 	}
 	p.sleep(wait)
 }
+
+// kindDiskFull is the errorKind of running out of space.
+const kindDiskFull = "disk full"
 
 // errorKind names the class of a background error for rate limiting.
 func errorKind(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
-		return "disk full"
+		return kindDiskFull
 	case errors.Is(err, syscall.EIO):
 		return "I/O error"
 	case errors.Is(err, syscall.EROFS):

@@ -27,8 +27,8 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 	if err := validatePrewrite(req); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if !req.AllowWhenDiskFull && addsData(req.Mutations) {
-		if err := s.space.admit(); err != nil {
+	if n := addedBytes(req.Mutations); n > 0 && !req.AllowWhenDiskFull {
+		if err := s.space.admit(n); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}

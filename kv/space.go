@@ -32,10 +32,16 @@ import (
 //     gap between the two thresholds keeps it from flapping.
 //
 // The free space is read (statfs) at most every spaceCheckInterval, by the
-// write that needs it, so a store with no writes does no work; a store
-// with writes notices a full or freed disk within that interval. A ballast
-// larger than the file system, or a directory that cannot hold it, fails
-// Open with a clear error.
+// write that needs it, so a store with no writes does no work. Between
+// two reads each admitted write counts against the last figure (twice its
+// bytes: the log, then the table file its memtable becomes), and a write
+// that would take the count below the reserve reads the free space at
+// once, so that a burst of large writes cannot overshoot the reserve
+// between two reads. A flush or compaction that fails for want of space
+// (Pebble's background error) puts the store in the full state at once
+// and releases the ballast, so that Pebble can finish its work. A
+// ballast larger than the file system, or a directory that cannot hold
+// it, fails Open with a clear error.
 
 // BallastFile is the name of the ballast file in the store's directory.
 const BallastFile = "SPACE-RESERVE"
@@ -83,6 +89,10 @@ type spaceGuard struct {
 	ballast string
 	reserve uint64
 	usage   func(dir string) (diskUsage, error) // statfs; replaced in tests
+	// pending, once set (by Open, before the store serves), returns the
+	// bytes Pebble has accepted but not yet written to table files (its
+	// memtables): they count as used, since their flush needs them.
+	pending func() uint64
 	now     func() time.Time
 	log     *slog.Logger
 
@@ -156,27 +166,50 @@ func defaultReserve(total uint64) uint64 {
 	return min(r, MaxDefaultReserveSpace, total/4)
 }
 
-// admit reports whether a write that adds data may go ahead: nil, or a
-// *DiskFullError.
-func (g *spaceGuard) admit() error {
+// admit reports whether a write that adds about n bytes may go ahead:
+// nil, or a *DiskFullError.
+func (g *spaceGuard) admit(n uint64) error {
 	if g == nil {
 		return nil
 	}
+	cost := 2 * n
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if now := g.now(); now.Sub(g.checked) >= spaceCheckInterval {
+	if now := g.now(); now.Sub(g.checked) >= spaceCheckInterval || (!g.full && g.avail < g.reserve+cost) {
 		g.checked = now
 		if u, err := g.usage(g.dir); err == nil {
 			g.avail = u.avail
+			if g.pending != nil {
+				g.avail -= min(g.pending(), g.avail)
+			}
+			if !g.full && g.avail < g.reserve+cost && g.avail >= g.reserve {
+				// This write would cross the reserve.
+				g.avail -= min(cost, g.avail)
+			}
 			g.update()
 		} else {
-			g.log.Warn("cannot read free disk space", "dir", g.dir, "err", err)
+			g.log.Warn("cannot read free disk space", "dir", g.dir, "err", err.Error())
 		}
 	}
 	if g.full {
 		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: 2 * g.reserve}
 	}
+	g.avail -= min(cost, g.avail)
 	return nil
+}
+
+// storageFull is told of a flush or compaction that failed for want of
+// space: the store is full whatever the last figure said.
+func (g *spaceGuard) storageFull() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.full {
+		g.avail = 0
+		g.update()
+	}
 }
 
 // update moves between the normal and the full state on g.avail.
@@ -236,14 +269,21 @@ func allocateBallast(path string, size int64) error {
 	return err
 }
 
-// addsData reports whether a prewrite of muts writes new values.
-func addsData(muts []Mutation) bool {
+// addedBytes returns the bytes of the values and keys a prewrite of muts
+// adds, 0 when it writes no value.
+func addedBytes(muts []Mutation) uint64 {
+	var n uint64
+	puts := false
 	for _, m := range muts {
 		if m.Op == OpPut || m.Op == OpInsert {
-			return true
+			puts = true
 		}
+		n += uint64(len(m.Key) + len(m.Value))
 	}
-	return false
+	if !puts {
+		return 0
+	}
+	return n
 }
 
 // formatBytes prints n in binary units, as "12.0 MiB".

@@ -49,17 +49,17 @@ func TestSpaceGuardStates(t *testing.T) {
 	if ballast() != 10*mib {
 		t.Fatalf("ballast at open: %d bytes, want %d", ballast(), 10*mib)
 	}
-	if err := g.admit(); err != nil {
+	if err := g.admit(1); err != nil {
 		t.Fatalf("admit with 490 MiB free: %v", err)
 	}
 
 	// The disk fills: 9 MiB free beside the ballast is below the reserve.
 	disk.avail = 19 * mib
-	if err := g.admit(); err != nil {
+	if err := g.admit(1); err != nil {
 		t.Fatalf("admit within the check interval must use the last figure: %v", err)
 	}
 	tick()
-	err = g.admit()
+	err = g.admit(1)
 	var full *DiskFullError
 	if !errors.As(err, &full) {
 		t.Fatalf("admit with 9 MiB free: %v, want *DiskFullError", err)
@@ -74,13 +74,13 @@ func TestSpaceGuardStates(t *testing.T) {
 	// Freed space below twice the reserve keeps it full (no flapping).
 	disk.avail = 19*mib + 512<<10
 	tick()
-	if err := g.admit(); !errors.As(err, &full) {
+	if err := g.admit(1); !errors.As(err, &full) {
 		t.Fatalf("admit with 19.5 MiB free: %v, want still full", err)
 	}
 	// Twice the reserve: the ballast comes back and writes are accepted.
 	disk.avail = 25 * mib
 	tick()
-	if err := g.admit(); err != nil {
+	if err := g.admit(1); err != nil {
 		t.Fatalf("admit with 25 MiB free: %v", err)
 	}
 	if ballast() != 10*mib {
@@ -88,7 +88,7 @@ func TestSpaceGuardStates(t *testing.T) {
 	}
 	// A nil guard (no protection) admits everything.
 	var none *spaceGuard
-	if err := none.admit(); err != nil {
+	if err := none.admit(1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +108,7 @@ func TestSpaceGuardAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	var full *DiskFullError
-	if err := g.admit(); !errors.As(err, &full) {
+	if err := g.admit(1); !errors.As(err, &full) {
 		t.Fatalf("admit on a nearly full disk at open: %v", err)
 	}
 	// The default reserve: 2% of the file system within its bounds.

@@ -116,6 +116,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 	}
 	events := newPebbleEvents(opts.Logger)
+	events.onDiskFull = space.storageFull
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{Cache: cache, Logger: events}
 	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError}
@@ -140,6 +141,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = db.Close()
 		cache.Unref()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
+	if space != nil {
+		space.pending = func() uint64 { return db.Metrics().MemTable.Size }
 	}
 	iters := newIterCache(db)
 	s := &Store{
