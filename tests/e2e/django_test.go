@@ -10,8 +10,9 @@ import (
 // TestDjango runs testdata/django/smoke.py, a Django project on Debian's
 // python3-django and python3-mysqldb (mysqlclient), against percdb:
 // makemigrations and migrate, ORM writes, aggregates, transaction.atomic
-// rolled back and committed, select_for_update, and migrate again. The
-// app has no foreign keys.
+// rolled back and committed, select_for_update, a foreign key (the
+// migration's ALTER TABLE ... ADD CONSTRAINT, an orphan refused with 1452,
+// the ORM's cascading delete), and migrate again.
 func TestDjango(t *testing.T) {
 	python := pythonWith(t, "django, MySQLdb", "python3-django python3-mysqldb")
 	// A copy of the project: makemigrations writes into it.
@@ -29,6 +30,8 @@ func TestDjango(t *testing.T) {
 		"after rollback 10.50 0",
 		"after commit 3.00 1",
 		"left 3",
+		"orphan refused 1452",
+		"after cascade 1 1",
 		"migrate again True",
 	}, "\n")
 	if got != want {

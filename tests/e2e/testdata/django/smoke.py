@@ -1,6 +1,6 @@
 # A Django project as applications use one, with Debian's Django and
 # mysqlclient (MySQLdb): makemigrations and migrate for an app of two
-# models, ORM writes and reads, aggregates, a transaction.atomic() block
+# models joined by a foreign key, ORM writes and reads, aggregates, a transaction.atomic() block
 # rolled back by an exception and one committed, select_for_update, and
 # migrate run again (nothing to do). It prints what it saw, one fact per
 # line. Arguments: host port.
@@ -60,6 +60,16 @@ print("after commit", Customer.objects.get(name="bob").balance, Order.objects.fi
 
 Order.objects.filter(customer_id=ann.id, total__gt=3).delete()
 print("left", Order.objects.count())
+
+from django.db import IntegrityError
+try:
+    with transaction.atomic():
+        Order.objects.create(customer_id=9999, total=decimal.Decimal("1.00"))
+    print("orphan accepted")
+except IntegrityError as e:
+    print("orphan refused", e.args[0])
+Customer.objects.filter(name="ann").delete()
+print("after cascade", Customer.objects.count(), Order.objects.count())
 out = io.StringIO()
 call_command("migrate", verbosity=1, stdout=out)
 print("migrate again", "No migrations to apply" in out.getvalue())

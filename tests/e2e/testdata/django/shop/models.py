@@ -8,8 +8,9 @@ class Customer(models.Model):
 
 
 class Order(models.Model):
-    # A plain integer, not a ForeignKey: the smoke test runs where the
-    # server has no foreign keys; see smoke.py for the cascade part.
-    customer_id = models.IntegerField(db_index=True)
+    # Django's migration adds the constraint with ALTER TABLE ... ADD
+    # CONSTRAINT ... FOREIGN KEY; the ORM deletes the orders of a deleted
+    # customer itself (on_delete), the server refuses an orphan (1452).
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE)
     total = models.DecimalField(max_digits=10, decimal_places=2)
     note = models.TextField(blank=True)
