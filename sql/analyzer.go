@@ -46,6 +46,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// GMS's join planner panics on some plans (an IN subquery inside a
 	// derived table); the joins are then left as they were written.
 	wrapRule(a, "optimizeJoins", unplannedOnPanic)
+	// Its merge joins lose the DISTINCT of a semi join's inner-join
+	// alternative (compat_semijoin.go).
+	wrapRule(a, "optimizeJoins", noMergeJoinsForSemiJoins)
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.

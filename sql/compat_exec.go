@@ -43,6 +43,17 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
+	case *plan.InsertInto:
+		// REPLACE counts every row it deletes (compat_replace.go).
+		ii, count, ok := countedReplace(n)
+		if !ok {
+			return nil, nil
+		}
+		iter, err := b.gms.Build(ctx, ii, row)
+		if err != nil {
+			return nil, err
+		}
+		return &replaceCountIter{child: iter, count: count}, nil
 	case *plan.JoinNode:
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived

@@ -112,6 +112,16 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			ret, err := e.WithChildren(dateString(e.Child))
 			return ret, transform.NewTree, err
 		}
+		// CAST(double AS SIGNED) (not UNSIGNED, which GMS converts on
+		// its own terms): GMS rounds half away from zero
+		// (2.5 to 3); MySQL converts an approximate value with the C
+		// library's rint, half to even (2.5 to 2, 3.5 to 4).
+		if e.Type() == types.Int64 && types.IsFloat(e.Child.Type()) {
+			if _, done := e.Child.(*roundHalfEven); !done {
+				ret, err := e.WithChildren(&roundHalfEven{UnaryExpression: expression.UnaryExpression{Child: e.Child}})
+				return ret, transform.NewTree, err
+			}
+		}
 	case *function.Coalesce, *function.IfNull:
 		// A DATE among string values: the result is a string (GMS
 		// passes the date through, sent formatted as a DATETIME, or
