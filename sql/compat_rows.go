@@ -171,9 +171,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		if e.Escape == nil {
 			return likeBackslashEscape(e), transform.NewTree, nil
 		}
-	case *expression.InTuple:
-		left, ok := e.Left().(expression.Tuple)
-		list, lok := e.Right().(expression.Tuple)
+	case *expression.InTuple, *expression.HashInTuple:
+		// HashInTuple is GMS's IN of a list of literals (GMS's short
+		// path for a one-table UPDATE or DELETE makes it before
+		// percdb's builder sees the statement).
+		in := e.(expression.BinaryExpression)
+		left, ok := in.Left().(expression.Tuple)
+		list, lok := in.Right().(expression.Tuple)
 		if !ok || !lok || len(left) < 2 {
 			break
 		}

@@ -54,3 +54,21 @@ func hasSemiJoin(n gsql.Node) bool {
 	})
 	return found
 }
+
+// GMS's OrderedDistinct drops a row only when it equals the row before
+// it, which is DISTINCT only over sorted rows, and GMS puts it over rows
+// in no such order: the inner side of a semi join planned as a lookup
+// join (x SEMI JOIN s on s.b = x.a read as DISTINCT s.b, then a lookup
+// of x), with s read in its primary key order; and flattenDistinct turns
+// OrderedDistinct(Distinct(r)) into OrderedDistinct(r). An EXISTS then
+// returned an outer row once per run of equal inner keys.
+// hashedDistincts, run after flattenDistinct, puts a Distinct (by hash,
+// whatever the order) in place of every OrderedDistinct.
+func hashedDistincts(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		if d, ok := n.(*plan.OrderedDistinct); ok {
+			return plan.NewDistinct(d.Child), transform.NewTree, nil
+		}
+		return n, transform.SameTree, nil
+	})
+}

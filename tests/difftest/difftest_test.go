@@ -282,7 +282,7 @@ func (r *run) resync() {
 // counted in its class and, for the first few, minimized and printed.
 func (r *run) mismatch(class, stmt string, p, m outcome, minimize func() (string, []any, outcome, outcome)) {
 	r.st.mismatches++
-	d := knownDeviation(stmt, p, m)
+	d := knownDeviation(r.schema, stmt, p, m)
 	if d == nil && !strings.HasPrefix(class, "dml") && caseTies.match(stmt, p, m) {
 		d = &caseTies
 	}

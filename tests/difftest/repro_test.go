@@ -55,7 +55,7 @@ func TestRepro(t *testing.T) {
 		}
 		var a, b outcome
 		up := strings.ToUpper(line)
-		if strings.HasPrefix(up, "SELECT") || strings.HasPrefix(up, "WITH") || strings.HasPrefix(up, "EXPLAIN") {
+		if strings.HasPrefix(up, "SELECT") || strings.HasPrefix(up, "WITH") || strings.HasPrefix(up, "EXPLAIN") || strings.HasPrefix(up, "SHOW") {
 			a, b = p.query(ctx, line, args...), m.query(ctx, line, args...)
 		} else {
 			a, b = p.exec(ctx, line), m.exec(ctx, line)
