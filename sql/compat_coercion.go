@@ -4,6 +4,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -129,11 +130,13 @@ func strongestArgCollation(ctx *gsql.Context, e gsql.Expression) (gsql.Collation
 	return best, true
 }
 
-// stringCollation returns the collation of a column or string function
-// of a string type.
+// stringCollation returns the collation of a column, string function or
+// scalar subquery of a string type.
 func stringCollation(e gsql.Expression) (gsql.CollationID, bool) {
 	switch e.(type) {
-	case *expression.GetField, *expression.CollatedExpression, *derivedCollation:
+	case *expression.GetField, *expression.CollatedExpression, *derivedCollation, *plan.Subquery:
+		// A scalar subquery's value has the collation of its column
+		// (MIN(s.c) that of s.c), as a column's has.
 	default:
 		return 0, false
 	}

@@ -53,7 +53,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err != nil {
 			return nil, err
 		}
-		return &replaceCountIter{child: iter, count: count}, nil
+		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.JoinNode:
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived
@@ -67,6 +67,17 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.Update, *plan.DeleteFrom:
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
+		}
+		if d, ok := n.(*plan.DeleteFrom); ok {
+			// A DELETE of several tables deletes and counts each row
+			// once (compat_replace.go).
+			if cd, count, ok := countedJoinDelete(d); ok {
+				iter, err := b.gms.Build(ctx, cd, row)
+				if err != nil {
+					return nil, err
+				}
+				return &rowsAffectedIter{child: iter, fix: func(uint64) uint64 { return uint64(count.deleted) }}, nil
+			}
 		}
 		if d, ok, err := b.finalizeSubqueries(ctx, n); ok || err != nil {
 			if err != nil {

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"fmt"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -14,7 +16,8 @@ import (
 //
 // countedReplace gives the REPLACE's destination table a replacer that
 // counts the rows deleted for each inserted row, and the statement's
-// iterator adds those GMS did not count to its OK result. It is built by
+// iterator (rowsAffectedIter) adds those GMS did not count to its OK
+// result. It is built by
 // percdb's row-iterator builder (compat_exec.go).
 
 // replaceDeletes counts, for one REPLACE statement, the deletes GMS's
@@ -123,36 +126,147 @@ func (r *countingReplacer) Delete(ctx *gsql.Context, row gsql.Row) error {
 	return nil
 }
 
-// replaceCountIter adds the deletes GMS missed to the OK result of the
-// iterator it wraps. It is a sql.MutableRowIter, so that GMS puts its
-// count (the accumulator) between it and the REPLACE's rows.
-type replaceCountIter struct {
+// rowsAffectedIter gives the OK result of the iterator it wraps the
+// affected-row count fix returns: a sql.MutableRowIter, so that GMS puts
+// its count (the accumulator) between it and the statement's rows.
+type rowsAffectedIter struct {
 	child gsql.RowIter
-	count *replaceDeletes
+	fix   func(counted uint64) uint64
 }
 
-var _ gsql.MutableRowIter = (*replaceCountIter)(nil)
+var _ gsql.MutableRowIter = (*rowsAffectedIter)(nil)
 
 // Next implements sql.RowIter.
-func (i *replaceCountIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+func (i *rowsAffectedIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	row, err := i.child.Next(ctx)
 	if err != nil || len(row) != 1 {
 		return row, err
 	}
 	if ok, isOK := row[0].(types.OkResult); isOK {
-		ok.RowsAffected += uint64(i.count.missed)
+		ok.RowsAffected = i.fix(ok.RowsAffected)
 		return gsql.Row{ok}, nil
 	}
 	return row, nil
 }
 
 // Close implements sql.RowIter.
-func (i *replaceCountIter) Close(ctx *gsql.Context) error { return i.child.Close(ctx) }
+func (i *rowsAffectedIter) Close(ctx *gsql.Context) error { return i.child.Close(ctx) }
 
 // GetChildIter implements sql.MutableRowIter.
-func (i *replaceCountIter) GetChildIter() gsql.RowIter { return i.child }
+func (i *rowsAffectedIter) GetChildIter() gsql.RowIter { return i.child }
 
 // WithChildIter implements sql.MutableRowIter.
-func (i *replaceCountIter) WithChildIter(child gsql.RowIter) gsql.RowIter {
-	return &replaceCountIter{child: child, count: i.count}
+func (i *rowsAffectedIter) WithChildIter(child gsql.RowIter) gsql.RowIter {
+	return &rowsAffectedIter{child: child, fix: i.fix}
+}
+
+// A DELETE of several tables (DELETE t FROM t JOIN o ON ...) deletes a
+// row of t once however many rows of o it joins, and MySQL counts the
+// rows deleted; GMS deletes it again for every joined row and counts
+// the joined rows (16 affected rows for 8 deleted).
+//
+// countedJoinDelete puts each target table of such a DELETE behind a
+// deleter that deletes a row once and counts the rows it deleted, and
+// the statement's iterator answers that count.
+
+// joinDeletes counts the rows one DELETE of several tables deleted.
+type joinDeletes struct {
+	deleted int
+}
+
+// countedJoinDelete returns d with its targets counted; false when d has
+// no explicit targets or they are counted already.
+func countedJoinDelete(d *plan.DeleteFrom) (*plan.DeleteFrom, *joinDeletes, bool) {
+	if !d.HasExplicitTargets() {
+		return d, nil, false
+	}
+	c := &joinDeletes{}
+	targets := d.GetDeleteTargets()
+	out := make([]gsql.Node, len(targets))
+	for i, t := range targets {
+		if _, done := t.(*onceDeleteTarget); done {
+			return d, nil, false
+		}
+		del, err := plan.GetDeletable(t)
+		if err != nil {
+			return d, nil, false
+		}
+		out[i] = &onceDeleteTarget{UnaryNode: plan.UnaryNode{Child: t}, del: del, count: c, seen: map[string]bool{}}
+	}
+	return d.WithExplicitTargets(out), c, true
+}
+
+// onceDeleteTarget is a target of a DELETE of several tables whose
+// deleter deletes each row once. GMS finds the table's name and alias
+// through it (its child is the target as planned).
+type onceDeleteTarget struct {
+	plan.UnaryNode
+	del   gsql.DeletableTable
+	count *joinDeletes
+	seen  map[string]bool // the rows deleted, by their values
+}
+
+var (
+	_ gsql.Node           = (*onceDeleteTarget)(nil)
+	_ gsql.DeletableTable = (*onceDeleteTarget)(nil)
+)
+
+// Name implements sql.Table.
+func (t *onceDeleteTarget) Name() string { return t.del.Name() }
+
+// String implements sql.Node.
+func (t *onceDeleteTarget) String() string { return t.Child.String() }
+
+// Schema implements sql.Node.
+func (t *onceDeleteTarget) Schema() gsql.Schema { return t.Child.Schema() }
+
+// Collation implements sql.Table.
+func (t *onceDeleteTarget) Collation() gsql.CollationID { return t.del.Collation() }
+
+// Partitions implements sql.Table.
+func (t *onceDeleteTarget) Partitions(ctx *gsql.Context) (gsql.PartitionIter, error) {
+	return t.del.Partitions(ctx)
+}
+
+// PartitionRows implements sql.Table.
+func (t *onceDeleteTarget) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
+	return t.del.PartitionRows(ctx, p)
+}
+
+// IsReadOnly implements sql.Node.
+func (t *onceDeleteTarget) IsReadOnly() bool { return false }
+
+// WithChildren implements sql.Node.
+func (t *onceDeleteTarget) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	ret := *t
+	ret.Child = children[0]
+	return &ret, nil
+}
+
+// Deleter implements sql.DeletableTable.
+func (t *onceDeleteTarget) Deleter(ctx *gsql.Context) gsql.RowDeleter {
+	return &onceDeleter{RowDeleter: t.del.Deleter(ctx), t: t}
+}
+
+// onceDeleter deletes each row once and counts it.
+type onceDeleter struct {
+	gsql.RowDeleter
+	t *onceDeleteTarget
+}
+
+// Delete implements sql.RowDeleter.
+func (d *onceDeleter) Delete(ctx *gsql.Context, row gsql.Row) error {
+	key := fmt.Sprintf("%#v", []any(row))
+	if d.t.seen[key] {
+		return nil
+	}
+	if err := d.RowDeleter.Delete(ctx, row); err != nil {
+		return err
+	}
+	d.t.seen[key] = true
+	d.t.count.deleted++
+	return nil
 }

@@ -29,3 +29,33 @@ func TestReplaceCountsEveryDeletedRow(t *testing.T) {
 		t.Errorf("rows after the REPLACEs: %v, want (5, 2, 8) and (6, 9, 3)", got)
 	}
 }
+
+// TestJoinDeleteCountsDeletedRows: a DELETE of several tables counts the
+// rows it deleted, each once, not the rows of the join.
+func TestJoinDeleteCountsDeletedRows(t *testing.T) {
+	db, exec := compatDB(t)
+	exec("CREATE TABLE j0 (a INT PRIMARY KEY, c INT)")
+	exec("CREATE TABLE j1 (a INT PRIMARY KEY, c INT)")
+	exec("INSERT INTO j0 VALUES (1, 1), (2, 1), (3, 2), (4, NULL)")
+	exec("INSERT INTO j1 VALUES (1, 1), (2, 1), (3, 1), (4, 2)")
+	for _, c := range []struct {
+		stmt string
+		want int64
+	}{
+		// j0's rows 1 and 2 join three rows of j1 each.
+		{"DELETE j0 FROM j0 JOIN j1 ON j0.c = j1.c WHERE j0.a < 4", 3},
+		{"DELETE j0, j1 FROM j0 JOIN j1 ON j0.a = j1.c", 0},
+		{"DELETE j1 FROM j1 JOIN j0 ON j0.a = j1.a", 1},
+	} {
+		res, err := db.Exec(c.stmt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		if n, _ := res.RowsAffected(); n != c.want {
+			t.Errorf("%s: %d rows affected, want %d", c.stmt, n, c.want)
+		}
+	}
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM j1"); len(got) != 1 || got[0] != "3" {
+		t.Errorf("rows of j1 left: %v, want 3", got)
+	}
+}
