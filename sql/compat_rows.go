@@ -123,6 +123,9 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			}
 		}
 	case *function.Coalesce, *function.IfNull:
+		if w, ok := widenedDecimalCoalesce(e); ok {
+			return w, transform.NewTree, nil
+		}
 		// A DATE among string values: the result is a string (GMS
 		// passes the date through, sent formatted as a DATETIME, or
 		// types IFNULL by its first argument and fails on the string).
@@ -438,4 +441,103 @@ func keepSetOpTypes(s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
 	}
 	ret, err := s.WithChildren(children...)
 	return ret, transform.NewTree, err
+}
+
+// GMS types COALESCE (and IFNULL) of an integer and a DECIMAL as that
+// DECIMAL, and converts the integer into it: COALESCE(a, 1.00) of an INT
+// 12 failed with "Out of range value for column of Decimal type" (the
+// DECIMAL(3,2) of the literal). MySQL types it as a DECIMAL wide enough
+// for every argument: the largest integer part and the largest scale.
+// widenedDecimalCoalesce puts a decimalCoalesce of that type in its
+// place.
+func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
+	if _, done := e.(*decimalCoalesce); done {
+		return e, false
+	}
+	dt, ok := e.Type().(gsql.DecimalType)
+	if !ok {
+		return e, false
+	}
+	intDigits, scale := int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
+	wider := false
+	for _, a := range e.Children() {
+		t := a.Type()
+		switch {
+		case types.IsInteger(t):
+			// A BIGINT's 20 digits (19 and a sign's place, as MySQL
+			// counts an integer's digits for a DECIMAL).
+			if intDigits < 20 {
+				intDigits, wider = 20, true
+			}
+		case types.IsDecimal(t):
+			d := t.(gsql.DecimalType)
+			if n := int(d.Precision()) - int(d.Scale()); n > intDigits {
+				intDigits, wider = n, true
+			}
+			if int(d.Scale()) > scale {
+				scale, wider = int(d.Scale()), true
+			}
+		case t == types.Null:
+		default:
+			return e, false
+		}
+	}
+	if !wider || intDigits+scale > 65 {
+		return e, false
+	}
+	typ, err := types.CreateDecimalType(uint8(intDigits+scale), uint8(scale))
+	if err != nil {
+		return e, false
+	}
+	return &decimalCoalesce{orig: e, typ: typ}, true
+}
+
+// decimalCoalesce is a COALESCE or IFNULL of numbers typed as MySQL
+// types it: its first non-NULL argument as a DECIMAL of typ.
+type decimalCoalesce struct {
+	orig gsql.Expression
+	typ  gsql.DecimalType
+}
+
+var _ gsql.Expression = (*decimalCoalesce)(nil)
+
+// Resolved implements sql.Expression.
+func (c *decimalCoalesce) Resolved() bool { return c.orig.Resolved() }
+
+// String implements sql.Expression: the COALESCE's own text, by which
+// GMS finds it in a projection.
+func (c *decimalCoalesce) String() string { return c.orig.String() }
+
+// Type implements sql.Expression.
+func (c *decimalCoalesce) Type() gsql.Type { return c.typ }
+
+// IsNullable implements sql.Expression.
+func (c *decimalCoalesce) IsNullable() bool { return c.orig.IsNullable() }
+
+// Children implements sql.Expression.
+func (c *decimalCoalesce) Children() []gsql.Expression { return c.orig.Children() }
+
+// WithChildren implements sql.Expression.
+func (c *decimalCoalesce) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	orig, err := c.orig.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &decimalCoalesce{orig: orig, typ: c.typ}, nil
+}
+
+// Eval implements sql.Expression.
+func (c *decimalCoalesce) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	for _, a := range c.orig.Children() {
+		v, err := a.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		d, _, err := c.typ.Convert(ctx, v)
+		return d, err
+	}
+	return nil, nil
 }

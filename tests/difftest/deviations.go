@@ -66,6 +66,27 @@ var deviations = []deviation{
 		},
 	},
 	{
+		name: "mariadb-date-vs-integer-subquery-in-dml-fails",
+		why: "MariaDB compares a DATE or DATETIME column with an INT column of an IN subquery by " +
+			"converting each integer to a date, and in an UPDATE or DELETE under strict mode the " +
+			"failed conversion is error 1292 (Incorrect datetime value: '7'); MySQL 8 compares a " +
+			"temporal value with a number as numbers, with no warning, so the statement runs " +
+			"(sql/item_cmpfunc.cc, Arg_comparator::can_compare_as_dates: date[time] + number is " +
+			"not compared as dates)",
+		matchTypes: func(s *schema, stmt string, p, m outcome) bool {
+			if p.err != nil || m.err == nil || !strings.Contains(m.err.Error(), "Incorrect datetime value") {
+				return false
+			}
+			for _, sub := range inSubqueryRE.FindAllStringSubmatch(stmt, -1) {
+				l, r := s.kindOf(stmt, sub[1]), s.kindOf(stmt, sub[2])
+				if (l == kDate || l == kDatetime) && (r == kInt || r == kBigint) {
+					return true
+				}
+			}
+			return false
+		},
+	},
+	{
 		name: "mariadb-allows-target-table-in-subquery",
 		why: "MariaDB (since 10.3) runs an UPDATE or DELETE whose subquery reads the table it " +
 			"changes; MySQL 8 refuses it with error 1093 (You can't specify target table ... for " +
