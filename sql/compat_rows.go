@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"time"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -76,6 +78,9 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			}
 		}
 	case *expression.Equals:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		if l, r, ok := nullableRows(e.Left(), e.Right()); ok {
 			return rowsEqual(l, r), transform.NewTree, nil
 		}
@@ -98,12 +103,24 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			return expression.JoinAnd(parts...), transform.NewTree, nil
 		}
 	case *expression.LessThan:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThan(a, b) })
 	case *expression.LessThanOrEqual:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThanOrEqual(a, b) })
 	case *expression.GreaterThan:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThan(a, b) })
 	case *expression.GreaterThanOrEqual:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThanOrEqual(a, b) })
 	case *expression.Convert:
 		// CAST(DATE AS CHAR): GMS formats the date as a DATETIME
@@ -190,8 +207,12 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			if !ok || len(rt) != len(left) {
 				return e, transform.SameTree, nil
 			}
-			nullable = nullable || hasNullable(rt)
+			nullable = nullable || hasNullable(rt) || !sameTypes(left, rt)
 		}
+		// A list whose values are of other types than the row's is
+		// expanded too: GMS converts each value to its column's type
+		// (2.50 into an INT column is 3, and (1.5, 3) was in ((1.5,
+		// 2.50))); pair by pair, = compares as MySQL does.
 		if !nullable {
 			break
 		}
@@ -202,6 +223,16 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		return expression.JoinOr(alts...), transform.NewTree, nil
 	}
 	return e, transform.SameTree, nil
+}
+
+// sameTypes reports whether the values of b have the types of those of a.
+func sameTypes(a, b expression.Tuple) bool {
+	for i := range a {
+		if !a[i].Type().Equals(b[i].Type()) {
+			return false
+		}
+	}
+	return true
 }
 
 // mixesDateAndText reports whether es has a DATE and a string.
@@ -230,7 +261,10 @@ func nullableRows(l, r gsql.Expression) (expression.Tuple, expression.Tuple, boo
 		return nil, nil, false
 	}
 	rt, ok := r.(expression.Tuple)
-	if !ok || len(rt) != len(lt) || !hasNullable(lt) && !hasNullable(rt) {
+	if !ok || len(rt) != len(lt) || !hasNullable(lt) && !hasNullable(rt) && sameTypes(lt, rt) {
+		// Rows of one type each side and no NULL: GMS compares them
+		// as MySQL does. Values of other types GMS converts to the
+		// left's ((a, c) < (2.50, ...) with an INT a compared 3).
 		return nil, nil, false
 	}
 	return lt, rt, true
@@ -540,4 +574,98 @@ func (c *decimalCoalesce) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return d, err
 	}
 	return nil, nil
+}
+
+// MySQL compares a DATE or DATETIME with a number as numbers, the date
+// read as YYYYMMDD and the datetime as YYYYMMDDhhmmss (sql/item_cmpfunc.cc,
+// Arg_comparator::can_compare_as_dates: date[time] + number is not
+// compared as dates); GMS converts the number to a date, which for most
+// numbers fails, and the comparison was NULL: x.dt >= (SELECT MAX(s.a)
+// ...) matched nothing. temporalAsNumber puts the date's number in its
+// place in such a comparison (not for fractional seconds, which the
+// integer would drop).
+func temporalAsNumber(e gsql.Expression) (gsql.Expression, bool) {
+	b, ok := e.(expression.BinaryExpression)
+	if !ok {
+		return e, false
+	}
+	l, r := b.Left(), b.Right()
+	switch {
+	case wholeTemporal(l) && isNumeric(r):
+		l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+	case wholeTemporal(r) && isNumeric(l):
+		r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+	default:
+		return e, false
+	}
+	ret, err := e.WithChildren(l, r)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
+}
+
+// wholeTemporal reports whether e is a DATE, or a DATETIME or TIMESTAMP
+// without fractional seconds.
+func wholeTemporal(e gsql.Expression) bool {
+	if _, done := e.(*temporalNumber); done {
+		return false
+	}
+	t := e.Type()
+	if !types.IsTime(t) {
+		return false
+	}
+	dt, ok := t.(gsql.DatetimeType)
+	return ok && (types.IsDateType(t) || dt.Precision() == 0)
+}
+
+// isNumeric reports whether e has a number type (not a string, not NULL).
+func isNumeric(e gsql.Expression) bool {
+	t := e.Type()
+	return types.IsNumber(t) && !types.IsText(t)
+}
+
+// temporalNumber is a DATE as the integer YYYYMMDD, a DATETIME as
+// YYYYMMDDhhmmss.
+type temporalNumber struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*temporalNumber)(nil)
+
+// Type implements sql.Expression.
+func (t *temporalNumber) Type() gsql.Type { return types.Int64 }
+
+// String implements sql.Expression: the date's own text.
+func (t *temporalNumber) String() string { return t.Child.String() }
+
+// Eval implements sql.Expression.
+func (t *temporalNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tm, ok := v.(time.Time)
+	if !ok {
+		dt, ok := t.Child.Type().(gsql.DatetimeType)
+		if !ok {
+			return nil, nil
+		}
+		if tm, err = dt.ConvertWithoutRangeCheck(ctx, v); err != nil {
+			return nil, nil
+		}
+	}
+	n := int64(tm.Year())*10000 + int64(tm.Month())*100 + int64(tm.Day())
+	if !types.IsDateType(t.Child.Type()) {
+		n = n*1000000 + int64(tm.Hour())*10000 + int64(tm.Minute())*100 + int64(tm.Second())
+	}
+	return n, nil
+}
+
+// WithChildren implements sql.Expression.
+func (t *temporalNumber) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }
