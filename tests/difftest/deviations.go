@@ -21,8 +21,9 @@ type deviation struct {
 var (
 	// A row constructor compared with <>, <, <=, >, >= or NOT IN.
 	rowNotEqual = regexp.MustCompile(`\([^()]+, [^()]+\) (<>|<|<=|>|>=|NOT IN) \(`)
-	// An INT-family column compared with a literal that has a fraction.
-	intVsFraction = regexp.MustCompile(`\.(a|b|c9) (=|<>|<|<=|>|>=|<=>) -?[0-9]+\.[0-9]*[1-9]`)
+	// An INT-family column compared with a literal that has a fraction
+	// (or IN a list that starts with one).
+	intVsFraction = regexp.MustCompile(`\.(a|b|c9) (=|<>|<|<=|>|>=|<=>|IN \(|NOT IN \() ?-?[0-9]+\.[0-9]*[1-9]`)
 )
 
 // deviations lists what MariaDB does differently from MySQL 8 that the
