@@ -29,6 +29,7 @@ const (
 	exactAggregatesRuleID                                       // compat_aggregates.go
 	fkUpdateJoinsRuleID                                         // fkjoin.go
 	fkDefinitionsRuleID                                         // fkdefs.go
+	hashedDistinctsRuleID                                       // compat_semijoin.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -49,6 +50,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// GMS's join planner panics on some plans (an IN subquery inside a
 	// derived table); the joins are then left as they were written.
 	wrapRule(a, "optimizeJoins", unplannedOnPanic)
+	// Its merge joins lose the DISTINCT of a semi join's inner-join
+	// alternative (compat_semijoin.go).
+	wrapRule(a, "optimizeJoins", noMergeJoinsForSemiJoins)
+	// Its OrderedDistinct is not a DISTINCT over unsorted rows
+	// (compat_semijoin.go).
+	insertRule(a, "flattenDistinct", true, analyzer.Rule{Id: hashedDistinctsRuleID, Apply: hashedDistincts})
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
@@ -109,7 +116,15 @@ func unplannedOnPanic(apply analyzer.RuleFunc) analyzer.RuleFunc {
 				ret, same, err = n, transform.SameTree, nil
 			}
 		}()
-		return apply(ctx, a, n, scope, sel, qFlags)
+		ret, same, err = apply(ctx, a, n, scope, sel, qFlags)
+		if err != nil && strings.Contains(err.Error(), "failed to replan join") {
+			// The planner's own failure (two semi joins over tables
+			// of one alias: "unknown type for rel output cols"), not
+			// the query's: the joins are left as written.
+			logrus.WithField("query", ctx.Query()).Warnf("join planning failed, joins left unplanned: %v", err)
+			return n, transform.SameTree, nil
+		}
+		return ret, same, err
 	}
 }
 
@@ -120,11 +135,26 @@ func unplannedOnPanic(apply analyzer.RuleFunc) analyzer.RuleFunc {
 // line of the plan: the handler then fails with "result max1Row iterator
 // returned more than one row". The analyzer sees only the query under
 // EXPLAIN, not the EXPLAIN itself, so the rule looks at the statement text.
+//
+// GMS also marks a UNION (INTERSECT, EXCEPT) one of whose sides is a
+// point lookup or an aggregate without GROUP BY: the mark is the
+// query's, and the handler failed the same way on the union's second
+// row. The rule clears it for a plan with a set operation too.
 func explainMax1Row(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	if qFlags != nil && qFlags.IsSet(gsql.QFlagMax1Row) && isExplain(ctx.Query()) {
+	if qFlags != nil && qFlags.IsSet(gsql.QFlagMax1Row) && (isExplain(ctx.Query()) || hasSetOp(n)) {
 		qFlags.Unset(gsql.QFlagMax1Row)
 	}
 	return n, transform.SameTree, nil
+}
+
+// hasSetOp reports whether n has a UNION, INTERSECT or EXCEPT.
+func hasSetOp(n gsql.Node) bool {
+	found := false
+	transform.Inspect(n, func(n gsql.Node) bool {
+		_, found = n.(*plan.SetOp)
+		return !found
+	})
+	return found
 }
 
 // isExplain reports whether query is EXPLAIN, DESCRIBE or DESC of a query.

@@ -403,3 +403,42 @@ func (e *intMod) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	}
 	return int64From(m), nil
 }
+
+// roundHalfEven is a floating-point value rounded to the nearest integer,
+// half to even, as the C library's rint rounds it: what MySQL converts a
+// DOUBLE to when it casts it to an integer (compat_rows.go).
+type roundHalfEven struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*roundHalfEven)(nil)
+
+// Type implements sql.Expression.
+func (r *roundHalfEven) Type() gsql.Type { return r.Child.Type() }
+
+// String implements sql.Expression: the expression's own text, which
+// names the CAST's column.
+func (r *roundHalfEven) String() string { return r.Child.String() }
+
+// Eval implements sql.Expression.
+func (r *roundHalfEven) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := r.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	switch f := v.(type) {
+	case float64:
+		return math.RoundToEven(f), nil
+	case float32:
+		return float32(math.RoundToEven(float64(f))), nil
+	}
+	return v, nil
+}
+
+// WithChildren implements sql.Expression.
+func (r *roundHalfEven) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(r, len(children), 1)
+	}
+	return &roundHalfEven{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}

@@ -4,6 +4,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -37,6 +38,20 @@ func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
 		// Only a collation that comes from a column (coercibility 2,
 		// implicit) or an explicit COLLATE (0) is the argument's own.
 		if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+			return e, true
+		}
+		return withCollation(e, coll), false
+	case *function.Coalesce, *function.IfNull, *expression.Case:
+		// MySQL gives COALESCE(s, 'x') the collation of its strongest
+		// string argument (a column's over a literal's); GMS types it
+		// as a LONGTEXT of its default collation when the arguments'
+		// types differ, so it sorted a case-insensitive s by bytes.
+		t, ok := e.Type().(gsql.TypeWithCollation)
+		if !ok || !types.IsText(e.Type()) {
+			return e, true
+		}
+		coll, ok := strongestArgCollation(ctx, e)
+		if !ok || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
 			return e, true
 		}
 		return withCollation(e, coll), false
@@ -78,11 +93,50 @@ func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
 	return e, true
 }
 
-// stringCollation returns the collation of a column or string function
-// of a string type.
+// strongestArgCollation returns the collation of the argument of a
+// COALESCE, IFNULL or CASE (its results, not its conditions) that MySQL
+// takes for the result: the one of least coercibility among the string
+// arguments, when that is a column's (implicit) or an explicit COLLATE,
+// and no other argument of that coercibility has another collation.
+func strongestArgCollation(ctx *gsql.Context, e gsql.Expression) (gsql.CollationID, bool) {
+	var args []gsql.Expression
+	switch e := e.(type) {
+	case *expression.Case:
+		for _, b := range e.Branches {
+			args = append(args, b.Value)
+		}
+		if e.Else != nil {
+			args = append(args, e.Else)
+		}
+	default:
+		args = e.Children()
+	}
+	best, bestCoer, clash := gsql.CollationID(0), byte(7), false
+	for _, a := range args {
+		if !types.IsText(a.Type()) {
+			continue
+		}
+		coll, coer := gsql.GetCoercibility(ctx, a)
+		switch {
+		case coer < bestCoer:
+			best, bestCoer, clash = coll, coer, false
+		case coer == bestCoer && coll != best:
+			clash = true
+		}
+	}
+	if bestCoer > 2 || clash {
+		return 0, false
+	}
+	return best, true
+}
+
+// stringCollation returns the collation of a column, string function or
+// scalar subquery of a string type.
 func stringCollation(e gsql.Expression) (gsql.CollationID, bool) {
 	switch e.(type) {
-	case *expression.GetField, *expression.CollatedExpression, *derivedCollation:
+	case *expression.GetField, *expression.CollatedExpression, *derivedCollation, *plan.Subquery:
+		// A scalar subquery's value has the collation of its column
+		// (MIN(s.c) that of s.c), as a column's has.
 	default:
 		return 0, false
 	}

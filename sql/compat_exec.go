@@ -56,6 +56,16 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
+		// REPLACE counts every row it deletes (compat_replace.go).
+		ii, count, ok := countedReplace(n)
+		if !ok {
+			return nil, nil
+		}
+		iter, err := b.gms.Build(ctx, ii, row)
+		if err != nil {
+			return nil, err
+		}
+		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.ShowCreateTable:
 		if m, ok := withGeneratedTableIndexes(ctx, n); ok {
 			return b.gms.Build(ctx, m, row)
@@ -76,6 +86,17 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
+		}
+		if d, ok := n.(*plan.DeleteFrom); ok {
+			// A DELETE of several tables deletes and counts each row
+			// once (compat_replace.go).
+			if cd, count, ok := countedJoinDelete(d); ok {
+				iter, err := b.gms.Build(ctx, cd, row)
+				if err != nil {
+					return nil, err
+				}
+				return &rowsAffectedIter{child: iter, fix: func(uint64) uint64 { return uint64(count.deleted) }}, nil
+			}
 		}
 		if d, ok, err := b.finalizeSubqueries(ctx, n); ok || err != nil {
 			if err != nil {
@@ -290,24 +311,25 @@ func bytewiseEqual(ctx *gsql.Context, a, b gsql.Row, sch gsql.Schema) (bool, err
 // codeUpdateTableUsed is MySQL's ER_UPDATE_TABLE_USED.
 const codeUpdateTableUsed = 1093
 
-// targetInSubquery returns MySQL's error 1093 for an UPDATE or DELETE of
-// one table whose subquery reads that table (outside a derived table,
-// which MySQL materializes first). GMS runs such a statement, and its
-// subquery sees the rows the statement has already changed: a DELETE
-// WHERE EXISTS (SELECT ... FROM the same table) stopped deleting once
-// the rows the subquery found were gone.
+// targetInSubquery returns MySQL's error 1093 for an UPDATE or DELETE
+// whose subquery reads a table it changes (outside a derived table,
+// which MySQL materializes first): a one-table UPDATE or DELETE, or a
+// DELETE of several tables (DELETE t FROM t JOIN o ...). GMS runs such a
+// statement, and its subquery sees the rows the statement has already
+// changed: a DELETE WHERE EXISTS (SELECT ... FROM the same table) stopped
+// deleting once the rows the subquery found were gone. Not covered: an
+// UPDATE of several tables.
 func targetInSubquery(n gsql.Node) error {
-	var target gsql.Table
+	var targets []gsql.Table
 	switch n := n.(type) {
 	case *plan.DeleteFrom:
-		if n.HasExplicitTargets() {
-			return nil
+		for _, t := range n.GetDeleteTargets() {
+			d, err := plan.GetDeletable(t)
+			if err != nil {
+				return nil
+			}
+			targets = append(targets, d)
 		}
-		t, err := plan.GetDeletable(n.Child)
-		if err != nil {
-			return nil
-		}
-		target = t
 	case *plan.Update:
 		if n.IsJoin || hasUpdateJoin(n) {
 			return nil
@@ -316,38 +338,59 @@ func targetInSubquery(n gsql.Node) error {
 		if err != nil {
 			return nil
 		}
-		target = t
+		targets = append(targets, t)
 	default:
 		return nil
 	}
+	for _, target := range targets {
+		if subqueryReads(n, target) {
+			return mysql.NewSQLError(codeUpdateTableUsed, stateGeneral, "You can't specify target table '%s' for update in FROM clause", target.Name())
+		}
+	}
+	return nil
+}
+
+// subqueryReads reports whether a subquery of n reads target (outside a
+// derived table): a subquery expression, or the inner side of a semi or
+// anti join GMS made of one.
+func subqueryReads(n gsql.Node, target gsql.Table) bool {
 	name := strings.ToLower(target.Name())
 	db := ""
 	if d, ok := target.(gsql.Databaseable); ok {
 		db = strings.ToLower(d.Database())
 	}
-	var found bool
-	transform.InspectExpressions(n, func(e gsql.Expression) bool {
-		sq, ok := e.(*plan.Subquery)
-		if !ok || found {
-			return !found
-		}
-		transform.Inspect(sq.Query, func(q gsql.Node) bool {
+	reads := func(q gsql.Node) bool {
+		found := false
+		transform.Inspect(q, func(q gsql.Node) bool {
 			switch q := q.(type) {
 			case *plan.SubqueryAlias:
 				return false
-			case *plan.ResolvedTable:
-				if strings.ToLower(q.Name()) == name && (db == "" || q.Database() == nil || strings.ToLower(q.Database().Name()) == db) {
-					found = true
+			case gsql.TableNode:
+				// A table read whole or through an index.
+				if strings.ToLower(q.UnderlyingTable().Name()) != name {
+					break
 				}
+				d, ok := q.(gsql.Databaser)
+				found = db == "" || !ok || d.Database() == nil || strings.ToLower(d.Database().Name()) == db
 			}
 			return !found
 		})
+		return found
+	}
+	var found bool
+	transform.InspectExpressions(n, func(e gsql.Expression) bool {
+		if sq, ok := e.(*plan.Subquery); ok && !found {
+			found = reads(sq.Query)
+		}
 		return !found
 	})
-	if !found {
-		return nil
-	}
-	return mysql.NewSQLError(codeUpdateTableUsed, stateGeneral, "You can't specify target table '%s' for update in FROM clause", target.Name())
+	transform.Inspect(n, func(q gsql.Node) bool {
+		if j, ok := q.(*plan.JoinNode); ok && !found && (j.Op.IsSemi() || j.Op.IsAnti()) {
+			found = reads(j.Right())
+		}
+		return !found
+	})
+	return found
 }
 
 // hasUpdateJoin reports whether an UPDATE is one GMS runs as a join (an

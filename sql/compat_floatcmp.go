@@ -1,7 +1,9 @@
 package sql
 
 import (
+	"math"
 	"strconv"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -27,6 +29,9 @@ func floatLiteralComparisons(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node,
 	return transform.NodeExprs(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 		switch e := e.(type) {
 		case *expression.InTuple:
+			if isIntegerColumn(e.Left()) {
+				return fractionalStringItems(e)
+			}
 			if !isFloatColumn(e.Left()) {
 				return e, transform.SameTree, nil
 			}
@@ -111,4 +116,46 @@ func decimalText(v any) (string, bool) {
 		return s.String(), true
 	}
 	return "", false
+}
+
+// isIntegerColumn reports whether e is a column of an integer type.
+func isIntegerColumn(e gsql.Expression) bool {
+	gf, ok := e.(*expression.GetField)
+	return ok && types.IsInteger(gf.Type())
+}
+
+// fractionalStringItems rewrites an IN list over an integer column whose
+// items include a string that is a number with a fraction ('-1.25', as a
+// prepared statement's string parameter is): MySQL compares an integer
+// with a string as doubles, so -1 is not in ('-1.25'); GMS converted the
+// item to the column's type, -1, and found the row (an = of the same
+// operands was right). Such items become DOUBLE literals.
+func fractionalStringItems(e *expression.InTuple) (gsql.Expression, transform.TreeIdentity, error) {
+	tuple, ok := e.Right().(expression.Tuple)
+	if !ok {
+		return e, transform.SameTree, nil
+	}
+	var items []gsql.Expression
+	for i, item := range tuple {
+		lit, ok := item.(*expression.Literal)
+		if !ok || !types.IsText(lit.Type()) {
+			continue
+		}
+		str, ok := lit.Value().(string)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(str), 64)
+		if err != nil || f == math.Trunc(f) {
+			continue
+		}
+		if items == nil {
+			items = append([]gsql.Expression(nil), tuple...)
+		}
+		items[i] = expression.NewLiteral(f, types.Float64)
+	}
+	if items == nil {
+		return e, transform.SameTree, nil
+	}
+	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), transform.NewTree, nil
 }

@@ -28,8 +28,164 @@ import (
 // condition that does not reject NULLs (x2.dt <=> x3.dt, x2.dt IS NULL)
 // keeps the LEFT JOIN as it is.
 
-// simplifyOuterJoins is the analyzer rule; see the comment above.
+//
+// The planner loses more than that: when it puts a LEFT JOIN (or another
+// join that is not inner) at the top of a set of tables it reordered,
+// the conditions of inner joins that apply at that same step are dropped
+// (memo.joinOrderBuilder.addPlans hands them to addJoin as selection
+// filters, which it ignores). Which conditions meet that depends on the
+// plan it costs best: a condition of an inner join above a LEFT JOIN on
+// one side's columns only (x1 LEFT JOIN x2 ON ... JOIN x3 ON x1.a = x3.a
+// AND x3.c <=> 'ab' planned as (x1 JOIN x3) LEFT JOIN x2 lost the <=>),
+// or on the LEFT JOIN's right side in a way that keeps its NULLs
+// (x2.c <=> x3.c). keepInnerJoinConditions moves such conditions out of
+// the join before GMS plans it: one side's conditions into a filter on
+// that side, the others into a filter above the join, which the planner
+// keeps (it reorders only the joins under a filter).
+
+// simplifyOuterJoins is the analyzer rule; see the comment above. A LEFT
+// JOIN turned into an inner join can make another below it one too (its
+// condition may reject the NULLs of that one's right side), so the rule
+// runs until nothing changes.
 func simplifyOuterJoins(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	same := transform.SameTree
+	for i := 0; i < 16; i++ {
+		next, s, err := simplifyOuterJoinsOnce(n)
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		if s == transform.SameTree {
+			break
+		}
+		n, same = next, transform.NewTree
+	}
+	n, s, err := keepInnerJoinConditions(n)
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	if s == transform.NewTree {
+		same = transform.NewTree
+	}
+	return n, same, nil
+}
+
+// keepInnerJoinConditions moves the conditions of an inner join over a
+// join that is not inner, which GMS's planner could drop, out of the
+// join; see the comment above.
+func keepInnerJoinConditions(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		j, ok := n.(*plan.JoinNode)
+		if !ok || j.Op != plan.JoinTypeInner || j.Filter == nil {
+			return n, transform.SameTree, nil
+		}
+		nullableL, nullableR := nullExtendedColumns(j.Left()), nullExtendedColumns(j.Right())
+		if nullableL.Empty() && nullableR.Empty() && !hasNonInnerJoin(j.Left()) && !hasNonInnerJoin(j.Right()) {
+			return n, transform.SameTree, nil
+		}
+		colsL, colsR := outputColumns(j.Left()), outputColumns(j.Right())
+		nullable := nullableL.Union(nullableR)
+		var keep, onLeft, onRight, above []gsql.Expression
+		for _, c := range expression.SplitConjunction(j.Filter) {
+			cols, ok := conditionColumns(c)
+			switch {
+			case !ok || cols.Empty():
+				keep = append(keep, c)
+			case cols.SubsetOf(colsL):
+				onLeft = append(onLeft, c)
+			case cols.SubsetOf(colsR):
+				onRight = append(onRight, c)
+			case cols.Intersects(nullable) && cols.SubsetOf(colsL.Union(colsR)):
+				above = append(above, c)
+			default:
+				keep = append(keep, c)
+			}
+		}
+		if len(onLeft)+len(onRight)+len(above) == 0 {
+			return n, transform.SameTree, nil
+		}
+		left, right := j.Left(), j.Right()
+		if len(onLeft) > 0 {
+			left = plan.NewFilter(expression.JoinAnd(onLeft...), left)
+		}
+		if len(onRight) > 0 {
+			right = plan.NewFilter(expression.JoinAnd(onRight...), right)
+		}
+		c, err := j.WithChildren(left, right)
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		nj := c.(*plan.JoinNode)
+		if len(keep) > 0 {
+			nj.Filter = expression.JoinAnd(keep...)
+		} else {
+			nj.Filter = expression.NewLiteral(true, types.Boolean)
+		}
+		if len(above) > 0 {
+			return plan.NewFilter(expression.JoinAnd(above...), nj), transform.NewTree, nil
+		}
+		return nj, transform.NewTree, nil
+	})
+}
+
+// conditionColumns returns the columns a condition reads, and false when
+// it has a subquery or a column without an ID (it is then left where it
+// is).
+func conditionColumns(c gsql.Expression) (gsql.ColSet, bool) {
+	var cols gsql.ColSet
+	ok := true
+	transform.InspectExpr(c, func(e gsql.Expression) bool {
+		switch e := e.(type) {
+		case *plan.Subquery:
+			ok = false
+		case *expression.GetField:
+			if e.Id() == 0 {
+				ok = false
+			}
+			cols.Add(e.Id())
+		}
+		return !ok
+	})
+	return cols, ok
+}
+
+// nullExtendedColumns returns the columns of n, a join tree, that a LEFT
+// JOIN in it may make NULL: those of its right sides.
+func nullExtendedColumns(n gsql.Node) gsql.ColSet {
+	var cols gsql.ColSet
+	transform.Inspect(n, func(n gsql.Node) bool {
+		switch n := n.(type) {
+		case *plan.JoinNode:
+			if n.Op.IsLeftOuter() {
+				cols = cols.Union(outputColumns(n.Right()))
+			}
+			return true
+		case plan.TableIdNode:
+			return false
+		}
+		return true
+	})
+	return cols
+}
+
+// hasNonInnerJoin reports whether n, a join tree, has a join that is not
+// an inner or cross join.
+func hasNonInnerJoin(n gsql.Node) bool {
+	found := false
+	transform.Inspect(n, func(n gsql.Node) bool {
+		switch n := n.(type) {
+		case *plan.JoinNode:
+			if n.Op != plan.JoinTypeInner && n.Op != plan.JoinTypeCross {
+				found = true
+			}
+		case plan.TableIdNode:
+			return false
+		}
+		return !found
+	})
+	return found
+}
+
+func simplifyOuterJoinsOnce(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		switch n := n.(type) {
 		case *plan.Filter:

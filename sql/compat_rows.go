@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"time"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -148,6 +150,9 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			}
 		}
 	case *expression.Equals:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		if l, r, ok := nullableRows(e.Left(), e.Right()); ok {
 			return rowsEqual(l, r), transform.NewTree, nil
 		}
@@ -170,12 +175,24 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			return expression.JoinAnd(parts...), transform.NewTree, nil
 		}
 	case *expression.LessThan:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThan(a, b) })
 	case *expression.LessThanOrEqual:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewLessThanOrEqual(a, b) })
 	case *expression.GreaterThan:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThan(a, b) })
 	case *expression.GreaterThanOrEqual:
+		if ret, ok := temporalAsNumber(e); ok {
+			return ret, transform.NewTree, nil
+		}
 		return rowOrder(e, e.Left(), e.Right(), func(a, b gsql.Expression) gsql.Expression { return expression.NewGreaterThanOrEqual(a, b) })
 	case *expression.Convert:
 		// CAST(DATE AS CHAR): GMS formats the date as a DATETIME
@@ -184,7 +201,20 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			ret, err := e.WithChildren(dateString(e.Child))
 			return ret, transform.NewTree, err
 		}
+		// CAST(double AS SIGNED) (not UNSIGNED, which GMS converts on
+		// its own terms): GMS rounds half away from zero
+		// (2.5 to 3); MySQL converts an approximate value with the C
+		// library's rint, half to even (2.5 to 2, 3.5 to 4).
+		if e.Type() == types.Int64 && types.IsFloat(e.Child.Type()) {
+			if _, done := e.Child.(*roundHalfEven); !done {
+				ret, err := e.WithChildren(&roundHalfEven{UnaryExpression: expression.UnaryExpression{Child: e.Child}})
+				return ret, transform.NewTree, err
+			}
+		}
 	case *function.Coalesce, *function.IfNull:
+		if w, ok := widenedDecimalCoalesce(e); ok {
+			return w, transform.NewTree, nil
+		}
 		// A DATE among string values: the result is a string (GMS
 		// passes the date through, sent formatted as a DATETIME, or
 		// types IFNULL by its first argument and fails on the string).
@@ -233,9 +263,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		if e.Escape == nil {
 			return likeBackslashEscape(e), transform.NewTree, nil
 		}
-	case *expression.InTuple:
-		left, ok := e.Left().(expression.Tuple)
-		list, lok := e.Right().(expression.Tuple)
+	case *expression.InTuple, *expression.HashInTuple:
+		// HashInTuple is GMS's IN of a list of literals (GMS's short
+		// path for a one-table UPDATE or DELETE makes it before
+		// percdb's builder sees the statement).
+		in := e.(expression.BinaryExpression)
+		left, ok := in.Left().(expression.Tuple)
+		list, lok := in.Right().(expression.Tuple)
 		if !ok || !lok || len(left) < 2 {
 			break
 		}
@@ -245,8 +279,12 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			if !ok || len(rt) != len(left) {
 				return e, transform.SameTree, nil
 			}
-			nullable = nullable || hasNullable(rt)
+			nullable = nullable || hasNullable(rt) || !sameTypes(left, rt)
 		}
+		// A list whose values are of other types than the row's is
+		// expanded too: GMS converts each value to its column's type
+		// (2.50 into an INT column is 3, and (1.5, 3) was in ((1.5,
+		// 2.50))); pair by pair, = compares as MySQL does.
 		if !nullable {
 			break
 		}
@@ -257,6 +295,16 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		return expression.JoinOr(alts...), transform.NewTree, nil
 	}
 	return e, transform.SameTree, nil
+}
+
+// sameTypes reports whether the values of b have the types of those of a.
+func sameTypes(a, b expression.Tuple) bool {
+	for i := range a {
+		if !a[i].Type().Equals(b[i].Type()) {
+			return false
+		}
+	}
+	return true
 }
 
 // mixesDateAndText reports whether es has a DATE and a string.
@@ -285,7 +333,10 @@ func nullableRows(l, r gsql.Expression) (expression.Tuple, expression.Tuple, boo
 		return nil, nil, false
 	}
 	rt, ok := r.(expression.Tuple)
-	if !ok || len(rt) != len(lt) || !hasNullable(lt) && !hasNullable(rt) {
+	if !ok || len(rt) != len(lt) || !hasNullable(lt) && !hasNullable(rt) && sameTypes(lt, rt) {
+		// Rows of one type each side and no NULL: GMS compares them
+		// as MySQL does. Values of other types GMS converts to the
+		// left's ((a, c) < (2.50, ...) with an INT a compared 3).
 		return nil, nil, false
 	}
 	return lt, rt, true
@@ -496,4 +547,197 @@ func keepSetOpTypes(s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
 	}
 	ret, err := s.WithChildren(children...)
 	return ret, transform.NewTree, err
+}
+
+// GMS types COALESCE (and IFNULL) of an integer and a DECIMAL as that
+// DECIMAL, and converts the integer into it: COALESCE(a, 1.00) of an INT
+// 12 failed with "Out of range value for column of Decimal type" (the
+// DECIMAL(3,2) of the literal). MySQL types it as a DECIMAL wide enough
+// for every argument: the largest integer part and the largest scale.
+// widenedDecimalCoalesce puts a decimalCoalesce of that type in its
+// place.
+func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
+	if _, done := e.(*decimalCoalesce); done {
+		return e, false
+	}
+	dt, ok := e.Type().(gsql.DecimalType)
+	if !ok {
+		return e, false
+	}
+	intDigits, scale := int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
+	wider := false
+	for _, a := range e.Children() {
+		t := a.Type()
+		switch {
+		case types.IsInteger(t):
+			// A BIGINT's 20 digits (19 and a sign's place, as MySQL
+			// counts an integer's digits for a DECIMAL).
+			if intDigits < 20 {
+				intDigits, wider = 20, true
+			}
+		case types.IsDecimal(t):
+			d := t.(gsql.DecimalType)
+			if n := int(d.Precision()) - int(d.Scale()); n > intDigits {
+				intDigits, wider = n, true
+			}
+			if int(d.Scale()) > scale {
+				scale, wider = int(d.Scale()), true
+			}
+		case t == types.Null:
+		default:
+			return e, false
+		}
+	}
+	if !wider || intDigits+scale > 65 {
+		return e, false
+	}
+	typ, err := types.CreateDecimalType(uint8(intDigits+scale), uint8(scale))
+	if err != nil {
+		return e, false
+	}
+	return &decimalCoalesce{orig: e, typ: typ}, true
+}
+
+// decimalCoalesce is a COALESCE or IFNULL of numbers typed as MySQL
+// types it: its first non-NULL argument as a DECIMAL of typ.
+type decimalCoalesce struct {
+	orig gsql.Expression
+	typ  gsql.DecimalType
+}
+
+var _ gsql.Expression = (*decimalCoalesce)(nil)
+
+// Resolved implements sql.Expression.
+func (c *decimalCoalesce) Resolved() bool { return c.orig.Resolved() }
+
+// String implements sql.Expression: the COALESCE's own text, by which
+// GMS finds it in a projection.
+func (c *decimalCoalesce) String() string { return c.orig.String() }
+
+// Type implements sql.Expression.
+func (c *decimalCoalesce) Type() gsql.Type { return c.typ }
+
+// IsNullable implements sql.Expression.
+func (c *decimalCoalesce) IsNullable() bool { return c.orig.IsNullable() }
+
+// Children implements sql.Expression.
+func (c *decimalCoalesce) Children() []gsql.Expression { return c.orig.Children() }
+
+// WithChildren implements sql.Expression.
+func (c *decimalCoalesce) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	orig, err := c.orig.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &decimalCoalesce{orig: orig, typ: c.typ}, nil
+}
+
+// Eval implements sql.Expression.
+func (c *decimalCoalesce) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	for _, a := range c.orig.Children() {
+		v, err := a.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		d, _, err := c.typ.Convert(ctx, v)
+		return d, err
+	}
+	return nil, nil
+}
+
+// MySQL compares a DATE or DATETIME with a number as numbers, the date
+// read as YYYYMMDD and the datetime as YYYYMMDDhhmmss (sql/item_cmpfunc.cc,
+// Arg_comparator::can_compare_as_dates: date[time] + number is not
+// compared as dates); GMS converts the number to a date, which for most
+// numbers fails, and the comparison was NULL: x.dt >= (SELECT MAX(s.a)
+// ...) matched nothing. temporalAsNumber puts the date's number in its
+// place in such a comparison (not for fractional seconds, which the
+// integer would drop).
+func temporalAsNumber(e gsql.Expression) (gsql.Expression, bool) {
+	b, ok := e.(expression.BinaryExpression)
+	if !ok {
+		return e, false
+	}
+	l, r := b.Left(), b.Right()
+	switch {
+	case wholeTemporal(l) && isNumeric(r):
+		l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+	case wholeTemporal(r) && isNumeric(l):
+		r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+	default:
+		return e, false
+	}
+	ret, err := e.WithChildren(l, r)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
+}
+
+// wholeTemporal reports whether e is a DATE, or a DATETIME or TIMESTAMP
+// without fractional seconds.
+func wholeTemporal(e gsql.Expression) bool {
+	if _, done := e.(*temporalNumber); done {
+		return false
+	}
+	t := e.Type()
+	if !types.IsTime(t) {
+		return false
+	}
+	dt, ok := t.(gsql.DatetimeType)
+	return ok && (types.IsDateType(t) || dt.Precision() == 0)
+}
+
+// isNumeric reports whether e has a number type (not a string, not NULL).
+func isNumeric(e gsql.Expression) bool {
+	t := e.Type()
+	return types.IsNumber(t) && !types.IsText(t)
+}
+
+// temporalNumber is a DATE as the integer YYYYMMDD, a DATETIME as
+// YYYYMMDDhhmmss.
+type temporalNumber struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*temporalNumber)(nil)
+
+// Type implements sql.Expression.
+func (t *temporalNumber) Type() gsql.Type { return types.Int64 }
+
+// String implements sql.Expression: the date's own text.
+func (t *temporalNumber) String() string { return t.Child.String() }
+
+// Eval implements sql.Expression.
+func (t *temporalNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tm, ok := v.(time.Time)
+	if !ok {
+		dt, ok := t.Child.Type().(gsql.DatetimeType)
+		if !ok {
+			return nil, nil
+		}
+		if tm, err = dt.ConvertWithoutRangeCheck(ctx, v); err != nil {
+			return nil, nil
+		}
+	}
+	n := int64(tm.Year())*10000 + int64(tm.Month())*100 + int64(tm.Day())
+	if !types.IsDateType(t.Child.Type()) {
+		n = n*1000000 + int64(tm.Hour())*10000 + int64(tm.Minute())*100 + int64(tm.Second())
+	}
+	return n, nil
+}
+
+// WithChildren implements sql.Expression.
+func (t *temporalNumber) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }

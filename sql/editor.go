@@ -8,6 +8,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
@@ -126,6 +127,9 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 
 // Update implements sql.RowUpdater.
 func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
+	if err := notNullViolation(e.t.Schema(), new); err != nil {
+		return err
+	}
 	tx, k, err := e.begin(ctx)
 	if err != nil {
 		return toSQLError(err)
@@ -142,6 +146,21 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 		}
 	}
 	return e.writeError(ctx, k, executor.UpdateRecord(ctx, k, et, oldH, newH, old, new))
+}
+
+// notNullViolation returns MySQL's error 1048 when row has a NULL in a
+// NOT NULL column of sch. GMS checks an INSERT's and an UPDATE's values,
+// but not those of INSERT ... ON DUPLICATE KEY UPDATE c = NULL, which
+// wrote the NULL (MySQL fails the statement in strict mode, and writes
+// the column's implicit default with a warning otherwise; percdb fails
+// it in both).
+func notNullViolation(sch gsql.Schema, row gsql.Row) error {
+	for i, c := range sch {
+		if i < len(row) && row[i] == nil && !c.Nullable && !c.AutoIncrement {
+			return mysql.NewSQLError(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", c.Name)
+		}
+	}
+	return nil
 }
 
 // writeError returns err for GMS: a duplicate key becomes GMS's unique key

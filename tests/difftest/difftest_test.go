@@ -49,18 +49,8 @@ func TestDifferential(t *testing.T) {
 	if _, err := exec.LookPath("mariadb-install-db"); err != nil {
 		t.Skip("mariadb-install-db is not installed: no reference server")
 	}
-	// GMS logs every failed statement; the differences are reported
-	// here.
-	level := logrus.GetLevel()
-	logrus.SetLevel(logrus.FatalLevel)
-	defer logrus.SetLevel(level)
 	ctx := context.Background()
-	maria, err := bench.StartMariaDB(ctx, bench.MariaDBOptions{ServerOptions: bench.ServerOptions{Dir: t.TempDir()}})
-	if err != nil {
-		t.Fatalf("start mariadb: %v", err)
-	}
-	defer maria.Stop()
-	perc := sqltest.Start(t, "")
+	maria, perc := startServers(ctx, t)
 
 	start := time.Now()
 	st := &stats{classes: map[string]int{}, deviations: map[string]int{}}
@@ -113,6 +103,22 @@ func TestDifferential(t *testing.T) {
 	case wrong < ceiling:
 		t.Logf("difftest: %d mismatches, below the ceiling of %d: lower tests/difftest/ceiling.txt to %d", wrong, ceiling, wrong)
 	}
+}
+
+// startServers starts a MariaDB server and an in-process percdb, both
+// stopped at the end of the test, with GMS's log quiet (it logs every
+// failed statement; the differences are reported by the test).
+func startServers(ctx context.Context, t *testing.T) (*bench.Server, *sqltest.Server) {
+	t.Helper()
+	level := logrus.GetLevel()
+	logrus.SetLevel(logrus.FatalLevel)
+	t.Cleanup(func() { logrus.SetLevel(level) })
+	maria, err := bench.StartMariaDB(ctx, bench.MariaDBOptions{ServerOptions: bench.ServerOptions{Dir: t.TempDir()}})
+	if err != nil {
+		t.Fatalf("start mariadb: %v", err)
+	}
+	t.Cleanup(func() { maria.Stop() })
+	return maria, sqltest.Start(t, "")
 }
 
 // connect opens a pool on database db of the server at addr, creating
@@ -222,7 +228,7 @@ func (r *run) check(q *query, text string, args []any) {
 	if same(a, b, q.ordered) {
 		return
 	}
-	r.mismatch(classify(text, a, b, args != nil), text, a, b, func() (string, outcome, outcome) {
+	r.mismatch(classify(text, a, b, args != nil), text, a, b, func() (string, []any, outcome, outcome) {
 		return r.minimizeQuery(q, args != nil)
 	})
 }
@@ -274,9 +280,9 @@ func (r *run) resync() {
 
 // mismatch records a difference: explained by a MariaDB deviation, or
 // counted in its class and, for the first few, minimized and printed.
-func (r *run) mismatch(class, stmt string, p, m outcome, minimize func() (string, outcome, outcome)) {
+func (r *run) mismatch(class, stmt string, p, m outcome, minimize func() (string, []any, outcome, outcome)) {
 	r.st.mismatches++
-	d := knownDeviation(stmt, p, m)
+	d := knownDeviation(r.schema, stmt, p, m)
 	if d == nil && !strings.HasPrefix(class, "dml") && caseTies.match(stmt, p, m) {
 		d = &caseTies
 	}
@@ -289,12 +295,16 @@ func (r *run) mismatch(class, stmt string, p, m outcome, minimize func() (string
 	if r.st.classes[class] > *flagReports {
 		return
 	}
-	repro := ""
+	repro, params := "", ""
 	if minimize != nil {
-		stmt, p, m = minimize()
+		var args []any
+		stmt, args, p, m = minimize()
 		repro = r.reproduction()
+		if args != nil {
+			params = fmt.Sprintf("\n-- parameters: %#v", args)
+		}
 	}
-	r.t.Logf("MISMATCH seed %d [%s]\n%s%s\n-- percdb:\n%s\n-- mariadb:\n%s\n", r.seed, class, repro, stmt, describe(p), describe(m))
+	r.t.Logf("MISMATCH seed %d [%s]\n%s%s%s\n-- percdb:\n%s\n-- mariadb:\n%s\n", r.seed, class, repro, stmt, params, describe(p), describe(m))
 }
 
 var quotedRE = regexp.MustCompile(`"[^"]*"|'[^']*'|[0-9]+`)

@@ -9,7 +9,12 @@
 // DATETIME, nullable or not; single and composite primary keys;
 // secondary, composite and unique indexes), the rows (drawn from small
 // domains, so duplicates, NULLs and join matches are common) and the
-// statements (gen.go). Each query is sent as text and, with its literals
+// statements (gen.go): queries with joins (inner, left, self, on
+// composite keys), subqueries, GROUP BY, DISTINCT, ORDER BY ... LIMIT,
+// UNION, derived tables and CTEs; data changes by UPDATE, DELETE,
+// REPLACE, INSERT ... ON DUPLICATE KEY UPDATE and the multi-table UPDATE
+// and DELETE, whose affected-row counts and resulting tables are
+// compared. Each query is sent as text and, with its literals
 // as parameters, as a prepared statement.
 //
 // A mismatch is minimized (minimize.go): rows, WHERE conditions, joins,
@@ -18,6 +23,9 @@
 // query, both answers). Where MariaDB itself departs from MySQL 8, the
 // case is listed in deviations.go with the reason and not counted
 // against percdb.
+//
+// TestRepro runs a file of statements on both servers and prints both
+// answers, for looking into a mismatch by hand (repro_test.go).
 //
 // go test runs a fixed set of seeds (TestDifferential, about a minute);
 // the flags -difftest.seeds, -difftest.queries and -difftest.seed run

@@ -550,7 +550,7 @@ func (g *gen) dml() string {
 	srcs := []source{{t, t.name}}
 	setCol := t.cols[len(t.pk)+g.pick(len(t.cols)-len(t.pk))]
 	where := g.pred(srcs, nil, 1)
-	switch g.pick(6) {
+	switch g.pick(7) {
 	case 0:
 		return fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.name, setCol.name, g.lit(setCol.kind), where)
 	case 1:
@@ -577,6 +577,19 @@ func (g *gen) dml() string {
 			break
 		}
 		return fmt.Sprintf("UPDATE %s JOIN %s ON %s.c9 = %s.c9 SET %s.%s = %s WHERE %s", t.name, o.name, t.name, o.name, t.name, setCol.name, g.lit(setCol.kind), where)
+	case 5:
+		// Multi-table DELETE: the rows of t that join a row of o.
+		o := g.table()
+		if o == t {
+			break
+		}
+		c, col := g.col(srcs)
+		d, ok := g.colOf([]source{{o, o.name}}, col.kind)
+		if !ok {
+			d = o.name + ".c9"
+			c = t.name + ".c9"
+		}
+		return fmt.Sprintf("DELETE %s FROM %s JOIN %s ON %s = %s WHERE %s", t.name, t.name, o.name, c, d, where)
 	}
 	o := g.table()
 	for i := 0; o == t && i < 4; i++ {

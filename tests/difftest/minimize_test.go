@@ -11,8 +11,8 @@ import (
 // time. It returns the smallest statement with both answers and leaves
 // the tables holding the smallest rows (reproduction prints them) until
 // restore.
-func (r *run) minimizeQuery(q *query, prepared bool) (string, outcome, outcome) {
-	differs := func(c *query) (string, outcome, outcome, bool) {
+func (r *run) minimizeQuery(q *query, prepared bool) (string, []any, outcome, outcome) {
+	differs := func(c *query) (string, []any, outcome, outcome, bool) {
 		text := c.String()
 		var args []any
 		if prepared {
@@ -20,13 +20,13 @@ func (r *run) minimizeQuery(q *query, prepared bool) (string, outcome, outcome) 
 		}
 		a := r.p.query(r.ctx, text, args...)
 		b := r.m.query(r.ctx, text, args...)
-		return text, a, b, !same(a, b, c.ordered)
+		return text, args, a, b, !same(a, b, c.ordered)
 	}
 	cur := *q
 	for changed := true; changed; {
 		changed = false
 		for _, c := range smallerQueries(&cur) {
-			if _, _, _, d := differs(c); d {
+			if _, _, _, _, d := differs(c); d {
 				cur = *c
 				changed = true
 				break
@@ -42,7 +42,7 @@ func (r *run) minimizeQuery(q *query, prepared bool) (string, outcome, outcome) 
 		for i := 0; i < len(rows[ti]); {
 			try := append(append([][]string(nil), rows[ti][:i]...), rows[ti][i+1:]...)
 			r.loadRows(ti, try)
-			if _, _, _, d := differs(&cur); d {
+			if _, _, _, _, d := differs(&cur); d {
 				rows[ti] = try
 				continue
 			}
@@ -51,8 +51,8 @@ func (r *run) minimizeQuery(q *query, prepared bool) (string, outcome, outcome) 
 		}
 	}
 	r.minRows = rows
-	text, a, b, _ := differs(&cur)
-	return text, a, b
+	text, args, a, b, _ := differs(&cur)
+	return text, args, a, b
 }
 
 // smallerQueries returns the queries one step smaller than q.

@@ -1,0 +1,272 @@
+package sql
+
+import (
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// MySQL counts a REPLACE row as one, plus one for every row it deleted
+// to make room: a new row that collides with one row on its primary key
+// and with another on a unique key counts 3. GMS counts 2 for any number
+// of deleted rows (rowexec's replaceRowHandler looks only at whether the
+// row it returns carries an old row).
+//
+// countedReplace gives the REPLACE's destination table a replacer that
+// counts the rows deleted for each inserted row, and the statement's
+// iterator (rowsAffectedIter) adds those GMS did not count to its OK
+// result. It is built by
+// percdb's row-iterator builder (compat_exec.go).
+
+// replaceDeletes counts, for one REPLACE statement, the deletes GMS's
+// count misses.
+type replaceDeletes struct {
+	pending int // deletes since the last insert
+	missed  int // deletes beyond the first of each inserted row
+}
+
+// countedReplace returns ii with its destination's replacer counting
+// deletes, and the counter; false when ii is no REPLACE of a table or is
+// counted already.
+func countedReplace(ii *plan.InsertInto) (*plan.InsertInto, *replaceDeletes, bool) {
+	if !ii.IsReplace {
+		return ii, nil, false
+	}
+	// The destination is the table, or an InsertDestination over it.
+	var id *plan.InsertDestination
+	dest := ii.Destination
+	if d, ok := dest.(*plan.InsertDestination); ok {
+		id, dest = d, d.Child
+	}
+	rt, ok := dest.(*plan.ResolvedTable)
+	if !ok {
+		return ii, nil, false
+	}
+	if _, done := rt.Table.(*countingReplaceTable); done {
+		return ii, nil, false
+	}
+	// The table may be wrapped (GMS's ProcessTable): GMS finds the
+	// insertable table under the wrappers, and so does this.
+	ins, err := plan.GetInsertable(rt)
+	if err != nil {
+		return ii, nil, false
+	}
+	rep, ok := ins.(gsql.ReplaceableTable)
+	if !ok {
+		return ii, nil, false
+	}
+	c := &replaceDeletes{}
+	counted, err := rt.WithTable(&countingReplaceTable{Table: rt.Table, ins: ins, rep: rep, count: c})
+	if err != nil {
+		return ii, nil, false
+	}
+	dest = counted
+	if id != nil {
+		if dest, err = id.WithChildren(counted); err != nil {
+			return ii, nil, false
+		}
+	}
+	ret := *ii
+	ret.Destination = dest
+	return &ret, c, true
+}
+
+// countingReplaceTable is a table whose replacer counts deletes.
+type countingReplaceTable struct {
+	gsql.Table
+	ins   gsql.InsertableTable // the insertable table under Table's wrappers
+	rep   gsql.ReplaceableTable
+	count *replaceDeletes
+}
+
+var (
+	_ gsql.ReplaceableTable = (*countingReplaceTable)(nil)
+	_ gsql.TableWrapper     = (*countingReplaceTable)(nil)
+)
+
+// Underlying implements sql.TableWrapper.
+func (t *countingReplaceTable) Underlying() gsql.Table { return t.Table }
+
+// Inserter implements sql.InsertableTable.
+func (t *countingReplaceTable) Inserter(ctx *gsql.Context) gsql.RowInserter {
+	return t.ins.Inserter(ctx)
+}
+
+// Replacer implements sql.ReplaceableTable.
+func (t *countingReplaceTable) Replacer(ctx *gsql.Context) gsql.RowReplacer {
+	return &countingReplacer{RowReplacer: t.rep.Replacer(ctx), count: t.count}
+}
+
+// countingReplacer is a replacer that counts deletes.
+type countingReplacer struct {
+	gsql.RowReplacer
+	count *replaceDeletes
+}
+
+// Insert implements sql.RowReplacer.
+func (r *countingReplacer) Insert(ctx *gsql.Context, row gsql.Row) error {
+	if err := r.RowReplacer.Insert(ctx, row); err != nil {
+		return err
+	}
+	if r.count.pending > 1 {
+		r.count.missed += r.count.pending - 1
+	}
+	r.count.pending = 0
+	return nil
+}
+
+// Delete implements sql.RowReplacer.
+func (r *countingReplacer) Delete(ctx *gsql.Context, row gsql.Row) error {
+	if err := r.RowReplacer.Delete(ctx, row); err != nil {
+		return err
+	}
+	r.count.pending++
+	return nil
+}
+
+// rowsAffectedIter gives the OK result of the iterator it wraps the
+// affected-row count fix returns: a sql.MutableRowIter, so that GMS puts
+// its count (the accumulator) between it and the statement's rows.
+type rowsAffectedIter struct {
+	child gsql.RowIter
+	fix   func(counted uint64) uint64
+}
+
+var _ gsql.MutableRowIter = (*rowsAffectedIter)(nil)
+
+// Next implements sql.RowIter.
+func (i *rowsAffectedIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	row, err := i.child.Next(ctx)
+	if err != nil || len(row) != 1 {
+		return row, err
+	}
+	if ok, isOK := row[0].(types.OkResult); isOK {
+		ok.RowsAffected = i.fix(ok.RowsAffected)
+		return gsql.Row{ok}, nil
+	}
+	return row, nil
+}
+
+// Close implements sql.RowIter.
+func (i *rowsAffectedIter) Close(ctx *gsql.Context) error { return i.child.Close(ctx) }
+
+// GetChildIter implements sql.MutableRowIter.
+func (i *rowsAffectedIter) GetChildIter() gsql.RowIter { return i.child }
+
+// WithChildIter implements sql.MutableRowIter.
+func (i *rowsAffectedIter) WithChildIter(child gsql.RowIter) gsql.RowIter {
+	return &rowsAffectedIter{child: child, fix: i.fix}
+}
+
+// A DELETE of several tables (DELETE t FROM t JOIN o ON ...) deletes a
+// row of t once however many rows of o it joins, and MySQL counts the
+// rows deleted; GMS deletes it again for every joined row and counts
+// the joined rows (16 affected rows for 8 deleted).
+//
+// countedJoinDelete puts each target table of such a DELETE behind a
+// deleter that deletes a row once and counts the rows it deleted, and
+// the statement's iterator answers that count.
+
+// joinDeletes counts the rows one DELETE of several tables deleted.
+type joinDeletes struct {
+	deleted int
+}
+
+// countedJoinDelete returns d with its targets counted; false when d has
+// no explicit targets or they are counted already.
+func countedJoinDelete(d *plan.DeleteFrom) (*plan.DeleteFrom, *joinDeletes, bool) {
+	if !d.HasExplicitTargets() {
+		return d, nil, false
+	}
+	c := &joinDeletes{}
+	targets := d.GetDeleteTargets()
+	out := make([]gsql.Node, len(targets))
+	for i, t := range targets {
+		if _, done := t.(*onceDeleteTarget); done {
+			return d, nil, false
+		}
+		del, err := plan.GetDeletable(t)
+		if err != nil {
+			return d, nil, false
+		}
+		out[i] = &onceDeleteTarget{UnaryNode: plan.UnaryNode{Child: t}, del: del, count: c, seen: map[string]bool{}}
+	}
+	return d.WithExplicitTargets(out), c, true
+}
+
+// onceDeleteTarget is a target of a DELETE of several tables whose
+// deleter deletes each row once. GMS finds the table's name and alias
+// through it (its child is the target as planned).
+type onceDeleteTarget struct {
+	plan.UnaryNode
+	del   gsql.DeletableTable
+	count *joinDeletes
+	seen  map[string]bool // the rows deleted, by their values
+}
+
+var (
+	_ gsql.Node           = (*onceDeleteTarget)(nil)
+	_ gsql.DeletableTable = (*onceDeleteTarget)(nil)
+)
+
+// Name implements sql.Table.
+func (t *onceDeleteTarget) Name() string { return t.del.Name() }
+
+// String implements sql.Node.
+func (t *onceDeleteTarget) String() string { return t.Child.String() }
+
+// Schema implements sql.Node.
+func (t *onceDeleteTarget) Schema() gsql.Schema { return t.Child.Schema() }
+
+// Collation implements sql.Table.
+func (t *onceDeleteTarget) Collation() gsql.CollationID { return t.del.Collation() }
+
+// Partitions implements sql.Table.
+func (t *onceDeleteTarget) Partitions(ctx *gsql.Context) (gsql.PartitionIter, error) {
+	return t.del.Partitions(ctx)
+}
+
+// PartitionRows implements sql.Table.
+func (t *onceDeleteTarget) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
+	return t.del.PartitionRows(ctx, p)
+}
+
+// IsReadOnly implements sql.Node.
+func (t *onceDeleteTarget) IsReadOnly() bool { return false }
+
+// WithChildren implements sql.Node.
+func (t *onceDeleteTarget) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	ret := *t
+	ret.Child = children[0]
+	return &ret, nil
+}
+
+// Deleter implements sql.DeletableTable.
+func (t *onceDeleteTarget) Deleter(ctx *gsql.Context) gsql.RowDeleter {
+	return &onceDeleter{RowDeleter: t.del.Deleter(ctx), t: t}
+}
+
+// onceDeleter deletes each row once and counts it.
+type onceDeleter struct {
+	gsql.RowDeleter
+	t *onceDeleteTarget
+}
+
+// Delete implements sql.RowDeleter.
+func (d *onceDeleter) Delete(ctx *gsql.Context, row gsql.Row) error {
+	key := fmt.Sprintf("%#v", []any(row))
+	if d.t.seen[key] {
+		return nil
+	}
+	if err := d.RowDeleter.Delete(ctx, row); err != nil {
+		return err
+	}
+	d.t.seen[key] = true
+	d.t.count.deleted++
+	return nil
+}
