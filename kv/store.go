@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -40,6 +41,15 @@ type Options struct {
 	// LatchSlots is the number of slots in the per-key latch table (rounded
 	// up to a power of two). Default 4096.
 	LatchSlots int
+	// LockWaitSlice bounds one wait of an AcquirePessimisticLock for
+	// another transaction's lock; after it the store answers
+	// *KeyIsLockedError and the client checks that the owner is alive
+	// before asking again. Default DefaultLockWaitSlice.
+	LockWaitSlice time.Duration
+	// DeadlockDetector is the wait-for graph the store's lock waits join.
+	// Stores of one process that serve one key space share one; nil gives
+	// the store its own embedded detector.
+	DeadlockDetector DeadlockDetector
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -66,6 +76,12 @@ type Store struct {
 	// iters keeps write-space iterators for latch-free reads; the applier
 	// tells it of every batch.
 	iters *iterCache
+	// waiters queues the lock requests waiting for locks to go; detector
+	// refuses the waits that would deadlock; a wait lasts at most
+	// lockWaitSlice.
+	waiters       *waiterTable
+	detector      DeadlockDetector
+	lockWaitSlice time.Duration
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -76,8 +92,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.SyncWrites > SyncNone {
 		return nil, fmt.Errorf("open store %q: unknown SyncWrites mode %d", dir, opts.SyncWrites)
 	}
-	if opts.CacheSize < 0 || opts.LatchSlots < 0 {
-		return nil, fmt.Errorf("open store %q: negative CacheSize %d or LatchSlots %d", dir, opts.CacheSize, opts.LatchSlots)
+	if opts.CacheSize < 0 || opts.LatchSlots < 0 || opts.LockWaitSlice < 0 {
+		return nil, fmt.Errorf("open store %q: negative CacheSize %d, LatchSlots %d or LockWaitSlice %v", dir, opts.CacheSize, opts.LatchSlots, opts.LockWaitSlice)
+	}
+	if opts.LockWaitSlice == 0 {
+		opts.LockWaitSlice = DefaultLockWaitSlice
+	}
+	if opts.DeadlockDetector == nil {
+		opts.DeadlockDetector = NewDeadlockDetector()
 	}
 	if opts.CacheSize == 0 {
 		opts.CacheSize = DefaultCacheSize
@@ -118,6 +140,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		memLocks: newMemLockTable(),
 		locks:    locks,
 		iters:    iters,
+
+		waiters:       newWaiterTable(),
+		detector:      opts.DeadlockDetector,
+		lockWaitSlice: opts.LockWaitSlice,
 	}
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
 		_ = s.Close()
@@ -192,6 +218,7 @@ func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]
 	if err := s.applier.apply(ctx, &wb); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	s.waiters.released(wb.lockDels)
 	return nil
 }
 
