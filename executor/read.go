@@ -150,5 +150,5 @@ func LockRows(ctx context.Context, tx *txn.Txn, t *Table, handles ...tablecodec.
 	for i, h := range handles {
 		keys[i] = tablecodec.RowKey(nil, t.ID, h)
 	}
-	return wrapf(tx.LockKeys(ctx, keys...), "table %s: lock %d rows", t.Name, len(keys))
+	return wrapf(tx.LockKeys(ctx, 0, keys...), "table %s: lock %d rows", t.Name, len(keys))
 }

@@ -275,9 +275,9 @@ type PessimisticKey struct {
 //   - this transaction's pessimistic lock: its for_update_ts is raised to
 //     ForUpdateTS; its ordinary (prewrite) lock: an error;
 //   - a Rollback record of this transaction at StartTS: *TxnAbortedError;
-//   - a write record newer than ForUpdateTS: *WriteConflictError with its
-//     commit_ts, so that the statement can be run again at a newer
-//     for_update_ts;
+//   - a Put or Delete record newer than ForUpdateTS: *WriteConflictError
+//     with its commit_ts (Lock and Rollback records change no data and
+//     are no conflict);
 //   - CheckNotExists and a value: *AlreadyExistsError.
 //
 // Else the key gets a pessimistic lock (no value). All keys are checked;
@@ -307,14 +307,27 @@ type AcquirePessimisticLockRequest struct {
 	// WaitTimeout bounds the wait for other transactions' locks; 0 does
 	// not wait.
 	WaitTimeout time.Duration
+	// LockWithConflict takes a key's lock even when a write newer than
+	// ForUpdateTS is there, at that write's commit_ts, and reports the
+	// newest such commit_ts in the response instead of failing with
+	// *WriteConflictError (TiKV's fair locking). The statement must still
+	// run again at a newer for_update_ts, but it keeps the locks it
+	// waited for: without this, a waiter woken by a commit to the key
+	// would fail, go back to its client, and find the key taken again by
+	// whoever asked first, and busy keys would starve their waiters.
+	LockWithConflict bool
 }
 
 // AcquirePessimisticLockResponse answers an AcquirePessimisticLockRequest
 // that locked every key.
 type AcquirePessimisticLockResponse struct {
-	// Values[i] is the value of Keys[i] at ForUpdateTS, nil when it has
-	// none; set only with ReturnValues.
+	// Values[i] is the value of Keys[i] at ForUpdateTS (its newest value
+	// under LockWithConflict), nil when it has none; set only with
+	// ReturnValues.
 	Values [][]byte
+	// ConflictTS is, under LockWithConflict, the newest commit_ts above
+	// ForUpdateTS met on the keys (locked nonetheless), 0 when none was.
+	ConflictTS uint64
 }
 
 // Client is what the transaction layer needs from storage: routing plus the

@@ -24,7 +24,7 @@ import (
 //	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [one_pc max_commit=<ts>]
 //	  <put|insert> <key> <value | "" | len=<n>> [pessimistic]
 //	  <delete|lock|check_not_exists> <key> [pessimistic]
-//	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values]
+//	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values] [lock_with_conflict]
 //	  <key> [check_not_exists]
 //	pessimistic_rollback start=<ts> for_update=<ts> keys=(<key>, ...)
 //	commit start=<ts> commit=<ts> keys=(<key>, ...)
@@ -109,11 +109,12 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		return b.String(), nil
 	case "acquire_pessimistic_lock":
 		req := &AcquirePessimisticLockRequest{
-			Primary:      []byte(strArg(t, d, "primary")),
-			StartTS:      tsArg(t, d, "start"),
-			ForUpdateTS:  tsArg(t, d, "for_update"),
-			LockTTL:      3000,
-			ReturnValues: d.HasArg("return_values"),
+			Primary:          []byte(strArg(t, d, "primary")),
+			StartTS:          tsArg(t, d, "start"),
+			ForUpdateTS:      tsArg(t, d, "for_update"),
+			LockTTL:          3000,
+			ReturnValues:     d.HasArg("return_values"),
+			LockWithConflict: d.HasArg("lock_with_conflict"),
 		}
 		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
 		for _, line := range strings.Split(d.Input, "\n") {
@@ -125,10 +126,13 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		}
 		req.Region = h.region(t, d, req.Keys[0].Key)
 		resp, err := h.s.AcquirePessimisticLock(ctx, req)
-		if err != nil || !req.ReturnValues {
+		if err != nil {
 			return "", err
 		}
 		var b strings.Builder
+		if resp.ConflictTS != 0 {
+			fmt.Fprintf(&b, "locked with conflict at %s\n", fmtTS(resp.ConflictTS))
+		}
 		for i, v := range resp.Values {
 			if v == nil {
 				fmt.Fprintf(&b, "%q: <not found>\n", req.Keys[i].Key)

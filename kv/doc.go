@@ -63,9 +63,10 @@
 //
 //   - AcquirePessimisticLock: another transaction's lock ->
 //     *KeyIsLockedError (after waiting, below); a Rollback record of this
-//     transaction -> *TxnAbortedError; a write record newer than
-//     for_update_ts -> *WriteConflictError carrying its commit_ts (the
-//     client runs the statement again at a newer for_update_ts); an
+//     transaction -> *TxnAbortedError; a Put or Delete record newer than
+//     for_update_ts -> *WriteConflictError carrying its commit_ts (or,
+//     with LockWithConflict, the lock taken as of that commit and the
+//     commit_ts reported: TiKV's fair locking); an
 //     existence check on a key with a value -> *AlreadyExistsError; else
 //     a lock of type Pessimistic (no value, for_update_ts recorded). The
 //     transaction's own pessimistic lock moves to the newer for_update_ts.

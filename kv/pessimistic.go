@@ -34,7 +34,7 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 		var w *lockWaiter
 		err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
 			for _, k := range req.Keys {
-				v, err := acquireKey(r, wb, req, k)
+				v, conflictTS, err := acquireKey(r, wb, req, k)
 				if err != nil {
 					var locked *KeyIsLockedError
 					if errors.As(err, &locked) && !deadline.IsZero() {
@@ -44,17 +44,18 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 					}
 					return err
 				}
+				resp.ConflictTS = max(resp.ConflictTS, conflictTS)
 				if req.ReturnValues {
 					resp.Values = append(resp.Values, v)
 				}
 			}
 			return nil
 		})
-		if turn != nil && w == nil {
-			// Woken, and we did not queue again: whether we took the key
-			// or failed otherwise (most often a write conflict with the
-			// commit we waited for), pass the turn on, so that the next
-			// waiter tries too. A spurious wake costs it one attempt.
+		if turn != nil && w == nil && err != nil {
+			// Woken, but we failed otherwise than on a lock (an existence
+			// check, a rollback) and leave the key free: pass the turn on,
+			// so that the next waiter tries. Had we taken the key, the
+			// others would wait for our release.
 			s.waiters.wakeNext(turn.key)
 		}
 		turn = nil
@@ -78,21 +79,23 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 // the request's wait timeout has passed, a *DeadlockError, or ctx's
 // error.
 func (s *Store) waitForLock(ctx context.Context, w *lockWaiter, deadline time.Time, lockedErr error) (*lockWaiter, error) {
-	if err := s.detector.Detect(w.startTS, w.lockTS, w.key); err != nil {
-		s.waiters.leave(w)
+	if err := s.waiters.detect(w); err != nil {
 		return nil, err
 	}
-	defer s.detector.Done(w.startTS, w.lockTS)
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case <-w.woken:
+		s.waiters.done(w, true)
+		if w.err != nil {
+			return nil, w.err
+		}
 		return w, nil
 	case <-timer.C:
-		s.waiters.leave(w)
+		s.waiters.done(w, false)
 		return nil, lockedErr
 	case <-ctx.Done():
-		s.waiters.leave(w)
+		s.waiters.done(w, false)
 		return nil, fmt.Errorf("wait for the lock of txn %d on %q: %w", w.lockTS, w.key, context.Cause(ctx))
 	}
 }
@@ -115,18 +118,19 @@ func validateAcquire(req *AcquirePessimisticLockRequest) error {
 }
 
 // acquireKey applies the rules of AcquirePessimisticLock to one key and
-// writes its lock; it returns the key's value at for_update_ts when asked.
-func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockRequest, k PessimisticKey) ([]byte, error) {
+// writes its lock; it returns the key's value when asked, and under
+// LockWithConflict the commit_ts of a write newer than for_update_ts.
+func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockRequest, k PessimisticKey) (value []byte, conflictTS uint64, err error) {
 	l, err := r.lock(k.Key)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if l != nil && l.StartTS != req.StartTS {
-		return nil, &KeyIsLockedError{Lock: lockInfo(k.Key, l)}
+		return nil, 0, &KeyIsLockedError{Lock: lockInfo(k.Key, l)}
 	}
 	if l != nil {
 		if l.Type != txntypes.LockPessimistic {
-			return nil, fmt.Errorf("key %q is already prewritten by txn %d", k.Key, req.StartTS)
+			return nil, 0, fmt.Errorf("key %q is already prewritten by txn %d", k.Key, req.StartTS)
 		}
 		// Ours already: nothing can have committed to the key since we
 		// locked it. Move it to the newer for_update_ts.
@@ -134,25 +138,31 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 			l.ForUpdateTS, l.TTL = max(l.ForUpdateTS, req.ForUpdateTS), max(l.TTL, req.LockTTL)
 			wb.putLock(k.Key, l)
 		}
-		return returnValue(r, req, k.Key)
+		value, err = returnValue(r, req, k.Key)
+		return value, 0, err
 	}
 	rolledBack, err := r.writeAt(k.Key, req.StartTS)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if rolledBack != nil && (rolledBack.Type == txntypes.WriteRollback || rolledBack.OverlappedRollback) {
-		return nil, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
+		return nil, 0, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
 	}
-	commitTS, w, err := r.newestWrite(k.Key)
+	commitTS, w, err := newestChange(r, k.Key, req.ForUpdateTS)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if w != nil && commitTS > req.ForUpdateTS {
-		return nil, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+	forUpdateTS := req.ForUpdateTS
+	if w != nil {
+		if !req.LockWithConflict {
+			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		}
+		// Locked as of that write: nothing newer exists.
+		forUpdateTS, conflictTS = commitTS, commitTS
 	}
 	if k.CheckNotExists {
 		if err := checkNotExists(r, k.Key); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	wb.putLock(k.Key, &txntypes.Lock{
@@ -160,19 +170,40 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 		Primary:     req.Primary,
 		StartTS:     req.StartTS,
 		TTL:         req.LockTTL,
-		ForUpdateTS: req.ForUpdateTS,
+		ForUpdateTS: forUpdateTS,
 	})
-	return returnValue(r, req, k.Key)
+	value, err = returnValue(r, req, k.Key)
+	return value, conflictTS, err
 }
 
-// returnValue reads key's value at for_update_ts when the request asks
-// for values. No version newer than for_update_ts exists (the caller
-// checked), so this is the newest value.
+// newestChange returns key's newest Put or Delete record committed after
+// ts, or a nil record. Lock and Rollback records changed no data: another
+// transaction's SELECT ... FOR UPDATE or rollback after ts is no conflict
+// for a statement that read at ts.
+func newestChange(r *mvccReader, key []byte, ts uint64) (uint64, *txntypes.Write, error) {
+	var commitTS uint64
+	var found *txntypes.Write
+	err := r.writes(key, MaxTS, func(cts uint64, w *txntypes.Write) bool {
+		if cts <= ts {
+			return false
+		}
+		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
+			commitTS, found = cts, w
+			return false
+		}
+		return true
+	})
+	return commitTS, found, err
+}
+
+// returnValue reads key's value when the request asks for values. The
+// caller checked that no version newer than the key's lock exists, so this
+// is the newest value.
 func returnValue(r *mvccReader, req *AcquirePessimisticLockRequest, key []byte) ([]byte, error) {
 	if !req.ReturnValues {
 		return nil, nil
 	}
-	return r.value(key, req.ForUpdateTS)
+	return r.value(key, MaxTS)
 }
 
 // PessimisticRollback removes the pessimistic locks of startTS on keys

@@ -64,8 +64,16 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 			return nil
 		}
 		if req.TryOnePC && allNew {
+			// Versions may have committed up to the for_update_ts of our
+			// pessimistic locks (after start_ts): commit above them.
+			floor := req.ForUpdateTS
+			for _, l := range held {
+				if l != nil {
+					floor = max(floor, l.ForUpdateTS)
+				}
+			}
 			var err error
-			onePC, resp.OnePCCommitTS, err = s.onePCCommitTS(req, keys)
+			onePC, resp.OnePCCommitTS, err = s.onePCCommitTS(req, keys, floor)
 			if err != nil {
 				return err
 			}
@@ -121,8 +129,15 @@ func prewriteCheck(r *mvccReader, startTS uint64, m Mutation) (own bool, held *t
 	}
 	if l != nil && l.StartTS == startTS {
 		if l.Type == txntypes.LockPessimistic {
-			// Held since its for_update_ts, checked then: nothing
-			// committed to the key since.
+			// Held since its for_update_ts: nothing committed to the key
+			// since, so no conflict check. An insert still checks that
+			// the key has no value: the lock may have been taken without
+			// that check (FOR UPDATE, then INSERT).
+			if m.Op == OpInsert || m.Op == OpCheckNotExists {
+				if err := checkNotExists(r, m.Key); err != nil {
+					return false, nil, err
+				}
+			}
 			return false, l, nil
 		}
 		return true, nil, nil
@@ -217,10 +232,11 @@ func putPrewriteLock(wb *writeBatch, req *PrewriteRequest, m Mutation, held *txn
 
 // onePCCommitTS calculates a one-phase commit timestamp for keys, which
 // the caller has latched and checked. It first publishes keys in the
-// memory lock table (see memLockTable), then reads max_read_ts. It returns
+// memory lock table (see memLockTable), then reads max_read_ts; the
+// timestamp is above floor too. It returns
 // a zero timestamp and no guard when the timestamp would exceed
 // req.MaxCommitTS: the caller then prewrites as usual.
-func (s *Store) onePCCommitTS(req *PrewriteRequest, keys [][]byte) (*memLockGuard, uint64, error) {
+func (s *Store) onePCCommitTS(req *PrewriteRequest, keys [][]byte, floor uint64) (*memLockGuard, uint64, error) {
 	g := s.memLocks.publish(keys)
 	// Check the region again now that the keys are published: a split since
 	// the first check moved max_read_ts to new region objects.
@@ -229,9 +245,7 @@ func (s *Store) onePCCommitTS(req *PrewriteRequest, keys [][]byte) (*memLockGuar
 		g.withdraw()
 		return nil, 0, err
 	}
-	// Above ForUpdateTS too: versions of the keys may have committed up
-	// to it after start_ts.
-	commitTS := max(req.StartTS, req.ForUpdateTS, reg.maxReadTS.Load()) + 1
+	commitTS := max(req.StartTS, floor, reg.maxReadTS.Load()) + 1
 	if commitTS > req.MaxCommitTS || commitTS == 0 {
 		g.withdraw()
 		return nil, 0, nil

@@ -141,7 +141,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		locks:    locks,
 		iters:    iters,
 
-		waiters:       newWaiterTable(),
+		waiters:       newWaiterTable(opts.DeadlockDetector),
 		detector:      opts.DeadlockDetector,
 		lockWaitSlice: opts.LockWaitSlice,
 	}
