@@ -179,6 +179,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
+	s.provider.lockWaits.store = s.kvStore
 	if cfg.DDLWaitTimeout > 0 {
 		s.provider.ddlWait = cfg.DDLWaitTimeout
 	}
@@ -193,6 +194,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}()
 	s.provider.ranges.kick() // what a previous process left
 
+	registerTxnVariables()
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb

@@ -89,6 +89,8 @@ func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 		return fmt.Errorf("refresh snapshot: %w", err)
 	}
 	t.readTS = ts
+	// Nothing was read from the new snapshot yet.
+	t.observed, t.observedBefore = false, false
 	return nil
 }
 
@@ -308,4 +310,23 @@ func (t *Txn) releasePessimisticLocks(ctx context.Context) {
 	_ = t.s.runSpans(ctx, keys, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
 		return t.s.client.PessimisticRollback(ctx, reg.Ctx(), keys[lo:hi], t.startTS, kv.MaxTS)
 	})
+}
+
+// WriteMark returns a mark of the writes buffered so far in the open
+// stage, for WrittenSince. Outside any stage it is 0 and WrittenSince
+// returns nothing: writes are only logged inside stages.
+func (t *Txn) WriteMark() int { return len(t.buf.undo) }
+
+// WrittenSince returns the keys written (Set, Delete, Insert, LockKeys'
+// lock-only entries) since mark, inside the open stage: what a statement
+// of a pessimistic transaction must lock.
+func (t *Txn) WrittenSince(mark int) [][]byte {
+	if mark < 0 || mark > len(t.buf.undo) {
+		return nil
+	}
+	keys := make([][]byte, 0, len(t.buf.undo)-mark)
+	for _, u := range t.buf.undo[mark:] {
+		keys = append(keys, []byte(u.key))
+	}
+	return keys
 }
