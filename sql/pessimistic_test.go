@@ -180,3 +180,50 @@ func TestPessimisticLockWaitSQL(t *testing.T) {
 		t.Fatalf("rows = %d, %d, want a's 13, 23", v1, v2)
 	}
 }
+
+// TestPessimisticClientGone: a client holding pessimistic locks blocks no
+// reader, and when its connection goes away its locks go with it, so a
+// writer waiting for them goes on.
+func TestPessimisticClientGone(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (1, 10)")
+	ctx := context.Background()
+	other, err := dbsql.Open("mysql", "root@tcp("+srv.Addr().String()+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pessimisticConn(t, other)
+	for _, q := range []string{"begin", "update d.t set v = 11 where id = 1"} {
+		if _, err := a.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// A reader is not blocked by the lock.
+	var v int
+	if err := pool.QueryRow("select v from d.t where id = 1").Scan(&v); err != nil || v != 10 {
+		t.Fatalf("read under the lock: %d, %v", v, err)
+	}
+	b := pessimisticConn(t, pool)
+	if _, err := b.ExecContext(ctx, "begin"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(ctx, "update d.t set v = v + 100 where id = 1")
+		done <- err
+	}()
+	waitForLockWaits(srv, 1)
+	// The client goes away without a word: its session ends, its
+	// transaction rolls back.
+	a.Raw(func(dc any) error { return dc.(interface{ Close() error }).Close() })
+	other.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting writer: %v", err)
+	}
+	if _, err := b.ExecContext(ctx, "commit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow("select v from d.t where id = 1").Scan(&v); err != nil || v != 110 {
+		t.Fatalf("v = %d, %v; want 110", v, err)
+	}
+}

@@ -131,7 +131,7 @@ func (h *harness) expect(ok bool, innodb, format string, args ...any) {
 // optimistic mode refuses the second with 1213. A transaction that read
 // before it waits still gets 1213, as in optimistic mode.
 func (h *harness) firstStatementWaits() bool {
-	return h.flavor == testserver.Percdb && os.Getenv(envTxnMode) == "pessimistic"
+	return h.flavor == testserver.Percdb && os.Getenv(testserver.EnvTxnMode) == "pessimistic"
 }
 
 // final reads table test outside any transaction.
@@ -214,7 +214,7 @@ func (h *harness) session(name string) *session {
 	if _, err := conn.ExecContext(h.ctx, "set session transaction isolation level repeatable read"); err != nil {
 		h.t.Fatalf("%s: set isolation level: %v", name, err)
 	}
-	if mode := os.Getenv(envTxnMode); mode != "" && h.flavor == testserver.Percdb {
+	if mode := os.Getenv(testserver.EnvTxnMode); mode != "" && h.flavor == testserver.Percdb {
 		if _, err := conn.ExecContext(h.ctx, "set session percdb_txn_mode = ?", mode); err != nil {
 			h.t.Fatalf("%s: set percdb_txn_mode: %v", name, err)
 		}
@@ -319,11 +319,6 @@ func (s *session) start(q string) *started {
 // that it refreshes only when nobody read it for 100 ms, so asking more
 // often would get the same stale answer forever.
 const lockPollInterval = 150 * time.Millisecond
-
-// envTxnMode names percdb's transaction mode for the cases
-// (percdb_txn_mode: optimistic or pessimistic); empty keeps the server's
-// default.
-const envTxnMode = "PERCDB_TEST_TXN_MODE"
 
 // waiting asks the server whether the session waits for a row lock.
 // percdb lists the waits of pessimistic transactions in ADMIN SHOW LOCK
