@@ -227,3 +227,48 @@ func TestPessimisticClientGone(t *testing.T) {
 		t.Fatalf("v = %d, %v; want 110", v, err)
 	}
 }
+
+// TestPessimisticDeadlockOfThreeSQL: three sessions each hold a row and
+// want the next one's: exactly the one whose wait closes the cycle gets
+// 1213, and the other two commit.
+func TestPessimisticDeadlockOfThreeSQL(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (0, 0), (1, 0), (2, 0)")
+	ctx := context.Background()
+	conns := []*dbsql.Conn{pessimisticConn(t, pool), pessimisticConn(t, pool), pessimisticConn(t, pool)}
+	for i, c := range conns {
+		for _, q := range []string{"begin", fmt.Sprintf("update d.t set v = v + 1 where id = %d", i)} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("session %d: %s: %v", i, q, err)
+			}
+		}
+	}
+	errs := make([]chan error, 2)
+	for i := 0; i < 2; i++ {
+		errs[i] = make(chan error, 1)
+		go func() {
+			_, err := conns[i].ExecContext(ctx, fmt.Sprintf("update d.t set v = v + 1 where id = %d", i+1))
+			errs[i] <- err
+		}()
+		waitForLockWaits(srv, i+1)
+	}
+	if _, err := conns[2].ExecContext(ctx, "update d.t set v = v + 1 where id = 0"); mysqlErrNum(err) != 1213 {
+		t.Fatalf("the session closing the cycle: got %v, want 1213", err)
+	}
+	// Session 1 waited for session 2, which rolled back: it goes on.
+	if err := <-errs[1]; err != nil {
+		t.Fatalf("session 1: %v", err)
+	}
+	if _, err := conns[1].ExecContext(ctx, "commit"); err != nil {
+		t.Fatal(err)
+	}
+	// Session 0 waited for session 1, which committed row 1 after session
+	// 0 had read: first committer wins.
+	if err := <-errs[0]; mysqlErrNum(err) != 1213 {
+		t.Fatalf("session 0 after session 1's commit: got %v, want 1213", err)
+	}
+	var sum int
+	if err := pool.QueryRow("select sum(v) from d.t").Scan(&sum); err != nil || sum != 2 {
+		t.Fatalf("sum = %d, %v; want session 1's two increments", sum, err)
+	}
+}
