@@ -82,6 +82,10 @@
 //     committed between start_ts and for_update_ts.
 //   - PessimisticRollback removes the transaction's pessimistic locks at
 //     or below a for_update_ts (a failed statement gives its locks back).
+//   - Both write without waiting for the WAL sync, as TiKV keeps
+//     pessimistic locks in memory: a pessimistic lock lost in a crash
+//     makes its transaction's prewrite fail (the lock is checked there),
+//     never lets a conflicting write through unnoticed.
 //   - Lock resolution treats a pessimistic lock as any other: a dead
 //     transaction's are rolled back (CheckTxnStatus on the primary, TTL,
 //     ResolveLock); the heartbeat extends a pessimistic primary; a

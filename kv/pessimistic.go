@@ -33,6 +33,7 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 		resp := &AcquirePessimisticLockResponse{}
 		var w *lockWaiter
 		err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
+			wb.volatile = true
 			for _, k := range req.Keys {
 				v, conflictTS, err := acquireKey(r, wb, req, k)
 				if err != nil {
@@ -214,6 +215,7 @@ func (s *Store) PessimisticRollback(ctx context.Context, rc RegionCtx, keys [][]
 		return fmt.Errorf("%s: start_ts is 0", what)
 	}
 	return s.mutate(ctx, rc, what, keys, func(r *mvccReader, wb *writeBatch) error {
+		wb.volatile = true
 		for _, k := range keys {
 			l, err := r.lock(k)
 			if err != nil {
