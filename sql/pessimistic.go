@@ -68,6 +68,9 @@ func registerTxnVariables() {
 // syntax, which GMS does not parse): it returns the mode and the plain
 // BEGIN to run instead.
 func beginMode(query string) (mode string, begin string, ok bool) {
+	if !leadingWordIs(query, "begin") {
+		return "", "", false
+	}
 	f := strings.Fields(strings.TrimRight(strings.TrimSpace(query), ";"))
 	if len(f) != 2 || !strings.EqualFold(f[0], "begin") {
 		return "", "", false
@@ -83,6 +86,9 @@ func beginMode(query string) (mode string, begin string, ok bool) {
 
 // isBegin reports whether query opens an explicit transaction.
 func isBegin(query string) bool {
+	if !leadingWordIs(query, "begin") && !leadingWordIs(query, "start") {
+		return false
+	}
 	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
 	if len(f) == 0 {
 		return false
@@ -194,6 +200,9 @@ func (t *Transaction) forgetLocks() {
 // lock waits in progress (MySQL 8 has performance_schema.data_lock_waits,
 // TiDB information_schema.DATA_LOCK_WAITS).
 func isShowLockWaits(query string) bool {
+	if !leadingWordIs(query, "admin") {
+		return false
+	}
 	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
 	return len(f) == 4 && f[0] == "admin" && f[1] == "show" && f[2] == "lock" && f[3] == "waits"
 }
@@ -288,4 +297,16 @@ func (s *Session) lockingTxn() bool {
 	v, err := s.GetSessionVariable(nil, varTxnMode)
 	m, ok := v.(string)
 	return err == nil && ok && strings.EqualFold(m, modePessimistic)
+}
+
+// leadingWordIs reports whether query starts with word (any case) followed
+// by a space, a ';' or its end: a test that allocates nothing, made before
+// the statements here split a query into words, since every statement
+// passes through them.
+func leadingWordIs(query, word string) bool {
+	q := trimLeading(query, " \t\r\n")
+	if len(q) < len(word) || !strings.EqualFold(q[:len(word)], word) {
+		return false
+	}
+	return len(q) == len(word) || !isWordByte(q[len(word)])
 }

@@ -272,3 +272,21 @@ func TestPessimisticDeadlockOfThreeSQL(t *testing.T) {
 		t.Fatalf("sum = %d, %v; want session 1's two increments", sum, err)
 	}
 }
+
+func TestTxnModeStatements(t *testing.T) {
+	for q, want := range map[string]bool{"begin": true, " BEGIN ;": true, "begin work": true, "start transaction read write": true,
+		"begin pessimistic": true, "beginning": false, "select 1": false, "start": false, "Begin Optimistic": true} {
+		if got := isBegin(q); got != want {
+			t.Errorf("isBegin(%q) = %v", q, got)
+		}
+	}
+	if m, b, ok := beginMode("BEGIN  Pessimistic;"); !ok || m != modePessimistic || b != "BEGIN" {
+		t.Errorf("beginMode: %q %q %v", m, b, ok)
+	}
+	if _, _, ok := beginMode("begin"); ok {
+		t.Error("plain begin has no mode")
+	}
+	if !isShowLockWaits("admin show lock waits;") || isShowLockWaits("admin show ddl jobs") {
+		t.Error("isShowLockWaits")
+	}
+}
