@@ -102,7 +102,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			return h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.lockingTxn() {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
 				return err
@@ -243,7 +243,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			}
 			return cb(&sqltypes.Result{}, rest != "")
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.lockingTxn() {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -267,7 +267,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 // path (fastpath_handler.go) run there; everything else goes to GMS.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.lockingTxn() {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(prepare.PrepareStmt) {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
 			if ok {
 				return err

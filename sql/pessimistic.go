@@ -281,9 +281,20 @@ func conflictAfterRetries(err error) error {
 	return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%d attempts: %v)", msgDeadlock, maxStatementRetries, err)
 }
 
-// lockingTxn reports whether the session's statements lock as they write
-// (a pessimistic transaction is open, or the next statement runs in one):
-// they then skip the fast path, whose plans do not lock, for GMS's.
+// locks reports whether statement query may take pessimistic locks: it
+// writes or is a SELECT ... FOR UPDATE, and runs in a pessimistic
+// transaction (one is open, or this statement opens one). It then skips
+// the fast path, whose plans do not lock, for GMS's; plain SELECTs, which
+// read the snapshot and lock nothing, keep the fast path.
+func (s *Session) locks(query string) bool {
+	if leadingWordIs(query, "select") && !s.forUpdate {
+		return false
+	}
+	return s.lockingTxn()
+}
+
+// lockingTxn reports whether the session's statements run in a
+// pessimistic transaction: one is open, or the statement opens one.
 func (s *Session) lockingTxn() bool {
 	if t, ok := s.GetTransaction().(*Transaction); ok && !t.finished && t.pessimistic {
 		return true
