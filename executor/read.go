@@ -142,13 +142,15 @@ func UniqueLookup(ctx context.Context, r Reader, t *Table, ix *Index, d *RowDeco
 	return Row{Handle: h, Values: row}, true, nil
 }
 
-// LockRows makes the rows of handles part of tx's conflict detection, for
-// SELECT ... FOR UPDATE: a transaction that commits a write to one of them
-// after tx started makes tx's commit fail with a write conflict.
-func LockRows(ctx context.Context, tx *txn.Txn, t *Table, handles ...tablecodec.Handle) error {
+// LockRows locks the rows of handles for SELECT ... FOR UPDATE at
+// forUpdateTS (see txn.Txn.LockKeys): in an optimistic transaction a
+// transaction that commits a write to one of them after tx started makes
+// tx's commit fail with a write conflict; in a pessimistic one the rows
+// are locked in the store at once.
+func LockRows(ctx context.Context, tx *txn.Txn, forUpdateTS uint64, t *Table, handles ...tablecodec.Handle) error {
 	keys := make([][]byte, len(handles))
 	for i, h := range handles {
 		keys[i] = tablecodec.RowKey(nil, t.ID, h)
 	}
-	return wrapf(tx.LockKeys(ctx, keys...), "table %s: lock %d rows", t.Name, len(keys))
+	return wrapf(tx.LockKeys(ctx, forUpdateTS, keys...), "table %s: lock %d rows", t.Name, len(keys))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
 
 // This file is the contract between the Percolator client (package txn) and
@@ -34,6 +35,9 @@ const (
 	OpInsert
 	// OpCheckNotExists asserts the key does not exist, without writing it.
 	OpCheckNotExists
+	// OpPessimisticLock is not a prewrite op: it names, in a LockInfo, a
+	// pessimistic lock (AcquirePessimisticLock), which has no value yet.
+	OpPessimisticLock
 )
 
 // String names the op.
@@ -49,6 +53,8 @@ func (o Op) String() string {
 		return "insert"
 	case OpCheckNotExists:
 		return "check_not_exists"
+	case OpPessimisticLock:
+		return "pessimistic_lock"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -58,6 +64,15 @@ type Mutation struct {
 	Op    Op
 	Key   []byte
 	Value []byte // only for OpPut and OpInsert
+	// Pessimistic says the transaction holds a pessimistic lock on Key
+	// (TiKV's is_pessimistic_lock): the prewrite turns that lock into an
+	// ordinary one without any conflict or existence check (the lock has
+	// excluded writers since its for_update_ts, and AcquirePessimisticLock
+	// checked then). A missing pessimistic lock fails the prewrite with
+	// *PessimisticLockNotFoundError (or *TxnAbortedError when the
+	// transaction was rolled back): it was removed by someone who judged
+	// the transaction dead.
+	Pessimistic bool
 }
 
 // RegionCtx names the region a request was routed to. A store checks it
@@ -123,6 +138,12 @@ type PrewriteRequest struct {
 	// small and free space, as the catalog changes of DROP and TRUNCATE.
 	// Prewrites without values (deletes, locks) always go through.
 	AllowWhenDiskFull bool
+	// ForUpdateTS is, for a pessimistic transaction, the largest
+	// for_update_ts at which it locked keys; 0 for an optimistic one. The
+	// locks written keep it and get min_commit_ts ForUpdateTS+1, and a
+	// one-phase commit_ts is above it: versions of the transaction's keys
+	// may have committed up to ForUpdateTS, after its start_ts.
+	ForUpdateTS uint64
 }
 
 // PrewriteResponse reports per-key failures. Errors holds *KeyIsLockedError,
@@ -242,6 +263,78 @@ type ScanRequest struct {
 // small.
 const MaxLocksPerResponse = 256
 
+// PessimisticKey is one key of an AcquirePessimisticLockRequest.
+type PessimisticKey struct {
+	Key []byte
+	// CheckNotExists fails the request with *AlreadyExistsError when the
+	// key has a value (the row or unique index key of an INSERT).
+	CheckNotExists bool
+}
+
+// AcquirePessimisticLockRequest locks Keys for the pessimistic
+// transaction StartTS at ForUpdateTS, the timestamp of the statement that
+// reads and writes them. Per key:
+//
+//   - another transaction's lock: *KeyIsLockedError, after waiting up to
+//     WaitTimeout for it to go (see below);
+//   - this transaction's pessimistic lock: its for_update_ts is raised to
+//     ForUpdateTS; its ordinary (prewrite) lock: an error;
+//   - a Rollback record of this transaction at StartTS: *TxnAbortedError;
+//   - a Put or Delete record newer than ForUpdateTS: *WriteConflictError
+//     with its commit_ts (Lock and Rollback records change no data and
+//     are no conflict);
+//   - CheckNotExists and a value: *AlreadyExistsError.
+//
+// Else the key gets a pessimistic lock (no value). All keys are checked;
+// if any fails, nothing is written and the first failure is returned.
+//
+// Waiting: with WaitTimeout > 0, a request that meets another
+// transaction's lock waits in the key's queue until the lock is released
+// (the waiters of a key are woken in the order they came), the request's
+// context ends, or WaitTimeout passes, and then tries again. A wait that
+// would close a cycle of transactions waiting for each other fails at
+// once with *DeadlockError. The store bounds one wait by its
+// Options.LockWaitSlice and then answers *KeyIsLockedError, so that the
+// client can check that the lock's owner is alive (resolve it if not) and
+// ask again: a dead owner's lock is never waited for longer than its TTL
+// plus a slice.
+type AcquirePessimisticLockRequest struct {
+	Region      RegionCtx
+	Keys        []PessimisticKey
+	Primary     []byte
+	StartTS     uint64
+	ForUpdateTS uint64
+	// LockTTL is in milliseconds from the physical time of StartTS.
+	LockTTL uint64
+	// ReturnValues asks for each key's value at ForUpdateTS (SELECT ...
+	// FOR UPDATE reads what it locks in one request).
+	ReturnValues bool
+	// WaitTimeout bounds the wait for other transactions' locks; 0 does
+	// not wait.
+	WaitTimeout time.Duration
+	// LockWithConflict takes a key's lock even when a write newer than
+	// ForUpdateTS is there, at that write's commit_ts, and reports the
+	// newest such commit_ts in the response instead of failing with
+	// *WriteConflictError (TiKV's fair locking). The statement must still
+	// run again at a newer for_update_ts, but it keeps the locks it
+	// waited for: without this, a waiter woken by a commit to the key
+	// would fail, go back to its client, and find the key taken again by
+	// whoever asked first, and busy keys would starve their waiters.
+	LockWithConflict bool
+}
+
+// AcquirePessimisticLockResponse answers an AcquirePessimisticLockRequest
+// that locked every key.
+type AcquirePessimisticLockResponse struct {
+	// Values[i] is the value of Keys[i] at ForUpdateTS (its newest value
+	// under LockWithConflict), nil when it has none; set only with
+	// ReturnValues.
+	Values [][]byte
+	// ConflictTS is, under LockWithConflict, the newest commit_ts above
+	// ForUpdateTS met on the keys (locked nonetheless), 0 when none was.
+	ConflictTS uint64
+}
+
 // Client is what the transaction layer needs from storage: routing plus the
 // Percolator commands of TiKV's kvproto, one region per request. All
 // methods are safe for concurrent use.
@@ -272,6 +365,16 @@ type Client interface {
 	// TxnHeartBeat extends the TTL of the primary lock of startTS to
 	// adviseTTL (never shortening it) and returns the TTL now in force.
 	TxnHeartBeat(ctx context.Context, region RegionCtx, primary []byte, startTS, adviseTTL uint64) (uint64, error)
+
+	// AcquirePessimisticLock locks keys for a pessimistic transaction,
+	// waiting for other transactions' locks (see the request).
+	AcquirePessimisticLock(ctx context.Context, req *AcquirePessimisticLockRequest) (*AcquirePessimisticLockResponse, error)
+	// PessimisticRollback removes the pessimistic locks of startTS on keys
+	// whose for_update_ts is at most forUpdateTS, and nothing else: no
+	// Rollback record, since the transaction goes on (a statement that
+	// failed gives back the locks it took) or has ended before its
+	// prewrite. Keys without such a lock are skipped.
+	PessimisticRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
 }
 
 // LockInfo describes a lock met by a reader or writer.
@@ -280,9 +383,13 @@ type LockInfo struct {
 	Primary     []byte
 	StartTS     uint64
 	TTL         uint64
-	Type        Op // OpPut, OpDelete or OpLock
+	Type        Op // OpPut, OpDelete, OpLock or OpPessimisticLock
 	MinCommitTS uint64
 	TxnSize     uint64
+	// ForUpdateTS is the for_update_ts of a pessimistic transaction's
+	// lock (0 for an optimistic one): versions of the key may have
+	// committed up to it, none above it while the lock is held.
+	ForUpdateTS uint64
 }
 
 // KeyIsLockedError: the key is locked by another transaction. A read
@@ -384,4 +491,41 @@ type CommitTSExpiredError struct {
 
 func (e *CommitTSExpiredError) Error() string {
 	return fmt.Sprintf("txn %d: commit_ts %d is below min_commit_ts %d of key %q", e.StartTS, e.CommitTS, e.MinCommitTS, e.Key)
+}
+
+// DeadlockError: waiting for the lock of LockTS on Key would close a cycle
+// of transactions waiting for each other (MySQL 1213). The transaction
+// StartTS that asked is the one refused; it should roll back, which
+// releases its locks and breaks the cycle.
+type DeadlockError struct {
+	Key     []byte
+	StartTS uint64
+	LockTS  uint64
+	// Chain is the cycle: each entry waits for the next one's lock, the
+	// last for StartTS.
+	Chain []WaitForEntry
+}
+
+// WaitForEntry is one edge of the wait-for graph: Txn waits for the lock
+// of WaitForTxn on Key.
+type WaitForEntry struct {
+	Txn        uint64
+	WaitForTxn uint64
+	Key        []byte
+}
+
+func (e *DeadlockError) Error() string {
+	return fmt.Sprintf("deadlock: txn %d waiting for the lock of txn %d on key %q closes a cycle of %d transactions", e.StartTS, e.LockTS, e.Key, len(e.Chain)+1)
+}
+
+// PessimisticLockNotFoundError: a prewrite of a pessimistic mutation found
+// no pessimistic lock of its transaction on the key (it was removed by a
+// resolver that judged the transaction dead, or never taken).
+type PessimisticLockNotFoundError struct {
+	Key     []byte
+	StartTS uint64
+}
+
+func (e *PessimisticLockNotFoundError) Error() string {
+	return fmt.Sprintf("txn %d: pessimistic lock on key %q not found", e.StartTS, e.Key)
 }

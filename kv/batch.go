@@ -20,6 +20,12 @@ type writeBatch struct {
 	// lockPuts and lockDels are the user keys whose lock the batch writes
 	// and deletes, for the store's lockSet.
 	lockPuts, lockDels [][]byte
+	// volatile: losing the batch in a crash is harmless, so it need not
+	// wait for the WAL sync (pessimistic locks: a transaction whose lock
+	// vanished fails its prewrite with *PessimisticLockNotFoundError, and
+	// a lock given back is gone either way). A later synced batch syncs it
+	// too.
+	volatile bool
 }
 
 // batchOp is one write; value is nil for a delete.
@@ -133,7 +139,11 @@ func (a *pebbleApplier) commit(wb *writeBatch) error {
 			return fmt.Errorf("apply: build batch: %w", err)
 		}
 	}
-	if err := b.Commit(a.opts); err != nil {
+	opts := a.opts
+	if wb.volatile {
+		opts = pebble.NoSync
+	}
+	if err := b.Commit(opts); err != nil {
 		return fmt.Errorf("apply %d writes: %w", len(wb.ops), err)
 	}
 	return nil

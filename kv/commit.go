@@ -21,7 +21,7 @@ func (s *Store) Commit(ctx context.Context, req *CommitRequest) error {
 	}
 	return s.mutate(ctx, req.Region, what, req.Keys, func(r *mvccReader, wb *writeBatch) error {
 		for _, k := range req.Keys {
-			if err := commitKey(r, wb, k, req.StartTS, req.CommitTS); err != nil {
+			if err := commitKey(r, wb, k, req.StartTS, req.CommitTS, false); err != nil {
 				return err
 			}
 		}
@@ -40,11 +40,21 @@ func validateCommitTS(startTS, commitTS uint64) error {
 	return nil
 }
 
-// commitKey commits one key (see Commit).
-func commitKey(r *mvccReader, wb *writeBatch, key []byte, startTS, commitTS uint64) error {
+// commitKey commits one key (see Commit). A pessimistic lock was never
+// prewritten, so it is not part of the commit: Commit refuses it, and
+// ResolveLock (resolving set), which commits whatever locks of the
+// transaction it finds once the primary has committed, removes it.
+func commitKey(r *mvccReader, wb *writeBatch, key []byte, startTS, commitTS uint64, resolving bool) error {
 	l, err := r.lock(key)
 	if err != nil {
 		return err
+	}
+	if l != nil && l.StartTS == startTS && l.Type == txntypes.LockPessimistic {
+		if !resolving {
+			return fmt.Errorf("key %q holds a pessimistic lock of txn %d that was never prewritten", key, startTS)
+		}
+		wb.delLock(key)
+		return nil
 	}
 	if l != nil && l.StartTS == startTS {
 		if commitTS < l.MinCommitTS {

@@ -21,9 +21,12 @@ import (
 // physical time n ms and logical 0, or "<n>ms+<l>" with logical l; TTLs
 // are measured on the physical part):
 //
-//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [one_pc max_commit=<ts>]
-//	  <put|insert> <key> <value | "" | len=<n>>
-//	  <delete|lock|check_not_exists> <key>
+//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [one_pc max_commit=<ts>]
+//	  <put|insert> <key> <value | "" | len=<n>> [pessimistic]
+//	  <delete|lock|check_not_exists> <key> [pessimistic]
+//	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values] [lock_with_conflict]
+//	  <key> [check_not_exists]
+//	pessimistic_rollback start=<ts> for_update=<ts> keys=(<key>, ...)
 //	commit start=<ts> commit=<ts> keys=(<key>, ...)
 //	rollback start=<ts> keys=(<key>, ...)
 //	cleanup key=<key> start=<ts> [current=<ts>]
@@ -81,6 +84,7 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		}
 		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
 		d.MaybeScanArgs(t, "txn_size", &req.TxnSize)
+		req.ForUpdateTS = optTSArg(t, d, "for_update")
 		if d.HasArg("one_pc") {
 			req.TryOnePC = true
 			req.MaxCommitTS = tsArg(t, d, "max_commit")
@@ -103,6 +107,43 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 			fmt.Fprintf(&b, "one_pc commit_ts=%s\n", fmtTS(resp.OnePCCommitTS))
 		}
 		return b.String(), nil
+	case "acquire_pessimistic_lock":
+		req := &AcquirePessimisticLockRequest{
+			Primary:          []byte(strArg(t, d, "primary")),
+			StartTS:          tsArg(t, d, "start"),
+			ForUpdateTS:      tsArg(t, d, "for_update"),
+			LockTTL:          3000,
+			ReturnValues:     d.HasArg("return_values"),
+			LockWithConflict: d.HasArg("lock_with_conflict"),
+		}
+		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
+		for _, line := range strings.Split(d.Input, "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			req.Keys = append(req.Keys, PessimisticKey{Key: []byte(f[0]), CheckNotExists: len(f) > 1 && f[1] == "check_not_exists"})
+		}
+		req.Region = h.region(t, d, req.Keys[0].Key)
+		resp, err := h.s.AcquirePessimisticLock(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		if resp.ConflictTS != 0 {
+			fmt.Fprintf(&b, "locked with conflict at %s\n", fmtTS(resp.ConflictTS))
+		}
+		for i, v := range resp.Values {
+			if v == nil {
+				fmt.Fprintf(&b, "%q: <not found>\n", req.Keys[i].Key)
+				continue
+			}
+			fmt.Fprintf(&b, "%q: %s\n", req.Keys[i].Key, fmtValue(v))
+		}
+		return b.String(), nil
+	case "pessimistic_rollback":
+		keys := keysArg(t, d, "keys")
+		return "", h.s.PessimisticRollback(ctx, h.region(t, d, keys[0]), keys, tsArg(t, d, "start"), tsArg(t, d, "for_update"))
 	case "commit":
 		keys := keysArg(t, d, "keys")
 		return "", h.s.Commit(ctx, &CommitRequest{Region: h.region(t, d, keys[0]), Keys: keys, StartTS: tsArg(t, d, "start"), CommitTS: tsArg(t, d, "commit")})
@@ -267,6 +308,9 @@ func (h *scriptRunner) dump(t *testing.T) string {
 			if l.TxnSize != 0 {
 				fmt.Fprintf(&b, " txn_size=%d", l.TxnSize)
 			}
+			if l.ForUpdateTS != 0 {
+				fmt.Fprintf(&b, " for_update_ts=%s", fmtTS(l.ForUpdateTS))
+			}
 			b.WriteString("\n")
 		case keyspace.Write:
 			key, ts, err := keyspace.DecodeWriteKey(k)
@@ -354,6 +398,10 @@ func parseMutations(t *testing.T, d *datadriven.TestData) []Mutation {
 			t.Fatalf("%s: bad mutation %q", d.Pos, line)
 		}
 		m := Mutation{Key: []byte(f[1])}
+		if f[len(f)-1] == "pessimistic" {
+			m.Pessimistic = true
+			f = f[:len(f)-1]
+		}
 		switch f[0] {
 		case "put", "insert":
 			m.Op = OpPut

@@ -26,11 +26,12 @@
 //
 // The commands are TiKV's (src/storage/txn/actions): Get, BatchGet and Scan
 // read; Prewrite, Commit, BatchRollback, Cleanup, CheckTxnStatus,
-// ResolveLock and TxnHeartBeat write. Their rules, in short:
+// ResolveLock, TxnHeartBeat, AcquirePessimisticLock and
+// PessimisticRollback write. Their rules, in short:
 //
 //   - Read at ts: a lock of a transaction with start_ts <= ts blocks the read
-//     (*KeyIsLockedError), unless it is a Lock-type lock (it changes no
-//     value) or its min_commit_ts is above ts. Reads at MaxTS are blocked by
+//     (*KeyIsLockedError), unless it is a Lock-type or Pessimistic lock (it
+//     changes no value) or its min_commit_ts is above ts. Reads at MaxTS are blocked by
 //     every such lock too. Then the newest Put or Delete record with
 //     commit_ts <= ts decides; Lock and Rollback records are skipped.
 //   - Prewrite: another transaction's lock -> *KeyIsLockedError; a Rollback
@@ -53,6 +54,72 @@
 //     min_commit_ts pushed above the caller's start_ts; lock expired -> roll
 //     back; neither lock nor record -> a Rollback record when asked.
 //   - TxnHeartBeat raises the primary lock's TTL.
+//
+// # Pessimistic locks
+//
+// A pessimistic transaction (TiKV's, src/storage/txn/actions/
+// acquire_pessimistic_lock.rs) locks the keys a statement writes or locks
+// before it prewrites, at the statement's for_update_ts:
+//
+//   - AcquirePessimisticLock: another transaction's lock ->
+//     *KeyIsLockedError (after waiting, below); a Rollback record of this
+//     transaction -> *TxnAbortedError; a Put or Delete record newer than
+//     for_update_ts -> *WriteConflictError carrying its commit_ts (or,
+//     with LockWithConflict, the lock taken as of that commit and the
+//     commit_ts reported: TiKV's fair locking); an
+//     existence check on a key with a value -> *AlreadyExistsError; else
+//     a lock of type Pessimistic (no value, for_update_ts recorded). The
+//     transaction's own pessimistic lock moves to the newer for_update_ts.
+//   - Readers never block on a pessimistic lock: it has no value, and the
+//     commit_ts of the prewrite that gives it one is fetched after that
+//     prewrite, above every read that passed the lock.
+//   - Prewrite of a Mutation.Pessimistic turns the lock into an ordinary
+//     one without conflict checks (writers were excluded since
+//     for_update_ts); a missing lock fails (*PessimisticLockNotFoundError,
+//     or *TxnAbortedError after a rollback). The new locks keep
+//     for_update_ts and get min_commit_ts = for_update_ts+1, and a 1PC
+//     commit_ts is above for_update_ts: versions of the keys may have
+//     committed between start_ts and for_update_ts.
+//   - PessimisticRollback removes the transaction's pessimistic locks at
+//     or below a for_update_ts (a failed statement gives its locks back).
+//   - Both write without waiting for the WAL sync, as TiKV keeps
+//     pessimistic locks in memory: a pessimistic lock lost in a crash
+//     makes its transaction's prewrite fail (the lock is checked there),
+//     never lets a conflicting write through unnoticed.
+//   - Lock resolution treats a pessimistic lock as any other: a dead
+//     transaction's are rolled back (CheckTxnStatus on the primary, TTL,
+//     ResolveLock); the heartbeat extends a pessimistic primary; a
+//     committed transaction's leftover pessimistic lock (a key locked and
+//     never written) is simply removed by ResolveLock, and refused by
+//     Commit.
+//
+// # Lock waiting and deadlock detection
+//
+// An AcquirePessimisticLock with a WaitTimeout that meets another
+// transaction's lock joins the key's wait queue (lockwait.go, TiKV's
+// waiter manager) while it still holds the key's latch, so the release,
+// which needs the latch, finds it. Every command that deletes locks wakes
+// the first waiter of each key after its batch is applied; the woken
+// request tries again at the head of the queue, and passes the turn on
+// unless it waits again, so waiters are served in the order they came.
+// One wait lasts at most Options.LockWaitSlice (1 s): the request then
+// answers *KeyIsLockedError and the client checks the owner through its
+// primary (rolling back a dead one) before asking again, so a crashed
+// client's locks are waited for about their TTL, not the whole timeout.
+//
+// Before waiting, the request asks the DeadlockDetector (deadlock.go)
+// to record the edge waiter -> holder in the wait-for graph; an edge that
+// closes a cycle is refused with *DeadlockError, so exactly the
+// transaction that closed the cycle is told, and its rollback releases
+// the others. The seam: the store knows the detector only through the
+// DeadlockDetector interface (Options.DeadlockDetector). In one process it
+// is embedded (NewDeadlockDetector), shared by the stores of the process.
+// In a cluster, as in TiKV (src/server/lock_manager/deadlock.rs), one
+// detector lives on the leader of the region that holds the first key of
+// the key space, and every store's detector is a client of it that sends
+// Detect and Done there (and moves with that leadership); the wait queues
+// stay on the store that holds each key, since only its applier sees the
+// releases.
 //
 // Calculated commit timestamps (1PC) are not unique: a commit record may
 // sit at the very timestamp a rolled-back transaction started at. A

@@ -11,8 +11,14 @@ import (
 // Prewrite locks req.Mutations for transaction req.StartTS, or, with
 // req.TryOnePC, commits them at once at a calculated timestamp. Per key:
 //
+//   - this transaction's pessimistic lock: replaced by the prewrite lock,
+//     with no other check (the lock has excluded writers since its
+//     for_update_ts, and AcquirePessimisticLock checked the key then);
+//   - a Mutation.Pessimistic without that lock: *TxnAbortedError if the
+//     transaction was rolled back on the key, else
+//     *PessimisticLockNotFoundError;
 //   - another transaction's lock: *KeyIsLockedError;
-//   - this transaction's lock: already prewritten, nothing to do;
+//   - this transaction's prewrite lock: already prewritten, nothing to do;
 //   - a Rollback record at start_ts (or a commit record at start_ts flagged
 //     with an overlapped rollback): *TxnAbortedError;
 //   - any other write record with commit_ts >= start_ts: *WriteConflictError
@@ -21,7 +27,8 @@ import (
 //     Put: *AlreadyExistsError.
 //
 // Every key is checked and every failure reported in the response; if any
-// key fails, nothing is written.
+// key fails, nothing is written. With req.ForUpdateTS (a pessimistic
+// transaction) the locks get min_commit_ts ForUpdateTS+1.
 func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteResponse, error) {
 	what := fmt.Sprintf("prewrite txn %d", req.StartTS)
 	if err := validatePrewrite(req); err != nil {
@@ -44,11 +51,12 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 		}
 	}()
 	err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
-		allNew := true // no key holds this transaction's lock yet
+		allNew := true // no key holds this transaction's prewrite lock yet
 		own := make([]bool, len(req.Mutations))
+		held := make([]*txntypes.Lock, len(req.Mutations))
 		for i, m := range req.Mutations {
 			var err error
-			own[i], err = prewriteCheck(r, req.StartTS, m)
+			own[i], held[i], err = prewriteCheck(r, req.StartTS, m)
 			if err != nil && !isContractError(err) {
 				return err
 			}
@@ -61,8 +69,16 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 			return nil
 		}
 		if req.TryOnePC && allNew {
+			// Versions may have committed up to the for_update_ts of our
+			// pessimistic locks (after start_ts): commit above them.
+			floor := req.ForUpdateTS
+			for _, l := range held {
+				if l != nil {
+					floor = max(floor, l.ForUpdateTS)
+				}
+			}
 			var err error
-			onePC, resp.OnePCCommitTS, err = s.onePCCommitTS(req, keys)
+			onePC, resp.OnePCCommitTS, err = s.onePCCommitTS(req, keys, floor)
 			if err != nil {
 				return err
 			}
@@ -73,8 +89,11 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 				if err := putCommitRecord(r, wb, m.Key, resp.OnePCCommitTS, onePCWrite(wb, req.StartTS, m)); err != nil {
 					return err
 				}
+				if held[i] != nil {
+					wb.delLock(m.Key)
+				}
 			case !own[i]: // else already prewritten by an earlier attempt
-				putPrewriteLock(wb, req, m)
+				putPrewriteLock(wb, req, m, held[i])
 			}
 		}
 		return nil
@@ -105,47 +124,102 @@ func validatePrewrite(req *PrewriteRequest) error {
 }
 
 // prewriteCheck applies the prewrite rules to one mutation. own reports
-// that the key already holds this transaction's lock.
-func prewriteCheck(r *mvccReader, startTS uint64, m Mutation) (own bool, err error) {
+// that the key already holds this transaction's prewrite lock; held is
+// the transaction's pessimistic lock on the key, which the prewrite
+// replaces.
+func prewriteCheck(r *mvccReader, startTS uint64, m Mutation) (own bool, held *txntypes.Lock, err error) {
 	l, err := r.lock(m.Key)
 	if err != nil {
-		return false, err
+		return false, nil, err
+	}
+	if l != nil && l.StartTS == startTS {
+		if l.Type == txntypes.LockPessimistic {
+			// Held since its for_update_ts: nothing committed to the key
+			// since, so no conflict check. An insert still checks that
+			// the key has no value: the lock may have been taken without
+			// that check (FOR UPDATE, then INSERT).
+			if m.Op == OpInsert || m.Op == OpCheckNotExists {
+				if err := checkNotExists(r, m.Key); err != nil {
+					return false, nil, err
+				}
+			}
+			return false, l, nil
+		}
+		return true, nil, nil
+	}
+	if m.Pessimistic {
+		return false, nil, pessimisticLockMissing(r, m.Key, startTS)
 	}
 	if l != nil {
-		if l.StartTS != startTS {
-			return false, &KeyIsLockedError{Lock: lockInfo(m.Key, l)}
-		}
-		return true, nil
+		return false, nil, &KeyIsLockedError{Lock: lockInfo(m.Key, l)}
 	}
 	commitTS, w, err := r.newestWrite(m.Key)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if w != nil && commitTS == startTS && (w.Type == txntypes.WriteRollback || w.OverlappedRollback) {
-		return false, &TxnAbortedError{Key: cloneKey(m.Key), StartTS: startTS}
+		return false, nil, &TxnAbortedError{Key: cloneKey(m.Key), StartTS: startTS}
 	}
 	if w != nil && commitTS >= startTS {
-		return false, &WriteConflictError{Key: cloneKey(m.Key), StartTS: startTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		return false, nil, &WriteConflictError{Key: cloneKey(m.Key), StartTS: startTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
 	}
 	if m.Op == OpInsert || m.Op == OpCheckNotExists {
-		vw, err := r.valueWrite(m.Key, MaxTS)
-		if err != nil {
-			return false, err
-		}
-		if vw != nil && vw.Type == txntypes.WritePut {
-			return false, &AlreadyExistsError{Key: cloneKey(m.Key)}
+		if err := checkNotExists(r, m.Key); err != nil {
+			return false, nil, err
 		}
 	}
-	return false, nil
+	return false, nil, nil
+}
+
+// pessimisticLockMissing is the error of a pessimistic mutation whose lock
+// is not there: *TxnAbortedError when the transaction was rolled back on
+// the key (a resolver found it dead), else *PessimisticLockNotFoundError.
+func pessimisticLockMissing(r *mvccReader, key []byte, startTS uint64) error {
+	status, _, err := r.txnRecord(key, startTS)
+	if err != nil {
+		return err
+	}
+	if status == txnRolledBack {
+		return &TxnAbortedError{Key: cloneKey(key), StartTS: startTS}
+	}
+	return &PessimisticLockNotFoundError{Key: cloneKey(key), StartTS: startTS}
+}
+
+// checkNotExists fails with *AlreadyExistsError when key's newest version
+// is a value.
+func checkNotExists(r *mvccReader, key []byte) error {
+	vw, err := r.valueWrite(key, MaxTS)
+	if err != nil {
+		return err
+	}
+	if vw != nil && vw.Type == txntypes.WritePut {
+		return &AlreadyExistsError{Key: cloneKey(key)}
+	}
+	return nil
 }
 
 // putPrewriteLock writes the lock of one checked mutation, and its value
-// in the data space when it is too long to ride in the lock.
-func putPrewriteLock(wb *writeBatch, req *PrewriteRequest, m Mutation) {
+// in the data space when it is too long to ride in the lock. held is the
+// transaction's pessimistic lock on the key, if any: the new lock replaces
+// it and keeps any min_commit_ts a reader pushed on it.
+func putPrewriteLock(wb *writeBatch, req *PrewriteRequest, m Mutation, held *txntypes.Lock) {
 	l := &txntypes.Lock{Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL, TxnSize: req.TxnSize}
+	if req.ForUpdateTS != 0 {
+		l.ForUpdateTS, l.MinCommitTS = req.ForUpdateTS, req.ForUpdateTS+1
+	}
+	if held != nil {
+		l.ForUpdateTS = max(l.ForUpdateTS, held.ForUpdateTS)
+		l.MinCommitTS = max(l.MinCommitTS, held.MinCommitTS, l.ForUpdateTS+1)
+		l.TTL = max(l.TTL, held.TTL)
+	}
 	switch m.Op {
 	case OpCheckNotExists:
-		return // an assertion only: nothing to lock
+		// An assertion only: nothing to lock. A pessimistic lock on the
+		// key (inserted, then deleted) is given back.
+		if held != nil {
+			wb.delLock(m.Key)
+		}
+		return
 	case OpDelete:
 		l.Type = txntypes.LockDelete
 	case OpLock:
@@ -163,10 +237,11 @@ func putPrewriteLock(wb *writeBatch, req *PrewriteRequest, m Mutation) {
 
 // onePCCommitTS calculates a one-phase commit timestamp for keys, which
 // the caller has latched and checked. It first publishes keys in the
-// memory lock table (see memLockTable), then reads max_read_ts. It returns
+// memory lock table (see memLockTable), then reads max_read_ts; the
+// timestamp is above floor too. It returns
 // a zero timestamp and no guard when the timestamp would exceed
 // req.MaxCommitTS: the caller then prewrites as usual.
-func (s *Store) onePCCommitTS(req *PrewriteRequest, keys [][]byte) (*memLockGuard, uint64, error) {
+func (s *Store) onePCCommitTS(req *PrewriteRequest, keys [][]byte, floor uint64) (*memLockGuard, uint64, error) {
 	g := s.memLocks.publish(keys)
 	// Check the region again now that the keys are published: a split since
 	// the first check moved max_read_ts to new region objects.
@@ -175,7 +250,7 @@ func (s *Store) onePCCommitTS(req *PrewriteRequest, keys [][]byte) (*memLockGuar
 		g.withdraw()
 		return nil, 0, err
 	}
-	commitTS := max(req.StartTS, reg.maxReadTS.Load()) + 1
+	commitTS := max(req.StartTS, floor, reg.maxReadTS.Load()) + 1
 	if commitTS > req.MaxCommitTS || commitTS == 0 {
 		g.withdraw()
 		return nil, 0, nil

@@ -169,8 +169,11 @@ func readName(keys [][]byte) string {
 // should see: the lock's transaction started at or before ts and might
 // commit at or below it. Lock-type locks never change the value, and a
 // min_commit_ts above ts promises the commit lands above the read.
+// Pessimistic locks have no value yet: the prewrite that gives them one
+// comes later, and its commit_ts, fetched after it, is above every read
+// that passed the pessimistic lock.
 func blocksRead(l *txntypes.Lock, ts uint64) bool {
-	return l.StartTS <= ts && l.Type != txntypes.LockLock && l.MinCommitTS <= ts
+	return l.StartTS <= ts && l.Type != txntypes.LockLock && l.Type != txntypes.LockPessimistic && l.MinCommitTS <= ts
 }
 
 // lockInfo describes lock l on key for a client.
@@ -181,6 +184,8 @@ func lockInfo(key []byte, l *txntypes.Lock) LockInfo {
 		op = OpDelete
 	case txntypes.LockLock:
 		op = OpLock
+	case txntypes.LockPessimistic:
+		op = OpPessimisticLock
 	}
 	return LockInfo{
 		Key:         append([]byte{}, key...),
@@ -190,6 +195,7 @@ func lockInfo(key []byte, l *txntypes.Lock) LockInfo {
 		Type:        op,
 		MinCommitTS: l.MinCommitTS,
 		TxnSize:     l.TxnSize,
+		ForUpdateTS: l.ForUpdateTS,
 	}
 }
 
@@ -207,7 +213,8 @@ func wrapInternal(what string, err error) error {
 func isContractError(err error) bool {
 	switch err.(type) {
 	case *KeyIsLockedError, *WriteConflictError, *AlreadyExistsError, *TxnAbortedError,
-		*TxnLockNotFoundError, *CommittedError, *RegionError, *CommitTSExpiredError:
+		*TxnLockNotFoundError, *CommittedError, *RegionError, *CommitTSExpiredError,
+		*DeadlockError, *PessimisticLockNotFoundError:
 		return true
 	}
 	return false

@@ -36,7 +36,7 @@ func (s *Store) ResolveLock(ctx context.Context, req *ResolveLockRequest) error 
 			for _, k := range keys {
 				var err error
 				if req.CommitTS != 0 {
-					err = commitKey(r, wb, k, req.StartTS, req.CommitTS)
+					err = commitKey(r, wb, k, req.StartTS, req.CommitTS, true)
 				} else {
 					err = rollbackKey(r, wb, k, req.StartTS)
 				}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -54,6 +55,15 @@ type Options struct {
 	// own lines (at debug) and background errors (rate limited). Default
 	// slog.Default().
 	Logger *slog.Logger
+	// LockWaitSlice bounds one wait of an AcquirePessimisticLock for
+	// another transaction's lock; after it the store answers
+	// *KeyIsLockedError and the client checks that the owner is alive
+	// before asking again. Default DefaultLockWaitSlice.
+	LockWaitSlice time.Duration
+	// DeadlockDetector is the wait-for graph the store's lock waits join.
+	// Stores of one process that serve one key space share one; nil gives
+	// the store its own embedded detector.
+	DeadlockDetector DeadlockDetector
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -83,6 +93,12 @@ type Store struct {
 	// iters keeps write-space iterators for latch-free reads; the applier
 	// tells it of every batch.
 	iters *iterCache
+	// waiters queues the lock requests waiting for locks to go; detector
+	// refuses the waits that would deadlock; a wait lasts at most
+	// lockWaitSlice.
+	waiters       *waiterTable
+	detector      DeadlockDetector
+	lockWaitSlice time.Duration
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -93,8 +109,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.SyncWrites > SyncNone {
 		return nil, fmt.Errorf("open store %q: unknown SyncWrites mode %d", dir, opts.SyncWrites)
 	}
-	if opts.CacheSize < 0 || opts.LatchSlots < 0 {
-		return nil, fmt.Errorf("open store %q: negative CacheSize %d or LatchSlots %d", dir, opts.CacheSize, opts.LatchSlots)
+	if opts.CacheSize < 0 || opts.LatchSlots < 0 || opts.LockWaitSlice < 0 {
+		return nil, fmt.Errorf("open store %q: negative CacheSize %d, LatchSlots %d or LockWaitSlice %v", dir, opts.CacheSize, opts.LatchSlots, opts.LockWaitSlice)
+	}
+	if opts.LockWaitSlice == 0 {
+		opts.LockWaitSlice = DefaultLockWaitSlice
+	}
+	if opts.DeadlockDetector == nil {
+		opts.DeadlockDetector = NewDeadlockDetector()
 	}
 	if opts.CacheSize == 0 {
 		opts.CacheSize = DefaultCacheSize
@@ -155,6 +177,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		memLocks: newMemLockTable(),
 		locks:    locks,
 		iters:    iters,
+
+		waiters:       newWaiterTable(opts.DeadlockDetector),
+		detector:      opts.DeadlockDetector,
+		lockWaitSlice: opts.LockWaitSlice,
 	}
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
 		_ = s.Close()
@@ -229,6 +255,7 @@ func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]
 	if err := s.applier.apply(ctx, &wb); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	s.waiters.released(wb.lockDels)
 	return nil
 }
 

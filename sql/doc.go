@@ -52,6 +52,18 @@
 // locked (txn.Txn.LockKeys), so a concurrent write to one of them fails
 // the commit of one of the two transactions.
 //
+// In pessimistic mode (percdb_txn_mode, BEGIN PESSIMISTIC; pessimistic.go)
+// an explicit transaction's Percolator transaction is pessimistic: the
+// table editors lock each row's keys as they write them, and FOR UPDATE
+// rows as they are read, in the store (waiting for other transactions, up
+// to innodb_lock_wait_timeout). A lock that meets a commit newer than the
+// snapshot in the transaction's first reading statement marks the
+// statement for the handler, which moves the snapshot and runs it again
+// (handler.run) as long as none of its rows reached the client; later, it
+// is 1213 and the transaction is rolled back, as after a deadlock. Such a
+// transaction's statements go through GMS, not the fast path, whose
+// plans do not lock. ADMIN SHOW LOCK WAITS lists the waits by connection.
+//
 // # Catalog
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK

@@ -94,10 +94,11 @@ func (e *tableEditor) begin(ctx *gsql.Context) (*Transaction, *txn.Txn, error) {
 
 // Insert implements sql.RowInserter.
 func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
-	_, k, err := e.begin(ctx)
+	tx, k, err := e.begin(ctx)
 	if err != nil {
 		return toSQLError(err)
 	}
+	mark := k.WriteMark()
 	et := e.t.meta.exec
 	var h tablecodec.Handle
 	if et.HandleKind == executor.HandleRowID {
@@ -109,7 +110,10 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 	} else if h, err = et.HandleOf(row); err != nil {
 		return err
 	}
-	return e.writeError(ctx, k, executor.AddRecord(ctx, k, et, h, row))
+	if err := e.writeError(ctx, k, executor.AddRecord(ctx, k, et, h, row)); err != nil {
+		return err
+	}
+	return lockWritten(ctx, tx, k, mark)
 }
 
 // Delete implements sql.RowDeleter.
@@ -118,11 +122,15 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 	if err != nil {
 		return toSQLError(err)
 	}
+	mark := k.WriteMark()
 	h, err := e.handleOfExisting(ctx, tx, k, row)
 	if err != nil {
 		return toSQLError(err)
 	}
-	return toSQLError(executor.RemoveRecord(ctx, k, e.t.meta.exec, h, row))
+	if err := executor.RemoveRecord(ctx, k, e.t.meta.exec, h, row); err != nil {
+		return toSQLError(err)
+	}
+	return lockWritten(ctx, tx, k, mark)
 }
 
 // Update implements sql.RowUpdater.
@@ -134,6 +142,7 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 	if err != nil {
 		return toSQLError(err)
 	}
+	mark := k.WriteMark()
 	et := e.t.meta.exec
 	oldH, err := e.handleOfExisting(ctx, tx, k, old)
 	if err != nil {
@@ -145,7 +154,10 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 			return err
 		}
 	}
-	return e.writeError(ctx, k, executor.UpdateRecord(ctx, k, et, oldH, newH, old, new))
+	if err := e.writeError(ctx, k, executor.UpdateRecord(ctx, k, et, oldH, newH, old, new)); err != nil {
+		return err
+	}
+	return lockWritten(ctx, tx, k, mark)
 }
 
 // notNullViolation returns MySQL's error 1048 when row has a NULL in a

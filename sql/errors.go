@@ -46,7 +46,7 @@ func toSQLError(err error) error {
 	}
 	var diskFull *kv.DiskFullError
 	switch {
-	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrTxnAborted):
+	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrTxnAborted), errors.Is(err, txn.ErrDeadlock):
 		return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%s)", msgDeadlock, err.Error())
 	case errors.Is(err, txn.ErrLockWaitTimeout):
 		return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)

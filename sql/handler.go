@@ -91,7 +91,18 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 		if st, ok := parseAdmin(query); ok {
 			return h.admin(ctx, c, st, cb)
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
+		if isShowLockWaits(query) {
+			if s := h.sessions.get(c.ConnectionID); s != nil {
+				return cb(s.provider.lockWaits.show(), false)
+			}
+		}
+		if mode, begin, ok := beginMode(query); ok {
+			if s := h.sessions.get(c.ConnectionID); s != nil {
+				s.beginMode = mode
+			}
+			return h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
+		}
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
 				return err
@@ -112,13 +123,25 @@ const ddlAttempts = 20
 // loses (a write conflict, or a schema change it could not wait for), as MySQL, which serializes DDL, never fails one with 1213. (A DDL
 // after other writes of an explicit transaction commits them too, and is
 // not run again: they would be lost.)
+//
+// A statement of a pessimistic transaction that met a commit newer than
+// its snapshot on a key it locks, being the transaction's first to read,
+// runs again at a fresh snapshot (pessimistic.go), up to
+// maxStatementRetries times, as long as nothing of it reached the client.
 func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func() error) error {
+	retries := 0
 	for attempt := 1; ; attempt++ {
 		// A connection's first command creates its session.
 		s := h.sessions.get(c.ConnectionID)
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
+		if err != nil && s != nil && s.retryAfterConflict(ctx, s.sentRows) {
+			if retries++; retries < maxStatementRetries {
+				continue
+			}
+			return conflictAfterRetries(err)
+		}
 		if se, ok := err.(*mysql.SQLError); !retry || !ok || (se.Num != codeDeadlock && se.Num != codeSchemaChanged) {
 			return err
 		}
@@ -165,6 +188,7 @@ func isDDL(query string) bool {
 //     length-encoded string there, rejects as a malformed packet.
 func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(res *sqltypes.Result, more bool) error {
+		h.noteRows(c, res)
 		if res != nil && len(res.Rows) > 0 {
 			padFractions(res)
 		}
@@ -183,6 +207,7 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 // column definitions MySQL's decimals (compat_fields.go).
 func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(res *sqltypes.Result) error {
+		h.noteRows(c, res)
 		if res != nil && len(res.Fields) == 0 {
 			h.setStatusFlags(c)
 		}
@@ -223,7 +248,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			}
 			return cb(&sqltypes.Result{}, rest != "")
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -248,7 +273,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	callback = binaryFilter(callback)
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(prepare.PrepareStmt) {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
 			if ok {
 				return err
@@ -324,7 +349,12 @@ func (h *handler) begin(s *Session, query string) {
 	if s != nil {
 		s.fullScan.Store(false)
 		s.forUpdate = isSelectForUpdate(query)
+		s.beginning = isBegin(query)
+		s.sentRows = false
 		s.beginCharacteristics(query)
+		if t, ok := s.GetTransaction().(*Transaction); ok && t.kv != nil {
+			t.kv.BeginStatement()
+		}
 	}
 }
 
@@ -338,7 +368,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 			return finishSQLError(err)
 		}
 	}
-	s.forUpdate = false
+	s.forUpdate, s.beginning, s.beginMode = false, false, ""
 	if err != nil {
 		s.statementFailed(ctx)
 	} else {
@@ -417,4 +447,15 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 		}
 	}
 	return callback(res, false)
+}
+
+// noteRows records that rows of the current statement are on their way
+// to the client: it can no longer run again.
+func (h *handler) noteRows(c *mysql.Conn, res *sqltypes.Result) {
+	if res == nil || len(res.Rows) == 0 {
+		return
+	}
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		s.sentRows = true
+	}
 }

@@ -18,10 +18,13 @@ import (
 // in the catalog and creates and drops them. It is shared by every session
 // of a Server; per-transaction state lives in Transaction.
 type DatabaseProvider struct {
-	store    *txn.Store
-	catalogs *catalogCache
-	metas    *metaCache
-	ids      *idAllocators
+	store *txn.Store
+	// lockWaits shows which connections wait for row locks
+	// (pessimistic.go).
+	lockWaits lockWaitView
+	catalogs  *catalogCache
+	metas     *metaCache
+	ids       *idAllocators
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath

@@ -187,6 +187,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
 	}
+	s.provider.lockWaits.store = s.kvStore
 	if cfg.DDLWaitTimeout > 0 {
 		s.provider.ddlWait = cfg.DDLWaitTimeout
 	}
@@ -204,6 +205,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}()
 	s.provider.ranges.kick() // what a previous process left
 
+	registerTxnVariables()
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb

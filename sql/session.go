@@ -34,6 +34,13 @@ type Session struct {
 	temps tempTables
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
+	// beginning is set by the handler for the duration of a BEGIN or START
+	// TRANSACTION; beginMode for a BEGIN PESSIMISTIC | OPTIMISTIC.
+	beginning bool
+	beginMode string
+	// sentRows is set once a statement's rows started to reach the
+	// client: it can no longer run again (pessimistic.go).
+	sentRows bool
 	// onEnd is called once when the connection ends.
 	onEnd func()
 	// started is the transaction StartTransaction last handed out. GMS

@@ -359,8 +359,13 @@ func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		return nil, toSQLError(err)
 	}
 	if r.lock {
-		if err := executor.LockRows(ctx, r.k, r.t.meta.exec, row.Handle); err != nil {
-			return nil, toSQLError(err)
+		ts, err := r.k.SnapshotTS(ctx)
+		if err == nil {
+			r.tx.noteLocking(ctx)
+			err = executor.LockRows(ctx, r.k, ts, r.t.meta.exec, row.Handle)
+		}
+		if err != nil {
+			return nil, r.tx.lockError(ctx, err)
 		}
 	}
 	if r.track && r.tx.keyless != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -68,6 +69,18 @@ type Transaction struct {
 	// keyless tracks the rows a writing statement reads from tables
 	// without a primary key (see keylessTracker); nil outside one.
 	keyless *keylessTracker
+	// pessimistic: the Percolator transaction locks what its statements
+	// write when they write it (pessimistic.go), waiting up to lockWait.
+	pessimistic bool
+	lockWait    time.Duration
+	// connID is the connection of the session that started the
+	// transaction, for ADMIN SHOW LOCK WAITS; shownTS the start_ts under
+	// which it is shown there, once it takes locks.
+	connID  uint32
+	shownTS uint64
+	// retryStatement is set when the failed statement may run again at a
+	// fresh snapshot (lockError).
+	retryStatement bool
 }
 
 var _ gsql.Transaction = (*Transaction)(nil)
@@ -94,6 +107,9 @@ func (t *Transaction) txn(ctx context.Context) (*txn.Txn, error) {
 	}
 	k, err := t.provider.store.Begin(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := t.beginPessimistic(k); err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
 	t.kv = k
@@ -266,6 +282,7 @@ func (t *Transaction) releaseSavepoint(name string) error {
 // changed are gone (ddl.go, schemalease), so that the next change finds at
 // most two versions in use.
 func (t *Transaction) commit(ctx context.Context) error {
+	defer t.forgetLocks()
 	t.statementEnd(true)
 	t.finished = true
 	if t.kv == nil {
@@ -347,6 +364,7 @@ func (t *Transaction) executorTable(id int64) *executor.Table {
 
 // rollback abandons the Percolator transaction, if one was begun.
 func (t *Transaction) rollback(ctx context.Context) error {
+	t.forgetLocks()
 	t.stmtOpen, t.keyless = false, nil
 	t.finished = true
 	defer t.liftFences(ctx)

@@ -48,6 +48,7 @@ type savedCharacteristics struct {
 func (s *Session) StartTransaction(ctx *gsql.Context, chr gsql.TransactionCharacteristic) (gsql.Transaction, error) {
 	ro := chr == gsql.ReadOnly || !s.readWrite && s.provider.fast.sessionVars(s).txReadOnly
 	t := &Transaction{provider: s.provider, readOnly: ro}
+	s.setPessimistic(ctx, t)
 	s.started = t
 	return t, nil
 }

@@ -40,6 +40,8 @@ type committer struct {
 	startTS  uint64
 	commitTS uint64
 	lockTTL  uint64
+	// forUpdateTS is a pessimistic transaction's newest for_update_ts.
+	forUpdateTS uint64
 
 	// live is the primary's heartbeat registration while it is locked.
 	liveMu sync.Mutex
@@ -68,6 +70,16 @@ func newCommitter(t *Txn) *committer {
 		default:
 			m.Op = kv.OpLock
 		}
+		if t.pess != nil {
+			if _, ok := t.pess.locked[k]; ok {
+				m.Pessimistic = true
+				if m.Op == kv.OpCheckNotExists {
+					// Inserted then deleted under our lock, which was taken
+					// with the existence check: commit the lock alone.
+					m.Op = kv.OpLock
+				}
+			}
+		}
 		c.muts = append(c.muts, m)
 		c.keys = append(c.keys, m.Key)
 		c.size += len(k) + len(m.Value)
@@ -80,6 +92,11 @@ func newCommitter(t *Txn) *committer {
 	}
 	c.sent = make([]bool, len(c.muts))
 	c.lockTTL = t.s.lockTTL(t.born)
+	if t.pess != nil && t.pess.primary != nil {
+		// Every pessimistic lock names this primary already.
+		c.primary = t.pess.primary
+		c.forUpdateTS = t.pess.maxForUpdateTS
+	}
 	return c
 }
 
@@ -215,12 +232,13 @@ func (c *committer) primarySpan(spans []regionSpan) int {
 // error fails the batch.
 func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi int, onePC *onePCState) error {
 	req := &kv.PrewriteRequest{
-		Region:    reg.Ctx(),
-		Mutations: c.muts[lo:hi],
-		Primary:   c.primary,
-		StartTS:   c.startTS,
-		LockTTL:   c.lockTTL,
-		TxnSize:   uint64(len(c.muts)),
+		Region:      reg.Ctx(),
+		Mutations:   c.muts[lo:hi],
+		Primary:     c.primary,
+		StartTS:     c.startTS,
+		LockTTL:     c.lockTTL,
+		TxnSize:     uint64(len(c.muts)),
+		ForUpdateTS: c.forUpdateTS,
 
 		AllowWhenDiskFull: c.t.allowWhenDiskFull,
 	}
@@ -289,6 +307,9 @@ func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi
 func (c *committer) primaryLocked(lo, hi int) {
 	if len(c.lockKeys) == 0 || !containsKey(c.keys[lo:hi], c.primary) {
 		return
+	}
+	if c.t.pess != nil && c.t.pess.live != nil {
+		return // the transaction's own heartbeat beats already
 	}
 	c.liveMu.Lock()
 	defer c.liveMu.Unlock()
@@ -416,7 +437,7 @@ func (c *committer) rollback(ctx context.Context) {
 	c.stopHeartbeat()
 	var keys [][]byte
 	for i, m := range c.muts {
-		if c.sent[i] && m.Op != kv.OpCheckNotExists {
+		if (c.sent[i] || m.Pessimistic) && m.Op != kv.OpCheckNotExists {
 			keys = append(keys, m.Key)
 		}
 	}

@@ -105,7 +105,8 @@
 //     them). A secondary left locked by a crash is rolled forward by
 //     whoever meets it.
 //
-// A prewrite that meets another transaction's lock resolves it as a read
+// A prewrite (of a key not pessimistically locked) that meets another
+// transaction's lock resolves it as a read
 // does (without pushing anything) and retries the batch. If the lock's
 // owner is alive, the committer waits with exponential backoff, up to
 // LockWaitTimeout (ErrLockWaitTimeout) — but only for a younger owner.
@@ -128,6 +129,64 @@
 // If the primary's commit fails in a way that does not tell whether it
 // took effect, Commit returns ErrUndetermined and leaves the locks for
 // resolution.
+//
+// # Pessimistic transactions
+//
+// A transaction made pessimistic (Txn.SetPessimistic; TiDB's pessimistic
+// mode over TiKV's AcquirePessimisticLock, with PostgreSQL's
+// REPEATABLE READ rule for conflicts so that it stays snapshot isolation)
+// locks what a statement writes or locks while the statement runs,
+// instead of finding conflicts at commit. The caller (the SQL layer) runs
+// each such statement after Txn.BeginStatement and in a stage
+// (Txn.Staging), reading at the snapshot
+// as every statement does, buffering its writes, and calls
+// Txn.LockKeys(ctx, SnapshotTS, keys...) on the keys it writes or locks
+// before anything of it reaches the client.
+//
+// LockKeys sends AcquirePessimisticLock per region, the primary's first:
+// the primary is the first key the transaction ever locks, and every lock
+// names it. A key held by another transaction is waited for in the
+// store's queue for that key (kv doc.go, "Lock waiting"), woken in order
+// when the holder commits or rolls back, up to the lock wait timeout
+// (Txn.SetLockWaitTimeout, innodb_lock_wait_timeout): ErrLockWaitTimeout,
+// after which the caller rolls back the statement only (its locks stay, as
+// InnoDB's do). The store waits in slices; between two, the client checks
+// the holder through its primary and rolls it back if its TTL has run out,
+// so a crashed client's locks delay a waiter about their TTL. A wait that
+// would close a cycle in the wait-for graph fails with ErrDeadlock, and
+// the transaction is rolled back at once so that the others of the cycle
+// go on (MySQL 1213).
+//
+// A key whose newest Put or Delete committed after the snapshot is locked
+// all the same (kv's LockWithConflict: a waiter keeps the lock it waited
+// for, as with TiKV's fair locking), but LockKeys returns
+// ErrForUpdateConflict. First committer wins: the transaction may not
+// write over a commit it did not see. Unless the statement is the first of
+// the transaction to read (CanRefreshSnapshot): then nothing else depends
+// on the snapshot, and RefreshSnapshot moves it to a fresh timestamp, as
+// if the transaction had begun now; the caller undoes the statement's
+// writes (Cleanup) and runs it again, and finds its keys locked already.
+// So "BEGIN; SELECT ... FOR UPDATE; UPDATE ...; COMMIT" and a transaction
+// that begins with its UPDATE wait instead of failing; a transaction that
+// read first and then meets a newer commit on a key it writes fails with
+// 1213 (ErrWriteConflict) at that statement, as PostgreSQL's REPEATABLE
+// READ does, instead of at commit. That keeps snapshot isolation: no lost
+// update (Hermitage P4), no read skew (G-single). TiDB's pessimistic mode
+// instead reads the newest data in every writing statement, which lets
+// both through, as InnoDB's REPEATABLE READ does.
+//
+// Keys the transaction Inserted are locked with an existence check
+// (ErrAlreadyExists, MySQL 1062). While any pessimistic lock is held the
+// heartbeat extends the primary's TTL, from the first lock until the
+// commit point or the rollback. Commit prewrites every key, marking those
+// it holds pessimistic locks on (the store converts them without conflict
+// checks and fails if one is missing: a resolver judged the transaction
+// dead), with min_commit_ts above the newest for_update_ts; keys locked by
+// statements that later failed are committed as lock-only keys, so no
+// pessimistic lock outlives the transaction. 1PC works as for optimistic
+// transactions, with a commit_ts above every lock's for_update_ts.
+// Rollback removes the pessimistic locks (PessimisticRollback, no Rollback
+// records).
 //
 // # Crashes
 //

@@ -19,6 +19,18 @@ var (
 	// the client may retry the whole transaction. The transaction is rolled
 	// back.
 	ErrWriteConflict = errors.New("txn: write conflict")
+	// ErrForUpdateConflict: a key a pessimistic statement locks was
+	// written by a transaction that committed after the statement's
+	// for_update_ts, so the statement read a stale version. The statement,
+	// not the transaction, runs again at a newer for_update_ts. It comes
+	// with ErrWriteConflict and the *kv.WriteConflictError (whose
+	// ConflictCommitTS names the commit), so that a caller that cannot
+	// run the statement again reports MySQL 1213.
+	ErrForUpdateConflict = errors.New("txn: write conflict after the statement's for_update_ts")
+	// ErrDeadlock: a pessimistic lock wait would have closed a cycle of
+	// transactions waiting for each other (MySQL 1213). The transaction
+	// is rolled back.
+	ErrDeadlock = errors.New("txn: deadlock")
 	// ErrAlreadyExists: an Insert met a key that exists (MySQL 1062). The
 	// transaction is rolled back.
 	ErrAlreadyExists = errors.New("txn: key already exists")
@@ -46,13 +58,14 @@ func classify(err error) error {
 		ae *kv.AlreadyExistsError
 		ta *kv.TxnAbortedError
 		nf *kv.TxnLockNotFoundError
+		pn *kv.PessimisticLockNotFoundError
 	)
 	switch {
 	case errors.As(err, &wc):
 		return fmt.Errorf("%w: %w", ErrWriteConflict, err)
 	case errors.As(err, &ae):
 		return fmt.Errorf("%w: %w", ErrAlreadyExists, err)
-	case errors.As(err, &ta), errors.As(err, &nf):
+	case errors.As(err, &ta), errors.As(err, &nf), errors.As(err, &pn):
 		return fmt.Errorf("%w: %w", ErrTxnAborted, err)
 	}
 	return err

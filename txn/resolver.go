@@ -419,8 +419,11 @@ func (r *LockResolver) endFlight(k regionFlightKey, f *regionFlight, err error) 
 // the lock's start_ts. While the lock exists no version of its key can
 // have committed at or after its start_ts (that prewrite would have met a
 // write conflict, and later writers wait for the lock), so this is the
-// newest committed version at any timestamp the lock does not cover.
-func versionBelow(l kv.LockInfo) uint64 { return l.StartTS - 1 }
+// newest committed version at any timestamp the lock does not cover. A
+// pessimistic transaction's lock is the exception: versions may have
+// committed up to its for_update_ts (it locked the key then, and checked
+// nothing newer existed), none after.
+func versionBelow(l kv.LockInfo) uint64 { return max(l.StartTS-1, l.ForUpdateTS) }
 
 // isTxnNotFound reports whether CheckTxnStatus found neither a lock nor a
 // record of the transaction (and was not asked to roll it back).

@@ -24,6 +24,16 @@ type Txn struct {
 	finished bool
 	// allowWhenDiskFull: see AllowWhenDiskFull.
 	allowWhenDiskFull bool
+
+	// pess is set in a pessimistic transaction (SetPessimistic).
+	pess *pessimisticState
+	// lockWait overrides Options.LockWaitTimeout when non-zero.
+	lockWait time.Duration
+	// readTS, when non-zero, replaces start_ts for reads (RefreshSnapshot).
+	readTS uint64
+	// observed: a read went to the snapshot. observedBefore is observed as
+	// it was when the current statement began (BeginStatement).
+	observed, observedBefore bool
 }
 
 // AllowWhenDiskFull marks the transaction as one a store whose disk is
@@ -81,10 +91,11 @@ func (t *Txn) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
 	if e, ok := t.buf.get(key); ok && e.op != bufLock {
 		return e.value, e.op == bufPut, nil
 	}
-	ts, err := t.StartTS(ctx)
+	ts, err := t.snapshotTS(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
 	}
+	t.observed = true
 	v, err := t.s.get(ctx, key, ts)
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
@@ -116,10 +127,11 @@ func (t *Txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, e
 	if len(missing) == 0 {
 		return out, nil
 	}
-	ts, err := t.StartTS(ctx)
+	ts, err := t.snapshotTS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
+	t.observed = true
 	got, err := t.s.batchGet(ctx, missing, ts)
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
@@ -149,10 +161,11 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterat
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	ts, err := t.StartTS(ctx)
+	ts, err := t.snapshotTS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	t.observed = true
 	snap, err := t.s.scan(ctx, start, end, ts, reverse)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -223,37 +236,15 @@ func (t *Txn) Insert(key, value []byte) error {
 	return t.write("insert", key, entry{op: bufPut, value: value, presumeNotExists: presume})
 }
 
-// LockKeys makes the keys part of the transaction's conflict detection, as
-// SELECT ... FOR UPDATE: a key not otherwise written is prewritten at
-// commit as a lock-only mutation (kv.OpLock), so that a write committed to
-// it by another transaction after this one started makes this one fail
-// with ErrWriteConflict. It fetches the start_ts if no read has yet, so
-// that the conflict window is fixed.
-func (t *Txn) LockKeys(ctx context.Context, keys ...[]byte) error {
-	if err := t.usable(); err != nil {
-		return fmt.Errorf("lock keys: %w", err)
-	}
-	for _, k := range keys {
-		if err := checkKey(k); err != nil {
-			return fmt.Errorf("lock keys: %w", err)
-		}
-	}
-	if _, err := t.StartTS(ctx); err != nil {
-		return fmt.Errorf("lock keys: %w", err)
-	}
-	for _, k := range keys {
-		if _, ok := t.buf.get(k); !ok {
-			t.buf.set(k, entry{op: bufLock})
-		}
-	}
-	return nil
-}
-
 // Staging opens a stage of the buffered writes, TiDB MemBuffer style: a
 // statement opens one before it writes, then either Release keeps its
 // writes or Cleanup undoes them, so that a failed statement undoes only
 // itself. Stages nest; handles are closed innermost first.
 func (t *Txn) Staging() StagingHandle { return t.buf.staging() }
+
+// BeginStatement marks the start of a statement for RefreshSnapshot: it
+// records whether the transaction has read from its snapshot before.
+func (t *Txn) BeginStatement() { t.observedBefore = t.observed }
 
 // Release closes stage h (and any stage opened after it), keeping its
 // writes. An unknown or already closed handle is ignored.
@@ -264,16 +255,17 @@ func (t *Txn) Release(h StagingHandle) { t.buf.release(h) }
 // ignored.
 func (t *Txn) Cleanup(h StagingHandle) { t.buf.cleanup(h) }
 
-// Rollback abandons the transaction. Nothing reached the store before
-// Commit, so this is local; it exists for symmetry with Commit and for
-// transactions to come that lock eagerly. Rolling back a finished
-// transaction is a no-op.
+// Rollback abandons the transaction. An optimistic transaction wrote
+// nothing to the store before Commit, so this is local; a pessimistic one
+// gives back its pessimistic locks. Rolling back a finished transaction is
+// a no-op.
 func (t *Txn) Rollback(ctx context.Context) error {
 	if t.finished {
 		return nil
 	}
 	t.finished = true
 	t.buf = newMemBuffer()
+	t.releasePessimisticLocks(ctx)
 	return nil
 }
 
@@ -289,6 +281,20 @@ func (t *Txn) Commit(ctx context.Context) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	t.finished = true
+	// The heartbeat of a pessimistic transaction's primary runs until the
+	// commit point is passed or the commit fails; the committer's own
+	// then takes no part.
+	defer t.stopPessimisticHeartbeat()
+	if t.pess != nil {
+		// Keys locked by statements that failed afterwards are no longer
+		// buffered; they are committed as lock-only keys so that no
+		// pessimistic lock outlives the transaction.
+		for k := range t.pess.locked {
+			if _, ok := t.buf.entries[k]; !ok {
+				t.buf.set([]byte(k), entry{op: bufLock})
+			}
+		}
+	}
 	if t.buf.len() == 0 {
 		return nil
 	}

@@ -245,7 +245,7 @@ func TestLockKeysDetectsConflict(t *testing.T) {
 	mustCommit(t, e.s, "row", "1")
 
 	t1, _ := e.s.Begin(ctx)
-	if err := t1.LockKeys(ctx, []byte("row")); err != nil {
+	if err := t1.LockKeys(ctx, 0, []byte("row")); err != nil {
 		t.Fatal(err)
 	}
 	if v, _, _ := t1.Get(ctx, []byte("row")); string(v) != "1" {
@@ -262,7 +262,7 @@ func TestLockKeysDetectsConflict(t *testing.T) {
 
 	// Without a concurrent write the lock commits, leaving the value.
 	t2, _ := e.s.Begin(ctx)
-	_ = t2.LockKeys(ctx, []byte("row"))
+	_ = t2.LockKeys(ctx, 0, []byte("row"))
 	if err := t2.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestIterAgainstModel(t *testing.T) {
 				_ = tx.Delete([]byte(k))
 				delete(view, k)
 			case 1:
-				_ = tx.LockKeys(ctx, []byte(k)) // no change to what is read
+				_ = tx.LockKeys(ctx, 0, []byte(k)) // no change to what is read
 			default:
 				v := fmt.Sprintf("own%d", round)
 				_ = tx.Set([]byte(k), []byte(v))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -308,5 +309,14 @@ func DSN(addr, database string, interpolate bool) string {
 	mc.Addr = addr
 	mc.DBName = database
 	mc.InterpolateParams = interpolate
+	if mode := os.Getenv(EnvTxnMode); mode != "" {
+		// The driver sets it on every connection it opens.
+		mc.Params = map[string]string{"percdb_txn_mode": "'" + mode + "'"}
+	}
 	return mc.FormatDSN()
 }
+
+// EnvTxnMode names the transaction mode the workloads' connections run in
+// (percdb_txn_mode: optimistic or pessimistic); empty keeps the server's
+// default.
+const EnvTxnMode = "PERCDB_TEST_TXN_MODE"

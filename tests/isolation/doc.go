@@ -9,8 +9,9 @@
 //
 // and plays a script of statements, each from a given session (T1, T2,
 // T3), in a fixed order. A statement Hermitage marks "BLOCKS" is started
-// without waiting: it either finishes (percdb never holds row locks before
-// COMMIT) or the server reports it waiting for a lock (InnoDB), and the
+// without waiting: it either finishes (an optimistic percdb transaction
+// holds no row locks before COMMIT) or the server reports it waiting for a
+// lock (InnoDB, or percdb in pessimistic mode), and the
 // script goes on with the other sessions until one of them releases it.
 // After an error, a session's transaction is over: the harness rolls it
 // back and skips the session's statements up to its COMMIT or ROLLBACK, so
@@ -25,4 +26,10 @@
 // are asserted, and the documented differences (InnoDB lets P4 through,
 // reads the latest version in UPDATE and DELETE, blocks instead of failing)
 // are logged rather than asserted.
+//
+// PERCDB_TEST_TXN_MODE=pessimistic runs the cases in percdb's pessimistic
+// mode (percdb_txn_mode): statements then wait for row locks, which the
+// harness sees in ADMIN SHOW LOCK WAITS, and a transaction whose first
+// reading statement waited commits after the holder instead of failing
+// (a serial history; firstStatementWaits). Every anomaly stays prevented.
 package isolation

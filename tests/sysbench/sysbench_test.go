@@ -62,6 +62,7 @@ var (
 	queriesLine = regexp.MustCompile(`queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)`)
 	ignoredLine = regexp.MustCompile(`ignored errors:\s+(\d+)`)
 	p95Line     = regexp.MustCompile(`95th percentile:\s+([\d.]+)`)
+	txnsLine    = regexp.MustCompile(`transactions:\s+\d+\s+\(([\d.]+) per sec\.\)`)
 )
 
 func TestSysbench(t *testing.T) {
@@ -79,6 +80,13 @@ func TestSysbench(t *testing.T) {
 	s := sqltest.Start(t, "")
 	if _, err := s.Open("").Exec("CREATE DATABASE sbtest"); err != nil {
 		t.Fatal(err)
+	}
+	// PERCDB_TEST_TXN_MODE=pessimistic runs the workloads in pessimistic
+	// mode: sysbench's sessions take the global default.
+	if mode := os.Getenv("PERCDB_TEST_TXN_MODE"); mode != "" {
+		if _, err := s.Open("").Exec("SET GLOBAL percdb_txn_mode = ?", mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	host, port := s.HostPort()
 	common := []string{
@@ -119,8 +127,12 @@ func TestSysbench(t *testing.T) {
 			if m := p95Line.FindStringSubmatch(out); m != nil {
 				p95 = m[1]
 			}
-			t.Logf("%s: %s queries/s, p95 %s ms, %s retried conflicts (%d threads, %d s, %d rows; indicative)",
-				w, q[2], p95, ignored, threads, seconds, size)
+			tps := "?"
+			if m := txnsLine.FindStringSubmatch(out); m != nil {
+				tps = m[1]
+			}
+			t.Logf("%s: %s transactions/s, %s queries/s, p95 %s ms, %s retried conflicts (%d threads, %d s, %d rows; indicative)",
+				w, tps, q[2], p95, ignored, threads, seconds, size)
 		})
 	}
 }

@@ -2,7 +2,9 @@
 // store keeps them: a Lock, in the lock space, says a transaction has
 // prewritten a key and not yet committed or rolled it back; a Write, in the
 // write space at the commit timestamp, says what a transaction did to the
-// key (Put, Delete, Lock) or that it was rolled back (Rollback).
+// key (Put, Delete, Lock) or that it was rolled back (Rollback). A pessimistic
+// transaction also keeps Locks of type Pessimistic, with no value, on the keys
+// it has locked before its prewrite.
 //
 // A value of at most ShortValueMaxLen bytes rides in the Lock and moves into
 // the Write at commit, so a read finds it with the one seek that finds the

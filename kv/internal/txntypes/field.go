@@ -20,6 +20,7 @@ const (
 	tagMinCommitTS        = byte('c')
 	tagTxnSize            = byte('t')
 	tagOverlappedRollback = byte('R')
+	tagForUpdateTS        = byte('f')
 )
 
 // appendField appends one tagged optional field.

@@ -15,6 +15,13 @@ const (
 	// LockLock: the key is only locked (SELECT ... FOR UPDATE); such locks
 	// never block readers.
 	LockLock LockType = 'L'
+	// LockPessimistic: a pessimistic transaction holds the key before its
+	// prewrite (AcquirePessimisticLock). It carries no value, so it never
+	// blocks readers; it blocks writers and other lockers, and its own
+	// transaction's prewrite turns it into a Put, Delete or Lock lock. It
+	// never commits as it is: a pessimistic lock left by a transaction
+	// that committed was not part of the commit and is simply removed.
+	LockPessimistic LockType = 'S'
 )
 
 // String names the type.
@@ -26,12 +33,16 @@ func (t LockType) String() string {
 		return "Delete"
 	case LockLock:
 		return "Lock"
+	case LockPessimistic:
+		return "Pessimistic"
 	}
 	return fmt.Sprintf("LockType(%#x)", byte(t))
 }
 
 // valid reports whether t is one of the defined types.
-func (t LockType) valid() bool { return t == LockPut || t == LockDelete || t == LockLock }
+func (t LockType) valid() bool {
+	return t == LockPut || t == LockDelete || t == LockLock || t == LockPessimistic
+}
 
 // Lock is the record in the lock space: a transaction has prewritten the key.
 //
@@ -42,6 +53,8 @@ func (t LockType) valid() bool { return t == LockPut || t == LockDelete || t == 
 //	          'v' short value (raw bytes, at most 255)
 //	          'c' min_commit_ts (uvarint), present when non-zero
 //	          't' txn_size (uvarint), present when non-zero
+//	          'f' for_update_ts (uvarint), present when non-zero: the lock
+//	              is (or was, before its prewrite) a pessimistic lock
 type Lock struct {
 	Type    LockType
 	Primary []byte
@@ -58,11 +71,16 @@ type Lock struct {
 	MinCommitTS uint64
 	// TxnSize is the number of keys in the transaction, a hint for resolvers.
 	TxnSize uint64
+	// ForUpdateTS is the for_update_ts at which a pessimistic transaction
+	// locked the key, kept when its prewrite converts the lock. Versions
+	// of the key may have committed between StartTS and ForUpdateTS, never
+	// above it while the lock is held. Zero for an optimistic lock.
+	ForUpdateTS uint64
 }
 
 // Encode returns the encoding of l.
 func (l *Lock) Encode() []byte {
-	b := make([]byte, 0, 1+len(l.Primary)+2*10+len(l.ShortValue)+24)
+	b := make([]byte, 0, 1+len(l.Primary)+2*10+len(l.ShortValue)+36)
 	b = append(b, byte(l.Type))
 	b = appendBytes(b, l.Primary)
 	b = appendUvarint(b, l.StartTS)
@@ -75,6 +93,9 @@ func (l *Lock) Encode() []byte {
 	}
 	if l.TxnSize != 0 {
 		b = appendUvarintField(b, tagTxnSize, l.TxnSize)
+	}
+	if l.ForUpdateTS != 0 {
+		b = appendUvarintField(b, tagForUpdateTS, l.ForUpdateTS)
 	}
 	return b
 }
@@ -112,6 +133,8 @@ func DecodeLock(b []byte) (*Lock, error) {
 			l.MinCommitTS, err = uvarintPayload(d.what, "min_commit_ts", payload)
 		case tagTxnSize:
 			l.TxnSize, err = uvarintPayload(d.what, "txn_size", payload)
+		case tagForUpdateTS:
+			l.ForUpdateTS, err = uvarintPayload(d.what, "for_update_ts", payload)
 		}
 		return err
 	})

@@ -13,6 +13,8 @@ var locks = []*Lock{
 	{Type: LockPut, Primary: []byte("p"), StartTS: 1 << 62, TTL: 0, MinCommitTS: 1<<62 + 1, TxnSize: 1000},
 	{Type: LockDelete, Primary: []byte{}, StartTS: 1},
 	{Type: LockLock, Primary: bytes.Repeat([]byte("k"), 300), StartTS: 7, TTL: 1, ShortValue: bytes.Repeat([]byte("v"), ShortValueMaxLen)},
+	{Type: LockPessimistic, Primary: []byte("p"), StartTS: 10, TTL: 3000, ForUpdateTS: 12, TxnSize: 1},
+	{Type: LockPut, Primary: []byte("p"), StartTS: 10, TTL: 3000, ShortValue: []byte("v"), MinCommitTS: 13, ForUpdateTS: 12},
 }
 
 var writes = []*Write{
@@ -78,6 +80,7 @@ func TestDecodeCorrupt(t *testing.T) {
 		"long short value": appendField((&Lock{Type: LockPut, StartTS: 1}).Encode(), tagShortValue,
 			make([]byte, ShortValueMaxLen+1)),
 		"min_commit_ts trailing": appendField((&Lock{Type: LockPut, StartTS: 1}).Encode(), tagMinCommitTS, []byte{1, 2}),
+		"for_update_ts trailing": appendField((&Lock{Type: LockPessimistic, StartTS: 1}).Encode(), tagForUpdateTS, []byte{1, 2}),
 	} {
 		if _, err := DecodeLock(b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("lock %s: got %v, want ErrCorrupt", name, err)

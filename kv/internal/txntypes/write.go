@@ -38,7 +38,9 @@ func (t WriteType) valid() bool {
 	return t == WritePut || t == WriteDelete || t == WriteLock || t == WriteRollback
 }
 
-// WriteTypeOf returns the write type a lock of type t commits as.
+// WriteTypeOf returns the write type a lock of type t commits as. A
+// LockPessimistic never commits (see LockPessimistic); callers handle it
+// before asking.
 func WriteTypeOf(t LockType) WriteType {
 	switch t {
 	case LockDelete:

@@ -10,6 +10,11 @@ import (
 	percsql "github.com/percdb/percdb/sql"
 )
 
+// EnvTxnMode names the transaction mode new sessions of a percdb node
+// started here run in (SET GLOBAL percdb_txn_mode: optimistic or
+// pessimistic); empty keeps the server's default.
+const EnvTxnMode = "PERCDB_TEST_TXN_MODE"
+
 // PercdbOptions configures StartPercdb. The zero value is an in-memory node.
 type PercdbOptions struct {
 	// Durable keeps the key-value store on disk with synced writes, as the
@@ -65,6 +70,11 @@ func StartPercdb(ctx context.Context, opts PercdbOptions) (s *Server, err error)
 		return nil, err
 	}
 	defer admin.Close()
+	if mode := os.Getenv(EnvTxnMode); mode != "" {
+		if _, err := admin.ExecContext(ctx, "set global percdb_txn_mode = ?", mode); err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", EnvTxnMode, mode, err)
+		}
+	}
 	dsn, err := createTestDatabase(ctx, cfg, admin)
 	if err != nil {
 		return nil, err

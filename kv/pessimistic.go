@@ -1,0 +1,230 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/percdb/percdb/kv/internal/txntypes"
+)
+
+// AcquirePessimisticLock locks req.Keys for the pessimistic transaction
+// req.StartTS at req.ForUpdateTS (rules and waiting: see
+// AcquirePessimisticLockRequest). Each attempt is one latched command; a
+// request that meets another transaction's lock joins that key's wait
+// queue while it still holds the latch, so a release applied after the
+// attempt cannot be missed, then waits outside the latches.
+func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimisticLockRequest) (*AcquirePessimisticLockResponse, error) {
+	what := fmt.Sprintf("acquire pessimistic locks of txn %d at %d", req.StartTS, req.ForUpdateTS)
+	if err := validateAcquire(req); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	keys := make([][]byte, len(req.Keys))
+	for i, k := range req.Keys {
+		keys[i] = k.Key
+	}
+	var deadline time.Time
+	if req.WaitTimeout > 0 {
+		deadline = time.Now().Add(min(req.WaitTimeout, s.lockWaitSlice))
+	}
+	var turn *lockWaiter // our place in a key's queue, kept across attempts
+	for {
+		resp := &AcquirePessimisticLockResponse{}
+		var w *lockWaiter
+		err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
+			wb.volatile = true
+			for _, k := range req.Keys {
+				v, conflictTS, err := acquireKey(r, wb, req, k)
+				if err != nil {
+					var locked *KeyIsLockedError
+					if errors.As(err, &locked) && !deadline.IsZero() {
+						// Queue now, under the latch: the holder's release
+						// needs the latch, so it will find us.
+						w = s.waiters.enqueue(k.Key, req.StartTS, locked.Lock.StartTS, turn)
+					}
+					return err
+				}
+				resp.ConflictTS = max(resp.ConflictTS, conflictTS)
+				if req.ReturnValues {
+					resp.Values = append(resp.Values, v)
+				}
+			}
+			return nil
+		})
+		if turn != nil && w == nil && err != nil {
+			// Woken, but we failed otherwise than on a lock (an existence
+			// check, a rollback) and leave the key free: pass the turn on,
+			// so that the next waiter tries. Had we taken the key, the
+			// others would wait for our release.
+			s.waiters.wakeNext(turn.key)
+		}
+		turn = nil
+		if err == nil {
+			return resp, nil
+		}
+		if w == nil {
+			return nil, err
+		}
+		turn, err = s.waitForLock(ctx, w, deadline, err)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitForLock waits in w's queue after an attempt failed with lockedErr,
+// unless the wait would close a deadlock. It returns the waiter when it
+// was woken (its turn: the next attempt keeps its place at the head of
+// the queue), or the error to answer: lockedErr when the wait slice or
+// the request's wait timeout has passed, a *DeadlockError, or ctx's
+// error.
+func (s *Store) waitForLock(ctx context.Context, w *lockWaiter, deadline time.Time, lockedErr error) (*lockWaiter, error) {
+	if err := s.waiters.detect(w); err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-w.woken:
+		s.waiters.done(w, true)
+		if w.err != nil {
+			return nil, w.err
+		}
+		return w, nil
+	case <-timer.C:
+		s.waiters.done(w, false)
+		return nil, lockedErr
+	case <-ctx.Done():
+		s.waiters.done(w, false)
+		return nil, fmt.Errorf("wait for the lock of txn %d on %q: %w", w.lockTS, w.key, context.Cause(ctx))
+	}
+}
+
+// validateAcquire rejects malformed requests.
+func validateAcquire(req *AcquirePessimisticLockRequest) error {
+	switch {
+	case req.StartTS == 0:
+		return errors.New("start_ts is 0")
+	case req.ForUpdateTS < req.StartTS:
+		return fmt.Errorf("for_update_ts %d is below start_ts %d", req.ForUpdateTS, req.StartTS)
+	case len(req.Primary) == 0:
+		return errors.New("empty primary key")
+	case len(req.Keys) == 0:
+		return errors.New("no keys")
+	case req.WaitTimeout < 0:
+		return fmt.Errorf("negative wait timeout %v", req.WaitTimeout)
+	}
+	return nil
+}
+
+// acquireKey applies the rules of AcquirePessimisticLock to one key and
+// writes its lock; it returns the key's value when asked, and under
+// LockWithConflict the commit_ts of a write newer than for_update_ts.
+func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockRequest, k PessimisticKey) (value []byte, conflictTS uint64, err error) {
+	l, err := r.lock(k.Key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if l != nil && l.StartTS != req.StartTS {
+		return nil, 0, &KeyIsLockedError{Lock: lockInfo(k.Key, l)}
+	}
+	if l != nil {
+		if l.Type != txntypes.LockPessimistic {
+			return nil, 0, fmt.Errorf("key %q is already prewritten by txn %d", k.Key, req.StartTS)
+		}
+		// Ours already: nothing can have committed to the key since we
+		// locked it. Move it to the newer for_update_ts.
+		if l.ForUpdateTS < req.ForUpdateTS || l.TTL < req.LockTTL {
+			l.ForUpdateTS, l.TTL = max(l.ForUpdateTS, req.ForUpdateTS), max(l.TTL, req.LockTTL)
+			wb.putLock(k.Key, l)
+		}
+		value, err = returnValue(r, req, k.Key)
+		return value, 0, err
+	}
+	rolledBack, err := r.writeAt(k.Key, req.StartTS)
+	if err != nil {
+		return nil, 0, err
+	}
+	if rolledBack != nil && (rolledBack.Type == txntypes.WriteRollback || rolledBack.OverlappedRollback) {
+		return nil, 0, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
+	}
+	commitTS, w, err := newestChange(r, k.Key, req.ForUpdateTS)
+	if err != nil {
+		return nil, 0, err
+	}
+	forUpdateTS := req.ForUpdateTS
+	if w != nil {
+		if !req.LockWithConflict {
+			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		}
+		// Locked as of that write: nothing newer exists.
+		forUpdateTS, conflictTS = commitTS, commitTS
+	}
+	if k.CheckNotExists {
+		if err := checkNotExists(r, k.Key); err != nil {
+			return nil, 0, err
+		}
+	}
+	wb.putLock(k.Key, &txntypes.Lock{
+		Type:        txntypes.LockPessimistic,
+		Primary:     req.Primary,
+		StartTS:     req.StartTS,
+		TTL:         req.LockTTL,
+		ForUpdateTS: forUpdateTS,
+	})
+	value, err = returnValue(r, req, k.Key)
+	return value, conflictTS, err
+}
+
+// newestChange returns key's newest Put or Delete record committed after
+// ts, or a nil record. Lock and Rollback records changed no data: another
+// transaction's SELECT ... FOR UPDATE or rollback after ts is no conflict
+// for a statement that read at ts.
+func newestChange(r *mvccReader, key []byte, ts uint64) (uint64, *txntypes.Write, error) {
+	var commitTS uint64
+	var found *txntypes.Write
+	err := r.writes(key, MaxTS, func(cts uint64, w *txntypes.Write) bool {
+		if cts <= ts {
+			return false
+		}
+		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
+			commitTS, found = cts, w
+			return false
+		}
+		return true
+	})
+	return commitTS, found, err
+}
+
+// returnValue reads key's value when the request asks for values. The
+// caller checked that no version newer than the key's lock exists, so this
+// is the newest value.
+func returnValue(r *mvccReader, req *AcquirePessimisticLockRequest, key []byte) ([]byte, error) {
+	if !req.ReturnValues {
+		return nil, nil
+	}
+	return r.value(key, MaxTS)
+}
+
+// PessimisticRollback removes the pessimistic locks of startTS on keys
+// whose for_update_ts is at most forUpdateTS (see the Client contract).
+func (s *Store) PessimisticRollback(ctx context.Context, rc RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error {
+	what := fmt.Sprintf("pessimistic rollback of txn %d at %d", startTS, forUpdateTS)
+	if startTS == 0 {
+		return fmt.Errorf("%s: start_ts is 0", what)
+	}
+	return s.mutate(ctx, rc, what, keys, func(r *mvccReader, wb *writeBatch) error {
+		wb.volatile = true
+		for _, k := range keys {
+			l, err := r.lock(k)
+			if err != nil {
+				return err
+			}
+			if l != nil && l.StartTS == startTS && l.Type == txntypes.LockPessimistic && l.ForUpdateTS <= forUpdateTS {
+				wb.delLock(k)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,323 @@
+package sql
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/txn"
+)
+
+// Transaction modes (percdb_txn_mode, BEGIN PESSIMISTIC | OPTIMISTIC).
+const (
+	varTxnMode         = "percdb_txn_mode"
+	varLockWaitTimeout = "innodb_lock_wait_timeout"
+	modePessimistic    = "pessimistic"
+	modeOptimistic     = "optimistic"
+	// defaultTxnMode is the mode of new sessions. Optimistic until the
+	// whole test suite and the sqllogictest gate have run in pessimistic
+	// mode (see docs/transactions.md).
+	defaultTxnMode = modeOptimistic
+	// maxStatementRetries bounds how often a pessimistic statement runs
+	// again after moving its transaction's snapshot past a conflicting
+	// commit: each retry found a commit newer than its snapshot, so a
+	// key busy enough to exhaust them gets 1213.
+	maxStatementRetries = 100
+)
+
+var registerVariables sync.Once
+
+// registerTxnVariables adds percdb_txn_mode and replaces GMS's
+// innodb_lock_wait_timeout, which v0.20.0 pins to 1 and global scope only
+// (it has no row locks): percdb's is MySQL's, session and global, 1 to
+// 1073741824 seconds, default 50 (docs/compatibility.md). GMS keeps system
+// variables in one registry per process, so this is done once.
+func registerTxnVariables() {
+	registerVariables.Do(func() {
+		gsql.SystemVariables.AddSystemVariables([]gsql.SystemVariable{
+			&gsql.MysqlSystemVariable{
+				Name:    varTxnMode,
+				Scope:   gsql.GetMysqlScope(gsql.SystemVariableScope_Both),
+				Dynamic: true,
+				Type:    types.NewSystemEnumType(varTxnMode, modePessimistic, modeOptimistic),
+				Default: defaultTxnMode,
+			},
+			&gsql.MysqlSystemVariable{
+				Name:    varLockWaitTimeout,
+				Scope:   gsql.GetMysqlScope(gsql.SystemVariableScope_Both),
+				Dynamic: true,
+				Type:    types.NewSystemIntType(varLockWaitTimeout, 1, 1073741824, false),
+				Default: int64(50),
+			},
+		})
+	})
+}
+
+// beginMode recognises BEGIN PESSIMISTIC and BEGIN OPTIMISTIC (TiDB's
+// syntax, which GMS does not parse): it returns the mode and the plain
+// BEGIN to run instead.
+func beginMode(query string) (mode string, begin string, ok bool) {
+	if !leadingWordIs(query, "begin") {
+		return "", "", false
+	}
+	f := strings.Fields(strings.TrimRight(strings.TrimSpace(query), ";"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "begin") {
+		return "", "", false
+	}
+	switch strings.ToLower(f[1]) {
+	case modePessimistic:
+		return modePessimistic, "BEGIN", true
+	case modeOptimistic:
+		return modeOptimistic, "BEGIN", true
+	}
+	return "", "", false
+}
+
+// isBegin reports whether query opens an explicit transaction.
+func isBegin(query string) bool {
+	if !leadingWordIs(query, "begin") && !leadingWordIs(query, "start") {
+		return false
+	}
+	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
+	if len(f) == 0 {
+		return false
+	}
+	return f[0] == "begin" && (len(f) == 1 || f[1] == "work" || f[1] == modePessimistic || f[1] == modeOptimistic) ||
+		f[0] == "start" && len(f) > 1 && f[1] == "transaction"
+}
+
+// txnMode returns the mode of a transaction the session starts now: the
+// mode a BEGIN named, else percdb_txn_mode.
+func (s *Session) txnMode(ctx *gsql.Context) string {
+	if s.beginMode != "" {
+		return s.beginMode
+	}
+	v, err := s.GetSessionVariable(ctx, varTxnMode)
+	if m, ok := v.(string); err == nil && ok {
+		return strings.ToLower(m)
+	}
+	return defaultTxnMode
+}
+
+// lockWaitTimeout returns the session's innodb_lock_wait_timeout.
+func (s *Session) lockWaitTimeout(ctx *gsql.Context) time.Duration {
+	v, err := s.GetSessionVariable(ctx, varLockWaitTimeout)
+	if err != nil {
+		return 50 * time.Second
+	}
+	n, ok := types.CoalesceInt(v)
+	if !ok || n < 1 {
+		return 50 * time.Second
+	}
+	return time.Duration(n) * time.Second
+}
+
+// setPessimistic makes t's transaction pessimistic when the session that
+// starts it is in an explicit transaction in pessimistic mode. An
+// autocommit statement stays optimistic: it is its own transaction, so a
+// conflict at its commit can be retried by the server as a whole
+// (the DDL retry in handler.go) or is reported before anything else
+// depended on it.
+func (s *Session) setPessimistic(ctx *gsql.Context, t *Transaction) {
+	if s.txnMode(ctx) != modePessimistic || !(s.beginning || s.inExplicitTransaction()) {
+		return
+	}
+	t.pessimistic = true
+	t.lockWait = s.lockWaitTimeout(ctx)
+	t.connID = s.ID()
+}
+
+// beginPessimistic prepares a new Percolator transaction of t for
+// pessimistic mode.
+func (t *Transaction) beginPessimistic(k *txn.Txn) error {
+	if !t.pessimistic {
+		return nil
+	}
+	if err := k.SetPessimistic(); err != nil {
+		return err
+	}
+	k.SetLockWaitTimeout(t.lockWait)
+	return nil
+}
+
+// lockWritten locks, in a pessimistic transaction, the keys k's statement
+// wrote since mark (a row and its index entries), at the snapshot the
+// statement read them at; see lockError for the failures.
+func lockWritten(ctx context.Context, tx *Transaction, k *txn.Txn, mark int) error {
+	if !k.IsPessimistic() {
+		return nil
+	}
+	keys := k.WrittenSince(mark)
+	if len(keys) == 0 {
+		return nil
+	}
+	ts, err := k.SnapshotTS(ctx)
+	if err == nil {
+		tx.noteLocking(ctx)
+		err = k.LockKeys(ctx, ts, keys...)
+	}
+	return tx.lockError(ctx, err)
+}
+
+// lockWaitView maps the transactions that take pessimistic locks to their
+// connections, so that the store's lock waits can be shown by connection.
+type lockWaitView struct {
+	store *kv.Store
+	conns sync.Map // start_ts (uint64) -> connection id (uint32)
+}
+
+// noteLocking records t's connection before it takes locks.
+func (t *Transaction) noteLocking(ctx context.Context) {
+	if t.kv == nil || t.connID == 0 {
+		return
+	}
+	if ts, err := t.kv.StartTS(ctx); err == nil && t.shownTS == 0 {
+		t.shownTS = ts
+		t.provider.lockWaits.conns.Store(ts, t.connID)
+	}
+}
+
+// forgetLocks drops t from the view when it ends.
+func (t *Transaction) forgetLocks() {
+	if t.shownTS != 0 {
+		t.provider.lockWaits.conns.Delete(t.shownTS)
+		t.shownTS = 0
+	}
+}
+
+// isShowLockWaits recognises ADMIN SHOW LOCK WAITS, percdb's view of the
+// lock waits in progress (MySQL 8 has performance_schema.data_lock_waits,
+// TiDB information_schema.DATA_LOCK_WAITS).
+func isShowLockWaits(query string) bool {
+	if !leadingWordIs(query, "admin") {
+		return false
+	}
+	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
+	return len(f) == 4 && f[0] == "admin" && f[1] == "show" && f[2] == "lock" && f[3] == "waits"
+}
+
+// show lists the lock waits in progress, one row per waiting request:
+// the waiting connection and transaction, the key (hex), and the
+// connection and transaction holding the lock (connection 0: not a
+// pessimistic transaction of this node).
+func (v *lockWaitView) show() *sqltypes.Result {
+	res := &sqltypes.Result{}
+	for _, c := range []string{"CONNECTION_ID", "TRX_ID", "KEY", "HOLDING_CONNECTION_ID", "HOLDING_TRX_ID"} {
+		res.Fields = append(res.Fields, &querypb.Field{Name: c, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
+	}
+	if v.store == nil {
+		return res
+	}
+	conn := func(ts uint64) string {
+		if c, ok := v.conns.Load(ts); ok {
+			return strconv.FormatUint(uint64(c.(uint32)), 10)
+		}
+		return "0"
+	}
+	for _, w := range v.store.LockWaits() {
+		res.Rows = append(res.Rows, []sqltypes.Value{
+			sqltypes.NewVarChar(conn(w.Txn)),
+			sqltypes.NewVarChar(strconv.FormatUint(w.Txn, 10)),
+			sqltypes.NewVarChar(hex.EncodeToString(w.Key)),
+			sqltypes.NewVarChar(conn(w.LockTS)),
+			sqltypes.NewVarChar(strconv.FormatUint(w.LockTS, 10)),
+		})
+	}
+	return res
+}
+
+// lockError turns a pessimistic lock failure into the statement's error:
+//   - a commit newer than the snapshot on a key the statement locks, when
+//     the statement is the transaction's first to read: the handler moves
+//     the snapshot past it and runs the statement again (retryStatement);
+//   - the same after earlier reads: first committer wins, 1213, and the
+//     whole transaction is rolled back, as MySQL does after a deadlock;
+//   - a deadlock: 1213, the transaction already rolled back;
+//   - a lock wait timeout: 1205, the statement alone rolled back (the
+//     handler undoes its writes; its locks stay, as InnoDB's do).
+func (t *Transaction) lockError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, txn.ErrForUpdateConflict) && t.kv.CanRefreshSnapshot():
+		t.retryStatement = true
+	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrDeadlock):
+		_ = t.rollback(ctx)
+	}
+	return toSQLError(err)
+}
+
+// retryAfterConflict prepares the session's transaction to run the
+// statement that just failed again, when its failure asked for it
+// (lockError) and nothing of it reached the client: the snapshot moves
+// to a fresh timestamp. The statement's writes are already undone.
+func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
+	t, ok := s.GetTransaction().(*Transaction)
+	if !ok || !t.retryStatement {
+		return false
+	}
+	t.retryStatement = false
+	if sent || t.finished || t.kv == nil {
+		return false
+	}
+	return t.kv.RefreshSnapshot(ctx) == nil
+}
+
+// conflictAfterRetries is the error of a statement that ran
+// maxStatementRetries times and met a newer commit every time.
+func conflictAfterRetries(err error) error {
+	return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%d attempts: %v)", msgDeadlock, maxStatementRetries, err)
+}
+
+// locks reports whether statement query may take pessimistic locks: it
+// writes or is a SELECT ... FOR UPDATE, and runs in a pessimistic
+// transaction (one is open, or this statement opens one). It then skips
+// the fast path, whose plans do not lock, for GMS's; plain SELECTs, which
+// read the snapshot and lock nothing, keep the fast path.
+func (s *Session) locks(query string) bool {
+	if leadingWordIs(query, "select") && !s.forUpdate {
+		return false
+	}
+	return s.lockingTxn()
+}
+
+// lockingTxn reports whether the session's statements run in a
+// pessimistic transaction: one is open, or the statement opens one.
+func (s *Session) lockingTxn() bool {
+	if t, ok := s.GetTransaction().(*Transaction); ok && !t.finished && t.pessimistic {
+		return true
+	}
+	if s.beginMode != "" {
+		return s.beginMode == modePessimistic
+	}
+	if !s.beginning && !s.inExplicitTransaction() {
+		return false
+	}
+	v, err := s.GetSessionVariable(nil, varTxnMode)
+	m, ok := v.(string)
+	return err == nil && ok && strings.EqualFold(m, modePessimistic)
+}
+
+// leadingWordIs reports whether query starts with word (any case) followed
+// by a space, a ';' or its end: a test that allocates nothing, made before
+// the statements here split a query into words, since every statement
+// passes through them.
+func leadingWordIs(query, word string) bool {
+	q := trimLeading(query, " \t\r\n")
+	if len(q) < len(word) || !strings.EqualFold(q[:len(word)], word) {
+		return false
+	}
+	return len(q) == len(word) || !isWordByte(q[len(word)])
+}

@@ -1,0 +1,292 @@
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// pessimisticConn opens a connection of pool in pessimistic mode.
+func pessimisticConn(t *testing.T, pool *dbsql.DB) *dbsql.Conn {
+	t.Helper()
+	c, err := pool.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.ExecContext(context.Background(), "set session percdb_txn_mode = 'pessimistic'"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitForLockWaits waits until n lock requests wait in srv's store.
+func waitForLockWaits(srv *Server, n int) {
+	for len(srv.kvStore.LockWaits()) != n {
+		runtime.Gosched()
+	}
+}
+
+func mysqlErrNum(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// TestPessimisticCounterSQL: the classic MySQL counter, "BEGIN; SELECT v
+// ... FOR UPDATE; UPDATE ... v+1; COMMIT", from 16 connections without
+// client retries: no error, no increment lost.
+func TestPessimisticCounterSQL(t *testing.T) {
+	_, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)", "insert into d.c values (1, 0)")
+	const clients, rounds = 16, 10
+	conns := make([]*dbsql.Conn, clients)
+	for i := range conns {
+		conns[i] = pessimisticConn(t, pool)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for _, c := range conns {
+		wg.Go(func() {
+			for r := 0; r < rounds; r++ {
+				if err := increment(ctx, c); err != nil {
+					errs <- err
+					_, _ = c.ExecContext(ctx, "rollback")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var v int
+	if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != clients*rounds {
+		t.Fatalf("v = %d, want %d", v, clients*rounds)
+	}
+}
+
+func increment(ctx context.Context, c *dbsql.Conn) error {
+	if _, err := c.ExecContext(ctx, "begin"); err != nil {
+		return err
+	}
+	var v int
+	if err := c.QueryRowContext(ctx, "select v from d.c where id = 1 for update").Scan(&v); err != nil {
+		return fmt.Errorf("select for update: %w", err)
+	}
+	if _, err := c.ExecContext(ctx, "update d.c set v = v + 1 where id = 1"); err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	if _, err := c.ExecContext(ctx, "commit"); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// TestPessimisticLockWaitSQL: a second SELECT ... FOR UPDATE waits for the
+// first transaction; innodb_lock_wait_timeout ends a wait with 1205 and
+// rolls back the statement only; a cycle of waits is 1213 for exactly one.
+func TestPessimisticLockWaitSQL(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (1, 10), (2, 20)")
+	ctx := context.Background()
+	a, b := pessimisticConn(t, pool), pessimisticConn(t, pool)
+	mustExec := func(c *dbsql.Conn, q string) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// Lock wait: b's FOR UPDATE waits until a commits, then sees a's write.
+	mustExec(a, "begin")
+	mustExec(a, "update d.t set v = 11 where id = 1")
+	mustExec(b, "begin")
+	got := make(chan int, 1)
+	go func() {
+		var v int
+		if err := b.QueryRowContext(ctx, "select v from d.t where id = 1 for update").Scan(&v); err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	waitForLockWaits(srv, 1)
+	mustExec(a, "commit")
+	if v := <-got; v != 11 {
+		t.Fatalf("b's FOR UPDATE read %d after a's commit, want 11", v)
+	}
+	mustExec(b, "commit")
+
+	// Lock wait timeout: 1205; the transaction goes on without the
+	// statement's writes.
+	mustExec(a, "begin")
+	mustExec(a, "update d.t set v = 12 where id = 1")
+	mustExec(b, "set session innodb_lock_wait_timeout = 1")
+	mustExec(b, "begin")
+	mustExec(b, "update d.t set v = 21 where id = 2")
+	_, err := b.ExecContext(ctx, "update d.t set v = v + 100 where id in (2, 1)")
+	if mysqlErrNum(err) != 1205 {
+		t.Fatalf("got %v, want 1205", err)
+	}
+	mustExec(b, "commit")
+	mustExec(a, "commit")
+	var v1, v2 int
+	if err := pool.QueryRow("select (select v from d.t where id = 1), (select v from d.t where id = 2)").Scan(&v1, &v2); err != nil {
+		t.Fatal(err)
+	}
+	if v1 != 12 || v2 != 21 {
+		t.Fatalf("rows = %d, %d, want 12, 21 (the timed-out statement rolled back, the one before it kept)", v1, v2)
+	}
+
+	// Deadlock: a holds 1 and wants 2, b holds 2 and wants 1.
+	mustExec(b, "set session innodb_lock_wait_timeout = 50")
+	mustExec(a, "begin")
+	mustExec(b, "begin")
+	mustExec(a, "update d.t set v = 13 where id = 1")
+	mustExec(b, "update d.t set v = 22 where id = 2")
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := a.ExecContext(ctx, "update d.t set v = 23 where id = 2")
+		aDone <- err
+	}()
+	waitForLockWaits(srv, 1)
+	_, errB := b.ExecContext(ctx, "update d.t set v = 14 where id = 1")
+	if mysqlErrNum(errB) != 1213 {
+		t.Fatalf("b closing the cycle: got %v, want 1213", errB)
+	}
+	if err := <-aDone; err != nil {
+		t.Fatalf("a, after b's rollback: %v", err)
+	}
+	mustExec(a, "commit")
+	// b was rolled back: its commit commits nothing.
+	mustExec(b, "commit")
+	if err := pool.QueryRow("select (select v from d.t where id = 1), (select v from d.t where id = 2)").Scan(&v1, &v2); err != nil {
+		t.Fatal(err)
+	}
+	if v1 != 13 || v2 != 23 {
+		t.Fatalf("rows = %d, %d, want a's 13, 23", v1, v2)
+	}
+}
+
+// TestPessimisticClientGone: a client holding pessimistic locks blocks no
+// reader, and when its connection goes away its locks go with it, so a
+// writer waiting for them goes on.
+func TestPessimisticClientGone(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (1, 10)")
+	ctx := context.Background()
+	other, err := dbsql.Open("mysql", "root@tcp("+srv.Addr().String()+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pessimisticConn(t, other)
+	for _, q := range []string{"begin", "update d.t set v = 11 where id = 1"} {
+		if _, err := a.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// A reader is not blocked by the lock.
+	var v int
+	if err := pool.QueryRow("select v from d.t where id = 1").Scan(&v); err != nil || v != 10 {
+		t.Fatalf("read under the lock: %d, %v", v, err)
+	}
+	b := pessimisticConn(t, pool)
+	if _, err := b.ExecContext(ctx, "begin"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(ctx, "update d.t set v = v + 100 where id = 1")
+		done <- err
+	}()
+	waitForLockWaits(srv, 1)
+	// The client goes away without a word: its session ends, its
+	// transaction rolls back.
+	a.Raw(func(dc any) error { return dc.(interface{ Close() error }).Close() })
+	other.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting writer: %v", err)
+	}
+	if _, err := b.ExecContext(ctx, "commit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow("select v from d.t where id = 1").Scan(&v); err != nil || v != 110 {
+		t.Fatalf("v = %d, %v; want 110", v, err)
+	}
+}
+
+// TestPessimisticDeadlockOfThreeSQL: three sessions each hold a row and
+// want the next one's: exactly the one whose wait closes the cycle gets
+// 1213, and the other two commit.
+func TestPessimisticDeadlockOfThreeSQL(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (0, 0), (1, 0), (2, 0)")
+	ctx := context.Background()
+	conns := []*dbsql.Conn{pessimisticConn(t, pool), pessimisticConn(t, pool), pessimisticConn(t, pool)}
+	for i, c := range conns {
+		for _, q := range []string{"begin", fmt.Sprintf("update d.t set v = v + 1 where id = %d", i)} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("session %d: %s: %v", i, q, err)
+			}
+		}
+	}
+	errs := make([]chan error, 2)
+	for i := 0; i < 2; i++ {
+		errs[i] = make(chan error, 1)
+		go func() {
+			_, err := conns[i].ExecContext(ctx, fmt.Sprintf("update d.t set v = v + 1 where id = %d", i+1))
+			errs[i] <- err
+		}()
+		waitForLockWaits(srv, i+1)
+	}
+	if _, err := conns[2].ExecContext(ctx, "update d.t set v = v + 1 where id = 0"); mysqlErrNum(err) != 1213 {
+		t.Fatalf("the session closing the cycle: got %v, want 1213", err)
+	}
+	// Session 1 waited for session 2, which rolled back: it goes on.
+	if err := <-errs[1]; err != nil {
+		t.Fatalf("session 1: %v", err)
+	}
+	if _, err := conns[1].ExecContext(ctx, "commit"); err != nil {
+		t.Fatal(err)
+	}
+	// Session 0 waited for session 1, which committed row 1 after session
+	// 0 had read: first committer wins.
+	if err := <-errs[0]; mysqlErrNum(err) != 1213 {
+		t.Fatalf("session 0 after session 1's commit: got %v, want 1213", err)
+	}
+	var sum int
+	if err := pool.QueryRow("select sum(v) from d.t").Scan(&sum); err != nil || sum != 2 {
+		t.Fatalf("sum = %d, %v; want session 1's two increments", sum, err)
+	}
+}
+
+func TestTxnModeStatements(t *testing.T) {
+	for q, want := range map[string]bool{"begin": true, " BEGIN ;": true, "begin work": true, "start transaction read write": true,
+		"begin pessimistic": true, "beginning": false, "select 1": false, "start": false, "Begin Optimistic": true} {
+		if got := isBegin(q); got != want {
+			t.Errorf("isBegin(%q) = %v", q, got)
+		}
+	}
+	if m, b, ok := beginMode("BEGIN  Pessimistic;"); !ok || m != modePessimistic || b != "BEGIN" {
+		t.Errorf("beginMode: %q %q %v", m, b, ok)
+	}
+	if _, _, ok := beginMode("begin"); ok {
+		t.Error("plain begin has no mode")
+	}
+	if !isShowLockWaits("admin show lock waits;") || isShowLockWaits("admin show ddl jobs") {
+		t.Error("isShowLockWaits")
+	}
+}

@@ -1,0 +1,332 @@
+package txn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/percdb/percdb/kv"
+)
+
+// pessimisticState is what a pessimistic transaction keeps of the locks
+// it holds before its commit.
+type pessimisticState struct {
+	// locked maps each key holding our pessimistic lock to the
+	// for_update_ts it was locked at.
+	locked map[string]uint64
+	// primary is the first key locked; every lock names it.
+	primary []byte
+	// maxForUpdateTS is the newest for_update_ts any key was locked at.
+	maxForUpdateTS uint64
+	// live keeps the primary's TTL ahead of the clock while locks are
+	// held.
+	live *liveCommit
+}
+
+// SetPessimistic makes the transaction pessimistic: LockKeys takes locks
+// in the store at once, waiting for other transactions' locks, and the
+// commit prewrites over them (doc.go, "Pessimistic transactions"). It must
+// be called before the first LockKeys.
+func (t *Txn) SetPessimistic() error {
+	if t.finished {
+		return fmt.Errorf("set pessimistic: %w", ErrTxnFinished)
+	}
+	if t.pess == nil {
+		t.pess = &pessimisticState{locked: make(map[string]uint64)}
+	}
+	return nil
+}
+
+// IsPessimistic reports whether SetPessimistic was called.
+func (t *Txn) IsPessimistic() bool { return t.pess != nil }
+
+// SetLockWaitTimeout sets how long LockKeys waits for other transactions'
+// locks (innodb_lock_wait_timeout); 0 restores Options.LockWaitTimeout.
+func (t *Txn) SetLockWaitTimeout(d time.Duration) { t.lockWait = d }
+
+// SnapshotTS returns the timestamp the transaction reads at: its start_ts,
+// or the one RefreshSnapshot moved it to. A pessimistic statement locks
+// what it writes at this timestamp (LockKeys' forUpdateTS).
+func (t *Txn) SnapshotTS(ctx context.Context) (uint64, error) {
+	return t.snapshotTS(ctx)
+}
+
+// snapshotTS is the timestamp reads use.
+func (t *Txn) snapshotTS(ctx context.Context) (uint64, error) {
+	if t.readTS != 0 {
+		return t.readTS, nil
+	}
+	return t.StartTS(ctx)
+}
+
+// CanRefreshSnapshot reports whether RefreshSnapshot may move the
+// snapshot: the transaction read nothing from it before the current
+// statement (see BeginStatement). Only the current statement depends on
+// the snapshot then, and it runs again.
+func (t *Txn) CanRefreshSnapshot() bool {
+	return t.pess != nil && !t.finished && !t.observedBefore
+}
+
+// RefreshSnapshot moves the snapshot of a pessimistic transaction that
+// read nothing from it before its current statement to a fresh timestamp,
+// as if the transaction had begun now: the statement, its writes undone,
+// runs again there, after a commit that conflicted with it (LockKeys'
+// ErrForUpdateConflict). Snapshot isolation holds: every read of the
+// transaction is from the new snapshot, and every key it locked is held
+// since at most that timestamp (a lock taken over a conflict is held as of
+// the conflicting commit), so no write of another transaction can fall
+// between its reads and its commit. The start_ts, which names the
+// transaction's locks, stays.
+func (t *Txn) RefreshSnapshot(ctx context.Context) error {
+	if !t.CanRefreshSnapshot() {
+		return fmt.Errorf("refresh snapshot: the transaction read from its snapshot before this statement")
+	}
+	ts, err := t.s.timestamp(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh snapshot: %w", err)
+	}
+	t.readTS = ts
+	// Nothing was read from the new snapshot yet.
+	t.observed, t.observedBefore = false, false
+	return nil
+}
+
+// LockKeys locks keys for the transaction.
+//
+// In an optimistic transaction (the default) it only makes them part of
+// the transaction's conflict detection, as SELECT ... FOR UPDATE: a key not
+// otherwise written is prewritten at commit as a lock-only mutation
+// (kv.OpLock), so that a write committed to it by another transaction
+// after this one started makes the commit fail with ErrWriteConflict.
+// forUpdateTS is ignored. It fetches the start_ts if no read has yet, so
+// that the conflict window is fixed.
+//
+// In a pessimistic transaction it takes the keys' locks in the store at
+// once, at forUpdateTS (the statement's SnapshotTS; the start_ts if
+// lower), the primary's region first. A key another transaction holds is
+// waited for, up to the lock wait timeout (ErrLockWaitTimeout; the locks
+// taken so far stay, as InnoDB's do); a wait that would deadlock fails
+// with ErrDeadlock and rolls the whole transaction back, releasing its
+// locks. A key written by a commit newer than forUpdateTS is locked all
+// the same, but LockKeys fails with ErrForUpdateConflict (with
+// ErrWriteConflict): under snapshot isolation this transaction may not
+// write over that commit (first committer wins) unless it moves its
+// snapshot past it, which RefreshSnapshot allows when the statement is
+// its first to read. A key this transaction Inserted is checked not to
+// exist (ErrAlreadyExists). Keys locked already are not asked for again:
+// their locks have excluded writers since.
+func (t *Txn) LockKeys(ctx context.Context, forUpdateTS uint64, keys ...[]byte) error {
+	if err := t.usable(); err != nil {
+		return fmt.Errorf("lock keys: %w", err)
+	}
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return fmt.Errorf("lock keys: %w", err)
+		}
+	}
+	if _, err := t.StartTS(ctx); err != nil {
+		return fmt.Errorf("lock keys: %w", err)
+	}
+	if t.pess != nil {
+		if err := t.lockPessimistic(ctx, max(forUpdateTS, t.startTS), keys); err != nil {
+			if errors.Is(err, ErrDeadlock) {
+				// MySQL rolls back the victim of a deadlock: its locks are
+				// what the others of the cycle wait for.
+				_ = t.Rollback(ctx)
+			}
+			return fmt.Errorf("lock keys: %w", err)
+		}
+	}
+	for _, k := range keys {
+		if _, ok := t.buf.get(k); !ok {
+			t.buf.set(k, entry{op: bufLock})
+		}
+	}
+	return nil
+}
+
+// lockPessimistic takes the pessimistic locks of keys not locked yet, at
+// forUpdateTS.
+func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]byte) error {
+	var todo [][]byte
+	for _, k := range keys {
+		if _, ok := t.pess.locked[string(k)]; !ok {
+			todo = append(todo, k)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.SortFunc(todo, bytes.Compare)
+	todo = slices.CompactFunc(todo, bytes.Equal)
+	first := t.pess.primary == nil
+	if first {
+		t.pess.primary = bytes.Clone(todo[0])
+	}
+	spans, err := groupByRegion(ctx, t.s.client, todo, 0, len(todo))
+	if err != nil {
+		return err
+	}
+	// groupByRegion keeps key order, so the primary's span comes first
+	// when this call chose it: its lock is taken before any other names it
+	// (a resolver that finds neither lock nor record at a primary takes
+	// the transaction for dead once the lock it met has expired).
+	wait := t.lockWait
+	if wait == 0 {
+		wait = t.s.opts.LockWaitTimeout
+	}
+	deadline := time.Now().Add(wait)
+	var conflict *kv.WriteConflictError
+	for _, sp := range spans {
+		var conflictTS uint64
+		err := t.s.runSpan(ctx, todo, sp, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
+			ts, err := t.acquire(ctx, reg, todo[lo:hi], forUpdateTS, deadline)
+			conflictTS = max(conflictTS, ts)
+			if ts != 0 && conflict == nil {
+				conflict = &kv.WriteConflictError{Key: todo[lo], StartTS: t.startTS, ConflictCommitTS: ts}
+			}
+			return err
+		})
+		if err != nil {
+			if first && len(t.pess.locked) == 0 {
+				t.pess.primary = nil
+			}
+			return err
+		}
+		for _, k := range todo[sp.lo:sp.hi] {
+			t.pess.locked[string(k)] = forUpdateTS
+		}
+		// A key locked with a conflict is locked as of the newer write:
+		// the commit must land above it.
+		t.pess.maxForUpdateTS = max(t.pess.maxForUpdateTS, forUpdateTS, conflictTS)
+		if t.pess.live == nil {
+			t.pess.live = &liveCommit{primary: t.pess.primary, startTS: t.startTS, born: t.born, extended: time.Now()}
+			t.s.heartbeat.add(t.pess.live)
+		}
+	}
+	if conflict != nil {
+		// The keys are ours, but the statement read below a write to one
+		// of them: it runs again, at a newer for_update_ts, and finds the
+		// keys locked already.
+		return fmt.Errorf("%w: %w: %w", ErrForUpdateConflict, ErrWriteConflict, conflict)
+	}
+	return nil
+}
+
+// acquire locks keys, all in region reg, waiting for other transactions'
+// locks until deadline. The store waits in slices: between two, the owner
+// of the lock met is checked through its primary and, if dead, rolled
+// back. Keys written after forUpdateTS are locked nonetheless (fair
+// locking: a waiter keeps the lock it waited for); conflictTS is then the
+// newest such write's commit_ts.
+func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, forUpdateTS uint64, deadline time.Time) (conflictTS uint64, err error) {
+	req := &kv.AcquirePessimisticLockRequest{
+		Region:           reg.Ctx(),
+		Keys:             make([]kv.PessimisticKey, len(keys)),
+		Primary:          t.pess.primary,
+		StartTS:          t.startTS,
+		ForUpdateTS:      forUpdateTS,
+		LockWithConflict: true,
+	}
+	for i, k := range keys {
+		e, _ := t.buf.get(k)
+		req.Keys[i] = kv.PessimisticKey{Key: k, CheckNotExists: e.presumeNotExists}
+	}
+	for {
+		// The TTL counts from start_ts: set it as of now, or a lock taken
+		// after a long wait would be born expired.
+		req.LockTTL = t.s.lockTTL(t.born)
+		req.WaitTimeout = time.Until(deadline)
+		if req.WaitTimeout <= 0 {
+			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], ErrLockWaitTimeout)
+		}
+		resp, err := t.s.client.AcquirePessimisticLock(ctx, req)
+		if err == nil {
+			return resp.ConflictTS, nil
+		}
+		var locked *kv.KeyIsLockedError
+		if !errors.As(err, &locked) {
+			return 0, classifyLockError(err)
+		}
+		// The store waited a slice and the lock is still there: settle it
+		// if its owner is dead, else ask (and wait) again.
+		if _, err := t.s.resolver.ResolveLocks(ctx, locked.Locks(), 0); err != nil {
+			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], err)
+		}
+	}
+}
+
+// classifyLockError wraps an AcquirePessimisticLock failure with its
+// sentinel.
+func classifyLockError(err error) error {
+	var (
+		wc *kv.WriteConflictError
+		dl *kv.DeadlockError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &wc):
+		return fmt.Errorf("%w: %w: %w", ErrForUpdateConflict, ErrWriteConflict, err)
+	case errors.As(err, &dl):
+		return fmt.Errorf("%w: %w", ErrDeadlock, err)
+	}
+	return classify(err)
+}
+
+// stopPessimisticHeartbeat stops extending the primary's TTL: the commit
+// has passed its commit point or failed, or the transaction rolled back.
+func (t *Txn) stopPessimisticHeartbeat() {
+	if t.pess != nil && t.pess.live != nil {
+		t.s.heartbeat.remove(t.pess.live)
+		t.pess.live = nil
+	}
+}
+
+// releasePessimisticLocks gives back every pessimistic lock of a
+// transaction that rolls back, without Rollback records: the transaction
+// never prewrote. Failures are left to lock resolution (the primary's TTL
+// runs out without the heartbeat).
+func (t *Txn) releasePessimisticLocks(ctx context.Context) {
+	t.stopPessimisticHeartbeat()
+	if t.pess == nil || len(t.pess.locked) == 0 {
+		return
+	}
+	keys := make([][]byte, 0, len(t.pess.locked))
+	for k := range t.pess.locked {
+		keys = append(keys, []byte(k))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	t.pess.locked = map[string]uint64{}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	spans, err := groupByRegion(ctx, t.s.client, keys, 0, len(keys))
+	if err != nil {
+		return
+	}
+	_ = t.s.runSpans(ctx, keys, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
+		return t.s.client.PessimisticRollback(ctx, reg.Ctx(), keys[lo:hi], t.startTS, kv.MaxTS)
+	})
+}
+
+// WriteMark returns a mark of the writes buffered so far in the open
+// stage, for WrittenSince. Outside any stage it is 0 and WrittenSince
+// returns nothing: writes are only logged inside stages.
+func (t *Txn) WriteMark() int { return len(t.buf.undo) }
+
+// WrittenSince returns the keys written (Set, Delete, Insert, LockKeys'
+// lock-only entries) since mark, inside the open stage: what a statement
+// of a pessimistic transaction must lock.
+func (t *Txn) WrittenSince(mark int) [][]byte {
+	if mark < 0 || mark > len(t.buf.undo) {
+		return nil
+	}
+	keys := make([][]byte, 0, len(t.buf.undo)-mark)
+	for _, u := range t.buf.undo[mark:] {
+		keys = append(keys, []byte(u.key))
+	}
+	return keys
+}
