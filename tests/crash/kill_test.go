@@ -177,7 +177,12 @@ func writeEverything(t *testing.T, db *sql.DB, cfg Config, h *History, ids *IDs)
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
+	// A lock left by a killed transaction stays alive for up to its TTL
+	// (3 s) after the restart, and a younger writer that meets it fails
+	// at once (wait-die) rather than wait: the attempts are spaced so
+	// that together they outlast the TTL.
 	const attempts = 100
+	const pause = 100 * time.Millisecond
 	retry := func(what string, do func() Txn) {
 		for range attempts {
 			switch tx := do(); tx.Outcome {
@@ -186,6 +191,7 @@ func writeEverything(t *testing.T, db *sql.DB, cfg Config, h *History, ids *IDs)
 			case Unknown:
 				t.Fatalf("%s: outcome unknown on a live server (%v)", what, ctx.Err())
 			}
+			time.Sleep(pause)
 		}
 		t.Fatalf("%s: failed %d times", what, attempts)
 	}
