@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/sirupsen/logrus"
+
+	"github.com/percdb/percdb/sql/planrules"
 )
 
 // The IDs of percdb's analyzer rules, in one place so that no two share
@@ -26,6 +28,7 @@ const (
 	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
 	unionTypesRuleID                                            // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
+	expandRowComparisonsRuleID                                  // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -62,6 +65,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
+	// Row constructors on a key, (a, b) IN ((1, 2), (3, 4)), reach
+	// GMS's range builder column by column (sql/planrules); without
+	// these rules they are full scans: TestExplainSargable catches it.
+	insertRule(a, "pushFilters", false, analyzer.Rule{Id: expandRowComparisonsRuleID, Apply: planrules.ExpandRule})
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

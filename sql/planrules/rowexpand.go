@@ -1,0 +1,136 @@
+package planrules
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+)
+
+// MaxRowExpansionTuples is the longest row IN list rewritten: the
+// rewritten list compares a row with each tuple in turn, where GMS hashes
+// the list, so a longer list is left to GMS (and read by a scan, unless
+// another conjunct serves an index).
+const MaxRowExpansionTuples = 1000
+
+// ExpandRowComparisons rewrites, in every Filter of n, each conjunct that
+// is a row comparison an index could serve (RowExpansion) into its
+// column-by-column form, and hides from GMS's range builder the string
+// columns compared with numbers (unsargableStrings). Subqueries are left to the analyzer, which runs
+// the rule on each.
+func ExpandRowComparisons(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		f, ok := n.(*plan.Filter)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		conjuncts := expression.SplitConjunction(f.Expression)
+		changed := false
+		out := make([]gsql.Expression, len(conjuncts))
+		for i, c := range conjuncts {
+			if x := RowExpansion(c); x != nil {
+				c, changed = x, true
+			}
+			x, same, err := unsargableStrings(c)
+			if err != nil {
+				return n, transform.SameTree, err
+			}
+			out[i], changed = x, changed || same == transform.NewTree
+		}
+		if !changed {
+			return n, transform.SameTree, nil
+		}
+		return plan.NewFilter(expression.JoinAnd(out...), f.Child), transform.NewTree, nil
+	})
+}
+
+// RowExpansion returns e written column by column when e is a row
+// comparison that an index could serve: (a, b) = (x, y) as a = x AND
+// b = y, and (a, b) IN ((x, y), (u, v)) as (a = x AND b = y) OR (a = u
+// AND b = v), where one row holds a column. It returns nil for any other
+// expression, for rows of rows, and for IN lists longer than
+// MaxRowExpansionTuples.
+func RowExpansion(e gsql.Expression) gsql.Expression {
+	switch e := e.(type) {
+	case *expression.Equals:
+		l, r, ok := rowPair(e.Left(), e.Right())
+		if !ok || !hasColumn(l) && !hasColumn(r) {
+			return nil
+		}
+		return columnsEqual(l, r)
+	case *expression.InTuple:
+		return inExpansion(e.Left(), e.Right())
+	case *expression.HashInTuple:
+		return inExpansion(e.Left(), e.Right())
+	}
+	return nil
+}
+
+// inExpansion expands left IN right, where left is a row holding a
+// column and right a list of rows as wide.
+func inExpansion(left, right gsql.Expression) gsql.Expression {
+	l, ok := flatRow(left)
+	if !ok || !hasColumn(l) {
+		return nil
+	}
+	list, ok := right.(expression.Tuple)
+	if !ok || len(list) == 0 || len(list) > MaxRowExpansionTuples {
+		return nil
+	}
+	alts := make([]gsql.Expression, len(list))
+	for i, item := range list {
+		r, ok := flatRow(item)
+		if !ok || len(r) != len(l) {
+			return nil
+		}
+		alts[i] = columnsEqual(l, r)
+	}
+	return expression.JoinOr(alts...)
+}
+
+// rowPair returns two rows of the same width, neither holding a row.
+func rowPair(a, b gsql.Expression) (expression.Tuple, expression.Tuple, bool) {
+	l, ok := flatRow(a)
+	if !ok {
+		return nil, nil, false
+	}
+	r, ok := flatRow(b)
+	if !ok || len(r) != len(l) {
+		return nil, nil, false
+	}
+	return l, r, true
+}
+
+// flatRow returns e as a row of two or more values none of which is a
+// row.
+func flatRow(e gsql.Expression) (expression.Tuple, bool) {
+	t, ok := e.(expression.Tuple)
+	if !ok || len(t) < 2 {
+		return nil, false
+	}
+	for _, v := range t {
+		if _, nested := v.(expression.Tuple); nested {
+			return nil, false
+		}
+	}
+	return t, true
+}
+
+// hasColumn reports whether a value of row is a column.
+func hasColumn(row expression.Tuple) bool {
+	for _, v := range row {
+		if _, ok := v.(*expression.GetField); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// columnsEqual returns l[0] = r[0] AND l[1] = r[1] AND ...
+func columnsEqual(l, r expression.Tuple) gsql.Expression {
+	parts := make([]gsql.Expression, len(l))
+	for i := range l {
+		parts[i] = expression.NewEquals(l[i], r[i])
+	}
+	return expression.JoinAnd(parts...)
+}
