@@ -85,6 +85,11 @@ func TestExplainSargable(t *testing.T) {
 		{"SELECT * FROM t WHERE n IS NOT NULL AND n < 2", []explainRow{{"t", "range", "kn_idx"}}},
 		{"SELECT * FROM t WHERE s = 's7'", []explainRow{{"t", "ref", "s_idx"}}},
 		{"SELECT * FROM t WHERE q = 5", []explainRow{{"t", "ALL", "NULL"}}},
+		{"SELECT * FROM t WHERE (k = 5 AND q = 1) OR (k = 7 AND q = 2)", []explainRow{{"t", "range", "k_idx"}}},
+		{"SELECT * FROM t WHERE (w = 1 AND q = 1) OR (w = 2 AND id > 100)", []explainRow{{"t", "range", "PRIMARY"}}},
+		{"SELECT * FROM t WHERE (k, q) IN ((5, 5), (7, 7))", []explainRow{{"t", "range", "k_idx"}}},
+		{"UPDATE t SET q = q + 1 WHERE (k = 5 AND q = 1) OR (k = 7 AND q = 2)", []explainRow{{"t", "range", "k_idx"}}},
+		{"SELECT * FROM t WHERE s = 7", []explainRow{{"t", "ALL", "NULL"}}},
 		{"UPDATE t SET q = q + 1 WHERE (w, id) IN ((1, 5), (1, 77))", []explainRow{{"t", "range", "PRIMARY"}}},
 		{"UPDATE t SET q = q + 1 WHERE (w, id) = (1, 5)", []explainRow{{"t", "const", "PRIMARY"}}},
 		{"DELETE FROM t WHERE (w, id) IN ((1, 999), (2, 998))", []explainRow{{"t", "range", "PRIMARY"}}},
@@ -200,7 +205,7 @@ func TestSargableDifferential(t *testing.T) {
 	predicate := func() string {
 		p := pairs[r.Intn(len(pairs))]
 		left := "(" + strings.Join(p, ", ") + ")"
-		switch r.Intn(9) {
+		switch r.Intn(10) {
 		case 0:
 			return left + " = " + row(p...)
 		case 1, 2, 3:
@@ -218,6 +223,8 @@ func TestSargableDifferential(t *testing.T) {
 			return fmt.Sprintf("%s < %s OR %s > %s", p[0], value(p[0]), p[0], value(p[0]))
 		case 7:
 			return fmt.Sprintf("%s IS NULL OR %s IS NOT NULL AND %s = %s", p[0], p[1], p[1], value(p[1]))
+		case 8:
+			return fmt.Sprintf("(%s = %s AND %s = %s) OR (%s IN (%s, %s) AND e > %s)", p[0], value(p[0]), p[1], value(p[1]), p[0], value(p[0]), value(p[0]), value("e"))
 		}
 		return fmt.Sprintf("(%s) AND NOT %s IN (%s)", left+" IN ("+row(p...)+", "+row(p...)+")", p[0], value(p[0]))
 	}
@@ -258,6 +265,17 @@ func TestSargableDifferential(t *testing.T) {
 		case 7:
 			if i%32 == 7 {
 				same("DELETE "+p, exec("DELETE FROM tk WHERE "+p), exec("DELETE FROM tn WHERE "+p))
+			}
+		case 4:
+			// Lookups per outer row: a join and a correlated subquery
+			// on the composite keys.
+			for _, q := range []string{
+				"SELECT %[1]s.a, %[1]s.b, y.c FROM %[1]s JOIN %[1]s y ON (y.a, y.b) = (%[1]s.e, %[1]s.b) WHERE %[1]s.c > " + value("c"),
+				"SELECT %[1]s.a, y.b FROM %[1]s JOIN %[1]s y ON y.c = %[1]s.c AND y.d = %[1]s.d WHERE y.e IN (" + value("e") + ", " + value("e") + ")",
+				"SELECT a, b FROM %[1]s WHERE " + p + " AND EXISTS (SELECT 1 FROM %[1]s y WHERE (y.c, y.d) = (%[1]s.c, %[1]s.d) AND y.a <> %[1]s.a)",
+				"SELECT a, b, (SELECT max(y.e) FROM %[1]s y WHERE y.a = %[1]s.c AND y.b = %[1]s.b) FROM %[1]s WHERE " + p,
+			} {
+				same(q, query(fmt.Sprintf(q, "tk")), query(fmt.Sprintf(q, "tn")))
 			}
 		case 5:
 			same(p+" FOR UPDATE", query(fmt.Sprintf(sel+" FOR UPDATE", "tk", p)), query(fmt.Sprintf(sel+" FOR UPDATE", "tn", p)))

@@ -30,7 +30,7 @@ func (b *compatBuilder) planWriteAccess(ctx *gsql.Context, n gsql.Node) (gsql.No
 	if apply == nil {
 		return n, false, nil
 	}
-	m, same, err := planrules.ExpandRowComparisons(n)
+	m, same, err := planrules.ExpandRowComparisons(ctx, n)
 	if err != nil || same {
 		return n, false, err
 	}

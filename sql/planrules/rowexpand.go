@@ -15,10 +15,11 @@ const MaxRowExpansionTuples = 1000
 
 // ExpandRowComparisons rewrites, in every Filter of n, each conjunct that
 // is a row comparison an index could serve (RowExpansion) into its
-// column-by-column form, and hides from GMS's range builder the string
-// columns compared with numbers (unsargableStrings). Subqueries are left to the analyzer, which runs
+// column-by-column form, hides from GMS's range builder the string
+// columns compared with numbers (unsargableStrings), and adds the ranges
+// an OR implies (disjunctionRanges). Subqueries are left to the analyzer, which runs
 // the rule on each.
-func ExpandRowComparisons(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+func ExpandRowComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		f, ok := n.(*plan.Filter)
 		if !ok {
@@ -36,6 +37,20 @@ func ExpandRowComparisons(n gsql.Node) (gsql.Node, transform.TreeIdentity, error
 				return n, transform.SameTree, err
 			}
 			out[i], changed = x, changed || same == transform.NewTree
+		}
+		// The ranges an OR implies (disjunction.go), once each.
+		have := make(map[string]bool, len(out))
+		for _, c := range out {
+			have[c.String()] = true
+		}
+		ti, _ := indexesOf(ctx, f.Child)
+		for _, c := range out[:len(out):len(out)] {
+			for _, d := range disjunctionRanges(c, ti) {
+				if !have[d.String()] {
+					have[d.String()] = true
+					out, changed = append(out, d), true
+				}
+			}
 		}
 		if !changed {
 			return n, transform.SameTree, nil

@@ -9,6 +9,6 @@ import (
 
 // ExpandRule is ExpandRowComparisons as an analyzer rule; it must run
 // before GMS chooses access paths (its rule pushFilters).
-func ExpandRule(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return ExpandRowComparisons(n)
+func ExpandRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return ExpandRowComparisons(ctx, n)
 }
