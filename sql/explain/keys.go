@@ -149,7 +149,9 @@ func typeLen(t gsql.Type) int {
 		return 3
 	case query.Type_INT32, query.Type_UINT32, query.Type_FLOAT32, query.Type_TIMESTAMP:
 		return 4
-	case query.Type_INT64, query.Type_UINT64, query.Type_FLOAT64, query.Type_DATETIME:
+	case query.Type_DATETIME:
+		return 5
+	case query.Type_INT64, query.Type_UINT64, query.Type_FLOAT64:
 		return 8
 	case query.Type_BIT, query.Type_ENUM:
 		return 2
