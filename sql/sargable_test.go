@@ -98,6 +98,8 @@ func TestExplainSargable(t *testing.T) {
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
 		{"SELECT a.id, (SELECT b.q FROM t b WHERE b.w = a.w AND b.id = a.q) FROM t a WHERE a.w = 1 AND a.id < 20",
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
+		{"SELECT a.id, (SELECT b.q FROM t b WHERE (b.w, b.id) = (a.w, a.q)) FROM t a WHERE a.w = 1 AND a.id < 20",
+			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
 	} {
 		got := explainRows(t, db, c.q)
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
@@ -274,6 +276,8 @@ func TestSargableDifferential(t *testing.T) {
 				"SELECT %[1]s.a, y.b FROM %[1]s JOIN %[1]s y ON y.c = %[1]s.c AND y.d = %[1]s.d WHERE y.e IN (" + value("e") + ", " + value("e") + ")",
 				"SELECT a, b FROM %[1]s WHERE " + p + " AND EXISTS (SELECT 1 FROM %[1]s y WHERE (y.c, y.d) = (%[1]s.c, %[1]s.d) AND y.a <> %[1]s.a)",
 				"SELECT a, b, (SELECT max(y.e) FROM %[1]s y WHERE y.a = %[1]s.c AND y.b = %[1]s.b) FROM %[1]s WHERE " + p,
+				"SELECT a, b FROM %[1]s WHERE " + p + " AND (e, b) IN (SELECT y.a, y.b FROM %[1]s y WHERE y.c IS NOT NULL)",
+				"SELECT a, b FROM %[1]s WHERE (c, d) IN (SELECT y.e, y.d FROM %[1]s y WHERE " + p + ")",
 			} {
 				same(q, query(fmt.Sprintf(q, "tk")), query(fmt.Sprintf(q, "tn")))
 			}

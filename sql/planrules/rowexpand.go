@@ -23,6 +23,9 @@ const MaxRowExpansionTuples = 256
 // the rule on each.
 func ExpandRowComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		if j, ok := n.(*plan.JoinNode); ok {
+			return expandJoinCondition(j)
+		}
 		f, ok := n.(*plan.Filter)
 		if !ok {
 			return n, transform.SameTree, nil
@@ -59,6 +62,35 @@ func ExpandRowComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.
 		}
 		return plan.NewFilter(expression.JoinAnd(out...), f.Child), transform.NewTree, nil
 	})
+}
+
+// expandJoinCondition writes the row comparisons among the conjuncts of
+// a join's condition column by column: GMS plans a lookup join only by
+// equalities of columns. Not for a semi join (a row IN (SELECT ...)):
+// with the columns' equalities GMS may plan it as a merge join of the
+// distinct rows of its right side, and loses the DISTINCT there, so that
+// left rows came out once per match (a GMS defect that a column IN
+// (SELECT ...) meets as it is; docs/compatibility.md).
+func expandJoinCondition(j *plan.JoinNode) (gsql.Node, transform.TreeIdentity, error) {
+	cond := j.JoinCond()
+	if cond == nil || j.Op.IsSemi() {
+		return j, transform.SameTree, nil
+	}
+	conjuncts := expression.SplitConjunction(cond)
+	changed := false
+	for i, c := range conjuncts {
+		if x := RowExpansion(c); x != nil {
+			conjuncts[i], changed = x, true
+		}
+	}
+	if !changed {
+		return j, transform.SameTree, nil
+	}
+	ret, err := j.WithExpressions(expression.JoinAnd(conjuncts...))
+	if err != nil {
+		return j, transform.SameTree, err
+	}
+	return ret, transform.NewTree, nil
 }
 
 // RowExpansion returns e written column by column when e is a row
