@@ -94,6 +94,8 @@ func TestExplainSargable(t *testing.T) {
 		{"UPDATE t SET q = q + 1 WHERE (w, id) = (1, 5)", []explainRow{{"t", "const", "PRIMARY"}}},
 		{"DELETE FROM t WHERE (w, id) IN ((1, 999), (2, 998))", []explainRow{{"t", "range", "PRIMARY"}}},
 		{"DELETE FROM t WHERE w = 1 AND id > 190", []explainRow{{"t", "range", "PRIMARY"}}},
+		{"INSERT INTO t SELECT w + 10, id, k, n, s, q FROM t WHERE (w, id) IN ((1, 5), (1, 9))",
+			[]explainRow{{"t", "ALL", "NULL"}, {"t", "range", "PRIMARY"}}},
 		{"SELECT count(*) FROM t a JOIN t b ON b.w = a.w AND b.id = a.k WHERE a.w = 1 AND a.id < 10",
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
 		{"SELECT a.id, (SELECT b.q FROM t b WHERE b.w = a.w AND b.id = a.q) FROM t a WHERE a.w = 1 AND a.id < 20",

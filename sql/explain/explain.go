@@ -112,6 +112,16 @@ func (e *explainer) walk(b *block, n gsql.Node) {
 			e.scan(b, n.Name(), n.UnderlyingTable())
 		}
 		return
+	case *plan.InsertInto:
+		// The table written is listed with no read of its own, then the
+		// tables of INSERT ... SELECT.
+		first := len(b.rows)
+		e.walk(b, n.Destination)
+		for _, r := range b.rows[first:] {
+			r.HasRows, r.PossibleKeys, r.Extra = false, "", nil
+		}
+		e.walk(b, n.Source)
+		return
 	case *plan.EmptyTable:
 		b.rows = append(b.rows, &Row{Extra: []string{"Impossible WHERE"}})
 		return
