@@ -49,6 +49,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// GMS's join planner panics on some plans (an IN subquery inside a
 	// derived table); the joins are then left as they were written.
 	wrapRule(a, "optimizeJoins", unplannedOnPanic)
+	// Semi joins are not planned as merge joins, which lose their
+	// DISTINCT (semijoin.go): TestSargableDifferential catches it.
+	wrapRule(a, "optimizeJoins", noMergeSemiJoins)
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.

@@ -102,6 +102,8 @@ func TestExplainSargable(t *testing.T) {
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
 		{"SELECT a.id, (SELECT b.q FROM t b WHERE (b.w, b.id) = (a.w, a.q)) FROM t a WHERE a.w = 1 AND a.id < 20",
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
+		{"SELECT count(*) FROM t a WHERE a.w = 1 AND a.id < 10 AND (a.w, a.k) IN (SELECT b.w, b.id FROM t b)",
+			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
 	} {
 		got := explainRows(t, db, c.q)
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
@@ -280,6 +282,8 @@ func TestSargableDifferential(t *testing.T) {
 				"SELECT a, b, (SELECT max(y.e) FROM %[1]s y WHERE y.a = %[1]s.c AND y.b = %[1]s.b) FROM %[1]s WHERE " + p,
 				"SELECT a, b FROM %[1]s WHERE " + p + " AND (e, b) IN (SELECT y.a, y.b FROM %[1]s y WHERE y.c IS NOT NULL)",
 				"SELECT a, b FROM %[1]s WHERE (c, d) IN (SELECT y.e, y.d FROM %[1]s y WHERE " + p + ")",
+				"SELECT a, b FROM %[1]s WHERE c IN (SELECT y.e FROM %[1]s y WHERE " + p + ")",
+				"SELECT a, b FROM %[1]s WHERE EXISTS (SELECT 1 FROM %[1]s y WHERE y.e = %[1]s.c AND y.d > %[1]s.d)",
 			} {
 				same(q, query(fmt.Sprintf(q, "tk")), query(fmt.Sprintf(q, "tn")))
 			}

@@ -65,15 +65,11 @@ func ExpandRowComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.
 }
 
 // expandJoinCondition writes the row comparisons among the conjuncts of
-// a join's condition column by column: GMS plans a lookup join only by
-// equalities of columns. Not for a semi join (a row IN (SELECT ...)):
-// with the columns' equalities GMS may plan it as a merge join of the
-// distinct rows of its right side, and loses the DISTINCT there, so that
-// left rows came out once per match (a GMS defect that a column IN
-// (SELECT ...) meets as it is; docs/compatibility.md).
+// a join's condition column by column: GMS plans a lookup join (and the
+// semi join of a row IN (SELECT ...)) only by equalities of columns.
 func expandJoinCondition(j *plan.JoinNode) (gsql.Node, transform.TreeIdentity, error) {
 	cond := j.JoinCond()
-	if cond == nil || j.Op.IsSemi() {
+	if cond == nil {
 		return j, transform.SameTree, nil
 	}
 	conjuncts := expression.SplitConjunction(cond)
