@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/sirupsen/logrus"
+
+	"github.com/percdb/percdb/sql/planrules"
 )
 
 // The IDs of percdb's analyzer rules, in one place so that no two share
@@ -30,6 +32,7 @@ const (
 	fkUpdateJoinsRuleID                                         // fkjoin.go
 	fkDefinitionsRuleID                                         // fkdefs.go
 	hashedDistinctsRuleID                                       // compat_semijoin.go
+	expandRowComparisonsRuleID                                  // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -83,6 +86,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// MySQL's errors for foreign keys that cannot be made (fkdefs.go):
 	// TestForeignKeyDefinitionErrors.
 	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: checkForeignKeyDefinitions})
+	// Row constructors on a key, (a, b) IN ((1, 2), (3, 4)), reach
+	// GMS's range builder column by column (sql/planrules); without
+	// these rules they are full scans: TestExplainSargable catches it.
+	insertRule(a, "pushFilters", false, analyzer.Rule{Id: expandRowComparisonsRuleID, Apply: planrules.ExpandRule})
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

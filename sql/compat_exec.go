@@ -41,6 +41,8 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
+	case *plan.DescribeQuery:
+		return b.describe(ctx, n, row)
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
 	case *plan.LoadData:
@@ -103,6 +105,13 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				return nil, err
 			}
 			return b.gms.Build(ctx, d, row)
+		}
+		// Row constructors on a key (writeaccess.go).
+		if m, ok, err := b.planWriteAccess(ctx, n); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
 		}
 		if u, ok := n.(*plan.Update); ok {
 			if w, ok := withBytewiseChanges(u); ok {

@@ -89,5 +89,9 @@
 // planner row counts) and MySQL's answers where GMS's differ
 // (compat_*.go: correlated NOT EXISTS, collations in hashing, integer
 // arithmetic, FLOAT against decimal literals), with compat_exec.go
-// building the row iterators of percdb's own plan nodes.
+// building the row iterators of percdb's own plan nodes. Package
+// planrules gives GMS's range builder the predicates it misses (row
+// constructors, ORs over an index's columns), for the one-table UPDATE
+// and DELETE too (writeaccess.go), and package explain answers EXPLAIN
+// in MySQL's format from the plan (describe.go).
 package sql

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
@@ -70,14 +71,33 @@ func (x *Index) IndexType() string { return "BTREE" }
 // IsGenerated implements sql.Index.
 func (x *Index) IsGenerated() bool { return false }
 
-// ColumnExpressionTypes implements sql.Index.
+// ColumnExpressionTypes implements sql.Index. GMS converts the values
+// of a lookup to these types, and fails the statement when one does not
+// fit: d = 12345.67 on a DECIMAL(6,2) column failed with "Out of range
+// value" through an index and was false by a scan. A DECIMAL column is
+// given the widest precision of its scale here; keyRange converts the
+// values to the column's own type, and one that does not fit widens the
+// range (GMS's filter decides).
 func (x *Index) ColumnExpressionTypes() []gsql.ColumnExpressionType {
 	exprs := x.Expressions()
 	out := make([]gsql.ColumnExpressionType, len(exprs))
 	for i, e := range exprs {
-		out[i] = gsql.ColumnExpressionType{Expression: e, Type: x.im.types[i]}
+		out[i] = gsql.ColumnExpressionType{Expression: e, Type: lookupType(x.im.types[i])}
 	}
 	return out
+}
+
+// lookupType is the type GMS converts lookup values of a column of type t
+// to (see ColumnExpressionTypes).
+func lookupType(t gsql.Type) gsql.Type {
+	d, ok := t.(gsql.DecimalType)
+	if !ok || d.Precision() == types.DecimalTypeMaxPrecision {
+		return t
+	}
+	if wide, err := types.CreateDecimalType(types.DecimalTypeMaxPrecision, d.Scale()); err == nil {
+		return wide
+	}
+	return t
 }
 
 // CanSupport implements sql.Index.

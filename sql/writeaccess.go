@@ -1,0 +1,63 @@
+package sql
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+
+	"github.com/percdb/percdb/sql/planrules"
+)
+
+// GMS analyzes an UPDATE or DELETE of one table with a short rule list of
+// its own (analyzer.getBatchesForNode) that chooses the access path
+// (optimizeJoins) but runs none of percdb's rules: a row constructor on
+// the key, UPDATE stock ... WHERE (s_w_id, s_i_id) IN ((1, 5), (1, 77)),
+// scanned the whole table. planWriteAccess, called when the statement's
+// iterators are built (compat_exec.go), rewrites the statement's filters
+// as the analyzer's rule does for a SELECT (sql/planrules) and lets GMS's
+// access path rule choose again.
+
+// planWriteAccess returns n with its filters rewritten by
+// planrules.ExpandRowComparisons and its access paths chosen again, and
+// whether the rewrite changed anything. A rewritten plan is left as it
+// is by the rewrite, so a second call returns n unchanged.
+func (b *compatBuilder) planWriteAccess(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
+	if b.a == nil {
+		return n, false, nil
+	}
+	apply := ruleApply(b.a, "optimizeJoins")
+	if apply == nil {
+		return n, false, nil
+	}
+	m, same, err := planrules.ExpandRowComparisons(ctx, n)
+	if err != nil || same {
+		return n, false, err
+	}
+	// A lookup GMS built from the filters as they were is undone: its
+	// table is read by the filters as they are now.
+	m, _, err = transform.Node(m, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		f, ok := n.(*plan.Filter)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		ita, ok := f.Child.(*plan.IndexedTableAccess)
+		if !ok || !ita.IsStatic() {
+			return n, transform.SameTree, nil
+		}
+		t, ok := ita.TableNode.(gsql.Node)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		ret, err := f.WithChildren(t)
+		return ret, transform.NewTree, err
+	})
+	if err != nil {
+		return n, false, err
+	}
+	m, _, err = apply(ctx, b.a, m, nil, analyzer.DefaultRuleSelector, &gsql.QueryFlags{})
+	if err != nil {
+		return n, false, err
+	}
+	return m, true, nil
+}
