@@ -40,6 +40,8 @@ type committer struct {
 	startTS  uint64
 	commitTS uint64
 	lockTTL  uint64
+	// onePC is set when the store committed in one phase (tryOnePC).
+	onePC bool
 
 	// live is the primary's heartbeat registration while it is locked.
 	liveMu sync.Mutex
@@ -156,6 +158,7 @@ func (c *committer) tryOnePC(ctx context.Context, sp regionSpan) (done bool, err
 	}
 	if onePC != nil && onePC.commitTS != 0 {
 		c.commitTS = onePC.commitTS
+		c.onePC = true
 		c.s.noteOnePC(c.commitTS)
 		return true, nil
 	}
