@@ -42,7 +42,15 @@ type Session struct {
 	// (releaseDropped), so that it does not stay registered with the
 	// schema tracker.
 	started *Transaction
+	// ended holds the timestamps of the transaction releaseDropped let go
+	// of last, for the slow query log (observe.go), which looks after the
+	// statement is over; endedSeq counts those releases.
+	ended    endedTxn
+	endedSeq uint64
 }
+
+// endedTxn is a finished transaction's timestamps (0 for none).
+type endedTxn struct{ startTS, commitTS uint64 }
 
 var (
 	_ gsql.TransactionSession    = (*Session)(nil)
@@ -110,6 +118,10 @@ func (s *Session) releaseDropped(ctx context.Context) {
 	s.started = nil
 	if !t.finished {
 		_ = t.rollback(ctx)
+	}
+	if t.kv != nil {
+		s.ended = endedTxn{t.kv.KnownStartTS(), t.kv.CommitTS()}
+		s.endedSeq++
 	}
 }
 
