@@ -46,11 +46,11 @@ func TestSlowEntryLayout(t *testing.T) {
 	e := &slowEntry{
 		written: time.Date(2026, 11, 25, 16, 4, 5, 0, time.UTC), start: time.Unix(1795622645, 0),
 		queryTime: 391 * time.Microsecond, user: "app", host: "localhost", ip: "127.0.0.1", connID: 8,
-		rowsSent: 1, startTS: 12, commitTS: 13, errno: 1213, db: "my-db", query: "SELECT 1;\n",
+		rowsSent: 1, rowsExamined: 3, startTS: 12, commitTS: 13, errno: 1213, db: "my-db", query: "SELECT 1;\n",
 	}
 	want := "# Time: 261125 16:04:05\n" +
 		"# User@Host: app[app] @ localhost [127.0.0.1]  Id:      8\n" +
-		"# Query_time: 0.000391  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n" +
+		"# Query_time: 0.000391  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 3\n" +
 		"# Rows_affected: 0  Percdb_start_ts: 12  Percdb_commit_ts: 13  Percdb_errno: 1213\n" +
 		"use `my-db`;\n" +
 		"SET timestamp=1795622645;\n" +

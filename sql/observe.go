@@ -122,6 +122,7 @@ func (st *stmtObservation) count(res *sqltypes.Result) {
 func (h *observedHandler) begin(c *mysql.Conn) *stmtObservation {
 	st := &stmtObservation{start: time.Now()}
 	if s := h.sessions.get(c.ConnectionID); s != nil {
+		s.rowsExamined.Store(0)
 		st.endedSeq = s.endedSeq
 		if s.started != nil {
 			st.before, st.beforeFinished = s.started, s.started.finished
@@ -152,7 +153,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	e := &slowEntry{
 		written: time.Now(), start: st.start, queryTime: d,
 		user: c.User, host: host, ip: ip, connID: c.ConnectionID,
-		rowsSent: st.rowsSent, rowsAffected: st.rowsAffected,
+		rowsSent: st.rowsSent, rowsAffected: st.rowsAffected, rowsExamined: s.rowsExamined.Load(),
 		db: s.GetCurrentDatabase(), query: query,
 	}
 	e.startTS, e.commitTS = st.timestamps(s)

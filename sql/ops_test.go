@@ -333,6 +333,13 @@ func TestSlowQueryLog(t *testing.T) {
 	if _, err := db.Exec("SELECT * FROM nosuch"); err == nil {
 		t.Fatal("a select of a missing table succeeded")
 	}
+	var v int
+	for i := 0; i < 2; i++ { // the fast path learns the plan, then runs it
+		if err := db.QueryRow("SELECT v FROM t WHERE id = 1").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec(t, db, "SELECT v FROM t WHERE v > 100")
 	// A SLEEP longer than the session's long_query_time is logged.
 	mustExec(t, admin, "SET SESSION long_query_time = 0.2", "SELECT SLEEP(0.3)")
 
@@ -367,6 +374,18 @@ func TestSlowQueryLog(t *testing.T) {
 	sel := byQuery["SELECT id, v FROM t ORDER BY id"]
 	if sel.attrs == nil || attrUint(t, sel, "Rows_sent") != 2 || attrUint(t, sel, "Rows_affected") != 0 {
 		t.Errorf("SELECT entry %v, want Rows_sent 2, Rows_affected 0", sel.attrs)
+	}
+	// Rows_examined: the rows read, whether sent or not, by GMS's path or
+	// the fast path.
+	for q, want := range map[string]uint64{
+		"SELECT id, v FROM t ORDER BY id": 2,
+		"SELECT v FROM t WHERE v > 100":   2,
+		"SELECT v FROM t WHERE id = 1":    1,
+		"SELECT * FROM nosuch":            0,
+	} {
+		if e := byQuery[q]; e.attrs == nil || attrUint(t, e, "Rows_examined") != want {
+			t.Errorf("%s: entry %v, want Rows_examined %d", q, e.attrs, want)
+		}
 	}
 	if e := byQuery["SELECT * FROM nosuch"]; e.attrs == nil || e.attrs["Percdb_errno"] != "1146" {
 		t.Errorf("failed SELECT entry %v, want Percdb_errno 1146", e.attrs)

@@ -30,6 +30,10 @@ type Session struct {
 	// scan (no index), for SERVER_QUERY_NO_INDEX_USED (status.go). Set
 	// by row iterators, which GMS may run in goroutines of its own.
 	fullScan atomic.Bool
+	// rowsExamined counts the rows the running statement read from its
+	// tables, for the slow query log's Rows_examined (observe.go); added
+	// to by row iterators when they close and by the fast path.
+	rowsExamined atomic.Uint64
 	// temps are the session's temporary tables (temptable.go).
 	temps tempTables
 	// fast is the issue-6 fast path's state of the session.

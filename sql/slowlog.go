@@ -28,7 +28,7 @@ import (
 //
 //	# Time: 261125 16:04:05
 //	# User@Host: root[root] @ localhost [127.0.0.1]  Id:     8
-//	# Query_time: 0.000391  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0
+//	# Query_time: 0.000391  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 1
 //	# Rows_affected: 0  Percdb_start_ts: 459174512345088  Percdb_commit_ts: 0  Percdb_errno: 0
 //	use sbtest;
 //	SET timestamp=1795622645;
@@ -43,8 +43,10 @@ import (
 // had them (0 when not: a read the fast path served at the newest
 // version, or a transaction still open, which has no commit_ts yet);
 // Percdb_errno is the MySQL error the statement ended with, 0 for none.
-// Lock_time and Rows_examined are 0: percdb takes no table locks, and its
-// executor does not count the rows it reads yet. A prepared statement is
+// Lock_time is 0: percdb takes no table locks. Rows_examined counts the
+// rows the statement read from tables (each row the storage layer handed
+// to GMS or the fast path read; a row read again by a second plan, as a
+// subquery's, counts again), not the index entries behind them. A prepared statement is
 // logged with its placeholders (MySQL logs the values in their place).
 // The statement ends with ";" and a newline, which is how mysqldumpslow
 // finds the end of an entry.
@@ -78,6 +80,7 @@ type slowEntry struct {
 	connID         uint32
 	rowsSent       uint64
 	rowsAffected   uint64
+	rowsExamined   uint64
 	startTS        uint64
 	commitTS       uint64
 	errno          int
@@ -91,7 +94,7 @@ func appendSlowEntry(b []byte, e *slowEntry) []byte {
 	b = e.written.UTC().AppendFormat(b, slowTimeLayout)
 	b = fmt.Appendf(b, "\n# User@Host: %s[%s] @ %s [%s]  Id: %6d\n", e.user, e.user, e.host, e.ip, e.connID)
 	b = fmt.Appendf(b, "# Query_time: %.6f  Lock_time: %.6f Rows_sent: %d  Rows_examined: %d\n",
-		e.queryTime.Seconds(), 0.0, e.rowsSent, 0)
+		e.queryTime.Seconds(), 0.0, e.rowsSent, e.rowsExamined)
 	b = fmt.Appendf(b, "# Rows_affected: %d  Percdb_start_ts: %d  Percdb_commit_ts: %d  Percdb_errno: %d\n",
 		e.rowsAffected, e.startTS, e.commitTS, e.errno)
 	if e.db != "" {
