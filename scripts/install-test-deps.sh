@@ -2,7 +2,9 @@
 # Installs the programs that percdb's tests and benchmarks drive, from
 # Debian's packages: the mariadb client (end-to-end client tests), the
 # MariaDB server (the reference server of the benchmark harness and of the
-# sqllogictest/isolation comparisons), sysbench, and the drivers of the
+# sqllogictest/isolation comparisons), sysbench, percona-toolkit
+# (pt-query-digest reads the slow query log in sql's TestSlowQueryLog),
+# and the drivers of the
 # driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
 # (MySQLdb) for Debian's python3, MariaDB Connector/J with a JDK to
 # compile the test's Java program, and node's mysql2 from npm (into
@@ -18,6 +20,7 @@ need=()
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v mariadbd >/dev/null 2>&1 || [[ -x /usr/sbin/mariadbd ]] || need+=(mariadb-server)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v pt-query-digest >/dev/null 2>&1 || need+=(percona-toolkit)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 /usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)

@@ -79,6 +79,17 @@
 // and hidden row IDs come from per-table allocators that reserve batches
 // of IDs in transactions of their own (autoinc.go).
 //
+// # Operations
+//
+// The outermost protocol handler (observe.go) sees every statement whole:
+// it counts it in the node's Prometheus metrics (metrics.go, a registry
+// of the node's own) and writes it to MySQL's slow query log when it took
+// at least long_query_time (slowlog.go). The node's counters of the fast
+// path, the oracle and the transaction layer are listed once
+// (counters.go) for SHOW STATUS and /metrics alike. Config.StatusAddr
+// starts the status port (package statusserver: /status, /metrics,
+// /debug/pprof/). docs/operations.md is the operator's guide.
+//
 // # GMS at v0.20.0
 //
 // percdb works around GMS's defects in this package rather than in GMS:

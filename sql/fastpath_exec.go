@@ -283,6 +283,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		// again under the new catalog.
 		return fallThrough(reasonLearning)
 	}
+	r.s.rowsExamined.Add(uint64(len(rows)))
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
 	res := &sqltypes.Result{Fields: fields.fields, RowsAffected: uint64(len(rows))}
 	res.Rows = make([][]sqltypes.Value, 0, len(rows))
@@ -489,6 +490,9 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 	pl.full.put(dec)
 	if err != nil {
 		return nil, false, fallThrough(reasonError)
+	}
+	if found {
+		r.s.rowsExamined.Add(1)
 	}
 	return row, found, fastOutcome{handled: true}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -198,6 +199,10 @@ type fastVars struct {
 	charsetResults any
 	// off: @percdb_fastpath turned the fast path off.
 	off bool
+	// longQuery is long_query_time, the slow query log's threshold
+	// (slowlog.go); slowOK is false when it could not be read.
+	longQuery time.Duration
+	slowOK    bool
 }
 
 // varsChanged invalidates the cached variables of the session.
@@ -225,6 +230,9 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 		v.sqlModeOK = mode == fp.sqlMode
 	}
 	v.charsetResults, _ = s.GetSessionVariable(ctx, "character_set_results")
+	if lq, err := s.GetSessionVariable(ctx, varLongQueryTime); err == nil {
+		v.longQuery, v.slowOK = longQueryTime(lq)
+	}
 	if _, val, err := s.GetUserVariable(ctx, fastUserVar); err == nil && val != nil {
 		on, err := gsql.ConvertToBool(ctx, val)
 		v.off = err != nil || !on

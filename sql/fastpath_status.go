@@ -21,30 +21,21 @@ const (
 )
 
 // percdbStatus returns percdb's status variables with their current
-// values.
+// values: the node's counters (counters.go), which /metrics shows too.
 func (s *Session) percdbStatus() map[string]gsql.StatusVarValue {
-	p := s.provider
-	out := make(map[string]gsql.StatusVarValue, numReasons+4)
-	add := func(name string, v uint64) {
+	counters := s.provider.nodeCounters()
+	out := make(map[string]gsql.StatusVarValue, len(counters))
+	for _, c := range counters {
 		val := &atomic.Uint64{}
-		val.Store(v)
-		out[name] = &gsql.MutableStatusVarValue{
+		val.Store(c.value)
+		out[c.status] = &gsql.MutableStatusVarValue{
 			Var: &gsql.MySQLStatusVariable{
-				Name:    name,
+				Name:    c.status,
 				Scope:   gsql.StatusVariableScope_Both,
-				Type:    types.NewSystemUintType(name, 0, ^uint64(0)),
+				Type:    types.NewSystemUintType(c.status, 0, ^uint64(0)),
 				Default: uint64(0),
 			},
 			Val: val,
-		}
-	}
-	add(statusOracleCalls, p.store.OracleCalls())
-	if fp := p.fast; fp != nil {
-		add(statusFastHits, fp.hits.Load())
-		add(statusOracleAvoided, fp.avoided.Load())
-		add(statusFastPlansCache, uint64(fp.plans.len()))
-		for r := fastReason(0); r < numReasons; r++ {
-			add(statusFallPrefix+reasonNames[r], fp.fallthroughs[r].Load())
 		}
 	}
 	return out

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
@@ -16,6 +18,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 )
@@ -103,6 +106,21 @@ type Config struct {
 	// Transactions still open after it fail with error 8028 if they
 	// commit writes. Default 0 means DefaultDDLWaitTimeout.
 	DDLWaitTimeout time.Duration
+	// StatusAddr is the host:port of the status port (package
+	// statusserver: /status, /metrics, /debug/pprof/); port 0 picks a
+	// free one (see Server.StatusAddr). Default "": no status port. The
+	// metrics are counted either way.
+	StatusAddr string
+	// StatusBestEffort makes a status port that cannot listen (the port
+	// is taken) a logged warning rather than a failure of Open: percdb's
+	// default port is best effort, so that several nodes on one machine
+	// start with their defaults; a port an operator asked for must listen.
+	StatusBestEffort bool
+	// SlowQueryLog, when set, turns the slow query log on at start
+	// (the global slow_query_log ON, slow_query_log_file this file,
+	// relative to DataDir unless absolute; slowlog.go). Default "": the
+	// log stays off until SET GLOBAL slow_query_log = ON.
+	SlowQueryLog string
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -123,6 +141,10 @@ func (c Config) withDefaults() Config {
 	if c.MaxQueryBufferedRows == 0 {
 		c.MaxQueryBufferedRows = DefaultMaxQueryBufferedRows
 	}
+	if c.KV.Logger == nil {
+		// kv's own default; the status port and the slow log log there too.
+		c.KV.Logger = slog.Default()
+	}
 	return c
 }
 
@@ -142,6 +164,14 @@ type Server struct {
 	engine   *sqle.Engine
 	mysql    *server.Server
 	listener net.Listener
+	// metrics are the node's Prometheus metrics, slow its slow query log
+	// (observe.go); status is the status port, nil without one, and
+	// statusDone is closed when its Serve has returned.
+	metrics    *nodeMetrics
+	slow       *slowLog
+	status     *statusserver.Server
+	statusDone chan struct{}
+	openConns  atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -184,6 +214,11 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
+	s.metrics = newNodeMetrics(s.provider, s.kvStore)
+	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
+		return nil, err
+	}
+	s.slow = newSlowLog(cfg.DataDir, cfg.Version)
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
 	}
@@ -241,15 +276,58 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts}
-		return &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}, nil
+		limits := &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}
+		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
+			logger: cfg.KV.Logger, openConns: &s.openConns}, nil
 	})
 	if err != nil {
 		s.stmts.close()
 		s.stmts = nil
 		return nil, fmt.Errorf("start mysql server: %w", err)
 	}
+	if cfg.StatusAddr != "" {
+		if err := s.startStatus(); err != nil {
+			if !cfg.StatusBestEffort {
+				return nil, err
+			}
+			cfg.KV.Logger.Warn("no status port", "err", err)
+		}
+	}
 	return s, nil
 }
+
+// startStatus starts the status port on cfg.StatusAddr.
+func (s *Server) startStatus() error {
+	st, err := statusserver.Listen(statusserver.Config{
+		Addr:        s.cfg.StatusAddr,
+		Version:     s.cfg.Version,
+		Gatherer:    s.metrics.reg,
+		Connections: func() int { return int(s.openConns.Load()) },
+	})
+	if err != nil {
+		return err
+	}
+	s.status, s.statusDone = st, make(chan struct{})
+	go func() {
+		defer close(s.statusDone)
+		if err := st.Serve(); err != nil {
+			s.cfg.KV.Logger.Error("status port stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// StatusAddr returns the address of the status port, nil without one.
+func (s *Server) StatusAddr() net.Addr {
+	if s.status == nil {
+		return nil
+	}
+	return s.status.Addr()
+}
+
+// statusCloseTimeout bounds how long Close waits for the status port's
+// answers in flight (a CPU profile runs for as long as it was asked to).
+const statusCloseTimeout = 2 * time.Second
 
 // Addr returns the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
@@ -264,6 +342,13 @@ func (s *Server) Serve() error {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.status != nil {
+			// First, so that load balancers stop sending clients.
+			ctx, cancel := context.WithTimeout(context.Background(), statusCloseTimeout)
+			errs = append(errs, s.status.Close(ctx))
+			cancel()
+			<-s.statusDone
+		}
 		if s.mysql != nil {
 			errs = append(errs, s.mysql.Close())
 			// Running queries are cancelled and open connections closed, so
@@ -303,6 +388,9 @@ func (s *Server) Close() error {
 		}
 		if s.kvStore != nil {
 			errs = append(errs, s.kvStore.Close())
+		}
+		if s.slow != nil {
+			errs = append(errs, s.slow.close())
 		}
 		s.closeErr = errors.Join(errs...)
 	})

@@ -30,6 +30,10 @@ type Session struct {
 	// scan (no index), for SERVER_QUERY_NO_INDEX_USED (status.go). Set
 	// by row iterators, which GMS may run in goroutines of its own.
 	fullScan atomic.Bool
+	// rowsExamined counts the rows the running statement read from its
+	// tables, for the slow query log's Rows_examined (observe.go); added
+	// to by row iterators when they close and by the fast path.
+	rowsExamined atomic.Uint64
 	// temps are the session's temporary tables (temptable.go).
 	temps tempTables
 	// fast is the issue-6 fast path's state of the session.
@@ -49,7 +53,15 @@ type Session struct {
 	// (releaseDropped), so that it does not stay registered with the
 	// schema tracker.
 	started *Transaction
+	// ended holds the timestamps of the transaction releaseDropped let go
+	// of last, for the slow query log (observe.go), which looks after the
+	// statement is over; endedSeq counts those releases.
+	ended    endedTxn
+	endedSeq uint64
 }
+
+// endedTxn is a finished transaction's timestamps (0 for none).
+type endedTxn struct{ startTS, commitTS uint64 }
 
 var (
 	_ gsql.TransactionSession    = (*Session)(nil)
@@ -117,6 +129,10 @@ func (s *Session) releaseDropped(ctx context.Context) {
 	s.started = nil
 	if !t.finished {
 		_ = t.rollback(ctx)
+	}
+	if t.kv != nil {
+		s.ended = endedTxn{t.kv.KnownStartTS(), t.kv.CommitTS()}
+		s.endedSeq++
 	}
 }
 

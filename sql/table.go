@@ -318,6 +318,11 @@ type rowIter struct {
 	recKey    scanKey
 	rec       []executor.Row
 	recording bool
+
+	// sess is the reading session, nil outside one; examined counts the
+	// rows read, added to sess.rowsExamined at Close.
+	sess     *Session
+	examined uint64
 }
 
 func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange) (*rowIter, error) {
@@ -342,6 +347,7 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 		lock:  (t.lockReads && tx.stmtOpen) || (s != nil && s.forUpdate && s.inExplicitTransaction()),
 		track: t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil,
 		pid:   ctx.Pid(),
+		sess:  s,
 	}
 	if index != nil && index.primary {
 		r.index = nil
@@ -358,6 +364,7 @@ func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		}
 		return nil, toSQLError(err)
 	}
+	r.examined++
 	if r.lock {
 		ts, err := r.k.SnapshotTS(ctx)
 		if err == nil {
@@ -497,6 +504,10 @@ func (r *rowIter) nextIsPoint() bool {
 
 // Close implements sql.RowIter.
 func (r *rowIter) Close(*gsql.Context) error {
+	if r.sess != nil && r.examined > 0 {
+		r.sess.rowsExamined.Add(r.examined)
+		r.examined = 0
+	}
 	if r.cur != nil {
 		r.cur.Close()
 		r.cur = nil

@@ -42,6 +42,8 @@ type committer struct {
 	lockTTL  uint64
 	// forUpdateTS is a pessimistic transaction's newest for_update_ts.
 	forUpdateTS uint64
+	// onePC is set when the store committed in one phase (tryOnePC).
+	onePC bool
 
 	// live is the primary's heartbeat registration while it is locked.
 	liveMu sync.Mutex
@@ -173,6 +175,7 @@ func (c *committer) tryOnePC(ctx context.Context, sp regionSpan) (done bool, err
 	}
 	if onePC != nil && onePC.commitTS != 0 {
 		c.commitTS = onePC.commitTS
+		c.onePC = true
 		c.s.noteOnePC(c.commitTS)
 		return true, nil
 	}

@@ -185,6 +185,7 @@ func (r *LockResolver) ResolveLocks(ctx context.Context, locks []kv.LockInfo, ca
 			return nil, err
 		}
 	}
+	r.s.stats.noteLocks(out)
 	return out, nil
 }
 

@@ -26,6 +26,8 @@ type Store struct {
 	err error
 
 	oracleCalls atomic.Uint64
+	// stats counts transaction outcomes (stats.go).
+	stats txnStats
 	// maxTS is the largest timestamp this Store has received from the
 	// oracle. Every timestamp the oracle issues from now on is larger, which
 	// is what makes maxTS+1 a safe bound for a calculated 1PC commit_ts.

@@ -266,6 +266,7 @@ func (t *Txn) Rollback(ctx context.Context) error {
 	t.finished = true
 	t.buf = newMemBuffer()
 	t.releasePessimisticLocks(ctx)
+	t.s.stats.rolledBack.Add(1)
 	return nil
 }
 
@@ -296,13 +297,19 @@ func (t *Txn) Commit(ctx context.Context) error {
 		}
 	}
 	if t.buf.len() == 0 {
+		t.s.stats.noteCommit(nil, false, false)
 		return nil
 	}
 	if _, err := t.StartTS(ctx); err != nil {
+		t.s.stats.noteCommit(err, true, false)
 		return fmt.Errorf("commit: %w", err)
 	}
 	c := newCommitter(t)
-	if err := c.commit(ctx); err != nil {
+	// Existence checks alone (keys inserted then deleted) lock nothing.
+	locks := c.primary != nil
+	err := c.commit(ctx)
+	t.s.stats.noteCommit(err, locks, c.onePC)
+	if err != nil {
 		return fmt.Errorf("commit txn %d: %w", t.startTS, err)
 	}
 	t.commitTS = c.commitTS

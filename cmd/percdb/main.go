@@ -7,6 +7,7 @@
 //	       [--require-secure-transport] [--max-connections 0]
 //	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s]
 //	       [--reserve-space auto] [--shutdown-timeout 10s] [--log-level info]
+//	       [--status-host 127.0.0.1] [--status-port 10080] [--slow-query-log FILE]
 //
 // Connect with any MySQL client, for example:
 //
@@ -26,6 +27,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +38,9 @@ import (
 	"github.com/percdb/percdb/kv"
 	percsql "github.com/percdb/percdb/sql"
 )
+
+// defaultStatusPort is --status-port's default, TiDB's status port.
+const defaultStatusPort = 10080
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -61,6 +66,9 @@ func run(args []string) error {
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve (a ballast file in the data directory): below it, writes fail with error 1021 while reads, DELETE, TRUNCATE and DROP go on; bytes with an optional KiB/MiB/GiB suffix, 'auto' (2% of the file system, 32 MiB to 2 GiB) or 0 (no reserve)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a SIGINT or SIGTERM waits for the node to close cleanly before the process exits anyway (what is committed is in the synced log either way)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	statusHost := fs.String("status-host", "127.0.0.1", "address the status port listens on")
+	statusPort := fs.Int("status-port", defaultStatusPort, "HTTP status port: /status, /metrics (Prometheus), /debug/pprof/; 0 disables it. The default port is best effort (a warning when taken); a port given explicitly must listen")
+	slowLog := fs.String("slow-query-log", "", "write statements slower than long_query_time (SET GLOBAL long_query_time, default 10 s) to this file in MySQL's slow log format; the log can also be turned on later with SET GLOBAL slow_query_log = ON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,6 +93,27 @@ func run(args []string) error {
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("--port %d is not a TCP port", *port)
+	}
+	if *statusPort < 0 || *statusPort > 65535 {
+		return fmt.Errorf("--status-port %d is not a TCP port", *statusPort)
+	}
+	statusAddr := ""
+	if *statusPort != 0 {
+		statusAddr = net.JoinHostPort(*statusHost, strconv.Itoa(*statusPort))
+	}
+	statusExplicit := false
+	fs.Visit(func(f *flag.Flag) {
+		statusExplicit = statusExplicit || f.Name == "status-port" || f.Name == "status-host"
+	})
+	slowFile := *slowLog
+	if slowFile != "" {
+		// Relative to the working directory, as a command-line user
+		// means it (Config would take it relative to the data directory).
+		abs, err := filepath.Abs(slowFile)
+		if err != nil {
+			return fmt.Errorf("--slow-query-log: %w", err)
+		}
+		slowFile = abs
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -112,11 +141,17 @@ func run(args []string) error {
 		MaxQueryBufferedRows:   *maxBuffered,
 		DDLWaitTimeout:         *ddlWait,
 		KV:                     kv.Options{ReserveSpace: reserve, Logger: logger},
+		StatusAddr:             statusAddr,
+		StatusBestEffort:       !statusExplicit,
+		SlowQueryLog:           slowFile,
 	})
 	if err != nil {
 		return err
 	}
 	logger.Info("percdb listening", "addr", srv.Addr().String(), "data_dir", *dataDir, "version", percsql.DefaultVersion)
+	if a := srv.StatusAddr(); a != nil {
+		logger.Info("status port listening", "addr", "http://"+a.String()+"/status")
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()

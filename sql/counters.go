@@ -1,0 +1,64 @@
+package sql
+
+// nodeCounter is one of the node's counters (or gauges) as both of its
+// views show it: SHOW STATUS under status, /metrics on the status port as
+// the Prometheus family metric, with label=labelValue when label is set.
+// Both views read the same list (nodeCounters), so a counter is added in
+// one place and cannot mean different things in the two.
+type nodeCounter struct {
+	status     string
+	metric     string
+	help       string
+	label      string
+	labelValue string
+	// gauge marks a value that goes down as well as up.
+	gauge bool
+	value uint64
+}
+
+// Help texts of the counter families, one per family.
+const (
+	helpFastHits     = "Statements the fast path ran without go-mysql-server."
+	helpFastFall     = "Statements the fast path left to go-mysql-server, by reason."
+	helpFastAvoided  = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
+	helpFastPlans    = "Plans in the fast path's plan cache."
+	helpOracleCalls  = "Timestamps fetched from the oracle by the transaction layer."
+	helpTxns         = "Transaction outcomes: committed (read-only ones included), rolled_back, conflicted (a write conflict at commit, MySQL 1213), failed (any other commit error)."
+	helpCommitPhases = "Committed transactions that wrote, by protocol: 1pc (prewrite and commit in one request) or 2pc."
+	helpLocks        = "Locks of other transactions met by reads and writes and settled by the lock resolver, by outcome: gone (committed or rolled back), read_past (read the version below it), alive (waited for)."
+)
+
+// nodeCounters returns the node's counters with their current values.
+func (p *DatabaseProvider) nodeCounters() []nodeCounter {
+	out := make([]nodeCounter, 0, numReasons+16)
+	out = append(out, nodeCounter{status: statusOracleCalls, metric: "percdb_oracle_calls_total", help: helpOracleCalls, value: p.store.OracleCalls()})
+	if fp := p.fast; fp != nil {
+		out = append(out,
+			nodeCounter{status: statusFastHits, metric: "percdb_fastpath_hits_total", help: helpFastHits, value: fp.hits.Load()},
+			nodeCounter{status: statusOracleAvoided, metric: "percdb_oracle_calls_avoided_total", help: helpFastAvoided, value: fp.avoided.Load()},
+			nodeCounter{status: statusFastPlansCache, metric: "percdb_fastpath_plans_cached", help: helpFastPlans, gauge: true, value: uint64(fp.plans.len())},
+		)
+		for r := fastReason(0); r < numReasons; r++ {
+			out = append(out, nodeCounter{status: statusFallPrefix + reasonNames[r], metric: "percdb_fastpath_fallthroughs_total",
+				help: helpFastFall, label: "reason", labelValue: reasonNames[r], value: fp.fallthroughs[r].Load()})
+		}
+	}
+	st := p.store.Stats()
+	for _, c := range []struct {
+		status, metric, help, label, value string
+		v                                  uint64
+	}{
+		{"Percdb_transactions_committed", "percdb_transactions_total", helpTxns, "result", "committed", st.Committed},
+		{"Percdb_transactions_rolled_back", "percdb_transactions_total", helpTxns, "result", "rolled_back", st.RolledBack},
+		{"Percdb_transactions_conflicted", "percdb_transactions_total", helpTxns, "result", "conflicted", st.Conflicted},
+		{"Percdb_transactions_failed", "percdb_transactions_total", helpTxns, "result", "failed", st.Failed},
+		{"Percdb_commits_1pc", "percdb_commits_total", helpCommitPhases, "protocol", "1pc", st.OnePC},
+		{"Percdb_commits_2pc", "percdb_commits_total", helpCommitPhases, "protocol", "2pc", st.TwoPC},
+		{"Percdb_locks_resolved_gone", "percdb_lock_resolutions_total", helpLocks, "outcome", "gone", st.LocksGone},
+		{"Percdb_locks_resolved_read_past", "percdb_lock_resolutions_total", helpLocks, "outcome", "read_past", st.LocksReadPast},
+		{"Percdb_locks_resolved_alive", "percdb_lock_resolutions_total", helpLocks, "outcome", "alive", st.LocksAlive},
+	} {
+		out = append(out, nodeCounter{status: c.status, metric: c.metric, help: c.help, label: c.label, labelValue: c.value, value: c.v})
+	}
+	return out
+}

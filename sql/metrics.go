@@ -1,0 +1,192 @@
+package sql
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/statusserver"
+)
+
+// stmtType is the kind of a statement, by its first word, for the
+// queries and duration metrics.
+type stmtType uint8
+
+const (
+	stmtOther stmtType = iota
+	stmtSelect
+	stmtInsert
+	stmtUpdate
+	stmtDelete
+	stmtReplace
+	stmtBegin
+	stmtCommit
+	stmtRollback
+	stmtSet
+	stmtShow
+	stmtUse
+	stmtDDL
+	numStmtTypes
+)
+
+// stmtTypeNames are the values of the type label.
+var stmtTypeNames = [numStmtTypes]string{
+	stmtOther: "other", stmtSelect: "select", stmtInsert: "insert", stmtUpdate: "update",
+	stmtDelete: "delete", stmtReplace: "replace", stmtBegin: "begin", stmtCommit: "commit",
+	stmtRollback: "rollback", stmtSet: "set", stmtShow: "show", stmtUse: "use", stmtDDL: "ddl",
+}
+
+// stmtFirstWords maps a statement's first word to its type.
+var stmtFirstWords = []struct {
+	word string
+	tp   stmtType
+}{
+	{"select", stmtSelect}, {"with", stmtSelect}, {"insert", stmtInsert}, {"update", stmtUpdate},
+	{"delete", stmtDelete}, {"replace", stmtReplace}, {"begin", stmtBegin}, {"start", stmtBegin},
+	{"commit", stmtCommit}, {"rollback", stmtRollback}, {"set", stmtSet}, {"show", stmtShow},
+	{"use", stmtUse}, {"create", stmtDDL}, {"alter", stmtDDL}, {"drop", stmtDDL},
+	{"truncate", stmtDDL}, {"rename", stmtDDL},
+}
+
+// classifyStmt returns the type of query by its first word, after blanks,
+// opening parentheses and comments.
+func classifyStmt(query string) stmtType {
+	q := trimLeading(query, " \t\r\n(")
+	n := 0
+	for n < len(q) && isWordByte(q[n]) {
+		n++
+	}
+	w := q[:n]
+	for _, f := range stmtFirstWords {
+		if len(w) == len(f.word) && w[0]|0x20 == f.word[0] && equalFoldASCII(w, f.word) {
+			return f.tp
+		}
+	}
+	return stmtOther
+}
+
+// equalFoldASCII is strings.EqualFold for ASCII words of equal length.
+func equalFoldASCII(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		if a[i]|0x20 != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// durationBuckets are the upper bounds of the query duration histogram,
+// in seconds: from a fast-path point read (tens of microseconds) to the
+// default long_query_time and beyond.
+var durationBuckets = []float64{
+	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+	0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+}
+
+// nodeMetrics are a node's Prometheus metrics, in a registry of the node's
+// own (never prometheus.DefaultRegisterer: two nodes in one process keep
+// their own counts). The statement metrics are counted as statements end;
+// everything else is read at scrape time from where it is kept.
+type nodeMetrics struct {
+	reg *prometheus.Registry
+	// queries and duration are the children of their vectors for every
+	// type (and result), resolved once so that a statement costs no label
+	// lookup.
+	queries     [numStmtTypes][2]prometheus.Counter
+	duration    [numStmtTypes]prometheus.Observer
+	connections prometheus.Gauge
+	accepted    prometheus.Counter
+	slow        prometheus.Counter
+}
+
+// Values of the result label of percdb_queries_total.
+const (
+	resultOK    = 0
+	resultError = 1
+)
+
+// newNodeMetrics makes the metrics of a node whose provider is p and
+// whose store is store.
+func newNodeMetrics(p *DatabaseProvider, store *kv.Store) *nodeMetrics {
+	m := &nodeMetrics{reg: prometheus.NewRegistry()}
+	queries := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "percdb_queries_total",
+		Help: "Statements run, by type (the statement's first word) and result (ok or error).",
+	}, []string{"type", "result"})
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "percdb_query_duration_seconds",
+		Help:    "Time from a statement's arrival to its last result packet, by type.",
+		Buckets: durationBuckets,
+	}, []string{"type"})
+	for t := stmtType(0); t < numStmtTypes; t++ {
+		m.queries[t][resultOK] = queries.WithLabelValues(stmtTypeNames[t], "ok")
+		m.queries[t][resultError] = queries.WithLabelValues(stmtTypeNames[t], "error")
+		m.duration[t] = duration.WithLabelValues(stmtTypeNames[t])
+	}
+	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "percdb_connections",
+		Help: "Open client connections.",
+	})
+	m.accepted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "percdb_connections_total",
+		Help: "Client connections accepted since the node started.",
+	})
+	m.slow = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "percdb_slow_queries_total",
+		Help: "Statements that took at least their session's long_query_time (written to the slow query log when slow_query_log is ON).",
+	})
+	m.reg.MustRegister(queries, duration, m.connections, m.accepted, m.slow,
+		counterCollector{p: p},
+		statusserver.NewPebbleCollector(store.Metrics),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// statement counts one statement of type tp that took d and failed when
+// failed.
+func (m *nodeMetrics) statement(tp stmtType, d time.Duration, failed bool) {
+	r := resultOK
+	if failed {
+		r = resultError
+	}
+	m.queries[tp][r].Inc()
+	m.duration[tp].Observe(d.Seconds())
+}
+
+// counterCollector serves the node's counters (nodeCounters, which SHOW
+// STATUS shows too) to Prometheus, reading them at scrape time. It
+// describes nothing up front (an unchecked collector): the fast path's
+// families follow its list of reasons.
+type counterCollector struct{ p *DatabaseProvider }
+
+// Describe implements prometheus.Collector.
+func (counterCollector) Describe(chan<- *prometheus.Desc) {}
+
+// Collect implements prometheus.Collector.
+func (c counterCollector) Collect(ch chan<- prometheus.Metric) {
+	descs := make(map[string]*prometheus.Desc)
+	for _, nc := range c.p.nodeCounters() {
+		d, ok := descs[nc.metric]
+		if !ok {
+			var labels []string
+			if nc.label != "" {
+				labels = []string{nc.label}
+			}
+			d = prometheus.NewDesc(nc.metric, nc.help, labels, nil)
+			descs[nc.metric] = d
+		}
+		vt := prometheus.CounterValue
+		if nc.gauge {
+			vt = prometheus.GaugeValue
+		}
+		var lv []string
+		if nc.label != "" {
+			lv = []string{nc.labelValue}
+		}
+		ch <- prometheus.MustNewConstMetric(d, vt, float64(nc.value), lv...)
+	}
+}
