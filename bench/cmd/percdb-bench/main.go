@@ -112,11 +112,7 @@ func run() error {
 			return err
 		}
 	}
-	if *outDir == "" {
-		if *outDir, err = os.MkdirTemp("", "percdb-bench-results-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(*outDir, 0o755); err != nil {
+	if *outDir, err = bench.ResultsDir(*outDir, "percdb-bench-results-"); err != nil {
 		return err
 	}
 	opts.OutDir = *outDir
@@ -126,11 +122,8 @@ func run() error {
 	}
 	res, runErr := h.Run(ctx)
 	res.Command = strings.TrimSpace("go run ./bench/cmd/percdb-bench " + bench.QuoteArgs(os.Args[1:]))
-	results := filepath.Join(*outDir, "results.json")
-	if err := writeJSON(results, res); err != nil {
-		runErr = errors.Join(runErr, err)
-	}
-	fmt.Printf("raw sysbench outputs and %s in %s\n", filepath.Base(results), *outDir)
+	runErr = errors.Join(runErr, bench.WriteResults(*outDir, res))
+	fmt.Printf("raw sysbench outputs and %s in %s\n", bench.ResultsFile, *outDir)
 	if errors.Is(runErr, context.Canceled) {
 		runErr = errors.New("interrupted")
 	}
@@ -211,15 +204,4 @@ func readJSON(path string) (*bench.Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &res, nil
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
 }

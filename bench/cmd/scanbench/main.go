@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -126,22 +125,14 @@ func run() error {
 		return fmt.Errorf("-repeat %d: want at least 1", *repeat)
 	}
 	o := options{Servers: bench.SplitList(*servers), Rows: sizes, TPCC: *withTPCC, Repeat: *repeat, Limit: *limit, Loaders: *loaders, Seed: *seed}
-	if *outDir == "" {
-		if *outDir, err = os.MkdirTemp("", "scanbench-results-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(*outDir, 0o755); err != nil {
+	if *outDir, err = bench.ResultsDir(*outDir, "scanbench-results-"); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, runErr := measure(ctx, o, bench.ServerOptions{Dir: *tmp}, *repo, *rev, *percdbBin)
 	res.Command = strings.TrimSpace("go run ./bench/cmd/scanbench " + bench.QuoteArgs(os.Args[1:]))
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(*outDir, "results.json"), b, 0o644)
-	}
-	runErr = errors.Join(runErr, err)
+	runErr = errors.Join(runErr, bench.WriteResults(*outDir, res))
 	fmt.Println("results.json in", *outDir)
 	if runErr != nil {
 		report(res, "", "")

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -152,22 +151,14 @@ func run() error {
 	if err := tpcc.StandardScale(o.Warehouses).Validate(); err != nil {
 		return err
 	}
-	if *outDir == "" {
-		if *outDir, err = os.MkdirTemp("", "tpcc-results-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(*outDir, 0o755); err != nil {
+	if *outDir, err = bench.ResultsDir(*outDir, "tpcc-results-"); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, runErr := measure(ctx, o, bench.ServerOptions{Dir: *tmp}, *repo, *rev, *percdbBin)
 	res.Command = strings.TrimSpace("go run ./bench/cmd/tpcc " + bench.QuoteArgs(os.Args[1:]))
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(*outDir, "results.json"), b, 0o644)
-	}
-	runErr = errors.Join(runErr, err)
+	runErr = errors.Join(runErr, bench.WriteResults(*outDir, res))
 	fmt.Println("results.json in", *outDir)
 	if runErr != nil {
 		out.doc, out.chart = "", ""
