@@ -32,19 +32,19 @@ type literalParser struct {
 // ParseSimple implements sql.Parser.
 func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
 	stmt, err := p.Parser.ParseSimple(keepLikeEscapes(query))
-	return distinctAggregateItems(stmt), err
+	return rewriteParsed(stmt), err
 }
 
 // Parse implements sql.Parser.
 func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	stmt, q, rest, err := p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
-	return distinctAggregateItems(stmt), q, rest, err
+	return rewriteParsed(stmt), q, rest, err
 }
 
 // ParseWithOptions implements sql.Parser.
 func (p literalParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
 	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
-	return distinctAggregateItems(stmt), q, rest, err
+	return rewriteParsed(stmt), q, rest, err
 }
 
 // ParseOneWithOptions implements sql.Parser. The index it returns is into
@@ -55,10 +55,89 @@ func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, op
 	q := keepLikeEscapes(query)
 	if len(q) == len(query) {
 		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
-		return distinctAggregateItems(stmt), n, err
+		return rewriteParsed(stmt), n, err
 	}
 	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
-	return distinctAggregateItems(stmt), len(query), err
+	return rewriteParsed(stmt), len(query), err
+}
+
+// rewriteParsed applies percdb's rewrites of the parsed statement, before
+// GMS's planner sees it.
+func rewriteParsed(stmt ast.Statement) ast.Statement {
+	return decimalLiteralScales(distinctAggregateItems(stmt))
+}
+
+// GMS's planner turns the literal of a comparison with a column into a
+// literal of the column's type when the column's type prints at least as
+// wide (planbuilder's typeExpandComparisonLiteral; a CAST of the literal
+// is folded first, so it does not help): a DECIMAL(6,2) column compared
+// with 2.503 was compared with 2.50, so d < 2.503 missed 2.50 and
+// d > 2.506 missed 2.51. decimalLiteralScales writes such a literal (a
+// number with a decimal point and no exponent, beside a column, or a
+// bound of BETWEEN on one) with
+// trailing zeros up to scale 30, MySQL's largest: the same value, in a
+// type wider than the column's, which the planner leaves alone. The
+// decimalComparison rule (compat_decimal.go) then puts the literal in the
+// column's type where that is exact, as the planner would have (index
+// ranges need it), and otherwise compares both sides in a DECIMAL wide
+// enough for each.
+func decimalLiteralScales(stmt ast.Statement) ast.Statement {
+	if stmt == nil {
+		return stmt
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if r, ok := node.(*ast.RangeCond); ok {
+			if _, col := r.Left.(*ast.ColName); col {
+				widenDecimalLiteral(r.From)
+				widenDecimalLiteral(r.To)
+			}
+			return true, nil
+		}
+		c, ok := node.(*ast.ComparisonExpr)
+		if !ok {
+			return true, nil
+		}
+		switch c.Operator {
+		case ast.EqualStr, ast.LessThanStr, ast.GreaterThanStr, ast.LessEqualStr, ast.GreaterEqualStr, ast.NotEqualStr, ast.NullSafeEqualStr:
+		default:
+			return true, nil
+		}
+		if _, col := c.Left.(*ast.ColName); col {
+			widenDecimalLiteral(c.Right)
+		} else if _, col := c.Right.(*ast.ColName); col {
+			widenDecimalLiteral(c.Left)
+		}
+		return true, nil
+	}, stmt)
+	return stmt
+}
+
+// maxDecimalScale and maxDecimalPrecision are MySQL's DECIMAL limits.
+const (
+	maxDecimalScale     = 30
+	maxDecimalPrecision = 65
+)
+
+// widenDecimalLiteral pads e with trailing zeros up to scale 30 (fewer
+// when its integer digits leave less room in 65) when it is a decimal
+// literal with a fraction.
+func widenDecimalLiteral(e ast.Expr) {
+	v, ok := e.(*ast.SQLVal)
+	if !ok || v.Type != ast.FloatVal {
+		return
+	}
+	text := string(v.Val)
+	dot := strings.IndexByte(text, '.')
+	if dot < 0 || strings.ContainsAny(text, "eE") {
+		return
+	}
+	intDigits := len(strings.TrimLeft(strings.TrimLeft(text[:dot], "+-"), "0"))
+	scale := len(text) - dot - 1
+	want := min(maxDecimalScale, maxDecimalPrecision-intDigits)
+	if scale >= want {
+		return
+	}
+	v.Val = []byte(text + strings.Repeat("0", want-scale))
 }
 
 // GMS's planner refuses a select list with the same aggregate twice when

@@ -140,6 +140,12 @@ func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transfo
 // expandRowComparison rewrites e when it is a row comparison that may
 // meet a NULL (and the other cases the rule handles).
 func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	if d, ok := decimalComparison(e); ok {
+		return d, transform.NewTree, nil
+	}
+	if d, ok := decimalBetween(e); ok {
+		return d, transform.NewTree, nil
+	}
 	switch e := e.(type) {
 	case *plan.Subquery:
 		// Handled by rowComparisonsIn, which has the context.
