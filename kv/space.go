@@ -174,14 +174,21 @@ func (g *spaceGuard) admit(n uint64) error {
 	}
 	cost := 2 * n
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if now := g.now(); now.Sub(g.checked) >= spaceCheckInterval || (!g.full && g.avail < g.reserve+cost) {
+	now := g.now()
+	stat := now.Sub(g.checked) >= spaceCheckInterval || (!g.full && g.avail < g.reserve+cost)
+	if stat {
 		g.checked = now
-		if u, err := g.usage(g.dir); err == nil {
-			g.avail = u.avail
-			if g.pending != nil {
-				g.avail -= min(g.pending(), g.avail)
-			}
+		// Read the figures without g.mu: pending takes Pebble's mutex,
+		// under which Pebble calls storageFull, which takes g.mu.
+		g.mu.Unlock()
+		u, err := g.usage(g.dir)
+		var pending uint64
+		if err == nil && g.pending != nil {
+			pending = g.pending()
+		}
+		g.mu.Lock()
+		if err == nil {
+			g.avail = u.avail - min(pending, u.avail)
 			if !g.full && g.avail < g.reserve+cost && g.avail >= g.reserve {
 				// This write would cross the reserve.
 				g.avail -= min(cost, g.avail)
@@ -191,6 +198,7 @@ func (g *spaceGuard) admit(n uint64) error {
 			g.log.Warn("cannot read free disk space", "dir", g.dir, "err", err.Error())
 		}
 	}
+	defer g.mu.Unlock()
 	if g.full {
 		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: 2 * g.reserve}
 	}
