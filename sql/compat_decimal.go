@@ -50,8 +50,8 @@ func decimalComparison(e gsql.Expression) (gsql.Expression, bool) {
 	if !types.IsNumber(lt) || !types.IsNumber(rt) {
 		return e, false // strings, dates: GMS's business
 	}
-	_, lconst := constantValue(l)
-	_, rconst := constantValue(r)
+	lv, lconst := constantValue(l)
+	rv, rconst := constantValue(r)
 	if lconst && !types.IsDecimal(rt) || rconst && !types.IsDecimal(lt) {
 		// A constant beside an integer or floating-point column: GMS
 		// compares in the constant's type or as doubles, without loss.
@@ -73,19 +73,16 @@ func decimalComparison(e gsql.Expression) (gsql.Expression, bool) {
 		return ret, err == nil
 	}
 	// A constant beside a DECIMAL: exact in its type?
-	if lc, ok := constantValue(l); ok && types.IsDecimal(rt) {
-		if lit, exact := exactIn(lc, rt); exact {
+	if lconst {
+		if lit, exact := exactIn(lv, rt); exact {
 			ret, err := e.WithChildren(lit, r)
 			return ret, err == nil
 		}
+	} else if lit, exact := exactIn(rv, lt); exact {
+		ret, err := e.WithChildren(l, lit)
+		return ret, err == nil
 	}
-	if rc, ok := constantValue(r); ok && types.IsDecimal(lt) {
-		if lit, exact := exactIn(rc, lt); exact {
-			ret, err := e.WithChildren(l, lit)
-			return ret, err == nil
-		}
-	}
-	p, s := commonDecimal(numberDigits(l), numberDigits(r))
+	p, s := commonDecimal(numberDigits(l, lv), numberDigits(r, rv))
 	ret, err := e.WithChildren(
 		expression.NewConvertWithLengthAndScale(l, expression.ConvertToDecimal, p, s),
 		expression.NewConvertWithLengthAndScale(r, expression.ConvertToDecimal, p, s))
@@ -133,13 +130,14 @@ func fits(d decimal.Decimal, t gsql.DecimalType) bool {
 	return d.Abs().LessThan(limit)
 }
 
-// numberDigits returns the integer and fraction digits e needs: a
-// constant's own (a literal padded with zeros needs none of them), else
-// its type's.
+// numDigits are the integer and fraction digits a number needs.
 type numDigits struct{ intDigits, scale int }
 
-func numberDigits(e gsql.Expression) numDigits {
-	if v, ok := constantValue(e); ok {
+// numberDigits returns the digits e needs: those of its value v when it
+// is a constant (a literal padded with zeros needs none of the zeros),
+// else its type's.
+func numberDigits(e gsql.Expression, v any) numDigits {
+	if v != nil {
 		if d, err := types.InternalDecimalType.ConvertToNullDecimal(v); err == nil && d.Valid {
 			text := d.Decimal.String()
 			ip, frac, _ := strings.Cut(strings.TrimLeft(text, "-"), ".")
