@@ -34,10 +34,14 @@ const codeDataInconsistent = 8223
 var checkTableOptions = regexp.MustCompile(`(?i)\s+(for\s+upgrade|quick|fast|medium|extended|changed)(\s+(for\s+upgrade|quick|fast|medium|extended|changed))*\s*;?\s*$`)
 
 // adminStatement is a statement the handler runs itself: CHECK TABLE,
-// and TiDB's ADMIN CHECK TABLE, ADMIN SHOW DDL JOBS and ADMIN CANCEL DDL
-// JOBS, none of which GMS parses.
+// TiDB's ADMIN CHECK TABLE, ADMIN SHOW DDL JOBS and ADMIN CANCEL DDL
+// JOBS, and percdb's ADMIN SHOW LOCK WAITS (pessimistic.go), none of which
+// GMS parses.
 type adminStatement struct {
 	tp ast.AdminStmtType
+	// lockWaits: ADMIN SHOW LOCK WAITS, which the TiDB parser does not
+	// know (tp is then unset).
+	lockWaits bool
 	// tables are CHECK TABLE's; mysqlStyle: it was MySQL's CHECK TABLE
 	// (a result set), not ADMIN CHECK TABLE (OK or an error).
 	tables     []*ast.TableName
@@ -48,6 +52,9 @@ type adminStatement struct {
 
 // parseAdmin recognises the statements of adminStatement.
 func parseAdmin(query string) (adminStatement, bool) {
+	if isShowLockWaits(query) {
+		return adminStatement{lockWaits: true}, true
+	}
 	q := strings.TrimSpace(query)
 	mysqlStyle := false
 	switch {

@@ -88,19 +88,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			return cb(&sqltypes.Result{}, false)
 		}
-		if st, ok := parseAdmin(query); ok {
-			return h.admin(ctx, c, st, cb)
-		}
-		if isShowLockWaits(query) {
-			if s := h.sessions.get(c.ConnectionID); s != nil {
-				return cb(s.provider.lockWaits.show(), false)
-			}
-		}
-		if mode, begin, ok := beginMode(query); ok {
-			if s := h.sessions.get(c.ConnectionID); s != nil {
-				s.beginMode = mode
-			}
-			return h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
+		if ok, err := h.ownStatement(ctx, c, query, cb); ok {
+			return err
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -247,6 +236,12 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 				return err
 			}
 			return cb(&sqltypes.Result{}, rest != "")
+		}
+		if oneStatement(query) {
+			if ok, err := h.ownStatement(ctx, c, query, cb); ok {
+				rest = ""
+				return err
+			}
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
 			// The fast path runs a query of one statement only (the
@@ -435,10 +430,12 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 		}
 	}
 	var res *sqltypes.Result
-	switch st.tp {
-	case ast.AdminShowDDLJobs:
+	switch {
+	case st.lockWaits:
+		res = s.provider.lockWaits.show()
+	case st.tp == ast.AdminShowDDLJobs:
 		res = s.provider.jobs.show()
-	case ast.AdminCancelDDLJobs:
+	case st.tp == ast.AdminCancelDDLJobs:
 		res = s.provider.jobs.cancelJobs(st.jobIDs)
 	default:
 		var err error
@@ -447,6 +444,32 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 		}
 	}
 	return callback(res, false)
+}
+
+// ownStatement runs the statements GMS does not parse, which percdb
+// serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
+// and BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go). It reports
+// whether query was one of them.
+func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
+	if st, ok := parseAdmin(query); ok {
+		return true, h.admin(ctx, c, st, cb)
+	}
+	if mode, begin, ok := beginMode(query); ok {
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			s.beginMode = mode
+		}
+		return true, h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
+	}
+	return false, nil
+}
+
+// oneStatement reports whether query holds one statement: no semicolon
+// before its end. (A semicolon inside a string literal makes it look like
+// more; the statements ownStatement serves have none.) Clients that
+// allow multi-statements (the mariadb client, mysqlcheck) send every
+// query through ComMultiQuery.
+func oneStatement(query string) bool {
+	return !strings.Contains(strings.TrimRight(query, "; \t\r\n"), ";")
 }
 
 // noteRows records that rows of the current statement are on their way
