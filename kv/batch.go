@@ -26,12 +26,17 @@ type writeBatch struct {
 	// a lock given back is gone either way). A later synced batch syncs it
 	// too.
 	volatile bool
+	// collects: the batch only removes garbage (GC, gc.go), so it does
+	// not count as a write that may leave garbage behind (regionGC).
+	collects bool
 }
 
-// batchOp is one write; value is nil for a delete.
+// batchOp is one write; value is nil for a delete. A range delete
+// (rangeEnd set) removes every raw key in [key, rangeEnd).
 type batchOp struct {
 	key, value []byte
 	delete     bool
+	rangeEnd   []byte
 }
 
 // put writes value at the raw key.
@@ -66,6 +71,11 @@ func (b *writeBatch) putData(key []byte, startTS uint64, value []byte) {
 
 // delData deletes key's long value under startTS.
 func (b *writeBatch) delData(key []byte, startTS uint64) { b.del(keyspace.DataKey(key, startTS)) }
+
+// delRange deletes every raw key in [start, end).
+func (b *writeBatch) delRange(start, end []byte) {
+	b.ops = append(b.ops, batchOp{key: start, rangeEnd: end, delete: true})
+}
 
 // empty reports whether the batch writes nothing.
 func (b *writeBatch) empty() bool { return len(b.ops) == 0 }
@@ -130,7 +140,9 @@ func (a *pebbleApplier) commit(wb *writeBatch) error {
 	defer b.Close()
 	for _, op := range wb.ops {
 		var err error
-		if op.delete {
+		if op.rangeEnd != nil {
+			err = b.DeleteRange(op.key, op.rangeEnd, nil)
+		} else if op.delete {
 			err = b.Delete(op.key, nil)
 		} else {
 			err = b.Set(op.key, op.value, nil)

@@ -43,6 +43,13 @@ import (
 //	max_read_ts               print each region's max_read_ts
 //	lock_set                  print the keys the store's lock set holds
 //
+// and the garbage collector's (gc_test.go):
+//
+//	gc safe_point=<ts> [start=<key>] [limit=<n>] [all]
+//	scan_lock max_ts=<ts> [start=<key>] [limit=<n>]
+//	destroy_range start=<key> [end=<key>]
+//	gc_safe_point             print the store's GC safe point
+//
 // After every command the runner checks that the lock set holds exactly
 // the keys of the lock space (lockSet), failing the test otherwise.
 // Every command that takes keys routes to the region of its first key,
@@ -250,6 +257,9 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		}
 		h.s.regions.mu.RUnlock()
 		return b.String(), nil
+	}
+	if out, err, ok := h.execGC(ctx, t, d); ok {
+		return out, err
 	}
 	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 	return "", nil

@@ -209,4 +209,45 @@
 // is in the synced write-ahead log before the command returns: a commit that
 // returned survives kill -9 and power loss. SyncNone trades that for speed.
 // Close waits for the commands in flight; later commands get ErrClosed.
+//
+// # Garbage collection
+//
+// Old versions are collected by a scanning worker (package gcworker)
+// that sends GC requests region by region through GCClient (gc.go); the
+// store side of it is here. A GC request at safe point sp keeps, for each
+// key, every version above sp and the newest Put at or below it, and
+// deletes the rest at or below sp: older versions, Lock and Rollback
+// records, a Delete that is the newest at or below sp, and the data
+// records of the Puts it deletes. One request examines a bounded number
+// of keys (and deletes at most 4,096 records, resuming inside a key with
+// more), decides without latches, and applies its deletions as one batch
+// under the latches of the keys it changes: nothing it deletes can be
+// written again, since every commit from then on is above sp.
+//
+// The store records the highest safe point it collected at, durably,
+// before it deletes anything, and from then on refuses a read below it
+// and a prewrite or pessimistic lock at or below it (*GCTooOldError,
+// MySQL 9006): the versions the read needs, or the Rollback record that
+// would stop a late prewrite, may be gone. Reads check after reading, so
+// that one racing with a GC batch sees the raised point.
+//
+// Why a scanning worker and not a compaction hook: Pebble 1.1.5 has no
+// compaction filter (TiKV's GC runs in RocksDB's since 5.0), and a hook
+// patched into compactions would have to know the safe point and the
+// newest version of each key across levels, which a compaction of one
+// level's files does not see; it would also not work the same when the
+// regions live on other nodes, where the worker's requests do. The cost
+// of scanning is what TiKV's users met (tikv#9216: GC rescanning quiet
+// ranges), so each region counts the batches written to it
+// (regionGC) and remembers whether its last complete pass met a version
+// above that pass's safe point: a region with neither is quiet and its
+// next GC request answers Skipped without a scan. That state is in
+// memory: after a restart each region is scanned once.
+//
+// Dropped tables and indexes are not collected version by version:
+// UnsafeDestroyRange deletes their keys from the three spaces with
+// Pebble range deletions, once the DROP committed below the safe point,
+// and compacts the ranges so that the space returns at once (tikv#11902,
+// tikv#17256). ScanLock lists a region's locks older than a timestamp,
+// which the worker resolves before it collects.
 package kv

@@ -34,6 +34,9 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 		var w *lockWaiter
 		err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
 			wb.volatile = true
+			if err := s.checkStartTS(req.StartTS); err != nil {
+				return err
+			}
 			for _, k := range req.Keys {
 				v, conflictTS, err := acquireKey(r, wb, req, k)
 				if err != nil {

@@ -52,6 +52,11 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 	}()
 	err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
 		allNew := true // no key holds this transaction's prewrite lock yet
+		// Under the latches: a GC batch that deleted this transaction's
+		// Rollback record raised the safe point before (gc.go).
+		if err := s.checkStartTS(req.StartTS); err != nil {
+			return err
+		}
 		own := make([]bool, len(req.Mutations))
 		held := make([]*txntypes.Lock, len(req.Mutations))
 		for i, m := range req.Mutations {

@@ -61,6 +61,9 @@ func (s *Store) read(ctx context.Context, rc RegionCtx, keys [][]byte, version u
 	if err == nil && !done {
 		err = s.readLocked(keys, version, vals)
 	}
+	if err == nil {
+		err = s.checkReadTS(version)
+	}
 	if err != nil && !isContractError(err) {
 		return fmt.Errorf("%s: %w", readName(keys), err)
 	}
@@ -214,7 +217,7 @@ func isContractError(err error) bool {
 	switch err.(type) {
 	case *KeyIsLockedError, *WriteConflictError, *AlreadyExistsError, *TxnAbortedError,
 		*TxnLockNotFoundError, *CommittedError, *RegionError, *CommitTSExpiredError,
-		*DeadlockError, *PessimisticLockNotFoundError:
+		*DeadlockError, *PessimisticLockNotFoundError, *GCTooOldError:
 		return true
 	}
 	return false
@@ -272,6 +275,9 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 		r := newMVCCReader(snap)
 		defer r.close()
 		pairs, err = r.scan(ctx, req, end)
+	}
+	if err == nil {
+		err = s.checkReadTS(req.Version)
 	}
 	if err != nil {
 		return nil, wrapInternal(what(), err)

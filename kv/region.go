@@ -28,6 +28,9 @@ type region struct {
 	// (excluding MaxTS). A 1PC commit timestamp is calculated above it so
 	// that no read that has happened can miss the commit.
 	maxReadTS atomic.Uint64
+	// gc tells the garbage collector whether the region can hold new
+	// garbage since its last pass (gc.go).
+	gc regionGC
 }
 
 // observe raises maxReadTS to ts, unless ts is MaxTS (not issued by the

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -99,6 +100,10 @@ type Store struct {
 	waiters       *waiterTable
 	detector      DeadlockDetector
 	lockWaitSlice time.Duration
+	// gcSafePoint is the highest GC safe point the store collected at
+	// (gc.go), kept in the meta space: reads below it and prewrites at or
+	// below it are refused.
+	gcSafePoint atomic.Uint64
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -186,6 +191,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}
+	if err := s.loadGCSafePoint(); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
 	return s, nil
 }
 
@@ -231,7 +240,8 @@ func (s *Store) exit() { s.life.RUnlock() }
 // the batch. Everything decide reads of keys stays as it read it until the
 // batch is applied, which makes the command atomic per key.
 func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]byte, decide func(r *mvccReader, wb *writeBatch) error) error {
-	if _, err := s.regions.check(rc, 0, keys...); err != nil {
+	reg, err := s.regions.check(rc, 0, keys...)
+	if err != nil {
 		return err
 	}
 	if err := s.enter(); err != nil {
@@ -254,6 +264,9 @@ func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]
 	}
 	if err := s.applier.apply(ctx, &wb); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !wb.collects && !wb.empty() {
+		reg.gc.wrote()
 	}
 	s.waiters.released(wb.lockDels)
 	return nil

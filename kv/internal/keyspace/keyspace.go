@@ -20,6 +20,8 @@ import (
 //	notify 'n' enc(key)               -> reserved for Percolator observers
 //	meta   'm' kind ...               -> store-local metadata:
 //	       'm' 'r' region_id(8 BE)    -> region descriptor
+//	       'm' 'g'                    -> GC safe point (8 BE): the highest
+//	                                     safe point this store collected at
 //
 // The spaces sort data < lock < meta < notify < write; nothing depends on
 // that order except that a space is one contiguous range.
@@ -37,6 +39,8 @@ const (
 
 	// metaRegion is the kind byte of region descriptors in the meta space.
 	metaRegion = byte('r')
+	// metaGCSafePoint is the kind byte of the store's GC safe point.
+	metaGCSafePoint = byte('g')
 	// tsLen is the length of an encoded timestamp suffix.
 	tsLen = 8
 )
@@ -65,6 +69,14 @@ func NotifyKey(key []byte) []byte { return encode(Notify, key, 0) }
 // WritePrefix returns the prefix shared by every write-space key of key,
 // and only by them.
 func WritePrefix(key []byte) []byte { return encode(Write, key, 0) }
+
+// KeyBound returns the smallest key of space that sorts at or above every
+// record of key in it (and above every record of a smaller key): with
+// KeyBound(space, end) it bounds the records of the user keys in
+// [start, end). Memcomparable encoding is order-preserving and no
+// encoding is a prefix of another, so a timestamp suffix cannot carry a
+// key's records past the bound of a greater key.
+func KeyBound(space byte, key []byte) []byte { return encode(space, key, 0) }
 
 // SpaceStart returns the first key of space's range [SpaceStart, SpaceEnd).
 func SpaceStart(space byte) []byte { return []byte{space} }
@@ -106,6 +118,22 @@ func DecodeDataKey(k []byte) (key []byte, startTS uint64, err error) {
 // RegionKey returns the meta-space key of region id's descriptor.
 func RegionKey(id uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{Meta, metaRegion}, id)
+}
+
+// GCSafePointKey returns the meta-space key of the store's GC safe point,
+// whose value is the safe point, 8 bytes big-endian (EncodeTS).
+func GCSafePointKey() []byte { return []byte{Meta, metaGCSafePoint} }
+
+// EncodeTS returns ts as 8 bytes big-endian, the value layout of
+// GCSafePointKey.
+func EncodeTS(ts uint64) []byte { return binary.BigEndian.AppendUint64(nil, ts) }
+
+// DecodeTS decodes a value written by EncodeTS.
+func DecodeTS(b []byte) (uint64, error) {
+	if len(b) != tsLen {
+		return 0, fmt.Errorf("timestamp value %x: %d bytes, want %d: %w", b, len(b), tsLen, ErrBadKey)
+	}
+	return binary.BigEndian.Uint64(b), nil
 }
 
 // RegionKeyPrefix returns the prefix of every region descriptor key.

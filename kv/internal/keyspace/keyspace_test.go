@@ -108,3 +108,17 @@ func FuzzDecodeKey(f *testing.F) {
 		}
 	})
 }
+
+func TestTSValueRoundTrip(t *testing.T) {
+	for _, ts := range []uint64{0, 1, 1 << 40, math.MaxUint64} {
+		if got, err := DecodeTS(EncodeTS(ts)); err != nil || got != ts {
+			t.Errorf("ts %d: got %d, %v", ts, got, err)
+		}
+	}
+	if _, err := DecodeTS([]byte{1, 2, 3}); !errors.Is(err, ErrBadKey) {
+		t.Errorf("short timestamp value: got %v, want ErrBadKey", err)
+	}
+	if k := GCSafePointKey(); k[0] != Meta || bytes.HasPrefix(k, RegionKeyPrefix()) {
+		t.Errorf("GC safe point key %x is not a meta key of its own", k)
+	}
+}
