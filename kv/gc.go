@@ -224,6 +224,25 @@ func (s *Store) raiseGCSafePoint(ctx context.Context, sp uint64) error {
 	}
 }
 
+// AdvanceGCSafePoint raises the store's GC safe point to sp, durably, if
+// it is higher, and returns the safe point in force. A single node's
+// garbage collector keeps its safe point here (gcworker.LocalSafePoint):
+// it is written to the meta space, not to a region, so it does not make a
+// quiet region look written.
+func (s *Store) AdvanceGCSafePoint(ctx context.Context, sp uint64) (uint64, error) {
+	if sp == MaxTS {
+		return 0, fmt.Errorf("advance GC safe point: invalid safe point %d", sp)
+	}
+	if err := s.enter(); err != nil {
+		return 0, fmt.Errorf("advance GC safe point: %w", err)
+	}
+	defer s.exit()
+	if err := s.raiseGCSafePoint(ctx, sp); err != nil {
+		return 0, err
+	}
+	return s.gcSafePoint.Load(), nil
+}
+
 // checkReadTS refuses a read at ts below the GC safe point. Reads check
 // after reading: GC raises the safe point before it deletes anything, so a
 // read that may have missed a collected version sees the raised point.

@@ -37,6 +37,8 @@ type Store struct {
 	maxOnePCTS atomic.Uint64
 
 	heartbeat *heartbeat
+	// active holds the running transactions' start_ts (active.go).
+	active activeTxns
 
 	// bgCtx is the context of the heartbeat loop; it ends when Close has
 	// waited for the background commits.

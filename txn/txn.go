@@ -22,6 +22,9 @@ type Txn struct {
 	born     time.Time
 	commitTS uint64
 	finished bool
+	// committing: Commit is running (the transaction is finished but
+	// still running for the garbage collector, see activeTxns).
+	committing bool
 	// allowWhenDiskFull: see AllowWhenDiskFull.
 	allowWhenDiskFull bool
 
@@ -49,7 +52,21 @@ func (t *Txn) StartTS(ctx context.Context) (uint64, error) {
 	if t.startTS != 0 {
 		return t.startTS, nil
 	}
+	// Entered below any timestamp the oracle will issue, then moved to
+	// the real one (active.go).
+	// A finished transaction is not entered (nothing would take it out),
+	// unless it is committing (Commit takes it out).
+	provisional, track := t.s.maxTS.Load(), !t.finished || t.committing
+	if track {
+		t.s.active.enter(provisional)
+	}
 	ts, err := t.s.startTimestamp(ctx)
+	if track {
+		if err == nil {
+			t.s.active.enter(ts)
+		}
+		t.s.active.leave(provisional)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("start transaction: %w", err)
 	}
@@ -70,6 +87,16 @@ func (t *Txn) Size() int { return t.buf.size }
 // IsReadOnly reports whether the transaction has nothing to commit: no
 // buffered write and no key locked by LockKeys.
 func (t *Txn) IsReadOnly() bool { return t.buf.len() == 0 }
+
+// leaveActive takes the finished transaction out of the Store's running
+// transactions. The secondaries committed in the background after Commit
+// returned need not stay: their locks are resolved (rolled forward) by
+// the garbage collector before it collects.
+func (t *Txn) leaveActive() {
+	if t.startTS != 0 {
+		t.s.active.leave(t.startTS)
+	}
+}
 
 // usable returns an error when the transaction can no longer be used.
 func (t *Txn) usable() error {
@@ -264,6 +291,7 @@ func (t *Txn) Rollback(ctx context.Context) error {
 		return nil
 	}
 	t.finished = true
+	t.leaveActive()
 	t.buf = newMemBuffer()
 	t.releasePessimisticLocks(ctx)
 	t.s.stats.rolledBack.Add(1)
@@ -281,7 +309,10 @@ func (t *Txn) Commit(ctx context.Context) error {
 	if err := t.s.usable(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	t.finished = true
+	t.finished, t.committing = true, true
+	// Running until the commit returns: its prewrite must not meet a GC
+	// safe point above its start_ts.
+	defer t.leaveActive()
 	// The heartbeat of a pessimistic transaction's primary runs until the
 	// commit point is passed or the commit fails; the committer's own
 	// then takes no part.

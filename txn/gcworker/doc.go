@@ -1,0 +1,61 @@
+// Package gcworker is percdb's MVCC garbage collector: it decides the GC
+// safe point and drives the stores' collection of what no reader can need
+// any more, region by region, through kv.GCClient, so that it works the
+// same whether the regions live in this process or on other KV nodes.
+//
+// # The safe point
+//
+// A run first computes a candidate:
+//
+//	candidate = min(now - life time, oldest running start_ts - 1)
+//
+// where now is a timestamp from the oracle, the life time is
+// percdb_gc_life_time (Settings) and the running start_ts are reported by
+// an ActiveTxnSource (txn.Store.ActiveTxns on a single node, which enters
+// a transaction before it fetches its start_ts, so that one on its way is
+// counted too). A transaction that has been running longer than
+// Settings.MaxTxnWait no longer holds the safe point back (TiDB's
+// tidb_gc_max_wait_time): past it, its reads fail with MySQL error 9006
+// and its locks are rolled back, rather than letting garbage pile up
+// without bound.
+//
+// The candidate goes to a SafePointSource, which returns the safe point in
+// force: never lower than before, persisted. On a single node it is
+// LocalSafePoint, a key in the store written in a transaction. In a
+// cluster it is the placement service, which takes the minimum of every
+// SQL node's candidate (each node reports its own running transactions),
+// so that no node's transaction is passed: the seam is the interface.
+//
+// # A run
+//
+// A run at safe point sp has three phases, each restartable, in this
+// order:
+//
+//  1. Resolve locks: every lock with start_ts <= sp, region by region
+//     (kv ScanLock), is settled through the transaction layer's
+//     LockResolver: a committed primary rolls its secondaries forward, a
+//     dead one is rolled back. A lock still alive belongs to a
+//     transaction beyond MaxTxnWait (or to a node that does not report);
+//     its primary is rolled back. The stores refuse prewrites at or below
+//     the safe point once they have it, so no new lock appears below it.
+//  2. Old versions: each region gets GC requests at sp (kv.GCRequest),
+//     each examining a bounded batch of keys and resuming at the key the
+//     last one named, with a pause between batches that holds the scan to
+//     Config.KeysPerSecond. The first request to a store records sp
+//     there: from then on it refuses reads below sp (error 9006) and
+//     prewrites at or below it. A region with nothing written since a
+//     pass that left no version above its safe point answers at once
+//     (quiet regions are not rescanned).
+//  3. Delete ranges: the ranges a DDL left behind (a dropped table or
+//     index, a rewritten table; DeleteRangeSource) whose DDL committed
+//     below sp are destroyed physically (kv UnsafeDestroyRange: Pebble
+//     range deletions over the data, lock and write spaces, then a
+//     compaction of the range), and their records removed. No reader can
+//     see them (readers below sp are refused, readers above see the DDL)
+//     and no writer can write them (every transaction that started before
+//     the DDL committed has ended, or sp could not have passed it).
+//
+// A run cut short (its context cancelled, the process killed) leaves
+// everything it did correct, and the next run does the rest: each phase
+// is idempotent at a given safe point, and the safe point only grows.
+package gcworker
