@@ -40,6 +40,10 @@ type GCClient interface {
 	UnsafeDestroyRange(ctx context.Context, start, end []byte) (*DestroyRangeResponse, error)
 }
 
+// NewLocalGCClient returns the in-process client of s (NewLocalClient) as
+// a GCClient.
+func NewLocalGCClient(s *Store) GCClient { return localClient{s} }
+
 // ScanLockRequest asks for the locks of a region older than MaxTS.
 type ScanLockRequest struct {
 	Region RegionCtx

@@ -60,5 +60,8 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 	} {
 		out = append(out, nodeCounter{status: c.status, metric: c.metric, help: c.help, label: c.label, labelValue: c.value, value: c.v})
 	}
+	if p.gc != nil {
+		out = append(out, p.gc.counters()...)
+	}
 	return out
 }

@@ -574,45 +574,6 @@ func (p *DatabaseProvider) tryBackfillBatch(ctx context.Context, et *executor.Ta
 	return append(last, 0), n, nil
 }
 
-// deleteRangeInBatches deletes every key in [start, end) in transactions
-// of a bounded size.
-func (p *DatabaseProvider) deleteRangeInBatches(ctx context.Context, start, end []byte) error {
-	const batch = 1024
-	for {
-		k, err := p.store.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		it, err := k.Iter(ctx, start, end)
-		if err != nil {
-			_ = k.Rollback(ctx)
-			return err
-		}
-		n := 0
-		for it.Valid() && n < batch {
-			if err := k.Delete(append([]byte(nil), it.Key()...)); err != nil {
-				it.Close()
-				_ = k.Rollback(ctx)
-				return err
-			}
-			n++
-			if err := it.Next(ctx); err != nil {
-				it.Close()
-				_ = k.Rollback(ctx)
-				return err
-			}
-		}
-		it.Close()
-		if n == 0 {
-			_ = k.Rollback(ctx)
-			return nil
-		}
-		if err := k.Commit(ctx); err != nil && !retryableConflict(err) {
-			return err
-		}
-	}
-}
-
 // recoverSchemaChanges rolls back the schema changes a previous process
 // left unfinished: fences are lifted and indexes that never became public
 // are removed with their entries. It runs when the node opens, before any

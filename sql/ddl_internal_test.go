@@ -248,8 +248,9 @@ func mustExecTable(t *testing.T, p *DatabaseProvider, db, name string) *executor
 	return m.exec
 }
 
-// waitRangesDeleted waits until the range deleter has deleted every
-// recorded range.
+// waitRangesDeleted waits until the range deleter has stamped every
+// recorded range, and runs the garbage collector with a life time of 0,
+// which destroys them (no transaction of the test is running).
 func waitRangesDeleted(t *testing.T, p *DatabaseProvider) {
 	t.Helper()
 	sig := p.ranges.idleSignal()
@@ -258,6 +259,10 @@ func waitRangesDeleted(t *testing.T, p *DatabaseProvider) {
 	case <-sig:
 	case <-time.After(time.Minute):
 		t.Fatal("the range deleter did not finish in a minute")
+	}
+	p.gc.settings.lifeTime.Store(0)
+	if _, err := p.runGC(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

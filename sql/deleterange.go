@@ -9,6 +9,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/gcworker"
 )
 
 // Delete ranges: the data a DDL makes unreachable (a dropped table's rows
@@ -20,13 +21,17 @@ import (
 //
 //	m:dr:<start key>   deleteRangeRecord (JSON)
 //
-// After the DDL committed and waited for the older schema's writers (so
-// that none can write into the range any more), the node's rangeDeleter
-// deletes the range in transactions of a bounded size and then the record.
-// A process that stops first finds the record at its next start. Readers
-// with a snapshot older than the DDL still see the data: the deletions are
-// newer versions, as any delete (MVCC garbage collection will reclaim
-// them, past its safe point).
+// After the DDL committed, the node's rangeDeleter stamps each new record
+// with a timestamp above the DDL's commit (the start_ts of the
+// transaction that reads it). The garbage collector (gc.go, package
+// gcworker) destroys a stamped range physically, with range deletions
+// and a compaction, once its safe point is above the stamp, and then
+// deletes the record: by then no transaction that started before the
+// DDL runs (the safe point never passes one), so none can write into the
+// range, readers older than the safe point are refused, and readers above
+// it see the DDL. Readers with a snapshot older than the DDL see the data
+// until then. A process that stops first finds the records at its next
+// start.
 var prefixDeleteRanges = []byte("m:dr:")
 
 // deleteRangeRecord is a range of keys waiting to be deleted.
@@ -35,6 +40,10 @@ type deleteRangeRecord struct {
 	End   []byte `json:"end"`
 	// What says which DDL left it, for the log.
 	What string `json:"what"`
+	// NotBefore is a timestamp above the DDL's commit_ts, 0 until the
+	// rangeDeleter stamped the record; the range is destroyed once the
+	// GC safe point is above it.
+	NotBefore uint64 `json:"not_before,omitempty"`
 }
 
 // scheduleDeleteRange records in k that [start, end) is to be deleted once
@@ -50,13 +59,13 @@ func scheduleTableDeletion(k *txn.Txn, t *TableDef, what string) error {
 	return scheduleDeleteRange(k, start, end, what+" "+t.Name)
 }
 
-// rangeDeleter deletes the recorded ranges, one at a time, in a goroutine
+// rangeDeleter stamps the recorded ranges (see NotBefore), in a goroutine
 // of its own: a DDL wakes it after its commit, and the node at its start.
 type rangeDeleter struct {
 	p    *DatabaseProvider
 	wake chan struct{}
 	// idle is closed, and replaced, each time a round finds nothing left
-	// (tests wait on it).
+	// to stamp (tests wait on it).
 	mu   sync.Mutex
 	idle chan struct{}
 }
@@ -73,7 +82,7 @@ func (d *rangeDeleter) kick() {
 	}
 }
 
-// run deletes ranges until ctx ends.
+// run stamps ranges until ctx ends.
 func (d *rangeDeleter) run(ctx context.Context) {
 	for {
 		select {
@@ -95,57 +104,132 @@ func (d *rangeDeleter) run(ctx context.Context) {
 	}
 }
 
-// idleSignal returns a channel closed when a round next ends with nothing
-// left to delete.
+// idleSignal returns a channel closed when a round next ends with every
+// recorded range stamped.
 func (d *rangeDeleter) idleSignal() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.idle
 }
 
-// round deletes every recorded range and its record.
+// round stamps every recorded range that has no stamp yet, in
+// transactions whose start_ts is above the commit_ts of every DDL whose
+// record they read, until a read finds none left (a DDL may commit
+// meanwhile, or rewrite a record: a conflict is tried again).
 func (d *rangeDeleter) round(ctx context.Context) error {
 	for {
-		rec, key, err := d.next(ctx)
-		if err != nil || rec == nil {
+		stamped, err := d.stamp(ctx)
+		if err != nil && !retryableConflict(err) {
 			return err
 		}
-		if err := d.p.deleteRangeInBatches(ctx, rec.Start, rec.End); err != nil {
-			return fmt.Errorf("delete range of %s: %w", rec.What, err)
+		if err == nil && stamped == 0 {
+			return nil
 		}
-		k, err := d.p.store.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		if err := k.Delete(key); err != nil {
-			_ = k.Rollback(ctx)
-			return err
-		}
-		if err := k.Commit(ctx); err != nil {
-			return fmt.Errorf("delete range of %s: drop its record: %w", rec.What, err)
-		}
-		slog.Debug("delete ranges: done", "what", rec.What)
 	}
 }
 
-// next reads the first recorded range, or nil.
-func (d *rangeDeleter) next(ctx context.Context) (*deleteRangeRecord, []byte, error) {
+// stamp stamps the unstamped records in one transaction and says how many
+// it stamped.
+func (d *rangeDeleter) stamp(ctx context.Context) (int, error) {
 	k, err := d.p.store.Begin(ctx)
 	if err != nil {
-		return nil, nil, err
+		return 0, err
 	}
-	defer func() { _ = k.Rollback(ctx) }()
+	recs, err := readDeleteRanges(ctx, k)
+	if err != nil {
+		_ = k.Rollback(ctx)
+		return 0, err
+	}
+	ts, err := k.StartTS(ctx)
+	if err != nil {
+		_ = k.Rollback(ctx)
+		return 0, err
+	}
+	stamped := 0
+	for _, r := range recs {
+		if r.rec.NotBefore != 0 {
+			continue
+		}
+		r.rec.NotBefore = ts
+		if err := putJSON(k, r.key, &r.rec); err != nil {
+			_ = k.Rollback(ctx)
+			return 0, err
+		}
+		stamped++
+	}
+	if stamped == 0 {
+		return 0, k.Rollback(ctx)
+	}
+	if err := k.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("stamp %d delete ranges: %w", stamped, err)
+	}
+	slog.Debug("delete ranges: stamped", "ranges", stamped, "not_before", ts)
+	return stamped, nil
+}
+
+// storedDeleteRange is a record as read, with its key.
+type storedDeleteRange struct {
+	key []byte
+	rec deleteRangeRecord
+}
+
+// readDeleteRanges reads every recorded range in k.
+func readDeleteRanges(ctx context.Context, k *txn.Txn) ([]storedDeleteRange, error) {
 	it, err := k.Iter(ctx, prefixDeleteRanges, tablecodec.PrefixNext(prefixDeleteRanges))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer it.Close()
-	if !it.Valid() {
-		return nil, nil, nil
+	var out []storedDeleteRange
+	for it.Valid() {
+		r := storedDeleteRange{key: append([]byte(nil), it.Key()...)}
+		if err := json.Unmarshal(it.Value(), &r.rec); err != nil {
+			return nil, fmt.Errorf("decode delete range %q: %w", it.Key(), err)
+		}
+		out = append(out, r)
+		if err := it.Next(ctx); err != nil {
+			return nil, err
+		}
 	}
-	var rec deleteRangeRecord
-	if err := json.Unmarshal(it.Value(), &rec); err != nil {
-		return nil, nil, fmt.Errorf("decode delete range %q: %w", it.Key(), err)
+	return out, nil
+}
+
+// gcDeleteRanges is the provider's records as the garbage collector's
+// gcworker.DeleteRangeSource.
+type gcDeleteRanges struct{ p *DatabaseProvider }
+
+// Due returns the stamped ranges whose stamp is below safePoint.
+func (g gcDeleteRanges) Due(ctx context.Context, safePoint uint64) ([]gcworker.DeleteRange, error) {
+	k, err := g.p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return &rec, append([]byte(nil), it.Key()...), nil
+	defer func() { _ = k.Rollback(ctx) }()
+	recs, err := readDeleteRanges(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	var due []gcworker.DeleteRange
+	for _, r := range recs {
+		if r.rec.NotBefore != 0 && r.rec.NotBefore < safePoint {
+			due = append(due, gcworker.DeleteRange{ID: r.key, Start: r.rec.Start, End: r.rec.End, NotBefore: r.rec.NotBefore, What: r.rec.What})
+		}
+	}
+	return due, nil
+}
+
+// Done deletes the record of a destroyed range.
+func (g gcDeleteRanges) Done(ctx context.Context, r gcworker.DeleteRange) error {
+	k, err := g.p.store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := k.Delete(r.ID); err != nil {
+		_ = k.Rollback(ctx)
+		return err
+	}
+	if err := k.Commit(ctx); err != nil {
+		return fmt.Errorf("drop the delete range record of %s: %w", r.What, err)
+	}
+	return nil
 }

@@ -10,8 +10,12 @@ import (
 	goerrors "gopkg.in/src-d/go-errors.v1"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 )
+
+// gcTimeLayout formats the times of error 9006 as TiDB does.
+const gcTimeLayout = "2006-01-02 15:04:05.000 -0700"
 
 // MySQL error codes and SQLSTATEs percdb returns itself (GMS maps the rest).
 const (
@@ -21,6 +25,7 @@ const (
 	codeDeadlock        = 1213 // ER_LOCK_DEADLOCK
 	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
 	codeParseError      = 1064 // ER_PARSE_ERROR
+	codeGCTooEarly      = 9006 // TiDB's ErrGCTooEarly
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"
@@ -45,7 +50,13 @@ func toSQLError(err error) error {
 		return se
 	}
 	var diskFull *kv.DiskFullError
+	var tooOld *kv.GCTooOldError
 	switch {
+	case errors.As(err, &tooOld):
+		// TiDB's message: the transaction outlived the GC life time (or
+		// the GC's wait for it), so the versions it reads may be gone.
+		return mysql.NewSQLError(codeGCTooEarly, stateGeneral, "GC life time is shorter than transaction duration, transaction starts at %s, GC safe point is %s",
+			tso.Time(tooOld.TS).Format(gcTimeLayout), tso.Time(tooOld.SafePoint).Format(gcTimeLayout))
 	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrTxnAborted), errors.Is(err, txn.ErrDeadlock):
 		return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%s)", msgDeadlock, err.Error())
 	case errors.Is(err, txn.ErrLockWaitTimeout):
@@ -120,6 +131,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrUnsupportedFeature, 1235, "42000"),         // ER_NOT_SUPPORTED_YET
 	kindCode(gsql.ErrReadOnlyTransaction, 1792, "25006"),        // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	kindCode(gsql.ErrInvalidSystemVariableValue, 1231, "42000"), // ER_WRONG_VALUE_FOR_VAR
+	kindCode(gsql.ErrSystemVariableGlobalOnly, 1229, "HY000"),   // ER_GLOBAL_VARIABLE
 	kindCode(gsql.ErrTableNotFound, 1146, "42S02"),              // ER_NO_SUCH_TABLE
 	kindCode(gsql.ErrUnknownTable, 1051, "42S02"),               // ER_BAD_TABLE_ERROR
 	kindCode(gsql.ErrDatabaseNotFound, 1049, "42000"),           // ER_BAD_DB_ERROR

@@ -43,6 +43,9 @@ type DatabaseProvider struct {
 	ranges *rangeDeleter
 	// jobs are the online schema changes of this node (ddljobs.go).
 	jobs ddlJobs
+	// gc is the node's garbage collector (gc.go); nil until the server
+	// starts it.
+	gc *nodeGC
 }
 
 var (

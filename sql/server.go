@@ -232,15 +232,28 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := s.provider.dropLeftoverTempTables(ctx); err != nil {
 		return nil, fmt.Errorf("drop temporary tables left by a previous process: %w", err)
 	}
+	if s.provider.gc, err = newNodeGC(s.provider, s.kvStore, s.tsClient, cfg.KV.Logger); err != nil {
+		return nil, err
+	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground, s.background = stop, make(chan struct{})
 	go func() {
 		defer close(s.background)
+		gcDone := make(chan struct{})
+		go func() {
+			defer close(gcDone)
+			s.provider.gc.worker.Run(bg)
+		}()
 		s.provider.ranges.run(bg)
+		<-gcDone
 	}()
 	s.provider.ranges.kick() // what a previous process left
 
 	registerTxnVariables()
+	registerGCVariables()
+	if err := s.provider.gc.load(ctx); err != nil {
+		return nil, err
+	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb

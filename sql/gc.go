@@ -1,0 +1,263 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/gcworker"
+)
+
+// MVCC garbage collection as the SQL layer sees it (package gcworker does
+// the work): the global variables percdb_gc_life_time and
+// percdb_gc_run_interval, TiDB's, in Go's duration syntax ('10m0s',
+// '1h', '90s'), kept in the store so that they survive a restart:
+//
+//	m:gc:life_time      the life time as set, normalized ("10m0s")
+//	m:gc:run_interval   the run interval, likewise
+//
+// and the GC's counters in SHOW STATUS and /metrics (counters.go).
+const (
+	varGCLifeTime    = "percdb_gc_life_time"
+	varGCRunInterval = "percdb_gc_run_interval"
+	// minGCDuration is the smallest life time and run interval accepted:
+	// TiDB refuses a life time below 10 minutes, percdb lets tests and
+	// benchmarks go to a second.
+	minGCDuration = time.Second
+	// maxGCDuration is the largest, a year (TiDB's bound).
+	maxGCDuration = 8760 * time.Hour
+)
+
+// gcSettingKeys are the store keys of the GC variables.
+var gcSettingKeys = map[string][]byte{
+	varGCLifeTime:    []byte("m:gc:life_time"),
+	varGCRunInterval: []byte("m:gc:run_interval"),
+}
+
+// gcSettings are the node's GC variables in force, read by the worker at
+// each run.
+type gcSettings struct {
+	lifeTime, runInterval atomic.Int64 // time.Duration
+	// maxTxnWait is gcworker's MaxTxnWait (tests shorten it).
+	maxTxnWait atomic.Int64
+}
+
+func newGCSettings() *gcSettings {
+	g := &gcSettings{}
+	g.lifeTime.Store(int64(gcworker.DefaultLifeTime))
+	g.runInterval.Store(int64(gcworker.DefaultRunInterval))
+	return g
+}
+
+// get returns the settings for a run.
+func (g *gcSettings) get() gcworker.Settings {
+	return gcworker.Settings{
+		LifeTime:    time.Duration(g.lifeTime.Load()),
+		RunInterval: time.Duration(g.runInterval.Load()),
+		MaxTxnWait:  time.Duration(g.maxTxnWait.Load()),
+	}
+}
+
+// set changes the setting of a variable.
+func (g *gcSettings) set(name string, d time.Duration) {
+	if name == varGCLifeTime {
+		g.lifeTime.Store(int64(d))
+	} else {
+		g.runInterval.Store(int64(d))
+	}
+}
+
+// parseGCDuration parses a value of a GC variable: a Go duration from a
+// second to a year.
+func parseGCDuration(name string, v any) (time.Duration, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, gsql.ErrInvalidSystemVariableValue.New(name, v)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < minGCDuration || d > maxGCDuration {
+		return 0, gsql.ErrInvalidSystemVariableValue.New(name, v)
+	}
+	return d, nil
+}
+
+// gcDurationType is the type of the GC variables: a string that must be a
+// duration in range (else MySQL error 1231), kept normalized ('10m' is
+// shown as '10m0s', as TiDB does).
+type gcDurationType struct {
+	gsql.SystemVariableType
+	name string
+}
+
+// Convert implements gsql.Type.
+func (t gcDurationType) Convert(ctx context.Context, v any) (any, gsql.ConvertInRange, error) {
+	d, err := parseGCDuration(t.name, v)
+	if err != nil {
+		return nil, gsql.OutOfRange, err
+	}
+	return d.String(), gsql.InRange, nil
+}
+
+var registerGCVariablesOnce sync.Once
+
+// registerGCVariables adds the GC variables to GMS's registry (one per
+// process). A SET GLOBAL reaches the session's node through
+// NotifyChanged, which persists the value and hands it to the worker;
+// GMS's global value is only what SELECT @@ shows (several nodes in one
+// process, as in tests, show the last one set: docs/compatibility.md).
+func registerGCVariables() {
+	registerGCVariablesOnce.Do(func() {
+		var vars []gsql.SystemVariable
+		for _, name := range []string{varGCLifeTime, varGCRunInterval} {
+			vars = append(vars, &gsql.MysqlSystemVariable{
+				Name:          name,
+				Scope:         gsql.GetMysqlScope(gsql.SystemVariableScope_Global),
+				Dynamic:       true,
+				Type:          gcDurationType{SystemVariableType: types.NewSystemStringType(name), name: name},
+				Default:       gcworker.DefaultLifeTime.String(),
+				NotifyChanged: notifyGCVariable,
+			})
+		}
+		gsql.SystemVariables.AddSystemVariables(vars)
+	})
+}
+
+// notifyGCVariable persists a SET GLOBAL of a GC variable on the node of
+// the session that ran it and hands the value to its worker.
+func notifyGCVariable(ctx *gsql.Context, scope gsql.SystemVariableScope, v gsql.SystemVarValue) error {
+	if ctx == nil || scope == nil || !scope.IsGlobalOnly() {
+		return nil
+	}
+	sess, ok := ctx.Session.(*Session)
+	if !ok || sess.provider == nil || sess.provider.gc == nil {
+		return nil // loading values at start (AssignValues)
+	}
+	name := v.Var.GetName()
+	d, err := parseGCDuration(name, v.Val)
+	if err != nil {
+		return err
+	}
+	return sess.provider.gc.set(ctx, name, d)
+}
+
+// nodeGC is a node's garbage collector and its settings.
+type nodeGC struct {
+	p        *DatabaseProvider
+	settings *gcSettings
+	worker   *gcworker.Worker
+}
+
+// newNodeGC makes the garbage collector of a single node over ks: the
+// safe point is the store's, the running transactions are p's store's.
+func newNodeGC(p *DatabaseProvider, ks *kv.Store, oracle txn.Oracle, logger *slog.Logger) (*nodeGC, error) {
+	g := &nodeGC{p: p, settings: newGCSettings()}
+	w, err := gcworker.New(gcworker.Config{
+		Client:     kv.NewLocalGCClient(ks),
+		Txns:       p.store,
+		Oracle:     oracle,
+		SafePoints: &gcworker.LocalSafePoint{Store: ks},
+		Active:     p.store,
+		Ranges:     gcDeleteRanges{p},
+		Settings:   g.settings.get,
+		Logger:     logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.worker = w
+	return g, nil
+}
+
+// set persists a GC variable and puts it in force.
+func (g *nodeGC) set(ctx context.Context, name string, d time.Duration) error {
+	k, err := g.p.store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := k.Set(gcSettingKeys[name], []byte(d.String())); err != nil {
+		_ = k.Rollback(ctx)
+		return err
+	}
+	if err := k.Commit(ctx); err != nil {
+		return toSQLError(fmt.Errorf("save %s: %w", name, err))
+	}
+	g.settings.set(name, d)
+	g.worker.Kick()
+	return nil
+}
+
+// load reads the persisted GC variables into the settings and GMS's
+// global values.
+func (g *nodeGC) load(ctx context.Context) error {
+	k, err := g.p.store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	vals := map[string]any{}
+	for name, key := range gcSettingKeys {
+		v, ok, err := k.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		if !ok {
+			continue
+		}
+		d, err := parseGCDuration(name, string(v))
+		if err != nil {
+			return fmt.Errorf("stored %s %q: %w", name, v, err)
+		}
+		g.settings.set(name, d)
+		vals[name] = d.String()
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	if err := gsql.SystemVariables.AssignValues(vals); err != nil {
+		return fmt.Errorf("load the GC variables: %w", err)
+	}
+	return nil
+}
+
+// gcCounters are the GC's rows of SHOW STATUS and families of /metrics.
+func (g *nodeGC) counters() []nodeCounter {
+	st := g.worker.Stats()
+	var lastRun uint64
+	if !st.LastRun.IsZero() {
+		lastRun = uint64(st.LastRun.Unix())
+	}
+	return []nodeCounter{
+		{status: "Percdb_gc_last_run", metric: "percdb_gc_last_run_timestamp_seconds", help: "When the last complete GC run ended (Unix seconds; 0: none since start).", gauge: true, value: lastRun},
+		{status: "Percdb_gc_safe_point", metric: "percdb_gc_safe_point", help: "The GC safe point of the last complete run (a timestamp of the oracle).", gauge: true, value: st.SafePoint},
+		{status: "Percdb_gc_runs", metric: "percdb_gc_runs_total", help: helpGCRuns, label: "result", labelValue: "ok", value: st.Runs},
+		{status: "Percdb_gc_failed_runs", metric: "percdb_gc_runs_total", help: helpGCRuns, label: "result", labelValue: "failed", value: st.FailedRuns},
+		{status: "Percdb_gc_locks_resolved", metric: "percdb_gc_locks_resolved_total", help: "Locks below the safe point settled by GC.", value: st.LocksResolved},
+		{status: "Percdb_gc_keys_deleted", metric: "percdb_gc_versions_deleted_total", help: "Old versions (write records) deleted by GC.", value: st.VersionsDeleted},
+		{status: "Percdb_gc_bytes_reclaimed", metric: "percdb_gc_bytes_reclaimed_total", help: "Bytes of keys and values deleted by GC: old versions, and the disk space of destroyed delete ranges.", value: st.BytesDeleted + st.RangeBytesReclaimed},
+		{status: "Percdb_gc_ranges_destroyed", metric: "percdb_gc_ranges_destroyed_total", help: "Ranges of dropped tables and indexes destroyed by GC.", value: st.RangesDestroyed},
+		{status: "Percdb_gc_keys_scanned", metric: "percdb_gc_keys_scanned_total", help: "Keys examined by GC.", value: st.KeysScanned},
+		{status: "Percdb_gc_regions_skipped", metric: "percdb_gc_regions_skipped_total", help: "Region passes GC skipped: nothing written since a pass that left nothing to collect.", value: st.RegionsSkipped},
+	}
+}
+
+const helpGCRuns = "GC runs, by result."
+
+// errGCNotStarted is returned by runGC before the worker exists.
+var errGCNotStarted = errors.New("the garbage collector is not started")
+
+// runGC runs the node's garbage collector once (tests, benchmarks).
+func (p *DatabaseProvider) runGC(ctx context.Context) (uint64, error) {
+	if p.gc == nil {
+		return 0, errGCNotStarted
+	}
+	return p.gc.worker.RunOnce(ctx)
+}
