@@ -86,6 +86,14 @@ func (s *Server) Exited() (bool, error) {
 	}
 }
 
+// OpenDB opens a pool of root connections to the server, for a
+// benchmark's own statements; the caller closes it.
+func (s *Server) OpenDB() (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+	return sql.Open("mysql", cfg.FormatDSN())
+}
+
 // Exec runs an administrative statement (no result rows).
 func (s *Server) Exec(ctx context.Context, query string) error {
 	if _, err := s.db.ExecContext(ctx, query); err != nil {

@@ -27,7 +27,6 @@ import (
 	"math/rand"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,24 +71,14 @@ func run() error {
 	}
 	defer srv.Stop()
 
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", fmt.Sprintf("127.0.0.1:%d", srv.Port)
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := srv.OpenDB()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(*writers + 4)
-	for _, q := range []string{
-		"CREATE DATABASE s",
-		"CREATE TABLE s.t (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(120))",
-	} {
-		if _, err := db.Exec(q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-	}
 	loadStart := time.Now()
-	if err := load(db, *rows); err != nil {
+	if err := bench.CreateAndLoad(db, *rows); err != nil {
 		return err
 	}
 	fmt.Printf("%s: loaded %d rows in %v\n", srv.Name, *rows, time.Since(loadStart).Round(time.Millisecond))
@@ -179,37 +168,6 @@ func run() error {
 		*ddl, ddlTime.Round(time.Millisecond), before.RSS>>20, peak.Load()>>20, (peak.Load()-before.RSS)>>20)
 	fmt.Printf("writers: %d statements, %d errors %v\n", statements.Load(), errs.Load(), byCode)
 	return verify(db, updated, *sample)
-}
-
-// load inserts ids 1..rows with k = id, in multi-row statements from two
-// connections.
-func load(db *sql.DB, rows int) error {
-	const batch = 1000
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	for part := 0; part < 2; part++ {
-		wg.Add(1)
-		go func(part int) {
-			defer wg.Done()
-			for start := 1 + part*batch; start <= rows; start += 2 * batch {
-				var b strings.Builder
-				b.WriteString("INSERT INTO s.t VALUES ")
-				for id := start; id < start+batch && id <= rows; id++ {
-					if id > start {
-						b.WriteByte(',')
-					}
-					fmt.Fprintf(&b, "(%d,%d,'%0120d')", id, id, id)
-				}
-				if _, err := db.Exec(b.String()); err != nil {
-					errc <- fmt.Errorf("load: %w", err)
-					return
-				}
-			}
-		}(part)
-	}
-	wg.Wait()
-	close(errc)
-	return <-errc
 }
 
 // verify looks updated rows up through the index and compares counts
