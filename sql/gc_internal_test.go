@@ -203,3 +203,40 @@ func TestDropTableIsDestroyedByGC(t *testing.T) {
 		t.Fatalf("Percdb_gc_ranges_destroyed %s", got)
 	}
 }
+
+// TestTruncateTableIsDestroyedByGC: TRUNCATE TABLE gives the table a new
+// ID at once (the rows are gone, AUTO_INCREMENT starts over, the indexes
+// work) and leaves the old rows to GC's range deletion.
+func TestTruncateTableIsDestroyedByGC(t *testing.T) {
+	srv, db := openInternal(t, t.TempDir(), "")
+	p := srv.provider
+	execAll(t, db, "CREATE DATABASE g", "CREATE TABLE g.t (id INT AUTO_INCREMENT PRIMARY KEY, k INT, UNIQUE KEY uk (k))",
+		"INSERT INTO g.t (k) VALUES (10), (20), (30)")
+	old := tableDefOf(t, p, "g", "t")
+	res, err := db.Exec("TRUNCATE TABLE g.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 0 {
+		t.Fatalf("TRUNCATE reported %d rows affected, %v; MySQL reports 0", n, err)
+	}
+	if cur := tableDefOf(t, p, "g", "t"); cur.ID == old.ID {
+		t.Fatalf("the table kept its ID %d", cur.ID)
+	}
+	execAll(t, db, "INSERT INTO g.t (k) VALUES (20)")
+	var id, n int
+	if err := db.QueryRow("SELECT id FROM g.t WHERE k = 20").Scan(&id); err != nil || id != 1 {
+		t.Fatalf("after TRUNCATE: id %d, %v; want AUTO_INCREMENT from 1 and the unique key free", id, err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM g.t").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d rows after TRUNCATE and one insert, %v", n, err)
+	}
+	start, end := tablecodec.TableRange(old.ID)
+	if n := keysIn(t, p, start, end); n == 0 {
+		t.Fatal("the old rows were deleted by TRUNCATE itself")
+	}
+	waitRangesDeleted(t, p)
+	if n := keysIn(t, p, start, end); n != 0 {
+		t.Fatalf("%d keys of the truncated rows left after GC", n)
+	}
+}

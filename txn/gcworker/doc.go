@@ -29,7 +29,7 @@
 // # A run
 //
 // A run at safe point sp has three phases, each restartable, in this
-// order:
+// order (the safe point is advanced between the first and the second):
 //
 //  1. Resolve locks: every lock with start_ts <= sp, region by region
 //     (kv ScanLock), is settled through the transaction layer's
@@ -38,22 +38,29 @@
 //     transaction beyond MaxTxnWait (or to a node that does not report);
 //     its primary is rolled back. The stores refuse prewrites at or below
 //     the safe point once they have it, so no new lock appears below it.
-//  2. Old versions: each region gets GC requests at sp (kv.GCRequest),
+//  2. Delete ranges: the ranges a DDL left behind (a dropped table or
+//     index, a truncated or rewritten table; DeleteRangeSource) whose DDL
+//     committed below sp are destroyed physically (kv
+//     UnsafeDestroyRange: Pebble range deletions over the data, lock and
+//     write spaces, then a compaction of the range), and their records
+//     removed. No reader can see them (readers below sp are refused,
+//     readers above see the DDL) and no writer can write them (every
+//     transaction that started before the DDL committed has ended, or sp
+//     could not have passed it). They go before the version pass, which
+//     then does not walk them (tikv#11902: dropping a large table took
+//     hours over its tombstones).
+//  3. Old versions: each region gets GC requests at sp (kv.GCRequest),
 //     each examining a bounded batch of keys and resuming at the key the
 //     last one named, with a pause between batches that holds the scan to
-//     Config.KeysPerSecond. The first request to a store records sp
-//     there: from then on it refuses reads below sp (error 9006) and
-//     prewrites at or below it. A region with nothing written since a
-//     pass that left no version above its safe point answers at once
-//     (quiet regions are not rescanned).
-//  3. Delete ranges: the ranges a DDL left behind (a dropped table or
-//     index, a rewritten table; DeleteRangeSource) whose DDL committed
-//     below sp are destroyed physically (kv UnsafeDestroyRange: Pebble
-//     range deletions over the data, lock and write spaces, then a
-//     compaction of the range), and their records removed. No reader can
-//     see them (readers below sp are refused, readers above see the DDL)
-//     and no writer can write them (every transaction that started before
-//     the DDL committed has ended, or sp could not have passed it).
+//     Config.KeysPerSecond. A region with nothing written since a pass
+//     that left no version above its safe point answers at once (quiet
+//     regions are not rescanned).
+//
+// The stores must know sp before anything is destroyed, so that they
+// refuse the reads below it (error 9006) and the prewrites at or below
+// it: a single node's LocalSafePoint is the store's own safe point, and in
+// a cluster every store will read it from the placement service, as TiKV
+// reads PD's (every GC request carries it too).
 //
 // A run cut short (its context cancelled, the process killed) leaves
 // everything it did correct, and the next run does the rest: each phase
