@@ -524,6 +524,8 @@ func (s *Store) UnsafeDestroyRange(ctx context.Context, start, end []byte) (*Des
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	s.waiters.released(wb.lockDels)
+	// The cached iterators would pin the files the compaction replaces.
+	s.iters.release()
 	// Compaction drops the deleted records and the tombstone itself, so
 	// that the space returns to the file system now rather than whenever
 	// the levels next compact (tikv#17256: disk not shrinking after mass

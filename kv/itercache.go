@@ -102,6 +102,18 @@ func (c *iterCache) put(ci cachedIter) {
 
 // close closes the cached iterators; later puts close theirs. The store
 // calls it before it closes the database.
+// release closes the cached iterators. An open iterator pins the files
+// of the LSM version it reads, so a compaction that deleted a range only
+// gives the space back once they are closed (UnsafeDestroyRange).
+func (c *iterCache) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ci := range c.free {
+		_ = ci.it.Close()
+	}
+	c.free = c.free[:0]
+}
+
 func (c *iterCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,6 +1,9 @@
 // Command gcbench measures percdb's MVCC garbage collection (issue 16) on
 // a private server started from a percdb binary. Two modes:
 //
+// Sizes are of the data directory without the disk protection's ballast
+// file.
+//
 //	-mode drop: loads s.t (id INT PRIMARY KEY, k INT NOT NULL, pad
 //	VARCHAR(120)) with -rows rows, times DROP TABLE, then sets
 //	percdb_gc_life_time and percdb_gc_run_interval to 1s and reports how
@@ -37,6 +40,7 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/bench"
+	"github.com/percdb/percdb/kv"
 )
 
 func main() {
@@ -102,6 +106,7 @@ func run() error {
 // drop times DROP TABLE and the GC's destruction of the table's range.
 func drop(db *sql.DB, dataDir string, o options) error {
 	before := dirSize(dataDir)
+	fmt.Printf("before the drop: %s\n", files(dataDir))
 	start := time.Now()
 	if _, err := db.Exec("DROP TABLE s.t"); err != nil {
 		return err
@@ -127,7 +132,7 @@ func drop(db *sql.DB, dataDir string, o options) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	fmt.Printf("GC destroyed the range %v after the DROP; data directory %s\n", time.Since(start).Round(time.Millisecond), size(dataDir))
+	fmt.Printf("GC destroyed the range %v after the DROP; data directory %s (%s)\n", time.Since(start).Round(time.Millisecond), size(dataDir), files(dataDir))
 	return printStatus(db)
 }
 
@@ -238,12 +243,41 @@ func printStatus(db *sql.DB) error {
 	return rows.Err()
 }
 
-// dirSize is the total size of the files under dir.
+// files describes the store's files by kind: tables, logs, others.
+func files(dir string) string {
+	var sst, wal, other int64
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == kv.BallastFile {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".sst":
+			sst += info.Size()
+		case ".log":
+			wal += info.Size()
+		default:
+			other += info.Size()
+		}
+		return nil
+	})
+	return fmt.Sprintf("tables %s, logs %s, other %s", mib(sst), mib(wal), mib(other))
+}
+
+// dirSize is the total size of the files under dir but the disk
+// protection's ballast (kv.BallastFile), which is reserved space, not
+// data.
 func dirSize(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // a file Pebble removed meanwhile
+		}
+		if d.Name() == kv.BallastFile {
+			return nil
 		}
 		if info, err := d.Info(); err == nil && !d.IsDir() {
 			n += info.Size()
