@@ -144,6 +144,14 @@ type PrewriteRequest struct {
 	// one-phase commit_ts is above it: versions of the transaction's keys
 	// may have committed up to ForUpdateTS, after its start_ts.
 	ForUpdateTS uint64
+	// SnapshotTS is, when above StartTS, the timestamp the transaction
+	// reads at since it moved its snapshot (a pessimistic transaction
+	// whose reads were validated up to it, see ValidateReadsRequest): the
+	// write-conflict check of a mutation that is not Pessimistic fails on
+	// a version committed at or after SnapshotTS instead of StartTS, as
+	// for a transaction that started there. StartTS still names the
+	// transaction's locks and records.
+	SnapshotTS uint64
 }
 
 // PrewriteResponse reports per-key failures. Errors holds *KeyIsLockedError,

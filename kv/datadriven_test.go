@@ -21,7 +21,7 @@ import (
 // physical time n ms and logical 0, or "<n>ms+<l>" with logical l; TTLs
 // are measured on the physical part):
 //
-//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [one_pc max_commit=<ts>]
+//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [snapshot=<ts>] [one_pc max_commit=<ts>]
 //	  <put|insert> <key> <value | "" | len=<n>> [pessimistic]
 //	  <delete|lock|check_not_exists> <key> [pessimistic]
 //	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values] [lock_with_conflict]
@@ -87,6 +87,7 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
 		d.MaybeScanArgs(t, "txn_size", &req.TxnSize)
 		req.ForUpdateTS = optTSArg(t, d, "for_update")
+		req.SnapshotTS = optTSArg(t, d, "snapshot")
 		if d.HasArg("one_pc") {
 			req.TryOnePC = true
 			req.MaxCommitTS = tsArg(t, d, "max_commit")
