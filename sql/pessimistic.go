@@ -289,16 +289,13 @@ func conflictAfterRetries(err error) error {
 	return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%d attempts: %v)", msgDeadlock, maxStatementRetries, err)
 }
 
-// locks reports whether statement query may take pessimistic locks: it
-// writes or is a SELECT ... FOR UPDATE, and runs in a pessimistic
-// transaction (one is open, or this statement opens one). It then skips
-// the fast path, whose plans do not lock, for GMS's; plain SELECTs, which
-// read the snapshot and lock nothing, keep the fast path.
-func (s *Session) locks(query string) bool {
-	if leadingWordIs(query, "select") && !s.forUpdate {
-		return false
-	}
-	return s.lockingTxn()
+// selectLocks reports whether the statement is a SELECT ... FOR UPDATE
+// that takes pessimistic locks: it runs in a pessimistic transaction (one
+// is open, or this statement opens one). It then skips the fast path,
+// whose SELECT plans do not lock, for GMS's. The fast path's writes do
+// lock: they go through the table editor (editor.go), as GMS's do.
+func (s *Session) selectLocks() bool {
+	return s.forUpdate && s.lockingTxn()
 }
 
 // lockingTxn reports whether the session's statements run in a
