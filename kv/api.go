@@ -144,6 +144,14 @@ type PrewriteRequest struct {
 	// one-phase commit_ts is above it: versions of the transaction's keys
 	// may have committed up to ForUpdateTS, after its start_ts.
 	ForUpdateTS uint64
+	// SnapshotTS is, when above StartTS, the timestamp the transaction
+	// reads at since it moved its snapshot (a pessimistic transaction
+	// whose reads were validated up to it, see ValidateReadsRequest): the
+	// write-conflict check of a mutation that is not Pessimistic fails on
+	// a version committed at or after SnapshotTS instead of StartTS, as
+	// for a transaction that started there. StartTS still names the
+	// transaction's locks and records.
+	SnapshotTS uint64
 }
 
 // PrewriteResponse reports per-key failures. Errors holds *KeyIsLockedError,
@@ -335,6 +343,41 @@ type AcquirePessimisticLockResponse struct {
 	ConflictTS uint64
 }
 
+// KeyRange is the keys in [Start, End); an empty End means +infinity.
+type KeyRange struct {
+	Start []byte
+	End   []byte
+}
+
+// ValidateReadsRequest asks whether what a transaction read at From
+// reads the same at To: whether any of Keys, or any key in Ranges, has a
+// Put or Delete committed in (From, To] (Lock and Rollback records change
+// no data). A pessimistic transaction asks it before it moves its
+// snapshot from From to To (package txn, "Pessimistic transactions"). The
+// store records To in the region's max_read_ts, as a read at To does, so
+// that no commit at or below To lands on the keys afterwards. A lock
+// that could still commit at or below To (one that would block a read
+// at To, and whose transaction is not in BypassLocks) fails the request
+// with a *KeyIsLockedError when no change was found: the client settles
+// it as a reader at To does and asks again. Every range must start in
+// the region and end at or before its end (an empty End: the region's).
+type ValidateReadsRequest struct {
+	Region   RegionCtx
+	Keys     [][]byte
+	Ranges   []KeyRange
+	From, To uint64
+	// BypassLocks: as ScanRequest.BypassLocks, at To.
+	BypassLocks []uint64
+}
+
+// ValidateReadsResponse answers a ValidateReadsRequest.
+type ValidateReadsResponse struct {
+	// Changed is a key found with a Put or Delete committed in the
+	// window, at CommitTS; nil when the reads are valid at To.
+	Changed  []byte
+	CommitTS uint64
+}
+
 // Client is what the transaction layer needs from storage: routing plus the
 // Percolator commands of TiKV's kvproto, one region per request. All
 // methods are safe for concurrent use.
@@ -375,6 +418,9 @@ type Client interface {
 	// failed gives back the locks it took) or has ended before its
 	// prewrite. Keys without such a lock are skipped.
 	PessimisticRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
+	// ValidateReads reports whether reads made at req.From still read the
+	// same at req.To (see the request).
+	ValidateReads(ctx context.Context, req *ValidateReadsRequest) (*ValidateReadsResponse, error)
 }
 
 // LockInfo describes a lock met by a reader or writer.

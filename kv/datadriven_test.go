@@ -21,7 +21,7 @@ import (
 // physical time n ms and logical 0, or "<n>ms+<l>" with logical l; TTLs
 // are measured on the physical part):
 //
-//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [one_pc max_commit=<ts>]
+//	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [snapshot=<ts>] [one_pc max_commit=<ts>]
 //	  <put|insert> <key> <value | "" | len=<n>> [pessimistic]
 //	  <delete|lock|check_not_exists> <key> [pessimistic]
 //	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values] [lock_with_conflict]
@@ -36,6 +36,8 @@ import (
 //	get key=<key> ts=<ts>
 //	batch_get keys=(<key>, ...) ts=<ts>
 //	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only] [bypass=(<ts>, ...)] [ignore_locks]
+//	validate_reads from=<ts> to=<ts> [keys=(<key>, ...)] [ranges=(<start>-<end>, ...)] [bypass=(<ts>, ...)]
+//	  (an empty <end> is +infinity)
 //	dump                      print every lock, write and data record
 //	split key=<key>
 //	regions
@@ -92,6 +94,7 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
 		d.MaybeScanArgs(t, "txn_size", &req.TxnSize)
 		req.ForUpdateTS = optTSArg(t, d, "for_update")
+		req.SnapshotTS = optTSArg(t, d, "snapshot")
 		if d.HasArg("one_pc") {
 			req.TryOnePC = true
 			req.MaxCommitTS = tsArg(t, d, "max_commit")
@@ -227,6 +230,8 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		req.Region = h.region(t, d, req.Start)
 		pairs, err := h.s.Scan(ctx, req)
 		return fmtPairs(pairs), err
+	case "validate_reads":
+		return h.validateReads(ctx, t, d)
 	case "dump":
 		return h.dump(t), nil
 	case "split":
@@ -263,6 +268,43 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 	}
 	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 	return "", nil
+}
+
+// validateReads runs the validate_reads command.
+func (h *scriptRunner) validateReads(ctx context.Context, t *testing.T, d *datadriven.TestData) (string, error) {
+	req := &ValidateReadsRequest{From: tsArg(t, d, "from"), To: tsArg(t, d, "to")}
+	if d.HasArg("keys") {
+		req.Keys = keysArg(t, d, "keys")
+	}
+	if d.HasArg("ranges") {
+		for _, r := range keysArg(t, d, "ranges") {
+			start, end, ok := bytes.Cut(r, []byte("-"))
+			if !ok {
+				t.Fatalf("%s: range %q is not <start>-<end>", d.Pos, r)
+			}
+			req.Ranges = append(req.Ranges, KeyRange{Start: start, End: end})
+		}
+	}
+	if d.HasArg("bypass") {
+		for _, k := range keysArg(t, d, "bypass") {
+			req.BypassLocks = append(req.BypassLocks, parseTS(t, d, string(k)))
+		}
+	}
+	first := []byte{}
+	if len(req.Keys) > 0 {
+		first = req.Keys[0]
+	} else if len(req.Ranges) > 0 {
+		first = req.Ranges[0].Start
+	}
+	req.Region = h.region(t, d, first)
+	resp, err := h.s.ValidateReads(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if resp.Changed == nil {
+		return "unchanged\n", nil
+	}
+	return fmt.Sprintf("changed %q at %s\n", resp.Changed, fmtTS(resp.CommitTS)), nil
 }
 
 // region returns the RegionCtx a command sends: region=<id> [version=<v>]

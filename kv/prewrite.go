@@ -61,7 +61,7 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 		held := make([]*txntypes.Lock, len(req.Mutations))
 		for i, m := range req.Mutations {
 			var err error
-			own[i], held[i], err = prewriteCheck(r, req.StartTS, m)
+			own[i], held[i], err = prewriteCheck(r, req.StartTS, max(req.StartTS, req.SnapshotTS), m)
 			if err != nil && !isContractError(err) {
 				return err
 			}
@@ -131,8 +131,9 @@ func validatePrewrite(req *PrewriteRequest) error {
 // prewriteCheck applies the prewrite rules to one mutation. own reports
 // that the key already holds this transaction's prewrite lock; held is
 // the transaction's pessimistic lock on the key, which the prewrite
-// replaces.
-func prewriteCheck(r *mvccReader, startTS uint64, m Mutation) (own bool, held *txntypes.Lock, err error) {
+// replaces. A version committed at or after snapshotTS (the start_ts
+// unless the transaction moved its snapshot) is a write conflict.
+func prewriteCheck(r *mvccReader, startTS, snapshotTS uint64, m Mutation) (own bool, held *txntypes.Lock, err error) {
 	l, err := r.lock(m.Key)
 	if err != nil {
 		return false, nil, err
@@ -165,7 +166,7 @@ func prewriteCheck(r *mvccReader, startTS uint64, m Mutation) (own bool, held *t
 	if w != nil && commitTS == startTS && (w.Type == txntypes.WriteRollback || w.OverlappedRollback) {
 		return false, nil, &TxnAbortedError{Key: cloneKey(m.Key), StartTS: startTS}
 	}
-	if w != nil && commitTS >= startTS {
+	if w != nil && commitTS >= snapshotTS {
 		return false, nil, &WriteConflictError{Key: cloneKey(m.Key), StartTS: startTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
 	}
 	if m.Op == OpInsert || m.Op == OpCheckNotExists {

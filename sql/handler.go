@@ -91,7 +91,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 		if ok, err := h.ownStatement(ctx, c, query, cb); ok {
 			return err
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
 				return err
@@ -243,7 +243,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 				return err
 			}
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(query) {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -268,7 +268,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	callback = binaryFilter(callback)
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.locks(prepare.PrepareStmt) {
+		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
 			if ok {
 				return err

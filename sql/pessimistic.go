@@ -238,11 +238,11 @@ func (v *lockWaitView) show() *sqltypes.Result {
 }
 
 // lockError turns a pessimistic lock failure into the statement's error:
-//   - a commit newer than the snapshot on a key the statement locks, when
-//     the statement is the transaction's first to read: the handler moves
-//     the snapshot past it and runs the statement again (retryStatement);
-//   - the same after earlier reads: first committer wins, 1213, and the
-//     whole transaction is rolled back, as MySQL does after a deadlock;
+//   - a commit newer than the snapshot on a key the statement locks: the
+//     handler moves the snapshot past it, if nothing the transaction read
+//     before the statement changed since, and runs the statement again
+//     (retryAfterConflict); else 1213, and the whole transaction is
+//     rolled back, as MySQL does after a deadlock;
 //   - a deadlock: 1213, the transaction already rolled back;
 //   - a lock wait timeout: 1205, the statement alone rolled back (the
 //     handler undoes its writes; its locks stay, as InnoDB's do).
@@ -262,17 +262,25 @@ func (t *Transaction) lockError(ctx context.Context, err error) error {
 // retryAfterConflict prepares the session's transaction to run the
 // statement that just failed again, when its failure asked for it
 // (lockError) and nothing of it reached the client: the snapshot moves
-// to a fresh timestamp. The statement's writes are already undone.
+// to a fresh timestamp after its earlier reads are validated. The
+// statement's writes are already undone. When the statement cannot run
+// again, the transaction is rolled back: its error is a 1213.
 func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok || !t.retryStatement {
 		return false
 	}
 	t.retryStatement = false
-	if sent || t.finished || t.kv == nil {
+	if t.finished || t.kv == nil {
 		return false
 	}
-	return t.kv.RefreshSnapshot(ctx) == nil
+	if !sent && t.kv.RefreshSnapshot(ctx) == nil {
+		return true
+	}
+	_ = t.rollback(ctx)
+	s.SetIgnoreAutoCommit(false)
+	s.SetTransaction(nil)
+	return false
 }
 
 // conflictAfterRetries is the error of a statement that ran
@@ -281,16 +289,13 @@ func conflictAfterRetries(err error) error {
 	return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%d attempts: %v)", msgDeadlock, maxStatementRetries, err)
 }
 
-// locks reports whether statement query may take pessimistic locks: it
-// writes or is a SELECT ... FOR UPDATE, and runs in a pessimistic
-// transaction (one is open, or this statement opens one). It then skips
-// the fast path, whose plans do not lock, for GMS's; plain SELECTs, which
-// read the snapshot and lock nothing, keep the fast path.
-func (s *Session) locks(query string) bool {
-	if leadingWordIs(query, "select") && !s.forUpdate {
-		return false
-	}
-	return s.lockingTxn()
+// selectLocks reports whether the statement is a SELECT ... FOR UPDATE
+// that takes pessimistic locks: it runs in a pessimistic transaction (one
+// is open, or this statement opens one). It then skips the fast path,
+// whose SELECT plans do not lock, for GMS's. The fast path's writes do
+// lock: they go through the table editor (editor.go), as GMS's do.
+func (s *Session) selectLocks() bool {
+	return s.forUpdate && s.lockingTxn()
 }
 
 // lockingTxn reports whether the session's statements run in a

@@ -40,8 +40,13 @@ type committer struct {
 	startTS  uint64
 	commitTS uint64
 	lockTTL  uint64
-	// forUpdateTS is a pessimistic transaction's newest for_update_ts.
+	// forUpdateTS is a pessimistic transaction's newest for_update_ts, or
+	// its moved snapshot if newer: the commit lands above both.
 	forUpdateTS uint64
+	// snapshotTS is the moved snapshot of a pessimistic transaction
+	// (RefreshSnapshot), 0 if it reads at start_ts: the prewrite's write
+	// conflicts are found from there.
+	snapshotTS uint64
 	// onePC is set when the store committed in one phase (tryOnePC).
 	onePC bool
 
@@ -98,6 +103,10 @@ func newCommitter(t *Txn) *committer {
 		// Every pessimistic lock names this primary already.
 		c.primary = t.pess.primary
 		c.forUpdateTS = t.pess.maxForUpdateTS
+	}
+	if t.readTS != 0 {
+		c.snapshotTS = t.readTS
+		c.forUpdateTS = max(c.forUpdateTS, t.readTS)
 	}
 	return c
 }
@@ -242,6 +251,7 @@ func (c *committer) prewriteBatch(ctx context.Context, reg kv.RegionInfo, lo, hi
 		LockTTL:     c.lockTTL,
 		TxnSize:     uint64(len(c.muts)),
 		ForUpdateTS: c.forUpdateTS,
+		SnapshotTS:  c.snapshotTS,
 
 		AllowWhenDiskFull: c.t.allowWhenDiskFull,
 	}

@@ -161,19 +161,54 @@
 // all the same (kv's LockWithConflict: a waiter keeps the lock it waited
 // for, as with TiKV's fair locking), but LockKeys returns
 // ErrForUpdateConflict. First committer wins: the transaction may not
-// write over a commit it did not see. Unless the statement is the first of
-// the transaction to read (CanRefreshSnapshot): then nothing else depends
-// on the snapshot, and RefreshSnapshot moves it to a fresh timestamp, as
-// if the transaction had begun now; the caller undoes the statement's
-// writes (Cleanup) and runs it again, and finds its keys locked already.
-// So "BEGIN; SELECT ... FOR UPDATE; UPDATE ...; COMMIT" and a transaction
-// that begins with its UPDATE wait instead of failing; a transaction that
-// read first and then meets a newer commit on a key it writes fails with
-// 1213 (ErrWriteConflict) at that statement, as PostgreSQL's REPEATABLE
-// READ does, instead of at commit. That keeps snapshot isolation: no lost
-// update (Hermitage P4), no read skew (G-single). TiDB's pessimistic mode
-// instead reads the newest data in every writing statement, which lets
-// both through, as InnoDB's REPEATABLE READ does.
+// write over a commit it did not see. Unless it can move its snapshot
+// past that commit (RefreshSnapshot): the caller undoes the statement's
+// writes (Cleanup), moves the snapshot to a fresh timestamp T and runs
+// the statement again, and finds its keys locked already.
+//
+// # Moving the snapshot: read validation
+//
+// A transaction that read at snapshot S may move to T only if it is
+// equivalent to one that began at T: if nothing it read changed in
+// (S, T]. So a pessimistic transaction remembers its reads (readSet): the
+// keys Get and BatchGet fetched from the snapshot and the ranges its
+// iterators covered (the whole range when opened, narrowed at Close to
+// the part up to the last key the consumer saw). RefreshSnapshot sends the
+// reads of the statements before the current one (the current statement
+// runs again, so its reads are dropped) to the store in one kv
+// ValidateReads per region: is there a Put or Delete committed in (S, T]
+// on any of these keys or in these ranges? That request is a read at T:
+// it records T in the region's max_read_ts and waits for 1PC commits in
+// flight, so no commit can land at or below T on those keys afterwards,
+// and it reports the locks that could still commit at or below T, which
+// are settled as a reader at T settles them (resolved, or their
+// min_commit_ts pushed above T and then bypassed). Keys the transaction
+// holds locked pass: nothing committed to them since their lock, and
+// before it, their LockKeys would have failed. If the validation passes,
+// the snapshot moves to T; if a read changed, RefreshSnapshot fails with
+// ErrWriteConflict and the caller rolls the transaction back (1213). The
+// read set is bounded (Options.MaxReadSetEntries); a transaction that
+// read more cannot move its snapshot once it has read (1213, the rule of
+// PostgreSQL's REPEATABLE READ). So "BEGIN; SELECT ... FOR UPDATE;
+// UPDATE ...; COMMIT", a transaction that begins with its UPDATE, and one
+// that reads other rows first wait instead of failing; one that read the
+// very row (or a range) another transaction changed meanwhile fails, and
+// snapshot isolation holds: no lost update (Hermitage P4), no read skew
+// (G-single). TiDB's pessimistic mode instead reads the newest data in
+// every writing statement without such a check, which lets both through,
+// as InnoDB's REPEATABLE READ does.
+//
+// Two timestamps name a pessimistic transaction after a move. start_ts
+// stays its identity: every lock it took and will take names it, the
+// primary's status and the Rollback records are kept at it, so nothing
+// already written changes. The snapshot (SnapshotTS, the read ts) is T:
+// reads and for_update_ts of later statements use it. The commit follows:
+// the prewrite carries SnapshotTS (kv.PrewriteRequest.SnapshotTS) so that
+// the write-conflict check of a key not locked pessimistically looks for
+// commits at or after T rather than start_ts (commits in (start_ts, T]
+// are before the transaction in the equivalent order; a key it read there
+// was validated), and min_commit_ts (ForUpdateTS) is at least T, so the
+// commit, 1PC included, lands above every read it made.
 //
 // Keys the transaction Inserted are locked with an existence check
 // (ErrAlreadyExists, MySQL 1062). While any pessimistic lock is held the

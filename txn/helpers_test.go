@@ -106,18 +106,20 @@ func mustCommit(t testing.TB, s *Store, pairs ...string) uint64 {
 	return tx.CommitTS()
 }
 
+// openIter opens Iter, or IterReverse when reverse, over [start, end).
+func openIter(ctx context.Context, tx *Txn, start, end string, reverse bool) (Iterator, error) {
+	if reverse {
+		return tx.IterReverse(ctx, []byte(start), []byte(end))
+	}
+	return tx.Iter(ctx, []byte(start), []byte(end))
+}
+
 // readAll returns every pair of [start, end) as one new transaction sees
 // it, through Iter (or IterReverse, returned in ascending order).
 func readAll(t testing.TB, tx *Txn, start, end string, reverse bool) []string {
 	t.Helper()
 	ctx := context.Background()
-	var it Iterator
-	var err error
-	if reverse {
-		it, err = tx.IterReverse(ctx, []byte(start), []byte(end))
-	} else {
-		it, err = tx.Iter(ctx, []byte(start), []byte(end))
-	}
+	it, err := openIter(ctx, tx, start, end, reverse)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,13 @@ type Options struct {
 	// MaxRegionRetries bounds how many times one request is re-routed
 	// after region errors before the operation fails. Default 20.
 	MaxRegionRetries int
+	// MaxReadSetEntries bounds what a pessimistic transaction remembers of
+	// its reads (keys read, plus key ranges iterated) so that it can move
+	// its snapshot past a conflicting commit after validating them
+	// (RefreshSnapshot). A transaction that read more cannot move its
+	// snapshot once it has read: its statements that meet a newer commit
+	// fail with ErrWriteConflict. Default 4096.
+	MaxReadSetEntries int
 	// Hooks are failpoints for tests; nil in production.
 	Hooks *CommitHooks
 }
@@ -101,13 +108,16 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxRegionRetries == 0 {
 		o.MaxRegionRetries = 20
 	}
+	if o.MaxReadSetEntries == 0 {
+		o.MaxReadSetEntries = 4096
+	}
 	switch {
 	case o.LockTTL < time.Millisecond:
 		return o, fmt.Errorf("txn: LockTTL %v is below 1ms", o.LockTTL)
 	case o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.LockTTL:
 		return o, fmt.Errorf("txn: HeartbeatInterval %v must be positive and below LockTTL %v", o.HeartbeatInterval, o.LockTTL)
 	case o.OnePCMaxBytes < 0, o.BatchBytes < 0, o.ScanPageSize < 0, o.MaxBackgroundCommits < 0,
-		o.ResolvedCacheSize < 0, o.MaxRegionRetries < 0, o.LockWaitTimeout < 0:
+		o.ResolvedCacheSize < 0, o.MaxRegionRetries < 0, o.LockWaitTimeout < 0, o.MaxReadSetEntries < 0:
 		return o, fmt.Errorf("txn: negative option in %+v", o)
 	}
 	return o, nil

@@ -62,35 +62,44 @@ func (t *Txn) snapshotTS(ctx context.Context) (uint64, error) {
 	return t.StartTS(ctx)
 }
 
-// CanRefreshSnapshot reports whether RefreshSnapshot may move the
-// snapshot: the transaction read nothing from it before the current
-// statement (see BeginStatement). Only the current statement depends on
-// the snapshot then, and it runs again.
+// CanRefreshSnapshot reports whether RefreshSnapshot may try to move the
+// snapshot: the transaction is pessimistic and remembers every read made
+// before the current statement (Options.MaxReadSetEntries).
 func (t *Txn) CanRefreshSnapshot() bool {
-	return t.pess != nil && !t.finished && !t.observedBefore
+	return t.pess != nil && !t.finished && !t.reads.mark.full
 }
 
-// RefreshSnapshot moves the snapshot of a pessimistic transaction that
-// read nothing from it before its current statement to a fresh timestamp,
-// as if the transaction had begun now: the statement, its writes undone,
-// runs again there, after a commit that conflicted with it (LockKeys'
-// ErrForUpdateConflict). Snapshot isolation holds: every read of the
-// transaction is from the new snapshot, and every key it locked is held
-// since at most that timestamp (a lock taken over a conflict is held as of
-// the conflicting commit), so no write of another transaction can fall
-// between its reads and its commit. The start_ts, which names the
-// transaction's locks, stays.
+// RefreshSnapshot moves the snapshot of a pessimistic transaction to a
+// fresh timestamp T, after a commit that conflicted with its current
+// statement (LockKeys' ErrForUpdateConflict): the statement, its writes
+// undone, runs again at T. It is allowed only if nothing the statements
+// before it read changed between the snapshot and T (kv ValidateReads
+// over the read set: a Put or Delete committed in (snapshot, T]): the
+// transaction is then equivalent to one that began at T, and snapshot
+// isolation holds (doc.go, "Pessimistic transactions"). Otherwise it
+// fails with ErrWriteConflict, and the caller rolls the transaction back
+// (MySQL 1213). The start_ts, which names the transaction's locks, stays.
 func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 	if !t.CanRefreshSnapshot() {
-		return fmt.Errorf("refresh snapshot: the transaction read from its snapshot before this statement")
+		t.s.stats.noteValidation(false)
+		return fmt.Errorf("refresh snapshot: %w: the transaction read more than the %d reads it remembers", ErrWriteConflict, t.s.opts.MaxReadSetEntries)
+	}
+	from, err := t.snapshotTS(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh snapshot: %w", err)
 	}
 	ts, err := t.s.timestamp(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh snapshot: %w", err)
 	}
+	if err := t.validateReads(ctx, from, ts); err != nil {
+		t.s.stats.noteValidation(false)
+		return fmt.Errorf("refresh snapshot: %w", err)
+	}
+	t.s.stats.noteValidation(true)
 	t.readTS = ts
-	// Nothing was read from the new snapshot yet.
-	t.observed, t.observedBefore = false, false
+	// The current statement runs again and reads anew.
+	t.reads.dropStatement()
 	return nil
 }
 

@@ -145,11 +145,11 @@ func TestPessimisticCounter(t *testing.T) {
 	}
 }
 
-// TestPessimisticSecondStatementConflict: a statement that meets a commit
-// newer than the snapshot after the transaction has read from it may not
-// move the snapshot (the earlier read would become a lost update): the
-// conflict is the caller's, as first committer wins.
-func TestPessimisticSecondStatementConflict(t *testing.T) {
+// TestPessimisticSecondStatementMovesSnapshot: a statement that meets a
+// commit newer than the snapshot after the transaction has read from it
+// moves the snapshot when nothing read before changed (here the earlier
+// read is of a key the transaction holds locked), and runs again.
+func TestPessimisticSecondStatementMovesSnapshot(t *testing.T) {
 	e := newPessimisticEnv(t, Options{}, time.Second)
 	ctx := context.Background()
 	mustCommit(t, e.s, "a", "1", "b", "1")
@@ -158,18 +158,123 @@ func TestPessimisticSecondStatementConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCommit(t, e.s, "b", "5")
-	if err := increment(ctx, tx, "b"); !errors.Is(err, ErrForUpdateConflict) || !errors.Is(err, ErrWriteConflict) {
-		t.Fatalf("got %v, want ErrForUpdateConflict", err)
+	if err := increment(ctx, tx, "b"); err != nil {
+		t.Fatal(err)
 	}
-	if tx.CanRefreshSnapshot() {
-		t.Fatal("the second statement may refresh the snapshot")
-	}
-	// The first statement alone needs no refresh: its key is locked.
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := pointGet(t, e.s, "a"), pointGet(t, e.s, "b"); a != "2" || b != "5" {
-		t.Fatalf("a, b = %s, %s", a, b)
+	if a, b := pointGet(t, e.s, "a"), pointGet(t, e.s, "b"); a != "2" || b != "6" {
+		t.Fatalf("a, b = %s, %s; want 2, 6", a, b)
+	}
+	if st := e.s.Stats(); st.SnapshotsMoved != 1 || st.SnapshotMovesRefused != 0 {
+		t.Fatalf("snapshots moved %d, refused %d; want 1, 0", st.SnapshotsMoved, st.SnapshotMovesRefused)
+	}
+}
+
+// TestPessimisticSnapshotMoveValidatesReads: a statement that meets a
+// newer commit may not move the snapshot past a change to anything the
+// transaction read before (a point read, or a key in a range it
+// iterated): the move would lose an update or show read skew, so the
+// statement fails with ErrWriteConflict (first committer wins). A range
+// iterated only in part counts up to where the reader stopped, and a
+// transaction that read more than Options.MaxReadSetEntries cannot move.
+func TestPessimisticSnapshotMoveValidatesReads(t *testing.T) {
+	ctx := context.Background()
+	// read runs the first statement; change commits what another
+	// transaction writes before the second statement increments k.
+	cases := []struct {
+		name    string
+		opts    Options
+		read    func(tx *Txn) error
+		change  []string
+		refused bool
+	}{
+		{name: "lost update", read: get("x"), change: []string{"x", "9", "k", "5"}, refused: true},
+		{name: "read skew", read: get("x", "y"), change: []string{"y", "9", "k", "5"}, refused: true},
+		{name: "unrelated write", read: get("x", "y"), change: []string{"z", "9", "k", "5"}},
+		{name: "batch get", read: batchGet("x", "y"), change: []string{"y", "9", "k", "5"}, refused: true},
+		{name: "insert into a scanned range", read: scan("a", "c", false, -1), change: []string{"b5", "9", "k", "5"}, refused: true},
+		{name: "insert into a scanned range, in its second region", read: scan("a", "", false, -1), change: []string{"n5", "9", "k", "5"}, refused: true},
+		{name: "write past a scanned range", read: scan("a", "c", false, -1), change: []string{"c", "9", "k", "5"}},
+		{name: "write past where an iterator stopped", read: scan("a", "", false, 1), change: []string{"b5", "9", "k", "5"}},
+		{name: "write before where a reverse iterator stopped", read: scan("", "c", true, 1), change: []string{"a0", "9", "k", "5"}},
+		{name: "write after where a reverse iterator stopped", read: scan("", "c", true, 1), change: []string{"b5", "9", "k", "5"}, refused: true},
+		{name: "read set full", opts: Options{MaxReadSetEntries: 2}, read: get("x", "y", "q"), change: []string{"z", "9", "k", "5"}, refused: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newPessimisticEnv(t, c.opts, time.Second, "m")
+			mustCommit(t, e.s, "a", "1", "b", "1", "k", "1", "x", "1", "y", "1")
+			tx := beginPessimistic(t, e.s)
+			tx.BeginStatement()
+			if err := c.read(tx); err != nil {
+				t.Fatal(err)
+			}
+			mustCommit(t, e.s, c.change...)
+			err := increment(ctx, tx, "k")
+			if c.refused {
+				if !errors.Is(err, ErrWriteConflict) {
+					t.Fatalf("got %v, want ErrWriteConflict", err)
+				}
+				// A full read set is refused before any validation.
+				if st := e.s.Stats(); c.opts.MaxReadSetEntries == 0 && st.SnapshotMovesRefused != 1 {
+					t.Fatalf("snapshot moves refused: %d, want 1", st.SnapshotMovesRefused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if k := pointGet(t, e.s, "k"); k != "6" {
+				t.Fatalf("k = %s, want 6", k)
+			}
+		})
+	}
+}
+
+// get reads keys one by one.
+func get(keys ...string) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		for _, k := range keys {
+			if _, _, err := tx.Get(context.Background(), []byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// batchGet reads keys at once.
+func batchGet(keys ...string) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		bs := make([][]byte, len(keys))
+		for i, k := range keys {
+			bs[i] = []byte(k)
+		}
+		_, err := tx.BatchGet(context.Background(), bs)
+		return err
+	}
+}
+
+// scan iterates [start, end) and stops after n pairs (n < 0: at the end).
+func scan(start, end string, reverse bool, n int) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		ctx := context.Background()
+		it, err := openIter(ctx, tx, start, end, reverse)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		for i := 1; it.Valid() && i != n; i++ {
+			if err := it.Next(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 

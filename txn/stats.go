@@ -24,6 +24,11 @@ type Stats struct {
 	// LocksGone were committed or rolled back, LocksReadPast read past,
 	// LocksAlive left to wait for.
 	LocksGone, LocksReadPast, LocksAlive uint64
+	// SnapshotsMoved counts the pessimistic statements that moved their
+	// transaction's snapshot past a conflicting commit (RefreshSnapshot);
+	// SnapshotMovesRefused those refused because an earlier read changed
+	// (or the transaction read too much to tell).
+	SnapshotsMoved, SnapshotMovesRefused uint64
 }
 
 // txnStats is the Store's live counters behind Stats.
@@ -31,6 +36,9 @@ type txnStats struct {
 	committed, onePC, twoPC, rolledBack, conflicted, failed atomic.Uint64
 	// locks counts lock outcomes, indexed by LockOutcome.
 	locks [LockAlive + 1]atomic.Uint64
+	// snapshotsMoved and snapshotMovesRefused count RefreshSnapshot's
+	// outcomes.
+	snapshotsMoved, snapshotMovesRefused atomic.Uint64
 }
 
 // Stats returns the Store's counts so far.
@@ -46,6 +54,9 @@ func (s *Store) Stats() Stats {
 		LocksGone:     st.locks[LockGone].Load(),
 		LocksReadPast: st.locks[LockReadPast].Load(),
 		LocksAlive:    st.locks[LockAlive].Load(),
+
+		SnapshotsMoved:       st.snapshotsMoved.Load(),
+		SnapshotMovesRefused: st.snapshotMovesRefused.Load(),
 	}
 }
 
@@ -64,6 +75,16 @@ func (st *txnStats) noteCommit(err error, wrote, onePC bool) {
 		st.conflicted.Add(1)
 	default:
 		st.failed.Add(1)
+	}
+}
+
+// noteValidation counts a RefreshSnapshot that moved the snapshot (ok)
+// or was refused.
+func (st *txnStats) noteValidation(ok bool) {
+	if ok {
+		st.snapshotsMoved.Add(1)
+	} else {
+		st.snapshotMovesRefused.Add(1)
 	}
 }
 

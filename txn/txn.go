@@ -34,9 +34,8 @@ type Txn struct {
 	lockWait time.Duration
 	// readTS, when non-zero, replaces start_ts for reads (RefreshSnapshot).
 	readTS uint64
-	// observed: a read went to the snapshot. observedBefore is observed as
-	// it was when the current statement began (BeginStatement).
-	observed, observedBefore bool
+	// reads is what a pessimistic transaction read from its snapshot.
+	reads readSet
 }
 
 // AllowWhenDiskFull marks the transaction as one a store whose disk is
@@ -122,7 +121,7 @@ func (t *Txn) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
 	}
-	t.observed = true
+	t.trackRead(key)
 	v, err := t.s.get(ctx, key, ts)
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
@@ -158,7 +157,7 @@ func (t *Txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
-	t.observed = true
+	t.trackRead(missing...)
 	got, err := t.s.batchGet(ctx, missing, ts)
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
@@ -192,7 +191,6 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterat
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	t.observed = true
 	snap, err := t.s.scan(ctx, start, end, ts, reverse)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -202,7 +200,7 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterat
 		buf = t.buf.rangeSnapshot(start, end)
 	}
 	if len(buf) == 0 {
-		return snap, nil
+		return t.trackIter(snap, start, end, reverse), nil
 	}
 	if reverse {
 		slices.Reverse(buf)
@@ -211,7 +209,7 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterat
 	if err := u.settle(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return u, nil
+	return t.trackIter(u, start, end, reverse), nil
 }
 
 // write buffers one write after the common checks.
@@ -269,9 +267,10 @@ func (t *Txn) Insert(key, value []byte) error {
 // itself. Stages nest; handles are closed innermost first.
 func (t *Txn) Staging() StagingHandle { return t.buf.staging() }
 
-// BeginStatement marks the start of a statement for RefreshSnapshot: it
-// records whether the transaction has read from its snapshot before.
-func (t *Txn) BeginStatement() { t.observedBefore = t.observed }
+// BeginStatement marks the start of a statement for RefreshSnapshot: what
+// the transaction read from its snapshot before it is what a move of the
+// snapshot must validate.
+func (t *Txn) BeginStatement() { t.reads.beginStatement() }
 
 // Release closes stage h (and any stage opened after it), keeping its
 // writes. An unknown or already closed handle is ignored.

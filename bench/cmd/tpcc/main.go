@@ -43,12 +43,15 @@ func main() {
 
 // options are the command's settings, kept in the results.
 type options struct {
-	Servers      []string
-	Warehouses   int
-	Threads      []int
-	Time, Grace  time.Duration
-	Retry        bool
-	StockIN      bool
+	Servers     []string
+	Warehouses  int
+	Threads     []int
+	Time, Grace time.Duration
+	Retry       bool
+	StockIN     bool
+	// TxnMode is percdb's percdb_txn_mode for the run ('' keeps the
+	// server's default).
+	TxnMode      string `json:",omitempty"`
 	Loaders      int
 	Seed         int64
 	CheckTimeout time.Duration
@@ -99,6 +102,7 @@ func run() error {
 		grace        = flag.Duration("grace", 30*time.Second, "time transactions still running at the end may take before they are cancelled")
 		retry        = flag.Bool("retry", true, "retry transactions that fail with 1213, 1205 or 8028, as well-behaved clients do")
 		stockIN      = flag.Bool("stock-in", false, "New-Order reads its stock rows with one (s_w_id, s_i_id) IN (...) FOR UPDATE")
+		txnMode      = flag.String("percdb-txn-mode", "", "percdb's transaction mode, optimistic or pessimistic (SET GLOBAL percdb_txn_mode; default: the server's)")
 		loaders      = flag.Int("loaders", 4, "connections loading in parallel")
 		seed         = flag.Int64("seed", 1, "seed of the population and of the terminals' inputs")
 		checkTimeout = flag.Duration("check-timeout", 5*time.Minute, "time limit of one consistency check")
@@ -142,7 +146,7 @@ func run() error {
 		return fmt.Errorf("-threads: %w", err)
 	}
 	o := options{Servers: bench.SplitList(*servers), Warehouses: *warehouses, Threads: threadList, Time: *runTime, Grace: *grace,
-		Retry: *retry, StockIN: *stockIN, Loaders: *loaders, Seed: *seed, CheckTimeout: *checkTimeout, LoadTimeout: *loadTimeout}
+		Retry: *retry, StockIN: *stockIN, TxnMode: *txnMode, Loaders: *loaders, Seed: *seed, CheckTimeout: *checkTimeout, LoadTimeout: *loadTimeout}
 	for _, s := range o.Servers {
 		if s != bench.MariaDB && s != bench.Percdb {
 			return fmt.Errorf("unknown server %q", s)
@@ -203,6 +207,13 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 	for _, s := range servers {
 		admin := bench.Open(s.Port, "", 4)
 		defer admin.Close()
+		if s.Name == bench.Percdb && o.TxnMode != "" {
+			// Before the pool below opens: sessions take the global value
+			// when they begin.
+			if _, err := admin.ExecContext(ctx, "SET GLOBAL percdb_txn_mode = ?", o.TxnMode); err != nil {
+				return res, fmt.Errorf("%s: percdb_txn_mode: %w", s.Name, err)
+			}
+		}
 		db := bench.Open(s.Port, "tpcc", max(o.Loaders, slices.Max(o.Threads))+4)
 		defer db.Close()
 		dbs[s.Name] = db

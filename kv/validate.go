@@ -1,0 +1,194 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
+)
+
+// ValidateReads answers whether any key of req.Keys or req.Ranges has a
+// Put or Delete committed in (req.From, req.To] (see
+// ValidateReadsRequest). It reads one Pebble snapshot after recording To
+// in the region's max_read_ts and waiting for the 1PC commits in flight
+// on the keys, as a read at To does, so no commit at or below To can
+// land on them afterwards.
+func (s *Store) ValidateReads(ctx context.Context, req *ValidateReadsRequest) (*ValidateReadsResponse, error) {
+	what := func() string {
+		return fmt.Sprintf("validate %d keys and %d ranges in (%d, %d]", len(req.Keys), len(req.Ranges), req.From, req.To)
+	}
+	switch {
+	case req.From == 0 || req.To == MaxTS || req.From >= req.To:
+		return nil, fmt.Errorf("%s: the window must be (from, to] with 0 < from < to < max", what())
+	case len(req.Keys) == 0 && len(req.Ranges) == 0:
+		return nil, fmt.Errorf("%s: nothing to validate", what())
+	}
+	starts := slices.Clone(req.Keys)
+	for _, r := range req.Ranges {
+		starts = append(starts, r.Start)
+	}
+	reg, err := s.regions.check(req.Region, req.To, starts...)
+	if err != nil {
+		return nil, err
+	}
+	ranges := make([]KeyRange, len(req.Ranges))
+	for i, r := range req.Ranges {
+		if ranges[i], err = clipRange(reg.info, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", what(), err)
+		}
+	}
+	// A 1PC commit racing with the check is a lock too (memLockTable).
+	for _, k := range req.Keys {
+		if err := s.memLocks.waitKey(ctx, k); err != nil {
+			return nil, fmt.Errorf("%s: %w", what(), err)
+		}
+	}
+	for _, r := range ranges {
+		if err := s.memLocks.waitRange(ctx, r.Start, r.End); err != nil {
+			return nil, fmt.Errorf("%s: %w", what(), err)
+		}
+	}
+	if err := s.enter(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what(), err)
+	}
+	defer s.exit()
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	r := newMVCCReader(snap)
+	defer r.close()
+	resp, err := validateReads(ctx, r, req, ranges)
+	if err != nil {
+		return nil, wrapInternal(what(), err)
+	}
+	return resp, nil
+}
+
+// clipRange checks that range r starts in region info and returns it
+// with an empty End (+infinity) cut at the region's end; an End past the
+// region's end is a *RegionError (the client splits ranges by region).
+func clipRange(info RegionInfo, r KeyRange) (KeyRange, error) {
+	end := r.End
+	switch {
+	case len(end) == 0:
+		end = info.End
+	case len(info.End) != 0 && bytes.Compare(end, info.End) > 0:
+		cur := cloneRegionInfo(info)
+		return KeyRange{}, &RegionError{RegionID: info.ID, Reason: fmt.Sprintf("%s: range end %q", reasonKeyNotInRange, end), Current: &cur}
+	case bytes.Compare(end, r.Start) < 0:
+		return KeyRange{}, fmt.Errorf("range [%q, %q) ends before it starts", r.Start, r.End)
+	}
+	if len(end) == 0 {
+		end = nil
+	}
+	return KeyRange{Start: r.Start, End: end}, nil
+}
+
+// validateReads is ValidateReads on one view: the first change found
+// answers; without one, the locks that could still commit in the window
+// fail the request with a *KeyIsLockedError.
+func validateReads(ctx context.Context, r *mvccReader, req *ValidateReadsRequest, ranges []KeyRange) (*ValidateReadsResponse, error) {
+	for _, k := range req.Keys {
+		ts, err := changedIn(r, k, req.From, req.To)
+		if err != nil || ts != 0 {
+			return &ValidateReadsResponse{Changed: cloneKey(k), CommitTS: ts}, err
+		}
+	}
+	for _, rg := range ranges {
+		key, ts, err := rangeChangedIn(ctx, r, rg, req.From, req.To)
+		if err != nil || ts != 0 {
+			return &ValidateReadsResponse{Changed: key, CommitTS: ts}, err
+		}
+	}
+	// A lock that blocks a read at To may still commit at or below it: the
+	// client settles it (resolving, or pushing its min_commit_ts above To)
+	// and asks again, bypassing it if it was pushed.
+	var locked []LockInfo
+	collect := func(key []byte, l *txntypes.Lock) bool {
+		if blocksRead(l, req.To) && !slices.Contains(req.BypassLocks, l.StartTS) {
+			locked = append(locked, lockInfo(key, l))
+		}
+		return len(locked) < MaxLocksPerResponse
+	}
+	for _, k := range req.Keys {
+		l, err := r.lock(k)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil && !collect(k, l) {
+			break
+		}
+	}
+	for _, rg := range ranges {
+		if len(locked) >= MaxLocksPerResponse {
+			break
+		}
+		if err := r.locks(rg.Start, rg.End, false, collect); err != nil {
+			return nil, err
+		}
+	}
+	if err := lockedError(locked); err != nil {
+		return nil, err
+	}
+	return &ValidateReadsResponse{}, nil
+}
+
+// changedIn returns the commit_ts of key's newest Put or Delete committed
+// in (from, to], 0 when there is none.
+func changedIn(r *mvccReader, key []byte, from, to uint64) (uint64, error) {
+	var found uint64
+	err := r.writes(key, to, func(cts uint64, w *txntypes.Write) bool {
+		if cts <= from {
+			return false
+		}
+		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
+			found = cts
+			return false
+		}
+		return true
+	})
+	return found, err
+}
+
+// rangeChangedIn is changedIn for the first key of range rg (End nil:
+// unbounded) that changed in (from, to]: it steps through the keys of
+// the write space in the range, one seek per key.
+func rangeChangedIn(ctx context.Context, r *mvccReader, rg KeyRange, from, to uint64) ([]byte, uint64, error) {
+	iter, err := r.writeIter()
+	if err != nil {
+		return nil, 0, err
+	}
+	upper := keyspace.SpaceEnd(keyspace.Write)
+	if rg.End != nil {
+		upper = keyspace.WritePrefix(rg.End)
+	}
+	ok := iter.SeekGE(keyspace.WritePrefix(rg.Start))
+	for steps := 1; ok; steps++ {
+		if steps%walkCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+		}
+		k := iter.Key()
+		if bytes.Compare(k, upper) >= 0 {
+			break
+		}
+		key, _, err := keyspace.DecodeWriteKey(k)
+		if err != nil {
+			return nil, 0, err
+		}
+		key = cloneKey(key)
+		// changedIn moves the shared iterator; seek past the key after.
+		ts, err := changedIn(r, key, from, to)
+		if err != nil || ts != 0 {
+			return key, ts, err
+		}
+		ok = iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
+	}
+	if err := iter.Error(); err != nil {
+		return nil, 0, err
+	}
+	return nil, 0, nil
+}
