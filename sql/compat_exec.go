@@ -69,9 +69,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.ShowCreateTable:
-		if m, ok := withGeneratedTableIndexes(ctx, n); ok {
-			return b.gms.Build(ctx, m, row)
-		}
+		return showCreateGenerated(ctx, n, row)
 	case *plan.JoinNode:
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived
