@@ -87,6 +87,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
 		}
+		// A string that is not a number compared with a number is
+		// error 1292 under a strict sql_mode (compat_strict.go).
+		if m, same, err := strictComparisons(ctx, n); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		if d, ok := n.(*plan.DeleteFrom); ok {
 			// A DELETE of several tables deletes and counts each row
 			// once (compat_replace.go).
