@@ -45,6 +45,8 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return b.describe(ctx, n, row)
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
+	case *bytewiseRows:
+		return b.gms.Build(ctx, n.Child, row)
 	case *plan.LoadData:
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
@@ -69,9 +71,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.ShowCreateTable:
-		if m, ok := withGeneratedTableIndexes(ctx, n); ok {
-			return b.gms.Build(ctx, m, row)
-		}
+		return showCreateGenerated(ctx, n, row)
 	case *plan.JoinNode:
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived
@@ -88,6 +88,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
+		}
+		// A string that is not a number compared with a number is
+		// error 1292 under a strict sql_mode (compat_strict.go).
+		if m, same, err := strictComparisons(ctx, n); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
 		}
 		if d, ok := n.(*plan.DeleteFrom); ok {
 			// A DELETE of several tables deletes and counts each row
@@ -115,6 +123,9 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		if u, ok := n.(*plan.Update); ok {
 			if w, ok := withBytewiseChanges(u); ok {
+				return b.gms.Build(ctx, w, row)
+			}
+			if w, ok := withBytewiseJoinChanges(u); ok {
 				return b.gms.Build(ctx, w, row)
 			}
 		}
@@ -225,6 +236,69 @@ func withBytewiseChanges(u *plan.Update) (gsql.Node, bool) {
 	return ret, true
 }
 
+// withBytewiseJoinChanges does for an UPDATE of several tables what
+// withBytewiseChanges does for one: GMS's UPDATE ... JOIN tells changed
+// rows of each table from unchanged ones under the schema of the joined
+// rows, so SET a.s = 'A' over 'a' wrote nothing. It puts a bytewiseRows
+// under the UPDATE's source of joined rows.
+func withBytewiseJoinChanges(u *plan.Update) (gsql.Node, bool) {
+	if !u.IsJoin && !hasUpdateJoin(u) {
+		return u, false
+	}
+	changed := false
+	ret, _, err := transform.Node(u, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		src, ok := n.(*plan.UpdateSource)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		if _, done := src.Child.(*bytewiseRows); done {
+			return n, transform.SameTree, nil
+		}
+		sch, ok := bytewiseSchema(src.Child.Schema())
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		out, err := src.WithChildren(&bytewiseRows{UnaryNode: plan.UnaryNode{Child: src.Child}, sch: sch})
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		changed = true
+		return out, transform.NewTree, nil
+	})
+	if err != nil || !changed {
+		return u, false
+	}
+	return ret, true
+}
+
+// bytewiseRows is its child's rows, under a schema whose strings compare
+// by their bytes (the joined rows of an UPDATE of several tables).
+type bytewiseRows struct {
+	plan.UnaryNode
+	sch gsql.Schema
+}
+
+var _ gsql.Node = (*bytewiseRows)(nil)
+
+// Schema implements sql.Node.
+func (n *bytewiseRows) Schema() gsql.Schema { return n.sch }
+
+// String implements sql.Node.
+func (n *bytewiseRows) String() string { return n.Child.String() }
+
+// IsReadOnly implements sql.Node.
+func (n *bytewiseRows) IsReadOnly() bool { return n.Child.IsReadOnly() }
+
+// WithChildren implements sql.Node.
+func (n *bytewiseRows) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
+	}
+	ret := *n
+	ret.Child = children[0]
+	return &ret, nil
+}
+
 // bytewiseSchema returns sch with every string column under its
 // character set's binary collation, and whether one was not.
 func bytewiseSchema(sch gsql.Schema) (gsql.Schema, bool) {
@@ -326,8 +400,9 @@ const codeUpdateTableUsed = 1093
 // DELETE of several tables (DELETE t FROM t JOIN o ...). GMS runs such a
 // statement, and its subquery sees the rows the statement has already
 // changed: a DELETE WHERE EXISTS (SELECT ... FROM the same table) stopped
-// deleting once the rows the subquery found were gone. Not covered: an
-// UPDATE of several tables.
+// deleting once the rows the subquery found were gone; and for an UPDATE
+// GMS runs as a join (of several tables, or with a subquery it unnested),
+// whose targets are the tables it updates.
 func targetInSubquery(n gsql.Node) error {
 	var targets []gsql.Table
 	switch n := n.(type) {
@@ -341,7 +416,8 @@ func targetInSubquery(n gsql.Node) error {
 		}
 	case *plan.Update:
 		if n.IsJoin || hasUpdateJoin(n) {
-			return nil
+			targets = updateJoinTargets(n)
+			break
 		}
 		t, err := plan.GetUpdatable(n.Child)
 		if err != nil {
@@ -357,6 +433,44 @@ func targetInSubquery(n gsql.Node) error {
 		}
 	}
 	return nil
+}
+
+// updateJoinTargets returns the tables an UPDATE that GMS runs as a join
+// updates: those its UpdateJoin has an updater for, by the name (or
+// alias) the statement gives them.
+func updateJoinTargets(u *plan.Update) []gsql.Table {
+	names := map[string]bool{}
+	transform.Inspect(u, func(n gsql.Node) bool {
+		if uj, ok := n.(*plan.UpdateJoin); ok {
+			for name := range uj.Updaters {
+				names[strings.ToLower(name)] = true
+			}
+		}
+		return true
+	})
+	var targets []gsql.Table
+	seen := map[string]bool{}
+	transform.Inspect(u, func(n gsql.Node) bool {
+		nn, ok := n.(gsql.NameableNode)
+		if !ok || !names[strings.ToLower(nn.Name())] || seen[strings.ToLower(nn.Name())] {
+			return true
+		}
+		var t gsql.Table
+		switch q := n.(type) {
+		case *plan.TableAlias:
+			if tn, ok := q.Child.(gsql.TableNode); ok {
+				t = tn.UnderlyingTable()
+			}
+		case gsql.TableNode:
+			t = q.UnderlyingTable()
+		}
+		if t != nil {
+			seen[strings.ToLower(nn.Name())] = true
+			targets = append(targets, t)
+		}
+		return true
+	})
+	return targets
 }
 
 // subqueryReads reports whether a subquery of n reads target (outside a

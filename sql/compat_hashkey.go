@@ -152,10 +152,13 @@ func (k *numericHashKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // A lookup join (IndexedTableAccess keyed by the outer row) converts its
 // key to the index column's type and does not check the join condition
 // the lookup stands for: x1.a = x2.c0, an INT column looked up by the
-// DECIMAL 1.50, found the row of a = 2. exactLookupKeys wraps such keys
-// (a DECIMAL or floating-point key into an INT or DECIMAL column) so that
-// a value the column's type cannot hold exactly is a NULL key, which
-// matches nothing, as the comparison would.
+// DECIMAL 1.50, found the row of a = 2, and x1.dt = x2.d, a DATE column
+// looked up by the DATETIME '2020-02-29 23:59:59', found the row of
+// '2020-02-29' (MySQL compares a DATE and a DATETIME as DATETIMEs).
+// exactLookupKeys wraps such keys (a DECIMAL or floating-point key into
+// an INT or DECIMAL column, a DATETIME or TIMESTAMP key into a DATE
+// column) so that a value the column's type cannot hold exactly is a
+// NULL key, which matches nothing, as the comparison would.
 func exactLookupKeys(n *plan.IndexedTableAccess) (gsql.Node, transform.TreeIdentity, error) {
 	keys := n.Expressions()
 	idx := n.Index()
@@ -172,7 +175,9 @@ func exactLookupKeys(n *plan.IndexedTableAccess) (gsql.Node, transform.TreeIdent
 			continue
 		}
 		kt, ct := k.Type(), cols[i].Type
-		if !(types.IsDecimal(kt) || types.IsFloat(kt)) || !(types.IsInteger(ct) || types.IsDecimal(ct)) {
+		numeric := (types.IsDecimal(kt) || types.IsFloat(kt)) && (types.IsInteger(ct) || types.IsDecimal(ct))
+		temporal := types.IsTime(kt) && !types.IsDateType(kt) && types.IsDateType(ct)
+		if !numeric && !temporal {
 			continue
 		}
 		if out == nil {
@@ -190,8 +195,8 @@ func exactLookupKeys(n *plan.IndexedTableAccess) (gsql.Node, transform.TreeIdent
 	return ret, transform.NewTree, nil
 }
 
-// exactKey is a lookup key that is NULL when typ cannot hold its value
-// exactly.
+// exactKey is a lookup key that is NULL when typ (a number type, or
+// DATE) cannot hold its value exactly.
 type exactKey struct {
 	child gsql.Expression
 	typ   gsql.Type
@@ -231,6 +236,15 @@ func (k *exactKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	c, _, err := k.typ.Convert(ctx, v)
 	if err != nil {
 		return nil, nil
+	}
+	if types.IsTime(k.typ) {
+		// A DATETIME into a DATE column: exact when it has no time of day.
+		t, tok := v.(time.Time)
+		d, dok := c.(time.Time)
+		if !tok || !dok || !t.Equal(d) {
+			return nil, nil
+		}
+		return v, nil
 	}
 	a, _, err := types.InternalDecimalType.Convert(ctx, v)
 	if err != nil {

@@ -25,8 +25,13 @@ import (
 // backslash of each \% and \_ inside a quoted string: '\\_' is what MySQL
 // reads '\_' as, and the vitess lexer reads it so too. Queries with no
 // backslash (nearly all) are passed on as they are.
+//
+// It also writes DEFAULT for a generated column where GMS refuses it
+// (DatabaseProvider.generatedDefaults, generated.go), which needs the
+// tables of the provider.
 type literalParser struct {
 	gsql.Parser
+	provider *DatabaseProvider
 }
 
 // ParseSimple implements sql.Parser.
@@ -38,13 +43,13 @@ func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
 // Parse implements sql.Parser.
 func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	stmt, q, rest, err := p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
-	return rewriteParsed(stmt), q, rest, err
+	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), q, rest, err
 }
 
 // ParseWithOptions implements sql.Parser.
 func (p literalParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
 	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
-	return rewriteParsed(stmt), q, rest, err
+	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), q, rest, err
 }
 
 // ParseOneWithOptions implements sql.Parser. The index it returns is into
@@ -55,10 +60,10 @@ func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, op
 	q := keepLikeEscapes(query)
 	if len(q) == len(query) {
 		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
-		return rewriteParsed(stmt), n, err
+		return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), n, err
 	}
 	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
-	return rewriteParsed(stmt), len(query), err
+	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), len(query), err
 }
 
 // rewriteParsed applies percdb's rewrites of the parsed statement, before

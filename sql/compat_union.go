@@ -28,7 +28,7 @@ import (
 // a string in both).
 
 // unionTypes is the analyzer rule; see the comment above.
-func unionTypes(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		s, ok := n.(*plan.SetOp)
 		if !ok || s.SetOpType != plan.UnionType {
@@ -47,12 +47,21 @@ func unionTypes(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scop
 				continue
 			}
 			cast, length, scale, ok := unionCast(lsrc.Type(), rsrc.Type())
-			if !ok {
+			coll, collated := gsql.Collation_Unspecified, false
+			if !ok && types.IsText(lp.Projections[i].Type()) {
+				coll, collated = unionCollation(ctx, sideExpr(lp.Child, i, lsrc), sideExpr(rp.Child, i, rsrc))
+			}
+			if !ok && !collated {
 				continue
 			}
 			if lps == nil {
 				lps = append([]gsql.Expression(nil), lp.Projections...)
 				rps = append([]gsql.Expression(nil), rp.Projections...)
+			}
+			if collated {
+				lps[i] = expression.NewAlias(lp.Projections[i].(gsql.Nameable).Name(), expression.NewCollatedExpression(unalias(lp.Projections[i]), coll))
+				rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), expression.NewCollatedExpression(unalias(rp.Projections[i]), coll))
+				continue
 			}
 			lps[i] = expression.NewAlias(lp.Projections[i].(gsql.Nameable).Name(), expression.NewConvertWithLengthAndScale(lsrc, cast, length, scale))
 			rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), expression.NewConvertWithLengthAndScale(rsrc, cast, length, scale))
@@ -96,6 +105,57 @@ func setOpConvertSource(p gsql.Expression) (gsql.Expression, bool) {
 		}
 	}
 	return p, false
+}
+
+// unionCollation returns the collation MySQL gives a union column that
+// GMS converts to a string (CHAR, under the server's default collation
+// utf8mb4_0900_bin whatever the sides'), and whether it differs from
+// GMS's: the sides' collations aggregated by their coercibility, as
+// MySQL aggregates them (a column's over a literal's, any string's over
+// a number's or a date's, a _bin collation over another of its
+// character set). A VARCHAR under utf8mb4_general_ci with an INT, or with
+// a longer string of the same collation, stays utf8mb4_general_ci, so
+// UNION (DISTINCT) tells 'b' and 'B' apart no more than MySQL.
+func unionCollation(ctx *gsql.Context, l, r gsql.Expression) (gsql.CollationID, bool) {
+	lc, lk := coercibility(ctx, l)
+	rc, rk := coercibility(ctx, r)
+	coll, k := gsql.ResolveCoercibility(lc, lk, rc, rk)
+	if k > 4 || coll == gsql.Collation_binary || coll == gsql.Collation_Unspecified || coll == gsql.Collation_Default ||
+		coll.CharacterSet() != gsql.Collation_Default.CharacterSet() {
+		return coll, false
+	}
+	return coll, true
+}
+
+// coercibility returns the collation and coercibility of e as MySQL
+// counts them: numbers and dates 5, NULL 6 (GMS gives a column of any
+// type 2).
+func coercibility(ctx *gsql.Context, e gsql.Expression) (gsql.CollationID, byte) {
+	switch t := e.Type(); {
+	case t == types.Null:
+		return gsql.Collation_binary, 6
+	case !types.IsText(t):
+		return gsql.Collation_binary, 5
+	}
+	return gsql.GetCoercibility(ctx, e)
+}
+
+// sideExpr returns the expression that makes column i of a union's
+// side: the projection of side, when side projects, else field (the
+// column as the union reads it).
+func sideExpr(side gsql.Node, i int, field gsql.Expression) gsql.Expression {
+	if p, ok := side.(*plan.Project); ok && i < len(p.Projections) {
+		return unalias(p.Projections[i])
+	}
+	return field
+}
+
+// unalias returns the expression e names, or e.
+func unalias(e gsql.Expression) gsql.Expression {
+	if a, ok := e.(*expression.Alias); ok {
+		return a.Child
+	}
+	return e
 }
 
 // unionCast returns the conversion to MySQL's type of a union of

@@ -1,12 +1,15 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // Generated columns (`AS (expr) [VIRTUAL | STORED]`) are GMS's: its
@@ -24,6 +27,86 @@ import (
 // offers them itself, which the VirtualColumnTable around a table with
 // VIRTUAL columns does not: the indexes were missing from its output.
 // withGeneratedTableIndexes gives it the underlying table's.
+
+// GMS's SHOW CREATE TABLE writes a STORED generated column's STORED but
+// nothing after a VIRTUAL one's expression; MySQL writes VIRTUAL.
+// virtualKeywords puts it in.
+
+// showCreateGenerated builds SHOW CREATE TABLE of a table with generated
+// columns: with its indexes (withGeneratedTableIndexes) and the word
+// VIRTUAL (virtualKeywords). It returns no iterator for other tables.
+func showCreateGenerated(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (gsql.RowIter, error) {
+	if n.IsView {
+		return nil, nil
+	}
+	var virtual []*gsql.Column
+	for _, c := range n.TargetSchema() {
+		if c.Generated != nil && c.Virtual {
+			virtual = append(virtual, c)
+		}
+	}
+	m, ok := withGeneratedTableIndexes(ctx, n)
+	if !ok && len(virtual) == 0 {
+		return nil, nil
+	}
+	if !ok {
+		m = n
+	}
+	// GMS's own builder: its SHOW CREATE TABLE reads the table, not
+	// rows of a child, and percdb's would come back here.
+	iter, err := rowexec.DefaultBuilder.Build(ctx, m, row)
+	if err != nil || len(virtual) == 0 {
+		return iter, err
+	}
+	return &virtualKeywordIter{child: iter, virtual: virtual}, nil
+}
+
+// virtualKeywordIter adds VIRTUAL to the definitions of the VIRTUAL
+// columns in the rows of SHOW CREATE TABLE (the table's name, then the
+// statement).
+type virtualKeywordIter struct {
+	child   gsql.RowIter
+	virtual []*gsql.Column
+}
+
+// Next implements sql.RowIter.
+func (it *virtualKeywordIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	row, err := it.child.Next(ctx)
+	if err != nil || len(row) < 2 {
+		return row, err
+	}
+	stmt, ok := row[1].(string)
+	if !ok {
+		return row, nil
+	}
+	out := append(gsql.Row(nil), row...)
+	out[1] = virtualKeywords(stmt, it.virtual)
+	return out, nil
+}
+
+// Close implements sql.RowIter.
+func (it *virtualKeywordIter) Close(ctx *gsql.Context) error { return it.child.Close(ctx) }
+
+// virtualKeywords returns a CREATE TABLE statement as GMS writes it with
+// VIRTUAL after the expression of each of the virtual columns.
+func virtualKeywords(stmt string, virtual []*gsql.Column) string {
+	lines := strings.Split(stmt, "\n")
+	for _, c := range virtual {
+		prefix := "  `" + strings.ReplaceAll(c.Name, "`", "``") + "` "
+		gen := "GENERATED ALWAYS AS " + c.Generated.String()
+		for i, l := range lines {
+			if !strings.HasPrefix(l, prefix) {
+				continue
+			}
+			if at := strings.Index(l, gen); at >= 0 {
+				end := at + len(gen)
+				lines[i] = l[:end] + " VIRTUAL" + l[end:]
+			}
+			break
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // withGeneratedTableIndexes returns n with the indexes and primary key
 // schema of the table under its VirtualColumnTable, when GMS found none
@@ -116,4 +199,133 @@ func withGeneratedOnDup(n *plan.InsertInto) (*plan.InsertInto, bool, error) {
 	out := *n
 	out.OnDupExprs = append(append([]gsql.Expression(nil), n.OnDupExprs...), add...)
 	return &out, true, nil
+}
+
+// GMS's planner refuses an INSERT without a column list into a table
+// with generated columns outright (3105, "tables with any generated
+// column must always supply a column list"), and an UPDATE that sets a
+// generated column to DEFAULT; MySQL accepts DEFAULT as the value of a
+// generated column in both (any other value is 3105 there too).
+// generatedDefaults, called by the parser wrapper on a statement that
+// has a DEFAULT value, writes such an INSERT with its table's columns
+// listed (GMS takes DEFAULT for a generated column of a column list) and
+// drops `col = DEFAULT` of a generated column from such an UPDATE (the
+// column is computed anyway; with nothing else assigned, a column is set
+// to itself, which changes no row, as in MySQL).
+func (p *DatabaseProvider) generatedDefaults(ctx context.Context, stmt ast.Statement) ast.Statement {
+	sctx, ok := ctx.(*gsql.Context)
+	if !ok || p == nil {
+		return stmt
+	}
+	switch s := stmt.(type) {
+	case *ast.Insert:
+		if len(s.Columns) > 0 || !valuesHaveDefault(s.Rows) {
+			return stmt
+		}
+		sch, ok := p.generatedSchema(sctx, s.Table)
+		if !ok {
+			return stmt
+		}
+		cols := make(ast.Columns, len(sch))
+		for i, c := range sch {
+			cols[i] = ast.NewColIdent(c.Name)
+		}
+		ins := *s
+		ins.Columns = cols
+		return &ins
+	case *ast.Update:
+		if len(s.TableExprs) != 1 {
+			return stmt
+		}
+		at, ok := s.TableExprs[0].(*ast.AliasedTableExpr)
+		if !ok {
+			return stmt
+		}
+		tn, ok := at.Expr.(ast.TableName)
+		if !ok {
+			return stmt
+		}
+		var sch gsql.Schema
+		var out ast.AssignmentExprs
+		for _, e := range s.Exprs {
+			if _, isDefault := e.Expr.(*ast.Default); isDefault {
+				if sch == nil {
+					if sch, ok = p.generatedSchema(sctx, tn); !ok {
+						return stmt
+					}
+				}
+				if c := sch.IndexOfColName(e.Name.Name.String()); c >= 0 && sch[c].Generated != nil {
+					continue
+				}
+			}
+			out = append(out, e)
+		}
+		if len(out) == len(s.Exprs) {
+			return stmt
+		}
+		if len(out) == 0 {
+			// Only generated columns set to DEFAULT: the rows are
+			// matched and nothing changes, as a column set to itself.
+			for _, c := range sch {
+				if c.Generated == nil {
+					col := &ast.ColName{Name: ast.NewColIdent(c.Name)}
+					out = ast.AssignmentExprs{{Name: col, Expr: &ast.ColName{Name: ast.NewColIdent(c.Name)}}}
+					break
+				}
+			}
+		}
+		upd := *s
+		upd.Exprs = out
+		return &upd
+	}
+	return stmt
+}
+
+// valuesHaveDefault reports whether rows are VALUES with a DEFAULT among
+// them.
+func valuesHaveDefault(rows ast.InsertRows) bool {
+	var vals ast.Values
+	switch r := rows.(type) {
+	case ast.Values:
+		vals = r
+	case *ast.AliasedValues:
+		vals = r.Values
+	default:
+		return false
+	}
+	for _, t := range vals {
+		for _, e := range t {
+			if _, ok := e.(*ast.Default); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// generatedSchema returns the schema of the table tn names, when it has
+// a generated column.
+func (p *DatabaseProvider) generatedSchema(ctx *gsql.Context, tn ast.TableName) (gsql.Schema, bool) {
+	dbName := tn.DbQualifier.String()
+	if dbName == "" {
+		dbName = ctx.GetCurrentDatabase()
+	}
+	if dbName == "" {
+		return nil, false
+	}
+	db, err := p.Database(ctx, dbName)
+	if err != nil {
+		return nil, false
+	}
+	t, ok, err := db.GetTableInsensitive(ctx, tn.Name.String())
+	if err != nil || !ok {
+		return nil, false
+	}
+	sch := t.Schema()
+	for _, c := range sch {
+		if c.Generated != nil {
+			return sch, true
+		}
+	}
+	return nil, false
 }

@@ -255,7 +255,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
-	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
+	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // compat_parse.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
 	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
 		return nil, err

@@ -1,7 +1,11 @@
 package protocol
 
 import (
+	"database/sql"
 	"errors"
+	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
@@ -27,6 +31,62 @@ func TestGeneratedColumnWrite(t *testing.T) {
 			const want = "The value specified for generated column 'b' in table 'gw' is not allowed."
 			if !errors.As(err, &se) || se.Code != 3105 || se.Message != want {
 				t.Errorf("%s: %v, want error 3105 %q", q, err, want)
+			}
+		}
+	})
+}
+
+// TestGeneratedColumnDefault checks DEFAULT as the value of a generated
+// column, which MySQL accepts: in an INSERT without a column list (GMS
+// refused any such INSERT into a table with generated columns) and in
+// an UPDATE (GMS refused it with 3105), and that SHOW CREATE TABLE says
+// VIRTUAL of a VIRTUAL column, as MySQL does (GMS wrote nothing).
+func TestGeneratedColumnDefault(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		db, err := sql.Open("mysql", s.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		for _, q := range []string{
+			"CREATE TABLE gd (a INT PRIMARY KEY, b INT, v INT AS (a + b) VIRTUAL, s INT AS (a * b) STORED, KEY kv (v))",
+			"INSERT INTO gd VALUES (1, 2, DEFAULT, DEFAULT), (2, 3, DEFAULT, DEFAULT)",
+			"INSERT INTO gd (a, b, v) VALUES (3, 4, DEFAULT)",
+			"UPDATE gd SET v = DEFAULT, b = 7 WHERE a = 1",
+			"UPDATE gd SET s = DEFAULT WHERE a = 2",
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		var got []string
+		rows, err := db.Query("SELECT a, b, v, s FROM gd ORDER BY a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var a, b, v, s int
+			if err := rows.Scan(&a, &b, &v, &s); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%d %d %d %d", a, b, v, s))
+		}
+		rows.Close()
+		if want := "1 7 8 7|2 3 5 6|3 4 7 12"; strings.Join(got, "|") != want {
+			t.Errorf("rows %s, want %s", strings.Join(got, "|"), want)
+		}
+		// A value other than DEFAULT is still refused.
+		if _, err := db.Exec("INSERT INTO gd VALUES (4, 1, 5, DEFAULT)"); err == nil {
+			t.Error("INSERT of a value into a generated column succeeded")
+		}
+		var name, create string
+		if err := db.QueryRow("SHOW CREATE TABLE gd").Scan(&name, &create); err != nil {
+			t.Fatal(err)
+		}
+		for _, re := range []string{"`v` int(\\(11\\))? GENERATED ALWAYS AS \\(+`a` \\+ `b`\\)+ VIRTUAL", "`s` int(\\(11\\))? GENERATED ALWAYS AS \\(+`a` \\* `b`\\)+ STORED", "KEY `kv` \\(`v`\\)"} {
+			if !regexp.MustCompile(re).MatchString(create) {
+				t.Errorf("SHOW CREATE TABLE does not match %s:\n%s", re, create)
 			}
 		}
 	})

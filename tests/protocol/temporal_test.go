@@ -151,3 +151,92 @@ func formatTemporal(vals []any) string {
 	}
 	return strings.Join(out, "|")
 }
+
+// TestTemporalFunctions checks MySQL's date and time functions that GMS
+// lacks (SEC_TO_TIME, MAKETIME, ADDTIME, SUBTIME, MAKEDATE: "function
+// not found") and the type of CURDATE() and CURRENT_DATE, which GMS sent
+// as a string column where MySQL sends a DATE, in the text protocol and
+// the binary one (a parameter makes go-sql-driver prepare the query).
+func TestTemporalFunctions(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		db, err := sql.Open("mysql", s.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, c := range []struct{ q, want string }{
+			{"SELECT SEC_TO_TIME(3661), SEC_TO_TIME(-1), SEC_TO_TIME(0), SEC_TO_TIME(9999999), SEC_TO_TIME(NULL)", "01:01:01|-00:00:01|00:00:00|838:59:59|NULL"},
+			{"SELECT MAKETIME(1, 2, 3), MAKETIME(-1, 2, 3), MAKETIME(1, 60, 0), MAKETIME(1, 0, 60), MAKETIME(900, 0, 0)", "01:02:03|-01:02:03|NULL|NULL|838:59:59"},
+			{"SELECT ADDTIME('01:00:00', '00:30:00'), ADDTIME('2007-12-31 23:59:59.999999', '1 1:1:1.000002'), ADDTIME('01:00:00.999999', '02:00:00.999998')", "01:30:00|2008-01-02 01:01:01.000001|03:00:01.999997"},
+			{"SELECT ADDTIME(CAST('2020-01-01 10:00:00' AS DATETIME), '01:30:00'), SUBTIME('2020-01-01 00:00:00', '00:00:01'), SUBTIME('01:00:00', '02:00:00')", "2020-01-01 11:30:00|2019-12-31 23:59:59|-01:00:00"},
+			{"SELECT MAKEDATE(2020, 60), MAKEDATE(2011, 0), MAKEDATE(11, 32), MAKEDATE(99, 1), MAKEDATE(2011, 365)", "2020-02-29|NULL|2011-02-01|1999-01-01|2011-12-31"},
+			{"SELECT CURDATE() = CURRENT_DATE, CURDATE() = DATE(NOW()), CURDATE() + 0 > 20200101", "1|1|1"},
+		} {
+			for _, args := range [][]any{nil, {1}} {
+				q, want := c.q, c.want
+				if args != nil {
+					q, want = q+", ?", want+"|1"
+				}
+				got, err := queryRowText(db, q, args...)
+				if err != nil {
+					t.Errorf("%s: %v", q, err)
+				} else if got != want {
+					t.Errorf("%s: got %s, want %s", q, got, want)
+				}
+			}
+		}
+		for _, args := range [][]any{nil, {1}} {
+			q := "SELECT CURDATE(), CURRENT_DATE"
+			if args != nil {
+				q += ", ?"
+			}
+			rows, err := db.Query(q, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, err := rows.ColumnTypes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cols[:2] {
+				if c.DatabaseTypeName() != "DATE" {
+					t.Errorf("%s: column %s is %s, want DATE", q, c.Name(), c.DatabaseTypeName())
+				}
+			}
+			rows.Close()
+		}
+	})
+}
+
+// queryRowText returns the one row of q, its values as text joined by
+// "|" (NULL for NULL).
+func queryRowText(db *sql.DB, q string, args ...any) (string, error) {
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	if !rows.Next() {
+		return "", fmt.Errorf("no row: %v", rows.Err())
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return "", err
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = "NULL"
+		if v.Valid {
+			out[i] = v.String
+		}
+	}
+	return strings.Join(out, "|"), rows.Err()
+}

@@ -1,0 +1,334 @@
+package sql
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
+)
+
+// MySQL's date and time functions that GMS v0.20.0 lacks (SEC_TO_TIME,
+// MAKETIME, ADDTIME, SUBTIME, MAKEDATE: 1105 "function not found") or
+// types differently from MySQL (CURDATE and CURRENT_DATE are strings in
+// GMS, so drivers got a VARCHAR where MySQL sends a DATE). The provider
+// hands them to GMS's catalog before its own functions
+// (DatabaseProvider.Function), so percdb's take their names' place.
+
+// temporalFunctions are percdb's functions by lower-case name. It is not
+// changed after the package is initialized.
+var temporalFunctions = map[string]gsql.Function{
+	"curdate":      gsql.NewFunction0("curdate", func() gsql.Expression { return newCurDate("curdate") }),
+	"current_date": gsql.NewFunction0("current_date", func() gsql.Expression { return newCurDate("current_date") }),
+	"sec_to_time": gsql.Function1{Name: "sec_to_time", Fn: func(e gsql.Expression) gsql.Expression {
+		return newTemporalFunc("sec_to_time", secToTime, fixedType(types.Time), e)
+	}},
+	"maketime": gsql.Function3{Name: "maketime", Fn: func(h, m, s gsql.Expression) gsql.Expression {
+		return newTemporalFunc("maketime", makeTime, fixedType(types.Time), h, m, s)
+	}},
+	"makedate": gsql.Function2{Name: "makedate", Fn: func(y, d gsql.Expression) gsql.Expression {
+		return newTemporalFunc("makedate", makeDate, fixedType(types.Date), y, d)
+	}},
+	"addtime": gsql.Function2{Name: "addtime", Fn: func(a, b gsql.Expression) gsql.Expression {
+		return newTemporalFunc("addtime", addTime(1), addTimeType, a, b)
+	}},
+	"subtime": gsql.Function2{Name: "subtime", Fn: func(a, b gsql.Expression) gsql.Expression {
+		return newTemporalFunc("subtime", addTime(-1), addTimeType, a, b)
+	}},
+}
+
+// Function implements sql.FunctionProvider: percdb's functions, which
+// GMS's catalog looks up before its built-in ones.
+func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
+	f, ok := temporalFunctions[strings.ToLower(name)]
+	return f, ok
+}
+
+// newCurDate returns CURDATE() (or CURRENT_DATE, by name): the date the
+// statement started, typed DATE.
+func newCurDate(name string) gsql.Expression {
+	return newTemporalFunc(name, func(ctx *gsql.Context, _ []any, _ []gsql.Expression) (any, error) {
+		t := ctx.QueryTime()
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), nil
+	}, fixedType(types.Date))
+}
+
+// temporalFunc is one of percdb's functions: NULL when an argument is
+// NULL, else eval of the arguments' values.
+type temporalFunc struct {
+	name string
+	args []gsql.Expression
+	eval func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error)
+	typ  func(args []gsql.Expression) gsql.Type
+}
+
+var _ gsql.FunctionExpression = (*temporalFunc)(nil)
+
+func newTemporalFunc(name string, eval func(*gsql.Context, []any, []gsql.Expression) (any, error), typ func([]gsql.Expression) gsql.Type, args ...gsql.Expression) *temporalFunc {
+	return &temporalFunc{name: name, args: args, eval: eval, typ: typ}
+}
+
+// fixedType is the type of a function whose type its arguments do not
+// change.
+func fixedType(t gsql.Type) func([]gsql.Expression) gsql.Type {
+	return func([]gsql.Expression) gsql.Type { return t }
+}
+
+// FunctionName implements sql.FunctionExpression.
+func (f *temporalFunc) FunctionName() string { return f.name }
+
+// Description implements sql.FunctionExpression.
+func (f *temporalFunc) Description() string { return "MySQL's " + strings.ToUpper(f.name) }
+
+// Resolved implements sql.Expression.
+func (f *temporalFunc) Resolved() bool {
+	for _, a := range f.args {
+		if !a.Resolved() {
+			return false
+		}
+	}
+	return true
+}
+
+// String implements sql.Expression.
+func (f *temporalFunc) String() string {
+	parts := make([]string, len(f.args))
+	for i, a := range f.args {
+		parts[i] = a.String()
+	}
+	return fmt.Sprintf("%s(%s)", strings.ToUpper(f.name), strings.Join(parts, ", "))
+}
+
+// Type implements sql.Expression.
+func (f *temporalFunc) Type() gsql.Type { return f.typ(f.args) }
+
+// IsNullable implements sql.Expression.
+func (f *temporalFunc) IsNullable() bool { return true }
+
+// Children implements sql.Expression.
+func (f *temporalFunc) Children() []gsql.Expression { return f.args }
+
+// WithChildren implements sql.Expression.
+func (f *temporalFunc) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != len(f.args) {
+		return nil, gsql.ErrInvalidChildrenNumber.New(f, len(children), len(f.args))
+	}
+	return &temporalFunc{name: f.name, args: children, eval: f.eval, typ: f.typ}, nil
+}
+
+// CollationCoercibility implements sql.CollationCoercible: a number's
+// (a string ADDTIME's is the connection's).
+func (f *temporalFunc) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+	if types.IsText(f.Type()) {
+		return ctx.GetCollation(), 4
+	}
+	return gsql.Collation_binary, 5
+}
+
+// Eval implements sql.Expression.
+func (f *temporalFunc) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	vals := make([]any, len(f.args))
+	for i, a := range f.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return f.eval(ctx, vals, f.args)
+}
+
+// decimalOf returns v as an exact number; ok false for a value that is
+// not one (NULL, as MySQL's functions answer after a warning).
+func decimalOf(ctx *gsql.Context, v any) (decimal.Decimal, bool) {
+	d, _, err := types.InternalDecimalType.Convert(ctx, v)
+	if err != nil {
+		return decimal.Zero, false
+	}
+	dd, ok := d.(decimal.Decimal)
+	return dd, ok
+}
+
+var microsPerSecond = decimal.NewFromInt(1_000_000)
+
+// secToTime is SEC_TO_TIME(seconds): the TIME of that many seconds
+// (fractions to the microsecond), clamped to TIME's range as in MySQL.
+func secToTime(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, error) {
+	s, ok := decimalOf(ctx, vals[0])
+	if !ok {
+		return nil, nil
+	}
+	return types.Time.MicrosecondsToTimespan(clampedMicros(s)), nil
+}
+
+// clampedMicros returns seconds s as microseconds, rounded, within an
+// int64 (TIME clamps it further).
+func clampedMicros(s decimal.Decimal) int64 {
+	const limit = 1 << 53
+	m := s.Mul(microsPerSecond).Round(0)
+	switch {
+	case m.GreaterThan(decimal.NewFromInt(limit)):
+		return limit
+	case m.LessThan(decimal.NewFromInt(-limit)):
+		return -limit
+	}
+	return m.IntPart()
+}
+
+// makeTime is MAKETIME(hour, minute, second): NULL for a minute outside
+// 0-59 or a second outside [0, 60), as in MySQL; the hour's sign is the
+// time's.
+func makeTime(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, error) {
+	h, ok1 := decimalOf(ctx, vals[0])
+	m, ok2 := decimalOf(ctx, vals[1])
+	s, ok3 := decimalOf(ctx, vals[2])
+	if !ok1 || !ok2 || !ok3 {
+		return nil, nil
+	}
+	h, m = h.Round(0), m.Round(0)
+	if m.IsNegative() || m.GreaterThan(decimal.NewFromInt(59)) || s.IsNegative() || !s.LessThan(decimal.NewFromInt(60)) {
+		return nil, nil
+	}
+	total := h.Abs().Mul(decimal.NewFromInt(3600)).Add(m.Mul(decimal.NewFromInt(60))).Add(s)
+	if h.IsNegative() {
+		total = total.Neg()
+	}
+	return types.Time.MicrosecondsToTimespan(clampedMicros(total)), nil
+}
+
+// makeDate is MAKEDATE(year, dayofyear): the day-of-year'th day of the
+// year (a two-digit year read as MySQL reads it, 70-99 as 19xx and 0-69
+// as 20xx); NULL for a day below 1, a year outside 0-9999 or a date past
+// 9999.
+func makeDate(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, error) {
+	y, ok1 := decimalOf(ctx, vals[0])
+	d, ok2 := decimalOf(ctx, vals[1])
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	year, day := y.Round(0).IntPart(), d.Round(0).IntPart()
+	if day < 1 || year < 0 || year > 9999 || day > 4_000_000 {
+		return nil, nil
+	}
+	switch {
+	case year < 70:
+		year += 2000
+	case year < 100:
+		year += 1900
+	}
+	t := time.Date(int(year), time.January, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(day-1))
+	if t.Year() > 9999 {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// addTimeType is the type of ADDTIME(a, b) and SUBTIME(a, b): a DATETIME
+// for a date or datetime a, a TIME for a TIME (or number) a, and a
+// string for a string a, as in MySQL. The DATETIME has a's fractional
+// digits, or 6 when b is a constant with a fraction.
+func addTimeType(args []gsql.Expression) gsql.Type {
+	t := args[0].Type()
+	switch {
+	case types.IsText(t):
+		return types.LongText
+	case types.IsTime(t):
+		precision := 0
+		if dt, ok := t.(gsql.DatetimeType); ok {
+			precision = dt.Precision()
+		}
+		if lit, ok := args[1].(*expression.Literal); ok && strings.Contains(fmt.Sprint(lit.Value()), ".") {
+			precision = 6
+		}
+		return types.MustCreateDatetimeType(sqltypes.Datetime, precision)
+	}
+	return types.Time
+}
+
+// daysPrefix matches a TIME written with days first ('1 1:1:1.000002'),
+// which GMS does not read.
+var daysPrefix = regexp.MustCompile(`^\s*(-?)(\d+) +(\d.*)$`)
+
+// timeArg returns v as a TIME value, reading a string with days first
+// as MySQL does.
+func timeArg(v any) (types.Timespan, error) {
+	if s, ok := v.(string); ok {
+		if m := daysPrefix.FindStringSubmatch(s); m != nil {
+			var days int64
+			fmt.Sscan(m[2], &days)
+			rest, err := types.Time.ConvertToTimespan(m[3])
+			if err != nil {
+				return 0, err
+			}
+			micros := days*24*3600*1_000_000 + rest.AsMicroseconds()
+			if m[1] == "-" {
+				micros = -micros
+			}
+			return types.Time.MicrosecondsToTimespan(micros), nil
+		}
+	}
+	return types.Time.ConvertToTimespan(v)
+}
+
+// datetimeString matches a string that ADDTIME reads as a DATETIME (a
+// date first), not as a TIME.
+var datetimeString = regexp.MustCompile(`^\s*\d{2,4}-\d{1,2}-\d{1,2}`)
+
+// addTime returns ADDTIME (sign 1) or SUBTIME (sign -1): a plus (minus)
+// the TIME b. NULL when either is not a value of its kind, or a date
+// leaves DATETIME's range.
+func addTime(sign int64) func(*gsql.Context, []any, []gsql.Expression) (any, error) {
+	return func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error) {
+		b, err := timeArg(vals[1])
+		if err != nil {
+			return nil, nil
+		}
+		delta := time.Duration(sign*b.AsMicroseconds()) * time.Microsecond
+		a := vals[0]
+		s, isString := a.(string)
+		if !isString && types.IsText(args[0].Type()) {
+			if s, err = types.ConvertToString(ctx, a, types.LongText, nil); err != nil {
+				return nil, nil
+			}
+			isString = true
+		}
+		asDatetime := !isString && types.IsTime(args[0].Type()) || isString && datetimeString.MatchString(s)
+		if asDatetime {
+			dt, _, err := types.DatetimeMaxPrecision.Convert(ctx, a)
+			if err != nil || dt == nil {
+				return nil, nil
+			}
+			r := dt.(time.Time).Add(delta)
+			if r.Year() < 1 || r.Year() > 9999 {
+				return nil, nil
+			}
+			if isString {
+				return formatDatetime(r), nil
+			}
+			return r, nil
+		}
+		t, err := timeArg(a)
+		if err != nil {
+			return nil, nil
+		}
+		r := types.Time.MicrosecondsToTimespan(t.AsMicroseconds() + sign*b.AsMicroseconds())
+		if isString {
+			return r.String(), nil
+		}
+		return r, nil
+	}
+}
+
+// formatDatetime writes a DATETIME as MySQL does, with its microseconds
+// when it has any.
+func formatDatetime(t time.Time) string {
+	if t.Nanosecond() != 0 {
+		return t.Format("2006-01-02 15:04:05.000000")
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
