@@ -31,6 +31,8 @@ type Txn struct {
 	// takes it out if the transaction is dropped unfinished.
 	activeID      uint64
 	activeCleanup runtime.Cleanup
+	// sizeLimit bounds the buffer's bytes (SetSizeLimit); 0: no bound.
+	sizeLimit int
 	// allowWhenDiskFull: see AllowWhenDiskFull.
 	allowWhenDiskFull bool
 
@@ -214,6 +216,9 @@ func (t *Txn) write(what string, key []byte, e entry) error {
 	}
 	if t.finished {
 		return fmt.Errorf("%s %q: %w", what, key, ErrTxnFinished)
+	}
+	if err := t.checkSize(key, e); err != nil {
+		return fmt.Errorf("%s %q: %w", what, key, err)
 	}
 	t.buf.set(key, e)
 	return nil
