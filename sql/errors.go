@@ -51,7 +51,10 @@ func toSQLError(err error) error {
 	}
 	var diskFull *kv.DiskFullError
 	var tooOld *kv.GCTooOldError
+	var tooLarge *txn.TxnTooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		return mysql.NewSQLError(codeTxnTooLarge, stateGeneral, "Transaction is too large, size: %d", tooLarge.Size)
 	case errors.As(err, &tooOld):
 		// TiDB's message: the transaction outlived the GC life time (or
 		// the GC's wait for it), so the versions it reads may be gone.

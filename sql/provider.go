@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -46,6 +47,8 @@ type DatabaseProvider struct {
 	// gc is the node's garbage collector (gc.go); nil until the server
 	// starts it.
 	gc *nodeGC
+	// txnSizeLimit is percdb_txn_total_size_limit (txnlimit.go).
+	txnSizeLimit atomic.Int64
 }
 
 var (
@@ -64,6 +67,7 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 		ddlWait:   DefaultDDLWaitTimeout,
 	}
 	p.ranges = newRangeDeleter(p)
+	p.txnSizeLimit.Store(defaultTxnSizeLimit)
 	return p
 }
 

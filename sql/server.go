@@ -251,6 +251,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 
 	registerTxnVariables()
 	registerGCVariables()
+	registerTxnSizeLimit()
 	if err := s.provider.gc.load(ctx); err != nil {
 		return nil, err
 	}

@@ -112,6 +112,7 @@ func (t *Transaction) txn(ctx context.Context) (*txn.Txn, error) {
 	if err := t.beginPessimistic(k); err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
+	k.SetSizeLimit(int(t.provider.txnSizeLimit.Load()))
 	t.kv = k
 	return k, nil
 }

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"runtime"
 	"testing"
 )
 
@@ -64,5 +65,32 @@ func TestActiveTxns(t *testing.T) {
 	}
 	if _, n := oldest(); n != 0 {
 		t.Fatalf("a blind write's commit is still running")
+	}
+}
+
+// TestAbandonedTxnLeavesActive: a transaction dropped without Commit or
+// Rollback leaves the running set once Go reclaims it, so that it does
+// not hold the GC safe point back.
+func TestAbandonedTxnLeavesActive(t *testing.T) {
+	ctx := context.Background()
+	s := newEnv(t, Options{}).s
+	func() {
+		k, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.StartTS(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if n := len(s.ActiveTxns()); n != 1 {
+		t.Fatalf("%d running before the collection, want 1", n)
+	}
+	for i := 0; i < 1000 && len(s.ActiveTxns()) != 0; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if n := len(s.ActiveTxns()); n != 0 {
+		t.Fatalf("an abandoned transaction is still running after 1000 collections")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -25,6 +26,13 @@ type Txn struct {
 	// committing: Commit is running (the transaction is finished but
 	// still running for the garbage collector, see activeTxns).
 	committing bool
+	// activeID is the transaction's handle in the Store's running
+	// transactions (active.go), 0 when it is not there; activeCleanup
+	// takes it out if the transaction is dropped unfinished.
+	activeID      uint64
+	activeCleanup runtime.Cleanup
+	// sizeLimit bounds the buffer's bytes (SetSizeLimit); 0: no bound.
+	sizeLimit int
 	// allowWhenDiskFull: see AllowWhenDiskFull.
 	allowWhenDiskFull bool
 
@@ -55,16 +63,13 @@ func (t *Txn) StartTS(ctx context.Context) (uint64, error) {
 	// the real one (active.go).
 	// A finished transaction is not entered (nothing would take it out),
 	// unless it is committing (Commit takes it out).
-	provisional, track := t.s.maxTS.Load(), !t.finished || t.committing
-	if track {
-		t.s.active.enter(provisional)
+	var entered func(uint64, error)
+	if !t.finished || t.committing {
+		entered = t.enterActive()
 	}
 	ts, err := t.s.startTimestamp(ctx)
-	if track {
-		if err == nil {
-			t.s.active.enter(ts)
-		}
-		t.s.active.leave(provisional)
+	if entered != nil {
+		entered(ts, err)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("start transaction: %w", err)
@@ -86,16 +91,6 @@ func (t *Txn) Size() int { return t.buf.size }
 // IsReadOnly reports whether the transaction has nothing to commit: no
 // buffered write and no key locked by LockKeys.
 func (t *Txn) IsReadOnly() bool { return t.buf.len() == 0 }
-
-// leaveActive takes the finished transaction out of the Store's running
-// transactions. The secondaries committed in the background after Commit
-// returned need not stay: their locks are resolved (rolled forward) by
-// the garbage collector before it collects.
-func (t *Txn) leaveActive() {
-	if t.startTS != 0 {
-		t.s.active.leave(t.startTS)
-	}
-}
 
 // usable returns an error when the transaction can no longer be used.
 func (t *Txn) usable() error {
@@ -219,6 +214,9 @@ func (t *Txn) write(what string, key []byte, e entry) error {
 	}
 	if t.finished {
 		return fmt.Errorf("%s %q: %w", what, key, ErrTxnFinished)
+	}
+	if err := t.checkSize(key, e); err != nil {
+		return fmt.Errorf("%s %q: %w", what, key, err)
 	}
 	t.buf.set(key, e)
 	return nil
