@@ -25,7 +25,7 @@
 // # Commands and their rules
 //
 // The commands are TiKV's (src/storage/txn/actions): Get, BatchGet and Scan
-// read; Prewrite, Commit, BatchRollback, Cleanup, CheckTxnStatus,
+// read, and so does percdb's ValidateReads; Prewrite, Commit, BatchRollback, Cleanup, CheckTxnStatus,
 // ResolveLock, TxnHeartBeat, AcquirePessimisticLock and
 // PessimisticRollback write. Their rules, in short:
 //
@@ -36,7 +36,8 @@
 //     commit_ts <= ts decides; Lock and Rollback records are skipped.
 //   - Prewrite: another transaction's lock -> *KeyIsLockedError; a Rollback
 //     record at start_ts -> *TxnAbortedError; a write record with commit_ts
-//     >= start_ts -> *WriteConflictError; the transaction's own lock ->
+//     >= start_ts (>= SnapshotTS for a transaction that moved its
+//     snapshot) -> *WriteConflictError; the transaction's own lock ->
 //     idempotent success; OpInsert/OpCheckNotExists on an existing key ->
 //     *AlreadyExistsError. All keys are checked and all failures reported;
 //     if any key fails nothing is written.
@@ -82,6 +83,14 @@
 //     committed between start_ts and for_update_ts.
 //   - PessimisticRollback removes the transaction's pessimistic locks at
 //     or below a for_update_ts (a failed statement gives its locks back).
+//   - ValidateReads (percdb's; TiKV has none): is there a Put or Delete
+//     committed in (from, to] on any of some keys or in some ranges? A
+//     pessimistic transaction asks before it moves its snapshot from
+//     from to to (package txn). It is a read at to: to goes into the
+//     region's max_read_ts, 1PC commits in flight are waited for, and a
+//     lock that blocks a read at to is reported (*KeyIsLockedError) when
+//     no change was found, unless its transaction is named in
+//     BypassLocks.
 //   - Both write without waiting for the WAL sync, as TiKV keeps
 //     pessimistic locks in memory: a pessimistic lock lost in a crash
 //     makes its transaction's prewrite fail (the lock is checked there),

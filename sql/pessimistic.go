@@ -216,22 +216,13 @@ func (v *lockWaitView) show() *sqltypes.Result {
 	for _, c := range []string{"CONNECTION_ID", "TRX_ID", "KEY", "HOLDING_CONNECTION_ID", "HOLDING_TRX_ID"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: c, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
-	if v.store == nil {
-		return res
-	}
-	conn := func(ts uint64) string {
-		if c, ok := v.conns.Load(ts); ok {
-			return strconv.FormatUint(uint64(c.(uint32)), 10)
-		}
-		return "0"
-	}
-	for _, w := range v.store.LockWaits() {
+	for _, w := range v.rows() {
 		res.Rows = append(res.Rows, []sqltypes.Value{
-			sqltypes.NewVarChar(conn(w.Txn)),
-			sqltypes.NewVarChar(strconv.FormatUint(w.Txn, 10)),
-			sqltypes.NewVarChar(hex.EncodeToString(w.Key)),
-			sqltypes.NewVarChar(conn(w.LockTS)),
-			sqltypes.NewVarChar(strconv.FormatUint(w.LockTS, 10)),
+			sqltypes.NewVarChar(strconv.FormatUint(w.txnConn, 10)),
+			sqltypes.NewVarChar(strconv.FormatUint(w.txn, 10)),
+			sqltypes.NewVarChar(hex.EncodeToString(w.key)),
+			sqltypes.NewVarChar(strconv.FormatUint(w.holderConn, 10)),
+			sqltypes.NewVarChar(strconv.FormatUint(w.holder, 10)),
 		})
 	}
 	return res

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -475,5 +476,71 @@ func TestPessimisticFastPathWrites(t *testing.T) {
 	// row 3 a's.
 	if fmt.Sprint(got) != "[1:111 3:30]" {
 		t.Fatalf("rows %v", got)
+	}
+}
+
+// TestDataLockWaits: while a connection waits for a row another holds,
+// information_schema.DATA_LOCK_WAITS and ADMIN SHOW LOCK WAITS show the
+// wait with both connections and transactions; once it ends, neither
+// shows anything.
+func TestDataLockWaits(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (1, 10)")
+	ctx := context.Background()
+	a, b := pessimisticConn(t, pool), pessimisticConn(t, pool)
+	var aID, bID uint64
+	if err := a.QueryRowContext(ctx, "select connection_id()").Scan(&aID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.QueryRowContext(ctx, "select connection_id()").Scan(&bID); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"begin", "update d.t set v = 11 where id = 1"} {
+		if _, err := a.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.ExecContext(ctx, "begin"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(ctx, "update d.t set v = v + 1 where id = 1")
+		done <- err
+	}()
+	waitForLockWaits(srv, 1)
+	const q = "select engine, requesting_thread_id, blocking_thread_id, requesting_engine_transaction_id, blocking_engine_transaction_id, " +
+		"requesting_engine_lock_id = concat(requesting_engine_transaction_id, ':', `key`), `key` from information_schema.data_lock_waits"
+	var (
+		engine, key          string
+		reqThread, blkThread uint64
+		reqTxn, blkTxn       uint64
+		lockIDsNameTheKey    bool
+	)
+	if err := pool.QueryRowContext(ctx, q).Scan(&engine, &reqThread, &blkThread, &reqTxn, &blkTxn, &lockIDsNameTheKey, &key); err != nil {
+		t.Fatal(err)
+	}
+	if engine != "percdb" || reqThread != bID || blkThread != aID || reqTxn <= blkTxn || !lockIDsNameTheKey || key == "" {
+		t.Fatalf("data_lock_waits: %s %d %d %d %d %v %q; want b (%d) waiting for a (%d)", engine, reqThread, blkThread, reqTxn, blkTxn, lockIDsNameTheKey, key, bID, aID)
+	}
+	var conn, txnID, adminKey, holdConn, holdTxn string
+	if err := pool.QueryRowContext(ctx, "admin show lock waits").Scan(&conn, &txnID, &adminKey, &holdConn, &holdTxn); err != nil {
+		t.Fatal(err)
+	}
+	if conn != strconv.FormatUint(bID, 10) || holdConn != strconv.FormatUint(aID, 10) || adminKey != key {
+		t.Fatalf("admin show lock waits: %s %s %s %s %s", conn, txnID, adminKey, holdConn, holdTxn)
+	}
+	if _, err := a.ExecContext(ctx, "commit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRowContext(ctx, "select count(*) from information_schema.data_lock_waits").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("waits after the commit: %d, %v", n, err)
+	}
+	if _, err := b.ExecContext(ctx, "commit"); err != nil {
+		t.Fatal(err)
 	}
 }

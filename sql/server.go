@@ -257,6 +257,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // compat_parse.go
+	s.engine.Analyzer.Catalog.InfoSchema = withPercdbTables(s.engine.Analyzer.Catalog.InfoSchema, s.provider)
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
 	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
 		return nil, err

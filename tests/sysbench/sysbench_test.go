@@ -133,6 +133,16 @@ func TestSysbench(t *testing.T) {
 			}
 			t.Logf("%s: %s transactions/s, %s queries/s, p95 %s ms, %s retried conflicts (%d threads, %d s, %d rows; indicative)",
 				w, tps, q[2], p95, ignored, threads, seconds, size)
+			// How pessimistic statements that met a newer commit fared
+			// (counted since the server started).
+			var moved, refused string
+			for name, dst := range map[string]*string{"Percdb_snapshot_moves": &moved, "Percdb_snapshot_moves_refused": &refused} {
+				var n string
+				if err := s.Open("").QueryRow("SHOW STATUS LIKE '"+name+"'").Scan(&n, dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("%s: pessimistic snapshot moves so far: %s moved, %s refused", w, moved, refused)
 		})
 	}
 }

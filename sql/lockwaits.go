@@ -1,0 +1,111 @@
+package sql
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// dataLockWaitsName is information_schema.DATA_LOCK_WAITS: the lock waits
+// in progress, one row per waiting request, with the columns of MySQL 8's
+// performance_schema.data_lock_waits that apply to percdb, and TiDB's
+// KEY. MySQL's *_THREAD_ID columns name performance-schema threads,
+// which percdb does not have: they hold the connection ids (PROCESSLIST_ID,
+// CONNECTION_ID()) instead, 0 for a transaction of another node.
+const dataLockWaitsName = "DATA_LOCK_WAITS"
+
+// dataLockWaitsSchema is DATA_LOCK_WAITS' columns.
+var dataLockWaitsSchema = gsql.Schema{
+	{Name: "ENGINE", Type: types.MustCreateString(sqltypes.VarChar, 32, gsql.Collation_Information_Schema_Default), Source: dataLockWaitsName},
+	{Name: "REQUESTING_ENGINE_LOCK_ID", Type: types.MustCreateString(sqltypes.VarChar, 2048, gsql.Collation_Information_Schema_Default), Source: dataLockWaitsName},
+	{Name: "REQUESTING_ENGINE_TRANSACTION_ID", Type: types.Uint64, Source: dataLockWaitsName},
+	{Name: "REQUESTING_THREAD_ID", Type: types.Uint64, Source: dataLockWaitsName},
+	{Name: "BLOCKING_ENGINE_LOCK_ID", Type: types.MustCreateString(sqltypes.VarChar, 2048, gsql.Collation_Information_Schema_Default), Source: dataLockWaitsName},
+	{Name: "BLOCKING_ENGINE_TRANSACTION_ID", Type: types.Uint64, Source: dataLockWaitsName},
+	{Name: "BLOCKING_THREAD_ID", Type: types.Uint64, Source: dataLockWaitsName},
+	{Name: "KEY", Type: types.MustCreateString(sqltypes.VarChar, 2048, gsql.Collation_Information_Schema_Default), Source: dataLockWaitsName},
+}
+
+// lockWaitRow is one lock wait in progress.
+type lockWaitRow struct {
+	key                 []byte
+	txn, holder         uint64
+	txnConn, holderConn uint64
+}
+
+// rows lists the lock waits in progress, each key's in queue order.
+func (v *lockWaitView) rows() []lockWaitRow {
+	if v.store == nil {
+		return nil
+	}
+	conn := func(ts uint64) uint64 {
+		if c, ok := v.conns.Load(ts); ok {
+			return uint64(c.(uint32))
+		}
+		return 0
+	}
+	waits := v.store.LockWaits()
+	out := make([]lockWaitRow, len(waits))
+	for i, w := range waits {
+		out[i] = lockWaitRow{key: w.Key, txn: w.Txn, holder: w.LockTS, txnConn: conn(w.Txn), holderConn: conn(w.LockTS)}
+	}
+	return out
+}
+
+// dataLockWaitsTable is DATA_LOCK_WAITS over v.
+func dataLockWaitsTable(v *lockWaitView) gsql.Table {
+	return &information_schema.InformationSchemaTable{
+		TableName:   dataLockWaitsName,
+		TableSchema: dataLockWaitsSchema,
+		Reader: func(*gsql.Context, gsql.Catalog) (gsql.RowIter, error) {
+			var rows []gsql.Row
+			for _, w := range v.rows() {
+				key := hex.EncodeToString(w.key)
+				// InnoDB's lock ids name the transaction and the record;
+				// percdb's the transaction and the key.
+				lockID := func(ts uint64) string { return strconv.FormatUint(ts, 10) + ":" + key }
+				rows = append(rows, gsql.Row{"percdb", lockID(w.txn), w.txn, w.txnConn, lockID(w.holder), w.holder, w.holderConn, key})
+			}
+			return gsql.RowsToRowIter(rows...), nil
+		},
+	}
+}
+
+// infoSchema is GMS's information_schema database with percdb's tables
+// added (DATA_LOCK_WAITS).
+type infoSchema struct {
+	gsql.Database
+	extra map[string]gsql.Table // by lower-case name
+}
+
+// withPercdbTables adds percdb's information_schema tables to db.
+func withPercdbTables(db gsql.Database, p *DatabaseProvider) gsql.Database {
+	return &infoSchema{Database: db, extra: map[string]gsql.Table{
+		strings.ToLower(dataLockWaitsName): dataLockWaitsTable(&p.lockWaits),
+	}}
+}
+
+// GetTableInsensitive implements sql.Database.
+func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Table, bool, error) {
+	if t, ok := d.extra[strings.ToLower(name)]; ok {
+		return t, true, nil
+	}
+	return d.Database.GetTableInsensitive(ctx, name)
+}
+
+// GetTableNames implements sql.Database.
+func (d *infoSchema) GetTableNames(ctx *gsql.Context) ([]string, error) {
+	names, err := d.Database.GetTableNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range d.extra {
+		names = append(names, t.Name())
+	}
+	return names, nil
+}
