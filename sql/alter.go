@@ -230,9 +230,42 @@ func (t *Table) RenameIndex(ctx *gsql.Context, from, to string) error {
 
 // ShouldRewriteTable implements sql.RewritableTable: every column and
 // primary-key change rewrites the table, which keeps one code path for all
-// of them (type conversions, new defaults, NOT NULL, index changes).
-func (t *Table) ShouldRewriteTable(*gsql.Context, gsql.PrimaryKeySchema, gsql.PrimaryKeySchema, *gsql.Column, *gsql.Column) bool {
-	return true
+// of them (type conversions, new defaults, NOT NULL, index changes),
+// except a CHANGE COLUMN that only renames a column in its place, which
+// changes the catalog alone, as RENAME COLUMN does (ModifyColumn). GMS
+// renames the column in the table's foreign keys first, a catalog change
+// after which a rewrite could not fence the table (1235).
+func (t *Table) ShouldRewriteTable(_ *gsql.Context, oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) bool {
+	return !renameOnly(oldSchema, newSchema, oldCol, newCol)
+}
+
+// renameOnly reports whether the change from oldSchema to newSchema is
+// the column oldCol renamed to newCol, nothing else of it or of the
+// table changed.
+func renameOnly(oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) bool {
+	if oldCol == nil || newCol == nil || len(oldSchema.Schema) != len(newSchema.Schema) ||
+		!slices.Equal(oldSchema.PkOrdinals, newSchema.PkOrdinals) {
+		return false
+	}
+	at := oldSchema.Schema.IndexOfColName(oldCol.Name)
+	if at < 0 || newSchema.Schema.IndexOfColName(newCol.Name) != at {
+		return false
+	}
+	o, err := columnDefFromGMS(oldCol, 0)
+	if err != nil {
+		return false
+	}
+	n, err := columnDefFromGMS(newCol, 0)
+	if err != nil {
+		return false
+	}
+	o.Name = n.Name
+	if slices.Contains(oldSchema.PkOrdinals, at) {
+		// A primary-key column is NOT NULL whatever the new definition
+		// says, as in MySQL.
+		n.Nullable = false
+	}
+	return o == n
 }
 
 // RewriteInserter implements sql.RewritableTable: the new definition takes
@@ -418,6 +451,9 @@ func (t *Table) ModifyColumn(ctx *gsql.Context, name string, column *gsql.Column
 		nc, err := columnDefFromGMS(column, cur.ID)
 		if err != nil {
 			return err
+		}
+		if slices.Contains(td.PrimaryKey, cur.ID) {
+			nc.Nullable = false // a primary-key column (renameOnly)
 		}
 		same := *cur
 		same.Name = nc.Name

@@ -7,6 +7,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -27,10 +28,10 @@ import (
 //     converted to one DECIMAL wide enough for each, in which nothing is
 //     rounded.
 //
-// Comparisons of two columns or expressions are left as GMS makes them
-// (a DECIMAL(6,2) column against a DECIMAL(6,3) one still rounds): the
-// join planner plans hash and lookup joins on such conditions, and
-// wrapping one side in a conversion gave wrong joins.
+// Comparisons of two columns or expressions are left as GMS plans them
+// (the join planner plans hash and lookup joins on such conditions, and
+// does not follow a conversion wrapped around one side) and made exact
+// once the plan is built: exactDecimalColumns.
 func decimalComparison(e gsql.Expression) (gsql.Expression, bool) {
 	b, ok := e.(expression.BinaryExpression)
 	if !ok {
@@ -187,4 +188,60 @@ func decimalBetween(e gsql.Expression) (gsql.Expression, bool) {
 	ge, _ := decimalComparison(expression.NewGreaterThanOrEqual(b.Val, b.Lower))
 	le, _ := decimalComparison(expression.NewLessThanOrEqual(b.Val, b.Upper))
 	return expression.NewAnd(ge, le), true
+}
+
+// exactDecimalColumns makes the comparisons of two columns (or other
+// expressions that are not constants) in e exact where one is a DECIMAL
+// and the other a number of another type, which GMS compares in the left
+// one's type, rounding the other: a DECIMAL(10,2) 2.51 equalled a
+// DECIMAL(10,3) 2.505, and a DOUBLE 2.505. As MySQL, two DECIMALs are
+// compared in a DECIMAL wide enough for both, and a DECIMAL with a FLOAT
+// or DOUBLE as doubles. It is applied to the conditions of joins and
+// filters as percdb's row-iterator builder builds them (compat_exec.go),
+// after the join planner has made its plan of the comparisons as GMS
+// wrote them: the hash and lookup keys it chose stay as they are (their
+// own exactness is compat_hashkey.go's), and the comparison decides.
+func exactDecimalColumns(e gsql.Expression) (gsql.Expression, bool) {
+	changed := false
+	ret, _, err := transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		switch e.(type) {
+		case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
+			*expression.GreaterThan, *expression.GreaterThanOrEqual:
+		default:
+			return e, transform.SameTree, nil
+		}
+		b := e.(expression.BinaryExpression)
+		l, r := b.Left(), b.Right()
+		lt, rt := l.Type(), r.Type()
+		if !types.IsDecimal(lt) && !types.IsDecimal(rt) || types.TypesEqual(lt, rt) ||
+			!types.IsNumber(lt) || !types.IsNumber(rt) {
+			return e, transform.SameTree, nil
+		}
+		if _, c := constantValue(l); c {
+			return e, transform.SameTree, nil
+		}
+		if _, c := constantValue(r); c {
+			return e, transform.SameTree, nil
+		}
+		switch {
+		case types.IsFloat(lt):
+			r = expression.NewConvert(r, expression.ConvertToDouble)
+		case types.IsFloat(rt):
+			l = expression.NewConvert(l, expression.ConvertToDouble)
+		default:
+			p, s := commonDecimal(numberDigits(l, nil), numberDigits(r, nil))
+			l = expression.NewConvertWithLengthAndScale(l, expression.ConvertToDecimal, p, s)
+			r = expression.NewConvertWithLengthAndScale(r, expression.ConvertToDecimal, p, s)
+		}
+		ret, err := e.WithChildren(l, r)
+		if err != nil {
+			return e, transform.SameTree, err
+		}
+		changed = true
+		return ret, transform.NewTree, nil
+	})
+	if err != nil || !changed {
+		return e, false
+	}
+	return ret, true
 }

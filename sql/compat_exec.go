@@ -72,7 +72,23 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.ShowCreateTable:
 		return showCreateGenerated(ctx, n, row)
+	case *plan.Filter:
+		// DECIMAL columns compared exactly (compat_decimal.go).
+		if c, ok := exactDecimalColumns(n.Expression); ok {
+			return b.gms.Build(ctx, plan.NewFilter(c, n.Child), row)
+		}
 	case *plan.JoinNode:
+		// DECIMAL columns compared exactly (compat_decimal.go), before
+		// the merge key's wrapper below is put on.
+		if n.Filter != nil {
+			if c, ok := exactDecimalColumns(n.Filter); ok {
+				j, err := n.WithExpressions(c)
+				if err != nil {
+					return nil, err
+				}
+				return b.gms.Build(ctx, j, row)
+			}
+		}
 		// Merge joins reject NULL keys (compat_rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived
 		// table again inside the outer query, and its operand check

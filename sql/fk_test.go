@@ -170,6 +170,31 @@ func TestForeignKeyAlterTable(t *testing.T) {
 		"k", "PRIMARY")
 }
 
+// TestForeignKeyChangeColumnRename: CHANGE COLUMN renaming a column of a
+// foreign key, on the child's side and on the parent's (a primary key),
+// renames it in the key too, as RENAME COLUMN does (it failed with 1235:
+// GMS renames the key's column first, after which the table rewrite
+// could not start); a type change of such a column stays refused.
+func TestForeignKeyChangeColumnRename(t *testing.T) {
+	s := sqltest.Start(t, "")
+	c := connect(t, s, "")
+	c.exec("CREATE DATABASE d", "USE d",
+		"CREATE TABLE p (id INT PRIMARY KEY, x INT)", "INSERT INTO p VALUES (1, 1)",
+		"CREATE TABLE q (id INT PRIMARY KEY, pid INT, CONSTRAINT q_fk FOREIGN KEY (pid) REFERENCES p (id))",
+		"INSERT INTO q VALUES (10, 1)",
+		"ALTER TABLE q CHANGE COLUMN pid parent_id INT",
+		"ALTER TABLE p CHANGE COLUMN id pk INT")
+	c.want("SHOW CREATE TABLE q", "q CREATE TABLE `q` (\n  `id` int NOT NULL,\n  `parent_id` int,\n  PRIMARY KEY (`id`),\n  KEY `q_fk` (`parent_id`),\n"+
+		"  CONSTRAINT `q_fk` FOREIGN KEY (`parent_id`) REFERENCES `p` (`pk`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
+	c.fails("INSERT INTO q VALUES (11, 2)", 1452, msgChildFails+"(`d`.`q`, CONSTRAINT `q_fk` FOREIGN KEY (`parent_id`) REFERENCES `p` (`pk`))")
+	c.fails("DELETE FROM p WHERE pk = 1", 1451, msgParentFails+"(`d`.`q`, CONSTRAINT `q_fk` FOREIGN KEY (`parent_id`) REFERENCES `p` (`pk`))")
+	c.exec("INSERT INTO p VALUES (2, 2)", "INSERT INTO q VALUES (11, 2)")
+	c.want("SELECT q.id, p.x FROM q JOIN p ON q.parent_id = p.pk ORDER BY q.id", "10 1", "11 2")
+	if _, err := c.c.ExecContext(context.Background(), "ALTER TABLE q CHANGE COLUMN parent_id parent_id BIGINT"); err == nil {
+		t.Error("a type change of a foreign key's column succeeded")
+	}
+}
+
 // TestForeignKeyMetadata: SHOW CREATE TABLE, information_schema's
 // REFERENTIAL_CONSTRAINTS, KEY_COLUMN_USAGE and TABLE_CONSTRAINTS.
 func TestForeignKeyMetadata(t *testing.T) {
