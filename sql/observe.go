@@ -76,6 +76,7 @@ func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, quer
 // ComStmtExecute implements mysql.Handler.
 func (h *observedHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	st := h.begin(c)
+	st.prepared = true
 	err := h.limitHandler.ComStmtExecute(ctx, c, prepare, func(res *sqltypes.Result) error {
 		st.count(res)
 		return callback(res)
@@ -99,6 +100,8 @@ type stmtObservation struct {
 	beforeFinished bool
 	// endedSeq is the session's count of ended transactions then.
 	endedSeq uint64
+	// prepared is set for the execution of a prepared statement.
+	prepared bool
 }
 
 // count notes a result packet's rows: the rows of a result set, or the
@@ -141,6 +144,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	if s == nil {
 		return
 	}
+	h.recordDigest(s, st, query, st.prepared, d, err != nil)
 	vars := s.provider.fast.sessionVars(s)
 	if !vars.slowOK || d < vars.longQuery {
 		return

@@ -121,6 +121,13 @@ type Config struct {
 	// relative to DataDir unless absolute; slowlog.go). Default "": the
 	// log stays off until SET GLOBAL slow_query_log = ON.
 	SlowQueryLog string
+	// DigestsSize bounds the statement digests the node keeps statistics
+	// of (performance_schema.events_statements_summary_by_digest;
+	// statements of digests beyond it are counted in one overflow row).
+	// Default 0 means stmtsummary.DefaultSize (10000, MySQL's default
+	// performance_schema_digests_size); negative collects no statement
+	// statistics.
+	DigestsSize int
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -214,6 +221,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
+	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {
+		return nil, err
+	}
 	s.metrics = newNodeMetrics(s.provider, s.kvStore)
 	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
 		return nil, err

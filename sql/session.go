@@ -58,6 +58,9 @@ type Session struct {
 	// statement is over; endedSeq counts those releases.
 	ended    endedTxn
 	endedSeq uint64
+	// digests are the statement digests the session computed
+	// (digests.go).
+	digests sessionDigests
 }
 
 // endedTxn is a finished transaction's timestamps (0 for none).
