@@ -48,7 +48,7 @@ func (h *observedHandler) ConnectionClosed(c *mysql.Conn) {
 
 // ComQuery implements mysql.Handler.
 func (h *observedHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
-	st := h.begin(c)
+	st := h.begin(c, query, false)
 	err := h.limitHandler.ComQuery(ctx, c, query, func(res *sqltypes.Result, more bool) error {
 		st.count(res)
 		return callback(res, more)
@@ -60,7 +60,7 @@ func (h *observedHandler) ComQuery(ctx context.Context, c *mysql.Conn, query str
 // ComMultiQuery implements mysql.Handler. Each call runs the first
 // statement of query and is one statement here.
 func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
-	st := h.begin(c)
+	st := h.begin(c, query, false)
 	rest, err := h.limitHandler.ComMultiQuery(ctx, c, query, func(res *sqltypes.Result, more bool) error {
 		st.count(res)
 		return callback(res, more)
@@ -75,8 +75,7 @@ func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, quer
 
 // ComStmtExecute implements mysql.Handler.
 func (h *observedHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	st := h.begin(c)
-	st.prepared = true
+	st := h.begin(c, prepare.PrepareStmt, true)
 	err := h.limitHandler.ComStmtExecute(ctx, c, prepare, func(res *sqltypes.Result) error {
 		st.count(res)
 		return callback(res)
@@ -121,10 +120,12 @@ func (st *stmtObservation) count(res *sqltypes.Result) {
 	}
 }
 
-// begin starts observing a statement on connection c.
-func (h *observedHandler) begin(c *mysql.Conn) *stmtObservation {
-	st := &stmtObservation{start: time.Now()}
+// begin starts observing statement query (a prepared statement's text
+// when prepared) on connection c.
+func (h *observedHandler) begin(c *mysql.Conn, query string, prepared bool) *stmtObservation {
+	st := &stmtObservation{start: time.Now(), prepared: prepared}
 	if s := h.sessions.get(c.ConnectionID); s != nil {
+		s.beginStatement(query, prepared, st.start)
 		s.rowsExamined.Store(0)
 		st.endedSeq = s.endedSeq
 		if s.started != nil {
@@ -144,6 +145,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	if s == nil {
 		return
 	}
+	s.endStatement(st.start.Add(d))
 	h.recordDigest(s, st, query, st.prepared, d, err != nil)
 	vars := s.provider.fast.sessionVars(s)
 	if !vars.slowOK || d < vars.longQuery {

@@ -10,7 +10,6 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
@@ -89,19 +88,10 @@ var (
 // digestSchema is MySQL 8's columns of the table that percdb has values
 // for, in MySQL's order; times are in picoseconds, as MySQL's timers.
 var digestSchema = func() gsql.Schema {
-	str := func(n int64) gsql.Type {
-		return types.MustCreateString(sqltypes.VarChar, n, gsql.Collation_utf8mb4_0900_ai_ci)
-	}
-	text := types.LongText
-	u64 := types.Uint64
-	ts := types.TimestampMaxPrecision
-	cols := []struct {
-		name     string
-		typ      gsql.Type
-		nullable bool
-	}{
-		{"SCHEMA_NAME", str(64), true},
-		{"DIGEST", str(64), true},
+	u64, ts, text := types.Uint64, types.TimestampMaxPrecision, types.LongText
+	s := memSchema(digestTableName, []memColumn{
+		{"SCHEMA_NAME", infoString(64), true},
+		{"DIGEST", infoString(64), true},
 		{"DIGEST_TEXT", text, true},
 		{"COUNT_STAR", u64, false},
 		{"SUM_TIMER_WAIT", u64, false},
@@ -120,10 +110,9 @@ var digestSchema = func() gsql.Schema {
 		{"QUERY_SAMPLE_TEXT", text, true},
 		{"QUERY_SAMPLE_SEEN", ts, true},
 		{"QUERY_SAMPLE_TIMER_WAIT", u64, true},
-	}
-	s := make(gsql.Schema, len(cols))
-	for i, c := range cols {
-		s[i] = &gsql.Column{Name: c.name, Type: c.typ, Nullable: c.nullable, Source: digestTableName, DatabaseSource: perfSchemaName}
+	})
+	for _, c := range s {
+		c.DatabaseSource = perfSchemaName
 	}
 	return s
 }()

@@ -254,6 +254,8 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
+	sessions := newSessionRegistry()
+	s.engine.Analyzer.Catalog.InfoSchema = &infoSchema{Database: s.engine.Analyzer.Catalog.InfoSchema, provider: s.provider, sessions: sessions}
 	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
 		return nil, err
 	}
@@ -271,7 +273,6 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if cfg.MaxConnections > 0 {
 		s.listener = &connLimitListener{Listener: s.listener, max: int64(cfg.MaxConnections)}
 	}
-	sessions := newSessionRegistry()
 	s.stmts = newStmtContexts()
 	// Before the server is made: its session manager keeps the list.
 	s.engine.ProcessList = &killList{ProcessList: s.engine.ProcessList, stmts: s.stmts}
@@ -285,7 +286,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		RequireSecureTransport:  cfg.RequireSecureTransport,
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
-		inner := &handler{Handler: h, sessions: sessions, accounts: accounts}
+		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList}
 		limits := &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}
 		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
 			logger: cfg.KV.Logger, openConns: &s.openConns}, nil

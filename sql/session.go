@@ -61,6 +61,9 @@ type Session struct {
 	// digests are the statement digests the session computed
 	// (digests.go).
 	digests sessionDigests
+	// activity is what the session is doing, for the process list
+	// (processlist.go).
+	activity sessionActivity
 }
 
 // endedTxn is a finished transaction's timestamps (0 for none).
