@@ -9,6 +9,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/sql/console"
 )
 
 // observedHandler is the outermost MySQL handler: it sees every
@@ -25,6 +27,9 @@ type observedHandler struct {
 	logger  *slog.Logger
 	// openConns counts the open connections, for /status.
 	openConns *atomic.Int64
+	// recentSlow keeps the latest slow statements for the console,
+	// whether or not the slow log is on.
+	recentSlow *console.SlowRing
 	// lastLogErr is when a slow log write error was last logged (Unix
 	// nanoseconds), so that a failing disk logs once a minute, not once
 	// a statement.
@@ -152,9 +157,6 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		return
 	}
 	h.metrics.slow.Inc()
-	if !slowLogEnabled() {
-		return
-	}
 	host, ip := splitHostPort(c.RemoteAddr())
 	e := &slowEntry{
 		written: time.Now(), start: st.start, queryTime: d,
@@ -169,6 +171,10 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		e.errno = se.Num
 	} else if err != nil {
 		e.errno = mysql.ERUnknownError
+	}
+	h.recentSlow.Add(e.consoleEntry())
+	if !slowLogEnabled() {
+		return
 	}
 	if werr := h.slow.write(e); werr != nil {
 		now := time.Now().UnixNano()

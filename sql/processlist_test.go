@@ -48,6 +48,18 @@ func showProcessList(t *testing.T, q interface {
 	return out
 }
 
+// dedicatedConn returns a connection of pool db of its own, closed when
+// the test ends.
+func dedicatedConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // connID returns the connection ID of c.
 func connID(t *testing.T, c *sql.Conn) uint64 {
 	t.Helper()
@@ -72,14 +84,7 @@ func TestProcessList(t *testing.T) {
 	db := openDB(t, srv, "")
 	mustExec(t, db, "CREATE DATABASE pl", "CREATE TABLE pl.t (id INT PRIMARY KEY, v INT)", "INSERT INTO pl.t VALUES (1, 0), (2, 0)")
 	ctx := context.Background()
-	conn := func() *sql.Conn {
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
+	conn := func() *sql.Conn { return dedicatedConn(t, db) }
 	holder, waiter, reader, idle := conn(), conn(), conn(), conn()
 	holderID, waiterID, readerID, idleID := connID(t, holder), connID(t, waiter), connID(t, reader), connID(t, idle)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -179,13 +180,19 @@ type Server struct {
 	status     *statusserver.Server
 	statusDone chan struct{}
 	openConns  atomic.Int64
+	// sessions are the sessions by connection; recentSlow the latest
+	// slow statements and history the sampled metrics, for the console
+	// (consolesource.go).
+	sessions   *sessionRegistry
+	recentSlow *console.SlowRing
+	history    *console.History
 
 	closeOnce sync.Once
 	closeErr  error
 	// stopBackground ends the node's background work (the range
-	// deleter); background is closed when it has.
+	// deleter, the console's sampler), which background waits for.
 	stopBackground context.CancelFunc
-	background     chan struct{}
+	background     sync.WaitGroup
 }
 
 // Open opens the data directory and starts listening. The caller must call
@@ -229,6 +236,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.slow = newSlowLog(cfg.DataDir, cfg.Version)
+	s.recentSlow = console.NewSlowRing(console.DefaultSlowRingSize)
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
 	}
@@ -243,18 +251,16 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, fmt.Errorf("drop temporary tables left by a previous process: %w", err)
 	}
 	bg, stop := context.WithCancel(context.Background())
-	s.stopBackground, s.background = stop, make(chan struct{})
-	go func() {
-		defer close(s.background)
-		s.provider.ranges.run(bg)
-	}()
+	s.stopBackground = stop
+	s.background.Go(func() { s.provider.ranges.run(bg) })
 	s.provider.ranges.kick() // what a previous process left
 
 	registerTxnVariables()
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{s.engine.Parser} // compat_parse.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
-	sessions := newSessionRegistry()
+	s.sessions = newSessionRegistry()
+	sessions := s.sessions
 	s.engine.Analyzer.Catalog.InfoSchema = &infoSchema{Database: s.engine.Analyzer.Catalog.InfoSchema, provider: s.provider, sessions: sessions}
 	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
 		return nil, err
@@ -289,7 +295,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList}
 		limits := &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}
 		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
-			logger: cfg.KV.Logger, openConns: &s.openConns}, nil
+			logger: cfg.KV.Logger, openConns: &s.openConns, recentSlow: s.recentSlow}, nil
 	})
 	if err != nil {
 		s.stmts.close()
@@ -304,16 +310,21 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 			cfg.KV.Logger.Warn("no status port", "err", err)
 		}
 	}
+	if s.status != nil {
+		s.background.Go(func() { s.history.Run(bg) })
+	}
 	return s, nil
 }
 
 // startStatus starts the status port on cfg.StatusAddr.
 func (s *Server) startStatus() error {
+	s.history = console.NewHistory(s.metrics.reg, consoleSampleInterval, consoleSamples)
 	st, err := statusserver.Listen(statusserver.Config{
 		Addr:        s.cfg.StatusAddr,
 		Version:     s.cfg.Version,
 		Gatherer:    s.metrics.reg,
 		Connections: func() int { return int(s.openConns.Load()) },
+		Console:     console.Handler(consoleSource{s}, s.history),
 	})
 	if err != nil {
 		return err
@@ -386,7 +397,7 @@ func (s *Server) Close() error {
 		}
 		if s.stopBackground != nil {
 			s.stopBackground()
-			<-s.background
+			s.background.Wait()
 		}
 		if s.store != nil {
 			errs = append(errs, s.store.Close())
