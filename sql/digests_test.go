@@ -138,6 +138,18 @@ func TestStatementDigestsBound(t *testing.T) {
 	if got := queryRows(t, db, "SHOW DATABASES LIKE 'performance_schema'"); len(got) != 1 {
 		t.Errorf("SHOW DATABASES: %v", got)
 	}
+	// information_schema's tables that ask every database for its
+	// objects still answer, performance_schema's table among them.
+	for q, want := range map[string]string{
+		"SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'performance_schema'":     "1",
+		"SELECT COUNT(*) FROM information_schema.triggers WHERE trigger_schema = 'performance_schema'": "0",
+		"SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = 'performance_schema'": "0",
+		"SELECT COUNT(*) FROM information_schema.events WHERE event_schema = 'performance_schema'":     "0",
+	} {
+		if got := queryRows(t, db, q); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %v, want %s", q, got, want)
+		}
+	}
 	for _, c := range []struct {
 		stmt  string
 		errno string

@@ -35,8 +35,11 @@ func isPerfSchema(name string) bool { return strings.EqualFold(name, perfSchemaN
 type perfSchemaDB struct{ summary *stmtsummary.Summary }
 
 var (
-	_ gsql.Database     = perfSchemaDB{}
-	_ gsql.ViewDatabase = perfSchemaDB{}
+	_ gsql.Database                = perfSchemaDB{}
+	_ gsql.ViewDatabase            = perfSchemaDB{}
+	_ gsql.TriggerDatabase         = perfSchemaDB{}
+	_ gsql.StoredProcedureDatabase = perfSchemaDB{}
+	_ gsql.EventDatabase           = perfSchemaDB{}
 )
 
 // Name implements sql.Nameable.
@@ -76,6 +79,76 @@ func (perfSchemaDB) GetViewDefinition(*gsql.Context, string) (gsql.ViewDefinitio
 
 // AllViews implements sql.ViewDatabase.
 func (perfSchemaDB) AllViews(*gsql.Context) ([]gsql.ViewDefinition, error) { return nil, nil }
+
+// performance_schema has no triggers, stored procedures or events, and
+// none can be created in it. GMS's information_schema tables ask every
+// database for them and fail the query on a database that cannot say.
+
+// GetTriggers implements sql.TriggerDatabase.
+func (perfSchemaDB) GetTriggers(*gsql.Context) ([]gsql.TriggerDefinition, error) { return nil, nil }
+
+// CreateTrigger implements sql.TriggerDatabase.
+func (perfSchemaDB) CreateTrigger(ctx *gsql.Context, _ gsql.TriggerDefinition) error {
+	return errSystemDatabase(ctx, perfSchemaName)
+}
+
+// DropTrigger implements sql.TriggerDatabase.
+func (perfSchemaDB) DropTrigger(_ *gsql.Context, name string) error {
+	return gsql.ErrTriggerDoesNotExist.New(name)
+}
+
+// GetStoredProcedure implements sql.StoredProcedureDatabase.
+func (perfSchemaDB) GetStoredProcedure(*gsql.Context, string) (gsql.StoredProcedureDetails, bool, error) {
+	return gsql.StoredProcedureDetails{}, false, nil
+}
+
+// GetStoredProcedures implements sql.StoredProcedureDatabase.
+func (perfSchemaDB) GetStoredProcedures(*gsql.Context) ([]gsql.StoredProcedureDetails, error) {
+	return nil, nil
+}
+
+// SaveStoredProcedure implements sql.StoredProcedureDatabase.
+func (perfSchemaDB) SaveStoredProcedure(ctx *gsql.Context, _ gsql.StoredProcedureDetails) error {
+	return errSystemDatabase(ctx, perfSchemaName)
+}
+
+// DropStoredProcedure implements sql.StoredProcedureDatabase.
+func (perfSchemaDB) DropStoredProcedure(_ *gsql.Context, name string) error {
+	return gsql.ErrStoredProcedureDoesNotExist.New(name)
+}
+
+// GetEvent implements sql.EventDatabase.
+func (perfSchemaDB) GetEvent(*gsql.Context, string) (gsql.EventDefinition, bool, error) {
+	return gsql.EventDefinition{}, false, nil
+}
+
+// GetEvents implements sql.EventDatabase.
+func (perfSchemaDB) GetEvents(*gsql.Context) ([]gsql.EventDefinition, any, error) {
+	return nil, nil, nil
+}
+
+// SaveEvent implements sql.EventDatabase.
+func (perfSchemaDB) SaveEvent(ctx *gsql.Context, _ gsql.EventDefinition) (bool, error) {
+	return false, errSystemDatabase(ctx, perfSchemaName)
+}
+
+// DropEvent implements sql.EventDatabase.
+func (perfSchemaDB) DropEvent(_ *gsql.Context, name string) error {
+	return gsql.ErrEventDoesNotExist.New(name)
+}
+
+// UpdateEvent implements sql.EventDatabase.
+func (perfSchemaDB) UpdateEvent(ctx *gsql.Context, _ string, _ gsql.EventDefinition) (bool, error) {
+	return false, errSystemDatabase(ctx, perfSchemaName)
+}
+
+// UpdateLastExecuted implements sql.EventDatabase.
+func (perfSchemaDB) UpdateLastExecuted(_ *gsql.Context, name string, _ time.Time) error {
+	return gsql.ErrEventDoesNotExist.New(name)
+}
+
+// NeedsToReloadEvents implements sql.EventDatabase.
+func (perfSchemaDB) NeedsToReloadEvents(*gsql.Context, any) (bool, error) { return false, nil }
 
 // digestTable is performance_schema.events_statements_summary_by_digest.
 type digestTable struct{ summary *stmtsummary.Summary }
