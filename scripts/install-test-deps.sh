@@ -7,7 +7,9 @@
 # and the drivers of the
 # driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
 # (MySQLdb) for Debian's python3, MariaDB Connector/J with a JDK to
-# compile the test's Java program, and node's mysql2 from npm (into
+# compile the test's Java program, headless Chromium (sql's
+# TestConsoleInBrowser loads the status port's web console in it), and
+# node's mysql2 from npm (into
 # $PERCDB_NPM_PREFIX, default ~/.cache/percdb/npm, where the test looks
 # for it). Tests that need one
 # of them skip with a message where it is missing, so this step is
@@ -27,6 +29,7 @@ command -v pt-query-digest >/dev/null 2>&1 || need+=(percona-toolkit)
 [[ -f /usr/share/java/mariadb-java-client.jar ]] || need+=(libmariadb-java)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [[ ${#need[@]} -gt 0 ]]; then
 	sudo=""

@@ -331,7 +331,7 @@ func TestDroppedDataIsDeletedAfterCommit(t *testing.T) {
 	}
 	db.Close()
 	srv.stopBackground() // as if the process stopped before the deleter ran
-	<-srv.background
+	srv.background.Wait()
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}

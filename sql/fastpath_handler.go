@@ -527,6 +527,7 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 		return false, nil, callback
 	}
 	normalized, digest := parser.NormalizeDigest(query)
+	s.digests.remember(query, normalized, digest)
 	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
 	e := fp.plans.get(key)
 	if e != nil && e.shape == nil {

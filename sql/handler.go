@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -31,6 +32,9 @@ type handler struct {
 	sessions *sessionRegistry
 	// accounts decides who may use the fast path (mayUseFastPath).
 	accounts *mysql_db.MySQLDb
+	// processes is GMS's process list, for SHOW PROCESSLIST
+	// (processlist.go).
+	processes gsql.ProcessList
 }
 
 // sessionRegistry maps connection IDs to percdb sessions, so that the
@@ -453,6 +457,12 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
+	}
+	if full, ok := isShowProcessList(query); ok && h.processes != nil {
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			ps := s.provider.processes(h.processes.Processes(), h.sessions, time.Now())
+			return true, cb(showProcessList(ps, full), false)
+		}
 	}
 	if mode, begin, ok := beginMode(query); ok {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -3,7 +3,6 @@ package sql
 import (
 	"encoding/hex"
 	"strconv"
-	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
@@ -74,38 +73,4 @@ func dataLockWaitsTable(v *lockWaitView) gsql.Table {
 			return gsql.RowsToRowIter(rows...), nil
 		},
 	}
-}
-
-// infoSchema is GMS's information_schema database with percdb's tables
-// added (DATA_LOCK_WAITS).
-type infoSchema struct {
-	gsql.Database
-	extra map[string]gsql.Table // by lower-case name
-}
-
-// withPercdbTables adds percdb's information_schema tables to db.
-func withPercdbTables(db gsql.Database, p *DatabaseProvider) gsql.Database {
-	return &infoSchema{Database: db, extra: map[string]gsql.Table{
-		strings.ToLower(dataLockWaitsName): dataLockWaitsTable(&p.lockWaits),
-	}}
-}
-
-// GetTableInsensitive implements sql.Database.
-func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Table, bool, error) {
-	if t, ok := d.extra[strings.ToLower(name)]; ok {
-		return t, true, nil
-	}
-	return d.Database.GetTableInsensitive(ctx, name)
-}
-
-// GetTableNames implements sql.Database.
-func (d *infoSchema) GetTableNames(ctx *gsql.Context) ([]string, error) {
-	names, err := d.Database.GetTableNames(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range d.extra {
-		names = append(names, t.Name())
-	}
-	return names, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/sql/console"
 )
 
 // observedHandler is the outermost MySQL handler: it sees every
@@ -25,6 +27,9 @@ type observedHandler struct {
 	logger  *slog.Logger
 	// openConns counts the open connections, for /status.
 	openConns *atomic.Int64
+	// recentSlow keeps the latest slow statements for the console,
+	// whether or not the slow log is on.
+	recentSlow *console.SlowRing
 	// lastLogErr is when a slow log write error was last logged (Unix
 	// nanoseconds), so that a failing disk logs once a minute, not once
 	// a statement.
@@ -48,7 +53,7 @@ func (h *observedHandler) ConnectionClosed(c *mysql.Conn) {
 
 // ComQuery implements mysql.Handler.
 func (h *observedHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
-	st := h.begin(c)
+	st := h.begin(c, query, false)
 	err := h.limitHandler.ComQuery(ctx, c, query, func(res *sqltypes.Result, more bool) error {
 		st.count(res)
 		return callback(res, more)
@@ -60,7 +65,7 @@ func (h *observedHandler) ComQuery(ctx context.Context, c *mysql.Conn, query str
 // ComMultiQuery implements mysql.Handler. Each call runs the first
 // statement of query and is one statement here.
 func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
-	st := h.begin(c)
+	st := h.begin(c, query, false)
 	rest, err := h.limitHandler.ComMultiQuery(ctx, c, query, func(res *sqltypes.Result, more bool) error {
 		st.count(res)
 		return callback(res, more)
@@ -75,7 +80,7 @@ func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, quer
 
 // ComStmtExecute implements mysql.Handler.
 func (h *observedHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	st := h.begin(c)
+	st := h.begin(c, prepare.PrepareStmt, true)
 	err := h.limitHandler.ComStmtExecute(ctx, c, prepare, func(res *sqltypes.Result) error {
 		st.count(res)
 		return callback(res)
@@ -99,6 +104,8 @@ type stmtObservation struct {
 	beforeFinished bool
 	// endedSeq is the session's count of ended transactions then.
 	endedSeq uint64
+	// prepared is set for the execution of a prepared statement.
+	prepared bool
 }
 
 // count notes a result packet's rows: the rows of a result set, or the
@@ -118,10 +125,12 @@ func (st *stmtObservation) count(res *sqltypes.Result) {
 	}
 }
 
-// begin starts observing a statement on connection c.
-func (h *observedHandler) begin(c *mysql.Conn) *stmtObservation {
-	st := &stmtObservation{start: time.Now()}
+// begin starts observing statement query (a prepared statement's text
+// when prepared) on connection c.
+func (h *observedHandler) begin(c *mysql.Conn, query string, prepared bool) *stmtObservation {
+	st := &stmtObservation{start: time.Now(), prepared: prepared}
 	if s := h.sessions.get(c.ConnectionID); s != nil {
+		s.beginStatement(query, prepared, st.start)
 		s.rowsExamined.Store(0)
 		st.endedSeq = s.endedSeq
 		if s.started != nil {
@@ -141,14 +150,13 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	if s == nil {
 		return
 	}
+	s.endStatement(st.start.Add(d))
+	h.recordDigest(s, st, query, st.prepared, d, err != nil)
 	vars := s.provider.fast.sessionVars(s)
 	if !vars.slowOK || d < vars.longQuery {
 		return
 	}
 	h.metrics.slow.Inc()
-	if !slowLogEnabled() {
-		return
-	}
 	host, ip := splitHostPort(c.RemoteAddr())
 	e := &slowEntry{
 		written: time.Now(), start: st.start, queryTime: d,
@@ -163,6 +171,10 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		e.errno = se.Num
 	} else if err != nil {
 		e.errno = mysql.ERUnknownError
+	}
+	h.recentSlow.Add(e.consoleEntry())
+	if !slowLogEnabled() {
+		return
 	}
 	if werr := h.slow.write(e); werr != nil {
 		now := time.Now().UnixNano()

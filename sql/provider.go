@@ -3,6 +3,8 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/sql/stmtsummary"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -49,6 +52,9 @@ type DatabaseProvider struct {
 	gc *nodeGC
 	// txnSizeLimit is percdb_txn_total_size_limit (txnlimit.go).
 	txnSizeLimit atomic.Int64
+	// digests are the node's statement statistics by digest
+	// (performance_schema, perfschema.go); nil when not collected.
+	digests *stmtsummary.Summary
 }
 
 var (
@@ -73,6 +79,9 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 
 // Database implements sql.DatabaseProvider.
 func (p *DatabaseProvider) Database(ctx *gsql.Context, name string) (gsql.Database, error) {
+	if isPerfSchema(name) {
+		return perfSchemaDB{summary: p.digests}, nil
+	}
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, err
@@ -106,10 +115,13 @@ func (p *DatabaseProvider) AllDatabases(ctx *gsql.Context) []gsql.Database {
 		return nil
 	}
 	defs := cat.sortedDatabases()
-	out := make([]gsql.Database, len(defs))
-	for i, d := range defs {
-		out[i] = &Database{provider: p, def: d}
+	out := make([]gsql.Database, 0, len(defs)+1)
+	for _, d := range defs {
+		out = append(out, &Database{provider: p, def: d})
 	}
+	// performance_schema in its place by name, as MySQL lists it.
+	i := sort.Search(len(defs), func(i int) bool { return defs[i].Name >= perfSchemaName })
+	out = slices.Insert(out, i, gsql.Database(perfSchemaDB{summary: p.digests}))
 	return out
 }
 
@@ -128,6 +140,9 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return err
+	}
+	if isPerfSchema(name) {
+		return gsql.ErrDatabaseExists.New(name)
 	}
 	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
 		if _, ok := c.database(name); ok {
@@ -150,6 +165,9 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 // tables (with their rows and indexes), views, triggers and stored
 // procedures go with it.
 func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
+	if isPerfSchema(name) {
+		return errSystemDatabase(ctx, name)
+	}
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -121,6 +122,13 @@ type Config struct {
 	// relative to DataDir unless absolute; slowlog.go). Default "": the
 	// log stays off until SET GLOBAL slow_query_log = ON.
 	SlowQueryLog string
+	// DigestsSize bounds the statement digests the node keeps statistics
+	// of (performance_schema.events_statements_summary_by_digest;
+	// statements of digests beyond it are counted in one overflow row).
+	// Default 0 means stmtsummary.DefaultSize (10000, MySQL's default
+	// performance_schema_digests_size); negative collects no statement
+	// statistics.
+	DigestsSize int
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -172,13 +180,19 @@ type Server struct {
 	status     *statusserver.Server
 	statusDone chan struct{}
 	openConns  atomic.Int64
+	// sessions are the sessions by connection; recentSlow the latest
+	// slow statements and history the sampled metrics, for the console
+	// (consolesource.go).
+	sessions   *sessionRegistry
+	recentSlow *console.SlowRing
+	history    *console.History
 
 	closeOnce sync.Once
 	closeErr  error
 	// stopBackground ends the node's background work (the range
-	// deleter); background is closed when it has.
+	// deleter, the console's sampler), which background waits for.
 	stopBackground context.CancelFunc
-	background     chan struct{}
+	background     sync.WaitGroup
 }
 
 // Open opens the data directory and starts listening. The caller must call
@@ -214,11 +228,15 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
+	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {
+		return nil, err
+	}
 	s.metrics = newNodeMetrics(s.provider, s.kvStore)
 	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
 		return nil, err
 	}
 	s.slow = newSlowLog(cfg.DataDir, cfg.Version)
+	s.recentSlow = console.NewSlowRing(console.DefaultSlowRingSize)
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
 	}
@@ -236,17 +254,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	bg, stop := context.WithCancel(context.Background())
-	s.stopBackground, s.background = stop, make(chan struct{})
-	go func() {
-		defer close(s.background)
-		gcDone := make(chan struct{})
-		go func() {
-			defer close(gcDone)
-			s.provider.gc.worker.Run(bg)
-		}()
-		s.provider.ranges.run(bg)
-		<-gcDone
-	}()
+	s.stopBackground = stop
+	s.background.Go(func() { s.provider.ranges.run(bg) })
+	s.background.Go(func() { s.provider.gc.worker.Run(bg) })
 	s.provider.ranges.kick() // what a previous process left
 
 	registerTxnVariables()
@@ -257,8 +267,10 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // compat_parse.go
-	s.engine.Analyzer.Catalog.InfoSchema = withPercdbTables(s.engine.Analyzer.Catalog.InfoSchema, s.provider)
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
+	s.sessions = newSessionRegistry()
+	sessions := s.sessions
+	s.engine.Analyzer.Catalog.InfoSchema = &infoSchema{Database: s.engine.Analyzer.Catalog.InfoSchema, provider: s.provider, sessions: sessions}
 	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
 		return nil, err
 	}
@@ -276,7 +288,6 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if cfg.MaxConnections > 0 {
 		s.listener = &connLimitListener{Listener: s.listener, max: int64(cfg.MaxConnections)}
 	}
-	sessions := newSessionRegistry()
 	s.stmts = newStmtContexts()
 	// Before the server is made: its session manager keeps the list.
 	s.engine.ProcessList = &killList{ProcessList: s.engine.ProcessList, stmts: s.stmts}
@@ -290,10 +301,10 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		RequireSecureTransport:  cfg.RequireSecureTransport,
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
-		inner := &handler{Handler: h, sessions: sessions, accounts: accounts}
+		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList}
 		limits := &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}
 		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
-			logger: cfg.KV.Logger, openConns: &s.openConns}, nil
+			logger: cfg.KV.Logger, openConns: &s.openConns, recentSlow: s.recentSlow}, nil
 	})
 	if err != nil {
 		s.stmts.close()
@@ -308,16 +319,21 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 			cfg.KV.Logger.Warn("no status port", "err", err)
 		}
 	}
+	if s.status != nil {
+		s.background.Go(func() { s.history.Run(bg) })
+	}
 	return s, nil
 }
 
 // startStatus starts the status port on cfg.StatusAddr.
 func (s *Server) startStatus() error {
+	s.history = console.NewHistory(s.metrics.reg, consoleSampleInterval, consoleSamples)
 	st, err := statusserver.Listen(statusserver.Config{
 		Addr:        s.cfg.StatusAddr,
 		Version:     s.cfg.Version,
 		Gatherer:    s.metrics.reg,
 		Connections: func() int { return int(s.openConns.Load()) },
+		Console:     console.Handler(consoleSource{s}, s.history),
 	})
 	if err != nil {
 		return err
@@ -390,7 +406,7 @@ func (s *Server) Close() error {
 		}
 		if s.stopBackground != nil {
 			s.stopBackground()
-			<-s.background
+			s.background.Wait()
 		}
 		if s.store != nil {
 			errs = append(errs, s.store.Close())

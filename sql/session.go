@@ -58,6 +58,12 @@ type Session struct {
 	// statement is over; endedSeq counts those releases.
 	ended    endedTxn
 	endedSeq uint64
+	// digests are the statement digests the session computed
+	// (digests.go).
+	digests sessionDigests
+	// activity is what the session is doing, for the process list
+	// (processlist.go).
+	activity sessionActivity
 }
 
 // endedTxn is a finished transaction's timestamps (0 for none).

@@ -10,7 +10,9 @@
 //     (never the process-wide default registry, so that two nodes in one
 //     process keep their own counts);
 //   - /debug/pprof/: Go's profiler (net/http/pprof's handlers, mounted on
-//     this server's own mux rather than http.DefaultServeMux).
+//     this server's own mux rather than http.DefaultServeMux);
+//   - every other path, when Config.Console is set: the web console
+//     (package console).
 //
 // It also has the Prometheus collector of Pebble's own metrics
 // (PebbleCollector), which reads them at scrape time.

@@ -29,6 +29,9 @@ type Config struct {
 	// Connections returns the number of open client connections, for
 	// /status.
 	Connections func() int
+	// Console, when set, serves every other path: the web console
+	// (package console), which answers 404 for what it does not know.
+	Console http.Handler
 }
 
 // Status is the JSON document /status answers with.
@@ -82,6 +85,9 @@ func Listen(cfg Config) (*Server, error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if cfg.Console != nil {
+		mux.Handle("/", cfg.Console)
+	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
 	return s, nil
 }

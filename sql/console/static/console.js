@@ -1,0 +1,231 @@
+// percdb console: reads the status port's /api/ endpoints and draws the
+// pages. No libraries: the charts are SVG drawn here.
+"use strict";
+
+const REFRESH_MS = 2000;
+const SVG = "http://www.w3.org/2000/svg";
+const COLORS = ["#1f6feb", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a"];
+
+async function api(path, opts) {
+  const r = await fetch("/api/" + path, Object.assign({ cache: "no-store" }, opts || {}));
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(c == null ? "" : String(c)));
+  return e;
+}
+
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+function num(v, digits) {
+  if (v == null || isNaN(v)) return "";
+  const d = digits == null ? (Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2) : digits;
+  return Number(v).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: 0 });
+}
+
+function bytes(v) {
+  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return num(v, 1) + " " + u[i];
+}
+
+function time(t) {
+  if (!t) return "";
+  const d = new Date(t);
+  return isNaN(d) || d.getFullYear() < 1971 ? "" : d.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+// lineChart draws series of samples (objects with t and the series' keys)
+// into div as an SVG line chart with a time axis and a value axis.
+function lineChart(div, samples, series, fmt) {
+  const W = 600, H = 180, L = 48, R = 8, T = 8, B = 20;
+  const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", role: "img" });
+  const ts = samples.map(p => p.t);
+  const t0 = ts.length ? ts[0] : 0, t1 = ts.length ? ts[ts.length - 1] : 1;
+  let max = 0;
+  for (const p of samples) for (const se of series) max = Math.max(max, p[se.key] || 0);
+  max = max > 0 ? max * 1.1 : 1;
+  const x = t => L + (t1 > t0 ? (t - t0) / (t1 - t0) : 1) * (W - L - R);
+  const y = v => T + (1 - v / max) * (H - T - B);
+  for (let i = 0; i <= 4; i++) {
+    const v = max * i / 4;
+    s.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "axis" }));
+    const lbl = svg("text", { x: L - 4, y: y(v) + 3, "text-anchor": "end" });
+    lbl.textContent = (fmt || num)(v);
+    s.append(lbl);
+  }
+  if (ts.length) {
+    for (const [t, anchor] of [[t0, "start"], [t1, "end"]]) {
+      const lbl = svg("text", { x: x(t), y: H - 4, "text-anchor": anchor });
+      lbl.textContent = new Date(t).toLocaleTimeString("en-GB");
+      s.append(lbl);
+    }
+  }
+  series.forEach((se, i) => {
+    const pts = samples.map(p => `${x(p.t).toFixed(1)},${y(p[se.key] || 0).toFixed(1)}`).join(" ");
+    if (pts) s.append(svg("polyline", { points: pts, fill: "none", stroke: se.color || COLORS[i], "stroke-width": 1.8, "data-series": se.key }));
+  });
+  const legend = el("div", { class: "legend" });
+  series.forEach((se, i) => {
+    const last = samples.length ? samples[samples.length - 1][se.key] : null;
+    const sw = el("i"); sw.style.background = se.color || COLORS[i];
+    legend.append(el("span", {}, sw, `${se.label} ${last == null ? "" : (fmt || num)(last)}`));
+  });
+  div.replaceChildren(s, legend);
+}
+
+// table renders rows into tbl with columns [{key, label, num, sql, fmt,
+// cell}], sortable by clicking a header (state kept on the table).
+function table(tbl, columns, rows, onRow) {
+  const st = tbl._sort || (tbl._sort = { key: null, desc: true });
+  if (st.key) {
+    const col = columns.find(c => c.key === st.key);
+    rows = rows.slice().sort((a, b) => {
+      const va = a[st.key], vb = b[st.key];
+      const c = (col && col.num) ? (va - vb) : String(va).localeCompare(String(vb));
+      return st.desc ? -c : c;
+    });
+  }
+  const head = el("tr", {}, ...columns.map(c => el("th", {
+    onclick: () => { st.desc = st.key === c.key ? !st.desc : true; st.key = c.key; table(tbl, columns, rows, onRow); },
+  }, c.label + (st.key === c.key ? (st.desc ? " ▾" : " ▴") : ""))));
+  const body = rows.map(r => {
+    const tr = el("tr", onRow ? { onclick: () => onRow(r) } : {}, ...columns.map(c => {
+      const v = c.cell ? c.cell(r) : (c.fmt ? c.fmt(r[c.key]) : r[c.key]);
+      return el("td", { class: c.num ? "num" : c.sql ? "sql" : "" }, v);
+    }));
+    return tr;
+  });
+  tbl.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+  if (!rows.length) tbl.append(el("tbody", {}, el("tr", {}, el("td", { class: "empty", colspan: columns.length }, "none"))));
+}
+
+const pages = {
+  async overview() {
+    const o = await api("overview");
+    const s = o.samples, last = s.length ? s[s.length - 1] : {};
+    const tiles = [
+      ["QPS", num(last.qps)], ["p99 latency", last.p99_ms == null ? "" : num(last.p99_ms) + " ms"],
+      ["connections", num(o.totals.connections, 0)], ["statements", num(o.totals.queries, 0)],
+      ["committed", num(o.totals.committed, 0)], ["conflicted", num(o.totals.conflicted, 0)],
+      ["rolled back", num(o.totals.rolled_back, 0)], ["slow", num(o.totals.slow, 0)],
+      ["disk", o.totals.disk_bytes == null ? "" : bytes(o.totals.disk_bytes)],
+    ];
+    document.getElementById("tiles").replaceChildren(...tiles.map(([k, v]) =>
+      el("div", { class: "tile" }, el("div", { class: "v" }, v), el("div", { class: "k" }, k))));
+    lineChart(document.getElementById("chart-qps"), s, [{ key: "qps", label: "statements/s" }, { key: "errors_ps", label: "errors/s" }]);
+    lineChart(document.getElementById("chart-latency"), s, [{ key: "p50_ms", label: "p50" }, { key: "p99_ms", label: "p99" }]);
+    lineChart(document.getElementById("chart-txns"), s, [{ key: "commits_ps", label: "committed" },
+      { key: "conflicts_ps", label: "conflicted" }, { key: "rollbacks_ps", label: "rolled back" }, { key: "one_pc_ps", label: "1PC" }]);
+    lineChart(document.getElementById("chart-conns"), s, [{ key: "connections", label: "connections" }], v => num(v, 0));
+    return s.length;
+  },
+  async statements() {
+    const rows = await api("statements");
+    const tbl = document.getElementById("statements");
+    if (!tbl._sort) tbl._sort = { key: "sum_ms", desc: true };
+    table(tbl, [
+      { key: "digest_text", label: "Statement", sql: true }, { key: "schema", label: "DB" },
+      { key: "count", label: "Count", num: true, fmt: v => num(v, 0) }, { key: "sum_ms", label: "Total ms", num: true, fmt: num },
+      { key: "avg_ms", label: "Avg ms", num: true, fmt: num }, { key: "p95_ms", label: "p95 ms", num: true, fmt: num },
+      { key: "p99_ms", label: "p99 ms", num: true, fmt: num }, { key: "max_ms", label: "Max ms", num: true, fmt: num },
+      { key: "rows_sent", label: "Rows sent", num: true, fmt: v => num(v, 0) },
+      { key: "rows_examined", label: "Rows examined", num: true, fmt: v => num(v, 0) },
+      { key: "errors", label: "Errors", num: true, fmt: v => num(v, 0) }, { key: "last_seen", label: "Last seen", fmt: time },
+    ], rows, r => {
+      const d = document.getElementById("statement-detail");
+      d.textContent = `digest ${r.digest || "(other digests)"}\n${r.digest_text || ""}\n\nslowest (${num(r.max_ms)} ms):\n${r.sample || ""}`;
+      d.className = "detail shown";
+    });
+    return rows.length;
+  },
+  async slow() {
+    const rows = await api("slow");
+    table(document.getElementById("slow"), [
+      { key: "time", label: "Time", fmt: time }, { key: "query_ms", label: "ms", num: true, fmt: num },
+      { key: "query", label: "Statement", sql: true }, { key: "db", label: "DB" }, { key: "user", label: "User" },
+      { key: "conn_id", label: "Conn", num: true }, { key: "rows_sent", label: "Rows sent", num: true },
+      { key: "rows_examined", label: "Rows examined", num: true }, { key: "errno", label: "Error", num: true },
+      { key: "start_ts", label: "start_ts", num: true, fmt: v => v === "0" ? "" : v },
+    ], rows);
+    return rows.length;
+  },
+  async processes() {
+    const rows = await api("processes");
+    const kill = (id, query) => async ev => {
+      ev.stopPropagation();
+      if (!confirm(`${query ? "KILL QUERY" : "KILL"} ${id}?`)) return;
+      try { await api("kill", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ id, query }) }); }
+      catch (e) { alert(e.message); }
+      refresh();
+    };
+    table(document.getElementById("processes"), [
+      { key: "id", label: "Id", num: true }, { key: "user", label: "User" }, { key: "host", label: "Host" },
+      { key: "db", label: "DB" }, { key: "command", label: "Command" }, { key: "time_s", label: "Time s", num: true },
+      { key: "state", label: "State", cell: r => el("span", { class: r.state === "waiting for row lock" ? "waiting" : "" }, r.state) },
+      { key: "info", label: "Info", sql: true }, { key: "txn_start_ts", label: "Txn start_ts", num: true, fmt: v => v === "0" ? "" : v },
+      { key: "", label: "", cell: r => el("span", {},
+        r.command === "Sleep" ? "" : el("button", { onclick: kill(r.id, true), "data-kill-query": r.id }, "KILL QUERY"), " ",
+        el("button", { onclick: kill(r.id, false), "data-kill": r.id }, "KILL")) },
+    ], rows);
+    return rows.length;
+  },
+  async transactions() {
+    const o = await api("transactions");
+    table(document.getElementById("transactions"), [
+      { key: "start_ts", label: "start_ts", num: true }, { key: "start_time", label: "Started", fmt: time },
+      { key: "age_s", label: "Age s", num: true, fmt: num },
+      { key: "state", label: "State", cell: r => el("span", { class: r.state === "LockWaiting" ? "waiting" : "" }, r.state) },
+      { key: "conn_id", label: "Conn", num: true }, { key: "user", label: "User" }, { key: "db", label: "DB" },
+      { key: "keys", label: "Keys", num: true }, { key: "bytes", label: "Bytes", num: true },
+      { key: "statement", label: "Statement", sql: true },
+    ], o.transactions);
+    table(document.getElementById("lockwaits"), [
+      { key: "conn_id", label: "Waiting conn", num: true }, { key: "start_ts", label: "Waiting start_ts", num: true },
+      { key: "key", label: "Key (hex)", sql: true }, { key: "holding_conn_id", label: "Holding conn", num: true },
+      { key: "holding_start_ts", label: "Holding start_ts", num: true },
+    ], o.lock_waits);
+    return o.transactions.length + o.lock_waits.length;
+  },
+};
+
+function current() {
+  const p = location.hash.replace(/^#/, "");
+  return pages[p] ? p : "overview";
+}
+
+let timer = null;
+async function refresh() {
+  clearTimeout(timer);
+  const p = current();
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === p);
+  for (const s of document.querySelectorAll(".page")) s.classList.toggle("active", s.id === "page-" + p);
+  const status = document.getElementById("status");
+  try {
+    const n = await pages[p]();
+    status.textContent = "updated " + new Date().toLocaleTimeString("en-GB");
+    document.body.dataset.rendered = p;
+    document.body.dataset.rows = n;
+  } catch (e) {
+    status.textContent = "error: " + e.message;
+    document.body.dataset.error = e.message;
+  }
+  timer = setTimeout(refresh, REFRESH_MS);
+}
+
+window.addEventListener("hashchange", refresh);
+refresh();

@@ -1,0 +1,136 @@
+package sql
+
+import (
+	"encoding/hex"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser"
+
+	"github.com/percdb/percdb/sql/console"
+)
+
+// The web console (package console) on the status port reads the node
+// through consoleSource: the statement summary, the slow statements kept
+// in memory, the process list, the open transactions and lock waits, and
+// KILL. Its charts come from a console.History of the node's metrics,
+// sampled every consoleSampleInterval while the node runs.
+
+// consoleSampleInterval and consoleSamples: the charts show the last ten
+// minutes at two-second resolution.
+const (
+	consoleSampleInterval = 2 * time.Second
+	consoleSamples        = 300
+)
+
+// consoleSource is console.Source for a Server.
+type consoleSource struct{ s *Server }
+
+var _ console.Source = consoleSource{}
+
+// consoleEntry returns e as the console shows it.
+func (e *slowEntry) consoleEntry() console.SlowQuery {
+	return console.SlowQuery{
+		Time: e.start, QueryMs: ms(e.queryTime), User: e.user, Host: e.host, ConnID: e.connID, DB: e.db,
+		RowsSent: e.rowsSent, RowsExamined: e.rowsExamined, RowsAffected: e.rowsAffected,
+		StartTS: e.startTS, CommitTS: e.commitTS, Errno: e.errno, Query: truncateText(e.query),
+	}
+}
+
+// ms returns d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Statements implements console.Source.
+func (c consoleSource) Statements() []console.Statement {
+	sum := c.s.provider.digests
+	if sum == nil {
+		return nil
+	}
+	rows := sum.Rows()
+	out := make([]console.Statement, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		out[i] = console.Statement{
+			Schema: r.Schema, Digest: r.Digest, DigestText: r.DigestText, Count: r.Count,
+			SumMs: ms(r.SumLatency), AvgMs: ms(r.AvgLatency()), MinMs: ms(r.MinLatency), MaxMs: ms(r.MaxLatency),
+			P95Ms: ms(r.P95), P99Ms: ms(r.P99), Errors: r.Errors,
+			RowsSent: r.RowsSent, RowsExamined: r.RowsExamined, RowsAffected: r.RowsAffected,
+			FirstSeen: r.FirstSeen, LastSeen: r.LastSeen, Sample: r.Sample,
+		}
+		if r.Overflow {
+			out[i].DigestText = "(statements of digests beyond performance_schema_digests_size)"
+		}
+	}
+	return out
+}
+
+// SlowQueries implements console.Source.
+func (c consoleSource) SlowQueries() []console.SlowQuery { return c.s.recentSlow.List() }
+
+// processes returns the node's connections now.
+func (c consoleSource) processes() []processInfo {
+	return c.s.provider.processes(c.s.engine.ProcessList.Processes(), c.s.sessions, time.Now())
+}
+
+// Processes implements console.Source.
+func (c consoleSource) Processes() []console.Process {
+	ps := c.processes()
+	out := make([]console.Process, len(ps))
+	for i, p := range ps {
+		out[i] = console.Process{ID: p.ID, User: p.User, Host: p.Host, DB: p.DB, Command: p.Command,
+			TimeS: p.Time, State: p.State, Info: p.Info, TxnStartTS: p.Txn.startTS}
+	}
+	return out
+}
+
+// Transactions implements console.Source.
+func (c consoleSource) Transactions() []console.Transaction {
+	now := time.Now()
+	var out []console.Transaction
+	for _, p := range c.processes() {
+		if p.Txn.startTS == 0 {
+			continue
+		}
+		stmt := p.Info
+		if stmt != "" {
+			stmt, _ = parser.NormalizeDigest(stmt)
+		}
+		out = append(out, console.Transaction{
+			StartTS: p.Txn.startTS, StartTime: p.TxnStart, AgeS: now.Sub(p.TxnStart).Seconds(),
+			State: trxState(&p), ConnID: p.ID, User: p.User, DB: p.DB,
+			Keys: p.Txn.keys, Bytes: p.Txn.bytes, Statement: stmt,
+		})
+	}
+	return out
+}
+
+// LockWaits implements console.Source: ADMIN SHOW LOCK WAITS's rows.
+func (c consoleSource) LockWaits() []console.LockWait {
+	v := &c.s.provider.lockWaits
+	if v.store == nil {
+		return nil
+	}
+	conn := func(ts uint64) uint32 {
+		if id, ok := v.conns.Load(ts); ok {
+			return id.(uint32)
+		}
+		return 0
+	}
+	var out []console.LockWait
+	for _, w := range v.store.LockWaits() {
+		out = append(out, console.LockWait{ConnID: conn(w.Txn), StartTS: w.Txn, Key: hex.EncodeToString(w.Key),
+			HoldingConnID: conn(w.LockTS), HoldingTS: w.LockTS})
+	}
+	return out
+}
+
+// Kill implements console.Source: KILL QUERY id, or KILL CONNECTION id.
+func (c consoleSource) Kill(id uint32, query bool) error {
+	if c.s.sessions.get(id) == nil {
+		return console.ErrNoConnection
+	}
+	c.s.engine.ProcessList.Kill(id)
+	if !query {
+		c.s.mysql.SessionManager().KillConnection(id)
+	}
+	return nil
+}

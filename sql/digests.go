@@ -1,0 +1,110 @@
+package sql
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/pingcap/tidb/pkg/parser"
+
+	"github.com/percdb/percdb/sql/stmtsummary"
+)
+
+// Statement statistics by digest (performance_schema.
+// events_statements_summary_by_digest, perfschema.go): observedHandler
+// records every statement it sees end, on the fast path and through GMS
+// alike, under its default database and the TiDB parser's digest of its
+// normalized text (literals as "?", lists of more than one value as
+// "..."), so that statements that differ only in literals, and a
+// prepared statement and the same statement with its values written in,
+// are one row.
+//
+// Normalizing costs about as much as lexing the statement, so a session
+// normalizes a statement text once: the fast path, which normalizes
+// every candidate for its plan cache, leaves its result in the session
+// (digestMemo), and a prepared statement's text, the same at every
+// execution, is kept per session (preparedDigests).
+
+// maxDigestText bounds the text kept of a digest and of its sample
+// statement, in bytes: MySQL's performance_schema_max_digest_length and
+// performance_schema_max_sql_text_length default to 1024. It bounds the
+// summary's memory with its size.
+const maxDigestText = 1024
+
+// maxPreparedDigests bounds the prepared statement texts a session keeps
+// digests of; beyond it the session forgets them all and starts again.
+const maxPreparedDigests = 256
+
+// stmtDigest is a statement text's normalized form and digest.
+type stmtDigest struct {
+	query      string
+	normalized string
+	digest     string
+}
+
+// sessionDigests is what a session keeps of the digests it computed.
+// Only the connection's goroutine uses it.
+type sessionDigests struct {
+	// memo is the last text normalized.
+	memo stmtDigest
+	// prepared are the digests of prepared statement texts.
+	prepared map[string]stmtDigest
+}
+
+// remember notes the normalized form and digest of query.
+func (sd *sessionDigests) remember(query, normalized string, digest *parser.Digest) {
+	sd.memo = stmtDigest{query: query, normalized: truncateText(normalized), digest: digest.String()}
+}
+
+// of returns the normalized form and digest of query, a prepared
+// statement's text when prepared.
+func (sd *sessionDigests) of(query string, prepared bool) stmtDigest {
+	if sd.memo.query == query && sd.memo.digest != "" {
+		return sd.memo
+	}
+	if prepared {
+		if d, ok := sd.prepared[query]; ok {
+			return d
+		}
+	}
+	n, d := parser.NormalizeDigest(query)
+	sd.memo = stmtDigest{query: query, normalized: truncateText(n), digest: d.String()}
+	if prepared {
+		if sd.prepared == nil || len(sd.prepared) >= maxPreparedDigests {
+			sd.prepared = make(map[string]stmtDigest)
+		}
+		sd.prepared[query] = sd.memo
+	}
+	return sd.memo
+}
+
+// truncateText cuts s to maxDigestText bytes at a character boundary.
+func truncateText(s string) string {
+	if len(s) <= maxDigestText {
+		return s
+	}
+	i := maxDigestText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// recordDigest counts the statement query of session s, observed by st,
+// which took d and failed when failed, in the node's statement summary.
+func (h *observedHandler) recordDigest(s *Session, st *stmtObservation, query string, prepared bool, d time.Duration, failed bool) {
+	sum := s.provider.digests
+	if sum == nil {
+		return
+	}
+	sd := s.digests.of(query, prepared)
+	sum.Record(stmtsummary.Key{Schema: s.GetCurrentDatabase(), Digest: sd.digest}, &stmtsummary.Observation{
+		DigestText:   sd.normalized,
+		Query:        truncateText(query),
+		Latency:      d,
+		RowsSent:     st.rowsSent,
+		RowsExamined: s.rowsExamined.Load(),
+		RowsAffected: st.rowsAffected,
+		Error:        failed,
+		End:          st.start.Add(d),
+	})
+}

@@ -1,0 +1,105 @@
+package stmtsummary
+
+import (
+	"testing"
+	"time"
+)
+
+func obs(latency time.Duration, at int64, q string) *Observation {
+	return &Observation{DigestText: "select ?", Query: q, Latency: latency, RowsSent: 1, RowsExamined: 2, End: time.Unix(at, 0)}
+}
+
+func TestRecordAggregates(t *testing.T) {
+	s := New(10)
+	k := Key{Schema: "db", Digest: "d1"}
+	s.Record(k, obs(3*time.Millisecond, 100, "select 1"))
+	s.Record(k, obs(1*time.Millisecond, 101, "select 2"))
+	o := obs(2*time.Millisecond, 99, "select 3")
+	o.Error = true
+	s.Record(k, o)
+	s.Record(Key{Schema: "db", Digest: "d0"}, obs(time.Millisecond, 100, "x"))
+
+	rows := s.Rows()
+	if len(rows) != 2 || rows[0].Digest != "d0" || rows[1].Digest != "d1" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	r := rows[1]
+	if r.Count != 3 || r.SumLatency != 6*time.Millisecond || r.MinLatency != time.Millisecond ||
+		r.MaxLatency != 3*time.Millisecond || r.AvgLatency() != 2*time.Millisecond {
+		t.Errorf("latencies: %+v", r)
+	}
+	if r.RowsSent != 3 || r.RowsExamined != 6 || r.Errors != 1 {
+		t.Errorf("counts: %+v", r)
+	}
+	if r.FirstSeen != time.Unix(100, 0) || r.LastSeen != time.Unix(101, 0) {
+		t.Errorf("seen %v .. %v", r.FirstSeen, r.LastSeen)
+	}
+	if r.Sample != "select 1" || r.SampleLatency != 3*time.Millisecond {
+		t.Errorf("sample %q %v", r.Sample, r.SampleLatency)
+	}
+}
+
+func TestOverflowAndReset(t *testing.T) {
+	s := New(2)
+	for i, d := range []string{"a", "b", "c", "d", "a"} {
+		s.Record(Key{Digest: d}, obs(time.Millisecond, int64(i), d))
+	}
+	rows := s.Rows()
+	if len(rows) != 3 {
+		t.Fatalf("rows = %+v", rows)
+	}
+	if rows[0].Digest != "a" || rows[0].Count != 2 || rows[1].Digest != "b" || rows[1].Count != 1 {
+		t.Errorf("held rows: %+v", rows[:2])
+	}
+	of := rows[2]
+	if !of.Overflow || of.Count != 2 || of.Digest != "" || of.DigestText != "" || of.Sample != "" {
+		t.Errorf("overflow row: %+v", of)
+	}
+	s.Reset()
+	if rows := s.Rows(); len(rows) != 0 {
+		t.Errorf("after Reset: %+v", rows)
+	}
+	s.Record(Key{Digest: "c"}, obs(time.Millisecond, 9, "c"))
+	if rows := s.Rows(); len(rows) != 1 || rows[0].Digest != "c" {
+		t.Errorf("after Reset and Record: %+v", rows)
+	}
+}
+
+func TestQuantiles(t *testing.T) {
+	s := New(1)
+	k := Key{Digest: "q"}
+	// 98 statements of 100 µs, one of 10 ms, one of 1 s.
+	for i := 0; i < 98; i++ {
+		s.Record(k, obs(100*time.Microsecond, 1, ""))
+	}
+	s.Record(k, obs(10*time.Millisecond, 1, ""))
+	s.Record(k, obs(time.Second, 1, ""))
+	r := s.Rows()[0]
+	within := func(name string, got, want time.Duration) {
+		t.Helper()
+		// A bucket's bound is at most 2^(1/4) above what it holds.
+		if got < want || float64(got) > float64(want)*1.19 {
+			t.Errorf("%s = %v, want %v to 19%% above", name, got, want)
+		}
+	}
+	within("P95", r.P95, 100*time.Microsecond)
+	within("P99", r.P99, 10*time.Millisecond)
+	if r.P999 != time.Second {
+		t.Errorf("P999 = %v, want the maximum, 1s", r.P999)
+	}
+}
+
+func TestBuckets(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Microsecond, 1500 * time.Nanosecond, time.Millisecond, 3 * time.Second, 1000 * time.Hour} {
+		i := bucketOf(d)
+		if i < 0 || i >= numBuckets {
+			t.Fatalf("bucketOf(%v) = %d", d, i)
+		}
+		if i < numBuckets-1 && bucketBound(i) < d {
+			t.Errorf("bucketOf(%v) = %d with bound %v below it", d, i, bucketBound(i))
+		}
+		if i > 0 && bucketBound(i-1) >= d {
+			t.Errorf("bucketOf(%v) = %d but bucket %d (bound %v) holds it", d, i, i-1, bucketBound(i-1))
+		}
+	}
+}
