@@ -21,6 +21,8 @@ const (
 	codeDeadlock        = 1213 // ER_LOCK_DEADLOCK
 	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
 	codeParseError      = 1064 // ER_PARSE_ERROR
+	codePDTimeout       = 9001 // TiDB's ErrPDServerTimeout
+	codeKVTimeout       = 9002 // TiDB's ErrTiKVServerTimeout
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"
@@ -44,7 +46,11 @@ func toSQLError(err error) error {
 	if errors.As(err, &se) {
 		return se
 	}
-	var diskFull *kv.DiskFullError
+	var (
+		diskFull *kv.DiskFullError
+		kvDown   *kv.StoreUnavailableError
+		pdDown   *kv.RouterUnavailableError
+	)
 	switch {
 	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrTxnAborted), errors.Is(err, txn.ErrDeadlock):
 		return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%s)", msgDeadlock, err.Error())
@@ -52,6 +58,12 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
 	case errors.As(err, &diskFull):
 		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", diskFull.Dir, diskFull.Reason())
+	case errors.As(err, &kvDown):
+		// A cluster's KV node that stayed unreachable past the client's
+		// retries (TiDB's 9002; undetermined: a commit may have happened).
+		return mysql.NewSQLError(codeKVTimeout, stateGeneral, "TiKV server timeout (%s)", kvDown.Error())
+	case errors.As(err, &pdDown):
+		return mysql.NewSQLError(codePDTimeout, stateGeneral, "PD server timeout (%s)", pdDown.Error())
 	case errors.Is(err, txn.ErrAlreadyExists):
 		// A concurrent transaction inserted the same key after this one
 		// checked it; MySQL would have waited and then failed the same way.

@@ -282,13 +282,65 @@ func (c *Client) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, er
 	return pairsFromPB(resp.GetPairs(), req.KeyOnly), nil
 }
 
-// Prewrite implements kv.Client. A one-phase commit that broke in flight
-// is not sent again: it fails with an undetermined *kv.StoreUnavailableError.
+// Prewrite implements kv.Client. A one-phase commit whose call broke in
+// flight is not simply sent again (it would meet its own commit record as
+// a conflict): settleOnePC finds out what became of it.
 func (c *Client) Prewrite(ctx context.Context, req *kv.PrewriteRequest) (*kv.PrewriteResponse, error) {
-	kind := idempotent
-	if req.TryOnePC {
-		kind = onceOnly
+	if !req.TryOnePC {
+		return c.prewrite(ctx, req, idempotent)
 	}
+	resp, err := c.prewrite(ctx, req, onceOnly)
+	var su *kv.StoreUnavailableError
+	if !errors.As(err, &su) || !su.Undetermined {
+		return resp, err
+	}
+	return c.settleOnePC(ctx, req, err)
+}
+
+// maxOnePCSettles bounds how often one one-phase commit is checked and
+// sent again after its calls broke in flight.
+const maxOnePCSettles = 3
+
+// settleOnePC decides a one-phase commit whose call broke in flight
+// (undetermined, the error): its primary, which the request holds (a
+// one-phase commit writes all its keys in one region, in one batch),
+// says whether the batch was applied. A commit record: it committed, at
+// that commit_ts. A prewrite lock of the transaction: the store fell back
+// to an ordinary prewrite, whose locks are in place. Neither (or the
+// transaction's pessimistic lock, which the prewrite would have replaced):
+// nothing was applied, and the request is sent again.
+func (c *Client) settleOnePC(ctx context.Context, req *kv.PrewriteRequest, undetermined error) (*kv.PrewriteResponse, error) {
+	for range maxOnePCSettles {
+		st, err := c.CheckTxnStatus(ctx, &kv.CheckTxnStatusRequest{
+			Region: req.Region, PrimaryKey: req.Primary, LockTS: req.StartTS,
+			// Checked at the transaction's own start, its lock cannot have
+			// expired: the check never rolls it back.
+			CurrentTS: req.StartTS,
+		})
+		var notFound *kv.TxnLockNotFoundError
+		switch {
+		case errors.As(err, &notFound):
+		case err != nil:
+			return nil, errors.Join(undetermined, fmt.Errorf("check the outcome: %w", err))
+		case st.Action == kv.TxnActionCommitted:
+			return &kv.PrewriteResponse{OnePCCommitTS: st.CommitTS}, nil
+		case st.Action == kv.TxnActionRolledBack:
+			return &kv.PrewriteResponse{Errors: []error{&kv.TxnAbortedError{Key: req.Primary, StartTS: req.StartTS}}}, nil
+		case st.Lock != nil && st.Lock.Type != kv.OpPessimisticLock:
+			return &kv.PrewriteResponse{}, nil
+		}
+		resp, err := c.prewrite(ctx, req, onceOnly)
+		var su *kv.StoreUnavailableError
+		if !errors.As(err, &su) || !su.Undetermined {
+			return resp, err
+		}
+		undetermined = err
+	}
+	return nil, undetermined
+}
+
+// prewrite sends a prewrite once (kind onceOnly) or until it is answered.
+func (c *Client) prewrite(ctx context.Context, req *kv.PrewriteRequest, kind retryKind) (*kv.PrewriteResponse, error) {
 	var resp *kvpb.PrewriteResponse
 	err := c.call(ctx, req.Region, kind, func(ctx context.Context, kc kvpb.KVClient) (err error) {
 		resp, err = kc.Prewrite(ctx, &kvpb.PrewriteRequest{

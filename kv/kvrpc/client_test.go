@@ -3,11 +3,15 @@ package kvrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
@@ -132,5 +136,57 @@ func TestLockWaitHonoursContext(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled waiter: %v, want context.Canceled", err)
+	}
+}
+
+// TestOnePCBrokenInFlight: a one-phase commit whose call breaks in flight
+// is settled by its primary, not failed and not blindly sent again:
+// applied before the break, it reports its commit; not applied, it is
+// sent again and commits.
+func TestOnePCBrokenInFlight(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprintf("applied=%v", applied), func(t *testing.T) {
+			s := openStore(t)
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var broken atomic.Bool
+			srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				if info.FullMethod != "/percdb.kv.KV/Prewrite" || !broken.CompareAndSwap(false, true) {
+					return h(ctx, req)
+				}
+				if applied {
+					if _, err := h(ctx, req); err != nil {
+						return nil, err
+					}
+				}
+				return nil, status.Error(codes.Unavailable, "error reading from server: EOF")
+			}))
+			kvrpc.NewServer(s).Register(srv)
+			go func() { _ = srv.Serve(lis) }()
+			defer srv.Stop()
+			c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
+			defer c.Close()
+			ctx := context.Background()
+			region, err := c.LocateKey(ctx, []byte("k"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Prewrite(ctx, &kv.PrewriteRequest{
+				Region: region.Ctx(), Mutations: []kv.Mutation{{Op: kv.OpPut, Key: []byte("k"), Value: []byte("v")}},
+				Primary: []byte("k"), StartTS: 100, LockTTL: 3000, TryOnePC: true, MaxCommitTS: 1000,
+			})
+			if err != nil || len(resp.Errors) != 0 || resp.OnePCCommitTS == 0 {
+				t.Fatalf("prewrite: %+v %v, want a one-phase commit", resp, err)
+			}
+			if !broken.Load() {
+				t.Fatal("the call was never broken")
+			}
+			v, err := c.Get(ctx, region.Ctx(), []byte("k"), resp.OnePCCommitTS)
+			if err != nil || string(v) != "v" {
+				t.Fatalf("read at the commit: %q %v", v, err)
+			}
+		})
 	}
 }

@@ -2,7 +2,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: kv.proto
+// source: kvpb.proto
 
 // The wire form of kv.Client (kv/api.go): every command of the contract as
 // one unary call of the KV service, served by a KV node (package kvrpc).
@@ -80,11 +80,11 @@ func (x Op) String() string {
 }
 
 func (Op) Descriptor() protoreflect.EnumDescriptor {
-	return file_kv_proto_enumTypes[0].Descriptor()
+	return file_kvpb_proto_enumTypes[0].Descriptor()
 }
 
 func (Op) Type() protoreflect.EnumType {
-	return &file_kv_proto_enumTypes[0]
+	return &file_kvpb_proto_enumTypes[0]
 }
 
 func (x Op) Number() protoreflect.EnumNumber {
@@ -93,7 +93,7 @@ func (x Op) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op.Descriptor instead.
 func (Op) EnumDescriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{0}
+	return file_kvpb_proto_rawDescGZIP(), []int{0}
 }
 
 type RegionEpoch struct {
@@ -106,7 +106,7 @@ type RegionEpoch struct {
 
 func (x *RegionEpoch) Reset() {
 	*x = RegionEpoch{}
-	mi := &file_kv_proto_msgTypes[0]
+	mi := &file_kvpb_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -118,7 +118,7 @@ func (x *RegionEpoch) String() string {
 func (*RegionEpoch) ProtoMessage() {}
 
 func (x *RegionEpoch) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[0]
+	mi := &file_kvpb_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -131,7 +131,7 @@ func (x *RegionEpoch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionEpoch.ProtoReflect.Descriptor instead.
 func (*RegionEpoch) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{0}
+	return file_kvpb_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RegionEpoch) GetConfVer() uint64 {
@@ -158,7 +158,7 @@ type RegionCtx struct {
 
 func (x *RegionCtx) Reset() {
 	*x = RegionCtx{}
-	mi := &file_kv_proto_msgTypes[1]
+	mi := &file_kvpb_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -170,7 +170,7 @@ func (x *RegionCtx) String() string {
 func (*RegionCtx) ProtoMessage() {}
 
 func (x *RegionCtx) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[1]
+	mi := &file_kvpb_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -183,7 +183,7 @@ func (x *RegionCtx) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionCtx.ProtoReflect.Descriptor instead.
 func (*RegionCtx) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{1}
+	return file_kvpb_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RegionCtx) GetRegionId() uint64 {
@@ -213,7 +213,7 @@ type RegionInfo struct {
 
 func (x *RegionInfo) Reset() {
 	*x = RegionInfo{}
-	mi := &file_kv_proto_msgTypes[2]
+	mi := &file_kvpb_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -225,7 +225,7 @@ func (x *RegionInfo) String() string {
 func (*RegionInfo) ProtoMessage() {}
 
 func (x *RegionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[2]
+	mi := &file_kvpb_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -238,7 +238,7 @@ func (x *RegionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionInfo.ProtoReflect.Descriptor instead.
 func (*RegionInfo) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{2}
+	return file_kvpb_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RegionInfo) GetId() uint64 {
@@ -296,7 +296,7 @@ type RegionError struct {
 
 func (x *RegionError) Reset() {
 	*x = RegionError{}
-	mi := &file_kv_proto_msgTypes[3]
+	mi := &file_kvpb_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -308,7 +308,7 @@ func (x *RegionError) String() string {
 func (*RegionError) ProtoMessage() {}
 
 func (x *RegionError) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[3]
+	mi := &file_kvpb_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -321,7 +321,7 @@ func (x *RegionError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionError.ProtoReflect.Descriptor instead.
 func (*RegionError) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{3}
+	return file_kvpb_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RegionError) GetRegionId() uint64 {
@@ -438,7 +438,7 @@ type RegionNotFound struct {
 
 func (x *RegionNotFound) Reset() {
 	*x = RegionNotFound{}
-	mi := &file_kv_proto_msgTypes[4]
+	mi := &file_kvpb_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +450,7 @@ func (x *RegionNotFound) String() string {
 func (*RegionNotFound) ProtoMessage() {}
 
 func (x *RegionNotFound) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[4]
+	mi := &file_kvpb_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +463,7 @@ func (x *RegionNotFound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionNotFound.ProtoReflect.Descriptor instead.
 func (*RegionNotFound) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{4}
+	return file_kvpb_proto_rawDescGZIP(), []int{4}
 }
 
 type EpochNotMatch struct {
@@ -475,7 +475,7 @@ type EpochNotMatch struct {
 
 func (x *EpochNotMatch) Reset() {
 	*x = EpochNotMatch{}
-	mi := &file_kv_proto_msgTypes[5]
+	mi := &file_kvpb_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +487,7 @@ func (x *EpochNotMatch) String() string {
 func (*EpochNotMatch) ProtoMessage() {}
 
 func (x *EpochNotMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[5]
+	mi := &file_kvpb_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +500,7 @@ func (x *EpochNotMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochNotMatch.ProtoReflect.Descriptor instead.
 func (*EpochNotMatch) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{5}
+	return file_kvpb_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EpochNotMatch) GetCurrent() *RegionInfo {
@@ -520,7 +520,7 @@ type KeyNotInRegion struct {
 
 func (x *KeyNotInRegion) Reset() {
 	*x = KeyNotInRegion{}
-	mi := &file_kv_proto_msgTypes[6]
+	mi := &file_kvpb_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +532,7 @@ func (x *KeyNotInRegion) String() string {
 func (*KeyNotInRegion) ProtoMessage() {}
 
 func (x *KeyNotInRegion) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[6]
+	mi := &file_kvpb_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +545,7 @@ func (x *KeyNotInRegion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyNotInRegion.ProtoReflect.Descriptor instead.
 func (*KeyNotInRegion) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{6}
+	return file_kvpb_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *KeyNotInRegion) GetKey() []byte {
@@ -571,7 +571,7 @@ type NotLeader struct {
 
 func (x *NotLeader) Reset() {
 	*x = NotLeader{}
-	mi := &file_kv_proto_msgTypes[7]
+	mi := &file_kvpb_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +583,7 @@ func (x *NotLeader) String() string {
 func (*NotLeader) ProtoMessage() {}
 
 func (x *NotLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[7]
+	mi := &file_kvpb_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +596,7 @@ func (x *NotLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotLeader.ProtoReflect.Descriptor instead.
 func (*NotLeader) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{7}
+	return file_kvpb_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NotLeader) GetLeaderAddr() string {
@@ -615,7 +615,7 @@ type ServerIsBusy struct {
 
 func (x *ServerIsBusy) Reset() {
 	*x = ServerIsBusy{}
-	mi := &file_kv_proto_msgTypes[8]
+	mi := &file_kvpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +627,7 @@ func (x *ServerIsBusy) String() string {
 func (*ServerIsBusy) ProtoMessage() {}
 
 func (x *ServerIsBusy) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[8]
+	mi := &file_kvpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +640,7 @@ func (x *ServerIsBusy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerIsBusy.ProtoReflect.Descriptor instead.
 func (*ServerIsBusy) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{8}
+	return file_kvpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ServerIsBusy) GetReason() string {
@@ -666,7 +666,7 @@ type LockInfo struct {
 
 func (x *LockInfo) Reset() {
 	*x = LockInfo{}
-	mi := &file_kv_proto_msgTypes[9]
+	mi := &file_kvpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +678,7 @@ func (x *LockInfo) String() string {
 func (*LockInfo) ProtoMessage() {}
 
 func (x *LockInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[9]
+	mi := &file_kvpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +691,7 @@ func (x *LockInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LockInfo.ProtoReflect.Descriptor instead.
 func (*LockInfo) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{9}
+	return file_kvpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LockInfo) GetKey() []byte {
@@ -761,7 +761,7 @@ type WaitForEntry struct {
 
 func (x *WaitForEntry) Reset() {
 	*x = WaitForEntry{}
-	mi := &file_kv_proto_msgTypes[10]
+	mi := &file_kvpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +773,7 @@ func (x *WaitForEntry) String() string {
 func (*WaitForEntry) ProtoMessage() {}
 
 func (x *WaitForEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[10]
+	mi := &file_kvpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +786,7 @@ func (x *WaitForEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForEntry.ProtoReflect.Descriptor instead.
 func (*WaitForEntry) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{10}
+	return file_kvpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WaitForEntry) GetTxn() uint64 {
@@ -834,7 +834,7 @@ type KeyError struct {
 
 func (x *KeyError) Reset() {
 	*x = KeyError{}
-	mi := &file_kv_proto_msgTypes[11]
+	mi := &file_kvpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +846,7 @@ func (x *KeyError) String() string {
 func (*KeyError) ProtoMessage() {}
 
 func (x *KeyError) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[11]
+	mi := &file_kvpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +859,7 @@ func (x *KeyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyError.ProtoReflect.Descriptor instead.
 func (*KeyError) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{11}
+	return file_kvpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *KeyError) GetKind() isKeyError_Kind {
@@ -1048,7 +1048,7 @@ type Locked struct {
 
 func (x *Locked) Reset() {
 	*x = Locked{}
-	mi := &file_kv_proto_msgTypes[12]
+	mi := &file_kvpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1060,7 @@ func (x *Locked) String() string {
 func (*Locked) ProtoMessage() {}
 
 func (x *Locked) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[12]
+	mi := &file_kvpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1073,7 @@ func (x *Locked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Locked.ProtoReflect.Descriptor instead.
 func (*Locked) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{12}
+	return file_kvpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Locked) GetLock() *LockInfo {
@@ -1102,7 +1102,7 @@ type WriteConflict struct {
 
 func (x *WriteConflict) Reset() {
 	*x = WriteConflict{}
-	mi := &file_kv_proto_msgTypes[13]
+	mi := &file_kvpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1114,7 @@ func (x *WriteConflict) String() string {
 func (*WriteConflict) ProtoMessage() {}
 
 func (x *WriteConflict) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[13]
+	mi := &file_kvpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1127,7 @@ func (x *WriteConflict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteConflict.ProtoReflect.Descriptor instead.
 func (*WriteConflict) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{13}
+	return file_kvpb_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WriteConflict) GetKey() []byte {
@@ -1167,7 +1167,7 @@ type AlreadyExists struct {
 
 func (x *AlreadyExists) Reset() {
 	*x = AlreadyExists{}
-	mi := &file_kv_proto_msgTypes[14]
+	mi := &file_kvpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1179,7 @@ func (x *AlreadyExists) String() string {
 func (*AlreadyExists) ProtoMessage() {}
 
 func (x *AlreadyExists) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[14]
+	mi := &file_kvpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1192,7 @@ func (x *AlreadyExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlreadyExists.ProtoReflect.Descriptor instead.
 func (*AlreadyExists) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{14}
+	return file_kvpb_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AlreadyExists) GetKey() []byte {
@@ -1212,7 +1212,7 @@ type TxnAborted struct {
 
 func (x *TxnAborted) Reset() {
 	*x = TxnAborted{}
-	mi := &file_kv_proto_msgTypes[15]
+	mi := &file_kvpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1224,7 @@ func (x *TxnAborted) String() string {
 func (*TxnAborted) ProtoMessage() {}
 
 func (x *TxnAborted) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[15]
+	mi := &file_kvpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1237,7 @@ func (x *TxnAborted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnAborted.ProtoReflect.Descriptor instead.
 func (*TxnAborted) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{15}
+	return file_kvpb_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TxnAborted) GetKey() []byte {
@@ -1264,7 +1264,7 @@ type TxnLockNotFound struct {
 
 func (x *TxnLockNotFound) Reset() {
 	*x = TxnLockNotFound{}
-	mi := &file_kv_proto_msgTypes[16]
+	mi := &file_kvpb_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1276,7 @@ func (x *TxnLockNotFound) String() string {
 func (*TxnLockNotFound) ProtoMessage() {}
 
 func (x *TxnLockNotFound) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[16]
+	mi := &file_kvpb_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1289,7 @@ func (x *TxnLockNotFound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnLockNotFound.ProtoReflect.Descriptor instead.
 func (*TxnLockNotFound) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{16}
+	return file_kvpb_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TxnLockNotFound) GetKey() []byte {
@@ -1317,7 +1317,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_kv_proto_msgTypes[17]
+	mi := &file_kvpb_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1329,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[17]
+	mi := &file_kvpb_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1342,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{17}
+	return file_kvpb_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Committed) GetKey() []byte {
@@ -1378,7 +1378,7 @@ type CommitTsExpired struct {
 
 func (x *CommitTsExpired) Reset() {
 	*x = CommitTsExpired{}
-	mi := &file_kv_proto_msgTypes[18]
+	mi := &file_kvpb_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1390,7 @@ func (x *CommitTsExpired) String() string {
 func (*CommitTsExpired) ProtoMessage() {}
 
 func (x *CommitTsExpired) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[18]
+	mi := &file_kvpb_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1403,7 @@ func (x *CommitTsExpired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitTsExpired.ProtoReflect.Descriptor instead.
 func (*CommitTsExpired) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{18}
+	return file_kvpb_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CommitTsExpired) GetKey() []byte {
@@ -1446,7 +1446,7 @@ type Deadlock struct {
 
 func (x *Deadlock) Reset() {
 	*x = Deadlock{}
-	mi := &file_kv_proto_msgTypes[19]
+	mi := &file_kvpb_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1458,7 @@ func (x *Deadlock) String() string {
 func (*Deadlock) ProtoMessage() {}
 
 func (x *Deadlock) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[19]
+	mi := &file_kvpb_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1471,7 @@ func (x *Deadlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deadlock.ProtoReflect.Descriptor instead.
 func (*Deadlock) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{19}
+	return file_kvpb_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Deadlock) GetKey() []byte {
@@ -1512,7 +1512,7 @@ type PessimisticLockNotFound struct {
 
 func (x *PessimisticLockNotFound) Reset() {
 	*x = PessimisticLockNotFound{}
-	mi := &file_kv_proto_msgTypes[20]
+	mi := &file_kvpb_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1524,7 @@ func (x *PessimisticLockNotFound) String() string {
 func (*PessimisticLockNotFound) ProtoMessage() {}
 
 func (x *PessimisticLockNotFound) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[20]
+	mi := &file_kvpb_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1537,7 @@ func (x *PessimisticLockNotFound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticLockNotFound.ProtoReflect.Descriptor instead.
 func (*PessimisticLockNotFound) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{20}
+	return file_kvpb_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PessimisticLockNotFound) GetKey() []byte {
@@ -1565,7 +1565,7 @@ type DiskFull struct {
 
 func (x *DiskFull) Reset() {
 	*x = DiskFull{}
-	mi := &file_kv_proto_msgTypes[21]
+	mi := &file_kvpb_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1577,7 @@ func (x *DiskFull) String() string {
 func (*DiskFull) ProtoMessage() {}
 
 func (x *DiskFull) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[21]
+	mi := &file_kvpb_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1590,7 @@ func (x *DiskFull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskFull.ProtoReflect.Descriptor instead.
 func (*DiskFull) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{21}
+	return file_kvpb_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DiskFull) GetDir() string {
@@ -1624,7 +1624,7 @@ type KvPair struct {
 
 func (x *KvPair) Reset() {
 	*x = KvPair{}
-	mi := &file_kv_proto_msgTypes[22]
+	mi := &file_kvpb_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1636,7 @@ func (x *KvPair) String() string {
 func (*KvPair) ProtoMessage() {}
 
 func (x *KvPair) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[22]
+	mi := &file_kvpb_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1649,7 @@ func (x *KvPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KvPair.ProtoReflect.Descriptor instead.
 func (*KvPair) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{22}
+	return file_kvpb_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KvPair) GetKey() []byte {
@@ -1677,7 +1677,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_kv_proto_msgTypes[23]
+	mi := &file_kvpb_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1689,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[23]
+	mi := &file_kvpb_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1702,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{23}
+	return file_kvpb_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetRequest) GetRegion() *RegionCtx {
@@ -1739,7 +1739,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_kv_proto_msgTypes[24]
+	mi := &file_kvpb_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +1751,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[24]
+	mi := &file_kvpb_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +1764,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{24}
+	return file_kvpb_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetResponse) GetRegionError() *RegionError {
@@ -1806,7 +1806,7 @@ type BatchGetRequest struct {
 
 func (x *BatchGetRequest) Reset() {
 	*x = BatchGetRequest{}
-	mi := &file_kv_proto_msgTypes[25]
+	mi := &file_kvpb_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1818,7 @@ func (x *BatchGetRequest) String() string {
 func (*BatchGetRequest) ProtoMessage() {}
 
 func (x *BatchGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[25]
+	mi := &file_kvpb_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1831,7 @@ func (x *BatchGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchGetRequest.ProtoReflect.Descriptor instead.
 func (*BatchGetRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{25}
+	return file_kvpb_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BatchGetRequest) GetRegion() *RegionCtx {
@@ -1866,7 +1866,7 @@ type BatchGetResponse struct {
 
 func (x *BatchGetResponse) Reset() {
 	*x = BatchGetResponse{}
-	mi := &file_kv_proto_msgTypes[26]
+	mi := &file_kvpb_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +1878,7 @@ func (x *BatchGetResponse) String() string {
 func (*BatchGetResponse) ProtoMessage() {}
 
 func (x *BatchGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[26]
+	mi := &file_kvpb_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +1891,7 @@ func (x *BatchGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchGetResponse.ProtoReflect.Descriptor instead.
 func (*BatchGetResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{26}
+	return file_kvpb_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BatchGetResponse) GetRegionError() *RegionError {
@@ -1932,7 +1932,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_kv_proto_msgTypes[27]
+	mi := &file_kvpb_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +1944,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[27]
+	mi := &file_kvpb_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +1957,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{27}
+	return file_kvpb_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ScanRequest) GetRegion() *RegionCtx {
@@ -2034,7 +2034,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_kv_proto_msgTypes[28]
+	mi := &file_kvpb_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2046,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[28]
+	mi := &file_kvpb_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2059,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{28}
+	return file_kvpb_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ScanResponse) GetRegionError() *RegionError {
@@ -2095,7 +2095,7 @@ type Mutation struct {
 
 func (x *Mutation) Reset() {
 	*x = Mutation{}
-	mi := &file_kv_proto_msgTypes[29]
+	mi := &file_kvpb_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2107,7 @@ func (x *Mutation) String() string {
 func (*Mutation) ProtoMessage() {}
 
 func (x *Mutation) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[29]
+	mi := &file_kvpb_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2120,7 @@ func (x *Mutation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mutation.ProtoReflect.Descriptor instead.
 func (*Mutation) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{29}
+	return file_kvpb_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Mutation) GetOp() Op {
@@ -2169,7 +2169,7 @@ type PrewriteRequest struct {
 
 func (x *PrewriteRequest) Reset() {
 	*x = PrewriteRequest{}
-	mi := &file_kv_proto_msgTypes[30]
+	mi := &file_kvpb_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2181,7 @@ func (x *PrewriteRequest) String() string {
 func (*PrewriteRequest) ProtoMessage() {}
 
 func (x *PrewriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[30]
+	mi := &file_kvpb_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2194,7 @@ func (x *PrewriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrewriteRequest.ProtoReflect.Descriptor instead.
 func (*PrewriteRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{30}
+	return file_kvpb_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PrewriteRequest) GetRegion() *RegionCtx {
@@ -2280,7 +2280,7 @@ type PrewriteResponse struct {
 
 func (x *PrewriteResponse) Reset() {
 	*x = PrewriteResponse{}
-	mi := &file_kv_proto_msgTypes[31]
+	mi := &file_kvpb_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2292,7 @@ func (x *PrewriteResponse) String() string {
 func (*PrewriteResponse) ProtoMessage() {}
 
 func (x *PrewriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[31]
+	mi := &file_kvpb_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2305,7 @@ func (x *PrewriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrewriteResponse.ProtoReflect.Descriptor instead.
 func (*PrewriteResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{31}
+	return file_kvpb_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PrewriteResponse) GetRegionError() *RegionError {
@@ -2348,7 +2348,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_kv_proto_msgTypes[32]
+	mi := &file_kvpb_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2360,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[32]
+	mi := &file_kvpb_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2373,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{32}
+	return file_kvpb_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CommitRequest) GetRegion() *RegionCtx {
@@ -2414,7 +2414,7 @@ type CommitResponse struct {
 
 func (x *CommitResponse) Reset() {
 	*x = CommitResponse{}
-	mi := &file_kv_proto_msgTypes[33]
+	mi := &file_kvpb_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2426,7 @@ func (x *CommitResponse) String() string {
 func (*CommitResponse) ProtoMessage() {}
 
 func (x *CommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[33]
+	mi := &file_kvpb_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2439,7 @@ func (x *CommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponse.ProtoReflect.Descriptor instead.
 func (*CommitResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{33}
+	return file_kvpb_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CommitResponse) GetRegionError() *RegionError {
@@ -2467,7 +2467,7 @@ type CommandResponse struct {
 
 func (x *CommandResponse) Reset() {
 	*x = CommandResponse{}
-	mi := &file_kv_proto_msgTypes[34]
+	mi := &file_kvpb_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2479,7 +2479,7 @@ func (x *CommandResponse) String() string {
 func (*CommandResponse) ProtoMessage() {}
 
 func (x *CommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[34]
+	mi := &file_kvpb_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2492,7 +2492,7 @@ func (x *CommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResponse.ProtoReflect.Descriptor instead.
 func (*CommandResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{34}
+	return file_kvpb_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CommandResponse) GetRegionError() *RegionError {
@@ -2520,7 +2520,7 @@ type BatchRollbackRequest struct {
 
 func (x *BatchRollbackRequest) Reset() {
 	*x = BatchRollbackRequest{}
-	mi := &file_kv_proto_msgTypes[35]
+	mi := &file_kvpb_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2532,7 @@ func (x *BatchRollbackRequest) String() string {
 func (*BatchRollbackRequest) ProtoMessage() {}
 
 func (x *BatchRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[35]
+	mi := &file_kvpb_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2545,7 @@ func (x *BatchRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRollbackRequest.ProtoReflect.Descriptor instead.
 func (*BatchRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{35}
+	return file_kvpb_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BatchRollbackRequest) GetRegion() *RegionCtx {
@@ -2581,7 +2581,7 @@ type CleanupRequest struct {
 
 func (x *CleanupRequest) Reset() {
 	*x = CleanupRequest{}
-	mi := &file_kv_proto_msgTypes[36]
+	mi := &file_kvpb_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2593,7 @@ func (x *CleanupRequest) String() string {
 func (*CleanupRequest) ProtoMessage() {}
 
 func (x *CleanupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[36]
+	mi := &file_kvpb_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2606,7 @@ func (x *CleanupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CleanupRequest.ProtoReflect.Descriptor instead.
 func (*CleanupRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{36}
+	return file_kvpb_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CleanupRequest) GetRegion() *RegionCtx {
@@ -2651,7 +2651,7 @@ type CheckTxnStatusRequest struct {
 
 func (x *CheckTxnStatusRequest) Reset() {
 	*x = CheckTxnStatusRequest{}
-	mi := &file_kv_proto_msgTypes[37]
+	mi := &file_kvpb_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2663,7 @@ func (x *CheckTxnStatusRequest) String() string {
 func (*CheckTxnStatusRequest) ProtoMessage() {}
 
 func (x *CheckTxnStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[37]
+	mi := &file_kvpb_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2676,7 +2676,7 @@ func (x *CheckTxnStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckTxnStatusRequest.ProtoReflect.Descriptor instead.
 func (*CheckTxnStatusRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{37}
+	return file_kvpb_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CheckTxnStatusRequest) GetRegion() *RegionCtx {
@@ -2735,7 +2735,7 @@ type CheckTxnStatusResponse struct {
 
 func (x *CheckTxnStatusResponse) Reset() {
 	*x = CheckTxnStatusResponse{}
-	mi := &file_kv_proto_msgTypes[38]
+	mi := &file_kvpb_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +2747,7 @@ func (x *CheckTxnStatusResponse) String() string {
 func (*CheckTxnStatusResponse) ProtoMessage() {}
 
 func (x *CheckTxnStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[38]
+	mi := &file_kvpb_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +2760,7 @@ func (x *CheckTxnStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckTxnStatusResponse.ProtoReflect.Descriptor instead.
 func (*CheckTxnStatusResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{38}
+	return file_kvpb_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CheckTxnStatusResponse) GetRegionError() *RegionError {
@@ -2817,7 +2817,7 @@ type ResolveLockRequest struct {
 
 func (x *ResolveLockRequest) Reset() {
 	*x = ResolveLockRequest{}
-	mi := &file_kv_proto_msgTypes[39]
+	mi := &file_kvpb_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2829,7 @@ func (x *ResolveLockRequest) String() string {
 func (*ResolveLockRequest) ProtoMessage() {}
 
 func (x *ResolveLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[39]
+	mi := &file_kvpb_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2842,7 @@ func (x *ResolveLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveLockRequest.ProtoReflect.Descriptor instead.
 func (*ResolveLockRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{39}
+	return file_kvpb_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ResolveLockRequest) GetRegion() *RegionCtx {
@@ -2885,7 +2885,7 @@ type TxnHeartBeatRequest struct {
 
 func (x *TxnHeartBeatRequest) Reset() {
 	*x = TxnHeartBeatRequest{}
-	mi := &file_kv_proto_msgTypes[40]
+	mi := &file_kvpb_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +2897,7 @@ func (x *TxnHeartBeatRequest) String() string {
 func (*TxnHeartBeatRequest) ProtoMessage() {}
 
 func (x *TxnHeartBeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[40]
+	mi := &file_kvpb_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +2910,7 @@ func (x *TxnHeartBeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnHeartBeatRequest.ProtoReflect.Descriptor instead.
 func (*TxnHeartBeatRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{40}
+	return file_kvpb_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TxnHeartBeatRequest) GetRegion() *RegionCtx {
@@ -2952,7 +2952,7 @@ type TxnHeartBeatResponse struct {
 
 func (x *TxnHeartBeatResponse) Reset() {
 	*x = TxnHeartBeatResponse{}
-	mi := &file_kv_proto_msgTypes[41]
+	mi := &file_kvpb_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2964,7 +2964,7 @@ func (x *TxnHeartBeatResponse) String() string {
 func (*TxnHeartBeatResponse) ProtoMessage() {}
 
 func (x *TxnHeartBeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[41]
+	mi := &file_kvpb_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2977,7 +2977,7 @@ func (x *TxnHeartBeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnHeartBeatResponse.ProtoReflect.Descriptor instead.
 func (*TxnHeartBeatResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{41}
+	return file_kvpb_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TxnHeartBeatResponse) GetRegionError() *RegionError {
@@ -3011,7 +3011,7 @@ type PessimisticKey struct {
 
 func (x *PessimisticKey) Reset() {
 	*x = PessimisticKey{}
-	mi := &file_kv_proto_msgTypes[42]
+	mi := &file_kvpb_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3023,7 @@ func (x *PessimisticKey) String() string {
 func (*PessimisticKey) ProtoMessage() {}
 
 func (x *PessimisticKey) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[42]
+	mi := &file_kvpb_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3036,7 @@ func (x *PessimisticKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticKey.ProtoReflect.Descriptor instead.
 func (*PessimisticKey) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{42}
+	return file_kvpb_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PessimisticKey) GetKey() []byte {
@@ -3071,7 +3071,7 @@ type AcquirePessimisticLockRequest struct {
 
 func (x *AcquirePessimisticLockRequest) Reset() {
 	*x = AcquirePessimisticLockRequest{}
-	mi := &file_kv_proto_msgTypes[43]
+	mi := &file_kvpb_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3083,7 +3083,7 @@ func (x *AcquirePessimisticLockRequest) String() string {
 func (*AcquirePessimisticLockRequest) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[43]
+	mi := &file_kvpb_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3096,7 +3096,7 @@ func (x *AcquirePessimisticLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockRequest.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{43}
+	return file_kvpb_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AcquirePessimisticLockRequest) GetRegion() *RegionCtx {
@@ -3176,7 +3176,7 @@ type AcquirePessimisticLockResponse struct {
 
 func (x *AcquirePessimisticLockResponse) Reset() {
 	*x = AcquirePessimisticLockResponse{}
-	mi := &file_kv_proto_msgTypes[44]
+	mi := &file_kvpb_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3188,7 +3188,7 @@ func (x *AcquirePessimisticLockResponse) String() string {
 func (*AcquirePessimisticLockResponse) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[44]
+	mi := &file_kvpb_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3201,7 +3201,7 @@ func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockResponse.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockResponse) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{44}
+	return file_kvpb_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AcquirePessimisticLockResponse) GetRegionError() *RegionError {
@@ -3251,7 +3251,7 @@ type PessimisticRollbackRequest struct {
 
 func (x *PessimisticRollbackRequest) Reset() {
 	*x = PessimisticRollbackRequest{}
-	mi := &file_kv_proto_msgTypes[45]
+	mi := &file_kvpb_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3263,7 @@ func (x *PessimisticRollbackRequest) String() string {
 func (*PessimisticRollbackRequest) ProtoMessage() {}
 
 func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kv_proto_msgTypes[45]
+	mi := &file_kvpb_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3276,7 @@ func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticRollbackRequest.ProtoReflect.Descriptor instead.
 func (*PessimisticRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kv_proto_rawDescGZIP(), []int{45}
+	return file_kvpb_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PessimisticRollbackRequest) GetRegion() *RegionCtx {
@@ -3307,11 +3307,12 @@ func (x *PessimisticRollbackRequest) GetForUpdateTs() uint64 {
 	return 0
 }
 
-var File_kv_proto protoreflect.FileDescriptor
+var File_kvpb_proto protoreflect.FileDescriptor
 
-const file_kv_proto_rawDesc = "" +
+const file_kvpb_proto_rawDesc = "" +
 	"\n" +
-	"\bkv.proto\x12\tpercdb.kv\"B\n" +
+	"\n" +
+	"kvpb.proto\x12\tpercdb.kv\"B\n" +
 	"\vRegionEpoch\x12\x19\n" +
 	"\bconf_ver\x18\x01 \x01(\x04R\aconfVer\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"V\n" +
@@ -3572,20 +3573,20 @@ const file_kv_proto_rawDesc = "" +
 	"\x13PessimisticRollback\x12%.percdb.kv.PessimisticRollbackRequest\x1a\x1a.percdb.kv.CommandResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
 
 var (
-	file_kv_proto_rawDescOnce sync.Once
-	file_kv_proto_rawDescData []byte
+	file_kvpb_proto_rawDescOnce sync.Once
+	file_kvpb_proto_rawDescData []byte
 )
 
-func file_kv_proto_rawDescGZIP() []byte {
-	file_kv_proto_rawDescOnce.Do(func() {
-		file_kv_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_kv_proto_rawDesc), len(file_kv_proto_rawDesc)))
+func file_kvpb_proto_rawDescGZIP() []byte {
+	file_kvpb_proto_rawDescOnce.Do(func() {
+		file_kvpb_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)))
 	})
-	return file_kv_proto_rawDescData
+	return file_kvpb_proto_rawDescData
 }
 
-var file_kv_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
-var file_kv_proto_goTypes = []any{
+var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
 	(*RegionCtx)(nil),                      // 2: percdb.kv.RegionCtx
@@ -3634,7 +3635,7 @@ var file_kv_proto_goTypes = []any{
 	(*AcquirePessimisticLockResponse)(nil), // 45: percdb.kv.AcquirePessimisticLockResponse
 	(*PessimisticRollbackRequest)(nil),     // 46: percdb.kv.PessimisticRollbackRequest
 }
-var file_kv_proto_depIdxs = []int32{
+var file_kvpb_proto_depIdxs = []int32{
 	1,  // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
 	1,  // 1: percdb.kv.RegionInfo.epoch:type_name -> percdb.kv.RegionEpoch
 	5,  // 2: percdb.kv.RegionError.not_found:type_name -> percdb.kv.RegionNotFound
@@ -3726,19 +3727,19 @@ var file_kv_proto_depIdxs = []int32{
 	0,  // [0:60] is the sub-list for field type_name
 }
 
-func init() { file_kv_proto_init() }
-func file_kv_proto_init() {
-	if File_kv_proto != nil {
+func init() { file_kvpb_proto_init() }
+func file_kvpb_proto_init() {
+	if File_kvpb_proto != nil {
 		return
 	}
-	file_kv_proto_msgTypes[3].OneofWrappers = []any{
+	file_kvpb_proto_msgTypes[3].OneofWrappers = []any{
 		(*RegionError_NotFound)(nil),
 		(*RegionError_EpochNotMatch)(nil),
 		(*RegionError_KeyNotInRegion)(nil),
 		(*RegionError_NotLeader)(nil),
 		(*RegionError_ServerIsBusy)(nil),
 	}
-	file_kv_proto_msgTypes[11].OneofWrappers = []any{
+	file_kvpb_proto_msgTypes[11].OneofWrappers = []any{
 		(*KeyError_Locked)(nil),
 		(*KeyError_Conflict)(nil),
 		(*KeyError_AlreadyExists)(nil),
@@ -3755,18 +3756,18 @@ func file_kv_proto_init() {
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kv_proto_rawDesc), len(file_kv_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
 			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_kv_proto_goTypes,
-		DependencyIndexes: file_kv_proto_depIdxs,
-		EnumInfos:         file_kv_proto_enumTypes,
-		MessageInfos:      file_kv_proto_msgTypes,
+		GoTypes:           file_kvpb_proto_goTypes,
+		DependencyIndexes: file_kvpb_proto_depIdxs,
+		EnumInfos:         file_kvpb_proto_enumTypes,
+		MessageInfos:      file_kvpb_proto_msgTypes,
 	}.Build()
-	File_kv_proto = out.File
-	file_kv_proto_goTypes = nil
-	file_kv_proto_depIdxs = nil
+	File_kvpb_proto = out.File
+	file_kvpb_proto_goTypes = nil
+	file_kvpb_proto_depIdxs = nil
 }

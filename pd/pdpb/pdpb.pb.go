@@ -2,7 +2,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: pd.proto
+// source: pdpb.proto
 
 // The placement driver's wire protocol and the records it keeps in etcd.
 // PD (package pd) is the cluster's directory: the stores (KV nodes) that
@@ -42,7 +42,7 @@ type Store struct {
 
 func (x *Store) Reset() {
 	*x = Store{}
-	mi := &file_pd_proto_msgTypes[0]
+	mi := &file_pdpb_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +54,7 @@ func (x *Store) String() string {
 func (*Store) ProtoMessage() {}
 
 func (x *Store) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[0]
+	mi := &file_pdpb_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +67,7 @@ func (x *Store) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Store.ProtoReflect.Descriptor instead.
 func (*Store) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{0}
+	return file_pdpb_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Store) GetId() uint64 {
@@ -108,7 +108,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_pd_proto_msgTypes[1]
+	mi := &file_pdpb_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -120,7 +120,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[1]
+	mi := &file_pdpb_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -133,7 +133,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{1}
+	return file_pdpb_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Region) GetId() uint64 {
@@ -187,7 +187,7 @@ type PutStoreRequest struct {
 
 func (x *PutStoreRequest) Reset() {
 	*x = PutStoreRequest{}
-	mi := &file_pd_proto_msgTypes[2]
+	mi := &file_pdpb_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +199,7 @@ func (x *PutStoreRequest) String() string {
 func (*PutStoreRequest) ProtoMessage() {}
 
 func (x *PutStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[2]
+	mi := &file_pdpb_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +212,7 @@ func (x *PutStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutStoreRequest.ProtoReflect.Descriptor instead.
 func (*PutStoreRequest) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{2}
+	return file_pdpb_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PutStoreRequest) GetStore() *Store {
@@ -231,7 +231,7 @@ type PutStoreResponse struct {
 
 func (x *PutStoreResponse) Reset() {
 	*x = PutStoreResponse{}
-	mi := &file_pd_proto_msgTypes[3]
+	mi := &file_pdpb_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +243,7 @@ func (x *PutStoreResponse) String() string {
 func (*PutStoreResponse) ProtoMessage() {}
 
 func (x *PutStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[3]
+	mi := &file_pdpb_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +256,7 @@ func (x *PutStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutStoreResponse.ProtoReflect.Descriptor instead.
 func (*PutStoreResponse) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{3}
+	return file_pdpb_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PutStoreResponse) GetStoreId() uint64 {
@@ -276,7 +276,7 @@ type StoreHeartbeatRequest struct {
 
 func (x *StoreHeartbeatRequest) Reset() {
 	*x = StoreHeartbeatRequest{}
-	mi := &file_pd_proto_msgTypes[4]
+	mi := &file_pdpb_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -288,7 +288,7 @@ func (x *StoreHeartbeatRequest) String() string {
 func (*StoreHeartbeatRequest) ProtoMessage() {}
 
 func (x *StoreHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[4]
+	mi := &file_pdpb_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -301,7 +301,7 @@ func (x *StoreHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{4}
+	return file_pdpb_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StoreHeartbeatRequest) GetStoreId() uint64 {
@@ -327,7 +327,7 @@ type StoreHeartbeatResponse struct {
 
 func (x *StoreHeartbeatResponse) Reset() {
 	*x = StoreHeartbeatResponse{}
-	mi := &file_pd_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +339,7 @@ func (x *StoreHeartbeatResponse) String() string {
 func (*StoreHeartbeatResponse) ProtoMessage() {}
 
 func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +352,7 @@ func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{5}
+	return file_pdpb_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StoreHeartbeatResponse) GetRegions() []*Region {
@@ -371,7 +371,7 @@ type GetRegionRequest struct {
 
 func (x *GetRegionRequest) Reset() {
 	*x = GetRegionRequest{}
-	mi := &file_pd_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -383,7 +383,7 @@ func (x *GetRegionRequest) String() string {
 func (*GetRegionRequest) ProtoMessage() {}
 
 func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -396,7 +396,7 @@ func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionRequest) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{6}
+	return file_pdpb_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetRegionRequest) GetKey() []byte {
@@ -415,7 +415,7 @@ type GetRegionByIDRequest struct {
 
 func (x *GetRegionByIDRequest) Reset() {
 	*x = GetRegionByIDRequest{}
-	mi := &file_pd_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +427,7 @@ func (x *GetRegionByIDRequest) String() string {
 func (*GetRegionByIDRequest) ProtoMessage() {}
 
 func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +440,7 @@ func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{7}
+	return file_pdpb_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetRegionByIDRequest) GetRegionId() uint64 {
@@ -461,7 +461,7 @@ type GetRegionResponse struct {
 
 func (x *GetRegionResponse) Reset() {
 	*x = GetRegionResponse{}
-	mi := &file_pd_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -473,7 +473,7 @@ func (x *GetRegionResponse) String() string {
 func (*GetRegionResponse) ProtoMessage() {}
 
 func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -486,7 +486,7 @@ func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionResponse) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{8}
+	return file_pdpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetRegionResponse) GetRegion() *Region {
@@ -511,7 +511,7 @@ type GetStoresRequest struct {
 
 func (x *GetStoresRequest) Reset() {
 	*x = GetStoresRequest{}
-	mi := &file_pd_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +523,7 @@ func (x *GetStoresRequest) String() string {
 func (*GetStoresRequest) ProtoMessage() {}
 
 func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +536,7 @@ func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresRequest.ProtoReflect.Descriptor instead.
 func (*GetStoresRequest) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{9}
+	return file_pdpb_proto_rawDescGZIP(), []int{9}
 }
 
 type GetStoresResponse struct {
@@ -548,7 +548,7 @@ type GetStoresResponse struct {
 
 func (x *GetStoresResponse) Reset() {
 	*x = GetStoresResponse{}
-	mi := &file_pd_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -560,7 +560,7 @@ func (x *GetStoresResponse) String() string {
 func (*GetStoresResponse) ProtoMessage() {}
 
 func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -573,7 +573,7 @@ func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresResponse.ProtoReflect.Descriptor instead.
 func (*GetStoresResponse) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{10}
+	return file_pdpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetStoresResponse) GetStores() []*Store {
@@ -592,7 +592,7 @@ type AllocIDRequest struct {
 
 func (x *AllocIDRequest) Reset() {
 	*x = AllocIDRequest{}
-	mi := &file_pd_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +604,7 @@ func (x *AllocIDRequest) String() string {
 func (*AllocIDRequest) ProtoMessage() {}
 
 func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +617,7 @@ func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDRequest.ProtoReflect.Descriptor instead.
 func (*AllocIDRequest) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{11}
+	return file_pdpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AllocIDRequest) GetCount() uint32 {
@@ -638,7 +638,7 @@ type AllocIDResponse struct {
 
 func (x *AllocIDResponse) Reset() {
 	*x = AllocIDResponse{}
-	mi := &file_pd_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +650,7 @@ func (x *AllocIDResponse) String() string {
 func (*AllocIDResponse) ProtoMessage() {}
 
 func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pd_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +663,7 @@ func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDResponse.ProtoReflect.Descriptor instead.
 func (*AllocIDResponse) Descriptor() ([]byte, []int) {
-	return file_pd_proto_rawDescGZIP(), []int{12}
+	return file_pdpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AllocIDResponse) GetFirst() uint64 {
@@ -680,11 +680,76 @@ func (x *AllocIDResponse) GetCount() uint32 {
 	return 0
 }
 
-var File_pd_proto protoreflect.FileDescriptor
+// StoreState is what a KV node keeps of pd's answers in its data
+// directory, so that it serves its regions again after a restart before
+// pd is reachable: its store id, its address, and its regions as of the
+// last heartbeat.
+type StoreState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StoreId       uint64                 `protobuf:"varint,1,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
+	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	Regions       []*Region              `protobuf:"bytes,3,rep,name=regions,proto3" json:"regions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
 
-const file_pd_proto_rawDesc = "" +
+func (x *StoreState) Reset() {
+	*x = StoreState{}
+	mi := &file_pdpb_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreState) ProtoMessage() {}
+
+func (x *StoreState) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreState.ProtoReflect.Descriptor instead.
+func (*StoreState) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *StoreState) GetStoreId() uint64 {
+	if x != nil {
+		return x.StoreId
+	}
+	return 0
+}
+
+func (x *StoreState) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *StoreState) GetRegions() []*Region {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+var File_pdpb_proto protoreflect.FileDescriptor
+
+const file_pdpb_proto_rawDesc = "" +
 	"\n" +
-	"\bpd.proto\x12\tpercdb.pd\"`\n" +
+	"\n" +
+	"pdpb.proto\x12\tpercdb.pd\"`\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
@@ -719,7 +784,12 @@ const file_pd_proto_rawDesc = "" +
 	"\x05count\x18\x01 \x01(\rR\x05count\"=\n" +
 	"\x0fAllocIDResponse\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\rR\x05count2\xc2\x03\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\"h\n" +
+	"\n" +
+	"StoreState\x12\x19\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12+\n" +
+	"\aregions\x18\x03 \x03(\v2\x11.percdb.pd.RegionR\aregions2\xc2\x03\n" +
 	"\x02PD\x12C\n" +
 	"\bPutStore\x12\x1a.percdb.pd.PutStoreRequest\x1a\x1b.percdb.pd.PutStoreResponse\x12U\n" +
 	"\x0eStoreHeartbeat\x12 .percdb.pd.StoreHeartbeatRequest\x1a!.percdb.pd.StoreHeartbeatResponse\x12F\n" +
@@ -729,19 +799,19 @@ const file_pd_proto_rawDesc = "" +
 	"\aAllocID\x12\x19.percdb.pd.AllocIDRequest\x1a\x1a.percdb.pd.AllocIDResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
 
 var (
-	file_pd_proto_rawDescOnce sync.Once
-	file_pd_proto_rawDescData []byte
+	file_pdpb_proto_rawDescOnce sync.Once
+	file_pdpb_proto_rawDescData []byte
 )
 
-func file_pd_proto_rawDescGZIP() []byte {
-	file_pd_proto_rawDescOnce.Do(func() {
-		file_pd_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_pd_proto_rawDesc), len(file_pd_proto_rawDesc)))
+func file_pdpb_proto_rawDescGZIP() []byte {
+	file_pdpb_proto_rawDescOnce.Do(func() {
+		file_pdpb_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)))
 	})
-	return file_pd_proto_rawDescData
+	return file_pdpb_proto_rawDescData
 }
 
-var file_pd_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
-var file_pd_proto_goTypes = []any{
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_pdpb_proto_goTypes = []any{
 	(*Store)(nil),                  // 0: percdb.pd.Store
 	(*Region)(nil),                 // 1: percdb.pd.Region
 	(*PutStoreRequest)(nil),        // 2: percdb.pd.PutStoreRequest
@@ -755,52 +825,54 @@ var file_pd_proto_goTypes = []any{
 	(*GetStoresResponse)(nil),      // 10: percdb.pd.GetStoresResponse
 	(*AllocIDRequest)(nil),         // 11: percdb.pd.AllocIDRequest
 	(*AllocIDResponse)(nil),        // 12: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),             // 13: percdb.pd.StoreState
 }
-var file_pd_proto_depIdxs = []int32{
+var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
 	1,  // 1: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
 	1,  // 2: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
 	0,  // 3: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
 	0,  // 4: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
-	2,  // 5: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	4,  // 6: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	6,  // 7: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	7,  // 8: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	9,  // 9: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	11, // 10: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	3,  // 11: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	5,  // 12: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	8,  // 13: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	8,  // 14: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	10, // 15: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	12, // 16: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	11, // [11:17] is the sub-list for method output_type
-	5,  // [5:11] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	1,  // 5: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
+	2,  // 6: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	4,  // 7: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	6,  // 8: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	7,  // 9: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	9,  // 10: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	11, // 11: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	3,  // 12: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	5,  // 13: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	8,  // 14: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	8,  // 15: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	10, // 16: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	12, // 17: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	12, // [12:18] is the sub-list for method output_type
+	6,  // [6:12] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
-func init() { file_pd_proto_init() }
-func file_pd_proto_init() {
-	if File_pd_proto != nil {
+func init() { file_pdpb_proto_init() }
+func file_pdpb_proto_init() {
+	if File_pdpb_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pd_proto_rawDesc), len(file_pd_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_pd_proto_goTypes,
-		DependencyIndexes: file_pd_proto_depIdxs,
-		MessageInfos:      file_pd_proto_msgTypes,
+		GoTypes:           file_pdpb_proto_goTypes,
+		DependencyIndexes: file_pdpb_proto_depIdxs,
+		MessageInfos:      file_pdpb_proto_msgTypes,
 	}.Build()
-	File_pd_proto = out.File
-	file_pd_proto_goTypes = nil
-	file_pd_proto_depIdxs = nil
+	File_pdpb_proto = out.File
+	file_pdpb_proto_goTypes = nil
+	file_pdpb_proto_depIdxs = nil
 }

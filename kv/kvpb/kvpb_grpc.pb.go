@@ -2,7 +2,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             v3.21.12
-// source: kv.proto
+// source: kvpb.proto
 
 // The wire form of kv.Client (kv/api.go): every command of the contract as
 // one unary call of the KV service, served by a KV node (package kvrpc).
@@ -549,5 +549,5 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "kv.proto",
+	Metadata: "kvpb.proto",
 }

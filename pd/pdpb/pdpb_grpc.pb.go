@@ -2,7 +2,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             v3.21.12
-// source: pd.proto
+// source: pdpb.proto
 
 // The placement driver's wire protocol and the records it keeps in etcd.
 // PD (package pd) is the cluster's directory: the stores (KV nodes) that
@@ -334,5 +334,5 @@ var PD_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "pd.proto",
+	Metadata: "pdpb.proto",
 }
