@@ -27,13 +27,16 @@ import (
 type ClientOptions struct {
 	// Timeout bounds how long one call retries pd members it cannot reach
 	// (or that do not lead) before failing with *kv.RouterUnavailableError.
-	// The caller's context bounds it too. Default 15 s.
+	// The caller's context bounds it too. Default DefaultTimeout.
 	Timeout time.Duration
 	// AttemptTimeout bounds one attempt at one member, so that a member
 	// that hangs (an etcd without quorum) does not use up Timeout.
 	// Default 3 s.
 	AttemptTimeout time.Duration
 }
+
+// DefaultTimeout is ClientOptions.Timeout when left zero.
+const DefaultTimeout = 15 * time.Second
 
 // Client talks to the pd members at its addresses, following the leader.
 // Safe for concurrent use.
@@ -56,7 +59,7 @@ func NewClient(addrs []string, opts ClientOptions) (*Client, error) {
 		return nil, errors.New("pd client: no pd address")
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 15 * time.Second
+		opts.Timeout = DefaultTimeout
 	}
 	if opts.AttemptTimeout <= 0 {
 		opts.AttemptTimeout = 3 * time.Second

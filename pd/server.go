@@ -197,8 +197,12 @@ func (s *Server) lead(ctx context.Context) error {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer sess.Close()
+	addr := s.listener.Addr().String()
+	if err := s.revokeOwnStaleLeadership(ctx, addr, sess.Lease()); err != nil {
+		return err
+	}
 	el := concurrency.NewElection(sess, keyElection)
-	if err := el.Campaign(ctx, s.listener.Addr().String()); err != nil {
+	if err := el.Campaign(ctx, addr); err != nil {
 		return fmt.Errorf("campaign: %w", err)
 	}
 	guard := clientv3.Compare(clientv3.CreateRevision(el.Key()), "=", el.Rev())
@@ -225,6 +229,26 @@ func (s *Server) lead(ctx context.Context) error {
 	_ = el.Resign(rctx)
 	if ctx.Err() == nil {
 		return errors.New("etcd session lost")
+	}
+	return nil
+}
+
+// revokeOwnStaleLeadership revokes the election leases that this member's
+// previous process left (a candidacy under the same address, not under
+// the current session's lease): a pd killed while leading would otherwise
+// keep its successor, itself restarted, waiting out the old lease.
+func (s *Server) revokeOwnStaleLeadership(ctx context.Context, addr string, current clientv3.LeaseID) error {
+	resp, err := s.cli.Get(ctx, keyElection+"/", clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("read the election: %w", err)
+	}
+	for _, kv := range resp.Kvs {
+		if string(kv.Value) != addr || clientv3.LeaseID(kv.Lease) == current {
+			continue
+		}
+		if _, err := s.cli.Revoke(ctx, clientv3.LeaseID(kv.Lease)); err != nil {
+			s.cfg.Logger.Warn("pd could not revoke its previous process' election lease", "err", err)
+		}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
@@ -126,17 +127,18 @@ func runKV(args []string) error {
 }
 
 // dialCluster connects a SQL node to the cluster of the pd members in
-// list: the remote kv client routed by pd, and pd's oracle.
-func dialCluster(list string) (*percsql.ClusterBackend, func(), error) {
+// list: the remote kv client routed by pd, and pd's oracle, each retrying
+// an unreachable node up to its timeout.
+func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.ClusterBackend, func(), error) {
 	addrs, err := splitAddrs("pd", list)
 	if err != nil {
 		return nil, nil, err
 	}
-	pdc, err := pd.NewClient(addrs, pd.ClientOptions{})
+	pdc, err := pd.NewClient(addrs, pd.ClientOptions{Timeout: pdTimeout})
 	if err != nil {
 		return nil, nil, err
 	}
-	kc := kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{})
+	kc := kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{UnavailableTimeout: kvTimeout})
 	return &percsql.ClusterBackend{KV: kc, Oracle: pdc}, func() {
 		_ = kc.Close()
 		_ = pdc.Close()

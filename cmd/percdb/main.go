@@ -44,6 +44,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/kvrpc"
+	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
 )
 
@@ -83,8 +85,11 @@ func runServer(role string, args []string) error {
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var pdAddrs *string
+	var kvTimeout, pdTimeout *time.Duration
 	if role == "sql" {
 		pdAddrs = fs.String("pd", "", "comma-separated host:port of the cluster's pd members (required)")
+		kvTimeout = fs.Duration("kv-timeout", kvrpc.DefaultUnavailableTimeout, "how long a request retries a kv node it cannot reach before the statement fails with error 9002")
+		pdTimeout = fs.Duration("pd-timeout", pd.DefaultTimeout, "how long a request retries the pd members before the statement fails with error 9001")
 	}
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 4000, "port to listen on (0 picks a free one)")
@@ -171,7 +176,10 @@ func runServer(role string, args []string) error {
 
 	var backend *percsql.ClusterBackend
 	if role == "sql" {
-		b, closeBackend, err := dialCluster(*pdAddrs)
+		if *kvTimeout <= 0 || *pdTimeout <= 0 {
+			return errors.New("percdb sql: --kv-timeout and --pd-timeout must be positive")
+		}
+		b, closeBackend, err := dialCluster(*pdAddrs, *kvTimeout, *pdTimeout)
 		if err != nil {
 			return err
 		}
