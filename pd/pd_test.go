@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,5 +178,88 @@ func TestRegionCache(t *testing.T) {
 	}
 	if r2, err := rc.LocateKey(ctx, []byte("z")); err != nil || r2.ID != r.ID {
 		t.Fatalf("relocate: %+v %v", r2, err)
+	}
+}
+
+// TestLeaderFailover: three pd members form one etcd cluster and elect
+// one leader; when it goes, another takes over, and the client, given all
+// three addresses, goes on: its timestamps keep increasing across the
+// change and the directory is the same.
+func TestLeaderFailover(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var cfgs []pd.Config
+	var initial []string
+	for i := range 3 {
+		cfg := pdConfig(t, t.TempDir())
+		cfg.Name = fmt.Sprintf("pd%d", i)
+		initial = append(initial, cfg.Name+"="+cfg.PeerURL)
+		cfgs = append(cfgs, cfg)
+	}
+	servers := make([]*pd.Server, 3)
+	errs := make(chan error, 3)
+	for i := range cfgs {
+		cfgs[i].InitialCluster = strings.Join(initial, ",")
+		go func() {
+			var err error
+			servers[i], err = pd.Open(ctx, cfgs[i])
+			errs <- err
+		}()
+	}
+	for range cfgs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := make([]bool, 3)
+	defer func() {
+		for i, s := range servers {
+			if !closed[i] {
+				s.Close()
+			}
+		}
+	}()
+	c, err := pd.NewClient([]string{cfgs[0].Addr, cfgs[1].Addr, cfgs[2].Addr}, pd.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	store, err := c.PutStore(ctx, 0, "127.0.0.1:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := c.GetTimestamps(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := 0
+	leader := -1
+	for i, s := range servers {
+		if s.IsLeader() {
+			leaders++
+			leader = i
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d leaders, want 1", leaders)
+	}
+	if err := servers[leader].Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed[leader] = true
+
+	ts, err := c.GetTimestamps(ctx, 1)
+	if err != nil {
+		t.Fatalf("timestamps after the leader left: %v", err)
+	}
+	if ts <= last {
+		t.Fatalf("timestamp %d after the failover is not above %d", ts, last)
+	}
+	r, err := c.GetRegion(ctx, []byte("k"))
+	if err != nil || r.Addr != "127.0.0.1:7" {
+		t.Fatalf("region after the failover: %+v %v", r, err)
+	}
+	if id, err := c.PutStore(ctx, store, "127.0.0.1:7"); err != nil || id != store {
+		t.Fatalf("store after the failover: %d %v", id, err)
 	}
 }

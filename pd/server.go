@@ -253,6 +253,13 @@ func (s *Server) revokeOwnStaleLeadership(ctx context.Context, addr string, curr
 	return nil
 }
 
+// IsLeader reports whether this member leads now.
+func (s *Server) IsLeader() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.term != nil
+}
+
 // leader returns the current term, or a gRPC Unavailable status when
 // this member does not lead (the client tries another member).
 func (s *Server) leader() (*term, error) {
