@@ -26,6 +26,8 @@ const (
 	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
 	codeParseError      = 1064 // ER_PARSE_ERROR
 	codeGCTooEarly      = 9006 // TiDB's ErrGCTooEarly
+	codePDTimeout       = 9001 // TiDB's ErrPDServerTimeout
+	codeKVTimeout       = 9002 // TiDB's ErrTiKVServerTimeout
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"
@@ -49,9 +51,13 @@ func toSQLError(err error) error {
 	if errors.As(err, &se) {
 		return se
 	}
-	var diskFull *kv.DiskFullError
-	var tooOld *kv.GCTooOldError
-	var tooLarge *txn.TxnTooLargeError
+	var (
+		diskFull *kv.DiskFullError
+		tooOld   *kv.GCTooOldError
+		tooLarge *txn.TxnTooLargeError
+		kvDown   *kv.StoreUnavailableError
+		pdDown   *kv.RouterUnavailableError
+	)
 	switch {
 	case errors.As(err, &tooLarge):
 		return mysql.NewSQLError(codeTxnTooLarge, stateGeneral, "Transaction is too large, size: %d", tooLarge.Size)
@@ -66,6 +72,12 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
 	case errors.As(err, &diskFull):
 		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", diskFull.Dir, diskFull.Reason())
+	case errors.As(err, &kvDown):
+		// A cluster's KV node that stayed unreachable past the client's
+		// retries (TiDB's 9002; undetermined: a commit may have happened).
+		return mysql.NewSQLError(codeKVTimeout, stateGeneral, "TiKV server timeout (%s)", kvDown.Error())
+	case errors.As(err, &pdDown):
+		return mysql.NewSQLError(codePDTimeout, stateGeneral, "PD server timeout (%s)", pdDown.Error())
 	case errors.Is(err, txn.ErrAlreadyExists):
 		// A concurrent transaction inserted the same key after this one
 		// checked it; MySQL would have waited and then failed the same way.

@@ -108,7 +108,7 @@ const (
 )
 
 // newNodeMetrics makes the metrics of a node whose provider is p and
-// whose store is store.
+// whose store is store (nil on a SQL node of a cluster).
 func newNodeMetrics(p *DatabaseProvider, store *kv.Store) *nodeMetrics {
 	m := &nodeMetrics{reg: prometheus.NewRegistry()}
 	queries := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -139,10 +139,13 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store) *nodeMetrics {
 	})
 	m.reg.MustRegister(queries, duration, m.connections, m.accepted, m.slow,
 		counterCollector{p: p},
-		statusserver.NewPebbleCollector(store.Metrics),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	if store != nil {
+		// A SQL node of a cluster has no store; its KV nodes do.
+		m.reg.MustRegister(statusserver.NewPebbleCollector(store.Metrics))
+	}
 	return m
 }
 

@@ -16,6 +16,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	percsql "github.com/percdb/percdb/sql"
 )
@@ -43,7 +44,8 @@ func scrape(t *testing.T, srv *percsql.Server) map[string]*dto.MetricFamily {
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %s", code, body)
 	}
-	var p expfmt.TextParser
+	// The legacy scheme: percdb's metric names are all [a-zA-Z_:][a-zA-Z0-9_:]*.
+	p := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatalf("parse /metrics: %v\n%s", err, body)

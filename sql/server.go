@@ -129,6 +129,20 @@ type Config struct {
 	// performance_schema_digests_size); negative collects no statement
 	// statistics.
 	DigestsSize int
+	// Cluster, when set, makes the server a SQL node of a cluster: it
+	// opens no store and no oracle of its own, and its transactions go
+	// through Cluster.KV (a kvrpc.Client routed by pd) and Cluster.Oracle
+	// (pd's oracle). DataDir then holds only the node's own files (TLS
+	// certificates, the slow log). Default nil: the single node, with
+	// DataDir/kv and DataDir/tso.
+	Cluster *ClusterBackend
+}
+
+// ClusterBackend is what a SQL node of a cluster runs on. The server does
+// not close them: their owner does, after Close.
+type ClusterBackend struct {
+	KV     kv.Client
+	Oracle tso.Source
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -212,20 +226,25 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	s.kvStore, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV)
-	if err != nil {
-		return nil, fmt.Errorf("open kv store: %w", err)
+	if cfg.Cluster != nil {
+		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
+		s.store = txn.NewStore(cfg.Cluster.KV, s.tsClient, cfg.Txn)
+	} else {
+		s.kvStore, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV)
+		if err != nil {
+			return nil, fmt.Errorf("open kv store: %w", err)
+		}
+		windows, err := tso.OpenFileWindowStore(filepath.Join(cfg.DataDir, "tso"))
+		if err != nil {
+			return nil, fmt.Errorf("open oracle window: %w", err)
+		}
+		s.oracle, err = tso.Open(ctx, windows, tso.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open oracle: %w", err)
+		}
+		s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{})
+		s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	}
-	windows, err := tso.OpenFileWindowStore(filepath.Join(cfg.DataDir, "tso"))
-	if err != nil {
-		return nil, fmt.Errorf("open oracle window: %w", err)
-	}
-	s.oracle, err = tso.Open(ctx, windows, tso.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("open oracle: %w", err)
-	}
-	s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{})
-	s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
 	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {

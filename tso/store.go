@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/percdb/percdb/internal/durablefile"
 )
 
 // WindowStore keeps the oracle's saved upper bound durably: every timestamp
@@ -100,34 +102,7 @@ func (s *FileWindowStore) Save(ctx context.Context, bound uint64) error {
 }
 
 func (s *FileWindowStore) save(bound uint64) error {
-	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(encodeWindow(bound)); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, s.path); err != nil {
-		return err
-	}
-	d, err := os.Open(s.dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("fsync %s: %w", s.dir, err)
-	}
-	return d.Close()
+	return durablefile.Write(s.path, encodeWindow(bound), 0o644)
 }
 
 func encodeWindow(bound uint64) []byte {

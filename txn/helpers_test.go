@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/kvrpc/kvrpctest"
 	"github.com/percdb/percdb/txn/txntest"
 )
 
@@ -59,7 +60,7 @@ func newEnvOn(t testing.TB, ks *kv.Store, oracle Oracle, opts Options, splits ..
 			t.Fatalf("split at %q: %v", sk, err)
 		}
 	}
-	e := &testEnv{kv: ks, client: kv.NewLocalClient(ks), oracle: oracle}
+	e := &testEnv{kv: ks, client: kvrpctest.ClientFor(t, ks), oracle: oracle}
 	e.s = e.newStore(t, opts)
 	return e
 }

@@ -1,6 +1,14 @@
 // Command percdb runs a single percdb node: the key-value store, the
 // timestamp oracle and the MySQL server, all in one process, with data in
-// one directory.
+// one directory. With a role as first argument it runs one member of a
+// cluster instead (cluster.go, docs/cluster.md):
+//
+//	percdb pd --data-dir D --addr 127.0.0.1:2379 [--initial-cluster name=url,...]
+//	percdb kv --data-dir D --addr 127.0.0.1:20160 --pd 127.0.0.1:2379[,...]
+//	percdb sql --host H --port P --pd 127.0.0.1:2379[,...] [--status-port S]
+//	percdb playground --kv 3 --data-dir D --port P
+//
+// The single node's flags:
 //
 //	percdb [--host 127.0.0.1] [--port 4000] [--data-dir ./percdb-data]
 //	       [--root-password ""] [--ssl-cert file --ssl-key file] [--auto-generate-certs=false]
@@ -36,6 +44,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/kvrpc"
+	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
 )
 
@@ -50,10 +60,44 @@ func main() {
 }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("percdb", flag.ContinueOnError)
+	if len(args) > 0 {
+		switch args[0] {
+		case "pd":
+			return runPD(args[1:])
+		case "kv":
+			return runKV(args[1:])
+		case "sql":
+			return runServer("sql", args[1:])
+		case "playground":
+			return runPlayground(args[1:])
+		}
+	}
+	return runServer("", args)
+}
+
+// runServer runs the MySQL server: the single node (role "") with its own
+// store and oracle, or a SQL node of a cluster (role "sql") over the KV
+// nodes and the oracle that --pd leads to.
+func runServer(role string, args []string) error {
+	name := "percdb"
+	if role != "" {
+		name += " " + role
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var pdAddrs *string
+	var kvTimeout, pdTimeout *time.Duration
+	if role == "sql" {
+		pdAddrs = fs.String("pd", "", "comma-separated host:port of the cluster's pd members (required)")
+		kvTimeout = fs.Duration("kv-timeout", kvrpc.DefaultUnavailableTimeout, "how long a request retries a kv node it cannot reach before the statement fails with error 9002")
+		pdTimeout = fs.Duration("pd-timeout", pd.DefaultTimeout, "how long a request retries the pd members before the statement fails with error 9001")
+	}
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 4000, "port to listen on (0 picks a free one)")
-	dataDir := fs.String("data-dir", percsql.DefaultDataDir, "directory of the node's data (kv/ and tso/)")
+	dataDirDefault, dataDirHelp := percsql.DefaultDataDir, "directory of the node's data (kv/ and tso/)"
+	if role == "sql" {
+		dataDirDefault, dataDirHelp = "percdb-sql-data", "directory of the SQL node's own files (TLS certificates, slow log); the data is in the cluster's kv nodes"
+	}
+	dataDir := fs.String("data-dir", dataDirDefault, dataDirHelp)
 	rootPassword := fs.String("root-password", "", "password of root; set at every start when given (a fresh node's root has none when empty)")
 	sslCert := fs.String("ssl-cert", "", "PEM file of the server's TLS certificate (with --ssl-key)")
 	sslKey := fs.String("ssl-key", "", "PEM file of the server's TLS private key (with --ssl-cert)")
@@ -74,6 +118,9 @@ func run(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if pdAddrs != nil && *pdAddrs == "" {
+		return errors.New("percdb sql: --pd is required")
 	}
 	if *maxConns < 0 {
 		return fmt.Errorf("--max-connections %d is negative", *maxConns)
@@ -127,7 +174,20 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	var backend *percsql.ClusterBackend
+	if role == "sql" {
+		if *kvTimeout <= 0 || *pdTimeout <= 0 {
+			return errors.New("percdb sql: --kv-timeout and --pd-timeout must be positive")
+		}
+		b, closeBackend, err := dialCluster(*pdAddrs, *kvTimeout, *pdTimeout)
+		if err != nil {
+			return err
+		}
+		defer closeBackend()
+		backend = b
+	}
 	srv, err := percsql.Open(ctx, percsql.Config{
+		Cluster:      backend,
 		Addr:         net.JoinHostPort(*host, strconv.Itoa(*port)),
 		DataDir:      *dataDir,
 		RootPassword: *rootPassword,

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // start runs a status server on a free port over reg, closed when the
@@ -94,7 +95,8 @@ func TestPebbleCollector(t *testing.T) {
 	s := start(t, reg)
 
 	code, body := get(t, s, http.MethodGet, "/metrics")
-	var p expfmt.TextParser
+	// The legacy scheme: percdb's metric names are all [a-zA-Z_:][a-zA-Z0-9_:]*.
+	p := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
 	if code != http.StatusOK || err != nil {
 		t.Fatalf("GET /metrics: %d %v\n%s", code, err, body)

@@ -10,14 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/tests/testproc"
 )
 
 // Bounds on waits for the server process. They are generous, for two
@@ -28,28 +27,15 @@ const (
 	stopTimeout  = 3 * time.Minute
 )
 
-// buildPercdb builds cmd/percdb into a directory of the test and returns
-// the binary's path.
-func buildPercdb(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "percdb")
-	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/percdb/percdb/cmd/percdb")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build cmd/percdb: %v\n%s", err, out)
-	}
-	return bin
-}
+// buildPercdb builds cmd/percdb for the test.
+func buildPercdb(t *testing.T) string { return testproc.BuildPercdb(t) }
 
 // serverProc is a percdb server running as a child process.
 type serverProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	addr string
-	out  *tail
+	out  *testproc.Tail
 	// exited is closed when the process has been waited for; waitErr is
 	// then its exit status.
 	exited  chan struct{}
@@ -66,7 +52,7 @@ func startServer(t *testing.T, bin, dir string) *serverProc {
 	t.Helper()
 	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", "0", "--data-dir", dir)
 	dieWithParent(cmd)
-	p := &serverProc{t: t, cmd: cmd, out: &tail{}, exited: make(chan struct{})}
+	p := &serverProc{t: t, cmd: cmd, out: &testproc.Tail{}, exited: make(chan struct{})}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -162,31 +148,6 @@ func (p *serverProc) stop() {
 	if p.waitErr != nil {
 		p.t.Fatalf("percdb stopped with %v\n%s", p.waitErr, p.out)
 	}
-}
-
-// tail keeps the last 64 KiB written to it: enough of a server's log to
-// explain a failure. Safe for concurrent use.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailSize = 64 << 10
-
-func (b *tail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > tailSize {
-		b.buf = append([]byte{}, b.buf[len(b.buf)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }
 
 // lockCount is what countLocks found: the locks that block reads, and the

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/kvrpc"
+	"github.com/percdb/percdb/kv/node"
+	"github.com/percdb/percdb/pd"
+	percsql "github.com/percdb/percdb/sql"
+)
+
+// The cluster roles of the binary: pd, kv, sql (runServer with a
+// ClusterBackend) and playground.
+
+// newLogger returns the role's logger at the --log-level given.
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// splitAddrs reads a comma-separated list of host:port.
+func splitAddrs(flagName, s string) ([]string, error) {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("--%s %q: %w", flagName, a, err)
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--%s is required", flagName)
+	}
+	return out, nil
+}
+
+// runPD runs a pd member until SIGINT or SIGTERM.
+func runPD(args []string) error {
+	fs := flag.NewFlagSet("percdb pd", flag.ContinueOnError)
+	dataDir := fs.String("data-dir", "percdb-pd-data", "directory of the pd member's etcd data")
+	addr := fs.String("addr", "127.0.0.1:2379", "host:port of pd's gRPC service (placement and timestamps)")
+	name := fs.String("name", "pd", "this member's name in the etcd cluster")
+	peerURL := fs.String("peer-url", "", "URL of the embedded etcd's peer listener (default http://host:port+1 of --addr)")
+	clientURL := fs.String("client-url", "", "URL of the embedded etcd's client listener (default http://host:port+2 of --addr)")
+	initial := fs.String("initial-cluster", "", "the etcd members as name=peer-url,... (default this member alone)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	logger, err := newLogger(*logLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
+		InitialCluster: *initial, Logger: logger})
+	if err != nil {
+		return err
+	}
+	logger.Info("pd listening", "addr", srv.Addr().String(), "data_dir", *dataDir)
+	<-ctx.Done()
+	logger.Info("shutting down")
+	return srv.Close()
+}
+
+// runKV runs a KV node until SIGINT or SIGTERM.
+func runKV(args []string) error {
+	fs := flag.NewFlagSet("percdb kv", flag.ContinueOnError)
+	dataDir := fs.String("data-dir", "percdb-kv-data", "directory of the store's data")
+	addr := fs.String("addr", "127.0.0.1:20160", "host:port to serve the kv protocol on, as registered with pd")
+	pdFlag := fs.String("pd", "", "comma-separated host:port of the pd members (required)")
+	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve, as the single node's --reserve-space")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	pdAddrs, err := splitAddrs("pd", *pdFlag)
+	if err != nil {
+		return err
+	}
+	reserve, err := parseReserveSpace(*reserveSpace)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(*logLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
+		KV: kv.Options{ReserveSpace: reserve, Logger: logger}, Logger: logger})
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	logger.Info("shutting down")
+	return n.Close()
+}
+
+// dialCluster connects a SQL node to the cluster of the pd members in
+// list: the remote kv client routed by pd, and pd's oracle, each retrying
+// an unreachable node up to its timeout.
+func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.ClusterBackend, func(), error) {
+	addrs, err := splitAddrs("pd", list)
+	if err != nil {
+		return nil, nil, err
+	}
+	pdc, err := pd.NewClient(addrs, pd.ClientOptions{Timeout: pdTimeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	kc := kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{UnavailableTimeout: kvTimeout})
+	return &percsql.ClusterBackend{KV: kc, Oracle: pdc}, func() {
+		_ = kc.Close()
+		_ = pdc.Close()
+	}, nil
+}
+
+// runPlayground starts a pd, --kv kv nodes and a sql node as child
+// processes of this binary on 127.0.0.1, prints where each listens and
+// its PID, and stops them all on SIGINT or SIGTERM.
+func runPlayground(args []string) error {
+	fs := flag.NewFlagSet("percdb playground", flag.ContinueOnError)
+	kvs := fs.Int("kv", 3, "number of kv nodes")
+	dataDir := fs.String("data-dir", "percdb-playground", "directory for the members' data (pd/, kv1/, ..., sql/)")
+	port := fs.Int("port", 4000, "MySQL port of the sql node")
+	basePort := fs.Int("base-port", 23790, "first of the ports the members use: pd (3 ports), then one per kv node")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *kvs < 1 || *kvs > 64 {
+		return fmt.Errorf("--kv %d: want 1 to 64", *kvs)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pdAddr := "127.0.0.1:" + strconv.Itoa(*basePort)
+	members := [][]string{{"pd", "--data-dir", filepath.Join(*dataDir, "pd"), "--addr", pdAddr}}
+	for i := 1; i <= *kvs; i++ {
+		members = append(members, []string{"kv", "--data-dir", filepath.Join(*dataDir, fmt.Sprintf("kv%d", i)),
+			"--addr", "127.0.0.1:" + strconv.Itoa(*basePort+2+i), "--pd", pdAddr})
+	}
+	members = append(members, []string{"sql", "--data-dir", filepath.Join(*dataDir, "sql"), "--port", strconv.Itoa(*port),
+		"--pd", pdAddr, "--status-port", "0"})
+	// exited receives each member's pid when it exits (its error is
+	// printed then).
+	exited := make(chan int, len(members))
+	var procs []*exec.Cmd
+	defer func() {
+		for i := len(procs) - 1; i >= 0; i-- {
+			_ = procs[i].Process.Signal(syscall.SIGTERM)
+		}
+		for range procs {
+			<-exited
+		}
+	}()
+	for _, m := range members {
+		cmd := exec.Command(self, m...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start %s: %w", m[0], err)
+		}
+		procs = append(procs, cmd)
+		go func() {
+			err := cmd.Wait()
+			fmt.Fprintf(os.Stderr, "percdb playground: %s (pid %d) exited: %v\n", m[0], cmd.Process.Pid, err)
+			exited <- cmd.Process.Pid
+		}()
+		fmt.Printf("%-4s pid %-7d %s\n", m[0], cmd.Process.Pid, strings.Join(m[1:], " "))
+	}
+	fmt.Printf("connect with: mariadb -h 127.0.0.1 -P %d -u root    (Ctrl-C stops every member)\n", *port)
+	// A member that exits is reported and left down (kill and restart
+	// members by hand to see the cluster cope); Ctrl-C stops the rest.
+	for running := len(procs); running > 0; running-- {
+		select {
+		case <-ctx.Done():
+			return nil
+		case pid := <-exited:
+			procs = slices.DeleteFunc(procs, func(c *exec.Cmd) bool { return c.Process.Pid == pid })
+		}
+	}
+	return errors.New("every member has exited")
+}

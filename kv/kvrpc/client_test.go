@@ -1,0 +1,192 @@
+package kvrpc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/kvrpc"
+)
+
+// fixedRouter routes every key to one store's region map and address.
+type fixedRouter struct {
+	s    *kv.Store
+	addr string
+}
+
+func (r fixedRouter) LocateKey(_ context.Context, key []byte) (kv.RegionInfo, error) {
+	info, err := r.s.LocateKey(key)
+	info.Addr = r.addr
+	return info, err
+}
+func (r fixedRouter) InvalidateRegion(uint64)          {}
+func (r fixedRouter) RegionAddr(uint64) (string, bool) { return r.addr, true }
+
+func openStore(t *testing.T) *kv.Store {
+	t.Helper()
+	s, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// serve serves s on lis until the returned stop is called.
+func serve(s *kv.Store, lis net.Listener) (stop func()) {
+	srv := grpc.NewServer()
+	kvrpc.NewServer(s).Register(srv)
+	go func() { _ = srv.Serve(lis) }()
+	return srv.Stop
+}
+
+// TestStoreRestart: a command sent while its store is down is retried
+// until the store is back, and answered then; past the client's deadline
+// it fails with *kv.StoreUnavailableError instead of waiting on.
+func TestStoreRestart(t *testing.T) {
+	s := openStore(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	stop := serve(s, lis)
+	ctx := context.Background()
+	c := kvrpc.NewClient(fixedRouter{s, addr}, kvrpc.Options{UnavailableTimeout: time.Hour})
+	defer c.Close()
+	region, err := c.LocateKey(ctx, []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, region.Ctx(), []byte("k"), 10); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	// Down: a client with a short deadline gives up with the typed error.
+	short := kvrpc.NewClient(fixedRouter{s, addr}, kvrpc.Options{UnavailableTimeout: 50 * time.Millisecond})
+	defer short.Close()
+	_, err = short.Get(ctx, region.Ctx(), []byte("k"), 10)
+	var su *kv.StoreUnavailableError
+	if !errors.As(err, &su) || su.Addr != addr || su.Undetermined {
+		t.Fatalf("Get on a stopped store: %v, want a determined *kv.StoreUnavailableError", err)
+	}
+
+	// A patient client's call waits for the restart.
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, region.Ctx(), []byte("k"), 10)
+		done <- err
+	}()
+	lis2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serve(s, lis2)()
+	if err := <-done; err != nil {
+		t.Fatalf("Get across a restart: %v", err)
+	}
+}
+
+// TestLockWaitHonoursContext: a pessimistic lock request waiting for
+// another transaction's lock over the wire ends when its caller's context
+// does, with the context's error.
+func TestLockWaitHonoursContext(t *testing.T) {
+	s := openStore(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serve(s, lis)()
+	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
+	defer c.Close()
+	ctx := context.Background()
+	region, err := c.LocateKey(ctx, []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := func(ctx context.Context, startTS uint64, wait time.Duration) error {
+		_, err := c.AcquirePessimisticLock(ctx, &kv.AcquirePessimisticLockRequest{
+			Region: region.Ctx(), Keys: []kv.PessimisticKey{{Key: []byte("k")}}, Primary: []byte("k"),
+			StartTS: startTS, ForUpdateTS: startTS, LockTTL: 60_000, WaitTimeout: wait,
+		})
+		return err
+	}
+	if err := lock(ctx, 100, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Without a wait the holder's lock is reported at once.
+	var locked *kv.KeyIsLockedError
+	if err := lock(ctx, 200, 0); !errors.As(err, &locked) || locked.Lock.StartTS != 100 {
+		t.Fatalf("second locker: %v, want *kv.KeyIsLockedError of txn 100", err)
+	}
+	// With a long wait, cancelling the caller ends the call.
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- lock(wctx, 300, time.Hour) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v, want context.Canceled", err)
+	}
+}
+
+// TestOnePCBrokenInFlight: a one-phase commit whose call breaks in flight
+// is settled by its primary, not failed and not blindly sent again:
+// applied before the break, it reports its commit; not applied, it is
+// sent again and commits.
+func TestOnePCBrokenInFlight(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprintf("applied=%v", applied), func(t *testing.T) {
+			s := openStore(t)
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var broken atomic.Bool
+			srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				if info.FullMethod != "/percdb.kv.KV/Prewrite" || !broken.CompareAndSwap(false, true) {
+					return h(ctx, req)
+				}
+				if applied {
+					if _, err := h(ctx, req); err != nil {
+						return nil, err
+					}
+				}
+				return nil, status.Error(codes.Unavailable, "error reading from server: EOF")
+			}))
+			kvrpc.NewServer(s).Register(srv)
+			go func() { _ = srv.Serve(lis) }()
+			defer srv.Stop()
+			c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
+			defer c.Close()
+			ctx := context.Background()
+			region, err := c.LocateKey(ctx, []byte("k"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Prewrite(ctx, &kv.PrewriteRequest{
+				Region: region.Ctx(), Mutations: []kv.Mutation{{Op: kv.OpPut, Key: []byte("k"), Value: []byte("v")}},
+				Primary: []byte("k"), StartTS: 100, LockTTL: 3000, TryOnePC: true, MaxCommitTS: 1000,
+			})
+			if err != nil || len(resp.Errors) != 0 || resp.OnePCCommitTS == 0 {
+				t.Fatalf("prewrite: %+v %v, want a one-phase commit", resp, err)
+			}
+			if !broken.Load() {
+				t.Fatal("the call was never broken")
+			}
+			v, err := c.Get(ctx, region.Ctx(), []byte("k"), resp.OnePCCommitTS)
+			if err != nil || string(v) != "v" {
+				t.Fatalf("read at the commit: %q %v", v, err)
+			}
+		})
+	}
+}

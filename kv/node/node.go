@@ -1,0 +1,309 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/internal/durablefile"
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/kvrpc"
+	"github.com/percdb/percdb/pd"
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// Config configures a KV node.
+type Config struct {
+	// DataDir holds the store (DataDir/kv) and the node's state file
+	// (DataDir/store-state).
+	DataDir string
+	// Addr is the host:port to listen on and to register with pd.
+	Addr string
+	// PD lists the pd members' addresses.
+	PD []string
+	// KV tunes the store. Default: durable, synced writes.
+	KV kv.Options
+	// HeartbeatInterval is how often the node heartbeats pd and learns
+	// its regions. Default 1 s.
+	HeartbeatInterval time.Duration
+	// PDTimeout bounds each pd call's retries. Default 15 s.
+	PDTimeout time.Duration
+	// Logger logs the node's life. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// stateFile is the name of the node's state file (pdpb.StoreState) in its
+// data directory.
+const stateFile = "store-state"
+
+// Node is a KV node: a store serving the regions pd gave it over kvrpc.
+type Node struct {
+	cfg      Config
+	store    *kv.Store
+	pd       *pd.Client
+	listener net.Listener
+	grpc     *grpc.Server
+	// whole routes a command to the store's own region, the whole key
+	// space: the node checks the region pd named, the store serves every
+	// key it holds.
+	whole kv.RegionCtx
+
+	mu      sync.RWMutex
+	storeID uint64
+	regions map[uint64]*replica
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// replica is one region's replica on this node: its descriptor as pd
+// gave it and the proposer its commands go through.
+type replica struct {
+	info     kv.RegionInfo
+	proposer Proposer
+}
+
+// Open opens the store, registers with pd (or resumes the registration in
+// the state file), raises the store's max_read_ts to a fresh timestamp
+// (so that one-phase commits are calculated above every read served
+// before a restart), and starts serving. It waits for pd as long as ctx
+// allows.
+func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
+	if cfg.DataDir == "" || cfg.Addr == "" || len(cfg.PD) == 0 {
+		return nil, errors.New("kv node: DataDir, Addr and PD are required")
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	n := &Node{cfg: cfg, regions: map[uint64]*replica{}, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			n.closeResources()
+		}
+	}()
+	if n.pd, err = pd.NewClient(cfg.PD, pd.ClientOptions{Timeout: cfg.PDTimeout}); err != nil {
+		return nil, err
+	}
+	if n.store, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV); err != nil {
+		return nil, fmt.Errorf("kv node: %w", err)
+	}
+	whole, err := n.store.LocateKey(nil)
+	if err != nil {
+		return nil, fmt.Errorf("kv node: %w", err)
+	}
+	if len(whole.Start) != 0 || len(whole.End) != 0 {
+		return nil, fmt.Errorf("kv node: the store's region %d is not the whole key space", whole.ID)
+	}
+	n.whole = whole.Ctx()
+	state, err := loadState(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n.storeID = state.GetStoreId()
+	n.setRegions(state.GetRegions())
+
+	// Listen first: pd hands out this address as soon as the store
+	// registers.
+	if n.listener, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("kv node: listen: %w", err)
+	}
+	if err := n.register(ctx); err != nil {
+		return nil, err
+	}
+	if err := n.heartbeat(ctx); err != nil {
+		return nil, err
+	}
+	ts, err := n.waitForTimestamp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n.store.UpdateMaxReadTS(ts)
+
+	n.grpc = grpc.NewServer()
+	kvrpc.NewServer(n).Register(n.grpc)
+	go func() { _ = n.grpc.Serve(n.listener) }()
+	bg, stop := context.WithCancel(context.Background())
+	n.stop = stop
+	go func() {
+		defer close(n.done)
+		n.heartbeatLoop(bg)
+	}()
+	cfg.Logger.Info("kv node serving", "addr", n.listener.Addr().String(), "store_id", n.storeID, "regions", len(n.regions))
+	return n, nil
+}
+
+// waitForTimestamp gets a timestamp from the oracle, retrying while pd is
+// unreachable until ctx ends.
+func (n *Node) waitForTimestamp(ctx context.Context) (uint64, error) {
+	for {
+		ts, err := n.pd.GetTimestamps(ctx, 1)
+		if err == nil {
+			return ts, nil
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("kv node: get a timestamp from pd: %w", err)
+		}
+		n.cfg.Logger.Warn("kv node waiting for pd's oracle", "err", err)
+	}
+}
+
+// register registers the store with pd (a new store gets an id) and
+// saves the id, retrying while pd is unreachable until ctx ends.
+func (n *Node) register(ctx context.Context) error {
+	for {
+		id, err := n.pd.PutStore(ctx, n.storeID, n.cfg.Addr)
+		if err == nil {
+			n.mu.Lock()
+			n.storeID = id
+			n.mu.Unlock()
+			return n.saveState()
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("kv node: register with pd: %w", err)
+		}
+		n.cfg.Logger.Warn("kv node waiting for pd to register", "err", err)
+	}
+}
+
+// heartbeat tells pd the store is alive and takes the regions pd says it
+// serves; a change is saved in the state file.
+func (n *Node) heartbeat(ctx context.Context) error {
+	n.mu.RLock()
+	id := n.storeID
+	n.mu.RUnlock()
+	regions, err := n.pd.StoreHeartbeat(ctx, id, n.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("kv node: heartbeat: %w", err)
+	}
+	if n.setRegions(regions) {
+		return n.saveState()
+	}
+	return nil
+}
+
+func (n *Node) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(n.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := n.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			// The node serves the regions it has; pd will be back.
+			n.cfg.Logger.Warn("kv node heartbeat failed", "err", err)
+		}
+	}
+}
+
+// setRegions replaces the node's regions with pd's list and reports
+// whether anything changed. A region whose descriptor did not change
+// keeps its replica.
+func (n *Node) setRegions(list []*pdpb.Region) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	next := make(map[uint64]*replica, len(list))
+	changed := len(list) != len(n.regions)
+	for _, r := range list {
+		info := pd.RegionInfo(r, n.cfg.Addr)
+		if old, ok := n.regions[info.ID]; ok && sameRegion(old.info, info) {
+			next[info.ID] = old
+			continue
+		}
+		changed = true
+		next[info.ID] = &replica{info: info, proposer: directProposer{n.store}}
+	}
+	n.regions = next
+	return changed
+}
+
+func sameRegion(a, b kv.RegionInfo) bool {
+	return a.ID == b.ID && a.Epoch == b.Epoch && bytes.Equal(a.Start, b.Start) && bytes.Equal(a.End, b.End)
+}
+
+// saveState writes the state file: a temporary file, synced, renamed over
+// the old one, and the directory synced.
+func (n *Node) saveState() error {
+	n.mu.RLock()
+	st := &pdpb.StoreState{StoreId: n.storeID, Addr: n.cfg.Addr}
+	for _, r := range n.regions {
+		st.Regions = append(st.Regions, &pdpb.Region{Id: r.info.ID, Start: r.info.Start, End: r.info.End,
+			ConfVer: r.info.Epoch.ConfVer, Version: r.info.Epoch.Version, StoreId: n.storeID})
+	}
+	n.mu.RUnlock()
+	b, err := proto.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("kv node: save state: %w", err)
+	}
+	path := filepath.Join(n.cfg.DataDir, stateFile)
+	if err := durablefile.Write(path, b, 0o644); err != nil {
+		return fmt.Errorf("kv node: save state: %w", err)
+	}
+	return nil
+}
+
+// loadState reads the state file; a missing one is a new node.
+func loadState(dir string) (*pdpb.StoreState, error) {
+	st := &pdpb.StoreState{}
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err == nil {
+		err = proto.Unmarshal(b, st)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv node: read %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	return st, nil
+}
+
+// Addr is where the node listens.
+func (n *Node) Addr() net.Addr { return n.listener.Addr() }
+
+// StoreID is the node's store id in the cluster.
+func (n *Node) StoreID() uint64 {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.storeID
+}
+
+// Close stops serving (commands in flight end with the store's ErrClosed,
+// which clients retry elsewhere or later) and closes the store.
+func (n *Node) Close() error {
+	if n.stop != nil {
+		n.stop()
+		<-n.done
+	}
+	return n.closeResources()
+}
+
+func (n *Node) closeResources() error {
+	var errs []error
+	if n.grpc != nil {
+		n.grpc.Stop()
+	} else if n.listener != nil {
+		errs = append(errs, n.listener.Close())
+	}
+	if n.store != nil {
+		errs = append(errs, n.store.Close())
+	}
+	if n.pd != nil {
+		errs = append(errs, n.pd.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,311 @@
+package pd
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// Keys in etcd (all under keyPrefix). Values are pdpb messages or
+// big-endian integers:
+//
+//	/percdb/pd/alloc_id            uint64: the next id not yet allocated
+//	/percdb/pd/bootstrapped        "1" once the first region exists
+//	/percdb/pd/store/<id>          pdpb.Store (id as 16 hex digits)
+//	/percdb/pd/region/<start>      pdpb.Region, keyed by its start key (raw bytes)
+//	/percdb/pd/region-id/<id>      the start key of region id
+//	/percdb/pd/tso                 uint64: the oracle's saved window bound
+//	/percdb/pd/leader/...          the leader election (etcd concurrency)
+//
+// Regions keyed by start key make the region holding a key one range read
+// (the greatest start at or below the key).
+const (
+	keyPrefix       = "/percdb/pd/"
+	keyAllocID      = keyPrefix + "alloc_id"
+	keyBootstrapped = keyPrefix + "bootstrapped"
+	keyStorePrefix  = keyPrefix + "store/"
+	keyRegionPrefix = keyPrefix + "region/"
+	keyRegionByID   = keyPrefix + "region-id/"
+	keyTSO          = keyPrefix + "tso"
+	keyElection     = keyPrefix + "leader"
+)
+
+func storeKey(id uint64) string     { return keyStorePrefix + idHex(id) }
+func regionKey(start []byte) string { return keyRegionPrefix + string(start) }
+func regionIDKey(id uint64) string  { return keyRegionByID + idHex(id) }
+
+func idHex(id uint64) string {
+	s := strconv.FormatUint(id, 16)
+	return string(bytes.Repeat([]byte{'0'}, 16-len(s))) + s
+}
+
+// errNotBootstrapped: no store has registered yet, so there is no region.
+var errNotBootstrapped = errors.New("pd: cluster not bootstrapped (no kv store has registered yet)")
+
+// directory is the cluster's stores and regions in etcd. Only the pd
+// leader writes it; guard is the leader's election key comparison, so a
+// deposed leader's writes fail.
+type directory struct {
+	cli *clientv3.Client
+}
+
+// allocIDs reserves count ids and returns the first.
+func (d *directory) allocIDs(ctx context.Context, guard clientv3.Cmp, count uint32) (uint64, error) {
+	if count == 0 {
+		return 0, errors.New("pd: alloc 0 ids")
+	}
+	for {
+		resp, err := d.cli.Get(ctx, keyAllocID)
+		if err != nil {
+			return 0, fmt.Errorf("pd: alloc id: %w", err)
+		}
+		next, rev := uint64(1), int64(0)
+		if len(resp.Kvs) == 1 {
+			if len(resp.Kvs[0].Value) != 8 {
+				return 0, fmt.Errorf("pd: alloc id: corrupt counter of %d bytes", len(resp.Kvs[0].Value))
+			}
+			next, rev = binary.BigEndian.Uint64(resp.Kvs[0].Value), resp.Kvs[0].ModRevision
+		}
+		txn, err := d.cli.Txn(ctx).
+			If(guard, clientv3.Compare(clientv3.ModRevision(keyAllocID), "=", rev)).
+			Then(clientv3.OpPut(keyAllocID, string(binary.BigEndian.AppendUint64(nil, next+uint64(count))))).
+			Commit()
+		if err != nil {
+			return 0, fmt.Errorf("pd: alloc id: %w", err)
+		}
+		if txn.Succeeded {
+			return next, nil
+		}
+		if err := d.checkGuard(ctx, guard); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// errNotLeader: this pd is not (or no longer) the leader.
+var errNotLeader = errors.New("pd: not leader")
+
+// checkGuard returns errNotLeader when the guard no longer holds.
+func (d *directory) checkGuard(ctx context.Context, guard clientv3.Cmp) error {
+	txn, err := d.cli.Txn(ctx).If(guard).Commit()
+	if err != nil {
+		return fmt.Errorf("pd: %w", err)
+	}
+	if !txn.Succeeded {
+		return errNotLeader
+	}
+	return nil
+}
+
+// putStore registers a store or updates its address; a new store (id 0)
+// gets an id, and the first store bootstraps the first region on itself.
+func (d *directory) putStore(ctx context.Context, guard clientv3.Cmp, st *pdpb.Store) (uint64, error) {
+	if st.GetAddr() == "" {
+		return 0, errors.New("pd: store without an address")
+	}
+	id := st.GetId()
+	if id == 0 {
+		var err error
+		if id, err = d.allocIDs(ctx, guard, 1); err != nil {
+			return 0, err
+		}
+	}
+	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr()})
+	if err != nil {
+		return 0, err
+	}
+	if _, err := d.guarded(ctx, guard, clientv3.OpPut(storeKey(id), string(rec))); err != nil {
+		return 0, fmt.Errorf("pd: put store %d: %w", id, err)
+	}
+	if err := d.bootstrap(ctx, guard, id); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// guarded runs ops if guard holds.
+func (d *directory) guarded(ctx context.Context, guard clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	txn, err := d.cli.Txn(ctx).If(guard).Then(ops...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	if !txn.Succeeded {
+		return nil, errNotLeader
+	}
+	return txn, nil
+}
+
+// bootstrap creates the first region, the whole key space, on storeID,
+// unless the cluster is bootstrapped already.
+func (d *directory) bootstrap(ctx context.Context, guard clientv3.Cmp, storeID uint64) error {
+	resp, err := d.cli.Get(ctx, keyBootstrapped)
+	if err != nil {
+		return fmt.Errorf("pd: bootstrap: %w", err)
+	}
+	if len(resp.Kvs) > 0 {
+		return nil
+	}
+	id, err := d.allocIDs(ctx, guard, 1)
+	if err != nil {
+		return err
+	}
+	rec, err := proto.Marshal(&pdpb.Region{Id: id, ConfVer: 1, Version: 1, StoreId: storeID})
+	if err != nil {
+		return err
+	}
+	txn, err := d.cli.Txn(ctx).
+		If(guard, clientv3.Compare(clientv3.Version(keyBootstrapped), "=", 0)).
+		Then(clientv3.OpPut(regionKey(nil), string(rec)), clientv3.OpPut(regionIDKey(id), ""), clientv3.OpPut(keyBootstrapped, "1")).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("pd: bootstrap: %w", err)
+	}
+	if !txn.Succeeded {
+		// Bootstrapped meanwhile by another call, or deposed.
+		return d.checkGuard(ctx, guard)
+	}
+	return nil
+}
+
+// store reads a store record; nil when there is none.
+func (d *directory) store(ctx context.Context, id uint64) (*pdpb.Store, error) {
+	resp, err := d.cli.Get(ctx, storeKey(id))
+	if err != nil {
+		return nil, fmt.Errorf("pd: get store %d: %w", id, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, nil
+	}
+	st := &pdpb.Store{}
+	if err := proto.Unmarshal(resp.Kvs[0].Value, st); err != nil {
+		return nil, fmt.Errorf("pd: store %d: %w", id, err)
+	}
+	return st, nil
+}
+
+// stores lists every store.
+func (d *directory) stores(ctx context.Context) ([]*pdpb.Store, error) {
+	resp, err := d.cli.Get(ctx, keyStorePrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("pd: list stores: %w", err)
+	}
+	out := make([]*pdpb.Store, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		st := &pdpb.Store{}
+		if err := proto.Unmarshal(kv.Value, st); err != nil {
+			return nil, fmt.Errorf("pd: store %q: %w", kv.Key, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// regionOf returns the region holding key: the one with the greatest
+// start at or below it.
+func (d *directory) regionOf(ctx context.Context, key []byte) (*pdpb.Region, error) {
+	resp, err := d.cli.Get(ctx, keyRegionPrefix,
+		clientv3.WithRange(regionKey(key)+"\x00"), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1))
+	if err != nil {
+		return nil, fmt.Errorf("pd: locate key %q: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, errNotBootstrapped
+	}
+	r := &pdpb.Region{}
+	if err := proto.Unmarshal(resp.Kvs[0].Value, r); err != nil {
+		return nil, fmt.Errorf("pd: region %q: %w", resp.Kvs[0].Key, err)
+	}
+	if len(r.End) > 0 && bytes.Compare(key, r.End) >= 0 {
+		return nil, fmt.Errorf("pd: locate key %q: no region holds it (hole after region %d)", key, r.Id)
+	}
+	return r, nil
+}
+
+// regionByID returns region id; nil when there is none.
+func (d *directory) regionByID(ctx context.Context, id uint64) (*pdpb.Region, error) {
+	resp, err := d.cli.Get(ctx, regionIDKey(id))
+	if err != nil {
+		return nil, fmt.Errorf("pd: get region %d: %w", id, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, nil
+	}
+	r, err := d.cli.Get(ctx, regionKey(resp.Kvs[0].Value))
+	if err != nil {
+		return nil, fmt.Errorf("pd: get region %d: %w", id, err)
+	}
+	if len(r.Kvs) == 0 {
+		return nil, nil
+	}
+	out := &pdpb.Region{}
+	if err := proto.Unmarshal(r.Kvs[0].Value, out); err != nil {
+		return nil, fmt.Errorf("pd: region %d: %w", id, err)
+	}
+	if out.Id != id {
+		return nil, nil // the index is being rewritten; the caller asks again
+	}
+	return out, nil
+}
+
+// regionsOf lists the regions whose replica is on storeID.
+func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Region, error) {
+	resp, err := d.cli.Get(ctx, keyRegionPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("pd: list regions: %w", err)
+	}
+	var out []*pdpb.Region
+	for _, kv := range resp.Kvs {
+		r := &pdpb.Region{}
+		if err := proto.Unmarshal(kv.Value, r); err != nil {
+			return nil, fmt.Errorf("pd: region %q: %w", kv.Key, err)
+		}
+		if r.StoreId == storeID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// windowStore keeps the oracle's window bound in etcd (tso.WindowStore),
+// written only while guard (the leadership) holds, so that a deposed
+// leader cannot move the bound under its successor.
+type windowStore struct {
+	cli   *clientv3.Client
+	guard clientv3.Cmp
+}
+
+// Load implements tso.WindowStore.
+func (w windowStore) Load(ctx context.Context) (uint64, error) {
+	resp, err := w.cli.Get(ctx, keyTSO)
+	if err != nil {
+		return 0, fmt.Errorf("load tso window from etcd: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	if v := resp.Kvs[0].Value; len(v) == 8 {
+		return binary.BigEndian.Uint64(v), nil
+	}
+	return 0, fmt.Errorf("load tso window from etcd: corrupt value of %d bytes", len(resp.Kvs[0].Value))
+}
+
+// Save implements tso.WindowStore: the bound is durable (committed by the
+// etcd cluster) when it returns nil.
+func (w windowStore) Save(ctx context.Context, bound uint64) error {
+	txn, err := w.cli.Txn(ctx).If(w.guard).Then(clientv3.OpPut(keyTSO, string(binary.BigEndian.AppendUint64(nil, bound)))).Commit()
+	if err != nil {
+		return fmt.Errorf("save tso window to etcd: %w", err)
+	}
+	if !txn.Succeeded {
+		return fmt.Errorf("save tso window to etcd: %w", errNotLeader)
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+// Package pd is percdb's placement driver, as PD is TiKV's: the member of
+// a cluster that knows where everything is and hands out what must be
+// unique. It embeds an etcd member (go.etcd.io/etcd/server/v3/embed) and
+// keeps everything durable there, so that pd is stateless besides etcd
+// and several pd members (--initial-cluster) form one etcd cluster:
+//
+//   - the timestamp oracle (package tso), its window bound saved in etcd,
+//     served on the TSO protocol (tso/tsopb, batched on one stream per
+//     client) next to pd's own service;
+//   - the store registry: KV nodes register (PutStore) and get an id, then
+//     heartbeat (StoreHeartbeat) and learn the regions they serve;
+//   - the region directory: each region's [start, end), id, epoch and the
+//     store holding it, keyed by start key so that locating a key is one
+//     etcd range read; the first store to register bootstraps the
+//     cluster with one region over the whole key space;
+//   - id allocation (AllocID), for stores, regions and later splits.
+//
+// directory.go documents the etcd keys.
+//
+// # Leadership
+//
+// Members campaign for leadership with etcd's election (a lease of
+// Config.SessionTTL). Only the leader serves: it opens the oracle from the
+// saved window (so its timestamps start above every one a previous leader
+// may have issued) and writes the directory; every write, and every save of
+// the window, is an etcd transaction conditioned on its election key, so a
+// deposed leader cannot write. Other members answer Unavailable, and the
+// Client tries the next address.
+//
+// # Clients
+//
+// Client calls pd members with failover and retries: a member that is
+// down or does not lead is skipped, and a call retries with backoff up to
+// ClientOptions.Timeout (and its context) before failing with
+// *kv.RouterUnavailableError, which the SQL layer reports as MySQL error
+// 9001 ("PD server timeout"). Client is also the oracle's tso.Source over
+// the leader's TSO stream. RegionCache is the router of a kvrpc.Client:
+// regions located through pd, cached until a region error drops them.
+//
+// # What comes next
+//
+// Region heartbeats from leaders, replicas (three per region by default)
+// and their placement, AskBatchSplit for splits, balance of leaders and
+// replicas, the GC safe point and the SQL nodes' minimum start_ts
+// (docs/cluster.md).
+package pd

@@ -1,0 +1,265 @@
+package pd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/pd"
+)
+
+// freePort returns a port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// pdConfig is a single-member pd on free ports in dir.
+func pdConfig(t *testing.T, dir string) pd.Config {
+	return pd.Config{
+		DataDir:   dir,
+		Addr:      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+	}
+}
+
+func openPD(t *testing.T, cfg pd.Config) *pd.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := pd.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDirectoryAndOracleSurviveRestart: the first store bootstraps the
+// cluster with the whole key space; ids are unique; the region
+// directory, the store registry and the oracle's window are in etcd, so a
+// restarted pd routes as before and issues timestamps above every one it
+// issued.
+func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := pdConfig(t, dir)
+	srv := openPD(t, cfg)
+	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// Before any store registers there is no region: retryable, and past
+	// the timeout a RouterUnavailableError.
+	short, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	var ru *kv.RouterUnavailableError
+	if _, err := short.GetRegion(ctx, []byte("k")); !errors.As(err, &ru) {
+		t.Fatalf("locate before bootstrap: %v, want *kv.RouterUnavailableError", err)
+	}
+
+	s1, err := c.PutStore(ctx, 0, "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := c.PutStore(ctx, 0, "127.0.0.1:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 == s2 || s1 == 0 || s2 == 0 {
+		t.Fatalf("store ids %d and %d", s1, s2)
+	}
+	r, err := c.GetRegion(ctx, []byte("anything"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Addr != "127.0.0.1:1" || len(r.Start) != 0 || len(r.End) != 0 || r.Epoch != (kv.RegionEpoch{ConfVer: 1, Version: 1}) {
+		t.Fatalf("bootstrap region: %+v", r)
+	}
+	regs, err := c.StoreHeartbeat(ctx, s1, "127.0.0.1:1")
+	if err != nil || len(regs) != 1 || regs[0].Id != r.ID {
+		t.Fatalf("heartbeat of store %d: %v %v", s1, regs, err)
+	}
+	if regs, err := c.StoreHeartbeat(ctx, s2, "127.0.0.1:2"); err != nil || len(regs) != 0 {
+		t.Fatalf("heartbeat of store %d: %v %v", s2, regs, err)
+	}
+	first, err := c.AllocID(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first <= max(s1, s2, r.ID) {
+		t.Fatalf("alloc id %d reuses an id (stores %d %d, region %d)", first, s1, s2, r.ID)
+	}
+	var lastTS uint64
+	for range 100 {
+		ts, err := c.GetTimestamps(ctx, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts <= lastTS {
+			t.Fatalf("timestamp %d after %d", ts, lastTS)
+		}
+		lastTS = ts
+	}
+
+	// Down: the client fails with the typed error past its timeout.
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := short.GetTimestamps(ctx, 1); !errors.As(err, &ru) {
+		t.Fatalf("timestamps with pd down: %v, want *kv.RouterUnavailableError", err)
+	}
+
+	// Restarted on the same directory and address.
+	srv = openPD(t, cfg)
+	defer srv.Close()
+	ts, err := c.GetTimestamps(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts <= lastTS {
+		t.Fatalf("timestamp %d after restart is not above %d", ts, lastTS)
+	}
+	r2, err := c.GetRegion(ctx, []byte("x"))
+	if err != nil || r2.ID != r.ID || r2.Addr != r.Addr {
+		t.Fatalf("region after restart: %+v %v", r2, err)
+	}
+	again, err := c.AllocID(ctx, 1)
+	if err != nil || again < first+10 {
+		t.Fatalf("alloc after restart: %d %v, want >= %d", again, err, first+10)
+	}
+	// A known store re-registering keeps its id.
+	if id, err := c.PutStore(ctx, s2, "127.0.0.1:3"); err != nil || id != s2 {
+		t.Fatalf("re-register: %d %v", id, err)
+	}
+}
+
+// TestRegionCache: located regions are cached with their store address
+// and dropped by InvalidateRegion.
+func TestRegionCache(t *testing.T) {
+	ctx := context.Background()
+	cfg := pdConfig(t, t.TempDir())
+	srv := openPD(t, cfg)
+	defer srv.Close()
+	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.PutStore(ctx, 0, "127.0.0.1:9"); err != nil {
+		t.Fatal(err)
+	}
+	rc := pd.NewRegionCache(c)
+	r, err := rc.LocateKey(ctx, []byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr, ok := rc.RegionAddr(r.ID); !ok || addr != "127.0.0.1:9" {
+		t.Fatalf("RegionAddr: %q %v", addr, ok)
+	}
+	rc.InvalidateRegion(r.ID)
+	if _, ok := rc.RegionAddr(r.ID); ok {
+		t.Fatal("invalidated region still routed")
+	}
+	if r2, err := rc.LocateKey(ctx, []byte("z")); err != nil || r2.ID != r.ID {
+		t.Fatalf("relocate: %+v %v", r2, err)
+	}
+}
+
+// TestLeaderFailover: three pd members form one etcd cluster and elect
+// one leader; when it goes, another takes over, and the client, given all
+// three addresses, goes on: its timestamps keep increasing across the
+// change and the directory is the same.
+func TestLeaderFailover(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var cfgs []pd.Config
+	var initial []string
+	for i := range 3 {
+		cfg := pdConfig(t, t.TempDir())
+		cfg.Name = fmt.Sprintf("pd%d", i)
+		initial = append(initial, cfg.Name+"="+cfg.PeerURL)
+		cfgs = append(cfgs, cfg)
+	}
+	servers := make([]*pd.Server, 3)
+	errs := make(chan error, 3)
+	for i := range cfgs {
+		cfgs[i].InitialCluster = strings.Join(initial, ",")
+		go func() {
+			var err error
+			servers[i], err = pd.Open(ctx, cfgs[i])
+			errs <- err
+		}()
+	}
+	for range cfgs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := make([]bool, 3)
+	defer func() {
+		for i, s := range servers {
+			if !closed[i] {
+				s.Close()
+			}
+		}
+	}()
+	c, err := pd.NewClient([]string{cfgs[0].Addr, cfgs[1].Addr, cfgs[2].Addr}, pd.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	store, err := c.PutStore(ctx, 0, "127.0.0.1:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := c.GetTimestamps(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := 0
+	leader := -1
+	for i, s := range servers {
+		if s.IsLeader() {
+			leaders++
+			leader = i
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d leaders, want 1", leaders)
+	}
+	if err := servers[leader].Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed[leader] = true
+
+	ts, err := c.GetTimestamps(ctx, 1)
+	if err != nil {
+		t.Fatalf("timestamps after the leader left: %v", err)
+	}
+	if ts <= last {
+		t.Fatalf("timestamp %d after the failover is not above %d", ts, last)
+	}
+	r, err := c.GetRegion(ctx, []byte("k"))
+	if err != nil || r.Addr != "127.0.0.1:7" {
+		t.Fatalf("region after the failover: %+v %v", r, err)
+	}
+	if id, err := c.PutStore(ctx, store, "127.0.0.1:7"); err != nil || id != store {
+		t.Fatalf("store after the failover: %d %v", id, err)
+	}
+}

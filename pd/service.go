@@ -1,0 +1,173 @@
+package pd
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// pdService implements pdpb.PDServer on the directory. Every call needs
+// the leadership: reads too, so that a client never reads a directory a
+// deposed member has stopped keeping.
+type pdService struct {
+	pdpb.UnimplementedPDServer
+	s *Server
+}
+
+// toStatus gives a directory error the gRPC code the client acts on:
+// Unavailable (try again, maybe at another member) for everything but a
+// malformed request.
+func toStatus(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, errBadRequest):
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Error(codes.Unavailable, err.Error())
+}
+
+// errBadRequest is wrapped by errors of malformed requests.
+var errBadRequest = errors.New("pd: bad request")
+
+// PutStore implements pdpb.PDServer.
+func (p *pdService) PutStore(ctx context.Context, req *pdpb.PutStoreRequest) (*pdpb.PutStoreResponse, error) {
+	t, err := p.s.leader()
+	if err != nil {
+		return nil, err
+	}
+	if req.GetStore().GetAddr() == "" {
+		return nil, toStatus(errors.Join(errBadRequest, errors.New("store without an address")))
+	}
+	id, err := p.s.dir.putStore(ctx, t.guard, req.GetStore())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p.s.beat(id)
+	return &pdpb.PutStoreResponse{StoreId: id}, nil
+}
+
+// beat records a heartbeat of store id.
+func (s *Server) beat(id uint64) {
+	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	s.heartbeats[id] = time.Now().UnixMilli()
+}
+
+// StoreHeartbeat implements pdpb.PDServer. A heartbeat from an address
+// other than the registered one updates the registration (a store moved).
+func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeatRequest) (*pdpb.StoreHeartbeatResponse, error) {
+	t, err := p.s.leader()
+	if err != nil {
+		return nil, err
+	}
+	st, err := p.s.dir.store(ctx, req.GetStoreId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if st == nil {
+		return nil, status.Errorf(codes.NotFound, "pd: store %d is not registered", req.GetStoreId())
+	}
+	if a := req.GetAddr(); a != "" && a != st.Addr {
+		if _, err := p.s.dir.putStore(ctx, t.guard, &pdpb.Store{Id: st.Id, Addr: a}); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	p.s.beat(st.Id)
+	regions, err := p.s.dir.regionsOf(ctx, st.Id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pdpb.StoreHeartbeatResponse{Regions: regions}, nil
+}
+
+// withStore answers a region with the store that serves it.
+func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetRegionResponse, error) {
+	st, err := p.s.dir.store(ctx, r.StoreId)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if st == nil {
+		return nil, status.Errorf(codes.Unavailable, "pd: region %d is on store %d, which is not registered", r.Id, r.StoreId)
+	}
+	p.s.hbMu.Lock()
+	st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
+	p.s.hbMu.Unlock()
+	return &pdpb.GetRegionResponse{Region: r, Store: st}, nil
+}
+
+// GetRegion implements pdpb.PDServer.
+func (p *pdService) GetRegion(ctx context.Context, req *pdpb.GetRegionRequest) (*pdpb.GetRegionResponse, error) {
+	if _, err := p.s.leader(); err != nil {
+		return nil, err
+	}
+	r, err := p.s.dir.regionOf(ctx, req.GetKey())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return p.withStore(ctx, r)
+}
+
+// GetRegionByID implements pdpb.PDServer.
+func (p *pdService) GetRegionByID(ctx context.Context, req *pdpb.GetRegionByIDRequest) (*pdpb.GetRegionResponse, error) {
+	if _, err := p.s.leader(); err != nil {
+		return nil, err
+	}
+	r, err := p.s.dir.regionByID(ctx, req.GetRegionId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if r == nil {
+		return nil, status.Errorf(codes.NotFound, "pd: no region %d", req.GetRegionId())
+	}
+	return p.withStore(ctx, r)
+}
+
+// GetStores implements pdpb.PDServer.
+func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*pdpb.GetStoresResponse, error) {
+	if _, err := p.s.leader(); err != nil {
+		return nil, err
+	}
+	stores, err := p.s.dir.stores(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p.s.hbMu.Lock()
+	for _, st := range stores {
+		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
+	}
+	p.s.hbMu.Unlock()
+	return &pdpb.GetStoresResponse{Stores: stores}, nil
+}
+
+// maxAllocCount bounds one AllocID request.
+const maxAllocCount = 1 << 16
+
+// AllocID implements pdpb.PDServer.
+func (p *pdService) AllocID(ctx context.Context, req *pdpb.AllocIDRequest) (*pdpb.AllocIDResponse, error) {
+	t, err := p.s.leader()
+	if err != nil {
+		return nil, err
+	}
+	n := req.GetCount()
+	if n == 0 || n > maxAllocCount {
+		return nil, status.Errorf(codes.InvalidArgument, "pd: alloc %d ids: want 1 to %d", n, maxAllocCount)
+	}
+	first, err := p.s.dir.allocIDs(ctx, t.guard, n)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pdpb.AllocIDResponse{First: first, Count: n}, nil
+}

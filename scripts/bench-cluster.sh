@@ -1,0 +1,81 @@
+#!/bin/sh
+# Measures sysbench on the single node and on a cluster (pd, one kv node,
+# a sql node, all on 127.0.0.1, the kv protocol over loopback gRPC) in one
+# sitting, alternating the two: bench-cluster.sh [workload] [seconds]
+# [rounds] [threads...]. Defaults: oltp_point_select, 20 s, 2 rounds, 1
+# and 4 threads. Prints one line per run: setup, threads, QPS, p95 ms, and
+# the CPU time the setup's processes used per query (user+system from
+# /proc, in microseconds; sysbench's own CPU is not counted).
+# Needs sysbench (apt-get install sysbench); builds cmd/percdb.
+set -eu
+
+WORKLOAD=${1:-oltp_point_select}
+SECS=${2:-20}
+ROUNDS=${3:-2}
+shift 3 2>/dev/null || shift $#
+THREADS=${*:-1 4}
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TMP=$(mktemp -d)
+trap 'kill $(cat "$TMP"/*.pid 2>/dev/null) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT INT TERM
+BIN=$TMP/percdb
+(cd "$ROOT" && go build -o "$BIN" ./cmd/percdb)
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start() { # name, args...
+	name=$1; shift
+	"$BIN" "$@" >"$TMP/$name.log" 2>&1 &
+	echo $! >"$TMP/$name.pid"
+}
+waitlog() { # name, pattern
+	i=0
+	until grep -q "$2" "$TMP/$1.log"; do
+		i=$((i + 1)); [ $i -lt 1200 ] || { cat "$TMP/$1.log"; exit 1; }
+		sleep 0.1
+	done
+}
+
+SINGLE=$(port)
+start single --host 127.0.0.1 --port "$SINGLE" --data-dir "$TMP/single" --status-port 0
+PD=$(port); KV=$(port); CLUSTER=$(port)
+start pd pd --data-dir "$TMP/pd" --addr "127.0.0.1:$PD" --peer-url "http://127.0.0.1:$(port)" --client-url "http://127.0.0.1:$(port)"
+waitlog pd 'pd is the leader'
+start kv kv --data-dir "$TMP/kv" --addr "127.0.0.1:$KV" --pd "127.0.0.1:$PD"
+waitlog kv 'kv node serving'
+start sql sql --data-dir "$TMP/sql" --host 127.0.0.1 --port "$CLUSTER" --pd "127.0.0.1:$PD" --status-port 0
+waitlog single 'percdb listening'
+waitlog sql 'percdb listening'
+
+# cpu_ticks PIDFILE... sums the processes' user+system clock ticks.
+cpu_ticks() {
+	total=0
+	for f in "$@"; do
+		t=$(awk '{print $14 + $15}' "/proc/$(cat "$TMP/$f.pid")/stat")
+		total=$((total + t))
+	done
+	echo $total
+}
+HZ=$(getconf CLK_TCK)
+
+SB="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user=root --mysql-password= --mysql-db=sbtest --tables=1 --table-size=10000"
+for p in $SINGLE $CLUSTER; do
+	mariadb -h 127.0.0.1 -P "$p" -u root -e 'CREATE DATABASE sbtest'
+	sysbench "$WORKLOAD" $SB --mysql-port="$p" prepare >/dev/null
+done
+for r in $(seq "$ROUNDS"); do
+	for t in $THREADS; do
+		for setup in single:$SINGLE cluster:$CLUSTER; do
+			p=${setup#*:}
+			procs=single
+			[ "${setup%%:*}" = single ] || procs="sql kv pd"
+			before=$(cpu_ticks $procs)
+			out=$(sysbench "$WORKLOAD" $SB --mysql-port="$p" --threads="$t" --time="$SECS" --report-interval=0 run)
+			after=$(cpu_ticks $procs)
+			queries=$(echo "$out" | sed -n 's/^ *total: *\([0-9]*\)$/\1/p' | head -1)
+			qps=$(echo "$out" | sed -n 's/.*queries: .*(\([0-9.]*\) per sec.)/\1/p')
+			p95=$(echo "$out" | sed -n 's/.*95th percentile: *\([0-9.]*\)/\1/p')
+			cpu_us=$(awk -v d=$((after - before)) -v hz="$HZ" -v q="$queries" 'BEGIN { printf "%.0f", d / hz * 1e6 / q }')
+			echo "round $r ${setup%%:*} threads $t qps $qps p95_ms $p95 cpu_us_per_query $cpu_us ($procs)"
+		done
+	done
+done

@@ -1,0 +1,287 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/percdb/percdb/tests/crash"
+	"github.com/percdb/percdb/tests/testproc"
+)
+
+func TestMain(m *testing.M) {
+	// go-sql-driver logs every connection a kill breaks; the tests report
+	// what matters themselves.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
+	os.Exit(m.Run())
+}
+
+// Bounds of the waits of the workload and the checks: reaching one fails
+// the test as a hang, not as slowness.
+const (
+	progressTimeout = 3 * time.Minute
+	checkTimeout    = 5 * time.Minute
+)
+
+// workers is the number of concurrent bank clients.
+const workers = 4
+
+func openDB(t *testing.T, addr, database string, interpolate bool) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", crash.DSN(addr, database, interpolate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// waitFor polls cond until it holds, failing the test past progressTimeout
+// with the explanation why() gives.
+func waitFor(t *testing.T, what string, cond func() bool, why func() string) {
+	t.Helper()
+	deadline := time.Now().Add(progressTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v\n%s", what, progressTimeout, why())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// prober reads the bank's sum in a loop through its own connection pool
+// and records when reads succeed, so that a test can measure how long
+// service was out after a kill (reported, never asserted) and checks the
+// sum on every successful read.
+type prober struct {
+	t    *testing.T
+	db   *sql.DB
+	want int64
+
+	mu      sync.Mutex
+	lastOK  time.Time
+	bad     []int64
+	lastErr error
+	// mark and firstOK: the first successful read after mark.
+	mark, firstOK time.Time
+
+	stop func()
+}
+
+func startProber(t *testing.T, db *sql.DB, want int64) *prober {
+	p := &prober{t: t, db: db, want: want}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			qctx, qcancel := context.WithTimeout(ctx, time.Minute)
+			var sum int64
+			err := db.QueryRowContext(qctx, "SELECT SUM(bal) FROM accounts").Scan(&sum)
+			qcancel()
+			p.mu.Lock()
+			if err == nil {
+				p.lastOK = time.Now()
+				if p.firstOK.IsZero() && !p.mark.IsZero() {
+					p.firstOK = p.lastOK
+				}
+				if sum != p.want {
+					p.bad = append(p.bad, sum)
+				}
+			} else if ctx.Err() == nil {
+				p.lastErr = err
+			}
+			p.mu.Unlock()
+			time.Sleep(2 * time.Millisecond)
+		}
+	})
+	p.stop = func() {
+		cancel()
+		wg.Wait()
+	}
+	return p
+}
+
+// err returns the last error the prober met.
+func (p *prober) err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr
+}
+
+// setMark starts timing from now: firstOK will be the first successful
+// read after it.
+func (p *prober) setMark() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mark, p.firstOK = time.Now(), time.Time{}
+	return p.mark
+}
+
+// firstOKAfterMark returns how long after the mark a read first
+// succeeded, false if none has yet.
+func (p *prober) firstOKAfterMark() (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstOK.IsZero() {
+		return 0, false
+	}
+	return p.firstOK.Sub(p.mark), true
+}
+
+// okSince reports whether a read succeeded after t0.
+func (p *prober) okSince(t0 time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastOK.After(t0)
+}
+
+// outage kills m with SIGKILL while a commit is in flight, restarts it
+// after pause, and returns how long after the kill the prober first read
+// the bank (a read may succeed before the restart when m's loss does not
+// stop it).
+func outage(t *testing.T, c *cluster, m *member, h *crash.History, p *prober, pause time.Duration) time.Duration {
+	t.Helper()
+	why := func() string { return fmt.Sprintf("%s; prober's last error %v\n%s", h.Summary(), p.err(), c.logs()) }
+	waitFor(t, "a commit in flight", func() bool { return h.InFlight() > 0 }, why)
+	m.kill()
+	p.setMark()
+	time.Sleep(pause)
+	m.start()
+	var back time.Duration
+	waitFor(t, "service after "+m.name+"'s restart", func() bool {
+		d, ok := p.firstOKAfterMark()
+		back = d
+		return ok
+	}, why)
+	return back
+}
+
+// TestBankSurvivesKills runs the crash suite's workload (bank transfers,
+// items with long values, orders big enough to commit in two phases) over
+// the MySQL protocol against a SQL node of a cluster of pd and three KV
+// nodes, each a process, and SIGKILLs and restarts: the KV node holding
+// the data, then a KV node holding nothing, then pd. Throughout, a prober
+// reads the bank's sum. Then the crash suite's Checker compares the data
+// with what the clients were told: nothing acknowledged is lost, nothing
+// failed is there, the sum holds, indexes agree. The time from each kill
+// to the first successful read is logged (not asserted).
+func TestBankSurvivesKills(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 3)
+	ctx := context.Background()
+	cfg := crash.Config{Database: "bank"}
+	if err := crash.Setup(ctx, openDB(t, c.sql.addr, "", true), cfg); err != nil {
+		t.Fatalf("setup: %v\n%s", err, c.logs())
+	}
+	const accounts, initial = 10, 1000 // crash.Config's defaults
+	p := startProber(t, openDB(t, c.sql.addr, cfg.Database, true), accounts*initial)
+	h := crash.NewHistory()
+	ids := crash.NewIDs(0)
+	pools := []*sql.DB{openDB(t, c.sql.addr, cfg.Database, true), openDB(t, c.sql.addr, cfg.Database, false)}
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &crash.Worker{ID: i, DB: pools[i%2], Cfg: cfg, IDs: ids, Rand: rand.New(rand.NewPCG(uint64(i), 7)), Rec: h}
+		wg.Go(func() { w.Run(wctx) })
+	}
+	progress := func(n int) {
+		waitFor(t, "workload progress", func() bool { return h.Len() >= n }, func() string {
+			return fmt.Sprintf("%s; prober's last error %v\n%s", h.Summary(), p.err(), c.logs())
+		})
+	}
+	progress(30)
+	started := time.Now()
+	waitFor(t, "the prober's first read", func() bool { return p.okSince(started) }, func() string { return fmt.Sprint(p.err()) })
+
+	kvOut := outage(t, c, c.kvs[0], h, p, 500*time.Millisecond)
+	progress(h.Len() + 30)
+	idleOut := outage(t, c, c.kvs[1], h, p, 500*time.Millisecond)
+	progress(h.Len() + 30)
+	pdOut := outage(t, c, c.pd, h, p, 500*time.Millisecond)
+	progress(h.Len() + 30)
+
+	cancel()
+	wg.Wait()
+	p.stop()
+	if len(p.bad) > 0 {
+		t.Errorf("the prober read sums %v, want %d", p.bad, accounts*initial)
+	}
+	cctx, ccancel := context.WithTimeout(ctx, checkTimeout)
+	defer ccancel()
+	rep, err := (&crash.Checker{DB: openDB(t, c.sql.addr, cfg.Database, true), Cfg: cfg}).Check(cctx, h)
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, c.logs())
+	}
+	if !rep.OK() {
+		t.Fatalf("after %s: %s\n%s", h.Summary(), rep, c.logs())
+	}
+	t.Logf("%s; reads back %v after the data's kv node was killed (restarted after 0.5 s), %v after an idle kv node's kill, %v after pd's; last prober error: %v; check: %s",
+		h.Summary(), kvOut.Round(time.Millisecond), idleOut.Round(time.Millisecond), pdOut.Round(time.Millisecond), p.err(), rep)
+	c.sql.stop()
+	for _, m := range c.kvs {
+		m.stop()
+	}
+	c.pd.stop()
+}
+
+// TestUnreachableNodesGiveClearErrors: with a KV node or pd down longer
+// than the SQL node's retry deadlines, statements fail with MySQL errors
+// 9002 and 9001 (TiDB's "TiKV server timeout", "PD server timeout")
+// instead of hanging, and work again, with the data, once the node is
+// back.
+func TestUnreachableNodesGiveClearErrors(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 1, "--kv-timeout", "1s", "--pd-timeout", "1s")
+	db := openDB(t, c.sql.addr, "", true)
+	db.SetMaxIdleConns(0) // a fresh connection per statement: nothing cached in a session
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)", "INSERT INTO d.t VALUES (1, 10), (2, 20)"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	wantCode := func(code uint16, what string, err error) {
+		t.Helper()
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != code {
+			t.Fatalf("%s: %v, want MySQL error %d\n%s", what, err, code, c.logs())
+		}
+		t.Logf("%s: %v", what, err)
+	}
+	sum := func() (int64, error) {
+		var s int64
+		err := db.QueryRowContext(ctx, "SELECT SUM(v) FROM d.t").Scan(&s)
+		return s, err
+	}
+
+	c.kvs[0].kill()
+	_, err := db.ExecContext(ctx, "INSERT INTO d.t VALUES (3, 30)")
+	wantCode(9002, "insert with the kv node down", err)
+	_, err = sum()
+	wantCode(9002, "read with the kv node down", err)
+	c.kvs[0].start()
+	if s, err := sum(); err != nil || s != 30 {
+		t.Fatalf("sum after the kv node's restart: %d %v, want 30", s, err)
+	}
+
+	c.pd.kill()
+	_, err = db.ExecContext(ctx, "INSERT INTO d.t VALUES (3, 30)")
+	wantCode(9001, "insert with pd down", err)
+	c.pd.start()
+	if _, err := db.ExecContext(ctx, "INSERT INTO d.t VALUES (3, 30)"); err != nil {
+		t.Fatalf("insert after pd's restart: %v", err)
+	}
+	if s, err := sum(); err != nil || s != 60 {
+		t.Fatalf("sum: %d %v, want 60", s, err)
+	}
+}

@@ -1,0 +1,190 @@
+package cluster
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/percdb/percdb/tests/testproc"
+)
+
+// Bounds on waits for a process: generous, for two loaded cores; reaching
+// one is a failure of the process (it did not start or stop), never a
+// performance assertion.
+const (
+	startTimeout = 3 * time.Minute
+	stopTimeout  = 3 * time.Minute
+)
+
+// freeAddr returns a 127.0.0.1 address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// member is one process of the cluster: its command line, and while it
+// runs, the process.
+type member struct {
+	t     *testing.T
+	name  string
+	bin   string
+	args  []string
+	ready *regexp.Regexp // the log line that says it serves
+	// addr is the address the ready line names (group 1), if any.
+	addr string
+	log  *testproc.Tail
+
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+}
+
+// start starts the member and waits until it logs its ready line. The
+// process is killed when the test ends if it still runs, and dies with
+// the test process.
+func (m *member) start() {
+	m.t.Helper()
+	if m.log == nil {
+		m.log = &testproc.Tail{}
+	}
+	cmd := exec.Command(m.bin, m.args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	cmd.Stdout = m.log
+	if err := cmd.Start(); err != nil {
+		m.t.Fatalf("start %s: %v", m.name, err)
+	}
+	m.cmd, m.exited = cmd, make(chan struct{})
+	exited := m.exited
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			m.log.Write([]byte(line + "\n"))
+			if g := m.ready.FindStringSubmatch(line); g != nil {
+				addr := ""
+				if len(g) > 1 {
+					addr = g[1]
+				}
+				select {
+				case ready <- addr:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(m.log, stderr)
+		m.waitErr = cmd.Wait()
+		close(exited)
+	}()
+	m.t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	select {
+	case addr := <-ready:
+		if addr != "" {
+			m.addr = addr
+		}
+	case <-exited:
+		m.t.Fatalf("%s exited before serving: %v\n%s", m.name, m.waitErr, m.log)
+	case <-time.After(startTimeout):
+		m.t.Fatalf("%s did not log that it serves within %v\n%s", m.name, startTimeout, m.log)
+	}
+}
+
+// kill SIGKILLs the member and waits for it.
+func (m *member) kill() {
+	m.t.Helper()
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		m.t.Fatalf("kill %s: %v", m.name, err)
+	}
+	<-m.exited
+	var ee *exec.ExitError
+	if !errors.As(m.waitErr, &ee) {
+		m.t.Fatalf("%s ended with %v, not by SIGKILL\n%s", m.name, m.waitErr, m.log)
+	}
+}
+
+// stop asks the member to shut down (SIGTERM) and checks that it exits
+// cleanly.
+func (m *member) stop() {
+	m.t.Helper()
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		m.t.Fatalf("signal %s: %v", m.name, err)
+	}
+	select {
+	case <-m.exited:
+	case <-time.After(stopTimeout):
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+		m.t.Fatalf("%s did not stop within %v of SIGTERM\n%s", m.name, stopTimeout, m.log)
+	}
+	if m.waitErr != nil {
+		m.t.Fatalf("%s stopped with %v\n%s", m.name, m.waitErr, m.log)
+	}
+}
+
+// cluster is a pd, KV nodes and a SQL node, each a process of the binary
+// on 127.0.0.1.
+type cluster struct {
+	pd  *member
+	kvs []*member
+	sql *member
+}
+
+// startCluster starts pd, then kvs KV nodes one after the other (the
+// first to register holds the cluster's first region), then a SQL node
+// given sqlArgs.
+func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	pdAddr := freeAddr(t)
+	c := &cluster{pd: &member{t: t, name: "pd", bin: bin, ready: regexp.MustCompile(`pd is the leader`), addr: pdAddr,
+		args: []string{"pd", "--data-dir", filepath.Join(dir, "pd"), "--addr", pdAddr,
+			"--peer-url", "http://" + freeAddr(t), "--client-url", "http://" + freeAddr(t)}}}
+	c.pd.start()
+	for i := 1; i <= kvs; i++ {
+		addr := freeAddr(t)
+		m := &member{t: t, name: fmt.Sprintf("kv%d", i), bin: bin, ready: regexp.MustCompile(`kv node serving`), addr: addr,
+			args: []string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr}}
+		m.start()
+		c.kvs = append(c.kvs, m)
+	}
+	c.sql = &member{t: t, name: "sql", bin: bin, ready: regexp.MustCompile(`percdb listening.* addr=(127\.0\.0\.1:[0-9]+)`),
+		args: append([]string{"sql", "--data-dir", filepath.Join(dir, "sql"), "--host", "127.0.0.1", "--port", "0",
+			"--status-port", "0", "--pd", pdAddr}, sqlArgs...)}
+	c.sql.start()
+	return c
+}
+
+// logs returns every member's log tail, for a failure.
+func (c *cluster) logs() string {
+	var b strings.Builder
+	for _, m := range append([]*member{c.pd, c.sql}, c.kvs...) {
+		fmt.Fprintf(&b, "--- %s ---\n%s\n", m.name, m.log)
+	}
+	return b.String()
+}
