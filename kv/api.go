@@ -73,6 +73,13 @@ type Mutation struct {
 	// transaction was rolled back): it was removed by someone who judged
 	// the transaction dead.
 	Pessimistic bool
+	// Notify names observer columns to notify when the key commits
+	// (Percolator's notifications, see NotifyEntry): the commit that
+	// turns this key's lock into a write record, or commits it in one
+	// phase, sets the key's notify entry of each column to its
+	// commit_ts in the same store batch. Not for OpCheckNotExists, which
+	// takes no lock.
+	Notify [][]byte
 }
 
 // RegionCtx names the region a request was routed to. A store checks it
@@ -335,6 +342,30 @@ type AcquirePessimisticLockResponse struct {
 	ConflictTS uint64
 }
 
+// NotifyEntry is a notification: Key committed a change, at TS, that the
+// observer of Column has not processed yet (Percolator's notify column).
+// It is a hint, not transactional data: set by the commit of a Mutation
+// with Notify in the same store batch as the commit record, read by
+// observers' scanners without a snapshot, and cleared when an observer
+// run has committed (ClearNotify). Commits of one key happen in commit_ts
+// order (a key's next prewrite waits for its lock to go), so an entry
+// always holds the newest commit_ts that set it.
+type NotifyEntry struct {
+	Key    []byte
+	Column []byte
+	TS     uint64
+}
+
+// ScanNotifyRequest reads at most Limit notify entries of the keys in
+// [Start, End) (End empty: to the region's end), in key order and, for
+// one key, column order. Limit 0 means no limit.
+type ScanNotifyRequest struct {
+	Region RegionCtx
+	Start  []byte
+	End    []byte
+	Limit  int
+}
+
 // Client is what the transaction layer needs from storage: routing plus the
 // Percolator commands of TiKV's kvproto, one region per request. All
 // methods are safe for concurrent use.
@@ -375,6 +406,15 @@ type Client interface {
 	// failed gives back the locks it took) or has ended before its
 	// prewrite. Keys without such a lock are skipped.
 	PessimisticRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
+
+	// ScanNotify reads notify entries (see NotifyEntry); it takes no
+	// latches and blocks on nothing.
+	ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]NotifyEntry, error)
+	// ClearNotify deletes each entry's notification of entry.Key for
+	// entry.Column if its timestamp is at most entry.TS, and keeps it
+	// otherwise: a newer commit notified again after the observer read the
+	// entry it ran for. Entries that are gone already are skipped.
+	ClearNotify(ctx context.Context, region RegionCtx, entries []NotifyEntry) error
 }
 
 // LockInfo describes a lock met by a reader or writer.

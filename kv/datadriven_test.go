@@ -22,8 +22,8 @@ import (
 // are measured on the physical part):
 //
 //	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [one_pc max_commit=<ts>]
-//	  <put|insert> <key> <value | "" | len=<n>> [pessimistic]
-//	  <delete|lock|check_not_exists> <key> [pessimistic]
+//	  <put|insert> <key> <value | "" | len=<n>> [notify=<col>,...] [pessimistic]
+//	  <delete|lock|check_not_exists> <key> [notify=<col>,...] [pessimistic]
 //	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values] [lock_with_conflict]
 //	  <key> [check_not_exists]
 //	pessimistic_rollback start=<ts> for_update=<ts> keys=(<key>, ...)
@@ -36,7 +36,10 @@ import (
 //	get key=<key> ts=<ts>
 //	batch_get keys=(<key>, ...) ts=<ts>
 //	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only] [bypass=(<ts>, ...)] [ignore_locks]
-//	dump                      print every lock, write and data record
+//	scan_notify [start=<key>] [end=<key>] [limit=<n>]
+//	clear_notify
+//	  <key> <column> <ts>
+//	dump                      print every lock, write, data and notify record
 //	split key=<key>
 //	regions
 //	update_max_read_ts ts=<ts>
@@ -220,6 +223,35 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		req.Region = h.region(t, d, req.Start)
 		pairs, err := h.s.Scan(ctx, req)
 		return fmtPairs(pairs), err
+	case "scan_notify":
+		req := &ScanNotifyRequest{Start: []byte(optStrArg(t, d, "start")), End: []byte(optStrArg(t, d, "end"))}
+		d.MaybeScanArgs(t, "limit", &req.Limit)
+		req.Region = h.region(t, d, req.Start)
+		entries, err := h.s.ScanNotify(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, e := range entries {
+			fmt.Fprintf(&b, "%q/%q: %s\n", e.Key, e.Column, fmtTS(e.TS))
+		}
+		if b.Len() == 0 {
+			return "<none>\n", nil
+		}
+		return b.String(), nil
+	case "clear_notify":
+		var entries []NotifyEntry
+		for _, line := range strings.Split(d.Input, "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			if len(f) != 3 {
+				t.Fatalf("%s: want <key> <column> <ts>: %q", d.Pos, line)
+			}
+			entries = append(entries, NotifyEntry{Key: []byte(f[0]), Column: []byte(f[1]), TS: parseTS(t, d, f[2])})
+		}
+		return "", h.s.ClearNotify(ctx, h.region(t, d, entries[0].Key), entries)
 	case "dump":
 		return h.dump(t), nil
 	case "split":
@@ -311,7 +343,20 @@ func (h *scriptRunner) dump(t *testing.T) string {
 			if l.ForUpdateTS != 0 {
 				fmt.Fprintf(&b, " for_update_ts=%s", fmtTS(l.ForUpdateTS))
 			}
+			if len(l.Notify) > 0 {
+				fmt.Fprintf(&b, " notify=%q", l.Notify)
+			}
 			b.WriteString("\n")
+		case keyspace.Notify:
+			key, col, err := keyspace.DecodeNotifyKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, err := decodeNotifyValue(k, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "notify %q/%q: %s\n", key, col, fmtTS(ts))
 		case keyspace.Write:
 			key, ts, err := keyspace.DecodeWriteKey(k)
 			if err != nil {
@@ -400,6 +445,12 @@ func parseMutations(t *testing.T, d *datadriven.TestData) []Mutation {
 		m := Mutation{Key: []byte(f[1])}
 		if f[len(f)-1] == "pessimistic" {
 			m.Pessimistic = true
+			f = f[:len(f)-1]
+		}
+		if cols, ok := strings.CutPrefix(f[len(f)-1], "notify="); ok {
+			for _, c := range strings.Split(cols, ",") {
+				m.Notify = append(m.Notify, []byte(c))
+			}
 			f = f[:len(f)-1]
 		}
 		switch f[0] {
