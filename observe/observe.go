@@ -45,6 +45,23 @@ type Catalog interface {
 	Watch(ctx context.Context, table, observer string, columns []string) error
 }
 
+// TxnSource begins and ends the transactions of runs. The default
+// begins them on the Runner's store; an observer that writes SQL tables
+// takes the SQL node's (sql.Server.ObserverTxns), which keeps the rules
+// of online schema change.
+type TxnSource interface {
+	Begin(ctx context.Context) (*txn.Txn, error)
+	Commit(ctx context.Context, tx *txn.Txn) error
+	Rollback(ctx context.Context, tx *txn.Txn) error
+}
+
+// storeTxns is the default TxnSource.
+type storeTxns struct{ s *txn.Store }
+
+func (t storeTxns) Begin(ctx context.Context) (*txn.Txn, error)   { return t.s.Begin(ctx) }
+func (storeTxns) Commit(ctx context.Context, tx *txn.Txn) error   { return tx.Commit(ctx) }
+func (storeTxns) Rollback(ctx context.Context, tx *txn.Txn) error { return tx.Rollback(ctx) }
+
 // Options tunes a Runner. Zero values take the defaults.
 type Options struct {
 	// Scanners is the number of scanner goroutines (default 2).
@@ -63,6 +80,8 @@ type Options struct {
 	MaxAttempts int
 	// Catalog, when set, records the watches of registered observers.
 	Catalog Catalog
+	// Txns, when set, begins and ends the runs' transactions.
+	Txns TxnSource
 	// OnError, when set, is told of every failed run and scan.
 	OnError func(observer string, rowKey []byte, err error)
 }
@@ -126,6 +145,9 @@ type Runner struct {
 // New returns a Runner over store. Register observers, then call Run.
 func New(store *txn.Store, opts Options) *Runner {
 	opts = opts.withDefaults()
+	if opts.Txns == nil {
+		opts.Txns = storeTxns{store}
+	}
 	return &Runner{
 		store:     store,
 		opts:      opts,
@@ -377,14 +399,14 @@ func (r *Runner) process(ctx context.Context, o *Observer, e kv.NotifyEntry) err
 // attempt is one transaction of a run. done reports that the notification
 // is processed (a committed run, or an ack showing one).
 func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ackKey []byte) (done bool, err error) {
-	tx, err := r.store.Begin(ctx)
+	tx, err := r.opts.Txns.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
+			_ = r.opts.Txns.Rollback(context.WithoutCancel(ctx), tx)
 		}
 	}()
 	if _, _, err := tx.Get(ctx, e.Key); err != nil {
@@ -405,7 +427,7 @@ func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ack
 		return false, fmt.Errorf("observer %q on %q: %w", o.Name, e.Key, err)
 	}
 	committed = true
-	if err := tx.Commit(ctx); err != nil {
+	if err := r.opts.Txns.Commit(ctx, tx); err != nil {
 		return false, fmt.Errorf("observer %q on %q: commit: %w", o.Name, e.Key, err)
 	}
 	r.committed.Add(1)
@@ -426,5 +448,29 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	}
+}
+
+// Pending counts the notifications of this Runner's observers that wait
+// in the store: zero once every change they were told of has been run.
+func (r *Runner) Pending(ctx context.Context) (int, error) {
+	n := 0
+	var start []byte
+	for {
+		entries, next, err := r.store.ScanNotify(ctx, start, nil, 1024)
+		if err != nil {
+			return 0, err
+		}
+		r.mu.Lock()
+		for _, e := range entries {
+			if r.observers[string(e.Column)] != nil {
+				n++
+			}
+		}
+		r.mu.Unlock()
+		if next == nil {
+			return n, nil
+		}
+		start = next
 	}
 }

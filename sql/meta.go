@@ -127,6 +127,7 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		})
 		all = append(all, im)
 	}
+	et.Watches = def.watches()
 	if err := et.Validate(); err != nil {
 		return nil, err
 	}
