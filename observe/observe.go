@@ -389,7 +389,7 @@ func (r *Runner) process(ctx context.Context, o *Observer, e kv.NotifyEntry) err
 		}
 		r.conflicts.Add(1)
 		if attempt >= r.opts.MaxAttempts {
-			return fmt.Errorf("observer %q on %q: gave up after %d attempts: %w", o.Name, e.Key, attempt, err)
+			return fmt.Errorf("gave up after %d attempts, until the next pass: %w", attempt, err)
 		}
 		sleep(ctx, pause/2+rand.N(pause/2+1))
 		pause = min(2*pause, 100*time.Millisecond)
