@@ -73,7 +73,7 @@ type Options struct {
 	// (default 64).
 	PageSize int
 	// Idle is how long a scanner rests after a pass over the whole key
-	// space that found nothing to run (default 10ms).
+	// space that started fewer than PageSize runs (default 10ms).
 	Idle time.Duration
 	// MaxAttempts bounds the attempts of one run that conflicts (default
 	// 5); the notification then waits for a later pass.
@@ -233,8 +233,14 @@ func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.Wai
 		}
 		switch {
 		case next == nil:
-			// Wrapped around: rest when the whole lap had nothing to do.
-			if started == 0 {
+			// Wrapped around: rest unless the lap started a page's
+			// worth of runs. A lap walks every entry of the key space,
+			// and the tombstones of the cleared ones until compaction
+			// drops them; a scanner that went round again at once
+			// would spend the machine on re-reading entries whose runs
+			// are in flight. The rest bounds how late a notification
+			// set during it is found.
+			if started < r.opts.PageSize {
 				sleep(ctx, r.opts.Idle)
 			}
 			started = 0

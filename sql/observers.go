@@ -250,9 +250,12 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 	if def.Fence != "" {
 		return nil, nil, fmt.Errorf("%w: table %s is being rewritten (%s)", txn.ErrWriteConflict, table, def.Fence)
 	}
-	m, err := o.p.metas.get(gsql.NewEmptyContext(), db.Name, def)
-	if err != nil {
-		return nil, nil, err
+	m, ok := o.p.metas.cached(def)
+	if !ok {
+		var err error
+		if m, err = o.p.metas.get(gsql.NewEmptyContext(), db.Name, def); err != nil {
+			return nil, nil, err
+		}
 	}
 	dec, err := m.exec.NewRowDecoder(nil)
 	if err != nil {

@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -28,10 +27,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
-	"github.com/percdb/percdb/kv"
-	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/examples/internal/node"
 )
 
 func main() {
@@ -50,27 +46,12 @@ func main() {
 func run(dir, addr string, docs, distinct int, serve bool, out io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "percdb-dedup-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	srv, err := percsql.Open(ctx, percsql.Config{DataDir: dir, Addr: addr, KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1}, DisableAutoCerts: true})
+	nd, err := node.Start(ctx, dir, addr, true)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	go func() { _ = srv.Serve() }()
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", srv.Addr().String()
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer nd.Close()
+	srv, db := nd.Srv, nd.DB
 	if err := createSchema(db); err != nil {
 		return err
 	}
@@ -79,7 +60,7 @@ func run(dir, addr string, docs, distinct int, serve bool, out io.Writer) error 
 		return err
 	}
 	defer r.stop()
-	fmt.Fprintf(out, "percdb on %s, data in %s\n", srv.Addr(), dir)
+	fmt.Fprintf(out, "percdb on %s, data in %s\n", srv.Addr(), nd.Dir)
 
 	began := time.Now()
 	for i := 1; i <= docs; i++ {
