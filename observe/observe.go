@@ -72,8 +72,9 @@ type Options struct {
 	// PageSize is how many notify entries a scanner reads at once
 	// (default 64).
 	PageSize int
-	// Idle is how long a scanner rests after a pass over the whole key
-	// space that started fewer than PageSize runs (default 10ms).
+	// Idle is how long, at least, a scanner rests after a pass over the
+	// whole key space that started fewer than PageSize runs (default
+	// 10ms; longer when the pass took long, see scan).
 	Idle time.Duration
 	// MaxAttempts bounds the attempts of one run that conflicts (default
 	// 5); the notification then waits for a later pass.
@@ -214,9 +215,12 @@ func (r *Runner) Run(ctx context.Context) error {
 // scan is scanner i's loop.
 func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.WaitGroup) {
 	pos := r.randomStart(rng)
-	started := 0 // runs started since the scan last wrapped around
+	started := 0            // runs started since the scan last wrapped around
+	var spent time.Duration // time spent reading since then
 	for ctx.Err() == nil {
+		began := time.Now()
 		entries, next, err := r.store.ScanNotify(ctx, pos, nil, r.opts.PageSize)
+		spent += time.Since(began)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.report("", pos, fmt.Errorf("scan notify entries from %q: %w", pos, err))
@@ -235,15 +239,19 @@ func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.Wai
 		case next == nil:
 			// Wrapped around: rest unless the lap started a page's
 			// worth of runs. A lap walks every entry of the key space,
-			// and the tombstones of the cleared ones until compaction
-			// drops them; a scanner that went round again at once
-			// would spend the machine on re-reading entries whose runs
-			// are in flight. The rest bounds how late a notification
+			// and the versions and tombstones of rewritten and cleared
+			// ones until compaction drops them; a scanner that went
+			// round again at once would spend the machine re-reading
+			// entries whose runs are in flight. The rest is Idle, or
+			// nine times the lap's reading when that is longer (a
+			// scanner reads at most a tenth of the time), up to ten
+			// times Idle (the lap's time is wall time, which a loaded
+			// machine stretches); it bounds how late a notification
 			// set during it is found.
 			if started < r.opts.PageSize {
-				sleep(ctx, r.opts.Idle)
+				sleep(ctx, min(max(r.opts.Idle, 9*spent), 10*r.opts.Idle))
 			}
-			started = 0
+			started, spent = 0, 0
 			pos = nil
 		case r.behind(i, pos, next):
 			pos = r.randomStart(rng)

@@ -8,13 +8,15 @@
 // The observer "copy" watches t.v and writes the row's value into t2 in
 // its own transaction. Phases:
 //
-//  1. writers alone, no watch;
+//  1. writers alone, no watch (Unwatch);
 //
 //  2. writers with the watch, observers not running (the cost of setting
 //     notify entries);
 //
 //  3. writers with the observers running (notify entries plus the
 //     observers' load on the same machine), and the latency of each run;
+//
+//     (phases 1-3 run in turn, -rounds times; medians are reported)
 //
 //  4. a backlog of notifications (writes with the observers stopped)
 //     drained by the observers alone: runs per second.
@@ -56,15 +58,16 @@ func main() {
 	flag.IntVar(&opts.Scanners, "scanners", 2, "scanner goroutines")
 	flag.IntVar(&opts.MaxRuns, "max-runs", 8, "observer transactions at once")
 	flag.DurationVar(&opts.Idle, "idle", 0, "scanners' rest after an idle lap (0: the default)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of phase 3 to this file")
+	rounds := flag.Int("rounds", 3, "rounds of phases 1-3")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the last round's phase 3 to this file")
 	flag.Parse()
 	profile = *cpuProfile
-	if err := run(*writers, *rows, *duration, *backlog, opts); err != nil {
+	if err := run(*writers, *rows, *duration, *backlog, *rounds, opts); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(writers, rows int, duration time.Duration, backlog int, opts observe.Options) error {
+func run(writers, rows int, duration time.Duration, backlog, rounds int, opts observe.Options) error {
 	ctx := context.Background()
 	nd, err := node.Start(ctx, "", "127.0.0.1:0", false)
 	if err != nil {
@@ -95,10 +98,7 @@ func run(writers, rows int, duration time.Duration, backlog int, opts observe.Op
 		}
 	}
 	w := &workload{db: db, rows: rows}
-	fmt.Printf("observebench: %d writers, %d rows, %v per phase, GOMAXPROCS machine shared\n", writers, rows, duration)
-
-	base := w.write(writers, duration)
-	fmt.Printf("1. writers alone:                  %8.0f writes/s\n", base)
+	fmt.Printf("observebench: %d writers, %d rows, %v per phase, %d rounds\n", writers, rows, duration, rounds)
 
 	lat := &latencies{}
 	txns := &timedTxns{ObserverTxns: srv.ObserverTxns(), w: w, lat: lat}
@@ -107,39 +107,59 @@ func run(writers, rows int, duration time.Duration, backlog int, opts observe.Op
 	if err := r.Register(ctx, observe.Observer{Name: "copy", Table: "b.t", Columns: []string{"v"}, Run: txns.copyRow}); err != nil {
 		return err
 	}
-	// The watch is set; the observers do not run yet.
-	notified := w.write(writers, duration)
-	fmt.Printf("2. writers, notify entries:        %8.0f writes/s (%+.1f%%)\n", notified, 100*(notified/base-1))
-
-	stop := start(ctx, r)
-	defer stop()
-	if err := drain(ctx, r); err != nil { // the backlog phase 2 left
-		return err
-	}
-	lat.reset()
-	before := r.Stats()
-	if profile != "" {
-		f, err := os.Create(profile)
+	// Phases 1-3 run in turn, rounds times, so that the machine's load
+	// (shared with other work) weighs on each alike.
+	var base, notified, observed []float64
+	for round := 1; round <= rounds; round++ {
+		if err := srv.Unwatch(ctx, "b.t", "copy"); err != nil {
+			return err
+		}
+		base = append(base, w.write(writers, duration))
+		if err := srv.Watch(ctx, "b.t", "copy", []string{"v"}); err != nil {
+			return err
+		}
+		notified = append(notified, w.write(writers, duration))
+		stop := start(ctx, r)
+		if err := drain(ctx, r); err != nil { // the backlog phase 2 left
+			stop()
+			return err
+		}
+		if round == rounds && profile != "" {
+			f, err := os.Create(profile)
+			if err != nil {
+				stop()
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				stop()
+				return err
+			}
+		}
+		before := r.Stats()
+		// Only the runs of this phase's writes are timed, not those of
+		// phase 2's backlog.
+		lat.active.Store(true)
+		observed = append(observed, w.write(writers, duration))
+		if round == rounds && profile != "" {
+			pprof.StopCPUProfile()
+		}
+		err := drain(ctx, r)
+		lat.active.Store(false)
+		after := r.Stats()
+		stop()
 		if err != nil {
 			return err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+		fmt.Printf("round %d: writers alone %.0f/s, with notify entries %.0f/s, with observers running %.0f/s; %d committed runs for %.0f writes\n",
+			round, base[round-1], notified[round-1], observed[round-1], after.Committed-before.Committed, observed[round-1]*duration.Seconds())
 	}
-	observed := w.write(writers, duration)
-	if profile != "" {
-		pprof.StopCPUProfile()
-	}
-	if err := drain(ctx, r); err != nil {
-		return err
-	}
-	after := r.Stats()
+	b, nt, ob := median(base), median(notified), median(observed)
+	fmt.Printf("1. writers alone:                  %8.0f writes/s (median of %d)\n", b, rounds)
+	fmt.Printf("2. writers, notify entries:        %8.0f writes/s (%+.1f%%)\n", nt, 100*(nt/b-1))
+	fmt.Printf("3. writers, observers running:     %8.0f writes/s (%+.1f%%)\n", ob, 100*(ob/b-1))
 	p50, p99, n := lat.percentiles()
-	fmt.Printf("3. writers, observers running:     %8.0f writes/s (%+.1f%%)\n", observed, 100*(observed/base-1))
-	fmt.Printf("   notification latency (write commit -> observer commit): p50 %v, p99 %v over %d runs; %d committed runs for %.0f writes\n",
-		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), n, after.Committed-before.Committed, observed*duration.Seconds())
-	stop()
+	fmt.Printf("   notification latency (write commit -> observer commit): p50 %v, p99 %v over %d runs\n",
+		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), n)
 
 	// 4. A backlog: distinct rows written with the observers stopped.
 	for i := 0; i < backlog; i++ {
@@ -151,16 +171,16 @@ func run(writers, rows int, duration time.Duration, backlog int, opts observe.Op
 	if err != nil {
 		return err
 	}
-	before = r.Stats()
+	before := r.Stats()
 	began := time.Now()
-	stop = start(ctx, r)
+	stop := start(ctx, r)
 	defer stop()
 	if err := drain(ctx, r); err != nil {
 		return err
 	}
 	took := time.Since(began)
 	stop()
-	after = r.Stats()
+	after := r.Stats()
 	fmt.Printf("4. backlog of %d notifications (%d writes) drained in %v: %.0f observer runs/s\n",
 		pending, backlog, took.Round(time.Millisecond), float64(after.Committed-before.Committed)/took.Seconds())
 	return nil
@@ -296,22 +316,28 @@ func (x *timedTxns) Rollback(ctx context.Context, tx *txn.Txn) error {
 	return x.ObserverTxns.Rollback(ctx, tx)
 }
 
+// median returns the median of xs.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // latencies collects durations.
 type latencies struct {
-	mu sync.Mutex
-	d  []time.Duration
+	// active: durations are collected.
+	active atomic.Bool
+	mu     sync.Mutex
+	d      []time.Duration
 }
 
 func (l *latencies) add(d time.Duration) {
+	if !l.active.Load() {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.d = append(l.d, d)
-}
-
-func (l *latencies) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.d = nil
 }
 
 func (l *latencies) percentiles() (p50, p99 time.Duration, n int) {
