@@ -433,6 +433,11 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 	switch {
 	case st.lockWaits:
 		res = s.provider.lockWaits.show()
+	case st.observers:
+		var err error
+		if res, err = s.provider.showObservers(ctx); err != nil {
+			return err
+		}
 	case st.tp == ast.AdminShowDDLJobs:
 		res = s.provider.jobs.show()
 	case st.tp == ast.AdminCancelDDLJobs:

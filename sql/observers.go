@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/sql/schemalease"
@@ -263,4 +266,62 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 	}
 	run.use.Wrote(def.ID)
 	return m.exec, dec, nil
+}
+
+// isShowObservers recognises ADMIN SHOW OBSERVERS, the list of watches.
+func isShowObservers(query string) bool { return isAdminWords(query, "admin", "show", "observers") }
+
+// showObservers lists every watch of the catalog, one row per observer
+// and table: the database, the table, the observer, the columns it
+// watches ("" for all) and how many of its notifications wait in the
+// store (of every table).
+func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.catalogs.load(ctx, k)
+	_ = k.Rollback(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pending := map[string]int{}
+	var start []byte
+	for {
+		entries, next, err := p.store.ScanNotify(ctx, start, nil, 1024)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			pending[string(e.Column)]++
+		}
+		if next == nil {
+			break
+		}
+		start = next
+	}
+	res := &sqltypes.Result{}
+	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING"} {
+		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
+	}
+	for _, db := range c.sortedDatabases() {
+		for _, t := range c.sortedTables(db.ID) {
+			for _, o := range t.Observers {
+				var cols []string
+				for _, id := range o.Columns {
+					if col, _, ok := t.column(id); ok {
+						cols = append(cols, col.Name)
+					}
+				}
+				res.Rows = append(res.Rows, []sqltypes.Value{
+					sqltypes.NewVarChar(db.Name),
+					sqltypes.NewVarChar(t.Name),
+					sqltypes.NewVarChar(o.Name),
+					sqltypes.NewVarChar(strings.Join(cols, ",")),
+					sqltypes.NewVarChar(strconv.Itoa(pending[o.Name])),
+				})
+			}
+		}
+	}
+	return res, nil
 }

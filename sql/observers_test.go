@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dolthub/vitess/go/mysql"
@@ -191,5 +192,24 @@ func TestWatchSurvivesRewrite(t *testing.T) {
 	}
 	if err := p.Watch(ctx, "d.t", "on_b", []string{"b"}); err == nil {
 		t.Fatal("a watch of the dropped column was accepted")
+	}
+	if err := p.Watch(ctx, "d.t", "all", nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query("ADMIN SHOW OBSERVERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var dbName, table, observer, columns, pending string
+		if err := rows.Scan(&dbName, &table, &observer, &columns, &pending); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Join([]string{dbName, table, observer, columns, pending}, " "))
+	}
+	if want := []string{"d t on_a a 1", "d t all  0"}; !slices.Equal(got, want) {
+		t.Fatalf("ADMIN SHOW OBSERVERS: %q, want %q", got, want)
 	}
 }
