@@ -437,7 +437,7 @@ func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ack
 		}
 	}
 	r.runs.Add(1)
-	if err := o.Run(ctx, tx, e.Key); err != nil {
+	if err := call(ctx, o, tx, e.Key); err != nil {
 		return false, fmt.Errorf("observer %q on %q: %w", o.Name, e.Key, err)
 	}
 	committed = true
@@ -446,6 +446,18 @@ func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ack
 	}
 	r.committed.Add(1)
 	return true, nil
+}
+
+// call runs o's Func, turning a panic into an error: observers run inside
+// the node's process, which one faulty observer must not bring down. The
+// run is rolled back and its notification stays.
+func call(ctx context.Context, o *Observer, tx *txn.Txn, key []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return o.Run(ctx, tx, key)
 }
 
 // retryable reports whether a run that failed with err may succeed if run

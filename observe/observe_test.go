@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -449,5 +451,47 @@ func TestChain(t *testing.T) {
 		if got := e.committedRuns(t, h); got < 1 || got > uint64(want) {
 			t.Errorf("hash of %q reported %d times, want 1..%d", d, got, want)
 		}
+	}
+}
+
+// TestPanickingObserver: an observer that panics fails its run, which
+// rolls back and leaves the notification; the process goes on, and once
+// the observer is fixed the change is run.
+func TestPanickingObserver(t *testing.T) {
+	e := newEnv(t, "")
+	e.write(t, 3, "doc", "count")
+	var failures sync.Map
+	r := New(e.s, Options{OnError: func(_ string, key []byte, err error) { failures.Store(string(key), err) }})
+	var fixed atomic.Bool
+	var c counter
+	run := func(ctx context.Context, tx *txn.Txn, key []byte) error {
+		if fixed.Load() {
+			return c.run(ctx, tx, key)
+		}
+		if err := incr(ctx, tx, countKey(key)); err != nil { // rolled back
+			return err
+		}
+		panic("observer bug")
+	}
+	if err := r.Register(context.Background(), Observer{Name: "count", Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, r)
+	waitUntil(t, "the panic to be reported", func() bool {
+		_, ok := failures.Load(string(rowKey(docsTable, 3)))
+		return ok
+	})
+	if got := e.committedRuns(t, 3); got != 0 {
+		t.Fatalf("a panicking run committed %d times", got)
+	}
+	fixed.Store(true)
+	waitUntil(t, "the notification to clear", func() bool { return e.pending(t, "count") == 0 })
+	stop()
+	if got := e.committedRuns(t, 3); got != 1 {
+		t.Errorf("%d committed runs once fixed, want 1", got)
+	}
+	v, _ := failures.Load(string(rowKey(docsTable, 3)))
+	if err, _ := v.(error); err == nil || !strings.Contains(err.Error(), "panic: observer bug") {
+		t.Errorf("reported %v, want the panic", v)
 	}
 }
