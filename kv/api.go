@@ -366,6 +366,34 @@ type ScanNotifyRequest struct {
 	Limit  int
 }
 
+// ScanChangesRequest reads the committed changes of the keys in
+// [Start, End) (End empty: to the region's end) whose commit_ts lies in
+// (FromTS, ToTS]: every Put and Delete record there, in key order and,
+// for one key, commit_ts order (a change feed's incremental scan). Limit
+// bounds the keys with changes returned (0: no limit); a key's changes
+// are never cut apart. Locks that could still commit at or below ToTS in
+// the part of the range the page covers fail the request with
+// *KeyIsLockedError, except those of BypassLocks (transactions whose
+// primaries promise to commit above ToTS, if ever).
+type ScanChangesRequest struct {
+	Region       RegionCtx
+	Start, End   []byte
+	FromTS, ToTS uint64
+	Limit        int
+	BypassLocks  []uint64
+}
+
+// Change is one committed change of a key.
+type Change struct {
+	Key      []byte
+	CommitTS uint64
+	// Value is the key's value after the change; nil: deleted.
+	Value []byte
+	// Prev is, for a delete, the value it deleted (nil when the key had
+	// none).
+	Prev []byte
+}
+
 // Client is what the transaction layer needs from storage: routing plus the
 // Percolator commands of TiKV's kvproto, one region per request. All
 // methods are safe for concurrent use.
@@ -415,6 +443,10 @@ type Client interface {
 	// otherwise: a newer commit notified again after the observer read the
 	// entry it ran for. Entries that are gone already are skipped.
 	ClearNotify(ctx context.Context, region RegionCtx, entries []NotifyEntry) error
+
+	// ScanChanges reads committed changes between two timestamps (see
+	// the request); a change feed follows a range with it.
+	ScanChanges(ctx context.Context, req *ScanChangesRequest) ([]Change, error)
 }
 
 // LockInfo describes a lock met by a reader or writer.

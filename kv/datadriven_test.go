@@ -36,6 +36,7 @@ import (
 //	get key=<key> ts=<ts>
 //	batch_get keys=(<key>, ...) ts=<ts>
 //	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only] [bypass=(<ts>, ...)] [ignore_locks]
+//	scan_changes [start=<key>] [end=<key>] from=<ts> to=<ts> [limit=<n>] [bypass=(<ts>, ...)]
 //	scan_notify [start=<key>] [end=<key>] [limit=<n>]
 //	clear_notify
 //	  <key> <column> <ts>
@@ -223,6 +224,35 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		req.Region = h.region(t, d, req.Start)
 		pairs, err := h.s.Scan(ctx, req)
 		return fmtPairs(pairs), err
+	case "scan_changes":
+		req := &ScanChangesRequest{Start: []byte(optStrArg(t, d, "start")), End: []byte(optStrArg(t, d, "end")),
+			FromTS: tsArg(t, d, "from"), ToTS: tsArg(t, d, "to")}
+		d.MaybeScanArgs(t, "limit", &req.Limit)
+		if arg, ok := d.Arg("bypass"); ok {
+			for _, v := range arg.Vals {
+				req.BypassLocks = append(req.BypassLocks, parseTS(t, d, v))
+			}
+		}
+		req.Region = h.region(t, d, req.Start)
+		changes, err := h.s.ScanChanges(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, c := range changes {
+			fmt.Fprintf(&b, "%q@%s: ", c.Key, fmtTS(c.CommitTS))
+			if c.Value != nil {
+				fmt.Fprintf(&b, "put %s\n", fmtValue(c.Value))
+			} else if c.Prev != nil {
+				fmt.Fprintf(&b, "delete (was %s)\n", fmtValue(c.Prev))
+			} else {
+				b.WriteString("delete\n")
+			}
+		}
+		if b.Len() == 0 {
+			return "<none>\n", nil
+		}
+		return b.String(), nil
 	case "scan_notify":
 		req := &ScanNotifyRequest{Start: []byte(optStrArg(t, d, "start")), End: []byte(optStrArg(t, d, "end"))}
 		d.MaybeScanArgs(t, "limit", &req.Limit)
