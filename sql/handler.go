@@ -418,16 +418,9 @@ func indexFold(s, sub string) int {
 // admin runs CHECK TABLE and the ADMIN statements (checktable.go,
 // ddljobs.go).
 func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, callback mysql.ResultSpoolFn) error {
-	s := h.sessions.get(c.ConnectionID)
-	if s == nil {
-		// The connection's first command: GMS creates its session when
-		// asked for the connection's parser options.
-		if _, err := h.Handler.ParserOptionsForConnection(c); err != nil {
-			return err
-		}
-		if s = h.sessions.get(c.ConnectionID); s == nil {
-			return mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "no session for connection %d", c.ConnectionID)
-		}
+	s, err := h.sessionFor(c)
+	if err != nil {
+		return err
 	}
 	var res *sqltypes.Result
 	switch {
@@ -453,11 +446,18 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 
 // ownStatement runs the statements GMS does not parse, which percdb
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
-// and BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go). It reports
+// BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go) and CHANGEFEED
+// (changefeed.go). It reports
 // whether query was one of them.
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
+	}
+	if st, ok, err := parseChangefeed(query); ok {
+		if err != nil {
+			return true, err
+		}
+		return true, h.changefeed(ctx, c, st, cb)
 	}
 	if mode, begin, ok := beginMode(query); ok {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
