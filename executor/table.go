@@ -119,9 +119,21 @@ type Table struct {
 	// Indexes are the table's secondary indexes, kept in step by the
 	// write operators.
 	Indexes []Index
+	// Watches are the observers watching columns of the table (package
+	// observe): a write that changes a watched column marks the row's key
+	// notified for the observer in the writing transaction.
+	Watches []Watch
 
 	// colIDs caches the column IDs in row order; Validate fills it.
 	colIDs []int64
+}
+
+// Watch is an observer's watch on a table: the observer is notified of
+// every row inserted or deleted, and of every update that changes one of
+// Columns (offsets in Table.Columns; none: every column).
+type Watch struct {
+	Observer string
+	Columns  []int
 }
 
 // primaryKeyName is MySQL's name for the primary key in error messages.
@@ -177,6 +189,18 @@ func (t *Table) Validate() error {
 		ids[ix.ID] = true
 		if err := checkCols("index "+ix.Name, ix.Columns); err != nil {
 			return err
+		}
+	}
+	names := make(map[string]bool, len(t.Watches))
+	for _, w := range t.Watches {
+		if w.Observer == "" || names[w.Observer] {
+			return fmt.Errorf("table %s: observer name %q is empty or repeated", t.Name, w.Observer)
+		}
+		names[w.Observer] = true
+		for _, off := range w.Columns {
+			if off < 0 || off >= len(t.Columns) {
+				return fmt.Errorf("table %s: observer %s watches column offset %d of %d", t.Name, w.Observer, off, len(t.Columns))
+			}
 		}
 	}
 	t.colIDs = t.columnIDs()

@@ -67,6 +67,9 @@ func (t *Table) writeAdd(tx *txn.Txn, h tablecodec.Handle, rec newRecord) error 
 	if err := put(tx, rec.key, rec.value, rec.uniqueKey); err != nil {
 		return fmt.Errorf("table %s: add row %v: %w", t.Name, h, err)
 	}
+	if err := t.notifyAll(tx, rec.key); err != nil {
+		return err
+	}
 	return t.writeEntries(tx, rec.entries)
 }
 
@@ -80,8 +83,12 @@ func RemoveRecord(ctx context.Context, tx *txn.Txn, t *Table, h tablecodec.Handl
 	if err != nil {
 		return err
 	}
-	if err := tx.Delete(tablecodec.RowKey(nil, t.ID, h)); err != nil {
+	key := tablecodec.RowKey(nil, t.ID, h)
+	if err := tx.Delete(key); err != nil {
 		return fmt.Errorf("table %s: remove row %v: %w", t.Name, h, err)
+	}
+	if err := t.notifyAll(tx, key); err != nil {
+		return err
 	}
 	return t.deleteEntries(tx, entries)
 }
@@ -125,8 +132,12 @@ func UpdateRecord(ctx context.Context, tx *txn.Txn, t *Table, oldH, newH tableco
 	if err := t.checkDuplicates(ctx, tx, newH, newRow, nil, false, added); err != nil {
 		return err
 	}
-	if err := tx.Set(tablecodec.RowKey(nil, t.ID, newH), value); err != nil {
+	key := tablecodec.RowKey(nil, t.ID, newH)
+	if err := tx.Set(key, value); err != nil {
 		return fmt.Errorf("table %s: update row %v: %w", t.Name, newH, err)
+	}
+	if err := t.notifyChanged(tx, key, oldRow, newRow); err != nil {
+		return err
 	}
 	if err := t.deleteEntries(tx, gone); err != nil {
 		return err
@@ -157,8 +168,12 @@ func (t *Table) moveRecord(ctx context.Context, tx *txn.Txn, oldH, newH tablecod
 	if err := t.checkDuplicates(ctx, tx, newH, newRow, rec.key, rec.uniqueKey, added); err != nil {
 		return err
 	}
-	if err := tx.Delete(tablecodec.RowKey(nil, t.ID, oldH)); err != nil {
+	oldKey := tablecodec.RowKey(nil, t.ID, oldH)
+	if err := tx.Delete(oldKey); err != nil {
 		return fmt.Errorf("table %s: move row %v: %w", t.Name, oldH, err)
+	}
+	if err := t.notifyAll(tx, oldKey); err != nil {
+		return err
 	}
 	if err := t.deleteEntries(tx, oldEntries); err != nil {
 		return err

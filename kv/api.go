@@ -73,6 +73,13 @@ type Mutation struct {
 	// transaction was rolled back): it was removed by someone who judged
 	// the transaction dead.
 	Pessimistic bool
+	// Notify names observer columns to notify when the key commits
+	// (Percolator's notifications, see NotifyEntry): the commit that
+	// turns this key's lock into a write record, or commits it in one
+	// phase, sets the key's notify entry of each column to its
+	// commit_ts in the same store batch. Not for OpCheckNotExists, which
+	// takes no lock.
+	Notify [][]byte
 }
 
 // RegionCtx names the region a request was routed to. A store checks it
@@ -378,6 +385,58 @@ type ValidateReadsResponse struct {
 	CommitTS uint64
 }
 
+// NotifyEntry is a notification: Key committed a change, at TS, that the
+// observer of Column has not processed yet (Percolator's notify column).
+// It is a hint, not transactional data: set by the commit of a Mutation
+// with Notify in the same store batch as the commit record, read by
+// observers' scanners without a snapshot, and cleared when an observer
+// run has committed (ClearNotify). Commits of one key happen in commit_ts
+// order (a key's next prewrite waits for its lock to go), so an entry
+// always holds the newest commit_ts that set it.
+type NotifyEntry struct {
+	Key    []byte
+	Column []byte
+	TS     uint64
+}
+
+// ScanNotifyRequest reads at most Limit notify entries of the keys in
+// [Start, End) (End empty: to the region's end), in key order and, for
+// one key, column order. Limit 0 means no limit.
+type ScanNotifyRequest struct {
+	Region RegionCtx
+	Start  []byte
+	End    []byte
+	Limit  int
+}
+
+// ScanChangesRequest reads the committed changes of the keys in
+// [Start, End) (End empty: to the region's end) whose commit_ts lies in
+// (FromTS, ToTS]: every Put and Delete record there, in key order and,
+// for one key, commit_ts order (a change feed's incremental scan). Limit
+// bounds the keys with changes returned (0: no limit); a key's changes
+// are never cut apart. Locks that could still commit at or below ToTS in
+// the part of the range the page covers fail the request with
+// *KeyIsLockedError, except those of BypassLocks (transactions whose
+// primaries promise to commit above ToTS, if ever).
+type ScanChangesRequest struct {
+	Region       RegionCtx
+	Start, End   []byte
+	FromTS, ToTS uint64
+	Limit        int
+	BypassLocks  []uint64
+}
+
+// Change is one committed change of a key.
+type Change struct {
+	Key      []byte
+	CommitTS uint64
+	// Value is the key's value after the change; nil: deleted.
+	Value []byte
+	// Prev is, for a delete, the value it deleted (nil when the key had
+	// none).
+	Prev []byte
+}
+
 // Client is what the transaction layer needs from storage: routing plus the
 // Percolator commands of TiKV's kvproto, one region per request. All
 // methods are safe for concurrent use.
@@ -421,6 +480,19 @@ type Client interface {
 	// ValidateReads reports whether reads made at req.From still read the
 	// same at req.To (see the request).
 	ValidateReads(ctx context.Context, req *ValidateReadsRequest) (*ValidateReadsResponse, error)
+
+	// ScanNotify reads notify entries (see NotifyEntry); it takes no
+	// latches and blocks on nothing.
+	ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]NotifyEntry, error)
+	// ClearNotify deletes each entry's notification of entry.Key for
+	// entry.Column if its timestamp is at most entry.TS, and keeps it
+	// otherwise: a newer commit notified again after the observer read the
+	// entry it ran for. Entries that are gone already are skipped.
+	ClearNotify(ctx context.Context, region RegionCtx, entries []NotifyEntry) error
+
+	// ScanChanges reads committed changes between two timestamps (see
+	// the request); a change feed follows a range with it.
+	ScanChanges(ctx context.Context, req *ScanChangesRequest) ([]Change, error)
 }
 
 // LockInfo describes a lock met by a reader or writer.

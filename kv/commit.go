@@ -9,7 +9,8 @@ import (
 
 // Commit commits the locks of req.StartTS on req.Keys at req.CommitTS.
 // Per key: this transaction's lock becomes a write record at commit_ts (the
-// short value moves along) and is deleted, in one batch; a missing lock is
+// short value moves along), the notify entries it names are set to
+// commit_ts (notify.go), and it is deleted, in one batch; a missing lock is
 // success if the transaction's commit record is there (a retry),
 // *TxnAbortedError if its Rollback record is, else *TxnLockNotFoundError.
 // A commit_ts below the lock's min_commit_ts is *CommitTSExpiredError. The
@@ -64,6 +65,7 @@ func commitKey(r *mvccReader, wb *writeBatch, key []byte, startTS, commitTS uint
 		if err := putCommitRecord(r, wb, key, commitTS, w); err != nil {
 			return err
 		}
+		wb.putNotify(key, l.Notify, commitTS)
 		wb.delLock(key)
 		return nil
 	}

@@ -22,8 +22,8 @@ import (
 // are measured on the physical part):
 //
 //	prewrite start=<ts> primary=<key> [ttl=<ms>] [txn_size=<n>] [for_update=<ts>] [snapshot=<ts>] [one_pc max_commit=<ts>]
-//	  <put|insert> <key> <value | "" | len=<n>> [pessimistic]
-//	  <delete|lock|check_not_exists> <key> [pessimistic]
+//	  <put|insert> <key> <value | "" | len=<n>> [notify=<col>,...] [pessimistic]
+//	  <delete|lock|check_not_exists> <key> [notify=<col>,...] [pessimistic]
 //	acquire_pessimistic_lock start=<ts> for_update=<ts> primary=<key> [ttl=<ms>] [return_values] [lock_with_conflict]
 //	  <key> [check_not_exists]
 //	pessimistic_rollback start=<ts> for_update=<ts> keys=(<key>, ...)
@@ -38,7 +38,11 @@ import (
 //	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only] [bypass=(<ts>, ...)] [ignore_locks]
 //	validate_reads from=<ts> to=<ts> [keys=(<key>, ...)] [ranges=(<start>-<end>, ...)] [bypass=(<ts>, ...)]
 //	  (an empty <end> is +infinity)
-//	dump                      print every lock, write and data record
+//	scan_changes [start=<key>] [end=<key>] from=<ts> to=<ts> [limit=<n>] [bypass=(<ts>, ...)]
+//	scan_notify [start=<key>] [end=<key>] [limit=<n>]
+//	clear_notify
+//	  <key> <column> <ts>
+//	dump                      print every lock, write, data and notify record
 //	split key=<key>
 //	regions
 //	update_max_read_ts ts=<ts>
@@ -232,6 +236,64 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		return fmtPairs(pairs), err
 	case "validate_reads":
 		return h.validateReads(ctx, t, d)
+	case "scan_changes":
+		req := &ScanChangesRequest{Start: []byte(optStrArg(t, d, "start")), End: []byte(optStrArg(t, d, "end")),
+			FromTS: tsArg(t, d, "from"), ToTS: tsArg(t, d, "to")}
+		d.MaybeScanArgs(t, "limit", &req.Limit)
+		if arg, ok := d.Arg("bypass"); ok {
+			for _, v := range arg.Vals {
+				req.BypassLocks = append(req.BypassLocks, parseTS(t, d, v))
+			}
+		}
+		req.Region = h.region(t, d, req.Start)
+		changes, err := h.s.ScanChanges(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, c := range changes {
+			fmt.Fprintf(&b, "%q@%s: ", c.Key, fmtTS(c.CommitTS))
+			if c.Value != nil {
+				fmt.Fprintf(&b, "put %s\n", fmtValue(c.Value))
+			} else if c.Prev != nil {
+				fmt.Fprintf(&b, "delete (was %s)\n", fmtValue(c.Prev))
+			} else {
+				b.WriteString("delete\n")
+			}
+		}
+		if b.Len() == 0 {
+			return "<none>\n", nil
+		}
+		return b.String(), nil
+	case "scan_notify":
+		req := &ScanNotifyRequest{Start: []byte(optStrArg(t, d, "start")), End: []byte(optStrArg(t, d, "end"))}
+		d.MaybeScanArgs(t, "limit", &req.Limit)
+		req.Region = h.region(t, d, req.Start)
+		entries, err := h.s.ScanNotify(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, e := range entries {
+			fmt.Fprintf(&b, "%q/%q: %s\n", e.Key, e.Column, fmtTS(e.TS))
+		}
+		if b.Len() == 0 {
+			return "<none>\n", nil
+		}
+		return b.String(), nil
+	case "clear_notify":
+		var entries []NotifyEntry
+		for _, line := range strings.Split(d.Input, "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			if len(f) != 3 {
+				t.Fatalf("%s: want <key> <column> <ts>: %q", d.Pos, line)
+			}
+			entries = append(entries, NotifyEntry{Key: []byte(f[0]), Column: []byte(f[1]), TS: parseTS(t, d, f[2])})
+		}
+		return "", h.s.ClearNotify(ctx, h.region(t, d, entries[0].Key), entries)
 	case "dump":
 		return h.dump(t), nil
 	case "split":
@@ -363,7 +425,20 @@ func (h *scriptRunner) dump(t *testing.T) string {
 			if l.ForUpdateTS != 0 {
 				fmt.Fprintf(&b, " for_update_ts=%s", fmtTS(l.ForUpdateTS))
 			}
+			if len(l.Notify) > 0 {
+				fmt.Fprintf(&b, " notify=%q", l.Notify)
+			}
 			b.WriteString("\n")
+		case keyspace.Notify:
+			key, col, err := keyspace.DecodeNotifyKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, err := decodeNotifyValue(k, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "notify %q/%q: %s\n", key, col, fmtTS(ts))
 		case keyspace.Write:
 			key, ts, err := keyspace.DecodeWriteKey(k)
 			if err != nil {
@@ -452,6 +527,12 @@ func parseMutations(t *testing.T, d *datadriven.TestData) []Mutation {
 		m := Mutation{Key: []byte(f[1])}
 		if f[len(f)-1] == "pessimistic" {
 			m.Pessimistic = true
+			f = f[:len(f)-1]
+		}
+		if cols, ok := strings.CutPrefix(f[len(f)-1], "notify="); ok {
+			for _, c := range strings.Split(cols, ",") {
+				m.Notify = append(m.Notify, []byte(c))
+			}
 			f = f[:len(f)-1]
 		}
 		switch f[0] {

@@ -13,7 +13,8 @@
 //	'l' enc(key)              lock:   Lock{type, primary, start_ts, ttl, short value, min_commit_ts, txn_size}
 //	'w' enc(key) ^commit_ts   write:  Write{type Put/Delete/Lock/Rollback, start_ts, short value}
 //	'd' enc(key) ^start_ts    data:   values longer than 255 bytes
-//	'n' enc(key)              notify: reserved for Percolator observers
+//	'n' enc(key) enc(column)  notify: commit_ts of the newest commit of key
+//	                          that notified the observer column (notify.go)
 //	'm' ...                   meta:   store-local metadata (region descriptors)
 //
 // Timestamps are inverted (^ts, big-endian) so the newest version of a key
@@ -55,6 +56,11 @@
 //     min_commit_ts pushed above the caller's start_ts; lock expired -> roll
 //     back; neither lock nor record -> a Rollback record when asked.
 //   - TxnHeartBeat raises the primary lock's TTL.
+//   - Notifications (Percolator's, notify.go): a mutation's Notify columns
+//     ride in its lock; whatever commits the lock (Commit, ResolveLock,
+//     1PC) sets the key's notify entry of each column to the commit_ts in
+//     the same batch. ScanNotify reads entries without latches;
+//     ClearNotify deletes one unless a newer commit set it again.
 //
 // # Pessimistic locks
 //

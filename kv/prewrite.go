@@ -94,6 +94,9 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 				if err := putCommitRecord(r, wb, m.Key, resp.OnePCCommitTS, onePCWrite(wb, req.StartTS, m)); err != nil {
 					return err
 				}
+				if m.Op != OpCheckNotExists {
+					wb.putNotify(m.Key, m.Notify, resp.OnePCCommitTS)
+				}
 				if held[i] != nil {
 					wb.delLock(m.Key)
 				}
@@ -209,7 +212,7 @@ func checkNotExists(r *mvccReader, key []byte) error {
 // transaction's pessimistic lock on the key, if any: the new lock replaces
 // it and keeps any min_commit_ts a reader pushed on it.
 func putPrewriteLock(wb *writeBatch, req *PrewriteRequest, m Mutation, held *txntypes.Lock) {
-	l := &txntypes.Lock{Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL, TxnSize: req.TxnSize}
+	l := &txntypes.Lock{Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL, TxnSize: req.TxnSize, Notify: m.Notify}
 	if req.ForUpdateTS != 0 {
 		l.ForUpdateTS, l.MinCommitTS = req.ForUpdateTS, req.ForUpdateTS+1
 	}

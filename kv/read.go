@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -241,22 +242,13 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	if req.Limit < 0 {
 		return nil, fmt.Errorf("%s: negative limit %d", what(), req.Limit)
 	}
-	reg, err := s.regions.check(req.Region, req.Version, req.Start)
+	end, err := s.checkReadRange(req.Region, req.Version, req.Start, req.End)
 	if err != nil {
-		return nil, err
-	}
-	end := req.End
-	if len(end) == 0 {
-		end = reg.info.End
-	} else if len(reg.info.End) != 0 && bytes.Compare(end, reg.info.End) > 0 {
-		cur := cloneRegionInfo(reg.info)
-		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: scan end %q", reasonKeyNotInRange, end), Current: &cur}
-	}
-	if len(end) != 0 && bytes.Compare(end, req.Start) < 0 {
-		return nil, fmt.Errorf("%s: end is before start", what())
-	}
-	if len(end) == 0 {
-		end = nil
+		var re *RegionError
+		if errors.As(err, &re) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
 	if !req.IgnoreLocks {
 		// A 1PC commit racing with the read is a lock too.
@@ -283,6 +275,29 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 		return nil, wrapInternal(what(), err)
 	}
 	return pairs, nil
+}
+
+// checkReadRange checks the region of a range read at ts (raising its
+// max_read_ts to ts) and returns the end of the range cut to the region
+// (nil: unbounded). A range reaching past the region is a *RegionError.
+func (s *Store) checkReadRange(rc RegionCtx, ts uint64, start, end []byte) ([]byte, error) {
+	reg, err := s.regions.check(rc, ts, start)
+	if err != nil {
+		return nil, err
+	}
+	if len(end) == 0 {
+		end = reg.info.End
+	} else if len(reg.info.End) != 0 && bytes.Compare(end, reg.info.End) > 0 {
+		cur := cloneRegionInfo(reg.info)
+		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: scan end %q", reasonKeyNotInRange, end), Current: &cur}
+	}
+	if len(end) != 0 && bytes.Compare(end, start) < 0 {
+		return nil, errors.New("end is before start")
+	}
+	if len(end) == 0 {
+		end = nil
+	}
+	return end, nil
 }
 
 // scanUnlocked is Scan without looking at the lock space, which is

@@ -403,6 +403,7 @@ func rewrittenDef(cur *TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol
 		idx.Columns = cols
 		nd.Indexes = append(nd.Indexes, idx)
 	}
+	nd.keepObservers(kept)
 	return nd, nil
 }
 

@@ -142,6 +142,9 @@ type TableDef struct {
 	// delete the table's rows (ALTER TABLE that rewrites it, TRUNCATE,
 	// DROP): no transaction that sees it may write the table (ddl.go).
 	Fence string `json:"fence,omitempty"`
+	// Observers are the observers watching the table's columns
+	// (observers.go).
+	Observers []ObserverDef `json:"observers,omitempty"`
 }
 
 // CheckDef is the stored definition of a CHECK constraint: its expression
@@ -204,6 +207,11 @@ func (t *TableDef) clone() *TableDef {
 	for i, idx := range t.Indexes {
 		idx.Columns = append([]IndexColumnDef(nil), idx.Columns...)
 		c.Indexes[i] = idx
+	}
+	c.Observers = make([]ObserverDef, len(t.Observers))
+	for i, o := range t.Observers {
+		o.Columns = append([]int64(nil), o.Columns...)
+		c.Observers[i] = o
 	}
 	return &c
 }

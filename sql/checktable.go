@@ -42,6 +42,9 @@ type adminStatement struct {
 	// lockWaits: ADMIN SHOW LOCK WAITS, which the TiDB parser does not
 	// know (tp is then unset).
 	lockWaits bool
+	// observers: ADMIN SHOW OBSERVERS (observers.go), which the TiDB
+	// parser does not know either.
+	observers bool
 	// tables are CHECK TABLE's; mysqlStyle: it was MySQL's CHECK TABLE
 	// (a result set), not ADMIN CHECK TABLE (OK or an error).
 	tables     []*ast.TableName
@@ -54,6 +57,9 @@ type adminStatement struct {
 func parseAdmin(query string) (adminStatement, bool) {
 	if isShowLockWaits(query) {
 		return adminStatement{lockWaits: true}, true
+	}
+	if isShowObservers(query) {
+		return adminStatement{observers: true}, true
 	}
 	q := strings.TrimSpace(query)
 	mysqlStyle := false

@@ -79,6 +79,12 @@
 // and hidden row IDs come from per-table allocators that reserve batches
 // of IDs in transactions of their own (autoinc.go).
 //
+// A table's definition also holds the watches of Percolator observers
+// (package observe; observers.go): the executor's row writes mark the
+// rows they change notified for them. Server.Watch records one as a
+// schema change, Server.ObserverTxns gives observer runs transactions
+// under the node's schema rules, and ADMIN SHOW OBSERVERS lists them.
+//
 // # Operations
 //
 // The outermost protocol handler (observe.go) sees every statement whole:

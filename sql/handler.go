@@ -422,21 +422,19 @@ func indexFold(s, sub string) int {
 // admin runs CHECK TABLE and the ADMIN statements (checktable.go,
 // ddljobs.go).
 func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, callback mysql.ResultSpoolFn) error {
-	s := h.sessions.get(c.ConnectionID)
-	if s == nil {
-		// The connection's first command: GMS creates its session when
-		// asked for the connection's parser options.
-		if _, err := h.Handler.ParserOptionsForConnection(c); err != nil {
-			return err
-		}
-		if s = h.sessions.get(c.ConnectionID); s == nil {
-			return mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "no session for connection %d", c.ConnectionID)
-		}
+	s, err := h.sessionFor(c)
+	if err != nil {
+		return err
 	}
 	var res *sqltypes.Result
 	switch {
 	case st.lockWaits:
 		res = s.provider.lockWaits.show()
+	case st.observers:
+		var err error
+		if res, err = s.provider.showObservers(ctx); err != nil {
+			return err
+		}
 	case st.tp == ast.AdminShowDDLJobs:
 		res = s.provider.jobs.show()
 	case st.tp == ast.AdminCancelDDLJobs:
@@ -452,7 +450,8 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 
 // ownStatement runs the statements GMS does not parse, which percdb
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
-// and BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go). It reports
+// BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go) and CHANGEFEED
+// (changefeed.go). It reports
 // whether query was one of them.
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
 	if st, ok := parseAdmin(query); ok {
@@ -463,6 +462,12 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 			ps := s.provider.processes(h.processes.Processes(), h.sessions, time.Now())
 			return true, cb(showProcessList(ps, full), false)
 		}
+	}
+	if st, ok, err := parseChangefeed(query); ok {
+		if err != nil {
+			return true, err
+		}
+		return true, h.changefeed(ctx, c, st, cb)
 	}
 	if mode, begin, ok := beginMode(query); ok {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -52,6 +52,17 @@ type metaCache struct {
 	m sync.Map // *TableDef -> *tableMeta
 }
 
+// cached returns the metadata of def if it was derived already: a caller
+// without a GMS context makes one (which costs a session's variables)
+// only when it is not.
+func (mc *metaCache) cached(def *TableDef) (*tableMeta, bool) {
+	m, ok := mc.m.Load(def)
+	if !ok {
+		return nil, false
+	}
+	return m.(*tableMeta), true
+}
+
 // get returns the metadata of def, deriving it on first use.
 func (mc *metaCache) get(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, error) {
 	if m, ok := mc.m.Load(def); ok {
@@ -127,6 +138,7 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		})
 		all = append(all, im)
 	}
+	et.Watches = def.watches()
 	if err := et.Validate(); err != nil {
 		return nil, err
 	}

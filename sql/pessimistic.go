@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,12 +200,16 @@ func (t *Transaction) forgetLocks() {
 // isShowLockWaits recognises ADMIN SHOW LOCK WAITS, percdb's view of the
 // lock waits in progress (MySQL 8 has performance_schema.data_lock_waits,
 // TiDB information_schema.DATA_LOCK_WAITS).
-func isShowLockWaits(query string) bool {
+func isShowLockWaits(query string) bool { return isAdminWords(query, "admin", "show", "lock", "waits") }
+
+// isAdminWords reports whether query is exactly words, in any case and
+// spacing, with or without a final semicolon.
+func isAdminWords(query string, words ...string) bool {
 	if !leadingWordIs(query, "admin") {
 		return false
 	}
 	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
-	return len(f) == 4 && f[0] == "admin" && f[1] == "show" && f[2] == "lock" && f[3] == "waits"
+	return slices.Equal(f, words)
 }
 
 // show lists the lock waits in progress, one row per waiting request:

@@ -87,6 +87,12 @@ func newCommitter(t *Txn) *committer {
 				}
 			}
 		}
+		if m.Op != kv.OpCheckNotExists {
+			// Inserted then deleted changed nothing: no notification.
+			for _, col := range e.notify {
+				m.Notify = append(m.Notify, []byte(col))
+			}
+		}
 		c.muts = append(c.muts, m)
 		c.keys = append(c.keys, m.Key)
 		c.size += len(k) + len(m.Value)

@@ -223,6 +223,16 @@
 // Rollback removes the pessimistic locks (PessimisticRollback, no Rollback
 // records).
 //
+// # Notifications
+//
+// Percolator's notifications (notify.go): Txn.Notify marks a key the
+// transaction commits as notified for an observer's column, and the store
+// sets the key's notify entry when the key commits, primary or secondary.
+// Store.ScanNotify and Store.ClearNotify route the scanners' reads and
+// clears by region; Txn.Acknowledge is an observer run's acknowledgement,
+// an ordinary write of its start_ts, so that of two runs for one
+// notification at most one commits. Package observe runs the observers.
+//
 // # Crashes
 //
 // A client that dies leaves locks. Before its primary is committed, they

@@ -135,37 +135,44 @@ func (it *scanIter) fetch(ctx context.Context) error {
 // slower but always right.
 const maxBypass = 64
 
-// handle deals with a failed scan request: it re-routes after a region
-// error and settles the locks the page met, all in one round (waiting once
-// if any is alive); the caller then retries.
+// handle deals with a failed scan request (see Store.settleRangeError).
 func (it *scanIter) handle(ctx context.Context, reg kv.RegionInfo, err error) error {
+	return it.s.settleRangeError(ctx, reg, err, it.version, &it.bypass, &it.w, &it.rr)
+}
+
+// settleRangeError deals with a failed range read at version: it
+// re-routes after a region error and settles the locks the page met, all
+// in one round (waiting once if any is alive), adding to bypass the
+// transactions the read may go past; the caller then retries. Other
+// errors are returned.
+func (s *Store) settleRangeError(ctx context.Context, reg kv.RegionInfo, err error, version uint64, bypass *[]uint64, w *lockWaiter, rr *regionRetrier) error {
 	var (
 		re     *kv.RegionError
 		locked *kv.KeyIsLockedError
 	)
 	switch {
 	case errors.As(err, &re):
-		it.s.client.InvalidateRegion(reg.ID)
-		return it.rr.retry(ctx, err)
+		s.client.InvalidateRegion(reg.ID)
+		return rr.retry(ctx, err)
 	case errors.As(err, &locked):
 		locks := locked.Locks()
-		outcomes, err := it.s.resolver.ResolveLocks(ctx, locks, it.version)
+		outcomes, err := s.resolver.ResolveLocks(ctx, locks, version)
 		if err != nil {
 			return err
 		}
 		wait := -1
 		for i, o := range outcomes {
 			switch {
-			case o == LockReadPast && len(it.bypass) < maxBypass:
-				if !slices.Contains(it.bypass, locks[i].StartTS) {
-					it.bypass = append(it.bypass, locks[i].StartTS)
+			case o == LockReadPast && len(*bypass) < maxBypass:
+				if !slices.Contains(*bypass, locks[i].StartTS) {
+					*bypass = append(*bypass, locks[i].StartTS)
 				}
 			case o != LockGone && wait < 0:
 				wait = i
 			}
 		}
 		if wait >= 0 {
-			return it.s.waitLock(ctx, locks[wait], &it.w)
+			return s.waitLock(ctx, locks[wait], w)
 		}
 		return nil
 	}

@@ -27,6 +27,9 @@ type entry struct {
 	// in the same transaction: the key must not exist when the transaction
 	// commits (a put becomes kv.OpInsert, a delete kv.OpCheckNotExists).
 	presumeNotExists bool
+	// notify are the observer columns the commit of the key notifies
+	// (Txn.Notify); kept by later writes of the key.
+	notify []string
 }
 
 // size is the entry's contribution to memBuffer.size.

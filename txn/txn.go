@@ -229,14 +229,14 @@ func (t *Txn) Set(key, value []byte) error {
 		value = []byte{}
 	}
 	prev, _ := t.buf.get(key)
-	return t.write("set", key, entry{op: bufPut, value: value, presumeNotExists: prev.presumeNotExists})
+	return t.write("set", key, entry{op: bufPut, value: value, presumeNotExists: prev.presumeNotExists, notify: prev.notify})
 }
 
 // Delete buffers a delete of key. A key written by Insert earlier in the
 // transaction is still checked, at commit, not to exist.
 func (t *Txn) Delete(key []byte) error {
 	prev, _ := t.buf.get(key)
-	return t.write("delete", key, entry{op: bufDelete, presumeNotExists: prev.presumeNotExists})
+	return t.write("delete", key, entry{op: bufDelete, presumeNotExists: prev.presumeNotExists, notify: prev.notify})
 }
 
 // Insert buffers a write of value to key that must not overwrite an
@@ -256,7 +256,7 @@ func (t *Txn) Insert(key, value []byte) error {
 	// Over a buffered delete the key is known to exist in the snapshot
 	// unless an earlier Insert said otherwise: the net effect is a put.
 	presume := !ok || prev.op == bufLock || prev.presumeNotExists
-	return t.write("insert", key, entry{op: bufPut, value: value, presumeNotExists: presume})
+	return t.write("insert", key, entry{op: bufPut, value: value, presumeNotExists: presume, notify: prev.notify})
 }
 
 // Staging opens a stage of the buffered writes, TiDB MemBuffer style: a

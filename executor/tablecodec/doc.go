@@ -35,6 +35,12 @@
 //
 //	row key     't' int(tableID) '_' 'r' handle
 //	index key   't' int(tableID) '_' 'i' int(indexID) datum... [handle]
+//	ack key     't' int(tableID) '_' 'a' bytes(observer) handle
+//
+// An ack key holds an observer's acknowledgement of a row (package
+// observe): the start_ts of its last committed run for the row, the
+// handle in its row-key form. bytes(x) is EncodeBytes, without a flag.
+// Acks live under the table prefix so that dropping the table drops them.
 //
 // where int(x) is the 8-byte int encoding without a flag. A handle is an
 // int handle (8 bytes, no flag, in a row key) or a common handle: the datum

@@ -12,6 +12,7 @@ import (
 //	table prefix  't' EncodeInt(tableID)                          9 bytes
 //	row key       table prefix "_r" handle
 //	index key     table prefix "_i" EncodeInt(indexID) values [handle]
+//	ack key       table prefix "_a" EncodeBytes(observer) handle
 const (
 	tablePrefixByte = 't'
 	tablePrefixLen  = 1 + 8
@@ -23,6 +24,7 @@ const (
 var (
 	recordSep = [sepLen]byte{'_', 'r'}
 	indexSep  = [sepLen]byte{'_', 'i'}
+	ackSep    = [sepLen]byte{'_', 'a'}
 )
 
 // nonUniqueIndexValue is the value of an index entry whose handle is in its
@@ -342,4 +344,31 @@ func IndexRange(tableID, indexID int64) (start, end []byte) {
 // TableRange returns the range of every key of the table, rows and indexes.
 func TableRange(tableID int64) (start, end []byte) {
 	return PrefixRange(TablePrefix(nil, tableID))
+}
+
+// AckKey appends to buf the key of observer's acknowledgement of the row
+// whose key is rowKey.
+func AckKey(buf, rowKey []byte, observer string) ([]byte, error) {
+	if !IsRowKey(rowKey) {
+		return nil, fmt.Errorf("ack key of %q: not a row key: %w", rowKey, ErrCorrupt)
+	}
+	buf = append(append(buf, rowKey[:tablePrefixLen]...), ackSep[:]...)
+	buf = EncodeBytes(buf, []byte(observer))
+	return append(buf, rowKey[recordPrefixLen:]...), nil
+}
+
+// DecodeAckKey returns the row key and the observer of an ack key.
+func DecodeAckKey(key []byte) (rowKey []byte, observer string, err error) {
+	if len(key) <= recordPrefixLen || key[0] != tablePrefixByte || key[tablePrefixLen] != ackSep[0] || key[tablePrefixLen+1] != ackSep[1] {
+		return nil, "", fmt.Errorf("key %q is not an ack key: %w", key, ErrCorrupt)
+	}
+	rest, name, err := DecodeBytes(key[recordPrefixLen:], nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("ack key %q: %w", key, err)
+	}
+	if len(rest) == 0 {
+		return nil, "", fmt.Errorf("ack key %q: no handle: %w", key, ErrCorrupt)
+	}
+	rowKey = append(append(append([]byte{}, key[:tablePrefixLen]...), recordSep[:]...), rest...)
+	return rowKey, string(name), nil
 }

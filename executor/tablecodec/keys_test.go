@@ -223,3 +223,45 @@ func TestDecodeKeysCorruptTable(t *testing.T) {
 		t.Errorf("DecodeIndexHandle with too many columns = %v", err)
 	}
 }
+
+// TestAckKeyRoundTrip: an ack key names its row and observer, stays
+// under the table prefix and outside the row and index ranges.
+func TestAckKeyRoundTrip(t *testing.T) {
+	pk, _ := EncodeKey(nil, "alice", int64(7))
+	for _, rowKey := range [][]byte{RowKey(nil, 42, IntHandle(-5)), RowKey(nil, 3, CommonHandle(pk))} {
+		for _, obs := range []string{"", "hash", "a long observer name\x00\xff"} {
+			k, err := AckKey(nil, rowKey, obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if IsRowKey(k) || IsIndexKey(k) {
+				t.Fatalf("ack key %x taken for a row or index key", k)
+			}
+			start, end := TableRange(mustTableID(t, rowKey))
+			if bytes.Compare(k, start) < 0 || bytes.Compare(k, end) >= 0 {
+				t.Fatalf("ack key %x outside its table's range", k)
+			}
+			gotRow, gotObs, err := DecodeAckKey(k)
+			if err != nil || !bytes.Equal(gotRow, rowKey) || gotObs != obs {
+				t.Fatalf("DecodeAckKey(%x) = %x, %q, %v; want %x, %q", k, gotRow, gotObs, err, rowKey, obs)
+			}
+		}
+	}
+	if _, err := AckKey(nil, IndexPrefix(nil, 1, 2), "x"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ack key of an index key: %v", err)
+	}
+	for _, bad := range [][]byte{RowKey(nil, 1, IntHandle(1)), {'t'}, append(append(TablePrefix(nil, 1), '_', 'a'), EncodeBytes(nil, []byte("x"))...)} {
+		if _, _, err := DecodeAckKey(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("DecodeAckKey(%x): %v", bad, err)
+		}
+	}
+}
+
+func mustTableID(t *testing.T, key []byte) int64 {
+	t.Helper()
+	id, err := DecodeTableID(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}

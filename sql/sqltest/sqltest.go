@@ -74,6 +74,10 @@ func (s *Server) Stop() {
 	s.srv = nil
 }
 
+// Percdb returns the server itself, for what tests do in process (the
+// observers of package observe).
+func (s *Server) Percdb() *percsql.Server { return s.srv }
+
 // Addr returns the server's host:port.
 func (s *Server) Addr() string { return s.srv.Addr().String() }
 

@@ -17,7 +17,8 @@ import (
 //	lock   'l' enc(key)               -> Lock record (at most one per key)
 //	write  'w' enc(key) ^commit_ts    -> Write record
 //	data   'd' enc(key) ^start_ts     -> value longer than the short-value limit
-//	notify 'n' enc(key)               -> reserved for Percolator observers
+//	notify 'n' enc(key) enc(column)   -> commit_ts (8 BE): the newest commit
+//	                                     of key that asked to notify column
 //	meta   'm' kind ...               -> store-local metadata:
 //	       'm' 'r' region_id(8 BE)    -> region descriptor
 //	       'm' 'g'                    -> GC safe point (8 BE): the highest
@@ -32,7 +33,8 @@ const (
 	Lock = byte('l')
 	// Meta is the prefix of the store-local metadata space.
 	Meta = byte('m')
-	// Notify is the prefix of the notify space, reserved for observers.
+	// Notify is the prefix of the notify space: Percolator's notify
+	// column, the hints that tell observers which keys changed.
 	Notify = byte('n')
 	// Write is the prefix of the write space.
 	Write = byte('w')
@@ -63,8 +65,19 @@ func DataKey(key []byte, startTS uint64) []byte {
 	return appendTS(encode(Data, key, tsLen), startTS)
 }
 
-// NotifyKey returns the notify-space key of key.
-func NotifyKey(key []byte) []byte { return encode(Notify, key, 0) }
+// NotifyKey returns the notify-space key of key's notification for
+// column. enc is prefix-free, so the notifications of key sort together,
+// after NotifyBound(key) and before NotifyBound of any greater key: a
+// region's notifications are the range [NotifyBound(start),
+// NotifyBound(end)).
+func NotifyKey(key, column []byte) []byte {
+	b := encode(Notify, key, memcomparable.EncodedLen(len(column)))
+	return memcomparable.EncodeBytes(b, column)
+}
+
+// NotifyBound returns the notify-space key that sorts before every
+// notification of key and after those of every smaller key.
+func NotifyBound(key []byte) []byte { return encode(Notify, key, 0) }
 
 // WritePrefix returns the prefix shared by every write-space key of key,
 // and only by them.
@@ -100,8 +113,22 @@ func PrefixEnd(prefix []byte) []byte {
 // DecodeLockKey returns the user key of a lock-space key.
 func DecodeLockKey(k []byte) ([]byte, error) { return decodeNoTS(Lock, k) }
 
-// DecodeNotifyKey returns the user key of a notify-space key.
-func DecodeNotifyKey(k []byte) ([]byte, error) { return decodeNoTS(Notify, k) }
+// DecodeNotifyKey returns the user key and the column of a notify-space
+// key.
+func DecodeNotifyKey(k []byte) (key, column []byte, err error) {
+	rest, key, err := decodeUserKey(Notify, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	rest, column, err = memcomparable.DecodeBytes(rest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("n-space key %x: column: %w: %w", k, ErrBadKey, err)
+	}
+	if len(rest) != 0 {
+		return nil, nil, fmt.Errorf("n-space key %x: %d trailing bytes: %w", k, len(rest), ErrBadKey)
+	}
+	return key, column, nil
+}
 
 // DecodeWriteKey returns the user key and commit timestamp of a write-space
 // key.

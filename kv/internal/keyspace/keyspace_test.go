@@ -22,8 +22,13 @@ func TestRoundTrip(t *testing.T) {
 		if got, err := DecodeLockKey(LockKey(k)); err != nil || !bytes.Equal(got, k) {
 			t.Errorf("lock key %x: got %x, %v", k, got, err)
 		}
-		if got, err := DecodeNotifyKey(NotifyKey(k)); err != nil || !bytes.Equal(got, k) {
-			t.Errorf("notify key %x: got %x, %v", k, got, err)
+		for _, col := range keys {
+			if got, gotCol, err := DecodeNotifyKey(NotifyKey(k, col)); err != nil || !bytes.Equal(got, k) || !bytes.Equal(gotCol, col) {
+				t.Errorf("notify key %x/%x: got %x/%x, %v", k, col, got, gotCol, err)
+			}
+			if !bytes.HasPrefix(NotifyKey(k, col), NotifyBound(k)) {
+				t.Errorf("notify key of %x does not start with its bound", k)
+			}
 		}
 		if !bytes.HasPrefix(WriteKey(k, 7), WritePrefix(k)) {
 			t.Errorf("write key of %x does not start with its prefix", k)
@@ -50,19 +55,25 @@ func TestVersionOrder(t *testing.T) {
 			if bytes.Compare(WriteKey(a, 1), WriteKey(b, math.MaxUint64)) >= 0 {
 				t.Errorf("oldest version of %x sorts after newest of %x", a, b)
 			}
+			// A region [a, b) holds a's notifications, whatever their
+			// columns, and none of b's.
+			if bytes.Compare(NotifyKey(a, []byte{0xFF, 0xFF, 0xFF}), NotifyBound(b)) >= 0 {
+				t.Errorf("a notification of %x sorts after the bound of %x", a, b)
+			}
 		}
 	}
 }
 
 func TestDecodeRejects(t *testing.T) {
 	for name, err := range map[string]error{
-		"lock key as write key": func() error { _, _, err := DecodeWriteKey(LockKey([]byte("a"))); return err }(),
-		"write key as lock key": func() error { _, err := DecodeLockKey(WriteKey([]byte("a"), 1)); return err }(),
-		"short timestamp":       func() error { _, _, err := DecodeDataKey(DataKey([]byte("a"), 1)[:12]); return err }(),
-		"empty":                 func() error { _, err := DecodeLockKey(nil); return err }(),
-		"truncated user key":    func() error { _, err := DecodeNotifyKey(NotifyKey([]byte("a"))[:5]); return err }(),
-		"region key length":     func() error { _, err := DecodeRegionKey(RegionKey(1)[:9]); return err }(),
-		"region key space":      func() error { _, err := DecodeRegionKey(LockKey([]byte("abcdefg"))[:10]); return err }(),
+		"lock key as write key":     func() error { _, _, err := DecodeWriteKey(LockKey([]byte("a"))); return err }(),
+		"write key as lock key":     func() error { _, err := DecodeLockKey(WriteKey([]byte("a"), 1)); return err }(),
+		"short timestamp":           func() error { _, _, err := DecodeDataKey(DataKey([]byte("a"), 1)[:12]); return err }(),
+		"empty":                     func() error { _, err := DecodeLockKey(nil); return err }(),
+		"truncated user key":        func() error { _, _, err := DecodeNotifyKey(NotifyKey([]byte("a"), []byte("c"))[:5]); return err }(),
+		"notify key without column": func() error { _, _, err := DecodeNotifyKey(NotifyBound([]byte("a"))); return err }(),
+		"region key length":         func() error { _, err := DecodeRegionKey(RegionKey(1)[:9]); return err }(),
+		"region key space":          func() error { _, err := DecodeRegionKey(LockKey([]byte("abcdefg"))[:10]); return err }(),
 	} {
 		if !errors.Is(err, ErrBadKey) {
 			t.Errorf("%s: got %v, want ErrBadKey", name, err)
@@ -89,6 +100,7 @@ func FuzzDecodeKey(f *testing.F) {
 		f.Add(LockKey(k))
 		f.Add(WriteKey(k, 5))
 		f.Add(DataKey(k, math.MaxUint64))
+		f.Add(NotifyKey(k, []byte("col")))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if k, ts, err := DecodeWriteKey(b); err == nil && !bytes.Equal(WriteKey(k, ts), b) {
@@ -100,7 +112,7 @@ func FuzzDecodeKey(f *testing.F) {
 		if k, err := DecodeLockKey(b); err == nil && !bytes.Equal(LockKey(k), b) {
 			t.Fatalf("lock key %x decoded to %x", b, k)
 		}
-		if k, err := DecodeNotifyKey(b); err == nil && !bytes.Equal(NotifyKey(k), b) {
+		if k, col, err := DecodeNotifyKey(b); err == nil && !bytes.Equal(NotifyKey(k, col), b) {
 			t.Fatalf("notify key %x decoded to %x", b, k)
 		}
 		if id, err := DecodeRegionKey(b); err == nil && !bytes.Equal(RegionKey(id), b) {

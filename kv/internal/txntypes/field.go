@@ -21,6 +21,7 @@ const (
 	tagTxnSize            = byte('t')
 	tagOverlappedRollback = byte('R')
 	tagForUpdateTS        = byte('f')
+	tagNotify             = byte('n')
 )
 
 // appendField appends one tagged optional field.

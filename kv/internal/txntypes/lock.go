@@ -55,6 +55,8 @@ func (t LockType) valid() bool {
 //	          't' txn_size (uvarint), present when non-zero
 //	          'f' for_update_ts (uvarint), present when non-zero: the lock
 //	              is (or was, before its prewrite) a pessimistic lock
+//	          'n' notify columns, present when there are some: each a
+//	              uvarint length and the column's bytes
 type Lock struct {
 	Type    LockType
 	Primary []byte
@@ -76,6 +78,12 @@ type Lock struct {
 	// of the key may have committed between StartTS and ForUpdateTS, never
 	// above it while the lock is held. Zero for an optimistic lock.
 	ForUpdateTS uint64
+	// Notify names the observer columns whose notify entries the commit
+	// of this lock sets (Percolator's notifications): they ride in the
+	// lock so that whoever commits it, the transaction or a resolver
+	// rolling it forward, writes them in the same batch as the commit
+	// record.
+	Notify [][]byte
 }
 
 // Encode returns the encoding of l.
@@ -96,6 +104,13 @@ func (l *Lock) Encode() []byte {
 	}
 	if l.ForUpdateTS != 0 {
 		b = appendUvarintField(b, tagForUpdateTS, l.ForUpdateTS)
+	}
+	if len(l.Notify) > 0 {
+		var cols []byte
+		for _, c := range l.Notify {
+			cols = appendBytes(cols, c)
+		}
+		b = appendField(b, tagNotify, cols)
 	}
 	return b
 }
@@ -135,6 +150,8 @@ func DecodeLock(b []byte) (*Lock, error) {
 			l.TxnSize, err = uvarintPayload(d.what, "txn_size", payload)
 		case tagForUpdateTS:
 			l.ForUpdateTS, err = uvarintPayload(d.what, "for_update_ts", payload)
+		case tagNotify:
+			l.Notify, err = notifyColumns(payload)
 		}
 		return err
 	})
@@ -142,4 +159,21 @@ func DecodeLock(b []byte) (*Lock, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// notifyColumns decodes the payload of the notify field.
+func notifyColumns(payload []byte) ([][]byte, error) {
+	d := decoder{b: payload, what: "lock"}
+	var cols [][]byte
+	for len(d.b) > 0 {
+		c, err := d.bytes(field{name: "notify column"})
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("lock record: empty notify field: %w", ErrCorrupt)
+	}
+	return cols, nil
 }

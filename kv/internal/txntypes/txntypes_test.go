@@ -15,6 +15,8 @@ var locks = []*Lock{
 	{Type: LockLock, Primary: bytes.Repeat([]byte("k"), 300), StartTS: 7, TTL: 1, ShortValue: bytes.Repeat([]byte("v"), ShortValueMaxLen)},
 	{Type: LockPessimistic, Primary: []byte("p"), StartTS: 10, TTL: 3000, ForUpdateTS: 12, TxnSize: 1},
 	{Type: LockPut, Primary: []byte("p"), StartTS: 10, TTL: 3000, ShortValue: []byte("v"), MinCommitTS: 13, ForUpdateTS: 12},
+	{Type: LockDelete, Primary: []byte("p"), StartTS: 10, Notify: [][]byte{[]byte("hash"), {}}},
+	{Type: LockPut, Primary: []byte("p"), StartTS: 10, ShortValue: []byte("v"), Notify: [][]byte{bytes.Repeat([]byte("o"), 200)}},
 }
 
 var writes = []*Write{
@@ -76,6 +78,8 @@ func TestDecodeCorrupt(t *testing.T) {
 		"zero start_ts":   (&Lock{Type: LockPut, Primary: []byte("p")}).Encode(),
 		"duplicate field": appendUvarintField(appendUvarintField(good, tagTxnSize, 1), tagTxnSize, 2),
 		"long primary":    {byte(LockPut), 0x7f, 'p'},
+		"empty notify":    appendField((&Lock{Type: LockPut, StartTS: 1}).Encode(), tagNotify, nil),
+		"notify column":   appendField((&Lock{Type: LockPut, StartTS: 1}).Encode(), tagNotify, []byte{5, 'a'}),
 		"bad varint":      {byte(LockPut), 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80},
 		"long short value": appendField((&Lock{Type: LockPut, StartTS: 1}).Encode(), tagShortValue,
 			make([]byte, ShortValueMaxLen+1)),

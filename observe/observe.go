@@ -1,0 +1,502 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/txn"
+)
+
+// Func is an observer's work for one notified row: it reads and writes
+// through tx, which the Runner commits when Func returns nil. Func must
+// not commit or roll back tx. An error rolls the run back; the
+// notification stays and runs again in a later pass.
+type Func func(ctx context.Context, tx *txn.Txn, rowKey []byte) error
+
+// Observer is one registered observer.
+type Observer struct {
+	// Name identifies the observer: it names its notifications and its
+	// acknowledgements, so it must stay the same across restarts.
+	Name string
+	// Table ("db.table") and Columns are what the observer watches. When
+	// the Runner has a Catalog, Register records the watch there, so that
+	// every write changing one of the columns notifies the observer.
+	Table   string
+	Columns []string
+	// Run is the observer's work.
+	Run Func
+	// Weak: no acknowledgement, at-least-once runs (see doc.go).
+	Weak bool
+}
+
+// Catalog records watches: after Watch returns, every transaction that
+// changes one of columns of table (or inserts or deletes a row) marks the
+// row notified for observer. Package sql implements it.
+type Catalog interface {
+	Watch(ctx context.Context, table, observer string, columns []string) error
+}
+
+// TxnSource begins and ends the transactions of runs. The default
+// begins them on the Runner's store; an observer that writes SQL tables
+// takes the SQL node's (sql.Server.ObserverTxns), which keeps the rules
+// of online schema change.
+type TxnSource interface {
+	Begin(ctx context.Context) (*txn.Txn, error)
+	Commit(ctx context.Context, tx *txn.Txn) error
+	Rollback(ctx context.Context, tx *txn.Txn) error
+}
+
+// storeTxns is the default TxnSource.
+type storeTxns struct{ s *txn.Store }
+
+func (t storeTxns) Begin(ctx context.Context) (*txn.Txn, error)   { return t.s.Begin(ctx) }
+func (storeTxns) Commit(ctx context.Context, tx *txn.Txn) error   { return tx.Commit(ctx) }
+func (storeTxns) Rollback(ctx context.Context, tx *txn.Txn) error { return tx.Rollback(ctx) }
+
+// Options tunes a Runner. Zero values take the defaults.
+type Options struct {
+	// Scanners is the number of scanner goroutines (default 2).
+	Scanners int
+	// MaxRuns bounds the observer transactions running at once (default
+	// 4).
+	MaxRuns int
+	// PageSize is how many notify entries a scanner reads at once
+	// (default 64).
+	PageSize int
+	// Idle is how long, at least, a scanner rests after a pass over the
+	// whole key space that started fewer than PageSize runs (default
+	// 10ms; longer when the pass took long, see scan).
+	Idle time.Duration
+	// MaxAttempts bounds the attempts of one run that conflicts (default
+	// 5); the notification then waits for a later pass.
+	MaxAttempts int
+	// Catalog, when set, records the watches of registered observers.
+	Catalog Catalog
+	// Txns, when set, begins and ends the runs' transactions.
+	Txns TxnSource
+	// OnError, when set, is told of every failed run and scan.
+	OnError func(observer string, rowKey []byte, err error)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Scanners <= 0 {
+		o.Scanners = 2
+	}
+	if o.MaxRuns <= 0 {
+		o.MaxRuns = 4
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 64
+	}
+	if o.Idle <= 0 {
+		o.Idle = 10 * time.Millisecond
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	return o
+}
+
+// Stats counts what a Runner did.
+type Stats struct {
+	// Runs counts calls of observers' Funcs.
+	Runs uint64
+	// Committed counts runs whose transaction committed.
+	Committed uint64
+	// Acknowledged counts notifications found already processed by a
+	// committed run (the ack was newer), cleared without a call.
+	Acknowledged uint64
+	// Conflicts counts run attempts that failed to commit on a conflict.
+	Conflicts uint64
+	// Failed counts runs that ended in an error (the Func's, or a commit
+	// error other than a conflict) or were given up after MaxAttempts.
+	Failed uint64
+	// Scanned counts notify entries the scanners read.
+	Scanned uint64
+}
+
+// Runner runs registered observers over the notifications of one store.
+type Runner struct {
+	store *txn.Store
+	opts  Options
+	slots chan struct{}
+
+	mu        sync.Mutex
+	observers map[string]*Observer
+	// inflight holds the notifications (key, column) being run, so that
+	// two scanners of this Runner do not start the same run.
+	inflight map[string]struct{}
+	// positions[i] is where scanner i reads next; lo and hi bound the
+	// keys where notifications were seen, for random starts.
+	positions [][]byte
+	lo, hi    []byte
+
+	runs, committed, acknowledged, conflicts, failed, scanned atomic.Uint64
+}
+
+// New returns a Runner over store. Register observers, then call Run.
+func New(store *txn.Store, opts Options) *Runner {
+	opts = opts.withDefaults()
+	if opts.Txns == nil {
+		opts.Txns = storeTxns{store}
+	}
+	return &Runner{
+		store:     store,
+		opts:      opts,
+		slots:     make(chan struct{}, opts.MaxRuns),
+		observers: make(map[string]*Observer),
+		inflight:  make(map[string]struct{}),
+	}
+}
+
+// Register adds an observer, and records its watch in the Catalog when
+// the Runner has one and o names a table.
+func (r *Runner) Register(ctx context.Context, o Observer) error {
+	if o.Name == "" || o.Run == nil {
+		return errors.New("observe: an observer needs a Name and a Run")
+	}
+	r.mu.Lock()
+	_, dup := r.observers[o.Name]
+	r.mu.Unlock()
+	if dup {
+		return fmt.Errorf("observe: observer %q registered twice", o.Name)
+	}
+	if r.opts.Catalog != nil && o.Table != "" {
+		if err := r.opts.Catalog.Watch(ctx, o.Table, o.Name, o.Columns); err != nil {
+			return fmt.Errorf("observe: watch %s (%v) for %q: %w", o.Table, o.Columns, o.Name, err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.observers[o.Name] = &o
+	return nil
+}
+
+// Stats returns the Runner's counters.
+func (r *Runner) Stats() Stats {
+	return Stats{
+		Runs:         r.runs.Load(),
+		Committed:    r.committed.Load(),
+		Acknowledged: r.acknowledged.Load(),
+		Conflicts:    r.conflicts.Load(),
+		Failed:       r.failed.Load(),
+		Scanned:      r.scanned.Load(),
+	}
+}
+
+// Run scans for notifications and runs observers until ctx ends, then
+// waits for the runs in progress (which see ctx end) and returns nil.
+func (r *Runner) Run(ctx context.Context) error {
+	var runs sync.WaitGroup
+	var scanners sync.WaitGroup
+	r.mu.Lock()
+	r.positions = make([][]byte, r.opts.Scanners)
+	r.mu.Unlock()
+	seed := uint64(time.Now().UnixNano())
+	for i := range r.opts.Scanners {
+		scanners.Go(func() {
+			r.scan(ctx, i, rand.New(rand.NewPCG(seed, uint64(i))), &runs)
+		})
+	}
+	scanners.Wait()
+	runs.Wait()
+	return nil
+}
+
+// scan is scanner i's loop.
+func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.WaitGroup) {
+	pos := r.randomStart(rng)
+	started := 0            // runs started since the scan last wrapped around
+	var spent time.Duration // time spent reading since then
+	for ctx.Err() == nil {
+		began := time.Now()
+		entries, next, err := r.store.ScanNotify(ctx, pos, nil, r.opts.PageSize)
+		spent += time.Since(began)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.report("", pos, fmt.Errorf("scan notify entries from %q: %w", pos, err))
+				sleep(ctx, r.opts.Idle)
+			}
+			continue
+		}
+		r.scanned.Add(uint64(len(entries)))
+		r.seen(entries)
+		for _, e := range entries {
+			if r.dispatch(ctx, e, runs) {
+				started++
+			}
+		}
+		switch {
+		case next == nil:
+			// Wrapped around: rest unless the lap started a page's
+			// worth of runs. A lap walks every entry of the key space,
+			// and the versions and tombstones of rewritten and cleared
+			// ones until compaction drops them; a scanner that went
+			// round again at once would spend the machine re-reading
+			// entries whose runs are in flight. The rest is Idle, or
+			// nine times the lap's reading when that is longer (a
+			// scanner reads at most a tenth of the time), up to ten
+			// times Idle (the lap's time is wall time, which a loaded
+			// machine stretches); it bounds how late a notification
+			// set during it is found.
+			if started < r.opts.PageSize {
+				sleep(ctx, min(max(r.opts.Idle, 9*spent), 10*r.opts.Idle))
+			}
+			started, spent = 0, 0
+			pos = nil
+		case r.behind(i, pos, next):
+			pos = r.randomStart(rng)
+		default:
+			pos = next
+		}
+		r.mu.Lock()
+		r.positions[i] = pos
+		r.mu.Unlock()
+	}
+}
+
+// behind reports whether another scanner's position lies in (pos, next]:
+// it has just scanned the page scanner i read, and i trails it.
+func (r *Runner) behind(i int, pos, next []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for j, p := range r.positions {
+		if j != i && p != nil && bytes.Compare(p, pos) > 0 && bytes.Compare(p, next) <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// seen widens the range of keys where notifications were seen.
+func (r *Runner) seen(entries []kv.NotifyEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	first, last := entries[0].Key, entries[len(entries)-1].Key
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lo == nil || bytes.Compare(first, r.lo) < 0 {
+		r.lo = bytes.Clone(first)
+	}
+	if r.hi == nil || bytes.Compare(last, r.hi) > 0 {
+		r.hi = bytes.Clone(last)
+	}
+}
+
+// randomStart returns a random key between the first and the last key
+// where notifications were seen (nil, the start of the key space, before
+// any was seen).
+func (r *Runner) randomStart(rng *rand.Rand) []byte {
+	r.mu.Lock()
+	lo, hi := r.lo, r.hi
+	r.mu.Unlock()
+	if lo == nil || bytes.Equal(lo, hi) {
+		return lo
+	}
+	return randomKeyBetween(rng, lo, hi)
+}
+
+// keyPrefixLen is how many leading bytes of a key randomKeyBetween reads
+// as a number.
+const keyPrefixLen = 24
+
+// randomKeyBetween returns a key k with lo <= k <= hi, spread evenly over
+// the first keyPrefixLen bytes of the keys read as numbers.
+func randomKeyBetween(rng *rand.Rand, lo, hi []byte) []byte {
+	num := func(k []byte) *big.Int {
+		b := make([]byte, keyPrefixLen)
+		copy(b, k)
+		return new(big.Int).SetBytes(b)
+	}
+	l, h := num(lo), num(hi)
+	span := new(big.Int).Sub(h, l)
+	if span.Sign() <= 0 {
+		return bytes.Clone(lo)
+	}
+	raw := make([]byte, keyPrefixLen+8) // 8 bytes more than span: the modulo bias is negligible
+	for i := range raw {
+		raw[i] = byte(rng.Uint32())
+	}
+	off := new(big.Int).Mod(new(big.Int).SetBytes(raw), span)
+	k := new(big.Int).Add(l, off).FillBytes(make([]byte, keyPrefixLen))
+	if bytes.Compare(k, lo) < 0 {
+		return bytes.Clone(lo)
+	}
+	return k
+}
+
+// dispatch starts a run of e's observer when this Runner has it and is not
+// running that notification already. It waits for a free run slot.
+func (r *Runner) dispatch(ctx context.Context, e kv.NotifyEntry, runs *sync.WaitGroup) bool {
+	id := string(e.Key) + "\x00" + string(e.Column)
+	r.mu.Lock()
+	o := r.observers[string(e.Column)]
+	_, busy := r.inflight[id]
+	if o == nil || busy {
+		r.mu.Unlock()
+		return false
+	}
+	r.inflight[id] = struct{}{}
+	r.mu.Unlock()
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		r.done(id)
+		return false
+	}
+	runs.Go(func() {
+		defer func() { <-r.slots }()
+		defer r.done(id)
+		if err := r.process(ctx, o, e); err != nil && ctx.Err() == nil {
+			r.failed.Add(1)
+			r.report(o.Name, e.Key, err)
+		}
+	})
+	return true
+}
+
+// done forgets a finished run.
+func (r *Runner) done(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.inflight, id)
+}
+
+// report passes an error to Options.OnError.
+func (r *Runner) report(observer string, key []byte, err error) {
+	if r.opts.OnError != nil {
+		r.opts.OnError(observer, key, err)
+	}
+}
+
+// process runs o for the notification e (doc.go, steps 1-4), retrying
+// conflicts with backoff.
+func (r *Runner) process(ctx context.Context, o *Observer, e kv.NotifyEntry) error {
+	var ackKey []byte
+	if !o.Weak {
+		var err error
+		if ackKey, err = tablecodec.AckKey(nil, e.Key, o.Name); err != nil {
+			return err
+		}
+	}
+	pause := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		done, err := r.attempt(ctx, o, e, ackKey)
+		if err == nil {
+			if done {
+				return r.store.ClearNotify(ctx, []kv.NotifyEntry{e})
+			}
+			return nil
+		}
+		if !retryable(err) {
+			return err
+		}
+		r.conflicts.Add(1)
+		if attempt >= r.opts.MaxAttempts {
+			return fmt.Errorf("gave up after %d attempts, until the next pass: %w", attempt, err)
+		}
+		sleep(ctx, pause/2+rand.N(pause/2+1))
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// attempt is one transaction of a run. done reports that the notification
+// is processed (a committed run, or an ack showing one).
+func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ackKey []byte) (done bool, err error) {
+	tx, err := r.opts.Txns.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = r.opts.Txns.Rollback(context.WithoutCancel(ctx), tx)
+		}
+	}()
+	if _, _, err := tx.Get(ctx, e.Key); err != nil {
+		return false, fmt.Errorf("observer %q: read %q: %w", o.Name, e.Key, err)
+	}
+	if ackKey != nil {
+		run, err := tx.Acknowledge(ctx, ackKey, e.TS)
+		if err != nil {
+			return false, fmt.Errorf("observer %q: %w", o.Name, err)
+		}
+		if !run {
+			r.acknowledged.Add(1)
+			return true, nil
+		}
+	}
+	r.runs.Add(1)
+	if err := call(ctx, o, tx, e.Key); err != nil {
+		return false, fmt.Errorf("observer %q on %q: %w", o.Name, e.Key, err)
+	}
+	committed = true
+	if err := r.opts.Txns.Commit(ctx, tx); err != nil {
+		return false, fmt.Errorf("observer %q on %q: commit: %w", o.Name, e.Key, err)
+	}
+	r.committed.Add(1)
+	return true, nil
+}
+
+// call runs o's Func, turning a panic into an error: observers run inside
+// the node's process, which one faulty observer must not bring down. The
+// run is rolled back and its notification stays.
+func call(ctx context.Context, o *Observer, tx *txn.Txn, key []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return o.Run(ctx, tx, key)
+}
+
+// retryable reports whether a run that failed with err may succeed if run
+// again now: it lost a race with another transaction.
+func retryable(err error) bool {
+	return errors.Is(err, txn.ErrWriteConflict) || errors.Is(err, txn.ErrLockWaitTimeout) ||
+		errors.Is(err, txn.ErrTxnAborted) || errors.Is(err, txn.ErrAlreadyExists)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// Pending counts the notifications of this Runner's observers that wait
+// in the store: zero once every change they were told of has been run.
+func (r *Runner) Pending(ctx context.Context) (int, error) {
+	n := 0
+	var start []byte
+	for {
+		entries, next, err := r.store.ScanNotify(ctx, start, nil, 1024)
+		if err != nil {
+			return 0, err
+		}
+		r.mu.Lock()
+		for _, e := range entries {
+			if r.observers[string(e.Column)] != nil {
+				n++
+			}
+		}
+		r.mu.Unlock()
+		if next == nil {
+			return n, nil
+		}
+		start = next
+	}
+}

@@ -1,0 +1,55 @@
+package observe
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRandomKeyBetween: random starts fall between the keys where
+// notifications were seen, and spread over that range.
+func TestRandomKeyBetween(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lo, hi := rowKey(docsTable, 1), rowKey(docsTable, 1000)
+	var below, above int
+	mid := rowKey(docsTable, 500)
+	for range 1000 {
+		k := randomKeyBetween(rng, lo, hi)
+		if bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
+			t.Fatalf("key %x outside [%x, %x]", k, lo, hi)
+		}
+		if bytes.Compare(k, mid) < 0 {
+			below++
+		} else {
+			above++
+		}
+	}
+	if below < 300 || above < 300 {
+		t.Errorf("keys not spread: %d below the middle, %d above", below, above)
+	}
+	if k := randomKeyBetween(rng, lo, lo); !bytes.Equal(k, lo) {
+		t.Errorf("an empty range gave %x", k)
+	}
+}
+
+// TestBehind: a scanner trails another when the other's position lies in
+// the page it just read.
+func TestBehind(t *testing.T) {
+	r := New(nil, Options{})
+	a, b, c, d := []byte("a"), []byte("b"), []byte("c"), []byte("d")
+	r.positions = [][]byte{b, c}
+	for _, tc := range []struct {
+		pos, next []byte
+		want      bool
+	}{
+		{a, b, false}, // scanner 0's own position does not count
+		{b, c, true},  // scanner 1 sits at the end of the page
+		{a, d, true},
+		{c, d, false},
+		{nil, a, false},
+	} {
+		if got := r.behind(0, tc.pos, tc.next); got != tc.want {
+			t.Errorf("behind(0, %q, %q) = %v, want %v", tc.pos, tc.next, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/txn"
+)
+
+// Observers (package observe) watch columns of tables. A watch is part of
+// the table's definition (TableDef.Observers), so that every node and
+// every path that writes rows (GMS's, the fast path's, triggers', all
+// through package executor's write operators) marks the rows it changes
+// notified, in the writing transaction. Adding a watch is a schema change
+// like any DDL: it publishes a new catalog version and waits for the
+// writers of the older one, so a transaction that commits after Watch
+// returns notifies.
+
+// ObserverDef is an observer's watch on a table: its name and the IDs of
+// the columns it watches (empty: every column).
+type ObserverDef struct {
+	Name    string  `json:"name"`
+	Columns []int64 `json:"columns,omitempty"`
+}
+
+// Watch records that observer watches columns (names; none: every
+// column) of table ("db.table"): from its return on, every committed
+// insert or delete of a row, and every update changing one of columns,
+// sets the row's notify entry for observer. A second Watch of the same
+// observer on the table replaces the first. It implements
+// observe.Catalog.
+func (s *Server) Watch(ctx context.Context, table, observer string, columns []string) error {
+	return s.provider.watch(ctx, table, observer, columns, false)
+}
+
+// Unwatch removes observer's watch on table ("db.table"), if any.
+func (s *Server) Unwatch(ctx context.Context, table, observer string) error {
+	return s.provider.watch(ctx, table, observer, nil, true)
+}
+
+// TxnStore returns the node's transaction store, for observers running in
+// the process (package observe).
+func (s *Server) TxnStore() *txn.Store { return s.store }
+
+// watch changes observer's watch on table. Errors are MySQL's
+// (*mysql.SQLError): 1049, 1146 or 1054 for a database, table or column
+// that does not exist.
+func (p *DatabaseProvider) watch(ctx context.Context, table, observer string, columns []string, remove bool) error {
+	if err := p.changeWatch(ctx, table, observer, columns, remove); err != nil {
+		return gsql.CastSQLError(toSQLError(err))
+	}
+	return nil
+}
+
+// changeWatch is watch with the errors as they come.
+func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer string, columns []string, remove bool) error {
+	dbName, tblName, ok := strings.Cut(table, ".")
+	if !ok || dbName == "" || tblName == "" {
+		return fmt.Errorf("watch: table %q is not of the form db.table", table)
+	}
+	if observer == "" {
+		return fmt.Errorf("watch %s: empty observer name", table)
+	}
+	return p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
+		db, ok := c.database(dbName)
+		if !ok {
+			return gsql.ErrDatabaseNotFound.New(dbName)
+		}
+		cur, ok := c.table(db.ID, tblName)
+		if !ok {
+			return gsql.ErrTableNotFound.New(tblName)
+		}
+		if busy := cur.schemaChangeInProgress(); busy != "" {
+			return errSchemaChangeInProgress(cur.Name, busy)
+		}
+		nd := cur.clone()
+		kept := nd.Observers[:0]
+		for _, o := range nd.Observers {
+			if o.Name != observer {
+				kept = append(kept, o)
+			}
+		}
+		nd.Observers = kept
+		if !remove {
+			o := ObserverDef{Name: observer}
+			for _, name := range columns {
+				col, _, ok := nd.columnByName(name)
+				if !ok {
+					return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in '%s'", name, nd.Name)
+				}
+				o.Columns = append(o.Columns, col.ID)
+			}
+			nd.Observers = append(nd.Observers, o)
+		}
+		return putTableDef(c, k, nd)
+	})
+}
+
+// watches describes def's observers to the executor, whose
+// Table.Validate checks them (a watched column the table lacks has offset
+// -1).
+func (def *TableDef) watches() []executor.Watch {
+	if len(def.Observers) == 0 {
+		return nil
+	}
+	out := make([]executor.Watch, len(def.Observers))
+	for i, o := range def.Observers {
+		out[i].Observer = o.Name
+		for _, id := range o.Columns {
+			_, ord, _ := def.column(id)
+			out[i].Columns = append(out[i].Columns, ord)
+		}
+	}
+	return out
+}
+
+// keepObservers drops the columns that a rewrite dropped from the
+// watches of def, and the watches left without any of the columns they
+// named.
+func (def *TableDef) keepObservers(kept map[int64]bool) {
+	var out []ObserverDef
+	for _, o := range def.Observers {
+		if len(o.Columns) == 0 {
+			out = append(out, o)
+			continue
+		}
+		var cols []int64
+		for _, id := range o.Columns {
+			if kept[id] {
+				cols = append(cols, id)
+			}
+		}
+		if len(cols) > 0 {
+			out = append(out, ObserverDef{Name: o.Name, Columns: cols})
+		}
+	}
+	def.Observers = out
+}
+
+// ObserverTxns begins and ends the transactions of observer runs that
+// write SQL tables (observe.Options.Txns), under the rules every SQL
+// transaction of the node keeps: each is registered with the node's
+// schema tracker before its start timestamp, records the catalog version
+// it read and the tables it writes, and fails its commit, retryably, when
+// a schema change marked it stale; a table being rewritten is not
+// written. Table hands out a table of the run's catalog to read and
+// write through package executor.
+type ObserverTxns struct {
+	p    *DatabaseProvider
+	mu   sync.Mutex
+	runs map[*txn.Txn]*observerRun
+}
+
+// observerRun is the schema state of one observer transaction.
+type observerRun struct {
+	use *schemalease.Use
+	cat *catalogData
+}
+
+// ObserverTxns returns the node's source of observer transactions.
+func (s *Server) ObserverTxns() *ObserverTxns {
+	return &ObserverTxns{p: s.provider, runs: make(map[*txn.Txn]*observerRun)}
+}
+
+// Begin begins an observer run's transaction.
+func (o *ObserverTxns) Begin(ctx context.Context) (*txn.Txn, error) {
+	use := o.p.schemas.Begin()
+	tx, err := o.p.store.Begin(ctx)
+	if err != nil {
+		use.End()
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.runs[tx] = &observerRun{use: use}
+	return tx, nil
+}
+
+// take removes tx's run.
+func (o *ObserverTxns) take(tx *txn.Txn) *observerRun {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	run := o.runs[tx]
+	delete(o.runs, tx)
+	return run
+}
+
+// Commit commits tx. A transaction a schema change made stale is rolled
+// back with an error that wraps txn.ErrWriteConflict (the run is retried
+// under the new schema).
+func (o *ObserverTxns) Commit(ctx context.Context, tx *txn.Txn) error {
+	run := o.take(tx)
+	if run == nil {
+		return errors.New("commit: not an observer transaction of this node")
+	}
+	defer run.use.End()
+	if !tx.IsReadOnly() {
+		if err := run.use.BeginCommit(); err != nil {
+			_ = tx.Rollback(ctx)
+			return fmt.Errorf("%w: %w", txn.ErrWriteConflict, schemaChangedError(err))
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// Rollback rolls tx back.
+func (o *ObserverTxns) Rollback(ctx context.Context, tx *txn.Txn) error {
+	if run := o.take(tx); run != nil {
+		defer run.use.End()
+	}
+	return tx.Rollback(ctx)
+}
+
+// Table returns table ("db.table") as tx's snapshot of the catalog has it,
+// and a decoder of its rows, for an observer run to read and write
+// through package executor. A table that a schema change is rewriting is
+// an error wrapping txn.ErrWriteConflict: the run is tried again later.
+func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*executor.Table, *executor.RowDecoder, error) {
+	o.mu.Lock()
+	run := o.runs[tx]
+	o.mu.Unlock()
+	if run == nil {
+		return nil, nil, errors.New("table: not an observer transaction of this node")
+	}
+	if run.cat == nil {
+		c, err := o.p.catalogs.load(ctx, tx)
+		if err != nil {
+			return nil, nil, err
+		}
+		run.use.Observe(c.version)
+		run.cat = c
+	}
+	dbName, tblName, ok := strings.Cut(table, ".")
+	db, found := run.cat.database(dbName)
+	if !ok || !found {
+		return nil, nil, gsql.CastSQLError(gsql.ErrDatabaseNotFound.New(dbName))
+	}
+	def, found := run.cat.table(db.ID, tblName)
+	if !found {
+		return nil, nil, gsql.CastSQLError(gsql.ErrTableNotFound.New(tblName))
+	}
+	if def.Fence != "" {
+		return nil, nil, fmt.Errorf("%w: table %s is being rewritten (%s)", txn.ErrWriteConflict, table, def.Fence)
+	}
+	m, ok := o.p.metas.cached(def)
+	if !ok {
+		var err error
+		if m, err = o.p.metas.get(gsql.NewEmptyContext(), db.Name, def); err != nil {
+			return nil, nil, err
+		}
+	}
+	dec, err := m.exec.NewRowDecoder(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	run.use.Wrote(def.ID)
+	return m.exec, dec, nil
+}
+
+// isShowObservers recognises ADMIN SHOW OBSERVERS, the list of watches.
+func isShowObservers(query string) bool { return isAdminWords(query, "admin", "show", "observers") }
+
+// showObservers lists every watch of the catalog, one row per observer
+// and table: the database, the table, the observer, the columns it
+// watches ("" for all) and how many of its notifications wait in the
+// store (of every table).
+func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.catalogs.load(ctx, k)
+	_ = k.Rollback(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pending := map[string]int{}
+	var start []byte
+	for {
+		entries, next, err := p.store.ScanNotify(ctx, start, nil, 1024)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			pending[string(e.Column)]++
+		}
+		if next == nil {
+			break
+		}
+		start = next
+	}
+	res := &sqltypes.Result{}
+	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING"} {
+		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
+	}
+	for _, db := range c.sortedDatabases() {
+		for _, t := range c.sortedTables(db.ID) {
+			for _, o := range t.Observers {
+				var cols []string
+				for _, id := range o.Columns {
+					if col, _, ok := t.column(id); ok {
+						cols = append(cols, col.Name)
+					}
+				}
+				res.Rows = append(res.Rows, []sqltypes.Value{
+					sqltypes.NewVarChar(db.Name),
+					sqltypes.NewVarChar(t.Name),
+					sqltypes.NewVarChar(o.Name),
+					sqltypes.NewVarChar(strings.Join(cols, ",")),
+					sqltypes.NewVarChar(strconv.Itoa(pending[o.Name])),
+				})
+			}
+		}
+	}
+	return res, nil
+}
