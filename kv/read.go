@@ -347,65 +347,111 @@ func (r *mvccReader) scan(ctx context.Context, req *ScanRequest, end []byte) ([]
 // context.
 const walkCheckEvery = 1024
 
+// visitFn receives each visible pair of a walk. key and value are valid
+// only during the call (the walk reuses its buffers); stop ends the walk.
+type visitFn func(key, value []byte) (stop bool, err error)
+
 // walk walks the write space of [start, end) key by key in the scan's
 // direction and returns the visible pairs, at most limit (0: no limit).
-// It does not look at locks.
+// It does not look at locks. The pairs' keys and values share a few large
+// allocations rather than two each.
 func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
-	iter, err := r.writeIter()
+	var pairs []KvPair
+	if limit > 0 {
+		pairs = make([]KvPair, 0, min(limit, 1024))
+	}
+	var slab []byte
+	err := r.visit(ctx, start, end, ts, reverse, keyOnly, func(key, value []byte) (bool, error) {
+		n := len(key) + len(value)
+		if cap(slab)-len(slab) < n {
+			// Slabs grow from 4 KiB to 64 KiB: a short page stays small.
+			slab = make([]byte, 0, max(n, min(2*cap(slab), 64<<10), 4<<10))
+		}
+		off := len(slab)
+		slab = append(slab, key...)
+		k := slab[off:len(slab):len(slab)]
+		var v []byte
+		if !keyOnly {
+			off = len(slab)
+			slab = append(slab, value...)
+			v = slab[off:len(slab):len(slab)]
+		}
+		pairs = append(pairs, KvPair{Key: k, Value: v})
+		return limit > 0 && len(pairs) >= limit, nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	return pairs, nil
+}
+
+// visit walks the write space of [start, end) key by key in the scan's
+// direction and calls fn with each visible pair until fn stops it. It does
+// not look at locks. A forward walk allocates nothing per key: the user
+// key is decoded into one buffer and the write record parsed in place.
+func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, reverse, keyOnly bool, fn visitFn) error {
+	iter, err := r.writeIter()
+	if err != nil {
+		return err
 	}
 	lower := keyspace.WritePrefix(start)
 	upper := keyspace.SpaceEnd(keyspace.Write)
 	if end != nil {
 		upper = keyspace.WritePrefix(end)
 	}
-	var pairs []KvPair
 	var ok bool
 	if reverse {
 		ok = iter.SeekLT(upper)
 	} else {
 		ok = iter.SeekGE(lower)
 	}
-	for steps := 1; ok && (limit == 0 || len(pairs) < limit); steps++ {
+	var keyBuf, prefix []byte
+	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		k := iter.Key()
 		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
 			break
 		}
-		key, _, err := keyspace.DecodeWriteKey(k)
+		key, _, err := keyspace.AppendDecodeWriteKey(keyBuf[:0], k)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var w *txntypes.Write
+		keyBuf = key
+		var w txntypes.Write
+		found := false
 		if reverse {
-			w, err = r.valueWrite(key, ts)
+			var rec *txntypes.Write
+			rec, err = r.valueWrite(key, ts)
+			if rec != nil {
+				w, found = *rec, true
+			}
 			// valueWrite moved the iterator; seek to the next user key.
 			ok = iter.SeekLT(keyspace.WritePrefix(key))
 		} else {
-			w, ok, err = r.decideForward(iter, k[:len(k)-8], ts)
+			prefix = append(prefix[:0], k[:len(k)-8]...) // iter.Key's buffer changes on Next
+			w, found, ok, err = r.decideForward(iter, prefix, ts)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if w != nil && w.Type == txntypes.WritePut {
+		if found && w.Type == txntypes.WritePut {
 			var v []byte
 			if !keyOnly {
-				if v, err = r.writeValue(key, w); err != nil {
-					return nil, err
+				if v, err = r.writeValue(key, &w); err != nil {
+					return err
 				}
 			}
-			pairs = append(pairs, KvPair{Key: key, Value: v})
+			stop, err := fn(key, v)
+			if err != nil || stop {
+				return err
+			}
 		}
 	}
-	if err := iter.Error(); err != nil {
-		return nil, err
-	}
-	return pairs, nil
+	return iter.Error()
 }
 
 // scanSeekBound is how many records of one key a forward walk steps over
@@ -415,42 +461,55 @@ func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, lim
 const scanSeekBound = 8
 
 // decideForward returns the write record that decides, at ts, the value of
-// the key whose write records start with prefix (see valueWrite), reading
-// from iter, which is at the key's newest record, and leaves iter at the
-// next key's first record (ok false when there is none).
-func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w *txntypes.Write, ok bool, err error) {
-	prefix = append([]byte(nil), prefix...) // iter.Key's buffer changes on Next
-	decided := false
+// the key whose write records start with prefix (see valueWrite; found
+// false when none does), reading from iter, which is at the key's newest
+// record, and leaves iter at the next key's first record (ok false when
+// there is none). The record's short value is copied into r.valBuf, valid
+// until the next call.
+func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w txntypes.Write, found, ok bool, err error) {
 	ok = true
 	for steps := 0; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
 		if steps == scanSeekBound {
-			if !decided {
+			if !found {
 				key, _, err := keyspace.DecodeWriteKey(iter.Key())
 				if err != nil {
-					return nil, false, err
+					return w, false, false, err
 				}
-				if w, err = r.valueWrite(key, ts); err != nil {
-					return nil, false, err
+				rec, err := r.valueWrite(key, ts)
+				if err != nil {
+					return w, false, false, err
+				}
+				if rec != nil {
+					w, found = *rec, true
 				}
 			}
-			return w, iter.SeekGE(keyspace.PrefixEnd(prefix)), nil
+			return w, found, iter.SeekGE(keyspace.PrefixEnd(prefix)), nil
 		}
-		if !decided {
+		if !found {
 			k := iter.Key()
 			if len(k) != len(prefix)+8 {
-				return nil, false, fmt.Errorf("write key %x has a bad length", k)
+				return w, false, false, fmt.Errorf("write key %x has a bad length", k)
 			}
 			if commitTS := ^binary.BigEndian.Uint64(k[len(prefix):]); commitTS <= ts {
-				rec, err := txntypes.DecodeWrite(iter.Value())
+				rec, err := txntypes.ParseWrite(iter.Value())
 				if err != nil {
-					return nil, false, fmt.Errorf("read write record %x: %w", k, err)
+					return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
 				}
 				if rec.Type == txntypes.WritePut || rec.Type == txntypes.WriteDelete {
-					w, decided = rec, true
+					w, found = rec, true
+					if w.ShortValue != nil {
+						// The record's bytes change on Next.
+						// An empty value stays non-nil (nil: a long value).
+						if r.valBuf == nil {
+							r.valBuf = make([]byte, 0, txntypes.ShortValueMaxLen)
+						}
+						r.valBuf = append(r.valBuf[:0], w.ShortValue...)
+						w.ShortValue = r.valBuf
+					}
 				}
 			}
 		}
 		ok = iter.Next()
 	}
-	return w, ok, iter.Error()
+	return w, found, ok, iter.Error()
 }
