@@ -375,6 +375,10 @@ type Client interface {
 	// failed gives back the locks it took) or has ended before its
 	// prewrite. Keys without such a lock are skipped.
 	PessimisticRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
+
+	// Coprocessor evaluates a program over a range of one region at a
+	// version, next to the data (see CoprocessorRequest, copr.go).
+	Coprocessor(ctx context.Context, req *CoprocessorRequest) (*CoprocessorResponse, error)
 }
 
 // LockInfo describes a lock met by a reader or writer.

@@ -232,51 +232,73 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	// Named in errors only: a Sprintf per scan costs more than its lock
 	// check now.
 	what := func() string { return fmt.Sprintf("scan [%q, %q)", req.Start, req.End) }
-	if req.Version == 0 {
-		return nil, fmt.Errorf("%s: version is 0", what())
-	}
 	if req.Limit < 0 {
 		return nil, fmt.Errorf("%s: negative limit %d", what(), req.Limit)
 	}
-	reg, err := s.regions.check(req.Region, req.Version, req.Start)
+	end, err := s.readRange(req.Region, req.Start, req.End, req.Version, what)
 	if err != nil {
 		return nil, err
 	}
-	end := req.End
-	if len(end) == 0 {
-		end = reg.info.End
-	} else if len(reg.info.End) != 0 && bytes.Compare(end, reg.info.End) > 0 {
-		cur := cloneRegionInfo(reg.info)
-		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: scan end %q", reasonKeyNotInRange, end), Current: &cur}
-	}
-	if len(end) != 0 && bytes.Compare(end, req.Start) < 0 {
-		return nil, fmt.Errorf("%s: end is before start", what())
-	}
-	if len(end) == 0 {
-		end = nil
-	}
-	if !req.IgnoreLocks {
-		// A 1PC commit racing with the read is a lock too.
-		if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
-			return nil, fmt.Errorf("%s: %w", what(), err)
+	return rangeRead(ctx, s, req.Start, end, req.IgnoreLocks, what,
+		func() ([]KvPair, bool, error) { return s.scanUnlocked(ctx, req, end) },
+		func(r *mvccReader) ([]KvPair, error) { return r.scan(ctx, req, end) })
+}
+
+// rangeRead runs a read of [start, end) (Scan, Coprocessor): it waits for
+// the one-phase commits racing with it in the range (a lock too) unless
+// ignoreLocks, then reads latch-free with unlocked, and when that cannot
+// be shown right, with locked on a snapshot.
+func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, ignoreLocks bool, what func() string,
+	unlocked func() (T, bool, error), locked func(r *mvccReader) (T, error)) (T, error) {
+	var zero T
+	if !ignoreLocks {
+		if err := s.memLocks.waitRange(ctx, start, end); err != nil {
+			return zero, fmt.Errorf("%s: %w", what(), err)
 		}
 	}
 	if err := s.enter(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what(), err)
+		return zero, fmt.Errorf("%s: %w", what(), err)
 	}
 	defer s.exit()
-	pairs, done, err := s.scanUnlocked(ctx, req, end)
+	out, done, err := unlocked()
 	if err == nil && !done {
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)
 		defer r.close()
-		pairs, err = r.scan(ctx, req, end)
+		out, err = locked(r)
 	}
 	if err != nil {
-		return nil, wrapInternal(what(), err)
+		return zero, wrapInternal(what(), err)
 	}
-	return pairs, nil
+	return out, nil
+}
+
+// readRange checks a read of [start, end) at version against the region
+// rc it was routed to, and returns end with an empty one cut to the
+// region's end (nil: unbounded). A range reaching past the region is a
+// *RegionError.
+func (s *Store) readRange(rc RegionCtx, start, end []byte, version uint64, what func() string) ([]byte, error) {
+	if version == 0 {
+		return nil, fmt.Errorf("%s: version is 0", what())
+	}
+	reg, err := s.regions.check(rc, version, start)
+	if err != nil {
+		return nil, err
+	}
+	if len(end) == 0 {
+		end = reg.info.End
+	} else if len(reg.info.End) != 0 && bytes.Compare(end, reg.info.End) > 0 {
+		cur := cloneRegionInfo(reg.info)
+		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: read end %q", reasonKeyNotInRange, end), Current: &cur}
+	}
+	if len(end) != 0 && bytes.Compare(end, start) < 0 {
+		return nil, fmt.Errorf("%s: end is before start", what())
+	}
+	if len(end) == 0 {
+		end = nil
+	}
+	return end, nil
 }
 
 // scanUnlocked is Scan without looking at the lock space, which is
@@ -287,24 +309,34 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 // iterCache, as readUnlocked does and for the same reasons. A scan with
 // IgnoreLocks is always done here.
 func (s *Store) scanUnlocked(ctx context.Context, req *ScanRequest, end []byte) (pairs []KvPair, done bool, err error) {
+	return unlockedRead(s, req.IgnoreLocks, func(r *mvccReader) ([]KvPair, error) {
+		return r.walk(ctx, req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	})
+}
+
+// unlockedRead runs read with a latch-free reader when the lock set shows
+// that no lock was in Pebble at any instant between its probe and the
+// end of the read (see scanUnlocked); done is false when that cannot be
+// shown. With ignoreLocks it always runs and is done.
+func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T, error)) (out T, done bool, err error) {
+	var zero T
 	adds, empty := s.locks.probeAll()
-	if !empty && !req.IgnoreLocks {
-		return nil, false, nil
+	if !empty && !ignoreLocks {
+		return zero, false, nil
 	}
 	if s.testingAfterProbe != nil {
 		s.testingAfterProbe()
 	}
 	ci, err := s.iters.get()
 	if err != nil {
-		return nil, false, err
+		return zero, false, err
 	}
 	defer s.iters.put(ci)
-	r := mvccReader{src: s.db, iter: ci.it}
-	pairs, err = r.walk(ctx, req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
-	if err != nil || (!req.IgnoreLocks && !s.locks.noAddsSince(adds)) {
-		return nil, false, err
+	out, err = read(&mvccReader{src: s.db, iter: ci.it})
+	if err != nil || (!ignoreLocks && !s.locks.noAddsSince(adds)) {
+		return zero, false, err
 	}
-	return pairs, true, nil
+	return out, true, nil
 }
 
 // scan is Scan on one view; end nil is unbounded. It walks the write
@@ -327,20 +359,28 @@ func (r *mvccReader) scan(ctx context.Context, req *ScanRequest, end []byte) ([]
 			hi = append(bytes.Clone(last), 0) // just past last
 		}
 	}
+	if err := r.blockingLocks(lo, hi, req.Version, req.BypassLocks, req.Reverse); err != nil {
+		return nil, err
+	}
+	return pairs, nil
+}
+
+// blockingLocks returns a *KeyIsLockedError naming the locks in [lo, hi)
+// that block a read at version (at most MaxLocksPerResponse, nearest the
+// read's start first), those of the transactions in bypass excepted; nil
+// when there are none.
+func (r *mvccReader) blockingLocks(lo, hi []byte, version uint64, bypass []uint64, reverse bool) error {
 	var locked []LockInfo
-	err = r.locks(lo, hi, req.Reverse, func(key []byte, l *txntypes.Lock) bool {
-		if blocksRead(l, req.Version) && !slices.Contains(req.BypassLocks, l.StartTS) {
+	err := r.locks(lo, hi, reverse, func(key []byte, l *txntypes.Lock) bool {
+		if blocksRead(l, version) && !slices.Contains(bypass, l.StartTS) {
 			locked = append(locked, lockInfo(key, l))
 		}
 		return len(locked) < MaxLocksPerResponse
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := lockedError(locked); err != nil {
-		return nil, err
-	}
-	return pairs, nil
+	return lockedError(locked)
 }
 
 // walkCheckEvery is how many keys a walk steps over between looks at its
