@@ -17,6 +17,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
@@ -197,6 +198,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	if cfg.KV.Coprocessor == nil {
+		cfg.KV.Coprocessor = copr.Evaluator{}
 	}
 	s.kvStore, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV)
 	if err != nil {

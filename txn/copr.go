@@ -24,6 +24,7 @@ type CoprIter struct {
 	program []byte
 	lo, end []byte
 	done    bool
+	visited int64
 	// it carries the lock and region handling of scans.
 	it *scanIter
 }
@@ -81,6 +82,7 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 			continue
 		}
 		c.it.rr = newRegionRetrier(s.opts.MaxRegionRetries)
+		c.visited += resp.Visited
 		switch {
 		case resp.Done:
 			c.done = true
@@ -95,6 +97,10 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 	}
 	return nil, io.EOF
 }
+
+// Visited returns how many rows (visible pairs) the store has fed the
+// program so far.
+func (c *CoprIter) Visited() int64 { return c.visited }
 
 func (c *CoprIter) fail(err error) error {
 	c.done = true

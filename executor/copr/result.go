@@ -1,0 +1,105 @@
+package copr
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/percdb/percdb/executor/tablecodec"
+)
+
+// DecodeRows calls fn with each row of an output of n columns; the row
+// is fn's to keep.
+func DecodeRows(data []byte, n int, fn func(row []any) error) error {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	present := make([]bool, n)
+	for len(data) > 0 {
+		l, k := binary.Uvarint(data)
+		if k <= 0 || l > uint64(len(data)-k) {
+			return fmt.Errorf("coprocessor output: bad row length: %w", tablecodec.ErrCorrupt)
+		}
+		row := make([]any, n)
+		if err := tablecodec.DecodeRow(data[k:k+int(l)], ids, row, present); err != nil {
+			return fmt.Errorf("coprocessor output: %w", err)
+		}
+		for i, ok := range present {
+			if !ok {
+				return fmt.Errorf("coprocessor output: column %d missing: %w", i, tablecodec.ErrCorrupt)
+			}
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+		data = data[k+int(l):]
+	}
+	return nil
+}
+
+// Merger merges the partial groups of an aggregating program's outputs
+// (from every region, and every page of one) into final groups.
+type Merger struct {
+	p      *Program
+	groups map[string]*group
+	order  []string
+}
+
+// NewMerger returns a merger for the outputs of p.
+func NewMerger(p *Program) *Merger { return &Merger{p: p, groups: map[string]*group{}} }
+
+// Add merges one output.
+func (m *Merger) Add(data []byte) error {
+	nk, na := len(m.p.Keep), len(m.p.Aggs)
+	return DecodeRows(data, 1+nk+na, func(row []any) error {
+		key, ok := row[0].([]byte)
+		if !ok {
+			return fmt.Errorf("coprocessor output: group key of type %T: %w", row[0], tablecodec.ErrCorrupt)
+		}
+		g, ok := m.groups[string(key)]
+		if !ok {
+			m.groups[string(key)] = &group{keep: row[1 : 1+nk], aggs: row[1+nk:]}
+			m.order = append(m.order, string(key))
+			return nil
+		}
+		for i, a := range m.p.Aggs {
+			v := row[1+nk+i]
+			if (a.Func == AggCount || a.Func == AggCountStar) != isInt64(v) {
+				return fmt.Errorf("coprocessor output: partial %s of type %T: %w", a.Func, v, tablecodec.ErrCorrupt)
+			}
+			g.aggs[i] = Accumulate(a.Func, g.aggs[i], v, true)
+		}
+		return nil
+	})
+}
+
+func isInt64(v any) bool {
+	_, ok := v.(int64)
+	return ok
+}
+
+// Len returns the number of groups.
+func (m *Merger) Len() int { return len(m.order) }
+
+// Each calls fn with each group's kept columns and final aggregates, in
+// the order the groups were first met. Without GroupBy and without rows
+// there is still the one group of an aggregation over nothing (counts 0,
+// the rest NULL), as SQL has it.
+func (m *Merger) Each(fn func(keep, aggs []any) error) error {
+	if len(m.order) == 0 && len(m.p.GroupBy) == 0 {
+		aggs := make([]any, len(m.p.Aggs))
+		for i, a := range m.p.Aggs {
+			if a.Func == AggCount || a.Func == AggCountStar {
+				aggs[i] = int64(0)
+			}
+		}
+		return fn(make([]any, len(m.p.Keep)), aggs)
+	}
+	for _, k := range m.order {
+		g := m.groups[k]
+		if err := fn(g.keep, g.aggs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
