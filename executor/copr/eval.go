@@ -50,16 +50,16 @@ type Evaluation struct {
 	emitted int64 // rows output in all, for Limit without OrderBy
 	top     [][]any
 
-	// groups (Aggregate)
-	groups map[string]*group
-	order  []string // group keys in the order first met
+	// groups (Aggregate): group i, first met i-th, has key keys[i] and
+	// values vals[i*width:(i+1)*width], its Keep columns then its Aggs.
+	groups map[string]int
+	keys   []string
+	vals   []any
 	keyBuf []byte
-}
 
-// group is one group's kept columns and partial aggregates.
-type group struct {
-	keep []any
-	aggs []any
+	// ids and scratch are the output row encoder's buffers.
+	ids     []int64
+	scratch []byte
 }
 
 var _ kv.CoprocessorProgram = (*Evaluation)(nil)
@@ -80,7 +80,7 @@ func (p *Program) Start() (*Evaluation, error) {
 		}
 	}
 	if p.Aggregate {
-		e.groups = map[string]*group{}
+		e.groups = map[string]int{}
 	}
 	return e, nil
 }
@@ -135,14 +135,14 @@ func (e *Evaluation) emit(row []any) error {
 
 // appendRow appends one output row: uvarint length, row value.
 func (e *Evaluation) appendRow(vals []any) error {
-	ids := make([]int64, len(vals))
-	for i := range ids {
-		ids[i] = int64(i)
+	for len(e.ids) < len(vals) {
+		e.ids = append(e.ids, int64(len(e.ids)))
 	}
-	b, err := tablecodec.EncodeRow(ids, vals)
+	b, err := tablecodec.AppendRow(e.scratch[:0], e.ids[:len(vals)], vals)
 	if err != nil {
 		return err
 	}
+	e.scratch = b
 	e.out = binary.AppendUvarint(e.out, uint64(len(b)))
 	e.out = append(e.out, b...)
 	e.outRows++
@@ -230,20 +230,25 @@ func (e *Evaluation) aggregate() error {
 		}
 	}
 	e.keyBuf = key
+	width := len(e.p.Keep) + len(e.p.Aggs)
 	g, ok := e.groups[string(key)]
 	if !ok {
-		g = &group{keep: make([]any, len(e.p.Keep)), aggs: make([]any, len(e.p.Aggs))}
-		for i, c := range e.p.Keep {
-			g.keep[i] = e.row[c]
+		g = len(e.keys)
+		k := string(key)
+		e.groups[k] = g
+		e.keys = append(e.keys, k)
+		for _, c := range e.p.Keep {
+			e.vals = append(e.vals, e.row[c])
 		}
-		for i, a := range e.p.Aggs {
+		for _, a := range e.p.Aggs {
+			var zero any
 			if a.Func == AggCount || a.Func == AggCountStar {
-				g.aggs[i] = int64(0)
+				zero = int64(0)
 			}
+			e.vals = append(e.vals, zero)
 		}
-		e.groups[string(key)] = g
-		e.order = append(e.order, string(key))
 	}
+	aggs := e.vals[g*width+len(e.p.Keep) : (g+1)*width]
 	for i := range e.p.Aggs {
 		a := &e.p.Aggs[i]
 		var v any
@@ -253,7 +258,7 @@ func (e *Evaluation) aggregate() error {
 				return err
 			}
 		}
-		g.aggs[i] = Accumulate(a.Func, g.aggs[i], v, false)
+		aggs[i] = Accumulate(a.Func, aggs[i], v, false)
 	}
 	return nil
 }
@@ -300,17 +305,17 @@ func normalize(v any) any {
 func (e *Evaluation) Output() ([]byte, error) {
 	switch {
 	case e.p.Aggregate:
-		for _, k := range e.order {
-			g := e.groups[k]
-			vals := make([]any, 0, 1+len(g.keep)+len(g.aggs))
-			vals = append(vals, []byte(k))
-			vals = append(vals, g.keep...)
-			vals = append(vals, g.aggs...)
-			if err := e.appendRow(vals); err != nil {
+		width := len(e.p.Keep) + len(e.p.Aggs)
+		row := make([]any, 1+width)
+		for g, k := range e.keys {
+			row[0] = []byte(k)
+			copy(row[1:], e.vals[g*width:(g+1)*width])
+			if err := e.appendRow(row); err != nil {
 				return nil, err
 			}
 		}
-		e.groups, e.order = map[string]*group{}, nil
+		clear(e.groups)
+		e.keys, e.vals = e.keys[:0], e.vals[:0]
 	case len(e.p.OrderBy) > 0:
 		e.cutTop()
 		for _, r := range e.top {

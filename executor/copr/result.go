@@ -15,12 +15,17 @@ func DecodeRows(data []byte, n int, fn func(row []any) error) error {
 		ids[i] = int64(i)
 	}
 	present := make([]bool, n)
+	var slab []any // rows are cut from it, a few allocations in all
 	for len(data) > 0 {
 		l, k := binary.Uvarint(data)
 		if k <= 0 || l > uint64(len(data)-k) {
 			return fmt.Errorf("coprocessor output: bad row length: %w", tablecodec.ErrCorrupt)
 		}
-		row := make([]any, n)
+		if len(slab) < n {
+			slab = make([]any, max(n, 256*n))
+		}
+		row := slab[:n:n]
+		slab = slab[n:]
 		if err := tablecodec.DecodeRow(data[k:k+int(l)], ids, row, present); err != nil {
 			return fmt.Errorf("coprocessor output: %w", err)
 		}
@@ -43,6 +48,12 @@ type Merger struct {
 	p      *Program
 	groups map[string]*group
 	order  []string
+}
+
+// group is one merged group's kept columns and aggregates.
+type group struct {
+	keep []any
+	aggs []any
 }
 
 // NewMerger returns a merger for the outputs of p.
