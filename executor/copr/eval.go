@@ -73,6 +73,9 @@ func (p *Program) Start() (*Evaluation, error) {
 	}
 	if e.page == 0 {
 		e.page = DefaultPageRows
+		if p.Aggregate {
+			e.page = DefaultPageGroups
+		}
 	}
 	if len(p.Defaults) > 0 {
 		if err := tablecodec.DecodeRow(p.Defaults, p.Columns, e.defaults, make([]bool, len(p.Columns))); err != nil {

@@ -128,12 +128,18 @@ type Program struct {
 	Aggs    []Agg  `json:"aggs,omitempty"`
 
 	// PageRows is how many rows (or groups) one response carries at
-	// most; 0: DefaultPageRows.
+	// most; 0: DefaultPageRows (DefaultPageGroups for groups).
 	PageRows int `json:"page_rows,omitempty"`
 }
 
-// DefaultPageRows is Program.PageRows when left zero.
-const DefaultPageRows = 4096
+// Program.PageRows when left zero: a response of rows is sent on while
+// the SQL layer reads the ones before; groups are merged only at the end,
+// and every page of a region repeats the groups of the pages before, so
+// they come in larger pages (a group is a few dozen bytes).
+const (
+	DefaultPageRows   = 4096
+	DefaultPageGroups = 1 << 16
+)
 
 // Encode returns the program's wire form.
 func (p *Program) Encode() ([]byte, error) {

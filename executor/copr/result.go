@@ -45,40 +45,38 @@ func DecodeRows(data []byte, n int, fn func(row []any) error) error {
 // Merger merges the partial groups of an aggregating program's outputs
 // (from every region, and every page of one) into final groups.
 type Merger struct {
-	p      *Program
-	groups map[string]*group
-	order  []string
-}
-
-// group is one merged group's kept columns and aggregates.
-type group struct {
-	keep []any
-	aggs []any
+	p *Program
+	// groups maps a group's key to its row in rows: [key, Keep...,
+	// Aggs...], the first partial met, merged into.
+	groups map[string]int
+	rows   [][]any
 }
 
 // NewMerger returns a merger for the outputs of p.
-func NewMerger(p *Program) *Merger { return &Merger{p: p, groups: map[string]*group{}} }
+func NewMerger(p *Program) *Merger { return &Merger{p: p, groups: map[string]int{}} }
 
 // Add merges one output.
 func (m *Merger) Add(data []byte) error {
-	nk, na := len(m.p.Keep), len(m.p.Aggs)
-	return DecodeRows(data, 1+nk+na, func(row []any) error {
+	nk := len(m.p.Keep)
+	return DecodeRows(data, 1+nk+len(m.p.Aggs), func(row []any) error {
 		key, ok := row[0].([]byte)
 		if !ok {
 			return fmt.Errorf("coprocessor output: group key of type %T: %w", row[0], tablecodec.ErrCorrupt)
 		}
-		g, ok := m.groups[string(key)]
-		if !ok {
-			m.groups[string(key)] = &group{keep: row[1 : 1+nk], aggs: row[1+nk:]}
-			m.order = append(m.order, string(key))
-			return nil
-		}
 		for i, a := range m.p.Aggs {
-			v := row[1+nk+i]
-			if (a.Func == AggCount || a.Func == AggCountStar) != isInt64(v) {
+			if v := row[1+nk+i]; (a.Func == AggCount || a.Func == AggCountStar) && !isInt64(v) {
 				return fmt.Errorf("coprocessor output: partial %s of type %T: %w", a.Func, v, tablecodec.ErrCorrupt)
 			}
-			g.aggs[i] = Accumulate(a.Func, g.aggs[i], v, true)
+		}
+		g, ok := m.groups[string(key)]
+		if !ok {
+			m.groups[string(key)] = len(m.rows)
+			m.rows = append(m.rows, row)
+			return nil
+		}
+		aggs := m.rows[g][1+nk:]
+		for i, a := range m.p.Aggs {
+			aggs[i] = Accumulate(a.Func, aggs[i], row[1+nk+i], true)
 		}
 		return nil
 	})
@@ -90,14 +88,14 @@ func isInt64(v any) bool {
 }
 
 // Len returns the number of groups.
-func (m *Merger) Len() int { return len(m.order) }
+func (m *Merger) Len() int { return len(m.rows) }
 
 // Each calls fn with each group's kept columns and final aggregates, in
 // the order the groups were first met. Without GroupBy and without rows
 // there is still the one group of an aggregation over nothing (counts 0,
 // the rest NULL), as SQL has it.
 func (m *Merger) Each(fn func(keep, aggs []any) error) error {
-	if len(m.order) == 0 && len(m.p.GroupBy) == 0 {
+	if len(m.rows) == 0 && len(m.p.GroupBy) == 0 {
 		aggs := make([]any, len(m.p.Aggs))
 		for i, a := range m.p.Aggs {
 			if a.Func == AggCount || a.Func == AggCountStar {
@@ -106,9 +104,9 @@ func (m *Merger) Each(fn func(keep, aggs []any) error) error {
 		}
 		return fn(make([]any, len(m.p.Keep)), aggs)
 	}
-	for _, k := range m.order {
-		g := m.groups[k]
-		if err := fn(g.keep, g.aggs); err != nil {
+	nk := len(m.p.Keep)
+	for _, row := range m.rows {
+		if err := fn(row[1:1+nk], row[1+nk:]); err != nil {
 			return err
 		}
 	}
