@@ -493,6 +493,10 @@ type Client interface {
 	// ScanChanges reads committed changes between two timestamps (see
 	// the request); a change feed follows a range with it.
 	ScanChanges(ctx context.Context, req *ScanChangesRequest) ([]Change, error)
+
+	// Coprocessor evaluates a program over a range of one region at a
+	// version, next to the data (see CoprocessorRequest, copr.go).
+	Coprocessor(ctx context.Context, req *CoprocessorRequest) (*CoprocessorResponse, error)
 }
 
 // LockInfo describes a lock met by a reader or writer.

@@ -62,6 +62,18 @@
 //     the same batch. ScanNotify reads entries without latches;
 //     ClearNotify deletes one unless a newer commit set it again.
 //
+// # Coprocessor
+//
+// Coprocessor (copr.go) is a read that evaluates a program next to the
+// data: it walks a range of one region at a version as Scan does, under
+// the same lock rules (the locks that block the read in the part of the
+// range walked fail it with *KeyIsLockedError), and feeds the visible
+// pairs to a program compiled by the Coprocessor the store was opened
+// with (Options.Coprocessor; package executor/copr's Evaluator for table
+// rows). The answer is the program's output, and where the walk stopped
+// when the output filled a response. Requests and responses are plain
+// bytes and integers, for the wire.
+//
 // # Pessimistic locks
 //
 // A pessimistic transaction (TiKV's, src/storage/txn/actions/

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -236,52 +235,61 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	// Named in errors only: a Sprintf per scan costs more than its lock
 	// check now.
 	what := func() string { return fmt.Sprintf("scan [%q, %q)", req.Start, req.End) }
-	if req.Version == 0 {
-		return nil, fmt.Errorf("%s: version is 0", what())
-	}
 	if req.Limit < 0 {
 		return nil, fmt.Errorf("%s: negative limit %d", what(), req.Limit)
 	}
-	end, err := s.checkReadRange(req.Region, req.Version, req.Start, req.End)
+	end, err := s.readRange(req.Region, req.Start, req.End, req.Version, what)
 	if err != nil {
-		var re *RegionError
-		if errors.As(err, &re) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", what(), err)
+		return nil, err
 	}
-	if !req.IgnoreLocks {
-		// A 1PC commit racing with the read is a lock too.
-		if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
-			return nil, fmt.Errorf("%s: %w", what(), err)
+	return rangeRead(ctx, s, req.Start, end, req.Version, req.IgnoreLocks, what,
+		func() ([]KvPair, bool, error) { return s.scanUnlocked(ctx, req, end) },
+		func(r *mvccReader) ([]KvPair, error) { return r.scan(ctx, req, end) })
+}
+
+// rangeRead runs a read of [start, end) at version (Scan, Coprocessor):
+// it waits for the one-phase commits racing with it in the range (a lock
+// too) unless ignoreLocks, then reads latch-free with unlocked, and when
+// that cannot be shown right, with locked on a snapshot. A version the GC
+// safe point passed during the read fails it (gc.go).
+func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, version uint64, ignoreLocks bool, what func() string,
+	unlocked func() (T, bool, error), locked func(r *mvccReader) (T, error)) (T, error) {
+	var zero T
+	if !ignoreLocks {
+		if err := s.memLocks.waitRange(ctx, start, end); err != nil {
+			return zero, fmt.Errorf("%s: %w", what(), err)
 		}
 	}
 	if err := s.enter(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what(), err)
+		return zero, fmt.Errorf("%s: %w", what(), err)
 	}
 	defer s.exit()
-	pairs, done, err := s.scanUnlocked(ctx, req, end)
+	out, done, err := unlocked()
 	if err == nil && !done {
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)
 		defer r.close()
-		pairs, err = r.scan(ctx, req, end)
+		out, err = locked(r)
 	}
 	if err == nil {
-		err = s.checkReadTS(req.Version)
+		err = s.checkReadTS(version)
 	}
 	if err != nil {
-		return nil, wrapInternal(what(), err)
+		return zero, wrapInternal(what(), err)
 	}
-	return pairs, nil
+	return out, nil
 }
 
-// checkReadRange checks the region of a range read at ts (raising its
-// max_read_ts to ts) and returns the end of the range cut to the region
-// (nil: unbounded). A range reaching past the region is a *RegionError.
-func (s *Store) checkReadRange(rc RegionCtx, ts uint64, start, end []byte) ([]byte, error) {
-	reg, err := s.regions.check(rc, ts, start)
+// readRange checks a read of [start, end) at version against the region
+// rc it was routed to, and returns end with an empty one cut to the
+// region's end (nil: unbounded). A range reaching past the region is a
+// *RegionError.
+func (s *Store) readRange(rc RegionCtx, start, end []byte, version uint64, what func() string) ([]byte, error) {
+	if version == 0 {
+		return nil, fmt.Errorf("%s: version is 0", what())
+	}
+	reg, err := s.regions.check(rc, version, start)
 	if err != nil {
 		return nil, err
 	}
@@ -289,15 +297,20 @@ func (s *Store) checkReadRange(rc RegionCtx, ts uint64, start, end []byte) ([]by
 		end = reg.info.End
 	} else if len(reg.info.End) != 0 && bytes.Compare(end, reg.info.End) > 0 {
 		cur := cloneRegionInfo(reg.info)
-		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: scan end %q", reasonKeyNotInRange, end), Current: &cur}
+		return nil, &RegionError{RegionID: reg.info.ID, Reason: fmt.Sprintf("%s: read end %q", reasonKeyNotInRange, end), Current: &cur}
 	}
 	if len(end) != 0 && bytes.Compare(end, start) < 0 {
-		return nil, errors.New("end is before start")
+		return nil, fmt.Errorf("%s: end is before start", what())
 	}
 	if len(end) == 0 {
 		end = nil
 	}
 	return end, nil
+}
+
+// checkReadRange is readRange for reads whose errors name no command.
+func (s *Store) checkReadRange(rc RegionCtx, ts uint64, start, end []byte) ([]byte, error) {
+	return s.readRange(rc, start, end, ts, func() string { return "range read" })
 }
 
 // scanUnlocked is Scan without looking at the lock space, which is
@@ -308,24 +321,34 @@ func (s *Store) checkReadRange(rc RegionCtx, ts uint64, start, end []byte) ([]by
 // iterCache, as readUnlocked does and for the same reasons. A scan with
 // IgnoreLocks is always done here.
 func (s *Store) scanUnlocked(ctx context.Context, req *ScanRequest, end []byte) (pairs []KvPair, done bool, err error) {
+	return unlockedRead(s, req.IgnoreLocks, func(r *mvccReader) ([]KvPair, error) {
+		return r.walk(ctx, req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	})
+}
+
+// unlockedRead runs read with a latch-free reader when the lock set shows
+// that no lock was in Pebble at any instant between its probe and the
+// end of the read (see scanUnlocked); done is false when that cannot be
+// shown. With ignoreLocks it always runs and is done.
+func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T, error)) (out T, done bool, err error) {
+	var zero T
 	adds, empty := s.locks.probeAll()
-	if !empty && !req.IgnoreLocks {
-		return nil, false, nil
+	if !empty && !ignoreLocks {
+		return zero, false, nil
 	}
 	if s.testingAfterProbe != nil {
 		s.testingAfterProbe()
 	}
 	ci, err := s.iters.get()
 	if err != nil {
-		return nil, false, err
+		return zero, false, err
 	}
 	defer s.iters.put(ci)
-	r := mvccReader{src: s.db, iter: ci.it}
-	pairs, err = r.walk(ctx, req.Start, end, req.Version, req.Limit, req.Reverse, req.KeyOnly)
-	if err != nil || (!req.IgnoreLocks && !s.locks.noAddsSince(adds)) {
-		return nil, false, err
+	out, err = read(&mvccReader{src: s.db, iter: ci.it})
+	if err != nil || (!ignoreLocks && !s.locks.noAddsSince(adds)) {
+		return zero, false, err
 	}
-	return pairs, true, nil
+	return out, true, nil
 }
 
 // scan is Scan on one view; end nil is unbounded. It walks the write
@@ -348,85 +371,139 @@ func (r *mvccReader) scan(ctx context.Context, req *ScanRequest, end []byte) ([]
 			hi = append(bytes.Clone(last), 0) // just past last
 		}
 	}
+	if err := r.blockingLocks(lo, hi, req.Version, req.BypassLocks, req.Reverse); err != nil {
+		return nil, err
+	}
+	return pairs, nil
+}
+
+// blockingLocks returns a *KeyIsLockedError naming the locks in [lo, hi)
+// that block a read at version (at most MaxLocksPerResponse, nearest the
+// read's start first), those of the transactions in bypass excepted; nil
+// when there are none.
+func (r *mvccReader) blockingLocks(lo, hi []byte, version uint64, bypass []uint64, reverse bool) error {
 	var locked []LockInfo
-	err = r.locks(lo, hi, req.Reverse, func(key []byte, l *txntypes.Lock) bool {
-		if blocksRead(l, req.Version) && !slices.Contains(req.BypassLocks, l.StartTS) {
+	err := r.locks(lo, hi, reverse, func(key []byte, l *txntypes.Lock) bool {
+		if blocksRead(l, version) && !slices.Contains(bypass, l.StartTS) {
 			locked = append(locked, lockInfo(key, l))
 		}
 		return len(locked) < MaxLocksPerResponse
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := lockedError(locked); err != nil {
-		return nil, err
-	}
-	return pairs, nil
+	return lockedError(locked)
 }
 
 // walkCheckEvery is how many keys a walk steps over between looks at its
 // context.
 const walkCheckEvery = 1024
 
+// visitFn receives each visible pair of a walk. key and value are valid
+// only during the call (the walk reuses its buffers); stop ends the walk.
+type visitFn func(key, value []byte) (stop bool, err error)
+
 // walk walks the write space of [start, end) key by key in the scan's
 // direction and returns the visible pairs, at most limit (0: no limit).
-// It does not look at locks.
+// It does not look at locks. The pairs' keys and values share a few large
+// allocations rather than two each.
 func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
-	iter, err := r.writeIter()
+	var pairs []KvPair
+	if limit > 0 {
+		pairs = make([]KvPair, 0, min(limit, 1024))
+	}
+	var slab []byte
+	err := r.visit(ctx, start, end, ts, reverse, keyOnly, func(key, value []byte) (bool, error) {
+		n := len(key) + len(value)
+		if cap(slab)-len(slab) < n {
+			// Slabs grow from 4 KiB to 64 KiB: a short page stays small.
+			slab = make([]byte, 0, max(n, min(2*cap(slab), 64<<10), 4<<10))
+		}
+		off := len(slab)
+		slab = append(slab, key...)
+		k := slab[off:len(slab):len(slab)]
+		var v []byte
+		if !keyOnly {
+			off = len(slab)
+			slab = append(slab, value...)
+			v = slab[off:len(slab):len(slab)]
+		}
+		pairs = append(pairs, KvPair{Key: k, Value: v})
+		return limit > 0 && len(pairs) >= limit, nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	return pairs, nil
+}
+
+// visit walks the write space of [start, end) key by key in the scan's
+// direction and calls fn with each visible pair until fn stops it. It does
+// not look at locks. A forward walk allocates nothing per key: the user
+// key is decoded into one buffer and the write record parsed in place.
+func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, reverse, keyOnly bool, fn visitFn) error {
+	iter, err := r.writeIter()
+	if err != nil {
+		return err
 	}
 	lower := keyspace.WritePrefix(start)
 	upper := keyspace.SpaceEnd(keyspace.Write)
 	if end != nil {
 		upper = keyspace.WritePrefix(end)
 	}
-	var pairs []KvPair
 	var ok bool
 	if reverse {
 		ok = iter.SeekLT(upper)
 	} else {
 		ok = iter.SeekGE(lower)
 	}
-	for steps := 1; ok && (limit == 0 || len(pairs) < limit); steps++ {
+	var keyBuf, prefix []byte
+	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		k := iter.Key()
 		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
 			break
 		}
-		key, _, err := keyspace.DecodeWriteKey(k)
+		key, _, err := keyspace.AppendDecodeWriteKey(keyBuf[:0], k)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var w *txntypes.Write
+		keyBuf = key
+		var w txntypes.Write
+		found := false
 		if reverse {
-			w, err = r.valueWrite(key, ts)
+			var rec *txntypes.Write
+			rec, err = r.valueWrite(key, ts)
+			if rec != nil {
+				w, found = *rec, true
+			}
 			// valueWrite moved the iterator; seek to the next user key.
 			ok = iter.SeekLT(keyspace.WritePrefix(key))
 		} else {
-			w, ok, err = r.decideForward(iter, k[:len(k)-8], ts)
+			prefix = append(prefix[:0], k[:len(k)-8]...) // iter.Key's buffer changes on Next
+			w, found, ok, err = r.decideForward(iter, prefix, ts)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if w != nil && w.Type == txntypes.WritePut {
+		if found && w.Type == txntypes.WritePut {
 			var v []byte
 			if !keyOnly {
-				if v, err = r.writeValue(key, w); err != nil {
-					return nil, err
+				if v, err = r.writeValue(key, &w); err != nil {
+					return err
 				}
 			}
-			pairs = append(pairs, KvPair{Key: key, Value: v})
+			stop, err := fn(key, v)
+			if err != nil || stop {
+				return err
+			}
 		}
 	}
-	if err := iter.Error(); err != nil {
-		return nil, err
-	}
-	return pairs, nil
+	return iter.Error()
 }
 
 // scanSeekBound is how many records of one key a forward walk steps over
@@ -436,42 +513,55 @@ func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, lim
 const scanSeekBound = 8
 
 // decideForward returns the write record that decides, at ts, the value of
-// the key whose write records start with prefix (see valueWrite), reading
-// from iter, which is at the key's newest record, and leaves iter at the
-// next key's first record (ok false when there is none).
-func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w *txntypes.Write, ok bool, err error) {
-	prefix = append([]byte(nil), prefix...) // iter.Key's buffer changes on Next
-	decided := false
+// the key whose write records start with prefix (see valueWrite; found
+// false when none does), reading from iter, which is at the key's newest
+// record, and leaves iter at the next key's first record (ok false when
+// there is none). The record's short value is copied into r.valBuf, valid
+// until the next call.
+func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w txntypes.Write, found, ok bool, err error) {
 	ok = true
 	for steps := 0; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
 		if steps == scanSeekBound {
-			if !decided {
+			if !found {
 				key, _, err := keyspace.DecodeWriteKey(iter.Key())
 				if err != nil {
-					return nil, false, err
+					return w, false, false, err
 				}
-				if w, err = r.valueWrite(key, ts); err != nil {
-					return nil, false, err
+				rec, err := r.valueWrite(key, ts)
+				if err != nil {
+					return w, false, false, err
+				}
+				if rec != nil {
+					w, found = *rec, true
 				}
 			}
-			return w, iter.SeekGE(keyspace.PrefixEnd(prefix)), nil
+			return w, found, iter.SeekGE(keyspace.PrefixEnd(prefix)), nil
 		}
-		if !decided {
+		if !found {
 			k := iter.Key()
 			if len(k) != len(prefix)+8 {
-				return nil, false, fmt.Errorf("write key %x has a bad length", k)
+				return w, false, false, fmt.Errorf("write key %x has a bad length", k)
 			}
 			if commitTS := ^binary.BigEndian.Uint64(k[len(prefix):]); commitTS <= ts {
-				rec, err := txntypes.DecodeWrite(iter.Value())
+				rec, err := txntypes.ParseWrite(iter.Value())
 				if err != nil {
-					return nil, false, fmt.Errorf("read write record %x: %w", k, err)
+					return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
 				}
 				if rec.Type == txntypes.WritePut || rec.Type == txntypes.WriteDelete {
-					w, decided = rec, true
+					w, found = rec, true
+					if w.ShortValue != nil {
+						// The record's bytes change on Next.
+						// An empty value stays non-nil (nil: a long value).
+						if r.valBuf == nil {
+							r.valBuf = make([]byte, 0, txntypes.ShortValueMaxLen)
+						}
+						r.valBuf = append(r.valBuf[:0], w.ShortValue...)
+						w.ShortValue = r.valBuf
+					}
 				}
 			}
 		}
 		ok = iter.Next()
 	}
-	return w, ok, iter.Error()
+	return w, found, ok, iter.Error()
 }

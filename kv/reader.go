@@ -30,6 +30,9 @@ type mvccReader struct {
 	lockSet *lockSet
 	// iter walks the write space; opened on first use.
 	iter *pebble.Iterator
+	// valBuf holds the short value of the record a forward walk decided
+	// on (decideForward).
+	valBuf []byte
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).

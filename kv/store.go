@@ -65,6 +65,9 @@ type Options struct {
 	// Stores of one process that serve one key space share one; nil gives
 	// the store its own embedded detector.
 	DeadlockDetector DeadlockDetector
+	// Coprocessor compiles the programs of Coprocessor requests (package
+	// executor/copr's); nil: such requests fail with ErrNoCoprocessor.
+	Coprocessor Coprocessor
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -104,6 +107,8 @@ type Store struct {
 	// (gc.go), kept in the meta space: reads below it and prewrites at or
 	// below it are refused.
 	gcSafePoint atomic.Uint64
+	// copr compiles coprocessor programs (nil: none).
+	copr Coprocessor
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -186,6 +191,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		waiters:       newWaiterTable(opts.DeadlockDetector),
 		detector:      opts.DeadlockDetector,
 		lockWaitSlice: opts.LockWaitSlice,
+		copr:          opts.Coprocessor,
 	}
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
 		_ = s.Close()

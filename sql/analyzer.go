@@ -33,6 +33,7 @@ const (
 	fkDefinitionsRuleID                                         // fkdefs.go
 	hashedDistinctsRuleID                                       // compat_semijoin.go
 	expandRowComparisonsRuleID                                  // planrules
+	coprPushdownRuleID                                          // copr.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -90,6 +91,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// GMS's range builder column by column (sql/planrules); without
 	// these rules they are full scans: TestExplainSargable catches it.
 	insertRule(a, "pushFilters", false, analyzer.Rule{Id: expandRowComparisonsRuleID, Apply: planrules.ExpandRule})
+	// Filters, aggregates, top-N and limits over full scans run next to
+	// the data (copr.go), once the plan is final: TestCoprDifferential.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdown})
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a

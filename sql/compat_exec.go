@@ -35,6 +35,8 @@ func newExecBuilder(a *analyzer.Analyzer) gsql.NodeExecBuilder {
 // error for the nodes GMS builds.
 func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsql.RowIter, error) {
 	switch n := n.(type) {
+	case *coprScan:
+		return b.buildCopr(ctx, n, row)
 	case *collatedDistinct:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {

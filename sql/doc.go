@@ -103,7 +103,9 @@
 // from MySQL 8. Most of them are analyzer rules that newAnalyzer
 // (analyzer.go) puts among GMS's own: planning (joinorder.go orders
 // joins, joincache.go caches nested-loop inputs, stats.go gives the
-// planner row counts) and MySQL's answers where GMS's differ
+// planner row counts, copr.go pushes filters, aggregates, top-N and
+// limits over full scans to the coprocessor) and MySQL's answers where
+// GMS's differ
 // (compat_*.go: correlated NOT EXISTS, collations in hashing, integer
 // arithmetic, FLOAT against decimal literals), with compat_exec.go
 // building the row iterators of percdb's own plan nodes. Package

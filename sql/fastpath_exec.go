@@ -16,6 +16,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
 )
@@ -591,21 +592,7 @@ func isInt(v any) bool {
 }
 
 // asInt64 returns a signed integer column's value as int64.
-func asInt64(v any) (int64, bool) {
-	switch v := v.(type) {
-	case int8:
-		return int64(v), true
-	case int16:
-		return int64(v), true
-	case int32:
-		return int64(v), true
-	case int64:
-		return v, true
-	case int:
-		return int64(v), true
-	}
-	return 0, false
-}
+func asInt64(v any) (int64, bool) { return copr.Signed(v) }
 
 // convert converts v for column col as GMS converts a value it writes
 // (the column type's Convert). ok is false when GMS would fail, warn or

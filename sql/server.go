@@ -17,6 +17,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/statusserver"
@@ -230,6 +231,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
 		s.store = txn.NewStore(cfg.Cluster.KV, s.tsClient, cfg.Txn)
 	} else {
+		if cfg.KV.Coprocessor == nil {
+			cfg.KV.Coprocessor = copr.Evaluator{}
+		}
 		s.kvStore, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV)
 		if err != nil {
 			return nil, fmt.Errorf("open kv store: %w", err)

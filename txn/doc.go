@@ -70,6 +70,13 @@
 // by key could show a transaction committing meanwhile in some keys and
 // not others, so it takes one timestamp and reads a snapshot.
 //
+// Txn.Coprocessor walks the outputs of a program evaluated next to the
+// data (kv.CoprocessorRequest) region by region at the snapshot, meeting
+// locks as a scan does (resolved, read past or waited for, then the
+// request is sent again). The store sees committed data only, so a
+// transaction with buffered writes in the range gets ErrBufferedWrites
+// and its caller evaluates over Iter instead.
+//
 // # Commit
 //
 // Commit turns the buffer into sorted mutations (a put, a delete, an

@@ -60,7 +60,13 @@ func EncodeBytes(dst, data []byte) []byte {
 // error wrapping ErrMalformed when b is truncated, a marker is out of range,
 // or padding bytes are not zero.
 func DecodeBytes(b []byte) (rest, data []byte, err error) {
-	data = make([]byte, 0, len(b)/(GroupSize+1)*GroupSize)
+	return AppendDecodeBytes(make([]byte, 0, len(b)/(GroupSize+1)*GroupSize), b)
+}
+
+// AppendDecodeBytes is DecodeBytes appending the decoded string to dst:
+// a scan that decodes one key per row reuses one buffer.
+func AppendDecodeBytes(dst, b []byte) (rest, data []byte, err error) {
+	data = dst
 	for off := 0; ; off += GroupSize + 1 {
 		if len(b)-off < GroupSize+1 {
 			return nil, nil, fmt.Errorf("decode bytes at offset %d: %d bytes left, want a group of %d: %w", off, len(b)-off, GroupSize+1, ErrMalformed)

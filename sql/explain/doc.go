@@ -22,6 +22,10 @@
 //   - index: a read of a whole index in its order (the sides of a merge
 //     join).
 //
+// A scan whose filter, aggregation, top-N or limit runs in the
+// coprocessor (a node implementing Pushed) is explained as the plan it
+// replaced, with "Using coprocessor (what)" in Extra.
+//
 // key_len is MySQL's byte length of the key prefix used (the columns a
 // lookup pins, plus the column it bounds), so a user can tell how much of
 // a composite key a lookup uses. rows is exact for lookups of unique

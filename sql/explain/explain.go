@@ -80,6 +80,17 @@ func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter) []Row {
 	return out
 }
 
+// Pushed is a plan node that runs the operators of the plan it replaced
+// next to the data (package sql's coprocessor scan): it is explained as
+// that plan, with what was pushed in Extra.
+type Pushed interface {
+	gsql.Node
+	// Replaced returns the plan the node replaced.
+	Replaced() gsql.Node
+	// PushedDown names the operators pushed ("where, aggregation").
+	PushedDown() string
+}
+
 // explainer collects the rows of each query block.
 type explainer struct {
 	ctx    *gsql.Context
@@ -165,6 +176,14 @@ func (e *explainer) walk(b *block, n gsql.Node) {
 			case r.Type == "ALL":
 				r.Extra = append(r.Extra, "Using join buffer (nested loop)")
 			}
+		}
+		return
+	case Pushed:
+		// The rows of the plan it replaced, which say what is read.
+		first := len(b.rows)
+		e.walk(b, n.Replaced())
+		if first < len(b.rows) {
+			b.rows[first].Extra = append(b.rows[first].Extra, "Using coprocessor ("+n.PushedDown()+")")
 		}
 		return
 	case *plan.Filter:

@@ -136,6 +136,21 @@ func DecodeWriteKey(k []byte) (key []byte, commitTS uint64, err error) {
 	return decodeTS(Write, k)
 }
 
+// AppendDecodeWriteKey is DecodeWriteKey appending the user key to dst.
+func AppendDecodeWriteKey(dst, k []byte) (key []byte, commitTS uint64, err error) {
+	if len(k) == 0 || k[0] != Write {
+		return nil, 0, fmt.Errorf("key %x is not in the %c space: %w", k, Write, ErrBadKey)
+	}
+	rest, key, err := memcomparable.AppendDecodeBytes(dst, k[1:])
+	if err != nil {
+		return nil, 0, fmt.Errorf("%c-space key %x: %w: %w", Write, k, ErrBadKey, err)
+	}
+	if len(rest) != tsLen {
+		return nil, 0, fmt.Errorf("%c-space key %x: %d bytes after the user key, want %d: %w", Write, k, len(rest), tsLen, ErrBadKey)
+	}
+	return key, ^binary.BigEndian.Uint64(rest), nil
+}
+
 // DecodeDataKey returns the user key and start timestamp of a data-space
 // key.
 func DecodeDataKey(k []byte) (key []byte, startTS uint64, err error) {

@@ -68,8 +68,8 @@ func (d *decoder) uvarint(f field) (uint64, error) {
 	return v, nil
 }
 
-// bytes reads a uvarint length and that many bytes (copied).
-func (d *decoder) bytes(f field) ([]byte, error) {
+// view reads a uvarint length and that many bytes, a slice of the input.
+func (d *decoder) view(f field) ([]byte, error) {
 	n, k := binary.Uvarint(d.b)
 	if k <= 0 {
 		return nil, fmt.Errorf("%s record: %s length: bad uvarint: %w", d.what, f, ErrCorrupt)
@@ -78,28 +78,44 @@ func (d *decoder) bytes(f field) ([]byte, error) {
 	if n > uint64(len(d.b)) {
 		return nil, fmt.Errorf("%s record: %s: length %d, only %d bytes left: %w", d.what, f, n, len(d.b), ErrCorrupt)
 	}
-	v := append([]byte{}, d.b[:n]...)
+	v := d.b[:n:n]
 	d.b = d.b[n:]
 	return v, nil
 }
 
-// fields calls fn for each optional field until the input ends. Each tag
-// may appear once; fn ignores tags it does not know, so that records written
-// by a newer version stay readable.
+// bytes is view, copied.
+func (d *decoder) bytes(f field) ([]byte, error) {
+	v, err := d.view(f)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{}, v...), nil
+}
+
+// field reads the next optional field, its payload a slice of the input.
+// Each tag may appear once (seen records them); callers ignore tags they
+// do not know, so that records written by a newer version stay readable.
+func (d *decoder) field(seen *[256]bool) (tag byte, payload []byte, err error) {
+	tag = d.b[0]
+	d.b = d.b[1:]
+	if seen[tag] {
+		return 0, nil, fmt.Errorf("%s record: field %q appears twice: %w", d.what, tag, ErrCorrupt)
+	}
+	seen[tag] = true
+	payload, err = d.view(field{tag: tag})
+	return tag, payload, err
+}
+
+// fields calls fn for each optional field until the input ends (see
+// field); the payloads are copies.
 func (d *decoder) fields(fn func(tag byte, payload []byte) error) error {
 	var seen [256]bool
 	for len(d.b) > 0 {
-		tag := d.b[0]
-		d.b = d.b[1:]
-		if seen[tag] {
-			return fmt.Errorf("%s record: field %q appears twice: %w", d.what, tag, ErrCorrupt)
-		}
-		seen[tag] = true
-		payload, err := d.bytes(field{tag: tag})
+		tag, payload, err := d.field(&seen)
 		if err != nil {
 			return err
 		}
-		if err := fn(tag, payload); err != nil {
+		if err := fn(tag, append([]byte{}, payload...)); err != nil {
 			return err
 		}
 	}

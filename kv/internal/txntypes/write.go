@@ -90,37 +90,52 @@ func (w *Write) Encode() []byte {
 // DecodeWrite decodes a Write. It returns an error wrapping ErrCorrupt when
 // b is not a valid encoding.
 func DecodeWrite(b []byte) (*Write, error) {
-	if len(b) == 0 {
-		return nil, fmt.Errorf("write record: empty: %w", ErrCorrupt)
+	w, err := ParseWrite(b)
+	if err != nil {
+		return nil, err
 	}
-	w := &Write{Type: WriteType(b[0])}
+	if w.ShortValue != nil {
+		w.ShortValue = append([]byte{}, w.ShortValue...)
+	}
+	return &w, nil
+}
+
+// ParseWrite is DecodeWrite without allocating: the returned record's
+// ShortValue is a slice of b, valid as long as b is. A scan decodes a
+// record per key and keeps none of them.
+func ParseWrite(b []byte) (Write, error) {
+	if len(b) == 0 {
+		return Write{}, fmt.Errorf("write record: empty: %w", ErrCorrupt)
+	}
+	w := Write{Type: WriteType(b[0])}
 	if !w.Type.valid() {
-		return nil, fmt.Errorf("write record: unknown type %#x: %w", b[0], ErrCorrupt)
+		return Write{}, fmt.Errorf("write record: unknown type %#x: %w", b[0], ErrCorrupt)
 	}
 	d := decoder{b: b[1:], what: "write"}
 	var err error
 	if w.StartTS, err = d.uvarint(field{name: "start_ts"}); err != nil {
-		return nil, err
+		return Write{}, err
 	}
 	if w.StartTS == 0 {
-		return nil, fmt.Errorf("write record: start_ts is 0: %w", ErrCorrupt)
+		return Write{}, fmt.Errorf("write record: start_ts is 0: %w", ErrCorrupt)
 	}
-	err = d.fields(func(tag byte, payload []byte) error {
+	var seen [256]bool
+	for len(d.b) > 0 {
+		tag, payload, err := d.field(&seen)
+		if err != nil {
+			return Write{}, err
+		}
 		switch tag {
 		case tagShortValue:
-			var err error
-			w.ShortValue, err = shortValue(d.what, payload)
-			return err
+			if w.ShortValue, err = shortValue(d.what, payload); err != nil {
+				return Write{}, err
+			}
 		case tagOverlappedRollback:
 			if len(payload) != 0 {
-				return fmt.Errorf("write record: overlapped rollback flag with %d payload bytes: %w", len(payload), ErrCorrupt)
+				return Write{}, fmt.Errorf("write record: overlapped rollback flag with %d payload bytes: %w", len(payload), ErrCorrupt)
 			}
 			w.OverlappedRollback = true
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return w, nil
 }

@@ -1,0 +1,151 @@
+package copr
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/percdb/percdb/executor/tablecodec"
+)
+
+func col(i int) Expr                       { return Expr{Op: OpColumn, Col: i} }
+func sconst(v int64) Expr                  { return Expr{Op: OpConst, Const: &Datum{Int: v}} }
+func uconst(v uint64) Expr                 { return Expr{Op: OpConst, Const: &Datum{Unsigned: true, Uint: v}} }
+func cmp(op Op, k CmpKind, l, r Expr) Expr { return Expr{Op: op, Cmp: k, Args: []Expr{l, r}} }
+
+// run evaluates p over rows of (a int32, u uint64) values, column IDs 1
+// and 2, and returns the decoded output rows of width n.
+func run(t *testing.T, p *Program, rows [][]any, n int) [][]any {
+	t.Helper()
+	enc, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := Evaluator{}.Compile(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]any
+	for _, r := range rows {
+		v, err := tablecodec.EncodeRow([]int64{1, 2}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := prog.Feed(nil, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := prog.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeRows(data, n, func(r []any) error { out = append(out, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var sample = [][]any{{int32(1), uint64(5)}, {nil, uint64(18446744073709551615)}, {int32(-3), nil}, {int32(7), uint64(7)}}
+
+// TestFilter checks three-valued logic and GMS's comparison kinds.
+func TestFilter(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Expr
+		want string
+	}{
+		{"a > 0", cmp(OpGT, CmpSigned, col(0), sconst(0)), "[[1 5] [7 7]]"},
+		{"a = NULL", cmp(OpEQ, CmpSigned, col(0), Expr{Op: OpConst, Const: &Datum{Null: true}}), "[]"},
+		{"a <=> NULL", cmp(OpNullSafe, CmpSigned, col(0), Expr{Op: OpConst, Const: &Datum{Null: true}}), "[[<nil> 18446744073709551615]]"},
+		{"NOT (a > 0)", Expr{Op: OpNot, Args: []Expr{cmp(OpGT, CmpSigned, col(0), sconst(0))}}, "[[-3 <nil>]]"},
+		{"a > 0 OR u > 6", Expr{Op: OpOr, Args: []Expr{cmp(OpGT, CmpSigned, col(0), sconst(0)), cmp(OpGT, CmpUnsigned, col(1), uconst(6))}}, "[[1 5] [<nil> 18446744073709551615] [7 7]]"},
+		{"a = u (as doubles)", cmp(OpEQ, CmpDouble, col(0), col(1)), "[[7 7]]"},
+		{"u IS NULL", Expr{Op: OpIsNull, Args: []Expr{col(1)}}, "[[-3 <nil>]]"},
+		{"a MOD 2 = 1", cmp(OpEQ, CmpSigned, Expr{Op: OpMod, Const: &Datum{Int: 2}, Args: []Expr{col(0)}}, sconst(1)), "[[1 5] [7 7]]"},
+	} {
+		p := &Program{Columns: []int64{1, 2}, Filter: []Expr{c.f}, Output: []int{0, 1}}
+		if got := fmt.Sprint(run(t, p, sample, 2)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAggregateAndMerge checks partial groups and their merge, and the
+// one group of an aggregation without GROUP BY over no rows.
+func TestAggregateAndMerge(t *testing.T) {
+	p := &Program{Columns: []int64{1, 2}, Aggregate: true, GroupBy: []Expr{{Op: OpMod, Const: &Datum{Int: 2}, Args: []Expr{col(0)}}},
+		Keep: []int{0}, Aggs: []Agg{{Func: AggCountStar}, {Func: AggCount, Arg: &Expr{Op: OpColumn, Col: 1}}, {Func: AggMax, Arg: &Expr{Op: OpColumn, Col: 1}}}}
+	enc, _ := p.Encode()
+	m := NewMerger(p)
+	for _, half := range [][][]any{sample[:2], sample[2:]} {
+		prog, err := Evaluator{}.Compile(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range half {
+			v, _ := tablecodec.EncodeRow([]int64{1, 2}, r)
+			if _, _, err := prog.Feed(nil, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, _ := prog.Output()
+		if err := m.Add(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	m.Each(func(keep, aggs []any) error { got = append(got, fmt.Sprint(keep, aggs)); return nil })
+	if want := []string{"[1] [2 2 7]", "[<nil>] [1 1 18446744073709551615]", "[-3] [1 0 <nil>]"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("groups %q, want %q", got, want)
+	}
+	empty := &Program{Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: AggCountStar}, {Func: AggMin, Arg: &Expr{Op: OpColumn}}}}
+	got = nil
+	NewMerger(empty).Each(func(keep, aggs []any) error { got = append(got, fmt.Sprint(aggs)); return nil })
+	if fmt.Sprint(got) != "[[0 <nil>]]" {
+		t.Errorf("aggregation over nothing: %v", got)
+	}
+}
+
+// TestTopN checks that the top-N keeps the first rows by its keys, NULL
+// first ascending.
+func TestTopN(t *testing.T) {
+	p := &Program{Columns: []int64{1, 2}, Output: []int{0}, OrderBy: []Order{{Col: 0}}, Limit: 2}
+	if got := fmt.Sprint(run(t, p, sample, 1)); got != "[[<nil>] [-3]]" {
+		t.Errorf("ascending: %s", got)
+	}
+	p.OrderBy[0].Desc = true
+	if got := fmt.Sprint(run(t, p, sample, 1)); got != "[[7] [1]]" {
+		t.Errorf("descending: %s", got)
+	}
+}
+
+// TestProgramEncoding checks the wire form's round trip and that
+// malformed programs are refused.
+func TestProgramEncoding(t *testing.T) {
+	p := &Program{Columns: []int64{1, 2}, Filter: []Expr{cmp(OpLT, CmpUnsigned, col(1), uconst(18446744073709551615))}, Output: []int{1}, Limit: 3, OrderBy: []Order{{Col: 0, Desc: true}}}
+	enc, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(enc)
+	if err != nil || !reflect.DeepEqual(back, p) {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+	for name, bad := range map[string]*Program{
+		"column out of range":   {Columns: []int64{1}, Output: []int{1}},
+		"value as a condition":  {Columns: []int64{1}, Filter: []Expr{col(0)}},
+		"condition as a value":  {Columns: []int64{1}, Filter: []Expr{cmp(OpEQ, CmpSigned, cmp(OpEQ, CmpSigned, col(0), col(0)), col(0))}},
+		"unknown comparison":    {Columns: []int64{1}, Filter: []Expr{cmp(OpEQ, "text", col(0), col(0))}},
+		"MOD by zero":           {Columns: []int64{1}, Aggregate: true, GroupBy: []Expr{{Op: OpMod, Const: &Datum{}, Args: []Expr{col(0)}}}},
+		"top-N without a limit": {Columns: []int64{1}, Output: []int{0}, OrderBy: []Order{{Col: 0}}},
+		"rows and groups":       {Columns: []int64{1}, Aggregate: true, Output: []int{0}},
+		"unknown aggregate":     {Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: "sum", Arg: &Expr{Op: OpColumn}}}},
+	} {
+		if _, err := bad.Encode(); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+	if _, err := Decode([]byte("{")); err == nil {
+		t.Error("a truncated program decoded")
+	}
+}

@@ -1,0 +1,54 @@
+// Package copr is percdb's coprocessor: programs over a table's rows that
+// the store evaluates next to the data (kv.CoprocessorRequest), region by
+// region, so that only the rows a query keeps, or partial aggregates,
+// reach the SQL node. The model is TiDB's coprocessor (selection,
+// projection, partial aggregation, top-N and limit pushed to TiKV), with a
+// row-at-a-time evaluator.
+//
+// # Where it lives
+//
+// The store (package kv) knows keys and values, not rows; it is given a
+// kv.Coprocessor when it is opened, and this package's Evaluator is the
+// one percdb wires (cmd/percdb through package sql, and the test setups).
+// So kv imports nothing above it, and the row codec stays in one place
+// (executor/tablecodec), which this package uses on both sides: the store
+// decodes rows with it, and the outputs are tablecodec row values.
+//
+// # Programs
+//
+// A Program (program.go) names the table columns it reads by ID (with
+// their origin defaults, for rows written before a column was added), a
+// filter (a conjunction of expressions over those columns), and what to
+// output:
+//
+//   - rows: the listed columns of each row that passes, at most Limit of
+//     them in key order, or the Limit first by OrderBy (top-N);
+//   - groups: rows that pass, grouped by the GroupBy expressions, with
+//     partial aggregates (COUNT, COUNT(*), MIN, MAX) per group and the
+//     Keep columns of the group's first row (the SQL layer evaluates its
+//     own expressions over them, so output values are exactly its own).
+//
+// Expressions are a small closed set whose meaning is MySQL's as
+// go-mysql-server v0.20.0 evaluates it: integer columns and constants,
+// comparisons (signed with signed as BIGINT, unsigned with unsigned as
+// BIGINT UNSIGNED, mixed as DOUBLE, as GMS compares them), AND, OR, NOT
+// with three-valued logic, IS [NOT] NULL and integer MOD by a constant.
+// The SQL layer (sql/copr.go) pushes an operator only when every
+// expression in it is in the set; otherwise the plan is unchanged.
+//
+// A program travels as JSON (Program.Encode): the request is small and
+// read once per region. An output is a sequence of rows, each a uvarint
+// length and a tablecodec row value whose column IDs are the output
+// positions.
+//
+// # Evaluation
+//
+// Compile checks a program and returns an evaluation that the store feeds
+// with the visible pairs of a range (kv.CoprocessorProgram). Run
+// (run.go) sends a program over a table range through the transaction
+// (txn.Txn.Coprocessor); when the transaction has buffered writes in the
+// range, which the store cannot see, it evaluates the same program in
+// process over the transaction's merged iterator instead. Merger
+// (result.go) merges the partial aggregates of the regions into final
+// ones.
+package copr

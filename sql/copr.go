@@ -1,0 +1,892 @@
+package sql
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/explain"
+)
+
+// Pushdown to the coprocessor (package executor/copr). coprPushdown, an
+// analyzer rule that runs once the plan is final (after GMS assigns its
+// execution indexes), replaces the operators over a full scan of a
+// percdb table that the coprocessor can evaluate with a coprScan, a leaf
+// that runs them next to the data and yields what they would have:
+//
+//   - GroupBy [over Filter] over the scan: partial aggregates per region,
+//     merged here (COUNT, COUNT(*), MIN, MAX, COUNT(DISTINCT) of one
+//     integer column, grouped by integer columns or an integer column MOD
+//     a constant);
+//   - Filter over the scan: the rows that pass (the conjuncts the
+//     coprocessor cannot evaluate stay in a Filter above);
+//   - TopN or Limit over a [wholly pushed] Filter over the scan: at most
+//     the limit's rows per region, GMS's TopN or Limit above keeping its
+//     own.
+//
+// Every expression must be in the coprocessor's set (integer columns and
+// constants, comparisons, AND, OR, NOT, IS NULL, see executor/copr) and
+// mean there what it means to GMS, or the plan is left as it was. The
+// session variable @percdb_coprocessor = 0 turns the rule off (the
+// differential test compares both). A statement that locks what it reads
+// (SELECT ... FOR UPDATE in a transaction, a foreign key's check) runs
+// the plan it replaced.
+
+// coprUserVar is the user variable that turns pushdown off for a session
+// when set to 0 or OFF.
+const coprUserVar = "percdb_coprocessor"
+
+// coprPushdown is the analyzer rule; see the comment at the top of the
+// file.
+func coprPushdown(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	if !scope.IsEmpty() || !coprEnabled(ctx) {
+		// Inside a subquery, execution indexes are offset by the outer
+		// scope's row.
+		return n, transform.SameTree, nil
+	}
+	out, pushed, err := pushDown(n)
+	return out, transform.TreeIdentity(!pushed), err
+}
+
+// pushDown replaces the highest operators over a scan that can be pushed,
+// top down, so that a GroupBy over a Filter goes down whole.
+func pushDown(n gsql.Node) (gsql.Node, bool, error) {
+	var s gsql.Node
+	switch n := n.(type) {
+	case *plan.GroupBy:
+		s = pushGroupBy(n)
+	case *plan.TopN:
+		s = pushTopN(n)
+	case *plan.Limit:
+		s = pushLimit(n)
+	case *plan.Filter:
+		s = pushFilter(n)
+	}
+	if s != nil {
+		return s, true, nil
+	}
+	switch n := n.(type) {
+	case *plan.JoinNode:
+		// A join's sides may be built under the other side's row, which
+		// offsets their execution indexes.
+		return n, false, nil
+	case *plan.SubqueryAlias:
+		if n.OuterScopeVisibility || !n.Correlated.Empty() {
+			return n, false, nil
+		}
+	}
+	children := n.Children()
+	if len(children) == 0 {
+		return n, false, nil
+	}
+	var changed []gsql.Node
+	for i, c := range children {
+		nc, pushed, err := pushDown(c)
+		if err != nil {
+			return nil, false, err
+		}
+		if pushed {
+			if changed == nil {
+				changed = append([]gsql.Node(nil), children...)
+			}
+			changed[i] = nc
+		}
+	}
+	if changed == nil {
+		return n, false, nil
+	}
+	out, err := n.WithChildren(changed...)
+	return out, err == nil, err
+}
+
+// coprEnabled reports whether the session allows pushdown.
+func coprEnabled(ctx *gsql.Context) bool {
+	if ctx == nil || ctx.Session == nil {
+		return true
+	}
+	_, v, err := ctx.GetUserVariable(ctx, coprUserVar)
+	if err != nil || v == nil {
+		return true
+	}
+	switch v := v.(type) {
+	case string:
+		return !strings.EqualFold(v, "off") && v != "0"
+	case bool:
+		return v
+	}
+	s := fmt.Sprint(v)
+	return s != "0"
+}
+
+// scanned returns the percdb table a full scan reads, nil when n is not
+// one the coprocessor can read: a temporary table, a table with virtual
+// columns (GMS computes them), a read through an index.
+func scanned(n gsql.Node) *Table {
+	if ta, ok := n.(*plan.TableAlias); ok {
+		n = ta.Child // the same rows under another name
+	}
+	rt, ok := n.(*plan.ResolvedTable)
+	if !ok {
+		return nil
+	}
+	t, ok := rt.Table.(*Table)
+	if !ok || t.meta.def.temporary || t.meta.schema.Schema.HasVirtualColumns() {
+		return nil
+	}
+	return t
+}
+
+// coprCompiler turns GMS expressions over a scanned table's rows into
+// coprocessor expressions over the program's columns.
+type coprCompiler struct {
+	t      *Table
+	schema gsql.Schema // the scan's rows
+	// offsets are the table offsets of the scan's row positions.
+	offsets []int
+	prog    *copr.Program
+	// cols maps a row position to its program column.
+	cols map[int]int
+}
+
+func newCoprCompiler(t *Table) *coprCompiler {
+	c := &coprCompiler{t: t, schema: t.Schema(), prog: &copr.Program{}, cols: map[int]int{}}
+	c.offsets = t.projection
+	if c.offsets == nil {
+		c.offsets = make([]int, len(c.schema))
+		for i := range c.offsets {
+			c.offsets[i] = i
+		}
+	}
+	return c
+}
+
+// column returns the program column of row position i, adding it.
+func (c *coprCompiler) column(i int) int {
+	if p, ok := c.cols[i]; ok {
+		return p
+	}
+	col := c.t.meta.exec.Columns[c.offsets[i]]
+	p := len(c.prog.Columns)
+	c.prog.Columns = append(c.prog.Columns, col.ID)
+	if col.TrimTrailingSpaces {
+		c.prog.Trim = append(c.prog.Trim, p)
+	}
+	c.cols[i] = p
+	return p
+}
+
+// finish encodes the columns' origin defaults into the program.
+func (c *coprCompiler) finish() (*copr.Program, bool) {
+	defaults := make([]any, len(c.prog.Columns))
+	any := false
+	for i, p := range c.cols {
+		defaults[p] = c.t.meta.exec.Columns[c.offsets[i]].OriginDefault
+		any = any || defaults[p] != nil
+	}
+	if any {
+		b, err := tablecodec.EncodeRow(c.prog.Columns, defaults)
+		if err != nil {
+			return nil, false
+		}
+		c.prog.Defaults = b
+	}
+	if c.prog.Validate() != nil {
+		return nil, false
+	}
+	return c.prog, true
+}
+
+// field returns the row position a GetField reads, checking that it is
+// the scan's column.
+func (c *coprCompiler) field(e gsql.Expression) (int, bool) {
+	gf, ok := e.(*expression.GetField)
+	if !ok {
+		return 0, false
+	}
+	i := gf.Index()
+	if i < 0 || i >= len(c.schema) || !strings.EqualFold(c.schema[i].Name, gf.Name()) {
+		return 0, false
+	}
+	return i, true
+}
+
+// intKindOf classifies an integer type.
+func intKindOf(t gsql.Type) (intKind, bool) {
+	switch {
+	case !types.IsInteger(t):
+		return notInt, false
+	case types.IsUnsigned(t):
+		return unsigned, true
+	}
+	return signed, true
+}
+
+// value compiles an integer-valued expression: an integer column, an
+// integer constant or NULL, an integer column MOD a positive constant.
+func (c *coprCompiler) value(e gsql.Expression) (copr.Expr, intKind, bool) {
+	switch e := e.(type) {
+	case *expression.GetField:
+		i, ok := c.field(e)
+		if !ok {
+			return copr.Expr{}, notInt, false
+		}
+		k, ok := intKindOf(c.schema[i].Type)
+		if !ok {
+			return copr.Expr{}, notInt, false
+		}
+		return copr.Expr{Op: copr.OpColumn, Col: c.column(i)}, k, true
+	case *expression.Literal:
+		v := e.Value()
+		if v == nil {
+			return copr.Expr{Op: copr.OpConst, Const: &copr.Datum{Null: true}}, signed, true
+		}
+		k, ok := intKindOf(e.Type())
+		if !ok {
+			return copr.Expr{}, notInt, false
+		}
+		d, ok := coprDatum(v)
+		if !ok || d.Unsigned != (k == unsigned) {
+			return copr.Expr{}, notInt, false
+		}
+		return copr.Expr{Op: copr.OpConst, Const: d}, k, true
+	case *intMod:
+		if e.left == notInt {
+			return copr.Expr{}, notInt, false
+		}
+		arg, k, ok := c.value(e.LeftChild)
+		if !ok || arg.Op != copr.OpColumn || !exactInDouble(e.LeftChild) {
+			return copr.Expr{}, notInt, false
+		}
+		lit, ok := e.RightChild.(*expression.Literal)
+		if !ok {
+			return copr.Expr{}, notInt, false
+		}
+		d, ok := coprDatum(lit.Value())
+		if !ok || d.Null || (!d.Unsigned && d.Int <= 0) || (d.Unsigned && (d.Uint == 0 || d.Uint > 1<<62)) {
+			return copr.Expr{}, notInt, false
+		}
+		// The divisor takes the operand's signedness (MySQL: an
+		// unsigned operand makes the result unsigned).
+		if k == unsigned && !d.Unsigned {
+			d = &copr.Datum{Unsigned: true, Uint: uint64(d.Int)}
+		} else if k == signed && d.Unsigned {
+			d = &copr.Datum{Int: int64(d.Uint)}
+		}
+		return copr.Expr{Op: copr.OpMod, Const: d, Args: []copr.Expr{arg}}, k, true
+	}
+	return copr.Expr{}, notInt, false
+}
+
+// exactInDouble reports whether an integer column's values are all exact
+// as doubles (at most 32 bits): then whatever GMS computes a MOD of it in
+// groups exactly as the integer MOD does.
+func exactInDouble(e gsql.Expression) bool {
+	t := e.Type()
+	if !types.IsInteger(t) {
+		return false
+	}
+	switch t.Type() {
+	case sqltypes.Int64, sqltypes.Uint64:
+		return false
+	}
+	return true
+}
+
+// coprDatum converts a Go integer to a constant.
+func coprDatum(v any) (*copr.Datum, bool) {
+	switch v := v.(type) {
+	case int8:
+		return &copr.Datum{Int: int64(v)}, true
+	case int16:
+		return &copr.Datum{Int: int64(v)}, true
+	case int32:
+		return &copr.Datum{Int: int64(v)}, true
+	case int64:
+		return &copr.Datum{Int: v}, true
+	case int:
+		return &copr.Datum{Int: int64(v)}, true
+	case uint8:
+		return &copr.Datum{Unsigned: true, Uint: uint64(v)}, true
+	case uint16:
+		return &copr.Datum{Unsigned: true, Uint: uint64(v)}, true
+	case uint32:
+		return &copr.Datum{Unsigned: true, Uint: uint64(v)}, true
+	case uint64:
+		return &copr.Datum{Unsigned: true, Uint: v}, true
+	case uint:
+		return &copr.Datum{Unsigned: true, Uint: uint64(v)}, true
+	}
+	return nil, false
+}
+
+// truth compiles a boolean expression.
+func (c *coprCompiler) truth(e gsql.Expression) (copr.Expr, bool) {
+	var op copr.Op
+	switch e := e.(type) {
+	case *expression.And:
+		return c.logic(copr.OpAnd, e.LeftChild, e.RightChild)
+	case *expression.Or:
+		return c.logic(copr.OpOr, e.LeftChild, e.RightChild)
+	case *expression.Not:
+		a, ok := c.truth(e.Child)
+		return copr.Expr{Op: copr.OpNot, Args: []copr.Expr{a}}, ok
+	case *expression.IsNull:
+		a, _, ok := c.value(e.Child)
+		return copr.Expr{Op: copr.OpIsNull, Args: []copr.Expr{a}}, ok
+	case *expression.Equals:
+		op = copr.OpEQ
+	case *expression.NullSafeEquals:
+		op = copr.OpNullSafe
+	case *expression.LessThan:
+		op = copr.OpLT
+	case *expression.LessThanOrEqual:
+		op = copr.OpLE
+	case *expression.GreaterThan:
+		op = copr.OpGT
+	case *expression.GreaterThanOrEqual:
+		op = copr.OpGE
+	default:
+		return copr.Expr{}, false
+	}
+	cmp := e.(expression.Comparer)
+	l, lk, ok1 := c.value(cmp.Left())
+	r, rk, ok2 := c.value(cmp.Right())
+	if !ok1 || !ok2 {
+		return copr.Expr{}, false
+	}
+	kind := copr.CmpDouble
+	switch {
+	case lk == signed && rk == signed:
+		kind = copr.CmpSigned
+	case lk == unsigned && rk == unsigned:
+		kind = copr.CmpUnsigned
+	}
+	return copr.Expr{Op: op, Cmp: kind, Args: []copr.Expr{l, r}}, true
+}
+
+func (c *coprCompiler) logic(op copr.Op, l, r gsql.Expression) (copr.Expr, bool) {
+	a, ok1 := c.truth(l)
+	b, ok2 := c.truth(r)
+	return copr.Expr{Op: op, Args: []copr.Expr{a, b}}, ok1 && ok2
+}
+
+// filter compiles the conjuncts of cond that it can into the program's
+// filter and returns the others.
+func (c *coprCompiler) filter(cond gsql.Expression) (rest []gsql.Expression) {
+	for _, e := range expression.SplitConjunction(cond) {
+		before := len(c.prog.Columns)
+		x, ok := c.truth(e)
+		if !ok {
+			c.forget(before)
+			rest = append(rest, e)
+			continue
+		}
+		c.prog.Filter = append(c.prog.Filter, x)
+	}
+	return rest
+}
+
+// forget drops the columns added since the program had n (a conjunct
+// that did not compile).
+func (c *coprCompiler) forget(n int) {
+	for i, p := range c.cols {
+		if p >= n {
+			delete(c.cols, i)
+		}
+	}
+	c.prog.Columns = c.prog.Columns[:n]
+	trim := c.prog.Trim[:0]
+	for _, p := range c.prog.Trim {
+		if p < n {
+			trim = append(trim, p)
+		}
+	}
+	c.prog.Trim = trim
+}
+
+// outputAll makes the program output the scan's whole rows.
+func (c *coprCompiler) outputAll() {
+	c.prog.Output = make([]int, len(c.schema))
+	for i := range c.schema {
+		c.prog.Output[i] = c.column(i)
+	}
+}
+
+// pushFilter pushes a Filter over a scan.
+func pushFilter(f *plan.Filter) gsql.Node {
+	t := scanned(f.Child)
+	if t == nil {
+		return nil
+	}
+	c := newCoprCompiler(t)
+	rest := c.filter(f.Expression)
+	if len(c.prog.Filter) == 0 {
+		return nil
+	}
+	c.outputAll()
+	p, ok := c.finish()
+	if !ok {
+		return nil
+	}
+	s := &coprScan{orig: f, t: t, prog: p, schema: f.Schema(), pushed: "where"}
+	if len(rest) == 0 {
+		return s
+	}
+	return plan.NewFilter(expression.JoinAnd(rest...), s)
+}
+
+// limitOf returns a Limit's or TopN's row count when it is a constant.
+func limitOf(e gsql.Expression) (int64, bool) {
+	lit, ok := e.(*expression.Literal)
+	if !ok {
+		return 0, false
+	}
+	d, ok := coprDatum(lit.Value())
+	switch {
+	case !ok || d.Null:
+		return 0, false
+	case d.Unsigned:
+		return int64(min(d.Uint, 1<<40)), d.Uint > 0
+	}
+	return d.Int, d.Int > 0
+}
+
+// rowsUnder compiles what is under a TopN or Limit: a scan, or a Filter
+// over one that compiles whole.
+func rowsUnder(n gsql.Node) (*coprCompiler, bool) {
+	if t := scanned(n); t != nil {
+		return newCoprCompiler(t), true
+	}
+	f, ok := n.(*plan.Filter)
+	if !ok {
+		return nil, false
+	}
+	t := scanned(f.Child)
+	if t == nil {
+		return nil, false
+	}
+	c := newCoprCompiler(t)
+	return c, len(c.filter(f.Expression)) == 0
+}
+
+// pushTopN pushes a TopN over a [Filter over a] scan: each region keeps
+// its first rows by the TopN's integer keys; the TopN stays above.
+func pushTopN(n *plan.TopN) gsql.Node {
+	limit, ok := limitOf(n.Limit)
+	if !ok || n.CalcFoundRows {
+		return nil
+	}
+	c, ok := rowsUnder(n.Child)
+	if !ok {
+		return nil
+	}
+	for _, f := range n.Fields {
+		x, _, ok := c.value(f.Column)
+		if !ok || x.Op != copr.OpColumn {
+			return nil
+		}
+		// NULL is the smallest value, as in MySQL (and as GMS sorts
+		// with NullsFirst, in either direction).
+		desc := f.Order == gsql.Descending
+		if f.NullOrdering != gsql.NullsFirst {
+			return nil
+		}
+		c.prog.OrderBy = append(c.prog.OrderBy, copr.Order{Col: x.Col, Desc: desc})
+	}
+	s := pushRows(c, n.Child, limit, "top-N")
+	if s == nil {
+		return nil
+	}
+	out := *n
+	out.UnaryNode = plan.UnaryNode{Child: s}
+	return &out
+}
+
+// pushLimit pushes a Limit over a wholly pushed Filter over a scan: each
+// region stops at the limit; the Limit stays above.
+func pushLimit(n *plan.Limit) gsql.Node {
+	limit, ok := limitOf(n.Limit)
+	if !ok || n.CalcFoundRows {
+		return nil
+	}
+	if _, ok := n.Child.(*plan.Filter); !ok {
+		return nil
+	}
+	c, ok := rowsUnder(n.Child)
+	if !ok {
+		return nil
+	}
+	s := pushRows(c, n.Child, limit, "limit")
+	if s == nil {
+		return nil
+	}
+	out := *n
+	out.UnaryNode = plan.UnaryNode{Child: s}
+	return &out
+}
+
+// pushRows finishes the program of a TopN or Limit over child, which the
+// scan replaces.
+func pushRows(c *coprCompiler, child gsql.Node, limit int64, what string) *coprScan {
+	c.prog.Limit = limit
+	c.outputAll()
+	p, ok := c.finish()
+	if !ok {
+		return nil
+	}
+	pushed := what
+	if len(p.Filter) > 0 {
+		pushed = "where, " + what
+	}
+	return &coprScan{orig: child, t: c.t, prog: p, schema: child.Schema(), pushed: pushed}
+}
+
+// pushGroupBy pushes a GroupBy [over a Filter] over a scan.
+func pushGroupBy(g *plan.GroupBy) gsql.Node {
+	child := g.Child
+	var cond gsql.Expression
+	if f, ok := child.(*plan.Filter); ok {
+		child, cond = f.Child, f.Expression
+	}
+	t := scanned(child)
+	if t == nil {
+		return nil
+	}
+	c := newCoprCompiler(t)
+	if cond != nil && len(c.filter(cond)) > 0 {
+		return nil
+	}
+	c.prog.Aggregate = true
+	for _, e := range g.GroupByExprs {
+		x, _, ok := c.value(e)
+		if !ok || x.Op == copr.OpConst {
+			return nil
+		}
+		c.prog.GroupBy = append(c.prog.GroupBy, x)
+	}
+	s := &coprScan{orig: g, t: t, schema: g.Schema(), width: len(c.schema)}
+	keep := map[int]int{} // row position -> Keep index
+	keepCol := func(i int) {
+		if _, ok := keep[i]; !ok {
+			keep[i] = len(c.prog.Keep)
+			c.prog.Keep = append(c.prog.Keep, c.column(i))
+			s.keepPos = append(s.keepPos, i)
+		}
+	}
+	s.selected = make([]gsql.Expression, len(g.SelectedExprs))
+	for i, e := range g.SelectedExprs {
+		if cd, ok := e.(*aggregation.CountDistinct); ok {
+			// COUNT(DISTINCT col), alone: the distinct values are the
+			// groups, counted here.
+			if len(g.SelectedExprs) != 1 || len(g.GroupByExprs) != 0 || len(cd.Children()) != 1 {
+				return nil
+			}
+			x, _, ok := c.value(cd.Children()[0])
+			if !ok || x.Op != copr.OpColumn {
+				return nil
+			}
+			c.prog.GroupBy = append(c.prog.GroupBy, x)
+			pos, _ := c.field(cd.Children()[0])
+			keepCol(pos)
+			s.countDistinct = true
+			continue
+		}
+		if agg, ok := e.(gsql.Aggregation); ok {
+			a, ok := c.aggregate(agg)
+			if !ok {
+				return nil
+			}
+			s.selected[i] = expression.NewGetField(s.width+len(c.prog.Aggs), agg.Type(), agg.String(), true)
+			c.prog.Aggs = append(c.prog.Aggs, a)
+			continue
+		}
+		// Any other expression is GMS's, evaluated over the group's
+		// first row: it may read columns only.
+		ok := true
+		transform.InspectExpr(e, func(x gsql.Expression) bool {
+			switch x := x.(type) {
+			case gsql.Aggregation, *plan.Subquery, gsql.NonDeterministicExpression:
+				ok = false
+			case *expression.GetField:
+				if pos, found := c.field(x); found {
+					keepCol(pos)
+				} else {
+					ok = false
+				}
+			}
+			return !ok
+		})
+		if !ok {
+			return nil
+		}
+		s.selected[i] = e
+	}
+	p, ok := c.finish()
+	if !ok {
+		return nil
+	}
+	s.prog = p
+	s.pushed = "aggregation"
+	if len(p.Filter) > 0 {
+		s.pushed = "where, aggregation"
+	}
+	return s
+}
+
+// aggregate compiles one aggregate.
+func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
+	switch a := a.(type) {
+	case *aggregation.Count:
+		if a.Window() != nil {
+			return copr.Agg{}, false
+		}
+		switch x := a.Child.(type) {
+		case *expression.Star:
+			return copr.Agg{Func: copr.AggCountStar}, true
+		case *expression.Literal:
+			if x.Value() != nil {
+				return copr.Agg{Func: copr.AggCountStar}, true
+			}
+			return copr.Agg{}, false
+		}
+		// COUNT(col) counts non-NULL values of a column of any type.
+		i, ok := c.field(a.Child)
+		if !ok {
+			return copr.Agg{}, false
+		}
+		arg := copr.Expr{Op: copr.OpColumn, Col: c.column(i)}
+		return copr.Agg{Func: copr.AggCount, Arg: &arg}, true
+	case *aggregation.Min, *aggregation.Max:
+		var child gsql.Expression
+		f := copr.AggMin
+		if m, ok := a.(*aggregation.Min); ok {
+			child = m.Child
+			if m.Window() != nil {
+				return copr.Agg{}, false
+			}
+		} else {
+			mx := a.(*aggregation.Max)
+			child, f = mx.Child, copr.AggMax
+			if mx.Window() != nil {
+				return copr.Agg{}, false
+			}
+		}
+		x, _, ok := c.value(child)
+		if !ok || x.Op != copr.OpColumn {
+			return copr.Agg{}, false
+		}
+		return copr.Agg{Func: f, Arg: &x}, true
+	}
+	return copr.Agg{}, false
+}
+
+// coprScan is a leaf that runs operators over a full scan of t in the
+// coprocessor; see the comment at the top of the file.
+type coprScan struct {
+	// orig is the plan it replaced, run instead when the read must lock.
+	orig   gsql.Node
+	t      *Table
+	prog   *copr.Program
+	schema gsql.Schema
+	// pushed names what runs in the coprocessor, for EXPLAIN.
+	pushed string
+
+	// An aggregation's rows: selected are the GroupBy's expressions over
+	// a row of width table columns (the kept ones at keepPos) followed
+	// by the final aggregates. countDistinct: the program's groups are
+	// the distinct values of one column, counted.
+	selected      []gsql.Expression
+	keepPos       []int
+	width         int
+	countDistinct bool
+}
+
+var _ explain.Pushed = (*coprScan)(nil)
+
+// Resolved implements sql.Node.
+func (s *coprScan) Resolved() bool { return true }
+
+// Schema implements sql.Node.
+func (s *coprScan) Schema() gsql.Schema { return s.schema }
+
+// Children implements sql.Node: a leaf, so that no later rule rewrites
+// what it replaced.
+func (s *coprScan) Children() []gsql.Node { return nil }
+
+// WithChildren implements sql.Node.
+func (s *coprScan) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 0 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(s, len(children), 0)
+	}
+	return s, nil
+}
+
+// IsReadOnly implements sql.Node.
+func (s *coprScan) IsReadOnly() bool { return true }
+
+// String implements sql.Node: the plan it replaced, and what the
+// coprocessor evaluates.
+func (s *coprScan) String() string {
+	p := gsql.NewTreePrinter()
+	_ = p.WriteNode("Coprocessor(%s)", s.pushed)
+	_ = p.WriteChildren(s.orig.String())
+	return p.String()
+}
+
+// Replaced returns the plan the scan replaced (explain.Pushed).
+func (s *coprScan) Replaced() gsql.Node { return s.orig }
+
+// PushedDown names what runs in the coprocessor (explain.Pushed).
+func (s *coprScan) PushedDown() string { return s.pushed }
+
+// mustLock reports whether the statement locks what it reads, which the
+// coprocessor does not.
+func (s *coprScan) mustLock(ctx *gsql.Context, tx *Transaction) bool {
+	sess, _ := sessionOf(ctx)
+	return (s.t.lockReads && tx.stmtOpen) || (sess != nil && sess.forUpdate && sess.inExplicitTransaction())
+}
+
+// coprRowIter yields the rows of a coprScan.
+type coprRowIter struct {
+	s    *coprScan
+	out  copr.Outputs
+	sess *Session
+	rows []gsql.Row
+	pos  int
+	done bool
+}
+
+// build returns the row iterator of s, or of the plan it replaced when
+// the read must lock.
+func (b *compatBuilder) buildCopr(ctx *gsql.Context, s *coprScan, row gsql.Row) (gsql.RowIter, error) {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.mustLock(ctx, tx) {
+		return b.gms.Build(ctx, s.orig, row)
+	}
+	k, err := tx.txn(ctx)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	markFullScan(ctx)
+	out, _, err := copr.Run(ctx, k, s.t.meta.exec, s.t.meta.exec.RowRange(), s.prog)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	sess, _ := sessionOf(ctx)
+	it := &coprRowIter{s: s, out: out, sess: sess}
+	if s.prog.Aggregate {
+		err := it.aggregate(ctx)
+		it.close()
+		if err != nil {
+			return nil, err
+		}
+		it.done = true
+	}
+	return it, nil
+}
+
+// aggregate reads every output and computes the rows of the groups.
+func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
+	s := it.s
+	m := copr.NewMerger(s.prog)
+	for {
+		data, err := it.out.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			err = m.Add(data)
+		}
+		if err != nil {
+			return toSQLError(err)
+		}
+	}
+	if s.countDistinct {
+		var n int64
+		err := m.Each(func(keep, _ []any) error {
+			if len(keep) > 0 && keep[0] != nil {
+				n++
+			}
+			return nil
+		})
+		it.rows = []gsql.Row{{n}}
+		return err
+	}
+	return m.Each(func(keep, aggs []any) error {
+		full := make(gsql.Row, s.width+len(aggs))
+		for i, pos := range s.keepPos {
+			full[pos] = keep[i]
+		}
+		copy(full[s.width:], aggs)
+		out := make(gsql.Row, len(s.selected))
+		for i, e := range s.selected {
+			v, err := e.Eval(ctx, full)
+			if err != nil {
+				return err
+			}
+			out[i] = v
+		}
+		it.rows = append(it.rows, out)
+		return nil
+	})
+}
+
+// Next implements sql.RowIter.
+func (it *coprRowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	for it.pos >= len(it.rows) {
+		if it.done {
+			return nil, io.EOF
+		}
+		data, err := it.out.Next(ctx)
+		if err == io.EOF {
+			it.done = true
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, toSQLError(err)
+		}
+		it.rows, it.pos = it.rows[:0], 0
+		err = copr.DecodeRows(data, len(it.s.prog.Output), func(r []any) error {
+			it.rows = append(it.rows, gsql.Row(r))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	it.pos++
+	return it.rows[it.pos-1], nil
+}
+
+// Close implements sql.RowIter.
+func (it *coprRowIter) Close(*gsql.Context) error {
+	it.close()
+	return nil
+}
+
+// close releases the walk and counts the rows it read in the session's
+// Rows_examined (once).
+func (it *coprRowIter) close() {
+	if it.out == nil {
+		return
+	}
+	if it.sess != nil {
+		it.sess.rowsExamined.Add(uint64(it.out.Examined()))
+	}
+	it.out.Close()
+	it.out = nil
+}
