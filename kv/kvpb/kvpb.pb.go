@@ -2084,11 +2084,13 @@ func (x *ScanResponse) GetPairs() []*KvPair {
 }
 
 type Mutation struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Op            Op                     `protobuf:"varint,1,opt,name=op,proto3,enum=percdb.kv.Op" json:"op,omitempty"`
-	Key           []byte                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	Value         []byte                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
-	Pessimistic   bool                   `protobuf:"varint,4,opt,name=pessimistic,proto3" json:"pessimistic,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Op          Op                     `protobuf:"varint,1,opt,name=op,proto3,enum=percdb.kv.Op" json:"op,omitempty"`
+	Key         []byte                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Value       []byte                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	Pessimistic bool                   `protobuf:"varint,4,opt,name=pessimistic,proto3" json:"pessimistic,omitempty"`
+	// notify names the observer columns the commit notifies.
+	Notify        [][]byte `protobuf:"bytes,5,rep,name=notify,proto3" json:"notify,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2151,6 +2153,13 @@ func (x *Mutation) GetPessimistic() bool {
 	return false
 }
 
+func (x *Mutation) GetNotify() [][]byte {
+	if x != nil {
+		return x.Notify
+	}
+	return nil
+}
+
 type PrewriteRequest struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Region            *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
@@ -2163,6 +2172,7 @@ type PrewriteRequest struct {
 	MaxCommitTs       uint64                 `protobuf:"varint,8,opt,name=max_commit_ts,json=maxCommitTs,proto3" json:"max_commit_ts,omitempty"`
 	AllowWhenDiskFull bool                   `protobuf:"varint,9,opt,name=allow_when_disk_full,json=allowWhenDiskFull,proto3" json:"allow_when_disk_full,omitempty"`
 	ForUpdateTs       uint64                 `protobuf:"varint,10,opt,name=for_update_ts,json=forUpdateTs,proto3" json:"for_update_ts,omitempty"`
+	SnapshotTs        uint64                 `protobuf:"varint,11,opt,name=snapshot_ts,json=snapshotTs,proto3" json:"snapshot_ts,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2263,6 +2273,13 @@ func (x *PrewriteRequest) GetAllowWhenDiskFull() bool {
 func (x *PrewriteRequest) GetForUpdateTs() uint64 {
 	if x != nil {
 		return x.ForUpdateTs
+	}
+	return 0
+}
+
+func (x *PrewriteRequest) GetSnapshotTs() uint64 {
+	if x != nil {
+		return x.SnapshotTs
 	}
 	return 0
 }
@@ -3307,6 +3324,872 @@ func (x *PessimisticRollbackRequest) GetForUpdateTs() uint64 {
 	return 0
 }
 
+type KeyRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         []byte                 `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	End           []byte                 `protobuf:"bytes,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyRange) Reset() {
+	*x = KeyRange{}
+	mi := &file_kvpb_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyRange) ProtoMessage() {}
+
+func (x *KeyRange) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyRange.ProtoReflect.Descriptor instead.
+func (*KeyRange) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *KeyRange) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *KeyRange) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+type ValidateReadsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Keys          [][]byte               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Ranges        []*KeyRange            `protobuf:"bytes,3,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	From          uint64                 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
+	To            uint64                 `protobuf:"varint,5,opt,name=to,proto3" json:"to,omitempty"`
+	BypassLocks   []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateReadsRequest) Reset() {
+	*x = ValidateReadsRequest{}
+	mi := &file_kvpb_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateReadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateReadsRequest) ProtoMessage() {}
+
+func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateReadsRequest.ProtoReflect.Descriptor instead.
+func (*ValidateReadsRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ValidateReadsRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *ValidateReadsRequest) GetKeys() [][]byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ValidateReadsRequest) GetRanges() []*KeyRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
+func (x *ValidateReadsRequest) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *ValidateReadsRequest) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *ValidateReadsRequest) GetBypassLocks() []uint64 {
+	if x != nil {
+		return x.BypassLocks
+	}
+	return nil
+}
+
+type ValidateReadsResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// changed is empty (and commit_ts 0) when the reads are valid.
+	Changed       []byte `protobuf:"bytes,3,opt,name=changed,proto3" json:"changed,omitempty"`
+	CommitTs      uint64 `protobuf:"varint,4,opt,name=commit_ts,json=commitTs,proto3" json:"commit_ts,omitempty"`
+	HasChanged    bool   `protobuf:"varint,5,opt,name=has_changed,json=hasChanged,proto3" json:"has_changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateReadsResponse) Reset() {
+	*x = ValidateReadsResponse{}
+	mi := &file_kvpb_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateReadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateReadsResponse) ProtoMessage() {}
+
+func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateReadsResponse.ProtoReflect.Descriptor instead.
+func (*ValidateReadsResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ValidateReadsResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *ValidateReadsResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ValidateReadsResponse) GetChanged() []byte {
+	if x != nil {
+		return x.Changed
+	}
+	return nil
+}
+
+func (x *ValidateReadsResponse) GetCommitTs() uint64 {
+	if x != nil {
+		return x.CommitTs
+	}
+	return 0
+}
+
+func (x *ValidateReadsResponse) GetHasChanged() bool {
+	if x != nil {
+		return x.HasChanged
+	}
+	return false
+}
+
+type NotifyEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Column        []byte                 `protobuf:"bytes,2,opt,name=column,proto3" json:"column,omitempty"`
+	Ts            uint64                 `protobuf:"varint,3,opt,name=ts,proto3" json:"ts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NotifyEntry) Reset() {
+	*x = NotifyEntry{}
+	mi := &file_kvpb_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NotifyEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NotifyEntry) ProtoMessage() {}
+
+func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NotifyEntry.ProtoReflect.Descriptor instead.
+func (*NotifyEntry) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *NotifyEntry) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *NotifyEntry) GetColumn() []byte {
+	if x != nil {
+		return x.Column
+	}
+	return nil
+}
+
+func (x *NotifyEntry) GetTs() uint64 {
+	if x != nil {
+		return x.Ts
+	}
+	return 0
+}
+
+type ScanNotifyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End           []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanNotifyRequest) Reset() {
+	*x = ScanNotifyRequest{}
+	mi := &file_kvpb_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanNotifyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanNotifyRequest) ProtoMessage() {}
+
+func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanNotifyRequest.ProtoReflect.Descriptor instead.
+func (*ScanNotifyRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ScanNotifyRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *ScanNotifyRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ScanNotifyRequest) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *ScanNotifyRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ScanNotifyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionError   *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Entries       []*NotifyEntry         `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanNotifyResponse) Reset() {
+	*x = ScanNotifyResponse{}
+	mi := &file_kvpb_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanNotifyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanNotifyResponse) ProtoMessage() {}
+
+func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanNotifyResponse.ProtoReflect.Descriptor instead.
+func (*ScanNotifyResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ScanNotifyResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *ScanNotifyResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ScanNotifyResponse) GetEntries() []*NotifyEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type ClearNotifyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Entries       []*NotifyEntry         `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearNotifyRequest) Reset() {
+	*x = ClearNotifyRequest{}
+	mi := &file_kvpb_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearNotifyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearNotifyRequest) ProtoMessage() {}
+
+func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearNotifyRequest.ProtoReflect.Descriptor instead.
+func (*ClearNotifyRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ClearNotifyRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *ClearNotifyRequest) GetEntries() []*NotifyEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type ScanChangesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End           []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	FromTs        uint64                 `protobuf:"varint,4,opt,name=from_ts,json=fromTs,proto3" json:"from_ts,omitempty"`
+	ToTs          uint64                 `protobuf:"varint,5,opt,name=to_ts,json=toTs,proto3" json:"to_ts,omitempty"`
+	Limit         int64                  `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	BypassLocks   []uint64               `protobuf:"varint,7,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanChangesRequest) Reset() {
+	*x = ScanChangesRequest{}
+	mi := &file_kvpb_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanChangesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanChangesRequest) ProtoMessage() {}
+
+func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanChangesRequest.ProtoReflect.Descriptor instead.
+func (*ScanChangesRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ScanChangesRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *ScanChangesRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ScanChangesRequest) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *ScanChangesRequest) GetFromTs() uint64 {
+	if x != nil {
+		return x.FromTs
+	}
+	return 0
+}
+
+func (x *ScanChangesRequest) GetToTs() uint64 {
+	if x != nil {
+		return x.ToTs
+	}
+	return 0
+}
+
+func (x *ScanChangesRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ScanChangesRequest) GetBypassLocks() []uint64 {
+	if x != nil {
+		return x.BypassLocks
+	}
+	return nil
+}
+
+type Change struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Key      []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	CommitTs uint64                 `protobuf:"varint,2,opt,name=commit_ts,json=commitTs,proto3" json:"commit_ts,omitempty"`
+	// value is the value after the change unless deleted.
+	Value         []byte `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	Deleted       bool   `protobuf:"varint,4,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	Prev          []byte `protobuf:"bytes,5,opt,name=prev,proto3" json:"prev,omitempty"`
+	HasPrev       bool   `protobuf:"varint,6,opt,name=has_prev,json=hasPrev,proto3" json:"has_prev,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Change) Reset() {
+	*x = Change{}
+	mi := &file_kvpb_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Change) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Change) ProtoMessage() {}
+
+func (x *Change) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Change.ProtoReflect.Descriptor instead.
+func (*Change) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *Change) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Change) GetCommitTs() uint64 {
+	if x != nil {
+		return x.CommitTs
+	}
+	return 0
+}
+
+func (x *Change) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *Change) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+func (x *Change) GetPrev() []byte {
+	if x != nil {
+		return x.Prev
+	}
+	return nil
+}
+
+func (x *Change) GetHasPrev() bool {
+	if x != nil {
+		return x.HasPrev
+	}
+	return false
+}
+
+type ScanChangesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionError   *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Changes       []*Change              `protobuf:"bytes,3,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanChangesResponse) Reset() {
+	*x = ScanChangesResponse{}
+	mi := &file_kvpb_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanChangesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanChangesResponse) ProtoMessage() {}
+
+func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanChangesResponse.ProtoReflect.Descriptor instead.
+func (*ScanChangesResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ScanChangesResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *ScanChangesResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ScanChangesResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+type CoprocessorRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End           []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	Version       uint64                 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	Program       []byte                 `protobuf:"bytes,5,opt,name=program,proto3" json:"program,omitempty"`
+	BypassLocks   []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CoprocessorRequest) Reset() {
+	*x = CoprocessorRequest{}
+	mi := &file_kvpb_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CoprocessorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CoprocessorRequest) ProtoMessage() {}
+
+func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CoprocessorRequest.ProtoReflect.Descriptor instead.
+func (*CoprocessorRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *CoprocessorRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *CoprocessorRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *CoprocessorRequest) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *CoprocessorRequest) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *CoprocessorRequest) GetProgram() []byte {
+	if x != nil {
+		return x.Program
+	}
+	return nil
+}
+
+func (x *CoprocessorRequest) GetBypassLocks() []uint64 {
+	if x != nil {
+		return x.BypassLocks
+	}
+	return nil
+}
+
+type CoprocessorResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionError   *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	Resume        []byte                 `protobuf:"bytes,4,opt,name=resume,proto3" json:"resume,omitempty"`
+	HasResume     bool                   `protobuf:"varint,5,opt,name=has_resume,json=hasResume,proto3" json:"has_resume,omitempty"`
+	Done          bool                   `protobuf:"varint,6,opt,name=done,proto3" json:"done,omitempty"`
+	Visited       int64                  `protobuf:"varint,7,opt,name=visited,proto3" json:"visited,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CoprocessorResponse) Reset() {
+	*x = CoprocessorResponse{}
+	mi := &file_kvpb_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CoprocessorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CoprocessorResponse) ProtoMessage() {}
+
+func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CoprocessorResponse.ProtoReflect.Descriptor instead.
+func (*CoprocessorResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *CoprocessorResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *CoprocessorResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *CoprocessorResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *CoprocessorResponse) GetResume() []byte {
+	if x != nil {
+		return x.Resume
+	}
+	return nil
+}
+
+func (x *CoprocessorResponse) GetHasResume() bool {
+	if x != nil {
+		return x.HasResume
+	}
+	return false
+}
+
+func (x *CoprocessorResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *CoprocessorResponse) GetVisited() int64 {
+	if x != nil {
+		return x.Visited
+	}
+	return 0
+}
+
 var File_kvpb_proto protoreflect.FileDescriptor
 
 const file_kvpb_proto_rawDesc = "" +
@@ -3447,12 +4330,13 @@ const file_kvpb_proto_rawDesc = "" +
 	"\fScanResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12'\n" +
-	"\x05pairs\x18\x03 \x03(\v2\x11.percdb.kv.KvPairR\x05pairs\"s\n" +
+	"\x05pairs\x18\x03 \x03(\v2\x11.percdb.kv.KvPairR\x05pairs\"\x8b\x01\n" +
 	"\bMutation\x12\x1d\n" +
 	"\x02op\x18\x01 \x01(\x0e2\r.percdb.kv.OpR\x02op\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\fR\x05value\x12 \n" +
-	"\vpessimistic\x18\x04 \x01(\bR\vpessimistic\"\xf4\x02\n" +
+	"\vpessimistic\x18\x04 \x01(\bR\vpessimistic\x12\x16\n" +
+	"\x06notify\x18\x05 \x03(\fR\x06notify\"\x95\x03\n" +
 	"\x0fPrewriteRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x121\n" +
 	"\tmutations\x18\x02 \x03(\v2\x13.percdb.kv.MutationR\tmutations\x12\x18\n" +
@@ -3465,7 +4349,9 @@ const file_kvpb_proto_rawDesc = "" +
 	"\rmax_commit_ts\x18\b \x01(\x04R\vmaxCommitTs\x12/\n" +
 	"\x14allow_when_disk_full\x18\t \x01(\bR\x11allowWhenDiskFull\x12\"\n" +
 	"\rfor_update_ts\x18\n" +
-	" \x01(\x04R\vforUpdateTs\"\xce\x01\n" +
+	" \x01(\x04R\vforUpdateTs\x12\x1f\n" +
+	"\vsnapshot_ts\x18\v \x01(\x04R\n" +
+	"snapshotTs\"\xce\x01\n" +
 	"\x10PrewriteResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12+\n" +
@@ -3547,7 +4433,75 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\fR\x04keys\x12\x19\n" +
 	"\bstart_ts\x18\x03 \x01(\x04R\astartTs\x12\"\n" +
-	"\rfor_update_ts\x18\x04 \x01(\x04R\vforUpdateTs*o\n" +
+	"\rfor_update_ts\x18\x04 \x01(\x04R\vforUpdateTs\"2\n" +
+	"\bKeyRange\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\fR\x03end\"\xcc\x01\n" +
+	"\x14ValidateReadsRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\fR\x04keys\x12+\n" +
+	"\x06ranges\x18\x03 \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\x04R\x04from\x12\x0e\n" +
+	"\x02to\x18\x05 \x01(\x04R\x02to\x12!\n" +
+	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\"\xd5\x01\n" +
+	"\x15ValidateReadsResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x18\n" +
+	"\achanged\x18\x03 \x01(\fR\achanged\x12\x1b\n" +
+	"\tcommit_ts\x18\x04 \x01(\x04R\bcommitTs\x12\x1f\n" +
+	"\vhas_changed\x18\x05 \x01(\bR\n" +
+	"hasChanged\"G\n" +
+	"\vNotifyEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x16\n" +
+	"\x06column\x18\x02 \x01(\fR\x06column\x12\x0e\n" +
+	"\x02ts\x18\x03 \x01(\x04R\x02ts\"\x7f\n" +
+	"\x11ScanNotifyRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x03 \x01(\fR\x03end\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xac\x01\n" +
+	"\x12ScanNotifyResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x120\n" +
+	"\aentries\x18\x03 \x03(\v2\x16.percdb.kv.NotifyEntryR\aentries\"t\n" +
+	"\x12ClearNotifyRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x120\n" +
+	"\aentries\x18\x02 \x03(\v2\x16.percdb.kv.NotifyEntryR\aentries\"\xd1\x01\n" +
+	"\x12ScanChangesRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x03 \x01(\fR\x03end\x12\x17\n" +
+	"\afrom_ts\x18\x04 \x01(\x04R\x06fromTs\x12\x13\n" +
+	"\x05to_ts\x18\x05 \x01(\x04R\x04toTs\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\x03R\x05limit\x12!\n" +
+	"\fbypass_locks\x18\a \x03(\x04R\vbypassLocks\"\x96\x01\n" +
+	"\x06Change\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x1b\n" +
+	"\tcommit_ts\x18\x02 \x01(\x04R\bcommitTs\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\fR\x05value\x12\x18\n" +
+	"\adeleted\x18\x04 \x01(\bR\adeleted\x12\x12\n" +
+	"\x04prev\x18\x05 \x01(\fR\x04prev\x12\x19\n" +
+	"\bhas_prev\x18\x06 \x01(\bR\ahasPrev\"\xa8\x01\n" +
+	"\x13ScanChangesResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12+\n" +
+	"\achanges\x18\x03 \x03(\v2\x11.percdb.kv.ChangeR\achanges\"\xc1\x01\n" +
+	"\x12CoprocessorRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x03 \x01(\fR\x03end\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\x04R\aversion\x12\x18\n" +
+	"\aprogram\x18\x05 \x01(\fR\aprogram\x12!\n" +
+	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\"\xf4\x01\n" +
+	"\x13CoprocessorResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x16\n" +
+	"\x06resume\x18\x04 \x01(\fR\x06resume\x12\x1d\n" +
+	"\n" +
+	"has_resume\x18\x05 \x01(\bR\thasResume\x12\x12\n" +
+	"\x04done\x18\x06 \x01(\bR\x04done\x12\x18\n" +
+	"\avisited\x18\a \x01(\x03R\avisited*o\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03PUT\x10\x01\x12\n" +
@@ -3557,7 +4511,8 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"\x06INSERT\x10\x04\x12\x14\n" +
 	"\x10CHECK_NOT_EXISTS\x10\x05\x12\x14\n" +
-	"\x10PESSIMISTIC_LOCK\x10\x062\x87\a\n" +
+	"\x10PESSIMISTIC_LOCK\x10\x062\x8c\n" +
+	"\n" +
 	"\x02KV\x124\n" +
 	"\x03Get\x12\x15.percdb.kv.GetRequest\x1a\x16.percdb.kv.GetResponse\x12C\n" +
 	"\bBatchGet\x12\x1a.percdb.kv.BatchGetRequest\x1a\x1b.percdb.kv.BatchGetResponse\x127\n" +
@@ -3570,7 +4525,13 @@ const file_kvpb_proto_rawDesc = "" +
 	"\vResolveLock\x12\x1d.percdb.kv.ResolveLockRequest\x1a\x1a.percdb.kv.CommandResponse\x12O\n" +
 	"\fTxnHeartBeat\x12\x1e.percdb.kv.TxnHeartBeatRequest\x1a\x1f.percdb.kv.TxnHeartBeatResponse\x12m\n" +
 	"\x16AcquirePessimisticLock\x12(.percdb.kv.AcquirePessimisticLockRequest\x1a).percdb.kv.AcquirePessimisticLockResponse\x12X\n" +
-	"\x13PessimisticRollback\x12%.percdb.kv.PessimisticRollbackRequest\x1a\x1a.percdb.kv.CommandResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
+	"\x13PessimisticRollback\x12%.percdb.kv.PessimisticRollbackRequest\x1a\x1a.percdb.kv.CommandResponse\x12R\n" +
+	"\rValidateReads\x12\x1f.percdb.kv.ValidateReadsRequest\x1a .percdb.kv.ValidateReadsResponse\x12I\n" +
+	"\n" +
+	"ScanNotify\x12\x1c.percdb.kv.ScanNotifyRequest\x1a\x1d.percdb.kv.ScanNotifyResponse\x12H\n" +
+	"\vClearNotify\x12\x1d.percdb.kv.ClearNotifyRequest\x1a\x1a.percdb.kv.CommandResponse\x12L\n" +
+	"\vScanChanges\x12\x1d.percdb.kv.ScanChangesRequest\x1a\x1e.percdb.kv.ScanChangesResponse\x12L\n" +
+	"\vCoprocessor\x12\x1d.percdb.kv.CoprocessorRequest\x1a\x1e.percdb.kv.CoprocessorResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
 
 var (
 	file_kvpb_proto_rawDescOnce sync.Once
@@ -3585,7 +4546,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -3634,6 +4595,18 @@ var file_kvpb_proto_goTypes = []any{
 	(*AcquirePessimisticLockRequest)(nil),  // 44: percdb.kv.AcquirePessimisticLockRequest
 	(*AcquirePessimisticLockResponse)(nil), // 45: percdb.kv.AcquirePessimisticLockResponse
 	(*PessimisticRollbackRequest)(nil),     // 46: percdb.kv.PessimisticRollbackRequest
+	(*KeyRange)(nil),                       // 47: percdb.kv.KeyRange
+	(*ValidateReadsRequest)(nil),           // 48: percdb.kv.ValidateReadsRequest
+	(*ValidateReadsResponse)(nil),          // 49: percdb.kv.ValidateReadsResponse
+	(*NotifyEntry)(nil),                    // 50: percdb.kv.NotifyEntry
+	(*ScanNotifyRequest)(nil),              // 51: percdb.kv.ScanNotifyRequest
+	(*ScanNotifyResponse)(nil),             // 52: percdb.kv.ScanNotifyResponse
+	(*ClearNotifyRequest)(nil),             // 53: percdb.kv.ClearNotifyRequest
+	(*ScanChangesRequest)(nil),             // 54: percdb.kv.ScanChangesRequest
+	(*Change)(nil),                         // 55: percdb.kv.Change
+	(*ScanChangesResponse)(nil),            // 56: percdb.kv.ScanChangesResponse
+	(*CoprocessorRequest)(nil),             // 57: percdb.kv.CoprocessorRequest
+	(*CoprocessorResponse)(nil),            // 58: percdb.kv.CoprocessorResponse
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,  // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -3696,35 +4669,62 @@ var file_kvpb_proto_depIdxs = []int32{
 	4,  // 57: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
 	12, // 58: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
 	2,  // 59: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	24, // 60: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	26, // 61: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	28, // 62: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	31, // 63: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	33, // 64: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	36, // 65: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	37, // 66: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	38, // 67: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	40, // 68: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	41, // 69: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	44, // 70: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	46, // 71: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	25, // 72: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	27, // 73: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	29, // 74: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	32, // 75: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	34, // 76: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	35, // 77: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	35, // 78: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	39, // 79: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	35, // 80: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	42, // 81: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	45, // 82: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	35, // 83: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	72, // [72:84] is the sub-list for method output_type
-	60, // [60:72] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	2,  // 60: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
+	47, // 61: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,  // 62: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 63: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
+	2,  // 64: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 65: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 66: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	50, // 67: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,  // 68: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	50, // 69: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,  // 70: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 71: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 72: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	55, // 73: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,  // 74: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 75: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 76: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	24, // 77: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	26, // 78: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	28, // 79: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	31, // 80: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	33, // 81: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	36, // 82: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	37, // 83: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	38, // 84: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	40, // 85: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	41, // 86: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	44, // 87: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	46, // 88: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	48, // 89: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	51, // 90: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	53, // 91: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	54, // 92: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	57, // 93: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	25, // 94: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	27, // 95: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	29, // 96: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	32, // 97: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	34, // 98: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	35, // 99: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	35, // 100: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	39, // 101: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	35, // 102: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	42, // 103: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	45, // 104: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	35, // 105: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	49, // 106: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	52, // 107: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	35, // 108: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	56, // 109: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	58, // 110: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	94, // [94:111] is the sub-list for method output_type
+	77, // [77:94] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -3758,7 +4758,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   46,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -45,6 +45,11 @@ const (
 	KV_TxnHeartBeat_FullMethodName           = "/percdb.kv.KV/TxnHeartBeat"
 	KV_AcquirePessimisticLock_FullMethodName = "/percdb.kv.KV/AcquirePessimisticLock"
 	KV_PessimisticRollback_FullMethodName    = "/percdb.kv.KV/PessimisticRollback"
+	KV_ValidateReads_FullMethodName          = "/percdb.kv.KV/ValidateReads"
+	KV_ScanNotify_FullMethodName             = "/percdb.kv.KV/ScanNotify"
+	KV_ClearNotify_FullMethodName            = "/percdb.kv.KV/ClearNotify"
+	KV_ScanChanges_FullMethodName            = "/percdb.kv.KV/ScanChanges"
+	KV_Coprocessor_FullMethodName            = "/percdb.kv.KV/Coprocessor"
 )
 
 // KVClient is the client API for KV service.
@@ -63,6 +68,11 @@ type KVClient interface {
 	TxnHeartBeat(ctx context.Context, in *TxnHeartBeatRequest, opts ...grpc.CallOption) (*TxnHeartBeatResponse, error)
 	AcquirePessimisticLock(ctx context.Context, in *AcquirePessimisticLockRequest, opts ...grpc.CallOption) (*AcquirePessimisticLockResponse, error)
 	PessimisticRollback(ctx context.Context, in *PessimisticRollbackRequest, opts ...grpc.CallOption) (*CommandResponse, error)
+	ValidateReads(ctx context.Context, in *ValidateReadsRequest, opts ...grpc.CallOption) (*ValidateReadsResponse, error)
+	ScanNotify(ctx context.Context, in *ScanNotifyRequest, opts ...grpc.CallOption) (*ScanNotifyResponse, error)
+	ClearNotify(ctx context.Context, in *ClearNotifyRequest, opts ...grpc.CallOption) (*CommandResponse, error)
+	ScanChanges(ctx context.Context, in *ScanChangesRequest, opts ...grpc.CallOption) (*ScanChangesResponse, error)
+	Coprocessor(ctx context.Context, in *CoprocessorRequest, opts ...grpc.CallOption) (*CoprocessorResponse, error)
 }
 
 type kVClient struct {
@@ -193,6 +203,56 @@ func (c *kVClient) PessimisticRollback(ctx context.Context, in *PessimisticRollb
 	return out, nil
 }
 
+func (c *kVClient) ValidateReads(ctx context.Context, in *ValidateReadsRequest, opts ...grpc.CallOption) (*ValidateReadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateReadsResponse)
+	err := c.cc.Invoke(ctx, KV_ValidateReads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) ScanNotify(ctx context.Context, in *ScanNotifyRequest, opts ...grpc.CallOption) (*ScanNotifyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScanNotifyResponse)
+	err := c.cc.Invoke(ctx, KV_ScanNotify_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) ClearNotify(ctx context.Context, in *ClearNotifyRequest, opts ...grpc.CallOption) (*CommandResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CommandResponse)
+	err := c.cc.Invoke(ctx, KV_ClearNotify_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) ScanChanges(ctx context.Context, in *ScanChangesRequest, opts ...grpc.CallOption) (*ScanChangesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScanChangesResponse)
+	err := c.cc.Invoke(ctx, KV_ScanChanges_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) Coprocessor(ctx context.Context, in *CoprocessorRequest, opts ...grpc.CallOption) (*CoprocessorResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CoprocessorResponse)
+	err := c.cc.Invoke(ctx, KV_Coprocessor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -209,6 +269,11 @@ type KVServer interface {
 	TxnHeartBeat(context.Context, *TxnHeartBeatRequest) (*TxnHeartBeatResponse, error)
 	AcquirePessimisticLock(context.Context, *AcquirePessimisticLockRequest) (*AcquirePessimisticLockResponse, error)
 	PessimisticRollback(context.Context, *PessimisticRollbackRequest) (*CommandResponse, error)
+	ValidateReads(context.Context, *ValidateReadsRequest) (*ValidateReadsResponse, error)
+	ScanNotify(context.Context, *ScanNotifyRequest) (*ScanNotifyResponse, error)
+	ClearNotify(context.Context, *ClearNotifyRequest) (*CommandResponse, error)
+	ScanChanges(context.Context, *ScanChangesRequest) (*ScanChangesResponse, error)
+	Coprocessor(context.Context, *CoprocessorRequest) (*CoprocessorResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -254,6 +319,21 @@ func (UnimplementedKVServer) AcquirePessimisticLock(context.Context, *AcquirePes
 }
 func (UnimplementedKVServer) PessimisticRollback(context.Context, *PessimisticRollbackRequest) (*CommandResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PessimisticRollback not implemented")
+}
+func (UnimplementedKVServer) ValidateReads(context.Context, *ValidateReadsRequest) (*ValidateReadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateReads not implemented")
+}
+func (UnimplementedKVServer) ScanNotify(context.Context, *ScanNotifyRequest) (*ScanNotifyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScanNotify not implemented")
+}
+func (UnimplementedKVServer) ClearNotify(context.Context, *ClearNotifyRequest) (*CommandResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClearNotify not implemented")
+}
+func (UnimplementedKVServer) ScanChanges(context.Context, *ScanChangesRequest) (*ScanChangesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScanChanges not implemented")
+}
+func (UnimplementedKVServer) Coprocessor(context.Context, *CoprocessorRequest) (*CoprocessorResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Coprocessor not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -492,6 +572,96 @@ func _KV_PessimisticRollback_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_ValidateReads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateReadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).ValidateReads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_ValidateReads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).ValidateReads(ctx, req.(*ValidateReadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_ScanNotify_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScanNotifyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).ScanNotify(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_ScanNotify_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).ScanNotify(ctx, req.(*ScanNotifyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_ClearNotify_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClearNotifyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).ClearNotify(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_ClearNotify_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).ClearNotify(ctx, req.(*ClearNotifyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_ScanChanges_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScanChangesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).ScanChanges(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_ScanChanges_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).ScanChanges(ctx, req.(*ScanChangesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_Coprocessor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CoprocessorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).Coprocessor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_Coprocessor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).Coprocessor(ctx, req.(*CoprocessorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -546,6 +716,26 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PessimisticRollback",
 			Handler:    _KV_PessimisticRollback_Handler,
+		},
+		{
+			MethodName: "ValidateReads",
+			Handler:    _KV_ValidateReads_Handler,
+		},
+		{
+			MethodName: "ScanNotify",
+			Handler:    _KV_ScanNotify_Handler,
+		},
+		{
+			MethodName: "ClearNotify",
+			Handler:    _KV_ClearNotify_Handler,
+		},
+		{
+			MethodName: "ScanChanges",
+			Handler:    _KV_ScanChanges_Handler,
+		},
+		{
+			MethodName: "Coprocessor",
+			Handler:    _KV_Coprocessor_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -346,7 +346,7 @@ func (c *Client) prewrite(ctx context.Context, req *kv.PrewriteRequest, kind ret
 		resp, err = kc.Prewrite(ctx, &kvpb.PrewriteRequest{
 			Region: regionCtxToPB(req.Region), Mutations: mutationsToPB(req.Mutations), Primary: req.Primary, StartTs: req.StartTS,
 			LockTtl: req.LockTTL, TxnSize: req.TxnSize, TryOnePc: req.TryOnePC, MaxCommitTs: req.MaxCommitTS,
-			AllowWhenDiskFull: req.AllowWhenDiskFull, ForUpdateTs: req.ForUpdateTS,
+			AllowWhenDiskFull: req.AllowWhenDiskFull, ForUpdateTs: req.ForUpdateTS, SnapshotTs: req.SnapshotTS,
 		})
 		return err
 	})
@@ -499,4 +499,94 @@ func (c *Client) PessimisticRollback(ctx context.Context, region kv.RegionCtx, k
 	return c.command(ctx, region, func(ctx context.Context, kc kvpb.KVClient) (*kvpb.CommandResponse, error) {
 		return kc.PessimisticRollback(ctx, &kvpb.PessimisticRollbackRequest{Region: regionCtxToPB(region), Keys: keys, StartTs: startTS, ForUpdateTs: forUpdateTS})
 	})
+}
+
+// ValidateReads implements kv.Client. Sending it again is harmless: it
+// reads, and raises max_read_ts to the same To.
+func (c *Client) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) (*kv.ValidateReadsResponse, error) {
+	var resp *kvpb.ValidateReadsResponse
+	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+		resp, err = kc.ValidateReads(ctx, &kvpb.ValidateReadsRequest{
+			Region: regionCtxToPB(req.Region), Keys: req.Keys, Ranges: keyRangesToPB(req.Ranges),
+			From: req.From, To: req.To, BypassLocks: req.BypassLocks,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
+		return nil, err
+	}
+	out := &kv.ValidateReadsResponse{}
+	if resp.GetHasChanged() {
+		out.Changed, out.CommitTS = nonNil(resp.GetChanged()), resp.GetCommitTs()
+	}
+	return out, nil
+}
+
+// ScanNotify implements kv.Client.
+func (c *Client) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error) {
+	var resp *kvpb.ScanNotifyResponse
+	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+		resp, err = kc.ScanNotify(ctx, &kvpb.ScanNotifyRequest{Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Limit: int64(req.Limit)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
+		return nil, err
+	}
+	return notifyEntriesFromPB(resp.GetEntries()), nil
+}
+
+// ClearNotify implements kv.Client. Sending it again is harmless: an
+// entry cleared already is skipped, a newer one kept.
+func (c *Client) ClearNotify(ctx context.Context, region kv.RegionCtx, entries []kv.NotifyEntry) error {
+	return c.command(ctx, region, func(ctx context.Context, kc kvpb.KVClient) (*kvpb.CommandResponse, error) {
+		return kc.ClearNotify(ctx, &kvpb.ClearNotifyRequest{Region: regionCtxToPB(region), Entries: notifyEntriesToPB(entries)})
+	})
+}
+
+// ScanChanges implements kv.Client.
+func (c *Client) ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error) {
+	var resp *kvpb.ScanChangesResponse
+	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+		resp, err = kc.ScanChanges(ctx, &kvpb.ScanChangesRequest{
+			Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, FromTs: req.FromTS, ToTs: req.ToTS,
+			Limit: int64(req.Limit), BypassLocks: req.BypassLocks,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
+		return nil, err
+	}
+	return changesFromPB(resp.GetChanges()), nil
+}
+
+// Coprocessor implements kv.Client.
+func (c *Client) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error) {
+	var resp *kvpb.CoprocessorResponse
+	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+		resp, err = kc.Coprocessor(ctx, &kvpb.CoprocessorRequest{
+			Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Version: req.Version,
+			Program: req.Program, BypassLocks: req.BypassLocks,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
+		return nil, err
+	}
+	out := &kv.CoprocessorResponse{Data: resp.GetData(), Done: resp.GetDone(), Visited: resp.GetVisited()}
+	if resp.GetHasResume() {
+		out.Resume = nonNil(resp.GetResume())
+	}
+	return out, nil
 }

@@ -250,7 +250,7 @@ func pairsFromPB(pairs []*kvpb.KvPair, keyOnly bool) []kv.KvPair {
 func mutationsToPB(ms []kv.Mutation) []*kvpb.Mutation {
 	out := make([]*kvpb.Mutation, len(ms))
 	for i, m := range ms {
-		out[i] = &kvpb.Mutation{Op: kvpb.Op(m.Op), Key: m.Key, Value: m.Value, Pessimistic: m.Pessimistic}
+		out[i] = &kvpb.Mutation{Op: kvpb.Op(m.Op), Key: m.Key, Value: m.Value, Pessimistic: m.Pessimistic, Notify: m.Notify}
 	}
 	return out
 }
@@ -263,7 +263,72 @@ func mutationsFromPB(ms []*kvpb.Mutation) []kv.Mutation {
 		if v == nil && (op == kv.OpPut || op == kv.OpInsert) {
 			v = []byte{}
 		}
-		out[i] = kv.Mutation{Op: op, Key: m.GetKey(), Value: v, Pessimistic: m.GetPessimistic()}
+		out[i] = kv.Mutation{Op: op, Key: m.GetKey(), Value: v, Pessimistic: m.GetPessimistic(), Notify: m.GetNotify()}
+	}
+	return out
+}
+
+// nonNil keeps a present empty byte string present: protobuf decodes an
+// empty bytes field as nil, where kv's types tell nil (absent) from empty.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func keyRangesToPB(rs []kv.KeyRange) []*kvpb.KeyRange {
+	out := make([]*kvpb.KeyRange, len(rs))
+	for i, r := range rs {
+		out[i] = &kvpb.KeyRange{Start: r.Start, End: r.End}
+	}
+	return out
+}
+
+func keyRangesFromPB(rs []*kvpb.KeyRange) []kv.KeyRange {
+	out := make([]kv.KeyRange, len(rs))
+	for i, r := range rs {
+		out[i] = kv.KeyRange{Start: r.GetStart(), End: r.GetEnd()}
+	}
+	return out
+}
+
+func notifyEntriesToPB(es []kv.NotifyEntry) []*kvpb.NotifyEntry {
+	out := make([]*kvpb.NotifyEntry, len(es))
+	for i, e := range es {
+		out[i] = &kvpb.NotifyEntry{Key: e.Key, Column: e.Column, Ts: e.TS}
+	}
+	return out
+}
+
+func notifyEntriesFromPB(es []*kvpb.NotifyEntry) []kv.NotifyEntry {
+	out := make([]kv.NotifyEntry, len(es))
+	for i, e := range es {
+		out[i] = kv.NotifyEntry{Key: e.GetKey(), Column: e.GetColumn(), TS: e.GetTs()}
+	}
+	return out
+}
+
+// changesToPB and changesFromPB carry kv.Change's nil (deleted, no
+// previous value) apart from empty values.
+func changesToPB(cs []kv.Change) []*kvpb.Change {
+	out := make([]*kvpb.Change, len(cs))
+	for i, c := range cs {
+		out[i] = &kvpb.Change{Key: c.Key, CommitTs: c.CommitTS, Value: c.Value, Deleted: c.Value == nil, Prev: c.Prev, HasPrev: c.Prev != nil}
+	}
+	return out
+}
+
+func changesFromPB(cs []*kvpb.Change) []kv.Change {
+	out := make([]kv.Change, len(cs))
+	for i, c := range cs {
+		out[i] = kv.Change{Key: c.GetKey(), CommitTS: c.GetCommitTs()}
+		if !c.GetDeleted() {
+			out[i].Value = nonNil(c.GetValue())
+		}
+		if c.GetHasPrev() {
+			out[i].Prev = nonNil(c.GetPrev())
+		}
 	}
 	return out
 }

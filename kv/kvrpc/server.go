@@ -30,6 +30,11 @@ type Backend interface {
 	TxnHeartBeat(ctx context.Context, region kv.RegionCtx, primary []byte, startTS, adviseTTL uint64) (uint64, error)
 	AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePessimisticLockRequest) (*kv.AcquirePessimisticLockResponse, error)
 	PessimisticRollback(ctx context.Context, region kv.RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
+	ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) (*kv.ValidateReadsResponse, error)
+	ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error)
+	ClearNotify(ctx context.Context, region kv.RegionCtx, entries []kv.NotifyEntry) error
+	ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error)
+	Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error)
 }
 
 // Server serves a Backend on the KV service.
@@ -97,6 +102,7 @@ func (s *Server) Prewrite(ctx context.Context, req *kvpb.PrewriteRequest) (*kvpb
 		Region: regionCtxFromPB(req.GetRegion()), Mutations: mutationsFromPB(req.GetMutations()), Primary: req.GetPrimary(),
 		StartTS: req.GetStartTs(), LockTTL: req.GetLockTtl(), TxnSize: req.GetTxnSize(), TryOnePC: req.GetTryOnePc(),
 		MaxCommitTS: req.GetMaxCommitTs(), AllowWhenDiskFull: req.GetAllowWhenDiskFull(), ForUpdateTS: req.GetForUpdateTs(),
+		SnapshotTS: req.GetSnapshotTs(),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.PrewriteResponse{RegionError: re, Error: ke}
@@ -193,4 +199,59 @@ func (s *Server) AcquirePessimisticLock(ctx context.Context, req *kvpb.AcquirePe
 // PessimisticRollback implements kvpb.KVServer.
 func (s *Server) PessimisticRollback(ctx context.Context, req *kvpb.PessimisticRollbackRequest) (*kvpb.CommandResponse, error) {
 	return command(s.backend.PessimisticRollback(ctx, regionCtxFromPB(req.GetRegion()), req.GetKeys(), req.GetStartTs(), req.GetForUpdateTs()))
+}
+
+// ValidateReads implements kvpb.KVServer.
+func (s *Server) ValidateReads(ctx context.Context, req *kvpb.ValidateReadsRequest) (*kvpb.ValidateReadsResponse, error) {
+	resp, err := s.backend.ValidateReads(ctx, &kv.ValidateReadsRequest{
+		Region: regionCtxFromPB(req.GetRegion()), Keys: req.GetKeys(), Ranges: keyRangesFromPB(req.GetRanges()),
+		From: req.GetFrom(), To: req.GetTo(), BypassLocks: req.GetBypassLocks(),
+	})
+	re, ke, serr := outcome(err)
+	out := &kvpb.ValidateReadsResponse{RegionError: re, Error: ke}
+	if resp != nil && resp.Changed != nil {
+		out.Changed, out.CommitTs, out.HasChanged = resp.Changed, resp.CommitTS, true
+	}
+	return out, serr
+}
+
+// ScanNotify implements kvpb.KVServer.
+func (s *Server) ScanNotify(ctx context.Context, req *kvpb.ScanNotifyRequest) (*kvpb.ScanNotifyResponse, error) {
+	entries, err := s.backend.ScanNotify(ctx, &kv.ScanNotifyRequest{
+		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Limit: int(req.GetLimit()),
+	})
+	re, ke, serr := outcome(err)
+	return &kvpb.ScanNotifyResponse{RegionError: re, Error: ke, Entries: notifyEntriesToPB(entries)}, serr
+}
+
+// ClearNotify implements kvpb.KVServer.
+func (s *Server) ClearNotify(ctx context.Context, req *kvpb.ClearNotifyRequest) (*kvpb.CommandResponse, error) {
+	return command(s.backend.ClearNotify(ctx, regionCtxFromPB(req.GetRegion()), notifyEntriesFromPB(req.GetEntries())))
+}
+
+// ScanChanges implements kvpb.KVServer.
+func (s *Server) ScanChanges(ctx context.Context, req *kvpb.ScanChangesRequest) (*kvpb.ScanChangesResponse, error) {
+	changes, err := s.backend.ScanChanges(ctx, &kv.ScanChangesRequest{
+		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(),
+		FromTS: req.GetFromTs(), ToTS: req.GetToTs(), Limit: int(req.GetLimit()), BypassLocks: req.GetBypassLocks(),
+	})
+	re, ke, serr := outcome(err)
+	return &kvpb.ScanChangesResponse{RegionError: re, Error: ke, Changes: changesToPB(changes)}, serr
+}
+
+// Coprocessor implements kvpb.KVServer.
+func (s *Server) Coprocessor(ctx context.Context, req *kvpb.CoprocessorRequest) (*kvpb.CoprocessorResponse, error) {
+	resp, err := s.backend.Coprocessor(ctx, &kv.CoprocessorRequest{
+		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Version: req.GetVersion(),
+		Program: req.GetProgram(), BypassLocks: req.GetBypassLocks(),
+	})
+	re, ke, serr := outcome(err)
+	out := &kvpb.CoprocessorResponse{RegionError: re, Error: ke}
+	if resp != nil {
+		out.Data, out.Done, out.Visited = resp.Data, resp.Done, resp.Visited
+		if resp.Resume != nil {
+			out.Resume, out.HasResume = resp.Resume, true
+		}
+	}
+	return out, serr
 }

@@ -193,3 +193,79 @@ func (n *Node) PessimisticRollback(ctx context.Context, rc kv.RegionCtx, keys []
 	}
 	return r.proposer.PessimisticRollback(ctx, n.whole, keys, startTS, forUpdateTS)
 }
+
+// cutEnd cuts a range read's end to the region's: an empty end is the
+// region's end, and an end past it is cut to it, as the store does for
+// its own regions.
+func (r *replica) cutEnd(end []byte) []byte {
+	if re := r.info.End; len(re) != 0 && (len(end) == 0 || string(end) > string(re)) {
+		return re
+	}
+	return end
+}
+
+// ValidateReads implements kvrpc.Backend. Every key and the start of every
+// range must lie in the region; ranges are cut to it.
+func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) (*kv.ValidateReadsResponse, error) {
+	keys := append([][]byte(nil), req.Keys...)
+	for _, kr := range req.Ranges {
+		keys = append(keys, kr.Start)
+	}
+	r, err := n.route(req.Region, keys...)
+	if err != nil {
+		return nil, err
+	}
+	in := *req
+	in.Region = n.whole
+	in.Ranges = make([]kv.KeyRange, len(req.Ranges))
+	for i, kr := range req.Ranges {
+		in.Ranges[i] = kv.KeyRange{Start: kr.Start, End: r.cutEnd(kr.End)}
+	}
+	return r.proposer.ValidateReads(ctx, &in)
+}
+
+// ScanNotify implements kvrpc.Backend.
+func (n *Node) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error) {
+	r, err := n.route(req.Region, req.Start)
+	if err != nil {
+		return nil, err
+	}
+	in := *req
+	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	return r.proposer.ScanNotify(ctx, &in)
+}
+
+// ClearNotify implements kvrpc.Backend.
+func (n *Node) ClearNotify(ctx context.Context, rc kv.RegionCtx, entries []kv.NotifyEntry) error {
+	keys := make([][]byte, len(entries))
+	for i, e := range entries {
+		keys[i] = e.Key
+	}
+	r, err := n.route(rc, keys...)
+	if err != nil {
+		return err
+	}
+	return r.proposer.ClearNotify(ctx, n.whole, entries)
+}
+
+// ScanChanges implements kvrpc.Backend.
+func (n *Node) ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error) {
+	r, err := n.route(req.Region, req.Start)
+	if err != nil {
+		return nil, err
+	}
+	in := *req
+	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	return r.proposer.ScanChanges(ctx, &in)
+}
+
+// Coprocessor implements kvrpc.Backend.
+func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error) {
+	r, err := n.route(req.Region, req.Start)
+	if err != nil {
+		return nil, err
+	}
+	in := *req
+	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	return r.proposer.Coprocessor(ctx, &in)
+}
