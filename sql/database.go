@@ -131,9 +131,11 @@ func (d *Database) CreateTable(ctx *gsql.Context, name string, schema gsql.Prima
 	})
 }
 
-// DropTable implements sql.TableDropper: the table's rows and index
-// entries are deleted in the same transaction as its definition. A
-// temporary table of the session goes first, as in MySQL.
+// DropTable implements sql.TableDropper: the definition goes in the
+// statement's transaction, and the table's rows and index entries are
+// left to the garbage collector, which destroys their key range once its
+// safe point has passed the DROP (deleterange.go). A temporary table of
+// the session goes first, as in MySQL.
 func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 	if s, err := sessionOf(ctx); err == nil && s.temps.get(d.def.Name, name) != nil {
 		tt := s.temps.remove(d.def.Name, name)

@@ -96,6 +96,14 @@
 // starts the status port (package statusserver: /status, /metrics,
 // /debug/pprof/). docs/operations.md is the operator's guide.
 //
+// The node's MVCC garbage collector (gc.go over package gcworker) runs
+// every percdb_gc_run_interval and keeps versions for
+// percdb_gc_life_time, both persisted global variables; it destroys the
+// key ranges DDL left behind (deleterange.go) once its safe point has
+// passed them, so DROP and TRUNCATE TABLE return at once.
+// percdb_txn_total_size_limit bounds one transaction's buffer
+// (txnlimit.go, error 8004).
+//
 // # GMS at v0.20.0
 //
 // percdb works around GMS's defects in this package rather than in GMS:

@@ -18,17 +18,21 @@ import (
 )
 
 // MVCC garbage collection as the SQL layer sees it (package gcworker does
-// the work): the global variables percdb_gc_life_time and
-// percdb_gc_run_interval, TiDB's, in Go's duration syntax ('10m0s',
-// '1h', '90s'), kept in the store so that they survive a restart:
+// the work): the global variables percdb_gc_life_time,
+// percdb_gc_run_interval and percdb_gc_max_wait_time (how long a running
+// transaction may hold the safe point back: TiDB's
+// tidb_gc_max_wait_time), in Go's duration syntax ('10m0s', '1h', '90s'),
+// kept in the store so that they survive a restart:
 //
 //	m:gc:life_time      the life time as set, normalized ("10m0s")
 //	m:gc:run_interval   the run interval, likewise
+//	m:gc:max_wait_time  the longest wait for a running transaction
 //
 // and the GC's counters in SHOW STATUS and /metrics (counters.go).
 const (
 	varGCLifeTime    = "percdb_gc_life_time"
 	varGCRunInterval = "percdb_gc_run_interval"
+	varGCMaxWaitTime = "percdb_gc_max_wait_time"
 	// minGCDuration is the smallest life time and run interval accepted:
 	// TiDB refuses a life time below 10 minutes, percdb lets tests and
 	// benchmarks go to a second.
@@ -41,13 +45,14 @@ const (
 var gcSettingKeys = map[string][]byte{
 	varGCLifeTime:    []byte("m:gc:life_time"),
 	varGCRunInterval: []byte("m:gc:run_interval"),
+	varGCMaxWaitTime: []byte("m:gc:max_wait_time"),
 }
 
 // gcSettings are the node's GC variables in force, read by the worker at
 // each run.
 type gcSettings struct {
 	lifeTime, runInterval atomic.Int64 // time.Duration
-	// maxTxnWait is gcworker's MaxTxnWait (tests shorten it).
+	// maxTxnWait is gcworker's MaxTxnWait.
 	maxTxnWait atomic.Int64
 }
 
@@ -55,6 +60,7 @@ func newGCSettings() *gcSettings {
 	g := &gcSettings{}
 	g.lifeTime.Store(int64(gcworker.DefaultLifeTime))
 	g.runInterval.Store(int64(gcworker.DefaultRunInterval))
+	g.maxTxnWait.Store(int64(gcworker.DefaultMaxTxnWait))
 	return g
 }
 
@@ -69,10 +75,13 @@ func (g *gcSettings) get() gcworker.Settings {
 
 // set changes the setting of a variable.
 func (g *gcSettings) set(name string, d time.Duration) {
-	if name == varGCLifeTime {
+	switch name {
+	case varGCLifeTime:
 		g.lifeTime.Store(int64(d))
-	} else {
+	case varGCRunInterval:
 		g.runInterval.Store(int64(d))
+	case varGCMaxWaitTime:
+		g.maxTxnWait.Store(int64(d))
 	}
 }
 
@@ -117,13 +126,18 @@ var registerGCVariablesOnce sync.Once
 func registerGCVariables() {
 	registerGCVariablesOnce.Do(func() {
 		var vars []gsql.SystemVariable
-		for _, name := range []string{varGCLifeTime, varGCRunInterval} {
+		defaults := map[string]time.Duration{
+			varGCLifeTime:    gcworker.DefaultLifeTime,
+			varGCRunInterval: gcworker.DefaultRunInterval,
+			varGCMaxWaitTime: gcworker.DefaultMaxTxnWait,
+		}
+		for _, name := range []string{varGCLifeTime, varGCRunInterval, varGCMaxWaitTime} {
 			vars = append(vars, &gsql.MysqlSystemVariable{
 				Name:          name,
 				Scope:         gsql.GetMysqlScope(gsql.SystemVariableScope_Global),
 				Dynamic:       true,
 				Type:          gcDurationType{SystemVariableType: types.NewSystemStringType(name), name: name},
-				Default:       gcworker.DefaultLifeTime.String(),
+				Default:       defaults[name].String(),
 				NotifyChanged: notifyGCVariable,
 			})
 		}

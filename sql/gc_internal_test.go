@@ -21,7 +21,8 @@ func statusValue(t *testing.T, db *dbsql.DB, name string) string {
 	return v
 }
 
-// TestGCVariables: percdb_gc_life_time and percdb_gc_run_interval take
+// TestGCVariables: percdb_gc_life_time, percdb_gc_run_interval and
+// percdb_gc_max_wait_time take
 // TiDB's duration syntax, are shown normalized, refuse bad values with
 // MySQL error 1231 and a session scope with 1229, and survive a restart.
 func TestGCVariables(t *testing.T) {
@@ -31,11 +32,14 @@ func TestGCVariables(t *testing.T) {
 	if err := db.QueryRow("SELECT @@global.percdb_gc_run_interval").Scan(&v); err != nil || v != "10m0s" {
 		t.Fatalf("default run interval %q, %v", v, err)
 	}
-	execAll(t, db, "SET GLOBAL percdb_gc_life_time = '90s'", "SET GLOBAL percdb_gc_run_interval = '1h'")
+	if err := db.QueryRow("SELECT @@global.percdb_gc_max_wait_time").Scan(&v); err != nil || v != "24h0m0s" {
+		t.Fatalf("default max wait time %q, %v", v, err)
+	}
+	execAll(t, db, "SET GLOBAL percdb_gc_life_time = '90s'", "SET GLOBAL percdb_gc_run_interval = '1h'", "SET GLOBAL percdb_gc_max_wait_time = '2h'")
 	if err := db.QueryRow("SELECT @@global.percdb_gc_life_time").Scan(&v); err != nil || v != "1m30s" {
 		t.Fatalf("life time after SET: %q, %v", v, err)
 	}
-	if st := srv.provider.gc.settings.get(); st.LifeTime != 90*time.Second || st.RunInterval != time.Hour {
+	if st := srv.provider.gc.settings.get(); st.LifeTime != 90*time.Second || st.RunInterval != time.Hour || st.MaxTxnWait != 2*time.Hour {
 		t.Fatalf("settings in force: %+v", st)
 	}
 	for _, bad := range []string{"'abc'", "'0s'", "'-5m'", "'10'", "5", "'9000h'"} {
@@ -56,7 +60,7 @@ func TestGCVariables(t *testing.T) {
 	}
 	srv.provider = nil // the cleanup of openInternal closes it otherwise
 	srv2, db2 := openInternal(t, dir, "")
-	if st := srv2.provider.gc.settings.get(); st.LifeTime != 90*time.Second || st.RunInterval != time.Hour {
+	if st := srv2.provider.gc.settings.get(); st.LifeTime != 90*time.Second || st.RunInterval != time.Hour || st.MaxTxnWait != 2*time.Hour {
 		t.Fatalf("settings after a restart: %+v", st)
 	}
 	if err := db2.QueryRow("SELECT @@global.percdb_gc_life_time").Scan(&v); err != nil || v != "1m30s" {
@@ -123,7 +127,8 @@ func TestGCOfAnUpdatedTable(t *testing.T) {
 	if got := statusValue(t, db, "Percdb_gc_keys_deleted"); got != fmt.Sprint(deleted) {
 		t.Fatalf("Percdb_gc_keys_deleted %s, want %d", got, deleted)
 	}
-	// The transaction has run longer than GC waits for one.
+	// The transaction has run longer than GC waits for one (as after SET
+	// GLOBAL percdb_gc_max_wait_time, whose smallest value is a second).
 	p.gc.settings.maxTxnWait.Store(int64(time.Nanosecond))
 	sp, err := p.runGC(ctx)
 	if err != nil {

@@ -247,6 +247,18 @@
 // the transaction back; after, they are rolled forward at once. CommitHooks
 // let tests stop a commit at each of these points.
 //
+// # Garbage collection
+//
+// The Store keeps the set of its running transactions (active.go) for the
+// MVCC garbage collector (package gcworker, under this one): a transaction
+// is entered before it fetches its start_ts, at a timestamp below any the
+// oracle will issue, and leaves at Rollback, when Commit returns, or when Go
+// reclaims it unfinished. The collector's safe point never passes one
+// (except one running past its wait, 24 h), and the store refuses reads below
+// the safe point and prewrites at or below it (kv.GCTooOldError).
+// SetSizeLimit bounds the bytes a transaction buffers (sizelimit.go,
+// TxnTooLargeError).
+//
 // # Deviations
 //
 // A transaction's start_ts is fetched again if it equals the commit_ts of
