@@ -172,8 +172,15 @@ type nodeGC struct {
 
 // newNodeGC makes the garbage collector of a single node over ks: the
 // safe point is the store's, the running transactions are p's store's.
+// A SQL node of a cluster (ks nil) has no worker yet: there the safe point
+// is to come from pd and UnsafeDestroyRange is to reach every store, which
+// the cluster's next slice builds (docs/cluster.md); its variables and
+// status rows exist, and old versions stay.
 func newNodeGC(p *DatabaseProvider, ks *kv.Store, oracle txn.Oracle, logger *slog.Logger) (*nodeGC, error) {
 	g := &nodeGC{p: p, settings: newGCSettings()}
+	if ks == nil {
+		return g, nil
+	}
 	w, err := gcworker.New(gcworker.Config{
 		Client:     kv.NewLocalGCClient(ks),
 		Txns:       p.store,
@@ -244,7 +251,10 @@ func (g *nodeGC) load(ctx context.Context) error {
 
 // gcCounters are the GC's rows of SHOW STATUS and families of /metrics.
 func (g *nodeGC) counters() []nodeCounter {
-	st := g.worker.Stats()
+	var st gcworker.Stats
+	if g.worker != nil {
+		st = g.worker.Stats()
+	}
 	var lastRun uint64
 	if !st.LastRun.IsZero() {
 		lastRun = uint64(st.LastRun.Unix())
@@ -265,12 +275,20 @@ func (g *nodeGC) counters() []nodeCounter {
 
 const helpGCRuns = "GC runs, by result."
 
-// errGCNotStarted is returned by runGC before the worker exists.
+// errGCNotStarted is returned by runGC before the worker exists, and on
+// a SQL node of a cluster, which has none yet.
 var errGCNotStarted = errors.New("the garbage collector is not started")
+
+// run runs the worker until ctx ends; without one it returns at once.
+func (g *nodeGC) run(ctx context.Context) {
+	if g.worker != nil {
+		g.worker.Run(ctx)
+	}
+}
 
 // runGC runs the node's garbage collector once (tests, benchmarks).
 func (p *DatabaseProvider) runGC(ctx context.Context) (uint64, error) {
-	if p.gc == nil {
+	if p.gc == nil || p.gc.worker == nil {
 		return 0, errGCNotStarted
 	}
 	return p.gc.worker.RunOnce(ctx)

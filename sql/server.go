@@ -279,7 +279,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground = stop
 	s.background.Go(func() { s.provider.ranges.run(bg) })
-	s.background.Go(func() { s.provider.gc.worker.Run(bg) })
+	s.background.Go(func() { s.provider.gc.run(bg) })
 	s.provider.ranges.kick() // what a previous process left
 
 	registerTxnVariables()

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
 	"github.com/percdb/percdb/kv/node"
@@ -117,7 +118,7 @@ func runKV(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
-		KV: kv.Options{ReserveSpace: reserve, Logger: logger}, Logger: logger})
+		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger})
 	if err != nil {
 		return err
 	}
