@@ -218,6 +218,15 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			}
 		}
 	case *function.Coalesce, *function.IfNull:
+		// IFNULL of a number and a string: GMS types it by
+		// its first argument and fails converting the string
+		// ('strconv.ParseFloat: parsing "x"', mid-result, which drops a
+		// prepared statement's connection); MySQL types it as a
+		// string, as GMS types COALESCE, which means the same.
+		if f, ok := e.(*function.IfNull); ok && mixesNumberAndText(f.LeftChild, f.RightChild) {
+			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
+			return c, transform.NewTree, err
+		}
 		if w, ok := widenedDecimalCoalesce(e); ok {
 			return w, transform.NewTree, nil
 		}
@@ -324,6 +333,13 @@ func mixesDateAndText(es ...gsql.Expression) bool {
 		text = text || types.IsText(e.Type())
 	}
 	return date && text
+}
+
+// mixesNumberAndText reports whether one of a and b is a string and the
+// other a number (a DATE with a string is written as a string below).
+func mixesNumberAndText(a, b gsql.Expression) bool {
+	at, bt := a.Type(), b.Type()
+	return types.IsText(at) && types.IsNumber(bt) || types.IsText(bt) && types.IsNumber(at)
 }
 
 // dateString is the DATE e as MySQL writes it in a string, '2021-06-15'.

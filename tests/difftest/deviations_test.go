@@ -1,0 +1,33 @@
+package difftest
+
+import "testing"
+
+// TestExpandRowComparisons checks the pair-by-pair form of the row
+// comparisons by which the row-inequality deviation confirms itself.
+func TestExpandRowComparisons(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"SELECT 1 FROM t WHERE (x2.c, x1.d) <> (7, 5)", "SELECT 1 FROM t WHERE (x2.c <> 7 OR x1.d <> 5)"},
+		{"WHERE (x1.a, x2.c) >= (5, 'B') AND x", "WHERE (x1.a > 5 OR (x1.a = 5 AND x2.c >= 'B')) AND x"},
+		{"WHERE (a, b) < (1, 2)", "WHERE (a < 1 OR (a = 1 AND b < 2))"},
+		{"WHERE (a, b) NOT IN ((1, 'x'), (NULL, 2))", "WHERE (NOT ((a = 1 AND b = 'x') OR (a = NULL AND b = 2)))"},
+		{"WHERE (a, b) IN ((1, 2), (3, 4))", "WHERE ((a = 1 AND b = 2) OR (a = 3 AND b = 4))"},
+	} {
+		got, ok := expandRowComparisons(c.in)
+		if !ok || got != c.want {
+			t.Errorf("expandRowComparisons(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	if _, ok := expandRowComparisons("SELECT (1) FROM t WHERE a IN (1, 2)"); ok {
+		t.Error("a statement without row comparisons was changed")
+	}
+}
+
+// TestInline checks that a prepared statement's parameters are written
+// back as the literals parameterize took them from.
+func TestInline(t *testing.T) {
+	q := `SELECT x.a FROM t x WHERE x.a = 1.50 AND x.s LIKE 'a\_b' AND x.s = 'it''s' AND x.b IN (-2, 3)`
+	pq, args := parameterize(q)
+	if got := inline(pq, args); got != q {
+		t.Errorf("inline(parameterize(q)) = %q, want %q", got, q)
+	}
+}
