@@ -61,6 +61,10 @@
 //     1PC) sets the key's notify entry of each column to the commit_ts in
 //     the same batch. ScanNotify reads entries without latches;
 //     ClearNotify deletes one unless a newer commit set it again.
+//   - ScanChanges (changes.go) reads the Put and Delete records committed
+//     to a range in (from, to], for a change feed; like a read at to it
+//     raises max_read_ts and reports the locks that could still commit
+//     at or below to.
 //
 // # Coprocessor
 //

@@ -194,7 +194,8 @@ func (r *Runner) Stats() Stats {
 }
 
 // Run scans for notifications and runs observers until ctx ends, then
-// waits for the runs in progress (which see ctx end) and returns nil.
+// waits for the runs in progress (which see ctx end) and returns nil. A
+// Runner runs once at a time: call Run again only after it returned.
 func (r *Runner) Run(ctx context.Context) error {
 	var runs sync.WaitGroup
 	var scanners sync.WaitGroup

@@ -109,17 +109,25 @@ func TestChangefeed(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// Everything written is below the next resolved timestamp but one.
-	resolvedAfter := 0
+	// A marker written after every writer returned commits above all of
+	// their commits: read up to a resolved timestamp at or above it.
+	if _, err := db.Exec("INSERT INTO d.t VALUES (1000, 'marker')"); err != nil {
+		t.Fatal(err)
+	}
+	var marker uint64
 	for r := range feed {
 		rows = append(rows, r)
-		if r.key == "" {
-			if resolvedAfter++; resolvedAfter == 2 {
-				break
-			}
+		if r.key == "[1000]" {
+			marker = r.commitTS
+		}
+		if r.key == "" && marker != 0 && r.commitTS >= marker {
+			break
 		}
 	}
 	cancel()
+	if marker == 0 {
+		t.Fatal("the feed ended before the marker")
+	}
 
 	type version struct {
 		ts    uint64

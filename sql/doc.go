@@ -84,6 +84,8 @@
 // rows they change notified for them. Server.Watch records one as a
 // schema change, Server.ObserverTxns gives observer runs transactions
 // under the node's schema rules, and ADMIN SHOW OBSERVERS lists them.
+// CHANGEFEED FOR db.t streams a table's committed changes to a client as
+// a result set that does not end (changefeed.go).
 //
 // # Operations
 //

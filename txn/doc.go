@@ -239,6 +239,9 @@
 // clears by region; Txn.Acknowledge is an observer run's acknowledgement,
 // an ordinary write of its start_ts, so that of two runs for one
 // notification at most one commits. Package observe runs the observers.
+// Store.ScanChanges (changes.go) reads the changes committed to a range
+// between two timestamps, settling first every transaction that could
+// still commit in the interval, for the SQL layer's change feed.
 //
 // # Crashes
 //
