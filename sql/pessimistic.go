@@ -252,10 +252,11 @@ func (t *Transaction) lockError(ctx context.Context, err error) error {
 
 // retryAfterConflict prepares the session's transaction to run the
 // statement that just failed again, when its failure asked for it
-// (lockError) and nothing of it reached the client: the snapshot moves
-// to a fresh timestamp after its earlier reads are validated. The
-// statement's writes are already undone. When the statement cannot run
-// again, the transaction is rolled back: its error is a 1213.
+// (lockError), nothing of it reached the client and no part of it kept
+// its writes (keptInStatement): the snapshot moves to a fresh timestamp
+// after its earlier reads are validated. The statement's writes are
+// already undone. When the statement cannot run again, the transaction
+// is rolled back: its error is a 1213.
 func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok || !t.retryStatement {
@@ -265,7 +266,7 @@ func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
 	if t.finished || t.kv == nil {
 		return false
 	}
-	if !sent && t.kv.RefreshSnapshot(ctx) == nil {
+	if !sent && !t.keptInStatement && t.kv.RefreshSnapshot(ctx) == nil {
 		return true
 	}
 	_ = t.rollback(ctx)
