@@ -25,9 +25,13 @@ const (
 	varLockWaitTimeout = "innodb_lock_wait_timeout"
 	modePessimistic    = "pessimistic"
 	modeOptimistic     = "optimistic"
-	// defaultTxnMode is the mode of new sessions. Optimistic until the
-	// whole test suite and the sqllogictest gate have run in pessimistic
-	// mode (see docs/transactions.md).
+	// defaultTxnMode is the mode of new sessions. Optimistic: in
+	// pessimistic mode sysbench oltp_read_write still meets as many 1213s
+	// (its transactions read the hot rows they write; docs/benchmarks.md),
+	// and with pessimistic as the default these tests, written for
+	// optimistic outcomes, fail: sql TestForeignKeyConcurrentParentDelete,
+	// tests/e2e TestSnapshotIsolation, TestSelectForUpdate and
+	// TestKillStopsLockWait, tests/isolation without PERCDB_TEST_TXN_MODE.
 	defaultTxnMode = modeOptimistic
 	// maxStatementRetries bounds how often a pessimistic statement runs
 	// again after moving its transaction's snapshot past a conflicting
