@@ -351,8 +351,11 @@ func (h *handler) begin(s *Session, query string) {
 		s.beginning = isBegin(query)
 		s.sentRows = false
 		s.beginCharacteristics(query)
-		if t, ok := s.GetTransaction().(*Transaction); ok && t.kv != nil {
-			t.kv.BeginStatement()
+		if t, ok := s.GetTransaction().(*Transaction); ok {
+			t.keptInStatement = false
+			if t.kv != nil {
+				t.kv.BeginStatement()
+			}
 		}
 	}
 }

@@ -26,9 +26,13 @@ const (
 	varLockWaitTimeout = "innodb_lock_wait_timeout"
 	modePessimistic    = "pessimistic"
 	modeOptimistic     = "optimistic"
-	// defaultTxnMode is the mode of new sessions. Optimistic until the
-	// whole test suite and the sqllogictest gate have run in pessimistic
-	// mode (see docs/transactions.md).
+	// defaultTxnMode is the mode of new sessions. Optimistic: in
+	// pessimistic mode sysbench oltp_read_write still meets as many 1213s
+	// (its transactions read the hot rows they write; docs/benchmarks.md),
+	// and with pessimistic as the default these tests, written for
+	// optimistic outcomes, fail: sql TestForeignKeyConcurrentParentDelete,
+	// tests/e2e TestSnapshotIsolation, TestSelectForUpdate and
+	// TestKillStopsLockWait, tests/isolation without PERCDB_TEST_TXN_MODE.
 	defaultTxnMode = modeOptimistic
 	// maxStatementRetries bounds how often a pessimistic statement runs
 	// again after moving its transaction's snapshot past a conflicting
@@ -257,10 +261,11 @@ func (t *Transaction) lockError(ctx context.Context, err error) error {
 
 // retryAfterConflict prepares the session's transaction to run the
 // statement that just failed again, when its failure asked for it
-// (lockError) and nothing of it reached the client: the snapshot moves
-// to a fresh timestamp after its earlier reads are validated. The
-// statement's writes are already undone. When the statement cannot run
-// again, the transaction is rolled back: its error is a 1213.
+// (lockError), nothing of it reached the client and no part of it kept
+// its writes (keptInStatement): the snapshot moves to a fresh timestamp
+// after its earlier reads are validated. The statement's writes are
+// already undone. When the statement cannot run again, the transaction
+// is rolled back: its error is a 1213.
 func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok || !t.retryStatement {
@@ -270,7 +275,7 @@ func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
 	if t.finished || t.kv == nil {
 		return false
 	}
-	if !sent && t.kv.RefreshSnapshot(ctx) == nil {
+	if !sent && !t.keptInStatement && t.kv.RefreshSnapshot(ctx) == nil {
 		return true
 	}
 	_ = t.rollback(ctx)

@@ -81,6 +81,11 @@ type Transaction struct {
 	// retryStatement is set when the failed statement may run again at a
 	// fresh snapshot (lockError).
 	retryStatement bool
+	// keptInStatement is set when a part of the current client statement
+	// completed and kept its writes (a statement of a CALL, a row of
+	// INSERT IGNORE): running the statement again would write them twice,
+	// so it may not be retried (retryAfterConflict).
+	keptInStatement bool
 }
 
 var _ gsql.Transaction = (*Transaction)(nil)
@@ -216,6 +221,7 @@ func (t *Transaction) statementEnd(ok bool) {
 	t.stmtOpen = false
 	t.keyless = nil
 	if ok {
+		t.keptInStatement = true
 		t.kv.Release(t.stmt)
 	} else {
 		t.kv.Cleanup(t.stmt)
