@@ -39,9 +39,7 @@ func consoleScenario(t *testing.T) (srv *percsql.Server, waiterID uint64, waited
 	ctx := context.Background()
 	conn := func() *sql.Conn { return dedicatedConn(t, db) }
 	slow, holder, waiter := conn(), conn(), conn()
-	// Each connection's first command before BEGIN PESSIMISTIC: as the
-	// first command of a connection it starts an optimistic transaction
-	// (reported; not this test's subject).
+	// The connections' ids, for the checks below.
 	waiterID = connID(t, waiter)
 	connID(t, holder)
 	for _, s := range []string{"SET SESSION long_query_time = 0", "SELECT COUNT(*) FROM cs.t WHERE v >= 0"} {

@@ -124,8 +124,16 @@ const ddlAttempts = 20
 func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func() error) error {
 	retries := 0
 	for attempt := 1; ; attempt++ {
-		// A connection's first command creates its session.
+		// A connection's first command creates its session: here, before
+		// the statement, so that begin prepares it as any other (a BEGIN
+		// PESSIMISTIC as the first command must start a pessimistic
+		// transaction).
 		s := h.sessions.get(c.ConnectionID)
+		if s == nil {
+			if made, err := h.sessionFor(c); err == nil {
+				s = made
+			}
+		}
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
@@ -473,9 +481,13 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 		return true, h.changefeed(ctx, c, st, cb)
 	}
 	if mode, begin, ok := beginMode(query); ok {
-		if s := h.sessions.get(c.ConnectionID); s != nil {
-			s.beginMode = mode
+		// As a connection's first command the session does not exist
+		// yet: sessionFor makes it, so that the mode is not dropped.
+		s, err := h.sessionFor(c)
+		if err != nil {
+			return true, err
 		}
+		s.beginMode = mode
 		return true, h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
 	}
 	return false, nil

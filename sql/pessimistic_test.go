@@ -590,3 +590,46 @@ func TestPessimisticRetryAfterKeptWrites(t *testing.T) {
 		t.Fatalf("log rows %d, v %d; want 0, 10", logged, v)
 	}
 }
+
+// TestBeginPessimisticAsFirstCommand: BEGIN PESSIMISTIC as a connection's
+// very first command starts a pessimistic transaction (its session did not
+// exist yet, and the mode was dropped: the transaction was optimistic).
+// The second writer's UPDATE then waits for the first's lock and fails
+// with 1205 at the lock wait timeout; an optimistic one would buffer the
+// write and fail only at COMMIT.
+func TestBeginPessimisticAsFirstCommand(t *testing.T) {
+	_, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, v int)", "insert into d.t values (1, 10)",
+		"set global innodb_lock_wait_timeout = 1")
+	ctx := context.Background()
+	fresh := func() *dbsql.Conn {
+		c, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	// A pool may hand back the connection that ran the statements above:
+	// hold it so that the two below are new.
+	_ = fresh()
+	a, b := fresh(), fresh()
+	for _, c := range []*dbsql.Conn{a, b} {
+		if _, err := c.ExecContext(ctx, "BEGIN PESSIMISTIC"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.ExecContext(ctx, "update d.t set v = 11 where id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.ExecContext(ctx, "update d.t set v = 12 where id = 1")
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1205 {
+		t.Fatalf("second pessimistic writer: %v, want error 1205", err)
+	}
+	for _, c := range []*dbsql.Conn{a, b} {
+		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
