@@ -505,11 +505,16 @@ func rowsUnder(ctx *gsql.Context, n gsql.Node) (*coprCompiler, bool) {
 	return c, len(c.filter(f.Expression)) == 0
 }
 
+// maxPushedTopN bounds the rows a region keeps for a top-N (twice as
+// many at most): a larger one is GMS's, whose buffer the query's memory
+// bound counts.
+const maxPushedTopN = copr.DefaultPageRows
+
 // pushTopN pushes a TopN over a [Filter over a] scan: each region keeps
 // its first rows by the TopN's integer keys; the TopN stays above.
 func pushTopN(ctx *gsql.Context, n *plan.TopN) gsql.Node {
 	limit, ok := limitOf(n.Limit)
-	if !ok || n.CalcFoundRows {
+	if !ok || n.CalcFoundRows || limit > maxPushedTopN {
 		return nil
 	}
 	c, ok := rowsUnder(ctx, n.Child)
@@ -890,7 +895,13 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 // aggregate reads every output and computes the rows of the groups.
 func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 	s := it.s
-	m := copr.NewMerger(s.prog)
+	// Each group is a buffered row, within the query's bound (1038).
+	m := copr.NewMerger(s.prog, func() error {
+		if !ctx.Memory.HasAvailable() {
+			return gsql.ErrNoMemoryAvailable.New()
+		}
+		return nil
+	})
 	for {
 		data, err := it.next(ctx)
 		if err == io.EOF {
