@@ -85,6 +85,9 @@ func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 		// A join's sides may be built under the other side's row, which
 		// offsets their execution indexes.
 		return n, false, nil
+	case *plan.Update, *plan.DeleteFrom:
+		// Writes read their rows through the table's own iterators.
+		return n, false, nil
 	case *plan.SubqueryAlias:
 		if n.OuterScopeVisibility || !n.Correlated.Empty() {
 			return n, false, nil
@@ -162,6 +165,12 @@ func scanned(ctx *gsql.Context, n gsql.Node) (t *Table, access *plan.IndexedTabl
 		}
 	}
 	if t == nil || t.meta.def.temporary || t.meta.schema.Schema.HasVirtualColumns() {
+		return nil, nil
+	}
+	if t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil {
+		// Whole rows of a table without a primary key may be read for an
+		// UPDATE or DELETE, which finds them by where they were read
+		// (keylessTracker).
 		return nil, nil
 	}
 	return t, access
