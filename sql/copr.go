@@ -465,6 +465,17 @@ func pushFilter(ctx *gsql.Context, f *plan.Filter) gsql.Node {
 	if len(c.prog.Filter) == 0 {
 		return nil
 	}
+	for _, e := range rest {
+		// A subquery left above the scan was answered wrongly there
+		// (tests/difftest seed 18: x1.c3 < (SELECT MIN(s0.c3) ...) let
+		// every row through); such a filter is left whole to GMS.
+		if transform.InspectExpr(e, func(x gsql.Expression) bool {
+			_, ok := x.(*plan.Subquery)
+			return ok
+		}) {
+			return nil
+		}
+	}
 	c.outputAll()
 	p, ok := c.finish()
 	if !ok {

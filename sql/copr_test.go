@@ -158,6 +158,9 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, b FROM %s WHERE (%s) AND id > 4000 ORDER BY id LIMIT 4",
 		"SELECT count(*), max(b) FROM %s WHERE (%s) AND (id < 300 OR id BETWEEN 2000 AND 2100 OR id IN (7, 4500, 4999))",
 		"SELECT id, a FROM %s WHERE id < 200 AND NOT (%s)",
+		// A subquery beside pushed conditions (tests/difftest seed 18).
+		"SELECT count(*), 0 FROM e UNION SELECT x.id, x.b FROM %s x WHERE (%s) AND x.b < (SELECT MIN(y.b) + 3 FROM t y)",
+		"SELECT id FROM %s WHERE (%s) AND b > (SELECT AVG(b) FROM t)",
 	}
 	for _, q := range []string{"SELECT COUNT(DISTINCT id) FROM t", "SELECT id, count(*) FROM t GROUP BY id", "SELECT count(*) FROM t"} {
 		same(q)
