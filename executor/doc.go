@@ -1,7 +1,9 @@
 // Package executor holds the KV-level operators that turn table rows into
 // reads and writes of a Percolator transaction (package txn): the layer
 // under the go-mysql-server backend and the fast path that bypasses it.
-// The byte formats live in the tablecodec subpackage; this package knows a
+// The byte formats live in the tablecodec subpackage, and the programs
+// the store evaluates next to the data (filters, partial aggregates,
+// top-N) in the copr subpackage; this package knows a
 // table's shape (Table: columns by ID, how rows are identified, indexes)
 // and keeps rows and index entries in step.
 //

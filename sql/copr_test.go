@@ -154,6 +154,13 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, a FROM %s WHERE %s LIMIT 4",
 		"SELECT s, count(*) FROM %s WHERE %s GROUP BY s",
 		"SELECT sum(b), avg(u) FROM %s WHERE %s",
+		"SELECT id, b FROM %s WHERE %s ORDER BY id DESC LIMIT 4",
+		"SELECT id, b FROM %s WHERE (%s) AND id > 4000 ORDER BY id LIMIT 4",
+		"SELECT count(*), max(b) FROM %s WHERE (%s) AND (id < 300 OR id BETWEEN 2000 AND 2100 OR id IN (7, 4500, 4999))",
+		"SELECT id, a FROM %s WHERE id < 200 AND NOT (%s)",
+		// A subquery beside pushed conditions (tests/difftest seed 18).
+		"SELECT count(*), 0 FROM e UNION SELECT x.id, x.b FROM %s x WHERE (%s) AND x.b < (SELECT MIN(y.b) + 3 FROM t y)",
+		"SELECT id FROM %s WHERE (%s) AND b > (SELECT AVG(b) FROM t)",
 	}
 	for _, q := range []string{"SELECT COUNT(DISTINCT id) FROM t", "SELECT id, count(*) FROM t GROUP BY id", "SELECT count(*) FROM t"} {
 		same(q)
@@ -224,6 +231,8 @@ func TestExplainCoprocessor(t *testing.T) {
 		{"SELECT * FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", ""},
 		{"SELECT sum(q) FROM t WHERE q > 1", "Using coprocessor (where)"},
 		{"SELECT * FROM t WHERE k = 5", ""},
+		{"SELECT count(*) FROM t WHERE w = 1 OR w = 7", "Using coprocessor (where, aggregation)"},
+		{"SELECT id FROM t WHERE w = 1 AND q > 2 ORDER BY w DESC, id DESC LIMIT 1", ""},
 	} {
 		got := strings.Join(queryRows(t, db, "EXPLAIN "+c.q), ";")
 		if c.extra == "" && strings.Contains(got, "coprocessor") || !strings.Contains(got, c.extra) {

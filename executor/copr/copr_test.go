@@ -76,7 +76,7 @@ func TestAggregateAndMerge(t *testing.T) {
 	p := &Program{Columns: []int64{1, 2}, Aggregate: true, GroupBy: []Expr{{Op: OpMod, Const: &Datum{Int: 2}, Args: []Expr{col(0)}}},
 		Keep: []int{0}, Aggs: []Agg{{Func: AggCountStar}, {Func: AggCount, Arg: &Expr{Op: OpColumn, Col: 1}}, {Func: AggMax, Arg: &Expr{Op: OpColumn, Col: 1}}}}
 	enc, _ := p.Encode()
-	m := NewMerger(p)
+	m := NewMerger(p, nil)
 	for _, half := range [][][]any{sample[:2], sample[2:]} {
 		prog, err := Evaluator{}.Compile(enc)
 		if err != nil {
@@ -100,7 +100,7 @@ func TestAggregateAndMerge(t *testing.T) {
 	}
 	empty := &Program{Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: AggCountStar}, {Func: AggMin, Arg: &Expr{Op: OpColumn}}}}
 	got = nil
-	NewMerger(empty).Each(func(keep, aggs []any) error { got = append(got, fmt.Sprint(aggs)); return nil })
+	NewMerger(empty, nil).Each(func(keep, aggs []any) error { got = append(got, fmt.Sprint(aggs)); return nil })
 	if fmt.Sprint(got) != "[[0 <nil>]]" {
 		t.Errorf("aggregation over nothing: %v", got)
 	}

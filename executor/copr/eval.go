@@ -48,7 +48,10 @@ type Evaluation struct {
 	out     []byte
 	outRows int
 	emitted int64 // rows output in all, for Limit without OrderBy
-	top     [][]any
+	// top holds the top-N candidates; worst, once they were cut back to
+	// Limit, the last of them.
+	top   [][]any
+	worst []any
 
 	// groups (Aggregate): group i, first met i-th, has key keys[i] and
 	// values vals[i*width:(i+1)*width], its Keep columns then its Aggs.
@@ -153,8 +156,12 @@ func (e *Evaluation) appendRow(vals []any) error {
 }
 
 // keepTop adds the current row to the top-N candidates, cutting them back
-// to Limit when they reach twice as many.
+// to Limit when they reach twice as many. Once cut, a row that does not
+// come before the last one kept is not a candidate.
 func (e *Evaluation) keepTop() {
+	if e.worst != nil && CompareOrder(e.p.OrderBy, e.row, e.worst) >= 0 {
+		return
+	}
 	e.top = append(e.top, slices.Clone(e.row))
 	if int64(len(e.top)) >= 2*e.p.Limit {
 		e.cutTop()
@@ -163,9 +170,10 @@ func (e *Evaluation) keepTop() {
 
 func (e *Evaluation) cutTop() {
 	slices.SortStableFunc(e.top, func(a, b []any) int { return CompareOrder(e.p.OrderBy, a, b) })
-	if int64(len(e.top)) > e.p.Limit {
+	if int64(len(e.top)) >= e.p.Limit {
 		clear(e.top[e.p.Limit:])
 		e.top = e.top[:e.p.Limit]
+		e.worst = e.top[e.p.Limit-1]
 	}
 }
 
@@ -326,7 +334,7 @@ func (e *Evaluation) Output() ([]byte, error) {
 				return nil, err
 			}
 		}
-		e.top = nil
+		e.top, e.worst = nil, nil
 	}
 	out := e.out
 	e.out, e.outRows = nil, 0

@@ -46,14 +46,20 @@ func DecodeRows(data []byte, n int, fn func(row []any) error) error {
 // (from every region, and every page of one) into final groups.
 type Merger struct {
 	p *Program
+	// reserve is asked before each new group is kept (a memory bound).
+	reserve func() error
 	// groups maps a group's key to its row in rows: [key, Keep...,
 	// Aggs...], the first partial met, merged into.
 	groups map[string]int
 	rows   [][]any
 }
 
-// NewMerger returns a merger for the outputs of p.
-func NewMerger(p *Program) *Merger { return &Merger{p: p, groups: map[string]int{}} }
+// NewMerger returns a merger for the outputs of p. reserve, when not nil,
+// is called before each new group is kept; its error fails the merge (the
+// SQL layer's bound on what a query buffers).
+func NewMerger(p *Program, reserve func() error) *Merger {
+	return &Merger{p: p, reserve: reserve, groups: map[string]int{}}
+}
 
 // Add merges one output.
 func (m *Merger) Add(data []byte) error {
@@ -70,6 +76,11 @@ func (m *Merger) Add(data []byte) error {
 		}
 		g, ok := m.groups[string(key)]
 		if !ok {
+			if m.reserve != nil {
+				if err := m.reserve(); err != nil {
+					return err
+				}
+			}
 			m.groups[string(key)] = len(m.rows)
 			m.rows = append(m.rows, row)
 			return nil
