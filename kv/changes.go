@@ -3,7 +3,6 @@ package kv
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -26,13 +25,9 @@ func (s *Store) ScanChanges(ctx context.Context, req *ScanChangesRequest) ([]Cha
 	if req.ToTS == 0 || req.ToTS == MaxTS || req.FromTS >= req.ToTS {
 		return nil, fmt.Errorf("%s: bad timestamps", what())
 	}
-	end, err := s.checkReadRange(req.Region, req.ToTS, req.Start, req.End)
+	end, err := s.readRange(req.Region, req.Start, req.End, req.ToTS, what)
 	if err != nil {
-		var re *RegionError
-		if errors.As(err, &re) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", what(), err)
+		return nil, err
 	}
 	if err := s.memLocks.waitRange(ctx, req.Start, end); err != nil {
 		return nil, fmt.Errorf("%s: %w", what(), err)

@@ -308,11 +308,6 @@ func (s *Store) readRange(rc RegionCtx, start, end []byte, version uint64, what 
 	return end, nil
 }
 
-// checkReadRange is readRange for reads whose errors name no command.
-func (s *Store) checkReadRange(rc RegionCtx, ts uint64, start, end []byte) ([]byte, error) {
-	return s.readRange(rc, start, end, ts, func() string { return "range read" })
-}
-
 // scanUnlocked is Scan without looking at the lock space, which is
 // possible when the lock set was empty at the probe and no key was added
 // to it until the walk was done: then no lock was in Pebble at any instant

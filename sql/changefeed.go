@@ -178,21 +178,6 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 	}
 }
 
-// sessionFor returns the session of c, creating it on the connection's
-// first command (GMS creates it when asked for the parser options).
-func (h *handler) sessionFor(c *mysql.Conn) (*Session, error) {
-	if s := h.sessions.get(c.ConnectionID); s != nil {
-		return s, nil
-	}
-	if _, err := h.Handler.ParserOptionsForConnection(c); err != nil {
-		return nil, err
-	}
-	if s := h.sessions.get(c.ConnectionID); s != nil {
-		return s, nil
-	}
-	return nil, mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "no session for connection %d", c.ConnectionID)
-}
-
 // feed is an open change feed: the table as it was defined when the feed
 // started.
 type feed struct {

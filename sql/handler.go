@@ -71,6 +71,21 @@ func (r *sessionRegistry) get(id uint32) *Session {
 	return r.m[id]
 }
 
+// sessionFor returns the session of c, creating it on the connection's
+// first command (GMS creates it when asked for the parser options).
+func (h *handler) sessionFor(c *mysql.Conn) (*Session, error) {
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		return s, nil
+	}
+	if _, err := h.Handler.ParserOptionsForConnection(c); err != nil {
+		return nil, err
+	}
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		return s, nil
+	}
+	return nil, mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "no session for connection %d", c.ConnectionID)
+}
+
 // NewConnection implements mysql.Handler: the greeting vitess sends next
 // carries the connection's status flags, SERVER_STATUS_AUTOCOMMIT among
 // them when sessions start in autocommit mode (status.go).
@@ -128,12 +143,8 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		// the statement, so that begin prepares it as any other (a BEGIN
 		// PESSIMISTIC as the first command must start a pessimistic
 		// transaction).
-		s := h.sessions.get(c.ConnectionID)
-		if s == nil {
-			if made, err := h.sessionFor(c); err == nil {
-				s = made
-			}
-		}
+		// (When it cannot be made here, s stays nil and GMS reports why.)
+		s, _ := h.sessionFor(c)
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
@@ -481,13 +492,9 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 		return true, h.changefeed(ctx, c, st, cb)
 	}
 	if mode, begin, ok := beginMode(query); ok {
-		// As a connection's first command the session does not exist
-		// yet: sessionFor makes it, so that the mode is not dropped.
-		s, err := h.sessionFor(c)
-		if err != nil {
-			return true, err
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			s.beginMode = mode
 		}
-		s.beginMode = mode
 		return true, h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
 	}
 	return false, nil

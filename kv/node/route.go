@@ -80,10 +80,7 @@ func (n *Node) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, erro
 		return nil, err
 	}
 	in := *req
-	in.Region = n.whole
-	if end := r.info.End; len(end) != 0 && (len(in.End) == 0 || string(in.End) > string(end)) {
-		in.End = end
-	}
+	in.Region, in.End = n.whole, r.cutEnd(req.End)
 	return r.proposer.Scan(ctx, &in)
 }
 
