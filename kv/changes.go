@@ -17,7 +17,9 @@ import (
 // one-phase commit in flight, so that nothing commits at or below ToTS
 // in the range afterwards, and it fails with *KeyIsLockedError on the
 // locks that could still commit at or below ToTS in the part of the range
-// it covered (those of req.BypassLocks are skipped).
+// it covered (those of req.BypassLocks are skipped). A FromTS below the GC
+// safe point is refused (*GCTooOldError): the changes since it may have
+// been collected.
 func (s *Store) ScanChanges(ctx context.Context, req *ScanChangesRequest) ([]Change, error) {
 	what := func() string {
 		return fmt.Sprintf("scan changes (%d, %d] of [%q, %q)", req.FromTS, req.ToTS, req.Start, req.End)
@@ -57,6 +59,13 @@ func (s *Store) ScanChanges(ctx context.Context, req *ScanChangesRequest) ([]Cha
 	})
 	if err == nil {
 		err = lockedError(locked)
+	}
+	if err == nil {
+		// Checked after the walk, as reads are (checkReadTS): a change
+		// in (FromTS, safe point] may have been collected, and the value
+		// before the first change too, so a scan from below the safe
+		// point must not answer.
+		err = s.checkReadTS(req.FromTS)
 	}
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,8 +24,8 @@ import (
 	"github.com/percdb/percdb/kv"
 )
 
-// CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>']]
-// streams the committed changes of a table to any MySQL client as one
+// CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'],
+// gc_ttl = '<interval>'] streams the committed changes of a table to any MySQL client as one
 // result set that never ends (until KILL QUERY, the client going away, or
 // the server closing): CockroachDB's core changefeeds, over SQL. Columns:
 // table ("db.table"), key (the primary key's values as a JSON array; a
@@ -42,11 +44,27 @@ import (
 // nothing and sees nothing twice. The rows are decoded with the table's
 // definition when the feed started.
 //
-// Not yet: the feed's position does not hold GC back (a service safe
-// point), which a resumed feed will need once versions are collected.
+// The feed's position holds GC back: it keeps a service safe point
+// (gcservice.go) at from, renewed every feedSafePointRenew for gc_ttl
+// (default DefaultFeedGCTTL, '0s' for none), which outlives the feed by
+// gc_ttl so that a client can resume from its last resolved timestamp
+// after a disconnect or a restart. A cursor below the GC safe point (the
+// feed was away longer than gc_ttl, or never had an entry) fails with
+// error 9006 rather than skip the collected changes (kv refuses a
+// ScanChanges from below the safe point).
 
 // changefeedPoll is how often a feed looks for new changes.
 const changefeedPoll = 100 * time.Millisecond
+
+// DefaultFeedGCTTL is how long a change feed's position holds GC back
+// after the feed last renewed it when the statement does not say
+// (gc_ttl): TiCDC's default gc-ttl.
+const DefaultFeedGCTTL = 24 * time.Hour
+
+// feedSafePointRenew is how often a running feed moves its service safe
+// point up to its position: the entry lags the position by up to this,
+// which only keeps a little more garbage.
+const feedSafePointRenew = 10 * time.Second
 
 // changefeedStmt is a parsed CHANGEFEED statement.
 type changefeedStmt struct {
@@ -54,6 +72,7 @@ type changefeedStmt struct {
 	cursor    uint64
 	hasCursor bool
 	resolved  time.Duration // 0: no resolved rows
+	gcTTL     time.Duration // 0: the feed does not hold GC back
 }
 
 var changefeedRE = regexp.MustCompile("(?is)^\\s*changefeed\\s+for\\s+(?:table\\s+)?(`[^`]+`|[a-z0-9_$]+)(?:\\s*\\.\\s*(`[^`]+`|[a-z0-9_$]+))?(?:\\s+with\\s+(.*?))?\\s*;?\\s*$")
@@ -67,10 +86,10 @@ func parseChangefeed(query string) (changefeedStmt, bool, error) {
 	m := changefeedRE.FindStringSubmatch(query)
 	if m == nil {
 		return changefeedStmt{}, true, mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError,
-			"You have an error in your SQL syntax; CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>']]")
+			"You have an error in your SQL syntax; CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'], gc_ttl = '<interval>']")
 	}
 	unquote := func(s string) string { return strings.Trim(s, "`") }
-	st := changefeedStmt{table: unquote(m[1])}
+	st := changefeedStmt{table: unquote(m[1]), gcTTL: DefaultFeedGCTTL}
 	if m[2] != "" {
 		st.db, st.table = unquote(m[1]), unquote(m[2])
 	}
@@ -100,6 +119,12 @@ func parseChangefeed(query string) (changefeedStmt, bool, error) {
 				}
 				st.resolved = d
 			}
+		case "gc_ttl":
+			d, err := time.ParseDuration(value)
+			if err != nil || !hasValue || d < 0 || d > maxGCDuration {
+				return st, true, bad("want an interval such as '24h' ('0s': do not hold GC back)")
+			}
+			st.gcTTL = d
 		default:
 			return st, true, bad("unknown option")
 		}
@@ -128,44 +153,65 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 	if st.hasCursor {
 		from = st.cursor
 	}
+	// The entry is kept before the first scan, which fails if GC already
+	// passed from: after that GC cannot pass it.
+	svcID := fmt.Sprintf("changefeed:%d:%d", c.ConnectionID, now)
+	renewed := time.Now()
+	if st.gcTTL > 0 {
+		if err := p.setServiceSafePoint(ctx, svcID, from, st.gcTTL, "CHANGEFEED FOR "+feed.name); err != nil {
+			return toSQLError(err)
+		}
+	}
 	fields := []*querypb.Field{
 		{Name: "table", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "key", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "value", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "commit_ts", Type: sqltypes.Uint64},
 	}
-	if err := cb(&sqltypes.Result{Fields: fields}, false); err != nil {
-		return err
-	}
-	if err := c.FlushBuffer(); err != nil {
-		return err
-	}
+	// The header goes out after the first scan succeeded, so that a
+	// cursor GC already passed fails as a plain error (9006), not in the
+	// middle of a result set.
+	headerSent := false
 	lastResolved := time.Now()
 	tick := time.NewTicker(changefeedPoll)
 	defer tick.Stop()
 	for {
+		var rows [][]sqltypes.Value
 		tx, err := p.store.Begin(ctx)
 		if err == nil {
 			var to uint64
 			if to, err = tx.StartTS(ctx); err == nil && to > from {
-				var rows [][]sqltypes.Value
 				if rows, err = feed.poll(ctx, from, to); err == nil {
 					if st.resolved > 0 && time.Since(lastResolved) >= st.resolved {
 						rows = append(rows, feed.resolvedRow(to))
 						lastResolved = time.Now()
-					}
-					if len(rows) > 0 {
-						if err = cb(&sqltypes.Result{Fields: fields, Rows: rows}, false); err == nil {
-							err = c.FlushBuffer()
-						}
 					}
 					from = to
 				}
 			}
 			_ = tx.Rollback(ctx)
 		}
+		if err == nil && (!headerSent || len(rows) > 0) {
+			if err = cb(&sqltypes.Result{Fields: fields, Rows: rows}, false); err == nil {
+				err = c.FlushBuffer()
+			}
+			headerSent = true
+		}
+		if err == nil && st.gcTTL > 0 && time.Since(renewed) >= feedSafePointRenew {
+			// A failed renewal leaves the older entry, which still holds
+			// GC at or below from: the next tick tries again.
+			if rerr := p.setServiceSafePoint(ctx, svcID, from, st.gcTTL, "CHANGEFEED FOR "+feed.name); rerr == nil {
+				renewed = time.Now()
+			} else if ctx.Err() == nil {
+				slog.Warn("changefeed: renew the service safe point", "feed", feed.name, "err", rerr)
+			}
+		}
 		if ctx.Err() != nil {
 			return nil
+		}
+		var tooOld *kv.GCTooOldError
+		if errors.As(err, &tooOld) {
+			return mysql.NewSQLError(codeGCTooEarly, stateGeneral, "CHANGEFEED position %d is older than the GC safe point %d: the changes since it may have been collected (a feed's position holds GC back for gc_ttl after the feed last ran)", tooOld.TS, tooOld.SafePoint)
 		}
 		if err != nil {
 			return toSQLError(err)

@@ -188,6 +188,7 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, oracle txn.Oracle, logger *slo
 		SafePoints: &gcworker.LocalSafePoint{Store: ks},
 		Active:     p.store,
 		Ranges:     gcDeleteRanges{p},
+		Services:   gcServiceSafePoints{p},
 		Settings:   g.settings.get,
 		Logger:     logger,
 	})

@@ -7,7 +7,8 @@
 //
 // A run first computes a candidate:
 //
-//	candidate = min(now - life time, oldest running start_ts - 1)
+//	candidate = min(now - life time, oldest running start_ts - 1,
+//	                every service safe point)
 //
 // where now is a timestamp from the oracle, the life time is
 // percdb_gc_life_time (Settings) and the running start_ts are reported by
@@ -17,7 +18,11 @@
 // Settings.MaxTxnWait no longer holds the safe point back (TiDB's
 // tidb_gc_max_wait_time): past it, its reads fail with MySQL error 9006
 // and its locks are rolled back, rather than letting garbage pile up
-// without bound.
+// without bound. A service safe point (ServiceSafePointSource) is a
+// timestamp a service outside the transactions still reads from, such as
+// a change feed's position: the safe point stays at or below it (the
+// version visible at it is kept, and every newer one) until the entry
+// expires, which it does when its service stops renewing it.
 //
 // The candidate goes to a SafePointSource, which returns the safe point in
 // force: never lower than before, persisted. On a single node it is

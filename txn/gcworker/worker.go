@@ -54,6 +54,28 @@ type ActiveTxnSource interface {
 	ActiveTxns() []txn.ActiveTxn
 }
 
+// ServiceSafePoint is a timestamp a service outside the transactions
+// needs to read from, such as a change feed's position (TiDB's service
+// GC safe points, CockroachDB's protected timestamps): the safe point
+// does not pass it until it expires.
+type ServiceSafePoint struct {
+	// ID names the service's entry.
+	ID string
+	// TS is the timestamp the service still reads at or after: the
+	// safe point stays at or below it.
+	TS uint64
+	// Expires is when the entry stops holding GC back if its service
+	// has not renewed it (the service died or went away).
+	Expires time.Time
+}
+
+// ServiceSafePointSource lists the services' safe points in force.
+type ServiceSafePointSource interface {
+	// ServiceSafePoints returns the entries that have not expired at
+	// now (a source may forget the expired ones).
+	ServiceSafePoints(ctx context.Context, now time.Time) ([]ServiceSafePoint, error)
+}
+
 // DeleteRange is a key range a DDL left for physical deletion.
 type DeleteRange struct {
 	// ID names the range to its source (for Done).
@@ -85,6 +107,9 @@ type Config struct {
 	SafePoints SafePointSource
 	Active     ActiveTxnSource
 	Ranges     DeleteRangeSource
+	// Services (optional) holds the safe point at or below the
+	// services' safe points, such as change feeds' positions.
+	Services ServiceSafePointSource
 	// Settings returns the settings in force; read at each run.
 	Settings func() Settings
 	// KeysPerSecond bounds the keys the GC requests examine per second;
@@ -247,8 +272,9 @@ func (w *Worker) runOnce(ctx context.Context) (uint64, error) {
 }
 
 // Candidate computes this node's candidate safe point: min(now - life
-// time, the oldest running start_ts - 1), the transactions running longer
-// than MaxTxnWait left out.
+// time, the oldest running start_ts - 1, every service safe point), the
+// transactions running longer than MaxTxnWait and the expired service
+// safe points left out.
 func (w *Worker) Candidate(ctx context.Context) (uint64, error) {
 	st := w.cfg.Settings()
 	if st.MaxTxnWait <= 0 {
@@ -272,6 +298,18 @@ func (w *Worker) Candidate(ctx context.Context) (uint64, error) {
 			return 0, nil
 		}
 		candidate = min(candidate, a.StartTS-1)
+	}
+	if w.cfg.Services != nil {
+		svcs, err := w.cfg.Services.ServiceSafePoints(ctx, time.Now())
+		if err != nil {
+			return 0, fmt.Errorf("gc: service safe points: %w", err)
+		}
+		for _, svc := range svcs {
+			if svc.TS < candidate {
+				w.cfg.Logger.Debug("gc: a service holds the safe point back", "service", svc.ID, "ts", svc.TS, "expires", svc.Expires)
+				candidate = svc.TS
+			}
+		}
 	}
 	return candidate, nil
 }

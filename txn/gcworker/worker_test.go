@@ -420,3 +420,54 @@ func TestDestroysDueRanges(t *testing.T) {
 		t.Fatalf("ranges left %v, destroyed %d", e.ranges.list, e.w.Stats().RangesDestroyed)
 	}
 }
+
+// memServices is a ServiceSafePointSource in memory.
+type memServices struct{ list []ServiceSafePoint }
+
+func (m *memServices) ServiceSafePoints(_ context.Context, now time.Time) ([]ServiceSafePoint, error) {
+	var live []ServiceSafePoint
+	for _, s := range m.list {
+		if now.Before(s.Expires) {
+			live = append(live, s)
+		}
+	}
+	return live, nil
+}
+
+// TestServiceSafePointHoldsGCBack: a service's safe point keeps the
+// version visible at it and every newer one (a change feed at that
+// position reads them all); once the entry expires, GC passes it.
+func TestServiceSafePointHoldsGCBack(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	svcs := &memServices{}
+	e.w.cfg.Services = svcs
+	var ts []uint64
+	for i := 1; i <= 10; i++ {
+		ts = append(ts, e.commit(t, "a", fmt.Sprintf("a%d", i)))
+	}
+	feedAt := ts[4] // the feed has read up to a5
+	svcs.list = []ServiceSafePoint{
+		{ID: "feed", TS: feedAt, Expires: time.Now().Add(time.Hour)},
+		{ID: "gone", TS: ts[1], Expires: time.Now().Add(-time.Second)},
+	}
+	sp, err := e.w.RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp != feedAt {
+		t.Fatalf("safe point %d, want the live service's %d (the expired one at %d ignored)", sp, feedAt, ts[1])
+	}
+	for i, at := range ts[4:] {
+		if v, err := e.readAt(t, "a", at); err != nil || v != fmt.Sprintf("a%d", i+5) {
+			t.Fatalf("read at %d: %q, %v; want a%d", at, v, err, i+5)
+		}
+	}
+	svcs.list[0].Expires = time.Now().Add(-time.Second)
+	if sp, err = e.w.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sp <= ts[9] {
+		t.Fatalf("safe point %d after the entry expired, want above the last commit %d", sp, ts[9])
+	}
+}
