@@ -107,9 +107,10 @@ const (
 	resultError = 1
 )
 
-// newNodeMetrics makes the metrics of a node whose provider is p and
-// whose store is store (nil on a SQL node of a cluster).
-func newNodeMetrics(p *DatabaseProvider, store *kv.Store) *nodeMetrics {
+// newNodeMetrics makes the metrics of a node whose provider is p, whose
+// store is store (nil on a SQL node of a cluster) and whose KV requests
+// kvm counts.
+func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics) *nodeMetrics {
 	m := &nodeMetrics{reg: prometheus.NewRegistry()}
 	queries := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "percdb_queries_total",
@@ -142,6 +143,7 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store) *nodeMetrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	m.reg.MustRegister(kvm.collectors...)
 	if store != nil {
 		// A SQL node of a cluster has no store; its KV nodes do.
 		m.reg.MustRegister(statusserver.NewPebbleCollector(store.Metrics))

@@ -152,6 +152,21 @@ func TestStatusPort(t *testing.T) {
 	if got := delta("percdb_transactions_total", "result=committed"); got < n {
 		t.Errorf("percdb_transactions_total{result=committed} moved by %v, want at least %d", got, n)
 	}
+	// KV requests by command: every INSERT prewrites (in one phase), and
+	// every point select reads its key.
+	if got := delta("percdb_kv_requests_total", "command=prewrite", "result=ok"); got < n {
+		t.Errorf("percdb_kv_requests_total{command=prewrite,result=ok} moved by %v, want at least %d", got, n)
+	}
+	if got := delta("percdb_kv_request_duration_seconds", "command=prewrite"); got < n {
+		t.Errorf("percdb_kv_request_duration_seconds{command=prewrite} counted %v requests, want at least %d", got, n)
+	}
+	if got := delta("percdb_kv_requests_total", "command=get", "result=ok") + delta("percdb_kv_requests_total", "command=batch_get", "result=ok") +
+		delta("percdb_kv_requests_total", "command=scan", "result=ok"); got < n {
+		t.Errorf("the point selects made %v KV reads, want at least %d", got, n)
+	}
+	if got := delta("percdb_kv_request_bytes_total", "command=prewrite"); got <= 0 {
+		t.Errorf("percdb_kv_request_bytes_total{command=prewrite} moved by %v", got)
+	}
 	if got := delta("percdb_fastpath_hits_total") + delta("percdb_fastpath_fallthroughs_total", "reason=learning"); got < 1 {
 		t.Errorf("the fast path counted none of %d point selects", n)
 	}

@@ -206,6 +206,8 @@ type Server struct {
 	closeErr  error
 	// stopBackground ends the node's background work (the range
 	// deleter, the console's sampler), which background waits for.
+	// kvMetrics times the transaction layer's KV requests by command.
+	kvMetrics      *kvMetrics
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 }
@@ -227,9 +229,10 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	s.kvMetrics = newKVMetrics()
 	if cfg.Cluster != nil {
 		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
-		s.store = txn.NewStore(cfg.Cluster.KV, s.tsClient, cfg.Txn)
+		s.store = txn.NewStore(kv.Instrument(cfg.Cluster.KV, s.kvMetrics), s.tsClient, cfg.Txn)
 	} else {
 		if cfg.KV.Coprocessor == nil {
 			cfg.KV.Coprocessor = copr.Evaluator{}
@@ -247,14 +250,14 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 			return nil, fmt.Errorf("open oracle: %w", err)
 		}
 		s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{})
-		s.store = txn.NewStore(kv.NewLocalClient(s.kvStore), s.tsClient, cfg.Txn)
+		s.store = txn.NewStore(kv.Instrument(kv.NewLocalClient(s.kvStore), s.kvMetrics), s.tsClient, cfg.Txn)
 	}
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
 	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {
 		return nil, err
 	}
-	s.metrics = newNodeMetrics(s.provider, s.kvStore)
+	s.metrics = newNodeMetrics(s.provider, s.kvStore, s.kvMetrics)
 	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
 		return nil, err
 	}
