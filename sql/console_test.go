@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/percdb/percdb/sql/console"
 	"net/http"
 	"os"
 	"os/exec"
@@ -155,6 +156,24 @@ func TestConsoleAPI(t *testing.T) {
 		t.Errorf("/api/transactions lock waits: %+v, want the waiter (start_ts %s) and its holder", trx.LockWaits, waiterTS)
 	}
 
+	// The heatmap: cs.t's rows were read and written.
+	var heat console.Heatmap
+	if err := json.Unmarshal([]byte(consoleGet(t, srv, "/api/heatmap")), &heat); err != nil {
+		t.Fatal(err)
+	}
+	var read, written uint64
+	for _, r := range heat.Rows {
+		if r.Table == "cs.t" && r.Part == "rows" {
+			for j := range r.ReadKeys {
+				read += r.ReadKeys[j]
+				written += r.WriteKeys[j]
+			}
+		}
+	}
+	if len(heat.Times) == 0 || read == 0 || written == 0 {
+		t.Errorf("/api/heatmap: cs.t's rows read %d keys and written %d over %d columns, want both: %+v", read, written, len(heat.Times), heat.Rows)
+	}
+
 	if slow := consoleGet(t, srv, "/api/slow"); !strings.Contains(slow, "SELECT COUNT(*) FROM cs.t WHERE v >= 0") {
 		t.Errorf("/api/slow lacks the slow statement: %.500s", slow)
 	}
@@ -234,6 +253,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		{"slow", []string{"SELECT COUNT(*) FROM cs.t WHERE v &gt;= 0"}},
 		{"processes", []string{"waiting for row lock", "UPDATE cs.t SET v = 200 WHERE id = 1", `data-kill-query=`}},
 		{"transactions", []string{"LockWaiting", "Idle", "update `cs` . `t` set `v` = ? where `id` = ?"}},
+		{"heatmap", []string{"cs.t rows", `data-value="`, "darkest:"}},
 	} {
 		t.Run(c.page, func(t *testing.T) {
 			dom, logs := chromium(t, browser, "--dump-dom", base+"#"+c.page)

@@ -2,11 +2,13 @@ package sql
 
 import (
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/keyviz"
 )
 
 // The web console (package console) on the status port reads the node
@@ -133,4 +135,68 @@ func (c consoleSource) Kill(id uint32, query bool) error {
 		c.s.mysql.SessionManager().KillConnection(id)
 	}
 	return nil
+}
+
+// Heatmap implements console.Source: the key-space heatmap, its spans
+// named from the newest catalog this node loaded (a span of a table
+// dropped or rewritten since is named by its ID).
+func (c consoleSource) Heatmap() console.Heatmap {
+	if c.s.kvMetrics == nil {
+		return console.Heatmap{}
+	}
+	h := c.s.kvMetrics.heat.Snapshot()
+	out := console.Heatmap{IntervalS: h.Interval.Seconds(), Times: make([]int64, len(h.Times))}
+	for i, t := range h.Times {
+		out.Times[i] = t.UnixMilli()
+	}
+	tables := map[int64]*TableDef{}
+	dbNames := map[int64]string{}
+	if cat := c.s.provider.catalogs.cached(); cat != nil {
+		for _, db := range cat.dbs {
+			dbNames[db.ID] = db.Name
+		}
+		for _, byName := range cat.tables {
+			for _, def := range byName {
+				tables[def.ID] = def
+			}
+		}
+	}
+	for i, span := range h.Spans {
+		row := console.HeatmapRow{}
+		def := tables[span.TableID]
+		switch {
+		case span.Part == keyviz.PartMeta:
+			row.Table, row.Part = "(meta)", "meta"
+		case span.Part == keyviz.PartOverflow:
+			row.Table, row.Part = "(more)", "overflow"
+		case def != nil:
+			row.Table = dbNames[def.DBID] + "." + def.Name
+		default:
+			row.Table = fmt.Sprintf("table %d (dropped or rewritten)", span.TableID)
+		}
+		switch span.Part {
+		case keyviz.PartRows:
+			row.Part = "rows"
+		case keyviz.PartIndex:
+			row.Part = fmt.Sprintf("index %d", span.IndexID)
+			if def != nil {
+				for _, idx := range def.Indexes {
+					if idx.ID == span.IndexID {
+						row.Part = "index " + idx.Name
+					}
+				}
+			}
+		case keyviz.PartOther:
+			row.Part = "other"
+		}
+		for _, cell := range h.Cells[i] {
+			row.ReadKeys = append(row.ReadKeys, cell.ReadKeys)
+			row.ReadBytes = append(row.ReadBytes, cell.ReadBytes)
+			row.WriteKeys = append(row.WriteKeys, cell.WriteKeys)
+			row.WriteBytes = append(row.WriteBytes, cell.WriteBytes)
+			row.Requests = append(row.Requests, cell.Requests)
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
 }

@@ -4,10 +4,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/keyviz"
 )
 
 // kvMetrics counts and times the node's requests to the KV layer by
-// command (kv.Instrument wraps the transaction layer's kv.Client with
+// command, and keeps the key-space heatmap of them (package keyviz), (kv.Instrument wraps the transaction layer's kv.Client with
 // it): on a single node the in-process store's commands, on a SQL node
 // of a cluster the gRPC calls to its KV nodes, as the client saw them
 // (queueing, network and retries of a region error included in a call's
@@ -20,6 +21,8 @@ type kvMetrics struct {
 	bytes    [kv.CommandCount]prometheus.Counter
 	// collectors are the families to register.
 	collectors []prometheus.Collector
+	// heat is the key-space heatmap, told of every request too.
+	heat *keyviz.Recorder
 }
 
 // kvDurationBuckets go from 10 us (an in-process point read) to 10 s (a
@@ -44,7 +47,7 @@ func newKVMetrics() *kvMetrics {
 		Name: "percdb_kv_request_bytes_total",
 		Help: "Bytes of keys and values read or written by the node's KV requests, by command.",
 	}, []string{"command"})
-	m := &kvMetrics{collectors: []prometheus.Collector{duration, requests, keys, bytes}}
+	m := &kvMetrics{collectors: []prometheus.Collector{duration, requests, keys, bytes}, heat: keyviz.New(keyviz.Options{})}
 	for c := kv.Command(0); c < kv.CommandCount; c++ {
 		name := c.String()
 		m.duration[c] = duration.WithLabelValues(name)
@@ -69,4 +72,5 @@ func (m *kvMetrics) ObserveRequest(r *kv.RequestStats) {
 	m.duration[r.Command].Observe(r.Duration.Seconds())
 	m.keys[r.Command].Add(float64(r.Keys))
 	m.bytes[r.Command].Add(float64(r.Bytes))
+	m.heat.ObserveRequest(r)
 }

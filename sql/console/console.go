@@ -95,6 +95,29 @@ type LockWait struct {
 	HoldingTS     uint64 `json:"holding_start_ts,string"`
 }
 
+// Heatmap is the key-space heatmap: the node's KV reads and writes by
+// part of the key space (a table's rows, each index) in time columns.
+type Heatmap struct {
+	IntervalS float64 `json:"interval_s"`
+	// Times are the columns' starts in Unix milliseconds, oldest first.
+	Times []int64      `json:"times"`
+	Rows  []HeatmapRow `json:"rows"`
+}
+
+// HeatmapRow is one part of the key space, a value per column of each
+// measure.
+type HeatmapRow struct {
+	// Table is "db.table" (or what is known of it), Part "rows",
+	// "index <name>", "other", "meta" or "overflow".
+	Table      string   `json:"table"`
+	Part       string   `json:"part"`
+	ReadKeys   []uint64 `json:"read_keys"`
+	ReadBytes  []uint64 `json:"read_bytes"`
+	WriteKeys  []uint64 `json:"write_keys"`
+	WriteBytes []uint64 `json:"write_bytes"`
+	Requests   []uint64 `json:"requests"`
+}
+
 // Source is what the console shows, read when a page asks.
 type Source interface {
 	Statements() []Statement
@@ -102,6 +125,7 @@ type Source interface {
 	Processes() []Process
 	Transactions() []Transaction
 	LockWaits() []LockWait
+	Heatmap() Heatmap
 	// Kill stops connection id's running statement (query) or closes
 	// the connection; an error when there is no such connection.
 	Kill(id uint32, query bool) error
@@ -134,6 +158,11 @@ func Handler(src Source, hist *History) http.Handler {
 			Transactions []Transaction `json:"transactions"`
 			LockWaits    []LockWait    `json:"lock_waits"`
 		}{nonNil(src.Transactions()), nonNil(src.LockWaits())}
+	})
+	api("heatmap", func() any {
+		h := src.Heatmap()
+		h.Times, h.Rows = nonNil(h.Times), nonNil(h.Rows)
+		return h
 	})
 	mux.HandleFunc("POST /api/kill", func(w http.ResponseWriter, r *http.Request) { serveKill(w, r, src) })
 	return mux

@@ -31,6 +31,9 @@ func (f *fakeSource) Transactions() []Transaction { return nil }
 func (f *fakeSource) LockWaits() []LockWait {
 	return []LockWait{{ConnID: 7, StartTS: 9, HoldingConnID: 8}}
 }
+func (f *fakeSource) Heatmap() Heatmap {
+	return Heatmap{IntervalS: 10, Times: []int64{1000}, Rows: []HeatmapRow{{Table: "d.t", Part: "rows", ReadKeys: []uint64{3}}}}
+}
 func (f *fakeSource) Kill(id uint32, query bool) error {
 	if id != 7 {
 		return ErrNoConnection
@@ -67,6 +70,7 @@ func TestHandlerPagesAndAPI(t *testing.T) {
 		{"/api/processes", "application/json", `"info":"SELECT 1"`},
 		{"/api/transactions", "application/json", `{"transactions":[],"lock_waits":[{"conn_id":7,"start_ts":"9"`},
 		{"/api/overview", "application/json", `"samples":[]`},
+		{"/api/heatmap", "application/json", `"rows":[{"table":"d.t","part":"rows","read_keys":[3]`},
 	} {
 		code, ctype, body := get(t, srv, c.path)
 		if code != http.StatusOK || !strings.Contains(ctype, c.ctype) || !strings.Contains(body, c.contains) {

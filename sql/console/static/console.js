@@ -201,7 +201,57 @@ const pages = {
     ], o.lock_waits);
     return o.transactions.length + o.lock_waits.length;
   },
+  async heatmap() {
+    const h = await api("heatmap");
+    const sel = document.getElementById("heat-measure");
+    if (!sel._wired) { sel._wired = true; sel.addEventListener("change", refresh); }
+    heatmapChart(document.getElementById("heatmap"), h, sel.value);
+    return h.rows.length;
+  },
 };
+
+// heatmapChart draws h's rows for measure as an SVG grid: a row per part
+// of the key space, a column per interval, the colour's depth the value on
+// a log scale of the largest.
+function heatmapChart(div, h, measure) {
+  if (!h.rows.length) {
+    div.replaceChildren(el("p", { class: "empty" }, "no requests yet"));
+    return;
+  }
+  const cols = h.times.length, rows = h.rows.length;
+  const LW = 260, CW = Math.max(4, Math.min(48, Math.floor(900 / Math.max(cols, 1)))), RH = 18, TH = 20;
+  const W = LW + cols * CW + 8, H = rows * RH + TH;
+  const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img" });
+  let max = 0;
+  for (const r of h.rows) for (const v of r[measure]) max = Math.max(max, v);
+  const depth = v => v <= 0 || max <= 0 ? 0 : Math.log1p(v) / Math.log1p(max);
+  const isBytes = measure.endsWith("bytes");
+  h.rows.forEach((r, i) => {
+    const y = i * RH;
+    const lbl = svg("text", { x: LW - 6, y: y + RH - 5, "text-anchor": "end", class: "heat-label" });
+    lbl.textContent = `${r.table} ${r.part}`;
+    s.append(lbl);
+    r[measure].forEach((v, j) => {
+      const d = depth(v);
+      const cell = svg("rect", { x: LW + j * CW, y: y + 1, width: CW - 1, height: RH - 2,
+        fill: d === 0 ? "#eef1f4" : `rgba(198, 40, 40, ${(0.12 + 0.88 * d).toFixed(3)})`, "data-value": v });
+      const tip = svg("title");
+      tip.textContent = `${r.table} ${r.part}\n${new Date(h.times[j]).toLocaleTimeString("en-GB")} +${h.interval_s}s\n` +
+        `read ${num(r.read_keys[j], 0)} keys, ${bytes(r.read_bytes[j])}\nwritten ${num(r.write_keys[j], 0)} keys, ${bytes(r.write_bytes[j])}\n${num(r.requests[j], 0)} requests`;
+      cell.append(tip);
+      s.append(cell);
+    });
+  });
+  // The first column's time, and the last one's where they do not meet.
+  const ends = cols * CW >= 140 ? [[0, "start"], [cols - 1, "end"]] : [[0, "start"]];
+  for (const [j, anchor] of ends) {
+    const t = svg("text", { x: LW + (anchor === "end" ? (j + 1) * CW : j * CW), y: H - 5, "text-anchor": anchor, class: "heat-label" });
+    t.textContent = new Date(h.times[j]).toLocaleTimeString("en-GB");
+    s.append(t);
+  }
+  const legend = el("div", { class: "legend" }, `darkest: ${isBytes ? bytes(max) : num(max, 0)} in ${h.interval_s} s`);
+  div.replaceChildren(s, legend);
+}
 
 function current() {
   const p = location.hash.replace(/^#/, "");
