@@ -71,9 +71,9 @@ type RequestStats struct {
 // RequestObserver is told of every request an instrumented Client
 // served. ObserveRequest is called on the request's goroutine after the
 // request returned, so it must be cheap and safe for concurrent use; it
-// must not keep r.Key.
+// must not keep r.Key. r is passed by value, which allocates nothing.
 type RequestObserver interface {
-	ObserveRequest(r *RequestStats)
+	ObserveRequest(r RequestStats)
 }
 
 // Instrument returns a Client that serves every request through c and
@@ -92,7 +92,7 @@ type instrumented struct {
 
 // observe tells the observer of a request that started at start.
 func (i *instrumented) observe(cmd Command, start time.Time, key []byte, keys, bytes int, write bool, err error) {
-	i.o.ObserveRequest(&RequestStats{Command: cmd, Key: key, Keys: keys, Bytes: bytes, Write: write, Duration: time.Since(start), Err: err})
+	i.o.ObserveRequest(RequestStats{Command: cmd, Key: key, Keys: keys, Bytes: bytes, Write: write, Duration: time.Since(start), Err: err})
 }
 
 func pairBytes(pairs []KvPair) int {

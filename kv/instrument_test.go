@@ -13,10 +13,10 @@ type recorder struct {
 	got []RequestStats
 }
 
-func (r *recorder) ObserveRequest(s *RequestStats) {
+func (r *recorder) ObserveRequest(s RequestStats) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := *s
+	c := s
 	c.Key = append([]byte(nil), s.Key...)
 	r.got = append(r.got, c)
 }

@@ -60,7 +60,7 @@ func newKVMetrics() *kvMetrics {
 }
 
 // ObserveRequest implements kv.RequestObserver.
-func (m *kvMetrics) ObserveRequest(r *kv.RequestStats) {
+func (m *kvMetrics) ObserveRequest(r kv.RequestStats) {
 	if r.Command >= kv.CommandCount {
 		return
 	}

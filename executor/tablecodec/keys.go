@@ -165,6 +165,14 @@ func IsRowKey(key []byte) bool {
 		key[tablePrefixLen] == recordSep[0] && key[tablePrefixLen+1] == recordSep[1]
 }
 
+// HasRecordPrefix reports whether key starts with a table's record
+// prefix t{tableID}_r: a row key, or the prefix itself (where a scan of
+// the rows starts).
+func HasRecordPrefix(key []byte) bool {
+	return len(key) >= recordPrefixLen && key[0] == tablePrefixByte &&
+		key[tablePrefixLen] == recordSep[0] && key[tablePrefixLen+1] == recordSep[1]
+}
+
 // IsIndexKey reports whether key is an index key.
 func IsIndexKey(key []byte) bool {
 	return len(key) >= indexPrefixLen && key[0] == tablePrefixByte &&

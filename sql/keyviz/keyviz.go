@@ -110,22 +110,14 @@ func SpanOf(key []byte) Span {
 		if _, idx, _, err := tablecodec.DecodeIndexKey(key); err == nil {
 			return Span{TableID: id, Part: PartIndex, IndexID: idx}
 		}
-	case isRowPrefix(key):
+	case tablecodec.HasRecordPrefix(key):
 		return Span{TableID: id, Part: PartRows}
 	}
 	return Span{TableID: id, Part: PartOther}
 }
 
-// isRowPrefix reports whether key is a row key or the table's row prefix
-// itself (where a scan of the rows starts).
-func isRowPrefix(key []byte) bool {
-	start, _ := tablecodec.RecordRange(0) // t{0}_r: the prefix's length and separator
-	n := len(start)
-	return len(key) >= n && key[n-2] == start[n-2] && key[n-1] == start[n-1]
-}
-
 // ObserveRequest implements kv.RequestObserver.
-func (r *Recorder) ObserveRequest(s *kv.RequestStats) {
+func (r *Recorder) ObserveRequest(s kv.RequestStats) {
 	var c Cell
 	c.Requests = 1
 	if s.Write {

@@ -43,10 +43,10 @@ func TestRecorderColumns(t *testing.T) {
 	r.now = clk.now
 	rows := tablecodec.RowKey(nil, 5, tablecodec.IntHandle(1))
 	idx := tablecodec.IndexPrefix(nil, 5, 2)
-	r.ObserveRequest(&kv.RequestStats{Command: kv.CmdGet, Key: rows, Keys: 1, Bytes: 30})
-	r.ObserveRequest(&kv.RequestStats{Command: kv.CmdPrewrite, Key: idx, Keys: 2, Bytes: 50, Write: true})
+	r.ObserveRequest(kv.RequestStats{Command: kv.CmdGet, Key: rows, Keys: 1, Bytes: 30})
+	r.ObserveRequest(kv.RequestStats{Command: kv.CmdPrewrite, Key: idx, Keys: 2, Bytes: 50, Write: true})
 	clk.t = clk.t.Add(25 * time.Second) // two columns later
-	r.ObserveRequest(&kv.RequestStats{Command: kv.CmdScan, Key: rows, Keys: 10, Bytes: 300})
+	r.ObserveRequest(kv.RequestStats{Command: kv.CmdScan, Key: rows, Keys: 10, Bytes: 300})
 	h := r.Snapshot()
 	if len(h.Times) != 3 || !h.Times[0].Equal(time.Unix(1000, 0)) || !h.Times[2].Equal(time.Unix(1020, 0)) {
 		t.Fatalf("times %v, want 1000, 1010, 1020", h.Times)
@@ -70,9 +70,9 @@ func TestRecorderColumns(t *testing.T) {
 
 	// Four columns later the first ones are gone.
 	clk.t = clk.t.Add(40 * time.Second)
-	r.ObserveRequest(&kv.RequestStats{Command: kv.CmdGet, Key: []byte("m:x"), Keys: 1, Bytes: 1})
+	r.ObserveRequest(kv.RequestStats{Command: kv.CmdGet, Key: []byte("m:x"), Keys: 1, Bytes: 1})
 	for i := int64(1); i <= 4; i++ {
-		r.ObserveRequest(&kv.RequestStats{Command: kv.CmdGet, Key: tablecodec.RowKey(nil, 100+i, tablecodec.IntHandle(1)), Keys: 1, Bytes: 1})
+		r.ObserveRequest(kv.RequestStats{Command: kv.CmdGet, Key: tablecodec.RowKey(nil, 100+i, tablecodec.IntHandle(1)), Keys: 1, Bytes: 1})
 	}
 	h = r.Snapshot()
 	if len(h.Times) != 1 || !h.Times[0].Equal(time.Unix(1060, 0)) {
