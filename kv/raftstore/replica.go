@@ -76,8 +76,16 @@ type Replica struct {
 	readyTerm uint64
 	nextID    uint64
 	waiting   map[proposalKey]chan error
-	newProps  []proposal
-	newReads  []*readRequest
+	// atIndex maps a log index to the waiting proposal appended there:
+	// once an entry is applied at that index, the proposal is settled,
+	// applied if the entry is it, dropped if another leader's entry took
+	// its place. A proposal in the log is settled so even after its
+	// leader's term ended, since it may still be committed: answering
+	// NotLeader before knowing would tell a one-phase commit's client it
+	// failed when it may not have.
+	atIndex  map[uint64]proposalKey
+	newProps []proposal
+	newReads []*readRequest
 }
 
 // newReplica builds the replica of region id from its initial state and
@@ -134,7 +142,7 @@ func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
 		return nil, fmt.Errorf("raftstore: region %d: %w", id, err)
 	}
 	r := &Replica{s: s, id: id, rn: rn, ms: ms, applied: initIndex, reads: map[uint64]*readRequest{},
-		waiting: map[proposalKey]chan error{}, term: hs.GetTerm()}
+		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
 	if len(peers) == 1 {
 		// Alone in its group: no one else would start an election.
 		if err := rn.Campaign(); err != nil {
@@ -296,11 +304,23 @@ func (r *Replica) finish(key proposalKey, err error) {
 	}
 }
 
-// failAll fails every waiting proposal and read with err.
-func (r *Replica) failAll(err error) {
+// failAll fails every waiting read, and every waiting proposal that is
+// not in the log (all of them when inLogToo: the store is closing), with
+// err.
+func (r *Replica) failAll(err error, inLogToo bool) {
 	r.mu.Lock()
 	waiting, newReads := r.waiting, r.newReads
 	r.waiting, r.newReads, r.newProps = map[proposalKey]chan error{}, nil, nil
+	if inLogToo {
+		r.atIndex = map[uint64]proposalKey{}
+	} else {
+		for _, k := range r.atIndex {
+			if ch, ok := waiting[k]; ok {
+				r.waiting[k] = ch
+				delete(waiting, k)
+			}
+		}
+	}
 	r.mu.Unlock()
 	for _, ch := range waiting {
 		ch <- err
@@ -327,6 +347,13 @@ func (r *Replica) stored(rd raft.Ready) error {
 		if err := r.ms.Append(rd.Entries); err != nil {
 			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
 		}
+		r.mu.Lock()
+		for _, e := range rd.Entries {
+			if key, ok := entryProposal(e); ok && r.waiting[key] != nil {
+				r.atIndex[e.GetIndex()] = key
+			}
+		}
+		r.mu.Unlock()
 	}
 	st := r.rn.BasicStatus()
 	term := st.HardState.GetTerm()
@@ -339,7 +366,7 @@ func (r *Replica) stored(rd raft.Ready) error {
 	}
 	r.mu.Unlock()
 	if lost {
-		r.failAll(r.errNotLeader())
+		r.failAll(r.errNotLeader(), false)
 		r.barrier.term = 0
 		r.s.leaderChanged()
 	}
@@ -409,16 +436,35 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 		}
 		return
 	}
+	key, ok := entryProposal(e)
+	var err error
+	if ok {
+		if err = r.s.cfg.Applier.ApplyReplicated(ctx, e.GetData()[16:]); err != nil {
+			r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
+		}
+	}
+	r.mu.Lock()
+	mine, waited := r.atIndex[e.GetIndex()]
+	delete(r.atIndex, e.GetIndex())
+	r.mu.Unlock()
+	if waited && (!ok || mine != key) {
+		// Another leader's entry took the proposal's place: it was
+		// dropped, and the client may send the command again.
+		r.finish(mine, r.errNotLeader())
+	}
+	if ok {
+		r.finish(key, err)
+	}
+}
+
+// entryProposal returns the proposal key of a command entry; false for
+// an empty entry (a new leader's) or a conf change.
+func entryProposal(e *pb.Entry) (proposalKey, bool) {
 	data := e.GetData()
-	if len(data) < 16 {
-		return // a new leader's empty entry
+	if e.GetType() != pb.EntryNormal || len(data) < 16 {
+		return proposalKey{}, false
 	}
-	key := proposalKey{term: binary.BigEndian.Uint64(data), id: binary.BigEndian.Uint64(data[8:])}
-	err := r.s.cfg.Applier.ApplyReplicated(ctx, data[16:])
-	if err != nil {
-		r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
-	}
-	r.finish(key, err)
+	return proposalKey{term: binary.BigEndian.Uint64(data), id: binary.BigEndian.Uint64(data[8:])}, true
 }
 
 // raiseMaxReadTS raises max_read_ts from a fresh oracle timestamp, off

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -289,6 +290,12 @@ func TestReplica(t *testing.T) {
 					}
 					select {
 					case err := <-ch:
+						// Which store leads may be up to raft's
+						// randomized timeouts: not printed.
+						var nl *NotLeaderError
+						if errors.As(err, &nl) {
+							err = errors.New("not leader")
+						}
 						fmt.Fprintf(&b, "%s: %v\n", n, err)
 						delete(c.pending, n)
 						delete(c.reads, strings.TrimPrefix(n, "read "))

@@ -152,7 +152,7 @@ func (s *Store) Close() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	for _, r := range s.replicas {
-		r.failAll(ErrStopped)
+		r.failAll(ErrStopped, true)
 	}
 	s.mu.Unlock()
 	if err := s.db.Close(); err != nil {
