@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/cockroachdb/pebble"
 )
 
 // Replicator replicates a command's write batch through a consensus log
@@ -58,24 +56,6 @@ func (s *Store) ApplyReplicated(ctx context.Context, batch []byte) error {
 	defer s.exit()
 	if err := s.applier.apply(ctx, wb); err != nil {
 		return fmt.Errorf("apply replicated batch: %w", err)
-	}
-	return nil
-}
-
-// Sync makes every batch applied so far durable (a synced empty Pebble
-// batch: the WAL is synced up to it).
-func (s *Store) Sync() error {
-	if err := s.enter(); err != nil {
-		return fmt.Errorf("sync store: %w", err)
-	}
-	defer s.exit()
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := b.LogData(nil, nil); err != nil {
-		return fmt.Errorf("sync store: %w", err)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("sync store: %w", err)
 	}
 	return nil
 }
