@@ -181,9 +181,11 @@
 // there, up to MaxLocksPerResponse, in one *KeyIsLockedError.
 //
 // Commands never write to Pebble directly: they hand their batch to an
-// applier. The single-node applier commits it to Pebble; a replicated
-// store will propose it through raft instead, without touching the
-// commands.
+// applier. The single-node applier commits it to Pebble. A command run
+// with a Replicator in its context (WithReplicator; a KV node of a cluster
+// passes its region's raft leadership, package kv/raftstore) hands the
+// encoded batch (replicate.go) to it instead, with its latches held; every
+// replica applies it with ApplyReplicated, the commands unchanged.
 //
 // # The lock set
 //

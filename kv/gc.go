@@ -218,7 +218,7 @@ func (s *Store) raiseGCSafePoint(ctx context.Context, sp uint64) error {
 		var wb writeBatch
 		wb.collects = true
 		wb.put(keyspace.GCSafePointKey(), keyspace.EncodeTS(sp))
-		if err := s.applier.apply(ctx, &wb); err != nil {
+		if err := s.write(ctx, &wb); err != nil {
 			return fmt.Errorf("record GC safe point %d: %w", sp, err)
 		}
 		if s.gcSafePoint.CompareAndSwap(cur, sp) {
@@ -520,7 +520,7 @@ func (s *Store) UnsafeDestroyRange(ctx context.Context, start, end []byte) (*Des
 	for _, b := range bounds {
 		wb.delRange(b[0], b[1])
 	}
-	if err := s.applier.apply(ctx, &wb); err != nil {
+	if err := s.write(ctx, &wb); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	s.waiters.released(wb.lockDels)

@@ -268,7 +268,7 @@ func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]
 	if err := decide(r, &wb); err != nil {
 		return wrapInternal(what, err)
 	}
-	if err := s.applier.apply(ctx, &wb); err != nil {
+	if err := s.write(ctx, &wb); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if !wb.collects && !wb.empty() {

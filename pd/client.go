@@ -173,11 +173,12 @@ func (c *Client) PutStore(ctx context.Context, id uint64, addr string) (uint64, 
 	return out, err
 }
 
-// StoreHeartbeat reports store id alive at addr and returns its regions.
-func (c *Client) StoreHeartbeat(ctx context.Context, id uint64, addr string) ([]*pdpb.Region, error) {
+// StoreHeartbeat reports store id alive at addr and leading the regions
+// leading, and returns the regions it holds a replica of.
+func (c *Client) StoreHeartbeat(ctx context.Context, id uint64, addr string, leading []uint64) ([]*pdpb.Region, error) {
 	var out []*pdpb.Region
 	err := c.retry(ctx, "store heartbeat", func(ctx context.Context, m int) error {
-		resp, err := c.pds[m].StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: id, Addr: addr})
+		resp, err := c.pds[m].StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: id, Addr: addr, Leading: leading})
 		out = resp.GetRegions()
 		return err
 	})
@@ -189,6 +190,19 @@ func (c *Client) GetRegion(ctx context.Context, key []byte) (kv.RegionInfo, erro
 	var resp *pdpb.GetRegionResponse
 	err := c.retry(ctx, "locate key", func(ctx context.Context, m int) (err error) {
 		resp, err = c.pds[m].GetRegion(ctx, &pdpb.GetRegionRequest{Key: key})
+		return err
+	})
+	if err != nil {
+		return kv.RegionInfo{}, err
+	}
+	return RegionInfo(resp.GetRegion(), resp.GetStore().GetAddr()), nil
+}
+
+// GetRegionByID returns region id, with its store's address.
+func (c *Client) GetRegionByID(ctx context.Context, id uint64) (kv.RegionInfo, error) {
+	var resp *pdpb.GetRegionResponse
+	err := c.retry(ctx, "get region", func(ctx context.Context, m int) (err error) {
+		resp, err = c.pds[m].GetRegionByID(ctx, &pdpb.GetRegionByIDRequest{RegionId: id})
 		return err
 	})
 	if err != nil {
@@ -343,6 +357,18 @@ func (rc *RegionCache) InvalidateRegion(id uint64) {
 			break
 		}
 	}
+}
+
+// RefreshRegion implements kvrpc.Refresher: it asks pd for region id
+// (one attempt, bounded by the client's timeout and ctx) and caches the
+// answer.
+func (rc *RegionCache) RefreshRegion(ctx context.Context, id uint64) (string, bool) {
+	r, err := rc.pd.GetRegionByID(ctx, id)
+	if err != nil || r.ID != id {
+		return "", false
+	}
+	rc.insert(r)
+	return r.Addr, true
 }
 
 // RegionAddr returns the store address of a cached region.

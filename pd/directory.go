@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -55,6 +56,8 @@ var errNotBootstrapped = errors.New("pd: cluster not bootstrapped (no kv store h
 // deposed leader's writes fail.
 type directory struct {
 	cli *clientv3.Client
+	// replicas is how many replicas each region gets (Config.Replicas).
+	replicas int
 }
 
 // allocIDs reserves count ids and returns the first.
@@ -125,7 +128,7 @@ func (d *directory) putStore(ctx context.Context, guard clientv3.Cmp, st *pdpb.S
 	if _, err := d.guarded(ctx, guard, clientv3.OpPut(storeKey(id), string(rec))); err != nil {
 		return 0, fmt.Errorf("pd: put store %d: %w", id, err)
 	}
-	if err := d.bootstrap(ctx, guard, id); err != nil {
+	if err := d.bootstrap(ctx, guard); err != nil {
 		return 0, err
 	}
 	return id, nil
@@ -143,9 +146,11 @@ func (d *directory) guarded(ctx context.Context, guard clientv3.Cmp, ops ...clie
 	return txn, nil
 }
 
-// bootstrap creates the first region, the whole key space, on storeID,
-// unless the cluster is bootstrapped already.
-func (d *directory) bootstrap(ctx context.Context, guard clientv3.Cmp, storeID uint64) error {
+// bootstrap creates the first region, the whole key space, with a
+// replica on each of the first d.replicas stores (by id), once that many
+// have registered, unless the cluster is bootstrapped already. Its first
+// peer is named its leader until a store reports leading it.
+func (d *directory) bootstrap(ctx context.Context, guard clientv3.Cmp) error {
 	resp, err := d.cli.Get(ctx, keyBootstrapped)
 	if err != nil {
 		return fmt.Errorf("pd: bootstrap: %w", err)
@@ -153,11 +158,24 @@ func (d *directory) bootstrap(ctx context.Context, guard clientv3.Cmp, storeID u
 	if len(resp.Kvs) > 0 {
 		return nil
 	}
+	stores, err := d.stores(ctx)
+	if err != nil {
+		return err
+	}
+	if len(stores) < d.replicas {
+		return nil // not yet: the next store to register bootstraps
+	}
+	peers := make([]uint64, 0, len(stores))
+	for _, st := range stores {
+		peers = append(peers, st.GetId())
+	}
+	slices.Sort(peers)
+	peers = peers[:d.replicas]
 	id, err := d.allocIDs(ctx, guard, 1)
 	if err != nil {
 		return err
 	}
-	rec, err := proto.Marshal(&pdpb.Region{Id: id, ConfVer: 1, Version: 1, StoreId: storeID})
+	rec, err := proto.Marshal(&pdpb.Region{Id: id, ConfVer: 1, Version: 1, StoreId: peers[0], Peers: peers})
 	if err != nil {
 		return err
 	}
@@ -255,7 +273,53 @@ func (d *directory) regionByID(ctx context.Context, id uint64) (*pdpb.Region, er
 	return out, nil
 }
 
-// regionsOf lists the regions whose replica is on storeID.
+// hasPeer reports whether r has a replica on storeID.
+func hasPeer(r *pdpb.Region, storeID uint64) bool {
+	if len(r.GetPeers()) == 0 {
+		return r.GetStoreId() == storeID
+	}
+	return slices.Contains(r.GetPeers(), storeID)
+}
+
+// setLeader records that storeID leads region id, if the region has a
+// replica there and pd had another leader for it.
+func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, storeID uint64) error {
+	resp, err := d.cli.Get(ctx, regionIDKey(id))
+	if err != nil || len(resp.Kvs) == 0 {
+		return err
+	}
+	key := regionKey(resp.Kvs[0].Value)
+	rr, err := d.cli.Get(ctx, key)
+	if err != nil || len(rr.Kvs) == 0 {
+		return err
+	}
+	r := &pdpb.Region{}
+	if err := proto.Unmarshal(rr.Kvs[0].Value, r); err != nil {
+		return fmt.Errorf("pd: region %d: %w", id, err)
+	}
+	if r.GetId() != id || r.GetStoreId() == storeID || !hasPeer(r, storeID) {
+		return nil
+	}
+	r.StoreId = storeID
+	rec, err := proto.Marshal(r)
+	if err != nil {
+		return err
+	}
+	// Only if the record did not change meanwhile (a split, or another
+	// leader's report: the next heartbeat settles it).
+	txn, err := d.cli.Txn(ctx).
+		If(guard, clientv3.Compare(clientv3.ModRevision(key), "=", rr.Kvs[0].ModRevision)).
+		Then(clientv3.OpPut(key, string(rec))).Commit()
+	if err != nil {
+		return fmt.Errorf("pd: region %d: set leader: %w", id, err)
+	}
+	if !txn.Succeeded {
+		return d.checkGuard(ctx, guard)
+	}
+	return nil
+}
+
+// regionsOf lists the regions with a replica on storeID.
 func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Region, error) {
 	resp, err := d.cli.Get(ctx, keyRegionPrefix, clientv3.WithPrefix())
 	if err != nil {
@@ -267,7 +331,7 @@ func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Regi
 		if err := proto.Unmarshal(kv.Value, r); err != nil {
 			return nil, fmt.Errorf("pd: region %q: %w", kv.Key, err)
 		}
-		if r.StoreId == storeID {
+		if hasPeer(r, storeID) {
 			out = append(out, r)
 		}
 	}

@@ -8,11 +8,15 @@
 //     served on the TSO protocol (tso/tsopb, batched on one stream per
 //     client) next to pd's own service;
 //   - the store registry: KV nodes register (PutStore) and get an id, then
-//     heartbeat (StoreHeartbeat) and learn the regions they serve;
-//   - the region directory: each region's [start, end), id, epoch and the
-//     store holding it, keyed by start key so that locating a key is one
-//     etcd range read; the first store to register bootstraps the
-//     cluster with one region over the whole key space;
+//     heartbeat (StoreHeartbeat), say which regions they lead, and learn
+//     the regions they hold a replica of;
+//   - the region directory: each region's [start, end), id, epoch, its
+//     peers (the stores holding its replicas, the members of its raft
+//     group) and its leader as last reported (where clients are sent),
+//     keyed by start key so that locating a key is one etcd range read;
+//     once Config.Replicas stores (3 by default) have registered, the
+//     cluster is bootstrapped with one region over the whole key space, a
+//     replica on each of the first Config.Replicas stores;
 //   - id allocation (AllocID), for stores, regions and later splits.
 //
 // directory.go documents the etcd keys.
@@ -35,12 +39,13 @@
 // *kv.RouterUnavailableError, which the SQL layer reports as MySQL error
 // 9001 ("PD server timeout"). Client is also the oracle's tso.Source over
 // the leader's TSO stream. RegionCache is the router of a kvrpc.Client:
-// regions located through pd, cached until a region error drops them.
+// regions located through pd, cached until a region error drops them, and
+// refreshed (kvrpc.Refresher) when a region's store cannot be dialled, so
+// that a call follows a raft leader elected elsewhere.
 //
 // # What comes next
 //
-// Region heartbeats from leaders, replicas (three per region by default)
-// and their placement, AskBatchSplit for splits, balance of leaders and
-// replicas, the GC safe point and the SQL nodes' minimum start_ts
-// (docs/cluster.md).
+// Re-creating a replica lost with its store on another store (a raft conf
+// change), AskBatchSplit for splits, balance of leaders and replicas, the
+// GC safe point and the SQL nodes' minimum start_ts (docs/cluster.md).
 package pd

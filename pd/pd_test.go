@@ -24,9 +24,11 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// pdConfig is a single-member pd on free ports in dir.
+// pdConfig is a single-member pd on free ports in dir, whose regions
+// have one replica.
 func pdConfig(t *testing.T, dir string) pd.Config {
 	return pd.Config{
+		Replicas:  1,
 		DataDir:   dir,
 		Addr:      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
@@ -45,8 +47,10 @@ func openPD(t *testing.T, cfg pd.Config) *pd.Server {
 	return s
 }
 
-// TestDirectoryAndOracleSurviveRestart: the first store bootstraps the
-// cluster with the whole key space; ids are unique; the region
+// TestDirectoryAndOracleSurviveRestart: the second store to register
+// bootstraps the cluster (two replicas a region) with the whole key space
+// on both, the first its leader until another reports leading it; ids are
+// unique; the region
 // directory, the store registry and the oracle's window are in etcd, so a
 // restarted pd routes as before and issues timestamps above every one it
 // issued.
@@ -54,6 +58,7 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := pdConfig(t, dir)
+	cfg.Replicas = 2
 	srv := openPD(t, cfg)
 	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
 	if err != nil {
@@ -77,6 +82,9 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := short.GetRegion(ctx, []byte("k")); !errors.As(err, &ru) {
+		t.Fatalf("locate with one store of two: %v, want *kv.RouterUnavailableError", err)
+	}
 	s2, err := c.PutStore(ctx, 0, "127.0.0.1:2")
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +99,16 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 	if r.Addr != "127.0.0.1:1" || len(r.Start) != 0 || len(r.End) != 0 || r.Epoch != (kv.RegionEpoch{ConfVer: 1, Version: 1}) {
 		t.Fatalf("bootstrap region: %+v", r)
 	}
-	regs, err := c.StoreHeartbeat(ctx, s1, "127.0.0.1:1")
+	regs, err := c.StoreHeartbeat(ctx, s1, "127.0.0.1:1", nil)
 	if err != nil || len(regs) != 1 || regs[0].Id != r.ID {
 		t.Fatalf("heartbeat of store %d: %v %v", s1, regs, err)
 	}
-	if regs, err := c.StoreHeartbeat(ctx, s2, "127.0.0.1:2"); err != nil || len(regs) != 0 {
+	if regs, err := c.StoreHeartbeat(ctx, s2, "127.0.0.1:2", []uint64{r.ID}); err != nil || len(regs) != 1 || len(regs[0].Peers) != 2 {
 		t.Fatalf("heartbeat of store %d: %v %v", s2, regs, err)
+	}
+	// Store 2 said it leads the region: clients go there now.
+	if r, err = c.GetRegion(ctx, []byte("anything")); err != nil || r.Addr != "127.0.0.1:2" {
+		t.Fatalf("region after store %d leads it: %+v %v", s2, r, err)
 	}
 	first, err := c.AllocID(ctx, 10)
 	if err != nil {

@@ -43,6 +43,10 @@ type Config struct {
 	// SessionTTL is the leadership lease: a leader that stops renewing it
 	// is replaced after about this long. Default 3 s.
 	SessionTTL time.Duration
+	// Replicas is how many replicas each region gets, each on its own
+	// store; the cluster is bootstrapped once that many stores have
+	// registered. Default 3.
+	Replicas int
 	// Logger logs leadership changes. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -90,6 +94,9 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 3
 	}
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -144,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("pd: waiting for etcd to be ready: %w", ctx.Err())
 	}
 	s.cli = v3client.New(s.etcd.Server)
-	s.dir = directory{cli: s.cli}
+	s.dir = directory{cli: s.cli, replicas: cfg.Replicas}
 
 	s.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {

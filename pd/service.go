@@ -67,7 +67,8 @@ func (s *Server) beat(id uint64) {
 }
 
 // StoreHeartbeat implements pdpb.PDServer. A heartbeat from an address
-// other than the registered one updates the registration (a store moved).
+// other than the registered one updates the registration (a store moved);
+// the regions the store says it leads are routed to it from now on.
 func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeatRequest) (*pdpb.StoreHeartbeatResponse, error) {
 	t, err := p.s.leader()
 	if err != nil {
@@ -86,6 +87,11 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
+	for _, id := range req.GetLeading() {
+		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id); err != nil {
+			return nil, toStatus(err)
+		}
+	}
 	regions, err := p.s.dir.regionsOf(ctx, st.Id)
 	if err != nil {
 		return nil, toStatus(err)

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Measures sysbench on the single node and on a cluster (pd, one kv node,
-# a sql node, all on 127.0.0.1, the kv protocol over loopback gRPC) in one
-# sitting, alternating the two: bench-cluster.sh [workload] [seconds]
-# [rounds] [threads...]. Defaults: oltp_point_select, 20 s, 2 rounds, 1
-# and 4 threads. Prints one line per run: setup, threads, QPS, p95 ms, and
+# Measures sysbench on the single node and on a cluster (pd, KVS kv nodes,
+# default 3, each region replicated on min(3, KVS) of them through raft,
+# a sql node, all on 127.0.0.1, the kv protocol and raft over loopback
+# gRPC) in one sitting, alternating the two: [KVS=n] bench-cluster.sh
+# [workload] [seconds] [rounds] [threads...]. Defaults: oltp_point_select,
+# 20 s, 2 rounds, 1 and 4 threads. Prints one line per run: setup, threads, QPS, p95 ms, and
 # the CPU time the setup's processes used per query (user+system from
 # /proc, in microseconds; sysbench's own CPU is not counted).
 # Needs sysbench (apt-get install sysbench); builds cmd/percdb.
@@ -37,11 +38,17 @@ waitlog() { # name, pattern
 
 SINGLE=$(port)
 start single --host 127.0.0.1 --port "$SINGLE" --data-dir "$TMP/single" --status-port 0
-PD=$(port); KV=$(port); CLUSTER=$(port)
-start pd pd --data-dir "$TMP/pd" --addr "127.0.0.1:$PD" --peer-url "http://127.0.0.1:$(port)" --client-url "http://127.0.0.1:$(port)"
+KVS=${KVS:-3}
+REPLICAS=$((KVS < 3 ? KVS : 3))
+PD=$(port); CLUSTER=$(port)
+start pd pd --data-dir "$TMP/pd" --addr "127.0.0.1:$PD" --peer-url "http://127.0.0.1:$(port)" --client-url "http://127.0.0.1:$(port)" --replicas "$REPLICAS"
 waitlog pd 'pd is the leader'
-start kv kv --data-dir "$TMP/kv" --addr "127.0.0.1:$KV" --pd "127.0.0.1:$PD"
-waitlog kv 'kv node serving'
+KVPROCS=
+for i in $(seq "$KVS"); do
+	start kv$i kv --data-dir "$TMP/kv$i" --addr "127.0.0.1:$(port)" --pd "127.0.0.1:$PD"
+	KVPROCS="$KVPROCS kv$i"
+done
+for i in $(seq "$KVS"); do waitlog kv$i 'kv node serving'; done
 start sql sql --data-dir "$TMP/sql" --host 127.0.0.1 --port "$CLUSTER" --pd "127.0.0.1:$PD" --status-port 0
 waitlog single 'percdb listening'
 waitlog sql 'percdb listening'
@@ -67,7 +74,7 @@ for r in $(seq "$ROUNDS"); do
 		for setup in single:$SINGLE cluster:$CLUSTER; do
 			p=${setup#*:}
 			procs=single
-			[ "${setup%%:*}" = single ] || procs="sql kv pd"
+			[ "${setup%%:*}" = single ] || procs="sql$KVPROCS pd"
 			before=$(cpu_ticks $procs)
 			out=$(sysbench "$WORKLOAD" $SB --mysql-port="$p" --threads="$t" --time="$SECS" --report-interval=0 run)
 			after=$(cpu_ticks $procs)

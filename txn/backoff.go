@@ -57,22 +57,27 @@ func (w *lockWaiter) wait(ctx context.Context, what string) error {
 	return w.bo.wait(ctx)
 }
 
-// regionRetrier bounds how often one request is re-routed.
+// regionRetrier bounds how long one request is re-routed: at least
+// Options.MaxRegionRetries times and until Options.RegionRetryTimeout has
+// passed, so that the budget outlasts a raft election (a region's leader
+// lost with its store: 1-2 s until the next one serves) however quickly
+// the retries come.
 type regionRetrier struct {
-	left    int
-	retried bool
-	bo      backoff
+	left     int
+	deadline time.Time
+	retried  bool
+	bo       backoff
 }
 
-func newRegionRetrier(max int) regionRetrier {
-	return regionRetrier{left: max, bo: regionBackoff()}
+func newRegionRetrier(o Options) regionRetrier {
+	return regionRetrier{left: o.MaxRegionRetries, deadline: time.Now().Add(o.RegionRetryTimeout), bo: regionBackoff()}
 }
 
 // retry backs off before a re-routed attempt, or returns an error wrapping
 // cause once the retries are used up. The first retry is immediate: a
 // stale route is usually fixed by reloading it.
 func (r *regionRetrier) retry(ctx context.Context, cause error) error {
-	if r.left <= 0 {
+	if r.left <= 0 && !time.Now().Before(r.deadline) {
 		return fmt.Errorf("too many region errors: %w", cause)
 	}
 	r.left--

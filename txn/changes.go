@@ -28,7 +28,7 @@ func (s *Store) ScanChanges(ctx context.Context, start, end []byte, fromTS, toTS
 	var out []kv.Change
 	var bypass []uint64
 	w := lockWaiter{}
-	rr := newRegionRetrier(s.opts.MaxRegionRetries)
+	rr := newRegionRetrier(s.opts)
 	lo := bytes.Clone(start)
 	for len(end) == 0 || bytes.Compare(lo, end) < 0 {
 		if err := ctx.Err(); err != nil {

@@ -52,7 +52,7 @@ func (t *Txn) Coprocessor(ctx context.Context, start, end, program []byte) (*Cop
 	}
 	c := &CoprIter{
 		t: t, program: program, lo: bytes.Clone(start), end: end,
-		it: &scanIter{s: t.s, version: ts, rr: newRegionRetrier(t.s.opts.MaxRegionRetries)},
+		it: &scanIter{s: t.s, version: ts, rr: newRegionRetrier(t.s.opts)},
 	}
 	c.done = len(end) > 0 && bytes.Compare(start, end) >= 0
 	return c, nil
@@ -85,7 +85,7 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 			}
 			continue
 		}
-		c.it.rr = newRegionRetrier(s.opts.MaxRegionRetries)
+		c.it.rr = newRegionRetrier(s.opts)
 		c.visited += resp.Visited
 		switch {
 		case resp.Done:

@@ -26,7 +26,7 @@ func (s *Store) EstimateKeys(ctx context.Context, start, end []byte, limit int) 
 	}
 	it := &scanIter{
 		s: s, version: kv.MaxTS, lo: start, hi: end,
-		rr: newRegionRetrier(s.opts.MaxRegionRetries), estimate: true,
+		rr: newRegionRetrier(s.opts), estimate: true,
 	}
 	if len(end) > 0 && string(start) >= string(end) {
 		return 0, nil

@@ -82,7 +82,7 @@ func (s *Store) scan(ctx context.Context, start, end []byte, version uint64, rev
 	it := &scanIter{
 		s: s, version: version, reverse: reverse,
 		lo: bytes.Clone(start), hi: bytes.Clone(end),
-		rr: newRegionRetrier(s.opts.MaxRegionRetries),
+		rr: newRegionRetrier(s.opts),
 	}
 	if len(end) > 0 && bytes.Compare(start, end) >= 0 {
 		it.done = true
@@ -211,7 +211,7 @@ func (it *scanIter) fetchOnce(ctx context.Context) error {
 	if err != nil {
 		return it.handle(ctx, reg, err)
 	}
-	it.rr = newRegionRetrier(it.s.opts.MaxRegionRetries)
+	it.rr = newRegionRetrier(it.s.opts)
 	it.page = pairs
 	// advance moves the walk's near bound past key (exclusive hi going
 	// down, successor going up).

@@ -86,7 +86,7 @@ func (s *Store) ScanNotify(ctx context.Context, start, end []byte, limit int) (e
 	if err := s.usable(); err != nil {
 		return nil, nil, err
 	}
-	rr := newRegionRetrier(s.opts.MaxRegionRetries)
+	rr := newRegionRetrier(s.opts)
 	for {
 		r, err := s.client.LocateKey(ctx, start)
 		if err != nil {

@@ -54,9 +54,14 @@ type Options struct {
 	// locks of one dead transaction met by many readers cost one
 	// CheckTxnStatus. Default 4096.
 	ResolvedCacheSize int
-	// MaxRegionRetries bounds how many times one request is re-routed
-	// after region errors before the operation fails. Default 20.
-	MaxRegionRetries int
+	// MaxRegionRetries and RegionRetryTimeout bound how long one request
+	// is re-routed after region errors: it fails once it was re-routed
+	// MaxRegionRetries times and RegionRetryTimeout has passed since its
+	// first attempt. Defaults 20 and 20 s (a raft election after a
+	// leader's store died takes 1-2 s, and pd learns the new leader right
+	// after).
+	MaxRegionRetries   int
+	RegionRetryTimeout time.Duration
 	// MaxReadSetEntries bounds what a pessimistic transaction remembers of
 	// its reads (keys read, plus key ranges iterated) so that it can move
 	// its snapshot past a conflicting commit after validating them
@@ -107,6 +112,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxRegionRetries == 0 {
 		o.MaxRegionRetries = 20
+	}
+	if o.RegionRetryTimeout == 0 {
+		o.RegionRetryTimeout = 20 * time.Second
 	}
 	if o.MaxReadSetEntries == 0 {
 		o.MaxReadSetEntries = 4096

@@ -65,7 +65,7 @@ type regionFunc func(ctx context.Context, region kv.RegionInfo, lo, hi int) erro
 // dropped, the span's keys are grouped again (a split may have cut them
 // apart) and each new run is retried, within Options.MaxRegionRetries.
 func (s *Store) runSpan(ctx context.Context, keys [][]byte, sp regionSpan, fn regionFunc) error {
-	rr := newRegionRetrier(s.opts.MaxRegionRetries)
+	rr := newRegionRetrier(s.opts)
 	queue := []regionSpan{sp}
 	for len(queue) > 0 {
 		cur := queue[0]

@@ -62,7 +62,7 @@ func (s *Store) get(ctx context.Context, key []byte, version uint64) ([]byte, er
 // at readTS <= callerTS (past a lock it met).
 func (s *Store) getAt(ctx context.Context, key []byte, callerTS, readTS uint64) ([]byte, error) {
 	var w lockWaiter
-	rr := newRegionRetrier(s.opts.MaxRegionRetries)
+	rr := newRegionRetrier(s.opts)
 	for {
 		reg, err := s.client.LocateKey(ctx, key)
 		if err != nil {

@@ -65,6 +65,7 @@ func runPD(args []string) error {
 	peerURL := fs.String("peer-url", "", "URL of the embedded etcd's peer listener (default http://host:port+1 of --addr)")
 	clientURL := fs.String("client-url", "", "URL of the embedded etcd's client listener (default http://host:port+2 of --addr)")
 	initial := fs.String("initial-cluster", "", "the etcd members as name=peer-url,... (default this member alone)")
+	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,7 +80,7 @@ func runPD(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
-		InitialCluster: *initial, Logger: logger})
+		InitialCluster: *initial, Replicas: *replicas, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,8 @@ func runPlayground(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pdAddr := "127.0.0.1:" + strconv.Itoa(*basePort)
-	members := [][]string{{"pd", "--data-dir", filepath.Join(*dataDir, "pd"), "--addr", pdAddr}}
+	members := [][]string{{"pd", "--data-dir", filepath.Join(*dataDir, "pd"), "--addr", pdAddr,
+		"--replicas", strconv.Itoa(min(3, *kvs))}}
 	for i := 1; i <= *kvs; i++ {
 		members = append(members, []string{"kv", "--data-dir", filepath.Join(*dataDir, fmt.Sprintf("kv%d", i)),
 			"--addr", "127.0.0.1:" + strconv.Itoa(*basePort+2+i), "--pd", pdAddr})

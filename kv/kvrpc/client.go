@@ -34,6 +34,14 @@ type Router interface {
 	RegionAddr(regionID uint64) (string, bool)
 }
 
+// Refresher is a Router that can ask its source where a region is served
+// now. A Client whose router is one re-routes a command that cannot reach
+// its store to wherever the region moved (a raft leader elected on
+// another store) instead of waiting for the store to return.
+type Refresher interface {
+	RefreshRegion(ctx context.Context, regionID uint64) (addr string, ok bool)
+}
+
 // Options tunes a Client. The zero value gives the defaults.
 type Options struct {
 	// UnavailableTimeout bounds how long one command retries a store it
@@ -168,8 +176,19 @@ func (c *Client) call(ctx context.Context, region kv.RegionCtx, kind retryKind, 
 		default:
 			return fmt.Errorf("kv store %s: %w", addr, err)
 		}
-		if kind == onceOnly && !neverSent(st) {
+		sent := !neverSent(st)
+		if kind == onceOnly && sent {
 			return &kv.StoreUnavailableError{Addr: addr, Undetermined: true, Err: err}
+		}
+		if !sent {
+			// Not sent: the region may be served elsewhere now.
+			if to, ok := c.refresh(ctx, region.RegionID); ok && to != addr {
+				if kc, err = c.conn(to); err != nil {
+					return err
+				}
+				addr = to
+				continue
+			}
 		}
 		if !time.Now().Add(pause).Before(deadline) {
 			return &kv.StoreUnavailableError{Addr: addr, Err: err}
@@ -181,12 +200,24 @@ func (c *Client) call(ctx context.Context, region kv.RegionCtx, kind retryKind, 
 	}
 }
 
+// refresh asks the router where region is served now, when it can tell.
+func (c *Client) refresh(ctx context.Context, region uint64) (string, bool) {
+	r, ok := c.router.(Refresher)
+	if !ok {
+		return "", false
+	}
+	return r.RefreshRegion(ctx, region)
+}
+
 // neverSent reports whether an Unavailable status is grpc's refusal to
-// send on a connection that is down (the request never left), as opposed
-// to a call that broke in flight.
+// send on a connection that could not be made (the request never left),
+// as opposed to a call that broke in flight. Both are "connection error"s
+// to grpc: a stream whose transport closed under it fails with
+// `connection error: desc = "error reading from server: EOF"`, and only
+// a dial failure says "while dialing" (grpc internal/transport,
+// http2Client.Close and the dialer's errors).
 func neverSent(st *status.Status) bool {
-	m := st.Message()
-	return strings.Contains(m, "connection error") || strings.Contains(m, "while dialing")
+	return strings.Contains(st.Message(), "while dialing")
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -311,17 +342,15 @@ const maxOnePCSettles = 3
 // nothing was applied, and the request is sent again.
 func (c *Client) settleOnePC(ctx context.Context, req *kv.PrewriteRequest, undetermined error) (*kv.PrewriteResponse, error) {
 	for range maxOnePCSettles {
-		st, err := c.CheckTxnStatus(ctx, &kv.CheckTxnStatusRequest{
-			Region: req.Region, PrimaryKey: req.Primary, LockTS: req.StartTS,
-			// Checked at the transaction's own start, its lock cannot have
-			// expired: the check never rolls it back.
-			CurrentTS: req.StartTS,
-		})
+		st, err := c.checkPrimary(ctx, req)
 		var notFound *kv.TxnLockNotFoundError
 		switch {
 		case errors.As(err, &notFound):
 		case err != nil:
-			return nil, errors.Join(undetermined, fmt.Errorf("check the outcome: %w", err))
+			// Formatted, not wrapped: the caller must not take the
+			// check's region error for the prewrite's and send the
+			// prewrite again.
+			return nil, fmt.Errorf("%w (check the outcome: %v)", undetermined, err)
 		case st.Action == kv.TxnActionCommitted:
 			return &kv.PrewriteResponse{OnePCCommitTS: st.CommitTS}, nil
 		case st.Action == kv.TxnActionRolledBack:
@@ -337,6 +366,38 @@ func (c *Client) settleOnePC(ctx context.Context, req *kv.PrewriteRequest, undet
 		undetermined = err
 	}
 	return nil, undetermined
+}
+
+// checkPrimary asks for the status of a one-phase commit's transaction
+// at its primary, following the region (a raft leader elected elsewhere
+// while the commit's store died answers NotLeader, or the route is gone)
+// for up to the client's UnavailableTimeout.
+func (c *Client) checkPrimary(ctx context.Context, req *kv.PrewriteRequest) (*kv.CheckTxnStatusResponse, error) {
+	region := req.Region
+	pause := 10 * time.Millisecond
+	deadline := time.Now().Add(c.opts.UnavailableTimeout)
+	for {
+		st, err := c.CheckTxnStatus(ctx, &kv.CheckTxnStatusRequest{
+			Region: region, PrimaryKey: req.Primary, LockTS: req.StartTS,
+			// Checked at the transaction's own start, its lock cannot have
+			// expired: the check never rolls it back.
+			CurrentTS: req.StartTS,
+		})
+		var re *kv.RegionError
+		if !errors.As(err, &re) || time.Now().After(deadline) {
+			return st, err
+		}
+		c.router.InvalidateRegion(region.RegionID)
+		if err := sleep(ctx, pause); err != nil {
+			return nil, errors.Join(re, err)
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+		r, err := c.router.LocateKey(ctx, req.Primary)
+		if err != nil {
+			return nil, errors.Join(re, err)
+		}
+		region = r.Ctx()
+	}
 }
 
 // prewrite sends a prewrite once (kind onceOnly) or until it is answered.

@@ -142,10 +142,21 @@ func TestLockWaitHonoursContext(t *testing.T) {
 // TestOnePCBrokenInFlight: a one-phase commit whose call breaks in flight
 // is settled by its primary, not failed and not blindly sent again:
 // applied before the break, it reports its commit; not applied, it is
-// sent again and commits.
+// sent again and commits. The break is reported as grpc reports a stream
+// whose connection closed under it (a "connection error", like a failed
+// dial, but the request was sent) and as a bare transport error.
 func TestOnePCBrokenInFlight(t *testing.T) {
-	for _, applied := range []bool{true, false} {
-		t.Run(fmt.Sprintf("applied=%v", applied), func(t *testing.T) {
+	for _, tc := range []struct {
+		applied bool
+		msg     string
+	}{
+		{true, "error reading from server: EOF"},
+		{false, "error reading from server: EOF"},
+		{true, `connection error: desc = "error reading from server: EOF"`},
+		{false, `connection error: desc = "error reading from server: EOF"`},
+	} {
+		applied := tc.applied
+		t.Run(fmt.Sprintf("applied=%v/%s", applied, tc.msg), func(t *testing.T) {
 			s := openStore(t)
 			lis, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -161,7 +172,7 @@ func TestOnePCBrokenInFlight(t *testing.T) {
 						return nil, err
 					}
 				}
-				return nil, status.Error(codes.Unavailable, "error reading from server: EOF")
+				return nil, status.Error(codes.Unavailable, tc.msg)
 			}))
 			kvrpc.NewServer(s).Register(srv)
 			go func() { _ = srv.Serve(lis) }()

@@ -1,39 +1,45 @@
 // Package node is a KV node of a cluster (percdb kv): one store (package
-// kv, Pebble underneath) serving the regions pd gave it over the KV
-// protocol (package kvrpc).
+// kv, Pebble underneath) holding replicas of the regions pd placed on it,
+// each a member of its region's raft group (package kv/raftstore), serving
+// the regions it leads over the KV protocol (package kvrpc).
 //
 // # Life
 //
 // Open opens the store, registers with pd (a new store gets an id; a
-// known one, from the state file, keeps it), takes its regions from a
-// first heartbeat, and raises the store's max_read_ts to a fresh
-// timestamp from pd's oracle before serving, so that a one-phase commit
-// after a restart is calculated above every read served before it (kv's
-// doc.go, "Regions and max_read_ts"). Then it heartbeats pd every
-// HeartbeatInterval and takes the regions pd lists. The store id and the
-// regions are kept in DataDir/store-state (a pdpb.StoreState), written
-// atomically, so a restarted node serves its regions even before pd
-// answers again. Every write is synced by the store before it is
-// answered (kv.SyncAlways), so a node killed with SIGKILL loses nothing it
+// known one, from the state file, keeps it), opens the raft store
+// (DataDir/raft) with its gRPC transport, creates a replica for each
+// region of its state file and of a first heartbeat (from the region's
+// initial state, or, after a restart, from the raft log, which it applies
+// again), and raises the store's max_read_ts to a fresh timestamp before
+// serving. Then it heartbeats pd every HeartbeatInterval, and at once
+// when one of its replicas starts or stops leading, telling pd which
+// regions it leads (pd sends clients there) and taking the regions pd
+// lists. The store id and the regions with their peers are kept in
+// DataDir/store-state (a pdpb.StoreState), written atomically, so a
+// restarted node takes part in its groups even before pd answers again.
+// The store applies without syncing: the raft log, synced once per round,
+// is the durable record, so a node killed with SIGKILL loses nothing raft
 // acknowledged.
 //
-// # Routing and the proposer seam
+// # Routing
 //
 // The node checks every request's region against its own view (id,
 // epoch, keys in range) and answers a *kv.RegionError otherwise (not
-// found, epoch not match with its view, key not in region). A region
-// that passes goes to its replica's Proposer (route.go), which runs the
-// command: directly on the store in this version, one replica per region;
-// through a raft group per region (raft.RawNode, go.etcd.io/raft/v3) next,
-// without changes to the node's routing, the wire or the client. The
-// store underneath serves the whole key space as its one region: the node,
-// not the store, knows the cluster's regions.
+// found, epoch not match with its view, key not in region). Then its
+// replica must lead and serve (a new leader serves once it caught up and
+// raised max_read_ts), or the request gets NotLeader with the leader's
+// address; and it passes the replica's read barrier (ReadIndex under the
+// leader lease, then applied up to it), so that it sees every write
+// committed before it arrived. The command then runs on the store with
+// the replica's leadership in its context (kv.WithReplicator): its write
+// batch is proposed through raft and applied on every replica, and the
+// command returns once its own replica applied it. The store underneath
+// serves the whole key space as its one region: the node, not the store,
+// knows the cluster's regions.
 //
 // # What comes next
 //
-// Three replicas per region (raft: the raft log and hard state in the
-// same Pebble, written with the data in one batch and one sync per round
-// across regions), leader leases and ReadIndex, max_read_ts re-established
-// from the oracle after a leader change, snapshots for lagging replicas,
-// splits (AskBatchSplit) and balance (docs/cluster.md).
+// Conf changes (a replica lost with its store re-created elsewhere),
+// snapshots and log truncation, splits (AskBatchSplit), leader transfer
+// and balance (docs/cluster.md).
 package node

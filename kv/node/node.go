@@ -18,21 +18,28 @@ import (
 	"github.com/percdb/percdb/internal/durablefile"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
+	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	"github.com/percdb/percdb/pd/pdpb"
 )
 
 // Config configures a KV node.
 type Config struct {
-	// DataDir holds the store (DataDir/kv) and the node's state file
-	// (DataDir/store-state).
+	// DataDir holds the store (DataDir/kv), the raft engine
+	// (DataDir/raft) and the node's state file (DataDir/store-state).
 	DataDir string
 	// Addr is the host:port to listen on and to register with pd.
 	Addr string
 	// PD lists the pd members' addresses.
 	PD []string
-	// KV tunes the store. Default: durable, synced writes.
+	// KV tunes the store. Its SyncWrites is ignored: the raft engine is
+	// the durable record (its one sync per round), and the store's applies
+	// are not synced (kv/raftstore's doc.go, "Storage").
 	KV kv.Options
+	// Raft tunes the raft groups: TickInterval, ElectionTicks,
+	// HeartbeatTicks (the rest is the node's own). Defaults are
+	// raftstore's.
+	Raft raftstore.Config
 	// HeartbeatInterval is how often the node heartbeats pd and learns
 	// its regions. Default 1 s.
 	HeartbeatInterval time.Duration
@@ -48,11 +55,13 @@ const stateFile = "store-state"
 
 // Node is a KV node: a store serving the regions pd gave it over kvrpc.
 type Node struct {
-	cfg      Config
-	store    *kv.Store
-	pd       *pd.Client
-	listener net.Listener
-	grpc     *grpc.Server
+	cfg       Config
+	store     *kv.Store
+	raft      *raftstore.Store
+	transport *raftstore.GRPCTransport
+	pd        *pd.Client
+	listener  net.Listener
+	grpc      *grpc.Server
 	// whole routes a command to the store's own region, the whole key
 	// space: the node checks the region pd named, the store serves every
 	// key it holds.
@@ -61,16 +70,22 @@ type Node struct {
 	mu      sync.RWMutex
 	storeID uint64
 	regions map[uint64]*replica
+	// addrs are the stores' addresses, from pd.
+	addrs map[uint64]string
 
+	// kick asks the heartbeat loop to heartbeat now (a leadership began
+	// or ended).
+	kick chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
 }
 
 // replica is one region's replica on this node: its descriptor as pd
-// gave it and the proposer its commands go through.
+// gave it and its raft group, which its commands go through.
 type replica struct {
-	info     kv.RegionInfo
-	proposer Proposer
+	info  kv.RegionInfo
+	peers []uint64
+	raft  *raftstore.Replica
 }
 
 // Open opens the store, registers with pd (or resumes the registration in
@@ -88,7 +103,7 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	n := &Node{cfg: cfg, regions: map[uint64]*replica{}, done: make(chan struct{})}
+	n := &Node{cfg: cfg, regions: map[uint64]*replica{}, addrs: map[uint64]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.closeResources()
@@ -97,7 +112,9 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if n.pd, err = pd.NewClient(cfg.PD, pd.ClientOptions{Timeout: cfg.PDTimeout}); err != nil {
 		return nil, err
 	}
-	if n.store, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV); err != nil {
+	kvOpts := cfg.KV
+	kvOpts.SyncWrites = kv.SyncNone
+	if n.store, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), kvOpts); err != nil {
 		return nil, fmt.Errorf("kv node: %w", err)
 	}
 	whole, err := n.store.LocateKey(nil)
@@ -113,7 +130,6 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	n.storeID = state.GetStoreId()
-	n.setRegions(state.GetRegions())
 
 	// Listen first: pd hands out this address as soon as the store
 	// registers.
@@ -121,6 +137,20 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("kv node: listen: %w", err)
 	}
 	if err := n.register(ctx); err != nil {
+		return nil, err
+	}
+	n.transport = raftstore.NewGRPCTransport(n.storeID, n.resolve, cfg.Logger)
+	rcfg := cfg.Raft
+	rcfg.StoreID, rcfg.Dir, rcfg.InMemory = n.storeID, filepath.Join(cfg.DataDir, "raft"), false
+	rcfg.Applier, rcfg.Transport, rcfg.Logger = n.store, n.transport, cfg.Logger
+	rcfg.FreshTS = n.waitForTimestamp
+	rcfg.OnLeaderChange = n.heartbeatNow
+	if n.raft, err = raftstore.Open(rcfg); err != nil {
+		return nil, fmt.Errorf("kv node: %w", err)
+	}
+	// The replicas kept in the state file serve (once elected) even
+	// before pd answers again.
+	if _, err := n.setRegions(state.GetRegions()); err != nil {
 		return nil, err
 	}
 	if err := n.heartbeat(ctx); err != nil {
@@ -134,7 +164,9 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 
 	n.grpc = grpc.NewServer()
 	kvrpc.NewServer(n).Register(n.grpc)
+	raftstore.RegisterServer(n.grpc, n.raft)
 	go func() { _ = n.grpc.Serve(n.listener) }()
+	n.raft.Start()
 	bg, stop := context.WithCancel(context.Background())
 	n.stop = stop
 	go func() {
@@ -178,20 +210,71 @@ func (n *Node) register(ctx context.Context) error {
 	}
 }
 
-// heartbeat tells pd the store is alive and takes the regions pd says it
-// serves; a change is saved in the state file.
+// heartbeat tells pd the store is alive and which regions it leads, and
+// takes the regions pd says it holds; a change is saved in the state
+// file.
 func (n *Node) heartbeat(ctx context.Context) error {
 	n.mu.RLock()
 	id := n.storeID
+	var leading []uint64
+	for rid, r := range n.regions {
+		if _, err := r.raft.Leading(); err == nil {
+			leading = append(leading, rid)
+		}
+	}
 	n.mu.RUnlock()
-	regions, err := n.pd.StoreHeartbeat(ctx, id, n.cfg.Addr)
+	regions, err := n.pd.StoreHeartbeat(ctx, id, n.cfg.Addr, leading)
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)
 	}
-	if n.setRegions(regions) {
+	changed, err := n.setRegions(regions)
+	if err != nil {
+		return err
+	}
+	if changed {
 		return n.saveState()
 	}
 	return nil
+}
+
+// heartbeatNow asks the heartbeat loop for a heartbeat at once.
+func (n *Node) heartbeatNow() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// resolve returns store id's address: from the node's book, or from pd
+// (the book is refreshed then).
+func (n *Node) resolve(ctx context.Context, id uint64) (string, error) {
+	if a := n.storeAddr(id); a != "" {
+		return a, nil
+	}
+	stores, err := n.pd.GetStores(ctx)
+	if err != nil {
+		return "", fmt.Errorf("kv node: resolve store %d: %w", id, err)
+	}
+	n.mu.Lock()
+	for _, st := range stores {
+		n.addrs[st.GetId()] = st.GetAddr()
+	}
+	a := n.addrs[id]
+	n.mu.Unlock()
+	if a == "" {
+		return "", fmt.Errorf("kv node: store %d is not registered with pd", id)
+	}
+	return a, nil
+}
+
+// storeAddr returns store id's address as the node knows it, or "".
+func (n *Node) storeAddr(id uint64) string {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if id == n.storeID {
+		return n.cfg.Addr
+	}
+	return n.addrs[id]
 }
 
 func (n *Node) heartbeatLoop(ctx context.Context) {
@@ -202,6 +285,7 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-n.kick:
 		}
 		if err := n.heartbeat(ctx); err != nil && ctx.Err() == nil {
 			// The node serves the regions it has; pd will be back.
@@ -212,8 +296,11 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 
 // setRegions replaces the node's regions with pd's list and reports
 // whether anything changed. A region whose descriptor did not change
-// keeps its replica.
-func (n *Node) setRegions(list []*pdpb.Region) bool {
+// keeps its replica; a new one gets its raft group, from its initial
+// state or, after a restart, from the raft engine. (A region dropped
+// from the list stops being served; its raft group stays until replica
+// removal exists.)
+func (n *Node) setRegions(list []*pdpb.Region) (bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	next := make(map[uint64]*replica, len(list))
@@ -225,10 +312,18 @@ func (n *Node) setRegions(list []*pdpb.Region) bool {
 			continue
 		}
 		changed = true
-		next[info.ID] = &replica{info: info, proposer: directProposer{n.store}}
+		peers := r.GetPeers()
+		if len(peers) == 0 {
+			peers = []uint64{r.GetStoreId()}
+		}
+		g, err := n.raft.AddRegion(info.ID, peers)
+		if err != nil {
+			return false, fmt.Errorf("kv node: %w", err)
+		}
+		next[info.ID] = &replica{info: info, peers: peers, raft: g}
 	}
 	n.regions = next
-	return changed
+	return changed, nil
 }
 
 func sameRegion(a, b kv.RegionInfo) bool {
@@ -242,7 +337,7 @@ func (n *Node) saveState() error {
 	st := &pdpb.StoreState{StoreId: n.storeID, Addr: n.cfg.Addr}
 	for _, r := range n.regions {
 		st.Regions = append(st.Regions, &pdpb.Region{Id: r.info.ID, Start: r.info.Start, End: r.info.End,
-			ConfVer: r.info.Epoch.ConfVer, Version: r.info.Epoch.Version, StoreId: n.storeID})
+			ConfVer: r.info.Epoch.ConfVer, Version: r.info.Epoch.Version, StoreId: n.storeID, Peers: r.peers})
 	}
 	n.mu.RUnlock()
 	b, err := proto.Marshal(st)
@@ -298,6 +393,12 @@ func (n *Node) closeResources() error {
 		n.grpc.Stop()
 	} else if n.listener != nil {
 		errs = append(errs, n.listener.Close())
+	}
+	if n.transport != nil {
+		n.transport.Close()
+	}
+	if n.raft != nil {
+		errs = append(errs, n.raft.Close())
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())

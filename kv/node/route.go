@@ -2,34 +2,56 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
+	"github.com/percdb/percdb/kv/raftstore"
 )
 
-// Proposer is the seam between a region's route and its data: every
-// command the node accepts for a region, read or write, goes through the
-// region's proposer, with the region already checked (id, epoch, keys in
-// range) and addressed to the store's own region (RegionCtx of the whole
-// key space).
-//
-// In this version a region has one replica and directProposer runs the
-// command on the local store at once: the store decides under its latches
-// and applies the write batch to Pebble. With replication, a raft
-// proposer takes its place per region: on the leader it runs the command's
-// decision under the latches as now, proposes the resulting write batch
-// (the store's applier seam, kv/batch.go) through the region's
-// raft.RawNode, and answers when the batch is applied; reads are served
-// under the leader lease or after a ReadIndex; a follower answers
-// NotLeader with the leader's address. The node, the wire and the client
-// do not change.
-type Proposer interface {
-	kvrpc.Backend
+// serve checks that the node serves rc at its epoch and that every key
+// lies in the region, and that this store's replica leads the region and
+// serves (kv/raftstore: a leader serves once it caught up and raised
+// max_read_ts); then it waits for the replica's read barrier, so that the
+// command reads every write committed before it arrived, and returns ctx
+// carrying the leadership, through which the command's writes are
+// replicated. Otherwise a *kv.RegionError the client re-routes on
+// (NotLeader with the leader's address when one is known).
+func (n *Node) serve(ctx context.Context, rc kv.RegionCtx, keys ...[]byte) (context.Context, *replica, error) {
+	r, err := n.route(rc, keys...)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := r.raft.Leading()
+	if err == nil {
+		err = l.ReadBarrier(ctx)
+	}
+	if err != nil {
+		return nil, nil, n.fix(err)
+	}
+	return kv.WithReplicator(ctx, l), r, nil
 }
 
-// directProposer applies a region's commands to the local store at once.
-type directProposer struct{ *kv.Store }
+// fix turns raftstore's errors into the KV protocol's: *NotLeaderError
+// into a NotLeader region error with the leader's address, a stopping
+// raft store into kv.ErrClosed (both retried by the client).
+func (n *Node) fix(err error) error {
+	var nl *raftstore.NotLeaderError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nl):
+		re := &kv.RegionError{RegionID: nl.RegionID, Reason: kvrpc.ReasonNotLeader}
+		if addr := n.storeAddr(nl.Leader); addr != "" {
+			re.Current = &kv.RegionInfo{ID: nl.RegionID, Addr: addr}
+		}
+		return re
+	case errors.Is(err, raftstore.ErrStopped):
+		return fmt.Errorf("%w: %w", kv.ErrClosed, err)
+	}
+	return err
+}
 
 // route checks that the node serves rc at its epoch and that every key
 // lies in the region, and returns the region's replica; otherwise a
@@ -56,32 +78,35 @@ func (n *Node) route(rc kv.RegionCtx, keys ...[]byte) (*replica, error) {
 
 // Get implements kvrpc.Backend.
 func (n *Node) Get(ctx context.Context, rc kv.RegionCtx, key []byte, version uint64) ([]byte, error) {
-	r, err := n.route(rc, key)
+	ctx, _, err := n.serve(ctx, rc, key)
 	if err != nil {
 		return nil, err
 	}
-	return r.proposer.Get(ctx, n.whole, key, version)
+	out, err := n.store.Get(ctx, n.whole, key, version)
+	return out, n.fix(err)
 }
 
 // BatchGet implements kvrpc.Backend.
 func (n *Node) BatchGet(ctx context.Context, rc kv.RegionCtx, keys [][]byte, version uint64) ([]kv.KvPair, error) {
-	r, err := n.route(rc, keys...)
+	ctx, _, err := n.serve(ctx, rc, keys...)
 	if err != nil {
 		return nil, err
 	}
-	return r.proposer.BatchGet(ctx, n.whole, keys, version)
+	out, err := n.store.BatchGet(ctx, n.whole, keys, version)
+	return out, n.fix(err)
 }
 
 // Scan implements kvrpc.Backend. An empty End is the region's end, and an
 // End past it is cut to it, as the store does for its own regions.
 func (n *Node) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, error) {
-	r, err := n.route(req.Region, req.Start)
+	ctx, r, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, r.cutEnd(req.End)
-	return r.proposer.Scan(ctx, &in)
+	out, err := n.store.Scan(ctx, &in)
+	return out, n.fix(err)
 }
 
 // mutationKeys lists the keys of a prewrite.
@@ -95,53 +120,55 @@ func mutationKeys(ms []kv.Mutation) [][]byte {
 
 // Prewrite implements kvrpc.Backend.
 func (n *Node) Prewrite(ctx context.Context, req *kv.PrewriteRequest) (*kv.PrewriteResponse, error) {
-	r, err := n.route(req.Region, mutationKeys(req.Mutations)...)
+	ctx, _, err := n.serve(ctx, req.Region, mutationKeys(req.Mutations)...)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region = n.whole
-	return r.proposer.Prewrite(ctx, &in)
+	out, err := n.store.Prewrite(ctx, &in)
+	return out, n.fix(err)
 }
 
 // Commit implements kvrpc.Backend.
 func (n *Node) Commit(ctx context.Context, req *kv.CommitRequest) error {
-	r, err := n.route(req.Region, req.Keys...)
+	ctx, _, err := n.serve(ctx, req.Region, req.Keys...)
 	if err != nil {
 		return err
 	}
 	in := *req
 	in.Region = n.whole
-	return r.proposer.Commit(ctx, &in)
+	return n.fix(n.store.Commit(ctx, &in))
 }
 
 // BatchRollback implements kvrpc.Backend.
 func (n *Node) BatchRollback(ctx context.Context, rc kv.RegionCtx, keys [][]byte, startTS uint64) error {
-	r, err := n.route(rc, keys...)
+	ctx, _, err := n.serve(ctx, rc, keys...)
 	if err != nil {
 		return err
 	}
-	return r.proposer.BatchRollback(ctx, n.whole, keys, startTS)
+	return n.fix(n.store.BatchRollback(ctx, n.whole, keys, startTS))
 }
 
 // Cleanup implements kvrpc.Backend.
 func (n *Node) Cleanup(ctx context.Context, rc kv.RegionCtx, key []byte, startTS, currentTS uint64) error {
-	r, err := n.route(rc, key)
+	ctx, _, err := n.serve(ctx, rc, key)
 	if err != nil {
 		return err
 	}
-	return r.proposer.Cleanup(ctx, n.whole, key, startTS, currentTS)
+	return n.fix(n.store.Cleanup(ctx, n.whole, key, startTS, currentTS))
 }
 
 // CheckTxnStatus implements kvrpc.Backend.
 func (n *Node) CheckTxnStatus(ctx context.Context, req *kv.CheckTxnStatusRequest) (*kv.CheckTxnStatusResponse, error) {
-	r, err := n.route(req.Region, req.PrimaryKey)
+	ctx, _, err := n.serve(ctx, req.Region, req.PrimaryKey)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region = n.whole
-	return r.proposer.CheckTxnStatus(ctx, &in)
+	out, err := n.store.CheckTxnStatus(ctx, &in)
+	return out, n.fix(err)
 }
 
 // ResolveLock implements kvrpc.Backend. Without keys it resolves the
@@ -149,22 +176,23 @@ func (n *Node) CheckTxnStatus(ctx context.Context, req *kv.CheckTxnStatusRequest
 // store keeps no other region's keys but this node's, and resolving a
 // transaction's locks is right wherever they are.
 func (n *Node) ResolveLock(ctx context.Context, req *kv.ResolveLockRequest) error {
-	r, err := n.route(req.Region, req.Keys...)
+	ctx, _, err := n.serve(ctx, req.Region, req.Keys...)
 	if err != nil {
 		return err
 	}
 	in := *req
 	in.Region = n.whole
-	return r.proposer.ResolveLock(ctx, &in)
+	return n.fix(n.store.ResolveLock(ctx, &in))
 }
 
 // TxnHeartBeat implements kvrpc.Backend.
 func (n *Node) TxnHeartBeat(ctx context.Context, rc kv.RegionCtx, primary []byte, startTS, adviseTTL uint64) (uint64, error) {
-	r, err := n.route(rc, primary)
+	ctx, _, err := n.serve(ctx, rc, primary)
 	if err != nil {
 		return 0, err
 	}
-	return r.proposer.TxnHeartBeat(ctx, n.whole, primary, startTS, adviseTTL)
+	out, err := n.store.TxnHeartBeat(ctx, n.whole, primary, startTS, adviseTTL)
+	return out, n.fix(err)
 }
 
 // AcquirePessimisticLock implements kvrpc.Backend.
@@ -173,22 +201,23 @@ func (n *Node) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePessim
 	for i, k := range req.Keys {
 		keys[i] = k.Key
 	}
-	r, err := n.route(req.Region, keys...)
+	ctx, _, err := n.serve(ctx, req.Region, keys...)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region = n.whole
-	return r.proposer.AcquirePessimisticLock(ctx, &in)
+	out, err := n.store.AcquirePessimisticLock(ctx, &in)
+	return out, n.fix(err)
 }
 
 // PessimisticRollback implements kvrpc.Backend.
 func (n *Node) PessimisticRollback(ctx context.Context, rc kv.RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error {
-	r, err := n.route(rc, keys...)
+	ctx, _, err := n.serve(ctx, rc, keys...)
 	if err != nil {
 		return err
 	}
-	return r.proposer.PessimisticRollback(ctx, n.whole, keys, startTS, forUpdateTS)
+	return n.fix(n.store.PessimisticRollback(ctx, n.whole, keys, startTS, forUpdateTS))
 }
 
 // cutEnd cuts a range read's end to the region's: an empty end is the
@@ -208,7 +237,7 @@ func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) 
 	for _, kr := range req.Ranges {
 		keys = append(keys, kr.Start)
 	}
-	r, err := n.route(req.Region, keys...)
+	ctx, r, err := n.serve(ctx, req.Region, keys...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,18 +247,20 @@ func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) 
 	for i, kr := range req.Ranges {
 		in.Ranges[i] = kv.KeyRange{Start: kr.Start, End: r.cutEnd(kr.End)}
 	}
-	return r.proposer.ValidateReads(ctx, &in)
+	out, err := n.store.ValidateReads(ctx, &in)
+	return out, n.fix(err)
 }
 
 // ScanNotify implements kvrpc.Backend.
 func (n *Node) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error) {
-	r, err := n.route(req.Region, req.Start)
+	ctx, r, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, r.cutEnd(req.End)
-	return r.proposer.ScanNotify(ctx, &in)
+	out, err := n.store.ScanNotify(ctx, &in)
+	return out, n.fix(err)
 }
 
 // ClearNotify implements kvrpc.Backend.
@@ -238,31 +269,33 @@ func (n *Node) ClearNotify(ctx context.Context, rc kv.RegionCtx, entries []kv.No
 	for i, e := range entries {
 		keys[i] = e.Key
 	}
-	r, err := n.route(rc, keys...)
+	ctx, _, err := n.serve(ctx, rc, keys...)
 	if err != nil {
 		return err
 	}
-	return r.proposer.ClearNotify(ctx, n.whole, entries)
+	return n.fix(n.store.ClearNotify(ctx, n.whole, entries))
 }
 
 // ScanChanges implements kvrpc.Backend.
 func (n *Node) ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error) {
-	r, err := n.route(req.Region, req.Start)
+	ctx, r, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, r.cutEnd(req.End)
-	return r.proposer.ScanChanges(ctx, &in)
+	out, err := n.store.ScanChanges(ctx, &in)
+	return out, n.fix(err)
 }
 
 // Coprocessor implements kvrpc.Backend.
 func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error) {
-	r, err := n.route(req.Region, req.Start)
+	ctx, r, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, r.cutEnd(req.End)
-	return r.proposer.Coprocessor(ctx, &in)
+	out, err := n.store.Coprocessor(ctx, &in)
+	return out, n.fix(err)
 }

@@ -92,8 +92,12 @@ func (x *Store) GetLastHeartbeatUnixMs() int64 {
 }
 
 // Region is one range of the key space: keys in [start, end) (an empty
-// end is +infinity), its epoch, and the store holding its (single, in this
-// version) replica.
+// end is +infinity), its epoch, the stores holding its replicas (peers,
+// each a member of the region's raft group, whose raft ids are these
+// store ids), and store_id, the peer pd last heard leads the region,
+// where clients send requests (a peer that does not lead answers
+// NotLeader with the leader's address). A record without peers (written
+// before replication) is one replica on store_id.
 type Region struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -102,6 +106,7 @@ type Region struct {
 	ConfVer       uint64                 `protobuf:"varint,4,opt,name=conf_ver,json=confVer,proto3" json:"conf_ver,omitempty"`
 	Version       uint64                 `protobuf:"varint,5,opt,name=version,proto3" json:"version,omitempty"`
 	StoreId       uint64                 `protobuf:"varint,6,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
+	Peers         []uint64               `protobuf:"varint,7,rep,packed,name=peers,proto3" json:"peers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +181,13 @@ func (x *Region) GetStoreId() uint64 {
 		return x.StoreId
 	}
 	return 0
+}
+
+func (x *Region) GetPeers() []uint64 {
+	if x != nil {
+		return x.Peers
+	}
+	return nil
 }
 
 type PutStoreRequest struct {
@@ -267,9 +279,12 @@ func (x *PutStoreResponse) GetStoreId() uint64 {
 }
 
 type StoreHeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StoreId       uint64                 `protobuf:"varint,1,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
-	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	StoreId uint64                 `protobuf:"varint,1,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
+	Addr    string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	// leading lists the regions whose raft leader, serving, is this store:
+	// pd routes clients to it.
+	Leading       []uint64 `protobuf:"varint,3,rep,packed,name=leading,proto3" json:"leading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,6 +331,13 @@ func (x *StoreHeartbeatRequest) GetAddr() string {
 		return x.Addr
 	}
 	return ""
+}
+
+func (x *StoreHeartbeatRequest) GetLeading() []uint64 {
+	if x != nil {
+		return x.Leading
+	}
+	return nil
 }
 
 type StoreHeartbeatResponse struct {
@@ -753,21 +775,23 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
-	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\"\x90\x01\n" +
+	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\"\xa6\x01\n" +
 	"\x06Region\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\fR\x03end\x12\x19\n" +
 	"\bconf_ver\x18\x04 \x01(\x04R\aconfVer\x12\x18\n" +
 	"\aversion\x18\x05 \x01(\x04R\aversion\x12\x19\n" +
-	"\bstore_id\x18\x06 \x01(\x04R\astoreId\"9\n" +
+	"\bstore_id\x18\x06 \x01(\x04R\astoreId\x12\x14\n" +
+	"\x05peers\x18\a \x03(\x04R\x05peers\"9\n" +
 	"\x0fPutStoreRequest\x12&\n" +
 	"\x05store\x18\x01 \x01(\v2\x10.percdb.pd.StoreR\x05store\"-\n" +
 	"\x10PutStoreResponse\x12\x19\n" +
-	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"F\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"`\n" +
 	"\x15StoreHeartbeatRequest\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
-	"\x04addr\x18\x02 \x01(\tR\x04addr\"E\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
+	"\aleading\x18\x03 \x03(\x04R\aleading\"E\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\"$\n" +
 	"\x10GetRegionRequest\x12\x10\n" +

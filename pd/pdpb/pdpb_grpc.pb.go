@@ -39,12 +39,13 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type PDClient interface {
 	// PutStore registers a store (id 0: a new one, which gets an id) or
-	// updates the address of a known one, and returns its id. The first
-	// store to register bootstraps the cluster: it gets the first region,
-	// the whole key space.
+	// updates the address of a known one, and returns its id. Once as many
+	// stores as a region has replicas have registered, the cluster is
+	// bootstrapped: the first region, the whole key space, gets a replica
+	// on each of them.
 	PutStore(ctx context.Context, in *PutStoreRequest, opts ...grpc.CallOption) (*PutStoreResponse, error)
-	// StoreHeartbeat says a store is alive and returns the regions it
-	// serves.
+	// StoreHeartbeat says a store is alive and which regions it leads, and
+	// returns the regions it holds a replica of.
 	StoreHeartbeat(ctx context.Context, in *StoreHeartbeatRequest, opts ...grpc.CallOption) (*StoreHeartbeatResponse, error)
 	// GetRegion returns the region holding key and its store.
 	GetRegion(ctx context.Context, in *GetRegionRequest, opts ...grpc.CallOption) (*GetRegionResponse, error)
@@ -129,12 +130,13 @@ func (c *pDClient) AllocID(ctx context.Context, in *AllocIDRequest, opts ...grpc
 // for forward compatibility.
 type PDServer interface {
 	// PutStore registers a store (id 0: a new one, which gets an id) or
-	// updates the address of a known one, and returns its id. The first
-	// store to register bootstraps the cluster: it gets the first region,
-	// the whole key space.
+	// updates the address of a known one, and returns its id. Once as many
+	// stores as a region has replicas have registered, the cluster is
+	// bootstrapped: the first region, the whole key space, gets a replica
+	// on each of them.
 	PutStore(context.Context, *PutStoreRequest) (*PutStoreResponse, error)
-	// StoreHeartbeat says a store is alive and returns the regions it
-	// serves.
+	// StoreHeartbeat says a store is alive and which regions it leads, and
+	// returns the regions it holds a replica of.
 	StoreHeartbeat(context.Context, *StoreHeartbeatRequest) (*StoreHeartbeatResponse, error)
 	// GetRegion returns the region holding key and its store.
 	GetRegion(context.Context, *GetRegionRequest) (*GetRegionResponse, error)

@@ -4,14 +4,18 @@
 //
 // TestBankSurvivesKills runs the crash suite's workload (package
 // tests/crash: bank transfers, items, orders that commit in two phases)
-// over the MySQL protocol while a prober reads the bank's sum, and SIGKILLs
-// and restarts the KV node that holds the data, a KV node that holds
-// nothing, and pd; the crash suite's Checker then compares the data with
+// over the MySQL protocol against three KV nodes holding the region's
+// three raft replicas, while a prober reads the bank's sum, and SIGKILLs
+// the KV node that leads the region (restarted once the other two serve
+// without it), then the next leader's (restarted after 0.5 s, so the first
+// one, caught up from the log, is half of the quorum), then pd; the crash
+// suite's Checker then compares the data with
 // what the clients were told (nothing acknowledged lost, nothing failed
 // present, the sum invariant, indexes consistent). How long after each
 // kill reads came back is logged, not asserted.
 //
-// TestUnreachableNodesGiveClearErrors keeps a KV node, then pd, down past
+// TestUnreachableNodesGiveClearErrors (one KV node, one replica) keeps a
+// KV node, then pd, down past
 // the SQL node's retry deadlines (--kv-timeout, --pd-timeout) and checks
 // that statements fail with MySQL errors 9002 and 9001 instead of hanging,
 // and work again once the node is back.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,11 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/percdb/percdb/pd"
 	"github.com/percdb/percdb/tests/testproc"
 )
 
@@ -155,15 +158,15 @@ type cluster struct {
 	sql *member
 }
 
-// startCluster starts pd, then kvs KV nodes one after the other (the
-// first to register holds the cluster's first region), then a SQL node
-// given sqlArgs.
+// startCluster starts pd, then kvs KV nodes one after the other (each
+// region gets a replica on min(3, kvs) of them, placed once that many
+// registered), then a SQL node given sqlArgs.
 func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	pdAddr := freeAddr(t)
 	c := &cluster{pd: &member{t: t, name: "pd", bin: bin, ready: regexp.MustCompile(`pd is the leader`), addr: pdAddr,
-		args: []string{"pd", "--data-dir", filepath.Join(dir, "pd"), "--addr", pdAddr,
+		args: []string{"pd", "--data-dir", filepath.Join(dir, "pd"), "--addr", pdAddr, "--replicas", strconv.Itoa(min(3, kvs)),
 			"--peer-url", "http://" + freeAddr(t), "--client-url", "http://" + freeAddr(t)}}}
 	c.pd.start()
 	for i := 1; i <= kvs; i++ {
@@ -178,6 +181,30 @@ func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster
 			"--status-port", "0", "--pd", pdAddr}, sqlArgs...)}
 	c.sql.start()
 	return c
+}
+
+// leader returns the KV node pd routes the first region to (its raft
+// leader, as last reported to pd).
+func (c *cluster) leader(t *testing.T) *member {
+	t.Helper()
+	pdc, err := pd.NewClient([]string{c.pd.addr}, pd.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := pdc.GetRegion(ctx, nil)
+	if err != nil {
+		t.Fatalf("locate the first region: %v\n%s", err, c.logs())
+	}
+	for _, m := range c.kvs {
+		if m.addr == r.Addr {
+			return m
+		}
+	}
+	t.Fatalf("pd routes the first region to %s, which is no kv node of the cluster", r.Addr)
+	return nil
 }
 
 // logs returns every member's log tail, for a failure.

@@ -1,0 +1,83 @@
+// Package raftstore replicates a KV node's regions through raft: one raft
+// group per region (go.etcd.io/raft/v3's RawNode), its replicas on three
+// stores (one when the cluster has one), every write command's batch
+// proposed through the group and applied on each replica by the store's
+// existing apply path (kv.Store.ApplyReplicated).
+//
+// # The protocol
+//
+// A command reaches the region's leader (package kv/node routes it; a
+// follower answers *NotLeaderError naming the leader it knows, which the
+// node turns into the KV protocol's NotLeader with the leader's address).
+// The leader runs the command's decision on its store under the store's
+// latches, as a single node does, and hands the resulting write batch to
+// the replica (Leadership.Replicate, a kv.Replicator) instead of to
+// Pebble. The batch, tagged with the leader's term and a proposal id, is
+// appended to the raft log; once committed, every replica applies it in
+// log order, and the leader's command returns when its own replica applied
+// it, with its latches still held, so that the next command on the same
+// keys decides over it.
+//
+// Reads are served by the leader after a read barrier: raft's ReadIndex
+// with ReadOnlyLeaseBased (and CheckQuorum, which it requires). A leader
+// answers ReadIndex from its commit index without a round trip while it
+// has heard from a quorum within the election timeout; a partitioned
+// leader steps down after that timeout, and no other replica can be
+// elected before its own election timeout passes without the leader's
+// heartbeats, so a lease read never misses a write committed by a newer
+// leader (with clocks that advance at the same rate; the stores of one
+// cluster run on one machine's clock today). ReadIndex (rather than a
+// local lease check) was chosen because raft implements it and batches it:
+// the reads of one loop round share one ReadIndex round.
+//
+// A new leader serves only after three steps (the barrier, Replica's
+// barrier field): a ReadIndex in its term, which raft answers only once an
+// entry of the term is committed, so everything committed by earlier
+// leaders is below the index; the replica applied up to that index; and
+// max_read_ts raised to a fresh timestamp from the oracle. The last step
+// is what Percolator needs of a leader change: an old leader may have
+// served a read at ts T and recorded T only in its own memory; a
+// timestamp issued now is above T, so no commit timestamp the new leader
+// calculates (one-phase commit, kv's doc.go "Regions and max_read_ts") is
+// at or below a read already served. Until then, and after the term ends,
+// Leading fails with *NotLeaderError; a proposal or read waiting when the
+// term ends fails with it too (the batch may still commit under the next
+// leader: every KV command may be sent again, as after a lost response).
+//
+// # Storage
+//
+// The raft log and hard state live in a Pebble of their own (keys.go
+// documents the keys), not in the store's: the KV store owns its Pebble
+// privately, and a separate engine lets the loop make a whole round of
+// raft state durable with one sync across every region while the data
+// applies need no sync of their own (the KV store runs with
+// kv.SyncNone): the raft log is the durable record, and a restarted
+// replica applies its log again from the start, which leaves the same
+// state (each batch is blind puts and deletes, so replaying a suffix in
+// order is idempotent). TiKV kept its raft log in a RocksDB of its own
+// (raftdb) for the same reasons. The price is two write-ahead logs and a
+// replay at restart that grows with the log, which is never truncated in
+// this version (snapshots and log truncation come next).
+//
+// Every region starts from the same initial state on each replica
+// (index initIndex, term initTerm, the voters pd placed), so creating a
+// replica needs no message: the node creates it from pd's directory.
+//
+// # The loop
+//
+// One goroutine drives every group of the store (Store.run, after TiKV's
+// batch system): each tick and each time a message, proposal or read
+// arrives, one round: step the messages, hand proposals and reads to their
+// groups, collect every group's Ready, write all their entries and hard
+// states in one Pebble batch with one sync, send the messages (one
+// Transport.Send per destination store, which the gRPC transport sends as
+// one batch on that store's stream), apply the committed entries, and
+// advance. A replica's raft ids are store ids: a region has at most one
+// replica per store.
+//
+// # Not yet
+//
+// Conf changes (adding a replica on another store when one is lost), log
+// truncation and snapshots for a follower that fell behind a truncated
+// log, leader transfer, and hibernating idle regions.
+package raftstore

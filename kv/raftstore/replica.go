@@ -1,0 +1,518 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// NotLeaderError: this replica does not serve its region (it is not the
+// leader, or it is a leader that has not yet caught up and raised
+// max_read_ts). Leader is the store id of the leader it knows of (0: none
+// known; this store's own id: itself, soon to serve).
+type NotLeaderError struct {
+	RegionID uint64
+	Leader   uint64
+}
+
+func (e *NotLeaderError) Error() string {
+	return fmt.Sprintf("raftstore: region %d: not leader (leader: store %d)", e.RegionID, e.Leader)
+}
+
+// proposalKey names a proposal: the term its leader proposed it in and
+// an id unique on that leader. Only this replica proposes in a term it
+// leads, so an entry of that term with that id is the proposal.
+type proposalKey struct{ term, id uint64 }
+
+// proposal is a batch waiting to enter the log.
+type proposal struct {
+	key  proposalKey
+	data []byte
+}
+
+// readRequest is a read waiting for its ReadIndex and then for the
+// replica to apply up to it.
+type readRequest struct {
+	id, term uint64
+	done     chan error
+	index    uint64
+	indexed  bool
+}
+
+// Replica is one region's replica on a Store: a raft.RawNode over a
+// MemoryStorage that mirrors the raft engine (entries are appended to it
+// once persisted). The loop owns rn and the loop-only fields; the fields
+// under mu are shared with the commands.
+type Replica struct {
+	s  *Store
+	id uint64
+	rn *raft.RawNode
+	ms *raft.MemoryStorage
+
+	// Loop only.
+	applied   uint64
+	wasLeader bool
+	// barrier is a new leader's way to serving: a ReadIndex in its term
+	// (raft answers it once an entry of the term is committed), then the
+	// entries applied up to that index, then max_read_ts raised from a
+	// fresh oracle timestamp.
+	barrier struct {
+		term           uint64
+		asked, indexed bool
+		fetching       bool
+		index          uint64
+	}
+	reads map[uint64]*readRequest
+
+	mu        sync.Mutex
+	lead      uint64
+	term      uint64
+	readyTerm uint64
+	nextID    uint64
+	waiting   map[proposalKey]chan error
+	// atIndex maps a log index to the waiting proposal appended there:
+	// once an entry is applied at that index, the proposal is settled,
+	// applied if the entry is it, dropped if another leader's entry took
+	// its place. A proposal in the log is settled so even after its
+	// leader's term ended, since it may still be committed: answering
+	// NotLeader before knowing would tell a one-phase commit's client it
+	// failed when it may not have.
+	atIndex  map[uint64]proposalKey
+	newProps []proposal
+	newReads []*readRequest
+}
+
+// newReplica builds the replica of region id from its initial state and
+// what the raft engine kept of it. Called with s.mu held.
+func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
+	if len(peers) == 0 {
+		return nil, fmt.Errorf("raftstore: region %d: no peers", id)
+	}
+	self := false
+	for _, p := range peers {
+		self = self || p == s.cfg.StoreID
+	}
+	if !self {
+		return nil, fmt.Errorf("raftstore: region %d: store %d is not among its peers %v", id, s.cfg.StoreID, peers)
+	}
+	kept, err := loadRegion(s.db, id)
+	if err != nil {
+		return nil, err
+	}
+	ms := raft.NewMemoryStorage()
+	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(initIndex), Term: proto.Uint64(initTerm),
+		ConfState: &pb.ConfState{Voters: append([]uint64(nil), peers...)}}}
+	if err := ms.ApplySnapshot(snap); err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: initial state: %w", id, err)
+	}
+	hs := kept.hardState
+	if hs == nil {
+		hs = &pb.HardState{Term: proto.Uint64(initTerm), Commit: proto.Uint64(initIndex)}
+	}
+	if err := ms.SetHardState(hs); err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: hard state: %w", id, err)
+	}
+	if len(kept.entries) > 0 {
+		if kept.entries[0].GetIndex() != initIndex+1 {
+			return nil, fmt.Errorf("raftstore: region %d: log starts at %d: %w", id, kept.entries[0].GetIndex(), errCorruptLog)
+		}
+		if err := ms.Append(kept.entries); err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: log: %w", id, err)
+		}
+	}
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:              s.cfg.StoreID,
+		ElectionTick:    s.cfg.ElectionTicks,
+		HeartbeatTick:   s.cfg.HeartbeatTicks,
+		Storage:         ms,
+		MaxSizePerMsg:   1 << 20,
+		MaxInflightMsgs: 256,
+		CheckQuorum:     true,
+		PreVote:         true,
+		ReadOnlyOption:  raft.ReadOnlyLeaseBased,
+		Logger:          slogLogger{s.cfg.Logger.With("region", id)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: %w", id, err)
+	}
+	r := &Replica{s: s, id: id, rn: rn, ms: ms, applied: initIndex, reads: map[uint64]*readRequest{},
+		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
+	if len(peers) == 1 {
+		// Alone in its group: no one else would start an election.
+		if err := rn.Campaign(); err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: campaign: %w", id, err)
+		}
+	}
+	return r, nil
+}
+
+// ID is the region's id.
+func (r *Replica) ID() uint64 { return r.id }
+
+// Leader returns the store id of the leader this replica knows of (0:
+// none known).
+func (r *Replica) Leader() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lead
+}
+
+// Leadership is a serving leadership of a replica in one term: the
+// commands run under it replicate their writes (Replicate, a
+// kv.Replicator) and read after a barrier (ReadBarrier), and both fail
+// with *NotLeaderError once the term has ended.
+type Leadership struct {
+	r    *Replica
+	term uint64
+}
+
+// Leading returns the replica's serving leadership, or *NotLeaderError.
+func (r *Replica) Leading() (Leadership, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.readyTerm == 0 || r.lead != r.s.cfg.StoreID {
+		return Leadership{}, &NotLeaderError{RegionID: r.id, Leader: r.lead}
+	}
+	return Leadership{r: r, term: r.readyTerm}, nil
+}
+
+// notLeader returns the error for a leadership that ended. Called with
+// r.mu held.
+func (r *Replica) notLeader() error { return &NotLeaderError{RegionID: r.id, Leader: r.lead} }
+
+// Replicate implements kv.Replicator: it proposes batch in the
+// leadership's term and returns once this replica applied it (nil or the
+// apply's error), or with *NotLeaderError when the term ended first (the
+// batch may still be committed by the next leader: every command of the
+// KV protocol may be sent again), or with ctx's error.
+func (l Leadership) Replicate(ctx context.Context, batch []byte) error {
+	r := l.r
+	key, done, err := l.propose(batch)
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		r.mu.Lock()
+		delete(r.waiting, key)
+		r.mu.Unlock()
+		return fmt.Errorf("raftstore: region %d: replicate: %w", r.id, context.Cause(ctx))
+	}
+}
+
+// propose queues batch for the loop and returns the channel its result
+// comes on.
+func (l Leadership) propose(batch []byte) (proposalKey, chan error, error) {
+	r := l.r
+	done := make(chan error, 1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.readyTerm != l.term {
+		return proposalKey{}, nil, r.notLeader()
+	}
+	r.nextID++
+	key := proposalKey{term: l.term, id: r.nextID}
+	data := make([]byte, 16, 16+len(batch))
+	binary.BigEndian.PutUint64(data, key.term)
+	binary.BigEndian.PutUint64(data[8:], key.id)
+	r.waiting[key] = done
+	r.newProps = append(r.newProps, proposal{key: key, data: append(data, batch...)})
+	r.s.nudge()
+	return key, done, nil
+}
+
+// ReadBarrier returns once a read on this replica sees every write
+// committed before it was called: raft's ReadIndex under the leader lease
+// (ReadOnlyLeaseBased with CheckQuorum: the leader answers from its
+// commit index without a round to the followers while its lease, shorter
+// than the election timeout, holds), then this replica applied up to
+// that index. *NotLeaderError when the leadership ended.
+func (l Leadership) ReadBarrier(ctx context.Context) error {
+	req, err := l.askRead()
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("raftstore: region %d: read barrier: %w", l.r.id, context.Cause(ctx))
+	}
+}
+
+// askRead queues a read request for the loop.
+func (l Leadership) askRead() (*readRequest, error) {
+	r := l.r
+	req := &readRequest{term: l.term, done: make(chan error, 1)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.readyTerm != l.term {
+		return nil, r.notLeader()
+	}
+	r.nextID++
+	req.id = r.nextID
+	r.newReads = append(r.newReads, req)
+	r.s.nudge()
+	return req, nil
+}
+
+const (
+	ctxBarrier byte = 'b'
+	ctxRead    byte = 'r'
+)
+
+func readCtx(kind byte, v uint64) []byte { return binary.BigEndian.AppendUint64([]byte{kind}, v) }
+
+// feed hands the queued proposals and reads to raft, and asks a new
+// leader's barrier. Loop only.
+func (r *Replica) feed() {
+	r.mu.Lock()
+	props, reads := r.newProps, r.newReads
+	r.newProps, r.newReads = nil, nil
+	r.mu.Unlock()
+	for _, p := range props {
+		if err := r.rn.Propose(p.data); err != nil {
+			r.finish(p.key, &NotLeaderError{RegionID: r.id, Leader: r.rn.BasicStatus().Lead})
+		}
+	}
+	for _, q := range reads {
+		r.reads[q.id] = q
+		r.rn.ReadIndex(readCtx(ctxRead, q.id))
+	}
+	if b := &r.barrier; b.term != 0 && !b.asked {
+		b.asked = true
+		r.rn.ReadIndex(readCtx(ctxBarrier, b.term))
+	}
+}
+
+// finish answers the proposal key's waiter, if it still waits.
+func (r *Replica) finish(key proposalKey, err error) {
+	r.mu.Lock()
+	ch, ok := r.waiting[key]
+	delete(r.waiting, key)
+	r.mu.Unlock()
+	if ok {
+		ch <- err
+	}
+}
+
+// failAll fails every waiting read, and every waiting proposal that is
+// not in the log (all of them when inLogToo: the store is closing), with
+// err.
+func (r *Replica) failAll(err error, inLogToo bool) {
+	r.mu.Lock()
+	waiting, newReads := r.waiting, r.newReads
+	r.waiting, r.newReads, r.newProps = map[proposalKey]chan error{}, nil, nil
+	if inLogToo {
+		r.atIndex = map[uint64]proposalKey{}
+	} else {
+		for _, k := range r.atIndex {
+			if ch, ok := waiting[k]; ok {
+				r.waiting[k] = ch
+				delete(waiting, k)
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, ch := range waiting {
+		ch <- err
+	}
+	for _, q := range newReads {
+		q.done <- err
+	}
+	for id, q := range r.reads {
+		q.done <- err
+		delete(r.reads, id)
+	}
+}
+
+// stored takes a Ready's state after its entries and hard state were
+// persisted: the memory storage gets them, and a change of leadership is
+// noted. Loop only.
+func (r *Replica) stored(rd raft.Ready) error {
+	if hs := rd.HardState; hs != nil && !raft.IsEmptyHardState(hs) {
+		if err := r.ms.SetHardState(hs); err != nil {
+			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
+		}
+	}
+	if len(rd.Entries) > 0 {
+		if err := r.ms.Append(rd.Entries); err != nil {
+			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
+		}
+		r.mu.Lock()
+		for _, e := range rd.Entries {
+			if key, ok := entryProposal(e); ok && r.waiting[key] != nil {
+				r.atIndex[e.GetIndex()] = key
+			}
+		}
+		r.mu.Unlock()
+	}
+	st := r.rn.BasicStatus()
+	term := st.HardState.GetTerm()
+	isLeader := st.RaftState == raft.StateLeader
+	r.mu.Lock()
+	r.lead, r.term = st.Lead, term
+	lost := r.wasLeader && (!isLeader || r.barrier.term != term)
+	if lost {
+		r.readyTerm = 0
+	}
+	r.mu.Unlock()
+	if lost {
+		r.failAll(r.errNotLeader(), false)
+		r.barrier.term = 0
+		r.s.leaderChanged()
+	}
+	if isLeader && (!r.wasLeader || lost) {
+		r.barrier.term, r.barrier.asked, r.barrier.indexed, r.barrier.fetching = term, false, false, false
+		r.s.nudge()
+	}
+	r.wasLeader = isLeader
+	return nil
+}
+
+func (r *Replica) errNotLeader() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notLeader()
+}
+
+// apply applies a Ready's committed entries, answers their proposers, and
+// settles reads and the barrier its ReadStates and the new applied index
+// allow. Loop only.
+func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
+	for _, rs := range rd.ReadStates {
+		if len(rs.RequestCtx) != 9 {
+			continue
+		}
+		v := binary.BigEndian.Uint64(rs.RequestCtx[1:])
+		switch rs.RequestCtx[0] {
+		case ctxBarrier:
+			if v == r.barrier.term {
+				r.barrier.indexed, r.barrier.index = true, rs.Index
+			}
+		case ctxRead:
+			if q := r.reads[v]; q != nil {
+				q.indexed, q.index = true, rs.Index
+			}
+		}
+	}
+	for _, e := range rd.CommittedEntries {
+		r.applyEntry(ctx, e)
+		r.applied = e.GetIndex()
+	}
+	for id, q := range r.reads {
+		if q.indexed && q.index <= r.applied {
+			q.done <- nil
+			delete(r.reads, id)
+		}
+	}
+	if b := &r.barrier; b.term != 0 && b.indexed && !b.fetching && b.index <= r.applied {
+		b.fetching = true
+		r.s.raiseMaxReadTS(r, b.term)
+	}
+}
+
+// applyEntry applies one committed entry.
+func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
+	switch e.GetType() {
+	case pb.EntryConfChange:
+		cc := &pb.ConfChange{}
+		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
+			r.rn.ApplyConfChange(cc)
+		}
+		return
+	case pb.EntryConfChangeV2:
+		cc := &pb.ConfChangeV2{}
+		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
+			r.rn.ApplyConfChange(cc)
+		}
+		return
+	}
+	key, ok := entryProposal(e)
+	var err error
+	if ok {
+		if err = r.s.cfg.Applier.ApplyReplicated(ctx, e.GetData()[16:]); err != nil {
+			r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
+		}
+	}
+	r.mu.Lock()
+	mine, waited := r.atIndex[e.GetIndex()]
+	delete(r.atIndex, e.GetIndex())
+	r.mu.Unlock()
+	if waited && (!ok || mine != key) {
+		// Another leader's entry took the proposal's place: it was
+		// dropped, and the client may send the command again.
+		r.finish(mine, r.errNotLeader())
+	}
+	if ok {
+		r.finish(key, err)
+	}
+}
+
+// entryProposal returns the proposal key of a command entry; false for
+// an empty entry (a new leader's) or a conf change.
+func entryProposal(e *pb.Entry) (proposalKey, bool) {
+	data := e.GetData()
+	if e.GetType() != pb.EntryNormal || len(data) < 16 {
+		return proposalKey{}, false
+	}
+	return proposalKey{term: binary.BigEndian.Uint64(data), id: binary.BigEndian.Uint64(data[8:])}, true
+}
+
+// raiseMaxReadTS raises max_read_ts from a fresh oracle timestamp, off
+// the loop, and then lets the leadership of term serve, if it still
+// holds. A timestamp the oracle issues now is above every timestamp a
+// read on an earlier leader used, so no commit timestamp this leader
+// calculates (one-phase commit) can fall at or below such a read.
+func (s *Store) raiseMaxReadTS(r *Replica, term uint64) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			ts, err := s.cfg.FreshTS(s.bg)
+			if err == nil {
+				s.cfg.Applier.UpdateMaxReadTS(ts)
+				break
+			}
+			if s.bg.Err() != nil {
+				return
+			}
+			s.cfg.Logger.Warn("raftstore: new leader waits for the oracle", "region", r.id, "err", err)
+			select {
+			case <-s.bg.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		r.mu.Lock()
+		serving := r.term == term && r.lead == s.cfg.StoreID
+		if serving {
+			r.readyTerm = term
+		}
+		r.mu.Unlock()
+		if serving {
+			s.cfg.Logger.Info("raftstore: leader serving", "region", r.id, "term", term)
+			s.leaderChanged()
+		}
+	}()
+}
+
+// leaderChanged tells the node that a leadership on this store began or
+// ended.
+func (s *Store) leaderChanged() {
+	if f := s.cfg.OnLeaderChange; f != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			f()
+		}()
+	}
+}

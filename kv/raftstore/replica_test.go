@@ -1,0 +1,336 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// fakeApplier records the batches applied on one store, in order.
+type fakeApplier struct {
+	mu         sync.Mutex
+	applied    []string
+	maxReadTS  uint64
+	failApply  bool
+	oracleNext *uint64
+}
+
+func (a *fakeApplier) ApplyReplicated(_ context.Context, batch []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.applied = append(a.applied, string(batch))
+	return nil
+}
+
+func (a *fakeApplier) UpdateMaxReadTS(ts uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.maxReadTS = max(a.maxReadTS, ts)
+}
+
+// memNetwork is the in-memory transport of a test: messages queue until
+// the test delivers them; a partitioned store's messages, to it and from
+// it, are dropped.
+type memNetwork struct {
+	queued      map[uint64][]Envelope
+	partitioned map[uint64]bool
+}
+
+type memTransport struct {
+	net  *memNetwork
+	from uint64
+}
+
+func (t memTransport) Send(to uint64, msgs []Envelope) {
+	if t.net.partitioned[to] || t.net.partitioned[t.from] {
+		return
+	}
+	t.net.queued[to] = append(t.net.queued[to], msgs...)
+}
+
+// testCluster is n stores of one region, driven by the test: the test is
+// every store's loop.
+type testCluster struct {
+	t       *testing.T
+	dir     string
+	net     *memNetwork
+	stores  map[uint64]*Store
+	appl    map[uint64]*fakeApplier
+	peers   []uint64
+	oracle  uint64
+	pending map[string]chan error
+	reads   map[string]*readRequest
+}
+
+func (c *testCluster) open(id uint64) {
+	c.t.Helper()
+	a := &fakeApplier{}
+	s, err := Open(Config{StoreID: id, Dir: filepath.Join(c.dir, strconv.FormatUint(id, 10)), Applier: a,
+		Transport: memTransport{c.net, id},
+		FreshTS: func(context.Context) (uint64, error) {
+			return c.nextTS(), nil
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := s.AddRegion(1, c.peers); err != nil {
+		c.t.Fatal(err)
+	}
+	c.stores[id], c.appl[id] = s, a
+}
+
+var oracleMu sync.Mutex
+
+func (c *testCluster) nextTS() uint64 {
+	oracleMu.Lock()
+	defer oracleMu.Unlock()
+	c.oracle += 100
+	return c.oracle
+}
+
+func (c *testCluster) ids() []uint64 {
+	var out []uint64
+	for id := range c.stores {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// stabilize runs rounds on every store and delivers messages until
+// nothing moves; the goroutines a round starts (max_read_ts) are waited
+// for.
+func (c *testCluster) stabilize() {
+	for i := 0; i < 1000; i++ {
+		moved := false
+		for _, id := range c.ids() {
+			s := c.stores[id]
+			if q := c.net.queued[id]; len(q) > 0 {
+				delete(c.net.queued, id)
+				s.Step(q)
+				moved = true
+			}
+			s.mu.Lock()
+			busy := len(s.inbox) > 0
+			s.mu.Unlock()
+			for _, r := range s.sorted() {
+				r.mu.Lock()
+				busy = busy || len(r.newProps) > 0 || len(r.newReads) > 0
+				r.mu.Unlock()
+				busy = busy || r.rn.HasReady() || (r.barrier.term != 0 && !r.barrier.asked)
+			}
+			if busy {
+				moved = true
+			}
+			if err := s.round(context.Background()); err != nil {
+				c.t.Fatal(err)
+			}
+			s.wg.Wait()
+		}
+		if !moved {
+			return
+		}
+	}
+	c.t.Fatal("the cluster did not stabilize")
+}
+
+// status prints every store's replica; anonymous: without store ids,
+// lines sorted, for states where which store won an election is up to
+// raft's randomized timeouts.
+func (c *testCluster) status(anonymous bool) string {
+	var lines []string
+	for _, id := range c.ids() {
+		var b strings.Builder
+		r := c.stores[id].Replica(1)
+		st := r.rn.BasicStatus()
+		_, err := r.Leading()
+		a := c.appl[id]
+		a.mu.Lock()
+		if anonymous {
+			lead := "none"
+			if st.Lead == id {
+				lead = "self"
+			} else if st.Lead != 0 {
+				lead = "other"
+			}
+			fmt.Fprintf(&b, "%s term=%d lead=%s commit=%d applied=%d serving=%t", st.RaftState, st.HardState.GetTerm(), lead,
+				st.HardState.GetCommit(), r.applied, err == nil)
+		} else {
+			fmt.Fprintf(&b, "store %d: %s term=%d lead=%d commit=%d applied=%d serving=%t max_read_ts=%d", id,
+				st.RaftState, st.HardState.GetTerm(), st.Lead, st.HardState.GetCommit(), r.applied, err == nil, a.maxReadTS)
+		}
+		a.mu.Unlock()
+		lines = append(lines, b.String())
+	}
+	if anonymous {
+		sort.Strings(lines)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// leader returns the store whose replica serves, or 0.
+func (c *testCluster) leader() uint64 {
+	for _, id := range c.ids() {
+		if _, err := c.stores[id].Replica(1).Leading(); err == nil {
+			return id
+		}
+	}
+	return 0
+}
+
+func TestReplica(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, partitioned: map[uint64]bool{}},
+			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, reads: map[string]*readRequest{}}
+		defer func() {
+			for _, s := range c.stores {
+				_ = s.Close()
+			}
+		}()
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			anonymous := d.HasArg("anonymous")
+			store := func() uint64 {
+				var arg string
+				d.ScanArgs(t, "store", &arg)
+				id, err := strconv.ParseUint(arg, 10, 64)
+				if arg == "leader" {
+					id, err = c.leader(), nil
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.stores[id] == nil {
+					t.Fatalf("no store %d", id)
+				}
+				return id
+			}
+			switch d.Cmd {
+			case "stores":
+				var n int
+				d.ScanArgs(t, "n", &n)
+				for i := 1; i <= n; i++ {
+					c.peers = append(c.peers, uint64(i))
+				}
+				for _, id := range c.peers {
+					c.open(id)
+				}
+				return c.status(anonymous)
+			case "campaign":
+				if err := c.stores[store()].Replica(1).rn.Campaign(); err != nil {
+					return err.Error()
+				}
+				c.stabilize()
+				return c.status(anonymous)
+			case "tick":
+				var n int
+				d.ScanArgs(t, "n", &n)
+				for i := 0; i < n; i++ {
+					for _, id := range c.ids() {
+						c.stores[id].tick()
+					}
+					c.stabilize()
+				}
+				return c.status(anonymous)
+			case "propose":
+				id := store()
+				var v string
+				d.ScanArgs(t, "v", &v)
+				l, err := c.stores[id].Replica(1).Leading()
+				if err != nil {
+					return err.Error()
+				}
+				_, done, err := l.propose([]byte(v))
+				if err != nil {
+					return err.Error()
+				}
+				c.pending[v] = done
+				return "proposed"
+			case "read":
+				id := store()
+				var name string
+				d.ScanArgs(t, "name", &name)
+				l, err := c.stores[id].Replica(1).Leading()
+				if err != nil {
+					return err.Error()
+				}
+				req, err := l.askRead()
+				if err != nil {
+					return err.Error()
+				}
+				c.reads[name] = req
+				return "asked"
+			case "stabilize":
+				c.stabilize()
+				return c.status(anonymous)
+			case "results":
+				var b strings.Builder
+				var names []string
+				for v := range c.pending {
+					names = append(names, v)
+				}
+				for v := range c.reads {
+					names = append(names, "read "+v)
+				}
+				sort.Strings(names)
+				for _, n := range names {
+					ch := c.pending[n]
+					if q, ok := c.reads[strings.TrimPrefix(n, "read ")]; ok && strings.HasPrefix(n, "read ") {
+						ch = q.done
+					}
+					select {
+					case err := <-ch:
+						// Which store leads may be up to raft's
+						// randomized timeouts: not printed.
+						var nl *NotLeaderError
+						if errors.As(err, &nl) {
+							err = errors.New("not leader")
+						}
+						fmt.Fprintf(&b, "%s: %v\n", n, err)
+						delete(c.pending, n)
+						delete(c.reads, strings.TrimPrefix(n, "read "))
+					default:
+						fmt.Fprintf(&b, "%s: waiting\n", n)
+					}
+				}
+				return b.String()
+			case "applied":
+				var b strings.Builder
+				for _, id := range c.ids() {
+					a := c.appl[id]
+					a.mu.Lock()
+					fmt.Fprintf(&b, "store %d: %s\n", id, strings.Join(a.applied, " "))
+					a.mu.Unlock()
+				}
+				return b.String()
+			case "partition":
+				c.net.partitioned[store()] = true
+				return "ok"
+			case "heal":
+				c.net.partitioned = map[uint64]bool{}
+				return "ok"
+			case "restart":
+				id := store()
+				if err := c.stores[id].Close(); err != nil {
+					t.Fatal(err)
+				}
+				delete(c.net.queued, id)
+				c.open(id)
+				return c.status(anonymous)
+			default:
+				t.Fatalf("unknown command %q", d.Cmd)
+				return ""
+			}
+		})
+	})
+}

@@ -1,0 +1,354 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+)
+
+// Applier is the state machine under the raft groups: the KV store
+// (*kv.Store). ApplyReplicated applies one committed command's batch;
+// UpdateMaxReadTS raises the max_read_ts of the store's regions before a
+// new leader serves (see the package comment).
+type Applier interface {
+	ApplyReplicated(ctx context.Context, batch []byte) error
+	UpdateMaxReadTS(ts uint64)
+}
+
+// Envelope is one raft message of one region, addressed by the message's
+// To and From, which are store ids (a region has at most one replica per
+// store, so a store id names the replica).
+type Envelope struct {
+	RegionID uint64
+	Msg      *pb.Message
+}
+
+// Transport carries raft messages between stores. Send is called from the
+// store's loop once per round per destination store, with every message
+// of the round to that store; it must not block for long (queue and
+// return). A message lost is harmless: raft sends again.
+type Transport interface {
+	Send(to uint64, msgs []Envelope)
+}
+
+// Config configures a Store.
+type Config struct {
+	// StoreID is this store's id in the cluster, the raft id of each of its
+	// replicas.
+	StoreID uint64
+	// Dir is the raft engine's directory (a Pebble of its own); ignored
+	// with InMemory.
+	Dir      string
+	InMemory bool
+	// Applier applies committed commands.
+	Applier Applier
+	// Transport sends raft messages to other stores.
+	Transport Transport
+	// FreshTS returns a timestamp from the oracle: a replica that becomes
+	// leader raises max_read_ts to it before it serves.
+	FreshTS func(ctx context.Context) (uint64, error)
+	// TickInterval is the raft tick. Default 100 ms.
+	TickInterval time.Duration
+	// ElectionTicks and HeartbeatTicks are raft's election timeout and
+	// heartbeat interval in ticks. Defaults 10 and 2: an election after a
+	// leader's death takes 1-2 s.
+	ElectionTicks, HeartbeatTicks int
+	// OnLeaderChange is called (from its own goroutine) when a replica on
+	// this store becomes a serving leader or stops being one, so that the
+	// node tells pd at once.
+	OnLeaderChange func()
+	// Logger logs the store's life. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Store holds the raft groups of one KV node's replicas: their logs in a
+// Pebble of its own, one loop that drives every group (tick, step, Ready:
+// persist with one sync, send, apply, advance), and the transport. Safe
+// for concurrent use.
+type Store struct {
+	cfg Config
+	db  *pebble.DB
+
+	mu       sync.Mutex
+	replicas map[uint64]*Replica
+	inbox    []Envelope
+	closed   bool
+
+	// wake nudges the loop: something arrived in an inbox.
+	wake chan struct{}
+	stop context.CancelFunc
+	done chan struct{}
+	// bg bounds the goroutines the loop starts (oracle calls).
+	bg context.Context
+	wg sync.WaitGroup
+}
+
+// Open opens the raft engine in cfg.Dir. The store's loop runs once Start
+// is called; replicas are added with AddRegion.
+func Open(cfg Config) (*Store, error) {
+	if cfg.StoreID == 0 || cfg.Applier == nil || cfg.Transport == nil || cfg.FreshTS == nil {
+		return nil, errors.New("raftstore: StoreID, Applier, Transport and FreshTS are required")
+	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 100 * time.Millisecond
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks <= 0 {
+		cfg.HeartbeatTicks = 2
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	opts := &pebble.Options{}
+	dir := cfg.Dir
+	if cfg.InMemory {
+		opts.FS, dir = vfs.NewMem(), ""
+	} else if dir == "" {
+		return nil, errors.New("raftstore: empty Dir (set InMemory for a memory store)")
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: open %q: %w", dir, err)
+	}
+	bg, stop := context.WithCancel(context.Background())
+	return &Store{cfg: cfg, db: db, replicas: map[uint64]*Replica{}, wake: make(chan struct{}, 1),
+		bg: bg, stop: stop}, nil
+}
+
+// Start runs the store's loop until Close.
+func (s *Store) Start() {
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		s.run(s.bg)
+	}()
+}
+
+// Close stops the loop, fails the commands waiting on it, and closes the
+// raft engine.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	if s.done != nil {
+		<-s.done
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	for _, r := range s.replicas {
+		r.failAll(ErrStopped, true)
+	}
+	s.mu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("raftstore: close: %w", err)
+	}
+	return nil
+}
+
+// ErrStopped: the store is closing.
+var ErrStopped = errors.New("raftstore: store stopped")
+
+// AddRegion creates (or, after a restart, reloads from the raft engine)
+// this store's replica of region id whose voters are peers (store ids,
+// this store among them), and returns it; a region already added is
+// returned as it is.
+func (s *Store) AddRegion(id uint64, peers []uint64) (*Replica, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.replicas[id]; ok {
+		return r, nil
+	}
+	if s.closed {
+		return nil, ErrStopped
+	}
+	r, err := newReplica(s, id, peers)
+	if err != nil {
+		return nil, err
+	}
+	s.replicas[id] = r
+	s.nudge()
+	return r, nil
+}
+
+// Replica returns this store's replica of region id, or nil.
+func (s *Store) Replica(id uint64) *Replica {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replicas[id]
+}
+
+// Step queues raft messages that arrived from another store.
+func (s *Store) Step(msgs []Envelope) {
+	s.mu.Lock()
+	s.inbox = append(s.inbox, msgs...)
+	s.mu.Unlock()
+	s.nudge()
+}
+
+func (s *Store) nudge() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the loop: every tick and whenever something arrives, one round.
+func (s *Store) run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.tick()
+		case <-s.wake:
+		}
+		if err := s.round(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			// The raft engine failed a write: nothing of the round was
+			// acknowledged; the next round tries again.
+			s.cfg.Logger.Error("raftstore: round failed", "err", err)
+		}
+	}
+}
+
+// sorted returns the replicas by region id (a fixed order keeps tests
+// deterministic).
+func (s *Store) sorted() []*Replica {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Replica, 0, len(s.replicas))
+	for _, r := range s.replicas {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// tick advances every group's logical clock by one tick.
+func (s *Store) tick() {
+	for _, r := range s.sorted() {
+		r.rn.Tick()
+	}
+}
+
+// round steps what arrived, hands proposals and read requests to their
+// groups, and handles every group's Ready: the entries and hard states of
+// all groups go to the raft engine in one batch with one sync, then the
+// messages are sent (one Send per destination store), the committed
+// entries applied, and the groups advanced.
+func (s *Store) round(ctx context.Context) error {
+	s.mu.Lock()
+	inbox := s.inbox
+	s.inbox = nil
+	s.mu.Unlock()
+	for _, env := range inbox {
+		r := s.Replica(env.RegionID)
+		if r == nil {
+			continue // a region this store does not hold (yet): raft resends
+		}
+		if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+			s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
+		}
+	}
+	replicas := s.sorted()
+	for _, r := range replicas {
+		r.feed()
+	}
+	type ready struct {
+		r  *Replica
+		rd raft.Ready
+	}
+	var rds []ready
+	for _, r := range replicas {
+		if r.rn.HasReady() {
+			rds = append(rds, ready{r, r.rn.Ready()})
+		}
+	}
+	if len(rds) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, x := range rds {
+		if !raft.IsEmptySnap(x.rd.Snapshot) {
+			// Logs are never truncated in this version, so no peer is
+			// ever sent a snapshot.
+			return fmt.Errorf("raftstore: region %d: snapshot at %d: not supported", x.r.id, x.rd.Snapshot.GetMetadata().GetIndex())
+		}
+		if err := writeReady(b, x.r.id, x.rd.Entries, x.rd.HardState); err != nil {
+			return err
+		}
+	}
+	if !b.Empty() {
+		if err := b.Commit(pebble.Sync); err != nil {
+			return fmt.Errorf("raftstore: persist raft state: %w", err)
+		}
+	}
+	out := map[uint64][]Envelope{}
+	for _, x := range rds {
+		if err := x.r.stored(x.rd); err != nil {
+			return err
+		}
+		for _, m := range x.rd.Messages {
+			out[m.GetTo()] = append(out[m.GetTo()], Envelope{RegionID: x.r.id, Msg: m})
+		}
+	}
+	tos := make([]uint64, 0, len(out))
+	for to := range out {
+		tos = append(tos, to)
+	}
+	sort.Slice(tos, func(i, j int) bool { return tos[i] < tos[j] })
+	for _, to := range tos {
+		s.cfg.Transport.Send(to, out[to])
+	}
+	for _, x := range rds {
+		x.r.apply(ctx, x.rd)
+		x.r.rn.Advance(x.rd)
+	}
+	// Advancing may leave more to do (entries appended this round are
+	// committed once acknowledged, proposals fed after Ready): go again.
+	for _, r := range replicas {
+		if r.rn.HasReady() {
+			s.nudge()
+			break
+		}
+	}
+	return nil
+}
+
+// slogLogger adapts slog to raft's Logger: raft's debug and info lines
+// at debug, its warnings and errors as they are.
+type slogLogger struct{ l *slog.Logger }
+
+func (g slogLogger) Debug(v ...any)              { g.l.Debug(fmt.Sprint(v...)) }
+func (g slogLogger) Debugf(f string, v ...any)   { g.l.Debug(fmt.Sprintf(f, v...)) }
+func (g slogLogger) Info(v ...any)               { g.l.Debug(fmt.Sprint(v...)) }
+func (g slogLogger) Infof(f string, v ...any)    { g.l.Debug(fmt.Sprintf(f, v...)) }
+func (g slogLogger) Warning(v ...any)            { g.l.Warn(fmt.Sprint(v...)) }
+func (g slogLogger) Warningf(f string, v ...any) { g.l.Warn(fmt.Sprintf(f, v...)) }
+func (g slogLogger) Error(v ...any)              { g.l.Error(fmt.Sprint(v...)) }
+func (g slogLogger) Errorf(f string, v ...any)   { g.l.Error(fmt.Sprintf(f, v...)) }
+func (g slogLogger) Fatal(v ...any)              { g.l.Error(fmt.Sprint(v...)); panic(fmt.Sprint(v...)) }
+func (g slogLogger) Fatalf(f string, v ...any)   { g.Fatal(fmt.Sprintf(f, v...)) }
+func (g slogLogger) Panic(v ...any)              { g.Fatal(v...) }
+func (g slogLogger) Panicf(f string, v ...any)   { g.Fatal(fmt.Sprintf(f, v...)) }
