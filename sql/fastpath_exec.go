@@ -159,7 +159,11 @@ func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
 // runSelect runs SELECT cols FROM t WHERE key = v / key IN (...). In
 // autocommit mode it reads the latest committed row without a timestamp
 // (txn.Store.PointGet): no oracle call, where GMS's path fetches a
-// start_ts. Inside a transaction it reads at the transaction's snapshot.
+// start_ts. Inside a transaction it reads at the transaction's snapshot,
+// and FOR UPDATE locks the rows it found as GMS's path does (table.go's
+// rowIter; a pessimistic transaction's FOR UPDATE never comes here, see
+// Session.selectLocks). In autocommit mode FOR UPDATE locks nothing, in
+// GMS's path too.
 func (r *fastRun) runSelect() fastOutcome {
 	s, ctx := r.s, r.ctx
 	var (
@@ -172,11 +176,19 @@ func (r *fastRun) runSelect() fastOutcome {
 		ddls       uint64
 		latest     *versionedReader
 	)
+	var (
+		t *Transaction
+		k *txn.Txn
+	)
 	if r.explicit() {
-		if s.forUpdate {
+		if s.forUpdate != r.shape.forUpdate {
+			// The handler's lexical test and the parser disagree:
+			// GMS's path does what the handler says.
 			return fallThrough(reasonSession)
 		}
-		t, reason, ok := r.transaction()
+		var reason fastReason
+		var ok bool
+		t, reason, ok = r.transaction()
 		if !ok {
 			return fallThrough(reason)
 		}
@@ -184,8 +196,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		if cat, err = t.catalog(ctx); err != nil {
 			return fallThrough(reasonError)
 		}
-		k, err := t.txn(ctx)
-		if err != nil {
+		if k, err = t.txn(ctx); err != nil {
 			return fallThrough(reasonError)
 		}
 		reader = k
@@ -219,20 +230,25 @@ func (r *fastRun) runSelect() fastOutcome {
 	if fields == nil || fields.charset != r.vars.charsetResults || !fields.matches(r.shape) {
 		return fastOutcome{reason: reasonLearning, learn: pl}
 	}
-	keyType := pl.meta.schema.Schema[pl.keyOrd].Type
 	var one [1]int64
 	keys := one[:0]
-	for _, v := range r.shape.keys {
-		k, ok := r.intKey(keyType, v)
-		if !ok {
-			return fallThrough(reasonValue)
+	if pl.keyArgs == nil {
+		keyType := pl.meta.schema.Schema[pl.keyOrd].Type
+		for _, v := range r.shape.keys {
+			k, ok := r.intKey(keyType, v)
+			if !ok {
+				return fallThrough(reasonValue)
+			}
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 
 	// One row, the common case, needs no allocation for the list.
 	var oneRow [1][]any
 	rows := oneRow[:0]
+	// locked are the handles of the rows found, for FOR UPDATE.
+	var oneHandle [1]tablecodec.Handle
+	locked := oneHandle[:0]
 	switch {
 	case pl.unique != nil:
 		row, found, err := r.uniqueRow(pl, reader, keys[0])
@@ -243,14 +259,19 @@ func (r *fastRun) runSelect() fastOutcome {
 			rows = append(rows, row)
 		}
 	case !r.shape.in:
+		h, ok := r.keyHandle(pl, keys)
+		if !ok {
+			return fallThrough(reasonValue)
+		}
 		dec := pl.proj.get()
-		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, tablecodec.IntHandle(keys[0]))
+		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, h)
 		pl.proj.put(dec)
 		if err != nil {
 			return fallThrough(reasonError)
 		}
 		if found {
 			rows = append(rows, row)
+			locked = append(locked, h)
 		}
 	default:
 		// GMS turns IN into sorted, merged ranges: the rows come in key
@@ -269,6 +290,17 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		for _, row := range got {
 			rows = append(rows, row.Values)
+			locked = append(locked, row.Handle)
+		}
+	}
+	if k != nil && r.shape.forUpdate && len(locked) > 0 {
+		ts, err := k.SnapshotTS(ctx)
+		if err == nil {
+			t.noteLocking(ctx)
+			err = executor.LockRows(ctx, k, ts, pl.meta.exec, locked...)
+		}
+		if err != nil {
+			return r.answer(nil, t.lockError(ctx, err))
 		}
 	}
 
@@ -476,9 +508,43 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	return fallThrough(reasonShape)
 }
 
+// keyHandle returns the handle of the row the statement's WHERE pins: the
+// integer key of keys[0], or the composite key of the values of
+// shape.keys, each converted to its column's type. ok is false for a
+// value the fast path does not convert exactly as GMS's lookup does.
+func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool) {
+	if pl.keyArgs == nil {
+		return tablecodec.IntHandle(keys[0]), true
+	}
+	sch := pl.meta.schema.Schema
+	row := make([]any, len(sch))
+	for i, ord := range pl.meta.primary.ords {
+		typ := sch[ord].Type
+		k, ok := r.intKey(typ, r.shape.keys[pl.keyArgs[i]])
+		if !ok {
+			return tablecodec.Handle{}, false
+		}
+		v, _, err := typ.Convert(r.ctx, k)
+		if err != nil {
+			return tablecodec.Handle{}, false
+		}
+		row[ord] = v
+	}
+	h, err := pl.meta.exec.HandleOf(row)
+	return h, err == nil
+}
+
 // readForWrite reads the full row of the statement's key through t.
 func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
-	key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+	var keys []int64
+	if pl.keyArgs == nil {
+		key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+		if !ok {
+			return nil, false, fallThrough(reasonValue)
+		}
+		keys = []int64{key}
+	}
+	h, ok := r.keyHandle(pl, keys)
 	if !ok {
 		return nil, false, fallThrough(reasonValue)
 	}
@@ -487,7 +553,7 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 		return nil, false, fallThrough(reasonError)
 	}
 	dec := pl.full.get()
-	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, tablecodec.IntHandle(key))
+	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, h)
 	pl.full.put(dec)
 	if err != nil {
 		return nil, false, fallThrough(reasonError)

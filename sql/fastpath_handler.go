@@ -21,9 +21,13 @@ import (
 // from scratch (about 100 us of analysis for a point select, twice the
 // cost of the MySQL protocol itself):
 //
-//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v;
+//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v,
+//     with or without FOR UPDATE;
 //   - UPDATE t SET col = v | col = intcol +/- v, ... WHERE pk = v;
 //   - DELETE FROM t WHERE pk = v;
+//
+// where pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of
+// a composite primary key of integer columns;
 //   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
 //   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
 //
@@ -385,7 +389,12 @@ func fastTextAllowed(q string, k fastKind) bool {
 			if dotted {
 				continue
 			}
-			if fastRejectedWord(word) {
+			switch {
+			case string(word) == "and" && where:
+				// WHERE c1 = v1 AND c2 = v2 over a composite key.
+			case string(word) == "for" && where && k == fastSelect:
+				// SELECT ... FOR UPDATE.
+			case fastRejectedWord(word):
 				return false
 			}
 			switch string(word) {
