@@ -448,6 +448,35 @@ const diffCompositeSchema = `CREATE TABLE ck (
 // diffCompositeRows fills ck.
 const diffCompositeRows = "INSERT INTO d.ck (w, d, id, v, s) VALUES (1, 1, 1, 10, 'a'), (1, 1, 2, NULL, 'b'), (1, 2, 1, 30, NULL), (2, 1, 1, -5, 'ñ'), (-1, -1, -1, 0, ''), (32767, 127, 2147483647, 1, 'max')"
 
+// diffDecimalSchema has DECIMAL, DATETIME and DATE columns, which the
+// fast path writes from integers and exactly spelled strings.
+const diffDecimalSchema = `CREATE TABLE dc (
+	id INT PRIMARY KEY,
+	m DECIMAL(8,2),
+	q DECIMAL(6,0) NOT NULL DEFAULT 0,
+	at DATETIME,
+	da DATE
+)`
+
+// diffDecimalRows fills dc.
+const diffDecimalRows = "INSERT INTO d.dc VALUES (1, 12.50, 3, '2024-01-05 10:11:12', '2024-01-05'), (2, NULL, 0, NULL, NULL), (3, -999999.99, 999999, '1999-12-31 23:59:59', '1000-01-01')"
+
+// decimalValue returns a value for a DECIMAL column: integers, strings
+// spelled exactly or not, out of range, and other types.
+func decimalValue(r *rand.Rand) any {
+	vals := []any{0, 1, -1, 7, 999999, 1000000, -1000000, 99999999, "12.34", "12.345", "-0.50", "0012.3", "1e2", " 12", "12.", ".5",
+		"999999.99", "1000000.00", "abc", "", nil, 1.5, "5"}
+	return vals[r.Intn(len(vals))]
+}
+
+// temporalValue returns a value for a DATETIME or DATE column.
+func temporalValue(r *rand.Rand) any {
+	vals := []any{"2024-01-05 10:11:12", "2024-02-29 00:00:00", "2023-02-29 00:00:00", "2024-02-30 10:00:00", "0000-00-00 00:00:00",
+		"2024-1-5", "2024-01-05", "2024-01-05 10:11", "2024-01-05 24:00:00", "9999-12-31 23:59:59", "1000-01-01 00:00:00",
+		"2024-00-05", "20240105", 20240105, nil, "abc", "2024-01-05 10:11:12.5"}
+	return vals[r.Intn(len(vals))]
+}
+
 // edgeInts are integer values at and beyond the columns' limits.
 var edgeInts = []any{
 	0, 1, -1, 2, 3, 7, 42, 127, 128, -128, -129, 255,
@@ -561,6 +590,15 @@ var stmtTemplates = []struct {
 	{"INSERT INTO ck (id, d, w) VALUES (?, ?, ?), (?, ?, ?)", func(r *rand.Rand) []any {
 		return []any{smallKey(r), smallKey(r), smallKey(r), smallKey(r), smallKey(r), smallKey(r)}
 	}},
+	{"INSERT INTO dc (id, m, q, at, da) VALUES (?, ?, ?, ?, ?)", func(r *rand.Rand) []any {
+		return []any{smallKey(r), decimalValue(r), decimalValue(r), temporalValue(r), temporalValue(r)}
+	}},
+	{"INSERT INTO dc (id, m, at) VALUES (?, ?, NULL)", func(r *rand.Rand) []any { return []any{smallKey(r), decimalValue(r)} }},
+	{"UPDATE dc SET m = m + ?, q = q - ? WHERE id = ?", func(r *rand.Rand) []any { return []any{decimalValue(r), decimalValue(r), smallKey(r)} }},
+	{"UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", func(r *rand.Rand) []any {
+		return []any{decimalValue(r), temporalValue(r), temporalValue(r), smallKey(r)}
+	}},
+	{"SELECT m, q, at, da FROM dc WHERE id = ?", func(r *rand.Rand) []any { return []any{smallKey(r)} }},
 }
 
 // transaction statements interleaved with the others.
@@ -573,11 +611,11 @@ func TestFastPathDifferential(t *testing.T) {
 	if testing.Short() {
 		n = 400
 	}
-	d := newDiff(t, "USE d", diffSchema, diffAutoSchema, diffCompositeSchema,
+	d := newDiff(t, "USE d", diffSchema, diffAutoSchema, diffCompositeSchema, diffDecimalSchema,
 		"INSERT INTO d.t (id, k, c, pad, u, b, ti) VALUES (1, 10, 'one', 'p1', 100, 1000, 1), (2, 20, 'two', NULL, 200, NULL, NULL), (3, 2147483647, 'Three', 'ñ', NULL, -9223372036854775808, -128), (-1, -5, '', '', -100, 9223372036854775807, 127)",
-		"INSERT INTO d.a (c) VALUES ('first'), ('second')", diffCompositeRows)
+		"INSERT INTO d.a (c) VALUES ('first'), ('second')", diffCompositeRows, diffDecimalRows)
 	r := rand.New(rand.NewSource(6))
-	d.checkTables = []string{"t", "a", "ck"}
+	d.checkTables = []string{"t", "a", "ck", "dc"}
 	for i := 0; i < n; i++ {
 		if r.Intn(12) == 0 {
 			d.step(txnStatements[r.Intn(len(txnStatements))])
@@ -604,7 +642,7 @@ func TestFastPathDifferential(t *testing.T) {
 	if hits < uint64(d.steps)/4 {
 		t.Errorf("only %d of %d statements ran on the fast path", hits, d.steps)
 	}
-	d.finish("t", "a", "ck")
+	d.finish("t", "a", "ck", "dc")
 }
 
 // errCode returns the MySQL error code of err, or 0.
@@ -839,5 +877,43 @@ func TestFastPathForUpdateLocks(t *testing.T) {
 		if !c.conflicted && err != nil {
 			t.Errorf("commit after a concurrent write to another row: %v", err)
 		}
+	}
+}
+
+// TestFastPathDecimalTemporal runs chosen writes of DECIMAL, DATETIME and
+// DATE columns, as text and prepared, and checks that the fast path ran
+// those whose values convert exactly (integers, and strings spelled as
+// the value is) and left the others to GMS: rounding, out of range, zero
+// and invalid dates, relaxed formats, and arithmetic with a string.
+func TestFastPathDecimalTemporal(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "prepared"}[prepared], func(t *testing.T) {
+			d := newDiff(t, "USE d", diffDecimalSchema, diffDecimalRows)
+			d.checkTables = []string{"dc"}
+			run := d.runner(prepared)
+			const ins = "INSERT INTO dc (id, m, q, at, da) VALUES (?, ?, ?, ?, ?)"
+			run(true, ins, 10, "12.34", 5, "2024-01-05 10:11:12", "2024-01-05")
+			run(true, ins, 11, "-0.5", "77", nil, nil)
+			run(true, ins, 12, 999999, -999999, "2024-02-29 23:59:59", "9999-12-31")
+			run(true, ins, 10, "1.00", 1, nil, nil) // duplicate key
+			run(false, ins, 13, "12.345", 1, nil, nil)
+			run(false, ins, 14, "1000000.00", 1, nil, nil)
+			run(false, ins, 15, "1e2", 1, nil, nil)
+			run(false, ins, 16, 1, 1, "2023-02-29 00:00:00", nil)
+			run(false, ins, 17, 1, 1, "0000-00-00 00:00:00", nil)
+			run(false, ins, 18, 1, 1, "2024-1-5", nil)
+			run(false, ins, 19, 1, 1, 20240105, nil)
+			run(true, "INSERT INTO dc (id, m, at) VALUES (?, ?, NULL)", 20, "3.10")
+
+			const add = "UPDATE dc SET m = m + ?, q = q - ? WHERE id = ?"
+			run(true, add, 5, 2, 1)
+			run(true, add, -5, -2, 2) // NULL + -5
+			run(true, add, 1, 1, 99)
+			run(false, add, 1, -1, 3) // q beyond DECIMAL(6,0)
+			run(false, add, "1.5", 0, 1)
+			run(true, "UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", "0.01", "2025-06-01 00:00:00", "2025-06-01", 1)
+			run(true, "UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", "0.01", "2025-06-01 00:00:00", "2025-06-01", 1)
+			d.finish("dc")
+		})
 	}
 }

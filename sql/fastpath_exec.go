@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dolthub/go-mysql-server/server"
@@ -14,6 +16,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
@@ -585,7 +588,11 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 				return fallThrough(reasonValue)
 			}
 			if set.srcOrd >= 0 {
-				if v, ok = addInt(row[set.srcOrd], v, set.neg); !ok {
+				add := addInt
+				if types.IsDecimal(sch[set.srcOrd].Type) {
+					add = addToDecimal
+				}
+				if v, ok = add(row[set.srcOrd], v, set.neg); !ok {
 					return fallThrough(reasonValue)
 				}
 			}
@@ -628,28 +635,56 @@ func (r *fastRun) clientFoundRows() bool {
 // operand is not an integer or the result overflows (GMS's answer then is
 // its own). NULL plus anything is NULL.
 func addInt(cur, v any, neg bool) (any, bool) {
+	return addOperands(cur, v, func(cur any, b int64) (any, bool) {
+		a, ok := asInt64(cur)
+		if !ok {
+			return nil, false
+		}
+		if neg {
+			if b == math.MinInt64 {
+				return nil, false
+			}
+			b = -b
+		}
+		sum := a + b
+		if (b > 0 && sum < a) || (b < 0 && sum > a) {
+			return nil, false
+		}
+		return sum, true
+	})
+}
+
+// addToDecimal computes the DECIMAL column value cur plus (minus) the
+// integer v, exactly, as GMS's arithmetic on a DECIMAL and an integer
+// does (its result is a DECIMAL); the column's type then rounds it as it
+// rounds GMS's. ok is false for an operand that is not an integer, whose
+// arithmetic (a string's is DOUBLE in MySQL) the fast path leaves to GMS.
+// NULL plus anything is NULL.
+func addToDecimal(cur, v any, neg bool) (any, bool) {
+	return addOperands(cur, v, func(cur any, b int64) (any, bool) {
+		a, ok := cur.(decimal.Decimal)
+		if !ok {
+			return nil, false
+		}
+		if neg {
+			return a.Sub(decimal.NewFromInt(b)), true
+		}
+		return a.Add(decimal.NewFromInt(b)), true
+	})
+}
+
+// addOperands is the part of addInt and addToDecimal that does not depend
+// on the column's type: NULL plus anything is NULL, and the operand must
+// be an integer; add adds an integer to a value that is not NULL.
+func addOperands(cur, v any, add func(cur any, b int64) (any, bool)) (any, bool) {
 	if cur == nil || v == nil {
 		return nil, v == nil || isInt(v)
-	}
-	a, ok := asInt64(cur)
-	if !ok {
-		return nil, false
 	}
 	b, ok := v.(int64)
 	if !ok {
 		return nil, false
 	}
-	if neg {
-		if b == math.MinInt64 {
-			return nil, false
-		}
-		b = -b
-	}
-	sum := a + b
-	if (b > 0 && sum < a) || (b < 0 && sum > a) {
-		return nil, false
-	}
-	return sum, true
+	return add(cur, b)
 }
 
 func isInt(v any) bool {
@@ -664,11 +699,20 @@ func asInt64(v any) (int64, bool) { return copr.Signed(v) }
 // (the column type's Convert). ok is false when GMS would fail, warn or
 // clamp, or when the conversion is one whose side effects the fast path
 // does not reproduce (a string into a number column, NULL into NOT NULL).
+// A string goes into a DECIMAL, DATETIME or DATE column only when it is
+// the value written out exactly (exactTemporalOrDecimal), and an integer
+// into a DATETIME or DATE never.
 func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
 	if v == nil {
 		return nil, col.Nullable
 	}
-	if _, isStr := v.(string); isStr && !types.IsTextOnly(col.Type) {
+	s, isStr := v.(string)
+	switch {
+	case isStr && !types.IsTextOnly(col.Type):
+		if !exactTemporalOrDecimal(col.Type, s) {
+			return nil, false
+		}
+	case !isStr && types.IsTime(col.Type):
 		return nil, false
 	}
 	warnings := r.s.WarningCount()
@@ -677,6 +721,42 @@ func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
 		return nil, false
 	}
 	return conv, true
+}
+
+// Strings that name a value exactly: a DECIMAL with no exponent, a DATETIME
+// to the second, a DATE. Any other spelling ('1e2', '2024-1-5', ' 12',
+// '2024-01-05 10:00') converts by rules (rounding, truncation warnings,
+// MySQL's relaxed date formats) that the fast path leaves to GMS.
+var (
+	plainDecimal  = regexp.MustCompile(`^-?([0-9]+)(\.([0-9]+))?$`)
+	plainDatetime = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$`)
+	plainDate     = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// exactTemporalOrDecimal reports whether s is a value of typ (DECIMAL,
+// DATETIME or DATE) spelled exactly, with no more fractional digits than
+// a DECIMAL's scale and no more integer digits than it holds.
+func exactTemporalOrDecimal(typ gsql.Type, s string) bool {
+	if dt, ok := typ.(gsql.DecimalType); ok {
+		m := plainDecimal.FindStringSubmatch(s)
+		if m == nil {
+			return false
+		}
+		whole := strings.TrimLeft(m[1], "0")
+		return len(m[3]) <= int(dt.Scale()) && len(whole) <= int(dt.Precision()-dt.Scale())
+	}
+	if strings.HasPrefix(s, "0000") || strings.Contains(s, "-00") {
+		// Zero dates and zero parts: sql_mode's NO_ZERO_DATE and
+		// NO_ZERO_IN_DATE rules are GMS's.
+		return false
+	}
+	switch typ.Type() {
+	case sqltypes.Datetime:
+		return plainDatetime.MatchString(s)
+	case sqltypes.Date:
+		return plainDate.MatchString(s)
+	}
+	return false
 }
 
 // delete removes the row of the key.

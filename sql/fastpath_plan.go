@@ -200,7 +200,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.neg}
 			if set.src != "" {
 				_, src, ok := def.columnByName(set.src)
-				if !ok || !isSignedIntType(sch[src].Type) {
+				if !ok || !isSignedIntType(sch[src].Type) && !types.IsDecimal(sch[src].Type) {
 					return nil, reasonTable, false
 				}
 				ps.srcOrd = src
@@ -311,8 +311,16 @@ func uniqueIndexOn(m *tableMeta, ord int) *indexMeta {
 
 // fastWritableType reports whether the fast path writes values of typ:
 // integers, and strings in utf8mb4, whose conversion from the fast path's
-// values (integers, strings, NULL) GMS's Convert decides alone.
+// values (integers, strings, NULL) GMS's Convert decides alone; DECIMAL,
+// DATETIME and DATE, from the values that convert exactly (fastRun.convert).
 func fastWritableType(typ gsql.Type) bool {
+	if types.IsDecimal(typ) {
+		return true
+	}
+	switch typ.Type() {
+	case sqltypes.Datetime, sqltypes.Date:
+		return true
+	}
 	if _, ok := typ.(gsql.NumberType); ok {
 		return types.IsInteger(typ)
 	}
