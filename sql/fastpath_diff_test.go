@@ -910,7 +910,12 @@ func TestFastPathDecimalTemporal(t *testing.T) {
 			run(true, add, -5, -2, 2) // NULL + -5
 			run(true, add, 1, 1, 99)
 			run(false, add, 1, -1, 3) // q beyond DECIMAL(6,0)
-			run(false, add, "1.5", 0, 1)
+			run(true, add, "1.5", "-2", 1)
+			run(true, add, "0.005", "7", 1) // rounds to the column's scale
+			run(true, add, "12.34", "1", 2) // NULL - '12.34'
+			run(false, add, "1e2", 0, 1)
+			run(false, add, "12x", 0, 1)
+			run(false, add, "-99999999.99", 0, 1) // beyond DECIMAL(8,2)
 			run(true, "UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", "0.01", "2025-06-01 00:00:00", "2025-06-01", 1)
 			run(true, "UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", "0.01", "2025-06-01 00:00:00", "2025-06-01", 1)
 			d.finish("dc")

@@ -588,11 +588,7 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 				return fallThrough(reasonValue)
 			}
 			if set.srcOrd >= 0 {
-				add := addInt
-				if types.IsDecimal(sch[set.srcOrd].Type) {
-					add = addToDecimal
-				}
-				if v, ok = add(row[set.srcOrd], v, set.neg); !ok {
+				if v, ok = r.add(sch[set.srcOrd].Type, row[set.srcOrd], v, set.neg); !ok {
 					return fallThrough(reasonValue)
 				}
 			}
@@ -628,6 +624,38 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 // than the changed rows' count (CLIENT_FOUND_ROWS).
 func (r *fastRun) clientFoundRows() bool {
 	return r.ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
+}
+
+// add computes cur, the value of a column of type typ, plus (minus, neg)
+// the assignment's value v, as GMS's arithmetic does; ok is false for
+// the operands the fast path leaves to GMS. An integer column takes an
+// integer (addInt). A DECIMAL column takes an integer (addToDecimal) or
+// a string spelled as a decimal number ('12.34', as drivers send amounts
+// held as strings), which GMS's own arithmetic computes: MySQL does
+// DECIMAL plus string in DOUBLE, and the column's type rounds the result
+// as it rounds GMS's.
+func (r *fastRun) add(typ gsql.Type, cur, v any, neg bool) (any, bool) {
+	if !types.IsDecimal(typ) {
+		return addInt(cur, v, neg)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return addToDecimal(cur, v, neg)
+	}
+	if !plainDecimal.MatchString(s) {
+		return nil, false
+	}
+	op := "+"
+	if neg {
+		op = "-"
+	}
+	e := expression.NewArithmetic(expression.NewLiteral(cur, typ), expression.NewLiteral(s, types.CreateLongText(r.ctx.GetCollation())), op)
+	warnings := r.s.WarningCount()
+	res, err := e.Eval(r.ctx, nil)
+	if err != nil || r.s.WarningCount() != warnings {
+		return nil, false
+	}
+	return res, true
 }
 
 // addInt computes the integer column value cur plus (minus) v in int64,
