@@ -95,7 +95,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdown})
 	a.ExecBuilder = newExecBuilder(a)
-	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
+	st := newTableStats(p.rowCounts)
+	p.planStats = st
+	a.Catalog.StatsProvider = st
 	return a
 }
 

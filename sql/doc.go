@@ -113,7 +113,8 @@
 // from MySQL 8. Most of them are analyzer rules that newAnalyzer
 // (analyzer.go) puts among GMS's own: planning (joinorder.go orders
 // joins, joincache.go caches nested-loop inputs, stats.go gives the
-// planner row counts, copr.go pushes filters, aggregates, top-N and
+// planner row counts, indexchoice.go picks the index whose equalities
+// pin the longest prefix when there are no histograms, copr.go pushes filters, aggregates, top-N and
 // limits over full scans to the coprocessor) and MySQL's answers where
 // GMS's differ
 // (compat_*.go: correlated NOT EXISTS, collations in hashing, integer

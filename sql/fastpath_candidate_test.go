@@ -58,6 +58,11 @@ func fastStatements() []string {
 				"insert into "+tb+"(a)value("+v+")",
 				"INSERT INTO "+tb+" (a, b) VALUES (?, ?)",
 				"SELECT c FROM "+tb+" WHERE id = ?",
+				"SELECT c FROM "+tb+" WHERE w = "+v+" AND d = ? and id = 3",
+				"SELECT c FROM "+tb+" WHERE id = "+v+" FOR UPDATE",
+				"select c from "+tb+" where w = ? AND id = "+v+" for update",
+				"UPDATE "+tb+" SET k = k + 1 WHERE w = "+v+" AND id = ?",
+				"DELETE FROM "+tb+" WHERE w = "+v+" AND id = ?",
 			)
 		}
 	}
@@ -93,7 +98,7 @@ func TestFastCandidateSound(t *testing.T) {
 // shape (else the rule would be wrong).
 func TestFastCandidateTurnsDown(t *testing.T) {
 	for _, q := range []string{
-		"SELECT c FROM t WHERE id = 1 AND k = 2",
+		"SELECT c AND k FROM t WHERE id = 1",
 		"SELECT c FROM t WHERE id = 1 or k = 2",
 		"SELECT c FROM t WHERE NOT id = 1",
 		"SELECT c FROM t WHERE id BETWEEN 1 AND 2",
@@ -103,7 +108,8 @@ func TestFastCandidateTurnsDown(t *testing.T) {
 		"SELECT c FROM t WHERE id != 3",
 		"SELECT c FROM t WHERE id = 1 ORDER BY c",
 		"SELECT c FROM t WHERE id = 1 LIMIT 1",
-		"SELECT c FROM t WHERE id = 1 FOR UPDATE",
+		"SELECT c FROM t WHERE id = 1 LOCK IN SHARE MODE",
+		"SELECT c FROM t FOR UPDATE",
 		"SELECT c AS d FROM t WHERE id = 1",
 		"SELECT c FROM t AS u WHERE id = 1",
 		"SELECT DISTINCT c FROM t WHERE id = 1",
@@ -130,7 +136,7 @@ func TestFastCandidateTurnsDown(t *testing.T) {
 		"SELECT c FROM t WHERE id DIV 2 = 1",
 		"UPDATE t SET c = 1",
 		"UPDATE t SET c = 1 WHERE id IN (1, 2)",
-		"UPDATE t SET c = 1 WHERE id = 1 AND k = 2",
+		"UPDATE t SET c = 1 AND 2 WHERE id = 1",
 		"UPDATE t SET c = c * 2 WHERE id = 1",
 		"UPDATE t SET c = abs(c) WHERE id = 1",
 		"UPDATE t, u SET t.c = 1 WHERE t.id = 1",

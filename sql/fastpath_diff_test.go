@@ -370,6 +370,23 @@ func (d *diff) fastStep(q string, args ...any) outcome {
 	return out
 }
 
+// runner returns a function that runs a statement as text (its
+// arguments filled in) or, when prepared, as a prepared statement, with
+// fastStep when fast is set (the fast path must run it), else with step.
+func (d *diff) runner(prepared bool) func(fast bool, q string, args ...any) {
+	return func(fast bool, q string, args ...any) {
+		d.t.Helper()
+		if !prepared {
+			q, args = fill(q, args), nil
+		}
+		if fast {
+			d.fastStep(q, args...)
+		} else {
+			d.step(q, args...)
+		}
+	}
+}
+
 // openDB opens a connection pool to database db of srv.
 func openDB(t testing.TB, srv *percsql.Server, db string) *sql.DB {
 	t.Helper()
@@ -414,6 +431,51 @@ const diffAutoSchema = `CREATE TABLE a (
 	k INT DEFAULT 5,
 	UNIQUE KEY c_idx (c)
 )`
+
+// diffCompositeSchema has a clustered composite primary key of integer
+// columns of three widths, and a secondary index, as OLTP schemas do
+// (TPC-C's district, stock, customer).
+const diffCompositeSchema = `CREATE TABLE ck (
+	w SMALLINT NOT NULL,
+	d TINYINT NOT NULL,
+	id INT NOT NULL,
+	v INT,
+	s VARCHAR(20),
+	PRIMARY KEY (w, d, id),
+	KEY v_idx (v)
+)`
+
+// diffCompositeRows fills ck.
+const diffCompositeRows = "INSERT INTO d.ck (w, d, id, v, s) VALUES (1, 1, 1, 10, 'a'), (1, 1, 2, NULL, 'b'), (1, 2, 1, 30, NULL), (2, 1, 1, -5, 'ñ'), (-1, -1, -1, 0, ''), (32767, 127, 2147483647, 1, 'max')"
+
+// diffDecimalSchema has DECIMAL, DATETIME and DATE columns, which the
+// fast path writes from integers and exactly spelled strings.
+const diffDecimalSchema = `CREATE TABLE dc (
+	id INT PRIMARY KEY,
+	m DECIMAL(8,2),
+	q DECIMAL(6,0) NOT NULL DEFAULT 0,
+	at DATETIME,
+	da DATE
+)`
+
+// diffDecimalRows fills dc.
+const diffDecimalRows = "INSERT INTO d.dc VALUES (1, 12.50, 3, '2024-01-05 10:11:12', '2024-01-05'), (2, NULL, 0, NULL, NULL), (3, -999999.99, 999999, '1999-12-31 23:59:59', '1000-01-01')"
+
+// decimalValue returns a value for a DECIMAL column: integers, strings
+// spelled exactly or not, out of range, and other types.
+func decimalValue(r *rand.Rand) any {
+	vals := []any{0, 1, -1, 7, 999999, 1000000, -1000000, 99999999, "12.34", "12.345", "-0.50", "0012.3", "1e2", " 12", "12.", ".5",
+		"999999.99", "1000000.00", "abc", "", nil, 1.5, "5"}
+	return vals[r.Intn(len(vals))]
+}
+
+// temporalValue returns a value for a DATETIME or DATE column.
+func temporalValue(r *rand.Rand) any {
+	vals := []any{"2024-01-05 10:11:12", "2024-02-29 00:00:00", "2023-02-29 00:00:00", "2024-02-30 10:00:00", "0000-00-00 00:00:00",
+		"2024-1-5", "2024-01-05", "2024-01-05 10:11", "2024-01-05 24:00:00", "9999-12-31 23:59:59", "1000-01-01 00:00:00",
+		"2024-00-05", "20240105", 20240105, nil, "abc", "2024-01-05 10:11:12.5"}
+	return vals[r.Intn(len(vals))]
+}
 
 // edgeInts are integer values at and beyond the columns' limits.
 var edgeInts = []any{
@@ -511,6 +573,32 @@ var stmtTemplates = []struct {
 	{"SELECT id, c, k FROM a WHERE id = ?", func(r *rand.Rand) []any { return []any{smallKey(r)} }},
 	{"UPDATE a SET c = ? WHERE id = ?", func(r *rand.Rand) []any { return []any{pick(r), smallKey(r)} }},
 	{"DELETE FROM a WHERE id = ?", func(r *rand.Rand) []any { return []any{smallKey(r)} }},
+	{"SELECT v, s FROM ck WHERE w = ? AND d = ? AND id = ?", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r), smallKey(r)} }},
+	{"SELECT * FROM ck WHERE id = ? AND ? = w AND d = ?", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r), smallKey(r)} }},
+	{"SELECT s FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r), smallKey(r)} }},
+	{"SELECT s FROM ck WHERE w = ? AND d = ?", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r)} }},
+	{"SELECT s FROM ck WHERE w = ? AND d = ? AND id = ? AND v = ?", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r), smallKey(r), smallKey(r)} }},
+	{"SELECT s FROM ck WHERE w = ? AND w = ? AND d = ? AND id = ?", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r), smallKey(r), smallKey(r)} }},
+	{"UPDATE ck SET v = v + ?, s = ? WHERE w = ? AND d = ? AND id = ?", func(r *rand.Rand) []any {
+		return []any{pick(r), pick(r), smallKey(r), smallKey(r), smallKey(r)}
+	}},
+	{"UPDATE ck SET v = ? WHERE d = ? AND w = ? AND id = ?", func(r *rand.Rand) []any { return []any{pick(r), smallKey(r), smallKey(r), smallKey(r)} }},
+	{"DELETE FROM ck WHERE w = ? AND d = ? AND id = ?", func(r *rand.Rand) []any { return []any{smallKey(r), smallKey(r), smallKey(r)} }},
+	{"INSERT INTO ck (w, d, id, v, s) VALUES (?, ?, ?, ?, ?)", func(r *rand.Rand) []any {
+		return []any{smallKey(r), smallKey(r), smallKey(r), pick(r), pick(r)}
+	}},
+	{"INSERT INTO ck (id, d, w) VALUES (?, ?, ?), (?, ?, ?)", func(r *rand.Rand) []any {
+		return []any{smallKey(r), smallKey(r), smallKey(r), smallKey(r), smallKey(r), smallKey(r)}
+	}},
+	{"INSERT INTO dc (id, m, q, at, da) VALUES (?, ?, ?, ?, ?)", func(r *rand.Rand) []any {
+		return []any{smallKey(r), decimalValue(r), decimalValue(r), temporalValue(r), temporalValue(r)}
+	}},
+	{"INSERT INTO dc (id, m, at) VALUES (?, ?, NULL)", func(r *rand.Rand) []any { return []any{smallKey(r), decimalValue(r)} }},
+	{"UPDATE dc SET m = m + ?, q = q - ? WHERE id = ?", func(r *rand.Rand) []any { return []any{decimalValue(r), decimalValue(r), smallKey(r)} }},
+	{"UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", func(r *rand.Rand) []any {
+		return []any{decimalValue(r), temporalValue(r), temporalValue(r), smallKey(r)}
+	}},
+	{"SELECT m, q, at, da FROM dc WHERE id = ?", func(r *rand.Rand) []any { return []any{smallKey(r)} }},
 }
 
 // transaction statements interleaved with the others.
@@ -523,11 +611,11 @@ func TestFastPathDifferential(t *testing.T) {
 	if testing.Short() {
 		n = 400
 	}
-	d := newDiff(t, "USE d", diffSchema, diffAutoSchema,
+	d := newDiff(t, "USE d", diffSchema, diffAutoSchema, diffCompositeSchema, diffDecimalSchema,
 		"INSERT INTO d.t (id, k, c, pad, u, b, ti) VALUES (1, 10, 'one', 'p1', 100, 1000, 1), (2, 20, 'two', NULL, 200, NULL, NULL), (3, 2147483647, 'Three', 'ñ', NULL, -9223372036854775808, -128), (-1, -5, '', '', -100, 9223372036854775807, 127)",
-		"INSERT INTO d.a (c) VALUES ('first'), ('second')")
+		"INSERT INTO d.a (c) VALUES ('first'), ('second')", diffCompositeRows, diffDecimalRows)
 	r := rand.New(rand.NewSource(6))
-	d.checkTables = []string{"t", "a"}
+	d.checkTables = []string{"t", "a", "ck", "dc"}
 	for i := 0; i < n; i++ {
 		if r.Intn(12) == 0 {
 			d.step(txnStatements[r.Intn(len(txnStatements))])
@@ -554,7 +642,7 @@ func TestFastPathDifferential(t *testing.T) {
 	if hits < uint64(d.steps)/4 {
 		t.Errorf("only %d of %d statements ran on the fast path", hits, d.steps)
 	}
-	d.finish("t", "a")
+	d.finish("t", "a", "ck", "dc")
 }
 
 // errCode returns the MySQL error code of err, or 0.
@@ -579,17 +667,7 @@ func TestFastPathScenarios(t *testing.T) {
 				"CREATE TABLE d.ti (id TINYINT AUTO_INCREMENT PRIMARY KEY, v INT)",
 				"INSERT INTO d.t (id, k, c, pad, u, b, ti) VALUES (1, 10, 'one', 'p1', 100, 1000, 1), (2, 20, 'two', NULL, 200, NULL, NULL), (3, 30, 'three', 'p3', NULL, 3, 3)")
 			d.checkTables = []string{"t", "a", "ti"}
-			run := func(fast bool, q string, args ...any) {
-				t.Helper()
-				if !prepared {
-					q, args = fill(q, args), nil
-				}
-				if fast {
-					d.fastStep(q, args...)
-				} else {
-					d.step(q, args...)
-				}
-			}
+			run := d.runner(prepared)
 			// The first execution of a SELECT teaches the fast path the
 			// column definitions.
 			run(false, "SELECT c FROM t WHERE id = ?", 1)
@@ -700,4 +778,147 @@ func TestFastPathClientOptions(t *testing.T) {
 		}
 		d.finish("t", "e.t")
 	})
+}
+
+// TestFastPathCompositeKey runs chosen cases of the shapes over a
+// composite primary key (WHERE over every key column, in any order) and
+// of SELECT ... FOR UPDATE, each as text and as a prepared statement, and
+// checks that the fast path ran those it should: missing rows, values out
+// of a key column's range, NULL and non-integer keys (left to GMS), a
+// duplicate key on INSERT, and FOR UPDATE inside and outside a
+// transaction.
+func TestFastPathCompositeKey(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "prepared"}[prepared], func(t *testing.T) {
+			d := newDiff(t, "USE d", diffSchema, diffCompositeSchema, diffCompositeRows,
+				"INSERT INTO d.t (id, k, c) VALUES (1, 10, 'one'), (2, 20, 'two')")
+			d.checkTables = []string{"ck", "t"}
+			run := d.runner(prepared)
+			const sel = "SELECT v, s FROM ck WHERE w = ? AND d = ? AND id = ?"
+			run(false, sel, 1, 1, 1) // learns the columns
+			run(true, sel, 1, 1, 2)
+			run(true, sel, 1, 1, 99)
+			run(true, sel, 32767, 127, 2147483647)
+			run(false, sel, 1, 128, 1) // beyond TINYINT
+			run(false, sel, nil, 1, 1) // NULL
+			run(false, sel, "1", 1, 1) // a string
+			run(false, sel, 1.0, 1, 1) // a float
+			run(false, "SELECT v FROM ck WHERE id = ? AND w = ? AND d = ?", 2, 1, 1)
+			run(true, "SELECT v FROM ck WHERE id = ? AND w = ? AND d = ?", 1, 1, 2)
+			run(false, "SELECT v FROM ck WHERE w = ? AND d = ?", 1, 1)
+			run(false, "SELECT v FROM ck WHERE w = ? AND d = ? AND id = ? AND v = ?", 1, 1, 1, 10)
+
+			run(true, "UPDATE ck SET v = v + ?, s = ? WHERE w = ? AND d = ? AND id = ?", 5, "x", 1, 1, 1)
+			run(true, "UPDATE ck SET v = v + ? WHERE w = ? AND d = ? AND id = ?", 5, 1, 1, 2) // NULL + 5
+			run(true, "UPDATE ck SET v = ? WHERE d = ? AND w = ? AND id = ?", 7, 9, 9, 9)
+			run(true, "DELETE FROM ck WHERE w = ? AND d = ? AND id = ?", 2, 1, 1)
+			run(true, "DELETE FROM ck WHERE w = ? AND d = ? AND id = ?", 2, 1, 1)
+			run(true, "INSERT INTO ck (w, d, id, v) VALUES (?, ?, ?, ?)", 3, 3, 3, 33)
+			run(true, "INSERT INTO ck (w, d, id, v) VALUES (?, ?, ?, ?)", 1, 1, 1, 11)
+			run(true, "INSERT INTO ck (id, d, w) VALUES (?, ?, ?), (?, ?, ?)", 4, 4, 4, 1, 2, 1)
+
+			const forUpdate = "SELECT s FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
+			run(false, forUpdate, 1, 1, 1)
+			run(true, forUpdate, 1, 1, 2)
+			run(true, "BEGIN")
+			run(true, forUpdate, 1, 2, 1)
+			run(true, forUpdate, 5, 5, 5)
+			run(true, "UPDATE ck SET v = ? WHERE w = ? AND d = ? AND id = ?", 1, 1, 2, 1)
+			run(false, "SELECT c FROM t WHERE id = ? FOR UPDATE", 1)
+			run(true, "SELECT c FROM t WHERE id = ? FOR UPDATE", 2)
+			run(true, "COMMIT")
+			d.finish("ck", "t")
+		})
+	}
+}
+
+// TestFastPathForUpdateLocks checks that SELECT ... FOR UPDATE on the fast
+// path locks the row it read in an optimistic transaction, as GMS's path
+// does: a concurrent commit of a write to the row fails the transaction's
+// commit with 1213, and a write to another row does not.
+func TestFastPathForUpdateLocks(t *testing.T) {
+	srv := startServer(t, true)
+	setup := openSide(t, "setup", srv, "")
+	for _, q := range []string{"CREATE DATABASE d", "USE d", diffCompositeSchema, diffCompositeRows} {
+		if out := setup.run(q); out.err != nil {
+			t.Fatalf("%s: %v", q, out.err)
+		}
+	}
+	a, b := openDB(t, srv, "d"), openDB(t, srv, "d")
+	a.SetMaxOpenConns(1)
+	status := openDB(t, srv, "")
+	const q = "SELECT v FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
+	// The first execution teaches the fast path the result's columns.
+	if _, err := a.Exec(q, 1, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id         int
+		conflicted bool
+	}{{1, true}, {2, false}} {
+		if _, err := a.Exec("BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		hits := serverStatus(t, status, "Percdb_fastpath_hits")
+		var v sql.NullInt64
+		if err := a.QueryRow(q, 1, 1, 1).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if got := serverStatus(t, status, "Percdb_fastpath_hits"); got != hits+1 {
+			t.Errorf("SELECT ... FOR UPDATE not run by the fast path (hits %d -> %d)", hits, got)
+		}
+		if _, err := b.Exec("UPDATE ck SET v = v + 1 WHERE w = 1 AND d = 1 AND id = ?", c.id); err != nil {
+			t.Fatal(err)
+		}
+		_, err := a.Exec("COMMIT")
+		if c.conflicted && errCode(err) != 1213 {
+			t.Errorf("commit after a concurrent write to the locked row: %v, want error 1213", err)
+		}
+		if !c.conflicted && err != nil {
+			t.Errorf("commit after a concurrent write to another row: %v", err)
+		}
+	}
+}
+
+// TestFastPathDecimalTemporal runs chosen writes of DECIMAL, DATETIME and
+// DATE columns, as text and prepared, and checks that the fast path ran
+// those whose values convert exactly (integers, and strings spelled as
+// the value is) and left the others to GMS: rounding, out of range, zero
+// and invalid dates, relaxed formats, and arithmetic with a string.
+func TestFastPathDecimalTemporal(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "prepared"}[prepared], func(t *testing.T) {
+			d := newDiff(t, "USE d", diffDecimalSchema, diffDecimalRows)
+			d.checkTables = []string{"dc"}
+			run := d.runner(prepared)
+			const ins = "INSERT INTO dc (id, m, q, at, da) VALUES (?, ?, ?, ?, ?)"
+			run(true, ins, 10, "12.34", 5, "2024-01-05 10:11:12", "2024-01-05")
+			run(true, ins, 11, "-0.5", "77", nil, nil)
+			run(true, ins, 12, 999999, -999999, "2024-02-29 23:59:59", "9999-12-31")
+			run(true, ins, 10, "1.00", 1, nil, nil) // duplicate key
+			run(false, ins, 13, "12.345", 1, nil, nil)
+			run(false, ins, 14, "1000000.00", 1, nil, nil)
+			run(false, ins, 15, "1e2", 1, nil, nil)
+			run(false, ins, 16, 1, 1, "2023-02-29 00:00:00", nil)
+			run(false, ins, 17, 1, 1, "0000-00-00 00:00:00", nil)
+			run(false, ins, 18, 1, 1, "2024-1-5", nil)
+			run(false, ins, 19, 1, 1, 20240105, nil)
+			run(true, "INSERT INTO dc (id, m, at) VALUES (?, ?, NULL)", 20, "3.10")
+
+			const add = "UPDATE dc SET m = m + ?, q = q - ? WHERE id = ?"
+			run(true, add, 5, 2, 1)
+			run(true, add, -5, -2, 2) // NULL + -5
+			run(true, add, 1, 1, 99)
+			run(false, add, 1, -1, 3) // q beyond DECIMAL(6,0)
+			run(true, add, "1.5", "-2", 1)
+			run(true, add, "0.005", "7", 1) // rounds to the column's scale
+			run(true, add, "12.34", "1", 2) // NULL - '12.34'
+			run(false, add, "1e2", 0, 1)
+			run(false, add, "12x", 0, 1)
+			run(false, add, "-99999999.99", 0, 1) // beyond DECIMAL(8,2)
+			run(true, "UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", "0.01", "2025-06-01 00:00:00", "2025-06-01", 1)
+			run(true, "UPDATE dc SET m = ?, at = ?, da = ? WHERE id = ?", "0.01", "2025-06-01 00:00:00", "2025-06-01", 1)
+			d.finish("dc")
+		})
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dolthub/go-mysql-server/server"
@@ -14,6 +16,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
@@ -159,7 +162,11 @@ func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
 // runSelect runs SELECT cols FROM t WHERE key = v / key IN (...). In
 // autocommit mode it reads the latest committed row without a timestamp
 // (txn.Store.PointGet): no oracle call, where GMS's path fetches a
-// start_ts. Inside a transaction it reads at the transaction's snapshot.
+// start_ts. Inside a transaction it reads at the transaction's snapshot,
+// and FOR UPDATE locks the rows it found as GMS's path does (table.go's
+// rowIter; a pessimistic transaction's FOR UPDATE never comes here, see
+// Session.selectLocks). In autocommit mode FOR UPDATE locks nothing, in
+// GMS's path too.
 func (r *fastRun) runSelect() fastOutcome {
 	s, ctx := r.s, r.ctx
 	var (
@@ -172,11 +179,19 @@ func (r *fastRun) runSelect() fastOutcome {
 		ddls       uint64
 		latest     *versionedReader
 	)
+	var (
+		t *Transaction
+		k *txn.Txn
+	)
 	if r.explicit() {
-		if s.forUpdate {
+		if s.forUpdate != r.shape.forUpdate {
+			// The handler's lexical test and the parser disagree:
+			// GMS's path does what the handler says.
 			return fallThrough(reasonSession)
 		}
-		t, reason, ok := r.transaction()
+		var reason fastReason
+		var ok bool
+		t, reason, ok = r.transaction()
 		if !ok {
 			return fallThrough(reason)
 		}
@@ -184,8 +199,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		if cat, err = t.catalog(ctx); err != nil {
 			return fallThrough(reasonError)
 		}
-		k, err := t.txn(ctx)
-		if err != nil {
+		if k, err = t.txn(ctx); err != nil {
 			return fallThrough(reasonError)
 		}
 		reader = k
@@ -219,20 +233,25 @@ func (r *fastRun) runSelect() fastOutcome {
 	if fields == nil || fields.charset != r.vars.charsetResults || !fields.matches(r.shape) {
 		return fastOutcome{reason: reasonLearning, learn: pl}
 	}
-	keyType := pl.meta.schema.Schema[pl.keyOrd].Type
 	var one [1]int64
 	keys := one[:0]
-	for _, v := range r.shape.keys {
-		k, ok := r.intKey(keyType, v)
-		if !ok {
-			return fallThrough(reasonValue)
+	if pl.keyArgs == nil {
+		keyType := pl.meta.schema.Schema[pl.keyOrd].Type
+		for _, v := range r.shape.keys {
+			k, ok := r.intKey(keyType, v)
+			if !ok {
+				return fallThrough(reasonValue)
+			}
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 
 	// One row, the common case, needs no allocation for the list.
 	var oneRow [1][]any
 	rows := oneRow[:0]
+	// locked are the handles of the rows found, for FOR UPDATE.
+	var oneHandle [1]tablecodec.Handle
+	locked := oneHandle[:0]
 	switch {
 	case pl.unique != nil:
 		row, found, err := r.uniqueRow(pl, reader, keys[0])
@@ -243,14 +262,19 @@ func (r *fastRun) runSelect() fastOutcome {
 			rows = append(rows, row)
 		}
 	case !r.shape.in:
+		h, ok := r.keyHandle(pl, keys)
+		if !ok {
+			return fallThrough(reasonValue)
+		}
 		dec := pl.proj.get()
-		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, tablecodec.IntHandle(keys[0]))
+		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, h)
 		pl.proj.put(dec)
 		if err != nil {
 			return fallThrough(reasonError)
 		}
 		if found {
 			rows = append(rows, row)
+			locked = append(locked, h)
 		}
 	default:
 		// GMS turns IN into sorted, merged ranges: the rows come in key
@@ -269,6 +293,17 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		for _, row := range got {
 			rows = append(rows, row.Values)
+			locked = append(locked, row.Handle)
+		}
+	}
+	if k != nil && r.shape.forUpdate && len(locked) > 0 {
+		ts, err := k.SnapshotTS(ctx)
+		if err == nil {
+			t.noteLocking(ctx)
+			err = executor.LockRows(ctx, k, ts, pl.meta.exec, locked...)
+		}
+		if err != nil {
+			return r.answer(nil, t.lockError(ctx, err))
 		}
 	}
 
@@ -476,9 +511,43 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	return fallThrough(reasonShape)
 }
 
+// keyHandle returns the handle of the row the statement's WHERE pins: the
+// integer key of keys[0], or the composite key of the values of
+// shape.keys, each converted to its column's type. ok is false for a
+// value the fast path does not convert exactly as GMS's lookup does.
+func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool) {
+	if pl.keyArgs == nil {
+		return tablecodec.IntHandle(keys[0]), true
+	}
+	sch := pl.meta.schema.Schema
+	row := make([]any, len(sch))
+	for i, ord := range pl.meta.primary.ords {
+		typ := sch[ord].Type
+		k, ok := r.intKey(typ, r.shape.keys[pl.keyArgs[i]])
+		if !ok {
+			return tablecodec.Handle{}, false
+		}
+		v, _, err := typ.Convert(r.ctx, k)
+		if err != nil {
+			return tablecodec.Handle{}, false
+		}
+		row[ord] = v
+	}
+	h, err := pl.meta.exec.HandleOf(row)
+	return h, err == nil
+}
+
 // readForWrite reads the full row of the statement's key through t.
 func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
-	key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+	var keys []int64
+	if pl.keyArgs == nil {
+		key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+		if !ok {
+			return nil, false, fallThrough(reasonValue)
+		}
+		keys = []int64{key}
+	}
+	h, ok := r.keyHandle(pl, keys)
 	if !ok {
 		return nil, false, fallThrough(reasonValue)
 	}
@@ -487,7 +556,7 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 		return nil, false, fallThrough(reasonError)
 	}
 	dec := pl.full.get()
-	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, tablecodec.IntHandle(key))
+	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, h)
 	pl.full.put(dec)
 	if err != nil {
 		return nil, false, fallThrough(reasonError)
@@ -519,7 +588,7 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 				return fallThrough(reasonValue)
 			}
 			if set.srcOrd >= 0 {
-				if v, ok = addInt(row[set.srcOrd], v, set.neg); !ok {
+				if v, ok = r.add(sch[set.srcOrd].Type, row[set.srcOrd], v, set.neg); !ok {
 					return fallThrough(reasonValue)
 				}
 			}
@@ -557,33 +626,93 @@ func (r *fastRun) clientFoundRows() bool {
 	return r.ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
 }
 
+// add computes cur, the value of a column of type typ, plus (minus, neg)
+// the assignment's value v, as GMS's arithmetic does; ok is false for
+// the operands the fast path leaves to GMS. An integer column takes an
+// integer (addInt). A DECIMAL column takes an integer (addToDecimal) or
+// a string spelled as a decimal number ('12.34', as drivers send amounts
+// held as strings), which GMS's own arithmetic computes: MySQL does
+// DECIMAL plus string in DOUBLE, and the column's type rounds the result
+// as it rounds GMS's.
+func (r *fastRun) add(typ gsql.Type, cur, v any, neg bool) (any, bool) {
+	if !types.IsDecimal(typ) {
+		return addInt(cur, v, neg)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return addToDecimal(cur, v, neg)
+	}
+	if !plainDecimal.MatchString(s) {
+		return nil, false
+	}
+	op := "+"
+	if neg {
+		op = "-"
+	}
+	e := expression.NewArithmetic(expression.NewLiteral(cur, typ), expression.NewLiteral(s, types.CreateLongText(r.ctx.GetCollation())), op)
+	warnings := r.s.WarningCount()
+	res, err := e.Eval(r.ctx, nil)
+	if err != nil || r.s.WarningCount() != warnings {
+		return nil, false
+	}
+	return res, true
+}
+
 // addInt computes the integer column value cur plus (minus) v in int64,
 // as GMS's arithmetic does for signed integers. ok is false when the
 // operand is not an integer or the result overflows (GMS's answer then is
 // its own). NULL plus anything is NULL.
 func addInt(cur, v any, neg bool) (any, bool) {
+	return addOperands(cur, v, func(cur any, b int64) (any, bool) {
+		a, ok := asInt64(cur)
+		if !ok {
+			return nil, false
+		}
+		if neg {
+			if b == math.MinInt64 {
+				return nil, false
+			}
+			b = -b
+		}
+		sum := a + b
+		if (b > 0 && sum < a) || (b < 0 && sum > a) {
+			return nil, false
+		}
+		return sum, true
+	})
+}
+
+// addToDecimal computes the DECIMAL column value cur plus (minus) the
+// integer v, exactly, as GMS's arithmetic on a DECIMAL and an integer
+// does (its result is a DECIMAL); the column's type then rounds it as it
+// rounds GMS's. ok is false for an operand that is not an integer, whose
+// arithmetic (a string's is DOUBLE in MySQL) the fast path leaves to GMS.
+// NULL plus anything is NULL.
+func addToDecimal(cur, v any, neg bool) (any, bool) {
+	return addOperands(cur, v, func(cur any, b int64) (any, bool) {
+		a, ok := cur.(decimal.Decimal)
+		if !ok {
+			return nil, false
+		}
+		if neg {
+			return a.Sub(decimal.NewFromInt(b)), true
+		}
+		return a.Add(decimal.NewFromInt(b)), true
+	})
+}
+
+// addOperands is the part of addInt and addToDecimal that does not depend
+// on the column's type: NULL plus anything is NULL, and the operand must
+// be an integer; add adds an integer to a value that is not NULL.
+func addOperands(cur, v any, add func(cur any, b int64) (any, bool)) (any, bool) {
 	if cur == nil || v == nil {
 		return nil, v == nil || isInt(v)
-	}
-	a, ok := asInt64(cur)
-	if !ok {
-		return nil, false
 	}
 	b, ok := v.(int64)
 	if !ok {
 		return nil, false
 	}
-	if neg {
-		if b == math.MinInt64 {
-			return nil, false
-		}
-		b = -b
-	}
-	sum := a + b
-	if (b > 0 && sum < a) || (b < 0 && sum > a) {
-		return nil, false
-	}
-	return sum, true
+	return add(cur, b)
 }
 
 func isInt(v any) bool {
@@ -598,11 +727,20 @@ func asInt64(v any) (int64, bool) { return copr.Signed(v) }
 // (the column type's Convert). ok is false when GMS would fail, warn or
 // clamp, or when the conversion is one whose side effects the fast path
 // does not reproduce (a string into a number column, NULL into NOT NULL).
+// A string goes into a DECIMAL, DATETIME or DATE column only when it is
+// the value written out exactly (exactTemporalOrDecimal), and an integer
+// into a DATETIME or DATE never.
 func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
 	if v == nil {
 		return nil, col.Nullable
 	}
-	if _, isStr := v.(string); isStr && !types.IsTextOnly(col.Type) {
+	s, isStr := v.(string)
+	switch {
+	case isStr && !types.IsTextOnly(col.Type):
+		if !exactTemporalOrDecimal(col.Type, s) {
+			return nil, false
+		}
+	case !isStr && types.IsTime(col.Type):
 		return nil, false
 	}
 	warnings := r.s.WarningCount()
@@ -611,6 +749,42 @@ func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
 		return nil, false
 	}
 	return conv, true
+}
+
+// Strings that name a value exactly: a DECIMAL with no exponent, a DATETIME
+// to the second, a DATE. Any other spelling ('1e2', '2024-1-5', ' 12',
+// '2024-01-05 10:00') converts by rules (rounding, truncation warnings,
+// MySQL's relaxed date formats) that the fast path leaves to GMS.
+var (
+	plainDecimal  = regexp.MustCompile(`^-?([0-9]+)(\.([0-9]+))?$`)
+	plainDatetime = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$`)
+	plainDate     = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// exactTemporalOrDecimal reports whether s is a value of typ (DECIMAL,
+// DATETIME or DATE) spelled exactly, with no more fractional digits than
+// a DECIMAL's scale and no more integer digits than it holds.
+func exactTemporalOrDecimal(typ gsql.Type, s string) bool {
+	if dt, ok := typ.(gsql.DecimalType); ok {
+		m := plainDecimal.FindStringSubmatch(s)
+		if m == nil {
+			return false
+		}
+		whole := strings.TrimLeft(m[1], "0")
+		return len(m[3]) <= int(dt.Scale()) && len(whole) <= int(dt.Precision()-dt.Scale())
+	}
+	if strings.HasPrefix(s, "0000") || strings.Contains(s, "-00") {
+		// Zero dates and zero parts: sql_mode's NO_ZERO_DATE and
+		// NO_ZERO_IN_DATE rules are GMS's.
+		return false
+	}
+	switch typ.Type() {
+	case sqltypes.Datetime:
+		return plainDatetime.MatchString(s)
+	case sqltypes.Date:
+		return plainDate.MatchString(s)
+	}
+	return false
 }
 
 // delete removes the row of the key.

@@ -21,11 +21,18 @@ import (
 // from scratch (about 100 us of analysis for a point select, twice the
 // cost of the MySQL protocol itself):
 //
-//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v;
-//   - UPDATE t SET col = v | col = intcol +/- v, ... WHERE pk = v;
+//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v,
+//     with or without FOR UPDATE;
+//   - UPDATE t SET col = v | col = intcol +/- v | col = deccol +/- int,
+//     ... WHERE pk = v;
 //   - DELETE FROM t WHERE pk = v;
 //   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
 //   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
+//
+// pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
+// composite primary key of integer columns. The columns written are
+// integers, utf8mb4 strings, and DECIMAL, DATETIME and DATE from values
+// that convert exactly (integers, and strings spelled as the value is).
 //
 // A COM_QUERY's text is first reduced to the TiDB parser's normalized
 // digest (literals erased): the decision and the plan are cached per
@@ -385,7 +392,12 @@ func fastTextAllowed(q string, k fastKind) bool {
 			if dotted {
 				continue
 			}
-			if fastRejectedWord(word) {
+			switch {
+			case string(word) == "and" && where:
+				// WHERE c1 = v1 AND c2 = v2 over a composite key.
+			case string(word) == "for" && where && k == fastSelect:
+				// SELECT ... FOR UPDATE.
+			case fastRejectedWord(word):
 				return false
 			}
 			switch string(word) {

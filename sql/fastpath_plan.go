@@ -2,6 +2,7 @@ package sql
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +29,10 @@ type fastPlan struct {
 	// unique index it is the only column of, nil for the primary key.
 	keyOrd int
 	unique *indexMeta
+	// keyArgs is set for a WHERE over a composite primary key: for each
+	// column of the key, in key order, the index in shape.keys of its
+	// value.
+	keyArgs []int
 
 	// SELECT: the selected schema positions (nil: all) and columns.
 	offsets []int
@@ -81,8 +86,9 @@ const (
 	reasonParse
 	// reasonTable: the table is missing, a view, or has what the fast
 	// path leaves to GMS (CHECK constraints, triggers or foreign keys on a write, ON
-	// UPDATE columns, a key that is not a single integer column, column
-	// types it does not convert, defaults that are not literals).
+	// UPDATE columns, a key that is not a single integer column nor a
+	// composite key of integer columns pinned whole, column types it does
+	// not convert, defaults that are not literals).
 	reasonTable
 	// reasonValue: a value the fast path does not convert exactly as GMS
 	// (a type mismatch, a value out of the column's range, a NULL key, a
@@ -142,7 +148,11 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 		// and those referencing it).
 		return nil, reasonTable, false
 	}
-	if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {
+	if len(shape.keyCols) > 0 {
+		if plan.keyArgs, ok = compositeKeyArgs(def, m, shape.keyCols); !ok {
+			return nil, reasonTable, false
+		}
+	} else if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {
 		_, ord, ok := def.columnByName(shape.where)
 		if !ok {
 			return nil, reasonTable, false
@@ -150,7 +160,9 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 		plan.keyOrd = ord
 		switch {
 		case m.exec.HandleKind == executor.HandleInt && m.primary.ords[0] == ord:
-		case shape.kind == fastSelect && !shape.in:
+		case shape.kind == fastSelect && !shape.in && !shape.forUpdate:
+			// FOR UPDATE locks the row by its handle, which a
+			// unique lookup does not give the fast path.
 			plan.unique = uniqueIndexOn(m, ord)
 			if plan.unique == nil {
 				return nil, reasonTable, false
@@ -188,7 +200,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.neg}
 			if set.src != "" {
 				_, src, ok := def.columnByName(set.src)
-				if !ok || !isSignedIntType(sch[src].Type) {
+				if !ok || !isSignedIntType(sch[src].Type) && !types.IsDecimal(sch[src].Type) {
 					return nil, reasonTable, false
 				}
 				ps.srcOrd = src
@@ -196,10 +208,12 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			plan.sets = append(plan.sets, ps)
 		}
 	case fastInsert:
-		if m.exec.HandleKind == executor.HandleCommon {
+		if m.exec.HandleKind == executor.HandleCommon && !intKeyColumns(m.primary) {
 			// A clustered key's row is written under its key values,
 			// which the fast path does not check for collisions under
-			// collations the way GMS reports them.
+			// collations the way GMS reports them (integers have no
+			// collation: their keys collide exactly when they are
+			// equal).
 			return nil, reasonTable, false
 		}
 		plan.listed = make([]int, len(sch))
@@ -239,6 +253,48 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 	return plan, 0, true
 }
 
+// compositeKeyArgs maps the columns of a WHERE c1 = v1 AND c2 = v2 ... to
+// the columns of a composite primary key: for each key column in key
+// order, the index of its value among cols. ok is false unless cols are
+// exactly the key's columns, all integers (whose equality GMS decides as
+// the key encoding does), and the table is clustered on them.
+func compositeKeyArgs(def *TableDef, m *tableMeta, cols []string) ([]int, bool) {
+	pk := m.primary
+	if m.exec.HandleKind != executor.HandleCommon || pk == nil || len(pk.ords) != len(cols) || !intKeyColumns(pk) {
+		return nil, false
+	}
+	args := make([]int, len(pk.ords))
+	for i := range args {
+		args[i] = -1
+	}
+	for i, name := range cols {
+		_, ord, ok := def.columnByName(name)
+		if !ok {
+			return nil, false
+		}
+		pos := slices.Index(pk.ords, ord)
+		if pos < 0 || args[pos] >= 0 {
+			return nil, false
+		}
+		args[pos] = i
+	}
+	return args, true
+}
+
+// intKeyColumns reports whether every column of index im is an integer
+// indexed whole.
+func intKeyColumns(im *indexMeta) bool {
+	if im == nil || im.prefixed {
+		return false
+	}
+	for _, t := range im.types {
+		if !isIntHandleType(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // uniqueIndexOn returns the unique index whose only column is at ord, if
 // the fast path can look it up: the whole value indexed, and a column type
 // whose equality GMS decides as the key encoding does (integers; strings
@@ -255,8 +311,16 @@ func uniqueIndexOn(m *tableMeta, ord int) *indexMeta {
 
 // fastWritableType reports whether the fast path writes values of typ:
 // integers, and strings in utf8mb4, whose conversion from the fast path's
-// values (integers, strings, NULL) GMS's Convert decides alone.
+// values (integers, strings, NULL) GMS's Convert decides alone; DECIMAL,
+// DATETIME and DATE, from the values that convert exactly (fastRun.convert).
 func fastWritableType(typ gsql.Type) bool {
+	if types.IsDecimal(typ) {
+		return true
+	}
+	switch typ.Type() {
+	case sqltypes.Datetime, sqltypes.Date:
+		return true
+	}
 	if _, ok := typ.(gsql.NumberType); ok {
 		return types.IsInteger(typ)
 	}

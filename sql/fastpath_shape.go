@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -15,7 +16,7 @@ import (
 // This file turns a statement parsed by the TiDB parser into a fastShape:
 // the statement reduced to what the fast path runs, with nothing of the
 // catalog yet. A statement with anything the fast path does not model (a
-// join, an alias, a function, ORDER BY, a hint, FOR UPDATE, ...) has no
+// join, an alias, a function, ORDER BY, a hint, FOR SHARE, ...) has no
 // shape and goes to GMS. The decision depends only on the statement's
 // structure, never on its literal values, so that it can be cached per
 // normalized digest (which erases literals).
@@ -25,11 +26,14 @@ type fastKind uint8
 
 const (
 	// fastSelect: SELECT cols FROM t WHERE c = v, or WHERE c IN (v, ...),
-	// where c is the primary key or a unique column.
+	// where c is the primary key or a unique column, or WHERE c1 = v1 AND
+	// c2 = v2 ... over every column of a composite primary key; FOR
+	// UPDATE allowed.
 	fastSelect fastKind = iota + 1
-	// fastUpdate: UPDATE t SET col = expr, ... WHERE pk = v.
+	// fastUpdate: UPDATE t SET col = expr, ... WHERE pk = v (or the
+	// conjunction over a composite primary key).
 	fastUpdate
-	// fastDelete: DELETE FROM t WHERE pk = v.
+	// fastDelete: DELETE FROM t WHERE pk = v (or the conjunction).
 	fastDelete
 	// fastInsert: INSERT INTO t (cols) VALUES (...), (...).
 	fastInsert
@@ -78,6 +82,13 @@ type fastShape struct {
 	keys  []fastValue
 	// in is set for WHERE c IN (...).
 	in bool
+	// keyCols are the columns of a WHERE c1 = v1 AND c2 = v2 ... of two
+	// or more distinct columns, in the order written; keys[i] is the value
+	// of keyCols[i], and where is empty.
+	keyCols []string
+	// forUpdate is set for SELECT ... FOR UPDATE (without NOWAIT, SKIP
+	// LOCKED or OF).
+	forUpdate bool
 	// sets are an UPDATE's assignments, in order.
 	sets []fastSet
 	// rows are an INSERT's VALUES tuples.
@@ -125,7 +136,7 @@ func fastShapeOf(stmt ast.StmtNode, normalized string) *fastShape {
 
 func selectShape(n *ast.SelectStmt) *fastShape {
 	if n.Kind != ast.SelectStmtKindSelect || n.Distinct || n.GroupBy != nil || n.Having != nil ||
-		len(n.WindowSpecs) > 0 || n.OrderBy != nil || n.Limit != nil || n.LockInfo != nil ||
+		len(n.WindowSpecs) > 0 || n.OrderBy != nil || n.Limit != nil ||
 		len(n.TableHints) > 0 || n.IsInBraces || n.SelectIntoOpt != nil || n.AfterSetOperator != nil ||
 		len(n.Lists) > 0 || n.With != nil || n.Fields == nil || n.Where == nil {
 		return nil
@@ -135,6 +146,14 @@ func selectShape(n *ast.SelectStmt) *fastShape {
 		return nil
 	}
 	s := &fastShape{kind: fastSelect}
+	if l := n.LockInfo; l != nil {
+		// FOR UPDATE locks the rows read inside a transaction; the
+		// other forms (FOR SHARE, NOWAIT, SKIP LOCKED, OF t) are GMS's.
+		if l.LockType != ast.SelectLockForUpdate || len(l.Tables) > 0 {
+			return nil
+		}
+		s.forUpdate = true
+	}
 	if !s.setTable(n.From) {
 		return nil
 	}
@@ -268,24 +287,16 @@ func (s *fastShape) setTable(refs *ast.TableRefsClause) bool {
 	return true
 }
 
-// setWhere records a condition c = v, v = c, or (when in is allowed)
-// c IN (v, ...).
+// setWhere records a condition c = v, v = c, (when in is allowed)
+// c IN (v, ...), or a conjunction c1 = v1 AND c2 = v2 ... of distinct
+// columns.
 func (s *fastShape) setWhere(e ast.ExprNode, in bool) bool {
 	switch e := e.(type) {
 	case *ast.BinaryOperationExpr:
-		if e.Op != opcode.EQ {
-			return false
+		if e.Op == opcode.LogicAnd {
+			return s.setConjunction(e)
 		}
-		col, ok := plainColumn(e.L)
-		val := e.R
-		if !ok {
-			col, ok = plainColumn(e.R)
-			val = e.L
-		}
-		if !ok {
-			return false
-		}
-		v, ok := valueOf(val)
+		col, v, ok := equality(e)
 		if !ok {
 			return false
 		}
@@ -310,6 +321,55 @@ func (s *fastShape) setWhere(e ast.ExprNode, in bool) bool {
 		return true
 	}
 	return false
+}
+
+// setConjunction records c1 = v1 AND c2 = v2 ..., each column once
+// (compared as MySQL compares column names, without regard to case).
+func (s *fastShape) setConjunction(e *ast.BinaryOperationExpr) bool {
+	var terms []ast.ExprNode
+	var flatten func(x ast.ExprNode)
+	flatten = func(x ast.ExprNode) {
+		if b, ok := x.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicAnd {
+			flatten(b.L)
+			flatten(b.R)
+			return
+		}
+		terms = append(terms, x)
+	}
+	flatten(e)
+	seen := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		b, ok := t.(*ast.BinaryOperationExpr)
+		if !ok {
+			return false
+		}
+		col, v, ok := equality(b)
+		if !ok || seen[strings.ToLower(col)] {
+			return false
+		}
+		seen[strings.ToLower(col)] = true
+		s.keyCols = append(s.keyCols, col)
+		s.keys = append(s.keys, v)
+	}
+	return true
+}
+
+// equality returns the column and value of c = v or v = c.
+func equality(e *ast.BinaryOperationExpr) (string, fastValue, bool) {
+	if e.Op != opcode.EQ {
+		return "", fastValue{}, false
+	}
+	col, ok := plainColumn(e.L)
+	val := e.R
+	if !ok {
+		col, ok = plainColumn(e.R)
+		val = e.L
+	}
+	if !ok {
+		return "", fastValue{}, false
+	}
+	v, ok := valueOf(val)
+	return col, v, ok
 }
 
 // plainColumn returns the name of an unqualified column reference.

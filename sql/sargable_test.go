@@ -32,6 +32,22 @@ func explainRows(t *testing.T, db *sql.DB, q string) []explainRow {
 	return out
 }
 
+// planCase is a statement and the rows EXPLAIN must show for it.
+type planCase struct {
+	q    string
+	want []explainRow
+}
+
+// checkPlans checks the EXPLAIN rows of each case.
+func checkPlans(t *testing.T, db *sql.DB, cases []planCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := explainRows(t, db, c.q); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("EXPLAIN %s:\n got %v\nwant %v", c.q, got, c.want)
+		}
+	}
+}
+
 // TestExplainSargable checks that every sargable shape is read through
 // the index it names, as EXPLAIN in MySQL's format tells: row
 // constructors on a composite key, IN lists and ranges on a prefix of
@@ -63,10 +79,7 @@ func TestExplainSargable(t *testing.T) {
 			t.Fatalf("%s: %v", q[:20], err)
 		}
 	}
-	for _, c := range []struct {
-		q    string
-		want []explainRow
-	}{
+	checkPlans(t, db, []planCase{
 		{"SELECT * FROM t WHERE (w, id) IN ((1, 5), (1, 77), (2, 90))", []explainRow{{"t", "range", "PRIMARY"}}},
 		{"SELECT * FROM t WHERE (w, id) IN ((1, 5), (1, 77)) FOR UPDATE", []explainRow{{"t", "range", "PRIMARY"}}},
 		{"SELECT * FROM t WHERE (w, id) = (3, 77)", []explainRow{{"t", "const", "PRIMARY"}}},
@@ -104,12 +117,7 @@ func TestExplainSargable(t *testing.T) {
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
 		{"SELECT count(*) FROM t a WHERE a.w = 1 AND a.id < 10 AND (a.w, a.k) IN (SELECT b.w, b.id FROM t b)",
 			[]explainRow{{"a", "range", "PRIMARY"}, {"b", "eq_ref", "PRIMARY"}}},
-	} {
-		got := explainRows(t, db, c.q)
-		if fmt.Sprint(got) != fmt.Sprint(c.want) {
-			t.Errorf("EXPLAIN %s:\n got %v\nwant %v", c.q, got, c.want)
-		}
-	}
+	})
 	// The plan text stays available.
 	var text []string
 	rows, err := db.Query("EXPLAIN FORMAT=TREE UPDATE t SET q = q + 1 WHERE (w, id) IN ((1, 5), (1, 77))")

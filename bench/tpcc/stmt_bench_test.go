@@ -1,0 +1,101 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"sort"
+	"testing"
+
+	"github.com/percdb/percdb/sql/sqltest"
+)
+
+// benchScale is small enough to load in seconds but has the standard
+// number of districts and enough customers per last name for Payment's
+// lookup by name to read several rows.
+var benchScale = Scale{Warehouses: 1, Items: 2000, Districts: 10, Customers: 300, NewOrders: 90}
+
+// benchTxn runs transactions of type t from one connection, the
+// per-statement cost of New-Order and Payment without contention.
+func benchTxn(b *testing.B, t TxnType) {
+	srv := sqltest.Start(b, "")
+	ctx := context.Background()
+	if err := CreateSchema(ctx, srv.Open(""), "tpcc"); err != nil {
+		b.Fatal(err)
+	}
+	db := srv.Open("tpcc")
+	if _, err := Load(ctx, db, LoadOptions{Scale: benchScale, Loaders: 2, Seed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	s := &session{db: db}
+	defer s.drop()
+	if err := s.ensure(ctx); err != nil {
+		b.Fatal(err)
+	}
+	r := NewRand(11, NewConstants(7))
+	// Warm up: prepare every statement and fill the plan caches.
+	for range 20 {
+		if err := r.draw(t, benchScale, 1, 1, false).run(ctx, s); err != nil && !errors.Is(err, errRollback) {
+			b.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest"); err != nil {
+		b.Fatal(err)
+	}
+	// TPCC_BENCH_CPUPROFILE profiles the timed loop only, not the load.
+	if path := os.Getenv("TPCC_BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := r.draw(t, benchScale, 1, 1, false).run(ctx, s); err != nil && !errors.Is(err, errRollback) {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if os.Getenv("TPCC_BENCH_DIGESTS") != "" {
+		printDigests(b, db)
+	}
+}
+
+// printDigests logs the statement summary: where a transaction's time goes
+// statement by statement.
+func printDigests(b *testing.B, db *sql.DB) {
+	rows, err := db.Query("SELECT DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_by_digest")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	type dg struct {
+		text     string
+		n, total int64
+	}
+	var all []dg
+	for rows.Next() {
+		var d dg
+		var text sql.NullString
+		if err := rows.Scan(&text, &d.n, &d.total); err != nil {
+			b.Fatal(err)
+		}
+		d.text = text.String
+		all = append(all, d)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].total > all[j].total })
+	for _, d := range all {
+		fmt.Printf("%8d x %8.1f us  %s\n", d.n, float64(d.total)/float64(d.n)/1e6, d.text)
+	}
+}
+
+func BenchmarkNewOrder(b *testing.B) { benchTxn(b, NewOrder) }
+func BenchmarkPayment(b *testing.B)  { benchTxn(b, Payment) }
