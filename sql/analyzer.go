@@ -36,6 +36,7 @@ const (
 	coprPushdownRuleID                                          // copr.go
 	preferPinnedIndexRuleID                                     // planrules
 	orderByIndexRuleID                                          // planrules
+	minMaxByIndexRuleID                                         // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -96,8 +97,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// Without statistics GMS reads by a unique index the WHERE clause
 	// does not pin rather than by one it pins more of, and sorts rows an
 	// index read already gives in order when pinned columns lead the
-	// index (sql/planrules): TestExplainIndexChoice, TestExplainOrderByIndex.
+	// index, and answers MIN and MAX from a whole read where one row of it
+	// would do (sql/planrules): TestExplainIndexChoice,
+	// TestExplainOrderByIndex, TestMinMaxByIndex.
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
+	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.

@@ -6,8 +6,10 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // GMS drops an ORDER BY over an index read (its rule replaceIdxSort) only
@@ -44,45 +46,116 @@ func OrderByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIden
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		// The filters between the sort and the read keep the order.
-		var filters []*plan.Filter
-		child := s.Child
-		for {
-			f, ok := child.(*plan.Filter)
-			if !ok {
-				break
-			}
-			filters = append(filters, f)
-			child = f.Child
-		}
-		ita, ok := child.(*plan.IndexedTableAccess)
-		if !ok || !ita.IsStatic() {
-			return n, transform.SameTree, nil
-		}
-		reverse, ok := sortedByIndex(ctx, s.SortFields, ita)
-		if !ok {
-			return n, transform.SameTree, nil
-		}
-		var read gsql.Node = ita
-		if lookup, err := ita.GetLookup(ctx, nil); err != nil {
-			return n, transform.SameTree, nil
-		} else if lookup.IsReverse != reverse {
-			lookup = gsql.NewIndexLookup(lookup.Index, lookup.Ranges.(gsql.MySQLRangeCollection),
-				lookup.IsPointLookup, lookup.IsEmptyRange, lookup.IsSpatialLookup, reverse)
-			nita, err := plan.NewStaticIndexedAccessForTableNode(ctx, ita.TableNode, lookup)
-			if err != nil {
-				return n, transform.SameTree, nil
-			}
-			read = nita
-		}
-		for i := len(filters) - 1; i >= 0; i-- {
-			var err error
-			if read, err = filters[i].WithChildren(read); err != nil {
-				return nil, transform.SameTree, err
-			}
+		read, ok, err := orderedRead(ctx, s.Child, s.SortFields)
+		if err != nil || !ok {
+			return n, transform.SameTree, err
 		}
 		return read, transform.NewTree, nil
 	})
+}
+
+// MinMaxByIndexRule is MinMaxByIndex as an analyzer rule, to run where
+// OrderByIndexRule does.
+func MinMaxByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return MinMaxByIndex(ctx, n)
+}
+
+// MinMaxByIndex answers MIN(col) or MAX(col), the one aggregate of a
+// query without GROUP BY, from the first row of an index read in col's
+// order (backwards for MAX) whose col is not NULL, when the read gives
+// that order (see OrderByIndex): SELECT MIN(no_o_id) FROM new_order WHERE
+// no_w_id = ? AND no_d_id = ? reads one row of the district, where it
+// read them all. GMS's own rule (replaceAgg) does so only for the first
+// column of a primary key. The aggregate stays, over at most one row, so
+// that no row still gives one NULL.
+func MinMaxByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		gb, ok := n.(*plan.GroupBy)
+		if !ok || len(gb.GroupByExprs) != 0 || len(gb.SelectedExprs) != 1 {
+			return n, transform.SameTree, nil
+		}
+		var arg gsql.Expression
+		var order gsql.SortOrder
+		switch agg := gb.SelectedExprs[0].(type) {
+		case *aggregation.Min:
+			arg, order = agg.Child, gsql.Ascending
+			if agg.Window() != nil {
+				return n, transform.SameTree, nil
+			}
+		case *aggregation.Max:
+			arg, order = agg.Child, gsql.Descending
+			if agg.Window() != nil {
+				return n, transform.SameTree, nil
+			}
+		default:
+			return n, transform.SameTree, nil
+		}
+		col, ok := arg.(*expression.GetField)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		read, ok, err := orderedRead(ctx, gb.Child, gsql.SortFields{{Column: col, Order: order}})
+		if err != nil || !ok {
+			return n, transform.SameTree, err
+		}
+		if col.IsNullable() {
+			// One filter, which the coprocessor takes with the limit.
+			notNull := gsql.Expression(expression.NewNot(expression.NewIsNull(col)))
+			if f, ok := read.(*plan.Filter); ok {
+				read = plan.NewFilter(expression.NewAnd(f.Expression, notNull), f.Child)
+			} else {
+				read = plan.NewFilter(notNull, read)
+			}
+		}
+		ret, err := gb.WithChildren(plan.NewLimit(expression.NewLiteral(int64(1), types.Int64), read))
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		return ret, transform.NewTree, nil
+	})
+}
+
+// orderedRead returns child, Filters over a static index read, with the
+// read made to give its rows in the order of sort (read backwards for a
+// descending one), and false when it cannot (see OrderByIndex).
+func orderedRead(ctx *gsql.Context, child gsql.Node, sort gsql.SortFields) (gsql.Node, bool, error) {
+	// The filters between the sort and the read keep the order.
+	var filters []*plan.Filter
+	for {
+		f, ok := child.(*plan.Filter)
+		if !ok {
+			break
+		}
+		filters = append(filters, f)
+		child = f.Child
+	}
+	ita, ok := child.(*plan.IndexedTableAccess)
+	if !ok || !ita.IsStatic() {
+		return nil, false, nil
+	}
+	reverse, ok := sortedByIndex(ctx, sort, ita)
+	if !ok {
+		return nil, false, nil
+	}
+	var read gsql.Node = ita
+	if lookup, err := ita.GetLookup(ctx, nil); err != nil {
+		return nil, false, nil
+	} else if lookup.IsReverse != reverse {
+		lookup = gsql.NewIndexLookup(lookup.Index, lookup.Ranges.(gsql.MySQLRangeCollection),
+			lookup.IsPointLookup, lookup.IsEmptyRange, lookup.IsSpatialLookup, reverse)
+		nita, err := plan.NewStaticIndexedAccessForTableNode(ctx, ita.TableNode, lookup)
+		if err != nil {
+			return nil, false, nil
+		}
+		read = nita
+	}
+	for i := len(filters) - 1; i >= 0; i-- {
+		var err error
+		if read, err = filters[i].WithChildren(read); err != nil {
+			return nil, false, err
+		}
+	}
+	return read, true, nil
 }
 
 // sortedByIndex reports whether the rows of the static index read ita
