@@ -34,6 +34,9 @@ const (
 	hashedDistinctsRuleID                                       // compat_semijoin.go
 	expandRowComparisonsRuleID                                  // planrules
 	coprPushdownRuleID                                          // copr.go
+	preferPinnedIndexRuleID                                     // planrules
+	orderByIndexRuleID                                          // planrules
+	minMaxByIndexRuleID                                         // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -91,6 +94,15 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// GMS's range builder column by column (sql/planrules); without
 	// these rules they are full scans: TestExplainSargable catches it.
 	insertRule(a, "pushFilters", false, analyzer.Rule{Id: expandRowComparisonsRuleID, Apply: planrules.ExpandRule})
+	// Without statistics GMS reads by a unique index the WHERE clause
+	// does not pin rather than by one it pins more of, and sorts rows an
+	// index read already gives in order when pinned columns lead the
+	// index, and answers MIN and MAX from a whole read where one row of it
+	// would do (sql/planrules): TestExplainIndexChoice,
+	// TestExplainOrderByIndex, TestMinMaxByIndex.
+	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
+	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
+	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdown})

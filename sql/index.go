@@ -9,6 +9,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/planrules"
 )
 
 // Index is a primary or secondary index as GMS's analyzer sees it. The
@@ -181,7 +182,7 @@ func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange
 		if i >= len(im.ords) {
 			break
 		}
-		if v, ok := pointValue(ctx, ce); ok {
+		if v, ok := planrules.PointValue(ctx, ce); ok {
 			if v == nil && im.primary {
 				return keyRange{}, true, nil // primary-key columns are never NULL
 			}
@@ -273,23 +274,6 @@ func intBound(b executor.Bound) executor.Bound {
 // backing array.
 func appendValue(points []any, v any) []any {
 	return append(append(make([]any, 0, len(points)+1), points...), v)
-}
-
-// pointValue reports whether ce is a single value [v, v].
-func pointValue(ctx *gsql.Context, ce gsql.MySQLRangeColumnExpr) (any, bool) {
-	switch lo := ce.LowerBound.(type) {
-	case gsql.BelowNull:
-		if _, ok := ce.UpperBound.(gsql.AboveNull); ok {
-			return nil, true
-		}
-	case gsql.Below:
-		if hi, ok := ce.UpperBound.(gsql.Above); ok {
-			if cmp, err := ce.Typ.Compare(ctx, lo.Key, hi.Key); err == nil && cmp == 0 {
-				return lo.Key, true
-			}
-		}
-	}
-	return nil, false
 }
 
 // boundValue converts a range value to the type of column i of the index;

@@ -19,10 +19,31 @@ import (
 // access path rule choose again.
 
 // planWriteAccess returns n with its filters rewritten by
-// planrules.ExpandRowComparisons and its access paths chosen again, and
-// whether the rewrite changed anything. A rewritten plan is left as it
-// is by the rewrite, so a second call returns n unchanged.
+// planrules.ExpandRowComparisons and its access paths chosen again, then
+// its index reads and sorts improved as the analyzer's rules do for a
+// SELECT (planrules.PreferPinnedIndex, planrules.OrderByIndex), and
+// whether anything changed. A rewritten plan is left as it is by the
+// rewrites, so a second call returns n unchanged.
 func (b *compatBuilder) planWriteAccess(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
+	m, changed, err := b.expandWriteFilters(ctx, n)
+	if err != nil {
+		return n, false, err
+	}
+	m, pinned, err := planrules.PreferPinnedIndex(ctx, m)
+	if err != nil {
+		return n, false, err
+	}
+	m, ordered, err := planrules.OrderByIndex(ctx, m)
+	if err != nil {
+		return n, false, err
+	}
+	return m, changed || pinned == transform.NewTree || ordered == transform.NewTree, nil
+}
+
+// expandWriteFilters returns n with its filters rewritten by
+// planrules.ExpandRowComparisons and its access paths chosen again, and
+// whether the rewrite changed anything.
+func (b *compatBuilder) expandWriteFilters(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 	if b.a == nil {
 		return n, false, nil
 	}

@@ -1,6 +1,6 @@
 // Package planrules holds percdb's analyzer rules that give GMS's planner
-// the predicates it can turn into index access, where GMS v0.20.0 misses
-// them.
+// the predicates it can turn into index access, and the index reads and
+// orders it misses, where GMS v0.20.0 misses them.
 //
 // GMS builds index ranges (and lookup joins) only from comparisons of a
 // single column with a value: col = v, col IN (...), col < v, col IS
@@ -21,6 +21,13 @@
 // An IN list longer than MaxRowExpansionTuples stays as it is: GMS
 // hashes it, and the rewritten form would compare every row with every
 // tuple.
+//
+// Once GMS has chosen access paths, PreferPinnedIndex moves a read to
+// the index the WHERE clause pins the most leading columns of (GMS's
+// coster, without histograms, prefers an unpinned unique index),
+// OrderByIndex drops a sort the index read already gives once pinned
+// columns are set aside (indexorder.go), and MinMaxByIndex answers MIN or
+// MAX from the first row of such a read.
 //
 // The package depends only on GMS; package sql puts the rule among
 // GMS's (sql/analyzer.go) and runs it for the one-table UPDATE and

@@ -1,0 +1,281 @@
+package planrules
+
+import (
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// GMS drops an ORDER BY over an index read (its rule replaceIdxSort) only
+// when the sort columns are a prefix of the index's columns: ORDER BY o
+// over a read of the index (w, d, o) with w and d pinned by the WHERE
+// clause, the shape of "the oldest order of a district" (TPC-C's
+// Delivery: ... WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT
+// 1 FOR UPDATE), sorted every row of the district to return one, and
+// under FOR UPDATE locked them all. MySQL's rule is wider: rows read
+// through an index come in the order of its columns, and a column that
+// has one value in every row read orders nothing, so the sort is the
+// index's order when the sort columns, less those pinned to one value,
+// are the index's columns less those pinned, from the first on, all in
+// one direction (descending: the index read backwards).
+//
+// OrderByIndex applies that rule to every Sort over (Filters over) a
+// static index read. The rows of the read are the same; only the Sort
+// goes, and with it the reading of every row before the first is
+// returned: a LIMIT above stops the read.
+
+// OrderByIndexRule is OrderByIndex as an analyzer rule; it must run after
+// the access paths are chosen and before GMS turns a Sort under a Limit
+// into a TopN (its rule insertTopN).
+func OrderByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return OrderByIndex(ctx, n)
+}
+
+// OrderByIndex removes from n every Sort whose order the index read under
+// it already gives (see above), reading the index backwards for a
+// descending sort.
+func OrderByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		s, ok := n.(*plan.Sort)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		read, ok, err := orderedRead(ctx, s.Child, s.SortFields)
+		if err != nil || !ok {
+			return n, transform.SameTree, err
+		}
+		return read, transform.NewTree, nil
+	})
+}
+
+// MinMaxByIndexRule is MinMaxByIndex as an analyzer rule, to run where
+// OrderByIndexRule does.
+func MinMaxByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return MinMaxByIndex(ctx, n)
+}
+
+// MinMaxByIndex answers MIN(col) or MAX(col), the one aggregate of a
+// query without GROUP BY, from the first row of an index read in col's
+// order (backwards for MAX) whose col is not NULL, when the read gives
+// that order (see OrderByIndex): SELECT MIN(no_o_id) FROM new_order WHERE
+// no_w_id = ? AND no_d_id = ? reads one row of the district, where it
+// read them all. GMS's own rule (replaceAgg) does so only for the first
+// column of a primary key. The aggregate stays, over at most one row, so
+// that no row still gives one NULL.
+func MinMaxByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		gb, ok := n.(*plan.GroupBy)
+		if !ok || len(gb.GroupByExprs) != 0 || len(gb.SelectedExprs) != 1 {
+			return n, transform.SameTree, nil
+		}
+		var arg gsql.Expression
+		var order gsql.SortOrder
+		switch agg := gb.SelectedExprs[0].(type) {
+		case *aggregation.Min:
+			arg, order = agg.Child, gsql.Ascending
+			if agg.Window() != nil {
+				return n, transform.SameTree, nil
+			}
+		case *aggregation.Max:
+			arg, order = agg.Child, gsql.Descending
+			if agg.Window() != nil {
+				return n, transform.SameTree, nil
+			}
+		default:
+			return n, transform.SameTree, nil
+		}
+		col, ok := arg.(*expression.GetField)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		read, ok, err := orderedRead(ctx, gb.Child, gsql.SortFields{{Column: col, Order: order}})
+		if err != nil || !ok {
+			return n, transform.SameTree, err
+		}
+		if col.IsNullable() {
+			// One filter, which the coprocessor takes with the limit.
+			notNull := gsql.Expression(expression.NewNot(expression.NewIsNull(col)))
+			if f, ok := read.(*plan.Filter); ok {
+				read = plan.NewFilter(expression.NewAnd(f.Expression, notNull), f.Child)
+			} else {
+				read = plan.NewFilter(notNull, read)
+			}
+		}
+		ret, err := gb.WithChildren(plan.NewLimit(expression.NewLiteral(int64(1), types.Int64), read))
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		return ret, transform.NewTree, nil
+	})
+}
+
+// orderedRead returns child, Filters over a static index read, with the
+// read made to give its rows in the order of sort (read backwards for a
+// descending one), and false when it cannot (see OrderByIndex).
+func orderedRead(ctx *gsql.Context, child gsql.Node, sort gsql.SortFields) (gsql.Node, bool, error) {
+	// The filters between the sort and the read keep the order.
+	var filters []*plan.Filter
+	for {
+		f, ok := child.(*plan.Filter)
+		if !ok {
+			break
+		}
+		filters = append(filters, f)
+		child = f.Child
+	}
+	ita, ok := child.(*plan.IndexedTableAccess)
+	if !ok || !ita.IsStatic() {
+		return nil, false, nil
+	}
+	reverse, ok := sortedByIndex(ctx, sort, ita)
+	if !ok {
+		return nil, false, nil
+	}
+	var read gsql.Node = ita
+	if lookup, err := ita.GetLookup(ctx, nil); err != nil {
+		return nil, false, nil
+	} else if lookup.IsReverse != reverse {
+		lookup = gsql.NewIndexLookup(lookup.Index, lookup.Ranges.(gsql.MySQLRangeCollection),
+			lookup.IsPointLookup, lookup.IsEmptyRange, lookup.IsSpatialLookup, reverse)
+		nita, err := plan.NewStaticIndexedAccessForTableNode(ctx, ita.TableNode, lookup)
+		if err != nil {
+			return nil, false, nil
+		}
+		read = nita
+	}
+	for i := len(filters) - 1; i >= 0; i-- {
+		var err error
+		if read, err = filters[i].WithChildren(read); err != nil {
+			return nil, false, err
+		}
+	}
+	return read, true, nil
+}
+
+// sortedByIndex reports whether the rows of the static index read ita
+// come in the order of sort (see OrderByIndex), and whether only when
+// read backwards.
+func sortedByIndex(ctx *gsql.Context, sort gsql.SortFields, ita *plan.IndexedTableAccess) (reverse, ok bool) {
+	lookup, err := ita.GetLookup(ctx, nil)
+	if err != nil || lookup.Index == nil || lookup.IsEmptyRange || lookup.IsSpatialLookup {
+		return false, false
+	}
+	idx := lookup.Index
+	oi, ordered := idx.(gsql.OrderedIndex)
+	if !ordered || oi.Order() != gsql.IndexOrderAsc || idx.IsSpatial() || idx.IsFullText() || idx.IsVector() {
+		return false, false
+	}
+	for _, l := range idx.PrefixLengths() {
+		if l != 0 {
+			return false, false // keys order rows by a prefix of a value
+		}
+	}
+	ranges, ok := lookup.Ranges.(gsql.MySQLRangeCollection)
+	if !ok || len(ranges) == 0 {
+		return false, false
+	}
+	cols := make([]string, len(idx.Expressions()))
+	for i, e := range idx.Expressions() {
+		cols[i] = strings.ToLower(e[strings.LastIndexByte(e, '.')+1:])
+	}
+	pinned := pinnedColumns(ctx, ranges, len(cols))
+	table := strings.ToLower(ita.Name())
+	next := 0 // the index column the next sort field must be
+	dir := gsql.SortOrder(0)
+	for _, sf := range sort {
+		gf, ok := sf.Column.(*expression.GetField)
+		if !ok || !strings.EqualFold(gf.Table(), table) {
+			return false, false
+		}
+		name := strings.ToLower(gf.Name())
+		col := -1
+		for i, c := range cols {
+			if c == name {
+				col = i
+				break
+			}
+		}
+		if col >= 0 && pinned[col] {
+			continue // one value in every row: orders nothing
+		}
+		for next < len(cols) && pinned[next] {
+			next++
+		}
+		if col < 0 || col != next {
+			return false, false
+		}
+		if dir == 0 {
+			dir = sf.Order
+		} else if sf.Order != dir {
+			return false, false
+		}
+		next++
+	}
+	if dir == gsql.Descending {
+		if !oi.Reversible() {
+			return false, false
+		}
+		return true, true
+	}
+	return lookup.IsReverse && dir == 0, true
+}
+
+// pinnedColumns reports, for each of the first n columns of an index,
+// whether every range pins it to one and the same value (NULL counts as a
+// value: IS NULL pins a column too).
+func pinnedColumns(ctx *gsql.Context, ranges gsql.MySQLRangeCollection, n int) []bool {
+	out := make([]bool, n)
+	for i := range out {
+		var first any
+		out[i] = true
+		for j, r := range ranges {
+			if i >= len(r) {
+				out[i] = false
+				break
+			}
+			v, ok := PointValue(ctx, r[i])
+			if !ok {
+				out[i] = false
+				break
+			}
+			if j == 0 {
+				first = v
+				continue
+			}
+			if (v == nil) != (first == nil) {
+				out[i] = false
+				break
+			}
+			if v != nil {
+				if cmp, err := r[i].Typ.Compare(ctx, first, v); err != nil || cmp != 0 {
+					out[i] = false
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// PointValue reports whether ce is one value [v, v], v nil for NULL.
+func PointValue(ctx *gsql.Context, ce gsql.MySQLRangeColumnExpr) (any, bool) {
+	switch lo := ce.LowerBound.(type) {
+	case gsql.BelowNull:
+		if _, ok := ce.UpperBound.(gsql.AboveNull); ok {
+			return nil, true
+		}
+	case gsql.Below:
+		if hi, ok := ce.UpperBound.(gsql.Above); ok {
+			if cmp, err := ce.Typ.Compare(ctx, lo.Key, hi.Key); err == nil && cmp == 0 {
+				return lo.Key, true
+			}
+		}
+	}
+	return nil, false
+}
