@@ -113,9 +113,10 @@
 // from MySQL 8. Most of them are analyzer rules that newAnalyzer
 // (analyzer.go) puts among GMS's own: planning (joinorder.go orders
 // joins, joincache.go caches nested-loop inputs, stats.go gives the
-// planner row counts, indexchoice.go picks the index whose equalities
-// pin the longest prefix when there are no histograms, copr.go pushes filters, aggregates, top-N and
-// limits over full scans to the coprocessor) and MySQL's answers where
+// planner row counts, planrules picks the index whose equalities pin the
+// longest prefix and reads indexes in ORDER BY order, copr.go pushes
+// filters, aggregates, top-N and limits over full scans to the
+// coprocessor) and MySQL's answers where
 // GMS's differ
 // (compat_*.go: correlated NOT EXISTS, collations in hashing, integer
 // arithmetic, FLOAT against decimal literals), with compat_exec.go

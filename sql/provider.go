@@ -36,8 +36,7 @@ type DatabaseProvider struct {
 	// information_schema (stats.go).
 	rowCounts *rowCounts
 	// planStats is the planner's statistics provider (stats.go), set by
-	// newAnalyzer; index choice (indexchoice.go) leaves a table with
-	// histograms to GMS's costing.
+	// newAnalyzer.
 	planStats gsql.StatsProvider
 	// schemas tracks the schema versions this node's transactions use,
 	// so that a schema change waits until older ones are gone before the

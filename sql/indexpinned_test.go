@@ -8,7 +8,7 @@ import (
 )
 
 // TestIndexChoiceLongestPrefix checks the index chosen without histograms
-// (indexchoice.go): the index whose equalities pin the longest prefix,
+// (planrules.PreferPinnedIndex): the index whose equalities pin the longest prefix,
 // rather than a shorter prefix of the primary key, unless a unique key is
 // pinned whole; and that the rows read through it are the rows a full
 // scan of an unindexed copy finds, over strings under a case-insensitive
