@@ -45,7 +45,11 @@ var temporalFunctions = map[string]gsql.Function{
 // Function implements sql.FunctionProvider: percdb's functions, which
 // GMS's catalog looks up before its built-in ones.
 func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
-	f, ok := temporalFunctions[strings.ToLower(name)]
+	name = strings.ToLower(name)
+	if f, ok := temporalFunctions[name]; ok {
+		return f, true
+	}
+	f, ok := numericFunctions[name]
 	return f, ok
 }
 

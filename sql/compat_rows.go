@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
 )
 
 // GMS compares row constructors as whole values and ignores NULL: with
@@ -574,19 +575,21 @@ func keepSetOpTypes(s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
 // GMS types COALESCE (and IFNULL) of an integer and a DECIMAL as that
 // DECIMAL, and converts the integer into it: COALESCE(a, 1.00) of an INT
 // 12 failed with "Out of range value for column of Decimal type" (the
-// DECIMAL(3,2) of the literal). MySQL types it as a DECIMAL wide enough
-// for every argument: the largest integer part and the largest scale.
-// widenedDecimalCoalesce puts a decimalCoalesce of that type in its
-// place.
+// DECIMAL(3,2) of the literal). IFNULL it types by its first argument:
+// IFNULL(a, 0.5) of an INT column gave 1 for a NULL a. MySQL types both
+// as a DECIMAL wide enough for every argument: the largest integer part
+// and the largest scale. widenedDecimalCoalesce puts a decimalCoalesce
+// of that type in their place.
 func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
 	if _, done := e.(*decimalCoalesce); done {
 		return e, false
 	}
-	dt, ok := e.Type().(gsql.DecimalType)
-	if !ok {
+	intDigits, scale := 0, 0
+	if dt, ok := e.Type().(gsql.DecimalType); ok {
+		intDigits, scale = int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
+	} else if !types.IsInteger(e.Type()) || !anyDecimal(e.Children()) {
 		return e, false
 	}
-	intDigits, scale := int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
 	wider := false
 	for _, a := range e.Children() {
 		t := a.Type()
@@ -618,6 +621,16 @@ func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	return &decimalCoalesce{orig: e, typ: typ}, true
+}
+
+// anyDecimal reports whether one of exprs is typed DECIMAL.
+func anyDecimal(exprs []gsql.Expression) bool {
+	for _, e := range exprs {
+		if types.IsDecimal(e.Type()) {
+			return true
+		}
+	}
+	return false
 }
 
 // decimalCoalesce is a COALESCE or IFNULL of numbers typed as MySQL
@@ -665,6 +678,11 @@ func (c *decimalCoalesce) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 			continue
 		}
 		d, _, err := c.typ.Convert(ctx, v)
+		if dd, ok := d.(decimal.Decimal); ok && err == nil {
+			// With the type's scale written out (0.5, 5.0), as MySQL
+			// sends it.
+			return dd.Round(int32(c.typ.Scale())), nil
+		}
 		return d, err
 	}
 	return nil, nil
