@@ -34,6 +34,7 @@ const (
 	hashedDistinctsRuleID                                       // compat_semijoin.go
 	expandRowComparisonsRuleID                                  // planrules
 	coprPushdownRuleID                                          // copr.go
+	windowInputColumnsRuleID                                    // compat_window.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -94,6 +95,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdown})
+	// A window over rows of no columns partitions them one by one
+	// (compat_window.go): tests/sqllogic/testdata/functions.test.
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a
