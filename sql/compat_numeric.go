@@ -8,6 +8,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
 )
@@ -25,8 +26,9 @@ import (
 //
 // The provider hands them to GMS's catalog (DatabaseProvider.Function).
 
-// numericFunctions are percdb's numeric functions by lower-case name. It
-// is not changed after the package is initialized.
+// numericFunctions are percdb's numeric functions, and its LEAD and LAG
+// (compat_window.go), by lower-case name. It is not changed after the
+// package is initialized.
 var numericFunctions = map[string]gsql.Function{
 	"truncate": gsql.Function2{Name: "truncate", Fn: func(x, d gsql.Expression) gsql.Expression {
 		return newTemporalFunc("truncate", truncateNumber, truncateType, x, d)
@@ -37,6 +39,9 @@ var numericFunctions = map[string]gsql.Function{
 	"least": gsql.FunctionN{Name: "least", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return newExtremum("least", args)
 	}},
+	// LEAD and LAG with a parameter offset (compat_window.go).
+	"lead": windowOffsetFunction("lead", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLead(args...) }),
+	"lag":  windowOffsetFunction("lag", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLag(args...) }),
 }
 
 // truncateType is TRUNCATE(X, D)'s type, as MySQL's

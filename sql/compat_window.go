@@ -2,11 +2,13 @@ package sql
 
 import (
 	"fmt"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -262,4 +264,134 @@ func resolveWindow(def *ast.WindowDef, named map[string]*ast.WindowDef, depth in
 		out.Frame = ref.Frame
 	}
 	return out
+}
+
+// GMS's LEAD and LAG take their offset when they are made, from a
+// literal only (expression.LiteralToInt), so a prepared statement's
+// LEAD(x, ?) failed to prepare ("offset must be a non-negative integer;
+// found: BindVar(v1)"); MySQL takes a parameter there. boundOffset stands
+// for such a LEAD or LAG until the parameter is bound: binding it (its
+// WithChildren with the value in the BindVar's place) makes GMS's
+// function of the value.
+type boundOffset struct {
+	name   string // "lead" or "lag"
+	args   []gsql.Expression
+	window *gsql.WindowDefinition
+	id     gsql.ColumnId
+}
+
+var _ gsql.WindowAdaptableExpression = (*boundOffset)(nil)
+var _ gsql.FunctionExpression = (*boundOffset)(nil)
+
+// windowOffsetFunction returns the function of LEAD or LAG: GMS's, or a
+// boundOffset when the offset is a parameter.
+func windowOffsetFunction(name string, gms func(...gsql.Expression) (gsql.Expression, error)) gsql.Function {
+	return gsql.FunctionN{Name: name, Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
+		if len(args) >= 2 {
+			if _, param := args[1].(*expression.BindVar); param {
+				return &boundOffset{name: name, args: args}, nil
+			}
+		}
+		return gms(args...)
+	}}
+}
+
+// bind makes GMS's function once the offset is a value.
+func (b *boundOffset) bind(args []gsql.Expression) (gsql.Expression, error) {
+	var f gsql.WindowAdaptableExpression
+	var err error
+	if b.name == "lead" {
+		f, err = window.NewLead(args...)
+	} else {
+		f, err = window.NewLag(args...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f = f.WithWindow(b.window)
+	return f.WithId(b.id), nil
+}
+
+// FunctionName implements sql.FunctionExpression.
+func (b *boundOffset) FunctionName() string { return b.name }
+
+// Description implements sql.FunctionExpression.
+func (b *boundOffset) Description() string { return "MySQL's " + b.name + " with a parameter offset" }
+
+// Resolved implements sql.Expression.
+func (b *boundOffset) Resolved() bool {
+	for _, a := range b.args {
+		if !a.Resolved() {
+			return false
+		}
+	}
+	return true
+}
+
+// String implements sql.Expression.
+func (b *boundOffset) String() string {
+	parts := make([]string, len(b.args))
+	for i, a := range b.args {
+		parts[i] = a.String()
+	}
+	s := fmt.Sprintf("%s(%s)", b.name, strings.Join(parts, ", "))
+	if b.window != nil {
+		s += " " + b.window.String()
+	}
+	return s
+}
+
+// Type implements sql.Expression: the value's, as GMS's.
+func (b *boundOffset) Type() gsql.Type { return b.args[0].Type() }
+
+// IsNullable implements sql.Expression.
+func (b *boundOffset) IsNullable() bool { return true }
+
+// Children implements sql.Expression.
+func (b *boundOffset) Children() []gsql.Expression { return b.args }
+
+// WithChildren implements sql.Expression: GMS's function once the
+// offset is bound.
+func (b *boundOffset) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != len(b.args) {
+		return nil, gsql.ErrInvalidChildrenNumber.New(b, len(children), len(b.args))
+	}
+	if _, param := children[1].(*expression.BindVar); !param {
+		return b.bind(children)
+	}
+	out := *b
+	out.args = children
+	return &out, nil
+}
+
+// Eval implements sql.Expression: a window function is not evaluated
+// row by row.
+func (b *boundOffset) Eval(*gsql.Context, gsql.Row) (any, error) {
+	return nil, gsql.ErrWindowUnsupported.New(b.name)
+}
+
+// Id implements sql.IdExpression.
+func (b *boundOffset) Id() gsql.ColumnId { return b.id }
+
+// WithId implements sql.IdExpression.
+func (b *boundOffset) WithId(id gsql.ColumnId) gsql.IdExpression {
+	out := *b
+	out.id = id
+	return &out
+}
+
+// Window implements sql.WindowAdaptableExpression.
+func (b *boundOffset) Window() *gsql.WindowDefinition { return b.window }
+
+// WithWindow implements sql.WindowAdaptableExpression.
+func (b *boundOffset) WithWindow(w *gsql.WindowDefinition) gsql.WindowAdaptableExpression {
+	out := *b
+	out.window = w
+	return &out
+}
+
+// NewWindowFunction implements sql.WindowAdaptableExpression: reached
+// only with the parameter unbound.
+func (b *boundOffset) NewWindowFunction() (gsql.WindowFunction, error) {
+	return nil, fmt.Errorf("%s: the offset parameter is not bound", b.name)
 }
