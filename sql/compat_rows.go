@@ -100,33 +100,26 @@ func nodeExprsOnce(n gsql.Node, f transform.ExprFunc) (gsql.Node, transform.Tree
 // `UPDATE t SET v = CONCAT(v, ',', ?)` from a connection whose collation
 // differs from the column's overflowed the stack.
 func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transform.TreeIdentity, error) {
+	if t, ok := e.(*temporalResult); ok {
+		// Likewise a typed date function (dateArithmetic): only its
+		// arguments are visited.
+		inner, same, err := childrenOnce(t.Child, f)
+		if err != nil || same {
+			return e, transform.SameTree, err
+		}
+		ret, err := t.WithChildren(inner)
+		return ret, transform.NewTree, err
+	}
 	d, derived := e.(*derivedCollation)
 	if derived {
 		e = d.Expression
 	}
-	children := e.Children()
-	var newChildren []gsql.Expression
-	for i, c := range children {
-		nc, same, err := exprOnce(c, f)
-		if err != nil {
-			return nil, transform.SameTree, err
-		}
-		if !same {
-			if newChildren == nil {
-				newChildren = append([]gsql.Expression(nil), children...)
-			}
-			newChildren[i] = nc
-		}
-	}
-	if newChildren != nil {
-		ne, err := e.WithChildren(newChildren...)
-		if err != nil {
-			return nil, transform.SameTree, err
-		}
-		e = ne
+	e, sameChildren, err := childrenOnce(e, f)
+	if err != nil {
+		return nil, transform.SameTree, err
 	}
 	if derived {
-		if newChildren == nil {
+		if sameChildren {
 			return d, transform.SameTree, nil
 		}
 		return withCollation(e, d.coll), transform.NewTree, nil
@@ -135,7 +128,31 @@ func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transfo
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
-	return ne, same && newChildren == nil, nil
+	return ne, same && transform.TreeIdentity(sameChildren), nil
+}
+
+// childrenOnce applies exprOnce to the children of e and returns e with
+// the children it gave, and whether they are all the same.
+func childrenOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, bool, error) {
+	children := e.Children()
+	var newChildren []gsql.Expression
+	for i, c := range children {
+		nc, same, err := exprOnce(c, f)
+		if err != nil {
+			return nil, false, err
+		}
+		if !same {
+			if newChildren == nil {
+				newChildren = append([]gsql.Expression(nil), children...)
+			}
+			newChildren[i] = nc
+		}
+	}
+	if newChildren == nil {
+		return e, true, nil
+	}
+	ne, err := e.WithChildren(newChildren...)
+	return ne, false, err
 }
 
 // expandRowComparison rewrites e when it is a row comparison that may
@@ -145,6 +162,9 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		return d, transform.NewTree, nil
 	}
 	if d, ok := decimalBetween(e); ok {
+		return d, transform.NewTree, nil
+	}
+	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
 	switch e := e.(type) {
