@@ -16,6 +16,8 @@ import (
 // MySQL's numeric functions that GMS v0.20.0 lacks or gets wrong:
 //
 //   - TRUNCATE(X, D) is missing (1105 "function: 'truncate' not found").
+//   - ROUND of a DOUBLE rounds half away from zero (ROUND(2.5e0) is 3);
+//     MySQL rounds it half to even, as the C library's rint.
 //   - GREATEST and LEAST fail on a DECIMAL argument ("unsupported type for
 //     greatest/least argument: decimal.Decimal"), compare integers as
 //     float64 (BIGINTs above 2^53 tie) and fail on a BIGINT UNSIGNED above
@@ -39,6 +41,7 @@ var numericFunctions = map[string]gsql.Function{
 	"least": gsql.FunctionN{Name: "least", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return newExtremum("least", args)
 	}},
+	"round": gsql.FunctionN{Name: "round", Fn: newDoubleRound},
 	// LEAD and LAG with a parameter offset (compat_window.go).
 	"lead": windowOffsetFunction("lead", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLead(args...) }),
 	"lag":  windowOffsetFunction("lag", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLag(args...) }),
@@ -298,4 +301,94 @@ func (e *extremum) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return bestF, nil
 	}
 	return exactAs(ctx, typ, best)
+}
+
+// doubleRound is ROUND of GMS's, but over a DOUBLE (or FLOAT) rounding
+// half to even, as MySQL does with the C library's rint
+// (my_double_round): ROUND(2.5e0) is 2 where GMS, rounding every value
+// as a DECIMAL, gave 3. Exact numbers keep GMS's half away from zero,
+// which is MySQL's for them.
+type doubleRound struct {
+	args []gsql.Expression
+	gms  gsql.Expression // GMS's ROUND of the same arguments
+}
+
+var _ gsql.FunctionExpression = (*doubleRound)(nil)
+
+func newDoubleRound(args ...gsql.Expression) (gsql.Expression, error) {
+	gms, err := function.NewRound(args...)
+	if err != nil {
+		return nil, err
+	}
+	return &doubleRound{args: args, gms: gms}, nil
+}
+
+// FunctionName implements sql.FunctionExpression.
+func (r *doubleRound) FunctionName() string { return "round" }
+
+// Description implements sql.FunctionExpression.
+func (r *doubleRound) Description() string { return "MySQL's ROUND" }
+
+// Resolved implements sql.Expression.
+func (r *doubleRound) Resolved() bool { return r.gms.Resolved() }
+
+// String implements sql.Expression.
+func (r *doubleRound) String() string { return r.gms.String() }
+
+// Type implements sql.Expression.
+func (r *doubleRound) Type() gsql.Type { return r.gms.Type() }
+
+// IsNullable implements sql.Expression.
+func (r *doubleRound) IsNullable() bool { return r.gms.IsNullable() }
+
+// Children implements sql.Expression.
+func (r *doubleRound) Children() []gsql.Expression { return r.args }
+
+// WithChildren implements sql.Expression.
+func (r *doubleRound) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	return newDoubleRound(children...)
+}
+
+// Eval implements sql.Expression.
+func (r *doubleRound) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	if !types.IsFloat(r.args[0].Type()) {
+		return r.gms.Eval(ctx, row)
+	}
+	v, err := r.args[0].Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	fv, _, err := types.Float64.Convert(ctx, v)
+	if err != nil {
+		return nil, fmt.Errorf("ROUND: %w", err)
+	}
+	places := int64(0)
+	if len(r.args) > 1 {
+		d, err := r.args[1].Eval(ctx, row)
+		if err != nil || d == nil {
+			return nil, err
+		}
+		dv, _, err := types.Int64.Convert(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("ROUND: %w", err)
+		}
+		places = min(max(dv.(int64), -308), 308)
+	}
+	return roundHalfEvenPlaces(fv.(float64), places), nil
+}
+
+// roundHalfEvenPlaces is MySQL's my_double_round: f rounded half to
+// even at places digits after the point (before it when negative).
+func roundHalfEvenPlaces(f float64, places int64) float64 {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return f
+	}
+	scale := math.Pow(10, math.Abs(float64(places)))
+	if places >= 0 {
+		if math.IsInf(f*scale, 0) {
+			return f
+		}
+		return math.RoundToEven(f*scale) / scale
+	}
+	return math.RoundToEven(f/scale) * scale
 }
