@@ -42,6 +42,16 @@ var numericFunctions = map[string]gsql.Function{
 		return newExtremum("least", args)
 	}},
 	"round": gsql.FunctionN{Name: "round", Fn: newDoubleRound},
+	// IFNULL of an integer and a DECIMAL typed as MySQL types it from
+	// the start, so that a UNION or a derived table over it gets that
+	// type (compat_rows.go, widenedDecimalCoalesce).
+	"ifnull": gsql.Function2{Name: "ifnull", Fn: func(a, b gsql.Expression) gsql.Expression {
+		e := function.NewIfNull(a, b)
+		if w, ok := widenedDecimalCoalesce(e); ok {
+			return w
+		}
+		return e
+	}},
 	// LEAD and LAG with a parameter offset (compat_window.go).
 	"lead": windowOffsetFunction("lead", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLead(args...) }),
 	"lag":  windowOffsetFunction("lag", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLag(args...) }),
