@@ -168,6 +168,21 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		return d, transform.NewTree, nil
 	}
 	switch e := e.(type) {
+	case *intArithmetic:
+		// A DATE in arithmetic with a number is its number YYYYMMDD,
+		// as in comparisons (temporalAsNumber): GMS read it as a
+		// DATETIME, so d + 0 was 20200229000000, not 20200229.
+		l, r := e.LeftChild, e.RightChild
+		switch {
+		case types.IsDateType(l.Type()) && wholeTemporal(l) && isNumeric(r):
+			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+		case types.IsDateType(r.Type()) && wholeTemporal(r) && isNumeric(l):
+			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+		default:
+			return e, transform.SameTree, nil
+		}
+		ret, err := e.WithChildren(l, r)
+		return ret, transform.NewTree, err
 	case *plan.Subquery:
 		// Handled by rowComparisonsIn, which has the context.
 	case *expression.Not:
