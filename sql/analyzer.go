@@ -37,6 +37,7 @@ const (
 	preferPinnedIndexRuleID                                     // planrules
 	orderByIndexRuleID                                          // planrules
 	minMaxByIndexRuleID                                         // planrules
+	windowInputColumnsRuleID                                    // compat_window.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -106,10 +107,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdown})
+	// A window over rows of no columns partitions them one by one
+	// (compat_window.go): tests/sqllogic/testdata/functions.test.
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})
 	a.ExecBuilder = newExecBuilder(a)
-	st := newTableStats(p.rowCounts)
-	p.planStats = st
-	a.Catalog.StatsProvider = st
+	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
 	return a
 }
 

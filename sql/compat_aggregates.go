@@ -174,6 +174,9 @@ func (a *typedAgg) NewBuffer() (gsql.AggregationBuffer, error) {
 
 // NewWindowFunction implements sql.WindowAdaptableExpression.
 func (a *typedAgg) NewWindowFunction() (gsql.WindowFunction, error) {
+	if f, ok, err := newWindowSum(a.Aggregation, a.typ); ok || err != nil {
+		return f, err
+	}
 	f, err := a.Aggregation.NewWindowFunction()
 	if err != nil {
 		return nil, err

@@ -52,6 +52,13 @@ func integerArithmetic(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *pl
 	return transform.NodeExprs(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 		switch e := e.(type) {
 		case *expression.Arithmetic:
+			if isInterval(e.LeftChild) || isInterval(e.RightChild) {
+				// Date arithmetic (d + INTERVAL 1 DAY), never an
+				// integer's, stays GMS's: its validation accepts an
+				// INTERVAL only under GMS's own + and -, and failed
+				// every such query once it was percdb's.
+				return e, transform.SameTree, nil
+			}
 			switch e.Op {
 			case sqlparser.PlusStr, sqlparser.MinusStr, sqlparser.MultStr:
 				return newIntArithmetic(e), transform.NewTree, nil
@@ -61,6 +68,12 @@ func integerArithmetic(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *pl
 		}
 		return e, transform.SameTree, nil
 	})
+}
+
+// isInterval reports whether e is an INTERVAL operand.
+func isInterval(e gsql.Expression) bool {
+	_, ok := e.(*expression.Interval)
+	return ok
 }
 
 // intKind is how MySQL computes with an operand.

@@ -8,6 +8,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
@@ -45,7 +46,11 @@ var temporalFunctions = map[string]gsql.Function{
 // Function implements sql.FunctionProvider: percdb's functions, which
 // GMS's catalog looks up before its built-in ones.
 func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
-	f, ok := temporalFunctions[strings.ToLower(name)]
+	name = strings.ToLower(name)
+	if f, ok := temporalFunctions[name]; ok {
+		return f, true
+	}
+	f, ok := numericFunctions[name]
 	return f, ok
 }
 
@@ -331,4 +336,102 @@ func formatDatetime(t time.Time) string {
 		return t.Format("2006-01-02 15:04:05.000000")
 	}
 	return t.Format("2006-01-02 15:04:05")
+}
+
+// MySQL types DATE_ADD, DATE_SUB and date ± INTERVAL as a DATE when a
+// DATE moves by whole days or more, and otherwise as a DATETIME with the
+// fractional digits of its argument (6 for an interval of microseconds).
+// GMS types every DATETIME result DATETIME(6), so DATE_ADD(dt, INTERVAL 1
+// DAY) was sent as '2020-02-01 10:00:00.000000', and leaves d + INTERVAL
+// 1 DAY the Arithmetic it parsed, typed DATETIME: '2020-02-01 00:00:00'
+// where MySQL sends '2020-02-01'. dateArithmetic (from the
+// row-comparison rule) writes date ± INTERVAL as GMS's DATE_ADD or
+// DATE_SUB, which GMS types by the interval's unit, and gives a DATETIME
+// result MySQL's digits in a temporalResult.
+func dateArithmetic(e gsql.Expression) (gsql.Expression, bool) {
+	if a, ok := e.(*expression.Arithmetic); ok && (a.Op == "+" || a.Op == "-") {
+		date, iv := a.LeftChild, a.RightChild
+		if l, ok := date.(*expression.Interval); ok && a.Op == "+" {
+			date, iv = iv, l
+		}
+		if _, ok := iv.(*expression.Interval); !ok {
+			return e, false
+		}
+		var f gsql.Expression
+		var err error
+		if a.Op == "+" {
+			f, err = function.NewDateAdd(date, iv)
+		} else {
+			f, err = function.NewDateSub(date, iv)
+		}
+		if err != nil {
+			return e, false
+		}
+		e = f
+		if ret, ok := dateArithmetic(f); ok {
+			return ret, true
+		}
+		return e, true
+	}
+	var date gsql.Expression
+	var iv *expression.Interval
+	switch f := e.(type) {
+	case *function.DateAdd:
+		date, iv = f.Date, f.Interval
+	case *function.DateSub:
+		date, iv = f.Date, f.Interval
+	default:
+		return e, false
+	}
+	if e.Type() != types.DatetimeMaxPrecision {
+		return e, false
+	}
+	digits := 0
+	switch t := date.Type(); {
+	case types.IsDatetimeType(t) || types.IsTimestampType(t):
+		if dt, ok := t.(gsql.DatetimeType); ok {
+			digits = dt.Precision()
+		}
+	case t == types.Date:
+	default:
+		return e, false
+	}
+	if strings.Contains(strings.ToUpper(iv.Unit), "MICROSECOND") {
+		digits = 6
+	}
+	if digits == 6 {
+		return e, false
+	}
+	return &temporalResult{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDatetimeType(sqltypes.Datetime, digits)}, true
+}
+
+// temporalResult is a DATE_ADD or DATE_SUB of GMS's under MySQL's type.
+// Its one child is the function itself, so that GMS's check that an
+// INTERVAL appears only under DATE_ADD, DATE_SUB, + and - still finds
+// it there; exprOnce visits only the function's arguments, so that the
+// rule does not wrap it again.
+type temporalResult struct {
+	expression.UnaryExpression
+	typ gsql.Type
+}
+
+var _ gsql.Expression = (*temporalResult)(nil)
+
+// Type implements sql.Expression.
+func (t *temporalResult) Type() gsql.Type { return t.typ }
+
+// String implements sql.Expression: the function's own text.
+func (t *temporalResult) String() string { return t.Child.String() }
+
+// Eval implements sql.Expression.
+func (t *temporalResult) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return t.Child.Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (t *temporalResult) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return &temporalResult{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: t.typ}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
 )
 
 // GMS compares row constructors as whole values and ignores NULL: with
@@ -99,33 +100,26 @@ func nodeExprsOnce(n gsql.Node, f transform.ExprFunc) (gsql.Node, transform.Tree
 // `UPDATE t SET v = CONCAT(v, ',', ?)` from a connection whose collation
 // differs from the column's overflowed the stack.
 func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transform.TreeIdentity, error) {
+	if t, ok := e.(*temporalResult); ok {
+		// Likewise a typed date function (dateArithmetic): only its
+		// arguments are visited.
+		inner, same, err := childrenOnce(t.Child, f)
+		if err != nil || same {
+			return e, transform.SameTree, err
+		}
+		ret, err := t.WithChildren(inner)
+		return ret, transform.NewTree, err
+	}
 	d, derived := e.(*derivedCollation)
 	if derived {
 		e = d.Expression
 	}
-	children := e.Children()
-	var newChildren []gsql.Expression
-	for i, c := range children {
-		nc, same, err := exprOnce(c, f)
-		if err != nil {
-			return nil, transform.SameTree, err
-		}
-		if !same {
-			if newChildren == nil {
-				newChildren = append([]gsql.Expression(nil), children...)
-			}
-			newChildren[i] = nc
-		}
-	}
-	if newChildren != nil {
-		ne, err := e.WithChildren(newChildren...)
-		if err != nil {
-			return nil, transform.SameTree, err
-		}
-		e = ne
+	e, sameChildren, err := childrenOnce(e, f)
+	if err != nil {
+		return nil, transform.SameTree, err
 	}
 	if derived {
-		if newChildren == nil {
+		if sameChildren {
 			return d, transform.SameTree, nil
 		}
 		return withCollation(e, d.coll), transform.NewTree, nil
@@ -134,7 +128,31 @@ func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transfo
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
-	return ne, same && newChildren == nil, nil
+	return ne, same && transform.TreeIdentity(sameChildren), nil
+}
+
+// childrenOnce applies exprOnce to the children of e and returns e with
+// the children it gave, and whether they are all the same.
+func childrenOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, bool, error) {
+	children := e.Children()
+	var newChildren []gsql.Expression
+	for i, c := range children {
+		nc, same, err := exprOnce(c, f)
+		if err != nil {
+			return nil, false, err
+		}
+		if !same {
+			if newChildren == nil {
+				newChildren = append([]gsql.Expression(nil), children...)
+			}
+			newChildren[i] = nc
+		}
+	}
+	if newChildren == nil {
+		return e, true, nil
+	}
+	ne, err := e.WithChildren(newChildren...)
+	return ne, false, err
 }
 
 // expandRowComparison rewrites e when it is a row comparison that may
@@ -146,7 +164,25 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := decimalBetween(e); ok {
 		return d, transform.NewTree, nil
 	}
+	if d, ok := dateArithmetic(e); ok {
+		return d, transform.NewTree, nil
+	}
 	switch e := e.(type) {
+	case *intArithmetic:
+		// A DATE in arithmetic with a number is its number YYYYMMDD,
+		// as in comparisons (temporalAsNumber): GMS read it as a
+		// DATETIME, so d + 0 was 20200229000000, not 20200229.
+		l, r := e.LeftChild, e.RightChild
+		switch {
+		case types.IsDateType(l.Type()) && wholeTemporal(l) && isNumeric(r):
+			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+		case types.IsDateType(r.Type()) && wholeTemporal(r) && isNumeric(l):
+			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+		default:
+			return e, transform.SameTree, nil
+		}
+		ret, err := e.WithChildren(l, r)
+		return ret, transform.NewTree, err
 	case *plan.Subquery:
 		// Handled by rowComparisonsIn, which has the context.
 	case *expression.Not:
@@ -574,19 +610,21 @@ func keepSetOpTypes(s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
 // GMS types COALESCE (and IFNULL) of an integer and a DECIMAL as that
 // DECIMAL, and converts the integer into it: COALESCE(a, 1.00) of an INT
 // 12 failed with "Out of range value for column of Decimal type" (the
-// DECIMAL(3,2) of the literal). MySQL types it as a DECIMAL wide enough
-// for every argument: the largest integer part and the largest scale.
-// widenedDecimalCoalesce puts a decimalCoalesce of that type in its
-// place.
+// DECIMAL(3,2) of the literal). IFNULL it types by its first argument:
+// IFNULL(a, 0.5) of an INT column gave 1 for a NULL a. MySQL types both
+// as a DECIMAL wide enough for every argument: the largest integer part
+// and the largest scale. widenedDecimalCoalesce puts a decimalCoalesce
+// of that type in their place.
 func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
 	if _, done := e.(*decimalCoalesce); done {
 		return e, false
 	}
-	dt, ok := e.Type().(gsql.DecimalType)
-	if !ok {
+	intDigits, scale := 0, 0
+	if dt, ok := e.Type().(gsql.DecimalType); ok {
+		intDigits, scale = int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
+	} else if !types.IsInteger(e.Type()) || !anyDecimal(e.Children()) {
 		return e, false
 	}
-	intDigits, scale := int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
 	wider := false
 	for _, a := range e.Children() {
 		t := a.Type()
@@ -618,6 +656,16 @@ func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	return &decimalCoalesce{orig: e, typ: typ}, true
+}
+
+// anyDecimal reports whether one of exprs is typed DECIMAL.
+func anyDecimal(exprs []gsql.Expression) bool {
+	for _, e := range exprs {
+		if types.IsDecimal(e.Type()) {
+			return true
+		}
+	}
+	return false
 }
 
 // decimalCoalesce is a COALESCE or IFNULL of numbers typed as MySQL
@@ -665,6 +713,11 @@ func (c *decimalCoalesce) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 			continue
 		}
 		d, _, err := c.typ.Convert(ctx, v)
+		if dd, ok := d.(decimal.Decimal); ok && err == nil {
+			// With the type's scale written out (0.5, 5.0), as MySQL
+			// sends it.
+			return dd.Round(int32(c.typ.Scale())), nil
+		}
 		return d, err
 	}
 	return nil, nil

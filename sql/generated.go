@@ -329,3 +329,155 @@ func (p *DatabaseProvider) generatedSchema(ctx *gsql.Context, tn ast.TableName) 
 	}
 	return nil, false
 }
+
+// columnsTable is GMS's information_schema.COLUMNS with the
+// GENERATION_EXPRESSION of generated columns, which GMS leaves empty:
+// the expression as SHOW CREATE TABLE writes it inside GENERATED ALWAYS
+// AS, as MySQL 8 shows it ((`a` + `b`)).
+type columnsTable struct {
+	gsql.Table
+	provider *DatabaseProvider
+}
+
+var (
+	_ gsql.CatalogTable        = (*columnsTable)(nil)
+	_ gsql.DynamicColumnsTable = (*columnsTable)(nil)
+)
+
+// AssignCatalog implements sql.CatalogTable: GMS's table gets the
+// catalog it reads.
+func (t *columnsTable) AssignCatalog(cat gsql.Catalog) gsql.Table {
+	if c, ok := t.Table.(gsql.CatalogTable); ok {
+		return &columnsTable{Table: c.AssignCatalog(cat), provider: t.provider}
+	}
+	return t
+}
+
+// AllColumns implements sql.DynamicColumnsTable.
+func (t *columnsTable) AllColumns(ctx *gsql.Context) (gsql.Schema, error) {
+	if d, ok := t.Table.(gsql.DynamicColumnsTable); ok {
+		return d.AllColumns(ctx)
+	}
+	return nil, nil
+}
+
+// WithDefaultsSchema implements sql.DynamicColumnsTable.
+func (t *columnsTable) WithDefaultsSchema(sch gsql.Schema) (gsql.Table, error) {
+	d, ok := t.Table.(gsql.DynamicColumnsTable)
+	if !ok {
+		return t, nil
+	}
+	nt, err := d.WithDefaultsSchema(sch)
+	if err != nil {
+		return nil, err
+	}
+	return &columnsTable{Table: nt, provider: t.provider}, nil
+}
+
+// HasDynamicColumns implements sql.DynamicColumnsTable.
+func (t *columnsTable) HasDynamicColumns() bool {
+	d, ok := t.Table.(gsql.DynamicColumnsTable)
+	return ok && d.HasDynamicColumns()
+}
+
+// PartitionRows implements sql.Table.
+func (t *columnsTable) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
+	it, err := t.Table.PartitionRows(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	pos := map[string]int{}
+	for i, c := range t.Schema() {
+		pos[strings.ToUpper(c.Name)] = i
+	}
+	return &generationExpressionIter{child: it, provider: t.provider, pos: pos, schemas: map[[2]string]gsql.Schema{}}, nil
+}
+
+// generationExpressionIter fills GENERATION_EXPRESSION in the rows of
+// information_schema.COLUMNS.
+type generationExpressionIter struct {
+	child    gsql.RowIter
+	provider *DatabaseProvider
+	pos      map[string]int            // column positions by name
+	schemas  map[[2]string]gsql.Schema // tables' schemas by database and name
+}
+
+// Next implements sql.RowIter.
+func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	row, err := it.child.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, _ := row[it.pos["TABLE_SCHEMA"]].(string)
+	tbl, _ := row[it.pos["TABLE_NAME"]].(string)
+	col, _ := row[it.pos["COLUMN_NAME"]].(string)
+	key := [2]string{strings.ToLower(db), strings.ToLower(tbl)}
+	sch, seen := it.schemas[key]
+	if !seen {
+		sch = it.tableSchema(ctx, db, tbl)
+		it.schemas[key] = sch
+	}
+	for _, c := range sch {
+		if c.Generated != nil && strings.EqualFold(c.Name, col) {
+			out := append(gsql.Row(nil), row...)
+			out[it.pos["GENERATION_EXPRESSION"]] = oneParenthesis(c.Generated.String())
+			return out, nil
+		}
+	}
+	return row, nil
+}
+
+// oneParenthesis returns e with at most one pair of parentheses around
+// the whole: GMS writes (a + b) as (((`a` + `b`))), MySQL as (`a` + `b`).
+func oneParenthesis(e string) string {
+	for len(e) >= 4 && closes(e, 0) == len(e)-1 && e[1] == '(' && closes(e, 1) == len(e)-2 {
+		e = e[1 : len(e)-1]
+	}
+	return e
+}
+
+// closes returns the position of the parenthesis that closes the one at
+// open in e (quoted names and strings skipped), or -1.
+func closes(e string, open int) int {
+	depth := 0
+	var quote byte
+	for i := open; i < len(e); i++ {
+		c := e[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '`' || c == '\'' || c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// tableSchema returns the schema of a table of percdb's, nil for any
+// other (information_schema's own, a view).
+func (it *generationExpressionIter) tableSchema(ctx *gsql.Context, db, tbl string) gsql.Schema {
+	d, err := it.provider.Database(ctx, db)
+	if err != nil {
+		return nil
+	}
+	if _, ours := d.(*Database); !ours {
+		return nil
+	}
+	t, ok, err := d.GetTableInsensitive(ctx, tbl)
+	if err != nil || !ok {
+		return nil
+	}
+	return t.Schema()
+}
+
+// Close implements sql.RowIter.
+func (it *generationExpressionIter) Close(ctx *gsql.Context) error { return it.child.Close(ctx) }

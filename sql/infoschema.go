@@ -24,6 +24,7 @@ type infoSchema struct {
 const (
 	processListTable = "PROCESSLIST"
 	trxTable         = "TIDB_TRX"
+	columnsTableName = "COLUMNS"
 )
 
 // GetTableInsensitive implements sql.Database.
@@ -35,6 +36,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 		return &memTable{name: trxTable, schema: trxSchema, rows: d.trxRows}, true, nil
 	case strings.EqualFold(name, dataLockWaitsName):
 		return dataLockWaitsTable(&d.provider.lockWaits), true, nil
+	case strings.EqualFold(name, columnsTableName):
+		// GENERATION_EXPRESSION filled in (generated.go).
+		t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			return t, ok, err
+		}
+		return &columnsTable{Table: t, provider: d.provider}, true, nil
 	}
 	return d.Database.GetTableInsensitive(ctx, name)
 }

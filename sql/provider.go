@@ -35,9 +35,6 @@ type DatabaseProvider struct {
 	// rowCounts are the tables' row counts for the planner and
 	// information_schema (stats.go).
 	rowCounts *rowCounts
-	// planStats is the planner's statistics provider (stats.go), set by
-	// newAnalyzer.
-	planStats gsql.StatsProvider
 	// schemas tracks the schema versions this node's transactions use,
 	// so that a schema change waits until older ones are gone before the
 	// next may commit (schemalease, ddl.go).

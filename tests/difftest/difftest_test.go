@@ -27,6 +27,7 @@ const (
 	defaultSeeds   = 40
 	defaultQueries = 250
 	defaultDML     = 30
+	defaultWide    = 60
 )
 
 var (
@@ -34,6 +35,7 @@ var (
 	flagSeed    = flag.Int64("difftest.seed", 1, "first seed")
 	flagQueries = flag.Int("difftest.queries", defaultQueries, "queries per seed (each as text and prepared)")
 	flagDML     = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
+	flagWide    = flag.Int("difftest.wide", defaultWide, "queries of the wide shapes (widegen.go) per seed")
 	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
 )
 
@@ -80,7 +82,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -176,18 +178,29 @@ func (r *run) seedRun() {
 	}
 	g := &gen{r: rng, s: r.schema}
 	for i := 0; i < *flagQueries; i++ {
-		q := g.query()
-		r.st.queries++
-		text := q.String()
-		r.check(q, text, nil)
-		if pq, args := parameterize(text); args != nil {
-			r.check(q, pq, args)
-		}
+		r.checkQuery(g.query())
+	}
+	// The wide queries draw from a stream of their own: the narrow
+	// queries and data changes stay those of earlier runs of the seed.
+	wg := &gen{r: rand.New(rand.NewSource(r.seed ^ 0x5eed_0f_1de)), s: r.schema, wide: true}
+	for i := 0; i < *flagWide; i++ {
+		r.checkQuery(wg.query())
 	}
 	for i := 0; i < *flagDML; i++ {
 		stmt := g.dml()
 		r.st.dml++
 		r.checkDML(stmt)
+	}
+}
+
+// checkQuery runs q on both servers as text and, with its literals as
+// parameters, as a prepared statement.
+func (r *run) checkQuery(q *query) {
+	r.st.queries++
+	text := q.String()
+	r.check(q, text, nil)
+	if pq, args := parameterize(text); args != nil {
+		r.check(q, pq, args)
 	}
 }
 

@@ -17,6 +17,14 @@
 // compared. Each query is sent as text and, with its literals
 // as parameters, as a prepared statement.
 //
+// Each seed also runs wide queries (widegen.go, -difftest.wide per
+// seed), drawn from a stream of their own so that the narrow ones above
+// stay what they were: scalar subqueries in the select list and in
+// HAVING, joins of four tables, INTERSECT and EXCEPT [ALL], window
+// functions (ranking, LEAD/LAG, SUM/AVG/COUNT over partitions and
+// frames), and string, temporal and DECIMAL functions in the select
+// list and in WHERE.
+//
 // A mismatch is minimized (minimize.go): rows, WHERE conditions, joins,
 // select items and clauses are dropped while the mismatch persists, and
 // the result is printed as a small reproduction (CREATE, INSERT, the
@@ -27,7 +35,7 @@
 // TestRepro runs a file of statements on both servers and prints both
 // answers, for looking into a mismatch by hand (repro_test.go).
 //
-// go test runs a fixed set of seeds (TestDifferential, about a minute);
+// go test runs a fixed set of seeds (TestDifferential, a few minutes);
 // the flags -difftest.seeds, -difftest.queries and -difftest.seed run
 // more:
 //

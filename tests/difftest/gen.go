@@ -189,8 +189,9 @@ type query struct {
 	having   string
 	orderBy  []string
 	limit    string
-	union    string // "UNION [ALL] SELECT ...", appended as is
-	ordered  bool   // ORDER BY fixes the order of the whole result
+	union    string   // "UNION [ALL] SELECT ...", appended as is
+	ordered  bool     // ORDER BY fixes the order of the whole result
+	srcs     []source // the tables of FROM and the joins
 }
 
 func (q *query) String() string {
@@ -235,6 +236,12 @@ type gen struct {
 	// avoid is the table a data change writes: MySQL refuses its
 	// subqueries reading it (error 1093), so they read another.
 	avoid *table
+	// wide draws the constructs of widegen.go as well: scalar
+	// subqueries in the select list and HAVING, INTERSECT and EXCEPT,
+	// window functions, string, temporal and DECIMAL functions. A run's
+	// narrow queries draw from their own stream, so that widening the
+	// generator does not change them.
+	wide bool
 }
 
 func (g *gen) pick(n int) int { return g.r.Intn(n) }
@@ -393,6 +400,9 @@ func (g *gen) subqueryPred(srcs []source, c string, col column, depth int) strin
 
 // scalar is a select item: a column, or a function of one.
 func (g *gen) scalar(srcs []source) string {
+	if g.wide && g.pick(2) == 0 {
+		return g.wideScalar(srcs)
+	}
 	c, col := g.col(srcs)
 	switch g.pick(12) {
 	case 0:
@@ -432,29 +442,9 @@ func (g *gen) selectQuery() *query {
 	q.from = t.name + " x1"
 	// Joins.
 	for i := 0; i < g.pick(3); i++ {
-		jt := g.table()
-		alias := fmt.Sprintf("x%d", len(srcs)+1)
-		next := source{jt, alias}
-		kinds := []string{"JOIN", "LEFT JOIN", "JOIN"}
-		jk := kinds[g.pick(len(kinds))]
-		// An equality on columns of the same family, sometimes two
-		// (a composite key join), sometimes plus another condition.
-		var on []string
-		for k := 0; k < 1+g.pick(2); k++ {
-			c, col := g.col([]source{next})
-			if d, ok := g.colOf(srcs, col.kind); ok {
-				on = append(on, fmt.Sprintf("%s = %s", d, c))
-			}
-		}
-		if len(on) == 0 {
-			on = append(on, fmt.Sprintf("%s.c9 = %s.c9", srcs[g.pick(len(srcs))].alias, alias))
-		}
-		if g.pick(4) == 0 {
-			on = append(on, g.pred([]source{next}, nil, 0))
-		}
-		q.joins = append(q.joins, fmt.Sprintf("%s %s %s ON %s", jk, jt.name, alias, strings.Join(on, " AND ")))
-		srcs = append(srcs, next)
+		g.addJoin(q, &srcs)
 	}
+	q.srcs = srcs
 	for i := 0; i < g.pick(4); i++ {
 		q.where = append(q.where, g.pred(srcs, nil, 1))
 	}
@@ -470,6 +460,9 @@ func (g *gen) selectQuery() *query {
 		q.items = []string{gc, aggs[g.pick(len(aggs))], aggs[g.pick(len(aggs))]}
 		if g.pick(3) == 0 {
 			q.having = fmt.Sprintf("COUNT(*) %s %d", cmpOps[g.pick(6)], g.pick(3))
+			if g.wide && g.pick(2) == 0 {
+				q.having = g.wideHaving(srcs, gc)
+			}
 		}
 	case 1: // aggregate without GROUP BY
 		nc, _ := g.col(srcs)
@@ -501,9 +494,41 @@ func (g *gen) selectQuery() *query {
 	return q
 }
 
+// addJoin joins another table to q, on an equality of columns of the
+// same family with *srcs, and adds it to *srcs.
+func (g *gen) addJoin(q *query, srcs *[]source) {
+	jt := g.table()
+	alias := fmt.Sprintf("x%d", len(*srcs)+1)
+	next := source{jt, alias}
+	kinds := []string{"JOIN", "LEFT JOIN", "JOIN"}
+	jk := kinds[g.pick(len(kinds))]
+	// An equality on columns of the same family, sometimes two
+	// (a composite key join), sometimes plus another condition.
+	var on []string
+	for k := 0; k < 1+g.pick(2); k++ {
+		c, col := g.col([]source{next})
+		if d, ok := g.colOf(*srcs, col.kind); ok {
+			on = append(on, fmt.Sprintf("%s = %s", d, c))
+		}
+	}
+	if len(on) == 0 {
+		on = append(on, fmt.Sprintf("%s.c9 = %s.c9", (*srcs)[g.pick(len(*srcs))].alias, alias))
+	}
+	if g.pick(4) == 0 {
+		on = append(on, g.pred([]source{next}, nil, 0))
+	}
+	q.joins = append(q.joins, fmt.Sprintf("%s %s %s ON %s", jk, jt.name, alias, strings.Join(on, " AND ")))
+	*srcs = append(*srcs, next)
+}
+
 // query draws a statement to compare: mostly plain SELECTs, also
 // UNIONs, derived tables and CTEs around one.
 func (g *gen) query() *query {
+	if g.wide && g.pick(4) == 0 {
+		if q := g.wideQuery(); q != nil {
+			return q
+		}
+	}
 	q := g.selectQuery()
 	switch g.pick(8) {
 	case 0:
@@ -519,7 +544,11 @@ func (g *gen) query() *query {
 		if g.pick(2) == 0 {
 			all = "ALL "
 		}
-		q.union = "UNION " + all + o.String()
+		op := "UNION "
+		if g.wide {
+			op = []string{"UNION ", "INTERSECT ", "EXCEPT "}[g.pick(3)]
+		}
+		q.union = op + all + o.String()
 	case 1:
 		// Derived table: SELECT * FROM (q) AS z WHERE ...
 		if q.orderBy != nil {

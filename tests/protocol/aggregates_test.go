@@ -35,6 +35,10 @@ func TestAggregateValues(t *testing.T) {
 				{"SELECT SUM(DISTINCT t), AVG(DISTINCT t) FROM agg WHERE id > ?", "3|1.5000"},
 				{"SELECT id, AVG(i) OVER (), SUM(t) OVER (ORDER BY id) FROM agg WHERE id > ? ORDER BY id",
 					"1|25275.6667|1\n2|25275.6667|3\n3|25275.6667|5"},
+				// Over windows too: exact (GMS summed in doubles), and
+				// NULL over NULLs (GMS: SUM 0, AVG a NaN that failed).
+				{"SELECT id, SUM(b) OVER (ORDER BY id), AVG(NULLIF(g, g)) OVER (PARTITION BY g), SUM(NULLIF(d, d)) OVER () FROM agg WHERE id > ? ORDER BY id",
+					"1|9223372036854775807|NULL|NULL\n2|18446744073709551614|NULL|NULL\n3|18446744073709551615|NULL|NULL"},
 				{"SELECT a FROM (SELECT AVG(i) AS a FROM agg WHERE id > ?) x", "25275.6667"},
 				{"SELECT ROUND(STD(g), 12), ROUND(VARIANCE(g), 12), ROUND(STDDEV_SAMP(g), 12), ROUND(VAR_SAMP(g), 12) FROM agg WHERE id > ?",
 					"0.471404520791|0.222222222222|0.57735026919|0.333333333333"},

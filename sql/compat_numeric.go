@@ -1,0 +1,404 @@
+package sql
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
+)
+
+// MySQL's numeric functions that GMS v0.20.0 lacks or gets wrong:
+//
+//   - TRUNCATE(X, D) is missing (1105 "function: 'truncate' not found").
+//   - ROUND of a DOUBLE rounds half away from zero (ROUND(2.5e0) is 3);
+//     MySQL rounds it half to even, as the C library's rint.
+//   - GREATEST and LEAST fail on a DECIMAL argument ("unsupported type for
+//     greatest/least argument: decimal.Decimal"), compare integers as
+//     float64 (BIGINTs above 2^53 tie) and fail on a BIGINT UNSIGNED above
+//     2^63. MySQL compares numbers exactly unless one is approximate, and
+//     types the result as the arguments' common numeric type: DOUBLE when
+//     one is a DOUBLE or FLOAT, else DECIMAL when one is a DECIMAL, else
+//     an integer.
+//
+// The provider hands them to GMS's catalog (DatabaseProvider.Function).
+
+// numericFunctions are percdb's numeric functions, and its LEAD and LAG
+// (compat_window.go), by lower-case name. It is not changed after the
+// package is initialized.
+var numericFunctions = map[string]gsql.Function{
+	"truncate": gsql.Function2{Name: "truncate", Fn: func(x, d gsql.Expression) gsql.Expression {
+		return newTemporalFunc("truncate", truncateNumber, truncateType, x, d)
+	}},
+	"greatest": gsql.FunctionN{Name: "greatest", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
+		return newExtremum("greatest", args)
+	}},
+	"least": gsql.FunctionN{Name: "least", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
+		return newExtremum("least", args)
+	}},
+	"round": gsql.FunctionN{Name: "round", Fn: newDoubleRound},
+	// IFNULL of an integer and a DECIMAL typed as MySQL types it from
+	// the start, so that a UNION or a derived table over it gets that
+	// type (compat_rows.go, widenedDecimalCoalesce).
+	"ifnull": gsql.Function2{Name: "ifnull", Fn: func(a, b gsql.Expression) gsql.Expression {
+		e := function.NewIfNull(a, b)
+		if w, ok := widenedDecimalCoalesce(e); ok {
+			return w
+		}
+		return e
+	}},
+	// LEAD and LAG with a parameter offset (compat_window.go).
+	"lead": windowOffsetFunction("lead", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLead(args...) }),
+	"lag":  windowOffsetFunction("lag", func(args ...gsql.Expression) (gsql.Expression, error) { return window.NewLag(args...) }),
+}
+
+// truncateType is TRUNCATE(X, D)'s type, as MySQL's
+// Item_func_round::fix_length_and_dec gives it: an integer X keeps its
+// type, an approximate one (or a string) is DOUBLE, a DECIMAL gets the
+// scale D when D is a constant (0 for a negative D; up to 30), its own
+// scale otherwise.
+func truncateType(args []gsql.Expression) gsql.Type {
+	t := args[0].Type()
+	switch {
+	case types.IsInteger(t):
+		if types.IsUnsigned(t) {
+			return types.Uint64
+		}
+		return types.Int64
+	case types.IsDecimal(t):
+		dt := t.(gsql.DecimalType)
+		intDigits, scale := int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
+		if lit, ok := args[1].(*expression.Literal); ok {
+			if d, ok := lit.Value().(int64); ok {
+				scale = int(min(max(d, 0), decimalMaxScale))
+			} else if d, ok := lit.Value().(int8); ok {
+				scale = int(min(max(int64(d), 0), decimalMaxScale))
+			}
+		}
+		return types.MustCreateDecimalType(uint8(min(max(intDigits+scale, 1), decimalMaxPrecision)), uint8(scale))
+	default:
+		return types.Float64
+	}
+}
+
+// truncateNumber is TRUNCATE(X, D): X cut (towards zero) to D digits
+// after the point, or with -D digits before it zeroed.
+func truncateNumber(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error) {
+	dv, _, err := types.Int64.Convert(ctx, vals[1])
+	if err != nil {
+		return nil, fmt.Errorf("TRUNCATE: %w", err)
+	}
+	d := dv.(int64)
+	typ := truncateType(args)
+	if types.IsFloat(typ) {
+		fv, _, err := types.Float64.Convert(ctx, vals[0])
+		if err != nil {
+			return nil, fmt.Errorf("TRUNCATE: %w", err)
+		}
+		f := fv.(float64)
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return f, nil
+		}
+		out, _ := truncateDecimal(decimal.NewFromFloat(f), d).Float64()
+		return out, nil
+	}
+	x, err := exactDecimal(ctx, vals[0])
+	if err != nil {
+		return nil, fmt.Errorf("TRUNCATE: %w", err)
+	}
+	return exactAs(ctx, typ, truncateDecimal(x, d))
+}
+
+// exactAs converts an exact number to typ, an integer or DECIMAL type
+// (GMS's BIGINT UNSIGNED conversion of a DECIMAL goes through int64 and
+// wraps above 2^63).
+func exactAs(ctx *gsql.Context, typ gsql.Type, d decimal.Decimal) (any, error) {
+	switch {
+	case types.IsUnsigned(typ) && types.IsInteger(typ):
+		if d.Sign() < 0 {
+			return uint64(0), nil
+		}
+		return d.BigInt().Uint64(), nil
+	case types.IsInteger(typ):
+		return d.IntPart(), nil
+	}
+	out, _, err := typ.Convert(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	// With the type's scale written out (2.00, not 2), as MySQL sends it.
+	if dt, ok := typ.(gsql.DecimalType); ok {
+		if od, ok := out.(decimal.Decimal); ok {
+			return od.Round(int32(dt.Scale())), nil
+		}
+	}
+	return out, nil
+}
+
+// truncateDecimal cuts x to d digits after the point, towards zero.
+func truncateDecimal(x decimal.Decimal, d int64) decimal.Decimal {
+	switch {
+	case d >= 0:
+		return x.Truncate(int32(min(d, 60)))
+	case d < -65:
+		return decimal.Zero
+	default:
+		shift := decimal.New(1, int32(-d))
+		return x.Div(shift).Truncate(0).Mul(shift)
+	}
+}
+
+// extremum is GREATEST or LEAST. Over numbers it compares exactly and is
+// typed as MySQL types it; over anything else (strings, dates, a mix) it
+// is GMS's function.
+type extremum struct {
+	name string // "greatest" or "least"
+	args []gsql.Expression
+	gms  gsql.Expression // GMS's function of the same arguments
+}
+
+var _ gsql.FunctionExpression = (*extremum)(nil)
+
+func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
+	var gms gsql.Expression
+	var err error
+	if name == "greatest" {
+		gms, err = function.NewGreatest(args...)
+	} else {
+		gms, err = function.NewLeast(args...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &extremum{name: name, args: args, gms: gms}, nil
+}
+
+// numericType returns the type MySQL gives GREATEST or LEAST of args,
+// and false when one is not a number (or all are NULL).
+func (e *extremum) numericType() (gsql.Type, bool) {
+	anyFloat, anyDecimal, anySigned, anyUnsigned := false, false, false, false
+	intDigits, scale := 0, 0
+	for _, a := range e.args {
+		t := a.Type()
+		switch {
+		case t == types.Null:
+		case types.IsFloat(t):
+			anyFloat = true
+		case types.IsDecimal(t):
+			anyDecimal = true
+			dt := t.(gsql.DecimalType)
+			intDigits = max(intDigits, int(dt.Precision())-int(dt.Scale()))
+			scale = max(scale, int(dt.Scale()))
+		case types.IsInteger(t):
+			switch {
+			case types.IsUnsigned(t):
+				anyUnsigned = true
+			case !nonNegativeLiteral(a):
+				// A literal such as the 1 of GREATEST(u, 1) fits
+				// either signedness.
+				anySigned = true
+			}
+			intDigits = max(intDigits, 20)
+		default:
+			return nil, false
+		}
+	}
+	switch {
+	case anyFloat:
+		return types.Float64, true
+	case anyDecimal || (anySigned && anyUnsigned):
+		return types.MustCreateDecimalType(uint8(min(intDigits+scale, decimalMaxPrecision)), uint8(min(scale, decimalMaxScale))), true
+	case anyUnsigned:
+		return types.Uint64, true
+	case intDigits > 0:
+		return types.Int64, true
+	}
+	return nil, false
+}
+
+// nonNegativeLiteral reports whether e is an integer constant of zero or
+// more.
+func nonNegativeLiteral(e gsql.Expression) bool {
+	lit, ok := e.(*expression.Literal)
+	if !ok {
+		return false
+	}
+	switch v := lit.Value().(type) {
+	case int8:
+		return v >= 0
+	case int16:
+		return v >= 0
+	case int32:
+		return v >= 0
+	case int64:
+		return v >= 0
+	}
+	return false
+}
+
+// FunctionName implements sql.FunctionExpression.
+func (e *extremum) FunctionName() string { return e.name }
+
+// Description implements sql.FunctionExpression.
+func (e *extremum) Description() string { return "MySQL's " + strings.ToUpper(e.name) }
+
+// Resolved implements sql.Expression.
+func (e *extremum) Resolved() bool { return e.gms.Resolved() }
+
+// String implements sql.Expression.
+func (e *extremum) String() string { return e.gms.String() }
+
+// Type implements sql.Expression.
+func (e *extremum) Type() gsql.Type {
+	if t, ok := e.numericType(); ok {
+		return t
+	}
+	return e.gms.Type()
+}
+
+// IsNullable implements sql.Expression.
+func (e *extremum) IsNullable() bool { return e.gms.IsNullable() }
+
+// Children implements sql.Expression.
+func (e *extremum) Children() []gsql.Expression { return e.args }
+
+// WithChildren implements sql.Expression.
+func (e *extremum) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != len(e.args) {
+		return nil, gsql.ErrInvalidChildrenNumber.New(e, len(children), len(e.args))
+	}
+	return newExtremum(e.name, children)
+}
+
+// Eval implements sql.Expression: NULL when an argument is NULL.
+func (e *extremum) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	typ, ok := e.numericType()
+	if !ok {
+		return e.gms.Eval(ctx, row)
+	}
+	var best decimal.Decimal
+	var bestF float64
+	for i, a := range e.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if types.IsFloat(typ) {
+			fv, _, err := types.Float64.Convert(ctx, v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", strings.ToUpper(e.name), err)
+			}
+			f := fv.(float64)
+			if i == 0 || (e.name == "greatest" && f > bestF) || (e.name == "least" && f < bestF) {
+				bestF = f
+			}
+			continue
+		}
+		d, err := exactDecimal(ctx, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.ToUpper(e.name), err)
+		}
+		if c := d.Cmp(best); i == 0 || (e.name == "greatest" && c > 0) || (e.name == "least" && c < 0) {
+			best = d
+		}
+	}
+	if types.IsFloat(typ) {
+		return bestF, nil
+	}
+	return exactAs(ctx, typ, best)
+}
+
+// doubleRound is ROUND of GMS's, but over a DOUBLE (or FLOAT) rounding
+// half to even, as MySQL does with the C library's rint
+// (my_double_round): ROUND(2.5e0) is 2 where GMS, rounding every value
+// as a DECIMAL, gave 3. Exact numbers keep GMS's half away from zero,
+// which is MySQL's for them.
+type doubleRound struct {
+	args []gsql.Expression
+	gms  gsql.Expression // GMS's ROUND of the same arguments
+}
+
+var _ gsql.FunctionExpression = (*doubleRound)(nil)
+
+func newDoubleRound(args ...gsql.Expression) (gsql.Expression, error) {
+	gms, err := function.NewRound(args...)
+	if err != nil {
+		return nil, err
+	}
+	return &doubleRound{args: args, gms: gms}, nil
+}
+
+// FunctionName implements sql.FunctionExpression.
+func (r *doubleRound) FunctionName() string { return "round" }
+
+// Description implements sql.FunctionExpression.
+func (r *doubleRound) Description() string { return "MySQL's ROUND" }
+
+// Resolved implements sql.Expression.
+func (r *doubleRound) Resolved() bool { return r.gms.Resolved() }
+
+// String implements sql.Expression.
+func (r *doubleRound) String() string { return r.gms.String() }
+
+// Type implements sql.Expression.
+func (r *doubleRound) Type() gsql.Type { return r.gms.Type() }
+
+// IsNullable implements sql.Expression.
+func (r *doubleRound) IsNullable() bool { return r.gms.IsNullable() }
+
+// Children implements sql.Expression.
+func (r *doubleRound) Children() []gsql.Expression { return r.args }
+
+// WithChildren implements sql.Expression.
+func (r *doubleRound) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	return newDoubleRound(children...)
+}
+
+// Eval implements sql.Expression.
+func (r *doubleRound) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	if !types.IsFloat(r.args[0].Type()) {
+		return r.gms.Eval(ctx, row)
+	}
+	v, err := r.args[0].Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	fv, _, err := types.Float64.Convert(ctx, v)
+	if err != nil {
+		return nil, fmt.Errorf("ROUND: %w", err)
+	}
+	places := int64(0)
+	if len(r.args) > 1 {
+		d, err := r.args[1].Eval(ctx, row)
+		if err != nil || d == nil {
+			return nil, err
+		}
+		dv, _, err := types.Int64.Convert(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("ROUND: %w", err)
+		}
+		places = min(max(dv.(int64), -308), 308)
+	}
+	return roundHalfEvenPlaces(fv.(float64), places), nil
+}
+
+// roundHalfEvenPlaces is MySQL's my_double_round: f rounded half to
+// even at places digits after the point (before it when negative).
+func roundHalfEvenPlaces(f float64, places int64) float64 {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return f
+	}
+	scale := math.Pow(10, math.Abs(float64(places)))
+	if places >= 0 {
+		if math.IsInf(f*scale, 0) {
+			return f
+		}
+		return math.RoundToEven(f*scale) / scale
+	}
+	return math.RoundToEven(f/scale) * scale
+}
