@@ -51,13 +51,28 @@
 // privately, and a separate engine lets the loop make a whole round of
 // raft state durable with one sync across every region while the data
 // applies need no sync of their own (the KV store runs with
-// kv.SyncNone): the raft log is the durable record, and a restarted
-// replica applies its log again from the start, which leaves the same
-// state (each batch is blind puts and deletes, so replaying a suffix in
-// order is idempotent). TiKV kept its raft log in a RocksDB of its own
-// (raftdb) for the same reasons. The price is two write-ahead logs and a
-// replay at restart that grows with the log, which is never truncated in
-// this version (snapshots and log truncation come next).
+// kv.SyncNone): the raft log is the durable record of what was applied
+// since the log's truncation. TiKV kept its raft log in a RocksDB of its
+// own (raftdb) for the same reasons.
+//
+// # Log truncation
+//
+// Once a leader's log holds Config.LogCompactThreshold applied entries,
+// it proposes a compaction entry (TiKV's CompactLog) naming the highest
+// index that it applied and that every follower has; each replica, when
+// it applies that entry, has the KV store sync what it applied
+// (Applier.Sync), then writes the truncated state (the index and its
+// term) and deletes the entries up to it in the raft engine, and drops
+// them from its memory storage. The truncated index is the replica's
+// persisted applied index: a restarted replica starts from it and applies
+// the rest of its log again, which leaves the same state (each batch is
+// blind puts and deletes, so replaying a suffix in order is idempotent).
+// This was chosen over recording the applied index in each data batch
+// because it costs one KV sync per threshold entries and no change to the
+// store's write path. Memory holds at most the threshold's entries plus
+// those not yet applied, unless a follower lags: a follower that has not
+// got the entries holds the truncation back, since past them it would need
+// a snapshot.
 //
 // Every region starts from the same initial state on each replica
 // (index initIndex, term initTerm, the voters pd placed), so creating a
@@ -77,7 +92,7 @@
 //
 // # Not yet
 //
-// Conf changes (adding a replica on another store when one is lost), log
-// truncation and snapshots for a follower that fell behind a truncated
-// log, leader transfer, and hibernating idle regions.
+// Conf changes (adding a replica on another store when one is lost),
+// snapshots for a follower that fell behind a truncated log, leader
+// transfer, and hibernating idle regions.
 package raftstore

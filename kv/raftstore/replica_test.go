@@ -16,19 +16,33 @@ import (
 	"github.com/cockroachdb/datadriven"
 )
 
-// fakeApplier records the batches applied on one store, in order.
+// fakeApplier records the batches applied on one store, in order. A
+// batch applied again (a replay after a restart) is not recorded twice,
+// as applying it again to the KV store changes nothing. synced is how
+// many of them Sync made durable: all a restart keeps.
 type fakeApplier struct {
-	mu         sync.Mutex
-	applied    []string
-	maxReadTS  uint64
-	failApply  bool
-	oracleNext *uint64
+	mu        sync.Mutex
+	applied   []string
+	synced    int
+	maxReadTS uint64
 }
 
 func (a *fakeApplier) ApplyReplicated(_ context.Context, batch []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for _, b := range a.applied {
+		if b == string(batch) {
+			return nil
+		}
+	}
 	a.applied = append(a.applied, string(batch))
+	return nil
+}
+
+func (a *fakeApplier) Sync(context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.synced = len(a.applied)
 	return nil
 }
 
@@ -67,16 +81,22 @@ type testCluster struct {
 	stores  map[uint64]*Store
 	appl    map[uint64]*fakeApplier
 	peers   []uint64
+	compact int
 	oracle  uint64
 	pending map[string]chan error
 	reads   map[string]*readRequest
 }
 
+// open opens store id; what a previous store id synced is its state.
 func (c *testCluster) open(id uint64) {
 	c.t.Helper()
 	a := &fakeApplier{}
+	if old := c.appl[id]; old != nil {
+		a.applied = append(a.applied, old.applied[:old.synced]...)
+		a.synced = old.synced
+	}
 	s, err := Open(Config{StoreID: id, Dir: filepath.Join(c.dir, strconv.FormatUint(id, 10)), Applier: a,
-		Transport: memTransport{c.net, id},
+		Transport: memTransport{c.net, id}, LogCompactThreshold: c.compact,
 		FreshTS: func(context.Context) (uint64, error) {
 			return c.nextTS(), nil
 		},
@@ -219,6 +239,9 @@ func TestReplica(t *testing.T) {
 			case "stores":
 				var n int
 				d.ScanArgs(t, "n", &n)
+				if d.HasArg("compact") {
+					d.ScanArgs(t, "compact", &c.compact)
+				}
 				for i := 1; i <= n; i++ {
 					c.peers = append(c.peers, uint64(i))
 				}
@@ -311,6 +334,22 @@ func TestReplica(t *testing.T) {
 					a.mu.Lock()
 					fmt.Fprintf(&b, "store %d: %s\n", id, strings.Join(a.applied, " "))
 					a.mu.Unlock()
+				}
+				return b.String()
+			case "log":
+				// Each store's log: the entries its memory holds, and
+				// where its log starts in the raft engine.
+				var b strings.Builder
+				for _, id := range c.ids() {
+					r := c.stores[id].Replica(1)
+					first, _ := r.ms.FirstIndex()
+					last, _ := r.ms.LastIndex()
+					kept, err := loadRegion(c.stores[id].db, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fmt.Fprintf(&b, "store %d: memory %d-%d, engine truncated at %d, %d entries\n", id, first, last,
+						kept.trunc.index, len(kept.entries))
 				}
 				return b.String()
 			case "partition":

@@ -22,6 +22,9 @@ import (
 type Applier interface {
 	ApplyReplicated(ctx context.Context, batch []byte) error
 	UpdateMaxReadTS(ts uint64)
+	// Sync makes every batch applied so far durable: a replica calls it
+	// before it drops applied entries from its log.
+	Sync(ctx context.Context) error
 }
 
 // Envelope is one raft message of one region, addressed by the message's
@@ -62,6 +65,9 @@ type Config struct {
 	// heartbeat interval in ticks. Defaults 10 and 2: an election after a
 	// leader's death takes 1-2 s.
 	ElectionTicks, HeartbeatTicks int
+	// LogCompactThreshold is how many applied entries a region's log
+	// holds before its leader proposes to truncate it. Default 1024.
+	LogCompactThreshold int
 	// OnLeaderChange is called (from its own goroutine) when a replica on
 	// this store becomes a serving leader or stops being one, so that the
 	// node tells pd at once.
@@ -106,6 +112,9 @@ func Open(cfg Config) (*Store, error) {
 	}
 	if cfg.HeartbeatTicks <= 0 {
 		cfg.HeartbeatTicks = 2
+	}
+	if cfg.LogCompactThreshold <= 0 {
+		cfg.LogCompactThreshold = 1024
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -324,6 +333,7 @@ func (s *Store) round(ctx context.Context) error {
 	for _, x := range rds {
 		x.r.apply(ctx, x.rd)
 		x.r.rn.Advance(x.rd)
+		x.r.maybeCompact()
 	}
 	// Advancing may leave more to do (entries appended this round are
 	// committed once acknowledged, proposals fed after Ready): go again.
