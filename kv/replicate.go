@@ -74,15 +74,20 @@ func (s *Store) Sync(ctx context.Context) error {
 		return fmt.Errorf("sync store: %w", err)
 	}
 	defer s.exit()
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := b.LogData(nil, nil); err != nil {
-		return fmt.Errorf("sync store: %w", err)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.syncWAL(); err != nil {
 		return fmt.Errorf("sync store: %w", err)
 	}
 	return nil
+}
+
+// syncWAL commits a synced empty batch: the WAL is synced up to it.
+func (s *Store) syncWAL() error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.LogData(nil, nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
 }
 
 // The replicated form of a writeBatch, the one place it is encoded:
