@@ -316,7 +316,7 @@ func (n *Node) setRegions(list []*pdpb.Region) (bool, error) {
 		if len(peers) == 0 {
 			peers = []uint64{r.GetStoreId()}
 		}
-		g, err := n.raft.AddRegion(info.ID, peers)
+		g, err := n.raft.AddRegion(info.ID, info.Start, info.End, peers)
 		if err != nil {
 			return false, fmt.Errorf("kv node: %w", err)
 		}

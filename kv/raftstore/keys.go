@@ -179,3 +179,14 @@ func writeTruncate(b *pebble.Batch, region uint64, t truncated) error {
 	}
 	return b.Set(truncKey(region), t.encode(), nil)
 }
+
+// writeSnapshot adds to b a snapshot's replacement of region's log: the
+// truncated state at the snapshot, and every entry deleted (raft installs
+// a snapshot only over a log that does not hold its index; the Ready's
+// entries, written after, follow it).
+func writeSnapshot(b *pebble.Batch, region uint64, t truncated) error {
+	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, math.MaxUint64), nil); err != nil {
+		return err
+	}
+	return b.Set(truncKey(region), t.encode(), nil)
+}

@@ -55,8 +55,11 @@ type readRequest struct {
 type Replica struct {
 	s  *Store
 	id uint64
-	rn *raft.RawNode
-	ms *raft.MemoryStorage
+	// start and end are the region's user keys (end nil: to the end),
+	// what its snapshots carry.
+	start, end []byte
+	rn         *raft.RawNode
+	ms         *raft.MemoryStorage
 
 	// Loop only.
 	applied uint64
@@ -98,7 +101,7 @@ type Replica struct {
 
 // newReplica builds the replica of region id from its initial state and
 // what the raft engine kept of it. Called with s.mu held.
-func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
+func newReplica(s *Store, id uint64, start, end []byte, peers []uint64) (*Replica, error) {
 	if len(peers) == 0 {
 		return nil, fmt.Errorf("raftstore: region %d: no peers", id)
 	}
@@ -147,7 +150,7 @@ func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: %w", id, err)
 	}
-	r := &Replica{s: s, id: id, rn: rn, ms: ms, conf: conf, applied: kept.trunc.index, reads: map[uint64]*readRequest{},
+	r := &Replica{s: s, id: id, start: start, end: end, rn: rn, ms: ms, conf: conf, applied: kept.trunc.index, reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
 	if len(peers) == 1 {
 		// Alone in its group: no one else would start an election.
@@ -344,6 +347,11 @@ func (r *Replica) failAll(err error, inLogToo bool) {
 // persisted: the memory storage gets them, and a change of leadership is
 // noted. Loop only.
 func (r *Replica) stored(rd raft.Ready) error {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := r.ms.ApplySnapshot(rd.Snapshot); err != nil {
+			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
+		}
+	}
 	if hs := rd.HardState; hs != nil && !raft.IsEmptyHardState(hs) {
 		if err := r.ms.SetHardState(hs); err != nil {
 			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
@@ -409,6 +417,10 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 				q.indexed, q.index = true, rs.Index
 			}
 		}
+	}
+	if snap := rd.Snapshot; !raft.IsEmptySnap(snap) {
+		// Its keys were installed before raft stepped it.
+		r.applied, r.conf = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetConfState()
 	}
 	for _, e := range rd.CommittedEntries {
 		r.applyEntry(ctx, e)
@@ -509,10 +521,13 @@ func compactEntry(e *pb.Entry) (uint64, bool) {
 // maybeCompact proposes, on a leader whose log holds at least the
 // store's LogCompactThreshold applied entries, that every replica
 // truncate its log up to the highest index every follower has (so none
-// needs a snapshot) and this replica applied. Raft orders the truncation
-// with the commands, as TiKV's CompactLog: every replica truncates at the
-// same index, so a follower that becomes leader holds the entries its
-// followers may still need. Loop only.
+// needs a snapshot) and this replica applied; once the log holds
+// LogCountLimit applied entries, up to the applied index, past a
+// follower that lags (it catches up by snapshot), so that a follower
+// down does not make the log grow without bound. Raft orders the
+// truncation with the commands, as TiKV's CompactLog: every replica
+// truncates at the same index, so a follower that becomes leader holds
+// the entries its followers may still need. Loop only.
 func (r *Replica) maybeCompact() {
 	first, err := r.ms.FirstIndex()
 	limit := uint64(r.s.cfg.LogCompactThreshold)
@@ -520,12 +535,14 @@ func (r *Replica) maybeCompact() {
 		return
 	}
 	to := r.applied
-	self := r.s.cfg.StoreID
-	r.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
-		if id != self && pr.Match < to {
-			to = pr.Match
-		}
-	})
+	if r.applied+1 < first+uint64(r.s.cfg.LogCountLimit) {
+		self := r.s.cfg.StoreID
+		r.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if id != self && pr.Match < to {
+				to = pr.Match
+			}
+		})
+	}
 	if to+1 < first+limit/2 || to <= r.compactAsked {
 		return // a follower lags: wait for it
 	}
