@@ -37,7 +37,8 @@ type Config struct {
 	// are not synced (kv/raftstore's doc.go, "Storage").
 	KV kv.Options
 	// Raft tunes the raft groups: TickInterval, ElectionTicks,
-	// HeartbeatTicks (the rest is the node's own). Defaults are
+	// HeartbeatTicks, LogCompactThreshold, LogCountLimit (the rest is the
+	// node's own). Defaults are
 	// raftstore's.
 	Raft raftstore.Config
 	// HeartbeatInterval is how often the node heartbeats pd and learns

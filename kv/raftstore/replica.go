@@ -454,17 +454,15 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 		}
 		return
 	}
-	if to, ok := compactEntry(e); ok {
+	key, ok := entryProposal(e)
+	var err error
+	if to, compact := compactEntry(e); compact {
 		if err := r.truncate(ctx, to); err != nil {
 			// The log is kept whole: nothing is lost, the next
 			// compaction tries again.
 			r.s.cfg.Logger.Error("raftstore: log truncation failed", "region", r.id, "index", to, "err", err)
 		}
-		return
-	}
-	key, ok := entryProposal(e)
-	var err error
-	if ok {
+	} else if ok {
 		if err = r.s.cfg.Applier.ApplyReplicated(ctx, e.GetData()[16:]); err != nil {
 			r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
 		}

@@ -429,17 +429,26 @@ func (s *Store) ReceiveSnapshot(env Envelope, chunks [][]byte) <-chan error {
 // carries the snapshot, which the round persists: the log up to it is
 // dropped). A snapshot at or below the replica's commit index would take
 // its state back past entries it applied: its keys are not installed,
-// and raft, stepping it, answers with what it has. Loop only.
+// and raft, which restores only a snapshot above its commit index,
+// answers with what it has. Loop only.
 func (s *Store) install(ctx context.Context, in inSnapshot) error {
 	r := s.Replica(in.env.RegionID)
 	if r == nil {
 		return fmt.Errorf("raftstore: snapshot for region %d, which store %d does not hold", in.env.RegionID, s.cfg.StoreID)
 	}
 	md := in.env.Msg.GetSnapshot().GetMetadata()
-	if md.GetIndex() > r.rn.BasicStatus().HardState.GetCommit() {
+	st := r.rn.BasicStatus()
+	if st.RaftState == raft.StateLeader {
+		// A leader of an older term: stepping the MsgSnap would make it
+		// a follower that restores the snapshot, keys not installed.
+		// Refused, the sender reports the failure and sends again.
+		return fmt.Errorf("raftstore: region %d: snapshot at %d refused by a leader", r.id, md.GetIndex())
+	}
+	if md.GetIndex() > st.HardState.GetCommit() {
 		if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, in.chunks); err != nil {
 			return fmt.Errorf("raftstore: region %d: install snapshot at %d: %w", r.id, md.GetIndex(), err)
 		}
+		s.cfg.Logger.Info("raftstore: snapshot installed", "region", r.id, "index", md.GetIndex(), "chunks", len(in.chunks))
 	}
 	if err := r.rn.Step(in.env.Msg); err != nil {
 		return fmt.Errorf("raftstore: region %d: step snapshot: %w", r.id, err)
@@ -464,6 +473,8 @@ func (s *Store) sendSnapshot(r *Replica, m *pb.Message) {
 		if err != nil {
 			status = raft.SnapshotFailure
 			s.cfg.Logger.Warn("raftstore: snapshot not sent", "region", r.id, "to", m.GetTo(), "err", err)
+		} else {
+			s.cfg.Logger.Info("raftstore: snapshot sent", "region", r.id, "to", m.GetTo(), "index", m.GetSnapshot().GetMetadata().GetIndex())
 		}
 		s.mu.Lock()
 		s.reports = append(s.reports, snapshotReport{region: r.id, to: m.GetTo(), status: status})
