@@ -185,7 +185,10 @@
 // with a Replicator in its context (WithReplicator; a KV node of a cluster
 // passes its region's raft leadership, package kv/raftstore) hands the
 // encoded batch (replicate.go) to it instead, with its latches held; every
-// replica applies it with ApplyReplicated, the commands unchanged.
+// replica applies it with ApplyReplicated, the commands unchanged. A
+// replica drops applied raft log entries only after Sync made them
+// durable, and a follower behind the truncated log gets a region's keys
+// from the leader's ExportRange, installed by ImportRange (snapshot.go).
 //
 // # The lock set
 //

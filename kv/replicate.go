@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // Replicator replicates a command's write batch through a consensus log
@@ -58,6 +60,34 @@ func (s *Store) ApplyReplicated(ctx context.Context, batch []byte) error {
 		return fmt.Errorf("apply replicated batch: %w", err)
 	}
 	return nil
+}
+
+// Sync makes every batch applied so far durable (a synced empty Pebble
+// batch: the WAL is synced up to it). A replica calls it before it drops
+// raft log entries it applied: the store runs without a sync per batch,
+// so until then the log is their only durable record.
+func (s *Store) Sync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sync store: %w", err)
+	}
+	if err := s.enter(); err != nil {
+		return fmt.Errorf("sync store: %w", err)
+	}
+	defer s.exit()
+	if err := s.syncWAL(); err != nil {
+		return fmt.Errorf("sync store: %w", err)
+	}
+	return nil
+}
+
+// syncWAL commits a synced empty batch: the WAL is synced up to it.
+func (s *Store) syncWAL() error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.LogData(nil, nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
 }
 
 // The replicated form of a writeBatch, the one place it is encoded:

@@ -21,6 +21,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
 	"github.com/percdb/percdb/kv/node"
+	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
 )
@@ -98,11 +99,15 @@ func runKV(args []string) error {
 	pdFlag := fs.String("pd", "", "comma-separated host:port of the pd members (required)")
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve, as the single node's --reserve-space")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *logCompact < 1 {
+		return fmt.Errorf("--raft-log-compact %d: want at least 1", *logCompact)
 	}
 	pdAddrs, err := splitAddrs("pd", *pdFlag)
 	if err != nil {
@@ -119,7 +124,8 @@ func runKV(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
-		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger})
+		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
+		Raft: raftstore.Config{LogCompactThreshold: *logCompact}})
 	if err != nil {
 		return err
 	}

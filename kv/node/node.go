@@ -37,7 +37,8 @@ type Config struct {
 	// are not synced (kv/raftstore's doc.go, "Storage").
 	KV kv.Options
 	// Raft tunes the raft groups: TickInterval, ElectionTicks,
-	// HeartbeatTicks (the rest is the node's own). Defaults are
+	// HeartbeatTicks, LogCompactThreshold, LogCountLimit (the rest is the
+	// node's own). Defaults are
 	// raftstore's.
 	Raft raftstore.Config
 	// HeartbeatInterval is how often the node heartbeats pd and learns
@@ -316,7 +317,7 @@ func (n *Node) setRegions(list []*pdpb.Region) (bool, error) {
 		if len(peers) == 0 {
 			peers = []uint64{r.GetStoreId()}
 		}
-		g, err := n.raft.AddRegion(info.ID, peers)
+		g, err := n.raft.AddRegion(info.ID, info.Start, info.End, peers)
 		if err != nil {
 			return false, fmt.Errorf("kv node: %w", err)
 		}

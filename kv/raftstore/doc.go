@@ -51,13 +51,49 @@
 // privately, and a separate engine lets the loop make a whole round of
 // raft state durable with one sync across every region while the data
 // applies need no sync of their own (the KV store runs with
-// kv.SyncNone): the raft log is the durable record, and a restarted
-// replica applies its log again from the start, which leaves the same
-// state (each batch is blind puts and deletes, so replaying a suffix in
-// order is idempotent). TiKV kept its raft log in a RocksDB of its own
-// (raftdb) for the same reasons. The price is two write-ahead logs and a
-// replay at restart that grows with the log, which is never truncated in
-// this version (snapshots and log truncation come next).
+// kv.SyncNone): the raft log is the durable record of what was applied
+// since the log's truncation. TiKV kept its raft log in a RocksDB of its
+// own (raftdb) for the same reasons.
+//
+// # Log truncation
+//
+// Once a leader's log holds Config.LogCompactThreshold applied entries,
+// it proposes a compaction entry (TiKV's CompactLog) naming the highest
+// index that it applied and that every follower has; each replica, when
+// it applies that entry, has the KV store sync what it applied
+// (Applier.Sync), then writes the truncated state (the index and its
+// term) and deletes the entries up to it in the raft engine, and drops
+// them from its memory storage. The truncated index is the replica's
+// persisted applied index: a restarted replica starts from it and applies
+// the rest of its log again, which leaves the same state (each batch is
+// blind puts and deletes, so replaying a suffix in order is idempotent).
+// This was chosen over recording the applied index in each data batch
+// because it costs one KV sync per threshold entries and no change to the
+// store's write path. Memory holds at most LogCountLimit entries plus
+// those not yet applied: below that limit the leader truncates only what
+// every follower has; at it, up to its applied index, past a follower
+// that lags or is down.
+//
+// # Snapshots
+//
+// A follower behind the truncated log gets a snapshot. The leader's
+// memory storage holds the truncation's snapshot (index, term and conf
+// state, no data); when raft sends it (MsgSnap), the store sends, on a
+// gRPC stream of its own (Raft.Snapshot), the MsgSnap and then the
+// region's keys in 1 MiB chunks (kv.Store.ExportRange: the data, lock,
+// notify and write spaces of the region's range, from one Pebble
+// snapshot taken when the export starts, so at or after the snapshot's
+// index), and tells raft whether it arrived (ReportSnapshot; raft sends
+// again after a failure). The follower gathers the chunks, and its loop
+// replaces the region's keys with them in one batch with range deletions
+// first, synced (kv.Store.ImportRange), unless the snapshot is at or
+// below its commit index; then raft steps the MsgSnap, and the round
+// persists the snapshot as the truncated state with the whole log
+// deleted, and takes its index as applied. Entries after the index are
+// applied again over a state that may be later than the index, which
+// leaves the same state, as a restart's replay does. A whole region's
+// keys are held in memory on both sides while a snapshot is under way
+// (regions are not split by size yet).
 //
 // Every region starts from the same initial state on each replica
 // (index initIndex, term initTerm, the voters pd placed), so creating a
@@ -77,7 +113,6 @@
 //
 // # Not yet
 //
-// Conf changes (adding a replica on another store when one is lost), log
-// truncation and snapshots for a follower that fell behind a truncated
-// log, leader transfer, and hibernating idle regions.
+// Conf changes (adding a replica on another store when one is lost),
+// leader transfer, snapshots streamed to disk instead of memory, and hibernating idle regions.
 package raftstore

@@ -17,17 +17,21 @@ import (
 //
 //	'r' | region id (8) | 'e' | index (8)   raftpb.Entry, proto
 //	'r' | region id (8) | 'h'               raftpb.HardState, proto
+//	'r' | region id (8) | 't'               truncated state: index (8) | term (8)
 //
 // A region's log starts after its initial state (initIndex, initTerm,
-// the voters from pd's directory), which every replica derives alike, so
-// nothing else needs to be kept: the log is never truncated in this
-// version, and a restarted replica re-applies it from the start (every
+// the voters from pd's directory), which every replica derives alike, or
+// after its truncated state: the last entry dropped from the log, whose
+// effects the KV store had made durable (kv.Store.Sync) before it was
+// dropped. A restarted replica takes the truncated index as its applied
+// index and applies the rest of the log again from there (every
 // replicated batch is a sequence of blind puts and deletes, so applying
 // a suffix of the log again leaves the same state; kv.ApplyReplicated).
 const (
 	keyPrefix  = 'r'
 	keyEntry   = 'e'
 	keyHardSt  = 'h'
+	keyTrunc   = 't'
 	regionLen  = 1 + 8
 	entryKeyLn = regionLen + 1 + 8
 )
@@ -54,19 +58,50 @@ func entryKey(region, index uint64) []byte {
 
 func hardStateKey(region uint64) []byte { return regionKey(region, keyHardSt) }
 
+func truncKey(region uint64) []byte { return regionKey(region, keyTrunc) }
+
+// truncated is a region's truncated state: the index and term of the
+// last entry dropped from its log.
+type truncated struct{ index, term uint64 }
+
+func (t truncated) encode() []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, t.index), t.term)
+}
+
+func decodeTruncated(v []byte) (truncated, error) {
+	if len(v) != 16 {
+		return truncated{}, errCorruptLog
+	}
+	return truncated{index: binary.BigEndian.Uint64(v), term: binary.BigEndian.Uint64(v[8:])}, nil
+}
+
 // errCorruptLog: a raft record that does not decode.
 var errCorruptLog = errors.New("raftstore: corrupt raft log record")
 
-// persisted is what a region's replica kept: its hard state and log.
+// persisted is what a region's replica kept: its hard state, where its
+// log starts and the log.
 type persisted struct {
 	hardState *pb.HardState
+	trunc     truncated
 	entries   []*pb.Entry
 }
 
 // loadRegion reads region's hard state and log from db.
 func loadRegion(db *pebble.DB, region uint64) (*persisted, error) {
-	out := &persisted{}
-	v, closer, err := db.Get(hardStateKey(region))
+	out := &persisted{trunc: truncated{index: initIndex, term: initTerm}}
+	v, closer, err := db.Get(truncKey(region))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("raftstore: region %d: read truncated state: %w", region, err)
+	default:
+		out.trunc, err = decodeTruncated(v)
+		_ = closer.Close()
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: truncated state: %w", region, err)
+		}
+	}
+	v, closer, err = db.Get(hardStateKey(region))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
@@ -80,7 +115,7 @@ func loadRegion(db *pebble.DB, region uint64) (*persisted, error) {
 		}
 		out.hardState = hs
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: entryKey(region, 0), UpperBound: entryKey(region, math.MaxUint64)})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: entryKey(region, out.trunc.index+1), UpperBound: entryKey(region, math.MaxUint64)})
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: read log: %w", region, err)
 	}
@@ -90,8 +125,12 @@ func loadRegion(db *pebble.DB, region uint64) (*persisted, error) {
 		if err := proto.Unmarshal(it.Value(), e); err != nil {
 			return nil, fmt.Errorf("raftstore: region %d: entry %x: %w: %w", region, it.Key(), errCorruptLog, err)
 		}
-		if n := len(out.entries); n > 0 && out.entries[n-1].GetIndex()+1 != e.GetIndex() {
-			return nil, fmt.Errorf("raftstore: region %d: entry %d after %d: %w", region, e.GetIndex(), out.entries[n-1].GetIndex(), errCorruptLog)
+		prev := out.trunc.index
+		if n := len(out.entries); n > 0 {
+			prev = out.entries[n-1].GetIndex()
+		}
+		if prev+1 != e.GetIndex() {
+			return nil, fmt.Errorf("raftstore: region %d: entry %d after %d: %w", region, e.GetIndex(), prev, errCorruptLog)
 		}
 		out.entries = append(out.entries, e)
 	}
@@ -130,4 +169,24 @@ func writeReady(b *pebble.Batch, region uint64, entries []*pb.Entry, hs *pb.Hard
 		}
 	}
 	return nil
+}
+
+// writeTruncate adds to b the truncation of region's log up to and
+// including t: the truncated state, and the entries up to it deleted.
+func writeTruncate(b *pebble.Batch, region uint64, t truncated) error {
+	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, t.index+1), nil); err != nil {
+		return err
+	}
+	return b.Set(truncKey(region), t.encode(), nil)
+}
+
+// writeSnapshot adds to b a snapshot's replacement of region's log: the
+// truncated state at the snapshot, and every entry deleted (raft installs
+// a snapshot only over a log that does not hold its index; the Ready's
+// entries, written after, follow it).
+func writeSnapshot(b *pebble.Batch, region uint64, t truncated) error {
+	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, math.MaxUint64), nil); err != nil {
+		return err
+	}
+	return b.Set(truncKey(region), t.encode(), nil)
 }

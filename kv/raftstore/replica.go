@@ -3,12 +3,15 @@ package raftstore
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -52,12 +55,20 @@ type readRequest struct {
 type Replica struct {
 	s  *Store
 	id uint64
-	rn *raft.RawNode
-	ms *raft.MemoryStorage
+	// start and end are the region's user keys (end nil: to the end),
+	// what its snapshots carry.
+	start, end []byte
+	rn         *raft.RawNode
+	ms         *raft.MemoryStorage
 
 	// Loop only.
-	applied   uint64
-	wasLeader bool
+	applied uint64
+	// conf is the group's configuration as of applied.
+	conf *pb.ConfState
+	// compactAsked is the highest index a compaction this replica
+	// proposed (as leader) truncates to.
+	compactAsked uint64
+	wasLeader    bool
 	// barrier is a new leader's way to serving: a ReadIndex in its term
 	// (raft answers it once an entry of the term is committed), then the
 	// entries applied up to that index, then max_read_ts raised from a
@@ -90,7 +101,7 @@ type Replica struct {
 
 // newReplica builds the replica of region id from its initial state and
 // what the raft engine kept of it. Called with s.mu held.
-func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
+func newReplica(s *Store, id uint64, start, end []byte, peers []uint64) (*Replica, error) {
 	if len(peers) == 0 {
 		return nil, fmt.Errorf("raftstore: region %d: no peers", id)
 	}
@@ -106,8 +117,9 @@ func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
 		return nil, err
 	}
 	ms := raft.NewMemoryStorage()
-	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(initIndex), Term: proto.Uint64(initTerm),
-		ConfState: &pb.ConfState{Voters: append([]uint64(nil), peers...)}}}
+	conf := &pb.ConfState{Voters: append([]uint64(nil), peers...)}
+	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(kept.trunc.index), Term: proto.Uint64(kept.trunc.term),
+		ConfState: conf}}
 	if err := ms.ApplySnapshot(snap); err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: initial state: %w", id, err)
 	}
@@ -119,9 +131,6 @@ func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
 		return nil, fmt.Errorf("raftstore: region %d: hard state: %w", id, err)
 	}
 	if len(kept.entries) > 0 {
-		if kept.entries[0].GetIndex() != initIndex+1 {
-			return nil, fmt.Errorf("raftstore: region %d: log starts at %d: %w", id, kept.entries[0].GetIndex(), errCorruptLog)
-		}
 		if err := ms.Append(kept.entries); err != nil {
 			return nil, fmt.Errorf("raftstore: region %d: log: %w", id, err)
 		}
@@ -141,7 +150,7 @@ func newReplica(s *Store, id uint64, peers []uint64) (*Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: %w", id, err)
 	}
-	r := &Replica{s: s, id: id, rn: rn, ms: ms, applied: initIndex, reads: map[uint64]*readRequest{},
+	r := &Replica{s: s, id: id, start: start, end: end, rn: rn, ms: ms, conf: conf, applied: kept.trunc.index, reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
 	if len(peers) == 1 {
 		// Alone in its group: no one else would start an election.
@@ -338,6 +347,11 @@ func (r *Replica) failAll(err error, inLogToo bool) {
 // persisted: the memory storage gets them, and a change of leadership is
 // noted. Loop only.
 func (r *Replica) stored(rd raft.Ready) error {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := r.ms.ApplySnapshot(rd.Snapshot); err != nil {
+			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
+		}
+	}
 	if hs := rd.HardState; hs != nil && !raft.IsEmptyHardState(hs) {
 		if err := r.ms.SetHardState(hs); err != nil {
 			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
@@ -404,6 +418,10 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 			}
 		}
 	}
+	if snap := rd.Snapshot; !raft.IsEmptySnap(snap) {
+		// Its keys were installed before raft stepped it.
+		r.applied, r.conf = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetConfState()
+	}
 	for _, e := range rd.CommittedEntries {
 		r.applyEntry(ctx, e)
 		r.applied = e.GetIndex()
@@ -426,19 +444,25 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 	case pb.EntryConfChange:
 		cc := &pb.ConfChange{}
 		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
-			r.rn.ApplyConfChange(cc)
+			r.conf = r.rn.ApplyConfChange(cc)
 		}
 		return
 	case pb.EntryConfChangeV2:
 		cc := &pb.ConfChangeV2{}
 		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
-			r.rn.ApplyConfChange(cc)
+			r.conf = r.rn.ApplyConfChange(cc)
 		}
 		return
 	}
 	key, ok := entryProposal(e)
 	var err error
-	if ok {
+	if to, compact := compactEntry(e); compact {
+		if err := r.truncate(ctx, to); err != nil {
+			// The log is kept whole: nothing is lost, the next
+			// compaction tries again.
+			r.s.cfg.Logger.Error("raftstore: log truncation failed", "region", r.id, "index", to, "err", err)
+		}
+	} else if ok {
 		if err = r.s.cfg.Applier.ApplyReplicated(ctx, e.GetData()[16:]); err != nil {
 			r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
 		}
@@ -457,14 +481,108 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 	}
 }
 
+// A normal entry's data, the one place it is laid out:
+//
+//	command:    term (8) | proposal id (8) | batch (kv's replicated form)
+//	compaction: 0 (8) | 'c' | index (8)
+//
+// A command's term is its leader's, never 0 (terms start at initTerm),
+// so a zero term marks the replica's own admin entries.
+const adminCompact byte = 'c'
+
 // entryProposal returns the proposal key of a command entry; false for
-// an empty entry (a new leader's) or a conf change.
+// an empty entry (a new leader's), an admin entry or a conf change.
 func entryProposal(e *pb.Entry) (proposalKey, bool) {
 	data := e.GetData()
 	if e.GetType() != pb.EntryNormal || len(data) < 16 {
 		return proposalKey{}, false
 	}
-	return proposalKey{term: binary.BigEndian.Uint64(data), id: binary.BigEndian.Uint64(data[8:])}, true
+	key := proposalKey{term: binary.BigEndian.Uint64(data), id: binary.BigEndian.Uint64(data[8:])}
+	return key, key.term != 0
+}
+
+// encodeCompact returns the data of a compaction entry: every replica
+// truncates its log up to and including index once it applies it.
+func encodeCompact(index uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(make([]byte, 8), adminCompact), index)
+}
+
+// compactEntry returns the index a compaction entry truncates to.
+func compactEntry(e *pb.Entry) (uint64, bool) {
+	data := e.GetData()
+	if e.GetType() != pb.EntryNormal || len(data) != 17 || binary.BigEndian.Uint64(data) != 0 || data[8] != adminCompact {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(data[9:]), true
+}
+
+// maybeCompact proposes, on a leader whose log holds at least the
+// store's LogCompactThreshold applied entries, that every replica
+// truncate its log up to the highest index every follower has (so none
+// needs a snapshot) and this replica applied; once the log holds
+// LogCountLimit applied entries, up to the applied index, past a
+// follower that lags (it catches up by snapshot), so that a follower
+// down does not make the log grow without bound. Raft orders the
+// truncation with the commands, as TiKV's CompactLog: every replica
+// truncates at the same index, so a follower that becomes leader holds
+// the entries its followers may still need. Loop only.
+func (r *Replica) maybeCompact() {
+	first, err := r.ms.FirstIndex()
+	limit := uint64(r.s.cfg.LogCompactThreshold)
+	if err != nil || r.applied+1 < first+limit || r.rn.BasicStatus().RaftState != raft.StateLeader {
+		return
+	}
+	to := r.applied
+	if r.applied+1 < first+uint64(r.s.cfg.LogCountLimit) {
+		self := r.s.cfg.StoreID
+		r.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if id != self && pr.Match < to {
+				to = pr.Match
+			}
+		})
+	}
+	if to+1 < first+limit/2 || to <= r.compactAsked {
+		return // a follower lags: wait for it
+	}
+	if err := r.rn.Propose(encodeCompact(to)); err == nil {
+		r.compactAsked = to
+	}
+}
+
+// truncate drops the log up to and including index (at most the applied
+// index): the KV store first makes what it applied durable, then the
+// truncated state and the entries' deletion are written in one batch
+// (no sync of its own: the next round's sync covers it, and until then a
+// restart finds the log whole), and the memory storage drops them. Loop
+// only.
+func (r *Replica) truncate(ctx context.Context, index uint64) error {
+	index = min(index, r.applied)
+	first, err := r.ms.FirstIndex()
+	if err != nil || index < first {
+		return err // already truncated there
+	}
+	term, err := r.ms.Term(index)
+	if err != nil {
+		return fmt.Errorf("term of %d: %w", index, err)
+	}
+	if err := r.s.cfg.Applier.Sync(ctx); err != nil {
+		return err
+	}
+	b := r.s.db.NewBatch()
+	defer b.Close()
+	if err := writeTruncate(b, r.id, truncated{index: index, term: term}); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("persist truncation: %w", err)
+	}
+	if _, err := r.ms.CreateSnapshot(index, r.conf, nil); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		return err
+	}
+	if err := r.ms.Compact(index); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		return err
+	}
+	return nil
 }
 
 // raiseMaxReadTS raises max_read_ts from a fresh oracle timestamp, off

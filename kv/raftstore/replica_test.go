@@ -16,19 +16,58 @@ import (
 	"github.com/cockroachdb/datadriven"
 )
 
-// fakeApplier records the batches applied on one store, in order.
+// fakeApplier records the batches applied on one store, in order. A
+// batch applied again (a replay after a restart) is not recorded twice,
+// as applying it again to the KV store changes nothing. synced is how
+// many of them Sync made durable: all a restart keeps.
 type fakeApplier struct {
-	mu         sync.Mutex
-	applied    []string
-	maxReadTS  uint64
-	failApply  bool
-	oracleNext *uint64
+	mu        sync.Mutex
+	applied   []string
+	synced    int
+	maxReadTS uint64
 }
 
 func (a *fakeApplier) ApplyReplicated(_ context.Context, batch []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for _, b := range a.applied {
+		if b == string(batch) {
+			return nil
+		}
+	}
 	a.applied = append(a.applied, string(batch))
+	return nil
+}
+
+// ExportRange sends the batches applied, one a chunk.
+func (a *fakeApplier) ExportRange(_ context.Context, _, _ []byte, _ int, emit func([]byte) error) error {
+	a.mu.Lock()
+	chunks := append([]string(nil), a.applied...)
+	a.mu.Unlock()
+	for _, c := range chunks {
+		if err := emit([]byte(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ImportRange replaces the batches applied with the chunks, durably.
+func (a *fakeApplier) ImportRange(_ context.Context, _, _ []byte, chunks [][]byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.applied = a.applied[:0]
+	for _, c := range chunks {
+		a.applied = append(a.applied, string(c))
+	}
+	a.synced = len(a.applied)
+	return nil
+}
+
+func (a *fakeApplier) Sync(context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.synced = len(a.applied)
 	return nil
 }
 
@@ -43,6 +82,7 @@ func (a *fakeApplier) UpdateMaxReadTS(ts uint64) {
 // it, are dropped.
 type memNetwork struct {
 	queued      map[uint64][]Envelope
+	snaps       map[uint64][]inSnapshot
 	partitioned map[uint64]bool
 }
 
@@ -58,6 +98,23 @@ func (t memTransport) Send(to uint64, msgs []Envelope) {
 	t.net.queued[to] = append(t.net.queued[to], msgs...)
 }
 
+// SendSnapshot queues the snapshot for the test to deliver (the store's
+// loop waits for the goroutine that calls it, so no lock is needed).
+func (t memTransport) SendSnapshot(_ context.Context, to uint64, env Envelope, export func(emit func([]byte) error) error) error {
+	if t.net.partitioned[to] || t.net.partitioned[t.from] {
+		return errors.New("partitioned")
+	}
+	var chunks [][]byte
+	if err := export(func(c []byte) error {
+		chunks = append(chunks, c)
+		return nil
+	}); err != nil {
+		return err
+	}
+	t.net.snaps[to] = append(t.net.snaps[to], inSnapshot{env: env, chunks: chunks})
+	return nil
+}
+
 // testCluster is n stores of one region, driven by the test: the test is
 // every store's loop.
 type testCluster struct {
@@ -67,16 +124,23 @@ type testCluster struct {
 	stores  map[uint64]*Store
 	appl    map[uint64]*fakeApplier
 	peers   []uint64
+	compact int
+	limit   int
 	oracle  uint64
 	pending map[string]chan error
 	reads   map[string]*readRequest
 }
 
+// open opens store id; what a previous store id synced is its state.
 func (c *testCluster) open(id uint64) {
 	c.t.Helper()
 	a := &fakeApplier{}
+	if old := c.appl[id]; old != nil {
+		a.applied = append(a.applied, old.applied[:old.synced]...)
+		a.synced = old.synced
+	}
 	s, err := Open(Config{StoreID: id, Dir: filepath.Join(c.dir, strconv.FormatUint(id, 10)), Applier: a,
-		Transport: memTransport{c.net, id},
+		Transport: memTransport{c.net, id}, LogCompactThreshold: c.compact, LogCountLimit: c.limit,
 		FreshTS: func(context.Context) (uint64, error) {
 			return c.nextTS(), nil
 		},
@@ -84,7 +148,7 @@ func (c *testCluster) open(id uint64) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if _, err := s.AddRegion(1, c.peers); err != nil {
+	if _, err := s.AddRegion(1, nil, nil, c.peers); err != nil {
 		c.t.Fatal(err)
 	}
 	c.stores[id], c.appl[id] = s, a
@@ -121,8 +185,13 @@ func (c *testCluster) stabilize() {
 				s.Step(q)
 				moved = true
 			}
+			for _, in := range c.net.snaps[id] {
+				s.ReceiveSnapshot(in.env, in.chunks)
+				moved = true
+			}
+			delete(c.net.snaps, id)
 			s.mu.Lock()
-			busy := len(s.inbox) > 0
+			busy := len(s.inbox) > 0 || len(s.snaps) > 0 || len(s.reports) > 0
 			s.mu.Unlock()
 			for _, r := range s.sorted() {
 				r.mu.Lock()
@@ -191,7 +260,7 @@ func (c *testCluster) leader() uint64 {
 
 func TestReplica(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, partitioned: map[uint64]bool{}},
+		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, snaps: map[uint64][]inSnapshot{}, partitioned: map[uint64]bool{}},
 			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, reads: map[string]*readRequest{}}
 		defer func() {
 			for _, s := range c.stores {
@@ -219,6 +288,12 @@ func TestReplica(t *testing.T) {
 			case "stores":
 				var n int
 				d.ScanArgs(t, "n", &n)
+				if d.HasArg("compact") {
+					d.ScanArgs(t, "compact", &c.compact)
+				}
+				if d.HasArg("limit") {
+					d.ScanArgs(t, "limit", &c.limit)
+				}
 				for i := 1; i <= n; i++ {
 					c.peers = append(c.peers, uint64(i))
 				}
@@ -313,6 +388,22 @@ func TestReplica(t *testing.T) {
 					a.mu.Unlock()
 				}
 				return b.String()
+			case "log":
+				// Each store's log: the entries its memory holds, and
+				// where its log starts in the raft engine.
+				var b strings.Builder
+				for _, id := range c.ids() {
+					r := c.stores[id].Replica(1)
+					first, _ := r.ms.FirstIndex()
+					last, _ := r.ms.LastIndex()
+					kept, err := loadRegion(c.stores[id].db, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fmt.Fprintf(&b, "store %d: memory %d-%d, engine truncated at %d, %d entries\n", id, first, last,
+						kept.trunc.index, len(kept.entries))
+				}
+				return b.String()
 			case "partition":
 				c.net.partitioned[store()] = true
 				return "ok"
@@ -325,6 +416,7 @@ func TestReplica(t *testing.T) {
 					t.Fatal(err)
 				}
 				delete(c.net.queued, id)
+				delete(c.net.snaps, id)
 				c.open(id)
 				return c.status(anonymous)
 			default:

@@ -22,6 +22,16 @@ import (
 type Applier interface {
 	ApplyReplicated(ctx context.Context, batch []byte) error
 	UpdateMaxReadTS(ts uint64)
+	// Sync makes every batch applied so far durable: a replica calls it
+	// before it drops applied entries from its log.
+	Sync(ctx context.Context) error
+	// ExportRange sends the keys of a region's range [start, end), from
+	// one consistent state, to emit in chunks of about chunkBytes: a
+	// snapshot for a follower behind the truncated log.
+	ExportRange(ctx context.Context, start, end []byte, chunkBytes int, emit func(chunk []byte) error) error
+	// ImportRange replaces the keys of [start, end) with those of chunks
+	// atomically and durably.
+	ImportRange(ctx context.Context, start, end []byte, chunks [][]byte) error
 }
 
 // Envelope is one raft message of one region, addressed by the message's
@@ -38,7 +48,14 @@ type Envelope struct {
 // return). A message lost is harmless: raft sends again.
 type Transport interface {
 	Send(to uint64, msgs []Envelope)
+	// SendSnapshot sends a region's snapshot to store to: env's message
+	// (raft's MsgSnap), then the chunks export emits. It returns once
+	// the receiver installed it, or with the error that stopped it.
+	SendSnapshot(ctx context.Context, to uint64, env Envelope, export func(emit func(chunk []byte) error) error) error
 }
+
+// snapshotChunkBytes is the size of a snapshot's chunks.
+const snapshotChunkBytes = 1 << 20
 
 // Config configures a Store.
 type Config struct {
@@ -62,6 +79,15 @@ type Config struct {
 	// heartbeat interval in ticks. Defaults 10 and 2: an election after a
 	// leader's death takes 1-2 s.
 	ElectionTicks, HeartbeatTicks int
+	// LogCompactThreshold is how many applied entries a region's log
+	// holds before its leader proposes to truncate it up to what every
+	// follower has. Default 1024.
+	LogCompactThreshold int
+	// LogCountLimit is how many applied entries a region's log holds
+	// before its leader truncates it past a follower that lags (the
+	// follower then catches up by snapshot). Default 4 x
+	// LogCompactThreshold.
+	LogCountLimit int
 	// OnLeaderChange is called (from its own goroutine) when a replica on
 	// this store becomes a serving leader or stops being one, so that the
 	// node tells pd at once.
@@ -81,7 +107,11 @@ type Store struct {
 	mu       sync.Mutex
 	replicas map[uint64]*Replica
 	inbox    []Envelope
-	closed   bool
+	// snaps are snapshots received, to install; reports are the outcomes
+	// of snapshots sent, for raft.
+	snaps   []inSnapshot
+	reports []snapshotReport
+	closed  bool
 
 	// wake nudges the loop: something arrived in an inbox.
 	wake chan struct{}
@@ -106,6 +136,12 @@ func Open(cfg Config) (*Store, error) {
 	}
 	if cfg.HeartbeatTicks <= 0 {
 		cfg.HeartbeatTicks = 2
+	}
+	if cfg.LogCompactThreshold <= 0 {
+		cfg.LogCompactThreshold = 1024
+	}
+	if cfg.LogCountLimit < cfg.LogCompactThreshold {
+		cfg.LogCountLimit = 4 * cfg.LogCompactThreshold
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -154,6 +190,10 @@ func (s *Store) Close() error {
 	for _, r := range s.replicas {
 		r.failAll(ErrStopped, true)
 	}
+	for _, in := range s.snaps {
+		in.done <- ErrStopped
+	}
+	s.snaps = nil
 	s.mu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("raftstore: close: %w", err)
@@ -165,10 +205,10 @@ func (s *Store) Close() error {
 var ErrStopped = errors.New("raftstore: store stopped")
 
 // AddRegion creates (or, after a restart, reloads from the raft engine)
-// this store's replica of region id whose voters are peers (store ids,
-// this store among them), and returns it; a region already added is
-// returned as it is.
-func (s *Store) AddRegion(id uint64, peers []uint64) (*Replica, error) {
+// this store's replica of region id, the user keys [start, end) (end nil:
+// to the end), whose voters are peers (store ids, this store among
+// them), and returns it; a region already added is returned as it is.
+func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64) (*Replica, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.replicas[id]; ok {
@@ -177,7 +217,7 @@ func (s *Store) AddRegion(id uint64, peers []uint64) (*Replica, error) {
 	if s.closed {
 		return nil, ErrStopped
 	}
-	r, err := newReplica(s, id, peers)
+	r, err := newReplica(s, id, start, end, peers)
 	if err != nil {
 		return nil, err
 	}
@@ -258,9 +298,17 @@ func (s *Store) tick() {
 // entries applied, and the groups advanced.
 func (s *Store) round(ctx context.Context) error {
 	s.mu.Lock()
-	inbox := s.inbox
-	s.inbox = nil
+	inbox, snaps, reports := s.inbox, s.snaps, s.reports
+	s.inbox, s.snaps, s.reports = nil, nil, nil
 	s.mu.Unlock()
+	for _, rep := range reports {
+		if r := s.Replica(rep.region); r != nil {
+			r.rn.ReportSnapshot(rep.to, rep.status)
+		}
+	}
+	for _, in := range snaps {
+		in.done <- s.install(ctx, in)
+	}
 	for _, env := range inbox {
 		r := s.Replica(env.RegionID)
 		if r == nil {
@@ -290,10 +338,13 @@ func (s *Store) round(ctx context.Context) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	for _, x := range rds {
-		if !raft.IsEmptySnap(x.rd.Snapshot) {
-			// Logs are never truncated in this version, so no peer is
-			// ever sent a snapshot.
-			return fmt.Errorf("raftstore: region %d: snapshot at %d: not supported", x.r.id, x.rd.Snapshot.GetMetadata().GetIndex())
+		if snap := x.rd.Snapshot; !raft.IsEmptySnap(snap) {
+			// The snapshot's keys are in the KV store (install): the
+			// log up to it goes.
+			md := snap.GetMetadata()
+			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}); err != nil {
+				return err
+			}
 		}
 		if err := writeReady(b, x.r.id, x.rd.Entries, x.rd.HardState); err != nil {
 			return err
@@ -310,6 +361,10 @@ func (s *Store) round(ctx context.Context) error {
 			return err
 		}
 		for _, m := range x.rd.Messages {
+			if m.GetType() == pb.MsgSnap {
+				s.sendSnapshot(x.r, m)
+				continue
+			}
 			out[m.GetTo()] = append(out[m.GetTo()], Envelope{RegionID: x.r.id, Msg: m})
 		}
 	}
@@ -324,6 +379,7 @@ func (s *Store) round(ctx context.Context) error {
 	for _, x := range rds {
 		x.r.apply(ctx, x.rd)
 		x.r.rn.Advance(x.rd)
+		x.r.maybeCompact()
 	}
 	// Advancing may leave more to do (entries appended this round are
 	// committed once acknowledged, proposals fed after Ready): go again.
@@ -334,6 +390,97 @@ func (s *Store) round(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// inSnapshot is a snapshot received for one of this store's replicas:
+// raft's MsgSnap and the region's keys.
+type inSnapshot struct {
+	env    Envelope
+	chunks [][]byte
+	done   chan error
+}
+
+// snapshotReport is the outcome of a snapshot sent, for raft's progress
+// of the follower.
+type snapshotReport struct {
+	region, to uint64
+	status     raft.SnapshotStatus
+}
+
+// ReceiveSnapshot queues a snapshot received from another store (env:
+// its MsgSnap; chunks: the region's keys) for the loop, and returns the
+// channel the loop answers on once it installed it (or refused it).
+func (s *Store) ReceiveSnapshot(env Envelope, chunks [][]byte) <-chan error {
+	done := make(chan error, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		done <- ErrStopped
+		return done
+	}
+	s.snaps = append(s.snaps, inSnapshot{env: env, chunks: chunks, done: done})
+	s.mu.Unlock()
+	s.nudge()
+	return done
+}
+
+// install installs a snapshot received: the region's keys replace the
+// replica's in the KV store, then raft steps the MsgSnap (its Ready
+// carries the snapshot, which the round persists: the log up to it is
+// dropped). A snapshot at or below the replica's commit index would take
+// its state back past entries it applied: its keys are not installed,
+// and raft, which restores only a snapshot above its commit index,
+// answers with what it has. Loop only.
+func (s *Store) install(ctx context.Context, in inSnapshot) error {
+	r := s.Replica(in.env.RegionID)
+	if r == nil {
+		return fmt.Errorf("raftstore: snapshot for region %d, which store %d does not hold", in.env.RegionID, s.cfg.StoreID)
+	}
+	md := in.env.Msg.GetSnapshot().GetMetadata()
+	st := r.rn.BasicStatus()
+	if st.RaftState == raft.StateLeader {
+		// A leader of an older term: stepping the MsgSnap would make it
+		// a follower that restores the snapshot, keys not installed.
+		// Refused, the sender reports the failure and sends again.
+		return fmt.Errorf("raftstore: region %d: snapshot at %d refused by a leader", r.id, md.GetIndex())
+	}
+	if md.GetIndex() > st.HardState.GetCommit() {
+		if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, in.chunks); err != nil {
+			return fmt.Errorf("raftstore: region %d: install snapshot at %d: %w", r.id, md.GetIndex(), err)
+		}
+		s.cfg.Logger.Info("raftstore: snapshot installed", "region", r.id, "index", md.GetIndex(), "chunks", len(in.chunks))
+	}
+	if err := r.rn.Step(in.env.Msg); err != nil {
+		return fmt.Errorf("raftstore: region %d: step snapshot: %w", r.id, err)
+	}
+	return nil
+}
+
+// sendSnapshot sends a follower the region's snapshot raft asked for
+// (m, a MsgSnap: the log is truncated past the follower), off the loop,
+// and reports the outcome to raft, which sends again after a failure.
+// The keys are the KV store's state when the export starts, at or after
+// the snapshot's index; the follower applies the entries after the index
+// again, which leaves the same state.
+func (s *Store) sendSnapshot(r *Replica, m *pb.Message) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := s.cfg.Transport.SendSnapshot(s.bg, m.GetTo(), Envelope{RegionID: r.id, Msg: m}, func(emit func([]byte) error) error {
+			return s.cfg.Applier.ExportRange(s.bg, r.start, r.end, snapshotChunkBytes, emit)
+		})
+		status := raft.SnapshotFinish
+		if err != nil {
+			status = raft.SnapshotFailure
+			s.cfg.Logger.Warn("raftstore: snapshot not sent", "region", r.id, "to", m.GetTo(), "err", err)
+		} else {
+			s.cfg.Logger.Info("raftstore: snapshot sent", "region", r.id, "to", m.GetTo(), "index", m.GetSnapshot().GetMetadata().GetIndex())
+		}
+		s.mu.Lock()
+		s.reports = append(s.reports, snapshotReport{region: r.id, to: m.GetTo(), status: status})
+		s.mu.Unlock()
+		s.nudge()
+	}()
 }
 
 // slogLogger adapts slog to raft's Logger: raft's debug and info lines

@@ -99,14 +99,23 @@ func (t *GRPCTransport) stream(to uint64, ch chan []Envelope) {
 	}
 }
 
-func (t *GRPCTransport) streamOnce(to uint64, ch chan []Envelope) error {
-	addr, err := t.resolve(t.ctx, to)
+// dial returns a connection to store to, at the address pd has for it.
+func (t *GRPCTransport) dial(ctx context.Context, to uint64) (*grpc.ClientConn, error) {
+	addr, err := t.resolve(ctx, to)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return fmt.Errorf("dial store %d at %s: %w", to, addr, err)
+		return nil, fmt.Errorf("dial store %d at %s: %w", to, addr, err)
+	}
+	return conn, nil
+}
+
+func (t *GRPCTransport) streamOnce(to uint64, ch chan []Envelope) error {
+	conn, err := t.dial(t.ctx, to)
+	if err != nil {
+		return err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(t.ctx)
@@ -134,6 +143,46 @@ func (t *GRPCTransport) streamOnce(to uint64, ch chan []Envelope) error {
 			return fmt.Errorf("send to store %d: %w", to, err)
 		}
 	}
+}
+
+// snapshotTimeout bounds the sending of one snapshot: a receiver that
+// stopped reading does not hold the region's snapshot for ever (raft
+// sends another after the failure is reported).
+const snapshotTimeout = 5 * time.Minute
+
+// SendSnapshot implements Transport: a stream of its own (a region's
+// snapshot is large; the raft stream keeps carrying heartbeats), the
+// MsgSnap in the first chunk, and the region's keys in chunks of about
+// snapshotChunkBytes.
+func (t *GRPCTransport) SendSnapshot(ctx context.Context, to uint64, env Envelope, export func(emit func(chunk []byte) error) error) error {
+	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout)
+	defer cancel()
+	conn, err := t.dial(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	st, err := rspb.NewRaftClient(conn).Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("open snapshot stream to store %d: %w", to, err)
+	}
+	data, err := proto.Marshal(env.Msg)
+	if err != nil {
+		return fmt.Errorf("encode raft message: %w", err)
+	}
+	head := &rspb.SnapshotChunk{FromStore: t.from, ToStore: to, Message: &rspb.RaftMessage{RegionId: env.RegionID, Message: data}}
+	if err := st.Send(head); err != nil {
+		return fmt.Errorf("send snapshot to store %d: %w", to, err)
+	}
+	if err := export(func(chunk []byte) error {
+		return st.Send(&rspb.SnapshotChunk{FromStore: t.from, ToStore: to, Data: chunk})
+	}); err != nil {
+		return fmt.Errorf("send snapshot to store %d: %w", to, err)
+	}
+	if _, err := st.CloseAndRecv(); err != nil {
+		return fmt.Errorf("snapshot to store %d: %w", to, err)
+	}
+	return nil
 }
 
 // raftServer receives the raft streams of other stores.
@@ -169,5 +218,46 @@ func (rs raftServer) Send(st rspb.Raft_SendServer) error {
 			envs = append(envs, Envelope{RegionID: m.GetRegionId(), Msg: msg})
 		}
 		rs.s.Step(envs)
+	}
+}
+
+// Snapshot implements rspb.RaftServer: it gathers a region's snapshot
+// and answers once the store's loop installed it.
+func (rs raftServer) Snapshot(st rspb.Raft_SnapshotServer) error {
+	var env Envelope
+	var chunks [][]byte
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if c.GetToStore() != rs.s.cfg.StoreID {
+			return fmt.Errorf("raftstore: a snapshot for store %d reached store %d", c.GetToStore(), rs.s.cfg.StoreID)
+		}
+		if m := c.GetMessage(); m != nil {
+			msg := &pb.Message{}
+			if err := proto.Unmarshal(m.GetMessage(), msg); err != nil {
+				return fmt.Errorf("raftstore: decode snapshot message from store %d: %w", c.GetFromStore(), err)
+			}
+			env = Envelope{RegionID: m.GetRegionId(), Msg: msg}
+		}
+		if len(c.GetData()) > 0 {
+			chunks = append(chunks, c.GetData())
+		}
+	}
+	if env.Msg == nil || env.Msg.GetType() != pb.MsgSnap {
+		return errors.New("raftstore: a snapshot stream without its MsgSnap")
+	}
+	select {
+	case err := <-rs.s.ReceiveSnapshot(env, chunks):
+		if err != nil {
+			return err
+		}
+		return st.SendAndClose(&rspb.Done{})
+	case <-st.Context().Done():
+		return st.Context().Err()
 	}
 }

@@ -14,6 +14,13 @@
 // present, the sum invariant, indexes consistent). How long after each
 // kill reads came back is logged, not asserted.
 //
+// TestFollowerCatchesUpBySnapshot runs the same workload on KV nodes that
+// truncate the raft log after 8 applied entries (--raft-log-compact 8),
+// keeps a follower's node SIGKILLed while the leader truncates past it,
+// restarts it and waits until it logs that it installed a snapshot, then
+// SIGKILLs the leader's node, so that the workload goes on only if the
+// restarted node caught up; the Checker then checks the data.
+//
 // TestUnreachableNodesGiveClearErrors (one KV node, one replica) keeps a
 // KV node, then pd, down past
 // the SQL node's retry deadlines (--kv-timeout, --pd-timeout) and checks

@@ -163,6 +163,12 @@ type cluster struct {
 // registered), then a SQL node given sqlArgs.
 func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster {
 	t.Helper()
+	return startClusterWith(t, bin, kvs, nil, sqlArgs...)
+}
+
+// startClusterWith is startCluster with kvArgs given to each KV node.
+func startClusterWith(t *testing.T, bin string, kvs int, kvArgs []string, sqlArgs ...string) *cluster {
+	t.Helper()
 	dir := t.TempDir()
 	pdAddr := freeAddr(t)
 	c := &cluster{pd: &member{t: t, name: "pd", bin: bin, ready: regexp.MustCompile(`pd is the leader`), addr: pdAddr,
@@ -172,7 +178,7 @@ func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster
 	for i := 1; i <= kvs; i++ {
 		addr := freeAddr(t)
 		m := &member{t: t, name: fmt.Sprintf("kv%d", i), bin: bin, ready: regexp.MustCompile(`kv node serving`), addr: addr,
-			args: []string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr}}
+			args: append([]string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr}, kvArgs...)}
 		m.start()
 		c.kvs = append(c.kvs, m)
 	}
@@ -214,4 +220,13 @@ func (c *cluster) logs() string {
 		fmt.Fprintf(&b, "--- %s ---\n%s\n", m.name, m.log)
 	}
 	return b.String()
+}
+
+// stop stops the SQL node, the KV nodes and pd, each by SIGTERM.
+func (c *cluster) stop() {
+	c.sql.stop()
+	for _, m := range c.kvs {
+		m.stop()
+	}
+	c.pd.stop()
 }

@@ -25,6 +25,76 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SnapshotChunk is one part of a region's snapshot.
+type SnapshotChunk struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	FromStore uint64                 `protobuf:"varint,1,opt,name=from_store,json=fromStore,proto3" json:"from_store,omitempty"`
+	ToStore   uint64                 `protobuf:"varint,2,opt,name=to_store,json=toStore,proto3" json:"to_store,omitempty"`
+	// message is set in the first chunk only.
+	Message       *RaftMessage `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	Data          []byte       `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotChunk) Reset() {
+	*x = SnapshotChunk{}
+	mi := &file_rspb_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotChunk) ProtoMessage() {}
+
+func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_rspb_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
+func (*SnapshotChunk) Descriptor() ([]byte, []int) {
+	return file_rspb_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SnapshotChunk) GetFromStore() uint64 {
+	if x != nil {
+		return x.FromStore
+	}
+	return 0
+}
+
+func (x *SnapshotChunk) GetToStore() uint64 {
+	if x != nil {
+		return x.ToStore
+	}
+	return 0
+}
+
+func (x *SnapshotChunk) GetMessage() *RaftMessage {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *SnapshotChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // RaftMessage is one raft message (go.etcd.io/raft/v3/raftpb.Message,
 // encoded) of one region.
 type RaftMessage struct {
@@ -37,7 +107,7 @@ type RaftMessage struct {
 
 func (x *RaftMessage) Reset() {
 	*x = RaftMessage{}
-	mi := &file_rspb_proto_msgTypes[0]
+	mi := &file_rspb_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +119,7 @@ func (x *RaftMessage) String() string {
 func (*RaftMessage) ProtoMessage() {}
 
 func (x *RaftMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_rspb_proto_msgTypes[0]
+	mi := &file_rspb_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +132,7 @@ func (x *RaftMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaftMessage.ProtoReflect.Descriptor instead.
 func (*RaftMessage) Descriptor() ([]byte, []int) {
-	return file_rspb_proto_rawDescGZIP(), []int{0}
+	return file_rspb_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RaftMessage) GetRegionId() uint64 {
@@ -91,7 +161,7 @@ type RaftBatch struct {
 
 func (x *RaftBatch) Reset() {
 	*x = RaftBatch{}
-	mi := &file_rspb_proto_msgTypes[1]
+	mi := &file_rspb_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -103,7 +173,7 @@ func (x *RaftBatch) String() string {
 func (*RaftBatch) ProtoMessage() {}
 
 func (x *RaftBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_rspb_proto_msgTypes[1]
+	mi := &file_rspb_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -116,7 +186,7 @@ func (x *RaftBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaftBatch.ProtoReflect.Descriptor instead.
 func (*RaftBatch) Descriptor() ([]byte, []int) {
-	return file_rspb_proto_rawDescGZIP(), []int{1}
+	return file_rspb_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RaftBatch) GetFromStore() uint64 {
@@ -148,7 +218,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_rspb_proto_msgTypes[2]
+	mi := &file_rspb_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -160,7 +230,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_rspb_proto_msgTypes[2]
+	mi := &file_rspb_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -173,7 +243,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_rspb_proto_rawDescGZIP(), []int{2}
+	return file_rspb_proto_rawDescGZIP(), []int{3}
 }
 
 var File_rspb_proto protoreflect.FileDescriptor
@@ -181,7 +251,13 @@ var File_rspb_proto protoreflect.FileDescriptor
 const file_rspb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"rspb.proto\x12\x10percdb.raftstore\"D\n" +
+	"rspb.proto\x12\x10percdb.raftstore\"\x96\x01\n" +
+	"\rSnapshotChunk\x12\x1d\n" +
+	"\n" +
+	"from_store\x18\x01 \x01(\x04R\tfromStore\x12\x19\n" +
+	"\bto_store\x18\x02 \x01(\x04R\atoStore\x127\n" +
+	"\amessage\x18\x03 \x01(\v2\x1d.percdb.raftstore.RaftMessageR\amessage\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"D\n" +
 	"\vRaftMessage\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\fR\amessage\"\x80\x01\n" +
@@ -190,9 +266,10 @@ const file_rspb_proto_rawDesc = "" +
 	"from_store\x18\x01 \x01(\x04R\tfromStore\x12\x19\n" +
 	"\bto_store\x18\x02 \x01(\x04R\atoStore\x129\n" +
 	"\bmessages\x18\x03 \x03(\v2\x1d.percdb.raftstore.RaftMessageR\bmessages\"\x06\n" +
-	"\x04Done2E\n" +
+	"\x04Done2\x8c\x01\n" +
 	"\x04Raft\x12=\n" +
-	"\x04Send\x12\x1b.percdb.raftstore.RaftBatch\x1a\x16.percdb.raftstore.Done(\x01B,Z*github.com/percdb/percdb/kv/raftstore/rspbb\x06proto3"
+	"\x04Send\x12\x1b.percdb.raftstore.RaftBatch\x1a\x16.percdb.raftstore.Done(\x01\x12E\n" +
+	"\bSnapshot\x12\x1f.percdb.raftstore.SnapshotChunk\x1a\x16.percdb.raftstore.Done(\x01B,Z*github.com/percdb/percdb/kv/raftstore/rspbb\x06proto3"
 
 var (
 	file_rspb_proto_rawDescOnce sync.Once
@@ -206,21 +283,25 @@ func file_rspb_proto_rawDescGZIP() []byte {
 	return file_rspb_proto_rawDescData
 }
 
-var file_rspb_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_rspb_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_rspb_proto_goTypes = []any{
-	(*RaftMessage)(nil), // 0: percdb.raftstore.RaftMessage
-	(*RaftBatch)(nil),   // 1: percdb.raftstore.RaftBatch
-	(*Done)(nil),        // 2: percdb.raftstore.Done
+	(*SnapshotChunk)(nil), // 0: percdb.raftstore.SnapshotChunk
+	(*RaftMessage)(nil),   // 1: percdb.raftstore.RaftMessage
+	(*RaftBatch)(nil),     // 2: percdb.raftstore.RaftBatch
+	(*Done)(nil),          // 3: percdb.raftstore.Done
 }
 var file_rspb_proto_depIdxs = []int32{
-	0, // 0: percdb.raftstore.RaftBatch.messages:type_name -> percdb.raftstore.RaftMessage
-	1, // 1: percdb.raftstore.Raft.Send:input_type -> percdb.raftstore.RaftBatch
-	2, // 2: percdb.raftstore.Raft.Send:output_type -> percdb.raftstore.Done
-	2, // [2:3] is the sub-list for method output_type
-	1, // [1:2] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	1, // 0: percdb.raftstore.SnapshotChunk.message:type_name -> percdb.raftstore.RaftMessage
+	1, // 1: percdb.raftstore.RaftBatch.messages:type_name -> percdb.raftstore.RaftMessage
+	2, // 2: percdb.raftstore.Raft.Send:input_type -> percdb.raftstore.RaftBatch
+	0, // 3: percdb.raftstore.Raft.Snapshot:input_type -> percdb.raftstore.SnapshotChunk
+	3, // 4: percdb.raftstore.Raft.Send:output_type -> percdb.raftstore.Done
+	3, // 5: percdb.raftstore.Raft.Snapshot:output_type -> percdb.raftstore.Done
+	4, // [4:6] is the sub-list for method output_type
+	2, // [2:4] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_rspb_proto_init() }
@@ -234,7 +315,7 @@ func file_rspb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rspb_proto_rawDesc), len(file_rspb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,7 +23,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Raft_Send_FullMethodName = "/percdb.raftstore.Raft/Send"
+	Raft_Send_FullMethodName     = "/percdb.raftstore.Raft/Send"
+	Raft_Snapshot_FullMethodName = "/percdb.raftstore.Raft/Snapshot"
 )
 
 // RaftClient is the client API for Raft service.
@@ -34,6 +35,12 @@ type RaftClient interface {
 	// as long as the sender keeps the stream open. Messages are not
 	// acknowledged: raft sends again what is lost.
 	Send(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[RaftBatch, Done], error)
+	// Snapshot carries one region's snapshot to a follower behind the
+	// leader's truncated log: the first chunk holds the raft message
+	// (MsgSnap, its metadata), every chunk a part of the region's keys
+	// (kv.Store.ExportRange's chunks). The receiver answers once it
+	// installed the snapshot, or fails the call.
+	Snapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, Done], error)
 }
 
 type raftClient struct {
@@ -57,6 +64,19 @@ func (c *raftClient) Send(ctx context.Context, opts ...grpc.CallOption) (grpc.Cl
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Raft_SendClient = grpc.ClientStreamingClient[RaftBatch, Done]
 
+func (c *raftClient) Snapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, Done], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Raft_ServiceDesc.Streams[1], Raft_Snapshot_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SnapshotChunk, Done]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Raft_SnapshotClient = grpc.ClientStreamingClient[SnapshotChunk, Done]
+
 // RaftServer is the server API for Raft service.
 // All implementations must embed UnimplementedRaftServer
 // for forward compatibility.
@@ -65,6 +85,12 @@ type RaftServer interface {
 	// as long as the sender keeps the stream open. Messages are not
 	// acknowledged: raft sends again what is lost.
 	Send(grpc.ClientStreamingServer[RaftBatch, Done]) error
+	// Snapshot carries one region's snapshot to a follower behind the
+	// leader's truncated log: the first chunk holds the raft message
+	// (MsgSnap, its metadata), every chunk a part of the region's keys
+	// (kv.Store.ExportRange's chunks). The receiver answers once it
+	// installed the snapshot, or fails the call.
+	Snapshot(grpc.ClientStreamingServer[SnapshotChunk, Done]) error
 	mustEmbedUnimplementedRaftServer()
 }
 
@@ -77,6 +103,9 @@ type UnimplementedRaftServer struct{}
 
 func (UnimplementedRaftServer) Send(grpc.ClientStreamingServer[RaftBatch, Done]) error {
 	return status.Error(codes.Unimplemented, "method Send not implemented")
+}
+func (UnimplementedRaftServer) Snapshot(grpc.ClientStreamingServer[SnapshotChunk, Done]) error {
+	return status.Error(codes.Unimplemented, "method Snapshot not implemented")
 }
 func (UnimplementedRaftServer) mustEmbedUnimplementedRaftServer() {}
 func (UnimplementedRaftServer) testEmbeddedByValue()              {}
@@ -106,6 +135,13 @@ func _Raft_Send_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Raft_SendServer = grpc.ClientStreamingServer[RaftBatch, Done]
 
+func _Raft_Snapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(RaftServer).Snapshot(&grpc.GenericServerStream[SnapshotChunk, Done]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Raft_SnapshotServer = grpc.ClientStreamingServer[SnapshotChunk, Done]
+
 // Raft_ServiceDesc is the grpc.ServiceDesc for Raft service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -117,6 +153,11 @@ var Raft_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Send",
 			Handler:       _Raft_Send_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Snapshot",
+			Handler:       _Raft_Snapshot_Handler,
 			ClientStreams: true,
 		},
 	},
