@@ -48,7 +48,7 @@ func (t *Txn) Coprocessor(ctx context.Context, start, end, program []byte) (*Cop
 	if t.pess != nil {
 		// A pessimistic transaction validates its reads before it moves
 		// its snapshot (readset.go): the whole range counts as read.
-		t.reads.addRange(start, end, t.s.opts.MaxReadSetEntries)
+		t.reads.addRange(start, end, nil, t.s.opts.MaxReadSetEntries)
 	}
 	c := &CoprIter{
 		t: t, program: program, lo: bytes.Clone(start), end: end,
