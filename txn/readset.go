@@ -213,6 +213,12 @@ func (v *ReadView) IterReverse(ctx context.Context, start, end []byte) (Iterator
 	return v.t.iter(ctx, start, end, true, v.cmp)
 }
 
+// Coprocessor is Txn.Coprocessor, for a program that uses what the
+// view's comparator compares of each value it reads.
+func (v *ReadView) Coprocessor(ctx context.Context, start, end, program []byte) (*CoprIter, error) {
+	return v.t.coprocessor(ctx, start, end, program, v.cmp)
+}
+
 // trackRead records a read of keys from the snapshot for a pessimistic
 // transaction, by a reader that used what cmp compares of them.
 func (t *Txn) trackRead(cmp ReadComparator, keys ...[]byte) {
