@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -44,23 +45,115 @@ func mysqlErrNum(err error) uint16 {
 
 // TestPessimisticCounterSQL: the classic MySQL counter, "BEGIN; SELECT v
 // ... FOR UPDATE; UPDATE ... v+1; COMMIT", from 16 connections without
-// client retries: no error, no increment lost.
+// client retries: no error, no increment lost; in a session set to
+// pessimistic mode and in the default mode, and with autocommit
+// increments of other connections mixed in (which run again inside the
+// server when they lose a write conflict).
 func TestPessimisticCounterSQL(t *testing.T) {
 	_, pool := openInternal(t, t.TempDir(), "")
-	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)", "insert into d.c values (1, 0)")
+	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)")
 	const clients, rounds = 16, 10
-	conns := make([]*dbsql.Conn, clients)
-	for i := range conns {
-		conns[i] = pessimisticConn(t, pool)
-	}
 	ctx := context.Background()
-	runRounds(t, conns, rounds, func(c *dbsql.Conn) error { return increment(ctx, c) })
-	var v int
-	if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name       string
+		setMode    bool
+		autocommit bool
+	}{{"session in pessimistic mode", true, false}, {"default mode", false, false}, {"default mode with autocommit increments", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			execAll(t, pool, "replace into d.c values (1, 0)")
+			conns := make([]*dbsql.Conn, clients)
+			for i := range conns {
+				if c.setMode {
+					conns[i] = pessimisticConn(t, pool)
+					continue
+				}
+				conn, err := pool.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { conn.Close() })
+				conns[i] = conn
+			}
+			var n atomic.Int64
+			runRounds(t, conns, rounds, func(conn *dbsql.Conn) error {
+				if c.autocommit && n.Add(1)%2 == 0 {
+					_, err := conn.ExecContext(ctx, "update d.c set v = v + 1 where id = 1")
+					return err
+				}
+				return increment(ctx, conn)
+			})
+			var v int
+			if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if v != clients*rounds {
+				t.Fatalf("v = %d, want %d", v, clients*rounds)
+			}
+		})
 	}
-	if v != clients*rounds {
-		t.Fatalf("v = %d, want %d", v, clients*rounds)
+}
+
+// TestPessimisticAutocommitWriteRetries: in pessimistic mode an
+// autocommit UPDATE that meets another transaction's lock waits for it,
+// and when its commit then loses the write conflict it runs again
+// inside the server instead of returning 1213: it applies after the
+// other transaction, as a pessimistic statement would. In optimistic mode
+// the same history returns 1213.
+func TestPessimisticAutocommitWriteRetries(t *testing.T) {
+	_, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)", "insert into d.c values (1, 1)")
+	ctx := context.Background()
+	for _, mode := range []string{"pessimistic", "optimistic"} {
+		t.Run(mode, func(t *testing.T) {
+			execAll(t, pool, "update d.c set v = 1 where id = 1")
+			locker := pessimisticConn(t, pool)
+			writer, err := pool.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer writer.Close()
+			if _, err := writer.ExecContext(ctx, "set session percdb_txn_mode = '"+mode+"'"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := locker.ExecContext(ctx, "begin"); err != nil {
+				t.Fatal(err)
+			}
+			var v int
+			if err := locker.QueryRowContext(ctx, "select v from d.c where id = 1 for update").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			alive := statusValue(t, pool, "Percdb_locks_resolved_alive")
+			done := make(chan error, 1)
+			go func() {
+				_, err := writer.ExecContext(ctx, "update d.c set v = v * 10 where id = 1")
+				done <- err
+			}()
+			// The writer has met the lock (its resolver found the locker
+			// alive) before the locker commits: its snapshot is older
+			// than the locker's commit.
+			for statusValue(t, pool, "Percdb_locks_resolved_alive") == alive {
+				runtime.Gosched()
+			}
+			if _, err := locker.ExecContext(ctx, "update d.c set v = v + 1 where id = 1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := locker.ExecContext(ctx, "commit"); err != nil {
+				t.Fatal(err)
+			}
+			err = <-done
+			if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "optimistic" {
+				if mysqlErrNum(err) != 1213 || v != 2 {
+					t.Fatalf("optimistic autocommit update over a newer commit: %v, v = %d; want 1213 and 2", err, v)
+				}
+				return
+			}
+			if err != nil || v != 20 {
+				t.Fatalf("autocommit update after the lock: %v, v = %d; want no error and 20", err, v)
+			}
+		})
 	}
 }
 
