@@ -190,3 +190,53 @@ func TestOnePCBrokenInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateReadsOverGRPC: every change ValidateReads finds comes back
+// through the client, in the store's order, with its commit_ts; none is
+// an empty answer.
+func TestValidateReadsOverGRPC(t *testing.T) {
+	s := openStore(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serve(s, lis)()
+	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
+	defer c.Close()
+	ctx := context.Background()
+	region, err := c.LocateKey(ctx, []byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var muts []kv.Mutation
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	for _, k := range keys {
+		muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: k, Value: []byte("v")})
+	}
+	resp, err := c.Prewrite(ctx, &kv.PrewriteRequest{Region: region.Ctx(), Mutations: muts, Primary: keys[0], StartTS: 10, LockTTL: 3000})
+	if err != nil || len(resp.Errors) != 0 {
+		t.Fatalf("prewrite: %v %v", err, resp)
+	}
+	if err := c.Commit(ctx, &kv.CommitRequest{Region: region.Ctx(), Keys: keys, StartTS: 10, CommitTS: 11}); err != nil {
+		t.Fatal(err)
+	}
+	validate := func(from uint64) *kv.ValidateReadsResponse {
+		t.Helper()
+		resp, err := c.ValidateReads(ctx, &kv.ValidateReadsRequest{
+			Region: region.Ctx(), Keys: [][]byte{[]byte("c"), []byte("z")},
+			Ranges: []kv.KeyRange{{Start: []byte("a"), End: []byte("c")}}, From: from, To: 20,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	got := validate(5)
+	want := []kv.KeyChange{{Key: []byte("c"), CommitTS: 11}, {Key: []byte("a"), CommitTS: 11}, {Key: []byte("b"), CommitTS: 11}}
+	if fmt.Sprint(got.Changes) != fmt.Sprint(want) || got.More {
+		t.Fatalf("changes in (5, 20]: %v (more %v), want %v", got.Changes, got.More, want)
+	}
+	if got := validate(11); len(got.Changes) != 0 || got.More {
+		t.Fatalf("changes in (11, 20]: %v (more %v), want none", got.Changes, got.More)
+	}
+}
