@@ -49,6 +49,25 @@ func serve(s *kv.Store, lis net.Listener) (stop func()) {
 	return srv.Stop
 }
 
+// servedClient serves an in-memory store over gRPC for the test's
+// duration and returns a client of it and the region of key.
+func servedClient(t *testing.T, key []byte) (*kvrpc.Client, kv.RegionInfo) {
+	t.Helper()
+	s := openStore(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(serve(s, lis))
+	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
+	t.Cleanup(func() { c.Close() })
+	region, err := c.LocateKey(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, region
+}
+
 // TestStoreRestart: a command sent while its store is down is retried
 // until the store is back, and answered then; past the client's deadline
 // it fails with *kv.StoreUnavailableError instead of waiting on.
@@ -101,19 +120,8 @@ func TestStoreRestart(t *testing.T) {
 // another transaction's lock over the wire ends when its caller's context
 // does, with the context's error.
 func TestLockWaitHonoursContext(t *testing.T) {
-	s := openStore(t)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer serve(s, lis)()
-	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
-	defer c.Close()
+	c, region := servedClient(t, []byte("k"))
 	ctx := context.Background()
-	region, err := c.LocateKey(ctx, []byte("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	lock := func(ctx context.Context, startTS uint64, wait time.Duration) error {
 		_, err := c.AcquirePessimisticLock(ctx, &kv.AcquirePessimisticLockRequest{
 			Region: region.Ctx(), Keys: []kv.PessimisticKey{{Key: []byte("k")}}, Primary: []byte("k"),
@@ -195,19 +203,8 @@ func TestOnePCBrokenInFlight(t *testing.T) {
 // through the client, in the store's order, with its commit_ts; none is
 // an empty answer.
 func TestValidateReadsOverGRPC(t *testing.T) {
-	s := openStore(t)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer serve(s, lis)()
-	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
-	defer c.Close()
+	c, region := servedClient(t, []byte("a"))
 	ctx := context.Background()
-	region, err := c.LocateKey(ctx, []byte("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var muts []kv.Mutation
 	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
 	for _, k := range keys {
