@@ -46,6 +46,25 @@ func (r LatestReader) BatchGet(ctx context.Context, keys [][]byte) (map[string][
 	return r.Store.BatchPointGet(ctx, keys)
 }
 
+// readerFor returns r for reads whose rows d decodes: a pessimistic
+// transaction reads through a view that tells it which columns those
+// are (RowDecoder.ReadComparator), so that it may move its snapshot past
+// a change to the others; other readers are returned as they are.
+func readerFor(r Reader, d *RowDecoder) Reader {
+	if k, ok := r.(*txn.Txn); ok && k.IsPessimistic() {
+		return k.ReadingWith(d.ReadComparator())
+	}
+	return r
+}
+
+// scannerFor is readerFor for a Scanner.
+func scannerFor(s Scanner, d *RowDecoder) Scanner {
+	if k, ok := s.(*txn.Txn); ok && k.IsPessimistic() {
+		return k.ReadingWith(d.ReadComparator())
+	}
+	return s
+}
+
 // Row is a table row with the handle that identifies it.
 type Row struct {
 	Handle tablecodec.Handle
@@ -56,7 +75,7 @@ type Row struct {
 // such row.
 func GetRow(ctx context.Context, r Reader, t *Table, d *RowDecoder, h tablecodec.Handle) (row []any, found bool, err error) {
 	key := tablecodec.RowKey(make([]byte, 0, 24), t.ID, h)
-	v, ok, err := r.Get(ctx, key)
+	v, ok, err := readerFor(r, d).Get(ctx, key)
 	if err != nil || !ok {
 		return nil, false, wrapf(err, "table %s: get row %v", t.Name, h)
 	}
@@ -85,7 +104,7 @@ func BatchGetRows(ctx context.Context, r Reader, t *Table, d *RowDecoder, handle
 	for i, h := range handles {
 		keys[i] = tablecodec.RowKey(nil, t.ID, h)
 	}
-	vals, err := r.BatchGet(ctx, keys)
+	vals, err := readerFor(r, d).BatchGet(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: batch get %d rows: %w", t.Name, len(keys), err)
 	}
@@ -124,6 +143,7 @@ func UniqueLookup(ctx context.Context, r Reader, t *Table, ix *Index, d *RowDeco
 		return Row{}, false, nil
 	}
 	key := tablecodec.IndexKey(nil, t.ID, ix.ID, enc, true, false, tablecodec.Handle{})
+	r = readerFor(r, d)
 	hv, ok, err := r.Get(ctx, key)
 	if err != nil || !ok {
 		return Row{}, false, wrapf(err, "table %s: unique lookup on index %s", t.Name, ix.Name)

@@ -138,7 +138,7 @@ type tableScan struct {
 // full scan, t.HandleRange for a primary-key range), in handle order or
 // reverse, decoded by d.
 func ScanTable(ctx context.Context, s Scanner, t *Table, d *RowDecoder, r KeyRange, opts ScanOptions) (RowIterator, error) {
-	it, err := openIter(ctx, s, r, opts.Reverse)
+	it, err := openIter(ctx, scannerFor(s, d), r, opts.Reverse)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: scan rows: %w", t.Name, err)
 	}
@@ -185,6 +185,7 @@ type indexLookup struct {
 // one BatchGet each (see ScanOptions.BatchSize). An entry whose row is
 // missing is an error wrapping ErrIndexInconsistent.
 func IndexLookup(ctx context.Context, s Scanner, t *Table, ix *Index, d *RowDecoder, r KeyRange, opts ScanOptions) (RowIterator, error) {
+	s = scannerFor(s, d)
 	x, err := ScanIndex(ctx, s, t, ix, r, opts)
 	if err != nil {
 		return nil, err

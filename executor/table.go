@@ -1,11 +1,13 @@
 package executor
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
 )
 
 // Column is one column of a table as the operators see it.
@@ -556,6 +558,36 @@ func (t *Table) NewRowDecoder(offsets []int) (*RowDecoder, error) {
 		}
 	}
 	return d, nil
+}
+
+// ReadComparator returns a comparator for the reads whose rows d decodes
+// (txn.ReadView): two versions of a row of d's table read the same when
+// they hold the same encoding of every column d decodes, since those are
+// all a reader of d's rows can see (tablecodec.RowColumnsEqual). Keys
+// that are not rows of the table (index entries) are the same only when
+// their values are (txn compares the bytes before asking).
+func (d *RowDecoder) ReadComparator() txn.ReadComparator {
+	return ColumnsComparator(d.t, d.ids)
+}
+
+// ColumnsComparator returns a comparator for reads of t's rows that use
+// the columns of ids (see RowDecoder.ReadComparator).
+func ColumnsComparator(t *Table, ids []int64) txn.ReadComparator {
+	return rowColumns{prefix: tablecodec.RecordPrefix(nil, t.ID), ids: ids}
+}
+
+// rowColumns is ColumnsComparator.
+type rowColumns struct {
+	prefix []byte
+	ids    []int64
+}
+
+// SameRead implements txn.ReadComparator.
+func (c rowColumns) SameRead(key, before, after []byte) (bool, error) {
+	if !bytes.HasPrefix(key, c.prefix) {
+		return false, nil
+	}
+	return tablecodec.RowColumnsEqual(before, after, c.ids)
 }
 
 // Decode decodes a row value into a new row. Columns the value lacks

@@ -357,17 +357,20 @@ type KeyRange struct {
 }
 
 // ValidateReadsRequest asks whether what a transaction read at From
-// reads the same at To: whether any of Keys, or any key in Ranges, has a
+// reads the same at To: which of Keys, and which keys in Ranges, have a
 // Put or Delete committed in (From, To] (Lock and Rollback records change
 // no data). A pessimistic transaction asks it before it moves its
-// snapshot from From to To (package txn, "Pessimistic transactions"). The
-// store records To in the region's max_read_ts, as a read at To does, so
-// that no commit at or below To lands on the keys afterwards. A lock
-// that could still commit at or below To (one that would block a read
-// at To, and whose transaction is not in BypassLocks) fails the request
-// with a *KeyIsLockedError when no change was found: the client settles
-// it as a reader at To does and asks again. Every range must start in
-// the region and end at or before its end (an empty End: the region's).
+// snapshot from From to To (package txn, "Pessimistic transactions"); it
+// compares the values of the changed keys at From and To itself, since a
+// change may leave what it read equal. The store records To in the
+// region's max_read_ts, as a read at To does, so that no commit at or
+// below To lands on the keys afterwards. A lock that could still commit
+// at or below To (one that would block a read at To, and whose
+// transaction is not in BypassLocks) fails the request with a
+// *KeyIsLockedError unless the changes found already overflow the
+// response (More): the client settles it as a reader at To does and asks
+// again. Every range must start in the region and end at or before its
+// end (an empty End: the region's).
 type ValidateReadsRequest struct {
 	Region   RegionCtx
 	Keys     [][]byte
@@ -379,11 +382,27 @@ type ValidateReadsRequest struct {
 
 // ValidateReadsResponse answers a ValidateReadsRequest.
 type ValidateReadsResponse struct {
-	// Changed is a key found with a Put or Delete committed in the
-	// window, at CommitTS; nil when the reads are valid at To.
-	Changed  []byte
+	// Changes are the keys with a Put or Delete committed in the window,
+	// each with the newest such commit_ts: the point keys in request
+	// order, then the keys of each range in key order. Empty when the
+	// reads are valid at To.
+	Changes []KeyChange
+	// More is set when there were more changes than
+	// MaxChangesPerResponse: Changes holds the first of them, and the
+	// locks were not looked at.
+	More bool
+}
+
+// KeyChange is a key changed in a ValidateReads window, at CommitTS.
+type KeyChange struct {
+	Key      []byte
 	CommitTS uint64
 }
+
+// MaxChangesPerResponse bounds the changed keys one ValidateReads
+// returns: a transaction whose reads changed in more places than that
+// cannot hope to find them all unchanged in value, and says so at once.
+const MaxChangesPerResponse = 256
 
 // NotifyEntry is a notification: Key committed a change, at TS, that the
 // observer of Column has not processed yet (Percolator's notify column).
@@ -477,8 +496,8 @@ type Client interface {
 	// failed gives back the locks it took) or has ended before its
 	// prewrite. Keys without such a lock are skipped.
 	PessimisticRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
-	// ValidateReads reports whether reads made at req.From still read the
-	// same at req.To (see the request).
+	// ValidateReads reports which keys read at req.From changed by
+	// req.To (see the request).
 	ValidateReads(ctx context.Context, req *ValidateReadsRequest) (*ValidateReadsResponse, error)
 
 	// ScanNotify reads notify entries (see NotifyEntry); it takes no

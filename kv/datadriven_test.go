@@ -363,10 +363,21 @@ func (h *scriptRunner) validateReads(ctx context.Context, t *testing.T, d *datad
 	if err != nil {
 		return "", err
 	}
-	if resp.Changed == nil {
+	if len(resp.Changes) == 0 {
 		return "unchanged\n", nil
 	}
-	return fmt.Sprintf("changed %q at %s\n", resp.Changed, fmtTS(resp.CommitTS)), nil
+	var b strings.Builder
+	b.WriteString("changed")
+	for i, c := range resp.Changes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %q at %s", c.Key, fmtTS(c.CommitTS))
+	}
+	if resp.More {
+		b.WriteString(" and more")
+	}
+	return b.String() + "\n", nil
 }
 
 // region returns the RegionCtx a command sends: region=<id> [version=<v>]

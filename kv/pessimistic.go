@@ -152,7 +152,7 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 	if rolledBack != nil && (rolledBack.Type == txntypes.WriteRollback || rolledBack.OverlappedRollback) {
 		return nil, 0, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
 	}
-	commitTS, w, err := newestChange(r, k.Key, req.ForUpdateTS)
+	commitTS, w, err := newestConflict(r, k.Key, req.ForUpdateTS)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -180,18 +180,24 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 	return value, conflictTS, err
 }
 
-// newestChange returns key's newest Put or Delete record committed after
-// ts, or a nil record. Lock and Rollback records changed no data: another
-// transaction's SELECT ... FOR UPDATE or rollback after ts is no conflict
-// for a statement that read at ts.
-func newestChange(r *mvccReader, key []byte, ts uint64) (uint64, *txntypes.Write, error) {
+// newestConflict returns key's newest Put, Delete or Lock record
+// committed after ts, or a nil record. A Lock record changed no data, but
+// it is the commit of a transaction that held the key locked (SELECT ...
+// FOR UPDATE, a foreign key's reference check) and may have written
+// other rows on the strength of it: a statement that read at ts and
+// waited for that lock must run again at a newer snapshot, which sees
+// them (TiKV counts every newer write too). Without that, a parent row
+// deleted by a statement that waited for the reference lock of a child's
+// insert would be deleted from a snapshot without the child. Rollback
+// records are no conflict.
+func newestConflict(r *mvccReader, key []byte, ts uint64) (uint64, *txntypes.Write, error) {
 	var commitTS uint64
 	var found *txntypes.Write
 	err := r.writes(key, MaxTS, func(cts uint64, w *txntypes.Write) bool {
 		if cts <= ts {
 			return false
 		}
-		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
+		if w.Type != txntypes.WriteRollback {
 			commitTS, found = cts, w
 			return false
 		}

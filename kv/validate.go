@@ -10,7 +10,7 @@ import (
 	"github.com/percdb/percdb/kv/internal/txntypes"
 )
 
-// ValidateReads answers whether any key of req.Keys or req.Ranges has a
+// ValidateReads answers which keys of req.Keys and req.Ranges have a
 // Put or Delete committed in (req.From, req.To] (see
 // ValidateReadsRequest). It reads one Pebble snapshot after recording To
 // in the region's max_read_ts and waiting for the 1PC commits in flight
@@ -86,20 +86,34 @@ func clipRange(info RegionInfo, r KeyRange) (KeyRange, error) {
 	return KeyRange{Start: r.Start, End: end}, nil
 }
 
-// validateReads is ValidateReads on one view: the first change found
-// answers; without one, the locks that could still commit in the window
-// fail the request with a *KeyIsLockedError.
+// validateReads is ValidateReads on one view: the changes found, up to
+// MaxChangesPerResponse; unless they overflow, the locks that could still
+// commit in the window fail the request with a *KeyIsLockedError.
 func validateReads(ctx context.Context, r *mvccReader, req *ValidateReadsRequest, ranges []KeyRange) (*ValidateReadsResponse, error) {
+	resp := &ValidateReadsResponse{}
+	note := func(key []byte, ts uint64) bool {
+		if len(resp.Changes) == MaxChangesPerResponse {
+			resp.More = true
+			return false
+		}
+		resp.Changes = append(resp.Changes, KeyChange{Key: cloneKey(key), CommitTS: ts})
+		return true
+	}
 	for _, k := range req.Keys {
 		ts, err := changedIn(r, k, req.From, req.To)
-		if err != nil || ts != 0 {
-			return &ValidateReadsResponse{Changed: cloneKey(k), CommitTS: ts}, err
+		if err != nil {
+			return nil, err
+		}
+		if ts != 0 && !note(k, ts) {
+			return resp, nil
 		}
 	}
 	for _, rg := range ranges {
-		key, ts, err := rangeChangedIn(ctx, r, rg, req.From, req.To)
-		if err != nil || ts != 0 {
-			return &ValidateReadsResponse{Changed: key, CommitTS: ts}, err
+		if err := rangeChangesIn(ctx, r, rg, req.From, req.To, note); err != nil {
+			return nil, err
+		}
+		if resp.More {
+			return resp, nil
 		}
 	}
 	// A lock that blocks a read at To may still commit at or below it: the
@@ -132,7 +146,7 @@ func validateReads(ctx context.Context, r *mvccReader, req *ValidateReadsRequest
 	if err := lockedError(locked); err != nil {
 		return nil, err
 	}
-	return &ValidateReadsResponse{}, nil
+	return resp, nil
 }
 
 // changedIn returns the commit_ts of key's newest Put or Delete committed
@@ -152,13 +166,14 @@ func changedIn(r *mvccReader, key []byte, from, to uint64) (uint64, error) {
 	return found, err
 }
 
-// rangeChangedIn is changedIn for the first key of range rg (End nil:
-// unbounded) that changed in (from, to]: it steps through the keys of
-// the write space in the range, one seek per key.
-func rangeChangedIn(ctx context.Context, r *mvccReader, rg KeyRange, from, to uint64) ([]byte, uint64, error) {
+// rangeChangesIn calls note with each key of range rg (End nil:
+// unbounded) that changed in (from, to], in key order, until note
+// returns false: it steps through the keys of the write space in the
+// range, one seek per key.
+func rangeChangesIn(ctx context.Context, r *mvccReader, rg KeyRange, from, to uint64, note func(key []byte, ts uint64) bool) error {
 	iter, err := r.writeIter()
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
 	upper := keyspace.SpaceEnd(keyspace.Write)
 	if rg.End != nil {
@@ -168,7 +183,7 @@ func rangeChangedIn(ctx context.Context, r *mvccReader, rg KeyRange, from, to ui
 	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, 0, err
+				return err
 			}
 		}
 		k := iter.Key()
@@ -177,18 +192,18 @@ func rangeChangedIn(ctx context.Context, r *mvccReader, rg KeyRange, from, to ui
 		}
 		key, _, err := keyspace.DecodeWriteKey(k)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 		key = cloneKey(key)
 		// changedIn moves the shared iterator; seek past the key after.
 		ts, err := changedIn(r, key, from, to)
-		if err != nil || ts != 0 {
-			return key, ts, err
+		if err != nil {
+			return err
+		}
+		if ts != 0 && !note(key, ts) {
+			return nil
 		}
 		ok = iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
 	}
-	if err := iter.Error(); err != nil {
-		return nil, 0, err
-	}
-	return nil, 0, nil
+	return iter.Error()
 }

@@ -178,10 +178,12 @@ func TestCoprDifferential(t *testing.T) {
 		q := fmt.Sprintf(shape, table, p)
 		if i%10 == 9 {
 			// Writes of the transaction's own, which the store cannot
-			// see: both sessions write, read and roll back.
+			// see: both sessions write, read and roll back. Optimistic,
+			// so that the second session's writes of the same rows do not
+			// wait for the first's locks.
 			id := r.Intn(rows + 10)
 			w := []string{
-				"BEGIN",
+				"BEGIN OPTIMISTIC",
 				fmt.Sprintf("UPDATE t SET b = %s, u = %d WHERE id = %d", constant(), r.Intn(30), id),
 				fmt.Sprintf("DELETE FROM t WHERE id = %d", id+1),
 				fmt.Sprintf("INSERT INTO t (id, a, b, u) VALUES (%d, 1, %d, 2)", rows+100+i, r.Intn(41)-20),

@@ -18,15 +18,16 @@ type nodeCounter struct {
 
 // Help texts of the counter families, one per family.
 const (
-	helpFastHits      = "Statements the fast path ran without go-mysql-server."
-	helpFastFall      = "Statements the fast path left to go-mysql-server, by reason."
-	helpFastAvoided   = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
-	helpFastPlans     = "Plans in the fast path's plan cache."
-	helpOracleCalls   = "Timestamps fetched from the oracle by the transaction layer."
-	helpTxns          = "Transaction outcomes: committed (read-only ones included), rolled_back, conflicted (a write conflict at commit, MySQL 1213), failed (any other commit error)."
-	helpCommitPhases  = "Committed transactions that wrote, by protocol: 1pc (prewrite and commit in one request) or 2pc."
-	helpLocks         = "Locks of other transactions met by reads and writes and settled by the lock resolver, by outcome: gone (committed or rolled back), read_past (read the version below it), alive (waited for)."
-	helpSnapshotMoves = "Statements of pessimistic transactions that met a commit newer than their snapshot, by outcome: moved (the transaction's earlier reads were unchanged, its snapshot moved and the statement ran again), refused (an earlier read changed: 1213)."
+	helpFastHits                 = "Statements the fast path ran without go-mysql-server."
+	helpFastFall                 = "Statements the fast path left to go-mysql-server, by reason."
+	helpFastAvoided              = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
+	helpFastPlans                = "Plans in the fast path's plan cache."
+	helpOracleCalls              = "Timestamps fetched from the oracle by the transaction layer."
+	helpTxns                     = "Transaction outcomes: committed (read-only ones included), rolled_back, conflicted (a write conflict at commit, MySQL 1213), failed (any other commit error)."
+	helpCommitPhases             = "Committed transactions that wrote, by protocol: 1pc (prewrite and commit in one request) or 2pc."
+	helpLocks                    = "Locks of other transactions met by reads and writes and settled by the lock resolver, by outcome: gone (committed or rolled back), read_past (read the version below it), alive (waited for)."
+	helpSnapshotMoves            = "Statements of pessimistic transactions that met a commit newer than their snapshot, by outcome: moved (the transaction's earlier reads were unchanged, its snapshot moved and the statement ran again), refused (an earlier read changed: 1213)."
+	helpSnapshotMovesPastChanges = "Snapshot moves (of percdb_snapshot_moves_total{outcome=\"moved\"}) made although an earlier read had changed, because the change left what the transaction read of it (its columns) equal."
 )
 
 // nodeCounters returns the node's counters with their current values.
@@ -60,6 +61,7 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 		{"Percdb_locks_resolved_alive", "percdb_lock_resolutions_total", helpLocks, "outcome", "alive", st.LocksAlive},
 		{"Percdb_snapshot_moves", "percdb_snapshot_moves_total", helpSnapshotMoves, "outcome", "moved", st.SnapshotsMoved},
 		{"Percdb_snapshot_moves_refused", "percdb_snapshot_moves_total", helpSnapshotMoves, "outcome", "refused", st.SnapshotMovesRefused},
+		{"Percdb_snapshot_moves_past_changes", "percdb_snapshot_moves_past_changes_total", helpSnapshotMovesPastChanges, "", "", st.SnapshotMovesPastChanges},
 	} {
 		out = append(out, nodeCounter{status: c.status, metric: c.metric, help: c.help, label: c.label, labelValue: c.value, value: c.v})
 	}

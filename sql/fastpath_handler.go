@@ -210,6 +210,8 @@ type fastVars struct {
 	// (slowlog.go); slowOK is false when it could not be read.
 	longQuery time.Duration
 	slowOK    bool
+	// pessimistic: percdb_txn_mode is pessimistic (pessimistic.go).
+	pessimistic bool
 }
 
 // varsChanged invalidates the cached variables of the session.
@@ -239,6 +241,11 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 	v.charsetResults, _ = s.GetSessionVariable(ctx, "character_set_results")
 	if lq, err := s.GetSessionVariable(ctx, varLongQueryTime); err == nil {
 		v.longQuery, v.slowOK = longQueryTime(lq)
+	}
+	v.pessimistic = defaultTxnMode == modePessimistic
+	if m, err := s.GetSessionVariable(ctx, varTxnMode); err == nil {
+		name, _ := m.(string)
+		v.pessimistic = strings.EqualFold(name, modePessimistic)
 	}
 	if _, val, err := s.GetUserVariable(ctx, fastUserVar); err == nil && val != nil {
 		on, err := gsql.ConvertToBool(ctx, val)

@@ -3,6 +3,7 @@ package sql_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -262,33 +263,100 @@ func TestForeignKeyChecksOff(t *testing.T) {
 	c3.want("SELECT id, pid FROM c ORDER BY id", "1 1", "2 7", "3 2", "4 99")
 }
 
-// TestForeignKeyConcurrentParentDelete: a child inserted while another
-// transaction deletes its parent would be a write skew under snapshot
-// isolation; the reference check locks the parent row, so whichever
-// commits second fails with 1213 and no child is left without a parent.
+// TestForeignKeyConcurrentParentDelete: in optimistic transactions, a
+// child inserted while another transaction deletes its parent would be a
+// write skew under snapshot isolation; the reference check locks the
+// parent row, so whichever commits second fails with 1213 and no child is
+// left without a parent.
 func TestForeignKeyConcurrentParentDelete(t *testing.T) {
-	s := sqltest.Start(t, "")
-	c := connect(t, s, "")
-	c.exec("CREATE DATABASE d", "USE d", "CREATE TABLE p (id INT PRIMARY KEY)",
-		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id))",
-		"INSERT INTO p VALUES (1), (2)")
-	child := connect(t, s, "d")
-	parent := connect(t, s, "d")
+	c, child, parent := parentAndChild(t)
 
 	// The child's transaction commits second.
-	child.exec("BEGIN", "INSERT INTO c VALUES (1, 1)")
-	parent.exec("BEGIN", "DELETE FROM p WHERE id = 1", "COMMIT")
+	child.exec("BEGIN OPTIMISTIC", "INSERT INTO c VALUES (1, 1)")
+	parent.exec("BEGIN OPTIMISTIC", "DELETE FROM p WHERE id = 1", "COMMIT")
 	_, err := child.c.ExecContext(context.Background(), "COMMIT")
 	wantDeadlock(t, err)
 
 	// The parent's transaction commits second.
-	parent.exec("BEGIN", "DELETE FROM p WHERE id = 2")
-	child.exec("BEGIN", "INSERT INTO c VALUES (2, 2)", "COMMIT")
+	parent.exec("BEGIN OPTIMISTIC", "DELETE FROM p WHERE id = 2")
+	child.exec("BEGIN OPTIMISTIC", "INSERT INTO c VALUES (2, 2)", "COMMIT")
 	_, err = parent.c.ExecContext(context.Background(), "COMMIT")
 	wantDeadlock(t, err)
 
 	c.want("SELECT id FROM p", "2")
 	c.want("SELECT id, pid FROM c", "2 2")
+	c.want("SELECT count(*) FROM c WHERE pid NOT IN (SELECT id FROM p)", "0")
+}
+
+// parentAndChild starts a server with parent rows p 1 and 2 and an empty
+// child table c referencing them, and returns an admin connection and
+// two connections to database d.
+func parentAndChild(t *testing.T) (admin, child, parent *triggerConn) {
+	s := sqltest.Start(t, "")
+	admin = connect(t, s, "")
+	admin.exec("CREATE DATABASE d", "USE d", "CREATE TABLE p (id INT PRIMARY KEY)",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id))",
+		"INSERT INTO p VALUES (1), (2)")
+	return admin, connect(t, s, "d"), connect(t, s, "d")
+}
+
+// TestForeignKeyConcurrentParentDeletePessimistic: in pessimistic
+// transactions (the default) the reference check's lock on the parent row
+// makes the other transaction wait, as InnoDB's does, and its statement
+// then sees the committed outcome: a parent delete after a child was
+// inserted fails with 1451, a child insert after its parent was deleted
+// with 1452, and no child is left without a parent.
+func TestForeignKeyConcurrentParentDeletePessimistic(t *testing.T) {
+	c, child, parent := parentAndChild(t)
+	ctx := context.Background()
+	// waiting runs q on o in the background and returns once it waits
+	// for the lock the other transaction holds: its snapshot is older than
+	// that transaction's commit, which it must see all the same.
+	waiting := func(o *triggerConn, q string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := o.c.ExecContext(ctx, q)
+			done <- err
+		}()
+		for {
+			var n int
+			if err := c.c.QueryRowContext(ctx, "SELECT count(*) FROM information_schema.DATA_LOCK_WAITS").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				return done
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("%s did not wait: %v", q, err)
+			default:
+			}
+			runtime.Gosched()
+		}
+	}
+
+	// The first transaction holds the parent row; the second's statement
+	// waits for it, and after the first's commit fails as it must.
+	for _, r := range []struct {
+		first, second *triggerConn
+		hold, wait    string
+		want          uint16
+	}{
+		{child, parent, "INSERT INTO c VALUES (1, 1)", "DELETE FROM p WHERE id = 1", 1451},
+		{parent, child, "DELETE FROM p WHERE id = 2", "INSERT INTO c VALUES (2, 2)", 1452},
+	} {
+		r.first.exec("BEGIN", r.hold)
+		r.second.exec("BEGIN")
+		done := waiting(r.second, r.wait)
+		r.first.exec("COMMIT")
+		if err := <-done; mysqlErrNum(err) != r.want {
+			t.Fatalf("%s after %s committed: %v, want %d", r.wait, r.hold, err, r.want)
+		}
+		r.second.exec("COMMIT")
+	}
+
+	c.want("SELECT id FROM p", "1")
+	c.want("SELECT id, pid FROM c", "1 1")
 	c.want("SELECT count(*) FROM c WHERE pid NOT IN (SELECT id FROM p)", "0")
 }
 

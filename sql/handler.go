@@ -136,8 +136,16 @@ const ddlAttempts = 20
 // its snapshot on a key it locks, being the transaction's first to read,
 // runs again at a fresh snapshot (pessimistic.go), up to
 // maxStatementRetries times, as long as nothing of it reached the client.
+// So does an autocommit write of a session in pessimistic mode that lost
+// a write conflict at its commit (autocommitRetries).
 func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func() error) error {
 	retries := 0
+	var locking *Session // a session whose autocommit write runs again pessimistically
+	defer func() {
+		if locking != nil {
+			locking.lockAutocommit = false
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		// A connection's first command creates its session: here, before
 		// the statement, so that begin prepares it as any other (a BEGIN
@@ -146,10 +154,14 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		// (When it cannot be made here, s stays nil and GMS reports why.)
 		s, _ := h.sessionFor(c)
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
+		auto := s != nil && s.autocommitRetries(query)
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
-		if err != nil && s != nil && s.retryAfterConflict(ctx, s.sentRows) {
+		if err != nil && s != nil && (s.retryAfterConflict(ctx, s.sentRows) || auto && !s.sentRows && isConflict(err)) {
 			if retries++; retries < maxStatementRetries {
+				if auto {
+					locking, s.lockAutocommit = s, true
+				}
 				continue
 			}
 			return conflictAfterRetries(err)

@@ -26,14 +26,12 @@ const (
 	varLockWaitTimeout = "innodb_lock_wait_timeout"
 	modePessimistic    = "pessimistic"
 	modeOptimistic     = "optimistic"
-	// defaultTxnMode is the mode of new sessions. Optimistic: in
-	// pessimistic mode sysbench oltp_read_write still meets as many 1213s
-	// (its transactions read the hot rows they write; docs/benchmarks.md),
-	// and with pessimistic as the default these tests, written for
-	// optimistic outcomes, fail: sql TestForeignKeyConcurrentParentDelete,
-	// tests/e2e TestSnapshotIsolation, TestSelectForUpdate and
-	// TestKillStopsLockWait, tests/isolation without PERCDB_TEST_TXN_MODE.
-	defaultTxnMode = modeOptimistic
+	// defaultTxnMode is the mode of new sessions: pessimistic, as
+	// TiDB's since 3.0.8, so that MySQL applications see writers wait
+	// for each other instead of failing at commit (docs/transactions.md,
+	// "Choosing a mode"). Autocommit statements still run optimistically
+	// until they lose a conflict (autocommitRetries).
+	defaultTxnMode = modePessimistic
 	// maxStatementRetries bounds how often a pessimistic statement runs
 	// again after moving its transaction's snapshot past a conflicting
 	// commit: each retry found a commit newer than its snapshot, so a
@@ -135,7 +133,7 @@ func (s *Session) lockWaitTimeout(ctx *gsql.Context) time.Duration {
 // (the DDL retry in handler.go) or is reported before anything else
 // depended on it.
 func (s *Session) setPessimistic(ctx *gsql.Context, t *Transaction) {
-	if s.txnMode(ctx) != modePessimistic || !(s.beginning || s.inExplicitTransaction()) {
+	if s.txnMode(ctx) != modePessimistic || !(s.beginning || s.inExplicitTransaction() || s.lockAutocommit) {
 		return
 	}
 	t.pessimistic = true
@@ -282,6 +280,35 @@ func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
 	s.SetIgnoreAutoCommit(false)
 	s.SetTransaction(nil)
 	return false
+}
+
+// autocommitRetries reports whether query, about to run in session s, is
+// an autocommit write of a session in pessimistic mode. Such a statement
+// is its own transaction and runs optimistically (setPessimistic): it
+// takes no lock before its commit, which spares the lock round trips
+// when nothing conflicts. A write conflict at that commit (or a lock it
+// may not wait for: the committer's wait-die) is what a pessimistic
+// statement would have waited out and then run over, so the handler runs
+// the statement again in a new, pessimistic transaction instead
+// (lockAutocommit; handler.run), which waits for the locks in its way.
+// That is equivalent to running it pessimistically from the start:
+// nothing of the failed transaction remains and nothing reached the
+// client, since the result of an INSERT, UPDATE, DELETE or REPLACE is
+// sent after its commit (one that sent rows is not run again). Auto-
+// increment values the failed run took are skipped, as after any
+// rollback in MySQL.
+func (s *Session) autocommitRetries(query string) bool {
+	if s.inExplicitTransaction() || s.GetTransaction() != nil || !s.provider.fast.sessionVars(s).pessimistic {
+		return false
+	}
+	return startsWithWord(query, "insert", "update", "delete", "replace")
+}
+
+// isConflict reports whether err, a statement's error for the client, is
+// MySQL's 1213.
+func isConflict(err error) bool {
+	var se *mysql.SQLError
+	return errors.As(err, &se) && se.Num == codeDeadlock
 }
 
 // conflictAfterRetries is the error of a statement that ran

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -44,23 +45,115 @@ func mysqlErrNum(err error) uint16 {
 
 // TestPessimisticCounterSQL: the classic MySQL counter, "BEGIN; SELECT v
 // ... FOR UPDATE; UPDATE ... v+1; COMMIT", from 16 connections without
-// client retries: no error, no increment lost.
+// client retries: no error, no increment lost; in a session set to
+// pessimistic mode and in the default mode, and with autocommit
+// increments of other connections mixed in (which run again inside the
+// server when they lose a write conflict).
 func TestPessimisticCounterSQL(t *testing.T) {
 	_, pool := openInternal(t, t.TempDir(), "")
-	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)", "insert into d.c values (1, 0)")
+	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)")
 	const clients, rounds = 16, 10
-	conns := make([]*dbsql.Conn, clients)
-	for i := range conns {
-		conns[i] = pessimisticConn(t, pool)
-	}
 	ctx := context.Background()
-	runRounds(t, conns, rounds, func(c *dbsql.Conn) error { return increment(ctx, c) })
-	var v int
-	if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name       string
+		setMode    bool
+		autocommit bool
+	}{{"session in pessimistic mode", true, false}, {"default mode", false, false}, {"default mode with autocommit increments", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			execAll(t, pool, "replace into d.c values (1, 0)")
+			conns := make([]*dbsql.Conn, clients)
+			for i := range conns {
+				if c.setMode {
+					conns[i] = pessimisticConn(t, pool)
+					continue
+				}
+				conn, err := pool.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { conn.Close() })
+				conns[i] = conn
+			}
+			var n atomic.Int64
+			runRounds(t, conns, rounds, func(conn *dbsql.Conn) error {
+				if c.autocommit && n.Add(1)%2 == 0 {
+					_, err := conn.ExecContext(ctx, "update d.c set v = v + 1 where id = 1")
+					return err
+				}
+				return increment(ctx, conn)
+			})
+			var v int
+			if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if v != clients*rounds {
+				t.Fatalf("v = %d, want %d", v, clients*rounds)
+			}
+		})
 	}
-	if v != clients*rounds {
-		t.Fatalf("v = %d, want %d", v, clients*rounds)
+}
+
+// TestPessimisticAutocommitWriteRetries: in pessimistic mode an
+// autocommit UPDATE that meets another transaction's lock waits for it,
+// and when its commit then loses the write conflict it runs again
+// inside the server instead of returning 1213: it applies after the
+// other transaction, as a pessimistic statement would. In optimistic mode
+// the same history returns 1213.
+func TestPessimisticAutocommitWriteRetries(t *testing.T) {
+	_, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.c (id int primary key, v int)", "insert into d.c values (1, 1)")
+	ctx := context.Background()
+	for _, mode := range []string{"pessimistic", "optimistic"} {
+		t.Run(mode, func(t *testing.T) {
+			execAll(t, pool, "update d.c set v = 1 where id = 1")
+			locker := pessimisticConn(t, pool)
+			writer, err := pool.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer writer.Close()
+			if _, err := writer.ExecContext(ctx, "set session percdb_txn_mode = '"+mode+"'"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := locker.ExecContext(ctx, "begin"); err != nil {
+				t.Fatal(err)
+			}
+			var v int
+			if err := locker.QueryRowContext(ctx, "select v from d.c where id = 1 for update").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			alive := statusValue(t, pool, "Percdb_locks_resolved_alive")
+			done := make(chan error, 1)
+			go func() {
+				_, err := writer.ExecContext(ctx, "update d.c set v = v * 10 where id = 1")
+				done <- err
+			}()
+			// The writer has met the lock (its resolver found the locker
+			// alive) before the locker commits: its snapshot is older
+			// than the locker's commit.
+			for statusValue(t, pool, "Percdb_locks_resolved_alive") == alive {
+				runtime.Gosched()
+			}
+			if _, err := locker.ExecContext(ctx, "update d.c set v = v + 1 where id = 1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := locker.ExecContext(ctx, "commit"); err != nil {
+				t.Fatal(err)
+			}
+			err = <-done
+			if err := pool.QueryRow("select v from d.c where id = 1").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "optimistic" {
+				if mysqlErrNum(err) != 1213 || v != 2 {
+					t.Fatalf("optimistic autocommit update over a newer commit: %v, v = %d; want 1213 and 2", err, v)
+				}
+				return
+			}
+			if err != nil || v != 20 {
+				t.Fatalf("autocommit update after the lock: %v, v = %d; want no error and 20", err, v)
+			}
+		})
 	}
 }
 
@@ -642,5 +735,98 @@ func TestBeginPessimisticAsFirstCommand(t *testing.T) {
 	}
 	if _, err := b.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPessimisticReadColumns: a pessimistic transaction that read some
+// columns of a row moves its snapshot past a commit that changed only
+// other columns of it (its statement that met a newer commit runs again
+// instead of failing), and not past one that changed a column it read,
+// whether in its select list, in a filter, in an index it looked up or in
+// an aggregate, nor past rows appearing in a range it read. Each case:
+// a begins and reads; another transaction commits change and increments
+// the hot row; a increments the hot row too (moved: no error and no lost
+// increment; refused: 1213).
+func TestPessimisticReadColumns(t *testing.T) {
+	_, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d",
+		"create table d.w (id int primary key, tax int, ytd int, name varchar(10), key (name))",
+		"create table d.r (id int primary key, k int, c varchar(10))",
+		"create table d.h (id int primary key, v int)",
+		"insert into d.h values (1, 0)")
+	ctx := context.Background()
+	cases := []struct {
+		name, read, change string
+		refused            bool
+	}{
+		{name: "point select, other column", read: "select tax from d.w where id = 1", change: "update d.w set ytd = ytd + 1 where id = 1"},
+		{name: "point select, column read", read: "select tax from d.w where id = 1", change: "update d.w set tax = tax + 1 where id = 1", refused: true},
+		{name: "point select, row deleted", read: "select tax from d.w where id = 1", change: "delete from d.w where id = 1", refused: true},
+		{name: "point select of a missing row, inserted", read: "select tax from d.w where id = 9", change: "insert into d.w values (9, 1, 1, 'z')", refused: true},
+		{name: "filter column", read: "select tax from d.w where id = 1 and ytd = 0", change: "update d.w set ytd = ytd + 1 where id = 1", refused: true},
+		{name: "filter column of a scan", read: "select name from d.w where tax = 5", change: "update d.w set tax = 6 where id = 1", refused: true},
+		{name: "scan, other column", read: "select name from d.w where tax = 5", change: "update d.w set ytd = 7 where id = 1"},
+		{name: "index lookup, other column", read: "select tax from d.w where name = 'a'", change: "update d.w set ytd = 7 where id = 1"},
+		{name: "index lookup, indexed column", read: "select tax from d.w where name = 'a'", change: "update d.w set name = 'b' where id = 1", refused: true},
+		{name: "range sum, other column", read: "select sum(k) from d.r where id between 1 and 3", change: "update d.r set c = 'x' where id = 2"},
+		{name: "range sum, column summed", read: "select sum(k) from d.r where id between 1 and 3", change: "update d.r set k = k + 1 where id = 2", refused: true},
+		{name: "range, row inserted", read: "select c from d.r where id between 1 and 5", change: "insert into d.r values (4, 4, 'd')", refused: true},
+		{name: "count, other column", read: "select count(*) from d.r", change: "update d.r set c = 'y' where id = 3"},
+		{name: "count, row deleted", read: "select count(*) from d.r", change: "delete from d.r where id = 3", refused: true},
+		{name: "select star", read: "select * from d.w where id = 1", change: "update d.w set ytd = ytd + 1 where id = 1", refused: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			execAll(t, pool, "delete from d.w where id > 0", "delete from d.r where id > 0",
+				"insert into d.w values (1, 5, 0, 'a')",
+				"insert into d.r values (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')")
+			var before int
+			if err := pool.QueryRow("select v from d.h where id = 1").Scan(&before); err != nil {
+				t.Fatal(err)
+			}
+			a := pessimisticConn(t, pool)
+			if _, err := a.ExecContext(ctx, "begin"); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := a.QueryContext(ctx, c.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := pool.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{c.change, "update d.h set v = v + 1 where id = 1"} {
+				if _, err := tx.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.ExecContext(ctx, "update d.h set v = v + 1 where id = 1")
+			if c.refused {
+				if mysqlErrNum(err) != 1213 {
+					t.Fatalf("update after a changed read: got %v, want 1213", err)
+				}
+				_, _ = a.ExecContext(ctx, "rollback")
+				return
+			}
+			if err != nil {
+				t.Fatalf("update after a change to what was not read: %v", err)
+			}
+			if _, err := a.ExecContext(ctx, "commit"); err != nil {
+				t.Fatal(err)
+			}
+			var after int
+			if err := pool.QueryRow("select v from d.h where id = 1").Scan(&after); err != nil || after != before+2 {
+				t.Fatalf("v = %d, %v; want %d", after, err, before+2)
+			}
+		})
 	}
 }

@@ -42,6 +42,10 @@ type Session struct {
 	// TRANSACTION; beginMode for a BEGIN PESSIMISTIC | OPTIMISTIC.
 	beginning bool
 	beginMode string
+	// lockAutocommit is set by the handler while it runs again an
+	// autocommit write that lost a write conflict: its transaction is
+	// then pessimistic (autocommitRetries).
+	lockAutocommit bool
 	// sentRows is set once a statement's rows started to reach the
 	// client: it can no longer run again (pessimistic.go).
 	sentRows bool

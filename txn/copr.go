@@ -34,6 +34,12 @@ type CoprIter struct {
 // transaction's snapshot. It fails with ErrBufferedWrites when the
 // transaction has buffered writes in the range.
 func (t *Txn) Coprocessor(ctx context.Context, start, end, program []byte) (*CoprIter, error) {
+	return t.coprocessor(ctx, start, end, program, nil)
+}
+
+// coprocessor is Coprocessor for a program that uses what cmp compares
+// of each value it reads.
+func (t *Txn) coprocessor(ctx context.Context, start, end, program []byte, cmp ReadComparator) (*CoprIter, error) {
 	what := func() string { return fmt.Sprintf("coprocessor [%q, %q)", start, end) }
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what(), err)
@@ -48,7 +54,7 @@ func (t *Txn) Coprocessor(ctx context.Context, start, end, program []byte) (*Cop
 	if t.pess != nil {
 		// A pessimistic transaction validates its reads before it moves
 		// its snapshot (readset.go): the whole range counts as read.
-		t.reads.addRange(start, end, t.s.opts.MaxReadSetEntries)
+		t.reads.addRange(start, end, cmp, t.s.opts.MaxReadSetEntries)
 	}
 	c := &CoprIter{
 		t: t, program: program, lo: bytes.Clone(start), end: end,

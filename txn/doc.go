@@ -183,23 +183,42 @@
 // the part up to the last key the consumer saw). RefreshSnapshot sends the
 // reads of the statements before the current one (the current statement
 // runs again, so its reads are dropped) to the store in one kv
-// ValidateReads per region: is there a Put or Delete committed in (S, T]
-// on any of these keys or in these ranges? That request is a read at T:
+// ValidateReads per region: which of these keys, and which keys in these
+// ranges, have a Put or Delete committed in (S, T]? That request is a read at T:
 // it records T in the region's max_read_ts and waits for 1PC commits in
 // flight, so no commit can land at or below T on those keys afterwards,
 // and it reports the locks that could still commit at or below T, which
 // are settled as a reader at T settles them (resolved, or their
 // min_commit_ts pushed above T and then bypassed). Keys the transaction
 // holds locked pass: nothing committed to them since their lock, and
-// before it, their LockKeys would have failed. If the validation passes,
-// the snapshot moves to T; if a read changed, RefreshSnapshot fails with
+// before it, their LockKeys would have failed. A changed key is not yet
+// a conflict: the transaction reads it at S and at T and asks every read
+// that covered it whether what that read used of it is equal (presence
+// first: a key present at one and absent at the other differs; then the
+// bytes; then the read's ReadComparator). Reads made through a ReadView
+// carry the comparator of their reader: the SQL layer's compares the
+// columns a statement read of a row (its projection and the columns its
+// filters look at), so a transaction that read warehouse.w_tax moves past
+// a commit that changed only w_ytd. Other reads carry none and compare
+// whole values, so a rewrite of the same value passes too. This keeps
+// snapshot isolation: every value the transaction used from its earlier
+// reads is what a read at T returns (max_read_ts fixes T's versions on
+// the validated keys), and every range it read holds at T the same keys
+// with the same used values, so its earlier statements computed at S
+// exactly what they would have computed at T, and the transaction is
+// equivalent to one that began at T. txn knows nothing of rows: the
+// comparator is an interface the SQL layer implements with its row codec,
+// and one that answers false is always safe. If every changed key passes,
+// the snapshot moves to T; otherwise (or if a region reports more than
+// kv.MaxChangesPerResponse changed keys) RefreshSnapshot fails with
 // ErrWriteConflict and the caller rolls the transaction back (1213). The
 // read set is bounded (Options.MaxReadSetEntries); a transaction that
 // read more cannot move its snapshot once it has read (1213, the rule of
 // PostgreSQL's REPEATABLE READ). So "BEGIN; SELECT ... FOR UPDATE;
 // UPDATE ...; COMMIT", a transaction that begins with its UPDATE, and one
 // that reads other rows first wait instead of failing; one that read the
-// very row (or a range) another transaction changed meanwhile fails, and
+// very row (or a range) another transaction changed meanwhile, in what it
+// read of it, fails, and
 // snapshot isolation holds: no lost update (Hermitage P4), no read skew
 // (G-single). TiDB's pessimistic mode instead reads the newest data in
 // every writing statement without such a check, which lets both through,

@@ -74,14 +74,16 @@ func (t *Txn) CanRefreshSnapshot() bool {
 // statement (LockKeys' ErrForUpdateConflict): the statement, its writes
 // undone, runs again at T. It is allowed only if nothing the statements
 // before it read changed between the snapshot and T (kv ValidateReads
-// over the read set: a Put or Delete committed in (snapshot, T]): the
+// over the read set finds the keys with a Put or Delete committed in
+// (snapshot, T]; each is read at both and passes if what its readers
+// used of it is equal, see ReadComparator): the
 // transaction is then equivalent to one that began at T, and snapshot
 // isolation holds (doc.go, "Pessimistic transactions"). Otherwise it
 // fails with ErrWriteConflict, and the caller rolls the transaction back
 // (MySQL 1213). The start_ts, which names the transaction's locks, stays.
 func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 	if !t.CanRefreshSnapshot() {
-		t.s.stats.noteValidation(false)
+		t.s.stats.noteValidation(false, 0)
 		return fmt.Errorf("refresh snapshot: %w: the transaction read more than the %d reads it remembers", ErrWriteConflict, t.s.opts.MaxReadSetEntries)
 	}
 	from, err := t.snapshotTS(ctx)
@@ -92,11 +94,12 @@ func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh snapshot: %w", err)
 	}
-	if err := t.validateReads(ctx, from, ts); err != nil {
-		t.s.stats.noteValidation(false)
+	passed, err := t.validateReads(ctx, from, ts)
+	if err != nil {
+		t.s.stats.noteValidation(false, 0)
 		return fmt.Errorf("refresh snapshot: %w", err)
 	}
-	t.s.stats.noteValidation(true)
+	t.s.stats.noteValidation(true, passed)
 	t.readTS = ts
 	// The current statement runs again and reads anew.
 	t.reads.dropStatement()

@@ -201,6 +201,19 @@ func TestPessimisticSnapshotMoveValidatesReads(t *testing.T) {
 		{name: "write before where a reverse iterator stopped", read: scan("", "c", true, 1), change: []string{"a0", "9", "k", "5"}},
 		{name: "write after where a reverse iterator stopped", read: scan("", "c", true, 1), change: []string{"b5", "9", "k", "5"}, refused: true},
 		{name: "read set full", opts: Options{MaxReadSetEntries: 2}, read: get("x", "y", "q"), change: []string{"z", "9", "k", "5"}, refused: true},
+		// A change that leaves what was read equal does not stop the
+		// move: the transaction read the same at the new snapshot.
+		{name: "rewrite of the same value", read: get("x"), change: []string{"x", "1", "k", "5"}},
+		{name: "rewrite of the same value in a range", read: scan("a", "c", false, -1), change: []string{"b", "1", "k", "5"}},
+		{name: "change to the part not read", read: getWith(firstByte{}, "x"), change: []string{"x", "12", "k", "5"}},
+		{name: "change to the part read", read: getWith(firstByte{}, "x"), change: []string{"x", "21", "k", "5"}, refused: true},
+		{name: "change to the part not read, batch get", read: batchGetWith(firstByte{}, "x", "y"), change: []string{"y", "12", "k", "5"}},
+		{name: "change to the part read, batch get", read: batchGetWith(firstByte{}, "x", "y"), change: []string{"y", "21", "k", "5"}, refused: true},
+		{name: "change to the part not read, in a range", read: scanWith(firstByte{}, "a", "c"), change: []string{"b", "12", "k", "5"}},
+		{name: "change to the part read, in a range", read: scanWith(firstByte{}, "a", "c"), change: []string{"b", "21", "k", "5"}, refused: true},
+		{name: "insert into a range read in part", read: scanWith(firstByte{}, "a", "c"), change: []string{"b5", "1", "k", "5"}, refused: true},
+		// The whole value counts for a read not made through the view.
+		{name: "change to the part not read, also read whole", read: both(getWith(firstByte{}, "x"), get("x")), change: []string{"x", "12", "k", "5"}, refused: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -232,6 +245,9 @@ func TestPessimisticSnapshotMoveValidatesReads(t *testing.T) {
 			if k := pointGet(t, e.s, "k"); k != "6" {
 				t.Fatalf("k = %s, want 6", k)
 			}
+			if st := e.s.Stats(); st.SnapshotsMoved != 1 {
+				t.Fatalf("snapshots moved: %d, want 1", st.SnapshotsMoved)
+			}
 		})
 	}
 }
@@ -245,6 +261,67 @@ func get(keys ...string) func(tx *Txn) error {
 			}
 		}
 		return nil
+	}
+}
+
+// firstByte is a ReadComparator for a reader that uses only the first
+// byte of each value.
+type firstByte struct{}
+
+func (firstByte) SameRead(key, before, after []byte) (bool, error) {
+	return len(before) > 0 && len(after) > 0 && before[0] == after[0], nil
+}
+
+// getWith reads keys one by one through a view with comparator cmp.
+func getWith(cmp ReadComparator, keys ...string) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		for _, k := range keys {
+			if _, _, err := tx.ReadingWith(cmp).Get(context.Background(), []byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// batchGetWith reads keys at once through a view with comparator cmp.
+func batchGetWith(cmp ReadComparator, keys ...string) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		bs := make([][]byte, len(keys))
+		for i, k := range keys {
+			bs[i] = []byte(k)
+		}
+		_, err := tx.ReadingWith(cmp).BatchGet(context.Background(), bs)
+		return err
+	}
+}
+
+// scanWith iterates all of [start, end) through a view with comparator
+// cmp.
+func scanWith(cmp ReadComparator, start, end string) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		ctx := context.Background()
+		it, err := tx.ReadingWith(cmp).Iter(ctx, []byte(start), []byte(end))
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		for it.Valid() {
+			if err := it.Next(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// both runs reads a, then b.
+func both(a, b func(tx *Txn) error) func(tx *Txn) error {
+	return func(tx *Txn) error {
+		if err := a(tx); err != nil {
+			return err
+		}
+		return b(tx)
 	}
 }
 

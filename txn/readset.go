@@ -18,7 +18,7 @@ import (
 // past Options.MaxReadSetEntries entries it is full, and a full set
 // cannot be validated.
 type readSet struct {
-	keys   [][]byte
+	keys   []pointRead
 	ranges []*readRange
 	full   bool
 	// mark is the set as it was when the current statement began
@@ -32,15 +32,53 @@ type readSetMark struct {
 	full         bool
 }
 
-// readRange is a range an iterator read: [start, end), end nil for
-// +infinity. It is recorded whole when the iterator opens and narrowed to
-// what the iterator returned when it closes before the end.
-type readRange struct {
-	start, end []byte
+// pointRead is a point read: the key and what the reader used of its
+// value (nil: all of it).
+type pointRead struct {
+	key []byte
+	cmp ReadComparator
 }
 
-// addKeys records point reads; max bounds the entries.
-func (rs *readSet) addKeys(keys [][]byte, max int) {
+// readRange is a range an iterator read: [start, end), end nil for
+// +infinity, and what the reader used of each value in it (nil: all of
+// it). It is recorded whole when the iterator opens and narrowed to what
+// the iterator returned when it closes before the end.
+type readRange struct {
+	start, end []byte
+	cmp        ReadComparator
+}
+
+// ReadComparator knows what a reader used of the values it read, so that
+// a transaction may move its snapshot past a change that left that part
+// equal (RefreshSnapshot; doc.go, "Moving the snapshot"). The SQL layer
+// implements it with its row codec for the columns a statement read.
+type ReadComparator interface {
+	// SameRead reports whether a read of key that found the value
+	// before would have given the reader the same as one that found
+	// after. Both values are present: absence is compared by the
+	// transaction itself. It must be false whenever anything the reader
+	// used of the value differs; false is always safe.
+	SameRead(key, before, after []byte) (bool, error)
+}
+
+// sameRead compares two versions of key for the reader cmp (nil: the
+// whole value); nil before or after means absent.
+func sameRead(cmp ReadComparator, key, before, after []byte) (bool, error) {
+	switch {
+	case (before == nil) != (after == nil):
+		return false, nil
+	case before == nil:
+		return true, nil
+	case bytes.Equal(before, after):
+		return true, nil
+	case cmp == nil:
+		return false, nil
+	}
+	return cmp.SameRead(key, before, after)
+}
+
+// addKeys records point reads, used by cmp; max bounds the entries.
+func (rs *readSet) addKeys(keys [][]byte, cmp ReadComparator, max int) {
 	if rs.full {
 		return
 	}
@@ -49,13 +87,13 @@ func (rs *readSet) addKeys(keys [][]byte, max int) {
 		return
 	}
 	for _, k := range keys {
-		rs.keys = append(rs.keys, bytes.Clone(k))
+		rs.keys = append(rs.keys, pointRead{key: bytes.Clone(k), cmp: cmp})
 	}
 }
 
 // addRange records a range read, returning its entry for narrowing (nil
 // when the set is full).
-func (rs *readSet) addRange(start, end []byte, max int) *readRange {
+func (rs *readSet) addRange(start, end []byte, cmp ReadComparator, max int) *readRange {
 	if rs.full {
 		return nil
 	}
@@ -63,7 +101,7 @@ func (rs *readSet) addRange(start, end []byte, max int) *readRange {
 		rs.full = true
 		return nil
 	}
-	r := &readRange{start: bytes.Clone(start)}
+	r := &readRange{start: bytes.Clone(start), cmp: cmp}
 	if len(end) > 0 {
 		r.end = bytes.Clone(end)
 	}
@@ -86,7 +124,10 @@ func (rs *readSet) dropStatement() {
 // before returns what the statements before the current one read: the
 // keys sorted without duplicates, and the ranges.
 func (rs *readSet) before() ([][]byte, []kv.KeyRange) {
-	keys := slices.Clone(rs.keys[:rs.mark.keys])
+	keys := make([][]byte, 0, rs.mark.keys)
+	for _, k := range rs.keys[:rs.mark.keys] {
+		keys = append(keys, k.key)
+	}
 	slices.SortFunc(keys, bytes.Compare)
 	keys = slices.CompactFunc(keys, bytes.Equal)
 	ranges := make([]kv.KeyRange, 0, rs.mark.ranges)
@@ -96,6 +137,24 @@ func (rs *readSet) before() ([][]byte, []kv.KeyRange) {
 		}
 	}
 	return keys, ranges
+}
+
+// readersOf returns the comparators of the reads before the current
+// statement that covered key: the point reads of it and the ranges
+// holding it (nil entries: the whole value was used).
+func (rs *readSet) readersOf(key []byte) []ReadComparator {
+	var out []ReadComparator
+	for _, k := range rs.keys[:rs.mark.keys] {
+		if bytes.Equal(k.key, key) {
+			out = append(out, k.cmp)
+		}
+	}
+	for _, r := range rs.ranges[:rs.mark.ranges] {
+		if bytes.Compare(key, r.start) >= 0 && (r.end == nil || bytes.Compare(key, r.end) < 0) {
+			out = append(out, r.cmp)
+		}
+	}
+	return out
 }
 
 // trackedIter narrows its range in the read set when closed: a consumer
@@ -120,41 +179,126 @@ func (it *trackedIter) Close() {
 	it.Iterator.Close()
 }
 
+// ReadView reads through its transaction (Get, BatchGet, Iter,
+// IterReverse are the transaction's) for a reader that uses only what
+// its ReadComparator compares of the values: a pessimistic transaction
+// may then move its snapshot past changes to the rest (RefreshSnapshot).
+// Reads made on the Txn itself count as using the whole value.
+type ReadView struct {
+	t   *Txn
+	cmp ReadComparator
+}
+
+// ReadingWith returns a view of t for a reader that uses what cmp
+// compares of the values it reads.
+func (t *Txn) ReadingWith(cmp ReadComparator) *ReadView { return &ReadView{t: t, cmp: cmp} }
+
+// Get is Txn.Get.
+func (v *ReadView) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
+	return v.t.get(ctx, key, v.cmp)
+}
+
+// BatchGet is Txn.BatchGet.
+func (v *ReadView) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	return v.t.batchGet(ctx, keys, v.cmp)
+}
+
+// Iter is Txn.Iter.
+func (v *ReadView) Iter(ctx context.Context, start, end []byte) (Iterator, error) {
+	return v.t.iter(ctx, start, end, false, v.cmp)
+}
+
+// IterReverse is Txn.IterReverse.
+func (v *ReadView) IterReverse(ctx context.Context, start, end []byte) (Iterator, error) {
+	return v.t.iter(ctx, start, end, true, v.cmp)
+}
+
+// Coprocessor is Txn.Coprocessor, for a program that uses what the
+// view's comparator compares of each value it reads.
+func (v *ReadView) Coprocessor(ctx context.Context, start, end, program []byte) (*CoprIter, error) {
+	return v.t.coprocessor(ctx, start, end, program, v.cmp)
+}
+
 // trackRead records a read of keys from the snapshot for a pessimistic
-// transaction.
-func (t *Txn) trackRead(keys ...[]byte) {
+// transaction, by a reader that used what cmp compares of them.
+func (t *Txn) trackRead(cmp ReadComparator, keys ...[]byte) {
 	if t.pess != nil {
-		t.reads.addKeys(keys, t.s.opts.MaxReadSetEntries)
+		t.reads.addKeys(keys, cmp, t.s.opts.MaxReadSetEntries)
 	}
 }
 
 // trackIter records an iteration over [start, end) for a pessimistic
-// transaction and returns the iterator to hand out.
-func (t *Txn) trackIter(it Iterator, start, end []byte, reverse bool) Iterator {
+// transaction, by a reader that used what cmp compares of each value,
+// and returns the iterator to hand out.
+func (t *Txn) trackIter(it Iterator, cmp ReadComparator, start, end []byte, reverse bool) Iterator {
 	if t.pess == nil {
 		return it
 	}
-	r := t.reads.addRange(start, end, t.s.opts.MaxReadSetEntries)
+	r := t.reads.addRange(start, end, cmp, t.s.opts.MaxReadSetEntries)
 	if r == nil {
 		return it
 	}
 	return &trackedIter{Iterator: it, r: r, reverse: reverse}
 }
 
-// validateReads checks that nothing the statements before the current one
-// read changed in (from, to]: ErrWriteConflict when something did.
-func (t *Txn) validateReads(ctx context.Context, from, to uint64) error {
+// validateReads checks that what the statements before the current one
+// read reads the same at to as at from: ErrWriteConflict when it does
+// not. The keys changed in (from, to] are read at both and compared for
+// every read that covered them (sameRead): a change that left what the
+// reader used equal passes. It reports how many changed keys so passed.
+func (t *Txn) validateReads(ctx context.Context, from, to uint64) (int, error) {
 	keys, ranges := t.reads.before()
-	if err := t.s.validate(ctx, keys, ranges, from, to); err != nil {
-		return fmt.Errorf("validate reads in (%d, %d]: %w", from, to, err)
+	changes, err := t.s.validate(ctx, keys, ranges, from, to)
+	if err != nil {
+		return 0, fmt.Errorf("validate reads in (%d, %d]: %w", from, to, err)
 	}
-	return nil
+	if len(changes) == 0 {
+		return 0, nil
+	}
+	changed := make([][]byte, len(changes))
+	for i, c := range changes {
+		changed[i] = c.Key
+	}
+	before, err := t.s.batchGet(ctx, changed, from)
+	if err != nil {
+		return 0, fmt.Errorf("validate reads: read the changed keys at %d: %w", from, err)
+	}
+	after, err := t.s.batchGet(ctx, changed, to)
+	if err != nil {
+		return 0, fmt.Errorf("validate reads: read the changed keys at %d: %w", to, err)
+	}
+	for _, c := range changes {
+		same, err := t.readsSame(c.Key, before[string(c.Key)], after[string(c.Key)])
+		if err != nil {
+			return 0, fmt.Errorf("validate reads: compare %q: %w", c.Key, err)
+		}
+		if !same {
+			return 0, fmt.Errorf("validate reads in (%d, %d]: %w: %w", from, to, ErrWriteConflict,
+				&kv.WriteConflictError{Key: c.Key, StartTS: from, ConflictCommitTS: c.CommitTS})
+		}
+	}
+	return len(changes), nil
 }
 
-// validate checks keys (sorted) and ranges in (from, to] with one kv
-// ValidateReads per region, the regions in parallel; the locks it reports
-// are settled as a reader at to settles them.
-func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRange, from, to uint64) error {
+// readsSame reports whether every read before the current statement that
+// covered key used the same of it in before as in after (nil: absent).
+// A key no read covers (the store reports only keys it was asked about,
+// so that would be a defect) counts as changed.
+func (t *Txn) readsSame(key, before, after []byte) (bool, error) {
+	readers := t.reads.readersOf(key)
+	for _, cmp := range readers {
+		if same, err := sameRead(cmp, key, before, after); err != nil || !same {
+			return false, err
+		}
+	}
+	return len(readers) > 0, nil
+}
+
+// validate asks which of keys (sorted) and ranges changed in (from, to]
+// with one kv ValidateReads per region, the regions in parallel; the
+// locks it reports are settled as a reader at to settles them. More
+// changes than a region reports at once fail with ErrWriteConflict.
+func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRange, from, to uint64) ([]kv.KeyChange, error) {
 	// Items in key order, each a point key or a range routed by its
 	// start; a range that crosses regions is cut at their boundaries.
 	type item struct {
@@ -168,14 +312,14 @@ func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRang
 	for _, r := range ranges {
 		pieces, err := s.cutByRegion(ctx, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, p := range pieces {
 			items = append(items, item{start: p.Start, rng: &p})
 		}
 	}
 	if len(items) == 0 {
-		return nil
+		return nil, nil
 	}
 	slices.SortStableFunc(items, func(a, b item) int { return bytes.Compare(a.start, b.start) })
 	starts := make([][]byte, len(items))
@@ -184,11 +328,12 @@ func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRang
 	}
 	spans, err := groupByRegion(ctx, s.client, starts, 0, len(starts))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var (
-		mu   sync.Mutex
-		rest []kv.KeyRange // parts of ranges past a region that split since they were cut
+		mu      sync.Mutex
+		rest    []kv.KeyRange // parts of ranges past a region that split since they were cut
+		changes []kv.KeyChange
 	)
 	err = s.runSpans(ctx, starts, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
 		req := &kv.ValidateReadsRequest{Region: reg.Ctx(), From: from, To: to}
@@ -206,36 +351,43 @@ func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRang
 			}
 			req.Ranges = append(req.Ranges, rg)
 		}
-		return s.validateRegion(ctx, req)
+		found, err := s.validateRegion(ctx, req)
+		mu.Lock()
+		changes = append(changes, found...)
+		mu.Unlock()
+		return err
 	})
 	if err != nil || len(rest) == 0 {
-		return err
+		return changes, err
 	}
-	return s.validate(ctx, nil, rest, from, to)
+	more, err := s.validate(ctx, nil, rest, from, to)
+	return append(changes, more...), err
 }
 
 // validateRegion sends one ValidateReads, settling the locks it reports:
 // committed or rolled back ones are resolved, live ones whose commit was
 // pushed above To are bypassed, others waited for (bounded by
 // Options.LockWaitTimeout).
-func (s *Store) validateRegion(ctx context.Context, req *kv.ValidateReadsRequest) error {
+func (s *Store) validateRegion(ctx context.Context, req *kv.ValidateReadsRequest) ([]kv.KeyChange, error) {
 	var w lockWaiter
 	for {
 		resp, err := s.client.ValidateReads(ctx, req)
 		if err == nil {
-			if resp.Changed != nil {
-				return fmt.Errorf("%w: %w", ErrWriteConflict, &kv.WriteConflictError{Key: resp.Changed, StartTS: req.From, ConflictCommitTS: resp.CommitTS})
+			if resp.More {
+				c := resp.Changes[len(resp.Changes)-1]
+				return nil, fmt.Errorf("%w: more than %d keys changed: %w", ErrWriteConflict, len(resp.Changes),
+					&kv.WriteConflictError{Key: c.Key, StartTS: req.From, ConflictCommitTS: c.CommitTS})
 			}
-			return nil
+			return resp.Changes, nil
 		}
 		var locked *kv.KeyIsLockedError
 		if !errors.As(err, &locked) {
-			return err // a *kv.RegionError is re-routed by runSpan
+			return nil, err // a *kv.RegionError is re-routed by runSpan
 		}
 		locks := locked.Locks()
 		outcomes, err := s.resolver.ResolveLocks(ctx, locks, req.To)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		wait := -1
 		for i, o := range outcomes {
@@ -248,7 +400,7 @@ func (s *Store) validateRegion(ctx context.Context, req *kv.ValidateReadsRequest
 		}
 		if wait >= 0 {
 			if err := s.waitLock(ctx, locks[wait], &w); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}

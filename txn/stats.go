@@ -29,6 +29,10 @@ type Stats struct {
 	// SnapshotMovesRefused those refused because an earlier read changed
 	// (or the transaction read too much to tell).
 	SnapshotsMoved, SnapshotMovesRefused uint64
+	// SnapshotMovesPastChanges counts the moves, of SnapshotsMoved, made
+	// although something the transaction read had changed, because the
+	// change left what it read of it equal (a column it did not read).
+	SnapshotMovesPastChanges uint64
 }
 
 // txnStats is the Store's live counters behind Stats.
@@ -38,7 +42,7 @@ type txnStats struct {
 	locks [LockAlive + 1]atomic.Uint64
 	// snapshotsMoved and snapshotMovesRefused count RefreshSnapshot's
 	// outcomes.
-	snapshotsMoved, snapshotMovesRefused atomic.Uint64
+	snapshotsMoved, snapshotMovesRefused, snapshotMovesPastChanges atomic.Uint64
 }
 
 // Stats returns the Store's counts so far.
@@ -57,6 +61,8 @@ func (s *Store) Stats() Stats {
 
 		SnapshotsMoved:       st.snapshotsMoved.Load(),
 		SnapshotMovesRefused: st.snapshotMovesRefused.Load(),
+
+		SnapshotMovesPastChanges: st.snapshotMovesPastChanges.Load(),
 	}
 }
 
@@ -78,11 +84,14 @@ func (st *txnStats) noteCommit(err error, wrote, onePC bool) {
 	}
 }
 
-// noteValidation counts a RefreshSnapshot that moved the snapshot (ok)
-// or was refused.
-func (st *txnStats) noteValidation(ok bool) {
+// noteValidation counts a RefreshSnapshot that moved the snapshot (ok),
+// past pastChanges changed keys that read the same, or was refused.
+func (st *txnStats) noteValidation(ok bool, pastChanges int) {
 	if ok {
 		st.snapshotsMoved.Add(1)
+		if pastChanges > 0 {
+			st.snapshotMovesPastChanges.Add(1)
+		}
 	} else {
 		st.snapshotMovesRefused.Add(1)
 	}

@@ -103,6 +103,11 @@ func (t *Txn) usable() error {
 // Get returns the value of key as this transaction sees it: its own
 // buffered write if any (read-your-writes), else the snapshot at start_ts.
 func (t *Txn) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
+	return t.get(ctx, key, nil)
+}
+
+// get is Get by a reader that uses what cmp compares of the value.
+func (t *Txn) get(ctx context.Context, key []byte, cmp ReadComparator) ([]byte, bool, error) {
 	if err := checkKey(key); err != nil {
 		return nil, false, fmt.Errorf("get: %w", err)
 	}
@@ -116,7 +121,7 @@ func (t *Txn) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
 	}
-	t.trackRead(key)
+	t.trackRead(cmp, key)
 	v, err := t.s.get(ctx, key, ts)
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
@@ -128,6 +133,12 @@ func (t *Txn) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
 // keyed by string(key). The snapshot part is read one request per region,
 // the regions in parallel.
 func (t *Txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	return t.batchGet(ctx, keys, nil)
+}
+
+// batchGet is BatchGet by a reader that uses what cmp compares of the
+// values.
+func (t *Txn) batchGet(ctx context.Context, keys [][]byte, cmp ReadComparator) (map[string][]byte, error) {
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
@@ -152,7 +163,7 @@ func (t *Txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
-	t.trackRead(missing...)
+	t.trackRead(cmp, missing...)
 	got, err := t.s.batchGet(ctx, missing, ts)
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
@@ -169,15 +180,17 @@ func (t *Txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, e
 // buffered writes are those at the time of the call; writes made while the
 // iterator is open do not show in it.
 func (t *Txn) Iter(ctx context.Context, start, end []byte) (Iterator, error) {
-	return t.iter(ctx, start, end, false)
+	return t.iter(ctx, start, end, false, nil)
 }
 
 // IterReverse is Iter in descending key order over the same [start, end).
 func (t *Txn) IterReverse(ctx context.Context, start, end []byte) (Iterator, error) {
-	return t.iter(ctx, start, end, true)
+	return t.iter(ctx, start, end, true, nil)
 }
 
-func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterator, error) {
+// iter opens an iterator for a reader that uses what cmp compares of
+// the values.
+func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool, cmp ReadComparator) (Iterator, error) {
 	what := fmt.Sprintf("iterate [%q, %q)", start, end)
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -195,7 +208,7 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterat
 		buf = t.buf.rangeSnapshot(start, end)
 	}
 	if len(buf) == 0 {
-		return t.trackIter(snap, start, end, reverse), nil
+		return t.trackIter(snap, cmp, start, end, reverse), nil
 	}
 	if reverse {
 		slices.Reverse(buf)
@@ -204,7 +217,7 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool) (Iterat
 	if err := u.settle(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return t.trackIter(u, start, end, reverse), nil
+	return t.trackIter(u, cmp, start, end, reverse), nil
 }
 
 // write buffers one write after the common checks.

@@ -30,7 +30,10 @@ func Run(ctx context.Context, tx *txn.Txn, t *executor.Table, r executor.KeyRang
 	if err != nil {
 		return nil, false, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	c, err := tx.Coprocessor(ctx, r.Start, r.End, enc)
+	// The program reads only its Columns of each row: a pessimistic
+	// transaction may move its snapshot past changes to the others.
+	rd := tx.ReadingWith(executor.ColumnsComparator(t, p.Columns))
+	c, err := rd.Coprocessor(ctx, r.Start, r.End, enc)
 	if err == nil {
 		return remote{c}, false, nil
 	}
@@ -41,7 +44,7 @@ func Run(ctx context.Context, tx *txn.Txn, t *executor.Table, r executor.KeyRang
 	if err != nil {
 		return nil, false, err
 	}
-	it, err := tx.Iter(ctx, r.Start, r.End)
+	it, err := rd.Iter(ctx, r.Start, r.End)
 	if err != nil {
 		return nil, false, fmt.Errorf("table %s: %w", t.Name, err)
 	}

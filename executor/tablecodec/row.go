@@ -246,6 +246,59 @@ func DecodeRow(b []byte, colIDs []int64, dst []any, present []bool) error {
 	return nil
 }
 
+// RowColumnsEqual reports whether row values a and b hold the same
+// encoding of each column of colIDs: both without it, or both with the
+// same tag and payload bytes. One encoding per Go value makes equal bytes
+// equal values; a column present in one and absent from the other counts
+// as different even if the absent one would take an equal default, which
+// errs on the side of "changed".
+func RowColumnsEqual(a, b []byte, colIDs []int64) (bool, error) {
+	var spansA, spansB [8][]byte
+	sa, sb := spansA[:0], spansB[:0]
+	if len(colIDs) > len(spansA) {
+		sa, sb = make([][]byte, 0, len(colIDs)), make([][]byte, 0, len(colIDs))
+	}
+	sa, sb = sa[:len(colIDs)], sb[:len(colIDs)]
+	if err := rowColumnSpans(a, colIDs, sa); err != nil {
+		return false, err
+	}
+	if err := rowColumnSpans(b, colIDs, sb); err != nil {
+		return false, err
+	}
+	for i := range colIDs {
+		if (sa[i] == nil) != (sb[i] == nil) || !bytes.Equal(sa[i], sb[i]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// rowColumnSpans sets spans[i] to the encoded value (tag and payload) of
+// column colIDs[i] in row value b, nil when b lacks it.
+func rowColumnSpans(b []byte, colIDs []int64, spans [][]byte) error {
+	clear(spans)
+	if len(b) == 0 || b[0] != RowFormatV1 {
+		return fmt.Errorf("row columns: not a row value: %w", ErrCorrupt)
+	}
+	d := rowDecoder{b: b, pos: 1}
+	for d.pos < len(b) {
+		id, err := d.uvarint()
+		if err != nil {
+			return fmt.Errorf("row columns: column ID: %w", err)
+		}
+		start := d.pos
+		if err := d.skip(); err != nil {
+			return fmt.Errorf("row columns: column %d: %w", id, err)
+		}
+		for i, want := range colIDs {
+			if uint64(want) == id {
+				spans[i] = b[start:d.pos]
+			}
+		}
+	}
+	return nil
+}
+
 // RowColumnIDs returns the IDs of the columns stored in row value b, in the
 // order they were written.
 func RowColumnIDs(b []byte) ([]int64, error) {

@@ -169,3 +169,60 @@ func TestDecodeRowCorrupt(t *testing.T) {
 		t.Error("DecodeRow accepted a short destination")
 	}
 }
+
+// TestRowColumnsEqual: two row values compare equal on some columns when
+// each of those has the same encoding in both (every type of value), or is
+// absent from both; a change to any of them, a change of type, or a
+// column present in one only is a difference, and other columns do not
+// count.
+func TestRowColumnsEqual(t *testing.T) {
+	ids, vals := allTypesRow()
+	base, err := EncodeRow(ids, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range vals {
+		// Column i changes to the value of the next column of another
+		// type (or to NULL); every other column stays.
+		changed := append([]any(nil), vals...)
+		changed[i] = vals[(i+1)%len(vals)]
+		if reflect.DeepEqual(changed[i], vals[i]) {
+			changed[i] = nil
+		}
+		b, err := EncodeRow(ids, changed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others := append(append([]int64(nil), ids[:i]...), ids[i+1:]...)
+		for _, c := range []struct {
+			cols []int64
+			want bool
+		}{
+			{ids, false},
+			{[]int64{ids[i]}, false},
+			{others, true},
+			{[]int64{}, true},
+			{[]int64{1000}, true},
+		} {
+			got, err := RowColumnsEqual(base, b, c.cols)
+			if err != nil || got != c.want {
+				t.Errorf("column %d changed to %#v: equal on %v = %v, %v; want %v", ids[i], changed[i], c.cols, got, err, c.want)
+			}
+		}
+	}
+	// A column written in one value only (added after the other was
+	// written) differs; dropped columns (present, not asked for) do not.
+	short, err := EncodeRow(ids[1:], vals[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eq, err := RowColumnsEqual(base, short, ids[:1]); err != nil || eq {
+		t.Errorf("column present in one value only: equal = %v, %v; want false", eq, err)
+	}
+	if eq, err := RowColumnsEqual(base, short, ids[1:3]); err != nil || !eq {
+		t.Errorf("columns in both: equal = %v, %v; want true", eq, err)
+	}
+	if _, err := RowColumnsEqual(base, base[:len(base)-1], ids); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated value: got %v, want ErrCorrupt", err)
+	}
+}

@@ -3464,10 +3464,9 @@ type ValidateReadsResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
 	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	// changed is empty (and commit_ts 0) when the reads are valid.
-	Changed       []byte `protobuf:"bytes,3,opt,name=changed,proto3" json:"changed,omitempty"`
-	CommitTs      uint64 `protobuf:"varint,4,opt,name=commit_ts,json=commitTs,proto3" json:"commit_ts,omitempty"`
-	HasChanged    bool   `protobuf:"varint,5,opt,name=has_changed,json=hasChanged,proto3" json:"has_changed,omitempty"`
+	// changes is empty when the reads are valid.
+	Changes       []*KeyChange `protobuf:"bytes,6,rep,name=changes,proto3" json:"changes,omitempty"`
+	More          bool         `protobuf:"varint,7,opt,name=more,proto3" json:"more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3516,25 +3515,70 @@ func (x *ValidateReadsResponse) GetError() *KeyError {
 	return nil
 }
 
-func (x *ValidateReadsResponse) GetChanged() []byte {
+func (x *ValidateReadsResponse) GetChanges() []*KeyChange {
 	if x != nil {
-		return x.Changed
+		return x.Changes
 	}
 	return nil
 }
 
-func (x *ValidateReadsResponse) GetCommitTs() uint64 {
+func (x *ValidateReadsResponse) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+type KeyChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	CommitTs      uint64                 `protobuf:"varint,2,opt,name=commit_ts,json=commitTs,proto3" json:"commit_ts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyChange) Reset() {
+	*x = KeyChange{}
+	mi := &file_kvpb_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyChange) ProtoMessage() {}
+
+func (x *KeyChange) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyChange.ProtoReflect.Descriptor instead.
+func (*KeyChange) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *KeyChange) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *KeyChange) GetCommitTs() uint64 {
 	if x != nil {
 		return x.CommitTs
 	}
 	return 0
-}
-
-func (x *ValidateReadsResponse) GetHasChanged() bool {
-	if x != nil {
-		return x.HasChanged
-	}
-	return false
 }
 
 type NotifyEntry struct {
@@ -3548,7 +3592,7 @@ type NotifyEntry struct {
 
 func (x *NotifyEntry) Reset() {
 	*x = NotifyEntry{}
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3560,7 +3604,7 @@ func (x *NotifyEntry) String() string {
 func (*NotifyEntry) ProtoMessage() {}
 
 func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3573,7 +3617,7 @@ func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyEntry.ProtoReflect.Descriptor instead.
 func (*NotifyEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{49}
+	return file_kvpb_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *NotifyEntry) GetKey() []byte {
@@ -3609,7 +3653,7 @@ type ScanNotifyRequest struct {
 
 func (x *ScanNotifyRequest) Reset() {
 	*x = ScanNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3621,7 +3665,7 @@ func (x *ScanNotifyRequest) String() string {
 func (*ScanNotifyRequest) ProtoMessage() {}
 
 func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3634,7 +3678,7 @@ func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ScanNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{50}
+	return file_kvpb_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ScanNotifyRequest) GetRegion() *RegionCtx {
@@ -3676,7 +3720,7 @@ type ScanNotifyResponse struct {
 
 func (x *ScanNotifyResponse) Reset() {
 	*x = ScanNotifyResponse{}
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3688,7 +3732,7 @@ func (x *ScanNotifyResponse) String() string {
 func (*ScanNotifyResponse) ProtoMessage() {}
 
 func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3701,7 +3745,7 @@ func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyResponse.ProtoReflect.Descriptor instead.
 func (*ScanNotifyResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{51}
+	return file_kvpb_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ScanNotifyResponse) GetRegionError() *RegionError {
@@ -3735,7 +3779,7 @@ type ClearNotifyRequest struct {
 
 func (x *ClearNotifyRequest) Reset() {
 	*x = ClearNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3747,7 +3791,7 @@ func (x *ClearNotifyRequest) String() string {
 func (*ClearNotifyRequest) ProtoMessage() {}
 
 func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3760,7 +3804,7 @@ func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ClearNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{52}
+	return file_kvpb_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ClearNotifyRequest) GetRegion() *RegionCtx {
@@ -3792,7 +3836,7 @@ type ScanChangesRequest struct {
 
 func (x *ScanChangesRequest) Reset() {
 	*x = ScanChangesRequest{}
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3804,7 +3848,7 @@ func (x *ScanChangesRequest) String() string {
 func (*ScanChangesRequest) ProtoMessage() {}
 
 func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3817,7 +3861,7 @@ func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesRequest.ProtoReflect.Descriptor instead.
 func (*ScanChangesRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{53}
+	return file_kvpb_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ScanChangesRequest) GetRegion() *RegionCtx {
@@ -3884,7 +3928,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3896,7 +3940,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3909,7 +3953,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{54}
+	return file_kvpb_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Change) GetKey() []byte {
@@ -3965,7 +4009,7 @@ type ScanChangesResponse struct {
 
 func (x *ScanChangesResponse) Reset() {
 	*x = ScanChangesResponse{}
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3977,7 +4021,7 @@ func (x *ScanChangesResponse) String() string {
 func (*ScanChangesResponse) ProtoMessage() {}
 
 func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3990,7 +4034,7 @@ func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesResponse.ProtoReflect.Descriptor instead.
 func (*ScanChangesResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{55}
+	return file_kvpb_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ScanChangesResponse) GetRegionError() *RegionError {
@@ -4028,7 +4072,7 @@ type CoprocessorRequest struct {
 
 func (x *CoprocessorRequest) Reset() {
 	*x = CoprocessorRequest{}
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4040,7 +4084,7 @@ func (x *CoprocessorRequest) String() string {
 func (*CoprocessorRequest) ProtoMessage() {}
 
 func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4053,7 +4097,7 @@ func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorRequest.ProtoReflect.Descriptor instead.
 func (*CoprocessorRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{56}
+	return file_kvpb_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CoprocessorRequest) GetRegion() *RegionCtx {
@@ -4113,7 +4157,7 @@ type CoprocessorResponse struct {
 
 func (x *CoprocessorResponse) Reset() {
 	*x = CoprocessorResponse{}
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4125,7 +4169,7 @@ func (x *CoprocessorResponse) String() string {
 func (*CoprocessorResponse) ProtoMessage() {}
 
 func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4138,7 +4182,7 @@ func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorResponse.ProtoReflect.Descriptor instead.
 func (*CoprocessorResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{57}
+	return file_kvpb_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CoprocessorResponse) GetRegionError() *RegionError {
@@ -4443,14 +4487,15 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x06ranges\x18\x03 \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\x12\x12\n" +
 	"\x04from\x18\x04 \x01(\x04R\x04from\x12\x0e\n" +
 	"\x02to\x18\x05 \x01(\x04R\x02to\x12!\n" +
-	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\"\xd5\x01\n" +
+	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\"\xd3\x01\n" +
 	"\x15ValidateReadsResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
-	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x18\n" +
-	"\achanged\x18\x03 \x01(\fR\achanged\x12\x1b\n" +
-	"\tcommit_ts\x18\x04 \x01(\x04R\bcommitTs\x12\x1f\n" +
-	"\vhas_changed\x18\x05 \x01(\bR\n" +
-	"hasChanged\"G\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12.\n" +
+	"\achanges\x18\x06 \x03(\v2\x14.percdb.kv.KeyChangeR\achanges\x12\x12\n" +
+	"\x04more\x18\a \x01(\bR\x04moreJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05J\x04\b\x05\x10\x06\":\n" +
+	"\tKeyChange\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x1b\n" +
+	"\tcommit_ts\x18\x02 \x01(\x04R\bcommitTs\"G\n" +
 	"\vNotifyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x16\n" +
 	"\x06column\x18\x02 \x01(\fR\x06column\x12\x0e\n" +
@@ -4546,7 +4591,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -4598,15 +4643,16 @@ var file_kvpb_proto_goTypes = []any{
 	(*KeyRange)(nil),                       // 47: percdb.kv.KeyRange
 	(*ValidateReadsRequest)(nil),           // 48: percdb.kv.ValidateReadsRequest
 	(*ValidateReadsResponse)(nil),          // 49: percdb.kv.ValidateReadsResponse
-	(*NotifyEntry)(nil),                    // 50: percdb.kv.NotifyEntry
-	(*ScanNotifyRequest)(nil),              // 51: percdb.kv.ScanNotifyRequest
-	(*ScanNotifyResponse)(nil),             // 52: percdb.kv.ScanNotifyResponse
-	(*ClearNotifyRequest)(nil),             // 53: percdb.kv.ClearNotifyRequest
-	(*ScanChangesRequest)(nil),             // 54: percdb.kv.ScanChangesRequest
-	(*Change)(nil),                         // 55: percdb.kv.Change
-	(*ScanChangesResponse)(nil),            // 56: percdb.kv.ScanChangesResponse
-	(*CoprocessorRequest)(nil),             // 57: percdb.kv.CoprocessorRequest
-	(*CoprocessorResponse)(nil),            // 58: percdb.kv.CoprocessorResponse
+	(*KeyChange)(nil),                      // 50: percdb.kv.KeyChange
+	(*NotifyEntry)(nil),                    // 51: percdb.kv.NotifyEntry
+	(*ScanNotifyRequest)(nil),              // 52: percdb.kv.ScanNotifyRequest
+	(*ScanNotifyResponse)(nil),             // 53: percdb.kv.ScanNotifyResponse
+	(*ClearNotifyRequest)(nil),             // 54: percdb.kv.ClearNotifyRequest
+	(*ScanChangesRequest)(nil),             // 55: percdb.kv.ScanChangesRequest
+	(*Change)(nil),                         // 56: percdb.kv.Change
+	(*ScanChangesResponse)(nil),            // 57: percdb.kv.ScanChangesResponse
+	(*CoprocessorRequest)(nil),             // 58: percdb.kv.CoprocessorRequest
+	(*CoprocessorResponse)(nil),            // 59: percdb.kv.CoprocessorResponse
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,  // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -4673,58 +4719,59 @@ var file_kvpb_proto_depIdxs = []int32{
 	47, // 61: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
 	4,  // 62: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
 	12, // 63: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 64: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 65: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 66: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
-	50, // 67: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 68: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	50, // 69: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 70: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 71: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 72: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
-	55, // 73: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
-	2,  // 74: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 75: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 76: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	24, // 77: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	26, // 78: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	28, // 79: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	31, // 80: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	33, // 81: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	36, // 82: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	37, // 83: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	38, // 84: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	40, // 85: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	41, // 86: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	44, // 87: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	46, // 88: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	48, // 89: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	51, // 90: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	53, // 91: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	54, // 92: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	57, // 93: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	25, // 94: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	27, // 95: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	29, // 96: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	32, // 97: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	34, // 98: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	35, // 99: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	35, // 100: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	39, // 101: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	35, // 102: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	42, // 103: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	45, // 104: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	35, // 105: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	49, // 106: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	52, // 107: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	35, // 108: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	56, // 109: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	58, // 110: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	94, // [94:111] is the sub-list for method output_type
-	77, // [77:94] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	50, // 64: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
+	2,  // 65: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 66: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 67: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	51, // 68: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,  // 69: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	51, // 70: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,  // 71: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 72: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 73: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	56, // 74: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,  // 75: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 76: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 77: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	24, // 78: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	26, // 79: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	28, // 80: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	31, // 81: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	33, // 82: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	36, // 83: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	37, // 84: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	38, // 85: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	40, // 86: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	41, // 87: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	44, // 88: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	46, // 89: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	48, // 90: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	52, // 91: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	54, // 92: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	55, // 93: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	58, // 94: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	25, // 95: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	27, // 96: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	29, // 97: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	32, // 98: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	34, // 99: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	35, // 100: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	35, // 101: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	39, // 102: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	35, // 103: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	42, // 104: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	45, // 105: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	35, // 106: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	49, // 107: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	53, // 108: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	35, // 109: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	57, // 110: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	59, // 111: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	95, // [95:112] is the sub-list for method output_type
+	78, // [78:95] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -4758,7 +4805,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

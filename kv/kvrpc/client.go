@@ -579,9 +579,9 @@ func (c *Client) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest
 	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
 		return nil, err
 	}
-	out := &kv.ValidateReadsResponse{}
-	if resp.GetHasChanged() {
-		out.Changed, out.CommitTS = nonNil(resp.GetChanged()), resp.GetCommitTs()
+	out := &kv.ValidateReadsResponse{More: resp.GetMore()}
+	for _, c := range resp.GetChanges() {
+		out.Changes = append(out.Changes, kv.KeyChange{Key: nonNil(c.GetKey()), CommitTS: c.GetCommitTs()})
 	}
 	return out, nil
 }

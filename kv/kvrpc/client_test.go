@@ -49,6 +49,25 @@ func serve(s *kv.Store, lis net.Listener) (stop func()) {
 	return srv.Stop
 }
 
+// servedClient serves an in-memory store over gRPC for the test's
+// duration and returns a client of it and the region of key.
+func servedClient(t *testing.T, key []byte) (*kvrpc.Client, kv.RegionInfo) {
+	t.Helper()
+	s := openStore(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(serve(s, lis))
+	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
+	t.Cleanup(func() { c.Close() })
+	region, err := c.LocateKey(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, region
+}
+
 // TestStoreRestart: a command sent while its store is down is retried
 // until the store is back, and answered then; past the client's deadline
 // it fails with *kv.StoreUnavailableError instead of waiting on.
@@ -101,19 +120,8 @@ func TestStoreRestart(t *testing.T) {
 // another transaction's lock over the wire ends when its caller's context
 // does, with the context's error.
 func TestLockWaitHonoursContext(t *testing.T) {
-	s := openStore(t)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer serve(s, lis)()
-	c := kvrpc.NewClient(fixedRouter{s, lis.Addr().String()}, kvrpc.Options{})
-	defer c.Close()
+	c, region := servedClient(t, []byte("k"))
 	ctx := context.Background()
-	region, err := c.LocateKey(ctx, []byte("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	lock := func(ctx context.Context, startTS uint64, wait time.Duration) error {
 		_, err := c.AcquirePessimisticLock(ctx, &kv.AcquirePessimisticLockRequest{
 			Region: region.Ctx(), Keys: []kv.PessimisticKey{{Key: []byte("k")}}, Primary: []byte("k"),
@@ -199,5 +207,44 @@ func TestOnePCBrokenInFlight(t *testing.T) {
 				t.Fatalf("read at the commit: %q %v", v, err)
 			}
 		})
+	}
+}
+
+// TestValidateReadsOverGRPC: every change ValidateReads finds comes back
+// through the client, in the store's order, with its commit_ts; none is
+// an empty answer.
+func TestValidateReadsOverGRPC(t *testing.T) {
+	c, region := servedClient(t, []byte("a"))
+	ctx := context.Background()
+	var muts []kv.Mutation
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	for _, k := range keys {
+		muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: k, Value: []byte("v")})
+	}
+	resp, err := c.Prewrite(ctx, &kv.PrewriteRequest{Region: region.Ctx(), Mutations: muts, Primary: keys[0], StartTS: 10, LockTTL: 3000})
+	if err != nil || len(resp.Errors) != 0 {
+		t.Fatalf("prewrite: %v %v", err, resp)
+	}
+	if err := c.Commit(ctx, &kv.CommitRequest{Region: region.Ctx(), Keys: keys, StartTS: 10, CommitTS: 11}); err != nil {
+		t.Fatal(err)
+	}
+	validate := func(from uint64) *kv.ValidateReadsResponse {
+		t.Helper()
+		resp, err := c.ValidateReads(ctx, &kv.ValidateReadsRequest{
+			Region: region.Ctx(), Keys: [][]byte{[]byte("c"), []byte("z")},
+			Ranges: []kv.KeyRange{{Start: []byte("a"), End: []byte("c")}}, From: from, To: 20,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	got := validate(5)
+	want := []kv.KeyChange{{Key: []byte("c"), CommitTS: 11}, {Key: []byte("a"), CommitTS: 11}, {Key: []byte("b"), CommitTS: 11}}
+	if fmt.Sprint(got.Changes) != fmt.Sprint(want) || got.More {
+		t.Fatalf("changes in (5, 20]: %v (more %v), want %v", got.Changes, got.More, want)
+	}
+	if got := validate(11); len(got.Changes) != 0 || got.More {
+		t.Fatalf("changes in (11, 20]: %v (more %v), want none", got.Changes, got.More)
 	}
 }

@@ -209,8 +209,11 @@ func (s *Server) ValidateReads(ctx context.Context, req *kvpb.ValidateReadsReque
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.ValidateReadsResponse{RegionError: re, Error: ke}
-	if resp != nil && resp.Changed != nil {
-		out.Changed, out.CommitTs, out.HasChanged = resp.Changed, resp.CommitTS, true
+	if resp != nil {
+		out.More = resp.More
+		for _, c := range resp.Changes {
+			out.Changes = append(out.Changes, &kvpb.KeyChange{Key: c.Key, CommitTs: c.CommitTS})
+		}
 	}
 	return out, serr
 }

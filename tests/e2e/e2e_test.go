@@ -290,63 +290,101 @@ func TestTextAndPrepared(t *testing.T) {
 	}
 }
 
-// TestSnapshotIsolation shows with two connections that uncommitted
-// writes are invisible, that a transaction reads one snapshot, and that
-// the second of two concurrent writers of a row fails with 1213.
+// TestSnapshotIsolation shows with two connections, in both transaction
+// modes, that uncommitted writes are invisible, that a transaction reads
+// one snapshot, that a write over a row changed since the writer read it
+// fails with 1213, and that of two concurrent writers of a row the second
+// fails with 1213 (optimistic) or waits and applies after the first
+// (pessimistic).
 func TestSnapshotIsolation(t *testing.T) {
 	s := startServer(t, "")
 	mustExec(t, s.Open(""), "CREATE DATABASE d")
 	db := s.Open("d")
-	mustExec(t, db, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT)", "INSERT INTO acct VALUES (1, 100), (2, 100)")
+	mustExec(t, db, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT)")
 	ctx := context.Background()
-	c1, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c1.Close()
-	c2, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	for _, mode := range []string{"optimistic", "pessimistic"} {
+		t.Run(mode, func(t *testing.T) {
+			mustExec(t, db, "DELETE FROM acct WHERE id > 0", "INSERT INTO acct VALUES (1, 100), (2, 100)")
+			c1, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c1.Close()
+			c2, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c2.Close()
+			begin := "BEGIN " + mode
 
-	mustExec(t, c1, "BEGIN", "UPDATE acct SET bal = 50 WHERE id = 1")
-	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "100" {
-		t.Fatalf("uncommitted write visible: %v", got)
-	}
-	mustExec(t, c2, "BEGIN")
-	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "100" {
-		t.Fatalf("bal = %v", got)
-	}
-	mustExec(t, c1, "COMMIT")
-	// c2's snapshot was taken at its first read: still 100.
-	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "100" {
-		t.Fatalf("snapshot moved: %v", got)
-	}
-	mustExec(t, c2, "UPDATE acct SET bal = bal - 10 WHERE id = 1")
-	_, err = c2.ExecContext(ctx, "COMMIT")
-	wantError(t, err, 1213, "40001")
-	// The failed transaction is over: the next statement starts afresh.
-	if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "50" {
-		t.Fatalf("bal after conflict = %v", got)
-	}
+			mustExec(t, c1, begin, "UPDATE acct SET bal = 50 WHERE id = 1")
+			if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "100" {
+				t.Fatalf("uncommitted write visible: %v", got)
+			}
+			mustExec(t, c2, begin)
+			if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "100" {
+				t.Fatalf("bal = %v", got)
+			}
+			mustExec(t, c1, "COMMIT")
+			// c2's snapshot was taken at its first read: still 100.
+			if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "100" {
+				t.Fatalf("snapshot moved: %v", got)
+			}
+			// c2 read the row c1 changed: its write over it is a lost
+			// update, refused at COMMIT (optimistic) or at once
+			// (pessimistic: its snapshot may not move past the change).
+			_, err = c2.ExecContext(ctx, "UPDATE acct SET bal = bal - 10 WHERE id = 1")
+			if mode == "optimistic" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c2.ExecContext(ctx, "COMMIT")
+			}
+			wantError(t, err, 1213, "40001")
+			// The failed transaction is over: the next statement starts afresh.
+			if got := queryRows(t, c2, "SELECT bal FROM acct WHERE id = 1"); got[0][0] != "50" {
+				t.Fatalf("bal after conflict = %v", got)
+			}
 
-	// Autocommit writers of the same row, interleaved by hand.
-	mustExec(t, c1, "BEGIN")
-	mustExec(t, c2, "BEGIN")
-	mustExec(t, c1, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
-	mustExec(t, c2, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
-	mustExec(t, c2, "COMMIT")
-	_, err = c1.ExecContext(ctx, "COMMIT")
-	wantError(t, err, 1213, "40001")
-	if got := queryRows(t, db, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "101" {
-		t.Fatalf("lost update or double apply: %v", got)
+			// Writers of the same row, interleaved by hand.
+			mustExec(t, c1, begin)
+			mustExec(t, c2, begin)
+			mustExec(t, c1, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+			if mode == "optimistic" {
+				// First committer wins.
+				mustExec(t, c2, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+				mustExec(t, c2, "COMMIT")
+				_, err = c1.ExecContext(ctx, "COMMIT")
+				wantError(t, err, 1213, "40001")
+				if got := queryRows(t, db, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "101" {
+					t.Fatalf("lost update or double apply: %v", got)
+				}
+				return
+			}
+			// The second writer waits for the first's lock, then applies
+			// its update over the first's commit: both count.
+			done := make(chan error, 1)
+			go func() {
+				_, err := c2.ExecContext(ctx, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+				done <- err
+			}()
+			mustExec(t, c1, "COMMIT")
+			if err := <-done; err != nil {
+				t.Fatalf("the waiting update: %v", err)
+			}
+			mustExec(t, c2, "COMMIT")
+			if got := queryRows(t, db, "SELECT bal FROM acct WHERE id = 2"); got[0][0] != "102" {
+				t.Fatalf("lost update or double apply: %v", got)
+			}
+		})
 	}
 }
 
 // TestSelectForUpdate shows that SELECT ... FOR UPDATE takes part in
-// conflicts: a row read for update and changed by another transaction
-// makes the reader's commit fail.
+// conflicts: in optimistic mode a row read for update and changed by
+// another transaction makes the reader's commit fail; in pessimistic mode
+// (the default) the row is locked, and the other transaction's write
+// waits for the reader's commit.
 func TestSelectForUpdate(t *testing.T) {
 	s := startServer(t, "")
 	mustExec(t, s.Open(""), "CREATE DATABASE d")
@@ -355,7 +393,7 @@ func TestSelectForUpdate(t *testing.T) {
 	ctx := context.Background()
 	c1, _ := db.Conn(ctx)
 	defer c1.Close()
-	mustExec(t, c1, "BEGIN")
+	mustExec(t, c1, "BEGIN OPTIMISTIC")
 	if got := queryRows(t, c1, "SELECT v FROM q WHERE id = 1 FOR UPDATE"); got[0][0] != "1" {
 		t.Fatalf("v = %v", got)
 	}
@@ -364,12 +402,32 @@ func TestSelectForUpdate(t *testing.T) {
 	_, err := c1.ExecContext(ctx, "COMMIT")
 	wantError(t, err, 1213, "40001")
 
-	// Without FOR UPDATE the same history commits (write skew is allowed
-	// under snapshot isolation).
-	mustExec(t, c1, "BEGIN")
-	queryRows(t, c1, "SELECT v FROM q WHERE id = 1")
-	mustExec(t, db, "UPDATE q SET v = 11 WHERE id = 1")
-	mustExec(t, c1, "UPDATE q SET v = 21 WHERE id = 2", "COMMIT")
+	// Pessimistic: the other writer waits and applies after the commit.
+	mustExec(t, c1, "BEGIN PESSIMISTIC")
+	if got := queryRows(t, c1, "SELECT v FROM q WHERE id = 1 FOR UPDATE"); got[0][0] != "10" {
+		t.Fatalf("v = %v", got)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.ExecContext(ctx, "UPDATE q SET v = v * 100 WHERE id = 1")
+		done <- err
+	}()
+	mustExec(t, c1, "UPDATE q SET v = 11 WHERE id = 1", "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting update: %v", err)
+	}
+	if got := queryRows(t, db, "SELECT v FROM q WHERE id = 1"); got[0][0] != "1100" {
+		t.Fatalf("v = %v, want 1100 (the waiting update after the locker's)", got)
+	}
+
+	// Without FOR UPDATE the same history commits in both modes (write
+	// skew is allowed under snapshot isolation).
+	for _, mode := range []string{"OPTIMISTIC", "PESSIMISTIC"} {
+		mustExec(t, c1, "BEGIN "+mode)
+		queryRows(t, c1, "SELECT v FROM q WHERE id = 1")
+		mustExec(t, db, "UPDATE q SET v = 11 WHERE id = 1")
+		mustExec(t, c1, "UPDATE q SET v = 21 WHERE id = 2", "COMMIT")
+	}
 }
 
 // TestFailedStatementUndoesOnlyItself: in an explicit transaction a

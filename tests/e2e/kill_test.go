@@ -183,11 +183,13 @@ func TestKillStopsLongScan(t *testing.T) {
 	}
 }
 
-// TestKillStopsLockWait: a COMMIT waits for the lock of a younger
+// TestKillStopsLockWait: a statement waits for the lock of a younger
 // transaction that died after prewrite and whose locks live for ten
-// minutes, as long as the lock wait timeout. KILL QUERY and the client
-// going away stop the wait (a goroutine left waiting a minute later fails
-// the test), and the server stays healthy.
+// minutes, as long as the lock wait timeout: in optimistic mode the
+// COMMIT, in pessimistic mode (the default) the INSERT, whose pessimistic
+// lock waits. KILL QUERY and the client going away stop the wait (a
+// goroutine left waiting a minute later fails the test), and the server
+// stays healthy.
 func TestKillStopsLockWait(t *testing.T) {
 	const long = 10 * time.Minute
 	s, abandon := abandoningServer(t, txn.Options{LockTTL: long, LockWaitTimeout: long})
@@ -196,45 +198,54 @@ func TestKillStopsLockWait(t *testing.T) {
 	mustExec(t, db, "CREATE DATABASE k", "CREATE TABLE k.u (id INT PRIMARY KEY, v VARCHAR(100))")
 	// Each case's transactions write keys of their own: the locks of the
 	// case before stay.
-	for c, tc := range []struct {
-		name string
-		stop func(t *testing.T, id string, cancel context.CancelFunc)
-		code uint16
-	}{
-		{"kill-query", func(t *testing.T, id string, _ context.CancelFunc) { mustExec(t, db, "KILL QUERY "+id) }, 1317},
-		{"client-disconnect", func(_ *testing.T, _ string, cancel context.CancelFunc) { cancel() }, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			waiter, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer waiter.Close()
-			id := queryRows(t, waiter, "SELECT CONNECTION_ID()")[0][0]
-			// The waiter's snapshot comes first: it is the older.
-			mustExec(t, waiter, "BEGIN")
-			queryRows(t, waiter, "SELECT count(*) FROM k.u")
-			// The younger transaction: more than one-phase commit takes,
-			// so that it leaves locks.
-			var b strings.Builder
-			b.WriteString("INSERT INTO k.u VALUES ")
-			for i := range 500 {
-				if i > 0 {
-					b.WriteByte(',')
+	c := 0
+	for _, mode := range []string{"optimistic", "pessimistic"} {
+		for _, tc := range []struct {
+			name string
+			stop func(t *testing.T, id string, cancel context.CancelFunc)
+			code uint16
+		}{
+			{"kill-query", func(t *testing.T, id string, _ context.CancelFunc) { mustExec(t, db, "KILL QUERY "+id) }, 1317},
+			{"client-disconnect", func(_ *testing.T, _ string, cancel context.CancelFunc) { cancel() }, 0},
+		} {
+			c++
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				waiter, err := db.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
 				}
-				fmt.Fprintf(&b, "(%d, '%s row %d, sixty bytes or so of a value to pass 16 KiB')", 1000*c+i, tc.name, i)
-			}
-			abandon.Store(true)
-			if _, err := db.ExecContext(ctx, b.String()); err == nil {
-				t.Fatal("the abandoned commit succeeded")
-			}
-			abandon.Store(false)
-			mustExec(t, waiter, fmt.Sprintf("INSERT INTO k.u VALUES (%d, 'the waiter''s')", 1000*c+7))
-			runStopped(t, waiter, "COMMIT", 300*time.Millisecond, func(cancel context.CancelFunc) { tc.stop(t, id, cancel) }, tc.code, true)
-			if got := queryRows(t, db, "SELECT count(*) FROM k.u"); got[0][0] != "0" {
-				t.Fatalf("rows after both transactions failed: %v", got)
-			}
-		})
+				defer waiter.Close()
+				id := queryRows(t, waiter, "SELECT CONNECTION_ID()")[0][0]
+				// The waiter's snapshot comes first: it is the older.
+				mustExec(t, waiter, "BEGIN "+mode)
+				queryRows(t, waiter, "SELECT count(*) FROM k.u")
+				// The younger transaction: more than one-phase commit takes,
+				// so that it leaves locks.
+				var b strings.Builder
+				b.WriteString("INSERT INTO k.u VALUES ")
+				for i := range 500 {
+					if i > 0 {
+						b.WriteByte(',')
+					}
+					fmt.Fprintf(&b, "(%d, '%s row %d, sixty bytes or so of a value to pass 16 KiB')", 1000*c+i, tc.name, i)
+				}
+				abandon.Store(true)
+				if _, err := db.ExecContext(ctx, b.String()); err == nil {
+					t.Fatal("the abandoned commit succeeded")
+				}
+				abandon.Store(false)
+				insert := fmt.Sprintf("INSERT INTO k.u VALUES (%d, 'the waiter''s')", 1000*c+7)
+				if mode == "optimistic" {
+					mustExec(t, waiter, insert)
+					runStopped(t, waiter, "COMMIT", 300*time.Millisecond, func(cancel context.CancelFunc) { tc.stop(t, id, cancel) }, tc.code, true)
+				} else {
+					runStopped(t, waiter, insert, 300*time.Millisecond, func(cancel context.CancelFunc) { tc.stop(t, id, cancel) }, tc.code, true)
+				}
+				if got := queryRows(t, db, "SELECT count(*) FROM k.u"); got[0][0] != "0" {
+					t.Fatalf("rows after both transactions failed: %v", got)
+				}
+			})
+		}
 	}
 }
 
@@ -306,6 +317,8 @@ var busyFrames = []string{
 	"percdb/txn.(*committer)",
 	"percdb/txn.(*lockWaiter)",
 	"percdb/txn.(*LockResolver)",
+	"percdb/txn.(*Txn).acquire",
+	"percdb/kv.(*Store).AcquirePessimisticLock",
 	"percdb/txn.(*scanIter)",
 	"percdb/kv.(*Store).ResolveLock",
 	"percdb/kv.(*Store).Scan",

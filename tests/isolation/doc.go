@@ -27,9 +27,11 @@
 // reads the latest version in UPDATE and DELETE, blocks instead of failing)
 // are logged rather than asserted.
 //
-// PERCDB_TEST_TXN_MODE=pessimistic runs the cases in percdb's pessimistic
-// mode (percdb_txn_mode): statements then wait for row locks, which the
-// harness sees in ADMIN SHOW LOCK WAITS, and a transaction whose first
+// The cases run in percdb's default mode, pessimistic, unless
+// PERCDB_TEST_TXN_MODE names the mode (percdb_txn_mode: optimistic or
+// pessimistic). In pessimistic mode statements wait for row locks, which
+// the harness sees in ADMIN SHOW LOCK WAITS, and a transaction whose first
 // reading statement waited commits after the holder instead of failing
-// (a serial history; firstStatementWaits). Every anomaly stays prevented.
+// (a serial history; firstStatementWaits); in optimistic mode the second
+// committer fails with 1213. Every anomaly stays prevented in both.
 package isolation
