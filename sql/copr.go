@@ -648,8 +648,7 @@ func pushGroupBy(ctx *gsql.Context, g *plan.GroupBy) gsql.Node {
 				return nil
 			}
 			c.prog.GroupBy = append(c.prog.GroupBy, x)
-			pos, _ := c.field(cd.Children()[0])
-			keepCol(pos)
+			c.prog.DistinctInts = true // the coprocessor reads integer columns only
 			s.countDistinct = true
 			continue
 		}
@@ -935,15 +934,8 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 		}
 	}
 	if s.countDistinct {
-		var n int64
-		err := m.Each(func(keep, _ []any) error {
-			if len(keep) > 0 && keep[0] != nil {
-				n++
-			}
-			return nil
-		})
-		it.rows = []gsql.Row{{n}}
-		return err
+		it.rows = []gsql.Row{{int64(m.Len())}}
+		return nil
 	}
 	return m.Each(func(keep, aggs []any) error {
 		full := make(gsql.Row, s.width+len(aggs))

@@ -106,6 +106,80 @@ func TestAggregateAndMerge(t *testing.T) {
 	}
 }
 
+// TestDistinctInts checks the distinct sets of two regions, one paged,
+// their merge, and the set encoding's round trip and refusals.
+func TestDistinctInts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		col  int
+		rows [][]any
+		want int
+	}{
+		{"signed, NULL left out", 0, [][]any{{int32(-3), nil}, {int32(5), nil}, {nil, nil}, {int32(-3), nil}, {int32(-2147483648), nil}, {int32(2147483647), nil}}, 4},
+		{"unsigned edges", 1, [][]any{{nil, uint64(0)}, {nil, uint64(18446744073709551615)}, {nil, uint64(0)}, {nil, uint64(1 << 63)}}, 3},
+		{"nothing", 0, [][]any{{nil, uint64(1)}}, 0},
+	} {
+		p := &Program{Columns: []int64{1, 2}, Aggregate: true, GroupBy: []Expr{col(c.col)}, DistinctInts: true, PageRows: 2}
+		enc, err := p.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewMerger(p, nil)
+		for _, half := range [][][]any{c.rows[:len(c.rows)/2], c.rows[len(c.rows)/2:]} {
+			prog, err := Evaluator{}.Compile(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []byte
+			for _, r := range half {
+				v, _ := tablecodec.EncodeRow([]int64{1, 2}, r)
+				full, _, err := prog.Feed(nil, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if full { // a page: the region sends what it has
+					page, _ := prog.Output()
+					out = append(out, page...)
+				}
+			}
+			page, _ := prog.Output()
+			if err := m.Add(append(out, page...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m.Len() != c.want {
+			t.Errorf("%s: %d distinct, want %d", c.name, m.Len(), c.want)
+		}
+	}
+	set := map[uint64]struct{}{0: {}, 7: {}, 1 << 63: {}, ^uint64(0): {}}
+	var back []uint64
+	if err := DecodeDistinctInts(AppendDistinctInts(nil, set), func(v uint64) error { back = append(back, v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint64{0, 7, 1 << 63, ^uint64(0)}; !reflect.DeepEqual(back, want) {
+		t.Errorf("round trip %v, want %v", back, want)
+	}
+	for name, bad := range map[string][]byte{
+		"count past the data": {5, 1},
+		"repeated value":      {2, 1, 0},
+		"past 2^64":           append([]byte{2}, append(AppendDistinctInts(nil, map[uint64]struct{}{^uint64(0): {}})[1:], 1)...),
+		"truncated delta":     {1, 0x80},
+	} {
+		if err := DecodeDistinctInts(bad, func(uint64) error { return nil }); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	for name, bad := range map[string]*Program{
+		"two expressions": {Columns: []int64{1}, Aggregate: true, DistinctInts: true, GroupBy: []Expr{col(0), col(0)}},
+		"with aggregates": {Columns: []int64{1}, Aggregate: true, DistinctInts: true, GroupBy: []Expr{col(0)}, Aggs: []Agg{{Func: AggCountStar}}},
+		"not aggregating": {Columns: []int64{1}, DistinctInts: true, Output: []int{0}},
+	} {
+		if _, err := bad.Encode(); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+}
+
 // TestTopN checks that the top-N keeps the first rows by its keys, NULL
 // first ascending.
 func TestTopN(t *testing.T) {

@@ -59,6 +59,9 @@ type Evaluation struct {
 	keys   []string
 	vals   []any
 	keyBuf []byte
+	// set holds the values of a DistinctInts aggregation, as
+	// distinctOrder maps them.
+	set map[uint64]struct{}
 
 	// ids and scratch are the output row encoder's buffers.
 	ids     []int64
@@ -88,6 +91,9 @@ func (p *Program) Start() (*Evaluation, error) {
 	if p.Aggregate {
 		e.groups = map[string]int{}
 	}
+	if p.DistinctInts {
+		e.set = map[uint64]struct{}{}
+	}
 	return e, nil
 }
 
@@ -112,6 +118,18 @@ func (e *Evaluation) Feed(_, value []byte) (full, done bool, err error) {
 		if err != nil || t != isTrue {
 			return false, false, err
 		}
+	}
+	if e.p.DistinctInts {
+		v, err := e.value(&e.p.GroupBy[0])
+		if err != nil || v == nil {
+			return false, false, err
+		}
+		u, ok := distinctOrder(v)
+		if !ok {
+			return false, false, fmt.Errorf("program: distinct value of type %T, not an integer", v)
+		}
+		e.set[u] = struct{}{}
+		return len(e.set) >= e.page, false, nil
 	}
 	if e.p.Aggregate {
 		if err := e.aggregate(); err != nil {
@@ -315,6 +333,9 @@ func normalize(v any) any {
 // so far, each group as [key, Keep..., Aggs...]. The evaluation is reset.
 func (e *Evaluation) Output() ([]byte, error) {
 	switch {
+	case e.p.DistinctInts:
+		e.out = AppendDistinctInts(e.out, e.set)
+		clear(e.set)
 	case e.p.Aggregate:
 		width := len(e.p.Keep) + len(e.p.Aggs)
 		row := make([]any, 1+width)

@@ -126,6 +126,11 @@ type Program struct {
 	GroupBy []Expr `json:"group_by,omitempty"`
 	Keep    []int  `json:"keep,omitempty"`
 	Aggs    []Agg  `json:"aggs,omitempty"`
+	// DistinctInts makes the groups of an aggregation the distinct
+	// values of its one GroupBy expression, an integer, NULL left out,
+	// output as a set of integers (AppendDistinctInts) rather than as
+	// group rows, without Keep or Aggs: what COUNT(DISTINCT col) needs.
+	DistinctInts bool `json:"distinct_ints,omitempty"`
 
 	// PageRows is how many rows (or groups) one response carries at
 	// most; 0: DefaultPageRows (DefaultPageGroups for groups).
@@ -192,6 +197,9 @@ func (p *Program) Validate() error {
 				return err
 			}
 		}
+		if p.DistinctInts && (len(p.GroupBy) != 1 || len(p.Keep) > 0 || len(p.Aggs) > 0) {
+			return fmt.Errorf("program: a distinct set of one expression, without kept columns or aggregates")
+		}
 		for _, i := range p.Keep {
 			if err := col(i); err != nil {
 				return err
@@ -216,7 +224,7 @@ func (p *Program) Validate() error {
 		}
 		return nil
 	}
-	if len(p.GroupBy) > 0 || len(p.Keep) > 0 || len(p.Aggs) > 0 {
+	if len(p.GroupBy) > 0 || len(p.Keep) > 0 || len(p.Aggs) > 0 || p.DistinctInts {
 		return fmt.Errorf("program: grouping without Aggregate")
 	}
 	for _, i := range p.Output {
