@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
@@ -305,6 +308,10 @@ func Accumulate(f AggFunc, acc, v any, merging bool) any {
 			return n + 1
 		}
 		return n
+	case AggSum:
+		if v != nil {
+			return addExact(acc, v)
+		}
 	case AggMin:
 		if v != nil && (acc == nil || compareValues(v, acc) < 0) {
 			return v
@@ -315,6 +322,46 @@ func Accumulate(f AggFunc, acc, v any, merging bool) any {
 		}
 	}
 	return acc
+}
+
+// addExact returns the exact sum of acc (nil, an int64 or a
+// decimal.Decimal) and the integer or partial sum v: an int64 while it
+// fits one, else a decimal.
+func addExact(acc, v any) any {
+	i, isInt := Signed(v)
+	if u, ok := Unsigned(v); ok && u <= math.MaxInt64 {
+		i, isInt = int64(u), true
+	}
+	switch a := acc.(type) {
+	case nil:
+		if isInt {
+			return i
+		}
+		return exactDecimal(v)
+	case int64:
+		if isInt {
+			s := a + i
+			// Overflow: both addends of one sign and the sum of the other.
+			if (a >= 0) != (i >= 0) || (s >= 0) == (i >= 0) {
+				return s
+			}
+		}
+		acc = decimal.NewFromInt(a)
+	}
+	d, _ := acc.(decimal.Decimal) // partials are checked by Merger.Add
+	return d.Add(exactDecimal(v))
+}
+
+// exactDecimal returns an integer or decimal value as a decimal.
+func exactDecimal(v any) decimal.Decimal {
+	if i, ok := Signed(v); ok {
+		return decimal.NewFromInt(i)
+	}
+	if u, ok := Unsigned(v); ok {
+		return decimal.NewFromBigInt(new(big.Int).SetUint64(u), 0)
+	}
+	d, _ := v.(decimal.Decimal)
+	return d
 }
 
 // normalize widens integers to int64 or uint64, so that equal values of

@@ -79,6 +79,9 @@ const (
 	AggCount     AggFunc = "count" // rows where Arg is not NULL
 	AggMin       AggFunc = "min"
 	AggMax       AggFunc = "max"
+	// AggSum is the exact sum of an integer Arg's non-NULL values: an
+	// int64 while it fits, a decimal.Decimal past that, NULL over none.
+	AggSum AggFunc = "sum"
 )
 
 // Agg is one partial aggregate.
@@ -211,7 +214,7 @@ func (p *Program) Validate() error {
 				if a.Arg != nil {
 					return fmt.Errorf("program: COUNT(*) with an argument")
 				}
-			case AggCount, AggMin, AggMax:
+			case AggCount, AggMin, AggMax, AggSum:
 				if a.Arg == nil {
 					return fmt.Errorf("program: %s without an argument", a.Func)
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/percdb/percdb/executor/tablecodec"
 )
 
@@ -151,7 +153,9 @@ func (m *Merger) Add(data []byte) error {
 			return fmt.Errorf("coprocessor output: group key of type %T: %w", row[0], tablecodec.ErrCorrupt)
 		}
 		for i, a := range m.p.Aggs {
-			if v := row[1+nk+i]; (a.Func == AggCount || a.Func == AggCountStar) && !isInt64(v) {
+			v := row[1+nk+i]
+			_, isDec := v.(decimal.Decimal)
+			if (a.Func == AggCount || a.Func == AggCountStar) && !isInt64(v) || a.Func == AggSum && v != nil && !isInt64(v) && !isDec {
 				return fmt.Errorf("coprocessor output: partial %s of type %T: %w", a.Func, v, tablecodec.ErrCorrupt)
 			}
 		}
