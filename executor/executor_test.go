@@ -385,3 +385,57 @@ func collect(t testing.TB, it RowIterator) []Row {
 		rows = append(rows, r)
 	}
 }
+
+// TestIndexOnlyCommonHandle reads a clustered table's primary-key values
+// out of its index entries' handles, and refuses columns an entry keeps
+// no exact copy of.
+func TestIndexOnlyCommonHandle(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	tbl := &Table{
+		ID: 200, Name: "c",
+		Columns:    []Column{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}},
+		HandleKind: HandleCommon,
+		PrimaryKey: []IndexColumn{{Offset: 0}, {Offset: 1}},
+		Indexes: []Index{
+			{ID: 1, Name: "k", Columns: []IndexColumn{{Offset: 2}}},
+			{ID: 2, Name: "ci", Columns: []IndexColumn{{Offset: 3, CollationKey: lowerKey}}},
+		},
+	}
+	if err := tbl.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	addRows(t, s, tbl,
+		[]any{int64(2), "b", int64(7), "X"},
+		[]any{int64(1), "a", int64(7), "y"},
+		[]any{int64(-3), "z", nil, "Z"},
+	)
+	k, ci := tbl.Index(1), tbl.Index(2)
+	if !tbl.Covers(k, []int{2, 1, 0}) || tbl.Covers(k, []int{3}) || tbl.Covers(ci, []int{3}) {
+		t.Fatal("Covers: k covers the key's columns and its own, not d; ci keeps sort keys")
+	}
+	tx := begin(t, s)
+	defer tx.Rollback(ctx)
+	whole := func(ix *Index) KeyRange {
+		r, err := tbl.IndexRange(ix, Bound{}, Bound{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	it, err := IndexOnly(ctx, tx, tbl, k, []int{2, 1, 0}, whole(k), ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]any
+	for _, r := range collect(t, it) {
+		got = append(got, r.Values)
+	}
+	want := [][]any{{nil, []byte("z"), int64(-3)}, {int64(7), []byte("a"), int64(1)}, {int64(7), []byte("b"), int64(2)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("IndexOnly rows %v, want %v", got, want)
+	}
+	if _, err := IndexOnly(ctx, tx, tbl, ci, []int{3}, whole(ci), ScanOptions{}); err == nil {
+		t.Fatal("IndexOnly over sort keys: no error")
+	}
+}

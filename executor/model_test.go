@@ -284,6 +284,30 @@ func checkModel(t *testing.T, ctx context.Context, rng *rand.Rand, s *txn.Store,
 				t.Fatalf("IndexLookup row %v, model %v", r.Values, m[r.Handle.Int])
 			}
 		}
+		// The age index's entries hold (age, id): the same rows, read
+		// from the entries alone, in the key codec's widest types.
+		covered := []int{colAge, colID}
+		if !tbl.Covers(ix, covered) || tbl.Covers(ix, []int{colAge, colName}) {
+			t.Fatal("Covers: the age index covers age and id, not name")
+		}
+		it, err = IndexOnly(ctx, tx, tbl, ix, covered, r, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		only := collect(t, it)
+		if !slices.Equal(rowHandles(only), want) {
+			t.Fatalf("IndexOnly age %+v..%+v: %v, want %v", lo, hi, rowHandles(only), want)
+		}
+		for _, r := range only {
+			row := m[r.Handle.Int]
+			wantVals := []any{nil, row[colID]}
+			if a, ok := row[colAge].(int32); ok {
+				wantVals[0] = int64(a)
+			}
+			if !reflect.DeepEqual(r.Values, wantVals) {
+				t.Fatalf("IndexOnly row %v, model %v", r.Values, wantVals)
+			}
+		}
 	}
 
 	// Every unique entry finds its row.

@@ -259,3 +259,122 @@ func (l *indexLookup) fill(ctx context.Context) error {
 
 // Close implements RowIterator.
 func (l *indexLookup) Close() { l.x.Close() }
+
+// Covers reports whether the entries of ix hold the values of the columns
+// at offsets exactly, so that IndexOnly can build rows from them without
+// reading the rows: each column is one of the index's columns or of the
+// primary key's (which the entry's handle carries), keyed whole and by
+// its own bytes (no prefix, no collation sort key, no trimmed spaces).
+func (t *Table) Covers(ix *Index, offsets []int) bool {
+	for _, off := range offsets {
+		if _, _, ok := t.entryPosition(ix, off); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// entryPosition says where an index entry keeps the value of the column at
+// offset off: the pos-th indexed value (inHandle false) or the pos-th
+// value of the handle (inHandle true); ok is false when it keeps no exact
+// copy of it.
+func (t *Table) entryPosition(ix *Index, off int) (pos int, inHandle, ok bool) {
+	exact := func(c IndexColumn) bool {
+		return c.Offset == off && c.PrefixLen == 0 && c.CollationKey == nil && !c.TrimTrailingSpaces
+	}
+	for i, c := range ix.Columns {
+		if exact(c) {
+			return i, false, true
+		}
+	}
+	if t.HandleKind == HandleRowID {
+		return 0, false, false
+	}
+	for i, c := range t.PrimaryKey {
+		if exact(c) {
+			return i, true, true
+		}
+	}
+	return 0, false, false
+}
+
+// indexOnly is the RowIterator of IndexOnly.
+type indexOnly struct {
+	x *IndexIterator
+	// from[i] is where output position i comes from (entryPosition).
+	from []entryValue
+	vals []any // the entry's indexed values, reused
+}
+
+type entryValue struct {
+	pos      int
+	inHandle bool
+}
+
+// IndexOnly scans ix over r, in index order or reverse, and yields rows of
+// the columns at offsets (nil: every column) taken from the entries alone,
+// without reading the rows: t.Covers(ix, offsets) must hold. Values come
+// back as tablecodec.DecodeKey returns them (int64, uint64, float64,
+// []byte for strings, ...), not in the column's own Go type: the caller
+// converts them.
+func IndexOnly(ctx context.Context, s Scanner, t *Table, ix *Index, offsets []int, r KeyRange, opts ScanOptions) (RowIterator, error) {
+	if offsets == nil {
+		offsets = make([]int, len(t.Columns))
+		for i := range offsets {
+			offsets[i] = i
+		}
+	}
+	from := make([]entryValue, len(offsets))
+	for i, off := range offsets {
+		pos, inHandle, ok := t.entryPosition(ix, off)
+		if !ok {
+			return nil, fmt.Errorf("table %s: index %s does not cover column offset %d", t.Name, ix.Name, off)
+		}
+		from[i] = entryValue{pos: pos, inHandle: inHandle}
+	}
+	x, err := ScanIndex(ctx, s, t, ix, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &indexOnly{x: x, from: from, vals: make([]any, len(ix.Columns))}, nil
+}
+
+// Next implements RowIterator.
+func (o *indexOnly) Next(ctx context.Context) (Row, error) {
+	h, key, err := o.x.Next(ctx)
+	if err != nil {
+		return Row{}, err
+	}
+	t, ix := o.x.t, o.x.ix
+	_, _, b, err := tablecodec.DecodeIndexKey(key)
+	for i := range o.vals {
+		if err != nil {
+			break
+		}
+		b, o.vals[i], err = tablecodec.DecodeKey(b)
+	}
+	if err != nil {
+		return Row{}, fmt.Errorf("table %s: index %s entry %x: %w", t.Name, ix.Name, key, err)
+	}
+	var handleVals []any
+	row := make([]any, len(o.from))
+	for i, f := range o.from {
+		switch {
+		case !f.inHandle:
+			row[i] = o.vals[f.pos]
+		case h.IsInt():
+			row[i] = h.Int
+		default:
+			if handleVals == nil {
+				if handleVals, err = tablecodec.DecodeKeys(h.Common); err != nil || len(handleVals) != len(t.PrimaryKey) {
+					return Row{}, fmt.Errorf("table %s: index %s entry %x: handle of %d values: %v: %w", t.Name, ix.Name, key, len(handleVals), err, tablecodec.ErrCorrupt)
+				}
+			}
+			row[i] = handleVals[f.pos]
+		}
+	}
+	return Row{Handle: h, Values: row}, nil
+}
+
+// Close implements RowIterator.
+func (o *indexOnly) Close() { o.x.Close() }

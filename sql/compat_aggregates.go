@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -346,12 +347,16 @@ func (a *decimalAgg) NewBuffer() (gsql.AggregationBuffer, error) {
 	return &decimalAggBuffer{avg: a.kind == "AVG", child: child, scale: scale}, nil
 }
 
-// decimalAggBuffer sums the values of one group exactly.
+// decimalAggBuffer sums the values of one group exactly. Integers are
+// summed in an int64 while the sum fits (a decimal addition allocates and
+// costs ten times more), the rest, and an int64 sum about to overflow, in
+// a decimal.
 type decimalAggBuffer struct {
 	avg   bool
 	child gsql.Expression
 	scale int32
 	sum   decimal.Decimal
+	isum  int64 // integers not yet added to sum
 	n     int64
 }
 
@@ -360,6 +365,17 @@ func (b *decimalAggBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
 	v, err := b.child.Eval(ctx, row)
 	if err != nil || v == nil {
 		return err
+	}
+	if i, ok := smallInt(v); ok {
+		s := b.isum + i
+		// Overflow: both addends of one sign and the sum of the other.
+		if (b.isum >= 0) == (i >= 0) && (s >= 0) != (i >= 0) {
+			b.sum = b.sum.Add(decimal.NewFromInt(b.isum))
+			s = i
+		}
+		b.isum = s
+		b.n++
+		return nil
 	}
 	d, err := exactDecimal(ctx, v)
 	if err != nil {
@@ -370,6 +386,35 @@ func (b *decimalAggBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
 	return nil
 }
 
+// smallInt returns v as an int64 when it is an integer of a type that
+// always fits one (every width but BIGINT UNSIGNED, whose values above
+// MaxInt64 go through decimals).
+func smallInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int8:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case uint64:
+		if n <= math.MaxInt64 {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
+
 // Eval implements sql.AggregationBuffer: NULL for a group without
 // values; an average rounded half away from zero, as MySQL rounds
 // DECIMALs.
@@ -377,10 +422,14 @@ func (b *decimalAggBuffer) Eval(*gsql.Context) (any, error) {
 	if b.n == 0 {
 		return nil, nil
 	}
-	if b.avg {
-		return b.sum.DivRound(decimal.NewFromInt(b.n), b.scale), nil
+	sum := b.sum
+	if b.isum != 0 {
+		sum = sum.Add(decimal.NewFromInt(b.isum))
 	}
-	return b.sum, nil
+	if b.avg {
+		return sum.DivRound(decimal.NewFromInt(b.n), b.scale), nil
+	}
+	return sum, nil
 }
 
 // Dispose implements sql.Disposable.

@@ -25,6 +25,10 @@ func TestDecimalAggregates(t *testing.T) {
 		{"AVG skips NULL", aggregation.NewAvg(expression.NewGetField(0, types.Int64, "i", true)), []any{int64(3), nil}, "3.0000", "decimal(23,4)"},
 		{"AVG of nothing", aggregation.NewAvg(expression.NewGetField(0, types.Int64, "i", true)), []any{nil}, "NULL", "decimal(23,4)"},
 		{"SUM of BIGINT UNSIGNED", aggregation.NewSum(expression.NewGetField(0, types.Uint64, "u", true)), []any{uint64(18446744073709551615), uint64(1)}, "18446744073709551616", "decimal(42,0)"},
+		{"SUM of BIGINT past the int64 range", aggregation.NewSum(expression.NewGetField(0, types.Int64, "i", true)), []any{int64(9223372036854775807), int64(9223372036854775807), int64(-1), int64(3)}, "18446744073709551616", "decimal(41,0)"},
+		{"SUM of BIGINT below the int64 range", aggregation.NewSum(expression.NewGetField(0, types.Int64, "i", true)), []any{int64(-9223372036854775808), int64(-9223372036854775808), int64(-1)}, "-18446744073709551617", "decimal(41,0)"},
+		{"SUM of INT, BIGINT UNSIGNED and DECIMAL values", aggregation.NewSum(expression.NewGetField(0, types.Int64, "i", true)), []any{int32(-5), uint64(18446744073709551615), int8(1), decimal.RequireFromString("2")}, "18446744073709551613", "decimal(41,0)"},
+		{"AVG of SMALLINT", aggregation.NewAvg(expression.NewGetField(0, types.Int16, "i", true)), []any{int16(-32768), int16(32767), uint8(255)}, "84.6667", "decimal(9,4)"},
 		{"SUM of DECIMAL", aggregation.NewSum(expression.NewGetField(0, dec, "d", true)), []any{decimal.RequireFromString("1.25"), decimal.RequireFromString("-0.05")}, "1.20", "decimal(32,2)"},
 		{"AVG of DECIMAL", aggregation.NewAvg(expression.NewGetField(0, dec, "d", true)), []any{decimal.RequireFromString("0.01"), decimal.RequireFromString("0.02")}, "0.015000", "decimal(14,6)"},
 	} {

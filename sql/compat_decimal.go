@@ -97,7 +97,12 @@ func constantValue(e gsql.Expression) (any, bool) {
 		if _, lit := c.Child.(*expression.Literal); !lit {
 			return nil, false
 		}
-	} else if _, lit := e.(*expression.Literal); !lit {
+	} else if lit, ok := e.(*expression.Literal); ok {
+		// A literal's value needs no evaluation (an empty context costs a
+		// session's variable maps: a sixth of a short range query's CPU).
+		v := lit.Value()
+		return v, v != nil
+	} else {
 		return nil, false
 	}
 	v, err := e.Eval(gsql.NewEmptyContext(), nil)
@@ -169,12 +174,8 @@ func decimalBetween(e gsql.Expression) (gsql.Expression, bool) {
 	if !ok {
 		return e, false
 	}
-	if _, ok := constantValue(b.Lower); !ok {
-		return e, false
-	}
-	if _, ok := constantValue(b.Upper); !ok {
-		return e, false
-	}
+	// The types first: they rule out nearly every BETWEEN for the price
+	// of a few type switches, where evaluating a CAST costs a context.
 	vt, lt, ut := b.Val.Type(), b.Lower.Type(), b.Upper.Type()
 	if !types.IsNumber(vt) || !types.IsNumber(lt) || !types.IsNumber(ut) {
 		return e, false
@@ -183,6 +184,12 @@ func decimalBetween(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	if types.TypesEqual(vt, lt) && types.TypesEqual(vt, ut) {
+		return e, false
+	}
+	if _, ok := constantValue(b.Lower); !ok {
+		return e, false
+	}
+	if _, ok := constantValue(b.Upper); !ok {
 		return e, false
 	}
 	ge, _ := decimalComparison(expression.NewGreaterThanOrEqual(b.Val, b.Lower))

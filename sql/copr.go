@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -13,6 +14,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
@@ -30,7 +32,8 @@ import (
 // have:
 //
 //   - GroupBy [over Filter] over the scan: partial aggregates per region,
-//     merged here (COUNT, COUNT(*), MIN, MAX, COUNT(DISTINCT) of one
+//     merged here (COUNT, COUNT(*), MIN, MAX, SUM of integers,
+//     COUNT(DISTINCT) of one
 //     integer column, grouped by integer columns or an integer column MOD
 //     a constant);
 //   - Filter over the scan: the rows that pass (the conjuncts the
@@ -648,8 +651,7 @@ func pushGroupBy(ctx *gsql.Context, g *plan.GroupBy) gsql.Node {
 				return nil
 			}
 			c.prog.GroupBy = append(c.prog.GroupBy, x)
-			pos, _ := c.field(cd.Children()[0])
-			keepCol(pos)
+			c.prog.DistinctInts = true // the coprocessor reads integer columns only
 			s.countDistinct = true
 			continue
 		}
@@ -738,6 +740,18 @@ func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
 			return copr.Agg{}, false
 		}
 		return copr.Agg{Func: f, Arg: &x}, true
+	case *decimalAgg:
+		// SUM of an integer expression: exact partial sums, made the
+		// DECIMAL percdb's SUM returns once merged (aggregate). AVG
+		// stays GMS's.
+		if a.kind != "SUM" {
+			return copr.Agg{}, false
+		}
+		x, _, ok := c.value(a.child)
+		if !ok {
+			return copr.Agg{}, false
+		}
+		return copr.Agg{Func: copr.AggSum, Arg: &x}, true
 	}
 	return copr.Agg{}, false
 }
@@ -894,7 +908,7 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 			if len(it.ranges) == 0 {
 				return nil, io.EOF
 			}
-			out, _, err := copr.Run(ctx, it.k, it.s.t.meta.exec, it.ranges[0], it.s.prog)
+			out, err := it.start(ctx, it.ranges[0])
 			if err != nil {
 				return nil, toSQLError(err)
 			}
@@ -910,6 +924,26 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 		}
 		return data, nil
 	}
+}
+
+// start begins the walk of r: cut into as many sub-ranges as there are
+// cores, evaluated in parallel (copr.RunParallel), for a full scan of a
+// table of at least rowCountCap rows (by the planner's row count) whose
+// program reads its range to the end; in one walk otherwise.
+func (it *coprRowIter) start(ctx *gsql.Context, r executor.KeyRange) (copr.Outputs, error) {
+	s, n := it.s, runtime.GOMAXPROCS(0)
+	if n > 1 && s.access == nil && (s.prog.Limit == 0 || len(s.prog.OrderBy) > 0) &&
+		s.t.db != nil && s.t.db.provider.rowCounts.get(ctx, s.t) >= rowCountCap {
+		parts, err := copr.Split(ctx, it.k, r, n)
+		if err != nil {
+			return nil, err
+		}
+		if len(parts) > 1 {
+			return copr.RunParallel(ctx, it.k, s.t.meta.exec, parts, s.prog)
+		}
+	}
+	out, _, err := copr.Run(ctx, it.k, s.t.meta.exec, r, s.prog)
+	return out, err
 }
 
 // aggregate reads every output and computes the rows of the groups.
@@ -935,15 +969,8 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 		}
 	}
 	if s.countDistinct {
-		var n int64
-		err := m.Each(func(keep, _ []any) error {
-			if len(keep) > 0 && keep[0] != nil {
-				n++
-			}
-			return nil
-		})
-		it.rows = []gsql.Row{{n}}
-		return err
+		it.rows = []gsql.Row{{int64(m.Len())}}
+		return nil
 	}
 	return m.Each(func(keep, aggs []any) error {
 		full := make(gsql.Row, s.width+len(aggs))
@@ -951,6 +978,11 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 			full[pos] = keep[i]
 		}
 		copy(full[s.width:], aggs)
+		for i, a := range s.prog.Aggs {
+			if n, ok := aggs[i].(int64); ok && a.Func == copr.AggSum {
+				full[s.width+i] = decimal.NewFromInt(n) // SUM is a DECIMAL
+			}
+		}
 		out := make(gsql.Row, len(s.selected))
 		for i, e := range s.selected {
 			v, err := e.Eval(ctx, full)

@@ -30,7 +30,9 @@ func TestCoprDifferential(t *testing.T) {
 		"CREATE TABLE cx.e (id INT NOT NULL PRIMARY KEY, b INT, u INT UNSIGNED)")
 	r := rand.New(rand.NewSource(7))
 	pick := func(vs ...string) string { return vs[r.Intn(len(vs))] }
-	const rows = 5000 // more than copr.DefaultPageRows
+	// More than copr.DefaultPageRows, and than rowCountCap: full scans
+	// are cut into sub-ranges evaluated in parallel (copr.RunParallel).
+	const rows = 12000
 	for i := 0; i < rows; i += 500 {
 		var vals []string
 		for id := i; id < i+500; id++ {
@@ -154,6 +156,9 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, a FROM %s WHERE %s LIMIT 4",
 		"SELECT s, count(*) FROM %s WHERE %s GROUP BY s",
 		"SELECT sum(b), avg(u) FROM %s WHERE %s",
+		// Exact sums past the int64 range (c and v hold the extremes).
+		"SELECT sum(c), sum(v), sum(a), count(*) FROM %s WHERE %s",
+		"SELECT a, sum(u), sum(c MOD 7) FROM %s WHERE %s GROUP BY a",
 		"SELECT id, b FROM %s WHERE %s ORDER BY id DESC LIMIT 4",
 		"SELECT id, b FROM %s WHERE (%s) AND id > 4000 ORDER BY id LIMIT 4",
 		"SELECT count(*), max(b) FROM %s WHERE (%s) AND (id < 300 OR id BETWEEN 2000 AND 2100 OR id IN (7, 4500, 4999))",
@@ -231,7 +236,9 @@ func TestExplainCoprocessor(t *testing.T) {
 		{"SELECT * FROM t WHERE s = 'a'", ""},
 		{"SELECT x.id FROM t AS x WHERE x.q > 1 ORDER BY x.q, x.id LIMIT 2", "Using coprocessor (where)"},
 		{"SELECT * FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", ""},
-		{"SELECT sum(q) FROM t WHERE q > 1", "Using coprocessor (where)"},
+		{"SELECT sum(q) FROM t WHERE q > 1", "Using coprocessor (where, aggregation)"},
+		{"SELECT avg(q) FROM t WHERE q > 1", "Using coprocessor (where)"},
+		{"SELECT sum(s) FROM t WHERE q > 1", "Using coprocessor (where)"},
 		{"SELECT * FROM t WHERE k = 5", ""},
 		{"SELECT count(*) FROM t WHERE w = 1 OR w = 7", "Using coprocessor (where, aggregation)"},
 		{"SELECT id FROM t WHERE w = 1 AND q > 2 ORDER BY w DESC, id DESC LIMIT 1", ""},

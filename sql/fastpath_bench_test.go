@@ -19,12 +19,7 @@ import (
 func BenchmarkPointSelect(b *testing.B) {
 	srv := startServerConfig(b, percsql.Config{})
 	admin := openDB(b, srv, "")
-	mustExec(b, admin, "CREATE DATABASE sbtest", `CREATE TABLE sbtest.sbtest1 (
-		id INTEGER NOT NULL AUTO_INCREMENT,
-		k INTEGER DEFAULT '0' NOT NULL,
-		c CHAR(120) DEFAULT '' NOT NULL,
-		pad CHAR(60) DEFAULT '' NOT NULL,
-		PRIMARY KEY (id))`)
+	mustExec(b, admin, "CREATE DATABASE sbtest", sbtestTable) // range_bench_test.go
 	const rows = 1000
 	for i := 1; i <= rows; i += 100 {
 		q := "INSERT INTO sbtest.sbtest1 (id, k, c, pad) VALUES "

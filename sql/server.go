@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -311,9 +312,17 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 			return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 	}
+	// Every connection is wrapped (countedConn), also without a limit:
+	// GMS polls the socket of a bare *net.TCPConn during every query it
+	// runs (pollForClosedConnection: a dup of the descriptor and a
+	// readlink under /proc each time, 7% of the CPU of a short range
+	// query), where percdb's own watcher (stmtContexts.watch) checks the
+	// clients of long statements only.
+	maxConns := int64(math.MaxInt64)
 	if cfg.MaxConnections > 0 {
-		s.listener = &connLimitListener{Listener: s.listener, max: int64(cfg.MaxConnections)}
+		maxConns = int64(cfg.MaxConnections)
 	}
+	s.listener = &connLimitListener{Listener: s.listener, max: maxConns}
 	s.stmts = newStmtContexts()
 	// Before the server is made: its session manager keeps the list.
 	s.engine.ProcessList = &killList{ProcessList: s.engine.ProcessList, stmts: s.stmts}

@@ -319,6 +319,10 @@ type rowIter struct {
 	rec       []executor.Row
 	recording bool
 
+	// covering, when set, reads rows of the secondary index from its
+	// entries alone and converts their values (covering.go).
+	covering []func(any) any
+
 	// sess is the reading session, nil outside one; examined counts the
 	// rows read, added to sess.rowsExamined at Close.
 	sess     *Session
@@ -351,6 +355,11 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 	}
 	if index != nil && index.primary {
 		r.index = nil
+	}
+	if r.index != nil && !r.lock && !r.track {
+		// A locking read takes the rows' latest versions through the
+		// row path.
+		r.covering = coveringRead(t, r.index)
 	}
 	return r, nil
 }
@@ -457,6 +466,12 @@ func (r *rowIter) start(ctx context.Context) error {
 	var err error
 	if r.index == nil {
 		r.cur, err = executor.ScanTable(ctx, r.k, m.exec, r.dec, kr.KeyRange, opts)
+	} else if r.covering != nil {
+		var it executor.RowIterator
+		it, err = executor.IndexOnly(ctx, r.k, m.exec, r.index.exec, r.t.projection, kr.KeyRange, opts)
+		if err == nil {
+			r.cur = coveredRows{RowIterator: it, conv: r.covering}
+		}
 	} else {
 		r.cur, err = executor.IndexLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.KeyRange, opts)
 	}

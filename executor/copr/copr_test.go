@@ -2,8 +2,11 @@ package copr
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 )
@@ -106,6 +109,80 @@ func TestAggregateAndMerge(t *testing.T) {
 	}
 }
 
+// TestDistinctInts checks the distinct sets of two regions, one paged,
+// their merge, and the set encoding's round trip and refusals.
+func TestDistinctInts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		col  int
+		rows [][]any
+		want int
+	}{
+		{"signed, NULL left out", 0, [][]any{{int32(-3), nil}, {int32(5), nil}, {nil, nil}, {int32(-3), nil}, {int32(-2147483648), nil}, {int32(2147483647), nil}}, 4},
+		{"unsigned edges", 1, [][]any{{nil, uint64(0)}, {nil, uint64(18446744073709551615)}, {nil, uint64(0)}, {nil, uint64(1 << 63)}}, 3},
+		{"nothing", 0, [][]any{{nil, uint64(1)}}, 0},
+	} {
+		p := &Program{Columns: []int64{1, 2}, Aggregate: true, GroupBy: []Expr{col(c.col)}, DistinctInts: true, PageRows: 2}
+		enc, err := p.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewMerger(p, nil)
+		for _, half := range [][][]any{c.rows[:len(c.rows)/2], c.rows[len(c.rows)/2:]} {
+			prog, err := Evaluator{}.Compile(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []byte
+			for _, r := range half {
+				v, _ := tablecodec.EncodeRow([]int64{1, 2}, r)
+				full, _, err := prog.Feed(nil, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if full { // a page: the region sends what it has
+					page, _ := prog.Output()
+					out = append(out, page...)
+				}
+			}
+			page, _ := prog.Output()
+			if err := m.Add(append(out, page...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m.Len() != c.want {
+			t.Errorf("%s: %d distinct, want %d", c.name, m.Len(), c.want)
+		}
+	}
+	set := map[uint64]struct{}{0: {}, 7: {}, 1 << 63: {}, ^uint64(0): {}}
+	var back []uint64
+	if err := DecodeDistinctInts(AppendDistinctInts(nil, set), func(v uint64) error { back = append(back, v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint64{0, 7, 1 << 63, ^uint64(0)}; !reflect.DeepEqual(back, want) {
+		t.Errorf("round trip %v, want %v", back, want)
+	}
+	for name, bad := range map[string][]byte{
+		"count past the data": {5, 1},
+		"repeated value":      {2, 1, 0},
+		"past 2^64":           append([]byte{2}, append(AppendDistinctInts(nil, map[uint64]struct{}{^uint64(0): {}})[1:], 1)...),
+		"truncated delta":     {1, 0x80},
+	} {
+		if err := DecodeDistinctInts(bad, func(uint64) error { return nil }); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	for name, bad := range map[string]*Program{
+		"two expressions": {Columns: []int64{1}, Aggregate: true, DistinctInts: true, GroupBy: []Expr{col(0), col(0)}},
+		"with aggregates": {Columns: []int64{1}, Aggregate: true, DistinctInts: true, GroupBy: []Expr{col(0)}, Aggs: []Agg{{Func: AggCountStar}}},
+		"not aggregating": {Columns: []int64{1}, DistinctInts: true, Output: []int{0}},
+	} {
+		if _, err := bad.Encode(); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+}
+
 // TestTopN checks that the top-N keeps the first rows by its keys, NULL
 // first ascending.
 func TestTopN(t *testing.T) {
@@ -139,7 +216,8 @@ func TestProgramEncoding(t *testing.T) {
 		"MOD by zero":           {Columns: []int64{1}, Aggregate: true, GroupBy: []Expr{{Op: OpMod, Const: &Datum{}, Args: []Expr{col(0)}}}},
 		"top-N without a limit": {Columns: []int64{1}, Output: []int{0}, OrderBy: []Order{{Col: 0}}},
 		"rows and groups":       {Columns: []int64{1}, Aggregate: true, Output: []int{0}},
-		"unknown aggregate":     {Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: "sum", Arg: &Expr{Op: OpColumn}}}},
+		"unknown aggregate":     {Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: "avg", Arg: &Expr{Op: OpColumn}}}},
+		"SUM without argument":  {Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: AggSum}}},
 	} {
 		if _, err := bad.Encode(); err == nil {
 			t.Errorf("%s: encoded", name)
@@ -147,5 +225,67 @@ func TestProgramEncoding(t *testing.T) {
 	}
 	if _, err := Decode([]byte("{")); err == nil {
 		t.Error("a truncated program decoded")
+	}
+}
+
+// TestSplitKeys checks that the cut points between two keys increase,
+// lie after the first key and not after the last, and spread integer
+// handles evenly.
+func TestSplitKeys(t *testing.T) {
+	row := func(h int64) []byte { return tablecodec.RowKey(nil, 42, tablecodec.IntHandle(h)) }
+	keys := splitKeys(row(0), row(1000), 4)
+	if len(keys) != 3 {
+		t.Fatalf("cut points of handles 0..1000 in 4: %q", keys)
+	}
+	for i, k := range keys {
+		// Each cut lies just after the row of handle 250(i+1).
+		h := int64(250 * (i + 1))
+		if string(k) <= string(row(h)) || string(k) > string(row(h+1)) {
+			t.Errorf("cut %d %q, want after handle %d", i, k, h)
+		}
+	}
+	for _, c := range []struct{ first, last string }{
+		{"a", "b"}, {"a", "a\x00"}, {"abc", "abd\xff\xff"}, {"\x00", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"}, {"k1", "k1\x00\x00\x01"},
+	} {
+		for n := 2; n < 9; n++ {
+			prev := []byte(c.first)
+			for _, k := range splitKeys([]byte(c.first), []byte(c.last), n) {
+				if string(k) <= string(prev) || string(k) > c.last {
+					t.Fatalf("splitKeys(%q, %q, %d): %q out of order", c.first, c.last, n, k)
+				}
+				prev = k
+			}
+		}
+	}
+}
+
+// TestSumExact checks that SUM's partials stay exact past the int64 range
+// both ways, over unsigned values past it, and when partials merge.
+func TestSumExact(t *testing.T) {
+	sum := func(merging bool, vals ...any) any {
+		var acc any
+		for _, v := range vals {
+			acc = Accumulate(AggSum, acc, v, merging)
+		}
+		return acc
+	}
+	for _, c := range []struct {
+		name string
+		got  any
+		want string
+	}{
+		{"nothing", sum(false, nil, nil), "<nil>"},
+		{"small", sum(false, int32(-3), nil, int8(5), uint16(7)), "9"},
+		{"past MaxInt64", sum(false, int64(math.MaxInt64), int32(1), int32(-2)), "9223372036854775806"},
+		{"past MinInt64", sum(false, int64(math.MinInt64), int64(-1)), "-9223372036854775809"},
+		{"unsigned past MaxInt64", sum(false, uint64(math.MaxUint64), int64(-1)), "18446744073709551614"},
+		{"merged partials", sum(true, int64(math.MaxInt64), decimal.RequireFromString("1"), int64(math.MaxInt64)), "18446744073709551615"},
+	} {
+		if fmt.Sprint(c.got) != c.want {
+			t.Errorf("%s: %v, want %s", c.name, c.got, c.want)
+		}
+	}
+	if _, ok := sum(false, int64(1), int64(2)).(int64); !ok {
+		t.Error("a sum that fits is not an int64")
 	}
 }

@@ -24,9 +24,13 @@
 //   - rows: the listed columns of each row that passes, at most Limit of
 //     them in key order, or the Limit first by OrderBy (top-N);
 //   - groups: rows that pass, grouped by the GroupBy expressions, with
-//     partial aggregates (COUNT, COUNT(*), MIN, MAX) per group and the
+//     partial aggregates (COUNT, COUNT(*), MIN, MAX, exact SUM of
+//     integers) per group and the
 //     Keep columns of the group's first row (the SQL layer evaluates its
-//     own expressions over them, so output values are exactly its own).
+//     own expressions over them, so output values are exactly its own);
+//   - a distinct set (DistinctInts): the distinct non-NULL values of one
+//     integer expression, for COUNT(DISTINCT col), sent as a sorted,
+//     delta-encoded set of integers rather than as one group row each.
 //
 // Expressions are a small closed set whose meaning is MySQL's as
 // go-mysql-server v0.20.0 evaluates it: integer columns and constants,
@@ -39,7 +43,7 @@
 // A program travels as JSON (Program.Encode): the request is small and
 // read once per region. An output is a sequence of rows, each a uvarint
 // length and a tablecodec row value whose column IDs are the output
-// positions.
+// positions; a distinct set's layout is in result.go.
 //
 // # Evaluation
 //
@@ -50,5 +54,6 @@
 // range, which the store cannot see, it evaluates the same program in
 // process over the transaction's merged iterator instead. Merger
 // (result.go) merges the partial aggregates of the regions into final
-// ones.
+// ones. Split and RunParallel (parallel.go) cut a range into sub-ranges
+// evaluated by goroutines of their own, read back in key order.
 package copr

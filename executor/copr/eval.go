@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
@@ -59,6 +62,9 @@ type Evaluation struct {
 	keys   []string
 	vals   []any
 	keyBuf []byte
+	// set holds the values of a DistinctInts aggregation, as
+	// distinctOrder maps them.
+	set map[uint64]struct{}
 
 	// ids and scratch are the output row encoder's buffers.
 	ids     []int64
@@ -88,6 +94,9 @@ func (p *Program) Start() (*Evaluation, error) {
 	if p.Aggregate {
 		e.groups = map[string]int{}
 	}
+	if p.DistinctInts {
+		e.set = map[uint64]struct{}{}
+	}
 	return e, nil
 }
 
@@ -112,6 +121,18 @@ func (e *Evaluation) Feed(_, value []byte) (full, done bool, err error) {
 		if err != nil || t != isTrue {
 			return false, false, err
 		}
+	}
+	if e.p.DistinctInts {
+		v, err := e.value(&e.p.GroupBy[0])
+		if err != nil || v == nil {
+			return false, false, err
+		}
+		u, ok := distinctOrder(v)
+		if !ok {
+			return false, false, fmt.Errorf("program: distinct value of type %T, not an integer", v)
+		}
+		e.set[u] = struct{}{}
+		return len(e.set) >= e.page, false, nil
 	}
 	if e.p.Aggregate {
 		if err := e.aggregate(); err != nil {
@@ -287,6 +308,10 @@ func Accumulate(f AggFunc, acc, v any, merging bool) any {
 			return n + 1
 		}
 		return n
+	case AggSum:
+		if v != nil {
+			return addExact(acc, v)
+		}
 	case AggMin:
 		if v != nil && (acc == nil || compareValues(v, acc) < 0) {
 			return v
@@ -297,6 +322,46 @@ func Accumulate(f AggFunc, acc, v any, merging bool) any {
 		}
 	}
 	return acc
+}
+
+// addExact returns the exact sum of acc (nil, an int64 or a
+// decimal.Decimal) and the integer or partial sum v: an int64 while it
+// fits one, else a decimal.
+func addExact(acc, v any) any {
+	i, isInt := Signed(v)
+	if u, ok := Unsigned(v); ok && u <= math.MaxInt64 {
+		i, isInt = int64(u), true
+	}
+	switch a := acc.(type) {
+	case nil:
+		if isInt {
+			return i
+		}
+		return exactDecimal(v)
+	case int64:
+		if isInt {
+			s := a + i
+			// Overflow: both addends of one sign and the sum of the other.
+			if (a >= 0) != (i >= 0) || (s >= 0) == (i >= 0) {
+				return s
+			}
+		}
+		acc = decimal.NewFromInt(a)
+	}
+	d, _ := acc.(decimal.Decimal) // partials are checked by Merger.Add
+	return d.Add(exactDecimal(v))
+}
+
+// exactDecimal returns an integer or decimal value as a decimal.
+func exactDecimal(v any) decimal.Decimal {
+	if i, ok := Signed(v); ok {
+		return decimal.NewFromInt(i)
+	}
+	if u, ok := Unsigned(v); ok {
+		return decimal.NewFromBigInt(new(big.Int).SetUint64(u), 0)
+	}
+	d, _ := v.(decimal.Decimal)
+	return d
 }
 
 // normalize widens integers to int64 or uint64, so that equal values of
@@ -315,6 +380,9 @@ func normalize(v any) any {
 // so far, each group as [key, Keep..., Aggs...]. The evaluation is reset.
 func (e *Evaluation) Output() ([]byte, error) {
 	switch {
+	case e.p.DistinctInts:
+		e.out = AppendDistinctInts(e.out, e.set)
+		clear(e.set)
 	case e.p.Aggregate:
 		width := len(e.p.Keep) + len(e.p.Aggs)
 		row := make([]any, 1+width)

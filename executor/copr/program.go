@@ -79,6 +79,9 @@ const (
 	AggCount     AggFunc = "count" // rows where Arg is not NULL
 	AggMin       AggFunc = "min"
 	AggMax       AggFunc = "max"
+	// AggSum is the exact sum of an integer Arg's non-NULL values: an
+	// int64 while it fits, a decimal.Decimal past that, NULL over none.
+	AggSum AggFunc = "sum"
 )
 
 // Agg is one partial aggregate.
@@ -126,6 +129,11 @@ type Program struct {
 	GroupBy []Expr `json:"group_by,omitempty"`
 	Keep    []int  `json:"keep,omitempty"`
 	Aggs    []Agg  `json:"aggs,omitempty"`
+	// DistinctInts makes the groups of an aggregation the distinct
+	// values of its one GroupBy expression, an integer, NULL left out,
+	// output as a set of integers (AppendDistinctInts) rather than as
+	// group rows, without Keep or Aggs: what COUNT(DISTINCT col) needs.
+	DistinctInts bool `json:"distinct_ints,omitempty"`
 
 	// PageRows is how many rows (or groups) one response carries at
 	// most; 0: DefaultPageRows (DefaultPageGroups for groups).
@@ -192,6 +200,9 @@ func (p *Program) Validate() error {
 				return err
 			}
 		}
+		if p.DistinctInts && (len(p.GroupBy) != 1 || len(p.Keep) > 0 || len(p.Aggs) > 0) {
+			return fmt.Errorf("program: a distinct set of one expression, without kept columns or aggregates")
+		}
 		for _, i := range p.Keep {
 			if err := col(i); err != nil {
 				return err
@@ -203,7 +214,7 @@ func (p *Program) Validate() error {
 				if a.Arg != nil {
 					return fmt.Errorf("program: COUNT(*) with an argument")
 				}
-			case AggCount, AggMin, AggMax:
+			case AggCount, AggMin, AggMax, AggSum:
 				if a.Arg == nil {
 					return fmt.Errorf("program: %s without an argument", a.Func)
 				}
@@ -216,7 +227,7 @@ func (p *Program) Validate() error {
 		}
 		return nil
 	}
-	if len(p.GroupBy) > 0 || len(p.Keep) > 0 || len(p.Aggs) > 0 {
+	if len(p.GroupBy) > 0 || len(p.Keep) > 0 || len(p.Aggs) > 0 || p.DistinctInts {
 		return fmt.Errorf("program: grouping without Aggregate")
 	}
 	for _, i := range p.Output {

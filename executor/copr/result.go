@@ -3,6 +3,9 @@ package copr
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 )
@@ -42,6 +45,67 @@ func DecodeRows(data []byte, n int, fn func(row []any) error) error {
 	return nil
 }
 
+// The output of a DistinctInts program is a set of integers:
+//
+//	uvarint(n) { uvarint(delta) }*n
+//
+// the n values in ascending order, each as its difference from the one
+// before (the first from 0), where a value is an integer as
+// distinctOrder maps it: a signed one with its sign bit flipped, an
+// unsigned one as it is (a column's values are all of one kind). It is
+// a few bytes per value where a group row is a few dozen, and the merge
+// hashes 8-byte integers rather than encoded keys.
+
+// distinctOrder maps an integer value to a uint64 that orders and tells
+// apart the values of one kind.
+func distinctOrder(v any) (uint64, bool) {
+	if s, ok := Signed(v); ok {
+		return uint64(s) ^ 1<<63, true
+	}
+	return Unsigned(v)
+}
+
+// AppendDistinctInts appends the set's encoding to b.
+func AppendDistinctInts(b []byte, set map[uint64]struct{}) []byte {
+	vals := make([]uint64, 0, len(set))
+	for v := range set {
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	b = binary.AppendUvarint(b, uint64(len(vals)))
+	prev := uint64(0)
+	for _, v := range vals {
+		b = binary.AppendUvarint(b, v-prev)
+		prev = v
+	}
+	return b
+}
+
+// DecodeDistinctInts calls fn with each value of the sets in data (an
+// output may hold several, one per page).
+func DecodeDistinctInts(data []byte, fn func(v uint64) error) error {
+	for len(data) > 0 {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || n > uint64(len(data)) {
+			return fmt.Errorf("coprocessor output: bad distinct set size: %w", tablecodec.ErrCorrupt)
+		}
+		data = data[k:]
+		v := uint64(0)
+		for i := uint64(0); i < n; i++ {
+			d, k := binary.Uvarint(data)
+			if k <= 0 || (i > 0 && d == 0) || v+d < v {
+				return fmt.Errorf("coprocessor output: bad distinct value: %w", tablecodec.ErrCorrupt)
+			}
+			v += d
+			data = data[k:]
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Merger merges the partial groups of an aggregating program's outputs
 // (from every region, and every page of one) into final groups.
 type Merger struct {
@@ -52,6 +116,8 @@ type Merger struct {
 	// Aggs...], the first partial met, merged into.
 	groups map[string]int
 	rows   [][]any
+	// set is the union of a DistinctInts program's sets.
+	set map[uint64]struct{}
 }
 
 // NewMerger returns a merger for the outputs of p. reserve, when not nil,
@@ -63,6 +129,23 @@ func NewMerger(p *Program, reserve func() error) *Merger {
 
 // Add merges one output.
 func (m *Merger) Add(data []byte) error {
+	if m.p.DistinctInts {
+		if m.set == nil {
+			m.set = map[uint64]struct{}{}
+		}
+		return DecodeDistinctInts(data, func(v uint64) error {
+			if _, ok := m.set[v]; ok {
+				return nil
+			}
+			if m.reserve != nil {
+				if err := m.reserve(); err != nil {
+					return err
+				}
+			}
+			m.set[v] = struct{}{}
+			return nil
+		})
+	}
 	nk := len(m.p.Keep)
 	return DecodeRows(data, 1+nk+len(m.p.Aggs), func(row []any) error {
 		key, ok := row[0].([]byte)
@@ -70,7 +153,9 @@ func (m *Merger) Add(data []byte) error {
 			return fmt.Errorf("coprocessor output: group key of type %T: %w", row[0], tablecodec.ErrCorrupt)
 		}
 		for i, a := range m.p.Aggs {
-			if v := row[1+nk+i]; (a.Func == AggCount || a.Func == AggCountStar) && !isInt64(v) {
+			v := row[1+nk+i]
+			_, isDec := v.(decimal.Decimal)
+			if (a.Func == AggCount || a.Func == AggCountStar) && !isInt64(v) || a.Func == AggSum && v != nil && !isInt64(v) && !isDec {
 				return fmt.Errorf("coprocessor output: partial %s of type %T: %w", a.Func, v, tablecodec.ErrCorrupt)
 			}
 		}
@@ -98,14 +183,24 @@ func isInt64(v any) bool {
 	return ok
 }
 
-// Len returns the number of groups.
-func (m *Merger) Len() int { return len(m.rows) }
+// Len returns the number of groups: of distinct values for a
+// DistinctInts program.
+func (m *Merger) Len() int {
+	if m.p.DistinctInts {
+		return len(m.set)
+	}
+	return len(m.rows)
+}
 
 // Each calls fn with each group's kept columns and final aggregates, in
-// the order the groups were first met. Without GroupBy and without rows
+// the order the groups were first met (none for a DistinctInts program,
+// whose groups are only counted: Len). Without GroupBy and without rows
 // there is still the one group of an aggregation over nothing (counts 0,
 // the rest NULL), as SQL has it.
 func (m *Merger) Each(fn func(keep, aggs []any) error) error {
+	if m.p.DistinctInts {
+		return nil
+	}
 	if len(m.rows) == 0 && len(m.p.GroupBy) == 0 {
 		aggs := make([]any, len(m.p.Aggs))
 		for i, a := range m.p.Aggs {

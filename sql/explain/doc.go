@@ -22,7 +22,9 @@
 //   - index: a read of a whole index in its order (the sides of a merge
 //     join).
 //
-// A scan whose filter, aggregation, top-N or limit runs in the
+// A static lookup whose columns all come from the index's entries (a
+// covering read, the table implementing CoveringTable) has "Using index"
+// in Extra, as in MySQL. A scan whose filter, aggregation, top-N or limit runs in the
 // coprocessor (a node implementing Pushed) is explained as the plan it
 // replaced, with "Using coprocessor (what)" in Extra.
 //

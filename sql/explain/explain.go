@@ -91,6 +91,16 @@ type Pushed interface {
 	PushedDown() string
 }
 
+// CoveringTable is a table that can read the columns a statement needs
+// from an index's entries alone, without its rows (MySQL's "Using
+// index").
+type CoveringTable interface {
+	gsql.Table
+	// CoveredBy reports whether a read through idx takes every column
+	// from the index's entries.
+	CoveredBy(idx gsql.Index) bool
+}
+
 // explainer collects the rows of each query block.
 type explainer struct {
 	ctx    *gsql.Context
@@ -281,6 +291,9 @@ func (e *explainer) indexed(b *block, n *plan.IndexedTableAccess, _ bool) {
 	if lookup.IsEmptyRange || len(ranges) == 0 {
 		b.rows = append(b.rows, &Row{Extra: []string{"Impossible WHERE"}})
 		return
+	}
+	if c, ok := r.tbl.(CoveringTable); ok && c.CoveredBy(idx) {
+		r.Extra = append(r.Extra, "Using index")
 	}
 	a := analyzeRanges(e.ctx, ranges, len(cols))
 	r.KeyLen = keyLen(cols, nullable, a.used)
