@@ -820,7 +820,9 @@ func TestFastPathCompositeKey(t *testing.T) {
 			const forUpdate = "SELECT s FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
 			run(false, forUpdate, 1, 1, 1)
 			run(true, forUpdate, 1, 1, 2)
-			run(true, "BEGIN")
+			// FOR UPDATE is on the fast path in optimistic transactions;
+			// a pessimistic one's locking reads are GMS's.
+			run(false, "BEGIN OPTIMISTIC")
 			run(true, forUpdate, 1, 2, 1)
 			run(true, forUpdate, 5, 5, 5)
 			run(true, "UPDATE ck SET v = ? WHERE w = ? AND d = ? AND id = ?", 1, 1, 2, 1)
@@ -856,7 +858,7 @@ func TestFastPathForUpdateLocks(t *testing.T) {
 		id         int
 		conflicted bool
 	}{{1, true}, {2, false}} {
-		if _, err := a.Exec("BEGIN"); err != nil {
+		if _, err := a.Exec("BEGIN OPTIMISTIC"); err != nil {
 			t.Fatal(err)
 		}
 		hits := serverStatus(t, status, "Percdb_fastpath_hits")

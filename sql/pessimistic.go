@@ -329,8 +329,10 @@ func (s *Session) selectLocks() bool {
 // lockingTxn reports whether the session's statements run in a
 // pessimistic transaction: one is open, or the statement opens one.
 func (s *Session) lockingTxn() bool {
-	if t, ok := s.GetTransaction().(*Transaction); ok && !t.finished && t.pessimistic {
-		return true
+	if t, ok := s.GetTransaction().(*Transaction); ok && !t.finished {
+		// An open transaction's own mode decides (BEGIN OPTIMISTIC in
+		// a pessimistic session is optimistic).
+		return t.pessimistic
 	}
 	if s.beginMode != "" {
 		return s.beginMode == modePessimistic
