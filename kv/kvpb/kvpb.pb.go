@@ -827,6 +827,7 @@ type KeyError struct {
 	//	*KeyError_PessimisticLockNotFound
 	//	*KeyError_DiskFull
 	//	*KeyError_Other
+	//	*KeyError_GcTooOld
 	Kind          isKeyError_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -968,6 +969,15 @@ func (x *KeyError) GetOther() string {
 	return ""
 }
 
+func (x *KeyError) GetGcTooOld() *GCTooOld {
+	if x != nil {
+		if x, ok := x.Kind.(*KeyError_GcTooOld); ok {
+			return x.GcTooOld
+		}
+	}
+	return nil
+}
+
 type isKeyError_Kind interface {
 	isKeyError_Kind()
 }
@@ -1016,6 +1026,10 @@ type KeyError_Other struct {
 	Other string `protobuf:"bytes,11,opt,name=other,proto3,oneof"`
 }
 
+type KeyError_GcTooOld struct {
+	GcTooOld *GCTooOld `protobuf:"bytes,12,opt,name=gc_too_old,json=gcTooOld,proto3,oneof"`
+}
+
 func (*KeyError_Locked) isKeyError_Kind() {}
 
 func (*KeyError_Conflict) isKeyError_Kind() {}
@@ -1037,6 +1051,8 @@ func (*KeyError_PessimisticLockNotFound) isKeyError_Kind() {}
 func (*KeyError_DiskFull) isKeyError_Kind() {}
 
 func (*KeyError_Other) isKeyError_Kind() {}
+
+func (*KeyError_GcTooOld) isKeyError_Kind() {}
 
 type Locked struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1614,6 +1630,60 @@ func (x *DiskFull) GetNeeded() uint64 {
 	return 0
 }
 
+// GCTooOld: a read at ts below the store's GC safe point, or a prewrite
+// at or below it (kv.GCTooOldError).
+type GCTooOld struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ts            uint64                 `protobuf:"varint,1,opt,name=ts,proto3" json:"ts,omitempty"`
+	SafePoint     uint64                 `protobuf:"varint,2,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GCTooOld) Reset() {
+	*x = GCTooOld{}
+	mi := &file_kvpb_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCTooOld) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCTooOld) ProtoMessage() {}
+
+func (x *GCTooOld) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCTooOld.ProtoReflect.Descriptor instead.
+func (*GCTooOld) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GCTooOld) GetTs() uint64 {
+	if x != nil {
+		return x.Ts
+	}
+	return 0
+}
+
+func (x *GCTooOld) GetSafePoint() uint64 {
+	if x != nil {
+		return x.SafePoint
+	}
+	return 0
+}
+
 type KvPair struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1624,7 +1694,7 @@ type KvPair struct {
 
 func (x *KvPair) Reset() {
 	*x = KvPair{}
-	mi := &file_kvpb_proto_msgTypes[22]
+	mi := &file_kvpb_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1706,7 @@ func (x *KvPair) String() string {
 func (*KvPair) ProtoMessage() {}
 
 func (x *KvPair) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[22]
+	mi := &file_kvpb_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1719,7 @@ func (x *KvPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KvPair.ProtoReflect.Descriptor instead.
 func (*KvPair) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{22}
+	return file_kvpb_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *KvPair) GetKey() []byte {
@@ -1677,7 +1747,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_kvpb_proto_msgTypes[23]
+	mi := &file_kvpb_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1759,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[23]
+	mi := &file_kvpb_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1772,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{23}
+	return file_kvpb_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetRequest) GetRegion() *RegionCtx {
@@ -1739,7 +1809,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_kvpb_proto_msgTypes[24]
+	mi := &file_kvpb_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +1821,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[24]
+	mi := &file_kvpb_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +1834,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{24}
+	return file_kvpb_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetResponse) GetRegionError() *RegionError {
@@ -1806,7 +1876,7 @@ type BatchGetRequest struct {
 
 func (x *BatchGetRequest) Reset() {
 	*x = BatchGetRequest{}
-	mi := &file_kvpb_proto_msgTypes[25]
+	mi := &file_kvpb_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1888,7 @@ func (x *BatchGetRequest) String() string {
 func (*BatchGetRequest) ProtoMessage() {}
 
 func (x *BatchGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[25]
+	mi := &file_kvpb_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1901,7 @@ func (x *BatchGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchGetRequest.ProtoReflect.Descriptor instead.
 func (*BatchGetRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{25}
+	return file_kvpb_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BatchGetRequest) GetRegion() *RegionCtx {
@@ -1866,7 +1936,7 @@ type BatchGetResponse struct {
 
 func (x *BatchGetResponse) Reset() {
 	*x = BatchGetResponse{}
-	mi := &file_kvpb_proto_msgTypes[26]
+	mi := &file_kvpb_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +1948,7 @@ func (x *BatchGetResponse) String() string {
 func (*BatchGetResponse) ProtoMessage() {}
 
 func (x *BatchGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[26]
+	mi := &file_kvpb_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +1961,7 @@ func (x *BatchGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchGetResponse.ProtoReflect.Descriptor instead.
 func (*BatchGetResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{26}
+	return file_kvpb_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BatchGetResponse) GetRegionError() *RegionError {
@@ -1932,7 +2002,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_kvpb_proto_msgTypes[27]
+	mi := &file_kvpb_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2014,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[27]
+	mi := &file_kvpb_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2027,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{27}
+	return file_kvpb_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ScanRequest) GetRegion() *RegionCtx {
@@ -2034,7 +2104,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_kvpb_proto_msgTypes[28]
+	mi := &file_kvpb_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2116,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[28]
+	mi := &file_kvpb_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2129,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{28}
+	return file_kvpb_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ScanResponse) GetRegionError() *RegionError {
@@ -2097,7 +2167,7 @@ type Mutation struct {
 
 func (x *Mutation) Reset() {
 	*x = Mutation{}
-	mi := &file_kvpb_proto_msgTypes[29]
+	mi := &file_kvpb_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2179,7 @@ func (x *Mutation) String() string {
 func (*Mutation) ProtoMessage() {}
 
 func (x *Mutation) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[29]
+	mi := &file_kvpb_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2192,7 @@ func (x *Mutation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mutation.ProtoReflect.Descriptor instead.
 func (*Mutation) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{29}
+	return file_kvpb_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Mutation) GetOp() Op {
@@ -2179,7 +2249,7 @@ type PrewriteRequest struct {
 
 func (x *PrewriteRequest) Reset() {
 	*x = PrewriteRequest{}
-	mi := &file_kvpb_proto_msgTypes[30]
+	mi := &file_kvpb_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2261,7 @@ func (x *PrewriteRequest) String() string {
 func (*PrewriteRequest) ProtoMessage() {}
 
 func (x *PrewriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[30]
+	mi := &file_kvpb_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2274,7 @@ func (x *PrewriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrewriteRequest.ProtoReflect.Descriptor instead.
 func (*PrewriteRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{30}
+	return file_kvpb_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PrewriteRequest) GetRegion() *RegionCtx {
@@ -2297,7 +2367,7 @@ type PrewriteResponse struct {
 
 func (x *PrewriteResponse) Reset() {
 	*x = PrewriteResponse{}
-	mi := &file_kvpb_proto_msgTypes[31]
+	mi := &file_kvpb_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2379,7 @@ func (x *PrewriteResponse) String() string {
 func (*PrewriteResponse) ProtoMessage() {}
 
 func (x *PrewriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[31]
+	mi := &file_kvpb_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2392,7 @@ func (x *PrewriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrewriteResponse.ProtoReflect.Descriptor instead.
 func (*PrewriteResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{31}
+	return file_kvpb_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PrewriteResponse) GetRegionError() *RegionError {
@@ -2365,7 +2435,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_kvpb_proto_msgTypes[32]
+	mi := &file_kvpb_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2447,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[32]
+	mi := &file_kvpb_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2460,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{32}
+	return file_kvpb_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CommitRequest) GetRegion() *RegionCtx {
@@ -2431,7 +2501,7 @@ type CommitResponse struct {
 
 func (x *CommitResponse) Reset() {
 	*x = CommitResponse{}
-	mi := &file_kvpb_proto_msgTypes[33]
+	mi := &file_kvpb_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2513,7 @@ func (x *CommitResponse) String() string {
 func (*CommitResponse) ProtoMessage() {}
 
 func (x *CommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[33]
+	mi := &file_kvpb_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2526,7 @@ func (x *CommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponse.ProtoReflect.Descriptor instead.
 func (*CommitResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{33}
+	return file_kvpb_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CommitResponse) GetRegionError() *RegionError {
@@ -2484,7 +2554,7 @@ type CommandResponse struct {
 
 func (x *CommandResponse) Reset() {
 	*x = CommandResponse{}
-	mi := &file_kvpb_proto_msgTypes[34]
+	mi := &file_kvpb_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2566,7 @@ func (x *CommandResponse) String() string {
 func (*CommandResponse) ProtoMessage() {}
 
 func (x *CommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[34]
+	mi := &file_kvpb_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2509,7 +2579,7 @@ func (x *CommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResponse.ProtoReflect.Descriptor instead.
 func (*CommandResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{34}
+	return file_kvpb_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CommandResponse) GetRegionError() *RegionError {
@@ -2537,7 +2607,7 @@ type BatchRollbackRequest struct {
 
 func (x *BatchRollbackRequest) Reset() {
 	*x = BatchRollbackRequest{}
-	mi := &file_kvpb_proto_msgTypes[35]
+	mi := &file_kvpb_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2619,7 @@ func (x *BatchRollbackRequest) String() string {
 func (*BatchRollbackRequest) ProtoMessage() {}
 
 func (x *BatchRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[35]
+	mi := &file_kvpb_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2632,7 @@ func (x *BatchRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRollbackRequest.ProtoReflect.Descriptor instead.
 func (*BatchRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{35}
+	return file_kvpb_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BatchRollbackRequest) GetRegion() *RegionCtx {
@@ -2598,7 +2668,7 @@ type CleanupRequest struct {
 
 func (x *CleanupRequest) Reset() {
 	*x = CleanupRequest{}
-	mi := &file_kvpb_proto_msgTypes[36]
+	mi := &file_kvpb_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2680,7 @@ func (x *CleanupRequest) String() string {
 func (*CleanupRequest) ProtoMessage() {}
 
 func (x *CleanupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[36]
+	mi := &file_kvpb_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2693,7 @@ func (x *CleanupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CleanupRequest.ProtoReflect.Descriptor instead.
 func (*CleanupRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{36}
+	return file_kvpb_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CleanupRequest) GetRegion() *RegionCtx {
@@ -2668,7 +2738,7 @@ type CheckTxnStatusRequest struct {
 
 func (x *CheckTxnStatusRequest) Reset() {
 	*x = CheckTxnStatusRequest{}
-	mi := &file_kvpb_proto_msgTypes[37]
+	mi := &file_kvpb_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2680,7 +2750,7 @@ func (x *CheckTxnStatusRequest) String() string {
 func (*CheckTxnStatusRequest) ProtoMessage() {}
 
 func (x *CheckTxnStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[37]
+	mi := &file_kvpb_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,7 +2763,7 @@ func (x *CheckTxnStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckTxnStatusRequest.ProtoReflect.Descriptor instead.
 func (*CheckTxnStatusRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{37}
+	return file_kvpb_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CheckTxnStatusRequest) GetRegion() *RegionCtx {
@@ -2752,7 +2822,7 @@ type CheckTxnStatusResponse struct {
 
 func (x *CheckTxnStatusResponse) Reset() {
 	*x = CheckTxnStatusResponse{}
-	mi := &file_kvpb_proto_msgTypes[38]
+	mi := &file_kvpb_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2834,7 @@ func (x *CheckTxnStatusResponse) String() string {
 func (*CheckTxnStatusResponse) ProtoMessage() {}
 
 func (x *CheckTxnStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[38]
+	mi := &file_kvpb_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +2847,7 @@ func (x *CheckTxnStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckTxnStatusResponse.ProtoReflect.Descriptor instead.
 func (*CheckTxnStatusResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{38}
+	return file_kvpb_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CheckTxnStatusResponse) GetRegionError() *RegionError {
@@ -2834,7 +2904,7 @@ type ResolveLockRequest struct {
 
 func (x *ResolveLockRequest) Reset() {
 	*x = ResolveLockRequest{}
-	mi := &file_kvpb_proto_msgTypes[39]
+	mi := &file_kvpb_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2846,7 +2916,7 @@ func (x *ResolveLockRequest) String() string {
 func (*ResolveLockRequest) ProtoMessage() {}
 
 func (x *ResolveLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[39]
+	mi := &file_kvpb_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2859,7 +2929,7 @@ func (x *ResolveLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveLockRequest.ProtoReflect.Descriptor instead.
 func (*ResolveLockRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{39}
+	return file_kvpb_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResolveLockRequest) GetRegion() *RegionCtx {
@@ -2902,7 +2972,7 @@ type TxnHeartBeatRequest struct {
 
 func (x *TxnHeartBeatRequest) Reset() {
 	*x = TxnHeartBeatRequest{}
-	mi := &file_kvpb_proto_msgTypes[40]
+	mi := &file_kvpb_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +2984,7 @@ func (x *TxnHeartBeatRequest) String() string {
 func (*TxnHeartBeatRequest) ProtoMessage() {}
 
 func (x *TxnHeartBeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[40]
+	mi := &file_kvpb_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +2997,7 @@ func (x *TxnHeartBeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnHeartBeatRequest.ProtoReflect.Descriptor instead.
 func (*TxnHeartBeatRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{40}
+	return file_kvpb_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TxnHeartBeatRequest) GetRegion() *RegionCtx {
@@ -2969,7 +3039,7 @@ type TxnHeartBeatResponse struct {
 
 func (x *TxnHeartBeatResponse) Reset() {
 	*x = TxnHeartBeatResponse{}
-	mi := &file_kvpb_proto_msgTypes[41]
+	mi := &file_kvpb_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2981,7 +3051,7 @@ func (x *TxnHeartBeatResponse) String() string {
 func (*TxnHeartBeatResponse) ProtoMessage() {}
 
 func (x *TxnHeartBeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[41]
+	mi := &file_kvpb_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2994,7 +3064,7 @@ func (x *TxnHeartBeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnHeartBeatResponse.ProtoReflect.Descriptor instead.
 func (*TxnHeartBeatResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{41}
+	return file_kvpb_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TxnHeartBeatResponse) GetRegionError() *RegionError {
@@ -3028,7 +3098,7 @@ type PessimisticKey struct {
 
 func (x *PessimisticKey) Reset() {
 	*x = PessimisticKey{}
-	mi := &file_kvpb_proto_msgTypes[42]
+	mi := &file_kvpb_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3040,7 +3110,7 @@ func (x *PessimisticKey) String() string {
 func (*PessimisticKey) ProtoMessage() {}
 
 func (x *PessimisticKey) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[42]
+	mi := &file_kvpb_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3053,7 +3123,7 @@ func (x *PessimisticKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticKey.ProtoReflect.Descriptor instead.
 func (*PessimisticKey) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{42}
+	return file_kvpb_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PessimisticKey) GetKey() []byte {
@@ -3088,7 +3158,7 @@ type AcquirePessimisticLockRequest struct {
 
 func (x *AcquirePessimisticLockRequest) Reset() {
 	*x = AcquirePessimisticLockRequest{}
-	mi := &file_kvpb_proto_msgTypes[43]
+	mi := &file_kvpb_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3100,7 +3170,7 @@ func (x *AcquirePessimisticLockRequest) String() string {
 func (*AcquirePessimisticLockRequest) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[43]
+	mi := &file_kvpb_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3113,7 +3183,7 @@ func (x *AcquirePessimisticLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockRequest.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{43}
+	return file_kvpb_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AcquirePessimisticLockRequest) GetRegion() *RegionCtx {
@@ -3193,7 +3263,7 @@ type AcquirePessimisticLockResponse struct {
 
 func (x *AcquirePessimisticLockResponse) Reset() {
 	*x = AcquirePessimisticLockResponse{}
-	mi := &file_kvpb_proto_msgTypes[44]
+	mi := &file_kvpb_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3205,7 +3275,7 @@ func (x *AcquirePessimisticLockResponse) String() string {
 func (*AcquirePessimisticLockResponse) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[44]
+	mi := &file_kvpb_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3218,7 +3288,7 @@ func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockResponse.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{44}
+	return file_kvpb_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AcquirePessimisticLockResponse) GetRegionError() *RegionError {
@@ -3268,7 +3338,7 @@ type PessimisticRollbackRequest struct {
 
 func (x *PessimisticRollbackRequest) Reset() {
 	*x = PessimisticRollbackRequest{}
-	mi := &file_kvpb_proto_msgTypes[45]
+	mi := &file_kvpb_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3280,7 +3350,7 @@ func (x *PessimisticRollbackRequest) String() string {
 func (*PessimisticRollbackRequest) ProtoMessage() {}
 
 func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[45]
+	mi := &file_kvpb_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3293,7 +3363,7 @@ func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticRollbackRequest.ProtoReflect.Descriptor instead.
 func (*PessimisticRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{45}
+	return file_kvpb_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PessimisticRollbackRequest) GetRegion() *RegionCtx {
@@ -3334,7 +3404,7 @@ type KeyRange struct {
 
 func (x *KeyRange) Reset() {
 	*x = KeyRange{}
-	mi := &file_kvpb_proto_msgTypes[46]
+	mi := &file_kvpb_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3346,7 +3416,7 @@ func (x *KeyRange) String() string {
 func (*KeyRange) ProtoMessage() {}
 
 func (x *KeyRange) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[46]
+	mi := &file_kvpb_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3359,7 +3429,7 @@ func (x *KeyRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRange.ProtoReflect.Descriptor instead.
 func (*KeyRange) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{46}
+	return file_kvpb_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *KeyRange) GetStart() []byte {
@@ -3390,7 +3460,7 @@ type ValidateReadsRequest struct {
 
 func (x *ValidateReadsRequest) Reset() {
 	*x = ValidateReadsRequest{}
-	mi := &file_kvpb_proto_msgTypes[47]
+	mi := &file_kvpb_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3402,7 +3472,7 @@ func (x *ValidateReadsRequest) String() string {
 func (*ValidateReadsRequest) ProtoMessage() {}
 
 func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[47]
+	mi := &file_kvpb_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3415,7 +3485,7 @@ func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateReadsRequest.ProtoReflect.Descriptor instead.
 func (*ValidateReadsRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{47}
+	return file_kvpb_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ValidateReadsRequest) GetRegion() *RegionCtx {
@@ -3473,7 +3543,7 @@ type ValidateReadsResponse struct {
 
 func (x *ValidateReadsResponse) Reset() {
 	*x = ValidateReadsResponse{}
-	mi := &file_kvpb_proto_msgTypes[48]
+	mi := &file_kvpb_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3485,7 +3555,7 @@ func (x *ValidateReadsResponse) String() string {
 func (*ValidateReadsResponse) ProtoMessage() {}
 
 func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[48]
+	mi := &file_kvpb_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3498,7 +3568,7 @@ func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateReadsResponse.ProtoReflect.Descriptor instead.
 func (*ValidateReadsResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{48}
+	return file_kvpb_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ValidateReadsResponse) GetRegionError() *RegionError {
@@ -3539,7 +3609,7 @@ type KeyChange struct {
 
 func (x *KeyChange) Reset() {
 	*x = KeyChange{}
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3551,7 +3621,7 @@ func (x *KeyChange) String() string {
 func (*KeyChange) ProtoMessage() {}
 
 func (x *KeyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3564,7 +3634,7 @@ func (x *KeyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyChange.ProtoReflect.Descriptor instead.
 func (*KeyChange) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{49}
+	return file_kvpb_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *KeyChange) GetKey() []byte {
@@ -3592,7 +3662,7 @@ type NotifyEntry struct {
 
 func (x *NotifyEntry) Reset() {
 	*x = NotifyEntry{}
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3604,7 +3674,7 @@ func (x *NotifyEntry) String() string {
 func (*NotifyEntry) ProtoMessage() {}
 
 func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3617,7 +3687,7 @@ func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyEntry.ProtoReflect.Descriptor instead.
 func (*NotifyEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{50}
+	return file_kvpb_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *NotifyEntry) GetKey() []byte {
@@ -3653,7 +3723,7 @@ type ScanNotifyRequest struct {
 
 func (x *ScanNotifyRequest) Reset() {
 	*x = ScanNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3665,7 +3735,7 @@ func (x *ScanNotifyRequest) String() string {
 func (*ScanNotifyRequest) ProtoMessage() {}
 
 func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3678,7 +3748,7 @@ func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ScanNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{51}
+	return file_kvpb_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ScanNotifyRequest) GetRegion() *RegionCtx {
@@ -3720,7 +3790,7 @@ type ScanNotifyResponse struct {
 
 func (x *ScanNotifyResponse) Reset() {
 	*x = ScanNotifyResponse{}
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3732,7 +3802,7 @@ func (x *ScanNotifyResponse) String() string {
 func (*ScanNotifyResponse) ProtoMessage() {}
 
 func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3745,7 +3815,7 @@ func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyResponse.ProtoReflect.Descriptor instead.
 func (*ScanNotifyResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{52}
+	return file_kvpb_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ScanNotifyResponse) GetRegionError() *RegionError {
@@ -3779,7 +3849,7 @@ type ClearNotifyRequest struct {
 
 func (x *ClearNotifyRequest) Reset() {
 	*x = ClearNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3791,7 +3861,7 @@ func (x *ClearNotifyRequest) String() string {
 func (*ClearNotifyRequest) ProtoMessage() {}
 
 func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3804,7 +3874,7 @@ func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ClearNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{53}
+	return file_kvpb_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ClearNotifyRequest) GetRegion() *RegionCtx {
@@ -3836,7 +3906,7 @@ type ScanChangesRequest struct {
 
 func (x *ScanChangesRequest) Reset() {
 	*x = ScanChangesRequest{}
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3848,7 +3918,7 @@ func (x *ScanChangesRequest) String() string {
 func (*ScanChangesRequest) ProtoMessage() {}
 
 func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3861,7 +3931,7 @@ func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesRequest.ProtoReflect.Descriptor instead.
 func (*ScanChangesRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{54}
+	return file_kvpb_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ScanChangesRequest) GetRegion() *RegionCtx {
@@ -3928,7 +3998,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +4010,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +4023,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{55}
+	return file_kvpb_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Change) GetKey() []byte {
@@ -4009,7 +4079,7 @@ type ScanChangesResponse struct {
 
 func (x *ScanChangesResponse) Reset() {
 	*x = ScanChangesResponse{}
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4021,7 +4091,7 @@ func (x *ScanChangesResponse) String() string {
 func (*ScanChangesResponse) ProtoMessage() {}
 
 func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4034,7 +4104,7 @@ func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesResponse.ProtoReflect.Descriptor instead.
 func (*ScanChangesResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{56}
+	return file_kvpb_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ScanChangesResponse) GetRegionError() *RegionError {
@@ -4072,7 +4142,7 @@ type CoprocessorRequest struct {
 
 func (x *CoprocessorRequest) Reset() {
 	*x = CoprocessorRequest{}
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4084,7 +4154,7 @@ func (x *CoprocessorRequest) String() string {
 func (*CoprocessorRequest) ProtoMessage() {}
 
 func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4097,7 +4167,7 @@ func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorRequest.ProtoReflect.Descriptor instead.
 func (*CoprocessorRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{57}
+	return file_kvpb_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CoprocessorRequest) GetRegion() *RegionCtx {
@@ -4157,7 +4227,7 @@ type CoprocessorResponse struct {
 
 func (x *CoprocessorResponse) Reset() {
 	*x = CoprocessorResponse{}
-	mi := &file_kvpb_proto_msgTypes[58]
+	mi := &file_kvpb_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4239,7 @@ func (x *CoprocessorResponse) String() string {
 func (*CoprocessorResponse) ProtoMessage() {}
 
 func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[58]
+	mi := &file_kvpb_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4252,7 @@ func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorResponse.ProtoReflect.Descriptor instead.
 func (*CoprocessorResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{58}
+	return file_kvpb_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CoprocessorResponse) GetRegionError() *RegionError {
@@ -4287,7 +4357,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x03txn\x18\x01 \x01(\x04R\x03txn\x12 \n" +
 	"\fwait_for_txn\x18\x02 \x01(\x04R\n" +
 	"waitForTxn\x12\x10\n" +
-	"\x03key\x18\x03 \x01(\fR\x03key\"\x93\x05\n" +
+	"\x03key\x18\x03 \x01(\fR\x03key\"\xc8\x05\n" +
 	"\bKeyError\x12+\n" +
 	"\x06locked\x18\x01 \x01(\v2\x11.percdb.kv.LockedH\x00R\x06locked\x126\n" +
 	"\bconflict\x18\x02 \x01(\v2\x18.percdb.kv.WriteConflictH\x00R\bconflict\x12A\n" +
@@ -4300,7 +4370,9 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x1apessimistic_lock_not_found\x18\t \x01(\v2\".percdb.kv.PessimisticLockNotFoundH\x00R\x17pessimisticLockNotFound\x122\n" +
 	"\tdisk_full\x18\n" +
 	" \x01(\v2\x13.percdb.kv.DiskFullH\x00R\bdiskFull\x12\x16\n" +
-	"\x05other\x18\v \x01(\tH\x00R\x05otherB\x06\n" +
+	"\x05other\x18\v \x01(\tH\x00R\x05other\x123\n" +
+	"\n" +
+	"gc_too_old\x18\f \x01(\v2\x13.percdb.kv.GCTooOldH\x00R\bgcTooOldB\x06\n" +
 	"\x04kind\"Z\n" +
 	"\x06Locked\x12'\n" +
 	"\x04lock\x18\x01 \x01(\v2\x13.percdb.kv.LockInfoR\x04lock\x12'\n" +
@@ -4339,7 +4411,11 @@ const file_kvpb_proto_rawDesc = "" +
 	"\bDiskFull\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\x04R\tavailable\x12\x16\n" +
-	"\x06needed\x18\x03 \x01(\x04R\x06needed\"0\n" +
+	"\x06needed\x18\x03 \x01(\x04R\x06needed\"9\n" +
+	"\bGCTooOld\x12\x0e\n" +
+	"\x02ts\x18\x01 \x01(\x04R\x02ts\x12\x1d\n" +
+	"\n" +
+	"safe_point\x18\x02 \x01(\x04R\tsafePoint\"0\n" +
 	"\x06KvPair\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\"f\n" +
@@ -4591,7 +4667,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -4616,43 +4692,44 @@ var file_kvpb_proto_goTypes = []any{
 	(*Deadlock)(nil),                       // 20: percdb.kv.Deadlock
 	(*PessimisticLockNotFound)(nil),        // 21: percdb.kv.PessimisticLockNotFound
 	(*DiskFull)(nil),                       // 22: percdb.kv.DiskFull
-	(*KvPair)(nil),                         // 23: percdb.kv.KvPair
-	(*GetRequest)(nil),                     // 24: percdb.kv.GetRequest
-	(*GetResponse)(nil),                    // 25: percdb.kv.GetResponse
-	(*BatchGetRequest)(nil),                // 26: percdb.kv.BatchGetRequest
-	(*BatchGetResponse)(nil),               // 27: percdb.kv.BatchGetResponse
-	(*ScanRequest)(nil),                    // 28: percdb.kv.ScanRequest
-	(*ScanResponse)(nil),                   // 29: percdb.kv.ScanResponse
-	(*Mutation)(nil),                       // 30: percdb.kv.Mutation
-	(*PrewriteRequest)(nil),                // 31: percdb.kv.PrewriteRequest
-	(*PrewriteResponse)(nil),               // 32: percdb.kv.PrewriteResponse
-	(*CommitRequest)(nil),                  // 33: percdb.kv.CommitRequest
-	(*CommitResponse)(nil),                 // 34: percdb.kv.CommitResponse
-	(*CommandResponse)(nil),                // 35: percdb.kv.CommandResponse
-	(*BatchRollbackRequest)(nil),           // 36: percdb.kv.BatchRollbackRequest
-	(*CleanupRequest)(nil),                 // 37: percdb.kv.CleanupRequest
-	(*CheckTxnStatusRequest)(nil),          // 38: percdb.kv.CheckTxnStatusRequest
-	(*CheckTxnStatusResponse)(nil),         // 39: percdb.kv.CheckTxnStatusResponse
-	(*ResolveLockRequest)(nil),             // 40: percdb.kv.ResolveLockRequest
-	(*TxnHeartBeatRequest)(nil),            // 41: percdb.kv.TxnHeartBeatRequest
-	(*TxnHeartBeatResponse)(nil),           // 42: percdb.kv.TxnHeartBeatResponse
-	(*PessimisticKey)(nil),                 // 43: percdb.kv.PessimisticKey
-	(*AcquirePessimisticLockRequest)(nil),  // 44: percdb.kv.AcquirePessimisticLockRequest
-	(*AcquirePessimisticLockResponse)(nil), // 45: percdb.kv.AcquirePessimisticLockResponse
-	(*PessimisticRollbackRequest)(nil),     // 46: percdb.kv.PessimisticRollbackRequest
-	(*KeyRange)(nil),                       // 47: percdb.kv.KeyRange
-	(*ValidateReadsRequest)(nil),           // 48: percdb.kv.ValidateReadsRequest
-	(*ValidateReadsResponse)(nil),          // 49: percdb.kv.ValidateReadsResponse
-	(*KeyChange)(nil),                      // 50: percdb.kv.KeyChange
-	(*NotifyEntry)(nil),                    // 51: percdb.kv.NotifyEntry
-	(*ScanNotifyRequest)(nil),              // 52: percdb.kv.ScanNotifyRequest
-	(*ScanNotifyResponse)(nil),             // 53: percdb.kv.ScanNotifyResponse
-	(*ClearNotifyRequest)(nil),             // 54: percdb.kv.ClearNotifyRequest
-	(*ScanChangesRequest)(nil),             // 55: percdb.kv.ScanChangesRequest
-	(*Change)(nil),                         // 56: percdb.kv.Change
-	(*ScanChangesResponse)(nil),            // 57: percdb.kv.ScanChangesResponse
-	(*CoprocessorRequest)(nil),             // 58: percdb.kv.CoprocessorRequest
-	(*CoprocessorResponse)(nil),            // 59: percdb.kv.CoprocessorResponse
+	(*GCTooOld)(nil),                       // 23: percdb.kv.GCTooOld
+	(*KvPair)(nil),                         // 24: percdb.kv.KvPair
+	(*GetRequest)(nil),                     // 25: percdb.kv.GetRequest
+	(*GetResponse)(nil),                    // 26: percdb.kv.GetResponse
+	(*BatchGetRequest)(nil),                // 27: percdb.kv.BatchGetRequest
+	(*BatchGetResponse)(nil),               // 28: percdb.kv.BatchGetResponse
+	(*ScanRequest)(nil),                    // 29: percdb.kv.ScanRequest
+	(*ScanResponse)(nil),                   // 30: percdb.kv.ScanResponse
+	(*Mutation)(nil),                       // 31: percdb.kv.Mutation
+	(*PrewriteRequest)(nil),                // 32: percdb.kv.PrewriteRequest
+	(*PrewriteResponse)(nil),               // 33: percdb.kv.PrewriteResponse
+	(*CommitRequest)(nil),                  // 34: percdb.kv.CommitRequest
+	(*CommitResponse)(nil),                 // 35: percdb.kv.CommitResponse
+	(*CommandResponse)(nil),                // 36: percdb.kv.CommandResponse
+	(*BatchRollbackRequest)(nil),           // 37: percdb.kv.BatchRollbackRequest
+	(*CleanupRequest)(nil),                 // 38: percdb.kv.CleanupRequest
+	(*CheckTxnStatusRequest)(nil),          // 39: percdb.kv.CheckTxnStatusRequest
+	(*CheckTxnStatusResponse)(nil),         // 40: percdb.kv.CheckTxnStatusResponse
+	(*ResolveLockRequest)(nil),             // 41: percdb.kv.ResolveLockRequest
+	(*TxnHeartBeatRequest)(nil),            // 42: percdb.kv.TxnHeartBeatRequest
+	(*TxnHeartBeatResponse)(nil),           // 43: percdb.kv.TxnHeartBeatResponse
+	(*PessimisticKey)(nil),                 // 44: percdb.kv.PessimisticKey
+	(*AcquirePessimisticLockRequest)(nil),  // 45: percdb.kv.AcquirePessimisticLockRequest
+	(*AcquirePessimisticLockResponse)(nil), // 46: percdb.kv.AcquirePessimisticLockResponse
+	(*PessimisticRollbackRequest)(nil),     // 47: percdb.kv.PessimisticRollbackRequest
+	(*KeyRange)(nil),                       // 48: percdb.kv.KeyRange
+	(*ValidateReadsRequest)(nil),           // 49: percdb.kv.ValidateReadsRequest
+	(*ValidateReadsResponse)(nil),          // 50: percdb.kv.ValidateReadsResponse
+	(*KeyChange)(nil),                      // 51: percdb.kv.KeyChange
+	(*NotifyEntry)(nil),                    // 52: percdb.kv.NotifyEntry
+	(*ScanNotifyRequest)(nil),              // 53: percdb.kv.ScanNotifyRequest
+	(*ScanNotifyResponse)(nil),             // 54: percdb.kv.ScanNotifyResponse
+	(*ClearNotifyRequest)(nil),             // 55: percdb.kv.ClearNotifyRequest
+	(*ScanChangesRequest)(nil),             // 56: percdb.kv.ScanChangesRequest
+	(*Change)(nil),                         // 57: percdb.kv.Change
+	(*ScanChangesResponse)(nil),            // 58: percdb.kv.ScanChangesResponse
+	(*CoprocessorRequest)(nil),             // 59: percdb.kv.CoprocessorRequest
+	(*CoprocessorResponse)(nil),            // 60: percdb.kv.CoprocessorResponse
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,  // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -4675,103 +4752,104 @@ var file_kvpb_proto_depIdxs = []int32{
 	20, // 17: percdb.kv.KeyError.deadlock:type_name -> percdb.kv.Deadlock
 	21, // 18: percdb.kv.KeyError.pessimistic_lock_not_found:type_name -> percdb.kv.PessimisticLockNotFound
 	22, // 19: percdb.kv.KeyError.disk_full:type_name -> percdb.kv.DiskFull
-	10, // 20: percdb.kv.Locked.lock:type_name -> percdb.kv.LockInfo
-	10, // 21: percdb.kv.Locked.more:type_name -> percdb.kv.LockInfo
-	11, // 22: percdb.kv.Deadlock.chain:type_name -> percdb.kv.WaitForEntry
-	2,  // 23: percdb.kv.GetRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 24: percdb.kv.GetResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 25: percdb.kv.GetResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 26: percdb.kv.BatchGetRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 27: percdb.kv.BatchGetResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 28: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
-	23, // 29: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
-	2,  // 30: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 31: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 32: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
-	23, // 33: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
-	0,  // 34: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
-	2,  // 35: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
-	30, // 36: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
-	4,  // 37: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 38: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
-	12, // 39: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
-	2,  // 40: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 41: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 42: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
-	4,  // 43: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 44: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 45: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 46: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 47: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 48: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 49: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
-	10, // 50: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
-	2,  // 51: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 52: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 53: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 54: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 55: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
-	43, // 56: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
-	4,  // 57: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 58: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 59: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 60: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
-	47, // 61: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,  // 62: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 63: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
-	50, // 64: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
-	2,  // 65: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 66: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 67: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
-	51, // 68: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 69: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	51, // 70: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 71: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 72: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 73: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
-	56, // 74: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
-	2,  // 75: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 76: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 77: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	24, // 78: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	26, // 79: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	28, // 80: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	31, // 81: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	33, // 82: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	36, // 83: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	37, // 84: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	38, // 85: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	40, // 86: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	41, // 87: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	44, // 88: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	46, // 89: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	48, // 90: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	52, // 91: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	54, // 92: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	55, // 93: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	58, // 94: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	25, // 95: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	27, // 96: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	29, // 97: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	32, // 98: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	34, // 99: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	35, // 100: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	35, // 101: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	39, // 102: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	35, // 103: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	42, // 104: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	45, // 105: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	35, // 106: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	49, // 107: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	53, // 108: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	35, // 109: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	57, // 110: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	59, // 111: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	95, // [95:112] is the sub-list for method output_type
-	78, // [78:95] is the sub-list for method input_type
-	78, // [78:78] is the sub-list for extension type_name
-	78, // [78:78] is the sub-list for extension extendee
-	0,  // [0:78] is the sub-list for field type_name
+	23, // 20: percdb.kv.KeyError.gc_too_old:type_name -> percdb.kv.GCTooOld
+	10, // 21: percdb.kv.Locked.lock:type_name -> percdb.kv.LockInfo
+	10, // 22: percdb.kv.Locked.more:type_name -> percdb.kv.LockInfo
+	11, // 23: percdb.kv.Deadlock.chain:type_name -> percdb.kv.WaitForEntry
+	2,  // 24: percdb.kv.GetRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 25: percdb.kv.GetResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 26: percdb.kv.GetResponse.error:type_name -> percdb.kv.KeyError
+	2,  // 27: percdb.kv.BatchGetRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 28: percdb.kv.BatchGetResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 29: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
+	24, // 30: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
+	2,  // 31: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 32: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 33: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
+	24, // 34: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
+	0,  // 35: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
+	2,  // 36: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
+	31, // 37: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
+	4,  // 38: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 39: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
+	12, // 40: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
+	2,  // 41: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 42: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 43: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
+	4,  // 44: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 45: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
+	2,  // 46: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,  // 47: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
+	2,  // 48: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 49: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 50: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
+	10, // 51: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
+	2,  // 52: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
+	2,  // 53: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 54: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 55: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
+	2,  // 56: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
+	44, // 57: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
+	4,  // 58: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 59: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
+	2,  // 60: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,  // 61: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
+	48, // 62: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,  // 63: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 64: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
+	51, // 65: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
+	2,  // 66: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 67: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 68: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	52, // 69: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,  // 70: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	52, // 71: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,  // 72: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 73: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 74: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	57, // 75: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,  // 76: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	4,  // 77: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	12, // 78: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	25, // 79: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	27, // 80: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	29, // 81: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	32, // 82: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	34, // 83: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	37, // 84: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	38, // 85: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	39, // 86: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	41, // 87: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	42, // 88: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	45, // 89: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	47, // 90: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	49, // 91: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	53, // 92: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	55, // 93: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	56, // 94: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	59, // 95: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	26, // 96: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	28, // 97: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	30, // 98: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	33, // 99: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	35, // 100: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	36, // 101: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	36, // 102: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	40, // 103: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	36, // 104: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	43, // 105: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	46, // 106: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	36, // 107: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	50, // 108: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	54, // 109: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	36, // 110: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	58, // 111: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	60, // 112: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	96, // [96:113] is the sub-list for method output_type
+	79, // [79:96] is the sub-list for method input_type
+	79, // [79:79] is the sub-list for extension type_name
+	79, // [79:79] is the sub-list for extension extendee
+	0,  // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -4798,6 +4876,7 @@ func file_kvpb_proto_init() {
 		(*KeyError_PessimisticLockNotFound)(nil),
 		(*KeyError_DiskFull)(nil),
 		(*KeyError_Other)(nil),
+		(*KeyError_GcTooOld)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4805,7 +4884,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

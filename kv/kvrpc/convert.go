@@ -133,6 +133,7 @@ func keyErrorToPB(err error) *kvpb.KeyError {
 		deadlock *kv.DeadlockError
 		pessNF   *kv.PessimisticLockNotFoundError
 		full     *kv.DiskFullError
+		tooOld   *kv.GCTooOldError
 	)
 	switch {
 	case errors.As(err, &locked):
@@ -165,6 +166,8 @@ func keyErrorToPB(err error) *kvpb.KeyError {
 		return &kvpb.KeyError{Kind: &kvpb.KeyError_PessimisticLockNotFound{PessimisticLockNotFound: &kvpb.PessimisticLockNotFound{Key: pessNF.Key, StartTs: pessNF.StartTS}}}
 	case errors.As(err, &full):
 		return &kvpb.KeyError{Kind: &kvpb.KeyError_DiskFull{DiskFull: &kvpb.DiskFull{Dir: full.Dir, Available: full.Available, Needed: full.Needed}}}
+	case errors.As(err, &tooOld):
+		return &kvpb.KeyError{Kind: &kvpb.KeyError_GcTooOld{GcTooOld: &kvpb.GCTooOld{Ts: tooOld.TS, SafePoint: tooOld.SafePoint}}}
 	}
 	var remote *RemoteError
 	if errors.As(err, &remote) {
@@ -219,6 +222,8 @@ func keyErrorFromPB(e *kvpb.KeyError, addr string) error {
 		return &kv.PessimisticLockNotFoundError{Key: k.PessimisticLockNotFound.GetKey(), StartTS: k.PessimisticLockNotFound.GetStartTs()}
 	case *kvpb.KeyError_DiskFull:
 		return &kv.DiskFullError{Dir: k.DiskFull.GetDir(), Available: k.DiskFull.GetAvailable(), Needed: k.DiskFull.GetNeeded()}
+	case *kvpb.KeyError_GcTooOld:
+		return &kv.GCTooOldError{TS: k.GcTooOld.GetTs(), SafePoint: k.GcTooOld.GetSafePoint()}
 	case *kvpb.KeyError_Other:
 		return &RemoteError{Addr: addr, Message: k.Other}
 	}
