@@ -882,6 +882,76 @@ func TestFastPathForUpdateLocks(t *testing.T) {
 	}
 }
 
+// TestFastPathPessimisticForUpdate checks that SELECT ... FOR UPDATE of a
+// pessimistic transaction runs on the fast path and takes the row's
+// pessimistic lock there: another transaction's write of the row waits
+// for it (information_schema.DATA_LOCK_WAITS shows the wait) and applies
+// after the commit, so that no increment is lost.
+func TestFastPathPessimisticForUpdate(t *testing.T) {
+	srv := startServer(t, true)
+	setup := openSide(t, "setup", srv, "")
+	for _, q := range []string{"CREATE DATABASE d", "USE d", diffCompositeSchema, diffCompositeRows} {
+		if out := setup.run(q); out.err != nil {
+			t.Fatalf("%s: %v", q, out.err)
+		}
+	}
+	a, b := openDB(t, srv, "d"), openDB(t, srv, "d")
+	a.SetMaxOpenConns(1)
+	b.SetMaxOpenConns(1)
+	status := openDB(t, srv, "")
+	const q = "SELECT v FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
+	if _, err := a.Exec(q, 1, 1, 1); err != nil { // learns the columns
+		t.Fatal(err)
+	}
+	var before sql.NullInt64
+	if err := status.QueryRow("SELECT v FROM d.ck WHERE w = 1 AND d = 1 AND id = 1").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec("BEGIN PESSIMISTIC"); err != nil {
+		t.Fatal(err)
+	}
+	hits := serverStatus(t, status, "Percdb_fastpath_hits")
+	var v sql.NullInt64
+	if err := a.QueryRow(q, 1, 1, 1).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if got := serverStatus(t, status, "Percdb_fastpath_hits"); got != hits+1 {
+		t.Errorf("a pessimistic SELECT ... FOR UPDATE not run by the fast path (hits %d -> %d)", hits, got)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Exec("UPDATE ck SET v = v + 1 WHERE w = 1 AND d = 1 AND id = 1")
+		done <- err
+	}()
+	// The writer waits for the lock the fast path took.
+	for waits := 0; waits == 0; {
+		select {
+		case err := <-done:
+			t.Fatalf("the write of a row locked by SELECT ... FOR UPDATE did not wait: %v", err)
+		default:
+		}
+		if err := status.QueryRow("SELECT count(*) FROM information_schema.DATA_LOCK_WAITS").Scan(&waits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Exec("UPDATE ck SET v = ? WHERE w = 1 AND d = 1 AND id = 1", v.Int64+10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec("COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting write: %v", err)
+	}
+	var after sql.NullInt64
+	if err := status.QueryRow("SELECT v FROM d.ck WHERE w = 1 AND d = 1 AND id = 1").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Int64 != before.Int64+11 {
+		t.Errorf("v = %d after +10 under the lock and +1 waiting for it, want %d", after.Int64, before.Int64+11)
+	}
+}
+
 // TestFastPathDecimalTemporal runs chosen writes of DECIMAL, DATETIME and
 // DATE columns, as text and prepared, and checks that the fast path ran
 // those whose values convert exactly (integers, and strings spelled as

@@ -164,9 +164,10 @@ func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
 // (txn.Store.PointGet): no oracle call, where GMS's path fetches a
 // start_ts. Inside a transaction it reads at the transaction's snapshot,
 // and FOR UPDATE locks the rows it found as GMS's path does (table.go's
-// rowIter; a pessimistic transaction's FOR UPDATE never comes here, see
-// Session.selectLocks). In autocommit mode FOR UPDATE locks nothing, in
-// GMS's path too.
+// rowIter): pessimistic locks in a pessimistic transaction, which wait
+// for their holders (a statement that opens its transaction goes to GMS,
+// see Session.selectLocks). In autocommit mode FOR UPDATE locks nothing,
+// in GMS's path too.
 func (r *fastRun) runSelect() fastOutcome {
 	s, ctx := r.s, r.ctx
 	var (

@@ -318,12 +318,21 @@ func conflictAfterRetries(err error) error {
 }
 
 // selectLocks reports whether the statement is a SELECT ... FOR UPDATE
-// that takes pessimistic locks: it runs in a pessimistic transaction (one
-// is open, or this statement opens one). It then skips the fast path,
-// whose SELECT plans do not lock, for GMS's. The fast path's writes do
-// lock: they go through the table editor (editor.go), as GMS's do.
+// that opens a pessimistic transaction (autocommit off, no transaction
+// open yet). That one skips the fast path for GMS's, which begins the
+// transaction in the session's mode. A locking read inside an open
+// transaction runs on either path: both lock the rows they read through
+// txn.Txn.LockKeys, which takes pessimistic locks in a pessimistic
+// transaction (waiting for their holders) and optimistic ones otherwise;
+// TestFastPathPessimisticForUpdate.
 func (s *Session) selectLocks() bool {
-	return s.forUpdate && s.lockingTxn()
+	if !s.forUpdate {
+		return false
+	}
+	if t, ok := s.GetTransaction().(*Transaction); ok && !t.finished {
+		return false
+	}
+	return s.lockingTxn()
 }
 
 // lockingTxn reports whether the session's statements run in a
