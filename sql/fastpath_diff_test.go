@@ -834,11 +834,14 @@ func TestFastPathCompositeKey(t *testing.T) {
 	}
 }
 
-// TestFastPathForUpdateLocks checks that SELECT ... FOR UPDATE on the fast
-// path locks the row it read in an optimistic transaction, as GMS's path
-// does: a concurrent commit of a write to the row fails the transaction's
-// commit with 1213, and a write to another row does not.
-func TestFastPathForUpdateLocks(t *testing.T) {
+// forUpdateQuery locks one row of ck by its whole composite key.
+const forUpdateQuery = "SELECT v FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
+
+// forUpdateSetup starts a server with d.ck and returns two connections
+// to d (a has run forUpdateQuery once, so that the fast path knows its
+// columns) and one for status queries.
+func forUpdateSetup(t *testing.T) (a, b, status *sql.DB) {
+	t.Helper()
 	srv := startServer(t, true)
 	setup := openSide(t, "setup", srv, "")
 	for _, q := range []string{"CREATE DATABASE d", "USE d", diffCompositeSchema, diffCompositeRows} {
@@ -846,14 +849,22 @@ func TestFastPathForUpdateLocks(t *testing.T) {
 			t.Fatalf("%s: %v", q, out.err)
 		}
 	}
-	a, b := openDB(t, srv, "d"), openDB(t, srv, "d")
+	a, b = openDB(t, srv, "d"), openDB(t, srv, "d")
 	a.SetMaxOpenConns(1)
-	status := openDB(t, srv, "")
-	const q = "SELECT v FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
-	// The first execution teaches the fast path the result's columns.
-	if _, err := a.Exec(q, 1, 1, 1); err != nil {
+	b.SetMaxOpenConns(1)
+	if _, err := a.Exec(forUpdateQuery, 1, 1, 1); err != nil {
 		t.Fatal(err)
 	}
+	return a, b, openDB(t, srv, "")
+}
+
+// TestFastPathForUpdateLocks checks that SELECT ... FOR UPDATE on the fast
+// path locks the row it read in an optimistic transaction, as GMS's path
+// does: a concurrent commit of a write to the row fails the transaction's
+// commit with 1213, and a write to another row does not.
+func TestFastPathForUpdateLocks(t *testing.T) {
+	a, b, status := forUpdateSetup(t)
+	const q = forUpdateQuery
 	for _, c := range []struct {
 		id         int
 		conflicted bool
@@ -888,21 +899,8 @@ func TestFastPathForUpdateLocks(t *testing.T) {
 // for it (information_schema.DATA_LOCK_WAITS shows the wait) and applies
 // after the commit, so that no increment is lost.
 func TestFastPathPessimisticForUpdate(t *testing.T) {
-	srv := startServer(t, true)
-	setup := openSide(t, "setup", srv, "")
-	for _, q := range []string{"CREATE DATABASE d", "USE d", diffCompositeSchema, diffCompositeRows} {
-		if out := setup.run(q); out.err != nil {
-			t.Fatalf("%s: %v", q, out.err)
-		}
-	}
-	a, b := openDB(t, srv, "d"), openDB(t, srv, "d")
-	a.SetMaxOpenConns(1)
-	b.SetMaxOpenConns(1)
-	status := openDB(t, srv, "")
-	const q = "SELECT v FROM ck WHERE w = ? AND d = ? AND id = ? FOR UPDATE"
-	if _, err := a.Exec(q, 1, 1, 1); err != nil { // learns the columns
-		t.Fatal(err)
-	}
+	a, b, status := forUpdateSetup(t)
+	const q = forUpdateQuery
 	var before sql.NullInt64
 	if err := status.QueryRow("SELECT v FROM d.ck WHERE w = 1 AND d = 1 AND id = 1").Scan(&before); err != nil {
 		t.Fatal(err)
