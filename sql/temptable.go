@@ -325,12 +325,6 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 	return nil
 }
 
-// errTempTableDDL refuses a change of a temporary table that percdb does
-// not make in place.
-func errTempTableDDL(what string) error {
-	return gsql.ErrUnsupportedFeature.New(what + " of a temporary table")
-}
-
 // rewriteTemp is RewriteInserter for a temporary table: the rows go to a
 // new table ID, which replaces the old one in the session when the
 // inserter closes; if the rewrite is discarded, the new rows go instead.

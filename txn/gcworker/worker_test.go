@@ -164,9 +164,8 @@ func TestKeepsWhatTheSafePointNeeds(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	type version struct {
-		ts    uint64
-		a, z  string
-		value string
+		ts   uint64
+		a, z string
 	}
 	var history []version
 	for i := 1; i <= 30; i++ {
