@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
@@ -82,8 +83,29 @@ func (d *rangeDeleter) kick() {
 	}
 }
 
+// How long the rangeDeleter waits before it tries a failed round again:
+// from minDeleteRangeRetry, doubling up to maxDeleteRangeRetry.
+const (
+	minDeleteRangeRetry = time.Second
+	maxDeleteRangeRetry = time.Minute
+)
+
+// kickAfter asks for a round after wait, unless ctx ends first.
+func (d *rangeDeleter) kickAfter(ctx context.Context, wait time.Duration) {
+	t := time.NewTimer(wait)
+	go func() {
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			d.kick()
+		}
+	}()
+}
+
 // run stamps ranges until ctx ends.
 func (d *rangeDeleter) run(ctx context.Context) {
+	retry := minDeleteRangeRetry
 	for {
 		select {
 		case <-ctx.Done():
@@ -94,9 +116,15 @@ func (d *rangeDeleter) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			slog.Error("delete ranges: a round failed; it runs again at the next schema change or start", "err", err)
+			// Try again after a while, and sooner if a schema change
+			// wakes us: a range left unstamped is space never given
+			// back.
+			slog.Error("delete ranges: a round failed; it runs again", "err", err, "after", retry)
+			d.kickAfter(ctx, retry)
+			retry = min(2*retry, maxDeleteRangeRetry)
 			continue
 		}
+		retry = minDeleteRangeRetry
 		d.mu.Lock()
 		close(d.idle)
 		d.idle = make(chan struct{})
@@ -135,6 +163,9 @@ func (d *rangeDeleter) stamp(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A stamp is what lets the garbage collector give a dropped table's
+	// space back, so it must work on a full disk.
+	k.AllowWhenDiskFull()
 	recs, err := readDeleteRanges(ctx, k)
 	if err != nil {
 		_ = k.Rollback(ctx)

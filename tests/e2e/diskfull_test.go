@@ -26,11 +26,7 @@ func TestDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
+	mnt := mountSmallDisk(t)
 	// Another program's file: deleting it is how space comes back (the
 	// store reclaims deleted rows' space only once MVCC garbage
 	// collection exists, issue 16).
@@ -44,26 +40,7 @@ func TestDiskFull(t *testing.T) {
 	db.SetMaxOpenConns(2)
 	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))", "CREATE TABLE f.small (id INT PRIMARY KEY)", "INSERT INTO f.small VALUES (1), (2), (3)", "CREATE TABLE f.scratch (id INT PRIMARY KEY)", "INSERT INTO f.scratch VALUES (1)")
 
-	// Insert random (incompressible) rows until the disk is full.
-	pad := func() string {
-		b := make([]byte, 1500)
-		_, _ = rand.Read(b)
-		return base64.StdEncoding.EncodeToString(b)
-	}
-	insert := func(from, n int) error {
-		var sb strings.Builder
-		args := make([]any, 0, 2*n)
-		sb.WriteString("INSERT INTO f.t VALUES ")
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				sb.WriteString(",")
-			}
-			sb.WriteString("(?, ?)")
-			args = append(args, from+i, pad())
-		}
-		_, err := db.Exec(sb.String(), args...)
-		return err
-	}
+	insert := randomRowInserter(db, "f.t")
 	acked := 0
 	var fullErr error
 	for acked < 100_000 { // 100,000 rows are 200 MiB: far more than the disk
@@ -139,5 +116,90 @@ func TestDiskFull(t *testing.T) {
 	var dummy sql.NullString
 	if err := db.QueryRow("SELECT pad FROM f.t WHERE id = ?", acked-1).Scan(&dummy); err != nil || !dummy.Valid {
 		t.Fatalf("the last acknowledged row after the restart: %v", err)
+	}
+}
+
+// TestDiskFullDropGivesSpaceBack: on a disk filled by one table, with
+// nothing else to delete, DROP TABLE and the garbage collector give the
+// space back, and writes are accepted again without a restart. The drop's
+// range must be stamped for deletion on the full disk (a stamp adds a few
+// bytes; a store that refused it would never reclaim the table).
+func TestDiskFullDropGivesSpaceBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a file system")
+	}
+	mnt := mountSmallDisk(t)
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	srv := sqltest.StartConfig(t, cfg)
+	db := srv.Open("")
+	db.SetMaxOpenConns(2)
+	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.big (id INT PRIMARY KEY, pad VARCHAR(2100))", "CREATE TABLE f.small (id INT PRIMARY KEY)")
+
+	insert := randomRowInserter(db, "f.big")
+	var err error
+	rows := 0
+	for ; rows < 100_000; rows += 100 {
+		if err = insert(rows, 100); err != nil {
+			break
+		}
+	}
+	if code, _ := mysqlErrorCode(err); code != 1021 {
+		t.Fatalf("after %d rows: %v; want error 1021", rows, err)
+	}
+	if _, err := db.Exec("INSERT INTO f.small VALUES (1)"); err == nil {
+		t.Fatal("an insert into another table on the full disk was accepted")
+	}
+
+	// Drop the table that filled the disk and let GC run every second
+	// with a life time of a second.
+	mustExec(t, db, "DROP TABLE f.big", "SET GLOBAL percdb_gc_life_time = '1s'", "SET GLOBAL percdb_gc_run_interval = '1s'")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err = db.Exec("INSERT INTO f.small VALUES (1)")
+		if err == nil {
+			break
+		}
+		if code, _ := mysqlErrorCode(err); code != 1021 || time.Now().After(deadline) {
+			t.Fatalf("writes after DROP TABLE and GC: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM f.small").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("f.small: %d rows, %v", n, err)
+	}
+}
+
+// mountSmallDisk mounts a 64 MiB tmpfs for the test, or skips it where
+// it cannot (mounting needs root).
+func mountSmallDisk(t *testing.T) string {
+	t.Helper()
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
+	return mnt
+}
+
+// randomRowInserter returns a function that inserts n rows (id, pad) with
+// ids from..from+n-1 and random (incompressible) 2 KB pads into table in
+// one statement.
+func randomRowInserter(db *sql.DB, table string) func(from, n int) error {
+	return func(from, n int) error {
+		var sb strings.Builder
+		args := make([]any, 0, 2*n)
+		sb.WriteString("INSERT INTO " + table + " VALUES ")
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			b := make([]byte, 1500)
+			_, _ = rand.Read(b)
+			sb.WriteString("(?, ?)")
+			args = append(args, from+i, base64.StdEncoding.EncodeToString(b))
+		}
+		_, err := db.Exec(sb.String(), args...)
+		return err
 	}
 }
