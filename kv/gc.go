@@ -485,14 +485,10 @@ func (s *Store) UnsafeDestroyRange(ctx context.Context, start, end []byte) (*Des
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer s.exit()
-	spaces := []byte{keyspace.Data, keyspace.Lock, keyspace.Write}
-	bounds := make([][2][]byte, len(spaces))
+	bounds := make([][2][]byte, len(dataSpaces))
 	resp := &DestroyRangeResponse{}
-	for i, sp := range spaces {
-		lo, hi := keyspace.KeyBound(sp, start), keyspace.SpaceEnd(sp)
-		if len(end) != 0 {
-			hi = keyspace.KeyBound(sp, end)
-		}
+	for i, sp := range dataSpaces {
+		lo, hi := spaceBounds(sp, start, end)
 		bounds[i] = [2][]byte{lo, hi}
 		n, err := s.db.EstimateDiskUsage(lo, hi)
 		if err != nil {

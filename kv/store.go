@@ -85,6 +85,8 @@ type Store struct {
 
 	db    *pebble.DB
 	cache *pebble.Cache
+	// dir is the store's directory ("" in memory).
+	dir string
 	// space refuses writes that add data when the disk is nearly full
 	// (nil: no protection).
 	space    *spaceGuard
@@ -181,6 +183,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{
 		db:       db,
 		cache:    cache,
+		dir:      dir,
 		space:    space,
 		latches:  latch.New(opts.LatchSlots),
 		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters),

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/percdb/percdb/sql/console"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/sql/console"
 )
 
 // consoleScenario starts a node with a status port and leaves it with
@@ -254,6 +256,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		{"processes", []string{"waiting for row lock", "UPDATE cs.t SET v = 200 WHERE id = 1", `data-kill-query=`}},
 		{"transactions", []string{"LockWaiting", "Idle", "update `cs` . `t` set `v` = ? where `id` = ?"}},
 		{"heatmap", []string{"cs.t rows", `data-value="`, "darkest:"}},
+		{"storage", []string{"cs.t", "L6", "compaction debt", "life time", "10m0s"}},
 	} {
 		t.Run(c.page, func(t *testing.T) {
 			dom, logs := chromium(t, browser, "--dump-dom", base+"#"+c.page)
@@ -303,4 +306,65 @@ func dataError(dom string) string {
 		return ""
 	}
 	return m[1]
+}
+
+// TestConsoleStorage checks /api/storage against a node with known data:
+// the largest table first with its size, a dropped table's range waiting
+// for the GC safe point, the disk and the LSM's levels.
+func TestConsoleStorage(t *testing.T) {
+	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0"})
+	db := openDB(t, srv, "")
+	mustExec(t, db, "CREATE DATABASE st", "CREATE TABLE st.big (id INT PRIMARY KEY, pad VARCHAR(2100))",
+		"CREATE TABLE st.small (id INT PRIMARY KEY)", "INSERT INTO st.small VALUES (1)", "CREATE TABLE st.gone (id INT PRIMARY KEY)")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for from := 0; from < 2000; from += 100 {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO st.big VALUES ")
+		for i := from; i < from+100; i++ {
+			b := make([]byte, 750)
+			for j := range b {
+				b[j] = byte(rng.Uint32())
+			}
+			fmt.Fprintf(&sb, "%s(%d, '%s')", map[bool]string{true: "", false: ","}[i == from], i, hex.EncodeToString(b))
+		}
+		mustExec(t, db, sb.String())
+	}
+	mustExec(t, db, "DROP TABLE st.gone")
+	if err := srv.FlushStorage(); err != nil {
+		t.Fatal(err)
+	}
+	var st console.Storage
+	// The drop's range is listed once the node's deleter has stamped it.
+	for try := 0; ; try++ {
+		st = console.Storage{}
+		if err := json.Unmarshal([]byte(consoleGet(t, srv, "/api/storage")), &st); err != nil {
+			t.Fatal(err)
+		}
+		stamped := false
+		for _, r := range st.GC.PendingRanges {
+			stamped = stamped || (strings.HasSuffix(r.What, "TABLE gone") && r.NotBefore != 0)
+		}
+		if stamped {
+			break
+		}
+		if try == 100 {
+			t.Fatalf("no stamped range of the dropped st.gone: %+v", st.GC.PendingRanges)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !st.Local || st.DiskTotal == 0 || st.DiskAvailable > st.DiskTotal || !strings.HasSuffix(st.Dir, "kv") || st.StoreBytes == 0 || len(st.Levels) != 7 {
+		t.Errorf("/api/storage: %+v", st)
+	}
+	// 2,000 rows of 1,500 incompressible bytes: about 3 MB.
+	if len(st.Tables) < 2 || st.Tables[0].Table != "st.big" || st.Tables[0].Bytes < 2_000_000 || st.Tables[0].Bytes > 10_000_000 {
+		t.Errorf("/api/storage tables: %+v, want st.big first at about 3 MB", st.Tables)
+	}
+	for _, tb := range st.Tables {
+		if tb.Table == "st.gone" {
+			t.Errorf("the dropped st.gone is listed: %+v", st.Tables)
+		}
+	}
+	if st.GC.LifeTime != "10m0s" || st.GC.RunInterval != "10m0s" {
+		t.Errorf("/api/storage gc: %+v", st.GC)
+	}
 }

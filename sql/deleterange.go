@@ -2,7 +2,6 @@ package sql
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -206,23 +205,11 @@ type storedDeleteRange struct {
 
 // readDeleteRanges reads every recorded range in k.
 func readDeleteRanges(ctx context.Context, k *txn.Txn) ([]storedDeleteRange, error) {
-	it, err := k.Iter(ctx, prefixDeleteRanges, tablecodec.PrefixNext(prefixDeleteRanges))
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
 	var out []storedDeleteRange
-	for it.Valid() {
-		r := storedDeleteRange{key: append([]byte(nil), it.Key()...)}
-		if err := json.Unmarshal(it.Value(), &r.rec); err != nil {
-			return nil, fmt.Errorf("decode delete range %q: %w", it.Key(), err)
-		}
-		out = append(out, r)
-		if err := it.Next(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	err := scanJSON(ctx, k, prefixDeleteRanges, func(key []byte, rec deleteRangeRecord) {
+		out = append(out, storedDeleteRange{key: key, rec: rec})
+	})
+	return out, err
 }
 
 // gcDeleteRanges is the provider's records as the garbage collector's

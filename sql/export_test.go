@@ -22,3 +22,7 @@ func (s *Server) QuiesceBackground(ctx context.Context) error {
 		}
 	}
 }
+
+// FlushStorage writes the node's memtables to table files, so that the
+// storage page's size estimates count what was written.
+func (s *Server) FlushStorage() error { return s.kvStore.Flush() }

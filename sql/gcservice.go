@@ -71,6 +71,43 @@ func (p *DatabaseProvider) setServiceSafePoint(ctx context.Context, id string, t
 // collector's gcworker.ServiceSafePointSource.
 type gcServiceSafePoints struct{ p *DatabaseProvider }
 
+// storedServiceSafePoint is an entry as read, with its key and id.
+type storedServiceSafePoint struct {
+	key []byte
+	id  string
+	rec serviceSafePointRecord
+}
+
+// readServiceSafePoints reads every entry in k, expired or not.
+func readServiceSafePoints(ctx context.Context, k *txn.Txn) ([]storedServiceSafePoint, error) {
+	var out []storedServiceSafePoint
+	err := scanJSON(ctx, k, prefixServiceSafePoints, func(key []byte, rec serviceSafePointRecord) {
+		out = append(out, storedServiceSafePoint{key: key, id: string(key[len(prefixServiceSafePoints):]), rec: rec})
+	})
+	return out, err
+}
+
+// scanJSON decodes every value under prefix in k as a T and hands it to
+// each with a copy of its key, in key order.
+func scanJSON[T any](ctx context.Context, k *txn.Txn, prefix []byte, each func(key []byte, v T)) error {
+	it, err := k.Iter(ctx, prefix, tablecodec.PrefixNext(prefix))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Valid() {
+		var v T
+		if err := json.Unmarshal(it.Value(), &v); err != nil {
+			return fmt.Errorf("decode %q: %w", it.Key(), err)
+		}
+		each(append([]byte(nil), it.Key()...), v)
+		if err := it.Next(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ServiceSafePoints returns the entries in force at now, and deletes the
 // expired ones.
 func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Time) ([]gcworker.ServiceSafePoint, error) {
@@ -78,34 +115,21 @@ func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	it, err := k.Iter(ctx, prefixServiceSafePoints, tablecodec.PrefixNext(prefixServiceSafePoints))
+	entries, err := readServiceSafePoints(ctx, k)
 	if err != nil {
 		_ = k.Rollback(ctx)
 		return nil, err
 	}
 	var live []gcworker.ServiceSafePoint
 	var expired [][]byte
-	for it.Valid() {
-		var rec serviceSafePointRecord
-		id := string(it.Key()[len(prefixServiceSafePoints):])
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			it.Close()
-			_ = k.Rollback(ctx)
-			return nil, fmt.Errorf("decode service safe point %s: %w", id, err)
-		}
-		sp := gcworker.ServiceSafePoint{ID: id, TS: rec.TS, Expires: time.UnixMilli(rec.Expires)}
+	for _, e := range entries {
+		sp := gcworker.ServiceSafePoint{ID: e.id, TS: e.rec.TS, Expires: time.UnixMilli(e.rec.Expires)}
 		if now.Before(sp.Expires) {
 			live = append(live, sp)
 		} else {
-			expired = append(expired, append([]byte(nil), it.Key()...))
-		}
-		if err := it.Next(ctx); err != nil {
-			it.Close()
-			_ = k.Rollback(ctx)
-			return nil, err
+			expired = append(expired, e.key)
 		}
 	}
-	it.Close()
 	if len(expired) == 0 {
 		return live, k.Rollback(ctx)
 	}

@@ -183,6 +183,12 @@ func TestStatusPort(t *testing.T) {
 	if metricValue(t, after, "percdb_pebble_disk_usage_bytes") <= 0 {
 		t.Error("percdb_pebble_disk_usage_bytes is 0 for a store with data")
 	}
+	if size, avail := metricValue(t, after, "percdb_disk_size_bytes"), metricValue(t, after, "percdb_disk_available_bytes"); size <= 0 || avail <= 0 || avail > size {
+		t.Errorf("percdb_disk_size_bytes %v, percdb_disk_available_bytes %v", size, avail)
+	}
+	if full := metricValue(t, after, "percdb_disk_full"); full != 0 {
+		t.Errorf("percdb_disk_full = %v with a disk that is not full", full)
+	}
 
 	// Both views of a counter read one source: with no traffic between,
 	// SHOW STATUS and /metrics agree.

@@ -126,6 +126,8 @@ type Source interface {
 	Transactions() []Transaction
 	LockWaits() []LockWait
 	Heatmap() Heatmap
+	// Storage reads the store, the LSM and the garbage collector now.
+	Storage() Storage
 	// Kill stops connection id's running statement (query) or closes
 	// the connection; an error when there is no such connection.
 	Kill(id uint32, query bool) error
@@ -163,6 +165,12 @@ func Handler(src Source, hist *History) http.Handler {
 		h := src.Heatmap()
 		h.Times, h.Rows = nonNil(h.Times), nonNil(h.Rows)
 		return h
+	})
+	api("storage", func() any {
+		st := src.Storage()
+		st.Levels, st.Tables = nonNil(st.Levels), nonNil(st.Tables)
+		st.GC.PendingRanges, st.GC.ServiceSafePoints = nonNil(st.GC.PendingRanges), nonNil(st.GC.ServiceSafePoints)
+		return st
 	})
 	mux.HandleFunc("POST /api/kill", func(w http.ResponseWriter, r *http.Request) { serveKill(w, r, src) })
 	return mux

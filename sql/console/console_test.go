@@ -34,6 +34,9 @@ func (f *fakeSource) LockWaits() []LockWait {
 func (f *fakeSource) Heatmap() Heatmap {
 	return Heatmap{IntervalS: 10, Times: []int64{1000}, Rows: []HeatmapRow{{Table: "d.t", Part: "rows", ReadKeys: []uint64{3}}}}
 }
+func (f *fakeSource) Storage() Storage {
+	return Storage{Local: true, Dir: "/data/kv", DiskTotal: 100, Tables: []TableSize{{Table: "d.t", Bytes: 42}}}
+}
 func (f *fakeSource) Kill(id uint32, query bool) error {
 	if id != 7 {
 		return ErrNoConnection
@@ -71,6 +74,9 @@ func TestHandlerPagesAndAPI(t *testing.T) {
 		{"/api/transactions", "application/json", `{"transactions":[],"lock_waits":[{"conn_id":7,"start_ts":"9"`},
 		{"/api/overview", "application/json", `"samples":[]`},
 		{"/api/heatmap", "application/json", `"rows":[{"table":"d.t","part":"rows","read_keys":[3]`},
+		// Empty lists are [], never null.
+		{"/api/storage", "application/json", `"levels":[],"tables":[{"table":"d.t","bytes":42}]`},
+		{"/api/storage", "application/json", `"pending_ranges":[],"service_safe_points":[]`},
 	} {
 		code, ctype, body := get(t, srv, c.path)
 		if code != http.StatusOK || !strings.Contains(ctype, c.ctype) || !strings.Contains(body, c.contains) {

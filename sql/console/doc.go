@@ -13,7 +13,12 @@
 //     sample statement of each;
 //   - slow queries: the latest statements over long_query_time;
 //   - processes: the connections, each with KILL QUERY and KILL buttons;
-//   - transactions: the open transactions and the lock waits.
+//   - transactions: the open transactions and the lock waits;
+//   - key heatmap: where reads and writes went in the key space over time;
+//   - storage: the disk (free space, the reserve, the full state), the
+//     LSM's levels and compaction debt, the largest tables, and the
+//     garbage collector (safe point, last run, ranges of dropped tables
+//     waiting, service safe points that hold it back).
 //
 // The pages read JSON endpoints under /api/ (Handler), which are part of
 // the status port's interface and are tested as such. POST /api/kill is

@@ -208,6 +208,45 @@ const pages = {
     heatmapChart(document.getElementById("heatmap"), h, sel.value);
     return h.rows.length;
   },
+  async storage() {
+    const st = await api("storage");
+    const tiles = (id, list) => document.getElementById(id).replaceChildren(...list.map(([k, v, cls]) =>
+      el("div", { class: "tile" + (cls ? " " + cls : "") }, el("div", { class: "v" }, v), el("div", { class: "k" }, k))));
+    if (st.note) document.getElementById("storage-note").textContent = st.note;
+    tiles("storage-tiles", st.local ? [
+      ["disk free", bytes(st.disk_available) + " of " + bytes(st.disk_total)],
+      ["writes", st.disk_full ? "refused: disk full" : "accepted", st.disk_full ? "bad" : ""],
+      ["reserve", st.disk_reserve ? bytes(st.disk_reserve) : "off"],
+      ["store on disk", bytes(st.store_bytes)], ["memtables", bytes(st.memtable_bytes)],
+      ["compaction debt", bytes(st.compaction_debt_bytes)], ["read amplification", num(st.read_amp, 0)],
+      ["compactions", num(st.compactions, 0)], ["flushes", num(st.flushes, 0)],
+      ["block cache hit rate", st.block_cache_hits + st.block_cache_misses ? num(100 * st.block_cache_hits / (st.block_cache_hits + st.block_cache_misses), 1) + "%" : ""],
+    ] : []);
+    table(document.getElementById("storage-tables"), [
+      { key: "table", label: "Table" }, { key: "bytes", label: "Size", num: true, fmt: bytes },
+    ], st.tables);
+    table(document.getElementById("storage-levels"), [
+      { key: "level", label: "Level", num: true, fmt: v => "L" + v }, { key: "files", label: "Files", num: true, fmt: v => num(v, 0) },
+      { key: "bytes", label: "Size", num: true, fmt: bytes }, { key: "score", label: "Compaction score", num: true, fmt: v => num(v, 2) },
+    ], st.levels);
+    const gc = st.gc;
+    tiles("gc-tiles", [
+      ["life time", gc.life_time], ["run interval", gc.run_interval],
+      ["safe point", gc.safe_point === "0" ? "none yet" : time(gc.safe_point_time)], ["last run", time(gc.last_run) || "none yet"],
+      ["runs (failed)", `${num(gc.runs, 0)} (${num(gc.failed_runs, 0)})`, gc.failed_runs ? "bad" : ""],
+      ["versions deleted", num(gc.versions_deleted, 0)], ["reclaimed", bytes(gc.bytes_reclaimed)],
+      ["ranges destroyed", num(gc.ranges_destroyed, 0)],
+    ]);
+    table(document.getElementById("gc-ranges"), [
+      { key: "what", label: "What" }, { key: "bytes", label: "Size", num: true, fmt: bytes },
+      { key: "not_before", label: "After", num: true, fmt: v => v === "0" ? "not stamped yet" : v },
+    ], gc.pending_ranges);
+    table(document.getElementById("gc-services"), [
+      { key: "id", label: "Service" }, { key: "what", label: "What" }, { key: "time", label: "Holds at", fmt: time },
+      { key: "expires", label: "Expires", fmt: time }, { key: "expired", label: "", fmt: v => v ? "expired" : "" },
+    ], gc.service_safe_points);
+    return st.tables.length;
+  },
 };
 
 // heatmapChart draws h's rows for measure as an SVG grid: a row per part

@@ -1,0 +1,150 @@
+package sql
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/tso"
+)
+
+// The console's storage page (console.Storage): the node's store on disk,
+// the LSM, the largest tables and the garbage collector. Sizes are
+// estimates from the table files' metadata (kv.Store.ApproximateSize), so
+// the page reads no rows however large the tables.
+
+// Bounds of the storage page's work.
+const (
+	// storageTables is how many of the largest tables it lists.
+	storageTables = 20
+	// storageTablesMeasured is how many tables it measures at most; a
+	// catalog larger than this is listed from the first ones found.
+	storageTablesMeasured = 10_000
+	// storageReadTimeout bounds its reads of the store (delete ranges,
+	// service safe points).
+	storageReadTimeout = 5 * time.Second
+)
+
+// Storage implements console.Source.
+func (c consoleSource) Storage() console.Storage {
+	var out console.Storage
+	p := c.s.provider
+	if p.gc != nil {
+		set := p.gc.settings.get()
+		out.GC.LifeTime, out.GC.RunInterval = set.LifeTime.String(), set.RunInterval.String()
+		if p.gc.worker != nil {
+			st := p.gc.worker.Stats()
+			out.GC.SafePoint, out.GC.LastRun = st.SafePoint, st.LastRun
+			if st.SafePoint != 0 {
+				out.GC.SafePointTime = time.UnixMilli(tso.Physical(st.SafePoint)).UTC()
+			}
+			out.GC.Runs, out.GC.FailedRuns = st.Runs, st.FailedRuns
+			out.GC.VersionsDeleted, out.GC.BytesReclaimed, out.GC.RangesDestroyed = st.VersionsDeleted, st.BytesDeleted+st.RangeBytesReclaimed, st.RangesDestroyed
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storageReadTimeout)
+	defer cancel()
+	pending := c.gcRecords(ctx, &out.GC)
+	ks := c.s.kvStore
+	if ks == nil {
+		out.Note = "this node keeps no data: its regions are on the KV nodes"
+		return out
+	}
+	out.Local = true
+	if ds, err := ks.DiskSpace(); err == nil {
+		out.Dir, out.DiskTotal, out.DiskAvailable, out.DiskReserve, out.DiskFull = ds.Dir, ds.Total, ds.Available, ds.Reserve, ds.Full
+	} else {
+		slog.Debug("console: disk space", "err", err)
+	}
+	if m, err := ks.Metrics(); err == nil {
+		out.StoreBytes = m.DiskSpaceUsage()
+		out.MemtableBytes = m.MemTable.Size
+		out.CompactionDebtBytes = m.Compact.EstimatedDebt
+		out.Compactions, out.Flushes = m.Compact.Count, m.Flush.Count
+		out.ReadAmp = m.ReadAmp()
+		out.BlockCacheHits, out.BlockCacheMisses = m.BlockCache.Hits, m.BlockCache.Misses
+		for i, l := range m.Levels {
+			out.Levels = append(out.Levels, console.StorageLevel{Level: i, Files: l.NumFiles, Bytes: l.Size, Score: l.Score})
+		}
+	}
+	for i, b := range pending {
+		out.GC.PendingRanges[i].Bytes, _ = ks.ApproximateSize(b[0], b[1])
+	}
+	out.Tables = c.largestTables()
+	return out
+}
+
+// largestTables measures the catalog's tables and returns the largest.
+func (c consoleSource) largestTables() []console.TableSize {
+	ks := c.s.kvStore
+	names := c.tableNames()
+	sizes := make([]console.TableSize, 0, len(names))
+	for id, name := range names {
+		if len(sizes) == storageTablesMeasured {
+			break
+		}
+		start, end := tablecodec.TableRange(id)
+		n, err := ks.ApproximateSize(start, end)
+		if err != nil {
+			slog.Debug("console: table size", "table", name, "err", err)
+			continue
+		}
+		sizes = append(sizes, console.TableSize{Table: name, Bytes: n})
+	}
+	slices.SortFunc(sizes, func(a, b console.TableSize) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.Table, b.Table))
+	})
+	return sizes[:min(len(sizes), storageTables)]
+}
+
+// tableNames returns "db.table" of every table in the cached catalog by
+// table id.
+func (c consoleSource) tableNames() map[int64]string {
+	out := map[int64]string{}
+	cat := c.s.provider.catalogs.cached()
+	if cat == nil {
+		return out
+	}
+	dbNames := map[int64]string{}
+	for _, db := range cat.dbs {
+		dbNames[db.ID] = db.Name
+	}
+	for _, byName := range cat.tables {
+		for _, def := range byName {
+			out[def.ID] = dbNames[def.DBID] + "." + def.Name
+		}
+	}
+	return out
+}
+
+// gcRecords fills in the ranges waiting for destruction and the service
+// safe points, read from the store, and returns the bounds of each
+// pending range.
+func (c consoleSource) gcRecords(ctx context.Context, gc *console.StorageGC) (bounds [][2][]byte) {
+	k, err := c.s.provider.store.Begin(ctx)
+	if err != nil {
+		slog.Debug("console: gc records", "err", err)
+		return nil
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	if recs, err := readDeleteRanges(ctx, k); err == nil {
+		for _, r := range recs {
+			gc.PendingRanges = append(gc.PendingRanges, console.PendingRange{What: r.rec.What, NotBefore: r.rec.NotBefore})
+			bounds = append(bounds, [2][]byte{r.rec.Start, r.rec.End})
+		}
+	}
+	if sps, err := readServiceSafePoints(ctx, k); err == nil {
+		now := time.Now()
+		for _, e := range sps {
+			exp := time.UnixMilli(e.rec.Expires).UTC()
+			gc.ServiceSafePoints = append(gc.ServiceSafePoints, console.ServiceSafePoint{
+				ID: e.id, What: e.rec.What, TS: e.rec.TS, Time: time.UnixMilli(tso.Physical(e.rec.TS)).UTC(), Expires: exp, Expired: !now.Before(exp),
+			})
+		}
+	}
+	return bounds
+}
