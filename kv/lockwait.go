@@ -44,8 +44,12 @@ type waiterTable struct {
 	// waiting counts queued waiters: commands skip the mutex when it is 0,
 	// which is nearly always.
 	waiting atomic.Int64
-	mu      sync.Mutex
-	queues  map[string][]*lockWaiter
+	// waits, waitNanos and deadlocks count the waits begun, the time
+	// spent in them and the waits refused or ended as deadlocks
+	// (LockWaitStats).
+	waits, waitNanos, deadlocks atomic.Uint64
+	mu                          sync.Mutex
+	queues                      map[string][]*lockWaiter
 }
 
 func newWaiterTable(d DeadlockDetector) *waiterTable {
@@ -67,6 +71,7 @@ func (t *waiterTable) enqueue(key []byte, startTS, lockTS uint64, turn *lockWait
 	t.queues[string(key)] = q
 	t.mu.Unlock()
 	t.waiting.Add(1)
+	t.waits.Add(1)
 	return w
 }
 
@@ -155,6 +160,28 @@ func (t *waiterTable) wakeNext(key []byte) {
 	w := q[0]
 	t.removeLocked(w)
 	w.woken <- struct{}{}
+}
+
+// LockWaitStats are a store's lock-wait counts since it opened.
+type LockWaitStats struct {
+	// Waiting is the requests waiting for a lock now.
+	Waiting int64
+	// Waits counts the requests queued behind a lock, a wait then refused
+	// as a deadlock included. A request that waits longer than a wait
+	// slice (Options.LockWaitSlice) returns to its client, which asks
+	// again: each slice counts.
+	Waits uint64
+	// WaitTime is the time spent waiting.
+	WaitTime time.Duration
+	// Deadlocks counts the waits refused, or ended, because they closed
+	// a cycle of waits (MySQL error 1213 for the victim).
+	Deadlocks uint64
+}
+
+// LockWaitStats returns the store's lock-wait counts so far.
+func (s *Store) LockWaitStats() LockWaitStats {
+	t := s.waiters
+	return LockWaitStats{Waiting: t.waiting.Load(), Waits: t.waits.Load(), WaitTime: time.Duration(t.waitNanos.Load()), Deadlocks: t.deadlocks.Load()}
 }
 
 // LockWait is one lock request waiting for another transaction's lock

@@ -171,6 +171,9 @@ func TestDeadlock(t *testing.T) {
 			if !errors.As(err, &dl) || dl.StartTS != txn(last) || dl.LockTS != txn(0) || len(dl.Chain) != n-1 {
 				t.Fatalf("closing request: got %v, want a deadlock of %d txns", err, n)
 			}
+			if st := lt.s.LockWaitStats(); st.Deadlocks != 1 || st.Waiting != int64(n-1) || st.Waits != uint64(n) {
+				t.Fatalf("LockWaitStats with %d waiting and one deadlock refused: %+v", n-1, st)
+			}
 			// The victim rolls back; the chain unwinds from its end.
 			lt.release(txn(last), key(last))
 			for i := n - 2; i >= 0; i-- {
@@ -178,6 +181,9 @@ func TestDeadlock(t *testing.T) {
 					t.Fatalf("txn %d: %v", txn(i), err)
 				}
 				lt.release(txn(i), key(i), key(i+1))
+			}
+			if st := lt.s.LockWaitStats(); st.Waiting != 0 || st.Waits != uint64(n) || st.WaitTime <= 0 {
+				t.Fatalf("LockWaitStats after the waits ended: %+v", st)
 			}
 		})
 	}

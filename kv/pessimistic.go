@@ -84,14 +84,18 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 // error.
 func (s *Store) waitForLock(ctx context.Context, w *lockWaiter, deadline time.Time, lockedErr error) (*lockWaiter, error) {
 	if err := s.waiters.detect(w); err != nil {
+		s.waiters.deadlocks.Add(1)
 		return nil, err
 	}
+	start := time.Now()
+	defer func() { s.waiters.waitNanos.Add(uint64(time.Since(start))) }()
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case <-w.woken:
 		s.waiters.done(w, true)
 		if w.err != nil {
+			s.waiters.deadlocks.Add(1)
 			return nil, w.err
 		}
 		return w, nil

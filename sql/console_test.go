@@ -198,6 +198,12 @@ func TestConsoleAPI(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	// The wait in SHOW STATUS, under InnoDB's names.
+	db := openDB(t, srv, "")
+	if w, n := serverStatus(t, db, "Innodb_row_lock_current_waits"), serverStatus(t, db, "Innodb_row_lock_waits"); w != 1 || n < 1 {
+		t.Errorf("Innodb_row_lock_current_waits %d, Innodb_row_lock_waits %d with one connection waiting", w, n)
+	}
+
 	// KILL QUERY through the console.
 	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.StatusAddr().String()+"/api/kill",
 		strings.NewReader(fmt.Sprintf(`{"id": %d, "query": true}`, waiterID)))
@@ -213,6 +219,9 @@ func TestConsoleAPI(t *testing.T) {
 	var me *mysql.MySQLError
 	if err := <-waited; !errors.As(err, &me) || me.Number != 1317 {
 		t.Fatalf("the UPDATE killed from the console: %v, want 1317", err)
+	}
+	if w := serverStatus(t, db, "Innodb_row_lock_current_waits"); w != 0 {
+		t.Errorf("Innodb_row_lock_current_waits %d after the waiter was killed", w)
 	}
 	// No longer waiting; the connection is still there.
 	if p := consoleGet(t, srv, "/api/processes"); strings.Contains(p, "waiting for row lock") || !strings.Contains(p, fmt.Sprintf(`"id":%d,`, waiterID)) {

@@ -14,6 +14,10 @@ type nodeCounter struct {
 	// gauge marks a value that goes down as well as up.
 	gauge bool
 	value uint64
+	// metricScale, when not 0, multiplies value for /metrics: a time
+	// SHOW STATUS gives in milliseconds, as MySQL does, is in seconds
+	// there, as Prometheus' conventions ask.
+	metricScale float64
 }
 
 // Help texts of the counter families, one per family.
@@ -27,6 +31,11 @@ const (
 	helpCommitPhases             = "Committed transactions that wrote, by protocol: 1pc (prewrite and commit in one request) or 2pc."
 	helpLocks                    = "Locks of other transactions met by reads and writes and settled by the lock resolver, by outcome: gone (committed or rolled back), read_past (read the version below it), alive (waited for)."
 	helpSnapshotMoves            = "Statements of pessimistic transactions that met a commit newer than their snapshot, by outcome: moved (the transaction's earlier reads were unchanged, its snapshot moved and the statement ran again), refused (an earlier read changed: 1213)."
+	helpLockWaitTimeouts         = "Pessimistic lock requests that gave up after innodb_lock_wait_timeout (MySQL error 1205)."
+	helpDeadlocks                = "Pessimistic lock requests refused as the victim of a deadlock (MySQL error 1213; the transaction was rolled back)."
+	helpLockWaiting              = "Lock requests waiting in the store's queues now."
+	helpLockWaits                = "Lock requests queued behind another transaction's lock in the store (a wait longer than the store's wait slice, 1 s, counts once per slice)."
+	helpLockWaitTime             = "Time lock requests spent waiting in the store's queues."
 	helpSnapshotMovesPastChanges = "Snapshot moves (of percdb_snapshot_moves_total{outcome=\"moved\"}) made although an earlier read had changed, because the change left what the transaction read of it (its columns) equal."
 )
 
@@ -62,8 +71,20 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 		{"Percdb_snapshot_moves", "percdb_snapshot_moves_total", helpSnapshotMoves, "outcome", "moved", st.SnapshotsMoved},
 		{"Percdb_snapshot_moves_refused", "percdb_snapshot_moves_total", helpSnapshotMoves, "outcome", "refused", st.SnapshotMovesRefused},
 		{"Percdb_snapshot_moves_past_changes", "percdb_snapshot_moves_past_changes_total", helpSnapshotMovesPastChanges, "", "", st.SnapshotMovesPastChanges},
+		{"Percdb_lock_wait_timeouts", "percdb_lock_wait_timeouts_total", helpLockWaitTimeouts, "", "", st.LockWaitTimeouts},
+		{"Innodb_deadlocks", "percdb_deadlocks_total", helpDeadlocks, "", "", st.Deadlocks},
 	} {
 		out = append(out, nodeCounter{status: c.status, metric: c.metric, help: c.help, label: c.label, labelValue: c.value, value: c.v})
+	}
+	if ks := p.lockWaits.store; ks != nil {
+		// The store's lock queues, under InnoDB's names, which MySQL
+		// monitoring reads (a SQL node of a cluster has no store).
+		lw := ks.LockWaitStats()
+		out = append(out,
+			nodeCounter{status: "Innodb_row_lock_current_waits", metric: "percdb_kv_lock_waiting", help: helpLockWaiting, gauge: true, value: uint64(max(lw.Waiting, 0))},
+			nodeCounter{status: "Innodb_row_lock_waits", metric: "percdb_kv_lock_waits_total", help: helpLockWaits, value: lw.Waits},
+			nodeCounter{status: "Innodb_row_lock_time", metric: "percdb_kv_lock_wait_seconds_total", help: helpLockWaitTime, value: uint64(lw.WaitTime.Milliseconds()), metricScale: 1e-3},
+		)
 	}
 	if p.gc != nil {
 		out = append(out, p.gc.counters()...)

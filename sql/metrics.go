@@ -8,6 +8,7 @@ import (
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/statusserver"
+	"github.com/percdb/percdb/tso"
 )
 
 // stmtType is the kind of a statement, by its first word, for the
@@ -108,9 +109,9 @@ const (
 )
 
 // newNodeMetrics makes the metrics of a node whose provider is p, whose
-// store is store (nil on a SQL node of a cluster) and whose KV requests
-// kvm counts.
-func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics) *nodeMetrics {
+// store is store (nil on a SQL node of a cluster), whose KV requests kvm
+// counts and whose timestamps oracle fetches.
+func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle *tso.BatchClient) *nodeMetrics {
 	m := &nodeMetrics{reg: prometheus.NewRegistry()}
 	queries := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "percdb_queries_total",
@@ -144,6 +145,9 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics) *nodeM
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	m.reg.MustRegister(kvm.collectors...)
+	if oracle != nil {
+		m.reg.MustRegister(oracleCounters(oracle)...)
+	}
 	if store != nil {
 		// A SQL node of a cluster has no store; its KV nodes do.
 		m.reg.MustRegister(statusserver.NewPebbleCollector(store.Metrics))
@@ -193,7 +197,11 @@ func (c counterCollector) Collect(ch chan<- prometheus.Metric) {
 		if nc.label != "" {
 			lv = []string{nc.labelValue}
 		}
-		ch <- prometheus.MustNewConstMetric(d, vt, float64(nc.value), lv...)
+		v := float64(nc.value)
+		if nc.metricScale != 0 {
+			v *= nc.metricScale
+		}
+		ch <- prometheus.MustNewConstMetric(d, vt, v, lv...)
 	}
 }
 
@@ -224,5 +232,25 @@ func diskSpaceGauges(store *kv.Store) []prometheus.Collector {
 				}
 				return 0
 			})),
+	}
+}
+
+// oracleCounters are the oracle client's batching (tso.BatchStats) as
+// counters read at scrape time: rate(timestamps) / rate(requests) is the
+// mean batch, how many transactions one request to the oracle served, and
+// rate(seconds) / rate(requests) its mean latency.
+func oracleCounters(c *tso.BatchClient) []prometheus.Collector {
+	counter := func(name, help string, f func(tso.BatchStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return f(c.Stats()) })
+	}
+	return []prometheus.Collector{
+		counter("percdb_tso_requests_total", "Requests to the timestamp oracle (one serves every transaction waiting for a timestamp at that moment).",
+			func(st tso.BatchStats) float64 { return float64(st.Calls) }),
+		counter("percdb_tso_request_failures_total", "Requests to the timestamp oracle that failed.",
+			func(st tso.BatchStats) float64 { return float64(st.Failures) }),
+		counter("percdb_tso_timestamps_total", "Timestamps the oracle's requests served.",
+			func(st tso.BatchStats) float64 { return float64(st.Timestamps) }),
+		counter("percdb_tso_request_seconds_total", "Time spent in requests to the timestamp oracle.",
+			func(st tso.BatchStats) float64 { return st.CallTime.Seconds() }),
 	}
 }

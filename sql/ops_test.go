@@ -186,6 +186,9 @@ func TestStatusPort(t *testing.T) {
 	if size, avail := metricValue(t, after, "percdb_disk_size_bytes"), metricValue(t, after, "percdb_disk_available_bytes"); size <= 0 || avail <= 0 || avail > size {
 		t.Errorf("percdb_disk_size_bytes %v, percdb_disk_available_bytes %v", size, avail)
 	}
+	if req, ts := metricValue(t, after, "percdb_tso_requests_total"), metricValue(t, after, "percdb_tso_timestamps_total"); req < 1 || ts < req {
+		t.Errorf("percdb_tso_requests_total %v, percdb_tso_timestamps_total %v: want requests, each serving at least one timestamp", req, ts)
+	}
 	if full := metricValue(t, after, "percdb_disk_full"); full != 0 {
 		t.Errorf("percdb_disk_full = %v with a disk that is not full", full)
 	}

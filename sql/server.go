@@ -258,7 +258,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {
 		return nil, err
 	}
-	s.metrics = newNodeMetrics(s.provider, s.kvStore, s.kvMetrics)
+	s.metrics = newNodeMetrics(s.provider, s.kvStore, s.kvMetrics, s.tsClient)
 	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
 		return nil, err
 	}

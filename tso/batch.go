@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,6 +67,11 @@ type BatchClient struct {
 	// served before open.
 	full   []*batch
 	closed bool
+
+	// calls, timestamps, failures and callNanos count the Source calls,
+	// the timestamps they served, the calls that failed and the time
+	// spent in them (BatchStats).
+	calls, timestamps, failures, callNanos atomic.Uint64
 
 	// wake tells the dispatcher that a batch is waiting.
 	wake   chan struct{}
@@ -180,14 +186,41 @@ func (c *BatchClient) dispatch() {
 }
 
 // call makes one Source call for n timestamps, bounded by the client's
-// timeout.
+// timeout, and counts it.
 func (c *BatchClient) call(n uint32) (uint64, error) {
-	if c.timeout <= 0 {
-		return c.src.GetTimestamps(c.ctx, n)
+	start := time.Now()
+	ctx := c.ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(c.ctx, c.timeout)
+		defer cancel()
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
-	defer cancel()
-	return c.src.GetTimestamps(ctx, n)
+	last, err := c.src.GetTimestamps(ctx, n)
+	c.calls.Add(1)
+	c.callNanos.Add(uint64(time.Since(start)))
+	if err != nil {
+		c.failures.Add(1)
+	} else {
+		c.timestamps.Add(uint64(n))
+	}
+	return last, err
+}
+
+// BatchStats are a BatchClient's counts since it started. Timestamps /
+// Calls is the mean batch size: how many callers one oracle request
+// served; CallTime / Calls the mean time of a request.
+type BatchStats struct {
+	// Calls counts the Source calls, Failures those that failed.
+	Calls, Failures uint64
+	// Timestamps counts the timestamps the successful calls served.
+	Timestamps uint64
+	// CallTime is the time spent in Source calls.
+	CallTime time.Duration
+}
+
+// Stats returns the client's counts so far.
+func (c *BatchClient) Stats() BatchStats {
+	return BatchStats{Calls: c.calls.Load(), Failures: c.failures.Load(), Timestamps: c.timestamps.Load(), CallTime: time.Duration(c.callNanos.Load())}
 }
 
 // failWaiting fails the batches not yet dispatched with ErrClosed.

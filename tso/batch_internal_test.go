@@ -126,6 +126,9 @@ func TestBatchClientBatches(t *testing.T) {
 	if got, want := src.calls(), []uint32{1, n}; !slices.Equal(got, want) {
 		t.Fatalf("%d callers made Source calls with counts %v, want %v", n+1, got, want)
 	}
+	if st := c.Stats(); st.Calls != 2 || st.Timestamps != n+1 || st.Failures != 0 || st.CallTime <= 0 {
+		t.Fatalf("Stats after two calls serving %d: %+v", n+1, st)
+	}
 }
 
 func TestBatchClientMaxBatch(t *testing.T) {
@@ -225,6 +228,9 @@ func TestBatchClientSourceError(t *testing.T) {
 	defer c.Close()
 	if _, err := c.GetTimestamp(context.Background()); !errors.Is(err, boom) {
 		t.Fatalf("err %v, want the Source's", err)
+	}
+	if st := c.Stats(); st.Calls != 1 || st.Failures != 1 || st.Timestamps != 0 {
+		t.Fatalf("Stats after one failed call: %+v", st)
 	}
 }
 

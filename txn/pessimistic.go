@@ -144,7 +144,11 @@ func (t *Txn) LockKeys(ctx context.Context, forUpdateTS uint64, keys ...[]byte) 
 	}
 	if t.pess != nil {
 		if err := t.lockPessimistic(ctx, max(forUpdateTS, t.startTS), keys); err != nil {
+			if errors.Is(err, ErrLockWaitTimeout) {
+				t.s.stats.lockWaitTimeouts.Add(1)
+			}
 			if errors.Is(err, ErrDeadlock) {
+				t.s.stats.deadlocks.Add(1)
 				// MySQL rolls back the victim of a deadlock: its locks are
 				// what the others of the cycle wait for.
 				_ = t.Rollback(ctx)

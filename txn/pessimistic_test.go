@@ -370,6 +370,9 @@ func TestPessimisticLockWaitTimeout(t *testing.T) {
 	if err := lockNow(ctx, t2, "k"); !errors.Is(err, ErrLockWaitTimeout) {
 		t.Fatalf("got %v, want ErrLockWaitTimeout", err)
 	}
+	if st := e.s.Stats(); st.LockWaitTimeouts != 1 || st.Deadlocks != 0 {
+		t.Fatalf("Stats after a lock wait timeout: %+v", st)
+	}
 	if err := lockNow(ctx, t2, "other"); err != nil {
 		t.Fatal(err)
 	}
@@ -415,8 +418,12 @@ func TestPessimisticDeadlock(t *testing.T) {
 				go func() { done[i] <- lockNow(ctx, txns[i], key(i+1)) }()
 				waitForWaiters(e, i+1)
 			}
+			deadlocks := e.s.Stats().Deadlocks
 			if err := lockNow(ctx, txns[n-1], key(n)); !errors.Is(err, ErrDeadlock) {
 				t.Fatalf("closing lock: got %v, want ErrDeadlock", err)
+			}
+			if got := e.s.Stats().Deadlocks - deadlocks; got != 1 {
+				t.Fatalf("Stats counted %d deadlocks for one", got)
 			}
 			if err := txns[n-1].Commit(ctx); !errors.Is(err, ErrTxnFinished) {
 				t.Fatalf("the victim was not rolled back: commit gave %v", err)

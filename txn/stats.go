@@ -33,6 +33,11 @@ type Stats struct {
 	// although something the transaction read had changed, because the
 	// change left what it read of it equal (a column it did not read).
 	SnapshotMovesPastChanges uint64
+	// LockWaitTimeouts counts the pessimistic lock requests (LockKeys)
+	// that gave up after the lock wait timeout (ErrLockWaitTimeout, MySQL
+	// 1205); Deadlocks those refused as a deadlock's victim (ErrDeadlock,
+	// 1213).
+	LockWaitTimeouts, Deadlocks uint64
 }
 
 // txnStats is the Store's live counters behind Stats.
@@ -43,6 +48,8 @@ type txnStats struct {
 	// snapshotsMoved and snapshotMovesRefused count RefreshSnapshot's
 	// outcomes.
 	snapshotsMoved, snapshotMovesRefused, snapshotMovesPastChanges atomic.Uint64
+	// lockWaitTimeouts and deadlocks count LockKeys' failures.
+	lockWaitTimeouts, deadlocks atomic.Uint64
 }
 
 // Stats returns the Store's counts so far.
@@ -63,6 +70,8 @@ func (s *Store) Stats() Stats {
 		SnapshotMovesRefused: st.snapshotMovesRefused.Load(),
 
 		SnapshotMovesPastChanges: st.snapshotMovesPastChanges.Load(),
+		LockWaitTimeouts:         st.lockWaitTimeouts.Load(),
+		Deadlocks:                st.deadlocks.Load(),
 	}
 }
 
