@@ -365,6 +365,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // buildIndexOnline adds index want to the existing table def of database
 // db while writers run (see the file comment).
 func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *TableDef, want IndexDef) (err error) {
+	stmtCtx := ctx // the statement's own: it names the session (reportProgress)
 	job, ctx := p.jobs.start(ctx, dbName, def.Name, "add index "+want.Name)
 	defer func() {
 		stopped := ctx.Err() != nil
@@ -412,7 +413,12 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 		return fail(err)
 	}
 	job.setState("write reorganization")
-	if err := p.backfillIndex(ctx, dbName, def, indexID, &job.rows); err != nil {
+	stop := reportProgress(stmtCtx, func() string {
+		return fmt.Sprintf("%s: write reorganization: %d rows backfilled", job.typ, job.rows.Load())
+	})
+	err = p.backfillIndex(ctx, dbName, def, indexID, &job.rows)
+	stop()
+	if err != nil {
 		return fail(err)
 	}
 	if err := setState(""); err != nil {
@@ -484,6 +490,9 @@ func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def
 		}
 		rows += n
 		done.Add(int64(n))
+		if h := p.jobs.testingAfterBatch; h != nil {
+			h()
+		}
 		if next == nil {
 			slog.Debug("schema change: index backfilled", "table", def.Name, "index", ix.Name, "rows", rows)
 			return nil

@@ -19,6 +19,10 @@ import (
 // last finished ones. It is owned by the provider and safe for concurrent
 // use.
 type ddlJobs struct {
+	// testingAfterBatch, set by tests only before any job runs, is called
+	// after each backfill batch.
+	testingAfterBatch func()
+
 	mu     sync.Mutex
 	nextID int64
 	jobs   []*ddlJob // oldest first

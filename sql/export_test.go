@@ -26,3 +26,7 @@ func (s *Server) QuiesceBackground(ctx context.Context) error {
 // FlushStorage writes the node's memtables to table files, so that the
 // storage page's size estimates count what was written.
 func (s *Server) FlushStorage() error { return s.kvStore.Flush() }
+
+// SetBackfillBatchHook makes every index backfill call f after each of
+// its batches. Set it before any DDL runs.
+func (s *Server) SetBackfillBatchHook(f func()) { s.provider.jobs.testingAfterBatch = f }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -264,6 +265,10 @@ type loadDataIter struct {
 	// out is the index in ld.DestSch of each value of a returned row.
 	out    []int
 	ignore int64
+	// rows counts the rows read so far, which the process list shows
+	// (stopProgress ends that).
+	rows         atomic.Int64
+	stopProgress func()
 }
 
 // buildLoadData returns the iterator of n, or nil when percdb leaves the
@@ -386,6 +391,9 @@ func isOn(v any) bool {
 
 // Next implements sql.RowIter.
 func (it *loadDataIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	if it.stopProgress == nil {
+		it.stopProgress = reportProgress(ctx, func() string { return fmt.Sprintf("loading data: %d rows read", it.rows.Load()) })
+	}
 	for ; it.ignore > 0; it.ignore-- {
 		if _, err := it.lines.line(); err != nil {
 			return nil, err
@@ -456,6 +464,7 @@ func (it *loadDataIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	for i, c := range it.out {
 		out[i] = row[c]
 	}
+	it.rows.Add(1)
 	return out, nil
 }
 
@@ -474,5 +483,8 @@ func columnDefault(ctx *gsql.Context, col *gsql.Column, row gsql.Row) (any, erro
 
 // Close implements sql.RowIter.
 func (it *loadDataIter) Close(*gsql.Context) error {
+	if it.stopProgress != nil {
+		it.stopProgress()
+	}
 	return it.reader.Close()
 }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"sync"
@@ -49,6 +50,10 @@ type sessionActivity struct {
 	// last boundary (GMS's process list learns the database only from
 	// its own statements).
 	user, db string
+	// progress, set by long work of the running statement (an index
+	// backfill, LOAD DATA), says how far it got; the process list shows
+	// it as the statement's State (reportProgress).
+	progress func() string
 }
 
 // txnActivity is a session's open transaction.
@@ -91,8 +96,33 @@ func (s *Session) endStatement(now time.Time) {
 	txn, db := s.openTxn(), s.GetCurrentDatabase()
 	a := &s.activity
 	a.mu.Lock()
-	a.running, a.query, a.since, a.txn, a.db = false, "", now, txn, db
+	a.running, a.query, a.since, a.txn, a.db, a.progress = false, "", now, txn, db, nil
 	a.mu.Unlock()
+}
+
+// reportProgress makes progress the State of the statement that ctx (a
+// *gsql.Context of a percdb session) runs, until the returned stop is
+// called or the statement ends. progress is called by readers of the
+// process list, from any goroutine: it must be cheap and safe for
+// concurrent use. Without a session it does nothing.
+func reportProgress(ctx context.Context, progress func() string) (stop func()) {
+	gc, ok := ctx.(*gsql.Context)
+	if !ok || gc.Session == nil {
+		return func() {}
+	}
+	s, ok := gc.Session.(*Session)
+	if !ok {
+		return func() {}
+	}
+	a := &s.activity
+	a.mu.Lock()
+	a.progress = progress
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		a.progress = nil
+		a.mu.Unlock()
+	}
 }
 
 // activityNow returns a copy of what s is doing.
@@ -100,7 +130,7 @@ func (s *Session) activityNow() sessionActivity {
 	a := &s.activity
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return sessionActivity{running: a.running, command: a.command, query: a.query, since: a.since, txn: a.txn, user: a.user, db: a.db}
+	return sessionActivity{running: a.running, command: a.command, query: a.query, since: a.since, txn: a.txn, user: a.user, db: a.db, progress: a.progress}
 }
 
 // processInfo is one connection as the process list shows it.
@@ -171,6 +201,9 @@ func (p *DatabaseProvider) processes(procs []gsql.Process, sessions *sessionRegi
 			}
 			if running {
 				pi.Command, pi.Info, pi.State = a.command, a.query, stateExecuting
+				if a.progress != nil {
+					pi.State = a.progress()
+				}
 				if waiting[pr.Connection] {
 					pi.State, pi.Waiting = stateLockWait, true
 				}

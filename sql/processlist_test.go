@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,5 +196,120 @@ func TestProcessList(t *testing.T) {
 	ps = showProcessList(t, reader, "SHOW PROCESSLIST")
 	if h := ps[holderID]; h.command != "Sleep" {
 		t.Errorf("holder after COMMIT: %+v", h)
+	}
+}
+
+// TestProcessListShowsBackfillProgress: while CREATE INDEX backfills,
+// its connection's State in SHOW FULL PROCESSLIST and information_schema.
+// PROCESSLIST says how many rows are done (the test holds the backfill
+// after its first batch); once the statement ends, the state is gone.
+func TestProcessListShowsBackfillProgress(t *testing.T) {
+	srv := startServer(t, true)
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv.SetBackfillBatchHook(func() {
+		once.Do(func() {
+			close(reached)
+			<-release
+		})
+	})
+	db := openDB(t, srv, "")
+	mustExec(t, db, "CREATE DATABASE bp", "CREATE TABLE bp.t (id INT PRIMARY KEY, k INT)")
+	vals := make([]string, 1000)
+	for i := range vals {
+		vals[i] = fmt.Sprintf("(%d, %d)", i, i%7)
+	}
+	mustExec(t, db, "INSERT INTO bp.t VALUES "+strings.Join(vals, ","))
+	ddl := dedicatedConn(t, db)
+	id := connID(t, ddl)
+	done := make(chan error, 1)
+	go func() {
+		_, err := ddl.ExecContext(context.Background(), "CREATE INDEX kx ON bp.t (k)")
+		done <- err
+	}()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("CREATE INDEX ended before its first batch was held: %v", err)
+	}
+	want := "add index kx: write reorganization: 256 rows backfilled"
+	if r := showProcessList(t, db, "SHOW FULL PROCESSLIST")[id]; r.state != want || r.info.String != "CREATE INDEX kx ON bp.t (k)" {
+		t.Errorf("the backfilling connection in SHOW FULL PROCESSLIST: %+v, want State %q", r, want)
+	}
+	var state string
+	if err := db.QueryRow("SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&state); err != nil || state != want {
+		t.Errorf("information_schema.PROCESSLIST STATE: %q %v, want %q", state, err, want)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r := idleProcess(t, db, id); r.state != "" {
+		t.Errorf("after CREATE INDEX: %+v", r)
+	}
+}
+
+// TestProcessListShowsLoadProgress: while LOAD DATA LOCAL reads a file
+// the client sends slowly (a pipe the test writes to), its connection's
+// State counts the rows read; it reaches exactly the rows written so far.
+func TestProcessListShowsLoadProgress(t *testing.T) {
+	srv := startServer(t, true)
+	db := openDB(t, srv, "")
+	mustExec(t, db, "CREATE DATABASE lp", "CREATE TABLE lp.t (id INT PRIMARY KEY, v VARCHAR(10))")
+	pr, pw := io.Pipe()
+	name := "progress-" + t.Name()
+	mysql.RegisterReaderHandler(name, func() io.Reader { return pr })
+	t.Cleanup(func() { mysql.DeregisterReaderHandler(name) })
+	load := dedicatedConn(t, db)
+	id := connID(t, load)
+	done := make(chan error, 1)
+	go func() {
+		_, err := load.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE lp.t FIELDS TERMINATED BY ','")
+		done <- err
+	}()
+	for i := 0; i < 300; i++ {
+		if _, err := fmt.Fprintf(pw, "%d,v%d\n", i, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server reads what was sent and then waits for more.
+	want := "loading data: 300 rows read"
+	for deadline := time.Now().Add(time.Minute); ; {
+		r := showProcessList(t, db, "SHOW FULL PROCESSLIST")[id]
+		if r.state == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the loading connection: %+v, want State %q", r, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM lp.t").Scan(&n); err != nil || n != 300 {
+		t.Fatalf("rows loaded: %d %v", n, err)
+	}
+	if r := idleProcess(t, db, id); r.state != "" {
+		t.Errorf("after LOAD DATA: %+v", r)
+	}
+}
+
+// idleProcess returns connection id's row of SHOW FULL PROCESSLIST once
+// it is in Sleep: the server records a statement's end just after it
+// sends the result, so a client may see the result first.
+func idleProcess(t *testing.T, db *sql.DB, id uint64) processRow {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		r := showProcessList(t, db, "SHOW FULL PROCESSLIST")[id]
+		if r.command == "Sleep" {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %d never went idle: %+v", id, r)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
