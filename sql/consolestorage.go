@@ -40,7 +40,7 @@ func (c consoleSource) Storage() console.Storage {
 			st := p.gc.worker.Stats()
 			out.GC.SafePoint, out.GC.LastRun = st.SafePoint, st.LastRun
 			if st.SafePoint != 0 {
-				out.GC.SafePointTime = time.UnixMilli(tso.Physical(st.SafePoint)).UTC()
+				out.GC.SafePointTime = tso.Time(st.SafePoint).UTC()
 			}
 			out.GC.Runs, out.GC.FailedRuns = st.Runs, st.FailedRuns
 			out.GC.VersionsDeleted, out.GC.BytesReclaimed, out.GC.RangesDestroyed = st.VersionsDeleted, st.BytesDeleted+st.RangeBytesReclaimed, st.RangesDestroyed
@@ -142,7 +142,7 @@ func (c consoleSource) gcRecords(ctx context.Context, gc *console.StorageGC) (bo
 		for _, e := range sps {
 			exp := time.UnixMilli(e.rec.Expires).UTC()
 			gc.ServiceSafePoints = append(gc.ServiceSafePoints, console.ServiceSafePoint{
-				ID: e.id, What: e.rec.What, TS: e.rec.TS, Time: time.UnixMilli(tso.Physical(e.rec.TS)).UTC(), Expires: exp, Expired: !now.Before(exp),
+				ID: e.id, What: e.rec.What, TS: e.rec.TS, Time: tso.Time(e.rec.TS).UTC(), Expires: exp, Expired: !now.Before(exp),
 			})
 		}
 	}

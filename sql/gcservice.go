@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"time"
 
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
 )
@@ -145,4 +149,36 @@ func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Tim
 		slog.Warn("gc: forget expired service safe points", "err", err)
 	}
 	return live, nil
+}
+
+// serviceSafePointsTable is information_schema.PERCDB_SERVICE_SAFE_POINTS:
+// the services that hold the GC safe point back (a change feed's
+// position), expired entries included until the GC forgets them.
+const serviceSafePointsTable = "PERCDB_SERVICE_SAFE_POINTS"
+
+var serviceSafePointsSchema = memSchema(serviceSafePointsTable, []memColumn{
+	{"SERVICE_ID", infoString(256), false}, {"WHAT", infoString(512), false},
+	{"SAFE_POINT", types.Uint64, false}, {"SAFE_POINT_TIME", types.DatetimeMaxPrecision, false},
+	{"EXPIRES", types.DatetimeMaxPrecision, false}, {"EXPIRED", types.Boolean, false},
+})
+
+// serviceSafePointRows reads the entries for the table, in a transaction
+// of their own.
+func (p *DatabaseProvider) serviceSafePointRows(ctx *gsql.Context) ([]gsql.Row, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	entries, err := readServiceSafePoints(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	rows := make([]gsql.Row, len(entries))
+	for i, e := range entries {
+		exp := time.UnixMilli(e.rec.Expires).UTC()
+		rows[i] = gsql.Row{e.id, e.rec.What, e.rec.TS, tso.Time(e.rec.TS).UTC(), exp, !now.Before(exp)}
+	}
+	return rows, nil
 }

@@ -90,6 +90,27 @@ func TestChangefeedHoldsGC(t *testing.T) {
 	if err != nil || len(live) != 2 {
 		t.Fatalf("service safe points %v, %v; want the two feeds'", live, err)
 	}
+	// SQL lists them, the first at the first feed's position or below.
+	rows, err := db.Query("SELECT SERVICE_ID, WHAT, SAFE_POINT, EXPIRED, EXPIRES > NOW() FROM information_schema.PERCDB_SERVICE_SAFE_POINTS ORDER BY SAFE_POINT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed int
+	for rows.Next() {
+		var id, what string
+		var ts uint64
+		var expired, future bool
+		if err := rows.Scan(&id, &what, &ts, &expired, &future); err != nil {
+			t.Fatal(err)
+		}
+		if listed == 0 && ts > resolved || expired || !future || !strings.Contains(what, "g.t") {
+			t.Errorf("PERCDB_SERVICE_SAFE_POINTS row %s %q %d expired=%v expires in the future=%v", id, what, ts, expired, future)
+		}
+		listed++
+	}
+	if err := rows.Err(); err != nil || listed != 2 {
+		t.Fatalf("PERCDB_SERVICE_SAFE_POINTS: %d rows, %v; want 2", listed, err)
+	}
 	for _, s := range live {
 		if err := p.setServiceSafePoint(ctx, s.ID, s.TS, -time.Second, "test"); err != nil {
 			t.Fatal(err)

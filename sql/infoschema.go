@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,6 +35,8 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 		return &memTable{name: processListTable, schema: processListSchema, rows: d.processListRows}, true, nil
 	case strings.EqualFold(name, trxTable):
 		return &memTable{name: trxTable, schema: trxSchema, rows: d.trxRows}, true, nil
+	case strings.EqualFold(name, serviceSafePointsTable):
+		return &memTable{name: serviceSafePointsTable, schema: serviceSafePointsSchema, read: d.provider.serviceSafePointRows}, true, nil
 	case strings.EqualFold(name, dataLockWaitsName):
 		return dataLockWaitsTable(&d.provider.lockWaits), true, nil
 	case strings.EqualFold(name, columnsTableName):
@@ -53,7 +56,7 @@ func (d *infoSchema) GetTableNames(ctx *gsql.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(names, trxTable, dataLockWaitsName), nil
+	return append(names, trxTable, dataLockWaitsName, serviceSafePointsTable), nil
 }
 
 // processes returns the connections as the process list shows them.
@@ -152,11 +155,13 @@ func memSchema(table string, cols []memColumn) gsql.Schema {
 	return s
 }
 
-// memTable is a read-only table whose rows are computed when it is read.
+// memTable is a read-only table whose rows are computed when it is read,
+// by rows, or by read when computing them can fail.
 type memTable struct {
 	name   string
 	schema gsql.Schema
 	rows   func(*gsql.Context) []gsql.Row
+	read   func(*gsql.Context) ([]gsql.Row, error)
 }
 
 var _ gsql.Table = (*memTable)(nil)
@@ -180,5 +185,12 @@ func (t *memTable) Partitions(*gsql.Context) (gsql.PartitionIter, error) {
 
 // PartitionRows implements sql.Table.
 func (t *memTable) PartitionRows(ctx *gsql.Context, _ gsql.Partition) (gsql.RowIter, error) {
+	if t.read != nil {
+		rows, err := t.read(ctx)
+		if err != nil {
+			return nil, toSQLError(fmt.Errorf("read information_schema.%s: %w", t.name, err))
+		}
+		return gsql.RowsToRowIter(rows...), nil
+	}
 	return gsql.RowsToRowIter(t.rows(ctx)...), nil
 }

@@ -202,7 +202,8 @@ func (p *DatabaseProvider) processes(procs []gsql.Process, sessions *sessionRegi
 			if running {
 				pi.Command, pi.Info, pi.State = a.command, a.query, stateExecuting
 				if a.progress != nil {
-					pi.State = a.progress()
+					// STATE is a VARCHAR(64), as MySQL's is.
+					pi.State = truncateRunes(a.progress(), 64)
 				}
 				if waiting[pr.Connection] {
 					pi.State, pi.Waiting = stateLockWait, true
