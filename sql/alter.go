@@ -90,16 +90,31 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if err != nil {
 		return err
 	}
-	if !tx.createdHere(t.meta.def.ID) && !t.meta.def.temporary {
+	if !tx.createdHere(t.meta.def.ID) && !tx.changedHere(t.meta.def.ID) && !t.meta.def.temporary {
 		// Other transactions see the table: build the index online, in
 		// steps and batches of their own (ddl.go). This statement's own
-		// transaction writes nothing: no step waits for it.
+		// transaction writes nothing: no step waits for it. (When an
+		// earlier clause of the statement changed the table in this
+		// transaction, the index is built in it too, below.)
 		if tx.use != nil {
 			tx.use.Exempt()
 		}
-		return toSQLError(t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.def, idx))
+		if err := t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.def, idx); err != nil {
+			return toSQLError(err)
+		}
+		if s, ok := ctx.Session.(*Session); ok {
+			s.stepsCommitted = true
+		}
+		if !tx.catDirty && (tx.kv == nil || tx.kv.IsReadOnly()) {
+			// The statement's later clauses (ALTER TABLE t ADD INDEX
+			// ..., DROP INDEX ...) must see the new index: its
+			// transaction, which wrote nothing, starts over after it.
+			tx.startOver(ctx)
+		}
+		return nil
 	}
-	// A table this transaction created is private to it: index it here.
+	// A table this transaction created is private to it, and one it
+	// changed is fenced by it: index it here.
 	var added *TableDef
 	err = t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
 		if _, _, ok := td.index(def.Name); ok {

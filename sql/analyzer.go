@@ -38,6 +38,7 @@ const (
 	orderByIndexRuleID                                          // planrules
 	minMaxByIndexRuleID                                         // planrules
 	windowInputColumnsRuleID                                    // compat_window.go
+	indexNamesRuleID                                            // compat_indexnames.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -91,6 +92,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// MySQL's errors for foreign keys that cannot be made (fkdefs.go):
 	// TestForeignKeyDefinitionErrors.
 	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: checkForeignKeyDefinitions})
+	insertRule(a, "validateAlterTable", true, analyzer.Rule{Id: indexNamesRuleID, Apply: nameGeneratedIndexes})
 	// Row constructors on a key, (a, b) IN ((1, 2), (3, 4)), reach
 	// GMS's range builder column by column (sql/planrules); without
 	// these rules they are full scans: TestExplainSargable catches it.

@@ -45,6 +45,8 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
 	case *plan.DescribeQuery:
 		return b.describe(ctx, n, row)
+	case *plan.ShowColumns:
+		return showColumns(ctx, n, row)
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
 	case *bytewiseRows:

@@ -207,6 +207,20 @@ func (t *Transaction) createdHere(id int64) bool {
 	return !existed
 }
 
+// changedHere reports whether this transaction's own DDL changed the
+// definition of table id (in the catalog it will commit). A later clause
+// of the same ALTER TABLE must then change the table in this transaction
+// too: an online step commits a catalog version of its own, so this
+// transaction's commit would conflict with it (and the statement, tried
+// again, would repeat the step).
+func (t *Transaction) changedHere(id int64) bool {
+	if !t.catDirty || t.catBase == nil || t.cat == nil {
+		return false
+	}
+	base, ok := tablesByID(t.catBase)[id]
+	return !ok || tablesByID(t.cat)[id] != base
+}
+
 // fenceForRewrite raises a fence on def before this transaction rewrites
 // it (see the file comment): a step of its own commits the fence and waits
 // for the writers of the older schema, then this transaction starts over

@@ -155,8 +155,16 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		s, _ := h.sessionFor(c)
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		auto := s != nil && s.autocommitRetries(query)
+		if s != nil {
+			s.stepsCommitted = false
+		}
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
+		if s != nil && s.stepsCommitted {
+			// Part of the statement is committed: running it again
+			// would repeat that part (ADD INDEX twice).
+			retry = false
+		}
 		if err != nil && s != nil && (s.retryAfterConflict(ctx, s.sentRows) || auto && !s.sentRows && isConflict(err)) {
 			if retries++; retries < maxStatementRetries {
 				if auto {

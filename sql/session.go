@@ -26,6 +26,11 @@ type Session struct {
 	// transaction only (txnchars.go).
 	readWrite, setNext bool
 	saved              *savedCharacteristics
+	// stepsCommitted is set when the running statement committed a
+	// schema change step of its own (an online index build): the
+	// statement is then never run again after a conflict, which would
+	// repeat the step. The handler clears it before each attempt.
+	stepsCommitted bool
 	// fullScan is set when the running statement reads a table by a full
 	// scan (no index), for SERVER_QUERY_NO_INDEX_USED (status.go). Set
 	// by row iterators, which GMS may run in goroutines of its own.
