@@ -6,10 +6,10 @@
 # (pt-query-digest reads the slow query log in sql's TestSlowQueryLog),
 # and the drivers of the
 # driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
-# (MySQLdb) for Debian's python3, MariaDB Connector/J with a JDK to
+# (MySQLdb) and SQLAlchemy for Debian's python3, MariaDB Connector/J with a JDK to
 # compile the test's Java program, headless Chromium (sql's
 # TestConsoleInBrowser loads the status port's web console in it), and
-# node's mysql2 from npm (into
+# node's mysql2 and Sequelize from npm (into
 # $PERCDB_NPM_PREFIX, default ~/.cache/percdb/npm, where the test looks
 # for it). Tests that need one
 # of them skip with a message where it is missing, so this step is
@@ -26,6 +26,7 @@ command -v pt-query-digest >/dev/null 2>&1 || need+=(percona-toolkit)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 /usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
+/usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy)
 [[ -f /usr/share/java/mariadb-java-client.jar ]] || need+=(libmariadb-java)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
@@ -47,14 +48,17 @@ if [[ ${#need[@]} -gt 0 ]]; then
 	fi
 fi
 
-# node's mysql2 driver, which Debian does not package.
+# node's mysql2 driver and the Sequelize ORM, which Debian does not
+# package.
 prefix=${PERCDB_NPM_PREFIX:-$HOME/.cache/percdb/npm}
-if command -v npm >/dev/null 2>&1 && [[ ! -f $prefix/node_modules/mysql2/package.json ]]; then
-	echo "install-test-deps: installing mysql2 (npm) into $prefix"
-	mkdir -p "$prefix"
-	if ! npm install --prefix "$prefix" --no-audit --no-fund --silent mysql2 >>"$log" 2>&1; then
-		echo "install-test-deps: npm install mysql2 failed (see $log); the node test will skip"
+for pkg in mysql2 sequelize; do
+	if command -v npm >/dev/null 2>&1 && [[ ! -f $prefix/node_modules/$pkg/package.json ]]; then
+		echo "install-test-deps: installing $pkg (npm) into $prefix"
+		mkdir -p "$prefix"
+		if ! npm install --prefix "$prefix" --no-audit --no-fund --silent "$pkg" >>"$log" 2>&1; then
+			echo "install-test-deps: npm install $pkg failed (see $log); the node tests that need it will skip"
+		fi
 	fi
-fi
+done
 echo "install-test-deps: done"
 exit 0

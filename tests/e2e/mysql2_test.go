@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// nodeModules returns a node_modules directory that holds mysql2: the
-// one scripts/install-test-deps.sh installs into ($PERCDB_NPM_PREFIX,
-// default ~/.cache/percdb/npm), or npm's global one.
-func nodeModules(t *testing.T) string {
+// nodeModules returns a node_modules directory that holds package pkg
+// (mysql2, sequelize): the one scripts/install-test-deps.sh installs into
+// ($PERCDB_NPM_PREFIX, default ~/.cache/percdb/npm), or npm's global one.
+func nodeModules(t *testing.T, pkg string) string {
 	t.Helper()
 	var cands []string
 	if p := os.Getenv("PERCDB_NPM_PREFIX"); p != "" {
@@ -24,11 +24,11 @@ func nodeModules(t *testing.T) string {
 		cands = append(cands, strings.TrimSpace(string(out)))
 	}
 	for _, d := range cands {
-		if _, err := os.Stat(filepath.Join(d, "mysql2", "package.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(d, pkg, "package.json")); err == nil {
 			return d
 		}
 	}
-	t.Skip("node's mysql2 driver not installed (scripts/install-test-deps.sh installs it with npm)")
+	t.Skipf("node's %s not installed (scripts/install-test-deps.sh installs it with npm)", pkg)
 	return ""
 }
 
@@ -41,7 +41,7 @@ func TestNodeMySQL2(t *testing.T) {
 	if err != nil {
 		t.Skip("no node (Debian: apt-get install nodejs)")
 	}
-	modules := nodeModules(t)
+	modules := nodeModules(t, "mysql2")
 	s := startServer(t, "")
 	host, port := s.HostPort()
 	got := strings.TrimSpace(runProgram(t, []string{"NODE_PATH=" + modules}, node, filepath.Join("testdata", "driver_smoke.js"), host, port))
