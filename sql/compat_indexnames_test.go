@@ -58,6 +58,11 @@ func TestGeneratedIndexNames(t *testing.T) {
 	if _, err := db.Exec("ALTER TABLE gi.t ADD INDEX k (id)"); mysqlErrNum(err) != 1061 {
 		t.Fatalf("ADD INDEX k when k exists: %v, want 1061", err)
 	}
+	// ADD COLUMN of a column the table has: MySQL's 1060, which GORM's
+	// AutoMigrate reads (GMS's was 1105).
+	if _, err := db.Exec("ALTER TABLE gi.t ADD COLUMN k INT"); mysqlErrNum(err) != 1060 || !strings.Contains(err.Error(), "Duplicate column name 'k'") {
+		t.Fatalf("ADD COLUMN k when k exists: %v, want 1060 Duplicate column name 'k'", err)
+	}
 	// A change in the statement's transaction, then an index on the same
 	// table with a given name: one commit, the index there once.
 	mustExec(t, db, "CREATE TABLE gi.u (id INT PRIMARY KEY, k INT, KEY (k))", "INSERT INTO gi.u VALUES (1, 1), (2, 2)",

@@ -160,6 +160,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	// ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN, names quoted as MySQL
 	// quotes them.
 	{pattern: regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), code: 3105, state: stateGeneral, rewrite: "The value specified for generated column '$1' in table '$2' is not allowed."},
+	// ADD COLUMN of a column the table has (GORM's AutoMigrate tells it by
+	// the code): MySQL's ER_DUP_FIELDNAME.
+	{pattern: regexp.MustCompile(`^Column "(.*)" already exists$`), code: 1060, state: "42S21", rewrite: "Duplicate column name '$1'"},
 	// LOAD DATA LOCAL with the global local_infile off: MySQL's
 	// ER_CLIENT_LOCAL_FILES_DISABLED (loaddata.go).
 	{pattern: regexp.MustCompile(`^local_infile needs to be set to 1 to use LOCAL$`), code: 3948, state: stateSyntax, message: "Loading local data is disabled; this must be enabled on both the client and server sides"},

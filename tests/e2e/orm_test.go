@@ -3,6 +3,7 @@ package e2e
 import (
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,47 @@ func TestSequelize(t *testing.T) {
 	}, "\n")
 	if got != want {
 		t.Fatalf("Sequelize against percdb:\n%s\nwant (MariaDB's):\n%s", got, want)
+	}
+}
+
+// TestGORM builds and runs testdata/gorm (GORM 1.31 over go-sql-driver),
+// a module of its own: its dependencies come from the Go module proxy
+// the first time.
+func TestGORM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program with GORM")
+	}
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	dir, err := filepath.Abs(filepath.Join("testdata", "gorm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "gorm-smoke")
+	build := exec.Command(goCmd, "build", "-o", bin, ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cannot build the GORM program (no module proxy?): %v\n%s", err, out)
+	}
+	s := startServer(t, "")
+	host, port := s.HostPort()
+	got := strings.TrimSpace(runProgram(t, nil, bin, host, port))
+	want := strings.Join([]string{
+		"has true true true true",
+		"col email varchar varchar(120) true true",
+		"col balance decimal decimal(12,2) true false",
+		"user ann a@x 30 10.5 acme 2 2",
+		"transaction roll back",
+		"count 1",
+		"dup true",
+		"soft delete 0 1",
+		"join [{ann 2}]",
+		"add column again fails true",
+		"renamed true false",
+		"migrated true",
+		"index dropped true",
+		"done false",
+	}, "\n")
+	if got != want {
+		t.Fatalf("GORM against percdb:\n%s\nwant (MariaDB's):\n%s", got, want)
 	}
 }
