@@ -27,8 +27,8 @@ type Company struct {
 }
 
 type User struct {
-	ID        uint `gorm:"primaryKey"`
-	Name      string `gorm:"size:100;not null;index"`
+	ID        uint    `gorm:"primaryKey"`
+	Name      string  `gorm:"size:100;not null;index"`
 	Email     *string `gorm:"size:120;uniqueIndex"`
 	Age       uint8
 	Balance   float64 `gorm:"type:decimal(12,2)"`
