@@ -6,7 +6,8 @@
 # (pt-query-digest reads the slow query log in sql's TestSlowQueryLog),
 # and the drivers of the
 # driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
-# (MySQLdb) and SQLAlchemy for Debian's python3, MariaDB Connector/J with a JDK to
+# (MySQLdb) and SQLAlchemy for Debian's python3, PHP's PDO and mysqli,
+# MariaDB Connector/J with a JDK to
 # compile the test's Java program, headless Chromium (sql's
 # TestConsoleInBrowser loads the status port's web console in it), and
 # node's mysql2 and Sequelize from npm (into
@@ -31,6 +32,8 @@ command -v pt-query-digest >/dev/null 2>&1 || need+=(percona-toolkit)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v php >/dev/null 2>&1 || need+=(php-cli)
+php -m 2>/dev/null | grep -q pdo_mysql || need+=(php-mysql)
 
 if [[ ${#need[@]} -gt 0 ]]; then
 	sudo=""

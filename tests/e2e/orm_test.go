@@ -117,3 +117,43 @@ func TestGORM(t *testing.T) {
 		t.Fatalf("GORM against percdb:\n%s\nwant (MariaDB's):\n%s", got, want)
 	}
 }
+
+// TestPHP runs testdata/php_smoke.php with PHP's PDO and mysqli (Debian's
+// php-cli and php-mysql).
+func TestPHP(t *testing.T) {
+	php, err := exec.LookPath("php")
+	if err != nil {
+		t.Skip("no php (Debian: apt-get install php-cli php-mysql)")
+	}
+	if out, err := exec.Command(php, "-m").Output(); err != nil || !strings.Contains(string(out), "pdo_mysql") || !strings.Contains(string(out), "mysqli") {
+		t.Skip("php without pdo_mysql and mysqli (Debian: apt-get install php-mysql)")
+	}
+	s := startServer(t, "")
+	host, port := s.HostPort()
+	got := strings.TrimSpace(runProgram(t, nil, php, filepath.Join("testdata", "php_smoke.php"), host, port))
+	want := strings.Join([]string{
+		"lastInsertId 1",
+		`row emulate=0 {"id":1,"name":"n0","price":"12.50","qty":3,"at":"2024-01-02 03:04:05.678","flag":1,"data":"{\"a\": 1}"}`,
+		`types {"id":"integer","name":"string","price":"string","qty":"integer","at":"string","flag":"integer","data":"string"}`,
+		"lastInsertId 2",
+		`row emulate=1 {"id":2,"name":"n1","price":"12.50","qty":3,"at":"2024-01-02 03:04:05.678","flag":1,"data":"{\"a\": 1}"}`,
+		`types {"id":"integer","name":"string","price":"string","qty":"integer","at":"string","flag":"integer","data":"string"}`,
+		"in txn true",
+		"after rollback 6",
+		`dup ["23000",1062]`,
+		`syntax ["42000",1064]`,
+		"affected 2",
+		"affected unchanged 0",
+		`column ["n0","n1"]`,
+		`meta ["NEWDECIMAL",10,2]`,
+		`mysqli rows [{"id":1,"price":"12.50","at":"2024-01-02 03:04:05.678"},{"id":2,"price":"12.50","at":"2024-01-02 03:04:05.678"}]`,
+		"mysqli count 2",
+		`multi ["1","2"]`,
+		`info [true,"1"]`,
+		"mysqli insert_id affected [4,2]",
+		"done",
+	}, "\n")
+	if got != want {
+		t.Fatalf("PHP against percdb:\n%s\nwant (MariaDB's):\n%s", got, want)
+	}
+}
