@@ -7,6 +7,7 @@
 # and the drivers of the
 # driver smoke tests in tests/e2e: PyMySQL, Django and mysqlclient
 # (MySQLdb) and SQLAlchemy for Debian's python3, PHP's PDO and mysqli,
+# Rails' ActiveRecord with the mysql2 gem,
 # MariaDB Connector/J with a JDK to
 # compile the test's Java program, headless Chromium (sql's
 # TestConsoleInBrowser loads the status port's web console in it), and
@@ -33,6 +34,7 @@ command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v php >/dev/null 2>&1 || need+=(php-cli)
+ruby -e 'require "active_record"; require "mysql2"' >/dev/null 2>&1 || need+=(ruby-activerecord ruby-mysql2)
 php -m 2>/dev/null | grep -q pdo_mysql || need+=(php-mysql)
 
 if [[ ${#need[@]} -gt 0 ]]; then

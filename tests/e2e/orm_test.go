@@ -157,3 +157,39 @@ func TestPHP(t *testing.T) {
 		t.Fatalf("PHP against percdb:\n%s\nwant (MariaDB's):\n%s", got, want)
 	}
 }
+
+// TestActiveRecord runs testdata/activerecord_smoke.rb with Rails'
+// ActiveRecord 6.1 over the mysql2 gem (Debian's ruby-activerecord and
+// ruby-mysql2). Its expected output is MySQL 8's; MariaDB's differs in
+// type names (bigint(20)) and stores JSON as checked longtext.
+func TestActiveRecord(t *testing.T) {
+	ruby, err := exec.LookPath("ruby")
+	if err != nil {
+		t.Skip("no ruby (Debian: apt-get install ruby-activerecord ruby-mysql2)")
+	}
+	if exec.Command(ruby, "-e", `require "active_record"; require "mysql2"`).Run() != nil {
+		t.Skip("no ActiveRecord with mysql2 (Debian: apt-get install ruby-activerecord ruby-mysql2)")
+	}
+	s := startServer(t, "")
+	host, port := s.HostPort()
+	got := strings.TrimSpace(runProgram(t, nil, ruby, filepath.Join("testdata", "activerecord_smoke.rb"), host, port))
+	want := strings.Join([]string{
+		"tables ar_internal_metadata,authors,books",
+		"columns id:bigint author_id:bigint title:varchar(100) pages:bigint published_on:date extra:json created_at:datetime(6) updated_at:datetime(6) code:varchar(255)",
+		`indexes [["index_authors_on_email", true]]`,
+		`fks [["authors", "author_id"]]`,
+		`default "0"`,
+		`author Ann 4.5 false One+Two {"k"=>[1, 2]} 2020-01-02`,
+		"count 1 300 2",
+		"after rollback 1",
+		"dup ActiveRecord::RecordInvalid",
+		"dup db ActiveRecord::RecordNotUnique",
+		"updated 3.25",
+		"upsert One!",
+		"destroyed 0 0",
+		"version ok",
+	}, "\n")
+	if got != want {
+		t.Fatalf("ActiveRecord against percdb:\n%s\nwant (MySQL 8's):\n%s", got, want)
+	}
+}
