@@ -173,16 +173,27 @@ func (c *Client) PutStore(ctx context.Context, id uint64, addr string) (uint64, 
 	return out, err
 }
 
-// StoreHeartbeat reports store id alive at addr and leading the regions
-// leading, and returns the regions it holds a replica of.
-func (c *Client) StoreHeartbeat(ctx context.Context, id uint64, addr string, leading []uint64) ([]*pdpb.Region, error) {
-	var out []*pdpb.Region
-	err := c.retry(ctx, "store heartbeat", func(ctx context.Context, m int) error {
-		resp, err := c.pds[m].StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: id, Addr: addr, Leading: leading})
-		out = resp.GetRegions()
+// StoreHeartbeat reports a store alive (req: its id and address, the
+// regions it leads and their configurations), and returns the regions it
+// holds a replica of and the replica repairs pd asks of it.
+func (c *Client) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeatRequest) (*pdpb.StoreHeartbeatResponse, error) {
+	var out *pdpb.StoreHeartbeatResponse
+	err := c.retry(ctx, "store heartbeat", func(ctx context.Context, m int) (err error) {
+		out, err = c.pds[m].StoreHeartbeat(ctx, req)
 		return err
 	})
 	return out, err
+}
+
+// RegionRecord returns pd's record of region id (its peers, learners and
+// conf_ver) and the store it routes the region to.
+func (c *Client) RegionRecord(ctx context.Context, id uint64) (*pdpb.GetRegionResponse, error) {
+	var resp *pdpb.GetRegionResponse
+	err := c.retry(ctx, "get region", func(ctx context.Context, m int) (err error) {
+		resp, err = c.pds[m].GetRegionByID(ctx, &pdpb.GetRegionByIDRequest{RegionId: id})
+		return err
+	})
+	return resp, err
 }
 
 // GetRegion returns the region holding key, with its store's address.

@@ -43,9 +43,15 @@
 // refreshed (kvrpc.Refresher) when a region's store cannot be dialled, so
 // that a call follows a raft leader elected elsewhere.
 //
+// # Replica repair
+//
+// A store silent for longer than Config.MaxStoreDownTime is down; the
+// leader of each region with a replica there is asked, in the answer to
+// its heartbeat, to replace it with one on a live store (repair.go). The
+// directory takes each region's configuration from its leader's reports.
+//
 // # What comes next
 //
-// Re-creating a replica lost with its store on another store (a raft conf
-// change), AskBatchSplit for splits, balance of leaders and replicas, the
-// GC safe point and the SQL nodes' minimum start_ts (docs/cluster.md).
+// AskBatchSplit for splits, balance of leaders and replicas, the GC safe
+// point and the SQL nodes' minimum start_ts (docs/cluster.md).
 package pd

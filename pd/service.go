@@ -87,8 +87,12 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
+	reports := map[uint64]*pdpb.RegionReport{}
+	for _, rep := range req.GetReports() {
+		reports[rep.GetRegionId()] = rep
+	}
 	for _, id := range req.GetLeading() {
-		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id); err != nil {
+		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id, reports[id]); err != nil {
 			return nil, toStatus(err)
 		}
 	}
@@ -96,7 +100,11 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pdpb.StoreHeartbeatResponse{Regions: regions}, nil
+	changes, err := p.s.repairs(ctx, t, st.Id, req.GetLeading())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes}, nil
 }
 
 // withStore answers a region with the store that serves it.

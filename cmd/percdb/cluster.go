@@ -67,12 +67,16 @@ func runPD(args []string) error {
 	clientURL := fs.String("client-url", "", "URL of the embedded etcd's client listener (default http://host:port+2 of --addr)")
 	initial := fs.String("initial-cluster", "", "the etcd members as name=peer-url,... (default this member alone)")
 	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
+	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *downTime <= 0 {
+		return fmt.Errorf("--max-store-down-time %v: want a positive duration", *downTime)
 	}
 	logger, err := newLogger(*logLevel)
 	if err != nil {
@@ -81,7 +85,7 @@ func runPD(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
-		InitialCluster: *initial, Replicas: *replicas, Logger: logger})
+		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,10 @@ func (n *Node) route(rc kv.RegionCtx, keys ...[]byte) (*replica, error) {
 	if !ok {
 		return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonNotFound}
 	}
-	if r.info.Epoch != rc.Epoch {
+	// The version (the region's range) must match; the conf_ver may lag
+	// or lead the node's view by a conf change, which moves no key (as
+	// TiKV checks only the version for reads and writes).
+	if r.info.Epoch.Version != rc.Epoch.Version {
 		cur := r.info
 		return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonEpochNotMatch, Current: &cur}
 	}

@@ -220,7 +220,7 @@ func TestBankSurvivesKills(t *testing.T) {
 // Nothing acknowledged is lost, the sum holds.
 func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	bin := testproc.BuildPercdb(t)
-	c := startClusterWith(t, bin, 3, []string{"--raft-log-compact", "8"})
+	c := startClusterWith(t, bin, 3, nil, []string{"--raft-log-compact", "8"})
 	b := startBank(t, c)
 	h, p := b.h, b.p
 	leader := c.leader(t)
