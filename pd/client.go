@@ -389,3 +389,17 @@ func (rc *RegionCache) RegionAddr(id uint64) (string, bool) {
 	r, ok := rc.byID[id]
 	return r.Addr, ok
 }
+
+// StoreAddrs implements kvrpc.StoreLister: the addresses of every store
+// registered with pd, where UnsafeDestroyRange is sent.
+func (rc *RegionCache) StoreAddrs(ctx context.Context) ([]string, error) {
+	stores, err := rc.pd.GetStores(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(stores))
+	for _, st := range stores {
+		out = append(out, st.GetAddr())
+	}
+	return out, nil
+}

@@ -17,7 +17,10 @@
 //     once Config.Replicas stores (3 by default) have registered, the
 //     cluster is bootstrapped with one region over the whole key space, a
 //     replica on each of the first Config.Replicas stores;
-//   - id allocation (AllocID), for stores, regions and later splits.
+//   - id allocation (AllocID), for stores, regions and later splits;
+//   - the GC safe point, decided from the SQL nodes' proposals and their
+//     reported oldest running start_ts, and sent to the KV nodes with
+//     their heartbeats (gc.go).
 //
 // directory.go documents the etcd keys.
 //
@@ -52,6 +55,6 @@
 //
 // # What comes next
 //
-// AskBatchSplit for splits, balance of leaders and replicas, the GC safe
-// point and the SQL nodes' minimum start_ts (docs/cluster.md).
+// AskBatchSplit for splits, balance of leaders and replicas
+// (docs/cluster.md).
 package pd

@@ -104,7 +104,11 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes}, nil
+	sp, _, err := p.s.dir.gcSafePoint(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes, GcSafePoint: sp}, nil
 }
 
 // withStore answers a region with the store that serves it.

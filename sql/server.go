@@ -24,6 +24,7 @@ import (
 	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/gcworker"
 )
 
 // Defaults of Config.
@@ -145,6 +146,12 @@ type Config struct {
 type ClusterBackend struct {
 	KV     kv.Client
 	Oracle tso.Source
+	// GCSafePoints keeps the cluster's GC safe point (pd.GCSafePoints)
+	// and ReportMinStartTS tells the cluster this node's oldest running
+	// start_ts (0: none). With both, and KV a kv.GCClient, the node runs
+	// the garbage collector (gcworker) over the cluster.
+	GCSafePoints     gcworker.SafePointSource
+	ReportMinStartTS func(ctx context.Context, ts uint64) error
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -277,7 +284,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := s.provider.dropLeftoverTempTables(ctx); err != nil {
 		return nil, fmt.Errorf("drop temporary tables left by a previous process: %w", err)
 	}
-	if s.provider.gc, err = newNodeGC(s.provider, s.kvStore, s.tsClient, cfg.KV.Logger); err != nil {
+	if s.provider.gc, err = newNodeGC(s.provider, s.kvStore, cfg.Cluster, s.tsClient, cfg.KV.Logger); err != nil {
 		return nil, err
 	}
 	bg, stop := context.WithCancel(context.Background())

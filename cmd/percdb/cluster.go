@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/txn/gcworker"
 )
 
 // The cluster roles of the binary: pd, kv, sql (runServer with a
@@ -151,10 +154,20 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 		return nil, nil, err
 	}
 	kc := kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{UnavailableTimeout: kvTimeout})
-	return &percsql.ClusterBackend{KV: kc, Oracle: pdc}, func() {
-		_ = kc.Close()
-		_ = pdc.Close()
-	}, nil
+	// The name under which pd keeps this SQL node's oldest running
+	// start_ts: unique per process.
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, nil, err
+	}
+	node := "sql-" + hex.EncodeToString(id[:])
+	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
+			ReportMinStartTS: func(ctx context.Context, ts uint64) error {
+				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)
+			}}, func() {
+			_ = kc.Close()
+			_ = pdc.Close()
+		}, nil
 }
 
 // runPlayground starts a pd, --kv kv nodes and a sql node as child

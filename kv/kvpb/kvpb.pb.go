@@ -4304,6 +4304,432 @@ func (x *CoprocessorResponse) GetVisited() int64 {
 	return 0
 }
 
+type ScanLockRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	MaxTs         uint64                 `protobuf:"varint,3,opt,name=max_ts,json=maxTs,proto3" json:"max_ts,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanLockRequest) Reset() {
+	*x = ScanLockRequest{}
+	mi := &file_kvpb_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanLockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanLockRequest) ProtoMessage() {}
+
+func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanLockRequest.ProtoReflect.Descriptor instead.
+func (*ScanLockRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *ScanLockRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetMaxTs() uint64 {
+	if x != nil {
+		return x.MaxTs
+	}
+	return 0
+}
+
+func (x *ScanLockRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ScanLockResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Locks       []*LockInfo            `protobuf:"bytes,3,rep,name=locks,proto3" json:"locks,omitempty"`
+	// next is where to continue when has_next.
+	Next          []byte `protobuf:"bytes,4,opt,name=next,proto3" json:"next,omitempty"`
+	HasNext       bool   `protobuf:"varint,5,opt,name=has_next,json=hasNext,proto3" json:"has_next,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanLockResponse) Reset() {
+	*x = ScanLockResponse{}
+	mi := &file_kvpb_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanLockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanLockResponse) ProtoMessage() {}
+
+func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanLockResponse.ProtoReflect.Descriptor instead.
+func (*ScanLockResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ScanLockResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetLocks() []*LockInfo {
+	if x != nil {
+		return x.Locks
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetNext() []byte {
+	if x != nil {
+		return x.Next
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetHasNext() bool {
+	if x != nil {
+		return x.HasNext
+	}
+	return false
+}
+
+type GCRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	SafePoint     uint64                 `protobuf:"varint,3,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GCRequest) Reset() {
+	*x = GCRequest{}
+	mi := &file_kvpb_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCRequest) ProtoMessage() {}
+
+func (x *GCRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCRequest.ProtoReflect.Descriptor instead.
+func (*GCRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *GCRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *GCRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *GCRequest) GetSafePoint() uint64 {
+	if x != nil {
+		return x.SafePoint
+	}
+	return 0
+}
+
+func (x *GCRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type GCResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	RegionError     *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error           *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Next            []byte                 `protobuf:"bytes,3,opt,name=next,proto3" json:"next,omitempty"`
+	HasNext         bool                   `protobuf:"varint,4,opt,name=has_next,json=hasNext,proto3" json:"has_next,omitempty"`
+	Skipped         bool                   `protobuf:"varint,5,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	KeysScanned     uint64                 `protobuf:"varint,6,opt,name=keys_scanned,json=keysScanned,proto3" json:"keys_scanned,omitempty"`
+	VersionsDeleted uint64                 `protobuf:"varint,7,opt,name=versions_deleted,json=versionsDeleted,proto3" json:"versions_deleted,omitempty"`
+	BytesDeleted    uint64                 `protobuf:"varint,8,opt,name=bytes_deleted,json=bytesDeleted,proto3" json:"bytes_deleted,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GCResponse) Reset() {
+	*x = GCResponse{}
+	mi := &file_kvpb_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCResponse) ProtoMessage() {}
+
+func (x *GCResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCResponse.ProtoReflect.Descriptor instead.
+func (*GCResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GCResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *GCResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *GCResponse) GetNext() []byte {
+	if x != nil {
+		return x.Next
+	}
+	return nil
+}
+
+func (x *GCResponse) GetHasNext() bool {
+	if x != nil {
+		return x.HasNext
+	}
+	return false
+}
+
+func (x *GCResponse) GetSkipped() bool {
+	if x != nil {
+		return x.Skipped
+	}
+	return false
+}
+
+func (x *GCResponse) GetKeysScanned() uint64 {
+	if x != nil {
+		return x.KeysScanned
+	}
+	return 0
+}
+
+func (x *GCResponse) GetVersionsDeleted() uint64 {
+	if x != nil {
+		return x.VersionsDeleted
+	}
+	return 0
+}
+
+func (x *GCResponse) GetBytesDeleted() uint64 {
+	if x != nil {
+		return x.BytesDeleted
+	}
+	return 0
+}
+
+type UnsafeDestroyRangeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Start []byte                 `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// end empty: to the end of the key space.
+	End           []byte `protobuf:"bytes,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsafeDestroyRangeRequest) Reset() {
+	*x = UnsafeDestroyRangeRequest{}
+	mi := &file_kvpb_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsafeDestroyRangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsafeDestroyRangeRequest) ProtoMessage() {}
+
+func (x *UnsafeDestroyRangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsafeDestroyRangeRequest.ProtoReflect.Descriptor instead.
+func (*UnsafeDestroyRangeRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *UnsafeDestroyRangeRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *UnsafeDestroyRangeRequest) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+type UnsafeDestroyRangeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *KeyError              `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	BytesBefore   uint64                 `protobuf:"varint,2,opt,name=bytes_before,json=bytesBefore,proto3" json:"bytes_before,omitempty"`
+	BytesAfter    uint64                 `protobuf:"varint,3,opt,name=bytes_after,json=bytesAfter,proto3" json:"bytes_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsafeDestroyRangeResponse) Reset() {
+	*x = UnsafeDestroyRangeResponse{}
+	mi := &file_kvpb_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsafeDestroyRangeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsafeDestroyRangeResponse) ProtoMessage() {}
+
+func (x *UnsafeDestroyRangeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsafeDestroyRangeResponse.ProtoReflect.Descriptor instead.
+func (*UnsafeDestroyRangeResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *UnsafeDestroyRangeResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *UnsafeDestroyRangeResponse) GetBytesBefore() uint64 {
+	if x != nil {
+		return x.BytesBefore
+	}
+	return 0
+}
+
+func (x *UnsafeDestroyRangeResponse) GetBytesAfter() uint64 {
+	if x != nil {
+		return x.BytesAfter
+	}
+	return 0
+}
+
 var File_kvpb_proto protoreflect.FileDescriptor
 
 const file_kvpb_proto_rawDesc = "" +
@@ -4622,7 +5048,42 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"has_resume\x18\x05 \x01(\bR\thasResume\x12\x12\n" +
 	"\x04done\x18\x06 \x01(\bR\x04done\x12\x18\n" +
-	"\avisited\x18\a \x01(\x03R\avisited*o\n" +
+	"\avisited\x18\a \x01(\x03R\avisited\"\x82\x01\n" +
+	"\x0fScanLockRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x15\n" +
+	"\x06max_ts\x18\x03 \x01(\x04R\x05maxTs\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xd2\x01\n" +
+	"\x10ScanLockResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12)\n" +
+	"\x05locks\x18\x03 \x03(\v2\x13.percdb.kv.LockInfoR\x05locks\x12\x12\n" +
+	"\x04next\x18\x04 \x01(\fR\x04next\x12\x19\n" +
+	"\bhas_next\x18\x05 \x01(\bR\ahasNext\"\x84\x01\n" +
+	"\tGCRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x1d\n" +
+	"\n" +
+	"safe_point\x18\x03 \x01(\x04R\tsafePoint\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xae\x02\n" +
+	"\n" +
+	"GCResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x12\n" +
+	"\x04next\x18\x03 \x01(\fR\x04next\x12\x19\n" +
+	"\bhas_next\x18\x04 \x01(\bR\ahasNext\x12\x18\n" +
+	"\askipped\x18\x05 \x01(\bR\askipped\x12!\n" +
+	"\fkeys_scanned\x18\x06 \x01(\x04R\vkeysScanned\x12)\n" +
+	"\x10versions_deleted\x18\a \x01(\x04R\x0fversionsDeleted\x12#\n" +
+	"\rbytes_deleted\x18\b \x01(\x04R\fbytesDeleted\"C\n" +
+	"\x19UnsafeDestroyRangeRequest\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\fR\x03end\"\x8b\x01\n" +
+	"\x1aUnsafeDestroyRangeResponse\x12)\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12!\n" +
+	"\fbytes_before\x18\x02 \x01(\x04R\vbytesBefore\x12\x1f\n" +
+	"\vbytes_after\x18\x03 \x01(\x04R\n" +
+	"bytesAfter*o\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03PUT\x10\x01\x12\n" +
@@ -4632,8 +5093,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"\x06INSERT\x10\x04\x12\x14\n" +
 	"\x10CHECK_NOT_EXISTS\x10\x05\x12\x14\n" +
-	"\x10PESSIMISTIC_LOCK\x10\x062\x8c\n" +
-	"\n" +
+	"\x10PESSIMISTIC_LOCK\x10\x062\xe7\v\n" +
 	"\x02KV\x124\n" +
 	"\x03Get\x12\x15.percdb.kv.GetRequest\x1a\x16.percdb.kv.GetResponse\x12C\n" +
 	"\bBatchGet\x12\x1a.percdb.kv.BatchGetRequest\x1a\x1b.percdb.kv.BatchGetResponse\x127\n" +
@@ -4652,7 +5112,10 @@ const file_kvpb_proto_rawDesc = "" +
 	"ScanNotify\x12\x1c.percdb.kv.ScanNotifyRequest\x1a\x1d.percdb.kv.ScanNotifyResponse\x12H\n" +
 	"\vClearNotify\x12\x1d.percdb.kv.ClearNotifyRequest\x1a\x1a.percdb.kv.CommandResponse\x12L\n" +
 	"\vScanChanges\x12\x1d.percdb.kv.ScanChangesRequest\x1a\x1e.percdb.kv.ScanChangesResponse\x12L\n" +
-	"\vCoprocessor\x12\x1d.percdb.kv.CoprocessorRequest\x1a\x1e.percdb.kv.CoprocessorResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
+	"\vCoprocessor\x12\x1d.percdb.kv.CoprocessorRequest\x1a\x1e.percdb.kv.CoprocessorResponse\x12C\n" +
+	"\bScanLock\x12\x1a.percdb.kv.ScanLockRequest\x1a\x1b.percdb.kv.ScanLockResponse\x121\n" +
+	"\x02GC\x12\x14.percdb.kv.GCRequest\x1a\x15.percdb.kv.GCResponse\x12a\n" +
+	"\x12UnsafeDestroyRange\x12$.percdb.kv.UnsafeDestroyRangeRequest\x1a%.percdb.kv.UnsafeDestroyRangeResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
 
 var (
 	file_kvpb_proto_rawDescOnce sync.Once
@@ -4667,7 +5130,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -4730,126 +5193,146 @@ var file_kvpb_proto_goTypes = []any{
 	(*ScanChangesResponse)(nil),            // 58: percdb.kv.ScanChangesResponse
 	(*CoprocessorRequest)(nil),             // 59: percdb.kv.CoprocessorRequest
 	(*CoprocessorResponse)(nil),            // 60: percdb.kv.CoprocessorResponse
+	(*ScanLockRequest)(nil),                // 61: percdb.kv.ScanLockRequest
+	(*ScanLockResponse)(nil),               // 62: percdb.kv.ScanLockResponse
+	(*GCRequest)(nil),                      // 63: percdb.kv.GCRequest
+	(*GCResponse)(nil),                     // 64: percdb.kv.GCResponse
+	(*UnsafeDestroyRangeRequest)(nil),      // 65: percdb.kv.UnsafeDestroyRangeRequest
+	(*UnsafeDestroyRangeResponse)(nil),     // 66: percdb.kv.UnsafeDestroyRangeResponse
 }
 var file_kvpb_proto_depIdxs = []int32{
-	1,  // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
-	1,  // 1: percdb.kv.RegionInfo.epoch:type_name -> percdb.kv.RegionEpoch
-	5,  // 2: percdb.kv.RegionError.not_found:type_name -> percdb.kv.RegionNotFound
-	6,  // 3: percdb.kv.RegionError.epoch_not_match:type_name -> percdb.kv.EpochNotMatch
-	7,  // 4: percdb.kv.RegionError.key_not_in_region:type_name -> percdb.kv.KeyNotInRegion
-	8,  // 5: percdb.kv.RegionError.not_leader:type_name -> percdb.kv.NotLeader
-	9,  // 6: percdb.kv.RegionError.server_is_busy:type_name -> percdb.kv.ServerIsBusy
-	3,  // 7: percdb.kv.EpochNotMatch.current:type_name -> percdb.kv.RegionInfo
-	3,  // 8: percdb.kv.KeyNotInRegion.current:type_name -> percdb.kv.RegionInfo
-	0,  // 9: percdb.kv.LockInfo.type:type_name -> percdb.kv.Op
-	13, // 10: percdb.kv.KeyError.locked:type_name -> percdb.kv.Locked
-	14, // 11: percdb.kv.KeyError.conflict:type_name -> percdb.kv.WriteConflict
-	15, // 12: percdb.kv.KeyError.already_exists:type_name -> percdb.kv.AlreadyExists
-	16, // 13: percdb.kv.KeyError.aborted:type_name -> percdb.kv.TxnAborted
-	17, // 14: percdb.kv.KeyError.lock_not_found:type_name -> percdb.kv.TxnLockNotFound
-	18, // 15: percdb.kv.KeyError.committed:type_name -> percdb.kv.Committed
-	19, // 16: percdb.kv.KeyError.commit_ts_expired:type_name -> percdb.kv.CommitTsExpired
-	20, // 17: percdb.kv.KeyError.deadlock:type_name -> percdb.kv.Deadlock
-	21, // 18: percdb.kv.KeyError.pessimistic_lock_not_found:type_name -> percdb.kv.PessimisticLockNotFound
-	22, // 19: percdb.kv.KeyError.disk_full:type_name -> percdb.kv.DiskFull
-	23, // 20: percdb.kv.KeyError.gc_too_old:type_name -> percdb.kv.GCTooOld
-	10, // 21: percdb.kv.Locked.lock:type_name -> percdb.kv.LockInfo
-	10, // 22: percdb.kv.Locked.more:type_name -> percdb.kv.LockInfo
-	11, // 23: percdb.kv.Deadlock.chain:type_name -> percdb.kv.WaitForEntry
-	2,  // 24: percdb.kv.GetRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 25: percdb.kv.GetResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 26: percdb.kv.GetResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 27: percdb.kv.BatchGetRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 28: percdb.kv.BatchGetResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 29: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
-	24, // 30: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
-	2,  // 31: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 32: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 33: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
-	24, // 34: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
-	0,  // 35: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
-	2,  // 36: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
-	31, // 37: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
-	4,  // 38: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 39: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
-	12, // 40: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
-	2,  // 41: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 42: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 43: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
-	4,  // 44: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 45: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 46: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 47: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 48: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 49: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 50: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
-	10, // 51: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
-	2,  // 52: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 53: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 54: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 55: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 56: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
-	44, // 57: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
-	4,  // 58: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 59: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 60: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 61: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
-	48, // 62: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,  // 63: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 64: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
-	51, // 65: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
-	2,  // 66: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 67: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 68: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
-	52, // 69: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 70: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	52, // 71: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 72: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 73: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 74: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
-	57, // 75: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
-	2,  // 76: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 77: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 78: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	25, // 79: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	27, // 80: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	29, // 81: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	32, // 82: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	34, // 83: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	37, // 84: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	38, // 85: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	39, // 86: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	41, // 87: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	42, // 88: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	45, // 89: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	47, // 90: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	49, // 91: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	53, // 92: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	55, // 93: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	56, // 94: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	59, // 95: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	26, // 96: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	28, // 97: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	30, // 98: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	33, // 99: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	35, // 100: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	36, // 101: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	36, // 102: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	40, // 103: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	36, // 104: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	43, // 105: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	46, // 106: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	36, // 107: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	50, // 108: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	54, // 109: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	36, // 110: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	58, // 111: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	60, // 112: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	96, // [96:113] is the sub-list for method output_type
-	79, // [79:96] is the sub-list for method input_type
-	79, // [79:79] is the sub-list for extension type_name
-	79, // [79:79] is the sub-list for extension extendee
-	0,  // [0:79] is the sub-list for field type_name
+	1,   // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
+	1,   // 1: percdb.kv.RegionInfo.epoch:type_name -> percdb.kv.RegionEpoch
+	5,   // 2: percdb.kv.RegionError.not_found:type_name -> percdb.kv.RegionNotFound
+	6,   // 3: percdb.kv.RegionError.epoch_not_match:type_name -> percdb.kv.EpochNotMatch
+	7,   // 4: percdb.kv.RegionError.key_not_in_region:type_name -> percdb.kv.KeyNotInRegion
+	8,   // 5: percdb.kv.RegionError.not_leader:type_name -> percdb.kv.NotLeader
+	9,   // 6: percdb.kv.RegionError.server_is_busy:type_name -> percdb.kv.ServerIsBusy
+	3,   // 7: percdb.kv.EpochNotMatch.current:type_name -> percdb.kv.RegionInfo
+	3,   // 8: percdb.kv.KeyNotInRegion.current:type_name -> percdb.kv.RegionInfo
+	0,   // 9: percdb.kv.LockInfo.type:type_name -> percdb.kv.Op
+	13,  // 10: percdb.kv.KeyError.locked:type_name -> percdb.kv.Locked
+	14,  // 11: percdb.kv.KeyError.conflict:type_name -> percdb.kv.WriteConflict
+	15,  // 12: percdb.kv.KeyError.already_exists:type_name -> percdb.kv.AlreadyExists
+	16,  // 13: percdb.kv.KeyError.aborted:type_name -> percdb.kv.TxnAborted
+	17,  // 14: percdb.kv.KeyError.lock_not_found:type_name -> percdb.kv.TxnLockNotFound
+	18,  // 15: percdb.kv.KeyError.committed:type_name -> percdb.kv.Committed
+	19,  // 16: percdb.kv.KeyError.commit_ts_expired:type_name -> percdb.kv.CommitTsExpired
+	20,  // 17: percdb.kv.KeyError.deadlock:type_name -> percdb.kv.Deadlock
+	21,  // 18: percdb.kv.KeyError.pessimistic_lock_not_found:type_name -> percdb.kv.PessimisticLockNotFound
+	22,  // 19: percdb.kv.KeyError.disk_full:type_name -> percdb.kv.DiskFull
+	23,  // 20: percdb.kv.KeyError.gc_too_old:type_name -> percdb.kv.GCTooOld
+	10,  // 21: percdb.kv.Locked.lock:type_name -> percdb.kv.LockInfo
+	10,  // 22: percdb.kv.Locked.more:type_name -> percdb.kv.LockInfo
+	11,  // 23: percdb.kv.Deadlock.chain:type_name -> percdb.kv.WaitForEntry
+	2,   // 24: percdb.kv.GetRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 25: percdb.kv.GetResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 26: percdb.kv.GetResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 27: percdb.kv.BatchGetRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 28: percdb.kv.BatchGetResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 29: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
+	24,  // 30: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
+	2,   // 31: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 32: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 33: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
+	24,  // 34: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
+	0,   // 35: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
+	2,   // 36: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
+	31,  // 37: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
+	4,   // 38: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 39: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
+	12,  // 40: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
+	2,   // 41: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 42: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 43: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
+	4,   // 44: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 45: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 46: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 47: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 48: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 49: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 50: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
+	10,  // 51: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
+	2,   // 52: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 53: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 54: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 55: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 56: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
+	44,  // 57: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
+	4,   // 58: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 59: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 60: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 61: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
+	48,  // 62: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 63: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 64: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
+	51,  // 65: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
+	2,   // 66: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 67: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 68: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	52,  // 69: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 70: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	52,  // 71: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 72: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 73: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 74: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	57,  // 75: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,   // 76: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 77: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 78: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 79: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 80: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 81: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
+	10,  // 82: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
+	2,   // 83: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 84: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
+	12,  // 85: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
+	12,  // 86: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
+	25,  // 87: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	27,  // 88: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	29,  // 89: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	32,  // 90: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	34,  // 91: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	37,  // 92: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	38,  // 93: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	39,  // 94: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	41,  // 95: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	42,  // 96: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	45,  // 97: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	47,  // 98: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	49,  // 99: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	53,  // 100: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	55,  // 101: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	56,  // 102: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	59,  // 103: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	61,  // 104: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	63,  // 105: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	65,  // 106: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	26,  // 107: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	28,  // 108: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	30,  // 109: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	33,  // 110: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	35,  // 111: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	36,  // 112: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	36,  // 113: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	40,  // 114: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	36,  // 115: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	43,  // 116: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	46,  // 117: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	36,  // 118: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	50,  // 119: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	54,  // 120: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	36,  // 121: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	58,  // 122: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	60,  // 123: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	62,  // 124: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	64,  // 125: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	66,  // 126: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	107, // [107:127] is the sub-list for method output_type
+	87,  // [87:107] is the sub-list for method input_type
+	87,  // [87:87] is the sub-list for extension type_name
+	87,  // [87:87] is the sub-list for extension extendee
+	0,   // [0:87] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -4884,7 +5367,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   60,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -51,6 +51,13 @@
 // (tombstone: raftstore.Store.RemoveRegion). Requests are checked against
 // the region's version only: a conf change moves no key.
 //
+// # Garbage collection
+//
+// GC and ScanLock are served by the region's leader; GC's deletions go
+// through raft; UnsafeDestroyRange is carried out locally on every store
+// it is sent to; the store learns pd's safe point with each heartbeat
+// (gc.go).
+//
 // # What comes next
 //
 // Splits (AskBatchSplit), leader transfer and balance (docs/cluster.md).

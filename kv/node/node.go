@@ -237,6 +237,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)
 	}
+	n.learnSafePoint(ctx, resp.GetGcSafePoint())
 	changed, dropped, err := n.setRegions(resp.GetRegions())
 	if err != nil {
 		return err

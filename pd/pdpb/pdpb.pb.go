@@ -438,7 +438,10 @@ type StoreHeartbeatResponse struct {
 	Regions []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
 	// changes are the replica repairs pd asks of the regions the store
 	// leads.
-	Changes       []*ChangePeer `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	Changes []*ChangePeer `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	// gc_safe_point is the cluster's GC safe point: the store refuses the
+	// reads below it.
+	GcSafePoint   uint64 `protobuf:"varint,3,opt,name=gc_safe_point,json=gcSafePoint,proto3" json:"gc_safe_point,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -485,6 +488,13 @@ func (x *StoreHeartbeatResponse) GetChanges() []*ChangePeer {
 		return x.Changes
 	}
 	return nil
+}
+
+func (x *StoreHeartbeatResponse) GetGcSafePoint() uint64 {
+	if x != nil {
+		return x.GcSafePoint
+	}
+	return 0
 }
 
 // ChangePeer asks a region's leader to replace the replica on
@@ -935,6 +945,227 @@ func (x *StoreState) GetRegions() []*Region {
 	return nil
 }
 
+type GetGCSafePointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGCSafePointRequest) Reset() {
+	*x = GetGCSafePointRequest{}
+	mi := &file_pdpb_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGCSafePointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGCSafePointRequest) ProtoMessage() {}
+
+func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGCSafePointRequest.ProtoReflect.Descriptor instead.
+func (*GetGCSafePointRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{16}
+}
+
+type UpdateGCSafePointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Candidate     uint64                 `protobuf:"varint,1,opt,name=candidate,proto3" json:"candidate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateGCSafePointRequest) Reset() {
+	*x = UpdateGCSafePointRequest{}
+	mi := &file_pdpb_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateGCSafePointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateGCSafePointRequest) ProtoMessage() {}
+
+func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateGCSafePointRequest.ProtoReflect.Descriptor instead.
+func (*UpdateGCSafePointRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *UpdateGCSafePointRequest) GetCandidate() uint64 {
+	if x != nil {
+		return x.Candidate
+	}
+	return 0
+}
+
+type GCSafePointResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SafePoint     uint64                 `protobuf:"varint,1,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GCSafePointResponse) Reset() {
+	*x = GCSafePointResponse{}
+	mi := &file_pdpb_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCSafePointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCSafePointResponse) ProtoMessage() {}
+
+func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCSafePointResponse.ProtoReflect.Descriptor instead.
+func (*GCSafePointResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GCSafePointResponse) GetSafePoint() uint64 {
+	if x != nil {
+		return x.SafePoint
+	}
+	return 0
+}
+
+type ReportMinStartTSRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node names the SQL node (unique among the cluster's SQL nodes).
+	Node          string `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	MinStartTs    uint64 `protobuf:"varint,2,opt,name=min_start_ts,json=minStartTs,proto3" json:"min_start_ts,omitempty"`
+	TtlMs         uint64 `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportMinStartTSRequest) Reset() {
+	*x = ReportMinStartTSRequest{}
+	mi := &file_pdpb_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportMinStartTSRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportMinStartTSRequest) ProtoMessage() {}
+
+func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportMinStartTSRequest.ProtoReflect.Descriptor instead.
+func (*ReportMinStartTSRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReportMinStartTSRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ReportMinStartTSRequest) GetMinStartTs() uint64 {
+	if x != nil {
+		return x.MinStartTs
+	}
+	return 0
+}
+
+func (x *ReportMinStartTSRequest) GetTtlMs() uint64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+type ReportMinStartTSResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportMinStartTSResponse) Reset() {
+	*x = ReportMinStartTSResponse{}
+	mi := &file_pdpb_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportMinStartTSResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportMinStartTSResponse) ProtoMessage() {}
+
+func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
+func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{20}
+}
+
 var File_pdpb_proto protoreflect.FileDescriptor
 
 const file_pdpb_proto_rawDesc = "" +
@@ -967,10 +1198,11 @@ const file_pdpb_proto_rawDesc = "" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
 	"\x06voters\x18\x03 \x03(\x04R\x06voters\x12\x1a\n" +
-	"\blearners\x18\x04 \x03(\x04R\blearners\"v\n" +
+	"\blearners\x18\x04 \x03(\x04R\blearners\"\x9a\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
-	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\"i\n" +
+	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
+	"\rgc_safe_point\x18\x03 \x01(\x04R\vgcSafePoint\"i\n" +
 	"\n" +
 	"ChangePeer\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12!\n" +
@@ -995,14 +1227,29 @@ const file_pdpb_proto_rawDesc = "" +
 	"StoreState\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12+\n" +
-	"\aregions\x18\x03 \x03(\v2\x11.percdb.pd.RegionR\aregions2\xc2\x03\n" +
+	"\aregions\x18\x03 \x03(\v2\x11.percdb.pd.RegionR\aregions\"\x17\n" +
+	"\x15GetGCSafePointRequest\"8\n" +
+	"\x18UpdateGCSafePointRequest\x12\x1c\n" +
+	"\tcandidate\x18\x01 \x01(\x04R\tcandidate\"4\n" +
+	"\x13GCSafePointResponse\x12\x1d\n" +
+	"\n" +
+	"safe_point\x18\x01 \x01(\x04R\tsafePoint\"f\n" +
+	"\x17ReportMinStartTSRequest\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
+	"\fmin_start_ts\x18\x02 \x01(\x04R\n" +
+	"minStartTs\x12\x15\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"\x1a\n" +
+	"\x18ReportMinStartTSResponse2\xcd\x05\n" +
 	"\x02PD\x12C\n" +
 	"\bPutStore\x12\x1a.percdb.pd.PutStoreRequest\x1a\x1b.percdb.pd.PutStoreResponse\x12U\n" +
 	"\x0eStoreHeartbeat\x12 .percdb.pd.StoreHeartbeatRequest\x1a!.percdb.pd.StoreHeartbeatResponse\x12F\n" +
 	"\tGetRegion\x12\x1b.percdb.pd.GetRegionRequest\x1a\x1c.percdb.pd.GetRegionResponse\x12N\n" +
 	"\rGetRegionByID\x12\x1f.percdb.pd.GetRegionByIDRequest\x1a\x1c.percdb.pd.GetRegionResponse\x12F\n" +
 	"\tGetStores\x12\x1b.percdb.pd.GetStoresRequest\x1a\x1c.percdb.pd.GetStoresResponse\x12@\n" +
-	"\aAllocID\x12\x19.percdb.pd.AllocIDRequest\x1a\x1a.percdb.pd.AllocIDResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
+	"\aAllocID\x12\x19.percdb.pd.AllocIDRequest\x1a\x1a.percdb.pd.AllocIDResponse\x12R\n" +
+	"\x0eGetGCSafePoint\x12 .percdb.pd.GetGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12X\n" +
+	"\x11UpdateGCSafePoint\x12#.percdb.pd.UpdateGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12[\n" +
+	"\x10ReportMinStartTS\x12\".percdb.pd.ReportMinStartTSRequest\x1a#.percdb.pd.ReportMinStartTSResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
 
 var (
 	file_pdpb_proto_rawDescOnce sync.Once
@@ -1016,24 +1263,29 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 	return file_pdpb_proto_rawDescData
 }
 
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_pdpb_proto_goTypes = []any{
-	(*Store)(nil),                  // 0: percdb.pd.Store
-	(*Region)(nil),                 // 1: percdb.pd.Region
-	(*PutStoreRequest)(nil),        // 2: percdb.pd.PutStoreRequest
-	(*PutStoreResponse)(nil),       // 3: percdb.pd.PutStoreResponse
-	(*StoreHeartbeatRequest)(nil),  // 4: percdb.pd.StoreHeartbeatRequest
-	(*RegionReport)(nil),           // 5: percdb.pd.RegionReport
-	(*StoreHeartbeatResponse)(nil), // 6: percdb.pd.StoreHeartbeatResponse
-	(*ChangePeer)(nil),             // 7: percdb.pd.ChangePeer
-	(*GetRegionRequest)(nil),       // 8: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),   // 9: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),      // 10: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),       // 11: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),      // 12: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),         // 13: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),        // 14: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),             // 15: percdb.pd.StoreState
+	(*Store)(nil),                    // 0: percdb.pd.Store
+	(*Region)(nil),                   // 1: percdb.pd.Region
+	(*PutStoreRequest)(nil),          // 2: percdb.pd.PutStoreRequest
+	(*PutStoreResponse)(nil),         // 3: percdb.pd.PutStoreResponse
+	(*StoreHeartbeatRequest)(nil),    // 4: percdb.pd.StoreHeartbeatRequest
+	(*RegionReport)(nil),             // 5: percdb.pd.RegionReport
+	(*StoreHeartbeatResponse)(nil),   // 6: percdb.pd.StoreHeartbeatResponse
+	(*ChangePeer)(nil),               // 7: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),         // 8: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),     // 9: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),        // 10: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),         // 11: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),        // 12: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),           // 13: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),          // 14: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),               // 15: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),    // 16: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil), // 17: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),      // 18: percdb.pd.GCSafePointResponse
+	(*ReportMinStartTSRequest)(nil),  // 19: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil), // 20: percdb.pd.ReportMinStartTSResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
@@ -1050,14 +1302,20 @@ var file_pdpb_proto_depIdxs = []int32{
 	9,  // 11: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
 	11, // 12: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
 	13, // 13: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	3,  // 14: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	6,  // 15: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	10, // 16: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	10, // 17: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	12, // 18: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	14, // 19: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	14, // [14:20] is the sub-list for method output_type
-	8,  // [8:14] is the sub-list for method input_type
+	16, // 14: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	17, // 15: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	19, // 16: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	3,  // 17: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	6,  // 18: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	10, // 19: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	10, // 20: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	12, // 21: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	14, // 22: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	18, // 23: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	18, // 24: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	20, // 25: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	17, // [17:26] is the sub-list for method output_type
+	8,  // [8:17] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1074,7 +1332,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
