@@ -2,6 +2,7 @@ package pd
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -40,7 +41,7 @@ func (s *Server) storeDown(t *term, id uint64, now time.Time) bool {
 
 // liveWindow is how recently a store must have heartbeated to receive a
 // new replica: a few of its heartbeats (a second apart by default).
-const liveWindow = 5 * time.Second
+const liveWindow = 3 * time.Second
 
 // storeLive reports whether store id heartbeated within liveWindow (and
 // the max store down time, when that is shorter).
@@ -155,4 +156,21 @@ func (s *Server) noteRepair(region uint64, c *pdpb.ChangePeer) {
 			s.cfg.Logger.Info("pd: replacing a down store's replica", "region", region, "down_store", c.GetRemoveStore(), "add_store", c.GetAddStore())
 		}
 	}
+}
+
+// liveRoute returns the store to send region r's requests to: its
+// recorded leader, unless that store has not heartbeated within
+// liveWindow (in this term, or since it began) and a voter on a store that
+// has does.
+func (s *Server) liveRoute(t *term, r *pdpb.Region, now time.Time) uint64 {
+	leader := r.GetStoreId()
+	if now.Sub(s.lastBeat(t, leader)) <= liveWindow {
+		return leader
+	}
+	for _, p := range r.GetPeers() {
+		if p != leader && !slices.Contains(r.GetLearners(), p) && s.storeLive(p, now) {
+			return p
+		}
+	}
+	return leader
 }

@@ -111,8 +111,15 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes, GcSafePoint: sp}, nil
 }
 
-// withStore answers a region with the store that serves it.
+// withStore answers a region with the store that serves it: its leader as
+// last reported, or, when that store has stopped heartbeating (it is down:
+// the region's other replicas elect a leader, which reports in at once),
+// a voter on a live store, which answers NotLeader with the new leader's
+// address, or, when a quorum is lost, that the region is unavailable.
 func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetRegionResponse, error) {
+	if t, err := p.s.leader(); err == nil {
+		r.StoreId = p.s.liveRoute(t, r, time.Now())
+	}
 	st, err := p.s.dir.store(ctx, r.StoreId)
 	if err != nil {
 		return nil, toStatus(err)

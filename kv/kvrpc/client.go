@@ -234,7 +234,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // answer turns a response's error fields into the command's error.
 func answer(re *kvpb.RegionError, ke *kvpb.KeyError, addr string) error {
 	if re != nil {
-		return RegionErrorFromPB(re)
+		e := RegionErrorFromPB(re)
+		if hasPrefix(e.Reason, ReasonRegionUnavailable) {
+			// Not retried as a region error: no replica can serve the
+			// region until a quorum is back (the request was not run).
+			return fmt.Errorf("kv store %s: %w: region %d: %s", addr, kv.ErrRegionUnavailable, e.RegionID, e.Reason)
+		}
+		return e
 	}
 	if ke != nil {
 		return keyErrorFromPB(ke, addr)

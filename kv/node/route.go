@@ -41,6 +41,9 @@ func (n *Node) fix(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &nl) && nl.Unavailable:
+		return &kv.RegionError{RegionID: nl.RegionID, Reason: fmt.Sprintf("%s: store %d's replica has known no leader for over two election timeouts (a quorum of the region's replicas is down or cut off)",
+			kvrpc.ReasonRegionUnavailable, n.StoreID())}
 	case errors.As(err, &nl):
 		re := &kv.RegionError{RegionID: nl.RegionID, Reason: kvrpc.ReasonNotLeader}
 		if addr := n.storeAddr(nl.Leader); addr != "" {

@@ -20,10 +20,15 @@ import (
 // NotLeaderError: this replica does not serve its region (it is not the
 // leader, or it is a leader that has not yet caught up and raised
 // max_read_ts). Leader is the store id of the leader it knows of (0: none
-// known; this store's own id: itself, soon to serve).
+// known; this store's own id: itself, soon to serve). Unavailable: the
+// replica has known no leader for longer than two election timeouts (an
+// election among a quorum would have ended) and has not heard from a
+// quorum of its voters within them: a quorum of the group is down or cut
+// off from it.
 type NotLeaderError struct {
-	RegionID uint64
-	Leader   uint64
+	RegionID    uint64
+	Leader      uint64
+	Unavailable bool
 }
 
 func (e *NotLeaderError) Error() string {
@@ -112,6 +117,13 @@ type Replica struct {
 	newReads []*readRequest
 	// pub is the applied configuration, as Conf returns it.
 	pub Conf
+	// leaderless: the replica has known no leader for longer than two
+	// election timeouts (leaderlessTicks, loop only, counts them) and has
+	// not heard from a quorum of voters within them (heard, loop only:
+	// the store's tick at which each peer's last message arrived).
+	leaderless      bool
+	leaderlessTicks int
+	heard           map[uint64]int
 	// want is the replica repair pd asked of this replica as leader.
 	want *peerChange
 }
@@ -187,7 +199,7 @@ func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer 
 			return nil, fmt.Errorf("raftstore: region %d: log: %w", id, err)
 		}
 	}
-	r := &Replica{s: s, id: id, start: start, end: end, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at,
+	r := &Replica{s: s, id: id, start: start, end: end, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
 		applied: kept.trunc.index, reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
 	if r.conf == nil {
@@ -276,6 +288,27 @@ func (r *Replica) Conf() Conf {
 	return r.pub
 }
 
+// updateLeaderless counts a tick of the replica's leaderless time and
+// sets leaderless (see NotLeaderError.Unavailable). Loop only.
+func (r *Replica) updateLeaderless() {
+	window := 2 * r.s.cfg.ElectionTicks
+	r.leaderlessTicks++
+	if r.rn.BasicStatus().Lead != 0 {
+		r.leaderlessTicks = 0
+	}
+	voters := r.conf.GetVoters()
+	heard := 0
+	for _, v := range voters {
+		if at, ok := r.heard[v]; v == r.s.cfg.StoreID || (ok && r.s.ticks-at <= window) {
+			heard++
+		}
+	}
+	leaderless := r.leaderlessTicks > window && heard < len(voters)/2+1
+	r.mu.Lock()
+	r.leaderless = leaderless
+	r.mu.Unlock()
+}
+
 // ID is the region's id.
 func (r *Replica) ID() uint64 { return r.id }
 
@@ -301,14 +334,16 @@ func (r *Replica) Leading() (Leadership, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.readyTerm == 0 || r.lead != r.s.cfg.StoreID {
-		return Leadership{}, &NotLeaderError{RegionID: r.id, Leader: r.lead}
+		return Leadership{}, r.notLeader()
 	}
 	return Leadership{r: r, term: r.readyTerm}, nil
 }
 
 // notLeader returns the error for a leadership that ended. Called with
 // r.mu held.
-func (r *Replica) notLeader() error { return &NotLeaderError{RegionID: r.id, Leader: r.lead} }
+func (r *Replica) notLeader() error {
+	return &NotLeaderError{RegionID: r.id, Leader: r.lead, Unavailable: r.lead == 0 && r.leaderless}
+}
 
 // Replicate implements kv.Replicator: it proposes batch in the
 // leadership's term and returns once this replica applied it (nil or the

@@ -348,6 +348,15 @@ func TestReplica(t *testing.T) {
 					cf := r.Conf()
 					return fmt.Sprintf("conf_ver=%d voters=%v learners=%v", cf.Ver, cf.Voters, cf.Learners)
 				})
+			case "leading":
+				// Whether the store's replica serves, and if not whether
+				// it says the region is unavailable (no quorum heard).
+				_, err := c.stores[store()].Replica(1).Leading()
+				var nl *NotLeaderError
+				if errors.As(err, &nl) {
+					return fmt.Sprintf("not leader, unavailable=%t", nl.Unavailable)
+				}
+				return fmt.Sprint(err)
 			case "remove":
 				// What the node does once pd no longer lists the region
 				// for the store.
@@ -368,6 +377,9 @@ func TestReplica(t *testing.T) {
 						c.stores[id].tick()
 					}
 					c.stabilize()
+				}
+				if d.HasArg("quiet") {
+					return "ok" // which store won an election is up to raft's randomized timeouts
 				}
 				return c.status(anonymous)
 			case "propose":

@@ -115,6 +115,9 @@ type Store struct {
 	removals []uint64
 	closed   bool
 
+	// ticks counts the loop's ticks (loop only).
+	ticks int
+
 	// wake nudges the loop: something arrived in an inbox.
 	wake chan struct{}
 	stop context.CancelFunc
@@ -333,8 +336,10 @@ func (s *Store) sorted() []*Replica {
 // (raft drops a conf change proposed while another is pending, and a
 // leader's term may end): the repair proposes again.
 func (s *Store) tick() {
+	s.ticks++
 	for _, r := range s.sorted() {
 		r.rn.Tick()
+		r.updateLeaderless()
 		if r.confTicks > 0 {
 			if r.confTicks++; r.confTicks > 3*s.cfg.ElectionTicks {
 				r.confTicks = 0
@@ -373,6 +378,7 @@ func (s *Store) round(ctx context.Context) error {
 		if r == nil {
 			continue // a region this store does not hold (yet): raft resends
 		}
+		r.heard[env.Msg.GetFrom()] = s.ticks
 		if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 			s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
 		}

@@ -370,3 +370,60 @@ func TestUnreachableNodesGiveClearErrors(t *testing.T) {
 		t.Fatalf("sum: %d %v, want 60", s, err)
 	}
 }
+
+// TestQuorumLossGivesRegionUnavailable: with two of the region's three
+// KV nodes SIGKILLed, statements fail with MySQL error 9005 (TiDB's
+// "Region is unavailable"), well before the SQL node's 15 s retry
+// deadline (pd routes to the live replica once the leader's store stops
+// heartbeating, and that replica, leaderless for two election timeouts
+// without hearing from a quorum, answers that the region is unavailable);
+// with one of them back, the region has a quorum again, reads succeed
+// once the two elected a leader, and the data is there. The time from the
+// kills to the error is logged, not asserted.
+func TestQuorumLossGivesRegionUnavailable(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 3)
+	db := openDB(t, c.sql.addr, "", true)
+	db.SetMaxIdleConns(0)
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)", "INSERT INTO d.t VALUES (1, 10), (2, 20)"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	leader := c.leader(t)
+	var other *member
+	for _, m := range c.kvs {
+		if m != leader {
+			other = m
+			break
+		}
+	}
+	leader.kill()
+	other.kill()
+	killed := time.Now()
+	var sum int64
+	err := db.QueryRowContext(ctx, "SELECT SUM(v) FROM d.t").Scan(&sum)
+	took := time.Since(killed)
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 9005 {
+		t.Fatalf("read with two of three kv nodes down: %v, want MySQL error 9005\n%s", err, c.logs())
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO d.t VALUES (3, 30)"); !errors.As(err, &me) || me.Number != 9005 {
+		t.Fatalf("insert with two of three kv nodes down: %v, want MySQL error 9005", err)
+	}
+	other.start()
+	// Until the two elect a leader (an election timeout or two), the
+	// region may still answer that it is unavailable.
+	var lastErr error
+	waitFor(t, "reads with a quorum back", func() bool {
+		lastErr = db.QueryRowContext(ctx, "SELECT SUM(v) FROM d.t").Scan(&sum)
+		return lastErr == nil
+	}, func() string { return fmt.Sprintf("%v\n%s", lastErr, c.logs()) })
+	if sum != 30 {
+		t.Fatalf("sum with a quorum back: %d, want 30", sum)
+	}
+	t.Logf("error %d %q %v after the kills", me.Number, me.Message, took.Round(time.Millisecond))
+	leader.start()
+	c.stop()
+}
