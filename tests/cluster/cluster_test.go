@@ -224,13 +224,7 @@ func TestFollowerCatchesUpBySnapshot(t *testing.T) {
 	b := startBank(t, c)
 	h, p := b.h, b.p
 	leader := c.leader(t)
-	var follower *member
-	for _, m := range c.kvs {
-		if m != leader {
-			follower = m
-			break
-		}
-	}
+	follower := c.other(leader)
 	follower.kill()
 	// Each committed transaction is at least two raft entries.
 	b.progress(h.Len() + 100)
@@ -392,13 +386,7 @@ func TestQuorumLossGivesRegionUnavailable(t *testing.T) {
 		}
 	}
 	leader := c.leader(t)
-	var other *member
-	for _, m := range c.kvs {
-		if m != leader {
-			other = m
-			break
-		}
-	}
+	other := c.other(leader)
 	leader.kill()
 	other.kill()
 	killed := time.Now()

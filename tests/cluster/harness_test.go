@@ -215,6 +215,16 @@ func (c *cluster) leader(t *testing.T) *member {
 	return nil
 }
 
+// other returns the first KV node that is not m.
+func (c *cluster) other(m *member) *member {
+	for _, k := range c.kvs {
+		if k != m {
+			return k
+		}
+	}
+	return nil
+}
+
 // logs returns every member's log tail, for a failure.
 func (c *cluster) logs() string {
 	var b strings.Builder
