@@ -437,9 +437,22 @@ func (n *Node) StoreID() uint64 {
 	return n.storeID
 }
 
-// Close stops serving (commands in flight end with the store's ErrClosed,
-// which clients retry elsewhere or later) and closes the store.
+// transferTimeout bounds how long a node being closed waits for its
+// leaderships to move to other stores.
+const transferTimeout = 5 * time.Second
+
+// Close hands the node's leaderships to other stores (so that its regions
+// have new leaders at once rather than after an election timeout), stops
+// serving (commands in flight end with the store's ErrClosed, which
+// clients retry elsewhere or later) and closes the store.
 func (n *Node) Close() error {
+	if n.stop != nil && n.raft != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), transferTimeout)
+		if err := n.raft.TransferLeaders(ctx); err != nil {
+			n.cfg.Logger.Warn("kv node: closing with leaderships not handed away", "err", err)
+		}
+		cancel()
+	}
 	if n.stop != nil {
 		n.stop()
 		<-n.done

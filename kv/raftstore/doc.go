@@ -143,6 +143,7 @@
 //
 // # Not yet
 //
-// Leader transfer, splits, balance, snapshots streamed to disk instead
-// of memory, and hibernating idle regions.
+// Splits, leader and replica balance, snapshots streamed to disk instead
+// of memory, and hibernating idle regions. (Leader transfer exists for a
+// store being stopped: Store.TransferLeaders.)
 package raftstore

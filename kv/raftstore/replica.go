@@ -660,6 +660,30 @@ func (r *Replica) applyConfChange(index uint64, cc pb.ConfChangeI) {
 	r.s.leaderChanged()
 }
 
+// transferAway starts a leader transfer to the voter that holds the most
+// of the log (the lowest store id among equals), if this replica leads
+// and no transfer is under way (raft abandons one that did not finish
+// within an election timeout; the next round starts another). Loop only.
+func (r *Replica) transferAway() {
+	st := r.rn.Status()
+	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+		return
+	}
+	var best, bestMatch uint64
+	for id, pr := range st.Progress {
+		if id == r.s.cfg.StoreID || pr.IsLearner {
+			continue
+		}
+		if best == 0 || pr.Match > bestMatch || (pr.Match == bestMatch && id < best) {
+			best, bestMatch = id, pr.Match
+		}
+	}
+	if best != 0 {
+		r.s.cfg.Logger.Info("raftstore: transferring leadership away", "region", r.id, "to", best)
+		r.rn.TransferLeader(best)
+	}
+}
+
 // peerChange is a replica repair asked of a leader: replace the replica
 // on store remove by one on store add.
 type peerChange struct{ remove, add uint64 }

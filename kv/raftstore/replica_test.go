@@ -348,6 +348,14 @@ func TestReplica(t *testing.T) {
 					cf := r.Conf()
 					return fmt.Sprintf("conf_ver=%d voters=%v learners=%v", cf.Ver, cf.Voters, cf.Learners)
 				})
+			case "transfer-leaders":
+				// What a node being stopped does first.
+				s := c.stores[store()]
+				s.mu.Lock()
+				s.transferring = true
+				s.mu.Unlock()
+				c.stabilize()
+				return c.status(anonymous)
 			case "leading":
 				// Whether the store's replica serves, and if not whether
 				// it says the region is unavailable (no quorum heard).

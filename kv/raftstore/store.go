@@ -113,7 +113,10 @@ type Store struct {
 	reports []snapshotReport
 	// removals are the regions whose replicas are to be destroyed.
 	removals []uint64
-	closed   bool
+	// transferring: the store is being stopped and hands its leaderships
+	// away (TransferLeaders).
+	transferring bool
+	closed       bool
 
 	// ticks counts the loop's ticks (loop only).
 	ticks int
@@ -273,6 +276,39 @@ func (s *Store) destroy(ctx context.Context, id uint64) error {
 	return nil
 }
 
+// TransferLeaders hands every leadership on this store to an up-to-date
+// voter on another store (raft's leader transfer: the transferee campaigns
+// at once, with the leader's blessing, instead of after an election
+// timeout) and returns once no replica here leads (but those alone in
+// their groups), or with ctx's error. A leader whose quorum is gone steps
+// down by itself within an election timeout (CheckQuorum). A
+// node being stopped calls it first, so that its regions are served by
+// new leaders at once (TiKV transfers leaders away from a store being
+// stopped too). The store keeps handing leaderships away until it closes.
+func (s *Store) TransferLeaders(ctx context.Context) error {
+	s.mu.Lock()
+	s.transferring = true
+	s.mu.Unlock()
+	s.nudge()
+	for {
+		leading := 0
+		for _, r := range s.sorted() {
+			if r.Leader() == s.cfg.StoreID && len(r.Conf().Voters) > 1 {
+				leading++
+			}
+		}
+		if leading == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("raftstore: %d leaderships not handed away: %w", leading, context.Cause(ctx))
+		case <-time.After(20 * time.Millisecond):
+			s.nudge()
+		}
+	}
+}
+
 // Replica returns this store's replica of region id, or nil.
 func (s *Store) Replica(id uint64) *Replica {
 	s.mu.Lock()
@@ -386,6 +422,14 @@ func (s *Store) round(ctx context.Context) error {
 	replicas := s.sorted()
 	for _, r := range replicas {
 		r.feed()
+	}
+	s.mu.Lock()
+	transferring := s.transferring
+	s.mu.Unlock()
+	if transferring {
+		for _, r := range replicas {
+			r.transferAway()
+		}
 	}
 	type ready struct {
 		r  *Replica
