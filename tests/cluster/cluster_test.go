@@ -157,20 +157,26 @@ func outage(t *testing.T, c *cluster, m *member, h *crash.History, p *prober, pa
 	waitFor(t, "a commit in flight", func() bool { return h.InFlight() > 0 }, why)
 	m.kill()
 	p.setMark()
-	var back time.Duration
-	backOK := func() bool {
-		d, ok := p.firstOKAfterMark()
-		back = d
-		return ok
-	}
 	if pause < 0 {
-		waitFor(t, "service without "+m.name, backOK, why)
+		back := p.waitBack(t, "service without "+m.name, why)
 		m.start()
 		return back
 	}
 	time.Sleep(pause)
 	m.start()
-	waitFor(t, "service after "+m.name+"'s restart", backOK, why)
+	return p.waitBack(t, "service after "+m.name+"'s restart", why)
+}
+
+// waitBack waits until the prober read after its mark and returns how
+// long after the mark that was.
+func (p *prober) waitBack(t *testing.T, what string, why func() string) time.Duration {
+	t.Helper()
+	var back time.Duration
+	waitFor(t, what, func() bool {
+		d, ok := p.firstOKAfterMark()
+		back = d
+		return ok
+	}, why)
 	return back
 }
 
@@ -431,12 +437,7 @@ func TestStoppedLeaderHandsOver(t *testing.T) {
 	waitFor(t, "a commit in flight", func() bool { return h.InFlight() > 0 }, c.logs)
 	leader.stop()
 	p.setMark()
-	var back time.Duration
-	waitFor(t, "service after "+leader.name+" stopped", func() bool {
-		d, ok := p.firstOKAfterMark()
-		back = d
-		return ok
-	}, c.logs)
+	back := p.waitBack(t, "service after "+leader.name+" stopped", c.logs)
 	if !strings.Contains(leader.log.String(), "raftstore: transferring leadership away") {
 		t.Errorf("%s did not transfer its leadership\n%s", leader.name, leader.log)
 	}

@@ -61,12 +61,7 @@ func TestReplicaRepair(t *testing.T) {
 	waitFor(t, "a commit in flight", func() bool { return h.InFlight() > 0 }, c.logs)
 	first.kill()
 	killed := p.setMark()
-	var back time.Duration
-	waitFor(t, "service without "+first.name, func() bool {
-		d, ok := p.firstOKAfterMark()
-		back = d
-		return ok
-	}, c.logs)
+	back := p.waitBack(t, "service without "+first.name, c.logs)
 	want := []uint64{}
 	for _, m := range c.kvs {
 		if m != first {
