@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
@@ -58,6 +59,11 @@ type directory struct {
 	cli *clientv3.Client
 	// replicas is how many replicas each region gets (Config.Replicas).
 	replicas int
+
+	// leases are the etcd leases of the SQL nodes' reports, renewed by
+	// each report (gc.go).
+	leaseMu sync.Mutex
+	leases  map[string]clientv3.LeaseID
 }
 
 // allocIDs reserves count ids and returns the first.

@@ -20,6 +20,7 @@ import (
 //
 //	/percdb/pd/gc/safe_point           uint64: the safe point in force
 //	/percdb/pd/gc/min_start_ts/<node>  uint64: a SQL node's oldest running start_ts, under an etcd lease
+//	/percdb/pd/gc/leader               the name of the SQL node that runs the collector, under its report's lease
 //
 // A SQL node's garbage collector computes a candidate (now minus the GC
 // life time, its own running transactions, the service safe points:
@@ -28,13 +29,18 @@ import (
 // report them (ReportMinStartTS, renewed every half second with a lease of
 // a few seconds, so that a node that dies stops holding GC back), and
 // raises the safe point to it if it is higher. Deciding in pd rather than
-// in one SQL node holding a lease means no election among SQL nodes: any
-// of them may run the collector, and none can move the safe point past
-// another's transaction, whose report pd holds. The KV nodes learn the
-// safe point with every heartbeat and refuse the reads below it.
+// in the SQL node that runs the collector means that no collector, even
+// two at once while a leadership changes hands, can move the safe point
+// past another node's transaction, whose report pd holds. Only one SQL
+// node runs the collector, the GC leader: a reporting node is granted the
+// leadership when no node holds it and keeps it while its reports renew
+// their lease (TiDB elects its GC leader among the SQL nodes the same
+// way, through PD's etcd). The KV nodes learn the safe point with every
+// heartbeat and refuse the reads below it.
 const (
 	keyGCSafePoint = keyPrefix + "gc/safe_point"
 	keyMinStartTS  = keyPrefix + "gc/min_start_ts/"
+	keyGCLeader    = keyPrefix + "gc/leader"
 )
 
 // gcSafePoint reads the safe point in force and its mod revision.
@@ -108,19 +114,57 @@ func (d *directory) updateGCSafePoint(ctx context.Context, guard clientv3.Cmp, c
 }
 
 // reportMinStartTS keeps node's oldest running start_ts (0: none, the
-// entry goes) under a lease of ttl.
-func (d *directory) reportMinStartTS(ctx context.Context, guard clientv3.Cmp, node string, ts uint64, ttl time.Duration) error {
-	key := keyMinStartTS + node
-	if ts == 0 {
-		_, err := d.guarded(ctx, guard, clientv3.OpDelete(key))
-		return err
-	}
-	lease, err := d.cli.Grant(ctx, max(1, int64((ttl+time.Second-1)/time.Second)))
+// entry goes) under a lease of ttl, and returns whether node is the GC
+// leader: it becomes it when no node is, and stays it under the same
+// lease.
+func (d *directory) reportMinStartTS(ctx context.Context, guard clientv3.Cmp, node string, ts uint64, ttl time.Duration) (bool, error) {
+	lease, err := d.nodeLease(ctx, node, ttl)
 	if err != nil {
-		return fmt.Errorf("pd: lease for %s's start_ts: %w", node, err)
+		return false, err
 	}
-	_, err = d.guarded(ctx, guard, clientv3.OpPut(key, string(binary.BigEndian.AppendUint64(nil, ts)), clientv3.WithLease(lease.ID)))
-	return err
+	key := keyMinStartTS + node
+	op := clientv3.OpDelete(key)
+	if ts != 0 {
+		op = clientv3.OpPut(key, string(binary.BigEndian.AppendUint64(nil, ts)), clientv3.WithLease(lease))
+	}
+	if _, err := d.guarded(ctx, guard, op); err != nil {
+		return false, err
+	}
+	claim := clientv3.OpPut(keyGCLeader, node, clientv3.WithLease(lease))
+	txn, err := d.cli.Txn(ctx).If(guard, clientv3.Compare(clientv3.CreateRevision(keyGCLeader), "=", 0)).Then(claim).Commit()
+	if err != nil {
+		return false, fmt.Errorf("pd: GC leader: %w", err)
+	}
+	if txn.Succeeded {
+		return true, nil
+	}
+	// Held: renewed by its holder, under the new lease.
+	txn, err = d.cli.Txn(ctx).If(guard, clientv3.Compare(clientv3.Value(keyGCLeader), "=", node)).Then(claim).Commit()
+	if err != nil {
+		return false, fmt.Errorf("pd: GC leader: %w", err)
+	}
+	return txn.Succeeded, nil
+}
+
+// nodeLease returns node's lease, renewed for ttl: the one it had if it
+// is still alive (the previous report was within its ttl), else a new one.
+func (d *directory) nodeLease(ctx context.Context, node string, ttl time.Duration) (clientv3.LeaseID, error) {
+	d.leaseMu.Lock()
+	id, ok := d.leases[node]
+	d.leaseMu.Unlock()
+	if ok {
+		if _, err := d.cli.KeepAliveOnce(ctx, id); err == nil {
+			return id, nil
+		}
+	}
+	g, err := d.cli.Grant(ctx, max(1, int64((ttl+time.Second-1)/time.Second)))
+	if err != nil {
+		return 0, fmt.Errorf("pd: lease for %s's report: %w", node, err)
+	}
+	d.leaseMu.Lock()
+	d.leases[node] = g.ID
+	d.leaseMu.Unlock()
+	return g.ID, nil
 }
 
 // maxStartTSTTL bounds a report's lease.
@@ -164,10 +208,11 @@ func (p *pdService) ReportMinStartTS(ctx context.Context, req *pdpb.ReportMinSta
 	if req.GetNode() == "" || strings.Contains(req.GetNode(), "/") || ttl <= 0 || ttl > maxStartTSTTL {
 		return nil, toStatus(errors.Join(errBadRequest, fmt.Errorf("report start_ts of node %q for %v", req.GetNode(), ttl)))
 	}
-	if err := p.s.dir.reportMinStartTS(ctx, t.guard, req.GetNode(), req.GetMinStartTs(), ttl); err != nil {
+	leader, err := p.s.dir.reportMinStartTS(ctx, t.guard, req.GetNode(), req.GetMinStartTs(), ttl)
+	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pdpb.ReportMinStartTSResponse{}, nil
+	return &pdpb.ReportMinStartTSResponse{GcLeader: leader}, nil
 }
 
 // GCSafePoint returns the cluster's GC safe point (0: none yet).
@@ -194,12 +239,16 @@ func (c *Client) UpdateGCSafePoint(ctx context.Context, candidate uint64) (uint6
 }
 
 // ReportMinStartTS tells pd node's oldest running start_ts (0: none),
-// kept for ttl unless reported again.
-func (c *Client) ReportMinStartTS(ctx context.Context, node string, ts uint64, ttl time.Duration) error {
-	return c.retry(ctx, "report min start_ts", func(ctx context.Context, m int) error {
-		_, err := c.pds[m].ReportMinStartTS(ctx, &pdpb.ReportMinStartTSRequest{Node: node, MinStartTs: ts, TtlMs: uint64(ttl / time.Millisecond)})
+// kept for ttl unless reported again, and returns whether node is the GC
+// leader (the one SQL node that runs the collector).
+func (c *Client) ReportMinStartTS(ctx context.Context, node string, ts uint64, ttl time.Duration) (bool, error) {
+	var leader bool
+	err := c.retry(ctx, "report min start_ts", func(ctx context.Context, m int) error {
+		resp, err := c.pds[m].ReportMinStartTS(ctx, &pdpb.ReportMinStartTSRequest{Node: node, MinStartTs: ts, TtlMs: uint64(ttl / time.Millisecond)})
+		leader = resp.GetGcLeader()
 		return err
 	})
+	return leader, err
 }
 
 // GCSafePoints is the cluster's GC safe point as a SQL node's garbage

@@ -376,3 +376,37 @@ func TestReplicaRepair(t *testing.T) {
 		t.Fatalf("region record after the repair: %v", g)
 	}
 }
+
+// TestGCLeader: of the SQL nodes reporting their running transactions,
+// the first is the GC leader and stays it while it reports; another is
+// not, until the leader's reports stop and their lease ends.
+func TestGCLeader(t *testing.T) {
+	ctx := context.Background()
+	c := openPDClient(t, pdConfig(t, t.TempDir()))
+	report := func(node string) bool {
+		t.Helper()
+		leader, err := c.ReportMinStartTS(ctx, node, 0, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return leader
+	}
+	if !report("a") {
+		t.Fatal("the first node to report is not the GC leader")
+	}
+	for range 3 {
+		if report("b") || !report("a") {
+			t.Fatal("the GC leadership moved while its holder reports")
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !report("b") {
+		if time.Now().After(deadline) {
+			t.Fatal("the GC leadership never passed on after its holder stopped reporting")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if report("a") {
+		t.Fatal("the former GC leader took the leadership back while the new one holds it")
+	}
+}

@@ -164,7 +164,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("pd: waiting for etcd to be ready: %w", ctx.Err())
 	}
 	s.cli = v3client.New(s.etcd.Server)
-	s.dir = directory{cli: s.cli, replicas: cfg.Replicas}
+	s.dir = directory{cli: s.cli, replicas: cfg.Replicas, leases: map[string]clientv3.LeaseID{}}
 
 	s.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {

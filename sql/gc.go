@@ -168,9 +168,11 @@ type nodeGC struct {
 	p        *DatabaseProvider
 	settings *gcSettings
 	worker   *gcworker.Worker
-	// report tells a cluster this node's oldest running start_ts (nil on
-	// a single node).
-	report func(ctx context.Context, ts uint64) error
+	// report tells a cluster this node's oldest running start_ts and
+	// answers whether the node is the GC leader (nil on a single node);
+	// leader is the last answer.
+	report func(ctx context.Context, ts uint64) (bool, error)
+	leader atomic.Bool
 	logger *slog.Logger
 }
 
@@ -196,6 +198,10 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracl
 	default:
 		return g, nil
 	}
+	var isLeader func() bool
+	if g.report != nil {
+		isLeader = g.leader.Load
+	}
 	w, err := gcworker.New(gcworker.Config{
 		Client:     client,
 		Txns:       p.store,
@@ -205,6 +211,7 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracl
 		Ranges:     gcDeleteRanges{p},
 		Services:   gcServiceSafePoints{p},
 		Settings:   g.settings.get,
+		IsLeader:   isLeader,
 		Logger:     logger,
 	})
 	if err != nil {
@@ -306,7 +313,7 @@ func (g *nodeGC) run(ctx context.Context) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			gcworker.ReportActive(ctx, g.p.store, g.settings.get, g.report, g.logger)
+			gcworker.ReportActive(ctx, g.p.store, g.settings.get, g.report, &g.leader, g.logger)
 		}()
 		defer func() { <-done }()
 	}

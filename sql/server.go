@@ -148,10 +148,11 @@ type ClusterBackend struct {
 	Oracle tso.Source
 	// GCSafePoints keeps the cluster's GC safe point (pd.GCSafePoints)
 	// and ReportMinStartTS tells the cluster this node's oldest running
-	// start_ts (0: none). With both, and KV a kv.GCClient, the node runs
-	// the garbage collector (gcworker) over the cluster.
+	// start_ts (0: none) and answers whether the node is the GC leader.
+	// With both, and KV a kv.GCClient, the node runs the garbage
+	// collector (gcworker) over the cluster while it is the GC leader.
 	GCSafePoints     gcworker.SafePointSource
-	ReportMinStartTS func(ctx context.Context, ts uint64) error
+	ReportMinStartTS func(ctx context.Context, ts uint64) (gcLeader bool, err error)
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough

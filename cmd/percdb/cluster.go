@@ -162,7 +162,7 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 	}
 	node := "sql-" + hex.EncodeToString(id[:])
 	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
-			ReportMinStartTS: func(ctx context.Context, ts uint64) error {
+			ReportMinStartTS: func(ctx context.Context, ts uint64) (bool, error) {
 				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)
 			}}, func() {
 			_ = kc.Close()

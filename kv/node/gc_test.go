@@ -43,7 +43,7 @@ func TestGCInCluster(t *testing.T) {
 	report := func(store *txn.Store, node string) {
 		t.Helper()
 		ts := gcworker.OldestStartTS(store.ActiveTxns(), time.Now().Add(-time.Hour))
-		if err := c.pd.ReportMinStartTS(ctx, node, ts, time.Minute); err != nil {
+		if _, err := c.pd.ReportMinStartTS(ctx, node, ts, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1131,7 +1131,10 @@ func (x *ReportMinStartTSRequest) GetTtlMs() uint64 {
 }
 
 type ReportMinStartTSResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// gc_leader: the reporting node is the one SQL node that runs the
+	// garbage collector, until it stops reporting for ttl_ms.
+	GcLeader      bool `protobuf:"varint,1,opt,name=gc_leader,json=gcLeader,proto3" json:"gc_leader,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1164,6 +1167,13 @@ func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
 	return file_pdpb_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReportMinStartTSResponse) GetGcLeader() bool {
+	if x != nil {
+		return x.GcLeader
+	}
+	return false
 }
 
 var File_pdpb_proto protoreflect.FileDescriptor
@@ -1238,8 +1248,9 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
 	"\fmin_start_ts\x18\x02 \x01(\x04R\n" +
 	"minStartTs\x12\x15\n" +
-	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"\x1a\n" +
-	"\x18ReportMinStartTSResponse2\xcd\x05\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"7\n" +
+	"\x18ReportMinStartTSResponse\x12\x1b\n" +
+	"\tgc_leader\x18\x01 \x01(\bR\bgcLeader2\xcd\x05\n" +
 	"\x02PD\x12C\n" +
 	"\bPutStore\x12\x1a.percdb.pd.PutStoreRequest\x1a\x1b.percdb.pd.PutStoreResponse\x12U\n" +
 	"\x0eStoreHeartbeat\x12 .percdb.pd.StoreHeartbeatRequest\x1a!.percdb.pd.StoreHeartbeatResponse\x12F\n" +

@@ -66,7 +66,9 @@ type PDClient interface {
 	// returns the safe point in force.
 	UpdateGCSafePoint(ctx context.Context, in *UpdateGCSafePointRequest, opts ...grpc.CallOption) (*GCSafePointResponse, error)
 	// ReportMinStartTS tells pd the oldest start_ts of a SQL node's
-	// running transactions (0: none), kept for ttl_ms unless renewed.
+	// running transactions (0: none), kept for ttl_ms unless renewed, and
+	// answers whether the node is the GC leader (granted to a reporting
+	// node when none holds it, kept while it reports).
 	ReportMinStartTS(ctx context.Context, in *ReportMinStartTSRequest, opts ...grpc.CallOption) (*ReportMinStartTSResponse, error)
 }
 
@@ -197,7 +199,9 @@ type PDServer interface {
 	// returns the safe point in force.
 	UpdateGCSafePoint(context.Context, *UpdateGCSafePointRequest) (*GCSafePointResponse, error)
 	// ReportMinStartTS tells pd the oldest start_ts of a SQL node's
-	// running transactions (0: none), kept for ttl_ms unless renewed.
+	// running transactions (0: none), kept for ttl_ms unless renewed, and
+	// answers whether the node is the GC leader (granted to a reporting
+	// node when none holds it, kept while it reports).
 	ReportMinStartTS(context.Context, *ReportMinStartTSRequest) (*ReportMinStartTSResponse, error)
 	mustEmbedUnimplementedPDServer()
 }

@@ -3,6 +3,7 @@ package gcworker
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/percdb/percdb/txn"
@@ -41,9 +42,12 @@ func OldestStartTS(active []txn.ActiveTxn, cutoff time.Time) uint64 {
 // start_ts of the node's running transactions (OldestStartTS, with
 // settings' MaxTxnWait) through report: in a cluster the safe point is
 // decided where every SQL node's report is (pd), so that no node's
-// collector passes another node's transaction. A failed report is
+// collector passes another node's transaction. report answers whether
+// the node is the GC leader, which ReportActive stores in leader (a
+// failed report clears it: the leadership may lapse). A failed report is
 // logged; the next one tries again.
-func ReportActive(ctx context.Context, active ActiveTxnSource, settings func() Settings, report func(ctx context.Context, ts uint64) error, logger *slog.Logger) {
+func ReportActive(ctx context.Context, active ActiveTxnSource, settings func() Settings, report func(ctx context.Context, ts uint64) (bool, error),
+	leader *atomic.Bool, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -55,8 +59,12 @@ func ReportActive(ctx context.Context, active ActiveTxnSource, settings func() S
 			wait = DefaultMaxTxnWait
 		}
 		ts := OldestStartTS(active.ActiveTxns(), time.Now().Add(-wait))
-		if err := report(ctx, ts); err != nil && ctx.Err() == nil {
+		lead, err := report(ctx, ts)
+		if err != nil && ctx.Err() == nil {
 			logger.Warn("gc: report the oldest running start_ts", "start_ts", ts, "err", err)
+		}
+		if leader.Swap(lead && err == nil) != (lead && err == nil) {
+			logger.Info("gc: leadership of the cluster's garbage collection", "leader", lead && err == nil)
 		}
 		select {
 		case <-ctx.Done():
