@@ -477,7 +477,11 @@ func TestReplica(t *testing.T) {
 				c.net.partitioned[store()] = true
 				return "ok"
 			case "heal":
-				c.net.partitioned = map[uint64]bool{}
+				if d.HasArg("store") {
+					delete(c.net.partitioned, store())
+				} else {
+					c.net.partitioned = map[uint64]bool{}
+				}
 				return "ok"
 			case "restart":
 				id := store()
