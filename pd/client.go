@@ -390,8 +390,13 @@ func (rc *RegionCache) RegionAddr(id uint64) (string, bool) {
 	return r.Addr, ok
 }
 
-// StoreAddrs implements kvrpc.StoreLister: the addresses of every store
-// registered with pd, where UnsafeDestroyRange is sent.
+// StoreAddrs implements kvrpc.StoreLister: the addresses of the stores
+// that hold a replica of some region, where UnsafeDestroyRange is sent. A
+// store that holds none (its replicas were re-created elsewhere while it
+// was down) is left out: should it come back, it destroys the replicas it
+// still has, keys and all (kv/node), so nothing of the range survives
+// there either, and a store down for good does not hold the deletion
+// back.
 func (rc *RegionCache) StoreAddrs(ctx context.Context) ([]string, error) {
 	stores, err := rc.pd.GetStores(ctx)
 	if err != nil {
@@ -399,7 +404,9 @@ func (rc *RegionCache) StoreAddrs(ctx context.Context) ([]string, error) {
 	}
 	out := make([]string, 0, len(stores))
 	for _, st := range stores {
-		out = append(out, st.GetAddr())
+		if st.GetReplicas() > 0 {
+			out = append(out, st.GetAddr())
+		}
 	}
 	return out, nil
 }

@@ -375,6 +375,16 @@ func TestReplicaRepair(t *testing.T) {
 	if g := rec.GetRegion(); g.GetConfVer() != 4 || !slices.Equal(g.GetPeers(), []uint64{leader, ids[1], spare}) || len(g.GetLearners()) != 0 {
 		t.Fatalf("region record after the repair: %v", g)
 	}
+	// The replaced store holds no replica: UnsafeDestroyRange skips it.
+	stores, err := c.GetStores(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stores {
+		if want := uint32(1); st.GetId() == dead && st.GetReplicas() != 0 || st.GetId() != dead && st.GetReplicas() != want {
+			t.Fatalf("store %d holds %d replicas after the repair (store %d replaced)", st.GetId(), st.GetReplicas(), dead)
+		}
+	}
 }
 
 // TestGCLeader: of the SQL nodes reporting their running transactions,

@@ -169,9 +169,23 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	regions, err := p.s.dir.regions(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	count := map[uint64]uint32{}
+	for _, r := range regions {
+		for _, id := range r.GetPeers() {
+			count[id]++
+		}
+		if len(r.GetPeers()) == 0 {
+			count[r.GetStoreId()]++
+		}
+	}
 	p.s.hbMu.Lock()
 	for _, st := range stores {
 		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
+		st.Replicas = count[st.Id]
 	}
 	p.s.hbMu.Unlock()
 	return &pdpb.GetStoresResponse{Stores: stores}, nil

@@ -36,8 +36,10 @@ type Store struct {
 	// last_heartbeat_unix_ms is the pd leader's clock at the store's last
 	// heartbeat (0: none since pd started).
 	LastHeartbeatUnixMs int64 `protobuf:"varint,3,opt,name=last_heartbeat_unix_ms,json=lastHeartbeatUnixMs,proto3" json:"last_heartbeat_unix_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// replicas is how many regions have a peer on the store (GetStores).
+	Replicas      uint32 `protobuf:"varint,4,opt,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Store) Reset() {
@@ -87,6 +89,13 @@ func (x *Store) GetAddr() string {
 func (x *Store) GetLastHeartbeatUnixMs() int64 {
 	if x != nil {
 		return x.LastHeartbeatUnixMs
+	}
+	return 0
+}
+
+func (x *Store) GetReplicas() uint32 {
+	if x != nil {
+		return x.Replicas
 	}
 	return 0
 }
@@ -1181,11 +1190,12 @@ var File_pdpb_proto protoreflect.FileDescriptor
 const file_pdpb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"pdpb.proto\x12\tpercdb.pd\"`\n" +
+	"pdpb.proto\x12\tpercdb.pd\"|\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
-	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\"\xc2\x01\n" +
+	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\x12\x1a\n" +
+	"\breplicas\x18\x04 \x01(\rR\breplicas\"\xc2\x01\n" +
 	"\x06Region\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
