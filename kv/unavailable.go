@@ -1,6 +1,9 @@
 package kv
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // The errors of a Client whose stores and router are remote (package
 // kvrpc, package pd): a node that cannot be reached. The client retries
@@ -27,6 +30,13 @@ func (e *StoreUnavailableError) Error() string {
 }
 
 func (e *StoreUnavailableError) Unwrap() error { return e.Err }
+
+// ErrRegionUnavailable is wrapped by the error of a request whose store
+// answered that the region has no leader and has had none for longer
+// than elections take: a quorum of its replicas is down or cut off, so
+// no store can serve it until enough of them are back (TiDB's error 9005,
+// "Region is unavailable"). The request was not run.
+var ErrRegionUnavailable = errors.New("region is unavailable")
 
 // RouterUnavailableError: the placement driver (pd), which routes keys to
 // regions and issues timestamps, could not be reached at Addrs before the

@@ -173,16 +173,27 @@ func (c *Client) PutStore(ctx context.Context, id uint64, addr string) (uint64, 
 	return out, err
 }
 
-// StoreHeartbeat reports store id alive at addr and leading the regions
-// leading, and returns the regions it holds a replica of.
-func (c *Client) StoreHeartbeat(ctx context.Context, id uint64, addr string, leading []uint64) ([]*pdpb.Region, error) {
-	var out []*pdpb.Region
-	err := c.retry(ctx, "store heartbeat", func(ctx context.Context, m int) error {
-		resp, err := c.pds[m].StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: id, Addr: addr, Leading: leading})
-		out = resp.GetRegions()
+// StoreHeartbeat reports a store alive (req: its id and address, the
+// regions it leads and their configurations), and returns the regions it
+// holds a replica of and the replica repairs pd asks of it.
+func (c *Client) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeatRequest) (*pdpb.StoreHeartbeatResponse, error) {
+	var out *pdpb.StoreHeartbeatResponse
+	err := c.retry(ctx, "store heartbeat", func(ctx context.Context, m int) (err error) {
+		out, err = c.pds[m].StoreHeartbeat(ctx, req)
 		return err
 	})
 	return out, err
+}
+
+// RegionRecord returns pd's record of region id (its peers, learners and
+// conf_ver) and the store it routes the region to.
+func (c *Client) RegionRecord(ctx context.Context, id uint64) (*pdpb.GetRegionResponse, error) {
+	var resp *pdpb.GetRegionResponse
+	err := c.retry(ctx, "get region", func(ctx context.Context, m int) (err error) {
+		resp, err = c.pds[m].GetRegionByID(ctx, &pdpb.GetRegionByIDRequest{RegionId: id})
+		return err
+	})
+	return resp, err
 }
 
 // GetRegion returns the region holding key, with its store's address.
@@ -377,4 +388,25 @@ func (rc *RegionCache) RegionAddr(id uint64) (string, bool) {
 	defer rc.mu.RUnlock()
 	r, ok := rc.byID[id]
 	return r.Addr, ok
+}
+
+// StoreAddrs implements kvrpc.StoreLister: the addresses of the stores
+// that hold a replica of some region, where UnsafeDestroyRange is sent. A
+// store that holds none (its replicas were re-created elsewhere while it
+// was down) is left out: should it come back, it destroys the replicas it
+// still has, keys and all (kv/node), so nothing of the range survives
+// there either, and a store down for good does not hold the deletion
+// back.
+func (rc *RegionCache) StoreAddrs(ctx context.Context) ([]string, error) {
+	stores, err := rc.pd.GetStores(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(stores))
+	for _, st := range stores {
+		if st.GetReplicas() > 0 {
+			out = append(out, st.GetAddr())
+		}
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
@@ -58,6 +59,11 @@ type directory struct {
 	cli *clientv3.Client
 	// replicas is how many replicas each region gets (Config.Replicas).
 	replicas int
+
+	// leases are the etcd leases of the SQL nodes' reports, renewed by
+	// each report (gc.go).
+	leaseMu sync.Mutex
+	leases  map[string]clientv3.LeaseID
 }
 
 // allocIDs reserves count ids and returns the first.
@@ -282,8 +288,12 @@ func hasPeer(r *pdpb.Region, storeID uint64) bool {
 }
 
 // setLeader records that storeID leads region id, if the region has a
-// replica there and pd had another leader for it.
-func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, storeID uint64) error {
+// replica there and pd had another leader for it, and takes the region's
+// configuration as its leader reported it (rep, may be nil) when it is
+// newer than the record's (a higher conf_ver): the peers become its
+// voters and learners, so that a store added as a learner is told of the
+// region in its next heartbeat, and a store removed is not.
+func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, storeID uint64, rep *pdpb.RegionReport) error {
 	resp, err := d.cli.Get(ctx, regionIDKey(id))
 	if err != nil || len(resp.Kvs) == 0 {
 		return err
@@ -297,10 +307,23 @@ func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, store
 	if err := proto.Unmarshal(rr.Kvs[0].Value, r); err != nil {
 		return fmt.Errorf("pd: region %d: %w", id, err)
 	}
-	if r.GetId() != id || r.GetStoreId() == storeID || !hasPeer(r, storeID) {
+	if r.GetId() != id {
 		return nil
 	}
-	r.StoreId = storeID
+	changed := false
+	if rep.GetConfVer() > r.GetConfVer() && slices.Contains(rep.GetVoters(), storeID) {
+		peers := slices.Concat(rep.GetVoters(), rep.GetLearners())
+		slices.Sort(peers)
+		r.Peers, r.Learners, r.ConfVer = slices.Compact(peers), slices.Clone(rep.GetLearners()), rep.GetConfVer()
+		changed = true
+	}
+	if r.GetStoreId() != storeID && hasPeer(r, storeID) {
+		r.StoreId = storeID
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
 	rec, err := proto.Marshal(r)
 	if err != nil {
 		return err
@@ -321,19 +344,32 @@ func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, store
 
 // regionsOf lists the regions with a replica on storeID.
 func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Region, error) {
+	all, err := d.regions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*pdpb.Region
+	for _, r := range all {
+		if hasPeer(r, storeID) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// regions lists every region.
+func (d *directory) regions(ctx context.Context) ([]*pdpb.Region, error) {
 	resp, err := d.cli.Get(ctx, keyRegionPrefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("pd: list regions: %w", err)
 	}
-	var out []*pdpb.Region
+	out := make([]*pdpb.Region, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		r := &pdpb.Region{}
 		if err := proto.Unmarshal(kv.Value, r); err != nil {
 			return nil, fmt.Errorf("pd: region %q: %w", kv.Key, err)
 		}
-		if hasPeer(r, storeID) {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, nil
 }

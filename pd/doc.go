@@ -17,7 +17,10 @@
 //     once Config.Replicas stores (3 by default) have registered, the
 //     cluster is bootstrapped with one region over the whole key space, a
 //     replica on each of the first Config.Replicas stores;
-//   - id allocation (AllocID), for stores, regions and later splits.
+//   - id allocation (AllocID), for stores, regions and later splits;
+//   - the GC safe point, decided from the SQL nodes' proposals and their
+//     reported oldest running start_ts, and sent to the KV nodes with
+//     their heartbeats (gc.go).
 //
 // directory.go documents the etcd keys.
 //
@@ -43,9 +46,15 @@
 // refreshed (kvrpc.Refresher) when a region's store cannot be dialled, so
 // that a call follows a raft leader elected elsewhere.
 //
+// # Replica repair
+//
+// A store silent for longer than Config.MaxStoreDownTime is down; the
+// leader of each region with a replica there is asked, in the answer to
+// its heartbeat, to replace it with one on a live store (repair.go). The
+// directory takes each region's configuration from its leader's reports.
+//
 // # What comes next
 //
-// Re-creating a replica lost with its store on another store (a raft conf
-// change), AskBatchSplit for splits, balance of leaders and replicas, the
-// GC safe point and the SQL nodes' minimum start_ts (docs/cluster.md).
+// AskBatchSplit for splits, balance of leaders and replicas
+// (docs/cluster.md).
 package pd

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/pd"
+	"github.com/percdb/percdb/pd/pdpb"
 )
 
 // freePort returns a port that was free a moment ago.
@@ -34,6 +38,20 @@ func pdConfig(t *testing.T, dir string) pd.Config {
 		PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
 		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
 	}
+}
+
+// openPDClient opens a pd with cfg and a client of it, both closed when
+// the test ends.
+func openPDClient(t *testing.T, cfg pd.Config) *pd.Client {
+	t.Helper()
+	srv := openPD(t, cfg)
+	t.Cleanup(func() { srv.Close() })
+	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func openPD(t *testing.T, cfg pd.Config) *pd.Server {
@@ -99,11 +117,12 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 	if r.Addr != "127.0.0.1:1" || len(r.Start) != 0 || len(r.End) != 0 || r.Epoch != (kv.RegionEpoch{ConfVer: 1, Version: 1}) {
 		t.Fatalf("bootstrap region: %+v", r)
 	}
-	regs, err := c.StoreHeartbeat(ctx, s1, "127.0.0.1:1", nil)
-	if err != nil || len(regs) != 1 || regs[0].Id != r.ID {
+	hb, err := c.StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: s1, Addr: "127.0.0.1:1"})
+	if regs := hb.GetRegions(); err != nil || len(regs) != 1 || regs[0].Id != r.ID {
 		t.Fatalf("heartbeat of store %d: %v %v", s1, regs, err)
 	}
-	if regs, err := c.StoreHeartbeat(ctx, s2, "127.0.0.1:2", []uint64{r.ID}); err != nil || len(regs) != 1 || len(regs[0].Peers) != 2 {
+	hb, err = c.StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: s2, Addr: "127.0.0.1:2", Leading: []uint64{r.ID}})
+	if regs := hb.GetRegions(); err != nil || len(regs) != 1 || len(regs[0].Peers) != 2 {
 		t.Fatalf("heartbeat of store %d: %v %v", s2, regs, err)
 	}
 	// Store 2 said it leads the region: clients go there now.
@@ -166,13 +185,7 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 func TestRegionCache(t *testing.T) {
 	ctx := context.Background()
 	cfg := pdConfig(t, t.TempDir())
-	srv := openPD(t, cfg)
-	defer srv.Close()
-	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openPDClient(t, cfg)
 	if _, err := c.PutStore(ctx, 0, "127.0.0.1:9"); err != nil {
 		t.Fatal(err)
 	}
@@ -273,5 +286,137 @@ func TestLeaderFailover(t *testing.T) {
 	}
 	if id, err := c.PutStore(ctx, store, "127.0.0.1:7"); err != nil || id != store {
 		t.Fatalf("store after the failover: %d %v", id, err)
+	}
+}
+
+// TestReplicaRepair: with four stores and three replicas a region, a
+// store that stops heartbeating longer than MaxStoreDownTime gets its
+// replica replaced: pd asks the region's leader, in its heartbeat's
+// answer, to replace it by the live store without a replica; it goes on
+// asking while the leader's reports show the new replica as a learner
+// (the directory follows them, so the new store is told of the region);
+// once the leader reports a configuration without the down store, pd asks
+// nothing more, the down store is told of no region, and the new one is.
+func TestReplicaRepair(t *testing.T) {
+	ctx := context.Background()
+	cfg := pdConfig(t, t.TempDir())
+	cfg.Replicas, cfg.MaxStoreDownTime = 3, 300*time.Millisecond
+	c := openPDClient(t, cfg)
+	var ids []uint64
+	for i := range 4 {
+		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	r, err := c.GetRegion(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, dead, spare := ids[0], ids[2], ids[3]
+	beat := func(store uint64, rep *pdpb.RegionReport) *pdpb.StoreHeartbeatResponse {
+		t.Helper()
+		req := &pdpb.StoreHeartbeatRequest{StoreId: store}
+		if rep != nil {
+			req.Leading, req.Reports = []uint64{r.ID}, []*pdpb.RegionReport{rep}
+		}
+		resp, err := c.StoreHeartbeat(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	initial := &pdpb.RegionReport{RegionId: r.ID, ConfVer: 1, Voters: ids[:3]}
+	if resp := beat(leader, initial); len(resp.GetChanges()) != 0 {
+		t.Fatalf("changes asked with every store up: %v", resp.GetChanges())
+	}
+	// Every store but dead heartbeats until pd asks for the repair.
+	var changes []*pdpb.ChangePeer
+	deadline := time.Now().Add(time.Minute)
+	for len(changes) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no repair asked for a store silent past the max store down time")
+		}
+		beat(ids[1], nil)
+		beat(spare, nil)
+		changes = beat(leader, initial).GetChanges()
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := &pdpb.ChangePeer{RegionId: r.ID, RemoveStore: dead, AddStore: spare}
+	if len(changes) != 1 || !proto.Equal(changes[0], want) {
+		t.Fatalf("changes %v, want %v", changes, want)
+	}
+	if regs := beat(spare, nil).GetRegions(); len(regs) != 0 {
+		t.Fatalf("spare store told of regions %v before it was added", regs)
+	}
+	// The leader added the spare as a learner: the spare is told of the
+	// region, and pd still asks for the repair.
+	learner := &pdpb.RegionReport{RegionId: r.ID, ConfVer: 2, Voters: ids[:3], Learners: []uint64{spare}}
+	if changes := beat(leader, learner).GetChanges(); len(changes) != 1 || !proto.Equal(changes[0], want) {
+		t.Fatalf("changes with the learner added %v, want %v", changes, want)
+	}
+	if regs := beat(spare, nil).GetRegions(); len(regs) != 1 || regs[0].GetConfVer() != 2 || !slices.Equal(regs[0].GetLearners(), []uint64{spare}) {
+		t.Fatalf("spare store's regions %v, want the region at conf_ver 2 with it a learner", regs)
+	}
+	// A stale report (an older configuration) changes nothing.
+	beat(leader, initial)
+	done := &pdpb.RegionReport{RegionId: r.ID, ConfVer: 4, Voters: []uint64{leader, ids[1], spare}}
+	if changes := beat(leader, done).GetChanges(); len(changes) != 0 {
+		t.Fatalf("changes after the repair: %v", changes)
+	}
+	if regs := beat(dead, nil).GetRegions(); len(regs) != 0 {
+		t.Fatalf("the replaced store is told of regions %v", regs)
+	}
+	rec, err := c.RegionRecord(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := rec.GetRegion(); g.GetConfVer() != 4 || !slices.Equal(g.GetPeers(), []uint64{leader, ids[1], spare}) || len(g.GetLearners()) != 0 {
+		t.Fatalf("region record after the repair: %v", g)
+	}
+	// The replaced store holds no replica: UnsafeDestroyRange skips it.
+	stores, err := c.GetStores(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stores {
+		if want := uint32(1); st.GetId() == dead && st.GetReplicas() != 0 || st.GetId() != dead && st.GetReplicas() != want {
+			t.Fatalf("store %d holds %d replicas after the repair (store %d replaced)", st.GetId(), st.GetReplicas(), dead)
+		}
+	}
+}
+
+// TestGCLeader: of the SQL nodes reporting their running transactions,
+// the first is the GC leader and stays it while it reports; another is
+// not, until the leader's reports stop and their lease ends.
+func TestGCLeader(t *testing.T) {
+	ctx := context.Background()
+	c := openPDClient(t, pdConfig(t, t.TempDir()))
+	report := func(node string) bool {
+		t.Helper()
+		leader, err := c.ReportMinStartTS(ctx, node, 0, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return leader
+	}
+	if !report("a") {
+		t.Fatal("the first node to report is not the GC leader")
+	}
+	for range 3 {
+		if report("b") || !report("a") {
+			t.Fatal("the GC leadership moved while its holder reports")
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !report("b") {
+		if time.Now().After(deadline) {
+			t.Fatal("the GC leadership never passed on after its holder stopped reporting")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if report("a") {
+		t.Fatal("the former GC leader took the leadership back while the new one holds it")
 	}
 }

@@ -47,6 +47,10 @@ type Config struct {
 	// store; the cluster is bootstrapped once that many stores have
 	// registered. Default 3.
 	Replicas int
+	// MaxStoreDownTime is how long a store may go without a heartbeat
+	// before pd replaces its replicas with replicas on live stores (PD's
+	// max-store-down-time). Default 30 minutes.
+	MaxStoreDownTime time.Duration
 	// Logger logs leadership changes. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -65,6 +69,9 @@ type Server struct {
 	// memory, not written to etcd on every beat.
 	hbMu       sync.Mutex
 	heartbeats map[uint64]int64
+	// repairing is the replica repair last asked of each region's
+	// leader, so that it is logged once.
+	repairing map[uint64]*pdpb.ChangePeer
 
 	mu   sync.Mutex
 	term *term // nil while not the leader
@@ -78,6 +85,9 @@ type term struct {
 	guard  clientv3.Cmp
 	oracle *tso.Oracle
 	tso    *tsorpc.Server
+	// since is when the term began: a store not heard from in this term
+	// counts as last heard from then.
+	since time.Time
 }
 
 // Open starts the embedded etcd member and pd's gRPC service, and
@@ -97,6 +107,9 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 3
+	}
+	if cfg.MaxStoreDownTime <= 0 {
+		cfg.MaxStoreDownTime = 30 * time.Minute
 	}
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -133,7 +146,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	ec.LogLevel = "error"
 
-	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, done: make(chan struct{})}
+	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{}, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()
@@ -151,7 +164,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("pd: waiting for etcd to be ready: %w", ctx.Err())
 	}
 	s.cli = v3client.New(s.etcd.Server)
-	s.dir = directory{cli: s.cli, replicas: cfg.Replicas}
+	s.dir = directory{cli: s.cli, replicas: cfg.Replicas, leases: map[string]clientv3.LeaseID{}}
 
 	s.listener, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -218,7 +231,7 @@ func (s *Server) lead(ctx context.Context) error {
 		_ = el.Resign(context.Background())
 		return fmt.Errorf("open oracle: %w", err)
 	}
-	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle)}
+	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now()}
 	s.mu.Lock()
 	s.term = t
 	s.mu.Unlock()

@@ -87,8 +87,12 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
+	reports := map[uint64]*pdpb.RegionReport{}
+	for _, rep := range req.GetReports() {
+		reports[rep.GetRegionId()] = rep
+	}
 	for _, id := range req.GetLeading() {
-		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id); err != nil {
+		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id, reports[id]); err != nil {
 			return nil, toStatus(err)
 		}
 	}
@@ -96,11 +100,26 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pdpb.StoreHeartbeatResponse{Regions: regions}, nil
+	changes, err := p.s.repairs(ctx, t, st.Id, req.GetLeading())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	sp, _, err := p.s.dir.gcSafePoint(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes, GcSafePoint: sp}, nil
 }
 
-// withStore answers a region with the store that serves it.
+// withStore answers a region with the store that serves it: its leader as
+// last reported, or, when that store has stopped heartbeating (it is down:
+// the region's other replicas elect a leader, which reports in at once),
+// a voter on a live store, which answers NotLeader with the new leader's
+// address, or, when a quorum is lost, that the region is unavailable.
 func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetRegionResponse, error) {
+	if t, err := p.s.leader(); err == nil {
+		r.StoreId = p.s.liveRoute(t, r, time.Now())
+	}
 	st, err := p.s.dir.store(ctx, r.StoreId)
 	if err != nil {
 		return nil, toStatus(err)
@@ -150,9 +169,23 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	regions, err := p.s.dir.regions(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	count := map[uint64]uint32{}
+	for _, r := range regions {
+		for _, id := range r.GetPeers() {
+			count[id]++
+		}
+		if len(r.GetPeers()) == 0 {
+			count[r.GetStoreId()]++
+		}
+	}
 	p.s.hbMu.Lock()
 	for _, st := range stores {
 		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
+		st.Replicas = count[st.Id]
 	}
 	p.s.hbMu.Unlock()
 	return &pdpb.GetStoresResponse{Stores: stores}, nil

@@ -28,6 +28,7 @@ const (
 	codeGCTooEarly      = 9006 // TiDB's ErrGCTooEarly
 	codePDTimeout       = 9001 // TiDB's ErrPDServerTimeout
 	codeKVTimeout       = 9002 // TiDB's ErrTiKVServerTimeout
+	codeRegionDown      = 9005 // TiDB's ErrRegionUnavailable
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"
@@ -72,6 +73,10 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
 	case errors.As(err, &diskFull):
 		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", diskFull.Dir, diskFull.Reason())
+	case errors.Is(err, kv.ErrRegionUnavailable):
+		// A cluster's region whose quorum is lost: no store can serve it
+		// until enough of its replicas are back (TiDB's 9005).
+		return mysql.NewSQLError(codeRegionDown, stateGeneral, "Region is unavailable (%s)", err.Error())
 	case errors.As(err, &kvDown):
 		// A cluster's KV node that stayed unreachable past the client's
 		// retries (TiDB's 9002; undetermined: a commit may have happened).

@@ -168,28 +168,50 @@ type nodeGC struct {
 	p        *DatabaseProvider
 	settings *gcSettings
 	worker   *gcworker.Worker
+	// report tells a cluster this node's oldest running start_ts and
+	// answers whether the node is the GC leader (nil on a single node);
+	// leader is the last answer.
+	report func(ctx context.Context, ts uint64) (bool, error)
+	leader atomic.Bool
+	logger *slog.Logger
 }
 
-// newNodeGC makes the garbage collector of a single node over ks: the
-// safe point is the store's, the running transactions are p's store's.
-// A SQL node of a cluster (ks nil) has no worker yet: there the safe point
-// is to come from pd and UnsafeDestroyRange is to reach every store, which
-// the cluster's next slice builds (docs/cluster.md); its variables and
-// status rows exist, and old versions stay.
-func newNodeGC(p *DatabaseProvider, ks *kv.Store, oracle txn.Oracle, logger *slog.Logger) (*nodeGC, error) {
-	g := &nodeGC{p: p, settings: newGCSettings()}
-	if ks == nil {
+// newNodeGC makes the garbage collector of a node: over ks on a single
+// node, where the safe point is the store's; over the cluster's KV nodes
+// on a SQL node of a cluster (ks nil), where pd decides and keeps the
+// safe point from every SQL node's candidate and reports, and the node
+// reports its oldest running start_ts (docs/cluster.md). The running
+// transactions are p's store's.
+func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracle txn.Oracle, logger *slog.Logger) (*nodeGC, error) {
+	g := &nodeGC{p: p, settings: newGCSettings(), logger: logger}
+	var client kv.GCClient
+	var safePoints gcworker.SafePointSource
+	switch {
+	case ks != nil:
+		client, safePoints = kv.NewLocalGCClient(ks), &gcworker.LocalSafePoint{Store: ks}
+	case cluster != nil && cluster.GCSafePoints != nil && cluster.ReportMinStartTS != nil:
+		gc, ok := cluster.KV.(kv.GCClient)
+		if !ok {
+			return g, nil
+		}
+		client, safePoints, g.report = gc, cluster.GCSafePoints, cluster.ReportMinStartTS
+	default:
 		return g, nil
 	}
+	var isLeader func() bool
+	if g.report != nil {
+		isLeader = g.leader.Load
+	}
 	w, err := gcworker.New(gcworker.Config{
-		Client:     kv.NewLocalGCClient(ks),
+		Client:     client,
 		Txns:       p.store,
 		Oracle:     oracle,
-		SafePoints: &gcworker.LocalSafePoint{Store: ks},
+		SafePoints: safePoints,
 		Active:     p.store,
 		Ranges:     gcDeleteRanges{p},
 		Services:   gcServiceSafePoints{p},
 		Settings:   g.settings.get,
+		IsLeader:   isLeader,
 		Logger:     logger,
 	})
 	if err != nil {
@@ -283,11 +305,22 @@ const helpGCRuns = "GC runs, by result."
 // a SQL node of a cluster, which has none yet.
 var errGCNotStarted = errors.New("the garbage collector is not started")
 
-// run runs the worker until ctx ends; without one it returns at once.
+// run runs the worker (and on a SQL node of a cluster the report of its
+// oldest running start_ts) until ctx ends; without a worker it returns at
+// once.
 func (g *nodeGC) run(ctx context.Context) {
-	if g.worker != nil {
-		g.worker.Run(ctx)
+	if g.worker == nil {
+		return
 	}
+	if g.report != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			gcworker.ReportActive(ctx, g.p.store, g.settings.get, g.report, &g.leader, g.logger)
+		}()
+		defer func() { <-done }()
+	}
+	g.worker.Run(ctx)
 }
 
 // runGC runs the node's garbage collector once (tests, benchmarks).

@@ -24,6 +24,7 @@ import (
 	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/gcworker"
 )
 
 // Defaults of Config.
@@ -145,6 +146,13 @@ type Config struct {
 type ClusterBackend struct {
 	KV     kv.Client
 	Oracle tso.Source
+	// GCSafePoints keeps the cluster's GC safe point (pd.GCSafePoints)
+	// and ReportMinStartTS tells the cluster this node's oldest running
+	// start_ts (0: none) and answers whether the node is the GC leader.
+	// With both, and KV a kv.GCClient, the node runs the garbage
+	// collector (gcworker) over the cluster while it is the GC leader.
+	GCSafePoints     gcworker.SafePointSource
+	ReportMinStartTS func(ctx context.Context, ts uint64) (gcLeader bool, err error)
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -277,7 +285,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := s.provider.dropLeftoverTempTables(ctx); err != nil {
 		return nil, fmt.Errorf("drop temporary tables left by a previous process: %w", err)
 	}
-	if s.provider.gc, err = newNodeGC(s.provider, s.kvStore, s.tsClient, cfg.KV.Logger); err != nil {
+	if s.provider.gc, err = newNodeGC(s.provider, s.kvStore, cfg.Cluster, s.tsClient, cfg.KV.Logger); err != nil {
 		return nil, err
 	}
 	bg, stop := context.WithCancel(context.Background())

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/txn/gcworker"
 )
 
 // The cluster roles of the binary: pd, kv, sql (runServer with a
@@ -67,12 +70,16 @@ func runPD(args []string) error {
 	clientURL := fs.String("client-url", "", "URL of the embedded etcd's client listener (default http://host:port+2 of --addr)")
 	initial := fs.String("initial-cluster", "", "the etcd members as name=peer-url,... (default this member alone)")
 	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
+	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *downTime <= 0 {
+		return fmt.Errorf("--max-store-down-time %v: want a positive duration", *downTime)
 	}
 	logger, err := newLogger(*logLevel)
 	if err != nil {
@@ -81,7 +88,7 @@ func runPD(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
-		InitialCluster: *initial, Replicas: *replicas, Logger: logger})
+		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -147,10 +154,20 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 		return nil, nil, err
 	}
 	kc := kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{UnavailableTimeout: kvTimeout})
-	return &percsql.ClusterBackend{KV: kc, Oracle: pdc}, func() {
-		_ = kc.Close()
-		_ = pdc.Close()
-	}, nil
+	// The name under which pd keeps this SQL node's oldest running
+	// start_ts: unique per process.
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, nil, err
+	}
+	node := "sql-" + hex.EncodeToString(id[:])
+	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
+			ReportMinStartTS: func(ctx context.Context, ts uint64) (bool, error) {
+				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)
+			}}, func() {
+			_ = kc.Close()
+			_ = pdc.Close()
+		}, nil
 }
 
 // runPlayground starts a pd, --kv kv nodes and a sql node as child

@@ -287,6 +287,7 @@ type RegionError struct {
 	//	*RegionError_KeyNotInRegion
 	//	*RegionError_NotLeader
 	//	*RegionError_ServerIsBusy
+	//	*RegionError_RegionUnavailable
 	Kind isRegionError_Kind `protobuf_oneof:"kind"`
 	// message is the store's description, for the client's error text.
 	Message       string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
@@ -383,6 +384,15 @@ func (x *RegionError) GetServerIsBusy() *ServerIsBusy {
 	return nil
 }
 
+func (x *RegionError) GetRegionUnavailable() *RegionUnavailable {
+	if x != nil {
+		if x, ok := x.Kind.(*RegionError_RegionUnavailable); ok {
+			return x.RegionUnavailable
+		}
+	}
+	return nil
+}
+
 func (x *RegionError) GetMessage() string {
 	if x != nil {
 		return x.Message
@@ -420,6 +430,13 @@ type RegionError_ServerIsBusy struct {
 	ServerIsBusy *ServerIsBusy `protobuf:"bytes,6,opt,name=server_is_busy,json=serverIsBusy,proto3,oneof"`
 }
 
+type RegionError_RegionUnavailable struct {
+	// The replica has known no leader for longer than elections take: a
+	// quorum of the region's replicas is down or cut off, and no replica
+	// can serve it until enough of them are back.
+	RegionUnavailable *RegionUnavailable `protobuf:"bytes,8,opt,name=region_unavailable,json=regionUnavailable,proto3,oneof"`
+}
+
 func (*RegionError_NotFound) isRegionError_Kind() {}
 
 func (*RegionError_EpochNotMatch) isRegionError_Kind() {}
@@ -429,6 +446,8 @@ func (*RegionError_KeyNotInRegion) isRegionError_Kind() {}
 func (*RegionError_NotLeader) isRegionError_Kind() {}
 
 func (*RegionError_ServerIsBusy) isRegionError_Kind() {}
+
+func (*RegionError_RegionUnavailable) isRegionError_Kind() {}
 
 type RegionNotFound struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -466,6 +485,42 @@ func (*RegionNotFound) Descriptor() ([]byte, []int) {
 	return file_kvpb_proto_rawDescGZIP(), []int{4}
 }
 
+type RegionUnavailable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegionUnavailable) Reset() {
+	*x = RegionUnavailable{}
+	mi := &file_kvpb_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegionUnavailable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegionUnavailable) ProtoMessage() {}
+
+func (x *RegionUnavailable) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegionUnavailable.ProtoReflect.Descriptor instead.
+func (*RegionUnavailable) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{5}
+}
+
 type EpochNotMatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Current       *RegionInfo            `protobuf:"bytes,1,opt,name=current,proto3" json:"current,omitempty"`
@@ -475,7 +530,7 @@ type EpochNotMatch struct {
 
 func (x *EpochNotMatch) Reset() {
 	*x = EpochNotMatch{}
-	mi := &file_kvpb_proto_msgTypes[5]
+	mi := &file_kvpb_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +542,7 @@ func (x *EpochNotMatch) String() string {
 func (*EpochNotMatch) ProtoMessage() {}
 
 func (x *EpochNotMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[5]
+	mi := &file_kvpb_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +555,7 @@ func (x *EpochNotMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochNotMatch.ProtoReflect.Descriptor instead.
 func (*EpochNotMatch) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{5}
+	return file_kvpb_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EpochNotMatch) GetCurrent() *RegionInfo {
@@ -520,7 +575,7 @@ type KeyNotInRegion struct {
 
 func (x *KeyNotInRegion) Reset() {
 	*x = KeyNotInRegion{}
-	mi := &file_kvpb_proto_msgTypes[6]
+	mi := &file_kvpb_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +587,7 @@ func (x *KeyNotInRegion) String() string {
 func (*KeyNotInRegion) ProtoMessage() {}
 
 func (x *KeyNotInRegion) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[6]
+	mi := &file_kvpb_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +600,7 @@ func (x *KeyNotInRegion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyNotInRegion.ProtoReflect.Descriptor instead.
 func (*KeyNotInRegion) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{6}
+	return file_kvpb_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *KeyNotInRegion) GetKey() []byte {
@@ -571,7 +626,7 @@ type NotLeader struct {
 
 func (x *NotLeader) Reset() {
 	*x = NotLeader{}
-	mi := &file_kvpb_proto_msgTypes[7]
+	mi := &file_kvpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +638,7 @@ func (x *NotLeader) String() string {
 func (*NotLeader) ProtoMessage() {}
 
 func (x *NotLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[7]
+	mi := &file_kvpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +651,7 @@ func (x *NotLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotLeader.ProtoReflect.Descriptor instead.
 func (*NotLeader) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{7}
+	return file_kvpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NotLeader) GetLeaderAddr() string {
@@ -615,7 +670,7 @@ type ServerIsBusy struct {
 
 func (x *ServerIsBusy) Reset() {
 	*x = ServerIsBusy{}
-	mi := &file_kvpb_proto_msgTypes[8]
+	mi := &file_kvpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +682,7 @@ func (x *ServerIsBusy) String() string {
 func (*ServerIsBusy) ProtoMessage() {}
 
 func (x *ServerIsBusy) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[8]
+	mi := &file_kvpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +695,7 @@ func (x *ServerIsBusy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerIsBusy.ProtoReflect.Descriptor instead.
 func (*ServerIsBusy) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{8}
+	return file_kvpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ServerIsBusy) GetReason() string {
@@ -666,7 +721,7 @@ type LockInfo struct {
 
 func (x *LockInfo) Reset() {
 	*x = LockInfo{}
-	mi := &file_kvpb_proto_msgTypes[9]
+	mi := &file_kvpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +733,7 @@ func (x *LockInfo) String() string {
 func (*LockInfo) ProtoMessage() {}
 
 func (x *LockInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[9]
+	mi := &file_kvpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +746,7 @@ func (x *LockInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LockInfo.ProtoReflect.Descriptor instead.
 func (*LockInfo) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{9}
+	return file_kvpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LockInfo) GetKey() []byte {
@@ -761,7 +816,7 @@ type WaitForEntry struct {
 
 func (x *WaitForEntry) Reset() {
 	*x = WaitForEntry{}
-	mi := &file_kvpb_proto_msgTypes[10]
+	mi := &file_kvpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +828,7 @@ func (x *WaitForEntry) String() string {
 func (*WaitForEntry) ProtoMessage() {}
 
 func (x *WaitForEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[10]
+	mi := &file_kvpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +841,7 @@ func (x *WaitForEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitForEntry.ProtoReflect.Descriptor instead.
 func (*WaitForEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{10}
+	return file_kvpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WaitForEntry) GetTxn() uint64 {
@@ -835,7 +890,7 @@ type KeyError struct {
 
 func (x *KeyError) Reset() {
 	*x = KeyError{}
-	mi := &file_kvpb_proto_msgTypes[11]
+	mi := &file_kvpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +902,7 @@ func (x *KeyError) String() string {
 func (*KeyError) ProtoMessage() {}
 
 func (x *KeyError) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[11]
+	mi := &file_kvpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +915,7 @@ func (x *KeyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyError.ProtoReflect.Descriptor instead.
 func (*KeyError) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{11}
+	return file_kvpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *KeyError) GetKind() isKeyError_Kind {
@@ -1064,7 +1119,7 @@ type Locked struct {
 
 func (x *Locked) Reset() {
 	*x = Locked{}
-	mi := &file_kvpb_proto_msgTypes[12]
+	mi := &file_kvpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1131,7 @@ func (x *Locked) String() string {
 func (*Locked) ProtoMessage() {}
 
 func (x *Locked) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[12]
+	mi := &file_kvpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1144,7 @@ func (x *Locked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Locked.ProtoReflect.Descriptor instead.
 func (*Locked) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{12}
+	return file_kvpb_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Locked) GetLock() *LockInfo {
@@ -1118,7 +1173,7 @@ type WriteConflict struct {
 
 func (x *WriteConflict) Reset() {
 	*x = WriteConflict{}
-	mi := &file_kvpb_proto_msgTypes[13]
+	mi := &file_kvpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1185,7 @@ func (x *WriteConflict) String() string {
 func (*WriteConflict) ProtoMessage() {}
 
 func (x *WriteConflict) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[13]
+	mi := &file_kvpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1198,7 @@ func (x *WriteConflict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteConflict.ProtoReflect.Descriptor instead.
 func (*WriteConflict) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{13}
+	return file_kvpb_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WriteConflict) GetKey() []byte {
@@ -1183,7 +1238,7 @@ type AlreadyExists struct {
 
 func (x *AlreadyExists) Reset() {
 	*x = AlreadyExists{}
-	mi := &file_kvpb_proto_msgTypes[14]
+	mi := &file_kvpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1250,7 @@ func (x *AlreadyExists) String() string {
 func (*AlreadyExists) ProtoMessage() {}
 
 func (x *AlreadyExists) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[14]
+	mi := &file_kvpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1263,7 @@ func (x *AlreadyExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlreadyExists.ProtoReflect.Descriptor instead.
 func (*AlreadyExists) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{14}
+	return file_kvpb_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AlreadyExists) GetKey() []byte {
@@ -1228,7 +1283,7 @@ type TxnAborted struct {
 
 func (x *TxnAborted) Reset() {
 	*x = TxnAborted{}
-	mi := &file_kvpb_proto_msgTypes[15]
+	mi := &file_kvpb_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1240,7 +1295,7 @@ func (x *TxnAborted) String() string {
 func (*TxnAborted) ProtoMessage() {}
 
 func (x *TxnAborted) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[15]
+	mi := &file_kvpb_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1253,7 +1308,7 @@ func (x *TxnAborted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnAborted.ProtoReflect.Descriptor instead.
 func (*TxnAborted) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{15}
+	return file_kvpb_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TxnAborted) GetKey() []byte {
@@ -1280,7 +1335,7 @@ type TxnLockNotFound struct {
 
 func (x *TxnLockNotFound) Reset() {
 	*x = TxnLockNotFound{}
-	mi := &file_kvpb_proto_msgTypes[16]
+	mi := &file_kvpb_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1347,7 @@ func (x *TxnLockNotFound) String() string {
 func (*TxnLockNotFound) ProtoMessage() {}
 
 func (x *TxnLockNotFound) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[16]
+	mi := &file_kvpb_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1360,7 @@ func (x *TxnLockNotFound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnLockNotFound.ProtoReflect.Descriptor instead.
 func (*TxnLockNotFound) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{16}
+	return file_kvpb_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TxnLockNotFound) GetKey() []byte {
@@ -1333,7 +1388,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_kvpb_proto_msgTypes[17]
+	mi := &file_kvpb_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1400,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[17]
+	mi := &file_kvpb_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1413,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{17}
+	return file_kvpb_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Committed) GetKey() []byte {
@@ -1394,7 +1449,7 @@ type CommitTsExpired struct {
 
 func (x *CommitTsExpired) Reset() {
 	*x = CommitTsExpired{}
-	mi := &file_kvpb_proto_msgTypes[18]
+	mi := &file_kvpb_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1461,7 @@ func (x *CommitTsExpired) String() string {
 func (*CommitTsExpired) ProtoMessage() {}
 
 func (x *CommitTsExpired) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[18]
+	mi := &file_kvpb_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1474,7 @@ func (x *CommitTsExpired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitTsExpired.ProtoReflect.Descriptor instead.
 func (*CommitTsExpired) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{18}
+	return file_kvpb_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommitTsExpired) GetKey() []byte {
@@ -1462,7 +1517,7 @@ type Deadlock struct {
 
 func (x *Deadlock) Reset() {
 	*x = Deadlock{}
-	mi := &file_kvpb_proto_msgTypes[19]
+	mi := &file_kvpb_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1529,7 @@ func (x *Deadlock) String() string {
 func (*Deadlock) ProtoMessage() {}
 
 func (x *Deadlock) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[19]
+	mi := &file_kvpb_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1542,7 @@ func (x *Deadlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deadlock.ProtoReflect.Descriptor instead.
 func (*Deadlock) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{19}
+	return file_kvpb_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Deadlock) GetKey() []byte {
@@ -1528,7 +1583,7 @@ type PessimisticLockNotFound struct {
 
 func (x *PessimisticLockNotFound) Reset() {
 	*x = PessimisticLockNotFound{}
-	mi := &file_kvpb_proto_msgTypes[20]
+	mi := &file_kvpb_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1595,7 @@ func (x *PessimisticLockNotFound) String() string {
 func (*PessimisticLockNotFound) ProtoMessage() {}
 
 func (x *PessimisticLockNotFound) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[20]
+	mi := &file_kvpb_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1608,7 @@ func (x *PessimisticLockNotFound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticLockNotFound.ProtoReflect.Descriptor instead.
 func (*PessimisticLockNotFound) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{20}
+	return file_kvpb_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PessimisticLockNotFound) GetKey() []byte {
@@ -1581,7 +1636,7 @@ type DiskFull struct {
 
 func (x *DiskFull) Reset() {
 	*x = DiskFull{}
-	mi := &file_kvpb_proto_msgTypes[21]
+	mi := &file_kvpb_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1648,7 @@ func (x *DiskFull) String() string {
 func (*DiskFull) ProtoMessage() {}
 
 func (x *DiskFull) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[21]
+	mi := &file_kvpb_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1661,7 @@ func (x *DiskFull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskFull.ProtoReflect.Descriptor instead.
 func (*DiskFull) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{21}
+	return file_kvpb_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DiskFull) GetDir() string {
@@ -1642,7 +1697,7 @@ type GCTooOld struct {
 
 func (x *GCTooOld) Reset() {
 	*x = GCTooOld{}
-	mi := &file_kvpb_proto_msgTypes[22]
+	mi := &file_kvpb_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1709,7 @@ func (x *GCTooOld) String() string {
 func (*GCTooOld) ProtoMessage() {}
 
 func (x *GCTooOld) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[22]
+	mi := &file_kvpb_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1722,7 @@ func (x *GCTooOld) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCTooOld.ProtoReflect.Descriptor instead.
 func (*GCTooOld) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{22}
+	return file_kvpb_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GCTooOld) GetTs() uint64 {
@@ -1694,7 +1749,7 @@ type KvPair struct {
 
 func (x *KvPair) Reset() {
 	*x = KvPair{}
-	mi := &file_kvpb_proto_msgTypes[23]
+	mi := &file_kvpb_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1761,7 @@ func (x *KvPair) String() string {
 func (*KvPair) ProtoMessage() {}
 
 func (x *KvPair) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[23]
+	mi := &file_kvpb_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1774,7 @@ func (x *KvPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KvPair.ProtoReflect.Descriptor instead.
 func (*KvPair) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{23}
+	return file_kvpb_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *KvPair) GetKey() []byte {
@@ -1747,7 +1802,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_kvpb_proto_msgTypes[24]
+	mi := &file_kvpb_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1814,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[24]
+	mi := &file_kvpb_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1827,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{24}
+	return file_kvpb_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetRequest) GetRegion() *RegionCtx {
@@ -1809,7 +1864,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_kvpb_proto_msgTypes[25]
+	mi := &file_kvpb_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1876,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[25]
+	mi := &file_kvpb_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1889,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{25}
+	return file_kvpb_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetResponse) GetRegionError() *RegionError {
@@ -1876,7 +1931,7 @@ type BatchGetRequest struct {
 
 func (x *BatchGetRequest) Reset() {
 	*x = BatchGetRequest{}
-	mi := &file_kvpb_proto_msgTypes[26]
+	mi := &file_kvpb_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +1943,7 @@ func (x *BatchGetRequest) String() string {
 func (*BatchGetRequest) ProtoMessage() {}
 
 func (x *BatchGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[26]
+	mi := &file_kvpb_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +1956,7 @@ func (x *BatchGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchGetRequest.ProtoReflect.Descriptor instead.
 func (*BatchGetRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{26}
+	return file_kvpb_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BatchGetRequest) GetRegion() *RegionCtx {
@@ -1936,7 +1991,7 @@ type BatchGetResponse struct {
 
 func (x *BatchGetResponse) Reset() {
 	*x = BatchGetResponse{}
-	mi := &file_kvpb_proto_msgTypes[27]
+	mi := &file_kvpb_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2003,7 @@ func (x *BatchGetResponse) String() string {
 func (*BatchGetResponse) ProtoMessage() {}
 
 func (x *BatchGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[27]
+	mi := &file_kvpb_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2016,7 @@ func (x *BatchGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchGetResponse.ProtoReflect.Descriptor instead.
 func (*BatchGetResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{27}
+	return file_kvpb_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BatchGetResponse) GetRegionError() *RegionError {
@@ -2002,7 +2057,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_kvpb_proto_msgTypes[28]
+	mi := &file_kvpb_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2069,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[28]
+	mi := &file_kvpb_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2082,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{28}
+	return file_kvpb_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ScanRequest) GetRegion() *RegionCtx {
@@ -2104,7 +2159,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_kvpb_proto_msgTypes[29]
+	mi := &file_kvpb_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2171,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[29]
+	mi := &file_kvpb_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2184,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{29}
+	return file_kvpb_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ScanResponse) GetRegionError() *RegionError {
@@ -2167,7 +2222,7 @@ type Mutation struct {
 
 func (x *Mutation) Reset() {
 	*x = Mutation{}
-	mi := &file_kvpb_proto_msgTypes[30]
+	mi := &file_kvpb_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2234,7 @@ func (x *Mutation) String() string {
 func (*Mutation) ProtoMessage() {}
 
 func (x *Mutation) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[30]
+	mi := &file_kvpb_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2247,7 @@ func (x *Mutation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mutation.ProtoReflect.Descriptor instead.
 func (*Mutation) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{30}
+	return file_kvpb_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Mutation) GetOp() Op {
@@ -2249,7 +2304,7 @@ type PrewriteRequest struct {
 
 func (x *PrewriteRequest) Reset() {
 	*x = PrewriteRequest{}
-	mi := &file_kvpb_proto_msgTypes[31]
+	mi := &file_kvpb_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2261,7 +2316,7 @@ func (x *PrewriteRequest) String() string {
 func (*PrewriteRequest) ProtoMessage() {}
 
 func (x *PrewriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[31]
+	mi := &file_kvpb_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2274,7 +2329,7 @@ func (x *PrewriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrewriteRequest.ProtoReflect.Descriptor instead.
 func (*PrewriteRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{31}
+	return file_kvpb_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PrewriteRequest) GetRegion() *RegionCtx {
@@ -2367,7 +2422,7 @@ type PrewriteResponse struct {
 
 func (x *PrewriteResponse) Reset() {
 	*x = PrewriteResponse{}
-	mi := &file_kvpb_proto_msgTypes[32]
+	mi := &file_kvpb_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2434,7 @@ func (x *PrewriteResponse) String() string {
 func (*PrewriteResponse) ProtoMessage() {}
 
 func (x *PrewriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[32]
+	mi := &file_kvpb_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2447,7 @@ func (x *PrewriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrewriteResponse.ProtoReflect.Descriptor instead.
 func (*PrewriteResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{32}
+	return file_kvpb_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PrewriteResponse) GetRegionError() *RegionError {
@@ -2435,7 +2490,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_kvpb_proto_msgTypes[33]
+	mi := &file_kvpb_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2502,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[33]
+	mi := &file_kvpb_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2515,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{33}
+	return file_kvpb_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CommitRequest) GetRegion() *RegionCtx {
@@ -2501,7 +2556,7 @@ type CommitResponse struct {
 
 func (x *CommitResponse) Reset() {
 	*x = CommitResponse{}
-	mi := &file_kvpb_proto_msgTypes[34]
+	mi := &file_kvpb_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2568,7 @@ func (x *CommitResponse) String() string {
 func (*CommitResponse) ProtoMessage() {}
 
 func (x *CommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[34]
+	mi := &file_kvpb_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2581,7 @@ func (x *CommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponse.ProtoReflect.Descriptor instead.
 func (*CommitResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{34}
+	return file_kvpb_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CommitResponse) GetRegionError() *RegionError {
@@ -2554,7 +2609,7 @@ type CommandResponse struct {
 
 func (x *CommandResponse) Reset() {
 	*x = CommandResponse{}
-	mi := &file_kvpb_proto_msgTypes[35]
+	mi := &file_kvpb_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2621,7 @@ func (x *CommandResponse) String() string {
 func (*CommandResponse) ProtoMessage() {}
 
 func (x *CommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[35]
+	mi := &file_kvpb_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2634,7 @@ func (x *CommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResponse.ProtoReflect.Descriptor instead.
 func (*CommandResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{35}
+	return file_kvpb_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CommandResponse) GetRegionError() *RegionError {
@@ -2607,7 +2662,7 @@ type BatchRollbackRequest struct {
 
 func (x *BatchRollbackRequest) Reset() {
 	*x = BatchRollbackRequest{}
-	mi := &file_kvpb_proto_msgTypes[36]
+	mi := &file_kvpb_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2619,7 +2674,7 @@ func (x *BatchRollbackRequest) String() string {
 func (*BatchRollbackRequest) ProtoMessage() {}
 
 func (x *BatchRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[36]
+	mi := &file_kvpb_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2632,7 +2687,7 @@ func (x *BatchRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRollbackRequest.ProtoReflect.Descriptor instead.
 func (*BatchRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{36}
+	return file_kvpb_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BatchRollbackRequest) GetRegion() *RegionCtx {
@@ -2668,7 +2723,7 @@ type CleanupRequest struct {
 
 func (x *CleanupRequest) Reset() {
 	*x = CleanupRequest{}
-	mi := &file_kvpb_proto_msgTypes[37]
+	mi := &file_kvpb_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2680,7 +2735,7 @@ func (x *CleanupRequest) String() string {
 func (*CleanupRequest) ProtoMessage() {}
 
 func (x *CleanupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[37]
+	mi := &file_kvpb_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,7 +2748,7 @@ func (x *CleanupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CleanupRequest.ProtoReflect.Descriptor instead.
 func (*CleanupRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{37}
+	return file_kvpb_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CleanupRequest) GetRegion() *RegionCtx {
@@ -2738,7 +2793,7 @@ type CheckTxnStatusRequest struct {
 
 func (x *CheckTxnStatusRequest) Reset() {
 	*x = CheckTxnStatusRequest{}
-	mi := &file_kvpb_proto_msgTypes[38]
+	mi := &file_kvpb_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2750,7 +2805,7 @@ func (x *CheckTxnStatusRequest) String() string {
 func (*CheckTxnStatusRequest) ProtoMessage() {}
 
 func (x *CheckTxnStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[38]
+	mi := &file_kvpb_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2763,7 +2818,7 @@ func (x *CheckTxnStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckTxnStatusRequest.ProtoReflect.Descriptor instead.
 func (*CheckTxnStatusRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{38}
+	return file_kvpb_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CheckTxnStatusRequest) GetRegion() *RegionCtx {
@@ -2822,7 +2877,7 @@ type CheckTxnStatusResponse struct {
 
 func (x *CheckTxnStatusResponse) Reset() {
 	*x = CheckTxnStatusResponse{}
-	mi := &file_kvpb_proto_msgTypes[39]
+	mi := &file_kvpb_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +2889,7 @@ func (x *CheckTxnStatusResponse) String() string {
 func (*CheckTxnStatusResponse) ProtoMessage() {}
 
 func (x *CheckTxnStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[39]
+	mi := &file_kvpb_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +2902,7 @@ func (x *CheckTxnStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckTxnStatusResponse.ProtoReflect.Descriptor instead.
 func (*CheckTxnStatusResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{39}
+	return file_kvpb_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CheckTxnStatusResponse) GetRegionError() *RegionError {
@@ -2904,7 +2959,7 @@ type ResolveLockRequest struct {
 
 func (x *ResolveLockRequest) Reset() {
 	*x = ResolveLockRequest{}
-	mi := &file_kvpb_proto_msgTypes[40]
+	mi := &file_kvpb_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2916,7 +2971,7 @@ func (x *ResolveLockRequest) String() string {
 func (*ResolveLockRequest) ProtoMessage() {}
 
 func (x *ResolveLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[40]
+	mi := &file_kvpb_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2929,7 +2984,7 @@ func (x *ResolveLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveLockRequest.ProtoReflect.Descriptor instead.
 func (*ResolveLockRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{40}
+	return file_kvpb_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResolveLockRequest) GetRegion() *RegionCtx {
@@ -2972,7 +3027,7 @@ type TxnHeartBeatRequest struct {
 
 func (x *TxnHeartBeatRequest) Reset() {
 	*x = TxnHeartBeatRequest{}
-	mi := &file_kvpb_proto_msgTypes[41]
+	mi := &file_kvpb_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3039,7 @@ func (x *TxnHeartBeatRequest) String() string {
 func (*TxnHeartBeatRequest) ProtoMessage() {}
 
 func (x *TxnHeartBeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[41]
+	mi := &file_kvpb_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3052,7 @@ func (x *TxnHeartBeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnHeartBeatRequest.ProtoReflect.Descriptor instead.
 func (*TxnHeartBeatRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{41}
+	return file_kvpb_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TxnHeartBeatRequest) GetRegion() *RegionCtx {
@@ -3039,7 +3094,7 @@ type TxnHeartBeatResponse struct {
 
 func (x *TxnHeartBeatResponse) Reset() {
 	*x = TxnHeartBeatResponse{}
-	mi := &file_kvpb_proto_msgTypes[42]
+	mi := &file_kvpb_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3051,7 +3106,7 @@ func (x *TxnHeartBeatResponse) String() string {
 func (*TxnHeartBeatResponse) ProtoMessage() {}
 
 func (x *TxnHeartBeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[42]
+	mi := &file_kvpb_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3064,7 +3119,7 @@ func (x *TxnHeartBeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxnHeartBeatResponse.ProtoReflect.Descriptor instead.
 func (*TxnHeartBeatResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{42}
+	return file_kvpb_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TxnHeartBeatResponse) GetRegionError() *RegionError {
@@ -3098,7 +3153,7 @@ type PessimisticKey struct {
 
 func (x *PessimisticKey) Reset() {
 	*x = PessimisticKey{}
-	mi := &file_kvpb_proto_msgTypes[43]
+	mi := &file_kvpb_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3110,7 +3165,7 @@ func (x *PessimisticKey) String() string {
 func (*PessimisticKey) ProtoMessage() {}
 
 func (x *PessimisticKey) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[43]
+	mi := &file_kvpb_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3123,7 +3178,7 @@ func (x *PessimisticKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticKey.ProtoReflect.Descriptor instead.
 func (*PessimisticKey) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{43}
+	return file_kvpb_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PessimisticKey) GetKey() []byte {
@@ -3158,7 +3213,7 @@ type AcquirePessimisticLockRequest struct {
 
 func (x *AcquirePessimisticLockRequest) Reset() {
 	*x = AcquirePessimisticLockRequest{}
-	mi := &file_kvpb_proto_msgTypes[44]
+	mi := &file_kvpb_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3225,7 @@ func (x *AcquirePessimisticLockRequest) String() string {
 func (*AcquirePessimisticLockRequest) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[44]
+	mi := &file_kvpb_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3238,7 @@ func (x *AcquirePessimisticLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockRequest.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{44}
+	return file_kvpb_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AcquirePessimisticLockRequest) GetRegion() *RegionCtx {
@@ -3263,7 +3318,7 @@ type AcquirePessimisticLockResponse struct {
 
 func (x *AcquirePessimisticLockResponse) Reset() {
 	*x = AcquirePessimisticLockResponse{}
-	mi := &file_kvpb_proto_msgTypes[45]
+	mi := &file_kvpb_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3275,7 +3330,7 @@ func (x *AcquirePessimisticLockResponse) String() string {
 func (*AcquirePessimisticLockResponse) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[45]
+	mi := &file_kvpb_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3288,7 +3343,7 @@ func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockResponse.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{45}
+	return file_kvpb_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AcquirePessimisticLockResponse) GetRegionError() *RegionError {
@@ -3338,7 +3393,7 @@ type PessimisticRollbackRequest struct {
 
 func (x *PessimisticRollbackRequest) Reset() {
 	*x = PessimisticRollbackRequest{}
-	mi := &file_kvpb_proto_msgTypes[46]
+	mi := &file_kvpb_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3405,7 @@ func (x *PessimisticRollbackRequest) String() string {
 func (*PessimisticRollbackRequest) ProtoMessage() {}
 
 func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[46]
+	mi := &file_kvpb_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3418,7 @@ func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticRollbackRequest.ProtoReflect.Descriptor instead.
 func (*PessimisticRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{46}
+	return file_kvpb_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PessimisticRollbackRequest) GetRegion() *RegionCtx {
@@ -3404,7 +3459,7 @@ type KeyRange struct {
 
 func (x *KeyRange) Reset() {
 	*x = KeyRange{}
-	mi := &file_kvpb_proto_msgTypes[47]
+	mi := &file_kvpb_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3471,7 @@ func (x *KeyRange) String() string {
 func (*KeyRange) ProtoMessage() {}
 
 func (x *KeyRange) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[47]
+	mi := &file_kvpb_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3484,7 @@ func (x *KeyRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRange.ProtoReflect.Descriptor instead.
 func (*KeyRange) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{47}
+	return file_kvpb_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *KeyRange) GetStart() []byte {
@@ -3460,7 +3515,7 @@ type ValidateReadsRequest struct {
 
 func (x *ValidateReadsRequest) Reset() {
 	*x = ValidateReadsRequest{}
-	mi := &file_kvpb_proto_msgTypes[48]
+	mi := &file_kvpb_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3472,7 +3527,7 @@ func (x *ValidateReadsRequest) String() string {
 func (*ValidateReadsRequest) ProtoMessage() {}
 
 func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[48]
+	mi := &file_kvpb_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3485,7 +3540,7 @@ func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateReadsRequest.ProtoReflect.Descriptor instead.
 func (*ValidateReadsRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{48}
+	return file_kvpb_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ValidateReadsRequest) GetRegion() *RegionCtx {
@@ -3543,7 +3598,7 @@ type ValidateReadsResponse struct {
 
 func (x *ValidateReadsResponse) Reset() {
 	*x = ValidateReadsResponse{}
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3555,7 +3610,7 @@ func (x *ValidateReadsResponse) String() string {
 func (*ValidateReadsResponse) ProtoMessage() {}
 
 func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3568,7 +3623,7 @@ func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateReadsResponse.ProtoReflect.Descriptor instead.
 func (*ValidateReadsResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{49}
+	return file_kvpb_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ValidateReadsResponse) GetRegionError() *RegionError {
@@ -3609,7 +3664,7 @@ type KeyChange struct {
 
 func (x *KeyChange) Reset() {
 	*x = KeyChange{}
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3621,7 +3676,7 @@ func (x *KeyChange) String() string {
 func (*KeyChange) ProtoMessage() {}
 
 func (x *KeyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3634,7 +3689,7 @@ func (x *KeyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyChange.ProtoReflect.Descriptor instead.
 func (*KeyChange) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{50}
+	return file_kvpb_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *KeyChange) GetKey() []byte {
@@ -3662,7 +3717,7 @@ type NotifyEntry struct {
 
 func (x *NotifyEntry) Reset() {
 	*x = NotifyEntry{}
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3674,7 +3729,7 @@ func (x *NotifyEntry) String() string {
 func (*NotifyEntry) ProtoMessage() {}
 
 func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3687,7 +3742,7 @@ func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyEntry.ProtoReflect.Descriptor instead.
 func (*NotifyEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{51}
+	return file_kvpb_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *NotifyEntry) GetKey() []byte {
@@ -3723,7 +3778,7 @@ type ScanNotifyRequest struct {
 
 func (x *ScanNotifyRequest) Reset() {
 	*x = ScanNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3735,7 +3790,7 @@ func (x *ScanNotifyRequest) String() string {
 func (*ScanNotifyRequest) ProtoMessage() {}
 
 func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3748,7 +3803,7 @@ func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ScanNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{52}
+	return file_kvpb_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ScanNotifyRequest) GetRegion() *RegionCtx {
@@ -3790,7 +3845,7 @@ type ScanNotifyResponse struct {
 
 func (x *ScanNotifyResponse) Reset() {
 	*x = ScanNotifyResponse{}
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +3857,7 @@ func (x *ScanNotifyResponse) String() string {
 func (*ScanNotifyResponse) ProtoMessage() {}
 
 func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +3870,7 @@ func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyResponse.ProtoReflect.Descriptor instead.
 func (*ScanNotifyResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{53}
+	return file_kvpb_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ScanNotifyResponse) GetRegionError() *RegionError {
@@ -3849,7 +3904,7 @@ type ClearNotifyRequest struct {
 
 func (x *ClearNotifyRequest) Reset() {
 	*x = ClearNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +3916,7 @@ func (x *ClearNotifyRequest) String() string {
 func (*ClearNotifyRequest) ProtoMessage() {}
 
 func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +3929,7 @@ func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ClearNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{54}
+	return file_kvpb_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ClearNotifyRequest) GetRegion() *RegionCtx {
@@ -3906,7 +3961,7 @@ type ScanChangesRequest struct {
 
 func (x *ScanChangesRequest) Reset() {
 	*x = ScanChangesRequest{}
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3918,7 +3973,7 @@ func (x *ScanChangesRequest) String() string {
 func (*ScanChangesRequest) ProtoMessage() {}
 
 func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3931,7 +3986,7 @@ func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesRequest.ProtoReflect.Descriptor instead.
 func (*ScanChangesRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{55}
+	return file_kvpb_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ScanChangesRequest) GetRegion() *RegionCtx {
@@ -3998,7 +4053,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4010,7 +4065,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4023,7 +4078,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{56}
+	return file_kvpb_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Change) GetKey() []byte {
@@ -4079,7 +4134,7 @@ type ScanChangesResponse struct {
 
 func (x *ScanChangesResponse) Reset() {
 	*x = ScanChangesResponse{}
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4091,7 +4146,7 @@ func (x *ScanChangesResponse) String() string {
 func (*ScanChangesResponse) ProtoMessage() {}
 
 func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4104,7 +4159,7 @@ func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesResponse.ProtoReflect.Descriptor instead.
 func (*ScanChangesResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{57}
+	return file_kvpb_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ScanChangesResponse) GetRegionError() *RegionError {
@@ -4142,7 +4197,7 @@ type CoprocessorRequest struct {
 
 func (x *CoprocessorRequest) Reset() {
 	*x = CoprocessorRequest{}
-	mi := &file_kvpb_proto_msgTypes[58]
+	mi := &file_kvpb_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4154,7 +4209,7 @@ func (x *CoprocessorRequest) String() string {
 func (*CoprocessorRequest) ProtoMessage() {}
 
 func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[58]
+	mi := &file_kvpb_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4167,7 +4222,7 @@ func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorRequest.ProtoReflect.Descriptor instead.
 func (*CoprocessorRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{58}
+	return file_kvpb_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CoprocessorRequest) GetRegion() *RegionCtx {
@@ -4227,7 +4282,7 @@ type CoprocessorResponse struct {
 
 func (x *CoprocessorResponse) Reset() {
 	*x = CoprocessorResponse{}
-	mi := &file_kvpb_proto_msgTypes[59]
+	mi := &file_kvpb_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4239,7 +4294,7 @@ func (x *CoprocessorResponse) String() string {
 func (*CoprocessorResponse) ProtoMessage() {}
 
 func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[59]
+	mi := &file_kvpb_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4252,7 +4307,7 @@ func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorResponse.ProtoReflect.Descriptor instead.
 func (*CoprocessorResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{59}
+	return file_kvpb_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *CoprocessorResponse) GetRegionError() *RegionError {
@@ -4304,6 +4359,432 @@ func (x *CoprocessorResponse) GetVisited() int64 {
 	return 0
 }
 
+type ScanLockRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	MaxTs         uint64                 `protobuf:"varint,3,opt,name=max_ts,json=maxTs,proto3" json:"max_ts,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanLockRequest) Reset() {
+	*x = ScanLockRequest{}
+	mi := &file_kvpb_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanLockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanLockRequest) ProtoMessage() {}
+
+func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanLockRequest.ProtoReflect.Descriptor instead.
+func (*ScanLockRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ScanLockRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetMaxTs() uint64 {
+	if x != nil {
+		return x.MaxTs
+	}
+	return 0
+}
+
+func (x *ScanLockRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ScanLockResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Locks       []*LockInfo            `protobuf:"bytes,3,rep,name=locks,proto3" json:"locks,omitempty"`
+	// next is where to continue when has_next.
+	Next          []byte `protobuf:"bytes,4,opt,name=next,proto3" json:"next,omitempty"`
+	HasNext       bool   `protobuf:"varint,5,opt,name=has_next,json=hasNext,proto3" json:"has_next,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanLockResponse) Reset() {
+	*x = ScanLockResponse{}
+	mi := &file_kvpb_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanLockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanLockResponse) ProtoMessage() {}
+
+func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanLockResponse.ProtoReflect.Descriptor instead.
+func (*ScanLockResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ScanLockResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetLocks() []*LockInfo {
+	if x != nil {
+		return x.Locks
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetNext() []byte {
+	if x != nil {
+		return x.Next
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetHasNext() bool {
+	if x != nil {
+		return x.HasNext
+	}
+	return false
+}
+
+type GCRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	SafePoint     uint64                 `protobuf:"varint,3,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GCRequest) Reset() {
+	*x = GCRequest{}
+	mi := &file_kvpb_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCRequest) ProtoMessage() {}
+
+func (x *GCRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCRequest.ProtoReflect.Descriptor instead.
+func (*GCRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GCRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *GCRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *GCRequest) GetSafePoint() uint64 {
+	if x != nil {
+		return x.SafePoint
+	}
+	return 0
+}
+
+func (x *GCRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type GCResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	RegionError     *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error           *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Next            []byte                 `protobuf:"bytes,3,opt,name=next,proto3" json:"next,omitempty"`
+	HasNext         bool                   `protobuf:"varint,4,opt,name=has_next,json=hasNext,proto3" json:"has_next,omitempty"`
+	Skipped         bool                   `protobuf:"varint,5,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	KeysScanned     uint64                 `protobuf:"varint,6,opt,name=keys_scanned,json=keysScanned,proto3" json:"keys_scanned,omitempty"`
+	VersionsDeleted uint64                 `protobuf:"varint,7,opt,name=versions_deleted,json=versionsDeleted,proto3" json:"versions_deleted,omitempty"`
+	BytesDeleted    uint64                 `protobuf:"varint,8,opt,name=bytes_deleted,json=bytesDeleted,proto3" json:"bytes_deleted,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GCResponse) Reset() {
+	*x = GCResponse{}
+	mi := &file_kvpb_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCResponse) ProtoMessage() {}
+
+func (x *GCResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCResponse.ProtoReflect.Descriptor instead.
+func (*GCResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GCResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *GCResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *GCResponse) GetNext() []byte {
+	if x != nil {
+		return x.Next
+	}
+	return nil
+}
+
+func (x *GCResponse) GetHasNext() bool {
+	if x != nil {
+		return x.HasNext
+	}
+	return false
+}
+
+func (x *GCResponse) GetSkipped() bool {
+	if x != nil {
+		return x.Skipped
+	}
+	return false
+}
+
+func (x *GCResponse) GetKeysScanned() uint64 {
+	if x != nil {
+		return x.KeysScanned
+	}
+	return 0
+}
+
+func (x *GCResponse) GetVersionsDeleted() uint64 {
+	if x != nil {
+		return x.VersionsDeleted
+	}
+	return 0
+}
+
+func (x *GCResponse) GetBytesDeleted() uint64 {
+	if x != nil {
+		return x.BytesDeleted
+	}
+	return 0
+}
+
+type UnsafeDestroyRangeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Start []byte                 `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// end empty: to the end of the key space.
+	End           []byte `protobuf:"bytes,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsafeDestroyRangeRequest) Reset() {
+	*x = UnsafeDestroyRangeRequest{}
+	mi := &file_kvpb_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsafeDestroyRangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsafeDestroyRangeRequest) ProtoMessage() {}
+
+func (x *UnsafeDestroyRangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsafeDestroyRangeRequest.ProtoReflect.Descriptor instead.
+func (*UnsafeDestroyRangeRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *UnsafeDestroyRangeRequest) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *UnsafeDestroyRangeRequest) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+type UnsafeDestroyRangeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *KeyError              `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	BytesBefore   uint64                 `protobuf:"varint,2,opt,name=bytes_before,json=bytesBefore,proto3" json:"bytes_before,omitempty"`
+	BytesAfter    uint64                 `protobuf:"varint,3,opt,name=bytes_after,json=bytesAfter,proto3" json:"bytes_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsafeDestroyRangeResponse) Reset() {
+	*x = UnsafeDestroyRangeResponse{}
+	mi := &file_kvpb_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsafeDestroyRangeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsafeDestroyRangeResponse) ProtoMessage() {}
+
+func (x *UnsafeDestroyRangeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsafeDestroyRangeResponse.ProtoReflect.Descriptor instead.
+func (*UnsafeDestroyRangeResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *UnsafeDestroyRangeResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *UnsafeDestroyRangeResponse) GetBytesBefore() uint64 {
+	if x != nil {
+		return x.BytesBefore
+	}
+	return 0
+}
+
+func (x *UnsafeDestroyRangeResponse) GetBytesAfter() uint64 {
+	if x != nil {
+		return x.BytesAfter
+	}
+	return 0
+}
+
 var File_kvpb_proto protoreflect.FileDescriptor
 
 const file_kvpb_proto_rawDesc = "" +
@@ -4322,7 +4803,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\fR\x03end\x12,\n" +
 	"\x05epoch\x18\x04 \x01(\v2\x16.percdb.kv.RegionEpochR\x05epoch\x12\x12\n" +
-	"\x04addr\x18\x05 \x01(\tR\x04addr\"\x8a\x03\n" +
+	"\x04addr\x18\x05 \x01(\tR\x04addr\"\xd9\x03\n" +
 	"\vRegionError\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x128\n" +
 	"\tnot_found\x18\x02 \x01(\v2\x19.percdb.kv.RegionNotFoundH\x00R\bnotFound\x12B\n" +
@@ -4330,10 +4811,12 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x11key_not_in_region\x18\x04 \x01(\v2\x19.percdb.kv.KeyNotInRegionH\x00R\x0ekeyNotInRegion\x125\n" +
 	"\n" +
 	"not_leader\x18\x05 \x01(\v2\x14.percdb.kv.NotLeaderH\x00R\tnotLeader\x12?\n" +
-	"\x0eserver_is_busy\x18\x06 \x01(\v2\x17.percdb.kv.ServerIsBusyH\x00R\fserverIsBusy\x12\x18\n" +
+	"\x0eserver_is_busy\x18\x06 \x01(\v2\x17.percdb.kv.ServerIsBusyH\x00R\fserverIsBusy\x12M\n" +
+	"\x12region_unavailable\x18\b \x01(\v2\x1c.percdb.kv.RegionUnavailableH\x00R\x11regionUnavailable\x12\x18\n" +
 	"\amessage\x18\a \x01(\tR\amessageB\x06\n" +
 	"\x04kind\"\x10\n" +
-	"\x0eRegionNotFound\"@\n" +
+	"\x0eRegionNotFound\"\x13\n" +
+	"\x11RegionUnavailable\"@\n" +
 	"\rEpochNotMatch\x12/\n" +
 	"\acurrent\x18\x01 \x01(\v2\x15.percdb.kv.RegionInfoR\acurrent\"S\n" +
 	"\x0eKeyNotInRegion\x12\x10\n" +
@@ -4622,7 +5105,42 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"has_resume\x18\x05 \x01(\bR\thasResume\x12\x12\n" +
 	"\x04done\x18\x06 \x01(\bR\x04done\x12\x18\n" +
-	"\avisited\x18\a \x01(\x03R\avisited*o\n" +
+	"\avisited\x18\a \x01(\x03R\avisited\"\x82\x01\n" +
+	"\x0fScanLockRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x15\n" +
+	"\x06max_ts\x18\x03 \x01(\x04R\x05maxTs\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xd2\x01\n" +
+	"\x10ScanLockResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12)\n" +
+	"\x05locks\x18\x03 \x03(\v2\x13.percdb.kv.LockInfoR\x05locks\x12\x12\n" +
+	"\x04next\x18\x04 \x01(\fR\x04next\x12\x19\n" +
+	"\bhas_next\x18\x05 \x01(\bR\ahasNext\"\x84\x01\n" +
+	"\tGCRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\fR\x05start\x12\x1d\n" +
+	"\n" +
+	"safe_point\x18\x03 \x01(\x04R\tsafePoint\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xae\x02\n" +
+	"\n" +
+	"GCResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x12\n" +
+	"\x04next\x18\x03 \x01(\fR\x04next\x12\x19\n" +
+	"\bhas_next\x18\x04 \x01(\bR\ahasNext\x12\x18\n" +
+	"\askipped\x18\x05 \x01(\bR\askipped\x12!\n" +
+	"\fkeys_scanned\x18\x06 \x01(\x04R\vkeysScanned\x12)\n" +
+	"\x10versions_deleted\x18\a \x01(\x04R\x0fversionsDeleted\x12#\n" +
+	"\rbytes_deleted\x18\b \x01(\x04R\fbytesDeleted\"C\n" +
+	"\x19UnsafeDestroyRangeRequest\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\fR\x03end\"\x8b\x01\n" +
+	"\x1aUnsafeDestroyRangeResponse\x12)\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12!\n" +
+	"\fbytes_before\x18\x02 \x01(\x04R\vbytesBefore\x12\x1f\n" +
+	"\vbytes_after\x18\x03 \x01(\x04R\n" +
+	"bytesAfter*o\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03PUT\x10\x01\x12\n" +
@@ -4632,8 +5150,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"\x06INSERT\x10\x04\x12\x14\n" +
 	"\x10CHECK_NOT_EXISTS\x10\x05\x12\x14\n" +
-	"\x10PESSIMISTIC_LOCK\x10\x062\x8c\n" +
-	"\n" +
+	"\x10PESSIMISTIC_LOCK\x10\x062\xe7\v\n" +
 	"\x02KV\x124\n" +
 	"\x03Get\x12\x15.percdb.kv.GetRequest\x1a\x16.percdb.kv.GetResponse\x12C\n" +
 	"\bBatchGet\x12\x1a.percdb.kv.BatchGetRequest\x1a\x1b.percdb.kv.BatchGetResponse\x127\n" +
@@ -4652,7 +5169,10 @@ const file_kvpb_proto_rawDesc = "" +
 	"ScanNotify\x12\x1c.percdb.kv.ScanNotifyRequest\x1a\x1d.percdb.kv.ScanNotifyResponse\x12H\n" +
 	"\vClearNotify\x12\x1d.percdb.kv.ClearNotifyRequest\x1a\x1a.percdb.kv.CommandResponse\x12L\n" +
 	"\vScanChanges\x12\x1d.percdb.kv.ScanChangesRequest\x1a\x1e.percdb.kv.ScanChangesResponse\x12L\n" +
-	"\vCoprocessor\x12\x1d.percdb.kv.CoprocessorRequest\x1a\x1e.percdb.kv.CoprocessorResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
+	"\vCoprocessor\x12\x1d.percdb.kv.CoprocessorRequest\x1a\x1e.percdb.kv.CoprocessorResponse\x12C\n" +
+	"\bScanLock\x12\x1a.percdb.kv.ScanLockRequest\x1a\x1b.percdb.kv.ScanLockResponse\x121\n" +
+	"\x02GC\x12\x14.percdb.kv.GCRequest\x1a\x15.percdb.kv.GCResponse\x12a\n" +
+	"\x12UnsafeDestroyRange\x12$.percdb.kv.UnsafeDestroyRangeRequest\x1a%.percdb.kv.UnsafeDestroyRangeResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
 
 var (
 	file_kvpb_proto_rawDescOnce sync.Once
@@ -4667,7 +5187,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -4675,181 +5195,203 @@ var file_kvpb_proto_goTypes = []any{
 	(*RegionInfo)(nil),                     // 3: percdb.kv.RegionInfo
 	(*RegionError)(nil),                    // 4: percdb.kv.RegionError
 	(*RegionNotFound)(nil),                 // 5: percdb.kv.RegionNotFound
-	(*EpochNotMatch)(nil),                  // 6: percdb.kv.EpochNotMatch
-	(*KeyNotInRegion)(nil),                 // 7: percdb.kv.KeyNotInRegion
-	(*NotLeader)(nil),                      // 8: percdb.kv.NotLeader
-	(*ServerIsBusy)(nil),                   // 9: percdb.kv.ServerIsBusy
-	(*LockInfo)(nil),                       // 10: percdb.kv.LockInfo
-	(*WaitForEntry)(nil),                   // 11: percdb.kv.WaitForEntry
-	(*KeyError)(nil),                       // 12: percdb.kv.KeyError
-	(*Locked)(nil),                         // 13: percdb.kv.Locked
-	(*WriteConflict)(nil),                  // 14: percdb.kv.WriteConflict
-	(*AlreadyExists)(nil),                  // 15: percdb.kv.AlreadyExists
-	(*TxnAborted)(nil),                     // 16: percdb.kv.TxnAborted
-	(*TxnLockNotFound)(nil),                // 17: percdb.kv.TxnLockNotFound
-	(*Committed)(nil),                      // 18: percdb.kv.Committed
-	(*CommitTsExpired)(nil),                // 19: percdb.kv.CommitTsExpired
-	(*Deadlock)(nil),                       // 20: percdb.kv.Deadlock
-	(*PessimisticLockNotFound)(nil),        // 21: percdb.kv.PessimisticLockNotFound
-	(*DiskFull)(nil),                       // 22: percdb.kv.DiskFull
-	(*GCTooOld)(nil),                       // 23: percdb.kv.GCTooOld
-	(*KvPair)(nil),                         // 24: percdb.kv.KvPair
-	(*GetRequest)(nil),                     // 25: percdb.kv.GetRequest
-	(*GetResponse)(nil),                    // 26: percdb.kv.GetResponse
-	(*BatchGetRequest)(nil),                // 27: percdb.kv.BatchGetRequest
-	(*BatchGetResponse)(nil),               // 28: percdb.kv.BatchGetResponse
-	(*ScanRequest)(nil),                    // 29: percdb.kv.ScanRequest
-	(*ScanResponse)(nil),                   // 30: percdb.kv.ScanResponse
-	(*Mutation)(nil),                       // 31: percdb.kv.Mutation
-	(*PrewriteRequest)(nil),                // 32: percdb.kv.PrewriteRequest
-	(*PrewriteResponse)(nil),               // 33: percdb.kv.PrewriteResponse
-	(*CommitRequest)(nil),                  // 34: percdb.kv.CommitRequest
-	(*CommitResponse)(nil),                 // 35: percdb.kv.CommitResponse
-	(*CommandResponse)(nil),                // 36: percdb.kv.CommandResponse
-	(*BatchRollbackRequest)(nil),           // 37: percdb.kv.BatchRollbackRequest
-	(*CleanupRequest)(nil),                 // 38: percdb.kv.CleanupRequest
-	(*CheckTxnStatusRequest)(nil),          // 39: percdb.kv.CheckTxnStatusRequest
-	(*CheckTxnStatusResponse)(nil),         // 40: percdb.kv.CheckTxnStatusResponse
-	(*ResolveLockRequest)(nil),             // 41: percdb.kv.ResolveLockRequest
-	(*TxnHeartBeatRequest)(nil),            // 42: percdb.kv.TxnHeartBeatRequest
-	(*TxnHeartBeatResponse)(nil),           // 43: percdb.kv.TxnHeartBeatResponse
-	(*PessimisticKey)(nil),                 // 44: percdb.kv.PessimisticKey
-	(*AcquirePessimisticLockRequest)(nil),  // 45: percdb.kv.AcquirePessimisticLockRequest
-	(*AcquirePessimisticLockResponse)(nil), // 46: percdb.kv.AcquirePessimisticLockResponse
-	(*PessimisticRollbackRequest)(nil),     // 47: percdb.kv.PessimisticRollbackRequest
-	(*KeyRange)(nil),                       // 48: percdb.kv.KeyRange
-	(*ValidateReadsRequest)(nil),           // 49: percdb.kv.ValidateReadsRequest
-	(*ValidateReadsResponse)(nil),          // 50: percdb.kv.ValidateReadsResponse
-	(*KeyChange)(nil),                      // 51: percdb.kv.KeyChange
-	(*NotifyEntry)(nil),                    // 52: percdb.kv.NotifyEntry
-	(*ScanNotifyRequest)(nil),              // 53: percdb.kv.ScanNotifyRequest
-	(*ScanNotifyResponse)(nil),             // 54: percdb.kv.ScanNotifyResponse
-	(*ClearNotifyRequest)(nil),             // 55: percdb.kv.ClearNotifyRequest
-	(*ScanChangesRequest)(nil),             // 56: percdb.kv.ScanChangesRequest
-	(*Change)(nil),                         // 57: percdb.kv.Change
-	(*ScanChangesResponse)(nil),            // 58: percdb.kv.ScanChangesResponse
-	(*CoprocessorRequest)(nil),             // 59: percdb.kv.CoprocessorRequest
-	(*CoprocessorResponse)(nil),            // 60: percdb.kv.CoprocessorResponse
+	(*RegionUnavailable)(nil),              // 6: percdb.kv.RegionUnavailable
+	(*EpochNotMatch)(nil),                  // 7: percdb.kv.EpochNotMatch
+	(*KeyNotInRegion)(nil),                 // 8: percdb.kv.KeyNotInRegion
+	(*NotLeader)(nil),                      // 9: percdb.kv.NotLeader
+	(*ServerIsBusy)(nil),                   // 10: percdb.kv.ServerIsBusy
+	(*LockInfo)(nil),                       // 11: percdb.kv.LockInfo
+	(*WaitForEntry)(nil),                   // 12: percdb.kv.WaitForEntry
+	(*KeyError)(nil),                       // 13: percdb.kv.KeyError
+	(*Locked)(nil),                         // 14: percdb.kv.Locked
+	(*WriteConflict)(nil),                  // 15: percdb.kv.WriteConflict
+	(*AlreadyExists)(nil),                  // 16: percdb.kv.AlreadyExists
+	(*TxnAborted)(nil),                     // 17: percdb.kv.TxnAborted
+	(*TxnLockNotFound)(nil),                // 18: percdb.kv.TxnLockNotFound
+	(*Committed)(nil),                      // 19: percdb.kv.Committed
+	(*CommitTsExpired)(nil),                // 20: percdb.kv.CommitTsExpired
+	(*Deadlock)(nil),                       // 21: percdb.kv.Deadlock
+	(*PessimisticLockNotFound)(nil),        // 22: percdb.kv.PessimisticLockNotFound
+	(*DiskFull)(nil),                       // 23: percdb.kv.DiskFull
+	(*GCTooOld)(nil),                       // 24: percdb.kv.GCTooOld
+	(*KvPair)(nil),                         // 25: percdb.kv.KvPair
+	(*GetRequest)(nil),                     // 26: percdb.kv.GetRequest
+	(*GetResponse)(nil),                    // 27: percdb.kv.GetResponse
+	(*BatchGetRequest)(nil),                // 28: percdb.kv.BatchGetRequest
+	(*BatchGetResponse)(nil),               // 29: percdb.kv.BatchGetResponse
+	(*ScanRequest)(nil),                    // 30: percdb.kv.ScanRequest
+	(*ScanResponse)(nil),                   // 31: percdb.kv.ScanResponse
+	(*Mutation)(nil),                       // 32: percdb.kv.Mutation
+	(*PrewriteRequest)(nil),                // 33: percdb.kv.PrewriteRequest
+	(*PrewriteResponse)(nil),               // 34: percdb.kv.PrewriteResponse
+	(*CommitRequest)(nil),                  // 35: percdb.kv.CommitRequest
+	(*CommitResponse)(nil),                 // 36: percdb.kv.CommitResponse
+	(*CommandResponse)(nil),                // 37: percdb.kv.CommandResponse
+	(*BatchRollbackRequest)(nil),           // 38: percdb.kv.BatchRollbackRequest
+	(*CleanupRequest)(nil),                 // 39: percdb.kv.CleanupRequest
+	(*CheckTxnStatusRequest)(nil),          // 40: percdb.kv.CheckTxnStatusRequest
+	(*CheckTxnStatusResponse)(nil),         // 41: percdb.kv.CheckTxnStatusResponse
+	(*ResolveLockRequest)(nil),             // 42: percdb.kv.ResolveLockRequest
+	(*TxnHeartBeatRequest)(nil),            // 43: percdb.kv.TxnHeartBeatRequest
+	(*TxnHeartBeatResponse)(nil),           // 44: percdb.kv.TxnHeartBeatResponse
+	(*PessimisticKey)(nil),                 // 45: percdb.kv.PessimisticKey
+	(*AcquirePessimisticLockRequest)(nil),  // 46: percdb.kv.AcquirePessimisticLockRequest
+	(*AcquirePessimisticLockResponse)(nil), // 47: percdb.kv.AcquirePessimisticLockResponse
+	(*PessimisticRollbackRequest)(nil),     // 48: percdb.kv.PessimisticRollbackRequest
+	(*KeyRange)(nil),                       // 49: percdb.kv.KeyRange
+	(*ValidateReadsRequest)(nil),           // 50: percdb.kv.ValidateReadsRequest
+	(*ValidateReadsResponse)(nil),          // 51: percdb.kv.ValidateReadsResponse
+	(*KeyChange)(nil),                      // 52: percdb.kv.KeyChange
+	(*NotifyEntry)(nil),                    // 53: percdb.kv.NotifyEntry
+	(*ScanNotifyRequest)(nil),              // 54: percdb.kv.ScanNotifyRequest
+	(*ScanNotifyResponse)(nil),             // 55: percdb.kv.ScanNotifyResponse
+	(*ClearNotifyRequest)(nil),             // 56: percdb.kv.ClearNotifyRequest
+	(*ScanChangesRequest)(nil),             // 57: percdb.kv.ScanChangesRequest
+	(*Change)(nil),                         // 58: percdb.kv.Change
+	(*ScanChangesResponse)(nil),            // 59: percdb.kv.ScanChangesResponse
+	(*CoprocessorRequest)(nil),             // 60: percdb.kv.CoprocessorRequest
+	(*CoprocessorResponse)(nil),            // 61: percdb.kv.CoprocessorResponse
+	(*ScanLockRequest)(nil),                // 62: percdb.kv.ScanLockRequest
+	(*ScanLockResponse)(nil),               // 63: percdb.kv.ScanLockResponse
+	(*GCRequest)(nil),                      // 64: percdb.kv.GCRequest
+	(*GCResponse)(nil),                     // 65: percdb.kv.GCResponse
+	(*UnsafeDestroyRangeRequest)(nil),      // 66: percdb.kv.UnsafeDestroyRangeRequest
+	(*UnsafeDestroyRangeResponse)(nil),     // 67: percdb.kv.UnsafeDestroyRangeResponse
 }
 var file_kvpb_proto_depIdxs = []int32{
-	1,  // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
-	1,  // 1: percdb.kv.RegionInfo.epoch:type_name -> percdb.kv.RegionEpoch
-	5,  // 2: percdb.kv.RegionError.not_found:type_name -> percdb.kv.RegionNotFound
-	6,  // 3: percdb.kv.RegionError.epoch_not_match:type_name -> percdb.kv.EpochNotMatch
-	7,  // 4: percdb.kv.RegionError.key_not_in_region:type_name -> percdb.kv.KeyNotInRegion
-	8,  // 5: percdb.kv.RegionError.not_leader:type_name -> percdb.kv.NotLeader
-	9,  // 6: percdb.kv.RegionError.server_is_busy:type_name -> percdb.kv.ServerIsBusy
-	3,  // 7: percdb.kv.EpochNotMatch.current:type_name -> percdb.kv.RegionInfo
-	3,  // 8: percdb.kv.KeyNotInRegion.current:type_name -> percdb.kv.RegionInfo
-	0,  // 9: percdb.kv.LockInfo.type:type_name -> percdb.kv.Op
-	13, // 10: percdb.kv.KeyError.locked:type_name -> percdb.kv.Locked
-	14, // 11: percdb.kv.KeyError.conflict:type_name -> percdb.kv.WriteConflict
-	15, // 12: percdb.kv.KeyError.already_exists:type_name -> percdb.kv.AlreadyExists
-	16, // 13: percdb.kv.KeyError.aborted:type_name -> percdb.kv.TxnAborted
-	17, // 14: percdb.kv.KeyError.lock_not_found:type_name -> percdb.kv.TxnLockNotFound
-	18, // 15: percdb.kv.KeyError.committed:type_name -> percdb.kv.Committed
-	19, // 16: percdb.kv.KeyError.commit_ts_expired:type_name -> percdb.kv.CommitTsExpired
-	20, // 17: percdb.kv.KeyError.deadlock:type_name -> percdb.kv.Deadlock
-	21, // 18: percdb.kv.KeyError.pessimistic_lock_not_found:type_name -> percdb.kv.PessimisticLockNotFound
-	22, // 19: percdb.kv.KeyError.disk_full:type_name -> percdb.kv.DiskFull
-	23, // 20: percdb.kv.KeyError.gc_too_old:type_name -> percdb.kv.GCTooOld
-	10, // 21: percdb.kv.Locked.lock:type_name -> percdb.kv.LockInfo
-	10, // 22: percdb.kv.Locked.more:type_name -> percdb.kv.LockInfo
-	11, // 23: percdb.kv.Deadlock.chain:type_name -> percdb.kv.WaitForEntry
-	2,  // 24: percdb.kv.GetRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 25: percdb.kv.GetResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 26: percdb.kv.GetResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 27: percdb.kv.BatchGetRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 28: percdb.kv.BatchGetResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 29: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
-	24, // 30: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
-	2,  // 31: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 32: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 33: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
-	24, // 34: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
-	0,  // 35: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
-	2,  // 36: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
-	31, // 37: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
-	4,  // 38: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 39: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
-	12, // 40: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
-	2,  // 41: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 42: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 43: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
-	4,  // 44: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 45: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 46: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 47: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 48: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 49: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 50: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
-	10, // 51: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
-	2,  // 52: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 53: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 54: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 55: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 56: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
-	44, // 57: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
-	4,  // 58: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 59: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
-	2,  // 60: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,  // 61: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
-	48, // 62: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,  // 63: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 64: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
-	51, // 65: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
-	2,  // 66: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 67: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 68: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
-	52, // 69: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 70: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	52, // 71: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
-	2,  // 72: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 73: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 74: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
-	57, // 75: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
-	2,  // 76: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	4,  // 77: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	12, // 78: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	25, // 79: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	27, // 80: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	29, // 81: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	32, // 82: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	34, // 83: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	37, // 84: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	38, // 85: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	39, // 86: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	41, // 87: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	42, // 88: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	45, // 89: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	47, // 90: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	49, // 91: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	53, // 92: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	55, // 93: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	56, // 94: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	59, // 95: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	26, // 96: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	28, // 97: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	30, // 98: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	33, // 99: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	35, // 100: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	36, // 101: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	36, // 102: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	40, // 103: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	36, // 104: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	43, // 105: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	46, // 106: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	36, // 107: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	50, // 108: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	54, // 109: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	36, // 110: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	58, // 111: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	60, // 112: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	96, // [96:113] is the sub-list for method output_type
-	79, // [79:96] is the sub-list for method input_type
-	79, // [79:79] is the sub-list for extension type_name
-	79, // [79:79] is the sub-list for extension extendee
-	0,  // [0:79] is the sub-list for field type_name
+	1,   // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
+	1,   // 1: percdb.kv.RegionInfo.epoch:type_name -> percdb.kv.RegionEpoch
+	5,   // 2: percdb.kv.RegionError.not_found:type_name -> percdb.kv.RegionNotFound
+	7,   // 3: percdb.kv.RegionError.epoch_not_match:type_name -> percdb.kv.EpochNotMatch
+	8,   // 4: percdb.kv.RegionError.key_not_in_region:type_name -> percdb.kv.KeyNotInRegion
+	9,   // 5: percdb.kv.RegionError.not_leader:type_name -> percdb.kv.NotLeader
+	10,  // 6: percdb.kv.RegionError.server_is_busy:type_name -> percdb.kv.ServerIsBusy
+	6,   // 7: percdb.kv.RegionError.region_unavailable:type_name -> percdb.kv.RegionUnavailable
+	3,   // 8: percdb.kv.EpochNotMatch.current:type_name -> percdb.kv.RegionInfo
+	3,   // 9: percdb.kv.KeyNotInRegion.current:type_name -> percdb.kv.RegionInfo
+	0,   // 10: percdb.kv.LockInfo.type:type_name -> percdb.kv.Op
+	14,  // 11: percdb.kv.KeyError.locked:type_name -> percdb.kv.Locked
+	15,  // 12: percdb.kv.KeyError.conflict:type_name -> percdb.kv.WriteConflict
+	16,  // 13: percdb.kv.KeyError.already_exists:type_name -> percdb.kv.AlreadyExists
+	17,  // 14: percdb.kv.KeyError.aborted:type_name -> percdb.kv.TxnAborted
+	18,  // 15: percdb.kv.KeyError.lock_not_found:type_name -> percdb.kv.TxnLockNotFound
+	19,  // 16: percdb.kv.KeyError.committed:type_name -> percdb.kv.Committed
+	20,  // 17: percdb.kv.KeyError.commit_ts_expired:type_name -> percdb.kv.CommitTsExpired
+	21,  // 18: percdb.kv.KeyError.deadlock:type_name -> percdb.kv.Deadlock
+	22,  // 19: percdb.kv.KeyError.pessimistic_lock_not_found:type_name -> percdb.kv.PessimisticLockNotFound
+	23,  // 20: percdb.kv.KeyError.disk_full:type_name -> percdb.kv.DiskFull
+	24,  // 21: percdb.kv.KeyError.gc_too_old:type_name -> percdb.kv.GCTooOld
+	11,  // 22: percdb.kv.Locked.lock:type_name -> percdb.kv.LockInfo
+	11,  // 23: percdb.kv.Locked.more:type_name -> percdb.kv.LockInfo
+	12,  // 24: percdb.kv.Deadlock.chain:type_name -> percdb.kv.WaitForEntry
+	2,   // 25: percdb.kv.GetRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 26: percdb.kv.GetResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 27: percdb.kv.GetResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 28: percdb.kv.BatchGetRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 29: percdb.kv.BatchGetResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 30: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
+	25,  // 31: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
+	2,   // 32: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 33: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 34: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
+	25,  // 35: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
+	0,   // 36: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
+	2,   // 37: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
+	32,  // 38: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
+	4,   // 39: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 40: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
+	13,  // 41: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
+	2,   // 42: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 43: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 44: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
+	4,   // 45: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 46: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 47: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 48: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 49: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 50: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 51: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
+	11,  // 52: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
+	2,   // 53: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 54: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 55: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 56: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 57: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
+	45,  // 58: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
+	4,   // 59: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 60: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 61: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 62: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
+	49,  // 63: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 64: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 65: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
+	52,  // 66: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
+	2,   // 67: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 68: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 69: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	53,  // 70: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 71: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	53,  // 72: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 73: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 74: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 75: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	58,  // 76: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,   // 77: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 78: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 79: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 80: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 81: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 82: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
+	11,  // 83: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
+	2,   // 84: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 85: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 86: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
+	13,  // 87: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
+	26,  // 88: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 89: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 90: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 91: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 92: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 93: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 94: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 95: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 96: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 97: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 98: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	48,  // 99: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	50,  // 100: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	54,  // 101: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	56,  // 102: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	57,  // 103: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	60,  // 104: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	62,  // 105: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	64,  // 106: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	66,  // 107: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	27,  // 108: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 109: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 110: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 111: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 112: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 113: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 114: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 115: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 116: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 117: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	47,  // 118: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 119: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	51,  // 120: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	55,  // 121: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 122: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	59,  // 123: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	61,  // 124: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	63,  // 125: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	65,  // 126: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	67,  // 127: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	108, // [108:128] is the sub-list for method output_type
+	88,  // [88:108] is the sub-list for method input_type
+	88,  // [88:88] is the sub-list for extension type_name
+	88,  // [88:88] is the sub-list for extension extendee
+	0,   // [0:88] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -4863,8 +5405,9 @@ func file_kvpb_proto_init() {
 		(*RegionError_KeyNotInRegion)(nil),
 		(*RegionError_NotLeader)(nil),
 		(*RegionError_ServerIsBusy)(nil),
+		(*RegionError_RegionUnavailable)(nil),
 	}
-	file_kvpb_proto_msgTypes[11].OneofWrappers = []any{
+	file_kvpb_proto_msgTypes[12].OneofWrappers = []any{
 		(*KeyError_Locked)(nil),
 		(*KeyError_Conflict)(nil),
 		(*KeyError_AlreadyExists)(nil),
@@ -4884,7 +5427,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   60,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -50,6 +50,9 @@ const (
 	KV_ClearNotify_FullMethodName            = "/percdb.kv.KV/ClearNotify"
 	KV_ScanChanges_FullMethodName            = "/percdb.kv.KV/ScanChanges"
 	KV_Coprocessor_FullMethodName            = "/percdb.kv.KV/Coprocessor"
+	KV_ScanLock_FullMethodName               = "/percdb.kv.KV/ScanLock"
+	KV_GC_FullMethodName                     = "/percdb.kv.KV/GC"
+	KV_UnsafeDestroyRange_FullMethodName     = "/percdb.kv.KV/UnsafeDestroyRange"
 )
 
 // KVClient is the client API for KV service.
@@ -73,6 +76,14 @@ type KVClient interface {
 	ClearNotify(ctx context.Context, in *ClearNotifyRequest, opts ...grpc.CallOption) (*CommandResponse, error)
 	ScanChanges(ctx context.Context, in *ScanChangesRequest, opts ...grpc.CallOption) (*ScanChangesResponse, error)
 	Coprocessor(ctx context.Context, in *CoprocessorRequest, opts ...grpc.CallOption) (*CoprocessorResponse, error)
+	// ScanLock, GC and UnsafeDestroyRange are the garbage collector's
+	// (kv.GCClient). ScanLock and GC go to the region's leader; GC's
+	// deletions (and the safe point it raises) are replicated through the
+	// region's raft group like every write. UnsafeDestroyRange is sent to
+	// every store, each of which destroys the range locally.
+	ScanLock(ctx context.Context, in *ScanLockRequest, opts ...grpc.CallOption) (*ScanLockResponse, error)
+	GC(ctx context.Context, in *GCRequest, opts ...grpc.CallOption) (*GCResponse, error)
+	UnsafeDestroyRange(ctx context.Context, in *UnsafeDestroyRangeRequest, opts ...grpc.CallOption) (*UnsafeDestroyRangeResponse, error)
 }
 
 type kVClient struct {
@@ -253,6 +264,36 @@ func (c *kVClient) Coprocessor(ctx context.Context, in *CoprocessorRequest, opts
 	return out, nil
 }
 
+func (c *kVClient) ScanLock(ctx context.Context, in *ScanLockRequest, opts ...grpc.CallOption) (*ScanLockResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScanLockResponse)
+	err := c.cc.Invoke(ctx, KV_ScanLock_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) GC(ctx context.Context, in *GCRequest, opts ...grpc.CallOption) (*GCResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GCResponse)
+	err := c.cc.Invoke(ctx, KV_GC_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *kVClient) UnsafeDestroyRange(ctx context.Context, in *UnsafeDestroyRangeRequest, opts ...grpc.CallOption) (*UnsafeDestroyRangeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnsafeDestroyRangeResponse)
+	err := c.cc.Invoke(ctx, KV_UnsafeDestroyRange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -274,6 +315,14 @@ type KVServer interface {
 	ClearNotify(context.Context, *ClearNotifyRequest) (*CommandResponse, error)
 	ScanChanges(context.Context, *ScanChangesRequest) (*ScanChangesResponse, error)
 	Coprocessor(context.Context, *CoprocessorRequest) (*CoprocessorResponse, error)
+	// ScanLock, GC and UnsafeDestroyRange are the garbage collector's
+	// (kv.GCClient). ScanLock and GC go to the region's leader; GC's
+	// deletions (and the safe point it raises) are replicated through the
+	// region's raft group like every write. UnsafeDestroyRange is sent to
+	// every store, each of which destroys the range locally.
+	ScanLock(context.Context, *ScanLockRequest) (*ScanLockResponse, error)
+	GC(context.Context, *GCRequest) (*GCResponse, error)
+	UnsafeDestroyRange(context.Context, *UnsafeDestroyRangeRequest) (*UnsafeDestroyRangeResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -334,6 +383,15 @@ func (UnimplementedKVServer) ScanChanges(context.Context, *ScanChangesRequest) (
 }
 func (UnimplementedKVServer) Coprocessor(context.Context, *CoprocessorRequest) (*CoprocessorResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Coprocessor not implemented")
+}
+func (UnimplementedKVServer) ScanLock(context.Context, *ScanLockRequest) (*ScanLockResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScanLock not implemented")
+}
+func (UnimplementedKVServer) GC(context.Context, *GCRequest) (*GCResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GC not implemented")
+}
+func (UnimplementedKVServer) UnsafeDestroyRange(context.Context, *UnsafeDestroyRangeRequest) (*UnsafeDestroyRangeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UnsafeDestroyRange not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -662,6 +720,60 @@ func _KV_Coprocessor_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_ScanLock_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScanLockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).ScanLock(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_ScanLock_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).ScanLock(ctx, req.(*ScanLockRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_GC_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GCRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).GC(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_GC_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).GC(ctx, req.(*GCRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _KV_UnsafeDestroyRange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnsafeDestroyRangeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).UnsafeDestroyRange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_UnsafeDestroyRange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).UnsafeDestroyRange(ctx, req.(*UnsafeDestroyRangeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -736,6 +848,18 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Coprocessor",
 			Handler:    _KV_Coprocessor_Handler,
+		},
+		{
+			MethodName: "ScanLock",
+			Handler:    _KV_ScanLock_Handler,
+		},
+		{
+			MethodName: "GC",
+			Handler:    _KV_GC_Handler,
+		},
+		{
+			MethodName: "UnsafeDestroyRange",
+			Handler:    _KV_UnsafeDestroyRange_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -69,7 +69,7 @@ type Client struct {
 	closed bool
 }
 
-var _ kv.Client = (*Client)(nil)
+var _ kv.GCClient = (*Client)(nil)
 
 // NewClient returns a client routing with r. Close releases its
 // connections.
@@ -234,7 +234,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // answer turns a response's error fields into the command's error.
 func answer(re *kvpb.RegionError, ke *kvpb.KeyError, addr string) error {
 	if re != nil {
-		return RegionErrorFromPB(re)
+		e := RegionErrorFromPB(re)
+		if hasPrefix(e.Reason, ReasonRegionUnavailable) {
+			// Not retried as a region error: no replica can serve the
+			// region until a quorum is back (the request was not run).
+			return fmt.Errorf("kv store %s: %w: region %d: %s", addr, kv.ErrRegionUnavailable, e.RegionID, e.Reason)
+		}
+		return e
 	}
 	if ke != nil {
 		return keyErrorFromPB(ke, addr)
@@ -650,4 +656,117 @@ func (c *Client) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*
 		out.Resume = nonNil(resp.GetResume())
 	}
 	return out, nil
+}
+
+// ScanLock implements kv.GCClient.
+func (c *Client) ScanLock(ctx context.Context, req *kv.ScanLockRequest) (*kv.ScanLockResponse, error) {
+	var resp *kvpb.ScanLockResponse
+	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+		resp, err = kc.ScanLock(ctx, &kvpb.ScanLockRequest{Region: regionCtxToPB(req.Region), Start: req.Start, MaxTs: req.MaxTS, Limit: int64(req.Limit)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
+		return nil, err
+	}
+	out := &kv.ScanLockResponse{}
+	for _, l := range resp.GetLocks() {
+		out.Locks = append(out.Locks, lockFromPB(l))
+	}
+	if resp.GetHasNext() {
+		out.Next = nonNil(resp.GetNext())
+	}
+	return out, nil
+}
+
+// GC implements kv.GCClient. Sending it again is harmless: what it
+// deleted is gone, what it left is left again.
+func (c *Client) GC(ctx context.Context, req *kv.GCRequest) (*kv.GCResponse, error) {
+	var resp *kvpb.GCResponse
+	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+		resp, err = kc.GC(ctx, &kvpb.GCRequest{Region: regionCtxToPB(req.Region), Start: req.Start, SafePoint: req.SafePoint, Limit: int64(req.Limit)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
+		return nil, err
+	}
+	out := &kv.GCResponse{Skipped: resp.GetSkipped(), KeysScanned: resp.GetKeysScanned(), VersionsDeleted: resp.GetVersionsDeleted(),
+		BytesDeleted: resp.GetBytesDeleted()}
+	if resp.GetHasNext() {
+		out.Next = nonNil(resp.GetNext())
+	}
+	return out, nil
+}
+
+// StoreLister is what a Router may implement to name every store of the
+// cluster: UnsafeDestroyRange is sent to each of them.
+type StoreLister interface {
+	StoreAddrs(ctx context.Context) ([]string, error)
+}
+
+// UnsafeDestroyRange implements kv.GCClient: it is sent to every store
+// the router lists (StoreLister), each retried up to the client's
+// UnavailableTimeout, and fails unless every store destroyed the range
+// (the garbage collector then keeps the range and tries again at its
+// next run). The response adds up the stores' bytes.
+func (c *Client) UnsafeDestroyRange(ctx context.Context, start, end []byte) (*kv.DestroyRangeResponse, error) {
+	sl, ok := c.router.(StoreLister)
+	if !ok {
+		return nil, errors.New("kv client: destroy range: the router cannot list the stores")
+	}
+	addrs, err := sl.StoreAddrs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kv client: destroy range: %w", err)
+	}
+	out := &kv.DestroyRangeResponse{}
+	var errs []error
+	for _, addr := range addrs {
+		resp, err := c.destroyRangeOn(ctx, addr, start, end)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out.BytesBefore += resp.GetBytesBefore()
+		out.BytesAfter += resp.GetBytesAfter()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("kv client: destroy range [%q, %q): %w", start, end, err)
+	}
+	return out, nil
+}
+
+// destroyRangeOn sends UnsafeDestroyRange to the store at addr, again
+// while it is unavailable, up to the client's UnavailableTimeout
+// (destroying a range again is harmless).
+func (c *Client) destroyRangeOn(ctx context.Context, addr string, start, end []byte) (*kvpb.UnsafeDestroyRangeResponse, error) {
+	kc, err := c.conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(c.opts.UnavailableTimeout)
+	pause := 5 * time.Millisecond
+	for {
+		resp, err := kc.UnsafeDestroyRange(ctx, &kvpb.UnsafeDestroyRangeRequest{Start: start, End: end})
+		if err == nil {
+			if ke := resp.GetError(); ke != nil {
+				return nil, keyErrorFromPB(ke, addr)
+			}
+			return resp, nil
+		}
+		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
+			return nil, fmt.Errorf("kv store %s: %w", addr, err)
+		}
+		if !time.Now().Add(pause).Before(deadline) {
+			return nil, &kv.StoreUnavailableError{Addr: addr, Err: err}
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return nil, fmt.Errorf("kv store %s: %w", addr, err)
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
 }

@@ -64,6 +64,11 @@ const (
 	ReasonKeyNotInRange = "key not in region"
 	ReasonNotLeader     = "not leader"
 	ReasonServerIsBusy  = "server is busy"
+	// ReasonRegionUnavailable: the replica asked has known no leader for
+	// longer than elections take (a quorum of the region's replicas is
+	// lost); the client fails the request with kv.ErrRegionUnavailable
+	// rather than retrying it for its whole budget.
+	ReasonRegionUnavailable = "region unavailable"
 	// ReasonNoRoute: the client's router has no route for the region
 	// (its cache entry was dropped since LocateKey): re-locate.
 	ReasonNoRoute = "no route"
@@ -87,6 +92,8 @@ func RegionErrorToPB(e *kv.RegionError) *kvpb.RegionError {
 		out.Kind = &kvpb.RegionError_NotLeader{NotLeader: &kvpb.NotLeader{LeaderAddr: leader}}
 	case hasPrefix(e.Reason, ReasonServerIsBusy):
 		out.Kind = &kvpb.RegionError_ServerIsBusy{ServerIsBusy: &kvpb.ServerIsBusy{Reason: e.Reason}}
+	case hasPrefix(e.Reason, ReasonRegionUnavailable):
+		out.Kind = &kvpb.RegionError_RegionUnavailable{RegionUnavailable: &kvpb.RegionUnavailable{}}
 	default:
 		out.Kind = &kvpb.RegionError_NotFound{NotFound: &kvpb.RegionNotFound{}}
 	}
@@ -110,6 +117,8 @@ func RegionErrorFromPB(e *kvpb.RegionError) *kv.RegionError {
 		}
 	case *kvpb.RegionError_ServerIsBusy:
 		kind = ReasonServerIsBusy
+	case *kvpb.RegionError_RegionUnavailable:
+		kind = ReasonRegionUnavailable
 	}
 	if !hasPrefix(out.Reason, kind) {
 		out.Reason = kind + ": " + out.Reason

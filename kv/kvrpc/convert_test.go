@@ -53,6 +53,7 @@ func TestRegionErrorRoundTrip(t *testing.T) {
 		{&kv.RegionError{RegionID: 3, Reason: `key not in region: "z"`, Current: cur}, ReasonKeyNotInRange, cur},
 		{&kv.RegionError{RegionID: 3, Reason: "not leader", Current: &kv.RegionInfo{ID: 3, Addr: "h:2"}}, ReasonNotLeader, &kv.RegionInfo{ID: 3, Addr: "h:2"}},
 		{&kv.RegionError{RegionID: 3, Reason: "server is busy: starting"}, ReasonServerIsBusy, nil},
+		{&kv.RegionError{RegionID: 3, Reason: "region unavailable: no quorum"}, ReasonRegionUnavailable, nil},
 	} {
 		got := RegionErrorFromPB(RegionErrorToPB(tc.in))
 		if got.RegionID != 3 || !hasPrefix(got.Reason, tc.kind) || !reflect.DeepEqual(got.Current, tc.cur) {

@@ -35,6 +35,9 @@ type Backend interface {
 	ClearNotify(ctx context.Context, region kv.RegionCtx, entries []kv.NotifyEntry) error
 	ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error)
 	Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error)
+	ScanLock(ctx context.Context, req *kv.ScanLockRequest) (*kv.ScanLockResponse, error)
+	GC(ctx context.Context, req *kv.GCRequest) (*kv.GCResponse, error)
+	UnsafeDestroyRange(ctx context.Context, start, end []byte) (*kv.DestroyRangeResponse, error)
 }
 
 // Server serves a Backend on the KV service.
@@ -255,6 +258,45 @@ func (s *Server) Coprocessor(ctx context.Context, req *kvpb.CoprocessorRequest) 
 		if resp.Resume != nil {
 			out.Resume, out.HasResume = resp.Resume, true
 		}
+	}
+	return out, serr
+}
+
+// ScanLock implements kvpb.KVServer.
+func (s *Server) ScanLock(ctx context.Context, req *kvpb.ScanLockRequest) (*kvpb.ScanLockResponse, error) {
+	resp, err := s.backend.ScanLock(ctx, &kv.ScanLockRequest{Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(),
+		MaxTS: req.GetMaxTs(), Limit: int(req.GetLimit())})
+	re, ke, serr := outcome(err)
+	out := &kvpb.ScanLockResponse{RegionError: re, Error: ke}
+	if resp != nil {
+		for _, l := range resp.Locks {
+			out.Locks = append(out.Locks, lockToPB(l))
+		}
+		out.Next, out.HasNext = resp.Next, resp.Next != nil
+	}
+	return out, serr
+}
+
+// GC implements kvpb.KVServer.
+func (s *Server) GC(ctx context.Context, req *kvpb.GCRequest) (*kvpb.GCResponse, error) {
+	resp, err := s.backend.GC(ctx, &kv.GCRequest{Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(),
+		SafePoint: req.GetSafePoint(), Limit: int(req.GetLimit())})
+	re, ke, serr := outcome(err)
+	out := &kvpb.GCResponse{RegionError: re, Error: ke}
+	if resp != nil {
+		out.Next, out.HasNext, out.Skipped = resp.Next, resp.Next != nil, resp.Skipped
+		out.KeysScanned, out.VersionsDeleted, out.BytesDeleted = resp.KeysScanned, resp.VersionsDeleted, resp.BytesDeleted
+	}
+	return out, serr
+}
+
+// UnsafeDestroyRange implements kvpb.KVServer.
+func (s *Server) UnsafeDestroyRange(ctx context.Context, req *kvpb.UnsafeDestroyRangeRequest) (*kvpb.UnsafeDestroyRangeResponse, error) {
+	resp, err := s.backend.UnsafeDestroyRange(ctx, req.GetStart(), req.GetEnd())
+	_, ke, serr := outcome(err)
+	out := &kvpb.UnsafeDestroyRangeResponse{Error: ke}
+	if resp != nil {
+		out.BytesBefore, out.BytesAfter = resp.BytesBefore, resp.BytesAfter
 	}
 	return out, serr
 }

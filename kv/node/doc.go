@@ -37,9 +37,28 @@
 // serves the whole key space as its one region: the node, not the store,
 // knows the cluster's regions.
 //
+// # Replica repair
+//
+// The heartbeat carries, for each region the node leads, the raft
+// configuration its replica applied (conf_ver, voters, learners), and
+// its answer the repairs pd asks (replace the replica on a down store by
+// one on a live store), which the node hands to the leading replica
+// (raftstore.Replica.ChangePeer). A region pd starts listing for the
+// store at a conf_ver above 1 is one a conf change added it to: its
+// replica is created uninitialized and waits for the leader's snapshot.
+// A region pd stops listing stops being served; once pd's record shows a
+// newer configuration without this store, its replica is destroyed
+// (tombstone: raftstore.Store.RemoveRegion). Requests are checked against
+// the region's version only: a conf change moves no key.
+//
+// # Garbage collection
+//
+// GC and ScanLock are served by the region's leader; GC's deletions go
+// through raft; UnsafeDestroyRange is carried out locally on every store
+// it is sent to; the store learns pd's safe point with each heartbeat
+// (gc.go).
+//
 // # What comes next
 //
-// Conf changes (a replica lost with its store re-created elsewhere),
-// snapshots and log truncation, splits (AskBatchSplit), leader transfer
-// and balance (docs/cluster.md).
+// Splits (AskBatchSplit), leader transfer and balance (docs/cluster.md).
 package node

@@ -9,10 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/percdb/percdb/internal/durablefile"
@@ -151,7 +154,7 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	// The replicas kept in the state file serve (once elected) even
 	// before pd answers again.
-	if _, err := n.setRegions(state.GetRegions()); err != nil {
+	if _, _, err := n.setRegions(state.GetRegions()); err != nil {
 		return nil, err
 	}
 	if err := n.heartbeat(ctx); err != nil {
@@ -211,30 +214,75 @@ func (n *Node) register(ctx context.Context) error {
 	}
 }
 
-// heartbeat tells pd the store is alive and which regions it leads, and
-// takes the regions pd says it holds; a change is saved in the state
-// file.
+// heartbeat tells pd the store is alive, which regions it leads and
+// their raft configurations, takes the regions pd says it holds (a
+// change is saved in the state file), hands the replica repairs pd asks
+// to the regions' leaders, and destroys the replicas pd no longer lists
+// for this store once pd's record shows a newer configuration without it
+// (the store was down and its replica was replaced: it must neither
+// serve nor vote again).
 func (n *Node) heartbeat(ctx context.Context) error {
+	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr}
 	n.mu.RLock()
-	id := n.storeID
-	var leading []uint64
+	req.StoreId = n.storeID
 	for rid, r := range n.regions {
 		if _, err := r.raft.Leading(); err == nil {
-			leading = append(leading, rid)
+			req.Leading = append(req.Leading, rid)
+			c := r.raft.Conf()
+			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: rid, ConfVer: c.Ver, Voters: c.Voters, Learners: c.Learners})
 		}
 	}
 	n.mu.RUnlock()
-	regions, err := n.pd.StoreHeartbeat(ctx, id, n.cfg.Addr, leading)
+	resp, err := n.pd.StoreHeartbeat(ctx, req)
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)
 	}
-	changed, err := n.setRegions(regions)
+	n.learnSafePoint(ctx, resp.GetGcSafePoint())
+	changed, dropped, err := n.setRegions(resp.GetRegions())
 	if err != nil {
 		return err
 	}
 	if changed {
-		return n.saveState()
+		if err := n.saveState(); err != nil {
+			return err
+		}
 	}
+	n.mu.RLock()
+	for _, c := range resp.GetChanges() {
+		if r, ok := n.regions[c.GetRegionId()]; ok {
+			r.raft.ChangePeer(c.GetRemoveStore(), c.GetAddStore())
+		}
+	}
+	n.mu.RUnlock()
+	for _, r := range dropped {
+		if err := n.maybeDestroy(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maybeDestroy destroys this store's replica r of a region pd no longer
+// lists for the store, if pd's record of the region has a configuration
+// newer than the replica's and without this store: a conf change removed
+// it. (A record that is behind, or a region pd does not know, leaves it:
+// the replica does not serve, since the node routes only the regions pd
+// lists, and raft goes on without it.)
+func (n *Node) maybeDestroy(ctx context.Context, r *replica) error {
+	rec, err := n.pd.RegionRecord(ctx, r.info.ID)
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kv node: region %d: %w", r.info.ID, err)
+	}
+	reg := rec.GetRegion()
+	if slices.Contains(reg.GetPeers(), n.StoreID()) || reg.GetConfVer() <= r.raft.Conf().Ver {
+		return nil
+	}
+	n.cfg.Logger.Info("kv node: replica removed from its region's group; destroying it", "region", r.info.ID,
+		"conf_ver", r.raft.Conf().Ver, "pd_conf_ver", reg.GetConfVer(), "peers", reg.GetPeers())
+	n.raft.RemoveRegion(r.info.ID)
 	return nil
 }
 
@@ -296,12 +344,14 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 }
 
 // setRegions replaces the node's regions with pd's list and reports
-// whether anything changed. A region whose descriptor did not change
-// keeps its replica; a new one gets its raft group, from its initial
-// state or, after a restart, from the raft engine. (A region dropped
-// from the list stops being served; its raft group stays until replica
-// removal exists.)
-func (n *Node) setRegions(list []*pdpb.Region) (bool, error) {
+// whether anything changed, and the replicas of the regions dropped from
+// the list (they stop being served; heartbeat decides whether to destroy
+// them). A region whose descriptor did not change keeps its replica; a
+// new one gets its raft group: after a restart from the raft engine,
+// else from its initial state or, for a replica a conf change added,
+// uninitialized until its leader's snapshot. A region whose replica was
+// removed from this store (a tombstone) is skipped.
+func (n *Node) setRegions(list []*pdpb.Region) (bool, []*replica, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	next := make(map[uint64]*replica, len(list))
@@ -317,14 +367,23 @@ func (n *Node) setRegions(list []*pdpb.Region) (bool, error) {
 		if len(peers) == 0 {
 			peers = []uint64{r.GetStoreId()}
 		}
-		g, err := n.raft.AddRegion(info.ID, info.Start, info.End, peers)
+		g, err := n.raft.AddRegion(info.ID, info.Start, info.End, peers, max(info.Epoch.ConfVer, 1))
+		if errors.Is(err, raftstore.ErrTombstoned) {
+			continue
+		}
 		if err != nil {
-			return false, fmt.Errorf("kv node: %w", err)
+			return false, nil, fmt.Errorf("kv node: %w", err)
 		}
 		next[info.ID] = &replica{info: info, peers: peers, raft: g}
 	}
+	var dropped []*replica
+	for id, r := range n.regions {
+		if _, ok := next[id]; !ok {
+			dropped = append(dropped, r)
+		}
+	}
 	n.regions = next
-	return changed, nil
+	return changed, dropped, nil
 }
 
 func sameRegion(a, b kv.RegionInfo) bool {
@@ -378,9 +437,22 @@ func (n *Node) StoreID() uint64 {
 	return n.storeID
 }
 
-// Close stops serving (commands in flight end with the store's ErrClosed,
-// which clients retry elsewhere or later) and closes the store.
+// transferTimeout bounds how long a node being closed waits for its
+// leaderships to move to other stores.
+const transferTimeout = 5 * time.Second
+
+// Close hands the node's leaderships to other stores (so that its regions
+// have new leaders at once rather than after an election timeout), stops
+// serving (commands in flight end with the store's ErrClosed, which
+// clients retry elsewhere or later) and closes the store.
 func (n *Node) Close() error {
+	if n.stop != nil && n.raft != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), transferTimeout)
+		if err := n.raft.TransferLeaders(ctx); err != nil {
+			n.cfg.Logger.Warn("kv node: closing with leaderships not handed away", "err", err)
+		}
+		cancel()
+	}
 	if n.stop != nil {
 		n.stop()
 		<-n.done

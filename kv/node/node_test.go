@@ -155,7 +155,9 @@ type testCluster struct {
 	dirs   []string
 	addrs  []string
 	nodes  []*node.Node
+	pd     *pd.Client
 	kc     *kvrpc.Client
+	oracle *tso.BatchClient
 	s      *txn.Store
 }
 
@@ -197,6 +199,49 @@ func (c *testCluster) get(k string) string {
 	return string(v)
 }
 
+// startCluster starts a pd and three KV nodes in process, the region
+// replicated on all three, and a transaction store over them; everything
+// is closed when the test ends.
+func startCluster(t *testing.T) *testCluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	pdCfg := pd.Config{DataDir: t.TempDir(), Addr: freeAddr(t), PeerURL: freeURL(t), ClientURL: freeURL(t), Replicas: 3}
+	pds, err := pd.Open(ctx, pdCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pds.Close() })
+	c := &testCluster{t: t, ctx: ctx, pdAddr: pdCfg.Addr, nodes: make([]*node.Node, 3)}
+	for range 3 {
+		c.dirs, c.addrs = append(c.dirs, t.TempDir()), append(c.addrs, freeAddr(t))
+	}
+	// Opened together: the region is placed once all three registered.
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() { c.open(i) })
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			if n != nil {
+				_ = n.Close()
+			}
+		}
+	})
+	if c.pd, err = pd.NewClient([]string{pdCfg.Addr}, pd.ClientOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.pd.Close() })
+	c.kc = kvrpc.NewClient(pd.NewRegionCache(c.pd), kvrpc.Options{})
+	t.Cleanup(func() { c.kc.Close() })
+	c.oracle = tso.NewBatchClient(c.pd, tso.ClientOptions{})
+	t.Cleanup(func() { c.oracle.Close() })
+	c.s = txn.NewStore(c.kc, c.oracle, txn.Options{})
+	t.Cleanup(func() { c.s.Close() })
+	return c
+}
+
 // leader returns the index of the node pd routes the region of key k
 // to.
 func (c *testCluster) leader(k string) int {
@@ -224,42 +269,7 @@ func (c *testCluster) leader(k string) int {
 // closed the region needs its replica for a quorum, and every value is
 // there.
 func TestReplicatedRegion(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	pdCfg := pd.Config{DataDir: t.TempDir(), Addr: freeAddr(t), PeerURL: freeURL(t), ClientURL: freeURL(t), Replicas: 3}
-	pds, err := pd.Open(ctx, pdCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pds.Close()
-	c := &testCluster{t: t, ctx: ctx, pdAddr: pdCfg.Addr, nodes: make([]*node.Node, 3)}
-	for range 3 {
-		c.dirs, c.addrs = append(c.dirs, t.TempDir()), append(c.addrs, freeAddr(t))
-	}
-	// Opened together: the region is placed once all three registered.
-	var wg sync.WaitGroup
-	for i := range 3 {
-		wg.Go(func() { c.open(i) })
-	}
-	wg.Wait()
-	defer func() {
-		for _, n := range c.nodes {
-			if n != nil {
-				_ = n.Close()
-			}
-		}
-	}()
-	pdc, err := pd.NewClient([]string{pdCfg.Addr}, pd.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pdc.Close()
-	c.kc = kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{})
-	defer c.kc.Close()
-	oracle := tso.NewBatchClient(pdc, tso.ClientOptions{})
-	defer oracle.Close()
-	c.s = txn.NewStore(c.kc, oracle, txn.Options{})
-	defer c.s.Close()
+	c := startCluster(t)
 
 	for i := range 20 {
 		c.put(fmt.Sprintf("k%02d", i), fmt.Sprint(i))

@@ -41,6 +41,9 @@ func (n *Node) fix(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &nl) && nl.Unavailable:
+		return &kv.RegionError{RegionID: nl.RegionID, Reason: fmt.Sprintf("%s: store %d's replica has known no leader for over two election timeouts (a quorum of the region's replicas is down or cut off)",
+			kvrpc.ReasonRegionUnavailable, n.StoreID())}
 	case errors.As(err, &nl):
 		re := &kv.RegionError{RegionID: nl.RegionID, Reason: kvrpc.ReasonNotLeader}
 		if addr := n.storeAddr(nl.Leader); addr != "" {
@@ -63,7 +66,10 @@ func (n *Node) route(rc kv.RegionCtx, keys ...[]byte) (*replica, error) {
 	if !ok {
 		return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonNotFound}
 	}
-	if r.info.Epoch != rc.Epoch {
+	// The version (the region's range) must match; the conf_ver may lag
+	// or lead the node's view by a conf change, which moves no key (as
+	// TiKV checks only the version for reads and writes).
+	if r.info.Epoch.Version != rc.Epoch.Version {
 		cur := r.info
 		return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonEpochNotMatch, Current: &cur}
 	}

@@ -98,6 +98,36 @@
 // Every region starts from the same initial state on each replica
 // (index initIndex, term initTerm, the voters pd placed), so creating a
 // replica needs no message: the node creates it from pd's directory.
+// A snapshot is made when raft asks for one, at the leader's applied
+// index with the configuration there (replicaStorage), not at the
+// truncated index: a replica that a conf change added must find itself
+// in the snapshot's configuration.
+//
+// # Conf changes
+//
+// A replica lost with its store is replaced (Replica.ChangePeer, asked
+// by pd of the region's leader; pd's repair.go) through raft's own conf
+// changes, one at a time, each proposed once the previous one applied:
+// the new store's replica is added as a learner (ConfChangeV2 with one
+// AddLearnerNode); it starts uninitialized (no log, no configuration),
+// raft finds its log empty and sends it a snapshot, which initializes
+// it; once the leader replicates to it from its log (StateReplicate), one
+// ConfChangeV2 promotes it and removes the lost replica, which raft runs
+// as joint consensus (both the old and the new voters' quorums) and
+// leaves by itself (an empty ConfChangeV2 once the joint one applied).
+// The leader never removes itself. Every applied conf change counts one
+// in the group's conf_ver (the same on every replica: they apply the same
+// log; a snapshot carries it), which the leader reports to pd with its
+// voters and learners; pd's directory follows the reports. A replica
+// that applies its own removal destroys itself; a replica that missed it
+// (its store was down) is destroyed by its node once pd's record shows a
+// newer configuration without it (Store.RemoveRegion): its raft state is
+// replaced by a tombstone and its range's keys are deleted, and the
+// region is not created again on the store at that configuration or an
+// older one, so the replica neither serves nor votes again. The
+// configuration at the truncated index is recorded with the truncated
+// state (keys.go), so a restarted replica applies each later conf change
+// once.
 //
 // # The loop
 //
@@ -113,6 +143,7 @@
 //
 // # Not yet
 //
-// Conf changes (adding a replica on another store when one is lost),
-// leader transfer, snapshots streamed to disk instead of memory, and hibernating idle regions.
+// Splits, leader and replica balance, snapshots streamed to disk instead
+// of memory, and hibernating idle regions. (Leader transfer exists for a
+// store being stopped: Store.TransferLeaders.)
 package raftstore

@@ -18,6 +18,20 @@ import (
 //	'r' | region id (8) | 'e' | index (8)   raftpb.Entry, proto
 //	'r' | region id (8) | 'h'               raftpb.HardState, proto
 //	'r' | region id (8) | 't'               truncated state: index (8) | term (8)
+//	'r' | region id (8) | 'c'               configuration at the truncated index: conf_ver (8) | raftpb.ConfState, proto
+//	'r' | region id (8) | 'x'               tombstone: conf_ver (8) of the configuration that removed the replica
+//
+// The configuration record is written with every truncated state (and
+// when an initialized replica is created), so that it is the group's
+// configuration as of the truncated index: a restarted replica starts
+// from it and applies the conf changes after the index again, each once.
+// conf_ver counts the conf change entries the group applied (1: its
+// initial voters), the same on every replica since they apply the same
+// log; a snapshot carries it in its data. A replica with neither record
+// nor log is uninitialized: a replica added by a conf change, waiting
+// for its leader's snapshot. A tombstone is what is left of a replica
+// removed from its group: the region is not created again on this store
+// at that configuration or an older one.
 //
 // A region's log starts after its initial state (initIndex, initTerm,
 // the voters from pd's directory), which every replica derives alike, or
@@ -32,6 +46,8 @@ const (
 	keyEntry   = 'e'
 	keyHardSt  = 'h'
 	keyTrunc   = 't'
+	keyConf    = 'c'
+	keyTomb    = 'x'
 	regionLen  = 1 + 8
 	entryKeyLn = regionLen + 1 + 8
 )
@@ -60,6 +76,46 @@ func hardStateKey(region uint64) []byte { return regionKey(region, keyHardSt) }
 
 func truncKey(region uint64) []byte { return regionKey(region, keyTrunc) }
 
+func confKey(region uint64) []byte { return regionKey(region, keyConf) }
+
+func tombKey(region uint64) []byte { return regionKey(region, keyTomb) }
+
+// confAt is a group's configuration and its conf_ver.
+type confAt struct {
+	ver  uint64
+	conf *pb.ConfState
+}
+
+func (c confAt) encode() ([]byte, error) {
+	b, err := proto.Marshal(c.conf)
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint64(nil, c.ver), b...), nil
+}
+
+func decodeConfAt(v []byte) (confAt, error) {
+	if len(v) < 8 {
+		return confAt{}, errCorruptLog
+	}
+	cs := &pb.ConfState{}
+	if err := proto.Unmarshal(v[8:], cs); err != nil {
+		return confAt{}, fmt.Errorf("%w: %w", errCorruptLog, err)
+	}
+	return confAt{ver: binary.BigEndian.Uint64(v), conf: cs}, nil
+}
+
+// snapshotData is a snapshot's data: the conf_ver of its configuration
+// (the keys travel on the snapshot stream, not in the message).
+func snapshotData(confVer uint64) []byte { return binary.BigEndian.AppendUint64(nil, confVer) }
+
+func snapshotConfVer(data []byte) uint64 {
+	if len(data) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(data)
+}
+
 // truncated is a region's truncated state: the index and term of the
 // last entry dropped from its log.
 type truncated struct{ index, term uint64 }
@@ -79,29 +135,68 @@ func decodeTruncated(v []byte) (truncated, error) {
 var errCorruptLog = errors.New("raftstore: corrupt raft log record")
 
 // persisted is what a region's replica kept: its hard state, where its
-// log starts and the log.
+// log starts, the configuration there (nil: none recorded), the log, and
+// the tombstone's conf_ver (0: none).
 type persisted struct {
 	hardState *pb.HardState
 	trunc     truncated
+	hasTrunc  bool
+	conf      *confAt
 	entries   []*pb.Entry
+	tombstone uint64
+}
+
+// initialized reports whether the replica has a state to start from: a
+// configuration, a truncated state, a hard state or a log (before
+// configurations were recorded, a replica created from its initial state
+// had only the last three).
+func (p *persisted) initialized() bool {
+	return p.conf != nil || p.hasTrunc || p.hardState.GetCommit() > 0 || len(p.entries) > 0
+}
+
+// getValue reads key from db: nil, nil when it is absent.
+func getValue(db *pebble.DB, key []byte) ([]byte, error) {
+	v, closer, err := db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...), nil
 }
 
 // loadRegion reads region's hard state and log from db.
 func loadRegion(db *pebble.DB, region uint64) (*persisted, error) {
 	out := &persisted{trunc: truncated{index: initIndex, term: initTerm}}
-	v, closer, err := db.Get(truncKey(region))
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-	case err != nil:
+	v, err := getValue(db, truncKey(region))
+	if err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: read truncated state: %w", region, err)
-	default:
-		out.trunc, err = decodeTruncated(v)
-		_ = closer.Close()
-		if err != nil {
+	}
+	if v != nil {
+		out.hasTrunc = true
+		if out.trunc, err = decodeTruncated(v); err != nil {
 			return nil, fmt.Errorf("raftstore: region %d: truncated state: %w", region, err)
 		}
 	}
-	v, closer, err = db.Get(hardStateKey(region))
+	if v, err = getValue(db, confKey(region)); err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: read configuration: %w", region, err)
+	}
+	if v != nil {
+		c, err := decodeConfAt(v)
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: configuration: %w", region, err)
+		}
+		out.conf = &c
+	}
+	if v, err = getValue(db, tombKey(region)); err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: read tombstone: %w", region, err)
+	}
+	if len(v) == 8 {
+		out.tombstone = binary.BigEndian.Uint64(v)
+	}
+	v, closer, err := db.Get(hardStateKey(region))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
@@ -172,21 +267,43 @@ func writeReady(b *pebble.Batch, region uint64, entries []*pb.Entry, hs *pb.Hard
 }
 
 // writeTruncate adds to b the truncation of region's log up to and
-// including t: the truncated state, and the entries up to it deleted.
-func writeTruncate(b *pebble.Batch, region uint64, t truncated) error {
+// including t: the truncated state with the configuration there, and the
+// entries up to it deleted.
+func writeTruncate(b *pebble.Batch, region uint64, t truncated, c confAt) error {
 	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, t.index+1), nil); err != nil {
+		return err
+	}
+	return writeState(b, region, t, c)
+}
+
+// writeState adds to b region's truncated state and its configuration.
+func writeState(b *pebble.Batch, region uint64, t truncated, c confAt) error {
+	v, err := c.encode()
+	if err != nil {
+		return fmt.Errorf("raftstore: region %d: encode configuration: %w", region, err)
+	}
+	if err := b.Set(confKey(region), v, nil); err != nil {
 		return err
 	}
 	return b.Set(truncKey(region), t.encode(), nil)
 }
 
 // writeSnapshot adds to b a snapshot's replacement of region's log: the
-// truncated state at the snapshot, and every entry deleted (raft installs
-// a snapshot only over a log that does not hold its index; the Ready's
-// entries, written after, follow it).
-func writeSnapshot(b *pebble.Batch, region uint64, t truncated) error {
+// truncated state at the snapshot with its configuration, and every
+// entry deleted (raft installs a snapshot only over a log that does not
+// hold its index; the Ready's entries, written after, follow it).
+func writeSnapshot(b *pebble.Batch, region uint64, t truncated, c confAt) error {
 	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, math.MaxUint64), nil); err != nil {
 		return err
 	}
-	return b.Set(truncKey(region), t.encode(), nil)
+	return writeState(b, region, t, c)
+}
+
+// writeTombstone adds to b the removal of region's replica: everything
+// the raft engine held of it goes, and a tombstone at confVer stays.
+func writeTombstone(b *pebble.Batch, region, confVer uint64) error {
+	if err := b.DeleteRange(regionKey(region, 0), regionKey(region+1, 0), nil); err != nil {
+		return err
+	}
+	return b.Set(tombKey(region), binary.BigEndian.AppendUint64(nil, confVer), nil)
 }

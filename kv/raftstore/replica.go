@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,10 +20,15 @@ import (
 // NotLeaderError: this replica does not serve its region (it is not the
 // leader, or it is a leader that has not yet caught up and raised
 // max_read_ts). Leader is the store id of the leader it knows of (0: none
-// known; this store's own id: itself, soon to serve).
+// known; this store's own id: itself, soon to serve). Unavailable: the
+// replica has known no leader for longer than two election timeouts (an
+// election among a quorum would have ended) and has not heard from a
+// quorum of its voters within them: a quorum of the group is down or cut
+// off from it.
 type NotLeaderError struct {
-	RegionID uint64
-	Leader   uint64
+	RegionID    uint64
+	Leader      uint64
+	Unavailable bool
 }
 
 func (e *NotLeaderError) Error() string {
@@ -63,8 +70,19 @@ type Replica struct {
 
 	// Loop only.
 	applied uint64
-	// conf is the group's configuration as of applied.
-	conf *pb.ConfState
+	// conf is the group's configuration as of applied, confVer the
+	// number of conf changes in it (keys.go).
+	conf    *pb.ConfState
+	confVer uint64
+	// truncConf is the configuration at the truncated index, confLog the
+	// conf changes applied after it: a truncation records the
+	// configuration at its index (keys.go).
+	truncConf confAt
+	confLog   []confChangeAt
+	// confTicks counts the ticks since this replica, leading, proposed a
+	// conf change not yet applied (0: none): another waits for it, or
+	// for raft to have dropped it (a few election timeouts).
+	confTicks int
 	// compactAsked is the highest index a compaction this replica
 	// proposed (as leader) truncates to.
 	compactAsked uint64
@@ -97,49 +115,102 @@ type Replica struct {
 	atIndex  map[uint64]proposalKey
 	newProps []proposal
 	newReads []*readRequest
+	// pub is the applied configuration, as Conf returns it.
+	pub Conf
+	// leaderless: the replica has known no leader for longer than two
+	// election timeouts (leaderlessTicks, loop only, counts them) and has
+	// not heard from a quorum of voters within them (heard, loop only:
+	// the store's tick at which each peer's last message arrived).
+	leaderless      bool
+	leaderlessTicks int
+	heard           map[uint64]int
+	// want is the replica repair pd asked of this replica as leader.
+	want *peerChange
 }
 
-// newReplica builds the replica of region id from its initial state and
-// what the raft engine kept of it. Called with s.mu held.
-func newReplica(s *Store, id uint64, start, end []byte, peers []uint64) (*Replica, error) {
-	if len(peers) == 0 {
-		return nil, fmt.Errorf("raftstore: region %d: no peers", id)
-	}
-	self := false
-	for _, p := range peers {
-		self = self || p == s.cfg.StoreID
-	}
-	if !self {
-		return nil, fmt.Errorf("raftstore: region %d: store %d is not among its peers %v", id, s.cfg.StoreID, peers)
-	}
+// confChangeAt is a conf change applied at a log index: the
+// configuration it made.
+type confChangeAt struct {
+	index uint64
+	at    confAt
+}
+
+// ErrTombstoned: the replica of the region was removed from this store
+// at a configuration at least as new as the one asked for.
+var ErrTombstoned = errors.New("raftstore: replica removed from this store (tombstone)")
+
+// newReplica builds the replica of region id from what the raft engine
+// kept of it, or, for a replica not yet created on this store, from the
+// region's initial state (confVer 1: its voters are peers, this store
+// among them) or uninitialized (a replica added by a conf change: it
+// waits for its leader's snapshot). Called with s.mu held.
+func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer uint64) (*Replica, error) {
 	kept, err := loadRegion(s.db, id)
 	if err != nil {
 		return nil, err
 	}
+	if kept.tombstone != 0 && !kept.initialized() {
+		if confVer <= kept.tombstone {
+			return nil, fmt.Errorf("raftstore: region %d at conf_ver %d (removed at %d): %w", id, confVer, kept.tombstone, ErrTombstoned)
+		}
+	}
 	ms := raft.NewMemoryStorage()
-	conf := &pb.ConfState{Voters: append([]uint64(nil), peers...)}
-	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(kept.trunc.index), Term: proto.Uint64(kept.trunc.term),
-		ConfState: conf}}
-	if err := ms.ApplySnapshot(snap); err != nil {
-		return nil, fmt.Errorf("raftstore: region %d: initial state: %w", id, err)
+	var at confAt
+	switch {
+	case kept.conf != nil:
+		at = *kept.conf
+	case kept.initialized() || confVer <= 1:
+		// The initial state, or a replica created from it before
+		// configurations were recorded: its voters are the initial peers.
+		if !slices.Contains(peers, s.cfg.StoreID) {
+			return nil, fmt.Errorf("raftstore: region %d: store %d is not among its peers %v", id, s.cfg.StoreID, peers)
+		}
+		at = confAt{ver: 1, conf: &pb.ConfState{Voters: append([]uint64(nil), peers...)}}
+		b := s.db.NewBatch()
+		err := writeState(b, id, kept.trunc, at)
+		if err == nil {
+			err = b.Commit(pebble.Sync)
+		}
+		_ = b.Close()
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: record initial configuration: %w", id, err)
+		}
 	}
 	hs := kept.hardState
-	if hs == nil {
-		hs = &pb.HardState{Term: proto.Uint64(initTerm), Commit: proto.Uint64(initIndex)}
+	if at.conf != nil {
+		snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(kept.trunc.index), Term: proto.Uint64(kept.trunc.term),
+			ConfState: at.conf}, Data: snapshotData(at.ver)}
+		if err := ms.ApplySnapshot(snap); err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: initial state: %w", id, err)
+		}
+		if hs == nil {
+			hs = &pb.HardState{Term: proto.Uint64(initTerm), Commit: proto.Uint64(initIndex)}
+		}
+	} else {
+		kept.trunc = truncated{}
 	}
-	if err := ms.SetHardState(hs); err != nil {
-		return nil, fmt.Errorf("raftstore: region %d: hard state: %w", id, err)
+	if hs != nil {
+		if err := ms.SetHardState(hs); err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: hard state: %w", id, err)
+		}
 	}
 	if len(kept.entries) > 0 {
 		if err := ms.Append(kept.entries); err != nil {
 			return nil, fmt.Errorf("raftstore: region %d: log: %w", id, err)
 		}
 	}
+	r := &Replica{s: s, id: id, start: start, end: end, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
+		applied: kept.trunc.index, reads: map[uint64]*readRequest{},
+		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
+	if r.conf == nil {
+		r.conf = &pb.ConfState{}
+	}
+	r.publishConf()
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:              s.cfg.StoreID,
 		ElectionTick:    s.cfg.ElectionTicks,
 		HeartbeatTick:   s.cfg.HeartbeatTicks,
-		Storage:         ms,
+		Storage:         replicaStorage{MemoryStorage: ms, r: r},
 		MaxSizePerMsg:   1 << 20,
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
@@ -150,15 +221,92 @@ func newReplica(s *Store, id uint64, start, end []byte, peers []uint64) (*Replic
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: %w", id, err)
 	}
-	r := &Replica{s: s, id: id, start: start, end: end, rn: rn, ms: ms, conf: conf, applied: kept.trunc.index, reads: map[uint64]*readRequest{},
-		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
-	if len(peers) == 1 {
+	r.rn = rn
+	if len(r.conf.GetVoters()) == 1 && r.conf.GetVoters()[0] == s.cfg.StoreID {
 		// Alone in its group: no one else would start an election.
 		if err := rn.Campaign(); err != nil {
 			return nil, fmt.Errorf("raftstore: region %d: campaign: %w", id, err)
 		}
 	}
 	return r, nil
+}
+
+// replicaStorage is the replica's raft.Storage: its MemoryStorage, whose
+// snapshots are made when raft asks for one (a follower behind the
+// truncated log, or a replica just added), at the replica's applied
+// index with the configuration there, so that a replica added by a conf
+// change finds itself in the snapshot's configuration (raft ignores a
+// snapshot that does not name its receiver) and the receiver applies as
+// little of the log again as possible. raft calls it from the store's
+// loop, which owns the fields it reads.
+type replicaStorage struct {
+	*raft.MemoryStorage
+	r *Replica
+}
+
+// Snapshot implements raft.Storage.
+func (st replicaStorage) Snapshot() (*pb.Snapshot, error) {
+	r := st.r
+	if r.applied == 0 {
+		return st.MemoryStorage.Snapshot()
+	}
+	term, err := st.MemoryStorage.Term(r.applied)
+	if err != nil {
+		return st.MemoryStorage.Snapshot()
+	}
+	return &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(r.applied), Term: proto.Uint64(term),
+		ConfState: proto.Clone(r.conf).(*pb.ConfState)}, Data: snapshotData(r.confVer)}, nil
+}
+
+// publishConf copies the applied configuration where the commands and the
+// node read it. Loop only (and newReplica).
+func (r *Replica) publishConf() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pub = Conf{Ver: r.confVer, Voters: append(append([]uint64(nil), r.conf.GetVoters()...), r.conf.GetVotersOutgoing()...),
+		Learners: append(append([]uint64(nil), r.conf.GetLearners()...), r.conf.GetLearnersNext()...)}
+	slices.Sort(r.pub.Voters)
+	r.pub.Voters = slices.Compact(r.pub.Voters)
+	slices.Sort(r.pub.Learners)
+	r.pub.Learners = slices.Compact(r.pub.Learners)
+}
+
+// Conf is a region's raft configuration as a replica applied it: Ver
+// counts the conf changes applied (1: the initial voters; 0: an
+// uninitialized replica, which knows none yet), Voters includes the
+// outgoing voters of a joint configuration.
+type Conf struct {
+	Ver      uint64
+	Voters   []uint64
+	Learners []uint64
+}
+
+// Conf returns the configuration this replica applied.
+func (r *Replica) Conf() Conf {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pub
+}
+
+// updateLeaderless counts a tick of the replica's leaderless time and
+// sets leaderless (see NotLeaderError.Unavailable). Loop only.
+func (r *Replica) updateLeaderless() {
+	window := 2 * r.s.cfg.ElectionTicks
+	r.leaderlessTicks++
+	if r.rn.BasicStatus().Lead != 0 {
+		r.leaderlessTicks = 0
+	}
+	voters := r.conf.GetVoters()
+	heard := 0
+	for _, v := range voters {
+		if at, ok := r.heard[v]; v == r.s.cfg.StoreID || (ok && r.s.ticks-at <= window) {
+			heard++
+		}
+	}
+	leaderless := r.leaderlessTicks > window && heard < len(voters)/2+1
+	r.mu.Lock()
+	r.leaderless = leaderless
+	r.mu.Unlock()
 }
 
 // ID is the region's id.
@@ -186,14 +334,16 @@ func (r *Replica) Leading() (Leadership, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.readyTerm == 0 || r.lead != r.s.cfg.StoreID {
-		return Leadership{}, &NotLeaderError{RegionID: r.id, Leader: r.lead}
+		return Leadership{}, r.notLeader()
 	}
 	return Leadership{r: r, term: r.readyTerm}, nil
 }
 
 // notLeader returns the error for a leadership that ended. Called with
 // r.mu held.
-func (r *Replica) notLeader() error { return &NotLeaderError{RegionID: r.id, Leader: r.lead} }
+func (r *Replica) notLeader() error {
+	return &NotLeaderError{RegionID: r.id, Leader: r.lead, Unavailable: r.lead == 0 && r.leaderless}
+}
 
 // Replicate implements kv.Replicator: it proposes batch in the
 // leadership's term and returns once this replica applied it (nil or the
@@ -300,6 +450,7 @@ func (r *Replica) feed() {
 		b.asked = true
 		r.rn.ReadIndex(readCtx(ctxBarrier, b.term))
 	}
+	r.driveConfChange()
 }
 
 // finish answers the proposal key's waiter, if it still waits.
@@ -382,6 +533,7 @@ func (r *Replica) stored(rd raft.Ready) error {
 	if lost {
 		r.failAll(r.errNotLeader(), false)
 		r.barrier.term = 0
+		r.confTicks = 0
 		r.s.leaderChanged()
 	}
 	if isLeader && (!r.wasLeader || lost) {
@@ -420,7 +572,10 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 	}
 	if snap := rd.Snapshot; !raft.IsEmptySnap(snap) {
 		// Its keys were installed before raft stepped it.
-		r.applied, r.conf = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetConfState()
+		md := snap.GetMetadata()
+		r.applied, r.conf, r.confVer = md.GetIndex(), md.GetConfState(), snapshotConfVer(snap.GetData())
+		r.truncConf, r.confLog = confAt{ver: r.confVer, conf: r.conf}, nil
+		r.publishConf()
 	}
 	for _, e := range rd.CommittedEntries {
 		r.applyEntry(ctx, e)
@@ -444,13 +599,13 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 	case pb.EntryConfChange:
 		cc := &pb.ConfChange{}
 		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
-			r.conf = r.rn.ApplyConfChange(cc)
+			r.applyConfChange(e.GetIndex(), cc)
 		}
 		return
 	case pb.EntryConfChangeV2:
 		cc := &pb.ConfChangeV2{}
 		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
-			r.conf = r.rn.ApplyConfChange(cc)
+			r.applyConfChange(e.GetIndex(), cc)
 		}
 		return
 	}
@@ -479,6 +634,181 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 	if ok {
 		r.finish(key, err)
 	}
+}
+
+// applyConfChange applies a committed conf change at index: raft's
+// configuration changes, conf_ver counts one more, the node is told (it
+// reports the configuration to pd), and a replica the change removed
+// from its group is destroyed (it must neither serve nor vote again).
+// Loop only.
+func (r *Replica) applyConfChange(index uint64, cc pb.ConfChangeI) {
+	r.conf = r.rn.ApplyConfChange(cc)
+	r.confVer++
+	r.confLog = append(r.confLog, confChangeAt{index: index, at: confAt{ver: r.confVer, conf: r.conf}})
+	r.confTicks = 0
+	r.publishConf()
+	self := r.s.cfg.StoreID
+	member := false
+	for _, set := range [][]uint64{r.conf.GetVoters(), r.conf.GetVotersOutgoing(), r.conf.GetLearners(), r.conf.GetLearnersNext()} {
+		member = member || slices.Contains(set, self)
+	}
+	r.s.cfg.Logger.Info("raftstore: conf change applied", "region", r.id, "index", index, "conf_ver", r.confVer,
+		"voters", r.conf.GetVoters(), "outgoing", r.conf.GetVotersOutgoing(), "learners", r.conf.GetLearners())
+	if !member {
+		r.s.RemoveRegion(r.id)
+	}
+	r.s.leaderChanged()
+}
+
+// transferAway starts a leader transfer to the voter that holds the most
+// of the log (the lowest store id among equals), if this replica leads
+// and no transfer is under way (raft abandons one that did not finish
+// within an election timeout; the next round starts another). Loop only.
+func (r *Replica) transferAway() {
+	st := r.rn.Status()
+	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+		return
+	}
+	var best, bestMatch uint64
+	for id, pr := range st.Progress {
+		if id == r.s.cfg.StoreID || pr.IsLearner {
+			continue
+		}
+		if best == 0 || pr.Match > bestMatch || (pr.Match == bestMatch && id < best) {
+			best, bestMatch = id, pr.Match
+		}
+	}
+	if best != 0 {
+		r.s.cfg.Logger.Info("raftstore: transferring leadership away", "region", r.id, "to", best)
+		r.rn.TransferLeader(best)
+	}
+}
+
+// peerChange is a replica repair asked of a leader: replace the replica
+// on store remove by one on store add.
+type peerChange struct{ remove, add uint64 }
+
+// ChangePeer asks the replica, while it leads, to replace the replica
+// on store remove by one on store add through raft conf changes, one at
+// a time, each proposed once the previous one applied: add as a learner
+// (a learner that is neither add nor remove is removed first); once the
+// learner caught up (raft replicates to it from its log: it installed
+// the snapshot it needed), one ConfChangeV2 that promotes it and removes
+// remove, which raft runs as joint consensus and leaves by itself; or,
+// when remove is no member any more, just the promotion. The leader never
+// removes itself. Asking again what is under way changes nothing; pd asks
+// with every heartbeat until the configuration it is told lacks remove.
+func (r *Replica) ChangePeer(remove, add uint64) {
+	r.mu.Lock()
+	r.want = &peerChange{remove: remove, add: add}
+	r.mu.Unlock()
+	r.s.nudge()
+}
+
+// driveConfChange proposes the next conf change of the repair asked
+// (ChangePeer), if this replica leads and no conf change is under way.
+// Loop only.
+func (r *Replica) driveConfChange() {
+	r.mu.Lock()
+	want := r.want
+	r.mu.Unlock()
+	if want == nil || r.confTicks > 0 || r.rn.BasicStatus().RaftState != raft.StateLeader {
+		return
+	}
+	cs := r.conf
+	if len(cs.GetVotersOutgoing()) > 0 {
+		return // joint: raft proposes leaving it once it applied the entry
+	}
+	isVoter := func(id uint64) bool { return slices.Contains(cs.GetVoters(), id) }
+	isLearner := func(id uint64) bool { return slices.Contains(cs.GetLearners(), id) }
+	done := func() {
+		r.mu.Lock()
+		if r.want == want {
+			r.want = nil
+		}
+		r.mu.Unlock()
+	}
+	var changes []*pb.ConfChangeSingle
+	change := func(t pb.ConfChangeType, id uint64) {
+		changes = append(changes, &pb.ConfChangeSingle{Type: t.Enum(), NodeId: proto.Uint64(id)})
+	}
+	member := func(id uint64) bool { return isVoter(id) || isLearner(id) }
+	switch {
+	case want.remove == r.s.cfg.StoreID || want.add == 0 || want.add == want.remove:
+		r.s.cfg.Logger.Warn("raftstore: replica change refused", "region", r.id, "remove", want.remove, "add", want.add)
+		done()
+		return
+	case isVoter(want.add):
+		if !member(want.remove) {
+			done()
+			return
+		}
+		change(pb.ConfChangeType_ConfChangeRemoveNode, want.remove)
+	case isLearner(want.add):
+		if !r.caughtUp(want.add) {
+			return
+		}
+		change(pb.ConfChangeType_ConfChangeAddNode, want.add)
+		if member(want.remove) {
+			change(pb.ConfChangeType_ConfChangeRemoveNode, want.remove)
+		}
+	default:
+		for _, l := range cs.GetLearners() {
+			if l != want.add {
+				change(pb.ConfChangeType_ConfChangeRemoveNode, l)
+				break
+			}
+		}
+		if changes == nil {
+			if !isVoter(want.remove) {
+				done() // nothing to replace (pd's view is behind)
+				return
+			}
+			change(pb.ConfChangeType_ConfChangeAddLearnerNode, want.add)
+		}
+	}
+	cc := &pb.ConfChangeV2{Changes: changes}
+	if err := r.rn.ProposeConfChange(cc); err != nil {
+		r.s.cfg.Logger.Warn("raftstore: conf change not proposed", "region", r.id, "err", err)
+		return
+	}
+	r.confTicks = 1
+	r.s.cfg.Logger.Info("raftstore: conf change proposed", "region", r.id, "change", changeString(changes))
+}
+
+// changeString renders conf changes for the log: "+l4" adds a learner,
+// "+v4" a voter (or promotes a learner), "-3" removes.
+func changeString(changes []*pb.ConfChangeSingle) string {
+	var out []string
+	for _, c := range changes {
+		op := "-"
+		switch c.GetType() {
+		case pb.ConfChangeType_ConfChangeAddLearnerNode:
+			op = "+l"
+		case pb.ConfChangeType_ConfChangeAddNode:
+			op = "+v"
+		}
+		out = append(out, fmt.Sprintf("%s%d", op, c.GetNodeId()))
+	}
+	return strings.Join(out, " ")
+}
+
+// caughtUp reports whether the leader replicates to learner id from its
+// log: it installed the snapshot it needed and holds the log up to the
+// leader's first index, so that promoting it makes a voter that needs
+// nothing but entries the leader has. Loop only.
+func (r *Replica) caughtUp(id uint64) bool {
+	first, err := r.ms.FirstIndex()
+	if err != nil {
+		return false
+	}
+	ok := false
+	r.rn.WithProgress(func(pid uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if pid == id {
+			ok = pr.State == tracker.StateReplicate && pr.Match+1 >= first
+		}
+	})
+	return ok
 }
 
 // A normal entry's data, the one place it is laid out:
@@ -568,15 +898,21 @@ func (r *Replica) truncate(ctx context.Context, index uint64) error {
 	if err := r.s.cfg.Applier.Sync(ctx); err != nil {
 		return err
 	}
+	// The configuration at index: the conf changes up to it folded in.
+	at, rest := r.truncConf, r.confLog
+	for len(rest) > 0 && rest[0].index <= index {
+		at, rest = rest[0].at, rest[1:]
+	}
 	b := r.s.db.NewBatch()
 	defer b.Close()
-	if err := writeTruncate(b, r.id, truncated{index: index, term: term}); err != nil {
+	if err := writeTruncate(b, r.id, truncated{index: index, term: term}, at); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("persist truncation: %w", err)
 	}
-	if _, err := r.ms.CreateSnapshot(index, r.conf, nil); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+	r.truncConf, r.confLog = at, rest
+	if _, err := r.ms.CreateSnapshot(index, at.conf, snapshotData(at.ver)); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 		return err
 	}
 	if err := r.ms.Compact(index); err != nil && !errors.Is(err, raft.ErrCompacted) {

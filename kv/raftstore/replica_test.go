@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,8 +132,11 @@ type testCluster struct {
 	reads   map[string]*readRequest
 }
 
-// open opens store id; what a previous store id synced is its state.
-func (c *testCluster) open(id uint64) {
+// open opens store id, its replica of the region at conf_ver confVer
+// (1: one of the initial peers; more: a store that joins, uninitialized);
+// what a previous store id synced is its state. The replica's creation
+// error (a tombstone) is returned.
+func (c *testCluster) open(id, confVer uint64) error {
 	c.t.Helper()
 	a := &fakeApplier{}
 	if old := c.appl[id]; old != nil {
@@ -148,10 +152,9 @@ func (c *testCluster) open(id uint64) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if _, err := s.AddRegion(1, nil, nil, c.peers); err != nil {
-		c.t.Fatal(err)
-	}
 	c.stores[id], c.appl[id] = s, a
+	_, err = s.AddRegion(1, nil, nil, c.peers, confVer)
+	return err
 }
 
 var oracleMu sync.Mutex
@@ -222,6 +225,10 @@ func (c *testCluster) status(anonymous bool) string {
 	for _, id := range c.ids() {
 		var b strings.Builder
 		r := c.stores[id].Replica(1)
+		if r == nil {
+			lines = append(lines, fmt.Sprintf("store %d: no replica", id))
+			continue
+		}
 		st := r.rn.BasicStatus()
 		_, err := r.Leading()
 		a := c.appl[id]
@@ -248,11 +255,27 @@ func (c *testCluster) status(anonymous bool) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
+// eachReplica prints one line per store: what line says of its replica,
+// or that it has none.
+func (c *testCluster) eachReplica(line func(store uint64, r *Replica) string) string {
+	var b strings.Builder
+	for _, id := range c.ids() {
+		if r := c.stores[id].Replica(1); r == nil {
+			fmt.Fprintf(&b, "store %d: no replica\n", id)
+		} else {
+			fmt.Fprintf(&b, "store %d: %s\n", id, line(id, r))
+		}
+	}
+	return b.String()
+}
+
 // leader returns the store whose replica serves, or 0.
 func (c *testCluster) leader() uint64 {
 	for _, id := range c.ids() {
-		if _, err := c.stores[id].Replica(1).Leading(); err == nil {
-			return id
+		if r := c.stores[id].Replica(1); r != nil {
+			if _, err := r.Leading(); err == nil {
+				return id
+			}
 		}
 	}
 	return 0
@@ -298,8 +321,55 @@ func TestReplica(t *testing.T) {
 					c.peers = append(c.peers, uint64(i))
 				}
 				for _, id := range c.peers {
-					c.open(id)
+					if err := c.open(id, 1); err != nil {
+						t.Fatal(err)
+					}
 				}
+				return c.status(anonymous)
+			case "add-store":
+				// A store that joins: its replica, created as pd's
+				// directory lists it once a conf change added it, is
+				// uninitialized until the leader's snapshot.
+				var id uint64
+				d.ScanArgs(t, "id", &id)
+				if err := c.open(id, 2); err != nil {
+					return err.Error()
+				}
+				return c.status(anonymous)
+			case "change-peer":
+				var remove, add uint64
+				d.ScanArgs(t, "remove", &remove)
+				d.ScanArgs(t, "add", &add)
+				c.stores[store()].Replica(1).ChangePeer(remove, add)
+				c.stabilize()
+				return c.status(anonymous)
+			case "conf":
+				return c.eachReplica(func(_ uint64, r *Replica) string {
+					cf := r.Conf()
+					return fmt.Sprintf("conf_ver=%d voters=%v learners=%v", cf.Ver, cf.Voters, cf.Learners)
+				})
+			case "transfer-leaders":
+				// What a node being stopped does first.
+				s := c.stores[store()]
+				s.mu.Lock()
+				s.transferring = true
+				s.mu.Unlock()
+				c.stabilize()
+				return c.status(anonymous)
+			case "leading":
+				// Whether the store's replica serves, and if not whether
+				// it says the region is unavailable (no quorum heard).
+				_, err := c.stores[store()].Replica(1).Leading()
+				var nl *NotLeaderError
+				if errors.As(err, &nl) {
+					return fmt.Sprintf("not leader, unavailable=%t", nl.Unavailable)
+				}
+				return fmt.Sprint(err)
+			case "remove":
+				// What the node does once pd no longer lists the region
+				// for the store.
+				c.stores[store()].RemoveRegion(1)
+				c.stabilize()
 				return c.status(anonymous)
 			case "campaign":
 				if err := c.stores[store()].Replica(1).rn.Campaign(); err != nil {
@@ -315,6 +385,9 @@ func TestReplica(t *testing.T) {
 						c.stores[id].tick()
 					}
 					c.stabilize()
+				}
+				if d.HasArg("quiet") {
+					return "ok" // which store won an election is up to raft's randomized timeouts
 				}
 				return c.status(anonymous)
 			case "propose":
@@ -391,24 +464,24 @@ func TestReplica(t *testing.T) {
 			case "log":
 				// Each store's log: the entries its memory holds, and
 				// where its log starts in the raft engine.
-				var b strings.Builder
-				for _, id := range c.ids() {
-					r := c.stores[id].Replica(1)
+				return c.eachReplica(func(id uint64, r *Replica) string {
 					first, _ := r.ms.FirstIndex()
 					last, _ := r.ms.LastIndex()
 					kept, err := loadRegion(c.stores[id].db, 1)
 					if err != nil {
 						t.Fatal(err)
 					}
-					fmt.Fprintf(&b, "store %d: memory %d-%d, engine truncated at %d, %d entries\n", id, first, last,
-						kept.trunc.index, len(kept.entries))
-				}
-				return b.String()
+					return fmt.Sprintf("memory %d-%d, engine truncated at %d, %d entries", first, last, kept.trunc.index, len(kept.entries))
+				})
 			case "partition":
 				c.net.partitioned[store()] = true
 				return "ok"
 			case "heal":
-				c.net.partitioned = map[uint64]bool{}
+				if d.HasArg("store") {
+					delete(c.net.partitioned, store())
+				} else {
+					c.net.partitioned = map[uint64]bool{}
+				}
 				return "ok"
 			case "restart":
 				id := store()
@@ -417,7 +490,13 @@ func TestReplica(t *testing.T) {
 				}
 				delete(c.net.queued, id)
 				delete(c.net.snaps, id)
-				c.open(id)
+				confVer := uint64(1)
+				if !slices.Contains(c.peers, id) {
+					confVer = 2 // a store that joined
+				}
+				if err := c.open(id, confVer); err != nil {
+					return err.Error()
+				}
 				return c.status(anonymous)
 			default:
 				t.Fatalf("unknown command %q", d.Cmd)

@@ -89,8 +89,8 @@ type Config struct {
 	// LogCompactThreshold.
 	LogCountLimit int
 	// OnLeaderChange is called (from its own goroutine) when a replica on
-	// this store becomes a serving leader or stops being one, so that the
-	// node tells pd at once.
+	// this store becomes a serving leader or stops being one, or applies a
+	// conf change, so that the node tells pd at once.
 	OnLeaderChange func()
 	// Logger logs the store's life. Default slog.Default().
 	Logger *slog.Logger
@@ -111,7 +111,15 @@ type Store struct {
 	// of snapshots sent, for raft.
 	snaps   []inSnapshot
 	reports []snapshotReport
-	closed  bool
+	// removals are the regions whose replicas are to be destroyed.
+	removals []uint64
+	// transferring: the store is being stopped and hands its leaderships
+	// away (TransferLeaders).
+	transferring bool
+	closed       bool
+
+	// ticks counts the loop's ticks (loop only).
+	ticks int
 
 	// wake nudges the loop: something arrived in an inbox.
 	wake chan struct{}
@@ -206,9 +214,14 @@ var ErrStopped = errors.New("raftstore: store stopped")
 
 // AddRegion creates (or, after a restart, reloads from the raft engine)
 // this store's replica of region id, the user keys [start, end) (end nil:
-// to the end), whose voters are peers (store ids, this store among
-// them), and returns it; a region already added is returned as it is.
-func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64) (*Replica, error) {
+// to the end), at configuration confVer (pd's record), whose peers are
+// peers (store ids), and returns it; a region already added is returned
+// as it is. A replica new to this store is created from the region's
+// initial state when confVer is 1 (its voters are peers, this store
+// among them), else uninitialized: a replica a conf change added, which
+// its leader's snapshot initializes. *ErrTombstoned when this store's
+// replica was removed at confVer or later.
+func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64, confVer uint64) (*Replica, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.replicas[id]; ok {
@@ -217,13 +230,83 @@ func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64) (*Replic
 	if s.closed {
 		return nil, ErrStopped
 	}
-	r, err := newReplica(s, id, start, end, peers)
+	r, err := newReplica(s, id, start, end, peers, confVer)
 	if err != nil {
 		return nil, err
 	}
 	s.replicas[id] = r
 	s.nudge()
 	return r, nil
+}
+
+// RemoveRegion destroys this store's replica of region id (a conf change
+// removed it from its group): the loop stops driving it and fails what
+// waits on it, replaces its raft state with a tombstone (synced), then
+// deletes its range's keys from the KV store. No-op for a region not
+// held.
+func (s *Store) RemoveRegion(id uint64) {
+	s.mu.Lock()
+	s.removals = append(s.removals, id)
+	s.mu.Unlock()
+	s.nudge()
+}
+
+// destroy carries out a RemoveRegion. Loop only.
+func (s *Store) destroy(ctx context.Context, id uint64) error {
+	s.mu.Lock()
+	r := s.replicas[id]
+	delete(s.replicas, id)
+	s.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.failAll(&NotLeaderError{RegionID: id}, true)
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := writeTombstone(b, id, r.confVer); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("raftstore: region %d: write tombstone: %w", id, err)
+	}
+	if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, nil); err != nil {
+		return fmt.Errorf("raftstore: region %d: delete the removed replica's keys: %w", id, err)
+	}
+	s.cfg.Logger.Info("raftstore: replica removed", "region", id, "conf_ver", r.confVer)
+	return nil
+}
+
+// TransferLeaders hands every leadership on this store to an up-to-date
+// voter on another store (raft's leader transfer: the transferee campaigns
+// at once, with the leader's blessing, instead of after an election
+// timeout) and returns once no replica here leads (but those alone in
+// their groups), or with ctx's error. A leader whose quorum is gone steps
+// down by itself within an election timeout (CheckQuorum). A
+// node being stopped calls it first, so that its regions are served by
+// new leaders at once (TiKV transfers leaders away from a store being
+// stopped too). The store keeps handing leaderships away until it closes.
+func (s *Store) TransferLeaders(ctx context.Context) error {
+	s.mu.Lock()
+	s.transferring = true
+	s.mu.Unlock()
+	s.nudge()
+	for {
+		leading := 0
+		for _, r := range s.sorted() {
+			if r.Leader() == s.cfg.StoreID && len(r.Conf().Voters) > 1 {
+				leading++
+			}
+		}
+		if leading == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("raftstore: %d leaderships not handed away: %w", leading, context.Cause(ctx))
+		case <-time.After(20 * time.Millisecond):
+			s.nudge()
+		}
+	}
 }
 
 // Replica returns this store's replica of region id, or nil.
@@ -284,10 +367,20 @@ func (s *Store) sorted() []*Replica {
 	return out
 }
 
-// tick advances every group's logical clock by one tick.
+// tick advances every group's logical clock by one tick, and forgets a
+// conf change proposed a few election timeouts ago and never applied
+// (raft drops a conf change proposed while another is pending, and a
+// leader's term may end): the repair proposes again.
 func (s *Store) tick() {
+	s.ticks++
 	for _, r := range s.sorted() {
 		r.rn.Tick()
+		r.updateLeaderless()
+		if r.confTicks > 0 {
+			if r.confTicks++; r.confTicks > 3*s.cfg.ElectionTicks {
+				r.confTicks = 0
+			}
+		}
 	}
 }
 
@@ -298,9 +391,16 @@ func (s *Store) tick() {
 // entries applied, and the groups advanced.
 func (s *Store) round(ctx context.Context) error {
 	s.mu.Lock()
-	inbox, snaps, reports := s.inbox, s.snaps, s.reports
-	s.inbox, s.snaps, s.reports = nil, nil, nil
+	inbox, snaps, reports, removals := s.inbox, s.snaps, s.reports, s.removals
+	s.inbox, s.snaps, s.reports, s.removals = nil, nil, nil, nil
 	s.mu.Unlock()
+	for _, id := range removals {
+		if err := s.destroy(ctx, id); err != nil {
+			// The replica is out of the loop; a restart loads it again,
+			// and the node removes it again once pd says so.
+			s.cfg.Logger.Error("raftstore: remove replica", "region", id, "err", err)
+		}
+	}
 	for _, rep := range reports {
 		if r := s.Replica(rep.region); r != nil {
 			r.rn.ReportSnapshot(rep.to, rep.status)
@@ -314,6 +414,7 @@ func (s *Store) round(ctx context.Context) error {
 		if r == nil {
 			continue // a region this store does not hold (yet): raft resends
 		}
+		r.heard[env.Msg.GetFrom()] = s.ticks
 		if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 			s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
 		}
@@ -321,6 +422,14 @@ func (s *Store) round(ctx context.Context) error {
 	replicas := s.sorted()
 	for _, r := range replicas {
 		r.feed()
+	}
+	s.mu.Lock()
+	transferring := s.transferring
+	s.mu.Unlock()
+	if transferring {
+		for _, r := range replicas {
+			r.transferAway()
+		}
 	}
 	type ready struct {
 		r  *Replica
@@ -342,7 +451,8 @@ func (s *Store) round(ctx context.Context) error {
 			// The snapshot's keys are in the KV store (install): the
 			// log up to it goes.
 			md := snap.GetMetadata()
-			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}); err != nil {
+			at := confAt{ver: snapshotConfVer(snap.GetData()), conf: md.GetConfState()}
+			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}, at); err != nil {
 				return err
 			}
 		}

@@ -36,8 +36,10 @@ type Store struct {
 	// last_heartbeat_unix_ms is the pd leader's clock at the store's last
 	// heartbeat (0: none since pd started).
 	LastHeartbeatUnixMs int64 `protobuf:"varint,3,opt,name=last_heartbeat_unix_ms,json=lastHeartbeatUnixMs,proto3" json:"last_heartbeat_unix_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// replicas is how many regions have a peer on the store (GetStores).
+	Replicas      uint32 `protobuf:"varint,4,opt,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Store) Reset() {
@@ -91,13 +93,24 @@ func (x *Store) GetLastHeartbeatUnixMs() int64 {
 	return 0
 }
 
+func (x *Store) GetReplicas() uint32 {
+	if x != nil {
+		return x.Replicas
+	}
+	return 0
+}
+
 // Region is one range of the key space: keys in [start, end) (an empty
 // end is +infinity), its epoch, the stores holding its replicas (peers,
 // each a member of the region's raft group, whose raft ids are these
 // store ids), and store_id, the peer pd last heard leads the region,
 // where clients send requests (a peer that does not lead answers
 // NotLeader with the leader's address). A record without peers (written
-// before replication) is one replica on store_id.
+// before replication) is one replica on store_id. learners are the peers
+// that are raft learners (a replica being added: it receives the log but
+// does not vote until it caught up and was promoted). conf_ver counts the
+// raft conf changes the region went through (1: its initial peers), as
+// its leader reported them.
 type Region struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -107,6 +120,7 @@ type Region struct {
 	Version       uint64                 `protobuf:"varint,5,opt,name=version,proto3" json:"version,omitempty"`
 	StoreId       uint64                 `protobuf:"varint,6,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
 	Peers         []uint64               `protobuf:"varint,7,rep,packed,name=peers,proto3" json:"peers,omitempty"`
+	Learners      []uint64               `protobuf:"varint,8,rep,packed,name=learners,proto3" json:"learners,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -186,6 +200,13 @@ func (x *Region) GetStoreId() uint64 {
 func (x *Region) GetPeers() []uint64 {
 	if x != nil {
 		return x.Peers
+	}
+	return nil
+}
+
+func (x *Region) GetLearners() []uint64 {
+	if x != nil {
+		return x.Learners
 	}
 	return nil
 }
@@ -284,7 +305,11 @@ type StoreHeartbeatRequest struct {
 	Addr    string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
 	// leading lists the regions whose raft leader, serving, is this store:
 	// pd routes clients to it.
-	Leading       []uint64 `protobuf:"varint,3,rep,packed,name=leading,proto3" json:"leading,omitempty"`
+	Leading []uint64 `protobuf:"varint,3,rep,packed,name=leading,proto3" json:"leading,omitempty"`
+	// reports are the raft configurations of the regions in leading, as
+	// their leader applied them: pd takes one newer (higher conf_ver) than
+	// its record into the directory.
+	Reports       []*RegionReport `protobuf:"bytes,4,rep,name=reports,proto3" json:"reports,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -340,16 +365,99 @@ func (x *StoreHeartbeatRequest) GetLeading() []uint64 {
 	return nil
 }
 
+func (x *StoreHeartbeatRequest) GetReports() []*RegionReport {
+	if x != nil {
+		return x.Reports
+	}
+	return nil
+}
+
+// RegionReport is a region's raft configuration as its leader applied it.
+type RegionReport struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	RegionId uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
+	ConfVer  uint64                 `protobuf:"varint,2,opt,name=conf_ver,json=confVer,proto3" json:"conf_ver,omitempty"`
+	// voters includes the outgoing voters of a joint configuration.
+	Voters        []uint64 `protobuf:"varint,3,rep,packed,name=voters,proto3" json:"voters,omitempty"`
+	Learners      []uint64 `protobuf:"varint,4,rep,packed,name=learners,proto3" json:"learners,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegionReport) Reset() {
+	*x = RegionReport{}
+	mi := &file_pdpb_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegionReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegionReport) ProtoMessage() {}
+
+func (x *RegionReport) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegionReport.ProtoReflect.Descriptor instead.
+func (*RegionReport) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RegionReport) GetRegionId() uint64 {
+	if x != nil {
+		return x.RegionId
+	}
+	return 0
+}
+
+func (x *RegionReport) GetConfVer() uint64 {
+	if x != nil {
+		return x.ConfVer
+	}
+	return 0
+}
+
+func (x *RegionReport) GetVoters() []uint64 {
+	if x != nil {
+		return x.Voters
+	}
+	return nil
+}
+
+func (x *RegionReport) GetLearners() []uint64 {
+	if x != nil {
+		return x.Learners
+	}
+	return nil
+}
+
 type StoreHeartbeatResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Regions       []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Regions []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
+	// changes are the replica repairs pd asks of the regions the store
+	// leads.
+	Changes []*ChangePeer `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	// gc_safe_point is the cluster's GC safe point: the store refuses the
+	// reads below it.
+	GcSafePoint   uint64 `protobuf:"varint,3,opt,name=gc_safe_point,json=gcSafePoint,proto3" json:"gc_safe_point,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StoreHeartbeatResponse) Reset() {
 	*x = StoreHeartbeatResponse{}
-	mi := &file_pdpb_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -361,7 +469,7 @@ func (x *StoreHeartbeatResponse) String() string {
 func (*StoreHeartbeatResponse) ProtoMessage() {}
 
 func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -374,7 +482,7 @@ func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{5}
+	return file_pdpb_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StoreHeartbeatResponse) GetRegions() []*Region {
@@ -382,6 +490,86 @@ func (x *StoreHeartbeatResponse) GetRegions() []*Region {
 		return x.Regions
 	}
 	return nil
+}
+
+func (x *StoreHeartbeatResponse) GetChanges() []*ChangePeer {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *StoreHeartbeatResponse) GetGcSafePoint() uint64 {
+	if x != nil {
+		return x.GcSafePoint
+	}
+	return 0
+}
+
+// ChangePeer asks a region's leader to replace the replica on
+// remove_store (a store down longer than pd's max store down time) by one
+// on add_store, through raft conf changes: add_store as a learner, then,
+// once it caught up, one joint change promoting it and removing
+// remove_store. pd sends it again with every heartbeat until the leader
+// reports a configuration without remove_store.
+type ChangePeer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionId      uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
+	RemoveStore   uint64                 `protobuf:"varint,2,opt,name=remove_store,json=removeStore,proto3" json:"remove_store,omitempty"`
+	AddStore      uint64                 `protobuf:"varint,3,opt,name=add_store,json=addStore,proto3" json:"add_store,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangePeer) Reset() {
+	*x = ChangePeer{}
+	mi := &file_pdpb_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangePeer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangePeer) ProtoMessage() {}
+
+func (x *ChangePeer) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangePeer.ProtoReflect.Descriptor instead.
+func (*ChangePeer) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ChangePeer) GetRegionId() uint64 {
+	if x != nil {
+		return x.RegionId
+	}
+	return 0
+}
+
+func (x *ChangePeer) GetRemoveStore() uint64 {
+	if x != nil {
+		return x.RemoveStore
+	}
+	return 0
+}
+
+func (x *ChangePeer) GetAddStore() uint64 {
+	if x != nil {
+		return x.AddStore
+	}
+	return 0
 }
 
 type GetRegionRequest struct {
@@ -393,7 +581,7 @@ type GetRegionRequest struct {
 
 func (x *GetRegionRequest) Reset() {
 	*x = GetRegionRequest{}
-	mi := &file_pdpb_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +593,7 @@ func (x *GetRegionRequest) String() string {
 func (*GetRegionRequest) ProtoMessage() {}
 
 func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +606,7 @@ func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{6}
+	return file_pdpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetRegionRequest) GetKey() []byte {
@@ -437,7 +625,7 @@ type GetRegionByIDRequest struct {
 
 func (x *GetRegionByIDRequest) Reset() {
 	*x = GetRegionByIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +637,7 @@ func (x *GetRegionByIDRequest) String() string {
 func (*GetRegionByIDRequest) ProtoMessage() {}
 
 func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +650,7 @@ func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{7}
+	return file_pdpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetRegionByIDRequest) GetRegionId() uint64 {
@@ -483,7 +671,7 @@ type GetRegionResponse struct {
 
 func (x *GetRegionResponse) Reset() {
 	*x = GetRegionResponse{}
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +683,7 @@ func (x *GetRegionResponse) String() string {
 func (*GetRegionResponse) ProtoMessage() {}
 
 func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +696,7 @@ func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{8}
+	return file_pdpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetRegionResponse) GetRegion() *Region {
@@ -533,7 +721,7 @@ type GetStoresRequest struct {
 
 func (x *GetStoresRequest) Reset() {
 	*x = GetStoresRequest{}
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +733,7 @@ func (x *GetStoresRequest) String() string {
 func (*GetStoresRequest) ProtoMessage() {}
 
 func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +746,7 @@ func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresRequest.ProtoReflect.Descriptor instead.
 func (*GetStoresRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{9}
+	return file_pdpb_proto_rawDescGZIP(), []int{11}
 }
 
 type GetStoresResponse struct {
@@ -570,7 +758,7 @@ type GetStoresResponse struct {
 
 func (x *GetStoresResponse) Reset() {
 	*x = GetStoresResponse{}
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +770,7 @@ func (x *GetStoresResponse) String() string {
 func (*GetStoresResponse) ProtoMessage() {}
 
 func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +783,7 @@ func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresResponse.ProtoReflect.Descriptor instead.
 func (*GetStoresResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{10}
+	return file_pdpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetStoresResponse) GetStores() []*Store {
@@ -614,7 +802,7 @@ type AllocIDRequest struct {
 
 func (x *AllocIDRequest) Reset() {
 	*x = AllocIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -626,7 +814,7 @@ func (x *AllocIDRequest) String() string {
 func (*AllocIDRequest) ProtoMessage() {}
 
 func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -639,7 +827,7 @@ func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDRequest.ProtoReflect.Descriptor instead.
 func (*AllocIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{11}
+	return file_pdpb_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AllocIDRequest) GetCount() uint32 {
@@ -660,7 +848,7 @@ type AllocIDResponse struct {
 
 func (x *AllocIDResponse) Reset() {
 	*x = AllocIDResponse{}
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +860,7 @@ func (x *AllocIDResponse) String() string {
 func (*AllocIDResponse) ProtoMessage() {}
 
 func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +873,7 @@ func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDResponse.ProtoReflect.Descriptor instead.
 func (*AllocIDResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{12}
+	return file_pdpb_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AllocIDResponse) GetFirst() uint64 {
@@ -717,7 +905,7 @@ type StoreState struct {
 
 func (x *StoreState) Reset() {
 	*x = StoreState{}
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +917,7 @@ func (x *StoreState) String() string {
 func (*StoreState) ProtoMessage() {}
 
 func (x *StoreState) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +930,7 @@ func (x *StoreState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreState.ProtoReflect.Descriptor instead.
 func (*StoreState) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{13}
+	return file_pdpb_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StoreState) GetStoreId() uint64 {
@@ -766,16 +954,248 @@ func (x *StoreState) GetRegions() []*Region {
 	return nil
 }
 
+type GetGCSafePointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGCSafePointRequest) Reset() {
+	*x = GetGCSafePointRequest{}
+	mi := &file_pdpb_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGCSafePointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGCSafePointRequest) ProtoMessage() {}
+
+func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGCSafePointRequest.ProtoReflect.Descriptor instead.
+func (*GetGCSafePointRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{16}
+}
+
+type UpdateGCSafePointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Candidate     uint64                 `protobuf:"varint,1,opt,name=candidate,proto3" json:"candidate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateGCSafePointRequest) Reset() {
+	*x = UpdateGCSafePointRequest{}
+	mi := &file_pdpb_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateGCSafePointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateGCSafePointRequest) ProtoMessage() {}
+
+func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateGCSafePointRequest.ProtoReflect.Descriptor instead.
+func (*UpdateGCSafePointRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *UpdateGCSafePointRequest) GetCandidate() uint64 {
+	if x != nil {
+		return x.Candidate
+	}
+	return 0
+}
+
+type GCSafePointResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SafePoint     uint64                 `protobuf:"varint,1,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GCSafePointResponse) Reset() {
+	*x = GCSafePointResponse{}
+	mi := &file_pdpb_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GCSafePointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GCSafePointResponse) ProtoMessage() {}
+
+func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GCSafePointResponse.ProtoReflect.Descriptor instead.
+func (*GCSafePointResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GCSafePointResponse) GetSafePoint() uint64 {
+	if x != nil {
+		return x.SafePoint
+	}
+	return 0
+}
+
+type ReportMinStartTSRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node names the SQL node (unique among the cluster's SQL nodes).
+	Node          string `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	MinStartTs    uint64 `protobuf:"varint,2,opt,name=min_start_ts,json=minStartTs,proto3" json:"min_start_ts,omitempty"`
+	TtlMs         uint64 `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportMinStartTSRequest) Reset() {
+	*x = ReportMinStartTSRequest{}
+	mi := &file_pdpb_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportMinStartTSRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportMinStartTSRequest) ProtoMessage() {}
+
+func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportMinStartTSRequest.ProtoReflect.Descriptor instead.
+func (*ReportMinStartTSRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReportMinStartTSRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ReportMinStartTSRequest) GetMinStartTs() uint64 {
+	if x != nil {
+		return x.MinStartTs
+	}
+	return 0
+}
+
+func (x *ReportMinStartTSRequest) GetTtlMs() uint64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+type ReportMinStartTSResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// gc_leader: the reporting node is the one SQL node that runs the
+	// garbage collector, until it stops reporting for ttl_ms.
+	GcLeader      bool `protobuf:"varint,1,opt,name=gc_leader,json=gcLeader,proto3" json:"gc_leader,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportMinStartTSResponse) Reset() {
+	*x = ReportMinStartTSResponse{}
+	mi := &file_pdpb_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportMinStartTSResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportMinStartTSResponse) ProtoMessage() {}
+
+func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
+func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReportMinStartTSResponse) GetGcLeader() bool {
+	if x != nil {
+		return x.GcLeader
+	}
+	return false
+}
+
 var File_pdpb_proto protoreflect.FileDescriptor
 
 const file_pdpb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"pdpb.proto\x12\tpercdb.pd\"`\n" +
+	"pdpb.proto\x12\tpercdb.pd\"|\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
-	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\"\xa6\x01\n" +
+	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\x12\x1a\n" +
+	"\breplicas\x18\x04 \x01(\rR\breplicas\"\xc2\x01\n" +
 	"\x06Region\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
@@ -783,17 +1203,31 @@ const file_pdpb_proto_rawDesc = "" +
 	"\bconf_ver\x18\x04 \x01(\x04R\aconfVer\x12\x18\n" +
 	"\aversion\x18\x05 \x01(\x04R\aversion\x12\x19\n" +
 	"\bstore_id\x18\x06 \x01(\x04R\astoreId\x12\x14\n" +
-	"\x05peers\x18\a \x03(\x04R\x05peers\"9\n" +
+	"\x05peers\x18\a \x03(\x04R\x05peers\x12\x1a\n" +
+	"\blearners\x18\b \x03(\x04R\blearners\"9\n" +
 	"\x0fPutStoreRequest\x12&\n" +
 	"\x05store\x18\x01 \x01(\v2\x10.percdb.pd.StoreR\x05store\"-\n" +
 	"\x10PutStoreResponse\x12\x19\n" +
-	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"`\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\x93\x01\n" +
 	"\x15StoreHeartbeatRequest\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
-	"\aleading\x18\x03 \x03(\x04R\aleading\"E\n" +
+	"\aleading\x18\x03 \x03(\x04R\aleading\x121\n" +
+	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\"z\n" +
+	"\fRegionReport\x12\x1b\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
+	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
+	"\x06voters\x18\x03 \x03(\x04R\x06voters\x12\x1a\n" +
+	"\blearners\x18\x04 \x03(\x04R\blearners\"\x9a\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
-	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\"$\n" +
+	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
+	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
+	"\rgc_safe_point\x18\x03 \x01(\x04R\vgcSafePoint\"i\n" +
+	"\n" +
+	"ChangePeer\x12\x1b\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12!\n" +
+	"\fremove_store\x18\x02 \x01(\x04R\vremoveStore\x12\x1b\n" +
+	"\tadd_store\x18\x03 \x01(\x04R\baddStore\"$\n" +
 	"\x10GetRegionRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\"3\n" +
 	"\x14GetRegionByIDRequest\x12\x1b\n" +
@@ -813,14 +1247,30 @@ const file_pdpb_proto_rawDesc = "" +
 	"StoreState\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12+\n" +
-	"\aregions\x18\x03 \x03(\v2\x11.percdb.pd.RegionR\aregions2\xc2\x03\n" +
+	"\aregions\x18\x03 \x03(\v2\x11.percdb.pd.RegionR\aregions\"\x17\n" +
+	"\x15GetGCSafePointRequest\"8\n" +
+	"\x18UpdateGCSafePointRequest\x12\x1c\n" +
+	"\tcandidate\x18\x01 \x01(\x04R\tcandidate\"4\n" +
+	"\x13GCSafePointResponse\x12\x1d\n" +
+	"\n" +
+	"safe_point\x18\x01 \x01(\x04R\tsafePoint\"f\n" +
+	"\x17ReportMinStartTSRequest\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
+	"\fmin_start_ts\x18\x02 \x01(\x04R\n" +
+	"minStartTs\x12\x15\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"7\n" +
+	"\x18ReportMinStartTSResponse\x12\x1b\n" +
+	"\tgc_leader\x18\x01 \x01(\bR\bgcLeader2\xcd\x05\n" +
 	"\x02PD\x12C\n" +
 	"\bPutStore\x12\x1a.percdb.pd.PutStoreRequest\x1a\x1b.percdb.pd.PutStoreResponse\x12U\n" +
 	"\x0eStoreHeartbeat\x12 .percdb.pd.StoreHeartbeatRequest\x1a!.percdb.pd.StoreHeartbeatResponse\x12F\n" +
 	"\tGetRegion\x12\x1b.percdb.pd.GetRegionRequest\x1a\x1c.percdb.pd.GetRegionResponse\x12N\n" +
 	"\rGetRegionByID\x12\x1f.percdb.pd.GetRegionByIDRequest\x1a\x1c.percdb.pd.GetRegionResponse\x12F\n" +
 	"\tGetStores\x12\x1b.percdb.pd.GetStoresRequest\x1a\x1c.percdb.pd.GetStoresResponse\x12@\n" +
-	"\aAllocID\x12\x19.percdb.pd.AllocIDRequest\x1a\x1a.percdb.pd.AllocIDResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
+	"\aAllocID\x12\x19.percdb.pd.AllocIDRequest\x1a\x1a.percdb.pd.AllocIDResponse\x12R\n" +
+	"\x0eGetGCSafePoint\x12 .percdb.pd.GetGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12X\n" +
+	"\x11UpdateGCSafePoint\x12#.percdb.pd.UpdateGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12[\n" +
+	"\x10ReportMinStartTS\x12\".percdb.pd.ReportMinStartTSRequest\x1a#.percdb.pd.ReportMinStartTSResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
 
 var (
 	file_pdpb_proto_rawDescOnce sync.Once
@@ -834,47 +1284,62 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 	return file_pdpb_proto_rawDescData
 }
 
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_pdpb_proto_goTypes = []any{
-	(*Store)(nil),                  // 0: percdb.pd.Store
-	(*Region)(nil),                 // 1: percdb.pd.Region
-	(*PutStoreRequest)(nil),        // 2: percdb.pd.PutStoreRequest
-	(*PutStoreResponse)(nil),       // 3: percdb.pd.PutStoreResponse
-	(*StoreHeartbeatRequest)(nil),  // 4: percdb.pd.StoreHeartbeatRequest
-	(*StoreHeartbeatResponse)(nil), // 5: percdb.pd.StoreHeartbeatResponse
-	(*GetRegionRequest)(nil),       // 6: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),   // 7: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),      // 8: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),       // 9: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),      // 10: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),         // 11: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),        // 12: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),             // 13: percdb.pd.StoreState
+	(*Store)(nil),                    // 0: percdb.pd.Store
+	(*Region)(nil),                   // 1: percdb.pd.Region
+	(*PutStoreRequest)(nil),          // 2: percdb.pd.PutStoreRequest
+	(*PutStoreResponse)(nil),         // 3: percdb.pd.PutStoreResponse
+	(*StoreHeartbeatRequest)(nil),    // 4: percdb.pd.StoreHeartbeatRequest
+	(*RegionReport)(nil),             // 5: percdb.pd.RegionReport
+	(*StoreHeartbeatResponse)(nil),   // 6: percdb.pd.StoreHeartbeatResponse
+	(*ChangePeer)(nil),               // 7: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),         // 8: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),     // 9: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),        // 10: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),         // 11: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),        // 12: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),           // 13: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),          // 14: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),               // 15: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),    // 16: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil), // 17: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),      // 18: percdb.pd.GCSafePointResponse
+	(*ReportMinStartTSRequest)(nil),  // 19: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil), // 20: percdb.pd.ReportMinStartTSResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
-	1,  // 1: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
-	1,  // 2: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
-	0,  // 3: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
-	0,  // 4: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
-	1,  // 5: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
-	2,  // 6: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	4,  // 7: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	6,  // 8: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	7,  // 9: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	9,  // 10: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	11, // 11: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	3,  // 12: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	5,  // 13: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	8,  // 14: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	8,  // 15: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	10, // 16: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	12, // 17: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	12, // [12:18] is the sub-list for method output_type
-	6,  // [6:12] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	5,  // 1: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
+	1,  // 2: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
+	7,  // 3: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
+	1,  // 4: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
+	0,  // 5: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
+	0,  // 6: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
+	1,  // 7: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
+	2,  // 8: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	4,  // 9: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	8,  // 10: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	9,  // 11: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	11, // 12: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	13, // 13: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	16, // 14: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	17, // 15: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	19, // 16: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	3,  // 17: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	6,  // 18: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	10, // 19: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	10, // 20: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	12, // 21: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	14, // 22: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	18, // 23: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	18, // 24: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	20, // 25: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	17, // [17:26] is the sub-list for method output_type
+	8,  // [8:17] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -888,7 +1353,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,12 +26,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PD_PutStore_FullMethodName       = "/percdb.pd.PD/PutStore"
-	PD_StoreHeartbeat_FullMethodName = "/percdb.pd.PD/StoreHeartbeat"
-	PD_GetRegion_FullMethodName      = "/percdb.pd.PD/GetRegion"
-	PD_GetRegionByID_FullMethodName  = "/percdb.pd.PD/GetRegionByID"
-	PD_GetStores_FullMethodName      = "/percdb.pd.PD/GetStores"
-	PD_AllocID_FullMethodName        = "/percdb.pd.PD/AllocID"
+	PD_PutStore_FullMethodName          = "/percdb.pd.PD/PutStore"
+	PD_StoreHeartbeat_FullMethodName    = "/percdb.pd.PD/StoreHeartbeat"
+	PD_GetRegion_FullMethodName         = "/percdb.pd.PD/GetRegion"
+	PD_GetRegionByID_FullMethodName     = "/percdb.pd.PD/GetRegionByID"
+	PD_GetStores_FullMethodName         = "/percdb.pd.PD/GetStores"
+	PD_AllocID_FullMethodName           = "/percdb.pd.PD/AllocID"
+	PD_GetGCSafePoint_FullMethodName    = "/percdb.pd.PD/GetGCSafePoint"
+	PD_UpdateGCSafePoint_FullMethodName = "/percdb.pd.PD/UpdateGCSafePoint"
+	PD_ReportMinStartTS_FullMethodName  = "/percdb.pd.PD/ReportMinStartTS"
 )
 
 // PDClient is the client API for PD service.
@@ -55,6 +58,18 @@ type PDClient interface {
 	GetStores(ctx context.Context, in *GetStoresRequest, opts ...grpc.CallOption) (*GetStoresResponse, error)
 	// AllocID returns ids unique in the cluster, never reused.
 	AllocID(ctx context.Context, in *AllocIDRequest, opts ...grpc.CallOption) (*AllocIDResponse, error)
+	// GetGCSafePoint returns the cluster's GC safe point (0: none yet).
+	GetGCSafePoint(ctx context.Context, in *GetGCSafePointRequest, opts ...grpc.CallOption) (*GCSafePointResponse, error)
+	// UpdateGCSafePoint proposes a GC safe point: pd takes the minimum of
+	// the candidate and every SQL node's reported oldest running start_ts
+	// minus one, never moves the safe point back, keeps it in etcd, and
+	// returns the safe point in force.
+	UpdateGCSafePoint(ctx context.Context, in *UpdateGCSafePointRequest, opts ...grpc.CallOption) (*GCSafePointResponse, error)
+	// ReportMinStartTS tells pd the oldest start_ts of a SQL node's
+	// running transactions (0: none), kept for ttl_ms unless renewed, and
+	// answers whether the node is the GC leader (granted to a reporting
+	// node when none holds it, kept while it reports).
+	ReportMinStartTS(ctx context.Context, in *ReportMinStartTSRequest, opts ...grpc.CallOption) (*ReportMinStartTSResponse, error)
 }
 
 type pDClient struct {
@@ -125,6 +140,36 @@ func (c *pDClient) AllocID(ctx context.Context, in *AllocIDRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *pDClient) GetGCSafePoint(ctx context.Context, in *GetGCSafePointRequest, opts ...grpc.CallOption) (*GCSafePointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GCSafePointResponse)
+	err := c.cc.Invoke(ctx, PD_GetGCSafePoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pDClient) UpdateGCSafePoint(ctx context.Context, in *UpdateGCSafePointRequest, opts ...grpc.CallOption) (*GCSafePointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GCSafePointResponse)
+	err := c.cc.Invoke(ctx, PD_UpdateGCSafePoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pDClient) ReportMinStartTS(ctx context.Context, in *ReportMinStartTSRequest, opts ...grpc.CallOption) (*ReportMinStartTSResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportMinStartTSResponse)
+	err := c.cc.Invoke(ctx, PD_ReportMinStartTS_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PDServer is the server API for PD service.
 // All implementations must embed UnimplementedPDServer
 // for forward compatibility.
@@ -146,6 +191,18 @@ type PDServer interface {
 	GetStores(context.Context, *GetStoresRequest) (*GetStoresResponse, error)
 	// AllocID returns ids unique in the cluster, never reused.
 	AllocID(context.Context, *AllocIDRequest) (*AllocIDResponse, error)
+	// GetGCSafePoint returns the cluster's GC safe point (0: none yet).
+	GetGCSafePoint(context.Context, *GetGCSafePointRequest) (*GCSafePointResponse, error)
+	// UpdateGCSafePoint proposes a GC safe point: pd takes the minimum of
+	// the candidate and every SQL node's reported oldest running start_ts
+	// minus one, never moves the safe point back, keeps it in etcd, and
+	// returns the safe point in force.
+	UpdateGCSafePoint(context.Context, *UpdateGCSafePointRequest) (*GCSafePointResponse, error)
+	// ReportMinStartTS tells pd the oldest start_ts of a SQL node's
+	// running transactions (0: none), kept for ttl_ms unless renewed, and
+	// answers whether the node is the GC leader (granted to a reporting
+	// node when none holds it, kept while it reports).
+	ReportMinStartTS(context.Context, *ReportMinStartTSRequest) (*ReportMinStartTSResponse, error)
 	mustEmbedUnimplementedPDServer()
 }
 
@@ -173,6 +230,15 @@ func (UnimplementedPDServer) GetStores(context.Context, *GetStoresRequest) (*Get
 }
 func (UnimplementedPDServer) AllocID(context.Context, *AllocIDRequest) (*AllocIDResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AllocID not implemented")
+}
+func (UnimplementedPDServer) GetGCSafePoint(context.Context, *GetGCSafePointRequest) (*GCSafePointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetGCSafePoint not implemented")
+}
+func (UnimplementedPDServer) UpdateGCSafePoint(context.Context, *UpdateGCSafePointRequest) (*GCSafePointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateGCSafePoint not implemented")
+}
+func (UnimplementedPDServer) ReportMinStartTS(context.Context, *ReportMinStartTSRequest) (*ReportMinStartTSResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportMinStartTS not implemented")
 }
 func (UnimplementedPDServer) mustEmbedUnimplementedPDServer() {}
 func (UnimplementedPDServer) testEmbeddedByValue()            {}
@@ -303,6 +369,60 @@ func _PD_AllocID_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PD_GetGCSafePoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetGCSafePointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).GetGCSafePoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_GetGCSafePoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).GetGCSafePoint(ctx, req.(*GetGCSafePointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PD_UpdateGCSafePoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateGCSafePointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).UpdateGCSafePoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_UpdateGCSafePoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).UpdateGCSafePoint(ctx, req.(*UpdateGCSafePointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PD_ReportMinStartTS_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportMinStartTSRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).ReportMinStartTS(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_ReportMinStartTS_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).ReportMinStartTS(ctx, req.(*ReportMinStartTSRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PD_ServiceDesc is the grpc.ServiceDesc for PD service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -333,6 +453,18 @@ var PD_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AllocID",
 			Handler:    _PD_AllocID_Handler,
+		},
+		{
+			MethodName: "GetGCSafePoint",
+			Handler:    _PD_GetGCSafePoint_Handler,
+		},
+		{
+			MethodName: "UpdateGCSafePoint",
+			Handler:    _PD_UpdateGCSafePoint_Handler,
+		},
+		{
+			MethodName: "ReportMinStartTS",
+			Handler:    _PD_ReportMinStartTS_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -163,17 +163,19 @@ type cluster struct {
 // registered), then a SQL node given sqlArgs.
 func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster {
 	t.Helper()
-	return startClusterWith(t, bin, kvs, nil, sqlArgs...)
+	return startClusterWith(t, bin, kvs, nil, nil, sqlArgs...)
 }
 
-// startClusterWith is startCluster with kvArgs given to each KV node.
-func startClusterWith(t *testing.T, bin string, kvs int, kvArgs []string, sqlArgs ...string) *cluster {
+// startClusterWith is startCluster with pdArgs given to pd and kvArgs to
+// each KV node.
+func startClusterWith(t *testing.T, bin string, kvs int, pdArgs, kvArgs []string, sqlArgs ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	pdAddr := freeAddr(t)
 	c := &cluster{pd: &member{t: t, name: "pd", bin: bin, ready: regexp.MustCompile(`pd is the leader`), addr: pdAddr,
 		args: []string{"pd", "--data-dir", filepath.Join(dir, "pd"), "--addr", pdAddr, "--replicas", strconv.Itoa(min(3, kvs)),
 			"--peer-url", "http://" + freeAddr(t), "--client-url", "http://" + freeAddr(t)}}}
+	c.pd.args = append(c.pd.args, pdArgs...)
 	c.pd.start()
 	for i := 1; i <= kvs; i++ {
 		addr := freeAddr(t)
@@ -210,6 +212,16 @@ func (c *cluster) leader(t *testing.T) *member {
 		}
 	}
 	t.Fatalf("pd routes the first region to %s, which is no kv node of the cluster", r.Addr)
+	return nil
+}
+
+// other returns the first KV node that is not m.
+func (c *cluster) other(m *member) *member {
+	for _, k := range c.kvs {
+		if k != m {
+			return k
+		}
+	}
 	return nil
 }
 

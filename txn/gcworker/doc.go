@@ -27,9 +27,11 @@
 // The candidate goes to a SafePointSource, which returns the safe point in
 // force: never lower than before, persisted. On a single node it is
 // LocalSafePoint, a key in the store written in a transaction. In a
-// cluster it is the placement service, which takes the minimum of every
-// SQL node's candidate (each node reports its own running transactions),
-// so that no node's transaction is passed: the seam is the interface.
+// cluster it is pd (pd.GCSafePoints): every SQL node reports the oldest
+// start_ts of its running transactions to pd under a lease
+// (ReportActive), and pd lowers each candidate proposed to it to every
+// report minus one before it raises the safe point (kept in etcd), so
+// that no node's collector passes another node's transaction.
 //
 // # A run
 //
@@ -64,8 +66,10 @@
 // The stores must know sp before anything is destroyed, so that they
 // refuse the reads below it (error 9006) and the prewrites at or below
 // it: a single node's LocalSafePoint is the store's own safe point, and in
-// a cluster every store will read it from the placement service, as TiKV
-// reads PD's (every GC request carries it too).
+// a cluster every KV node learns pd's with each heartbeat, as TiKV reads
+// PD's; every GC request carries it too (its raise is replicated through
+// the region's raft group), and a KV node raises its store's to pd's
+// before it destroys a range.
 //
 // A run cut short (its context cancelled, the process killed) leaves
 // everything it did correct, and the next run does the rest: each phase

@@ -112,6 +112,10 @@ type Config struct {
 	Services ServiceSafePointSource
 	// Settings returns the settings in force; read at each run.
 	Settings func() Settings
+	// IsLeader (optional) says whether this node runs the collector now:
+	// of a cluster's SQL nodes only the GC leader does (ReportActive); Run
+	// skips its runs while it is not (RunOnce runs regardless).
+	IsLeader func() bool
 	// KeysPerSecond bounds the keys the GC requests examine per second;
 	// 0 means DefaultKeysPerSecond, negative no bound.
 	KeysPerSecond int
@@ -204,6 +208,9 @@ func (w *Worker) Run(ctx context.Context) {
 		case <-w.wake:
 			t.Stop()
 		case <-t.C:
+		}
+		if w.cfg.IsLeader != nil && !w.cfg.IsLeader() {
+			continue
 		}
 		if _, err := w.RunOnce(ctx); err != nil {
 			if ctx.Err() != nil {

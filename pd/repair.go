@@ -1,0 +1,176 @@
+package pd
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// Replica repair, after PD's replica checker: a store that has not
+// heartbeated for Config.MaxStoreDownTime is down, and each region with
+// a replica on it gets, through its leader, a replica on a live store in
+// its place (pdpb.ChangePeer: the leader adds the new replica as a raft
+// learner, which its snapshot initializes, then promotes it and removes
+// the dead one in one joint conf change; kv/raftstore's
+// Replica.ChangePeer). pd keeps no operator state of its own: it asks
+// again with each heartbeat of the region's leader, deriving the request
+// from the directory, which follows the leader's reports of its applied
+// configuration; once a report without the dead store is in, it stops.
+
+// lastBeat returns when store id was last heard from: its last heartbeat
+// in this term, or the term's start.
+func (s *Server) lastBeat(t *term, id uint64) time.Time {
+	s.hbMu.Lock()
+	ms := s.heartbeats[id]
+	s.hbMu.Unlock()
+	if last := time.UnixMilli(ms); ms != 0 && last.After(t.since) {
+		return last
+	}
+	return t.since
+}
+
+// storeDown reports whether store id has been silent longer than the max
+// store down time.
+func (s *Server) storeDown(t *term, id uint64, now time.Time) bool {
+	return now.Sub(s.lastBeat(t, id)) > s.cfg.MaxStoreDownTime
+}
+
+// liveWindow is how recently a store must have heartbeated to receive a
+// new replica: a few of its heartbeats (a second apart by default).
+const liveWindow = 3 * time.Second
+
+// storeLive reports whether store id heartbeated within liveWindow (and
+// the max store down time, when that is shorter).
+func (s *Server) storeLive(id uint64, now time.Time) bool {
+	s.hbMu.Lock()
+	ms := s.heartbeats[id]
+	s.hbMu.Unlock()
+	return ms != 0 && now.Sub(time.UnixMilli(ms)) <= min(liveWindow, s.cfg.MaxStoreDownTime)
+}
+
+// repairs returns the replica repairs to ask of store leader, which
+// leads the regions leading: for each of them with a peer on a down
+// store, replace it by the region's learner if it has one on a live
+// store (a repair under way), else by a replica on the live store with
+// no peer of the region that holds the fewest replicas.
+func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []uint64) ([]*pdpb.ChangePeer, error) {
+	if len(leading) == 0 {
+		return nil, nil
+	}
+	now := time.Now()
+	var all []*pdpb.Region
+	var stores []*pdpb.Store
+	var out []*pdpb.ChangePeer
+	for _, id := range leading {
+		r, err := s.dir.regionByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil || r.GetStoreId() != leader {
+			continue
+		}
+		var dead uint64
+		for _, p := range r.GetPeers() {
+			if p != leader && s.storeDown(t, p, now) {
+				dead = p
+				break
+			}
+		}
+		if dead == 0 {
+			s.noteRepair(id, nil)
+			continue
+		}
+		var add uint64
+		for _, l := range r.GetLearners() {
+			if l != dead && s.storeLive(l, now) {
+				add = l
+				break
+			}
+		}
+		if add == 0 {
+			if all == nil {
+				if all, err = s.dir.regions(ctx); err != nil {
+					return nil, err
+				}
+				if stores, err = s.dir.stores(ctx); err != nil {
+					return nil, err
+				}
+			}
+			add = s.spareStore(r, all, stores, now)
+		}
+		if add == 0 {
+			s.noteRepair(id, &pdpb.ChangePeer{RegionId: id, RemoveStore: dead})
+			continue
+		}
+		c := &pdpb.ChangePeer{RegionId: id, RemoveStore: dead, AddStore: add}
+		s.noteRepair(id, c)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// spareStore returns the live store without a peer of r that holds the
+// fewest replicas (the lowest id among equals), or 0.
+func (s *Server) spareStore(r *pdpb.Region, all []*pdpb.Region, stores []*pdpb.Store, now time.Time) uint64 {
+	count := map[uint64]int{}
+	for _, x := range all {
+		for _, p := range x.GetPeers() {
+			count[p]++
+		}
+	}
+	var best uint64
+	for _, st := range stores {
+		id := st.GetId()
+		if hasPeer(r, id) || !s.storeLive(id, now) {
+			continue
+		}
+		if best == 0 || count[id] < count[best] || (count[id] == count[best] && id < best) {
+			best = id
+		}
+	}
+	return best
+}
+
+// noteRepair logs a repair the first time pd asks it (c nil: none for
+// the region; AddStore 0: a down peer and no live store to replace it).
+func (s *Server) noteRepair(region uint64, c *pdpb.ChangePeer) {
+	s.hbMu.Lock()
+	last := s.repairing[region]
+	if c == nil {
+		delete(s.repairing, region)
+	} else {
+		s.repairing[region] = c
+	}
+	s.hbMu.Unlock()
+	switch {
+	case c == nil && last != nil:
+		s.cfg.Logger.Info("pd: region repaired", "region", region, "removed_store", last.GetRemoveStore(), "added_store", last.GetAddStore())
+	case c != nil && !proto.Equal(c, last):
+		if c.GetAddStore() == 0 {
+			s.cfg.Logger.Warn("pd: region has a down peer and no live store to replace it", "region", region, "down_store", c.GetRemoveStore())
+		} else {
+			s.cfg.Logger.Info("pd: replacing a down store's replica", "region", region, "down_store", c.GetRemoveStore(), "add_store", c.GetAddStore())
+		}
+	}
+}
+
+// liveRoute returns the store to send region r's requests to: its
+// recorded leader, unless that store has not heartbeated within
+// liveWindow (in this term, or since it began) and a voter on a store that
+// has does.
+func (s *Server) liveRoute(t *term, r *pdpb.Region, now time.Time) uint64 {
+	leader := r.GetStoreId()
+	if now.Sub(s.lastBeat(t, leader)) <= liveWindow {
+		return leader
+	}
+	for _, p := range r.GetPeers() {
+		if p != leader && !slices.Contains(r.GetLearners(), p) && s.storeLive(p, now) {
+			return p
+		}
+	}
+	return leader
+}
