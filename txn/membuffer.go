@@ -213,3 +213,15 @@ func (b *memBuffer) cleanup(h StagingHandle) {
 	b.undo = b.undo[:mark]
 	b.stages = b.stages[:h-1]
 }
+
+// EachWrite calls fn with each key the transaction writes or deletes (not
+// those it only locks), in no particular order: what a committed
+// transaction changed, for the SQL layer's counts of modified rows
+// (sql/statistics). The key is valid only during the call.
+func (t *Txn) EachWrite(fn func(key []byte)) {
+	for k, e := range t.buf.entries {
+		if e.op == bufPut || e.op == bufDelete {
+			fn([]byte(k))
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+)
+
+// fillStatsTable creates x.t with rows rows: a = i%10, b = 's' + i%100,
+// c NULL in every third row, a primary key, an index (a, b) and an index
+// (b).
+func fillStatsTable(t *testing.T, db *dbsql.DB, rows int) {
+	t.Helper()
+	execAll(t, db, "CREATE DATABASE IF NOT EXISTS x", "USE x",
+		"CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10), c INT, KEY ab (a, b), KEY kb (b))")
+	var vals []string
+	for i := range rows {
+		c := fmt.Sprint(i)
+		if i%3 == 0 {
+			c = "NULL"
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %d, 's%d', %s)", i, i%10, i%100, c))
+		if len(vals) == 1000 || i == rows-1 {
+			execAll(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","))
+			vals = vals[:0]
+		}
+	}
+}
+
+// stringsOf returns the rows of q, values separated by spaces.
+func stringsOf(t *testing.T, db *dbsql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var out []string
+	for _, r := range readAll(t, rows) {
+		out = append(out, strings.Join(r, " "))
+	}
+	return out
+}
+
+const (
+	schemaCardinality = "SELECT INDEX_NAME, SEQ_IN_INDEX, CARDINALITY FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'x' AND TABLE_NAME = 't' ORDER BY INDEX_NAME, SEQ_IN_INDEX"
+)
+
+// TestAnalyzeTableStatistics checks that ANALYZE TABLE stores NDVs that
+// information_schema.STATISTICS.CARDINALITY, SHOW INDEX and
+// information_schema.TABLES.TABLE_ROWS show, and that they survive a
+// restart of the server.
+func TestAnalyzeTableStatistics(t *testing.T) {
+	dir := t.TempDir()
+	srv, db := openInternal(t, dir, "")
+	db.SetMaxOpenConns(1)
+	fillStatsTable(t, db, 3000)
+	if got := stringsOf(t, db, schemaCardinality); strings.Join(got, ",") != "ab 1 0,ab 2 0,kb 1 0,PRIMARY 1 0" {
+		t.Fatalf("cardinality before ANALYZE: %v", got)
+	}
+	if got := stringsOf(t, db, "ANALYZE TABLE t"); len(got) != 1 || got[0] != "x.t analyze status OK" {
+		t.Fatalf("ANALYZE TABLE: %v", got)
+	}
+	want := "PRIMARY 1 3000,ab 1 10,ab 2 100,kb 1 100"
+	check := func(when string) {
+		t.Helper()
+		if got := stringsOf(t, db, schemaCardinality); strings.Join(got, ",") != "ab 1 10,ab 2 100,kb 1 100,PRIMARY 1 3000" {
+			t.Errorf("%s: information_schema.STATISTICS: %v, want %s", when, got, want)
+		}
+		rows, err := db.Query("SHOW INDEX FROM t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range readAll(t, rows) {
+			got = append(got, r[2]+" "+r[3]+" "+r[6])
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: SHOW INDEX: %v, want %s", when, got, want)
+		}
+		if got := stringsOf(t, db, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'x' AND TABLE_NAME = 't'"); len(got) != 1 || got[0] != "3000" {
+			t.Errorf("%s: TABLE_ROWS %v", when, got)
+		}
+	}
+	check("after ANALYZE")
+	db.Close()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv.provider = nil // closed: the cleanup leaves it
+	_, db = openInternal(t, dir, "x")
+	db.SetMaxOpenConns(1)
+	check("after a restart")
+}
+
+// readAll reads rows as strings (NULL as "NULL").
+func readAll(t *testing.T, rows *dbsql.Rows) [][]string {
+	t.Helper()
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]dbsql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		r := make([]string, len(cols))
+		for i, v := range vals {
+			r[i] = "NULL"
+			if v.Valid {
+				r[i] = v.String
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestAnalyzeDroppedTable checks that an ANALYZE whose table is dropped
+// while it collects fails with MySQL's error for a missing table and
+// stores nothing.
+func TestAnalyzeDroppedTable(t *testing.T) {
+	srv, db := openInternal(t, t.TempDir(), "")
+	db.SetMaxOpenConns(1)
+	fillStatsTable(t, db, 200)
+	p := srv.provider
+	ctx := gsql.NewEmptyContext()
+	m, err := p.metas.get(ctx, "x", tableDefOf(t, p, "x", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table is dropped after the statement resolved it: what
+	// analyze collects has no table to go to.
+	execAll(t, db, "DROP TABLE t")
+	if err := p.analyze(context.Background(), m, 2); !gsql.ErrTableNotFound.Is(err) {
+		t.Fatalf("analyze of a dropped table: %v", err)
+	}
+	if err := p.stats.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.stats.Get(context.Background(), m.exec.ID); st != nil {
+		t.Fatalf("statistics stored for a dropped table: %+v", st)
+	}
+}
+
+// TestConcurrentAnalyze runs ANALYZE TABLE on one table from several
+// connections at once: each succeeds (a write conflict between them is
+// retried) and the statistics stored are whole.
+func TestConcurrentAnalyze(t *testing.T) {
+	srv, db := openInternal(t, t.TempDir(), "")
+	fillStatsTable(t, db, 2000)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			var tbl, op, typ, msg string
+			if err := db.QueryRow("ANALYZE TABLE x.t").Scan(&tbl, &op, &typ, &msg); err != nil {
+				errs <- err
+			} else if typ != "status" || msg != "OK" {
+				errs <- fmt.Errorf("ANALYZE: %s %s", typ, msg)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := srv.provider.stats.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := mustExecTable(t, srv.provider, "x", "t")
+	st := srv.provider.stats.Get(context.Background(), m.ID)
+	if st == nil || st.RowCount != 2000 || len(st.Indexes) != 3 || len(st.Columns) != 4 {
+		t.Fatalf("statistics after concurrent ANALYZEs: %+v", st)
+	}
+}
