@@ -80,23 +80,21 @@ func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node, sp gsql.StatsProvider) (g
 		var best gsql.Index
 		bestPinned, bestWhole := 0, false
 		bestScore := readScore(ctx, ranges, len(lookup.Index.Expressions()))
-		est := newPinnedEstimator(ctx, sp, ita)
-		curRows, costed := est.rows(lookup.Index, cur)
-		curRows *= float64(max(len(ranges), 1))
+		var candidates []gsql.Index
 		for _, idx := range idxs {
-			if idx.IsSpatial() || idx.IsFullText() || idx.IsVector() || strings.EqualFold(idx.ID(), lookup.Index.ID()) {
-				continue
+			if !idx.IsSpatial() && !idx.IsFullText() && !idx.IsVector() && !strings.EqualFold(idx.ID(), lookup.Index.ID()) {
+				candidates = append(candidates, idx)
 			}
+		}
+		if idx, k, ok := fewestRows(newPinnedEstimator(ctx, sp, ita), conds, lookup.Index, cur, len(ranges),
+			cur < len(lookup.Index.Expressions()) && boundedColumn(ranges, cur), candidates); ok {
+			// With statistics: the index of fewest rows estimated.
+			best, bestPinned = idx, k
+			candidates = nil
+		}
+		for _, idx := range candidates {
 			k, score := conds.pinScore(idx)
 			whole := idx.IsUnique() && k == len(idx.Expressions())
-			if rows, ok := est.rows(idx, k); costed && ok && k > 0 {
-				// With statistics: the fewest rows estimated.
-				if rows < curRows {
-					best, bestPinned, curRows = idx, k, rows
-				}
-				continue
-			}
-			costed = false
 			if !bestWhole && (whole || score > bestScore) {
 				best, bestPinned, bestWhole, bestScore = idx, k, whole, score
 			}
@@ -119,6 +117,43 @@ func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node, sp gsql.StatsProvider) (g
 		return ret, transform.NewTree, nil
 	})
 }
+
+// fewestRows returns the candidate index whose pinned columns (by the
+// equalities of conds) are estimated to match fewer rows than the read of
+// cur, pinned by curPinned columns over n ranges (the next column bounded
+// when curBounded), or nil when none does; a bound on the column after
+// the pinned ones counts as boundSelectivity of their rows (MySQL's and
+// GMS's guess for a range without a histogram of it);
+// ok is false when some index has no statistics, and then the rule's
+// scores decide.
+func fewestRows(est pinnedEstimator, conds colConds, cur gsql.Index, curPinned, n int, curBounded bool, candidates []gsql.Index) (best gsql.Index, pinned int, ok bool) {
+	least, ok := est.rows(cur, curPinned)
+	if !ok {
+		return nil, 0, false
+	}
+	least *= float64(max(n, 1))
+	if curBounded {
+		least *= boundSelectivity
+	}
+	for _, idx := range candidates {
+		k, score := conds.pinScore(idx)
+		rows, ok := est.rows(idx, k)
+		if !ok {
+			return nil, 0, false
+		}
+		if score%2 == 1 { // the column after the pinned ones is bounded
+			rows *= boundSelectivity
+		}
+		if k > 0 && rows < least {
+			best, pinned, least = idx, k, rows
+		}
+	}
+	return best, pinned, true
+}
+
+// boundSelectivity is the share of rows a bound (col > v) is estimated to
+// keep.
+const boundSelectivity = 1.0 / 3
 
 // pinnedEstimator estimates the rows of an index read whose leading
 // columns are pinned by equalities, from the statistics of a table (GMS's
