@@ -41,6 +41,8 @@ type DatabaseProvider struct {
 	// table, for auto-analyze (stats.go, autoanalyze.go).
 	stats    *statistics.Cache
 	modified *statistics.Modifications
+	// autoAnalyze are the auto-analyze variables (autoanalyze.go).
+	autoAnalyze autoAnalyzeSettings
 	// schemas tracks the schema versions this node's transactions use,
 	// so that a schema change waits until older ones are gone before the
 	// next may commit (schemalease, ddl.go).
@@ -82,6 +84,7 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 	}
 	p.ranges = newRangeDeleter(p)
 	p.txnSizeLimit.Store(defaultTxnSizeLimit)
+	p.autoAnalyze.enabled, p.autoAnalyze.ratio = true, defaultAutoAnalyzeRatio
 	return p
 }
 

@@ -271,3 +271,60 @@ func TestStatisticsIndexChoice(t *testing.T) {
 		t.Errorf("answers differ with statistics:\n with %v\n without %v", with, without)
 	}
 }
+
+// TestAutoAnalyze checks when a node analyzes a table by itself: once
+// autoAnalyzeMinRows rows of a table never analyzed changed, then once
+// the rows changed since pass tidb_auto_analyze_ratio of its rows;
+// rolled-back writes do not count, and tidb_enable_auto_analyze = OFF
+// stops it. It runs the background worker's step itself
+// (autoAnalyzeOnce), which the worker may also run meanwhile under the
+// same rules.
+func TestAutoAnalyze(t *testing.T) {
+	srv, db := openInternal(t, t.TempDir(), "")
+	db.SetMaxOpenConns(1)
+	p := srv.provider
+	ctx := context.Background()
+	execAll(t, db, "CREATE DATABASE x", "USE x", "CREATE TABLE t (id INT PRIMARY KEY, a INT, KEY ka (a))")
+	insert := func(from, to int) {
+		t.Helper()
+		var vals []string
+		for i := from; i < to; i++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d)", i, i%7))
+		}
+		execAll(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","))
+	}
+	id := mustExecTable(t, p, "x", "t").ID
+	step := func(what string, wantRows uint64) uint64 {
+		t.Helper()
+		if err := p.autoAnalyzeOnce(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		var rows, version uint64
+		if st := p.stats.Get(ctx, id); st != nil {
+			rows, version = st.RowCount, st.Version
+		}
+		if rows != wantRows {
+			t.Fatalf("%s: statistics of %d rows, want %d", what, rows, wantRows)
+		}
+		return version
+	}
+	insert(0, 600)
+	step("600 rows inserted", 0)
+	insert(600, 1500)
+	v1 := step("1,500 rows inserted", 1500)
+	execAll(t, db, "UPDATE t SET a = a + 1 WHERE id < 500")
+	if v := step("500 rows of 1,500 updated", 1500); v != v1 {
+		t.Fatal("analyzed again after a third of the rows changed")
+	}
+	execAll(t, db, "BEGIN", "UPDATE t SET a = a + 1 WHERE id >= 500", "ROLLBACK")
+	if v := step("1,000 updates rolled back", 1500); v != v1 {
+		t.Fatal("rolled-back updates counted")
+	}
+	execAll(t, db, "SET GLOBAL tidb_enable_auto_analyze = OFF")
+	insert(1500, 3000)
+	step("1,500 rows inserted with auto-analyze off", 1500)
+	execAll(t, db, "SET GLOBAL tidb_enable_auto_analyze = ON", "SET GLOBAL tidb_auto_analyze_ratio = 2.5")
+	step("2,000 of 1,500 rows changed, ratio 2.5", 1500)
+	execAll(t, db, "SET GLOBAL tidb_auto_analyze_ratio = 0.5")
+	step("2,000 of 1,500 rows changed, ratio 0.5", 3000)
+}

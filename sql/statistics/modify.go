@@ -95,3 +95,10 @@ func (m *Modifications) Each(fn func(id int64, rows uint64)) {
 		fn(id, n)
 	}
 }
+
+// Forget drops table id's count (the table is gone).
+func (m *Modifications) Forget(id int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.tables, id)
+}
