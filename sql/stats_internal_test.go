@@ -222,7 +222,7 @@ func TestStatisticsIndexChoice(t *testing.T) {
 	// columns, kac; with them, the fewest rows estimated: kb (an UPDATE,
 	// whose access path the rule chooses last, sql/writeaccess.go).
 	probe2 := "UPDATE u SET c = c WHERE a = 1 AND c = 2 AND b = 7"
-	key := func(probe string) string {
+	explainRow := func(probe string) []string {
 		rows, err := db.Query("EXPLAIN " + probe)
 		if err != nil {
 			t.Fatal(err)
@@ -231,8 +231,9 @@ func TestStatisticsIndexChoice(t *testing.T) {
 		if len(r) != 1 {
 			t.Fatalf("EXPLAIN %s: %v", probe, r)
 		}
-		return r[0][6]
+		return r[0]
 	}
+	key := func(probe string) string { return explainRow(probe)[6] }
 	queries := []string{
 		"SELECT id FROM u WHERE a = 1 AND b = 7 ORDER BY id",
 		"SELECT id FROM u WHERE a = 0 AND b = 8 ORDER BY id",
@@ -255,6 +256,11 @@ func TestStatisticsIndexChoice(t *testing.T) {
 	examinedBefore := examined(t, db, "probe_ab")
 	without := answers()
 	execAll(t, db, "ANALYZE TABLE u")
+	// EXPLAIN's rows: kb's 4,000 rows over 999 values (998 numbers and
+	// NULL), rounded up.
+	if got := explainRow(probe)[9]; got != "5" {
+		t.Errorf("EXPLAIN rows with statistics: %s, want 5: %v", got, explainRow(probe))
+	}
 	if got := key(probe); got != "kb" {
 		t.Errorf("with statistics the read goes through %s, want kb (without: %s)", got, before)
 	}
