@@ -134,7 +134,7 @@ func (p *DatabaseProvider) autoAnalyzeOnce(ctx context.Context) error {
 		var rows uint64
 		if st := p.stats.Get(ctx, id); st != nil {
 			rows = st.RowCount
-			changed = p.modified.Since(id, st.Version)
+			changed, _ = p.modified.Since(id, st.Version)
 		}
 		f := float64(changed) / float64(max(rows, autoAnalyzeMinRows))
 		if (rows == 0 && changed >= autoAnalyzeMinRows || rows > 0 && f > ratio) && f > best {

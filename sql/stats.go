@@ -194,12 +194,12 @@ func (p *DatabaseProvider) indexStats(ctx *gsql.Context, t *Table, name string) 
 }
 
 // estimatedRows is t's row count for the planner and TABLE_ROWS: that of
-// its statistics plus the rows committed writes changed since (an upper
-// bound, as modify counts do not tell inserts from updates, and good
-// enough to tell a grown table), else the capped count of rowCounts.
+// its statistics plus the rows this node's commits inserted less those
+// they deleted since, else the capped count of rowCounts.
 func (p *DatabaseProvider) estimatedRows(ctx *gsql.Context, t *Table) uint64 {
 	if st := p.stats.Get(ctx, t.meta.exec.ID); st != nil {
-		return st.RowCount + p.modified.Since(st.TableID, st.Version)
+		_, delta := p.modified.Since(st.TableID, st.Version)
+		return uint64(max(int64(st.RowCount)+delta, 0))
 	}
 	return p.rowCounts.get(ctx, t)
 }

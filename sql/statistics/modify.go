@@ -18,11 +18,11 @@ type Modifications struct {
 	tables map[int64]*modified
 }
 
-// modified is one table's count: rows changed since the statistics of
-// version analyzed, and those counted before it (kept until the table's
-// statistics of a later version are seen).
+// modified is one table's count since the statistics of version
+// analyzed: rows changed, and rows inserted less rows deleted.
 type modified struct {
 	rows     uint64
+	delta    int64
 	analyzed uint64
 }
 
@@ -33,6 +33,7 @@ func NewModifications() *Modifications { return &Modifications{tables: map[int64
 func (m *Modifications) Committed(tx *txn.Txn) {
 	var last int64
 	var n uint64
+	var delta int64
 	flush := func() {
 		if n == 0 {
 			return
@@ -43,11 +44,12 @@ func (m *Modifications) Committed(tx *txn.Txn) {
 			m.tables[last] = t
 		}
 		t.rows += n
-		n = 0
+		t.delta += delta
+		n, delta = 0, 0
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tx.EachWrite(func(key []byte) {
+	tx.EachWrite(func(key []byte, d int) {
 		if !tablecodec.IsRowKey(key) {
 			return
 		}
@@ -60,19 +62,21 @@ func (m *Modifications) Committed(tx *txn.Txn) {
 			last = id
 		}
 		n++
+		delta += int64(d)
 	})
 	flush()
 }
 
 // Since returns the rows of table id changed since the statistics of
-// version were collected (as far as this node saw).
-func (m *Modifications) Since(id int64, version uint64) uint64 {
+// version were collected, and the rows inserted less those deleted (as
+// far as this node saw).
+func (m *Modifications) Since(id int64, version uint64) (changed uint64, delta int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if t := m.tables[id]; t != nil && t.analyzed <= version {
-		return t.rows
+		return t.rows, t.delta
 	}
-	return 0
+	return 0, 0
 }
 
 // Analyzed starts table id's count again: statistics of version were
