@@ -113,7 +113,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (compat_window.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})
 	a.ExecBuilder = newExecBuilder(a)
-	a.Catalog.StatsProvider = newTableStats(p.rowCounts)
+	a.Catalog.StatsProvider = newTableStats(p)
 	return a
 }
 

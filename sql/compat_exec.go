@@ -76,6 +76,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.ShowCreateTable:
 		return showCreateGenerated(ctx, n, row)
+	case *plan.ShowIndexes:
+		// Cardinality from ANALYZE TABLE's statistics (statsinfo.go).
+		return b.buildShowIndexes(ctx, n, row)
+	case *plan.AnalyzeTable:
+		return b.buildAnalyze(ctx, n)
 	case *plan.Filter:
 		// DECIMAL columns compared exactly (compat_decimal.go).
 		if c, ok := exactDecimalColumns(n.Expression); ok {

@@ -19,7 +19,7 @@ import (
 
 // openInternal starts a server on dir for a test that reaches into its
 // provider, and returns it with a connection pool to database db.
-func openInternal(t *testing.T, dir, db string) (*Server, *dbsql.DB) {
+func openInternal(t testing.TB, dir, db string) (*Server, *dbsql.DB) {
 	t.Helper()
 	srv, err := Open(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: dir, KV: kv.Options{SyncWrites: kv.SyncNone}})
 	if err != nil {

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"strings"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 
@@ -23,10 +25,32 @@ func (b *compatBuilder) describe(ctx *gsql.Context, n *plan.DescribeQuery, row g
 		return b.gms.Build(ctx, n.WithQuery(child), row)
 	}
 	var rows []gsql.Row
-	for _, r := range explain.Plan(ctx, child, b.rowCount) {
+	for _, r := range explain.Plan(ctx, child, b.rowCount, b.keyRows) {
 		rows = append(rows, r.SQLRow())
 	}
 	return gsql.RowsToRowIter(rows...), nil
+}
+
+// keyRows is the statistics' estimate of the rows of t whose first
+// pinned columns of idx equal given values: rows / distinct values of the
+// prefix, rounded up.
+func (b *compatBuilder) keyRows(ctx *gsql.Context, db string, t gsql.Table, idx gsql.Index, pinned int) (uint64, bool) {
+	if b.a == nil || b.a.Catalog.StatsProvider == nil || pinned < 1 {
+		return 0, false
+	}
+	exprs := idx.Expressions()
+	if pinned > len(exprs) {
+		return 0, false
+	}
+	cols := make([]string, pinned)
+	for i, e := range exprs[:pinned] {
+		cols[i] = strings.ToLower(e[strings.LastIndexByte(e, '.')+1:])
+	}
+	st, ok := b.a.Catalog.StatsProvider.GetStats(ctx, gsql.NewStatQualifier(db, "", t.Name(), idx.ID()), cols)
+	if !ok || st == nil || st.DistinctCount() == 0 {
+		return 0, false
+	}
+	return (st.RowCount() + st.DistinctCount() - 1) / st.DistinctCount(), true
 }
 
 // rowCount is the planner's count of t's rows (0 when unknown).

@@ -26,6 +26,8 @@ const (
 	processListTable = "PROCESSLIST"
 	trxTable         = "TIDB_TRX"
 	columnsTableName = "COLUMNS"
+	// statisticsTableName is information_schema.STATISTICS.
+	statisticsTableName = "STATISTICS"
 )
 
 // GetTableInsensitive implements sql.Database.
@@ -39,6 +41,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 		return &memTable{name: serviceSafePointsTable, schema: serviceSafePointsSchema, read: d.provider.serviceSafePointRows}, true, nil
 	case strings.EqualFold(name, dataLockWaitsName):
 		return dataLockWaitsTable(&d.provider.lockWaits), true, nil
+	case strings.EqualFold(name, statisticsTableName):
+		// CARDINALITY from ANALYZE TABLE's statistics (statsinfo.go).
+		t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			return t, ok, err
+		}
+		return &statisticsTable{Table: t, provider: d.provider}, true, nil
 	case strings.EqualFold(name, columnsTableName):
 		// GENERATION_EXPRESSION filled in (generated.go).
 		t, ok, err := d.Database.GetTableInsensitive(ctx, name)

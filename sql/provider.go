@@ -14,6 +14,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/sql/statistics"
 	"github.com/percdb/percdb/sql/stmtsummary"
 	"github.com/percdb/percdb/txn"
 )
@@ -35,6 +36,13 @@ type DatabaseProvider struct {
 	// rowCounts are the tables' row counts for the planner and
 	// information_schema (stats.go).
 	rowCounts *rowCounts
+	// stats are the tables' statistics of ANALYZE TABLE, as stored by
+	// any node; modified counts the rows this node's commits changed per
+	// table, for auto-analyze (stats.go, autoanalyze.go).
+	stats    *statistics.Cache
+	modified *statistics.Modifications
+	// autoAnalyze are the auto-analyze variables (autoanalyze.go).
+	autoAnalyze autoAnalyzeSettings
 	// schemas tracks the schema versions this node's transactions use,
 	// so that a schema change waits until older ones are gone before the
 	// next may commit (schemalease, ddl.go).
@@ -69,11 +77,14 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 		metas:     &metaCache{},
 		ids:       newIDAllocators(store),
 		rowCounts: newRowCounts(),
+		stats:     statistics.NewCache(store, statistics.DefaultLease),
+		modified:  statistics.NewModifications(),
 		schemas:   schemalease.New(),
 		ddlWait:   DefaultDDLWaitTimeout,
 	}
 	p.ranges = newRangeDeleter(p)
 	p.txnSizeLimit.Store(defaultTxnSizeLimit)
+	p.autoAnalyze.enabled, p.autoAnalyze.ratio = true, defaultAutoAnalyzeRatio
 	return p
 }
 

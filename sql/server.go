@@ -110,6 +110,10 @@ type Config struct {
 	// Transactions still open after it fail with error 8028 if they
 	// commit writes. Default 0 means DefaultDDLWaitTimeout.
 	DDLWaitTimeout time.Duration
+	// AutoAnalyzeInterval is how often the node looks for a table whose
+	// statistics are stale (autoanalyze.go). Default
+	// DefaultAutoAnalyzeInterval.
+	AutoAnalyzeInterval time.Duration
 	// StatusAddr is the host:port of the status port (package
 	// statusserver: /status, /metrics, /debug/pprof/); port 0 picks a
 	// free one (see Server.StatusAddr). Default "": no status port. The
@@ -292,11 +296,17 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.stopBackground = stop
 	s.background.Go(func() { s.provider.ranges.run(bg) })
 	s.background.Go(func() { s.provider.gc.run(bg) })
+	analyzeEvery := cfg.AutoAnalyzeInterval
+	if analyzeEvery <= 0 {
+		analyzeEvery = DefaultAutoAnalyzeInterval
+	}
+	s.background.Go(func() { s.provider.runAutoAnalyze(bg, analyzeEvery) })
 	s.provider.ranges.kick() // what a previous process left
 
 	registerTxnVariables()
 	registerGCVariables()
 	registerTxnSizeLimit()
+	registerAutoAnalyze()
 	if err := s.provider.gc.load(ctx); err != nil {
 		return nil, err
 	}

@@ -1,13 +1,20 @@
 package sql
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/memory"
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/statistics"
+	"github.com/percdb/percdb/txn"
 )
 
 // GMS's join planner and index costing ask the engine's statistics
@@ -25,8 +32,8 @@ import (
 // count stops at rowCountCap rows, enough to tell a small table from a
 // big one, which is what join ordering needs; a table at the cap is
 // counted again less often. A count that is out of date changes plans,
-// never answers. Histograms of ANALYZE TABLE, when there are some, come
-// first, as GMS's provider keeps them.
+// never answers. The statistics of ANALYZE TABLE (package
+// sql/statistics), when a table has them, come first.
 
 // Limits of the row counts tableStats keeps.
 const (
@@ -39,32 +46,207 @@ const (
 	rowCountFreshCapped = 10 * time.Second
 )
 
-// tableStats is the engine's sql.StatsProvider: GMS's in-memory provider
-// with row counts for tables it has no statistics of. It is safe for
-// concurrent use.
+// tableStats is the engine's sql.StatsProvider. For percdb's tables it
+// answers from the statistics ANALYZE TABLE stores (package
+// sql/statistics: row count, per-index NDV and histograms, loaded by every
+// node through its statistics cache), and without them from a capped
+// count of the rows (rowCounts), as before; other tables (none today)
+// go to GMS's in-memory provider. It is safe for concurrent use.
 type tableStats struct {
 	*memory.StatsProv
-	counts *rowCounts
+	p *DatabaseProvider
+	// converted caches ToGMS's statistics per table ID, for one version
+	// of the statistics and one definition of the table (gmsStats).
+	converted sync.Map
 }
 
-func newTableStats(counts *rowCounts) *tableStats {
-	return &tableStats{StatsProv: memory.NewStatsProv(), counts: counts}
+// gmsStats is a table's statistics converted for GMS.
+type gmsStats struct {
+	version uint64
+	meta    *tableMeta
+	stats   []gsql.Statistic
+}
+
+func newTableStats(p *DatabaseProvider) *tableStats {
+	return &tableStats{StatsProv: memory.NewStatsProv(), p: p}
 }
 
 var _ gsql.StatsProvider = (*tableStats)(nil)
 
+// percdbTable returns the percdb table under t, or nil.
+func percdbTable(t gsql.Table) *Table {
+	switch t := t.(type) {
+	case *Table:
+		return t
+	case *IndexedTable:
+		return t.Table
+	}
+	return nil
+}
+
 // RowCount implements sql.StatsProvider.
 func (s *tableStats) RowCount(ctx *gsql.Context, db string, table gsql.Table) (uint64, error) {
-	if n, err := s.StatsProv.RowCount(ctx, db, table); err != nil || n > 0 {
-		return n, err
+	if t := percdbTable(table); t != nil && t.db != nil {
+		return t.db.provider.estimatedRows(ctx, t), nil
 	}
-	switch t := table.(type) {
-	case *Table:
-		return s.counts.get(ctx, t), nil
-	case *IndexedTable:
-		return s.counts.get(ctx, t.Table), nil
+	return s.StatsProv.RowCount(ctx, db, table)
+}
+
+// AnalyzeTable implements sql.StatsProvider: ANALYZE TABLE collects and
+// stores the table's statistics (DatabaseProvider.analyze).
+func (s *tableStats) AnalyzeTable(ctx *gsql.Context, table gsql.Table, db string) error {
+	if t := percdbTable(table); t != nil && t.db != nil {
+		return t.db.provider.analyze(ctx, t.meta, runtime.GOMAXPROCS(0))
 	}
-	return 0, nil
+	return s.StatsProv.AnalyzeTable(ctx, table, db)
+}
+
+// GetTableStats implements sql.StatsProvider: the statistics of each
+// index, when the table was analyzed.
+func (s *tableStats) GetTableStats(ctx *gsql.Context, db string, table gsql.Table) ([]gsql.Statistic, error) {
+	t := percdbTable(table)
+	if t == nil || t.db == nil {
+		return s.StatsProv.GetTableStats(ctx, db, table)
+	}
+	return s.tableStatistics(ctx, t), nil
+}
+
+// tableStatistics returns the GMS statistics of t's indexes, converted
+// once per version of its statistics and definition of the table.
+func (s *tableStats) tableStatistics(ctx *gsql.Context, t *Table) []gsql.Statistic {
+	st := s.p.stats.Get(ctx, t.meta.exec.ID)
+	if st == nil {
+		return nil
+	}
+	if c, ok := s.converted.Load(st.TableID); ok {
+		if g := c.(*gmsStats); g.version == st.Version && g.meta == t.meta {
+			return g.stats
+		}
+	}
+	var idxs []statistics.GMSIndex
+	gidx, _ := t.GetIndexes(ctx)
+	for _, gi := range gidx {
+		im := gi.(*Index).im
+		x := statistics.GMSIndex{Index: gi, Primary: im.primary, Ords: im.ords}
+		if im.exec != nil {
+			x.ID = im.exec.ID
+		}
+		idxs = append(idxs, x)
+	}
+	out := statistics.ToGMS(ctx, st, t.meta.dbName, t.meta.def.Name, t.meta.schema.Schema, idxs)
+	s.converted.Store(st.TableID, &gmsStats{version: st.Version, meta: t.meta, stats: out})
+	return out
+}
+
+// GetStats implements sql.StatsProvider: the statistics of an index, or
+// of a prefix of its columns (GMS asks so when it costs a lookup join).
+func (s *tableStats) GetStats(ctx *gsql.Context, qual gsql.StatQualifier, cols []string) (gsql.Statistic, bool) {
+	db, err := s.p.Database(ctx, qual.Database)
+	if err != nil {
+		return s.StatsProv.GetStats(ctx, qual, cols)
+	}
+	tbl, ok, err := db.GetTableInsensitive(ctx, qual.Tab)
+	t := percdbTable(tbl)
+	if err != nil || !ok || t == nil {
+		return s.StatsProv.GetStats(ctx, qual, cols)
+	}
+	for _, st := range s.tableStatistics(ctx, t) {
+		if !strings.EqualFold(st.Qualifier().Index(), qual.Index()) || len(cols) > len(st.Columns()) {
+			continue
+		}
+		for i, c := range cols {
+			if !strings.EqualFold(c, st.Columns()[i]) {
+				return nil, false
+			}
+		}
+		if len(cols) == len(st.Columns()) {
+			return st, true
+		}
+		return s.prefix(ctx, t, qual.Index(), st, len(cols))
+	}
+	return nil, false
+}
+
+// prefix returns the statistics of the first n columns of index name.
+func (s *tableStats) prefix(ctx *gsql.Context, t *Table, name string, st gsql.Statistic, n int) (gsql.Statistic, bool) {
+	ix := s.p.indexStats(ctx, t, name)
+	if ix == nil || n > len(ix.NDV) {
+		return nil, false
+	}
+	return statistics.Prefix(st, n, ix.NDV[n-1]), true
+}
+
+// indexStats returns the stored statistics of t's index name, or nil.
+func (p *DatabaseProvider) indexStats(ctx *gsql.Context, t *Table, name string) *statistics.Index {
+	st := p.stats.Get(ctx, t.meta.exec.ID)
+	if st == nil {
+		return nil
+	}
+	if t.meta.primary != nil && strings.EqualFold(t.meta.primary.def.Name, name) {
+		return st.Index(0, true)
+	}
+	for _, im := range t.meta.indexes {
+		if strings.EqualFold(im.def.Name, name) && im.exec != nil {
+			return st.Index(im.exec.ID, false)
+		}
+	}
+	return nil
+}
+
+// estimatedRows is t's row count for the planner and TABLE_ROWS: that of
+// its statistics plus the rows this node's commits inserted less those
+// they deleted since, else the capped count of rowCounts.
+func (p *DatabaseProvider) estimatedRows(ctx *gsql.Context, t *Table) uint64 {
+	if st := p.stats.Get(ctx, t.meta.exec.ID); st != nil {
+		_, delta := p.modified.Since(st.TableID, st.Version)
+		return uint64(max(int64(st.RowCount)+delta, 0))
+	}
+	return p.rowCounts.get(ctx, t)
+}
+
+// analyze collects the statistics of table m with at most parallel
+// walks, and stores them unless the table was dropped or rewritten (given
+// a new ID) meanwhile: then the ANALYZE reports the table missing, as
+// MySQL's does.
+func (p *DatabaseProvider) analyze(ctx context.Context, m *tableMeta, parallel int) error {
+	tx, err := p.store.Begin(ctx)
+	if err != nil {
+		return toSQLError(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	st, err := statistics.Collect(ctx, tx, m.exec, parallel)
+	if err != nil {
+		return toSQLError(err)
+	}
+	exists := func(ctx context.Context, k *txn.Txn) (bool, error) {
+		cat, err := p.catalogs.load(ctx, k)
+		if err != nil {
+			return false, err
+		}
+		_, ok := tableDefByID(cat, m.def.ID)
+		return ok, nil
+	}
+	if err := statistics.Save(ctx, p.store, st, exists); err != nil {
+		if errors.Is(err, statistics.ErrTableGone) {
+			return gsql.ErrTableNotFound.New(m.def.Name)
+		}
+		return toSQLError(err)
+	}
+	p.stats.Put(st)
+	p.modified.Analyzed(st.TableID, st.Version)
+	return nil
+}
+
+// tableDefByID returns the definition of the table with ID id in cat.
+func tableDefByID(cat *catalogData, id int64) (*TableDef, bool) {
+	for _, tables := range cat.tables {
+		for _, def := range tables {
+			if def.ID == id {
+				return def, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // rowCounts keeps the row counts of a server's tables, for the planner
@@ -137,7 +319,7 @@ func countRows(ctx *gsql.Context, t *Table, limit uint64) (uint64, error) {
 // few seconds old, at most rowCountCap), so GMS does not answer COUNT(*)
 // from it.
 func (t *Table) RowCount(ctx *gsql.Context) (uint64, bool, error) {
-	return t.db.provider.rowCounts.get(ctx, t), false, nil
+	return t.db.provider.estimatedRows(ctx, t), false, nil
 }
 
 // DataLength implements sql.StatisticsTable: percdb does not know a

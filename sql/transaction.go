@@ -327,6 +327,8 @@ func (t *Transaction) commit(ctx context.Context) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true
+	// Counts of modified rows, for auto-analyze (autoanalyze.go).
+	t.provider.modified.Committed(t.kv)
 	if t.catDirty {
 		// Our own DDL is committed: later transactions may use this
 		// catalog without reloading it.

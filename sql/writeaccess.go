@@ -29,7 +29,11 @@ func (b *compatBuilder) planWriteAccess(ctx *gsql.Context, n gsql.Node) (gsql.No
 	if err != nil {
 		return n, false, err
 	}
-	m, pinned, err := planrules.PreferPinnedIndex(ctx, m)
+	var sp gsql.StatsProvider
+	if b.a != nil {
+		sp = b.a.Catalog.StatsProvider
+	}
+	m, pinned, err := planrules.PreferPinnedIndex(ctx, m, sp)
 	if err != nil {
 		return n, false, err
 	}

@@ -213,3 +213,23 @@ func (b *memBuffer) cleanup(h StagingHandle) {
 	b.undo = b.undo[:mark]
 	b.stages = b.stages[:h-1]
 }
+
+// EachWrite calls fn with each key the transaction writes or deletes (not
+// those it only locks), in no particular order, and what the write does
+// to the number of keys: +1 for a key inserted (Insert: it did not
+// exist), -1 for a key deleted that existed, 0 for one overwritten (Set:
+// it may or may not have existed). A key inserted and deleted again is
+// not passed. For the SQL layer's counts of modified rows
+// (sql/statistics). The key is valid only during the call.
+func (t *Txn) EachWrite(fn func(key []byte, delta int)) {
+	for k, e := range t.buf.entries {
+		switch {
+		case e.op == bufPut && e.presumeNotExists:
+			fn([]byte(k), 1)
+		case e.op == bufPut:
+			fn([]byte(k), 0)
+		case e.op == bufDelete && !e.presumeNotExists:
+			fn([]byte(k), -1)
+		}
+	}
+}

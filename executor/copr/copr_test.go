@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
 )
 
 func col(i int) Expr                       { return Expr{Op: OpColumn, Col: i} }
@@ -20,14 +21,7 @@ func cmp(op Op, k CmpKind, l, r Expr) Expr { return Expr{Op: op, Cmp: k, Args: [
 // and 2, and returns the decoded output rows of width n.
 func run(t *testing.T, p *Program, rows [][]any, n int) [][]any {
 	t.Helper()
-	enc, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := Evaluator{}.Compile(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := compile(t, p)
 	var out [][]any
 	for _, r := range rows {
 		v, err := tablecodec.EncodeRow([]int64{1, 2}, r)
@@ -46,6 +40,20 @@ func run(t *testing.T, p *Program, rows [][]any, n int) [][]any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// compile encodes p and compiles it as the store does.
+func compile(t *testing.T, p *Program) kv.CoprocessorProgram {
+	t.Helper()
+	enc, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := Evaluator{}.Compile(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }
 
 var sample = [][]any{{int32(1), uint64(5)}, {nil, uint64(18446744073709551615)}, {int32(-3), nil}, {int32(7), uint64(7)}}

@@ -30,7 +30,11 @@
 //     own expressions over them, so output values are exactly its own);
 //   - a distinct set (DistinctInts): the distinct non-NULL values of one
 //     integer expression, for COUNT(DISTINCT col), sent as a sorted,
-//     delta-encoded set of integers rather than as one group row each.
+//     delta-encoded set of integers rather than as one group row each;
+//   - a sample (Sample, sample.go): what ANALYZE TABLE collects of every
+//     row, in bounded memory: counts, NULLs, distinct-value sketches per
+//     column and index prefix, and a bottom-k sample of rows, which the
+//     SQL layer merges region by region (package sql/statistics).
 //
 // Expressions are a small closed set whose meaning is MySQL's as
 // go-mysql-server v0.20.0 evaluates it: integer columns and constants,

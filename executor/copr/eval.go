@@ -65,6 +65,8 @@ type Evaluation struct {
 	// set holds the values of a DistinctInts aggregation, as
 	// distinctOrder maps them.
 	set map[uint64]struct{}
+	// sampler collects a sampling program's statistics.
+	sampler *sampler
 
 	// ids and scratch are the output row encoder's buffers.
 	ids     []int64
@@ -97,12 +99,15 @@ func (p *Program) Start() (*Evaluation, error) {
 	if p.DistinctInts {
 		e.set = map[uint64]struct{}{}
 	}
+	if p.Sample != nil {
+		e.sampler = newSampler(p.Sample, len(p.Columns))
+	}
 	return e, nil
 }
 
 // Feed implements kv.CoprocessorProgram: key is a row key, value its row
 // value.
-func (e *Evaluation) Feed(_, value []byte) (full, done bool, err error) {
+func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 	if err := tablecodec.DecodeRow(value, e.p.Columns, e.row, e.present); err != nil {
 		return false, false, err
 	}
@@ -121,6 +126,11 @@ func (e *Evaluation) Feed(_, value []byte) (full, done bool, err error) {
 		if err != nil || t != isTrue {
 			return false, false, err
 		}
+	}
+	if e.sampler != nil {
+		// One output per region: the collection is bounded (sample.go).
+		e.sampler.feed(key, e.row)
+		return false, false, nil
 	}
 	if e.p.DistinctInts {
 		v, err := e.value(&e.p.GroupBy[0])
@@ -380,6 +390,9 @@ func normalize(v any) any {
 // so far, each group as [key, Keep..., Aggs...]. The evaluation is reset.
 func (e *Evaluation) Output() ([]byte, error) {
 	switch {
+	case e.sampler != nil:
+		e.out = e.sampler.output()
+		e.sampler = newSampler(e.p.Sample, len(e.p.Columns))
 	case e.p.DistinctInts:
 		e.out = AppendDistinctInts(e.out, e.set)
 		clear(e.set)

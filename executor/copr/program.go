@@ -135,6 +135,11 @@ type Program struct {
 	// group rows, without Keep or Aggs: what COUNT(DISTINCT col) needs.
 	DistinctInts bool `json:"distinct_ints,omitempty"`
 
+	// Sample makes the program a statistics collector (sample.go): it
+	// reads every row that passes and outputs a Sample, without Output,
+	// Limit or aggregation.
+	Sample *SampleSpec `json:"sample,omitempty"`
+
 	// PageRows is how many rows (or groups) one response carries at
 	// most; 0: DefaultPageRows (DefaultPageGroups for groups).
 	PageRows int `json:"page_rows,omitempty"`
@@ -190,6 +195,12 @@ func (p *Program) Validate() error {
 	}
 	if p.Limit < 0 || p.PageRows < 0 {
 		return fmt.Errorf("program: negative limit %d or page size %d", p.Limit, p.PageRows)
+	}
+	if p.Sample != nil {
+		if p.Aggregate || len(p.Output) > 0 || p.Limit > 0 || len(p.OrderBy) > 0 {
+			return fmt.Errorf("program: a sample outputs a collection, not rows or groups")
+		}
+		return p.Sample.validate(len(p.Columns))
 	}
 	if p.Aggregate {
 		if len(p.Output) > 0 || p.Limit > 0 || len(p.OrderBy) > 0 {

@@ -31,7 +31,9 @@
 // key_len is MySQL's byte length of the key prefix used (the columns a
 // lookup pins, plus the column it bounds), so a user can tell how much of
 // a composite key a lookup uses. rows is exact for lookups of unique
-// points (one per point), and for the other access types the table's row
-// count as the planner's statistics provider knows it: an upper bound,
-// until percdb keeps histograms. filtered is always 100.
+// points (one per point); for a lookup of a pinned index prefix (ref, or
+// range over points) the statistics' estimate, rows over the prefix's
+// distinct values, per point, once the table was analyzed; otherwise the
+// table's row count as the planner's statistics provider knows it, an
+// upper bound. filtered is always 100.
 package explain

@@ -14,6 +14,10 @@ import (
 // statistics provider does.
 type RowCounter func(ctx *gsql.Context, db string, t gsql.Table) uint64
 
+// KeyRows estimates the rows of t whose first pinned columns of idx
+// equal given values, from the planner's statistics; false without them.
+type KeyRows func(ctx *gsql.Context, db string, t gsql.Table, idx gsql.Index, pinned int) (uint64, bool)
+
 // Row is one line of EXPLAIN's answer; an empty string is NULL.
 type Row struct {
 	ID           int
@@ -48,9 +52,11 @@ func (r Row) SQLRow() gsql.Row {
 		null(r.Key), null(r.KeyLen), null(r.Ref), rows, filtered, strings.Join(r.Extra, "; ")}
 }
 
-// Plan returns the EXPLAIN rows of the analyzed plan n.
-func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter) []Row {
-	e := &explainer{ctx: ctx, count: count, next: 1}
+// Plan returns the EXPLAIN rows of the analyzed plan n. keyRows, when
+// not nil, estimates the rows of a read of an index's pinned prefix (ref,
+// and range over points), which are otherwise the table's row count.
+func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter, keyRows KeyRows) []Row {
+	e := &explainer{ctx: ctx, count: count, keyRows: keyRows, next: 1}
 	top := e.newBlock()
 	switch n.(type) {
 	case *plan.Update:
@@ -103,10 +109,11 @@ type CoveringTable interface {
 
 // explainer collects the rows of each query block.
 type explainer struct {
-	ctx    *gsql.Context
-	count  RowCounter
-	next   int
-	blocks []*block
+	ctx     *gsql.Context
+	count   RowCounter
+	keyRows KeyRows
+	next    int
+	blocks  []*block
 }
 
 // block is a query block: the statement, a subquery or a derived table.
@@ -274,7 +281,7 @@ func (e *explainer) indexed(b *block, n *plan.IndexedTableAccess, _ bool) {
 		}
 		r.Ref = strings.Join(refs, ",")
 		r.KeyLen = keyLen(cols, nullable, len(keys))
-		r.Type, r.Rows = "ref", e.rowCount(r.tbl)
+		r.Type, r.Rows = "ref", e.pinnedRows(r.tbl, idx, len(keys), 1)
 		if n.IsStrictLookup() {
 			r.Type, r.Rows = "eq_ref", 1
 		}
@@ -304,13 +311,33 @@ func (e *explainer) indexed(b *block, n *plan.IndexedTableAccess, _ bool) {
 			r.Type, r.Ref = "const", constRefs(a.points)
 		}
 	case len(ranges) == 1 && a.points > 0 && a.used == a.points:
-		r.Type, r.Ref, r.Rows = "ref", constRefs(a.points), e.rowCount(r.tbl)
+		r.Type, r.Ref, r.Rows = "ref", constRefs(a.points), e.pinnedRows(r.tbl, idx, a.points, 1)
 	case a.used == 0:
 		r.Type, r.Rows = "index", e.rowCount(r.tbl)
+	case a.points > 0:
+		r.Type, r.Rows = "range", e.pinnedRows(r.tbl, idx, a.points, len(ranges))
 	default:
 		r.Type, r.Rows = "range", e.rowCount(r.tbl)
 	}
 	b.rows = append(b.rows, r)
+}
+
+// pinnedRows estimates the rows of n reads of idx, each pinning its first
+// pinned columns: the statistics' estimate, or the table's row count.
+func (e *explainer) pinnedRows(t gsql.Table, idx gsql.Index, pinned, n int) uint64 {
+	all := e.rowCount(t)
+	if e.keyRows == nil || t == nil {
+		return all
+	}
+	db := ""
+	if d, ok := t.(gsql.Databaseable); ok {
+		db = d.Database()
+	}
+	rows, ok := e.keyRows(e.ctx, db, t, idx, pinned)
+	if !ok {
+		return all
+	}
+	return min(rows*uint64(n), max(all, rows))
 }
 
 func (e *explainer) rowCount(t gsql.Table) uint64 {

@@ -32,14 +32,16 @@ import (
 
 // PreferPinnedIndexRule is PreferPinnedIndex as an analyzer rule; it must
 // run after GMS chooses access paths (its rule optimizeJoins).
-func PreferPinnedIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return PreferPinnedIndex(ctx, n)
+func PreferPinnedIndexRule(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return PreferPinnedIndex(ctx, n, a.Catalog.StatsProvider)
 }
 
 // PreferPinnedIndex replaces each static index read under a Filter of n
 // by a read of the index the filter pins the most leading columns of,
-// when that is more than the read pins (see above).
-func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+// when that is more than the read pins (see above); with statistics (sp
+// has them for every index concerned), by the read of the index whose
+// pinned columns are estimated to match the fewest rows.
+func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node, sp gsql.StatsProvider) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		f, ok := n.(*plan.Filter)
 		if !ok {
@@ -77,24 +79,22 @@ func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tre
 		// when the next is bounded; a unique index pinned whole beats all.
 		var best gsql.Index
 		bestPinned, bestWhole := 0, false
-		bestScore := 2 * cur
-		if cur < len(lookup.Index.Expressions()) && boundedColumn(ranges, cur) {
-			bestScore++
-		}
+		bestScore := readScore(ctx, ranges, len(lookup.Index.Expressions()))
+		var candidates []gsql.Index
 		for _, idx := range idxs {
-			if idx.IsSpatial() || idx.IsFullText() || idx.IsVector() || strings.EqualFold(idx.ID(), lookup.Index.ID()) {
-				continue
+			if !idx.IsSpatial() && !idx.IsFullText() && !idx.IsVector() && !strings.EqualFold(idx.ID(), lookup.Index.ID()) {
+				candidates = append(candidates, idx)
 			}
-			cols := indexColumns(idx)
-			k := 0
-			for k < len(cols) && conds.eq[cols[k]] != nil {
-				k++
-			}
-			whole := idx.IsUnique() && k == len(cols)
-			score := 2 * k
-			if k < len(cols) && len(conds.bounds[cols[k]]) > 0 {
-				score++
-			}
+		}
+		if idx, k, ok := fewestRows(newPinnedEstimator(ctx, sp, ita), conds, lookup.Index, cur, len(ranges),
+			cur < len(lookup.Index.Expressions()) && boundedColumn(ranges, cur), candidates); ok {
+			// With statistics: the index of fewest rows estimated.
+			best, bestPinned = idx, k
+			candidates = nil
+		}
+		for _, idx := range candidates {
+			k, score := conds.pinScore(idx)
+			whole := idx.IsUnique() && k == len(idx.Expressions())
 			if !bestWhole && (whole || score > bestScore) {
 				best, bestPinned, bestWhole, bestScore = idx, k, whole, score
 			}
@@ -116,6 +116,105 @@ func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tre
 		}
 		return ret, transform.NewTree, nil
 	})
+}
+
+// fewestRows returns the candidate index whose pinned columns (by the
+// equalities of conds) are estimated to match fewer rows than the read of
+// cur, pinned by curPinned columns over n ranges (the next column bounded
+// when curBounded), or nil when none does; a bound on the column after
+// the pinned ones counts as boundSelectivity of their rows (MySQL's and
+// GMS's guess for a range without a histogram of it);
+// ok is false when some index has no statistics, and then the rule's
+// scores decide.
+func fewestRows(est pinnedEstimator, conds colConds, cur gsql.Index, curPinned, n int, curBounded bool, candidates []gsql.Index) (best gsql.Index, pinned int, ok bool) {
+	least, ok := est.rows(cur, curPinned)
+	if !ok {
+		return nil, 0, false
+	}
+	least *= float64(max(n, 1))
+	if curBounded {
+		least *= boundSelectivity
+	}
+	for _, idx := range candidates {
+		k, score := conds.pinScore(idx)
+		rows, ok := est.rows(idx, k)
+		if !ok {
+			return nil, 0, false
+		}
+		if score%2 == 1 { // the column after the pinned ones is bounded
+			rows *= boundSelectivity
+		}
+		if k > 0 && rows < least {
+			best, pinned, least = idx, k, rows
+		}
+	}
+	return best, pinned, true
+}
+
+// boundSelectivity is the share of rows a bound (col > v) is estimated to
+// keep.
+const boundSelectivity = 1.0 / 3
+
+// pinnedEstimator estimates the rows of an index read whose leading
+// columns are pinned by equalities, from the statistics of a table (GMS's
+// sql.StatsProvider, whose distinct counts of index prefixes percdb's
+// ANALYZE TABLE provides): rows / distinct values of the prefix.
+type pinnedEstimator struct {
+	ctx  *gsql.Context
+	sp   gsql.StatsProvider
+	db   string
+	name string
+}
+
+func newPinnedEstimator(ctx *gsql.Context, sp gsql.StatsProvider, ita *plan.IndexedTableAccess) pinnedEstimator {
+	e := pinnedEstimator{ctx: ctx, sp: sp, name: ita.TableNode.UnderlyingTable().Name()}
+	if db := ita.TableNode.Database(); db != nil {
+		e.db = db.Name()
+	}
+	return e
+}
+
+// rows returns the estimated rows of idx with its first k columns
+// pinned, and false without statistics.
+func (e pinnedEstimator) rows(idx gsql.Index, k int) (float64, bool) {
+	if e.sp == nil || e.db == "" {
+		return 0, false
+	}
+	cols := indexColumns(idx)
+	st, ok := e.sp.GetStats(e.ctx, gsql.NewStatQualifier(e.db, "", e.name, idx.ID()), cols[:max(k, 1)])
+	if !ok || st == nil || st.DistinctCount() == 0 {
+		return 0, false
+	}
+	if k == 0 { // nothing pinned: every row
+		return float64(st.RowCount()), true
+	}
+	return float64(st.RowCount()) / float64(st.DistinctCount()), true
+}
+
+// readScore scores a read of an index of n columns by ranges as
+// pinScore scores an index by a filter.
+func readScore(ctx *gsql.Context, ranges gsql.MySQLRangeCollection, n int) int {
+	cur := leadingPoints(ctx, ranges, n)
+	score := 2 * cur
+	if cur < n && boundedColumn(ranges, cur) {
+		score++
+	}
+	return score
+}
+
+// pinScore returns how many leading columns of idx the equalities pin,
+// and its score: two for each, one more when the next is bounded.
+func (c colConds) pinScore(idx gsql.Index) (pinned, score int) {
+	cols := indexColumns(idx)
+	k := 0
+	for k < len(cols) && c.eq[cols[k]] != nil {
+		k++
+	}
+	score = 2 * k
+	if k < len(cols) && len(c.bounds[cols[k]]) > 0 {
+		score++
+	}
+	return k, score
 }
 
 // leadingPoints is the fewest leading columns of n that any range pins to

@@ -134,6 +134,9 @@ func orderedRead(ctx *gsql.Context, child gsql.Node, sort gsql.SortFields) (gsql
 		return nil, false, nil
 	}
 	reverse, ok := sortedByIndex(ctx, sort, ita)
+	if !ok && len(filters) > 0 {
+		ita, reverse, ok = orderingIndex(ctx, filters, ita, sort)
+	}
 	if !ok {
 		return nil, false, nil
 	}
@@ -156,6 +159,60 @@ func orderedRead(ctx *gsql.Context, child gsql.Node, sort gsql.SortFields) (gsql
 		}
 	}
 	return read, true, nil
+}
+
+// orderingIndex returns a read of another index of ita's table that
+// gives the order of sort and is as selective as ita by the filters'
+// equalities and bounds (pinScore: as many leading columns pinned, the
+// next as bounded), as MySQL switches to an index that avoids a sort
+// when it reads no more rows (test_if_skip_sort_order). GMS's coster
+// chooses between indexes of equal estimates without regard to order
+// (with statistics, WHERE w = 1 ORDER BY d, id read the index (w, d,
+// last) and sorted, where the primary key (w, d, id) gives the order).
+func orderingIndex(ctx *gsql.Context, filters []*plan.Filter, ita *plan.IndexedTableAccess, sort gsql.SortFields) (*plan.IndexedTableAccess, bool, bool) {
+	lookup, err := ita.GetLookup(ctx, nil)
+	if err != nil || lookup.Index == nil || lookup.IsSpatialLookup {
+		return nil, false, false
+	}
+	ranges, ok := lookup.Ranges.(gsql.MySQLRangeCollection)
+	if !ok {
+		return nil, false, false
+	}
+	cur := readScore(ctx, ranges, len(lookup.Index.Expressions()))
+	exprs := make([]gsql.Expression, len(filters))
+	for i, f := range filters {
+		exprs[i] = f.Expression
+	}
+	conds := columnConditions(expression.JoinAnd(exprs...), strings.ToLower(ita.Name()))
+	ia, ok := ita.TableNode.UnderlyingTable().(gsql.IndexAddressable)
+	if !ok {
+		return nil, false, false
+	}
+	idxs, err := ia.GetIndexes(ctx)
+	if err != nil {
+		return nil, false, false
+	}
+	for _, idx := range idxs {
+		if strings.EqualFold(idx.ID(), lookup.Index.ID()) {
+			continue
+		}
+		k, score := conds.pinScore(idx)
+		if score < cur {
+			continue
+		}
+		nl, ok := conds.lookup(ctx, idx, k)
+		if !ok {
+			continue
+		}
+		nita, err := plan.NewStaticIndexedAccessForTableNode(ctx, ita.TableNode, nl)
+		if err != nil {
+			continue
+		}
+		if reverse, ok := sortedByIndex(ctx, sort, nita); ok {
+			return nita, reverse, true
+		}
+	}
+	return nil, false, false
 }
 
 // sortedByIndex reports whether the rows of the static index read ita

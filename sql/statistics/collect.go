@@ -1,0 +1,143 @@
+package statistics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
+)
+
+// Specs returns the indexes of t whose statistics are collected: the
+// primary key (of a table that has one) and every public secondary index.
+func Specs(t *executor.Table) []IndexSpec {
+	var out []IndexSpec
+	if t.HandleKind != executor.HandleRowID && len(t.PrimaryKey) > 0 {
+		out = append(out, IndexSpec{Primary: true, Columns: offsets(t.PrimaryKey)})
+	}
+	for _, ix := range t.Indexes {
+		if ix.State == executor.IndexPublic {
+			out = append(out, IndexSpec{ID: ix.ID, Columns: offsets(ix.Columns)})
+		}
+	}
+	return out
+}
+
+func offsets(cols []executor.IndexColumn) []int {
+	out := make([]int, len(cols))
+	for i, c := range cols {
+		out[i] = c.Offset
+	}
+	return out
+}
+
+// Collect reads every row of t at tx's snapshot with a sampling program
+// (copr.SampleSpec) evaluated next to the data, in at most parallel
+// sub-ranges at once, and returns the table's statistics, Version unset.
+// Its memory is bounded by the sample size whatever the table's size.
+func Collect(ctx context.Context, tx *txn.Txn, t *executor.Table, parallel int) (*Table, error) {
+	specs := Specs(t)
+	p := &copr.Program{Sample: &copr.SampleSpec{Size: copr.DefaultSampleSize, Tuples: Tuples(specs)}}
+	defaults := make([]any, len(t.Columns))
+	anyDefault := false
+	for i, c := range t.Columns {
+		p.Columns = append(p.Columns, c.ID)
+		if c.TrimTrailingSpaces {
+			p.Trim = append(p.Trim, i)
+		}
+		defaults[i] = c.OriginDefault
+		anyDefault = anyDefault || c.OriginDefault != nil
+	}
+	if anyDefault {
+		b, err := tablecodec.EncodeRow(p.Columns, defaults)
+		if err != nil {
+			return nil, fmt.Errorf("analyze %s: defaults: %w", t.Name, err)
+		}
+		p.Defaults = b
+	}
+	parts, err := copr.Split(ctx, tx, t.RowRange(), parallel)
+	if err != nil {
+		return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
+	}
+	var out copr.Outputs
+	if len(parts) > 1 {
+		out, err = copr.RunParallel(ctx, tx, t, parts, p)
+	} else {
+		out, _, err = copr.Run(ctx, tx, t, parts[0], p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
+	}
+	defer out.Close()
+	s := copr.NewSample(len(p.Columns), p.Sample.Tuples, p.Sample.Size)
+	for {
+		data, err := out.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = s.Merge(data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
+		}
+	}
+	st := Build(s, t.ID, p.Columns, specs)
+	st.AnalyzedAt = time.Now().UnixMilli()
+	return st, nil
+}
+
+// saveAttempts bounds the retries of Save after a write conflict with
+// another ANALYZE of the same table.
+const saveAttempts = 3
+
+// ErrTableGone is returned by Save when the table no longer exists.
+var ErrTableGone = errors.New("the table was dropped or rewritten")
+
+// Save stores st in its own transaction, its Version the transaction's
+// start timestamp (set on st), when exists, asked in that transaction,
+// says the table still exists (else ErrTableGone: a table dropped while
+// it was analyzed gets no statistics). Two ANALYZEs of one table that
+// store at once conflict on the version entry; the later is tried again,
+// so the last to store wins, whole.
+func Save(ctx context.Context, store *txn.Store, st *Table, exists func(context.Context, *txn.Txn) (bool, error)) error {
+	var err error
+	for range saveAttempts {
+		if err = save(ctx, store, st, exists); !errors.Is(err, txn.ErrWriteConflict) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store statistics of table %d: %w", st.TableID, err)
+	}
+	return nil
+}
+
+func save(ctx context.Context, store *txn.Store, st *Table, exists func(context.Context, *txn.Txn) (bool, error)) error {
+	tx, err := store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if ok, err := exists(ctx, tx); err != nil || !ok {
+		if err == nil {
+			err = ErrTableGone
+		}
+		return err
+	}
+	if st.Version, err = tx.StartTS(ctx); err != nil {
+		return err
+	}
+	if err := tx.Set(StatsKey(st.TableID), EncodeTable(st)); err != nil {
+		return err
+	}
+	if err := tx.Set(VersionKey(st.TableID), EncodeVersion(st)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
