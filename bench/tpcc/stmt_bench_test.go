@@ -19,7 +19,7 @@ import (
 var benchScale = Scale{Warehouses: 1, Items: 2000, Districts: 10, Customers: 300, NewOrders: 90}
 
 // benchTxn runs transactions of type t from one connection, the
-// per-statement cost of New-Order and Payment without contention.
+// per-statement cost of each transaction type without contention.
 func benchTxn(b *testing.B, t TxnType) {
 	srv := sqltest.Start(b, "")
 	ctx := context.Background()
@@ -34,6 +34,13 @@ func benchTxn(b *testing.B, t TxnType) {
 	defer s.drop()
 	if err := s.ensure(ctx); err != nil {
 		b.Fatal(err)
+	}
+	// TPCC_BENCH_PLANCACHE=off runs GMS's statements without the plan
+	// cache of prepared statements, for a comparison in one sitting.
+	if v := os.Getenv("TPCC_BENCH_PLANCACHE"); v != "" {
+		if _, err := s.conn.ExecContext(ctx, "SET @percdb_plan_cache = '"+v+"'"); err != nil {
+			b.Fatal(err)
+		}
 	}
 	r := NewRand(11, NewConstants(7))
 	// Warm up: prepare every statement and fill the plan caches.
@@ -97,5 +104,8 @@ func printDigests(b *testing.B, db *sql.DB) {
 	}
 }
 
-func BenchmarkNewOrder(b *testing.B) { benchTxn(b, NewOrder) }
-func BenchmarkPayment(b *testing.B)  { benchTxn(b, Payment) }
+func BenchmarkNewOrder(b *testing.B)    { benchTxn(b, NewOrder) }
+func BenchmarkPayment(b *testing.B)     { benchTxn(b, Payment) }
+func BenchmarkOrderStatus(b *testing.B) { benchTxn(b, OrderStatus) }
+func BenchmarkDelivery(b *testing.B)    { benchTxn(b, Delivery) }
+func BenchmarkStockLevel(b *testing.B)  { benchTxn(b, StockLevel) }
