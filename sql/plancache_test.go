@@ -60,6 +60,31 @@ func planCacheSetup(t *testing.T) (*percsql.Server, *sql.DB) {
 	return srv, admin
 }
 
+// planCacheConn opens a connection to database pc of srv, closed when
+// the test ends: one session, whose plan cache the test fills.
+func planCacheConn(t *testing.T, srv *percsql.Server) *sql.Conn {
+	t.Helper()
+	conn, err := openDB(t, srv, "pc").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// sameAsUnprepared runs q prepared with args on conn and with the values
+// written in, and reports (failing t) whether the two answers differ.
+func sameAsUnprepared(t *testing.T, ctx context.Context, conn *sql.Conn, q string, args []any) bool {
+	t.Helper()
+	got, gerr := answer(ctx, conn, q, args...)
+	want, werr := answer(ctx, conn, fill(q, args))
+	if (gerr == nil) != (werr == nil) || gerr == nil && !reflect.DeepEqual(got, want) {
+		t.Errorf("%s with %v:\nprepared %v (%v)\ninlined  %v (%v)", q, args, got, gerr, want, werr)
+		return false
+	}
+	return true
+}
+
 // randomParam is a parameter value of a random type: mostly integers in
 // and around the table's keys, sometimes strings, floats, negatives,
 // large values and NULL, so that one statement meets several types.
@@ -108,11 +133,7 @@ func compareCached(t *testing.T, ctx context.Context, conn *sql.Conn, seed int64
 			for i := range args {
 				args[i] = randomParam(r)
 			}
-			got, gerr := answer(ctx, conn, q.sql, args...)
-			want, werr := answer(ctx, conn, fill(q.sql, args))
-			if (gerr == nil) != (werr == nil) || gerr == nil && !reflect.DeepEqual(got, want) {
-				t.Errorf("%s with %v:\nprepared %v (%v)\ninlined  %v (%v)", q.sql, args, got, gerr, want, werr)
-			}
+			sameAsUnprepared(t, ctx, conn, q.sql, args)
 		}
 	}
 }
@@ -123,12 +144,7 @@ func compareCached(t *testing.T, ctx context.Context, conn *sql.Conn, seed int64
 func TestPlanCacheDifferential(t *testing.T) {
 	ctx := context.Background()
 	srv, admin := planCacheSetup(t)
-	db := openDB(t, srv, "pc")
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := planCacheConn(t, srv)
 	hits := serverStatus(t, admin, "Percdb_plan_cache_hit")
 	compareCached(t, ctx, conn, 1, 40)
 	got := serverStatus(t, admin, "Percdb_plan_cache_hit") - hits
@@ -147,15 +163,9 @@ func TestPlanCacheConcurrentSessions(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
+		conn := planCacheConn(t, srv)
 		go func() {
 			defer wg.Done()
-			db := openDB(t, srv, "pc")
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
 			compareCached(t, ctx, conn, int64(g), 8)
 		}()
 	}
@@ -181,10 +191,8 @@ func TestPlanCacheInvalidation(t *testing.T) {
 	check := func(q string, args ...any) {
 		t.Helper()
 		for i := 0; i < 3; i++ { // the first fills the cache, the others hit it
-			got, gerr := answer(ctx, conn, q, args...)
-			want, werr := answer(ctx, conn, fill(q, args))
-			if gerr != nil || werr != nil || !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s with %v:\nprepared %v (%v)\ninlined  %v (%v)", q, args, got, gerr, want, werr)
+			if !sameAsUnprepared(t, ctx, conn, q, args) {
+				t.FailNow()
 			}
 		}
 	}
@@ -217,5 +225,35 @@ func TestPlanCacheInvalidation(t *testing.T) {
 	rows, err := answer(ctx, conn, quoted, 1)
 	if err != nil || len(rows) != 1 || rows[0] != "1 new" {
 		t.Fatalf("with ANSI_QUOTES: %v %v, want [1 new]", rows, err)
+	}
+}
+
+// TestPlanCacheRecheck runs statements whose plans rest on the shape of
+// their ranges, first with values that pin the index's column to one
+// value, then with values that do not: an IN list of one value twice
+// reads the index (k, c) in c's order, so the sort is left out (and
+// MIN(c) reads one row), which two values need again. The cache must
+// analyse the statement anew (a recheck) rather than run the plan
+// without its sort.
+func TestPlanCacheRecheck(t *testing.T) {
+	ctx := context.Background()
+	srv, admin := planCacheSetup(t)
+	conn := planCacheConn(t, srv)
+	mustExec(t, admin, "CREATE INDEX kc ON pc.t (k, c)")
+	rechecks := serverStatus(t, admin, "Percdb_plan_cache_recheck")
+	for _, q := range []string{
+		"SELECT c FROM t WHERE k IN (?, ?) ORDER BY c",
+		"SELECT c FROM t WHERE k IN (?, ?) ORDER BY c DESC LIMIT 3",
+		"SELECT MIN(c) FROM t WHERE k IN (?, ?)",
+		"SELECT id FROM t WHERE k IN (?, ?) ORDER BY id",
+		"SELECT id FROM t WHERE k IN (?, ?) ORDER BY id DESC LIMIT 4",
+		"SELECT MIN(id) FROM t WHERE k IN (?, ?)",
+	} {
+		for _, args := range [][]any{{11, 11}, {11, 11}, {11, 48}, {48, 11}, {48, 48}} {
+			sameAsUnprepared(t, ctx, conn, q, args)
+		}
+	}
+	if n := serverStatus(t, admin, "Percdb_plan_cache_recheck") - rechecks; n == 0 {
+		t.Errorf("no recheck")
 	}
 }
