@@ -102,6 +102,37 @@ type cachedStmt struct {
 	// never is set for a statement that is not a SELECT: the cache
 	// leaves it to GMS without a look.
 	never bool
+	// failed counts the analyses in a row whose plans could not be
+	// cached, under the catalog and epoch failedUnder: after
+	// maxUncacheable the statement goes to GMS without one until either
+	// changes (a plan's shape may depend on the values, so one failure
+	// does not condemn it).
+	failed      int
+	failedUnder failedKey
+}
+
+// failedKey is what a statement's plans were found uncacheable under.
+type failedKey struct {
+	catalog *catalogData
+	epoch   uint64
+}
+
+// maxUncacheable is how many analyses in a row may give a statement
+// plans that cannot be cached before the cache stops trying.
+const maxUncacheable = 4
+
+// giveUp reports whether the statement is known not to give cacheable
+// plans under key.
+func (st *cachedStmt) giveUp(key failedKey) bool {
+	return st.failed >= maxUncacheable && st.failedUnder == key
+}
+
+// uncacheable records an analysis under key whose plan was not cached.
+func (st *cachedStmt) uncacheable(key failedKey) {
+	if st.failedUnder != key {
+		st.failed, st.failedUnder = 0, key
+	}
+	st.failed++
 }
 
 // cachedPlan is one analysed plan and what it was analysed under.
@@ -240,6 +271,10 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 	}
 	db := s.GetCurrentDatabase()
 	epoch := s.fast.epoch.Load()
+	key := failedKey{catalog: cat, epoch: epoch}
+	if st.giveUp(key) {
+		return false, nil
+	}
 	s.ClearWarnings()
 	for i, p := range st.plans {
 		if p.catalog != cat || p.db != db || p.epoch != epoch || !paramTypesMatch(p.types, values) {
@@ -275,16 +310,19 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		// (A WHERE clause GMS found false for these values has no
 		// table left.)
 		stats.uncacheable.Add(1)
+		st.uncacheable(key)
 		return false, nil
 	}
 	p, ok := newCachedPlan(sctx, analyzed, values, params)
 	if !ok {
 		stats.uncacheable.Add(1)
+		st.uncacheable(key)
 		// Analysed already: run it once rather than analyse it again.
 		return true, h.runBound(ctx, bx, c, sctx, query, analyzed, callback)
 	}
 	p.catalog, p.db, p.epoch = cat, db, epoch
 	st.put(p)
+	st.failed = 0
 	stats.misses.Add(1)
 	return true, h.runBound(ctx, bx, c, sctx, query, analyzed, callback)
 }

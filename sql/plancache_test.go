@@ -257,3 +257,28 @@ func TestPlanCacheRecheck(t *testing.T) {
 		t.Errorf("no recheck")
 	}
 }
+
+// TestPlanCacheGivesUp runs a statement whose plan cannot be cached (a
+// subquery keeps its rows in the plan): the cache tries maxUncacheable
+// (4) times, then leaves it to GMS until the schema changes.
+func TestPlanCacheGivesUp(t *testing.T) {
+	ctx := context.Background()
+	srv, admin := planCacheSetup(t)
+	conn := planCacheConn(t, srv)
+	const q = "SELECT id FROM t WHERE k = (SELECT MAX(k) FROM t WHERE id < ?) ORDER BY id"
+	run := func() uint64 {
+		t.Helper()
+		before := serverStatus(t, admin, "Percdb_plan_cache_uncacheable")
+		for i := 0; i < 8; i++ {
+			sameAsUnprepared(t, ctx, conn, q, []any{20 + i})
+		}
+		return serverStatus(t, admin, "Percdb_plan_cache_uncacheable") - before
+	}
+	if n := run(); n != 4 {
+		t.Errorf("uncacheable analyses: %d, want 4", n)
+	}
+	mustExec(t, admin, "ALTER TABLE pc.t ADD COLUMN z INT")
+	if n := run(); n != 4 {
+		t.Errorf("uncacheable analyses after a schema change: %d, want 4", n)
+	}
+}
