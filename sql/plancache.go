@@ -33,8 +33,11 @@ import (
 // A statement's first execution (per parameter types) is bound and
 // analysed here rather than in GMS, with the parameters bound to literals
 // of percdb's making, so that the analysed plan can be searched for them
-// by identity. The plan is kept (cachedPlan) when it is a template that
-// new values can be put into without changing what it means:
+// by identity (and for the literals GMS's binder converts them to,
+// boundParams). The analysis leaves out the coprocessor pushdown, which
+// runBound applies to each execution's plan (its programs hold values).
+// The plan is kept (cachedPlan) when it is a template that new values can
+// be put into without changing what it means:
 //
 //   - it is made of nodes whose execution state lives in their iterators,
 //     not in the nodes (cacheableNode: projections, filters, table and
@@ -43,18 +46,18 @@ import (
 //     node, and a write plan GMS's triggers and foreign keys hang off;
 //     such plans are analysed every time, as before;
 //   - every parameter is still in the plan as the literal it was bound
-//     to: a rule that folded one, took its value (ORDER BY ?'s position)
-//     or converted it leaves a plan that depends on the value, which is
-//     not cached;
-//   - every static index read sits right under the Filter that holds the
-//     whole WHERE clause (percdb's lookups are not precise, so GMS keeps
+//     to (or the binder's conversion of it): a rule that folded one, took
+//     its value (ORDER BY ?'s position) or converted it leaves a plan
+//     that depends on the value, which is not cached;
+//   - every static index read sits right under the Filter (or a
+//     TableAlias under it) that holds the whole WHERE clause (percdb's lookups are not precise, so GMS keeps
 //     it), and its ranges can be derived from that filter again by
 //     rebuildLookup, which must give exactly GMS's ranges for the first
 //     execution's values.
 //
 // An execution with new values substitutes them for the literals
-// (expressions are rebuilt through WithChildren, so a HashInTuple's set is
-// built again) and derives each static index read's ranges from its
+// (expressions are rebuilt through WithChildren, and a HashInTuple, whose
+// WithChildren keeps the old set, with NewHashInTuple) and derives each static index read's ranges from its
 // filter again. Should the new ranges differ in shape from the cached ones
 // (another number of ranges, a column no longer pinned to one value, an
 // empty range), the plan's choices (the index, a sort left out because the
