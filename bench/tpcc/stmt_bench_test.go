@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"syscall"
 	"testing"
 
 	"github.com/percdb/percdb/sql/sqltest"
@@ -64,6 +65,8 @@ func benchTxn(b *testing.B, t TxnType) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ResetTimer()
 	for range b.N {
 		if err := r.draw(t, benchScale, 1, 1, false).run(ctx, s); err != nil && !errors.Is(err, errRollback) {
@@ -71,13 +74,18 @@ func benchTxn(b *testing.B, t TxnType) {
 		}
 	}
 	b.StopTimer()
+	// The process's CPU per transaction (server and client are both in
+	// it), which a loaded machine inflates less than the wall time.
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+	b.ReportMetric(float64(cpu)/1e3/float64(b.N), "cpu-us/op")
 	if os.Getenv("TPCC_BENCH_DIGESTS") != "" {
 		printDigests(b, db)
 	}
 }
 
-// printDigests logs the statement summary: where a transaction's time goes
-// statement by statement.
+// printDigests logs the statement summary, where a transaction's time goes
+// statement by statement, and the plan cache's counters.
 func printDigests(b *testing.B, db *sql.DB) {
 	rows, err := db.Query("SELECT DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_by_digest")
 	if err != nil {
@@ -101,6 +109,18 @@ func printDigests(b *testing.B, db *sql.DB) {
 	sort.Slice(all, func(i, j int) bool { return all[i].total > all[j].total })
 	for _, d := range all {
 		fmt.Printf("%8d x %8.1f us  %s\n", d.n, float64(d.total)/float64(d.n)/1e6, d.text)
+	}
+	var name, value string
+	status, err := db.Query("SHOW STATUS LIKE 'Percdb_plan_cache_%'")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer status.Close()
+	for status.Next() {
+		if err := status.Scan(&name, &value); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("%s %s\n", name, value)
 	}
 }
 
