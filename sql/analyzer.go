@@ -112,6 +112,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// A window over rows of no columns partitions them one by one
 	// (compat_window.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})
+	// The plan cache's templates leave out the process list's progress
+	// tracking, whose callbacks would report to the first execution's
+	// process (plancache.go).
+	wrapRule(a, "trackProcess", skipInPlanTemplate)
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p)
 	return a

@@ -57,7 +57,9 @@ const coprUserVar = "percdb_coprocessor"
 // coprPushdown is the analyzer rule; see the comment at the top of the
 // file.
 func coprPushdown(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	if !scope.IsEmpty() || !coprEnabled(ctx) {
+	if !scope.IsEmpty() || !coprEnabled(ctx) || planTemplate(ctx) {
+		// (The plan cache pushes down each execution's own plan,
+		// plancache.go.)
 		// Inside a subquery, execution indexes are offset by the outer
 		// scope's row.
 		return n, transform.SameTree, nil
@@ -125,7 +127,13 @@ func coprEnabled(ctx *gsql.Context) bool {
 	if ctx == nil || ctx.Session == nil {
 		return true
 	}
-	_, v, err := ctx.GetUserVariable(ctx, coprUserVar)
+	return userVarOn(ctx, coprUserVar)
+}
+
+// userVarOn reports whether the session's user variable name, a switch of
+// percdb's, is on: unset, or set to anything but 0 or OFF.
+func userVarOn(ctx *gsql.Context, name string) bool {
+	_, v, err := ctx.GetUserVariable(ctx, name)
 	if err != nil || v == nil {
 		return true
 	}
@@ -135,8 +143,7 @@ func coprEnabled(ctx *gsql.Context) bool {
 	case bool:
 		return v
 	}
-	s := fmt.Sprint(v)
-	return s != "0"
+	return fmt.Sprint(v) != "0"
 }
 
 // scanned returns the percdb table a read reads, nil when n is not one

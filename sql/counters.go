@@ -1,5 +1,7 @@
 package sql
 
+import "sync/atomic"
+
 // nodeCounter is one of the node's counters (or gauges) as both of its
 // views show it: SHOW STATUS under status, /metrics on the status port as
 // the Prometheus family metric, with label=labelValue when label is set.
@@ -26,6 +28,7 @@ const (
 	helpFastFall                 = "Statements the fast path left to go-mysql-server, by reason."
 	helpFastAvoided              = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
 	helpFastPlans                = "Plans in the fast path's plan cache."
+	helpPlanCache                = "Executions of prepared statements on the go-mysql-server path, by what the plan cache did: hit (ran a cached plan), miss (analysed and cached the plan), uncacheable (analysed, the plan cannot be cached), recheck (new values changed a cached plan's ranges, analysed afresh)."
 	helpOracleCalls              = "Timestamps fetched from the oracle by the transaction layer."
 	helpTxns                     = "Transaction outcomes: committed (read-only ones included), rolled_back, conflicted (a write conflict at commit, MySQL 1213), failed (any other commit error)."
 	helpCommitPhases             = "Committed transactions that wrote, by protocol: 1pc (prewrite and commit in one request) or 2pc."
@@ -53,6 +56,13 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 			out = append(out, nodeCounter{status: statusFallPrefix + reasonNames[r], metric: "percdb_fastpath_fallthroughs_total",
 				help: helpFastFall, label: "reason", labelValue: reasonNames[r], value: fp.fallthroughs[r].Load()})
 		}
+	}
+	for _, c := range []struct {
+		outcome string
+		n       *atomic.Uint64
+	}{{"hit", &p.plans.hits}, {"miss", &p.plans.misses}, {"uncacheable", &p.plans.uncacheable}, {"recheck", &p.plans.rechecks}} {
+		out = append(out, nodeCounter{status: "Percdb_plan_cache_" + c.outcome, metric: "percdb_plan_cache_executions_total",
+			help: helpPlanCache, label: "outcome", labelValue: c.outcome, value: c.n.Load()})
 	}
 	st := p.store.Stats()
 	for _, c := range []struct {

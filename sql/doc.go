@@ -31,6 +31,14 @@
 // commit, by Percolator's two phases (or one, for a small transaction in
 // one region).
 //
+// A prepared statement that the fast path does not run is analysed once
+// per parameter types and its plan reused with each execution's values
+// (plancache.go, per session): the values are put into the plan's
+// literals and its index reads' ranges derived again from its filters; a
+// plan whose shape the values would change, or that holds state of an
+// execution (subqueries, hash lookups), is analysed every time by GMS, as
+// is everything after a schema change or a SET.
+//
 // # Transactions
 //
 // Session implements sql.TransactionSession. GMS starts a transaction

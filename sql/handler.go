@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	sqle "github.com/dolthub/go-mysql-server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
@@ -35,6 +36,11 @@ type handler struct {
 	// processes is GMS's process list, for SHOW PROCESSLIST
 	// (processlist.go).
 	processes gsql.ProcessList
+	// engine is GMS's engine, whose binder and analyzer the plan cache of
+	// prepared statements calls (plancache.go); memory is the memory
+	// manager of the contexts it analyses in.
+	engine *sqle.Engine
+	memory *gsql.MemoryManager
 }
 
 // sessionRegistry maps connection IDs to percdb sessions, so that the
@@ -307,7 +313,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 }
 
 // ComStmtExecute implements mysql.Handler. The statements of the fast
-// path (fastpath_handler.go) run there; everything else goes to GMS.
+// path (fastpath_handler.go) run there; the others from the session's
+// plan cache (plancache.go) when their plans can be cached, through GMS
+// otherwise.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	callback = binaryFilter(callback)
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
@@ -317,6 +325,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 				return err
 			}
 			callback = next
+			if ok, err := h.cachedExecute(ctx, c, s, prepare, callback); ok {
+				return err
+			}
 		}
 		return h.Handler.ComStmtExecute(ctx, c, prepare, h.statusFilter(c, callback))
 	})

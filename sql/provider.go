@@ -33,6 +33,8 @@ type DatabaseProvider struct {
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath
+	// plans counts the uses of the sessions' plan caches (plancache.go).
+	plans planCacheStats
 	// rowCounts are the tables' row counts for the planner and
 	// information_schema (stats.go).
 	rowCounts *rowCounts

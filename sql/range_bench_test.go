@@ -24,11 +24,11 @@ const sbtestTable = `CREATE TABLE sbtest.sbtest1 (
 // secondary index k, as prepared statements on an in-process server over
 // a 10,000-row sbtest table, one query per iteration. Besides the wall
 // time it reports the process's CPU time per query (cpu-us/op), which a
-// loaded machine inflates less:
+// loaded machine inflates less. Each query runs with the plan cache of
+// prepared statements on and off (plancache.go):
 //
 //	go test ./sql -run '^$' -bench RangeQueries -benchtime 2000x -cpuprofile cpu.out
 func BenchmarkRangeQueries(b *testing.B) {
-	ctx := context.Background()
 	srv := startServerConfig(b, percsql.Config{})
 	admin := openDB(b, srv, "")
 	mustExec(b, admin, "CREATE DATABASE sbtest", sbtestTable)
@@ -60,44 +60,56 @@ func BenchmarkRangeQueries(b *testing.B) {
 		{"k-sum", "SELECT SUM(id) FROM sbtest1 WHERE k BETWEEN ? AND ?"},
 	}
 	for _, q := range queries {
-		b.Run(q.name, func(b *testing.B) {
-			db := openDB(b, srv, "sbtest")
-			db.SetMaxOpenConns(1)
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
-			st, err := conn.PrepareContext(ctx, q.sql)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			run := func(i int) {
-				lo := (i*7919)%(rows-100) + 1
-				rs, err := st.QueryContext(ctx, lo, lo+99)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for rs.Next() {
-					n++
-				}
-				if err := rs.Err(); err != nil {
-					b.Fatal(err)
-				}
-				rs.Close()
-				if n == 0 {
-					b.Fatal("no rows")
-				}
-			}
-			run(0)
-			cpu := processCPU()
-			b.ResetTimer()
-			for i := range b.N {
-				run(i)
-			}
-			b.ReportMetric(float64(processCPU()-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-us/op")
-		})
+		for _, cache := range []string{"on", "off"} {
+			b.Run(q.name+"/plancache="+cache, func(b *testing.B) {
+				benchRangeQuery(b, srv, q.sql, cache, rows)
+			})
+		}
 	}
+}
+
+// benchRangeQuery runs the prepared query of two parameters (lo, lo+99)
+// from one connection, with the plan cache on or off.
+func benchRangeQuery(b *testing.B, srv *percsql.Server, query, cache string, rows int) {
+	ctx := context.Background()
+	db := openDB(b, srv, "sbtest")
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET @percdb_plan_cache = "+cache); err != nil {
+		b.Fatal(err)
+	}
+	st, err := conn.PrepareContext(ctx, query)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	run := func(i int) {
+		lo := (i*7919)%(rows-100) + 1
+		rs, err := st.QueryContext(ctx, lo, lo+99)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rs.Next() {
+			n++
+		}
+		if err := rs.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rs.Close()
+		if n == 0 {
+			b.Fatal("no rows")
+		}
+	}
+	run(0)
+	cpu := processCPU()
+	b.ResetTimer()
+	for i := range b.N {
+		run(i)
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-us/op")
 }

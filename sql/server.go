@@ -354,7 +354,8 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		RequireSecureTransport:  cfg.RequireSecureTransport,
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
-		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList}
+		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList,
+			engine: s.engine, memory: gsql.NewMemoryManager(nil)}
 		limits := &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}
 		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
 			logger: cfg.KV.Logger, openConns: &s.openConns, recentSlow: s.recentSlow}, nil

@@ -73,6 +73,9 @@ type Session struct {
 	// activity is what the session is doing, for the process list
 	// (processlist.go).
 	activity sessionActivity
+	// plans are the analysed plans of its prepared statements
+	// (plancache.go).
+	plans planCache
 }
 
 // endedTxn is a finished transaction's timestamps (0 for none).

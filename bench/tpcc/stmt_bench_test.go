@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"syscall"
 	"testing"
 
 	"github.com/percdb/percdb/sql/sqltest"
@@ -19,7 +20,7 @@ import (
 var benchScale = Scale{Warehouses: 1, Items: 2000, Districts: 10, Customers: 300, NewOrders: 90}
 
 // benchTxn runs transactions of type t from one connection, the
-// per-statement cost of New-Order and Payment without contention.
+// per-statement cost of each transaction type without contention.
 func benchTxn(b *testing.B, t TxnType) {
 	srv := sqltest.Start(b, "")
 	ctx := context.Background()
@@ -34,6 +35,13 @@ func benchTxn(b *testing.B, t TxnType) {
 	defer s.drop()
 	if err := s.ensure(ctx); err != nil {
 		b.Fatal(err)
+	}
+	// TPCC_BENCH_PLANCACHE=off runs GMS's statements without the plan
+	// cache of prepared statements, for a comparison in one sitting.
+	if v := os.Getenv("TPCC_BENCH_PLANCACHE"); v != "" {
+		if _, err := s.conn.ExecContext(ctx, "SET @percdb_plan_cache = '"+v+"'"); err != nil {
+			b.Fatal(err)
+		}
 	}
 	r := NewRand(11, NewConstants(7))
 	// Warm up: prepare every statement and fill the plan caches.
@@ -57,6 +65,8 @@ func benchTxn(b *testing.B, t TxnType) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ResetTimer()
 	for range b.N {
 		if err := r.draw(t, benchScale, 1, 1, false).run(ctx, s); err != nil && !errors.Is(err, errRollback) {
@@ -64,13 +74,18 @@ func benchTxn(b *testing.B, t TxnType) {
 		}
 	}
 	b.StopTimer()
+	// The process's CPU per transaction (server and client are both in
+	// it), which a loaded machine inflates less than the wall time.
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+	b.ReportMetric(float64(cpu)/1e3/float64(b.N), "cpu-us/op")
 	if os.Getenv("TPCC_BENCH_DIGESTS") != "" {
 		printDigests(b, db)
 	}
 }
 
-// printDigests logs the statement summary: where a transaction's time goes
-// statement by statement.
+// printDigests logs the statement summary, where a transaction's time goes
+// statement by statement, and the plan cache's counters.
 func printDigests(b *testing.B, db *sql.DB) {
 	rows, err := db.Query("SELECT DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_by_digest")
 	if err != nil {
@@ -95,7 +110,22 @@ func printDigests(b *testing.B, db *sql.DB) {
 	for _, d := range all {
 		fmt.Printf("%8d x %8.1f us  %s\n", d.n, float64(d.total)/float64(d.n)/1e6, d.text)
 	}
+	var name, value string
+	status, err := db.Query("SHOW STATUS LIKE 'Percdb_plan_cache_%'")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer status.Close()
+	for status.Next() {
+		if err := status.Scan(&name, &value); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("%s %s\n", name, value)
+	}
 }
 
-func BenchmarkNewOrder(b *testing.B) { benchTxn(b, NewOrder) }
-func BenchmarkPayment(b *testing.B)  { benchTxn(b, Payment) }
+func BenchmarkNewOrder(b *testing.B)    { benchTxn(b, NewOrder) }
+func BenchmarkPayment(b *testing.B)     { benchTxn(b, Payment) }
+func BenchmarkOrderStatus(b *testing.B) { benchTxn(b, OrderStatus) }
+func BenchmarkDelivery(b *testing.B)    { benchTxn(b, Delivery) }
+func BenchmarkStockLevel(b *testing.B)  { benchTxn(b, StockLevel) }
