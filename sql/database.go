@@ -243,7 +243,7 @@ func (d *Database) GetViewDefinition(ctx *gsql.Context, name string) (gsql.ViewD
 	if !ok {
 		return gsql.ViewDefinition{}, false, nil
 	}
-	return v.toGMS(), true, nil
+	return viewToGMS(v), true, nil
 }
 
 // AllViews implements sql.ViewDatabase.
@@ -255,12 +255,12 @@ func (d *Database) AllViews(ctx *gsql.Context) ([]gsql.ViewDefinition, error) {
 	views := cat.sortedViews(d.def.ID)
 	out := make([]gsql.ViewDefinition, len(views))
 	for i, v := range views {
-		out[i] = v.toGMS()
+		out[i] = viewToGMS(v)
 	}
 	return out, nil
 }
 
-func (v *ViewDef) toGMS() gsql.ViewDefinition {
+func viewToGMS(v *ViewDef) gsql.ViewDefinition {
 	return gsql.ViewDefinition{
 		Name:                v.Name,
 		TextDefinition:      v.TextDefinition,

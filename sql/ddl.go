@@ -269,20 +269,6 @@ func (t *Transaction) liftFences(ctx context.Context) {
 	}
 }
 
-// schemaChangeInProgress names the schema change working on the table,
-// or is empty.
-func (td *TableDef) schemaChangeInProgress() string {
-	if td.Fence != "" {
-		return td.Fence
-	}
-	for _, ix := range td.Indexes {
-		if !ix.public() {
-			return "CREATE INDEX " + ix.Name
-		}
-	}
-	return ""
-}
-
 // errTableGone: the table a schema change step works on was dropped or
 // replaced by another DDL.
 var errTableGone = errors.New("the table was dropped or replaced while its schema changed")

@@ -37,72 +37,11 @@ import (
 // again. The foreign keys that reference a table are found through an
 // index of the catalog built on first use (catalogData.referencingFKs).
 
-// ForeignKeyDef is the stored definition of a foreign key, kept in the
-// child table's definition.
-type ForeignKeyDef struct {
-	Name          string   `json:"name"`
-	Columns       []string `json:"columns"`
-	ParentDB      string   `json:"parent_db"`
-	ParentTable   string   `json:"parent_table"`
-	ParentColumns []string `json:"parent_columns"`
-	// OnUpdate and OnDelete are "CASCADE", "SET NULL" or "RESTRICT";
-	// empty is MySQL 8's default, NO ACTION (the same as RESTRICT in
-	// InnoDB), which SHOW CREATE TABLE does not print.
-	OnUpdate string `json:"on_update,omitempty"`
-	OnDelete string `json:"on_delete,omitempty"`
-}
-
-// clone returns a copy that may be changed.
-func (fk ForeignKeyDef) clone() ForeignKeyDef {
-	fk.Columns = append([]string(nil), fk.Columns...)
-	fk.ParentColumns = append([]string(nil), fk.ParentColumns...)
-	return fk
-}
-
-// fkRef is one foreign key in the catalog: the child's database name,
-// the child table and the key.
-type fkRef struct {
-	childDB string
-	child   *TableDef
-	fk      *ForeignKeyDef
-}
-
-// fkRefKey names a referenced table in catalogData.referencing.
-func fkRefKey(db, table string) string {
-	return strings.ToLower(db) + "\x00" + strings.ToLower(table)
-}
-
-// referencingFKs returns the foreign keys that reference table of
-// database db, self-references included. The index it builds is kept:
-// it must not be called on a catalog a DDL is still changing.
-func (c *catalogData) referencingFKs(db, table string) []fkRef {
-	c.referencingOnce.Do(func() {
-		c.referencing = make(map[string][]fkRef)
-		// In name order, so that errors name the same key every time.
-		for _, d := range c.sortedDatabases() {
-			for _, t := range c.sortedTables(d.ID) {
-				for i := range t.ForeignKeys {
-					fk := &t.ForeignKeys[i]
-					k := fkRefKey(fk.ParentDB, fk.ParentTable)
-					c.referencing[k] = append(c.referencing[k], fkRef{childDB: d.Name, child: t, fk: fk})
-				}
-			}
-		}
-	})
-	return c.referencing[fkRefKey(db, table)]
-}
-
-// hasForeignKeys reports whether table def of database db declares a
-// foreign key or is referenced by one.
-func (c *catalogData) hasForeignKeys(db string, def *TableDef) bool {
-	return len(def.ForeignKeys) > 0 || len(c.referencingFKs(db, def.Name)) > 0
-}
-
 // checkNoOutsideReferences refuses to drop database db while a table of
 // another database references one of its tables (MySQL's 3730). It runs
 // on a catalog a DDL is changing, so it does not build the index of
 // referencing keys (referencingFKs), which would go stale.
-func (c *catalogData) checkNoOutsideReferences(db *DatabaseDef) error {
+func checkNoOutsideReferences(c *catalogData, db *DatabaseDef) error {
 	for _, d := range c.sortedDatabases() {
 		if d.ID == db.ID {
 			continue
@@ -127,36 +66,11 @@ func errDropReferenced(parent, fk, child string) error {
 	return mysql.NewSQLError(codeFKCannotDropParent, stateGeneral, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", parent, fk, child)
 }
 
-// findForeignKey returns the foreign key named name declared by a table
-// named table, preferring database db.
-func (c *catalogData) findForeignKey(db, table, name string) (fkRef, bool) {
-	var found fkRef
-	ok := false
-	for _, d := range c.sortedDatabases() {
-		t, has := c.table(d.ID, table)
-		if !has {
-			continue
-		}
-		for i := range t.ForeignKeys {
-			if strings.EqualFold(t.ForeignKeys[i].Name, name) {
-				ref := fkRef{childDB: d.Name, child: t, fk: &t.ForeignKeys[i]}
-				if strings.EqualFold(d.Name, db) {
-					return ref, true
-				}
-				if !ok {
-					found, ok = ref, true
-				}
-			}
-		}
-	}
-	return found, ok
-}
-
-// toGMS returns the foreign key as GMS describes it. A stored foreign
+// foreignKeyToGMS returns the foreign key as GMS describes it. A stored foreign
 // key is always resolved: percdb checks it at creation (unless
 // foreign_key_checks is 0, when MySQL does not check it later either),
 // and a missing parent is reported at the first write.
-func (fk *ForeignKeyDef) toGMS(childDB, child string) gsql.ForeignKeyConstraint {
+func foreignKeyToGMS(fk *ForeignKeyDef, childDB, child string) gsql.ForeignKeyConstraint {
 	return gsql.ForeignKeyConstraint{
 		Name:           fk.Name,
 		Database:       childDB,
@@ -254,7 +168,7 @@ func (t *Table) GetDeclaredForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyCons
 	}
 	out := make([]gsql.ForeignKeyConstraint, len(def.ForeignKeys))
 	for i := range def.ForeignKeys {
-		out[i] = def.ForeignKeys[i].toGMS(t.db.def.Name, def.Name)
+		out[i] = foreignKeyToGMS(&def.ForeignKeys[i], t.db.def.Name, def.Name)
 	}
 	return out, nil
 }
@@ -268,7 +182,7 @@ func (t *Table) GetReferencedForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyCo
 	refs := cat.referencingFKs(t.db.def.Name, t.Name())
 	out := make([]gsql.ForeignKeyConstraint, len(refs))
 	for i, r := range refs {
-		out[i] = r.fk.toGMS(r.childDB, r.child.Name)
+		out[i] = foreignKeyToGMS(r.fk, r.childDB, r.child.Name)
 	}
 	return out, nil
 }
@@ -572,7 +486,7 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 		}
 		desc := fmt.Sprintf("%s.%s, CONSTRAINT %s", quoteName(db), quoteName(m[3]), quoteName(m[2]))
 		if ref, ok := cat.findForeignKey(db, m[3], m[2]); ok {
-			desc = ref.describe()
+			desc = describeForeignKey(ref)
 		}
 		// Else the key is being added (ALTER TABLE ... ADD FOREIGN KEY
 		// over rows without a parent): MySQL names it as it can, too.
@@ -611,8 +525,8 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 	return err
 }
 
-// describe prints the foreign key as InnoDB does in errors 1451 and 1452.
-func (r fkRef) describe() string {
+// describeForeignKey prints the foreign key as InnoDB does in errors 1451 and 1452.
+func describeForeignKey(r fkRef) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s.%s, CONSTRAINT %s FOREIGN KEY (%s) REFERENCES ", quoteName(r.childDB), quoteName(r.child.Name), quoteName(r.fk.Name), quoteNames(r.fk.Columns))
 	if !strings.EqualFold(r.fk.ParentDB, r.childDB) {

@@ -27,13 +27,6 @@ import (
 // writers of the older one, so a transaction that commits after Watch
 // returns notifies.
 
-// ObserverDef is an observer's watch on a table: its name and the IDs of
-// the columns it watches (empty: every column).
-type ObserverDef struct {
-	Name    string  `json:"name"`
-	Columns []int64 `json:"columns,omitempty"`
-}
-
 // Watch records that observer watches columns (names; none: every
 // column) of table ("db.table"): from its return on, every committed
 // insert or delete of a row, and every update changing one of columns,
@@ -105,47 +98,6 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 		}
 		return putTableDef(c, k, nd)
 	})
-}
-
-// watches describes def's observers to the executor, whose
-// Table.Validate checks them (a watched column the table lacks has offset
-// -1).
-func (def *TableDef) watches() []executor.Watch {
-	if len(def.Observers) == 0 {
-		return nil
-	}
-	out := make([]executor.Watch, len(def.Observers))
-	for i, o := range def.Observers {
-		out[i].Observer = o.Name
-		for _, id := range o.Columns {
-			_, ord, _ := def.column(id)
-			out[i].Columns = append(out[i].Columns, ord)
-		}
-	}
-	return out
-}
-
-// keepObservers drops the columns that a rewrite dropped from the
-// watches of def, and the watches left without any of the columns they
-// named.
-func (def *TableDef) keepObservers(kept map[int64]bool) {
-	var out []ObserverDef
-	for _, o := range def.Observers {
-		if len(o.Columns) == 0 {
-			out = append(out, o)
-			continue
-		}
-		var cols []int64
-		for _, id := range o.Columns {
-			if kept[id] {
-				cols = append(cols, id)
-			}
-		}
-		if len(cols) > 0 {
-			out = append(out, ObserverDef{Name: o.Name, Columns: cols})
-		}
-	}
-	def.Observers = out
 }
 
 // ObserverTxns begins and ends the transactions of observer runs that

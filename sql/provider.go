@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -180,7 +179,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		}
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		if checks {
-			if err := c.checkNoOutsideReferences(def); err != nil {
+			if err := checkNoOutsideReferences(c, def); err != nil {
 				return err
 			}
 		}
@@ -212,90 +211,6 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 // defaultCollationID is DefaultCollation as a GMS collation.
 func defaultCollationID() gsql.CollationID {
 	return gsql.Collation_utf8mb4_0900_ai_ci
-}
-
-// catalogCache keeps the most recent catalog a transaction loaded, so that
-// transactions that see the same schema version share it instead of
-// scanning the catalog again.
-type catalogCache struct {
-	mu  sync.Mutex
-	cur *catalogData
-}
-
-// load returns the catalog at k's snapshot: one read of the version key,
-// and a scan of the catalog only when the version is not the cached one.
-func (cc *catalogCache) load(ctx context.Context, k *txn.Txn) (*catalogData, error) {
-	version, err := readVersion(ctx, k.Get)
-	if err != nil {
-		return nil, err
-	}
-	if cur := cc.cached(); cur != nil && cur.version == version {
-		return cur, nil
-	}
-	c := newCatalogData(version)
-	it, err := k.Iter(ctx, prefixCatalog, tablecodec.PrefixNext(prefixCatalog))
-	if err != nil {
-		return nil, fmt.Errorf("scan catalog: %w", err)
-	}
-	defer it.Close()
-	for it.Valid() {
-		if err := c.decodeEntry(it.Key(), it.Value()); err != nil {
-			return nil, err
-		}
-		if err := it.Next(ctx); err != nil {
-			return nil, fmt.Errorf("scan catalog: %w", err)
-		}
-	}
-	cc.offer(c)
-	return c, nil
-}
-
-// cached returns the cached catalog, or nil.
-func (cc *catalogCache) cached() *catalogData {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.cur
-}
-
-// readVersion reads the schema version with get (0 before the first DDL).
-func readVersion(ctx context.Context, get func(context.Context, []byte) ([]byte, bool, error)) (uint64, error) {
-	raw, found, err := get(ctx, keyVersion)
-	if err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	if !found {
-		return 0, nil
-	}
-	return decodeUint64("schema version", raw)
-}
-
-// offer caches c if it is newer than the cached catalog.
-func (cc *catalogCache) offer(c *catalogData) {
-	cc.mu.Lock()
-	if cc.cur == nil || c.version > cc.cur.version {
-		cc.cur = c
-	}
-	cc.mu.Unlock()
-}
-
-// nextCatalogID hands out the next database or table ID from the meta
-// counter, inside the DDL's transaction.
-func nextCatalogID(ctx context.Context, k *txn.Txn) (int64, error) {
-	raw, found, err := k.Get(ctx, keyNextID)
-	if err != nil {
-		return 0, fmt.Errorf("read next ID: %w", err)
-	}
-	var last uint64
-	if found {
-		if last, err = decodeUint64("next ID", raw); err != nil {
-			return 0, err
-		}
-	}
-	last++
-	if err := k.Set(keyNextID, encodeUint64(last)); err != nil {
-		return 0, fmt.Errorf("write next ID: %w", err)
-	}
-	return int64(last), nil
 }
 
 // deleteRange deletes every key in [start, end) inside the transaction.

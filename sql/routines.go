@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -36,18 +35,7 @@ const (
 	stateSyntax               = "42000"
 )
 
-// ProcedureDef is the stored definition of a stored procedure.
-type ProcedureDef struct {
-	Name string `json:"name"`
-	// Create is the CREATE PROCEDURE statement as the client sent it.
-	Create     string    `json:"create"`
-	CreatedAt  time.Time `json:"created_at"`
-	ModifiedAt time.Time `json:"modified_at"`
-	// SQLMode is the sql_mode the statement was parsed under.
-	SQLMode string `json:"sql_mode,omitempty"`
-}
-
-func (p *ProcedureDef) toGMS() gsql.StoredProcedureDetails {
+func procedureToGMS(p *ProcedureDef) gsql.StoredProcedureDetails {
 	return gsql.StoredProcedureDetails{
 		Name:            p.Name,
 		CreateStatement: p.Create,
@@ -67,7 +55,7 @@ func (d *Database) GetStoredProcedure(ctx *gsql.Context, name string) (gsql.Stor
 	if !ok {
 		return gsql.StoredProcedureDetails{}, false, nil
 	}
-	return p.toGMS(), true, nil
+	return procedureToGMS(p), true, nil
 }
 
 // GetStoredProcedures implements sql.StoredProcedureDatabase: the
@@ -80,7 +68,7 @@ func (d *Database) GetStoredProcedures(ctx *gsql.Context) ([]gsql.StoredProcedur
 	defs := sortedByName(cat.procedures[d.def.ID], func(p *ProcedureDef) string { return p.Name })
 	out := make([]gsql.StoredProcedureDetails, len(defs))
 	for i, p := range defs {
-		out[i] = p.toGMS()
+		out[i] = procedureToGMS(p)
 	}
 	return out, nil
 }
@@ -127,14 +115,6 @@ func (d *Database) DropStoredProcedure(ctx *gsql.Context, name string) error {
 		delete(c.procedures[d.def.ID], strings.ToLower(p.Name))
 		return nil
 	})
-}
-
-func proceduresPrefix(dbID int64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixProcedure...), uint64(dbID))
-}
-
-func procedureKey(dbID int64, name string) []byte {
-	return append(proceduresPrefix(dbID), strings.ToLower(name)...)
 }
 
 // GetEvent implements gsql.EventDatabase: there are none.

@@ -2,11 +2,8 @@ package sql
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"sort"
 	"strings"
-	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -45,33 +42,9 @@ const (
 	msgReferencedTriggerMissing  = "Referenced trigger '%s' for the given action time and event type does not exist."
 )
 
-// TriggerDef is the stored definition of a trigger.
-type TriggerDef struct {
-	// ID is taken from the catalog's ID counter when the trigger is
-	// created, so it orders a database's triggers by creation: GMS runs
-	// triggers of the same table, time and event in the order it gets
-	// them, unless FOLLOWS or PRECEDES says otherwise.
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-	// Table is the name of the table the trigger is on, in the trigger's
-	// database.
-	Table string `json:"table"`
-	// Timing ("before", "after") and Event ("insert", "update",
-	// "delete") say when it runs.
-	Timing string `json:"timing"`
-	Event  string `json:"event"`
-	// Create is the CREATE TRIGGER statement, as the client sent it
-	// except for the table name, which RENAME TABLE rewrites.
-	Create    string    `json:"create"`
-	CreatedAt time.Time `json:"created_at"`
-	// SQLMode is the sql_mode the statement was parsed under (ANSI_QUOTES
-	// changes how it parses).
-	SQLMode string `json:"sql_mode,omitempty"`
-}
-
 var _ gsql.TriggerDatabase = (*Database)(nil)
 
-func (t *TriggerDef) toGMS() gsql.TriggerDefinition {
+func triggerToGMS(t *TriggerDef) gsql.TriggerDefinition {
 	return gsql.TriggerDefinition{
 		Name:            t.Name,
 		CreateStatement: t.Create,
@@ -100,7 +73,7 @@ func (d *Database) GetTriggers(ctx *gsql.Context) ([]gsql.TriggerDefinition, err
 	qualify := !strings.EqualFold(ctx.GetCurrentDatabase(), d.def.Name)
 	out := make([]gsql.TriggerDefinition, len(defs))
 	for i, t := range defs {
-		out[i] = t.toGMS()
+		out[i] = triggerToGMS(t)
 		if qualify {
 			if out[i].CreateStatement, err = retargetTrigger(t.Create, t.SQLMode, d.def.Name, t.Table); err != nil {
 				return nil, err
@@ -296,45 +269,4 @@ func retargetTrigger(create, sqlMode, db, table string) (string, error) {
 // as an identifier.
 func quoteIdentifier(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}
-
-// Trigger keys and the catalog's triggers.
-
-func triggersPrefix(dbID int64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixTrigger...), uint64(dbID))
-}
-
-func triggerKey(dbID int64, name string) []byte {
-	return append(triggersPrefix(dbID), strings.ToLower(name)...)
-}
-
-// trigger returns the trigger named name in database dbID.
-func (c *catalogData) trigger(dbID int64, name string) (*TriggerDef, bool) {
-	t, ok := c.triggers[dbID][strings.ToLower(name)]
-	return t, ok
-}
-
-// putTrigger records t under database dbID.
-func (c *catalogData) putTrigger(dbID int64, t *TriggerDef) { putNamed(c.triggers, dbID, t.Name, t) }
-
-// sortedTriggers returns the triggers of database dbID in the order they
-// were created.
-func (c *catalogData) sortedTriggers(dbID int64) []*TriggerDef {
-	m := c.triggers[dbID]
-	out := make([]*TriggerDef, 0, len(m))
-	for _, t := range m {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// hasTriggers reports whether table of database dbID has a trigger.
-func (c *catalogData) hasTriggers(dbID int64, table string) bool {
-	for _, t := range c.triggers[dbID] {
-		if strings.EqualFold(t.Table, table) {
-			return true
-		}
-	}
-	return false
 }
