@@ -245,15 +245,15 @@ func (p *DatabaseProvider) openFeed(ctx context.Context, st changefeedStmt) (*fe
 	if err != nil {
 		return nil, 0, toSQLError(err)
 	}
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	if err != nil {
 		return nil, 0, err
 	}
-	db, ok := c.database(st.db)
+	db, ok := c.Database(st.db)
 	if !ok {
 		return nil, 0, gsql.CastSQLError(gsql.ErrDatabaseNotFound.New(st.db))
 	}
-	def, ok := c.table(db.ID, st.table)
+	def, ok := c.Table(db.ID, st.table)
 	if !ok {
 		return nil, 0, gsql.CastSQLError(gsql.ErrTableNotFound.New(st.table))
 	}
@@ -264,7 +264,7 @@ func (p *DatabaseProvider) openFeed(ctx context.Context, st changefeedStmt) (*fe
 	}
 	f := &feed{p: p, name: db.Name + "." + def.Name, m: m, gctx: gctx}
 	for _, id := range def.PrimaryKey {
-		_, ord, _ := def.column(id)
+		_, ord, _ := def.Column(id)
 		f.pkOrd = append(f.pkOrd, ord)
 	}
 	return f, now, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -187,7 +188,7 @@ func (p *DatabaseProvider) runCheckTable(ctx context.Context, currentDB string, 
 		return nil, toSQLError(err)
 	}
 	defer func() { _ = k.Rollback(ctx) }()
-	cat, err := p.catalogs.load(ctx, k)
+	cat, err := p.catalogs.Load(ctx, k)
 	if err != nil {
 		return nil, toSQLError(err)
 	}
@@ -211,10 +212,10 @@ func (p *DatabaseProvider) runCheckTable(ctx context.Context, currentDB string, 
 			return nil, mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
 		}
 		full := dbName + "." + tn.Name.O
-		db, ok := cat.database(dbName)
-		var def *TableDef
+		db, ok := cat.Database(dbName)
+		var def *catalog.TableDef
 		if ok {
-			def, ok = cat.table(db.ID, tn.Name.O)
+			def, ok = cat.Table(db.ID, tn.Name.O)
 		}
 		if !ok {
 			if admin {

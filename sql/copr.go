@@ -167,7 +167,7 @@ func scanned(ctx *gsql.Context, n gsql.Node) (t *Table, access *plan.IndexedTabl
 			return nil, nil
 		}
 	}
-	if t == nil || t.meta.def.temporary || t.meta.schema.Schema.HasVirtualColumns() {
+	if t == nil || t.meta.def.Temporary || t.meta.schema.Schema.HasVirtualColumns() {
 		return nil, nil
 	}
 	if t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil {

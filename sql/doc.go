@@ -68,7 +68,7 @@
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
 // constraints, foreign keys, fk.go), views, triggers and stored procedures are JSON definitions
-// under the meta prefix "m" (catalog.go; GMS parses and runs triggers and
+// under the meta prefix "m" (package catalog; GMS parses and runs triggers and
 // procedures from their stored statements, trigger.go, routines.go). A DDL statement changes them in its own transaction, with
 // the data it moves (an index backfill, a table rewrite, the rows of a
 // dropped table), and bumps the schema version key, so concurrent DDLs
@@ -77,7 +77,7 @@
 // that version, loading it only when the version is new. Table and index
 // IDs come from a counter in the same key space. AUTO_INCREMENT values
 // and hidden row IDs come from per-table allocators that reserve batches
-// of IDs in transactions of their own (autoinc.go).
+// of IDs in transactions of their own (catalog.Allocators).
 //
 // A table's definition also holds the watches of Percolator observers
 // (package observe; observers.go): the executor's row writes mark the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -102,7 +103,7 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 	et := e.t.meta.exec
 	var h tablecodec.Handle
 	if et.HandleKind == executor.HandleRowID {
-		id, err := e.t.db.provider.ids.get(et.ID, allocRowID, 1).alloc(ctx)
+		id, err := e.t.db.provider.ids.Get(et.ID, catalog.KindRowID, 1).Alloc(ctx)
 		if err != nil {
 			return toSQLError(err)
 		}
@@ -248,7 +249,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !t.meta.def.temporary && !tx.createdHere(t.meta.def.ID) && !tx.ownsFence(t.meta.def.ID) {
+	if !t.meta.def.Temporary && !tx.createdHere(t.meta.def.ID) && !tx.ownsFence(t.meta.def.ID) {
 		return 0, t.truncateByNewID(ctx)
 	}
 	k, err := tx.writable(ctx)
@@ -266,7 +267,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 		return 0, toSQLError(err)
 	}
 	if t.meta.autoIncOrd >= 0 {
-		if err := t.autoIncrement().reset(ctx, max(t.meta.def.AutoIncrementStart, 1)); err != nil {
+		if err := t.autoIncrement().Reset(ctx, max(t.meta.def.AutoIncrementStart, 1)); err != nil {
 			return 0, toSQLError(err)
 		}
 	}
@@ -277,20 +278,20 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 // one's range for deletion.
 func (t *Table) truncateByNewID(ctx *gsql.Context) error {
 	old := t.meta.def
-	var nd *TableDef
-	err := t.db.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(old.DBID, old.Name)
+	var nd *catalog.TableDef
+	err := t.db.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(old.DBID, old.Name)
 		if !ok || cur.ID != old.ID {
 			return gsql.ErrTableNotFound.New(old.Name)
 		}
-		if busy := cur.schemaChangeInProgress(); busy != "" {
+		if busy := cur.SchemaChangeInProgress(); busy != "" {
 			return errSchemaChangeInProgress(old.Name, busy)
 		}
 		// TRUNCATE frees space, so it must work on a full disk.
 		k.AllowWhenDiskFull()
-		nd = cur.clone()
+		nd = cur.Clone()
 		var err error
-		if nd.ID, err = nextCatalogID(ctx, k); err != nil {
+		if nd.ID, err = catalog.NextID(ctx, k); err != nil {
 			return err
 		}
 		if err := scheduleTableDeletion(k, cur, "TRUNCATE TABLE"); err != nil {
@@ -308,7 +309,7 @@ func (t *Table) truncateByNewID(ctx *gsql.Context) error {
 	if err != nil {
 		return err
 	}
-	return toSQLError(nt.autoIncrement().reset(ctx, max(nd.AutoIncrementStart, 1)))
+	return toSQLError(nt.autoIncrement().Reset(ctx, max(nd.AutoIncrementStart, 1)))
 }
 
 // countRange counts the keys in [start, end).
@@ -330,7 +331,7 @@ func countRange(ctx context.Context, k *txn.Txn, start, end []byte) (int, error)
 
 // PeekNextAutoIncrementValue implements sql.AutoIncrementGetter.
 func (t *Table) PeekNextAutoIncrementValue(ctx *gsql.Context) (uint64, error) {
-	v, err := t.autoIncrement().peek(ctx)
+	v, err := t.autoIncrement().Peek(ctx)
 	return v, toSQLError(err)
 }
 
@@ -339,7 +340,7 @@ func (t *Table) PeekNextAutoIncrementValue(ctx *gsql.Context) (uint64, error) {
 func (t *Table) GetNextAutoIncrementValue(ctx *gsql.Context, insertVal any) (uint64, error) {
 	al := t.autoIncrement()
 	if insertVal == nil {
-		v, err := al.alloc(ctx)
+		v, err := al.Alloc(ctx)
 		return v, toSQLError(err)
 	}
 	v, _, err := types.Uint64.Convert(ctx, insertVal)
@@ -347,7 +348,7 @@ func (t *Table) GetNextAutoIncrementValue(ctx *gsql.Context, insertVal any) (uin
 		return 0, err
 	}
 	given := v.(uint64)
-	return given, toSQLError(al.observe(ctx, given))
+	return given, toSQLError(al.Observe(ctx, given))
 }
 
 // AutoIncrementSetter implements sql.AutoIncrementTable.
@@ -355,8 +356,8 @@ func (t *Table) AutoIncrementSetter(*gsql.Context) gsql.AutoIncrementSetter {
 	return &autoIncrementSetter{t: t}
 }
 
-func (t *Table) autoIncrement() *idAllocator {
-	return t.db.provider.ids.get(t.meta.def.ID, allocAutoIncrement, t.meta.def.AutoIncrementStart)
+func (t *Table) autoIncrement() *catalog.Allocator {
+	return t.db.provider.ids.Get(t.meta.def.ID, catalog.KindAutoIncrement, t.meta.def.AutoIncrementStart)
 }
 
 // autoIncrementSetter serves ALTER TABLE ... AUTO_INCREMENT = n and the
@@ -365,7 +366,7 @@ type autoIncrementSetter struct{ t *Table }
 
 // SetAutoIncrementValue implements sql.AutoIncrementSetter.
 func (s *autoIncrementSetter) SetAutoIncrementValue(ctx *gsql.Context, v uint64) error {
-	return toSQLError(s.t.autoIncrement().reset(ctx, v))
+	return toSQLError(s.t.autoIncrement().Reset(ctx, v))
 }
 
 // AcquireAutoIncrementLock implements sql.AutoIncrementSetter: IDs come

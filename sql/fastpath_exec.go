@@ -21,6 +21,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -171,7 +172,7 @@ func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
 func (r *fastRun) runSelect() fastOutcome {
 	s, ctx := r.s, r.ctx
 	var (
-		cat    *catalogData
+		cat    *catalog.Catalog
 		reader executor.Reader
 		// autocommit reads without a timestamp, having seen ddls DDL
 		// commits finished (schemaGuard); latest reads the schema
@@ -213,13 +214,13 @@ func (r *fastRun) runSelect() fastOutcome {
 		if ddls, ok = r.fp.schema.begin(); !ok {
 			return fallThrough(reasonLearning)
 		}
-		if cat = s.provider.catalogs.cached(); cat == nil {
+		if cat = s.provider.catalogs.Cached(); cat == nil {
 			return fallThrough(reasonLearning)
 		}
 		if r.fp.schema.trusted(ddls) {
 			reader = executor.LatestReader{Store: s.provider.store}
 		} else {
-			latest = &versionedReader{store: s.provider.store, version: cat.version}
+			latest = &versionedReader{store: s.provider.store, version: cat.Version}
 			reader = latest
 		}
 	}
@@ -988,16 +989,16 @@ func (r *versionedReader) Get(ctx context.Context, key []byte) ([]byte, bool, er
 
 // BatchGet implements executor.Reader.
 func (r *versionedReader) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
-	m, err := r.store.BatchPointGet(ctx, append(keys[:len(keys):len(keys)], keyVersion))
+	m, err := r.store.BatchPointGet(ctx, append(keys[:len(keys):len(keys)], catalog.KeyVersion))
 	if err != nil {
 		return nil, err
 	}
 	var version uint64
-	if raw, ok := m[string(keyVersion)]; ok {
-		if version, err = decodeUint64("schema version", raw); err != nil {
+	if raw, ok := m[string(catalog.KeyVersion)]; ok {
+		if version, err = catalog.DecodeUint64("schema version", raw); err != nil {
 			return nil, err
 		}
-		delete(m, string(keyVersion))
+		delete(m, string(catalog.KeyVersion))
 	}
 	if version != r.version {
 		r.stale = true

@@ -12,6 +12,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 )
 
 // A fastPlan is a shape resolved against one version of the catalog: the
@@ -121,12 +122,12 @@ var reasonNames = [numReasons]string{
 
 // resolveFastPlan resolves shape in database dbName of cat. It returns the
 // reason when the table is not one the fast path runs the shape on.
-func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, dbName string, shape *fastShape) (*fastPlan, fastReason, bool) {
-	db, ok := cat.database(dbName)
+func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastShape) (*fastPlan, fastReason, bool) {
+	db, ok := cat.Database(dbName)
 	if !ok {
 		return nil, reasonTable, false
 	}
-	def, ok := cat.table(db.ID, shape.table)
+	def, ok := cat.Table(db.ID, shape.table)
 	if !ok {
 		return nil, reasonTable, false
 	}
@@ -136,13 +137,13 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 	}
 	plan := &fastPlan{
 		shape:   shape,
-		version: cat.version,
+		version: cat.Version,
 		db:      dbName,
 		table:   &Table{db: &Database{provider: p, def: db}, meta: m},
 		meta:    m,
 	}
 	sch := m.schema.Schema
-	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.hasTriggers(db.ID, def.Name) || def.hasGenerated() || cat.hasForeignKeys(db.Name, def)) {
+	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
 		// GMS evaluates CHECK constraints, runs triggers, computes
 		// generated columns and enforces foreign keys (the table's own
 		// and those referencing it).
@@ -153,7 +154,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			return nil, reasonTable, false
 		}
 	} else if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {
-		_, ord, ok := def.columnByName(shape.where)
+		_, ord, ok := def.ColumnByName(shape.where)
 		if !ok {
 			return nil, reasonTable, false
 		}
@@ -177,7 +178,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			plan.offsets = make([]int, len(shape.cols))
 			plan.schema = make(gsql.Schema, len(shape.cols))
 			for i, name := range shape.cols {
-				_, ord, ok := def.columnByName(name)
+				_, ord, ok := def.ColumnByName(name)
 				if !ok {
 					return nil, reasonTable, false
 				}
@@ -193,13 +194,13 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			}
 		}
 		for _, set := range shape.sets {
-			cd, ord, ok := def.columnByName(set.col)
+			cd, ord, ok := def.ColumnByName(set.col)
 			if !ok || sch[ord].PrimaryKey || cd.AutoIncrement || !fastWritableType(sch[ord].Type) {
 				return nil, reasonTable, false
 			}
 			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.neg}
 			if set.src != "" {
-				_, src, ok := def.columnByName(set.src)
+				_, src, ok := def.ColumnByName(set.src)
 				if !ok || !isSignedIntType(sch[src].Type) && !types.IsDecimal(sch[src].Type) {
 					return nil, reasonTable, false
 				}
@@ -221,7 +222,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 			plan.listed[i] = -1
 		}
 		for i, name := range shape.cols {
-			_, ord, ok := def.columnByName(name)
+			_, ord, ok := def.ColumnByName(name)
 			if !ok || plan.listed[ord] >= 0 || !fastWritableType(sch[ord].Type) {
 				return nil, reasonTable, false
 			}
@@ -258,7 +259,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, d
 // order, the index of its value among cols. ok is false unless cols are
 // exactly the key's columns, all integers (whose equality GMS decides as
 // the key encoding does), and the table is clustered on them.
-func compositeKeyArgs(def *TableDef, m *tableMeta, cols []string) ([]int, bool) {
+func compositeKeyArgs(def *catalog.TableDef, m *tableMeta, cols []string) ([]int, bool) {
 	pk := m.primary
 	if m.exec.HandleKind != executor.HandleCommon || pk == nil || len(pk.ords) != len(cols) || !intKeyColumns(pk) {
 		return nil, false
@@ -268,7 +269,7 @@ func compositeKeyArgs(def *TableDef, m *tableMeta, cols []string) ([]int, bool) 
 		args[i] = -1
 	}
 	for i, name := range cols {
-		_, ord, ok := def.columnByName(name)
+		_, ord, ok := def.ColumnByName(name)
 		if !ok {
 			return nil, false
 		}
@@ -418,15 +419,15 @@ func (c *fastPlanCache) len() int {
 // the cached one is for another version. cat must be committed (the fast
 // path leaves a transaction that changed the schema to GMS), so that a
 // version number names one catalog.
-func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalogData, dbName string) (*fastPlan, fastReason, bool) {
-	if pl := e.plan.Load(); pl != nil && pl.version == cat.version && pl.db == dbName {
+func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string) (*fastPlan, fastReason, bool) {
+	if pl := e.plan.Load(); pl != nil && pl.version == cat.Version && pl.db == dbName {
 		return pl, 0, true
 	}
 	home := e.key.db
 	if e.shape.db != "" {
 		home = e.shape.db
 	}
-	if v := e.noPlan.Load(); v != 0 && v-1 == cat.version && home == dbName {
+	if v := e.noPlan.Load(); v != 0 && v-1 == cat.Version && home == dbName {
 		return nil, reasonTable, false
 	}
 	pl, reason, ok := resolveFastPlan(ctx, p, cat, dbName, e.shape)
@@ -436,7 +437,7 @@ func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog
 		return pl, reason, ok
 	}
 	if !ok {
-		e.noPlan.Store(cat.version + 1)
+		e.noPlan.Store(cat.Version + 1)
 		return nil, reason, false
 	}
 	if cur := e.plan.Load(); cur == nil || cur.version < pl.version {

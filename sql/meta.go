@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 )
 
 // tableMeta is what every read and write of a table needs, derived once
@@ -18,7 +19,7 @@ import (
 // every row and index entry is read and written. It is immutable and
 // shared by every transaction that sees the same definition.
 type tableMeta struct {
-	def    *TableDef
+	def    *catalog.TableDef
 	dbName string
 	schema gsql.PrimaryKeySchema
 	exec   *executor.Table
@@ -34,7 +35,7 @@ type tableMeta struct {
 // indexMeta is one index as GMS's lookups see it: the schema positions and
 // types of its columns, to convert range bounds to the columns' types.
 type indexMeta struct {
-	def   *IndexDef
+	def   *catalog.IndexDef
 	ords  []int
 	types []gsql.Type
 	// exec is the executor's index; nil for the primary key.
@@ -55,7 +56,7 @@ type metaCache struct {
 // cached returns the metadata of def if it was derived already: a caller
 // without a GMS context makes one (which costs a session's variables)
 // only when it is not.
-func (mc *metaCache) cached(def *TableDef) (*tableMeta, bool) {
+func (mc *metaCache) cached(def *catalog.TableDef) (*tableMeta, bool) {
 	m, ok := mc.m.Load(def)
 	if !ok {
 		return nil, false
@@ -64,7 +65,7 @@ func (mc *metaCache) cached(def *TableDef) (*tableMeta, bool) {
 }
 
 // get returns the metadata of def, deriving it on first use.
-func (mc *metaCache) get(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, error) {
+func (mc *metaCache) get(ctx *gsql.Context, dbName string, def *catalog.TableDef) (*tableMeta, error) {
 	if m, ok := mc.m.Load(def); ok {
 		return m.(*tableMeta), nil
 	}
@@ -76,7 +77,7 @@ func (mc *metaCache) get(ctx *gsql.Context, dbName string, def *TableDef) (*tabl
 	return actual.(*tableMeta), nil
 }
 
-func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, error) {
+func newTableMeta(ctx *gsql.Context, dbName string, def *catalog.TableDef) (*tableMeta, error) {
 	m := &tableMeta{def: def, dbName: dbName, autoIncOrd: -1}
 	isPK := make(map[int64]bool, len(def.PrimaryKey))
 	for _, id := range def.PrimaryKey {
@@ -98,7 +99,7 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 	}
 	var pkOrds []int
 	for _, id := range def.PrimaryKey {
-		_, ord, _ := def.column(id)
+		_, ord, _ := def.Column(id)
 		pkOrds = append(pkOrds, ord)
 	}
 	m.schema = gsql.NewPrimaryKeySchema(sch, pkOrds...)
@@ -111,9 +112,9 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		et.HandleKind = executor.HandleCommon
 	}
 	if len(pkOrds) > 0 {
-		pk := &IndexDef{Name: "PRIMARY", Unique: true}
+		pk := &catalog.IndexDef{Name: "PRIMARY", Unique: true}
 		for _, id := range def.PrimaryKey {
-			pk.Columns = append(pk.Columns, IndexColumnDef{ColumnID: id})
+			pk.Columns = append(pk.Columns, catalog.IndexColumnDef{ColumnID: id})
 		}
 		im, cols := m.newIndexMeta(pk)
 		im.primary = true
@@ -128,9 +129,9 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		im, cols := m.newIndexMeta(d)
 		state := executor.IndexPublic
 		switch d.State {
-		case StateWriteOnly:
+		case catalog.StateWriteOnly:
 			state = executor.IndexWriteOnly
-		case StateDeleteOnly:
+		case catalog.StateDeleteOnly:
 			state = executor.IndexDeleteOnly
 		}
 		et.Indexes = append(et.Indexes, executor.Index{
@@ -138,13 +139,13 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		})
 		all = append(all, im)
 	}
-	et.Watches = def.watches()
+	et.Watches = def.Watches()
 	if err := et.Validate(); err != nil {
 		return nil, err
 	}
 	for i, im := range all {
 		im.exec = &et.Indexes[i]
-		if def.Indexes[i].public() {
+		if def.Indexes[i].Public() {
 			m.indexes = append(m.indexes, im)
 		}
 	}
@@ -153,11 +154,11 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 }
 
 // newIndexMeta describes def; its columns must exist (validated).
-func (m *tableMeta) newIndexMeta(def *IndexDef) (*indexMeta, []executor.IndexColumn) {
+func (m *tableMeta) newIndexMeta(def *catalog.IndexDef) (*indexMeta, []executor.IndexColumn) {
 	im := &indexMeta{def: def, unique: def.Unique}
 	cols := make([]executor.IndexColumn, len(def.Columns))
 	for i, ic := range def.Columns {
-		_, ord, _ := m.def.column(ic.ColumnID)
+		_, ord, _ := m.def.Column(ic.ColumnID)
 		typ := m.schema.Schema[ord].Type
 		im.ords = append(im.ords, ord)
 		im.types = append(im.types, typ)

@@ -14,6 +14,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
 )
@@ -65,19 +66,19 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 	if observer == "" {
 		return fmt.Errorf("watch %s: empty observer name", table)
 	}
-	return p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
-		db, ok := c.database(dbName)
+	return p.runSchemaStep(ctx, nil, func(c *catalog.Catalog, k *txn.Txn) error {
+		db, ok := c.Database(dbName)
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(dbName)
 		}
-		cur, ok := c.table(db.ID, tblName)
+		cur, ok := c.Table(db.ID, tblName)
 		if !ok {
 			return gsql.ErrTableNotFound.New(tblName)
 		}
-		if busy := cur.schemaChangeInProgress(); busy != "" {
+		if busy := cur.SchemaChangeInProgress(); busy != "" {
 			return errSchemaChangeInProgress(cur.Name, busy)
 		}
-		nd := cur.clone()
+		nd := cur.Clone()
 		kept := nd.Observers[:0]
 		for _, o := range nd.Observers {
 			if o.Name != observer {
@@ -86,9 +87,9 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 		}
 		nd.Observers = kept
 		if !remove {
-			o := ObserverDef{Name: observer}
+			o := catalog.ObserverDef{Name: observer}
 			for _, name := range columns {
-				col, _, ok := nd.columnByName(name)
+				col, _, ok := nd.ColumnByName(name)
 				if !ok {
 					return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in '%s'", name, nd.Name)
 				}
@@ -117,7 +118,7 @@ type ObserverTxns struct {
 // observerRun is the schema state of one observer transaction.
 type observerRun struct {
 	use *schemalease.Use
-	cat *catalogData
+	cat *catalog.Catalog
 }
 
 // ObserverTxns returns the node's source of observer transactions.
@@ -186,19 +187,19 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 		return nil, nil, errors.New("table: not an observer transaction of this node")
 	}
 	if run.cat == nil {
-		c, err := o.p.catalogs.load(ctx, tx)
+		c, err := o.p.catalogs.Load(ctx, tx)
 		if err != nil {
 			return nil, nil, err
 		}
-		run.use.Observe(c.version)
+		run.use.Observe(c.Version)
 		run.cat = c
 	}
 	dbName, tblName, ok := strings.Cut(table, ".")
-	db, found := run.cat.database(dbName)
+	db, found := run.cat.Database(dbName)
 	if !ok || !found {
 		return nil, nil, gsql.CastSQLError(gsql.ErrDatabaseNotFound.New(dbName))
 	}
-	def, found := run.cat.table(db.ID, tblName)
+	def, found := run.cat.Table(db.ID, tblName)
 	if !found {
 		return nil, nil, gsql.CastSQLError(gsql.ErrTableNotFound.New(tblName))
 	}
@@ -232,7 +233,7 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	_ = k.Rollback(ctx)
 	if err != nil {
 		return nil, err
@@ -256,12 +257,12 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
-	for _, db := range c.sortedDatabases() {
-		for _, t := range c.sortedTables(db.ID) {
+	for _, db := range c.SortedDatabases() {
+		for _, t := range c.SortedTables(db.ID) {
 			for _, o := range t.Observers {
 				var cols []string
 				for _, id := range o.Columns {
-					if col, _, ok := t.column(id); ok {
+					if col, _, ok := t.Column(id); ok {
 						cols = append(cols, col.Name)
 					}
 				}

@@ -12,6 +12,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/stmtsummary"
 	"github.com/percdb/percdb/txn"
@@ -25,9 +26,9 @@ type DatabaseProvider struct {
 	// lockWaits shows which connections wait for row locks
 	// (pessimistic.go).
 	lockWaits lockWaitView
-	catalogs  *catalogCache
+	catalogs  *catalog.Cache
 	metas     *metaCache
-	ids       *idAllocators
+	ids       *catalog.Allocators
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath
@@ -64,9 +65,9 @@ var (
 func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 	p := &DatabaseProvider{
 		store:     store,
-		catalogs:  &catalogCache{},
+		catalogs:  &catalog.Cache{},
 		metas:     &metaCache{},
-		ids:       newIDAllocators(store),
+		ids:       catalog.NewAllocators(store),
 		rowCounts: newRowCounts(),
 		schemas:   schemalease.New(),
 		ddlWait:   DefaultDDLWaitTimeout,
@@ -89,7 +90,7 @@ func (p *DatabaseProvider) Database(ctx *gsql.Context, name string) (gsql.Databa
 	if err != nil {
 		return nil, toSQLError(err)
 	}
-	def, ok := cat.database(name)
+	def, ok := cat.Database(name)
 	if !ok {
 		return nil, gsql.ErrDatabaseNotFound.New(name)
 	}
@@ -113,7 +114,7 @@ func (p *DatabaseProvider) AllDatabases(ctx *gsql.Context) []gsql.Database {
 		ctx.GetLogger().WithError(err).Warn("read catalog")
 		return nil
 	}
-	defs := cat.sortedDatabases()
+	defs := cat.SortedDatabases()
 	out := make([]gsql.Database, 0, len(defs)+1)
 	for _, d := range defs {
 		out = append(out, &Database{provider: p, def: d})
@@ -143,19 +144,19 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 	if isPerfSchema(name) {
 		return gsql.ErrDatabaseExists.New(name)
 	}
-	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.database(name); ok {
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.Database(name); ok {
 			return gsql.ErrDatabaseExists.New(name)
 		}
-		id, err := nextCatalogID(ctx, k)
+		id, err := catalog.NextID(ctx, k)
 		if err != nil {
 			return err
 		}
-		def := &DatabaseDef{ID: id, Name: name, Collation: collation.Name()}
-		if err := putJSON(k, databaseKey(name), def); err != nil {
+		def := &catalog.DatabaseDef{ID: id, Name: name, Collation: collation.Name()}
+		if err := catalog.PutJSON(k, catalog.DatabaseKey(name), def); err != nil {
 			return err
 		}
-		c.dbs[strings.ToLower(name)] = def
+		c.Databases[strings.ToLower(name)] = def
 		return nil
 	}))
 }
@@ -172,8 +173,8 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		return err
 	}
 	checks := foreignKeyChecks(ctx)
-	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		def, ok := c.database(name)
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		def, ok := c.Database(name)
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(name)
 		}
@@ -183,27 +184,27 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 				return err
 			}
 		}
-		for _, t := range c.sortedTables(def.ID) {
+		for _, t := range c.SortedTables(def.ID) {
 			if err := scheduleTableDeletion(k, t, "DROP DATABASE"); err != nil {
 				return err
 			}
 		}
-		if err := deleteRange(ctx, k, tablesPrefix(def.ID), tablecodec.PrefixNext(tablesPrefix(def.ID))); err != nil {
+		if err := deleteRange(ctx, k, catalog.TablesPrefix(def.ID), tablecodec.PrefixNext(catalog.TablesPrefix(def.ID))); err != nil {
 			return err
 		}
-		for _, prefix := range [][]byte{viewsPrefix(def.ID), triggersPrefix(def.ID), proceduresPrefix(def.ID)} {
+		for _, prefix := range [][]byte{catalog.ViewsPrefix(def.ID), catalog.TriggersPrefix(def.ID), catalog.ProceduresPrefix(def.ID)} {
 			if err := deleteRange(ctx, k, prefix, tablecodec.PrefixNext(prefix)); err != nil {
 				return err
 			}
 		}
-		if err := k.Delete(databaseKey(name)); err != nil {
+		if err := k.Delete(catalog.DatabaseKey(name)); err != nil {
 			return fmt.Errorf("drop database %q: %w", name, err)
 		}
-		delete(c.dbs, strings.ToLower(name))
-		delete(c.tables, def.ID)
-		delete(c.views, def.ID)
-		delete(c.triggers, def.ID)
-		delete(c.procedures, def.ID)
+		delete(c.Databases, strings.ToLower(name))
+		delete(c.Tables, def.ID)
+		delete(c.Views, def.ID)
+		delete(c.Triggers, def.ID)
+		delete(c.Procedures, def.ID)
 		return nil
 	}))
 }
@@ -237,7 +238,7 @@ func deleteRange(ctx context.Context, k *txn.Txn, start, end []byte) error {
 }
 
 // dropTableData deletes every row and index entry of t.
-func dropTableData(ctx context.Context, k *txn.Txn, t *TableDef) error {
+func dropTableData(ctx context.Context, k *txn.Txn, t *catalog.TableDef) error {
 	start, end := tablecodec.TableRange(t.ID)
 	return deleteRange(ctx, k, start, end)
 }

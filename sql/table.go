@@ -10,6 +10,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -57,8 +58,8 @@ var (
 )
 
 // newTable returns the table of def as seen by ctx's transaction.
-func newTable(ctx *gsql.Context, d *Database, def *TableDef) (*Table, error) {
-	if def.temporary {
+func newTable(ctx *gsql.Context, d *Database, def *catalog.TableDef) (*Table, error) {
+	if def.Temporary {
 		// A temporary table's metadata is kept with it in its session,
 		// not in the provider's cache, which would keep it forever.
 		if tt := sessionTempTable(ctx, d.def.Name, def.Name); tt != nil && tt.def == def {
@@ -85,7 +86,7 @@ func (t *Table) Name() string { return t.meta.def.Name }
 // table that does not implement it, so without this a write in a READ
 // ONLY transaction panics (and the client loses its connection) instead of
 // failing with error 1792.
-func (t *Table) IsTemporary() bool { return t.meta.def.temporary }
+func (t *Table) IsTemporary() bool { return t.meta.def.Temporary }
 
 // Database implements sql.Databaseable.
 func (t *Table) Database() string { return t.meta.dbName }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -39,7 +41,7 @@ func tempTableKey(id int64) []byte {
 // decodeTempTableKey returns the table ID of a registration key, or 0 if
 // the key is malformed.
 func decodeTempTableKey(key []byte) int64 {
-	if len(key) != len(prefixTempTables)+8 || !hasPrefix(key, prefixTempTables) {
+	if len(key) != len(prefixTempTables)+8 || !bytes.HasPrefix(key, prefixTempTables) {
 		return 0
 	}
 	return int64(binary.BigEndian.Uint64(key[len(prefixTempTables):]))
@@ -83,7 +85,7 @@ func (tt *tempTables) takeNew() []*tempTable {
 // changed, by CREATE INDEX and the like) and the metadata derived from it.
 type tempTable struct {
 	db   string
-	def  *TableDef
+	def  *catalog.TableDef
 	meta *tableMeta
 }
 
@@ -162,13 +164,13 @@ func (d *Database) CreateTemporaryTable(ctx *gsql.Context, name string, schema g
 	if err != nil {
 		return err
 	}
-	def.DBID, def.temporary = d.def.ID, true
+	def.DBID, def.Temporary = d.def.ID, true
 	id, err := d.provider.registerTempTable(ctx, name)
 	if err != nil {
 		return toSQLError(err)
 	}
 	def.ID = id
-	if err := def.validate(); err != nil {
+	if err := def.Validate(); err != nil {
 		return err
 	}
 	m, err := newTableMeta(ctx, d.def.Name, def)
@@ -189,7 +191,7 @@ func (p *DatabaseProvider) registerTempTable(ctx context.Context, name string) (
 	var id int64
 	err := p.smallTxn(ctx, func(k *txn.Txn) error {
 		var err error
-		if id, err = nextCatalogID(ctx, k); err != nil {
+		if id, err = catalog.NextID(ctx, k); err != nil {
 			return err
 		}
 		return k.Set(tempTableKey(id), []byte(name))
@@ -219,13 +221,13 @@ func (p *DatabaseProvider) smallTxn(ctx context.Context, fn func(k *txn.Txn) err
 
 // dropTempTableData schedules the deletion of temporary table def's keys
 // and removes its registration and ID allocators.
-func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *TableDef) error {
+func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *catalog.TableDef) error {
 	err := p.smallTxn(ctx, func(k *txn.Txn) error {
 		if err := scheduleTableDeletion(k, def, "temporary table"); err != nil {
 			return err
 		}
-		for _, kind := range []byte{allocAutoIncrement, allocRowID} {
-			if err := k.Delete(allocatorMetaKey(def.ID, kind)); err != nil {
+		for _, kind := range []byte{catalog.KindAutoIncrement, catalog.KindRowID} {
+			if err := k.Delete(catalog.AllocatorMetaKey(def.ID, kind)); err != nil {
 				return err
 			}
 		}
@@ -234,7 +236,7 @@ func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *TableDef)
 	if err != nil {
 		return fmt.Errorf("drop temporary table %s: %w", def.Name, err)
 	}
-	p.ids.forget(def.ID)
+	p.ids.Forget(def.ID)
 	p.ranges.kick()
 	return nil
 }
@@ -267,7 +269,7 @@ func (p *DatabaseProvider) dropLeftoverTempTables(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var defs []*TableDef
+	var defs []*catalog.TableDef
 	it, err := k.Iter(ctx, prefixTempTables, tablecodec.PrefixNext(prefixTempTables))
 	if err != nil {
 		_ = k.Rollback(ctx)
@@ -280,7 +282,7 @@ func (p *DatabaseProvider) dropLeftoverTempTables(ctx context.Context) error {
 			_ = k.Rollback(ctx)
 			return fmt.Errorf("bad temporary table key %q", it.Key())
 		}
-		defs = append(defs, &TableDef{ID: id, Name: string(it.Value())})
+		defs = append(defs, &catalog.TableDef{ID: id, Name: string(it.Value())})
 		if err := it.Next(ctx); err != nil {
 			it.Close()
 			_ = k.Rollback(ctx)
@@ -301,7 +303,7 @@ func (p *DatabaseProvider) dropLeftoverTempTables(ctx context.Context) error {
 // changeTempTable runs a DDL change of temporary table t of ctx's session:
 // fn gets a copy of its definition to change, and the changed copy
 // replaces it.
-func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx context.Context, def *TableDef, k *txn.Txn) error) error {
+func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx context.Context, def *catalog.TableDef, k *txn.Txn) error) error {
 	s, err := sessionOf(ctx)
 	if err != nil {
 		return err
@@ -310,11 +312,11 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 	if err != nil {
 		return err
 	}
-	def := t.def.clone()
+	def := t.def.Clone()
 	if err := fn(ctx, def, k); err != nil {
 		return toSQLError(err)
 	}
-	if err := def.validate(); err != nil {
+	if err := def.Validate(); err != nil {
 		return err
 	}
 	m, err := newTableMeta(ctx, d.def.Name, def)
@@ -343,11 +345,11 @@ func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, 
 	}
 	nt := &Table{db: t.db, meta: m}
 	if t.meta.autoIncOrd >= 0 && m.autoIncOrd >= 0 {
-		next, err := t.autoIncrement().peek(ctx)
+		next, err := t.autoIncrement().Peek(ctx)
 		if err != nil {
 			return nil, toSQLError(err)
 		}
-		if err := nt.autoIncrement().reset(ctx, next); err != nil {
+		if err := nt.autoIncrement().Reset(ctx, next); err != nil {
 			return nil, toSQLError(err)
 		}
 	}
@@ -357,7 +359,7 @@ func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, 
 // tempRewriter writes the rows of a rewritten temporary table.
 type tempRewriter struct {
 	tableEditor
-	old       *TableDef
+	old       *catalog.TableDef
 	discarded bool
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -44,7 +45,7 @@ const (
 
 var _ gsql.TriggerDatabase = (*Database)(nil)
 
-func triggerToGMS(t *TriggerDef) gsql.TriggerDefinition {
+func triggerToGMS(t *catalog.TriggerDef) gsql.TriggerDefinition {
 	return gsql.TriggerDefinition{
 		Name:            t.Name,
 		CreateStatement: t.Create,
@@ -66,7 +67,7 @@ func (d *Database) GetTriggers(ctx *gsql.Context) ([]gsql.TriggerDefinition, err
 	if err != nil {
 		return nil, err
 	}
-	defs := cat.sortedTriggers(d.def.ID)
+	defs := cat.SortedTriggers(d.def.ID)
 	if len(defs) == 0 {
 		return nil, nil
 	}
@@ -91,27 +92,27 @@ func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefin
 	if err != nil {
 		return err
 	}
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.trigger(d.def.ID, definition.Name); ok {
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.Trigger(d.def.ID, definition.Name); ok {
 			return mysql.NewSQLError(codeTriggerExists, stateGeneral, "%s", msgTriggerExists)
 		}
-		tdef, ok := c.table(d.def.ID, spec.table)
+		tdef, ok := c.Table(d.def.ID, spec.table)
 		if !ok {
 			return gsql.ErrTableNotFound.New(spec.table)
 		}
 		if spec.order != "" {
 			// GMS accepts any name here, then panics at every write
 			// to the table when it orders triggers by it.
-			ref, ok := c.trigger(d.def.ID, spec.order)
+			ref, ok := c.Trigger(d.def.ID, spec.order)
 			if !ok || !strings.EqualFold(ref.Table, tdef.Name) || ref.Timing != spec.timing || ref.Event != spec.event {
 				return mysql.NewSQLError(codeReferencedTriggerMissing, stateGeneral, msgReferencedTriggerMissing, spec.order)
 			}
 		}
-		id, err := nextCatalogID(ctx, k)
+		id, err := catalog.NextID(ctx, k)
 		if err != nil {
 			return err
 		}
-		return putTriggerDef(c, k, d.def.ID, &TriggerDef{
+		return putTriggerDef(c, k, d.def.ID, &catalog.TriggerDef{
 			ID:        id,
 			Name:      definition.Name,
 			Table:     tdef.Name,
@@ -131,24 +132,24 @@ func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefin
 // whether the statement said IF EXISTS is not known; after the error it
 // is a note where MySQL lists the error itself.
 func (d *Database) DropTrigger(ctx *gsql.Context, name string) error {
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		t, ok := c.trigger(d.def.ID, name)
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		t, ok := c.Trigger(d.def.ID, name)
 		if !ok {
 			ctx.Session.Warn(&gsql.Warning{Level: "Note", Code: codeTriggerDoesNotExist, Message: msgTriggerDoesNotExist})
 			return gsql.ErrTriggerDoesNotExist.New(name)
 		}
-		if err := k.Delete(triggerKey(d.def.ID, t.Name)); err != nil {
+		if err := k.Delete(catalog.TriggerKey(d.def.ID, t.Name)); err != nil {
 			return fmt.Errorf("drop trigger %q: %w", name, err)
 		}
-		delete(c.triggers[d.def.ID], strings.ToLower(t.Name))
+		delete(c.Triggers[d.def.ID], strings.ToLower(t.Name))
 		return nil
 	})
 }
 
 // renameTableTriggers moves the triggers of table oldName of database dbID
 // to newName: their statements name the new table.
-func renameTableTriggers(c *catalogData, k *txn.Txn, dbID int64, oldName, newName string) error {
-	for _, t := range c.sortedTriggers(dbID) {
+func renameTableTriggers(c *catalog.Catalog, k *txn.Txn, dbID int64, oldName, newName string) error {
+	for _, t := range c.SortedTriggers(dbID) {
 		if !strings.EqualFold(t.Table, oldName) {
 			continue
 		}
@@ -166,11 +167,11 @@ func renameTableTriggers(c *catalogData, k *txn.Txn, dbID int64, oldName, newNam
 }
 
 // putTriggerDef stores t in the transaction and in the catalog copy.
-func putTriggerDef(c *catalogData, k *txn.Txn, dbID int64, t *TriggerDef) error {
-	if err := putJSON(k, triggerKey(dbID, t.Name), t); err != nil {
+func putTriggerDef(c *catalog.Catalog, k *txn.Txn, dbID int64, t *catalog.TriggerDef) error {
+	if err := catalog.PutJSON(k, catalog.TriggerKey(dbID, t.Name), t); err != nil {
 		return err
 	}
-	c.putTrigger(dbID, t)
+	c.PutTrigger(dbID, t)
 	return nil
 }
 

@@ -2,10 +2,7 @@ package sql
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand"
-	"sort"
-	"strings"
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -105,69 +102,6 @@ func TestTypeStringRoundTrip(t *testing.T) {
 		}
 		if !back.Equals(typ) {
 			t.Errorf("%q: stored as %q, read back as %v, want %v", sqlType, typeString(typ), back, typ)
-		}
-	}
-}
-
-func TestCatalogRejectsBadDefinitions(t *testing.T) {
-	good := &TableDef{ID: 5, Name: "t", Columns: []ColumnDef{{ID: 1, Name: "a", Type: "int"}}, PrimaryKey: []int64{1}}
-	if err := good.validate(); err != nil {
-		t.Fatal(err)
-	}
-	for name, mutate := range map[string]func(*TableDef){
-		"no ID":            func(d *TableDef) { d.ID = 0 },
-		"duplicate column": func(d *TableDef) { d.Columns = append(d.Columns, ColumnDef{ID: 1, Name: "b"}) },
-		"unknown pk":       func(d *TableDef) { d.PrimaryKey = []int64{9} },
-		"unknown index": func(d *TableDef) {
-			d.Indexes = []IndexDef{{ID: 1, Name: "i", Columns: []IndexColumnDef{{ColumnID: 4}}}}
-		},
-		"empty index": func(d *TableDef) { d.Indexes = []IndexDef{{ID: 1, Name: "i"}} },
-	} {
-		d := good.clone()
-		mutate(d)
-		if err := d.validate(); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-		// The same definition stored and loaded is refused at load.
-		raw, _ := json.Marshal(d)
-		c := newCatalogData(1)
-		if err := c.decodeEntry(tableKey(1, d.Name), raw); err == nil {
-			t.Errorf("%s: loaded", name)
-		}
-	}
-	c := newCatalogData(1)
-	for _, bad := range [][2]string{
-		{string(databaseKey("x")), "{"},
-		{string(tableKey(1, "t")), "[]"},
-		{"m:c:v:", "{}"},
-		{"m:c:q:zzz", "{}"},
-	} {
-		if err := c.decodeEntry([]byte(bad[0]), []byte(bad[1])); err == nil {
-			t.Errorf("entry %q = %q: accepted", bad[0], bad[1])
-		}
-	}
-}
-
-func TestCatalogKeysSortByDatabase(t *testing.T) {
-	// Every key of a database's tables shares one prefix, so dropping a
-	// database deletes one range; other databases' keys are outside it.
-	var keys []string
-	for _, db := range []int64{1, 2, 256} {
-		for _, name := range []string{"a", "Zz", "m"} {
-			keys = append(keys, string(tableKey(db, name)))
-		}
-	}
-	sort.Strings(keys)
-	for _, db := range []int64{1, 2, 256} {
-		p := string(tablesPrefix(db))
-		n := 0
-		for _, k := range keys {
-			if strings.HasPrefix(k, p) {
-				n++
-			}
-		}
-		if n != 3 {
-			t.Errorf("database %d: %d keys under its prefix, want 3", db, n)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package sql
+package catalog
 
 import (
 	"context"
@@ -18,44 +18,44 @@ import (
 // (foreign keys, triggers, stored procedures, observers), the catalog's
 // cache of the latest version read, and the ID counter.
 
-// catalogCache keeps the most recent catalog a transaction loaded, so that
+// Cache keeps the most recent catalog a transaction loaded, so that
 // transactions that see the same schema version share it instead of
 // scanning the catalog again.
-type catalogCache struct {
+type Cache struct {
 	mu  sync.Mutex
-	cur *catalogData
+	cur *Catalog
 }
 
-// load returns the catalog at k's snapshot: one read of the version key,
+// Load returns the catalog at k's snapshot: one read of the version key,
 // and a scan of the catalog only when the version is not the cached one.
-func (cc *catalogCache) load(ctx context.Context, k *txn.Txn) (*catalogData, error) {
+func (cc *Cache) Load(ctx context.Context, k *txn.Txn) (*Catalog, error) {
 	version, err := readVersion(ctx, k.Get)
 	if err != nil {
 		return nil, err
 	}
-	if cur := cc.cached(); cur != nil && cur.version == version {
+	if cur := cc.Cached(); cur != nil && cur.Version == version {
 		return cur, nil
 	}
-	c := newCatalogData(version)
+	c := New(version)
 	it, err := k.Iter(ctx, prefixCatalog, tablecodec.PrefixNext(prefixCatalog))
 	if err != nil {
 		return nil, fmt.Errorf("scan catalog: %w", err)
 	}
 	defer it.Close()
 	for it.Valid() {
-		if err := c.decodeEntry(it.Key(), it.Value()); err != nil {
+		if err := c.DecodeEntry(it.Key(), it.Value()); err != nil {
 			return nil, err
 		}
 		if err := it.Next(ctx); err != nil {
 			return nil, fmt.Errorf("scan catalog: %w", err)
 		}
 	}
-	cc.offer(c)
+	cc.Offer(c)
 	return c, nil
 }
 
-// cached returns the cached catalog, or nil.
-func (cc *catalogCache) cached() *catalogData {
+// Cached returns the cached catalog, or nil.
+func (cc *Cache) Cached() *Catalog {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	return cc.cur
@@ -63,40 +63,40 @@ func (cc *catalogCache) cached() *catalogData {
 
 // readVersion reads the schema version with get (0 before the first DDL).
 func readVersion(ctx context.Context, get func(context.Context, []byte) ([]byte, bool, error)) (uint64, error) {
-	raw, found, err := get(ctx, keyVersion)
+	raw, found, err := get(ctx, KeyVersion)
 	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if !found {
 		return 0, nil
 	}
-	return decodeUint64("schema version", raw)
+	return DecodeUint64("schema version", raw)
 }
 
-// offer caches c if it is newer than the cached catalog.
-func (cc *catalogCache) offer(c *catalogData) {
+// Offer caches c if it is newer than the cached catalog.
+func (cc *Cache) Offer(c *Catalog) {
 	cc.mu.Lock()
-	if cc.cur == nil || c.version > cc.cur.version {
+	if cc.cur == nil || c.Version > cc.cur.Version {
 		cc.cur = c
 	}
 	cc.mu.Unlock()
 }
 
-// nextCatalogID hands out the next database or table ID from the meta
+// NextID hands out the next database or table ID from the meta
 // counter, inside the DDL's transaction.
-func nextCatalogID(ctx context.Context, k *txn.Txn) (int64, error) {
+func NextID(ctx context.Context, k *txn.Txn) (int64, error) {
 	raw, found, err := k.Get(ctx, keyNextID)
 	if err != nil {
 		return 0, fmt.Errorf("read next ID: %w", err)
 	}
 	var last uint64
 	if found {
-		if last, err = decodeUint64("next ID", raw); err != nil {
+		if last, err = DecodeUint64("next ID", raw); err != nil {
 			return 0, err
 		}
 	}
 	last++
-	if err := k.Set(keyNextID, encodeUint64(last)); err != nil {
+	if err := k.Set(keyNextID, EncodeUint64(last)); err != nil {
 		return 0, fmt.Errorf("write next ID: %w", err)
 	}
 	return int64(last), nil
@@ -124,32 +124,32 @@ func (fk ForeignKeyDef) clone() ForeignKeyDef {
 	return fk
 }
 
-// fkRef is one foreign key in the catalog: the child's database name,
+// ForeignKeyRef is one foreign key in the catalog: the child's database name,
 // the child table and the key.
-type fkRef struct {
-	childDB string
-	child   *TableDef
-	fk      *ForeignKeyDef
+type ForeignKeyRef struct {
+	ChildDB string
+	Child   *TableDef
+	Key     *ForeignKeyDef
 }
 
-// fkRefKey names a referenced table in catalogData.referencing.
+// fkRefKey names a referenced table in Catalog.referencing.
 func fkRefKey(db, table string) string {
 	return strings.ToLower(db) + "\x00" + strings.ToLower(table)
 }
 
-// referencingFKs returns the foreign keys that reference table of
+// Referencing returns the foreign keys that reference table of
 // database db, self-references included. The index it builds is kept:
 // it must not be called on a catalog a DDL is still changing.
-func (c *catalogData) referencingFKs(db, table string) []fkRef {
+func (c *Catalog) Referencing(db, table string) []ForeignKeyRef {
 	c.referencingOnce.Do(func() {
-		c.referencing = make(map[string][]fkRef)
+		c.referencing = make(map[string][]ForeignKeyRef)
 		// In name order, so that errors name the same key every time.
-		for _, d := range c.sortedDatabases() {
-			for _, t := range c.sortedTables(d.ID) {
+		for _, d := range c.SortedDatabases() {
+			for _, t := range c.SortedTables(d.ID) {
 				for i := range t.ForeignKeys {
 					fk := &t.ForeignKeys[i]
 					k := fkRefKey(fk.ParentDB, fk.ParentTable)
-					c.referencing[k] = append(c.referencing[k], fkRef{childDB: d.Name, child: t, fk: fk})
+					c.referencing[k] = append(c.referencing[k], ForeignKeyRef{ChildDB: d.Name, Child: t, Key: fk})
 				}
 			}
 		}
@@ -157,25 +157,25 @@ func (c *catalogData) referencingFKs(db, table string) []fkRef {
 	return c.referencing[fkRefKey(db, table)]
 }
 
-// hasForeignKeys reports whether table def of database db declares a
+// HasForeignKeys reports whether table def of database db declares a
 // foreign key or is referenced by one.
-func (c *catalogData) hasForeignKeys(db string, def *TableDef) bool {
-	return len(def.ForeignKeys) > 0 || len(c.referencingFKs(db, def.Name)) > 0
+func (c *Catalog) HasForeignKeys(db string, def *TableDef) bool {
+	return len(def.ForeignKeys) > 0 || len(c.Referencing(db, def.Name)) > 0
 }
 
-// findForeignKey returns the foreign key named name declared by a table
+// FindForeignKey returns the foreign key named name declared by a table
 // named table, preferring database db.
-func (c *catalogData) findForeignKey(db, table, name string) (fkRef, bool) {
-	var found fkRef
+func (c *Catalog) FindForeignKey(db, table, name string) (ForeignKeyRef, bool) {
+	var found ForeignKeyRef
 	ok := false
-	for _, d := range c.sortedDatabases() {
-		t, has := c.table(d.ID, table)
+	for _, d := range c.SortedDatabases() {
+		t, has := c.Table(d.ID, table)
 		if !has {
 			continue
 		}
 		for i := range t.ForeignKeys {
 			if strings.EqualFold(t.ForeignKeys[i].Name, name) {
-				ref := fkRef{childDB: d.Name, child: t, fk: &t.ForeignKeys[i]}
+				ref := ForeignKeyRef{ChildDB: d.Name, Child: t, Key: &t.ForeignKeys[i]}
 				if strings.EqualFold(d.Name, db) {
 					return ref, true
 				}
@@ -214,27 +214,30 @@ type TriggerDef struct {
 
 // Trigger keys and the catalog's triggers.
 
-func triggersPrefix(dbID int64) []byte {
+// TriggersPrefix is the prefix of the keys of database dbID's triggers.
+func TriggersPrefix(dbID int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixTrigger...), uint64(dbID))
 }
 
-func triggerKey(dbID int64, name string) []byte {
-	return append(triggersPrefix(dbID), strings.ToLower(name)...)
+// TriggerKey is the key of the definition of trigger name of database
+// dbID.
+func TriggerKey(dbID int64, name string) []byte {
+	return append(TriggersPrefix(dbID), strings.ToLower(name)...)
 }
 
-// trigger returns the trigger named name in database dbID.
-func (c *catalogData) trigger(dbID int64, name string) (*TriggerDef, bool) {
-	t, ok := c.triggers[dbID][strings.ToLower(name)]
+// Trigger returns the trigger named name in database dbID.
+func (c *Catalog) Trigger(dbID int64, name string) (*TriggerDef, bool) {
+	t, ok := c.Triggers[dbID][strings.ToLower(name)]
 	return t, ok
 }
 
-// putTrigger records t under database dbID.
-func (c *catalogData) putTrigger(dbID int64, t *TriggerDef) { putNamed(c.triggers, dbID, t.Name, t) }
+// PutTrigger records t under database dbID.
+func (c *Catalog) PutTrigger(dbID int64, t *TriggerDef) { putNamed(c.Triggers, dbID, t.Name, t) }
 
-// sortedTriggers returns the triggers of database dbID in the order they
+// SortedTriggers returns the triggers of database dbID in the order they
 // were created.
-func (c *catalogData) sortedTriggers(dbID int64) []*TriggerDef {
-	m := c.triggers[dbID]
+func (c *Catalog) SortedTriggers(dbID int64) []*TriggerDef {
+	m := c.Triggers[dbID]
 	out := make([]*TriggerDef, 0, len(m))
 	for _, t := range m {
 		out = append(out, t)
@@ -243,9 +246,9 @@ func (c *catalogData) sortedTriggers(dbID int64) []*TriggerDef {
 	return out
 }
 
-// hasTriggers reports whether table of database dbID has a trigger.
-func (c *catalogData) hasTriggers(dbID int64, table string) bool {
-	for _, t := range c.triggers[dbID] {
+// HasTriggers reports whether table of database dbID has a trigger.
+func (c *Catalog) HasTriggers(dbID int64, table string) bool {
+	for _, t := range c.Triggers[dbID] {
 		if strings.EqualFold(t.Table, table) {
 			return true
 		}
@@ -264,12 +267,31 @@ type ProcedureDef struct {
 	SQLMode string `json:"sql_mode,omitempty"`
 }
 
-func proceduresPrefix(dbID int64) []byte {
+// Procedure returns the stored procedure named name in database dbID.
+func (c *Catalog) Procedure(dbID int64, name string) (*ProcedureDef, bool) {
+	p, ok := c.Procedures[dbID][strings.ToLower(name)]
+	return p, ok
+}
+
+// PutProcedure records p under database dbID.
+func (c *Catalog) PutProcedure(dbID int64, p *ProcedureDef) { putNamed(c.Procedures, dbID, p.Name, p) }
+
+// SortedProcedures returns the stored procedures of database dbID in name
+// order.
+func (c *Catalog) SortedProcedures(dbID int64) []*ProcedureDef {
+	return sortedByName(c.Procedures[dbID], func(p *ProcedureDef) string { return p.Name })
+}
+
+// ProceduresPrefix is the prefix of the keys of database dbID's stored
+// procedures.
+func ProceduresPrefix(dbID int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixProcedure...), uint64(dbID))
 }
 
-func procedureKey(dbID int64, name string) []byte {
-	return append(proceduresPrefix(dbID), strings.ToLower(name)...)
+// ProcedureKey is the key of the definition of stored procedure name of
+// database dbID.
+func ProcedureKey(dbID int64, name string) []byte {
+	return append(ProceduresPrefix(dbID), strings.ToLower(name)...)
 }
 
 // ObserverDef is an observer's watch on a table: its name and the IDs of
@@ -279,10 +301,10 @@ type ObserverDef struct {
 	Columns []int64 `json:"columns,omitempty"`
 }
 
-// watches describes def's observers to the executor, whose
+// Watches describes def's observers to the executor, whose
 // Table.Validate checks them (a watched column the table lacks has offset
 // -1).
-func (def *TableDef) watches() []executor.Watch {
+func (def *TableDef) Watches() []executor.Watch {
 	if len(def.Observers) == 0 {
 		return nil
 	}
@@ -290,17 +312,17 @@ func (def *TableDef) watches() []executor.Watch {
 	for i, o := range def.Observers {
 		out[i].Observer = o.Name
 		for _, id := range o.Columns {
-			_, ord, _ := def.column(id)
+			_, ord, _ := def.Column(id)
 			out[i].Columns = append(out[i].Columns, ord)
 		}
 	}
 	return out
 }
 
-// keepObservers drops the columns that a rewrite dropped from the
+// KeepObservers drops the columns that a rewrite dropped from the
 // watches of def, and the watches left without any of the columns they
 // named.
-func (def *TableDef) keepObservers(kept map[int64]bool) {
+func (def *TableDef) KeepObservers(kept map[int64]bool) {
 	var out []ObserverDef
 	for _, o := range def.Observers {
 		if len(o.Columns) == 0 {
@@ -320,23 +342,23 @@ func (def *TableDef) keepObservers(kept map[int64]bool) {
 	def.Observers = out
 }
 
-// schemaChangeInProgress names the schema change working on the table,
+// SchemaChangeInProgress names the schema change working on the table,
 // or is empty.
-func (td *TableDef) schemaChangeInProgress() string {
+func (td *TableDef) SchemaChangeInProgress() string {
 	if td.Fence != "" {
 		return td.Fence
 	}
 	for _, ix := range td.Indexes {
-		if !ix.public() {
+		if !ix.Public() {
 			return "CREATE INDEX " + ix.Name
 		}
 	}
 	return ""
 }
 
-// hasGenerated reports whether the table has a generated column; writes
+// HasGenerated reports whether the table has a generated column; writes
 // to it leave the fast path, which does not compute them, for GMS.
-func (d *TableDef) hasGenerated() bool {
+func (d *TableDef) HasGenerated() bool {
 	for i := range d.Columns {
 		if d.Columns[i].Generated != "" {
 			return true
