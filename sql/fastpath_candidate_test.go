@@ -167,7 +167,7 @@ func TestFastCandidateTurnsDown(t *testing.T) {
 // an unquoted table or column name in a fast statement. The words are
 // read from the switch in fastRejectedWord's source.
 func TestFastCandidateWordsReserved(t *testing.T) {
-	f, err := goparser.ParseFile(token.NewFileSet(), "fastpath_handler.go", nil, 0)
+	f, err := goparser.ParseFile(token.NewFileSet(), "fastpath_candidate.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
