@@ -22,6 +22,7 @@ import (
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -33,7 +34,7 @@ type fastRun struct {
 	ctx   *gsql.Context
 	vars  *fastVars
 	entry *fastEntry
-	shape *fastShape
+	shape *fastpath.Shape
 	// args are a prepared statement's parameter values (nil for a text
 	// statement, whose values are literals in shape).
 	args   []any
@@ -67,10 +68,10 @@ func (r *fastRun) run() fastOutcome {
 	// the fast path does it first, so that a conversion that warns is
 	// seen (and the statement left to GMS, which clears them again).
 	r.s.ClearWarnings()
-	switch r.shape.kind {
-	case fastBegin, fastCommit, fastRollback:
+	switch r.shape.Kind {
+	case fastpath.Begin, fastpath.Commit, fastpath.Rollback:
 		return r.runTransactionStatement()
-	case fastSelect:
+	case fastpath.Select:
 		return r.runSelect()
 	default:
 		return r.runWrite()
@@ -105,8 +106,8 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 	if s.GetTransaction() != nil && cur == nil {
 		return fallThrough(reasonSession)
 	}
-	switch r.shape.kind {
-	case fastBegin:
+	switch r.shape.Kind {
+	case fastpath.Begin:
 		if cur != nil {
 			if err := s.CommitTransaction(ctx, cur); err != nil {
 				return r.answer(nil, err)
@@ -118,10 +119,10 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 		}
 		s.SetTransaction(t)
 		s.SetIgnoreAutoCommit(true)
-	case fastCommit, fastRollback:
+	case fastpath.Commit, fastpath.Rollback:
 		if cur != nil {
 			var err error
-			if r.shape.kind == fastCommit {
+			if r.shape.Kind == fastpath.Commit {
 				err = s.CommitTransaction(ctx, cur)
 			} else {
 				err = s.Rollback(ctx, cur)
@@ -186,7 +187,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		k *txn.Txn
 	)
 	if r.explicit() {
-		if s.forUpdate != r.shape.forUpdate {
+		if s.forUpdate != r.shape.ForUpdate {
 			// The handler's lexical test and the parser disagree:
 			// GMS's path does what the handler says.
 			return fallThrough(reasonSession)
@@ -239,7 +240,7 @@ func (r *fastRun) runSelect() fastOutcome {
 	keys := one[:0]
 	if pl.keyArgs == nil {
 		keyType := pl.meta.schema.Schema[pl.keyOrd].Type
-		for _, v := range r.shape.keys {
+		for _, v := range r.shape.Keys {
 			k, ok := r.intKey(keyType, v)
 			if !ok {
 				return fallThrough(reasonValue)
@@ -263,7 +264,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		if found {
 			rows = append(rows, row)
 		}
-	case !r.shape.in:
+	case !r.shape.In:
 		h, ok := r.keyHandle(pl, keys)
 		if !ok {
 			return fallThrough(reasonValue)
@@ -298,7 +299,7 @@ func (r *fastRun) runSelect() fastOutcome {
 			locked = append(locked, row.Handle)
 		}
 	}
-	if k != nil && r.shape.forUpdate && len(locked) > 0 {
+	if k != nil && r.shape.ForUpdate && len(locked) > 0 {
 		ts, err := k.SnapshotTS(ctx)
 		if err == nil {
 			t.noteLocking(ctx)
@@ -392,7 +393,7 @@ func project(row []any, offsets []int) []any {
 // intKey converts a key value for a column of type typ: only integers
 // that fit the column, the one case where GMS's lookup is an exact match
 // on the value.
-func (r *fastRun) intKey(typ gsql.Type, v fastValue) (int64, bool) {
+func (r *fastRun) intKey(typ gsql.Type, v fastpath.Value) (int64, bool) {
 	val, ok := r.value(v)
 	if !ok {
 		return 0, false
@@ -416,14 +417,14 @@ func (r *fastRun) intKey(typ gsql.Type, v fastValue) (int64, bool) {
 // value returns the value v stands for: a literal, or a parameter
 // converted as GMS binds it. ok is false for values the fast path leaves
 // to GMS.
-func (r *fastRun) value(v fastValue) (any, bool) {
-	if v.param < 0 {
-		return v.lit, v.ok
+func (r *fastRun) value(v fastpath.Value) (any, bool) {
+	if v.Param < 0 {
+		return v.Lit, v.OK
 	}
-	if v.param >= len(r.args) {
+	if v.Param >= len(r.args) {
 		return nil, false
 	}
-	a := r.args[v.param]
+	a := r.args[v.Param]
 	return a, a != errValue
 }
 
@@ -432,8 +433,8 @@ var errValue any = struct{}{}
 
 // dbName returns the database the statement's table is in.
 func (r *fastRun) dbName() string {
-	if r.shape.db != "" {
-		return r.shape.db
+	if r.shape.DB != "" {
+		return r.shape.DB
 	}
 	return r.s.GetCurrentDatabase()
 }
@@ -502,12 +503,12 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	if !ok {
 		return fallThrough(reason)
 	}
-	switch r.shape.kind {
-	case fastUpdate:
+	switch r.shape.Kind {
+	case fastpath.Update:
 		return r.update(t, pl)
-	case fastDelete:
+	case fastpath.Delete:
 		return r.delete(t, pl)
-	case fastInsert:
+	case fastpath.Insert:
 		return r.insert(pl)
 	}
 	return fallThrough(reasonShape)
@@ -525,7 +526,7 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 	row := make([]any, len(sch))
 	for i, ord := range pl.meta.primary.ords {
 		typ := sch[ord].Type
-		k, ok := r.intKey(typ, r.shape.keys[pl.keyArgs[i]])
+		k, ok := r.intKey(typ, r.shape.Keys[pl.keyArgs[i]])
 		if !ok {
 			return tablecodec.Handle{}, false
 		}
@@ -543,7 +544,7 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
 	var keys []int64
 	if pl.keyArgs == nil {
-		key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+		key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.Keys[0])
 		if !ok {
 			return nil, false, fallThrough(reasonValue)
 		}
@@ -585,7 +586,7 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 		matched = 1
 		row := slices.Clone(old)
 		for i, set := range pl.sets {
-			v, ok := r.value(r.shape.sets[i].val)
+			v, ok := r.value(r.shape.Sets[i].Val)
 			if !ok {
 				return fallThrough(reasonValue)
 			}
@@ -817,12 +818,12 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 	ctx := r.ctx
 	sch := pl.meta.schema.Schema
 	autoOrd := pl.meta.autoIncOrd
-	rows := make([]gsql.Row, len(r.shape.rows))
+	rows := make([]gsql.Row, len(r.shape.Rows))
 	firstGenerated := -1
 	if autoOrd >= 0 && pl.listed[autoOrd] < 0 {
 		firstGenerated = 0
 	}
-	for i, vals := range r.shape.rows {
+	for i, vals := range r.shape.Rows {
 		row := make(gsql.Row, len(sch))
 		for ord, col := range sch {
 			li := pl.listed[ord]

@@ -14,78 +14,14 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/percdb/percdb/sql/fastpath"
 )
 
-// The fast path runs the statements OLTP traffic is made of directly on
-// the executor's operators, in front of GMS, which plans every statement
-// from scratch (about 100 us of analysis for a point select, twice the
-// cost of the MySQL protocol itself):
-//
-//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v,
-//     with or without FOR UPDATE;
-//   - UPDATE t SET col = v | col = intcol +/- v | col = deccol +/- int,
-//     ... WHERE pk = v;
-//   - DELETE FROM t WHERE pk = v;
-//   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
-//   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
-//
-// pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
-// composite primary key of integer columns. The columns written are
-// integers, utf8mb4 strings, and DECIMAL, DATETIME and DATE from values
-// that convert exactly (integers, and strings spelled as the value is).
-//
-// A COM_QUERY's text is first reduced to the TiDB parser's normalized
-// digest (literals erased): the decision and the plan are cached per
-// digest and database (fastPlanCache), so a statement the fast path does
-// not run costs one lexer pass, and one it runs a parse (for its literal
-// values) and a map lookup. A COM_STMT_PREPARE is parsed once, and its
-// decision kept per statement ID with the session (fastSession). A plan is
-// resolved against the catalog of one schema version and rebuilt when the
-// version changes.
-//
-// Statements run in the session's transaction, as GMS's would: the same
-// Transaction (begun by BEGIN or left open with autocommit off), the same
-// statement stages, the same table editor (tableEditor, hence the same
-// executor operators and codec) for writes. In autocommit mode a read
-// takes no timestamp at all: the row is read at the latest committed state
-// (txn.Store.PointGet and BatchPointGet), under the cached catalog, which
-// schemaGuard vouches for without a read of the schema version. An
-// autocommit write runs in a transaction of its own, committed at the end
-// by txn, in one phase with a calculated commit timestamp when its keys
-// lie in one region. Oracle calls per statement, fast path against GMS:
-//
-//	autocommit SELECT by key          0 (GMS: 1, the start_ts)
-//	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions or
-//	                                  meet a lock
-//	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need (txn
-//	                                  fetches it twice when the oracle's
-//	                                  answer equals the commit_ts it
-//	                                  calculated for its last one-phase
-//	                                  commit); none for the commit in one
-//	                                  region (two phases: +1)
-//	BEGIN, ROLLBACK                   0
-//	COMMIT                            0 in one region, else 1
-//	statements inside a transaction   its start_ts, once, at first read
-//
-// Privileges are GMS's to check: the handler offers statements to the
-// fast path only for users whose global privileges cover them
-// (mayUseFastPath). Fast statements do not appear in GMS's process list.
-// The counters are served by SHOW STATUS in session scope (SHOW GLOBAL
-// STATUS lists only GMS's process-wide registry, which percdb leaves
-// alone).
-//
-// Result sets and OK packets are GMS's, byte for byte: rows are converted
-// by GMS's own RowToSQL, the column definitions are those GMS sent for the
-// plan's first execution (which the fast path lets GMS answer to learn
-// them), OK packets carry GMS's counts and info text, and the session's
-// ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), warnings, status flags and
-// Questions counter end as GMS leaves them. Whatever the fast path does
-// not reproduce exactly goes to GMS (fastReason lists why), counted in
-// SHOW STATUS as Percdb_fastpath_fallthrough_<reason>.
-//
-// The fast path is off for a server started with Config.DisableFastPath,
-// and for a session that sets @percdb_fastpath = 0 (differential tests
-// compare the two).
+// The fast path itself (its statement shapes, which statements it runs,
+// its oracle calls, how its answers stay GMS's) is described in package
+// fastpath's doc.go; this file connects it to the protocol handler and
+// the session.
 
 // Defaults of the fast path's bounds.
 const (
@@ -189,7 +125,7 @@ func (fp *fastPath) context(ctx context.Context, s *Session) *gsql.Context {
 type fastStmt struct {
 	query string
 	entry *fastEntry
-	shape *fastShape
+	shape *fastpath.Shape
 }
 
 // fastVars are the session variables the fast path depends on.
@@ -295,7 +231,7 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	if !fp.usable() {
 		return false, nil, callback
 	}
-	if !fastCandidate(query) {
+	if !fastpath.Candidate(query) {
 		fp.fallthroughs[reasonShape].Add(1)
 		return false, nil, callback
 	}
@@ -319,11 +255,11 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 		fp.fallthroughs[reasonParse].Add(1)
 		return false, nil, callback
 	}
-	shape := fastShapeOf(stmt, normalized)
+	shape := fastpath.ShapeOf(stmt, normalized)
 	if e == nil {
 		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reasonShape})
 	}
-	if shape == nil || e.shape == nil || shape.kind != e.shape.kind {
+	if shape == nil || e.shape == nil || shape.Kind != e.shape.Kind {
 		fp.fallthroughs[reasonShape].Add(1)
 		return false, nil, callback
 	}
@@ -345,15 +281,15 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 // fastPrepare notes the decision for a statement GMS has just prepared.
 func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareData) {
 	fp := s.provider.fast
-	if fp == nil || !fp.enabled || !fastCandidate(query) {
+	if fp == nil || !fp.enabled || !fastpath.Candidate(query) {
 		return
 	}
 	normalized, digest := parser.NormalizeDigest(query)
 	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
 	e := fp.plans.get(key)
-	var shape *fastShape
+	var shape *fastpath.Shape
 	if stmt, err := fp.parse(query); err == nil {
-		shape = fastShapeOf(stmt, normalized)
+		shape = fastpath.ShapeOf(stmt, normalized)
 	}
 	if e == nil {
 		reason := reasonShape
@@ -364,7 +300,7 @@ func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareDa
 		}
 		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reason})
 	}
-	if shape != nil && shape.params != int(prepare.ParamsCount) {
+	if shape != nil && shape.Params != int(prepare.ParamsCount) {
 		// The TiDB parser and vitess disagree on the parameters.
 		shape = nil
 	}
@@ -394,7 +330,7 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	st := fs.stmts[prepare.StatementID]
 	fs.mu.Unlock()
 	if st == nil || st.query != prepare.PrepareStmt || st.shape == nil || st.entry.shape == nil ||
-		st.entry.shape.kind != st.shape.kind {
+		st.entry.shape.Kind != st.shape.Kind {
 		fp.fallthroughs[reasonShape].Add(1)
 		return false, nil, callback
 	}
@@ -405,7 +341,7 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	r := &fastRun{
 		fp: fp, s: s, c: c, vars: vars, entry: st.entry, shape: st.shape, binary: true,
 		ctx:  fp.context(ctx, s),
-		args: bindArgs(fs.args, prepare.BindVars, st.shape.params),
+		args: bindArgs(fs.args, prepare.BindVars, st.shape.Params),
 		send: callback,
 	}
 	fs.args = r.args
@@ -423,7 +359,7 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 // error; or not, counted under its reason, with the function that learns
 // the result's column definitions from GMS's answer when the plan wants
 // them (nil otherwise).
-func (fp *fastPath) outcome(out fastOutcome, binary bool, shape *fastShape, charset any) (bool, error, func(*sqltypes.Result)) {
+func (fp *fastPath) outcome(out fastOutcome, binary bool, shape *fastpath.Shape, charset any) (bool, error, func(*sqltypes.Result)) {
 	if out.handled {
 		return true, out.err, nil
 	}
@@ -443,7 +379,7 @@ func bindArgs(args []any, bvs map[string]*querypb.BindVariable, n int) []any {
 	args = append(args[:0], make([]any, n)...)
 	for i := range args {
 		args[i] = errValue
-		bv := bvs[paramName(i)]
+		bv := bvs[fastpath.ParamName(i)]
 		if bv == nil {
 			continue
 		}
@@ -469,7 +405,7 @@ func bindArgs(args []any, bvs map[string]*querypb.BindVariable, n int) []any {
 // learner returns a function that records the column definitions of
 // GMS's answer to a statement of plan pl, for the fast path to send for
 // later executions.
-func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastShape, charset any) func(*sqltypes.Result) {
+func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastpath.Shape, charset any) func(*sqltypes.Result) {
 	done := false
 	return func(res *sqltypes.Result) {
 		if done || res == nil || len(res.Fields) != len(pl.schema) {
@@ -487,17 +423,17 @@ func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastShape, charset
 
 // shapeNames returns the names a statement spells, which GMS may echo in
 // column definitions: database, table and selected columns as written.
-func shapeNames(s *fastShape) []string {
-	return append([]string{s.db, s.table}, s.cols...)
+func shapeNames(s *fastpath.Shape) []string {
+	return append([]string{s.DB, s.Table}, s.Cols...)
 }
 
 // matches reports whether the fields were learned from a statement that
 // spells its names as s does.
-func (f *fastFields) matches(s *fastShape) bool {
-	if len(f.names) != len(s.cols)+2 || f.names[0] != s.db || f.names[1] != s.table {
+func (f *fastFields) matches(s *fastpath.Shape) bool {
+	if len(f.names) != len(s.Cols)+2 || f.names[0] != s.DB || f.names[1] != s.Table {
 		return false
 	}
-	for i, c := range s.cols {
+	for i, c := range s.Cols {
 		if f.names[i+2] != c {
 			return false
 		}

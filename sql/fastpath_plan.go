@@ -13,6 +13,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/fastpath"
 )
 
 // A fastPlan is a shape resolved against one version of the catalog: the
@@ -20,7 +21,7 @@ import (
 // names. Plans are immutable once built, except for the result metadata
 // they learn (fastFields), and are shared by every session.
 type fastPlan struct {
-	shape   *fastShape
+	shape   *fastpath.Shape
 	version uint64
 	// db is the database the plan's table was resolved in.
 	db    string
@@ -122,12 +123,12 @@ var reasonNames = [numReasons]string{
 
 // resolveFastPlan resolves shape in database dbName of cat. It returns the
 // reason when the table is not one the fast path runs the shape on.
-func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastShape) (*fastPlan, fastReason, bool) {
+func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*fastPlan, fastReason, bool) {
 	db, ok := cat.Database(dbName)
 	if !ok {
 		return nil, reasonTable, false
 	}
-	def, ok := cat.Table(db.ID, shape.table)
+	def, ok := cat.Table(db.ID, shape.Table)
 	if !ok {
 		return nil, reasonTable, false
 	}
@@ -143,25 +144,25 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 		meta:    m,
 	}
 	sch := m.schema.Schema
-	if shape.kind != fastSelect && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
+	if shape.Kind != fastpath.Select && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
 		// GMS evaluates CHECK constraints, runs triggers, computes
 		// generated columns and enforces foreign keys (the table's own
 		// and those referencing it).
 		return nil, reasonTable, false
 	}
-	if len(shape.keyCols) > 0 {
-		if plan.keyArgs, ok = compositeKeyArgs(def, m, shape.keyCols); !ok {
+	if len(shape.KeyCols) > 0 {
+		if plan.keyArgs, ok = compositeKeyArgs(def, m, shape.KeyCols); !ok {
 			return nil, reasonTable, false
 		}
-	} else if shape.kind == fastSelect || shape.kind == fastUpdate || shape.kind == fastDelete {
-		_, ord, ok := def.ColumnByName(shape.where)
+	} else if shape.Kind == fastpath.Select || shape.Kind == fastpath.Update || shape.Kind == fastpath.Delete {
+		_, ord, ok := def.ColumnByName(shape.Where)
 		if !ok {
 			return nil, reasonTable, false
 		}
 		plan.keyOrd = ord
 		switch {
 		case m.exec.HandleKind == executor.HandleInt && m.primary.ords[0] == ord:
-		case shape.kind == fastSelect && !shape.in && !shape.forUpdate:
+		case shape.Kind == fastpath.Select && !shape.In && !shape.ForUpdate:
 			// FOR UPDATE locks the row by its handle, which a
 			// unique lookup does not give the fast path.
 			plan.unique = uniqueIndexOn(m, ord)
@@ -172,12 +173,12 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 			return nil, reasonTable, false
 		}
 	}
-	switch shape.kind {
-	case fastSelect:
-		if shape.cols != nil {
-			plan.offsets = make([]int, len(shape.cols))
-			plan.schema = make(gsql.Schema, len(shape.cols))
-			for i, name := range shape.cols {
+	switch shape.Kind {
+	case fastpath.Select:
+		if shape.Cols != nil {
+			plan.offsets = make([]int, len(shape.Cols))
+			plan.schema = make(gsql.Schema, len(shape.Cols))
+			for i, name := range shape.Cols {
 				_, ord, ok := def.ColumnByName(name)
 				if !ok {
 					return nil, reasonTable, false
@@ -187,20 +188,20 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 		} else {
 			plan.schema = sch
 		}
-	case fastUpdate:
+	case fastpath.Update:
 		for _, c := range sch {
 			if c.OnUpdate != nil {
 				return nil, reasonTable, false
 			}
 		}
-		for _, set := range shape.sets {
-			cd, ord, ok := def.ColumnByName(set.col)
+		for _, set := range shape.Sets {
+			cd, ord, ok := def.ColumnByName(set.Col)
 			if !ok || sch[ord].PrimaryKey || cd.AutoIncrement || !fastWritableType(sch[ord].Type) {
 				return nil, reasonTable, false
 			}
-			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.neg}
-			if set.src != "" {
-				_, src, ok := def.ColumnByName(set.src)
+			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.Neg}
+			if set.Src != "" {
+				_, src, ok := def.ColumnByName(set.Src)
 				if !ok || !isSignedIntType(sch[src].Type) && !types.IsDecimal(sch[src].Type) {
 					return nil, reasonTable, false
 				}
@@ -208,7 +209,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 			}
 			plan.sets = append(plan.sets, ps)
 		}
-	case fastInsert:
+	case fastpath.Insert:
 		if m.exec.HandleKind == executor.HandleCommon && !intKeyColumns(m.primary) {
 			// A clustered key's row is written under its key values,
 			// which the fast path does not check for collisions under
@@ -221,7 +222,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 		for i := range plan.listed {
 			plan.listed[i] = -1
 		}
-		for i, name := range shape.cols {
+		for i, name := range shape.Cols {
 			_, ord, ok := def.ColumnByName(name)
 			if !ok || plan.listed[ord] >= 0 || !fastWritableType(sch[ord].Type) {
 				return nil, reasonTable, false
@@ -354,7 +355,7 @@ type fastPlanKey struct {
 // why the fast path does not run it.
 type fastEntry struct {
 	key   fastPlanKey
-	shape *fastShape
+	shape *fastpath.Shape
 	// reason is why statements of this digest go to GMS, when shape is
 	// nil.
 	reason fastReason
@@ -424,8 +425,8 @@ func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog
 		return pl, 0, true
 	}
 	home := e.key.db
-	if e.shape.db != "" {
-		home = e.shape.db
+	if e.shape.DB != "" {
+		home = e.shape.DB
 	}
 	if v := e.noPlan.Load(); v != 0 && v-1 == cat.Version && home == dbName {
 		return nil, reasonTable, false

@@ -1,17 +1,17 @@
-package sql
+package fastpath
 
 import (
 	"strings"
 )
 
-// fastCandidate reports whether query may have a fast shape, judging by
+// Candidate reports whether query may have a fast shape, judging by
 // its text alone, so that the statements that cannot have one skip the
 // TiDB lexer and parser (and leave the plan cache to those that can). The
 // first word must name a statement the fast path runs; then, outside
 // string literals, quoted names and comments, the text must have nothing
-// that no shape has (fastShapeOf):
+// that no shape has (ShapeOf):
 //
-//   - a reserved word no shape uses (fastRejectedWord: AND, OR, NOT,
+//   - a reserved word no shape uses (rejectedWord: AND, OR, NOT,
 //     BETWEEN, LIKE, IS, JOIN, ON, ORDER, GROUP, LIMIT, AS, DISTINCT,
 //     CASE, FOR, ...), except next to a dot, where MySQL reads any word
 //     as a name;
@@ -32,7 +32,7 @@ import (
 // "--" without a space after it) is skipped, never judged. A statement
 // it turns down is counted as reasonShape, whether or not the TiDB
 // parser would have parsed it.
-func fastCandidate(query string) bool {
+func Candidate(query string) bool {
 	i := 0
 	for i < len(query) && isSpaceByte(query[i]) {
 		i++
@@ -42,29 +42,29 @@ func fastCandidate(query string) bool {
 		j++
 	}
 	var buf [16]byte
-	var k fastKind
+	var k Kind
 	switch string(lowerWord(&buf, query[i:j])) {
 	case "select":
-		k = fastSelect
+		k = Select
 	case "update":
-		k = fastUpdate
+		k = Update
 	case "delete":
-		k = fastDelete
+		k = Delete
 	case "insert":
-		k = fastInsert
+		k = Insert
 	case "begin", "start", "commit", "rollback":
-		// The parser and fastShapeOf judge these exactly, and their
+		// The parser and ShapeOf judge these exactly, and their
 		// digests stay cached.
 		return true
 	default:
 		return false
 	}
-	return fastTextAllowed(query[j:], k)
+	return textAllowed(query[j:], k)
 }
 
-// fastTextAllowed is fastCandidate's scan of q, the text after the first
+// textAllowed is Candidate's scan of q, the text after the first
 // word of a statement of kind k.
-func fastTextAllowed(q string, k fastKind) bool {
+func textAllowed(q string, k Kind) bool {
 	var (
 		buf [16]byte
 		// afterIn, afterSelect: the previous token is the word IN, or
@@ -75,7 +75,7 @@ func fastTextAllowed(q string, k fastKind) bool {
 		selects              int
 		inFrom, where, set   bool
 	)
-	if k == fastSelect {
+	if k == Select {
 		selects, afterSelect = 1, true
 	}
 	for i := 0; i < len(q); {
@@ -120,14 +120,14 @@ func fastTextAllowed(q string, k fastKind) bool {
 			switch {
 			case string(word) == "and" && where:
 				// WHERE c1 = v1 AND c2 = v2 over a composite key.
-			case string(word) == "for" && where && k == fastSelect:
+			case string(word) == "for" && where && k == Select:
 				// SELECT ... FOR UPDATE.
-			case fastRejectedWord(word):
+			case rejectedWord(word):
 				return false
 			}
 			switch string(word) {
 			case "select":
-				if selects++; selects > 1 || k != fastSelect {
+				if selects++; selects > 1 || k != Select {
 					return false
 				}
 				afterSelect = true
@@ -135,19 +135,19 @@ func fastTextAllowed(q string, k fastKind) bool {
 				// SELECT ALL is SELECT.
 				afterSelect = wasSelect
 			case "from":
-				inFrom = k == fastSelect || k == fastDelete
+				inFrom = k == Select || k == Delete
 			case "where":
 				inFrom, where = false, true
 			case "set":
 				set = true
 			case "in":
-				if k != fastSelect {
+				if k != Select {
 					return false
 				}
 				afterIn = true
 			case "values":
 				// INSERT INTO t VALUES (...) names no columns.
-				if k == fastInsert && before != ')' {
+				if k == Insert && before != ')' {
 					return false
 				}
 			}
@@ -157,7 +157,7 @@ func fastTextAllowed(q string, k fastKind) bool {
 		case '<', '>', '!', '/', '%', '&', '|', '^', '~', '@', ':', '{', '}':
 			return false
 		case '(':
-			if k == fastUpdate || k == fastDelete || k == fastSelect && !afterIn {
+			if k == Update || k == Delete || k == Select && !afterIn {
 				return false
 			}
 		case '*':
@@ -165,26 +165,26 @@ func fastTextAllowed(q string, k fastKind) bool {
 				return false
 			}
 		case '+':
-			if k != fastUpdate {
+			if k != Update {
 				return false
 			}
 		case ',':
-			if inFrom || k == fastDelete || k == fastUpdate && !set {
+			if inFrom || k == Delete || k == Update && !set {
 				return false
 			}
 		}
 		afterIn, afterSelect, last = false, false, c
 		i++
 	}
-	return where || k == fastInsert
+	return where || k == Insert
 }
 
-// fastRejectedWord reports whether word (lower case) is a reserved word
+// rejectedWord reports whether word (lower case) is a reserved word
 // that no fast shape has: a statement with it outside strings, quoted
 // names and comments is not one the fast path runs. Each is reserved in
 // the TiDB parser, so it cannot be an unquoted name
 // (TestFastCandidateWordsReserved).
-func fastRejectedWord(word []byte) bool {
+func rejectedWord(word []byte) bool {
 	switch string(word) {
 	case "and", "or", "not", "xor", "between", "like", "regexp", "rlike", "is",
 		"join", "cross", "inner", "left", "right", "natural", "straight_join", "outer", "on", "using",
@@ -197,7 +197,7 @@ func fastRejectedWord(word []byte) bool {
 }
 
 // lowerWord returns s in ASCII lower case, in buf, or nil when s is
-// longer than buf (no word fastCandidate looks for is).
+// longer than buf (no word Candidate looks for is).
 func lowerWord(buf *[16]byte, s string) []byte {
 	if len(s) > len(buf) {
 		return nil
@@ -244,4 +244,10 @@ func isSpaceByte(c byte) bool {
 // names also take $ and any byte of a multi-byte UTF-8 character.
 func isNameByte(c byte) bool {
 	return isWordByte(c) || c == '$' || c >= 0x80
+}
+
+// isWordByte reports whether c may be part of a keyword or an unquoted
+// name made of ASCII letters, digits and underscores.
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
