@@ -889,7 +889,7 @@ func (s *coprScan) ranges(ctx *gsql.Context) ([]executor.KeyRange, error) {
 	if wholeIndex(mr) {
 		markFullScan(ctx)
 	}
-	krs, err := s.t.meta.keyRanges(ctx, s.t.meta.primary, mr)
+	krs, err := keyRanges(ctx, s.t.meta, s.t.meta.primary, mr)
 	if err != nil {
 		return nil, err
 	}

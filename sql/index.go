@@ -76,7 +76,7 @@ func (x *Index) IsGenerated() bool { return false }
 // of a lookup to these types, and fails the statement when one does not
 // fit: d = 12345.67 on a DECIMAL(6,2) column failed with "Out of range
 // value" through an index and was false by a scan. A DECIMAL column is
-// given the widest precision of its scale here; keyRange converts the
+// given the widest precision of its scale here; keyRangeOf converts the
 // values to the column's own type, and one that does not fit widens the
 // range (GMS's filter decides).
 func (x *Index) ColumnExpressionTypes() []gsql.ColumnExpressionType {
@@ -140,10 +140,10 @@ type keyRange struct {
 // column's type widen the range, so a read may return rows the lookup does
 // not want: percdb tells GMS its lookups are not precise (PreciseMatch),
 // so GMS keeps filtering the rows.
-func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQLRangeCollection) ([]keyRange, error) {
+func keyRanges(ctx *gsql.Context, m *tableMeta, im *indexMeta, ranges gsql.MySQLRangeCollection) ([]keyRange, error) {
 	out := make([]keyRange, 0, len(ranges))
 	for _, r := range ranges {
-		kr, empty, err := m.keyRange(ctx, im, r)
+		kr, empty, err := keyRangeOf(ctx, m, im, r)
 		if err != nil {
 			return nil, err
 		}
@@ -173,10 +173,10 @@ func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQ
 	return merged, nil
 }
 
-// keyRange turns one range into a read; empty reports a range that cannot
+// keyRangeOf turns one range into a read; empty reports a range that cannot
 // hold any row. Key ranges cover the longest prefix of point values plus
 // the bounds of the next column; later columns only narrow GMS's filter.
-func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange) (keyRange, bool, error) {
+func keyRangeOf(ctx *gsql.Context, m *tableMeta, im *indexMeta, r gsql.MySQLRange) (keyRange, bool, error) {
 	var points []any
 	for i, ce := range r {
 		if i >= len(im.ords) {
@@ -213,10 +213,10 @@ func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange
 				hi.Values = appendValue(points, kv)
 			}
 		}
-		return m.rangeOf(im, lo, hi)
+		return boundsRange(m, im, lo, hi)
 	}
 	all := executor.Bound{Values: points, Inclusive: true}
-	kr, empty, err := m.rangeOf(im, all, all)
+	kr, empty, err := boundsRange(m, im, all, all)
 	if err != nil || empty || len(points) < len(im.ords) || !im.unique || im.prefixed {
 		return kr, empty, err
 	}
@@ -238,9 +238,9 @@ func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange
 	return kr, false, nil
 }
 
-// rangeOf returns the key range of an index (or of the rows, for the
+// boundsRange returns the key range of an index (or of the rows, for the
 // primary key) between two bounds.
-func (m *tableMeta) rangeOf(im *indexMeta, lo, hi executor.Bound) (keyRange, bool, error) {
+func boundsRange(m *tableMeta, im *indexMeta, lo, hi executor.Bound) (keyRange, bool, error) {
 	if im.primary && m.exec.HandleKind == executor.HandleInt {
 		// Int handles are whole int64s: a NULL or partial bound is no
 		// bound at all.

@@ -209,11 +209,6 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 	}))
 }
 
-// defaultCollationID is DefaultCollation as a GMS collation.
-func defaultCollationID() gsql.CollationID {
-	return gsql.Collation_utf8mb4_0900_ai_ci
-}
-
 // deleteRange deletes every key in [start, end) inside the transaction.
 func deleteRange(ctx context.Context, k *txn.Txn, start, end []byte) error {
 	it, err := k.Iter(ctx, start, end)

@@ -129,3 +129,8 @@ func resolveDefault(ctx *gsql.Context, expr string, typ gsql.Type, nullable bool
 	}
 	return d
 }
+
+// defaultCollationID is DefaultCollation as a GMS collation.
+func defaultCollationID() gsql.CollationID {
+	return gsql.Collation_utf8mb4_0900_ai_ci
+}

@@ -209,7 +209,7 @@ func (t *Table) LookupPartitions(ctx *gsql.Context, lookup gsql.IndexLookup) (gs
 	if wholeIndex(ranges) {
 		markFullScan(ctx)
 	}
-	krs, err := t.meta.keyRanges(ctx, x.im, ranges)
+	krs, err := keyRanges(ctx, t.meta, x.im, ranges)
 	if err != nil {
 		return nil, err
 	}
