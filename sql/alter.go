@@ -13,6 +13,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -34,8 +35,8 @@ var (
 
 // GetChecks implements sql.CheckTable.
 func (t *Table) GetChecks(*gsql.Context) ([]gsql.CheckDefinition, error) {
-	out := make([]gsql.CheckDefinition, len(t.meta.def.Checks))
-	for i, c := range t.meta.def.Checks {
+	out := make([]gsql.CheckDefinition, len(t.meta.Def.Checks))
+	for i, c := range t.meta.Def.Checks {
 		out[i] = gsql.CheckDefinition{Name: c.Name, CheckExpression: c.Expression, Enforced: c.Enforced}
 	}
 	return out, nil
@@ -81,7 +82,7 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	}
 	idx := catalog.IndexDef{Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
 	for _, c := range def.Columns {
-		col, _, ok := t.meta.def.ColumnByName(c.Name)
+		col, _, ok := t.meta.Def.ColumnByName(c.Name)
 		if !ok {
 			return gsql.ErrKeyColumnDoesNotExist.New(c.Name)
 		}
@@ -91,14 +92,14 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if err != nil {
 		return err
 	}
-	if !tx.createdHere(t.meta.def.ID) && !t.meta.def.Temporary {
+	if !tx.createdHere(t.meta.Def.ID) && !t.meta.Def.Temporary {
 		// Other transactions see the table: build the index online, in
 		// steps and batches of their own (ddl.go). This statement's own
 		// transaction writes nothing: no step waits for it.
 		if tx.use != nil {
 			tx.use.Exempt()
 		}
-		return toSQLError(t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.def, idx))
+		return toSQLError(t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.Def, idx))
 	}
 	// A table this transaction created is private to it: index it here.
 	var added *catalog.TableDef
@@ -136,7 +137,7 @@ func (t *Table) backfillIndex(ctx *gsql.Context, def *catalog.TableDef, name str
 	if err != nil {
 		return err
 	}
-	et := nt.meta.exec
+	et := nt.meta.Exec
 	var ix *executor.Index
 	for i := range et.Indexes {
 		if strings.EqualFold(et.Indexes[i].Name, name) {
@@ -252,11 +253,11 @@ func renameOnly(oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql
 	if at < 0 || newSchema.Schema.IndexOfColName(newCol.Name) != at {
 		return false
 	}
-	o, err := columnDefFromGMS(oldCol, 0)
+	o, err := tablemeta.ColumnDefFromGMS(oldCol, 0)
 	if err != nil {
 		return false
 	}
-	n, err := columnDefFromGMS(newCol, 0)
+	n, err := tablemeta.ColumnDefFromGMS(newCol, 0)
 	if err != nil {
 		return false
 	}
@@ -280,10 +281,10 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 		// are dropped.
 		return discardInserter{}, nil
 	}
-	if t.meta.def.Temporary {
+	if t.meta.Def.Temporary {
 		return t.rewriteTemp(ctx, newSchema, oldCol, newCol)
 	}
-	old := t.meta.def
+	old := t.meta.Def
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, err
@@ -314,7 +315,7 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 	if err != nil {
 		return nil, err
 	}
-	if t.meta.autoIncOrd >= 0 && nt.meta.autoIncOrd >= 0 {
+	if t.meta.AutoIncOrd >= 0 && nt.meta.AutoIncOrd >= 0 {
 		next, err := t.autoIncrement().Peek(ctx)
 		if err != nil {
 			return nil, toSQLError(err)
@@ -323,7 +324,7 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 			return nil, toSQLError(err)
 		}
 	}
-	return &rewriter{tableEditor: tableEditor{t: nt}, old: t.meta.def}, nil
+	return &rewriter{tableEditor: tableEditor{t: nt}, old: t.meta.Def}, nil
 }
 
 // discardInserter takes rows and does nothing with them.
@@ -379,7 +380,7 @@ func rewrittenDef(cur *catalog.TableDef, newSchema gsql.PrimaryKeySchema, oldCol
 			id = nd.NextColumnID
 			nd.NextColumnID++
 		}
-		c, err := columnDefFromGMS(col, id)
+		c, err := tablemeta.ColumnDefFromGMS(col, id)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +414,7 @@ func rewrittenDef(cur *catalog.TableDef, newSchema gsql.PrimaryKeySchema, oldCol
 // before it read it as its default.
 func (t *Table) AddColumn(ctx *gsql.Context, column *gsql.Column, order *gsql.ColumnOrder) error {
 	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
-		c, err := columnDefFromGMS(column, td.NextColumnID)
+		c, err := tablemeta.ColumnDefFromGMS(column, td.NextColumnID)
 		if err != nil {
 			return err
 		}
@@ -450,7 +451,7 @@ func (t *Table) ModifyColumn(ctx *gsql.Context, name string, column *gsql.Column
 		if !ok {
 			return gsql.ErrTableColumnNotFound.New(td.Name, name)
 		}
-		nc, err := columnDefFromGMS(column, cur.ID)
+		nc, err := tablemeta.ColumnDefFromGMS(column, cur.ID)
 		if err != nil {
 			return err
 		}

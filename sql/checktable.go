@@ -17,6 +17,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -99,8 +100,8 @@ func (e *tableInconsistency) Error() string {
 
 // checkTable compares the public indexes of def with its rows at one
 // snapshot. A disagreement is a *tableInconsistency.
-func (p *DatabaseProvider) checkTable(ctx context.Context, k *txn.Txn, m *tableMeta) error {
-	et := m.exec
+func (p *DatabaseProvider) checkTable(ctx context.Context, k *txn.Txn, m *tablemeta.Table) error {
+	et := m.Exec
 	dec, err := et.NewRowDecoder(nil)
 	if err != nil {
 		return err
@@ -109,8 +110,8 @@ func (p *DatabaseProvider) checkTable(ctx context.Context, k *txn.Txn, m *tableM
 	if err != nil {
 		return err
 	}
-	for _, im := range m.indexes {
-		ix := im.exec
+	for _, im := range m.Indexes {
+		ix := im.Exec
 		start, end := tablecodec.IndexRange(et.ID, ix.ID)
 		it, err := k.Iter(ctx, start, end)
 		if err != nil {
@@ -225,7 +226,7 @@ func (p *DatabaseProvider) runCheckTable(ctx context.Context, currentDB string, 
 			add(full, "status", "Operation failed")
 			continue
 		}
-		m, err := p.metas.get(gsql.NewEmptyContext(), db.Name, def)
+		m, err := p.metas.Get(gsql.NewEmptyContext(), db.Name, def)
 		if err != nil {
 			return nil, err
 		}

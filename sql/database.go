@@ -8,6 +8,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -83,7 +84,7 @@ func (d *Database) GetTableNames(ctx *gsql.Context) ([]string, error) {
 func (d *Database) GetCollation(ctx *gsql.Context) gsql.CollationID {
 	c, err := gsql.ParseCollation("", d.def.Collation, false)
 	if err != nil {
-		return defaultCollationID()
+		return tablemeta.DefaultCollationID()
 	}
 	return c
 }
@@ -112,7 +113,7 @@ func (d *Database) SetCollation(ctx *gsql.Context, collation gsql.CollationID) e
 
 // CreateTable implements sql.TableCreator.
 func (d *Database) CreateTable(ctx *gsql.Context, name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) error {
-	def, err := tableDefFromSchema(name, schema, collation, comment)
+	def, err := tablemeta.DefFromSchema(name, schema, collation, comment)
 	if err != nil {
 		return err
 	}

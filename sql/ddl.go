@@ -16,6 +16,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -142,15 +143,15 @@ func tablesByID(c *catalog.Catalog) map[int64]*catalog.TableDef {
 // a table fenced by another transaction's rewrite (waiting for the rewrite
 // to end, then failing with 8028), and tells the schema tracker, once per
 // table, which tables this transaction writes.
-func (t *Transaction) beginTableWrite(ctx context.Context, m *tableMeta) error {
-	id := m.def.ID
+func (t *Transaction) beginTableWrite(ctx context.Context, m *tablemeta.Table) error {
+	id := m.Def.ID
 	for _, w := range t.wrote {
 		if w == id {
 			return nil
 		}
 	}
-	if m.def.Fence != "" && !t.ownsFence(id) {
-		return t.awaitFence(ctx, m.def)
+	if m.Def.Fence != "" && !t.ownsFence(id) {
+		return t.awaitFence(ctx, m.Def)
 	}
 	t.wrote = append(t.wrote, id)
 	if t.use != nil {
@@ -452,11 +453,11 @@ func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def
 	if !ok || cur.ID != def.ID {
 		return gsql.ErrTableNotFound.New(def.Name)
 	}
-	m, err := p.metas.get(gsql.NewEmptyContext(), dbName, cur)
+	m, err := p.metas.Get(gsql.NewEmptyContext(), dbName, cur)
 	if err != nil {
 		return err
 	}
-	et := m.exec
+	et := m.Exec
 	ix := et.Index(indexID)
 	if ix == nil || ix.State != executor.IndexWriteOnly {
 		return fmt.Errorf("index %d of %s is not write-only", indexID, def.Name)

@@ -242,11 +242,11 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 // mustExecTable returns the executor's description of a committed table.
 func mustExecTable(t *testing.T, p *DatabaseProvider, db, name string) *executor.Table {
 	t.Helper()
-	m, err := p.metas.get(gsql.NewEmptyContext(), db, tableDefOf(t, p, db, name))
+	m, err := p.metas.Get(gsql.NewEmptyContext(), db, tableDefOf(t, p, db, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.exec
+	return m.Exec
 }
 
 // waitRangesDeleted waits until the range deleter has stamped every

@@ -140,12 +140,18 @@
 //     ID allocators. It does not know GMS: what turns a definition into
 //     GMS's terms (schemas, constraints, trigger and procedure details)
 //     is package sql's.
+//   - tablemeta: what a read or write of a table needs, derived once per
+//     definition (its GMS schema, the executor's description of it, its
+//     indexes' positions and types), the conversions between definitions
+//     and GMS's schemas, and the collation keys of strings.
 //   - fastpath: the statement shapes OLTP traffic is made of, recognised
-//     on the TiDB parser's AST, planned against the catalog and run on
-//     package executor's operators in the session's transaction, or
-//     declined to GMS. It sees a session through a small interface that
+//     on the TiDB parser's AST (Shape, ShapeOf, and Candidate, the
+//     lexical check before the parser). Planning a shape against the
+//     catalog and running it on package executor's operators in the
+//     session's transaction are still here (fastpath_*.go); they are to
+//     move there once they see a session through a small interface that
 //     package sql implements (the session's variables, its transaction,
-//     the table editors), so the session itself stays here.
+//     the table editors), so that the session itself stays here.
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;

@@ -13,6 +13,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -100,7 +101,7 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 		return toSQLError(err)
 	}
 	mark := k.WriteMark()
-	et := e.t.meta.exec
+	et := e.t.meta.Exec
 	var h tablecodec.Handle
 	if et.HandleKind == executor.HandleRowID {
 		id, err := e.t.db.provider.ids.Get(et.ID, catalog.KindRowID, 1).Alloc(ctx)
@@ -128,7 +129,7 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 	if err != nil {
 		return toSQLError(err)
 	}
-	if err := executor.RemoveRecord(ctx, k, e.t.meta.exec, h, row); err != nil {
+	if err := executor.RemoveRecord(ctx, k, e.t.meta.Exec, h, row); err != nil {
 		return toSQLError(err)
 	}
 	return lockWritten(ctx, tx, k, mark)
@@ -144,7 +145,7 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 		return toSQLError(err)
 	}
 	mark := k.WriteMark()
-	et := e.t.meta.exec
+	et := e.t.meta.Exec
 	oldH, err := e.handleOfExisting(ctx, tx, k, old)
 	if err != nil {
 		return toSQLError(err)
@@ -186,11 +187,11 @@ func (e *tableEditor) writeError(ctx context.Context, k *txn.Txn, err error) err
 	var existing gsql.Row
 	if dup.HandleKnown {
 		if e.full == nil {
-			if e.full, err = e.t.meta.exec.NewRowDecoder(nil); err != nil {
+			if e.full, err = e.t.meta.Exec.NewRowDecoder(nil); err != nil {
 				return err
 			}
 		}
-		row, found, err := executor.GetRow(ctx, k, e.t.meta.exec, e.full, dup.Handle)
+		row, found, err := executor.GetRow(ctx, k, e.t.meta.Exec, e.full, dup.Handle)
 		if err != nil {
 			return toSQLError(err)
 		}
@@ -205,7 +206,7 @@ func (e *tableEditor) writeError(ctx context.Context, k *txn.Txn, err error) err
 // its primary key, or for a table without one from the rows this statement
 // read (see keylessTracker), or failing that by a scan for an equal row.
 func (e *tableEditor) handleOfExisting(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row gsql.Row) (tablecodec.Handle, error) {
-	et := e.t.meta.exec
+	et := e.t.meta.Exec
 	if et.HandleKind != executor.HandleRowID {
 		return et.HandleOf(row)
 	}
@@ -229,7 +230,7 @@ func (e *tableEditor) handleOfExisting(ctx *gsql.Context, tx *Transaction, k *tx
 		if err != nil {
 			return tablecodec.Handle{}, err
 		}
-		if eq, err := gsql.Row(cand.Values).Equals(ctx, row, e.t.meta.schema.Schema); err != nil {
+		if eq, err := gsql.Row(cand.Values).Equals(ctx, row, e.t.meta.Schema.Schema); err != nil {
 			return tablecodec.Handle{}, err
 		} else if eq {
 			return cand.Handle, nil
@@ -249,7 +250,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !t.meta.def.Temporary && !tx.createdHere(t.meta.def.ID) && !tx.ownsFence(t.meta.def.ID) {
+	if !t.meta.Def.Temporary && !tx.createdHere(t.meta.Def.ID) && !tx.ownsFence(t.meta.Def.ID) {
 		return 0, t.truncateByNewID(ctx)
 	}
 	k, err := tx.writable(ctx)
@@ -258,16 +259,16 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 	}
 	// TRUNCATE frees space, so it must work on a full disk.
 	k.AllowWhenDiskFull()
-	rr := t.meta.exec.RowRange()
+	rr := t.meta.Exec.RowRange()
 	n, err := countRange(ctx, k, rr.Start, rr.End)
 	if err != nil {
 		return 0, toSQLError(err)
 	}
-	if err := dropTableData(ctx, k, t.meta.def); err != nil {
+	if err := dropTableData(ctx, k, t.meta.Def); err != nil {
 		return 0, toSQLError(err)
 	}
-	if t.meta.autoIncOrd >= 0 {
-		if err := t.autoIncrement().Reset(ctx, max(t.meta.def.AutoIncrementStart, 1)); err != nil {
+	if t.meta.AutoIncOrd >= 0 {
+		if err := t.autoIncrement().Reset(ctx, max(t.meta.Def.AutoIncrementStart, 1)); err != nil {
 			return 0, toSQLError(err)
 		}
 	}
@@ -277,7 +278,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 // truncateByNewID gives the table a new, empty ID and schedules the old
 // one's range for deletion.
 func (t *Table) truncateByNewID(ctx *gsql.Context) error {
-	old := t.meta.def
+	old := t.meta.Def
 	var nd *catalog.TableDef
 	err := t.db.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		cur, ok := c.Table(old.DBID, old.Name)
@@ -302,7 +303,7 @@ func (t *Table) truncateByNewID(ctx *gsql.Context) error {
 	if err != nil {
 		return err
 	}
-	if t.meta.autoIncOrd < 0 {
+	if t.meta.AutoIncOrd < 0 {
 		return nil
 	}
 	nt, err := newTable(ctx, t.db, nd)
@@ -357,7 +358,7 @@ func (t *Table) AutoIncrementSetter(*gsql.Context) gsql.AutoIncrementSetter {
 }
 
 func (t *Table) autoIncrement() *catalog.Allocator {
-	return t.db.provider.ids.Get(t.meta.def.ID, catalog.KindAutoIncrement, t.meta.def.AutoIncrementStart)
+	return t.db.provider.ids.Get(t.meta.Def.ID, catalog.KindAutoIncrement, t.meta.Def.AutoIncrementStart)
 }
 
 // autoIncrementSetter serves ALTER TABLE ... AUTO_INCREMENT = n and the
@@ -387,20 +388,20 @@ type keylessTracker struct {
 }
 
 // fingerprint identifies a row's values within its table.
-func (kt *keylessTracker) fingerprint(m *tableMeta, row []any) (string, error) {
-	b := tablecodec.TablePrefix(nil, m.def.ID)
-	ids := make([]int64, len(m.exec.Columns))
-	for i, c := range m.exec.Columns {
+func (kt *keylessTracker) fingerprint(m *tablemeta.Table, row []any) (string, error) {
+	b := tablecodec.TablePrefix(nil, m.Def.ID)
+	ids := make([]int64, len(m.Exec.Columns))
+	for i, c := range m.Exec.Columns {
 		ids[i] = c.ID
 	}
 	b, err := tablecodec.AppendRow(b, ids, row)
 	if err != nil {
-		return "", fmt.Errorf("table %s: %w", m.def.Name, err)
+		return "", fmt.Errorf("table %s: %w", m.Def.Name, err)
 	}
 	return string(b), nil
 }
 
-func (kt *keylessTracker) remember(m *tableMeta, row executor.Row) error {
+func (kt *keylessTracker) remember(m *tablemeta.Table, row executor.Row) error {
 	fp, err := kt.fingerprint(m, row.Values)
 	if err != nil {
 		return err
@@ -409,7 +410,7 @@ func (kt *keylessTracker) remember(m *tableMeta, row executor.Row) error {
 	return nil
 }
 
-func (kt *keylessTracker) take(m *tableMeta, row []any) (tablecodec.Handle, bool, error) {
+func (kt *keylessTracker) take(m *tablemeta.Table, row []any) (tablecodec.Handle, bool, error) {
 	if kt == nil {
 		return tablecodec.Handle{}, false, nil
 	}

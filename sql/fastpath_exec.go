@@ -239,7 +239,7 @@ func (r *fastRun) runSelect() fastOutcome {
 	var one [1]int64
 	keys := one[:0]
 	if pl.keyArgs == nil {
-		keyType := pl.meta.schema.Schema[pl.keyOrd].Type
+		keyType := pl.meta.Schema.Schema[pl.keyOrd].Type
 		for _, v := range r.shape.Keys {
 			k, ok := r.intKey(keyType, v)
 			if !ok {
@@ -270,7 +270,7 @@ func (r *fastRun) runSelect() fastOutcome {
 			return fallThrough(reasonValue)
 		}
 		dec := pl.proj.get()
-		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, h)
+		row, found, err := executor.GetRow(ctx, reader, pl.meta.Exec, dec, h)
 		pl.proj.put(dec)
 		if err != nil {
 			return fallThrough(reasonError)
@@ -289,7 +289,7 @@ func (r *fastRun) runSelect() fastOutcome {
 			handles[i] = tablecodec.IntHandle(k)
 		}
 		dec := pl.proj.get()
-		got, err := executor.BatchGetRows(ctx, reader, pl.meta.exec, dec, handles)
+		got, err := executor.BatchGetRows(ctx, reader, pl.meta.Exec, dec, handles)
 		pl.proj.put(dec)
 		if err != nil {
 			return fallThrough(reasonError)
@@ -303,7 +303,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		ts, err := k.SnapshotTS(ctx)
 		if err == nil {
 			t.noteLocking(ctx)
-			err = executor.LockRows(ctx, k, ts, pl.meta.exec, locked...)
+			err = executor.LockRows(ctx, k, ts, pl.meta.Exec, locked...)
 		}
 		if err != nil {
 			return r.answer(nil, t.lockError(ctx, err))
@@ -352,11 +352,11 @@ func (r *fastRun) uniqueRow(pl *fastPlan, reader executor.Reader, key int64) ([]
 	dec := pl.full.get()
 	defer pl.full.put(dec)
 	lookup := func(rd executor.Reader) ([]any, bool, bool, error) {
-		row, found, err := executor.UniqueLookup(r.ctx, rd, m.exec, pl.unique.exec, dec, []any{key})
+		row, found, err := executor.UniqueLookup(r.ctx, rd, m.Exec, pl.unique.Exec, dec, []any{key})
 		if err != nil || !found {
 			return nil, false, true, err
 		}
-		cmp, err := pl.unique.types[0].Compare(r.ctx, row.Values[pl.keyOrd], key)
+		cmp, err := pl.unique.Types[0].Compare(r.ctx, row.Values[pl.keyOrd], key)
 		if err != nil {
 			return nil, false, false, err
 		}
@@ -522,9 +522,9 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 	if pl.keyArgs == nil {
 		return tablecodec.IntHandle(keys[0]), true
 	}
-	sch := pl.meta.schema.Schema
+	sch := pl.meta.Schema.Schema
 	row := make([]any, len(sch))
-	for i, ord := range pl.meta.primary.ords {
+	for i, ord := range pl.meta.Primary.Ords {
 		typ := sch[ord].Type
 		k, ok := r.intKey(typ, r.shape.Keys[pl.keyArgs[i]])
 		if !ok {
@@ -536,7 +536,7 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 		}
 		row[ord] = v
 	}
-	h, err := pl.meta.exec.HandleOf(row)
+	h, err := pl.meta.Exec.HandleOf(row)
 	return h, err == nil
 }
 
@@ -544,7 +544,7 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
 	var keys []int64
 	if pl.keyArgs == nil {
-		key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.Keys[0])
+		key, ok := r.intKey(pl.meta.Schema.Schema[pl.keyOrd].Type, r.shape.Keys[0])
 		if !ok {
 			return nil, false, fallThrough(reasonValue)
 		}
@@ -559,7 +559,7 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 		return nil, false, fallThrough(reasonError)
 	}
 	dec := pl.full.get()
-	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, h)
+	row, found, err = executor.GetRow(r.ctx, k, pl.meta.Exec, dec, h)
 	pl.full.put(dec)
 	if err != nil {
 		return nil, false, fallThrough(reasonError)
@@ -576,7 +576,7 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 // percdb's GMS path, compat_exec.go).
 func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	ctx := r.ctx
-	sch := pl.meta.schema.Schema
+	sch := pl.meta.Schema.Schema
 	old, found, out := r.readForWrite(t, pl)
 	if !out.handled {
 		return out
@@ -816,8 +816,8 @@ func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
 // AUTO_INCREMENT value.
 func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 	ctx := r.ctx
-	sch := pl.meta.schema.Schema
-	autoOrd := pl.meta.autoIncOrd
+	sch := pl.meta.Schema.Schema
+	autoOrd := pl.meta.AutoIncOrd
 	rows := make([]gsql.Row, len(r.shape.Rows))
 	firstGenerated := -1
 	if autoOrd >= 0 && pl.listed[autoOrd] < 0 {
@@ -906,7 +906,7 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 // counter past it), then converts the result to the column's type as
 // GMS's INSERT does.
 func (r *fastRun) autoIncrement(pl *fastPlan, given any) (any, error) {
-	col := pl.meta.schema.Schema[pl.meta.autoIncOrd]
+	col := pl.meta.Schema.Schema[pl.meta.AutoIncOrd]
 	var lit *expression.Literal
 	switch given.(type) {
 	case nil:

@@ -14,6 +14,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/fastpath"
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // A fastPlan is a shape resolved against one version of the catalog: the
@@ -26,11 +27,11 @@ type fastPlan struct {
 	// db is the database the plan's table was resolved in.
 	db    string
 	table *Table
-	meta  *tableMeta
+	meta  *tablemeta.Table
 	// keyOrd is the schema position of the WHERE column; unique is the
 	// unique index it is the only column of, nil for the primary key.
 	keyOrd int
-	unique *indexMeta
+	unique *tablemeta.Index
 	// keyArgs is set for a WHERE over a composite primary key: for each
 	// column of the key, in key order, the index in shape.keys of its
 	// value.
@@ -132,7 +133,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 	if !ok {
 		return nil, reasonTable, false
 	}
-	m, err := p.metas.get(ctx, db.Name, def)
+	m, err := p.metas.Get(ctx, db.Name, def)
 	if err != nil {
 		return nil, reasonTable, false
 	}
@@ -143,7 +144,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 		table:   &Table{db: &Database{provider: p, def: db}, meta: m},
 		meta:    m,
 	}
-	sch := m.schema.Schema
+	sch := m.Schema.Schema
 	if shape.Kind != fastpath.Select && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
 		// GMS evaluates CHECK constraints, runs triggers, computes
 		// generated columns and enforces foreign keys (the table's own
@@ -161,7 +162,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 		}
 		plan.keyOrd = ord
 		switch {
-		case m.exec.HandleKind == executor.HandleInt && m.primary.ords[0] == ord:
+		case m.Exec.HandleKind == executor.HandleInt && m.Primary.Ords[0] == ord:
 		case shape.Kind == fastpath.Select && !shape.In && !shape.ForUpdate:
 			// FOR UPDATE locks the row by its handle, which a
 			// unique lookup does not give the fast path.
@@ -210,7 +211,7 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 			plan.sets = append(plan.sets, ps)
 		}
 	case fastpath.Insert:
-		if m.exec.HandleKind == executor.HandleCommon && !intKeyColumns(m.primary) {
+		if m.Exec.HandleKind == executor.HandleCommon && !intKeyColumns(m.Primary) {
 			// A clustered key's row is written under its key values,
 			// which the fast path does not check for collisions under
 			// collations the way GMS reports them (integers have no
@@ -246,10 +247,10 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 			}
 		}
 	}
-	if plan.full, err = newDecoderPool(m.exec, nil); err != nil {
+	if plan.full, err = newDecoderPool(m.Exec, nil); err != nil {
 		return nil, reasonTable, false
 	}
-	if plan.proj, err = newDecoderPool(m.exec, plan.offsets); err != nil {
+	if plan.proj, err = newDecoderPool(m.Exec, plan.offsets); err != nil {
 		return nil, reasonTable, false
 	}
 	return plan, 0, true
@@ -260,12 +261,12 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 // order, the index of its value among cols. ok is false unless cols are
 // exactly the key's columns, all integers (whose equality GMS decides as
 // the key encoding does), and the table is clustered on them.
-func compositeKeyArgs(def *catalog.TableDef, m *tableMeta, cols []string) ([]int, bool) {
-	pk := m.primary
-	if m.exec.HandleKind != executor.HandleCommon || pk == nil || len(pk.ords) != len(cols) || !intKeyColumns(pk) {
+func compositeKeyArgs(def *catalog.TableDef, m *tablemeta.Table, cols []string) ([]int, bool) {
+	pk := m.Primary
+	if m.Exec.HandleKind != executor.HandleCommon || pk == nil || len(pk.Ords) != len(cols) || !intKeyColumns(pk) {
 		return nil, false
 	}
-	args := make([]int, len(pk.ords))
+	args := make([]int, len(pk.Ords))
 	for i := range args {
 		args[i] = -1
 	}
@@ -274,7 +275,7 @@ func compositeKeyArgs(def *catalog.TableDef, m *tableMeta, cols []string) ([]int
 		if !ok {
 			return nil, false
 		}
-		pos := slices.Index(pk.ords, ord)
+		pos := slices.Index(pk.Ords, ord)
 		if pos < 0 || args[pos] >= 0 {
 			return nil, false
 		}
@@ -285,12 +286,12 @@ func compositeKeyArgs(def *catalog.TableDef, m *tableMeta, cols []string) ([]int
 
 // intKeyColumns reports whether every column of index im is an integer
 // indexed whole.
-func intKeyColumns(im *indexMeta) bool {
-	if im == nil || im.prefixed {
+func intKeyColumns(im *tablemeta.Index) bool {
+	if im == nil || im.Prefixed {
 		return false
 	}
-	for _, t := range im.types {
-		if !isIntHandleType(t) {
+	for _, t := range im.Types {
+		if !tablemeta.IsIntHandleType(t) {
 			return false
 		}
 	}
@@ -302,9 +303,9 @@ func intKeyColumns(im *indexMeta) bool {
 // whose equality GMS decides as the key encoding does (integers; strings
 // are left to GMS, whose comparison rules for PAD SPACE collations and
 // mixed types the fast path does not reproduce).
-func uniqueIndexOn(m *tableMeta, ord int) *indexMeta {
-	for _, im := range m.indexes {
-		if im.unique && !im.prefixed && len(im.ords) == 1 && im.ords[0] == ord && isIntHandleType(im.types[0]) {
+func uniqueIndexOn(m *tablemeta.Table, ord int) *tablemeta.Index {
+	for _, im := range m.Indexes {
+		if im.Unique && !im.Prefixed && len(im.Ords) == 1 && im.Ords[0] == ord && tablemeta.IsIntHandleType(im.Types[0]) {
 			return im
 		}
 	}

@@ -152,13 +152,13 @@ func (t *Table) currentDef(ctx *gsql.Context) (*catalog.TableDef, *catalog.Catal
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.meta.def.Temporary {
-		return t.meta.def, cat, nil
+	if t.meta.Def.Temporary {
+		return t.meta.Def, cat, nil
 	}
-	if def, ok := cat.Table(t.meta.def.DBID, t.Name()); ok {
+	if def, ok := cat.Table(t.meta.Def.DBID, t.Name()); ok {
 		return def, cat, nil
 	}
-	return t.meta.def, cat, nil
+	return t.meta.Def, cat, nil
 }
 
 // GetDeclaredForeignKeys implements sql.ForeignKeyTable.
@@ -177,7 +177,7 @@ func (t *Table) GetDeclaredForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyCons
 // GetReferencedForeignKeys implements sql.ForeignKeyTable.
 func (t *Table) GetReferencedForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyConstraint, error) {
 	_, cat, err := t.currentDef(ctx)
-	if err != nil || t.meta.def.Temporary {
+	if err != nil || t.meta.Def.Temporary {
 		return nil, err
 	}
 	refs := cat.Referencing(t.db.def.Name, t.Name())
@@ -204,7 +204,7 @@ func (t *Table) AddForeignKey(ctx *gsql.Context, fk gsql.ForeignKeyConstraint) e
 		return err
 	}
 	checks := foreignKeyChecks(ctx)
-	if checks && !tx.createdHere(t.meta.def.ID) {
+	if checks && !tx.createdHere(t.meta.Def.ID) {
 		def, _, err := t.currentDef(ctx)
 		if err != nil {
 			return err

@@ -96,7 +96,7 @@ func checkShadowedForeignKeys(ctx *gsql.Context, n gsql.Node) error {
 				transform.Inspect(node.OriginalNode, inspect)
 			}
 		}
-		if t == nil || t.meta.def.Temporary {
+		if t == nil || t.meta.Def.Temporary {
 			return true
 		}
 		def, cat, cerr := t.currentDef(ctx)

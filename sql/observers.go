@@ -206,19 +206,19 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 	if def.Fence != "" {
 		return nil, nil, fmt.Errorf("%w: table %s is being rewritten (%s)", txn.ErrWriteConflict, table, def.Fence)
 	}
-	m, ok := o.p.metas.cached(def)
+	m, ok := o.p.metas.Cached(def)
 	if !ok {
 		var err error
-		if m, err = o.p.metas.get(gsql.NewEmptyContext(), db.Name, def); err != nil {
+		if m, err = o.p.metas.Get(gsql.NewEmptyContext(), db.Name, def); err != nil {
 			return nil, nil, err
 		}
 	}
-	dec, err := m.exec.NewRowDecoder(nil)
+	dec, err := m.Exec.NewRowDecoder(nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	run.use.Wrote(def.ID)
-	return m.exec, dec, nil
+	return m.Exec, dec, nil
 }
 
 // isShowObservers recognises ADMIN SHOW OBSERVERS, the list of watches.

@@ -15,6 +15,7 @@ import (
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/stmtsummary"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -27,7 +28,7 @@ type DatabaseProvider struct {
 	// (pessimistic.go).
 	lockWaits lockWaitView
 	catalogs  *catalog.Cache
-	metas     *metaCache
+	metas     *tablemeta.Cache
 	ids       *catalog.Allocators
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
@@ -66,7 +67,7 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 	p := &DatabaseProvider{
 		store:     store,
 		catalogs:  &catalog.Cache{},
-		metas:     &metaCache{},
+		metas:     &tablemeta.Cache{},
 		ids:       catalog.NewAllocators(store),
 		rowCounts: newRowCounts(),
 		schemas:   schemalease.New(),
@@ -135,7 +136,7 @@ func (p *DatabaseProvider) CreateDatabase(ctx *gsql.Context, name string) error 
 // collation; percdb uses MySQL 8's default instead (docs/compatibility.md).
 func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string, collation gsql.CollationID) error {
 	if collation == gsql.Collation_Unspecified || collation == gsql.Collation_Default {
-		collation = defaultCollationID()
+		collation = tablemeta.DefaultCollationID()
 	}
 	tx, err := transactionOf(ctx)
 	if err != nil {

@@ -93,7 +93,7 @@ func newRowCounts() *rowCounts {
 // one is too old. Statistics are advice: a failed count is 0, and a
 // planner without counts still plans.
 func (c *rowCounts) get(ctx *gsql.Context, t *Table) uint64 {
-	id := t.meta.exec.ID
+	id := t.meta.Exec.ID
 	now := c.now()
 	c.mu.Lock()
 	kept, ok := c.counts[id]
@@ -123,7 +123,7 @@ func (c *rowCounts) get(ctx *gsql.Context, t *Table) uint64 {
 // transaction's own uncommitted rows do not count: advice for the
 // planner, never an answer.
 func countRows(ctx *gsql.Context, t *Table, limit uint64) (uint64, error) {
-	r := t.meta.exec.RowRange()
+	r := t.meta.Exec.RowRange()
 	n, err := t.db.provider.store.EstimateKeys(ctx, r.Start, r.End, int(min(limit, math.MaxInt32)))
 	if err != nil {
 		return 0, fmt.Errorf("count rows of %s: %w", t.Name(), err)

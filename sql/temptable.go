@@ -13,6 +13,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -86,7 +87,7 @@ func (tt *tempTables) takeNew() []*tempTable {
 type tempTable struct {
 	db   string
 	def  *catalog.TableDef
-	meta *tableMeta
+	meta *tablemeta.Table
 }
 
 func tempTableName(db, name string) string {
@@ -160,7 +161,7 @@ func (d *Database) CreateTemporaryTable(ctx *gsql.Context, name string, schema g
 	if s.temps.get(d.def.Name, name) != nil {
 		return gsql.ErrTableAlreadyExists.New(name)
 	}
-	def, err := tableDefFromSchema(name, schema, collation, "")
+	def, err := tablemeta.DefFromSchema(name, schema, collation, "")
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func (d *Database) CreateTemporaryTable(ctx *gsql.Context, name string, schema g
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	m, err := newTableMeta(ctx, d.def.Name, def)
+	m, err := tablemeta.New(ctx, d.def.Name, def)
 	if err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	m, err := newTableMeta(ctx, d.def.Name, def)
+	m, err := tablemeta.New(ctx, d.def.Name, def)
 	if err != nil {
 		return err
 	}
@@ -331,7 +332,7 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 // new table ID, which replaces the old one in the session when the
 // inserter closes; if the rewrite is discarded, the new rows go instead.
 func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) (gsql.RowInserter, error) {
-	old := t.meta.def
+	old := t.meta.Def
 	nd, err := rewrittenDef(old, newSchema, oldCol, newCol)
 	if err != nil {
 		return nil, err
@@ -339,12 +340,12 @@ func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, 
 	if nd.ID, err = t.db.provider.registerTempTable(ctx, old.Name); err != nil {
 		return nil, toSQLError(err)
 	}
-	m, err := newTableMeta(ctx, t.db.def.Name, nd)
+	m, err := tablemeta.New(ctx, t.db.def.Name, nd)
 	if err != nil {
 		return nil, err
 	}
 	nt := &Table{db: t.db, meta: m}
-	if t.meta.autoIncOrd >= 0 && m.autoIncOrd >= 0 {
+	if t.meta.AutoIncOrd >= 0 && m.AutoIncOrd >= 0 {
 		next, err := t.autoIncrement().Peek(ctx)
 		if err != nil {
 			return nil, toSQLError(err)
@@ -367,7 +368,7 @@ type tempRewriter struct {
 func (r *tempRewriter) DiscardChanges(ctx *gsql.Context, err error) error {
 	r.discarded = true
 	_ = r.tableEditor.DiscardChanges(ctx, err)
-	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.t.meta.def))
+	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.t.meta.Def))
 }
 
 // Close implements sql.Closer: the new definition replaces the old one,
@@ -383,6 +384,6 @@ func (r *tempRewriter) Close(ctx *gsql.Context) error {
 	if tx, err := transactionOf(ctx); err == nil {
 		tx.statementEnd(true)
 	}
-	s.temps.put(&tempTable{db: r.t.db.def.Name, def: r.t.meta.def, meta: r.t.meta})
+	s.temps.put(&tempTable{db: r.t.db.def.Name, def: r.t.meta.Def, meta: r.t.meta})
 	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.old))
 }

@@ -360,11 +360,11 @@ func (t *Transaction) executorTable(id int64) *executor.Table {
 			if def.ID != id {
 				continue
 			}
-			m, err := t.provider.metas.get(gsql.NewEmptyContext(), db.Name, def)
+			m, err := t.provider.metas.Get(gsql.NewEmptyContext(), db.Name, def)
 			if err != nil {
 				return nil
 			}
-			return m.exec
+			return m.Exec
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package sql
+package tablemeta
 
 import (
 	"fmt"
@@ -24,8 +24,8 @@ func typeString(typ gsql.Type) string {
 	return typ.String()
 }
 
-// columnDefFromGMS builds the stored definition of col.
-func columnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
+// ColumnDefFromGMS builds the stored definition of col.
+func ColumnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
 	c := catalog.ColumnDef{
 		ID:            id,
 		Name:          col.Name,
@@ -47,15 +47,15 @@ func columnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
 	return c, nil
 }
 
-// tableDefFromSchema builds the definition of a new table; the caller
+// DefFromSchema builds the definition of a new table; the caller
 // assigns its IDs.
-func tableDefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) (*catalog.TableDef, error) {
+func DefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) (*catalog.TableDef, error) {
 	if collation == gsql.Collation_Unspecified {
-		collation = defaultCollationID()
+		collation = DefaultCollationID()
 	}
 	def := &catalog.TableDef{Name: name, Collation: collation.Name(), Comment: comment}
 	for i, col := range schema.Schema {
-		c, err := columnDefFromGMS(col, int64(i+1))
+		c, err := ColumnDefFromGMS(col, int64(i+1))
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func resolveDefault(ctx *gsql.Context, expr string, typ gsql.Type, nullable bool
 	return d
 }
 
-// defaultCollationID is DefaultCollation as a GMS collation.
-func defaultCollationID() gsql.CollationID {
+// DefaultCollationID is DefaultCollation as a GMS collation.
+func DefaultCollationID() gsql.CollationID {
 	return gsql.Collation_utf8mb4_0900_ai_ci
 }
