@@ -83,7 +83,7 @@ func TestFastCandidateSound(t *testing.T) {
 		}
 		shaped++
 		if !Candidate(q) {
-			t.Errorf("fastCandidate(%q) = false for a statement with a fast shape", q)
+			t.Errorf("Candidate(%q) = false for a statement with a fast shape", q)
 		}
 	}
 	// The list is of shaped statements: most must have a shape, or the
@@ -154,10 +154,10 @@ func TestFastCandidateTurnsDown(t *testing.T) {
 		"SHOW TABLES", "CREATE TABLE t (a INT)", "", ";",
 	} {
 		if Candidate(q) {
-			t.Errorf("fastCandidate(%q) = true", q)
+			t.Errorf("Candidate(%q) = true", q)
 		}
 		if s := shapeOf(q); s != nil {
-			t.Errorf("%q has a fast shape (kind %d): fastCandidate must not turn it down", q, s.Kind)
+			t.Errorf("%q has a fast shape (kind %d): Candidate must not turn it down", q, s.Kind)
 		}
 	}
 }
@@ -190,7 +190,7 @@ func TestFastCandidateWordsReserved(t *testing.T) {
 		return false
 	})
 	if len(words) < 20 {
-		t.Fatalf("read %d words from fastRejectedWord; is the switch still there?", len(words))
+		t.Fatalf("read %d words from rejectedWord; is the switch still there?", len(words))
 	}
 	reserved := make(map[string]bool)
 	for _, k := range parser.Keywords {
@@ -200,15 +200,15 @@ func TestFastCandidateWordsReserved(t *testing.T) {
 	}
 	for _, w := range words {
 		if !reserved[w] {
-			t.Errorf("fastRejectedWord turns down %q, which the TiDB parser does not reserve", w)
+			t.Errorf("rejectedWord turns down %q, which the TiDB parser does not reserve", w)
 		}
 		if !rejectedWord([]byte(w)) {
-			t.Errorf("fastRejectedWord(%q) = false", w)
+			t.Errorf("rejectedWord(%q) = false", w)
 		}
 	}
 	for _, w := range []string{"select", "from", "where", "in", "set", "values", "value", "into", "null", "true", "false", "tab0", "status"} {
 		if rejectedWord([]byte(w)) {
-			t.Errorf("fastRejectedWord(%q) = true for a word fast shapes have", w)
+			t.Errorf("rejectedWord(%q) = true for a word fast shapes have", w)
 		}
 	}
 }
@@ -257,7 +257,7 @@ func TestFastCandidateOnTestdata(t *testing.T) {
 			if shapeOf(q) != nil {
 				shaped++
 				if !ok {
-					t.Errorf("%s: fastCandidate(%q) = false for a statement with a fast shape", name, q)
+					t.Errorf("%s: Candidate(%q) = false for a statement with a fast shape", name, q)
 				}
 			}
 		}
@@ -282,7 +282,7 @@ func FuzzFastCandidate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, query string) {
 		if !Candidate(query) && shapeOf(query) != nil {
-			t.Fatalf("fastCandidate(%q) = false for a statement with a fast shape", query)
+			t.Fatalf("Candidate(%q) = false for a statement with a fast shape", query)
 		}
 	})
 }
