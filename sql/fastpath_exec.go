@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dolthub/go-mysql-server/server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -935,35 +934,6 @@ func (r *fastRun) autoIncrement(pl *fastPlan, given any) (any, error) {
 	}
 	return conv, nil
 }
-
-// decoderPool hands out row decoders of one projection of a table: a
-// RowDecoder holds scratch space and serves one goroutine at a time.
-type decoderPool struct {
-	table   *executor.Table
-	offsets []int
-	pool    sync.Pool
-}
-
-func newDecoderPool(t *executor.Table, offsets []int) (*decoderPool, error) {
-	d, err := t.NewRowDecoder(offsets)
-	if err != nil {
-		return nil, err
-	}
-	p := &decoderPool{table: t, offsets: offsets}
-	p.pool.Put(d)
-	return p, nil
-}
-
-func (p *decoderPool) get() *executor.RowDecoder {
-	if d, ok := p.pool.Get().(*executor.RowDecoder); ok {
-		return d
-	}
-	// newDecoderPool built one for these offsets: it cannot fail now.
-	d, _ := p.table.NewRowDecoder(p.offsets)
-	return d
-}
-
-func (p *decoderPool) put(d *executor.RowDecoder) { p.pool.Put(d) }
 
 // versionedReader reads the latest committed data without a timestamp,
 // and with every read the schema version, in one request

@@ -421,26 +421,6 @@ func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastpath.Shape, ch
 	}
 }
 
-// shapeNames returns the names a statement spells, which GMS may echo in
-// column definitions: database, table and selected columns as written.
-func shapeNames(s *fastpath.Shape) []string {
-	return append([]string{s.DB, s.Table}, s.Cols...)
-}
-
-// matches reports whether the fields were learned from a statement that
-// spells its names as s does.
-func (f *fastFields) matches(s *fastpath.Shape) bool {
-	if len(f.names) != len(s.Cols)+2 || f.names[0] != s.DB || f.names[1] != s.Table {
-		return false
-	}
-	for i, c := range s.Cols {
-		if f.names[i+2] != c {
-			return false
-		}
-	}
-	return true
-}
-
 // schemaGuard lets autocommit reads use the cached catalog without reading
 // the schema version with every row. Every DDL commits through this
 // node's Transaction.commit, which marks itself in progress around the

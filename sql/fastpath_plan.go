@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"container/list"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,17 +16,16 @@ import (
 	"github.com/percdb/percdb/sql/tablemeta"
 )
 
-// A fastPlan is a shape resolved against one version of the catalog: the
+// A shapePlan is a shape resolved against one version of the catalog: the
 // table's metadata and the schema positions of every column the statement
 // names. Plans are immutable once built, except for the result metadata
 // they learn (fastFields), and are shared by every session.
-type fastPlan struct {
+type shapePlan struct {
 	shape   *fastpath.Shape
 	version uint64
 	// db is the database the plan's table was resolved in.
-	db    string
-	table *Table
-	meta  *tablemeta.Table
+	db   string
+	meta *tablemeta.Table
 	// keyOrd is the schema position of the WHERE column; unique is the
 	// unique index it is the only column of, nil for the primary key.
 	keyOrd int
@@ -124,7 +122,7 @@ var reasonNames = [numReasons]string{
 
 // resolveFastPlan resolves shape in database dbName of cat. It returns the
 // reason when the table is not one the fast path runs the shape on.
-func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*fastPlan, fastReason, bool) {
+func resolveFastPlan(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*shapePlan, fastReason, bool) {
 	db, ok := cat.Database(dbName)
 	if !ok {
 		return nil, reasonTable, false
@@ -133,15 +131,14 @@ func resolveFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalo
 	if !ok {
 		return nil, reasonTable, false
 	}
-	m, err := p.metas.Get(ctx, db.Name, def)
+	m, err := metas.Get(ctx, db.Name, def)
 	if err != nil {
 		return nil, reasonTable, false
 	}
-	plan := &fastPlan{
+	plan := &shapePlan{
 		shape:   shape,
 		version: cat.Version,
 		db:      dbName,
-		table:   &Table{db: &Database{provider: p, def: db}, meta: m},
 		meta:    m,
 	}
 	sch := m.Schema.Schema
@@ -344,106 +341,51 @@ func isSignedIntType(typ gsql.Type) bool {
 	return types.IsInteger(typ) && types.IsSigned(typ)
 }
 
-// fastPlanKey identifies a statement's plan: its normalized digest and the
-// database its unqualified table names resolve in.
-type fastPlanKey struct {
-	digest string
-	db     string
+// shapeNames returns the names a statement spells, which GMS may echo in
+// column definitions: database, table and selected columns as written.
+func shapeNames(s *fastpath.Shape) []string {
+	return append([]string{s.DB, s.Table}, s.Cols...)
 }
 
-// fastEntry is the cached decision for one fastPlanKey: either the
-// statement's shape (and its plan for the latest catalog version seen), or
-// why the fast path does not run it.
-type fastEntry struct {
-	key   fastPlanKey
-	shape *fastpath.Shape
-	// reason is why statements of this digest go to GMS, when shape is
-	// nil.
-	reason fastReason
-	plan   atomic.Pointer[fastPlan]
-	// noPlan holds the catalog version at which the shape was found not
-	// to resolve (reason reasonTable), plus one; 0 when unknown.
-	noPlan atomic.Uint64
+// matches reports whether the fields were learned from a statement that
+// spells its names as s does.
+func (f *fastFields) matches(s *fastpath.Shape) bool {
+	if len(f.names) != len(s.Cols)+2 || f.names[0] != s.DB || f.names[1] != s.Table {
+		return false
+	}
+	for i, c := range s.Cols {
+		if f.names[i+2] != c {
+			return false
+		}
+	}
+	return true
 }
 
-// fastPlanCache is the bounded cache of decisions and plans by digest,
-// shared by the sessions of a server. Entries are evicted least recently
-// used first; a plan is rebuilt when the catalog version changes.
-type fastPlanCache struct {
-	mu  sync.Mutex
-	max int
-	m   map[fastPlanKey]*list.Element
-	lru list.List // of *fastEntry, most recent first
+// decoderPool hands out row decoders of one projection of a table: a
+// RowDecoder holds scratch space and serves one goroutine at a time.
+type decoderPool struct {
+	table   *executor.Table
+	offsets []int
+	pool    sync.Pool
 }
 
-func newFastPlanCache(max int) *fastPlanCache {
-	return &fastPlanCache{max: max, m: make(map[fastPlanKey]*list.Element)}
+func newDecoderPool(t *executor.Table, offsets []int) (*decoderPool, error) {
+	d, err := t.NewRowDecoder(offsets)
+	if err != nil {
+		return nil, err
+	}
+	p := &decoderPool{table: t, offsets: offsets}
+	p.pool.Put(d)
+	return p, nil
 }
 
-// get returns the entry of key, or nil.
-func (c *fastPlanCache) get(key fastPlanKey) *fastEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.m[key]
-	if !ok {
-		return nil
+func (p *decoderPool) get() *executor.RowDecoder {
+	if d, ok := p.pool.Get().(*executor.RowDecoder); ok {
+		return d
 	}
-	c.lru.MoveToFront(el)
-	return el.Value.(*fastEntry)
+	// newDecoderPool built one for these offsets: it cannot fail now.
+	d, _ := p.table.NewRowDecoder(p.offsets)
+	return d
 }
 
-// put stores e, unless an entry for its key is there already (which is
-// returned instead), evicting the least recently used entry when full.
-func (c *fastPlanCache) put(e *fastEntry) *fastEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[e.key]; ok {
-		c.lru.MoveToFront(el)
-		return el.Value.(*fastEntry)
-	}
-	c.m[e.key] = c.lru.PushFront(e)
-	for c.lru.Len() > c.max {
-		last := c.lru.Back()
-		c.lru.Remove(last)
-		delete(c.m, last.Value.(*fastEntry).key)
-	}
-	return e
-}
-
-// len returns how many entries the cache holds.
-func (c *fastPlanCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len()
-}
-
-// planFor returns e's plan for catalog cat, resolving and caching it when
-// the cached one is for another version. cat must be committed (the fast
-// path leaves a transaction that changed the schema to GMS), so that a
-// version number names one catalog.
-func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string) (*fastPlan, fastReason, bool) {
-	if pl := e.plan.Load(); pl != nil && pl.version == cat.Version && pl.db == dbName {
-		return pl, 0, true
-	}
-	home := e.key.db
-	if e.shape.DB != "" {
-		home = e.shape.DB
-	}
-	if v := e.noPlan.Load(); v != 0 && v-1 == cat.Version && home == dbName {
-		return nil, reasonTable, false
-	}
-	pl, reason, ok := resolveFastPlan(ctx, p, cat, dbName, e.shape)
-	if home != dbName {
-		// A prepared statement run after USE of another database: the
-		// entry is its digest's in the database it was prepared in.
-		return pl, reason, ok
-	}
-	if !ok {
-		e.noPlan.Store(cat.Version + 1)
-		return nil, reason, false
-	}
-	if cur := e.plan.Load(); cur == nil || cur.version < pl.version {
-		e.plan.Store(pl)
-	}
-	return pl, 0, true
-}
+func (p *decoderPool) put(d *executor.RowDecoder) { p.pool.Put(d) }
