@@ -146,12 +146,13 @@
 //     and GMS's schemas, and the collation keys of strings.
 //   - fastpath: the statement shapes OLTP traffic is made of, recognised
 //     on the TiDB parser's AST (Shape, ShapeOf, and Candidate, the
-//     lexical check before the parser). Planning a shape against the
-//     catalog and running it on package executor's operators in the
-//     session's transaction are still here (fastpath_*.go); they are to
-//     move there once they see a session through a small interface that
-//     package sql implements (the session's variables, its transaction,
-//     the table editors), so that the session itself stays here.
+//     lexical check before the parser), and their plans against a
+//     catalog version (Plan, Resolve). The plan cache and running a plan
+//     on package executor's operators in the session's transaction are
+//     still here (fastpath_*.go); they are to move there once they see a
+//     session through a small interface that package sql implements (the
+//     session's variables, its transaction, the table editors), so that
+//     the session itself stays here.
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;

@@ -25,10 +25,10 @@ type fastEntry struct {
 	shape *fastpath.Shape
 	// reason is why statements of this digest go to GMS, when shape is
 	// nil.
-	reason fastReason
+	reason fastpath.Reason
 	plan   atomic.Pointer[fastPlan]
 	// noPlan holds the catalog version at which the shape was found not
-	// to resolve (reason reasonTable), plus one; 0 when unknown.
+	// to resolve (reason fastpath.ReasonTable), plus one; 0 when unknown.
 	noPlan atomic.Uint64
 }
 
@@ -87,8 +87,8 @@ func (c *fastPlanCache) len() int {
 // the cached one is for another version. cat must be committed (the fast
 // path leaves a transaction that changed the schema to GMS), so that a
 // version number names one catalog.
-func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string) (*fastPlan, fastReason, bool) {
-	if pl := e.plan.Load(); pl != nil && pl.version == cat.Version && pl.db == dbName {
+func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string) (*fastPlan, fastpath.Reason, bool) {
+	if pl := e.plan.Load(); pl != nil && pl.Version == cat.Version && pl.DB == dbName {
 		return pl, 0, true
 	}
 	home := e.key.db
@@ -96,7 +96,7 @@ func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog
 		home = e.shape.DB
 	}
 	if v := e.noPlan.Load(); v != 0 && v-1 == cat.Version && home == dbName {
-		return nil, reasonTable, false
+		return nil, fastpath.ReasonTable, false
 	}
 	pl, reason, ok := newFastPlan(ctx, p, cat, dbName, e.shape)
 	if home != dbName {
@@ -108,26 +108,26 @@ func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog
 		e.noPlan.Store(cat.Version + 1)
 		return nil, reason, false
 	}
-	if cur := e.plan.Load(); cur == nil || cur.version < pl.version {
+	if cur := e.plan.Load(); cur == nil || cur.Version < pl.Version {
 		e.plan.Store(pl)
 	}
 	return pl, 0, true
 }
 
-// A fastPlan is a shape's plan (shapePlan) with the table package sql
+// A fastPlan is a shape's plan (fastpath.Plan) with the table package sql
 // writes it through: GMS's table, whose editors and AUTO_INCREMENT
 // handling the fast path's writes share with GMS's.
 type fastPlan struct {
-	*shapePlan
+	*fastpath.Plan
 	table *Table
 }
 
-// newFastPlan resolves shape in database dbName of cat (resolveFastPlan).
-func newFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*fastPlan, fastReason, bool) {
-	sp, reason, ok := resolveFastPlan(ctx, p.metas, cat, dbName, shape)
+// newFastPlan resolves shape in database dbName of cat (fastpath.Resolve).
+func newFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*fastPlan, fastpath.Reason, bool) {
+	sp, reason, ok := fastpath.Resolve(ctx, p.metas, cat, dbName, shape)
 	if !ok {
 		return nil, reason, false
 	}
 	db, _ := cat.Database(dbName)
-	return &fastPlan{shapePlan: sp, table: &Table{db: &Database{provider: p, def: db}, meta: sp.meta}}, 0, true
+	return &fastPlan{Plan: sp, table: &Table{db: &Database{provider: p, def: db}, meta: sp.Meta}}, 0, true
 }

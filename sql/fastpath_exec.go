@@ -47,21 +47,21 @@ type fastRun struct {
 // fastOutcome is what a fastRun did: handled (the client was answered, or
 // err is the statement's error), or not, with the reason the statement
 // goes to GMS and the plan whose result metadata GMS's answer teaches
-// (learn, for reasonLearning).
+// (learn, for fastpath.ReasonLearning).
 type fastOutcome struct {
 	handled bool
 	err     error
-	reason  fastReason
+	reason  fastpath.Reason
 	learn   *fastPlan
 }
 
-func handled(err error) fastOutcome        { return fastOutcome{handled: true, err: err} }
-func fallThrough(r fastReason) fastOutcome { return fastOutcome{reason: r} }
+func handled(err error) fastOutcome             { return fastOutcome{handled: true, err: err} }
+func fallThrough(r fastpath.Reason) fastOutcome { return fastOutcome{reason: r} }
 
 // run executes the statement.
 func (r *fastRun) run() fastOutcome {
 	if !r.vars.sqlModeOK {
-		return fallThrough(reasonSession)
+		return fallThrough(fastpath.ReasonSession)
 	}
 	// GMS clears the previous statement's warnings before it runs one;
 	// the fast path does it first, so that a conversion that warns is
@@ -103,7 +103,7 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 	s, ctx := r.s, r.ctx
 	cur, _ := s.GetTransaction().(*Transaction)
 	if s.GetTransaction() != nil && cur == nil {
-		return fallThrough(reasonSession)
+		return fallThrough(fastpath.ReasonSession)
 	}
 	switch r.shape.Kind {
 	case fastpath.Begin:
@@ -142,22 +142,22 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 // transaction returns the transaction an explicit statement runs in,
 // starting it as GMS does when there is none (autocommit off, first
 // statement).
-func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
+func (r *fastRun) transaction() (*Transaction, fastpath.Reason, bool) {
 	switch t := r.s.GetTransaction().(type) {
 	case *Transaction:
 		if t.catDirty || t.finished {
-			return nil, reasonSession, false
+			return nil, fastpath.ReasonSession, false
 		}
 		return t, 0, true
 	case nil:
 		t, err := r.s.StartTransaction(r.ctx, gsql.ReadWrite)
 		if err != nil {
-			return nil, reasonError, false
+			return nil, fastpath.ReasonError, false
 		}
 		r.s.SetTransaction(t)
 		return t.(*Transaction), 0, true
 	}
-	return nil, reasonSession, false
+	return nil, fastpath.ReasonSession, false
 }
 
 // runSelect runs SELECT cols FROM t WHERE key = v / key IN (...). In
@@ -189,9 +189,9 @@ func (r *fastRun) runSelect() fastOutcome {
 		if s.forUpdate != r.shape.ForUpdate {
 			// The handler's lexical test and the parser disagree:
 			// GMS's path does what the handler says.
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
-		var reason fastReason
+		var reason fastpath.Reason
 		var ok bool
 		t, reason, ok = r.transaction()
 		if !ok {
@@ -199,23 +199,23 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		var err error
 		if cat, err = t.catalog(ctx); err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		if k, err = t.txn(ctx); err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		reader = k
 	} else {
 		if s.GetTransaction() != nil {
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 		autocommit = true
 		var ok bool
 		if ddls, ok = r.fp.schema.begin(); !ok {
-			return fallThrough(reasonLearning)
+			return fallThrough(fastpath.ReasonLearning)
 		}
 		if cat = s.provider.catalogs.Cached(); cat == nil {
-			return fallThrough(reasonLearning)
+			return fallThrough(fastpath.ReasonLearning)
 		}
 		if r.fp.schema.trusted(ddls) {
 			reader = executor.LatestReader{Store: s.provider.store}
@@ -228,21 +228,21 @@ func (r *fastRun) runSelect() fastOutcome {
 	if !ok {
 		return fallThrough(reason)
 	}
-	fields := pl.fieldsText.Load()
+	fields := pl.FieldsText.Load()
 	if r.binary {
-		fields = pl.fieldsBinary.Load()
+		fields = pl.FieldsBinary.Load()
 	}
-	if fields == nil || fields.charset != r.vars.charsetResults || !fields.matches(r.shape) {
-		return fastOutcome{reason: reasonLearning, learn: pl}
+	if fields == nil || fields.Charset != r.vars.charsetResults || !fields.Matches(r.shape) {
+		return fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
 	}
 	var one [1]int64
 	keys := one[:0]
-	if pl.keyArgs == nil {
-		keyType := pl.meta.Schema.Schema[pl.keyOrd].Type
+	if pl.KeyArgs == nil {
+		keyType := pl.Meta.Schema.Schema[pl.KeyOrd].Type
 		for _, v := range r.shape.Keys {
 			k, ok := r.intKey(keyType, v)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
 			keys = append(keys, k)
 		}
@@ -255,10 +255,10 @@ func (r *fastRun) runSelect() fastOutcome {
 	var oneHandle [1]tablecodec.Handle
 	locked := oneHandle[:0]
 	switch {
-	case pl.unique != nil:
+	case pl.Unique != nil:
 		row, found, err := r.uniqueRow(pl, reader, keys[0])
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		if found {
 			rows = append(rows, row)
@@ -266,13 +266,13 @@ func (r *fastRun) runSelect() fastOutcome {
 	case !r.shape.In:
 		h, ok := r.keyHandle(pl, keys)
 		if !ok {
-			return fallThrough(reasonValue)
+			return fallThrough(fastpath.ReasonValue)
 		}
-		dec := pl.proj.get()
-		row, found, err := executor.GetRow(ctx, reader, pl.meta.Exec, dec, h)
-		pl.proj.put(dec)
+		dec := pl.Proj.Get()
+		row, found, err := executor.GetRow(ctx, reader, pl.Meta.Exec, dec, h)
+		pl.Proj.Put(dec)
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		if found {
 			rows = append(rows, row)
@@ -287,11 +287,11 @@ func (r *fastRun) runSelect() fastOutcome {
 		for i, k := range keys {
 			handles[i] = tablecodec.IntHandle(k)
 		}
-		dec := pl.proj.get()
-		got, err := executor.BatchGetRows(ctx, reader, pl.meta.Exec, dec, handles)
-		pl.proj.put(dec)
+		dec := pl.Proj.Get()
+		got, err := executor.BatchGetRows(ctx, reader, pl.Meta.Exec, dec, handles)
+		pl.Proj.Put(dec)
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		for _, row := range got {
 			rows = append(rows, row.Values)
@@ -302,7 +302,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		ts, err := k.SnapshotTS(ctx)
 		if err == nil {
 			t.noteLocking(ctx)
-			err = executor.LockRows(ctx, k, ts, pl.meta.Exec, locked...)
+			err = executor.LockRows(ctx, k, ts, pl.Meta.Exec, locked...)
 		}
 		if err != nil {
 			return r.answer(nil, t.lockError(ctx, err))
@@ -313,20 +313,20 @@ func (r *fastRun) runSelect() fastOutcome {
 	case latest != nil && latest.stale:
 		// The schema changed since the cache was filled: GMS's path
 		// loads the new catalog into the cache.
-		return fallThrough(reasonLearning)
+		return fallThrough(fastpath.ReasonLearning)
 	case latest != nil:
 		r.fp.schema.verify(ddls)
 	case autocommit && !r.fp.schema.unchanged(ddls):
 		// A DDL committed while the row was read: GMS's path reads it
 		// again under the new catalog.
-		return fallThrough(reasonLearning)
+		return fallThrough(fastpath.ReasonLearning)
 	}
 	r.s.rowsExamined.Add(uint64(len(rows)))
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
-	res := &sqltypes.Result{Fields: fields.fields, RowsAffected: uint64(len(rows))}
+	res := &sqltypes.Result{Fields: fields.Fields, RowsAffected: uint64(len(rows))}
 	res.Rows = make([][]sqltypes.Value, 0, len(rows))
 	for _, row := range rows {
-		vals, err := server.RowToSQL(ctx, pl.schema, row, nil, nil)
+		vals, err := server.RowToSQL(ctx, pl.Schema, row, nil, nil)
 		if err != nil {
 			return r.answer(nil, err)
 		}
@@ -347,22 +347,22 @@ func (r *fastRun) runSelect() fastOutcome {
 // a writer moved the key in between and the lookup is retried in a
 // snapshot.
 func (r *fastRun) uniqueRow(pl *fastPlan, reader executor.Reader, key int64) ([]any, bool, error) {
-	m := pl.meta
-	dec := pl.full.get()
-	defer pl.full.put(dec)
+	m := pl.Meta
+	dec := pl.Full.Get()
+	defer pl.Full.Put(dec)
 	lookup := func(rd executor.Reader) ([]any, bool, bool, error) {
-		row, found, err := executor.UniqueLookup(r.ctx, rd, m.Exec, pl.unique.Exec, dec, []any{key})
+		row, found, err := executor.UniqueLookup(r.ctx, rd, m.Exec, pl.Unique.Exec, dec, []any{key})
 		if err != nil || !found {
 			return nil, false, true, err
 		}
-		cmp, err := pl.unique.Types[0].Compare(r.ctx, row.Values[pl.keyOrd], key)
+		cmp, err := pl.Unique.Types[0].Compare(r.ctx, row.Values[pl.KeyOrd], key)
 		if err != nil {
 			return nil, false, false, err
 		}
 		if cmp != 0 {
 			return nil, false, false, nil
 		}
-		return project(row.Values, pl.offsets), true, true, nil
+		return project(row.Values, pl.Offsets), true, true, nil
 	}
 	row, found, settled, err := lookup(reader)
 	if err != nil || settled {
@@ -449,26 +449,26 @@ func (r *fastRun) runWrite() fastOutcome {
 	autocommit := !r.explicit()
 	if autocommit {
 		if s.GetTransaction() != nil {
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 		tx, err := s.StartTransaction(ctx, gsql.ReadWrite)
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		t = tx.(*Transaction)
 		if t.readOnly {
 			// transaction_read_only: GMS refuses the statement.
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 		s.SetTransaction(t)
 	} else {
-		var reason fastReason
+		var reason fastpath.Reason
 		var ok bool
 		if t, reason, ok = r.transaction(); !ok {
 			return fallThrough(reason)
 		}
 		if t.readOnly {
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 	}
 	out := r.write(t)
@@ -496,7 +496,7 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	ctx := r.ctx
 	cat, err := t.catalog(ctx)
 	if err != nil {
-		return fallThrough(reasonError)
+		return fallThrough(fastpath.ReasonError)
 	}
 	pl, reason, ok := r.entry.planFor(ctx, r.s.provider, cat, r.dbName())
 	if !ok {
@@ -510,7 +510,7 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	case fastpath.Insert:
 		return r.insert(pl)
 	}
-	return fallThrough(reasonShape)
+	return fallThrough(fastpath.ReasonShape)
 }
 
 // keyHandle returns the handle of the row the statement's WHERE pins: the
@@ -518,14 +518,14 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 // shape.keys, each converted to its column's type. ok is false for a
 // value the fast path does not convert exactly as GMS's lookup does.
 func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool) {
-	if pl.keyArgs == nil {
+	if pl.KeyArgs == nil {
 		return tablecodec.IntHandle(keys[0]), true
 	}
-	sch := pl.meta.Schema.Schema
+	sch := pl.Meta.Schema.Schema
 	row := make([]any, len(sch))
-	for i, ord := range pl.meta.Primary.Ords {
+	for i, ord := range pl.Meta.Primary.Ords {
 		typ := sch[ord].Type
-		k, ok := r.intKey(typ, r.shape.Keys[pl.keyArgs[i]])
+		k, ok := r.intKey(typ, r.shape.Keys[pl.KeyArgs[i]])
 		if !ok {
 			return tablecodec.Handle{}, false
 		}
@@ -535,33 +535,33 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 		}
 		row[ord] = v
 	}
-	h, err := pl.meta.Exec.HandleOf(row)
+	h, err := pl.Meta.Exec.HandleOf(row)
 	return h, err == nil
 }
 
 // readForWrite reads the full row of the statement's key through t.
 func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
 	var keys []int64
-	if pl.keyArgs == nil {
-		key, ok := r.intKey(pl.meta.Schema.Schema[pl.keyOrd].Type, r.shape.Keys[0])
+	if pl.KeyArgs == nil {
+		key, ok := r.intKey(pl.Meta.Schema.Schema[pl.KeyOrd].Type, r.shape.Keys[0])
 		if !ok {
-			return nil, false, fallThrough(reasonValue)
+			return nil, false, fallThrough(fastpath.ReasonValue)
 		}
 		keys = []int64{key}
 	}
 	h, ok := r.keyHandle(pl, keys)
 	if !ok {
-		return nil, false, fallThrough(reasonValue)
+		return nil, false, fallThrough(fastpath.ReasonValue)
 	}
 	k, err := t.txn(r.ctx)
 	if err != nil {
-		return nil, false, fallThrough(reasonError)
+		return nil, false, fallThrough(fastpath.ReasonError)
 	}
-	dec := pl.full.get()
-	row, found, err = executor.GetRow(r.ctx, k, pl.meta.Exec, dec, h)
-	pl.full.put(dec)
+	dec := pl.Full.Get()
+	row, found, err = executor.GetRow(r.ctx, k, pl.Meta.Exec, dec, h)
+	pl.Full.Put(dec)
 	if err != nil {
-		return nil, false, fallThrough(reasonError)
+		return nil, false, fallThrough(fastpath.ReasonError)
 	}
 	if found {
 		r.s.rowsExamined.Add(1)
@@ -575,7 +575,7 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 // percdb's GMS path, compat_exec.go).
 func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	ctx := r.ctx
-	sch := pl.meta.Schema.Schema
+	sch := pl.Meta.Schema.Schema
 	old, found, out := r.readForWrite(t, pl)
 	if !out.handled {
 		return out
@@ -584,25 +584,25 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	if found {
 		matched = 1
 		row := slices.Clone(old)
-		for i, set := range pl.sets {
+		for i, set := range pl.Sets {
 			v, ok := r.value(r.shape.Sets[i].Val)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
-			if set.srcOrd >= 0 {
-				if v, ok = r.add(sch[set.srcOrd].Type, row[set.srcOrd], v, set.neg); !ok {
-					return fallThrough(reasonValue)
+			if set.SrcOrd >= 0 {
+				if v, ok = r.add(sch[set.SrcOrd].Type, row[set.SrcOrd], v, set.Neg); !ok {
+					return fallThrough(fastpath.ReasonValue)
 				}
 			}
-			conv, ok := r.convert(sch[set.ord], v)
+			conv, ok := r.convert(sch[set.Ord], v)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
-			row[set.ord] = conv
+			row[set.Ord] = conv
 		}
 		equal, err := bytewiseEqual(ctx, old, row, sch)
 		if err != nil {
-			return fallThrough(reasonValue)
+			return fallThrough(fastpath.ReasonValue)
 		}
 		if !equal {
 			if err := pl.table.editor().Update(ctx, old, row); err != nil {
@@ -815,28 +815,28 @@ func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
 // AUTO_INCREMENT value.
 func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 	ctx := r.ctx
-	sch := pl.meta.Schema.Schema
-	autoOrd := pl.meta.AutoIncOrd
+	sch := pl.Meta.Schema.Schema
+	autoOrd := pl.Meta.AutoIncOrd
 	rows := make([]gsql.Row, len(r.shape.Rows))
 	firstGenerated := -1
-	if autoOrd >= 0 && pl.listed[autoOrd] < 0 {
+	if autoOrd >= 0 && pl.Listed[autoOrd] < 0 {
 		firstGenerated = 0
 	}
 	for i, vals := range r.shape.Rows {
 		row := make(gsql.Row, len(sch))
 		for ord, col := range sch {
-			li := pl.listed[ord]
+			li := pl.Listed[ord]
 			var v any
 			switch {
 			case li >= 0:
 				var ok bool
 				if v, ok = r.value(vals[li]); !ok {
-					return fallThrough(reasonValue)
+					return fallThrough(fastpath.ReasonValue)
 				}
 			case col.Default != nil:
 				var err error
 				if v, err = col.Default.Eval(ctx, nil); err != nil {
-					return fallThrough(reasonValue)
+					return fallThrough(fastpath.ReasonValue)
 				}
 			}
 			if ord == autoOrd {
@@ -855,14 +855,14 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 						firstGenerated = i
 					}
 				default:
-					return fallThrough(reasonValue)
+					return fallThrough(fastpath.ReasonValue)
 				}
 				row[ord] = v
 				continue
 			}
 			conv, ok := r.convert(col, v)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
 			row[ord] = conv
 		}
@@ -905,7 +905,7 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 // counter past it), then converts the result to the column's type as
 // GMS's INSERT does.
 func (r *fastRun) autoIncrement(pl *fastPlan, given any) (any, error) {
-	col := pl.meta.Schema.Schema[pl.meta.AutoIncOrd]
+	col := pl.Meta.Schema.Schema[pl.Meta.AutoIncOrd]
 	var lit *expression.Literal
 	switch given.(type) {
 	case nil:

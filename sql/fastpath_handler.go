@@ -53,7 +53,7 @@ type fastPath struct {
 	schema schemaGuard
 
 	hits         atomic.Uint64
-	fallthroughs [numReasons]atomic.Uint64
+	fallthroughs [fastpath.NumReasons]atomic.Uint64
 	// avoided counts the timestamps GMS's path would have fetched and the
 	// fast path did not (the start_ts of autocommit reads).
 	avoided atomic.Uint64
@@ -79,7 +79,7 @@ func (fp *fastPath) usable() bool {
 		return false
 	}
 	if !fp.enabled {
-		fp.fallthroughs[reasonDisabled].Add(1)
+		fp.fallthroughs[fastpath.ReasonDisabled].Add(1)
 	}
 	return fp.enabled
 }
@@ -196,7 +196,7 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 func (fp *fastPath) sessionOn(s *Session) (*fastVars, bool) {
 	vars := fp.sessionVars(s)
 	if vars.off {
-		fp.fallthroughs[reasonDisabled].Add(1)
+		fp.fallthroughs[fastpath.ReasonDisabled].Add(1)
 	}
 	return vars, !vars.off
 }
@@ -232,7 +232,7 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 		return false, nil, callback
 	}
 	if !fastpath.Candidate(query) {
-		fp.fallthroughs[reasonShape].Add(1)
+		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	vars, on := fp.sessionOn(s)
@@ -250,17 +250,17 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	stmt, err := fp.parse(query)
 	if err != nil {
 		if e == nil {
-			fp.plans.put(&fastEntry{key: key, reason: reasonParse})
+			fp.plans.put(&fastEntry{key: key, reason: fastpath.ReasonParse})
 		}
-		fp.fallthroughs[reasonParse].Add(1)
+		fp.fallthroughs[fastpath.ReasonParse].Add(1)
 		return false, nil, callback
 	}
 	shape := fastpath.ShapeOf(stmt, normalized)
 	if e == nil {
-		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reasonShape})
+		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: fastpath.ReasonShape})
 	}
 	if shape == nil || e.shape == nil || shape.Kind != e.shape.Kind {
-		fp.fallthroughs[reasonShape].Add(1)
+		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	r := &fastRun{
@@ -292,11 +292,11 @@ func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareDa
 		shape = fastpath.ShapeOf(stmt, normalized)
 	}
 	if e == nil {
-		reason := reasonShape
+		reason := fastpath.ReasonShape
 		if shape == nil {
 			// Parse failures are not told apart for prepared
 			// statements: both go to GMS for good.
-			reason = reasonShape
+			reason = fastpath.ReasonShape
 		}
 		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reason})
 	}
@@ -331,7 +331,7 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	fs.mu.Unlock()
 	if st == nil || st.query != prepare.PrepareStmt || st.shape == nil || st.entry.shape == nil ||
 		st.entry.shape.Kind != st.shape.Kind {
-		fp.fallthroughs[reasonShape].Add(1)
+		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	vars, on := fp.sessionOn(s)
@@ -408,15 +408,15 @@ func bindArgs(args []any, bvs map[string]*querypb.BindVariable, n int) []any {
 func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastpath.Shape, charset any) func(*sqltypes.Result) {
 	done := false
 	return func(res *sqltypes.Result) {
-		if done || res == nil || len(res.Fields) != len(pl.schema) {
+		if done || res == nil || len(res.Fields) != len(pl.Schema) {
 			return
 		}
 		done = true
-		ff := &fastFields{fields: res.Fields, charset: charset, names: shapeNames(shape)}
+		ff := &fastpath.Fields{Fields: res.Fields, Charset: charset, Names: fastpath.ShapeNames(shape)}
 		if binary {
-			pl.fieldsBinary.Store(ff)
+			pl.FieldsBinary.Store(ff)
 		} else {
-			pl.fieldsText.Store(ff)
+			pl.FieldsText.Store(ff)
 		}
 	}
 }

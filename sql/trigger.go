@@ -29,7 +29,7 @@ import (
 //     them, and fail every write to the database;
 //   - drops a database's triggers with the database (GMS drops a table's
 //     triggers itself, by DropTrigger, after DROP TABLE);
-//   - keeps the fast path off tables with triggers (resolveFastPlan).
+//   - keeps the fast path off tables with triggers (fastpath.Resolve).
 
 // MySQL's errors for triggers.
 const (

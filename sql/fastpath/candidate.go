@@ -30,7 +30,7 @@ import (
 // It errs only on the side of letting a statement through: text it may
 // not read the way the parser does (an unterminated string or comment,
 // "--" without a space after it) is skipped, never judged. A statement
-// it turns down is counted as reasonShape, whether or not the TiDB
+// it turns down is counted as ReasonShape, whether or not the TiDB
 // parser would have parsed it.
 func Candidate(query string) bool {
 	i := 0

@@ -62,7 +62,7 @@
 // them), OK packets carry GMS's counts and info text, and the session's
 // ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), warnings, status flags and
 // Questions counter end as GMS leaves them. Whatever the fast path does
-// not reproduce exactly goes to GMS (fastReason lists why), counted in
+// not reproduce exactly goes to GMS (Reason lists why), counted in
 // SHOW STATUS as Percdb_fastpath_fallthrough_<reason>.
 //
 // The fast path is off for a server started with Config.DisableFastPath,
@@ -81,7 +81,7 @@
 // not convert exactly as GMS would convert it, or when the session's state
 // is one the fast path does not reproduce (a pessimistic transaction's
 // first locking read, sql_mode, character_set_results, ...). Each reason
-// is counted (fastReason in package sql).
+// is counted (Reason in package sql).
 //
 // # Equal to GMS
 //
@@ -102,10 +102,13 @@
 // This package holds what needs nothing of a server: the shapes (Shape,
 // ShapeOf: a statement reduced to what the fast path runs, before name
 // resolution, a pure function of the statement's structure so that it
-// can be cached per normalized digest) and the lexical pre-filter
-// (Candidate). Planning a shape against the catalog, running it in the
-// session's transaction and the protocol glue are still package sql's
-// (fastpath_plan.go, fastpath_exec.go, fastpath_handler.go): they use the
-// session, its transaction and the table editors directly, and move here
-// once they see a session through an interface of the fast path's.
+// can be cached per normalized digest), the lexical pre-filter
+// (Candidate), and plans (Plan, Resolve: a shape resolved against one
+// catalog version and the tables' metadata, with its decoders and the
+// result metadata it learns from GMS). The plan cache, running a plan in
+// the session's transaction and the protocol glue are still package
+// sql's (fastpath_cache.go, fastpath_exec.go, fastpath_handler.go): they
+// use the session, its transaction and the table editors directly, and
+// move here once they see a session through an interface of the fast
+// path's.
 package fastpath

@@ -1,4 +1,4 @@
-package sql
+package fastpath
 
 import (
 	"slices"
@@ -12,224 +12,224 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/sql/catalog"
-	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/sql/tablemeta"
 )
 
-// A shapePlan is a shape resolved against one version of the catalog: the
+// A Plan is a shape resolved against one version of the catalog: the
 // table's metadata and the schema positions of every column the statement
 // names. Plans are immutable once built, except for the result metadata
-// they learn (fastFields), and are shared by every session.
-type shapePlan struct {
-	shape   *fastpath.Shape
-	version uint64
+// they learn (Fields), and are shared by every session.
+type Plan struct {
+	shape   *Shape
+	Version uint64
 	// db is the database the plan's table was resolved in.
-	db   string
-	meta *tablemeta.Table
-	// keyOrd is the schema position of the WHERE column; unique is the
+	DB   string
+	Meta *tablemeta.Table
+	// KeyOrd is the schema position of the WHERE column; unique is the
 	// unique index it is the only column of, nil for the primary key.
-	keyOrd int
-	unique *tablemeta.Index
-	// keyArgs is set for a WHERE over a composite primary key: for each
+	KeyOrd int
+	Unique *tablemeta.Index
+	// KeyArgs is set for a WHERE over a composite primary key: for each
 	// column of the key, in key order, the index in shape.keys of its
 	// value.
-	keyArgs []int
+	KeyArgs []int
 
 	// SELECT: the selected schema positions (nil: all) and columns.
-	offsets []int
-	schema  gsql.Schema
+	Offsets []int
+	Schema  gsql.Schema
 	// proj decodes the selected columns, full whole rows (a write's old
 	// row, a unique lookup's row, whose key is checked again).
-	proj, full *decoderPool
-	// fieldsText and fieldsBinary are the column definitions GMS sent for
+	Proj, Full *DecoderPool
+	// FieldsText and FieldsBinary are the column definitions GMS sent for
 	// this plan's result over the text and the binary protocol, learned
 	// from its first execution through GMS.
-	fieldsText, fieldsBinary atomic.Pointer[fastFields]
+	FieldsText, FieldsBinary atomic.Pointer[Fields]
 
 	// UPDATE: the assignments.
-	sets []fastPlanSet
+	Sets []PlanSet
 
 	// INSERT: the schema position of each listed column, and for each
 	// schema position the listed column's index or -1.
 	insertOrds []int
-	listed     []int
+	Listed     []int
 }
 
-// fastFields is result metadata learned from GMS, valid for sessions whose
+// Fields is result metadata learned from GMS, valid for sessions whose
 // character_set_results is charset (GMS derives the fields' character set
 // from it).
-type fastFields struct {
-	fields  []*querypb.Field
-	charset any
-	// names are the names the learning statement spelled (shapeNames).
-	names []string
+type Fields struct {
+	Fields  []*querypb.Field
+	Charset any
+	// names are the names the learning statement spelled (ShapeNames).
+	Names []string
 }
 
-// fastPlanSet is one resolved UPDATE assignment: schema position ord gets
-// the assignment's value, or the value of srcOrd (when not -1) plus
+// PlanSet is one resolved UPDATE assignment: schema position ord gets
+// the assignment's value, or the value of SrcOrd (when not -1) plus
 // (minus, neg) it. The value itself is the executed statement's (a plan
 // serves every statement of its digest, whatever their literals).
-type fastPlanSet struct {
-	ord    int
-	srcOrd int
-	neg    bool
+type PlanSet struct {
+	Ord    int
+	SrcOrd int
+	Neg    bool
 }
 
-// fastReason is why a statement went to GMS; each has a status counter.
-type fastReason int
+// Reason is why a statement went to GMS; each has a status counter.
+type Reason int
 
 const (
-	// reasonDisabled: the fast path is off for the server or session.
-	reasonDisabled fastReason = iota
-	// reasonShape: the statement is not of a shape the fast path runs.
-	reasonShape
-	// reasonParse: the TiDB parser did not parse the statement.
-	reasonParse
-	// reasonTable: the table is missing, a view, or has what the fast
+	// ReasonDisabled: the fast path is off for the server or session.
+	ReasonDisabled Reason = iota
+	// ReasonShape: the statement is not of a shape the fast path runs.
+	ReasonShape
+	// ReasonParse: the TiDB parser did not parse the statement.
+	ReasonParse
+	// ReasonTable: the table is missing, a view, or has what the fast
 	// path leaves to GMS (CHECK constraints, triggers or foreign keys on a write, ON
 	// UPDATE columns, a key that is not a single integer column nor a
 	// composite key of integer columns pinned whole, column types it does
 	// not convert, defaults that are not literals).
-	reasonTable
-	// reasonValue: a value the fast path does not convert exactly as GMS
+	ReasonTable
+	// ReasonValue: a value the fast path does not convert exactly as GMS
 	// (a type mismatch, a value out of the column's range, a NULL key, a
 	// conversion that warns).
-	reasonValue
-	// reasonSession: session state that changes GMS's answer (sql_mode,
+	ReasonValue
+	// ReasonSession: session state that changes GMS's answer (sql_mode,
 	// a READ ONLY or DDL transaction, a transaction left open in
 	// autocommit mode, character_set_results other than learned).
-	reasonSession
-	// reasonLearning: GMS answers this plan's first execution, which
+	ReasonSession
+	// ReasonLearning: GMS answers this plan's first execution, which
 	// teaches the fast path the result's column definitions.
-	reasonLearning
-	// reasonError: the fast path met an error before writing and left the
+	ReasonLearning
+	// ReasonError: the fast path met an error before writing and left the
 	// statement to GMS, which reports it as it does.
-	reasonError
-	numReasons
+	ReasonError
+	// NumReasons is how many reasons there are.
+	NumReasons
 )
 
-// reasonNames name the counters Percdb_fastpath_fallthrough_<name>.
-var reasonNames = [numReasons]string{
-	reasonDisabled: "disabled",
-	reasonShape:    "shape",
-	reasonParse:    "parse",
-	reasonTable:    "table",
-	reasonValue:    "value",
-	reasonSession:  "session",
-	reasonLearning: "learning",
-	reasonError:    "error",
+// ReasonNames name the counters Percdb_fastpath_fallthrough_<name>.
+var ReasonNames = [NumReasons]string{
+	ReasonDisabled: "disabled",
+	ReasonShape:    "shape",
+	ReasonParse:    "parse",
+	ReasonTable:    "table",
+	ReasonValue:    "value",
+	ReasonSession:  "session",
+	ReasonLearning: "learning",
+	ReasonError:    "error",
 }
 
-// resolveFastPlan resolves shape in database dbName of cat. It returns the
+// Resolve resolves shape in database dbName of cat. It returns the
 // reason when the table is not one the fast path runs the shape on.
-func resolveFastPlan(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*shapePlan, fastReason, bool) {
+func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *Shape) (*Plan, Reason, bool) {
 	db, ok := cat.Database(dbName)
 	if !ok {
-		return nil, reasonTable, false
+		return nil, ReasonTable, false
 	}
 	def, ok := cat.Table(db.ID, shape.Table)
 	if !ok {
-		return nil, reasonTable, false
+		return nil, ReasonTable, false
 	}
 	m, err := metas.Get(ctx, db.Name, def)
 	if err != nil {
-		return nil, reasonTable, false
+		return nil, ReasonTable, false
 	}
-	plan := &shapePlan{
+	plan := &Plan{
 		shape:   shape,
-		version: cat.Version,
-		db:      dbName,
-		meta:    m,
+		Version: cat.Version,
+		DB:      dbName,
+		Meta:    m,
 	}
 	sch := m.Schema.Schema
-	if shape.Kind != fastpath.Select && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
+	if shape.Kind != Select && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
 		// GMS evaluates CHECK constraints, runs triggers, computes
 		// generated columns and enforces foreign keys (the table's own
 		// and those referencing it).
-		return nil, reasonTable, false
+		return nil, ReasonTable, false
 	}
 	if len(shape.KeyCols) > 0 {
-		if plan.keyArgs, ok = compositeKeyArgs(def, m, shape.KeyCols); !ok {
-			return nil, reasonTable, false
+		if plan.KeyArgs, ok = compositeKeyArgs(def, m, shape.KeyCols); !ok {
+			return nil, ReasonTable, false
 		}
-	} else if shape.Kind == fastpath.Select || shape.Kind == fastpath.Update || shape.Kind == fastpath.Delete {
+	} else if shape.Kind == Select || shape.Kind == Update || shape.Kind == Delete {
 		_, ord, ok := def.ColumnByName(shape.Where)
 		if !ok {
-			return nil, reasonTable, false
+			return nil, ReasonTable, false
 		}
-		plan.keyOrd = ord
+		plan.KeyOrd = ord
 		switch {
 		case m.Exec.HandleKind == executor.HandleInt && m.Primary.Ords[0] == ord:
-		case shape.Kind == fastpath.Select && !shape.In && !shape.ForUpdate:
+		case shape.Kind == Select && !shape.In && !shape.ForUpdate:
 			// FOR UPDATE locks the row by its handle, which a
 			// unique lookup does not give the fast path.
-			plan.unique = uniqueIndexOn(m, ord)
-			if plan.unique == nil {
-				return nil, reasonTable, false
+			plan.Unique = uniqueIndexOn(m, ord)
+			if plan.Unique == nil {
+				return nil, ReasonTable, false
 			}
 		default:
-			return nil, reasonTable, false
+			return nil, ReasonTable, false
 		}
 	}
 	switch shape.Kind {
-	case fastpath.Select:
+	case Select:
 		if shape.Cols != nil {
-			plan.offsets = make([]int, len(shape.Cols))
-			plan.schema = make(gsql.Schema, len(shape.Cols))
+			plan.Offsets = make([]int, len(shape.Cols))
+			plan.Schema = make(gsql.Schema, len(shape.Cols))
 			for i, name := range shape.Cols {
 				_, ord, ok := def.ColumnByName(name)
 				if !ok {
-					return nil, reasonTable, false
+					return nil, ReasonTable, false
 				}
-				plan.offsets[i], plan.schema[i] = ord, sch[ord]
+				plan.Offsets[i], plan.Schema[i] = ord, sch[ord]
 			}
 		} else {
-			plan.schema = sch
+			plan.Schema = sch
 		}
-	case fastpath.Update:
+	case Update:
 		for _, c := range sch {
 			if c.OnUpdate != nil {
-				return nil, reasonTable, false
+				return nil, ReasonTable, false
 			}
 		}
 		for _, set := range shape.Sets {
 			cd, ord, ok := def.ColumnByName(set.Col)
-			if !ok || sch[ord].PrimaryKey || cd.AutoIncrement || !fastWritableType(sch[ord].Type) {
-				return nil, reasonTable, false
+			if !ok || sch[ord].PrimaryKey || cd.AutoIncrement || !writableType(sch[ord].Type) {
+				return nil, ReasonTable, false
 			}
-			ps := fastPlanSet{ord: ord, srcOrd: -1, neg: set.Neg}
+			ps := PlanSet{Ord: ord, SrcOrd: -1, Neg: set.Neg}
 			if set.Src != "" {
 				_, src, ok := def.ColumnByName(set.Src)
 				if !ok || !isSignedIntType(sch[src].Type) && !types.IsDecimal(sch[src].Type) {
-					return nil, reasonTable, false
+					return nil, ReasonTable, false
 				}
-				ps.srcOrd = src
+				ps.SrcOrd = src
 			}
-			plan.sets = append(plan.sets, ps)
+			plan.Sets = append(plan.Sets, ps)
 		}
-	case fastpath.Insert:
+	case Insert:
 		if m.Exec.HandleKind == executor.HandleCommon && !intKeyColumns(m.Primary) {
 			// A clustered key's row is written under its key values,
 			// which the fast path does not check for collisions under
 			// collations the way GMS reports them (integers have no
 			// collation: their keys collide exactly when they are
 			// equal).
-			return nil, reasonTable, false
+			return nil, ReasonTable, false
 		}
-		plan.listed = make([]int, len(sch))
-		for i := range plan.listed {
-			plan.listed[i] = -1
+		plan.Listed = make([]int, len(sch))
+		for i := range plan.Listed {
+			plan.Listed[i] = -1
 		}
 		for i, name := range shape.Cols {
 			_, ord, ok := def.ColumnByName(name)
-			if !ok || plan.listed[ord] >= 0 || !fastWritableType(sch[ord].Type) {
-				return nil, reasonTable, false
+			if !ok || plan.Listed[ord] >= 0 || !writableType(sch[ord].Type) {
+				return nil, ReasonTable, false
 			}
 			plan.insertOrds = append(plan.insertOrds, ord)
-			plan.listed[ord] = i
+			plan.Listed[ord] = i
 		}
 		for ord, c := range sch {
-			if plan.listed[ord] >= 0 || c.AutoIncrement {
+			if plan.Listed[ord] >= 0 || c.AutoIncrement {
 				continue
 			}
 			// A column left out takes its default, which must be a
@@ -237,18 +237,18 @@ func resolveFastPlan(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Cat
 			// to evaluate), or NULL; a NOT NULL column without a
 			// default is an error GMS reports.
 			if c.Default == nil && !c.Nullable {
-				return nil, reasonTable, false
+				return nil, ReasonTable, false
 			}
 			if c.Default != nil && (!c.Default.IsLiteral() || !c.Default.Resolved()) {
-				return nil, reasonTable, false
+				return nil, ReasonTable, false
 			}
 		}
 	}
-	if plan.full, err = newDecoderPool(m.Exec, nil); err != nil {
-		return nil, reasonTable, false
+	if plan.Full, err = NewDecoderPool(m.Exec, nil); err != nil {
+		return nil, ReasonTable, false
 	}
-	if plan.proj, err = newDecoderPool(m.Exec, plan.offsets); err != nil {
-		return nil, reasonTable, false
+	if plan.Proj, err = NewDecoderPool(m.Exec, plan.Offsets); err != nil {
+		return nil, ReasonTable, false
 	}
 	return plan, 0, true
 }
@@ -309,11 +309,11 @@ func uniqueIndexOn(m *tablemeta.Table, ord int) *tablemeta.Index {
 	return nil
 }
 
-// fastWritableType reports whether the fast path writes values of typ:
+// writableType reports whether the fast path writes values of typ:
 // integers, and strings in utf8mb4, whose conversion from the fast path's
 // values (integers, strings, NULL) GMS's Convert decides alone; DECIMAL,
 // DATETIME and DATE, from the values that convert exactly (fastRun.convert).
-func fastWritableType(typ gsql.Type) bool {
+func writableType(typ gsql.Type) bool {
 	if types.IsDecimal(typ) {
 		return true
 	}
@@ -341,51 +341,55 @@ func isSignedIntType(typ gsql.Type) bool {
 	return types.IsInteger(typ) && types.IsSigned(typ)
 }
 
-// shapeNames returns the names a statement spells, which GMS may echo in
+// ShapeNames returns the names a statement spells, which GMS may echo in
 // column definitions: database, table and selected columns as written.
-func shapeNames(s *fastpath.Shape) []string {
+func ShapeNames(s *Shape) []string {
 	return append([]string{s.DB, s.Table}, s.Cols...)
 }
 
-// matches reports whether the fields were learned from a statement that
+// Matches reports whether the fields were learned from a statement that
 // spells its names as s does.
-func (f *fastFields) matches(s *fastpath.Shape) bool {
-	if len(f.names) != len(s.Cols)+2 || f.names[0] != s.DB || f.names[1] != s.Table {
+func (f *Fields) Matches(s *Shape) bool {
+	if len(f.Names) != len(s.Cols)+2 || f.Names[0] != s.DB || f.Names[1] != s.Table {
 		return false
 	}
 	for i, c := range s.Cols {
-		if f.names[i+2] != c {
+		if f.Names[i+2] != c {
 			return false
 		}
 	}
 	return true
 }
 
-// decoderPool hands out row decoders of one projection of a table: a
+// DecoderPool hands out row decoders of one projection of a table: a
 // RowDecoder holds scratch space and serves one goroutine at a time.
-type decoderPool struct {
+type DecoderPool struct {
 	table   *executor.Table
 	offsets []int
 	pool    sync.Pool
 }
 
-func newDecoderPool(t *executor.Table, offsets []int) (*decoderPool, error) {
+// NewDecoderPool returns the pool of decoders of columns offsets (nil:
+// every column) of t.
+func NewDecoderPool(t *executor.Table, offsets []int) (*DecoderPool, error) {
 	d, err := t.NewRowDecoder(offsets)
 	if err != nil {
 		return nil, err
 	}
-	p := &decoderPool{table: t, offsets: offsets}
+	p := &DecoderPool{table: t, offsets: offsets}
 	p.pool.Put(d)
 	return p, nil
 }
 
-func (p *decoderPool) get() *executor.RowDecoder {
+// Get hands out a decoder, which the caller gives back with Put.
+func (p *DecoderPool) Get() *executor.RowDecoder {
 	if d, ok := p.pool.Get().(*executor.RowDecoder); ok {
 		return d
 	}
-	// newDecoderPool built one for these offsets: it cannot fail now.
+	// NewDecoderPool built one for these offsets: it cannot fail now.
 	d, _ := p.table.NewRowDecoder(p.offsets)
 	return d
 }
 
-func (p *decoderPool) put(d *executor.RowDecoder) { p.pool.Put(d) }
+// Put returns a decoder Get handed out.
+func (p *DecoderPool) Put(d *executor.RowDecoder) { p.pool.Put(d) }
