@@ -12,6 +12,8 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -33,8 +35,8 @@ var (
 
 // GetChecks implements sql.CheckTable.
 func (t *Table) GetChecks(*gsql.Context) ([]gsql.CheckDefinition, error) {
-	out := make([]gsql.CheckDefinition, len(t.meta.def.Checks))
-	for i, c := range t.meta.def.Checks {
+	out := make([]gsql.CheckDefinition, len(t.meta.Def.Checks))
+	for i, c := range t.meta.Def.Checks {
 		out[i] = gsql.CheckDefinition{Name: c.Name, CheckExpression: c.Expression, Enforced: c.Enforced}
 	}
 	return out, nil
@@ -43,20 +45,20 @@ func (t *Table) GetChecks(*gsql.Context) ([]gsql.CheckDefinition, error) {
 // CreateCheck implements sql.CheckAlterableTable. GMS has checked the
 // existing rows against it.
 func (t *Table) CreateCheck(ctx *gsql.Context, check *gsql.CheckDefinition) error {
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
 		for _, c := range td.Checks {
 			if strings.EqualFold(c.Name, check.Name) {
 				return mysql.NewSQLError(3822, "HY000", "Duplicate check constraint name '%s'.", check.Name)
 			}
 		}
-		td.Checks = append(td.Checks, CheckDef{Name: check.Name, Expression: check.CheckExpression, Enforced: check.Enforced})
+		td.Checks = append(td.Checks, catalog.CheckDef{Name: check.Name, Expression: check.CheckExpression, Enforced: check.Enforced})
 		return nil
 	})
 }
 
 // DropCheck implements sql.CheckAlterableTable.
 func (t *Table) DropCheck(ctx *gsql.Context, name string) error {
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
 		for i, c := range td.Checks {
 			if strings.EqualFold(c.Name, name) {
 				td.Checks = append(td.Checks[:i], td.Checks[i+1:]...)
@@ -78,19 +80,19 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if strings.EqualFold(def.Name, "PRIMARY") {
 		return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", def.Name)
 	}
-	idx := IndexDef{Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+	idx := catalog.IndexDef{Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
 	for _, c := range def.Columns {
-		col, _, ok := t.meta.def.columnByName(c.Name)
+		col, _, ok := t.meta.Def.ColumnByName(c.Name)
 		if !ok {
 			return gsql.ErrKeyColumnDoesNotExist.New(c.Name)
 		}
-		idx.Columns = append(idx.Columns, IndexColumnDef{ColumnID: col.ID, Length: c.Length})
+		idx.Columns = append(idx.Columns, catalog.IndexColumnDef{ColumnID: col.ID, Length: c.Length})
 	}
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return err
 	}
-	if !tx.createdHere(t.meta.def.ID) && !tx.changedHere(t.meta.def.ID) && !t.meta.def.temporary {
+	if !tx.createdHere(t.meta.Def.ID) && !tx.changedHere(t.meta.Def.ID) && !t.meta.Def.Temporary {
 		// Other transactions see the table: build the index online, in
 		// steps and batches of their own (ddl.go). This statement's own
 		// transaction writes nothing: no step waits for it. (When an
@@ -99,7 +101,7 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 		if tx.use != nil {
 			tx.use.Exempt()
 		}
-		if err := t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.def, idx); err != nil {
+		if err := t.db.provider.buildIndexOnline(ctx, tx.use, t.db.def.Name, t.meta.Def, idx); err != nil {
 			return toSQLError(err)
 		}
 		if s, ok := ctx.Session.(*Session); ok {
@@ -115,9 +117,9 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	}
 	// A table this transaction created is private to it, and one it
 	// changed is fenced by it: index it here.
-	var added *TableDef
-	err = t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
-		if _, _, ok := td.index(def.Name); ok {
+	var added *catalog.TableDef
+	err = t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
+		if _, _, ok := td.Index(def.Name); ok {
 			return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", def.Name)
 		}
 		idx.ID = td.NextIndexID
@@ -137,7 +139,7 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 // existing rows, so this assembles them from tablecodec, taking the key
 // encoding of the indexed values (collation keys, prefixes) from the
 // executor's own range bounds.
-func (t *Table) backfillIndex(ctx *gsql.Context, def *TableDef, name string) error {
+func (t *Table) backfillIndex(ctx *gsql.Context, def *catalog.TableDef, name string) error {
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return err
@@ -150,7 +152,7 @@ func (t *Table) backfillIndex(ctx *gsql.Context, def *TableDef, name string) err
 	if err != nil {
 		return err
 	}
-	et := nt.meta.exec
+	et := nt.meta.Exec
 	var ix *executor.Index
 	for i := range et.Indexes {
 		if strings.EqualFold(et.Indexes[i].Name, name) {
@@ -213,8 +215,8 @@ func (t *Table) backfillIndex(ctx *gsql.Context, def *TableDef, name string) err
 
 // DropIndex implements sql.IndexAlterableTable.
 func (t *Table) DropIndex(ctx *gsql.Context, name string) error {
-	return t.db.changeTable(ctx, t.Name(), func(ctx context.Context, td *TableDef, k *txn.Txn) error {
-		idx, i, ok := td.index(name)
+	return t.db.changeTable(ctx, t.Name(), func(ctx context.Context, td *catalog.TableDef, k *txn.Txn) error {
+		idx, i, ok := td.Index(name)
 		if !ok {
 			return gsql.ErrIndexNotFound.New(name)
 		}
@@ -230,12 +232,12 @@ func (t *Table) DropIndex(ctx *gsql.Context, name string) error {
 
 // RenameIndex implements sql.IndexAlterableTable.
 func (t *Table) RenameIndex(ctx *gsql.Context, from, to string) error {
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
-		idx, _, ok := td.index(from)
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
+		idx, _, ok := td.Index(from)
 		if !ok {
 			return gsql.ErrIndexNotFound.New(from)
 		}
-		if _, _, taken := td.index(to); taken && !strings.EqualFold(from, to) {
+		if _, _, taken := td.Index(to); taken && !strings.EqualFold(from, to) {
 			return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", to)
 		}
 		idx.Name = to
@@ -266,11 +268,11 @@ func renameOnly(oldSchema, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql
 	if at < 0 || newSchema.Schema.IndexOfColName(newCol.Name) != at {
 		return false
 	}
-	o, err := columnDefFromGMS(oldCol, 0)
+	o, err := tablemeta.ColumnDefFromGMS(oldCol, 0)
 	if err != nil {
 		return false
 	}
-	n, err := columnDefFromGMS(newCol, 0)
+	n, err := tablemeta.ColumnDefFromGMS(newCol, 0)
 	if err != nil {
 		return false
 	}
@@ -294,10 +296,10 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 		// are dropped.
 		return discardInserter{}, nil
 	}
-	if t.meta.def.temporary {
+	if t.meta.Def.Temporary {
 		return t.rewriteTemp(ctx, newSchema, oldCol, newCol)
 	}
-	old := t.meta.def
+	old := t.meta.Def
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, err
@@ -305,9 +307,9 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 	if err := tx.fenceForRewrite(ctx, old, "ALTER TABLE"); err != nil {
 		return nil, toSQLError(err)
 	}
-	var nd *TableDef
-	err = t.db.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(old.DBID, old.Name)
+	var nd *catalog.TableDef
+	err = t.db.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(old.DBID, old.Name)
 		if !ok || cur.ID != old.ID {
 			return gsql.ErrTableNotFound.New(old.Name)
 		}
@@ -316,7 +318,7 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 			return err
 		}
 		nd.Fence = "" // the rewritten table replaces the fenced one
-		if nd.ID, err = nextCatalogID(ctx, k); err != nil {
+		if nd.ID, err = catalog.NextID(ctx, k); err != nil {
 			return err
 		}
 		return putTableDef(c, k, nd)
@@ -328,16 +330,16 @@ func (t *Table) RewriteInserter(ctx *gsql.Context, oldSchema, newSchema gsql.Pri
 	if err != nil {
 		return nil, err
 	}
-	if t.meta.autoIncOrd >= 0 && nt.meta.autoIncOrd >= 0 {
-		next, err := t.autoIncrement().peek(ctx)
+	if t.meta.AutoIncOrd >= 0 && nt.meta.AutoIncOrd >= 0 {
+		next, err := t.autoIncrement().Peek(ctx)
 		if err != nil {
 			return nil, toSQLError(err)
 		}
-		if err := nt.autoIncrement().reset(ctx, next); err != nil {
+		if err := nt.autoIncrement().Reset(ctx, next); err != nil {
 			return nil, toSQLError(err)
 		}
 	}
-	return &rewriter{tableEditor: tableEditor{t: nt}, old: t.meta.def}, nil
+	return &rewriter{tableEditor: tableEditor{t: nt}, old: t.meta.Def}, nil
 }
 
 // discardInserter takes rows and does nothing with them.
@@ -353,7 +355,7 @@ func (discardInserter) Close(*gsql.Context) error                 { return nil }
 // when done.
 type rewriter struct {
 	tableEditor
-	old *TableDef
+	old *catalog.TableDef
 }
 
 // Close implements sql.Closer.
@@ -370,22 +372,22 @@ func (r *rewriter) Close(ctx *gsql.Context) error {
 // primary-key change: columns keep their IDs (a renamed column is oldCol
 // under newCol's name), new columns get fresh ones, and indexes lose
 // dropped columns (an index left without columns is dropped).
-func rewrittenDef(cur *TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) (*TableDef, error) {
-	nd := cur.clone()
+func rewrittenDef(cur *catalog.TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) (*catalog.TableDef, error) {
+	nd := cur.Clone()
 	nd.Columns = nil
 	kept := make(map[int64]bool)
 	for _, col := range newSchema.Schema {
 		var id int64
 		switch {
 		case oldCol != nil && newCol != nil && strings.EqualFold(col.Name, newCol.Name):
-			if c, _, ok := cur.columnByName(oldCol.Name); ok {
+			if c, _, ok := cur.ColumnByName(oldCol.Name); ok {
 				id = c.ID
 			}
 		default:
 			if oldCol != nil && newCol != nil && strings.EqualFold(col.Name, oldCol.Name) {
 				break // the old name of a renamed column is a new column
 			}
-			if c, _, ok := cur.columnByName(col.Name); ok {
+			if c, _, ok := cur.ColumnByName(col.Name); ok {
 				id = c.ID
 			}
 		}
@@ -393,7 +395,7 @@ func rewrittenDef(cur *TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol
 			id = nd.NextColumnID
 			nd.NextColumnID++
 		}
-		c, err := columnDefFromGMS(col, id)
+		c, err := tablemeta.ColumnDefFromGMS(col, id)
 		if err != nil {
 			return nil, err
 		}
@@ -406,7 +408,7 @@ func rewrittenDef(cur *TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol
 	}
 	nd.Indexes = nil
 	for _, idx := range cur.Indexes {
-		var cols []IndexColumnDef
+		var cols []catalog.IndexColumnDef
 		for _, ic := range idx.Columns {
 			if kept[ic.ColumnID] {
 				cols = append(cols, ic)
@@ -418,7 +420,7 @@ func rewrittenDef(cur *TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol
 		idx.Columns = cols
 		nd.Indexes = append(nd.Indexes, idx)
 	}
-	nd.keepObservers(kept)
+	nd.KeepObservers(kept)
 	return nd, nil
 }
 
@@ -426,8 +428,8 @@ func rewrittenDef(cur *TableDef, newSchema gsql.PrimaryKeySchema, oldCol, newCol
 // (ShouldRewriteTable), so this only records the column: rows written
 // before it read it as its default.
 func (t *Table) AddColumn(ctx *gsql.Context, column *gsql.Column, order *gsql.ColumnOrder) error {
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
-		c, err := columnDefFromGMS(column, td.NextColumnID)
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
+		c, err := tablemeta.ColumnDefFromGMS(column, td.NextColumnID)
 		if err != nil {
 			return err
 		}
@@ -437,14 +439,14 @@ func (t *Table) AddColumn(ctx *gsql.Context, column *gsql.Column, order *gsql.Co
 			if order.First {
 				pos = 0
 			} else if order.AfterColumn != "" {
-				_, i, ok := td.columnByName(order.AfterColumn)
+				_, i, ok := td.ColumnByName(order.AfterColumn)
 				if !ok {
 					return gsql.ErrTableColumnNotFound.New(td.Name, order.AfterColumn)
 				}
 				pos = i + 1
 			}
 		}
-		td.Columns = append(td.Columns[:pos], append([]ColumnDef{c}, td.Columns[pos:]...)...)
+		td.Columns = append(td.Columns[:pos], append([]catalog.ColumnDef{c}, td.Columns[pos:]...)...)
 		return nil
 	})
 }
@@ -459,12 +461,12 @@ func (t *Table) DropColumn(ctx *gsql.Context, name string) error {
 // here: rows and indexes name columns by ID, so only the definition
 // changes.
 func (t *Table) ModifyColumn(ctx *gsql.Context, name string, column *gsql.Column, order *gsql.ColumnOrder) error {
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
-		cur, i, ok := td.columnByName(name)
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
+		cur, i, ok := td.ColumnByName(name)
 		if !ok {
 			return gsql.ErrTableColumnNotFound.New(td.Name, name)
 		}
-		nc, err := columnDefFromGMS(column, cur.ID)
+		nc, err := tablemeta.ColumnDefFromGMS(column, cur.ID)
 		if err != nil {
 			return err
 		}
@@ -476,7 +478,7 @@ func (t *Table) ModifyColumn(ctx *gsql.Context, name string, column *gsql.Column
 		if same != nc || order != nil {
 			return gsql.ErrUnsupportedFeature.New("MODIFY COLUMN without a table rewrite")
 		}
-		if other, _, taken := td.columnByName(nc.Name); taken && other.ID != cur.ID {
+		if other, _, taken := td.ColumnByName(nc.Name); taken && other.ID != cur.ID {
 			return gsql.ErrColumnExists.New(nc.Name)
 		}
 		td.Columns[i].Name = nc.Name

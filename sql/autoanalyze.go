@@ -8,6 +8,8 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // Auto-analyze, as TiDB's: each node counts the rows its committed
@@ -162,13 +164,13 @@ func (p *DatabaseProvider) autoAnalyzeOnce(ctx context.Context) error {
 
 // tableMetaByID returns the metadata of the table with ID id in the
 // newest catalog, and false when there is none.
-func (p *DatabaseProvider) tableMetaByID(ctx context.Context, id int64) (*tableMeta, bool, error) {
+func (p *DatabaseProvider) tableMetaByID(ctx context.Context, id int64) (*tablemeta.Table, bool, error) {
 	k, err := p.store.Begin(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer k.Rollback(ctx) //nolint:errcheck // read-only
-	cat, err := p.catalogs.load(ctx, k)
+	cat, err := p.catalogs.Load(ctx, k)
 	if err != nil {
 		return nil, false, err
 	}
@@ -176,9 +178,9 @@ func (p *DatabaseProvider) tableMetaByID(ctx context.Context, id int64) (*tableM
 	if !ok {
 		return nil, false, nil
 	}
-	for _, db := range cat.dbs {
+	for _, db := range cat.Databases {
 		if db.ID == def.DBID {
-			m, err := p.metas.get(gsql.NewContext(ctx), db.Name, def)
+			m, err := p.metas.Get(gsql.NewContext(ctx), db.Name, def)
 			return m, err == nil, err
 		}
 	}

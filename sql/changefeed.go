@@ -22,6 +22,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'],
@@ -229,7 +230,7 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 type feed struct {
 	p     *DatabaseProvider
 	name  string
-	m     *tableMeta
+	m     *tablemeta.Table
 	gctx  *gsql.Context
 	pkOrd []int
 }
@@ -245,26 +246,26 @@ func (p *DatabaseProvider) openFeed(ctx context.Context, st changefeedStmt) (*fe
 	if err != nil {
 		return nil, 0, toSQLError(err)
 	}
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	if err != nil {
 		return nil, 0, err
 	}
-	db, ok := c.database(st.db)
+	db, ok := c.Database(st.db)
 	if !ok {
 		return nil, 0, gsql.CastSQLError(gsql.ErrDatabaseNotFound.New(st.db))
 	}
-	def, ok := c.table(db.ID, st.table)
+	def, ok := c.Table(db.ID, st.table)
 	if !ok {
 		return nil, 0, gsql.CastSQLError(gsql.ErrTableNotFound.New(st.table))
 	}
 	gctx := gsql.NewEmptyContext()
-	m, err := p.metas.get(gctx, db.Name, def)
+	m, err := p.metas.Get(gctx, db.Name, def)
 	if err != nil {
 		return nil, 0, err
 	}
 	f := &feed{p: p, name: db.Name + "." + def.Name, m: m, gctx: gctx}
 	for _, id := range def.PrimaryKey {
-		_, ord, _ := def.column(id)
+		_, ord, _ := def.Column(id)
 		f.pkOrd = append(f.pkOrd, ord)
 	}
 	return f, now, nil
@@ -273,7 +274,7 @@ func (p *DatabaseProvider) openFeed(ctx context.Context, st changefeedStmt) (*fe
 // poll returns the rows of the changes committed in (from, to], in
 // commit_ts order (key order among those of one commit).
 func (f *feed) poll(ctx context.Context, from, to uint64) ([][]sqltypes.Value, error) {
-	r := f.m.exec.RowRange()
+	r := f.m.Exec.RowRange()
 	changes, err := f.p.store.ScanChanges(ctx, r.Start, r.End, from, to)
 	if err != nil {
 		return nil, err
@@ -284,7 +285,7 @@ func (f *feed) poll(ctx context.Context, from, to uint64) ([][]sqltypes.Value, e
 		}
 		return bytes.Compare(a.Key, b.Key)
 	})
-	dec, err := f.m.exec.NewRowDecoder(nil)
+	dec, err := f.m.Exec.NewRowDecoder(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (f *feed) changeRow(decode func([]byte) ([]any, error), ch kv.Change) ([]sq
 			if err != nil {
 				return nil, err
 			}
-			obj[f.m.def.Columns[i].Name] = j
+			obj[f.m.Def.Columns[i].Name] = j
 		}
 		if ch.Value != nil {
 			b, err := json.Marshal(obj)
@@ -328,12 +329,12 @@ func (f *feed) changeRow(decode func([]byte) ([]any, error), ch kv.Change) ([]sq
 			value = sqltypes.NewVarChar(string(b))
 		}
 		for _, ord := range f.pkOrd {
-			keyVals = append(keyVals, obj[f.m.def.Columns[ord].Name])
+			keyVals = append(keyVals, obj[f.m.Def.Columns[ord].Name])
 		}
 	}
 	if len(f.pkOrd) == 0 || keyVals == nil {
 		// No primary key (or a delete of a row never seen): the handle.
-		_, h, err := tablecodec.DecodeRowKey(ch.Key, f.m.exec.HandleKind == executor.HandleCommon)
+		_, h, err := tablecodec.DecodeRowKey(ch.Key, f.m.Exec.HandleKind == executor.HandleCommon)
 		if err != nil {
 			return nil, err
 		}
@@ -360,9 +361,9 @@ func (f *feed) jsonValue(i int, v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage("null"), nil
 	}
-	sv, err := f.m.schema.Schema[i].Type.SQL(f.gctx, nil, v)
+	sv, err := f.m.Schema.Schema[i].Type.SQL(f.gctx, nil, v)
 	if err != nil {
-		return nil, fmt.Errorf("changefeed: column %s: %w", f.m.def.Columns[i].Name, err)
+		return nil, fmt.Errorf("changefeed: column %s: %w", f.m.Def.Columns[i].Name, err)
 	}
 	if sv.IsNull() {
 		return json.RawMessage("null"), nil

@@ -16,6 +16,8 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -98,8 +100,8 @@ func (e *tableInconsistency) Error() string {
 
 // checkTable compares the public indexes of def with its rows at one
 // snapshot. A disagreement is a *tableInconsistency.
-func (p *DatabaseProvider) checkTable(ctx context.Context, k *txn.Txn, m *tableMeta) error {
-	et := m.exec
+func (p *DatabaseProvider) checkTable(ctx context.Context, k *txn.Txn, m *tablemeta.Table) error {
+	et := m.Exec
 	dec, err := et.NewRowDecoder(nil)
 	if err != nil {
 		return err
@@ -108,8 +110,8 @@ func (p *DatabaseProvider) checkTable(ctx context.Context, k *txn.Txn, m *tableM
 	if err != nil {
 		return err
 	}
-	for _, im := range m.indexes {
-		ix := im.exec
+	for _, im := range m.Indexes {
+		ix := im.Exec
 		start, end := tablecodec.IndexRange(et.ID, ix.ID)
 		it, err := k.Iter(ctx, start, end)
 		if err != nil {
@@ -187,7 +189,7 @@ func (p *DatabaseProvider) runCheckTable(ctx context.Context, currentDB string, 
 		return nil, toSQLError(err)
 	}
 	defer func() { _ = k.Rollback(ctx) }()
-	cat, err := p.catalogs.load(ctx, k)
+	cat, err := p.catalogs.Load(ctx, k)
 	if err != nil {
 		return nil, toSQLError(err)
 	}
@@ -211,10 +213,10 @@ func (p *DatabaseProvider) runCheckTable(ctx context.Context, currentDB string, 
 			return nil, mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
 		}
 		full := dbName + "." + tn.Name.O
-		db, ok := cat.database(dbName)
-		var def *TableDef
+		db, ok := cat.Database(dbName)
+		var def *catalog.TableDef
 		if ok {
-			def, ok = cat.table(db.ID, tn.Name.O)
+			def, ok = cat.Table(db.ID, tn.Name.O)
 		}
 		if !ok {
 			if admin {
@@ -224,7 +226,7 @@ func (p *DatabaseProvider) runCheckTable(ctx context.Context, currentDB string, 
 			add(full, "status", "Operation failed")
 			continue
 		}
-		m, err := p.metas.get(gsql.NewEmptyContext(), db.Name, def)
+		m, err := p.metas.Get(gsql.NewEmptyContext(), db.Name, def)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // GMS compares strings under their collation ('apple' = 'APPLE' under
@@ -207,7 +209,7 @@ func keyPairs(left, right gsql.Expression) (gsql.Expression, gsql.Expression, tr
 // collation's sort key.
 func collatedStringType(t gsql.Type) (gsql.StringType, bool) {
 	st, ok := t.(gsql.StringType)
-	if !ok || collationKeyFunc(t) == nil {
+	if !ok || tablemeta.CollationKeyFunc(t) == nil {
 		return nil, false
 	}
 	return st, true

@@ -105,15 +105,15 @@ func (c consoleSource) largestTables() []console.TableSize {
 // table id.
 func (c consoleSource) tableNames() map[int64]string {
 	out := map[int64]string{}
-	cat := c.s.provider.catalogs.cached()
+	cat := c.s.provider.catalogs.Cached()
 	if cat == nil {
 		return out
 	}
 	dbNames := map[int64]string{}
-	for _, db := range cat.dbs {
+	for _, db := range cat.Databases {
 		dbNames[db.ID] = db.Name
 	}
-	for _, byName := range cat.tables {
+	for _, byName := range cat.Tables {
 		for _, def := range byName {
 			out[def.ID] = dbNames[def.DBID] + "." + def.Name
 		}

@@ -160,7 +160,7 @@ func scanned(ctx *gsql.Context, n gsql.Node) (t *Table, access *plan.IndexedTabl
 	case *plan.IndexedTableAccess:
 		x, ok := n.Index().(*Index)
 		it, ok2 := n.Table.(*IndexedTable)
-		if !ok || !ok2 || !x.im.primary || !n.IsStatic() {
+		if !ok || !ok2 || !x.im.IsPrimary || !n.IsStatic() {
 			return nil, nil
 		}
 		t, access = it.Table, n
@@ -174,10 +174,10 @@ func scanned(ctx *gsql.Context, n gsql.Node) (t *Table, access *plan.IndexedTabl
 			return nil, nil
 		}
 	}
-	if t == nil || t.meta.def.temporary || t.meta.schema.Schema.HasVirtualColumns() {
+	if t == nil || t.meta.Def.Temporary || t.meta.Schema.Schema.HasVirtualColumns() {
 		return nil, nil
 	}
-	if t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil {
+	if t.meta.Exec.HandleKind == executor.HandleRowID && t.projection == nil {
 		// Whole rows of a table without a primary key may be read for an
 		// UPDATE or DELETE, which finds them by where they were read
 		// (keylessTracker).
@@ -216,7 +216,7 @@ func (c *coprCompiler) column(i int) int {
 	if p, ok := c.cols[i]; ok {
 		return p
 	}
-	col := c.t.meta.exec.Columns[c.offsets[i]]
+	col := c.t.meta.Exec.Columns[c.offsets[i]]
 	p := len(c.prog.Columns)
 	c.prog.Columns = append(c.prog.Columns, col.ID)
 	if col.TrimTrailingSpaces {
@@ -231,7 +231,7 @@ func (c *coprCompiler) finish() (*copr.Program, bool) {
 	defaults := make([]any, len(c.prog.Columns))
 	any := false
 	for i, p := range c.cols {
-		defaults[p] = c.t.meta.exec.Columns[c.offsets[i]].OriginDefault
+		defaults[p] = c.t.meta.Exec.Columns[c.offsets[i]].OriginDefault
 		any = any || defaults[p] != nil
 	}
 	if any {
@@ -880,7 +880,7 @@ func (b *compatBuilder) buildCopr(ctx *gsql.Context, s *coprScan, row gsql.Row) 
 func (s *coprScan) ranges(ctx *gsql.Context) ([]executor.KeyRange, error) {
 	if s.access == nil {
 		markFullScan(ctx)
-		return []executor.KeyRange{s.t.meta.exec.RowRange()}, nil
+		return []executor.KeyRange{s.t.meta.Exec.RowRange()}, nil
 	}
 	lookup, err := s.access.GetLookup(ctx, nil)
 	if err != nil {
@@ -896,7 +896,7 @@ func (s *coprScan) ranges(ctx *gsql.Context) ([]executor.KeyRange, error) {
 	if wholeIndex(mr) {
 		markFullScan(ctx)
 	}
-	krs, err := s.t.meta.keyRanges(ctx, s.t.meta.primary, mr)
+	krs, err := keyRanges(ctx, s.t.meta, s.t.meta.Primary, mr)
 	if err != nil {
 		return nil, err
 	}
@@ -946,10 +946,10 @@ func (it *coprRowIter) start(ctx *gsql.Context, r executor.KeyRange) (copr.Outpu
 			return nil, err
 		}
 		if len(parts) > 1 {
-			return copr.RunParallel(ctx, it.k, s.t.meta.exec, parts, s.prog)
+			return copr.RunParallel(ctx, it.k, s.t.meta.Exec, parts, s.prog)
 		}
 	}
-	out, _, err := copr.Run(ctx, it.k, s.t.meta.exec, r, s.prog)
+	out, _, err := copr.Run(ctx, it.k, s.t.meta.Exec, r, s.prog)
 	return out, err
 }
 

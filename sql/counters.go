@@ -1,6 +1,10 @@
 package sql
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/percdb/percdb/sql/fastpath"
+)
 
 // nodeCounter is one of the node's counters (or gauges) as both of its
 // views show it: SHOW STATUS under status, /metrics on the status port as
@@ -44,7 +48,7 @@ const (
 
 // nodeCounters returns the node's counters with their current values.
 func (p *DatabaseProvider) nodeCounters() []nodeCounter {
-	out := make([]nodeCounter, 0, numReasons+16)
+	out := make([]nodeCounter, 0, fastpath.NumReasons+16)
 	out = append(out, nodeCounter{status: statusOracleCalls, metric: "percdb_oracle_calls_total", help: helpOracleCalls, value: p.store.OracleCalls()})
 	if fp := p.fast; fp != nil {
 		out = append(out,
@@ -52,9 +56,9 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 			nodeCounter{status: statusOracleAvoided, metric: "percdb_oracle_calls_avoided_total", help: helpFastAvoided, value: fp.avoided.Load()},
 			nodeCounter{status: statusFastPlansCache, metric: "percdb_fastpath_plans_cached", help: helpFastPlans, gauge: true, value: uint64(fp.plans.len())},
 		)
-		for r := fastReason(0); r < numReasons; r++ {
-			out = append(out, nodeCounter{status: statusFallPrefix + reasonNames[r], metric: "percdb_fastpath_fallthroughs_total",
-				help: helpFastFall, label: "reason", labelValue: reasonNames[r], value: fp.fallthroughs[r].Load()})
+		for r := fastpath.Reason(0); r < fastpath.NumReasons; r++ {
+			out = append(out, nodeCounter{status: statusFallPrefix + fastpath.ReasonNames[r], metric: "percdb_fastpath_fallthroughs_total",
+				help: helpFastFall, label: "reason", labelValue: fastpath.ReasonNames[r], value: fp.fallthroughs[r].Load()})
 		}
 	}
 	for _, c := range []struct {

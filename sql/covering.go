@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // Covering index reads. A range of a secondary index whose entries hold
@@ -31,24 +32,24 @@ func (t *Table) CoveredBy(idx gsql.Index) bool {
 // the conversion of its entry value (int64 or uint64, as the key codec
 // decodes it) to the Go type GMS holds the column's values in; nil when
 // the entries do not hold every column exactly.
-func coveringRead(t *Table, ix *indexMeta) []func(any) any {
-	if ix == nil || ix.primary || ix.exec == nil || ix.prefixed {
+func coveringRead(t *Table, ix *tablemeta.Index) []func(any) any {
+	if ix == nil || ix.IsPrimary || ix.Exec == nil || ix.Prefixed {
 		return nil
 	}
 	m := t.meta
 	offsets := t.projection
 	if offsets == nil {
-		offsets = make([]int, len(m.schema.Schema))
+		offsets = make([]int, len(m.Schema.Schema))
 		for i := range offsets {
 			offsets[i] = i
 		}
 	}
-	if !m.exec.Covers(ix.exec, offsets) {
+	if !m.Exec.Covers(ix.Exec, offsets) {
 		return nil
 	}
 	conv := make([]func(any) any, len(offsets))
 	for i, off := range offsets {
-		if conv[i] = integerOf(m.schema.Schema[off].Type); conv[i] == nil {
+		if conv[i] = integerOf(m.Schema.Schema[off].Type); conv[i] == nil {
 			return nil
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -15,7 +17,7 @@ import (
 // transaction, so it never serves a stale schema.
 type Database struct {
 	provider *DatabaseProvider
-	def      *DatabaseDef
+	def      *catalog.DatabaseDef
 }
 
 var (
@@ -31,7 +33,7 @@ var (
 func (d *Database) Name() string { return d.def.Name }
 
 // catalog returns the catalog of ctx's transaction.
-func (d *Database) catalog(ctx *gsql.Context) (*Transaction, *catalogData, error) {
+func (d *Database) catalog(ctx *gsql.Context) (*Transaction, *catalog.Catalog, error) {
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -53,7 +55,7 @@ func (d *Database) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Tab
 	if err != nil {
 		return nil, false, err
 	}
-	def, ok := cat.table(d.def.ID, name)
+	def, ok := cat.Table(d.def.ID, name)
 	if !ok {
 		return nil, false, nil
 	}
@@ -70,7 +72,7 @@ func (d *Database) GetTableNames(ctx *gsql.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defs := cat.sortedTables(d.def.ID)
+	defs := cat.SortedTables(d.def.ID)
 	names := make([]string, len(defs))
 	for i, t := range defs {
 		names[i] = t.Name
@@ -82,7 +84,7 @@ func (d *Database) GetTableNames(ctx *gsql.Context) ([]string, error) {
 func (d *Database) GetCollation(ctx *gsql.Context) gsql.CollationID {
 	c, err := gsql.ParseCollation("", d.def.Collation, false)
 	if err != nil {
-		return defaultCollationID()
+		return tablemeta.DefaultCollationID()
 	}
 	return c
 }
@@ -94,35 +96,35 @@ func (d *Database) SetCollation(ctx *gsql.Context, collation gsql.CollationID) e
 	if err != nil {
 		return err
 	}
-	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.database(d.def.Name)
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Database(d.def.Name)
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(d.def.Name)
 		}
 		def := *cur
 		def.Collation = collation.Name()
-		if err := putJSON(k, databaseKey(def.Name), &def); err != nil {
+		if err := catalog.PutJSON(k, catalog.DatabaseKey(def.Name), &def); err != nil {
 			return err
 		}
-		c.dbs[strings.ToLower(def.Name)] = &def
+		c.Databases[strings.ToLower(def.Name)] = &def
 		return nil
 	}))
 }
 
 // CreateTable implements sql.TableCreator.
 func (d *Database) CreateTable(ctx *gsql.Context, name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) error {
-	def, err := tableDefFromSchema(name, schema, collation, comment)
+	def, err := tablemeta.DefFromSchema(name, schema, collation, comment)
 	if err != nil {
 		return err
 	}
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.table(d.def.ID, name); ok {
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.Table(d.def.ID, name); ok {
 			return gsql.ErrTableAlreadyExists.New(name)
 		}
-		if _, ok := c.view(d.def.ID, name); ok {
+		if _, ok := c.View(d.def.ID, name); ok {
 			return gsql.ErrTableAlreadyExists.New(name)
 		}
-		id, err := nextCatalogID(ctx, k)
+		id, err := catalog.NextID(ctx, k)
 		if err != nil {
 			return err
 		}
@@ -141,8 +143,8 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 		tt := s.temps.remove(d.def.Name, name)
 		return toSQLError(d.provider.dropTempTableData(ctx, tt.def))
 	}
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		def, ok := c.table(d.def.ID, name)
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		def, ok := c.Table(d.def.ID, name)
 		if !ok {
 			return gsql.ErrTableNotFound.New(name)
 		}
@@ -150,10 +152,10 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 		if err := scheduleTableDeletion(k, def, "DROP TABLE"); err != nil {
 			return err
 		}
-		if err := k.Delete(tableKey(d.def.ID, def.Name)); err != nil {
+		if err := k.Delete(catalog.TableKey(d.def.ID, def.Name)); err != nil {
 			return fmt.Errorf("drop table %q: %w", name, err)
 		}
-		delete(c.tables[d.def.ID], strings.ToLower(def.Name))
+		delete(c.Tables[d.def.ID], strings.ToLower(def.Name))
 		return nil
 	})
 }
@@ -170,24 +172,24 @@ func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error
 			return err
 		}
 		s.temps.remove(d.def.Name, oldName)
-		return d.changeTempTable(ctx, tt, func(_ context.Context, def *TableDef, _ *txn.Txn) error {
+		return d.changeTempTable(ctx, tt, func(_ context.Context, def *catalog.TableDef, _ *txn.Txn) error {
 			def.Name = newName
 			return nil
 		})
 	}
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(d.def.ID, oldName)
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(d.def.ID, oldName)
 		if !ok {
 			return gsql.ErrTableNotFound.New(oldName)
 		}
-		if other, ok := c.table(d.def.ID, newName); ok && other != cur {
+		if other, ok := c.Table(d.def.ID, newName); ok && other != cur {
 			return gsql.ErrTableAlreadyExists.New(newName)
 		}
-		if err := k.Delete(tableKey(d.def.ID, cur.Name)); err != nil {
+		if err := k.Delete(catalog.TableKey(d.def.ID, cur.Name)); err != nil {
 			return fmt.Errorf("rename table %q: %w", oldName, err)
 		}
-		delete(c.tables[d.def.ID], strings.ToLower(cur.Name))
-		def := cur.clone()
+		delete(c.Tables[d.def.ID], strings.ToLower(cur.Name))
+		def := cur.Clone()
 		def.Name = newName
 		if err := putTableDef(c, k, def); err != nil {
 			return err
@@ -198,37 +200,37 @@ func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error
 
 // CreateView implements sql.ViewDatabase.
 func (d *Database) CreateView(ctx *gsql.Context, name string, selectStatement, createViewStmt string) error {
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.view(d.def.ID, name); ok {
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.View(d.def.ID, name); ok {
 			return gsql.ErrExistingView.New(d.def.Name, name)
 		}
-		if _, ok := c.table(d.def.ID, name); ok {
+		if _, ok := c.Table(d.def.ID, name); ok {
 			return gsql.ErrTableAlreadyExists.New(name)
 		}
-		v := &ViewDef{
+		v := &catalog.ViewDef{
 			Name:                name,
 			TextDefinition:      selectStatement,
 			CreateViewStatement: createViewStmt,
 			SQLMode:             gsql.LoadSqlMode(ctx).String(),
 		}
-		if err := putJSON(k, viewKey(d.def.ID, name), v); err != nil {
+		if err := catalog.PutJSON(k, catalog.ViewKey(d.def.ID, name), v); err != nil {
 			return err
 		}
-		c.putView(d.def.ID, v)
+		c.PutView(d.def.ID, v)
 		return nil
 	})
 }
 
 // DropView implements sql.ViewDatabase.
 func (d *Database) DropView(ctx *gsql.Context, name string) error {
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.view(d.def.ID, name); !ok {
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.View(d.def.ID, name); !ok {
 			return gsql.ErrViewDoesNotExist.New(d.def.Name, name)
 		}
-		if err := k.Delete(viewKey(d.def.ID, name)); err != nil {
+		if err := k.Delete(catalog.ViewKey(d.def.ID, name)); err != nil {
 			return fmt.Errorf("drop view %q: %w", name, err)
 		}
-		delete(c.views[d.def.ID], strings.ToLower(name))
+		delete(c.Views[d.def.ID], strings.ToLower(name))
 		return nil
 	})
 }
@@ -239,11 +241,11 @@ func (d *Database) GetViewDefinition(ctx *gsql.Context, name string) (gsql.ViewD
 	if err != nil {
 		return gsql.ViewDefinition{}, false, err
 	}
-	v, ok := cat.view(d.def.ID, name)
+	v, ok := cat.View(d.def.ID, name)
 	if !ok {
 		return gsql.ViewDefinition{}, false, nil
 	}
-	return v.toGMS(), true, nil
+	return viewToGMS(v), true, nil
 }
 
 // AllViews implements sql.ViewDatabase.
@@ -252,15 +254,15 @@ func (d *Database) AllViews(ctx *gsql.Context) ([]gsql.ViewDefinition, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := cat.sortedViews(d.def.ID)
+	views := cat.SortedViews(d.def.ID)
 	out := make([]gsql.ViewDefinition, len(views))
 	for i, v := range views {
-		out[i] = v.toGMS()
+		out[i] = viewToGMS(v)
 	}
 	return out, nil
 }
 
-func (v *ViewDef) toGMS() gsql.ViewDefinition {
+func viewToGMS(v *catalog.ViewDef) gsql.ViewDefinition {
 	return gsql.ViewDefinition{
 		Name:                v.Name,
 		TextDefinition:      v.TextDefinition,
@@ -270,7 +272,7 @@ func (v *ViewDef) toGMS() gsql.ViewDefinition {
 }
 
 // changeCatalog runs a DDL change of this database in ctx's transaction.
-func (d *Database) changeCatalog(ctx *gsql.Context, fn func(c *catalogData, k *txn.Txn) error) error {
+func (d *Database) changeCatalog(ctx *gsql.Context, fn func(c *catalog.Catalog, k *txn.Txn) error) error {
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return err
@@ -280,16 +282,16 @@ func (d *Database) changeCatalog(ctx *gsql.Context, fn func(c *catalogData, k *t
 
 // changeTable runs a DDL change of one table: fn gets a copy of the
 // table's current definition to change, and the changed copy is stored.
-func (d *Database) changeTable(ctx *gsql.Context, name string, fn func(ctx context.Context, def *TableDef, k *txn.Txn) error) error {
+func (d *Database) changeTable(ctx *gsql.Context, name string, fn func(ctx context.Context, def *catalog.TableDef, k *txn.Txn) error) error {
 	if tt := sessionTempTable(ctx, d.def.Name, name); tt != nil {
 		return d.changeTempTable(ctx, tt, fn)
 	}
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(d.def.ID, name)
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(d.def.ID, name)
 		if !ok {
 			return gsql.ErrTableNotFound.New(name)
 		}
-		def := cur.clone()
+		def := cur.Clone()
 		if err := fn(ctx, def, k); err != nil {
 			return err
 		}
@@ -298,13 +300,13 @@ func (d *Database) changeTable(ctx *gsql.Context, name string, fn func(ctx conte
 }
 
 // putTableDef stores def in the transaction and in the catalog copy.
-func putTableDef(c *catalogData, k *txn.Txn, def *TableDef) error {
-	if err := def.validate(); err != nil {
+func putTableDef(c *catalog.Catalog, k *txn.Txn, def *catalog.TableDef) error {
+	if err := def.Validate(); err != nil {
 		return err
 	}
-	if err := putJSON(k, tableKey(def.DBID, def.Name), def); err != nil {
+	if err := catalog.PutJSON(k, catalog.TableKey(def.DBID, def.Name), def); err != nil {
 		return err
 	}
-	c.putTable(def)
+	c.PutTable(def)
 	return nil
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -88,16 +90,16 @@ const backfillBatchRows = 256
 // publishes the version and waits for the transactions that wrote the
 // changed tables under an older one (see the file comment). The DDL has
 // committed whatever happens here, so a cancelled wait is not its error.
-func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalogData, except ...*schemalease.Use) error {
-	p.schemas.Published(next.version)
+func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalog.Catalog, except ...*schemalease.Use) error {
+	p.schemas.Published(next.Version)
 	tables := changedTables(base, next)
 	if len(tables) == 0 {
 		return nil
 	}
-	n, err := p.schemas.WaitOlder(ctx, next.version, p.ddlWait, ddlGrace, tables, except...)
+	n, err := p.schemas.WaitOlder(ctx, next.Version, p.ddlWait, ddlGrace, tables, except...)
 	if n > 0 {
 		slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
-			"version", next.version, "transactions", n, "wait", p.ddlWait)
+			"version", next.Version, "transactions", n, "wait", p.ddlWait)
 	}
 	if err != nil && ctx.Err() == nil {
 		return err
@@ -108,7 +110,7 @@ func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *ca
 // changedTables returns the IDs of the tables whose definitions differ
 // between two catalogs (changed, added or gone). Definitions are never
 // changed in place, so a different pointer is a changed table.
-func changedTables(base, next *catalogData) []int64 {
+func changedTables(base, next *catalog.Catalog) []int64 {
 	if base == nil {
 		return nil
 	}
@@ -127,9 +129,9 @@ func changedTables(base, next *catalogData) []int64 {
 }
 
 // tablesByID indexes the tables of a catalog by ID.
-func tablesByID(c *catalogData) map[int64]*TableDef {
-	out := make(map[int64]*TableDef)
-	for _, byName := range c.tables {
+func tablesByID(c *catalog.Catalog) map[int64]*catalog.TableDef {
+	out := make(map[int64]*catalog.TableDef)
+	for _, byName := range c.Tables {
 		for _, def := range byName {
 			out[def.ID] = def
 		}
@@ -141,15 +143,15 @@ func tablesByID(c *catalogData) map[int64]*TableDef {
 // a table fenced by another transaction's rewrite (waiting for the rewrite
 // to end, then failing with 8028), and tells the schema tracker, once per
 // table, which tables this transaction writes.
-func (t *Transaction) beginTableWrite(ctx context.Context, m *tableMeta) error {
-	id := m.def.ID
+func (t *Transaction) beginTableWrite(ctx context.Context, m *tablemeta.Table) error {
+	id := m.Def.ID
 	for _, w := range t.wrote {
 		if w == id {
 			return nil
 		}
 	}
-	if m.def.Fence != "" && !t.ownsFence(id) {
-		return t.awaitFence(ctx, m.def)
+	if m.Def.Fence != "" && !t.ownsFence(id) {
+		return t.awaitFence(ctx, m.Def)
 	}
 	t.wrote = append(t.wrote, id)
 	if t.use != nil {
@@ -178,9 +180,9 @@ func (t *Transaction) ownsFence(id int64) bool {
 // is fenced (the rewrite committed or was abandoned), then fails the
 // statement with 8028 so that it runs again on the new schema; as a lock
 // wait, it gives up with 1205 after lockWaitTimeout.
-func (t *Transaction) awaitFence(ctx context.Context, def *TableDef) error {
+func (t *Transaction) awaitFence(ctx context.Context, def *catalog.TableDef) error {
 	const lockWaitTimeout = 50 * time.Second // innodb_lock_wait_timeout's default
-	seen := t.cat.version
+	seen := t.cat.Version
 	deadline := time.Now().Add(lockWaitTimeout)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -227,14 +229,14 @@ func (t *Transaction) changedHere(id int64) bool {
 // with a snapshot taken after them. It must not have written anything
 // yet. A table this transaction created, or has fenced already, needs no
 // fence.
-func (t *Transaction) fenceForRewrite(ctx context.Context, def *TableDef, what string) error {
+func (t *Transaction) fenceForRewrite(ctx context.Context, def *catalog.TableDef, what string) error {
 	if t.createdHere(def.ID) || t.ownsFence(def.ID) {
 		return nil
 	}
 	if t.catDirty || (t.kv != nil && !t.kv.IsReadOnly()) {
 		return gsql.ErrUnsupportedFeature.New("rewriting a table after other changes in the same transaction")
 	}
-	err := t.provider.changeTableStep(ctx, t.use, def, true, func(nd *TableDef) (bool, error) {
+	err := t.provider.changeTableStep(ctx, t.use, def, true, func(nd *catalog.TableDef) (bool, error) {
 		nd.Fence = what
 		return true, nil
 	})
@@ -268,8 +270,8 @@ func (t *Transaction) liftFences(ctx context.Context) {
 	fenced := t.fenced
 	t.fenced = nil
 	for _, f := range fenced {
-		gone := &TableDef{ID: f.id, DBID: f.dbID, Name: f.name}
-		err := t.provider.changeTableStep(context.WithoutCancel(ctx), nil, gone, false, func(nd *TableDef) (bool, error) {
+		gone := &catalog.TableDef{ID: f.id, DBID: f.dbID, Name: f.name}
+		err := t.provider.changeTableStep(context.WithoutCancel(ctx), nil, gone, false, func(nd *catalog.TableDef) (bool, error) {
 			changed := nd.Fence != ""
 			nd.Fence = ""
 			return changed, nil
@@ -283,20 +285,6 @@ func (t *Transaction) liftFences(ctx context.Context) {
 	}
 }
 
-// schemaChangeInProgress names the schema change working on the table,
-// or is empty.
-func (td *TableDef) schemaChangeInProgress() string {
-	if td.Fence != "" {
-		return td.Fence
-	}
-	for _, ix := range td.Indexes {
-		if !ix.public() {
-			return "CREATE INDEX " + ix.Name
-		}
-	}
-	return ""
-}
-
 // errTableGone: the table a schema change step works on was dropped or
 // replaced by another DDL.
 var errTableGone = errors.New("the table was dropped or replaced while its schema changed")
@@ -305,19 +293,19 @@ var errTableGone = errors.New("the table was dropped or replaced while its schem
 // name and ID) as a step of its own: fn changes a copy and reports whether
 // it changed anything. With idle, a table that another schema change works
 // on is refused.
-func (p *DatabaseProvider) changeTableStep(ctx context.Context, owner *schemalease.Use, def *TableDef, idle bool, fn func(nd *TableDef) (bool, error)) error {
-	return p.runSchemaStep(ctx, owner, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(def.DBID, def.Name)
+func (p *DatabaseProvider) changeTableStep(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, idle bool, fn func(nd *catalog.TableDef) (bool, error)) error {
+	return p.runSchemaStep(ctx, owner, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(def.DBID, def.Name)
 		if !ok || cur.ID != def.ID {
 			if idle {
 				return gsql.ErrTableNotFound.New(def.Name)
 			}
 			return errTableGone
 		}
-		if busy := cur.schemaChangeInProgress(); idle && busy != "" {
+		if busy := cur.SchemaChangeInProgress(); idle && busy != "" {
 			return errSchemaChangeInProgress(def.Name, busy)
 		}
-		nd := cur.clone()
+		nd := cur.Clone()
 		changed, err := fn(nd)
 		if err != nil || !changed {
 			return err
@@ -331,7 +319,7 @@ func (p *DatabaseProvider) changeTableStep(ctx context.Context, owner *schemalea
 // waits for the older schema's writers as every DDL commit does, except
 // owner: the transaction of the statement that runs the steps, which
 // writes nothing under the older schema.
-func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease.Use, fn func(c *catalogData, k *txn.Txn) error) error {
+func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease.Use, fn func(c *catalog.Catalog, k *txn.Txn) error) error {
 	// A conflict may be another DDL's, or the lock of a transaction whose
 	// process died (it goes when its time-to-live, a few seconds, has
 	// passed): try again with a growing pause for as long as that.
@@ -378,7 +366,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // buildIndexOnline adds index want to the existing table def of database
 // db while writers run (see the file comment).
-func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *TableDef, want IndexDef) (err error) {
+func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *catalog.TableDef, want catalog.IndexDef) (err error) {
 	stmtCtx := ctx // the statement's own: it names the session (reportProgress)
 	job, ctx := p.jobs.start(ctx, dbName, def.Name, "add index "+want.Name)
 	defer func() {
@@ -394,7 +382,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 	}()
 	var indexID int64
 	setState := func(state string) error {
-		return p.changeTableStep(ctx, owner, def, false, func(nd *TableDef) (bool, error) {
+		return p.changeTableStep(ctx, owner, def, false, func(nd *catalog.TableDef) (bool, error) {
 			for i := range nd.Indexes {
 				if nd.Indexes[i].ID == indexID {
 					nd.Indexes[i].State = state
@@ -404,12 +392,12 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 			return false, fmt.Errorf("index %s of %s vanished while it was built", want.Name, def.Name)
 		})
 	}
-	err = p.changeTableStep(ctx, owner, def, true, func(nd *TableDef) (bool, error) {
-		if _, _, dup := nd.index(want.Name); dup {
+	err = p.changeTableStep(ctx, owner, def, true, func(nd *catalog.TableDef) (bool, error) {
+		if _, _, dup := nd.Index(want.Name); dup {
 			return false, mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", want.Name)
 		}
 		ix := want
-		ix.ID, ix.State = nd.NextIndexID, StateDeleteOnly
+		ix.ID, ix.State = nd.NextIndexID, catalog.StateDeleteOnly
 		nd.NextIndexID++
 		nd.Indexes = append(nd.Indexes, ix)
 		indexID = ix.ID
@@ -423,7 +411,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 		return err
 	}
 	job.setState("delete only")
-	if err := setState(StateWriteOnly); err != nil {
+	if err := setState(catalog.StateWriteOnly); err != nil {
 		return fail(err)
 	}
 	job.setState("write reorganization")
@@ -445,13 +433,13 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 // the deletion of its entries (deleterange.go), which runs once the step
 // has waited for the older schema's writers, the last that could write
 // an entry.
-func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalease.Use, def *TableDef, indexID int64) {
-	err := p.runSchemaStep(ctx, owner, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(def.DBID, def.Name)
+func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, indexID int64) {
+	err := p.runSchemaStep(ctx, owner, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(def.DBID, def.Name)
 		if !ok || cur.ID != def.ID {
 			return nil // dropped with its data
 		}
-		nd := cur.clone()
+		nd := cur.Clone()
 		for i := range nd.Indexes {
 			if nd.Indexes[i].ID == indexID {
 				nd.Indexes = append(nd.Indexes[:i], nd.Indexes[i+1:]...)
@@ -471,25 +459,25 @@ func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalea
 
 // backfillIndex writes the entries of the write-only index indexID for
 // every row of def, batch by batch.
-func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def *TableDef, indexID int64, done *atomic.Int64) error {
+func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def *catalog.TableDef, indexID int64, done *atomic.Int64) error {
 	k, err := p.store.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	_ = k.Rollback(ctx)
 	if err != nil {
 		return err
 	}
-	cur, ok := c.table(def.DBID, def.Name)
+	cur, ok := c.Table(def.DBID, def.Name)
 	if !ok || cur.ID != def.ID {
 		return gsql.ErrTableNotFound.New(def.Name)
 	}
-	m, err := p.metas.get(gsql.NewEmptyContext(), dbName, cur)
+	m, err := p.metas.Get(gsql.NewEmptyContext(), dbName, cur)
 	if err != nil {
 		return err
 	}
-	et := m.exec
+	et := m.Exec
 	ix := et.Index(indexID)
 	if ix == nil || ix.State != executor.IndexWriteOnly {
 		return fmt.Errorf("index %d of %s is not write-only", indexID, def.Name)
@@ -606,29 +594,29 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover unfinished schema changes: %w", err)
 	}
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	_ = k.Rollback(ctx)
 	if err != nil {
 		return fmt.Errorf("recover unfinished schema changes: %w", err)
 	}
 	unfinished := false
 	for _, def := range tablesByID(c) {
-		unfinished = unfinished || def.schemaChangeInProgress() != ""
+		unfinished = unfinished || def.SchemaChangeInProgress() != ""
 	}
 	if !unfinished {
 		return nil
 	}
-	err = p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
-		for _, byName := range c.tables {
+	err = p.runSchemaStep(ctx, nil, func(c *catalog.Catalog, k *txn.Txn) error {
+		for _, byName := range c.Tables {
 			for _, cur := range byName {
-				if cur.schemaChangeInProgress() == "" {
+				if cur.SchemaChangeInProgress() == "" {
 					continue
 				}
-				nd := cur.clone()
+				nd := cur.Clone()
 				nd.Fence = ""
 				nd.Indexes = nd.Indexes[:0]
 				for _, ix := range cur.Indexes {
-					if ix.public() {
+					if ix.Public() {
 						nd.Indexes = append(nd.Indexes, ix)
 						continue
 					}
@@ -640,7 +628,7 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 				if err := putTableDef(c, k, nd); err != nil {
 					return err
 				}
-				slog.Info("schema change: rolled back an unfinished schema change", "table", cur.Name, "change", cur.schemaChangeInProgress())
+				slog.Info("schema change: rolled back an unfinished schema change", "table", cur.Name, "change", cur.SchemaChangeInProgress())
 			}
 		}
 		return nil

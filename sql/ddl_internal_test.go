@@ -14,6 +14,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -53,7 +54,7 @@ func execAll(t *testing.T, db *dbsql.DB, stmts ...string) {
 }
 
 // tableDefOf returns the committed definition of table name in database db.
-func tableDefOf(t *testing.T, p *DatabaseProvider, db, name string) *TableDef {
+func tableDefOf(t *testing.T, p *DatabaseProvider, db, name string) *catalog.TableDef {
 	t.Helper()
 	ctx := context.Background()
 	k, err := p.store.Begin(ctx)
@@ -61,12 +62,12 @@ func tableDefOf(t *testing.T, p *DatabaseProvider, db, name string) *TableDef {
 		t.Fatal(err)
 	}
 	defer func() { _ = k.Rollback(ctx) }()
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := c.database(db)
-	def, ok := c.table(d.ID, name)
+	d, _ := c.Database(db)
+	def, ok := c.Table(d.ID, name)
 	if !ok {
 		t.Fatalf("no table %s.%s", db, name)
 	}
@@ -181,11 +182,11 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 	ctx := context.Background()
 	def := tableDefOf(t, p, "r", "t")
 	var ixID int64
-	if err := p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
-		nd := def.clone()
+	if err := p.runSchemaStep(ctx, nil, func(c *catalog.Catalog, k *txn.Txn) error {
+		nd := def.Clone()
 		ixID = nd.NextIndexID
 		nd.NextIndexID++
-		nd.Indexes = append(nd.Indexes, IndexDef{ID: ixID, Name: "ik", Columns: []IndexColumnDef{{ColumnID: 2}}, State: StateWriteOnly})
+		nd.Indexes = append(nd.Indexes, catalog.IndexDef{ID: ixID, Name: "ik", Columns: []catalog.IndexColumnDef{{ColumnID: 2}}, State: catalog.StateWriteOnly})
 		return putTableDef(c, k, nd)
 	}); err != nil {
 		t.Fatal(err)
@@ -195,8 +196,8 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	udef := tableDefOf(t, p, "r", "u")
-	if err := p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
-		nd := udef.clone()
+	if err := p.runSchemaStep(ctx, nil, func(c *catalog.Catalog, k *txn.Txn) error {
+		nd := udef.Clone()
 		nd.Fence = "ALTER TABLE"
 		return putTableDef(c, k, nd)
 	}); err != nil {
@@ -241,11 +242,11 @@ func TestUnfinishedSchemaChangesRollBackAtOpen(t *testing.T) {
 // mustExecTable returns the executor's description of a committed table.
 func mustExecTable(t *testing.T, p *DatabaseProvider, db, name string) *executor.Table {
 	t.Helper()
-	m, err := p.metas.get(gsql.NewEmptyContext(), db, tableDefOf(t, p, db, name))
+	m, err := p.metas.Get(gsql.NewEmptyContext(), db, tableDefOf(t, p, db, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.exec
+	return m.Exec
 }
 
 // waitRangesDeleted waits until the range deleter has stamped every

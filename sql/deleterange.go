@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
 )
@@ -50,11 +51,11 @@ type deleteRangeRecord struct {
 // k commits.
 func scheduleDeleteRange(k *txn.Txn, start, end []byte, what string) error {
 	key := append(append([]byte(nil), prefixDeleteRanges...), start...)
-	return putJSON(k, key, &deleteRangeRecord{Start: start, End: end, What: what})
+	return catalog.PutJSON(k, key, &deleteRangeRecord{Start: start, End: end, What: what})
 }
 
 // scheduleTableDeletion records that every key of table t is to go.
-func scheduleTableDeletion(k *txn.Txn, t *TableDef, what string) error {
+func scheduleTableDeletion(k *txn.Txn, t *catalog.TableDef, what string) error {
 	start, end := tablecodec.TableRange(t.ID)
 	return scheduleDeleteRange(k, start, end, what+" "+t.Name)
 }
@@ -181,7 +182,7 @@ func (d *rangeDeleter) stamp(ctx context.Context) (int, error) {
 			continue
 		}
 		r.rec.NotBefore = ts
-		if err := putJSON(k, r.key, &r.rec); err != nil {
+		if err := catalog.PutJSON(k, r.key, &r.rec); err != nil {
 			_ = k.Rollback(ctx)
 			return 0, err
 		}

@@ -76,7 +76,7 @@
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
 // constraints, foreign keys, fk.go), views, triggers and stored procedures are JSON definitions
-// under the meta prefix "m" (catalog.go; GMS parses and runs triggers and
+// under the meta prefix "m" (package catalog; GMS parses and runs triggers and
 // procedures from their stored statements, trigger.go, routines.go). A DDL statement changes them in its own transaction, with
 // the data it moves (an index backfill, a table rewrite, the rows of a
 // dropped table), and bumps the schema version key, so concurrent DDLs
@@ -85,7 +85,7 @@
 // that version, loading it only when the version is new. Table and index
 // IDs come from a counter in the same key space. AUTO_INCREMENT values
 // and hidden row IDs come from per-table allocators that reserve batches
-// of IDs in transactions of their own (autoinc.go).
+// of IDs in transactions of their own (catalog.Allocators).
 //
 // A table's definition also holds the watches of Percolator observers
 // (package observe; observers.go): the executor's row writes mark the
@@ -133,4 +133,49 @@
 // constructors, ORs over an index's columns), for the one-table UPDATE
 // and DELETE too (writeaccess.go), and package explain answers EXPLAIN
 // in MySQL's format from the plan (describe.go).
+//
+// # Package map
+//
+// Package sql is the SQL front and ties the node together; jobs that stand
+// on their own live in packages under it, each with a doc.go. They import
+// nothing of package sql (which imports them), only what lies below it
+// (executor, txn, kv, tso) and each other downward:
+//
+//   - catalog: the stored definitions (databases, tables, columns,
+//     indexes, views, triggers, procedures, foreign keys, observers), the
+//     meta key layout under "m", a catalog version as read at a snapshot
+//     and the node's cache of the newest, and the AUTO_INCREMENT and row
+//     ID allocators. It does not know GMS: what turns a definition into
+//     GMS's terms (schemas, constraints, trigger and procedure details)
+//     is package sql's.
+//   - tablemeta: what a read or write of a table needs, derived once per
+//     definition (its GMS schema, the executor's description of it, its
+//     indexes' positions and types), the conversions between definitions
+//     and GMS's schemas, and the collation keys of strings.
+//   - fastpath: the statement shapes OLTP traffic is made of, recognised
+//     on the TiDB parser's AST (Shape, ShapeOf, and Candidate, the
+//     lexical check before the parser), and their plans against a
+//     catalog version (Plan, Resolve). The plan cache and running a plan
+//     on package executor's operators in the session's transaction are
+//     still here (fastpath_*.go); they are to move there once they see a
+//     session through a small interface that package sql implements (the
+//     session's variables, its transaction, the table editors), so that
+//     the session itself stays here.
+//   - planrules: analyzer rules that give GMS's range builder and index
+//     choice what they miss; explain: EXPLAIN in MySQL's format;
+//     schemalease: F1's at-most-two-versions rule of online schema change;
+//     stmtsummary: statement statistics by digest; keyviz: the key-space
+//     heatmap; console, statusserver, autocerts: the status port, its web
+//     console and the TLS certificate; sqltest: servers inside tests.
+//
+// What stays in package sql: Server; the GMS backend (DatabaseProvider,
+// Database, Table and its editors and index lookups); sessions and
+// transactions; the handler wrappers; DDL and its jobs; the analyzer
+// rules that make GMS's answers MySQL's (compat_*.go) or plan better
+// (copr.go, joinorder.go, joincache.go, stats.go); the system tables
+// (information_schema, performance_schema, processlist). Natural seams
+// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go), DDL jobs
+// (ddl.go, ddljobs.go, deleterange.go), change feeds and observers
+// (changefeed.go, observers.go) and the console's data source
+// (consolesource.go).
 package sql

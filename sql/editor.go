@@ -12,6 +12,8 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -99,10 +101,10 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 		return toSQLError(err)
 	}
 	mark := k.WriteMark()
-	et := e.t.meta.exec
+	et := e.t.meta.Exec
 	var h tablecodec.Handle
 	if et.HandleKind == executor.HandleRowID {
-		id, err := e.t.db.provider.ids.get(et.ID, allocRowID, 1).alloc(ctx)
+		id, err := e.t.db.provider.ids.Get(et.ID, catalog.KindRowID, 1).Alloc(ctx)
 		if err != nil {
 			return toSQLError(err)
 		}
@@ -127,7 +129,7 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 	if err != nil {
 		return toSQLError(err)
 	}
-	if err := executor.RemoveRecord(ctx, k, e.t.meta.exec, h, row); err != nil {
+	if err := executor.RemoveRecord(ctx, k, e.t.meta.Exec, h, row); err != nil {
 		return toSQLError(err)
 	}
 	return lockWritten(ctx, tx, k, mark)
@@ -143,7 +145,7 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 		return toSQLError(err)
 	}
 	mark := k.WriteMark()
-	et := e.t.meta.exec
+	et := e.t.meta.Exec
 	oldH, err := e.handleOfExisting(ctx, tx, k, old)
 	if err != nil {
 		return toSQLError(err)
@@ -185,11 +187,11 @@ func (e *tableEditor) writeError(ctx context.Context, k *txn.Txn, err error) err
 	var existing gsql.Row
 	if dup.HandleKnown {
 		if e.full == nil {
-			if e.full, err = e.t.meta.exec.NewRowDecoder(nil); err != nil {
+			if e.full, err = e.t.meta.Exec.NewRowDecoder(nil); err != nil {
 				return err
 			}
 		}
-		row, found, err := executor.GetRow(ctx, k, e.t.meta.exec, e.full, dup.Handle)
+		row, found, err := executor.GetRow(ctx, k, e.t.meta.Exec, e.full, dup.Handle)
 		if err != nil {
 			return toSQLError(err)
 		}
@@ -204,7 +206,7 @@ func (e *tableEditor) writeError(ctx context.Context, k *txn.Txn, err error) err
 // its primary key, or for a table without one from the rows this statement
 // read (see keylessTracker), or failing that by a scan for an equal row.
 func (e *tableEditor) handleOfExisting(ctx *gsql.Context, tx *Transaction, k *txn.Txn, row gsql.Row) (tablecodec.Handle, error) {
-	et := e.t.meta.exec
+	et := e.t.meta.Exec
 	if et.HandleKind != executor.HandleRowID {
 		return et.HandleOf(row)
 	}
@@ -228,7 +230,7 @@ func (e *tableEditor) handleOfExisting(ctx *gsql.Context, tx *Transaction, k *tx
 		if err != nil {
 			return tablecodec.Handle{}, err
 		}
-		if eq, err := gsql.Row(cand.Values).Equals(ctx, row, e.t.meta.schema.Schema); err != nil {
+		if eq, err := gsql.Row(cand.Values).Equals(ctx, row, e.t.meta.Schema.Schema); err != nil {
 			return tablecodec.Handle{}, err
 		} else if eq {
 			return cand.Handle, nil
@@ -248,7 +250,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !t.meta.def.temporary && !tx.createdHere(t.meta.def.ID) && !tx.ownsFence(t.meta.def.ID) {
+	if !t.meta.Def.Temporary && !tx.createdHere(t.meta.Def.ID) && !tx.ownsFence(t.meta.Def.ID) {
 		return 0, t.truncateByNewID(ctx)
 	}
 	k, err := tx.writable(ctx)
@@ -257,16 +259,16 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 	}
 	// TRUNCATE frees space, so it must work on a full disk.
 	k.AllowWhenDiskFull()
-	rr := t.meta.exec.RowRange()
+	rr := t.meta.Exec.RowRange()
 	n, err := countRange(ctx, k, rr.Start, rr.End)
 	if err != nil {
 		return 0, toSQLError(err)
 	}
-	if err := dropTableData(ctx, k, t.meta.def); err != nil {
+	if err := dropTableData(ctx, k, t.meta.Def); err != nil {
 		return 0, toSQLError(err)
 	}
-	if t.meta.autoIncOrd >= 0 {
-		if err := t.autoIncrement().reset(ctx, max(t.meta.def.AutoIncrementStart, 1)); err != nil {
+	if t.meta.AutoIncOrd >= 0 {
+		if err := t.autoIncrement().Reset(ctx, max(t.meta.Def.AutoIncrementStart, 1)); err != nil {
 			return 0, toSQLError(err)
 		}
 	}
@@ -276,21 +278,21 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 // truncateByNewID gives the table a new, empty ID and schedules the old
 // one's range for deletion.
 func (t *Table) truncateByNewID(ctx *gsql.Context) error {
-	old := t.meta.def
-	var nd *TableDef
-	err := t.db.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		cur, ok := c.table(old.DBID, old.Name)
+	old := t.meta.Def
+	var nd *catalog.TableDef
+	err := t.db.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		cur, ok := c.Table(old.DBID, old.Name)
 		if !ok || cur.ID != old.ID {
 			return gsql.ErrTableNotFound.New(old.Name)
 		}
-		if busy := cur.schemaChangeInProgress(); busy != "" {
+		if busy := cur.SchemaChangeInProgress(); busy != "" {
 			return errSchemaChangeInProgress(old.Name, busy)
 		}
 		// TRUNCATE frees space, so it must work on a full disk.
 		k.AllowWhenDiskFull()
-		nd = cur.clone()
+		nd = cur.Clone()
 		var err error
-		if nd.ID, err = nextCatalogID(ctx, k); err != nil {
+		if nd.ID, err = catalog.NextID(ctx, k); err != nil {
 			return err
 		}
 		if err := scheduleTableDeletion(k, cur, "TRUNCATE TABLE"); err != nil {
@@ -301,14 +303,14 @@ func (t *Table) truncateByNewID(ctx *gsql.Context) error {
 	if err != nil {
 		return err
 	}
-	if t.meta.autoIncOrd < 0 {
+	if t.meta.AutoIncOrd < 0 {
 		return nil
 	}
 	nt, err := newTable(ctx, t.db, nd)
 	if err != nil {
 		return err
 	}
-	return toSQLError(nt.autoIncrement().reset(ctx, max(nd.AutoIncrementStart, 1)))
+	return toSQLError(nt.autoIncrement().Reset(ctx, max(nd.AutoIncrementStart, 1)))
 }
 
 // countRange counts the keys in [start, end).
@@ -330,7 +332,7 @@ func countRange(ctx context.Context, k *txn.Txn, start, end []byte) (int, error)
 
 // PeekNextAutoIncrementValue implements sql.AutoIncrementGetter.
 func (t *Table) PeekNextAutoIncrementValue(ctx *gsql.Context) (uint64, error) {
-	v, err := t.autoIncrement().peek(ctx)
+	v, err := t.autoIncrement().Peek(ctx)
 	return v, toSQLError(err)
 }
 
@@ -339,7 +341,7 @@ func (t *Table) PeekNextAutoIncrementValue(ctx *gsql.Context) (uint64, error) {
 func (t *Table) GetNextAutoIncrementValue(ctx *gsql.Context, insertVal any) (uint64, error) {
 	al := t.autoIncrement()
 	if insertVal == nil {
-		v, err := al.alloc(ctx)
+		v, err := al.Alloc(ctx)
 		return v, toSQLError(err)
 	}
 	v, _, err := types.Uint64.Convert(ctx, insertVal)
@@ -347,7 +349,7 @@ func (t *Table) GetNextAutoIncrementValue(ctx *gsql.Context, insertVal any) (uin
 		return 0, err
 	}
 	given := v.(uint64)
-	return given, toSQLError(al.observe(ctx, given))
+	return given, toSQLError(al.Observe(ctx, given))
 }
 
 // AutoIncrementSetter implements sql.AutoIncrementTable.
@@ -355,8 +357,8 @@ func (t *Table) AutoIncrementSetter(*gsql.Context) gsql.AutoIncrementSetter {
 	return &autoIncrementSetter{t: t}
 }
 
-func (t *Table) autoIncrement() *idAllocator {
-	return t.db.provider.ids.get(t.meta.def.ID, allocAutoIncrement, t.meta.def.AutoIncrementStart)
+func (t *Table) autoIncrement() *catalog.Allocator {
+	return t.db.provider.ids.Get(t.meta.Def.ID, catalog.KindAutoIncrement, t.meta.Def.AutoIncrementStart)
 }
 
 // autoIncrementSetter serves ALTER TABLE ... AUTO_INCREMENT = n and the
@@ -365,7 +367,7 @@ type autoIncrementSetter struct{ t *Table }
 
 // SetAutoIncrementValue implements sql.AutoIncrementSetter.
 func (s *autoIncrementSetter) SetAutoIncrementValue(ctx *gsql.Context, v uint64) error {
-	return toSQLError(s.t.autoIncrement().reset(ctx, v))
+	return toSQLError(s.t.autoIncrement().Reset(ctx, v))
 }
 
 // AcquireAutoIncrementLock implements sql.AutoIncrementSetter: IDs come
@@ -386,20 +388,20 @@ type keylessTracker struct {
 }
 
 // fingerprint identifies a row's values within its table.
-func (kt *keylessTracker) fingerprint(m *tableMeta, row []any) (string, error) {
-	b := tablecodec.TablePrefix(nil, m.def.ID)
-	ids := make([]int64, len(m.exec.Columns))
-	for i, c := range m.exec.Columns {
+func (kt *keylessTracker) fingerprint(m *tablemeta.Table, row []any) (string, error) {
+	b := tablecodec.TablePrefix(nil, m.Def.ID)
+	ids := make([]int64, len(m.Exec.Columns))
+	for i, c := range m.Exec.Columns {
 		ids[i] = c.ID
 	}
 	b, err := tablecodec.AppendRow(b, ids, row)
 	if err != nil {
-		return "", fmt.Errorf("table %s: %w", m.def.Name, err)
+		return "", fmt.Errorf("table %s: %w", m.Def.Name, err)
 	}
 	return string(b), nil
 }
 
-func (kt *keylessTracker) remember(m *tableMeta, row executor.Row) error {
+func (kt *keylessTracker) remember(m *tablemeta.Table, row executor.Row) error {
 	fp, err := kt.fingerprint(m, row.Values)
 	if err != nil {
 		return err
@@ -408,7 +410,7 @@ func (kt *keylessTracker) remember(m *tableMeta, row executor.Row) error {
 	return nil
 }
 
-func (kt *keylessTracker) take(m *tableMeta, row []any) (tablecodec.Handle, bool, error) {
+func (kt *keylessTracker) take(m *tablemeta.Table, row []any) (tablecodec.Handle, bool, error) {
 	if kt == nil {
 		return tablecodec.Handle{}, false, nil
 	}

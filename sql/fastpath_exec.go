@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dolthub/go-mysql-server/server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -21,6 +20,8 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -32,7 +33,7 @@ type fastRun struct {
 	ctx   *gsql.Context
 	vars  *fastVars
 	entry *fastEntry
-	shape *fastShape
+	shape *fastpath.Shape
 	// args are a prepared statement's parameter values (nil for a text
 	// statement, whose values are literals in shape).
 	args   []any
@@ -46,30 +47,30 @@ type fastRun struct {
 // fastOutcome is what a fastRun did: handled (the client was answered, or
 // err is the statement's error), or not, with the reason the statement
 // goes to GMS and the plan whose result metadata GMS's answer teaches
-// (learn, for reasonLearning).
+// (learn, for fastpath.ReasonLearning).
 type fastOutcome struct {
 	handled bool
 	err     error
-	reason  fastReason
+	reason  fastpath.Reason
 	learn   *fastPlan
 }
 
-func handled(err error) fastOutcome        { return fastOutcome{handled: true, err: err} }
-func fallThrough(r fastReason) fastOutcome { return fastOutcome{reason: r} }
+func handled(err error) fastOutcome             { return fastOutcome{handled: true, err: err} }
+func fallThrough(r fastpath.Reason) fastOutcome { return fastOutcome{reason: r} }
 
 // run executes the statement.
 func (r *fastRun) run() fastOutcome {
 	if !r.vars.sqlModeOK {
-		return fallThrough(reasonSession)
+		return fallThrough(fastpath.ReasonSession)
 	}
 	// GMS clears the previous statement's warnings before it runs one;
 	// the fast path does it first, so that a conversion that warns is
 	// seen (and the statement left to GMS, which clears them again).
 	r.s.ClearWarnings()
-	switch r.shape.kind {
-	case fastBegin, fastCommit, fastRollback:
+	switch r.shape.Kind {
+	case fastpath.Begin, fastpath.Commit, fastpath.Rollback:
 		return r.runTransactionStatement()
-	case fastSelect:
+	case fastpath.Select:
 		return r.runSelect()
 	default:
 		return r.runWrite()
@@ -102,10 +103,10 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 	s, ctx := r.s, r.ctx
 	cur, _ := s.GetTransaction().(*Transaction)
 	if s.GetTransaction() != nil && cur == nil {
-		return fallThrough(reasonSession)
+		return fallThrough(fastpath.ReasonSession)
 	}
-	switch r.shape.kind {
-	case fastBegin:
+	switch r.shape.Kind {
+	case fastpath.Begin:
 		if cur != nil {
 			if err := s.CommitTransaction(ctx, cur); err != nil {
 				return r.answer(nil, err)
@@ -117,10 +118,10 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 		}
 		s.SetTransaction(t)
 		s.SetIgnoreAutoCommit(true)
-	case fastCommit, fastRollback:
+	case fastpath.Commit, fastpath.Rollback:
 		if cur != nil {
 			var err error
-			if r.shape.kind == fastCommit {
+			if r.shape.Kind == fastpath.Commit {
 				err = s.CommitTransaction(ctx, cur)
 			} else {
 				err = s.Rollback(ctx, cur)
@@ -141,22 +142,22 @@ func (r *fastRun) runTransactionStatement() fastOutcome {
 // transaction returns the transaction an explicit statement runs in,
 // starting it as GMS does when there is none (autocommit off, first
 // statement).
-func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
+func (r *fastRun) transaction() (*Transaction, fastpath.Reason, bool) {
 	switch t := r.s.GetTransaction().(type) {
 	case *Transaction:
 		if t.catDirty || t.finished {
-			return nil, reasonSession, false
+			return nil, fastpath.ReasonSession, false
 		}
 		return t, 0, true
 	case nil:
 		t, err := r.s.StartTransaction(r.ctx, gsql.ReadWrite)
 		if err != nil {
-			return nil, reasonError, false
+			return nil, fastpath.ReasonError, false
 		}
 		r.s.SetTransaction(t)
 		return t.(*Transaction), 0, true
 	}
-	return nil, reasonSession, false
+	return nil, fastpath.ReasonSession, false
 }
 
 // runSelect runs SELECT cols FROM t WHERE key = v / key IN (...). In
@@ -171,7 +172,7 @@ func (r *fastRun) transaction() (*Transaction, fastReason, bool) {
 func (r *fastRun) runSelect() fastOutcome {
 	s, ctx := r.s, r.ctx
 	var (
-		cat    *catalogData
+		cat    *catalog.Catalog
 		reader executor.Reader
 		// autocommit reads without a timestamp, having seen ddls DDL
 		// commits finished (schemaGuard); latest reads the schema
@@ -185,12 +186,12 @@ func (r *fastRun) runSelect() fastOutcome {
 		k *txn.Txn
 	)
 	if r.explicit() {
-		if s.forUpdate != r.shape.forUpdate {
+		if s.forUpdate != r.shape.ForUpdate {
 			// The handler's lexical test and the parser disagree:
 			// GMS's path does what the handler says.
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
-		var reason fastReason
+		var reason fastpath.Reason
 		var ok bool
 		t, reason, ok = r.transaction()
 		if !ok {
@@ -198,28 +199,28 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		var err error
 		if cat, err = t.catalog(ctx); err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		if k, err = t.txn(ctx); err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		reader = k
 	} else {
 		if s.GetTransaction() != nil {
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 		autocommit = true
 		var ok bool
 		if ddls, ok = r.fp.schema.begin(); !ok {
-			return fallThrough(reasonLearning)
+			return fallThrough(fastpath.ReasonLearning)
 		}
-		if cat = s.provider.catalogs.cached(); cat == nil {
-			return fallThrough(reasonLearning)
+		if cat = s.provider.catalogs.Cached(); cat == nil {
+			return fallThrough(fastpath.ReasonLearning)
 		}
 		if r.fp.schema.trusted(ddls) {
 			reader = executor.LatestReader{Store: s.provider.store}
 		} else {
-			latest = &versionedReader{store: s.provider.store, version: cat.version}
+			latest = &versionedReader{store: s.provider.store, version: cat.Version}
 			reader = latest
 		}
 	}
@@ -227,21 +228,21 @@ func (r *fastRun) runSelect() fastOutcome {
 	if !ok {
 		return fallThrough(reason)
 	}
-	fields := pl.fieldsText.Load()
+	fields := pl.FieldsText.Load()
 	if r.binary {
-		fields = pl.fieldsBinary.Load()
+		fields = pl.FieldsBinary.Load()
 	}
-	if fields == nil || fields.charset != r.vars.charsetResults || !fields.matches(r.shape) {
-		return fastOutcome{reason: reasonLearning, learn: pl}
+	if fields == nil || fields.Charset != r.vars.charsetResults || !fields.Matches(r.shape) {
+		return fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
 	}
 	var one [1]int64
 	keys := one[:0]
-	if pl.keyArgs == nil {
-		keyType := pl.meta.schema.Schema[pl.keyOrd].Type
-		for _, v := range r.shape.keys {
+	if pl.KeyArgs == nil {
+		keyType := pl.Meta.Schema.Schema[pl.KeyOrd].Type
+		for _, v := range r.shape.Keys {
 			k, ok := r.intKey(keyType, v)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
 			keys = append(keys, k)
 		}
@@ -254,24 +255,24 @@ func (r *fastRun) runSelect() fastOutcome {
 	var oneHandle [1]tablecodec.Handle
 	locked := oneHandle[:0]
 	switch {
-	case pl.unique != nil:
+	case pl.Unique != nil:
 		row, found, err := r.uniqueRow(pl, reader, keys[0])
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		if found {
 			rows = append(rows, row)
 		}
-	case !r.shape.in:
+	case !r.shape.In:
 		h, ok := r.keyHandle(pl, keys)
 		if !ok {
-			return fallThrough(reasonValue)
+			return fallThrough(fastpath.ReasonValue)
 		}
-		dec := pl.proj.get()
-		row, found, err := executor.GetRow(ctx, reader, pl.meta.exec, dec, h)
-		pl.proj.put(dec)
+		dec := pl.Proj.Get()
+		row, found, err := executor.GetRow(ctx, reader, pl.Meta.Exec, dec, h)
+		pl.Proj.Put(dec)
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		if found {
 			rows = append(rows, row)
@@ -286,22 +287,22 @@ func (r *fastRun) runSelect() fastOutcome {
 		for i, k := range keys {
 			handles[i] = tablecodec.IntHandle(k)
 		}
-		dec := pl.proj.get()
-		got, err := executor.BatchGetRows(ctx, reader, pl.meta.exec, dec, handles)
-		pl.proj.put(dec)
+		dec := pl.Proj.Get()
+		got, err := executor.BatchGetRows(ctx, reader, pl.Meta.Exec, dec, handles)
+		pl.Proj.Put(dec)
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		for _, row := range got {
 			rows = append(rows, row.Values)
 			locked = append(locked, row.Handle)
 		}
 	}
-	if k != nil && r.shape.forUpdate && len(locked) > 0 {
+	if k != nil && r.shape.ForUpdate && len(locked) > 0 {
 		ts, err := k.SnapshotTS(ctx)
 		if err == nil {
 			t.noteLocking(ctx)
-			err = executor.LockRows(ctx, k, ts, pl.meta.exec, locked...)
+			err = executor.LockRows(ctx, k, ts, pl.Meta.Exec, locked...)
 		}
 		if err != nil {
 			return r.answer(nil, t.lockError(ctx, err))
@@ -312,20 +313,20 @@ func (r *fastRun) runSelect() fastOutcome {
 	case latest != nil && latest.stale:
 		// The schema changed since the cache was filled: GMS's path
 		// loads the new catalog into the cache.
-		return fallThrough(reasonLearning)
+		return fallThrough(fastpath.ReasonLearning)
 	case latest != nil:
 		r.fp.schema.verify(ddls)
 	case autocommit && !r.fp.schema.unchanged(ddls):
 		// A DDL committed while the row was read: GMS's path reads it
 		// again under the new catalog.
-		return fallThrough(reasonLearning)
+		return fallThrough(fastpath.ReasonLearning)
 	}
 	r.s.rowsExamined.Add(uint64(len(rows)))
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
-	res := &sqltypes.Result{Fields: fields.fields, RowsAffected: uint64(len(rows))}
+	res := &sqltypes.Result{Fields: fields.Fields, RowsAffected: uint64(len(rows))}
 	res.Rows = make([][]sqltypes.Value, 0, len(rows))
 	for _, row := range rows {
-		vals, err := server.RowToSQL(ctx, pl.schema, row, nil, nil)
+		vals, err := server.RowToSQL(ctx, pl.Schema, row, nil, nil)
 		if err != nil {
 			return r.answer(nil, err)
 		}
@@ -346,22 +347,22 @@ func (r *fastRun) runSelect() fastOutcome {
 // a writer moved the key in between and the lookup is retried in a
 // snapshot.
 func (r *fastRun) uniqueRow(pl *fastPlan, reader executor.Reader, key int64) ([]any, bool, error) {
-	m := pl.meta
-	dec := pl.full.get()
-	defer pl.full.put(dec)
+	m := pl.Meta
+	dec := pl.Full.Get()
+	defer pl.Full.Put(dec)
 	lookup := func(rd executor.Reader) ([]any, bool, bool, error) {
-		row, found, err := executor.UniqueLookup(r.ctx, rd, m.exec, pl.unique.exec, dec, []any{key})
+		row, found, err := executor.UniqueLookup(r.ctx, rd, m.Exec, pl.Unique.Exec, dec, []any{key})
 		if err != nil || !found {
 			return nil, false, true, err
 		}
-		cmp, err := pl.unique.types[0].Compare(r.ctx, row.Values[pl.keyOrd], key)
+		cmp, err := pl.Unique.Types[0].Compare(r.ctx, row.Values[pl.KeyOrd], key)
 		if err != nil {
 			return nil, false, false, err
 		}
 		if cmp != 0 {
 			return nil, false, false, nil
 		}
-		return project(row.Values, pl.offsets), true, true, nil
+		return project(row.Values, pl.Offsets), true, true, nil
 	}
 	row, found, settled, err := lookup(reader)
 	if err != nil || settled {
@@ -391,7 +392,7 @@ func project(row []any, offsets []int) []any {
 // intKey converts a key value for a column of type typ: only integers
 // that fit the column, the one case where GMS's lookup is an exact match
 // on the value.
-func (r *fastRun) intKey(typ gsql.Type, v fastValue) (int64, bool) {
+func (r *fastRun) intKey(typ gsql.Type, v fastpath.Value) (int64, bool) {
 	val, ok := r.value(v)
 	if !ok {
 		return 0, false
@@ -415,14 +416,14 @@ func (r *fastRun) intKey(typ gsql.Type, v fastValue) (int64, bool) {
 // value returns the value v stands for: a literal, or a parameter
 // converted as GMS binds it. ok is false for values the fast path leaves
 // to GMS.
-func (r *fastRun) value(v fastValue) (any, bool) {
-	if v.param < 0 {
-		return v.lit, v.ok
+func (r *fastRun) value(v fastpath.Value) (any, bool) {
+	if v.Param < 0 {
+		return v.Lit, v.OK
 	}
-	if v.param >= len(r.args) {
+	if v.Param >= len(r.args) {
 		return nil, false
 	}
-	a := r.args[v.param]
+	a := r.args[v.Param]
 	return a, a != errValue
 }
 
@@ -431,8 +432,8 @@ var errValue any = struct{}{}
 
 // dbName returns the database the statement's table is in.
 func (r *fastRun) dbName() string {
-	if r.shape.db != "" {
-		return r.shape.db
+	if r.shape.DB != "" {
+		return r.shape.DB
 	}
 	return r.s.GetCurrentDatabase()
 }
@@ -448,26 +449,26 @@ func (r *fastRun) runWrite() fastOutcome {
 	autocommit := !r.explicit()
 	if autocommit {
 		if s.GetTransaction() != nil {
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 		tx, err := s.StartTransaction(ctx, gsql.ReadWrite)
 		if err != nil {
-			return fallThrough(reasonError)
+			return fallThrough(fastpath.ReasonError)
 		}
 		t = tx.(*Transaction)
 		if t.readOnly {
 			// transaction_read_only: GMS refuses the statement.
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 		s.SetTransaction(t)
 	} else {
-		var reason fastReason
+		var reason fastpath.Reason
 		var ok bool
 		if t, reason, ok = r.transaction(); !ok {
 			return fallThrough(reason)
 		}
 		if t.readOnly {
-			return fallThrough(reasonSession)
+			return fallThrough(fastpath.ReasonSession)
 		}
 	}
 	out := r.write(t)
@@ -495,21 +496,21 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	ctx := r.ctx
 	cat, err := t.catalog(ctx)
 	if err != nil {
-		return fallThrough(reasonError)
+		return fallThrough(fastpath.ReasonError)
 	}
 	pl, reason, ok := r.entry.planFor(ctx, r.s.provider, cat, r.dbName())
 	if !ok {
 		return fallThrough(reason)
 	}
-	switch r.shape.kind {
-	case fastUpdate:
+	switch r.shape.Kind {
+	case fastpath.Update:
 		return r.update(t, pl)
-	case fastDelete:
+	case fastpath.Delete:
 		return r.delete(t, pl)
-	case fastInsert:
+	case fastpath.Insert:
 		return r.insert(pl)
 	}
-	return fallThrough(reasonShape)
+	return fallThrough(fastpath.ReasonShape)
 }
 
 // keyHandle returns the handle of the row the statement's WHERE pins: the
@@ -517,14 +518,14 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 // shape.keys, each converted to its column's type. ok is false for a
 // value the fast path does not convert exactly as GMS's lookup does.
 func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool) {
-	if pl.keyArgs == nil {
+	if pl.KeyArgs == nil {
 		return tablecodec.IntHandle(keys[0]), true
 	}
-	sch := pl.meta.schema.Schema
+	sch := pl.Meta.Schema.Schema
 	row := make([]any, len(sch))
-	for i, ord := range pl.meta.primary.ords {
+	for i, ord := range pl.Meta.Primary.Ords {
 		typ := sch[ord].Type
-		k, ok := r.intKey(typ, r.shape.keys[pl.keyArgs[i]])
+		k, ok := r.intKey(typ, r.shape.Keys[pl.KeyArgs[i]])
 		if !ok {
 			return tablecodec.Handle{}, false
 		}
@@ -534,33 +535,33 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 		}
 		row[ord] = v
 	}
-	h, err := pl.meta.exec.HandleOf(row)
+	h, err := pl.Meta.Exec.HandleOf(row)
 	return h, err == nil
 }
 
 // readForWrite reads the full row of the statement's key through t.
 func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found bool, out fastOutcome) {
 	var keys []int64
-	if pl.keyArgs == nil {
-		key, ok := r.intKey(pl.meta.schema.Schema[pl.keyOrd].Type, r.shape.keys[0])
+	if pl.KeyArgs == nil {
+		key, ok := r.intKey(pl.Meta.Schema.Schema[pl.KeyOrd].Type, r.shape.Keys[0])
 		if !ok {
-			return nil, false, fallThrough(reasonValue)
+			return nil, false, fallThrough(fastpath.ReasonValue)
 		}
 		keys = []int64{key}
 	}
 	h, ok := r.keyHandle(pl, keys)
 	if !ok {
-		return nil, false, fallThrough(reasonValue)
+		return nil, false, fallThrough(fastpath.ReasonValue)
 	}
 	k, err := t.txn(r.ctx)
 	if err != nil {
-		return nil, false, fallThrough(reasonError)
+		return nil, false, fallThrough(fastpath.ReasonError)
 	}
-	dec := pl.full.get()
-	row, found, err = executor.GetRow(r.ctx, k, pl.meta.exec, dec, h)
-	pl.full.put(dec)
+	dec := pl.Full.Get()
+	row, found, err = executor.GetRow(r.ctx, k, pl.Meta.Exec, dec, h)
+	pl.Full.Put(dec)
 	if err != nil {
-		return nil, false, fallThrough(reasonError)
+		return nil, false, fallThrough(fastpath.ReasonError)
 	}
 	if found {
 		r.s.rowsExamined.Add(1)
@@ -574,7 +575,7 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 // percdb's GMS path, compat_exec.go).
 func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	ctx := r.ctx
-	sch := pl.meta.schema.Schema
+	sch := pl.Meta.Schema.Schema
 	old, found, out := r.readForWrite(t, pl)
 	if !out.handled {
 		return out
@@ -583,25 +584,25 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	if found {
 		matched = 1
 		row := slices.Clone(old)
-		for i, set := range pl.sets {
-			v, ok := r.value(r.shape.sets[i].val)
+		for i, set := range pl.Sets {
+			v, ok := r.value(r.shape.Sets[i].Val)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
-			if set.srcOrd >= 0 {
-				if v, ok = r.add(sch[set.srcOrd].Type, row[set.srcOrd], v, set.neg); !ok {
-					return fallThrough(reasonValue)
+			if set.SrcOrd >= 0 {
+				if v, ok = r.add(sch[set.SrcOrd].Type, row[set.SrcOrd], v, set.Neg); !ok {
+					return fallThrough(fastpath.ReasonValue)
 				}
 			}
-			conv, ok := r.convert(sch[set.ord], v)
+			conv, ok := r.convert(sch[set.Ord], v)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
-			row[set.ord] = conv
+			row[set.Ord] = conv
 		}
 		equal, err := bytewiseEqual(ctx, old, row, sch)
 		if err != nil {
-			return fallThrough(reasonValue)
+			return fallThrough(fastpath.ReasonValue)
 		}
 		if !equal {
 			if err := pl.table.editor().Update(ctx, old, row); err != nil {
@@ -814,28 +815,28 @@ func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
 // AUTO_INCREMENT value.
 func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 	ctx := r.ctx
-	sch := pl.meta.schema.Schema
-	autoOrd := pl.meta.autoIncOrd
-	rows := make([]gsql.Row, len(r.shape.rows))
+	sch := pl.Meta.Schema.Schema
+	autoOrd := pl.Meta.AutoIncOrd
+	rows := make([]gsql.Row, len(r.shape.Rows))
 	firstGenerated := -1
-	if autoOrd >= 0 && pl.listed[autoOrd] < 0 {
+	if autoOrd >= 0 && pl.Listed[autoOrd] < 0 {
 		firstGenerated = 0
 	}
-	for i, vals := range r.shape.rows {
+	for i, vals := range r.shape.Rows {
 		row := make(gsql.Row, len(sch))
 		for ord, col := range sch {
-			li := pl.listed[ord]
+			li := pl.Listed[ord]
 			var v any
 			switch {
 			case li >= 0:
 				var ok bool
 				if v, ok = r.value(vals[li]); !ok {
-					return fallThrough(reasonValue)
+					return fallThrough(fastpath.ReasonValue)
 				}
 			case col.Default != nil:
 				var err error
 				if v, err = col.Default.Eval(ctx, nil); err != nil {
-					return fallThrough(reasonValue)
+					return fallThrough(fastpath.ReasonValue)
 				}
 			}
 			if ord == autoOrd {
@@ -854,14 +855,14 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 						firstGenerated = i
 					}
 				default:
-					return fallThrough(reasonValue)
+					return fallThrough(fastpath.ReasonValue)
 				}
 				row[ord] = v
 				continue
 			}
 			conv, ok := r.convert(col, v)
 			if !ok {
-				return fallThrough(reasonValue)
+				return fallThrough(fastpath.ReasonValue)
 			}
 			row[ord] = conv
 		}
@@ -904,7 +905,7 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 // counter past it), then converts the result to the column's type as
 // GMS's INSERT does.
 func (r *fastRun) autoIncrement(pl *fastPlan, given any) (any, error) {
-	col := pl.meta.schema.Schema[pl.meta.autoIncOrd]
+	col := pl.Meta.Schema.Schema[pl.Meta.AutoIncOrd]
 	var lit *expression.Literal
 	switch given.(type) {
 	case nil:
@@ -934,35 +935,6 @@ func (r *fastRun) autoIncrement(pl *fastPlan, given any) (any, error) {
 	return conv, nil
 }
 
-// decoderPool hands out row decoders of one projection of a table: a
-// RowDecoder holds scratch space and serves one goroutine at a time.
-type decoderPool struct {
-	table   *executor.Table
-	offsets []int
-	pool    sync.Pool
-}
-
-func newDecoderPool(t *executor.Table, offsets []int) (*decoderPool, error) {
-	d, err := t.NewRowDecoder(offsets)
-	if err != nil {
-		return nil, err
-	}
-	p := &decoderPool{table: t, offsets: offsets}
-	p.pool.Put(d)
-	return p, nil
-}
-
-func (p *decoderPool) get() *executor.RowDecoder {
-	if d, ok := p.pool.Get().(*executor.RowDecoder); ok {
-		return d
-	}
-	// newDecoderPool built one for these offsets: it cannot fail now.
-	d, _ := p.table.NewRowDecoder(p.offsets)
-	return d
-}
-
-func (p *decoderPool) put(d *executor.RowDecoder) { p.pool.Put(d) }
-
 // versionedReader reads the latest committed data without a timestamp,
 // and with every read the schema version, in one request
 // (txn.Store.BatchPointGet: one snapshot at kv.MaxTS when the keys share
@@ -988,16 +960,16 @@ func (r *versionedReader) Get(ctx context.Context, key []byte) ([]byte, bool, er
 
 // BatchGet implements executor.Reader.
 func (r *versionedReader) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
-	m, err := r.store.BatchPointGet(ctx, append(keys[:len(keys):len(keys)], keyVersion))
+	m, err := r.store.BatchPointGet(ctx, append(keys[:len(keys):len(keys)], catalog.KeyVersion))
 	if err != nil {
 		return nil, err
 	}
 	var version uint64
-	if raw, ok := m[string(keyVersion)]; ok {
-		if version, err = decodeUint64("schema version", raw); err != nil {
+	if raw, ok := m[string(catalog.KeyVersion)]; ok {
+		if version, err = catalog.DecodeUint64("schema version", raw); err != nil {
 			return nil, err
 		}
-		delete(m, string(keyVersion))
+		delete(m, string(catalog.KeyVersion))
 	}
 	if version != r.version {
 		r.stale = true

@@ -14,78 +14,14 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/percdb/percdb/sql/fastpath"
 )
 
-// The fast path runs the statements OLTP traffic is made of directly on
-// the executor's operators, in front of GMS, which plans every statement
-// from scratch (about 100 us of analysis for a point select, twice the
-// cost of the MySQL protocol itself):
-//
-//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v,
-//     with or without FOR UPDATE;
-//   - UPDATE t SET col = v | col = intcol +/- v | col = deccol +/- int,
-//     ... WHERE pk = v;
-//   - DELETE FROM t WHERE pk = v;
-//   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
-//   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
-//
-// pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
-// composite primary key of integer columns. The columns written are
-// integers, utf8mb4 strings, and DECIMAL, DATETIME and DATE from values
-// that convert exactly (integers, and strings spelled as the value is).
-//
-// A COM_QUERY's text is first reduced to the TiDB parser's normalized
-// digest (literals erased): the decision and the plan are cached per
-// digest and database (fastPlanCache), so a statement the fast path does
-// not run costs one lexer pass, and one it runs a parse (for its literal
-// values) and a map lookup. A COM_STMT_PREPARE is parsed once, and its
-// decision kept per statement ID with the session (fastSession). A plan is
-// resolved against the catalog of one schema version and rebuilt when the
-// version changes.
-//
-// Statements run in the session's transaction, as GMS's would: the same
-// Transaction (begun by BEGIN or left open with autocommit off), the same
-// statement stages, the same table editor (tableEditor, hence the same
-// executor operators and codec) for writes. In autocommit mode a read
-// takes no timestamp at all: the row is read at the latest committed state
-// (txn.Store.PointGet and BatchPointGet), under the cached catalog, which
-// schemaGuard vouches for without a read of the schema version. An
-// autocommit write runs in a transaction of its own, committed at the end
-// by txn, in one phase with a calculated commit timestamp when its keys
-// lie in one region. Oracle calls per statement, fast path against GMS:
-//
-//	autocommit SELECT by key          0 (GMS: 1, the start_ts)
-//	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions or
-//	                                  meet a lock
-//	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need (txn
-//	                                  fetches it twice when the oracle's
-//	                                  answer equals the commit_ts it
-//	                                  calculated for its last one-phase
-//	                                  commit); none for the commit in one
-//	                                  region (two phases: +1)
-//	BEGIN, ROLLBACK                   0
-//	COMMIT                            0 in one region, else 1
-//	statements inside a transaction   its start_ts, once, at first read
-//
-// Privileges are GMS's to check: the handler offers statements to the
-// fast path only for users whose global privileges cover them
-// (mayUseFastPath). Fast statements do not appear in GMS's process list.
-// The counters are served by SHOW STATUS in session scope (SHOW GLOBAL
-// STATUS lists only GMS's process-wide registry, which percdb leaves
-// alone).
-//
-// Result sets and OK packets are GMS's, byte for byte: rows are converted
-// by GMS's own RowToSQL, the column definitions are those GMS sent for the
-// plan's first execution (which the fast path lets GMS answer to learn
-// them), OK packets carry GMS's counts and info text, and the session's
-// ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), warnings, status flags and
-// Questions counter end as GMS leaves them. Whatever the fast path does
-// not reproduce exactly goes to GMS (fastReason lists why), counted in
-// SHOW STATUS as Percdb_fastpath_fallthrough_<reason>.
-//
-// The fast path is off for a server started with Config.DisableFastPath,
-// and for a session that sets @percdb_fastpath = 0 (differential tests
-// compare the two).
+// The fast path itself (its statement shapes, which statements it runs,
+// its oracle calls, how its answers stay GMS's) is described in package
+// fastpath's doc.go; this file connects it to the protocol handler and
+// the session.
 
 // Defaults of the fast path's bounds.
 const (
@@ -117,7 +53,7 @@ type fastPath struct {
 	schema schemaGuard
 
 	hits         atomic.Uint64
-	fallthroughs [numReasons]atomic.Uint64
+	fallthroughs [fastpath.NumReasons]atomic.Uint64
 	// avoided counts the timestamps GMS's path would have fetched and the
 	// fast path did not (the start_ts of autocommit reads).
 	avoided atomic.Uint64
@@ -143,7 +79,7 @@ func (fp *fastPath) usable() bool {
 		return false
 	}
 	if !fp.enabled {
-		fp.fallthroughs[reasonDisabled].Add(1)
+		fp.fallthroughs[fastpath.ReasonDisabled].Add(1)
 	}
 	return fp.enabled
 }
@@ -189,7 +125,7 @@ func (fp *fastPath) context(ctx context.Context, s *Session) *gsql.Context {
 type fastStmt struct {
 	query string
 	entry *fastEntry
-	shape *fastShape
+	shape *fastpath.Shape
 }
 
 // fastVars are the session variables the fast path depends on.
@@ -260,7 +196,7 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 func (fp *fastPath) sessionOn(s *Session) (*fastVars, bool) {
 	vars := fp.sessionVars(s)
 	if vars.off {
-		fp.fallthroughs[reasonDisabled].Add(1)
+		fp.fallthroughs[fastpath.ReasonDisabled].Add(1)
 	}
 	return vars, !vars.off
 }
@@ -286,248 +222,6 @@ func (s *Session) SetUserVariable(ctx *gsql.Context, name string, value any, typ
 	return s.BaseSession.SetUserVariable(ctx, name, value, typ)
 }
 
-// fastCandidate reports whether query may have a fast shape, judging by
-// its text alone, so that the statements that cannot have one skip the
-// TiDB lexer and parser (and leave the plan cache to those that can). The
-// first word must name a statement the fast path runs; then, outside
-// string literals, quoted names and comments, the text must have nothing
-// that no shape has (fastShapeOf):
-//
-//   - a reserved word no shape uses (fastRejectedWord: AND, OR, NOT,
-//     BETWEEN, LIKE, IS, JOIN, ON, ORDER, GROUP, LIMIT, AS, DISTINCT,
-//     CASE, FOR, ...), except next to a dot, where MySQL reads any word
-//     as a name;
-//   - an operator other than =, +, - and * (<, >, !, /, %, &, |, ^, ~,
-//     @, :), or a + anywhere but in an UPDATE;
-//   - a parenthesis, except the list of a SELECT's WHERE c IN (...), and
-//     in an INSERT;
-//   - a * anywhere but as the field list of a SELECT (or SELECT ALL);
-//   - IN in an UPDATE or DELETE, a second SELECT, or a SELECT in the
-//     others;
-//   - a comma between FROM and WHERE (a join), before SET in an UPDATE,
-//     or anywhere in a DELETE;
-//   - no WHERE in a SELECT, UPDATE or DELETE; no column list before an
-//     INSERT's VALUES.
-//
-// It errs only on the side of letting a statement through: text it may
-// not read the way the parser does (an unterminated string or comment,
-// "--" without a space after it) is skipped, never judged. A statement
-// it turns down is counted as reasonShape, whether or not the TiDB
-// parser would have parsed it.
-func fastCandidate(query string) bool {
-	i := 0
-	for i < len(query) && isSpaceByte(query[i]) {
-		i++
-	}
-	j := i
-	for j < len(query) && isWordByte(query[j]) {
-		j++
-	}
-	var buf [16]byte
-	var k fastKind
-	switch string(lowerWord(&buf, query[i:j])) {
-	case "select":
-		k = fastSelect
-	case "update":
-		k = fastUpdate
-	case "delete":
-		k = fastDelete
-	case "insert":
-		k = fastInsert
-	case "begin", "start", "commit", "rollback":
-		// The parser and fastShapeOf judge these exactly, and their
-		// digests stay cached.
-		return true
-	default:
-		return false
-	}
-	return fastTextAllowed(query[j:], k)
-}
-
-// fastTextAllowed is fastCandidate's scan of q, the text after the first
-// word of a statement of kind k.
-func fastTextAllowed(q string, k fastKind) bool {
-	var (
-		buf [16]byte
-		// afterIn, afterSelect: the previous token is the word IN, or
-		// SELECT; last is the previous token's last byte ('a' for a
-		// word).
-		afterIn, afterSelect bool
-		last                 byte
-		selects              int
-		inFrom, where, set   bool
-	)
-	if k == fastSelect {
-		selects, afterSelect = 1, true
-	}
-	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case isSpaceByte(c):
-			i++
-			continue
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(q, i)
-			afterIn, afterSelect, last = false, false, c
-			continue
-		case c == '#' || c == '-' && i+1 < len(q) && q[i+1] == '-':
-			// A comment to the end of the line ("--1" is two minus
-			// signs to the parser; skipped here all the same).
-			for i < len(q) && q[i] != '\n' {
-				i++
-			}
-			continue
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			// Comments, optimizer hints and /*! ... */ alike: what
-			// they hold is not judged.
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				return true
-			}
-			i += end + 4
-			continue
-		case isNameByte(c):
-			j := i + 1
-			for j < len(q) && isNameByte(q[j]) {
-				j++
-			}
-			word := lowerWord(&buf, q[i:j])
-			before, wasSelect := last, afterSelect
-			dotted := before == '.' || j < len(q) && q[j] == '.'
-			afterIn, afterSelect, last = false, false, 'a'
-			i = j
-			if dotted {
-				continue
-			}
-			switch {
-			case string(word) == "and" && where:
-				// WHERE c1 = v1 AND c2 = v2 over a composite key.
-			case string(word) == "for" && where && k == fastSelect:
-				// SELECT ... FOR UPDATE.
-			case fastRejectedWord(word):
-				return false
-			}
-			switch string(word) {
-			case "select":
-				if selects++; selects > 1 || k != fastSelect {
-					return false
-				}
-				afterSelect = true
-			case "all":
-				// SELECT ALL is SELECT.
-				afterSelect = wasSelect
-			case "from":
-				inFrom = k == fastSelect || k == fastDelete
-			case "where":
-				inFrom, where = false, true
-			case "set":
-				set = true
-			case "in":
-				if k != fastSelect {
-					return false
-				}
-				afterIn = true
-			case "values":
-				// INSERT INTO t VALUES (...) names no columns.
-				if k == fastInsert && before != ')' {
-					return false
-				}
-			}
-			continue
-		}
-		switch c {
-		case '<', '>', '!', '/', '%', '&', '|', '^', '~', '@', ':', '{', '}':
-			return false
-		case '(':
-			if k == fastUpdate || k == fastDelete || k == fastSelect && !afterIn {
-				return false
-			}
-		case '*':
-			if !afterSelect {
-				return false
-			}
-		case '+':
-			if k != fastUpdate {
-				return false
-			}
-		case ',':
-			if inFrom || k == fastDelete || k == fastUpdate && !set {
-				return false
-			}
-		}
-		afterIn, afterSelect, last = false, false, c
-		i++
-	}
-	return where || k == fastInsert
-}
-
-// fastRejectedWord reports whether word (lower case) is a reserved word
-// that no fast shape has: a statement with it outside strings, quoted
-// names and comments is not one the fast path runs. Each is reserved in
-// the TiDB parser, so it cannot be an unquoted name
-// (TestFastCandidateWordsReserved).
-func fastRejectedWord(word []byte) bool {
-	switch string(word) {
-	case "and", "or", "not", "xor", "between", "like", "regexp", "rlike", "is",
-		"join", "cross", "inner", "left", "right", "natural", "straight_join", "outer", "on", "using",
-		"order", "group", "having", "limit", "union", "except", "intersect", "window", "over",
-		"as", "distinct", "distinctrow", "case", "exists", "div", "mod", "interval",
-		"for", "lock", "with", "convert", "collate", "binary", "default":
-		return true
-	}
-	return false
-}
-
-// lowerWord returns s in ASCII lower case, in buf, or nil when s is
-// longer than buf (no word fastCandidate looks for is).
-func lowerWord(buf *[16]byte, s string) []byte {
-	if len(s) > len(buf) {
-		return nil
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	return buf[:len(s)]
-}
-
-// skipQuoted returns the index after the string literal or quoted
-// identifier that starts at q[i], or len(q) when it does not end. A
-// doubled quote, or (in a literal) one after a backslash, does not end
-// it.
-func skipQuoted(q string, i int) int {
-	quote := q[i]
-	for i++; i < len(q); i++ {
-		switch q[i] {
-		case '\\':
-			if quote != '`' {
-				i++
-			}
-		case quote:
-			if i+1 < len(q) && q[i+1] == quote {
-				i++
-				continue
-			}
-			return i + 1
-		}
-	}
-	return len(q)
-}
-
-// isSpaceByte reports whether c is white space between tokens.
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-// isNameByte reports whether c may be part of an unquoted word: MySQL's
-// names also take $ and any byte of a multi-byte UTF-8 character.
-func isNameByte(c byte) bool {
-	return isWordByte(c) || c == '$' || c >= 0x80
-}
-
 // fastQuery runs a COM_QUERY on the fast path. When it does not (handled
 // false), GMS must run it, answering through the returned callback, which
 // teaches the fast path the result's column definitions when it wants
@@ -537,8 +231,8 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	if !fp.usable() {
 		return false, nil, callback
 	}
-	if !fastCandidate(query) {
-		fp.fallthroughs[reasonShape].Add(1)
+	if !fastpath.Candidate(query) {
+		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	vars, on := fp.sessionOn(s)
@@ -556,17 +250,17 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	stmt, err := fp.parse(query)
 	if err != nil {
 		if e == nil {
-			fp.plans.put(&fastEntry{key: key, reason: reasonParse})
+			fp.plans.put(&fastEntry{key: key, reason: fastpath.ReasonParse})
 		}
-		fp.fallthroughs[reasonParse].Add(1)
+		fp.fallthroughs[fastpath.ReasonParse].Add(1)
 		return false, nil, callback
 	}
-	shape := fastShapeOf(stmt, normalized)
+	shape := fastpath.ShapeOf(stmt, normalized)
 	if e == nil {
-		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reasonShape})
+		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: fastpath.ReasonShape})
 	}
-	if shape == nil || e.shape == nil || shape.kind != e.shape.kind {
-		fp.fallthroughs[reasonShape].Add(1)
+	if shape == nil || e.shape == nil || shape.Kind != e.shape.Kind {
+		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	r := &fastRun{
@@ -587,26 +281,26 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 // fastPrepare notes the decision for a statement GMS has just prepared.
 func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareData) {
 	fp := s.provider.fast
-	if fp == nil || !fp.enabled || !fastCandidate(query) {
+	if fp == nil || !fp.enabled || !fastpath.Candidate(query) {
 		return
 	}
 	normalized, digest := parser.NormalizeDigest(query)
 	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
 	e := fp.plans.get(key)
-	var shape *fastShape
+	var shape *fastpath.Shape
 	if stmt, err := fp.parse(query); err == nil {
-		shape = fastShapeOf(stmt, normalized)
+		shape = fastpath.ShapeOf(stmt, normalized)
 	}
 	if e == nil {
-		reason := reasonShape
+		reason := fastpath.ReasonShape
 		if shape == nil {
 			// Parse failures are not told apart for prepared
 			// statements: both go to GMS for good.
-			reason = reasonShape
+			reason = fastpath.ReasonShape
 		}
 		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reason})
 	}
-	if shape != nil && shape.params != int(prepare.ParamsCount) {
+	if shape != nil && shape.Params != int(prepare.ParamsCount) {
 		// The TiDB parser and vitess disagree on the parameters.
 		shape = nil
 	}
@@ -636,8 +330,8 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	st := fs.stmts[prepare.StatementID]
 	fs.mu.Unlock()
 	if st == nil || st.query != prepare.PrepareStmt || st.shape == nil || st.entry.shape == nil ||
-		st.entry.shape.kind != st.shape.kind {
-		fp.fallthroughs[reasonShape].Add(1)
+		st.entry.shape.Kind != st.shape.Kind {
+		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	vars, on := fp.sessionOn(s)
@@ -647,7 +341,7 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	r := &fastRun{
 		fp: fp, s: s, c: c, vars: vars, entry: st.entry, shape: st.shape, binary: true,
 		ctx:  fp.context(ctx, s),
-		args: bindArgs(fs.args, prepare.BindVars, st.shape.params),
+		args: bindArgs(fs.args, prepare.BindVars, st.shape.Params),
 		send: callback,
 	}
 	fs.args = r.args
@@ -665,7 +359,7 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 // error; or not, counted under its reason, with the function that learns
 // the result's column definitions from GMS's answer when the plan wants
 // them (nil otherwise).
-func (fp *fastPath) outcome(out fastOutcome, binary bool, shape *fastShape, charset any) (bool, error, func(*sqltypes.Result)) {
+func (fp *fastPath) outcome(out fastOutcome, binary bool, shape *fastpath.Shape, charset any) (bool, error, func(*sqltypes.Result)) {
 	if out.handled {
 		return true, out.err, nil
 	}
@@ -685,7 +379,7 @@ func bindArgs(args []any, bvs map[string]*querypb.BindVariable, n int) []any {
 	args = append(args[:0], make([]any, n)...)
 	for i := range args {
 		args[i] = errValue
-		bv := bvs[paramName(i)]
+		bv := bvs[fastpath.ParamName(i)]
 		if bv == nil {
 			continue
 		}
@@ -711,40 +405,20 @@ func bindArgs(args []any, bvs map[string]*querypb.BindVariable, n int) []any {
 // learner returns a function that records the column definitions of
 // GMS's answer to a statement of plan pl, for the fast path to send for
 // later executions.
-func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastShape, charset any) func(*sqltypes.Result) {
+func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastpath.Shape, charset any) func(*sqltypes.Result) {
 	done := false
 	return func(res *sqltypes.Result) {
-		if done || res == nil || len(res.Fields) != len(pl.schema) {
+		if done || res == nil || len(res.Fields) != len(pl.Schema) {
 			return
 		}
 		done = true
-		ff := &fastFields{fields: res.Fields, charset: charset, names: shapeNames(shape)}
+		ff := &fastpath.Fields{Fields: res.Fields, Charset: charset, Names: fastpath.ShapeNames(shape)}
 		if binary {
-			pl.fieldsBinary.Store(ff)
+			pl.FieldsBinary.Store(ff)
 		} else {
-			pl.fieldsText.Store(ff)
+			pl.FieldsText.Store(ff)
 		}
 	}
-}
-
-// shapeNames returns the names a statement spells, which GMS may echo in
-// column definitions: database, table and selected columns as written.
-func shapeNames(s *fastShape) []string {
-	return append([]string{s.db, s.table}, s.cols...)
-}
-
-// matches reports whether the fields were learned from a statement that
-// spells its names as s does.
-func (f *fastFields) matches(s *fastShape) bool {
-	if len(f.names) != len(s.cols)+2 || f.names[0] != s.db || f.names[1] != s.table {
-		return false
-	}
-	for i, c := range s.cols {
-		if f.names[i+2] != c {
-			return false
-		}
-	}
-	return true
 }
 
 // schemaGuard lets autocommit reads use the cached catalog without reading

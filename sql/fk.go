@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	goerrors "gopkg.in/src-d/go-errors.v1"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -35,84 +36,23 @@ import (
 // the parent's database and table names, as InnoDB keeps it: a parent
 // dropped under foreign_key_checks=0 and created again is referenced
 // again. The foreign keys that reference a table are found through an
-// index of the catalog built on first use (catalogData.referencingFKs).
-
-// ForeignKeyDef is the stored definition of a foreign key, kept in the
-// child table's definition.
-type ForeignKeyDef struct {
-	Name          string   `json:"name"`
-	Columns       []string `json:"columns"`
-	ParentDB      string   `json:"parent_db"`
-	ParentTable   string   `json:"parent_table"`
-	ParentColumns []string `json:"parent_columns"`
-	// OnUpdate and OnDelete are "CASCADE", "SET NULL" or "RESTRICT";
-	// empty is MySQL 8's default, NO ACTION (the same as RESTRICT in
-	// InnoDB), which SHOW CREATE TABLE does not print.
-	OnUpdate string `json:"on_update,omitempty"`
-	OnDelete string `json:"on_delete,omitempty"`
-}
-
-// clone returns a copy that may be changed.
-func (fk ForeignKeyDef) clone() ForeignKeyDef {
-	fk.Columns = append([]string(nil), fk.Columns...)
-	fk.ParentColumns = append([]string(nil), fk.ParentColumns...)
-	return fk
-}
-
-// fkRef is one foreign key in the catalog: the child's database name,
-// the child table and the key.
-type fkRef struct {
-	childDB string
-	child   *TableDef
-	fk      *ForeignKeyDef
-}
-
-// fkRefKey names a referenced table in catalogData.referencing.
-func fkRefKey(db, table string) string {
-	return strings.ToLower(db) + "\x00" + strings.ToLower(table)
-}
-
-// referencingFKs returns the foreign keys that reference table of
-// database db, self-references included. The index it builds is kept:
-// it must not be called on a catalog a DDL is still changing.
-func (c *catalogData) referencingFKs(db, table string) []fkRef {
-	c.referencingOnce.Do(func() {
-		c.referencing = make(map[string][]fkRef)
-		// In name order, so that errors name the same key every time.
-		for _, d := range c.sortedDatabases() {
-			for _, t := range c.sortedTables(d.ID) {
-				for i := range t.ForeignKeys {
-					fk := &t.ForeignKeys[i]
-					k := fkRefKey(fk.ParentDB, fk.ParentTable)
-					c.referencing[k] = append(c.referencing[k], fkRef{childDB: d.Name, child: t, fk: fk})
-				}
-			}
-		}
-	})
-	return c.referencing[fkRefKey(db, table)]
-}
-
-// hasForeignKeys reports whether table def of database db declares a
-// foreign key or is referenced by one.
-func (c *catalogData) hasForeignKeys(db string, def *TableDef) bool {
-	return len(def.ForeignKeys) > 0 || len(c.referencingFKs(db, def.Name)) > 0
-}
+// index of the catalog built on first use (catalog.Catalog.Referencing).
 
 // checkNoOutsideReferences refuses to drop database db while a table of
 // another database references one of its tables (MySQL's 3730). It runs
 // on a catalog a DDL is changing, so it does not build the index of
 // referencing keys (referencingFKs), which would go stale.
-func (c *catalogData) checkNoOutsideReferences(db *DatabaseDef) error {
-	for _, d := range c.sortedDatabases() {
+func checkNoOutsideReferences(c *catalog.Catalog, db *catalog.DatabaseDef) error {
+	for _, d := range c.SortedDatabases() {
 		if d.ID == db.ID {
 			continue
 		}
-		for _, child := range c.sortedTables(d.ID) {
+		for _, child := range c.SortedTables(d.ID) {
 			for _, fk := range child.ForeignKeys {
 				if !strings.EqualFold(fk.ParentDB, db.Name) {
 					continue
 				}
-				if _, ok := c.table(db.ID, fk.ParentTable); ok {
+				if _, ok := c.Table(db.ID, fk.ParentTable); ok {
 					return errDropReferenced(fk.ParentTable, fk.Name, child.Name)
 				}
 			}
@@ -127,36 +67,11 @@ func errDropReferenced(parent, fk, child string) error {
 	return mysql.NewSQLError(codeFKCannotDropParent, stateGeneral, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", parent, fk, child)
 }
 
-// findForeignKey returns the foreign key named name declared by a table
-// named table, preferring database db.
-func (c *catalogData) findForeignKey(db, table, name string) (fkRef, bool) {
-	var found fkRef
-	ok := false
-	for _, d := range c.sortedDatabases() {
-		t, has := c.table(d.ID, table)
-		if !has {
-			continue
-		}
-		for i := range t.ForeignKeys {
-			if strings.EqualFold(t.ForeignKeys[i].Name, name) {
-				ref := fkRef{childDB: d.Name, child: t, fk: &t.ForeignKeys[i]}
-				if strings.EqualFold(d.Name, db) {
-					return ref, true
-				}
-				if !ok {
-					found, ok = ref, true
-				}
-			}
-		}
-	}
-	return found, ok
-}
-
-// toGMS returns the foreign key as GMS describes it. A stored foreign
+// foreignKeyToGMS returns the foreign key as GMS describes it. A stored foreign
 // key is always resolved: percdb checks it at creation (unless
 // foreign_key_checks is 0, when MySQL does not check it later either),
 // and a missing parent is reported at the first write.
-func (fk *ForeignKeyDef) toGMS(childDB, child string) gsql.ForeignKeyConstraint {
+func foreignKeyToGMS(fk *catalog.ForeignKeyDef, childDB, child string) gsql.ForeignKeyConstraint {
 	return gsql.ForeignKeyConstraint{
 		Name:           fk.Name,
 		Database:       childDB,
@@ -188,8 +103,8 @@ func actionFromGMS(a gsql.ForeignKeyReferentialAction) string {
 }
 
 // fkDefFromGMS returns the stored form of fk.
-func fkDefFromGMS(fk gsql.ForeignKeyConstraint) ForeignKeyDef {
-	return ForeignKeyDef{
+func fkDefFromGMS(fk gsql.ForeignKeyConstraint) catalog.ForeignKeyDef {
+	return catalog.ForeignKeyDef{
 		Name:          fk.Name,
 		Columns:       append([]string(nil), fk.Columns...),
 		ParentDB:      fk.ParentDatabase,
@@ -232,18 +147,18 @@ var (
 // currentDef returns the table's definition in the catalog ctx's
 // transaction sees now, which a DDL statement may have changed since the
 // table was resolved; the resolved one if the table is gone.
-func (t *Table) currentDef(ctx *gsql.Context) (*TableDef, *catalogData, error) {
+func (t *Table) currentDef(ctx *gsql.Context) (*catalog.TableDef, *catalog.Catalog, error) {
 	_, cat, err := t.db.catalog(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.meta.def.temporary {
-		return t.meta.def, cat, nil
+	if t.meta.Def.Temporary {
+		return t.meta.Def, cat, nil
 	}
-	if def, ok := cat.table(t.meta.def.DBID, t.Name()); ok {
+	if def, ok := cat.Table(t.meta.Def.DBID, t.Name()); ok {
 		return def, cat, nil
 	}
-	return t.meta.def, cat, nil
+	return t.meta.Def, cat, nil
 }
 
 // GetDeclaredForeignKeys implements sql.ForeignKeyTable.
@@ -254,7 +169,7 @@ func (t *Table) GetDeclaredForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyCons
 	}
 	out := make([]gsql.ForeignKeyConstraint, len(def.ForeignKeys))
 	for i := range def.ForeignKeys {
-		out[i] = def.ForeignKeys[i].toGMS(t.db.def.Name, def.Name)
+		out[i] = foreignKeyToGMS(&def.ForeignKeys[i], t.db.def.Name, def.Name)
 	}
 	return out, nil
 }
@@ -262,13 +177,13 @@ func (t *Table) GetDeclaredForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyCons
 // GetReferencedForeignKeys implements sql.ForeignKeyTable.
 func (t *Table) GetReferencedForeignKeys(ctx *gsql.Context) ([]gsql.ForeignKeyConstraint, error) {
 	_, cat, err := t.currentDef(ctx)
-	if err != nil || t.meta.def.temporary {
+	if err != nil || t.meta.Def.Temporary {
 		return nil, err
 	}
-	refs := cat.referencingFKs(t.db.def.Name, t.Name())
+	refs := cat.Referencing(t.db.def.Name, t.Name())
 	out := make([]gsql.ForeignKeyConstraint, len(refs))
 	for i, r := range refs {
-		out[i] = r.fk.toGMS(r.childDB, r.child.Name)
+		out[i] = foreignKeyToGMS(r.Key, r.ChildDB, r.Child.Name)
 	}
 	return out, nil
 }
@@ -289,7 +204,7 @@ func (t *Table) AddForeignKey(ctx *gsql.Context, fk gsql.ForeignKeyConstraint) e
 		return err
 	}
 	checks := foreignKeyChecks(ctx)
-	if checks && !tx.createdHere(t.meta.def.ID) {
+	if checks && !tx.createdHere(t.meta.Def.ID) {
 		def, _, err := t.currentDef(ctx)
 		if err != nil {
 			return err
@@ -301,19 +216,19 @@ func (t *Table) AddForeignKey(ctx *gsql.Context, fk gsql.ForeignKeyConstraint) e
 			return err
 		}
 	}
-	return t.db.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		for _, td := range c.tables[t.db.def.ID] {
+	return t.db.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		for _, td := range c.Tables[t.db.def.ID] {
 			for _, other := range td.ForeignKeys {
 				if strings.EqualFold(other.Name, fk.Name) {
 					return mysql.NewSQLError(codeFKDuplicateName, "HY000", "Duplicate foreign key constraint name '%s'", fk.Name)
 				}
 			}
 		}
-		cur, ok := c.table(t.db.def.ID, t.Name())
+		cur, ok := c.Table(t.db.def.ID, t.Name())
 		if !ok {
 			return gsql.ErrTableNotFound.New(t.Name())
 		}
-		def := cur.clone()
+		def := cur.Clone()
 		def.Fence = "" // the fence, if any, was this statement's
 		def.ForeignKeys = append(def.ForeignKeys, fkDefFromGMS(fk))
 		return putTableDef(c, k, def)
@@ -405,7 +320,7 @@ func foreignKeyChecks(ctx *gsql.Context) bool {
 
 // DropForeignKey implements sql.ForeignKeyTable.
 func (t *Table) DropForeignKey(ctx *gsql.Context, name string) error {
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
 		for i, fk := range td.ForeignKeys {
 			if strings.EqualFold(fk.Name, name) {
 				td.ForeignKeys = append(td.ForeignKeys[:i], td.ForeignKeys[i+1:]...)
@@ -431,7 +346,7 @@ func (t *Table) UpdateForeignKey(ctx *gsql.Context, name string, fk gsql.Foreign
 			return nil
 		}
 	}
-	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *TableDef, _ *txn.Txn) error {
+	return t.db.changeTable(ctx, t.Name(), func(_ context.Context, td *catalog.TableDef, _ *txn.Txn) error {
 		for i := range td.ForeignKeys {
 			if strings.EqualFold(td.ForeignKeys[i].Name, name) {
 				td.ForeignKeys[i] = fkDefFromGMS(fk)
@@ -477,10 +392,10 @@ func (t *Table) CreateIndexForForeignKey(ctx *gsql.Context, idx gsql.IndexDef) e
 
 // hasIndexPrefix reports whether some public index of def (the primary key
 // included) starts with cols, whole columns.
-func hasIndexPrefix(def *TableDef, cols []gsql.IndexColumn) bool {
+func hasIndexPrefix(def *catalog.TableDef, cols []gsql.IndexColumn) bool {
 	ids := make([]int64, len(cols))
 	for i, c := range cols {
-		col, _, ok := def.columnByName(c.Name)
+		col, _, ok := def.ColumnByName(c.Name)
 		if !ok {
 			return false
 		}
@@ -501,7 +416,7 @@ func hasIndexPrefix(def *TableDef, cols []gsql.IndexColumn) bool {
 		return true
 	}
 	for _, ix := range def.Indexes {
-		if !ix.public() {
+		if !ix.Public() {
 			continue
 		}
 		have := make([]int64, 0, len(ix.Columns))
@@ -557,7 +472,7 @@ func (t *IndexedTable) SetReferenceCheck() error {
 // foreignKeyError rewrites GMS's foreign key errors as MySQL's, with the
 // definitions in cat; db is the session's current database. Other errors
 // are returned unchanged.
-func foreignKeyError(cat *catalogData, db string, err error) error {
+func foreignKeyError(cat *catalog.Catalog, db string, err error) error {
 	if cat == nil {
 		return err
 	}
@@ -571,8 +486,8 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 			code, text = codeRowIsReferenced, "Cannot delete or update a parent row"
 		}
 		desc := fmt.Sprintf("%s.%s, CONSTRAINT %s", quoteName(db), quoteName(m[3]), quoteName(m[2]))
-		if ref, ok := cat.findForeignKey(db, m[3], m[2]); ok {
-			desc = ref.describe()
+		if ref, ok := cat.FindForeignKey(db, m[3], m[2]); ok {
+			desc = describeForeignKey(ref)
 		}
 		// Else the key is being added (ALTER TABLE ... ADD FOREIGN KEY
 		// over rows without a parent): MySQL names it as it can, too.
@@ -580,8 +495,8 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 	}
 	if m := fkTruncate.FindStringSubmatch(msg); m != nil {
 		childDB := db
-		if ref, ok := cat.findForeignKey(db, m[3], m[2]); ok {
-			childDB = ref.childDB
+		if ref, ok := cat.FindForeignKey(db, m[3], m[2]); ok {
+			childDB = ref.ChildDB
 		}
 		return mysql.NewSQLError(codeTruncateIllegalFK, "42000", "Cannot truncate a table referenced in a foreign key constraint (%s.%s, CONSTRAINT %s)", quoteName(childDB), quoteName(m[3]), quoteName(m[2]))
 	}
@@ -590,10 +505,10 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 	}
 	if m := fkDropTable.FindStringSubmatch(msg); m != nil {
 		child := "?"
-		for _, d := range cat.sortedDatabases() {
-			for _, r := range cat.referencingFKs(d.Name, m[1]) {
-				if strings.EqualFold(r.fk.Name, m[2]) {
-					child = r.child.Name
+		for _, d := range cat.SortedDatabases() {
+			for _, r := range cat.Referencing(d.Name, m[1]) {
+				if strings.EqualFold(r.Key.Name, m[2]) {
+					child = r.Child.Name
 				}
 			}
 		}
@@ -611,15 +526,15 @@ func foreignKeyError(cat *catalogData, db string, err error) error {
 	return err
 }
 
-// describe prints the foreign key as InnoDB does in errors 1451 and 1452.
-func (r fkRef) describe() string {
+// describeForeignKey prints the foreign key as InnoDB does in errors 1451 and 1452.
+func describeForeignKey(r catalog.ForeignKeyRef) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s.%s, CONSTRAINT %s FOREIGN KEY (%s) REFERENCES ", quoteName(r.childDB), quoteName(r.child.Name), quoteName(r.fk.Name), quoteNames(r.fk.Columns))
-	if !strings.EqualFold(r.fk.ParentDB, r.childDB) {
-		b.WriteString(quoteName(r.fk.ParentDB) + ".")
+	fmt.Fprintf(&b, "%s.%s, CONSTRAINT %s FOREIGN KEY (%s) REFERENCES ", quoteName(r.ChildDB), quoteName(r.Child.Name), quoteName(r.Key.Name), quoteNames(r.Key.Columns))
+	if !strings.EqualFold(r.Key.ParentDB, r.ChildDB) {
+		b.WriteString(quoteName(r.Key.ParentDB) + ".")
 	}
-	fmt.Fprintf(&b, "%s (%s)", quoteName(r.fk.ParentTable), quoteNames(r.fk.ParentColumns))
-	for _, a := range []struct{ on, action string }{{"DELETE", r.fk.OnDelete}, {"UPDATE", r.fk.OnUpdate}} {
+	fmt.Fprintf(&b, "%s (%s)", quoteName(r.Key.ParentTable), quoteNames(r.Key.ParentColumns))
+	for _, a := range []struct{ on, action string }{{"DELETE", r.Key.OnDelete}, {"UPDATE", r.Key.OnUpdate}} {
 		if a.action == "CASCADE" || a.action == "SET NULL" {
 			fmt.Fprintf(&b, " ON %s %s", a.on, a.action)
 		}

@@ -96,7 +96,7 @@ func checkShadowedForeignKeys(ctx *gsql.Context, n gsql.Node) error {
 				transform.Inspect(node.OriginalNode, inspect)
 			}
 		}
-		if t == nil || t.meta.def.temporary {
+		if t == nil || t.meta.Def.Temporary {
 			return true
 		}
 		def, cat, cerr := t.currentDef(ctx)
@@ -109,9 +109,9 @@ func checkShadowedForeignKeys(ctx *gsql.Context, n gsql.Node) error {
 				err = errShadowedForeignKey(fk.ParentTable, fk.Name)
 			}
 		}
-		for _, r := range cat.referencingFKs(t.db.def.Name, def.Name) {
-			if s.temps.get(r.childDB, r.child.Name) != nil {
-				err = errShadowedForeignKey(r.child.Name, r.fk.Name)
+		for _, r := range cat.Referencing(t.db.def.Name, def.Name) {
+			if s.temps.get(r.ChildDB, r.Child.Name) != nil {
+				err = errShadowedForeignKey(r.Child.Name, r.Key.Name)
 			}
 		}
 		return err == nil

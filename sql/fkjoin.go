@@ -112,7 +112,7 @@ func hasForeignKeysGMS(ctx *gsql.Context, rt *plan.ResolvedTable) bool {
 		return false
 	}
 	def, cat, err := t.currentDef(ctx)
-	return err == nil && cat.hasForeignKeys(t.db.def.Name, def)
+	return err == nil && cat.HasForeignKeys(t.db.def.Name, def)
 }
 
 // ruleApply returns the Apply of a's rule named name, or nil.

@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
@@ -57,7 +58,7 @@ func (p *DatabaseProvider) setServiceSafePoint(ctx context.Context, id string, t
 		if err != nil {
 			return err
 		}
-		if err := putJSON(k, serviceSafePointKey(id), &rec); err != nil {
+		if err := catalog.PutJSON(k, serviceSafePointKey(id), &rec); err != nil {
 			_ = k.Rollback(ctx)
 			return err
 		}

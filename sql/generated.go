@@ -148,17 +148,6 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 	return &out, true
 }
 
-// hasGenerated reports whether the table has a generated column; writes
-// to it leave the fast path, which does not compute them, for GMS.
-func (d *TableDef) hasGenerated() bool {
-	for i := range d.Columns {
-		if d.Columns[i].Generated != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // GMS's INSERT … ON DUPLICATE KEY UPDATE does not compute generated
 // columns again for the row it updates (its UPDATE does): a STORED column
 // kept the value of the row before, and so did the stored value of a

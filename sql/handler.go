@@ -431,7 +431,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	// For the EOF packet vitess writes after a result set.
 	setStatusFlags(c, s, autocommit)
 	if err != nil {
-		err = foreignKeyError(s.provider.catalogs.cached(), s.GetCurrentDatabase(), err)
+		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
 	}
 	return finishSQLError(err)
 }

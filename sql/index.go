@@ -10,6 +10,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/planrules"
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // Index is a primary or secondary index as GMS's analyzer sees it. The
@@ -17,7 +18,7 @@ import (
 // table turns those into key ranges (keyRanges below).
 type Index struct {
 	table *Table
-	im    *indexMeta
+	im    *tablemeta.Index
 }
 
 var (
@@ -34,25 +35,25 @@ func (x *Index) Order() gsql.IndexOrder { return gsql.IndexOrderAsc }
 func (x *Index) Reversible() bool { return true }
 
 // ID implements sql.Index.
-func (x *Index) ID() string { return x.im.def.Name }
+func (x *Index) ID() string { return x.im.Def.Name }
 
 // Database implements sql.Index.
-func (x *Index) Database() string { return x.table.meta.dbName }
+func (x *Index) Database() string { return x.table.meta.DBName }
 
 // Table implements sql.Index.
-func (x *Index) Table() string { return x.table.meta.def.Name }
+func (x *Index) Table() string { return x.table.meta.Def.Name }
 
 // Expressions implements sql.Index.
 func (x *Index) Expressions() []string {
-	out := make([]string, len(x.im.ords))
-	for i, ord := range x.im.ords {
-		out[i] = x.table.meta.def.Name + "." + x.table.meta.schema.Schema[ord].Name
+	out := make([]string, len(x.im.Ords))
+	for i, ord := range x.im.Ords {
+		out[i] = x.table.meta.Def.Name + "." + x.table.meta.Schema.Schema[ord].Name
 	}
 	return out
 }
 
 // IsUnique implements sql.Index.
-func (x *Index) IsUnique() bool { return x.im.unique }
+func (x *Index) IsUnique() bool { return x.im.Unique }
 
 // IsSpatial implements sql.Index.
 func (x *Index) IsSpatial() bool { return false }
@@ -64,7 +65,7 @@ func (x *Index) IsFullText() bool { return false }
 func (x *Index) IsVector() bool { return false }
 
 // Comment implements sql.Index.
-func (x *Index) Comment() string { return x.im.def.Comment }
+func (x *Index) Comment() string { return x.im.Def.Comment }
 
 // IndexType implements sql.Index.
 func (x *Index) IndexType() string { return "BTREE" }
@@ -76,14 +77,14 @@ func (x *Index) IsGenerated() bool { return false }
 // of a lookup to these types, and fails the statement when one does not
 // fit: d = 12345.67 on a DECIMAL(6,2) column failed with "Out of range
 // value" through an index and was false by a scan. A DECIMAL column is
-// given the widest precision of its scale here; keyRange converts the
+// given the widest precision of its scale here; keyRangeOf converts the
 // values to the column's own type, and one that does not fit widens the
 // range (GMS's filter decides).
 func (x *Index) ColumnExpressionTypes() []gsql.ColumnExpressionType {
 	exprs := x.Expressions()
 	out := make([]gsql.ColumnExpressionType, len(exprs))
 	for i, e := range exprs {
-		out[i] = gsql.ColumnExpressionType{Expression: e, Type: lookupType(x.im.types[i])}
+		out[i] = gsql.ColumnExpressionType{Expression: e, Type: lookupType(x.im.Types[i])}
 	}
 	return out
 }
@@ -112,11 +113,11 @@ func (x *Index) CanSupportOrderBy(gsql.Expression) bool { return false }
 // (GMS takes any non-empty answer for a prefix index, which no foreign
 // key may use).
 func (x *Index) PrefixLengths() []uint16 {
-	if !x.im.prefixed {
+	if !x.im.Prefixed {
 		return nil
 	}
-	out := make([]uint16, len(x.im.def.Columns))
-	for i, c := range x.im.def.Columns {
+	out := make([]uint16, len(x.im.Def.Columns))
+	for i, c := range x.im.Def.Columns {
 		out[i] = uint16(c.Length)
 	}
 	return out
@@ -140,10 +141,10 @@ type keyRange struct {
 // column's type widen the range, so a read may return rows the lookup does
 // not want: percdb tells GMS its lookups are not precise (PreciseMatch),
 // so GMS keeps filtering the rows.
-func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQLRangeCollection) ([]keyRange, error) {
+func keyRanges(ctx *gsql.Context, m *tablemeta.Table, im *tablemeta.Index, ranges gsql.MySQLRangeCollection) ([]keyRange, error) {
 	out := make([]keyRange, 0, len(ranges))
 	for _, r := range ranges {
-		kr, empty, err := m.keyRange(ctx, im, r)
+		kr, empty, err := keyRangeOf(ctx, m, im, r)
 		if err != nil {
 			return nil, err
 		}
@@ -173,17 +174,17 @@ func (m *tableMeta) keyRanges(ctx *gsql.Context, im *indexMeta, ranges gsql.MySQ
 	return merged, nil
 }
 
-// keyRange turns one range into a read; empty reports a range that cannot
+// keyRangeOf turns one range into a read; empty reports a range that cannot
 // hold any row. Key ranges cover the longest prefix of point values plus
 // the bounds of the next column; later columns only narrow GMS's filter.
-func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange) (keyRange, bool, error) {
+func keyRangeOf(ctx *gsql.Context, m *tablemeta.Table, im *tablemeta.Index, r gsql.MySQLRange) (keyRange, bool, error) {
 	var points []any
 	for i, ce := range r {
-		if i >= len(im.ords) {
+		if i >= len(im.Ords) {
 			break
 		}
 		if v, ok := planrules.PointValue(ctx, ce); ok {
-			if v == nil && im.primary {
+			if v == nil && im.IsPrimary {
 				return keyRange{}, true, nil // primary-key columns are never NULL
 			}
 			if kv, ok := boundValue(ctx, v, im, i); ok {
@@ -213,16 +214,16 @@ func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange
 				hi.Values = appendValue(points, kv)
 			}
 		}
-		return m.rangeOf(im, lo, hi)
+		return boundsRange(m, im, lo, hi)
 	}
 	all := executor.Bound{Values: points, Inclusive: true}
-	kr, empty, err := m.rangeOf(im, all, all)
-	if err != nil || empty || len(points) < len(im.ords) || !im.unique || im.prefixed {
+	kr, empty, err := boundsRange(m, im, all, all)
+	if err != nil || empty || len(points) < len(im.Ords) || !im.Unique || im.Prefixed {
 		return kr, empty, err
 	}
 	// Every column has one value: at most one row.
-	if im.primary {
-		_, h, err := tablecodec.DecodeRowKey(kr.Start, m.exec.HandleKind == executor.HandleCommon)
+	if im.IsPrimary {
+		_, h, err := tablecodec.DecodeRowKey(kr.Start, m.Exec.HandleKind == executor.HandleCommon)
 		if err != nil {
 			return keyRange{}, false, err
 		}
@@ -238,20 +239,20 @@ func (m *tableMeta) keyRange(ctx *gsql.Context, im *indexMeta, r gsql.MySQLRange
 	return kr, false, nil
 }
 
-// rangeOf returns the key range of an index (or of the rows, for the
+// boundsRange returns the key range of an index (or of the rows, for the
 // primary key) between two bounds.
-func (m *tableMeta) rangeOf(im *indexMeta, lo, hi executor.Bound) (keyRange, bool, error) {
-	if im.primary && m.exec.HandleKind == executor.HandleInt {
+func boundsRange(m *tablemeta.Table, im *tablemeta.Index, lo, hi executor.Bound) (keyRange, bool, error) {
+	if im.IsPrimary && m.Exec.HandleKind == executor.HandleInt {
 		// Int handles are whole int64s: a NULL or partial bound is no
 		// bound at all.
 		lo, hi = intBound(lo), intBound(hi)
 	}
 	var kr executor.KeyRange
 	var err error
-	if im.primary {
-		kr, err = m.exec.HandleRange(lo, hi)
+	if im.IsPrimary {
+		kr, err = m.Exec.HandleRange(lo, hi)
 	} else {
-		kr, err = m.exec.IndexRange(im.exec, lo, hi)
+		kr, err = m.Exec.IndexRange(im.Exec, lo, hi)
 	}
 	if err != nil {
 		return keyRange{}, false, err
@@ -279,11 +280,11 @@ func appendValue(points []any, v any) []any {
 // boundValue converts a range value to the type of column i of the index;
 // ok false means it does not convert, and the bound is dropped (widening
 // the range).
-func boundValue(ctx *gsql.Context, v any, im *indexMeta, i int) (any, bool) {
+func boundValue(ctx *gsql.Context, v any, im *tablemeta.Index, i int) (any, bool) {
 	if v == nil {
 		return nil, true
 	}
-	c, inRange, err := im.types[i].Convert(ctx, v)
+	c, inRange, err := im.Types[i].Convert(ctx, v)
 	if err != nil || !inRange {
 		return nil, false
 	}

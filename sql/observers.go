@@ -14,6 +14,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
 )
@@ -26,13 +27,6 @@ import (
 // like any DDL: it publishes a new catalog version and waits for the
 // writers of the older one, so a transaction that commits after Watch
 // returns notifies.
-
-// ObserverDef is an observer's watch on a table: its name and the IDs of
-// the columns it watches (empty: every column).
-type ObserverDef struct {
-	Name    string  `json:"name"`
-	Columns []int64 `json:"columns,omitempty"`
-}
 
 // Watch records that observer watches columns (names; none: every
 // column) of table ("db.table"): from its return on, every committed
@@ -72,19 +66,19 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 	if observer == "" {
 		return fmt.Errorf("watch %s: empty observer name", table)
 	}
-	return p.runSchemaStep(ctx, nil, func(c *catalogData, k *txn.Txn) error {
-		db, ok := c.database(dbName)
+	return p.runSchemaStep(ctx, nil, func(c *catalog.Catalog, k *txn.Txn) error {
+		db, ok := c.Database(dbName)
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(dbName)
 		}
-		cur, ok := c.table(db.ID, tblName)
+		cur, ok := c.Table(db.ID, tblName)
 		if !ok {
 			return gsql.ErrTableNotFound.New(tblName)
 		}
-		if busy := cur.schemaChangeInProgress(); busy != "" {
+		if busy := cur.SchemaChangeInProgress(); busy != "" {
 			return errSchemaChangeInProgress(cur.Name, busy)
 		}
-		nd := cur.clone()
+		nd := cur.Clone()
 		kept := nd.Observers[:0]
 		for _, o := range nd.Observers {
 			if o.Name != observer {
@@ -93,9 +87,9 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 		}
 		nd.Observers = kept
 		if !remove {
-			o := ObserverDef{Name: observer}
+			o := catalog.ObserverDef{Name: observer}
 			for _, name := range columns {
-				col, _, ok := nd.columnByName(name)
+				col, _, ok := nd.ColumnByName(name)
 				if !ok {
 					return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in '%s'", name, nd.Name)
 				}
@@ -105,47 +99,6 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 		}
 		return putTableDef(c, k, nd)
 	})
-}
-
-// watches describes def's observers to the executor, whose
-// Table.Validate checks them (a watched column the table lacks has offset
-// -1).
-func (def *TableDef) watches() []executor.Watch {
-	if len(def.Observers) == 0 {
-		return nil
-	}
-	out := make([]executor.Watch, len(def.Observers))
-	for i, o := range def.Observers {
-		out[i].Observer = o.Name
-		for _, id := range o.Columns {
-			_, ord, _ := def.column(id)
-			out[i].Columns = append(out[i].Columns, ord)
-		}
-	}
-	return out
-}
-
-// keepObservers drops the columns that a rewrite dropped from the
-// watches of def, and the watches left without any of the columns they
-// named.
-func (def *TableDef) keepObservers(kept map[int64]bool) {
-	var out []ObserverDef
-	for _, o := range def.Observers {
-		if len(o.Columns) == 0 {
-			out = append(out, o)
-			continue
-		}
-		var cols []int64
-		for _, id := range o.Columns {
-			if kept[id] {
-				cols = append(cols, id)
-			}
-		}
-		if len(cols) > 0 {
-			out = append(out, ObserverDef{Name: o.Name, Columns: cols})
-		}
-	}
-	def.Observers = out
 }
 
 // ObserverTxns begins and ends the transactions of observer runs that
@@ -165,7 +118,7 @@ type ObserverTxns struct {
 // observerRun is the schema state of one observer transaction.
 type observerRun struct {
 	use *schemalease.Use
-	cat *catalogData
+	cat *catalog.Catalog
 }
 
 // ObserverTxns returns the node's source of observer transactions.
@@ -234,38 +187,38 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 		return nil, nil, errors.New("table: not an observer transaction of this node")
 	}
 	if run.cat == nil {
-		c, err := o.p.catalogs.load(ctx, tx)
+		c, err := o.p.catalogs.Load(ctx, tx)
 		if err != nil {
 			return nil, nil, err
 		}
-		run.use.Observe(c.version)
+		run.use.Observe(c.Version)
 		run.cat = c
 	}
 	dbName, tblName, ok := strings.Cut(table, ".")
-	db, found := run.cat.database(dbName)
+	db, found := run.cat.Database(dbName)
 	if !ok || !found {
 		return nil, nil, gsql.CastSQLError(gsql.ErrDatabaseNotFound.New(dbName))
 	}
-	def, found := run.cat.table(db.ID, tblName)
+	def, found := run.cat.Table(db.ID, tblName)
 	if !found {
 		return nil, nil, gsql.CastSQLError(gsql.ErrTableNotFound.New(tblName))
 	}
 	if def.Fence != "" {
 		return nil, nil, fmt.Errorf("%w: table %s is being rewritten (%s)", txn.ErrWriteConflict, table, def.Fence)
 	}
-	m, ok := o.p.metas.cached(def)
+	m, ok := o.p.metas.Cached(def)
 	if !ok {
 		var err error
-		if m, err = o.p.metas.get(gsql.NewEmptyContext(), db.Name, def); err != nil {
+		if m, err = o.p.metas.Get(gsql.NewEmptyContext(), db.Name, def); err != nil {
 			return nil, nil, err
 		}
 	}
-	dec, err := m.exec.NewRowDecoder(nil)
+	dec, err := m.Exec.NewRowDecoder(nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	run.use.Wrote(def.ID)
-	return m.exec, dec, nil
+	return m.Exec, dec, nil
 }
 
 // isShowObservers recognises ADMIN SHOW OBSERVERS, the list of watches.
@@ -280,7 +233,7 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.catalogs.load(ctx, k)
+	c, err := p.catalogs.Load(ctx, k)
 	_ = k.Rollback(ctx)
 	if err != nil {
 		return nil, err
@@ -304,12 +257,12 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
-	for _, db := range c.sortedDatabases() {
-		for _, t := range c.sortedTables(db.ID) {
+	for _, db := range c.SortedDatabases() {
+		for _, t := range c.SortedTables(db.ID) {
 			for _, o := range t.Observers {
 				var cols []string
 				for _, id := range o.Columns {
-					if col, _, ok := t.column(id); ok {
+					if col, _, ok := t.Column(id); ok {
 						cols = append(cols, col.Name)
 					}
 				}

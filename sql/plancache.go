@@ -19,6 +19,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/planrules"
 )
 
@@ -66,7 +67,7 @@ import (
 // plan that depends on its parameters.
 //
 // A plan is used only with the catalog it was analysed against (the
-// transaction's catalogData, which a schema change replaces, its own DDL
+// transaction's catalog.Catalog, which a schema change replaces, its own DDL
 // included), the current database it was analysed in, and the session
 // variables and user variables as they were (any SET starts a new epoch,
 // sql_mode and collations included); sessions with temporary tables, or
@@ -116,7 +117,7 @@ type cachedStmt struct {
 
 // failedKey is what a statement's plans were found uncacheable under.
 type failedKey struct {
-	catalog *catalogData
+	catalog *catalog.Catalog
 	epoch   uint64
 }
 
@@ -140,7 +141,7 @@ func (st *cachedStmt) uncacheable(key failedKey) {
 
 // cachedPlan is one analysed plan and what it was analysed under.
 type cachedPlan struct {
-	catalog *catalogData
+	catalog *catalog.Catalog
 	db      string
 	epoch   uint64
 	// types are the parameters' types, by name (v1, v2, ...); params the

@@ -6,16 +6,17 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/statistics"
 	"github.com/percdb/percdb/sql/stmtsummary"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -27,9 +28,9 @@ type DatabaseProvider struct {
 	// lockWaits shows which connections wait for row locks
 	// (pessimistic.go).
 	lockWaits lockWaitView
-	catalogs  *catalogCache
-	metas     *metaCache
-	ids       *idAllocators
+	catalogs  *catalog.Cache
+	metas     *tablemeta.Cache
+	ids       *catalog.Allocators
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath
@@ -75,9 +76,9 @@ var (
 func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 	p := &DatabaseProvider{
 		store:     store,
-		catalogs:  &catalogCache{},
-		metas:     &metaCache{},
-		ids:       newIDAllocators(store),
+		catalogs:  &catalog.Cache{},
+		metas:     &tablemeta.Cache{},
+		ids:       catalog.NewAllocators(store),
 		rowCounts: newRowCounts(),
 		stats:     statistics.NewCache(store, statistics.DefaultLease),
 		modified:  statistics.NewModifications(),
@@ -103,7 +104,7 @@ func (p *DatabaseProvider) Database(ctx *gsql.Context, name string) (gsql.Databa
 	if err != nil {
 		return nil, toSQLError(err)
 	}
-	def, ok := cat.database(name)
+	def, ok := cat.Database(name)
 	if !ok {
 		return nil, gsql.ErrDatabaseNotFound.New(name)
 	}
@@ -127,7 +128,7 @@ func (p *DatabaseProvider) AllDatabases(ctx *gsql.Context) []gsql.Database {
 		ctx.GetLogger().WithError(err).Warn("read catalog")
 		return nil
 	}
-	defs := cat.sortedDatabases()
+	defs := cat.SortedDatabases()
 	out := make([]gsql.Database, 0, len(defs)+1)
 	for _, d := range defs {
 		out = append(out, &Database{provider: p, def: d})
@@ -148,7 +149,7 @@ func (p *DatabaseProvider) CreateDatabase(ctx *gsql.Context, name string) error 
 // collation; percdb uses MySQL 8's default instead (docs/compatibility.md).
 func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string, collation gsql.CollationID) error {
 	if collation == gsql.Collation_Unspecified || collation == gsql.Collation_Default {
-		collation = defaultCollationID()
+		collation = tablemeta.DefaultCollationID()
 	}
 	tx, err := transactionOf(ctx)
 	if err != nil {
@@ -157,19 +158,19 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 	if isPerfSchema(name) {
 		return gsql.ErrDatabaseExists.New(name)
 	}
-	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.database(name); ok {
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.Database(name); ok {
 			return gsql.ErrDatabaseExists.New(name)
 		}
-		id, err := nextCatalogID(ctx, k)
+		id, err := catalog.NextID(ctx, k)
 		if err != nil {
 			return err
 		}
-		def := &DatabaseDef{ID: id, Name: name, Collation: collation.Name()}
-		if err := putJSON(k, databaseKey(name), def); err != nil {
+		def := &catalog.DatabaseDef{ID: id, Name: name, Collation: collation.Name()}
+		if err := catalog.PutJSON(k, catalog.DatabaseKey(name), def); err != nil {
 			return err
 		}
-		c.dbs[strings.ToLower(name)] = def
+		c.Databases[strings.ToLower(name)] = def
 		return nil
 	}))
 }
@@ -186,129 +187,40 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		return err
 	}
 	checks := foreignKeyChecks(ctx)
-	return toSQLError(tx.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		def, ok := c.database(name)
+	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		def, ok := c.Database(name)
 		if !ok {
 			return gsql.ErrDatabaseNotFound.New(name)
 		}
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		if checks {
-			if err := c.checkNoOutsideReferences(def); err != nil {
+			if err := checkNoOutsideReferences(c, def); err != nil {
 				return err
 			}
 		}
-		for _, t := range c.sortedTables(def.ID) {
+		for _, t := range c.SortedTables(def.ID) {
 			if err := scheduleTableDeletion(k, t, "DROP DATABASE"); err != nil {
 				return err
 			}
 		}
-		if err := deleteRange(ctx, k, tablesPrefix(def.ID), tablecodec.PrefixNext(tablesPrefix(def.ID))); err != nil {
+		if err := deleteRange(ctx, k, catalog.TablesPrefix(def.ID), tablecodec.PrefixNext(catalog.TablesPrefix(def.ID))); err != nil {
 			return err
 		}
-		for _, prefix := range [][]byte{viewsPrefix(def.ID), triggersPrefix(def.ID), proceduresPrefix(def.ID)} {
+		for _, prefix := range [][]byte{catalog.ViewsPrefix(def.ID), catalog.TriggersPrefix(def.ID), catalog.ProceduresPrefix(def.ID)} {
 			if err := deleteRange(ctx, k, prefix, tablecodec.PrefixNext(prefix)); err != nil {
 				return err
 			}
 		}
-		if err := k.Delete(databaseKey(name)); err != nil {
+		if err := k.Delete(catalog.DatabaseKey(name)); err != nil {
 			return fmt.Errorf("drop database %q: %w", name, err)
 		}
-		delete(c.dbs, strings.ToLower(name))
-		delete(c.tables, def.ID)
-		delete(c.views, def.ID)
-		delete(c.triggers, def.ID)
-		delete(c.procedures, def.ID)
+		delete(c.Databases, strings.ToLower(name))
+		delete(c.Tables, def.ID)
+		delete(c.Views, def.ID)
+		delete(c.Triggers, def.ID)
+		delete(c.Procedures, def.ID)
 		return nil
 	}))
-}
-
-// defaultCollationID is DefaultCollation as a GMS collation.
-func defaultCollationID() gsql.CollationID {
-	return gsql.Collation_utf8mb4_0900_ai_ci
-}
-
-// catalogCache keeps the most recent catalog a transaction loaded, so that
-// transactions that see the same schema version share it instead of
-// scanning the catalog again.
-type catalogCache struct {
-	mu  sync.Mutex
-	cur *catalogData
-}
-
-// load returns the catalog at k's snapshot: one read of the version key,
-// and a scan of the catalog only when the version is not the cached one.
-func (cc *catalogCache) load(ctx context.Context, k *txn.Txn) (*catalogData, error) {
-	version, err := readVersion(ctx, k.Get)
-	if err != nil {
-		return nil, err
-	}
-	if cur := cc.cached(); cur != nil && cur.version == version {
-		return cur, nil
-	}
-	c := newCatalogData(version)
-	it, err := k.Iter(ctx, prefixCatalog, tablecodec.PrefixNext(prefixCatalog))
-	if err != nil {
-		return nil, fmt.Errorf("scan catalog: %w", err)
-	}
-	defer it.Close()
-	for it.Valid() {
-		if err := c.decodeEntry(it.Key(), it.Value()); err != nil {
-			return nil, err
-		}
-		if err := it.Next(ctx); err != nil {
-			return nil, fmt.Errorf("scan catalog: %w", err)
-		}
-	}
-	cc.offer(c)
-	return c, nil
-}
-
-// cached returns the cached catalog, or nil.
-func (cc *catalogCache) cached() *catalogData {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.cur
-}
-
-// readVersion reads the schema version with get (0 before the first DDL).
-func readVersion(ctx context.Context, get func(context.Context, []byte) ([]byte, bool, error)) (uint64, error) {
-	raw, found, err := get(ctx, keyVersion)
-	if err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	if !found {
-		return 0, nil
-	}
-	return decodeUint64("schema version", raw)
-}
-
-// offer caches c if it is newer than the cached catalog.
-func (cc *catalogCache) offer(c *catalogData) {
-	cc.mu.Lock()
-	if cc.cur == nil || c.version > cc.cur.version {
-		cc.cur = c
-	}
-	cc.mu.Unlock()
-}
-
-// nextCatalogID hands out the next database or table ID from the meta
-// counter, inside the DDL's transaction.
-func nextCatalogID(ctx context.Context, k *txn.Txn) (int64, error) {
-	raw, found, err := k.Get(ctx, keyNextID)
-	if err != nil {
-		return 0, fmt.Errorf("read next ID: %w", err)
-	}
-	var last uint64
-	if found {
-		if last, err = decodeUint64("next ID", raw); err != nil {
-			return 0, err
-		}
-	}
-	last++
-	if err := k.Set(keyNextID, encodeUint64(last)); err != nil {
-		return 0, fmt.Errorf("write next ID: %w", err)
-	}
-	return int64(last), nil
 }
 
 // deleteRange deletes every key in [start, end) inside the transaction.
@@ -335,7 +247,7 @@ func deleteRange(ctx context.Context, k *txn.Txn, start, end []byte) error {
 }
 
 // dropTableData deletes every row and index entry of t.
-func dropTableData(ctx context.Context, k *txn.Txn, t *TableDef) error {
+func dropTableData(ctx context.Context, k *txn.Txn, t *catalog.TableDef) error {
 	start, end := tablecodec.TableRange(t.ID)
 	return deleteRange(ctx, k, start, end)
 }

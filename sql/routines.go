@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +8,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -36,18 +36,7 @@ const (
 	stateSyntax               = "42000"
 )
 
-// ProcedureDef is the stored definition of a stored procedure.
-type ProcedureDef struct {
-	Name string `json:"name"`
-	// Create is the CREATE PROCEDURE statement as the client sent it.
-	Create     string    `json:"create"`
-	CreatedAt  time.Time `json:"created_at"`
-	ModifiedAt time.Time `json:"modified_at"`
-	// SQLMode is the sql_mode the statement was parsed under.
-	SQLMode string `json:"sql_mode,omitempty"`
-}
-
-func (p *ProcedureDef) toGMS() gsql.StoredProcedureDetails {
+func procedureToGMS(p *catalog.ProcedureDef) gsql.StoredProcedureDetails {
 	return gsql.StoredProcedureDetails{
 		Name:            p.Name,
 		CreateStatement: p.Create,
@@ -63,11 +52,11 @@ func (d *Database) GetStoredProcedure(ctx *gsql.Context, name string) (gsql.Stor
 	if err != nil {
 		return gsql.StoredProcedureDetails{}, false, err
 	}
-	p, ok := cat.procedures[d.def.ID][strings.ToLower(name)]
+	p, ok := cat.Procedure(d.def.ID, name)
 	if !ok {
 		return gsql.StoredProcedureDetails{}, false, nil
 	}
-	return p.toGMS(), true, nil
+	return procedureToGMS(p), true, nil
 }
 
 // GetStoredProcedures implements sql.StoredProcedureDatabase: the
@@ -77,31 +66,31 @@ func (d *Database) GetStoredProcedures(ctx *gsql.Context) ([]gsql.StoredProcedur
 	if err != nil {
 		return nil, err
 	}
-	defs := sortedByName(cat.procedures[d.def.ID], func(p *ProcedureDef) string { return p.Name })
+	defs := cat.SortedProcedures(d.def.ID)
 	out := make([]gsql.StoredProcedureDetails, len(defs))
 	for i, p := range defs {
-		out[i] = p.toGMS()
+		out[i] = procedureToGMS(p)
 	}
 	return out, nil
 }
 
 // SaveStoredProcedure implements sql.StoredProcedureDatabase.
 func (d *Database) SaveStoredProcedure(ctx *gsql.Context, spd gsql.StoredProcedureDetails) error {
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.procedures[d.def.ID][strings.ToLower(spd.Name)]; ok {
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.Procedure(d.def.ID, spd.Name); ok {
 			return mysql.NewSQLError(codeProcedureExists, stateSyntax, "PROCEDURE %s already exists", spd.Name)
 		}
-		p := &ProcedureDef{
+		p := &catalog.ProcedureDef{
 			Name:       spd.Name,
 			Create:     spd.CreateStatement,
 			CreatedAt:  spd.CreatedAt,
 			ModifiedAt: spd.ModifiedAt,
 			SQLMode:    spd.SqlMode,
 		}
-		if err := putJSON(k, procedureKey(d.def.ID, p.Name), p); err != nil {
+		if err := catalog.PutJSON(k, catalog.ProcedureKey(d.def.ID, p.Name), p); err != nil {
 			return err
 		}
-		putNamed(c.procedures, d.def.ID, p.Name, p)
+		c.PutProcedure(d.def.ID, p)
 		return nil
 	})
 }
@@ -111,8 +100,8 @@ func (d *Database) SaveStoredProcedure(ctx *gsql.Context, spd gsql.StoredProcedu
 // success under DROP PROCEDURE IF EXISTS (with MySQL's note, added here)
 // and which reaches the client as 1305 otherwise (errors.go).
 func (d *Database) DropStoredProcedure(ctx *gsql.Context, name string) error {
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		p, ok := c.procedures[d.def.ID][strings.ToLower(name)]
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		p, ok := c.Procedure(d.def.ID, name)
 		if !ok {
 			ctx.Session.Warn(&gsql.Warning{
 				Level:   "Note",
@@ -121,20 +110,12 @@ func (d *Database) DropStoredProcedure(ctx *gsql.Context, name string) error {
 			})
 			return gsql.ErrStoredProcedureDoesNotExist.New(name)
 		}
-		if err := k.Delete(procedureKey(d.def.ID, p.Name)); err != nil {
+		if err := k.Delete(catalog.ProcedureKey(d.def.ID, p.Name)); err != nil {
 			return fmt.Errorf("drop procedure %q: %w", name, err)
 		}
-		delete(c.procedures[d.def.ID], strings.ToLower(p.Name))
+		delete(c.Procedures[d.def.ID], strings.ToLower(p.Name))
 		return nil
 	})
-}
-
-func proceduresPrefix(dbID int64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixProcedure...), uint64(dbID))
-}
-
-func procedureKey(dbID int64, name string) []byte {
-	return append(proceduresPrefix(dbID), strings.ToLower(name)...)
 }
 
 // GetEvent implements gsql.EventDatabase: there are none.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 )
 
 // A nested-loop join reads its inner table again for every row of the
@@ -49,14 +50,14 @@ type scanCache struct {
 // the index (0 for the rows themselves), the range, the direction and the
 // columns decoded (projectionKey).
 type scanKey struct {
-	def        *TableDef
+	def        *catalog.TableDef
 	index      int64
 	start, end string
 	reverse    bool
 	columns    string
 }
 
-func newScanKey(def *TableDef, index int64, kr keyRange, reverse bool, columns string) scanKey {
+func newScanKey(def *catalog.TableDef, index int64, kr keyRange, reverse bool, columns string) scanKey {
 	return scanKey{def: def, index: index, start: string(kr.Start), end: string(kr.End), reverse: reverse, columns: columns}
 }
 

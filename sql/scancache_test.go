@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 )
 
 // TestProjectionKey checks that scan keys tell every projection apart:
@@ -25,7 +26,7 @@ func TestProjectionKey(t *testing.T) {
 // from memory after that, and forgotten when the next statement starts.
 func TestScanCacheKeepsRepeats(t *testing.T) {
 	var c scanCache
-	def := &TableDef{Name: "t"}
+	def := &catalog.TableDef{Name: "t"}
 	key := newScanKey(def, 0, keyRange{}, false, "")
 	other := newScanKey(def, 1, keyRange{}, false, "")
 	rows := []executor.Row{{Values: []any{int64(1)}}}

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // sortedIter returns the rows of a prefix-index lookup sorted by the
@@ -12,16 +14,16 @@ import (
 // the prefixes only, and GMS expects index order.
 type sortedIter struct {
 	src  *rowIter
-	im   *indexMeta
+	im   *tablemeta.Index
 	cols []int // positions of the index's columns in the returned rows
 	rows []gsql.Row
 	done bool
 	err  error
 }
 
-func newSortedIter(ctx *gsql.Context, src *rowIter, im *indexMeta, projection []int) gsql.RowIter {
-	cols := make([]int, len(im.ords))
-	for i, ord := range im.ords {
+func newSortedIter(ctx *gsql.Context, src *rowIter, im *tablemeta.Index, projection []int) gsql.RowIter {
+	cols := make([]int, len(im.Ords))
+	for i, ord := range im.Ords {
 		cols[i] = -1
 		if projection == nil {
 			cols[i] = ord
@@ -72,7 +74,7 @@ func (s *sortedIter) fill(ctx *gsql.Context) error {
 			if c < 0 {
 				continue // not returned: GMS cannot sort by it either
 			}
-			cmp, err := compareNullsFirst(ctx, s.im.types[i], s.rows[a][c], s.rows[b][c])
+			cmp, err := compareNullsFirst(ctx, s.im.Types[i], s.rows[a][c], s.rows[b][c])
 			if err != nil && cmpErr == nil {
 				cmpErr = err
 			}

@@ -13,7 +13,9 @@ import (
 	"github.com/dolthub/go-mysql-server/memory"
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/statistics"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -63,7 +65,7 @@ type tableStats struct {
 // gmsStats is a table's statistics converted for GMS.
 type gmsStats struct {
 	version uint64
-	meta    *tableMeta
+	meta    *tablemeta.Table
 	stats   []gsql.Statistic
 }
 
@@ -114,7 +116,7 @@ func (s *tableStats) GetTableStats(ctx *gsql.Context, db string, table gsql.Tabl
 // tableStatistics returns the GMS statistics of t's indexes, converted
 // once per version of its statistics and definition of the table.
 func (s *tableStats) tableStatistics(ctx *gsql.Context, t *Table) []gsql.Statistic {
-	st := s.p.stats.Get(ctx, t.meta.exec.ID)
+	st := s.p.stats.Get(ctx, t.meta.Exec.ID)
 	if st == nil {
 		return nil
 	}
@@ -127,13 +129,13 @@ func (s *tableStats) tableStatistics(ctx *gsql.Context, t *Table) []gsql.Statist
 	gidx, _ := t.GetIndexes(ctx)
 	for _, gi := range gidx {
 		im := gi.(*Index).im
-		x := statistics.GMSIndex{Index: gi, Primary: im.primary, Ords: im.ords}
-		if im.exec != nil {
-			x.ID = im.exec.ID
+		x := statistics.GMSIndex{Index: gi, Primary: im.IsPrimary, Ords: im.Ords}
+		if im.Exec != nil {
+			x.ID = im.Exec.ID
 		}
 		idxs = append(idxs, x)
 	}
-	out := statistics.ToGMS(ctx, st, t.meta.dbName, t.meta.def.Name, t.meta.schema.Schema, idxs)
+	out := statistics.ToGMS(ctx, st, t.meta.DBName, t.meta.Def.Name, t.meta.Schema.Schema, idxs)
 	s.converted.Store(st.TableID, &gmsStats{version: st.Version, meta: t.meta, stats: out})
 	return out
 }
@@ -178,16 +180,16 @@ func (s *tableStats) prefix(ctx *gsql.Context, t *Table, name string, st gsql.St
 
 // indexStats returns the stored statistics of t's index name, or nil.
 func (p *DatabaseProvider) indexStats(ctx *gsql.Context, t *Table, name string) *statistics.Index {
-	st := p.stats.Get(ctx, t.meta.exec.ID)
+	st := p.stats.Get(ctx, t.meta.Exec.ID)
 	if st == nil {
 		return nil
 	}
-	if t.meta.primary != nil && strings.EqualFold(t.meta.primary.def.Name, name) {
+	if t.meta.Primary != nil && strings.EqualFold(t.meta.Primary.Def.Name, name) {
 		return st.Index(0, true)
 	}
-	for _, im := range t.meta.indexes {
-		if strings.EqualFold(im.def.Name, name) && im.exec != nil {
-			return st.Index(im.exec.ID, false)
+	for _, im := range t.meta.Indexes {
+		if strings.EqualFold(im.Def.Name, name) && im.Exec != nil {
+			return st.Index(im.Exec.ID, false)
 		}
 	}
 	return nil
@@ -197,7 +199,7 @@ func (p *DatabaseProvider) indexStats(ctx *gsql.Context, t *Table, name string) 
 // its statistics plus the rows this node's commits inserted less those
 // they deleted since, else the capped count of rowCounts.
 func (p *DatabaseProvider) estimatedRows(ctx *gsql.Context, t *Table) uint64 {
-	if st := p.stats.Get(ctx, t.meta.exec.ID); st != nil {
+	if st := p.stats.Get(ctx, t.meta.Exec.ID); st != nil {
 		_, delta := p.modified.Since(st.TableID, st.Version)
 		return uint64(max(int64(st.RowCount)+delta, 0))
 	}
@@ -208,27 +210,27 @@ func (p *DatabaseProvider) estimatedRows(ctx *gsql.Context, t *Table) uint64 {
 // walks, and stores them unless the table was dropped or rewritten (given
 // a new ID) meanwhile: then the ANALYZE reports the table missing, as
 // MySQL's does.
-func (p *DatabaseProvider) analyze(ctx context.Context, m *tableMeta, parallel int) error {
+func (p *DatabaseProvider) analyze(ctx context.Context, m *tablemeta.Table, parallel int) error {
 	tx, err := p.store.Begin(ctx)
 	if err != nil {
 		return toSQLError(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	st, err := statistics.Collect(ctx, tx, m.exec, parallel)
+	st, err := statistics.Collect(ctx, tx, m.Exec, parallel)
 	if err != nil {
 		return toSQLError(err)
 	}
 	exists := func(ctx context.Context, k *txn.Txn) (bool, error) {
-		cat, err := p.catalogs.load(ctx, k)
+		cat, err := p.catalogs.Load(ctx, k)
 		if err != nil {
 			return false, err
 		}
-		_, ok := tableDefByID(cat, m.def.ID)
+		_, ok := tableDefByID(cat, m.Def.ID)
 		return ok, nil
 	}
 	if err := statistics.Save(ctx, p.store, st, exists); err != nil {
 		if errors.Is(err, statistics.ErrTableGone) {
-			return gsql.ErrTableNotFound.New(m.def.Name)
+			return gsql.ErrTableNotFound.New(m.Def.Name)
 		}
 		return toSQLError(err)
 	}
@@ -238,8 +240,8 @@ func (p *DatabaseProvider) analyze(ctx context.Context, m *tableMeta, parallel i
 }
 
 // tableDefByID returns the definition of the table with ID id in cat.
-func tableDefByID(cat *catalogData, id int64) (*TableDef, bool) {
-	for _, tables := range cat.tables {
+func tableDefByID(cat *catalog.Catalog, id int64) (*catalog.TableDef, bool) {
+	for _, tables := range cat.Tables {
 		for _, def := range tables {
 			if def.ID == id {
 				return def, true
@@ -275,7 +277,7 @@ func newRowCounts() *rowCounts {
 // one is too old. Statistics are advice: a failed count is 0, and a
 // planner without counts still plans.
 func (c *rowCounts) get(ctx *gsql.Context, t *Table) uint64 {
-	id := t.meta.exec.ID
+	id := t.meta.Exec.ID
 	now := c.now()
 	c.mu.Lock()
 	kept, ok := c.counts[id]
@@ -305,7 +307,7 @@ func (c *rowCounts) get(ctx *gsql.Context, t *Table) uint64 {
 // transaction's own uncommitted rows do not count: advice for the
 // planner, never an answer.
 func countRows(ctx *gsql.Context, t *Table, limit uint64) (uint64, error) {
-	r := t.meta.exec.RowRange()
+	r := t.meta.Exec.RowRange()
 	n, err := t.db.provider.store.EstimateKeys(ctx, r.Start, r.End, int(min(limit, math.MaxInt32)))
 	if err != nil {
 		return 0, fmt.Errorf("count rows of %s: %w", t.Name(), err)

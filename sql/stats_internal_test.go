@@ -133,7 +133,7 @@ func TestAnalyzeDroppedTable(t *testing.T) {
 	fillStatsTable(t, db, 200)
 	p := srv.provider
 	ctx := gsql.NewEmptyContext()
-	m, err := p.metas.get(ctx, "x", tableDefOf(t, p, "x", "t"))
+	m, err := p.metas.Get(ctx, "x", tableDefOf(t, p, "x", "t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestAnalyzeDroppedTable(t *testing.T) {
 	if err := p.stats.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := p.stats.Get(context.Background(), m.exec.ID); st != nil {
+	if st := p.stats.Get(context.Background(), m.Exec.ID); st != nil {
 		t.Fatalf("statistics stored for a dropped table: %+v", st)
 	}
 }

@@ -157,7 +157,7 @@ func (b *compatBuilder) buildAnalyze(ctx *gsql.Context, n *plan.AnalyzeTable) (g
 	for _, t := range n.Tables {
 		db := n.Db
 		if pt := percdbTable(t); pt != nil {
-			db = pt.meta.dbName
+			db = pt.meta.DBName
 		} else if d, ok := t.(gsql.Databaseable); ok && d.Database() != "" {
 			db = d.Database()
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -19,7 +21,7 @@ import (
 // the context it is given.
 type Table struct {
 	db   *Database
-	meta *tableMeta
+	meta *tablemeta.Table
 	// projection holds the schema positions GMS asked for (nil: all
 	// columns); projected is the matching schema.
 	projection []int
@@ -57,20 +59,20 @@ var (
 )
 
 // newTable returns the table of def as seen by ctx's transaction.
-func newTable(ctx *gsql.Context, d *Database, def *TableDef) (*Table, error) {
-	if def.temporary {
+func newTable(ctx *gsql.Context, d *Database, def *catalog.TableDef) (*Table, error) {
+	if def.Temporary {
 		// A temporary table's metadata is kept with it in its session,
 		// not in the provider's cache, which would keep it forever.
 		if tt := sessionTempTable(ctx, d.def.Name, def.Name); tt != nil && tt.def == def {
 			return &Table{db: d, meta: tt.meta}, nil
 		}
-		m, err := newTableMeta(ctx, d.def.Name, def)
+		m, err := tablemeta.New(ctx, d.def.Name, def)
 		if err != nil {
 			return nil, err
 		}
 		return &Table{db: d, meta: m}, nil
 	}
-	m, err := d.provider.metas.get(ctx, d.def.Name, def)
+	m, err := d.provider.metas.Get(ctx, d.def.Name, def)
 	if err != nil {
 		return nil, err
 	}
@@ -78,47 +80,47 @@ func newTable(ctx *gsql.Context, d *Database, def *TableDef) (*Table, error) {
 }
 
 // Name implements sql.Nameable.
-func (t *Table) Name() string { return t.meta.def.Name }
+func (t *Table) Name() string { return t.meta.Def.Name }
 
 // IsTemporary implements sql.TemporaryTable (temptable.go). GMS v0.20.0's
 // validateReadOnlyTransaction calls IsTemporary on a nil interface for a
 // table that does not implement it, so without this a write in a READ
 // ONLY transaction panics (and the client loses its connection) instead of
 // failing with error 1792.
-func (t *Table) IsTemporary() bool { return t.meta.def.temporary }
+func (t *Table) IsTemporary() bool { return t.meta.Def.Temporary }
 
 // Database implements sql.Databaseable.
-func (t *Table) Database() string { return t.meta.dbName }
+func (t *Table) Database() string { return t.meta.DBName }
 
 // String implements fmt.Stringer.
-func (t *Table) String() string { return t.meta.def.Name }
+func (t *Table) String() string { return t.meta.Def.Name }
 
 // Schema implements sql.Table: the projected columns when projected.
 func (t *Table) Schema() gsql.Schema {
 	if t.projection != nil {
 		return t.projected
 	}
-	return t.meta.schema.Schema
+	return t.meta.Schema.Schema
 }
 
 // PrimaryKeySchema implements sql.PrimaryKeyTable.
-func (t *Table) PrimaryKeySchema() gsql.PrimaryKeySchema { return t.meta.schema }
+func (t *Table) PrimaryKeySchema() gsql.PrimaryKeySchema { return t.meta.Schema }
 
 // Collation implements sql.Table.
 func (t *Table) Collation() gsql.CollationID {
-	c, err := gsql.ParseCollation("", t.meta.def.Collation, false)
+	c, err := gsql.ParseCollation("", t.meta.Def.Collation, false)
 	if err != nil {
-		return defaultCollationID()
+		return tablemeta.DefaultCollationID()
 	}
 	return c
 }
 
 // Comment implements sql.CommentedTable.
-func (t *Table) Comment() string { return t.meta.def.Comment }
+func (t *Table) Comment() string { return t.meta.Def.Comment }
 
 // WithProjections implements sql.ProjectedTable.
 func (t *Table) WithProjections(names []string) gsql.Table {
-	if t.meta.schema.Schema.HasVirtualColumns() {
+	if t.meta.Schema.Schema.HasVirtualColumns() {
 		// GMS computes VIRTUAL columns over the table's whole row
 		// (generated.go), so such a table is not projected.
 		return t
@@ -128,7 +130,7 @@ func (t *Table) WithProjections(names []string) gsql.Table {
 	n.projected = make(gsql.Schema, 0, len(names))
 	n.projNames = names
 	for _, name := range names {
-		for i, col := range t.meta.schema.Schema {
+		for i, col := range t.meta.Schema.Schema {
 			if strings.EqualFold(col.Name, name) {
 				n.projection = append(n.projection, i)
 				n.projected = append(n.projected, col)
@@ -154,14 +156,14 @@ func (t *Table) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter
 	switch p := p.(type) {
 	case scanPartition:
 		markFullScan(ctx)
-		return t.newRowIter(ctx, nil, []keyRange{{KeyRange: t.meta.exec.RowRange()}})
+		return t.newRowIter(ctx, nil, []keyRange{{KeyRange: t.meta.Exec.RowRange()}})
 	case lookupPartition:
 		r, err := t.newRowIter(ctx, p.index, p.ranges)
 		if err != nil {
 			return nil, err
 		}
 		r.reverse = p.reverse
-		if p.index.prefixed {
+		if p.index.Prefixed {
 			// Keys of a prefix index order rows by the prefix only; GMS
 			// relies on index order (it drops ORDER BY), so sort them.
 			return newSortedIter(ctx, r, p.index, t.projection), nil
@@ -173,11 +175,11 @@ func (t *Table) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter
 
 // GetIndexes implements sql.IndexAddressable.
 func (t *Table) GetIndexes(*gsql.Context) ([]gsql.Index, error) {
-	out := make([]gsql.Index, 0, len(t.meta.indexes)+1)
-	if t.meta.primary != nil {
-		out = append(out, &Index{table: t, im: t.meta.primary})
+	out := make([]gsql.Index, 0, len(t.meta.Indexes)+1)
+	if t.meta.Primary != nil {
+		out = append(out, &Index{table: t, im: t.meta.Primary})
 	}
-	for _, im := range t.meta.indexes {
+	for _, im := range t.meta.Indexes {
 		out = append(out, &Index{table: t, im: im})
 	}
 	return out, nil
@@ -208,7 +210,7 @@ func (t *Table) LookupPartitions(ctx *gsql.Context, lookup gsql.IndexLookup) (gs
 	if wholeIndex(ranges) {
 		markFullScan(ctx)
 	}
-	krs, err := t.meta.keyRanges(ctx, x.im, ranges)
+	krs, err := keyRanges(ctx, t.meta, x.im, ranges)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +271,7 @@ func (scanPartition) Key() []byte { return []byte("scan") }
 // lookupPartition is an index lookup: key ranges of one index (the primary
 // key's ranges are row-key ranges).
 type lookupPartition struct {
-	index  *indexMeta
+	index  *tablemeta.Index
 	ranges []keyRange
 	// reverse reads in descending key order (ORDER BY ... DESC).
 	reverse bool
@@ -299,7 +301,7 @@ type rowIter struct {
 	t     *Table
 	tx    *Transaction
 	k     *txn.Txn
-	index *indexMeta // nil: the rows themselves (a scan or primary key)
+	index *tablemeta.Index // nil: the rows themselves (a scan or primary key)
 	reads []keyRange
 	dec   *executor.RowDecoder
 	lock  bool
@@ -329,7 +331,7 @@ type rowIter struct {
 	examined uint64
 }
 
-func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange) (*rowIter, error) {
+func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []keyRange) (*rowIter, error) {
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, err
@@ -338,7 +340,7 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 	if err != nil {
 		return nil, toSQLError(err)
 	}
-	dec, err := t.meta.exec.NewRowDecoder(t.projection)
+	dec, err := t.meta.Exec.NewRowDecoder(t.projection)
 	if err != nil {
 		return nil, err
 	}
@@ -349,11 +351,11 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *indexMeta, reads []keyRange
 		// check of existing rows that GMS runs for ALTER TABLE ... ADD
 		// FOREIGN KEY is repeated by AddForeignKey after a fence.
 		lock:  (t.lockReads && tx.stmtOpen) || (s != nil && s.forUpdate && s.inExplicitTransaction()),
-		track: t.meta.exec.HandleKind == executor.HandleRowID && t.projection == nil,
+		track: t.meta.Exec.HandleKind == executor.HandleRowID && t.projection == nil,
 		pid:   ctx.Pid(),
 		sess:  s,
 	}
-	if index != nil && index.primary {
+	if index != nil && index.IsPrimary {
 		r.index = nil
 	}
 	if r.index != nil && !r.lock && !r.track {
@@ -378,7 +380,7 @@ func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		ts, err := r.k.SnapshotTS(ctx)
 		if err == nil {
 			r.tx.noteLocking(ctx)
-			err = executor.LockRows(ctx, r.k, ts, r.t.meta.exec, row.Handle)
+			err = executor.LockRows(ctx, r.k, ts, r.t.meta.Exec, row.Handle)
 		}
 		if err != nil {
 			return nil, r.tx.lockError(ctx, err)
@@ -440,11 +442,11 @@ func (r *rowIter) start(ctx context.Context) error {
 		for r.nextIsPoint() {
 			handles = append(handles, r.take().handle)
 		}
-		rows, err := executor.BatchGetRows(ctx, r.k, m.exec, r.dec, handles)
+		rows, err := executor.BatchGetRows(ctx, r.k, m.Exec, r.dec, handles)
 		r.pending = rows
 		return err
 	case kr.point:
-		row, found, err := executor.UniqueLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.vals)
+		row, found, err := executor.UniqueLookup(ctx, r.k, m.Exec, r.index.Exec, r.dec, kr.vals)
 		if found {
 			r.pending = append(r.pending, row)
 		}
@@ -452,7 +454,7 @@ func (r *rowIter) start(ctx context.Context) error {
 	}
 	cacheable := r.cacheable()
 	if cacheable {
-		key := newScanKey(m.def, r.indexID(), kr, r.reverse, r.t.scanColumns)
+		key := newScanKey(m.Def, r.indexID(), kr, r.reverse, r.t.scanColumns)
 		rows, cached, keep := r.tx.scans.lookup(r.pid, key)
 		if cached {
 			r.pending = cloneRows(rows)
@@ -465,15 +467,15 @@ func (r *rowIter) start(ctx context.Context) error {
 	opts := executor.ScanOptions{Reverse: r.reverse}
 	var err error
 	if r.index == nil {
-		r.cur, err = executor.ScanTable(ctx, r.k, m.exec, r.dec, kr.KeyRange, opts)
+		r.cur, err = executor.ScanTable(ctx, r.k, m.Exec, r.dec, kr.KeyRange, opts)
 	} else if r.covering != nil {
 		var it executor.RowIterator
-		it, err = executor.IndexOnly(ctx, r.k, m.exec, r.index.exec, r.t.projection, kr.KeyRange, opts)
+		it, err = executor.IndexOnly(ctx, r.k, m.Exec, r.index.Exec, r.t.projection, kr.KeyRange, opts)
 		if err == nil {
 			r.cur = coveredRows{RowIterator: it, conv: r.covering}
 		}
 	} else {
-		r.cur, err = executor.IndexLookup(ctx, r.k, m.exec, r.index.exec, r.dec, kr.KeyRange, opts)
+		r.cur, err = executor.IndexLookup(ctx, r.k, m.Exec, r.index.Exec, r.dec, kr.KeyRange, opts)
 	}
 	return err
 }
@@ -490,7 +492,7 @@ func (r *rowIter) indexID() int64 {
 	if r.index == nil {
 		return 0
 	}
-	return r.index.def.ID
+	return r.index.Def.ID
 }
 
 // take removes the next read: the first, or the last when reading in

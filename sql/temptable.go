@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -39,7 +42,7 @@ func tempTableKey(id int64) []byte {
 // decodeTempTableKey returns the table ID of a registration key, or 0 if
 // the key is malformed.
 func decodeTempTableKey(key []byte) int64 {
-	if len(key) != len(prefixTempTables)+8 || !hasPrefix(key, prefixTempTables) {
+	if len(key) != len(prefixTempTables)+8 || !bytes.HasPrefix(key, prefixTempTables) {
 		return 0
 	}
 	return int64(binary.BigEndian.Uint64(key[len(prefixTempTables):]))
@@ -83,8 +86,8 @@ func (tt *tempTables) takeNew() []*tempTable {
 // changed, by CREATE INDEX and the like) and the metadata derived from it.
 type tempTable struct {
 	db   string
-	def  *TableDef
-	meta *tableMeta
+	def  *catalog.TableDef
+	meta *tablemeta.Table
 }
 
 func tempTableName(db, name string) string {
@@ -158,20 +161,20 @@ func (d *Database) CreateTemporaryTable(ctx *gsql.Context, name string, schema g
 	if s.temps.get(d.def.Name, name) != nil {
 		return gsql.ErrTableAlreadyExists.New(name)
 	}
-	def, err := tableDefFromSchema(name, schema, collation, "")
+	def, err := tablemeta.DefFromSchema(name, schema, collation, "")
 	if err != nil {
 		return err
 	}
-	def.DBID, def.temporary = d.def.ID, true
+	def.DBID, def.Temporary = d.def.ID, true
 	id, err := d.provider.registerTempTable(ctx, name)
 	if err != nil {
 		return toSQLError(err)
 	}
 	def.ID = id
-	if err := def.validate(); err != nil {
+	if err := def.Validate(); err != nil {
 		return err
 	}
-	m, err := newTableMeta(ctx, d.def.Name, def)
+	m, err := tablemeta.New(ctx, d.def.Name, def)
 	if err != nil {
 		return err
 	}
@@ -189,7 +192,7 @@ func (p *DatabaseProvider) registerTempTable(ctx context.Context, name string) (
 	var id int64
 	err := p.smallTxn(ctx, func(k *txn.Txn) error {
 		var err error
-		if id, err = nextCatalogID(ctx, k); err != nil {
+		if id, err = catalog.NextID(ctx, k); err != nil {
 			return err
 		}
 		return k.Set(tempTableKey(id), []byte(name))
@@ -219,13 +222,13 @@ func (p *DatabaseProvider) smallTxn(ctx context.Context, fn func(k *txn.Txn) err
 
 // dropTempTableData schedules the deletion of temporary table def's keys
 // and removes its registration and ID allocators.
-func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *TableDef) error {
+func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *catalog.TableDef) error {
 	err := p.smallTxn(ctx, func(k *txn.Txn) error {
 		if err := scheduleTableDeletion(k, def, "temporary table"); err != nil {
 			return err
 		}
-		for _, kind := range []byte{allocAutoIncrement, allocRowID} {
-			if err := k.Delete(allocatorMetaKey(def.ID, kind)); err != nil {
+		for _, kind := range []byte{catalog.KindAutoIncrement, catalog.KindRowID} {
+			if err := k.Delete(catalog.AllocatorMetaKey(def.ID, kind)); err != nil {
 				return err
 			}
 		}
@@ -234,7 +237,7 @@ func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *TableDef)
 	if err != nil {
 		return fmt.Errorf("drop temporary table %s: %w", def.Name, err)
 	}
-	p.ids.forget(def.ID)
+	p.ids.Forget(def.ID)
 	p.ranges.kick()
 	return nil
 }
@@ -267,7 +270,7 @@ func (p *DatabaseProvider) dropLeftoverTempTables(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var defs []*TableDef
+	var defs []*catalog.TableDef
 	it, err := k.Iter(ctx, prefixTempTables, tablecodec.PrefixNext(prefixTempTables))
 	if err != nil {
 		_ = k.Rollback(ctx)
@@ -280,7 +283,7 @@ func (p *DatabaseProvider) dropLeftoverTempTables(ctx context.Context) error {
 			_ = k.Rollback(ctx)
 			return fmt.Errorf("bad temporary table key %q", it.Key())
 		}
-		defs = append(defs, &TableDef{ID: id, Name: string(it.Value())})
+		defs = append(defs, &catalog.TableDef{ID: id, Name: string(it.Value())})
 		if err := it.Next(ctx); err != nil {
 			it.Close()
 			_ = k.Rollback(ctx)
@@ -301,7 +304,7 @@ func (p *DatabaseProvider) dropLeftoverTempTables(ctx context.Context) error {
 // changeTempTable runs a DDL change of temporary table t of ctx's session:
 // fn gets a copy of its definition to change, and the changed copy
 // replaces it.
-func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx context.Context, def *TableDef, k *txn.Txn) error) error {
+func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx context.Context, def *catalog.TableDef, k *txn.Txn) error) error {
 	s, err := sessionOf(ctx)
 	if err != nil {
 		return err
@@ -310,14 +313,14 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 	if err != nil {
 		return err
 	}
-	def := t.def.clone()
+	def := t.def.Clone()
 	if err := fn(ctx, def, k); err != nil {
 		return toSQLError(err)
 	}
-	if err := def.validate(); err != nil {
+	if err := def.Validate(); err != nil {
 		return err
 	}
-	m, err := newTableMeta(ctx, d.def.Name, def)
+	m, err := tablemeta.New(ctx, d.def.Name, def)
 	if err != nil {
 		return err
 	}
@@ -329,7 +332,7 @@ func (d *Database) changeTempTable(ctx *gsql.Context, t *tempTable, fn func(ctx 
 // new table ID, which replaces the old one in the session when the
 // inserter closes; if the rewrite is discarded, the new rows go instead.
 func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, oldCol, newCol *gsql.Column) (gsql.RowInserter, error) {
-	old := t.meta.def
+	old := t.meta.Def
 	nd, err := rewrittenDef(old, newSchema, oldCol, newCol)
 	if err != nil {
 		return nil, err
@@ -337,17 +340,17 @@ func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, 
 	if nd.ID, err = t.db.provider.registerTempTable(ctx, old.Name); err != nil {
 		return nil, toSQLError(err)
 	}
-	m, err := newTableMeta(ctx, t.db.def.Name, nd)
+	m, err := tablemeta.New(ctx, t.db.def.Name, nd)
 	if err != nil {
 		return nil, err
 	}
 	nt := &Table{db: t.db, meta: m}
-	if t.meta.autoIncOrd >= 0 && m.autoIncOrd >= 0 {
-		next, err := t.autoIncrement().peek(ctx)
+	if t.meta.AutoIncOrd >= 0 && m.AutoIncOrd >= 0 {
+		next, err := t.autoIncrement().Peek(ctx)
 		if err != nil {
 			return nil, toSQLError(err)
 		}
-		if err := nt.autoIncrement().reset(ctx, next); err != nil {
+		if err := nt.autoIncrement().Reset(ctx, next); err != nil {
 			return nil, toSQLError(err)
 		}
 	}
@@ -357,7 +360,7 @@ func (t *Table) rewriteTemp(ctx *gsql.Context, newSchema gsql.PrimaryKeySchema, 
 // tempRewriter writes the rows of a rewritten temporary table.
 type tempRewriter struct {
 	tableEditor
-	old       *TableDef
+	old       *catalog.TableDef
 	discarded bool
 }
 
@@ -365,7 +368,7 @@ type tempRewriter struct {
 func (r *tempRewriter) DiscardChanges(ctx *gsql.Context, err error) error {
 	r.discarded = true
 	_ = r.tableEditor.DiscardChanges(ctx, err)
-	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.t.meta.def))
+	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.t.meta.Def))
 }
 
 // Close implements sql.Closer: the new definition replaces the old one,
@@ -381,6 +384,6 @@ func (r *tempRewriter) Close(ctx *gsql.Context) error {
 	if tx, err := transactionOf(ctx); err == nil {
 		tx.statementEnd(true)
 	}
-	s.temps.put(&tempTable{db: r.t.db.def.Name, def: r.t.meta.def, meta: r.t.meta})
+	s.temps.put(&tempTable{db: r.t.db.def.Name, def: r.t.meta.Def, meta: r.t.meta})
 	return toSQLError(r.t.db.provider.dropTempTableData(ctx, r.old))
 }

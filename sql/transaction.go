@@ -12,6 +12,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
 )
@@ -32,12 +33,12 @@ type Transaction struct {
 	kv *txn.Txn
 	// cat is the catalog this transaction sees: the snapshot at its
 	// start_ts, then (catDirty) a private copy changed by its own DDL.
-	cat      *catalogData
+	cat      *catalog.Catalog
 	catDirty bool
 	// catBase is the catalog as it was before this transaction's own DDL
 	// changed it (set with catDirty): what its commit compares to find
 	// the tables it changed.
-	catBase *catalogData
+	catBase *catalog.Catalog
 	// use registers the transaction's schema version with the node's
 	// tracker (schemalease): taken before the start timestamp, ended when
 	// the transaction ends. nil until the Percolator transaction begins.
@@ -146,7 +147,7 @@ func writableOf(ctx *gsql.Context) (*Transaction, *txn.Txn, error) {
 }
 
 // catalog returns the catalog as this transaction sees it.
-func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
+func (t *Transaction) catalog(ctx context.Context) (*catalog.Catalog, error) {
 	if t.cat != nil {
 		return t.cat, nil
 	}
@@ -154,12 +155,12 @@ func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.provider.catalogs.load(ctx, k)
+	c, err := t.provider.catalogs.Load(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	if t.use != nil {
-		t.use.Observe(c.version)
+		t.use.Observe(c.Version)
 	}
 	t.cat = c
 	return c, nil
@@ -169,7 +170,7 @@ func (t *Transaction) catalog(ctx context.Context) (*catalogData, error) {
 // gets a private copy to change and the transaction to write through, and
 // the version key is bumped so that concurrent DDLs conflict and other
 // nodes reload their cache after the commit.
-func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalogData, k *txn.Txn) error) error {
+func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalog.Catalog, k *txn.Txn) error) error {
 	cur, err := t.catalog(ctx)
 	if err != nil {
 		return err
@@ -178,7 +179,7 @@ func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalogData,
 	if err != nil {
 		return err
 	}
-	next := cur.clone()
+	next := cur.Clone()
 	if err := fn(next, k); err != nil {
 		return err
 	}
@@ -187,8 +188,8 @@ func (t *Transaction) changeCatalog(ctx context.Context, fn func(c *catalogData,
 			t.use.Exempt()
 		}
 		t.catBase = cur
-		next.version = cur.version + 1
-		if err := k.Set(keyVersion, encodeUint64(next.version)); err != nil {
+		next.Version = cur.Version + 1
+		if err := k.Set(catalog.KeyVersion, catalog.EncodeUint64(next.Version)); err != nil {
 			return fmt.Errorf("bump schema version: %w", err)
 		}
 	}
@@ -332,7 +333,7 @@ func (t *Transaction) commit(ctx context.Context) error {
 	if t.catDirty {
 		// Our own DDL is committed: later transactions may use this
 		// catalog without reloading it.
-		t.provider.catalogs.offer(t.cat)
+		t.provider.catalogs.Offer(t.cat)
 		t.endUse()
 		err := t.provider.awaitSchemaChange(ctx, t.catBase, t.cat, t.stepOf)
 		// Any data the DDL left behind can go now that the older
@@ -356,16 +357,16 @@ func (t *Transaction) executorTable(id int64) *executor.Table {
 	if t.cat == nil {
 		return nil
 	}
-	for _, db := range t.cat.dbs {
-		for _, def := range t.cat.tables[db.ID] {
+	for _, db := range t.cat.Databases {
+		for _, def := range t.cat.Tables[db.ID] {
 			if def.ID != id {
 				continue
 			}
-			m, err := t.provider.metas.get(gsql.NewEmptyContext(), db.Name, def)
+			m, err := t.provider.metas.Get(gsql.NewEmptyContext(), db.Name, def)
 			if err != nil {
 				return nil
 			}
-			return m.exec
+			return m.Exec
 		}
 	}
 	return nil

@@ -2,16 +2,14 @@ package sql
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"sort"
 	"strings"
-	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -31,7 +29,7 @@ import (
 //     them, and fail every write to the database;
 //   - drops a database's triggers with the database (GMS drops a table's
 //     triggers itself, by DropTrigger, after DROP TABLE);
-//   - keeps the fast path off tables with triggers (resolveFastPlan).
+//   - keeps the fast path off tables with triggers (fastpath.Resolve).
 
 // MySQL's errors for triggers.
 const (
@@ -45,33 +43,9 @@ const (
 	msgReferencedTriggerMissing  = "Referenced trigger '%s' for the given action time and event type does not exist."
 )
 
-// TriggerDef is the stored definition of a trigger.
-type TriggerDef struct {
-	// ID is taken from the catalog's ID counter when the trigger is
-	// created, so it orders a database's triggers by creation: GMS runs
-	// triggers of the same table, time and event in the order it gets
-	// them, unless FOLLOWS or PRECEDES says otherwise.
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-	// Table is the name of the table the trigger is on, in the trigger's
-	// database.
-	Table string `json:"table"`
-	// Timing ("before", "after") and Event ("insert", "update",
-	// "delete") say when it runs.
-	Timing string `json:"timing"`
-	Event  string `json:"event"`
-	// Create is the CREATE TRIGGER statement, as the client sent it
-	// except for the table name, which RENAME TABLE rewrites.
-	Create    string    `json:"create"`
-	CreatedAt time.Time `json:"created_at"`
-	// SQLMode is the sql_mode the statement was parsed under (ANSI_QUOTES
-	// changes how it parses).
-	SQLMode string `json:"sql_mode,omitempty"`
-}
-
 var _ gsql.TriggerDatabase = (*Database)(nil)
 
-func (t *TriggerDef) toGMS() gsql.TriggerDefinition {
+func triggerToGMS(t *catalog.TriggerDef) gsql.TriggerDefinition {
 	return gsql.TriggerDefinition{
 		Name:            t.Name,
 		CreateStatement: t.Create,
@@ -93,14 +67,14 @@ func (d *Database) GetTriggers(ctx *gsql.Context) ([]gsql.TriggerDefinition, err
 	if err != nil {
 		return nil, err
 	}
-	defs := cat.sortedTriggers(d.def.ID)
+	defs := cat.SortedTriggers(d.def.ID)
 	if len(defs) == 0 {
 		return nil, nil
 	}
 	qualify := !strings.EqualFold(ctx.GetCurrentDatabase(), d.def.Name)
 	out := make([]gsql.TriggerDefinition, len(defs))
 	for i, t := range defs {
-		out[i] = t.toGMS()
+		out[i] = triggerToGMS(t)
 		if qualify {
 			if out[i].CreateStatement, err = retargetTrigger(t.Create, t.SQLMode, d.def.Name, t.Table); err != nil {
 				return nil, err
@@ -118,27 +92,27 @@ func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefin
 	if err != nil {
 		return err
 	}
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		if _, ok := c.trigger(d.def.ID, definition.Name); ok {
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		if _, ok := c.Trigger(d.def.ID, definition.Name); ok {
 			return mysql.NewSQLError(codeTriggerExists, stateGeneral, "%s", msgTriggerExists)
 		}
-		tdef, ok := c.table(d.def.ID, spec.table)
+		tdef, ok := c.Table(d.def.ID, spec.table)
 		if !ok {
 			return gsql.ErrTableNotFound.New(spec.table)
 		}
 		if spec.order != "" {
 			// GMS accepts any name here, then panics at every write
 			// to the table when it orders triggers by it.
-			ref, ok := c.trigger(d.def.ID, spec.order)
+			ref, ok := c.Trigger(d.def.ID, spec.order)
 			if !ok || !strings.EqualFold(ref.Table, tdef.Name) || ref.Timing != spec.timing || ref.Event != spec.event {
 				return mysql.NewSQLError(codeReferencedTriggerMissing, stateGeneral, msgReferencedTriggerMissing, spec.order)
 			}
 		}
-		id, err := nextCatalogID(ctx, k)
+		id, err := catalog.NextID(ctx, k)
 		if err != nil {
 			return err
 		}
-		return putTriggerDef(c, k, d.def.ID, &TriggerDef{
+		return putTriggerDef(c, k, d.def.ID, &catalog.TriggerDef{
 			ID:        id,
 			Name:      definition.Name,
 			Table:     tdef.Name,
@@ -158,24 +132,24 @@ func (d *Database) CreateTrigger(ctx *gsql.Context, definition gsql.TriggerDefin
 // whether the statement said IF EXISTS is not known; after the error it
 // is a note where MySQL lists the error itself.
 func (d *Database) DropTrigger(ctx *gsql.Context, name string) error {
-	return d.changeCatalog(ctx, func(c *catalogData, k *txn.Txn) error {
-		t, ok := c.trigger(d.def.ID, name)
+	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+		t, ok := c.Trigger(d.def.ID, name)
 		if !ok {
 			ctx.Session.Warn(&gsql.Warning{Level: "Note", Code: codeTriggerDoesNotExist, Message: msgTriggerDoesNotExist})
 			return gsql.ErrTriggerDoesNotExist.New(name)
 		}
-		if err := k.Delete(triggerKey(d.def.ID, t.Name)); err != nil {
+		if err := k.Delete(catalog.TriggerKey(d.def.ID, t.Name)); err != nil {
 			return fmt.Errorf("drop trigger %q: %w", name, err)
 		}
-		delete(c.triggers[d.def.ID], strings.ToLower(t.Name))
+		delete(c.Triggers[d.def.ID], strings.ToLower(t.Name))
 		return nil
 	})
 }
 
 // renameTableTriggers moves the triggers of table oldName of database dbID
 // to newName: their statements name the new table.
-func renameTableTriggers(c *catalogData, k *txn.Txn, dbID int64, oldName, newName string) error {
-	for _, t := range c.sortedTriggers(dbID) {
+func renameTableTriggers(c *catalog.Catalog, k *txn.Txn, dbID int64, oldName, newName string) error {
+	for _, t := range c.SortedTriggers(dbID) {
 		if !strings.EqualFold(t.Table, oldName) {
 			continue
 		}
@@ -193,11 +167,11 @@ func renameTableTriggers(c *catalogData, k *txn.Txn, dbID int64, oldName, newNam
 }
 
 // putTriggerDef stores t in the transaction and in the catalog copy.
-func putTriggerDef(c *catalogData, k *txn.Txn, dbID int64, t *TriggerDef) error {
-	if err := putJSON(k, triggerKey(dbID, t.Name), t); err != nil {
+func putTriggerDef(c *catalog.Catalog, k *txn.Txn, dbID int64, t *catalog.TriggerDef) error {
+	if err := catalog.PutJSON(k, catalog.TriggerKey(dbID, t.Name), t); err != nil {
 		return err
 	}
-	c.putTrigger(dbID, t)
+	c.PutTrigger(dbID, t)
 	return nil
 }
 
@@ -296,45 +270,4 @@ func retargetTrigger(create, sqlMode, db, table string) (string, error) {
 // as an identifier.
 func quoteIdentifier(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}
-
-// Trigger keys and the catalog's triggers.
-
-func triggersPrefix(dbID int64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixTrigger...), uint64(dbID))
-}
-
-func triggerKey(dbID int64, name string) []byte {
-	return append(triggersPrefix(dbID), strings.ToLower(name)...)
-}
-
-// trigger returns the trigger named name in database dbID.
-func (c *catalogData) trigger(dbID int64, name string) (*TriggerDef, bool) {
-	t, ok := c.triggers[dbID][strings.ToLower(name)]
-	return t, ok
-}
-
-// putTrigger records t under database dbID.
-func (c *catalogData) putTrigger(dbID int64, t *TriggerDef) { putNamed(c.triggers, dbID, t.Name, t) }
-
-// sortedTriggers returns the triggers of database dbID in the order they
-// were created.
-func (c *catalogData) sortedTriggers(dbID int64) []*TriggerDef {
-	m := c.triggers[dbID]
-	out := make([]*TriggerDef, 0, len(m))
-	for _, t := range m {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// hasTriggers reports whether table of database dbID has a trigger.
-func (c *catalogData) hasTriggers(dbID int64, table string) bool {
-	for _, t := range c.triggers[dbID] {
-		if strings.EqualFold(t.Table, table) {
-			return true
-		}
-	}
-	return false
 }

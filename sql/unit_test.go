@@ -1,18 +1,10 @@
 package sql
 
 import (
-	"bytes"
-	"encoding/json"
-	"math/rand"
-	"sort"
-	"strings"
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/planbuilder"
-	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/sqltypes"
 )
 
 func TestIsSelectForUpdate(t *testing.T) {
@@ -47,127 +39,6 @@ func TestIsExplain(t *testing.T) {
 	} {
 		if got := isExplain(q); got != want {
 			t.Errorf("isExplain(%q) = %v, want %v", q, got, want)
-		}
-	}
-}
-
-// TestCollationKeyOrder checks that sort keys order strings as GMS
-// compares them under the column's collation, and collide exactly when
-// GMS calls them equal: index order must be SQL order.
-func TestCollationKeyOrder(t *testing.T) {
-	words := []string{"", "a", "A", "b", "B", "ab", "aB", "Ab", "abc", "é", "e", "E", "z", "Z", "ß", "ss", "a b", "a  ", "0", "9", "_", "ÿ", "日本", "日"}
-	rng := rand.New(rand.NewSource(7))
-	for i := 0; i < 200; i++ {
-		b := make([]rune, rng.Intn(4))
-		for j := range b {
-			b[j] = []rune("aAbBzZ éE_0")[rng.Intn(11)]
-		}
-		words = append(words, string(b))
-	}
-	for _, coll := range []gsql.CollationID{gsql.Collation_utf8mb4_0900_ai_ci, gsql.Collation_utf8mb4_0900_bin, gsql.Collation_utf8mb4_general_ci, gsql.Collation_utf8mb4_bin} {
-		typ := types.MustCreateString(sqltypes.VarChar, 100, coll)
-		keyOf := collationKeyFunc(typ)
-		key := func(s string) []byte {
-			if keyOf == nil {
-				return []byte(s)
-			}
-			return keyOf(s)
-		}
-		ctx := gsql.NewEmptyContext()
-		for _, a := range words {
-			for _, b := range words {
-				want, err := typ.Compare(ctx, a, b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := bytes.Compare(key(a), key(b)); got != want {
-					t.Fatalf("%s: key order of %q vs %q is %d, GMS compares %d", coll, a, b, got, want)
-				}
-			}
-		}
-	}
-}
-
-func TestTypeStringRoundTrip(t *testing.T) {
-	for _, sqlType := range []string{
-		"int", "bigint unsigned", "tinyint(1)", "decimal(10,2)", "double", "float",
-		"varchar(20)", "varchar(20) COLLATE utf8mb4_bin", "char(10) CHARACTER SET latin1",
-		"text", "blob", "varbinary(16)", "datetime(6)", "timestamp", "date", "time", "year",
-		"enum('a','b')", "set('x','y')", "json", "bit(3)",
-	} {
-		typ, err := planbuilder.ParseColumnTypeString(sqlType)
-		if err != nil {
-			t.Fatalf("parse %q: %v", sqlType, err)
-		}
-		back, err := planbuilder.ParseColumnTypeString(typeString(typ))
-		if err != nil {
-			t.Fatalf("parse %q (from %q): %v", typeString(typ), sqlType, err)
-		}
-		if !back.Equals(typ) {
-			t.Errorf("%q: stored as %q, read back as %v, want %v", sqlType, typeString(typ), back, typ)
-		}
-	}
-}
-
-func TestCatalogRejectsBadDefinitions(t *testing.T) {
-	good := &TableDef{ID: 5, Name: "t", Columns: []ColumnDef{{ID: 1, Name: "a", Type: "int"}}, PrimaryKey: []int64{1}}
-	if err := good.validate(); err != nil {
-		t.Fatal(err)
-	}
-	for name, mutate := range map[string]func(*TableDef){
-		"no ID":            func(d *TableDef) { d.ID = 0 },
-		"duplicate column": func(d *TableDef) { d.Columns = append(d.Columns, ColumnDef{ID: 1, Name: "b"}) },
-		"unknown pk":       func(d *TableDef) { d.PrimaryKey = []int64{9} },
-		"unknown index": func(d *TableDef) {
-			d.Indexes = []IndexDef{{ID: 1, Name: "i", Columns: []IndexColumnDef{{ColumnID: 4}}}}
-		},
-		"empty index": func(d *TableDef) { d.Indexes = []IndexDef{{ID: 1, Name: "i"}} },
-	} {
-		d := good.clone()
-		mutate(d)
-		if err := d.validate(); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-		// The same definition stored and loaded is refused at load.
-		raw, _ := json.Marshal(d)
-		c := newCatalogData(1)
-		if err := c.decodeEntry(tableKey(1, d.Name), raw); err == nil {
-			t.Errorf("%s: loaded", name)
-		}
-	}
-	c := newCatalogData(1)
-	for _, bad := range [][2]string{
-		{string(databaseKey("x")), "{"},
-		{string(tableKey(1, "t")), "[]"},
-		{"m:c:v:", "{}"},
-		{"m:c:q:zzz", "{}"},
-	} {
-		if err := c.decodeEntry([]byte(bad[0]), []byte(bad[1])); err == nil {
-			t.Errorf("entry %q = %q: accepted", bad[0], bad[1])
-		}
-	}
-}
-
-func TestCatalogKeysSortByDatabase(t *testing.T) {
-	// Every key of a database's tables shares one prefix, so dropping a
-	// database deletes one range; other databases' keys are outside it.
-	var keys []string
-	for _, db := range []int64{1, 2, 256} {
-		for _, name := range []string{"a", "Zz", "m"} {
-			keys = append(keys, string(tableKey(db, name)))
-		}
-	}
-	sort.Strings(keys)
-	for _, db := range []int64{1, 2, 256} {
-		p := string(tablesPrefix(db))
-		n := 0
-		for _, k := range keys {
-			if strings.HasPrefix(k, p) {
-				n++
-			}
-		}
-		if n != 3 {
-			t.Errorf("database %d: %d keys under its prefix, want 3", db, n)
 		}
 	}
 }

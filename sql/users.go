@@ -23,7 +23,7 @@ import (
 // (userStore) writes that blob under keyUsers in a Percolator transaction
 // of its own, and Open loads it back.
 //
-// keyUsers sits outside the catalog's "m:" keys (catalog.go), so the
+// keyUsers sits outside the catalog's "m:" keys (package catalog), so the
 // catalog's scans never meet it.
 var keyUsers = []byte("m_users")
 

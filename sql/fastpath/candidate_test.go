@@ -1,4 +1,4 @@
-package sql
+package fastpath
 
 import (
 	"bufio"
@@ -14,23 +14,23 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 )
 
-// shapeOf is what the handler learns of query when fastCandidate lets it
-// through: its shape, nil when the TiDB parser or fastShapeOf turns it
+// shapeOf is what the handler learns of query when Candidate lets it
+// through: its shape, nil when the TiDB parser or ShapeOf turns it
 // down.
-func shapeOf(query string) *fastShape {
+func shapeOf(query string) *Shape {
 	normalized, _ := parser.NormalizeDigest(query)
 	stmt, err := parser.New().ParseOneStmt(query, "", "")
 	if err != nil {
 		return nil
 	}
-	return fastShapeOf(stmt, normalized)
+	return ShapeOf(stmt, normalized)
 }
 
-// fastStatements returns statements of every shape the fast path runs,
+// statements returns statements of every shape the fast path runs,
 // spelled in the ways the lexical check must read past: quoted names,
 // reserved words as names next to a dot or in quotes, strings and
 // comments holding what it turns down elsewhere, odd spacing and case.
-func fastStatements() []string {
+func statements() []string {
 	tables := []string{"t", "`t`", "db.t", "`db`.`t`", "`order`", "db.`select`", "t1$", "`a``b`", "tabé"}
 	values := []string{"1", "-1", "'x'", "'a AND b OR c'", "'it''s (1)'", `'back\'slash < 2'`, `"dq * /"`,
 		"NULL", "TRUE", "x'1F'", "_utf8mb4'x'", "'--'", "'#'", "18446744073709551615", "1.5", "'/*'"}
@@ -72,23 +72,23 @@ func fastStatements() []string {
 	)
 }
 
-// TestFastCandidateSound checks that fastCandidate turns down no
+// TestFastCandidateSound checks that Candidate turns down no
 // statement that has a shape: it may only save the parse of statements
 // that have none.
 func TestFastCandidateSound(t *testing.T) {
 	shaped := 0
-	for _, q := range fastStatements() {
+	for _, q := range statements() {
 		if shapeOf(q) == nil {
 			continue
 		}
 		shaped++
-		if !fastCandidate(q) {
-			t.Errorf("fastCandidate(%q) = false for a statement with a fast shape", q)
+		if !Candidate(q) {
+			t.Errorf("Candidate(%q) = false for a statement with a fast shape", q)
 		}
 	}
 	// The list is of shaped statements: most must have a shape, or the
 	// test checks nothing.
-	if n := len(fastStatements()); shaped < n*3/4 {
+	if n := len(statements()); shaped < n*3/4 {
 		t.Fatalf("only %d of %d statements have a fast shape", shaped, n)
 	}
 }
@@ -153,28 +153,28 @@ func TestFastCandidateTurnsDown(t *testing.T) {
 		"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = 2",
 		"SHOW TABLES", "CREATE TABLE t (a INT)", "", ";",
 	} {
-		if fastCandidate(q) {
-			t.Errorf("fastCandidate(%q) = true", q)
+		if Candidate(q) {
+			t.Errorf("Candidate(%q) = true", q)
 		}
 		if s := shapeOf(q); s != nil {
-			t.Errorf("%q has a fast shape (kind %d): fastCandidate must not turn it down", q, s.kind)
+			t.Errorf("%q has a fast shape (kind %d): Candidate must not turn it down", q, s.Kind)
 		}
 	}
 }
 
-// TestFastCandidateWordsReserved checks that every word fastRejectedWord
+// TestFastCandidateWordsReserved checks that every word rejectedWord
 // turns down is reserved in the TiDB parser: a non-reserved one could be
 // an unquoted table or column name in a fast statement. The words are
-// read from the switch in fastRejectedWord's source.
+// read from the switch in rejectedWord's source.
 func TestFastCandidateWordsReserved(t *testing.T) {
-	f, err := goparser.ParseFile(token.NewFileSet(), "fastpath_handler.go", nil, 0)
+	f, err := goparser.ParseFile(token.NewFileSet(), "candidate.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var words []string
 	ast.Inspect(f, func(n ast.Node) bool {
 		fn, ok := n.(*ast.FuncDecl)
-		if !ok || fn.Name.Name != "fastRejectedWord" {
+		if !ok || fn.Name.Name != "rejectedWord" {
 			return true
 		}
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
@@ -190,7 +190,7 @@ func TestFastCandidateWordsReserved(t *testing.T) {
 		return false
 	})
 	if len(words) < 20 {
-		t.Fatalf("read %d words from fastRejectedWord; is the switch still there?", len(words))
+		t.Fatalf("read %d words from rejectedWord; is the switch still there?", len(words))
 	}
 	reserved := make(map[string]bool)
 	for _, k := range parser.Keywords {
@@ -200,15 +200,15 @@ func TestFastCandidateWordsReserved(t *testing.T) {
 	}
 	for _, w := range words {
 		if !reserved[w] {
-			t.Errorf("fastRejectedWord turns down %q, which the TiDB parser does not reserve", w)
+			t.Errorf("rejectedWord turns down %q, which the TiDB parser does not reserve", w)
 		}
-		if !fastRejectedWord([]byte(w)) {
-			t.Errorf("fastRejectedWord(%q) = false", w)
+		if !rejectedWord([]byte(w)) {
+			t.Errorf("rejectedWord(%q) = false", w)
 		}
 	}
 	for _, w := range []string{"select", "from", "where", "in", "set", "values", "value", "into", "null", "true", "false", "tab0", "status"} {
-		if fastRejectedWord([]byte(w)) {
-			t.Errorf("fastRejectedWord(%q) = true for a word fast shapes have", w)
+		if rejectedWord([]byte(w)) {
+			t.Errorf("rejectedWord(%q) = true for a word fast shapes have", w)
 		}
 	}
 }
@@ -219,10 +219,10 @@ func TestFastCandidateWordsReserved(t *testing.T) {
 // there, sampled): it turns down no statement with a shape, and most of
 // those without one.
 func TestFastCandidateOnTestdata(t *testing.T) {
-	files, _ := filepath.Glob("../tests/sqllogic/testdata/*.test")
+	files, _ := filepath.Glob("../../tests/sqllogic/testdata/*.test")
 	gateDir := os.Getenv("SLT_GATE_DIR")
 	if gateDir == "" {
-		gateDir = "../../shared/sqllogictest"
+		gateDir = "../../../shared/sqllogictest"
 	}
 	gate, _ := filepath.Glob(filepath.Join(gateDir, "index/*/*/*.test"))
 	if !testing.Short() {
@@ -242,22 +242,22 @@ func TestFastCandidateOnTestdata(t *testing.T) {
 		line := 0
 		for sc.Scan() {
 			q := sc.Text()
-			if !startsWithWord(q, "select", "insert", "update", "delete") {
+			if !firstWordIs(q, "select", "insert", "update", "delete") {
 				continue
 			}
 			// Every 7th line of the gate set keeps the test short.
-			if line++; !strings.HasPrefix(name, "../tests/") && line%7 != 0 {
+			if line++; !strings.HasPrefix(name, "../../tests/") && line%7 != 0 {
 				continue
 			}
 			statements++
-			ok := fastCandidate(q)
+			ok := Candidate(q)
 			if ok {
 				candidates++
 			}
 			if shapeOf(q) != nil {
 				shaped++
 				if !ok {
-					t.Errorf("%s: fastCandidate(%q) = false for a statement with a fast shape", name, q)
+					t.Errorf("%s: Candidate(%q) = false for a statement with a fast shape", name, q)
 				}
 			}
 		}
@@ -272,17 +272,17 @@ func TestFastCandidateOnTestdata(t *testing.T) {
 	}
 }
 
-// FuzzFastCandidate checks on arbitrary text that fastCandidate turns
+// FuzzFastCandidate checks on arbitrary text that Candidate turns
 // down no statement with a fast shape.
 //
 //	go test ./sql -run '^$' -fuzz '^FuzzFastCandidate$' -fuzztime 5m
 func FuzzFastCandidate(f *testing.F) {
-	for _, q := range fastStatements() {
+	for _, q := range statements() {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
-		if !fastCandidate(query) && shapeOf(query) != nil {
-			t.Fatalf("fastCandidate(%q) = false for a statement with a fast shape", query)
+		if !Candidate(query) && shapeOf(query) != nil {
+			t.Fatalf("Candidate(%q) = false for a statement with a fast shape", query)
 		}
 	})
 }
@@ -297,8 +297,20 @@ func BenchmarkFastCandidate(b *testing.B) {
 		b.Run(strconv.Itoa(len(q)), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				fastCandidate(q)
+				Candidate(q)
 			}
 		})
 	}
+}
+
+// firstWordIs reports whether the first word of q, after blanks and
+// opening parentheses, is one of words (ASCII case-insensitive).
+func firstWordIs(q string, words ...string) bool {
+	q = strings.TrimLeft(q, " \t\r\n(")
+	for _, w := range words {
+		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
+			return true
+		}
+	}
+	return false
 }

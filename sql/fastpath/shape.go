@@ -1,4 +1,4 @@
-package sql
+package fastpath
 
 import (
 	"math"
@@ -8,12 +8,13 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
 	// The TiDB parser builds literals through a driver that its users
 	// supply; test_driver is its self-contained one (no TiDB types).
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
-// This file turns a statement parsed by the TiDB parser into a fastShape:
+// This file turns a statement parsed by the TiDB parser into a Shape:
 // the statement reduced to what the fast path runs, with nothing of the
 // catalog yet. A statement with anything the fast path does not model (a
 // join, an alias, a function, ORDER BY, a hint, FOR SHARE, ...) has no
@@ -21,87 +22,87 @@ import (
 // structure, never on its literal values, so that it can be cached per
 // normalized digest (which erases literals).
 
-// fastKind is the kind of statement a shape describes.
-type fastKind uint8
+// Kind is the kind of statement a shape describes.
+type Kind uint8
 
 const (
-	// fastSelect: SELECT cols FROM t WHERE c = v, or WHERE c IN (v, ...),
+	// Select: SELECT cols FROM t WHERE c = v, or WHERE c IN (v, ...),
 	// where c is the primary key or a unique column, or WHERE c1 = v1 AND
 	// c2 = v2 ... over every column of a composite primary key; FOR
 	// UPDATE allowed.
-	fastSelect fastKind = iota + 1
-	// fastUpdate: UPDATE t SET col = expr, ... WHERE pk = v (or the
+	Select Kind = iota + 1
+	// Update: UPDATE t SET col = expr, ... WHERE pk = v (or the
 	// conjunction over a composite primary key).
-	fastUpdate
-	// fastDelete: DELETE FROM t WHERE pk = v (or the conjunction).
-	fastDelete
-	// fastInsert: INSERT INTO t (cols) VALUES (...), (...).
-	fastInsert
-	// fastBegin, fastCommit, fastRollback: BEGIN / START TRANSACTION,
+	Update
+	// Delete: DELETE FROM t WHERE pk = v (or the conjunction).
+	Delete
+	// Insert: INSERT INTO t (cols) VALUES (...), (...).
+	Insert
+	// Begin, Commit, Rollback: BEGIN / START TRANSACTION,
 	// COMMIT, ROLLBACK with no options.
-	fastBegin
-	fastCommit
-	fastRollback
+	Begin
+	Commit
+	Rollback
 )
 
-// fastValue is one value of a statement: a parameter of a prepared
+// Value is one value of a statement: a parameter of a prepared
 // statement, or a literal. ok is false for a literal the fast path does not
 // evaluate exactly as GMS does (a decimal, a float, a hex or bit literal, a
 // boolean keyword, a string with a character set introducer): the statement
 // then goes to GMS.
-type fastValue struct {
+type Value struct {
 	// param is the parameter's position (0-based) in a prepared
 	// statement, or -1 for a literal.
-	param int
+	Param int
 	// lit is the literal: int64, uint64, string or nil (NULL).
-	lit any
-	ok  bool
+	Lit any
+	OK  bool
 }
 
-// fastSet is one assignment of an UPDATE: col = val, or col = src + val
+// Set is one assignment of an UPDATE: col = val, or col = src + val
 // (src - val when neg), src being an integer column.
-type fastSet struct {
-	col string
-	src string
-	neg bool
-	val fastValue
+type Set struct {
+	Col string
+	Src string
+	Neg bool
+	Val Value
 }
 
-// fastShape is a statement the fast path can run, before name resolution.
-type fastShape struct {
-	kind fastKind
+// Shape is a statement the fast path can run, before name resolution.
+type Shape struct {
+	Kind Kind
 	// db and table name the table as written; db is empty when the
 	// statement does not qualify it (the session's current database).
-	db, table string
+	DB, Table string
 	// cols are the selected columns of a SELECT (nil for *) or the column
 	// list of an INSERT, as written.
-	cols []string
+	Cols []string
 	// where is the column of the WHERE condition and keys its values (one
 	// for =, several for IN).
-	where string
-	keys  []fastValue
+	Where string
+	Keys  []Value
 	// in is set for WHERE c IN (...).
-	in bool
+	In bool
 	// keyCols are the columns of a WHERE c1 = v1 AND c2 = v2 ... of two
 	// or more distinct columns, in the order written; keys[i] is the value
 	// of keyCols[i], and where is empty.
-	keyCols []string
+	KeyCols []string
 	// forUpdate is set for SELECT ... FOR UPDATE (without NOWAIT, SKIP
 	// LOCKED or OF).
-	forUpdate bool
+	ForUpdate bool
 	// sets are an UPDATE's assignments, in order.
-	sets []fastSet
+	Sets []Set
 	// rows are an INSERT's VALUES tuples.
-	rows [][]fastValue
+	Rows [][]Value
 	// params is how many parameters a prepared statement has.
-	params int
+	Params int
 }
 
-// fastShapeOf returns the shape of stmt, or nil if the fast path does not
+// ShapeOf returns the shape of stmt, or nil if the fast path does not
 // run statements like it. normalized is the statement's normalized text,
 // which tells the transaction statements' exact wording apart.
-func fastShapeOf(stmt ast.StmtNode, normalized string) *fastShape {
-	var s *fastShape
+func ShapeOf(stmt ast.StmtNode, normalized string) *Shape {
+	var s *Shape
 	switch n := stmt.(type) {
 	case *ast.SelectStmt:
 		s = selectShape(n)
@@ -116,15 +117,15 @@ func fastShapeOf(stmt ast.StmtNode, normalized string) *fastShape {
 		// SNAPSHOT and TiDB's modes change what GMS does or are not
 		// MySQL.
 		if normalized == "begin" || normalized == "start transaction" {
-			s = &fastShape{kind: fastBegin}
+			s = &Shape{Kind: Begin}
 		}
 	case *ast.CommitStmt:
 		if normalized == "commit" {
-			s = &fastShape{kind: fastCommit}
+			s = &Shape{Kind: Commit}
 		}
 	case *ast.RollbackStmt:
 		if normalized == "rollback" {
-			s = &fastShape{kind: fastRollback}
+			s = &Shape{Kind: Rollback}
 		}
 	}
 	if s == nil {
@@ -134,7 +135,7 @@ func fastShapeOf(stmt ast.StmtNode, normalized string) *fastShape {
 	return s
 }
 
-func selectShape(n *ast.SelectStmt) *fastShape {
+func selectShape(n *ast.SelectStmt) *Shape {
 	if n.Kind != ast.SelectStmtKindSelect || n.Distinct || n.GroupBy != nil || n.Having != nil ||
 		len(n.WindowSpecs) > 0 || n.OrderBy != nil || n.Limit != nil ||
 		len(n.TableHints) > 0 || n.IsInBraces || n.SelectIntoOpt != nil || n.AfterSetOperator != nil ||
@@ -145,14 +146,14 @@ func selectShape(n *ast.SelectStmt) *fastShape {
 		o.CalcFoundRows || o.StraightJoin || o.Priority != 0 || len(o.TableHints) > 0) {
 		return nil
 	}
-	s := &fastShape{kind: fastSelect}
+	s := &Shape{Kind: Select}
 	if l := n.LockInfo; l != nil {
 		// FOR UPDATE locks the rows read inside a transaction; the
 		// other forms (FOR SHARE, NOWAIT, SKIP LOCKED, OF t) are GMS's.
 		if l.LockType != ast.SelectLockForUpdate || len(l.Tables) > 0 {
 			return nil
 		}
-		s.forUpdate = true
+		s.ForUpdate = true
 	}
 	if !s.setTable(n.From) {
 		return nil
@@ -171,7 +172,7 @@ func selectShape(n *ast.SelectStmt) *fastShape {
 		if !ok || f.AsName.O != "" {
 			return nil
 		}
-		s.cols = append(s.cols, col)
+		s.Cols = append(s.Cols, col)
 	}
 	if !s.setWhere(n.Where, true) {
 		return nil
@@ -179,12 +180,12 @@ func selectShape(n *ast.SelectStmt) *fastShape {
 	return s
 }
 
-func updateShape(n *ast.UpdateStmt) *fastShape {
+func updateShape(n *ast.UpdateStmt) *Shape {
 	if n.Order != nil || n.Limit != nil || n.Priority != 0 || n.IgnoreErr || n.MultipleTable ||
 		len(n.TableHints) > 0 || n.With != nil || n.Where == nil || len(n.List) == 0 {
 		return nil
 	}
-	s := &fastShape{kind: fastUpdate}
+	s := &Shape{Kind: Update}
 	if !s.setTable(n.TableRefs) || !s.setWhere(n.Where, false) {
 		return nil
 	}
@@ -193,7 +194,7 @@ func updateShape(n *ast.UpdateStmt) *fastShape {
 		if !ok {
 			return nil
 		}
-		set := fastSet{col: col}
+		set := Set{Col: col}
 		switch e := a.Expr.(type) {
 		case *ast.BinaryOperationExpr:
 			if e.Op != opcode.Plus && e.Op != opcode.Minus {
@@ -207,38 +208,38 @@ func updateShape(n *ast.UpdateStmt) *fastShape {
 			if !ok {
 				return nil
 			}
-			set.src, set.neg, set.val = src, e.Op == opcode.Minus, v
+			set.Src, set.Neg, set.Val = src, e.Op == opcode.Minus, v
 		default:
 			v, ok := valueOf(a.Expr)
 			if !ok {
 				return nil
 			}
-			set.val = v
+			set.Val = v
 		}
-		s.sets = append(s.sets, set)
+		s.Sets = append(s.Sets, set)
 	}
 	return s
 }
 
-func deleteShape(n *ast.DeleteStmt) *fastShape {
+func deleteShape(n *ast.DeleteStmt) *Shape {
 	if n.Tables != nil || n.Order != nil || n.Limit != nil || n.Priority != 0 || n.IgnoreErr ||
 		n.Quick || n.IsMultiTable || n.BeforeFrom || len(n.TableHints) > 0 || n.With != nil || n.Where == nil {
 		return nil
 	}
-	s := &fastShape{kind: fastDelete}
+	s := &Shape{Kind: Delete}
 	if !s.setTable(n.TableRefs) || !s.setWhere(n.Where, false) {
 		return nil
 	}
 	return s
 }
 
-func insertShape(n *ast.InsertStmt) *fastShape {
+func insertShape(n *ast.InsertStmt) *Shape {
 	if n.IsReplace || n.IgnoreErr || n.Setlist || n.Priority != 0 || len(n.OnDuplicate) > 0 ||
 		n.Select != nil || len(n.TableHints) > 0 || len(n.PartitionNames) > 0 ||
 		len(n.Columns) == 0 || len(n.Lists) == 0 {
 		return nil
 	}
-	s := &fastShape{kind: fastInsert}
+	s := &Shape{Kind: Insert}
 	if !s.setTable(n.Table) {
 		return nil
 	}
@@ -247,13 +248,13 @@ func insertShape(n *ast.InsertStmt) *fastShape {
 		if !ok {
 			return nil
 		}
-		s.cols = append(s.cols, col)
+		s.Cols = append(s.Cols, col)
 	}
 	for _, list := range n.Lists {
-		if len(list) != len(s.cols) {
+		if len(list) != len(s.Cols) {
 			return nil
 		}
-		row := make([]fastValue, len(list))
+		row := make([]Value, len(list))
 		for i, e := range list {
 			v, ok := valueOf(e)
 			if !ok {
@@ -261,13 +262,13 @@ func insertShape(n *ast.InsertStmt) *fastShape {
 			}
 			row[i] = v
 		}
-		s.rows = append(s.rows, row)
+		s.Rows = append(s.Rows, row)
 	}
 	return s
 }
 
 // setTable records the single, unaliased table of refs.
-func (s *fastShape) setTable(refs *ast.TableRefsClause) bool {
+func (s *Shape) setTable(refs *ast.TableRefsClause) bool {
 	if refs == nil || refs.TableRefs == nil {
 		return false
 	}
@@ -283,14 +284,14 @@ func (s *fastShape) setTable(refs *ast.TableRefsClause) bool {
 	if !ok || len(tn.IndexHints) > 0 || len(tn.PartitionNames) > 0 || tn.TableSample != nil || tn.AsOf != nil || tn.IsAlias {
 		return false
 	}
-	s.db, s.table = tn.Schema.O, tn.Name.O
+	s.DB, s.Table = tn.Schema.O, tn.Name.O
 	return true
 }
 
 // setWhere records a condition c = v, v = c, (when in is allowed)
 // c IN (v, ...), or a conjunction c1 = v1 AND c2 = v2 ... of distinct
 // columns.
-func (s *fastShape) setWhere(e ast.ExprNode, in bool) bool {
+func (s *Shape) setWhere(e ast.ExprNode, in bool) bool {
 	switch e := e.(type) {
 	case *ast.BinaryOperationExpr:
 		if e.Op == opcode.LogicAnd {
@@ -300,7 +301,7 @@ func (s *fastShape) setWhere(e ast.ExprNode, in bool) bool {
 		if !ok {
 			return false
 		}
-		s.where, s.keys = col, []fastValue{v}
+		s.Where, s.Keys = col, []Value{v}
 		return true
 	case *ast.PatternInExpr:
 		if !in || e.Not || e.Sel != nil || len(e.List) == 0 {
@@ -310,13 +311,13 @@ func (s *fastShape) setWhere(e ast.ExprNode, in bool) bool {
 		if !ok {
 			return false
 		}
-		s.where, s.in = col, true
+		s.Where, s.In = col, true
 		for _, x := range e.List {
 			v, ok := valueOf(x)
 			if !ok {
 				return false
 			}
-			s.keys = append(s.keys, v)
+			s.Keys = append(s.Keys, v)
 		}
 		return true
 	}
@@ -325,7 +326,7 @@ func (s *fastShape) setWhere(e ast.ExprNode, in bool) bool {
 
 // setConjunction records c1 = v1 AND c2 = v2 ..., each column once
 // (compared as MySQL compares column names, without regard to case).
-func (s *fastShape) setConjunction(e *ast.BinaryOperationExpr) bool {
+func (s *Shape) setConjunction(e *ast.BinaryOperationExpr) bool {
 	var terms []ast.ExprNode
 	var flatten func(x ast.ExprNode)
 	flatten = func(x ast.ExprNode) {
@@ -348,16 +349,16 @@ func (s *fastShape) setConjunction(e *ast.BinaryOperationExpr) bool {
 			return false
 		}
 		seen[strings.ToLower(col)] = true
-		s.keyCols = append(s.keyCols, col)
-		s.keys = append(s.keys, v)
+		s.KeyCols = append(s.KeyCols, col)
+		s.Keys = append(s.Keys, v)
 	}
 	return true
 }
 
 // equality returns the column and value of c = v or v = c.
-func equality(e *ast.BinaryOperationExpr) (string, fastValue, bool) {
+func equality(e *ast.BinaryOperationExpr) (string, Value, bool) {
 	if e.Op != opcode.EQ {
-		return "", fastValue{}, false
+		return "", Value{}, false
 	}
 	col, ok := plainColumn(e.L)
 	val := e.R
@@ -366,7 +367,7 @@ func equality(e *ast.BinaryOperationExpr) (string, fastValue, bool) {
 		val = e.L
 	}
 	if !ok {
-		return "", fastValue{}, false
+		return "", Value{}, false
 	}
 	v, ok := valueOf(val)
 	return col, v, ok
@@ -392,27 +393,27 @@ func columnName(c *ast.ColumnName) (string, bool) {
 // the fast path does not evaluate is returned with ok unset but is still a
 // value: whether the statement runs fast depends on its values only at
 // execution, so that the shape of a digest does not depend on them.
-func valueOf(e ast.ExprNode) (fastValue, bool) {
+func valueOf(e ast.ExprNode) (Value, bool) {
 	switch e := e.(type) {
 	case *driver.ParamMarkerExpr:
 		// Numbered by numberParams once the statement is read.
-		return fastValue{param: e.Offset}, true
+		return Value{Param: e.Offset}, true
 	case *driver.ValueExpr:
 		return literalValue(e, false), true
 	case *ast.UnaryOperationExpr:
 		// -5 is a minus applied to the literal 5.
 		v, ok := e.V.(*driver.ValueExpr)
 		if !ok || e.Op != opcode.Minus {
-			return fastValue{}, false
+			return Value{}, false
 		}
 		return literalValue(v, true), true
 	}
-	return fastValue{}, false
+	return Value{}, false
 }
 
 // literalValue converts a literal, negated when neg.
-func literalValue(e *driver.ValueExpr, neg bool) fastValue {
-	bad := fastValue{param: -1}
+func literalValue(e *driver.ValueExpr, neg bool) Value {
+	bad := Value{Param: -1}
 	// Boolean keywords and charset introducers carry flags: GMS types
 	// them differently from plain numbers and strings.
 	if e.Type.GetFlag()&^(flagBinary|flagUnsigned) != 0 {
@@ -423,7 +424,7 @@ func literalValue(e *driver.ValueExpr, neg bool) fastValue {
 		if neg {
 			return bad
 		}
-		return fastValue{param: -1, ok: true}
+		return Value{Param: -1, OK: true}
 	case driver.KindInt64:
 		v := e.GetInt64()
 		if neg {
@@ -432,19 +433,19 @@ func literalValue(e *driver.ValueExpr, neg bool) fastValue {
 			}
 			v = -v
 		}
-		return fastValue{param: -1, lit: v, ok: true}
+		return Value{Param: -1, Lit: v, OK: true}
 	case driver.KindUint64:
 		if neg {
 			// -9223372036854775808 and beyond: GMS types it as a
 			// decimal.
 			return bad
 		}
-		return fastValue{param: -1, lit: e.GetUint64(), ok: true}
+		return Value{Param: -1, Lit: e.GetUint64(), OK: true}
 	case driver.KindString:
 		if neg {
 			return bad
 		}
-		return fastValue{param: -1, lit: e.GetString(), ok: true}
+		return Value{Param: -1, Lit: e.GetString(), OK: true}
 	}
 	return bad
 }
@@ -459,33 +460,33 @@ const (
 // (param holds the byte offset of each ? until then) into their numbers
 // in order of appearance, which is how vitess names their bind variables
 // (v1, v2, ...). The TiDB parser leaves that numbering to TiDB's planner.
-func (s *fastShape) numberParams() {
-	var ptrs []*fastValue
-	visit := func(v *fastValue) {
-		if v.param >= 0 {
+func (s *Shape) numberParams() {
+	var ptrs []*Value
+	visit := func(v *Value) {
+		if v.Param >= 0 {
 			ptrs = append(ptrs, v)
 		}
 	}
-	for i := range s.keys {
-		visit(&s.keys[i])
+	for i := range s.Keys {
+		visit(&s.Keys[i])
 	}
-	for i := range s.sets {
-		visit(&s.sets[i].val)
+	for i := range s.Sets {
+		visit(&s.Sets[i].Val)
 	}
-	for _, row := range s.rows {
+	for _, row := range s.Rows {
 		for i := range row {
 			visit(&row[i])
 		}
 	}
-	sort.Slice(ptrs, func(i, j int) bool { return ptrs[i].param < ptrs[j].param })
+	sort.Slice(ptrs, func(i, j int) bool { return ptrs[i].Param < ptrs[j].Param })
 	for i, p := range ptrs {
-		p.param = i
+		p.Param = i
 	}
-	s.params = len(ptrs)
+	s.Params = len(ptrs)
 }
 
 // paramName returns the name vitess gives the bind variable of parameter
 // i (v1, v2, ...).
-func paramName(i int) string {
+func ParamName(i int) string {
 	return "v" + strconv.Itoa(i+1)
 }

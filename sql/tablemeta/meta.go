@@ -1,4 +1,4 @@
-package sql
+package tablemeta
 
 import (
 	"encoding/binary"
@@ -10,74 +10,87 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
 )
 
-// tableMeta is what every read and write of a table needs, derived once
+// Table is what every read and write of a table needs, derived once
 // from its definition: the GMS schema, and the executor's description of
 // the table (column IDs, how rows are keyed, the indexes), through which
 // every row and index entry is read and written. It is immutable and
 // shared by every transaction that sees the same definition.
-type tableMeta struct {
-	def    *TableDef
-	dbName string
-	schema gsql.PrimaryKeySchema
-	exec   *executor.Table
-	// autoIncOrd is the position of the AUTO_INCREMENT column, or -1.
-	autoIncOrd int
-	// primary describes the primary key as an index (nil without one);
-	// indexes are the public secondary indexes, in the order of
-	// exec.Indexes (which also has those being built or dropped).
-	primary *indexMeta
-	indexes []*indexMeta
+type Table struct {
+	// Def is the definition it was derived from, of a table of database
+	// DBName.
+	Def    *catalog.TableDef
+	DBName string
+	// Schema is the table's GMS schema.
+	Schema gsql.PrimaryKeySchema
+	// Exec is the executor's description of the table.
+	Exec *executor.Table
+	// AutoIncOrd is the position of the AUTO_INCREMENT column, or -1.
+	AutoIncOrd int
+	// Primary describes the primary key as an index (nil without one);
+	// Indexes are the public secondary indexes, in the order of
+	// Exec.Indexes (which also has those being built or dropped).
+	Primary *Index
+	Indexes []*Index
 }
 
-// indexMeta is one index as GMS's lookups see it: the schema positions and
+// Index is one index as GMS's lookups see it: the schema positions and
 // types of its columns, to convert range bounds to the columns' types.
-type indexMeta struct {
-	def   *IndexDef
-	ords  []int
-	types []gsql.Type
-	// exec is the executor's index; nil for the primary key.
-	exec    *executor.Index
-	unique  bool
-	primary bool
-	// prefixed: some column is indexed by a prefix, so equal keys do not
+type Index struct {
+	// Def is the index's definition (for the primary key, one made up
+	// of its columns, named PRIMARY).
+	Def *catalog.IndexDef
+	// Ords and Types are the schema positions and types of its columns,
+	// in key order.
+	Ords  []int
+	Types []gsql.Type
+	// Exec is the executor's index; nil for the primary key.
+	Exec *executor.Index
+	// Unique is set for a unique index and the primary key; IsPrimary
+	// for the primary key.
+	Unique    bool
+	IsPrimary bool
+	// Prefixed: some column is indexed by a prefix, so equal keys do not
 	// mean equal values.
-	prefixed bool
+	Prefixed bool
 }
 
-// metaCache derives table metadata once per definition. Definitions are
+// Cache derives table metadata once per definition. Definitions are
 // immutable, so the pointer identifies the version.
-type metaCache struct {
-	m sync.Map // *TableDef -> *tableMeta
+type Cache struct {
+	m sync.Map // *TableDef -> *Table
 }
 
-// cached returns the metadata of def if it was derived already: a caller
+// Cached returns the metadata of def if it was derived already: a caller
 // without a GMS context makes one (which costs a session's variables)
 // only when it is not.
-func (mc *metaCache) cached(def *TableDef) (*tableMeta, bool) {
+func (mc *Cache) Cached(def *catalog.TableDef) (*Table, bool) {
 	m, ok := mc.m.Load(def)
 	if !ok {
 		return nil, false
 	}
-	return m.(*tableMeta), true
+	return m.(*Table), true
 }
 
-// get returns the metadata of def, deriving it on first use.
-func (mc *metaCache) get(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, error) {
+// Get returns the metadata of def, deriving it on first use.
+func (mc *Cache) Get(ctx *gsql.Context, dbName string, def *catalog.TableDef) (*Table, error) {
 	if m, ok := mc.m.Load(def); ok {
-		return m.(*tableMeta), nil
+		return m.(*Table), nil
 	}
-	m, err := newTableMeta(ctx, dbName, def)
+	m, err := New(ctx, dbName, def)
 	if err != nil {
 		return nil, err
 	}
 	actual, _ := mc.m.LoadOrStore(def, m)
-	return actual.(*tableMeta), nil
+	return actual.(*Table), nil
 }
 
-func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, error) {
-	m := &tableMeta{def: def, dbName: dbName, autoIncOrd: -1}
+// New derives the metadata of def, a table of database dbName; Cache.Get
+// keeps it per definition.
+func New(ctx *gsql.Context, dbName string, def *catalog.TableDef) (*Table, error) {
+	m := &Table{Def: def, DBName: dbName, AutoIncOrd: -1}
 	isPK := make(map[int64]bool, len(def.PrimaryKey))
 	for _, id := range def.PrimaryKey {
 		isPK[id] = true
@@ -93,44 +106,44 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		sch[i] = col
 		et.Columns[i] = executor.Column{ID: c.ID, TrimTrailingSpaces: isChar(col.Type)}
 		if c.AutoIncrement {
-			m.autoIncOrd = i
+			m.AutoIncOrd = i
 		}
 	}
 	var pkOrds []int
 	for _, id := range def.PrimaryKey {
-		_, ord, _ := def.column(id)
+		_, ord, _ := def.Column(id)
 		pkOrds = append(pkOrds, ord)
 	}
-	m.schema = gsql.NewPrimaryKeySchema(sch, pkOrds...)
+	m.Schema = gsql.NewPrimaryKeySchema(sch, pkOrds...)
 	switch {
 	case len(pkOrds) == 0:
 		et.HandleKind = executor.HandleRowID
-	case len(pkOrds) == 1 && isIntHandleType(sch[pkOrds[0]].Type):
+	case len(pkOrds) == 1 && IsIntHandleType(sch[pkOrds[0]].Type):
 		et.HandleKind = executor.HandleInt
 	default:
 		et.HandleKind = executor.HandleCommon
 	}
 	if len(pkOrds) > 0 {
-		pk := &IndexDef{Name: "PRIMARY", Unique: true}
+		pk := &catalog.IndexDef{Name: "PRIMARY", Unique: true}
 		for _, id := range def.PrimaryKey {
-			pk.Columns = append(pk.Columns, IndexColumnDef{ColumnID: id})
+			pk.Columns = append(pk.Columns, catalog.IndexColumnDef{ColumnID: id})
 		}
 		im, cols := m.newIndexMeta(pk)
-		im.primary = true
-		m.primary = im
+		im.IsPrimary = true
+		m.Primary = im
 		et.PrimaryKey = cols
 	}
 	// Every index is written (executor.Index.State says how); only public
 	// ones are read, so only they are described to GMS and the fast path.
-	var all []*indexMeta
+	var all []*Index
 	for i := range def.Indexes {
 		d := &def.Indexes[i]
 		im, cols := m.newIndexMeta(d)
 		state := executor.IndexPublic
 		switch d.State {
-		case StateWriteOnly:
+		case catalog.StateWriteOnly:
 			state = executor.IndexWriteOnly
-		case StateDeleteOnly:
+		case catalog.StateDeleteOnly:
 			state = executor.IndexDeleteOnly
 		}
 		et.Indexes = append(et.Indexes, executor.Index{
@@ -138,33 +151,33 @@ func newTableMeta(ctx *gsql.Context, dbName string, def *TableDef) (*tableMeta, 
 		})
 		all = append(all, im)
 	}
-	et.Watches = def.watches()
+	et.Watches = def.Watches()
 	if err := et.Validate(); err != nil {
 		return nil, err
 	}
 	for i, im := range all {
-		im.exec = &et.Indexes[i]
-		if def.Indexes[i].public() {
-			m.indexes = append(m.indexes, im)
+		im.Exec = &et.Indexes[i]
+		if def.Indexes[i].Public() {
+			m.Indexes = append(m.Indexes, im)
 		}
 	}
-	m.exec = et
+	m.Exec = et
 	return m, nil
 }
 
 // newIndexMeta describes def; its columns must exist (validated).
-func (m *tableMeta) newIndexMeta(def *IndexDef) (*indexMeta, []executor.IndexColumn) {
-	im := &indexMeta{def: def, unique: def.Unique}
+func (m *Table) newIndexMeta(def *catalog.IndexDef) (*Index, []executor.IndexColumn) {
+	im := &Index{Def: def, Unique: def.Unique}
 	cols := make([]executor.IndexColumn, len(def.Columns))
 	for i, ic := range def.Columns {
-		_, ord, _ := m.def.column(ic.ColumnID)
-		typ := m.schema.Schema[ord].Type
-		im.ords = append(im.ords, ord)
-		im.types = append(im.types, typ)
+		_, ord, _ := m.Def.Column(ic.ColumnID)
+		typ := m.Schema.Schema[ord].Type
+		im.Ords = append(im.Ords, ord)
+		im.Types = append(im.Types, typ)
 		if ic.Length > 0 {
-			im.prefixed = true
+			im.Prefixed = true
 		}
-		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: collationKeyFunc(typ), TrimTrailingSpaces: isChar(typ)}
+		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: CollationKeyFunc(typ), TrimTrailingSpaces: isChar(typ)}
 	}
 	return im, cols
 }
@@ -176,9 +189,9 @@ func isChar(typ gsql.Type) bool {
 	return ok && typ.Type() == sqltypes.Char
 }
 
-// isIntHandleType reports whether values of typ fit an int64 handle.
+// IsIntHandleType reports whether values of typ fit an int64 handle.
 // Unsigned BIGINT does not, so such keys are clustered common handles.
-func isIntHandleType(typ gsql.Type) bool {
+func IsIntHandleType(typ gsql.Type) bool {
 	if _, ok := typ.(gsql.NumberType); !ok {
 		return false
 	}
@@ -190,12 +203,12 @@ func isIntHandleType(typ gsql.Type) bool {
 	return false
 }
 
-// collationKeyFunc returns how strings of typ become keys: by their
+// CollationKeyFunc returns how strings of typ become keys: by their
 // collation's sort key, so that keys sort and collide as the collation
 // compares ('a' and 'A' are one key under a case-insensitive collation).
 // Binary collations compare by code point, which UTF-8 bytes already do:
 // nil, the strings themselves.
-func collationKeyFunc(typ gsql.Type) func(string) []byte {
+func CollationKeyFunc(typ gsql.Type) func(string) []byte {
 	st, ok := typ.(gsql.StringType)
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package sql
+package catalog
 
 import (
 	"encoding/binary"
@@ -25,14 +25,14 @@ import (
 //	                       holds the table's columns, indexes, CHECK
 //	                       constraints and the foreign keys it declares
 //	m:c:v:<dbID><name>     ViewDef (JSON)
-//	m:c:g:<dbID><name>     TriggerDef (JSON), see trigger.go
-//	m:c:p:<dbID><name>     ProcedureDef (JSON), see routines.go
+//	m:c:g:<dbID><name>     TriggerDef (JSON), see defs.go and sql/trigger.go
+//	m:c:p:<dbID><name>     ProcedureDef (JSON), see defs.go and sql/routines.go
 //	m:a:<tableID><kind>    an ID allocator's high-water mark (autoinc.go)
 //
 // Everything under "m:c:" is loaded by one scan; the allocator keys sit
 // outside that range because they change without a version bump.
 var (
-	keyVersion       = []byte("m:version")
+	KeyVersion       = []byte("m:version")
 	keyNextID        = []byte("m:nextid")
 	prefixCatalog    = []byte("m:c:")
 	prefixDatabase   = []byte("m:c:d:")
@@ -92,7 +92,7 @@ type IndexDef struct {
 	Columns []IndexColumnDef `json:"columns"`
 	Unique  bool             `json:"unique,omitempty"`
 	Comment string           `json:"comment,omitempty"`
-	// State is where an index being built online stands (ddl.go): empty
+	// State is where an index being built online stands (sql/ddl.go): empty
 	// when public, else StateWriteOnly or StateDeleteOnly. Only a public
 	// index is read or shown.
 	State string `json:"state,omitempty"`
@@ -106,8 +106,8 @@ const (
 	StateWriteOnly = "write_only"
 )
 
-// public reports whether the index is public: read, shown and written.
-func (ix *IndexDef) public() bool { return ix.State == "" }
+// Public reports whether the index is public: read, shown and written.
+func (ix *IndexDef) Public() bool { return ix.State == "" }
 
 // TableDef is the stored definition of a table.
 type TableDef struct {
@@ -133,17 +133,17 @@ type TableDef struct {
 	Checks []CheckDef `json:"checks,omitempty"`
 	// ForeignKeys are the foreign keys the table declares (as the child);
 	// the ones that reference it are found in the other tables'
-	// definitions (fk.go).
+	// definitions (Catalog.Referencing).
 	ForeignKeys []ForeignKeyDef `json:"foreign_keys,omitempty"`
-	// temporary marks the definition of a temporary table, which is kept
-	// in its session, never stored (temptable.go).
-	temporary bool
+	// Temporary marks the definition of a temporary table, which is kept
+	// in its session, never stored or encoded (sql/temptable.go).
+	Temporary bool `json:"-"`
 	// Fence, when set, names the schema change that is about to copy or
 	// delete the table's rows (ALTER TABLE that rewrites it, TRUNCATE,
-	// DROP): no transaction that sees it may write the table (ddl.go).
+	// DROP): no transaction that sees it may write the table (sql/ddl.go).
 	Fence string `json:"fence,omitempty"`
 	// Observers are the observers watching the table's columns
-	// (observers.go).
+	// (sql/observers.go).
 	Observers []ObserverDef `json:"observers,omitempty"`
 }
 
@@ -163,8 +163,8 @@ type ViewDef struct {
 	SQLMode             string `json:"sql_mode,omitempty"`
 }
 
-// column returns the column with the given ID.
-func (t *TableDef) column(id int64) (*ColumnDef, int, bool) {
+// Column returns the column with the given ID.
+func (t *TableDef) Column(id int64) (*ColumnDef, int, bool) {
 	for i := range t.Columns {
 		if t.Columns[i].ID == id {
 			return &t.Columns[i], i, true
@@ -173,8 +173,8 @@ func (t *TableDef) column(id int64) (*ColumnDef, int, bool) {
 	return nil, -1, false
 }
 
-// columnByName returns the column named name (case-insensitive).
-func (t *TableDef) columnByName(name string) (*ColumnDef, int, bool) {
+// ColumnByName returns the column named name (case-insensitive).
+func (t *TableDef) ColumnByName(name string) (*ColumnDef, int, bool) {
 	for i := range t.Columns {
 		if strings.EqualFold(t.Columns[i].Name, name) {
 			return &t.Columns[i], i, true
@@ -183,8 +183,8 @@ func (t *TableDef) columnByName(name string) (*ColumnDef, int, bool) {
 	return nil, -1, false
 }
 
-// index returns the index named name (case-insensitive).
-func (t *TableDef) index(name string) (*IndexDef, int, bool) {
+// Index returns the index named name (case-insensitive).
+func (t *TableDef) Index(name string) (*IndexDef, int, bool) {
 	for i := range t.Indexes {
 		if strings.EqualFold(t.Indexes[i].Name, name) {
 			return &t.Indexes[i], i, true
@@ -193,8 +193,8 @@ func (t *TableDef) index(name string) (*IndexDef, int, bool) {
 	return nil, -1, false
 }
 
-// clone returns a deep copy that a DDL may change.
-func (t *TableDef) clone() *TableDef {
+// Clone returns a deep copy that a DDL may change.
+func (t *TableDef) Clone() *TableDef {
 	c := *t
 	c.Columns = append([]ColumnDef(nil), t.Columns...)
 	c.PrimaryKey = append([]int64(nil), t.PrimaryKey...)
@@ -216,9 +216,9 @@ func (t *TableDef) clone() *TableDef {
 	return &c
 }
 
-// validate checks the references inside a definition, so that a corrupt or
+// Validate checks the references inside a definition, so that a corrupt or
 // hand-edited catalog is reported instead of crashing a query.
-func (t *TableDef) validate() error {
+func (t *TableDef) Validate() error {
 	if t.ID <= 0 {
 		return fmt.Errorf("table %q: bad table ID %d", t.Name, t.ID)
 	}
@@ -252,55 +252,59 @@ func (t *TableDef) validate() error {
 	return nil
 }
 
-// catalogData is the raw content of the catalog at one version: every
-// definition, indexed by lower-cased name. It is never changed once built;
-// a DDL builds a changed copy (see Catalog.with*).
-type catalogData struct {
-	version uint64
-	dbs     map[string]*DatabaseDef
-	tables  map[int64]map[string]*TableDef
-	views   map[int64]map[string]*ViewDef
-	// triggers and procedures are keyed by database ID, then lower-cased
-	// name.
-	triggers   map[int64]map[string]*TriggerDef
-	procedures map[int64]map[string]*ProcedureDef
+// Catalog is the raw content of the catalog at one version: every
+// definition, indexed by lower-cased name. It is never changed once
+// published; a DDL changes a copy (Clone) in its transaction, which
+// replaces definitions rather than mutating them.
+type Catalog struct {
+	// Version is the schema version (m:version) the catalog was read at.
+	Version uint64
+	// Databases are keyed by lower-cased name.
+	Databases map[string]*DatabaseDef
+	// Tables, Views, Triggers and Procedures are keyed by database ID,
+	// then lower-cased name.
+	Tables     map[int64]map[string]*TableDef
+	Views      map[int64]map[string]*ViewDef
+	Triggers   map[int64]map[string]*TriggerDef
+	Procedures map[int64]map[string]*ProcedureDef
 
 	// referencing indexes the foreign keys by the table they reference,
-	// built on first use (fk.go); a catalogData is not changed after
+	// built on first use (Referencing); a Catalog is not changed after
 	// that.
 	referencingOnce sync.Once
-	referencing     map[string][]fkRef
+	referencing     map[string][]ForeignKeyRef
 }
 
-func newCatalogData(version uint64) *catalogData {
-	return &catalogData{
-		version:    version,
-		dbs:        make(map[string]*DatabaseDef),
-		tables:     make(map[int64]map[string]*TableDef),
-		views:      make(map[int64]map[string]*ViewDef),
-		triggers:   make(map[int64]map[string]*TriggerDef),
-		procedures: make(map[int64]map[string]*ProcedureDef),
+// New returns an empty catalog of the given version.
+func New(version uint64) *Catalog {
+	return &Catalog{
+		Version:    version,
+		Databases:  make(map[string]*DatabaseDef),
+		Tables:     make(map[int64]map[string]*TableDef),
+		Views:      make(map[int64]map[string]*ViewDef),
+		Triggers:   make(map[int64]map[string]*TriggerDef),
+		Procedures: make(map[int64]map[string]*ProcedureDef),
 	}
 }
 
-// clone returns a shallow copy whose maps may be changed; the definitions
+// Clone returns a shallow copy whose maps may be changed; the definitions
 // themselves are shared and must be replaced, not mutated.
-func (c *catalogData) clone() *catalogData {
-	n := newCatalogData(c.version)
-	for k, v := range c.dbs {
-		n.dbs[k] = v
+func (c *Catalog) Clone() *Catalog {
+	n := New(c.Version)
+	for k, v := range c.Databases {
+		n.Databases[k] = v
 	}
-	for db, m := range c.tables {
-		n.tables[db] = cloneMap(m)
+	for db, m := range c.Tables {
+		n.Tables[db] = cloneMap(m)
 	}
-	for db, m := range c.views {
-		n.views[db] = cloneMap(m)
+	for db, m := range c.Views {
+		n.Views[db] = cloneMap(m)
 	}
-	for db, m := range c.triggers {
-		n.triggers[db] = cloneMap(m)
+	for db, m := range c.Triggers {
+		n.Triggers[db] = cloneMap(m)
 	}
-	for db, m := range c.procedures {
-		n.procedures[db] = cloneMap(m)
+	for db, m := range c.Procedures {
+		n.Procedures[db] = cloneMap(m)
 	}
 	return n
 }
@@ -314,15 +318,15 @@ func cloneMap[T any](m map[string]*T) map[string]*T {
 	return nm
 }
 
-// database returns the definition of the database named name.
-func (c *catalogData) database(name string) (*DatabaseDef, bool) {
-	d, ok := c.dbs[strings.ToLower(name)]
+// Database returns the definition of the database named name.
+func (c *Catalog) Database(name string) (*DatabaseDef, bool) {
+	d, ok := c.Databases[strings.ToLower(name)]
 	return d, ok
 }
 
-// sortedDatabases returns every database in name order.
-func (c *catalogData) sortedDatabases() []*DatabaseDef {
-	return sortedByName(c.dbs, func(d *DatabaseDef) string { return d.Name })
+// SortedDatabases returns every database in name order.
+func (c *Catalog) SortedDatabases() []*DatabaseDef {
+	return sortedByName(c.Databases, func(d *DatabaseDef) string { return d.Name })
 }
 
 // sortedByName returns the definitions of m ordered by name.
@@ -335,33 +339,33 @@ func sortedByName[T any](m map[string]*T, name func(*T) string) []*T {
 	return out
 }
 
-// table returns the table named name in database dbID.
-func (c *catalogData) table(dbID int64, name string) (*TableDef, bool) {
-	t, ok := c.tables[dbID][strings.ToLower(name)]
+// Table returns the table named name in database dbID.
+func (c *Catalog) Table(dbID int64, name string) (*TableDef, bool) {
+	t, ok := c.Tables[dbID][strings.ToLower(name)]
 	return t, ok
 }
 
-// sortedTables returns the tables of database dbID in name order.
-func (c *catalogData) sortedTables(dbID int64) []*TableDef {
-	return sortedByName(c.tables[dbID], func(t *TableDef) string { return t.Name })
+// SortedTables returns the tables of database dbID in name order.
+func (c *Catalog) SortedTables(dbID int64) []*TableDef {
+	return sortedByName(c.Tables[dbID], func(t *TableDef) string { return t.Name })
 }
 
-// view returns the view named name in database dbID.
-func (c *catalogData) view(dbID int64, name string) (*ViewDef, bool) {
-	v, ok := c.views[dbID][strings.ToLower(name)]
+// View returns the view named name in database dbID.
+func (c *Catalog) View(dbID int64, name string) (*ViewDef, bool) {
+	v, ok := c.Views[dbID][strings.ToLower(name)]
 	return v, ok
 }
 
-// sortedViews returns the views of database dbID in name order.
-func (c *catalogData) sortedViews(dbID int64) []*ViewDef {
-	return sortedByName(c.views[dbID], func(v *ViewDef) string { return v.Name })
+// SortedViews returns the views of database dbID in name order.
+func (c *Catalog) SortedViews(dbID int64) []*ViewDef {
+	return sortedByName(c.Views[dbID], func(v *ViewDef) string { return v.Name })
 }
 
-// putTable records t under its database.
-func (c *catalogData) putTable(t *TableDef) { putNamed(c.tables, t.DBID, t.Name, t) }
+// PutTable records t under its database.
+func (c *Catalog) PutTable(t *TableDef) { putNamed(c.Tables, t.DBID, t.Name, t) }
 
-// putView records v under database dbID.
-func (c *catalogData) putView(dbID int64, v *ViewDef) { putNamed(c.views, dbID, v.Name, v) }
+// PutView records v under database dbID.
+func (c *Catalog) PutView(dbID int64, v *ViewDef) { putNamed(c.Views, dbID, v.Name, v) }
 
 // putNamed records v under database dbID and lower-cased name in m.
 func putNamed[T any](m map[int64]map[string]*T, dbID int64, name string, v *T) {
@@ -376,65 +380,70 @@ func putNamed[T any](m map[int64]map[string]*T, dbID int64, name string, v *T) {
 // Key construction. Names are lower-cased: MySQL object names compare
 // case-insensitively in GMS.
 
-func databaseKey(name string) []byte {
+// DatabaseKey is the key of the definition of database name.
+func DatabaseKey(name string) []byte {
 	return append(append([]byte(nil), prefixDatabase...), strings.ToLower(name)...)
 }
 
-func tablesPrefix(dbID int64) []byte {
+// TablesPrefix is the prefix of the keys of database dbID's tables.
+func TablesPrefix(dbID int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixTable...), uint64(dbID))
 }
 
-func tableKey(dbID int64, name string) []byte {
-	return append(tablesPrefix(dbID), strings.ToLower(name)...)
+// TableKey is the key of the definition of table name of database dbID.
+func TableKey(dbID int64, name string) []byte {
+	return append(TablesPrefix(dbID), strings.ToLower(name)...)
 }
 
-func viewsPrefix(dbID int64) []byte {
+// ViewsPrefix is the prefix of the keys of database dbID's views.
+func ViewsPrefix(dbID int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixView...), uint64(dbID))
 }
 
-func viewKey(dbID int64, name string) []byte {
-	return append(viewsPrefix(dbID), strings.ToLower(name)...)
+// ViewKey is the key of the definition of view name of database dbID.
+func ViewKey(dbID int64, name string) []byte {
+	return append(ViewsPrefix(dbID), strings.ToLower(name)...)
 }
 
 // decodeCatalogEntry adds one stored catalog entry to c.
-func (c *catalogData) decodeEntry(key, value []byte) error {
+func (c *Catalog) DecodeEntry(key, value []byte) error {
 	switch {
 	case hasPrefix(key, prefixDatabase):
 		var d DatabaseDef
 		if err := json.Unmarshal(value, &d); err != nil {
 			return fmt.Errorf("decode database %q: %w", key, err)
 		}
-		c.dbs[strings.ToLower(d.Name)] = &d
+		c.Databases[strings.ToLower(d.Name)] = &d
 	case hasPrefix(key, prefixTable):
 		var t TableDef
 		if err := json.Unmarshal(value, &t); err != nil {
 			return fmt.Errorf("decode table %q: %w", key, err)
 		}
-		if err := t.validate(); err != nil {
+		if err := t.Validate(); err != nil {
 			return fmt.Errorf("decode table %q: %w", key, err)
 		}
-		c.putTable(&t)
+		c.PutTable(&t)
 	case hasPrefix(key, prefixView):
 		var v ViewDef
 		dbID, err := decodeInDatabase(key, value, prefixView, "view", &v)
 		if err != nil {
 			return err
 		}
-		c.putView(dbID, &v)
+		c.PutView(dbID, &v)
 	case hasPrefix(key, prefixTrigger):
 		var t TriggerDef
 		dbID, err := decodeInDatabase(key, value, prefixTrigger, "trigger", &t)
 		if err != nil {
 			return err
 		}
-		c.putTrigger(dbID, &t)
+		c.PutTrigger(dbID, &t)
 	case hasPrefix(key, prefixProcedure):
 		var p ProcedureDef
 		dbID, err := decodeInDatabase(key, value, prefixProcedure, "procedure", &p)
 		if err != nil {
 			return err
 		}
-		putNamed(c.procedures, dbID, p.Name, &p)
+		putNamed(c.Procedures, dbID, p.Name, &p)
 	default:
 		return fmt.Errorf("unknown catalog key %q", key)
 	}
@@ -458,19 +467,21 @@ func hasPrefix(b, prefix []byte) bool {
 	return len(b) >= len(prefix) && string(b[:len(prefix)]) == string(prefix)
 }
 
-// encodeUint64 and decodeUint64 store counters (version, next ID, allocator
-// marks) as 8 bytes big-endian.
-func encodeUint64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+// EncodeUint64 stores a counter (the version, the next ID, an allocator
+// mark) as 8 bytes big-endian.
+func EncodeUint64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-func decodeUint64(what string, b []byte) (uint64, error) {
+// DecodeUint64 decodes a counter EncodeUint64 stored; what names it in
+// errors.
+func DecodeUint64(what string, b []byte) (uint64, error) {
 	if len(b) != 8 {
 		return 0, fmt.Errorf("decode %s: %d bytes, want 8", what, len(b))
 	}
 	return binary.BigEndian.Uint64(b), nil
 }
 
-// putJSON stores v, JSON-encoded, at key in the transaction.
-func putJSON(k *txn.Txn, key []byte, v any) error {
+// PutJSON stores v, JSON-encoded, at key in the transaction.
+func PutJSON(k *txn.Txn, key []byte, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %q: %w", key, err)

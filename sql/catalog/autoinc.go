@@ -1,4 +1,4 @@
-package sql
+package catalog
 
 import (
 	"context"
@@ -28,15 +28,15 @@ const allocRetries = 20
 
 // Allocator kinds, the last byte of an allocator key.
 const (
-	allocAutoIncrement byte = 'a'
-	allocRowID         byte = 'r'
+	KindAutoIncrement byte = 'a'
+	KindRowID         byte = 'r'
 )
 
-// idAllocators holds the allocators of every table this node has written.
-type idAllocators struct {
+// Allocators holds the allocators of every table this node has written.
+type Allocators struct {
 	store *txn.Store
 	mu    sync.Mutex
-	m     map[allocatorKey]*idAllocator
+	m     map[allocatorKey]*Allocator
 }
 
 type allocatorKey struct {
@@ -44,13 +44,15 @@ type allocatorKey struct {
 	kind    byte
 }
 
-func newIDAllocators(store *txn.Store) *idAllocators {
-	return &idAllocators{store: store, m: make(map[allocatorKey]*idAllocator)}
+// NewAllocators returns the ID allocators of a node, which reserve
+// their batches in transactions of store.
+func NewAllocators(store *txn.Store) *Allocators {
+	return &Allocators{store: store, m: make(map[allocatorKey]*Allocator)}
 }
 
-// get returns the allocator of a table; start is the first ID it hands out
+// Get returns the allocator of a table; start is the first ID it hands out
 // if nothing was allocated yet.
-func (a *idAllocators) get(tableID int64, kind byte, start uint64) *idAllocator {
+func (a *Allocators) Get(tableID int64, kind byte, start uint64) *Allocator {
 	k := allocatorKey{tableID, kind}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -59,28 +61,30 @@ func (a *idAllocators) get(tableID int64, kind byte, start uint64) *idAllocator 
 		if start == 0 {
 			start = 1
 		}
-		al = &idAllocator{store: a.store, key: allocatorMetaKey(tableID, kind), start: start}
+		al = &Allocator{store: a.store, key: AllocatorMetaKey(tableID, kind), start: start}
 		a.m[k] = al
 	}
 	return al
 }
 
-// forget drops the allocators of a table that is gone.
-func (a *idAllocators) forget(tableID int64) {
+// Forget drops the allocators of a table that is gone.
+func (a *Allocators) Forget(tableID int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.m, allocatorKey{tableID, allocAutoIncrement})
-	delete(a.m, allocatorKey{tableID, allocRowID})
+	delete(a.m, allocatorKey{tableID, KindAutoIncrement})
+	delete(a.m, allocatorKey{tableID, KindRowID})
 }
 
-func allocatorMetaKey(tableID int64, kind byte) []byte {
+// AllocatorMetaKey is the key of the high-water mark of the allocator of
+// kind (KindAutoIncrement, KindRowID) of table tableID: m:a:<tableID><kind>.
+func AllocatorMetaKey(tableID int64, kind byte) []byte {
 	key := binary.BigEndian.AppendUint64(append([]byte(nil), prefixAllocators...), uint64(tableID))
 	return append(key, kind)
 }
 
-// idAllocator hands out increasing IDs from batches reserved in the store:
+// Allocator hands out increasing IDs from batches reserved in the store:
 // [next, end) is reserved and unused.
-type idAllocator struct {
+type Allocator struct {
 	store *txn.Store
 	key   []byte
 	start uint64
@@ -89,8 +93,8 @@ type idAllocator struct {
 	next, end uint64
 }
 
-// alloc returns a fresh ID.
-func (al *idAllocator) alloc(ctx context.Context) (uint64, error) {
+// Alloc returns a fresh ID.
+func (al *Allocator) Alloc(ctx context.Context) (uint64, error) {
 	al.mu.Lock()
 	defer al.mu.Unlock()
 	if al.next >= al.end {
@@ -103,9 +107,9 @@ func (al *idAllocator) alloc(ctx context.Context) (uint64, error) {
 	return v, nil
 }
 
-// observe records that v was used explicitly, so that later IDs are above
+// Observe records that v was used explicitly, so that later IDs are above
 // it (MySQL: inserting a larger AUTO_INCREMENT value moves the counter).
-func (al *idAllocator) observe(ctx context.Context, v uint64) error {
+func (al *Allocator) Observe(ctx context.Context, v uint64) error {
 	al.mu.Lock()
 	defer al.mu.Unlock()
 	if v < al.next {
@@ -118,8 +122,8 @@ func (al *idAllocator) observe(ctx context.Context, v uint64) error {
 	return al.reserve(ctx, v+1)
 }
 
-// peek returns the ID alloc would return, without taking it.
-func (al *idAllocator) peek(ctx context.Context) (uint64, error) {
+// Peek returns the ID alloc would return, without taking it.
+func (al *Allocator) Peek(ctx context.Context) (uint64, error) {
 	al.mu.Lock()
 	defer al.mu.Unlock()
 	if al.next < al.end {
@@ -133,9 +137,9 @@ func (al *idAllocator) peek(ctx context.Context) (uint64, error) {
 	return al.readMark(ctx, k)
 }
 
-// reset makes the next ID v, discarding the cached batch (ALTER TABLE ...
+// Reset makes the next ID v, discarding the cached batch (ALTER TABLE ...
 // AUTO_INCREMENT = v, TRUNCATE).
-func (al *idAllocator) reset(ctx context.Context, v uint64) error {
+func (al *Allocator) Reset(ctx context.Context, v uint64) error {
 	al.mu.Lock()
 	defer al.mu.Unlock()
 	al.next, al.end = 0, 0
@@ -143,7 +147,7 @@ func (al *idAllocator) reset(ctx context.Context, v uint64) error {
 }
 
 // reserve takes a new batch starting at least at from.
-func (al *idAllocator) reserve(ctx context.Context, from uint64) error {
+func (al *Allocator) reserve(ctx context.Context, from uint64) error {
 	var first uint64
 	err := al.update(ctx, func(mark uint64) uint64 {
 		first = max(mark, from)
@@ -158,7 +162,7 @@ func (al *idAllocator) reserve(ctx context.Context, from uint64) error {
 
 // update changes the stored high-water mark with fn in a transaction of its
 // own, retrying when another node's allocation conflicts.
-func (al *idAllocator) update(ctx context.Context, fn func(mark uint64) uint64) error {
+func (al *Allocator) update(ctx context.Context, fn func(mark uint64) uint64) error {
 	var err error
 	for attempt := 0; attempt < allocRetries; attempt++ {
 		if err = al.tryUpdate(ctx, fn); err == nil || !errors.Is(err, txn.ErrWriteConflict) {
@@ -168,7 +172,7 @@ func (al *idAllocator) update(ctx context.Context, fn func(mark uint64) uint64) 
 	return fmt.Errorf("allocate IDs: %w", err)
 }
 
-func (al *idAllocator) tryUpdate(ctx context.Context, fn func(mark uint64) uint64) error {
+func (al *Allocator) tryUpdate(ctx context.Context, fn func(mark uint64) uint64) error {
 	k, err := al.store.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("allocate IDs: %w", err)
@@ -178,7 +182,7 @@ func (al *idAllocator) tryUpdate(ctx context.Context, fn func(mark uint64) uint6
 		_ = k.Rollback(ctx)
 		return err
 	}
-	if err := k.Set(al.key, encodeUint64(fn(mark))); err != nil {
+	if err := k.Set(al.key, EncodeUint64(fn(mark))); err != nil {
 		_ = k.Rollback(ctx)
 		return fmt.Errorf("allocate IDs: %w", err)
 	}
@@ -190,7 +194,7 @@ func (al *idAllocator) tryUpdate(ctx context.Context, fn func(mark uint64) uint6
 
 // readMark reads the stored high-water mark: the first ID not yet handed
 // out by any node.
-func (al *idAllocator) readMark(ctx context.Context, k *txn.Txn) (uint64, error) {
+func (al *Allocator) readMark(ctx context.Context, k *txn.Txn) (uint64, error) {
 	raw, found, err := k.Get(ctx, al.key)
 	if err != nil {
 		return 0, fmt.Errorf("read ID allocator %q: %w", al.key, err)
@@ -198,5 +202,5 @@ func (al *idAllocator) readMark(ctx context.Context, k *txn.Txn) (uint64, error)
 	if !found {
 		return al.start, nil
 	}
-	return decodeUint64("ID allocator", raw)
+	return DecodeUint64("ID allocator", raw)
 }

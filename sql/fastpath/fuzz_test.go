@@ -1,4 +1,4 @@
-package sql
+package fastpath
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ import (
 // for an INSERT. A shape is what the plan cache keeps per digest, so a
 // malformed one would be replayed for every statement of that digest.
 //
-//	go test ./sql -run '^$' -fuzz '^FuzzFastPathShape$' -fuzztime 5m
+//	go test ./sql/fastpath -run '^$' -fuzz '^FuzzFastPathShape$' -fuzztime 5m
 func FuzzFastPathShape(f *testing.F) {
 	for _, q := range []string{
 		"SELECT c FROM sbtest1 WHERE id=1",
@@ -38,7 +38,7 @@ func FuzzFastPathShape(f *testing.F) {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
-		if !fastCandidate(query) {
+		if !Candidate(query) {
 			return
 		}
 		normalized, _ := parser.NormalizeDigest(query)
@@ -46,35 +46,35 @@ func FuzzFastPathShape(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s := fastShapeOf(stmt, normalized)
+		s := ShapeOf(stmt, normalized)
 		if s == nil {
 			return
 		}
-		switch s.kind {
-		case fastBegin, fastCommit, fastRollback:
+		switch s.Kind {
+		case Begin, Commit, Rollback:
 			return
-		case fastSelect, fastUpdate, fastDelete, fastInsert:
+		case Select, Update, Delete, Insert:
 		default:
-			t.Fatalf("%q: shape of unknown kind %d", query, s.kind)
+			t.Fatalf("%q: shape of unknown kind %d", query, s.Kind)
 		}
-		if s.table == "" {
+		if s.Table == "" {
 			t.Fatalf("%q: shape without a table", query)
 		}
-		switch s.kind {
-		case fastSelect, fastUpdate, fastDelete:
-			if s.where == "" || len(s.keys) == 0 || (!s.in && len(s.keys) != 1) {
-				t.Fatalf("%q: shape without a key condition: where %q, %d keys, in %v", query, s.where, len(s.keys), s.in)
+		switch s.Kind {
+		case Select, Update, Delete:
+			if s.Where == "" || len(s.Keys) == 0 || (!s.In && len(s.Keys) != 1) {
+				t.Fatalf("%q: shape without a key condition: where %q, %d keys, in %v", query, s.Where, len(s.Keys), s.In)
 			}
-			if s.kind == fastUpdate && len(s.sets) == 0 {
+			if s.Kind == Update && len(s.Sets) == 0 {
 				t.Fatalf("%q: UPDATE shape without assignments", query)
 			}
-		case fastInsert:
-			if len(s.rows) == 0 {
+		case Insert:
+			if len(s.Rows) == 0 {
 				t.Fatalf("%q: INSERT shape without rows", query)
 			}
-			for i, row := range s.rows {
-				if len(row) != len(s.rows[0]) || (len(s.cols) > 0 && len(row) != len(s.cols)) {
-					t.Fatalf("%q: INSERT row %d has %d values (columns %d, first row %d)", query, i, len(row), len(s.cols), len(s.rows[0]))
+			for i, row := range s.Rows {
+				if len(row) != len(s.Rows[0]) || (len(s.Cols) > 0 && len(row) != len(s.Cols)) {
+					t.Fatalf("%q: INSERT row %d has %d values (columns %d, first row %d)", query, i, len(row), len(s.Cols), len(s.Rows[0]))
 				}
 			}
 		}

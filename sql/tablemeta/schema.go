@@ -1,10 +1,12 @@
-package sql
+package tablemeta
 
 import (
 	"fmt"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+
+	"github.com/percdb/percdb/sql/catalog"
 )
 
 // This file converts between the catalog's stored definitions and GMS's
@@ -22,9 +24,9 @@ func typeString(typ gsql.Type) string {
 	return typ.String()
 }
 
-// columnDefFromGMS builds the stored definition of col.
-func columnDefFromGMS(col *gsql.Column, id int64) (ColumnDef, error) {
-	c := ColumnDef{
+// ColumnDefFromGMS builds the stored definition of col.
+func ColumnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
+	c := catalog.ColumnDef{
 		ID:            id,
 		Name:          col.Name,
 		Type:          typeString(col.Type),
@@ -45,15 +47,15 @@ func columnDefFromGMS(col *gsql.Column, id int64) (ColumnDef, error) {
 	return c, nil
 }
 
-// tableDefFromSchema builds the definition of a new table; the caller
+// DefFromSchema builds the definition of a new table; the caller
 // assigns its IDs.
-func tableDefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) (*TableDef, error) {
+func DefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.CollationID, comment string) (*catalog.TableDef, error) {
 	if collation == gsql.Collation_Unspecified {
-		collation = defaultCollationID()
+		collation = DefaultCollationID()
 	}
-	def := &TableDef{Name: name, Collation: collation.Name(), Comment: comment}
+	def := &catalog.TableDef{Name: name, Collation: collation.Name(), Comment: comment}
 	for i, col := range schema.Schema {
-		c, err := columnDefFromGMS(col, int64(i+1))
+		c, err := ColumnDefFromGMS(col, int64(i+1))
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +76,7 @@ func tableDefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsq
 // once per schema version, rather than by the planbuilder on every
 // statement; a default that does not parse on its own (it names another
 // column, say) is left for the planbuilder to resolve.
-func columnFromDef(ctx *gsql.Context, table, db string, c *ColumnDef, primary bool) (*gsql.Column, error) {
+func columnFromDef(ctx *gsql.Context, table, db string, c *catalog.ColumnDef, primary bool) (*gsql.Column, error) {
 	typ, err := planbuilder.ParseColumnTypeString(c.Type)
 	if err != nil {
 		return nil, fmt.Errorf("column %s.%s: parse type %q: %w", table, c.Name, c.Type, err)
@@ -126,4 +128,9 @@ func resolveDefault(ctx *gsql.Context, expr string, typ gsql.Type, nullable bool
 		return gsql.NewUnresolvedColumnDefaultValue(expr)
 	}
 	return d
+}
+
+// DefaultCollationID is DefaultCollation as a GMS collation.
+func DefaultCollationID() gsql.CollationID {
+	return gsql.Collation_utf8mb4_0900_ai_ci
 }

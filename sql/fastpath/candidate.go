@@ -1,0 +1,253 @@
+package fastpath
+
+import (
+	"strings"
+)
+
+// Candidate reports whether query may have a fast shape, judging by
+// its text alone, so that the statements that cannot have one skip the
+// TiDB lexer and parser (and leave the plan cache to those that can). The
+// first word must name a statement the fast path runs; then, outside
+// string literals, quoted names and comments, the text must have nothing
+// that no shape has (ShapeOf):
+//
+//   - a reserved word no shape uses (rejectedWord: AND, OR, NOT,
+//     BETWEEN, LIKE, IS, JOIN, ON, ORDER, GROUP, LIMIT, AS, DISTINCT,
+//     CASE, FOR, ...), except next to a dot, where MySQL reads any word
+//     as a name;
+//   - an operator other than =, +, - and * (<, >, !, /, %, &, |, ^, ~,
+//     @, :), or a + anywhere but in an UPDATE;
+//   - a parenthesis, except the list of a SELECT's WHERE c IN (...), and
+//     in an INSERT;
+//   - a * anywhere but as the field list of a SELECT (or SELECT ALL);
+//   - IN in an UPDATE or DELETE, a second SELECT, or a SELECT in the
+//     others;
+//   - a comma between FROM and WHERE (a join), before SET in an UPDATE,
+//     or anywhere in a DELETE;
+//   - no WHERE in a SELECT, UPDATE or DELETE; no column list before an
+//     INSERT's VALUES.
+//
+// It errs only on the side of letting a statement through: text it may
+// not read the way the parser does (an unterminated string or comment,
+// "--" without a space after it) is skipped, never judged. A statement
+// it turns down is counted as ReasonShape, whether or not the TiDB
+// parser would have parsed it.
+func Candidate(query string) bool {
+	i := 0
+	for i < len(query) && isSpaceByte(query[i]) {
+		i++
+	}
+	j := i
+	for j < len(query) && isWordByte(query[j]) {
+		j++
+	}
+	var buf [16]byte
+	var k Kind
+	switch string(lowerWord(&buf, query[i:j])) {
+	case "select":
+		k = Select
+	case "update":
+		k = Update
+	case "delete":
+		k = Delete
+	case "insert":
+		k = Insert
+	case "begin", "start", "commit", "rollback":
+		// The parser and ShapeOf judge these exactly, and their
+		// digests stay cached.
+		return true
+	default:
+		return false
+	}
+	return textAllowed(query[j:], k)
+}
+
+// textAllowed is Candidate's scan of q, the text after the first
+// word of a statement of kind k.
+func textAllowed(q string, k Kind) bool {
+	var (
+		buf [16]byte
+		// afterIn, afterSelect: the previous token is the word IN, or
+		// SELECT; last is the previous token's last byte ('a' for a
+		// word).
+		afterIn, afterSelect bool
+		last                 byte
+		selects              int
+		inFrom, where, set   bool
+	)
+	if k == Select {
+		selects, afterSelect = 1, true
+	}
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case isSpaceByte(c):
+			i++
+			continue
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(q, i)
+			afterIn, afterSelect, last = false, false, c
+			continue
+		case c == '#' || c == '-' && i+1 < len(q) && q[i+1] == '-':
+			// A comment to the end of the line ("--1" is two minus
+			// signs to the parser; skipped here all the same).
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			// Comments, optimizer hints and /*! ... */ alike: what
+			// they hold is not judged.
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				return true
+			}
+			i += end + 4
+			continue
+		case isNameByte(c):
+			j := i + 1
+			for j < len(q) && isNameByte(q[j]) {
+				j++
+			}
+			word := lowerWord(&buf, q[i:j])
+			before, wasSelect := last, afterSelect
+			dotted := before == '.' || j < len(q) && q[j] == '.'
+			afterIn, afterSelect, last = false, false, 'a'
+			i = j
+			if dotted {
+				continue
+			}
+			switch {
+			case string(word) == "and" && where:
+				// WHERE c1 = v1 AND c2 = v2 over a composite key.
+			case string(word) == "for" && where && k == Select:
+				// SELECT ... FOR UPDATE.
+			case rejectedWord(word):
+				return false
+			}
+			switch string(word) {
+			case "select":
+				if selects++; selects > 1 || k != Select {
+					return false
+				}
+				afterSelect = true
+			case "all":
+				// SELECT ALL is SELECT.
+				afterSelect = wasSelect
+			case "from":
+				inFrom = k == Select || k == Delete
+			case "where":
+				inFrom, where = false, true
+			case "set":
+				set = true
+			case "in":
+				if k != Select {
+					return false
+				}
+				afterIn = true
+			case "values":
+				// INSERT INTO t VALUES (...) names no columns.
+				if k == Insert && before != ')' {
+					return false
+				}
+			}
+			continue
+		}
+		switch c {
+		case '<', '>', '!', '/', '%', '&', '|', '^', '~', '@', ':', '{', '}':
+			return false
+		case '(':
+			if k == Update || k == Delete || k == Select && !afterIn {
+				return false
+			}
+		case '*':
+			if !afterSelect {
+				return false
+			}
+		case '+':
+			if k != Update {
+				return false
+			}
+		case ',':
+			if inFrom || k == Delete || k == Update && !set {
+				return false
+			}
+		}
+		afterIn, afterSelect, last = false, false, c
+		i++
+	}
+	return where || k == Insert
+}
+
+// rejectedWord reports whether word (lower case) is a reserved word
+// that no fast shape has: a statement with it outside strings, quoted
+// names and comments is not one the fast path runs. Each is reserved in
+// the TiDB parser, so it cannot be an unquoted name
+// (TestFastCandidateWordsReserved).
+func rejectedWord(word []byte) bool {
+	switch string(word) {
+	case "and", "or", "not", "xor", "between", "like", "regexp", "rlike", "is",
+		"join", "cross", "inner", "left", "right", "natural", "straight_join", "outer", "on", "using",
+		"order", "group", "having", "limit", "union", "except", "intersect", "window", "over",
+		"as", "distinct", "distinctrow", "case", "exists", "div", "mod", "interval",
+		"for", "lock", "with", "convert", "collate", "binary", "default":
+		return true
+	}
+	return false
+}
+
+// lowerWord returns s in ASCII lower case, in buf, or nil when s is
+// longer than buf (no word Candidate looks for is).
+func lowerWord(buf *[16]byte, s string) []byte {
+	if len(s) > len(buf) {
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(s)]
+}
+
+// skipQuoted returns the index after the string literal or quoted
+// identifier that starts at q[i], or len(q) when it does not end. A
+// doubled quote, or (in a literal) one after a backslash, does not end
+// it.
+func skipQuoted(q string, i int) int {
+	quote := q[i]
+	for i++; i < len(q); i++ {
+		switch q[i] {
+		case '\\':
+			if quote != '`' {
+				i++
+			}
+		case quote:
+			if i+1 < len(q) && q[i+1] == quote {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return len(q)
+}
+
+// isSpaceByte reports whether c is white space between tokens.
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// isNameByte reports whether c may be part of an unquoted word: MySQL's
+// names also take $ and any byte of a multi-byte UTF-8 character.
+func isNameByte(c byte) bool {
+	return isWordByte(c) || c == '$' || c >= 0x80
+}
+
+// isWordByte reports whether c may be part of a keyword or an unquoted
+// name made of ASCII letters, digits and underscores.
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

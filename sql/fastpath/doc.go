@@ -1,0 +1,114 @@
+// Package fastpath is percdb's fast path. It runs the statements OLTP
+// traffic is made of directly on the executor's operators, in front of
+// GMS, which plans every statement from scratch (about 100 us of analysis for a point select, twice the
+// cost of the MySQL protocol itself):
+//
+//   - SELECT cols FROM t WHERE pk = v, pk IN (v, ...), or unique = v,
+//     with or without FOR UPDATE;
+//   - UPDATE t SET col = v | col = intcol +/- v | col = deccol +/- int,
+//     ... WHERE pk = v;
+//   - DELETE FROM t WHERE pk = v;
+//   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
+//   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
+//
+// pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
+// composite primary key of integer columns. The columns written are
+// integers, utf8mb4 strings, and DECIMAL, DATETIME and DATE from values
+// that convert exactly (integers, and strings spelled as the value is).
+//
+// A COM_QUERY's text is first reduced to the TiDB parser's normalized
+// digest (literals erased): the decision and the plan are cached per
+// digest and database (fastPlanCache), so a statement the fast path does
+// not run costs one lexer pass, and one it runs a parse (for its literal
+// values) and a map lookup. A COM_STMT_PREPARE is parsed once, and its
+// decision kept per statement ID with the session (fastSession). A plan is
+// resolved against the catalog of one schema version and rebuilt when the
+// version changes.
+//
+// Statements run in the session's transaction, as GMS's would: the same
+// Transaction (begun by BEGIN or left open with autocommit off), the same
+// statement stages, the same table editor (tableEditor, hence the same
+// executor operators and codec) for writes. In autocommit mode a read
+// takes no timestamp at all: the row is read at the latest committed state
+// (txn.Store.PointGet and BatchPointGet), under the cached catalog, which
+// schemaGuard vouches for without a read of the schema version. An
+// autocommit write runs in a transaction of its own, committed at the end
+// by txn, in one phase with a calculated commit timestamp when its keys
+// lie in one region. Oracle calls per statement, fast path against GMS:
+//
+//	autocommit SELECT by key          0 (GMS: 1, the start_ts)
+//	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions or
+//	                                  meet a lock
+//	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need (txn
+//	                                  fetches it twice when the oracle's
+//	                                  answer equals the commit_ts it
+//	                                  calculated for its last one-phase
+//	                                  commit); none for the commit in one
+//	                                  region (two phases: +1)
+//	BEGIN, ROLLBACK                   0
+//	COMMIT                            0 in one region, else 1
+//	statements inside a transaction   its start_ts, once, at first read
+//
+// Privileges are GMS's to check: the handler offers statements to the
+// fast path only for users whose global privileges cover them
+// (mayUseFastPath). Fast statements do not appear in GMS's process list.
+// The counters are served by SHOW STATUS in session scope (SHOW GLOBAL
+// STATUS lists only GMS's process-wide registry, which percdb leaves
+// alone).
+//
+// Result sets and OK packets are GMS's, byte for byte: rows are converted
+// by GMS's own RowToSQL, the column definitions are those GMS sent for the
+// plan's first execution (which the fast path lets GMS answer to learn
+// them), OK packets carry GMS's counts and info text, and the session's
+// ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), warnings, status flags and
+// Questions counter end as GMS leaves them. Whatever the fast path does
+// not reproduce exactly goes to GMS (Reason lists why), counted in
+// SHOW STATUS as Percdb_fastpath_fallthrough_<reason>.
+//
+// The fast path is off for a server started with Config.DisableFastPath,
+// and for a session that sets @percdb_fastpath = 0 (differential tests
+// compare the two).
+//
+// # Declining to GMS
+//
+// The fast path never guesses: a statement goes to GMS, whole, when its
+// text cannot have a shape (Candidate, a lexical check that errs only on
+// the side of letting a statement through to the parser), when the TiDB
+// parser's AST has anything a shape does not model (ShapeOf returns nil:
+// a join, an alias, a function, ORDER BY, a hint, FOR SHARE, ...), when
+// the catalog says the table is not one the fast path writes (triggers,
+// foreign keys, generated columns, CHECK constraints), when a value does
+// not convert exactly as GMS would convert it, or when the session's state
+// is one the fast path does not reproduce (a pessimistic transaction's
+// first locking read, sql_mode, character_set_results, ...). Each reason
+// is counted (Reason in package sql).
+//
+// # Equal to GMS
+//
+// Every answer must be GMS's, byte for byte. The differential tests
+// (fastpath_diff_test.go) run each statement on two servers, one with the
+// fast path and one without, and compare the bytes sent back, the session
+// functions after each statement and the tables at the end;
+// fastpath_oracle_test.go checks the timestamps the fast path does not
+// take (point reads stay linearizable against dying two-phase writers)
+// and the schema changes it must notice; BenchmarkPointSelect
+// (fastpath_bench_test.go) is sysbench's point select in process.
+// candidate_test.go checks that Candidate turns down no statement with a
+// shape (on sqllogictest's files too), and FuzzFastPathShape that the
+// classifier never panics and that every shape it gives is well formed.
+//
+// # What lives where
+//
+// This package holds what needs nothing of a server: the shapes (Shape,
+// ShapeOf: a statement reduced to what the fast path runs, before name
+// resolution, a pure function of the statement's structure so that it
+// can be cached per normalized digest), the lexical pre-filter
+// (Candidate), and plans (Plan, Resolve: a shape resolved against one
+// catalog version and the tables' metadata, with its decoders and the
+// result metadata it learns from GMS). The plan cache, running a plan in
+// the session's transaction and the protocol glue are still package
+// sql's (fastpath_cache.go, fastpath_exec.go, fastpath_handler.go): they
+// use the session, its transaction and the table editors directly, and
+// move here once they see a session through an interface of the fast
+// path's.
+package fastpath
