@@ -402,3 +402,83 @@ func roundHalfEvenPlaces(f float64, places int64) float64 {
 	}
 	return math.RoundToEven(f/scale) * scale
 }
+
+// unsignedCast is CAST(x AS UNSIGNED) of a DECIMAL or a DOUBLE as MySQL
+// computes it (Item_typecast_unsigned::val_int): the value is rounded to
+// an integer (a DECIMAL half away from zero, a DOUBLE half to even, as
+// rint) and a negative one is taken as a signed 64-bit integer read as
+// unsigned, so CAST(-1.5 AS UNSIGNED) is 18446744073709551614, as
+// CAST(-2 AS UNSIGNED) is; -0.4 rounds to 0. Values beyond the range
+// saturate (below -2^63 to 2^63 read unsigned, above 2^64 - 1 to it).
+// GMS gave 9223372036854775808 for every negative fraction and rounded a
+// DOUBLE half away from zero (CAST(2.5e0 AS UNSIGNED) was 3).
+type unsignedCast struct {
+	expression.UnaryExpression
+	name string // the CAST's own text, which names its column
+}
+
+var _ gsql.Expression = (*unsignedCast)(nil)
+
+// Type implements sql.Expression.
+func (c *unsignedCast) Type() gsql.Type { return types.Uint64 }
+
+// String implements sql.Expression.
+func (c *unsignedCast) String() string { return c.name }
+
+// Eval implements sql.Expression.
+func (c *unsignedCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := c.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case decimal.Decimal:
+		return unsignedFromDecimal(x), nil
+	case float64:
+		return unsignedFromFloat(x), nil
+	case float32:
+		return unsignedFromFloat(float64(x)), nil
+	}
+	out, _, err := types.Uint64.Convert(ctx, v)
+	return out, err
+}
+
+// unsignedFromDecimal rounds d half away from zero and reads it as
+// BIGINT UNSIGNED (see unsignedCast).
+func unsignedFromDecimal(d decimal.Decimal) uint64 {
+	r := d.Round(0).BigInt()
+	switch {
+	case r.Sign() >= 0 && r.IsUint64():
+		return r.Uint64()
+	case r.Sign() > 0:
+		return math.MaxUint64
+	case r.IsInt64():
+		return uint64(r.Int64())
+	}
+	return 1 << 63 // below -2^63: the smallest BIGINT, read unsigned
+}
+
+// unsignedFromFloat rounds f half to even and reads it as BIGINT
+// UNSIGNED (see unsignedCast).
+func unsignedFromFloat(f float64) uint64 {
+	r := math.RoundToEven(f)
+	switch {
+	case math.IsNaN(r):
+		return 0
+	case r >= 0 && r < 1<<64:
+		return uint64(r)
+	case r >= 0:
+		return math.MaxUint64
+	case r >= -(1 << 63):
+		return uint64(int64(r))
+	}
+	return 1 << 63
+}
+
+// WithChildren implements sql.Expression.
+func (c *unsignedCast) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(c, len(children), 1)
+	}
+	return &unsignedCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, name: c.name}, nil
+}

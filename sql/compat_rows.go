@@ -247,6 +247,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// its own terms): GMS rounds half away from zero
 		// (2.5 to 3); MySQL converts an approximate value with the C
 		// library's rint, half to even (2.5 to 2, 3.5 to 4).
+		// CAST(DECIMAL or DOUBLE AS UNSIGNED): compat_numeric.go.
+		if e.Type() == types.Uint64 && (types.IsFloat(e.Child.Type()) || types.IsDecimal(e.Child.Type())) {
+			return &unsignedCast{UnaryExpression: expression.UnaryExpression{Child: e.Child}, name: e.String()}, transform.NewTree, nil
+		}
 		if e.Type() == types.Int64 && types.IsFloat(e.Child.Type()) {
 			if _, done := e.Child.(*roundHalfEven); !done {
 				ret, err := e.WithChildren(&roundHalfEven{UnaryExpression: expression.UnaryExpression{Child: e.Child}})
