@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 )
 
@@ -34,6 +35,9 @@ import (
 var numericFunctions = map[string]gsql.Function{
 	"truncate": gsql.Function2{Name: "truncate", Fn: func(x, d gsql.Expression) gsql.Expression {
 		return newTemporalFunc("truncate", truncateNumber, truncateType, x, d)
+	}},
+	paramMarkerName: gsql.Function1{Name: paramMarkerName, Fn: func(e gsql.Expression) gsql.Expression {
+		return &paramMarker{UnaryExpression: expression.UnaryExpression{Child: e}}
 	}},
 	"greatest": gsql.FunctionN{Name: "greatest", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return newExtremum("greatest", args)
@@ -160,11 +164,92 @@ type extremum struct {
 	name string // "greatest" or "least"
 	args []gsql.Expression
 	gms  gsql.Expression // GMS's function of the same arguments
+	// params marks the arguments that are prepared-statement parameters
+	// (a BindVar when the function was built, a literal once bound):
+	// MySQL types a parameter from the other arguments, so GREATEST(d,
+	// ?) of a DECIMAL d compares the string '2.5' sent for it as a
+	// DECIMAL (GMS failed: "unsupported type for greatest/least
+	// argument: decimal.Decimal").
+	params []bool
 }
 
 var _ gsql.FunctionExpression = (*extremum)(nil)
 
 func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
+	params := make([]bool, len(args))
+	args = append([]gsql.Expression(nil), args...)
+	for i, a := range args {
+		switch a := a.(type) {
+		case *expression.BindVar:
+			params[i] = true
+		case *paramMarker:
+			args[i], params[i] = a.Child, true
+		}
+	}
+	return buildExtremum(name, args, params)
+}
+
+// paramMarkerName is the function extremumParameters wraps a parameter
+// of GREATEST or LEAST in. GMS plans an execution of a prepared statement
+// with its parameters' values in their places, as literals, so the mark
+// is made in the parsed statement, which keeps the placeholders.
+const paramMarkerName = "percdb_param"
+
+// paramMarker marks a prepared statement's parameter; it is its value.
+type paramMarker struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*paramMarker)(nil)
+
+// Type implements sql.Expression.
+func (m *paramMarker) Type() gsql.Type { return m.Child.Type() }
+
+// String implements sql.Expression.
+func (m *paramMarker) String() string { return m.Child.String() }
+
+// Eval implements sql.Expression.
+func (m *paramMarker) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return m.Child.Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (m *paramMarker) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(m, len(children), 1)
+	}
+	return &paramMarker{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
+
+// extremumParameters wraps each placeholder argument of GREATEST and
+// LEAST in the parsed statement in paramMarkerName's function, so that
+// the function knows it for a parameter once it is bound.
+func extremumParameters(stmt ast.Statement) ast.Statement {
+	if stmt == nil {
+		return stmt
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		f, ok := node.(*ast.FuncExpr)
+		if !ok || !(f.Name.EqualString("greatest") || f.Name.EqualString("least")) {
+			return true, nil
+		}
+		for i, a := range f.Exprs {
+			ae, ok := a.(*ast.AliasedExpr)
+			if !ok {
+				continue
+			}
+			if v, ok := ae.Expr.(*ast.SQLVal); ok && v.Type == ast.ValArg {
+				f.Exprs[i] = &ast.AliasedExpr{Expr: &ast.FuncExpr{Name: ast.NewColIdent(paramMarkerName), Exprs: ast.SelectExprs{ae}}}
+			}
+		}
+		return true, nil
+	}, stmt)
+	return stmt
+}
+
+// buildExtremum returns the function of args, params marking those that
+// are parameters.
+func buildExtremum(name string, args []gsql.Expression, params []bool) (gsql.Expression, error) {
 	var gms gsql.Expression
 	var err error
 	if name == "greatest" {
@@ -175,7 +260,7 @@ func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &extremum{name: name, args: args, gms: gms}, nil
+	return &extremum{name: name, args: args, gms: gms, params: params}, nil
 }
 
 // numericType returns the type MySQL gives GREATEST or LEAST of args,
@@ -183,10 +268,10 @@ func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
 func (e *extremum) numericType() (gsql.Type, bool) {
 	anyFloat, anyDecimal, anySigned, anyUnsigned := false, false, false, false
 	intDigits, scale := 0, 0
-	for _, a := range e.args {
+	for i, a := range e.args {
 		t := a.Type()
 		switch {
-		case t == types.Null:
+		case t == types.Null, e.params[i]:
 		case types.IsFloat(t):
 			anyFloat = true
 		case types.IsDecimal(t):
@@ -272,7 +357,13 @@ func (e *extremum) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 	if len(children) != len(e.args) {
 		return nil, gsql.ErrInvalidChildrenNumber.New(e, len(children), len(e.args))
 	}
-	return newExtremum(e.name, children)
+	params := append([]bool(nil), e.params...)
+	for i, c := range children {
+		if _, ok := c.(*expression.BindVar); ok {
+			params[i] = true
+		}
+	}
+	return buildExtremum(e.name, children, params)
 }
 
 // Eval implements sql.Expression: NULL when an argument is NULL.
