@@ -169,7 +169,8 @@ type extremum struct {
 	// MySQL types a parameter from the other arguments, so GREATEST(d,
 	// ?) of a DECIMAL d compares the string '2.5' sent for it as a
 	// DECIMAL (GMS failed: "unsupported type for greatest/least
-	// argument: decimal.Decimal").
+	// argument: decimal.Decimal"). With integers only, GMS's function
+	// stays: it compares such a string as a number, not as an integer.
 	params []bool
 }
 
@@ -268,10 +269,13 @@ func buildExtremum(name string, args []gsql.Expression, params []bool) (gsql.Exp
 func (e *extremum) numericType() (gsql.Type, bool) {
 	anyFloat, anyDecimal, anySigned, anyUnsigned := false, false, false, false
 	intDigits, scale := 0, 0
+	anyParam := false
 	for i, a := range e.args {
 		t := a.Type()
 		switch {
-		case t == types.Null, e.params[i]:
+		case e.params[i]:
+			anyParam = true
+		case t == types.Null:
 		case types.IsFloat(t):
 			anyFloat = true
 		case types.IsDecimal(t):
@@ -294,6 +298,11 @@ func (e *extremum) numericType() (gsql.Type, bool) {
 		}
 	}
 	switch {
+	case anyParam && !anyFloat && !anyDecimal:
+		// Integers with a parameter: GMS's function, which compares a
+		// string sent for it with them as numbers (LEAST(a, ?) of 3 and
+		// '2.5' is 2.5, not an integer).
+		return nil, false
 	case anyFloat:
 		return types.Float64, true
 	case anyDecimal || (anySigned && anyUnsigned):

@@ -19,6 +19,8 @@ func TestExtremumParameter(t *testing.T) {
 		checkQueries(t, db, "prepared", []queryCase{
 			{"SELECT id, LEAST(d, ?), GREATEST(d, ?) FROM ext ORDER BY id", []any{"10", "2.5"}, "1|2.00|2.50\n2|7.25|7.25\n3|NULL|NULL"},
 			{"SELECT id FROM ext WHERE GREATEST(d, ?) > 3 ORDER BY id", []any{"2.5"}, "2"},
+			// With integers the string is compared as a number still.
+			{"SELECT id, LEAST(i, ?) FROM ext ORDER BY id", []any{"2.5"}, "1|2\n2|2.5\n3|NULL"},
 		})
 	})
 }
