@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -445,8 +446,35 @@ func (r *doubleRound) Resolved() bool { return r.gms.Resolved() }
 // String implements sql.Expression.
 func (r *doubleRound) String() string { return r.gms.String() }
 
-// Type implements sql.Expression.
-func (r *doubleRound) Type() gsql.Type { return r.gms.Type() }
+// Type implements sql.Expression: of a DECIMAL with a constant number
+// of digits D, MySQL's DECIMAL of scale D (0 when D is negative or not
+// given) with a digit more before the point when the scale shrinks, for
+// a carry (Item_func_round::resolve_type: ROUND(x, 2) of a DECIMAL(8,4)
+// is a DECIMAL(7,2), 1.50); GMS typed it as x, so it was sent 1.5000.
+func (r *doubleRound) Type() gsql.Type {
+	dt, ok := r.args[0].Type().(gsql.DecimalType)
+	if !ok {
+		return r.gms.Type()
+	}
+	d := int64(0)
+	if len(r.args) > 1 {
+		lit, ok := r.args[1].(*expression.Literal)
+		if !ok {
+			return r.gms.Type()
+		}
+		v, _, err := types.Int64.Convert(context.Background(), lit.Value())
+		if err != nil || v == nil {
+			return r.gms.Type()
+		}
+		d = v.(int64)
+	}
+	scale := int(min(max(d, 0), decimalMaxScale))
+	intDigits := int(dt.Precision()) - int(dt.Scale())
+	if scale < int(dt.Scale()) {
+		intDigits++
+	}
+	return types.MustCreateDecimalType(uint8(min(max(intDigits+scale, 1), decimalMaxPrecision)), uint8(scale))
+}
 
 // IsNullable implements sql.Expression.
 func (r *doubleRound) IsNullable() bool { return r.gms.IsNullable() }
