@@ -42,8 +42,8 @@ func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Sc
 		}
 		var lps, rps []gsql.Expression
 		for i := range lp.Projections {
-			lsrc, lconv := setOpConvertSource(lp.Projections[i])
-			rsrc, rconv := setOpConvertSource(rp.Projections[i])
+			lsrc, lconv := setOpConvertSource(lp.Projections[i], lp.Child, i)
+			rsrc, rconv := setOpConvertSource(rp.Projections[i], rp.Child, i)
 			if !lconv && !rconv {
 				continue
 			}
@@ -97,15 +97,26 @@ func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Sc
 	})
 }
 
-// setOpConvertSource returns the expression GMS converted for a side of a
-// union (Alias(Convert(e))), and whether there was one; otherwise p.
-func setOpConvertSource(p gsql.Expression) (gsql.Expression, bool) {
-	if a, ok := p.(*expression.Alias); ok {
-		if c, ok := a.Child.(*expression.Convert); ok {
-			return c.Child, true
-		}
+// setOpConvertSource returns the column GMS converted for a side of a
+// union, and whether there was one; otherwise p. GMS's conversion is a
+// projection over the side, Alias(Convert(GetField)) named as the
+// side's column i it converts. A CAST of the side's own select list
+// (SELECT CAST(d AS SIGNED) FROM t UNION ...) is not one: taken for
+// one, it was dropped, and -1.25 came out of a CAST to SIGNED.
+func setOpConvertSource(p gsql.Expression, side gsql.Node, i int) (gsql.Expression, bool) {
+	a, ok := p.(*expression.Alias)
+	if !ok {
+		return p, false
 	}
-	return p, false
+	c, ok := a.Child.(*expression.Convert)
+	if !ok {
+		return p, false
+	}
+	gf, ok := c.Child.(*expression.GetField)
+	if sch := side.Schema(); !ok || i >= len(sch) || sch[i].Name != a.Name() || gf.Name() != a.Name() {
+		return p, false
+	}
+	return gf, true
 }
 
 // unionCollation returns the collation MySQL gives a union column that
