@@ -267,13 +267,44 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			return c, transform.NewTree, err
 		}
+		// IFNULL of a TIME and another type is the COALESCE it means
+		// (GMS types it as the TIME and fails on a string: "value x is
+		// not a valid Time"), whose TIME is written as a string below.
+		if f, ok := e.(*function.IfNull); ok && (f.LeftChild.Type() == types.Time) != (f.RightChild.Type() == types.Time) &&
+			f.LeftChild.Type() != types.Null && f.RightChild.Type() != types.Null {
+			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
+			if err != nil {
+				return e, transform.SameTree, err
+			}
+			e = c
+		}
 		if w, ok := widenedDecimalCoalesce(e); ok {
 			return w, transform.NewTree, nil
+		}
+		// A TIME among values of other types: GMS types the result as
+		// a string and fails converting the TIME value to it
+		// (COALESCE(TIME(dt), 0): "incompatible conversion to SQL type:
+		// '00:00:00'->longtext"); the TIME is written as a string, as
+		// MySQL's result is.
+		children := e.Children()
+		if types.IsText(e.Type()) {
+			var out []gsql.Expression
+			for i, c := range children {
+				if c.Type() == types.Time {
+					if out == nil {
+						out = append([]gsql.Expression(nil), children...)
+					}
+					out[i] = &timeString{UnaryExpression: expression.UnaryExpression{Child: c}}
+				}
+			}
+			if out != nil {
+				ret, err := e.WithChildren(out...)
+				return ret, transform.NewTree, err
+			}
 		}
 		// A DATE among string values: the result is a string (GMS
 		// passes the date through, sent formatted as a DATETIME, or
 		// types IFNULL by its first argument and fails on the string).
-		children := e.Children()
 		if !mixesDateAndText(children...) {
 			break
 		}
@@ -388,6 +419,41 @@ func mixesDateAndText(es ...gsql.Expression) bool {
 func mixesNumberAndText(a, b gsql.Expression) bool {
 	at, bt := a.Type(), b.Type()
 	return types.IsText(at) && types.IsNumber(bt) || types.IsText(bt) && types.IsNumber(at)
+}
+
+// timeString is the TIME of its child as MySQL writes it in a string,
+// '00:00:00' ('-838:59:59', '12:00:00.500000').
+type timeString struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*timeString)(nil)
+
+// Type implements sql.Expression.
+func (t *timeString) Type() gsql.Type { return types.LongText }
+
+// String implements sql.Expression: the TIME's own text.
+func (t *timeString) String() string { return t.Child.String() }
+
+// Eval implements sql.Expression.
+func (t *timeString) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	ts, err := types.Time.ConvertToTimespan(v)
+	if err != nil {
+		return nil, err
+	}
+	return ts.String(), nil
+}
+
+// WithChildren implements sql.Expression.
+func (t *timeString) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return &timeString{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }
 
 // dateString is the DATE e as MySQL writes it in a string, '2021-06-15'.
