@@ -39,6 +39,7 @@ const (
 	minMaxByIndexRuleID                                         // planrules
 	windowInputColumnsRuleID                                    // compat_window.go
 	indexNamesRuleID                                            // compat_indexnames.go
+	outerAggregatesRuleID                                       // compat_outeraggs.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -69,6 +70,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: integerArithmetic})
+	// An aggregate in a subquery's WHERE counts the outer query's group
+	// (compat_outeraggs.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: outerAggregates})
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: exactAggregates})

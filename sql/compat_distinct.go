@@ -9,7 +9,8 @@ import (
 )
 
 // SELECT DISTINCT LENGTH(s) FROM t ORDER BY 1 (or ORDER BY the
-// expression) failed with "unable to sort: unable to find field with
+// expression; or a function of a joined table's column that GMS leaves
+// unaliased, as percdb's TRUNCATE) failed with "unable to sort: unable to find field with
 // index 3 in row of 1 columns": GMS sorts the DISTINCT rows by the select
 // expression itself, evaluated again over rows that no longer have the
 // columns it reads, instead of by the column the expression became.
@@ -53,7 +54,13 @@ func sortDistinctByColumn(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ 
 					return n, transform.SameTree, nil
 				}
 			default:
-				return n, transform.SameTree, nil
+				// An expression GMS did not alias (its text is the
+				// select item's: percdb's TRUNCATE) is projected as it
+				// is.
+				if !projectsExpr(p, c) {
+					return n, transform.SameTree, nil
+				}
+				moved = true
 			}
 		}
 		if !moved {
@@ -66,6 +73,16 @@ func sortDistinctByColumn(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ 
 		ret, err := d.WithChildren(proj)
 		return ret, transform.NewTree, err
 	})
+}
+
+// projectsExpr reports whether p projects e itself, unaliased.
+func projectsExpr(p *plan.Project, e gsql.Expression) bool {
+	for _, pe := range p.Projections {
+		if _, ok := pe.(*expression.Alias); !ok && pe.String() == e.String() {
+			return true
+		}
+	}
+	return false
 }
 
 // projects reports whether p has a projection a, by name and expression.

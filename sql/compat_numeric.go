@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 )
 
@@ -34,6 +36,9 @@ import (
 var numericFunctions = map[string]gsql.Function{
 	"truncate": gsql.Function2{Name: "truncate", Fn: func(x, d gsql.Expression) gsql.Expression {
 		return newTemporalFunc("truncate", truncateNumber, truncateType, x, d)
+	}},
+	paramMarkerName: gsql.Function1{Name: paramMarkerName, Fn: func(e gsql.Expression) gsql.Expression {
+		return &paramMarker{UnaryExpression: expression.UnaryExpression{Child: e}}
 	}},
 	"greatest": gsql.FunctionN{Name: "greatest", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return newExtremum("greatest", args)
@@ -160,11 +165,93 @@ type extremum struct {
 	name string // "greatest" or "least"
 	args []gsql.Expression
 	gms  gsql.Expression // GMS's function of the same arguments
+	// params marks the arguments that are prepared-statement parameters
+	// (a BindVar when the function was built, a literal once bound):
+	// MySQL types a parameter from the other arguments, so GREATEST(d,
+	// ?) of a DECIMAL d compares the string '2.5' sent for it as a
+	// DECIMAL (GMS failed: "unsupported type for greatest/least
+	// argument: decimal.Decimal"). With integers only, GMS's function
+	// stays: it compares such a string as a number, not as an integer.
+	params []bool
 }
 
 var _ gsql.FunctionExpression = (*extremum)(nil)
 
 func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
+	params := make([]bool, len(args))
+	args = append([]gsql.Expression(nil), args...)
+	for i, a := range args {
+		switch a := a.(type) {
+		case *expression.BindVar:
+			params[i] = true
+		case *paramMarker:
+			args[i], params[i] = a.Child, true
+		}
+	}
+	return buildExtremum(name, args, params)
+}
+
+// paramMarkerName is the function extremumParameters wraps a parameter
+// of GREATEST or LEAST in. GMS plans an execution of a prepared statement
+// with its parameters' values in their places, as literals, so the mark
+// is made in the parsed statement, which keeps the placeholders.
+const paramMarkerName = "percdb_param"
+
+// paramMarker marks a prepared statement's parameter; it is its value.
+type paramMarker struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*paramMarker)(nil)
+
+// Type implements sql.Expression.
+func (m *paramMarker) Type() gsql.Type { return m.Child.Type() }
+
+// String implements sql.Expression.
+func (m *paramMarker) String() string { return m.Child.String() }
+
+// Eval implements sql.Expression.
+func (m *paramMarker) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return m.Child.Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (m *paramMarker) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(m, len(children), 1)
+	}
+	return &paramMarker{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
+
+// extremumParameters wraps each placeholder argument of GREATEST and
+// LEAST in the parsed statement in paramMarkerName's function, so that
+// the function knows it for a parameter once it is bound.
+func extremumParameters(stmt ast.Statement) ast.Statement {
+	if stmt == nil {
+		return stmt
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		f, ok := node.(*ast.FuncExpr)
+		if !ok || !(f.Name.EqualString("greatest") || f.Name.EqualString("least")) {
+			return true, nil
+		}
+		for i, a := range f.Exprs {
+			ae, ok := a.(*ast.AliasedExpr)
+			if !ok {
+				continue
+			}
+			if v, ok := ae.Expr.(*ast.SQLVal); ok && v.Type == ast.ValArg {
+				f.Exprs[i] = &ast.AliasedExpr{Expr: &ast.FuncExpr{Name: ast.NewColIdent(paramMarkerName), Exprs: ast.SelectExprs{ae}}}
+			}
+		}
+		return true, nil
+	}, stmt)
+	return stmt
+}
+
+// buildExtremum returns the function of args, params marking those that
+// are parameters.
+func buildExtremum(name string, args []gsql.Expression, params []bool) (gsql.Expression, error) {
 	var gms gsql.Expression
 	var err error
 	if name == "greatest" {
@@ -175,7 +262,7 @@ func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &extremum{name: name, args: args, gms: gms}, nil
+	return &extremum{name: name, args: args, gms: gms, params: params}, nil
 }
 
 // numericType returns the type MySQL gives GREATEST or LEAST of args,
@@ -183,9 +270,12 @@ func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
 func (e *extremum) numericType() (gsql.Type, bool) {
 	anyFloat, anyDecimal, anySigned, anyUnsigned := false, false, false, false
 	intDigits, scale := 0, 0
-	for _, a := range e.args {
+	anyParam := false
+	for i, a := range e.args {
 		t := a.Type()
 		switch {
+		case e.params[i]:
+			anyParam = true
 		case t == types.Null:
 		case types.IsFloat(t):
 			anyFloat = true
@@ -209,6 +299,11 @@ func (e *extremum) numericType() (gsql.Type, bool) {
 		}
 	}
 	switch {
+	case anyParam && !anyFloat && !anyDecimal:
+		// Integers with a parameter: GMS's function, which compares a
+		// string sent for it with them as numbers (LEAST(a, ?) of 3 and
+		// '2.5' is 2.5, not an integer).
+		return nil, false
 	case anyFloat:
 		return types.Float64, true
 	case anyDecimal || (anySigned && anyUnsigned):
@@ -272,7 +367,13 @@ func (e *extremum) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 	if len(children) != len(e.args) {
 		return nil, gsql.ErrInvalidChildrenNumber.New(e, len(children), len(e.args))
 	}
-	return newExtremum(e.name, children)
+	params := append([]bool(nil), e.params...)
+	for i, c := range children {
+		if _, ok := c.(*expression.BindVar); ok {
+			params[i] = true
+		}
+	}
+	return buildExtremum(e.name, children, params)
 }
 
 // Eval implements sql.Expression: NULL when an argument is NULL.
@@ -345,8 +446,35 @@ func (r *doubleRound) Resolved() bool { return r.gms.Resolved() }
 // String implements sql.Expression.
 func (r *doubleRound) String() string { return r.gms.String() }
 
-// Type implements sql.Expression.
-func (r *doubleRound) Type() gsql.Type { return r.gms.Type() }
+// Type implements sql.Expression: of a DECIMAL with a constant number
+// of digits D, MySQL's DECIMAL of scale D (0 when D is negative or not
+// given) with a digit more before the point when the scale shrinks, for
+// a carry (Item_func_round::resolve_type: ROUND(x, 2) of a DECIMAL(8,4)
+// is a DECIMAL(7,2), 1.50); GMS typed it as x, so it was sent 1.5000.
+func (r *doubleRound) Type() gsql.Type {
+	dt, ok := r.args[0].Type().(gsql.DecimalType)
+	if !ok {
+		return r.gms.Type()
+	}
+	d := int64(0)
+	if len(r.args) > 1 {
+		lit, ok := r.args[1].(*expression.Literal)
+		if !ok {
+			return r.gms.Type()
+		}
+		v, _, err := types.Int64.Convert(context.Background(), lit.Value())
+		if err != nil || v == nil {
+			return r.gms.Type()
+		}
+		d = v.(int64)
+	}
+	scale := int(min(max(d, 0), decimalMaxScale))
+	intDigits := int(dt.Precision()) - int(dt.Scale())
+	if scale < int(dt.Scale()) {
+		intDigits++
+	}
+	return types.MustCreateDecimalType(uint8(min(max(intDigits+scale, 1), decimalMaxPrecision)), uint8(scale))
+}
 
 // IsNullable implements sql.Expression.
 func (r *doubleRound) IsNullable() bool { return r.gms.IsNullable() }
@@ -401,4 +529,84 @@ func roundHalfEvenPlaces(f float64, places int64) float64 {
 		return math.RoundToEven(f*scale) / scale
 	}
 	return math.RoundToEven(f/scale) * scale
+}
+
+// unsignedCast is CAST(x AS UNSIGNED) of a DECIMAL or a DOUBLE as MySQL
+// computes it (Item_typecast_unsigned::val_int): the value is rounded to
+// an integer (a DECIMAL half away from zero, a DOUBLE half to even, as
+// rint) and a negative one is taken as a signed 64-bit integer read as
+// unsigned, so CAST(-1.5 AS UNSIGNED) is 18446744073709551614, as
+// CAST(-2 AS UNSIGNED) is; -0.4 rounds to 0. Values beyond the range
+// saturate (below -2^63 to 2^63 read unsigned, above 2^64 - 1 to it).
+// GMS gave 9223372036854775808 for every negative fraction and rounded a
+// DOUBLE half away from zero (CAST(2.5e0 AS UNSIGNED) was 3).
+type unsignedCast struct {
+	expression.UnaryExpression
+	name string // the CAST's own text, which names its column
+}
+
+var _ gsql.Expression = (*unsignedCast)(nil)
+
+// Type implements sql.Expression.
+func (c *unsignedCast) Type() gsql.Type { return types.Uint64 }
+
+// String implements sql.Expression.
+func (c *unsignedCast) String() string { return c.name }
+
+// Eval implements sql.Expression.
+func (c *unsignedCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := c.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case decimal.Decimal:
+		return unsignedFromDecimal(x), nil
+	case float64:
+		return unsignedFromFloat(x), nil
+	case float32:
+		return unsignedFromFloat(float64(x)), nil
+	}
+	out, _, err := types.Uint64.Convert(ctx, v)
+	return out, err
+}
+
+// unsignedFromDecimal rounds d half away from zero and reads it as
+// BIGINT UNSIGNED (see unsignedCast).
+func unsignedFromDecimal(d decimal.Decimal) uint64 {
+	r := d.Round(0).BigInt()
+	switch {
+	case r.Sign() >= 0 && r.IsUint64():
+		return r.Uint64()
+	case r.Sign() > 0:
+		return math.MaxUint64
+	case r.IsInt64():
+		return uint64(r.Int64())
+	}
+	return 1 << 63 // below -2^63: the smallest BIGINT, read unsigned
+}
+
+// unsignedFromFloat rounds f half to even and reads it as BIGINT
+// UNSIGNED (see unsignedCast).
+func unsignedFromFloat(f float64) uint64 {
+	r := math.RoundToEven(f)
+	switch {
+	case math.IsNaN(r):
+		return 0
+	case r >= 0 && r < 1<<64:
+		return uint64(r)
+	case r >= 0:
+		return math.MaxUint64
+	case r >= -(1 << 63):
+		return uint64(int64(r))
+	}
+	return 1 << 63
+}
+
+// WithChildren implements sql.Expression.
+func (c *unsignedCast) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(c, len(children), 1)
+	}
+	return &unsignedCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, name: c.name}, nil
 }

@@ -247,6 +247,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// its own terms): GMS rounds half away from zero
 		// (2.5 to 3); MySQL converts an approximate value with the C
 		// library's rint, half to even (2.5 to 2, 3.5 to 4).
+		// CAST(DECIMAL or DOUBLE AS UNSIGNED): compat_numeric.go.
+		if e.Type() == types.Uint64 && (types.IsFloat(e.Child.Type()) || types.IsDecimal(e.Child.Type())) {
+			return &unsignedCast{UnaryExpression: expression.UnaryExpression{Child: e.Child}, name: e.String()}, transform.NewTree, nil
+		}
 		if e.Type() == types.Int64 && types.IsFloat(e.Child.Type()) {
 			if _, done := e.Child.(*roundHalfEven); !done {
 				ret, err := e.WithChildren(&roundHalfEven{UnaryExpression: expression.UnaryExpression{Child: e.Child}})
@@ -263,13 +267,44 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			return c, transform.NewTree, err
 		}
+		// IFNULL of a TIME and another type is the COALESCE it means
+		// (GMS types it as the TIME and fails on a string: "value x is
+		// not a valid Time"), whose TIME is written as a string below.
+		if f, ok := e.(*function.IfNull); ok && (f.LeftChild.Type() == types.Time) != (f.RightChild.Type() == types.Time) &&
+			f.LeftChild.Type() != types.Null && f.RightChild.Type() != types.Null {
+			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
+			if err != nil {
+				return e, transform.SameTree, err
+			}
+			e = c
+		}
 		if w, ok := widenedDecimalCoalesce(e); ok {
 			return w, transform.NewTree, nil
+		}
+		// A TIME among values of other types: GMS types the result as
+		// a string and fails converting the TIME value to it
+		// (COALESCE(TIME(dt), 0): "incompatible conversion to SQL type:
+		// '00:00:00'->longtext"); the TIME is written as a string, as
+		// MySQL's result is.
+		children := e.Children()
+		if types.IsText(e.Type()) {
+			var out []gsql.Expression
+			for i, c := range children {
+				if c.Type() == types.Time {
+					if out == nil {
+						out = append([]gsql.Expression(nil), children...)
+					}
+					out[i] = &timeString{UnaryExpression: expression.UnaryExpression{Child: c}}
+				}
+			}
+			if out != nil {
+				ret, err := e.WithChildren(out...)
+				return ret, transform.NewTree, err
+			}
 		}
 		// A DATE among string values: the result is a string (GMS
 		// passes the date through, sent formatted as a DATETIME, or
 		// types IFNULL by its first argument and fails on the string).
-		children := e.Children()
 		if !mixesDateAndText(children...) {
 			break
 		}
@@ -286,10 +321,18 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			ret, err := e.WithChildren(out...)
 			return ret, transform.NewTree, err
 		}
+	case *function.If:
+		ch := e.Children()
+		if w, ok := widenedDecimalChoice(e, ch[1:]); ok {
+			return w, transform.NewTree, nil
+		}
 	case *expression.Case:
 		values := []gsql.Expression{e.Else}
 		for _, b := range e.Branches {
 			values = append(values, b.Value)
+		}
+		if w, ok := widenedDecimalChoice(e, values); ok {
+			return w, transform.NewTree, nil
 		}
 		if !mixesDateAndText(values...) {
 			break
@@ -376,6 +419,41 @@ func mixesDateAndText(es ...gsql.Expression) bool {
 func mixesNumberAndText(a, b gsql.Expression) bool {
 	at, bt := a.Type(), b.Type()
 	return types.IsText(at) && types.IsNumber(bt) || types.IsText(bt) && types.IsNumber(at)
+}
+
+// timeString is the TIME of its child as MySQL writes it in a string,
+// '00:00:00' ('-838:59:59', '12:00:00.500000').
+type timeString struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*timeString)(nil)
+
+// Type implements sql.Expression.
+func (t *timeString) Type() gsql.Type { return types.LongText }
+
+// String implements sql.Expression: the TIME's own text.
+func (t *timeString) String() string { return t.Child.String() }
+
+// Eval implements sql.Expression.
+func (t *timeString) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	ts, err := types.Time.ConvertToTimespan(v)
+	if err != nil {
+		return nil, err
+	}
+	return ts.String(), nil
+}
+
+// WithChildren implements sql.Expression.
+func (t *timeString) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return &timeString{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }
 
 // dateString is the DATE e as MySQL writes it in a string, '2021-06-15'.
@@ -619,14 +697,77 @@ func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
 	if _, done := e.(*decimalCoalesce); done {
 		return e, false
 	}
-	intDigits, scale := 0, 0
-	if dt, ok := e.Type().(gsql.DecimalType); ok {
-		intDigits, scale = int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
-	} else if !types.IsInteger(e.Type()) || !anyDecimal(e.Children()) {
+	typ, ok := widenedDecimal(e.Type(), e.Children())
+	if !ok {
 		return e, false
 	}
+	return &decimalCoalesce{orig: e, typ: typ}, true
+}
+
+// IF(c, x, y) and CASE ... THEN x ... ELSE y END of DECIMALs and
+// integers are typed by MySQL as COALESCE is (the largest integer part
+// and the largest scale of the values); GMS typed IF as its first value
+// (IF(c, d, 1.500) of a DECIMAL(10,2) d was 1.50) and CASE as a DECIMAL
+// of scale 10 or more. widenedDecimalChoice puts a decimalChoice of
+// MySQL's type in their place.
+func widenedDecimalChoice(e gsql.Expression, values []gsql.Expression) (gsql.Expression, bool) {
+	if _, done := e.(*decimalChoice); done {
+		return e, false
+	}
+	var present []gsql.Expression
+	for _, v := range values {
+		if v != nil {
+			present = append(present, v)
+		}
+	}
+	if !anyDecimal(present) {
+		return e, false
+	}
+	typ, ok := widenedDecimal(types.Null, present)
+	if !ok {
+		return e, false
+	}
+	return &decimalChoice{decimalCoalesce{orig: e, typ: typ}}, true
+}
+
+// decimalChoice is an IF or CASE of numbers typed as MySQL types it: the
+// value it chooses as a DECIMAL of typ.
+type decimalChoice struct {
+	decimalCoalesce
+}
+
+// WithChildren implements sql.Expression.
+func (c *decimalChoice) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	orig, err := c.orig.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &decimalChoice{decimalCoalesce{orig: orig, typ: c.typ}}, nil
+}
+
+// Eval implements sql.Expression.
+func (c *decimalChoice) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := c.orig.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return c.convert(ctx, v)
+}
+
+// widenedDecimal returns the DECIMAL MySQL gives an expression of type
+// t (GMS's) over values: the largest integer part and scale of t and
+// the values (an integer counting as a BIGINT's 20 digits); false when
+// one is neither a number nor NULL, when it is no wider than t, or when
+// it is wider than DECIMAL(65).
+func widenedDecimal(t gsql.Type, values []gsql.Expression) (gsql.DecimalType, bool) {
+	intDigits, scale := 0, 0
+	if dt, ok := t.(gsql.DecimalType); ok {
+		intDigits, scale = int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
+	} else if t != types.Null && (!types.IsInteger(t) || !anyDecimal(values)) {
+		return nil, false
+	}
 	wider := false
-	for _, a := range e.Children() {
+	for _, a := range values {
 		t := a.Type()
 		switch {
 		case types.IsInteger(t):
@@ -645,17 +786,17 @@ func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
 			}
 		case t == types.Null:
 		default:
-			return e, false
+			return nil, false
 		}
 	}
 	if !wider || intDigits+scale > 65 {
-		return e, false
+		return nil, false
 	}
 	typ, err := types.CreateDecimalType(uint8(intDigits+scale), uint8(scale))
 	if err != nil {
-		return e, false
+		return nil, false
 	}
-	return &decimalCoalesce{orig: e, typ: typ}, true
+	return typ, true
 }
 
 // anyDecimal reports whether one of exprs is typed DECIMAL.
@@ -712,15 +853,20 @@ func (c *decimalCoalesce) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		if v == nil {
 			continue
 		}
-		d, _, err := c.typ.Convert(ctx, v)
-		if dd, ok := d.(decimal.Decimal); ok && err == nil {
-			// With the type's scale written out (0.5, 5.0), as MySQL
-			// sends it.
-			return dd.Round(int32(c.typ.Scale())), nil
-		}
-		return d, err
+		return c.convert(ctx, v)
 	}
 	return nil, nil
+}
+
+// convert returns v as a DECIMAL of c's type.
+func (c *decimalCoalesce) convert(ctx *gsql.Context, v any) (any, error) {
+	d, _, err := c.typ.Convert(ctx, v)
+	if dd, ok := d.(decimal.Decimal); ok && err == nil {
+		// With the type's scale written out (0.5, 5.0), as MySQL
+		// sends it.
+		return dd.Round(int32(c.typ.Scale())), nil
+	}
+	return d, err
 }
 
 // MySQL compares a DATE or DATETIME with a number as numbers, the date

@@ -30,8 +30,9 @@ import (
 // unionTypes is the analyzer rule; see the comment above.
 func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		// INTERSECT and EXCEPT type their columns as UNION does.
 		s, ok := n.(*plan.SetOp)
-		if !ok || s.SetOpType != plan.UnionType {
+		if !ok {
 			return n, transform.SameTree, nil
 		}
 		lp, lok := s.Left().(*plan.Project)
@@ -41,8 +42,8 @@ func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Sc
 		}
 		var lps, rps []gsql.Expression
 		for i := range lp.Projections {
-			lsrc, lconv := setOpConvertSource(lp.Projections[i])
-			rsrc, rconv := setOpConvertSource(rp.Projections[i])
+			lsrc, lconv := setOpConvertSource(lp.Projections[i], lp.Child, i)
+			rsrc, rconv := setOpConvertSource(rp.Projections[i], rp.Child, i)
 			if !lconv && !rconv {
 				continue
 			}
@@ -63,8 +64,8 @@ func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Sc
 				rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), expression.NewCollatedExpression(unalias(rp.Projections[i]), coll))
 				continue
 			}
-			lps[i] = expression.NewAlias(lp.Projections[i].(gsql.Nameable).Name(), expression.NewConvertWithLengthAndScale(lsrc, cast, length, scale))
-			rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), expression.NewConvertWithLengthAndScale(rsrc, cast, length, scale))
+			lps[i] = expression.NewAlias(lp.Projections[i].(gsql.Nameable).Name(), unionConvert(lsrc, cast, length, scale))
+			rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), unionConvert(rsrc, cast, length, scale))
 		}
 		if lps == nil {
 			return n, transform.SameTree, nil
@@ -96,15 +97,26 @@ func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Sc
 	})
 }
 
-// setOpConvertSource returns the expression GMS converted for a side of a
-// union (Alias(Convert(e))), and whether there was one; otherwise p.
-func setOpConvertSource(p gsql.Expression) (gsql.Expression, bool) {
-	if a, ok := p.(*expression.Alias); ok {
-		if c, ok := a.Child.(*expression.Convert); ok {
-			return c.Child, true
-		}
+// setOpConvertSource returns the column GMS converted for a side of a
+// union, and whether there was one; otherwise p. GMS's conversion is a
+// projection over the side, Alias(Convert(GetField)) named as the
+// side's column i it converts. A CAST of the side's own select list
+// (SELECT CAST(d AS SIGNED) FROM t UNION ...) is not one: taken for
+// one, it was dropped, and -1.25 came out of a CAST to SIGNED.
+func setOpConvertSource(p gsql.Expression, side gsql.Node, i int) (gsql.Expression, bool) {
+	a, ok := p.(*expression.Alias)
+	if !ok {
+		return p, false
 	}
-	return p, false
+	c, ok := a.Child.(*expression.Convert)
+	if !ok {
+		return p, false
+	}
+	gf, ok := c.Child.(*expression.GetField)
+	if sch := side.Schema(); !ok || i >= len(sch) || sch[i].Name != a.Name() || gf.Name() != a.Name() {
+		return p, false
+	}
+	return gf, true
 }
 
 // unionCollation returns the collation MySQL gives a union column that
@@ -169,6 +181,13 @@ func unionCast(a, b gsql.Type) (cast string, length, scale int, ok bool) {
 			return expression.ConvertToDouble, 0, 0, true
 		}
 		if !types.IsDecimal(a) && !types.IsDecimal(b) {
+			if types.IsUnsigned(a) != types.IsUnsigned(b) && (a.Type() == sqltypes.Uint64 || b.Type() == sqltypes.Uint64) {
+				// A BIGINT UNSIGNED with a signed integer:
+				// DECIMAL(20,0), which holds both (GMS converts both
+				// to BIGINT, which clamps the unsigned values above
+				// 2^63 - 1).
+				return integralDecimal, 20, 0, true
+			}
 			return "", 0, 0, false
 		}
 		ia, sa := numericDigits(a)
@@ -177,10 +196,10 @@ func unionCast(a, b gsql.Type) (cast string, length, scale int, ok bool) {
 		length = min(max(ia, ib)+scale, 65)
 		if scale == 0 {
 			// GMS's conversion takes a scale of 0 for "none given" and
-			// converts to DECIMAL(65,30); an integral decimal is a
-			// BIGINT's worth of digits in practice.
+			// converts to DECIMAL(65,30): a BIGINT's worth of digits is
+			// converted to BIGINT, more by percdb's conversion.
 			if length > 18 {
-				return "", 0, 0, false
+				return integralDecimal, length, 0, true
 			}
 			return expression.ConvertToSigned, 0, 0, true
 		}
@@ -189,6 +208,49 @@ func unionCast(a, b gsql.Type) (cast string, length, scale int, ok bool) {
 		return expression.ConvertToDatetime, 0, 0, true
 	}
 	return "", 0, 0, false
+}
+
+// integralDecimal is unionCast's name for a conversion to DECIMAL(n,0),
+// which GMS's conversion cannot make (a scale of 0 is its "none given").
+const integralDecimal = "percdb_integral_decimal"
+
+// unionConvert returns the conversion of e that unionCast names.
+func unionConvert(e gsql.Expression, cast string, length, scale int) gsql.Expression {
+	if cast == integralDecimal {
+		return &integralDecimalCast{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDecimalType(uint8(length), 0)}
+	}
+	return expression.NewConvertWithLengthAndScale(e, cast, length, scale)
+}
+
+// integralDecimalCast converts an integer to a DECIMAL of scale 0.
+type integralDecimalCast struct {
+	expression.UnaryExpression
+	typ gsql.Type
+}
+
+var _ gsql.Expression = (*integralDecimalCast)(nil)
+
+// Type implements sql.Expression.
+func (c *integralDecimalCast) Type() gsql.Type { return c.typ }
+
+// String implements sql.Expression.
+func (c *integralDecimalCast) String() string { return c.Child.String() }
+
+// Eval implements sql.Expression.
+func (c *integralDecimalCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := c.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return exactDecimal(ctx, v)
+}
+
+// WithChildren implements sql.Expression.
+func (c *integralDecimalCast) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(c, len(children), 1)
+	}
+	return &integralDecimalCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: c.typ}, nil
 }
 
 // numericDigits returns the digits before and after the point of a

@@ -31,3 +31,21 @@ func TestInline(t *testing.T) {
 		t.Errorf("inline(parameterize(q)) = %q, want %q", got, q)
 	}
 }
+
+// TestCastsThroughSigned checks the form by which the negative-cast
+// deviation confirms itself.
+func TestCastsThroughSigned(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"SELECT CAST(x1.c1 AS UNSIGNED) FROM t", "SELECT CAST(CAST(x1.c1 AS SIGNED) AS UNSIGNED) FROM t"},
+		{"SELECT CAST(ABS(x.d) - (1.5) AS UNSIGNED), CAST(x.f AS UNSIGNED) FROM t",
+			"SELECT CAST(CAST(ABS(x.d) - (1.5) AS SIGNED) AS UNSIGNED), CAST(CAST(x.f AS SIGNED) AS UNSIGNED) FROM t"},
+	} {
+		got, ok := castsThroughSigned(c.in)
+		if !ok || got != c.want {
+			t.Errorf("castsThroughSigned(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	if _, ok := castsThroughSigned("SELECT CAST(a AS SIGNED) FROM t"); ok {
+		t.Error("a statement without a cast to UNSIGNED was changed")
+	}
+}

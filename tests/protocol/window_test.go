@@ -18,22 +18,10 @@ func TestWindowOffsetParameter(t *testing.T) {
 				mustExec(t, db, "CREATE TABLE wo (id INT PRIMARY KEY, p INT, v INT)",
 					"INSERT INTO wo VALUES (1, 1, 10), (2, 2, 20), (3, 1, 30), (4, 2, 40)")
 			}
-			for _, c := range []struct {
-				query string
-				args  []any
-				want  string
-			}{
+			checkQueries(t, db, opts, []queryCase{
 				{"SELECT id, LEAD(v, ?) OVER (ORDER BY id) FROM wo ORDER BY id", []any{2}, "1|30\n2|40\n3|NULL\n4|NULL"},
 				{"SELECT id, LAG(v, ?, ?) OVER (PARTITION BY p ORDER BY id) FROM wo ORDER BY id", []any{1, -5}, "1|-5\n2|-5\n3|10\n4|20"},
-			} {
-				rows, err := db.Query(c.query, c.args...)
-				if err != nil {
-					t.Fatalf("%s (%s): %v", c.query, opts, err)
-				}
-				if got := scanRows(t, rows); got != c.want {
-					t.Errorf("%s (%s):\n%s\nwant\n%s", c.query, opts, got, c.want)
-				}
-			}
+			})
 		}
 	})
 }
