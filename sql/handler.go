@@ -162,7 +162,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		retry := attempt < ddlAttempts && isDDL(query) && (s == nil || !s.hasWrites())
 		auto := s != nil && s.autocommitRetries(query)
 		if s != nil {
-			s.stepsCommitted = false
+			s.stepsCommitted, s.insertRaced = false, false
 		}
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, fn))
@@ -171,7 +171,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 			// would repeat that part (ADD INDEX twice).
 			retry = false
 		}
-		if err != nil && s != nil && (s.retryAfterConflict(ctx, s.sentRows) || auto && !s.sentRows && isConflict(err)) {
+		if err != nil && s != nil && (s.retryAfterConflict(ctx, s.sentRows) || auto && !s.sentRows && (isConflict(err) || s.insertRaced)) {
 			if retries++; retries < maxStatementRetries {
 				if auto {
 					locking, s.lockAutocommit = s, true

@@ -236,7 +236,8 @@ func (v *lockWaitView) show() *sqltypes.Result {
 }
 
 // lockError turns a pessimistic lock failure into the statement's error:
-//   - a commit newer than the snapshot on a key the statement locks: the
+//   - a commit newer than the snapshot on a key the statement locks, or
+//     a row inserted after the snapshot where the statement inserts: the
 //     handler moves the snapshot past it, if nothing the transaction read
 //     before the statement changed since, and runs the statement again
 //     (retryAfterConflict); else 1213, and the whole transaction is
@@ -251,6 +252,22 @@ func (t *Transaction) lockError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, txn.ErrForUpdateConflict) && t.kv.CanRefreshSnapshot():
 		t.retryStatement = true
+	case errors.Is(err, txn.ErrAlreadyExists) && t.kv.CanRefreshSnapshot():
+		// A key the statement read as absent at its snapshot was
+		// inserted by a commit after it: the statement decided on a
+		// stale read. Run again at a fresh snapshot it sees the row:
+		// INSERT ... ON DUPLICATE KEY UPDATE updates it and REPLACE
+		// replaces it, as MySQL's statement does after waiting for the
+		// inserter; a plain INSERT then fails with 1062 by itself. In
+		// an explicit transaction the snapshot moves (retryAfterConflict);
+		// an autocommit statement's transaction is gone with its
+		// failure, so the handler runs it again in a new one.
+		t.retryStatement = true
+		if gc, ok := ctx.(*gsql.Context); ok {
+			if s, ok := gc.Session.(*Session); ok {
+				s.insertRaced = true
+			}
+		}
 	case errors.Is(err, txn.ErrWriteConflict), errors.Is(err, txn.ErrDeadlock):
 		_ = t.rollback(ctx)
 	}

@@ -31,6 +31,11 @@ type Session struct {
 	// statement is then never run again after a conflict, which would
 	// repeat the step. The handler clears it before each attempt.
 	stepsCommitted bool
+	// insertRaced is set when the running statement's lock found a row
+	// inserted after its snapshot where it inserts (lockError); an
+	// autocommit statement then runs again in a new transaction. The
+	// handler clears it before each attempt.
+	insertRaced bool
 	// fullScan is set when the running statement reads a table by a full
 	// scan (no index), for SERVER_QUERY_NO_INDEX_USED (status.go). Set
 	// by row iterators, which GMS may run in goroutines of its own.
