@@ -92,7 +92,12 @@
 //     commit_ts reported: TiKV's fair locking); an
 //     existence check on a key with a value -> *AlreadyExistsError; else
 //     a lock of type Pessimistic (no value, for_update_ts recorded). The
-//     transaction's own pessimistic lock moves to the newer for_update_ts.
+//     transaction's own pessimistic lock moves to the newer for_update_ts,
+//     and a Put or Delete newer than the request's for_update_ts (older
+//     than the lock) is reported as above: the request may be one sent
+//     again whose answer was lost, and must answer as its first attempt
+//     did (else its statement writes from a snapshot missing that
+//     commit: a lost update).
 //   - Readers never block on a pessimistic lock: it has no value, and the
 //     commit_ts of the prewrite that gives it one is fetched after that
 //     prewrite, above every read that passed the lock.

@@ -141,13 +141,30 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 			return nil, 0, fmt.Errorf("key %q is already prewritten by txn %d", k.Key, req.StartTS)
 		}
 		// Ours already: nothing can have committed to the key since we
-		// locked it. Move it to the newer for_update_ts.
+		// locked it, but something may have before, after req's
+		// for_update_ts: this request is then most likely one sent again
+		// after its answer was lost (the leader's node died, the
+		// connection broke) whose first attempt took the lock with a
+		// conflict. The answer must be that one again: answered "locked"
+		// alone, the statement would write from a snapshot that misses
+		// the newer commit (a lost update).
+		commitTS, w, err := newestConflict(r, k.Key, req.ForUpdateTS)
+		if err != nil {
+			return nil, 0, err
+		}
+		if w != nil && !req.LockWithConflict {
+			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		}
+		if w != nil {
+			conflictTS = commitTS
+		}
+		// Move it to the newer for_update_ts.
 		if l.ForUpdateTS < req.ForUpdateTS || l.TTL < req.LockTTL {
 			l.ForUpdateTS, l.TTL = max(l.ForUpdateTS, req.ForUpdateTS), max(l.TTL, req.LockTTL)
 			wb.putLock(k.Key, l)
 		}
 		value, err = returnValue(r, req, k.Key)
-		return value, 0, err
+		return value, conflictTS, err
 	}
 	rolledBack, err := r.writeAt(k.Key, req.StartTS)
 	if err != nil {

@@ -15,6 +15,13 @@ import (
 // command run with a replicator in its context (WithReplicator) hands its
 // batch to it instead of applying it to Pebble, with its latches held,
 // so every replica applies the same batches in the same order.
+//
+// Replicate must not return while the batch may still be applied later
+// on this store, even when ctx ends: the command releases its latches
+// and a one-phase commit withdraws its keys from the memory lock table
+// when it returns, and a reader or writer on those keys must then find
+// the batch applied or know it never will be (else a read above its
+// commit_ts, served meanwhile, misses it: a lost update).
 type Replicator interface {
 	Replicate(ctx context.Context, batch []byte) error
 }

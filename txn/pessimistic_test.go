@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -511,5 +512,52 @@ func TestPessimisticInsert(t *testing.T) {
 	}
 	if got := pointGet(t, e.s, "k"); got != "1" {
 		t.Fatalf("k = %q", got)
+	}
+}
+
+// lostLockAnswer is a kv.Client whose first AcquirePessimisticLock
+// reaches the store but whose answer is lost: the call fails with
+// NotLeader, as when the leader's node dies after its replica applied
+// the lock, and the client sends the request again to the next leader.
+type lostLockAnswer struct {
+	kv.Client
+	lost atomic.Bool
+}
+
+func (c *lostLockAnswer) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePessimisticLockRequest) (*kv.AcquirePessimisticLockResponse, error) {
+	resp, err := c.Client.AcquirePessimisticLock(ctx, req)
+	if err == nil && c.lost.CompareAndSwap(false, true) {
+		return nil, &kv.RegionError{RegionID: req.Region.RegionID, Reason: "not leader: the answer was lost"}
+	}
+	return resp, err
+}
+
+// TestLockAnswerLostKeepsConflict: a pessimistic lock taken with a
+// conflict (a commit newer than the statement's snapshot) whose answer is
+// lost is asked for again and still reports the conflict, so that the
+// statement runs again at a newer snapshot; answered "locked" alone, it
+// wrote from its old snapshot over the newer commit (the lost update
+// TestBankSurvivesKills caught when the leader's node was killed).
+func TestLockAnswerLostKeepsConflict(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{})
+	mustCommit(t, e.s, "k", "1")
+	client := &lostLockAnswer{Client: e.client}
+	s := NewStore(client, e.oracle, Options{})
+	defer s.Close()
+	tx := beginPessimistic(t, s)
+	if _, err := tx.SnapshotTS(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, e.s, "k", "2") // after tx's snapshot
+	err := lockNow(ctx, tx, "k")
+	if !client.lost.Load() {
+		t.Fatal("no lock request reached the store")
+	}
+	if !errors.Is(err, ErrForUpdateConflict) {
+		t.Fatalf("lock after a lost answer: %v, want ErrForUpdateConflict", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,7 +27,9 @@
 // the caller's context, and then fails with *kv.StoreUnavailableError,
 // which the SQL layer reports as MySQL error 9002 (TiDB's "TiKV server
 // timeout"). Sending a command again is safe for every Percolator command
-// (a prewrite finds its own lock, a commit its own commit record), except a
+// (a prewrite finds its own lock, a commit its own commit record, a
+// pessimistic lock request its own lock and the conflict it was taken
+// with, so the answer is the first attempt's), except a
 // one-phase commit: one whose call broke in flight may have committed, so
 // it is not sent again and fails with an undetermined
 // *kv.StoreUnavailableError; one refused before it was sent is retried.

@@ -40,9 +40,17 @@
 // timestamp issued now is above T, so no commit timestamp the new leader
 // calculates (one-phase commit, kv's doc.go "Regions and max_read_ts") is
 // at or below a read already served. Until then, and after the term ends,
-// Leading fails with *NotLeaderError; a proposal or read waiting when the
-// term ends fails with it too (the batch may still commit under the next
-// leader: every KV command may be sent again, as after a lost response).
+// Leading fails with *NotLeaderError; a read waiting when the term ends
+// fails with it too, and so does a proposal not in the replica's log. A
+// proposal in the log waits until an entry at its index is applied here
+// (it, or another leader's entry that took its place: NotLeader), a
+// snapshot moves the replica past it, or the store stops; it waits so
+// even after its caller's context ended (the client went away, a
+// keepalive broke the connection): the command holds its keys' latches
+// and, for a one-phase commit, shows readers its keys under a commit_ts
+// already chosen, and releasing them while the batch may still commit
+// would let a read above that commit_ts, served meanwhile, miss it (a
+// lost update).
 //
 // # Storage
 //

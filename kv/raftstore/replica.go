@@ -347,12 +347,27 @@ func (r *Replica) notLeader() error {
 
 // Replicate implements kv.Replicator: it proposes batch in the
 // leadership's term and returns once this replica applied it (nil or the
-// apply's error), or with *NotLeaderError when the term ended first (the
-// batch may still be committed by the next leader: every command of the
-// KV protocol may be sent again), or with ctx's error.
+// apply's error), or with *NotLeaderError when the term ended first and
+// the batch is known not to be in the log (it was never appended here,
+// or another leader's entry took its index), or with ErrUndetermined
+// when this replica installed a snapshot past its index or was removed.
+//
+// It returns only once the batch's fate is settled on this replica, even
+// after ctx ends: the caller holds the batch's latches and, for a
+// one-phase commit, has published its keys to readers (kv's memory lock
+// table) under a commit_ts already chosen, and both must last until this
+// replica's state shows the batch or never will. A batch abandoned while
+// it may still commit would let a reader here, at a timestamp above that
+// commit_ts, read the key without it (the commit lands below a read
+// already served: a lost update), and a writer decide over a state that
+// lacks it. The wait ends when an entry at its index is applied here
+// (as leader or as follower), when a snapshot moves the replica past it,
+// or when the replica is removed or the store stops; the replica cannot
+// serve again before one of these. If ctx ended, its error is returned
+// whatever the fate, wrapping the settled error if any.
 func (l Leadership) Replicate(ctx context.Context, batch []byte) error {
 	r := l.r
-	key, done, err := l.propose(batch)
+	_, done, err := l.propose(batch)
 	if err != nil {
 		return err
 	}
@@ -360,11 +375,13 @@ func (l Leadership) Replicate(ctx context.Context, batch []byte) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		r.mu.Lock()
-		delete(r.waiting, key)
-		r.mu.Unlock()
-		return fmt.Errorf("raftstore: region %d: replicate: %w", r.id, context.Cause(ctx))
 	}
+	r.s.cfg.Logger.Warn("raftstore: replicate's context ended; waiting for its entry's fate", "region", r.id, "err", context.Cause(ctx))
+	settled := <-done
+	if settled == nil {
+		return fmt.Errorf("raftstore: region %d: replicate: %w (the batch was applied)", r.id, context.Cause(ctx))
+	}
+	return fmt.Errorf("raftstore: region %d: replicate: %w (%w)", r.id, context.Cause(ctx), settled)
 }
 
 // propose queues batch for the loop and returns the channel its result
@@ -464,6 +481,24 @@ func (r *Replica) finish(key proposalKey, err error) {
 	}
 }
 
+// settleUpTo answers the proposals waiting at log indexes up to index
+// with err: a snapshot moved the replica past them, so they will never
+// be applied here one by one.
+func (r *Replica) settleUpTo(index uint64, err error) {
+	r.mu.Lock()
+	var keys []proposalKey
+	for i, k := range r.atIndex {
+		if i <= index {
+			keys = append(keys, k)
+			delete(r.atIndex, i)
+		}
+	}
+	r.mu.Unlock()
+	for _, k := range keys {
+		r.finish(k, err)
+	}
+}
+
 // failAll fails every waiting read, and every waiting proposal that is
 // not in the log (all of them when inLogToo: the store is closing), with
 // err.
@@ -531,6 +566,7 @@ func (r *Replica) stored(rd raft.Ready) error {
 	}
 	r.mu.Unlock()
 	if lost {
+		r.s.cfg.Logger.Info("raftstore: leadership ended", "region", r.id, "term", term, "lead", st.Lead, "state", st.RaftState.String())
 		r.failAll(r.errNotLeader(), false)
 		r.barrier.term = 0
 		r.confTicks = 0
@@ -574,6 +610,7 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 		// Its keys were installed before raft stepped it.
 		md := snap.GetMetadata()
 		r.applied, r.conf, r.confVer = md.GetIndex(), md.GetConfState(), snapshotConfVer(snap.GetData())
+		r.settleUpTo(md.GetIndex(), ErrUndetermined)
 		r.truncConf, r.confLog = confAt{ver: r.confVer, conf: r.conf}, nil
 		r.publishConf()
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -129,7 +130,10 @@ type testCluster struct {
 	limit   int
 	oracle  uint64
 	pending map[string]chan error
-	reads   map[string]*readRequest
+	// replicating holds the Replicate calls of pending whose context
+	// ended ("replicate"), with their proposals.
+	replicating map[string]abandoned
+	reads       map[string]*readRequest
 }
 
 // open opens store id, its replica of the region at conf_ver confVer
@@ -284,7 +288,7 @@ func (c *testCluster) leader() uint64 {
 func TestReplica(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, snaps: map[uint64][]inSnapshot{}, partitioned: map[uint64]bool{}},
-			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, reads: map[string]*readRequest{}}
+			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, replicating: map[string]abandoned{}, reads: map[string]*readRequest{}}
 		defer func() {
 			for _, s := range c.stores {
 				_ = s.Close()
@@ -394,16 +398,39 @@ func TestReplica(t *testing.T) {
 				id := store()
 				var v string
 				d.ScanArgs(t, "v", &v)
-				l, err := c.stores[id].Replica(1).Leading()
+				r := c.stores[id].Replica(1)
+				l, err := r.Leading()
 				if err != nil {
 					return err.Error()
 				}
-				_, done, err := l.propose([]byte(v))
-				if err != nil {
-					return err.Error()
+				if !d.HasArg("abandoned") {
+					_, done, err := l.propose([]byte(v))
+					if err != nil {
+						return err.Error()
+					}
+					c.pending[v] = done
+					return "proposed"
+				}
+				// abandoned: Replicate v with a context that has already
+				// ended (the client gave up); its result shows whether it
+				// returned before the entry's fate was settled here.
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				done := make(chan error, 1)
+				go func() { done <- abandonedOutcome(l.Replicate(ctx, []byte(v))) }()
+				// Wait until the batch is queued for the loop (no timing:
+				// the goroutine's propose is what this waits for).
+				for queued := false; !queued; {
+					r.mu.Lock()
+					if n := len(r.newProps); n > 0 {
+						queued = true
+						c.replicating[v] = abandoned{r: r, key: r.newProps[n-1].key}
+					}
+					r.mu.Unlock()
+					runtime.Gosched()
 				}
 				c.pending[v] = done
-				return "proposed"
+				return "proposed, its context ended"
 			case "read":
 				id := store()
 				var name string
@@ -435,6 +462,20 @@ func TestReplica(t *testing.T) {
 					ch := c.pending[n]
 					if q, ok := c.reads[strings.TrimPrefix(n, "read ")]; ok && strings.HasPrefix(n, "read ") {
 						ch = q.done
+					}
+					if a, ok := c.replicating[n]; ok {
+						// Once the proposal no longer waits on the
+						// replica, its Replicate returns promptly:
+						// wait for it, so the outcome is never a race.
+						a.r.mu.Lock()
+						_, waits := a.r.waiting[a.key]
+						a.r.mu.Unlock()
+						if !waits {
+							fmt.Fprintf(&b, "%s: %v\n", n, <-ch)
+							delete(c.pending, n)
+							delete(c.replicating, n)
+							continue
+						}
 					}
 					select {
 					case err := <-ch:
@@ -504,4 +545,31 @@ func TestReplica(t *testing.T) {
 			}
 		})
 	})
+}
+
+// abandonedOutcome describes the result of a Replicate whose context had
+// ended: whether it waited for its entry's fate, and which.
+func abandonedOutcome(err error) error {
+	var nl *NotLeaderError
+	switch {
+	case err == nil:
+		return errors.New("applied, the context ignored")
+	case !errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &nl):
+		return errors.New("context canceled; settled: not applied (not leader)")
+	case strings.Contains(err.Error(), "(the batch was applied)"):
+		return errors.New("context canceled; settled: applied")
+	case errors.Is(err, ErrUndetermined):
+		return errors.New("context canceled; settled: undetermined (snapshot)")
+	default:
+		return errors.New("context canceled; returned before its entry was settled")
+	}
+}
+
+// abandoned is a Replicate call whose context ended: its replica and the
+// key of its proposal.
+type abandoned struct {
+	r   *Replica
+	key proposalKey
 }

@@ -212,6 +212,12 @@ func (s *Store) Close() error {
 // ErrStopped: the store is closing.
 var ErrStopped = errors.New("raftstore: store stopped")
 
+// ErrUndetermined is the outcome of a proposal whose entry this replica
+// never applied on its own because a snapshot moved it past the entry's
+// index: the entry may or may not have been the proposal. The replica's
+// state includes whatever was committed there.
+var ErrUndetermined = errors.New("raftstore: proposal's outcome unknown (a snapshot moved the replica past its entry)")
+
 // AddRegion creates (or, after a restart, reloads from the raft engine)
 // this store's replica of region id, the user keys [start, end) (end nil:
 // to the end), at configuration confVer (pd's record), whose peers are
