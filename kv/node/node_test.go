@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,20 @@ func freeAddr(t *testing.T) string {
 
 func freeURL(t *testing.T) string { return "http://" + freeAddr(t) }
 
+// openPD starts a pd with replicas on free addresses. An address found
+// free may be taken by another process (other test packages run at the
+// same time) before pd binds it: pd is then started again on new ones.
+func openPD(ctx context.Context, t *testing.T, replicas int) (pd.Config, *pd.Server, error) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		cfg := pd.Config{DataDir: t.TempDir(), Addr: freeAddr(t), PeerURL: freeURL(t), ClientURL: freeURL(t), Replicas: replicas}
+		s, err := pd.Open(ctx, cfg)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			return cfg, s, err
+		}
+	}
+}
+
 // TestNodeServesItsRegions: a pd and two KV nodes in process; the first
 // node to register serves the whole key space; transactions through pd's
 // routing and oracle commit and read; the other node refuses the region
@@ -38,8 +53,7 @@ func freeURL(t *testing.T) string { return "http://" + freeAddr(t) }
 func TestNodeServesItsRegions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pdCfg := pd.Config{DataDir: t.TempDir(), Addr: freeAddr(t), PeerURL: freeURL(t), ClientURL: freeURL(t), Replicas: 1}
-	pds, err := pd.Open(ctx, pdCfg)
+	pdCfg, pds, err := openPD(ctx, t, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,8 +220,7 @@ func startCluster(t *testing.T) *testCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	pdCfg := pd.Config{DataDir: t.TempDir(), Addr: freeAddr(t), PeerURL: freeURL(t), ClientURL: freeURL(t), Replicas: 3}
-	pds, err := pd.Open(ctx, pdCfg)
+	pdCfg, pds, err := openPD(ctx, t, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
