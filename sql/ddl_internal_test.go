@@ -22,7 +22,7 @@ import (
 // provider, and returns it with a connection pool to database db.
 func openInternal(t testing.TB, dir, db string) (*Server, *dbsql.DB) {
 	t.Helper()
-	srv, err := Open(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: dir, KV: kv.Options{SyncWrites: kv.SyncNone}})
+	srv, err := Open(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: dir, KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

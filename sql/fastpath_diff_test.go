@@ -54,7 +54,9 @@ func startServerConfig(t testing.TB, cfg percsql.Config) *percsql.Server {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
-	cfg.KV = kv.Options{SyncWrites: kv.SyncNone}
+	// No disk reserve: a test store would hold a 2 GiB ballast (2% of
+	// the file system), and many run at once.
+	cfg.KV = kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1}
 	srv, err := percsql.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start percdb: %v", err)

@@ -46,7 +46,7 @@ func startNode(t *testing.T, cfg percsql.Config) *node {
 		cfg.DataDir = t.TempDir()
 	}
 	cfg.Addr = "127.0.0.1:0"
-	cfg.KV = kv.Options{SyncWrites: kv.SyncNone}
+	cfg.KV = kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1} // no 2 GiB ballast per test store
 	n := &node{t: t, cfg: cfg}
 	n.start()
 	t.Cleanup(n.stop)

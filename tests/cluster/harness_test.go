@@ -180,7 +180,7 @@ func startClusterWith(t *testing.T, bin string, kvs int, pdArgs, kvArgs []string
 	for i := 1; i <= kvs; i++ {
 		addr := freeAddr(t)
 		m := &member{t: t, name: fmt.Sprintf("kv%d", i), bin: bin, ready: regexp.MustCompile(`kv node serving`), addr: addr,
-			args: append([]string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr}, kvArgs...)}
+			args: append([]string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr, "--reserve-space", "0"}, kvArgs...)}
 		m.start()
 		c.kvs = append(c.kvs, m)
 	}
