@@ -32,9 +32,9 @@ func nameGeneratedIndexes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, 
 	case *plan.CreateTable:
 		return nameCreateTableIndexes(n)
 	case *plan.Block:
-		return nameAlterIndexes(ctx, n.Children())
+		return nameAlterIndexes(ctx, n, n.Children())
 	case *plan.AlterIndex:
-		return nameAlterIndexes(ctx, []gsql.Node{n})
+		return nameAlterIndexes(ctx, n, []gsql.Node{n})
 	}
 	return n, transform.SameTree, nil
 }
@@ -92,9 +92,10 @@ func nameCreateTableIndexes(n *plan.CreateTable) (gsql.Node, transform.TreeIdent
 	return nc, transform.NewTree, nil
 }
 
-// nameAlterIndexes names the indexes that the clauses of one ALTER TABLE
-// (or CREATE INDEX) create unnamed.
-func nameAlterIndexes(ctx *gsql.Context, clauses []gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+// nameAlterIndexes names the indexes that the clauses of statement n, one
+// ALTER TABLE (or CREATE INDEX), create unnamed; n is returned as it is
+// when there are none.
+func nameAlterIndexes(ctx *gsql.Context, n gsql.Node, clauses []gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	tables := map[string]indexNames{} // by table name, lower case
 	namesOf := func(t gsql.TableNode) (indexNames, error) {
 		key := strings.ToLower(t.Name())
@@ -148,10 +149,7 @@ func nameAlterIndexes(ctx *gsql.Context, clauses []gsql.Node) (gsql.Node, transf
 		}
 	}
 	if !changed {
-		if len(clauses) == 1 {
-			return clauses[0], transform.SameTree, nil
-		}
-		return plan.NewBlock(clauses), transform.SameTree, nil
+		return n, transform.SameTree, nil
 	}
 	if len(out) == 1 {
 		return out[0], transform.NewTree, nil

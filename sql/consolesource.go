@@ -7,7 +7,6 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 
-	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/keyviz"
 )
@@ -150,18 +149,7 @@ func (c consoleSource) Heatmap() console.Heatmap {
 	for i, t := range h.Times {
 		out.Times[i] = t.UnixMilli()
 	}
-	tables := map[int64]*catalog.TableDef{}
-	dbNames := map[int64]string{}
-	if cat := c.s.provider.catalogs.Cached(); cat != nil {
-		for _, db := range cat.Databases {
-			dbNames[db.ID] = db.Name
-		}
-		for _, byName := range cat.Tables {
-			for _, def := range byName {
-				tables[def.ID] = def
-			}
-		}
-	}
+	tables, dbNames := c.catalogTables()
 	for i, span := range h.Spans {
 		row := console.HeatmapRow{}
 		def := tables[span.TableID]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/tso"
 )
@@ -104,21 +105,30 @@ func (c consoleSource) largestTables() []console.TableSize {
 // tableNames returns "db.table" of every table in the cached catalog by
 // table id.
 func (c consoleSource) tableNames() map[int64]string {
-	out := map[int64]string{}
-	cat := c.s.provider.catalogs.Cached()
-	if cat == nil {
-		return out
-	}
-	dbNames := map[int64]string{}
-	for _, db := range cat.Databases {
-		dbNames[db.ID] = db.Name
-	}
-	for _, byName := range cat.Tables {
-		for _, def := range byName {
-			out[def.ID] = dbNames[def.DBID] + "." + def.Name
-		}
+	tables, dbNames := c.catalogTables()
+	out := make(map[int64]string, len(tables))
+	for id, def := range tables {
+		out[id] = dbNames[def.DBID] + "." + def.Name
 	}
 	return out
+}
+
+// catalogTables returns the cached catalog's tables by id and its
+// databases' names by id (both empty before a catalog is cached).
+func (c consoleSource) catalogTables() (map[int64]*catalog.TableDef, map[int64]string) {
+	tables := map[int64]*catalog.TableDef{}
+	dbNames := map[int64]string{}
+	if cat := c.s.provider.catalogs.Cached(); cat != nil {
+		for _, db := range cat.Databases {
+			dbNames[db.ID] = db.Name
+		}
+		for _, byName := range cat.Tables {
+			for _, def := range byName {
+				tables[def.ID] = def
+			}
+		}
+	}
+	return tables, dbNames
 }
 
 // gcRecords fills in the ranges waiting for destruction and the service
