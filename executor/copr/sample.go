@@ -9,6 +9,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+
+	"github.com/percdb/percdb/internal/bytesreader"
 )
 
 // A sampling program (Program.Sample) is what ANALYZE TABLE runs next to
@@ -256,55 +258,13 @@ func AppendSample(b []byte, s *Sample) []byte {
 	return b
 }
 
-// sampleReader decodes a sampling program's output.
-type sampleReader struct {
-	b   []byte
-	err error
-}
-
-func (r *sampleReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = fmt.Errorf("sample: bad integer: %w", tablecodec.ErrCorrupt)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// count reads a count of items of at least min bytes each, checking that
-// the rest of the input can hold them.
-func (r *sampleReader) count(min int) int {
-	n := r.uvarint()
-	if r.err == nil && n > uint64(len(r.b)/min) {
-		r.err = fmt.Errorf("sample: %d items in %d bytes: %w", n, len(r.b), tablecodec.ErrCorrupt)
-		return 0
-	}
-	return int(n)
-}
-
-func (r *sampleReader) bytes(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n > len(r.b) {
-		r.err = fmt.Errorf("sample: truncated: %w", tablecodec.ErrCorrupt)
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *sampleReader) sketch() *Sketch {
+// sketch reads appendSketch's layout.
+func sketch(r *bytesreader.Reader) *Sketch {
 	s := NewSketch()
-	s.Mask = r.uvarint()
-	n := r.count(8)
+	s.Mask = r.Uvarint()
+	n := r.Count(8)
 	for range n {
-		if b := r.bytes(8); b != nil {
+		if b := r.Bytes(8); b != nil {
 			s.Hashes[binary.BigEndian.Uint64(b)] = struct{}{}
 		}
 	}
@@ -314,44 +274,39 @@ func (r *sampleReader) sketch() *Sketch {
 // DecodeSample decodes a sampling program's output, keeping at most size
 // sample rows.
 func DecodeSample(data []byte, size int) (*Sample, error) {
-	r := &sampleReader{b: data}
+	r := bytesreader.New(data, "sample", tablecodec.ErrCorrupt)
 	s := &Sample{sizeLimit: size}
-	s.Rows = r.uvarint()
-	ncols := r.count(3)
+	s.Rows = r.Uvarint()
+	ncols := r.Count(3)
 	for range ncols {
-		s.Nulls = append(s.Nulls, r.uvarint())
-		s.Sizes = append(s.Sizes, r.uvarint())
-		s.Columns = append(s.Columns, r.sketch())
+		s.Nulls = append(s.Nulls, r.Uvarint())
+		s.Sizes = append(s.Sizes, r.Uvarint())
+		s.Columns = append(s.Columns, sketch(r))
 	}
-	ntuples := r.count(1)
+	ntuples := r.Count(1)
 	for range ntuples {
-		np := r.count(2)
+		np := r.Count(2)
 		var ps []*Sketch
 		for range np {
-			ps = append(ps, r.sketch())
+			ps = append(ps, sketch(r))
 		}
 		s.Prefixes = append(s.Prefixes, ps)
 	}
-	nrows := r.count(8)
+	nrows := r.Count(8)
 	for range nrows {
 		row := SampleRow{}
-		if b := r.bytes(8); b != nil {
-			row.Priority = binary.BigEndian.Uint64(b)
-		}
+		row.Priority = r.Uint64()
 		row.Values = make([][]byte, ncols)
 		for c := range row.Values {
-			row.Values[c] = r.bytes(int(r.uvarint()))
+			row.Values[c] = r.LenBytes()
 		}
-		if r.err != nil {
+		if r.Err() != nil {
 			break
 		}
 		s.offer(row)
 	}
-	if r.err == nil && len(r.b) > 0 {
-		r.err = fmt.Errorf("sample: %d trailing bytes: %w", len(r.b), tablecodec.ErrCorrupt)
-	}
-	if r.err != nil {
-		return nil, r.err
+	if err := r.End(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

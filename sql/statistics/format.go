@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/percdb/percdb/internal/bytesreader"
 )
 
 // The statistics live in the user key space next to the catalog, under a
@@ -78,9 +80,9 @@ func DecodeVersion(key, value []byte) (VersionEntry, error) {
 		return VersionEntry{}, fmt.Errorf("version entry %q: %w", key, ErrCorrupt)
 	}
 	e := VersionEntry{TableID: int64(binary.BigEndian.Uint64(key[len(prefixVersions):])), Version: binary.BigEndian.Uint64(value[1:9])}
-	r := &reader{b: value[9:]}
-	e.RowCount = r.uvarint()
-	if err := r.end(); err != nil {
+	r := bytesreader.New(value[9:], "statistics", ErrCorrupt)
+	e.RowCount = r.Uvarint()
+	if err := r.End(); err != nil {
 		return VersionEntry{}, fmt.Errorf("version entry %q: %w", key, err)
 	}
 	return e, nil
@@ -147,121 +149,53 @@ func DecodeTable(b []byte) (*Table, error) {
 	if len(b) == 0 || b[0] != formatVersion {
 		return nil, fmt.Errorf("statistics of an unknown format: %w", ErrCorrupt)
 	}
-	r := &reader{b: b[1:]}
-	t := &Table{TableID: r.varint(), Version: r.uvarint(), AnalyzedAt: r.varint(), RowCount: r.uvarint()}
-	ncols := r.count(5)
+	r := bytesreader.New(b[1:], "statistics", ErrCorrupt)
+	t := &Table{TableID: r.Varint(), Version: r.Uvarint(), AnalyzedAt: r.Varint(), RowCount: r.Uvarint()}
+	ncols := r.Count(5)
 	for range ncols {
-		c := Column{ID: r.varint(), NDV: r.uvarint(), Nulls: r.uvarint(), AvgSize: r.uvarint()}
-		c.Hist = r.histogram()
+		c := Column{ID: r.Varint(), NDV: r.Uvarint(), Nulls: r.Uvarint(), AvgSize: r.Uvarint()}
+		c.Hist = histogram(r)
 		t.Columns = append(t.Columns, c)
 	}
-	nidx := r.count(5)
+	nidx := r.Count(5)
 	for range nidx {
-		ix := Index{ID: r.varint()}
-		switch p := r.bytes(1); {
+		ix := Index{ID: r.Varint()}
+		switch p := r.Bytes(1); {
 		case p == nil:
 		case p[0] == 1:
 			ix.Primary = true
 		case p[0] != 0:
-			r.fail("primary flag %d", p[0])
+			r.Fail("primary flag %d", p[0])
 		}
-		n := r.count(2)
+		n := r.Count(2)
 		for range n {
-			ix.ColumnIDs = append(ix.ColumnIDs, r.varint())
+			ix.ColumnIDs = append(ix.ColumnIDs, r.Varint())
 		}
 		for range n {
-			ix.NDV = append(ix.NDV, r.uvarint())
+			ix.NDV = append(ix.NDV, r.Uvarint())
 		}
-		ix.Hist = r.histogram()
+		ix.Hist = histogram(r)
 		t.Indexes = append(t.Indexes, ix)
 	}
-	if err := r.end(); err != nil {
+	if err := r.End(); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// reader decodes the layouts above; the first error sticks.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("statistics: "+format+": %w", append(args, ErrCorrupt)...)
-	}
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad integer")
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail("bad integer")
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// count reads a count of items of at least min bytes each, checking that
-// the rest can hold them.
-func (r *reader) count(min int) int {
-	n := r.uvarint()
-	if r.err == nil && n > uint64(len(r.b)/min) {
-		r.fail("%d items in %d bytes", n, len(r.b))
-		return 0
-	}
-	return int(n)
-}
-
-func (r *reader) bytes(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b) {
-		r.fail("truncated")
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) histogram() Histogram {
+// histogram reads appendHistogram's layout.
+func histogram(r *bytesreader.Reader) Histogram {
 	var h Histogram
-	n := r.count(2)
+	n := r.Count(2)
 	for range n {
-		v := r.bytes(r.count(1))
-		h.TopN = append(h.TopN, TopN{Value: v, Count: r.uvarint()})
+		v := r.LenBytes()
+		h.TopN = append(h.TopN, TopN{Value: v, Count: r.Uvarint()})
 	}
-	n = r.count(5)
+	n = r.Count(5)
 	for range n {
-		lo := r.bytes(r.count(1))
-		hi := r.bytes(r.count(1))
-		h.Buckets = append(h.Buckets, Bucket{Lower: lo, Upper: hi, Count: r.uvarint(), Repeats: r.uvarint(), NDV: r.uvarint()})
+		lo := r.LenBytes()
+		hi := r.LenBytes()
+		h.Buckets = append(h.Buckets, Bucket{Lower: lo, Upper: hi, Count: r.Uvarint(), Repeats: r.Uvarint(), NDV: r.Uvarint()})
 	}
 	return h
-}
-
-func (r *reader) end() error {
-	if r.err == nil && len(r.b) > 0 {
-		r.fail("%d trailing bytes", len(r.b))
-	}
-	return r.err
 }
