@@ -339,7 +339,9 @@ func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T
 		return zero, false, err
 	}
 	defer s.iters.put(ci)
-	out, err = read(&mvccReader{src: s.db, iter: ci.it})
+	r := &mvccReader{src: s.db, iter: ci.it}
+	out, err = read(r)
+	r.closeData() // the write-space iterator goes back to the cache
 	if err != nil || (!ignoreLocks && !s.locks.noAddsSince(adds)) {
 		return zero, false, err
 	}
@@ -488,7 +490,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 		if found && w.Type == txntypes.WritePut {
 			var v []byte
 			if !keyOnly {
-				if v, err = r.writeValue(key, &w); err != nil {
+				if v, err = r.scanValue(key, &w); err != nil {
 					return err
 				}
 			}

@@ -30,6 +30,9 @@ type mvccReader struct {
 	lockSet *lockSet
 	// iter walks the write space; opened on first use.
 	iter *pebble.Iterator
+	// dataIter reads long values for a walk (scanValue); opened on first
+	// use.
+	dataIter *pebble.Iterator
 	// valBuf holds the short value of the record a forward walk decided
 	// on (decideForward).
 	valBuf []byte
@@ -40,9 +43,19 @@ func newMVCCReader(src pebble.Reader) *mvccReader { return &mvccReader{src: src}
 
 // close releases the reader's iterator.
 func (r *mvccReader) close() {
+	// The iterators' errors were already reported by the calls that met
+	// them.
 	if r.iter != nil {
-		// The iterator's error was already reported by the call that met it.
 		_ = r.iter.Close()
+	}
+	r.closeData()
+}
+
+// closeData closes the data-space iterator, if one was opened.
+func (r *mvccReader) closeData() {
+	if r.dataIter != nil {
+		_ = r.dataIter.Close()
+		r.dataIter = nil
 	}
 }
 
@@ -192,6 +205,44 @@ func (r *mvccReader) writeValue(key []byte, w *txntypes.Write) ([]byte, error) {
 		return w.ShortValue, nil
 	}
 	return r.data(key, w.StartTS)
+}
+
+// scanValue is writeValue for a walk: a long value is read with an
+// iterator over the data space that the reader keeps, not with Get. A
+// walk reads the data records of consecutive keys in key order, so each
+// seek starts where the last one ended (Pebble then tries a few Next
+// steps before seeking: TrySeekUsingNext) and reuses the files and blocks
+// it has open, where a Get opens every level's iterator again: with
+// values over the short-value limit, Gets were about a quarter of a scan's
+// CPU. A seek to an existing record lands on it whatever tombstones lie
+// before it, so the lock space's reason for Get does not apply. The value
+// is valid until the next call.
+func (r *mvccReader) scanValue(key []byte, w *txntypes.Write) ([]byte, error) {
+	if w.ShortValue != nil {
+		return w.ShortValue, nil
+	}
+	if r.dataIter == nil {
+		iter, err := r.src.NewIter(&pebble.IterOptions{
+			LowerBound: keyspace.SpaceStart(keyspace.Data),
+			UpperBound: keyspace.SpaceEnd(keyspace.Data),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("open data-space iterator: %w", err)
+		}
+		r.dataIter = iter
+	}
+	k := keyspace.DataKey(key, w.StartTS)
+	if !r.dataIter.SeekGE(k) || !bytes.Equal(r.dataIter.Key(), k) {
+		if err := r.dataIter.Error(); err != nil {
+			return nil, fmt.Errorf("read value of %q at start_ts %d: %w", key, w.StartTS, err)
+		}
+		return nil, fmt.Errorf("read value of %q at start_ts %d: data record missing", key, w.StartTS)
+	}
+	v, err := r.dataIter.ValueAndErr()
+	if err != nil {
+		return nil, fmt.Errorf("read value of %q at start_ts %d: %w", key, w.StartTS, err)
+	}
+	return v, nil
 }
 
 // txnStatus is what the write space says of one transaction on one key.
