@@ -130,21 +130,23 @@ func benchPrewriteCommit(b *testing.B, sync SyncMode, n int) {
 // BenchmarkScan scans 100 of 1,000 committed keys (one version each) from
 // sstables, as a range query of sysbench's oltp_read_only does.
 func BenchmarkScan(b *testing.B) {
-	b.Run("short", func(b *testing.B) { benchScan(b, 40) })
-	// Over the short-value limit: the values are in the data space.
-	b.Run("long", func(b *testing.B) { benchScan(b, 300) })
+	for _, page := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("short/page=%d", page), func(b *testing.B) { benchScan(b, 40, page) })
+		// Over the short-value limit: the values are in the data space.
+		b.Run(fmt.Sprintf("long/page=%d", page), func(b *testing.B) { benchScan(b, 300, page) })
+	}
 }
 
-// benchScan scans pages of 100 keys of 1,000 values of n bytes, flushed.
-func benchScan(b *testing.B, n int) {
+// benchScan scans pages of page keys of 1,000 values of n bytes, flushed.
+func benchScan(b *testing.B, n, page int) {
 	s, rc, keys := loadBenchValues(b, 1000, true, bytes.Repeat([]byte{'v'}, n))
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		j := (i * 100) % (len(keys) - 100)
-		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[j], End: keys[j+100], Version: 30})
-		if err != nil || len(pairs) != 100 {
+		j := (i * page) % (len(keys) - page)
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[j], End: keys[j+page], Version: 30})
+		if err != nil || len(pairs) != page {
 			b.Fatal(len(pairs), err)
 		}
 	}
