@@ -9,6 +9,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/percdb/percdb/sql/statistics"
 	"github.com/percdb/percdb/sql/tablemeta"
 )
 
@@ -31,6 +32,10 @@ const (
 	// autoAnalyzeMinRows is the fewest rows a table counts as (TiDB's
 	// AutoAnalyzeMinCnt).
 	autoAnalyzeMinRows = 1000
+	// autoAnalyzeDuty is the fraction of its time an auto-analyze reads
+	// (statistics.CollectOptions.Duty): at most half of one core, as
+	// TiDB runs it at low priority with one worker.
+	autoAnalyzeDuty = 0.5
 	// DefaultAutoAnalyzeInterval is how often a node looks for a table to
 	// analyze when Config.AutoAnalyzeInterval is zero.
 	DefaultAutoAnalyzeInterval = 10 * time.Second
@@ -154,7 +159,7 @@ func (p *DatabaseProvider) autoAnalyzeOnce(ctx context.Context) error {
 		p.modified.Forget(pick) // dropped, or rewritten under a new ID
 		return nil
 	}
-	err = p.analyze(ctx, m, 1)
+	err = p.analyze(ctx, m, statistics.CollectOptions{Parallel: 1, Duty: autoAnalyzeDuty})
 	if gsql.ErrTableNotFound.Is(err) {
 		p.modified.Forget(pick)
 		return nil

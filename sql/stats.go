@@ -98,7 +98,7 @@ func (s *tableStats) RowCount(ctx *gsql.Context, db string, table gsql.Table) (u
 // stores the table's statistics (DatabaseProvider.analyze).
 func (s *tableStats) AnalyzeTable(ctx *gsql.Context, table gsql.Table, db string) error {
 	if t := percdbTable(table); t != nil && t.db != nil {
-		return t.db.provider.analyze(ctx, t.meta, runtime.GOMAXPROCS(0))
+		return t.db.provider.analyze(ctx, t.meta, statistics.CollectOptions{Parallel: runtime.GOMAXPROCS(0)})
 	}
 	return s.StatsProv.AnalyzeTable(ctx, table, db)
 }
@@ -210,13 +210,13 @@ func (p *DatabaseProvider) estimatedRows(ctx *gsql.Context, t *Table) uint64 {
 // walks, and stores them unless the table was dropped or rewritten (given
 // a new ID) meanwhile: then the ANALYZE reports the table missing, as
 // MySQL's does.
-func (p *DatabaseProvider) analyze(ctx context.Context, m *tablemeta.Table, parallel int) error {
+func (p *DatabaseProvider) analyze(ctx context.Context, m *tablemeta.Table, opts statistics.CollectOptions) error {
 	tx, err := p.store.Begin(ctx)
 	if err != nil {
 		return toSQLError(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	st, err := statistics.Collect(ctx, tx, m.Exec, parallel)
+	st, err := statistics.Collect(ctx, tx, m.Exec, opts)
 	if err != nil {
 		return toSQLError(err)
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	dbsql "database/sql"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/statistics"
 )
 
 // fillStatsTable creates x.t with rows rows: a = i%10, b = 's' + i%100,
@@ -140,7 +143,7 @@ func TestAnalyzeDroppedTable(t *testing.T) {
 	// The table is dropped after the statement resolved it: what
 	// analyze collects has no table to go to.
 	execAll(t, db, "DROP TABLE t")
-	if err := p.analyze(context.Background(), m, 2); !gsql.ErrTableNotFound.Is(err) {
+	if err := p.analyze(context.Background(), m, statistics.CollectOptions{Parallel: 2}); !gsql.ErrTableNotFound.Is(err) {
 		t.Fatalf("analyze of a dropped table: %v", err)
 	}
 	if err := p.stats.Refresh(context.Background()); err != nil {
@@ -409,5 +412,36 @@ func TestStatisticsTypesDifferential(t *testing.T) {
 	// An ENUM's values are counted as the enum's indexes.
 	if got := stringsOf(t, db, "SELECT CARDINALITY FROM information_schema.STATISTICS WHERE TABLE_NAME = 'v' AND INDEX_NAME = 'ke'"); len(got) != 1 || got[0] != "3" {
 		t.Errorf("ENUM cardinality %v, want 3", got)
+	}
+}
+
+// TestPacedAnalyzeSameStatistics: auto-analyze's paced collection (the
+// table read in statistics.PacedParts sub-ranges one after another, with
+// pauses) stores the same statistics as an ANALYZE statement's parallel
+// one.
+func TestPacedAnalyzeSameStatistics(t *testing.T) {
+	srv, db := openInternal(t, t.TempDir(), "")
+	db.SetMaxOpenConns(1)
+	fillStatsTable(t, db, 3000)
+	p := srv.provider
+	ctx := context.Background()
+	id := mustExecTable(t, p, "x", "t").ID
+	m, ok, err := p.tableMetaByID(ctx, id)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	collect := func(opts statistics.CollectOptions) statistics.Table {
+		t.Helper()
+		if err := p.analyze(ctx, m, opts); err != nil {
+			t.Fatal(err)
+		}
+		st := *p.stats.Get(ctx, id)
+		st.Version, st.AnalyzedAt = 0, 0
+		return st
+	}
+	parallel := collect(statistics.CollectOptions{Parallel: 2})
+	paced := collect(statistics.CollectOptions{Parallel: 1, Duty: 0.5})
+	if parallel.RowCount != 3000 || !reflect.DeepEqual(parallel, paced) {
+		t.Fatalf("paced statistics differ:\nparallel %+v\npaced    %+v", parallel, paced)
 	}
 }

@@ -36,11 +36,30 @@ func offsets(cols []executor.IndexColumn) []int {
 	return out
 }
 
+// CollectOptions are the options of Collect.
+type CollectOptions struct {
+	// Parallel is how many sub-ranges of the table are read at once
+	// (values below 1 count as 1). An ANALYZE statement uses the cores.
+	Parallel int
+	// Duty, in (0, 1), paces a background collection (auto-analyze): the
+	// table is read in PacedParts sub-ranges one after another, and after
+	// each the collection sleeps so that reading takes at most this
+	// fraction of its wall time. Auto-analyze reads every row, and at full
+	// speed it took a core and, through the allocations the garbage
+	// collector then marks on every core, a third of a TPC-C run's
+	// throughput for a minute after a load. 0 (or 1 and above): no pause.
+	Duty float64
+}
+
+// PacedParts is how many sub-ranges a paced collection reads one by one:
+// its pauses are at most a 32nd of the table's reading time apart.
+const PacedParts = 32
+
 // Collect reads every row of t at tx's snapshot with a sampling program
-// (copr.SampleSpec) evaluated next to the data, in at most parallel
-// sub-ranges at once, and returns the table's statistics, Version unset.
-// Its memory is bounded by the sample size whatever the table's size.
-func Collect(ctx context.Context, tx *txn.Txn, t *executor.Table, parallel int) (*Table, error) {
+// (copr.SampleSpec) evaluated next to the data, and returns the table's
+// statistics, Version unset. Its memory is bounded by the sample size
+// whatever the table's size.
+func Collect(ctx context.Context, tx *txn.Txn, t *executor.Table, opts CollectOptions) (*Table, error) {
 	specs := Specs(t)
 	p := &copr.Program{Sample: &copr.SampleSpec{Size: copr.DefaultSampleSize, Tuples: Tuples(specs)}}
 	defaults := make([]any, len(t.Columns))
@@ -60,36 +79,76 @@ func Collect(ctx context.Context, tx *txn.Txn, t *executor.Table, parallel int) 
 		}
 		p.Defaults = b
 	}
-	parts, err := copr.Split(ctx, tx, t.RowRange(), parallel)
+	paced := opts.Duty > 0 && opts.Duty < 1
+	n := max(opts.Parallel, 1)
+	if paced {
+		n = PacedParts
+	}
+	parts, err := copr.Split(ctx, tx, t.RowRange(), n)
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
 	}
+	s := copr.NewSample(len(p.Columns), p.Sample.Tuples, p.Sample.Size)
+	if paced {
+		for _, part := range parts {
+			began := time.Now()
+			if err := collectRange(ctx, tx, t, p, []executor.KeyRange{part}, s); err != nil {
+				return nil, err
+			}
+			worked := time.Since(began)
+			if err := sleep(ctx, time.Duration(float64(worked)*(1-opts.Duty)/opts.Duty)); err != nil {
+				return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
+			}
+		}
+	} else if err := collectRange(ctx, tx, t, p, parts, s); err != nil {
+		return nil, err
+	}
+	st := Build(s, t.ID, p.Columns, specs)
+	st.AnalyzedAt = time.Now().UnixMilli()
+	return st, nil
+}
+
+// collectRange runs p over parts (consecutive sub-ranges of t, read at
+// once when there are several) and merges their outputs into s.
+func collectRange(ctx context.Context, tx *txn.Txn, t *executor.Table, p *copr.Program, parts []executor.KeyRange, s *copr.Sample) error {
 	var out copr.Outputs
+	var err error
 	if len(parts) > 1 {
 		out, err = copr.RunParallel(ctx, tx, t, parts, p)
 	} else {
 		out, _, err = copr.Run(ctx, tx, t, parts[0], p)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
+		return fmt.Errorf("analyze %s: %w", t.Name, err)
 	}
 	defer out.Close()
-	s := copr.NewSample(len(p.Columns), p.Sample.Tuples, p.Sample.Size)
 	for {
 		data, err := out.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err == nil {
 			err = s.Merge(data)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
+			return fmt.Errorf("analyze %s: %w", t.Name, err)
 		}
 	}
-	st := Build(s, t.ID, p.Columns, specs)
-	st.AnalyzedAt = time.Now().UnixMilli()
-	return st, nil
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // saveAttempts bounds the retries of Save after a write conflict with
