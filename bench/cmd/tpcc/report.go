@@ -304,8 +304,12 @@ func markdown(res *results, notes []string, chart, note, title string) string {
 	if o.StockIN {
 		stock = "one `(s_w_id, s_i_id) IN (...) FOR UPDATE` for all stock rows"
 	}
+	analyzed := ", not analyzed after the load"
+	if o.Analyze {
+		analyzed = ", then every table analyzed (ANALYZE TABLE, in the load's time)"
+	}
 	p("- Data: %d warehouse(s) at the standard population (item 100,000 rows, stock 100,000 per warehouse, customer 30,000, "+
-		"orders 30,000, order_line about 300,000), loaded by %d connections with multi-row INSERTs.\n", o.Warehouses, o.Loaders)
+		"orders 30,000, order_line about 300,000), loaded by %d connections with multi-row INSERTs%s.\n", o.Warehouses, o.Loaders, analyzed)
 	p("- Runs: the standard mix (45/43/4/4/4), keying and think times off, %v per run plus up to %v for the transactions still running; "+
 		"terminals at %s, the servers back to back and alternating which goes first; the runs do not reload. "+
 		"Transactions %s. New-Order uses %s. Every statement is a server-side prepared statement.\n",
