@@ -39,8 +39,7 @@ func TestTemporaryTableDataIsDeleted(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "ALTER TABLE tt ADD COLUMN z INT DEFAULT 1"); err != nil {
 		t.Fatal(err)
 	}
-	waitRangesDeleted(t, p)
-	if n := keysIn(t, p, start, end); n != 0 {
+	if n := waitRangeEmpty(t, p, start, end); n != 0 {
 		t.Fatalf("%d keys of the temporary table left after its rewrite", n)
 	}
 	if n := keysIn(t, p, prefixTempTables, regs); n != 1 {
@@ -59,8 +58,7 @@ func TestTemporaryTableDataIsDeleted(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	waitRangesDeleted(t, p)
-	if n := keysIn(t, p, start, end); n != 0 {
+	if n := waitRangeEmpty(t, p, start, end); n != 0 {
 		t.Fatalf("%d keys of the temporary table left after its session ended", n)
 	}
 
@@ -84,9 +82,8 @@ func TestTemporaryTableDataIsDeleted(t *testing.T) {
 	}
 	srv.provider = nil
 	srv2, _ := openInternal(t, dir, "g")
-	waitRangesDeleted(t, srv2.provider)
 	start, end = tablecodec.TableRange(id)
-	if n := keysIn(t, srv2.provider, start, end); n != 0 {
+	if n := waitRangeEmpty(t, srv2.provider, start, end); n != 0 {
 		t.Fatalf("after restart: %d keys of the temporary table left", n)
 	}
 	if n := keysIn(t, srv2.provider, prefixTempTables, regs); n != 0 {
