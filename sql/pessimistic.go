@@ -157,7 +157,7 @@ func (t *Transaction) beginPessimistic(k *txn.Txn) error {
 // lockWritten locks, in a pessimistic transaction, the keys k's statement
 // wrote since mark (a row and its index entries), at the snapshot the
 // statement read them at; see lockError for the failures.
-func lockWritten(ctx context.Context, tx *Transaction, k *txn.Txn, mark int) error {
+func lockWritten(ctx context.Context, tx *Transaction, k *txn.Txn, mark txn.WriteMark) error {
 	if !k.IsPessimistic() {
 		return nil
 	}

@@ -89,7 +89,7 @@ func newCommitter(t *Txn) *committer {
 		}
 		if m.Op != kv.OpCheckNotExists {
 			// Inserted then deleted changed nothing: no notification.
-			for _, col := range e.notify {
+			for _, col := range e.notifyColumns() {
 				m.Notify = append(m.Notify, []byte(col))
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // bufOp is what a buffered key will become at commit.
@@ -19,28 +20,40 @@ const (
 	bufLock
 )
 
-// entry is one buffered key.
+// entry is one buffered key. It is kept small: a large transaction holds
+// one per key in the map and one per overwrite in the undo log.
 type entry struct {
-	op    bufOp
-	value []byte // bufPut only
+	op bufOp
 	// presumeNotExists is set by Insert and kept by later writes of the key
 	// in the same transaction: the key must not exist when the transaction
 	// commits (a put becomes kv.OpInsert, a delete kv.OpCheckNotExists).
 	presumeNotExists bool
-	// notify are the observer columns the commit of the key notifies
-	// (Txn.Notify); kept by later writes of the key.
-	notify []string
+	value            []byte // bufPut only
+	// notify, when set, are the observer columns the commit of the key
+	// notifies (Txn.Notify); kept by later writes of the key. Never
+	// changed in place: an undo record may share it.
+	notify *[]string
+}
+
+// notifyColumns returns the columns the commit of the key notifies.
+func (e entry) notifyColumns() []string {
+	if e.notify == nil {
+		return nil
+	}
+	return *e.notify
 }
 
 // size is the entry's contribution to memBuffer.size.
 func (e entry) size(key string) int { return len(key) + len(e.value) }
 
-// undoRecord restores one key to what it was before a write.
+// undoRecord restores a key a stage overwrote to what it was before.
 type undoRecord struct {
-	key     string
-	prev    entry
-	existed bool
+	key  string
+	prev entry
 }
+
+// stageMark is where a stage's undo began: the lengths of the two logs.
+type stageMark struct{ created, overwritten int }
 
 // StagingHandle names a statement-level stage of a transaction's writes;
 // see Txn.Staging. The zero value is not a valid handle.
@@ -54,15 +67,77 @@ type StagingHandle int
 // Sorting is lazy because the common transaction writes a handful of keys
 // and reads none back in order; new keys are kept apart in pending and
 // merged into sorted when a range or the commit needs order.
+//
+// A large transaction (INSERT ... SELECT, LOAD DATA) buffers hundreds of
+// thousands of keys, so the bytes per key beyond the key and value count:
+// the keys and their first values live in large chunks (byteArena), not
+// one allocation each; the
+// undo log keeps only the key of a key a stage created (undoing it is a
+// delete), and a whole record only for a key it overwrote; and the logs
+// and the pending list give their memory back when they empty.
+// BenchmarkMemBufferLarge measures it.
 type memBuffer struct {
 	entries map[string]entry
 	sorted  []string // sorted keys; may hold keys no longer in entries when stale
 	pending []string // keys added since sorted was last built
 	stale   bool     // a key was removed from entries (by an undo)
 	size    int
+	arena   byteArena
 
-	undo   []undoRecord
-	stages []int // undo-log length when each open stage began
+	// The undo log of the open stages, in two parts: keys absent before
+	// a stage's write (created) and keys it overwrote (overwritten).
+	created     []string
+	overwritten []undoRecord
+	stages      []stageMark // where each open stage's undo began
+}
+
+// byteArena holds the bytes of a buffer's keys, and of the first value
+// written to each, appended to chunks of up to arenaChunkMax bytes and
+// never changed after: the map's key strings and the entries' values
+// point into them. A chunk lives as long as anything in it does. A value
+// written over another is allocated apart (bytes.Clone), so a key
+// rewritten many times leaves at most its first value unused here.
+type byteArena struct{ chunk []byte }
+
+// arenaChunkMax bounds an arena chunk; the first is 4 KiB and each is
+// twice the last, so a small transaction's keys take one small
+// allocation.
+const arenaChunkMax = 1 << 20
+
+// alloc copies b into the arena and returns the copy, its capacity
+// capped (an append to it copies).
+func (a *byteArena) alloc(b []byte) []byte {
+	if len(b) == 0 {
+		return b[:0:0] // empty stays empty, nil stays nil
+	}
+	if cap(a.chunk)-len(a.chunk) < len(b) {
+		a.chunk = make([]byte, 0, max(len(b), min(max(2*cap(a.chunk), 4<<10), arenaChunkMax)))
+	}
+	off := len(a.chunk)
+	a.chunk = append(a.chunk, b...)
+	return a.chunk[off:len(a.chunk):len(a.chunk)]
+}
+
+// intern returns a string of key's bytes held in the arena.
+func (a *byteArena) intern(key []byte) string {
+	if len(key) == 0 {
+		return ""
+	}
+	c := a.alloc(key)
+	return unsafe.String(&c[0], len(c))
+}
+
+// shrinkAbove is the capacity past which an emptied log or list is
+// dropped rather than kept for reuse.
+const shrinkAbove = 1024
+
+// emptied returns s emptied, its memory dropped when large.
+func emptied[T any](s []T) []T {
+	if cap(s) > shrinkAbove {
+		return nil
+	}
+	clear(s[:cap(s)]) // let what it referred to be collected
+	return s[:0]
 }
 
 func newMemBuffer() *memBuffer { return &memBuffer{entries: make(map[string]entry)} }
@@ -75,18 +150,27 @@ func (b *memBuffer) get(key []byte) (entry, bool) {
 
 // set records a write of key; value is copied.
 func (b *memBuffer) set(key []byte, e entry) {
+	prev, existed := b.entries[string(key)]
 	if e.value != nil {
-		e.value = bytes.Clone(e.value)
+		if existed {
+			e.value = bytes.Clone(e.value)
+		} else {
+			e.value = b.arena.alloc(e.value)
+		}
 	}
-	k := string(key)
-	prev, existed := b.entries[k]
-	if len(b.stages) > 0 {
-		b.undo = append(b.undo, undoRecord{key: k, prev: prev, existed: existed})
-	}
+	var k string
 	if existed {
+		k = string(key)
 		b.size -= prev.size(k)
+		if len(b.stages) > 0 {
+			b.overwritten = append(b.overwritten, undoRecord{key: k, prev: prev})
+		}
 	} else {
+		k = b.arena.intern(key)
 		b.pending = append(b.pending, k)
+		if len(b.stages) > 0 {
+			b.created = append(b.created, k)
+		}
 	}
 	b.entries[k] = e
 	b.size += e.size(k)
@@ -134,7 +218,7 @@ func (b *memBuffer) keys() []string {
 			}
 		}
 		b.sorted = merged
-		b.pending = b.pending[:0]
+		b.pending = emptied(b.pending)
 	}
 	return b.sorted
 }
@@ -167,7 +251,7 @@ func (b *memBuffer) rangeSnapshot(start, end []byte) []bufPair {
 
 // staging opens a stage and returns its handle.
 func (b *memBuffer) staging() StagingHandle {
-	b.stages = append(b.stages, len(b.undo))
+	b.stages = append(b.stages, stageMark{created: len(b.created), overwritten: len(b.overwritten)})
 	return StagingHandle(len(b.stages))
 }
 
@@ -185,7 +269,7 @@ func (b *memBuffer) release(h StagingHandle) {
 	}
 	b.stages = b.stages[:h-1]
 	if len(b.stages) == 0 {
-		b.undo = b.undo[:0]
+		b.created, b.overwritten = emptied(b.created), emptied(b.overwritten)
 	}
 }
 
@@ -196,22 +280,33 @@ func (b *memBuffer) cleanup(h StagingHandle) {
 		return
 	}
 	mark := b.stages[h-1]
-	for i := len(b.undo) - 1; i >= mark; i-- {
-		r := b.undo[i]
+	// Overwritten keys first, newest first, each back to what it was
+	// before its write; then the keys the stage created go. A key created
+	// and then overwritten in the stage is restored to its first value by
+	// the first loop and deleted by the second.
+	for i := len(b.overwritten) - 1; i >= mark.overwritten; i-- {
+		r := b.overwritten[i]
 		if cur, ok := b.entries[r.key]; ok {
 			b.size -= cur.size(r.key)
 		}
-		if r.existed {
-			b.entries[r.key] = r.prev
-			b.size += r.prev.size(r.key)
-		} else {
-			delete(b.entries, r.key)
+		b.entries[r.key] = r.prev
+		b.size += r.prev.size(r.key)
+	}
+	for _, k := range b.created[mark.created:] {
+		if cur, ok := b.entries[k]; ok {
+			b.size -= cur.size(k)
+			delete(b.entries, k)
 			b.stale = true
 		}
 	}
-	clear(b.undo[mark:]) // let the undone values be collected
-	b.undo = b.undo[:mark]
+	clear(b.overwritten[mark.overwritten:]) // let the undone values be collected
+	b.overwritten = b.overwritten[:mark.overwritten]
+	clear(b.created[mark.created:])
+	b.created = b.created[:mark.created]
 	b.stages = b.stages[:h-1]
+	if len(b.stages) == 0 {
+		b.created, b.overwritten = emptied(b.created), emptied(b.overwritten)
+	}
 }
 
 // EachWrite calls fn with each key the transaction writes or deletes (not

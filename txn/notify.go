@@ -38,10 +38,11 @@ func (t *Txn) Notify(key []byte, column string) error {
 	if !ok {
 		e = entry{op: bufLock}
 	}
-	if slices.Contains(e.notify, column) {
+	if slices.Contains(e.notifyColumns(), column) {
 		return nil
 	}
-	e.notify = append(slices.Clip(e.notify), column)
+	cols := append(slices.Clip(e.notifyColumns()), column)
+	e.notify = &cols
 	return t.write("notify", key, e)
 }
 

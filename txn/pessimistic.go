@@ -328,20 +328,32 @@ func (t *Txn) releasePessimisticLocks(ctx context.Context) {
 	})
 }
 
+// WriteMark marks the writes buffered so far in the open stage, for
+// WrittenSince.
+type WriteMark struct{ created, overwritten int }
+
 // WriteMark returns a mark of the writes buffered so far in the open
-// stage, for WrittenSince. Outside any stage it is 0 and WrittenSince
-// returns nothing: writes are only logged inside stages.
-func (t *Txn) WriteMark() int { return len(t.buf.undo) }
+// stage, for WrittenSince. Outside any stage WrittenSince returns
+// nothing: writes are only logged inside stages.
+func (t *Txn) WriteMark() WriteMark {
+	return WriteMark{created: len(t.buf.created), overwritten: len(t.buf.overwritten)}
+}
 
 // WrittenSince returns the keys written (Set, Delete, Insert, LockKeys'
 // lock-only entries) since mark, inside the open stage: what a statement
-// of a pessimistic transaction must lock.
-func (t *Txn) WrittenSince(mark int) [][]byte {
-	if mark < 0 || mark > len(t.buf.undo) {
+// of a pessimistic transaction must lock. Keys the transaction had not
+// written before come first, in the order they were written, then those
+// it wrote again; a key written twice since mark may come twice.
+func (t *Txn) WrittenSince(mark WriteMark) [][]byte {
+	b := t.buf
+	if mark.created < 0 || mark.created > len(b.created) || mark.overwritten < 0 || mark.overwritten > len(b.overwritten) {
 		return nil
 	}
-	keys := make([][]byte, 0, len(t.buf.undo)-mark)
-	for _, u := range t.buf.undo[mark:] {
+	keys := make([][]byte, 0, len(b.created)-mark.created+len(b.overwritten)-mark.overwritten)
+	for _, k := range b.created[mark.created:] {
+		keys = append(keys, []byte(k))
+	}
+	for _, u := range b.overwritten[mark.overwritten:] {
 		keys = append(keys, []byte(u.key))
 	}
 	return keys
