@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/memory"
@@ -98,7 +99,17 @@ func (s *tableStats) RowCount(ctx *gsql.Context, db string, table gsql.Table) (u
 // stores the table's statistics (DatabaseProvider.analyze).
 func (s *tableStats) AnalyzeTable(ctx *gsql.Context, table gsql.Table, db string) error {
 	if t := percdbTable(table); t != nil && t.db != nil {
-		return t.db.provider.analyze(ctx, t.meta, statistics.CollectOptions{Parallel: runtime.GOMAXPROCS(0)})
+		var done, total atomic.Int64
+		stop := reportProgress(ctx, func() string {
+			if n := total.Load(); n > 0 {
+				d := done.Load()
+				return fmt.Sprintf("analyzing %s: %d%% (%d of %d parts read)", t.meta.Def.Name, 100*d/n, d, n)
+			}
+			return "analyzing " + t.meta.Def.Name
+		})
+		defer stop()
+		return t.db.provider.analyze(ctx, t.meta, statistics.CollectOptions{Parallel: runtime.GOMAXPROCS(0),
+			Progress: func(d, n int) { done.Store(int64(d)); total.Store(int64(n)) }})
 	}
 	return s.StatsProv.AnalyzeTable(ctx, table, db)
 }

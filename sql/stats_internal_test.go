@@ -415,11 +415,11 @@ func TestStatisticsTypesDifferential(t *testing.T) {
 	}
 }
 
-// TestPacedAnalyzeSameStatistics: auto-analyze's paced collection (the
+// TestAnalyzeReadingsAgree: auto-analyze's paced collection (the
 // table read in statistics.PacedParts sub-ranges one after another, with
-// pauses) stores the same statistics as an ANALYZE statement's parallel
-// one.
-func TestPacedAnalyzeSameStatistics(t *testing.T) {
+// pauses) and an ANALYZE statement's collection in waves that report
+// progress store the same statistics as a parallel one.
+func TestAnalyzeReadingsAgree(t *testing.T) {
 	srv, db := openInternal(t, t.TempDir(), "")
 	db.SetMaxOpenConns(1)
 	fillStatsTable(t, db, 3000)
@@ -443,5 +443,16 @@ func TestPacedAnalyzeSameStatistics(t *testing.T) {
 	paced := collect(statistics.CollectOptions{Parallel: 1, Duty: 0.5})
 	if parallel.RowCount != 3000 || !reflect.DeepEqual(parallel, paced) {
 		t.Fatalf("paced statistics differ:\nparallel %+v\npaced    %+v", parallel, paced)
+	}
+	// With progress reported (ANALYZE TABLE), in waves of 2 parts.
+	var steps []string
+	reported := collect(statistics.CollectOptions{Parallel: 2, Progress: func(done, total int) {
+		steps = append(steps, fmt.Sprintf("%d/%d", done, total))
+	}})
+	if !reflect.DeepEqual(parallel, reported) {
+		t.Fatalf("statistics read with progress differ:\nparallel %+v\nreported %+v", parallel, reported)
+	}
+	if want := "2/16 4/16 6/16 8/16 10/16 12/16 14/16 16/16"; strings.Join(steps, " ") != want {
+		t.Fatalf("progress %v, want %s", steps, want)
 	}
 }

@@ -49,7 +49,17 @@ type CollectOptions struct {
 	// collector then marks on every core, a third of a TPC-C run's
 	// throughput for a minute after a load. 0 (or 1 and above): no pause.
 	Duty float64
+	// Progress, when set, is called after each part of the table is read
+	// with the parts read and the parts in all (ANALYZE TABLE's state in
+	// the process list): the table is then read in ProgressParts parts
+	// per unit of Parallel, Parallel parts at a time.
+	Progress func(done, total int)
 }
+
+// ProgressParts is how many parts per unit of CollectOptions.Parallel a
+// collection with Progress reads: enough steps for a percentage, few
+// enough that the waits for each wave's slowest part cost little.
+const ProgressParts = 8
 
 // PacedParts is how many sub-ranges a paced collection reads one by one:
 // its pauses are at most a 32nd of the table's reading time apart.
@@ -80,28 +90,40 @@ func Collect(ctx context.Context, tx *txn.Txn, t *executor.Table, opts CollectOp
 		p.Defaults = b
 	}
 	paced := opts.Duty > 0 && opts.Duty < 1
-	n := max(opts.Parallel, 1)
-	if paced {
-		n = PacedParts
+	parallel := max(opts.Parallel, 1)
+	n := parallel
+	switch {
+	case paced:
+		n, parallel = PacedParts, 1
+	case opts.Progress != nil:
+		n = parallel * ProgressParts
 	}
 	parts, err := copr.Split(ctx, tx, t.RowRange(), n)
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
 	}
 	s := copr.NewSample(len(p.Columns), p.Sample.Tuples, p.Sample.Size)
-	if paced {
-		for _, part := range parts {
-			began := time.Now()
-			if err := collectRange(ctx, tx, t, p, []executor.KeyRange{part}, s); err != nil {
-				return nil, err
-			}
+	for i := 0; i < len(parts); i += parallel {
+		began := time.Now()
+		wave := parts[i:min(i+parallel, len(parts))]
+		if !paced && opts.Progress == nil {
+			wave = parts // all at once
+		}
+		if err := collectRange(ctx, tx, t, p, wave, s); err != nil {
+			return nil, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+len(wave), len(parts))
+		}
+		if paced {
 			worked := time.Since(began)
 			if err := sleep(ctx, time.Duration(float64(worked)*(1-opts.Duty)/opts.Duty)); err != nil {
 				return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
 			}
 		}
-	} else if err := collectRange(ctx, tx, t, p, parts, s); err != nil {
-		return nil, err
+		if len(wave) == len(parts) {
+			break
+		}
 	}
 	st := Build(s, t.ID, p.Columns, specs)
 	st.AnalyzedAt = time.Now().UnixMilli()
