@@ -92,6 +92,10 @@ type Config struct {
 	// this store becomes a serving leader or stops being one, or applies a
 	// conf change, so that the node tells pd at once.
 	OnLeaderChange func()
+	// OnSplit is called (from its own goroutine) when a replica on this
+	// store applied a split: parent kept the left part, child is the new
+	// region, whose replica exists on the store now.
+	OnSplit func(parent, child uint64)
 	// Logger logs the store's life. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -107,6 +111,13 @@ type Store struct {
 	mu       sync.Mutex
 	replicas map[uint64]*Replica
 	inbox    []Envelope
+	// orphans are messages that arrived for regions this store does not
+	// hold (loop only), each with the tick it arrived at: a region split
+	// off on another store first (its new leader campaigns at once) is
+	// created here when this store applies the split, and its first
+	// messages are stepped then instead of waiting for raft to send them
+	// again after an election timeout.
+	orphans []orphan
 	// snaps are snapshots received, to install; reports are the outcomes
 	// of snapshots sent, for raft.
 	snaps   []inSnapshot
@@ -219,15 +230,17 @@ var ErrStopped = errors.New("raftstore: store stopped")
 var ErrUndetermined = errors.New("raftstore: proposal's outcome unknown (a snapshot moved the replica past its entry)")
 
 // AddRegion creates (or, after a restart, reloads from the raft engine)
-// this store's replica of region id, the user keys [start, end) (end nil:
-// to the end), at configuration confVer (pd's record), whose peers are
-// peers (store ids), and returns it; a region already added is returned
-// as it is. A replica new to this store is created from the region's
-// initial state when confVer is 1 (its voters are peers, this store
-// among them), else uninitialized: a replica a conf change added, which
-// its leader's snapshot initializes. *ErrTombstoned when this store's
-// replica was removed at confVer or later.
-func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64, confVer uint64) (*Replica, error) {
+// this store's replica of region id, desc as pd has it (the descriptor
+// the raft engine kept wins), at configuration confVer (pd's record),
+// whose peers are peers (store ids), and returns it; a region already
+// added is returned as it is. A replica new to this store is created
+// from the region's initial state when confVer and desc.Version are 1
+// (the cluster's first region: its voters are peers, this store among
+// them), else uninitialized: a replica a conf change added, or a region
+// split off another while this store's replica did not apply the split,
+// which its leader's snapshot initializes. *ErrTombstoned when this
+// store's replica was removed at confVer or later.
+func (s *Store) AddRegion(id uint64, desc Descriptor, peers []uint64, confVer uint64) (*Replica, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.replicas[id]; ok {
@@ -236,7 +249,7 @@ func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64, confVer 
 	if s.closed {
 		return nil, ErrStopped
 	}
-	r, err := newReplica(s, id, start, end, peers, confVer)
+	r, err := newReplica(s, id, desc.clone(), peers, confVer)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +288,8 @@ func (s *Store) destroy(ctx context.Context, id uint64) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("raftstore: region %d: write tombstone: %w", id, err)
 	}
-	if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, nil); err != nil {
+	d := r.Region()
+	if err := s.cfg.Applier.ImportRange(ctx, d.Start, d.End, nil); err != nil {
 		return fmt.Errorf("raftstore: region %d: delete the removed replica's keys: %w", id, err)
 	}
 	s.cfg.Logger.Info("raftstore: replica removed", "region", id, "conf_ver", r.confVer)
@@ -387,6 +401,11 @@ func (s *Store) tick() {
 				r.confTicks = 0
 			}
 		}
+		if r.transferTicks > 0 {
+			if r.transferTicks++; r.transferTicks > 2*s.cfg.ElectionTicks {
+				r.resume()
+			}
+		}
 	}
 }
 
@@ -415,15 +434,13 @@ func (s *Store) round(ctx context.Context) error {
 	for _, in := range snaps {
 		in.done <- s.install(ctx, in)
 	}
+	orphans := s.orphans
+	s.orphans = nil
+	for _, o := range orphans {
+		s.step(o.Envelope, o.tick)
+	}
 	for _, env := range inbox {
-		r := s.Replica(env.RegionID)
-		if r == nil {
-			continue // a region this store does not hold (yet): raft resends
-		}
-		r.heard[env.Msg.GetFrom()] = s.ticks
-		if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
-			s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
-		}
+		s.step(env, s.ticks)
 	}
 	replicas := s.sorted()
 	for _, r := range replicas {
@@ -458,7 +475,11 @@ func (s *Store) round(ctx context.Context) error {
 			// log up to it goes.
 			md := snap.GetMetadata()
 			at := confAt{ver: snapshotConfVer(snap.GetData()), conf: md.GetConfState()}
-			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}, at); err != nil {
+			desc, ok := snapshotDesc(snap.GetData())
+			if !ok {
+				desc = x.r.Region()
+			}
+			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}, at, desc); err != nil {
 				return err
 			}
 		}
@@ -507,6 +528,38 @@ func (s *Store) round(ctx context.Context) error {
 	}
 	return nil
 }
+
+// step steps a message that arrived at tick into its replica's group. A
+// message for a region this store does not hold (yet) is kept for a few
+// ticks, in case a split here creates the region (raft sends again
+// anyway). Loop only.
+func (s *Store) step(env Envelope, tick int) {
+	r := s.Replica(env.RegionID)
+	if r == nil {
+		if s.ticks-tick <= orphanTicks && len(s.orphans) < maxOrphans {
+			s.orphans = append(s.orphans, orphan{Envelope: env, tick: tick})
+		}
+		return
+	}
+	r.heard[env.Msg.GetFrom()] = s.ticks
+	if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
+	}
+}
+
+// orphan is a message for a region the store did not hold when it
+// arrived, and the tick it arrived at.
+type orphan struct {
+	Envelope
+	tick int
+}
+
+// orphanTicks is how long an orphan waits for its region, maxOrphans how
+// many the store keeps.
+const (
+	orphanTicks = 5
+	maxOrphans  = 256
+)
 
 // inSnapshot is a snapshot received for one of this store's replicas:
 // raft's MsgSnap and the region's keys.
@@ -561,7 +614,11 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 		return fmt.Errorf("raftstore: region %d: snapshot at %d refused by a leader", r.id, md.GetIndex())
 	}
 	if md.GetIndex() > st.HardState.GetCommit() {
-		if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, in.chunks); err != nil {
+		d, ok := snapshotDesc(in.env.Msg.GetSnapshot().GetData())
+		if !ok {
+			d = r.Region()
+		}
+		if err := s.cfg.Applier.ImportRange(ctx, d.Start, d.End, in.chunks); err != nil {
 			return fmt.Errorf("raftstore: region %d: install snapshot at %d: %w", r.id, md.GetIndex(), err)
 		}
 		s.cfg.Logger.Info("raftstore: snapshot installed", "region", r.id, "index", md.GetIndex(), "chunks", len(in.chunks))
@@ -579,11 +636,15 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 // the snapshot's index; the follower applies the entries after the index
 // again, which leaves the same state.
 func (s *Store) sendSnapshot(r *Replica, m *pb.Message) {
+	d, ok := snapshotDesc(m.GetSnapshot().GetData())
+	if !ok {
+		d = r.Region()
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		err := s.cfg.Transport.SendSnapshot(s.bg, m.GetTo(), Envelope{RegionID: r.id, Msg: m}, func(emit func([]byte) error) error {
-			return s.cfg.Applier.ExportRange(s.bg, r.start, r.end, snapshotChunkBytes, emit)
+			return s.cfg.Applier.ExportRange(s.bg, d.Start, d.End, snapshotChunkBytes, emit)
 		})
 		status := raft.SnapshotFinish
 		if err != nil {
