@@ -87,6 +87,8 @@ type Node struct {
 	checked  map[uint64]uint64
 	checking atomic.Bool
 	bg       sync.WaitGroup
+	// saveMu serializes the writers of the state file.
+	saveMu sync.Mutex
 
 	// kick asks the heartbeat loop to heartbeat now (a leadership began
 	// or ended).
@@ -492,8 +494,11 @@ func sameRegion(a, b kv.RegionInfo) bool {
 }
 
 // saveState writes the state file: a temporary file, synced, renamed over
-// the old one, and the directory synced.
+// the old one, and the directory synced; one writer at a time (a split's
+// and the heartbeat's).
 func (n *Node) saveState() error {
+	n.saveMu.Lock()
+	defer n.saveMu.Unlock()
 	n.mu.RLock()
 	st := &pdpb.StoreState{StoreId: n.storeID, Addr: n.cfg.Addr}
 	for _, r := range n.regions {

@@ -540,18 +540,29 @@ func (r *Replica) driveTransfer() {
 // store to: raft's transferee campaigns at once, and the followers vote
 // for it at once, lease or not, so this leader's lease no longer
 // promises that no other leader commits (a lease read could miss a
-// write the transferee's term committed). Reads waiting fail, and so do
-// proposals not yet in the log (raft drops them during a transfer).
-// Should the transfer not succeed, the leader serves again after two
-// election timeouts (resume). Loop only.
+// write the transferee's term committed). Reads waiting fail. Proposals
+// are left to their fate: raft drops those proposed from now on (the
+// feed answers NotLeader), and one it took, maybe this very round, is
+// settled when an entry at its index is applied, as after any change of
+// leader. Should the transfer not succeed, the leader serves again after
+// two election timeouts (resume). Loop only.
 func (r *Replica) suspend(to uint64) {
 	r.transferTicks = 1
 	r.mu.Lock()
 	serving := r.readyTerm != 0
 	r.readyTerm = 0
+	newReads := r.newReads
+	r.newReads = nil
 	r.mu.Unlock()
+	err := &NotLeaderError{RegionID: r.id, Leader: to}
+	for _, q := range newReads {
+		q.done <- err
+	}
+	for id, q := range r.reads {
+		q.done <- err
+		delete(r.reads, id)
+	}
 	if serving {
-		r.failAll(&NotLeaderError{RegionID: r.id, Leader: to}, false)
 		r.s.leaderChanged()
 	}
 }
