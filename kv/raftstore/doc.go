@@ -170,7 +170,11 @@
 // states in one Pebble batch with one sync, send the messages (one
 // Transport.Send per destination store, which the gRPC transport sends as
 // one batch on that store's stream), apply the committed entries, and
-// advance. A replica's raft ids are store ids: a region has at most one
+// advance. A round handles only the groups with work: those a message,
+// proposal, read or request of the node's reached, or that raft left work
+// in after the last round, and every group after a tick; so a store with
+// many regions pays per request for the regions it touches, not for all
+// of them. A replica's raft ids are store ids: a region has at most one
 // replica per store.
 //
 // # Leader transfer

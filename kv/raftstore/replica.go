@@ -435,7 +435,7 @@ func (l Leadership) propose(kind byte, body []byte) (proposalKey, chan error, er
 	data[24] = kind
 	r.waiting[key] = done
 	r.newProps = append(r.newProps, proposal{key: key, data: append(data, body...)})
-	r.s.nudge()
+	r.s.touch(r)
 	return key, done, nil
 }
 
@@ -470,7 +470,7 @@ func (l Leadership) askRead() (*readRequest, error) {
 	r.nextID++
 	req.id = r.nextID
 	r.newReads = append(r.newReads, req)
-	r.s.nudge()
+	r.s.touch(r)
 	return req, nil
 }
 
@@ -513,7 +513,7 @@ func (r *Replica) TransferLeader(to uint64) {
 	r.mu.Lock()
 	r.transferTo = to
 	r.mu.Unlock()
-	r.s.nudge()
+	r.s.touch(r)
 }
 
 // driveTransfer starts the leader transfer TransferLeader asked, if this
@@ -586,7 +586,7 @@ func (r *Replica) resume() {
 		r.transferTicks = 0
 		r.barrier.asked, r.barrier.indexed, r.barrier.fetching = false, false, false
 		r.s.cfg.Logger.Info("raftstore: leader transfer did not happen; serving again", "region", r.id, "term", r.barrier.term)
-		r.s.nudge()
+		r.s.touch(r)
 	}
 }
 
@@ -695,7 +695,7 @@ func (r *Replica) stored(rd raft.Ready) error {
 	}
 	if isLeader && (!r.wasLeader || lost) {
 		r.barrier.term, r.barrier.asked, r.barrier.indexed, r.barrier.fetching = term, false, false, false
-		r.s.nudge()
+		r.s.touch(r)
 	}
 	r.wasLeader = isLeader
 	return nil
@@ -895,7 +895,7 @@ func (r *Replica) ChangePeer(remove, add uint64) {
 	r.mu.Lock()
 	r.want = &peerChange{remove: remove, add: add}
 	r.mu.Unlock()
-	r.s.nudge()
+	r.s.touch(r)
 }
 
 // driveConfChange proposes the next conf change of the repair asked

@@ -226,7 +226,7 @@ func (s *Store) createSplit(parent, index uint64, left Descriptor, newID uint64,
 		return nil, fmt.Errorf("raftstore: region %d: create the split's region %d: %w", parent, newID, err)
 	}
 	s.replicas[newID] = child
-	s.nudge()
+	s.touch(child)
 	return child, nil
 }
 

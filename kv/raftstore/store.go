@@ -127,7 +127,16 @@ type Store struct {
 	// transferring: the store is being stopped and hands its leaderships
 	// away (TransferLeaders).
 	transferring bool
-	closed       bool
+	// dirty are the replicas with something for the loop (a proposal, a
+	// read, a request of the node's, raft work left from a round), under
+	// dirtyMu, a lock taken last; allDirty: every replica (a tick). A
+	// round handles the replicas dirty or stepped since the last one, so
+	// that its cost follows the regions with work, not all the regions
+	// (TiKV's batch system polls only the regions with messages too).
+	dirtyMu  sync.Mutex
+	dirty    map[uint64]*Replica
+	allDirty bool
+	closed   bool
 
 	// ticks counts the loop's ticks (loop only).
 	ticks int
@@ -178,7 +187,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	return &Store{cfg: cfg, db: db, replicas: map[uint64]*Replica{}, wake: make(chan struct{}, 1),
-		bg: bg, stop: stop}, nil
+		dirty: map[uint64]*Replica{}, bg: bg, stop: stop}, nil
 }
 
 // Start runs the store's loop until Close.
@@ -254,7 +263,7 @@ func (s *Store) AddRegion(id uint64, desc Descriptor, peers []uint64, confVer ui
 		return nil, err
 	}
 	s.replicas[id] = r
-	s.nudge()
+	s.touch(r)
 	return r, nil
 }
 
@@ -344,6 +353,14 @@ func (s *Store) Step(msgs []Envelope) {
 	s.nudge()
 }
 
+// touch marks r as having work for the loop and nudges it.
+func (s *Store) touch(r *Replica) {
+	s.dirtyMu.Lock()
+	s.dirty[r.id] = r
+	s.dirtyMu.Unlock()
+	s.nudge()
+}
+
 func (s *Store) nudge() {
 	select {
 	case s.wake <- struct{}{}:
@@ -393,6 +410,9 @@ func (s *Store) sorted() []*Replica {
 // leader's term may end): the repair proposes again.
 func (s *Store) tick() {
 	s.ticks++
+	s.dirtyMu.Lock()
+	s.allDirty = true
+	s.dirtyMu.Unlock()
 	for _, r := range s.sorted() {
 		r.rn.Tick()
 		r.updateLeaderless()
@@ -426,29 +446,52 @@ func (s *Store) round(ctx context.Context) error {
 			s.cfg.Logger.Error("raftstore: remove replica", "region", id, "err", err)
 		}
 	}
+	s.dirtyMu.Lock()
+	work, all := s.dirty, s.allDirty
+	s.dirty, s.allDirty = map[uint64]*Replica{}, false
+	s.dirtyMu.Unlock()
 	for _, rep := range reports {
 		if r := s.Replica(rep.region); r != nil {
 			r.rn.ReportSnapshot(rep.to, rep.status)
+			work[r.id] = r
 		}
 	}
 	for _, in := range snaps {
 		in.done <- s.install(ctx, in)
+		if r := s.Replica(in.env.RegionID); r != nil {
+			work[r.id] = r
+		}
 	}
 	orphans := s.orphans
 	s.orphans = nil
 	for _, o := range orphans {
-		s.step(o.Envelope, o.tick)
+		if r := s.step(o.Envelope, o.tick); r != nil {
+			work[r.id] = r
+		}
 	}
 	for _, env := range inbox {
-		s.step(env, s.ticks)
-	}
-	replicas := s.sorted()
-	for _, r := range replicas {
-		r.feed()
+		if r := s.step(env, s.ticks); r != nil {
+			work[r.id] = r
+		}
 	}
 	s.mu.Lock()
 	transferring := s.transferring
 	s.mu.Unlock()
+	var replicas []*Replica
+	if all || transferring {
+		replicas = s.sorted()
+	} else {
+		replicas = make([]*Replica, 0, len(work))
+		for _, r := range work {
+			if s.Replica(r.id) == r { // not removed meanwhile
+				replicas = append(replicas, r)
+			}
+		}
+		sort.Slice(replicas, func(i, j int) bool { return replicas[i].id < replicas[j].id })
+	}
+	for _, r := range replicas {
+		r.feed()
+	}
 	if transferring {
 		for _, r := range replicas {
 			r.transferAway()
@@ -522,29 +565,29 @@ func (s *Store) round(ctx context.Context) error {
 	// committed once acknowledged, proposals fed after Ready): go again.
 	for _, r := range replicas {
 		if r.rn.HasReady() {
-			s.nudge()
-			break
+			s.touch(r)
 		}
 	}
 	return nil
 }
 
-// step steps a message that arrived at tick into its replica's group. A
-// message for a region this store does not hold (yet) is kept for a few
-// ticks, in case a split here creates the region (raft sends again
-// anyway). Loop only.
-func (s *Store) step(env Envelope, tick int) {
+// step steps a message that arrived at tick into its replica's group and
+// returns the replica. A message for a region this store does not hold
+// (yet) is kept for a few ticks, in case a split here creates the region
+// (raft sends again anyway), and nil returned. Loop only.
+func (s *Store) step(env Envelope, tick int) *Replica {
 	r := s.Replica(env.RegionID)
 	if r == nil {
 		if s.ticks-tick <= orphanTicks && len(s.orphans) < maxOrphans {
 			s.orphans = append(s.orphans, orphan{Envelope: env, tick: tick})
 		}
-		return
+		return nil
 	}
 	r.heard[env.Msg.GetFrom()] = s.ticks
 	if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
 	}
+	return r
 }
 
 // orphan is a message for a region the store did not hold when it
