@@ -364,6 +364,13 @@ func TestReplica(t *testing.T) {
 					cf := r.Conf()
 					return fmt.Sprintf("conf_ver=%d voters=%v learners=%v", cf.Ver, cf.Voters, cf.Learners)
 				})
+			case "transfer-leader":
+				// What pd's leader balance asks of a region's leader.
+				var to uint64
+				d.ScanArgs(t, "to", &to)
+				c.stores[store()].Replica(regionArg(t, d)).TransferLeader(to)
+				c.stabilize()
+				return c.status(anonymous)
 			case "transfer-leaders":
 				// What a node being stopped does first.
 				s := c.stores[store()]
