@@ -239,6 +239,11 @@ type ResolveLockRequest struct {
 	StartTS  uint64
 	CommitTS uint64
 	Keys     [][]byte
+	// Within, when set, confines a resolution without Keys to the part
+	// of the region in it: a KV node of a cluster serves its raft
+	// regions over a store that is one region (kv/node), and a region's
+	// writes go through its own raft group only.
+	Within *KeyRange
 }
 
 // ScanRequest reads at most Limit visible pairs in [Start, End) at Version,
@@ -516,6 +521,27 @@ type Client interface {
 	// Coprocessor evaluates a program over a range of one region at a
 	// version, next to the data (see CoprocessorRequest, copr.go).
 	Coprocessor(ctx context.Context, req *CoprocessorRequest) (*CoprocessorResponse, error)
+}
+
+// Splitter splits regions on request (SPLIT TABLE): the in-process
+// client splits its store's region map (Store.SplitRegion), and a
+// cluster's client asks the region's leader, which splits it through
+// raft. Not every Client is one.
+type Splitter interface {
+	// SplitRegion cuts the region holding key at key: the region keeps
+	// its id and the keys below key (left), a new region takes key and
+	// the rest (right). It fails when key is already a region's start.
+	SplitRegion(ctx context.Context, key []byte) (left, right RegionInfo, err error)
+}
+
+// AsSplitter returns c's Splitter, looking through an Instrument
+// wrapper; false when c cannot split regions.
+func AsSplitter(c Client) (Splitter, bool) {
+	if i, ok := c.(*instrumented); ok {
+		c = i.c
+	}
+	sp, ok := c.(Splitter)
+	return sp, ok
 }
 
 // LockInfo describes a lock met by a reader or writer.

@@ -52,6 +52,10 @@ type ScanLockRequest struct {
 	MaxTS uint64
 	// Limit bounds the locks returned; 0 means DefaultGCBatchKeys.
 	Limit int
+	// Within, when set, confines the scan to the part of the region in
+	// it: a KV node of a cluster serves its raft regions over a store
+	// that is one region (kv/node).
+	Within *KeyRange
 }
 
 // ScanLockResponse is a page of ScanLock.
@@ -82,6 +86,10 @@ type GCRequest struct {
 	SafePoint uint64
 	// Limit bounds the keys examined; 0 means DefaultGCBatchKeys.
 	Limit int
+	// Within, when set, confines the pass to the part of the region in
+	// it (as ScanLockRequest.Within). Such a pass is never skipped as
+	// quiet, and does not count as a pass over the region.
+	Within *KeyRange
 }
 
 // GCResponse reports one GC batch.
@@ -269,29 +277,49 @@ func (s *Store) checkStartTS(startTS uint64) error {
 }
 
 // gcPage checks the region of a ScanLock or GC request and returns it,
-// where the page starts (start, or the region's start) and how many keys
-// it examines. A nil region means start is past the region: nothing to do.
-func (s *Store) gcPage(rc RegionCtx, start []byte, limit int) (*region, []byte, int, error) {
+// where the page starts (start, or where the region's part within starts)
+// and ends (nil: unbounded), and how many keys it examines. A nil region
+// means start is past that part: nothing to do.
+func (s *Store) gcPage(rc RegionCtx, start []byte, within *KeyRange, limit int) (*region, []byte, []byte, int, error) {
 	reg, err := s.regions.check(rc, 0)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
-	if bytes.Compare(start, reg.info.Start) < 0 {
-		start = reg.info.Start
+	lo, end := confine(reg.info, within)
+	if bytes.Compare(start, lo) < 0 {
+		start = lo
 	}
-	if !reg.info.Contains(start) {
-		return nil, nil, 0, nil
+	if !reg.info.Contains(start) || (len(end) != 0 && bytes.Compare(start, end) >= 0) {
+		return nil, nil, nil, 0, nil
 	}
 	if limit <= 0 {
 		limit = DefaultGCBatchKeys
 	}
-	return reg, start, limit, nil
+	return reg, start, end, limit, nil
+}
+
+// confine returns the part of region r's range in within (nil: all of
+// it); an empty end is unbounded.
+func confine(r RegionInfo, within *KeyRange) (start, end []byte) {
+	start, end = r.Start, r.End
+	if within != nil {
+		if bytes.Compare(within.Start, start) > 0 {
+			start = within.Start
+		}
+		if len(within.End) != 0 && (len(end) == 0 || bytes.Compare(within.End, end) < 0) {
+			end = within.End
+		}
+	}
+	if len(end) == 0 {
+		end = nil
+	}
+	return start, end
 }
 
 // ScanLock returns a page of the region's locks with start_ts <= MaxTS.
 func (s *Store) ScanLock(ctx context.Context, req *ScanLockRequest) (*ScanLockResponse, error) {
 	what := fmt.Sprintf("scan locks up to %d", req.MaxTS)
-	reg, start, limit, err := s.gcPage(req.Region, req.Start, req.Limit)
+	reg, start, end, limit, err := s.gcPage(req.Region, req.Start, req.Within, req.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -308,10 +336,6 @@ func (s *Store) ScanLock(ctx context.Context, req *ScanLockRequest) (*ScanLockRe
 	resp := &ScanLockResponse{}
 	r := newMVCCReader(s.db)
 	defer r.close()
-	var end []byte
-	if len(reg.info.End) != 0 {
-		end = reg.info.End
-	}
 	err = r.locks(start, end, false, func(key []byte, l *txntypes.Lock) bool {
 		if len(resp.Locks) == limit {
 			resp.Next = key
@@ -340,13 +364,14 @@ func (s *Store) GC(ctx context.Context, req *GCRequest) (*GCResponse, error) {
 	if req.SafePoint == 0 || req.SafePoint == MaxTS {
 		return nil, fmt.Errorf("%s: invalid safe point", what)
 	}
-	reg, start, limit, err := s.gcPage(req.Region, req.Start, req.Limit)
+	reg, start, end, limit, err := s.gcPage(req.Region, req.Start, req.Within, req.Limit)
 	if err != nil {
 		return nil, err
 	}
 	if reg == nil {
 		return &GCResponse{}, nil
 	}
+	whole := req.Within == nil
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -357,7 +382,7 @@ func (s *Store) GC(ctx context.Context, req *GCRequest) (*GCResponse, error) {
 		s.exit()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	newPass := bytes.Equal(start, reg.info.Start)
+	newPass := bytes.Equal(start, reg.info.Start) && whole
 	if newPass {
 		if reg.gc.quiet() {
 			s.exit()
@@ -369,7 +394,7 @@ func (s *Store) GC(ctx context.Context, req *GCRequest) (*GCResponse, error) {
 	// worker's, or one recorded before a restart): collecting at the
 	// request's is always safe, as it is lower.
 	resp := &GCResponse{}
-	dels, pending, err := s.gcScan(start, reg.info.End, req.SafePoint, limit, resp)
+	dels, pending, err := s.gcScan(start, end, req.SafePoint, limit, resp)
 	s.exit()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -396,7 +421,9 @@ func (s *Store) GC(ctx context.Context, req *GCRequest) (*GCResponse, error) {
 			return nil, err
 		}
 	}
-	reg.gc.progress(pending, resp.Next == nil)
+	if whole {
+		reg.gc.progress(pending, resp.Next == nil)
+	}
 	return resp, nil
 }
 

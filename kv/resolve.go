@@ -54,12 +54,12 @@ func (s *Store) ResolveLock(ctx context.Context, req *ResolveLockRequest) error 
 	if err != nil {
 		return err
 	}
-	from := reg.info.Start
+	from, end := confine(reg.info, req.Within)
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		keys, next, err := s.scanLocksOf(req.StartTS, from, reg.info.End, resolveBatchKeys)
+		keys, next, err := s.scanLocksOf(req.StartTS, from, end, resolveBatchKeys)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}

@@ -409,3 +409,100 @@ func (w windowStore) Save(ctx context.Context, bound uint64) error {
 	}
 	return nil
 }
+
+// updateRange takes a region's range from a report of one of its
+// replicas (on store) when it is newer than the record's (a higher
+// version: the region was split): the record moves to its new start key
+// if that changed, keeping its peers and leader; a region pd does not
+// know (split off another) gets a record with the report's
+// configuration and the reporting store as where clients go first (its
+// replica answers NotLeader with the leader's address if it does not
+// lead). A region's range and version come from its raft log, applied
+// alike by every replica, so any replica's report at a version is the
+// truth at that version. Records of a split's two halves may overlap the
+// parent's old record for a moment (a key is routed by the record with
+// the greatest start at or below it, so the newer half wins); a record
+// that changed meanwhile is left for the next heartbeat.
+func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store uint64, rep *pdpb.RegionReport) error {
+	if rep.GetVersion() == 0 {
+		return nil // a node that predates splits
+	}
+	id := rep.GetRegionId()
+	cur, curKey, curRev, err := d.recordByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if cur != nil && cur.GetVersion() >= rep.GetVersion() {
+		return nil
+	}
+	next := &pdpb.Region{Id: id, Start: rep.GetStart(), End: rep.GetEnd(), Version: rep.GetVersion()}
+	if cur != nil {
+		next.ConfVer, next.StoreId, next.Peers, next.Learners = cur.GetConfVer(), cur.GetStoreId(), cur.GetPeers(), cur.GetLearners()
+	} else {
+		peers := slices.Concat(rep.GetVoters(), rep.GetLearners())
+		slices.Sort(peers)
+		next.ConfVer, next.StoreId, next.Peers, next.Learners = rep.GetConfVer(), store, slices.Compact(peers), rep.GetLearners()
+	}
+	key := regionKey(next.GetStart())
+	at, err := d.cli.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("pd: region %d: update range: %w", id, err)
+	}
+	var atRev int64
+	if len(at.Kvs) > 0 {
+		atRev = at.Kvs[0].ModRevision
+		old := &pdpb.Region{}
+		if err := proto.Unmarshal(at.Kvs[0].Value, old); err != nil {
+			return fmt.Errorf("pd: region %q: %w", key, err)
+		}
+		if old.GetId() != id && old.GetVersion() >= next.GetVersion() {
+			return nil // a newer region starts there (the report is stale)
+		}
+	}
+	rec, err := proto.Marshal(next)
+	if err != nil {
+		return err
+	}
+	cmps := []clientv3.Cmp{guard, clientv3.Compare(clientv3.ModRevision(key), "=", atRev)}
+	ops := []clientv3.Op{clientv3.OpPut(key, string(rec)), clientv3.OpPut(regionIDKey(id), string(next.GetStart()))}
+	if cur != nil && curKey != key {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(curKey), "=", curRev))
+		ops = append(ops, clientv3.OpDelete(curKey))
+	}
+	txn, err := d.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("pd: region %d: update range: %w", id, err)
+	}
+	if !txn.Succeeded {
+		return d.checkGuard(ctx, guard)
+	}
+	return nil
+}
+
+// recordByID returns region id's record, its etcd key and that key's
+// mod revision; a nil record when there is none.
+func (d *directory) recordByID(ctx context.Context, id uint64) (*pdpb.Region, string, int64, error) {
+	resp, err := d.cli.Get(ctx, regionIDKey(id))
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("pd: get region %d: %w", id, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, "", 0, nil
+	}
+	key := regionKey(resp.Kvs[0].Value)
+	rr, err := d.cli.Get(ctx, key)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("pd: get region %d: %w", id, err)
+	}
+	if len(rr.Kvs) == 0 {
+		return nil, "", 0, nil
+	}
+	r := &pdpb.Region{}
+	if err := proto.Unmarshal(rr.Kvs[0].Value, r); err != nil {
+		return nil, "", 0, fmt.Errorf("pd: region %d: %w", id, err)
+	}
+	if r.GetId() != id {
+		return nil, "", 0, nil
+	}
+	return r, key, rr.Kvs[0].ModRevision, nil
+}

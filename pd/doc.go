@@ -17,7 +17,7 @@
 //     once Config.Replicas stores (3 by default) have registered, the
 //     cluster is bootstrapped with one region over the whole key space, a
 //     replica on each of the first Config.Replicas stores;
-//   - id allocation (AllocID), for stores, regions and later splits;
+//   - id allocation (AllocID), for stores, regions and splits;
 //   - the GC safe point, decided from the SQL nodes' proposals and their
 //     reported oldest running start_ts, and sent to the KV nodes with
 //     their heartbeats (gc.go).
@@ -53,8 +53,16 @@
 // its heartbeat, to replace it with one on a live store (repair.go). The
 // directory takes each region's configuration from its leader's reports.
 //
+// # Splits and leader balance
+//
+// A region's leader splits it with an id from AllocID (a split names no
+// new peers: raft ids are store ids); every store reports its regions'
+// ranges and versions with each heartbeat, and the directory takes the
+// newer (directory.go's updateRange). With each heartbeat pd may ask the
+// store to hand one leadership to a peer store that leads two or more
+// fewer regions (balance.go).
+//
 // # What comes next
 //
-// AskBatchSplit for splits, balance of leaders and replicas
-// (docs/cluster.md).
+// Balance of replicas, draining a store (docs/cluster.md).
 package pd

@@ -47,8 +47,13 @@ const liveWindow = 3 * time.Second
 // the max store down time, when that is shorter).
 func (s *Server) storeLive(id uint64, now time.Time) bool {
 	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	return s.storeLiveLocked(id, now)
+}
+
+// storeLiveLocked is storeLive with s.hbMu held.
+func (s *Server) storeLiveLocked(id uint64, now time.Time) bool {
 	ms := s.heartbeats[id]
-	s.hbMu.Unlock()
 	return ms != 0 && now.Sub(time.UnixMilli(ms)) <= min(liveWindow, s.cfg.MaxStoreDownTime)
 }
 

@@ -72,6 +72,9 @@ type Server struct {
 	// repairing is the replica repair last asked of each region's
 	// leader, so that it is logged once.
 	repairing map[uint64]*pdpb.ChangePeer
+	// transferred is when pd last asked each region's leader to hand its
+	// leadership away (balance.go).
+	transferred map[uint64]time.Time
 
 	mu   sync.Mutex
 	term *term // nil while not the leader
@@ -146,7 +149,8 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	ec.LogLevel = "error"
 
-	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{}, done: make(chan struct{})}
+	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
+		transferred: map[uint64]time.Time{}, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()

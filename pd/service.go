@@ -1,8 +1,10 @@
 package pd
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -91,6 +93,16 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	for _, rep := range req.GetReports() {
 		reports[rep.GetRegionId()] = rep
 	}
+	// Ranges first, by start key descending: a split's right half is
+	// recorded before its left half's record shrinks, so that no key is
+	// left without a region for a moment.
+	byStart := slices.Clone(req.GetReports())
+	slices.SortFunc(byStart, func(a, b *pdpb.RegionReport) int { return bytes.Compare(b.GetStart(), a.GetStart()) })
+	for _, rep := range byStart {
+		if err := p.s.dir.updateRange(ctx, t.guard, st.Id, rep); err != nil {
+			return nil, toStatus(err)
+		}
+	}
 	for _, id := range req.GetLeading() {
 		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id, reports[id]); err != nil {
 			return nil, toStatus(err)
@@ -104,11 +116,15 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	transfers, err := p.s.balanceLeaders(ctx, st.Id, req.GetLeading())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	sp, _, err := p.s.dir.gcSafePoint(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes, GcSafePoint: sp}, nil
+	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes, GcSafePoint: sp, Transfers: transfers}, nil
 }
 
 // withStore answers a region with the store that serves it: its leader as

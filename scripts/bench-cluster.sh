@@ -6,8 +6,11 @@
 # [workload] [seconds] [rounds] [threads...]. Defaults: oltp_point_select,
 # 20 s, 2 rounds, 1 and 4 threads. Prints one line per run: setup, threads, QPS, p95 ms, and
 # the CPU time the setup's processes used per query (user+system from
-# /proc, in microseconds; sysbench's own CPU is not counted).
-# Needs sysbench (apt-get install sysbench); builds cmd/percdb.
+# /proc, in microseconds; sysbench's own CPU is not counted), and for the
+# cluster how that CPU divides among the KV nodes. With SPLIT=n the
+# cluster's sbtest1 is split into n regions (SPLIT TABLE ... BETWEEN) after
+# prepare, and the runs wait until pd spread their leaders over the KV
+# nodes. Needs sysbench (apt-get install sysbench); builds cmd/percdb.
 set -eu
 
 WORKLOAD=${1:-oltp_point_select}
@@ -69,6 +72,16 @@ for p in $SINGLE $CLUSTER; do
 	mariadb -h 127.0.0.1 -P "$p" -u root -e 'CREATE DATABASE sbtest'
 	sysbench "$WORKLOAD" $SB --mysql-port="$p" prepare >/dev/null
 done
+if [ -n "${SPLIT:-}" ]; then
+	mariadb -h 127.0.0.1 -P "$CLUSTER" -u root sbtest -e "SPLIT TABLE sbtest1 BETWEEN (0) AND (10001) REGIONS $SPLIT"
+	i=0
+	until [ "$(mariadb -h 127.0.0.1 -P "$CLUSTER" -u root sbtest -N -e 'SHOW TABLE sbtest1 REGIONS' | awk '{print $NF}' | sort -u | wc -l)" -ge "$KVS" ]; do
+		i=$((i + 1)); [ $i -lt 600 ] || { echo "leaders not spread over $KVS kv nodes"; break; }
+		sleep 0.1
+	done
+	echo "sbtest1 in $(mariadb -h 127.0.0.1 -P "$CLUSTER" -u root sbtest -N -e 'SHOW TABLE sbtest1 REGIONS' | wc -l) regions; leaders by kv node:" \
+		"$(mariadb -h 127.0.0.1 -P "$CLUSTER" -u root sbtest -N -e 'SHOW TABLE sbtest1 REGIONS' | awk '{print $NF}' | sort | uniq -c | tr '\n' ' ')"
+fi
 for r in $(seq "$ROUNDS"); do
 	for t in $THREADS; do
 		for setup in single:$SINGLE cluster:$CLUSTER; do
@@ -76,13 +89,23 @@ for r in $(seq "$ROUNDS"); do
 			procs=single
 			[ "${setup%%:*}" = single ] || procs="sql$KVPROCS pd"
 			before=$(cpu_ticks $procs)
+			kvbefore=
+			for k in $KVPROCS; do kvbefore="$kvbefore $(cpu_ticks $k)"; done
 			out=$(sysbench "$WORKLOAD" $SB --mysql-port="$p" --threads="$t" --time="$SECS" --report-interval=0 run)
 			after=$(cpu_ticks $procs)
+			kvshare=
+			if [ "${setup%%:*}" = cluster ]; then
+				set -- $kvbefore
+				for k in $KVPROCS; do
+					kvshare="$kvshare $k:$(( ($(cpu_ticks $k) - $1) * 100 / (HZ * SECS) ))%"
+					shift
+				done
+			fi
 			queries=$(echo "$out" | sed -n 's/^ *total: *\([0-9]*\)$/\1/p' | head -1)
 			qps=$(echo "$out" | sed -n 's/.*queries: .*(\([0-9.]*\) per sec.)/\1/p')
 			p95=$(echo "$out" | sed -n 's/.*95th percentile: *\([0-9.]*\)/\1/p')
 			cpu_us=$(awk -v d=$((after - before)) -v hz="$HZ" -v q="$queries" 'BEGIN { printf "%.0f", d / hz * 1e6 / q }')
-			echo "round $r ${setup%%:*} threads $t qps $qps p95_ms $p95 cpu_us_per_query $cpu_us ($procs)"
+			echo "round $r ${setup%%:*} threads $t qps $qps p95_ms $p95 cpu_us_per_query $cpu_us ($procs)${kvshare:+; kv cpu of one core:$kvshare}"
 		done
 	done
 done

@@ -503,12 +503,16 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 
 // ownStatement runs the statements GMS does not parse, which percdb
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
+// SPLIT TABLE and SHOW TABLE ... REGIONS (split.go),
 // BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go) and CHANGEFEED
 // (changefeed.go). It reports
 // whether query was one of them.
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
+	}
+	if st, ok := parseSplit(query); ok {
+		return true, h.split(ctx, c, st, cb)
 	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -143,6 +143,10 @@ func (s *Store) background(fn func(ctx context.Context)) {
 // for, for tests and SHOW STATUS.
 func (s *Store) OracleCalls() uint64 { return s.oracleCalls.Load() }
 
+// Client returns the kv.Client the store runs on (for what is not a
+// transaction: routing, and splitting regions through kv.Splitter).
+func (s *Store) Client() kv.Client { return s.client }
+
 // LockResolver returns the Store's lock resolver.
 func (s *Store) LockResolver() *LockResolver { return s.resolver }
 

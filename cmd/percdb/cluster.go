@@ -107,6 +107,7 @@ func runKV(args []string) error {
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve, as the single node's --reserve-space")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
+	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,6 +116,10 @@ func runKV(args []string) error {
 	}
 	if *logCompact < 1 {
 		return fmt.Errorf("--raft-log-compact %d: want at least 1", *logCompact)
+	}
+	splitBytes, err := parseByteSize(*splitSize)
+	if err != nil || splitBytes < 1 {
+		return fmt.Errorf("--region-split-size %q: want a positive size such as 1048576, 64KiB or 96MiB", *splitSize)
 	}
 	pdAddrs, err := splitAddrs("pd", *pdFlag)
 	if err != nil {
@@ -132,7 +137,7 @@ func runKV(args []string) error {
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
 		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
-		Raft: raftstore.Config{LogCompactThreshold: *logCompact}})
+		Raft: raftstore.Config{LogCompactThreshold: *logCompact}, SplitSize: splitBytes})
 	if err != nil {
 		return err
 	}

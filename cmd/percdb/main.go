@@ -240,10 +240,23 @@ func runServer(role string, args []string) error {
 // reserve) or a size in bytes with an optional KiB, MiB or GiB suffix (K,
 // M, G and KB, MB, GB read the same, as powers of 1024).
 func parseReserveSpace(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	if t == "AUTO" {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
 		return 0, nil
 	}
+	n, err := parseByteSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("--reserve-space %q: want auto, 0 or a size such as 512MiB", s)
+	}
+	if n == 0 {
+		return -1, nil // kv: negative is no protection
+	}
+	return n, nil
+}
+
+// parseByteSize reads a size in bytes with an optional KiB, MiB or GiB
+// suffix (K, KB, M, MB, G and GB mean the same; case does not matter).
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
 	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
@@ -256,10 +269,7 @@ func parseReserveSpace(s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("--reserve-space %q: want auto, 0 or a size such as 512MiB", s)
-	}
-	if n == 0 {
-		return -1, nil // kv: negative is no protection
+		return 0, fmt.Errorf("size %q: want bytes with an optional KiB, MiB or GiB suffix", s)
 	}
 	return n * mult, nil
 }

@@ -4785,6 +4785,128 @@ func (x *UnsafeDestroyRangeResponse) GetBytesAfter() uint64 {
 	return 0
 }
 
+type SplitRegionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	SplitKey      []byte                 `protobuf:"bytes,2,opt,name=split_key,json=splitKey,proto3" json:"split_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitRegionRequest) Reset() {
+	*x = SplitRegionRequest{}
+	mi := &file_kvpb_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitRegionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitRegionRequest) ProtoMessage() {}
+
+func (x *SplitRegionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitRegionRequest.ProtoReflect.Descriptor instead.
+func (*SplitRegionRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *SplitRegionRequest) GetRegion() *RegionCtx {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *SplitRegionRequest) GetSplitKey() []byte {
+	if x != nil {
+		return x.SplitKey
+	}
+	return nil
+}
+
+type SplitRegionResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// left keeps the region's id and its start; right is the new region,
+	// from split_key on.
+	Left          *RegionInfo `protobuf:"bytes,3,opt,name=left,proto3" json:"left,omitempty"`
+	Right         *RegionInfo `protobuf:"bytes,4,opt,name=right,proto3" json:"right,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitRegionResponse) Reset() {
+	*x = SplitRegionResponse{}
+	mi := &file_kvpb_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitRegionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitRegionResponse) ProtoMessage() {}
+
+func (x *SplitRegionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitRegionResponse.ProtoReflect.Descriptor instead.
+func (*SplitRegionResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *SplitRegionResponse) GetRegionError() *RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *SplitRegionResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *SplitRegionResponse) GetLeft() *RegionInfo {
+	if x != nil {
+		return x.Left
+	}
+	return nil
+}
+
+func (x *SplitRegionResponse) GetRight() *RegionInfo {
+	if x != nil {
+		return x.Right
+	}
+	return nil
+}
+
 var File_kvpb_proto protoreflect.FileDescriptor
 
 const file_kvpb_proto_rawDesc = "" +
@@ -5140,7 +5262,15 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x05error\x18\x01 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12!\n" +
 	"\fbytes_before\x18\x02 \x01(\x04R\vbytesBefore\x12\x1f\n" +
 	"\vbytes_after\x18\x03 \x01(\x04R\n" +
-	"bytesAfter*o\n" +
+	"bytesAfter\"_\n" +
+	"\x12SplitRegionRequest\x12,\n" +
+	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x1b\n" +
+	"\tsplit_key\x18\x02 \x01(\fR\bsplitKey\"\xd3\x01\n" +
+	"\x13SplitRegionResponse\x129\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12)\n" +
+	"\x04left\x18\x03 \x01(\v2\x15.percdb.kv.RegionInfoR\x04left\x12+\n" +
+	"\x05right\x18\x04 \x01(\v2\x15.percdb.kv.RegionInfoR\x05right*o\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03PUT\x10\x01\x12\n" +
@@ -5150,7 +5280,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"\x06INSERT\x10\x04\x12\x14\n" +
 	"\x10CHECK_NOT_EXISTS\x10\x05\x12\x14\n" +
-	"\x10PESSIMISTIC_LOCK\x10\x062\xe7\v\n" +
+	"\x10PESSIMISTIC_LOCK\x10\x062\xb5\f\n" +
 	"\x02KV\x124\n" +
 	"\x03Get\x12\x15.percdb.kv.GetRequest\x1a\x16.percdb.kv.GetResponse\x12C\n" +
 	"\bBatchGet\x12\x1a.percdb.kv.BatchGetRequest\x1a\x1b.percdb.kv.BatchGetResponse\x127\n" +
@@ -5172,7 +5302,8 @@ const file_kvpb_proto_rawDesc = "" +
 	"\vCoprocessor\x12\x1d.percdb.kv.CoprocessorRequest\x1a\x1e.percdb.kv.CoprocessorResponse\x12C\n" +
 	"\bScanLock\x12\x1a.percdb.kv.ScanLockRequest\x1a\x1b.percdb.kv.ScanLockResponse\x121\n" +
 	"\x02GC\x12\x14.percdb.kv.GCRequest\x1a\x15.percdb.kv.GCResponse\x12a\n" +
-	"\x12UnsafeDestroyRange\x12$.percdb.kv.UnsafeDestroyRangeRequest\x1a%.percdb.kv.UnsafeDestroyRangeResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
+	"\x12UnsafeDestroyRange\x12$.percdb.kv.UnsafeDestroyRangeRequest\x1a%.percdb.kv.UnsafeDestroyRangeResponse\x12L\n" +
+	"\vSplitRegion\x12\x1d.percdb.kv.SplitRegionRequest\x1a\x1e.percdb.kv.SplitRegionResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
 
 var (
 	file_kvpb_proto_rawDescOnce sync.Once
@@ -5187,7 +5318,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -5257,6 +5388,8 @@ var file_kvpb_proto_goTypes = []any{
 	(*GCResponse)(nil),                     // 65: percdb.kv.GCResponse
 	(*UnsafeDestroyRangeRequest)(nil),      // 66: percdb.kv.UnsafeDestroyRangeRequest
 	(*UnsafeDestroyRangeResponse)(nil),     // 67: percdb.kv.UnsafeDestroyRangeResponse
+	(*SplitRegionRequest)(nil),             // 68: percdb.kv.SplitRegionRequest
+	(*SplitRegionResponse)(nil),            // 69: percdb.kv.SplitRegionResponse
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,   // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -5347,51 +5480,58 @@ var file_kvpb_proto_depIdxs = []int32{
 	4,   // 85: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
 	13,  // 86: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
 	13,  // 87: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
-	26,  // 88: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	28,  // 89: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	30,  // 90: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	33,  // 91: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	35,  // 92: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	38,  // 93: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	39,  // 94: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	40,  // 95: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	42,  // 96: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	43,  // 97: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	46,  // 98: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	48,  // 99: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	50,  // 100: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	54,  // 101: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	56,  // 102: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	57,  // 103: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	60,  // 104: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	62,  // 105: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
-	64,  // 106: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
-	66,  // 107: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
-	27,  // 108: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	29,  // 109: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	31,  // 110: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	34,  // 111: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	36,  // 112: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	37,  // 113: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	37,  // 114: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	41,  // 115: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	37,  // 116: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	44,  // 117: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	47,  // 118: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	37,  // 119: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	51,  // 120: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	55,  // 121: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	37,  // 122: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	59,  // 123: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	61,  // 124: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	63,  // 125: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
-	65,  // 126: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
-	67,  // 127: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
-	108, // [108:128] is the sub-list for method output_type
-	88,  // [88:108] is the sub-list for method input_type
-	88,  // [88:88] is the sub-list for extension type_name
-	88,  // [88:88] is the sub-list for extension extendee
-	0,   // [0:88] is the sub-list for field type_name
+	2,   // 88: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 89: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 90: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
+	3,   // 91: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
+	3,   // 92: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
+	26,  // 93: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 94: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 95: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 96: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 97: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 98: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 99: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 100: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 101: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 102: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 103: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	48,  // 104: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	50,  // 105: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	54,  // 106: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	56,  // 107: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	57,  // 108: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	60,  // 109: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	62,  // 110: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	64,  // 111: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	66,  // 112: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	68,  // 113: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
+	27,  // 114: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 115: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 116: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 117: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 118: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 119: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 120: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 121: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 122: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 123: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	47,  // 124: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 125: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	51,  // 126: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	55,  // 127: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 128: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	59,  // 129: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	61,  // 130: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	63,  // 131: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	65,  // 132: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	67,  // 133: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	69,  // 134: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
+	114, // [114:135] is the sub-list for method output_type
+	93,  // [93:114] is the sub-list for method input_type
+	93,  // [93:93] is the sub-list for extension type_name
+	93,  // [93:93] is the sub-list for extension extendee
+	0,   // [0:93] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -5427,7 +5567,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   67,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

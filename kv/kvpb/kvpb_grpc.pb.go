@@ -53,6 +53,7 @@ const (
 	KV_ScanLock_FullMethodName               = "/percdb.kv.KV/ScanLock"
 	KV_GC_FullMethodName                     = "/percdb.kv.KV/GC"
 	KV_UnsafeDestroyRange_FullMethodName     = "/percdb.kv.KV/UnsafeDestroyRange"
+	KV_SplitRegion_FullMethodName            = "/percdb.kv.KV/SplitRegion"
 )
 
 // KVClient is the client API for KV service.
@@ -84,6 +85,11 @@ type KVClient interface {
 	ScanLock(ctx context.Context, in *ScanLockRequest, opts ...grpc.CallOption) (*ScanLockResponse, error)
 	GC(ctx context.Context, in *GCRequest, opts ...grpc.CallOption) (*GCResponse, error)
 	UnsafeDestroyRange(ctx context.Context, in *UnsafeDestroyRangeRequest, opts ...grpc.CallOption) (*UnsafeDestroyRangeResponse, error)
+	// SplitRegion cuts the region at split_key (kv.Splitter): the region's
+	// leader gets the new region's id from pd and proposes the split
+	// through the region's raft group; it answers once its replica applied
+	// it, with both halves.
+	SplitRegion(ctx context.Context, in *SplitRegionRequest, opts ...grpc.CallOption) (*SplitRegionResponse, error)
 }
 
 type kVClient struct {
@@ -294,6 +300,16 @@ func (c *kVClient) UnsafeDestroyRange(ctx context.Context, in *UnsafeDestroyRang
 	return out, nil
 }
 
+func (c *kVClient) SplitRegion(ctx context.Context, in *SplitRegionRequest, opts ...grpc.CallOption) (*SplitRegionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SplitRegionResponse)
+	err := c.cc.Invoke(ctx, KV_SplitRegion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -323,6 +339,11 @@ type KVServer interface {
 	ScanLock(context.Context, *ScanLockRequest) (*ScanLockResponse, error)
 	GC(context.Context, *GCRequest) (*GCResponse, error)
 	UnsafeDestroyRange(context.Context, *UnsafeDestroyRangeRequest) (*UnsafeDestroyRangeResponse, error)
+	// SplitRegion cuts the region at split_key (kv.Splitter): the region's
+	// leader gets the new region's id from pd and proposes the split
+	// through the region's raft group; it answers once its replica applied
+	// it, with both halves.
+	SplitRegion(context.Context, *SplitRegionRequest) (*SplitRegionResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -392,6 +413,9 @@ func (UnimplementedKVServer) GC(context.Context, *GCRequest) (*GCResponse, error
 }
 func (UnimplementedKVServer) UnsafeDestroyRange(context.Context, *UnsafeDestroyRangeRequest) (*UnsafeDestroyRangeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UnsafeDestroyRange not implemented")
+}
+func (UnimplementedKVServer) SplitRegion(context.Context, *SplitRegionRequest) (*SplitRegionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SplitRegion not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -774,6 +798,24 @@ func _KV_UnsafeDestroyRange_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_SplitRegion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SplitRegionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).SplitRegion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_SplitRegion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).SplitRegion(ctx, req.(*SplitRegionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -860,6 +902,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UnsafeDestroyRange",
 			Handler:    _KV_UnsafeDestroyRange_Handler,
+		},
+		{
+			MethodName: "SplitRegion",
+			Handler:    _KV_SplitRegion_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

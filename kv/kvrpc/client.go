@@ -770,3 +770,46 @@ func (c *Client) destroyRangeOn(ctx context.Context, addr string, start, end []b
 		pause = min(2*pause, 500*time.Millisecond)
 	}
 }
+
+// splitAttempts bounds how many times SplitRegion routes again after a
+// region error (a stale route, a leader being elected).
+const splitAttempts = 20
+
+// SplitRegion implements kv.Splitter: the leader of the region holding
+// key splits it through raft. A region error routes the request again,
+// after a backoff, up to splitAttempts times.
+func (c *Client) SplitRegion(ctx context.Context, key []byte) (left, right kv.RegionInfo, err error) {
+	pause := 20 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		region, err := c.router.LocateKey(ctx, key)
+		if err != nil {
+			return left, right, fmt.Errorf("kv client: split at %q: %w", key, err)
+		}
+		var resp *kvpb.SplitRegionResponse
+		err = c.call(ctx, region.Ctx(), onceOnly, func(ctx context.Context, kc kvpb.KVClient) (err error) {
+			resp, err = kc.SplitRegion(ctx, &kvpb.SplitRegionRequest{Region: regionCtxToPB(region.Ctx()), SplitKey: key})
+			return err
+		})
+		if err == nil {
+			err = answer(resp.GetRegionError(), resp.GetError(), c.addrOf(region.Ctx()))
+		}
+		var re *kv.RegionError
+		if !errors.As(err, &re) || attempt+1 >= splitAttempts {
+			if err != nil {
+				return left, right, fmt.Errorf("kv client: split at %q: %w", key, err)
+			}
+			if resp.GetLeft() == nil || resp.GetRight() == nil {
+				return left, right, fmt.Errorf("kv client: split at %q: the store answered without the regions", key)
+			}
+			c.router.InvalidateRegion(region.ID) // its range changed
+			return *RegionInfoFromPB(resp.GetLeft()), *RegionInfoFromPB(resp.GetRight()), nil
+		}
+		c.router.InvalidateRegion(region.ID)
+		select {
+		case <-ctx.Done():
+			return left, right, fmt.Errorf("kv client: split at %q: %w", key, context.Cause(ctx))
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}

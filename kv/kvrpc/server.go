@@ -300,3 +300,26 @@ func (s *Server) UnsafeDestroyRange(ctx context.Context, req *kvpb.UnsafeDestroy
 	}
 	return out, serr
 }
+
+// RegionSplitter is the part of a Backend that splits regions on
+// request: a KV node's (the in-process store splits through kv.Splitter
+// instead).
+type RegionSplitter interface {
+	SplitRegion(ctx context.Context, region kv.RegionCtx, key []byte) (left, right kv.RegionInfo, err error)
+}
+
+// SplitRegion implements kvpb.KVServer for a Backend that is a
+// RegionSplitter.
+func (s *Server) SplitRegion(ctx context.Context, req *kvpb.SplitRegionRequest) (*kvpb.SplitRegionResponse, error) {
+	sp, ok := s.backend.(RegionSplitter)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "kv store: this store does not split regions")
+	}
+	left, right, err := sp.SplitRegion(ctx, regionCtxFromPB(req.GetRegion()), req.GetSplitKey())
+	re, ke, serr := outcome(err)
+	out := &kvpb.SplitRegionResponse{RegionError: re, Error: ke}
+	if err == nil {
+		out.Left, out.Right = RegionInfoToPB(left), RegionInfoToPB(right)
+	}
+	return out, serr
+}

@@ -23,19 +23,36 @@
 //
 // # Routing
 //
-// The node checks every request's region against its own view (id,
-// epoch, keys in range) and answers a *kv.RegionError otherwise (not
-// found, epoch not match with its view, key not in region). Then its
-// replica must lead and serve (a new leader serves once it caught up and
-// raised max_read_ts), or the request gets NotLeader with the leader's
-// address; and it passes the replica's read barrier (ReadIndex under the
-// leader lease, then applied up to it), so that it sees every write
-// committed before it arrived. The command then runs on the store with
-// the replica's leadership in its context (kv.WithReplicator): its write
-// batch is proposed through raft and applied on every replica, and the
-// command returns once its own replica applied it. The store underneath
-// serves the whole key space as its one region: the node, not the store,
-// knows the cluster's regions.
+// The node's replica of a request's region must lead and serve (a new
+// leader serves once it caught up and raised max_read_ts), or the
+// request gets NotLeader with the leader's address; then the request's
+// epoch version and keys are checked against the region as the replica
+// applied it (its range and version, which splits change), and a
+// *kv.RegionError answers a mismatch (not found, epoch not match with
+// the replica's view, key not in region); then it passes the replica's
+// read barrier (ReadIndex under the leader lease, then applied up to
+// it), so that it sees every write committed before it arrived, and the
+// version is checked again (a split applied meanwhile). The command
+// then runs on the store with the replica's leadership in its context
+// (kv.WithReplicator): its write batch is proposed through raft, tagged
+// with the version it was decided under, and applied on every replica
+// unless a split came first (then EpochNotMatch), and the command
+// returns once its own replica applied it. The store underneath serves
+// every key the node holds as its one region: the node, not the store,
+// knows the cluster's regions, and bounds the commands that walk a
+// region (ResolveLock without keys, ScanLock, GC) to its range.
+//
+// # Splits
+//
+// split.go: a region's leader splits it on request (SplitRegion, from
+// SPLIT TABLE) or when its split check finds it larger than
+// Config.SplitSize (checked with the heartbeat, for the regions whose
+// replica applied an eighth of that since the last check), with a new
+// region id from pd. Every store that applies the split serves the new
+// region at once and reports both regions' ranges to pd, which keeps the
+// directory by version. A region pd lists whose range a replica here
+// still holds at an older version is not created from pd's list: that
+// replica's split will create it.
 //
 // # Replica repair
 //
@@ -58,7 +75,13 @@
 // it is sent to; the store learns pd's safe point with each heartbeat
 // (gc.go).
 //
+// # Leader balance
+//
+// pd answers a heartbeat with the leaderships to hand away
+// (raftstore.Replica.TransferLeader), so that every live store leads
+// about its share of the regions.
+//
 // # What comes next
 //
-// Splits (AskBatchSplit), leader transfer and balance (docs/cluster.md).
+// Replica balance, draining a live store, merges (docs/cluster.md).
 package node

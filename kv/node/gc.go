@@ -10,7 +10,9 @@ import (
 
 // The garbage collector's commands (kv.GCClient) on a KV node.
 //
-// ScanLock and GC are served by the region's leader like every command.
+// ScanLock and GC are served by the region's leader like every command,
+// over the region's range (kv.ScanLockRequest.Within: the store
+// underneath is one region over every key the node holds).
 // GC's write batches, the versions it deletes and the safe point it
 // records, go through the region's raft group: every replica applies the
 // same deletions in log order, so the replicas stay identical (a
@@ -27,45 +29,42 @@ import (
 // to agree with the others. Before it destroys anything the store raises
 // its own safe point to pd's, so that it refuses the reads below it.
 
-// gcReplica checks that the region of a GC command is served here and,
-// while regions are not split, that it is the whole key space: the
-// store's GC walks the store's one region to its end, and its deletions
-// may only go through the raft group of the region that holds them.
-func (n *Node) gcReplica(ctx context.Context, rc kv.RegionCtx, start []byte) (context.Context, error) {
+// gcReplica checks that the region of a GC command is served here and
+// returns what the command may touch: the region's part of the store's
+// one region (the store's GC walks its region; its deletions may only go
+// through the raft group of the region that holds them).
+func (n *Node) gcReplica(ctx context.Context, rc kv.RegionCtx, start []byte) (context.Context, *kv.KeyRange, error) {
 	var keys [][]byte
 	if len(start) > 0 {
 		keys = append(keys, start)
 	}
-	ctx, r, err := n.serve(ctx, rc, keys...)
+	ctx, sv, err := n.serve(ctx, rc, keys...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(r.info.Start) != 0 || len(r.info.End) != 0 {
-		return nil, fmt.Errorf("kv node: region %d [%q, %q): GC of a region smaller than the key space is not supported yet", r.info.ID, r.info.Start, r.info.End)
-	}
-	return ctx, nil
+	return ctx, sv.within(nil), nil
 }
 
 // ScanLock implements kvrpc.Backend.
 func (n *Node) ScanLock(ctx context.Context, req *kv.ScanLockRequest) (*kv.ScanLockResponse, error) {
-	ctx, err := n.gcReplica(ctx, req.Region, req.Start)
+	ctx, within, err := n.gcReplica(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
-	in.Region = n.whole
+	in.Region, in.Within = n.whole, within
 	out, err := n.store.ScanLock(ctx, &in)
 	return out, n.fix(err)
 }
 
 // GC implements kvrpc.Backend.
 func (n *Node) GC(ctx context.Context, req *kv.GCRequest) (*kv.GCResponse, error) {
-	ctx, err := n.gcReplica(ctx, req.Region, req.Start)
+	ctx, within, err := n.gcReplica(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
-	in.Region = n.whole
+	in.Region, in.Within = n.whole, within
 	out, err := n.store.GC(ctx, &in)
 	return out, n.fix(err)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -49,6 +50,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// PDTimeout bounds each pd call's retries. Default 15 s.
 	PDTimeout time.Duration
+	// SplitSize is the size above which a region this node leads is
+	// split in two (split.go). Default DefaultSplitSize.
+	SplitSize int64
 	// Logger logs the node's life. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -76,6 +80,15 @@ type Node struct {
 	regions map[uint64]*replica
 	// addrs are the stores' addresses, from pd.
 	addrs map[uint64]string
+
+	// checked is, for each region, its replica's applied bytes at its
+	// last split check (the split check's goroutine only); checking says
+	// a split check runs, bg counts it.
+	checked  map[uint64]uint64
+	checking atomic.Bool
+	bg       sync.WaitGroup
+	// saveMu serializes the writers of the state file.
+	saveMu sync.Mutex
 
 	// kick asks the heartbeat loop to heartbeat now (a leadership began
 	// or ended).
@@ -107,7 +120,11 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	n := &Node{cfg: cfg, regions: map[uint64]*replica{}, addrs: map[uint64]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	if cfg.SplitSize <= 0 {
+		cfg.SplitSize = DefaultSplitSize
+	}
+	n := &Node{cfg: cfg, regions: map[uint64]*replica{}, addrs: map[uint64]string{}, checked: map[uint64]uint64{},
+		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.closeResources()
@@ -149,12 +166,13 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	rcfg.Applier, rcfg.Transport, rcfg.Logger = n.store, n.transport, cfg.Logger
 	rcfg.FreshTS = n.waitForTimestamp
 	rcfg.OnLeaderChange = n.heartbeatNow
+	rcfg.OnSplit = n.splitDone
 	if n.raft, err = raftstore.Open(rcfg); err != nil {
 		return nil, fmt.Errorf("kv node: %w", err)
 	}
 	// The replicas kept in the state file serve (once elected) even
 	// before pd answers again.
-	if _, _, err := n.setRegions(state.GetRegions()); err != nil {
+	if _, _, err := n.setRegions(state.GetRegions(), nil); err != nil {
 		return nil, err
 	}
 	if err := n.heartbeat(ctx); err != nil {
@@ -222,23 +240,13 @@ func (n *Node) register(ctx context.Context) error {
 // (the store was down and its replica was replaced: it must neither
 // serve nor vote again).
 func (n *Node) heartbeat(ctx context.Context) error {
-	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr}
-	n.mu.RLock()
-	req.StoreId = n.storeID
-	for rid, r := range n.regions {
-		if _, err := r.raft.Leading(); err == nil {
-			req.Leading = append(req.Leading, rid)
-			c := r.raft.Conf()
-			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: rid, ConfVer: c.Ver, Voters: c.Voters, Learners: c.Learners})
-		}
-	}
-	n.mu.RUnlock()
+	req, held := n.heartbeatRequest()
 	resp, err := n.pd.StoreHeartbeat(ctx, req)
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)
 	}
 	n.learnSafePoint(ctx, resp.GetGcSafePoint())
-	changed, dropped, err := n.setRegions(resp.GetRegions())
+	changed, dropped, err := n.setRegions(resp.GetRegions(), held)
 	if err != nil {
 		return err
 	}
@@ -253,11 +261,50 @@ func (n *Node) heartbeat(ctx context.Context) error {
 			r.raft.ChangePeer(c.GetRemoveStore(), c.GetAddStore())
 		}
 	}
+	for _, t := range resp.GetTransfers() {
+		if r, ok := n.regions[t.GetRegionId()]; ok {
+			r.raft.TransferLeader(t.GetToStore())
+		}
+	}
 	n.mu.RUnlock()
 	for _, r := range dropped {
 		if err := n.maybeDestroy(ctx, r); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// heartbeatRequest describes the node to pd: the regions it leads, and
+// each initialized replica's region as it applied it (range, version,
+// configuration). held names the regions it has.
+func (n *Node) heartbeatRequest() (*pdpb.StoreHeartbeatRequest, map[uint64]bool) {
+	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	req.StoreId = n.storeID
+	held := make(map[uint64]bool, len(n.regions))
+	for rid, r := range n.regions {
+		held[rid] = true
+		if _, err := r.raft.Leading(); err == nil {
+			req.Leading = append(req.Leading, rid)
+		}
+		if c := r.raft.Conf(); c.Ver > 0 {
+			d := r.raft.Region()
+			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: rid, ConfVer: c.Ver, Voters: c.Voters, Learners: c.Learners,
+				Start: d.Start, End: d.End, Version: d.Version})
+		}
+	}
+	return req, held
+}
+
+// report tells pd of the node's regions now, outside the heartbeat loop
+// (after a split it served: the caller routes by pd next), and leaves
+// pd's answer to the loop's next heartbeat.
+func (n *Node) report(ctx context.Context) error {
+	req, _ := n.heartbeatRequest()
+	if _, err := n.pd.StoreHeartbeat(ctx, req); err != nil {
+		return fmt.Errorf("kv node: report regions: %w", err)
 	}
 	return nil
 }
@@ -340,34 +387,49 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 			// The node serves the regions it has; pd will be back.
 			n.cfg.Logger.Warn("kv node heartbeat failed", "err", err)
 		}
+		n.startSplitCheck(ctx)
 	}
 }
 
 // setRegions replaces the node's regions with pd's list and reports
 // whether anything changed, and the replicas of the regions dropped from
 // the list (they stop being served; heartbeat decides whether to destroy
-// them). A region whose descriptor did not change keeps its replica; a
+// them). held names the regions the node had when it asked pd (nil: all
+// of them count): a region a split created on this store since is kept
+// though pd did not list it yet. A region listed keeps its replica; a
 // new one gets its raft group: after a restart from the raft engine,
-// else from its initial state or, for a replica a conf change added,
-// uninitialized until its leader's snapshot. A region whose replica was
-// removed from this store (a tombstone) is skipped.
-func (n *Node) setRegions(list []*pdpb.Region) (bool, []*replica, error) {
+// else from its initial state or, for a replica a conf change added or a
+// region split off while this store's replica did not apply the split,
+// uninitialized until its leader's snapshot. A region whose range
+// overlaps a replica here at an older version is not created yet: that
+// replica has still to apply the split that made it, which creates it
+// (a snapshot of the new region installed first would be overwritten by
+// the older replica's entries from before the split). A region whose
+// replica was removed from this store (a tombstone) is skipped.
+func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*replica, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	next := make(map[uint64]*replica, len(list))
 	changed := len(list) != len(n.regions)
 	for _, r := range list {
 		info := pd.RegionInfo(r, n.cfg.Addr)
-		if old, ok := n.regions[info.ID]; ok && sameRegion(old.info, info) {
-			next[info.ID] = old
-			continue
-		}
-		changed = true
 		peers := r.GetPeers()
 		if len(peers) == 0 {
 			peers = []uint64{r.GetStoreId()}
 		}
-		g, err := n.raft.AddRegion(info.ID, info.Start, info.End, peers, max(info.Epoch.ConfVer, 1))
+		if old, ok := n.regions[info.ID]; ok {
+			if !sameRegion(old.info, info) {
+				changed = true
+			}
+			next[info.ID] = &replica{info: info, peers: peers, raft: old.raft}
+			continue
+		}
+		desc := raftstore.Descriptor{Start: info.Start, End: info.End, Version: info.Epoch.Version}
+		if n.raft.Replica(info.ID) == nil && n.olderOverlap(desc) {
+			continue
+		}
+		changed = true
+		g, err := n.raft.AddRegion(info.ID, desc, peers, max(info.Epoch.ConfVer, 1))
 		if errors.Is(err, raftstore.ErrTombstoned) {
 			continue
 		}
@@ -378,12 +440,53 @@ func (n *Node) setRegions(list []*pdpb.Region) (bool, []*replica, error) {
 	}
 	var dropped []*replica
 	for id, r := range n.regions {
-		if _, ok := next[id]; !ok {
-			dropped = append(dropped, r)
+		if _, ok := next[id]; ok {
+			continue
 		}
+		if held != nil && !held[id] {
+			next[id] = r // split off here since the heartbeat was sent
+			continue
+		}
+		dropped = append(dropped, r)
 	}
 	n.regions = next
 	return changed, dropped, nil
+}
+
+// olderOverlap reports whether a replica here holds part of desc's range
+// at an older version. Called with n.mu held.
+func (n *Node) olderOverlap(desc raftstore.Descriptor) bool {
+	for _, r := range n.regions {
+		d := r.raft.Region()
+		if r.raft.Conf().Ver == 0 || d.Version >= desc.Version {
+			continue
+		}
+		if (len(desc.End) == 0 || bytes.Compare(d.Start, desc.End) < 0) && (len(d.End) == 0 || bytes.Compare(desc.Start, d.End) < 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitDone takes a region a split created on this store (raftstore's
+// OnSplit): it is served at once (its replica leads once elected), saved
+// in the state file, and reported to pd by a heartbeat now.
+func (n *Node) splitDone(parent, child uint64) {
+	g := n.raft.Replica(child)
+	if g == nil {
+		return
+	}
+	n.mu.Lock()
+	if _, ok := n.regions[child]; !ok {
+		d, c := g.Region(), g.Conf()
+		n.regions[child] = &replica{info: kv.RegionInfo{ID: child, Start: d.Start, End: d.End, Epoch: kv.RegionEpoch{ConfVer: c.Ver, Version: d.Version}},
+			peers: c.Voters, raft: g}
+	}
+	n.mu.Unlock()
+	if err := n.saveState(); err != nil {
+		n.cfg.Logger.Warn("kv node: save state after a split", "region", parent, "new_region", child, "err", err)
+	}
+	n.heartbeatNow()
 }
 
 func sameRegion(a, b kv.RegionInfo) bool {
@@ -391,13 +494,17 @@ func sameRegion(a, b kv.RegionInfo) bool {
 }
 
 // saveState writes the state file: a temporary file, synced, renamed over
-// the old one, and the directory synced.
+// the old one, and the directory synced; one writer at a time (a split's
+// and the heartbeat's).
 func (n *Node) saveState() error {
+	n.saveMu.Lock()
+	defer n.saveMu.Unlock()
 	n.mu.RLock()
 	st := &pdpb.StoreState{StoreId: n.storeID, Addr: n.cfg.Addr}
 	for _, r := range n.regions {
-		st.Regions = append(st.Regions, &pdpb.Region{Id: r.info.ID, Start: r.info.Start, End: r.info.End,
-			ConfVer: r.info.Epoch.ConfVer, Version: r.info.Epoch.Version, StoreId: n.storeID, Peers: r.peers})
+		d := r.raft.Region()
+		st.Regions = append(st.Regions, &pdpb.Region{Id: r.info.ID, Start: d.Start, End: d.End,
+			ConfVer: r.info.Epoch.ConfVer, Version: d.Version, StoreId: n.storeID, Peers: r.peers})
 	}
 	n.mu.RUnlock()
 	b, err := proto.Marshal(st)
@@ -457,7 +564,9 @@ func (n *Node) Close() error {
 		n.stop()
 		<-n.done
 	}
-	return n.closeResources()
+	err := n.closeResources()
+	n.bg.Wait() // a split check fails once the stores are closed
+	return err
 }
 
 func (n *Node) closeResources() error {

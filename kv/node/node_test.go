@@ -173,12 +173,14 @@ type testCluster struct {
 	kc     *kvrpc.Client
 	oracle *tso.BatchClient
 	s      *txn.Store
+	// splitSize is the nodes' Config.SplitSize (0: the default).
+	splitSize int64
 }
 
 func (c *testCluster) open(i int) {
 	c.t.Helper()
 	n, err := node.Open(c.ctx, node.Config{DataDir: c.dirs[i], Addr: c.addrs[i], PD: []string{c.pdAddr},
-		HeartbeatInterval: 200 * time.Millisecond, Raft: raftstore.Config{TickInterval: 20 * time.Millisecond}})
+		HeartbeatInterval: 200 * time.Millisecond, Raft: raftstore.Config{TickInterval: 20 * time.Millisecond}, SplitSize: c.splitSize})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -216,7 +218,11 @@ func (c *testCluster) get(k string) string {
 // startCluster starts a pd and three KV nodes in process, the region
 // replicated on all three, and a transaction store over them; everything
 // is closed when the test ends.
-func startCluster(t *testing.T) *testCluster {
+func startCluster(t *testing.T) *testCluster { return startClusterSplitting(t, 0) }
+
+// startClusterSplitting is startCluster with nodes that split regions
+// larger than splitSize (0: the default size).
+func startClusterSplitting(t *testing.T, splitSize int64) *testCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
@@ -225,7 +231,7 @@ func startCluster(t *testing.T) *testCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pds.Close() })
-	c := &testCluster{t: t, ctx: ctx, pdAddr: pdCfg.Addr, nodes: make([]*node.Node, 3)}
+	c := &testCluster{t: t, ctx: ctx, pdAddr: pdCfg.Addr, nodes: make([]*node.Node, 3), splitSize: splitSize}
 	for range 3 {
 		c.dirs, c.addrs = append(c.dirs, t.TempDir()), append(c.addrs, freeAddr(t))
 	}

@@ -10,34 +10,69 @@ import (
 	"github.com/percdb/percdb/kv/raftstore"
 )
 
-// serve checks that the node serves rc at its epoch and that every key
-// lies in the region, and that this store's replica leads the region and
+// served is a command's region as the node serves it: the replica's
+// leadership, and the region's range and version the command is decided
+// under (its write batch is applied only if they are still the region's).
+type served struct {
+	l    raftstore.Leadership
+	desc raftstore.Descriptor
+}
+
+// serve checks that this store's replica of rc's region leads it and
 // serves (kv/raftstore: a leader serves once it caught up and raised
-// max_read_ts); then it waits for the replica's read barrier, so that the
-// command reads every write committed before it arrived, and returns ctx
-// carrying the leadership, through which the command's writes are
-// replicated. Otherwise a *kv.RegionError the client re-routes on
-// (NotLeader with the leader's address when one is known).
-func (n *Node) serve(ctx context.Context, rc kv.RegionCtx, keys ...[]byte) (context.Context, *replica, error) {
-	r, err := n.route(rc, keys...)
-	if err != nil {
-		return nil, nil, err
+// max_read_ts), that rc's epoch version is the region's as the replica
+// applied it and that every key lies in the region; then it waits for the
+// replica's read barrier, so that the command reads every write committed
+// before it arrived, checks that no split was applied meanwhile, and
+// returns ctx carrying the leadership, through which the command's
+// writes are replicated. Otherwise a *kv.RegionError the client re-routes
+// on (NotLeader with the leader's address when one is known).
+func (n *Node) serve(ctx context.Context, rc kv.RegionCtx, keys ...[]byte) (context.Context, served, error) {
+	n.mu.RLock()
+	r, ok := n.regions[rc.RegionID]
+	n.mu.RUnlock()
+	if !ok {
+		return nil, served{}, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonNotFound}
 	}
 	l, err := r.raft.Leading()
-	if err == nil {
-		err = l.ReadBarrier(ctx)
-	}
 	if err != nil {
-		return nil, nil, n.fix(err)
+		return nil, served{}, n.fix(err)
 	}
-	return kv.WithReplicator(ctx, l), r, nil
+	sv := served{l: l, desc: l.Region()}
+	if err := n.check(r, rc, sv.desc, keys...); err != nil {
+		return nil, served{}, err
+	}
+	if err := l.ReadBarrier(ctx); err != nil {
+		return nil, served{}, n.fix(err)
+	}
+	// A split applied while the barrier waited: the keys may be another
+	// region's now, written by its own log, which this replica may not
+	// have applied as far as that region's leader committed.
+	if r.raft.Version() != sv.desc.Version {
+		return nil, served{}, n.epochError(r, r.raft.Region())
+	}
+	return kv.WithReplicator(ctx, l), sv, nil
+}
+
+// regionInfo describes this store's replica r of a region with desc.
+func regionInfo(r *replica, desc raftstore.Descriptor) kv.RegionInfo {
+	return kv.RegionInfo{ID: r.raft.ID(), Start: desc.Start, End: desc.End,
+		Epoch: kv.RegionEpoch{ConfVer: r.raft.Conf().Ver, Version: desc.Version}}
+}
+
+// epochError is the EpochNotMatch of region r, now at desc.
+func (n *Node) epochError(r *replica, desc raftstore.Descriptor) error {
+	cur := regionInfo(r, desc)
+	return &kv.RegionError{RegionID: cur.ID, Reason: kvrpc.ReasonEpochNotMatch, Current: &cur}
 }
 
 // fix turns raftstore's errors into the KV protocol's: *NotLeaderError
-// into a NotLeader region error with the leader's address, a stopping
-// raft store into kv.ErrClosed (both retried by the client).
+// into a NotLeader region error with the leader's address, *EpochError
+// (a split was applied before the command's batch) into EpochNotMatch,
+// a stopping raft store into kv.ErrClosed (all retried by the client).
 func (n *Node) fix(err error) error {
 	var nl *raftstore.NotLeaderError
+	var ee *raftstore.EpochError
 	switch {
 	case err == nil:
 		return nil
@@ -50,36 +85,36 @@ func (n *Node) fix(err error) error {
 			re.Current = &kv.RegionInfo{ID: nl.RegionID, Addr: addr}
 		}
 		return re
+	case errors.As(err, &ee):
+		n.mu.RLock()
+		r := n.regions[ee.RegionID]
+		n.mu.RUnlock()
+		if r == nil {
+			return &kv.RegionError{RegionID: ee.RegionID, Reason: kvrpc.ReasonEpochNotMatch}
+		}
+		return n.epochError(r, ee.Current)
 	case errors.Is(err, raftstore.ErrStopped):
 		return fmt.Errorf("%w: %w", kv.ErrClosed, err)
 	}
 	return err
 }
 
-// route checks that the node serves rc at its epoch and that every key
-// lies in the region, and returns the region's replica; otherwise a
-// *kv.RegionError the client re-routes on.
-func (n *Node) route(rc kv.RegionCtx, keys ...[]byte) (*replica, error) {
-	n.mu.RLock()
-	r, ok := n.regions[rc.RegionID]
-	n.mu.RUnlock()
-	if !ok {
-		return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonNotFound}
-	}
-	// The version (the region's range) must match; the conf_ver may lag
-	// or lead the node's view by a conf change, which moves no key (as
-	// TiKV checks only the version for reads and writes).
-	if r.info.Epoch.Version != rc.Epoch.Version {
-		cur := r.info
-		return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: kvrpc.ReasonEpochNotMatch, Current: &cur}
+// check checks rc against this store's replica r of its region, at
+// desc: the version (the region's range) must match, and every key lie
+// in the region; otherwise a *kv.RegionError the client re-routes on. The
+// conf_ver may lag or lead the replica's by a conf change, which moves
+// no key (as TiKV checks only the version for reads and writes).
+func (n *Node) check(r *replica, rc kv.RegionCtx, desc raftstore.Descriptor, keys ...[]byte) error {
+	if desc.Version != rc.Epoch.Version {
+		return n.epochError(r, desc)
 	}
 	for _, k := range keys {
-		if !r.info.Contains(k) {
-			cur := r.info
-			return nil, &kv.RegionError{RegionID: rc.RegionID, Reason: fmt.Sprintf("%s: %q", kvrpc.ReasonKeyNotInRange, k), Current: &cur}
+		if !desc.Contains(k) {
+			cur := regionInfo(r, desc)
+			return &kv.RegionError{RegionID: rc.RegionID, Reason: fmt.Sprintf("%s: %q", kvrpc.ReasonKeyNotInRange, k), Current: &cur}
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // Get implements kvrpc.Backend.
@@ -105,12 +140,12 @@ func (n *Node) BatchGet(ctx context.Context, rc kv.RegionCtx, keys [][]byte, ver
 // Scan implements kvrpc.Backend. An empty End is the region's end, and an
 // End past it is cut to it, as the store does for its own regions.
 func (n *Node) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, error) {
-	ctx, r, err := n.serve(ctx, req.Region, req.Start)
+	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
-	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	out, err := n.store.Scan(ctx, &in)
 	return out, n.fix(err)
 }
@@ -178,17 +213,29 @@ func (n *Node) CheckTxnStatus(ctx context.Context, req *kv.CheckTxnStatusRequest
 }
 
 // ResolveLock implements kvrpc.Backend. Without keys it resolves the
-// transaction's locks over the whole store, not only the region: the
-// store keeps no other region's keys but this node's, and resolving a
-// transaction's locks is right wherever they are.
+// transaction's locks in the region's range: the store holds other
+// regions' keys too, whose writes go through their own raft groups.
 func (n *Node) ResolveLock(ctx context.Context, req *kv.ResolveLockRequest) error {
-	ctx, _, err := n.serve(ctx, req.Region, req.Keys...)
+	ctx, sv, err := n.serve(ctx, req.Region, req.Keys...)
 	if err != nil {
 		return err
 	}
 	in := *req
-	in.Region = n.whole
+	in.Region, in.Within = n.whole, sv.within(req.Within)
 	return n.fix(n.store.ResolveLock(ctx, &in))
+}
+
+// within is the part of the store's one region a command over the
+// region's range may touch: the region's range, cut to w when given.
+func (sv served) within(w *kv.KeyRange) *kv.KeyRange {
+	out := &kv.KeyRange{Start: sv.desc.Start, End: sv.desc.End}
+	if w != nil {
+		if string(w.Start) > string(out.Start) {
+			out.Start = w.Start
+		}
+		out.End = sv.cutEnd(w.End)
+	}
+	return out
 }
 
 // TxnHeartBeat implements kvrpc.Backend.
@@ -229,8 +276,8 @@ func (n *Node) PessimisticRollback(ctx context.Context, rc kv.RegionCtx, keys []
 // cutEnd cuts a range read's end to the region's: an empty end is the
 // region's end, and an end past it is cut to it, as the store does for
 // its own regions.
-func (r *replica) cutEnd(end []byte) []byte {
-	if re := r.info.End; len(re) != 0 && (len(end) == 0 || string(end) > string(re)) {
+func (sv served) cutEnd(end []byte) []byte {
+	if re := sv.desc.End; len(re) != 0 && (len(end) == 0 || string(end) > string(re)) {
 		return re
 	}
 	return end
@@ -243,7 +290,7 @@ func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) 
 	for _, kr := range req.Ranges {
 		keys = append(keys, kr.Start)
 	}
-	ctx, r, err := n.serve(ctx, req.Region, keys...)
+	ctx, sv, err := n.serve(ctx, req.Region, keys...)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +298,7 @@ func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) 
 	in.Region = n.whole
 	in.Ranges = make([]kv.KeyRange, len(req.Ranges))
 	for i, kr := range req.Ranges {
-		in.Ranges[i] = kv.KeyRange{Start: kr.Start, End: r.cutEnd(kr.End)}
+		in.Ranges[i] = kv.KeyRange{Start: kr.Start, End: sv.cutEnd(kr.End)}
 	}
 	out, err := n.store.ValidateReads(ctx, &in)
 	return out, n.fix(err)
@@ -259,12 +306,12 @@ func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) 
 
 // ScanNotify implements kvrpc.Backend.
 func (n *Node) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error) {
-	ctx, r, err := n.serve(ctx, req.Region, req.Start)
+	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
-	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	out, err := n.store.ScanNotify(ctx, &in)
 	return out, n.fix(err)
 }
@@ -284,24 +331,24 @@ func (n *Node) ClearNotify(ctx context.Context, rc kv.RegionCtx, entries []kv.No
 
 // ScanChanges implements kvrpc.Backend.
 func (n *Node) ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error) {
-	ctx, r, err := n.serve(ctx, req.Region, req.Start)
+	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
-	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	out, err := n.store.ScanChanges(ctx, &in)
 	return out, n.fix(err)
 }
 
 // Coprocessor implements kvrpc.Backend.
 func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error) {
-	ctx, r, err := n.serve(ctx, req.Region, req.Start)
+	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
-	in.Region, in.End = n.whole, r.cutEnd(req.End)
+	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	out, err := n.store.Coprocessor(ctx, &in)
 	return out, n.fix(err)
 }

@@ -101,7 +101,7 @@
 // applied again over a state that may be later than the index, which
 // leaves the same state, as a restart's replay does. A whole region's
 // keys are held in memory on both sides while a snapshot is under way
-// (regions are not split by size yet).
+// (regions are split by size, kv/node, which bounds it).
 //
 // Every region starts from the same initial state on each replica
 // (index initIndex, term initTerm, the voters pd placed), so creating a
@@ -137,6 +137,30 @@
 // state (keys.go), so a restarted replica applies each later conf change
 // once.
 //
+// # Splits
+//
+// A region's leader splits it by proposing a split entry (the key and the
+// new region's id, split.go); every replica applies it at the same index:
+// the region keeps [start, key) and its id, a new region takes
+// [key, end) with the same voters, both at the next epoch version, and
+// the new region's replica is created on the store from the split (its
+// initial state over the keys the store holds, the parent's as of the
+// split's index), not from messages; on the parent leader's store it
+// campaigns at once, and messages for it that reach a store before that
+// store applied the split wait there for a few ticks (orphans). Every
+// command entry carries the version its leader decided it under
+// (Leadership.Region); one whose version is no longer the region's when
+// it is applied (a split was applied first) is skipped on every replica
+// and its proposer gets *EpochError, since its keys may belong to the
+// new region, which only the new region's log may write. Applying a
+// split syncs the KV store and records the index as the replica's
+// applied floor (keys.go), so that no entry from before a split is
+// applied again after a restart: the parent's old entries would take
+// back keys the new region wrote since. A snapshot carries the region's
+// descriptor, and installs only the keys of its range. A split is
+// refused while a conf change is under way (learners or a joint
+// configuration).
+//
 // # The loop
 //
 // One goroutine drives every group of the store (Store.run, after TiKV's
@@ -146,12 +170,28 @@
 // states in one Pebble batch with one sync, send the messages (one
 // Transport.Send per destination store, which the gRPC transport sends as
 // one batch on that store's stream), apply the committed entries, and
-// advance. A replica's raft ids are store ids: a region has at most one
+// advance. A round handles only the groups with work: those a message,
+// proposal, read or request of the node's reached, or that raft left work
+// in after the last round, and every group after a tick; so a store with
+// many regions pays per request for the regions it touches, not for all
+// of them. A replica's raft ids are store ids: a region has at most one
 // replica per store.
+//
+// # Leader transfer
+//
+// A store being stopped hands every leadership away
+// (Store.TransferLeaders); pd's leader balance asks one region's leader
+// at a time to hand its leadership to a given voter
+// (Replica.TransferLeader). Both use raft's leader transfer: the
+// transferee campaigns at once, with the leader's blessing, once its log
+// is up to date, and the followers vote for it at once, whatever the
+// leader's lease; so the leader stops serving when it begins a transfer
+// (a lease read could miss what the transferee's term commits), and
+// serves again only if the transfer did not happen, two election
+// timeouts later, through a new leader's barrier.
 //
 // # Not yet
 //
-// Splits, leader and replica balance, snapshots streamed to disk instead
-// of memory, and hibernating idle regions. (Leader transfer exists for a
-// store being stopped: Store.TransferLeaders.)
+// Merges, replica balance, snapshots streamed to disk instead of memory,
+// and hibernating idle regions.
 package raftstore

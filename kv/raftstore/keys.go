@@ -20,6 +20,8 @@ import (
 //	'r' | region id (8) | 't'               truncated state: index (8) | term (8)
 //	'r' | region id (8) | 'c'               configuration at the truncated index: conf_ver (8) | raftpb.ConfState, proto
 //	'r' | region id (8) | 'x'               tombstone: conf_ver (8) of the configuration that removed the replica
+//	'r' | region id (8) | 'd'               descriptor at the persisted applied index: Descriptor.appendTo
+//	'r' | region id (8) | 'a'               applied floor: index (8) up to which the KV store made the log's effects durable
 //
 // The configuration record is written with every truncated state (and
 // when an initialized replica is created), so that it is the group's
@@ -32,6 +34,18 @@ import (
 // for its leader's snapshot. A tombstone is what is left of a replica
 // removed from its group: the region is not created again on this store
 // at that configuration or an older one.
+//
+// A split (split.go) makes the KV store durable up to the split's entry
+// and records that index as the replica's applied floor, with the new
+// descriptor (the region's key range and epoch version) and the new
+// region's initial state, in one synced batch. A restarted replica
+// starts applying after max(truncated index, applied floor), so it never
+// applies an entry from before a split again: the keys that went to the
+// new region are written by the new region's log from then on, and an
+// old entry of the parent applied again would take them back. The
+// descriptor record is the one in force there (truncations and
+// snapshots rewrite it); a replica without one (created before splits
+// existed) has the range its node gave it at version 1.
 //
 // A region's log starts after its initial state (initIndex, initTerm,
 // the voters from pd's directory), which every replica derives alike, or
@@ -48,6 +62,8 @@ const (
 	keyTrunc   = 't'
 	keyConf    = 'c'
 	keyTomb    = 'x'
+	keyDesc    = 'd'
+	keyFloor   = 'a'
 	regionLen  = 1 + 8
 	entryKeyLn = regionLen + 1 + 8
 )
@@ -80,6 +96,10 @@ func confKey(region uint64) []byte { return regionKey(region, keyConf) }
 
 func tombKey(region uint64) []byte { return regionKey(region, keyTomb) }
 
+func descKey(region uint64) []byte { return regionKey(region, keyDesc) }
+
+func floorKey(region uint64) []byte { return regionKey(region, keyFloor) }
+
 // confAt is a group's configuration and its conf_ver.
 type confAt struct {
 	ver  uint64
@@ -106,14 +126,57 @@ func decodeConfAt(v []byte) (confAt, error) {
 }
 
 // snapshotData is a snapshot's data: the conf_ver of its configuration
-// (the keys travel on the snapshot stream, not in the message).
-func snapshotData(confVer uint64) []byte { return binary.BigEndian.AppendUint64(nil, confVer) }
+// and the region's descriptor at its index (the keys travel on the
+// snapshot stream, not in the message):
+//
+//	conf_ver (8) | Descriptor.appendTo
+func snapshotData(confVer uint64, d Descriptor) []byte {
+	return d.appendTo(binary.BigEndian.AppendUint64(nil, confVer))
+}
 
 func snapshotConfVer(data []byte) uint64 {
-	if len(data) != 8 {
+	if len(data) < 8 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(data)
+}
+
+// snapshotDesc returns the descriptor a snapshot's data carries; false
+// for data without one.
+func snapshotDesc(data []byte) (Descriptor, bool) {
+	if len(data) <= 8 {
+		return Descriptor{}, false
+	}
+	d, err := decodeDescriptor(data[8:])
+	return d, err == nil
+}
+
+// appendTo appends the descriptor's encoding, the one place it is laid
+// out (the descriptor record and snapshots carry it):
+//
+//	version (8) | uvarint len(start) | start | end
+func (d Descriptor) appendTo(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, d.Version)
+	b = binary.AppendUvarint(b, uint64(len(d.Start)))
+	b = append(b, d.Start...)
+	return append(b, d.End...)
+}
+
+func decodeDescriptor(v []byte) (Descriptor, error) {
+	if len(v) < 9 {
+		return Descriptor{}, errCorruptLog
+	}
+	d := Descriptor{Version: binary.BigEndian.Uint64(v)}
+	n, w := binary.Uvarint(v[8:])
+	if w <= 0 || n > uint64(len(v)-8-w) {
+		return Descriptor{}, errCorruptLog
+	}
+	rest := v[8+w:]
+	d.Start = append([]byte(nil), rest[:n]...)
+	if len(rest[n:]) > 0 {
+		d.End = append([]byte(nil), rest[n:]...)
+	}
+	return d, nil
 }
 
 // truncated is a region's truncated state: the index and term of the
@@ -144,6 +207,10 @@ type persisted struct {
 	conf      *confAt
 	entries   []*pb.Entry
 	tombstone uint64
+	// desc is the descriptor in force at the persisted applied index
+	// (nil: none recorded); floor is the applied floor (0: none).
+	desc  *Descriptor
+	floor uint64
 }
 
 // initialized reports whether the replica has a state to start from: a
@@ -189,6 +256,22 @@ func loadRegion(db *pebble.DB, region uint64) (*persisted, error) {
 			return nil, fmt.Errorf("raftstore: region %d: configuration: %w", region, err)
 		}
 		out.conf = &c
+	}
+	if v, err = getValue(db, descKey(region)); err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: read descriptor: %w", region, err)
+	}
+	if v != nil {
+		d, err := decodeDescriptor(v)
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: descriptor: %w", region, err)
+		}
+		out.desc = &d
+	}
+	if v, err = getValue(db, floorKey(region)); err != nil {
+		return nil, fmt.Errorf("raftstore: region %d: read applied floor: %w", region, err)
+	}
+	if len(v) == 8 {
+		out.floor = binary.BigEndian.Uint64(v)
 	}
 	if v, err = getValue(db, tombKey(region)); err != nil {
 		return nil, fmt.Errorf("raftstore: region %d: read tombstone: %w", region, err)
@@ -269,20 +352,24 @@ func writeReady(b *pebble.Batch, region uint64, entries []*pb.Entry, hs *pb.Hard
 // writeTruncate adds to b the truncation of region's log up to and
 // including t: the truncated state with the configuration there, and the
 // entries up to it deleted.
-func writeTruncate(b *pebble.Batch, region uint64, t truncated, c confAt) error {
+func writeTruncate(b *pebble.Batch, region uint64, t truncated, c confAt, d Descriptor) error {
 	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, t.index+1), nil); err != nil {
 		return err
 	}
-	return writeState(b, region, t, c)
+	return writeState(b, region, t, c, d)
 }
 
-// writeState adds to b region's truncated state and its configuration.
-func writeState(b *pebble.Batch, region uint64, t truncated, c confAt) error {
+// writeState adds to b region's truncated state, its configuration and
+// its descriptor there.
+func writeState(b *pebble.Batch, region uint64, t truncated, c confAt, d Descriptor) error {
 	v, err := c.encode()
 	if err != nil {
 		return fmt.Errorf("raftstore: region %d: encode configuration: %w", region, err)
 	}
 	if err := b.Set(confKey(region), v, nil); err != nil {
+		return err
+	}
+	if err := b.Set(descKey(region), d.appendTo(nil), nil); err != nil {
 		return err
 	}
 	return b.Set(truncKey(region), t.encode(), nil)
@@ -292,11 +379,11 @@ func writeState(b *pebble.Batch, region uint64, t truncated, c confAt) error {
 // truncated state at the snapshot with its configuration, and every
 // entry deleted (raft installs a snapshot only over a log that does not
 // hold its index; the Ready's entries, written after, follow it).
-func writeSnapshot(b *pebble.Batch, region uint64, t truncated, c confAt) error {
+func writeSnapshot(b *pebble.Batch, region uint64, t truncated, c confAt, d Descriptor) error {
 	if err := b.DeleteRange(entryKey(region, 0), entryKey(region, math.MaxUint64), nil); err != nil {
 		return err
 	}
-	return writeState(b, region, t, c)
+	return writeState(b, region, t, c, d)
 }
 
 // writeTombstone adds to b the removal of region's replica: everything

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -62,11 +63,11 @@ type readRequest struct {
 type Replica struct {
 	s  *Store
 	id uint64
-	// start and end are the region's user keys (end nil: to the end),
-	// what its snapshots carry.
-	start, end []byte
-	rn         *raft.RawNode
-	ms         *raft.MemoryStorage
+	// desc is the region's range and version as applied (what its
+	// snapshots carry); the loop writes it under mu.
+	desc Descriptor
+	rn   *raft.RawNode
+	ms   *raft.MemoryStorage
 
 	// Loop only.
 	applied uint64
@@ -124,8 +125,17 @@ type Replica struct {
 	leaderless      bool
 	leaderlessTicks int
 	heard           map[uint64]int
-	// want is the replica repair pd asked of this replica as leader.
-	want *peerChange
+	// want is the replica repair pd asked of this replica as leader;
+	// transferTo the voter pd asked it to hand its leadership to.
+	want       *peerChange
+	transferTo uint64
+	// transferTicks counts the ticks since this leader began handing its
+	// leadership away (0: it is not), during which it does not serve
+	// (suspend). Loop only.
+	transferTicks int
+	// appliedBytes counts the bytes of the batches applied: the node's
+	// split check compares it with what it last checked.
+	appliedBytes atomic.Uint64
 }
 
 // confChangeAt is a conf change applied at a log index: the
@@ -144,11 +154,15 @@ var ErrTombstoned = errors.New("raftstore: replica removed from this store (tomb
 // region's initial state (confVer 1: its voters are peers, this store
 // among them) or uninitialized (a replica added by a conf change: it
 // waits for its leader's snapshot). Called with s.mu held.
-func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer uint64) (*Replica, error) {
+func newReplica(s *Store, id uint64, desc Descriptor, peers []uint64, confVer uint64) (*Replica, error) {
 	kept, err := loadRegion(s.db, id)
 	if err != nil {
 		return nil, err
 	}
+	if kept.desc != nil {
+		desc = *kept.desc
+	}
+	desc.Version = max(desc.Version, 1)
 	if kept.tombstone != 0 && !kept.initialized() {
 		if confVer <= kept.tombstone {
 			return nil, fmt.Errorf("raftstore: region %d at conf_ver %d (removed at %d): %w", id, confVer, kept.tombstone, ErrTombstoned)
@@ -159,15 +173,18 @@ func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer 
 	switch {
 	case kept.conf != nil:
 		at = *kept.conf
-	case kept.initialized() || confVer <= 1:
-		// The initial state, or a replica created from it before
-		// configurations were recorded: its voters are the initial peers.
+	case kept.initialized() || (confVer <= 1 && desc.Version <= 1):
+		// The initial state of the cluster's first region, or a replica
+		// created from it before configurations were recorded: its
+		// voters are the initial peers. (A region split off another
+		// starts from the split on the stores that applied it; elsewhere
+		// it waits for a snapshot, as a replica a conf change added.)
 		if !slices.Contains(peers, s.cfg.StoreID) {
 			return nil, fmt.Errorf("raftstore: region %d: store %d is not among its peers %v", id, s.cfg.StoreID, peers)
 		}
 		at = confAt{ver: 1, conf: &pb.ConfState{Voters: append([]uint64(nil), peers...)}}
 		b := s.db.NewBatch()
-		err := writeState(b, id, kept.trunc, at)
+		err := writeState(b, id, kept.trunc, at, desc)
 		if err == nil {
 			err = b.Commit(pebble.Sync)
 		}
@@ -179,12 +196,19 @@ func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer 
 	hs := kept.hardState
 	if at.conf != nil {
 		snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(kept.trunc.index), Term: proto.Uint64(kept.trunc.term),
-			ConfState: at.conf}, Data: snapshotData(at.ver)}
+			ConfState: at.conf}, Data: snapshotData(at.ver, desc)}
 		if err := ms.ApplySnapshot(snap); err != nil {
 			return nil, fmt.Errorf("raftstore: region %d: initial state: %w", id, err)
 		}
-		if hs == nil {
+		switch {
+		case hs == nil:
 			hs = &pb.HardState{Term: proto.Uint64(initTerm), Commit: proto.Uint64(initIndex)}
+		case hs.GetCommit() < kept.trunc.index:
+			// The hard state of an uninitialized replica (its votes) that
+			// a split initialized: its commit is the initial state's.
+			hs = proto.Clone(hs).(*pb.HardState)
+			hs.Commit = proto.Uint64(kept.trunc.index)
+			hs.Term = proto.Uint64(max(hs.GetTerm(), kept.trunc.term))
 		}
 	} else {
 		kept.trunc = truncated{}
@@ -199,8 +223,8 @@ func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer 
 			return nil, fmt.Errorf("raftstore: region %d: log: %w", id, err)
 		}
 	}
-	r := &Replica{s: s, id: id, start: start, end: end, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
-		applied: kept.trunc.index, reads: map[uint64]*readRequest{},
+	r := &Replica{s: s, id: id, desc: desc, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
+		applied: max(kept.trunc.index, kept.floor), reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
 	if r.conf == nil {
 		r.conf = &pb.ConfState{}
@@ -211,6 +235,7 @@ func newReplica(s *Store, id uint64, start, end []byte, peers []uint64, confVer 
 		ElectionTick:    s.cfg.ElectionTicks,
 		HeartbeatTick:   s.cfg.HeartbeatTicks,
 		Storage:         replicaStorage{MemoryStorage: ms, r: r},
+		Applied:         r.applied,
 		MaxSizePerMsg:   1 << 20,
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
@@ -255,7 +280,7 @@ func (st replicaStorage) Snapshot() (*pb.Snapshot, error) {
 		return st.MemoryStorage.Snapshot()
 	}
 	return &pb.Snapshot{Metadata: &pb.SnapshotMetadata{Index: proto.Uint64(r.applied), Term: proto.Uint64(term),
-		ConfState: proto.Clone(r.conf).(*pb.ConfState)}, Data: snapshotData(r.confVer)}, nil
+		ConfState: proto.Clone(r.conf).(*pb.ConfState)}, Data: snapshotData(r.confVer, r.desc)}, nil
 }
 
 // publishConf copies the applied configuration where the commands and the
@@ -327,6 +352,7 @@ func (r *Replica) Leader() uint64 {
 type Leadership struct {
 	r    *Replica
 	term uint64
+	desc Descriptor
 }
 
 // Leading returns the replica's serving leadership, or *NotLeaderError.
@@ -336,7 +362,7 @@ func (r *Replica) Leading() (Leadership, error) {
 	if r.readyTerm == 0 || r.lead != r.s.cfg.StoreID {
 		return Leadership{}, r.notLeader()
 	}
-	return Leadership{r: r, term: r.readyTerm}, nil
+	return Leadership{r: r, term: r.readyTerm, desc: r.desc}, nil
 }
 
 // notLeader returns the error for a leadership that ended. Called with
@@ -366,8 +392,14 @@ func (r *Replica) notLeader() error {
 // serve again before one of these. If ctx ended, its error is returned
 // whatever the fate, wrapping the settled error if any.
 func (l Leadership) Replicate(ctx context.Context, batch []byte) error {
+	return l.replicate(ctx, kindBatch, batch)
+}
+
+// replicate proposes a command of kind and waits for its fate as
+// Replicate says.
+func (l Leadership) replicate(ctx context.Context, kind byte, body []byte) error {
 	r := l.r
-	_, done, err := l.propose(batch)
+	_, done, err := l.propose(kind, body)
 	if err != nil {
 		return err
 	}
@@ -386,7 +418,7 @@ func (l Leadership) Replicate(ctx context.Context, batch []byte) error {
 
 // propose queues batch for the loop and returns the channel its result
 // comes on.
-func (l Leadership) propose(batch []byte) (proposalKey, chan error, error) {
+func (l Leadership) propose(kind byte, body []byte) (proposalKey, chan error, error) {
 	r := l.r
 	done := make(chan error, 1)
 	r.mu.Lock()
@@ -396,12 +428,14 @@ func (l Leadership) propose(batch []byte) (proposalKey, chan error, error) {
 	}
 	r.nextID++
 	key := proposalKey{term: l.term, id: r.nextID}
-	data := make([]byte, 16, 16+len(batch))
+	data := make([]byte, commandHeader, commandHeader+len(body))
 	binary.BigEndian.PutUint64(data, key.term)
 	binary.BigEndian.PutUint64(data[8:], key.id)
+	binary.BigEndian.PutUint64(data[16:], l.desc.Version)
+	data[24] = kind
 	r.waiting[key] = done
-	r.newProps = append(r.newProps, proposal{key: key, data: append(data, batch...)})
-	r.s.nudge()
+	r.newProps = append(r.newProps, proposal{key: key, data: append(data, body...)})
+	r.s.touch(r)
 	return key, done, nil
 }
 
@@ -436,7 +470,7 @@ func (l Leadership) askRead() (*readRequest, error) {
 	r.nextID++
 	req.id = r.nextID
 	r.newReads = append(r.newReads, req)
-	r.s.nudge()
+	r.s.touch(r)
 	return req, nil
 }
 
@@ -468,6 +502,92 @@ func (r *Replica) feed() {
 		r.rn.ReadIndex(readCtx(ctxBarrier, b.term))
 	}
 	r.driveConfChange()
+	r.driveTransfer()
+}
+
+// TransferLeader asks the replica, if it leads, to hand its leadership
+// to the voter on store to (raft's leader transfer: to campaigns at once
+// with the leader's blessing, once its log is up to date). pd asks it to
+// balance the leaderships across stores.
+func (r *Replica) TransferLeader(to uint64) {
+	r.mu.Lock()
+	r.transferTo = to
+	r.mu.Unlock()
+	r.s.touch(r)
+}
+
+// driveTransfer starts the leader transfer TransferLeader asked, if this
+// replica leads, to is one of its voters, and no transfer or conf change
+// is under way. Loop only.
+func (r *Replica) driveTransfer() {
+	r.mu.Lock()
+	to := r.transferTo
+	r.transferTo = 0
+	r.mu.Unlock()
+	if to == 0 || to == r.s.cfg.StoreID || r.confTicks > 0 || !slices.Contains(r.conf.GetVoters(), to) || len(r.conf.GetVotersOutgoing()) > 0 {
+		return
+	}
+	st := r.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+		return
+	}
+	r.s.cfg.Logger.Info("raftstore: transferring leadership", "region", r.id, "to", to)
+	r.suspend(to)
+	r.rn.TransferLeader(to)
+}
+
+// suspend stops this leader serving while it hands its leadership to
+// store to: raft's transferee campaigns at once, and the followers vote
+// for it at once, lease or not, so this leader's lease no longer
+// promises that no other leader commits (a lease read could miss a
+// write the transferee's term committed). Reads waiting fail. Proposals
+// are left to their fate: raft drops those proposed from now on (the
+// feed answers NotLeader), and one it took, maybe this very round, is
+// settled when an entry at its index is applied, as after any change of
+// leader. Should the transfer not succeed, the leader serves again after
+// two election timeouts (resume). Loop only.
+func (r *Replica) suspend(to uint64) {
+	r.transferTicks = 1
+	r.mu.Lock()
+	serving := r.readyTerm != 0
+	r.readyTerm = 0
+	newReads := r.newReads
+	r.newReads = nil
+	r.mu.Unlock()
+	err := &NotLeaderError{RegionID: r.id, Leader: to}
+	for _, q := range newReads {
+		q.done <- err
+	}
+	for id, q := range r.reads {
+		q.done <- err
+		delete(r.reads, id)
+	}
+	if serving {
+		r.s.leaderChanged()
+	}
+}
+
+// resume lets a leader whose transfer did not succeed serve again, once
+// two election timeouts passed since it began: by then CheckQuorum has
+// had this leader hear from a quorum in a full period after the
+// transferee's forced campaign could have begun, and a quorum member
+// that had voted in a newer term would have answered with it and ended
+// this leadership. It goes through the new leader's barrier again (a
+// ReadIndex of its term, applied up to it, max_read_ts from the
+// oracle). Loop only.
+func (r *Replica) resume() {
+	st := r.rn.BasicStatus()
+	switch {
+	case st.RaftState != raft.StateLeader || st.HardState.GetTerm() != r.barrier.term:
+		r.transferTicks = 0 // the leadership ended: stored saw to it
+	case st.LeadTransferee != 0:
+		r.transferTicks = 1 // still under way
+	default:
+		r.transferTicks = 0
+		r.barrier.asked, r.barrier.indexed, r.barrier.fetching = false, false, false
+		r.s.cfg.Logger.Info("raftstore: leader transfer did not happen; serving again", "region", r.id, "term", r.barrier.term)
+		r.s.touch(r)
+	}
 }
 
 // finish answers the proposal key's waiter, if it still waits.
@@ -570,11 +690,12 @@ func (r *Replica) stored(rd raft.Ready) error {
 		r.failAll(r.errNotLeader(), false)
 		r.barrier.term = 0
 		r.confTicks = 0
+		r.transferTicks = 0
 		r.s.leaderChanged()
 	}
 	if isLeader && (!r.wasLeader || lost) {
 		r.barrier.term, r.barrier.asked, r.barrier.indexed, r.barrier.fetching = term, false, false, false
-		r.s.nudge()
+		r.s.touch(r)
 	}
 	r.wasLeader = isLeader
 	return nil
@@ -610,6 +731,11 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 		// Its keys were installed before raft stepped it.
 		md := snap.GetMetadata()
 		r.applied, r.conf, r.confVer = md.GetIndex(), md.GetConfState(), snapshotConfVer(snap.GetData())
+		if d, ok := snapshotDesc(snap.GetData()); ok {
+			r.mu.Lock()
+			r.desc = d
+			r.mu.Unlock()
+		}
 		r.settleUpTo(md.GetIndex(), ErrUndetermined)
 		r.truncConf, r.confLog = confAt{ver: r.confVer, conf: r.conf}, nil
 		r.publishConf()
@@ -655,9 +781,7 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 			r.s.cfg.Logger.Error("raftstore: log truncation failed", "region", r.id, "index", to, "err", err)
 		}
 	} else if ok {
-		if err = r.s.cfg.Applier.ApplyReplicated(ctx, e.GetData()[16:]); err != nil {
-			r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
-		}
+		err = r.applyCommand(ctx, e)
 	}
 	r.mu.Lock()
 	mine, waited := r.atIndex[e.GetIndex()]
@@ -671,6 +795,37 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 	if ok {
 		r.finish(key, err)
 	}
+}
+
+// applyCommand applies a command entry: its batch, or a split, if the
+// version it was decided under is still the region's (every replica
+// skips it alike otherwise: it may hold keys a split gave another
+// region). Loop only.
+func (r *Replica) applyCommand(ctx context.Context, e *pb.Entry) error {
+	data := e.GetData()
+	if len(data) < commandHeader {
+		return fmt.Errorf("raftstore: region %d: malformed command entry at %d", r.id, e.GetIndex())
+	}
+	if v := binary.BigEndian.Uint64(data[16:]); v != r.desc.Version {
+		return &EpochError{RegionID: r.id, Version: v, Current: r.desc.clone()}
+	}
+	body := data[commandHeader:]
+	switch data[24] {
+	case kindBatch:
+		if err := r.s.cfg.Applier.ApplyReplicated(ctx, body); err != nil {
+			r.s.cfg.Logger.Error("raftstore: apply failed", "region", r.id, "index", e.GetIndex(), "err", err)
+			return err
+		}
+		r.appliedBytes.Add(uint64(len(body)))
+		return nil
+	case kindSplit:
+		err := r.applySplit(ctx, e.GetIndex(), body)
+		if err != nil && !errors.Is(err, ErrSplitRefused) {
+			r.s.cfg.Logger.Error("raftstore: split failed", "region", r.id, "index", e.GetIndex(), "err", err)
+		}
+		return err
+	}
+	return fmt.Errorf("raftstore: region %d: command entry of unknown kind %q at %d", r.id, data[24], e.GetIndex())
 }
 
 // applyConfChange applies a committed conf change at index: raft's
@@ -717,6 +872,7 @@ func (r *Replica) transferAway() {
 	}
 	if best != 0 {
 		r.s.cfg.Logger.Info("raftstore: transferring leadership away", "region", r.id, "to", best)
+		r.suspend(best)
 		r.rn.TransferLeader(best)
 	}
 }
@@ -739,7 +895,7 @@ func (r *Replica) ChangePeer(remove, add uint64) {
 	r.mu.Lock()
 	r.want = &peerChange{remove: remove, add: add}
 	r.mu.Unlock()
-	r.s.nudge()
+	r.s.touch(r)
 }
 
 // driveConfChange proposes the next conf change of the repair asked
@@ -850,12 +1006,20 @@ func (r *Replica) caughtUp(id uint64) bool {
 
 // A normal entry's data, the one place it is laid out:
 //
-//	command:    term (8) | proposal id (8) | batch (kv's replicated form)
+//	command:    term (8) | proposal id (8) | version (8) | kind (1) | body
+//	            kind 'w': body = a write batch (kv's replicated form)
+//	            kind 's': body = new region id (8) | split key (split.go)
 //	compaction: 0 (8) | 'c' | index (8)
 //
 // A command's term is its leader's, never 0 (terms start at initTerm),
-// so a zero term marks the replica's own admin entries.
-const adminCompact byte = 'c'
+// so a zero term marks the replica's own admin entries. version is the
+// region's epoch version its leader decided it under.
+const (
+	adminCompact  byte = 'c'
+	kindBatch     byte = 'w'
+	kindSplit     byte = 's'
+	commandHeader      = 25
+)
 
 // entryProposal returns the proposal key of a command entry; false for
 // an empty entry (a new leader's), an admin entry or a conf change.
@@ -942,14 +1106,16 @@ func (r *Replica) truncate(ctx context.Context, index uint64) error {
 	}
 	b := r.s.db.NewBatch()
 	defer b.Close()
-	if err := writeTruncate(b, r.id, truncated{index: index, term: term}, at); err != nil {
+	// The descriptor in force is the one at max(index, applied floor):
+	// the last split wrote the floor (keys.go).
+	if err := writeTruncate(b, r.id, truncated{index: index, term: term}, at, r.desc); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("persist truncation: %w", err)
 	}
 	r.truncConf, r.confLog = at, rest
-	if _, err := r.ms.CreateSnapshot(index, at.conf, snapshotData(at.ver)); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+	if _, err := r.ms.CreateSnapshot(index, at.conf, snapshotData(at.ver, r.desc)); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
 		return err
 	}
 	if err := r.ms.Compact(index); err != nil && !errors.Is(err, raft.ErrCompacted) {

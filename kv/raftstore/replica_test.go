@@ -134,6 +134,10 @@ type testCluster struct {
 	// ended ("replicate"), with their proposals.
 	replicating map[string]abandoned
 	reads       map[string]*readRequest
+	// split lists the regions splits created; leaderships are the ones
+	// the test took and named (leading).
+	split       []uint64
+	leaderships map[string]Leadership
 }
 
 // open opens store id, its replica of the region at conf_ver confVer
@@ -157,7 +161,14 @@ func (c *testCluster) open(id, confVer uint64) error {
 		c.t.Fatal(err)
 	}
 	c.stores[id], c.appl[id] = s, a
-	_, err = s.AddRegion(1, nil, nil, c.peers, confVer)
+	_, err = s.AddRegion(1, Descriptor{}, c.peers, confVer)
+	// The regions splits created here are reloaded from the raft engine,
+	// as the node adds them from its state file.
+	for _, rid := range c.split {
+		if _, err := s.AddRegion(rid, Descriptor{Version: 2}, c.peers, confVer); err != nil && !errors.Is(err, ErrTombstoned) {
+			c.t.Fatal(err)
+		}
+	}
 	return err
 }
 
@@ -288,7 +299,8 @@ func (c *testCluster) leader() uint64 {
 func TestReplica(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, snaps: map[uint64][]inSnapshot{}, partitioned: map[uint64]bool{}},
-			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, replicating: map[string]abandoned{}, reads: map[string]*readRequest{}}
+			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, replicating: map[string]abandoned{}, reads: map[string]*readRequest{},
+			leaderships: map[string]Leadership{}}
 		defer func() {
 			for _, s := range c.stores {
 				_ = s.Close()
@@ -352,6 +364,13 @@ func TestReplica(t *testing.T) {
 					cf := r.Conf()
 					return fmt.Sprintf("conf_ver=%d voters=%v learners=%v", cf.Ver, cf.Voters, cf.Learners)
 				})
+			case "transfer-leader":
+				// What pd's leader balance asks of a region's leader.
+				var to uint64
+				d.ScanArgs(t, "to", &to)
+				c.stores[store()].Replica(regionArg(t, d)).TransferLeader(to)
+				c.stabilize()
+				return c.status(anonymous)
 			case "transfer-leaders":
 				// What a node being stopped does first.
 				s := c.stores[store()]
@@ -376,7 +395,7 @@ func TestReplica(t *testing.T) {
 				c.stabilize()
 				return c.status(anonymous)
 			case "campaign":
-				if err := c.stores[store()].Replica(1).rn.Campaign(); err != nil {
+				if err := c.stores[store()].Replica(regionArg(t, d)).rn.Campaign(); err != nil {
 					return err.Error()
 				}
 				c.stabilize()
@@ -394,17 +413,86 @@ func TestReplica(t *testing.T) {
 					return "ok" // which store won an election is up to raft's randomized timeouts
 				}
 				return c.status(anonymous)
-			case "propose":
-				id := store()
-				var v string
-				d.ScanArgs(t, "v", &v)
-				r := c.stores[id].Replica(1)
+			case "split":
+				// The leader of region (default 1) on store splits it at
+				// key, the part from key on becoming region id.
+				var key string
+				var newID uint64
+				d.ScanArgs(t, "key", &key)
+				d.ScanArgs(t, "id", &newID)
+				r := c.stores[store()].Replica(regionArg(t, d))
 				l, err := r.Leading()
 				if err != nil {
 					return err.Error()
 				}
+				done := make(chan string, 1)
+				go func() {
+					left, right, err := l.Split(context.Background(), []byte(key), newID)
+					if err != nil {
+						done <- err.Error()
+						return
+					}
+					done <- fmt.Sprintf("left %s, right %s", descString(left), descString(right))
+				}()
+				// Wait until the split is queued for the loop, or refused
+				// before (no timing: the goroutine's propose is awaited).
+				var out string
+				for queued := false; !queued; runtime.Gosched() {
+					select {
+					case out = <-done:
+						return out + "\n"
+					default:
+					}
+					r.mu.Lock()
+					queued = len(r.newProps) > 0
+					r.mu.Unlock()
+				}
+				c.stabilize()
+				out = <-done
+				if !slices.Contains(c.split, newID) && !strings.Contains(out, "refused") {
+					c.split = append(c.split, newID)
+				}
+				c.stabilize()
+				return out + "\n"
+			case "regions":
+				// Every store's replicas: range, version, voters, whether it
+				// serves, the applied index.
+				var b strings.Builder
+				for _, id := range c.ids() {
+					for _, r := range c.stores[id].sorted() {
+						_, err := r.Leading()
+						fmt.Fprintf(&b, "store %d region %d: %s voters=%v serving=%t applied=%d\n", id, r.ID(), descString(r.Region()),
+							r.Conf().Voters, err == nil, r.applied)
+					}
+				}
+				return b.String()
+			case "take-leadership":
+				// Names the serving leadership of the store's replica.
+				var name string
+				d.ScanArgs(t, "name", &name)
+				l, err := c.stores[store()].Replica(regionArg(t, d)).Leading()
+				if err != nil {
+					return err.Error()
+				}
+				c.leaderships[name] = l
+				return "ok"
+			case "propose":
+				id := store()
+				var v string
+				d.ScanArgs(t, "v", &v)
+				r := c.stores[id].Replica(regionArg(t, d))
+				l, err := r.Leading()
+				if err != nil {
+					return err.Error()
+				}
+				if d.HasArg("under") {
+					// Under a leadership taken earlier (take-leadership).
+					var name string
+					d.ScanArgs(t, "under", &name)
+					l = c.leaderships[name]
+				}
 				if !d.HasArg("abandoned") {
-					_, done, err := l.propose([]byte(v))
+					_, done, err := l.propose(kindBatch, []byte(v))
 					if err != nil {
 						return err.Error()
 					}
@@ -435,7 +523,7 @@ func TestReplica(t *testing.T) {
 				id := store()
 				var name string
 				d.ScanArgs(t, "name", &name)
-				l, err := c.stores[id].Replica(1).Leading()
+				l, err := c.stores[id].Replica(regionArg(t, d)).Leading()
 				if err != nil {
 					return err.Error()
 				}
@@ -482,8 +570,12 @@ func TestReplica(t *testing.T) {
 						// Which store leads may be up to raft's
 						// randomized timeouts: not printed.
 						var nl *NotLeaderError
-						if errors.As(err, &nl) {
+						var ee *EpochError
+						switch {
+						case errors.As(err, &nl):
 							err = errors.New("not leader")
+						case errors.As(err, &ee):
+							err = fmt.Errorf("epoch not match: decided at version %d, region now %s", ee.Version, descString(ee.Current))
 						}
 						fmt.Fprintf(&b, "%s: %v\n", n, err)
 						delete(c.pending, n)
@@ -545,6 +637,20 @@ func TestReplica(t *testing.T) {
 			}
 		})
 	})
+}
+
+// regionArg is the command's region argument, 1 by default.
+func regionArg(t *testing.T, d *datadriven.TestData) uint64 {
+	id := uint64(1)
+	if d.HasArg("region") {
+		d.ScanArgs(t, "region", &id)
+	}
+	return id
+}
+
+// descString renders a descriptor: [start, end) v<version>.
+func descString(d Descriptor) string {
+	return fmt.Sprintf("[%s, %s) v%d", d.Start, d.End, d.Version)
 }
 
 // abandonedOutcome describes the result of a Replicate whose context had

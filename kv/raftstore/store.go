@@ -92,6 +92,10 @@ type Config struct {
 	// this store becomes a serving leader or stops being one, or applies a
 	// conf change, so that the node tells pd at once.
 	OnLeaderChange func()
+	// OnSplit is called (from its own goroutine) when a replica on this
+	// store applied a split: parent kept the left part, child is the new
+	// region, whose replica exists on the store now.
+	OnSplit func(parent, child uint64)
 	// Logger logs the store's life. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -107,6 +111,13 @@ type Store struct {
 	mu       sync.Mutex
 	replicas map[uint64]*Replica
 	inbox    []Envelope
+	// orphans are messages that arrived for regions this store does not
+	// hold (loop only), each with the tick it arrived at: a region split
+	// off on another store first (its new leader campaigns at once) is
+	// created here when this store applies the split, and its first
+	// messages are stepped then instead of waiting for raft to send them
+	// again after an election timeout.
+	orphans []orphan
 	// snaps are snapshots received, to install; reports are the outcomes
 	// of snapshots sent, for raft.
 	snaps   []inSnapshot
@@ -116,7 +127,16 @@ type Store struct {
 	// transferring: the store is being stopped and hands its leaderships
 	// away (TransferLeaders).
 	transferring bool
-	closed       bool
+	// dirty are the replicas with something for the loop (a proposal, a
+	// read, a request of the node's, raft work left from a round), under
+	// dirtyMu, a lock taken last; allDirty: every replica (a tick). A
+	// round handles the replicas dirty or stepped since the last one, so
+	// that its cost follows the regions with work, not all the regions
+	// (TiKV's batch system polls only the regions with messages too).
+	dirtyMu  sync.Mutex
+	dirty    map[uint64]*Replica
+	allDirty bool
+	closed   bool
 
 	// ticks counts the loop's ticks (loop only).
 	ticks int
@@ -167,7 +187,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	return &Store{cfg: cfg, db: db, replicas: map[uint64]*Replica{}, wake: make(chan struct{}, 1),
-		bg: bg, stop: stop}, nil
+		dirty: map[uint64]*Replica{}, bg: bg, stop: stop}, nil
 }
 
 // Start runs the store's loop until Close.
@@ -219,15 +239,17 @@ var ErrStopped = errors.New("raftstore: store stopped")
 var ErrUndetermined = errors.New("raftstore: proposal's outcome unknown (a snapshot moved the replica past its entry)")
 
 // AddRegion creates (or, after a restart, reloads from the raft engine)
-// this store's replica of region id, the user keys [start, end) (end nil:
-// to the end), at configuration confVer (pd's record), whose peers are
-// peers (store ids), and returns it; a region already added is returned
-// as it is. A replica new to this store is created from the region's
-// initial state when confVer is 1 (its voters are peers, this store
-// among them), else uninitialized: a replica a conf change added, which
-// its leader's snapshot initializes. *ErrTombstoned when this store's
-// replica was removed at confVer or later.
-func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64, confVer uint64) (*Replica, error) {
+// this store's replica of region id, desc as pd has it (the descriptor
+// the raft engine kept wins), at configuration confVer (pd's record),
+// whose peers are peers (store ids), and returns it; a region already
+// added is returned as it is. A replica new to this store is created
+// from the region's initial state when confVer and desc.Version are 1
+// (the cluster's first region: its voters are peers, this store among
+// them), else uninitialized: a replica a conf change added, or a region
+// split off another while this store's replica did not apply the split,
+// which its leader's snapshot initializes. *ErrTombstoned when this
+// store's replica was removed at confVer or later.
+func (s *Store) AddRegion(id uint64, desc Descriptor, peers []uint64, confVer uint64) (*Replica, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.replicas[id]; ok {
@@ -236,12 +258,12 @@ func (s *Store) AddRegion(id uint64, start, end []byte, peers []uint64, confVer 
 	if s.closed {
 		return nil, ErrStopped
 	}
-	r, err := newReplica(s, id, start, end, peers, confVer)
+	r, err := newReplica(s, id, desc.clone(), peers, confVer)
 	if err != nil {
 		return nil, err
 	}
 	s.replicas[id] = r
-	s.nudge()
+	s.touch(r)
 	return r, nil
 }
 
@@ -275,7 +297,8 @@ func (s *Store) destroy(ctx context.Context, id uint64) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("raftstore: region %d: write tombstone: %w", id, err)
 	}
-	if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, nil); err != nil {
+	d := r.Region()
+	if err := s.cfg.Applier.ImportRange(ctx, d.Start, d.End, nil); err != nil {
 		return fmt.Errorf("raftstore: region %d: delete the removed replica's keys: %w", id, err)
 	}
 	s.cfg.Logger.Info("raftstore: replica removed", "region", id, "conf_ver", r.confVer)
@@ -330,6 +353,14 @@ func (s *Store) Step(msgs []Envelope) {
 	s.nudge()
 }
 
+// touch marks r as having work for the loop and nudges it.
+func (s *Store) touch(r *Replica) {
+	s.dirtyMu.Lock()
+	s.dirty[r.id] = r
+	s.dirtyMu.Unlock()
+	s.nudge()
+}
+
 func (s *Store) nudge() {
 	select {
 	case s.wake <- struct{}{}:
@@ -379,12 +410,20 @@ func (s *Store) sorted() []*Replica {
 // leader's term may end): the repair proposes again.
 func (s *Store) tick() {
 	s.ticks++
+	s.dirtyMu.Lock()
+	s.allDirty = true
+	s.dirtyMu.Unlock()
 	for _, r := range s.sorted() {
 		r.rn.Tick()
 		r.updateLeaderless()
 		if r.confTicks > 0 {
 			if r.confTicks++; r.confTicks > 3*s.cfg.ElectionTicks {
 				r.confTicks = 0
+			}
+		}
+		if r.transferTicks > 0 {
+			if r.transferTicks++; r.transferTicks > 2*s.cfg.ElectionTicks {
+				r.resume()
 			}
 		}
 	}
@@ -407,31 +446,52 @@ func (s *Store) round(ctx context.Context) error {
 			s.cfg.Logger.Error("raftstore: remove replica", "region", id, "err", err)
 		}
 	}
+	s.dirtyMu.Lock()
+	work, all := s.dirty, s.allDirty
+	s.dirty, s.allDirty = map[uint64]*Replica{}, false
+	s.dirtyMu.Unlock()
 	for _, rep := range reports {
 		if r := s.Replica(rep.region); r != nil {
 			r.rn.ReportSnapshot(rep.to, rep.status)
+			work[r.id] = r
 		}
 	}
 	for _, in := range snaps {
 		in.done <- s.install(ctx, in)
+		if r := s.Replica(in.env.RegionID); r != nil {
+			work[r.id] = r
+		}
+	}
+	orphans := s.orphans
+	s.orphans = nil
+	for _, o := range orphans {
+		if r := s.step(o.Envelope, o.tick); r != nil {
+			work[r.id] = r
+		}
 	}
 	for _, env := range inbox {
-		r := s.Replica(env.RegionID)
-		if r == nil {
-			continue // a region this store does not hold (yet): raft resends
+		if r := s.step(env, s.ticks); r != nil {
+			work[r.id] = r
 		}
-		r.heard[env.Msg.GetFrom()] = s.ticks
-		if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
-			s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
-		}
-	}
-	replicas := s.sorted()
-	for _, r := range replicas {
-		r.feed()
 	}
 	s.mu.Lock()
 	transferring := s.transferring
 	s.mu.Unlock()
+	var replicas []*Replica
+	if all || transferring {
+		replicas = s.sorted()
+	} else {
+		replicas = make([]*Replica, 0, len(work))
+		for _, r := range work {
+			if s.Replica(r.id) == r { // not removed meanwhile
+				replicas = append(replicas, r)
+			}
+		}
+		sort.Slice(replicas, func(i, j int) bool { return replicas[i].id < replicas[j].id })
+	}
+	for _, r := range replicas {
+		r.feed()
+	}
 	if transferring {
 		for _, r := range replicas {
 			r.transferAway()
@@ -458,7 +518,11 @@ func (s *Store) round(ctx context.Context) error {
 			// log up to it goes.
 			md := snap.GetMetadata()
 			at := confAt{ver: snapshotConfVer(snap.GetData()), conf: md.GetConfState()}
-			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}, at); err != nil {
+			desc, ok := snapshotDesc(snap.GetData())
+			if !ok {
+				desc = x.r.Region()
+			}
+			if err := writeSnapshot(b, x.r.id, truncated{index: md.GetIndex(), term: md.GetTerm()}, at, desc); err != nil {
 				return err
 			}
 		}
@@ -501,12 +565,44 @@ func (s *Store) round(ctx context.Context) error {
 	// committed once acknowledged, proposals fed after Ready): go again.
 	for _, r := range replicas {
 		if r.rn.HasReady() {
-			s.nudge()
-			break
+			s.touch(r)
 		}
 	}
 	return nil
 }
+
+// step steps a message that arrived at tick into its replica's group and
+// returns the replica. A message for a region this store does not hold
+// (yet) is kept for a few ticks, in case a split here creates the region
+// (raft sends again anyway), and nil returned. Loop only.
+func (s *Store) step(env Envelope, tick int) *Replica {
+	r := s.Replica(env.RegionID)
+	if r == nil {
+		if s.ticks-tick <= orphanTicks && len(s.orphans) < maxOrphans {
+			s.orphans = append(s.orphans, orphan{Envelope: env, tick: tick})
+		}
+		return nil
+	}
+	r.heard[env.Msg.GetFrom()] = s.ticks
+	if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
+	}
+	return r
+}
+
+// orphan is a message for a region the store did not hold when it
+// arrived, and the tick it arrived at.
+type orphan struct {
+	Envelope
+	tick int
+}
+
+// orphanTicks is how long an orphan waits for its region, maxOrphans how
+// many the store keeps.
+const (
+	orphanTicks = 5
+	maxOrphans  = 256
+)
 
 // inSnapshot is a snapshot received for one of this store's replicas:
 // raft's MsgSnap and the region's keys.
@@ -561,7 +657,11 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 		return fmt.Errorf("raftstore: region %d: snapshot at %d refused by a leader", r.id, md.GetIndex())
 	}
 	if md.GetIndex() > st.HardState.GetCommit() {
-		if err := s.cfg.Applier.ImportRange(ctx, r.start, r.end, in.chunks); err != nil {
+		d, ok := snapshotDesc(in.env.Msg.GetSnapshot().GetData())
+		if !ok {
+			d = r.Region()
+		}
+		if err := s.cfg.Applier.ImportRange(ctx, d.Start, d.End, in.chunks); err != nil {
 			return fmt.Errorf("raftstore: region %d: install snapshot at %d: %w", r.id, md.GetIndex(), err)
 		}
 		s.cfg.Logger.Info("raftstore: snapshot installed", "region", r.id, "index", md.GetIndex(), "chunks", len(in.chunks))
@@ -579,11 +679,15 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 // the snapshot's index; the follower applies the entries after the index
 // again, which leaves the same state.
 func (s *Store) sendSnapshot(r *Replica, m *pb.Message) {
+	d, ok := snapshotDesc(m.GetSnapshot().GetData())
+	if !ok {
+		d = r.Region()
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		err := s.cfg.Transport.SendSnapshot(s.bg, m.GetTo(), Envelope{RegionID: r.id, Msg: m}, func(emit func([]byte) error) error {
-			return s.cfg.Applier.ExportRange(s.bg, r.start, r.end, snapshotChunkBytes, emit)
+			return s.cfg.Applier.ExportRange(s.bg, d.Start, d.End, snapshotChunkBytes, emit)
 		})
 		status := raft.SnapshotFinish
 		if err != nil {

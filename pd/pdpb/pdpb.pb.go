@@ -306,9 +306,10 @@ type StoreHeartbeatRequest struct {
 	// leading lists the regions whose raft leader, serving, is this store:
 	// pd routes clients to it.
 	Leading []uint64 `protobuf:"varint,3,rep,packed,name=leading,proto3" json:"leading,omitempty"`
-	// reports are the raft configurations of the regions in leading, as
-	// their leader applied them: pd takes one newer (higher conf_ver) than
-	// its record into the directory.
+	// reports are the regions of the store's replicas as they applied
+	// them: pd takes a range newer (higher version: a split) than its
+	// record into the directory, and from the regions in leading a raft
+	// configuration newer (higher conf_ver) than its record.
 	Reports       []*RegionReport `protobuf:"bytes,4,rep,name=reports,proto3" json:"reports,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -372,14 +373,20 @@ func (x *StoreHeartbeatRequest) GetReports() []*RegionReport {
 	return nil
 }
 
-// RegionReport is a region's raft configuration as its leader applied it.
+// RegionReport is a region as one of its replicas applied it: its raft
+// configuration, its range and its epoch version.
 type RegionReport struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	RegionId uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
 	ConfVer  uint64                 `protobuf:"varint,2,opt,name=conf_ver,json=confVer,proto3" json:"conf_ver,omitempty"`
 	// voters includes the outgoing voters of a joint configuration.
-	Voters        []uint64 `protobuf:"varint,3,rep,packed,name=voters,proto3" json:"voters,omitempty"`
-	Learners      []uint64 `protobuf:"varint,4,rep,packed,name=learners,proto3" json:"learners,omitempty"`
+	Voters   []uint64 `protobuf:"varint,3,rep,packed,name=voters,proto3" json:"voters,omitempty"`
+	Learners []uint64 `protobuf:"varint,4,rep,packed,name=learners,proto3" json:"learners,omitempty"`
+	Start    []byte   `protobuf:"bytes,5,opt,name=start,proto3" json:"start,omitempty"`
+	End      []byte   `protobuf:"bytes,6,opt,name=end,proto3" json:"end,omitempty"`
+	// version counts the splits the region went through (0: not
+	// reported, from a node that predates splits).
+	Version       uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -442,6 +449,27 @@ func (x *RegionReport) GetLearners() []uint64 {
 	return nil
 }
 
+func (x *RegionReport) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *RegionReport) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *RegionReport) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
 type StoreHeartbeatResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Regions []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
@@ -450,7 +478,11 @@ type StoreHeartbeatResponse struct {
 	Changes []*ChangePeer `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
 	// gc_safe_point is the cluster's GC safe point: the store refuses the
 	// reads below it.
-	GcSafePoint   uint64 `protobuf:"varint,3,opt,name=gc_safe_point,json=gcSafePoint,proto3" json:"gc_safe_point,omitempty"`
+	GcSafePoint uint64 `protobuf:"varint,3,opt,name=gc_safe_point,json=gcSafePoint,proto3" json:"gc_safe_point,omitempty"`
+	// transfers are the leaderships pd asks the store to hand to another
+	// store, so that every live store leads about its share of the
+	// regions (pd's balance-leader).
+	Transfers     []*TransferLeader `protobuf:"bytes,4,rep,name=transfers,proto3" json:"transfers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -506,6 +538,67 @@ func (x *StoreHeartbeatResponse) GetGcSafePoint() uint64 {
 	return 0
 }
 
+func (x *StoreHeartbeatResponse) GetTransfers() []*TransferLeader {
+	if x != nil {
+		return x.Transfers
+	}
+	return nil
+}
+
+// TransferLeader asks a region's leader to hand its leadership to the
+// region's voter on to_store (raft's leader transfer).
+type TransferLeader struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionId      uint64                 `protobuf:"varint,1,opt,name=region_id,json=regionId,proto3" json:"region_id,omitempty"`
+	ToStore       uint64                 `protobuf:"varint,2,opt,name=to_store,json=toStore,proto3" json:"to_store,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferLeader) Reset() {
+	*x = TransferLeader{}
+	mi := &file_pdpb_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferLeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferLeader) ProtoMessage() {}
+
+func (x *TransferLeader) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferLeader.ProtoReflect.Descriptor instead.
+func (*TransferLeader) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TransferLeader) GetRegionId() uint64 {
+	if x != nil {
+		return x.RegionId
+	}
+	return 0
+}
+
+func (x *TransferLeader) GetToStore() uint64 {
+	if x != nil {
+		return x.ToStore
+	}
+	return 0
+}
+
 // ChangePeer asks a region's leader to replace the replica on
 // remove_store (a store down longer than pd's max store down time) by one
 // on add_store, through raft conf changes: add_store as a learner, then,
@@ -523,7 +616,7 @@ type ChangePeer struct {
 
 func (x *ChangePeer) Reset() {
 	*x = ChangePeer{}
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -535,7 +628,7 @@ func (x *ChangePeer) String() string {
 func (*ChangePeer) ProtoMessage() {}
 
 func (x *ChangePeer) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -548,7 +641,7 @@ func (x *ChangePeer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePeer.ProtoReflect.Descriptor instead.
 func (*ChangePeer) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{7}
+	return file_pdpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ChangePeer) GetRegionId() uint64 {
@@ -581,7 +674,7 @@ type GetRegionRequest struct {
 
 func (x *GetRegionRequest) Reset() {
 	*x = GetRegionRequest{}
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +686,7 @@ func (x *GetRegionRequest) String() string {
 func (*GetRegionRequest) ProtoMessage() {}
 
 func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +699,7 @@ func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{8}
+	return file_pdpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetRegionRequest) GetKey() []byte {
@@ -625,7 +718,7 @@ type GetRegionByIDRequest struct {
 
 func (x *GetRegionByIDRequest) Reset() {
 	*x = GetRegionByIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +730,7 @@ func (x *GetRegionByIDRequest) String() string {
 func (*GetRegionByIDRequest) ProtoMessage() {}
 
 func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +743,7 @@ func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{9}
+	return file_pdpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetRegionByIDRequest) GetRegionId() uint64 {
@@ -671,7 +764,7 @@ type GetRegionResponse struct {
 
 func (x *GetRegionResponse) Reset() {
 	*x = GetRegionResponse{}
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +776,7 @@ func (x *GetRegionResponse) String() string {
 func (*GetRegionResponse) ProtoMessage() {}
 
 func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +789,7 @@ func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{10}
+	return file_pdpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRegionResponse) GetRegion() *Region {
@@ -721,7 +814,7 @@ type GetStoresRequest struct {
 
 func (x *GetStoresRequest) Reset() {
 	*x = GetStoresRequest{}
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +826,7 @@ func (x *GetStoresRequest) String() string {
 func (*GetStoresRequest) ProtoMessage() {}
 
 func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +839,7 @@ func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresRequest.ProtoReflect.Descriptor instead.
 func (*GetStoresRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{11}
+	return file_pdpb_proto_rawDescGZIP(), []int{12}
 }
 
 type GetStoresResponse struct {
@@ -758,7 +851,7 @@ type GetStoresResponse struct {
 
 func (x *GetStoresResponse) Reset() {
 	*x = GetStoresResponse{}
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +863,7 @@ func (x *GetStoresResponse) String() string {
 func (*GetStoresResponse) ProtoMessage() {}
 
 func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +876,7 @@ func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresResponse.ProtoReflect.Descriptor instead.
 func (*GetStoresResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{12}
+	return file_pdpb_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetStoresResponse) GetStores() []*Store {
@@ -802,7 +895,7 @@ type AllocIDRequest struct {
 
 func (x *AllocIDRequest) Reset() {
 	*x = AllocIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +907,7 @@ func (x *AllocIDRequest) String() string {
 func (*AllocIDRequest) ProtoMessage() {}
 
 func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +920,7 @@ func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDRequest.ProtoReflect.Descriptor instead.
 func (*AllocIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{13}
+	return file_pdpb_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AllocIDRequest) GetCount() uint32 {
@@ -848,7 +941,7 @@ type AllocIDResponse struct {
 
 func (x *AllocIDResponse) Reset() {
 	*x = AllocIDResponse{}
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +953,7 @@ func (x *AllocIDResponse) String() string {
 func (*AllocIDResponse) ProtoMessage() {}
 
 func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +966,7 @@ func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDResponse.ProtoReflect.Descriptor instead.
 func (*AllocIDResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{14}
+	return file_pdpb_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AllocIDResponse) GetFirst() uint64 {
@@ -905,7 +998,7 @@ type StoreState struct {
 
 func (x *StoreState) Reset() {
 	*x = StoreState{}
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1010,7 @@ func (x *StoreState) String() string {
 func (*StoreState) ProtoMessage() {}
 
 func (x *StoreState) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1023,7 @@ func (x *StoreState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreState.ProtoReflect.Descriptor instead.
 func (*StoreState) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{15}
+	return file_pdpb_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StoreState) GetStoreId() uint64 {
@@ -962,7 +1055,7 @@ type GetGCSafePointRequest struct {
 
 func (x *GetGCSafePointRequest) Reset() {
 	*x = GetGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1067,7 @@ func (x *GetGCSafePointRequest) String() string {
 func (*GetGCSafePointRequest) ProtoMessage() {}
 
 func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1080,7 @@ func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*GetGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{16}
+	return file_pdpb_proto_rawDescGZIP(), []int{17}
 }
 
 type UpdateGCSafePointRequest struct {
@@ -999,7 +1092,7 @@ type UpdateGCSafePointRequest struct {
 
 func (x *UpdateGCSafePointRequest) Reset() {
 	*x = UpdateGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1104,7 @@ func (x *UpdateGCSafePointRequest) String() string {
 func (*UpdateGCSafePointRequest) ProtoMessage() {}
 
 func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1117,7 @@ func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*UpdateGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{17}
+	return file_pdpb_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UpdateGCSafePointRequest) GetCandidate() uint64 {
@@ -1043,7 +1136,7 @@ type GCSafePointResponse struct {
 
 func (x *GCSafePointResponse) Reset() {
 	*x = GCSafePointResponse{}
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1148,7 @@ func (x *GCSafePointResponse) String() string {
 func (*GCSafePointResponse) ProtoMessage() {}
 
 func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1161,7 @@ func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCSafePointResponse.ProtoReflect.Descriptor instead.
 func (*GCSafePointResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{18}
+	return file_pdpb_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GCSafePointResponse) GetSafePoint() uint64 {
@@ -1090,7 +1183,7 @@ type ReportMinStartTSRequest struct {
 
 func (x *ReportMinStartTSRequest) Reset() {
 	*x = ReportMinStartTSRequest{}
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1195,7 @@ func (x *ReportMinStartTSRequest) String() string {
 func (*ReportMinStartTSRequest) ProtoMessage() {}
 
 func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1208,7 @@ func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSRequest.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{19}
+	return file_pdpb_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReportMinStartTSRequest) GetNode() string {
@@ -1150,7 +1243,7 @@ type ReportMinStartTSResponse struct {
 
 func (x *ReportMinStartTSResponse) Reset() {
 	*x = ReportMinStartTSResponse{}
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1255,7 @@ func (x *ReportMinStartTSResponse) String() string {
 func (*ReportMinStartTSResponse) ProtoMessage() {}
 
 func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1268,7 @@ func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{20}
+	return file_pdpb_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReportMinStartTSResponse) GetGcLeader() bool {
@@ -1213,16 +1306,23 @@ const file_pdpb_proto_rawDesc = "" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
 	"\aleading\x18\x03 \x03(\x04R\aleading\x121\n" +
-	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\"z\n" +
+	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\"\xbc\x01\n" +
 	"\fRegionReport\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
 	"\x06voters\x18\x03 \x03(\x04R\x06voters\x12\x1a\n" +
-	"\blearners\x18\x04 \x03(\x04R\blearners\"\x9a\x01\n" +
+	"\blearners\x18\x04 \x03(\x04R\blearners\x12\x14\n" +
+	"\x05start\x18\x05 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x06 \x01(\fR\x03end\x12\x18\n" +
+	"\aversion\x18\a \x01(\x04R\aversion\"\xd3\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
 	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
-	"\rgc_safe_point\x18\x03 \x01(\x04R\vgcSafePoint\"i\n" +
+	"\rgc_safe_point\x18\x03 \x01(\x04R\vgcSafePoint\x127\n" +
+	"\ttransfers\x18\x04 \x03(\v2\x19.percdb.pd.TransferLeaderR\ttransfers\"H\n" +
+	"\x0eTransferLeader\x12\x1b\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
+	"\bto_store\x18\x02 \x01(\x04R\atoStore\"i\n" +
 	"\n" +
 	"ChangePeer\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12!\n" +
@@ -1284,7 +1384,7 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 	return file_pdpb_proto_rawDescData
 }
 
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_pdpb_proto_goTypes = []any{
 	(*Store)(nil),                    // 0: percdb.pd.Store
 	(*Region)(nil),                   // 1: percdb.pd.Region
@@ -1293,53 +1393,55 @@ var file_pdpb_proto_goTypes = []any{
 	(*StoreHeartbeatRequest)(nil),    // 4: percdb.pd.StoreHeartbeatRequest
 	(*RegionReport)(nil),             // 5: percdb.pd.RegionReport
 	(*StoreHeartbeatResponse)(nil),   // 6: percdb.pd.StoreHeartbeatResponse
-	(*ChangePeer)(nil),               // 7: percdb.pd.ChangePeer
-	(*GetRegionRequest)(nil),         // 8: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),     // 9: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),        // 10: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),         // 11: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),        // 12: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),           // 13: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),          // 14: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),               // 15: percdb.pd.StoreState
-	(*GetGCSafePointRequest)(nil),    // 16: percdb.pd.GetGCSafePointRequest
-	(*UpdateGCSafePointRequest)(nil), // 17: percdb.pd.UpdateGCSafePointRequest
-	(*GCSafePointResponse)(nil),      // 18: percdb.pd.GCSafePointResponse
-	(*ReportMinStartTSRequest)(nil),  // 19: percdb.pd.ReportMinStartTSRequest
-	(*ReportMinStartTSResponse)(nil), // 20: percdb.pd.ReportMinStartTSResponse
+	(*TransferLeader)(nil),           // 7: percdb.pd.TransferLeader
+	(*ChangePeer)(nil),               // 8: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),         // 9: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),     // 10: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),        // 11: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),         // 12: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),        // 13: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),           // 14: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),          // 15: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),               // 16: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),    // 17: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil), // 18: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),      // 19: percdb.pd.GCSafePointResponse
+	(*ReportMinStartTSRequest)(nil),  // 20: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil), // 21: percdb.pd.ReportMinStartTSResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
 	5,  // 1: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
 	1,  // 2: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
-	7,  // 3: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
-	1,  // 4: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
-	0,  // 5: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
-	0,  // 6: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
-	1,  // 7: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
-	2,  // 8: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	4,  // 9: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	8,  // 10: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	9,  // 11: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	11, // 12: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	13, // 13: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	16, // 14: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
-	17, // 15: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
-	19, // 16: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
-	3,  // 17: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	6,  // 18: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	10, // 19: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	10, // 20: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	12, // 21: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	14, // 22: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	18, // 23: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	18, // 24: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	20, // 25: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
-	17, // [17:26] is the sub-list for method output_type
-	8,  // [8:17] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	8,  // 3: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
+	7,  // 4: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
+	1,  // 5: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
+	0,  // 6: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
+	0,  // 7: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
+	1,  // 8: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
+	2,  // 9: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	4,  // 10: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	9,  // 11: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	10, // 12: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	12, // 13: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	14, // 14: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	17, // 15: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	18, // 16: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	20, // 17: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	3,  // 18: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	6,  // 19: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	11, // 20: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	11, // 21: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	13, // 22: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	15, // 23: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	19, // 24: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	19, // 25: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	21, // 26: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	18, // [18:27] is the sub-list for method output_type
+	9,  // [9:18] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -1353,7 +1455,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

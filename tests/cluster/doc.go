@@ -27,6 +27,11 @@
 // that statements fail with MySQL errors 9002 and 9001 instead of hanging,
 // and work again once the node is back.
 //
+// TestSplitUnderBank splits the bank's tables into several regions with
+// SPLIT TABLE under the workload, waits until pd has spread their
+// leaders over the three KV nodes, SIGKILLs the node leading the first
+// region and restarts it; the Checker then checks the data.
+//
 // Waits are bounded generously (a process that does not start, a workload
 // that makes no progress) but nothing is timed.
 package cluster

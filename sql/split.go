@@ -1,0 +1,311 @@
+package sql
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
+)
+
+// TiDB's region statements, which GMS does not parse and the handler
+// runs itself (handler.go's ownStatement):
+//
+//	SPLIT TABLE t BETWEEN (lo) AND (hi) REGIONS n
+//	SPLIT TABLE t BY (v1), (v2), ...
+//	SHOW TABLE t REGIONS
+//
+// A split cuts the region holding a row key there, so that the rows
+// from that handle on start a region of their own (kv.Splitter: on the
+// single node the store's region map, in a cluster the region's leader
+// through raft). BETWEEN cuts [lo, hi) into n ranges of equal width and
+// splits at the start of each (TiDB's). Keys that already start a region
+// are skipped; TOTAL_SPLIT_REGION counts the splits made. Only tables
+// whose rows are keyed by an integer (an integer primary key, or the
+// hidden row id) are split, and only their rows (not an INDEX).
+
+// splitStatement is a parsed SPLIT TABLE or SHOW TABLE ... REGIONS.
+type splitStatement struct {
+	table *ast.TableName
+	// show: SHOW TABLE t REGIONS; else split (at splits, or between).
+	show bool
+	opt  *ast.SplitOption
+	// index names the index of TiDB's index forms, which are refused.
+	index string
+}
+
+// parseSplit recognises the statements of splitStatement. A statement
+// that starts like one but does not parse is left to GMS (whose error
+// is the parse error).
+func parseSplit(query string) (splitStatement, bool) {
+	q := strings.TrimSpace(query)
+	if !startsWithWord(q, "split") && !(startsWithWord(q, "show") && strings.Contains(strings.ToLower(q), "regions")) {
+		return splitStatement{}, false
+	}
+	stmts, _, err := parser.New().Parse(q, "", "")
+	if err != nil || len(stmts) != 1 {
+		return splitStatement{}, false
+	}
+	switch st := stmts[0].(type) {
+	case *ast.SplitRegionStmt:
+		return splitStatement{table: st.Table, opt: st.SplitOpt, index: st.IndexName.O}, true
+	case *ast.ShowStmt:
+		if st.Tp == ast.ShowRegions && st.Table != nil {
+			return splitStatement{table: st.Table, show: true, index: st.IndexName.O}, true
+		}
+	}
+	return splitStatement{}, false
+}
+
+// errNotSupported is MySQL's ER_NOT_SUPPORTED_YET.
+func errNotSupported(what string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of percdb doesn't yet support '%s'", what)
+}
+
+// split runs a splitStatement for the session of c.
+func (h *handler) split(ctx context.Context, c *mysql.Conn, st splitStatement, callback mysql.ResultSpoolFn) error {
+	s, err := h.sessionFor(c)
+	if err != nil {
+		return err
+	}
+	res, err := s.provider.runSplit(ctx, s.GetCurrentDatabase(), st)
+	if err != nil {
+		return err
+	}
+	return callback(res, false)
+}
+
+// runSplit answers SPLIT TABLE and SHOW TABLE ... REGIONS for the
+// session whose current database is currentDB. TiDB's forms for an index
+// (SPLIT TABLE t INDEX i ..., SHOW TABLE t INDEX i REGIONS) are refused
+// with 1235.
+func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st splitStatement) (*sqltypes.Result, error) {
+	if st.index != "" {
+		return nil, errNotSupported("SPLIT TABLE or SHOW TABLE REGIONS of an INDEX")
+	}
+	dbName := st.table.Schema.O
+	if dbName == "" {
+		dbName = currentDB
+	}
+	if dbName == "" {
+		return nil, mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
+	}
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	cat, err := p.catalogs.Load(ctx, k)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	db, ok := cat.Database(dbName)
+	if !ok {
+		return nil, mysql.NewSQLError(mysql.ERBadDb, mysql.SSUnknownSQLState, "Unknown database '%s'", dbName)
+	}
+	def, ok := cat.Table(db.ID, st.table.Name.O)
+	if !ok {
+		return nil, mysql.NewSQLError(mysql.ERNoSuchTable, mysql.SSUnknownTable, "Table '%s.%s' doesn't exist", dbName, st.table.Name.O)
+	}
+	m, err := p.metas.Get(gsql.NewEmptyContext(), db.Name, def)
+	if err != nil {
+		return nil, err
+	}
+	client := p.store.Client()
+	if st.show {
+		return showRegions(ctx, client, m.Exec.ID)
+	}
+	if m.Exec.HandleKind == executor.HandleCommon {
+		return nil, errNotSupported("SPLIT TABLE of a table whose primary key is not one integer column")
+	}
+	sp, ok := kv.AsSplitter(client)
+	if !ok {
+		return nil, errNotSupported("SPLIT TABLE on this storage")
+	}
+	handles, err := splitHandles(st.table.Name.O, st.opt)
+	if err != nil {
+		return nil, err
+	}
+	done := 0
+	for _, h := range handles {
+		key := tablecodec.RowKey(nil, m.Exec.ID, tablecodec.IntHandle(h))
+		r, err := client.LocateKey(ctx, key)
+		if err != nil {
+			return nil, toSQLError(err)
+		}
+		if string(r.Start) == string(key) {
+			continue // a region starts there already
+		}
+		if _, _, err := sp.SplitRegion(ctx, key); err != nil {
+			// A call that broke in flight may have split: then the key
+			// starts a region now.
+			if r, lerr := client.LocateKey(ctx, key); lerr != nil || string(r.Start) != string(key) {
+				return nil, toSQLError(fmt.Errorf("split table %s at handle %d: %w", st.table.Name.O, h, err))
+			}
+		}
+		done++
+	}
+	return &sqltypes.Result{
+		Fields: []*querypb.Field{
+			{Name: "TOTAL_SPLIT_REGION", Type: sqltypes.Int64},
+			{Name: "SCATTER_FINISH_RATIO", Type: sqltypes.Float64},
+		},
+		Rows: [][]sqltypes.Value{{sqltypes.NewInt64(int64(done)), sqltypes.NewFloat64(1)}},
+	}, nil
+}
+
+// maxSplitRegions bounds REGIONS n (TiDB's limit, 1000 by default).
+const maxSplitRegions = 1000
+
+// splitHandles returns the handles a split option cuts at: BY's values,
+// or BETWEEN's lo and the starts of the n-1 ranges after it.
+func splitHandles(table string, opt *ast.SplitOption) ([]int64, error) {
+	if opt == nil {
+		return nil, errNotSupported("SPLIT without BETWEEN or BY")
+	}
+	if len(opt.ValueLists) > 0 {
+		out := make([]int64, 0, len(opt.ValueLists))
+		for _, vs := range opt.ValueLists {
+			if len(vs) != 1 {
+				return nil, mysql.NewSQLError(mysql.ERWrongValueCountOnRow, mysql.SSUnknownSQLState, "Split table region value count should be 1")
+			}
+			h, err := handleValue(vs[0])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, h)
+		}
+		return out, nil
+	}
+	if len(opt.Lower) != 1 || len(opt.Upper) != 1 {
+		return nil, mysql.NewSQLError(mysql.ERWrongValueCountOnRow, mysql.SSUnknownSQLState, "Split table region lower and upper value count should be 1")
+	}
+	lo, err := handleValue(opt.Lower[0])
+	if err != nil {
+		return nil, err
+	}
+	hi, err := handleValue(opt.Upper[0])
+	if err != nil {
+		return nil, err
+	}
+	if hi <= lo {
+		return nil, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState, "Split table `%s` region lower value %d should less than the upper value %d", table, lo, hi)
+	}
+	if opt.Num < 1 || opt.Num > maxSplitRegions {
+		return nil, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState, "Split table region num exceeded the limit %d", maxSplitRegions)
+	}
+	width := new(big.Int).Sub(big.NewInt(hi), big.NewInt(lo))
+	out := make([]int64, 0, opt.Num)
+	for i := int64(0); i < opt.Num; i++ {
+		// lo + i*(hi-lo)/n, in big integers: hi-lo may overflow int64.
+		step := new(big.Int).Mul(width, big.NewInt(i))
+		step.Quo(step, big.NewInt(opt.Num))
+		h := step.Add(step, big.NewInt(lo)).Int64()
+		if len(out) == 0 || out[len(out)-1] != h {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// handleValue reads an integer literal (maybe negated) of a split value.
+func handleValue(e ast.ExprNode) (int64, error) {
+	neg := false
+	if u, ok := e.(*ast.UnaryOperationExpr); ok && u.Op == opcode.Minus {
+		neg, e = true, u.V
+	}
+	v, ok := e.(*driver.ValueExpr)
+	if ok {
+		switch v.Kind() {
+		case driver.KindInt64:
+			h := v.GetInt64()
+			if neg {
+				if h == math.MinInt64 {
+					break
+				}
+				h = -h
+			}
+			return h, nil
+		case driver.KindUint64:
+			if u := v.GetUint64(); !neg && u <= math.MaxInt64 {
+				return int64(u), nil
+			}
+		}
+	}
+	return 0, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState, "Split table region value must be an integer within the range of the table's handle")
+}
+
+// showRegions lists the regions that hold keys of table tableID
+// (TiDB's SHOW TABLE t REGIONS, with the columns percdb knows of a
+// region: its id, its range with the keys written as TiDB writes them,
+// its epoch version and the address of the store serving it, empty on
+// the single node).
+func showRegions(ctx context.Context, c kv.Client, tableID int64) (*sqltypes.Result, error) {
+	start, end := tablecodec.TableRange(tableID)
+	res := &sqltypes.Result{Fields: []*querypb.Field{
+		{Name: "REGION_ID", Type: sqltypes.Int64},
+		{Name: "START_KEY", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+		{Name: "END_KEY", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+		{Name: "EPOCH_VERSION", Type: sqltypes.Int64},
+		{Name: "LEADER_ADDR", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+	}}
+	for key := start; ; {
+		r, err := c.LocateKey(ctx, key)
+		if err == nil {
+			// Fresh from the router's source (pd), not a cached route
+			// that may predate splits and leader moves.
+			c.InvalidateRegion(r.ID)
+			r, err = c.LocateKey(ctx, key)
+		}
+		if err != nil {
+			return nil, toSQLError(err)
+		}
+		res.Rows = append(res.Rows, []sqltypes.Value{
+			sqltypes.NewInt64(int64(r.ID)), sqltypes.NewVarChar(regionKeyString(r.Start)), sqltypes.NewVarChar(regionKeyString(r.End)),
+			sqltypes.NewInt64(int64(r.Epoch.Version)), sqltypes.NewVarChar(r.Addr),
+		})
+		if len(r.End) == 0 || string(r.End) >= string(end) || string(r.End) <= string(key) {
+			return res, nil
+		}
+		key = r.End
+	}
+}
+
+// regionKeyString writes a region boundary as TiDB does: t_<table>_r_<handle>
+// for an integer row key, t_<table>_i_<index>_<hex> for an index key,
+// t_<table>_ for a table's start, the hex of anything else ("" for the
+// key space's ends).
+func regionKeyString(key []byte) string {
+	if len(key) == 0 {
+		return ""
+	}
+	if tid, err := tablecodec.DecodeTableID(key); err == nil {
+		switch {
+		case tablecodec.IsRowKey(key):
+			if _, h, err := tablecodec.DecodeRowKey(key, false); err == nil {
+				return fmt.Sprintf("t_%d_r_%d", tid, h.Int)
+			}
+		case tablecodec.IsIndexKey(key):
+			if _, iid, vals, err := tablecodec.DecodeIndexKey(key); err == nil {
+				return fmt.Sprintf("t_%d_i_%d_%s", tid, iid, hex.EncodeToString(vals))
+			}
+		case string(key) == string(tablecodec.TablePrefix(nil, tid)):
+			return fmt.Sprintf("t_%d_", tid)
+		}
+	}
+	return hex.EncodeToString(key)
+}
