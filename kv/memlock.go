@@ -79,7 +79,13 @@ func (g *memLockGuard) withdraw() {
 // waitKey waits for the one-phase commit, if any, that has published
 // key.
 func (t *memLockTable) waitKey(ctx context.Context, key []byte) error {
-	return waitAll(ctx, t.pending(func(k string) bool { return k == string(key) }))
+	if t.active.Load() == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	done := t.locks[string(key)]
+	t.mu.Unlock()
+	return waitOne(ctx, done)
 }
 
 // waitRange waits for the one-phase commits that have published a key
@@ -110,16 +116,28 @@ func (t *memLockTable) pending(in func(k string) bool) []chan struct{} {
 // waitAll waits until every channel of chans is closed, or ctx ends.
 func waitAll(ctx context.Context, chans []chan struct{}) error {
 	for _, done := range chans {
-		select {
-		case <-done:
-			continue
-		default:
-		}
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return fmt.Errorf("wait for a one-phase commit in flight: %w", ctx.Err())
+		if err := waitOne(ctx, done); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// waitOne waits until done (nil: nothing to wait for) is closed, or ctx
+// ends; a closed channel is never reported as a cancelled wait.
+func waitOne(ctx context.Context, done chan struct{}) error {
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a one-phase commit in flight: %w", ctx.Err())
+	}
 }
