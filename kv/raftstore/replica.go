@@ -493,12 +493,19 @@ func (r *Replica) feed() {
 			r.finish(p.key, &NotLeaderError{RegionID: r.id, Leader: r.rn.BasicStatus().Lead})
 		}
 	}
-	now := r.s.cfg.Now()
+	var now time.Time
+	if len(reads) > 0 || (r.barrier.term != 0 && !r.barrier.asked) {
+		now = r.s.cfg.Now()
+	}
 	var asked *readRequest
+	var commit uint64 // the commit index, once read
 	for _, q := range reads {
 		r.reads[q.id] = q
 		if r.leaseHolds(q.term, now) {
-			q.indexed, q.index = true, r.rn.BasicStatus().HardState.GetCommit()
+			if commit == 0 {
+				commit = r.rn.BasicStatus().HardState.GetCommit()
+			}
+			q.indexed, q.index = true, commit
 			r.lease.used = now
 			continue
 		}
