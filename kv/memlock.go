@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -65,38 +66,78 @@ func (g *memLockGuard) withdraw() {
 	close(g.done)
 }
 
-// waitKey waits until key is not published.
+// A reader waits only for the keys published when it looks (pending),
+// never for keys published while it waits: a writer that publishes
+// after the reader looked loads max_read_ts after the reader recorded
+// its ts (the table's mutex orders the two), so it commits above the
+// reader's ts and the reader need not see it. Waiting until the range
+// has no published key at all would starve a range reader (a change
+// feed's scan over a table) under a steady stream of one-phase commits
+// into the range, which in a cluster each stay published for a raft
+// round.
+
+// waitKey waits for the one-phase commit, if any, that has published
+// key.
 func (t *memLockTable) waitKey(ctx context.Context, key []byte) error {
-	return t.wait(ctx, func() chan struct{} { return t.locks[string(key)] })
-}
-
-// waitRange waits until no key in [start, end) is published (end nil:
-// unbounded).
-func (t *memLockTable) waitRange(ctx context.Context, start, end []byte) error {
-	return t.wait(ctx, func() chan struct{} {
-		for k, done := range t.locks {
-			if k >= string(start) && (end == nil || k < string(end)) {
-				return done
-			}
-		}
+	if t.active.Load() == 0 {
 		return nil
-	})
+	}
+	t.mu.Lock()
+	done := t.locks[string(key)]
+	t.mu.Unlock()
+	return waitOne(ctx, done)
 }
 
-// wait waits until find, called with t.mu held, finds no published key.
-func (t *memLockTable) wait(ctx context.Context, find func() chan struct{}) error {
-	for t.active.Load() != 0 {
-		t.mu.Lock()
-		done := find()
-		t.mu.Unlock()
-		if done == nil {
-			return nil
+// waitRange waits for the one-phase commits that have published a key
+// in [start, end) (end nil: unbounded).
+func (t *memLockTable) waitRange(ctx context.Context, start, end []byte) error {
+	return waitAll(ctx, t.pending(func(k string) bool {
+		return k >= string(start) && (end == nil || k < string(end))
+	}))
+}
+
+// pending returns the channels of the guards that have published a key
+// for which in is true.
+func (t *memLockTable) pending(in func(k string) bool) []chan struct{} {
+	if t.active.Load() == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []chan struct{}
+	for k, done := range t.locks {
+		if in(k) && !slices.Contains(out, done) {
+			out = append(out, done)
 		}
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return fmt.Errorf("wait for a one-phase commit in flight: %w", ctx.Err())
+	}
+	return out
+}
+
+// waitAll waits until every channel of chans is closed, or ctx ends.
+func waitAll(ctx context.Context, chans []chan struct{}) error {
+	for _, done := range chans {
+		if err := waitOne(ctx, done); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// waitOne waits until done (nil: nothing to wait for) is closed, or ctx
+// ends; a closed channel is never reported as a cancelled wait.
+func waitOne(ctx context.Context, done chan struct{}) error {
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a one-phase commit in flight: %w", ctx.Err())
+	}
 }

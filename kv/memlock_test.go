@@ -36,3 +36,26 @@ func TestMemLockTable(t *testing.T) {
 		t.Fatalf("after withdraw: %v", err)
 	}
 }
+
+// TestMemLockTableWaitsOnlyForEarlierCommits: a reader waits for the
+// one-phase commits published when it looked, not for those published
+// while it waits (they commit above its ts), so a steady stream of
+// commits into its range cannot hold it back forever. Before, the wait
+// ended only once the range had no published key at all.
+func TestMemLockTableWaitsOnlyForEarlierCommits(t *testing.T) {
+	tbl := newMemLockTable()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	first := tbl.publish([][]byte{[]byte("b")})
+	inRange := func(k string) bool { return k >= "a" && k < "z" }
+	looked := tbl.pending(inRange)
+	later := tbl.publish([][]byte{[]byte("c")})
+	first.withdraw()
+	if err := waitAll(cancelled, looked); err != nil {
+		t.Fatalf("the commit published when the reader looked is done, one published since is not: got %v, want no wait", err)
+	}
+	if err := tbl.waitRange(cancelled, []byte("a"), []byte("z")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a reader looking now waits for the later commit: got %v", err)
+	}
+	later.withdraw()
+}

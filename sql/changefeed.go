@@ -86,8 +86,7 @@ func parseChangefeed(query string) (changefeedStmt, bool, error) {
 	}
 	m := changefeedRE.FindStringSubmatch(query)
 	if m == nil {
-		return changefeedStmt{}, true, mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError,
-			"You have an error in your SQL syntax; CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'], gc_ttl = '<interval>']")
+		return changefeedStmt{}, true, errSyntax("CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'], gc_ttl = '<interval>']")
 	}
 	unquote := func(s string) string { return strings.Trim(s, "`") }
 	st := changefeedStmt{table: unquote(m[1]), gcTTL: DefaultFeedGCTTL}
@@ -136,15 +135,11 @@ func parseChangefeed(query string) (changefeedStmt, bool, error) {
 // changefeed runs a CHANGEFEED statement until ctx ends (KILL QUERY, the
 // client gone, the server closing); the result set then ends normally.
 func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedStmt, cb mysql.ResultSpoolFn) error {
-	s, err := h.sessionFor(c)
+	s, db, err := h.sessionAndDatabase(c, st.db)
 	if err != nil {
 		return err
 	}
-	if st.db == "" {
-		if st.db = s.GetCurrentDatabase(); st.db == "" {
-			return gsql.CastSQLError(gsql.ErrNoDatabaseSelected.New())
-		}
-	}
+	st.db = db
 	p := s.provider
 	feed, now, err := p.openFeed(ctx, st)
 	if err != nil {
@@ -223,6 +218,35 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 		case <-tick.C:
 		}
 	}
+}
+
+// sessionAndDatabase returns connection c's session and the database a
+// statement of it means by db: db itself, or when empty the session's
+// current one (error 1046 when none is selected).
+func (h *handler) sessionAndDatabase(c *mysql.Conn, db string) (*Session, string, error) {
+	s, err := h.sessionFor(c)
+	if err != nil {
+		return nil, "", err
+	}
+	if db == "" {
+		if db = s.GetCurrentDatabase(); db == "" {
+			return nil, "", errNoDatabase()
+		}
+	}
+	return s, db, nil
+}
+
+// errSyntax is MySQL's error 1064 for a statement percdb parses itself
+// that does not parse: usage says what it expects.
+func errSyntax(usage string) error {
+	return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "You have an error in your SQL syntax; %s", usage)
+}
+
+// errNoDatabase is MySQL's error 1046 for a statement that names a table
+// without its database while the session has none (GMS's
+// ErrNoDatabaseSelected reaches the client as 1105).
+func errNoDatabase() error {
+	return mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
 }
 
 // feed is an open change feed: the table as it was defined when the feed

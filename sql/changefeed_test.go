@@ -15,39 +15,6 @@ import (
 	"github.com/percdb/percdb/sql/sqltest"
 )
 
-// feedRow is one row of a change feed.
-type feedRow struct {
-	key      string // "" for a resolved row
-	value    sql.NullString
-	commitTS uint64
-}
-
-// follow reads a change feed in the background until ctx ends; rows
-// arrive on the returned channel, which is closed at the end.
-func follow(t *testing.T, ctx context.Context, db *sql.DB, q string) <-chan feedRow {
-	t.Helper()
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	out := make(chan feedRow, 1024)
-	go func() {
-		defer close(out)
-		defer rows.Close()
-		for rows.Next() {
-			var table string
-			var key sql.NullString
-			var r feedRow
-			if err := rows.Scan(&table, &key, &r.value, &r.commitTS); err != nil {
-				return
-			}
-			r.key = key.String
-			out <- r
-		}
-	}()
-	return out
-}
-
 // TestChangefeed: concurrent writers' changes all appear once, per key in
 // commit_ts order, the last one matching the table; resolved timestamps
 // are never followed by an older change; a feed resumed from a cursor,
@@ -67,12 +34,12 @@ func TestChangefeed(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	feed := follow(t, ctx, db, "CHANGEFEED FOR d.t WITH resolved = '50ms'")
+	feed := sqltest.Follow(t, ctx, db, "CHANGEFEED FOR d.t WITH resolved = '50ms'")
 	// A first resolved row says the feed runs.
-	var rows []feedRow
+	var rows []sqltest.FeedRow
 	for r := range feed {
 		rows = append(rows, r)
-		if r.key == "" {
+		if r.Key == "" {
 			break
 		}
 	}
@@ -117,10 +84,10 @@ func TestChangefeed(t *testing.T) {
 	var marker uint64
 	for r := range feed {
 		rows = append(rows, r)
-		if r.key == "[1000]" {
-			marker = r.commitTS
+		if r.Key == "[1000]" {
+			marker = r.CommitTS
 		}
-		if r.key == "" && marker != 0 && r.commitTS >= marker {
+		if r.Key == "" && marker != 0 && r.CommitTS >= marker {
 			break
 		}
 	}
@@ -140,27 +107,27 @@ func TestChangefeed(t *testing.T) {
 	// shares its commit_ts).
 	var midResolved uint64
 	for _, r := range rows[len(rows)/2:] {
-		if r.key != "" {
-			midResolved = r.commitTS
+		if r.Key != "" {
+			midResolved = r.CommitTS
 			break
 		}
 	}
 	for _, r := range rows {
-		if r.key == "" {
-			if r.commitTS <= resolved {
-				t.Errorf("resolved %d after resolved %d", r.commitTS, resolved)
+		if r.Key == "" {
+			if r.CommitTS <= resolved {
+				t.Errorf("resolved %d after resolved %d", r.CommitTS, resolved)
 			}
-			resolved = r.commitTS
+			resolved = r.CommitTS
 			continue
 		}
-		if r.commitTS <= resolved {
-			t.Errorf("change of %s at %d after resolved %d", r.key, r.commitTS, resolved)
+		if r.CommitTS <= resolved {
+			t.Errorf("change of %s at %d after resolved %d", r.Key, r.CommitTS, resolved)
 		}
-		vs := perKey[r.key]
-		if len(vs) > 0 && vs[len(vs)-1].ts >= r.commitTS {
-			t.Errorf("key %s: change at %d after one at %d", r.key, r.commitTS, vs[len(vs)-1].ts)
+		vs := perKey[r.Key]
+		if len(vs) > 0 && vs[len(vs)-1].ts >= r.CommitTS {
+			t.Errorf("key %s: change at %d after one at %d", r.Key, r.CommitTS, vs[len(vs)-1].ts)
 		}
-		perKey[r.key] = append(vs, version{r.commitTS, r.value})
+		perKey[r.Key] = append(vs, version{r.CommitTS, r.Value})
 	}
 	if _, ok := perKey["[100]"]; ok {
 		t.Error("the row written before the feed started was sent")
@@ -190,11 +157,11 @@ func TestChangefeed(t *testing.T) {
 	db = srv.Open("")
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	resumed := follow(t, ctx2, db, "CHANGEFEED FOR d.t WITH cursor = "+strconv.FormatUint(midResolved, 10)+", resolved = '50ms'")
-	var again []feedRow
+	resumed := sqltest.Follow(t, ctx2, db, "CHANGEFEED FOR d.t WITH cursor = "+strconv.FormatUint(midResolved, 10)+", resolved = '50ms'")
+	var again []sqltest.FeedRow
 	for r := range resumed {
-		if r.key == "" {
-			if r.commitTS >= resolved {
+		if r.Key == "" {
+			if r.CommitTS >= resolved {
 				break
 			}
 			continue
@@ -202,9 +169,9 @@ func TestChangefeed(t *testing.T) {
 		again = append(again, r)
 	}
 	cancel2()
-	var want []feedRow
+	var want []sqltest.FeedRow
 	for _, r := range rows {
-		if r.key != "" && r.commitTS > midResolved {
+		if r.Key != "" && r.CommitTS > midResolved {
 			want = append(want, r)
 		}
 	}
@@ -219,10 +186,10 @@ func TestChangefeed(t *testing.T) {
 	}
 }
 
-func countResolved(rows []feedRow) int {
+func countResolved(rows []sqltest.FeedRow) int {
 	n := 0
 	for _, r := range rows {
-		if r.key == "" {
+		if r.Key == "" {
 			n++
 		}
 	}
@@ -241,7 +208,8 @@ func sameJSON(t *testing.T, a, b string) bool {
 }
 
 // TestChangefeedErrors: a feed of a table that does not exist, or with a
-// bad option, fails with MySQL's errors.
+// bad option, or of a table named without a database when none is
+// selected, fails with MySQL's errors.
 func TestChangefeedErrors(t *testing.T) {
 	db := startWithTable(t)
 	for q, code := range map[string]uint16{
@@ -251,6 +219,7 @@ func TestChangefeedErrors(t *testing.T) {
 		"CHANGEFEED FOR d.t WITH resolved = '-1s'": 1210,
 		"CHANGEFEED FOR d.t WITH color = 1":        1210,
 		"CHANGEFEED d.t":                           1064,
+		"CHANGEFEED FOR t":                         1046, // the pool's connections have no database
 	} {
 		_, err := db.Query(q)
 		var me *mysql.MySQLError
@@ -263,36 +232,7 @@ func TestChangefeedErrors(t *testing.T) {
 // TestChangefeedKill: KILL QUERY ends a feed's result set, and the
 // connection goes on serving.
 func TestChangefeedKill(t *testing.T) {
-	db := startWithTable(t)
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	var id int64
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := conn.QueryContext(ctx, "CHANGEFEED FOR d.t WITH resolved = '10ms'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rows.Next() { // a resolved row: the feed runs
-		t.Fatalf("no first row: %v", rows.Err())
-	}
-	if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var one int
-	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("the connection after KILL QUERY: %v", err)
-	}
+	sqltest.KillQueryEndsFeed(t, context.Background(), startWithTable(t), "CHANGEFEED FOR d.t WITH resolved = '10ms'")
 }
 
 // startWithTable starts a server with the table d.t (id INT PRIMARY KEY)

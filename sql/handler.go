@@ -504,8 +504,8 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 // ownStatement runs the statements GMS does not parse, which percdb
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
 // SPLIT TABLE and SHOW TABLE ... REGIONS (split.go),
-// BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go) and CHANGEFEED
-// (changefeed.go). It reports
+// BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go), CHANGEFEED
+// (changefeed.go) and ADMIN WATCH / UNWATCH (observers.go). It reports
 // whether query was one of them.
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
 	if st, ok := parseAdmin(query); ok {
@@ -519,6 +519,12 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 			ps := s.provider.processes(h.processes.Processes(), h.sessions, time.Now())
 			return true, cb(showProcessList(ps, full), false)
 		}
+	}
+	if st, ok, err := parseWatch(query); ok {
+		if err != nil {
+			return true, err
+		}
+		return true, h.watch(ctx, c, st, cb)
 	}
 	if st, ok, err := parseChangefeed(query); ok {
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,4 +278,73 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 		}
 	}
 	return res, nil
+}
+
+// watchStmt is ADMIN WATCH or ADMIN UNWATCH:
+//
+//	ADMIN WATCH [db.]table [(column [, column] ...)] FOR OBSERVER name
+//	ADMIN UNWATCH [db.]table FOR OBSERVER name
+//
+// records or removes a watch from any client, as Server.Watch and
+// Unwatch do (no columns: every column); the observer's code runs in a
+// process that registers it with package observe under the same name.
+type watchStmt struct {
+	remove        bool
+	db, table     string
+	columns       []string
+	observer      string
+	columnsListed bool
+}
+
+var watchRE = regexp.MustCompile("(?is)^\\s*admin\\s+(watch|unwatch)\\s+(`[^`]+`|[a-z0-9_$]+)(?:\\s*\\.\\s*(`[^`]+`|[a-z0-9_$]+))?\\s*(?:\\(([^)]*)\\))?\\s*for\\s+observer\\s+(`[^`]+`|'[^']+'|\"[^\"]+\"|[a-z0-9_$]+)\\s*;?\\s*$")
+
+// parseWatch recognises ADMIN WATCH and ADMIN UNWATCH. A statement that
+// starts with those words but does not parse is an error.
+func parseWatch(query string) (watchStmt, bool, error) {
+	if !isAdminVerb(query, "watch") && !isAdminVerb(query, "unwatch") {
+		return watchStmt{}, false, nil
+	}
+	m := watchRE.FindStringSubmatch(query)
+	if m == nil {
+		return watchStmt{}, true, errSyntax("ADMIN WATCH [db.]table [(column, ...)] FOR OBSERVER name, or ADMIN UNWATCH [db.]table FOR OBSERVER name")
+	}
+	unquote := func(s string) string { return strings.Trim(s, "`'\"") }
+	st := watchStmt{remove: strings.EqualFold(m[1], "unwatch"), table: unquote(m[2]), observer: unquote(m[5])}
+	if m[3] != "" {
+		st.db, st.table = st.table, unquote(m[3])
+	}
+	if m[4] != "" || strings.Contains(m[0], "(") {
+		st.columnsListed = true
+		for _, c := range strings.Split(m[4], ",") {
+			if c = unquote(strings.TrimSpace(c)); c != "" {
+				st.columns = append(st.columns, c)
+			}
+		}
+		if len(st.columns) == 0 {
+			return st, true, errSyntax("ADMIN WATCH with an empty column list (leave it out to watch every column)")
+		}
+	}
+	if st.remove && st.columnsListed {
+		return st, true, errSyntax("ADMIN UNWATCH takes no column list: it removes the observer's watch of the table")
+	}
+	return st, true, nil
+}
+
+// isAdminVerb reports whether query starts with the words ADMIN verb.
+func isAdminVerb(query, verb string) bool {
+	f := strings.Fields(strings.ToLower(strings.TrimSpace(query)))
+	return len(f) >= 2 && f[0] == "admin" && f[1] == verb
+}
+
+// watch runs an ADMIN WATCH or ADMIN UNWATCH statement of connection c:
+// a schema change, which returns once every SQL node writes under it.
+func (h *handler) watch(ctx context.Context, c *mysql.Conn, st watchStmt, cb mysql.ResultSpoolFn) error {
+	s, db, err := h.sessionAndDatabase(c, st.db)
+	if err != nil {
+		return err
+	}
+	if err := s.provider.watch(ctx, db+"."+st.table, st.observer, st.columns, st.remove); err != nil {
+		return err
+	}
+	return cb(&sqltypes.Result{}, false)
 }

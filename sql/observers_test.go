@@ -2,12 +2,14 @@ package sql_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dolthub/vitess/go/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/sqltest"
@@ -158,17 +160,8 @@ func docsTableID(t *testing.T, srv *sqltest.Server) int64 {
 // all went.
 func TestWatchSurvivesRewrite(t *testing.T) {
 	ctx := context.Background()
-	srv := sqltest.Start(t, "")
-	db := srv.Open("")
+	srv, db, exec := startWithABTable(t)
 	p := srv.Percdb()
-	exec := func(q string) {
-		t.Helper()
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec("CREATE DATABASE d")
-	exec("CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b INT)")
 	if err := p.Watch(ctx, "d.t", "on_a", []string{"a"}); err != nil {
 		t.Fatal(err)
 	}
@@ -179,15 +172,7 @@ func TestWatchSurvivesRewrite(t *testing.T) {
 	exec("INSERT INTO d.t (id, a, c) VALUES (1, 1, 1)")
 	exec("UPDATE d.t SET c = 2 WHERE id = 1")
 	exec("UPDATE d.t SET a = 2 WHERE id = 1")
-	entries, _, err := p.TxnStore().ScanNotify(ctx, nil, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cols []string
-	for _, e := range entries {
-		cols = append(cols, string(e.Column))
-	}
-	if !slices.Equal(cols, []string{"on_a"}) {
+	if cols := notifiedObservers(t, srv); !slices.Equal(cols, []string{"on_a"}) {
 		t.Fatalf("notifications for %v, want [on_a]", cols)
 	}
 	if err := p.Watch(ctx, "d.t", "on_b", []string{"b"}); err == nil {
@@ -196,6 +181,33 @@ func TestWatchSurvivesRewrite(t *testing.T) {
 	if err := p.Watch(ctx, "d.t", "all", nil); err != nil {
 		t.Fatal(err)
 	}
+	if got, want := showObservers(t, db), []string{"d t on_a a 1", "d t all  0"}; !slices.Equal(got, want) {
+		t.Fatalf("ADMIN SHOW OBSERVERS: %q, want %q", got, want)
+	}
+}
+
+// startWithABTable starts a server with the table d.t (id INT PRIMARY
+// KEY, a INT, b INT) and returns it, a client pool, and a function that
+// runs a statement, failing the test on an error.
+func startWithABTable(t *testing.T) (*sqltest.Server, *sql.DB, func(q string)) {
+	t.Helper()
+	srv := sqltest.Start(t, "")
+	db := srv.Open("")
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("CREATE DATABASE d")
+	exec("CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b INT)")
+	return srv, db, exec
+}
+
+// showObservers returns ADMIN SHOW OBSERVERS's rows, each as its values
+// joined by spaces.
+func showObservers(t *testing.T, db *sql.DB) []string {
+	t.Helper()
 	rows, err := db.Query("ADMIN SHOW OBSERVERS")
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +221,67 @@ func TestWatchSurvivesRewrite(t *testing.T) {
 		}
 		got = append(got, strings.Join([]string{dbName, table, observer, columns, pending}, " "))
 	}
-	if want := []string{"d t on_a a 1", "d t all  0"}; !slices.Equal(got, want) {
+	return got
+}
+
+// notifiedObservers returns the observers of the notify entries in the
+// store, sorted.
+func notifiedObservers(t *testing.T, srv *sqltest.Server) []string {
+	t.Helper()
+	entries, _, err := srv.Percdb().TxnStore().ScanNotify(context.Background(), nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for _, e := range entries {
+		cols = append(cols, string(e.Column))
+	}
+	slices.Sort(cols)
+	return cols
+}
+
+// TestAdminWatch: ADMIN WATCH records a watch from any client (every
+// column when no list is given), ADMIN SHOW OBSERVERS lists it, writes to
+// the watched columns notify and others do not, ADMIN UNWATCH removes it;
+// bad statements get MySQL's errors.
+func TestAdminWatch(t *testing.T) {
+	srv, db, exec := startWithABTable(t)
+	exec("ADMIN WATCH d.t (a) FOR OBSERVER on_a")
+	if _, err := srv.Open("d").Exec("admin watch `t` for observer 'every'"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := showObservers(t, db), []string{"d t on_a a 0", "d t every  0"}; !slices.Equal(got, want) {
 		t.Fatalf("ADMIN SHOW OBSERVERS: %q, want %q", got, want)
+	}
+	exec("INSERT INTO d.t VALUES (1, 1, 1)")
+	exec("UPDATE d.t SET b = 2 WHERE id = 1")
+	if got := notifiedObservers(t, srv); !slices.Equal(got, []string{"every", "on_a"}) {
+		t.Fatalf("notified %v, want [every on_a]", got)
+	}
+	exec("ADMIN UNWATCH d.t FOR OBSERVER every")
+	if got, want := showObservers(t, db), []string{"d t on_a a 1"}; !slices.Equal(got, want) {
+		t.Fatalf("after ADMIN UNWATCH: %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		q    string
+		code uint16
+	}{
+		{"ADMIN WATCH d.nope (a) FOR OBSERVER x", 1146},
+		{"ADMIN WATCH nope.t FOR OBSERVER x", 1049},
+		{"ADMIN WATCH d.t (nope) FOR OBSERVER x", 1054},
+		{"ADMIN WATCH d.t (a)", 1064},
+		{"ADMIN WATCH d.t () FOR OBSERVER x", 1064},
+		{"ADMIN UNWATCH d.t (a) FOR OBSERVER on_a", 1064},
+	} {
+		_, err := db.Exec(c.q)
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != c.code {
+			t.Errorf("%s: %v, want error %d", c.q, err, c.code)
+		}
+	}
+	other := srv.Open("")
+	var me *gomysql.MySQLError
+	if _, err := other.Exec("ADMIN WATCH t FOR OBSERVER x"); !errors.As(err, &me) || me.Number != 1046 {
+		t.Errorf("ADMIN WATCH without a database: %v, want error 1046", err)
 	}
 }

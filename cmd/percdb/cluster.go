@@ -108,11 +108,15 @@ func runKV(args []string) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
+	clockDrift := fs.Duration("raft-max-clock-drift", 100*time.Millisecond, "how much less time a follower's clock may measure than its leader's over an election timeout (1 s); leader leases are shortened by it, and a drift of 800ms or more disables lease reads (each read then waits for a heartbeat round)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *clockDrift <= 0 {
+		return fmt.Errorf("--raft-max-clock-drift %v: want a positive duration", *clockDrift)
 	}
 	if *logCompact < 1 {
 		return fmt.Errorf("--raft-log-compact %d: want at least 1", *logCompact)
@@ -137,7 +141,7 @@ func runKV(args []string) error {
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
 		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
-		Raft: raftstore.Config{LogCompactThreshold: *logCompact}, SplitSize: splitBytes})
+		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes})
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,10 @@ type readRequest struct {
 	done     chan error
 	index    uint64
 	indexed  bool
+	// asked is when the loop asked raft's ReadIndex for it (zero: it was
+	// served under the lease): a quorum's answer renews the lease from
+	// then.
+	asked time.Time
 }
 
 // Replica is one region's replica on a Store: a raft.RawNode over a
@@ -97,8 +101,30 @@ type Replica struct {
 		asked, indexed bool
 		fetching       bool
 		index          uint64
+		askedAt        time.Time
 	}
 	reads map[uint64]*readRequest
+	// lease is the leader lease of the leadership in term (the package
+	// comment argues it): reads may be served from the commit index,
+	// without a quorum round, before until. used is when a read last
+	// relied on it (a lease nobody uses is not renewed); renewing, since
+	// renewAt, a ReadIndex asked only to renew it is under way. noLease is
+	// a term in which this replica began a leader transfer: its
+	// transferee may be elected at once, votes forced, so no lease holds
+	// for the rest of that term.
+	lease struct {
+		term, noLease uint64
+		until, used   time.Time
+		renewing      bool
+		renewAt       time.Time
+	}
+	// voteGuard counts down the ticks during which this replica, loaded
+	// from a raft state with a term past the initial one (a restart),
+	// refuses to vote: it may have acknowledged a leader whose lease
+	// still holds, and raft's own refusal (a follower that heard from
+	// its leader within the election timeout) forgot that with the
+	// restart.
+	voteGuard int
 
 	mu        sync.Mutex
 	lead      uint64
@@ -226,6 +252,9 @@ func newReplica(s *Store, id uint64, desc Descriptor, peers []uint64, confVer ui
 	r := &Replica{s: s, id: id, desc: desc, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
 		applied: max(kept.trunc.index, kept.floor), reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
+	if hs.GetTerm() > initTerm {
+		r.voteGuard = s.cfg.ElectionTicks
+	}
 	if r.conf == nil {
 		r.conf = &pb.ConfState{}
 	}
@@ -240,7 +269,7 @@ func newReplica(s *Store, id uint64, desc Descriptor, peers []uint64, confVer ui
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
 		PreVote:         true,
-		ReadOnlyOption:  raft.ReadOnlyLeaseBased,
+		ReadOnlyOption:  raft.ReadOnlySafe,
 		Logger:          slogLogger{s.cfg.Logger.With("region", id)},
 	})
 	if err != nil {
@@ -440,10 +469,10 @@ func (l Leadership) propose(kind byte, body []byte) (proposalKey, chan error, er
 }
 
 // ReadBarrier returns once a read on this replica sees every write
-// committed before it was called: raft's ReadIndex under the leader lease
-// (ReadOnlyLeaseBased with CheckQuorum: the leader answers from its
-// commit index without a round to the followers while its lease, shorter
-// than the election timeout, holds), then this replica applied up to
+// committed before it was called: while the leader lease holds, the
+// leader's commit index; otherwise raft's ReadIndex (ReadOnlySafe: a
+// heartbeat round that a quorum acknowledges, shared by the reads of one
+// loop round, which renews the lease); then this replica applied up to
 // that index. *NotLeaderError when the leadership ended.
 func (l Leadership) ReadBarrier(ctx context.Context) error {
 	req, err := l.askRead()
@@ -474,15 +503,20 @@ func (l Leadership) askRead() (*readRequest, error) {
 	return req, nil
 }
 
+// The kinds of ReadIndex request contexts: a new leader's barrier (v:
+// its term), reads (v: the newest read id the request covers), a lease
+// renewal (v: the term).
 const (
 	ctxBarrier byte = 'b'
 	ctxRead    byte = 'r'
+	ctxLease   byte = 'l'
 )
 
 func readCtx(kind byte, v uint64) []byte { return binary.BigEndian.AppendUint64([]byte{kind}, v) }
 
 // feed hands the queued proposals and reads to raft, and asks a new
-// leader's barrier. Loop only.
+// leader's barrier. A read is served from the commit index while the
+// lease holds; the others of the round share one ReadIndex. Loop only.
 func (r *Replica) feed() {
 	r.mu.Lock()
 	props, reads := r.newProps, r.newReads
@@ -493,14 +527,33 @@ func (r *Replica) feed() {
 			r.finish(p.key, &NotLeaderError{RegionID: r.id, Leader: r.rn.BasicStatus().Lead})
 		}
 	}
+	var now time.Time
+	if len(reads) > 0 || (r.barrier.term != 0 && !r.barrier.asked) {
+		now = r.s.cfg.Now()
+	}
+	var asked *readRequest
+	var commit uint64 // the commit index, once read
 	for _, q := range reads {
 		r.reads[q.id] = q
-		r.rn.ReadIndex(readCtx(ctxRead, q.id))
+		if r.leaseHolds(q.term, now) {
+			if commit == 0 {
+				commit = r.rn.BasicStatus().HardState.GetCommit()
+			}
+			q.indexed, q.index = true, commit
+			r.lease.used = now
+			continue
+		}
+		q.asked = now
+		asked = q
+	}
+	if asked != nil {
+		r.rn.ReadIndex(readCtx(ctxRead, asked.id))
 	}
 	if b := &r.barrier; b.term != 0 && !b.asked {
-		b.asked = true
+		b.asked, b.askedAt = true, now
 		r.rn.ReadIndex(readCtx(ctxBarrier, b.term))
 	}
+	r.settleReads()
 	r.driveConfChange()
 	r.driveTransfer()
 }
@@ -587,6 +640,62 @@ func (r *Replica) resume() {
 		r.barrier.asked, r.barrier.indexed, r.barrier.fetching = false, false, false
 		r.s.cfg.Logger.Info("raftstore: leader transfer did not happen; serving again", "region", r.id, "term", r.barrier.term)
 		r.s.touch(r)
+	}
+}
+
+// leaseHolds reports whether the leadership of term may serve a read at
+// now from its commit index: its lease, renewed in this term, has not
+// expired, and it began no leader transfer in the term. Loop only.
+func (r *Replica) leaseHolds(term uint64, now time.Time) bool {
+	l := &r.lease
+	return term != 0 && l.term == term && term == r.barrier.term && term != l.noLease && now.Before(l.until)
+}
+
+// renewLease extends the lease of the leadership of term to sent plus
+// the lease duration: a quorum acknowledged a heartbeat round asked at
+// sent (a ReadIndex's), so each of its members heard from this leader
+// after sent. Loop only.
+func (r *Replica) renewLease(term uint64, sent time.Time) {
+	d := r.s.leaseDuration()
+	l := &r.lease
+	if d <= 0 || sent.IsZero() || term == 0 || term != r.barrier.term || term == l.noLease {
+		return
+	}
+	if l.term != term {
+		l.term, l.until, l.used = term, time.Time{}, time.Time{}
+	}
+	if until := sent.Add(d); until.After(l.until) {
+		l.until = until
+	}
+}
+
+// maybeRenewLease asks a ReadIndex only to renew the lease of a leader
+// whose reads rely on it (one served within the lease's span) once less
+// than half of it remains, so that a leader under a steady read load
+// keeps serving from its commit index instead of making one read in each
+// lease wait for a quorum round. Called each tick. Loop only.
+func (r *Replica) maybeRenewLease(now time.Time) {
+	l, d := &r.lease, r.s.leaseDuration()
+	term := r.barrier.term
+	if l.renewing && !now.Before(l.renewAt.Add(d)) {
+		l.renewing = false // unanswered (lost, or no quorum): ask again
+	}
+	if d <= 0 || l.renewing || !r.leaseHolds(term, now) || l.until.Sub(now) > d/2 || l.used.Before(l.until.Add(-d)) {
+		return
+	}
+	l.renewing, l.renewAt = true, now
+	r.rn.ReadIndex(readCtx(ctxLease, term))
+	r.s.nudge()
+}
+
+// settleReads answers the reads whose index this replica applied. Loop
+// only.
+func (r *Replica) settleReads() {
+	for id, q := range r.reads {
+		if q.indexed && q.index <= r.applied {
+			q.done <- nil
+			delete(r.reads, id)
+		}
 	}
 }
 
@@ -685,10 +794,16 @@ func (r *Replica) stored(rd raft.Ready) error {
 		r.readyTerm = 0
 	}
 	r.mu.Unlock()
+	if isLeader && st.LeadTransferee != 0 && r.lease.noLease != term {
+		// MsgTimeoutNow may be on its way (it goes out after this):
+		// the transferee's election ignores the followers' leases.
+		r.lease.noLease, r.lease.until = term, time.Time{}
+	}
 	if lost {
 		r.s.cfg.Logger.Info("raftstore: leadership ended", "region", r.id, "term", term, "lead", st.Lead, "state", st.RaftState.String())
 		r.failAll(r.errNotLeader(), false)
 		r.barrier.term = 0
+		r.lease.term, r.lease.until, r.lease.renewing = 0, time.Time{}, false
 		r.confTicks = 0
 		r.transferTicks = 0
 		r.s.leaderChanged()
@@ -720,10 +835,22 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 		case ctxBarrier:
 			if v == r.barrier.term {
 				r.barrier.indexed, r.barrier.index = true, rs.Index
+				r.renewLease(v, r.barrier.askedAt)
 			}
 		case ctxRead:
+			// The request covers every read fed before it.
 			if q := r.reads[v]; q != nil {
-				q.indexed, q.index = true, rs.Index
+				r.renewLease(q.term, q.asked)
+			}
+			for id, q := range r.reads {
+				if id <= v && !q.indexed {
+					q.indexed, q.index = true, rs.Index
+				}
+			}
+		case ctxLease:
+			if v == r.barrier.term && r.lease.renewing {
+				r.lease.renewing = false
+				r.renewLease(v, r.lease.renewAt)
 			}
 		}
 	}
@@ -744,12 +871,7 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 		r.applyEntry(ctx, e)
 		r.applied = e.GetIndex()
 	}
-	for id, q := range r.reads {
-		if q.indexed && q.index <= r.applied {
-			q.done <- nil
-			delete(r.reads, id)
-		}
-	}
+	r.settleReads()
 	if b := &r.barrier; b.term != 0 && b.indexed && !b.fetching && b.index <= r.applied {
 		b.fetching = true
 		r.s.raiseMaxReadTS(r, b.term)

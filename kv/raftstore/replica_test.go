@@ -13,7 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 )
@@ -138,6 +140,9 @@ type testCluster struct {
 	// the test took and named (leading).
 	split       []uint64
 	leaderships map[string]Leadership
+	// clock is the stores' clock (Config.Now) in nanoseconds: each tick
+	// advances it by a tick interval, and nothing else does.
+	clock atomic.Int64
 }
 
 // open opens store id, its replica of the region at conf_ver confVer
@@ -156,6 +161,7 @@ func (c *testCluster) open(id, confVer uint64) error {
 		FreshTS: func(context.Context) (uint64, error) {
 			return c.nextTS(), nil
 		},
+		Now:    func() time.Time { return time.Unix(0, c.clock.Load()) },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		c.t.Fatal(err)
@@ -284,6 +290,20 @@ func (c *testCluster) eachReplica(line func(store uint64, r *Replica) string) st
 	return b.String()
 }
 
+// newestLeader returns the store whose replica serves in the highest
+// term, or 0.
+func (c *testCluster) newestLeader() uint64 {
+	var best, term uint64
+	for _, id := range c.ids() {
+		if r := c.stores[id].Replica(1); r != nil {
+			if l, err := r.Leading(); err == nil && l.term > term {
+				best, term = id, l.term
+			}
+		}
+	}
+	return best
+}
+
 // leader returns the store whose replica serves, or 0.
 func (c *testCluster) leader() uint64 {
 	for _, id := range c.ids() {
@@ -312,8 +332,11 @@ func TestReplica(t *testing.T) {
 				var arg string
 				d.ScanArgs(t, "store", &arg)
 				id, err := strconv.ParseUint(arg, 10, 64)
-				if arg == "leader" {
+				switch arg {
+				case "leader":
 					id, err = c.leader(), nil
+				case "newest":
+					id, err = c.newestLeader(), nil
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -395,16 +418,35 @@ func TestReplica(t *testing.T) {
 				c.stabilize()
 				return c.status(anonymous)
 			case "campaign":
-				if err := c.stores[store()].Replica(regionArg(t, d)).rn.Campaign(); err != nil {
+				s := c.stores[store()]
+				r := s.Replica(regionArg(t, d))
+				if err := r.rn.Campaign(); err != nil {
 					return err.Error()
 				}
+				s.touch(r) // raft has work the loop must see
 				c.stabilize()
 				return c.status(anonymous)
 			case "tick":
+				// Each tick advances the clock by a tick interval; only=(..)
+				// ticks only the stores listed (the others' loops are
+				// late), for elections that randomized timeouts do not
+				// decide.
 				var n int
 				d.ScanArgs(t, "n", &n)
+				ticked := c.ids()
+				if arg, ok := d.Arg("only"); ok {
+					ticked = nil
+					for _, v := range arg.Vals {
+						id, err := strconv.ParseUint(v, 10, 64)
+						if err != nil {
+							t.Fatal(err)
+						}
+						ticked = append(ticked, id)
+					}
+				}
 				for i := 0; i < n; i++ {
-					for _, id := range c.ids() {
+					c.clock.Add(int64(100 * time.Millisecond))
+					for _, id := range ticked {
 						c.stores[id].tick()
 					}
 					c.stabilize()
@@ -606,6 +648,19 @@ func TestReplica(t *testing.T) {
 					}
 					return fmt.Sprintf("memory %d-%d, engine truncated at %d, %d entries", first, last, kept.trunc.index, len(kept.entries))
 				})
+			case "lease":
+				// Whether the store's replica may serve reads from its
+				// commit index, and for how long yet.
+				r := c.stores[store()].Replica(1)
+				now := time.Unix(0, c.clock.Load())
+				switch {
+				case r.lease.noLease != 0 && r.lease.noLease == r.barrier.term:
+					return fmt.Sprintf("none: a leader transfer began in term %d", r.lease.noLease)
+				case r.leaseHolds(r.barrier.term, now):
+					return fmt.Sprintf("holds, %v left", r.lease.until.Sub(now))
+				default:
+					return "expired"
+				}
 			case "partition":
 				c.net.partitioned[store()] = true
 				return "ok"

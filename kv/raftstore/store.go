@@ -88,6 +88,15 @@ type Config struct {
 	// follower then catches up by snapshot). Default 4 x
 	// LogCompactThreshold.
 	LogCountLimit int
+	// Now is the clock leader leases are measured on (monotonic readings:
+	// time.Now's). Default time.Now; tests drive a clock of their own.
+	Now func() time.Time
+	// MaxClockDrift bounds how much less time a follower's ticks may
+	// measure than the leader's clock over an election timeout (clock
+	// rates differ): the leader lease is shortened by it (see the package
+	// comment). Default TickInterval; a drift of an election timeout or
+	// more disables lease reads (every read then asks a quorum).
+	MaxClockDrift time.Duration
 	// OnLeaderChange is called (from its own goroutine) when a replica on
 	// this store becomes a serving leader or stops being one, or applies a
 	// conf change, so that the node tells pd at once.
@@ -165,6 +174,12 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.HeartbeatTicks <= 0 {
 		cfg.HeartbeatTicks = 2
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxClockDrift <= 0 {
+		cfg.MaxClockDrift = cfg.TickInterval
+	}
 	if cfg.LogCompactThreshold <= 0 {
 		cfg.LogCompactThreshold = 1024
 	}
@@ -227,6 +242,17 @@ func (s *Store) Close() error {
 		return fmt.Errorf("raftstore: close: %w", err)
 	}
 	return nil
+}
+
+// leaseDuration is how long after sending a message that a quorum of a
+// region's voters acknowledged its leader may serve reads from its
+// commit index without asking the quorum again: two ticks less than the
+// election timeout (a follower's first tick after hearing from the
+// leader may come at once, and one more tick held while its loop was
+// busy may follow it), less the clock drift (the package comment
+// argues it). Zero or less: no lease reads.
+func (s *Store) leaseDuration() time.Duration {
+	return time.Duration(s.cfg.ElectionTicks-2)*s.cfg.TickInterval - s.cfg.MaxClockDrift
 }
 
 // ErrStopped: the store is closing.
@@ -404,7 +430,9 @@ func (s *Store) sorted() []*Replica {
 	return out
 }
 
-// tick advances every group's logical clock by one tick, and forgets a
+// tick advances every group's logical clock by one tick, renews the
+// leases of leaders whose reads use them (Replica.maybeRenewLease), counts
+// down the vote guard of restarted replicas, and forgets a
 // conf change proposed a few election timeouts ago and never applied
 // (raft drops a conf change proposed while another is pending, and a
 // leader's term may end): the repair proposes again.
@@ -413,9 +441,14 @@ func (s *Store) tick() {
 	s.dirtyMu.Lock()
 	s.allDirty = true
 	s.dirtyMu.Unlock()
+	now := s.cfg.Now()
 	for _, r := range s.sorted() {
 		r.rn.Tick()
 		r.updateLeaderless()
+		r.maybeRenewLease(now)
+		if r.voteGuard > 0 {
+			r.voteGuard--
+		}
 		if r.confTicks > 0 {
 			if r.confTicks++; r.confTicks > 3*s.cfg.ElectionTicks {
 				r.confTicks = 0
@@ -584,6 +617,11 @@ func (s *Store) step(env Envelope, tick int) *Replica {
 		return nil
 	}
 	r.heard[env.Msg.GetFrom()] = s.ticks
+	if r.voteGuard > 0 && isVoteRequest(env.Msg) {
+		// A restarted replica does not vote for its first election
+		// timeout (see the package comment: leases).
+		return r
+	}
 	if err := r.rn.Step(env.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		s.cfg.Logger.Debug("raftstore: step", "region", env.RegionID, "err", err)
 	}
@@ -719,3 +757,12 @@ func (g slogLogger) Fatal(v ...any)              { g.l.Error(fmt.Sprint(v...)); 
 func (g slogLogger) Fatalf(f string, v ...any)   { g.Fatal(fmt.Sprintf(f, v...)) }
 func (g slogLogger) Panic(v ...any)              { g.Fatal(v...) }
 func (g slogLogger) Panicf(f string, v ...any)   { g.Fatal(fmt.Sprintf(f, v...)) }
+
+// isVoteRequest reports whether m asks for a vote (or a pre-vote) in an
+// ordinary election, not one a leader transfer started (raft marks those
+// with the context "CampaignTransfer", and grants them even to a
+// follower that just heard from its leader: the leader asked for it).
+func isVoteRequest(m *pb.Message) bool {
+	t := m.GetType()
+	return (t == pb.MsgVote || t == pb.MsgPreVote) && string(m.GetContext()) != "CampaignTransfer"
+}
