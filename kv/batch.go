@@ -18,8 +18,12 @@ import (
 type writeBatch struct {
 	ops []batchOp
 	// lockPuts and lockDels are the user keys whose lock the batch writes
-	// and deletes, for the store's lockSet.
+	// and deletes, for the store's lockSet; lockQuiet, when as long as
+	// lockPuts, tells which of the locks written never block a read
+	// (pessimistic and lock-type locks). It is not replicated: a batch
+	// without it counts every lock as one that may block.
 	lockPuts, lockDels [][]byte
+	lockQuiet          []bool
 	// volatile: losing the batch in a crash is harmless, so it need not
 	// wait for the WAL sync (pessimistic locks: a transaction whose lock
 	// vanished fails its prewrite with *PessimisticLockNotFoundError, and
@@ -51,6 +55,7 @@ func (b *writeBatch) del(key []byte) { b.ops = append(b.ops, batchOp{key: key, d
 func (b *writeBatch) putLock(key []byte, l *txntypes.Lock) {
 	b.put(keyspace.LockKey(key), l.Encode())
 	b.lockPuts = append(b.lockPuts, key)
+	b.lockQuiet = append(b.lockQuiet, l.Type == txntypes.LockPessimistic || l.Type == txntypes.LockLock)
 }
 
 // delLock deletes key's lock record.

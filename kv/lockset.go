@@ -40,11 +40,21 @@ import (
 type lockSet struct {
 	seed maphash.Seed
 	// all counts the keys of every shard, and adds the keys ever added (an
-	// add counts in all before it counts in adds): a range scan needs the
-	// whole set empty (probeAll, noAddsSince).
-	all    atomic.Int64
-	adds   atomic.Uint64
-	shards [lockSetShards]lockSetShard
+	// add counts in all before it counts in adds).
+	all  atomic.Int64
+	adds atomic.Uint64
+	// blocking and blockingAdds are all and adds for the locks that may
+	// block a read: a range read needs none of those in the whole set
+	// (probeBlocking, noBlockingAddsSince). Pessimistic locks and
+	// lock-type locks never block a read (blocksRead); a transaction
+	// holding a pessimistic lock on any row used to send every range read
+	// of the store to the lock space, which under sysbench oltp_read_write
+	// at 4 threads was nearly every one. A key whose lock becomes one that
+	// blocks (a pessimistic lock prewritten) counts then; one whose kind
+	// is not known counts as blocking.
+	blocking     atomic.Int64
+	blockingAdds atomic.Uint64
+	shards       [lockSetShards]lockSetShard
 }
 
 // lockSetShards is the number of shards: a power of two, large enough that
@@ -60,8 +70,9 @@ type lockSetShard struct {
 	// shard.
 	n  atomic.Int64
 	mu sync.Mutex
-	// keys are the locked keys (user keys, not lock-space keys).
-	keys map[string]struct{}
+	// keys are the locked keys (user keys, not lock-space keys), each
+	// with whether its lock may block a read.
+	keys map[string]bool
 	// pad keeps neighbouring shards off each other's cache lines.
 	_ [64]byte
 }
@@ -69,7 +80,7 @@ type lockSetShard struct {
 func newLockSet() *lockSet {
 	s := &lockSet{seed: maphash.MakeSeed()}
 	for i := range s.shards {
-		s.shards[i].keys = map[string]struct{}{}
+		s.shards[i].keys = map[string]bool{}
 	}
 	return s
 }
@@ -95,17 +106,36 @@ func (s *lockSet) shard(key []byte) *lockSetShard {
 	return &s.shards[maphash.Bytes(s.seed, key)&(lockSetShards-1)]
 }
 
-// add records locks on keys.
-func (s *lockSet) add(keys [][]byte) {
-	for _, k := range keys {
+// add records locks on keys, all of which may block a read.
+func (s *lockSet) add(keys [][]byte) { s.addKinds(keys, nil) }
+
+// addKinds records locks on keys; quiet[i] tells that the lock of keys[i]
+// never blocks a read (nil: every one may).
+func (s *lockSet) addKinds(keys [][]byte, quiet []bool) {
+	for i, k := range keys {
+		blocks := quiet == nil || !quiet[i]
 		sh := s.shard(k)
 		sh.mu.Lock()
-		if _, ok := sh.keys[string(k)]; !ok {
+		was, ok := sh.keys[string(k)]
+		switch {
+		case !ok:
 			sh.seq.Add(1)
-			sh.keys[string(k)] = struct{}{}
+			sh.keys[string(k)] = blocks
 			sh.n.Add(1)
 			s.all.Add(1)
 			s.adds.Add(1)
+			if blocks {
+				s.blocking.Add(1)
+				s.blockingAdds.Add(1)
+			}
+			sh.seq.Add(1)
+		case blocks && !was:
+			// A quiet lock replaced by one that blocks. (The reverse
+			// keeps counting as blocking until the key is removed.)
+			sh.seq.Add(1)
+			sh.keys[string(k)] = true
+			s.blocking.Add(1)
+			s.blockingAdds.Add(1)
 			sh.seq.Add(1)
 		}
 		sh.mu.Unlock()
@@ -117,11 +147,14 @@ func (s *lockSet) remove(keys [][]byte) {
 	for _, k := range keys {
 		sh := s.shard(k)
 		sh.mu.Lock()
-		if _, ok := sh.keys[string(k)]; ok {
+		if blocks, ok := sh.keys[string(k)]; ok {
 			sh.seq.Add(1)
 			delete(sh.keys, string(k))
 			sh.n.Add(-1)
 			s.all.Add(-1)
+			if blocks {
+				s.blocking.Add(-1)
+			}
 			sh.seq.Add(1)
 		}
 		sh.mu.Unlock()
@@ -148,9 +181,10 @@ type lockSetProbe struct {
 }
 
 // probe looks key up for a reader that holds no latch. free reports that
-// key had no lock at the instant of the probe; the reader then reads
-// Pebble and calls unchanged, which tells whether that still held
-// throughout the reads.
+// key had no lock that may block a read (none, or a pessimistic or
+// lock-type one, which blocksRead passes) at the instant of the probe; the
+// reader then reads Pebble and calls unchanged, which tells whether that
+// still held throughout the reads.
 func (s *lockSet) probe(key []byte) (p lockSetProbe, free bool) {
 	sh := s.shard(key)
 	seq := sh.seq.Load()
@@ -159,9 +193,9 @@ func (s *lockSet) probe(key []byte) (p lockSetProbe, free bool) {
 	}
 	if sh.n.Load() != 0 {
 		sh.mu.Lock()
-		_, locked := sh.keys[string(key)]
+		blocks := sh.keys[string(key)]
 		sh.mu.Unlock()
-		if locked {
+		if blocks {
 			return lockSetProbe{}, false
 		}
 	}
@@ -172,25 +206,30 @@ func (s *lockSet) probe(key []byte) (p lockSetProbe, free bool) {
 // probe: then the key had no lock from the probe until now.
 func (p lockSetProbe) unchanged() bool { return p.sh.seq.Load() == p.seq }
 
-// probeAll is probe for a reader of a range: empty reports that no key
-// held a lock at the instant of the probe. The reader then reads Pebble
-// and calls noAddsSince(adds): true means that no lock was written until
-// then either. (A key added before the probe counts in all, one added
-// after it counts in adds before its lock reaches Pebble.)
-func (s *lockSet) probeAll() (adds uint64, empty bool) {
-	adds = s.adds.Load()
-	return adds, s.all.Load() == 0
+// probeBlocking is probe for a reader of a range: none reports that no
+// key held a lock that may block a read at the instant of the probe. The
+// reader then reads Pebble and calls noBlockingAddsSince(adds): true
+// means that no such lock was written until then either. (A lock added
+// before the probe counts in blocking, one added after it counts in
+// blockingAdds before it reaches Pebble.)
+func (s *lockSet) probeBlocking() (adds uint64, none bool) {
+	adds = s.blockingAdds.Load()
+	return adds, s.blocking.Load() == 0
 }
 
-// noAddsSince reports whether no key was added since probeAll returned
-// adds.
-func (s *lockSet) noAddsSince(adds uint64) bool { return s.adds.Load() == adds }
+// noBlockingAddsSince reports whether no lock that may block a read was
+// added since probeBlocking returned adds.
+func (s *lockSet) noBlockingAddsSince(adds uint64) bool { return s.blockingAdds.Load() == adds }
 
 // beforeApply records the locks wb writes; the applier calls it before it
 // applies wb.
 func (s *lockSet) beforeApply(wb *writeBatch) {
 	if len(wb.lockPuts) > 0 {
-		s.add(wb.lockPuts)
+		quiet := wb.lockQuiet
+		if len(quiet) != len(wb.lockPuts) {
+			quiet = nil // kinds unknown (a replicated batch): all block
+		}
+		s.addKinds(wb.lockPuts, quiet)
 	}
 }
 

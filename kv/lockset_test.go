@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/percdb/percdb/kv/internal/txntypes"
 )
 
 // TestLockSetProbe checks what a latch-free reader learns from a probe: a
@@ -50,6 +52,60 @@ func TestLockSetProbe(t *testing.T) {
 	s.remove([][]byte{a, other})
 	if s.has(a) || s.has(other) {
 		t.Fatal("keys still there after remove")
+	}
+}
+
+// TestLockSetBlocking checks what a range reader learns from
+// probeBlocking: pessimistic and lock-type locks do not count, a lock
+// whose kind is unknown does, a quiet lock replaced by one that blocks
+// counts from then on, and removing it ends that.
+func TestLockSetBlocking(t *testing.T) {
+	s := newLockSet()
+	a, b, c := []byte("a"), []byte("b"), []byte("c")
+	adds, none := s.probeBlocking()
+	if !none {
+		t.Fatal("empty set: a blocking lock")
+	}
+	pess := &writeBatch{}
+	pess.putLock(a, &txntypes.Lock{Type: txntypes.LockPessimistic, Primary: a, StartTS: 5})
+	pess.putLock(b, &txntypes.Lock{Type: txntypes.LockLock, Primary: a, StartTS: 5})
+	s.beforeApply(pess)
+	if !s.has(a) || !s.has(b) {
+		t.Fatal("quiet locks missing from the set")
+	}
+	if _, none := s.probeBlocking(); !none || !s.noBlockingAddsSince(adds) {
+		t.Fatal("pessimistic and lock-type locks count as blocking a read")
+	}
+	p, free := s.probe(a)
+	if !free {
+		t.Fatal("probe of a key with a pessimistic lock: not free")
+	}
+	// The pessimistic lock prewritten.
+	pw := &writeBatch{}
+	pw.putLock(a, &txntypes.Lock{Type: txntypes.LockPut, Primary: a, StartTS: 5})
+	s.beforeApply(pw)
+	if _, none := s.probeBlocking(); none || s.noBlockingAddsSince(adds) {
+		t.Fatal("a pessimistic lock prewritten does not count as blocking")
+	}
+	if p.unchanged() {
+		t.Fatal("a point probe survived its key's lock turning into one that blocks")
+	}
+	if _, free := s.probe(a); free {
+		t.Fatal("probe of a key with a prewrite lock: free")
+	}
+	// A batch without kinds (replicated): its lock counts.
+	adds, _ = s.probeBlocking()
+	s.beforeApply(&writeBatch{lockPuts: [][]byte{c}})
+	if s.noBlockingAddsSince(adds) {
+		t.Fatal("a lock of unknown kind does not count as blocking")
+	}
+	s.remove([][]byte{a, c})
+	if _, none := s.probeBlocking(); !none {
+		t.Fatal("blocking locks counted after their removal")
+	}
+	s.remove([][]byte{b})
+	if s.all.Load() != 0 || s.blocking.Load() != 0 {
+		t.Fatalf("all %d, blocking %d after removing every key", s.all.Load(), s.blocking.Load())
 	}
 }
 

@@ -309,9 +309,10 @@ func (s *Store) readRange(rc RegionCtx, start, end []byte, version uint64, what 
 }
 
 // scanUnlocked is Scan without looking at the lock space, which is
-// possible when the lock set was empty at the probe and no key was added
-// to it until the walk was done: then no lock was in Pebble at any instant
-// in between. done is false when that cannot be shown (nearly always under
+// possible when the lock set held no lock that may block a read at the
+// probe and no such lock was added to it until the walk was done: then no
+// lock that would have failed the scan was in Pebble at any instant in
+// between (pessimistic and lock-type locks never do, blocksRead). done is false when that cannot be shown (nearly always under
 // writes): the caller scans with locks. The walk uses an iterator from the
 // iterCache, as readUnlocked does and for the same reasons. A scan with
 // IgnoreLocks is always done here.
@@ -327,8 +328,8 @@ func (s *Store) scanUnlocked(ctx context.Context, req *ScanRequest, end []byte) 
 // shown. With ignoreLocks it always runs and is done.
 func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T, error)) (out T, done bool, err error) {
 	var zero T
-	adds, empty := s.locks.probeAll()
-	if !empty && !ignoreLocks {
+	adds, none := s.locks.probeBlocking()
+	if !none && !ignoreLocks {
 		return zero, false, nil
 	}
 	if s.testingAfterProbe != nil {
@@ -342,7 +343,7 @@ func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T
 	r := &mvccReader{src: s.db, iter: ci.it}
 	out, err = read(r)
 	r.closeData() // the write-space iterator goes back to the cache
-	if err != nil || (!ignoreLocks && !s.locks.noAddsSince(adds)) {
+	if err != nil || (!ignoreLocks && !s.locks.noBlockingAddsSince(adds)) {
 		return zero, false, err
 	}
 	return out, true, nil

@@ -152,6 +152,9 @@ type cachedPlan struct {
 	// shapes are the shapes of the static index reads' ranges, by the
 	// read's position in a walk of the plan.
 	shapes []string
+	// fields are the result's column definitions, learnt from the first
+	// execution (GMS's); nil until then (boundexec.go).
+	fields *boundFields
 }
 
 // paramRef is a literal of a cached plan that holds a parameter's value:
@@ -287,7 +290,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		n, ok, err := p.bind(sctx, values)
 		if err == nil && ok {
 			stats.hits.Add(1)
-			return true, h.runBound(ctx, bx, c, sctx, query, n, callback)
+			return true, h.runBound(ctx, bx, c, s, sctx, query, n, p, callback)
 		}
 		// The values change the plan's ranges: the statement is
 		// analysed again and the new plan replaces this one.
@@ -322,18 +325,20 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		stats.uncacheable.Add(1)
 		st.uncacheable(key)
 		// Analysed already: run it once rather than analyse it again.
-		return true, h.runBound(ctx, bx, c, sctx, query, analyzed, callback)
+		return true, h.runBound(ctx, bx, c, s, sctx, query, analyzed, nil, callback)
 	}
 	p.catalog, p.db, p.epoch = cat, db, epoch
 	st.put(p)
 	st.failed = 0
 	stats.misses.Add(1)
-	return true, h.runBound(ctx, bx, c, sctx, query, analyzed, callback)
+	return true, h.runBound(ctx, bx, c, s, sctx, query, analyzed, p, callback)
 }
 
-// runBound runs the analysed plan n through GMS's handler, which spools
-// its rows to the client as for any statement.
-func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, sctx *gsql.Context, query string, n gsql.Node, callback func(*sqltypes.Result) error) error {
+// runBound runs the analysed plan n of p (nil: a plan not cached) through
+// GMS's handler, which spools its rows to the client as for any
+// statement, the first time, and in the connection's goroutine once the
+// result's column definitions are known (boundexec.go).
+func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, n gsql.Node, p *cachedPlan, callback func(*sqltypes.Result) error) error {
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
 		pushed, _, err := pushDown(sctx, n)
@@ -345,6 +350,12 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 	gsql.IncrementStatusVariable(sctx, "Questions", 1)
 	gsql.IncrementStatusVariable(sctx, "Com_select", 1)
 	cb := h.statusFilter(c, callback)
+	if p != nil && p.fields != nil {
+		return h.execBound(ctx, s, query, n, p.fields, cb)
+	}
+	if p != nil {
+		cb = learnFields(&p.fields, cb)
+	}
 	return bx.ComExecuteBound(ctx, c, query, n, func(res *sqltypes.Result, _ bool) error { return cb(res) })
 }
 

@@ -16,6 +16,7 @@
 //	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s]
 //	       [--reserve-space auto] [--shutdown-timeout 10s] [--log-level info]
 //	       [--status-host 127.0.0.1] [--status-port 10080] [--slow-query-log FILE]
+//	       [--gc-percent 400] [--memory-limit auto]
 //
 // Connect with any MySQL client, for example:
 //
@@ -112,6 +113,8 @@ func runServer(role string, args []string) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	statusHost := fs.String("status-host", "127.0.0.1", "address the status port listens on")
 	statusPort := fs.Int("status-port", defaultStatusPort, "HTTP status port: /status, /metrics (Prometheus), /debug/pprof/; 0 disables it. The default port is best effort (a warning when taken); a port given explicitly must listen")
+	gcPercent := fs.Int("gc-percent", defaultGCPercent, "the Go garbage collector's target (GOGC: collect when the heap has grown by this percentage since the last collection; -1 turns it off); when not given, GOGC from the environment wins")
+	memoryLimit := fs.String("memory-limit", "auto", "the Go runtime's soft memory limit: the collector works harder as the heap nears it; 'auto' (3/4 of the machine's memory), 0 (none) or a size such as 4GiB; when not given, GOMEMLIMIT from the environment wins")
 	slowLog := fs.String("slow-query-log", "", "write statements slower than long_query_time (SET GLOBAL long_query_time, default 10 s) to this file in MySQL's slow log format; the log can also be turned on later with SET GLOBAL slow_query_log = ON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -148,10 +151,17 @@ func runServer(role string, args []string) error {
 	if *statusPort != 0 {
 		statusAddr = net.JoinHostPort(*statusHost, strconv.Itoa(*statusPort))
 	}
-	statusExplicit := false
+	statusExplicit, gcGiven, limitGiven := false, false, false
 	fs.Visit(func(f *flag.Flag) {
 		statusExplicit = statusExplicit || f.Name == "status-port" || f.Name == "status-host"
+		gcGiven = gcGiven || f.Name == "gc-percent"
+		limitGiven = limitGiven || f.Name == "memory-limit"
 	})
+	gc, err := gcFromFlags(*gcPercent, gcGiven, *memoryLimit, limitGiven, os.Getenv, machineMemory())
+	if err != nil {
+		return err
+	}
+	gc.apply()
 	slowFile := *slowLog
 	if slowFile != "" {
 		// Relative to the working directory, as a command-line user
