@@ -371,7 +371,9 @@ func (t *columnsTable) HasDynamicColumns() bool {
 
 // PartitionRows implements sql.Table.
 func (t *columnsTable) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
-	it, err := t.Table.PartitionRows(ctx, p)
+	// The columns of views, each bound in its own database
+	// (compat_viewdb.go).
+	it, err := followViews(ctx, func() (gsql.RowIter, error) { return t.Table.PartitionRows(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
