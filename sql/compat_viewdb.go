@@ -232,7 +232,8 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // planParser is the parser GMS's engine uses (wrapping literalParser):
 // it sets what GMS's planner needs before it binds a statement: the
 // planning databases of a view's stored statement and of RENAME TABLE
-// (planDatabases).
+// (planDatabases), and the types of TIME(n) columns (timePrecisions,
+// compat_timefsp.go).
 type planParser struct {
 	gsql.Parser
 }
@@ -242,6 +243,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 	stmt, q, rest, err := p.Parser.Parse(ctx, query, multi)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
+		timePrecisions(stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -251,6 +253,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
+		timePrecisions(stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -260,6 +263,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
+		timePrecisions(stmt)
 	}
 	return stmt, n, err
 }

@@ -409,11 +409,22 @@ func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		it.schemas[key] = sch
 	}
 	for _, c := range sch {
-		if c.Generated != nil && strings.EqualFold(c.Name, col) {
-			out := append(gsql.Row(nil), row...)
-			out[it.pos["GENERATION_EXPRESSION"]] = oneParenthesis(c.Generated.String())
-			return out, nil
+		if !strings.EqualFold(c.Name, col) {
+			continue
 		}
+		fsp, isTime := timePrecision(c.Type)
+		if c.Generated == nil && !isTime {
+			break
+		}
+		out := append(gsql.Row(nil), row...)
+		if c.Generated != nil {
+			out[it.pos["GENERATION_EXPRESSION"]] = oneParenthesis(c.Generated.String())
+		}
+		if isTime {
+			// GMS leaves it NULL (compat_timefsp.go).
+			out[it.pos["DATETIME_PRECISION"]] = fsp
+		}
+		return out, nil
 	}
 	return row, nil
 }

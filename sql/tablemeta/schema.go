@@ -2,6 +2,7 @@ package tablemeta
 
 import (
 	"fmt"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
@@ -18,6 +19,10 @@ import (
 // back. String types always name their character set and collation, so
 // the text does not depend on the table's default.
 func typeString(typ gsql.Type) string {
+	if t, ok := typ.(TimeType); ok {
+		// "time(0)" too: "time" reads back as GMS's TIME(6).
+		return fmt.Sprintf("time(%d)", t.fsp)
+	}
 	if tc, ok := typ.(gsql.TypeWithCollation); ok {
 		return tc.StringWithTableCollation(gsql.Collation_Unspecified)
 	}
@@ -77,7 +82,7 @@ func DefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.Col
 // statement; a default that does not parse on its own (it names another
 // column, say) is left for the planbuilder to resolve.
 func columnFromDef(ctx *gsql.Context, table, db string, c *catalog.ColumnDef, primary bool) (*gsql.Column, error) {
-	typ, err := planbuilder.ParseColumnTypeString(c.Type)
+	typ, err := parseType(c.Type)
 	if err != nil {
 		return nil, fmt.Errorf("column %s.%s: parse type %q: %w", table, c.Name, c.Type, err)
 	}
@@ -111,6 +116,15 @@ func columnFromDef(ctx *gsql.Context, table, db string, c *catalog.ColumnDef, pr
 		}
 	}
 	return col, nil
+}
+
+// parseType reads a type typeString wrote: GMS's planbuilder reads it,
+// except TIME(0) to TIME(5), which GMS refuses (TimeType).
+func parseType(s string) (gsql.Type, error) {
+	if rest, ok := strings.CutPrefix(s, "time("); ok && len(rest) == 2 && rest[1] == ')' && rest[0] >= '0' && rest[0] <= '5' {
+		return NewTimeType(int(rest[0] - '0'))
+	}
+	return planbuilder.ParseColumnTypeString(s)
 }
 
 // resolveDefault parses a stored default expression.
