@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/sql/catalog"
 )
@@ -41,7 +43,7 @@ func ColumnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
 		Extra:         col.Extra,
 	}
 	if col.Default != nil {
-		c.Default, c.HasDefault = col.Default.String(), true
+		c.Default, c.HasDefault = defaultString(col.Default, col.Type), true
 	}
 	if col.OnUpdate != nil {
 		c.OnUpdate = col.OnUpdate.String()
@@ -50,6 +52,22 @@ func ColumnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
 		c.Generated, c.Virtual = col.Generated.String(), col.Virtual
 	}
 	return c, nil
+}
+
+// defaultString is the text of default d of a column of type typ as it
+// is stored. GMS makes a TIME(n) column's literal default a
+// types.Timespan, which it prints without quotes, which do not parse
+// back: it is quoted, with the column's digits.
+func defaultString(d *gsql.ColumnDefaultValue, typ gsql.Type) string {
+	if lit, ok := d.Expr.(*expression.Literal); ok {
+		if ts, ok := lit.Value().(types.Timespan); ok {
+			if tt, ok := typ.(TimeType); ok {
+				return "'" + string(tt.appendText(nil, tt.round(ts))) + "'"
+			}
+			return "'" + ts.String() + "'"
+		}
+	}
+	return d.String()
 }
 
 // DefFromSchema builds the definition of a new table; the caller

@@ -101,5 +101,24 @@ func TestFractionalSeconds(t *testing.T) {
 			// today for any TIME type but its own).
 			{sql: "SELECT DATE_ADD(t0, INTERVAL 1 SECOND) FROM fs WHERE id = 2", want: []uint16{ac}, rows: "[[00:00:01]]"},
 		})
+
+		// Fractional defaults: NOW(6), CURRENT_TIMESTAMP(3) and ON UPDATE,
+		// a TIME(2) literal (its default did not parse back: 1105).
+		c2 := "01:02:03.46"
+		if s.Flavor == testserver.MariaDB {
+			c2 = "01:02:03.45"
+		}
+		run(t, c, []step{
+			{sql: "CREATE TABLE fd (id INT PRIMARY KEY, v INT, a DATETIME(6) DEFAULT NOW(6), b TIMESTAMP(3) NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3), c TIME(2) DEFAULT '01:02:03.456')", want: []uint16{ac}},
+			{sql: "INSERT INTO fd (id, v) VALUES (1, 1)", want: []uint16{ac}},
+			{sql: "SELECT LENGTH(CAST(a AS CHAR)) - 20, LENGTH(CAST(b AS CHAR)) - 20, c FROM fd", want: []uint16{ac}, rows: "[[6 3 " + c2 + "]]"},
+		})
+		rows, err = c.Query("SHOW CREATE TABLE fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rows[0][1], "`c` time(2) DEFAULT '"+c2) {
+			t.Errorf("SHOW CREATE TABLE fd:\n%s", rows[0][1])
+		}
 	})
 }
