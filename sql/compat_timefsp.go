@@ -33,7 +33,9 @@ import (
 //     Drivers read the decimals to know a column's precision (Connector/J
 //     and go-sql-driver's DecimalSize), and percdb's own text answers pad
 //     values to them (padFractions). fixPrecisions looks the precision of
-//     a table's TIMESTAMP and TIME columns up in the catalog.
+//     a table's TIMESTAMP and TIME columns up in the catalog. It also
+//     gives YEAR columns MySQL's UNSIGNED and ZEROFILL flags, which GMS
+//     leaves out.
 
 // timePrecisions gives the TIME(n) columns, n from 0 to 5, of a CREATE
 // TABLE or ALTER TABLE their type before GMS's planner reads it.
@@ -119,6 +121,11 @@ func (h *handler) fixPrecisions(c *mysql.Conn, fields []*querypb.Field) {
 			}
 			f.Decimals = uint32(n)
 		case sqltypes.Datetime:
+		case sqltypes.Year:
+			// MySQL's YEAR is an unsigned, zero-filled number
+			// (go-sql-driver scans it into a uint16 then).
+			f.Flags |= uint32(querypb.MySqlFlag_UNSIGNED_FLAG | querypb.MySqlFlag_ZEROFILL_FLAG)
+			continue
 		default:
 			continue
 		}
