@@ -68,14 +68,26 @@ func (t TimeType) round(ts types.Timespan) types.Timespan {
 	return types.Time.MicrosecondsToTimespan(m)
 }
 
-// Convert implements sql.Type: the value rounded to t's precision.
+// Convert implements sql.Type: the value rounded to t's precision. A
+// date and time ('2020-01-02 03:04:05', as go-sql-driver sends a
+// time.Time) gives its time, as in MySQL (GMS's TIME refuses it).
 func (t TimeType) Convert(ctx context.Context, v any) (any, gsql.ConvertInRange, error) {
 	if v == nil {
 		return nil, gsql.InRange, nil
 	}
 	ts, err := t.ConvertToTimespan(v)
 	if err != nil {
-		return nil, gsql.OutOfRange, err
+		s, isString := v.(string)
+		if !isString {
+			return nil, gsql.OutOfRange, err
+		}
+		dt, _, dtErr := types.DatetimeMaxPrecision.Convert(ctx, s)
+		if dtErr != nil {
+			return nil, gsql.OutOfRange, err
+		}
+		if ts, err = t.ConvertToTimespan(dt); err != nil {
+			return nil, gsql.OutOfRange, err
+		}
 	}
 	return t.round(ts), gsql.InRange, nil
 }

@@ -51,6 +51,7 @@ func TestTimeTypeValues(t *testing.T) {
 		{2, "23:59:59.995", "24:00:00.00"},
 		{5, "00:00:00.000001", "00:00:00.00000"},
 		{1, "100:00:00.06", "100:00:00.1"},
+		{3, "2020-01-02 03:04:05.6789", "03:04:05.679"},
 	} {
 		typ, _ := NewTimeType(c.fsp)
 		v, _, err := typ.Convert(context.Background(), c.in)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
 )
@@ -47,6 +48,24 @@ func TestFractionalSeconds(t *testing.T) {
 		if got, wantDefs := strings.Join(defs, " "), "t0:0/10 t3:3/14 dt2:2/22 ts6:6/26 ts3:3/23 dt:0/19 ts:0/19"; got != wantDefs {
 			t.Errorf("column definitions (decimals/length): %s, want %s", got, wantDefs)
 		}
+		// A time.Time written to a TIME(3) through go-sql-driver's
+		// binary protocol (a DATETIME parameter) keeps its time.
+		db, err := sql.Open("mysql", s.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec("INSERT INTO fs (id, t3) VALUES (?, ?)", 3, time.Date(2024, 1, 2, 3, 4, 5, 678900000, time.UTC)); err != nil {
+			t.Fatalf("time.Time into TIME(3): %v", err)
+		}
+		wantT3 := "03:04:05.679"
+		if s.Flavor == testserver.MariaDB {
+			wantT3 = "03:04:05.678"
+		}
+		if got, err := queryRowText(db, "SELECT t3 FROM fs WHERE id = ?", 3); err != nil || got != wantT3 {
+			t.Errorf("time.Time into TIME(3): %s (%v), want %s", got, err, wantT3)
+		}
+
 		// YEAR: unsigned and zero-filled, as MySQL says.
 		run(t, c, []step{{sql: "CREATE TABLE fy (id INT PRIMARY KEY, y YEAR)", want: []uint16{ac}}})
 		if res, err = c.QueryAll("SELECT y FROM fy"); err != nil {
