@@ -158,9 +158,6 @@ func (p *planDatabases) listing(db string) {
 
 // reset forgets everything.
 func (p *planDatabases) reset() {
-	if !p.active.Load() && p.candidate == (viewCandidate{}) {
-		return
-	}
 	p.mu.Lock()
 	p.stack, p.candidate, p.following = nil, viewCandidate{}, false
 	p.active.Store(false)
