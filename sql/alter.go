@@ -69,8 +69,18 @@ func (t *Table) DropCheck(ctx *gsql.Context, name string) error {
 	})
 }
 
-// CreateIndex implements sql.IndexAlterableTable.
+// CreateIndex implements sql.IndexAlterableTable. An index percdb added
+// for a foreign key that the new index serves as well goes (fkindex.go).
 func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
+	if err := t.createIndex(ctx, def, false); err != nil {
+		return err
+	}
+	return t.dropSupersededForeignKeyIndexes(ctx, def.Name)
+}
+
+// createIndex adds index def; forForeignKey marks one added for a
+// foreign key (catalog.IndexDef.ForForeignKey).
+func (t *Table) createIndex(ctx *gsql.Context, def gsql.IndexDef, forForeignKey bool) error {
 	switch {
 	case def.IsPrimary():
 		return gsql.ErrUnsupportedFeature.New("adding a primary key with CREATE INDEX")
@@ -80,7 +90,7 @@ func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if strings.EqualFold(def.Name, "PRIMARY") {
 		return mysql.NewSQLError(mysql.ERDupKeyName, "42000", "Duplicate key name '%s'", def.Name)
 	}
-	idx := catalog.IndexDef{Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+	idx := catalog.IndexDef{Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment, ForForeignKey: forForeignKey}
 	for _, c := range def.Columns {
 		col, _, ok := t.meta.Def.ColumnByName(c.Name)
 		if !ok {

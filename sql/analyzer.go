@@ -40,6 +40,7 @@ const (
 	windowInputColumnsRuleID                                    // compat_window.go
 	indexNamesRuleID                                            // compat_indexnames.go
 	outerAggregatesRuleID                                       // compat_outeraggs.go
+	timeArgumentsRuleID                                         // compat_timefsp.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -76,6 +77,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: exactAggregates})
+	// A TIME(n) column is an argument of functions as GMS's TIME
+	// (compat_timefsp.go): tests/protocol/fsp_test.go.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: timeArguments})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in

@@ -19,8 +19,15 @@ import (
 // `varchar(255)` and the collation in the Collation column, as
 // information_schema.COLUMNS' COLUMN_TYPE and COLLATION_NAME do.
 
-// showColumns runs GMS's SHOW COLUMNS and corrects its Type and
-// Collation.
+// SHOW FULL COLUMNS' Privileges is empty in GMS; MySQL lists the
+// privileges the user has on the column, among those a column can have
+// (columnPrivileges).
+
+// privilegesColumn is the position of Privileges in SHOW FULL COLUMNS.
+const privilegesColumn = 7
+
+// showColumns runs GMS's SHOW COLUMNS and corrects its Type, Collation
+// and Privileges.
 func showColumns(ctx *gsql.Context, n *plan.ShowColumns, row gsql.Row) (gsql.RowIter, error) {
 	// GMS's own builder: percdb's would come back here.
 	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
@@ -40,6 +47,9 @@ func showColumns(ctx *gsql.Context, n *plan.ShowColumns, row gsql.Row) (gsql.Row
 		r[1] = columnTypeText(col.Type)
 		if n.Full {
 			r[2] = columnCollation(col.Type)
+			if len(r) > privilegesColumn {
+				r[privilegesColumn] = columnPrivileges(ctx, col.DatabaseSource, col.Source, col.Name)
+			}
 		}
 		rows[i] = r
 	}
@@ -71,4 +81,33 @@ func columnCollation(t gsql.Type) any {
 		return nil
 	}
 	return c.Collation().Name()
+}
+
+// columnPrivileges is the Privileges of SHOW FULL COLUMNS: which of
+// SELECT, INSERT, UPDATE and REFERENCES the user holds on column col of
+// db.table, granted on everything, the database, the table or the
+// column, in MySQL's words and order ("select,insert,update,references").
+func columnPrivileges(ctx *gsql.Context, db, table, col string) string {
+	ps, _ := ctx.GetPrivilegeSet()
+	if ps == nil {
+		return ""
+	}
+	dbs := ps.Database(db)
+	tbl := dbs.Table(table)
+	column := tbl.Column(col)
+	var out []string
+	for _, p := range []struct {
+		typ  gsql.PrivilegeType
+		name string
+	}{
+		{gsql.PrivilegeType_Select, "select"},
+		{gsql.PrivilegeType_Insert, "insert"},
+		{gsql.PrivilegeType_Update, "update"},
+		{gsql.PrivilegeType_References, "references"},
+	} {
+		if ps.Has(p.typ) || dbs.Has(p.typ) || tbl.Has(p.typ) || column.Has(p.typ) {
+			out = append(out, p.name)
+		}
+	}
+	return strings.Join(out, ",")
 }

@@ -245,6 +245,7 @@ func (d *Database) GetViewDefinition(ctx *gsql.Context, name string) (gsql.ViewD
 	if !ok {
 		return gsql.ViewDefinition{}, false, nil
 	}
+	offerView(ctx, d.def.Name, v.CreateViewStatement)
 	return viewToGMS(v), true, nil
 }
 
@@ -254,6 +255,7 @@ func (d *Database) AllViews(ctx *gsql.Context) ([]gsql.ViewDefinition, error) {
 	if err != nil {
 		return nil, err
 	}
+	listingViews(ctx, d.def.Name)
 	views := cat.SortedViews(d.def.ID)
 	out := make([]gsql.ViewDefinition, len(views))
 	for i, v := range views {

@@ -162,6 +162,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),      // ER_SP_DOES_NOT_EXIST
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
+	// A name without a database and no current one: MySQL's
+	// ER_NO_DB_ERROR (GMS's was 1105).
+	kindMessage(gsql.ErrNoDatabaseSelected, 1046, "3D000", "No database selected"),
 	// ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN, names quoted as MySQL
 	// quotes them.
 	{pattern: regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), code: 3105, state: stateGeneral, rewrite: "The value specified for generated column '$1' in table '$2' is not allowed."},

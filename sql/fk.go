@@ -375,7 +375,7 @@ func (t *Table) CreateIndexForForeignKey(ctx *gsql.Context, idx gsql.IndexDef) e
 		return err
 	}
 	if tx.createdHere(def.ID) {
-		return t.CreateIndex(ctx, idx)
+		return t.createIndex(ctx, idx, true)
 	}
 	// The index is built online, in steps committed by transactions of
 	// their own; this statement's transaction, which has written
@@ -383,7 +383,7 @@ func (t *Table) CreateIndexForForeignKey(ctx *gsql.Context, idx gsql.IndexDef) e
 	if tx.catDirty || (tx.kv != nil && !tx.kv.IsReadOnly()) {
 		return gsql.ErrUnsupportedFeature.New("adding a foreign key that needs a new index after other changes in the same transaction")
 	}
-	if err := t.CreateIndex(ctx, idx); err != nil {
+	if err := t.createIndex(ctx, idx, true); err != nil {
 		return err
 	}
 	tx.startOver(ctx)

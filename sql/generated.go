@@ -371,7 +371,9 @@ func (t *columnsTable) HasDynamicColumns() bool {
 
 // PartitionRows implements sql.Table.
 func (t *columnsTable) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
-	it, err := t.Table.PartitionRows(ctx, p)
+	// The columns of views, each bound in its own database
+	// (compat_viewdb.go).
+	it, err := followViews(ctx, func() (gsql.RowIter, error) { return t.Table.PartitionRows(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -407,11 +409,22 @@ func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		it.schemas[key] = sch
 	}
 	for _, c := range sch {
-		if c.Generated != nil && strings.EqualFold(c.Name, col) {
-			out := append(gsql.Row(nil), row...)
-			out[it.pos["GENERATION_EXPRESSION"]] = oneParenthesis(c.Generated.String())
-			return out, nil
+		if !strings.EqualFold(c.Name, col) {
+			continue
 		}
+		fsp, isTime := timePrecision(c.Type)
+		if c.Generated == nil && !isTime {
+			break
+		}
+		out := append(gsql.Row(nil), row...)
+		if c.Generated != nil {
+			out[it.pos["GENERATION_EXPRESSION"]] = oneParenthesis(c.Generated.String())
+		}
+		if isTime {
+			// GMS leaves it NULL (compat_timefsp.go).
+			out[it.pos["DATETIME_PRECISION"]] = fsp
+		}
+		return out, nil
 	}
 	return row, nil
 }

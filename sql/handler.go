@@ -105,7 +105,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 	return h.run(ctx, c, query, func() error {
 		cb := h.resultFilter(c, callback)
 		if cs, coll, ok := setNamesCollate(query); ok {
-			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, fieldFilter(cb)) })
+			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)) })
 		}
 		if sel, ok := doAsSelect(query); ok {
 			if err := h.Handler.ComQuery(ctx, c, sel, dropRows); err != nil {
@@ -123,7 +123,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			cb = next
 		}
-		return h.Handler.ComQuery(ctx, c, query, fieldFilter(cb))
+		return h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
 	})
 }
 
@@ -251,6 +251,7 @@ func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) er
 		}
 		if res != nil {
 			fixFields(res.Fields)
+			h.fixPrecisions(c, res.Fields)
 		}
 		return callback(res)
 	}
@@ -275,7 +276,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		cb := h.resultFilter(c, callback)
 		if cs, coll, ok := setNamesCollate(query); ok {
 			return h.setNames(ctx, c, cs, coll, func() (err error) {
-				rest, err = h.Handler.ComMultiQuery(ctx, c, query, fieldFilter(cb))
+				rest, err = h.Handler.ComMultiQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
 				return err
 			})
 		}
@@ -303,7 +304,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			cb = next
 		}
 		var err error
-		rest, err = h.Handler.ComMultiQuery(ctx, c, query, fieldFilter(cb))
+		rest, err = h.Handler.ComMultiQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
 		return err
 	})
 	if err != nil {
@@ -349,6 +350,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		return nil, finishSQLError(err)
 	}
 	fixFields(fields)
+	h.fixPrecisions(c, fields)
 	if s := h.sessions.get(c.ConnectionID); s != nil {
 		h.fastPrepare(s, query, prepare)
 	}
@@ -536,7 +538,7 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			s.beginMode = mode
 		}
-		return true, h.Handler.ComQuery(ctx, c, begin, fieldFilter(cb))
+		return true, h.Handler.ComQuery(ctx, c, begin, h.temporalFieldFilter(c, cb))
 	}
 	return false, nil
 }

@@ -55,6 +55,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 			return t, ok, err
 		}
 		return &columnsTable{Table: t, provider: d.provider}, true, nil
+	case strings.EqualFold(name, viewsName):
+		// Each view bound in its own database (compat_viewdb.go).
+		t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			return t, ok, err
+		}
+		return &viewsTable{Table: t}, true, nil
 	}
 	return d.Database.GetTableInsensitive(ctx, name)
 }

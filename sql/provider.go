@@ -96,6 +96,9 @@ func (p *DatabaseProvider) Database(ctx *gsql.Context, name string) (gsql.Databa
 	if isPerfSchema(name) {
 		return perfSchemaDB{summary: p.digests}, nil
 	}
+	if db, ok, err := p.planMarkerDatabase(ctx, name); ok {
+		return db, err
+	}
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,9 @@ type Session struct {
 	// plans are the analysed plans of its prepared statements
 	// (plancache.go).
 	plans planCache
+	// planDBs are the databases GMS's planner is given as the current
+	// one where it needs one MySQL does not (compat_viewdb.go).
+	planDBs planDatabases
 }
 
 // endedTxn is a finished transaction's timestamps (0 for none).
@@ -214,8 +217,9 @@ func (s *Session) ReleaseSavepoint(ctx *gsql.Context, tx gsql.Transaction, name 
 // CommandBegin implements sql.LifecycleAwareSession.
 func (s *Session) CommandBegin() error { return nil }
 
-// CommandEnd implements sql.LifecycleAwareSession.
-func (s *Session) CommandEnd() {}
+// CommandEnd implements sql.LifecycleAwareSession. A planning database
+// left by a statement that failed while one was set goes.
+func (s *Session) CommandEnd() { s.planDBs.reset() }
 
 // SessionEnd implements sql.LifecycleAwareSession: the connection is gone,
 // so its open transaction is rolled back and its temporary tables dropped.

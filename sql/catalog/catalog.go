@@ -96,6 +96,10 @@ type IndexDef struct {
 	// when public, else StateWriteOnly or StateDeleteOnly. Only a public
 	// index is read or shown.
 	State string `json:"state,omitempty"`
+	// ForForeignKey marks an index added for a foreign key that no index
+	// served (as InnoDB adds one); it is dropped when a later index
+	// serves the key (sql/fkindex.go).
+	ForForeignKey bool `json:"for_foreign_key,omitempty"`
 }
 
 // Online schema change states of an index (F1's; see sql/schemalease).

@@ -43,7 +43,8 @@ type Index struct {
 	// of its columns, named PRIMARY).
 	Def *catalog.IndexDef
 	// Ords and Types are the schema positions and types of its columns,
-	// in key order.
+	// in key order (a TIME(n) column's type is GMS's TIME, which does
+	// not round a bound to the column's digits).
 	Ords  []int
 	Types []gsql.Type
 	// Exec is the executor's index; nil for the primary key.
@@ -173,7 +174,13 @@ func (m *Table) newIndexMeta(def *catalog.IndexDef) (*Index, []executor.IndexCol
 		_, ord, _ := m.Def.Column(ic.ColumnID)
 		typ := m.Schema.Schema[ord].Type
 		im.Ords = append(im.Ords, ord)
-		im.Types = append(im.Types, typ)
+		if tt, ok := typ.(TimeType); ok {
+			// Bounds keep their digits: '12:00:00.1234' rounded to a
+			// TIME(3)'s .123 would find .123 for = '12:00:00.1234'.
+			im.Types = append(im.Types, tt.Promote())
+		} else {
+			im.Types = append(im.Types, typ)
+		}
 		if ic.Length > 0 {
 			im.Prefixed = true
 		}

@@ -2,9 +2,12 @@ package tablemeta
 
 import (
 	"fmt"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/sql/catalog"
 )
@@ -18,6 +21,10 @@ import (
 // back. String types always name their character set and collation, so
 // the text does not depend on the table's default.
 func typeString(typ gsql.Type) string {
+	if t, ok := typ.(TimeType); ok {
+		// "time(0)" too: "time" reads back as GMS's TIME(6).
+		return fmt.Sprintf("time(%d)", t.fsp)
+	}
 	if tc, ok := typ.(gsql.TypeWithCollation); ok {
 		return tc.StringWithTableCollation(gsql.Collation_Unspecified)
 	}
@@ -36,7 +43,7 @@ func ColumnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
 		Extra:         col.Extra,
 	}
 	if col.Default != nil {
-		c.Default, c.HasDefault = col.Default.String(), true
+		c.Default, c.HasDefault = defaultString(col.Default, col.Type), true
 	}
 	if col.OnUpdate != nil {
 		c.OnUpdate = col.OnUpdate.String()
@@ -45,6 +52,22 @@ func ColumnDefFromGMS(col *gsql.Column, id int64) (catalog.ColumnDef, error) {
 		c.Generated, c.Virtual = col.Generated.String(), col.Virtual
 	}
 	return c, nil
+}
+
+// defaultString is the text of default d of a column of type typ as it
+// is stored. GMS makes a TIME(n) column's literal default a
+// types.Timespan, which it prints without quotes, which do not parse
+// back: it is quoted, with the column's digits.
+func defaultString(d *gsql.ColumnDefaultValue, typ gsql.Type) string {
+	if lit, ok := d.Expr.(*expression.Literal); ok {
+		if ts, ok := lit.Value().(types.Timespan); ok {
+			if tt, ok := typ.(TimeType); ok {
+				return "'" + string(tt.appendText(nil, tt.round(ts))) + "'"
+			}
+			return "'" + ts.String() + "'"
+		}
+	}
+	return d.String()
 }
 
 // DefFromSchema builds the definition of a new table; the caller
@@ -77,7 +100,7 @@ func DefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.Col
 // statement; a default that does not parse on its own (it names another
 // column, say) is left for the planbuilder to resolve.
 func columnFromDef(ctx *gsql.Context, table, db string, c *catalog.ColumnDef, primary bool) (*gsql.Column, error) {
-	typ, err := planbuilder.ParseColumnTypeString(c.Type)
+	typ, err := parseType(c.Type)
 	if err != nil {
 		return nil, fmt.Errorf("column %s.%s: parse type %q: %w", table, c.Name, c.Type, err)
 	}
@@ -111,6 +134,15 @@ func columnFromDef(ctx *gsql.Context, table, db string, c *catalog.ColumnDef, pr
 		}
 	}
 	return col, nil
+}
+
+// parseType reads a type typeString wrote: GMS's planbuilder reads it,
+// except TIME(0) to TIME(5), which GMS refuses (TimeType).
+func parseType(s string) (gsql.Type, error) {
+	if rest, ok := strings.CutPrefix(s, "time("); ok && len(rest) == 2 && rest[1] == ')' && rest[0] >= '0' && rest[0] <= '5' {
+		return NewTimeType(int(rest[0] - '0'))
+	}
+	return planbuilder.ParseColumnTypeString(s)
 }
 
 // resolveDefault parses a stored default expression.

@@ -1,0 +1,206 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
+)
+
+// Fractional seconds where GMS drops them:
+//
+//   - TIME(0) to TIME(5) in CREATE TABLE and ALTER TABLE fail in GMS
+//     ("TIME length not yet supported"; its TIME has six digits).
+//     timePrecisions gives such a column percdb's type
+//     (tablemeta.TimeType: rounded to its digits, written with exactly
+//     them, named time(n)) through the column type's ResolvedType, which
+//     GMS's planner takes as it is. TIME and TIME(6) stay GMS's TIME.
+//   - The column definitions GMS sends give every TIMESTAMP column 0
+//     decimals (its check for a type with fractions is true of DATETIME
+//     only) and no TIME column any, and give DATETIME(n) and TIMESTAMP(n)
+//     the length of a value of six digits (26; MySQL's is 19, or 20+n).
+//     Drivers read the decimals to know a column's precision (Connector/J
+//     and go-sql-driver's DecimalSize), and percdb's own text answers pad
+//     values to them (padFractions). fixPrecisions looks the precision of
+//     a table's TIMESTAMP and TIME columns up in the catalog. It also
+//     gives YEAR columns MySQL's UNSIGNED and ZEROFILL flags, which GMS
+//     leaves out.
+
+// timePrecisions gives the TIME(n) columns, n from 0 to 5, of a CREATE
+// TABLE or ALTER TABLE their type before GMS's planner reads it.
+func timePrecisions(stmt ast.Statement) {
+	switch n := stmt.(type) {
+	case *ast.DDL:
+		timeColumns(n.TableSpec)
+	case *ast.AlterTable:
+		for _, d := range n.Statements {
+			timeColumns(d.TableSpec)
+		}
+	}
+}
+
+// timeColumns sets the type of spec's TIME(n) columns (timePrecisions).
+func timeColumns(spec *ast.TableSpec) {
+	if spec == nil {
+		return
+	}
+	for _, c := range spec.Columns {
+		ct := &c.Type
+		if ct.ResolvedType != nil || ct.Length == nil || !strings.EqualFold(ct.Type, "time") {
+			continue
+		}
+		n, err := strconv.Atoi(string(ct.Length.Val))
+		if err != nil || n < 0 || n > 5 {
+			// GMS answers for 6 and for what is out of range.
+			continue
+		}
+		if typ, err := tablemeta.NewTimeType(n); err == nil {
+			ct.ResolvedType = typ
+		}
+	}
+}
+
+// temporalFieldFilter is fieldFilter (compat_fields.go) with MySQL's
+// precisions of temporal columns (fixPrecisions).
+func (h *handler) temporalFieldFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	return fieldFilter(func(res *sqltypes.Result, more bool) error {
+		if res != nil {
+			h.fixPrecisions(c, res.Fields)
+		}
+		return callback(res, more)
+	})
+}
+
+// timePrecision returns the fractional digits of t if it is a TIME(n)
+// of percdb's (information_schema.COLUMNS' DATETIME_PRECISION, which GMS
+// leaves NULL for it).
+func timePrecision(t gsql.Type) (int, bool) {
+	tt, ok := t.(tablemeta.TimeType)
+	if !ok {
+		return 0, false
+	}
+	return tt.Precision(), true
+}
+
+// fixPrecisions gives the TIMESTAMP and TIME columns of tables among
+// fields their decimals from the catalog, and DATETIME and TIMESTAMP
+// columns MySQL's length.
+func (h *handler) fixPrecisions(c *mysql.Conn, fields []*querypb.Field) {
+	var cat *catalog.Catalog
+	for _, f := range fields {
+		switch f.Type {
+		case sqltypes.Timestamp, sqltypes.Time:
+			if f.Decimals != 0 || f.OrgTable == "" || f.Database == "" {
+				break
+			}
+			if cat == nil {
+				s := h.sessions.get(c.ConnectionID)
+				if s == nil {
+					return
+				}
+				if cat = s.provider.catalogs.Cached(); cat == nil {
+					return
+				}
+			}
+			n := columnPrecision(cat, f.Database, f.OrgTable, f.OrgName)
+			if f.Type == sqltypes.Time && n == 6 {
+				// GMS's TIME, which a TIME column without digits
+				// gets too: announced as MySQL's TIME, of none.
+				n = 0
+			}
+			f.Decimals = uint32(n)
+		case sqltypes.Datetime:
+		case sqltypes.Year:
+			// MySQL's YEAR is an unsigned, zero-filled number
+			// (go-sql-driver scans it into a uint16 then).
+			f.Flags |= uint32(querypb.MySqlFlag_UNSIGNED_FLAG | querypb.MySqlFlag_ZEROFILL_FLAG)
+			continue
+		default:
+			continue
+		}
+		if f.Type != sqltypes.Time && f.Decimals <= 6 {
+			// GMS's is 26 whatever the digits.
+			f.ColumnLength = 19
+			if f.Decimals > 0 {
+				f.ColumnLength += 1 + f.Decimals
+			}
+		}
+	}
+}
+
+// columnPrecision returns the fractional digits of column col of table
+// db.table in cat, from its stored type (time(3), timestamp(6)); 0 when
+// the table or column is not found (an alias, a view).
+func columnPrecision(cat *catalog.Catalog, db, table, col string) int {
+	d, ok := cat.Database(db)
+	if !ok {
+		return 0
+	}
+	t, ok := cat.Table(d.ID, table)
+	if !ok {
+		return 0
+	}
+	cd, _, ok := t.ColumnByName(col)
+	if !ok {
+		return 0
+	}
+	typ := cd.Type
+	open := strings.IndexByte(typ, '(')
+	if open < 0 || len(typ) < open+3 || typ[open+2] != ')' {
+		return 0
+	}
+	n := int(typ[open+1] - '0')
+	if n < 0 || n > 6 {
+		return 0
+	}
+	return n
+}
+
+// timeArguments gives functions a TIME(n) column's values as GMS's TIME:
+// GMS tells a TIME argument by its type being its own TIME, so DATE_ADD
+// and DATE_SUB of a TIME(n) column answered a DATETIME of today and
+// GREATEST and LEAST failed ("unsupported type"). Each such column that
+// is an argument of a function (not of an aggregate, whose MIN and MAX
+// keep the column's digits) is read through CONVERT(col, TIME), which
+// keeps its value. An analyzer rule; UPDATE's and DELETE's own short rule
+// list does not run it.
+func timeArguments(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.NodeExprs(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		if _, ok := e.(gsql.FunctionExpression); !ok {
+			return e, transform.SameTree, nil
+		}
+		if _, ok := e.(gsql.Aggregation); ok {
+			return e, transform.SameTree, nil
+		}
+		children := e.Children()
+		var args []gsql.Expression
+		for i, c := range children {
+			if _, isTime := timePrecision(c.Type()); !isTime {
+				continue
+			}
+			if args == nil {
+				args = append([]gsql.Expression(nil), children...)
+			}
+			args[i] = expression.NewConvert(c, expression.ConvertToTime)
+		}
+		if args == nil {
+			return e, transform.SameTree, nil
+		}
+		ne, err := e.WithChildren(args...)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		return ne, transform.NewTree, nil
+	})
+}
