@@ -26,7 +26,7 @@ const (
 	rowComparisonsRuleID                                        // compat_rows.go
 	keepNullAwareNotInRuleID                                    // compat_notin.go
 	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
-	unionTypesRuleID                                            // compat_union.go
+	retypeUnionsRuleID                                          // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
 	exactAggregatesRuleID                                       // compat_aggregates.go
 	fkUpdateJoinsRuleID                                         // fkjoin.go
@@ -40,6 +40,7 @@ const (
 	windowInputColumnsRuleID                                    // compat_window.go
 	indexNamesRuleID                                            // compat_indexnames.go
 	outerAggregatesRuleID                                       // compat_outeraggs.go
+	derivedColumnTypesRuleID                                    // compat_derived.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -69,24 +70,32 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: integerArithmetic})
+	// These rules of GMS's first batch walk the plan without entering
+	// its opaque set operations, whose sides GMS analyzes from its
+	// second batch on: throughSetOps gives them the sides too.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: throughSetOps(integerArithmetic)})
 	// An aggregate in a subquery's WHERE counts the outer query's group
 	// (compat_outeraggs.go): tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: outerAggregates})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: throughSetOps(outerAggregates)})
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: exactAggregates})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(exactAggregates)})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in
 	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: floatLiteralComparisons})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: throughSetOps(floatLiteralComparisons)})
 	// Row comparisons with NULLs, NOT IN with NULLs, UNION column types:
 	// compat_rows.go, compat_notin.go, compat_union.go and
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: rowComparisons})
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
-	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
+	// Set operations are typed again once their sides' types are final
+	// (compat_union.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: retypeUnionsRuleID, Apply: retypeUnions})
+	// References to a derived table's columns take their final types
+	// (compat_derived.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: derivedColumnTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
 	// UPDATE ... JOIN enforces foreign keys (fkjoin.go); without this
 	// rule it does not: TestForeignKeyUpdateJoin.
@@ -123,6 +132,48 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p)
 	return a
+}
+
+// throughSetOps makes a rule of percdb's that walks the plan with
+// transform.Node also rewrite the sides of set operations, which that
+// walk does not enter (GMS's SetOp is opaque) and which GMS's own
+// analysis of each side starts after the batch these rules run in: in a
+// UNION side, DATE + 0 was 19991231000000 (percdb's integer arithmetic
+// did not apply). Derived tables and subqueries, also opaque, are
+// analyzed whole on their own, these rules included. A side's new types
+// reach the union through retypeUnions.
+func throughSetOps(rule analyzer.RuleFunc) analyzer.RuleFunc {
+	var apply analyzer.RuleFunc
+	apply = func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+		out, same, err := rule(ctx, a, n, scope, sel, qFlags)
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		out, sides, err := transform.Node(out, func(c gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+			so, ok := c.(*plan.SetOp)
+			if !ok {
+				return c, transform.SameTree, nil
+			}
+			l, sl, err := apply(ctx, a, so.Left(), scope, sel, qFlags)
+			if err != nil {
+				return c, transform.SameTree, err
+			}
+			r, sr, err := apply(ctx, a, so.Right(), scope, sel, qFlags)
+			if err != nil {
+				return c, transform.SameTree, err
+			}
+			if sl == transform.SameTree && sr == transform.SameTree {
+				return c, transform.SameTree, nil
+			}
+			nc, err := so.WithChildren(l, r)
+			return nc, transform.NewTree, err
+		})
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		return out, same && sides, nil
+	}
+	return apply
 }
 
 // wrapRule replaces the Apply of the GMS rule named at with wrap(Apply),
