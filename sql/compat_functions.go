@@ -47,7 +47,7 @@ var temporalFunctions = map[string]gsql.Function{
 // GMS's catalog looks up before its built-in ones.
 func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{temporalFunctions, numericFunctions, peerRankedFunctions} {
+	for _, fns := range []map[string]gsql.Function{temporalFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}
