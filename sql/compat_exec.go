@@ -64,6 +64,10 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
+		// An upsert counts a change of letter case (compat_replace.go).
+		if m, ok := bytewiseUpsert(n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
 		// REPLACE counts every row it deletes (compat_replace.go).
 		ii, count, ok := countedReplace(n)
 		if !ok {
