@@ -139,41 +139,95 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 // walk does not enter (GMS's SetOp is opaque) and which GMS's own
 // analysis of each side starts after the batch these rules run in: in a
 // UNION side, DATE + 0 was 19991231000000 (percdb's integer arithmetic
-// did not apply). Derived tables and subqueries, also opaque, are
+// did not apply). GMS analyzes the derived tables and subqueries of a
+// side from that batch on too (its finalizeUnions selector skips the
+// first pass that would run these rules), so they are rewritten as
+// well, at any depth: AVG of integers in a scalar subquery of a UNION
+// side was a DOUBLE. Elsewhere derived tables and subqueries are
 // analyzed whole on their own, these rules included. A side's new types
 // reach the union through retypeUnions.
 func throughSetOps(rule analyzer.RuleFunc) analyzer.RuleFunc {
-	var apply analyzer.RuleFunc
-	apply = func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 		out, same, err := rule(ctx, a, n, scope, sel, qFlags)
 		if err != nil {
 			return n, transform.SameTree, err
 		}
+		deep := func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+			return ruleInScopes(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+				return rule(ctx, a, n, scope, sel, qFlags)
+			})
+		}
 		out, sides, err := transform.Node(out, func(c gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-			so, ok := c.(*plan.SetOp)
-			if !ok {
-				return c, transform.SameTree, nil
+			if so, ok := c.(*plan.SetOp); ok {
+				return withSetOpSides(so, deep)
 			}
-			l, sl, err := apply(ctx, a, so.Left(), scope, sel, qFlags)
-			if err != nil {
-				return c, transform.SameTree, err
-			}
-			r, sr, err := apply(ctx, a, so.Right(), scope, sel, qFlags)
-			if err != nil {
-				return c, transform.SameTree, err
-			}
-			if sl == transform.SameTree && sr == transform.SameTree {
-				return c, transform.SameTree, nil
-			}
-			nc, err := so.WithChildren(l, r)
-			return nc, transform.NewTree, err
+			return c, transform.SameTree, nil
 		})
 		if err != nil {
 			return n, transform.SameTree, err
 		}
 		return out, same && sides, nil
 	}
-	return apply
+}
+
+// ruleInScopes applies rule to n and to every scope inside it: the sides
+// of its set operations, its derived tables and its subqueries, at any
+// depth.
+func ruleInScopes(n gsql.Node, rule func(gsql.Node) (gsql.Node, transform.TreeIdentity, error)) (gsql.Node, transform.TreeIdentity, error) {
+	out, same, err := rule(n)
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	deep := func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) { return ruleInScopes(n, rule) }
+	out, nested, err := transform.Node(out, func(c gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		switch c := c.(type) {
+		case *plan.SetOp:
+			return withSetOpSides(c, deep)
+		case *plan.SubqueryAlias:
+			child, same, err := deep(c.Child)
+			if err != nil || same {
+				return c, transform.SameTree, err
+			}
+			ret, err := c.WithChildren(child)
+			return ret, transform.NewTree, err
+		}
+		return c, transform.SameTree, nil
+	})
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	out, subs, err := transform.NodeExprs(out, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		sq, ok := e.(*plan.Subquery)
+		if !ok {
+			return e, transform.SameTree, nil
+		}
+		q, same, err := deep(sq.Query)
+		if err != nil || same {
+			return e, transform.SameTree, err
+		}
+		return sq.WithQuery(q), transform.NewTree, nil
+	})
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	return out, same && nested && subs, nil
+}
+
+// withSetOpSides returns so with f applied to its sides.
+func withSetOpSides(so *plan.SetOp, f func(gsql.Node) (gsql.Node, transform.TreeIdentity, error)) (gsql.Node, transform.TreeIdentity, error) {
+	l, sl, err := f(so.Left())
+	if err != nil {
+		return so, transform.SameTree, err
+	}
+	r, sr, err := f(so.Right())
+	if err != nil {
+		return so, transform.SameTree, err
+	}
+	if sl && sr {
+		return so, transform.SameTree, nil
+	}
+	ret, err := so.WithChildren(l, r)
+	return ret, transform.NewTree, err
 }
 
 // wrapRule replaces the Apply of the GMS rule named at with wrap(Apply),

@@ -41,8 +41,12 @@ func rowComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *pla
 
 func rowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-		if s, ok := n.(*plan.SetOp); ok {
-			return keepSetOpTypes(s)
+		// A set operation's conversion of its sides to its types is
+		// GMS's, and is made again once the sides are analyzed
+		// (compat_union.go, retypeUnions), which has to tell it from
+		// the sides' own expressions.
+		if p, ok := n.(*plan.Project); ok && isUnionConversion(p) {
+			return n, transform.SameTree, nil
 		}
 		return nodeExprsOnce(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 			if sq, ok := e.(*plan.Subquery); ok {
@@ -630,59 +634,6 @@ func (t *anyNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 	}
 	return v, nil
-}
-
-// keepSetOpTypes takes the collations collationOf gave (compat_coercion.go)
-// off the columns of the sides of a set operation, whose types GMS
-// requires to be the same on both sides.
-func keepSetOpTypes(s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
-	var children []gsql.Node
-	for i, c := range s.Children() {
-		p, ok := c.(*plan.Project)
-		if !ok {
-			continue
-		}
-		var projs []gsql.Expression
-		for j, e := range p.Projections {
-			var inner gsql.Expression = e
-			a, aliased := e.(*expression.Alias)
-			if aliased {
-				inner = a.Child
-			}
-			d, ok := inner.(*derivedCollation)
-			if !ok {
-				continue
-			}
-			if projs == nil {
-				projs = append([]gsql.Expression(nil), p.Projections...)
-			}
-			if aliased {
-				ne, err := a.WithChildren(d.Expression)
-				if err != nil {
-					return s, transform.SameTree, err
-				}
-				projs[j] = ne
-			} else {
-				projs[j] = d.Expression
-			}
-		}
-		if projs == nil {
-			continue
-		}
-		if children == nil {
-			children = append([]gsql.Node(nil), s.Children()...)
-		}
-		np, err := p.WithExpressions(projs...)
-		if err != nil {
-			return s, transform.SameTree, err
-		}
-		children[i] = np
-	}
-	if children == nil {
-		return s, transform.SameTree, nil
-	}
-	ret, err := s.WithChildren(children...)
-	return ret, transform.NewTree, err
 }
 
 // GMS types COALESCE (and IFNULL) of an integer and a DECIMAL as that

@@ -128,8 +128,16 @@ func unionConversion(ctx *gsql.Context, l, r, le, re gsql.Expression) func(gsql.
 	}
 	return func(e gsql.Expression) gsql.Expression {
 		src := e
-		if cast == expression.ConvertToChar && types.IsEnum(e.Type()) {
+		switch t := e.Type(); {
+		case cast != expression.ConvertToChar:
+		case types.IsEnum(t):
 			src = expression.NewEnumToString(e)
+		case types.IsDateType(t):
+			// A DATE is written without a time of day, as MySQL
+			// writes it in a string (GMS's conversion adds one).
+			src = dateString(e)
+		case t == types.Time:
+			src = &timeString{UnaryExpression: expression.UnaryExpression{Child: e}}
 		}
 		var conv gsql.Expression = expression.NewConvertWithLengthAndScale(src, cast, 0, 0)
 		if collated {
