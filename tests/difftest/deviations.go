@@ -29,9 +29,10 @@ type deviation struct {
 var (
 	// A row constructor compared with <>, <, <=, >, >= or NOT IN.
 	rowNotEqual = regexp.MustCompile(`\([^()]+, [^()]+\) (<>|<|<=|>|>=|NOT IN) \(`)
-	// An INT-family column compared with a literal that has a fraction
-	// (or IN a list that starts with one).
-	intVsFraction = regexp.MustCompile(`\.(a|b|c9) (=|<>|<|<=|>|>=|<=>|IN \(|NOT IN \() ?-?[0-9]+\.[0-9]*[1-9]`)
+	// A column compared with a literal that has a fraction (or IN a
+	// list that starts with one): the column's kind decides whether it
+	// is an INT-family one (intFractions).
+	intVsFraction = regexp.MustCompile(`\b(\w+\.\w+) (=|<>|<|<=|>|>=|<=>|IN \(|NOT IN \() ?-?[0-9]+\.[0-9]*[1-9]`)
 )
 
 // deviations lists what MariaDB does differently from MySQL 8 that the
@@ -42,14 +43,11 @@ var deviations = []deviation{
 		why: "MariaDB rounds a fractional constant compared with an indexed INT column " +
 			"(a range on the index is built from the rounded value), so a = 1.5 can match 2; " +
 			"MySQL 8 compares exactly",
-		match: func(stmt string, _, _ outcome) bool { return intVsFraction.MatchString(stmt) },
+		matchTypes: func(s *schema, stmt string, _, _ outcome) bool { return intFractions(s, stmt) != stmt },
 		// Confirmed per statement: with the column written a + 0 (no
 		// index; the same value) MariaDB must answer as percdb.
-		without: func(_ *schema, stmt string) (string, bool) {
-			alt := intVsFraction.ReplaceAllStringFunc(stmt, func(m string) string {
-				col, rest, _ := strings.Cut(m, " ")
-				return col + " + 0 " + rest
-			})
+		without: func(s *schema, stmt string) (string, bool) {
+			alt := intFractions(s, stmt)
 			return alt, alt != stmt
 		},
 	},
@@ -325,6 +323,19 @@ func (s *schema) inSubqueryOf(stmt string, match func(x, y kind) bool) bool {
 		}
 	}
 	return false
+}
+
+// intFractions returns stmt with each INT or BIGINT column compared with
+// a literal that has a fraction written col + 0 (which MariaDB compares
+// without its index, as MySQL 8 compares the column).
+func intFractions(s *schema, stmt string) string {
+	return intVsFraction.ReplaceAllStringFunc(stmt, func(m string) string {
+		col, rest, _ := strings.Cut(m, " ")
+		if k := s.kindOf(stmt, col); k != kInt && k != kBigint {
+			return m
+		}
+		return col + " + 0 " + rest
+	})
 }
 
 // inSubqueryRE finds "x.c IN (SELECT y.d FROM" (NOT IN too): the
