@@ -171,6 +171,11 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// A string compared with a number is read as strtod reads it
+	// (compat_strnum.go).
+	if d, ok := stringNumberComparison(e); ok {
+		return d, transform.NewTree, nil
+	}
 	switch e := e.(type) {
 	case *intArithmetic:
 		// A DATE in arithmetic with a number is its number YYYYMMDD,
@@ -267,7 +272,7 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// ('strconv.ParseFloat: parsing "x"', mid-result, which drops a
 		// prepared statement's connection); MySQL types it as a
 		// string, as GMS types COALESCE, which means the same.
-		if f, ok := e.(*function.IfNull); ok && mixesNumberAndText(f.LeftChild, f.RightChild) {
+		if f, ok := e.(*function.IfNull); ok && (mixesNumberAndText(f.LeftChild, f.RightChild) || mixesTemporalAndNumber(f.LeftChild, f.RightChild)) {
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			return c, transform.NewTree, err
 		}
@@ -306,10 +311,12 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 				return ret, transform.NewTree, err
 			}
 		}
-		// A DATE among string values: the result is a string (GMS
-		// passes the date through, sent formatted as a DATETIME, or
-		// types IFNULL by its first argument and fails on the string).
-		if !mixesDateAndText(children...) {
+		// A DATE among string values, or a result that is a string (a
+		// DATE with a number): the DATE is written as MySQL writes it in
+		// a string (GMS passes the date through, sent formatted as a
+		// DATETIME, or types IFNULL by its first argument and fails on
+		// the string).
+		if !mixesDateAndText(children...) && !types.IsText(e.Type()) {
 			break
 		}
 		var out []gsql.Expression
@@ -423,6 +430,15 @@ func mixesDateAndText(es ...gsql.Expression) bool {
 func mixesNumberAndText(a, b gsql.Expression) bool {
 	at, bt := a.Type(), b.Type()
 	return types.IsText(at) && types.IsNumber(bt) || types.IsText(bt) && types.IsNumber(at)
+}
+
+// mixesTemporalAndNumber reports whether one of a and b is a DATE,
+// DATETIME or TIMESTAMP and the other a number: IFNULL of them is a
+// string in MySQL (IFNULL(dt, 0) of a NULL dt is '0'), where GMS types
+// it by its first argument (0000-00-00 00:00:00).
+func mixesTemporalAndNumber(a, b gsql.Expression) bool {
+	at, bt := a.Type(), b.Type()
+	return types.IsTime(at) && types.IsNumber(bt) || types.IsTime(bt) && types.IsNumber(at)
 }
 
 // timeString is the TIME of its child as MySQL writes it in a string,
