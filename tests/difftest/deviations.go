@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 // deviation is a case where MariaDB 10.11's answer is not MySQL 8's, so
@@ -133,6 +135,20 @@ var deviations = []deviation{
 			"which MariaDB rounds and wraps as MySQL 8 does, MariaDB must answer as percdb",
 		match:   func(stmt string, p, m outcome) bool { return strings.Contains(stmt, " AS UNSIGNED)") },
 		without: func(_ *schema, stmt string) (string, bool) { return castsThroughSigned(stmt) },
+	},
+	{
+		name: "mariadb-division-keeps-nine-digits",
+		why: "MariaDB keeps a DECIMAL quotient to 9 digits after the point and rounds it to " +
+			"the result's scale (the dividend's + div_precision_increment, 4) only when it sends " +
+			"the value itself: converted first, to a string or a DOUBLE (a UNION column of a " +
+			"string or a DOUBLE, CONCAT), 7 / 3 is 2.333333333. MySQL 8 computes the quotient at " +
+			"that scale (my_decimal_div with prec_increment), 2.3333, and converts that. Matched " +
+			"when the statement divides, MariaDB's answer has a value of 9 digits after the point, " +
+			"and the answers are the same with every value of more than 4 such digits rounded to 4",
+		match: func(stmt string, p, m outcome) bool {
+			return p.err == nil && m.err == nil && strings.Contains(stmt, " / ") && hasNineDecimals(m) &&
+				same(roundedDecimals(p), roundedDecimals(m), false)
+		},
 	},
 	{
 		name: "mariadb-allows-target-table-in-subquery",
@@ -373,4 +389,42 @@ func (s *schema) kindOf(stmt, ref string) kind {
 		}
 	}
 	return numKinds
+}
+
+// nineDecimalsRE matches a number with 9 digits after the point.
+var nineDecimalsRE = regexp.MustCompile(`^-?[0-9]+\.[0-9]{9}$`)
+
+// manyDecimalsRE matches a number with more than 4 digits after the
+// point.
+var manyDecimalsRE = regexp.MustCompile(`^-?[0-9]+\.[0-9]{5,}$`)
+
+// hasNineDecimals reports whether a value of o has 9 digits after the
+// point.
+func hasNineDecimals(o outcome) bool {
+	for _, r := range o.rows {
+		for _, v := range r {
+			if nineDecimalsRE.MatchString(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// roundedDecimals returns o with each number of more than 4 digits
+// after the point rounded to 4 (half away from zero).
+func roundedDecimals(o outcome) outcome {
+	rows := make([][]string, len(o.rows))
+	for i, r := range o.rows {
+		rows[i] = make([]string, len(r))
+		for j, v := range r {
+			rows[i][j] = v
+			if manyDecimalsRE.MatchString(v) {
+				if d, err := decimal.NewFromString(v); err == nil {
+					rows[i][j] = d.Round(4).StringFixed(4)
+				}
+			}
+		}
+	}
+	return outcome{rows: rows, affected: o.affected}
 }

@@ -67,3 +67,19 @@ func TestIntFractions(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundedDecimals checks the form by which the division deviation
+// matches: only values of more than 4 digits after the point change.
+func TestRoundedDecimals(t *testing.T) {
+	m := outcome{rows: [][]string{{"2.333333333", "7", "0.5"}, {"-0.833333333", "a", "NULL"}}}
+	p := outcome{rows: [][]string{{"2.3333", "7", "0.5"}, {"-0.8333", "a", "NULL"}}}
+	if !hasNineDecimals(m) || hasNineDecimals(p) {
+		t.Error("hasNineDecimals: MariaDB's quotient not told from percdb's")
+	}
+	if !same(roundedDecimals(p), roundedDecimals(m), false) {
+		t.Errorf("rounded: %v and %v differ", roundedDecimals(p).rows, roundedDecimals(m).rows)
+	}
+	if same(roundedDecimals(outcome{rows: [][]string{{"2.3334"}}}), roundedDecimals(outcome{rows: [][]string{{"2.333333333"}}}), false) {
+		t.Error("a different quotient matched")
+	}
+}
