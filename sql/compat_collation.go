@@ -89,17 +89,7 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 		// LIMIT.
 		all := *n
 		all.Distinct, all.Limit, all.Offset, all.SortFields = false, nil, nil, nil
-		var ret gsql.Node = &collatedDistinct{UnaryNode: plan.UnaryNode{Child: &all}}
-		if len(n.SortFields) > 0 {
-			ret = plan.NewSort(n.SortFields, ret)
-		}
-		if n.Offset != nil {
-			ret = plan.NewOffset(n.Offset, ret)
-		}
-		if n.Limit != nil {
-			ret = plan.NewLimit(n.Limit, ret)
-		}
-		return ret, transform.NewTree, nil
+		return withSetOpTail(n, &collatedDistinct{UnaryNode: plan.UnaryNode{Child: &all}}), transform.NewTree, nil
 	case *plan.IndexedTableAccess:
 		// A lookup key that the index column cannot hold exactly
 		// (compat_hashkey.go).

@@ -45,17 +45,22 @@ func keyedSetOpPlan(n *plan.SetOp) (gsql.Node, bool) {
 	}
 	core := *n
 	core.Limit, core.Offset, core.SortFields = nil, nil, nil
-	var ret gsql.Node = &keyedSetOp{op: &core}
+	return withSetOpTail(n, &keyedSetOp{op: &core}), true
+}
+
+// withSetOpTail returns core, which does what n does short of its ORDER
+// BY, OFFSET and LIMIT, under GMS's nodes for those.
+func withSetOpTail(n *plan.SetOp, core gsql.Node) gsql.Node {
 	if len(n.SortFields) > 0 {
-		ret = plan.NewSort(n.SortFields, ret)
+		core = plan.NewSort(n.SortFields, core)
 	}
 	if n.Offset != nil {
-		ret = plan.NewOffset(n.Offset, ret)
+		core = plan.NewOffset(n.Offset, core)
 	}
 	if n.Limit != nil {
-		ret = plan.NewLimit(n.Limit, ret)
+		core = plan.NewLimit(n.Limit, core)
 	}
-	return ret, true
+	return core
 }
 
 // Resolved implements sql.Node.
