@@ -26,7 +26,7 @@ const (
 	rowComparisonsRuleID                                        // compat_rows.go
 	keepNullAwareNotInRuleID                                    // compat_notin.go
 	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
-	unionTypesRuleID                                            // compat_union.go
+	retypeUnionsRuleID                                          // compat_union.go
 	sortDistinctByColumnRuleID                                  // compat_distinct.go
 	exactAggregatesRuleID                                       // compat_aggregates.go
 	fkUpdateJoinsRuleID                                         // fkjoin.go
@@ -41,6 +41,7 @@ const (
 	indexNamesRuleID                                            // compat_indexnames.go
 	outerAggregatesRuleID                                       // compat_outeraggs.go
 	timeArgumentsRuleID                                         // compat_timefsp.go
+	derivedColumnTypesRuleID                                    // compat_derived.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -70,27 +71,35 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: integerArithmetic})
+	// These rules of GMS's first batch walk the plan without entering
+	// its opaque set operations, whose sides GMS analyzes from its
+	// second batch on: throughSetOps gives them the sides too.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: throughSetOps(integerArithmetic)})
 	// An aggregate in a subquery's WHERE counts the outer query's group
 	// (compat_outeraggs.go): tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: outerAggregates})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: throughSetOps(outerAggregates)})
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: exactAggregates})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(exactAggregates)})
 	// A TIME(n) column is an argument of functions as GMS's TIME
 	// (compat_timefsp.go): tests/protocol/fsp_test.go.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: timeArguments})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(timeArguments)})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in
 	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: floatLiteralComparisons})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: throughSetOps(floatLiteralComparisons)})
 	// Row comparisons with NULLs, NOT IN with NULLs, UNION column types:
 	// compat_rows.go, compat_notin.go, compat_union.go and
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: rowComparisons})
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
-	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionTypesRuleID, Apply: unionTypes})
+	// Set operations are typed again once their sides' types are final
+	// (compat_union.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: retypeUnionsRuleID, Apply: retypeUnions})
+	// References to a derived table's columns take their final types
+	// (compat_derived.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: derivedColumnTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
 	// UPDATE ... JOIN enforces foreign keys (fkjoin.go); without this
 	// rule it does not: TestForeignKeyUpdateJoin.
@@ -127,6 +136,102 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p)
 	return a
+}
+
+// throughSetOps makes a rule of percdb's that walks the plan with
+// transform.Node also rewrite the sides of set operations, which that
+// walk does not enter (GMS's SetOp is opaque) and which GMS's own
+// analysis of each side starts after the batch these rules run in: in a
+// UNION side, DATE + 0 was 19991231000000 (percdb's integer arithmetic
+// did not apply). GMS analyzes the derived tables and subqueries of a
+// side from that batch on too (its finalizeUnions selector skips the
+// first pass that would run these rules), so they are rewritten as
+// well, at any depth: AVG of integers in a scalar subquery of a UNION
+// side was a DOUBLE. Elsewhere derived tables and subqueries are
+// analyzed whole on their own, these rules included. A side's new types
+// reach the union through retypeUnions.
+func throughSetOps(rule analyzer.RuleFunc) analyzer.RuleFunc {
+	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+		out, same, err := rule(ctx, a, n, scope, sel, qFlags)
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		deep := func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+			return ruleInScopes(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+				return rule(ctx, a, n, scope, sel, qFlags)
+			})
+		}
+		out, sides, err := transform.Node(out, func(c gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+			if so, ok := c.(*plan.SetOp); ok {
+				return withSetOpSides(so, deep)
+			}
+			return c, transform.SameTree, nil
+		})
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		return out, same && sides, nil
+	}
+}
+
+// ruleInScopes applies rule to n and to every scope inside it: the sides
+// of its set operations, its derived tables and its subqueries, at any
+// depth.
+func ruleInScopes(n gsql.Node, rule func(gsql.Node) (gsql.Node, transform.TreeIdentity, error)) (gsql.Node, transform.TreeIdentity, error) {
+	out, same, err := rule(n)
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	deep := func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) { return ruleInScopes(n, rule) }
+	out, nested, err := transform.Node(out, func(c gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		switch c := c.(type) {
+		case *plan.SetOp:
+			return withSetOpSides(c, deep)
+		case *plan.SubqueryAlias:
+			child, same, err := deep(c.Child)
+			if err != nil || same {
+				return c, transform.SameTree, err
+			}
+			ret, err := c.WithChildren(child)
+			return ret, transform.NewTree, err
+		}
+		return c, transform.SameTree, nil
+	})
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	out, subs, err := transform.NodeExprs(out, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		sq, ok := e.(*plan.Subquery)
+		if !ok {
+			return e, transform.SameTree, nil
+		}
+		q, same, err := deep(sq.Query)
+		if err != nil || same {
+			return e, transform.SameTree, err
+		}
+		return sq.WithQuery(q), transform.NewTree, nil
+	})
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	return out, same && nested && subs, nil
+}
+
+// withSetOpSides returns so with f applied to its sides.
+func withSetOpSides(so *plan.SetOp, f func(gsql.Node) (gsql.Node, transform.TreeIdentity, error)) (gsql.Node, transform.TreeIdentity, error) {
+	l, sl, err := f(so.Left())
+	if err != nil {
+		return so, transform.SameTree, err
+	}
+	r, sr, err := f(so.Right())
+	if err != nil {
+		return so, transform.SameTree, err
+	}
+	if sl && sr {
+		return so, transform.SameTree, nil
+	}
+	ret, err := so.WithChildren(l, r)
+	return ret, transform.NewTree, err
 }
 
 // wrapRule replaces the Apply of the GMS rule named at with wrap(Apply),

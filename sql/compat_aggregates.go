@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -40,7 +41,7 @@ const (
 
 // exactAggregates is the analyzer rule; see the comment above.
 func exactAggregates(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	retyped := map[gsql.ColumnId]gsql.Type{}
+	retyped := &retypedAggregates{byID: map[gsql.ColumnId]gsql.Type{}, byName: map[string]gsql.Type{}}
 	n, same, err := transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		switch n := n.(type) {
 		case *plan.GroupBy:
@@ -76,7 +77,13 @@ func exactAggregates(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 			if !ok {
 				return e, transform.SameTree, nil
 			}
-			typ, ok := retyped[gf.Id()]
+			typ, ok := retyped.byID[gf.Id()]
+			if !ok {
+				// A window function written twice (AVG(a) OVER w, twice)
+				// is computed once: the second reads the first's column,
+				// found by its text, under a type of its own.
+				typ, ok = retyped.byName[strings.ToLower(gf.Name())]
+			}
 			if !ok || typ == gf.Type() {
 				return e, transform.SameTree, nil
 			}
@@ -86,10 +93,18 @@ func exactAggregates(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 	return n, transform.NewTree, err
 }
 
+// retypedAggregates are the new types of the aggregates exactAggregates
+// rewrote, by column id, and those of window functions by their text in
+// lower case too.
+type retypedAggregates struct {
+	byID   map[gsql.ColumnId]gsql.Type
+	byName map[string]gsql.Type
+}
+
 // mysqlAggregates returns exprs, the aggregates of a GROUP BY or window
 // node, with MySQL's types, and whether it changed any; it records the
-// new types by column id in retyped.
-func mysqlAggregates(exprs []gsql.Expression, retyped map[gsql.ColumnId]gsql.Type) ([]gsql.Expression, bool) {
+// new types in retyped.
+func mysqlAggregates(exprs []gsql.Expression, retyped *retypedAggregates) ([]gsql.Expression, bool) {
 	var out []gsql.Expression
 	for i, e := range exprs {
 		inner, alias := e, (*expression.Alias)(nil)
@@ -107,11 +122,14 @@ func mysqlAggregates(exprs []gsql.Expression, retyped map[gsql.ColumnId]gsql.Typ
 		if out == nil {
 			out = append([]gsql.Expression(nil), exprs...)
 		}
-		retyped[agg.Id()] = typ
+		retyped.byID[agg.Id()] = typ
+		if agg.Window() != nil {
+			retyped.byName[strings.ToLower(agg.String())] = typ
+		}
 		out[i] = m
 		if alias != nil {
 			out[i] = expression.NewAlias(alias.Name(), m).WithId(alias.Id()).(*expression.Alias)
-			retyped[alias.Id()] = typ
+			retyped.byID[alias.Id()] = typ
 		}
 	}
 	return out, out != nil

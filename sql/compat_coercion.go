@@ -25,22 +25,12 @@ import (
 // give it another collation than its type's, or a comparison of strings
 // of a _bin and another collation of one character set.
 func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
+	if f, ok := e.(gsql.FunctionExpression); ok && collatedResultFunctions[f.FunctionName()] {
+		return argumentCollation(ctx, e)
+	}
 	switch e := e.(type) {
 	case *function.Concat, *function.Lower, *function.Upper:
-		t, ok := e.Type().(gsql.TypeWithCollation)
-		if _, isText := e.Type().(gsql.StringType); !isText {
-			return e, true
-		}
-		if !ok {
-			return e, true
-		}
-		coll, coer := gsql.GetCoercibility(ctx, e)
-		// Only a collation that comes from a column (coercibility 2,
-		// implicit) or an explicit COLLATE (0) is the argument's own.
-		if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
-			return e, true
-		}
-		return withCollation(e, coll), false
+		return argumentCollation(ctx, e)
 	case *function.Coalesce, *function.IfNull, *expression.Case:
 		// MySQL gives COALESCE(s, 'x') the collation of its strongest
 		// string argument (a column's over a literal's); GMS types it
@@ -91,6 +81,32 @@ func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
 		return ret, false
 	}
 	return e, true
+}
+
+// collatedResultFunctions are GMS's string functions, besides CONCAT,
+// LOWER and UPPER, whose result MySQL gives its string arguments'
+// collation and GMS its default one (SELECT DISTINCT LPAD(s, 4, '*') of a
+// case-insensitive s kept '***b' and '***B' apart), by name.
+var collatedResultFunctions = map[string]bool{
+	"lpad": true, "rpad": true, "substring": true, "left": true, "right": true, "trim": true,
+	"ltrim": true, "rtrim": true, "reverse": true, "repeat": true, "replace": true, "concat_ws": true,
+}
+
+// argumentCollation returns e, a string function, marked with the
+// collation its arguments give it when that is not its type's; true
+// when e stays as it is.
+func argumentCollation(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
+	t, ok := e.Type().(gsql.TypeWithCollation)
+	if _, isText := e.Type().(gsql.StringType); !isText || !ok {
+		return e, true
+	}
+	coll, coer := gsql.GetCoercibility(ctx, e)
+	// Only a collation that comes from a column (coercibility 2,
+	// implicit) or an explicit COLLATE (0) is the argument's own.
+	if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+		return e, true
+	}
+	return withCollation(e, coll), false
 }
 
 // strongestArgCollation returns the collation of the argument of a

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -80,7 +81,7 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 		}
 		return &collatedDistinct{UnaryNode: plan.UnaryNode{Child: n.Child}}, transform.NewTree, nil
 	case *plan.SetOp:
-		if !n.Distinct || n.SetOpType != plan.UnionType || !hasCollatedColumn(n.Schema()) {
+		if !n.Distinct || n.SetOpType != plan.UnionType || !hasCollatedColumn(n.Schema()) && !hasTemporalColumn(n.Schema()) {
 			break
 		}
 		// UNION ALL, DISTINCT by collation keys, then GMS's own nodes
@@ -88,17 +89,7 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 		// LIMIT.
 		all := *n
 		all.Distinct, all.Limit, all.Offset, all.SortFields = false, nil, nil, nil
-		var ret gsql.Node = &collatedDistinct{UnaryNode: plan.UnaryNode{Child: &all}}
-		if len(n.SortFields) > 0 {
-			ret = plan.NewSort(n.SortFields, ret)
-		}
-		if n.Offset != nil {
-			ret = plan.NewOffset(n.Offset, ret)
-		}
-		if n.Limit != nil {
-			ret = plan.NewLimit(n.Limit, ret)
-		}
-		return ret, transform.NewTree, nil
+		return withSetOpTail(n, &collatedDistinct{UnaryNode: plan.UnaryNode{Child: &all}}), transform.NewTree, nil
 	case *plan.IndexedTableAccess:
 		// A lookup key that the index column cannot hold exactly
 		// (compat_hashkey.go).
@@ -348,19 +339,27 @@ func (k *collationHash) WithChildren(children ...gsql.Expression) (gsql.Expressi
 }
 
 // rowKeys hashes rows of a schema, each collated string by its collation
-// key and every other value as GMS's sql.HashOf does.
+// key, each temporal value as its column's type holds it (GMS's DATE()
+// gives a string in a DATE column, a union side a time.Time), and every
+// other value as GMS's sql.HashOf does.
 type rowKeys struct {
 	// collated holds, by column, the keyer of a collated string column,
 	// nil for the others.
 	collated []*stringKeyer
+	// temporal holds, by column, the type of a temporal column, nil for
+	// the others.
+	temporal []gsql.Type
 	buf      gsql.Row
 }
 
 func newRowKeys(sch gsql.Schema) *rowKeys {
-	k := &rowKeys{collated: make([]*stringKeyer, len(sch))}
+	k := &rowKeys{collated: make([]*stringKeyer, len(sch)), temporal: make([]gsql.Type, len(sch))}
 	for i, c := range sch {
 		if st, ok := collatedStringType(c.Type); ok {
 			k.collated[i] = newStringKeyer(st)
+		}
+		if types.IsTime(c.Type) {
+			k.temporal[i] = c.Type
 		}
 	}
 	return k
@@ -372,7 +371,18 @@ func (k *rowKeys) key(ctx *gsql.Context, row gsql.Row) (uint64, error) {
 	k.buf = append(k.buf[:0], row...)
 	at := len(k.buf) - len(k.collated)
 	for i, kr := range k.collated {
-		if kr == nil || at+i < 0 || k.buf[at+i] == nil {
+		if at+i < 0 || k.buf[at+i] == nil {
+			continue
+		}
+		if t := k.temporal[i]; t != nil {
+			v := k.buf[at+i]
+			if tm, ok := v.(time.Time); ok {
+				k.buf[at+i] = tm.UTC()
+			} else if cv, _, err := t.Convert(ctx, v); err == nil {
+				k.buf[at+i] = cv
+			}
+		}
+		if kr == nil {
 			continue
 		}
 		key, err := kr.key(ctx, k.buf[at+i])

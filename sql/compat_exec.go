@@ -37,6 +37,22 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	switch n := n.(type) {
 	case *coprScan:
 		return b.buildCopr(ctx, n, row)
+	case *plan.SetOp:
+		// INTERSECT and EXCEPT by percdb's row keys (compat_setops.go).
+		if k, ok := keyedSetOpPlan(n); ok {
+			return b.gms.Build(ctx, k, row)
+		}
+	case *keyedSetOp:
+		left, err := b.gms.Build(ctx, n.op.Left(), row)
+		if err != nil {
+			return nil, err
+		}
+		right, err := b.gms.Build(ctx, n.op.Right(), row)
+		if err != nil {
+			left.Close(ctx)
+			return nil, err
+		}
+		return newKeyedSetOpIter(n, left, right), nil
 	case *collatedDistinct:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {
@@ -62,6 +78,10 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			if err != nil {
 				return nil, err
 			}
+			return b.gms.Build(ctx, m, row)
+		}
+		// An upsert counts a change of letter case (compat_replace.go).
+		if m, ok := bytewiseUpsert(n); ok {
 			return b.gms.Build(ctx, m, row)
 		}
 		// REPLACE counts every row it deletes (compat_replace.go).

@@ -47,11 +47,12 @@ var temporalFunctions = map[string]gsql.Function{
 // GMS's catalog looks up before its built-in ones.
 func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	if f, ok := temporalFunctions[name]; ok {
-		return f, true
+	for _, fns := range []map[string]gsql.Function{temporalFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions} {
+		if f, ok := fns[name]; ok {
+			return f, true
+		}
 	}
-	f, ok := numericFunctions[name]
-	return f, ok
+	return nil, false
 }
 
 // newCurDate returns CURDATE() (or CURRENT_DATE, by name): the date the

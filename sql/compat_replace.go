@@ -34,13 +34,7 @@ func countedReplace(ii *plan.InsertInto) (*plan.InsertInto, *replaceDeletes, boo
 	if !ii.IsReplace {
 		return ii, nil, false
 	}
-	// The destination is the table, or an InsertDestination over it.
-	var id *plan.InsertDestination
-	dest := ii.Destination
-	if d, ok := dest.(*plan.InsertDestination); ok {
-		id, dest = d, d.Child
-	}
-	rt, ok := dest.(*plan.ResolvedTable)
+	rt, ok := destinationTable(ii)
 	if !ok {
 		return ii, nil, false
 	}
@@ -58,19 +52,37 @@ func countedReplace(ii *plan.InsertInto) (*plan.InsertInto, *replaceDeletes, boo
 		return ii, nil, false
 	}
 	c := &replaceDeletes{}
-	counted, err := rt.WithTable(&countingReplaceTable{Table: rt.Table, ins: ins, rep: rep, count: c})
-	if err != nil {
-		return ii, nil, false
+	ret, ok := withDestinationTable(ii, rt, &countingReplaceTable{Table: rt.Table, ins: ins, rep: rep, count: c})
+	return ret, c, ok
+}
+
+// destinationTable returns the table ii writes: its destination, or the
+// child of an InsertDestination.
+func destinationTable(ii *plan.InsertInto) (*plan.ResolvedTable, bool) {
+	dest := ii.Destination
+	if d, ok := dest.(*plan.InsertDestination); ok {
+		dest = d.Child
 	}
-	dest = counted
-	if id != nil {
-		if dest, err = id.WithChildren(counted); err != nil {
-			return ii, nil, false
+	rt, ok := dest.(*plan.ResolvedTable)
+	return rt, ok
+}
+
+// withDestinationTable returns ii writing t in place of rt's table, rt
+// being destinationTable's answer.
+func withDestinationTable(ii *plan.InsertInto, rt *plan.ResolvedTable, t gsql.Table) (*plan.InsertInto, bool) {
+	dest, err := rt.WithTable(t)
+	if err != nil {
+		return ii, false
+	}
+	var out gsql.Node = dest
+	if id, ok := ii.Destination.(*plan.InsertDestination); ok {
+		if out, err = id.WithChildren(dest); err != nil {
+			return ii, false
 		}
 	}
 	ret := *ii
-	ret.Destination = dest
-	return &ret, c, true
+	ret.Destination = out
+	return &ret, true
 }
 
 // countingReplaceTable is a table whose replacer counts deletes.
@@ -270,3 +282,80 @@ func (d *onceDeleter) Delete(ctx *gsql.Context, row gsql.Row) error {
 	d.t.count.deleted++
 	return nil
 }
+
+// MySQL counts a row that INSERT ... ON DUPLICATE KEY UPDATE changes as
+// 2, and one it leaves as it was as 0, telling them apart by the row's
+// bytes. GMS compares the old and new rows under the table's schema, so
+// under a case-insensitive collation SET s = 'A' over 'a' wrote 'A' but
+// counted 0. bytewiseUpsert gives the statement a destination whose
+// schema compares strings by their bytes (as withBytewiseChanges does
+// for UPDATE); the values it converts and the rows it writes are the
+// same.
+
+// bytewiseUpsert returns ii over such a destination; false when ii is no
+// INSERT ... ON DUPLICATE KEY UPDATE of a table with a string column
+// under another collation than its character set's binary one, or is
+// so already. GMS takes the schema from an InsertDestination when there
+// is one (it carries the column defaults), else from the table.
+func bytewiseUpsert(ii *plan.InsertInto) (*plan.InsertInto, bool) {
+	if ii.IsReplace || len(ii.OnDupExprs) == 0 {
+		return ii, false
+	}
+	if id, ok := ii.Destination.(*plan.InsertDestination); ok {
+		sch, changed := bytewiseSchema(id.Sch)
+		if !changed {
+			return ii, false
+		}
+		dest := *id
+		dest.Sch = sch
+		ret := *ii
+		ret.Destination = &dest
+		return &ret, true
+	}
+	rt, ok := ii.Destination.(*plan.ResolvedTable)
+	if !ok {
+		return ii, false
+	}
+	sch, changed := bytewiseSchema(rt.Schema())
+	if !changed {
+		return ii, false
+	}
+	ins, err := plan.GetInsertable(rt)
+	if err != nil {
+		return ii, false
+	}
+	upd, ok := ins.(gsql.UpdatableTable)
+	if !ok {
+		return ii, false
+	}
+	return withDestinationTable(ii, rt, &bytewiseUpsertTable{Table: rt.Table, ins: ins, upd: upd, sch: sch})
+}
+
+// bytewiseUpsertTable is a table whose schema compares strings by their
+// bytes, writing through the insertable table under its wrappers.
+type bytewiseUpsertTable struct {
+	gsql.Table
+	ins gsql.InsertableTable
+	upd gsql.UpdatableTable
+	sch gsql.Schema
+}
+
+var (
+	_ gsql.InsertableTable = (*bytewiseUpsertTable)(nil)
+	_ gsql.UpdatableTable  = (*bytewiseUpsertTable)(nil)
+	_ gsql.TableWrapper    = (*bytewiseUpsertTable)(nil)
+)
+
+// Schema implements sql.Table.
+func (t *bytewiseUpsertTable) Schema() gsql.Schema { return t.sch }
+
+// Underlying implements sql.TableWrapper.
+func (t *bytewiseUpsertTable) Underlying() gsql.Table { return t.Table }
+
+// Inserter implements sql.InsertableTable.
+func (t *bytewiseUpsertTable) Inserter(ctx *gsql.Context) gsql.RowInserter {
+	return t.ins.Inserter(ctx)
+}
+
+// Updater implements sql.UpdatableTable.
+func (t *bytewiseUpsertTable) Updater(ctx *gsql.Context) gsql.RowUpdater { return t.upd.Updater(ctx) }

@@ -1,6 +1,9 @@
 package sql_test
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestReplaceCountsEveryDeletedRow: a REPLACE row counts one, plus one
 // for each row it deleted to make room (MySQL), not at most two (GMS).
@@ -57,5 +60,36 @@ func TestJoinDeleteCountsDeletedRows(t *testing.T) {
 	}
 	if got := queryRows(t, db, "SELECT COUNT(*) FROM j1"); len(got) != 1 || got[0] != "3" {
 		t.Errorf("rows of j1 left: %v, want 3", got)
+	}
+}
+
+// TestUpsertCountsCaseChange: INSERT ... ON DUPLICATE KEY UPDATE that
+// changes only the letter case of a case-insensitive string counts 2,
+// as MySQL (which compares the row's bytes), and writes the change; one
+// that changes nothing counts 0.
+func TestUpsertCountsCaseChange(t *testing.T) {
+	db, exec := compatDB(t)
+	exec("CREATE TABLE uc (a INT PRIMARY KEY, s VARCHAR(10) COLLATE utf8mb4_general_ci, n INT)")
+	exec("INSERT INTO uc VALUES (1, 'a', 1), (2, 'b', 2)")
+	for _, c := range []struct {
+		stmt string
+		want int64
+	}{
+		{"INSERT INTO uc VALUES (1, 'x', 0) ON DUPLICATE KEY UPDATE s = 'A'", 2},
+		{"INSERT INTO uc VALUES (1, 'x', 0) ON DUPLICATE KEY UPDATE s = 'A'", 0},
+		{"INSERT INTO uc VALUES (2, 'x', 0) ON DUPLICATE KEY UPDATE n = 2", 0},
+		{"INSERT INTO uc VALUES (2, 'x', 0), (3, 'c', 3) ON DUPLICATE KEY UPDATE s = UPPER(s)", 3},
+	} {
+		res, err := db.Exec(c.stmt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		if n, _ := res.RowsAffected(); n != c.want {
+			t.Errorf("%s: %d rows affected, want %d", c.stmt, n, c.want)
+		}
+	}
+	got := queryRows(t, db, "SELECT CONCAT(a, s) FROM uc ORDER BY a")
+	if want := "[1A 2B 3c]"; fmt.Sprint(got) != want {
+		t.Errorf("rows after the upserts: %v, want %s", got, want)
 	}
 }

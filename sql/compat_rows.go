@@ -41,8 +41,12 @@ func rowComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *pla
 
 func rowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-		if s, ok := n.(*plan.SetOp); ok {
-			return keepSetOpTypes(s)
+		// A set operation's conversion of its sides to its types is
+		// GMS's, and is made again once the sides are analyzed
+		// (compat_union.go, retypeUnions), which has to tell it from
+		// the sides' own expressions.
+		if p, ok := n.(*plan.Project); ok && isUnionConversion(p) {
+			return n, transform.SameTree, nil
 		}
 		return nodeExprsOnce(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 			if sq, ok := e.(*plan.Subquery); ok {
@@ -167,6 +171,11 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// A string compared with a number is read as strtod reads it
+	// (compat_strnum.go).
+	if d, ok := stringNumberComparison(e); ok {
+		return d, transform.NewTree, nil
+	}
 	switch e := e.(type) {
 	case *intArithmetic:
 		// A DATE in arithmetic with a number is its number YYYYMMDD,
@@ -263,7 +272,7 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// ('strconv.ParseFloat: parsing "x"', mid-result, which drops a
 		// prepared statement's connection); MySQL types it as a
 		// string, as GMS types COALESCE, which means the same.
-		if f, ok := e.(*function.IfNull); ok && mixesNumberAndText(f.LeftChild, f.RightChild) {
+		if f, ok := e.(*function.IfNull); ok && (mixesNumberAndText(f.LeftChild, f.RightChild) || mixesTemporalAndNumber(f.LeftChild, f.RightChild)) {
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			return c, transform.NewTree, err
 		}
@@ -302,10 +311,12 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 				return ret, transform.NewTree, err
 			}
 		}
-		// A DATE among string values: the result is a string (GMS
-		// passes the date through, sent formatted as a DATETIME, or
-		// types IFNULL by its first argument and fails on the string).
-		if !mixesDateAndText(children...) {
+		// A DATE among string values, or a result that is a string (a
+		// DATE with a number): the DATE is written as MySQL writes it in
+		// a string (GMS passes the date through, sent formatted as a
+		// DATETIME, or types IFNULL by its first argument and fails on
+		// the string).
+		if !mixesDateAndText(children...) && !types.IsText(e.Type()) {
 			break
 		}
 		var out []gsql.Expression
@@ -419,6 +430,15 @@ func mixesDateAndText(es ...gsql.Expression) bool {
 func mixesNumberAndText(a, b gsql.Expression) bool {
 	at, bt := a.Type(), b.Type()
 	return types.IsText(at) && types.IsNumber(bt) || types.IsText(bt) && types.IsNumber(at)
+}
+
+// mixesTemporalAndNumber reports whether one of a and b is a DATE,
+// DATETIME or TIMESTAMP and the other a number: IFNULL of them is a
+// string in MySQL (IFNULL(dt, 0) of a NULL dt is '0'), where GMS types
+// it by its first argument (0000-00-00 00:00:00).
+func mixesTemporalAndNumber(a, b gsql.Expression) bool {
+	at, bt := a.Type(), b.Type()
+	return types.IsTime(at) && types.IsNumber(bt) || types.IsTime(bt) && types.IsNumber(at)
 }
 
 // timeString is the TIME of its child as MySQL writes it in a string,
@@ -630,59 +650,6 @@ func (t *anyNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 	}
 	return v, nil
-}
-
-// keepSetOpTypes takes the collations collationOf gave (compat_coercion.go)
-// off the columns of the sides of a set operation, whose types GMS
-// requires to be the same on both sides.
-func keepSetOpTypes(s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
-	var children []gsql.Node
-	for i, c := range s.Children() {
-		p, ok := c.(*plan.Project)
-		if !ok {
-			continue
-		}
-		var projs []gsql.Expression
-		for j, e := range p.Projections {
-			var inner gsql.Expression = e
-			a, aliased := e.(*expression.Alias)
-			if aliased {
-				inner = a.Child
-			}
-			d, ok := inner.(*derivedCollation)
-			if !ok {
-				continue
-			}
-			if projs == nil {
-				projs = append([]gsql.Expression(nil), p.Projections...)
-			}
-			if aliased {
-				ne, err := a.WithChildren(d.Expression)
-				if err != nil {
-					return s, transform.SameTree, err
-				}
-				projs[j] = ne
-			} else {
-				projs[j] = d.Expression
-			}
-		}
-		if projs == nil {
-			continue
-		}
-		if children == nil {
-			children = append([]gsql.Node(nil), s.Children()...)
-		}
-		np, err := p.WithExpressions(projs...)
-		if err != nil {
-			return s, transform.SameTree, err
-		}
-		children[i] = np
-	}
-	if children == nil {
-		return s, transform.SameTree, nil
-	}
-	ret, err := s.WithChildren(children...)
-	return ret, transform.NewTree, err
 }
 
 // GMS types COALESCE (and IFNULL) of an integer and a DECIMAL as that

@@ -46,7 +46,9 @@ func strictComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tre
 		case *expression.Equals, *expression.LessThan, *expression.LessThanOrEqual,
 			*expression.GreaterThan, *expression.GreaterThanOrEqual, *expression.NullSafeEquals:
 			c := e.(expression.Comparer)
-			l, r := c.Left(), c.Right()
+			// The string of a comparison with a number that
+			// compat_strnum.go reads as a number is checked as it is.
+			l, r := unwrapStringNumber(c.Left()), unwrapStringNumber(c.Right())
 			switch {
 			case needsNumericCheck(l.Type(), r):
 				r = &strictNumber{child: r}
@@ -148,3 +150,11 @@ func (s *strictNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 
 // quoteValue writes a value in an error message as MySQL does.
 func quoteValue(s string) string { return fmt.Sprintf("'%s'", s) }
+
+// unwrapStringNumber returns the string a stringNumber reads, or e.
+func unwrapStringNumber(e gsql.Expression) gsql.Expression {
+	if s, ok := e.(*stringNumber); ok {
+		return s.Child
+	}
+	return e
+}

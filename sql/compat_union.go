@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"reflect"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -22,101 +24,228 @@ import (
 //	DECIMAL with integers or DECIMALs   DECIMAL(max integer digits + max scale, max scale)
 //	DATE with DATETIME or TIMESTAMP     DATETIME
 //
-// unionTypes, run before GMS resolves unions, replaces GMS's conversions
-// in those cases with MySQL's type, and gives the union's ORDER BY the
-// column's new type. Other mixes keep GMS's (a number with a string is
-// a string in both).
+// GMS also types the union once, when it builds the plan, from the
+// sides' types before any rule ran: percdb's rules that change a side's
+// type (DATE + 0 an integer, AVG of integers a DECIMAL, exact
+// arithmetic) left the union converting to a type chosen from the old
+// ones (DATE + 0 was 19991231000000 in a UNION side), and when they ran
+// on one side only, GMS's validation refused the union ("the schema of
+// the left side of union does not match the right side").
+//
+// retypeUnions, run once GMS has analyzed each side (after its
+// finalizeUnions), types every set operation again from its sides' final
+// types: it drops GMS's conversions, and where the sides' types differ
+// converts both to MySQL's type in those cases and to GMS's otherwise (a
+// number with a string is a string in both), and gives the union's ORDER
+// BY the column's new type. INTERSECT and EXCEPT are typed as UNION.
+// throughSetOps lets percdb's rules that walk the plan without entering
+// GMS's opaque nodes reach the sides.
 
-// unionTypes is the analyzer rule; see the comment above.
-func unionTypes(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+// retypeUnions is the analyzer rule; see the comment above.
+func retypeUnions(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-		// INTERSECT and EXCEPT type their columns as UNION does.
+		// A recursive CTE's union is not among the nodes the walk
+		// visits (its children are the union's sides): MySQL types it
+		// by the anchor alone, as GMS does.
 		s, ok := n.(*plan.SetOp)
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		lp, lok := s.Left().(*plan.Project)
-		rp, rok := s.Right().(*plan.Project)
-		if !lok || !rok || len(lp.Projections) != len(rp.Projections) {
-			return n, transform.SameTree, nil
-		}
-		var lps, rps []gsql.Expression
-		for i := range lp.Projections {
-			lsrc, lconv := setOpConvertSource(lp.Projections[i], lp.Child, i)
-			rsrc, rconv := setOpConvertSource(rp.Projections[i], rp.Child, i)
-			if !lconv && !rconv {
-				continue
-			}
-			cast, length, scale, ok := unionCast(lsrc.Type(), rsrc.Type())
-			coll, collated := gsql.Collation_Unspecified, false
-			if !ok && types.IsText(lp.Projections[i].Type()) {
-				coll, collated = unionCollation(ctx, sideExpr(lp.Child, i, lsrc), sideExpr(rp.Child, i, rsrc))
-			}
-			if !ok && !collated {
-				continue
-			}
-			if lps == nil {
-				lps = append([]gsql.Expression(nil), lp.Projections...)
-				rps = append([]gsql.Expression(nil), rp.Projections...)
-			}
-			if collated {
-				lps[i] = expression.NewAlias(lp.Projections[i].(gsql.Nameable).Name(), expression.NewCollatedExpression(unalias(lp.Projections[i]), coll))
-				rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), expression.NewCollatedExpression(unalias(rp.Projections[i]), coll))
-				continue
-			}
-			lps[i] = expression.NewAlias(lp.Projections[i].(gsql.Nameable).Name(), unionConvert(lsrc, cast, length, scale))
-			rps[i] = expression.NewAlias(rp.Projections[i].(gsql.Nameable).Name(), unionConvert(rsrc, cast, length, scale))
-		}
-		if lps == nil {
-			return n, transform.SameTree, nil
-		}
-		ret, err := s.WithChildren(plan.NewProject(lps, lp.Child), plan.NewProject(rps, rp.Child))
-		if err != nil {
-			return n, transform.SameTree, err
-		}
-		u := ret.(*plan.SetOp)
-		if len(u.SortFields) > 0 {
-			sch := u.Schema()
-			sf := make(gsql.SortFields, len(u.SortFields))
-			copy(sf, u.SortFields)
-			for i, f := range sf {
-				gf, ok := f.Column.(*expression.GetField)
-				if !ok {
-					continue
-				}
-				for _, c := range sch {
-					if c.Name == gf.Name() {
-						sf[i].Column = expression.NewGetFieldWithTable(int(gf.Id()), int(gf.TableId()), c.Type, gf.Database(), gf.Table(), gf.Name(), gf.IsNullable()).WithIndex(gf.Index())
-						break
-					}
-				}
-			}
-			u.SortFields = sf
-		}
-		return u, transform.NewTree, nil
+		return retypeSetOp(ctx, s)
 	})
 }
 
-// setOpConvertSource returns the column GMS converted for a side of a
-// union, and whether there was one; otherwise p. GMS's conversion is a
-// projection over the side, Alias(Convert(GetField)) named as the
-// side's column i it converts. A CAST of the side's own select list
-// (SELECT CAST(d AS SIGNED) FROM t UNION ...) is not one: taken for
-// one, it was dropped, and -1.25 came out of a CAST to SIGNED.
-func setOpConvertSource(p gsql.Expression, side gsql.Node, i int) (gsql.Expression, bool) {
-	a, ok := p.(*expression.Alias)
-	if !ok {
-		return p, false
+// retypeSetOp types s again from its sides' types; see the comment
+// above.
+func retypeSetOp(ctx *gsql.Context, s *plan.SetOp) (gsql.Node, transform.TreeIdentity, error) {
+	lraw, lconv := unionSide(s.Left())
+	rraw, rconv := unionSide(s.Right())
+	ls, rs := lraw.Schema(), rraw.Schema()
+	if len(ls) != len(rs) {
+		return s, transform.SameTree, nil
 	}
-	c, ok := a.Child.(*expression.Convert)
-	if !ok {
-		return p, false
+	lids, rids := sideColumnIds(lraw, len(ls)), sideColumnIds(rraw, len(rs))
+	lps := make([]gsql.Expression, len(ls))
+	rps := make([]gsql.Expression, len(rs))
+	converted := false
+	for i := range ls {
+		lf := sideField(ls[i], lids[i], lconv, i)
+		rf := sideField(rs[i], rids[i], rconv, i)
+		lps[i], rps[i] = lf, rf
+		if reflect.DeepEqual(ls[i].Type, rs[i].Type) {
+			continue
+		}
+		converted = true
+		conv := unionConversion(ctx, lf, rf, sideExpr(lraw, i, lf), sideExpr(rraw, i, rf))
+		lps[i] = expression.NewAlias(ls[i].Name, conv(lf))
+		rps[i] = expression.NewAlias(rs[i].Name, conv(rf))
 	}
-	gf, ok := c.Child.(*expression.GetField)
-	if sch := side.Schema(); !ok || i >= len(sch) || sch[i].Name != a.Name() || gf.Name() != a.Name() {
-		return p, false
+	left, right := lraw, rraw
+	if converted {
+		left, right = plan.NewProject(lps, lraw), plan.NewProject(rps, rraw)
 	}
-	return gf, true
+	if lconv == nil && rconv == nil && !converted {
+		return s, transform.SameTree, nil
+	}
+	ret, err := s.WithChildren(left, right)
+	if err != nil {
+		return s, transform.SameTree, err
+	}
+	u := ret.(*plan.SetOp)
+	if len(u.SortFields) > 0 {
+		sch := u.Schema()
+		sf := make(gsql.SortFields, len(u.SortFields))
+		copy(sf, u.SortFields)
+		for i, f := range sf {
+			gf, ok := f.Column.(*expression.GetField)
+			if !ok {
+				continue
+			}
+			for _, c := range sch {
+				if c.Name == gf.Name() {
+					sf[i].Column = fieldOfType(gf, c.Type, gf.IsNullable())
+					break
+				}
+			}
+		}
+		u.SortFields = sf
+	}
+	return u, transform.NewTree, nil
+}
+
+// unionConversion returns the conversion of each side's column of a
+// union to the type of the union of columns l and r (the sides'
+// fields), made by le and re (for the collation of a string): one
+// conversion for both, so that their types are the same.
+func unionConversion(ctx *gsql.Context, l, r, le, re gsql.Expression) func(gsql.Expression) gsql.Expression {
+	if cast, length, scale, ok := unionCast(l.Type(), r.Type()); ok {
+		return func(e gsql.Expression) gsql.Expression { return unionConvert(e, cast, length, scale) }
+	}
+	cast := expression.GetConvertToType(l.Type(), r.Type())
+	coll, collated := gsql.Collation_Unspecified, false
+	if cast == expression.ConvertToChar {
+		coll, collated = unionCollation(ctx, le, re)
+	}
+	return func(e gsql.Expression) gsql.Expression {
+		src := e
+		switch t := e.Type(); {
+		case cast != expression.ConvertToChar:
+		case types.IsEnum(t):
+			src = expression.NewEnumToString(e)
+		case types.IsDateType(t):
+			// A DATE is written without a time of day, as MySQL
+			// writes it in a string (GMS's conversion adds one).
+			src = dateString(e)
+		case t == types.Time:
+			src = &timeString{UnaryExpression: expression.UnaryExpression{Child: e}}
+		}
+		var conv gsql.Expression = expression.NewConvertWithLengthAndScale(src, cast, 0, 0)
+		if collated {
+			conv = expression.NewCollatedExpression(conv, coll)
+		}
+		return conv
+	}
+}
+
+// unionSide returns the side of a union as its select list makes it,
+// and the projection that converted it to the union's types (GMS's, or
+// an earlier run of retypeUnions'), if there is one.
+func unionSide(side gsql.Node) (gsql.Node, *plan.Project) {
+	p, ok := side.(*plan.Project)
+	if !ok || !isUnionConversion(p) {
+		return side, nil
+	}
+	return p.Child, p
+}
+
+// isUnionConversion reports whether p is a union's conversion of its
+// side's columns: column i of the side, named as it, as a field of no
+// table (the union builder's; a select list's fields name their
+// table), converted or not. A CAST of the side's own select list
+// (SELECT CAST(d AS SIGNED) FROM t UNION ...) is not one: taken for one,
+// it was dropped, and -1.25 came out of a CAST to SIGNED.
+func isUnionConversion(p *plan.Project) bool {
+	sch := p.Child.Schema()
+	if len(p.Projections) != len(sch) {
+		return false
+	}
+	for i, e := range p.Projections {
+		name := sch[i].Name
+		if a, ok := e.(*expression.Alias); ok {
+			if a.Name() != name {
+				return false
+			}
+			e = conversionSource(a.Child)
+		}
+		gf, ok := e.(*expression.GetField)
+		if !ok || gf.TableId() != 0 || gf.Name() != name {
+			return false
+		}
+	}
+	return true
+}
+
+// conversionSource returns the field a union conversion converts: below
+// the conversions a union's conversion is made of, or e.
+func conversionSource(e gsql.Expression) gsql.Expression {
+	for {
+		switch c := e.(type) {
+		case *expression.Convert:
+			e = c.Child
+		case *integralDecimalCast:
+			e = c.Child
+		case *expression.CollatedExpression:
+			e = c.Child()
+		case *expression.EnumToString:
+			e = c.Enum
+		default:
+			return e
+		}
+	}
+}
+
+// sideField returns the field that reads column i of a union's side,
+// of the column's type now: the one the old conversion read, if there
+// was one, else a new field of no table, as GMS's union builder makes
+// them, with the column's id where the side has one.
+func sideField(col *gsql.Column, id gsql.ColumnId, conv *plan.Project, i int) *expression.GetField {
+	if conv != nil {
+		if gf, ok := conversionSource(unalias(conv.Projections[i])).(*expression.GetField); ok {
+			return fieldOfType(gf, col.Type, col.Nullable)
+		}
+	}
+	return expression.NewGetFieldWithTable(int(id), 0, col.Type, col.DatabaseSource, col.Source, col.Name, col.Nullable)
+}
+
+// fieldOfType returns gf with type t.
+func fieldOfType(gf *expression.GetField, t gsql.Type, nullable bool) *expression.GetField {
+	return expression.NewGetFieldWithTable(int(gf.Id()), int(gf.TableId()), t, gf.Database(), gf.Table(), gf.Name(), nullable).WithIndex(gf.Index()).(*expression.GetField)
+}
+
+// sideColumnIds returns the column ids of the n columns of a union's
+// side where it names them (a select list's items; 0 where it does not,
+// and a field of id 0 is found by its name).
+func sideColumnIds(side gsql.Node, n int) []gsql.ColumnId {
+	ids := make([]gsql.ColumnId, n)
+	for {
+		switch s := side.(type) {
+		case *plan.Project:
+			for i, p := range s.Projections {
+				if ide, ok := p.(gsql.IdExpression); ok && i < n {
+					ids[i] = ide.Id()
+				}
+			}
+			return ids
+		case *plan.SetOp:
+			side = s.Left()
+			continue
+		}
+		if c := side.Children(); len(c) == 1 && len(c[0].Schema()) == n {
+			side = c[0]
+			continue
+		}
+		return ids
+	}
 }
 
 // unionCollation returns the collation MySQL gives a union column that

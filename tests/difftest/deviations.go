@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 // deviation is a case where MariaDB 10.11's answer is not MySQL 8's, so
@@ -29,9 +31,10 @@ type deviation struct {
 var (
 	// A row constructor compared with <>, <, <=, >, >= or NOT IN.
 	rowNotEqual = regexp.MustCompile(`\([^()]+, [^()]+\) (<>|<|<=|>|>=|NOT IN) \(`)
-	// An INT-family column compared with a literal that has a fraction
-	// (or IN a list that starts with one).
-	intVsFraction = regexp.MustCompile(`\.(a|b|c9) (=|<>|<|<=|>|>=|<=>|IN \(|NOT IN \() ?-?[0-9]+\.[0-9]*[1-9]`)
+	// A column compared with a literal that has a fraction (or IN a
+	// list that starts with one): the column's kind decides whether it
+	// is an INT-family one (intFractions).
+	intVsFraction = regexp.MustCompile(`\b(\w+\.\w+) (=|<>|<|<=|>|>=|<=>|IN \(|NOT IN \() ?-?[0-9]+\.[0-9]*[1-9]`)
 )
 
 // deviations lists what MariaDB does differently from MySQL 8 that the
@@ -42,14 +45,11 @@ var deviations = []deviation{
 		why: "MariaDB rounds a fractional constant compared with an indexed INT column " +
 			"(a range on the index is built from the rounded value), so a = 1.5 can match 2; " +
 			"MySQL 8 compares exactly",
-		match: func(stmt string, _, _ outcome) bool { return intVsFraction.MatchString(stmt) },
+		matchTypes: func(s *schema, stmt string, _, _ outcome) bool { return intFractions(s, stmt) != stmt },
 		// Confirmed per statement: with the column written a + 0 (no
 		// index; the same value) MariaDB must answer as percdb.
-		without: func(_ *schema, stmt string) (string, bool) {
-			alt := intVsFraction.ReplaceAllStringFunc(stmt, func(m string) string {
-				col, rest, _ := strings.Cut(m, " ")
-				return col + " + 0 " + rest
-			})
+		without: func(s *schema, stmt string) (string, bool) {
+			alt := intFractions(s, stmt)
 			return alt, alt != stmt
 		},
 	},
@@ -135,6 +135,20 @@ var deviations = []deviation{
 			"which MariaDB rounds and wraps as MySQL 8 does, MariaDB must answer as percdb",
 		match:   func(stmt string, p, m outcome) bool { return strings.Contains(stmt, " AS UNSIGNED)") },
 		without: func(_ *schema, stmt string) (string, bool) { return castsThroughSigned(stmt) },
+	},
+	{
+		name: "mariadb-division-keeps-nine-digits",
+		why: "MariaDB keeps a DECIMAL quotient to 9 digits after the point and rounds it to " +
+			"the result's scale (the dividend's + div_precision_increment, 4) only when it sends " +
+			"the value itself: converted first, to a string or a DOUBLE (a UNION column of a " +
+			"string or a DOUBLE, CONCAT), 7 / 3 is 2.333333333. MySQL 8 computes the quotient at " +
+			"that scale (my_decimal_div with prec_increment), 2.3333, and converts that. Matched " +
+			"when the statement divides, MariaDB's answer has a value of 9 digits after the point, " +
+			"and the answers are the same with every value of more than 4 such digits rounded to 4",
+		match: func(stmt string, p, m outcome) bool {
+			return p.err == nil && m.err == nil && strings.Contains(stmt, " / ") && hasNineDecimals(m) &&
+				same(roundedDecimals(p), roundedDecimals(m), false)
+		},
 	},
 	{
 		name: "mariadb-allows-target-table-in-subquery",
@@ -327,6 +341,19 @@ func (s *schema) inSubqueryOf(stmt string, match func(x, y kind) bool) bool {
 	return false
 }
 
+// intFractions returns stmt with each INT or BIGINT column compared with
+// a literal that has a fraction written col + 0 (which MariaDB compares
+// without its index, as MySQL 8 compares the column).
+func intFractions(s *schema, stmt string) string {
+	return intVsFraction.ReplaceAllStringFunc(stmt, func(m string) string {
+		col, rest, _ := strings.Cut(m, " ")
+		if k := s.kindOf(stmt, col); k != kInt && k != kBigint {
+			return m
+		}
+		return col + " + 0 " + rest
+	})
+}
+
 // inSubqueryRE finds "x.c IN (SELECT y.d FROM" (NOT IN too): the
 // column compared and the column the subquery returns.
 var inSubqueryRE = regexp.MustCompile(`(\w+\.\w+) (?:NOT )?IN \(SELECT (\w+\.\w+) FROM`)
@@ -362,4 +389,42 @@ func (s *schema) kindOf(stmt, ref string) kind {
 		}
 	}
 	return numKinds
+}
+
+// nineDecimalsRE matches a number with 9 digits after the point.
+var nineDecimalsRE = regexp.MustCompile(`^-?[0-9]+\.[0-9]{9}$`)
+
+// manyDecimalsRE matches a number with more than 4 digits after the
+// point.
+var manyDecimalsRE = regexp.MustCompile(`^-?[0-9]+\.[0-9]{5,}$`)
+
+// hasNineDecimals reports whether a value of o has 9 digits after the
+// point.
+func hasNineDecimals(o outcome) bool {
+	for _, r := range o.rows {
+		for _, v := range r {
+			if nineDecimalsRE.MatchString(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// roundedDecimals returns o with each number of more than 4 digits
+// after the point rounded to 4 (half away from zero).
+func roundedDecimals(o outcome) outcome {
+	rows := make([][]string, len(o.rows))
+	for i, r := range o.rows {
+		rows[i] = make([]string, len(r))
+		for j, v := range r {
+			rows[i][j] = v
+			if manyDecimalsRE.MatchString(v) {
+				if d, err := decimal.NewFromString(v); err == nil {
+					rows[i][j] = d.Round(4).StringFixed(4)
+				}
+			}
+		}
+	}
+	return outcome{rows: rows, affected: o.affected}
 }

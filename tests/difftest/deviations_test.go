@@ -49,3 +49,37 @@ func TestCastsThroughSigned(t *testing.T) {
 		t.Error("a statement without a cast to UNSIGNED was changed")
 	}
 }
+
+// TestIntFractions checks the form by which the fraction-vs-INT
+// deviation confirms itself: INT and BIGINT columns only, by the
+// schema, under any alias.
+func TestIntFractions(t *testing.T) {
+	s := &schema{tables: []*table{{name: "t1", cols: []column{
+		{name: "a", kind: kInt}, {name: "c0", kind: kBigint}, {name: "c1", kind: kDecimal},
+	}}}}
+	for _, c := range []struct{ in, want string }{
+		{"SELECT 1 FROM t1 s0 WHERE s0.c0 = 2.5", "SELECT 1 FROM t1 s0 WHERE s0.c0 + 0 = 2.5"},
+		{"SELECT 1 FROM t1 x1 WHERE x1.a IN (1.50, 2) AND x1.c1 = 2.5", "SELECT 1 FROM t1 x1 WHERE x1.a + 0 IN (1.50, 2) AND x1.c1 = 2.5"},
+		{"SELECT 1 FROM t1 x1 WHERE x1.a = 2.0", "SELECT 1 FROM t1 x1 WHERE x1.a = 2.0"},
+	} {
+		if got := intFractions(s, c.in); got != c.want {
+			t.Errorf("intFractions(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRoundedDecimals checks the form by which the division deviation
+// matches: only values of more than 4 digits after the point change.
+func TestRoundedDecimals(t *testing.T) {
+	m := outcome{rows: [][]string{{"2.333333333", "7", "0.5"}, {"-0.833333333", "a", "NULL"}}}
+	p := outcome{rows: [][]string{{"2.3333", "7", "0.5"}, {"-0.8333", "a", "NULL"}}}
+	if !hasNineDecimals(m) || hasNineDecimals(p) {
+		t.Error("hasNineDecimals: MariaDB's quotient not told from percdb's")
+	}
+	if !same(roundedDecimals(p), roundedDecimals(m), false) {
+		t.Errorf("rounded: %v and %v differ", roundedDecimals(p).rows, roundedDecimals(m).rows)
+	}
+	if same(roundedDecimals(outcome{rows: [][]string{{"2.3334"}}}), roundedDecimals(outcome{rows: [][]string{{"2.333333333"}}}), false) {
+		t.Error("a different quotient matched")
+	}
+}
