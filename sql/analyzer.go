@@ -133,6 +133,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).
 	wrapRule(a, "trackProcess", skipInPlanTemplate)
+	// Lookup joins costed by their lookups, not by a scan of their inner
+	// table (joincost.go): TestExplainLookupJoinCost.
+	a.Coster = joinCoster{Coster: a.Coster}
 	a.ExecBuilder = newExecBuilder(a)
 	a.Catalog.StatsProvider = newTableStats(p)
 	return a

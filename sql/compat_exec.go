@@ -123,10 +123,18 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// table again inside the outer query, and its operand check
 		// does not know the wrapped comparison.
 		j, same, err := nullRejectingMergeKeys(n)
-		if err != nil || same {
-			return nil, err
+		if err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, j, row)
 		}
-		return b.gms.Build(ctx, j, row)
+		// Lookups on a whole primary key, a batch of outer rows at a
+		// time (lookupjoin.go).
+		if in, ok := batchedLookup(n); ok && userVarOn(ctx, lookupBatchUserVar) {
+			return newBatchedLookupIter(ctx, b.gms, n, in, row)
+		}
+		return nil, nil
 	case *plan.Update, *plan.DeleteFrom:
 		if err := checkShadowedForeignKeys(ctx, n); err != nil {
 			return nil, err

@@ -33,6 +33,8 @@ const (
 	helpFastAvoided              = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
 	helpFastPlans                = "Plans in the fast path's plan cache."
 	helpPlanCache                = "Executions of prepared statements on the go-mysql-server path, by what the plan cache did: hit (ran a cached plan), miss (analysed and cached the plan), uncacheable (analysed, the plan cannot be cached), recheck (new values changed a cached plan's ranges, analysed afresh)."
+	helpLookupBatches            = "Batch reads of lookup joins: the inner rows of many outer rows read at once by primary key."
+	helpLookupKeys               = "Primary keys the batch reads of lookup joins looked up (repeats within a batch counted once)."
 	helpOracleCalls              = "Timestamps fetched from the oracle by the transaction layer."
 	helpTxns                     = "Transaction outcomes: committed (read-only ones included), rolled_back, conflicted (a write conflict at commit, MySQL 1213), failed (any other commit error)."
 	helpCommitPhases             = "Committed transactions that wrote, by protocol: 1pc (prewrite and commit in one request) or 2pc."
@@ -68,6 +70,10 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 		out = append(out, nodeCounter{status: "Percdb_plan_cache_" + c.outcome, metric: "percdb_plan_cache_executions_total",
 			help: helpPlanCache, label: "outcome", labelValue: c.outcome, value: c.n.Load()})
 	}
+	out = append(out,
+		nodeCounter{status: "Percdb_lookup_join_batches", metric: "percdb_lookup_join_batches_total", help: helpLookupBatches, value: p.lookups.batches.Load()},
+		nodeCounter{status: "Percdb_lookup_join_keys", metric: "percdb_lookup_join_keys_total", help: helpLookupKeys, value: p.lookups.keys.Load()},
+	)
 	st := p.store.Stats()
 	for _, c := range []struct {
 		status, metric, help, label, value string

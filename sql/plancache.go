@@ -42,10 +42,12 @@ import (
 //
 //   - it is made of nodes whose execution state lives in their iterators,
 //     not in the nodes (cacheableNode: projections, filters, table and
-//     index reads, sorts, limits, grouping, distinct, non-hash joins); a
-//     subquery, a hash lookup or a cached join input keeps rows in the
-//     node, and a write plan GMS's triggers and foreign keys hang off;
-//     such plans are analysed every time, as before;
+//     index reads, sorts, limits, grouping, distinct, non-hash joins, and
+//     the Update, UpdateSource and DeleteFrom of a one-table write, whose
+//     table editor rowexec makes at each execution); a subquery, a hash
+//     lookup or a cached join input keeps rows in the node, and GMS hangs
+//     triggers and foreign keys off a write plan (TriggerExecutor,
+//     ForeignKeyHandler); such plans are analysed every time, as before;
 //   - every parameter is still in the plan as the literal it was bound
 //     to (or the binder's conversion of it): a rule that folded one, took
 //     its value (ORDER BY ?'s position) or converted it leaves a plan
@@ -103,7 +105,8 @@ type planCache struct {
 // cachedStmt holds the plans of one prepared statement.
 type cachedStmt struct {
 	plans []*cachedPlan
-	// never is set for a statement that is not a SELECT: the cache
+	// never is set for a statement whose plans are not cached (not a
+	// SELECT or a one-table UPDATE or DELETE, cachedKind): the cache
 	// leaves it to GMS without a look.
 	never bool
 	// failed counts the analyses in a row whose plans could not be
@@ -248,7 +251,8 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 	if !ok {
 		return false, nil
 	}
-	if _, ok := parsed.(*sqlparser.Select); !ok {
+	kind, ok := cachedKind(parsed)
+	if !ok {
 		st.never = true
 		return false, nil
 	}
@@ -290,7 +294,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		n, ok, err := p.bind(sctx, values)
 		if err == nil && ok {
 			stats.hits.Add(1)
-			return true, h.runBound(ctx, bx, c, s, sctx, query, n, p, callback)
+			return true, h.runBound(ctx, bx, c, s, sctx, query, kind, n, p, callback)
 		}
 		// The values change the plan's ranges: the statement is
 		// analysed again and the new plan replaces this one.
@@ -313,7 +317,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 	if err != nil {
 		return false, nil
 	}
-	if !plan.NodeRepresentsSelect(analyzed) || qFlags.IsSet(gsql.QFlagTrigger) {
+	if !kind.represents(analyzed) || qFlags.IsSet(gsql.QFlagTrigger) {
 		// (A WHERE clause GMS found false for these values has no
 		// table left.)
 		stats.uncacheable.Add(1)
@@ -325,20 +329,75 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		stats.uncacheable.Add(1)
 		st.uncacheable(key)
 		// Analysed already: run it once rather than analyse it again.
-		return true, h.runBound(ctx, bx, c, s, sctx, query, analyzed, nil, callback)
+		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, callback)
 	}
 	p.catalog, p.db, p.epoch = cat, db, epoch
 	st.put(p)
 	st.failed = 0
 	stats.misses.Add(1)
-	return true, h.runBound(ctx, bx, c, s, sctx, query, analyzed, p, callback)
+	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, callback)
 }
 
-// runBound runs the analysed plan n of p (nil: a plan not cached) through
-// GMS's handler, which spools its rows to the client as for any
-// statement, the first time, and in the connection's goroutine once the
-// result's column definitions are known (boundexec.go).
-func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, n gsql.Node, p *cachedPlan, callback func(*sqltypes.Result) error) error {
+// cachedKind returns the type of a parsed statement whose plans may be
+// cached (metrics.go's types): a SELECT, or an UPDATE or DELETE of one
+// table (a join's write plans are left to GMS).
+func cachedKind(parsed sqlparser.Statement) (stmtType, bool) {
+	switch p := parsed.(type) {
+	case *sqlparser.Select:
+		return stmtSelect, true
+	case *sqlparser.Update:
+		return stmtUpdate, p.With == nil && singleTable(p.TableExprs)
+	case *sqlparser.Delete:
+		return stmtDelete, p.With == nil && len(p.Targets) == 0 && singleTable(p.TableExprs)
+	}
+	return 0, false
+}
+
+// singleTable reports whether exprs name one table and nothing else.
+func singleTable(exprs sqlparser.TableExprs) bool {
+	if len(exprs) != 1 {
+		return false
+	}
+	a, ok := exprs[0].(*sqlparser.AliasedTableExpr)
+	if !ok {
+		return false
+	}
+	_, ok = a.Expr.(sqlparser.TableName)
+	return ok
+}
+
+// represents reports whether the analysed plan n is a plan of a statement
+// of type k: a SELECT's reads a table (one GMS found empty for these
+// values reads none), a write's is the write.
+func (k stmtType) represents(n gsql.Node) bool {
+	switch k {
+	case stmtUpdate:
+		u, ok := n.(*plan.Update)
+		return ok && !u.IsJoin
+	case stmtDelete:
+		d, ok := n.(*plan.DeleteFrom)
+		return ok && !d.HasExplicitTargets()
+	}
+	return plan.NodeRepresentsSelect(n)
+}
+
+// statusVariable is the Com_ counter of a statement of type k.
+func (k stmtType) statusVariable() string {
+	switch k {
+	case stmtUpdate:
+		return "Com_update"
+	case stmtDelete:
+		return "Com_delete"
+	}
+	return "Com_select"
+}
+
+// runBound runs the analysed plan n of p (nil: a plan not cached) of a
+// statement of type k through GMS's handler, which spools its rows (or a
+// write's OK packet) to the client as for any statement, the first time,
+// and a SELECT's in the connection's goroutine once the result's column
+// definitions are known (boundexec.go).
+func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k stmtType, n gsql.Node, p *cachedPlan, callback func(*sqltypes.Result) error) error {
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
 		pushed, _, err := pushDown(sctx, n)
@@ -348,12 +407,13 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 		n = pushed
 	}
 	gsql.IncrementStatusVariable(sctx, "Questions", 1)
-	gsql.IncrementStatusVariable(sctx, "Com_select", 1)
+	gsql.IncrementStatusVariable(sctx, k.statusVariable(), 1)
 	cb := h.statusFilter(c, callback)
-	if p != nil && p.fields != nil {
-		return h.execBound(ctx, s, query, n, p.fields, cb)
-	}
-	if p != nil {
+	if p != nil && k == stmtSelect {
+		// A write's result is an OK packet, which GMS's handler sends.
+		if p.fields != nil {
+			return h.execBound(ctx, s, query, n, p.fields, cb)
+		}
 		cb = learnFields(&p.fields, cb)
 	}
 	return bx.ComExecuteBound(ctx, c, query, n, func(res *sqltypes.Result, _ bool) error { return cb(res) })
@@ -490,6 +550,14 @@ func cacheableNode(n gsql.Node) bool {
 		return true
 	case *plan.JoinNode:
 		return !n.Op.IsHash() && !n.Op.IsRange()
+	case *plan.Update:
+		// Its editor is made at each execution (rowexec's buildUpdate);
+		// a join's update is not cached.
+		return !n.IsJoin
+	case *plan.UpdateSource:
+		return true
+	case *plan.DeleteFrom:
+		return !n.HasExplicitTargets()
 	}
 	return false
 }

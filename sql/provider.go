@@ -36,6 +36,8 @@ type DatabaseProvider struct {
 	fast *fastPath
 	// plans counts the uses of the sessions' plan caches (plancache.go).
 	plans planCacheStats
+	// lookups counts the batched lookup joins' reads (lookupjoin.go).
+	lookups lookupJoinStats
 	// rowCounts are the tables' row counts for the planner and
 	// information_schema (stats.go).
 	rowCounts *rowCounts

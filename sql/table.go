@@ -368,12 +368,22 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []ke
 
 // Next implements sql.RowIter.
 func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	row, err := r.nextRow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gsql.Row(row.Values), nil
+}
+
+// nextRow is Next with the row's handle: the next row read, locked when
+// the statement locks what it reads.
+func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 	row, err := r.next(ctx)
 	if err != nil {
 		if err == io.EOF {
-			return nil, err
+			return executor.Row{}, err
 		}
-		return nil, toSQLError(err)
+		return executor.Row{}, toSQLError(err)
 	}
 	r.examined++
 	if r.lock {
@@ -383,15 +393,15 @@ func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 			err = executor.LockRows(ctx, r.k, ts, r.t.meta.Exec, row.Handle)
 		}
 		if err != nil {
-			return nil, r.tx.lockError(ctx, err)
+			return executor.Row{}, r.tx.lockError(ctx, err)
 		}
 	}
 	if r.track && r.tx.keyless != nil {
 		if err := r.tx.keyless.remember(r.t.meta, row); err != nil {
-			return nil, err
+			return executor.Row{}, err
 		}
 	}
-	return gsql.Row(row.Values), nil
+	return row, nil
 }
 
 func (r *rowIter) next(ctx context.Context) (executor.Row, error) {

@@ -18,6 +18,10 @@ type RowCounter func(ctx *gsql.Context, db string, t gsql.Table) uint64
 // equal given values, from the planner's statistics; false without them.
 type KeyRows func(ctx *gsql.Context, db string, t gsql.Table, idx gsql.Index, pinned int) (uint64, bool)
 
+// BatchedJoin reports whether a lookup join runs its lookups in batches
+// of outer rows (MySQL's batched key access).
+type BatchedJoin func(ctx *gsql.Context, j *plan.JoinNode) bool
+
 // Row is one line of EXPLAIN's answer; an empty string is NULL.
 type Row struct {
 	ID           int
@@ -54,9 +58,10 @@ func (r Row) SQLRow() gsql.Row {
 
 // Plan returns the EXPLAIN rows of the analyzed plan n. keyRows, when
 // not nil, estimates the rows of a read of an index's pinned prefix (ref,
-// and range over points), which are otherwise the table's row count.
-func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter, keyRows KeyRows) []Row {
-	e := &explainer{ctx: ctx, count: count, keyRows: keyRows, next: 1}
+// and range over points), which are otherwise the table's row count;
+// batched, when not nil, tells the lookup joins that run in batches.
+func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter, keyRows KeyRows, batched BatchedJoin) []Row {
+	e := &explainer{ctx: ctx, count: count, keyRows: keyRows, batched: batched, next: 1}
 	top := e.newBlock()
 	switch n.(type) {
 	case *plan.Update:
@@ -112,6 +117,7 @@ type explainer struct {
 	ctx     *gsql.Context
 	count   RowCounter
 	keyRows KeyRows
+	batched BatchedJoin
 	next    int
 	blocks  []*block
 }
@@ -192,6 +198,8 @@ func (e *explainer) walk(b *block, n gsql.Node) {
 				r.Extra = append(r.Extra, "Using merge join")
 			case r.Type == "ALL":
 				r.Extra = append(r.Extra, "Using join buffer (nested loop)")
+			case e.batched != nil && e.batched(e.ctx, n):
+				r.Extra = append(r.Extra, "Using join buffer (Batched Key Access)")
 			}
 		}
 		return
