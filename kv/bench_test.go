@@ -45,14 +45,27 @@ func BenchmarkGet(b *testing.B) {
 
 // BenchmarkBatchGet reads 4 committed short values at once from sstables.
 func BenchmarkBatchGet(b *testing.B) {
-	s, rc, keys := loadBenchKeys(b, 1000, true)
+	for _, n := range []int{4, 16} {
+		b.Run(fmt.Sprintf("short/keys=%d", n), func(b *testing.B) { benchBatchGet(b, 40, n) })
+		// Over the short-value limit: the values are in the data space.
+		b.Run(fmt.Sprintf("long/keys=%d", n), func(b *testing.B) { benchBatchGet(b, 300, n) })
+	}
+}
+
+// benchBatchGet reads n of 1,000 keys of values of size bytes, flushed,
+// in one BatchGet, spread over the keys as a lookup join's batch is.
+func benchBatchGet(b *testing.B, size, n int) {
+	s, rc, keys := loadBenchValues(b, 1000, true, bytes.Repeat([]byte{'v'}, size))
 	ctx := context.Background()
+	batch := make([][]byte, n)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		j := (i * 4) % len(keys)
-		pairs, err := s.BatchGet(ctx, rc, keys[j:j+4], 30)
-		if err != nil || len(pairs) != 4 {
+		for k := range batch {
+			batch[k] = keys[(i*7+k*61)%len(keys)]
+		}
+		pairs, err := s.BatchGet(ctx, rc, batch, 30)
+		if err != nil || len(pairs) != n {
 			b.Fatal(pairs, err)
 		}
 	}

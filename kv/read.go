@@ -107,8 +107,9 @@ func (s *Store) readUnlocked(keys [][]byte, version uint64, vals [][]byte) (done
 	// Write records come from the iterator's view; long values from the
 	// database (a committed value's data record never changes).
 	r := mvccReader{src: s.db, iter: ci.it}
+	defer r.closeData() // the write-space iterator goes back to the cache
 	for i, k := range keys {
-		if vals[i], err = r.value(k, version); err != nil {
+		if vals[i], err = r.batchValue(k, version, len(keys)); err != nil {
 			return false, err
 		}
 	}
@@ -143,7 +144,7 @@ func (s *Store) readLocked(keys [][]byte, version uint64, vals [][]byte) error {
 		if len(locked) > 0 {
 			continue
 		}
-		if vals[i], err = r.value(k, version); err != nil {
+		if vals[i], err = r.batchValue(k, version, len(keys)); err != nil {
 			return err
 		}
 	}

@@ -199,6 +199,28 @@ func (r *mvccReader) value(key []byte, ts uint64) ([]byte, error) {
 	return r.writeValue(key, w)
 }
 
+// batchValue is value for one of n keys read together: with more than
+// one, a long value is read through the data-space iterator the reader
+// keeps (scanValue) and copied, rather than with a Get each, which opens
+// every level's iterator again.
+func (r *mvccReader) batchValue(key []byte, ts uint64, n int) ([]byte, error) {
+	if n < 2 {
+		return r.value(key, ts)
+	}
+	w, err := r.valueWrite(key, ts)
+	if err != nil || w == nil || w.Type != txntypes.WritePut {
+		return nil, err
+	}
+	if w.ShortValue != nil {
+		return w.ShortValue, nil
+	}
+	v, err := r.scanValue(key, w)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(v), nil
+}
+
 // writeValue returns the value a Put record stands for.
 func (r *mvccReader) writeValue(key []byte, w *txntypes.Write) ([]byte, error) {
 	if w.ShortValue != nil {
