@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/internal/ctxtime"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/txn"
 )
@@ -225,7 +226,7 @@ func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.Wai
 		if err != nil {
 			if ctx.Err() == nil {
 				r.report("", pos, fmt.Errorf("scan notify entries from %q: %w", pos, err))
-				sleep(ctx, r.opts.Idle)
+				_ = ctxtime.Sleep(ctx, r.opts.Idle)
 			}
 			continue
 		}
@@ -250,7 +251,7 @@ func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.Wai
 			// machine stretches); it bounds how late a notification
 			// set during it is found.
 			if started < r.opts.PageSize {
-				sleep(ctx, min(max(r.opts.Idle, 9*spent), 10*r.opts.Idle))
+				_ = ctxtime.Sleep(ctx, min(max(r.opts.Idle, 9*spent), 10*r.opts.Idle))
 			}
 			started, spent = 0, 0
 			pos = nil
@@ -406,7 +407,7 @@ func (r *Runner) process(ctx context.Context, o *Observer, e kv.NotifyEntry) err
 		if attempt >= r.opts.MaxAttempts {
 			return fmt.Errorf("gave up after %d attempts, until the next pass: %w", attempt, err)
 		}
-		sleep(ctx, pause/2+rand.N(pause/2+1))
+		_ = ctxtime.Sleep(ctx, pause/2+rand.N(pause/2+1))
 		pause = min(2*pause, 100*time.Millisecond)
 	}
 }
@@ -466,16 +467,6 @@ func call(ctx context.Context, o *Observer, tx *txn.Txn, key []byte) (err error)
 func retryable(err error) bool {
 	return errors.Is(err, txn.ErrWriteConflict) || errors.Is(err, txn.ErrLockWaitTimeout) ||
 		errors.Is(err, txn.ErrTxnAborted) || errors.Is(err, txn.ErrAlreadyExists)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // Pending counts the notifications of this Runner's observers that wait

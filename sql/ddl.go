@@ -14,6 +14,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/internal/ctxtime"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/tablemeta"
@@ -336,7 +337,7 @@ func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease
 		if !retryableConflict(err) || time.Now().After(deadline) {
 			return err
 		}
-		if werr := sleepCtx(ctx, pause); werr != nil {
+		if werr := ctxtime.Sleep(ctx, pause); werr != nil {
 			return werr
 		}
 		pause = min(2*pause, 500*time.Millisecond)
@@ -351,17 +352,6 @@ const schemaStepRetryFor = 15 * time.Second
 // again.
 func retryableConflict(err error) bool {
 	return err != nil && (errors.Is(err, txn.ErrWriteConflict) || errors.Is(err, txn.ErrTxnAborted) || errors.Is(err, txn.ErrAlreadyExists))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // buildIndexOnline adds index want to the existing table def of database
@@ -512,7 +502,7 @@ func (p *DatabaseProvider) backfillBatch(ctx context.Context, et *executor.Table
 		if err == nil || !retryableConflict(err) || attempt >= 100 {
 			return next, n, err
 		}
-		if err := sleepCtx(ctx, time.Duration(min(attempt+1, 20))*time.Millisecond); err != nil {
+		if err := ctxtime.Sleep(ctx, time.Duration(min(attempt+1, 20))*time.Millisecond); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/internal/ctxtime"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -117,7 +118,7 @@ func Collect(ctx context.Context, tx *txn.Txn, t *executor.Table, opts CollectOp
 		}
 		if paced {
 			worked := time.Since(began)
-			if err := sleep(ctx, time.Duration(float64(worked)*(1-opts.Duty)/opts.Duty)); err != nil {
+			if err := ctxtime.Sleep(ctx, time.Duration(float64(worked)*(1-opts.Duty)/opts.Duty)); err != nil {
 				return nil, fmt.Errorf("analyze %s: %w", t.Name, err)
 			}
 		}
@@ -155,21 +156,6 @@ func collectRange(ctx context.Context, tx *txn.Txn, t *executor.Table, p *copr.P
 		if err != nil {
 			return fmt.Errorf("analyze %s: %w", t.Name, err)
 		}
-	}
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

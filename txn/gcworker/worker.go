@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/percdb/percdb/internal/ctxtime"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -447,15 +448,7 @@ func (w *Worker) pace(ctx context.Context, keys uint64) error {
 	if w.cfg.KeysPerSecond < 0 || keys == 0 {
 		return ctx.Err()
 	}
-	d := time.Duration(keys) * time.Second / time.Duration(w.cfg.KeysPerSecond)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return ctxtime.Sleep(ctx, time.Duration(keys)*time.Second/time.Duration(w.cfg.KeysPerSecond))
 }
 
 // destroyRanges destroys the delete ranges due at sp (phase 3).
