@@ -63,6 +63,18 @@ func (c joinCoster) EstimateCost(ctx *gsql.Context, n memo.RelExpr, s gsql.Stats
 			return cost, err
 		}
 		return cost + seqIOCost*rowsRead(ctx, n.Right, s), nil
+	case *memo.MergeJoin:
+		cost, err := c.Coster.EstimateCost(ctx, n, s)
+		if err != nil || n.Injective {
+			return cost, err
+		}
+		ndv, ok := mergePrefixNDV(ctx, n)
+		if !ok {
+			return cost, nil
+		}
+		left := math.Max(1, float64(n.Left.RelProps.GetStats().RowCount()))
+		right := math.Max(1, float64(n.Right.RelProps.GetStats().RowCount()))
+		return cost + cpuCost*left*right/ndv, nil
 	}
 	return c.Coster.EstimateCost(ctx, n, s)
 }
@@ -89,6 +101,23 @@ func lookupRowsPerKey(ctx *gsql.Context, lj *memo.LookupJoin) (float64, bool) {
 		return 0, false
 	}
 	return float64(p.estimatedRows(ctx, x.table)) / float64(ix.NDV[k-1]), true
+}
+
+// mergePrefixNDV returns the distinct values of the prefix of mj's inner
+// index that the merge compares, when the table has statistics.
+func mergePrefixNDV(ctx *gsql.Context, mj *memo.MergeJoin) (float64, bool) {
+	if mj.InnerScan == nil || mj.InnerScan.Index == nil || mj.CmpCnt < 1 {
+		return 0, false
+	}
+	x, ok := mj.InnerScan.Index.SqlIdx().(*Index)
+	if !ok || x.table.db == nil {
+		return 0, false
+	}
+	ix := x.table.db.provider.indexStats(ctx, x.table, x.im.Def.Name)
+	if ix == nil || mj.CmpCnt > len(ix.NDV) || ix.NDV[mj.CmpCnt-1] == 0 {
+		return 0, false
+	}
+	return float64(ix.NDV[mj.CmpCnt-1]), true
 }
 
 // rowsRead estimates the rows join input g reads from its table when it

@@ -55,3 +55,28 @@ func TestExplainLookupJoinCost(t *testing.T) {
 			[]explainRow{{"order_line", "ref", "PRIMARY"}, {"stock", "eq_ref", "PRIMARY"}}},
 	})
 }
+
+// TestExplainMergeOnKeyPrefix: a self-join whose equality on a key prefix
+// of few values (w: 10) would make a merge join pair every row of a group
+// (10^6 pairs here) is looked up on the whole primary key instead
+// (eq_ref), the other equality (a.k = b.id) completing the key.
+func TestExplainMergeOnKeyPrefix(t *testing.T) {
+	srv := startServer(t, true)
+	db := openDB(t, srv, "")
+	mustExec(t, db, "CREATE DATABASE mp", "USE mp",
+		"CREATE TABLE t (w INT NOT NULL, id INT NOT NULL, k INT, q INT, PRIMARY KEY (w, id), KEY (k))")
+	r := rand.New(rand.NewSource(3))
+	var vals []string
+	for w := 1; w <= 10; w++ {
+		for id := 1; id <= 300; id++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d, %d, %d)", w, id, 1+r.Intn(3000), r.Intn(100)))
+		}
+	}
+	mustExec(t, db, "INSERT INTO mp.t VALUES "+strings.Join(vals, ","), "ANALYZE TABLE mp.t")
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, "USE mp")
+	checkPlans(t, db, []planCase{
+		{"SELECT a.w, a.id, b.q FROM t a, t b WHERE a.k = b.id AND b.w = a.w AND a.q = 3 LIMIT 20",
+			[]explainRow{{"a", "ALL", "NULL"}, {"b", "eq_ref", "PRIMARY"}}},
+	})
+}
