@@ -131,12 +131,15 @@ func (a *byteArena) intern(key []byte) string {
 // dropped rather than kept for reuse.
 const shrinkAbove = 1024
 
-// emptied returns s emptied, its memory dropped when large.
+// emptied returns s emptied, its memory dropped when large. Only its
+// length is cleared: what lies past it was cleared when it was cut off
+// (cleanup clears what it undoes), so a statement's release does not pay
+// for the capacity an earlier, larger statement left.
 func emptied[T any](s []T) []T {
 	if cap(s) > shrinkAbove {
 		return nil
 	}
-	clear(s[:cap(s)]) // let what it referred to be collected
+	clear(s) // let what it referred to be collected
 	return s[:0]
 }
 
