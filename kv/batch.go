@@ -106,6 +106,9 @@ type pebbleApplier struct {
 	opts  *pebble.WriteOptions
 	locks *lockSet
 	iters *iterCache
+	// collected, when set, is told of every collecting batch applied
+	// (the store's gcCompactor).
+	collected func(*writeBatch)
 }
 
 // newPebbleApplier returns an applier over db that maintains locks and
@@ -135,6 +138,9 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	}
 	if a.locks != nil {
 		a.locks.afterApply(wb)
+	}
+	if wb.collects && a.collected != nil {
+		a.collected(wb)
 	}
 	return nil
 }

@@ -68,6 +68,15 @@ type Options struct {
 	// Coprocessor compiles the programs of Coprocessor requests (package
 	// executor/copr's); nil: such requests fail with ErrNoCoprocessor.
 	Coprocessor Coprocessor
+	// GCCompactTombstones is how many versions GC deletes before the store
+	// compacts the key ranges it deleted them in, so that reads stop
+	// stepping over their tombstones (gccompact.go). Default
+	// DefaultGCCompactTombstones; negative: never.
+	GCCompactTombstones int
+
+	// testingNoAutoCompactions, set by tests only, turns Pebble's own
+	// compactions off, so that what is left uncompacted is up to the test.
+	testingNoAutoCompactions bool
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -111,6 +120,8 @@ type Store struct {
 	gcSafePoint atomic.Uint64
 	// copr compiles coprocessor programs (nil: none).
 	copr Coprocessor
+	// compactor compacts the ranges GC cleaned (gccompact.go).
+	compactor *gcCompactor
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -133,6 +144,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = DefaultCacheSize
 	}
+	if opts.GCCompactTombstones == 0 {
+		opts.GCCompactTombstones = DefaultGCCompactTombstones
+	}
 	if !opts.InMemory && dir == "" {
 		return nil, errors.New("open store: empty directory (set Options.InMemory for a memory store)")
 	}
@@ -154,6 +168,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{Cache: cache, Logger: events}
 	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError}
+	popts.DisableAutomaticCompactions = opts.testingNoAutoCompactions
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
 	// reading a block.
@@ -180,13 +195,16 @@ func Open(dir string, opts Options) (*Store, error) {
 		space.pending = func() uint64 { return db.Metrics().MemTable.Size }
 	}
 	iters := newIterCache(db)
+	applier := newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters)
+	compactor := newGCCompactor(db, opts.GCCompactTombstones, opts.Logger)
+	applier.collected = compactor.collected
 	s := &Store{
 		db:       db,
 		cache:    cache,
 		dir:      dir,
 		space:    space,
 		latches:  latch.New(opts.LatchSlots),
-		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters),
+		applier:  applier,
 		memLocks: newMemLockTable(),
 		locks:    locks,
 		iters:    iters,
@@ -195,7 +213,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		detector:      opts.DeadlockDetector,
 		lockWaitSlice: opts.LockWaitSlice,
 		copr:          opts.Coprocessor,
+		compactor:     compactor,
 	}
+	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
+	compactor.start()
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
@@ -213,6 +234,10 @@ var ErrClosed = errors.New("store closed")
 // Close waits for the commands in flight and closes the store; later
 // commands return ErrClosed.
 func (s *Store) Close() error {
+	// The compactor stops first; Close waits below for a compaction in
+	// flight, as for any command.
+	s.compactor.close()
+	defer s.compactor.wait()
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {

@@ -45,6 +45,8 @@ const (
 	helpLockWaiting              = "Lock requests waiting in the store's queues now."
 	helpLockWaits                = "Lock requests queued behind another transaction's lock in the store (a wait longer than the store's wait slice, 1 s, counts once per slice)."
 	helpLockWaitTime             = "Time lock requests spent waiting in the store's queues."
+	helpGCCompactions            = "Compactions of the key ranges GC cleaned, run once GC has deleted enough versions there, so that reads stop stepping over their tombstones."
+	helpGCCompactionTime         = "Time spent in compactions of the key ranges GC cleaned."
 	helpSnapshotMovesPastChanges = "Snapshot moves (of percdb_snapshot_moves_total{outcome=\"moved\"}) made although an earlier read had changed, because the change left what the transaction read of it (its columns) equal."
 )
 
@@ -104,6 +106,11 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 			nodeCounter{status: "Innodb_row_lock_current_waits", metric: "percdb_kv_lock_waiting", help: helpLockWaiting, gauge: true, value: uint64(max(lw.Waiting, 0))},
 			nodeCounter{status: "Innodb_row_lock_waits", metric: "percdb_kv_lock_waits_total", help: helpLockWaits, value: lw.Waits},
 			nodeCounter{status: "Innodb_row_lock_time", metric: "percdb_kv_lock_wait_seconds_total", help: helpLockWaitTime, value: uint64(lw.WaitTime.Milliseconds()), metricScale: 1e-3},
+		)
+		gcc := ks.GCCompactionStats()
+		out = append(out,
+			nodeCounter{status: "Percdb_gc_compactions", metric: "percdb_kv_gc_compactions_total", help: helpGCCompactions, value: gcc.Compactions},
+			nodeCounter{status: "Percdb_gc_compaction_time", metric: "percdb_kv_gc_compaction_seconds_total", help: helpGCCompactionTime, value: uint64(gcc.Time.Milliseconds()), metricScale: 1e-3},
 		)
 	}
 	if p.gc != nil {

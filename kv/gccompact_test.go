@@ -1,0 +1,116 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/percdb/percdb/kv/internal/keyspace"
+)
+
+// writeSpacePoints counts the internal points (records and tombstones) a
+// walk of the whole write space meets.
+func writeSpacePoints(t *testing.T, s *Store) int {
+	t.Helper()
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: keyspace.WritePrefix(nil), UpperBound: keyspace.SpaceEnd(keyspace.Write)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iter.Close()
+	for ok := iter.First(); ok; ok = iter.Next() {
+	}
+	return int(iter.Stats().InternalStats.PointCount)
+}
+
+// TestGCCompactsCollectedRanges: once GC has deleted GCCompactTombstones
+// versions, the store compacts the ranges they were in, and the
+// tombstones leave the sstables; below the threshold, nothing is compacted.
+func TestGCCompactsCollectedRanges(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		threshold int
+		compacted bool
+	}{
+		// GC deletes 900 versions: the compaction comes once all are in.
+		{"at the threshold", 900, true},
+		{"under the threshold", 901, false},
+		{"off", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, GCCompactTombstones: tc.threshold, testingNoAutoCompactions: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rc := s.Regions()[0].Ctx()
+			keys := make([][]byte, 300)
+			for i := range keys {
+				keys[i] = []byte(fmt.Sprintf("k%04d", i))
+			}
+			// Four versions of every key, flushed once, so that the
+			// deleted versions lie in an sstable below the tombstones (and
+			// two files in level 0 leave Pebble no compaction of its own
+			// to do).
+			for v := uint64(1); v <= 4; v++ {
+				muts := make([]Mutation, len(keys))
+				for i, k := range keys {
+					muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
+				}
+				if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: 10 * v, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+					t.Fatal(resp, err)
+				}
+				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: 10 * v, CommitTS: 10*v + 5}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.db.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			req := &GCRequest{Region: rc, SafePoint: 100}
+			deleted := 0
+			for {
+				resp, err := s.GC(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				deleted += int(resp.VersionsDeleted)
+				if resp.Next == nil {
+					break
+				}
+				req.Start = resp.Next
+			}
+			if deleted != 3*len(keys) {
+				t.Fatalf("GC deleted %d versions, want %d", deleted, 3*len(keys))
+			}
+			if err := s.db.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(time.Minute); !s.compactor.idle(); {
+				if time.Now().After(deadline) {
+					t.Fatal("the compactor is still busy after a minute")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			// What a read of the write space steps over: Pebble's
+			// internal points, tombstones and the records they delete
+			// included.
+			points := writeSpacePoints(t, s)
+			stats := s.GCCompactionStats()
+			if tc.compacted {
+				if stats.Compactions == 0 || points != len(keys) {
+					t.Fatalf("after GC of %d versions: %d compactions, a read steps over %d points; want the range compacted and %d points", deleted, stats.Compactions, points, len(keys))
+				}
+			} else if stats.Compactions != 0 || points != len(keys)+2*deleted {
+				t.Fatalf("after GC of %d versions: %d compactions, a read steps over %d points; want no compaction and %d points", deleted, stats.Compactions, points, len(keys)+2*deleted)
+			}
+			// Every key still reads its newest version.
+			pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: 200})
+			if err != nil || len(pairs) != len(keys) || string(pairs[0].Value) != "v4" {
+				t.Fatalf("scan after GC: %d pairs, err %v", len(pairs), err)
+			}
+		})
+	}
+}

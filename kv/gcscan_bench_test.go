@@ -1,0 +1,101 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkScanAfterGC measures a full scan of 20,000 keys that were each
+// rewritten `versions` times and then collected at a safe point below the
+// newest version (so every key keeps two versions, as a table under steady
+// updates does with a life time of about one update per row), against the
+// same keys loaded once: the cost GC leaves behind, with and without the
+// compaction of the collected ranges (gccompact.go).
+func BenchmarkScanAfterGC(b *testing.B) {
+	const n, versions = 20000, 8
+	b.Run("fresh", func(b *testing.B) { benchScanVersions(b, n, 1, false, false) })
+	b.Run("nogc", func(b *testing.B) { benchScanVersions(b, n, versions, false, false) })
+	b.Run("gc/compact=off", func(b *testing.B) { benchScanVersions(b, n, versions, true, false) })
+	b.Run("gc/compact=on", func(b *testing.B) { benchScanVersions(b, n, versions, true, true) })
+}
+
+func benchScanVersions(b *testing.B, n, versions int, gc, compact bool) {
+	ctx := context.Background()
+	opts := Options{SyncWrites: SyncNone}
+	if !compact {
+		opts.GCCompactTombstones = -1
+	}
+	s, err := Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	rc := s.Regions()[0].Ctx()
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("t1_r%08d", i))
+	}
+	value := []byte("a short row value of some 40 bytes......")
+	for v := 1; v <= versions; v++ {
+		startTS, commitTS := uint64(100*v), uint64(100*v+10)
+		for lo := 0; lo < n; lo += 1000 {
+			batch := keys[lo:min(lo+1000, n)]
+			muts := make([]Mutation, len(batch))
+			for i, k := range batch {
+				muts[i] = Mutation{Op: OpPut, Key: k, Value: value}
+			}
+			if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: batch[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+				b.Fatal(resp, err)
+			}
+			if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: batch, StartTS: startTS, CommitTS: commitTS}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.db.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if gc {
+		sp := uint64(100*(versions-1) + 20) // keeps the last two versions
+		req := &GCRequest{Region: rc, SafePoint: sp}
+		for {
+			resp, err := s.GC(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if resp.Next == nil {
+				break
+			}
+			req.Start = resp.Next
+		}
+		if err := s.db.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for compact && !s.compactor.idle() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	readTS := uint64(100*versions + 50)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var got int
+		start := keys[0]
+		for {
+			pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: start, Version: readTS, Limit: 1024})
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += len(pairs)
+			if len(pairs) < 1024 {
+				break
+			}
+			start = append(append([]byte(nil), pairs[len(pairs)-1].Key...), 0)
+		}
+		if got != n {
+			b.Fatalf("scan found %d keys, want %d", got, n)
+		}
+	}
+}
