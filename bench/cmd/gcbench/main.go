@@ -14,7 +14,7 @@
 //	autocommit UPDATE s.t SET k = k + 1 WHERE id = <random> for
 //	-duration, with percdb_gc_life_time -life and percdb_gc_run_interval
 //	-interval (-gc=false: both 8760h, no collection); every -sample it
-//	reports the data directory's size, the time of a full scan (SELECT
+//	reports the data directory's size, the time of a full scan (the median of five; SELECT
 //	SUM(k) FROM s.t) and the GC's counters.
 //
 // Run it from the root of the checkout:
@@ -35,6 +35,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,12 +178,19 @@ func churn(db *sql.DB, dataDir string, o options) error {
 	}
 	start := time.Now()
 	sampleAt := func() error {
-		scanStart := time.Now()
-		var sum int64
-		if err := db.QueryRow("SELECT SUM(k) FROM s.t").Scan(&sum); err != nil {
-			return err
+		// The median of five scans: on a shared machine one scan's time
+		// jumps with the load.
+		scans := make([]time.Duration, 5)
+		for i := range scans {
+			scanStart := time.Now()
+			var sum int64
+			if err := db.QueryRow("SELECT SUM(k) FROM s.t").Scan(&sum); err != nil {
+				return err
+			}
+			scans[i] = time.Since(scanStart)
 		}
-		scan := time.Since(scanStart)
+		slices.Sort(scans)
+		scan := scans[len(scans)/2]
 		var deleted int
 		if err := statusInt(db, "Percdb_gc_keys_deleted", &deleted); err != nil {
 			return err
