@@ -225,6 +225,10 @@ type Server struct {
 	background     sync.WaitGroup
 }
 
+// embeddedOracleTimeout bounds one request of the single node's oracle
+// client (tso.ClientOptions.Timeout; see Open).
+const embeddedOracleTimeout = 30 * time.Second
+
 // Open opens the data directory and starts listening. The caller must call
 // Serve to accept connections and Close to release everything.
 func Open(ctx context.Context, cfg Config) (s *Server, err error) {
@@ -262,7 +266,12 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("open oracle: %w", err)
 		}
-		s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{})
+		// The embedded oracle stalls only on its own disk: when a window
+		// runs out, callers wait for the next window's fsync, which a
+		// saturated disk has been seen to take several seconds over. The
+		// default 3 s bound (for a remote oracle that stopped answering)
+		// then failed statements with 1105 that needed only to wait.
+		s.tsClient = tso.NewBatchClient(s.oracle, tso.ClientOptions{Timeout: embeddedOracleTimeout})
 		s.store = txn.NewStore(kv.Instrument(kv.NewLocalClient(s.kvStore), s.kvMetrics), s.tsClient, cfg.Txn)
 	}
 	s.provider = newDatabaseProvider(s.store)
