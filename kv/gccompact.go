@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,19 +25,30 @@ const DefaultGCCompactTombstones = 10000
 // of 20,000 keys with two live versions each took 3.3x the time of the
 // same keys loaded once until the range was compacted, and 1.08x after
 // (BenchmarkScanAfterGC). TiKV compacts a region once GC has left enough
-// tombstones in it (region-compact-min-tombstones, 10,000); so does this.
+// tombstones in it, and enough of them against its keys
+// (region-compact-min-tombstones 10,000, region-compact-tombstones-percent
+// 30); so does this.
 //
 // The applier reports every collecting batch it applies (collected), on
-// every replica, since each replica's Pebble holds its own tombstones. The
-// compactor accumulates the bounds of the deleted raw keys of each key
-// space; once Threshold deletions have accumulated, its goroutine compacts
-// those bounds, one compaction at a time, and then rests as long as the
-// compaction took, so that compactions take at most half of a core's time
-// however fast GC deletes.
+// every replica, since each replica's Pebble holds its own tombstones. A
+// batch is one GC page, so its deletions lie in a narrow span of raw keys;
+// the compactor keeps those spans. Once threshold/4 deletions have come in
+// since it last looked, its goroutine merges the spans that overlap or lie
+// close together (at most compactMergeGap bytes of sstables between them,
+// Pebble's estimate from file metadata) and compacts each merged span that
+// holds at least threshold deletions and at least compactMinDensity of
+// them per MiB of sstables: a few deletions spread over a large table do
+// not rewrite it. The other spans stay, and gather the deletions of later
+// passes over the same keys. One compaction runs at a time, and the
+// goroutine rests after each as long as it took, so that compactions take
+// at most half of a core's time however fast GC deletes.
 type gcCompactor struct {
 	db        *pebble.DB
 	threshold int
 	logger    *slog.Logger
+	// usage estimates the bytes of sstables in [lo, hi) (the store's
+	// Pebble; tests give their own).
+	usage func(lo, hi []byte) uint64
 	// before runs ahead of each compaction (the store releases its cached
 	// iterators, which would pin the files the compaction replaces);
 	// enter/exit bracket it as a command of the store, so that Close
@@ -47,30 +59,54 @@ type gcCompactor struct {
 	kick, stop chan struct{}
 	stopOnce   sync.Once
 	done       chan struct{}
-	// busy is set from taking a batch of bounds to the end of the rest
-	// after its compaction.
+	// busy is set from taking the spans to the end of the rest after
+	// their compactions.
 	busy        atomic.Bool
 	compactions atomic.Uint64
 	compactTime atomic.Int64 // nanoseconds
 
 	mu sync.Mutex
-	// pending maps a key space's prefix byte to the bounds [lo, hi] of
-	// the raw keys deleted in it since its last compaction, and count is
-	// the deletions they cover in all spaces.
-	pending map[byte]*[2][]byte
-	count   int
+	// spans are the spans of deleted raw keys not compacted yet, total
+	// their deletions; fresh counts the deletions reported since the
+	// goroutine last took them.
+	spans        []deletedSpan
+	total, fresh int
 }
 
+// deletedSpan is a span of raw keys [lo, hi] (hi included) holding count
+// deletions by GC.
+type deletedSpan struct {
+	lo, hi []byte
+	count  int
+}
+
+const (
+	// compactMergeGap: spans with at most this many bytes of sstables
+	// between them are compacted as one.
+	compactMergeGap = 4 << 20
+	// compactMinDensity is the deletions per MiB of sstables a span needs
+	// to be compacted: about one record in ten of a table of short rows
+	// (TiKV asks 30% of a region's keys).
+	compactMinDensity = 1000
+)
+
 func newGCCompactor(db *pebble.DB, threshold int, logger *slog.Logger) *gcCompactor {
-	return &gcCompactor{
+	c := &gcCompactor{
 		db:        db,
 		threshold: threshold,
 		logger:    logger,
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
-		pending:   make(map[byte]*[2][]byte),
 	}
+	c.usage = func(lo, hi []byte) uint64 {
+		n, err := db.EstimateDiskUsage(lo, hi)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	return c
 }
 
 // start runs the compactor's goroutine until close.
@@ -88,25 +124,49 @@ func (c *gcCompactor) collected(wb *writeBatch) {
 	if c == nil || c.threshold < 0 {
 		return
 	}
-	c.mu.Lock()
+	var sp deletedSpan
 	for _, op := range wb.ops {
 		if !op.delete || op.rangeEnd != nil || len(op.key) == 0 {
 			continue // range deletions compact themselves (UnsafeDestroyRange)
 		}
-		b := c.pending[op.key[0]]
-		if b == nil {
-			b = &[2][]byte{append([]byte(nil), op.key...), append([]byte(nil), op.key...)}
-			c.pending[op.key[0]] = b
-		} else if bytes.Compare(op.key, b[0]) < 0 {
-			b[0] = append(b[0][:0], op.key...)
-		} else if bytes.Compare(op.key, b[1]) > 0 {
-			b[1] = append(b[1][:0], op.key...)
+		if sp.count > 0 && sp.lo[0] != op.key[0] {
+			// Another key space (a long value's data key): a span of its own.
+			c.add(sp)
+			sp = deletedSpan{}
 		}
-		c.count++
+		if sp.count == 0 {
+			sp.lo, sp.hi = op.key, op.key
+		} else if bytes.Compare(op.key, sp.lo) < 0 {
+			sp.lo = op.key
+		} else if bytes.Compare(op.key, sp.hi) > 0 {
+			sp.hi = op.key
+		}
+		sp.count++
 	}
-	due := c.count >= c.threshold
-	c.mu.Unlock()
-	if due {
+	if sp.count > 0 {
+		c.add(sp)
+	}
+}
+
+// add keeps a span (copying its keys: the batch's are not the
+// compactor's) and wakes the goroutine when enough came in.
+func (c *gcCompactor) add(sp deletedSpan) {
+	sp.lo = append([]byte(nil), sp.lo...)
+	sp.hi = append([]byte(nil), sp.hi...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spans = append(c.spans, sp)
+	c.fresh += sp.count
+	c.total += sp.count
+	c.maybeKickLocked()
+}
+
+// maybeKickLocked wakes the goroutine when a quarter of the threshold came
+// in, or enough in all with a little new (the spans kept last time may now
+// make one to compact). c.mu is held.
+func (c *gcCompactor) maybeKickLocked() {
+	if c.fresh >= c.threshold/4 || c.total >= c.threshold && c.fresh >= max(c.threshold/64, 1) {
+		c.busy.Store(true) // until the goroutine has looked (idle)
 		select {
 		case c.kick <- struct{}{}:
 		default:
@@ -114,21 +174,59 @@ func (c *gcCompactor) collected(wb *writeBatch) {
 	}
 }
 
-// take hands the pending bounds over to a compaction and starts counting
-// afresh.
-func (c *gcCompactor) take() (bounds [][2][]byte, count int) {
+// take hands the spans over to the goroutine.
+func (c *gcCompactor) take() []deletedSpan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.count < c.threshold {
-		return nil, 0
-	}
-	for _, b := range c.pending {
-		bounds = append(bounds, *b)
-	}
-	count = c.count
-	c.pending, c.count = make(map[byte]*[2][]byte), 0
-	return bounds, count
+	spans := c.spans
+	c.spans, c.total, c.fresh = nil, 0, 0
+	return spans
 }
+
+// giveBack returns the spans the goroutine did not compact.
+func (c *gcCompactor) giveBack(spans []deletedSpan) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spans = append(c.spans, spans...)
+	for _, sp := range spans {
+		c.total += sp.count
+	}
+	// Deletions that came in while the goroutine planned may complete a
+	// span it kept.
+	c.maybeKickLocked()
+}
+
+// plan merges spans (sorting them) and splits them into those to compact
+// now and those to keep (see gcCompactor).
+func (c *gcCompactor) plan(spans []deletedSpan) (compact, keep []deletedSpan) {
+	slices.SortFunc(spans, func(a, b deletedSpan) int { return bytes.Compare(a.lo, b.lo) })
+	var merged []deletedSpan
+	for _, sp := range spans {
+		if n := len(merged); n > 0 {
+			last := &merged[n-1]
+			if last.lo[0] == sp.lo[0] && (bytes.Compare(sp.lo, last.hi) <= 0 || c.usage(last.hi, sp.lo) <= compactMergeGap) {
+				if bytes.Compare(sp.hi, last.hi) > 0 {
+					last.hi = sp.hi
+				}
+				last.count += sp.count
+				continue
+			}
+		}
+		merged = append(merged, sp)
+	}
+	for _, sp := range merged {
+		mib := float64(c.usage(sp.lo, spanEnd(sp.hi))) / (1 << 20)
+		if sp.count >= c.threshold && float64(sp.count) >= compactMinDensity*mib {
+			compact = append(compact, sp)
+		} else {
+			keep = append(keep, sp)
+		}
+	}
+	return compact, keep
+}
+
+// spanEnd is the exclusive end just past hi.
+func spanEnd(hi []byte) []byte { return append(append([]byte(nil), hi...), 0) }
 
 func (c *gcCompactor) run() {
 	defer close(c.done)
@@ -138,32 +236,33 @@ func (c *gcCompactor) run() {
 			return
 		case <-c.kick:
 		}
-		c.busy.Store(true)
-		bounds, count := c.take()
-		if len(bounds) == 0 {
-			c.busy.Store(false)
-			continue
-		}
 		if err := c.enter(); err != nil {
 			return // closed
+		}
+		compact, keep := c.plan(c.take())
+		c.giveBack(keep)
+		if len(compact) == 0 {
+			c.exit()
+			c.rested()
+			continue
 		}
 		began := time.Now()
 		if c.before != nil {
 			c.before()
 		}
-		for _, b := range bounds {
-			// Compact's end is exclusive: extend it past the last key.
-			end := append(append([]byte(nil), b[1]...), 0)
-			if err := c.db.Compact(b[0], end, false); err != nil {
-				c.logger.Warn("kv: compaction after GC failed", "start", b[0], "end", end, "err", err)
+		count := 0
+		for _, sp := range compact {
+			if err := c.db.Compact(sp.lo, spanEnd(sp.hi), false); err != nil {
+				c.logger.Warn("kv: compaction after GC failed", "start", sp.lo, "end", sp.hi, "err", err)
 			}
+			count += sp.count
 		}
 		took := time.Since(began)
 		c.exit()
-		c.compactions.Add(1)
+		c.compactions.Add(uint64(len(compact)))
 		c.compactTime.Add(int64(took))
-		c.logger.Debug("kv: compacted the ranges GC cleaned", "deletions", count, "took", took)
-		// Rest as long as the compaction took.
+		c.logger.Debug("kv: compacted the ranges GC cleaned", "ranges", len(compact), "deletions", count, "took", took)
+		// Rest as long as the compactions took.
 		t := time.NewTimer(took)
 		select {
 		case <-c.stop:
@@ -171,16 +270,22 @@ func (c *gcCompactor) run() {
 			return
 		case <-t.C:
 		}
+		c.rested()
+	}
+}
+
+// rested clears busy unless a kick is waiting (add set it again).
+func (c *gcCompactor) rested() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.kick) == 0 {
 		c.busy.Store(false)
 	}
 }
 
 // idle reports whether the compactor has nothing under way or due.
 func (c *gcCompactor) idle() bool {
-	c.mu.Lock()
-	due := c.threshold >= 0 && c.count >= c.threshold
-	c.mu.Unlock()
-	return !due && !c.busy.Load() && len(c.kick) == 0
+	return !c.busy.Load() && len(c.kick) == 0
 }
 
 // GCCompactionStats are the compactions a store ran after GC since it

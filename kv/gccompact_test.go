@@ -114,3 +114,48 @@ func TestGCCompactsCollectedRanges(t *testing.T) {
 		})
 	}
 }
+
+// TestGCCompactionPlan: spans close together merge, spans far apart or in
+// other key spaces do not, and a merged span is compacted only with enough
+// deletions, densely enough (usage is a fake: 1 MiB of sstables per key
+// step of 1,000 between the keys' numbers).
+func TestGCCompactionPlan(t *testing.T) {
+	key := func(space byte, n int) []byte { return []byte(fmt.Sprintf("%c%06d", space, n)) }
+	num := func(k []byte) int {
+		var n int
+		fmt.Sscanf(string(k[1:]), "%d", &n)
+		return n
+	}
+	c := newGCCompactor(nil, 1000, nil)
+	c.usage = func(lo, hi []byte) uint64 {
+		if lo[0] != hi[0] {
+			return 1 << 40
+		}
+		return uint64(max(num(hi)-num(lo), 0)) * (1 << 20) / 1000
+	}
+	span := func(space byte, lo, hi, count int) deletedSpan {
+		return deletedSpan{lo: key(space, lo), hi: key(space, hi), count: count}
+	}
+	compact, keep := c.plan([]deletedSpan{
+		span('w', 1000, 1100, 600), // merges with the next (gap: 0.1 MiB)
+		span('w', 1200, 1300, 600),
+		span('w', 500000, 500100, 2000), // far from them: its own span
+		span('d', 1000, 1100, 300),      // another space, too few
+		span('w', 900000, 990000, 5000), // enough deletions, 90 MiB: too sparse
+	})
+	got := func(spans []deletedSpan) []string {
+		var out []string
+		for _, sp := range spans {
+			out = append(out, fmt.Sprintf("%s-%s:%d", sp.lo, sp.hi, sp.count))
+		}
+		return out
+	}
+	wantCompact := []string{"w001000-w001300:1200", "w500000-w500100:2000"}
+	wantKeep := []string{"d001000-d001100:300", "w900000-w990000:5000"}
+	if g := got(compact); fmt.Sprint(g) != fmt.Sprint(wantCompact) {
+		t.Errorf("compact %v, want %v", g, wantCompact)
+	}
+	if g := got(keep); fmt.Sprint(g) != fmt.Sprint(wantKeep) {
+		t.Errorf("keep %v, want %v", g, wantKeep)
+	}
+}
