@@ -425,6 +425,9 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 // an entry.
 func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, indexID int64) {
 	err := p.runSchemaStep(ctx, owner, func(c *catalog.Catalog, k *txn.Txn) error {
+		// It frees space: a backfill that filled the disk must be able
+		// to take its index back.
+		k.AllowWhenDiskFull()
 		cur, ok := c.Table(def.DBID, def.Name)
 		if !ok || cur.ID != def.ID {
 			return nil // dropped with its data

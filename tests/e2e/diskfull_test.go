@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,5 +202,163 @@ func randomRowInserter(db *sql.DB, table string) func(from, n int) error {
 		}
 		_, err := db.Exec(sb.String(), args...)
 		return err
+	}
+}
+
+// fillDisk writes a file of n bytes beside the data directory (another
+// program's file: removing it is how space comes back).
+func fillDisk(t *testing.T, mnt string, n int) string {
+	t.Helper()
+	other := filepath.Join(mnt, "other-program.dat")
+	if err := os.WriteFile(other, make([]byte, n), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return other
+}
+
+// countRows returns SELECT count(*) of table.
+func countRows(t *testing.T, db *sql.DB, table string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
+
+// TestDiskFullDuringLargeTransaction: an INSERT ... SELECT larger than the
+// space left fails with 1021 during its prewrite, and nothing of it is
+// visible or left locked: the target table reads empty, at once; once
+// space is freed the same statement commits every row.
+func TestDiskFullDuringLargeTransaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a file system")
+	}
+	mnt := mountSmallDisk(t)
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	srv := sqltest.StartConfig(t, cfg)
+	db := srv.Open("")
+	db.SetMaxOpenConns(2)
+	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.src (id INT PRIMARY KEY, pad VARCHAR(2100))", "CREATE TABLE f.dst (id INT PRIMARY KEY, pad VARCHAR(2100))")
+	insert := randomRowInserter(db, "f.src")
+	const rows = 8000 // 16 MiB of incompressible pads
+	for i := 0; i < rows; i += 100 {
+		if err := insert(i, 100); err != nil {
+			t.Fatalf("loading f.src at row %d: %v", i, err)
+		}
+	}
+	// Leave far less room than a copy of f.src needs.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int(st.Bavail) * int(st.Bsize)
+	other := fillDisk(t, mnt, max(free-(12<<20), 0))
+
+	_, err := db.Exec("INSERT INTO f.dst SELECT * FROM f.src")
+	if code, _ := mysqlErrorCode(err); code != 1021 {
+		t.Fatalf("INSERT ... SELECT of %d rows into the space left: %v, want 1021", rows, err)
+	}
+	// Nothing of the failed statement is visible, and nothing it
+	// prewrote blocks a reader or a writer of its keys.
+	if n := countRows(t, db, "f.dst"); n != 0 {
+		t.Fatalf("f.dst after the failed INSERT ... SELECT: %d rows, want 0", n)
+	}
+	if n := countRows(t, db, "f.src"); n != rows {
+		t.Fatalf("f.src after the failed INSERT ... SELECT: %d rows, want %d", n, rows)
+	}
+	mustExec(t, db, "DELETE FROM f.dst WHERE id = 1")
+
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	var err2 error
+	for try := 0; try < 300; try++ {
+		if _, err2 = db.Exec("INSERT INTO f.dst SELECT * FROM f.src"); err2 == nil {
+			break
+		}
+		if code, _ := mysqlErrorCode(err2); code != 1021 {
+			t.Fatalf("INSERT ... SELECT after space was freed: %v", err2)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err2 != nil {
+		t.Fatalf("INSERT ... SELECT after space was freed: %v", err2)
+	}
+	if n := countRows(t, db, "f.dst"); n != rows {
+		t.Fatalf("f.dst after the second INSERT ... SELECT: %d rows, want %d", n, rows)
+	}
+}
+
+// TestDiskFullDuringBackfill: CREATE INDEX whose backfill fills the disk
+// fails with 1021 and leaves no index behind (information_schema,
+// CHECK TABLE); the table reads on, and writes once space is freed.
+func TestDiskFullDuringBackfill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a file system")
+	}
+	mnt := mountSmallDisk(t)
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	srv := sqltest.StartConfig(t, cfg)
+	db := srv.Open("")
+	db.SetMaxOpenConns(2)
+	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))")
+	insert := randomRowInserter(db, "f.t")
+	const rows = 4000 // 8 MiB of incompressible pads
+	for i := 0; i < rows; i += 100 {
+		if err := insert(i, 100); err != nil {
+			t.Fatalf("loading f.t at row %d: %v", i, err)
+		}
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int(st.Bavail) * int(st.Bsize)
+	// Half a MiB above the reserve (6 MiB): the backfill's first batches
+	// fill it.
+	other := fillDisk(t, mnt, max(free-(13<<19), 0))
+
+	// Each entry of an index on pad(700) holds 700 bytes of it.
+	_, err := db.Exec("CREATE INDEX p ON f.t (pad(700))")
+	if code, _ := mysqlErrorCode(err); code != 1021 {
+		t.Fatalf("CREATE INDEX into the space left: %v, want 1021", err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'f' AND TABLE_NAME = 't' AND INDEX_NAME = 'p'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("index p after its CREATE INDEX failed: %d rows in STATISTICS (%v), want none", n, err)
+	}
+	if n := countRows(t, db, "f.t"); n != rows {
+		t.Fatalf("f.t after the failed CREATE INDEX: %d rows, want %d", n, rows)
+	}
+
+	// The batches the backfill committed before the disk filled go with
+	// the index's range once GC passes the failure: shorten its wait, as
+	// docs/reliability.md tells an operator to.
+	mustExec(t, db, "SET GLOBAL percdb_gc_life_time = '1s'", "SET GLOBAL percdb_gc_run_interval = '1s'")
+	// Space freed brings writes back; the failed backfill's entries are
+	// not in the table's reads.
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	var err2 error
+	for try := 0; try < 300; try++ {
+		if _, err2 = db.Exec("INSERT INTO f.t VALUES (-1, 'after')"); err2 == nil {
+			break
+		}
+		if code, _ := mysqlErrorCode(err2); code != 1021 {
+			t.Fatalf("an insert after space was freed: %v", err2)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err2 != nil {
+		t.Fatalf("an insert after space was freed: %v", err2)
+	}
+	var table, op, msgType, msg string
+	if err := db.QueryRow("CHECK TABLE f.t").Scan(&table, &op, &msgType, &msg); err != nil || msg != "OK" {
+		t.Fatalf("CHECK TABLE f.t after the failed CREATE INDEX: %s %s (%v)", msgType, msg, err)
+	}
+	if n := countRows(t, db, "f.t"); n != rows+1 {
+		t.Fatalf("f.t after the insert: %d rows, want %d", n, rows+1)
 	}
 }
