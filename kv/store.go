@@ -122,6 +122,8 @@ type Store struct {
 	copr Coprocessor
 	// compactor compacts the ranges GC cleaned (gccompact.go).
 	compactor *gcCompactor
+	// logger is Options.Logger.
+	logger *slog.Logger
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -214,6 +216,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lockWaitSlice: opts.LockWaitSlice,
 		copr:          opts.Coprocessor,
 		compactor:     compactor,
+		logger:        opts.Logger,
 	}
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
 	compactor.start()
