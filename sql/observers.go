@@ -337,10 +337,15 @@ func isAdminVerb(query, verb string) bool {
 }
 
 // watch runs an ADMIN WATCH or ADMIN UNWATCH statement of connection c:
-// a schema change, which returns once every SQL node writes under it.
+// a schema change, which returns once every SQL node writes under it. It
+// needs the TRIGGER privilege on the table: like a trigger, a watch
+// attaches work to every write of the table.
 func (h *handler) watch(ctx context.Context, c *mysql.Conn, st watchStmt, cb mysql.ResultSpoolFn) error {
 	s, db, err := h.sessionAndDatabase(c, st.db)
 	if err != nil {
+		return err
+	}
+	if err := h.requireTablePrivilege(ctx, s, gsql.PrivilegeType_Trigger, "TRIGGER", db, st.table); err != nil {
 		return err
 	}
 	if err := s.provider.watch(ctx, db+"."+st.table, st.observer, st.columns, st.remove); err != nil {

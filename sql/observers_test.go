@@ -285,3 +285,49 @@ func TestAdminWatch(t *testing.T) {
 		t.Errorf("ADMIN WATCH without a database: %v, want error 1046", err)
 	}
 }
+
+// TestObserverPrivileges: ADMIN WATCH and UNWATCH need TRIGGER on the
+// table (1142 without), CHANGEFEED needs SELECT on the table (1142) and
+// the global REPLICATION SLAVE (1227); with the grants both run. The
+// checks come before the table is looked up: a refused user cannot tell
+// whether a table exists.
+func TestObserverPrivileges(t *testing.T) {
+	srv, _, exec := startWithABTable(t)
+	exec("CREATE USER 'bob'@'%' IDENTIFIED BY 'pw'")
+	exec("GRANT SELECT, INSERT ON d.* TO 'bob'@'%'")
+	bob := srv.OpenAs("bob", "pw", "d")
+	bob.SetMaxOpenConns(1)
+	wantCode := func(q string, code uint16) {
+		t.Helper()
+		rows, err := bob.Query(q)
+		if err == nil {
+			rows.Close()
+		}
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != code {
+			t.Fatalf("%s as bob: %v, want error %d", q, err, code)
+		}
+	}
+	wantCode("ADMIN WATCH t (a) FOR OBSERVER x", 1142)
+	wantCode("ADMIN WATCH d.nope FOR OBSERVER x", 1142)
+	wantCode("ADMIN UNWATCH t FOR OBSERVER x", 1142)
+	wantCode("CHANGEFEED FOR t WITH resolved = '10ms'", 1227)
+	wantCode("CHANGEFEED FOR mysql.user", 1142)
+
+	exec("GRANT TRIGGER ON d.t TO 'bob'@'%'")
+	exec("GRANT REPLICATION SLAVE ON *.* TO 'bob'@'%'")
+	if _, err := bob.Exec("ADMIN WATCH t (a) FOR OBSERVER x"); err != nil {
+		t.Fatalf("ADMIN WATCH after GRANT TRIGGER: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	feed := sqltest.Follow(t, ctx, bob, "CHANGEFEED FOR t WITH resolved = '10ms'")
+	if _, ok := <-feed; !ok {
+		t.Fatal("CHANGEFEED after the grants sent no row")
+	}
+	cancel()
+	for range feed {
+	}
+	exec("REVOKE TRIGGER ON d.t FROM 'bob'@'%'")
+	wantCode("ADMIN UNWATCH t FOR OBSERVER x", 1142)
+}
