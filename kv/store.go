@@ -68,6 +68,10 @@ type Options struct {
 	// Coprocessor compiles the programs of Coprocessor requests (package
 	// executor/copr's); nil: such requests fail with ErrNoCoprocessor.
 	Coprocessor Coprocessor
+	// ScannerLease is how long an observer scanner's position and claims
+	// outlive the page that set them (ScanNotifyRequest.Scanner). Default
+	// DefaultScannerLease.
+	ScannerLease time.Duration
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -94,6 +98,9 @@ type Store struct {
 	applier  applier
 	regions  *regionMap
 	memLocks *memLockTable
+	// scanners knows where the observers' scanners read and which
+	// notifications they were given (notifyscanners.go).
+	scanners *scanners
 	// locks records which keys hold a lock; the applier maintains it.
 	locks *lockSet
 	// iters keeps write-space iterators for latch-free reads; the applier
@@ -126,6 +133,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.LockWaitSlice == 0 {
 		opts.LockWaitSlice = DefaultLockWaitSlice
+	}
+	if opts.ScannerLease <= 0 {
+		opts.ScannerLease = DefaultScannerLease
 	}
 	if opts.DeadlockDetector == nil {
 		opts.DeadlockDetector = NewDeadlockDetector()
@@ -188,6 +198,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		latches:  latch.New(opts.LatchSlots),
 		applier:  newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters),
 		memLocks: newMemLockTable(),
+		scanners: newScanners(opts.ScannerLease),
 		locks:    locks,
 		iters:    iters,
 
