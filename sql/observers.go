@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/observe"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/txn"
@@ -222,6 +224,38 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 	return m.Exec, dec, nil
 }
 
+// latestCatalog returns the catalog of a fresh snapshot.
+func (p *DatabaseProvider) latestCatalog(ctx context.Context) (*catalog.Catalog, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	return p.catalogs.Load(ctx, k)
+}
+
+// sweepAcks is the GC's sweep (gcworker.Config.Sweep): it deletes the
+// observers' acknowledgements of rows deleted and observed below the safe
+// point (observe.SweepAcks), over every table of the catalog, watched or
+// not (a watch may have been removed since the acks were written).
+func (p *DatabaseProvider) sweepAcks(ctx context.Context, safePoint uint64) error {
+	c, err := p.latestCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, db := range c.SortedDatabases() {
+		for _, t := range c.SortedTables(db.ID) {
+			ids = append(ids, t.ID)
+		}
+	}
+	removed, err := observe.SweepAcks(ctx, p.store, ids, safePoint)
+	if removed > 0 {
+		slog.Info("gc: removed the acknowledgements of deleted rows", "acks", removed, "safe_point", safePoint)
+	}
+	return err
+}
+
 // isShowObservers recognises ADMIN SHOW OBSERVERS, the list of watches.
 func isShowObservers(query string) bool { return isAdminWords(query, "admin", "show", "observers") }
 
@@ -230,12 +264,7 @@ func isShowObservers(query string) bool { return isAdminWords(query, "admin", "s
 // watches ("" for all) and how many of its notifications wait in the
 // store (of every table).
 func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result, error) {
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c, err := p.catalogs.Load(ctx, k)
-	_ = k.Rollback(ctx)
+	c, err := p.latestCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
