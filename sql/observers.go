@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -19,6 +20,7 @@ import (
 	"github.com/percdb/percdb/observe"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -261,14 +263,16 @@ func isShowObservers(query string) bool { return isAdminWords(query, "admin", "s
 
 // showObservers lists every watch of the catalog, one row per observer
 // and table: the database, the table, the observer, the columns it
-// watches ("" for all) and how many of its notifications wait in the
-// store (of every table).
+// watches ("" for all), how many of its notifications wait in the store
+// (of every table) and its lag: the seconds since the oldest of them was
+// committed (NULL when none waits).
 func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result, error) {
 	c, err := p.latestCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
 	pending := map[string]int{}
+	oldest := map[string]uint64{} // commit_ts of each observer's oldest waiting notification
 	var start []byte
 	for {
 		entries, next, err := p.store.ScanNotify(ctx, start, nil, 1024)
@@ -277,6 +281,9 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 		}
 		for _, e := range entries {
 			pending[string(e.Column)]++
+			if o, ok := oldest[string(e.Column)]; !ok || e.TS < o {
+				oldest[string(e.Column)] = e.TS
+			}
 		}
 		if next == nil {
 			break
@@ -284,9 +291,10 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 		start = next
 	}
 	res := &sqltypes.Result{}
-	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING"} {
+	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING", "LAG_SECONDS"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
+	now := time.Now()
 	for _, db := range c.SortedDatabases() {
 		for _, t := range c.SortedTables(db.ID) {
 			for _, o := range t.Observers {
@@ -296,12 +304,19 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 						cols = append(cols, col.Name)
 					}
 				}
+				// The lag: how long ago the oldest notification still
+				// waiting was committed (NULL when none waits).
+				lag := sqltypes.NULL
+				if ts, ok := oldest[o.Name]; ok {
+					lag = sqltypes.NewVarChar(strconv.FormatFloat(max(now.Sub(tso.Time(ts)), 0).Seconds(), 'f', 3, 64))
+				}
 				res.Rows = append(res.Rows, []sqltypes.Value{
 					sqltypes.NewVarChar(db.Name),
 					sqltypes.NewVarChar(t.Name),
 					sqltypes.NewVarChar(o.Name),
 					sqltypes.NewVarChar(strings.Join(cols, ",")),
 					sqltypes.NewVarChar(strconv.Itoa(pending[o.Name])),
+					lag,
 				})
 			}
 		}
