@@ -436,13 +436,18 @@ type NotifyEntry struct {
 // scanner's position lies in the page (Trailing: the caller scans right
 // behind it, and should jump elsewhere, as the paper's scanners do).
 // Claims are hints: a run's acknowledgement, not the claim, keeps two
-// runs of one notification from both committing.
+// runs of one notification from both committing. Columns, with Scanner,
+// are the observers the scanner runs (none: every one): the entries of
+// other columns are left out of the page unclaimed (they count in
+// Limit), so that a scanner never holds back a notification it would not
+// run.
 type ScanNotifyRequest struct {
 	Region  RegionCtx
 	Start   []byte
 	End     []byte
 	Limit   int
 	Scanner uint64
+	Columns [][]byte
 }
 
 // ScanNotifyResponse is a page of notify entries.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -75,7 +76,9 @@ func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) (*ScanNo
 	}
 	out := &ScanNotifyResponse{}
 	var notifyKeys [][]byte // of out.Entries, for the scanners' claims
-	for iter.First(); iter.Valid() && (req.Limit <= 0 || len(out.Entries) < req.Limit); iter.Next() {
+	read := 0               // entries read, those of other columns included
+	var last []byte         // the key of the last entry read
+	for iter.First(); iter.Valid() && (req.Limit <= 0 || read < req.Limit); iter.Next() {
 		if err := ctx.Err(); err != nil {
 			_ = iter.Close()
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -84,6 +87,11 @@ func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) (*ScanNo
 		if err == nil {
 			var ts uint64
 			if ts, err = decodeNotifyValue(iter.Key(), iter.Value()); err == nil {
+				read++
+				last = key
+				if req.Scanner != 0 && len(req.Columns) > 0 && !slices.ContainsFunc(req.Columns, func(c []byte) bool { return bytes.Equal(c, col) }) {
+					continue
+				}
 				out.Entries = append(out.Entries, NotifyEntry{Key: key, Column: col, TS: ts})
 				if req.Scanner != 0 {
 					notifyKeys = append(notifyKeys, bytes.Clone(iter.Key()))
@@ -98,10 +106,10 @@ func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) (*ScanNo
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	next := bytes.Clone(end) // where the scanner reads next; nil: the end of the key space
-	if req.Limit > 0 && len(out.Entries) == req.Limit {
+	if req.Limit > 0 && read == req.Limit {
 		// Cut after the last key read: that key's other columns wait for
 		// the next pass (entries are hints, and scanners come round again).
-		out.Resume = append(bytes.Clone(out.Entries[len(out.Entries)-1].Key), 0)
+		out.Resume = append(bytes.Clone(last), 0)
 		next = out.Resume
 	}
 	if req.Scanner != 0 {

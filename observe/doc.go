@@ -16,7 +16,8 @@
 // random key of the range where entries were last seen, scans forward a
 // page at a time and wraps around. It names itself to the store with a
 // random number (txn.Store.ScanNotifyPage), and the store keeps, for a
-// lease, where each scanner reads next and which entries it was handed:
+// lease, where each scanner reads next and which entries it was handed
+// (only those of the Runner's observers):
 // a page leaves out the entries another live scanner holds, and says when
 // another scanner reads next inside it. A scanner told so jumps to a new
 // random key, so that scanners spread out instead of trailing each other

@@ -231,8 +231,15 @@ func (r *Runner) scan(ctx context.Context, id uint64, rng *rand.Rand, runs *sync
 	started := 0            // runs started since the scan last wrapped around
 	var spent time.Duration // time spent reading since then
 	for ctx.Err() == nil {
+		names := r.names()
+		if len(names) == 0 {
+			// Nothing to run (and an empty list would ask for every
+			// observer's notifications).
+			_ = ctxtime.Sleep(ctx, r.opts.Idle)
+			continue
+		}
 		began := time.Now()
-		page, err := r.store.ScanNotifyPage(ctx, pos, nil, r.opts.PageSize, id)
+		page, err := r.store.ScanNotifyPage(ctx, pos, nil, r.opts.PageSize, id, names)
 		spent += time.Since(began)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -278,6 +285,19 @@ func (r *Runner) scan(ctx context.Context, id uint64, rng *rand.Rand, runs *sync
 			pos = next
 		}
 	}
+}
+
+// names returns the names of the registered observers: a scanner is
+// handed (and holds) only their notifications, never one that another
+// process's Runner would run and this one would not.
+func (r *Runner) names() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([][]byte, 0, len(r.observers))
+	for name := range r.observers {
+		out = append(out, []byte(name))
+	}
+	return out
 }
 
 // seen widens the range of keys where notifications were seen.

@@ -84,7 +84,7 @@ func (t *Txn) Acknowledge(ctx context.Context, ackKey []byte, notifiedTS uint64)
 // last key it holds, so that key's other columns wait for the next pass:
 // entries are hints, and the scanners come round again.
 func (s *Store) ScanNotify(ctx context.Context, start, end []byte, limit int) (entries []kv.NotifyEntry, next []byte, err error) {
-	p, err := s.ScanNotifyPage(ctx, start, end, limit, 0)
+	p, err := s.ScanNotifyPage(ctx, start, end, limit, 0, nil)
 	return p.Entries, p.Next, err
 }
 
@@ -103,9 +103,10 @@ type NotifyPage struct {
 
 // ScanNotifyPage is ScanNotify for an observer's scanner: scanner (not 0)
 // names it to the store, which leaves out the entries other live scanners
-// hold and says whether the page trails another scanner
+// hold and those of columns other than columns (the observers the scanner
+// runs; none: all), and says whether the page trails another scanner
 // (kv.ScanNotifyRequest.Scanner). limit counts the entries left out too.
-func (s *Store) ScanNotifyPage(ctx context.Context, start, end []byte, limit int, scanner uint64) (NotifyPage, error) {
+func (s *Store) ScanNotifyPage(ctx context.Context, start, end []byte, limit int, scanner uint64, columns [][]byte) (NotifyPage, error) {
 	if err := s.usable(); err != nil {
 		return NotifyPage{}, err
 	}
@@ -119,7 +120,7 @@ func (s *Store) ScanNotifyPage(ctx context.Context, start, end []byte, limit int
 		if len(r.End) > 0 && (len(end) == 0 || bytes.Compare(r.End, end) < 0) {
 			pageEnd = r.End
 		}
-		resp, err := s.client.ScanNotify(ctx, &kv.ScanNotifyRequest{Region: r.Ctx(), Start: start, End: pageEnd, Limit: limit, Scanner: scanner})
+		resp, err := s.client.ScanNotify(ctx, &kv.ScanNotifyRequest{Region: r.Ctx(), Start: start, End: pageEnd, Limit: limit, Scanner: scanner, Columns: columns})
 		var re *kv.RegionError
 		if errors.As(err, &re) {
 			s.client.InvalidateRegion(r.ID)

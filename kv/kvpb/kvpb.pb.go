@@ -3772,8 +3772,10 @@ type ScanNotifyRequest struct {
 	Start  []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
 	End    []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
 	Limit  int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	// scanner names an observer's scanner (0: none); see kv.ScanNotifyRequest.
-	Scanner       uint64 `protobuf:"varint,5,opt,name=scanner,proto3" json:"scanner,omitempty"`
+	// scanner names an observer's scanner (0: none), columns the observers
+	// it runs; see kv.ScanNotifyRequest.
+	Scanner       uint64   `protobuf:"varint,5,opt,name=scanner,proto3" json:"scanner,omitempty"`
+	Columns       [][]byte `protobuf:"bytes,6,rep,name=columns,proto3" json:"columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3841,6 +3843,13 @@ func (x *ScanNotifyRequest) GetScanner() uint64 {
 		return x.Scanner
 	}
 	return 0
+}
+
+func (x *ScanNotifyRequest) GetColumns() [][]byte {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
 }
 
 type ScanNotifyResponse struct {
@@ -5215,13 +5224,14 @@ const file_kvpb_proto_rawDesc = "" +
 	"\vNotifyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x16\n" +
 	"\x06column\x18\x02 \x01(\fR\x06column\x12\x0e\n" +
-	"\x02ts\x18\x03 \x01(\x04R\x02ts\"\x99\x01\n" +
+	"\x02ts\x18\x03 \x01(\x04R\x02ts\"\xb3\x01\n" +
 	"\x11ScanNotifyRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\fR\x03end\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12\x18\n" +
-	"\ascanner\x18\x05 \x01(\x04R\ascanner\"\xfa\x01\n" +
+	"\ascanner\x18\x05 \x01(\x04R\ascanner\x12\x18\n" +
+	"\acolumns\x18\x06 \x03(\fR\acolumns\"\xfa\x01\n" +
 	"\x12ScanNotifyResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x120\n" +

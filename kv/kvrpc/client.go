@@ -596,7 +596,7 @@ func (c *Client) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest
 func (c *Client) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) (*kv.ScanNotifyResponse, error) {
 	var resp *kvpb.ScanNotifyResponse
 	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
-		resp, err = kc.ScanNotify(ctx, &kvpb.ScanNotifyRequest{Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Limit: int64(req.Limit), Scanner: req.Scanner})
+		resp, err = kc.ScanNotify(ctx, &kvpb.ScanNotifyRequest{Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Limit: int64(req.Limit), Scanner: req.Scanner, Columns: req.Columns})
 		return err
 	})
 	if err != nil {

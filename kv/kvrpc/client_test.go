@@ -278,9 +278,13 @@ func TestScanNotifyScannersOverGRPC(t *testing.T) {
 	if err := c.Commit(ctx, &kv.CommitRequest{Region: region.Ctx(), Keys: keys, StartTS: 10, CommitTS: 11}); err != nil {
 		t.Fatal(err)
 	}
-	page := func(scanner uint64, limit int) *kv.ScanNotifyResponse {
+	page := func(scanner uint64, limit int, columns ...string) *kv.ScanNotifyResponse {
 		t.Helper()
-		resp, err := c.ScanNotify(ctx, &kv.ScanNotifyRequest{Region: region.Ctx(), Limit: limit, Scanner: scanner})
+		req := &kv.ScanNotifyRequest{Region: region.Ctx(), Limit: limit, Scanner: scanner}
+		for _, c := range columns {
+			req.Columns = append(req.Columns, []byte(c))
+		}
+		resp, err := c.ScanNotify(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,13 +300,15 @@ func TestScanNotifyScannersOverGRPC(t *testing.T) {
 	for _, step := range []struct {
 		scanner uint64
 		limit   int
+		columns []string
 		want    string
 	}{
-		{1, 2, `[a b] resume "b\x00" skipped 0 trailing false`},
-		{2, 0, `[c] resume "" skipped 2 trailing true`}, // scanner 1 reads next at b\x00
-		{0, 0, `[a b c] resume "" skipped 0 trailing false`},
+		{3, 2, []string{"other"}, `[] resume "b\x00" skipped 0 trailing false`}, // another observer's scanner: hands out and claims nothing
+		{1, 2, nil, `[a b] resume "b\x00" skipped 0 trailing true`},             // scanner 3 reads next at b\x00
+		{2, 0, []string{"obs"}, `[c] resume "" skipped 2 trailing true`},        // scanners 1 and 3 read next at b\x00
+		{0, 0, nil, `[a b c] resume "" skipped 0 trailing false`},
 	} {
-		if got := show(page(step.scanner, step.limit)); got != step.want {
+		if got := show(page(step.scanner, step.limit, step.columns...)); got != step.want {
 			t.Fatalf("scanner %d, limit %d: %s, want %s", step.scanner, step.limit, got, step.want)
 		}
 	}

@@ -225,7 +225,7 @@ func (s *Server) ValidateReads(ctx context.Context, req *kvpb.ValidateReadsReque
 func (s *Server) ScanNotify(ctx context.Context, req *kvpb.ScanNotifyRequest) (*kvpb.ScanNotifyResponse, error) {
 	resp, err := s.backend.ScanNotify(ctx, &kv.ScanNotifyRequest{
 		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Limit: int(req.GetLimit()),
-		Scanner: req.GetScanner(),
+		Scanner: req.GetScanner(), Columns: req.GetColumns(),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.ScanNotifyResponse{RegionError: re, Error: ke}
