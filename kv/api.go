@@ -426,12 +426,50 @@ type NotifyEntry struct {
 // ScanNotifyRequest reads at most Limit notify entries of the keys in
 // [Start, End) (End empty: to the region's end), in key order and, for
 // one key, column order. Limit 0 means no limit.
+//
+// Scanner, when not 0, names an observer's scanner: a random number the
+// scanner keeps while it runs. The store then keeps, for ScannerLease
+// after each page, where the scanner reads next and which entries it was
+// given (its claims), so that scanners of any process see each other:
+// the entries another live scanner claimed are left out of the page
+// (counted in Skipped, and in Limit), and the response says when another
+// scanner's position lies in the page (Trailing: the caller scans right
+// behind it, and should jump elsewhere, as the paper's scanners do).
+// Claims are hints: a run's acknowledgement, not the claim, keeps two
+// runs of one notification from both committing. Columns, with Scanner,
+// are the observers the scanner runs (none: every one): the entries of
+// other columns are left out of the page unclaimed (they count in
+// Limit), so that a scanner never holds back a notification it would not
+// run.
 type ScanNotifyRequest struct {
-	Region RegionCtx
-	Start  []byte
-	End    []byte
-	Limit  int
+	Region  RegionCtx
+	Start   []byte
+	End     []byte
+	Limit   int
+	Scanner uint64
+	Columns [][]byte
 }
+
+// ScanNotifyResponse is a page of notify entries.
+type ScanNotifyResponse struct {
+	Entries []NotifyEntry
+	// Resume is where the next page starts when Limit cut this one (the
+	// key after the last entry read); nil when the range is done.
+	Resume []byte
+	// Skipped counts the entries left out because another live scanner
+	// claimed them.
+	Skipped int
+	// Trailing reports that another live scanner reads next inside the
+	// range this page covered: it has just read what the caller read.
+	Trailing bool
+}
+
+// DefaultScannerLease is how long a scanner's position and claims outlive
+// the page that set them (ScanNotifyRequest.Scanner, Options.ScannerLease):
+// a scanner reads a page well within it, and the claims of a scanner that
+// died pass to others after it. A run that outlasts it may be run by
+// another scanner too; the acknowledgement lets one of them commit.
+const DefaultScannerLease = 2 * time.Second
 
 // ScanChangesRequest reads the committed changes of the keys in
 // [Start, End) (End empty: to the region's end) whose commit_ts lies in
@@ -507,11 +545,12 @@ type Client interface {
 
 	// ScanNotify reads notify entries (see NotifyEntry); it takes no
 	// latches and blocks on nothing.
-	ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]NotifyEntry, error)
+	ScanNotify(ctx context.Context, req *ScanNotifyRequest) (*ScanNotifyResponse, error)
 	// ClearNotify deletes each entry's notification of entry.Key for
 	// entry.Column if its timestamp is at most entry.TS, and keeps it
 	// otherwise: a newer commit notified again after the observer read the
-	// entry it ran for. Entries that are gone already are skipped.
+	// entry it ran for. Entries that are gone already are skipped. Either
+	// way the entries' claims (ScanNotifyRequest.Scanner) end.
 	ClearNotify(ctx context.Context, region RegionCtx, entries []NotifyEntry) error
 
 	// ScanChanges reads committed changes between two timestamps (see

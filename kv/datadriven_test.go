@@ -269,12 +269,12 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		req := &ScanNotifyRequest{Start: []byte(optStrArg(t, d, "start")), End: []byte(optStrArg(t, d, "end"))}
 		d.MaybeScanArgs(t, "limit", &req.Limit)
 		req.Region = h.region(t, d, req.Start)
-		entries, err := h.s.ScanNotify(ctx, req)
+		resp, err := h.s.ScanNotify(ctx, req)
 		if err != nil {
 			return "", err
 		}
 		var b strings.Builder
-		for _, e := range entries {
+		for _, e := range resp.Entries {
 			fmt.Fprintf(&b, "%q/%q: %s\n", e.Key, e.Column, fmtTS(e.TS))
 		}
 		if b.Len() == 0 {

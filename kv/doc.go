@@ -59,7 +59,9 @@
 //   - Notifications (Percolator's, notify.go): a mutation's Notify columns
 //     ride in its lock; whatever commits the lock (Commit, ResolveLock,
 //     1PC) sets the key's notify entry of each column to the commit_ts in
-//     the same batch. ScanNotify reads entries without latches;
+//     the same batch. ScanNotify reads entries without latches, and
+//     keeps the observers' scanners' positions and claims so that
+//     scanners of every process avoid each other (notifyscanners.go);
 //     ClearNotify deletes one unless a newer commit set it again.
 //   - ScanChanges (changes.go) reads the Put and Delete records committed
 //     to a range in (from, to], for a change feed; like a read at to it

@@ -239,11 +239,15 @@ func (i *instrumented) ValidateReads(ctx context.Context, req *ValidateReadsRequ
 	return resp, err
 }
 
-func (i *instrumented) ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]NotifyEntry, error) {
+func (i *instrumented) ScanNotify(ctx context.Context, req *ScanNotifyRequest) (*ScanNotifyResponse, error) {
 	start := time.Now()
-	entries, err := i.c.ScanNotify(ctx, req)
-	i.observe(CmdScanNotify, start, req.Start, len(entries), 0, false, err)
-	return entries, err
+	resp, err := i.c.ScanNotify(ctx, req)
+	n := 0
+	if resp != nil {
+		n = len(resp.Entries)
+	}
+	i.observe(CmdScanNotify, start, req.Start, n, 0, false, err)
+	return resp, err
 }
 
 func (i *instrumented) ClearNotify(ctx context.Context, region RegionCtx, entries []NotifyEntry) error {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/percdb/percdb/kv/internal/keyspace"
@@ -42,7 +44,7 @@ func decodeNotifyValue(k, v []byte) (uint64, error) {
 }
 
 // ScanNotify reads the notify entries of req's range (see Client).
-func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]NotifyEntry, error) {
+func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) (*ScanNotifyResponse, error) {
 	what := "scan notify entries"
 	reg, err := s.regions.check(req.Region, 0)
 	if err != nil {
@@ -72,8 +74,11 @@ func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]Notif
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var out []NotifyEntry
-	for iter.First(); iter.Valid() && (req.Limit <= 0 || len(out) < req.Limit); iter.Next() {
+	out := &ScanNotifyResponse{}
+	var notifyKeys [][]byte // of out.Entries, for the scanners' claims
+	read := 0               // entries read, those of other columns included
+	var last []byte         // the key of the last entry read
+	for iter.First(); iter.Valid() && (req.Limit <= 0 || read < req.Limit); iter.Next() {
 		if err := ctx.Err(); err != nil {
 			_ = iter.Close()
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -82,7 +87,15 @@ func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]Notif
 		if err == nil {
 			var ts uint64
 			if ts, err = decodeNotifyValue(iter.Key(), iter.Value()); err == nil {
-				out = append(out, NotifyEntry{Key: key, Column: col, TS: ts})
+				read++
+				last = key
+				if req.Scanner != 0 && len(req.Columns) > 0 && !slices.ContainsFunc(req.Columns, func(c []byte) bool { return bytes.Equal(c, col) }) {
+					continue
+				}
+				out.Entries = append(out.Entries, NotifyEntry{Key: key, Column: col, TS: ts})
+				if req.Scanner != 0 {
+					notifyKeys = append(notifyKeys, bytes.Clone(iter.Key()))
+				}
 				continue
 			}
 		}
@@ -91,6 +104,26 @@ func (s *Store) ScanNotify(ctx context.Context, req *ScanNotifyRequest) ([]Notif
 	}
 	if err := iter.Close(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	next := bytes.Clone(end) // where the scanner reads next; nil: the end of the key space
+	if req.Limit > 0 && read == req.Limit {
+		// Cut after the last key read: that key's other columns wait for
+		// the next pass (entries are hints, and scanners come round again).
+		out.Resume = append(bytes.Clone(last), 0)
+		next = out.Resume
+	}
+	if req.Scanner != 0 {
+		keep, skipped, trailing := s.scanners.page(req.Scanner, start, next, notifyKeys, time.Now())
+		out.Skipped, out.Trailing = skipped, trailing
+		if skipped > 0 {
+			kept := out.Entries[:0]
+			for i, e := range out.Entries {
+				if keep[i] {
+					kept = append(kept, e)
+				}
+			}
+			out.Entries = kept
+		}
 	}
 	return out, nil
 }
@@ -104,9 +137,13 @@ func (s *Store) ClearNotify(ctx context.Context, rc RegionCtx, entries []NotifyE
 	for i, e := range entries {
 		keys[i] = e.Key
 	}
-	return s.mutate(ctx, rc, what, keys, func(r *mvccReader, wb *writeBatch) error {
-		for _, e := range entries {
-			nk := keyspace.NotifyKey(e.Key, e.Column)
+	notifyKeys := make([][]byte, len(entries))
+	for i, e := range entries {
+		notifyKeys[i] = keyspace.NotifyKey(e.Key, e.Column)
+	}
+	err := s.mutate(ctx, rc, what, keys, func(r *mvccReader, wb *writeBatch) error {
+		for i, e := range entries {
+			nk := notifyKeys[i]
 			v, err := r.exact(nk)
 			if err != nil || v == nil {
 				if err != nil {
@@ -124,4 +161,8 @@ func (s *Store) ClearNotify(ctx context.Context, rc RegionCtx, entries []NotifyE
 		}
 		return nil
 	})
+	if err == nil {
+		s.scanners.release(notifyKeys)
+	}
+	return err
 }

@@ -73,6 +73,10 @@ type Options struct {
 	// stepping over their tombstones (gccompact.go). Default
 	// DefaultGCCompactTombstones; negative: never.
 	GCCompactTombstones int
+	// ScannerLease is how long an observer scanner's position and claims
+	// outlive the page that set them (ScanNotifyRequest.Scanner). Default
+	// DefaultScannerLease.
+	ScannerLease time.Duration
 
 	// testingNoAutoCompactions, set by tests only, turns Pebble's own
 	// compactions off, so that what is left uncompacted is up to the test.
@@ -103,6 +107,9 @@ type Store struct {
 	applier  applier
 	regions  *regionMap
 	memLocks *memLockTable
+	// scanners knows where the observers' scanners read and which
+	// notifications they were given (notifyscanners.go).
+	scanners *scanners
 	// locks records which keys hold a lock; the applier maintains it.
 	locks *lockSet
 	// iters keeps write-space iterators for latch-free reads; the applier
@@ -139,6 +146,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.LockWaitSlice == 0 {
 		opts.LockWaitSlice = DefaultLockWaitSlice
+	}
+	if opts.ScannerLease <= 0 {
+		opts.ScannerLease = DefaultScannerLease
 	}
 	if opts.DeadlockDetector == nil {
 		opts.DeadlockDetector = NewDeadlockDetector()
@@ -208,6 +218,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		latches:  latch.New(opts.LatchSlots),
 		applier:  applier,
 		memLocks: newMemLockTable(),
+		scanners: newScanners(opts.ScannerLease),
 		locks:    locks,
 		iters:    iters,
 

@@ -14,11 +14,16 @@
 //
 // A Runner's scanners look for notify entries. Each scanner starts at a
 // random key of the range where entries were last seen, scans forward a
-// page at a time and wraps around; when it finds that another scanner of
-// the Runner has just scanned the page it is in, it jumps to a new random
-// key, so that scanners spread out instead of trailing each other (the
-// paper's convoys). Each entry of a registered observer becomes a run,
-// at most Options.MaxRuns at a time:
+// page at a time and wraps around. It names itself to the store with a
+// random number (txn.Store.ScanNotifyPage), and the store keeps, for a
+// lease, where each scanner reads next and which entries it was handed
+// (only those of the Runner's observers):
+// a page leaves out the entries another live scanner holds, and says when
+// another scanner reads next inside it. A scanner told so jumps to a new
+// random key, so that scanners spread out instead of trailing each other
+// (the paper's convoys). Scanners of every process see each other this
+// way. Each entry of a registered observer becomes a run, at most
+// Options.MaxRuns at a time:
 //
 //  1. begin a transaction; read the row (so that its snapshot holds every
 //     commit of the row below its start_ts, 1PC commits included: the
@@ -51,6 +56,9 @@
 // # Processes
 //
 // Runners in several processes over one store cooperate through the
-// store alone: acks make their runs of one notification exclude each
-// other. Only scanners within one Runner see each other's positions.
+// store alone: the store's record of scanners keeps a notification one
+// scanner holds from the others while its run goes on (a hint, soft
+// state of the node that serves the region), and acks make runs of one
+// notification exclude each other when the hint fails (a lease ran out,
+// a region's leader changed).
 package observe

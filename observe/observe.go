@@ -123,6 +123,13 @@ type Stats struct {
 	Failed uint64
 	// Scanned counts notify entries the scanners read.
 	Scanned uint64
+	// Skipped counts notify entries left to another live scanner, of
+	// this Runner or of another process, that holds them
+	// (kv.ScanNotifyRequest.Scanner).
+	Skipped uint64
+	// Jumps counts the scanners' jumps to a random key after a page that
+	// trailed another scanner.
+	Jumps uint64
 }
 
 // Runner runs registered observers over the notifications of one store.
@@ -134,14 +141,13 @@ type Runner struct {
 	mu        sync.Mutex
 	observers map[string]*Observer
 	// inflight holds the notifications (key, column) being run, so that
-	// two scanners of this Runner do not start the same run.
+	// a scanner does not start a run of a notification it still holds.
 	inflight map[string]struct{}
-	// positions[i] is where scanner i reads next; lo and hi bound the
-	// keys where notifications were seen, for random starts.
-	positions [][]byte
-	lo, hi    []byte
+	// lo and hi bound the keys where notifications were seen, for random
+	// starts.
+	lo, hi []byte
 
-	runs, committed, acknowledged, conflicts, failed, scanned atomic.Uint64
+	runs, committed, acknowledged, conflicts, failed, scanned, skipped, jumps atomic.Uint64
 }
 
 // New returns a Runner over store. Register observers, then call Run.
@@ -191,6 +197,8 @@ func (r *Runner) Stats() Stats {
 		Conflicts:    r.conflicts.Load(),
 		Failed:       r.failed.Load(),
 		Scanned:      r.scanned.Load(),
+		Skipped:      r.skipped.Load(),
+		Jumps:        r.jumps.Load(),
 	}
 }
 
@@ -200,13 +208,14 @@ func (r *Runner) Stats() Stats {
 func (r *Runner) Run(ctx context.Context) error {
 	var runs sync.WaitGroup
 	var scanners sync.WaitGroup
-	r.mu.Lock()
-	r.positions = make([][]byte, r.opts.Scanners)
-	r.mu.Unlock()
-	seed := uint64(time.Now().UnixNano())
+	seed := rand.Uint64()
 	for i := range r.opts.Scanners {
 		scanners.Go(func() {
-			r.scan(ctx, i, rand.New(rand.NewPCG(seed, uint64(i))), &runs)
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			// The scanner's name to the store: random, so that the
+			// scanners of every process differ (a clash only makes two
+			// scanners share their claims).
+			r.scan(ctx, rng.Uint64()|1, rng, &runs)
 		})
 	}
 	scanners.Wait()
@@ -214,14 +223,23 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-// scan is scanner i's loop.
-func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.WaitGroup) {
+// scan is the loop of the scanner the store knows as id. The store tells
+// it of the other scanners, of this process or another: it leaves out the
+// entries they hold, and says when the scanner trails one.
+func (r *Runner) scan(ctx context.Context, id uint64, rng *rand.Rand, runs *sync.WaitGroup) {
 	pos := r.randomStart(rng)
 	started := 0            // runs started since the scan last wrapped around
 	var spent time.Duration // time spent reading since then
 	for ctx.Err() == nil {
+		names := r.names()
+		if len(names) == 0 {
+			// Nothing to run (and an empty list would ask for every
+			// observer's notifications).
+			_ = ctxtime.Sleep(ctx, r.opts.Idle)
+			continue
+		}
 		began := time.Now()
-		entries, next, err := r.store.ScanNotify(ctx, pos, nil, r.opts.PageSize)
+		page, err := r.store.ScanNotifyPage(ctx, pos, nil, r.opts.PageSize, id, names)
 		spent += time.Since(began)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -230,7 +248,9 @@ func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.Wai
 			}
 			continue
 		}
-		r.scanned.Add(uint64(len(entries)))
+		entries, next := page.Entries, page.Next
+		r.scanned.Add(uint64(len(entries) + page.Skipped))
+		r.skipped.Add(uint64(page.Skipped))
 		r.seen(entries)
 		for _, e := range entries {
 			if r.dispatch(ctx, e, runs) {
@@ -255,28 +275,29 @@ func (r *Runner) scan(ctx context.Context, i int, rng *rand.Rand, runs *sync.Wai
 			}
 			started, spent = 0, 0
 			pos = nil
-		case r.behind(i, pos, next):
+		case page.Trailing:
+			// Another scanner reads next inside the page this one just
+			// read: it has just read the same entries, and would again.
+			// The paper's remedy for such convoys: jump elsewhere.
+			r.jumps.Add(1)
 			pos = r.randomStart(rng)
 		default:
 			pos = next
 		}
-		r.mu.Lock()
-		r.positions[i] = pos
-		r.mu.Unlock()
 	}
 }
 
-// behind reports whether another scanner's position lies in (pos, next]:
-// it has just scanned the page scanner i read, and i trails it.
-func (r *Runner) behind(i int, pos, next []byte) bool {
+// names returns the names of the registered observers: a scanner is
+// handed (and holds) only their notifications, never one that another
+// process's Runner would run and this one would not.
+func (r *Runner) names() [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for j, p := range r.positions {
-		if j != i && p != nil && bytes.Compare(p, pos) > 0 && bytes.Compare(p, next) <= 0 {
-			return true
-		}
+	out := make([][]byte, 0, len(r.observers))
+	for name := range r.observers {
+		out = append(out, []byte(name))
 	}
-	return false
+	return out
 }
 
 // seen widens the range of keys where notifications were seen.

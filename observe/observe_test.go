@@ -346,6 +346,29 @@ func TestConcurrentRunnersCommitOnce(t *testing.T) {
 	t.Logf("%d of %d rows were run by both runners; stats %+v, %+v", overlapped, rows, runners[0].Stats(), runners[1].Stats())
 }
 
+// TestRunnersOfDifferentObservers: two Runners over one store, each with
+// an observer the other lacks, both finish their notifications: a
+// scanner is handed, and holds back from the other scanners, only the
+// notifications of the observers its Runner runs. (Were it to hold every
+// entry it read, each Runner would keep the other's notifications for
+// good, refreshing its hold every lap.)
+func TestRunnersOfDifferentObservers(t *testing.T) {
+	e := newEnv(t, "")
+	const rows = 8
+	for h := int64(1); h <= rows; h++ {
+		e.write(t, h, "doc", "x", "y")
+	}
+	var cx, cy counter
+	for _, o := range []Observer{{Name: "x", Run: cx.run, Weak: true}, {Name: "y", Run: cy.run, Weak: true}} {
+		r := newRunner(t, e.store(t), Options{Scanners: 2})
+		if err := r.Register(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		start(t, r)
+	}
+	waitUntil(t, "both observers' notifications to clear", func() bool { return e.pending(t, "x") == 0 && e.pending(t, "y") == 0 })
+}
+
 // TestKilledRunIsRerun: a run whose Runner stops mid-way (its context
 // cancelled), then the whole process (store closed and reopened from
 // disk), leaves its notification, and the next Runner runs it.

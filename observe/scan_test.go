@@ -31,25 +31,3 @@ func TestRandomKeyBetween(t *testing.T) {
 		t.Errorf("an empty range gave %x", k)
 	}
 }
-
-// TestBehind: a scanner trails another when the other's position lies in
-// the page it just read.
-func TestBehind(t *testing.T) {
-	r := New(nil, Options{})
-	a, b, c, d := []byte("a"), []byte("b"), []byte("c"), []byte("d")
-	r.positions = [][]byte{b, c}
-	for _, tc := range []struct {
-		pos, next []byte
-		want      bool
-	}{
-		{a, b, false}, // scanner 0's own position does not count
-		{b, c, true},  // scanner 1 sits at the end of the page
-		{a, d, true},
-		{c, d, false},
-		{nil, a, false},
-	} {
-		if got := r.behind(0, tc.pos, tc.next); got != tc.want {
-			t.Errorf("behind(0, %q, %q) = %v, want %v", tc.pos, tc.next, got, tc.want)
-		}
-	}
-}

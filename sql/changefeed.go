@@ -140,6 +140,14 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 		return err
 	}
 	st.db = db
+	// Checked before the table is looked up, as MySQL does, so that a
+	// refusal does not tell whether the table exists.
+	if err := h.requireTablePrivilege(ctx, s, gsql.PrivilegeType_Select, "SELECT", db, st.table); err != nil {
+		return err
+	}
+	if err := h.requireGlobalPrivilege(ctx, s, gsql.PrivilegeType_ReplicationSlave, "REPLICATION SLAVE"); err != nil {
+		return err
+	}
 	p := s.provider
 	feed, now, err := p.openFeed(ctx, st)
 	if err != nil {

@@ -453,12 +453,7 @@ func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalea
 // backfillIndex writes the entries of the write-only index indexID for
 // every row of def, batch by batch.
 func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def *catalog.TableDef, indexID int64, done *atomic.Int64) error {
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := p.catalogs.Load(ctx, k)
-	_ = k.Rollback(ctx)
+	c, err := p.latestCatalog(ctx)
 	if err != nil {
 		return err
 	}
@@ -583,12 +578,7 @@ func (p *DatabaseProvider) tryBackfillBatch(ctx context.Context, et *executor.Ta
 // are removed with their entries. It runs when the node opens, before any
 // transaction of this node exists, so no step needs to wait for one.
 func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("recover unfinished schema changes: %w", err)
-	}
-	c, err := p.catalogs.Load(ctx, k)
-	_ = k.Rollback(ctx)
+	c, err := p.latestCatalog(ctx)
 	if err != nil {
 		return fmt.Errorf("recover unfinished schema changes: %w", err)
 	}

@@ -29,6 +29,7 @@ const (
 	codePDTimeout       = 9001 // TiDB's ErrPDServerTimeout
 	codeKVTimeout       = 9002 // TiDB's ErrTiKVServerTimeout
 	codeRegionDown      = 9005 // TiDB's ErrRegionUnavailable
+	codeTableAccess     = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"

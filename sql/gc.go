@@ -211,6 +211,7 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracl
 		Ranges:     gcDeleteRanges{p},
 		Services:   gcServiceSafePoints{p},
 		Settings:   g.settings.get,
+		Sweep:      p.sweepAcks,
 		IsLeader:   isLeader,
 		Logger:     logger,
 	})

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -15,8 +17,10 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/observe"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -222,24 +226,53 @@ func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*e
 	return m.Exec, dec, nil
 }
 
+// latestCatalog returns the catalog of a fresh snapshot.
+func (p *DatabaseProvider) latestCatalog(ctx context.Context) (*catalog.Catalog, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	return p.catalogs.Load(ctx, k)
+}
+
+// sweepAcks is the GC's sweep (gcworker.Config.Sweep): it deletes the
+// observers' acknowledgements of rows deleted and observed below the safe
+// point (observe.SweepAcks), over every table of the catalog, watched or
+// not (a watch may have been removed since the acks were written).
+func (p *DatabaseProvider) sweepAcks(ctx context.Context, safePoint uint64) error {
+	c, err := p.latestCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, db := range c.SortedDatabases() {
+		for _, t := range c.SortedTables(db.ID) {
+			ids = append(ids, t.ID)
+		}
+	}
+	removed, err := observe.SweepAcks(ctx, p.store, ids, safePoint)
+	if removed > 0 {
+		slog.Info("gc: removed the acknowledgements of deleted rows", "acks", removed, "safe_point", safePoint)
+	}
+	return err
+}
+
 // isShowObservers recognises ADMIN SHOW OBSERVERS, the list of watches.
 func isShowObservers(query string) bool { return isAdminWords(query, "admin", "show", "observers") }
 
 // showObservers lists every watch of the catalog, one row per observer
 // and table: the database, the table, the observer, the columns it
-// watches ("" for all) and how many of its notifications wait in the
-// store (of every table).
+// watches ("" for all), how many of its notifications wait in the store
+// (of every table) and its lag: the seconds since the oldest of them was
+// committed (NULL when none waits).
 func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result, error) {
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c, err := p.catalogs.Load(ctx, k)
-	_ = k.Rollback(ctx)
+	c, err := p.latestCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
 	pending := map[string]int{}
+	oldest := map[string]uint64{} // commit_ts of each observer's oldest waiting notification
 	var start []byte
 	for {
 		entries, next, err := p.store.ScanNotify(ctx, start, nil, 1024)
@@ -248,6 +281,9 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 		}
 		for _, e := range entries {
 			pending[string(e.Column)]++
+			if o, ok := oldest[string(e.Column)]; !ok || e.TS < o {
+				oldest[string(e.Column)] = e.TS
+			}
 		}
 		if next == nil {
 			break
@@ -255,9 +291,10 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 		start = next
 	}
 	res := &sqltypes.Result{}
-	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING"} {
+	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING", "LAG_SECONDS"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
+	now := time.Now()
 	for _, db := range c.SortedDatabases() {
 		for _, t := range c.SortedTables(db.ID) {
 			for _, o := range t.Observers {
@@ -267,12 +304,19 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 						cols = append(cols, col.Name)
 					}
 				}
+				// The lag: how long ago the oldest notification still
+				// waiting was committed (NULL when none waits).
+				lag := sqltypes.NULL
+				if ts, ok := oldest[o.Name]; ok {
+					lag = sqltypes.NewVarChar(strconv.FormatFloat(max(now.Sub(tso.Time(ts)), 0).Seconds(), 'f', 3, 64))
+				}
 				res.Rows = append(res.Rows, []sqltypes.Value{
 					sqltypes.NewVarChar(db.Name),
 					sqltypes.NewVarChar(t.Name),
 					sqltypes.NewVarChar(o.Name),
 					sqltypes.NewVarChar(strings.Join(cols, ",")),
 					sqltypes.NewVarChar(strconv.Itoa(pending[o.Name])),
+					lag,
 				})
 			}
 		}
@@ -337,10 +381,15 @@ func isAdminVerb(query, verb string) bool {
 }
 
 // watch runs an ADMIN WATCH or ADMIN UNWATCH statement of connection c:
-// a schema change, which returns once every SQL node writes under it.
+// a schema change, which returns once every SQL node writes under it. It
+// needs the TRIGGER privilege on the table: like a trigger, a watch
+// attaches work to every write of the table.
 func (h *handler) watch(ctx context.Context, c *mysql.Conn, st watchStmt, cb mysql.ResultSpoolFn) error {
 	s, db, err := h.sessionAndDatabase(c, st.db)
 	if err != nil {
+		return err
+	}
+	if err := h.requireTablePrivilege(ctx, s, gsql.PrivilegeType_Trigger, "TRIGGER", db, st.table); err != nil {
 		return err
 	}
 	if err := s.provider.watch(ctx, db+"."+st.table, st.observer, st.columns, st.remove); err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -181,7 +182,7 @@ func TestWatchSurvivesRewrite(t *testing.T) {
 	if err := p.Watch(ctx, "d.t", "all", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := showObservers(t, db), []string{"d t on_a a 1", "d t all  0"}; !slices.Equal(got, want) {
+	if got, want := showObservers(t, db), []string{"d t on_a a 1 lag", "d t all  0"}; !slices.Equal(got, want) {
 		t.Fatalf("ADMIN SHOW OBSERVERS: %q, want %q", got, want)
 	}
 }
@@ -205,7 +206,9 @@ func startWithABTable(t *testing.T) (*sqltest.Server, *sql.DB, func(q string)) {
 }
 
 // showObservers returns ADMIN SHOW OBSERVERS's rows, each as its values
-// joined by spaces.
+// joined by spaces, the lag (a time) as "lag" when it is a number of
+// seconds at or above 0 and left out when NULL, which it must be exactly
+// when nothing is pending.
 func showObservers(t *testing.T, db *sql.DB) []string {
 	t.Helper()
 	rows, err := db.Query("ADMIN SHOW OBSERVERS")
@@ -216,10 +219,21 @@ func showObservers(t *testing.T, db *sql.DB) []string {
 	var got []string
 	for rows.Next() {
 		var dbName, table, observer, columns, pending string
-		if err := rows.Scan(&dbName, &table, &observer, &columns, &pending); err != nil {
+		var lag sql.NullString
+		if err := rows.Scan(&dbName, &table, &observer, &columns, &pending, &lag); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, strings.Join([]string{dbName, table, observer, columns, pending}, " "))
+		row := []string{dbName, table, observer, columns, pending}
+		if lag.Valid {
+			if secs, err := strconv.ParseFloat(lag.String, 64); err != nil || secs < 0 {
+				t.Fatalf("%s's lag %q, want seconds", observer, lag.String)
+			}
+			row = append(row, "lag")
+		}
+		if lag.Valid != (pending != "0") {
+			t.Fatalf("%s: lag %v with %s pending", observer, lag, pending)
+		}
+		got = append(got, strings.Join(row, " "))
 	}
 	return got
 }
@@ -259,7 +273,7 @@ func TestAdminWatch(t *testing.T) {
 		t.Fatalf("notified %v, want [every on_a]", got)
 	}
 	exec("ADMIN UNWATCH d.t FOR OBSERVER every")
-	if got, want := showObservers(t, db), []string{"d t on_a a 1"}; !slices.Equal(got, want) {
+	if got, want := showObservers(t, db), []string{"d t on_a a 1 lag"}; !slices.Equal(got, want) {
 		t.Fatalf("after ADMIN UNWATCH: %q, want %q", got, want)
 	}
 	for _, c := range []struct {
@@ -284,4 +298,50 @@ func TestAdminWatch(t *testing.T) {
 	if _, err := other.Exec("ADMIN WATCH t FOR OBSERVER x"); !errors.As(err, &me) || me.Number != 1046 {
 		t.Errorf("ADMIN WATCH without a database: %v, want error 1046", err)
 	}
+}
+
+// TestObserverPrivileges: ADMIN WATCH and UNWATCH need TRIGGER on the
+// table (1142 without), CHANGEFEED needs SELECT on the table (1142) and
+// the global REPLICATION SLAVE (1227); with the grants both run. The
+// checks come before the table is looked up: a refused user cannot tell
+// whether a table exists.
+func TestObserverPrivileges(t *testing.T) {
+	srv, _, exec := startWithABTable(t)
+	exec("CREATE USER 'bob'@'%' IDENTIFIED BY 'pw'")
+	exec("GRANT SELECT, INSERT ON d.* TO 'bob'@'%'")
+	bob := srv.OpenAs("bob", "pw", "d")
+	bob.SetMaxOpenConns(1)
+	wantCode := func(q string, code uint16) {
+		t.Helper()
+		rows, err := bob.Query(q)
+		if err == nil {
+			rows.Close()
+		}
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != code {
+			t.Fatalf("%s as bob: %v, want error %d", q, err, code)
+		}
+	}
+	wantCode("ADMIN WATCH t (a) FOR OBSERVER x", 1142)
+	wantCode("ADMIN WATCH d.nope FOR OBSERVER x", 1142)
+	wantCode("ADMIN UNWATCH t FOR OBSERVER x", 1142)
+	wantCode("CHANGEFEED FOR t WITH resolved = '10ms'", 1227)
+	wantCode("CHANGEFEED FOR mysql.user", 1142)
+
+	exec("GRANT TRIGGER ON d.t TO 'bob'@'%'")
+	exec("GRANT REPLICATION SLAVE ON *.* TO 'bob'@'%'")
+	if _, err := bob.Exec("ADMIN WATCH t (a) FOR OBSERVER x"); err != nil {
+		t.Fatalf("ADMIN WATCH after GRANT TRIGGER: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	feed := sqltest.Follow(t, ctx, bob, "CHANGEFEED FOR t WITH resolved = '10ms'")
+	if _, ok := <-feed; !ok {
+		t.Fatal("CHANGEFEED after the grants sent no row")
+	}
+	cancel()
+	for range feed {
+	}
+	exec("REVOKE TRIGGER ON d.t FROM 'bob'@'%'")
+	wantCode("ADMIN UNWATCH t FOR OBSERVER x", 1142)
 }

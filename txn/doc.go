@@ -254,8 +254,9 @@
 // Percolator's notifications (notify.go): Txn.Notify marks a key the
 // transaction commits as notified for an observer's column, and the store
 // sets the key's notify entry when the key commits, primary or secondary.
-// Store.ScanNotify and Store.ClearNotify route the scanners' reads and
-// clears by region; Txn.Acknowledge is an observer run's acknowledgement,
+// Store.ScanNotify, Store.ScanNotifyPage (a named scanner's page, which
+// leaves out what other scanners hold) and Store.ClearNotify route the
+// scanners' reads and clears by region; Txn.Acknowledge is an observer run's acknowledgement,
 // an ordinary write of its start_ts, so that of two runs for one
 // notification at most one commits. Package observe runs the observers.
 // Store.ScanChanges (changes.go) reads the changes committed to a range

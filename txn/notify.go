@@ -84,38 +84,62 @@ func (t *Txn) Acknowledge(ctx context.Context, ackKey []byte, notifiedTS uint64)
 // last key it holds, so that key's other columns wait for the next pass:
 // entries are hints, and the scanners come round again.
 func (s *Store) ScanNotify(ctx context.Context, start, end []byte, limit int) (entries []kv.NotifyEntry, next []byte, err error) {
+	p, err := s.ScanNotifyPage(ctx, start, end, limit, 0, nil)
+	return p.Entries, p.Next, err
+}
+
+// NotifyPage is a page of notify entries read by ScanNotifyPage.
+type NotifyPage struct {
+	Entries []kv.NotifyEntry
+	// Next is where the following page starts; nil when the range is
+	// done.
+	Next []byte
+	// Skipped and Trailing are kv.ScanNotifyResponse's: entries another
+	// live scanner holds, and whether another scanner reads next inside
+	// the page.
+	Skipped  int
+	Trailing bool
+}
+
+// ScanNotifyPage is ScanNotify for an observer's scanner: scanner (not 0)
+// names it to the store, which leaves out the entries other live scanners
+// hold and those of columns other than columns (the observers the scanner
+// runs; none: all), and says whether the page trails another scanner
+// (kv.ScanNotifyRequest.Scanner). limit counts the entries left out too.
+func (s *Store) ScanNotifyPage(ctx context.Context, start, end []byte, limit int, scanner uint64, columns [][]byte) (NotifyPage, error) {
 	if err := s.usable(); err != nil {
-		return nil, nil, err
+		return NotifyPage{}, err
 	}
 	rr := newRegionRetrier(s.opts)
 	for {
 		r, err := s.client.LocateKey(ctx, start)
 		if err != nil {
-			return nil, nil, fmt.Errorf("scan notify entries: locate %q: %w", start, err)
+			return NotifyPage{}, fmt.Errorf("scan notify entries: locate %q: %w", start, err)
 		}
 		pageEnd := end
 		if len(r.End) > 0 && (len(end) == 0 || bytes.Compare(r.End, end) < 0) {
 			pageEnd = r.End
 		}
-		entries, err = s.client.ScanNotify(ctx, &kv.ScanNotifyRequest{Region: r.Ctx(), Start: start, End: pageEnd, Limit: limit})
+		resp, err := s.client.ScanNotify(ctx, &kv.ScanNotifyRequest{Region: r.Ctx(), Start: start, End: pageEnd, Limit: limit, Scanner: scanner, Columns: columns})
 		var re *kv.RegionError
 		if errors.As(err, &re) {
 			s.client.InvalidateRegion(r.ID)
 			if err := rr.retry(ctx, err); err != nil {
-				return nil, nil, err
+				return NotifyPage{}, err
 			}
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return NotifyPage{}, err
 		}
+		p := NotifyPage{Entries: resp.Entries, Skipped: resp.Skipped, Trailing: resp.Trailing}
 		switch {
-		case limit > 0 && len(entries) == limit:
-			next = append(bytes.Clone(entries[len(entries)-1].Key), 0)
+		case resp.Resume != nil:
+			p.Next = resp.Resume
 		case len(pageEnd) > 0 && (len(end) == 0 || bytes.Compare(pageEnd, end) < 0):
-			next = bytes.Clone(pageEnd)
+			p.Next = bytes.Clone(pageEnd)
 		}
-		return entries, next, nil
+		return p, nil
 	}
 }
 

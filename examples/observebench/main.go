@@ -183,6 +183,8 @@ func run(writers, rows int, duration time.Duration, backlog, rounds int, opts ob
 	after := r.Stats()
 	fmt.Printf("4. backlog of %d notifications (%d writes) drained in %v: %.0f observer runs/s\n",
 		pending, backlog, took.Round(time.Millisecond), float64(after.Committed-before.Committed)/took.Seconds())
+	fmt.Printf("   scanners read %d entries, left %d to another scanner, jumped %d times; %d conflicts\n",
+		after.Scanned-before.Scanned, after.Skipped-before.Skipped, after.Jumps-before.Jumps, after.Conflicts-before.Conflicts)
 	return nil
 }
 

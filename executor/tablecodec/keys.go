@@ -354,6 +354,12 @@ func TableRange(tableID int64) (start, end []byte) {
 	return PrefixRange(TablePrefix(nil, tableID))
 }
 
+// AckPrefix appends to buf the prefix of the acknowledgements of every
+// observer of the table's rows.
+func AckPrefix(buf []byte, tableID int64) []byte {
+	return append(TablePrefix(buf, tableID), ackSep[:]...)
+}
+
 // AckKey appends to buf the key of observer's acknowledgement of the row
 // whose key is rowKey.
 func AckKey(buf, rowKey []byte, observer string) ([]byte, error) {

@@ -241,6 +241,9 @@ func TestAckKeyRoundTrip(t *testing.T) {
 			if bytes.Compare(k, start) < 0 || bytes.Compare(k, end) >= 0 {
 				t.Fatalf("ack key %x outside its table's range", k)
 			}
+			if !bytes.HasPrefix(k, AckPrefix(nil, mustTableID(t, rowKey))) {
+				t.Fatalf("ack key %x outside its table's ack prefix", k)
+			}
 			gotRow, gotObs, err := DecodeAckKey(k)
 			if err != nil || !bytes.Equal(gotRow, rowKey) || gotObs != obs {
 				t.Fatalf("DecodeAckKey(%x) = %x, %q, %v; want %x, %q", k, gotRow, gotObs, err, rowKey, obs)

@@ -3767,11 +3767,15 @@ func (x *NotifyEntry) GetTs() uint64 {
 }
 
 type ScanNotifyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
-	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
-	End           []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
-	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Region *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start  []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End    []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	Limit  int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// scanner names an observer's scanner (0: none), columns the observers
+	// it runs; see kv.ScanNotifyRequest.
+	Scanner       uint64   `protobuf:"varint,5,opt,name=scanner,proto3" json:"scanner,omitempty"`
+	Columns       [][]byte `protobuf:"bytes,6,rep,name=columns,proto3" json:"columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3834,11 +3838,30 @@ func (x *ScanNotifyRequest) GetLimit() int64 {
 	return 0
 }
 
+func (x *ScanNotifyRequest) GetScanner() uint64 {
+	if x != nil {
+		return x.Scanner
+	}
+	return 0
+}
+
+func (x *ScanNotifyRequest) GetColumns() [][]byte {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
 type ScanNotifyResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RegionError   *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
-	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	Entries       []*NotifyEntry         `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Entries     []*NotifyEntry         `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	// resume is where the next page starts when the limit cut this one
+	// (empty: the range is done); skipped and trailing as kv.ScanNotifyResponse.
+	Resume        []byte `protobuf:"bytes,4,opt,name=resume,proto3" json:"resume,omitempty"`
+	Skipped       int64  `protobuf:"varint,5,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Trailing      bool   `protobuf:"varint,6,opt,name=trailing,proto3" json:"trailing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3892,6 +3915,27 @@ func (x *ScanNotifyResponse) GetEntries() []*NotifyEntry {
 		return x.Entries
 	}
 	return nil
+}
+
+func (x *ScanNotifyResponse) GetResume() []byte {
+	if x != nil {
+		return x.Resume
+	}
+	return nil
+}
+
+func (x *ScanNotifyResponse) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
+func (x *ScanNotifyResponse) GetTrailing() bool {
+	if x != nil {
+		return x.Trailing
+	}
+	return false
 }
 
 type ClearNotifyRequest struct {
@@ -5180,16 +5224,21 @@ const file_kvpb_proto_rawDesc = "" +
 	"\vNotifyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x16\n" +
 	"\x06column\x18\x02 \x01(\fR\x06column\x12\x0e\n" +
-	"\x02ts\x18\x03 \x01(\x04R\x02ts\"\x7f\n" +
+	"\x02ts\x18\x03 \x01(\x04R\x02ts\"\xb3\x01\n" +
 	"\x11ScanNotifyRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\fR\x03end\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xac\x01\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12\x18\n" +
+	"\ascanner\x18\x05 \x01(\x04R\ascanner\x12\x18\n" +
+	"\acolumns\x18\x06 \x03(\fR\acolumns\"\xfa\x01\n" +
 	"\x12ScanNotifyResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x120\n" +
-	"\aentries\x18\x03 \x03(\v2\x16.percdb.kv.NotifyEntryR\aentries\"t\n" +
+	"\aentries\x18\x03 \x03(\v2\x16.percdb.kv.NotifyEntryR\aentries\x12\x16\n" +
+	"\x06resume\x18\x04 \x01(\fR\x06resume\x12\x18\n" +
+	"\askipped\x18\x05 \x01(\x03R\askipped\x12\x1a\n" +
+	"\btrailing\x18\x06 \x01(\bR\btrailing\"t\n" +
 	"\x12ClearNotifyRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x120\n" +
 	"\aentries\x18\x02 \x03(\v2\x16.percdb.kv.NotifyEntryR\aentries\"\xd1\x01\n" +

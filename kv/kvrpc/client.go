@@ -593,10 +593,10 @@ func (c *Client) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest
 }
 
 // ScanNotify implements kv.Client.
-func (c *Client) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error) {
+func (c *Client) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) (*kv.ScanNotifyResponse, error) {
 	var resp *kvpb.ScanNotifyResponse
 	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
-		resp, err = kc.ScanNotify(ctx, &kvpb.ScanNotifyRequest{Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Limit: int64(req.Limit)})
+		resp, err = kc.ScanNotify(ctx, &kvpb.ScanNotifyRequest{Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Limit: int64(req.Limit), Scanner: req.Scanner, Columns: req.Columns})
 		return err
 	})
 	if err != nil {
@@ -605,7 +605,11 @@ func (c *Client) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]k
 	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
 		return nil, err
 	}
-	return notifyEntriesFromPB(resp.GetEntries()), nil
+	out := &kv.ScanNotifyResponse{Entries: notifyEntriesFromPB(resp.GetEntries()), Skipped: int(resp.GetSkipped()), Trailing: resp.GetTrailing()}
+	if len(resp.GetResume()) > 0 {
+		out.Resume = resp.GetResume()
+	}
+	return out, nil
 }
 
 // ClearNotify implements kv.Client. Sending it again is harmless: an

@@ -33,7 +33,14 @@ func (r fixedRouter) RegionAddr(uint64) (string, bool) { return r.addr, true }
 
 func openStore(t *testing.T) *kv.Store {
 	t.Helper()
-	s, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone})
+	return openStoreWith(t, kv.Options{})
+}
+
+// openStoreWith opens an in-memory store with opts.
+func openStoreWith(t *testing.T, opts kv.Options) *kv.Store {
+	t.Helper()
+	opts.InMemory, opts.SyncWrites = true, kv.SyncNone
+	s, err := kv.Open("", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +60,12 @@ func serve(s *kv.Store, lis net.Listener) (stop func()) {
 // duration and returns a client of it and the region of key.
 func servedClient(t *testing.T, key []byte) (*kvrpc.Client, kv.RegionInfo) {
 	t.Helper()
-	s := openStore(t)
+	return servedClientOf(t, openStore(t), key)
+}
+
+// servedClientOf is servedClient over the store s.
+func servedClientOf(t *testing.T, s *kv.Store, key []byte) (*kvrpc.Client, kv.RegionInfo) {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -246,5 +258,65 @@ func TestValidateReadsOverGRPC(t *testing.T) {
 	}
 	if got := validate(11); len(got.Changes) != 0 || got.More {
 		t.Fatalf("changes in (11, 20]: %v (more %v), want none", got.Changes, got.More)
+	}
+}
+
+// TestScanNotifyScannersOverGRPC: a scanner's name, its page's resume
+// key, the entries left to another scanner and the trailing flag cross
+// gRPC both ways, and ClearNotify ends a claim.
+func TestScanNotifyScannersOverGRPC(t *testing.T) {
+	c, region := servedClientOf(t, openStoreWith(t, kv.Options{ScannerLease: time.Hour}), []byte("a"))
+	ctx := context.Background()
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	var muts []kv.Mutation
+	for _, k := range keys {
+		muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: k, Value: []byte("v"), Notify: [][]byte{[]byte("obs")}})
+	}
+	if resp, err := c.Prewrite(ctx, &kv.PrewriteRequest{Region: region.Ctx(), Mutations: muts, Primary: keys[0], StartTS: 10, LockTTL: 3000}); err != nil || len(resp.Errors) != 0 {
+		t.Fatalf("prewrite: %v %v", err, resp)
+	}
+	if err := c.Commit(ctx, &kv.CommitRequest{Region: region.Ctx(), Keys: keys, StartTS: 10, CommitTS: 11}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(scanner uint64, limit int, columns ...string) *kv.ScanNotifyResponse {
+		t.Helper()
+		req := &kv.ScanNotifyRequest{Region: region.Ctx(), Limit: limit, Scanner: scanner}
+		for _, c := range columns {
+			req.Columns = append(req.Columns, []byte(c))
+		}
+		resp, err := c.ScanNotify(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	show := func(r *kv.ScanNotifyResponse) string {
+		var ks []string
+		for _, e := range r.Entries {
+			ks = append(ks, string(e.Key))
+		}
+		return fmt.Sprintf("%v resume %q skipped %d trailing %v", ks, r.Resume, r.Skipped, r.Trailing)
+	}
+	for _, step := range []struct {
+		scanner uint64
+		limit   int
+		columns []string
+		want    string
+	}{
+		{3, 2, []string{"other"}, `[] resume "b\x00" skipped 0 trailing false`}, // another observer's scanner: hands out and claims nothing
+		{1, 2, nil, `[a b] resume "b\x00" skipped 0 trailing true`},             // scanner 3 reads next at b\x00
+		{2, 0, []string{"obs"}, `[c] resume "" skipped 2 trailing true`},        // scanners 1 and 3 read next at b\x00
+		{0, 0, nil, `[a b c] resume "" skipped 0 trailing false`},
+	} {
+		if got := show(page(step.scanner, step.limit, step.columns...)); got != step.want {
+			t.Fatalf("scanner %d, limit %d: %s, want %s", step.scanner, step.limit, got, step.want)
+		}
+	}
+	if err := c.ClearNotify(ctx, region.Ctx(), []kv.NotifyEntry{{Key: []byte("a"), Column: []byte("obs"), TS: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	// The entry stays (a newer commit set it: 11 > 10), but its claim ended.
+	if got, want := show(page(2, 0)), `[a c] resume "" skipped 1 trailing true`; got != want {
+		t.Fatalf("after ClearNotify of a: %s, want %s", got, want)
 	}
 }

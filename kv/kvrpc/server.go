@@ -31,7 +31,7 @@ type Backend interface {
 	AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePessimisticLockRequest) (*kv.AcquirePessimisticLockResponse, error)
 	PessimisticRollback(ctx context.Context, region kv.RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error
 	ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) (*kv.ValidateReadsResponse, error)
-	ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error)
+	ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) (*kv.ScanNotifyResponse, error)
 	ClearNotify(ctx context.Context, region kv.RegionCtx, entries []kv.NotifyEntry) error
 	ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]kv.Change, error)
 	Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error)
@@ -223,11 +223,17 @@ func (s *Server) ValidateReads(ctx context.Context, req *kvpb.ValidateReadsReque
 
 // ScanNotify implements kvpb.KVServer.
 func (s *Server) ScanNotify(ctx context.Context, req *kvpb.ScanNotifyRequest) (*kvpb.ScanNotifyResponse, error) {
-	entries, err := s.backend.ScanNotify(ctx, &kv.ScanNotifyRequest{
+	resp, err := s.backend.ScanNotify(ctx, &kv.ScanNotifyRequest{
 		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Limit: int(req.GetLimit()),
+		Scanner: req.GetScanner(), Columns: req.GetColumns(),
 	})
 	re, ke, serr := outcome(err)
-	return &kvpb.ScanNotifyResponse{RegionError: re, Error: ke, Entries: notifyEntriesToPB(entries)}, serr
+	out := &kvpb.ScanNotifyResponse{RegionError: re, Error: ke}
+	if resp != nil {
+		out.Entries, out.Resume = notifyEntriesToPB(resp.Entries), resp.Resume
+		out.Skipped, out.Trailing = int64(resp.Skipped), resp.Trailing
+	}
+	return out, serr
 }
 
 // ClearNotify implements kvpb.KVServer.

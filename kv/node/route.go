@@ -305,7 +305,7 @@ func (n *Node) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest) 
 }
 
 // ScanNotify implements kvrpc.Backend.
-func (n *Node) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) ([]kv.NotifyEntry, error) {
+func (n *Node) ScanNotify(ctx context.Context, req *kv.ScanNotifyRequest) (*kv.ScanNotifyResponse, error) {
 	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
 	if err != nil {
 		return nil, err

@@ -92,9 +92,13 @@ func (s *Server) HostPort() (host, port string) {
 
 // DSN returns a go-sql-driver/mysql DSN for user root and database db
 // ("" for none).
-func (s *Server) DSN(db string) string {
+func (s *Server) DSN(db string) string { return s.dsnAs("root", "", db) }
+
+// dsnAs returns a DSN for user with password and database db.
+func (s *Server) dsnAs(user, password, db string) string {
 	cfg := mysql.NewConfig()
-	cfg.User = "root"
+	cfg.User = user
+	cfg.Passwd = password
 	cfg.Net = "tcp"
 	cfg.Addr = s.Addr()
 	cfg.DBName = db
@@ -106,7 +110,13 @@ func (s *Server) DSN(db string) string {
 // statements, the driver's default.
 func (s *Server) Open(db string) *sql.DB {
 	s.t.Helper()
-	conn, err := sql.Open("mysql", s.DSN(db))
+	return s.OpenAs("root", "", db)
+}
+
+// OpenAs is Open for another account.
+func (s *Server) OpenAs(user, password, db string) *sql.DB {
+	s.t.Helper()
+	conn, err := sql.Open("mysql", s.dsnAs(user, password, db))
 	if err != nil {
 		s.t.Fatalf("open: %v", err)
 	}

@@ -166,8 +166,9 @@ func TestObserversInCluster(t *testing.T) {
 	if got := int(s0.Committed + s1.Committed); got != ackCommits {
 		t.Errorf("the runners committed %d runs, the ack keys hold %d commits", got, ackCommits)
 	}
-	t.Logf("%d watched updates; committed runs: node 1 %d, node 2 %d (%d ack commits); calls %d; conflicts %d + %d; found acknowledged %d + %d",
-		updates.Load(), s0.Committed, s1.Committed, ackCommits, calls.Load(), s0.Conflicts, s1.Conflicts, s0.Acknowledged, s1.Acknowledged)
+	t.Logf("%d watched updates; committed runs: node 1 %d, node 2 %d (%d ack commits); calls %d; conflicts %d + %d; found acknowledged %d + %d; entries left to the other's scanners %d + %d, jumps %d + %d",
+		updates.Load(), s0.Committed, s1.Committed, ackCommits, calls.Load(), s0.Conflicts, s1.Conflicts, s0.Acknowledged, s1.Acknowledged,
+		s0.Skipped, s1.Skipped, s0.Jumps, s1.Jumps)
 	c.stop()
 }
 

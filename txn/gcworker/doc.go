@@ -56,6 +56,9 @@
 //     could not have passed it). They go before the version pass, which
 //     then does not walk them (tikv#11902: dropping a large table took
 //     hours over its tombstones).
+//     Then Config.Sweep, when set, removes what the layers above keep
+//     that the safe point made useless (package observe's acks of rows
+//     deleted and observed below it).
 //  3. Old versions: each region gets GC requests at sp (kv.GCRequest),
 //     each examining a bounded batch of keys and resuming at the key the
 //     last one named, with a pause between batches that holds the scan to

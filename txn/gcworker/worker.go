@@ -113,6 +113,12 @@ type Config struct {
 	Services ServiceSafePointSource
 	// Settings returns the settings in force; read at each run.
 	Settings func() Settings
+	// Sweep (optional) removes what the layers above keep that the safe
+	// point made useless and the version pass cannot tell (package
+	// observe's acknowledgements of deleted rows). It runs after the
+	// delete ranges, before the version pass; its failure is logged and
+	// does not stop the run (the next run sweeps again).
+	Sweep func(ctx context.Context, safePoint uint64) error
 	// IsLeader (optional) says whether this node runs the collector now:
 	// of a cluster's SQL nodes only the GC leader does (ReportActive); Run
 	// skips its runs while it is not (RunOnce runs regardless).
@@ -272,6 +278,14 @@ func (w *Worker) runOnce(ctx context.Context) (uint64, error) {
 	// version pass then need not walk them (tikv#11902).
 	if err := w.destroyRanges(ctx, sp); err != nil {
 		return 0, err
+	}
+	if w.cfg.Sweep != nil {
+		if err := w.cfg.Sweep(ctx, sp); err != nil {
+			if ctx.Err() != nil {
+				return 0, err
+			}
+			w.cfg.Logger.Warn("gc: a sweep failed; it runs again with the next run", "safe_point", sp, "err", err)
+		}
 	}
 	if err := w.collect(ctx, sp); err != nil {
 		return 0, err
