@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/sql/statusserver"
+)
+
+// The status ports of pd and the KV nodes: /status, /metrics and
+// /debug/pprof/ as on a SQL node, plus each role's JSON (pd's read-only
+// API, a KV node's /store and /regions). Each port's default is derived
+// from the role's --addr, as pd's etcd listeners are (pd: the port of
+// --addr + 3, after etcd's peer and client ports; a KV node: + 20, as
+// TiKV's 20160 and 20180), so that several members on one host do not
+// collide.
+
+// Offsets of the default status ports from the port of --addr.
+const (
+	pdStatusOffset = 3
+	kvStatusOffset = 20
+)
+
+// statusFlags are a role's --status-host and --status-port.
+type statusFlags struct {
+	host *string
+	port *int
+}
+
+// addStatusFlags defines --status-host and --status-port on fs; port -1
+// (the default) derives the port from --addr by offset.
+func addStatusFlags(fs *flag.FlagSet, offset int) statusFlags {
+	return statusFlags{
+		host: fs.String("status-host", "127.0.0.1", "address the status port listens on"),
+		port: fs.Int("status-port", -1, fmt.Sprintf("HTTP status port: /status, /metrics (Prometheus), /debug/pprof/ and the role's JSON; -1: the port of --addr + %d; 0 disables it", offset)),
+	}
+}
+
+// addr returns the status port's host:port ("" when disabled) for a
+// member listening on addr.
+func (f statusFlags) addr(addr string, offset int) (string, error) {
+	port := *f.port
+	if port < -1 || port > 65535 {
+		return "", fmt.Errorf("--status-port %d is not a TCP port", port)
+	}
+	if port == 0 {
+		return "", nil
+	}
+	if port == -1 {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return "", fmt.Errorf("--addr %q: %w", addr, err)
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n+offset > 65535 {
+			return "", fmt.Errorf("--addr %q: no status port at its port + %d; give --status-port", addr, offset)
+		}
+		port = n + offset
+	}
+	return net.JoinHostPort(*f.host, strconv.Itoa(port)), nil
+}
+
+// serveStatus starts a status server on addr ("" : none) serving the
+// collectors and handlers, logs where it listens, and returns the
+// function that stops it.
+func serveStatus(logger *slog.Logger, addr string, cols []prometheus.Collector, handlers map[string]http.Handler) (func(), error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(cols...)
+	srv, err := statusserver.Listen(statusserver.Config{Addr: addr, Version: percsql.DefaultVersion, Gatherer: reg, Handlers: handlers})
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := srv.Serve(); err != nil {
+			logger.Error("status port stopped", "err", err)
+		}
+	}()
+	logger.Info("status port listening", "addr", "http://"+srv.Addr().String()+"/status")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	}, nil
+}

@@ -1,0 +1,247 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/percdb/percdb/tests/testproc"
+)
+
+// get fetches http://addr/path and returns the status code and body; an
+// error (the port not yet listening) is returned, not fatal, for polling.
+func get(addr, path string) (int, []byte, error) {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// getOK fetches path, waiting for the port to listen, and fails unless
+// it answers 200.
+func getOK(t *testing.T, c *cluster, addr, path string) []byte {
+	t.Helper()
+	var code int
+	var body []byte
+	var err error
+	waitFor(t, "GET "+addr+path, func() bool {
+		code, body, err = get(addr, path)
+		return err == nil
+	}, func() string { return fmt.Sprintf("%v\n%s", err, c.logs()) })
+	if code != http.StatusOK {
+		t.Fatalf("GET %s%s: %d %s", addr, path, code, body)
+	}
+	return body
+}
+
+// scrapeMember reads a member's /metrics with Prometheus' text parser.
+func scrapeMember(t *testing.T, c *cluster, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	body := getOK(t, c, addr, "/metrics")
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("parse %s/metrics: %v\n%s", addr, err, body)
+	}
+	return fams
+}
+
+// sample returns the value of family name's sample with labels ("k=v"),
+// and whether there is one.
+func sample(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+	f, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for _, kv := range labels {
+			k, v, _ := strings.Cut(kv, "=")
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// sumOver sums family name's sample with labels over the KV nodes.
+func sumOver(t *testing.T, c *cluster, name string, labels ...string) float64 {
+	t.Helper()
+	total := 0.0
+	for _, m := range c.kvs {
+		v, ok := sample(scrapeMember(t, c, m.status), name, labels...)
+		if !ok {
+			t.Fatalf("%s: no %s%v", m.name, name, labels)
+		}
+		total += v
+	}
+	return total
+}
+
+// TestStatusPortOfEachRole: pd and every KV node serve /status,
+// /metrics (which Prometheus' parser reads) and /debug/pprof/ on their
+// own status ports; their families describe the cluster (pd: the leader,
+// three stores up, the regions; KV nodes: regions, leaders) and move
+// with traffic (raft proposals, heartbeats, the regions' written keys);
+// pd's read-only API lists the stores, the regions with their leaders,
+// the members and the oracle.
+func TestStatusPortOfEachRole(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 3)
+	for _, m := range append([]*member{c.pd}, c.kvs...) {
+		var st struct {
+			Ready   bool   `json:"ready"`
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(getOK(t, c, m.status, "/status"), &st); err != nil || !st.Ready || st.Version == "" {
+			t.Fatalf("%s /status: %+v %v", m.name, st, err)
+		}
+		getOK(t, c, m.status, "/debug/pprof/")
+	}
+
+	var stores []struct {
+		ID       uint64 `json:"id"`
+		State    string `json:"state"`
+		Replicas int    `json:"replicas"`
+	}
+	waitFor(t, "pd lists three stores up", func() bool {
+		if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/stores"), &stores); err != nil {
+			t.Fatal(err)
+		}
+		up := 0
+		for _, s := range stores {
+			if s.State == "up" && s.Replicas > 0 {
+				up++
+			}
+		}
+		return up == 3
+	}, func() string { return fmt.Sprintf("%+v", stores) })
+	pdm := scrapeMember(t, c, c.pd.status)
+	if v, _ := sample(pdm, "percdb_pd_is_leader"); v != 1 {
+		t.Fatalf("percdb_pd_is_leader = %v", v)
+	}
+	if v, _ := sample(pdm, "percdb_pd_stores", "state=up"); v != 3 {
+		t.Fatalf("percdb_pd_stores{state=up} = %v", v)
+	}
+	if v, _ := sample(pdm, "percdb_pd_regions"); v < 1 {
+		t.Fatalf("percdb_pd_regions = %v", v)
+	}
+	var members []struct {
+		Addr   string `json:"addr"`
+		Leader bool   `json:"leader"`
+	}
+	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/members"), &members); err != nil || len(members) != 1 || !members[0].Leader || members[0].Addr != c.pd.addr {
+		t.Fatalf("members: %+v %v", members, err)
+	}
+	var oracle struct {
+		Timestamp uint64 `json:"timestamp"`
+	}
+	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/tso"), &oracle); err != nil || oracle.Timestamp == 0 {
+		t.Fatalf("tso: %+v %v", oracle, err)
+	}
+
+	// Before traffic.
+	proposals := sumOver(t, c, "percdb_raft_proposals_total", "result=ok")
+	beats := sumOver(t, c, "percdb_store_heartbeats_total", "result=ok")
+	pdBeats, _ := sample(pdm, "percdb_pd_store_heartbeats_total")
+	if v := sumOver(t, c, "percdb_store_regions"); v < 3 {
+		t.Fatalf("percdb_store_regions summed over the KV nodes = %v, want a replica of each region on each", v)
+	}
+	if v := sumOver(t, c, "percdb_store_leaders"); v < 1 {
+		t.Fatalf("percdb_store_leaders summed = %v", v)
+	}
+	for _, m := range c.kvs {
+		fams := scrapeMember(t, c, m.status)
+		for _, name := range []string{"percdb_pebble_compactions_total", "percdb_disk_available_bytes", "percdb_raft_apply_lag_entries", "percdb_raft_snapshots_sent_total", "percdb_raft_leader_transfers_total"} {
+			if _, ok := fams[name]; !ok {
+				t.Fatalf("%s /metrics has no %s", m.name, name)
+			}
+		}
+	}
+
+	db := openDB(t, c.sql.addr, "", true)
+	for _, stmt := range []string{"CREATE DATABASE ops", "CREATE TABLE ops.t (id INT PRIMARY KEY, v VARCHAR(64))"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v\n%s", stmt, err, c.logs())
+		}
+	}
+	for i := range 50 {
+		if _, err := db.Exec("INSERT INTO ops.t VALUES (?, REPEAT('x', 60))", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM ops.t").Scan(&n); err != nil || n != 50 {
+		t.Fatalf("count: %d %v", n, err)
+	}
+
+	if v := sumOver(t, c, "percdb_raft_proposals_total", "result=ok"); v < proposals+50 {
+		t.Fatalf("percdb_raft_proposals_total{ok} went from %v to %v over 50 inserts", proposals, v)
+	}
+	waitFor(t, "heartbeats counted", func() bool {
+		pdNow, _ := sample(scrapeMember(t, c, c.pd.status), "percdb_pd_store_heartbeats_total")
+		return sumOver(t, c, "percdb_store_heartbeats_total", "result=ok") > beats && pdNow > pdBeats
+	}, c.logs)
+	// The leaders' /regions count the keys written (prewritten) into
+	// their regions: 50 rows at least, each of more than 60 bytes.
+	var written, writtenBytes uint64
+	for _, m := range c.kvs {
+		var regions []struct {
+			ID         uint64 `json:"id"`
+			Leading    bool   `json:"leading"`
+			WriteKeys  uint64 `json:"write_keys"`
+			WriteBytes uint64 `json:"write_bytes"`
+			Voters     []uint64
+		}
+		if err := json.Unmarshal(getOK(t, c, m.status, "/regions"), &regions); err != nil || len(regions) == 0 {
+			t.Fatalf("%s /regions: %+v %v", m.name, regions, err)
+		}
+		for _, r := range regions {
+			written += r.WriteKeys
+			writtenBytes += r.WriteBytes
+		}
+		getOK(t, c, m.status, "/regions/hot")
+		getOK(t, c, m.status, "/store")
+	}
+	if written < 50 || writtenBytes < 50*60 {
+		t.Fatalf("the KV nodes' /regions count %d keys and %d bytes written, want at least 50 and %d", written, writtenBytes, 50*60)
+	}
+	var regions []struct {
+		ID     uint64   `json:"id"`
+		Peers  []uint64 `json:"peers"`
+		Leader uint64   `json:"leader"`
+	}
+	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/regions"), &regions); err != nil || len(regions) == 0 {
+		t.Fatalf("regions: %+v %v", regions, err)
+	}
+	for _, r := range regions {
+		found := false
+		for _, p := range r.Peers {
+			found = found || p == r.Leader
+		}
+		if !found {
+			t.Fatalf("region %d: leader %d is not one of its peers %v", r.ID, r.Leader, r.Peers)
+		}
+	}
+}
