@@ -13,92 +13,31 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/percdb/percdb/pd/pdapi"
 	"github.com/percdb/percdb/pd/pdpb"
 	"github.com/percdb/percdb/tso"
 )
 
 // pd's operator view, served on its status port (cmd/percdb wires it): a
-// read-only JSON API of the cluster as the leader sees it (Handler), the
-// one the SQL nodes' console reads, and the Prometheus families of the
-// cluster (Collector). Nothing here writes: placement decisions stay in
-// the heartbeat's answers.
-//
-// The API, each path a GET answered by the leader (a follower answers
-// 503 and names the leader in the X-PD-Leader header):
-//
-//	/pd/api/v1/stores   every store: id, address, state, last heartbeat, replicas, leaders
-//	/pd/api/v1/regions  every region: id, range, epoch, peers, learners, leader store
-//	/pd/api/v1/members  the pd members (gRPC addresses) and which leads
-//	/pd/api/v1/tso      a fresh timestamp of the oracle and its saved window bound
-
-// Store states as the API and metrics report them: up (heartbeated
-// within a few seconds), disconnected (silent longer, replicas left
-// where they are), down (silent past the max store down time: its
-// replicas are being replaced).
-const (
-	StoreUp           = "up"
-	StoreDisconnected = "disconnected"
-	StoreDown         = "down"
-)
-
-// StoreInfo is a store as the API reports it.
-type StoreInfo struct {
-	ID    uint64 `json:"id"`
-	Addr  string `json:"addr"`
-	State string `json:"state"`
-	// LastHeartbeat is when the leader last heard from the store (zero:
-	// not in this leader's term).
-	LastHeartbeat time.Time `json:"last_heartbeat"`
-	// Replicas and Leaders count the regions with a peer on the store
-	// and those it leads, by the directory.
-	Replicas int `json:"replicas"`
-	Leaders  int `json:"leaders"`
-}
-
-// RegionRecord is a region as the API reports it: the directory's record.
-type RegionRecord struct {
-	ID uint64 `json:"id"`
-	// Start and End are raw keys (base64 in JSON); End empty: the key
-	// space's end.
-	Start    []byte   `json:"start"`
-	End      []byte   `json:"end"`
-	Version  uint64   `json:"version"`
-	ConfVer  uint64   `json:"conf_ver"`
-	Peers    []uint64 `json:"peers"`
-	Learners []uint64 `json:"learners,omitempty"`
-	// Leader is the store that last reported leading it.
-	Leader uint64 `json:"leader"`
-}
-
-// Member is a pd member as the API reports it.
-type Member struct {
-	Addr   string `json:"addr"`
-	Leader bool   `json:"leader"`
-}
-
-// TSOInfo is the oracle as the API reports it.
-type TSOInfo struct {
-	Timestamp uint64    `json:"timestamp"`
-	Physical  time.Time `json:"physical"`
-	// WindowBound is the saved bound under which the oracle issues
-	// timestamps (a new leader starts above it).
-	WindowBound uint64 `json:"window_bound"`
-}
+// read-only JSON API of the cluster as the leader sees it (Handler; its
+// paths and documents are package pdapi's), which the SQL nodes' console
+// reads, and the Prometheus families of the cluster (Collector). Nothing
+// here writes: placement decisions stay in the heartbeat's answers.
 
 // storeState returns store id's state at now.
 func (s *Server) storeState(t *term, id uint64, now time.Time) string {
 	switch {
 	case s.storeLive(id, now):
-		return StoreUp
+		return pdapi.StoreUp
 	case s.storeDown(t, id, now):
-		return StoreDown
+		return pdapi.StoreDown
 	}
-	return StoreDisconnected
+	return pdapi.StoreDisconnected
 }
 
 // Stores lists the stores with their states and counts. Only the leader
 // answers.
-func (s *Server) Stores(ctx context.Context) ([]StoreInfo, error) {
+func (s *Server) Stores(ctx context.Context) ([]pdapi.StoreInfo, error) {
 	t, err := s.leader()
 	if err != nil {
 		return nil, err
@@ -119,9 +58,9 @@ func (s *Server) Stores(ctx context.Context) ([]StoreInfo, error) {
 		leaders[r.GetStoreId()]++
 	}
 	now := time.Now()
-	out := make([]StoreInfo, 0, len(stores))
+	out := make([]pdapi.StoreInfo, 0, len(stores))
 	for _, st := range stores {
-		info := StoreInfo{ID: st.GetId(), Addr: st.GetAddr(), State: s.storeState(t, st.GetId(), now),
+		info := pdapi.StoreInfo{ID: st.GetId(), Addr: st.GetAddr(), State: s.storeState(t, st.GetId(), now),
 			Replicas: replicas[st.GetId()], Leaders: leaders[st.GetId()]}
 		s.hbMu.Lock()
 		if ms := s.heartbeats[st.GetId()]; ms != 0 {
@@ -130,13 +69,13 @@ func (s *Server) Stores(ctx context.Context) ([]StoreInfo, error) {
 		s.hbMu.Unlock()
 		out = append(out, info)
 	}
-	slices.SortFunc(out, func(a, b StoreInfo) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b pdapi.StoreInfo) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
 // Regions lists the directory's regions by start key. Only the leader
 // answers.
-func (s *Server) Regions(ctx context.Context) ([]RegionRecord, error) {
+func (s *Server) Regions(ctx context.Context) ([]pdapi.RegionRecord, error) {
 	if _, err := s.leader(); err != nil {
 		return nil, err
 	}
@@ -144,29 +83,29 @@ func (s *Server) Regions(ctx context.Context) ([]RegionRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RegionRecord, 0, len(regions))
+	out := make([]pdapi.RegionRecord, 0, len(regions))
 	for _, r := range regions {
 		out = append(out, regionRecord(r))
 	}
-	slices.SortFunc(out, func(a, b RegionRecord) int { return cmp.Compare(string(a.Start), string(b.Start)) })
+	slices.SortFunc(out, func(a, b pdapi.RegionRecord) int { return cmp.Compare(string(a.Start), string(b.Start)) })
 	return out, nil
 }
 
-func regionRecord(r *pdpb.Region) RegionRecord {
-	return RegionRecord{ID: r.GetId(), Start: r.GetStart(), End: r.GetEnd(), Version: r.GetVersion(), ConfVer: r.GetConfVer(),
+func regionRecord(r *pdpb.Region) pdapi.RegionRecord {
+	return pdapi.RegionRecord{ID: r.GetId(), Start: r.GetStart(), End: r.GetEnd(), Version: r.GetVersion(), ConfVer: r.GetConfVer(),
 		Peers: r.GetPeers(), Learners: r.GetLearners(), Leader: r.GetStoreId()}
 }
 
 // Members lists the pd members campaigning for leadership (every member
 // serving), the leader first.
-func (s *Server) Members(ctx context.Context) ([]Member, error) {
+func (s *Server) Members(ctx context.Context) ([]pdapi.Member, error) {
 	// The candidate with the lowest create revision holds the election
 	// (etcd's concurrency.Election).
 	all, err := s.cli.Get(ctx, keyElection+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 	if err != nil {
 		return nil, fmt.Errorf("pd: read the election: %w", err)
 	}
-	var out []Member
+	var out []pdapi.Member
 	seen := map[string]bool{}
 	for i, kv := range all.Kvs {
 		a := string(kv.Value)
@@ -174,27 +113,27 @@ func (s *Server) Members(ctx context.Context) ([]Member, error) {
 			continue
 		}
 		seen[a] = true
-		out = append(out, Member{Addr: a, Leader: i == 0})
+		out = append(out, pdapi.Member{Addr: a, Leader: i == 0})
 	}
 	return out, nil
 }
 
 // TSO returns a fresh timestamp and the saved window bound. Only the
 // leader answers.
-func (s *Server) TSO(ctx context.Context) (TSOInfo, error) {
+func (s *Server) TSO(ctx context.Context) (pdapi.TSOInfo, error) {
 	t, err := s.leader()
 	if err != nil {
-		return TSOInfo{}, err
+		return pdapi.TSOInfo{}, err
 	}
 	ts, err := t.oracle.GetTimestamps(ctx, 1)
 	if err != nil {
-		return TSOInfo{}, err
+		return pdapi.TSOInfo{}, err
 	}
 	bound, err := windowStore{cli: s.cli, guard: t.guard}.Load(ctx)
 	if err != nil {
-		return TSOInfo{}, err
+		return pdapi.TSOInfo{}, err
 	}
-	return TSOInfo{Timestamp: ts, Physical: tso.Time(ts).UTC(), WindowBound: bound}, nil
+	return pdapi.TSOInfo{Timestamp: ts, Physical: tso.Time(ts).UTC(), WindowBound: bound}, nil
 }
 
 // apiTimeout bounds one API request's reads of etcd.
@@ -228,10 +167,10 @@ func (s *Server) Handler() http.Handler {
 			_ = json.NewEncoder(w).Encode(v)
 		}
 	}
-	mux.HandleFunc("GET /pd/api/v1/stores", serve(func(ctx context.Context) (any, error) { return s.Stores(ctx) }))
-	mux.HandleFunc("GET /pd/api/v1/regions", serve(func(ctx context.Context) (any, error) { return s.Regions(ctx) }))
-	mux.HandleFunc("GET /pd/api/v1/members", serve(func(ctx context.Context) (any, error) { return s.Members(ctx) }))
-	mux.HandleFunc("GET /pd/api/v1/tso", serve(func(ctx context.Context) (any, error) { return s.TSO(ctx) }))
+	mux.HandleFunc("GET "+pdapi.PathStores, serve(func(ctx context.Context) (any, error) { return s.Stores(ctx) }))
+	mux.HandleFunc("GET "+pdapi.PathRegions, serve(func(ctx context.Context) (any, error) { return s.Regions(ctx) }))
+	mux.HandleFunc("GET "+pdapi.PathMembers, serve(func(ctx context.Context) (any, error) { return s.Members(ctx) }))
+	mux.HandleFunc("GET "+pdapi.PathTSO, serve(func(ctx context.Context) (any, error) { return s.TSO(ctx) }))
 	return mux
 }
 
@@ -278,7 +217,7 @@ func (c pdCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(descStores, err)
 		return
 	}
-	byState := map[string]int{StoreUp: 0, StoreDisconnected: 0, StoreDown: 0}
+	byState := map[string]int{pdapi.StoreUp: 0, pdapi.StoreDisconnected: 0, pdapi.StoreDown: 0}
 	for _, st := range stores {
 		byState[st.State]++
 		id := strconv.FormatUint(st.ID, 10)

@@ -157,6 +157,10 @@ type ClusterBackend struct {
 	// collector (gcworker) over the cluster while it is the GC leader.
 	GCSafePoints     gcworker.SafePointSource
 	ReportMinStartTS func(ctx context.Context, ts uint64) (gcLeader bool, err error)
+	// PDStatus lists the host:port of the pd members' status ports,
+	// whose read-only API (pd/status.go) the console's Cluster page
+	// reads; empty: the page says pd's API is unknown.
+	PDStatus []string
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough

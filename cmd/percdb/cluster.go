@@ -238,7 +238,7 @@ func runPlayground(args []string) error {
 			"--addr", "127.0.0.1:" + strconv.Itoa(*basePort+2+i), "--pd", pdAddr, "--status-port", strconv.Itoa(statusBase + i)})
 	}
 	members = append(members, []string{"sql", "--data-dir", filepath.Join(*dataDir, "sql"), "--port", strconv.Itoa(*port),
-		"--pd", pdAddr, "--status-port", "0"})
+		"--pd", pdAddr, "--pd-status", "127.0.0.1:" + strconv.Itoa(statusBase), "--status-port", strconv.Itoa(statusBase + *kvs + 1)})
 	// exited receives each member's pid when it exits (its error is
 	// printed then).
 	exited := make(chan int, len(members))

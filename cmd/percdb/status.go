@@ -96,3 +96,25 @@ func serveStatus(logger *slog.Logger, addr string, cols []prometheus.Collector, 
 		_ = srv.Close(ctx)
 	}, nil
 }
+
+// pdStatusAddrs returns the pd members' status ports: those given
+// (--pd-status), or each pd address's port + pdStatusOffset.
+func pdStatusAddrs(pdAddrs, given string) ([]string, error) {
+	if given != "" {
+		return splitAddrs("pd-status", given)
+	}
+	addrs, err := splitAddrs("pd", pdAddrs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		host, p, _ := net.SplitHostPort(a)
+		n, err := strconv.Atoi(p)
+		if err != nil || n+pdStatusOffset > 65535 {
+			return nil, fmt.Errorf("--pd %q: no status port at its port + %d; give --pd-status", a, pdStatusOffset)
+		}
+		out = append(out, net.JoinHostPort(host, strconv.Itoa(n+pdStatusOffset)))
+	}
+	return out, nil
+}

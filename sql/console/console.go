@@ -128,6 +128,8 @@ type Source interface {
 	Heatmap() Heatmap
 	// Storage reads the store, the LSM and the garbage collector now.
 	Storage() Storage
+	// Cluster reads the cluster's stores and regions from pd now.
+	Cluster() Cluster
 	// Kill stops connection id's running statement (query) or closes
 	// the connection; an error when there is no such connection.
 	Kill(id uint32, query bool) error
@@ -171,6 +173,11 @@ func Handler(src Source, hist *History) http.Handler {
 		st.Levels, st.Tables = nonNil(st.Levels), nonNil(st.Tables)
 		st.GC.PendingRanges, st.GC.ServiceSafePoints = nonNil(st.GC.PendingRanges), nonNil(st.GC.ServiceSafePoints)
 		return st
+	})
+	api("cluster", func() any {
+		c := src.Cluster()
+		c.PD, c.Stores, c.Regions = nonNil(c.PD), nonNil(c.Stores), nonNil(c.Regions)
+		return c
 	})
 	mux.HandleFunc("POST /api/kill", func(w http.ResponseWriter, r *http.Request) { serveKill(w, r, src) })
 	return mux

@@ -200,7 +200,7 @@ func startClusterWith(t *testing.T, bin string, kvs int, pdArgs, kvArgs []string
 	}
 	c.sql = &member{t: t, name: "sql", bin: bin, ready: regexp.MustCompile(`percdb listening.* addr=(127\.0\.0\.1:[0-9]+)`),
 		args: append([]string{"sql", "--data-dir", filepath.Join(dir, "sql"), "--host", "127.0.0.1", "--port", "0",
-			"--status-port", "0", "--pd", pdAddr}, sqlArgs...)}
+			"--status-port", "0", "--pd", pdAddr, "--pd-status", pdStatus}, sqlArgs...)}
 	c.sql.start()
 	return c
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -243,5 +245,99 @@ func TestStatusPortOfEachRole(t *testing.T) {
 		if !found {
 			t.Fatalf("region %d: leader %d is not one of its peers %v", r.ID, r.Leader, r.Peers)
 		}
+	}
+}
+
+// envScreenshots names a directory where TestConsoleClusterPage saves
+// the Cluster page's screenshot (docs/images for the documentation).
+const envScreenshots = "PERCDB_CONSOLE_SCREENSHOTS"
+
+// TestConsoleClusterPage: the console of a SQL node of a 3-node cluster
+// shows the cluster from pd's API: the three stores up with their
+// regions and leaders, the pd leader, the oracle, and the regions of a
+// table split in four, each range decoded to the table it starts in; in
+// headless Chromium the page renders them with nothing on the browser's
+// console (that part skipped without chromium).
+func TestConsoleClusterPage(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	sqlStatus := freeAddr(t)
+	c := startCluster(t, bin, 3, "--status-port", port(t, sqlStatus))
+	db := openDB(t, c.sql.addr, "", true)
+	for _, stmt := range []string{"CREATE DATABASE ops", "CREATE TABLE ops.t (id INT PRIMARY KEY, v INT, KEY kv (v))",
+		"INSERT INTO ops.t VALUES (1, 1), (50, 50), (150, 150)"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v\n%s", stmt, err, c.logs())
+		}
+	}
+	var total int
+	var ratio float64
+	if err := db.QueryRow("SPLIT TABLE ops.t BY (10), (100), (1000)").Scan(&total, &ratio); err != nil || total == 0 {
+		t.Fatalf("SPLIT TABLE: %d %v\n%s", total, err, c.logs())
+	}
+	var cl struct {
+		InCluster bool   `json:"in_cluster"`
+		Error     string `json:"error"`
+		PD        []struct {
+			Addr   string `json:"addr"`
+			Leader bool   `json:"leader"`
+		} `json:"pd"`
+		Oracle struct {
+			Timestamp string `json:"timestamp"`
+		} `json:"oracle"`
+		Stores []struct {
+			State    string `json:"state"`
+			Replicas int    `json:"replicas"`
+			Leaders  int    `json:"leaders"`
+		} `json:"stores"`
+		Regions []struct {
+			Table  string   `json:"table"`
+			Start  string   `json:"start"`
+			Leader uint64   `json:"leader"`
+			Peers  []uint64 `json:"peers"`
+		} `json:"regions"`
+	}
+	rowsRegions := 0
+	waitFor(t, "the console lists the split table's regions", func() bool {
+		if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/cluster"), &cl); err != nil {
+			t.Fatal(err)
+		}
+		rowsRegions = 0
+		for _, r := range cl.Regions {
+			if r.Table == "ops.t rows" && strings.HasPrefix(r.Start, "t_") && r.Leader != 0 {
+				rowsRegions++
+			}
+		}
+		return rowsRegions >= 3
+	}, func() string { return fmt.Sprintf("%+v\n%s", cl, c.logs()) })
+	if !cl.InCluster || cl.Error != "" || len(cl.PD) != 1 || !cl.PD[0].Leader || cl.PD[0].Addr != c.pd.addr || cl.Oracle.Timestamp == "0" {
+		t.Fatalf("cluster: %+v", cl)
+	}
+	leaders := 0
+	for _, s := range cl.Stores {
+		if s.State != "up" || s.Replicas == 0 {
+			t.Fatalf("stores: %+v", cl.Stores)
+		}
+		leaders += s.Leaders
+	}
+	if len(cl.Stores) != 3 || leaders != len(cl.Regions) {
+		t.Fatalf("stores: %+v, %d regions", cl.Stores, len(cl.Regions))
+	}
+
+	browser := testproc.Browser(t)
+	url := "http://" + sqlStatus + "/#cluster"
+	dom, logs := testproc.Chromium(t, browser, "--dump-dom", url)
+	if !strings.Contains(dom, `data-rendered="cluster"`) {
+		t.Fatalf("the page did not render; DOM: %.3000s", dom)
+	}
+	for _, w := range []string{"ops.t rows", c.pd.addr, "stores up", c.kvs[0].addr, "t_"} {
+		if !strings.Contains(dom, w) {
+			t.Errorf("the rendered page lacks %q", w)
+		}
+	}
+	if logs != "" {
+		t.Errorf("the browser's console: %s", logs)
+	}
+	if dir := os.Getenv(envScreenshots); dir != "" {
+		testproc.Chromium(t, browser, "--screenshot="+filepath.Join(dir, "console-cluster.png"), url)
 	}
 }

@@ -1,0 +1,98 @@
+package sql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/percdb/percdb/pd/pdapi"
+	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/keyviz"
+)
+
+// The console's Cluster page on a SQL node of a cluster: the stores, the
+// regions, the pd members and the oracle, read from pd's read-only JSON
+// API on its status port (its contract is package pd/pdapi, types only:
+// this package does not link pd), each range decoded to the table or
+// index it starts in.
+
+// pdAPITimeout bounds the reads of one Cluster page.
+const pdAPITimeout = 10 * time.Second
+
+// pdAPI is what the page reads of pd's API.
+type pdAPI struct {
+	Stores  []pdapi.StoreInfo
+	Members []pdapi.Member
+	Oracle  pdapi.TSOInfo
+	Regions []pdapi.RegionRecord
+}
+
+// Cluster implements console.Source.
+func (c consoleSource) Cluster() console.Cluster {
+	cl := c.s.cfg.Cluster
+	if cl == nil {
+		return console.Cluster{}
+	}
+	out := console.Cluster{InCluster: true}
+	if len(cl.PDStatus) == 0 {
+		out.Error = "pd's status ports are not known to this SQL node (--pd-status)"
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pdAPITimeout)
+	defer cancel()
+	var api pdAPI
+	if err := readPDAPI(ctx, cl.PDStatus, &api); err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	out.PD, out.Stores = api.Members, api.Stores
+	out.Oracle = console.ClusterOracle{Timestamp: api.Oracle.Timestamp, Physical: api.Oracle.Physical, WindowBound: api.Oracle.WindowBound}
+	tables, dbNames := c.catalogTables()
+	for _, r := range api.Regions {
+		out.Regions = append(out.Regions, console.ClusterRegion{ID: r.ID, Start: regionKeyString(r.Start), End: regionKeyString(r.End),
+			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader})
+	}
+	return out
+}
+
+// readPDAPI reads the stores, regions, members and oracle from the first
+// pd member in addrs that answers them all (the leader: the others
+// answer 503).
+func readPDAPI(ctx context.Context, addrs []string, api *pdAPI) error {
+	var errs []error
+	for _, a := range addrs {
+		err := errors.Join(
+			getJSON(ctx, "http://"+a+pdapi.PathStores, &api.Stores),
+			getJSON(ctx, "http://"+a+pdapi.PathRegions, &api.Regions),
+			getJSON(ctx, "http://"+a+pdapi.PathMembers, &api.Members),
+			getJSON(ctx, "http://"+a+pdapi.PathTSO, &api.Oracle))
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("pd status port %s: %w", a, err))
+	}
+	return errors.Join(errs...)
+}
+
+// getJSON decodes the JSON answer of a GET of url into v.
+func getJSON(ctx context.Context, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	return nil
+}
