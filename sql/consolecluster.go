@@ -1,11 +1,14 @@
 package sql
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/percdb/percdb/pd/pdapi"
@@ -56,6 +59,70 @@ func (c consoleSource) Cluster() console.Cluster {
 			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader})
 	}
 	return out
+}
+
+// orderByRegion puts the heatmap's rows of a SQL node of a cluster
+// (spans by region: keyviz.Options.ByRegion) in the key order of their
+// regions, as pd lists them now, and gives each its range; a region pd
+// no longer lists (split or gone since) keeps its place after the
+// listed ones, and the overflow row stays last. Without pd's list the
+// rows keep keyviz's order (table, part, region id).
+func (c consoleSource) orderByRegion(rows []console.HeatmapRow, spans []keyviz.Span) {
+	cl := c.s.cfg.Cluster
+	if cl == nil || len(cl.PDStatus) == 0 || len(rows) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pdAPITimeout)
+	defer cancel()
+	var regions []pdapi.RegionRecord
+	var errs []error
+	for _, a := range cl.PDStatus {
+		err := getJSON(ctx, "http://"+a+pdapi.PathRegions, &regions)
+		if err == nil {
+			errs = nil
+			break
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		slog.Debug("console: heatmap regions", "err", errors.Join(errs...))
+		return
+	}
+	byID := make(map[uint64]pdapi.RegionRecord, len(regions))
+	for _, r := range regions {
+		byID[r.ID] = r
+	}
+	// rank: 0 listed (by start key), 1 not listed, 2 overflow.
+	type sortKey struct {
+		rank  int
+		start string
+		at    int
+	}
+	keys := make([]sortKey, len(rows))
+	for i, sp := range spans {
+		k := sortKey{rank: 1, at: i}
+		if r, ok := byID[sp.Region]; ok {
+			k.rank, k.start = 0, string(r.Start)
+			rows[i].Range = regionKeyString(r.Start) + " .. " + regionKeyString(r.End)
+		}
+		if sp.Part == keyviz.PartOverflow {
+			k.rank = 2
+		}
+		keys[i] = k
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := keys[a], keys[b]
+		return cmp.Or(cmp.Compare(ka.rank, kb.rank), cmp.Compare(ka.start, kb.start), cmp.Compare(ka.at, kb.at))
+	})
+	sorted := make([]console.HeatmapRow, len(rows))
+	for i, j := range idx {
+		sorted[i] = rows[j]
+	}
+	copy(rows, sorted)
 }
 
 // readPDAPI reads the stores, regions, members and oracle from the first

@@ -152,7 +152,7 @@ func (c consoleSource) Heatmap() console.Heatmap {
 	}
 	tables, dbNames := c.catalogTables()
 	for i, span := range h.Spans {
-		row := console.HeatmapRow{}
+		row := console.HeatmapRow{Region: span.Region}
 		row.Table, row.Part = spanName(span, tables, dbNames)
 		for _, cell := range h.Cells[i] {
 			row.ReadKeys = append(row.ReadKeys, cell.ReadKeys)
@@ -163,6 +163,7 @@ func (c consoleSource) Heatmap() console.Heatmap {
 		}
 		out.Rows = append(out.Rows, row)
 	}
+	c.orderByRegion(out.Rows, h.Spans)
 	return out
 }
 

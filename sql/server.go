@@ -246,7 +246,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	s.kvMetrics = newKVMetrics()
+	s.kvMetrics = newKVMetrics(cfg.Cluster != nil)
 	if cfg.Cluster != nil {
 		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
 		s.store = txn.NewStore(kv.Instrument(cfg.Cluster.KV, s.kvMetrics), s.tsClient, cfg.Txn)

@@ -109,8 +109,13 @@ type Heatmap struct {
 type HeatmapRow struct {
 	// Table is "db.table" (or what is known of it), Part "rows",
 	// "index <name>", "other", "meta" or "overflow".
-	Table      string   `json:"table"`
-	Part       string   `json:"part"`
+	Table string `json:"table"`
+	Part  string `json:"part"`
+	// Region is the region the requests went to, on a SQL node of a
+	// cluster (0: not by region), Range its keys as TiDB writes them
+	// ("" when pd did not list it).
+	Region     uint64   `json:"region,omitempty"`
+	Range      string   `json:"range,omitempty"`
 	ReadKeys   []uint64 `json:"read_keys"`
 	ReadBytes  []uint64 `json:"read_bytes"`
 	WriteKeys  []uint64 `json:"write_keys"`

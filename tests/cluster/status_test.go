@@ -255,9 +255,11 @@ const envScreenshots = "PERCDB_CONSOLE_SCREENSHOTS"
 // TestConsoleClusterPage: the console of a SQL node of a 3-node cluster
 // shows the cluster from pd's API: the three stores up with their
 // regions and leaders, the pd leader, the oracle, and the regions of a
-// table split in four, each range decoded to the table it starts in; in
-// headless Chromium the page renders them with nothing on the browser's
-// console (that part skipped without chromium).
+// table split in four, each range decoded to the table it starts in; its
+// key heatmap has a row of the table's rows per region, in key order,
+// with the region's range; in headless Chromium both pages render them
+// with nothing on the browser's console (that part skipped without
+// chromium).
 func TestConsoleClusterPage(t *testing.T) {
 	bin := testproc.BuildPercdb(t)
 	sqlStatus := freeAddr(t)
@@ -323,21 +325,76 @@ func TestConsoleClusterPage(t *testing.T) {
 		t.Fatalf("stores: %+v, %d regions", cl.Stores, len(cl.Regions))
 	}
 
-	browser := testproc.Browser(t)
-	url := "http://" + sqlStatus + "/#cluster"
-	dom, logs := testproc.Chromium(t, browser, "--dump-dom", url)
-	if !strings.Contains(dom, `data-rendered="cluster"`) {
-		t.Fatalf("the page did not render; DOM: %.3000s", dom)
-	}
-	for _, w := range []string{"ops.t rows", c.pd.addr, "stores up", c.kvs[0].addr, "t_"} {
-		if !strings.Contains(dom, w) {
-			t.Errorf("the rendered page lacks %q", w)
+	// The key heatmap follows the regions: after traffic to each of the
+	// table's regions, one row of its rows per region, in key order, each
+	// with its range.
+	for _, stmt := range []string{"INSERT INTO ops.t VALUES (5000, 5)", "UPDATE ops.t SET v = v + 1 WHERE id IN (1, 50, 150)"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	if logs != "" {
-		t.Errorf("the browser's console: %s", logs)
+	for _, id := range []int{1, 50, 150, 5000} {
+		var v int
+		if err := db.QueryRow("SELECT v FROM ops.t WHERE id = ?", id).Scan(&v); err != nil {
+			t.Fatalf("select %d: %v", id, err)
+		}
 	}
-	if dir := os.Getenv(envScreenshots); dir != "" {
-		testproc.Chromium(t, browser, "--screenshot="+filepath.Join(dir, "console-cluster.png"), url)
+	var heat struct {
+		Rows []struct {
+			Table     string   `json:"table"`
+			Part      string   `json:"part"`
+			Region    uint64   `json:"region"`
+			Range     string   `json:"range"`
+			WriteKeys []uint64 `json:"write_keys"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/heatmap"), &heat); err != nil {
+		t.Fatal(err)
+	}
+	var ranges []string
+	seen := map[uint64]bool{}
+	for _, r := range heat.Rows {
+		if r.Table != "ops.t" || r.Part != "rows" {
+			continue
+		}
+		if r.Region == 0 || r.Range == "" || seen[r.Region] {
+			t.Fatalf("heatmap row %+v: want a region of its own with its range", r)
+		}
+		seen[r.Region] = true
+		ranges = append(ranges, r.Range)
+	}
+	if len(ranges) < 4 {
+		t.Fatalf("the heatmap has %d rows of ops.t's rows (%v), want one per region of the four the rows went to: %+v", len(ranges), ranges, heat.Rows)
+	}
+	for i := 1; i < len(ranges); i++ {
+		if prev, cur := strings.Split(ranges[i-1], " .. ")[1], strings.Split(ranges[i], " .. ")[0]; prev != cur && cur != "" {
+			t.Errorf("heatmap rows not in key order: %v", ranges)
+		}
+	}
+
+	browser := testproc.Browser(t)
+	for _, p := range []struct {
+		page, shot string
+		want       []string
+	}{
+		{"cluster", "console-cluster.png", []string{"ops.t rows", c.pd.addr, "stores up", c.kvs[0].addr, "t_"}},
+		{"heatmap", "console-heatmap-regions.png", []string{"ops.t rows · region ", "t_"}},
+	} {
+		url := "http://" + sqlStatus + "/#" + p.page
+		dom, logs := testproc.Chromium(t, browser, "--dump-dom", url)
+		if !strings.Contains(dom, `data-rendered="`+p.page+`"`) {
+			t.Fatalf("the %s page did not render; DOM: %.3000s", p.page, dom)
+		}
+		for _, w := range p.want {
+			if !strings.Contains(dom, w) {
+				t.Errorf("the rendered %s page lacks %q", p.page, w)
+			}
+		}
+		if logs != "" {
+			t.Errorf("the browser's console on %s: %s", p.page, logs)
+		}
+		if dir := os.Getenv(envScreenshots); dir != "" {
+			testproc.Chromium(t, browser, "--screenshot="+filepath.Join(dir, p.shot), url)
+		}
 	}
 }

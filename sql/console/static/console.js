@@ -296,14 +296,15 @@ function heatmapChart(div, h, measure) {
   h.rows.forEach((r, i) => {
     const y = i * RH;
     const lbl = svg("text", { x: LW - 6, y: y + RH - 5, "text-anchor": "end", class: "heat-label" });
-    lbl.textContent = `${r.table} ${r.part}`;
+    const name = `${r.table} ${r.part}` + (r.region ? ` · region ${r.region}` : "");
+    lbl.textContent = name;
     s.append(lbl);
     r[measure].forEach((v, j) => {
       const d = depth(v);
       const cell = svg("rect", { x: LW + j * CW, y: y + 1, width: CW - 1, height: RH - 2,
         fill: d === 0 ? "#eef1f4" : `rgba(198, 40, 40, ${(0.12 + 0.88 * d).toFixed(3)})`, "data-value": v });
       const tip = svg("title");
-      tip.textContent = `${r.table} ${r.part}\n${new Date(h.times[j]).toLocaleTimeString("en-GB")} +${h.interval_s}s\n` +
+      tip.textContent = name + (r.range ? `\n${r.range}` : "") + `\n${new Date(h.times[j]).toLocaleTimeString("en-GB")} +${h.interval_s}s\n` +
         `read ${num(r.read_keys[j], 0)} keys, ${bytes(r.read_bytes[j])}\nwritten ${num(r.write_keys[j], 0)} keys, ${bytes(r.write_bytes[j])}\n${num(r.requests[j], 0)} requests`;
       cell.append(tip);
       s.append(cell);
