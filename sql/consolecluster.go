@@ -54,11 +54,49 @@ func (c consoleSource) Cluster() console.Cluster {
 	out.PD, out.Stores = api.Members, api.Stores
 	out.Oracle = console.ClusterOracle{Timestamp: api.Oracle.Timestamp, Physical: api.Oracle.Physical, WindowBound: api.Oracle.WindowBound}
 	tables, dbNames := c.catalogTables()
+	load, secs := c.regionLoad(time.Now())
 	for _, r := range api.Regions {
-		out.Regions = append(out.Regions, console.ClusterRegion{ID: r.ID, Start: regionKeyString(r.Start), End: regionKeyString(r.End),
-			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader})
+		cr := console.ClusterRegion{ID: r.ID, Start: regionKeyString(r.Start), End: regionKeyString(r.End),
+			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader}
+		if l, ok := load[r.ID]; ok && secs > 0 {
+			cr.ReadKeysPS, cr.ReadBytesPS = float64(l.ReadKeys)/secs, float64(l.ReadBytes)/secs
+			cr.WriteKeysPS, cr.WriteBytesPS = float64(l.WriteKeys)/secs, float64(l.WriteBytes)/secs
+		}
+		out.Regions = append(out.Regions, cr)
 	}
 	return out
+}
+
+// regionLoadWindow is how far back the Cluster page's region rates look.
+const regionLoadWindow = time.Minute
+
+// regionLoad sums this node's requests by region over the heatmap's
+// columns of the last regionLoadWindow, and returns the seconds they
+// cover (0 with none).
+func (c consoleSource) regionLoad(now time.Time) (map[uint64]keyviz.Cell, float64) {
+	if c.s.kvMetrics == nil {
+		return nil, 0
+	}
+	h := c.s.kvMetrics.heat.Snapshot()
+	from := 0
+	for from < len(h.Times) && now.Sub(h.Times[from]) > regionLoadWindow {
+		from++
+	}
+	if from == len(h.Times) {
+		return nil, 0
+	}
+	out := map[uint64]keyviz.Cell{}
+	for i, sp := range h.Spans {
+		if sp.Region == 0 {
+			continue
+		}
+		sum := out[sp.Region]
+		for _, cell := range h.Cells[i][from:] {
+			sum.Add(cell)
+		}
+		out[sp.Region] = sum
+	}
+	return out, now.Sub(h.Times[from]).Seconds()
 }
 
 // orderByRegion puts the heatmap's rows of a SQL node of a cluster

@@ -37,21 +37,28 @@ func (r Rates) total() float64 { return r.ReadKeys + r.WriteKeys }
 
 // loadTable is the node's regionLoads and their last rates.
 type loadTable struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	m     map[uint64]*regionLoad
 	last  map[uint64]loadSample
 	rates map[uint64]Rates
 	at    time.Time
 }
 
-// of returns region id's counters, made on first use.
+// of returns region id's counters, made on first use. Every command
+// served calls it: the common case takes the read lock only.
 func (t *loadTable) of(id uint64) *regionLoad {
+	t.mu.RLock()
+	l := t.m[id]
+	t.mu.RUnlock()
+	if l != nil {
+		return l
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
 		t.m = map[uint64]*regionLoad{}
 	}
-	l := t.m[id]
+	l = t.m[id]
 	if l == nil {
 		l = &regionLoad{}
 		t.m[id] = l

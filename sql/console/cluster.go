@@ -43,4 +43,11 @@ type ClusterRegion struct {
 	Peers    []uint64 `json:"peers"`
 	Learners []uint64 `json:"learners"`
 	Leader   uint64   `json:"leader"`
+	// ReadKeysPS and the others are this SQL node's requests to the
+	// region per second over the last minute (its key heatmap's counts:
+	// the other SQL nodes' traffic is not in them).
+	ReadKeysPS   float64 `json:"read_keys_per_s"`
+	ReadBytesPS  float64 `json:"read_bytes_per_s"`
+	WriteKeysPS  float64 `json:"write_keys_per_s"`
+	WriteBytesPS float64 `json:"write_bytes_per_s"`
 }

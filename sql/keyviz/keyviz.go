@@ -66,7 +66,8 @@ type Cell struct {
 	Requests uint64
 }
 
-func (c *Cell) add(o Cell) {
+// Add adds o's counts to c.
+func (c *Cell) Add(o Cell) {
 	c.ReadKeys += o.ReadKeys
 	c.ReadBytes += o.ReadBytes
 	c.WriteKeys += o.WriteKeys
@@ -156,7 +157,7 @@ func (r *Recorder) Add(span Span, c Cell) {
 			col.cells[span] = cell
 		}
 	}
-	cell.add(c)
+	cell.Add(c)
 }
 
 // column returns the column now falls in, starting new ones as time

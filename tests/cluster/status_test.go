@@ -257,7 +257,7 @@ const envScreenshots = "PERCDB_CONSOLE_SCREENSHOTS"
 // regions and leaders, the pd leader, the oracle, and the regions of a
 // table split in four, each range decoded to the table it starts in; its
 // key heatmap has a row of the table's rows per region, in key order,
-// with the region's range; in headless Chromium both pages render them
+// with the region's range, and the Cluster page the regions' rates; in headless Chromium both pages render them
 // with nothing on the browser's console (that part skipped without
 // chromium).
 func TestConsoleClusterPage(t *testing.T) {
@@ -370,6 +370,28 @@ func TestConsoleClusterPage(t *testing.T) {
 		if prev, cur := strings.Split(ranges[i-1], " .. ")[1], strings.Split(ranges[i], " .. ")[0]; prev != cur && cur != "" {
 			t.Errorf("heatmap rows not in key order: %v", ranges)
 		}
+	}
+
+	// The Cluster page's regions carry this SQL node's rates: the
+	// table's regions were written and read within the last minute.
+	var withLoad struct {
+		Regions []struct {
+			Table     string  `json:"table"`
+			ReadKeys  float64 `json:"read_keys_per_s"`
+			WriteKeys float64 `json:"write_keys_per_s"`
+		} `json:"regions"`
+	}
+	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/cluster"), &withLoad); err != nil {
+		t.Fatal(err)
+	}
+	loaded := 0
+	for _, r := range withLoad.Regions {
+		if r.Table == "ops.t rows" && r.ReadKeys > 0 && r.WriteKeys > 0 {
+			loaded++
+		}
+	}
+	if loaded < 2 {
+		t.Errorf("%d of ops.t's regions show reads and writes per second, want the regions of ids 50 and 150 at least: %+v", loaded, withLoad.Regions)
 	}
 
 	browser := testproc.Browser(t)

@@ -251,7 +251,8 @@ const pages = {
     const c = await api("cluster");
     const note = document.getElementById("cluster-note");
     note.textContent = !c.in_cluster ? "This is a single node: its store, oracle and MySQL server are one process (see Storage)."
-      : c.error ? "pd could not be read: " + c.error : "The cluster as its pd leader sees it, read from pd's API.";
+      : c.error ? "pd could not be read: " + c.error
+      : "The cluster as its pd leader sees it, read from pd's API. The regions' rates are this SQL node's requests over the last minute.";
     document.getElementById("cluster-tiles").replaceChildren(...[
       ["pd leader", (c.pd.find(m => m.leader) || {}).addr || ""], ["pd members", num(c.pd.length, 0)],
       ["stores up", `${num(c.stores.filter(s => s.state === "up").length, 0)} of ${num(c.stores.length, 0)}`,
@@ -272,6 +273,10 @@ const pages = {
       { key: "start", label: "Start key", fmt: v => v || "(start)" }, { key: "end", label: "End key", fmt: v => v || "(end)" },
       { key: "leader", label: "Leader store", num: true }, { key: "peers", label: "Peers", fmt: v => (v || []).join(", ") },
       { key: "version", label: "Version", num: true }, { key: "conf_ver", label: "Conf ver", num: true },
+      { key: "read_keys_per_s", label: "Read keys/s", num: true, fmt: v => num(v, 1) },
+      { key: "read_bytes_per_s", label: "Read/s", num: true, fmt: v => bytes(v) },
+      { key: "write_keys_per_s", label: "Written keys/s", num: true, fmt: v => num(v, 1) },
+      { key: "write_bytes_per_s", label: "Written/s", num: true, fmt: v => bytes(v) },
     ], c.regions);
     return c.regions.length;
   },
