@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -19,8 +18,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/kv"
@@ -76,14 +73,14 @@ func runPD(args []string) error {
 	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
 	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	status := addStatusFlags(fs, pdStatusOffset)
+	statusFlag := addStatusFlags(fs, pdStatusOffset)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	statusAddr, err := status.addr(*addr, pdStatusOffset)
+	statusAddr, err := statusFlag.addr(*addr, pdStatusOffset)
 	if err != nil {
 		return err
 	}
@@ -94,6 +91,11 @@ func runPD(args []string) error {
 	if err != nil {
 		return err
 	}
+	status, err := listenStatus(logger, statusAddr, "/pd/api/")
+	if err != nil {
+		return err
+	}
+	defer status.close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
@@ -102,14 +104,10 @@ func runPD(args []string) error {
 		return err
 	}
 	logger.Info("pd listening", "addr", srv.Addr().String(), "data_dir", *dataDir)
-	stopStatus, err := serveStatus(logger, statusAddr, []prometheus.Collector{srv.Collector()},
-		map[string]http.Handler{"/pd/api/": srv.Handler()})
-	if err != nil {
-		return errors.Join(err, srv.Close())
-	}
+	status.attach(srv.Handler(), srv.Collector())
 	<-ctx.Done()
 	logger.Info("shutting down")
-	stopStatus()
+	status.close()
 	return srv.Close()
 }
 
@@ -124,14 +122,14 @@ func runKV(args []string) error {
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
 	clockDrift := fs.Duration("raft-max-clock-drift", 100*time.Millisecond, "how much less time a follower's clock may measure than its leader's over an election timeout (1 s); leader leases are shortened by it, and a drift of 800ms or more disables lease reads (each read then waits for a heartbeat round)")
-	status := addStatusFlags(fs, kvStatusOffset)
+	statusFlag := addStatusFlags(fs, kvStatusOffset)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	statusAddr, err := status.addr(*addr, kvStatusOffset)
+	statusAddr, err := statusFlag.addr(*addr, kvStatusOffset)
 	if err != nil {
 		return err
 	}
@@ -157,6 +155,11 @@ func runKV(args []string) error {
 	if err != nil {
 		return err
 	}
+	status, err := listenStatus(logger, statusAddr, "/store", "/regions", "/regions/")
+	if err != nil {
+		return err
+	}
+	defer status.close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
@@ -165,15 +168,10 @@ func runKV(args []string) error {
 	if err != nil {
 		return err
 	}
-	nodeHandler := n.Handler()
-	stopStatus, err := serveStatus(logger, statusAddr, append(statusserver.StoreCollectors(n.Store()), n.Collector()),
-		map[string]http.Handler{"/store": nodeHandler, "/regions": nodeHandler, "/regions/": nodeHandler})
-	if err != nil {
-		return errors.Join(err, n.Close())
-	}
+	status.attach(n.Handler(), append(statusserver.StoreCollectors(n.Store()), n.Collector())...)
 	<-ctx.Done()
 	logger.Info("shutting down")
-	stopStatus()
+	status.close()
 	return n.Close()
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,31 +71,69 @@ func (f statusFlags) addr(addr string, offset int) (string, error) {
 	return net.JoinHostPort(*f.host, strconv.Itoa(port)), nil
 }
 
-// serveStatus starts a status server on addr ("" : none) serving the
-// collectors and handlers, logs where it listens, and returns the
-// function that stops it.
-func serveStatus(logger *slog.Logger, addr string, cols []prometheus.Collector, handlers map[string]http.Handler) (func(), error) {
+// memberStatus is a pd's or KV node's status port, listening before the
+// member opens (a port that cannot listen fails the start, before the
+// member serves or registers) and describing the member once it is open
+// (attach): until then /metrics has the process' families only and the
+// member's JSON answers 503.
+type memberStatus struct {
+	reg     *prometheus.Registry
+	handler atomic.Pointer[http.Handler]
+	srv     *statusserver.Server
+}
+
+// listenStatus starts the status port on addr ("": none; the result's
+// methods then do nothing) serving the paths in patterns with the
+// member's handler once attached.
+func listenStatus(logger *slog.Logger, addr string, patterns ...string) (*memberStatus, error) {
+	m := &memberStatus{reg: prometheus.NewRegistry()}
 	if addr == "" {
-		return func() {}, nil
+		return m, nil
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(cols...)
-	srv, err := statusserver.Listen(statusserver.Config{Addr: addr, Version: percsql.DefaultVersion, Gatherer: reg, Handlers: handlers})
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	member := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := m.handler.Load()
+		if h == nil {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		(*h).ServeHTTP(w, r)
+	})
+	handlers := map[string]http.Handler{}
+	for _, p := range patterns {
+		handlers[p] = member
+	}
+	srv, err := statusserver.Listen(statusserver.Config{Addr: addr, Version: percsql.DefaultVersion, Gatherer: m.reg, Handlers: handlers})
 	if err != nil {
 		return nil, err
 	}
+	m.srv = srv
 	go func() {
 		if err := srv.Serve(); err != nil {
 			logger.Error("status port stopped", "err", err)
 		}
 	}()
 	logger.Info("status port listening", "addr", "http://"+srv.Addr().String()+"/status")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	}, nil
+	return m, nil
+}
+
+// attach describes the open member: its families and its JSON handler.
+func (m *memberStatus) attach(h http.Handler, cols ...prometheus.Collector) {
+	if m.srv == nil {
+		return
+	}
+	m.reg.MustRegister(cols...)
+	m.handler.Store(&h)
+}
+
+// close stops the status port.
+func (m *memberStatus) close() {
+	if m.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = m.srv.Close(ctx)
 }
 
 // pdStatusAddrs returns the pd members' status ports: those given

@@ -120,6 +120,16 @@ func TestStatusPortOfEachRole(t *testing.T) {
 			t.Fatalf("%s /status: %+v %v", m.name, st, err)
 		}
 		getOK(t, c, m.status, "/debug/pprof/")
+		// The port listens before the member opens; its own families
+		// and JSON come once it is open (503 until then).
+		path := "/store"
+		if m == c.pd {
+			path = "/pd/api/v1/members"
+		}
+		waitFor(t, m.name+" open on its status port", func() bool {
+			code, _, err := get(m.status, path)
+			return err == nil && code == http.StatusOK
+		}, c.logs)
 	}
 
 	var stores []struct {
