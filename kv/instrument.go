@@ -53,6 +53,9 @@ func (c Command) String() string {
 // RequestStats describes one request a Client served.
 type RequestStats struct {
 	Command Command
+	// Region is the id of the region the request was sent to (the
+	// request's RegionCtx).
+	Region uint64
 	// Key is where in the key space the request went: its first key or
 	// the start of its range (nil when it names none).
 	Key []byte
@@ -91,8 +94,8 @@ type instrumented struct {
 }
 
 // observe tells the observer of a request that started at start.
-func (i *instrumented) observe(cmd Command, start time.Time, key []byte, keys, bytes int, write bool, err error) {
-	i.o.ObserveRequest(RequestStats{Command: cmd, Key: key, Keys: keys, Bytes: bytes, Write: write, Duration: time.Since(start), Err: err})
+func (i *instrumented) observe(cmd Command, region RegionCtx, start time.Time, key []byte, keys, bytes int, write bool, err error) {
+	i.o.ObserveRequest(RequestStats{Command: cmd, Region: region.RegionID, Key: key, Keys: keys, Bytes: bytes, Write: write, Duration: time.Since(start), Err: err})
 }
 
 func pairBytes(pairs []KvPair) int {
@@ -127,14 +130,14 @@ func (i *instrumented) InvalidateRegion(regionID uint64) { i.c.InvalidateRegion(
 func (i *instrumented) Get(ctx context.Context, region RegionCtx, key []byte, version uint64) ([]byte, error) {
 	start := time.Now()
 	v, err := i.c.Get(ctx, region, key, version)
-	i.observe(CmdGet, start, key, 1, len(key)+len(v), false, err)
+	i.observe(CmdGet, region, start, key, 1, len(key)+len(v), false, err)
 	return v, err
 }
 
 func (i *instrumented) BatchGet(ctx context.Context, region RegionCtx, keys [][]byte, version uint64) ([]KvPair, error) {
 	start := time.Now()
 	pairs, err := i.c.BatchGet(ctx, region, keys, version)
-	i.observe(CmdBatchGet, start, firstKey(keys), len(keys), pairBytes(pairs), false, err)
+	i.observe(CmdBatchGet, region, start, firstKey(keys), len(keys), pairBytes(pairs), false, err)
 	return pairs, err
 }
 
@@ -145,7 +148,7 @@ func (i *instrumented) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, er
 	if req.Reverse {
 		key = req.End
 	}
-	i.observe(CmdScan, start, key, len(pairs), pairBytes(pairs), false, err)
+	i.observe(CmdScan, req.Region, start, key, len(pairs), pairBytes(pairs), false, err)
 	return pairs, err
 }
 
@@ -160,49 +163,49 @@ func (i *instrumented) Prewrite(ctx context.Context, req *PrewriteRequest) (*Pre
 		}
 		n += len(m.Key) + len(m.Value)
 	}
-	i.observe(CmdPrewrite, start, key, len(req.Mutations), n, true, err)
+	i.observe(CmdPrewrite, req.Region, start, key, len(req.Mutations), n, true, err)
 	return resp, err
 }
 
 func (i *instrumented) Commit(ctx context.Context, req *CommitRequest) error {
 	start := time.Now()
 	err := i.c.Commit(ctx, req)
-	i.observe(CmdCommit, start, firstKey(req.Keys), len(req.Keys), keysBytes(req.Keys), true, err)
+	i.observe(CmdCommit, req.Region, start, firstKey(req.Keys), len(req.Keys), keysBytes(req.Keys), true, err)
 	return err
 }
 
 func (i *instrumented) BatchRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS uint64) error {
 	start := time.Now()
 	err := i.c.BatchRollback(ctx, region, keys, startTS)
-	i.observe(CmdBatchRollback, start, firstKey(keys), len(keys), keysBytes(keys), true, err)
+	i.observe(CmdBatchRollback, region, start, firstKey(keys), len(keys), keysBytes(keys), true, err)
 	return err
 }
 
 func (i *instrumented) Cleanup(ctx context.Context, region RegionCtx, key []byte, startTS, currentTS uint64) error {
 	start := time.Now()
 	err := i.c.Cleanup(ctx, region, key, startTS, currentTS)
-	i.observe(CmdCleanup, start, key, 1, len(key), true, err)
+	i.observe(CmdCleanup, region, start, key, 1, len(key), true, err)
 	return err
 }
 
 func (i *instrumented) CheckTxnStatus(ctx context.Context, req *CheckTxnStatusRequest) (*CheckTxnStatusResponse, error) {
 	start := time.Now()
 	resp, err := i.c.CheckTxnStatus(ctx, req)
-	i.observe(CmdCheckTxnStatus, start, req.PrimaryKey, 1, len(req.PrimaryKey), false, err)
+	i.observe(CmdCheckTxnStatus, req.Region, start, req.PrimaryKey, 1, len(req.PrimaryKey), false, err)
 	return resp, err
 }
 
 func (i *instrumented) ResolveLock(ctx context.Context, req *ResolveLockRequest) error {
 	start := time.Now()
 	err := i.c.ResolveLock(ctx, req)
-	i.observe(CmdResolveLock, start, firstKey(req.Keys), len(req.Keys), keysBytes(req.Keys), true, err)
+	i.observe(CmdResolveLock, req.Region, start, firstKey(req.Keys), len(req.Keys), keysBytes(req.Keys), true, err)
 	return err
 }
 
 func (i *instrumented) TxnHeartBeat(ctx context.Context, region RegionCtx, primary []byte, startTS, adviseTTL uint64) (uint64, error) {
 	start := time.Now()
 	ttl, err := i.c.TxnHeartBeat(ctx, region, primary, startTS, adviseTTL)
-	i.observe(CmdTxnHeartBeat, start, primary, 1, len(primary), false, err)
+	i.observe(CmdTxnHeartBeat, region, start, primary, 1, len(primary), false, err)
 	return ttl, err
 }
 
@@ -217,14 +220,14 @@ func (i *instrumented) AcquirePessimisticLock(ctx context.Context, req *AcquireP
 		}
 		n += len(k.Key)
 	}
-	i.observe(CmdAcquirePessimisticLock, start, key, len(req.Keys), n, true, err)
+	i.observe(CmdAcquirePessimisticLock, req.Region, start, key, len(req.Keys), n, true, err)
 	return resp, err
 }
 
 func (i *instrumented) PessimisticRollback(ctx context.Context, region RegionCtx, keys [][]byte, startTS, forUpdateTS uint64) error {
 	start := time.Now()
 	err := i.c.PessimisticRollback(ctx, region, keys, startTS, forUpdateTS)
-	i.observe(CmdPessimisticRollback, start, firstKey(keys), len(keys), keysBytes(keys), true, err)
+	i.observe(CmdPessimisticRollback, region, start, firstKey(keys), len(keys), keysBytes(keys), true, err)
 	return err
 }
 
@@ -235,7 +238,7 @@ func (i *instrumented) ValidateReads(ctx context.Context, req *ValidateReadsRequ
 	if key == nil && len(req.Ranges) > 0 {
 		key = req.Ranges[0].Start
 	}
-	i.observe(CmdValidateReads, start, key, len(req.Keys)+len(req.Ranges), keysBytes(req.Keys), false, err)
+	i.observe(CmdValidateReads, req.Region, start, key, len(req.Keys)+len(req.Ranges), keysBytes(req.Keys), false, err)
 	return resp, err
 }
 
@@ -246,14 +249,14 @@ func (i *instrumented) ScanNotify(ctx context.Context, req *ScanNotifyRequest) (
 	if resp != nil {
 		n = len(resp.Entries)
 	}
-	i.observe(CmdScanNotify, start, req.Start, n, 0, false, err)
+	i.observe(CmdScanNotify, req.Region, start, req.Start, n, 0, false, err)
 	return resp, err
 }
 
 func (i *instrumented) ClearNotify(ctx context.Context, region RegionCtx, entries []NotifyEntry) error {
 	start := time.Now()
 	err := i.c.ClearNotify(ctx, region, entries)
-	i.observe(CmdClearNotify, start, nil, len(entries), 0, false, err)
+	i.observe(CmdClearNotify, region, start, nil, len(entries), 0, false, err)
 	return err
 }
 
@@ -264,7 +267,7 @@ func (i *instrumented) ScanChanges(ctx context.Context, req *ScanChangesRequest)
 	for _, ch := range changes {
 		n += len(ch.Key) + len(ch.Value)
 	}
-	i.observe(CmdScanChanges, start, req.Start, len(changes), n, false, err)
+	i.observe(CmdScanChanges, req.Region, start, req.Start, len(changes), n, false, err)
 	return changes, err
 }
 
@@ -275,7 +278,7 @@ func (i *instrumented) Coprocessor(ctx context.Context, req *CoprocessorRequest)
 	if resp != nil {
 		keys, n = int(resp.Visited), len(resp.Data)
 	}
-	i.observe(CmdCoprocessor, start, req.Start, keys, n, false, err)
+	i.observe(CmdCoprocessor, req.Region, start, req.Start, keys, n, false, err)
 	return resp, err
 }
 

@@ -62,6 +62,13 @@
 // store to hand one leadership to a peer store that leads two or more
 // fewer regions (balance.go).
 //
+// # Status port
+//
+// status.go: the leader's read-only JSON API (stores with their state,
+// regions, members, the oracle; package pdapi is its contract) and the
+// Prometheus families of the cluster, which cmd/percdb serves on pd's
+// status port with /status and /debug/pprof/.
+//
 // # What comes next
 //
 // Balance of replicas, draining a store (docs/cluster.md).

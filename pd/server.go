@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -69,6 +70,8 @@ type Server struct {
 	// memory, not written to etcd on every beat.
 	hbMu       sync.Mutex
 	heartbeats map[uint64]int64
+	// beats counts the heartbeats received (status.go's metrics).
+	beats atomic.Uint64
 	// repairing is the replica repair last asked of each region's
 	// leader, so that it is logged once.
 	repairing map[uint64]*pdpb.ChangePeer

@@ -66,6 +66,7 @@ func (s *Server) beat(id uint64) {
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
 	s.heartbeats[id] = time.Now().UnixMilli()
+	s.beats.Add(1)
 }
 
 // StoreHeartbeat implements pdpb.PDServer. A heartbeat from an address

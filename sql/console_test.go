@@ -1,7 +1,6 @@
 package sql_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +20,7 @@ import (
 
 	percsql "github.com/percdb/percdb/sql"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/tests/testproc"
 )
 
 // consoleScenario starts a node with a status port and leaves it with
@@ -239,16 +238,7 @@ const envScreenshots = "PERCDB_CONSOLE_SCREENSHOTS"
 // nothing to the browser's console. It skips when chromium is not
 // installed (scripts/install-test-deps.sh installs it).
 func TestConsoleInBrowser(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("no chromium on PATH: scripts/install-test-deps.sh installs it")
-	}
+	browser := testproc.Browser(t)
 	srv, _, _ := consoleScenario(t)
 	for len(consoleGet(t, srv, "/api/overview")) < 200 { // until the first chart point
 		time.Sleep(100 * time.Millisecond)
@@ -268,7 +258,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		{"storage", []string{"cs.t", "L6", "compaction debt", "life time", "10m0s"}},
 	} {
 		t.Run(c.page, func(t *testing.T) {
-			dom, logs := chromium(t, browser, "--dump-dom", base+"#"+c.page)
+			dom, logs := testproc.Chromium(t, browser, "--dump-dom", base+"#"+c.page)
 			if !strings.Contains(dom, `data-rendered="`+c.page+`"`) {
 				t.Fatalf("the page did not render (data-error: %q); DOM: %.2000s", dataError(dom), dom)
 			}
@@ -281,30 +271,10 @@ func TestConsoleInBrowser(t *testing.T) {
 				t.Errorf("the browser's console: %s", logs)
 			}
 			if shots != "" {
-				chromium(t, browser, "--screenshot="+filepath.Join(shots, "console-"+c.page+".png"), base+"#"+c.page)
+				testproc.Chromium(t, browser, "--screenshot="+filepath.Join(shots, "console-"+c.page+".png"), base+"#"+c.page)
 			}
 		})
 	}
-}
-
-var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
-
-// chromium runs headless Chromium with arg on url, letting the page's
-// script run (virtual time: its fetches and timers complete), and returns
-// what it printed and the page's console messages.
-func chromium(t *testing.T, browser, arg, url string) (out, console string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-		"--no-first-run", "--window-size=1400,900", "--enable-logging=stderr", "--v=0",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000", arg, url)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", browser, arg, err, stderr.String())
-	}
-	return stdout.String(), strings.Join(consoleLine.FindAllString(stderr.String(), -1), "\n")
 }
 
 // dataError returns the page's data-error attribute, set when a fetch

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/keyviz"
 )
@@ -151,33 +152,8 @@ func (c consoleSource) Heatmap() console.Heatmap {
 	}
 	tables, dbNames := c.catalogTables()
 	for i, span := range h.Spans {
-		row := console.HeatmapRow{}
-		def := tables[span.TableID]
-		switch {
-		case span.Part == keyviz.PartMeta:
-			row.Table, row.Part = "(meta)", "meta"
-		case span.Part == keyviz.PartOverflow:
-			row.Table, row.Part = "(more)", "overflow"
-		case def != nil:
-			row.Table = dbNames[def.DBID] + "." + def.Name
-		default:
-			row.Table = fmt.Sprintf("table %d (dropped or rewritten)", span.TableID)
-		}
-		switch span.Part {
-		case keyviz.PartRows:
-			row.Part = "rows"
-		case keyviz.PartIndex:
-			row.Part = fmt.Sprintf("index %d", span.IndexID)
-			if def != nil {
-				for _, idx := range def.Indexes {
-					if idx.ID == span.IndexID {
-						row.Part = "index " + idx.Name
-					}
-				}
-			}
-		case keyviz.PartOther:
-			row.Part = "other"
-		}
+		row := console.HeatmapRow{Region: span.Region}
+		row.Table, row.Part = spanName(span, tables, dbNames)
 		for _, cell := range h.Cells[i] {
 			row.ReadKeys = append(row.ReadKeys, cell.ReadKeys)
 			row.ReadBytes = append(row.ReadBytes, cell.ReadBytes)
@@ -187,5 +163,49 @@ func (c consoleSource) Heatmap() console.Heatmap {
 		}
 		out.Rows = append(out.Rows, row)
 	}
+	c.orderByRegion(out.Rows, h.Spans)
 	return out
+}
+
+// spanName names a part of the key space (keyviz.SpanOf) for the console:
+// "db.table" (or what is known of it) and "rows", "index <name>",
+// "other", "meta" or "overflow".
+func spanName(span keyviz.Span, tables map[int64]*catalog.TableDef, dbNames map[int64]string) (table, part string) {
+	def := tables[span.TableID]
+	switch {
+	case span.Part == keyviz.PartMeta:
+		return "(meta)", "meta"
+	case span.Part == keyviz.PartOverflow:
+		return "(more)", "overflow"
+	case def != nil:
+		table = dbNames[def.DBID] + "." + def.Name
+	default:
+		table = fmt.Sprintf("table %d (dropped or rewritten)", span.TableID)
+	}
+	switch span.Part {
+	case keyviz.PartRows:
+		part = "rows"
+	case keyviz.PartIndex:
+		part = fmt.Sprintf("index %d", span.IndexID)
+		if def != nil {
+			for _, idx := range def.Indexes {
+				if idx.ID == span.IndexID {
+					part = "index " + idx.Name
+				}
+			}
+		}
+	case keyviz.PartOther:
+		part = "other"
+	}
+	return table, part
+}
+
+// spanLabel is spanName in one string: "db.table rows", "db.table index
+// k", "(meta)".
+func spanLabel(span keyviz.Span, tables map[int64]*catalog.TableDef, dbNames map[int64]string) string {
+	table, part := spanName(span, tables, dbNames)
+	if span.Part == keyviz.PartMeta || span.Part == keyviz.PartOverflow {
+		return table
+	}
+	return table + " " + part
 }

@@ -29,7 +29,9 @@ type kvMetrics struct {
 // lock wait or a long scan).
 var kvDurationBuckets = prometheus.ExponentialBuckets(10e-6, 4, 9)
 
-func newKVMetrics() *kvMetrics {
+// newKVMetrics makes the metrics; byRegion splits the heatmap's parts by
+// region (a SQL node of a cluster: keyviz.Options.ByRegion).
+func newKVMetrics(byRegion bool) *kvMetrics {
 	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "percdb_kv_request_duration_seconds",
 		Help:    "Time of the node's requests to the KV layer, by command, as the transaction layer saw them.",
@@ -47,7 +49,7 @@ func newKVMetrics() *kvMetrics {
 		Name: "percdb_kv_request_bytes_total",
 		Help: "Bytes of keys and values read or written by the node's KV requests, by command.",
 	}, []string{"command"})
-	m := &kvMetrics{collectors: []prometheus.Collector{duration, requests, keys, bytes}, heat: keyviz.New(keyviz.Options{})}
+	m := &kvMetrics{collectors: []prometheus.Collector{duration, requests, keys, bytes}, heat: keyviz.New(keyviz.Options{ByRegion: byRegion})}
 	for c := kv.Command(0); c < kv.CommandCount; c++ {
 		name := c.String()
 		m.duration[c] = duration.WithLabelValues(name)

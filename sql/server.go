@@ -157,6 +157,10 @@ type ClusterBackend struct {
 	// collector (gcworker) over the cluster while it is the GC leader.
 	GCSafePoints     gcworker.SafePointSource
 	ReportMinStartTS func(ctx context.Context, ts uint64) (gcLeader bool, err error)
+	// PDStatus lists the host:port of the pd members' status ports,
+	// whose read-only API (pd/status.go) the console's Cluster page
+	// reads; empty: the page says pd's API is unknown.
+	PDStatus []string
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -246,7 +250,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	s.kvMetrics = newKVMetrics()
+	s.kvMetrics = newKVMetrics(cfg.Cluster != nil)
 	if cfg.Cluster != nil {
 		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
 		s.store = txn.NewStore(kv.Instrument(cfg.Cluster.KV, s.kvMetrics), s.tsClient, cfg.Txn)

@@ -26,6 +26,7 @@ import (
 	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/txn/gcworker"
 )
 
@@ -72,11 +73,16 @@ func runPD(args []string) error {
 	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
 	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	statusFlag := addStatusFlags(fs, pdStatusOffset)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	statusAddr, err := statusFlag.addr(*addr, pdStatusOffset)
+	if err != nil {
+		return err
 	}
 	if *downTime <= 0 {
 		return fmt.Errorf("--max-store-down-time %v: want a positive duration", *downTime)
@@ -85,6 +91,11 @@ func runPD(args []string) error {
 	if err != nil {
 		return err
 	}
+	status, err := listenStatus(logger, statusAddr, "/pd/api/")
+	if err != nil {
+		return err
+	}
+	defer status.close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
@@ -93,8 +104,10 @@ func runPD(args []string) error {
 		return err
 	}
 	logger.Info("pd listening", "addr", srv.Addr().String(), "data_dir", *dataDir)
+	status.attach(srv.Handler(), srv.Collector())
 	<-ctx.Done()
 	logger.Info("shutting down")
+	status.close()
 	return srv.Close()
 }
 
@@ -109,11 +122,16 @@ func runKV(args []string) error {
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
 	clockDrift := fs.Duration("raft-max-clock-drift", 100*time.Millisecond, "how much less time a follower's clock may measure than its leader's over an election timeout (1 s); leader leases are shortened by it, and a drift of 800ms or more disables lease reads (each read then waits for a heartbeat round)")
+	statusFlag := addStatusFlags(fs, kvStatusOffset)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	statusAddr, err := statusFlag.addr(*addr, kvStatusOffset)
+	if err != nil {
+		return err
 	}
 	if *clockDrift <= 0 {
 		return fmt.Errorf("--raft-max-clock-drift %v: want a positive duration", *clockDrift)
@@ -137,6 +155,11 @@ func runKV(args []string) error {
 	if err != nil {
 		return err
 	}
+	status, err := listenStatus(logger, statusAddr, "/store", "/regions", "/regions/")
+	if err != nil {
+		return err
+	}
+	defer status.close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
@@ -145,8 +168,10 @@ func runKV(args []string) error {
 	if err != nil {
 		return err
 	}
+	status.attach(n.Handler(), append(statusserver.StoreCollectors(n.Store()), n.Collector())...)
 	<-ctx.Done()
 	logger.Info("shutting down")
+	status.close()
 	return n.Close()
 }
 
@@ -187,7 +212,7 @@ func runPlayground(args []string) error {
 	kvs := fs.Int("kv", 3, "number of kv nodes")
 	dataDir := fs.String("data-dir", "percdb-playground", "directory for the members' data (pd/, kv1/, ..., sql/)")
 	port := fs.Int("port", 4000, "MySQL port of the sql node")
-	basePort := fs.Int("base-port", 23790, "first of the ports the members use: pd (3 ports), then one per kv node")
+	basePort := fs.Int("base-port", 23790, "first of the ports the members use: pd (3 ports), one per kv node, then the status ports of pd and of each kv node")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -201,14 +226,17 @@ func runPlayground(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pdAddr := "127.0.0.1:" + strconv.Itoa(*basePort)
+	// Ports: pd's (base, etcd's base+1 and base+2), the kv nodes' (from
+	// base+3), then the status ports: pd's, then the kv nodes'.
+	statusBase := *basePort + 3 + *kvs
 	members := [][]string{{"pd", "--data-dir", filepath.Join(*dataDir, "pd"), "--addr", pdAddr,
-		"--replicas", strconv.Itoa(min(3, *kvs))}}
+		"--replicas", strconv.Itoa(min(3, *kvs)), "--status-port", strconv.Itoa(statusBase)}}
 	for i := 1; i <= *kvs; i++ {
 		members = append(members, []string{"kv", "--data-dir", filepath.Join(*dataDir, fmt.Sprintf("kv%d", i)),
-			"--addr", "127.0.0.1:" + strconv.Itoa(*basePort+2+i), "--pd", pdAddr})
+			"--addr", "127.0.0.1:" + strconv.Itoa(*basePort+2+i), "--pd", pdAddr, "--status-port", strconv.Itoa(statusBase + i)})
 	}
 	members = append(members, []string{"sql", "--data-dir", filepath.Join(*dataDir, "sql"), "--port", strconv.Itoa(*port),
-		"--pd", pdAddr, "--status-port", "0"})
+		"--pd", pdAddr, "--pd-status", "127.0.0.1:" + strconv.Itoa(statusBase), "--status-port", strconv.Itoa(statusBase + *kvs + 1)})
 	// exited receives each member's pid when it exits (its error is
 	// printed then).
 	exited := make(chan int, len(members))

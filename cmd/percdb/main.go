@@ -85,11 +85,12 @@ func runServer(role string, args []string) error {
 		name += " " + role
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	var pdAddrs *string
+	var pdAddrs, pdStatus *string
 	var kvTimeout, pdTimeout *time.Duration
 	if role == "sql" {
 		pdAddrs = fs.String("pd", "", "comma-separated host:port of the cluster's pd members (required)")
 		kvTimeout = fs.Duration("kv-timeout", kvrpc.DefaultUnavailableTimeout, "how long a request retries a kv node it cannot reach before the statement fails with error 9002")
+		pdStatus = fs.String("pd-status", "", "comma-separated host:port of the pd members' status ports, whose read-only API the console's Cluster page reads (default: each --pd address's port + 3, pd's default)")
 		pdTimeout = fs.Duration("pd-timeout", pd.DefaultTimeout, "how long a request retries the pd members before the statement fails with error 9001")
 	}
 	host := fs.String("host", "127.0.0.1", "address to listen on")
@@ -191,6 +192,10 @@ func runServer(role string, args []string) error {
 		}
 		b, closeBackend, err := dialCluster(*pdAddrs, *kvTimeout, *pdTimeout)
 		if err != nil {
+			return err
+		}
+		if b.PDStatus, err = pdStatusAddrs(*pdAddrs, *pdStatus); err != nil {
+			closeBackend()
 			return err
 		}
 		defer closeBackend()

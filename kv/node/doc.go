@@ -81,6 +81,15 @@
 // (raftstore.Replica.TransferLeader), so that every live store leads
 // about its share of the regions.
 //
+// # Status port
+//
+// metrics.go and load.go: the node counts each region's keys and bytes
+// read and written as its leader serves them and turns them into rates
+// with each heartbeat; Collector serves the store's regions, leaders,
+// heartbeats, raft's work (raftstore.Stats) and apply lag, and the
+// hottest regions, and Handler /store, /regions and /regions/hot in
+// JSON, which cmd/percdb serves on the node's status port.
+//
 // # What comes next
 //
 // Replica balance, draining a live store, merges (docs/cluster.md).

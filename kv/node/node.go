@@ -90,6 +90,11 @@ type Node struct {
 	// saveMu serializes the writers of the state file.
 	saveMu sync.Mutex
 
+	// load is the regions' reads and writes served here (load.go);
+	// heartbeats counts the heartbeats to pd by result (ok, failed).
+	load       loadTable
+	heartbeats [2]atomic.Uint64
+
 	// kick asks the heartbeat loop to heartbeat now (a leadership began
 	// or ended).
 	kick chan struct{}
@@ -383,10 +388,13 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		case <-t.C:
 		case <-n.kick:
 		}
-		if err := n.heartbeat(ctx); err != nil && ctx.Err() == nil {
+		err := n.heartbeat(ctx)
+		if err != nil && ctx.Err() == nil {
 			// The node serves the regions it has; pd will be back.
 			n.cfg.Logger.Warn("kv node heartbeat failed", "err", err)
 		}
+		n.countHeartbeat(err)
+		n.load.roll(time.Now(), n.holds)
 		n.startSplitCheck(ctx)
 	}
 }

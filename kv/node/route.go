@@ -124,6 +124,9 @@ func (n *Node) Get(ctx context.Context, rc kv.RegionCtx, key []byte, version uin
 		return nil, err
 	}
 	out, err := n.store.Get(ctx, n.whole, key, version)
+	if err == nil && out != nil {
+		n.load.read(rc.RegionID, 1, len(key)+len(out))
+	}
 	return out, n.fix(err)
 }
 
@@ -134,6 +137,7 @@ func (n *Node) BatchGet(ctx context.Context, rc kv.RegionCtx, keys [][]byte, ver
 		return nil, err
 	}
 	out, err := n.store.BatchGet(ctx, n.whole, keys, version)
+	n.load.read(rc.RegionID, len(out), pairBytes(out))
 	return out, n.fix(err)
 }
 
@@ -147,7 +151,17 @@ func (n *Node) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, erro
 	in := *req
 	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	out, err := n.store.Scan(ctx, &in)
+	n.load.read(req.Region.RegionID, len(out), pairBytes(out))
 	return out, n.fix(err)
+}
+
+// pairBytes is the bytes of the keys and values of ps.
+func pairBytes(ps []kv.KvPair) int {
+	b := 0
+	for _, p := range ps {
+		b += len(p.Key) + len(p.Value)
+	}
+	return b
 }
 
 // mutationKeys lists the keys of a prewrite.
@@ -168,6 +182,13 @@ func (n *Node) Prewrite(ctx context.Context, req *kv.PrewriteRequest) (*kv.Prewr
 	in := *req
 	in.Region = n.whole
 	out, err := n.store.Prewrite(ctx, &in)
+	if err == nil {
+		b := 0
+		for _, m := range req.Mutations {
+			b += len(m.Key) + len(m.Value)
+		}
+		n.load.write(req.Region.RegionID, len(req.Mutations), b)
+	}
 	return out, n.fix(err)
 }
 
@@ -350,5 +371,9 @@ func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv
 	in := *req
 	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	out, err := n.store.Coprocessor(ctx, &in)
+	if err == nil {
+		// The pairs the program read; their bytes are not counted.
+		n.load.read(req.Region.RegionID, int(out.Visited), 0)
+	}
 	return out, n.fix(err)
 }

@@ -162,6 +162,9 @@ type Replica struct {
 	// appliedBytes counts the bytes of the batches applied: the node's
 	// split check compares it with what it last checked.
 	appliedBytes atomic.Uint64
+	// commitIndex and appliedIndex publish the loop's commit index and
+	// applied for Progress.
+	commitIndex, appliedIndex atomic.Uint64
 }
 
 // confChangeAt is a conf change applied at a log index: the
@@ -252,6 +255,8 @@ func newReplica(s *Store, id uint64, desc Descriptor, peers []uint64, confVer ui
 	r := &Replica{s: s, id: id, desc: desc, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
 		applied: max(kept.trunc.index, kept.floor), reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
+	r.commitIndex.Store(hs.GetCommit())
+	r.appliedIndex.Store(r.applied)
 	if hs.GetTerm() > initTerm {
 		r.voteGuard = s.cfg.ElectionTicks
 	}
@@ -523,7 +528,9 @@ func (r *Replica) feed() {
 	r.newProps, r.newReads = nil, nil
 	r.mu.Unlock()
 	for _, p := range props {
+		r.s.stats.proposals.Add(1)
 		if err := r.rn.Propose(p.data); err != nil {
+			r.s.stats.proposalsRefused.Add(1)
 			r.finish(p.key, &NotLeaderError{RegionID: r.id, Leader: r.rn.BasicStatus().Lead})
 		}
 	}
@@ -586,6 +593,7 @@ func (r *Replica) driveTransfer() {
 	}
 	r.s.cfg.Logger.Info("raftstore: transferring leadership", "region", r.id, "to", to)
 	r.suspend(to)
+	r.s.stats.leaderTransfers.Add(1)
 	r.rn.TransferLeader(to)
 }
 
@@ -771,6 +779,7 @@ func (r *Replica) stored(rd raft.Ready) error {
 		if err := r.ms.SetHardState(hs); err != nil {
 			return fmt.Errorf("raftstore: region %d: %w", r.id, err)
 		}
+		r.commitIndex.Store(hs.GetCommit())
 	}
 	if len(rd.Entries) > 0 {
 		if err := r.ms.Append(rd.Entries); err != nil {
@@ -871,6 +880,7 @@ func (r *Replica) apply(ctx context.Context, rd raft.Ready) {
 		r.applyEntry(ctx, e)
 		r.applied = e.GetIndex()
 	}
+	r.appliedIndex.Store(r.applied)
 	r.settleReads()
 	if b := &r.barrier; b.term != 0 && b.indexed && !b.fetching && b.index <= r.applied {
 		b.fetching = true
@@ -995,6 +1005,7 @@ func (r *Replica) transferAway() {
 	if best != 0 {
 		r.s.cfg.Logger.Info("raftstore: transferring leadership away", "region", r.id, "to", best)
 		r.suspend(best)
+		r.s.stats.leaderTransfers.Add(1)
 		r.rn.TransferLeader(best)
 	}
 }

@@ -142,6 +142,9 @@ type Store struct {
 	// round handles the replicas dirty or stepped since the last one, so
 	// that its cost follows the regions with work, not all the regions
 	// (TiKV's batch system polls only the regions with messages too).
+	// stats counts the store's raft work (Stats).
+	stats storeStats
+
 	dirtyMu  sync.Mutex
 	dirty    map[uint64]*Replica
 	allDirty bool
@@ -702,6 +705,7 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 		if err := s.cfg.Applier.ImportRange(ctx, d.Start, d.End, in.chunks); err != nil {
 			return fmt.Errorf("raftstore: region %d: install snapshot at %d: %w", r.id, md.GetIndex(), err)
 		}
+		s.stats.snapshotsInstall.Add(1)
 		s.cfg.Logger.Info("raftstore: snapshot installed", "region", r.id, "index", md.GetIndex(), "chunks", len(in.chunks))
 	}
 	if err := r.rn.Step(in.env.Msg); err != nil {
@@ -730,8 +734,10 @@ func (s *Store) sendSnapshot(r *Replica, m *pb.Message) {
 		status := raft.SnapshotFinish
 		if err != nil {
 			status = raft.SnapshotFailure
+			s.stats.snapshotSendFailures.Add(1)
 			s.cfg.Logger.Warn("raftstore: snapshot not sent", "region", r.id, "to", m.GetTo(), "err", err)
 		} else {
+			s.stats.snapshotsSent.Add(1)
 			s.cfg.Logger.Info("raftstore: snapshot sent", "region", r.id, "to", m.GetTo(), "index", m.GetSnapshot().GetMetadata().GetIndex())
 		}
 		s.mu.Lock()

@@ -109,8 +109,13 @@ type Heatmap struct {
 type HeatmapRow struct {
 	// Table is "db.table" (or what is known of it), Part "rows",
 	// "index <name>", "other", "meta" or "overflow".
-	Table      string   `json:"table"`
-	Part       string   `json:"part"`
+	Table string `json:"table"`
+	Part  string `json:"part"`
+	// Region is the region the requests went to, on a SQL node of a
+	// cluster (0: not by region), Range its keys as TiDB writes them
+	// ("" when pd did not list it).
+	Region     uint64   `json:"region,omitempty"`
+	Range      string   `json:"range,omitempty"`
 	ReadKeys   []uint64 `json:"read_keys"`
 	ReadBytes  []uint64 `json:"read_bytes"`
 	WriteKeys  []uint64 `json:"write_keys"`
@@ -128,6 +133,8 @@ type Source interface {
 	Heatmap() Heatmap
 	// Storage reads the store, the LSM and the garbage collector now.
 	Storage() Storage
+	// Cluster reads the cluster's stores and regions from pd now.
+	Cluster() Cluster
 	// Kill stops connection id's running statement (query) or closes
 	// the connection; an error when there is no such connection.
 	Kill(id uint32, query bool) error
@@ -171,6 +178,11 @@ func Handler(src Source, hist *History) http.Handler {
 		st.Levels, st.Tables = nonNil(st.Levels), nonNil(st.Tables)
 		st.GC.PendingRanges, st.GC.ServiceSafePoints = nonNil(st.GC.PendingRanges), nonNil(st.GC.ServiceSafePoints)
 		return st
+	})
+	api("cluster", func() any {
+		c := src.Cluster()
+		c.PD, c.Stores, c.Regions = nonNil(c.PD), nonNil(c.Stores), nonNil(c.Regions)
+		return c
 	})
 	mux.HandleFunc("POST /api/kill", func(w http.ResponseWriter, r *http.Request) { serveKill(w, r, src) })
 	return mux

@@ -37,6 +37,7 @@ func (f *fakeSource) Heatmap() Heatmap {
 func (f *fakeSource) Storage() Storage {
 	return Storage{Local: true, Dir: "/data/kv", DiskTotal: 100, Tables: []TableSize{{Table: "d.t", Bytes: 42}}}
 }
+func (f *fakeSource) Cluster() Cluster { return Cluster{} }
 func (f *fakeSource) Kill(id uint32, query bool) error {
 	if id != 7 {
 		return ErrNoConnection

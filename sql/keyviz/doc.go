@@ -12,6 +12,11 @@
 // (t{table}_r..., t{table}_i{index}...); naming them (db.table, the
 // index's name) is the caller's, from its catalog.
 //
+// With Options.ByRegion (a SQL node of a cluster), each part is split by
+// the region the requests were sent to, so that the rows follow the
+// regions' boundaries: "db.t rows" becomes one row per region holding
+// them.
+//
 // Memory is bounded: Options.Columns columns of Options.Interval each,
 // and in each at most Options.MaxSpans parts (the rest is counted under
 // one overflow part).

@@ -18,6 +18,10 @@ type Options struct {
 	Columns int
 	// MaxSpans bounds the parts counted in one column; default 1,000.
 	MaxSpans int
+	// ByRegion splits each part by the region the requests went to
+	// (kv.RequestStats.Region), so that the rows follow the regions'
+	// boundaries: a SQL node of a cluster sets it.
+	ByRegion bool
 }
 
 // Defaults of Options.
@@ -50,6 +54,9 @@ type Span struct {
 	TableID int64 // 0 for PartMeta and PartOverflow
 	Part    Part
 	IndexID int64 // for PartIndex
+	// Region is the region the requests went to, with Options.ByRegion
+	// (0 otherwise, and for PartOverflow).
+	Region uint64
 }
 
 // Cell is what the requests to one span did in one column.
@@ -59,7 +66,8 @@ type Cell struct {
 	Requests uint64
 }
 
-func (c *Cell) add(o Cell) {
+// Add adds o's counts to c.
+func (c *Cell) Add(o Cell) {
 	c.ReadKeys += o.ReadKeys
 	c.ReadBytes += o.ReadBytes
 	c.WriteKeys += o.WriteKeys
@@ -125,7 +133,11 @@ func (r *Recorder) ObserveRequest(s kv.RequestStats) {
 	} else {
 		c.ReadKeys, c.ReadBytes = uint64(s.Keys), uint64(s.Bytes)
 	}
-	r.Add(SpanOf(s.Key), c)
+	span := SpanOf(s.Key)
+	if r.opts.ByRegion {
+		span.Region = s.Region
+	}
+	r.Add(span, c)
 }
 
 // Add counts c for span in the current column.
@@ -145,7 +157,7 @@ func (r *Recorder) Add(span Span, c Cell) {
 			col.cells[span] = cell
 		}
 	}
-	cell.add(c)
+	cell.Add(c)
 }
 
 // column returns the column now falls in, starting new ones as time
@@ -234,7 +246,8 @@ func (r *Recorder) Snapshot() Heatmap {
 }
 
 // lessSpan orders spans as their keys are ordered: meta first, then by
-// table, rows, indexes by ID, other; overflow last.
+// table, rows, indexes by ID, other; overflow last; a part's regions by
+// id (the caller, which knows the regions' ranges, may order them by key).
 func lessSpan(a, b Span) bool {
 	rank := func(s Span) int {
 		switch s.Part {
@@ -254,5 +267,8 @@ func lessSpan(a, b Span) bool {
 	if a.Part != b.Part {
 		return a.Part < b.Part
 	}
-	return a.IndexID < b.IndexID
+	if a.IndexID != b.IndexID {
+		return a.IndexID < b.IndexID
+	}
+	return a.Region < b.Region
 }

@@ -86,3 +86,38 @@ func TestRecorderColumns(t *testing.T) {
 		t.Errorf("overflow counted %d requests, want 2", c.Requests)
 	}
 }
+
+// TestRecorderByRegion: with ByRegion a part's requests are counted per
+// region they went to (a table split in two gives two rows of its rows),
+// without it per part only.
+func TestRecorderByRegion(t *testing.T) {
+	for _, byRegion := range []bool{false, true} {
+		clk := &clock{t: time.Unix(1000, 0)}
+		r := New(Options{ByRegion: byRegion})
+		r.now = clk.now
+		for _, q := range []struct {
+			region uint64
+			handle int64
+		}{{7, 1}, {3, 500}, {7, 2}} {
+			r.ObserveRequest(kv.RequestStats{Command: kv.CmdGet, Region: q.region, Key: tablecodec.RowKey(nil, 5, tablecodec.IntHandle(q.handle)), Keys: 1, Bytes: 10})
+		}
+		h := r.Snapshot()
+		var want []Span
+		var reads []uint64
+		if byRegion {
+			want = []Span{{TableID: 5, Part: PartRows, Region: 3}, {TableID: 5, Part: PartRows, Region: 7}}
+			reads = []uint64{1, 2}
+		} else {
+			want = []Span{{TableID: 5, Part: PartRows}}
+			reads = []uint64{3}
+		}
+		if len(h.Spans) != len(want) {
+			t.Fatalf("ByRegion %v: spans %+v, want %+v", byRegion, h.Spans, want)
+		}
+		for i := range want {
+			if h.Spans[i] != want[i] || h.Cells[i][0].ReadKeys != reads[i] {
+				t.Errorf("ByRegion %v: span %d %+v with %d keys read, want %+v with %d", byRegion, i, h.Spans[i], h.Cells[i][0].ReadKeys, want[i], reads[i])
+			}
+		}
+	}
+}

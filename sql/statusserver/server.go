@@ -27,8 +27,11 @@ type Config struct {
 	// Gatherer is what /metrics serves.
 	Gatherer prometheus.Gatherer
 	// Connections returns the number of open client connections, for
-	// /status.
+	// /status; nil for a member without clients (pd, a KV node).
 	Connections func() int
+	// Handlers serves more paths (a KV node's /regions, pd's API), by
+	// the pattern each is registered with (net/http.ServeMux's).
+	Handlers map[string]http.Handler
 	// Console, when set, serves every other path: the web console
 	// (package console), which answers 404 for what it does not know.
 	Console http.Handler
@@ -65,8 +68,8 @@ const readHeaderTimeout = 10 * time.Second
 
 // Listen starts listening on cfg.Addr. Serve serves; Close stops.
 func Listen(cfg Config) (*Server, error) {
-	if cfg.Gatherer == nil || cfg.Connections == nil {
-		return nil, errors.New("statusserver: Config needs a Gatherer and Connections")
+	if cfg.Gatherer == nil {
+		return nil, errors.New("statusserver: Config needs a Gatherer")
 	}
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -85,6 +88,9 @@ func Listen(cfg Config) (*Server, error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	for pattern, h := range cfg.Handlers {
+		mux.Handle(pattern, h)
+	}
 	if cfg.Console != nil {
 		mux.Handle("/", cfg.Console)
 	}
@@ -119,6 +125,10 @@ func (s *Server) Close(ctx context.Context) error {
 
 // status returns what /status reports now.
 func (s *Server) status(now time.Time) Status {
+	conns := 0
+	if s.cfg.Connections != nil {
+		conns = s.cfg.Connections()
+	}
 	return Status{
 		Ready:         !s.closing.Load(),
 		Version:       s.cfg.Version,
@@ -126,7 +136,7 @@ func (s *Server) status(now time.Time) Status {
 		GoVersion:     runtime.Version(),
 		StartTime:     s.started.UTC().Format(time.RFC3339),
 		UptimeSeconds: now.Sub(s.started).Seconds(),
-		Connections:   s.cfg.Connections(),
+		Connections:   conns,
 	}
 }
 

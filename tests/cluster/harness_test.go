@@ -39,6 +39,16 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// port returns the port of host:port addr.
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // member is one process of the cluster: its command line, and while it
 // runs, the process.
 type member struct {
@@ -49,7 +59,10 @@ type member struct {
 	ready *regexp.Regexp // the log line that says it serves
 	// addr is the address the ready line names (group 1), if any.
 	addr string
-	log  *testproc.Tail
+	// status is the member's status port (host:port), for pd and the
+	// KV nodes.
+	status string
+	log    *testproc.Tail
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -171,22 +184,23 @@ func startCluster(t *testing.T, bin string, kvs int, sqlArgs ...string) *cluster
 func startClusterWith(t *testing.T, bin string, kvs int, pdArgs, kvArgs []string, sqlArgs ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	pdAddr := freeAddr(t)
-	c := &cluster{pd: &member{t: t, name: "pd", bin: bin, ready: regexp.MustCompile(`pd is the leader`), addr: pdAddr,
+	pdAddr, pdStatus := freeAddr(t), freeAddr(t)
+	c := &cluster{pd: &member{t: t, name: "pd", bin: bin, ready: regexp.MustCompile(`pd is the leader`), addr: pdAddr, status: pdStatus,
 		args: []string{"pd", "--data-dir", filepath.Join(dir, "pd"), "--addr", pdAddr, "--replicas", strconv.Itoa(min(3, kvs)),
-			"--peer-url", "http://" + freeAddr(t), "--client-url", "http://" + freeAddr(t)}}}
+			"--peer-url", "http://" + freeAddr(t), "--client-url", "http://" + freeAddr(t), "--status-port", port(t, pdStatus)}}}
 	c.pd.args = append(c.pd.args, pdArgs...)
 	c.pd.start()
 	for i := 1; i <= kvs; i++ {
-		addr := freeAddr(t)
-		m := &member{t: t, name: fmt.Sprintf("kv%d", i), bin: bin, ready: regexp.MustCompile(`kv node serving`), addr: addr,
-			args: append([]string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr, "--reserve-space", "0"}, kvArgs...)}
+		addr, status := freeAddr(t), freeAddr(t)
+		m := &member{t: t, name: fmt.Sprintf("kv%d", i), bin: bin, ready: regexp.MustCompile(`kv node serving`), addr: addr, status: status,
+			args: append([]string{"kv", "--data-dir", filepath.Join(dir, fmt.Sprintf("kv%d", i)), "--addr", addr, "--pd", pdAddr, "--reserve-space", "0",
+				"--status-port", port(t, status)}, kvArgs...)}
 		m.start()
 		c.kvs = append(c.kvs, m)
 	}
 	c.sql = &member{t: t, name: "sql", bin: bin, ready: regexp.MustCompile(`percdb listening.* addr=(127\.0\.0\.1:[0-9]+)`),
 		args: append([]string{"sql", "--data-dir", filepath.Join(dir, "sql"), "--host", "127.0.0.1", "--port", "0",
-			"--status-port", "0", "--pd", pdAddr}, sqlArgs...)}
+			"--status-port", "0", "--pd", pdAddr, "--pd-status", pdStatus}, sqlArgs...)}
 	c.sql.start()
 	return c
 }

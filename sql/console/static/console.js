@@ -247,6 +247,39 @@ const pages = {
     ], gc.service_safe_points);
     return st.tables.length;
   },
+  async cluster() {
+    const c = await api("cluster");
+    const note = document.getElementById("cluster-note");
+    note.textContent = !c.in_cluster ? "This is a single node: its store, oracle and MySQL server are one process (see Storage)."
+      : c.error ? "pd could not be read: " + c.error
+      : "The cluster as its pd leader sees it, read from pd's API. The regions' rates are this SQL node's requests over the last minute.";
+    document.getElementById("cluster-tiles").replaceChildren(...[
+      ["pd leader", (c.pd.find(m => m.leader) || {}).addr || ""], ["pd members", num(c.pd.length, 0)],
+      ["stores up", `${num(c.stores.filter(s => s.state === "up").length, 0)} of ${num(c.stores.length, 0)}`,
+        c.stores.some(s => s.state !== "up") ? "bad" : ""],
+      ["regions", num(c.regions.length, 0)],
+      ["oracle", c.oracle.timestamp === "0" ? "" : time(c.oracle.physical)],
+    ].map(([k, v, cls]) => el("div", { class: "tile" + (cls ? " " + cls : "") }, el("div", { class: "v" }, v), el("div", { class: "k" }, k))));
+    table(document.getElementById("cluster-stores"), [
+      { key: "id", label: "Store", num: true }, { key: "addr", label: "Address" }, { key: "state", label: "State" },
+      { key: "replicas", label: "Regions", num: true }, { key: "leaders", label: "Leaders", num: true },
+      { key: "last_heartbeat", label: "Last heartbeat", fmt: v => v.startsWith("0001") ? "not heard from" : time(v) },
+    ], c.stores);
+    table(document.getElementById("cluster-pd"), [
+      { key: "addr", label: "Address" }, { key: "leader", label: "Role", fmt: v => v ? "leader" : "follower" },
+    ], c.pd);
+    table(document.getElementById("cluster-regions"), [
+      { key: "id", label: "Region", num: true }, { key: "table", label: "Starts in" },
+      { key: "start", label: "Start key", fmt: v => v || "(start)" }, { key: "end", label: "End key", fmt: v => v || "(end)" },
+      { key: "leader", label: "Leader store", num: true }, { key: "peers", label: "Peers", fmt: v => (v || []).join(", ") },
+      { key: "version", label: "Version", num: true }, { key: "conf_ver", label: "Conf ver", num: true },
+      { key: "read_keys_per_s", label: "Read keys/s", num: true, fmt: v => num(v, 1) },
+      { key: "read_bytes_per_s", label: "Read/s", num: true, fmt: v => bytes(v) },
+      { key: "write_keys_per_s", label: "Written keys/s", num: true, fmt: v => num(v, 1) },
+      { key: "write_bytes_per_s", label: "Written/s", num: true, fmt: v => bytes(v) },
+    ], c.regions);
+    return c.regions.length;
+  },
 };
 
 // heatmapChart draws h's rows for measure as an SVG grid: a row per part
@@ -268,14 +301,15 @@ function heatmapChart(div, h, measure) {
   h.rows.forEach((r, i) => {
     const y = i * RH;
     const lbl = svg("text", { x: LW - 6, y: y + RH - 5, "text-anchor": "end", class: "heat-label" });
-    lbl.textContent = `${r.table} ${r.part}`;
+    const name = `${r.table} ${r.part}` + (r.region ? ` · region ${r.region}` : "");
+    lbl.textContent = name;
     s.append(lbl);
     r[measure].forEach((v, j) => {
       const d = depth(v);
       const cell = svg("rect", { x: LW + j * CW, y: y + 1, width: CW - 1, height: RH - 2,
         fill: d === 0 ? "#eef1f4" : `rgba(198, 40, 40, ${(0.12 + 0.88 * d).toFixed(3)})`, "data-value": v });
       const tip = svg("title");
-      tip.textContent = `${r.table} ${r.part}\n${new Date(h.times[j]).toLocaleTimeString("en-GB")} +${h.interval_s}s\n` +
+      tip.textContent = name + (r.range ? `\n${r.range}` : "") + `\n${new Date(h.times[j]).toLocaleTimeString("en-GB")} +${h.interval_s}s\n` +
         `read ${num(r.read_keys[j], 0)} keys, ${bytes(r.read_bytes[j])}\nwritten ${num(r.write_keys[j], 0)} keys, ${bytes(r.write_bytes[j])}\n${num(r.requests[j], 0)} requests`;
       cell.append(tip);
       s.append(cell);

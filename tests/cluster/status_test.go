@@ -1,0 +1,432 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/percdb/percdb/tests/testproc"
+)
+
+// get fetches http://addr/path and returns the status code and body; an
+// error (the port not yet listening) is returned, not fatal, for polling.
+func get(addr, path string) (int, []byte, error) {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// getOK fetches path, waiting for the port to listen, and fails unless
+// it answers 200.
+func getOK(t *testing.T, c *cluster, addr, path string) []byte {
+	t.Helper()
+	var code int
+	var body []byte
+	var err error
+	waitFor(t, "GET "+addr+path, func() bool {
+		code, body, err = get(addr, path)
+		return err == nil
+	}, func() string { return fmt.Sprintf("%v\n%s", err, c.logs()) })
+	if code != http.StatusOK {
+		t.Fatalf("GET %s%s: %d %s", addr, path, code, body)
+	}
+	return body
+}
+
+// scrapeMember reads a member's /metrics with Prometheus' text parser.
+func scrapeMember(t *testing.T, c *cluster, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	body := getOK(t, c, addr, "/metrics")
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("parse %s/metrics: %v\n%s", addr, err, body)
+	}
+	return fams
+}
+
+// sample returns the value of family name's sample with labels ("k=v"),
+// and whether there is one.
+func sample(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+	f, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for _, kv := range labels {
+			k, v, _ := strings.Cut(kv, "=")
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// sumOver sums family name's sample with labels over the KV nodes.
+func sumOver(t *testing.T, c *cluster, name string, labels ...string) float64 {
+	t.Helper()
+	total := 0.0
+	for _, m := range c.kvs {
+		v, ok := sample(scrapeMember(t, c, m.status), name, labels...)
+		if !ok {
+			t.Fatalf("%s: no %s%v", m.name, name, labels)
+		}
+		total += v
+	}
+	return total
+}
+
+// TestStatusPortOfEachRole: pd and every KV node serve /status,
+// /metrics (which Prometheus' parser reads) and /debug/pprof/ on their
+// own status ports; their families describe the cluster (pd: the leader,
+// three stores up, the regions; KV nodes: regions, leaders) and move
+// with traffic (raft proposals, heartbeats, the regions' written keys);
+// pd's read-only API lists the stores, the regions with their leaders,
+// the members and the oracle.
+func TestStatusPortOfEachRole(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 3)
+	for _, m := range append([]*member{c.pd}, c.kvs...) {
+		var st struct {
+			Ready   bool   `json:"ready"`
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(getOK(t, c, m.status, "/status"), &st); err != nil || !st.Ready || st.Version == "" {
+			t.Fatalf("%s /status: %+v %v", m.name, st, err)
+		}
+		getOK(t, c, m.status, "/debug/pprof/")
+		// The port listens before the member opens; its own families
+		// and JSON come once it is open (503 until then).
+		path := "/store"
+		if m == c.pd {
+			path = "/pd/api/v1/members"
+		}
+		waitFor(t, m.name+" open on its status port", func() bool {
+			code, _, err := get(m.status, path)
+			return err == nil && code == http.StatusOK
+		}, c.logs)
+	}
+
+	var stores []struct {
+		ID       uint64 `json:"id"`
+		State    string `json:"state"`
+		Replicas int    `json:"replicas"`
+	}
+	waitFor(t, "pd lists three stores up", func() bool {
+		if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/stores"), &stores); err != nil {
+			t.Fatal(err)
+		}
+		up := 0
+		for _, s := range stores {
+			if s.State == "up" && s.Replicas > 0 {
+				up++
+			}
+		}
+		return up == 3
+	}, func() string { return fmt.Sprintf("%+v", stores) })
+	pdm := scrapeMember(t, c, c.pd.status)
+	if v, _ := sample(pdm, "percdb_pd_is_leader"); v != 1 {
+		t.Fatalf("percdb_pd_is_leader = %v", v)
+	}
+	if v, _ := sample(pdm, "percdb_pd_stores", "state=up"); v != 3 {
+		t.Fatalf("percdb_pd_stores{state=up} = %v", v)
+	}
+	if v, _ := sample(pdm, "percdb_pd_regions"); v < 1 {
+		t.Fatalf("percdb_pd_regions = %v", v)
+	}
+	var members []struct {
+		Addr   string `json:"addr"`
+		Leader bool   `json:"leader"`
+	}
+	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/members"), &members); err != nil || len(members) != 1 || !members[0].Leader || members[0].Addr != c.pd.addr {
+		t.Fatalf("members: %+v %v", members, err)
+	}
+	var oracle struct {
+		Timestamp uint64 `json:"timestamp"`
+	}
+	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/tso"), &oracle); err != nil || oracle.Timestamp == 0 {
+		t.Fatalf("tso: %+v %v", oracle, err)
+	}
+
+	// Before traffic.
+	proposals := sumOver(t, c, "percdb_raft_proposals_total", "result=ok")
+	beats := sumOver(t, c, "percdb_store_heartbeats_total", "result=ok")
+	pdBeats, _ := sample(pdm, "percdb_pd_store_heartbeats_total")
+	if v := sumOver(t, c, "percdb_store_regions"); v < 3 {
+		t.Fatalf("percdb_store_regions summed over the KV nodes = %v, want a replica of each region on each", v)
+	}
+	if v := sumOver(t, c, "percdb_store_leaders"); v < 1 {
+		t.Fatalf("percdb_store_leaders summed = %v", v)
+	}
+	for _, m := range c.kvs {
+		fams := scrapeMember(t, c, m.status)
+		for _, name := range []string{"percdb_pebble_compactions_total", "percdb_disk_available_bytes", "percdb_raft_apply_lag_entries", "percdb_raft_snapshots_sent_total", "percdb_raft_leader_transfers_total"} {
+			if _, ok := fams[name]; !ok {
+				t.Fatalf("%s /metrics has no %s", m.name, name)
+			}
+		}
+	}
+
+	db := openDB(t, c.sql.addr, "", true)
+	for _, stmt := range []string{"CREATE DATABASE ops", "CREATE TABLE ops.t (id INT PRIMARY KEY, v VARCHAR(64))"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v\n%s", stmt, err, c.logs())
+		}
+	}
+	for i := range 50 {
+		if _, err := db.Exec("INSERT INTO ops.t VALUES (?, REPEAT('x', 60))", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM ops.t").Scan(&n); err != nil || n != 50 {
+		t.Fatalf("count: %d %v", n, err)
+	}
+
+	if v := sumOver(t, c, "percdb_raft_proposals_total", "result=ok"); v < proposals+50 {
+		t.Fatalf("percdb_raft_proposals_total{ok} went from %v to %v over 50 inserts", proposals, v)
+	}
+	waitFor(t, "heartbeats counted", func() bool {
+		pdNow, _ := sample(scrapeMember(t, c, c.pd.status), "percdb_pd_store_heartbeats_total")
+		return sumOver(t, c, "percdb_store_heartbeats_total", "result=ok") > beats && pdNow > pdBeats
+	}, c.logs)
+	// The leaders' /regions count the keys written (prewritten) into
+	// their regions: 50 rows at least, each of more than 60 bytes.
+	var written, writtenBytes uint64
+	for _, m := range c.kvs {
+		var regions []struct {
+			ID         uint64 `json:"id"`
+			Leading    bool   `json:"leading"`
+			WriteKeys  uint64 `json:"write_keys"`
+			WriteBytes uint64 `json:"write_bytes"`
+			Voters     []uint64
+		}
+		if err := json.Unmarshal(getOK(t, c, m.status, "/regions"), &regions); err != nil || len(regions) == 0 {
+			t.Fatalf("%s /regions: %+v %v", m.name, regions, err)
+		}
+		for _, r := range regions {
+			written += r.WriteKeys
+			writtenBytes += r.WriteBytes
+		}
+		getOK(t, c, m.status, "/regions/hot")
+		getOK(t, c, m.status, "/store")
+	}
+	if written < 50 || writtenBytes < 50*60 {
+		t.Fatalf("the KV nodes' /regions count %d keys and %d bytes written, want at least 50 and %d", written, writtenBytes, 50*60)
+	}
+	var regions []struct {
+		ID     uint64   `json:"id"`
+		Peers  []uint64 `json:"peers"`
+		Leader uint64   `json:"leader"`
+	}
+	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/regions"), &regions); err != nil || len(regions) == 0 {
+		t.Fatalf("regions: %+v %v", regions, err)
+	}
+	for _, r := range regions {
+		found := false
+		for _, p := range r.Peers {
+			found = found || p == r.Leader
+		}
+		if !found {
+			t.Fatalf("region %d: leader %d is not one of its peers %v", r.ID, r.Leader, r.Peers)
+		}
+	}
+}
+
+// envScreenshots names a directory where TestConsoleClusterPage saves
+// the Cluster page's screenshot (docs/images for the documentation).
+const envScreenshots = "PERCDB_CONSOLE_SCREENSHOTS"
+
+// TestConsoleClusterPage: the console of a SQL node of a 3-node cluster
+// shows the cluster from pd's API: the three stores up with their
+// regions and leaders, the pd leader, the oracle, and the regions of a
+// table split in four, each range decoded to the table it starts in; its
+// key heatmap has a row of the table's rows per region, in key order,
+// with the region's range, and the Cluster page the regions' rates; in headless Chromium both pages render them
+// with nothing on the browser's console (that part skipped without
+// chromium).
+func TestConsoleClusterPage(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	sqlStatus := freeAddr(t)
+	c := startCluster(t, bin, 3, "--status-port", port(t, sqlStatus))
+	db := openDB(t, c.sql.addr, "", true)
+	for _, stmt := range []string{"CREATE DATABASE ops", "CREATE TABLE ops.t (id INT PRIMARY KEY, v INT, KEY kv (v))",
+		"INSERT INTO ops.t VALUES (1, 1), (50, 50), (150, 150)"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v\n%s", stmt, err, c.logs())
+		}
+	}
+	var total int
+	var ratio float64
+	if err := db.QueryRow("SPLIT TABLE ops.t BY (10), (100), (1000)").Scan(&total, &ratio); err != nil || total == 0 {
+		t.Fatalf("SPLIT TABLE: %d %v\n%s", total, err, c.logs())
+	}
+	var cl struct {
+		InCluster bool   `json:"in_cluster"`
+		Error     string `json:"error"`
+		PD        []struct {
+			Addr   string `json:"addr"`
+			Leader bool   `json:"leader"`
+		} `json:"pd"`
+		Oracle struct {
+			Timestamp string `json:"timestamp"`
+		} `json:"oracle"`
+		Stores []struct {
+			State    string `json:"state"`
+			Replicas int    `json:"replicas"`
+			Leaders  int    `json:"leaders"`
+		} `json:"stores"`
+		Regions []struct {
+			Table  string   `json:"table"`
+			Start  string   `json:"start"`
+			Leader uint64   `json:"leader"`
+			Peers  []uint64 `json:"peers"`
+		} `json:"regions"`
+	}
+	rowsRegions := 0
+	waitFor(t, "the console lists the split table's regions", func() bool {
+		if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/cluster"), &cl); err != nil {
+			t.Fatal(err)
+		}
+		rowsRegions = 0
+		for _, r := range cl.Regions {
+			if r.Table == "ops.t rows" && strings.HasPrefix(r.Start, "t_") && r.Leader != 0 {
+				rowsRegions++
+			}
+		}
+		return rowsRegions >= 3
+	}, func() string { return fmt.Sprintf("%+v\n%s", cl, c.logs()) })
+	if !cl.InCluster || cl.Error != "" || len(cl.PD) != 1 || !cl.PD[0].Leader || cl.PD[0].Addr != c.pd.addr || cl.Oracle.Timestamp == "0" {
+		t.Fatalf("cluster: %+v", cl)
+	}
+	leaders := 0
+	for _, s := range cl.Stores {
+		if s.State != "up" || s.Replicas == 0 {
+			t.Fatalf("stores: %+v", cl.Stores)
+		}
+		leaders += s.Leaders
+	}
+	if len(cl.Stores) != 3 || leaders != len(cl.Regions) {
+		t.Fatalf("stores: %+v, %d regions", cl.Stores, len(cl.Regions))
+	}
+
+	// The key heatmap follows the regions: after traffic to each of the
+	// table's regions, one row of its rows per region, in key order, each
+	// with its range.
+	for _, stmt := range []string{"INSERT INTO ops.t VALUES (5000, 5)", "UPDATE ops.t SET v = v + 1 WHERE id IN (1, 50, 150)"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	for _, id := range []int{1, 50, 150, 5000} {
+		var v int
+		if err := db.QueryRow("SELECT v FROM ops.t WHERE id = ?", id).Scan(&v); err != nil {
+			t.Fatalf("select %d: %v", id, err)
+		}
+	}
+	var heat struct {
+		Rows []struct {
+			Table     string   `json:"table"`
+			Part      string   `json:"part"`
+			Region    uint64   `json:"region"`
+			Range     string   `json:"range"`
+			WriteKeys []uint64 `json:"write_keys"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/heatmap"), &heat); err != nil {
+		t.Fatal(err)
+	}
+	var ranges []string
+	seen := map[uint64]bool{}
+	for _, r := range heat.Rows {
+		if r.Table != "ops.t" || r.Part != "rows" {
+			continue
+		}
+		if r.Region == 0 || r.Range == "" || seen[r.Region] {
+			t.Fatalf("heatmap row %+v: want a region of its own with its range", r)
+		}
+		seen[r.Region] = true
+		ranges = append(ranges, r.Range)
+	}
+	if len(ranges) < 4 {
+		t.Fatalf("the heatmap has %d rows of ops.t's rows (%v), want one per region of the four the rows went to: %+v", len(ranges), ranges, heat.Rows)
+	}
+	for i := 1; i < len(ranges); i++ {
+		if prev, cur := strings.Split(ranges[i-1], " .. ")[1], strings.Split(ranges[i], " .. ")[0]; prev != cur && cur != "" {
+			t.Errorf("heatmap rows not in key order: %v", ranges)
+		}
+	}
+
+	// The Cluster page's regions carry this SQL node's rates: the
+	// table's regions were written and read within the last minute.
+	var withLoad struct {
+		Regions []struct {
+			Table     string  `json:"table"`
+			ReadKeys  float64 `json:"read_keys_per_s"`
+			WriteKeys float64 `json:"write_keys_per_s"`
+		} `json:"regions"`
+	}
+	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/cluster"), &withLoad); err != nil {
+		t.Fatal(err)
+	}
+	loaded := 0
+	for _, r := range withLoad.Regions {
+		if r.Table == "ops.t rows" && r.ReadKeys > 0 && r.WriteKeys > 0 {
+			loaded++
+		}
+	}
+	if loaded < 2 {
+		t.Errorf("%d of ops.t's regions show reads and writes per second, want the regions of ids 50 and 150 at least: %+v", loaded, withLoad.Regions)
+	}
+
+	browser := testproc.Browser(t)
+	for _, p := range []struct {
+		page, shot string
+		want       []string
+	}{
+		{"cluster", "console-cluster.png", []string{"ops.t rows", c.pd.addr, "stores up", c.kvs[0].addr, "t_"}},
+		{"heatmap", "console-heatmap-regions.png", []string{"ops.t rows · region ", "t_"}},
+	} {
+		url := "http://" + sqlStatus + "/#" + p.page
+		dom, logs := testproc.Chromium(t, browser, "--dump-dom", url)
+		if !strings.Contains(dom, `data-rendered="`+p.page+`"`) {
+			t.Fatalf("the %s page did not render; DOM: %.3000s", p.page, dom)
+		}
+		for _, w := range p.want {
+			if !strings.Contains(dom, w) {
+				t.Errorf("the rendered %s page lacks %q", p.page, w)
+			}
+		}
+		if logs != "" {
+			t.Errorf("the browser's console on %s: %s", p.page, logs)
+		}
+		if dir := os.Getenv(envScreenshots); dir != "" {
+			testproc.Chromium(t, browser, "--screenshot="+filepath.Join(dir, p.shot), url)
+		}
+	}
+}
