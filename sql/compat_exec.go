@@ -53,6 +53,9 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return newKeyedSetOpIter(n, left, right), nil
+	case *plan.Sort:
+		// Strings compared without map lookups (collatedsort.go).
+		return b.buildCollatedSort(ctx, n, row)
 	case *collatedDistinct:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {

@@ -67,6 +67,9 @@ type Evaluation struct {
 	set map[uint64]struct{}
 	// sampler collects a sampling program's statistics.
 	sampler *sampler
+	// verbatim, when set, outputs rows without decoding their output
+	// columns (verbatim.go).
+	verbatim *verbatim
 
 	// ids and scratch are the output row encoder's buffers.
 	ids     []int64
@@ -102,12 +105,18 @@ func (p *Program) Start() (*Evaluation, error) {
 	if p.Sample != nil {
 		e.sampler = newSampler(p.Sample, len(p.Columns))
 	}
+	e.verbatim = newVerbatim(p)
 	return e, nil
 }
 
 // Feed implements kv.CoprocessorProgram: key is a row key, value its row
 // value.
 func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
+	if e.verbatim != nil {
+		if handled, full, done, err := e.feedVerbatim(value); handled {
+			return full, done, err
+		}
+	}
 	if err := tablecodec.DecodeRow(value, e.p.Columns, e.row, e.present); err != nil {
 		return false, false, err
 	}
@@ -117,9 +126,7 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 		}
 	}
 	for _, i := range e.p.Trim {
-		if s, ok := e.row[i].(string); ok && strings.HasSuffix(s, " ") {
-			e.row[i] = strings.TrimRight(s, " ")
-		}
+		e.trim(i)
 	}
 	for i := range e.p.Filter {
 		t, err := e.truth(&e.p.Filter[i])
@@ -159,6 +166,14 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 	}
 	e.emitted++
 	return e.outRows >= e.page, e.p.Limit > 0 && e.emitted >= e.p.Limit, nil
+}
+
+// trim removes the trailing spaces of the string at Columns position i
+// of the current row (a CHAR column's, Program.Trim).
+func (e *Evaluation) trim(i int) {
+	if s, ok := e.row[i].(string); ok && strings.HasSuffix(s, " ") {
+		e.row[i] = strings.TrimRight(s, " ")
+	}
 }
 
 // emit appends the Output columns of row to the output.

@@ -1,7 +1,6 @@
 package copr
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -43,20 +42,20 @@ const (
 
 // Expr is an expression node.
 type Expr struct {
-	Op  Op      `json:"op"`
-	Col int     `json:"col,omitempty"`
-	Cmp CmpKind `json:"cmp,omitempty"`
+	Op  Op
+	Col int
+	Cmp CmpKind
 	// Const is the constant of OpConst and the divisor of OpMod.
-	Const *Datum `json:"const,omitempty"`
-	Args  []Expr `json:"args,omitempty"`
+	Const *Datum
+	Args  []Expr
 }
 
 // Datum is an integer constant or NULL.
 type Datum struct {
-	Null     bool   `json:"null,omitempty"`
-	Unsigned bool   `json:"unsigned,omitempty"`
-	Int      int64  `json:"int,omitempty"`
-	Uint     uint64 `json:"uint,omitempty"`
+	Null     bool
+	Unsigned bool
+	Int      int64
+	Uint     uint64
 }
 
 // Value returns the datum as an evaluation value: nil, int64 or uint64.
@@ -86,15 +85,15 @@ const (
 
 // Agg is one partial aggregate.
 type Agg struct {
-	Func AggFunc `json:"func"`
-	Arg  *Expr   `json:"arg,omitempty"`
+	Func AggFunc
+	Arg  *Expr
 }
 
 // Order is one key of a top-N: a column, ascending (NULLs first) or
 // descending (NULLs last), as MySQL orders.
 type Order struct {
-	Col  int  `json:"col"`
-	Desc bool `json:"desc,omitempty"`
+	Col  int
+	Desc bool
 }
 
 // Program is what the coprocessor evaluates over a range of a table's
@@ -102,47 +101,47 @@ type Order struct {
 type Program struct {
 	// Columns are the IDs of the table columns the program reads; an
 	// expression's OpColumn indexes this list.
-	Columns []int64 `json:"columns"`
+	Columns []int64
 	// Defaults is a tablecodec row value of the columns' origin
 	// defaults, by column ID: the value of a column a row lacks.
-	Defaults []byte `json:"defaults,omitempty"`
+	Defaults []byte
 	// Trim lists the Columns positions whose trailing spaces are removed
 	// on read (CHAR columns).
-	Trim []int `json:"trim,omitempty"`
+	Trim []int
 	// Filter is a conjunction: a row passes when every expression is
 	// true (not false, not NULL).
-	Filter []Expr `json:"filter,omitempty"`
+	Filter []Expr
 
 	// Aggregate selects the groups output; else rows are output.
-	Aggregate bool `json:"aggregate,omitempty"`
+	Aggregate bool
 
 	// Output lists the Columns positions of an output row.
-	Output []int `json:"output,omitempty"`
+	Output []int
 	// Limit bounds the rows output (0: no bound): the first Limit in key
 	// order, or the Limit first by OrderBy when it is set.
-	Limit   int64   `json:"limit,omitempty"`
-	OrderBy []Order `json:"order_by,omitempty"`
+	Limit   int64
+	OrderBy []Order
 
 	// GroupBy are the grouping expressions (none: one group over all
 	// rows). Keep lists the Columns positions kept from each group's
 	// first row. Aggs are the partial aggregates of each group.
-	GroupBy []Expr `json:"group_by,omitempty"`
-	Keep    []int  `json:"keep,omitempty"`
-	Aggs    []Agg  `json:"aggs,omitempty"`
+	GroupBy []Expr
+	Keep    []int
+	Aggs    []Agg
 	// DistinctInts makes the groups of an aggregation the distinct
 	// values of its one GroupBy expression, an integer, NULL left out,
 	// output as a set of integers (AppendDistinctInts) rather than as
 	// group rows, without Keep or Aggs: what COUNT(DISTINCT col) needs.
-	DistinctInts bool `json:"distinct_ints,omitempty"`
+	DistinctInts bool
 
 	// Sample makes the program a statistics collector (sample.go): it
 	// reads every row that passes and outputs a Sample, without Output,
 	// Limit or aggregation.
-	Sample *SampleSpec `json:"sample,omitempty"`
+	Sample *SampleSpec
 
 	// PageRows is how many rows (or groups) one response carries at
 	// most; 0: DefaultPageRows (DefaultPageGroups for groups).
-	PageRows int `json:"page_rows,omitempty"`
+	PageRows int
 }
 
 // Program.PageRows when left zero: a response of rows is sent on while
@@ -153,26 +152,6 @@ const (
 	DefaultPageRows   = 4096
 	DefaultPageGroups = 1 << 16
 )
-
-// Encode returns the program's wire form.
-func (p *Program) Encode() ([]byte, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(p)
-}
-
-// Decode reads a program from its wire form and validates it.
-func Decode(b []byte) (*Program, error) {
-	var p Program
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("decode program: %w", err)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
 
 // Validate checks that the program is well formed: column positions in
 // range, operators with their operands, aggregates over expressions.

@@ -48,13 +48,13 @@ import (
 // SampleSpec is what a sampling program collects.
 type SampleSpec struct {
 	// Size is the most rows sampled.
-	Size int `json:"size"`
+	Size int
 	// MaxValueLen is the most bytes of a string kept in the sample (0:
 	// DefaultMaxValueLen).
-	MaxValueLen int `json:"max_value_len,omitempty"`
+	MaxValueLen int
 	// Tuples lists, per index, the Columns positions of its columns, in
 	// key order: a sketch is kept for each prefix of two or more.
-	Tuples [][]int `json:"tuples,omitempty"`
+	Tuples [][]int
 }
 
 // Defaults of a SampleSpec.

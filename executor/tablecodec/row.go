@@ -273,6 +273,37 @@ func RowColumnsEqual(a, b []byte, colIDs []int64) (bool, error) {
 	return true, nil
 }
 
+// RowColumnSpans sets spans[i] to the encoded value (tag and payload) of
+// column colIDs[i] in row value b, nil when b lacks it: the bytes AppendRow
+// wrote after the column's ID. The spans alias b.
+func RowColumnSpans(b []byte, colIDs []int64, spans [][]byte) error {
+	if len(spans) != len(colIDs) {
+		return fmt.Errorf("row columns: %d column IDs, %d spans", len(colIDs), len(spans))
+	}
+	return rowColumnSpans(b, colIDs, spans)
+}
+
+// IsVerbatimSpan reports whether the encoded value span (as RowColumnSpans
+// gives it) holds a NULL, a boolean, an integer, a string or a byte
+// string: values that DecodeRow returns as they were and AppendRow writes
+// back as the same bytes, so that a span can be copied into another row
+// value in place of decoding and encoding its value. (Decimals, times,
+// JSON and geometry are normalized on the way through; floats keep their
+// bits but are left out too.)
+func IsVerbatimSpan(span []byte) bool {
+	if len(span) == 0 {
+		return false
+	}
+	switch span[0] {
+	case tagNull, tagBoolFalse, tagBoolTrue,
+		tagInt8, tagInt16, tagInt32, tagInt64, tagInt,
+		tagUint8, tagUint16, tagUint32, tagUint64, tagUint,
+		tagString, tagBytes:
+		return true
+	}
+	return false
+}
+
 // rowColumnSpans sets spans[i] to the encoded value (tag and payload) of
 // column colIDs[i] in row value b, nil when b lacks it.
 func rowColumnSpans(b []byte, colIDs []int64, spans [][]byte) error {

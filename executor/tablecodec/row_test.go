@@ -1,6 +1,7 @@
 package tablecodec
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"reflect"
@@ -224,5 +225,52 @@ func TestRowColumnsEqual(t *testing.T) {
 	}
 	if _, err := RowColumnsEqual(base, base[:len(base)-1], ids); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("truncated value: got %v, want ErrCorrupt", err)
+	}
+}
+
+// TestVerbatimSpans checks that RowColumnSpans finds each column's
+// encoded value, and that a span IsVerbatimSpan accepts is exactly what
+// AppendRow writes for the value DecodeRow returns from it.
+func TestVerbatimSpans(t *testing.T) {
+	ids, vals := allTypesRow()
+	row, err := EncodeRow(ids, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := make([][]byte, len(ids)+1)
+	want := append(append([]int64(nil), ids...), 999) // a column the row lacks
+	if err := RowColumnSpans(row, want, spans); err != nil {
+		t.Fatal(err)
+	}
+	if spans[len(ids)] != nil {
+		t.Errorf("a missing column's span is %x", spans[len(ids)])
+	}
+	accepted := 0
+	for i, s := range spans[:len(ids)] {
+		one, err := EncodeRow([]int64{0}, []any{vals[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(s, one[2:]) {
+			t.Errorf("column %d (%T): span %x, encoded %x", ids[i], vals[i], s, one[2:])
+		}
+		if !IsVerbatimSpan(s) {
+			continue
+		}
+		accepted++
+		dec := make([]any, 1)
+		if err := DecodeRow(append([]byte{RowFormatV1, 0}, s...), []int64{0}, dec, make([]bool, 1)); err != nil {
+			t.Fatal(err)
+		}
+		again, err := EncodeRow([]int64{0}, dec)
+		if err != nil || !bytes.Equal(again[2:], s) {
+			t.Errorf("column %d (%T): span %x encodes back as %x (%v)", ids[i], vals[i], s, again, err)
+		}
+	}
+	if accepted < 15 {
+		t.Errorf("%d spans taken verbatim, want the NULL, boolean, integer and string ones", accepted)
+	}
+	if err := RowColumnSpans(row, ids, spans); err == nil {
+		t.Error("spans of another length accepted")
 	}
 }
