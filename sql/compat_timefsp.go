@@ -82,6 +82,7 @@ func (h *handler) temporalFieldFilter(c *mysql.Conn, callback mysql.ResultSpoolF
 	return fieldFilter(func(res *sqltypes.Result, more bool) error {
 		if res != nil {
 			h.fixPrecisions(c, res.Fields)
+			h.fixAliasSpellings(c, res.Fields)
 		}
 		return callback(res, more)
 	})
