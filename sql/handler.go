@@ -331,6 +331,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 				return err
 			}
 		}
+		h.planDatabaseForExecution(c, prepare.PrepareStmt)
 		return h.Handler.ComStmtExecute(ctx, c, prepare, h.statusFilter(c, callback))
 	})
 }
