@@ -42,6 +42,7 @@ const (
 	outerAggregatesRuleID                                       // compat_outeraggs.go
 	timeArgumentsRuleID                                         // compat_timefsp.go
 	derivedColumnTypesRuleID                                    // compat_derived.go
+	timeValuesRuleID                                            // compat_timevalues.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -74,6 +75,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// These rules of GMS's first batch walk the plan without entering
 	// its opaque set operations, whose sides GMS analyzes from its
 	// second batch on: throughSetOps gives them the sides too.
+	// A TIME in arithmetic, aggregates, casts and string functions is
+	// its number or its text, and moves by an INTERVAL as a TIME
+	// (compat_timevalues.go): tests/protocol/timevalues_test.go. Before
+	// the integer and aggregate rules, which then see its number.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeValuesRuleID, Apply: throughSetOps(timeValues)})
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: throughSetOps(integerArithmetic)})
 	// An aggregate in a subquery's WHERE counts the outer query's group
 	// (compat_outeraggs.go): tests/sqllogic/testdata/wronganswers.test.

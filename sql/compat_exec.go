@@ -185,6 +185,15 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				return b.gms.Build(ctx, w, row)
 			}
 		}
+		// TIME values in arithmetic, string functions and with an
+		// INTERVAL (compat_timevalues.go): SET t = t - INTERVAL 2 HOUR
+		// wrapped into the day.
+		if m, same, err := timeValues(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		// Row comparisons, LIKE's escape, <=> on strings and the other
 		// expression rewrites of compat_rows.go, which GMS's short
 		// path for one table does not run either.

@@ -47,7 +47,7 @@ var temporalFunctions = map[string]gsql.Function{
 // GMS's catalog looks up before its built-in ones.
 func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{temporalFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions} {
+	for _, fns := range []map[string]gsql.Function{temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}
@@ -423,6 +423,8 @@ func (t *temporalResult) Type() gsql.Type { return t.typ }
 
 // String implements sql.Expression: the function's own text.
 func (t *temporalResult) String() string { return t.Child.String() }
+
+func (t *temporalResult) wrapped() gsql.Expression { return t.Child }
 
 // Eval implements sql.Expression.
 func (t *temporalResult) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {

@@ -43,12 +43,14 @@ func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
 // Parse implements sql.Parser.
 func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	stmt, q, rest, err := p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
+	noteAliasSpellings(ctx, stmt)
 	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), q, rest, err
 }
 
 // ParseWithOptions implements sql.Parser.
 func (p literalParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
 	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
+	noteAliasSpellings(ctx, stmt)
 	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), q, rest, err
 }
 
@@ -60,9 +62,11 @@ func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, op
 	q := keepLikeEscapes(query)
 	if len(q) == len(query) {
 		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
+		noteAliasSpellings(ctx, stmt)
 		return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), n, err
 	}
 	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
+	noteAliasSpellings(ctx, stmt)
 	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), len(query), err
 }
 

@@ -104,14 +104,15 @@ func nodeExprsOnce(n gsql.Node, f transform.ExprFunc) (gsql.Node, transform.Tree
 // `UPDATE t SET v = CONCAT(v, ',', ?)` from a connection whose collation
 // differs from the column's overflowed the stack.
 func exprOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, transform.TreeIdentity, error) {
-	if t, ok := e.(*temporalResult); ok {
-		// Likewise a typed date function (dateArithmetic): only its
+	if w, ok := e.(functionWrapper); ok {
+		// Likewise a typed date function (dateArithmetic) and the
+		// TIME functions of compat_timevalues.go: only the function's
 		// arguments are visited.
-		inner, same, err := childrenOnce(t.Child, f)
+		inner, same, err := childrenOnce(w.wrapped(), f)
 		if err != nil || same {
 			return e, transform.SameTree, err
 		}
-		ret, err := t.WithChildren(inner)
+		ret, err := e.WithChildren(inner)
 		return ret, transform.NewTree, err
 	}
 	d, derived := e.(*derivedCollation)

@@ -21,7 +21,8 @@ import (
 // Fractional seconds where GMS drops them:
 //
 //   - TIME(0) to TIME(5) in CREATE TABLE and ALTER TABLE fail in GMS
-//     ("TIME length not yet supported"; its TIME has six digits).
+//     ("TIME length not yet supported"; its TIME has six digits), and a
+//     TIME without digits, MySQL's TIME(0), was GMS's of six.
 //     timePrecisions gives such a column percdb's type
 //     (tablemeta.TimeType: rounded to its digits, written with exactly
 //     them, named time(n)) through the column type's ResolvedType, which
@@ -57,10 +58,14 @@ func timeColumns(spec *ast.TableSpec) {
 	}
 	for _, c := range spec.Columns {
 		ct := &c.Type
-		if ct.ResolvedType != nil || ct.Length == nil || !strings.EqualFold(ct.Type, "time") {
+		if ct.ResolvedType != nil || !strings.EqualFold(ct.Type, "time") {
 			continue
 		}
-		n, err := strconv.Atoi(string(ct.Length.Val))
+		// A TIME without digits is MySQL's TIME(0), not GMS's six.
+		n, err := 0, error(nil)
+		if ct.Length != nil {
+			n, err = strconv.Atoi(string(ct.Length.Val))
+		}
 		if err != nil || n < 0 || n > 5 {
 			// GMS answers for 6 and for what is out of range.
 			continue
@@ -77,6 +82,7 @@ func (h *handler) temporalFieldFilter(c *mysql.Conn, callback mysql.ResultSpoolF
 	return fieldFilter(func(res *sqltypes.Result, more bool) error {
 		if res != nil {
 			h.fixPrecisions(c, res.Fields)
+			h.fixAliasSpellings(c, res.Fields)
 		}
 		return callback(res, more)
 	})
@@ -101,6 +107,15 @@ func (h *handler) fixPrecisions(c *mysql.Conn, fields []*querypb.Field) {
 	for _, f := range fields {
 		switch f.Type {
 		case sqltypes.Timestamp, sqltypes.Time:
+			if f.Type == sqltypes.Time && f.Decimals == 0 && f.OrgTable == "" && (f.ColumnLength > 11 && f.ColumnLength < 17 || f.ColumnLength == tablemeta.ExprTime6Length) {
+				// An expression of percdb's TIME(n), n from 1 to 6
+				// (CAST(x AS TIME(3))), whose length, 11+n (or
+				// ExprTime6Length for 6), GMS sets and whose decimals it
+				// leaves 0. (17 is GMS's TIME, of any digits.)
+				f.Decimals = min(f.ColumnLength-11, 6)
+				f.ColumnLength = 11 + f.Decimals
+				break
+			}
 			if f.Decimals != 0 || f.OrgTable == "" || f.Database == "" {
 				break
 			}

@@ -252,6 +252,7 @@ func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) er
 		if res != nil {
 			fixFields(res.Fields)
 			h.fixPrecisions(c, res.Fields)
+			h.fixAliasSpellings(c, res.Fields)
 		}
 		return callback(res)
 	}
@@ -330,6 +331,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 				return err
 			}
 		}
+		h.planDatabaseForExecution(c, prepare.PrepareStmt)
 		return h.Handler.ComStmtExecute(ctx, c, prepare, h.statusFilter(c, callback))
 	})
 }
@@ -351,6 +353,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	}
 	fixFields(fields)
 	h.fixPrecisions(c, fields)
+	h.fixAliasSpellings(c, fields)
 	if s := h.sessions.get(c.ConnectionID); s != nil {
 		h.fastPrepare(s, query, prepare)
 	}

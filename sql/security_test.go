@@ -363,6 +363,19 @@ func TestTLS(t *testing.T) {
 	if handshakes.Load() == 0 {
 		t.Fatal("no TLS handshake")
 	}
+	// Clients learn from the session's status that they are encrypted.
+	root.SetMaxOpenConns(1)
+	var name, cipher, version string
+	if err := root.QueryRow("SHOW STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil || cipher == "" {
+		t.Errorf("Ssl_cipher over TLS: %q (%v), want the cipher suite", cipher, err)
+	}
+	if err := root.QueryRow("SHOW STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil || !strings.HasPrefix(version, "TLSv1.") {
+		t.Errorf("Ssl_version over TLS: %q (%v), want TLSv1.n", version, err)
+	}
+	plain := n.mustConnect("root", "", "")
+	if err := plain.QueryRow("SHOW STATUS LIKE 'Ssl_cipher'").Scan(&name, &version); err != nil || version != "" {
+		t.Errorf("Ssl_cipher without TLS: %q (%v), want empty", version, err)
+	}
 	mustExec(t, root, "CREATE USER 'sha'@'%' IDENTIFIED WITH caching_sha2_password BY 'shapw'")
 
 	// Plain connections still work.

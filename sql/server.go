@@ -548,6 +548,9 @@ func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
 		if err != nil {
 			return nil, err
 		}
+		if err := setTLSStatus(sess, conn.Conn); err != nil {
+			return nil, err
+		}
 		reg.add(conn.ConnectionID, sess)
 		return sess, nil
 	}

@@ -26,6 +26,10 @@ type Session struct {
 	// transaction only (txnchars.go).
 	readWrite, setNext bool
 	saved              *savedCharacteristics
+	// aliasSpellings maps the lowercase of each table alias of the last
+	// statement parsed to its spelling, when they differ
+	// (compat_aliascase.go).
+	aliasSpellings map[string]string
 	// stepsCommitted is set when the running statement committed a
 	// schema change step of its own (an online index build): the
 	// statement is then never run again after a conflict, which would

@@ -23,6 +23,8 @@ type TimeType struct {
 	types.TimespanType_
 	// fsp is the number of fractional digits.
 	fsp int
+	// expr marks the TIME(6) of an expression (NewExprTimeType).
+	expr bool
 }
 
 var (
@@ -39,6 +41,23 @@ func NewTimeType(fsp int) (gsql.Type, error) {
 		return nil, fmt.Errorf("TIME precision %d is out of range (0 to 6)", fsp)
 	}
 	return TimeType{fsp: fsp}, nil
+}
+
+// ExprTime6Length is the column length the TIME(6) of an expression
+// announces: no TIME has it (MySQL's TIME(6) is 17 long, and so is GMS's
+// TIME of any digits), so that the server, which sees column definitions
+// and not types, can tell it and send MySQL's length and 6 decimals.
+const ExprTime6Length = 18
+
+// NewExprTimeType returns the type of an expression of TIME(fsp), such as
+// CAST(x AS TIME(fsp)): NewTimeType's for 0 to 5; for 6 a TimeType that
+// writes six digits, where GMS's TIME writes a fraction only when there
+// is one (CAST('00:00:00' AS TIME(6)) is '00:00:00.000000' in MySQL).
+func NewExprTimeType(fsp int) (gsql.Type, error) {
+	if fsp == 6 {
+		return TimeType{fsp: 6, expr: true}, nil
+	}
+	return NewTimeType(fsp)
 }
 
 // Precision returns the number of fractional digits.
@@ -137,6 +156,9 @@ func appendPadded(dest []byte, v int64, width int) []byte {
 // MaxTextResponseByteLength implements sql.Type: MySQL's column length
 // of TIME(n), 10, and a point and n digits.
 func (t TimeType) MaxTextResponseByteLength(*gsql.Context) uint32 {
+	if t.expr {
+		return ExprTime6Length
+	}
 	if t.fsp == 0 {
 		return 10
 	}
@@ -146,7 +168,7 @@ func (t TimeType) MaxTextResponseByteLength(*gsql.Context) uint32 {
 // Equals implements sql.Type.
 func (t TimeType) Equals(other gsql.Type) bool {
 	o, ok := other.(TimeType)
-	return ok && o.fsp == t.fsp
+	return ok && o.fsp == t.fsp && o.expr == t.expr
 }
 
 // Promote implements sql.Type: GMS's TIME, of six digits.

@@ -394,6 +394,9 @@ type Result struct {
 // Column is what a column definition (Protocol::ColumnDefinition41) says
 // of a result set's column.
 type Column struct {
+	// Table is the table the column is of, by the alias the query gave
+	// it.
+	Table    string
 	Name     string
 	Charset  uint16
 	Length   uint32
@@ -405,10 +408,11 @@ type Column struct {
 // parseColumn decodes column definition p.
 func parseColumn(p []byte) (Column, error) {
 	r := reader{b: p}
-	for range 4 { // catalog, schema, table, org_table
-		r.lenencBytes()
-	}
-	col := Column{Name: string(r.lenencBytes())}
+	r.lenencBytes() // catalog
+	r.lenencBytes() // schema
+	table := string(r.lenencBytes())
+	r.lenencBytes() // org_table
+	col := Column{Table: table, Name: string(r.lenencBytes())}
 	r.lenencBytes() // org_name
 	r.lenencInt()   // length of the fixed fields
 	col.Charset = r.uint16()

@@ -1,0 +1,33 @@
+package sql
+
+import (
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// planDatabaseForExecution sets, for one execution of the prepared
+// statement query, the planning database planParser sets when a RENAME
+// TABLE is parsed (compat_viewdb.go): GMS executes a prepared statement
+// from what it made of it when it was prepared, without parsing it again,
+// so the planning database, dropped when the COM_STMT_PREPARE command
+// ended, was not there for the execution, and a prepared RENAME TABLE
+// pr.u TO pr.u2 renamed the current database's u. Session.CommandEnd
+// drops it again.
+func (h *handler) planDatabaseForExecution(c *mysql.Conn, query string) {
+	if !startsWithWord(query, "rename") {
+		return
+	}
+	s := h.sessions.get(c.ConnectionID)
+	if s == nil {
+		return
+	}
+	stmt, err := ast.Parse(query)
+	if err != nil {
+		return
+	}
+	if ddl, ok := stmt.(*ast.DDL); ok && ddl.Action == ast.RenameStr {
+		if db := renameDatabase(ddl, s.BaseSession.GetCurrentDatabase()); db != "" {
+			s.planDBs.push(db)
+		}
+	}
+}
