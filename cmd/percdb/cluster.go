@@ -71,6 +71,8 @@ func runPD(args []string) error {
 	initial := fs.String("initial-cluster", "", "the etcd members as name=peer-url,... (default this member alone)")
 	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
 	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
+	lowSpace := fs.Float64("low-space-ratio", 0.8, "share of a kv node's capacity in use above which pd places no replica on it and moves replicas off it")
+	maxMoves := fs.Int("max-replica-moves", 4, "replica moves (balance, drain, low space) under way at once in the cluster")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -81,6 +83,12 @@ func runPD(args []string) error {
 	if *downTime <= 0 {
 		return fmt.Errorf("--max-store-down-time %v: want a positive duration", *downTime)
 	}
+	if *lowSpace <= 0 || *lowSpace > 1 {
+		return fmt.Errorf("--low-space-ratio %v: want a ratio above 0, at most 1", *lowSpace)
+	}
+	if *maxMoves < 1 {
+		return fmt.Errorf("--max-replica-moves %d: want at least 1", *maxMoves)
+	}
 	logger, err := newLogger(*logLevel)
 	if err != nil {
 		return err
@@ -88,7 +96,8 @@ func runPD(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
-		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, Logger: logger})
+		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, LowSpaceRatio: *lowSpace, MaxMoves: *maxMoves,
+		Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -109,11 +118,16 @@ func runKV(args []string) error {
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
 	clockDrift := fs.Duration("raft-max-clock-drift", 100*time.Millisecond, "how much less time a follower's clock may measure than its leader's over an election timeout (1 s); leader leases are shortened by it, and a drift of 800ms or more disables lease reads (each read then waits for a heartbeat round)")
+	capacity := fs.String("capacity", "0", "disk space this node may fill (bytes, or with a KiB, MiB or GiB suffix; 0: its file system's size): pd counts it low on space past --low-space-ratio of this")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	capBytes, err := parseByteSize(*capacity)
+	if err != nil || capBytes < 0 {
+		return fmt.Errorf("--capacity %q: want 0 or a size such as 512MiB or 100GiB", *capacity)
 	}
 	if *clockDrift <= 0 {
 		return fmt.Errorf("--raft-max-clock-drift %v: want a positive duration", *clockDrift)
@@ -141,7 +155,7 @@ func runKV(args []string) error {
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
 		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
-		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes})
+		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes, Capacity: capBytes})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,121 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/percdb/percdb/pd"
+	"github.com/percdb/percdb/pd/pdpb"
+	"github.com/percdb/percdb/tests/testproc"
+)
+
+// TestDrainUnderBank: four KV nodes, three replicas a region; the first
+// region is placed on the first three, so the fourth starts empty. Under
+// the bank workload the bank's tables are split into several regions, and
+// pd's replica balance moves replicas onto the fourth node until each node
+// holds about its share. Then an operator drains the first node with
+// `percdb ctl store drain ID --wait`: every replica and leadership moves
+// off it and pd marks it a tombstone; the node is stopped (SIGTERM) and
+// the workload goes on on the other three. The prober reads the bank's sum
+// throughout and no read fails from the drain's start to the end; the
+// crash suite's Checker finds nothing acknowledged lost and the sum
+// invariant. The times are logged, not asserted.
+func TestDrainUnderBank(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startClusterWith(t, bin, 4, []string{"--max-replica-moves", "2"}, nil)
+	b := startBank(t, c)
+	h, p := b.h, b.p
+	db := openDB(t, c.sql.addr, b.cfg.Database, true)
+	pdc, err := pd.NewClient([]string{c.pd.addr}, pd.ClientOptions{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdc.Close()
+	ctx := context.Background()
+	storeOf := c.storeIDs(t, pdc)
+	stores := func() map[uint64]*pdpb.Store {
+		list, err := pdc.GetStores(ctx)
+		if err != nil {
+			t.Fatalf("list stores: %v\n%s", err, c.logs())
+		}
+		out := map[uint64]*pdpb.Store{}
+		for _, st := range list {
+			out[st.GetId()] = st
+		}
+		return out
+	}
+	if n := stores()[storeOf[c.kvs[3]]].GetReplicas(); n != 0 {
+		t.Fatalf("the fourth kv node holds %d replicas from the start", n)
+	}
+
+	for _, stmt := range []string{
+		"SPLIT TABLE accounts BY (2), (4), (6), (8)",
+		"SPLIT TABLE transfers BETWEEN (0) AND (100000) REGIONS 4",
+		"SPLIT TABLE orders BETWEEN (0) AND (100000) REGIONS 2",
+	} {
+		var total int
+		var ratio float64
+		if err := db.QueryRow(stmt).Scan(&total, &ratio); err != nil {
+			t.Fatalf("%s: %v\n%s", stmt, err, c.logs())
+		}
+		b.progress(h.Len() + 10)
+	}
+
+	// Balance: the fourth node fills up to its share.
+	joined := time.Now()
+	var counts map[uint64]uint32
+	waitFor(t, "replicas balanced onto the fourth kv node", func() bool {
+		counts = map[uint64]uint32{}
+		lo, hi := ^uint32(0), uint32(0)
+		for id, st := range stores() {
+			counts[id] = st.GetReplicas()
+			lo, hi = min(lo, st.GetReplicas()), max(hi, st.GetReplicas())
+		}
+		return counts[storeOf[c.kvs[3]]] > 0 && hi-lo <= 1
+	}, func() string { return fmt.Sprintf("replicas by store %v\n%s", counts, c.logs()) })
+	balanced := time.Since(joined)
+	b.progress(h.Len() + 30)
+
+	// Drain the first node with the operator's command.
+	drained := c.kvs[0]
+	id := storeOf[drained]
+	failedBefore := p.failed()
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(cctx, bin, "ctl", "--pd", c.pd.addr, "store", "drain", strconv.FormatUint(id, 10), "--wait").CombinedOutput()
+	if err != nil {
+		t.Fatalf("percdb ctl store drain: %v\n%s\n%s", err, out, c.logs())
+	}
+	took := time.Since(start)
+	if !strings.Contains(string(out), "Tombstone") {
+		t.Fatalf("percdb ctl store drain --wait printed %q, want the tombstone", out)
+	}
+	st := stores()[id]
+	if st.GetStatus() != pdpb.StoreStatus_TOMBSTONE || st.GetReplicas() != 0 || st.GetLeaders() != 0 {
+		t.Fatalf("drained store: %v", st)
+	}
+	b.progress(h.Len() + 30)
+	drained.stop()
+	c.kvs = c.kvs[1:]
+	stopped := p.setMark()
+	back := p.waitBack(t, "service with "+drained.name+" stopped", c.logs)
+	b.progress(h.Len() + 30)
+	if n := p.failed() - failedBefore; n > 0 {
+		t.Errorf("%d reads failed during the drain and the stop (last: %v)", n, p.err())
+	}
+	list, err := exec.Command(bin, "ctl", "--pd", c.pd.addr, "store", "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("percdb ctl store list: %v\n%s", err, list)
+	}
+	rep := b.finish()
+	t.Logf("%s; the fourth node got its share in %v (replicas by store %v); %s drained in %v; the first read after its stop came %v later (%v); check: %s\n%s",
+		h.Summary(), balanced.Round(time.Millisecond), counts, drained.name, took.Round(time.Millisecond), back.Round(time.Millisecond),
+		stopped.Format(time.TimeOnly), rep, list)
+	c.stop()
+}
