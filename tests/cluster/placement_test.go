@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,8 +115,101 @@ func TestDrainUnderBank(t *testing.T) {
 		t.Fatalf("percdb ctl store list: %v\n%s", err, list)
 	}
 	rep := b.finish()
-	t.Logf("%s; the fourth node got its share in %v (replicas by store %v); %s drained in %v; the first read after its stop came %v later (%v); check: %s\n%s",
+	t.Logf("%s; the fourth node got its share in %v (replicas by store %v); %s drained in %v; the first read after its stop came %v later (%v); moves: %v; check: %s\n%s",
 		h.Summary(), balanced.Round(time.Millisecond), counts, drained.name, took.Round(time.Millisecond), back.Round(time.Millisecond),
-		stopped.Format(time.TimeOnly), rep, list)
+		stopped.Format(time.TimeOnly), movesByReason(c.pd.log.String()), rep, list)
 	c.stop()
+}
+
+// TestLowSpaceStoreIsEmptied: four KV nodes under the bank workload, the
+// bank's tables split so that the fourth node receives replicas by
+// balance. The fourth node is restarted with --capacity 1KiB, less than
+// its data directory holds: it reports no space available, pd counts it
+// low on space and moves every replica off it to the three nodes with
+// room, and balance puts none back while it stays so. Restarted without
+// the cap, it fills up again. The Checker finds nothing acknowledged lost.
+func TestLowSpaceStoreIsEmptied(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startClusterWith(t, bin, 4, nil, nil)
+	b := startBank(t, c)
+	h := b.h
+	db := openDB(t, c.sql.addr, b.cfg.Database, true)
+	pdc, err := pd.NewClient([]string{c.pd.addr}, pd.ClientOptions{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdc.Close()
+	ctx := context.Background()
+	storeOf := c.storeIDs(t, pdc)
+	small := c.kvs[3]
+	store := func() *pdpb.Store {
+		list, err := pdc.GetStores(ctx)
+		if err != nil {
+			t.Fatalf("list stores: %v\n%s", err, c.logs())
+		}
+		for _, st := range list {
+			if st.GetId() == storeOf[small] {
+				return st
+			}
+		}
+		t.Fatalf("store %d not listed", storeOf[small])
+		return nil
+	}
+	for _, stmt := range []string{"SPLIT TABLE accounts BY (2), (4), (6), (8)", "SPLIT TABLE transfers BETWEEN (0) AND (100000) REGIONS 4"} {
+		var total int
+		var ratio float64
+		if err := db.QueryRow(stmt).Scan(&total, &ratio); err != nil {
+			t.Fatalf("%s: %v\n%s", stmt, err, c.logs())
+		}
+	}
+	var st *pdpb.Store
+	waitFor(t, "replicas balanced onto "+small.name, func() bool { st = store(); return st.GetReplicas() >= 3 },
+		func() string { return fmt.Sprintf("%v\n%s", st, c.logs()) })
+	b.progress(h.Len() + 30)
+
+	small.stop()
+	args := slices.Clone(small.args)
+	small.args = append(small.args, "--capacity", "1KiB")
+	small.start()
+	start := time.Now()
+	waitFor(t, small.name+" emptied", func() bool {
+		st = store()
+		return st.GetLowSpace() && st.GetReplicas() == 0
+	}, func() string { return fmt.Sprintf("%v\n%s", st, c.logs()) })
+	emptied := time.Since(start)
+	b.progress(h.Len() + 30)
+	if st = store(); st.GetReplicas() != 0 {
+		t.Fatalf("a replica was placed on the store low on space: %v", st)
+	}
+
+	small.stop()
+	small.args = args
+	small.start()
+	waitFor(t, small.name+" filled again", func() bool { st = store(); return !st.GetLowSpace() && st.GetReplicas() >= 3 },
+		func() string { return fmt.Sprintf("%v\n%s", st, c.logs()) })
+	b.progress(h.Len() + 30)
+	rep := b.finish()
+	t.Logf("%s; %s emptied %v after its restart with --capacity 1KiB, filled again to %d replicas without it; moves: %v; check: %s",
+		h.Summary(), small.name, emptied.Round(time.Millisecond), st.GetReplicas(), movesByReason(c.pd.log.String()), rep)
+	c.stop()
+}
+
+// movesByReason counts pd's logged replica moves by reason.
+func movesByReason(pdLog string) map[string]int {
+	out := map[string]int{}
+	for _, line := range strings.Split(pdLog, "\n") {
+		if !strings.Contains(line, "pd: moving a replica") {
+			continue
+		}
+		if i := strings.Index(line, "reason="); i >= 0 {
+			r := strings.TrimPrefix(line[i:], "reason=")
+			if strings.HasPrefix(r, `"`) {
+				r = r[1 : strings.Index(r[1:], `"`)+1]
+			} else if j := strings.IndexByte(r, ' '); j >= 0 {
+				r = r[:j]
+			}
+			out[r]++
+		}
+	}
+	return out
 }
