@@ -86,6 +86,9 @@ type Server struct {
 	moves map[uint64]*move
 	// space is each store's disk as its last heartbeat reported it.
 	space map[uint64]*pdpb.StoreSpace
+	// sizes is each region's approximate size as its leader last
+	// reported it.
+	sizes map[uint64]uint64
 
 	mu   sync.Mutex
 	term *term // nil while not the leader
@@ -168,7 +171,8 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
 		transferred: map[uint64]time.Time{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
-		done: make(chan struct{})}
+		sizes: map[uint64]uint64{},
+		done:  make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()

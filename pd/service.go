@@ -119,6 +119,13 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 			return nil, toStatus(err)
 		}
 	}
+	p.s.hbMu.Lock()
+	for _, id := range req.GetLeading() {
+		if rep := reports[id]; rep != nil {
+			p.s.sizes[id] = rep.GetApproximateSize()
+		}
+	}
+	p.s.hbMu.Unlock()
 	regions, err := p.s.dir.regionsOf(ctx, st.Id)
 	if err != nil {
 		return nil, toStatus(err)
@@ -167,8 +174,9 @@ func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetReg
 	}
 	p.s.hbMu.Lock()
 	st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
+	size := p.s.sizes[r.GetId()]
 	p.s.hbMu.Unlock()
-	return &pdpb.GetRegionResponse{Region: r, Store: st}, nil
+	return &pdpb.GetRegionResponse{Region: r, Store: st, ApproximateSize: size}, nil
 }
 
 // GetRegion implements pdpb.PDServer.

@@ -104,12 +104,7 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 	if dbName == "" {
 		return nil, mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
 	}
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return nil, toSQLError(err)
-	}
-	defer func() { _ = k.Rollback(ctx) }()
-	cat, err := p.catalogs.Load(ctx, k)
+	cat, err := p.readCatalog(ctx)
 	if err != nil {
 		return nil, toSQLError(err)
 	}

@@ -187,6 +187,15 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
 			ReportMinStartTS: func(ctx context.Context, ts uint64) (bool, error) {
 				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)
+			},
+			RegionDetail: func(ctx context.Context, id uint64) (percsql.RegionDetail, error) {
+				resp, err := pdc.RegionRecord(ctx, id)
+				if err != nil {
+					return percsql.RegionDetail{}, err
+				}
+				r := resp.GetRegion()
+				return percsql.RegionDetail{ConfVer: r.GetConfVer(), Leader: resp.GetStore().GetId(), Peers: r.GetPeers(),
+					ApproximateSize: resp.GetApproximateSize()}, nil
 			}}, func() {
 			_ = kc.Close()
 			_ = pdc.Close()

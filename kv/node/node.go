@@ -247,6 +247,19 @@ func (n *Node) register(ctx context.Context) error {
 func (n *Node) heartbeat(ctx context.Context) error {
 	req, held := n.heartbeatRequest()
 	req.Space = n.space()
+	leading := map[uint64]bool{}
+	for _, id := range req.GetLeading() {
+		leading[id] = true
+	}
+	for _, rep := range req.GetReports() {
+		if leading[rep.GetRegionId()] {
+			// From the table files' metadata: no key is read.
+			size, err := n.store.ApproximateSize(rep.GetStart(), rep.GetEnd())
+			if err == nil {
+				rep.ApproximateSize = size
+			}
+		}
+	}
 	resp, err := n.pd.StoreHeartbeat(ctx, req)
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)

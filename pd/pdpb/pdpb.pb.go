@@ -566,9 +566,13 @@ type RegionReport struct {
 	End      []byte   `protobuf:"bytes,6,opt,name=end,proto3" json:"end,omitempty"`
 	// version counts the splits the region went through (0: not
 	// reported, from a node that predates splits).
-	Version       uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Version uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
+	// approximate_size is the disk space of the region's keys on the
+	// reporting store (kv.Store.ApproximateSize), from its leader; pd keeps
+	// it in memory for GetRegion's answers.
+	ApproximateSize uint64 `protobuf:"varint,8,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RegionReport) Reset() {
@@ -646,6 +650,13 @@ func (x *RegionReport) GetEnd() []byte {
 func (x *RegionReport) GetVersion() uint64 {
 	if x != nil {
 		return x.Version
+	}
+	return 0
+}
+
+func (x *RegionReport) GetApproximateSize() uint64 {
+	if x != nil {
+		return x.ApproximateSize
 	}
 	return 0
 }
@@ -938,9 +949,12 @@ type GetRegionResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Region *Region                `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
 	// store serves the region; its addr is where to send requests.
-	Store         *Store `protobuf:"bytes,2,opt,name=store,proto3" json:"store,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Store *Store `protobuf:"bytes,2,opt,name=store,proto3" json:"store,omitempty"`
+	// approximate_size is the region's size as its leader last reported
+	// it (RegionReport.approximate_size); 0 when none has since pd started.
+	ApproximateSize uint64 `protobuf:"varint,3,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetRegionResponse) Reset() {
@@ -985,6 +999,13 @@ func (x *GetRegionResponse) GetStore() *Store {
 		return x.Store
 	}
 	return nil
+}
+
+func (x *GetRegionResponse) GetApproximateSize() uint64 {
+	if x != nil {
+		return x.ApproximateSize
+	}
+	return 0
 }
 
 type GetStoresRequest struct {
@@ -1595,7 +1616,7 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
 	"\aleading\x18\x03 \x03(\x04R\aleading\x121\n" +
 	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\x12+\n" +
-	"\x05space\x18\x05 \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\"\xbc\x01\n" +
+	"\x05space\x18\x05 \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\"\xe7\x01\n" +
 	"\fRegionReport\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
@@ -1603,7 +1624,8 @@ const file_pdpb_proto_rawDesc = "" +
 	"\blearners\x18\x04 \x03(\x04R\blearners\x12\x14\n" +
 	"\x05start\x18\x05 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x06 \x01(\fR\x03end\x12\x18\n" +
-	"\aversion\x18\a \x01(\x04R\aversion\"\xd3\x01\n" +
+	"\aversion\x18\a \x01(\x04R\aversion\x12)\n" +
+	"\x10approximate_size\x18\b \x01(\x04R\x0fapproximateSize\"\xd3\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
 	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
@@ -1620,10 +1642,11 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x10GetRegionRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\"3\n" +
 	"\x14GetRegionByIDRequest\x12\x1b\n" +
-	"\tregion_id\x18\x01 \x01(\x04R\bregionId\"f\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\"\x91\x01\n" +
 	"\x11GetRegionResponse\x12)\n" +
 	"\x06region\x18\x01 \x01(\v2\x11.percdb.pd.RegionR\x06region\x12&\n" +
-	"\x05store\x18\x02 \x01(\v2\x10.percdb.pd.StoreR\x05store\"\x12\n" +
+	"\x05store\x18\x02 \x01(\v2\x10.percdb.pd.StoreR\x05store\x12)\n" +
+	"\x10approximate_size\x18\x03 \x01(\x04R\x0fapproximateSize\"\x12\n" +
 	"\x10GetStoresRequest\"=\n" +
 	"\x11GetStoresResponse\x12(\n" +
 	"\x06stores\x18\x01 \x03(\v2\x10.percdb.pd.StoreR\x06stores\"&\n" +

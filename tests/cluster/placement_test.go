@@ -101,6 +101,21 @@ func TestDrainUnderBank(t *testing.T) {
 	if st.GetStatus() != pdpb.StoreStatus_TOMBSTONE || st.GetReplicas() != 0 || st.GetLeaders() != 0 {
 		t.Fatalf("drained store: %v", st)
 	}
+	// information_schema.TIKV_REGION_STATUS shows the placement: no
+	// region has a peer on the drained store, each has three, and the
+	// accounts' rows are in the five regions SPLIT TABLE made.
+	var onDrained, notThree, accountRegions int
+	q := `SELECT SUM(FIND_IN_SET(?, PEER_STORE_IDS) > 0 OR LEADER_STORE_ID = ?),
+		SUM(LENGTH(PEER_STORE_IDS) - LENGTH(REPLACE(PEER_STORE_IDS, ',', '')) != 2),
+		SUM(TABLE_NAME = 'accounts' AND IS_INDEX = 0)
+		FROM information_schema.TIKV_REGION_STATUS`
+	if err := db.QueryRow(q, id, id).Scan(&onDrained, &notThree, &accountRegions); err != nil {
+		t.Fatalf("TIKV_REGION_STATUS: %v\n%s", err, c.logs())
+	}
+	if onDrained != 0 || notThree != 0 || accountRegions < 5 {
+		t.Fatalf("TIKV_REGION_STATUS after the drain: %d rows with the drained store, %d regions without three peers, accounts' rows in %d regions (want 0, 0, 5 or more)",
+			onDrained, notThree, accountRegions)
+	}
 	b.progress(h.Len() + 30)
 	drained.stop()
 	c.kvs = c.kvs[1:]
