@@ -19,7 +19,9 @@ import (
 // directory's leaders as the stores reported them, so a transfer under
 // way is counted once its new leader reports in. A store's count never
 // goes below another's by moving one leadership, so moves stop once the
-// counts differ by at most one.
+// counts differ by at most one. No leadership goes to a store that is
+// not UP (being drained), nor moves in a region whose replica is being
+// moved (placement.go).
 
 // transferCooldown is how long pd waits before asking a region's leader
 // to move again: a transfer takes an election round and a report.
@@ -34,6 +36,14 @@ func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading []uin
 	all, err := s.dir.regions(ctx)
 	if err != nil {
 		return nil, err
+	}
+	stores, err := s.dir.stores(ctx)
+	if err != nil {
+		return nil, err
+	}
+	up := map[uint64]pdpb.StoreStatus{}
+	for _, st := range stores {
+		up[st.GetId()] = st.GetStatus()
 	}
 	now := time.Now()
 	count := map[uint64]int{}
@@ -50,12 +60,12 @@ func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading []uin
 	defer s.hbMu.Unlock()
 	for _, id := range ids {
 		r := byID[id]
-		if r == nil || r.GetStoreId() != store || len(r.GetLearners()) > 0 || now.Sub(s.transferred[id]) < transferCooldown {
+		if r == nil || r.GetStoreId() != store || len(r.GetLearners()) > 0 || now.Sub(s.transferred[id]) < transferCooldown || s.moves[id] != nil {
 			continue
 		}
 		var to uint64
 		for _, p := range r.GetPeers() {
-			if p == store || !s.storeLiveLocked(p, now) {
+			if p == store || !s.storeLiveLocked(p, now) || up[p] != pdpb.StoreStatus_UP {
 				continue
 			}
 			if to == 0 || count[p] < count[to] || (count[p] == count[to] && p < to) {

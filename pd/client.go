@@ -233,6 +233,18 @@ func (c *Client) GetStores(ctx context.Context) ([]*pdpb.Store, error) {
 	return out, err
 }
 
+// SetStoreStatus drains store id (pdpb.StoreStatus_OFFLINE) or cancels
+// its drain (UP), and returns the store as pd recorded it.
+func (c *Client) SetStoreStatus(ctx context.Context, id uint64, status pdpb.StoreStatus) (*pdpb.Store, error) {
+	var out *pdpb.Store
+	err := c.retry(ctx, "set store status", func(ctx context.Context, m int) error {
+		resp, err := c.pds[m].SetStoreStatus(ctx, &pdpb.SetStoreStatusRequest{StoreId: id, Status: status})
+		out = resp.GetStore()
+		return err
+	})
+	return out, err
+}
+
 // AllocID returns count new ids, the first of them.
 func (c *Client) AllocID(ctx context.Context, count uint32) (uint64, error) {
 	var out uint64

@@ -121,13 +121,21 @@ func (d *directory) putStore(ctx context.Context, guard clientv3.Cmp, st *pdpb.S
 		return 0, errors.New("pd: store without an address")
 	}
 	id := st.GetId()
+	var status pdpb.StoreStatus
 	if id == 0 {
 		var err error
 		if id, err = d.allocIDs(ctx, guard, 1); err != nil {
 			return 0, err
 		}
+	} else {
+		// A known store keeps its status (a drain outlives a restart).
+		old, err := d.store(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		status = old.GetStatus()
 	}
-	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr()})
+	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr(), Status: status})
 	if err != nil {
 		return 0, err
 	}
@@ -138,6 +146,33 @@ func (d *directory) putStore(ctx context.Context, guard clientv3.Cmp, st *pdpb.S
 		return 0, err
 	}
 	return id, nil
+}
+
+// setStoreStatus records store id's status, if the store is registered
+// and not a tombstone (a tombstone is final), and returns the record.
+func (d *directory) setStoreStatus(ctx context.Context, guard clientv3.Cmp, id uint64, status pdpb.StoreStatus) (*pdpb.Store, error) {
+	st, err := d.store(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, fmt.Errorf("%w: store %d is not registered", errBadRequest, id)
+	}
+	if st.GetStatus() == status {
+		return st, nil
+	}
+	if st.GetStatus() == pdpb.StoreStatus_TOMBSTONE {
+		return nil, fmt.Errorf("%w: store %d is a tombstone (drained and removed for good)", errFailedPrecondition, id)
+	}
+	st.Status = status
+	rec, err := proto.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.guarded(ctx, guard, clientv3.OpPut(storeKey(id), string(rec))); err != nil {
+		return nil, fmt.Errorf("pd: set store %d %s: %w", id, status, err)
+	}
+	return st, nil
 }
 
 // guarded runs ops if guard holds.

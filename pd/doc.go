@@ -69,7 +69,17 @@
 // Prometheus families of the cluster, which cmd/percdb serves on pd's
 // status port with /status and /debug/pprof/.
 //
+// # Replica placement
+//
+// With each heartbeat of a region's leader pd may ask it to move one of
+// the region's replicas to another store (placement.go): off a store an
+// operator is draining (SetStoreStatus OFFLINE; pd marks it TOMBSTONE
+// once it holds nothing), off a store low on space (its heartbeat's
+// StoreSpace), or from the store holding the most replicas to the one
+// holding the fewest. Moves are rate limited (Config.MaxMoves at once,
+// one new per heartbeat, one per region) and kept in memory.
+//
 // # What comes next
 //
-// Balance of replicas, draining a store (docs/cluster.md).
+// Placement by size and by labels, merges (docs/cluster.md).
 package pd

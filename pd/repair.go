@@ -118,8 +118,9 @@ func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []
 	return out, nil
 }
 
-// spareStore returns the live store without a peer of r that holds the
-// fewest replicas (the lowest id among equals), or 0.
+// spareStore returns the live UP store with room (not low on space,
+// placement.go) without a peer of r that holds the fewest replicas (the
+// lowest id among equals), or 0.
 func (s *Server) spareStore(r *pdpb.Region, all []*pdpb.Region, stores []*pdpb.Store, now time.Time) uint64 {
 	count := map[uint64]int{}
 	for _, x := range all {
@@ -130,7 +131,7 @@ func (s *Server) spareStore(r *pdpb.Region, all []*pdpb.Region, stores []*pdpb.S
 	var best uint64
 	for _, st := range stores {
 		id := st.GetId()
-		if hasPeer(r, id) || !s.storeLive(id, now) {
+		if hasPeer(r, id) || st.GetStatus() != pdpb.StoreStatus_UP || !s.storeLive(id, now) || s.lowSpaceStore(id) {
 			continue
 		}
 		if best == 0 || count[id] < count[best] || (count[id] == count[best] && id < best) {
@@ -178,4 +179,12 @@ func (s *Server) liveRoute(t *term, r *pdpb.Region, now time.Time) uint64 {
 		}
 	}
 	return leader
+}
+
+// lowSpaceStore reports whether store id's last heartbeat said it is low
+// on space (placement.go).
+func (s *Server) lowSpaceStore(id uint64) bool {
+	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	return s.lowSpace(s.space[id], 0)
 }

@@ -52,6 +52,13 @@ type Config struct {
 	// before pd replaces its replicas with replicas on live stores (PD's
 	// max-store-down-time). Default 30 minutes.
 	MaxStoreDownTime time.Duration
+	// LowSpaceRatio is the share of a store's capacity in use above which
+	// the store is low on space (PD's low-space-ratio): pd places no
+	// replica on it and moves replicas off it (placement.go). Default 0.8.
+	LowSpaceRatio float64
+	// MaxMoves is how many replica moves (balance, drain, low space) may
+	// be under way at once in the cluster. Default 4.
+	MaxMoves int
 	// Logger logs leadership changes. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -78,6 +85,13 @@ type Server struct {
 	// transferred is when pd last asked each region's leader to hand its
 	// leadership away (balance.go).
 	transferred map[uint64]time.Time
+	// moves are the replica moves under way, by region (placement.go).
+	moves map[uint64]*move
+	// space is each store's disk as its last heartbeat reported it.
+	space map[uint64]*pdpb.StoreSpace
+	// sizes is each region's approximate size as its leader last
+	// reported it.
+	sizes map[uint64]uint64
 
 	mu   sync.Mutex
 	term *term // nil while not the leader
@@ -117,6 +131,12 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.MaxStoreDownTime <= 0 {
 		cfg.MaxStoreDownTime = 30 * time.Minute
 	}
+	if cfg.LowSpaceRatio <= 0 || cfg.LowSpaceRatio > 1 {
+		cfg.LowSpaceRatio = 0.8
+	}
+	if cfg.MaxMoves <= 0 {
+		cfg.MaxMoves = 4
+	}
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("pd: --addr %q: %w", cfg.Addr, err)
@@ -153,7 +173,9 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ec.LogLevel = "error"
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
-		transferred: map[uint64]time.Time{}, done: make(chan struct{})}
+		transferred: map[uint64]time.Time{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
+		sizes: map[uint64]uint64{},
+		done:  make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()

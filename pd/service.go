@@ -34,6 +34,8 @@ func toStatus(err error) error {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, errBadRequest):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, errFailedPrecondition):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
@@ -43,6 +45,10 @@ func toStatus(err error) error {
 
 // errBadRequest is wrapped by errors of malformed requests.
 var errBadRequest = errors.New("pd: bad request")
+
+// errFailedPrecondition is wrapped by errors of requests the cluster's
+// state does not allow (draining a store the others cannot replace).
+var errFailedPrecondition = errors.New("pd: refused")
 
 // PutStore implements pdpb.PDServer.
 func (p *pdService) PutStore(ctx context.Context, req *pdpb.PutStoreRequest) (*pdpb.PutStoreResponse, error) {
@@ -90,6 +96,11 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
+	if sp := req.GetSpace(); sp != nil {
+		p.s.hbMu.Lock()
+		p.s.space[st.Id] = sp
+		p.s.hbMu.Unlock()
+	}
 	reports := map[uint64]*pdpb.RegionReport{}
 	for _, rep := range req.GetReports() {
 		reports[rep.GetRegionId()] = rep
@@ -109,6 +120,13 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 			return nil, toStatus(err)
 		}
 	}
+	p.s.hbMu.Lock()
+	for _, id := range req.GetLeading() {
+		if rep := reports[id]; rep != nil {
+			p.s.sizes[id] = rep.GetApproximateSize()
+		}
+	}
+	p.s.hbMu.Unlock()
 	regions, err := p.s.dir.regionsOf(ctx, st.Id)
 	if err != nil {
 		return nil, toStatus(err)
@@ -117,9 +135,20 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	transfers, err := p.s.balanceLeaders(ctx, st.Id, req.GetLeading())
+	repaired := map[uint64]bool{}
+	for _, c := range changes {
+		repaired[c.GetRegionId()] = true
+	}
+	moves, handOffs, err := p.s.placements(ctx, t, st.Id, req.GetLeading(), repaired)
 	if err != nil {
 		return nil, toStatus(err)
+	}
+	changes = append(changes, moves...)
+	transfers := handOffs
+	if len(transfers) == 0 {
+		if transfers, err = p.s.balanceLeaders(ctx, st.Id, req.GetLeading()); err != nil {
+			return nil, toStatus(err)
+		}
 	}
 	sp, _, err := p.s.dir.gcSafePoint(ctx)
 	if err != nil {
@@ -146,8 +175,9 @@ func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetReg
 	}
 	p.s.hbMu.Lock()
 	st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
+	size := p.s.sizes[r.GetId()]
 	p.s.hbMu.Unlock()
-	return &pdpb.GetRegionResponse{Region: r, Store: st}, nil
+	return &pdpb.GetRegionResponse{Region: r, Store: st, ApproximateSize: size}, nil
 }
 
 // GetRegion implements pdpb.PDServer.
@@ -190,8 +220,9 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	count := map[uint64]uint32{}
+	count, leaders := map[uint64]uint32{}, map[uint64]uint32{}
 	for _, r := range regions {
+		leaders[r.GetStoreId()]++
 		for _, id := range r.GetPeers() {
 			count[id]++
 		}
@@ -202,7 +233,11 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	p.s.hbMu.Lock()
 	for _, st := range stores {
 		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
-		st.Replicas = count[st.Id]
+		st.Replicas, st.Leaders = count[st.Id], leaders[st.Id]
+		if sp := p.s.space[st.Id]; sp != nil {
+			st.Space = sp
+			st.LowSpace = p.s.lowSpace(sp, 0)
+		}
 	}
 	p.s.hbMu.Unlock()
 	return &pdpb.GetStoresResponse{Stores: stores}, nil
@@ -226,4 +261,26 @@ func (p *pdService) AllocID(ctx context.Context, req *pdpb.AllocIDRequest) (*pdp
 		return nil, toStatus(err)
 	}
 	return &pdpb.AllocIDResponse{First: first, Count: n}, nil
+}
+
+// SetStoreStatus implements pdpb.PDServer: OFFLINE drains a store, UP
+// cancels a drain (placement.go).
+func (p *pdService) SetStoreStatus(ctx context.Context, req *pdpb.SetStoreStatusRequest) (*pdpb.SetStoreStatusResponse, error) {
+	t, err := p.s.leader()
+	if err != nil {
+		return nil, err
+	}
+	var drain bool
+	switch req.GetStatus() {
+	case pdpb.StoreStatus_OFFLINE:
+		drain = true
+	case pdpb.StoreStatus_UP:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "pd: a store can be set OFFLINE (drain) or UP (cancel a drain), not %s", req.GetStatus())
+	}
+	st, err := p.s.drain(ctx, t, req.GetStoreId(), drain)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pdpb.SetStoreStatusResponse{Store: st}, nil
 }

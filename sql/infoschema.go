@@ -14,7 +14,8 @@ import (
 // infoSchema is GMS's information_schema with percdb's tables in front:
 // PROCESSLIST from percdb's process list (processlist.go) in place of
 // GMS's, and TIDB_TRX, the open transactions, under TiDB's name and
-// columns, and DATA_LOCK_WAITS (lockwaits.go).
+// columns, DATA_LOCK_WAITS (lockwaits.go), and TiDB's TIKV_REGION_STATUS
+// (regionstatus.go).
 type infoSchema struct {
 	gsql.Database
 	provider *DatabaseProvider
@@ -39,6 +40,8 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 		return &memTable{name: trxTable, schema: trxSchema, rows: d.trxRows}, true, nil
 	case strings.EqualFold(name, serviceSafePointsTable):
 		return &memTable{name: serviceSafePointsTable, schema: serviceSafePointsSchema, read: d.provider.serviceSafePointRows}, true, nil
+	case strings.EqualFold(name, regionStatusTable):
+		return &memTable{name: regionStatusTable, schema: regionStatusSchema, read: d.provider.regionStatusRows}, true, nil
 	case strings.EqualFold(name, dataLockWaitsName):
 		return dataLockWaitsTable(&d.provider.lockWaits), true, nil
 	case strings.EqualFold(name, statisticsTableName):
@@ -72,7 +75,7 @@ func (d *infoSchema) GetTableNames(ctx *gsql.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(names, trxTable, dataLockWaitsName, serviceSafePointsTable), nil
+	return append(names, trxTable, dataLockWaitsName, serviceSafePointsTable, regionStatusTable), nil
 }
 
 // processes returns the connections as the process list shows them.

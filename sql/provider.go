@@ -12,6 +12,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/statistics"
@@ -25,6 +26,12 @@ import (
 // of a Server; per-transaction state lives in Transaction.
 type DatabaseProvider struct {
 	store *txn.Store
+	// localKV is the single node's store (nil in a cluster), and
+	// regionDetail a cluster's pd (nil on the single node): what
+	// information_schema.TIKV_REGION_STATUS reads besides the routes
+	// (regionstatus.go).
+	localKV      *kv.Store
+	regionDetail func(ctx context.Context, region uint64) (RegionDetail, error)
 	// lockWaits shows which connections wait for row locks
 	// (pessimistic.go).
 	lockWaits lockWaitView
@@ -255,4 +262,15 @@ func deleteRange(ctx context.Context, k *txn.Txn, start, end []byte) error {
 func dropTableData(ctx context.Context, k *txn.Txn, t *catalog.TableDef) error {
 	start, end := tablecodec.TableRange(t.ID)
 	return deleteRange(ctx, k, start, end)
+}
+
+// readCatalog returns the catalog as of now, read in a transaction of its
+// own (the cache's copy when it is current).
+func (p *DatabaseProvider) readCatalog(ctx context.Context) (*catalog.Catalog, error) {
+	k, err := p.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = k.Rollback(ctx) }()
+	return p.catalogs.Load(ctx, k)
 }

@@ -161,6 +161,10 @@ type ClusterBackend struct {
 	// whose read-only API (pd/status.go) the console's Cluster page
 	// reads; empty: the page says pd's API is unknown.
 	PDStatus []string
+	// RegionDetail returns pd's record of a region (its stores, conf_ver
+	// and size) for information_schema.TIKV_REGION_STATUS; nil leaves
+	// those columns NULL.
+	RegionDetail func(ctx context.Context, region uint64) (RegionDetail, error)
 }
 
 // DefaultDDLWaitTimeout is Config.DDLWaitTimeout's default: long enough
@@ -293,6 +297,10 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.provider.lockWaits.store = s.kvStore
+	s.provider.localKV = s.kvStore
+	if cfg.Cluster != nil {
+		s.provider.regionDetail = cfg.Cluster.RegionDetail
+	}
 	if cfg.DDLWaitTimeout > 0 {
 		s.provider.ddlWait = cfg.DDLWaitTimeout
 	}

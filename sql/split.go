@@ -20,23 +20,28 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // TiDB's region statements, which GMS does not parse and the handler
 // runs itself (handler.go's ownStatement):
 //
-//	SPLIT TABLE t BETWEEN (lo) AND (hi) REGIONS n
-//	SPLIT TABLE t BY (v1), (v2), ...
-//	SHOW TABLE t REGIONS
+//	SPLIT TABLE t [INDEX i] BETWEEN (lo, ...) AND (hi, ...) REGIONS n
+//	SPLIT TABLE t [INDEX i] BY (v1, ...), (v2, ...), ...
+//	SHOW TABLE t [INDEX i] REGIONS
 //
-// A split cuts the region holding a row key there, so that the rows
-// from that handle on start a region of their own (kv.Splitter: on the
-// single node the store's region map, in a cluster the region's leader
-// through raft). BETWEEN cuts [lo, hi) into n ranges of equal width and
-// splits at the start of each (TiDB's). Keys that already start a region
-// are skipped; TOTAL_SPLIT_REGION counts the splits made. Only tables
-// whose rows are keyed by an integer (an integer primary key, or the
-// hidden row id) are split, and only their rows (not an INDEX).
+// A split cuts the region holding a key there, so that the rows (or
+// index entries) from those values on start a region of their own
+// (kv.Splitter: on the single node the store's region map, in a cluster
+// the region's leader through raft). For a table whose rows are keyed by
+// an integer (an integer primary key, or the hidden row id), BETWEEN cuts
+// [lo, hi) into n ranges of equal width and splits at the start of each
+// (TiDB's). For an index, or the rows of a table with a composite or
+// non-integer primary key (a clustered key), values are given for a
+// prefix of the key's columns, converted to their types; BETWEEN then
+// cuts the key range between the two keys into n shares of equal width
+// by the keys' bytes (as TiDB does for an index). Keys that already start
+// a region are skipped; TOTAL_SPLIT_REGION counts the splits made.
 
 // splitStatement is a parsed SPLIT TABLE or SHOW TABLE ... REGIONS.
 type splitStatement struct {
@@ -94,9 +99,6 @@ func (h *handler) split(ctx context.Context, c *mysql.Conn, st splitStatement, c
 // (SPLIT TABLE t INDEX i ..., SHOW TABLE t INDEX i REGIONS) are refused
 // with 1235.
 func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st splitStatement) (*sqltypes.Result, error) {
-	if st.index != "" {
-		return nil, errNotSupported("SPLIT TABLE or SHOW TABLE REGIONS of an INDEX")
-	}
 	dbName := st.table.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -104,12 +106,7 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 	if dbName == "" {
 		return nil, mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
 	}
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return nil, toSQLError(err)
-	}
-	defer func() { _ = k.Rollback(ctx) }()
-	cat, err := p.catalogs.Load(ctx, k)
+	cat, err := p.readCatalog(ctx)
 	if err != nil {
 		return nil, toSQLError(err)
 	}
@@ -126,23 +123,31 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 		return nil, err
 	}
 	client := p.store.Client()
-	if st.show {
-		return showRegions(ctx, client, m.Exec.ID)
+	im, start, end, err := splitTarget(m, st)
+	if err != nil {
+		return nil, err
 	}
-	if m.Exec.HandleKind == executor.HandleCommon {
-		return nil, errNotSupported("SPLIT TABLE of a table whose primary key is not one integer column")
+	if st.show {
+		return showRegions(ctx, client, start, end)
 	}
 	sp, ok := kv.AsSplitter(client)
 	if !ok {
 		return nil, errNotSupported("SPLIT TABLE on this storage")
 	}
-	handles, err := splitHandles(st.table.Name.O, st.opt)
-	if err != nil {
+	var keys [][]byte
+	if im == nil {
+		handles, err := splitHandles(st.table.Name.O, st.opt)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range handles {
+			keys = append(keys, tablecodec.RowKey(nil, m.Exec.ID, tablecodec.IntHandle(h)))
+		}
+	} else if keys, err = splitKeys(m, im, st.opt); err != nil {
 		return nil, err
 	}
 	done := 0
-	for _, h := range handles {
-		key := tablecodec.RowKey(nil, m.Exec.ID, tablecodec.IntHandle(h))
+	for _, key := range keys {
 		r, err := client.LocateKey(ctx, key)
 		if err != nil {
 			return nil, toSQLError(err)
@@ -154,7 +159,7 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 			// A call that broke in flight may have split: then the key
 			// starts a region now.
 			if r, lerr := client.LocateKey(ctx, key); lerr != nil || string(r.Start) != string(key) {
-				return nil, toSQLError(fmt.Errorf("split table %s at handle %d: %w", st.table.Name.O, h, err))
+				return nil, toSQLError(fmt.Errorf("split table %s at %s: %w", st.table.Name.O, regionKeyString(key), err))
 			}
 		}
 		done++
@@ -249,13 +254,176 @@ func handleValue(e ast.ExprNode) (int64, error) {
 	return 0, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState, "Split table region value must be an integer within the range of the table's handle")
 }
 
-// showRegions lists the regions that hold keys of table tableID
-// (TiDB's SHOW TABLE t REGIONS, with the columns percdb knows of a
+// splitTarget returns what a SPLIT TABLE or SHOW TABLE ... REGIONS
+// statement cuts or lists: the key index whose values it is given (nil:
+// the integer handles of the table's rows) and the key range of the
+// table (SHOW TABLE t REGIONS), or of its index (INDEX i, including
+// PRIMARY). Without INDEX, a table whose primary key is not one integer
+// column is split by its primary key's values (a clustered key).
+func splitTarget(m *tablemeta.Table, st splitStatement) (im *tablemeta.Index, start, end []byte, err error) {
+	if st.index == "" {
+		if m.Exec.HandleKind == executor.HandleCommon {
+			im = m.Primary
+		}
+		start, end = tablecodec.TableRange(m.Exec.ID)
+		return im, start, end, nil
+	}
+	if strings.EqualFold(st.index, "PRIMARY") && m.Primary != nil {
+		start, end = tablecodec.RecordRange(m.Exec.ID)
+		if m.Exec.HandleKind == executor.HandleCommon {
+			im = m.Primary
+		}
+		return im, start, end, nil
+	}
+	for _, ix := range m.Indexes {
+		if strings.EqualFold(ix.Def.Name, st.index) {
+			start, end = tablecodec.IndexRange(m.Exec.ID, ix.Def.ID)
+			return ix, start, end, nil
+		}
+	}
+	return nil, nil, nil, mysql.NewSQLError(mysql.ERKeyDoesNotExist, mysql.SSUnknownSQLState, "Key '%s' doesn't exist in table '%s'", st.index, st.table.Name.O)
+}
+
+// splitKeys returns the keys a split option cuts index im of m at (the
+// primary key's row keys for a clustered primary key): BY's value lists,
+// each a prefix of the index's columns converted to their types, or
+// BETWEEN's lower key and the starts of the n-1 equal shares of the key
+// space after it up to the upper key (TiDB splits an index range the
+// same way: by the keys' bytes, as the values' distribution is unknown).
+func splitKeys(m *tablemeta.Table, im *tablemeta.Index, opt *ast.SplitOption) ([][]byte, error) {
+	if opt == nil {
+		return nil, errNotSupported("SPLIT without BETWEEN or BY")
+	}
+	key := func(exprs []ast.ExprNode) ([]byte, error) {
+		if len(exprs) == 0 || len(exprs) > len(im.Types) {
+			return nil, mysql.NewSQLError(mysql.ERWrongValueCountOnRow, mysql.SSUnknownSQLState,
+				"Split index `%s` region column count %d exceeds index column count %d", im.Def.Name, len(exprs), len(im.Types))
+		}
+		vals := make([]any, len(exprs))
+		for i, e := range exprs {
+			v, err := literalValue(e)
+			if err == nil {
+				var inRange gsql.ConvertInRange
+				vals[i], inRange, err = im.Types[i].Convert(gsql.NewEmptyContext(), v)
+				if err == nil && !inRange {
+					err = fmt.Errorf("out of range")
+				}
+			}
+			if err != nil {
+				return nil, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState,
+					"Split index `%s` region value %d: %v", im.Def.Name, i+1, err)
+			}
+		}
+		lo := executor.Bound{Values: vals, Inclusive: true}
+		var r executor.KeyRange
+		var err error
+		if im.IsPrimary {
+			r, err = m.Exec.HandleRange(lo, executor.Bound{})
+		} else {
+			r, err = m.Exec.IndexRange(im.Exec, lo, executor.Bound{})
+		}
+		return r.Start, err
+	}
+	if len(opt.ValueLists) > 0 {
+		out := make([][]byte, 0, len(opt.ValueLists))
+		for _, vs := range opt.ValueLists {
+			k, err := key(vs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+		return out, nil
+	}
+	lo, err := key(opt.Lower)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := key(opt.Upper)
+	if err != nil {
+		return nil, err
+	}
+	if string(hi) <= string(lo) {
+		return nil, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState, "Split index `%s` region lower value should less than the upper value", im.Def.Name)
+	}
+	if opt.Num < 1 || opt.Num > maxSplitRegions {
+		return nil, mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState, "Split table region num exceeded the limit %d", maxSplitRegions)
+	}
+	return shareKeys(lo, hi, opt.Num), nil
+}
+
+// shareKeys returns lo and the starts of the n-1 equal shares of [lo, hi)
+// after it, the keys read as big-endian numbers of the longer key's
+// length (the shorter padded with zero bytes), duplicates dropped.
+func shareKeys(lo, hi []byte, n int64) [][]byte {
+	l := max(len(lo), len(hi))
+	pad := func(b []byte) *big.Int {
+		return new(big.Int).SetBytes(append(append([]byte{}, b...), make([]byte, l-len(b))...))
+	}
+	a, b := pad(lo), pad(hi)
+	width := new(big.Int).Sub(b, a)
+	out := [][]byte{lo}
+	for i := int64(1); i < n; i++ {
+		k := new(big.Int).Mul(width, big.NewInt(i))
+		k.Quo(k, big.NewInt(n)).Add(k, a)
+		key := k.FillBytes(make([]byte, l))
+		if string(key) > string(out[len(out)-1]) {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// literalValue reads a split value: a literal, maybe negated, as the Go
+// value a GMS type converts (a decimal as its text).
+func literalValue(e ast.ExprNode) (any, error) {
+	neg := false
+	if u, ok := e.(*ast.UnaryOperationExpr); ok && u.Op == opcode.Minus {
+		neg, e = true, u.V
+	}
+	v, ok := e.(*driver.ValueExpr)
+	if !ok {
+		return nil, fmt.Errorf("not a literal")
+	}
+	switch v.Kind() {
+	case driver.KindInt64:
+		if neg {
+			return -v.GetInt64(), nil
+		}
+		return v.GetInt64(), nil
+	case driver.KindUint64:
+		if neg {
+			return nil, fmt.Errorf("out of range")
+		}
+		return v.GetUint64(), nil
+	case driver.KindFloat64:
+		if neg {
+			return -v.GetFloat64(), nil
+		}
+		return v.GetFloat64(), nil
+	case driver.KindMysqlDecimal:
+		s := v.GetMysqlDecimal().String()
+		if neg {
+			s = "-" + s
+		}
+		return s, nil
+	case driver.KindString, driver.KindBytes:
+		if neg {
+			return nil, fmt.Errorf("a negated string")
+		}
+		return v.GetString(), nil
+	case driver.KindNull:
+		return nil, fmt.Errorf("NULL")
+	}
+	return nil, fmt.Errorf("a literal of kind %d", v.Kind())
+}
+
+// showRegions lists the regions that hold keys in [start, end) (TiDB's
+// SHOW TABLE t [INDEX i] REGIONS, with the columns percdb knows of a
 // region: its id, its range with the keys written as TiDB writes them,
 // its epoch version and the address of the store serving it, empty on
 // the single node).
-func showRegions(ctx context.Context, c kv.Client, tableID int64) (*sqltypes.Result, error) {
-	start, end := tablecodec.TableRange(tableID)
+func showRegions(ctx context.Context, c kv.Client, start, end []byte) (*sqltypes.Result, error) {
 	res := &sqltypes.Result{Fields: []*querypb.Field{
 		{Name: "REGION_ID", Type: sqltypes.Int64},
 		{Name: "START_KEY", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},

@@ -72,6 +72,8 @@ func runPD(args []string) error {
 	initial := fs.String("initial-cluster", "", "the etcd members as name=peer-url,... (default this member alone)")
 	replicas := fs.Int("replicas", 3, "replicas of each region, each on its own kv node; the cluster starts serving once this many kv nodes registered")
 	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
+	lowSpace := fs.Float64("low-space-ratio", 0.8, "share of a kv node's capacity in use above which pd places no replica on it and moves replicas off it")
+	maxMoves := fs.Int("max-replica-moves", 4, "replica moves (balance, drain, low space) under way at once in the cluster")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	statusFlag := addStatusFlags(fs, pdStatusOffset)
 	if err := fs.Parse(args); err != nil {
@@ -87,6 +89,12 @@ func runPD(args []string) error {
 	if *downTime <= 0 {
 		return fmt.Errorf("--max-store-down-time %v: want a positive duration", *downTime)
 	}
+	if *lowSpace <= 0 || *lowSpace > 1 {
+		return fmt.Errorf("--low-space-ratio %v: want a ratio above 0, at most 1", *lowSpace)
+	}
+	if *maxMoves < 1 {
+		return fmt.Errorf("--max-replica-moves %d: want at least 1", *maxMoves)
+	}
 	logger, err := newLogger(*logLevel)
 	if err != nil {
 		return err
@@ -99,7 +107,8 @@ func runPD(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
-		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, Logger: logger})
+		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, LowSpaceRatio: *lowSpace, MaxMoves: *maxMoves,
+		Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -123,6 +132,7 @@ func runKV(args []string) error {
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
 	clockDrift := fs.Duration("raft-max-clock-drift", 100*time.Millisecond, "how much less time a follower's clock may measure than its leader's over an election timeout (1 s); leader leases are shortened by it, and a drift of 800ms or more disables lease reads (each read then waits for a heartbeat round)")
 	statusFlag := addStatusFlags(fs, kvStatusOffset)
+	capacity := fs.String("capacity", "0", "disk space this node may fill (bytes, or with a KiB, MiB or GiB suffix; 0: its file system's size): pd counts it low on space past --low-space-ratio of this")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -132,6 +142,10 @@ func runKV(args []string) error {
 	statusAddr, err := statusFlag.addr(*addr, kvStatusOffset)
 	if err != nil {
 		return err
+	}
+	capBytes, err := parseByteSize(*capacity)
+	if err != nil || capBytes < 0 {
+		return fmt.Errorf("--capacity %q: want 0 or a size such as 512MiB or 100GiB", *capacity)
 	}
 	if *clockDrift <= 0 {
 		return fmt.Errorf("--raft-max-clock-drift %v: want a positive duration", *clockDrift)
@@ -164,7 +178,7 @@ func runKV(args []string) error {
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
 		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
-		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes})
+		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes, Capacity: capBytes})
 	if err != nil {
 		return err
 	}
@@ -198,6 +212,15 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
 			ReportMinStartTS: func(ctx context.Context, ts uint64) (bool, error) {
 				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)
+			},
+			RegionDetail: func(ctx context.Context, id uint64) (percsql.RegionDetail, error) {
+				resp, err := pdc.RegionRecord(ctx, id)
+				if err != nil {
+					return percsql.RegionDetail{}, err
+				}
+				r := resp.GetRegion()
+				return percsql.RegionDetail{ConfVer: r.GetConfVer(), Leader: resp.GetStore().GetId(), Peers: r.GetPeers(),
+					ApproximateSize: resp.GetApproximateSize()}, nil
 			}}, func() {
 			_ = kc.Close()
 			_ = pdc.Close()

@@ -71,6 +71,8 @@ func run(args []string) error {
 			return runServer("sql", args[1:])
 		case "playground":
 			return runPlayground(args[1:])
+		case "ctl":
+			return runCtl(args[1:], os.Stdout)
 		}
 	}
 	return runServer("", args)

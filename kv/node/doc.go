@@ -90,7 +90,16 @@
 // hottest regions, and Handler /store, /regions and /regions/hot in
 // JSON, which cmd/percdb serves on the node's status port.
 //
+// # Placement and disk space
+//
+// The heartbeat also carries the store's disk (space.go: capacity, or
+// Config.Capacity when smaller, available, the data directory's size,
+// whether the disk protection refuses writes). pd's placement moves
+// replicas between stores (balance, a store being drained, a store low on
+// space) with the same ChangePeer as a repair, and asks a leading replica
+// to hand its leadership away first when its own replica is to move.
+//
 // # What comes next
 //
-// Replica balance, draining a live store, merges (docs/cluster.md).
+// Merges, placement by size (docs/cluster.md).
 package node

@@ -53,6 +53,11 @@ type Config struct {
 	// SplitSize is the size above which a region this node leads is
 	// split in two (split.go). Default DefaultSplitSize.
 	SplitSize int64
+	// Capacity caps the disk space the store reports to pd (TiKV's
+	// raftstore.capacity): pd counts the store low on space, places no
+	// replica on it and moves replicas off it once its data directory
+	// fills LowSpaceRatio of this (space.go). 0: the file system's size.
+	Capacity int64
 	// Logger logs the node's life. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -246,6 +251,20 @@ func (n *Node) register(ctx context.Context) error {
 // serve nor vote again).
 func (n *Node) heartbeat(ctx context.Context) error {
 	req, held := n.heartbeatRequest()
+	req.Space = n.space()
+	leading := map[uint64]bool{}
+	for _, id := range req.GetLeading() {
+		leading[id] = true
+	}
+	for _, rep := range req.GetReports() {
+		if leading[rep.GetRegionId()] {
+			// From the table files' metadata: no key is read.
+			size, err := n.store.ApproximateSize(rep.GetStart(), rep.GetEnd())
+			if err == nil {
+				rep.ApproximateSize = size
+			}
+		}
+	}
 	resp, err := n.pd.StoreHeartbeat(ctx, req)
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)

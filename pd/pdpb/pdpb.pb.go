@@ -28,6 +28,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// StoreStatus is a store's place in the cluster, set by an operator
+// (SetStoreStatus) and by pd (TOMBSTONE once a drained store holds no
+// replica).
+type StoreStatus int32
+
+const (
+	// UP: the store holds and receives replicas.
+	StoreStatus_UP StoreStatus = 0
+	// OFFLINE: the store is being drained: pd moves its replicas and
+	// leaderships to other stores and places nothing new on it.
+	StoreStatus_OFFLINE StoreStatus = 1
+	// TOMBSTONE: the store was drained and holds nothing; it is out of the
+	// cluster for good (its id is never reused).
+	StoreStatus_TOMBSTONE StoreStatus = 2
+)
+
+// Enum value maps for StoreStatus.
+var (
+	StoreStatus_name = map[int32]string{
+		0: "UP",
+		1: "OFFLINE",
+		2: "TOMBSTONE",
+	}
+	StoreStatus_value = map[string]int32{
+		"UP":        0,
+		"OFFLINE":   1,
+		"TOMBSTONE": 2,
+	}
+)
+
+func (x StoreStatus) Enum() *StoreStatus {
+	p := new(StoreStatus)
+	*p = x
+	return p
+}
+
+func (x StoreStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StoreStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_pdpb_proto_enumTypes[0].Descriptor()
+}
+
+func (StoreStatus) Type() protoreflect.EnumType {
+	return &file_pdpb_proto_enumTypes[0]
+}
+
+func (x StoreStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StoreStatus.Descriptor instead.
+func (StoreStatus) EnumDescriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{0}
+}
+
 // Store is a KV node.
 type Store struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -37,7 +94,17 @@ type Store struct {
 	// heartbeat (0: none since pd started).
 	LastHeartbeatUnixMs int64 `protobuf:"varint,3,opt,name=last_heartbeat_unix_ms,json=lastHeartbeatUnixMs,proto3" json:"last_heartbeat_unix_ms,omitempty"`
 	// replicas is how many regions have a peer on the store (GetStores).
-	Replicas      uint32 `protobuf:"varint,4,opt,name=replicas,proto3" json:"replicas,omitempty"`
+	Replicas uint32 `protobuf:"varint,4,opt,name=replicas,proto3" json:"replicas,omitempty"`
+	// status is the store's place in the cluster (kept in etcd).
+	Status StoreStatus `protobuf:"varint,5,opt,name=status,proto3,enum=percdb.pd.StoreStatus" json:"status,omitempty"`
+	// leaders is how many regions the store leads (GetStores).
+	Leaders uint32 `protobuf:"varint,6,opt,name=leaders,proto3" json:"leaders,omitempty"`
+	// space is the store's disk as its last heartbeat reported it (GetStores;
+	// not kept in etcd).
+	Space *StoreSpace `protobuf:"bytes,7,opt,name=space,proto3" json:"space,omitempty"`
+	// low_space: pd places no replica on the store and moves replicas off
+	// it (GetStores; see StoreSpace).
+	LowSpace      bool `protobuf:"varint,8,opt,name=low_space,json=lowSpace,proto3" json:"low_space,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -100,6 +167,110 @@ func (x *Store) GetReplicas() uint32 {
 	return 0
 }
 
+func (x *Store) GetStatus() StoreStatus {
+	if x != nil {
+		return x.Status
+	}
+	return StoreStatus_UP
+}
+
+func (x *Store) GetLeaders() uint32 {
+	if x != nil {
+		return x.Leaders
+	}
+	return 0
+}
+
+func (x *Store) GetSpace() *StoreSpace {
+	if x != nil {
+		return x.Space
+	}
+	return nil
+}
+
+func (x *Store) GetLowSpace() bool {
+	if x != nil {
+		return x.LowSpace
+	}
+	return false
+}
+
+// StoreSpace is a store's disk as the KV node sees it. capacity is the
+// file system's size, or the node's configured capacity when smaller
+// (percdb kv --capacity); available is what the store may still fill:
+// the file system's free bytes, and no more than capacity less the
+// store's own used bytes. disk_full is the node's disk protection
+// refusing writes (its reserve is reached). pd counts a store low on
+// space when it is disk_full or its available is below
+// (1 - Config.LowSpaceRatio) of its capacity.
+type StoreSpace struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Capacity      uint64                 `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Available     uint64                 `protobuf:"varint,2,opt,name=available,proto3" json:"available,omitempty"`
+	Used          uint64                 `protobuf:"varint,3,opt,name=used,proto3" json:"used,omitempty"`
+	DiskFull      bool                   `protobuf:"varint,4,opt,name=disk_full,json=diskFull,proto3" json:"disk_full,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreSpace) Reset() {
+	*x = StoreSpace{}
+	mi := &file_pdpb_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreSpace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreSpace) ProtoMessage() {}
+
+func (x *StoreSpace) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreSpace.ProtoReflect.Descriptor instead.
+func (*StoreSpace) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StoreSpace) GetCapacity() uint64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *StoreSpace) GetAvailable() uint64 {
+	if x != nil {
+		return x.Available
+	}
+	return 0
+}
+
+func (x *StoreSpace) GetUsed() uint64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *StoreSpace) GetDiskFull() bool {
+	if x != nil {
+		return x.DiskFull
+	}
+	return false
+}
+
 // Region is one range of the key space: keys in [start, end) (an empty
 // end is +infinity), its epoch, the stores holding its replicas (peers,
 // each a member of the region's raft group, whose raft ids are these
@@ -127,7 +298,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_pdpb_proto_msgTypes[1]
+	mi := &file_pdpb_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -139,7 +310,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[1]
+	mi := &file_pdpb_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -152,7 +323,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{1}
+	return file_pdpb_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Region) GetId() uint64 {
@@ -220,7 +391,7 @@ type PutStoreRequest struct {
 
 func (x *PutStoreRequest) Reset() {
 	*x = PutStoreRequest{}
-	mi := &file_pdpb_proto_msgTypes[2]
+	mi := &file_pdpb_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -232,7 +403,7 @@ func (x *PutStoreRequest) String() string {
 func (*PutStoreRequest) ProtoMessage() {}
 
 func (x *PutStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[2]
+	mi := &file_pdpb_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -245,7 +416,7 @@ func (x *PutStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutStoreRequest.ProtoReflect.Descriptor instead.
 func (*PutStoreRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{2}
+	return file_pdpb_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PutStoreRequest) GetStore() *Store {
@@ -264,7 +435,7 @@ type PutStoreResponse struct {
 
 func (x *PutStoreResponse) Reset() {
 	*x = PutStoreResponse{}
-	mi := &file_pdpb_proto_msgTypes[3]
+	mi := &file_pdpb_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -276,7 +447,7 @@ func (x *PutStoreResponse) String() string {
 func (*PutStoreResponse) ProtoMessage() {}
 
 func (x *PutStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[3]
+	mi := &file_pdpb_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -289,7 +460,7 @@ func (x *PutStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutStoreResponse.ProtoReflect.Descriptor instead.
 func (*PutStoreResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{3}
+	return file_pdpb_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PutStoreResponse) GetStoreId() uint64 {
@@ -310,14 +481,16 @@ type StoreHeartbeatRequest struct {
 	// them: pd takes a range newer (higher version: a split) than its
 	// record into the directory, and from the regions in leading a raft
 	// configuration newer (higher conf_ver) than its record.
-	Reports       []*RegionReport `protobuf:"bytes,4,rep,name=reports,proto3" json:"reports,omitempty"`
+	Reports []*RegionReport `protobuf:"bytes,4,rep,name=reports,proto3" json:"reports,omitempty"`
+	// space is the store's disk now (absent: not reported, never low).
+	Space         *StoreSpace `protobuf:"bytes,5,opt,name=space,proto3" json:"space,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StoreHeartbeatRequest) Reset() {
 	*x = StoreHeartbeatRequest{}
-	mi := &file_pdpb_proto_msgTypes[4]
+	mi := &file_pdpb_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -329,7 +502,7 @@ func (x *StoreHeartbeatRequest) String() string {
 func (*StoreHeartbeatRequest) ProtoMessage() {}
 
 func (x *StoreHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[4]
+	mi := &file_pdpb_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -342,7 +515,7 @@ func (x *StoreHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{4}
+	return file_pdpb_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StoreHeartbeatRequest) GetStoreId() uint64 {
@@ -373,6 +546,13 @@ func (x *StoreHeartbeatRequest) GetReports() []*RegionReport {
 	return nil
 }
 
+func (x *StoreHeartbeatRequest) GetSpace() *StoreSpace {
+	if x != nil {
+		return x.Space
+	}
+	return nil
+}
+
 // RegionReport is a region as one of its replicas applied it: its raft
 // configuration, its range and its epoch version.
 type RegionReport struct {
@@ -386,14 +566,18 @@ type RegionReport struct {
 	End      []byte   `protobuf:"bytes,6,opt,name=end,proto3" json:"end,omitempty"`
 	// version counts the splits the region went through (0: not
 	// reported, from a node that predates splits).
-	Version       uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Version uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
+	// approximate_size is the disk space of the region's keys on the
+	// reporting store (kv.Store.ApproximateSize), from its leader; pd keeps
+	// it in memory for GetRegion's answers.
+	ApproximateSize uint64 `protobuf:"varint,8,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RegionReport) Reset() {
 	*x = RegionReport{}
-	mi := &file_pdpb_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +589,7 @@ func (x *RegionReport) String() string {
 func (*RegionReport) ProtoMessage() {}
 
 func (x *RegionReport) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +602,7 @@ func (x *RegionReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionReport.ProtoReflect.Descriptor instead.
 func (*RegionReport) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{5}
+	return file_pdpb_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RegionReport) GetRegionId() uint64 {
@@ -470,6 +654,13 @@ func (x *RegionReport) GetVersion() uint64 {
 	return 0
 }
 
+func (x *RegionReport) GetApproximateSize() uint64 {
+	if x != nil {
+		return x.ApproximateSize
+	}
+	return 0
+}
+
 type StoreHeartbeatResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Regions []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
@@ -489,7 +680,7 @@ type StoreHeartbeatResponse struct {
 
 func (x *StoreHeartbeatResponse) Reset() {
 	*x = StoreHeartbeatResponse{}
-	mi := &file_pdpb_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -501,7 +692,7 @@ func (x *StoreHeartbeatResponse) String() string {
 func (*StoreHeartbeatResponse) ProtoMessage() {}
 
 func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -514,7 +705,7 @@ func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{6}
+	return file_pdpb_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StoreHeartbeatResponse) GetRegions() []*Region {
@@ -557,7 +748,7 @@ type TransferLeader struct {
 
 func (x *TransferLeader) Reset() {
 	*x = TransferLeader{}
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +760,7 @@ func (x *TransferLeader) String() string {
 func (*TransferLeader) ProtoMessage() {}
 
 func (x *TransferLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +773,7 @@ func (x *TransferLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeader.ProtoReflect.Descriptor instead.
 func (*TransferLeader) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{7}
+	return file_pdpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TransferLeader) GetRegionId() uint64 {
@@ -600,8 +791,9 @@ func (x *TransferLeader) GetToStore() uint64 {
 }
 
 // ChangePeer asks a region's leader to replace the replica on
-// remove_store (a store down longer than pd's max store down time) by one
-// on add_store, through raft conf changes: add_store as a learner, then,
+// remove_store (a store down longer than pd's max store down time, a
+// store being drained or low on space, or one holding more than its share
+// of replicas) by one on add_store, through raft conf changes: add_store as a learner, then,
 // once it caught up, one joint change promoting it and removing
 // remove_store. pd sends it again with every heartbeat until the leader
 // reports a configuration without remove_store.
@@ -616,7 +808,7 @@ type ChangePeer struct {
 
 func (x *ChangePeer) Reset() {
 	*x = ChangePeer{}
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +820,7 @@ func (x *ChangePeer) String() string {
 func (*ChangePeer) ProtoMessage() {}
 
 func (x *ChangePeer) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +833,7 @@ func (x *ChangePeer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePeer.ProtoReflect.Descriptor instead.
 func (*ChangePeer) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{8}
+	return file_pdpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ChangePeer) GetRegionId() uint64 {
@@ -674,7 +866,7 @@ type GetRegionRequest struct {
 
 func (x *GetRegionRequest) Reset() {
 	*x = GetRegionRequest{}
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +878,7 @@ func (x *GetRegionRequest) String() string {
 func (*GetRegionRequest) ProtoMessage() {}
 
 func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +891,7 @@ func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{9}
+	return file_pdpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetRegionRequest) GetKey() []byte {
@@ -718,7 +910,7 @@ type GetRegionByIDRequest struct {
 
 func (x *GetRegionByIDRequest) Reset() {
 	*x = GetRegionByIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +922,7 @@ func (x *GetRegionByIDRequest) String() string {
 func (*GetRegionByIDRequest) ProtoMessage() {}
 
 func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +935,7 @@ func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{10}
+	return file_pdpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRegionByIDRequest) GetRegionId() uint64 {
@@ -757,14 +949,17 @@ type GetRegionResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Region *Region                `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
 	// store serves the region; its addr is where to send requests.
-	Store         *Store `protobuf:"bytes,2,opt,name=store,proto3" json:"store,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Store *Store `protobuf:"bytes,2,opt,name=store,proto3" json:"store,omitempty"`
+	// approximate_size is the region's size as its leader last reported
+	// it (RegionReport.approximate_size); 0 when none has since pd started.
+	ApproximateSize uint64 `protobuf:"varint,3,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetRegionResponse) Reset() {
 	*x = GetRegionResponse{}
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +971,7 @@ func (x *GetRegionResponse) String() string {
 func (*GetRegionResponse) ProtoMessage() {}
 
 func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +984,7 @@ func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{11}
+	return file_pdpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetRegionResponse) GetRegion() *Region {
@@ -806,6 +1001,13 @@ func (x *GetRegionResponse) GetStore() *Store {
 	return nil
 }
 
+func (x *GetRegionResponse) GetApproximateSize() uint64 {
+	if x != nil {
+		return x.ApproximateSize
+	}
+	return 0
+}
+
 type GetStoresRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -814,7 +1016,7 @@ type GetStoresRequest struct {
 
 func (x *GetStoresRequest) Reset() {
 	*x = GetStoresRequest{}
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -826,7 +1028,7 @@ func (x *GetStoresRequest) String() string {
 func (*GetStoresRequest) ProtoMessage() {}
 
 func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -839,7 +1041,7 @@ func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresRequest.ProtoReflect.Descriptor instead.
 func (*GetStoresRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{12}
+	return file_pdpb_proto_rawDescGZIP(), []int{13}
 }
 
 type GetStoresResponse struct {
@@ -851,7 +1053,7 @@ type GetStoresResponse struct {
 
 func (x *GetStoresResponse) Reset() {
 	*x = GetStoresResponse{}
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +1065,7 @@ func (x *GetStoresResponse) String() string {
 func (*GetStoresResponse) ProtoMessage() {}
 
 func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +1078,7 @@ func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresResponse.ProtoReflect.Descriptor instead.
 func (*GetStoresResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{13}
+	return file_pdpb_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetStoresResponse) GetStores() []*Store {
@@ -895,7 +1097,7 @@ type AllocIDRequest struct {
 
 func (x *AllocIDRequest) Reset() {
 	*x = AllocIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -907,7 +1109,7 @@ func (x *AllocIDRequest) String() string {
 func (*AllocIDRequest) ProtoMessage() {}
 
 func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -920,7 +1122,7 @@ func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDRequest.ProtoReflect.Descriptor instead.
 func (*AllocIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{14}
+	return file_pdpb_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AllocIDRequest) GetCount() uint32 {
@@ -941,7 +1143,7 @@ type AllocIDResponse struct {
 
 func (x *AllocIDResponse) Reset() {
 	*x = AllocIDResponse{}
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1155,7 @@ func (x *AllocIDResponse) String() string {
 func (*AllocIDResponse) ProtoMessage() {}
 
 func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1168,7 @@ func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDResponse.ProtoReflect.Descriptor instead.
 func (*AllocIDResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{15}
+	return file_pdpb_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AllocIDResponse) GetFirst() uint64 {
@@ -998,7 +1200,7 @@ type StoreState struct {
 
 func (x *StoreState) Reset() {
 	*x = StoreState{}
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1212,7 @@ func (x *StoreState) String() string {
 func (*StoreState) ProtoMessage() {}
 
 func (x *StoreState) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1225,7 @@ func (x *StoreState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreState.ProtoReflect.Descriptor instead.
 func (*StoreState) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{16}
+	return file_pdpb_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StoreState) GetStoreId() uint64 {
@@ -1055,7 +1257,7 @@ type GetGCSafePointRequest struct {
 
 func (x *GetGCSafePointRequest) Reset() {
 	*x = GetGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1269,7 @@ func (x *GetGCSafePointRequest) String() string {
 func (*GetGCSafePointRequest) ProtoMessage() {}
 
 func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1282,7 @@ func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*GetGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{17}
+	return file_pdpb_proto_rawDescGZIP(), []int{18}
 }
 
 type UpdateGCSafePointRequest struct {
@@ -1092,7 +1294,7 @@ type UpdateGCSafePointRequest struct {
 
 func (x *UpdateGCSafePointRequest) Reset() {
 	*x = UpdateGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1306,7 @@ func (x *UpdateGCSafePointRequest) String() string {
 func (*UpdateGCSafePointRequest) ProtoMessage() {}
 
 func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1319,7 @@ func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*UpdateGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{18}
+	return file_pdpb_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UpdateGCSafePointRequest) GetCandidate() uint64 {
@@ -1136,7 +1338,7 @@ type GCSafePointResponse struct {
 
 func (x *GCSafePointResponse) Reset() {
 	*x = GCSafePointResponse{}
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1350,7 @@ func (x *GCSafePointResponse) String() string {
 func (*GCSafePointResponse) ProtoMessage() {}
 
 func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1363,7 @@ func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCSafePointResponse.ProtoReflect.Descriptor instead.
 func (*GCSafePointResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{19}
+	return file_pdpb_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GCSafePointResponse) GetSafePoint() uint64 {
@@ -1169,6 +1371,103 @@ func (x *GCSafePointResponse) GetSafePoint() uint64 {
 		return x.SafePoint
 	}
 	return 0
+}
+
+type SetStoreStatusRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	StoreId uint64                 `protobuf:"varint,1,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
+	// status: OFFLINE drains the store, UP cancels a drain.
+	Status        StoreStatus `protobuf:"varint,2,opt,name=status,proto3,enum=percdb.pd.StoreStatus" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoreStatusRequest) Reset() {
+	*x = SetStoreStatusRequest{}
+	mi := &file_pdpb_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoreStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoreStatusRequest) ProtoMessage() {}
+
+func (x *SetStoreStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoreStatusRequest.ProtoReflect.Descriptor instead.
+func (*SetStoreStatusRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SetStoreStatusRequest) GetStoreId() uint64 {
+	if x != nil {
+		return x.StoreId
+	}
+	return 0
+}
+
+func (x *SetStoreStatusRequest) GetStatus() StoreStatus {
+	if x != nil {
+		return x.Status
+	}
+	return StoreStatus_UP
+}
+
+type SetStoreStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         *Store                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoreStatusResponse) Reset() {
+	*x = SetStoreStatusResponse{}
+	mi := &file_pdpb_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoreStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoreStatusResponse) ProtoMessage() {}
+
+func (x *SetStoreStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoreStatusResponse.ProtoReflect.Descriptor instead.
+func (*SetStoreStatusResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetStoreStatusResponse) GetStore() *Store {
+	if x != nil {
+		return x.Store
+	}
+	return nil
 }
 
 type ReportMinStartTSRequest struct {
@@ -1183,7 +1482,7 @@ type ReportMinStartTSRequest struct {
 
 func (x *ReportMinStartTSRequest) Reset() {
 	*x = ReportMinStartTSRequest{}
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1494,7 @@ func (x *ReportMinStartTSRequest) String() string {
 func (*ReportMinStartTSRequest) ProtoMessage() {}
 
 func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1507,7 @@ func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSRequest.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{20}
+	return file_pdpb_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReportMinStartTSRequest) GetNode() string {
@@ -1243,7 +1542,7 @@ type ReportMinStartTSResponse struct {
 
 func (x *ReportMinStartTSResponse) Reset() {
 	*x = ReportMinStartTSResponse{}
-	mi := &file_pdpb_proto_msgTypes[21]
+	mi := &file_pdpb_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1554,7 @@ func (x *ReportMinStartTSResponse) String() string {
 func (*ReportMinStartTSResponse) ProtoMessage() {}
 
 func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[21]
+	mi := &file_pdpb_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1567,7 @@ func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{21}
+	return file_pdpb_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReportMinStartTSResponse) GetGcLeader() bool {
@@ -1283,12 +1582,22 @@ var File_pdpb_proto protoreflect.FileDescriptor
 const file_pdpb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"pdpb.proto\x12\tpercdb.pd\"|\n" +
+	"pdpb.proto\x12\tpercdb.pd\"\x90\x02\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
 	"\x16last_heartbeat_unix_ms\x18\x03 \x01(\x03R\x13lastHeartbeatUnixMs\x12\x1a\n" +
-	"\breplicas\x18\x04 \x01(\rR\breplicas\"\xc2\x01\n" +
+	"\breplicas\x18\x04 \x01(\rR\breplicas\x12.\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x16.percdb.pd.StoreStatusR\x06status\x12\x18\n" +
+	"\aleaders\x18\x06 \x01(\rR\aleaders\x12+\n" +
+	"\x05space\x18\a \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\x12\x1b\n" +
+	"\tlow_space\x18\b \x01(\bR\blowSpace\"w\n" +
+	"\n" +
+	"StoreSpace\x12\x1a\n" +
+	"\bcapacity\x18\x01 \x01(\x04R\bcapacity\x12\x1c\n" +
+	"\tavailable\x18\x02 \x01(\x04R\tavailable\x12\x12\n" +
+	"\x04used\x18\x03 \x01(\x04R\x04used\x12\x1b\n" +
+	"\tdisk_full\x18\x04 \x01(\bR\bdiskFull\"\xc2\x01\n" +
 	"\x06Region\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
@@ -1301,12 +1610,13 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x0fPutStoreRequest\x12&\n" +
 	"\x05store\x18\x01 \x01(\v2\x10.percdb.pd.StoreR\x05store\"-\n" +
 	"\x10PutStoreResponse\x12\x19\n" +
-	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\x93\x01\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\xc0\x01\n" +
 	"\x15StoreHeartbeatRequest\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
 	"\aleading\x18\x03 \x03(\x04R\aleading\x121\n" +
-	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\"\xbc\x01\n" +
+	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\x12+\n" +
+	"\x05space\x18\x05 \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\"\xe7\x01\n" +
 	"\fRegionReport\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
@@ -1314,7 +1624,8 @@ const file_pdpb_proto_rawDesc = "" +
 	"\blearners\x18\x04 \x03(\x04R\blearners\x12\x14\n" +
 	"\x05start\x18\x05 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x06 \x01(\fR\x03end\x12\x18\n" +
-	"\aversion\x18\a \x01(\x04R\aversion\"\xd3\x01\n" +
+	"\aversion\x18\a \x01(\x04R\aversion\x12)\n" +
+	"\x10approximate_size\x18\b \x01(\x04R\x0fapproximateSize\"\xd3\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
 	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
@@ -1331,10 +1642,11 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x10GetRegionRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\"3\n" +
 	"\x14GetRegionByIDRequest\x12\x1b\n" +
-	"\tregion_id\x18\x01 \x01(\x04R\bregionId\"f\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\"\x91\x01\n" +
 	"\x11GetRegionResponse\x12)\n" +
 	"\x06region\x18\x01 \x01(\v2\x11.percdb.pd.RegionR\x06region\x12&\n" +
-	"\x05store\x18\x02 \x01(\v2\x10.percdb.pd.StoreR\x05store\"\x12\n" +
+	"\x05store\x18\x02 \x01(\v2\x10.percdb.pd.StoreR\x05store\x12)\n" +
+	"\x10approximate_size\x18\x03 \x01(\x04R\x0fapproximateSize\"\x12\n" +
 	"\x10GetStoresRequest\"=\n" +
 	"\x11GetStoresResponse\x12(\n" +
 	"\x06stores\x18\x01 \x03(\v2\x10.percdb.pd.StoreR\x06stores\"&\n" +
@@ -1353,14 +1665,23 @@ const file_pdpb_proto_rawDesc = "" +
 	"\tcandidate\x18\x01 \x01(\x04R\tcandidate\"4\n" +
 	"\x13GCSafePointResponse\x12\x1d\n" +
 	"\n" +
-	"safe_point\x18\x01 \x01(\x04R\tsafePoint\"f\n" +
+	"safe_point\x18\x01 \x01(\x04R\tsafePoint\"b\n" +
+	"\x15SetStoreStatusRequest\x12\x19\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12.\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x16.percdb.pd.StoreStatusR\x06status\"@\n" +
+	"\x16SetStoreStatusResponse\x12&\n" +
+	"\x05store\x18\x01 \x01(\v2\x10.percdb.pd.StoreR\x05store\"f\n" +
 	"\x17ReportMinStartTSRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12 \n" +
 	"\fmin_start_ts\x18\x02 \x01(\x04R\n" +
 	"minStartTs\x12\x15\n" +
 	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"7\n" +
 	"\x18ReportMinStartTSResponse\x12\x1b\n" +
-	"\tgc_leader\x18\x01 \x01(\bR\bgcLeader2\xcd\x05\n" +
+	"\tgc_leader\x18\x01 \x01(\bR\bgcLeader*1\n" +
+	"\vStoreStatus\x12\x06\n" +
+	"\x02UP\x10\x00\x12\v\n" +
+	"\aOFFLINE\x10\x01\x12\r\n" +
+	"\tTOMBSTONE\x10\x022\xa4\x06\n" +
 	"\x02PD\x12C\n" +
 	"\bPutStore\x12\x1a.percdb.pd.PutStoreRequest\x1a\x1b.percdb.pd.PutStoreResponse\x12U\n" +
 	"\x0eStoreHeartbeat\x12 .percdb.pd.StoreHeartbeatRequest\x1a!.percdb.pd.StoreHeartbeatResponse\x12F\n" +
@@ -1370,7 +1691,8 @@ const file_pdpb_proto_rawDesc = "" +
 	"\aAllocID\x12\x19.percdb.pd.AllocIDRequest\x1a\x1a.percdb.pd.AllocIDResponse\x12R\n" +
 	"\x0eGetGCSafePoint\x12 .percdb.pd.GetGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12X\n" +
 	"\x11UpdateGCSafePoint\x12#.percdb.pd.UpdateGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12[\n" +
-	"\x10ReportMinStartTS\x12\".percdb.pd.ReportMinStartTSRequest\x1a#.percdb.pd.ReportMinStartTSResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
+	"\x10ReportMinStartTS\x12\".percdb.pd.ReportMinStartTSRequest\x1a#.percdb.pd.ReportMinStartTSResponse\x12U\n" +
+	"\x0eSetStoreStatus\x12 .percdb.pd.SetStoreStatusRequest\x1a!.percdb.pd.SetStoreStatusResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
 
 var (
 	file_pdpb_proto_rawDescOnce sync.Once
@@ -1384,64 +1706,76 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 	return file_pdpb_proto_rawDescData
 }
 
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_pdpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_pdpb_proto_goTypes = []any{
-	(*Store)(nil),                    // 0: percdb.pd.Store
-	(*Region)(nil),                   // 1: percdb.pd.Region
-	(*PutStoreRequest)(nil),          // 2: percdb.pd.PutStoreRequest
-	(*PutStoreResponse)(nil),         // 3: percdb.pd.PutStoreResponse
-	(*StoreHeartbeatRequest)(nil),    // 4: percdb.pd.StoreHeartbeatRequest
-	(*RegionReport)(nil),             // 5: percdb.pd.RegionReport
-	(*StoreHeartbeatResponse)(nil),   // 6: percdb.pd.StoreHeartbeatResponse
-	(*TransferLeader)(nil),           // 7: percdb.pd.TransferLeader
-	(*ChangePeer)(nil),               // 8: percdb.pd.ChangePeer
-	(*GetRegionRequest)(nil),         // 9: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),     // 10: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),        // 11: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),         // 12: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),        // 13: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),           // 14: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),          // 15: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),               // 16: percdb.pd.StoreState
-	(*GetGCSafePointRequest)(nil),    // 17: percdb.pd.GetGCSafePointRequest
-	(*UpdateGCSafePointRequest)(nil), // 18: percdb.pd.UpdateGCSafePointRequest
-	(*GCSafePointResponse)(nil),      // 19: percdb.pd.GCSafePointResponse
-	(*ReportMinStartTSRequest)(nil),  // 20: percdb.pd.ReportMinStartTSRequest
-	(*ReportMinStartTSResponse)(nil), // 21: percdb.pd.ReportMinStartTSResponse
+	(StoreStatus)(0),                 // 0: percdb.pd.StoreStatus
+	(*Store)(nil),                    // 1: percdb.pd.Store
+	(*StoreSpace)(nil),               // 2: percdb.pd.StoreSpace
+	(*Region)(nil),                   // 3: percdb.pd.Region
+	(*PutStoreRequest)(nil),          // 4: percdb.pd.PutStoreRequest
+	(*PutStoreResponse)(nil),         // 5: percdb.pd.PutStoreResponse
+	(*StoreHeartbeatRequest)(nil),    // 6: percdb.pd.StoreHeartbeatRequest
+	(*RegionReport)(nil),             // 7: percdb.pd.RegionReport
+	(*StoreHeartbeatResponse)(nil),   // 8: percdb.pd.StoreHeartbeatResponse
+	(*TransferLeader)(nil),           // 9: percdb.pd.TransferLeader
+	(*ChangePeer)(nil),               // 10: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),         // 11: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),     // 12: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),        // 13: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),         // 14: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),        // 15: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),           // 16: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),          // 17: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),               // 18: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),    // 19: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil), // 20: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),      // 21: percdb.pd.GCSafePointResponse
+	(*SetStoreStatusRequest)(nil),    // 22: percdb.pd.SetStoreStatusRequest
+	(*SetStoreStatusResponse)(nil),   // 23: percdb.pd.SetStoreStatusResponse
+	(*ReportMinStartTSRequest)(nil),  // 24: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil), // 25: percdb.pd.ReportMinStartTSResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
-	0,  // 0: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
-	5,  // 1: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
-	1,  // 2: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
-	8,  // 3: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
-	7,  // 4: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
-	1,  // 5: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
-	0,  // 6: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
-	0,  // 7: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
-	1,  // 8: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
-	2,  // 9: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	4,  // 10: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	9,  // 11: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	10, // 12: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	12, // 13: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	14, // 14: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	17, // 15: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
-	18, // 16: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
-	20, // 17: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
-	3,  // 18: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	6,  // 19: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	11, // 20: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	11, // 21: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	13, // 22: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	15, // 23: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	19, // 24: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	19, // 25: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	21, // 26: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
-	18, // [18:27] is the sub-list for method output_type
-	9,  // [9:18] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	0,  // 0: percdb.pd.Store.status:type_name -> percdb.pd.StoreStatus
+	2,  // 1: percdb.pd.Store.space:type_name -> percdb.pd.StoreSpace
+	1,  // 2: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
+	7,  // 3: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
+	2,  // 4: percdb.pd.StoreHeartbeatRequest.space:type_name -> percdb.pd.StoreSpace
+	3,  // 5: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
+	10, // 6: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
+	9,  // 7: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
+	3,  // 8: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
+	1,  // 9: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
+	1,  // 10: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
+	3,  // 11: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
+	0,  // 12: percdb.pd.SetStoreStatusRequest.status:type_name -> percdb.pd.StoreStatus
+	1,  // 13: percdb.pd.SetStoreStatusResponse.store:type_name -> percdb.pd.Store
+	4,  // 14: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	6,  // 15: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	11, // 16: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	12, // 17: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	14, // 18: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	16, // 19: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	19, // 20: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	20, // 21: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	24, // 22: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	22, // 23: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
+	5,  // 24: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	8,  // 25: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	13, // 26: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	13, // 27: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	15, // 28: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	17, // 29: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	21, // 30: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	21, // 31: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	25, // 32: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	23, // 33: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -1454,13 +1788,14 @@ func file_pdpb_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   22,
+			NumEnums:      1,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_pdpb_proto_goTypes,
 		DependencyIndexes: file_pdpb_proto_depIdxs,
+		EnumInfos:         file_pdpb_proto_enumTypes,
 		MessageInfos:      file_pdpb_proto_msgTypes,
 	}.Build()
 	File_pdpb_proto = out.File

@@ -35,6 +35,7 @@ const (
 	PD_GetGCSafePoint_FullMethodName    = "/percdb.pd.PD/GetGCSafePoint"
 	PD_UpdateGCSafePoint_FullMethodName = "/percdb.pd.PD/UpdateGCSafePoint"
 	PD_ReportMinStartTS_FullMethodName  = "/percdb.pd.PD/ReportMinStartTS"
+	PD_SetStoreStatus_FullMethodName    = "/percdb.pd.PD/SetStoreStatus"
 )
 
 // PDClient is the client API for PD service.
@@ -70,6 +71,14 @@ type PDClient interface {
 	// answers whether the node is the GC leader (granted to a reporting
 	// node when none holds it, kept while it reports).
 	ReportMinStartTS(ctx context.Context, in *ReportMinStartTSRequest, opts ...grpc.CallOption) (*ReportMinStartTSResponse, error)
+	// SetStoreStatus drains a store (OFFLINE: pd moves every replica and
+	// leadership off it, then marks it TOMBSTONE, after which the node can
+	// be stopped) or cancels a drain (UP), as pd-ctl's `store delete` and
+	// CockroachDB's `node decommission`; it returns the store as recorded.
+	// A tombstone is final; asking to drain a store whose replicas the
+	// other stores cannot take (fewer live stores with room than replicas
+	// a region) is refused with FailedPrecondition.
+	SetStoreStatus(ctx context.Context, in *SetStoreStatusRequest, opts ...grpc.CallOption) (*SetStoreStatusResponse, error)
 }
 
 type pDClient struct {
@@ -170,6 +179,16 @@ func (c *pDClient) ReportMinStartTS(ctx context.Context, in *ReportMinStartTSReq
 	return out, nil
 }
 
+func (c *pDClient) SetStoreStatus(ctx context.Context, in *SetStoreStatusRequest, opts ...grpc.CallOption) (*SetStoreStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetStoreStatusResponse)
+	err := c.cc.Invoke(ctx, PD_SetStoreStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PDServer is the server API for PD service.
 // All implementations must embed UnimplementedPDServer
 // for forward compatibility.
@@ -203,6 +222,14 @@ type PDServer interface {
 	// answers whether the node is the GC leader (granted to a reporting
 	// node when none holds it, kept while it reports).
 	ReportMinStartTS(context.Context, *ReportMinStartTSRequest) (*ReportMinStartTSResponse, error)
+	// SetStoreStatus drains a store (OFFLINE: pd moves every replica and
+	// leadership off it, then marks it TOMBSTONE, after which the node can
+	// be stopped) or cancels a drain (UP), as pd-ctl's `store delete` and
+	// CockroachDB's `node decommission`; it returns the store as recorded.
+	// A tombstone is final; asking to drain a store whose replicas the
+	// other stores cannot take (fewer live stores with room than replicas
+	// a region) is refused with FailedPrecondition.
+	SetStoreStatus(context.Context, *SetStoreStatusRequest) (*SetStoreStatusResponse, error)
 	mustEmbedUnimplementedPDServer()
 }
 
@@ -239,6 +266,9 @@ func (UnimplementedPDServer) UpdateGCSafePoint(context.Context, *UpdateGCSafePoi
 }
 func (UnimplementedPDServer) ReportMinStartTS(context.Context, *ReportMinStartTSRequest) (*ReportMinStartTSResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportMinStartTS not implemented")
+}
+func (UnimplementedPDServer) SetStoreStatus(context.Context, *SetStoreStatusRequest) (*SetStoreStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetStoreStatus not implemented")
 }
 func (UnimplementedPDServer) mustEmbedUnimplementedPDServer() {}
 func (UnimplementedPDServer) testEmbeddedByValue()            {}
@@ -423,6 +453,24 @@ func _PD_ReportMinStartTS_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PD_SetStoreStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetStoreStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).SetStoreStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_SetStoreStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).SetStoreStatus(ctx, req.(*SetStoreStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PD_ServiceDesc is the grpc.ServiceDesc for PD service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -465,6 +513,10 @@ var PD_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportMinStartTS",
 			Handler:    _PD_ReportMinStartTS_Handler,
+		},
+		{
+			MethodName: "SetStoreStatus",
+			Handler:    _PD_SetStoreStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

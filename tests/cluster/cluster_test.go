@@ -73,6 +73,8 @@ type prober struct {
 	lastOK  time.Time
 	bad     []int64
 	lastErr error
+	// failures counts the reads that failed.
+	failures int
 	// mark and firstOK: the first successful read after mark.
 	mark, firstOK time.Time
 
@@ -100,6 +102,7 @@ func startProber(t *testing.T, db *sql.DB, want int64) *prober {
 				}
 			} else if ctx.Err() == nil {
 				p.lastErr = err
+				p.failures++
 			}
 			p.mu.Unlock()
 			time.Sleep(2 * time.Millisecond)
@@ -117,6 +120,13 @@ func (p *prober) err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lastErr
+}
+
+// failed returns how many reads failed so far.
+func (p *prober) failed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failures
 }
 
 // setMark starts timing from now: firstOK will be the first successful

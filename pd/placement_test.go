@@ -1,0 +1,261 @@
+package pd_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/percdb/percdb/pd"
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// simRegion is a region as the simulated stores of placementSim hold it.
+type simRegion struct {
+	id, leader, confVer uint64
+	voters              []uint64
+	start, end          string
+}
+
+// placementSim plays the KV stores against a pd: each round every store
+// heartbeats (the leaders with their regions' reports), and the
+// ChangePeers and leader transfers pd answers are carried out at once, as
+// a leader's conf changes would (the learner step is skipped: the change
+// lands as its joint change does, conf_ver + 2).
+type placementSim struct {
+	t       *testing.T
+	c       *pd.Client
+	stores  []uint64
+	regions []*simRegion
+	space   map[uint64]*pdpb.StoreSpace
+	moves   int
+}
+
+// round runs one heartbeat of every store and reports whether pd asked
+// anything.
+func (s *placementSim) round() bool {
+	s.t.Helper()
+	ctx := context.Background()
+	asked := false
+	for _, st := range s.stores {
+		req := &pdpb.StoreHeartbeatRequest{StoreId: st, Space: s.space[st]}
+		for _, r := range s.regions {
+			if r.leader == st {
+				req.Leading = append(req.Leading, r.id)
+				rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Start: []byte(r.start), Version: 2}
+				if r.end != "" {
+					rep.End = []byte(r.end)
+				}
+				req.Reports = append(req.Reports, rep)
+			}
+		}
+		resp, err := s.c.StoreHeartbeat(ctx, req)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, c := range resp.GetChanges() {
+			r := s.region(c.GetRegionId())
+			if r.leader != st || c.GetRemoveStore() == st || slices.Contains(r.voters, c.GetAddStore()) {
+				s.t.Fatalf("store %d asked %v of region %+v", st, c, r)
+			}
+			r.voters = append(slices.DeleteFunc(r.voters, func(v uint64) bool { return v == c.GetRemoveStore() }), c.GetAddStore())
+			slices.Sort(r.voters)
+			r.confVer += 2
+			s.moves++
+			asked = true
+		}
+		for _, tr := range resp.GetTransfers() {
+			r := s.region(tr.GetRegionId())
+			if r.leader != st || !slices.Contains(r.voters, tr.GetToStore()) {
+				s.t.Fatalf("store %d asked to transfer %v of region %+v", st, tr, r)
+			}
+			r.leader = tr.GetToStore()
+			asked = true
+		}
+	}
+	return asked
+}
+
+func (s *placementSim) region(id uint64) *simRegion {
+	for _, r := range s.regions {
+		if r.id == id {
+			return r
+		}
+	}
+	s.t.Fatalf("pd asked a change of region %d, which does not exist", id)
+	return nil
+}
+
+// settle runs rounds until pd asks nothing in three in a row.
+func (s *placementSim) settle() {
+	s.t.Helper()
+	quiet := 0
+	for i := 0; quiet < 3; i++ {
+		if i > 500 {
+			s.t.Fatalf("placement did not settle: %s", s.layout())
+		}
+		if s.round() {
+			quiet = 0
+		} else {
+			quiet++
+		}
+	}
+}
+
+// replicas counts the replicas on each store.
+func (s *placementSim) replicas() map[uint64]int {
+	out := map[uint64]int{}
+	for _, st := range s.stores {
+		out[st] = 0
+	}
+	for _, r := range s.regions {
+		for _, v := range r.voters {
+			out[v]++
+		}
+	}
+	return out
+}
+
+func (s *placementSim) layout() string {
+	var b strings.Builder
+	for _, r := range s.regions {
+		fmt.Fprintf(&b, "region %d voters %v leader %d; ", r.id, r.voters, r.leader)
+	}
+	return b.String()
+}
+
+// storeStatus returns store id as pd lists it.
+func (s *placementSim) store(id uint64) *pdpb.Store {
+	s.t.Helper()
+	stores, err := s.c.GetStores(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, st := range stores {
+		if st.GetId() == id {
+			return st
+		}
+	}
+	s.t.Fatalf("store %d not listed", id)
+	return nil
+}
+
+// TestReplicaPlacement: pd moves replicas so that a store joining a
+// three-store cluster gets its share (6 regions x 3 replicas over 4
+// stores: 4 or 5 each), never below 3 replicas a region; an operator's
+// drain moves every replica and leadership off a store and then marks it a
+// tombstone; a drain that would leave fewer stores than replicas is
+// refused; a store low on space gets no replica and has its replicas
+// moved to a store with room.
+func TestReplicaPlacement(t *testing.T) {
+	ctx := context.Background()
+	cfg := pdConfig(t, t.TempDir())
+	cfg.Replicas = 3
+	c := openPDClient(t, cfg)
+	sim := &placementSim{t: t, c: c, space: map[uint64]*pdpb.StoreSpace{}}
+	for i := range 3 {
+		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.stores = append(sim.stores, id)
+	}
+	first, err := c.GetRegion(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six regions (five splits), all led by the first store.
+	bounds := []string{"", "b", "d", "f", "h", "j", ""}
+	for i := range 6 {
+		id := first.ID
+		if i > 0 {
+			if id, err = c.AllocID(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sim.regions = append(sim.regions, &simRegion{id: id, leader: sim.stores[0], confVer: 1, voters: slices.Clone(sim.stores), start: bounds[i], end: bounds[i+1]})
+	}
+	sim.settle()
+	if sim.moves != 0 {
+		t.Fatalf("%d replica moves among three stores holding every region", sim.moves)
+	}
+
+	// A fourth store joins: it gets its share.
+	fourth, err := c.PutStore(ctx, 0, "127.0.0.1:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.stores = append(sim.stores, fourth)
+	sim.settle()
+	for st, n := range sim.replicas() {
+		if n < 4 || n > 5 {
+			t.Fatalf("after a fourth store joined: store %d holds %d replicas, want 4 or 5 (%s)", st, n, sim.layout())
+		}
+	}
+	for _, r := range sim.regions {
+		if len(r.voters) != 3 {
+			t.Fatalf("region %d has %d replicas", r.id, len(r.voters))
+		}
+	}
+
+	// Drain the first store (it leads most regions): every replica and
+	// leadership moves off it, then it is a tombstone.
+	drained := sim.stores[0]
+	st, err := c.SetStoreStatus(ctx, drained, pdpb.StoreStatus_OFFLINE)
+	if err != nil || st.GetStatus() != pdpb.StoreStatus_OFFLINE {
+		t.Fatalf("drain: %v, %v", st, err)
+	}
+	sim.settle()
+	if n := sim.replicas()[drained]; n != 0 {
+		t.Fatalf("drained store still holds %d replicas: %s", n, sim.layout())
+	}
+	for _, r := range sim.regions {
+		if r.leader == drained || len(r.voters) != 3 {
+			t.Fatalf("after the drain: %s", sim.layout())
+		}
+	}
+	if got := sim.store(drained).GetStatus(); got != pdpb.StoreStatus_TOMBSTONE {
+		t.Fatalf("drained store's status %s, want TOMBSTONE", got)
+	}
+	if _, err := c.SetStoreStatus(ctx, drained, pdpb.StoreStatus_UP); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("bringing a tombstone up: %v, want FailedPrecondition", err)
+	}
+	live := slices.DeleteFunc(slices.Clone(sim.stores), func(id uint64) bool { return id == drained })
+	sim.stores = live
+	// Three stores left for three replicas: a drain could never finish.
+	if _, err := c.SetStoreStatus(ctx, live[0], pdpb.StoreStatus_OFFLINE); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("draining one of the last three stores: %v, want FailedPrecondition", err)
+	}
+
+	// A fifth store joins while live[0] is low on space: replicas move
+	// from live[0] to it, none onto live[0], and balance does not bring
+	// them back.
+	fifth, err := c.PutStore(ctx, 0, "127.0.0.1:5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.stores = append(sim.stores, fifth)
+	sim.space[live[0]] = &pdpb.StoreSpace{Capacity: 100 << 20, Available: 10 << 20, Used: 90 << 20}
+	sim.settle()
+	if n := sim.replicas()[live[0]]; n != 0 {
+		t.Fatalf("the store low on space still holds %d replicas: %s", n, sim.layout())
+	}
+	if !sim.store(live[0]).GetLowSpace() {
+		t.Fatalf("store %d is not listed low on space", live[0])
+	}
+	// Space comes back: balance fills it again.
+	sim.space[live[0]] = &pdpb.StoreSpace{Capacity: 100 << 20, Available: 90 << 20, Used: 10 << 20}
+	sim.settle()
+	counts := sim.replicas()
+	if n := counts[live[0]]; n < 4 {
+		t.Fatalf("after space came back the store holds %d replicas: %v", n, counts)
+	}
+	if got := slices.Sorted(maps.Values(counts)); got[len(got)-1]-got[0] > 1 {
+		t.Fatalf("replicas per store %v after balance", counts)
+	}
+}
