@@ -11,6 +11,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -37,7 +38,8 @@ import (
 // reads, since the removed filter sat above them), and each outer row
 // looks its value up by the values of its outer columns. An outer row
 // whose key has no group gets the subquery's value over no rows (COUNT
-// 0, SUM NULL), computed by the subquery itself with NULL keys.
+// 0, SUM NULL), from fresh buffers of its aggregates, or where those do
+// not give it, from the subquery itself run with NULL keys.
 //
 // It is exactly the subquery's answer because it applies only when:
 //
@@ -211,7 +213,7 @@ func groupedSubqueryOf(sq *plan.Subquery, b grouping) (*groupedSubquery, bool) {
 	}
 	selected := append(append([]gsql.Expression{}, gb.SelectedExprs...), keys...)
 	g.grouped = sq.WithQuery(plan.NewGroupBy(selected, keys, child))
-	g.nSelected = len(gb.SelectedExprs)
+	g.aggs = gb.SelectedExprs
 	return g, true
 }
 
@@ -275,9 +277,10 @@ type groupedSubquery struct {
 	// grouped is sq's aggregate without the correlated conjuncts, its
 	// selected expressions followed by inner, grouped by inner; proj is
 	// sq's projection over the aggregate, nil when there is none.
-	grouped   *plan.Subquery
-	nSelected int
-	proj      *plan.Project
+	grouped *plan.Subquery
+	// aggs are the aggregate's selected expressions.
+	aggs []gsql.Expression
+	proj *plan.Project
 	// inner[i] = outer[i] are the correlated conjuncts.
 	inner, outer []*expression.GetField
 
@@ -338,25 +341,69 @@ func (g *groupedSubquery) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	return g.emptyValue(ctx, row)
 }
 
-// emptyValue returns the subquery's value over no rows: its own value
-// for row with every outer key NULL, which no inner row equals.
+// emptyValue returns the subquery's value over no rows.
 func (g *groupedSubquery) emptyValue(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if g.state.emptyDone {
 		return g.state.empty, nil
 	}
-	r := row.Copy()
-	for _, o := range g.outer {
-		if o.Index() < 0 || o.Index() >= len(r) {
-			return g.sq.Eval(ctx, row)
-		}
-		r[o.Index()] = nil
-	}
-	v, err := g.sq.Eval(ctx, r)
+	v, ok, err := g.aggregateOfNoRows(ctx, row)
 	if err != nil {
 		return nil, err
 	}
+	if !ok {
+		// The subquery itself, for row with every outer key NULL,
+		// which no inner row equals: it reads what one correlated
+		// run reads.
+		r := row.Copy()
+		for _, o := range g.outer {
+			if o.Index() < 0 || o.Index() >= len(r) {
+				return g.sq.Eval(ctx, row)
+			}
+			r[o.Index()] = nil
+		}
+		if v, err = g.sq.Eval(ctx, r); err != nil {
+			return nil, err
+		}
+	}
 	g.state.empty, g.state.emptyDone = v, true
 	return v, nil
+}
+
+// aggregateOfNoRows computes the subquery's value over no rows from
+// fresh buffers of its aggregates, as GMS's aggregate gives it for an
+// empty input, when each selected expression is an aggregate other than
+// ANY_VALUE (an aggregate of ANY_VALUEs alone has no row for no input).
+func (g *groupedSubquery) aggregateOfNoRows(ctx *gsql.Context, row gsql.Row) (any, bool, error) {
+	sel := make(gsql.Row, len(g.aggs))
+	for i, e := range g.aggs {
+		a, ok := e.(gsql.Aggregation)
+		if _, any := e.(*aggregation.AnyValue); !ok || any {
+			return nil, false, nil
+		}
+		buf, err := a.NewBuffer()
+		if err != nil {
+			return nil, false, err
+		}
+		sel[i], err = buf.Eval(ctx)
+		buf.Dispose()
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	v, err := g.valueOf(ctx, row, sel)
+	return v, err == nil, err
+}
+
+// valueOf is the subquery's value for sel, a row of its aggregate:
+// sel's first column, or the projection over it, which reads the
+// aggregate's row after the outer row, as GMS's prepended rows are.
+func (g *groupedSubquery) valueOf(ctx *gsql.Context, row, sel gsql.Row) (any, error) {
+	if g.proj == nil {
+		return sel[0], nil
+	}
+	pr := make(gsql.Row, 0, len(row)+len(sel))
+	pr = append(append(pr, row...), sel...)
+	return g.proj.Projections[0].Eval(ctx, pr)
 }
 
 // build runs the grouped plan under row (any outer row: the plan reads
@@ -382,7 +429,7 @@ func (g *groupedSubquery) build(ctx *gsql.Context, row gsql.Row) (*groupedState,
 			_ = iter.Close(ctx)
 			return nil, err
 		}
-		sel, keys := r[n:n+g.nSelected], r[n+g.nSelected:]
+		sel, keys := r[n:n+len(g.aggs)], r[n+len(g.aggs):]
 		key := make([]byte, 0, 9*len(keys))
 		skip := false
 		for _, k := range keys {
@@ -402,16 +449,10 @@ func (g *groupedSubquery) build(ctx *gsql.Context, row gsql.Row) (*groupedState,
 		if skip {
 			continue
 		}
-		v := sel[0]
-		if g.proj != nil {
-			// The projection reads the aggregate's row after the
-			// outer row, as GMS's prepended rows are.
-			pr := make(gsql.Row, 0, n+len(sel))
-			pr = append(append(pr, row...), sel...)
-			if v, err = g.proj.Projections[0].Eval(ctx, pr); err != nil {
-				_ = iter.Close(ctx)
-				return nil, err
-			}
+		v, err := g.valueOf(ctx, row, sel)
+		if err != nil {
+			_ = iter.Close(ctx)
+			return nil, err
 		}
 		st.values[string(key)] = v
 	}
