@@ -75,7 +75,10 @@ func decorrelateStatement(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, 
 	// Only the analysis of the whole statement (no scope at all) sees
 	// final plans: GMS analyzes a derived table's query under an empty
 	// scope of its own first and finalizes its subqueries afterwards.
-	if !scope.IsEmpty() || scope.RecursionDepth() > 0 || planTemplate(ctx) || qFlags != nil && !qFlags.SubqueryIsSet() {
+	// A write's correlated runs see the statement's own earlier
+	// writes, which one grouped run before them would not: writes are
+	// left to GMS.
+	if !scope.IsEmpty() || scope.RecursionDepth() > 0 || planTemplate(ctx) || qFlags != nil && !qFlags.SubqueryIsSet() || !n.IsReadOnly() {
 		return n, transform.SameTree, nil
 	}
 	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs})

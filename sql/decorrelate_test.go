@@ -36,6 +36,32 @@ var groupedSubqueryQueries = []struct {
 	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a = o.a GROUP BY i.a) FROM o ORDER BY id", false},
 }
 
+// TestGroupedSubqueryNotInWrites: an UPDATE whose correlated subquery
+// reads the table it writes sees its own earlier rows' writes row by
+// row, which one grouped run before them would not; writes are left to
+// GMS's evaluation.
+func TestGroupedSubqueryNotInWrites(t *testing.T) {
+	srv := startServer(t, true)
+	db := openDB(t, srv, "")
+	mustExec(t, db, "CREATE DATABASE gw", "USE gw",
+		"CREATE TABLE o (id INT PRIMARY KEY, a INT, x INT)",
+		"CREATE TABLE i (id INT PRIMARY KEY, a INT, v INT)",
+		"INSERT INTO o VALUES (1, 1, NULL), (2, 2, NULL), (3, NULL, NULL)",
+		"INSERT INTO i VALUES (1, 1, 5), (2, 1, 6), (3, 2, 7)")
+	before := serverStatus(t, db, "Percdb_grouped_subqueries")
+	mustExec(t, db, "UPDATE gw.o SET x = (SELECT SUM(v) FROM gw.i WHERE i.a = o.a)")
+	if n := serverStatus(t, db, "Percdb_grouped_subqueries") - before; n != 0 {
+		t.Errorf("%d grouped runs in an UPDATE", n)
+	}
+	var got string
+	if err := db.QueryRow("SELECT GROUP_CONCAT(COALESCE(x, -1) ORDER BY id) FROM gw.o").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "11,7,-1" {
+		t.Errorf("x = %s, want 11,7,-1", got)
+	}
+}
+
 // TestGroupedSubqueryDifferential checks that correlated scalar
 // subqueries run once, grouped, answer exactly what GMS's evaluation
 // per outer row answers (@percdb_decorrelate = 0), and that the grouped
