@@ -81,7 +81,31 @@ func decorrelateStatement(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, 
 	if !scope.IsEmpty() || scope.RecursionDepth() > 0 || planTemplate(ctx) || qFlags != nil && !qFlags.SubqueryIsSet() || !n.IsReadOnly() {
 		return n, transform.SameTree, nil
 	}
+	// A routine's statements are analyzed one by one, each as a whole
+	// statement (under a context without the statement's text), and a
+	// loop runs one plan many times: they are left alone, as are
+	// triggers'. TestGroupedSubqueryNotInWrites.
+	if qFlags != nil && (qFlags.IsSet(gsql.QFlagAnalyzeProcedure) || qFlags.IsSet(gsql.QFlagTrigger)) ||
+		strings.TrimSpace(ctx.Query()) == "" || inRoutine(n) {
+		return n, transform.SameTree, nil
+	}
 	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs})
+}
+
+// inRoutine reports whether n holds statements that may run more than
+// once in one plan (a routine's, a trigger's, a loop's), whose subqueries
+// a result kept for the plan would not serve.
+func inRoutine(n gsql.Node) bool {
+	found := false
+	transform.Inspect(n, func(n gsql.Node) bool {
+		switch n.(type) {
+		case *plan.Call, *plan.Block, *plan.BeginEndBlock, *plan.TriggerExecutor, *plan.TriggerBeginEndBlock,
+			*plan.Loop, *plan.While, *plan.Repeat:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // grouping is what a groupedSubquery needs from its statement's
@@ -259,6 +283,9 @@ func groupableExpr(e gsql.Expression, corr gsql.ColSet) bool {
 				ok = false
 			}
 		case *plan.Subquery, *plan.ExistsSubquery, *plan.InSubquery, *groupedSubquery:
+			ok = false
+		case *expression.UserVar, *expression.ProcedureParam:
+			// A variable may change between outer rows (@x := ...).
 			ok = false
 		case gsql.NonDeterministicExpression:
 			if e.IsNonDeterministic() {

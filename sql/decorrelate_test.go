@@ -34,6 +34,8 @@ var groupedSubqueryQueries = []struct {
 	{"SELECT id, (SELECT SUM(v + o.b) FROM i WHERE i.a = o.a) FROM o ORDER BY id", false},
 	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a < o.a) FROM o ORDER BY id", false},
 	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a = o.a GROUP BY i.a) FROM o ORDER BY id", false},
+	// GMS reads a user variable once per statement.
+	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a = o.a AND i.v > @gs_min) FROM o ORDER BY id", true},
 }
 
 // TestGroupedSubqueryNotInWrites: an UPDATE whose correlated subquery
@@ -52,6 +54,13 @@ func TestGroupedSubqueryNotInWrites(t *testing.T) {
 	mustExec(t, db, "UPDATE gw.o SET x = (SELECT SUM(v) FROM gw.i WHERE i.a = o.a)")
 	if n := serverStatus(t, db, "Percdb_grouped_subqueries") - before; n != 0 {
 		t.Errorf("%d grouped runs in an UPDATE", n)
+	}
+	// Nor a routine's statements, which may run many times in one plan.
+	mustExec(t, db, "CREATE PROCEDURE gw.p() BEGIN DECLARE k INT DEFAULT 0; DECLARE s DOUBLE; WHILE k < 2 DO "+
+		"INSERT INTO gw.i VALUES (10 + k, 2, 1); SELECT SUM(x) INTO s FROM (SELECT (SELECT SUM(v) FROM gw.i WHERE i.a = o.a) x FROM gw.o) t; "+
+		"SET k = k + 1; END WHILE; SET @gw_s = s; END", "CALL gw.p()")
+	if n := serverStatus(t, db, "Percdb_grouped_subqueries") - before; n != 0 {
+		t.Errorf("%d grouped runs in a routine", n)
 	}
 	var got string
 	if err := db.QueryRow("SELECT GROUP_CONCAT(COALESCE(x, -1) ORDER BY id) FROM gw.o").Scan(&got); err != nil {
@@ -106,6 +115,9 @@ func TestGroupedSubqueryDifferential(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "SET @percdb_decorrelate = "+v); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := conn.ExecContext(ctx, "SET @gs_min = 30"); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := conn.ExecContext(ctx, "USE gs"); err != nil {
 		t.Fatal(err)
