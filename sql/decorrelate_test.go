@@ -34,6 +34,8 @@ var groupedSubqueryQueries = []struct {
 	{"SELECT id, (SELECT SUM(v + o.b) FROM i WHERE i.a = o.a) FROM o ORDER BY id", false},
 	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a < o.a) FROM o ORDER BY id", false},
 	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a = o.a GROUP BY i.a) FROM o ORDER BY id", false},
+	// GMS looks the outer column up in k's index on a, per outer row.
+	{"SELECT id, (SELECT SUM(v) FROM k WHERE k.a = o.a) FROM o ORDER BY id", false},
 	// GMS reads a user variable once per statement.
 	{"SELECT id, (SELECT SUM(v) FROM i WHERE i.a = o.a AND i.v > @gs_min) FROM o ORDER BY id", true},
 }
@@ -81,7 +83,8 @@ func TestGroupedSubqueryDifferential(t *testing.T) {
 	mustExec(t, db, "CREATE DATABASE gs", "USE gs",
 		"CREATE TABLE o (id INT PRIMARY KEY, a INT, b TINYINT)",
 		"CREATE TABLE i (id INT PRIMARY KEY, a BIGINT, b INT, u INT UNSIGNED, v INT, d DECIMAL(6,2), s VARCHAR(5))",
-		"CREATE TABLE j (id INT PRIMARY KEY, a SMALLINT, w INT)")
+		"CREATE TABLE j (id INT PRIMARY KEY, a SMALLINT, w INT)",
+		"CREATE TABLE k (id INT PRIMARY KEY, a BIGINT, v INT, KEY (a))")
 	r := rand.New(rand.NewSource(29))
 	maybe := func(v string) string {
 		if r.Intn(6) == 0 {
@@ -104,7 +107,8 @@ func TestGroupedSubqueryDifferential(t *testing.T) {
 	}
 	mustExec(t, db, "INSERT INTO gs.o VALUES "+strings.Join(ov, ","),
 		"INSERT INTO gs.i VALUES "+strings.Join(iv, ","),
-		"INSERT INTO gs.j VALUES "+strings.Join(jv, ","))
+		"INSERT INTO gs.j VALUES "+strings.Join(jv, ","),
+		"INSERT INTO gs.k SELECT id, a, v FROM gs.i")
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {
