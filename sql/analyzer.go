@@ -43,6 +43,7 @@ const (
 	timeArgumentsRuleID                                         // compat_timefsp.go
 	derivedColumnTypesRuleID                                    // compat_derived.go
 	timeValuesRuleID                                            // compat_timevalues.go
+	decorrelateRuleID                                           // decorrelate.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -132,6 +133,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdown})
+	// A correlated scalar aggregate whose correlation is a filter over
+	// its join runs once, grouped, instead of once per outer row
+	// (decorrelate.go): TestGroupedSubqueryDifferential.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: decorrelateRuleID, Apply: decorrelateScalarSubqueries(&p.groupedRuns)})
 	// A window over rows of no columns partitions them one by one
 	// (compat_window.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})

@@ -33,6 +33,7 @@ const (
 	helpFastAvoided              = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
 	helpFastPlans                = "Plans in the fast path's plan cache."
 	helpPlanCache                = "Executions of prepared statements on the go-mysql-server path, by what the plan cache did: hit (ran a cached plan), miss (analysed and cached the plan), uncacheable (analysed, the plan cannot be cached), recheck (new values changed a cached plan's ranges, analysed afresh)."
+	helpGroupedSubqueries        = "Correlated scalar subqueries run once per statement, grouped by their correlated columns, instead of once per outer row."
 	helpLookupBatches            = "Batch reads of lookup joins: the inner rows of many outer rows read at once by primary key."
 	helpLookupKeys               = "Primary keys the batch reads of lookup joins looked up (repeats within a batch counted once)."
 	helpOracleCalls              = "Timestamps fetched from the oracle by the transaction layer."
@@ -75,6 +76,7 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 	out = append(out,
 		nodeCounter{status: "Percdb_lookup_join_batches", metric: "percdb_lookup_join_batches_total", help: helpLookupBatches, value: p.lookups.batches.Load()},
 		nodeCounter{status: "Percdb_lookup_join_keys", metric: "percdb_lookup_join_keys_total", help: helpLookupKeys, value: p.lookups.keys.Load()},
+		nodeCounter{status: "Percdb_grouped_subqueries", metric: "percdb_grouped_subqueries_total", help: helpGroupedSubqueries, value: p.groupedRuns.Load()},
 	)
 	st := p.store.Stats()
 	for _, c := range []struct {

@@ -528,7 +528,7 @@ func (p *cachedPlan) scanExpr(e gsql.Expression, found map[string]bool) bool {
 	ok := true
 	gsql.Inspect(e, func(e gsql.Expression) bool {
 		switch e := e.(type) {
-		case *plan.Subquery, *plan.ExistsSubquery, *plan.InSubquery, *expression.BindVar, *expression.ProcedureParam:
+		case *plan.Subquery, *groupedSubquery, *plan.ExistsSubquery, *plan.InSubquery, *expression.BindVar, *expression.ProcedureParam:
 			ok = false
 		case *expression.Literal:
 			if ref, isParam := p.params[e]; isParam {

@@ -45,6 +45,9 @@ type DatabaseProvider struct {
 	plans planCacheStats
 	// lookups counts the batched lookup joins' reads (lookupjoin.go).
 	lookups lookupJoinStats
+	// groupedRuns counts the correlated subqueries run once, grouped
+	// (decorrelate.go).
+	groupedRuns atomic.Uint64
 	// rowCounts are the tables' row counts for the planner and
 	// information_schema (stats.go).
 	rowCounts *rowCounts
