@@ -62,9 +62,21 @@ func (s *Server) Stores(ctx context.Context) ([]pdapi.StoreInfo, error) {
 	for _, st := range stores {
 		info := pdapi.StoreInfo{ID: st.GetId(), Addr: st.GetAddr(), State: s.storeState(t, st.GetId(), now),
 			Replicas: replicas[st.GetId()], Leaders: leaders[st.GetId()]}
+		switch st.GetStatus() {
+		case pdpb.StoreStatus_OFFLINE:
+			info.Placement = pdapi.PlacementDraining
+		case pdpb.StoreStatus_TOMBSTONE:
+			info.Placement = pdapi.PlacementRemoved
+		default:
+			info.Placement = pdapi.PlacementUp
+		}
 		s.hbMu.Lock()
 		if ms := s.heartbeats[st.GetId()]; ms != 0 {
 			info.LastHeartbeat = time.UnixMilli(ms).UTC()
+		}
+		if sp := s.space[st.GetId()]; sp != nil {
+			info.Capacity, info.Available, info.Used = sp.GetCapacity(), sp.GetAvailable(), sp.GetUsed()
+			info.DiskFull, info.LowSpace = sp.GetDiskFull(), s.lowSpace(sp, 0)
 		}
 		s.hbMu.Unlock()
 		out = append(out, info)

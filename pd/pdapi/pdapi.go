@@ -44,7 +44,28 @@ type StoreInfo struct {
 	// and those it leads, by the directory.
 	Replicas int `json:"replicas"`
 	Leaders  int `json:"leaders"`
+	// Placement is the store's place in the cluster, which an operator
+	// sets (percdb ctl store drain): PlacementUp, PlacementDraining or
+	// PlacementRemoved.
+	Placement string `json:"placement"`
+	// Capacity, Available and Used are the store's disk in bytes as its
+	// last heartbeat reported it (all 0: not reported since this pd
+	// leader began); DiskFull says its disk protection refuses writes,
+	// LowSpace that pd places no replica on it and moves replicas off it.
+	Capacity  uint64 `json:"capacity"`
+	Available uint64 `json:"available"`
+	Used      uint64 `json:"used"`
+	DiskFull  bool   `json:"disk_full"`
+	LowSpace  bool   `json:"low_space"`
 }
+
+// Placements of a store (StoreInfo.Placement): serving, being drained of
+// its replicas, or removed once drained (a tombstone: final).
+const (
+	PlacementUp       = "up"
+	PlacementDraining = "draining"
+	PlacementRemoved  = "removed"
+)
 
 // RegionRecord is a region as the API reports it: the directory's record.
 type RegionRecord struct {

@@ -133,17 +133,20 @@ func TestStatusPortOfEachRole(t *testing.T) {
 	}
 
 	var stores []struct {
-		ID       uint64 `json:"id"`
-		State    string `json:"state"`
-		Replicas int    `json:"replicas"`
+		ID        uint64 `json:"id"`
+		State     string `json:"state"`
+		Replicas  int    `json:"replicas"`
+		Placement string `json:"placement"`
+		Capacity  uint64 `json:"capacity"`
+		Available uint64 `json:"available"`
 	}
-	waitFor(t, "pd lists three stores up", func() bool {
+	waitFor(t, "pd lists three stores up, placed and with their disks", func() bool {
 		if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/stores"), &stores); err != nil {
 			t.Fatal(err)
 		}
 		up := 0
 		for _, s := range stores {
-			if s.State == "up" && s.Replicas > 0 {
+			if s.State == "up" && s.Replicas > 0 && s.Placement == "up" && s.Capacity > 0 && s.Available <= s.Capacity {
 				up++
 			}
 		}

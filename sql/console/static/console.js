@@ -262,7 +262,11 @@ const pages = {
     ].map(([k, v, cls]) => el("div", { class: "tile" + (cls ? " " + cls : "") }, el("div", { class: "v" }, v), el("div", { class: "k" }, k))));
     table(document.getElementById("cluster-stores"), [
       { key: "id", label: "Store", num: true }, { key: "addr", label: "Address" }, { key: "state", label: "State" },
+      { key: "placement", label: "Placement" },
       { key: "replicas", label: "Regions", num: true }, { key: "leaders", label: "Leaders", num: true },
+      { key: "used", label: "Data", num: true, fmt: v => v ? bytes(v) : "" },
+      { key: "available", label: "Disk free", num: true, cell: s => s.capacity ? `${bytes(s.available)} of ${bytes(s.capacity)}` : "not reported" },
+      { key: "low_space", label: "Space", cell: s => s.disk_full ? "full: writes refused" : s.low_space ? "low: no new replicas" : s.capacity ? "ok" : "" },
       { key: "last_heartbeat", label: "Last heartbeat", fmt: v => v.startsWith("0001") ? "not heard from" : time(v) },
     ], c.stores);
     table(document.getElementById("cluster-pd"), [
