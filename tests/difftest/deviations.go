@@ -151,6 +151,43 @@ var deviations = []deviation{
 		},
 	},
 	{
+		name: "mariadb-mixed-collation-equality-in-subquery",
+		why: "MariaDB compares a utf8mb4_bin column with a utf8mb4_general_ci column in a " +
+			"subquery (NOT EXISTS (SELECT ... WHERE s.bin_col = x.ci_col), a correlated " +
+			"MIN/MAX) case-insensitively, where MySQL 8 (and MariaDB elsewhere) compares two " +
+			"columns' implicit collations of one character set in the _bin one. Confirmed per " +
+			"statement: with the general_ci column of each such equality written COLLATE " +
+			"utf8mb4_bin (the collation MySQL 8 compares it in, so its answer is the same) " +
+			"MariaDB must answer as percdb",
+		matchTypes: func(s *schema, stmt string, _, _ outcome) bool {
+			_, ok := binCollateEqualities(s, stmt)
+			return ok && strings.Count(stmt, "(SELECT ") > 0
+		},
+		without: binCollateEqualities,
+	},
+	{
+		name: "mariadb-between-on-bin-index",
+		why: "MariaDB's range on an indexed utf8mb4_bin column for c BETWEEN 'A' AND 'a' is " +
+			"empty (it orders the bounds case-insensitively), so 'a' is not found; MySQL 8 " +
+			"compares in the column's collation ('A' <= 'a' <= 'a'). Confirmed per statement: " +
+			"with each BETWEEN written as c >= lo AND c <= hi, which means the same, MariaDB " +
+			"must answer as percdb",
+		match:   func(stmt string, _, _ outcome) bool { return betweenRE.MatchString(stmt) },
+		without: func(_ *schema, stmt string) (string, bool) { return expandBetweens(stmt) },
+	},
+	{
+		name: "mariadb-distinct-constant-ignores-offset",
+		why: "MariaDB answers SELECT DISTINCT of constants only (a literal, an uncorrelated " +
+			"scalar subquery) with one row whatever the OFFSET: SELECT DISTINCT 5 FROM t LIMIT " +
+			"2 OFFSET 1 is 5 (MySQL 8: no row, the one distinct row is skipped). Confirmed per " +
+			"statement: with the DISTINCT select in a derived table and the ORDER BY, LIMIT " +
+			"and OFFSET outside it, MariaDB must answer as percdb",
+		match: func(stmt string, p, m outcome) bool {
+			return p.err == nil && m.err == nil && strings.HasPrefix(stmt, "SELECT DISTINCT ") && strings.Contains(stmt, " OFFSET ")
+		},
+		without: func(_ *schema, stmt string) (string, bool) { return distinctInDerived(stmt) },
+	},
+	{
 		name: "mariadb-allows-target-table-in-subquery",
 		why: "MariaDB (since 10.3) runs an UPDATE or DELETE whose subquery reads the table it " +
 			"changes; MySQL 8 refuses it with error 1093 (You can't specify target table ... for " +
@@ -427,4 +464,61 @@ func roundedDecimals(o outcome) outcome {
 		}
 	}
 	return outcome{rows: rows, affected: o.affected}
+}
+
+// colEqualityRE finds an equality of two columns, "s0.c2 = x1.c1".
+var colEqualityRE = regexp.MustCompile(`\b(\w+\.c\d+) = (\w+\.c\d+)\b`)
+
+// binCollateEqualities returns stmt with the utf8mb4_general_ci column
+// of each equality of a utf8mb4_bin and a utf8mb4_general_ci column
+// written COLLATE utf8mb4_bin, and whether it had one.
+func binCollateEqualities(s *schema, stmt string) (string, bool) {
+	changed := false
+	out := colEqualityRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := colEqualityRE.FindStringSubmatch(m)
+		l, r := s.kindOf(stmt, g[1]), s.kindOf(stmt, g[2])
+		switch {
+		case l == kStrBin && r == kStrCI:
+			changed = true
+			return g[1] + " = " + g[2] + " COLLATE utf8mb4_bin"
+		case l == kStrCI && r == kStrBin:
+			changed = true
+			return g[1] + " COLLATE utf8mb4_bin = " + g[2]
+		}
+		return m
+	})
+	return out, changed
+}
+
+// betweenRE finds "x1.c2 BETWEEN 'A' AND 'a'": a column between two
+// literals or parameters.
+var betweenRE = regexp.MustCompile(`(\w+\.\w+) (NOT )?BETWEEN ('[^']*'|\?|-?[0-9.]+) AND ('[^']*'|\?|-?[0-9.]+)`)
+
+// expandBetweens returns stmt with each BETWEEN of betweenRE written as
+// two comparisons, and whether it had one.
+func expandBetweens(stmt string) (string, bool) {
+	changed := false
+	out := betweenRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := betweenRE.FindStringSubmatch(m)
+		if g[2] != "" || g[3] == "?" || g[4] == "?" {
+			return m
+		}
+		changed = true
+		return fmt.Sprintf("(%s >= %s AND %s <= %s)", g[1], g[3], g[1], g[4])
+	})
+	return out, changed
+}
+
+// tailRE finds a statement's trailing ORDER BY, LIMIT and OFFSET.
+var tailRE = regexp.MustCompile(`^(.*?)((?: ORDER BY [0-9]+(?: DESC| ASC)?(?:, [0-9]+(?: DESC| ASC)?)*)? LIMIT [0-9]+ OFFSET [0-9]+)$`)
+
+// distinctInDerived returns stmt, a SELECT DISTINCT with a trailing
+// ORDER BY by position, LIMIT and OFFSET, as a select from a derived
+// table of the DISTINCT with those outside, and whether it could.
+func distinctInDerived(stmt string) (string, bool) {
+	g := tailRE.FindStringSubmatch(stmt)
+	if g == nil {
+		return stmt, false
+	}
+	return "SELECT * FROM (" + g[1] + ") AS dz" + g[2], true
 }
