@@ -6,6 +6,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -15,6 +16,12 @@ import (
 // function that reads its argument as a string (CONCAT(LAST_DAY(d), ''),
 // SUBSTRING(d, 9), d LIKE '%-15'). MySQL writes a DATE as '2021-06-15'.
 // dateTextArguments gives such functions the DATE as MySQL's text.
+//
+// IF, CASE, COALESCE and IFNULL of a DATE, DATETIME or TIMESTAMP and a
+// number are strings in MySQL (the aggregate of a temporal type and a
+// number is VARCHAR): IF(d IS NULL, 0, d) is '2020-02-29'. GMS gave the
+// DATE as a Unix timestamp (1582934400) in IF and as a DATETIME in CASE
+// and IFNULL. temporalNumberBranches writes each branch as MySQL's text.
 
 // textFunctions are the functions, by lower-case name, that read their
 // arguments as strings. It is not changed after the package is
@@ -54,6 +61,61 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 	}
 	if out == nil {
 		return e, false
+	}
+	ret, err := e.WithChildren(out...)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
+}
+
+// temporalNumberBranches returns e, an IF, CASE, COALESCE or IFNULL
+// whose values mix a temporal type and a number, with every value
+// written as text, and whether it was one.
+func temporalNumberBranches(e gsql.Expression) (gsql.Expression, bool) {
+	children := e.Children()
+	var values []int // indexes of the children that are values
+	switch c := e.(type) {
+	case *function.If:
+		values = []int{1, 2}
+	case *function.Coalesce, *function.IfNull:
+		for i := range children {
+			values = append(values, i)
+		}
+	case *expression.Case:
+		// Children: [expr], cond, value, cond, value, ..., [else].
+		start := 0
+		if c.Expr != nil {
+			start = 1
+		}
+		for i := range c.Branches {
+			values = append(values, start+2*i+1)
+		}
+		if c.Else != nil {
+			values = append(values, len(children)-1)
+		}
+	default:
+		return e, false
+	}
+	var temporal, number bool
+	for _, i := range values {
+		t := children[i].Type()
+		temporal = temporal || types.IsTime(t)
+		number = number || types.IsNumber(t) && !types.IsText(t)
+	}
+	if !temporal || !number {
+		return e, false
+	}
+	out := append([]gsql.Expression(nil), children...)
+	for _, i := range values {
+		c := children[i]
+		switch t := c.Type(); {
+		case t == types.Null || types.IsText(t):
+		case types.IsDateType(t):
+			out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
+		default:
+			out[i] = expression.NewConvert(c, expression.ConvertToChar)
+		}
 	}
 	ret, err := e.WithChildren(out...)
 	if err != nil {

@@ -166,6 +166,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// A DATE read as a string (compat_datetext.go).
 		return d, transform.NewTree, nil
 	}
+	if d, ok := temporalNumberBranches(e); ok {
+		// IF, CASE, COALESCE of dates and numbers (compat_datetext.go).
+		return d, transform.NewTree, nil
+	}
 	if d, ok := decimalComparison(e); ok {
 		return d, transform.NewTree, nil
 	}
