@@ -15,6 +15,8 @@ import (
 // '2021-06-15 00:00:00x', LENGTH(CURDATE()) was 19, and so for every
 // function that reads its argument as a string (CONCAT(LAST_DAY(d), ''),
 // SUBSTRING(d, 9), d LIKE '%-15'). MySQL writes a DATE as '2021-06-15'.
+// A DATETIME failed outright in SUBSTRING and LEFT ("invalid type:
+// time.Time"); it is given as its text too.
 // dateTextArguments gives such functions the DATE as MySQL's text.
 //
 // IF, CASE, COALESCE and IFNULL of a DATE, DATETIME or TIMESTAMP and a
@@ -51,13 +53,19 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 	children := e.Children()
 	var out []gsql.Expression
 	for i, c := range children {
-		if c == nil || !types.IsDateType(c.Type()) {
+		if c == nil || !types.IsTime(c.Type()) {
 			continue
 		}
 		if out == nil {
 			out = append([]gsql.Expression(nil), children...)
 		}
-		out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
+		if types.IsDateType(c.Type()) {
+			out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
+			continue
+		}
+		// A DATETIME or TIMESTAMP: GMS's SUBSTRING, LEFT and others
+		// failed on its value ("invalid type: time.Time").
+		out[i] = expression.NewConvert(c, expression.ConvertToChar)
 	}
 	if out == nil {
 		return e, false
