@@ -134,7 +134,10 @@ func (s *Server) Stop() error {
 		if s.db != nil {
 			s.db.Close()
 		}
-		if exited, _ := s.Exited(); !exited {
+		// No process when a step before it failed (mariadb-install-db):
+		// Stop then only removes the directory (it dereferenced the
+		// missing process and panicked, hiding the step's error).
+		if exited, _ := s.Exited(); !exited && s.cmd != nil && s.cmd.Process != nil {
 			_ = s.cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-s.done:

@@ -90,6 +90,11 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 		all := *n
 		all.Distinct, all.Limit, all.Offset, all.SortFields = false, nil, nil, nil
 		return withSetOpTail(n, &collatedDistinct{UnaryNode: plan.UnaryNode{Child: &all}}), transform.NewTree, nil
+	case *plan.JoinNode:
+		// A semi join's DISTINCT inner side compared in a binary
+		// collation (compat_semijoin.go).
+		ret, same := bytesDistinctsForBinaryKeys(n)
+		return ret, same, nil
 	case *plan.IndexedTableAccess:
 		// A lookup key that the index column cannot hold exactly
 		// (compat_hashkey.go).

@@ -41,6 +41,61 @@ var temporalFunctions = map[string]gsql.Function{
 	"subtime": gsql.Function2{Name: "subtime", Fn: func(a, b gsql.Expression) gsql.Expression {
 		return newTemporalFunc("subtime", addTime(-1), addTimeType, a, b)
 	}},
+	// GMS's STR_TO_DATE, WEEK and YEARWEEK fail on a NULL date ("invalid
+	// type: <nil>", "Invalid argument to WEEK: invalid year") where
+	// MySQL answers NULL: GMS's, with NULL for a NULL argument. WEEK's
+	// and YEARWEEK's mode is read as an integer, a NULL one as 0
+	// (Item_func_week::val_int), not a NULL answer.
+	"str_to_date": gsql.Function2{Name: "str_to_date", Fn: func(s, f gsql.Expression) gsql.Expression {
+		return nullSafe("str_to_date", func(args ...gsql.Expression) (gsql.Expression, error) {
+			return function.NewStrToDate(args[0], args[1]), nil
+		}, s, f)
+	}},
+	"week": gsql.FunctionN{Name: "week", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
+		return weekFunction("week", function.NewWeek, args)
+	}},
+	"yearweek": gsql.FunctionN{Name: "yearweek", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
+		return weekFunction("yearweek", function.NewYearWeek, args)
+	}},
+}
+
+// weekFunction returns WEEK or YEARWEEK (build, GMS's) of args as
+// nullSafe, a NULL mode read as 0.
+func weekFunction(name string, build func(...gsql.Expression) (gsql.Expression, error), args []gsql.Expression) (gsql.Expression, error) {
+	if _, err := build(args...); err != nil {
+		return nil, err // the number of arguments
+	}
+	if len(args) == 2 {
+		mode, err := function.NewCoalesce(args[1], expression.NewLiteral(int64(0), types.Int64))
+		if err != nil {
+			return nil, err
+		}
+		args = []gsql.Expression{args[0], mode}
+	}
+	return nullSafe(name, build, args...), nil
+}
+
+// nullSafe is GMS's function build of args, NULL when an argument is
+// NULL: it is evaluated over the arguments' values.
+func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, error), args ...gsql.Expression) gsql.Expression {
+	typ := func(args []gsql.Expression) gsql.Type {
+		e, err := build(args...)
+		if err != nil {
+			return types.Null
+		}
+		return e.Type()
+	}
+	return newTemporalFunc(name, func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error) {
+		lits := make([]gsql.Expression, len(vals))
+		for i, v := range vals {
+			lits[i] = expression.NewLiteral(v, args[i].Type())
+		}
+		e, err := build(lits...)
+		if err != nil {
+			return nil, err
+		}
+		return e.Eval(ctx, nil)
+	}, typ, args...)
 }
 
 // Function implements sql.FunctionProvider: percdb's functions, which

@@ -43,8 +43,9 @@ func keepNullAwareNotIn(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *p
 		}
 		conds := expression.SplitConjunction(f.Expression)
 		changed := false
+		extended := nullExtendedColumns(f.Child)
 		for i, c := range conds {
-			if nullAwareNotIn(c, update) {
+			if nullAwareNotIn(c, update, extended) {
 				conds[i] = expression.NewIsTrue(c)
 				changed = true
 			}
@@ -58,8 +59,11 @@ func keepNullAwareNotIn(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *p
 
 // nullAwareNotIn reports whether c is a negated IN or comparison with a
 // subquery that GMS would unnest into an anti join and where a NULL
-// changes the answer, or any such when all is set.
-func nullAwareNotIn(c gsql.Expression, all bool) bool {
+// changes the answer, or any such when all is set. The columns of
+// extended are NULL in the rows a LEFT JOIN extends, whatever their
+// declaration says: x2.b NOT IN (SELECT ...) of a NOT NULL b over
+// x1 LEFT JOIN x2 kept the rows without an x2 (seed 5042).
+func nullAwareNotIn(c gsql.Expression, all bool, extended gsql.ColSet) bool {
 	not, ok := c.(*expression.Not)
 	if !ok {
 		return false
@@ -70,7 +74,7 @@ func nullAwareNotIn(c gsql.Expression, all bool) bool {
 		if !ok {
 			return false
 		}
-		if all || e.LeftChild.IsNullable() {
+		if all || e.LeftChild.IsNullable() || readsAny(e.LeftChild, extended) {
 			return true
 		}
 		for _, col := range sq.Query.Schema() {
@@ -84,4 +88,15 @@ func nullAwareNotIn(c gsql.Expression, all bool) bool {
 		return ok
 	}
 	return false
+}
+
+// readsAny reports whether e reads a column of cols.
+func readsAny(e gsql.Expression, cols gsql.ColSet) bool {
+	if cols.Empty() {
+		return false
+	}
+	return transform.InspectExpr(e, func(e gsql.Expression) bool {
+		gf, ok := e.(*expression.GetField)
+		return ok && gf.Id() != 0 && cols.Contains(gf.Id())
+	})
 }

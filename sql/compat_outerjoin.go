@@ -71,60 +71,114 @@ func simplifyOuterJoins(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *p
 
 // keepInnerJoinConditions moves the conditions of an inner join over a
 // join that is not inner, which GMS's planner could drop, out of the
-// join; see the comment above.
+// join; see the comment above. A filter it puts above a join that is
+// itself inside a larger join tree (the left side of a semi join, as
+// WHERE EXISTS makes one) would be a filter inside the tree the planner
+// reorders, and lost with the conditions in it (seed 5037): such a
+// filter rises to the top of the tree, through the preserved side of
+// each join above it, where a row of the join is a row of that side
+// (the sides of inner joins, the left side of semi, anti and LEFT
+// joins), so that filtering after the join is filtering before it.
 func keepInnerJoinConditions(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	moved := map[*plan.Filter]bool{}
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		j, ok := n.(*plan.JoinNode)
-		if !ok || j.Op != plan.JoinTypeInner || j.Filter == nil {
+		if !ok {
 			return n, transform.SameTree, nil
 		}
-		nullableL, nullableR := nullExtendedColumns(j.Left()), nullExtendedColumns(j.Right())
-		if nullableL.Empty() && nullableR.Empty() && !hasNonInnerJoin(j.Left()) && !hasNonInnerJoin(j.Right()) {
-			return n, transform.SameTree, nil
+		j, cond := liftMovedFilter(j, moved)
+		ret, same, err := innerJoinConditionsOut(j, moved)
+		if err != nil || cond == nil {
+			return ret, same, err
 		}
-		colsL, colsR := outputColumns(j.Left()), outputColumns(j.Right())
-		nullable := nullableL.Union(nullableR)
-		var keep, onLeft, onRight, above []gsql.Expression
-		for _, c := range expression.SplitConjunction(j.Filter) {
-			cols, ok := conditionColumns(c)
-			switch {
-			case !ok || cols.Empty():
-				keep = append(keep, c)
-			case cols.SubsetOf(colsL):
-				onLeft = append(onLeft, c)
-			case cols.SubsetOf(colsR):
-				onRight = append(onRight, c)
-			case cols.Intersects(nullable) && cols.SubsetOf(colsL.Union(colsR)):
-				above = append(above, c)
-			default:
-				keep = append(keep, c)
-			}
-		}
-		if len(onLeft)+len(onRight)+len(above) == 0 {
-			return n, transform.SameTree, nil
-		}
-		left, right := j.Left(), j.Right()
-		if len(onLeft) > 0 {
-			left = plan.NewFilter(expression.JoinAnd(onLeft...), left)
-		}
-		if len(onRight) > 0 {
-			right = plan.NewFilter(expression.JoinAnd(onRight...), right)
-		}
-		c, err := j.WithChildren(left, right)
-		if err != nil {
-			return n, transform.SameTree, err
-		}
-		nj := c.(*plan.JoinNode)
-		if len(keep) > 0 {
-			nj.Filter = expression.JoinAnd(keep...)
-		} else {
-			nj.Filter = expression.NewLiteral(true, types.Boolean)
-		}
-		if len(above) > 0 {
-			return plan.NewFilter(expression.JoinAnd(above...), nj), transform.NewTree, nil
-		}
-		return nj, transform.NewTree, nil
+		f := plan.NewFilter(cond, ret)
+		moved[f] = true
+		return f, transform.NewTree, nil
 	})
+}
+
+// innerJoinConditionsOut moves the conditions of j, when it is an inner
+// join over a join that is not inner, out of it; moved collects the
+// filters it puts above j.
+func innerJoinConditionsOut(j *plan.JoinNode, moved map[*plan.Filter]bool) (gsql.Node, transform.TreeIdentity, error) {
+	n := gsql.Node(j)
+	if j.Op != plan.JoinTypeInner || j.Filter == nil {
+		return n, transform.SameTree, nil
+	}
+	nullableL, nullableR := nullExtendedColumns(j.Left()), nullExtendedColumns(j.Right())
+	if nullableL.Empty() && nullableR.Empty() && !hasNonInnerJoin(j.Left()) && !hasNonInnerJoin(j.Right()) {
+		return n, transform.SameTree, nil
+	}
+	colsL, colsR := outputColumns(j.Left()), outputColumns(j.Right())
+	nullable := nullableL.Union(nullableR)
+	var keep, onLeft, onRight, above []gsql.Expression
+	for _, c := range expression.SplitConjunction(j.Filter) {
+		cols, ok := conditionColumns(c)
+		switch {
+		case !ok || cols.Empty():
+			keep = append(keep, c)
+		case cols.SubsetOf(colsL):
+			onLeft = append(onLeft, c)
+		case cols.SubsetOf(colsR):
+			onRight = append(onRight, c)
+		case cols.Intersects(nullable) && cols.SubsetOf(colsL.Union(colsR)):
+			above = append(above, c)
+		default:
+			keep = append(keep, c)
+		}
+	}
+	if len(onLeft)+len(onRight)+len(above) == 0 {
+		return n, transform.SameTree, nil
+	}
+	left, right := j.Left(), j.Right()
+	if len(onLeft) > 0 {
+		left = plan.NewFilter(expression.JoinAnd(onLeft...), left)
+	}
+	if len(onRight) > 0 {
+		right = plan.NewFilter(expression.JoinAnd(onRight...), right)
+	}
+	c, err := j.WithChildren(left, right)
+	if err != nil {
+		return n, transform.SameTree, err
+	}
+	nj := c.(*plan.JoinNode)
+	if len(keep) > 0 {
+		nj.Filter = expression.JoinAnd(keep...)
+	} else {
+		nj.Filter = expression.NewLiteral(true, types.Boolean)
+	}
+	if len(above) > 0 {
+		f := plan.NewFilter(expression.JoinAnd(above...), nj)
+		moved[f] = true
+		return f, transform.NewTree, nil
+	}
+	return nj, transform.NewTree, nil
+}
+
+// liftMovedFilter returns j without the filter keepInnerJoinConditions
+// moved above one of its children, and that filter's condition, when
+// that child is a side j preserves (see keepInnerJoinConditions); else
+// j and nil.
+func liftMovedFilter(j *plan.JoinNode, moved map[*plan.Filter]bool) (*plan.JoinNode, gsql.Expression) {
+	children := []gsql.Node{j.Left(), j.Right()}
+	for i, c := range children {
+		f, ok := c.(*plan.Filter)
+		if !ok || !moved[f] {
+			continue
+		}
+		preserved := j.Op == plan.JoinTypeInner || j.Op == plan.JoinTypeCross ||
+			i == 0 && (j.Op.IsSemi() || j.Op.IsAnti() || j.Op.IsLeftOuter())
+		if !preserved {
+			continue
+		}
+		children[i] = f.Child
+		nj, err := j.WithChildren(children...)
+		if err != nil {
+			return j, nil
+		}
+		return nj.(*plan.JoinNode), f.Expression
+	}
+	return j, nil
 }
 
 // conditionColumns returns the columns a condition reads, and false when
@@ -258,6 +312,16 @@ func innerJoinsRejecting(n gsql.Node, rejected gsql.ColSet) (gsql.Node, bool) {
 func nullRejectedColumns(cond gsql.Expression) gsql.ColSet {
 	var cols gsql.ColSet
 	add := func(e gsql.Expression) {
+		// A column under the collation a comparison of mixed
+		// collations takes (compat_coercion.go) is NULL when the
+		// column is.
+		for {
+			d, ok := e.(*derivedCollation)
+			if !ok {
+				break
+			}
+			e = d.Expression
+		}
 		if gf, ok := e.(*expression.GetField); ok && gf.Id() != 0 {
 			cols.Add(gf.Id())
 		}

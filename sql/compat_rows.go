@@ -163,6 +163,14 @@ func childrenOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, boo
 // expandRowComparison rewrites e when it is a row comparison that may
 // meet a NULL (and the other cases the rule handles).
 func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	if d, ok := dateTextArguments(e); ok {
+		// A DATE read as a string (compat_datetext.go).
+		return d, transform.NewTree, nil
+	}
+	if d, ok := temporalNumberBranches(e); ok {
+		// IF, CASE, COALESCE of dates and numbers (compat_datetext.go).
+		return d, transform.NewTree, nil
+	}
 	if d, ok := decimalComparison(e); ok {
 		return d, transform.NewTree, nil
 	}

@@ -1,10 +1,14 @@
 package sql
 
 import (
+	"strings"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // GMS's join planner gives every semi join (WHERE EXISTS, IN (SELECT ...)
@@ -70,5 +74,83 @@ func hashedDistincts(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 			return plan.NewDistinct(d.Child), transform.NewTree, nil
 		}
 		return n, transform.SameTree, nil
+	})
+}
+
+// The inner-join alternative of a semi join (x JOIN DISTINCT s, above)
+// is right only when the DISTINCT tells values apart at least as finely
+// as the join condition compares them. collationKeys makes a DISTINCT of
+// a case-insensitive column keep one of 'A' and 'a' (as MySQL's DISTINCT
+// does); but x.b IN (SELECT s.c ...) with x.b under utf8mb4_bin and s.c
+// under utf8mb4_general_ci compares in the binary collation (of two
+// columns' implicit collations, the _bin one wins), so the 'a' of x
+// found only the kept 'A' and the row was lost (tests/difftest seed
+// 5033). bytesDistinctsForBinaryKeys puts the DISTINCT by bytes back
+// under such a join: bytes are as fine as any collation.
+
+// bytesDistinctsForBinaryKeys returns j with each collated DISTINCT
+// child (under a hash join's lookup too) that j's condition compares in
+// a binary collation made a DISTINCT by bytes.
+func bytesDistinctsForBinaryKeys(j *plan.JoinNode) (gsql.Node, transform.TreeIdentity) {
+	if j.Filter == nil {
+		return j, transform.SameTree
+	}
+	children := []gsql.Node{j.Left(), j.Right()}
+	changed := false
+	for i, c := range children {
+		h, lookup := c.(*plan.HashLookup)
+		if lookup {
+			c = h.Child
+		}
+		d, ok := c.(*collatedDistinct)
+		if !ok || !comparedAsBytes(j.Filter, d.Child.Schema()) {
+			continue
+		}
+		var out gsql.Node = plan.NewDistinct(d.Child)
+		if lookup {
+			hl := *h
+			hl.Child = out
+			out = &hl
+		}
+		children[i], changed = out, true
+	}
+	if !changed {
+		return j, transform.SameTree
+	}
+	ret, err := j.WithChildren(children...)
+	if err != nil {
+		return j, transform.SameTree
+	}
+	return ret, transform.NewTree
+}
+
+// comparedAsBytes reports whether cond has an equality of a
+// case-insensitive string column of sch with a string under a binary
+// collation.
+func comparedAsBytes(cond gsql.Expression, sch gsql.Schema) bool {
+	inSchema := func(e gsql.Expression) bool {
+		gf, ok := e.(*expression.GetField)
+		if !ok {
+			return false
+		}
+		for _, c := range sch {
+			if strings.EqualFold(c.Name, gf.Name()) && strings.EqualFold(c.Source, gf.Table()) {
+				_, collated := collatedStringType(c.Type)
+				return collated
+			}
+		}
+		return false
+	}
+	binary := func(e gsql.Expression) bool {
+		_, collated := collatedStringType(e.Type())
+		return types.IsText(e.Type()) && !collated
+	}
+	return transform.InspectExpr(cond, func(e gsql.Expression) bool {
+		eq, ok := e.(*expression.Equals)
+		if !ok {
+			return false
+		}
+		l, r := eq.Left(), eq.Right()
+		return inSchema(l) && binary(r) || inSchema(r) && binary(l)
 	})
 }

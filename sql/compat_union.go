@@ -333,7 +333,11 @@ func unionCast(a, b gsql.Type) (cast string, length, scale int, ok bool) {
 			return expression.ConvertToSigned, 0, 0, true
 		}
 		return expression.ConvertToDecimal, length, scale, true
-	case types.IsTime(a) && types.IsTime(b) && types.IsDateType(a) != types.IsDateType(b):
+	case types.IsTime(a) && types.IsTime(b) && types.IsDateType(a) != types.IsDateType(b),
+		// A TIME with a DATE, DATETIME or TIMESTAMP is a DATETIME in
+		// MySQL (GMS kept the first side's type: a DATE union a
+		// TIME(dt) was a DATE, and lost the time of day).
+		types.IsTime(a) && b == types.Time, a == types.Time && types.IsTime(b):
 		return expression.ConvertToDatetime, 0, 0, true
 	}
 	return "", 0, 0, false
@@ -348,7 +352,43 @@ func unionConvert(e gsql.Expression, cast string, length, scale int) gsql.Expres
 	if cast == integralDecimal {
 		return &integralDecimalCast{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDecimalType(uint8(length), 0)}
 	}
+	if cast == expression.ConvertToDatetime && e.Type() == types.Time {
+		e = &timeDatetime{UnaryExpression: expression.UnaryExpression{Child: e}}
+	}
 	return expression.NewConvertWithLengthAndScale(e, cast, length, scale)
+}
+
+// timeDatetime is a TIME as a DATETIME: today at that time, as MySQL
+// converts it (GMS's CONVERT(... , DATETIME) of a TIME is NULL; its
+// DATETIME type converts it as MySQL does).
+type timeDatetime struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*timeDatetime)(nil)
+
+// Type implements sql.Expression.
+func (t *timeDatetime) Type() gsql.Type { return types.DatetimeMaxPrecision }
+
+// String implements sql.Expression: the TIME's own text.
+func (t *timeDatetime) String() string { return t.Child.String() }
+
+// Eval implements sql.Expression.
+func (t *timeDatetime) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	d, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+	return d, err
+}
+
+// WithChildren implements sql.Expression.
+func (t *timeDatetime) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return &timeDatetime{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }
 
 // integralDecimalCast converts an integer to a DECIMAL of scale 0.

@@ -151,6 +151,60 @@ var deviations = []deviation{
 		},
 	},
 	{
+		name: "mariadb-subquery-cache-by-outer-collation",
+		why: "MariaDB's subquery cache keys a correlated subquery's result by the outer " +
+			"column's value under that column's collation: with s.bin_col = x.ci_col in the " +
+			"subquery (compared in utf8mb4_bin, as MySQL 8 does), the outer rows 'A' and 'a' " +
+			"of the utf8mb4_general_ci x.ci_col share one cached result, so NOT EXISTS, a " +
+			"correlated MIN/MAX or a scalar subquery answered for 'a' what it found for 'A' " +
+			"(checked: its own COUNT(*) and GROUP_CONCAT of the subquery disagree with its MIN). " +
+			"Confirmed per statement: run with SET STATEMENT optimizer_switch=" +
+			"'subquery_cache=off' FOR (the same plan without the cache) MariaDB must answer as percdb",
+		matchTypes: func(s *schema, stmt string, _, _ outcome) bool {
+			_, ok := binCollateEqualities(s, stmt)
+			return ok && strings.Contains(stmt, "(SELECT ")
+		},
+		without: func(_ *schema, stmt string) (string, bool) {
+			return "SET STATEMENT optimizer_switch='subquery_cache=off' FOR " + stmt, true
+		},
+	},
+	{
+		name: "mariadb-rounds-fraction-through-equality",
+		why: "MariaDB carries a fractional constant through an equality of columns " +
+			"(x2.c0 = 2.50 AND x1.c9 = x2.c0) to an indexed INT column and rounds it there, " +
+			"as it does a constant compared with the INT column itself (mariadb-rounds-" +
+			"fraction-vs-int), so x1.c9 = 3 joins x2.c0 = 2.50; MySQL 8 compares exactly. " +
+			"Confirmed per statement: with the INT column of each such equality written " +
+			"c + 0 (no index; the same value) MariaDB must answer as percdb",
+		matchTypes: func(s *schema, stmt string, _, _ outcome) bool {
+			_, ok := intEqualitiesUnindexed(s, stmt)
+			return ok && fractionRE.MatchString(stmt)
+		},
+		without: intEqualitiesUnindexed,
+	},
+	{
+		name: "mariadb-between-on-bin-index",
+		why: "MariaDB's range on an indexed utf8mb4_bin column for c BETWEEN 'A' AND 'a' is " +
+			"empty (it orders the bounds case-insensitively), so 'a' is not found; MySQL 8 " +
+			"compares in the column's collation ('A' <= 'a' <= 'a'). Confirmed per statement: " +
+			"with each BETWEEN written as c >= lo AND c <= hi, which means the same, MariaDB " +
+			"must answer as percdb",
+		match:   func(stmt string, _, _ outcome) bool { return betweenRE.MatchString(stmt) },
+		without: func(_ *schema, stmt string) (string, bool) { return expandBetweens(stmt) },
+	},
+	{
+		name: "mariadb-distinct-constant-ignores-offset",
+		why: "MariaDB answers SELECT DISTINCT of constants only (a literal, an uncorrelated " +
+			"scalar subquery) with one row whatever the OFFSET: SELECT DISTINCT 5 FROM t LIMIT " +
+			"2 OFFSET 1 is 5 (MySQL 8: no row, the one distinct row is skipped). Confirmed per " +
+			"statement: with the DISTINCT select in a derived table and the ORDER BY, LIMIT " +
+			"and OFFSET outside it, MariaDB must answer as percdb",
+		match: func(stmt string, p, m outcome) bool {
+			return p.err == nil && m.err == nil && strings.HasPrefix(stmt, "SELECT DISTINCT ") && strings.Contains(stmt, " OFFSET ")
+		},
+		without: func(_ *schema, stmt string) (string, bool) { return distinctInDerived(stmt) },
+	},
+	{
 		name: "mariadb-allows-target-table-in-subquery",
 		why: "MariaDB (since 10.3) runs an UPDATE or DELETE whose subquery reads the table it " +
 			"changes; MySQL 8 refuses it with error 1093 (You can't specify target table ... for " +
@@ -283,6 +337,13 @@ func expandRowComparisons(stmt string) (string, bool) {
 // isQuery reports whether stmt returns rows (so may be run again).
 func isQuery(stmt string) bool {
 	up := strings.ToUpper(strings.TrimSpace(stmt))
+	if rest, ok := strings.CutPrefix(up, "SET STATEMENT "); ok {
+		// MariaDB's one statement under a setting (a deviation's
+		// confirmation).
+		if _, q, ok := strings.Cut(rest, " FOR "); ok {
+			up = q
+		}
+	}
 	return strings.HasPrefix(up, "SELECT") || strings.HasPrefix(up, "WITH")
 }
 
@@ -427,4 +488,88 @@ func roundedDecimals(o outcome) outcome {
 		}
 	}
 	return outcome{rows: rows, affected: o.affected}
+}
+
+// colEqualityRE finds an equality of two columns, "s0.c2 = x1.c1".
+var colEqualityRE = regexp.MustCompile(`\b(\w+\.c\d+) = (\w+\.c\d+)\b`)
+
+// binCollateEqualities returns stmt with the utf8mb4_general_ci column
+// of each equality of a utf8mb4_bin and a utf8mb4_general_ci column
+// written COLLATE utf8mb4_bin, and whether it had one (such an equality
+// is what the subquery-cache deviation looks for).
+func binCollateEqualities(s *schema, stmt string) (string, bool) {
+	changed := false
+	out := colEqualityRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := colEqualityRE.FindStringSubmatch(m)
+		l, r := s.kindOf(stmt, g[1]), s.kindOf(stmt, g[2])
+		switch {
+		case l == kStrBin && r == kStrCI:
+			changed = true
+			return g[1] + " = " + g[2] + " COLLATE utf8mb4_bin"
+		case l == kStrCI && r == kStrBin:
+			changed = true
+			return g[1] + " COLLATE utf8mb4_bin = " + g[2]
+		}
+		return m
+	})
+	return out, changed
+}
+
+// betweenRE finds "x1.c2 BETWEEN 'A' AND 'a'": a column between two
+// literals or parameters.
+var betweenRE = regexp.MustCompile(`(\w+\.\w+) (NOT )?BETWEEN ('[^']*'|\?|-?[0-9.]+) AND ('[^']*'|\?|-?[0-9.]+)`)
+
+// expandBetweens returns stmt with each BETWEEN of betweenRE written as
+// two comparisons, and whether it had one.
+func expandBetweens(stmt string) (string, bool) {
+	changed := false
+	out := betweenRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := betweenRE.FindStringSubmatch(m)
+		if g[2] != "" || g[3] == "?" || g[4] == "?" {
+			return m
+		}
+		changed = true
+		return fmt.Sprintf("(%s >= %s AND %s <= %s)", g[1], g[3], g[1], g[4])
+	})
+	return out, changed
+}
+
+// tailRE finds a statement's trailing ORDER BY, LIMIT and OFFSET.
+var tailRE = regexp.MustCompile(`^(.*?)((?: ORDER BY [0-9]+(?: DESC| ASC)?(?:, [0-9]+(?: DESC| ASC)?)*)? LIMIT [0-9]+ OFFSET [0-9]+)$`)
+
+// distinctInDerived returns stmt, a SELECT DISTINCT with a trailing
+// ORDER BY by position, LIMIT and OFFSET, as a select from a derived
+// table of the DISTINCT with those outside, and whether it could.
+func distinctInDerived(stmt string) (string, bool) {
+	g := tailRE.FindStringSubmatch(stmt)
+	if g == nil {
+		return stmt, false
+	}
+	return "SELECT * FROM (" + g[1] + ") AS dz" + g[2], true
+}
+
+// fractionRE finds a literal with a fraction.
+var fractionRE = regexp.MustCompile(`[^\w.][0-9]+\.[0-9]*[1-9]`)
+
+// intEqualitiesUnindexed returns stmt with the INT or BIGINT column of
+// each equality of it with a DECIMAL or DOUBLE column written c + 0, and
+// whether it had one.
+func intEqualitiesUnindexed(s *schema, stmt string) (string, bool) {
+	isInt := func(k kind) bool { return k == kInt || k == kBigint }
+	isFrac := func(k kind) bool { return k == kDecimal || k == kDouble }
+	changed := false
+	out := colEqualityRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := colEqualityRE.FindStringSubmatch(m)
+		l, r := s.kindOf(stmt, g[1]), s.kindOf(stmt, g[2])
+		switch {
+		case isInt(l) && isFrac(r):
+			changed = true
+			return g[1] + " + 0 = " + g[2]
+		case isFrac(l) && isInt(r):
+			changed = true
+			return g[1] + " = " + g[2] + " + 0"
+		}
+		return m
+	})
+	return out, changed
 }

@@ -83,3 +83,43 @@ func TestRoundedDecimals(t *testing.T) {
 		t.Error("a different quotient matched")
 	}
 }
+
+// TestDeviationRewrites checks the statements by which the collation,
+// BETWEEN and DISTINCT-offset deviations are confirmed.
+func TestDeviationRewrites(t *testing.T) {
+	s := &schema{tables: []*table{{name: "t1", cols: []column{
+		{name: "a", kind: kInt}, {name: "c1", kind: kStrCI}, {name: "c2", kind: kStrBin},
+	}}}}
+	s2 := &schema{tables: []*table{{name: "t2", cols: []column{
+		{name: "a", kind: kInt}, {name: "c0", kind: kDecimal}, {name: "c9", kind: kInt},
+	}}}}
+	for _, c := range []struct {
+		name    string
+		rewrite func(string) (string, bool)
+		in      string
+		want    string
+		ok      bool
+	}{
+		{"collate", func(q string) (string, bool) { return binCollateEqualities(s, q) },
+			"SELECT 1 FROM t1 x1 WHERE NOT EXISTS (SELECT 1 FROM t1 s0 WHERE s0.c2 = x1.c1)",
+			"SELECT 1 FROM t1 x1 WHERE NOT EXISTS (SELECT 1 FROM t1 s0 WHERE s0.c2 = x1.c1 COLLATE utf8mb4_bin)", true},
+		{"collate", func(q string) (string, bool) { return binCollateEqualities(s, q) },
+			"SELECT 1 FROM t1 x1 WHERE x1.c1 = x1.c1", "SELECT 1 FROM t1 x1 WHERE x1.c1 = x1.c1", false},
+		{"between", expandBetweens,
+			"SELECT 1 FROM t1 x1 WHERE x1.c2 BETWEEN 'A' AND 'a'",
+			"SELECT 1 FROM t1 x1 WHERE (x1.c2 >= 'A' AND x1.c2 <= 'a')", true},
+		{"between", expandBetweens,
+			"SELECT 1 FROM t1 x1 WHERE x1.c2 NOT BETWEEN 'A' AND 'a'", "SELECT 1 FROM t1 x1 WHERE x1.c2 NOT BETWEEN 'A' AND 'a'", false},
+		{"int-equality", func(q string) (string, bool) { return intEqualitiesUnindexed(s2, q) },
+			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 = x2.c0 WHERE x2.c0 = 2.50",
+			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 + 0 = x2.c0 WHERE x2.c0 = 2.50", true},
+		{"distinct", distinctInDerived,
+			"SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1 ORDER BY 1 DESC LIMIT 2 OFFSET 2",
+			"SELECT * FROM (SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1) AS dz ORDER BY 1 DESC LIMIT 2 OFFSET 2", true},
+	} {
+		got, ok := c.rewrite(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s(%q) = %q, %v; want %q, %v", c.name, c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -36,6 +36,7 @@ var (
 	flagQueries = flag.Int("difftest.queries", defaultQueries, "queries per seed (each as text and prepared)")
 	flagDML     = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
 	flagWide    = flag.Int("difftest.wide", defaultWide, "queries of the wide shapes (widegen.go) per seed")
+	flagWider   = flag.Bool("difftest.wider", false, "draw the seventh round's shapes too (gen.wider)")
 	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
 )
 
@@ -82,7 +83,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -176,13 +177,13 @@ func (r *run) seedRun() {
 	if !r.setup(r.schema) {
 		return
 	}
-	g := &gen{r: rng, s: r.schema}
+	g := &gen{r: rng, s: r.schema, wider: *flagWider}
 	for i := 0; i < *flagQueries; i++ {
 		r.checkQuery(g.query())
 	}
 	// The wide queries draw from a stream of their own: the narrow
 	// queries and data changes stay those of earlier runs of the seed.
-	wg := &gen{r: rand.New(rand.NewSource(r.seed ^ 0x5eed_0f_1de)), s: r.schema, wide: true}
+	wg := &gen{r: rand.New(rand.NewSource(r.seed ^ 0x5eed_0f_1de)), s: r.schema, wide: true, wider: *flagWider}
 	for i := 0; i < *flagWide; i++ {
 		r.checkQuery(wg.query())
 	}

@@ -14,11 +14,23 @@ import (
 // wideScalar is a select item: a function of a column of srcs chosen by
 // the column's type family, or a scalar subquery.
 func (g *gen) wideScalar(srcs []source) string {
-	if g.pick(6) == 0 {
+	n := 6
+	if g.wider {
+		n = 8
+	}
+	switch g.pick(n) {
+	case 0:
 		return g.scalarSubquery(srcs)
+	case 1:
+		if !g.wider {
+			break
+		}
+		if m, ok := g.mixedCollations(srcs); ok {
+			return m
+		}
 	}
 	c, col := g.col(srcs)
-	var fns []string
+	var fns, wider []string
 	switch {
 	case col.kind.numeric():
 		fns = []string{
@@ -26,6 +38,12 @@ func (g *gen) wideScalar(srcs []source) string {
 			"MOD(%s, 2)", "%s DIV 2", "%s - 0.25", "GREATEST(%s, 1)", "LEAST(%s, 2.5)", "SIGN(%s)",
 			"IF(%s > 1, 'big', 'small')", "NULLIF(%s, 1)", "%s * %s", "-%s", "CAST(%s AS DECIMAL(6,1))",
 			"CAST(%s AS UNSIGNED)", "CAST(%s AS DOUBLE)", "IFNULL(%s, 0.5)", "%s %% 3",
+		}
+		wider = []string{
+			// CASE and IF of mixed types, numbers as strings.
+			"CASE WHEN %s > 1 THEN %s ELSE 'x' END", "CASE %s WHEN 1 THEN 'one' WHEN 2 THEN 2.5 ELSE NULL END",
+			"IF(%s IS NULL, 'none', %s)", "CONCAT(%s, '')", "LEAST(%s, '10')", "GREATEST(%s, '2')",
+			"CASE WHEN %s < 0 THEN -1 WHEN %s = 0 THEN 0.0 ELSE %s END", "LENGTH(%s)",
 		}
 	case col.kind.str():
 		fns = []string{
@@ -44,9 +62,56 @@ func (g *gen) wideScalar(srcs []source) string {
 			"%s + 0", "CAST(%s AS DATE)", "CAST(%s AS DATETIME)", "%s > '2020-01-01'", "DAYOFYEAR(%s)",
 			"UNIX_TIMESTAMP(%s) - UNIX_TIMESTAMP('2020-01-01')", "TIME(%s)", "HOUR(%s)",
 		}
+		wider = []string{
+			// Dates as strings, and date arithmetic.
+			"CONCAT(%s, '|')", "LENGTH(%s)", "SUBSTRING(%s, 6)", "%s LIKE '%%-29%%'", "LEFT(%s, 7)",
+			"TIMESTAMPDIFF(HOUR, '2020-01-01', %s)", "DATE_ADD(%s, INTERVAL 90 MINUTE)", "ADDDATE(%s, 31)",
+			"%s - INTERVAL 1 YEAR", "WEEK(%s)", "YEARWEEK(%s)", "MAKEDATE(YEAR(%s), 60)",
+			"DATE_ADD(%s, INTERVAL '1:30' HOUR_MINUTE)", "TIMESTAMPADD(MONTH, 1, %s)",
+			"CASE WHEN %s > '2020-01-01' THEN %s ELSE 'early' END", "IF(%s IS NULL, 0, %s)",
+			"STR_TO_DATE(DATE_FORMAT(%s, '%%d/%%m/%%Y'), '%%d/%%m/%%Y')",
+		}
+	}
+	if g.wider {
+		fns = append(fns, wider...)
 	}
 	f := fns[g.pick(len(fns))]
-	return strings.ReplaceAll(f, "%s", c) // some use the column twice
+	// Some use the column twice; %% is a %, as in a format (the lists
+	// are written as formats, but this is no Sprintf: "%s %% 3" went
+	// out as x %% 3, a syntax error on both servers).
+	return strings.ReplaceAll(strings.ReplaceAll(f, "%s", c), "%%", "%")
+}
+
+// mixedCollations is a string function or comparison of a utf8mb4_bin
+// and a utf8mb4_general_ci column of srcs, when there are both.
+func (g *gen) mixedCollations(srcs []source) (string, bool) {
+	b, okB := g.colOfKind(srcs, kStrBin)
+	c, okC := g.colOfKind(srcs, kStrCI)
+	if !okB || !okC {
+		return "", false
+	}
+	fns := []string{
+		"CONCAT(%[1]s, %[2]s)", "%[1]s = %[2]s", "%[1]s < %[2]s", "LEAST(%[1]s, %[2]s)", "GREATEST(%[2]s, %[1]s)",
+		"CASE WHEN %[1]s IS NULL THEN %[2]s ELSE %[1]s END", "COALESCE(%[2]s, %[1]s)", "STRCMP(%[1]s, %[2]s)",
+		"INSTR(%[2]s, %[1]s)", "CONCAT(%[2]s, 'x') = CONCAT(%[1]s, 'X')", "FIELD(%[1]s, %[2]s, 'a')",
+	}
+	return fmt.Sprintf(fns[g.pick(len(fns))], b, c), true
+}
+
+// colOfKind picks a column of kind k from srcs, if there is one.
+func (g *gen) colOfKind(srcs []source, k kind) (string, bool) {
+	var cands []string
+	for _, s := range srcs {
+		for _, c := range s.t.cols {
+			if c.kind == k {
+				cands = append(cands, s.alias+"."+c.name)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return "", false
+	}
+	return cands[g.pick(len(cands))], true
 }
 
 // scalarSubquery is a subquery of one value in a select list: an
@@ -162,6 +227,23 @@ func (g *gen) windowQuery() *query {
 		fmt.Sprintf("SUM(%s) OVER (ORDER BY %s)", num, order),
 		fmt.Sprintf("MAX(%s) OVER (PARTITION BY %s)", val, part),
 		fmt.Sprintf("MIN(%s) OVER (PARTITION BY %s)", num, part),
+	}
+	frames := []string{
+		// Frames, and the functions that read them.
+		fmt.Sprintf("SUM(%s) OVER (PARTITION BY %s ORDER BY %s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)", num, part, order),
+		fmt.Sprintf("AVG(%s) OVER (ORDER BY %s ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING)", num, order),
+		fmt.Sprintf("COUNT(%s) OVER (ORDER BY %s ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)", val, order),
+		fmt.Sprintf("MAX(%s) OVER (ORDER BY %s RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)", num, order),
+		fmt.Sprintf("LAST_VALUE(%s) OVER (ORDER BY %s ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)", val, order),
+		fmt.Sprintf("NTH_VALUE(%s, 2) OVER (PARTITION BY %s ORDER BY %s ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)", val, part, order),
+		fmt.Sprintf("NTILE(2) OVER (ORDER BY %s)", order),
+		fmt.Sprintf("CUME_DIST() OVER (ORDER BY %s)", part),
+		fmt.Sprintf("PERCENT_RANK() OVER (PARTITION BY %s ORDER BY %s)", part, order),
+		// Not LAG's default (a third argument): MariaDB 10.11 refuses it.
+		fmt.Sprintf("LAG(%s, 2) OVER (PARTITION BY %s ORDER BY %s)", num, part, order),
+	}
+	if g.wider {
+		fns = append(fns, frames...)
 	}
 	q := &query{from: t.name + " x1"}
 	q.items = append(q.items, pk...)
