@@ -36,8 +36,8 @@ func NewDeadlockDetector() DeadlockDetector { return NewWaitForGraph(time.Now) }
 // once, from requests to several regions), each stamped with when it was
 // last recorded. It is the embedded detector, and the graph the cluster's
 // detector keeps (package kv/deadlock), which also expires edges whose
-// end it was never told of (ExpireBefore) and adds edges re-sent after a
-// change of detector unchecked (Add).
+// end it was never told of (ExpireBefore) and records edges re-sent after
+// a change of detector unchecked (Ensure).
 type WaitForGraph struct {
 	now     func() time.Time
 	mu      sync.Mutex
@@ -67,11 +67,17 @@ func (g *WaitForGraph) Detect(_ context.Context, txn, lockTS uint64, key []byte)
 	return nil
 }
 
-// Add records the wait txn -> lockTS without checking for a cycle: a
-// wait that was already checked by a detector that since went away.
-func (g *WaitForGraph) Add(txn, lockTS uint64, key []byte) {
+// Ensure records the wait txn -> lockTS without checking for a cycle, or
+// refreshes its stamp if it is recorded (its count unchanged): a wait
+// already checked, re-sent to a detector that may not have it (a new
+// one) or to keep it from expiring.
+func (g *WaitForGraph) Ensure(txn, lockTS uint64, key []byte) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if e := g.waitFor[txn][lockTS]; e != nil {
+		e.at = g.now()
+		return
+	}
 	g.addLocked(txn, lockTS, key)
 }
 

@@ -18,7 +18,7 @@ const waitForScripts = "testdata/waitfor"
 // empty graph whose clock stands still until told (tick):
 //
 //	detect txn=<n> wait=<n> key=<key>   record a wait, or print the cycle it would close
-//	add txn=<n> wait=<n> key=<key>      record a wait unchecked (a re-sent one)
+//	ensure txn=<n> wait=<n> key=<key>   record a wait unchecked unless recorded (a re-sent one)
 //	done txn=<n> wait=<n>               end one wait
 //	tick s=<n>                          move the clock n seconds on
 //	expire s=<n>                        drop the edges last recorded more than n seconds ago
@@ -55,8 +55,8 @@ func TestWaitForGraph(t *testing.T) {
 					t.Fatal(err)
 				}
 				return "ok"
-			case "add":
-				g.Add(txn, wait, []byte(key))
+			case "ensure":
+				g.Ensure(txn, wait, []byte(key))
 				return "ok"
 			case "done":
 				g.Done(txn, wait)
