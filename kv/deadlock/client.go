@@ -63,6 +63,11 @@ type Client struct {
 	active       map[pair]*wait
 	// ended are the pairs whose waits all ended, for the next CleanUp.
 	ended []pair
+	// downUntil: a Detect failed to reach the detector; until then
+	// Detect does not try (its caller holds its store's wait table, see
+	// kv's waiterTable.detect), and the background refresh delivers the
+	// waits once the detector answers again.
+	downUntil time.Time
 
 	kick chan struct{}
 	stop context.CancelFunc
@@ -116,14 +121,21 @@ func (c *Client) Detect(ctx context.Context, txn, lockTS uint64, key []byte) err
 		return nil
 	}
 	c.active[p] = &wait{key: append([]byte(nil), key...), n: 1}
+	down := time.Now().Before(c.downUntil)
 	c.mu.Unlock()
+	if down {
+		return nil
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	edge := &deadlockpb.Edge{Txn: txn, WaitForTxn: lockTS, Key: key}
 	resp, err := c.send(ctx, edge)
 	if err != nil {
-		c.cfg.Logger.Debug("deadlock detector out of reach; the wait is not checked", "txn", txn, "lock_ts", lockTS, "err", err)
+		c.mu.Lock()
+		c.downUntil = time.Now().Add(c.cfg.RequestTimeout)
+		c.mu.Unlock()
+		c.cfg.Logger.Warn("deadlock detector out of reach; waits are not checked for a while", "txn", txn, "lock_ts", lockTS, "err", err)
 		return nil
 	}
 	if len(resp.GetDeadlock()) == 0 {
@@ -189,7 +201,7 @@ func (c *Client) send(ctx context.Context, edge *deadlockpb.Edge) (*deadlockpb.D
 		}
 		if err == nil {
 			c.mu.Lock()
-			c.sentTo = addr
+			c.sentTo, c.downUntil = addr, time.Time{}
 			c.mu.Unlock()
 			return resp, nil
 		}

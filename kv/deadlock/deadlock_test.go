@@ -137,11 +137,23 @@ func TestDetectorOutOfReach(t *testing.T) {
 		t.Fatalf("detector out of reach: %v", err)
 	}
 	a.leading.Store(true)
+	// The next Detects do not try for a while: they answer at once,
+	// unchecked (the refresh delivers them).
+	b.client.cfg.Locate = func(context.Context) (string, error) {
+		return "", errors.New("pd asked while the detector is out of reach")
+	}
+	if err := b.client.Detect(ctx, 1, 3, []byte("k")); err != nil {
+		t.Fatalf("detector just found out of reach: %v", err)
+	}
+	b.client.cfg.Locate = func(context.Context) (string, error) { return a.addr, nil }
 	if err := a.client.Detect(ctx, 2, 1, []byte("j")); err != nil {
 		t.Fatalf("b's wait was never delivered, so no cycle yet: %v", err)
 	}
 	b.client.refresh(ctx)
-	if got := a.server.graph.Edges(); len(got) != 2 {
+	if got := a.server.graph.Edges(); len(got) != 3 {
 		t.Fatalf("after b re-sent its waits: edges %v", got)
+	}
+	if err := b.client.Detect(ctx, 3, 2, []byte("k")); !isDeadlock(err) {
+		t.Fatalf("3 -> 2 closing 2 -> 1 -> 3 once the detector is back: %v", err)
 	}
 }

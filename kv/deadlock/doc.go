@@ -37,10 +37,14 @@
 // a CleanUp that was lost, do not make later waits look like deadlocks.
 //
 // A detector that cannot be reached within RequestTimeout makes Detect
-// answer "no deadlock": the wait then lasts its wait slice (1 s, the
-// store's LockWaitSlice), after which the request is asked again and
-// checked again, so a cycle is found at the latest one slice after the
-// detector is back, and innodb_lock_wait_timeout bounds the rest.
+// answer "no deadlock", and the Detects of the next RequestTimeout
+// answer so at once (the store asks with its wait table locked: a
+// detector out of reach must not hold every release of the store up);
+// the refresh delivers the waits once it answers again. An unchecked wait
+// lasts its wait slice (1 s, the store's LockWaitSlice), after which the
+// request is asked again and checked again, so a cycle is found at the
+// latest about one slice after the detector is back, and
+// innodb_lock_wait_timeout bounds the rest.
 //
 // # Imprecision
 //
