@@ -120,6 +120,25 @@ func TestClusterDetector(t *testing.T) {
 	if _, err := a.server.current(); err == nil {
 		t.Fatal("the old detector still answers")
 	}
+
+	// a is the detector again (a new graph), then its leadership ends and
+	// comes back with no request in between, but told
+	// (LeadershipChanged): it starts empty again, without 7 -> 8.
+	lead(&detector, nodes, 0)
+	if err := a.client.Detect(ctx, 7, 8, []byte("k7")); err != nil {
+		t.Fatal(err)
+	}
+	lead(&detector, nodes, 2)
+	a.server.LeadershipChanged()
+	lead(&detector, nodes, 0)
+	if err := c.client.Detect(ctx, 9, 3, []byte("k9")); err != nil {
+		t.Fatal(err)
+	}
+	// c's waits: 2 -> 3 (re-sent: c last sent to b) and 9 -> 3.
+	got := a.server.graph.Edges()
+	if len(got) != 2 || got[0].Txn != 2 || got[0].WaitForTxn != 3 || got[1].Txn != 9 {
+		t.Fatalf("a detector again after its leadership ended: edges %v, want only c's 2 -> 3 and 9 -> 3", got)
+	}
 }
 
 // TestDetectorOutOfReach: a detector that cannot be reached answers "no

@@ -11,7 +11,10 @@
 // its node leads the region holding the first key of the key space (the
 // role moves with that leadership, as in TiKV); any other node's Server
 // answers FAILED_PRECONDITION. A Server that becomes the detector starts
-// with an empty graph (kv.WaitForGraph).
+// with an empty graph (kv.WaitForGraph); the node tells it of every
+// change of its leaderships (LeadershipChanged), so that a leadership
+// lost and regained between two requests starts afresh too: the waits
+// and clean-ups sent meanwhile went to another detector.
 //
 // The Client finds the detector by asking pd for the first region's
 // leader, asks its own Server in process when that is its node, and

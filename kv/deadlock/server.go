@@ -84,6 +84,19 @@ func (s *Server) current() (*kv.WaitForGraph, error) {
 	return s.graph, nil
 }
 
+// LeadershipChanged tells the Server that a leadership of its node began
+// or ended (raftstore's OnLeaderChange): if the node is not the detector
+// now, its graph is stale from here on, and a later leadership starts a
+// new one, even if no request came in between (a leadership lost and
+// regained while the others sent their waits and clean-ups elsewhere).
+func (s *Server) LeadershipChanged() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.cfg.Leading() {
+		s.serving = false
+	}
+}
+
 // Detect implements deadlockpb.DetectorServer.
 func (s *Server) Detect(ctx context.Context, req *deadlockpb.DetectRequest) (*deadlockpb.DetectResponse, error) {
 	g, err := s.current()

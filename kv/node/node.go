@@ -174,7 +174,10 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	rcfg.StoreID, rcfg.Dir, rcfg.InMemory = n.storeID, filepath.Join(cfg.DataDir, "raft"), false
 	rcfg.Applier, rcfg.Transport, rcfg.Logger = n.store, n.transport, cfg.Logger
 	rcfg.FreshTS = n.waitForTimestamp
-	rcfg.OnLeaderChange = n.heartbeatNow
+	rcfg.OnLeaderChange = func() {
+		n.detector.LeadershipChanged()
+		n.heartbeatNow()
+	}
 	rcfg.OnSplit = n.splitDone
 	if n.raft, err = raftstore.Open(rcfg); err != nil {
 		return nil, fmt.Errorf("kv node: %w", err)
