@@ -264,9 +264,13 @@ type LockSetStats struct {
 	// pessimistic or lock-type lock): while it is above 0, range reads
 	// check the lock space.
 	Blocking int64
+	// LockedRangeReads counts the range reads (Scan, Coprocessor) since
+	// the store opened that read the lock space: the set could not show
+	// that no lock that may block them was there.
+	LockedRangeReads uint64
 }
 
 // LockSetStats returns the store's lock counts now.
 func (s *Store) LockSetStats() LockSetStats {
-	return LockSetStats{Locks: s.locks.all.Load(), Blocking: s.locks.blocking.Load()}
+	return LockSetStats{Locks: s.locks.all.Load(), Blocking: s.locks.blocking.Load(), LockedRangeReads: s.lockedRangeReads.Load()}
 }

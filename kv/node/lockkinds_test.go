@@ -10,9 +10,10 @@ import (
 
 // TestReplicasKnowLockKinds: a pessimistic lock taken on a region of
 // three replicas is, on every replica's store, a lock that does not
-// block range reads, so that a follower that becomes the leader keeps
-// them on the fast path; prewritten, it blocks on every replica, and
-// committed it is gone from all.
+// block range reads: a range read on the leader does not read the lock
+// space, nor, once the leader's node is closed, on the new leader;
+// prewritten, the lock blocks on every replica (a range read reads the
+// lock space), and committed it is gone from all.
 func TestReplicasKnowLockKinds(t *testing.T) {
 	c := startCluster(t)
 	c.put("k", "v0")
@@ -40,7 +41,7 @@ func TestReplicasKnowLockKinds(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(time.Minute)
 		for i, n := range c.nodes {
-			for {
+			for n != nil {
 				st := n.KVStore().LockSetStats()
 				if want(st) {
 					break
@@ -53,11 +54,36 @@ func TestReplicasKnowLockKinds(t *testing.T) {
 		}
 	}
 	every("the pessimistic lock, not blocking", func(st kv.LockSetStats) bool { return st.Locks == 1 && st.Blocking == 0 })
+	// scan reads the whole key space at version on the region's leader
+	// and returns how many range reads there read the lock space.
+	scan := func(version uint64) uint64 {
+		t.Helper()
+		l := c.leader("k")
+		before := c.nodes[l].KVStore().LockSetStats().LockedRangeReads
+		if _, err := c.kc.Scan(c.ctx, &kv.ScanRequest{Region: region.Ctx(), Version: version}); err != nil {
+			t.Fatal(err)
+		}
+		return c.nodes[l].KVStore().LockSetStats().LockedRangeReads - before
+	}
+	if n := scan(ts()); n != 0 {
+		t.Errorf("a range read on the leader read the lock space past a pessimistic lock (%d)", n)
+	}
+	first := c.leader("k")
+	if err := c.nodes[first].Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.nodes[first] = nil
+	if n := scan(ts()); n != 0 {
+		t.Errorf("a range read on the new leader read the lock space past a pessimistic lock (%d)", n)
+	}
 	if _, err := c.kc.Prewrite(c.ctx, &kv.PrewriteRequest{Region: region.Ctx(), Mutations: []kv.Mutation{{Op: kv.OpPut, Key: k, Value: []byte("v1"), Pessimistic: true}},
 		Primary: k, StartTS: start, ForUpdateTS: start, LockTTL: 60000}); err != nil {
 		t.Fatal(err)
 	}
 	every("the prewritten lock, blocking", func(st kv.LockSetStats) bool { return st.Locks == 1 && st.Blocking == 1 })
+	if n := scan(start - 1); n == 0 {
+		t.Error("a range read past a prewritten lock did not read the lock space")
+	}
 	if err := c.kc.Commit(c.ctx, &kv.CommitRequest{Region: region.Ctx(), Keys: [][]byte{k}, StartTS: start, CommitTS: ts()}); err != nil {
 		t.Fatal(err)
 	}
