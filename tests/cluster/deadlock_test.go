@@ -73,19 +73,19 @@ func TestDeadlockAcrossStores(t *testing.T) {
 		}
 		return out, rs.Err()
 	}
-	// spread waits until n rows are led by n different KV nodes and
-	// returns them.
-	spread := func(n int) []int {
+	// spread waits until n rows are led by n different KV nodes, none of
+	// them at the address not (if not ""), and returns them.
+	spread := func(n int, not string) []int {
 		t.Helper()
 		var got map[int]string
 		var picked []int
-		waitFor(t, fmt.Sprintf("rows led by %d different KV nodes", n), func() bool {
+		waitFor(t, fmt.Sprintf("rows led by %d different KV nodes other than %q", n, not), func() bool {
 			m, err := leaders()
 			if err != nil {
 				return false
 			}
 			got, picked = m, nil
-			seen := map[string]bool{}
+			seen := map[string]bool{not: true}
 			for row := 0; row < rows && len(picked) < n; row++ {
 				if a := m[row]; a != "" && !seen[a] {
 					seen[a] = true
@@ -97,17 +97,32 @@ func TestDeadlockAcrossStores(t *testing.T) {
 		return picked
 	}
 
-	picked := spread(3)
-	deadlock(t, c, dbs, picked[:2])
-	deadlock(t, c, dbs, picked)
+	picked := spread(3, "")
+	deadlock(t, c, dbs, picked[:2], nil)
+	deadlock(t, c, dbs, picked, nil)
 
 	detector := c.leader(t)
 	detector.stop()
 	if moved := c.leader(t); moved == detector {
 		t.Fatalf("the first region is still led by the stopped %s", detector.name)
 	}
-	deadlock(t, c, dbs, spread(2))
+	deadlock(t, c, dbs, spread(2, ""), nil)
+
+	// The detector moves while a wait is in progress: with the stopped
+	// node back, two rows led by the two nodes that are not the detector;
+	// the first session waits for the second's row, the detector's node
+	// is stopped, and the second session's wait closes the cycle at the
+	// new detector, which the first one's wait reaches only re-sent.
 	detector.start()
+	now := c.leader(t)
+	rows2 := spread(2, now.addr)
+	deadlock(t, c, dbs, rows2, func() {
+		now.stop()
+		if moved := c.leader(t); moved == now {
+			t.Fatalf("the first region is still led by the stopped %s", now.name)
+		}
+	})
+	now.start()
 	c.stop()
 }
 
@@ -115,7 +130,9 @@ func TestDeadlockAcrossStores(t *testing.T) {
 // row, then each ask for the next one's row (the last for the first's),
 // and checks that exactly one gets 1213, the others' statements
 // succeed and commit, and nobody gets another error (1205 above all).
-func deadlock(t *testing.T, c *cluster, dbs []*sql.DB, rows []int) {
+// With between, the last session asks only once the others' statements
+// are running (they wait: their rows are locked) and between returned.
+func deadlock(t *testing.T, c *cluster, dbs []*sql.DB, rows []int, between func()) {
 	t.Helper()
 	ctx := context.Background()
 	conns := make([]*sql.Conn, len(rows))
@@ -136,6 +153,17 @@ func deadlock(t *testing.T, c *cluster, dbs []*sql.DB, rows []int) {
 	errs := make([]error, len(rows))
 	var wg sync.WaitGroup
 	for i := range rows {
+		if i == len(rows)-1 && between != nil {
+			for j := range i {
+				q := fmt.Sprintf("UPDATE d.t SET v = v + 1 WHERE id = %d", rows[j+1])
+				waitFor(t, fmt.Sprintf("session %d's %q running", j, q), func() bool {
+					var n int
+					err := dbs[j%len(dbs)].QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = ?", q).Scan(&n)
+					return err == nil && n == 1
+				}, c.logs)
+			}
+			between()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
