@@ -127,11 +127,14 @@ func (c *Client) Detect(ctx context.Context, txn, lockTS uint64, key []byte) err
 		return nil
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	sctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	edge := &deadlockpb.Edge{Txn: txn, WaitForTxn: lockTS, Key: key}
-	resp, err := c.send(ctx, edge)
+	resp, err := c.send(sctx, edge)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // the request ended: the detector is not to blame
+		}
 		c.mu.Lock()
 		c.downUntil = time.Now().Add(c.cfg.RequestTimeout)
 		c.mu.Unlock()
