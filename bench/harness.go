@@ -63,6 +63,10 @@ type Options struct {
 	Rev string
 	// PercdbBinary, when set, is used instead of building the checkout.
 	PercdbBinary string
+	// PercdbTxnMode, when set, is percdb's percdb_txn_mode for every run
+	// (SET GLOBAL once the server started: sysbench's sessions take it),
+	// optimistic or pessimistic. Default: the server's (pessimistic).
+	PercdbTxnMode string `json:",omitempty"`
 	// Sysbench is the sysbench binary. Default: "sysbench".
 	Sysbench string
 	// Server holds the options shared by the servers (temporary
@@ -121,6 +125,9 @@ func (o Options) Validate() error {
 		if t < 1 {
 			return fmt.Errorf("threads %d: want at least 1", t)
 		}
+	}
+	if m := o.PercdbTxnMode; m != "" && m != "optimistic" && m != "pessimistic" {
+		return fmt.Errorf("percdb transaction mode %q: want optimistic or pessimistic", m)
 	}
 	switch {
 	case o.Rounds < 1:
@@ -406,6 +413,12 @@ func (h *Harness) startServers(ctx context.Context, res *Result) ([]*Server, err
 			argv[i] = strings.ReplaceAll(argv[i], s.Dir(), "$TMP")
 		}
 		res.Argv[name] = argv
+		if name == Percdb && o.PercdbTxnMode != "" {
+			if err := s.Exec(ctx, "SET GLOBAL percdb_txn_mode = '"+o.PercdbTxnMode+"'"); err != nil {
+				return append(servers, s), fmt.Errorf("percdb_txn_mode: %w", err)
+			}
+			res.Settings[name] = "percdb_txn_mode=" + o.PercdbTxnMode
+		}
 		if name == MariaDB {
 			var flush, pool string
 			if err := s.QueryRow(ctx, "SELECT @@innodb_flush_log_at_trx_commit, @@innodb_buffer_pool_size", &flush, &pool); err == nil {

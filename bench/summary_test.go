@@ -147,6 +147,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Rounds: -1}, "rounds -1"},
 		{Options{RunTime: 10}, "shortest run"},
 		{Options{Budget: -1}, "negative"},
+		{Options{PercdbTxnMode: "pessimistc"}, `transaction mode "pessimistc"`},
 	} {
 		err := tc.opts.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

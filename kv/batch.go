@@ -20,8 +20,9 @@ type writeBatch struct {
 	// lockPuts and lockDels are the user keys whose lock the batch writes
 	// and deletes, for the store's lockSet; lockQuiet, when as long as
 	// lockPuts, tells which of the locks written never block a read
-	// (pessimistic and lock-type locks). It is not replicated: a batch
-	// without it counts every lock as one that may block.
+	// (pessimistic and lock-type locks). It is replicated (replicate.go);
+	// a batch without it (of the replicated format's version 1) counts
+	// every lock as one that may block.
 	lockPuts, lockDels [][]byte
 	lockQuiet          []bool
 	// volatile: losing the batch in a crash is harmless, so it need not

@@ -155,9 +155,10 @@
 // In a cluster, as in TiKV (src/server/lock_manager/deadlock.rs), one
 // detector lives on the leader of the region that holds the first key of
 // the key space, and every store's detector is a client of it that sends
-// Detect and Done there (and moves with that leadership); the wait queues
-// stay on the store that holds each key, since only its applier sees the
-// releases.
+// its waits there (package kv/deadlock; the graph is WaitForGraph, which
+// there also expires edges whose end was never reported); the wait
+// queues stay on the store that holds each key, since only its applier
+// sees the releases.
 //
 // Calculated commit timestamps (1PC) are not unique: a commit record may
 // sit at the very timestamp a rolled-back transaction started at. A

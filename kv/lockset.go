@@ -227,7 +227,7 @@ func (s *lockSet) beforeApply(wb *writeBatch) {
 	if len(wb.lockPuts) > 0 {
 		quiet := wb.lockQuiet
 		if len(quiet) != len(wb.lockPuts) {
-			quiet = nil // kinds unknown (a replicated batch): all block
+			quiet = nil // kinds unknown (a replicated batch of version 1): all block
 		}
 		s.addKinds(wb.lockPuts, quiet)
 	}
@@ -254,4 +254,23 @@ func (s *lockSet) afterApply(wb *writeBatch) {
 		}
 	}
 	s.remove(gone)
+}
+
+// LockSetStats counts the locks a store holds now.
+type LockSetStats struct {
+	// Locks counts the keys that hold a lock.
+	Locks int64
+	// Blocking counts those whose lock may block a read (not a
+	// pessimistic or lock-type lock): while it is above 0, range reads
+	// check the lock space.
+	Blocking int64
+	// LockedRangeReads counts the range reads (Scan, Coprocessor) since
+	// the store opened that read the lock space: the set could not show
+	// that no lock that may block them was there.
+	LockedRangeReads uint64
+}
+
+// LockSetStats returns the store's lock counts now.
+func (s *Store) LockSetStats() LockSetStats {
+	return LockSetStats{Locks: s.locks.all.Load(), Blocking: s.locks.blocking.Load(), LockedRangeReads: s.lockedRangeReads.Load()}
 }

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,10 +81,14 @@ func (t *waiterTable) enqueue(key []byte, startTS, lockTS uint64, turn *lockWait
 // waiters of the key that still wait for an earlier owner of the lock are
 // moved to w's lockTS; one whose new wait closes a cycle is woken with
 // the *DeadlockError.
-func (t *waiterTable) detect(w *lockWaiter) error {
+//
+// A remote detector (a KV node of a cluster) is asked with t.mu held, so
+// that the moves and the waits they race with stay in one order; its
+// request is one round trip to the detector's node, bounded by ctx.
+func (t *waiterTable) detect(ctx context.Context, w *lockWaiter) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.detector.Detect(w.startTS, w.lockTS, w.key); err != nil {
+	if err := t.detector.Detect(ctx, w.startTS, w.lockTS, w.key); err != nil {
 		t.removeLocked(w)
 		return err
 	}
@@ -94,7 +99,7 @@ func (t *waiterTable) detect(w *lockWaiter) error {
 		}
 		t.detector.Done(x.startTS, x.lockTS)
 		x.lockTS = w.lockTS
-		if err := t.detector.Detect(x.startTS, x.lockTS, x.key); err != nil {
+		if err := t.detector.Detect(ctx, x.startTS, x.lockTS, x.key); err != nil {
 			x.inGraph, x.err = false, err
 			t.removeLocked(x)
 			x.woken <- struct{}{}

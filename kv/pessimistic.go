@@ -83,7 +83,7 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 // the request's wait timeout has passed, a *DeadlockError, or ctx's
 // error.
 func (s *Store) waitForLock(ctx context.Context, w *lockWaiter, deadline time.Time, lockedErr error) (*lockWaiter, error) {
-	if err := s.waiters.detect(w); err != nil {
+	if err := s.waiters.detect(ctx, w); err != nil {
 		s.waiters.deadlocks.Add(1)
 		return nil, err
 	}

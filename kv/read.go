@@ -267,6 +267,7 @@ func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, version 
 	defer s.exit()
 	out, done, err := unlocked()
 	if err == nil && !done {
+		s.lockedRangeReads.Add(1)
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)

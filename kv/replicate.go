@@ -99,15 +99,30 @@ func (s *Store) syncWAL() error {
 
 // The replicated form of a writeBatch, the one place it is encoded:
 //
-//	batch  := version(1)=1 | flags(1) | uvarint nops | op* |
-//	          uvarint nputs | key* | uvarint ndels | key*
+//	batch  := version(1)=2 | flags(1) | uvarint nops | op* |
+//	          uvarint nputs | put* | uvarint ndels | key*
 //	op     := kind(1) | uvarint len key | key | [uvarint len arg | arg]
+//	put    := quiet(1) | key
 //	key    := uvarint len | bytes (a user key whose lock the batch writes
 //	          (puts) or deletes (dels), for the replica's lock set)
 //
 // kind is 0 put (arg: the value), 1 delete (no arg), 2 range delete (arg:
-// the end). flags: bit 0 volatile, bit 1 collects.
-const batchVersion = 1
+// the end). flags: bit 0 volatile, bit 1 collects. quiet is 1 for a lock
+// that never blocks a read (pessimistic and lock-type locks:
+// writeBatch.lockQuiet), so that followers and new leaders keep range
+// reads on the fast path past them as the leader does, 0 for any other.
+//
+// Versions: version 1 is version 2 without the quiet bytes (put := key);
+// it is still decoded, with every lock counted as one that may block (a
+// replica replays entries an older binary wrote into its raft log), and
+// encode writes version 2 only. Any other version is refused with
+// errCorruptBatch naming it: a replica of an older binary refuses version
+// 2 batches that way, so the KV nodes of a cluster are upgraded together
+// (docs/cluster.md).
+const (
+	batchVersion1 = 1
+	batchVersion  = 2
+)
 
 const (
 	opPut byte = iota
@@ -132,7 +147,7 @@ func (b *writeBatch) encode() []byte {
 		n += 12 + len(op.key) + len(op.value) + len(op.rangeEnd)
 	}
 	for _, k := range b.lockPuts {
-		n += 6 + len(k)
+		n += 7 + len(k)
 	}
 	for _, k := range b.lockDels {
 		n += 6 + len(k)
@@ -159,11 +174,21 @@ func (b *writeBatch) encode() []byte {
 			out = appendBytes(out, op.value)
 		}
 	}
-	for _, keys := range [][][]byte{b.lockPuts, b.lockDels} {
-		out = binary.AppendUvarint(out, uint64(len(keys)))
-		for _, k := range keys {
-			out = appendBytes(out, k)
+	quiet := b.lockQuiet
+	if len(quiet) != len(b.lockPuts) {
+		quiet = nil // kinds unknown: every lock may block
+	}
+	out = binary.AppendUvarint(out, uint64(len(b.lockPuts)))
+	for i, k := range b.lockPuts {
+		var q byte
+		if quiet != nil && quiet[i] {
+			q = 1
 		}
+		out = appendBytes(append(out, q), k)
+	}
+	out = binary.AppendUvarint(out, uint64(len(b.lockDels)))
+	for _, k := range b.lockDels {
+		out = appendBytes(out, k)
 	}
 	return out
 }
@@ -229,8 +254,9 @@ func (d *batchDecoder) count() int {
 // data.
 func decodeWriteBatch(data []byte) (*writeBatch, error) {
 	d := &batchDecoder{b: data}
-	if v := d.byte1(); d.err == nil && v != batchVersion {
-		return nil, fmt.Errorf("%w: version %d", errCorruptBatch, v)
+	version := d.byte1()
+	if d.err == nil && version != batchVersion && version != batchVersion1 {
+		return nil, fmt.Errorf("%w: version %d (this binary reads versions %d and %d)", errCorruptBatch, version, batchVersion1, batchVersion)
 	}
 	flags := d.byte1()
 	wb := &writeBatch{volatile: flags&flagVolatile != 0, collects: flags&flagCollects != 0}
@@ -259,11 +285,22 @@ func decodeWriteBatch(data []byte) (*writeBatch, error) {
 		}
 		wb.ops = append(wb.ops, op)
 	}
-	for _, keys := range []*[][]byte{&wb.lockPuts, &wb.lockDels} {
-		n := d.count()
-		for i := 0; i < n && d.err == nil; i++ {
-			*keys = append(*keys, d.bytes())
+	nputs := d.count()
+	for i := 0; i < nputs && d.err == nil; i++ {
+		if version == batchVersion1 {
+			wb.lockPuts = append(wb.lockPuts, d.bytes())
+			continue
 		}
+		q := d.byte1()
+		if d.err == nil && q > 1 {
+			d.err = fmt.Errorf("%w: lock kind byte %d", errCorruptBatch, q)
+		}
+		wb.lockPuts = append(wb.lockPuts, d.bytes())
+		wb.lockQuiet = append(wb.lockQuiet, q == 1)
+	}
+	ndels := d.count()
+	for i := 0; i < ndels && d.err == nil; i++ {
+		wb.lockDels = append(wb.lockDels, d.bytes())
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = fmt.Errorf("%w: %d trailing bytes", errCorruptBatch, len(d.b))

@@ -112,6 +112,9 @@ type Store struct {
 	scanners *scanners
 	// locks records which keys hold a lock; the applier maintains it.
 	locks *lockSet
+	// lockedRangeReads counts the range reads that read the lock space
+	// (LockSetStats).
+	lockedRangeReads atomic.Uint64
 	// iters keeps write-space iterators for latch-free reads; the applier
 	// tells it of every batch.
 	iters *iterCache

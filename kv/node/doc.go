@@ -75,6 +75,14 @@
 // it is sent to; the store learns pd's safe point with each heartbeat
 // (gc.go).
 //
+// # Deadlock detection
+//
+// The store's lock waits are checked by the cluster's one deadlock
+// detector (package kv/deadlock): the node serves the Detector service
+// and answers it while it leads the region holding the first key; its
+// store's detector is a deadlock.Client that finds the detector through
+// pd and asks the node's own Server in process when it is this node.
+//
 // # Leader balance
 //
 // pd answers a heartbeat with the leaderships to hand away

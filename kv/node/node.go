@@ -21,6 +21,7 @@ import (
 
 	"github.com/percdb/percdb/internal/durablefile"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/kv/deadlock"
 	"github.com/percdb/percdb/kv/kvrpc"
 	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
@@ -73,8 +74,13 @@ type Node struct {
 	raft      *raftstore.Store
 	transport *raftstore.GRPCTransport
 	pd        *pd.Client
-	listener  net.Listener
-	grpc      *grpc.Server
+	// detector is the cluster's deadlock detector when this node leads
+	// the first region; detectorClient sends the store's waits to
+	// whichever node that is (package kv/deadlock).
+	detector       *deadlock.Server
+	detectorClient *deadlock.Client
+	listener       net.Listener
+	grpc           *grpc.Server
 	// whole routes a command to the store's own region, the whole key
 	// space: the node checks the region pd named, the store serves every
 	// key it holds.
@@ -143,8 +149,11 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if n.pd, err = pd.NewClient(cfg.PD, pd.ClientOptions{Timeout: cfg.PDTimeout}); err != nil {
 		return nil, err
 	}
+	n.detector = deadlock.NewServer(deadlock.ServerConfig{Leading: n.leadsFirstRegion})
+	n.detectorClient = deadlock.NewClient(deadlock.ClientConfig{Self: cfg.Addr, Local: n.detector, Locate: n.locateDetector, Logger: cfg.Logger})
 	kvOpts := cfg.KV
 	kvOpts.SyncWrites = kv.SyncNone
+	kvOpts.DeadlockDetector = n.detectorClient
 	if n.store, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), kvOpts); err != nil {
 		return nil, fmt.Errorf("kv node: %w", err)
 	}
@@ -175,7 +184,10 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	rcfg.StoreID, rcfg.Dir, rcfg.InMemory = n.storeID, filepath.Join(cfg.DataDir, "raft"), false
 	rcfg.Applier, rcfg.Transport, rcfg.Logger = n.store, n.transport, cfg.Logger
 	rcfg.FreshTS = n.waitForTimestamp
-	rcfg.OnLeaderChange = n.heartbeatNow
+	rcfg.OnLeaderChange = func() {
+		n.detector.LeadershipChanged()
+		n.heartbeatNow()
+	}
 	rcfg.OnSplit = n.splitDone
 	if n.raft, err = raftstore.Open(rcfg); err != nil {
 		return nil, fmt.Errorf("kv node: %w", err)
@@ -196,6 +208,7 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 
 	n.grpc = grpc.NewServer()
 	kvrpc.NewServer(n).Register(n.grpc)
+	n.detector.Register(n.grpc)
 	raftstore.RegisterServer(n.grpc, n.raft)
 	go func() { _ = n.grpc.Serve(n.listener) }()
 	n.raft.Start()
@@ -207,6 +220,34 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}()
 	cfg.Logger.Info("kv node serving", "addr", n.listener.Addr().String(), "store_id", n.storeID, "regions", len(n.regions))
 	return n, nil
+}
+
+// leadsFirstRegion reports whether the node's replica of the region
+// holding the first key leads and serves: the node is then the cluster's
+// deadlock detector.
+func (n *Node) leadsFirstRegion() bool {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	for _, r := range n.regions {
+		if r.raft.Conf().Ver > 0 && len(r.raft.Region().Start) == 0 {
+			_, err := r.raft.Leading()
+			return err == nil
+		}
+	}
+	return false
+}
+
+// locateDetector returns the address of the cluster's deadlock detector:
+// the leader of the first region, as pd knows it.
+func (n *Node) locateDetector(ctx context.Context) (string, error) {
+	r, err := n.pd.GetRegion(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	if r.Addr == "" {
+		return "", errors.New("pd knows no leader of the first region")
+	}
+	return r.Addr, nil
 }
 
 // waitForTimestamp gets a timestamp from the oracle, retrying while pd is
@@ -611,6 +652,9 @@ func (n *Node) closeResources() error {
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
+	}
+	if n.detectorClient != nil {
+		errs = append(errs, n.detectorClient.Close())
 	}
 	if n.pd != nil {
 		errs = append(errs, n.pd.Close())

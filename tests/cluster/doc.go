@@ -32,6 +32,14 @@
 // leaders over the three KV nodes, SIGKILLs the node leading the first
 // region and restarts it; the Checker then checks the data.
 //
+// TestDeadlockAcrossStores makes sessions on two SQL nodes deadlock over
+// rows whose regions are led by different KV nodes (two sessions, then
+// three, then two again after the KV node holding the cluster's deadlock
+// detector was stopped and the detector moved, then two whose first wait
+// is in progress while the detector's node is stopped): exactly one
+// session of each cycle gets 1213, the others commit, none gets 1205,
+// though their innodb_lock_wait_timeout is 120 s.
+//
 // Waits are bounded generously (a process that does not start, a workload
 // that makes no progress) but nothing is timed.
 package cluster

@@ -47,6 +47,7 @@ func run() error {
 		repo      = flag.String("repo", ".", "percdb checkout to build ./cmd/percdb from")
 		rev       = flag.String("rev", "", "build percdb from this git revision of -repo, e.g. HEAD (default: the working tree as it is)")
 		percdbBin = flag.String("percdb-bin", "", "use this percdb binary instead of building -repo")
+		txnMode   = flag.String("percdb-txn-mode", "", "percdb's transaction mode, optimistic or pessimistic (SET GLOBAL percdb_txn_mode; default: the server's)")
 		sysbench  = flag.String("sysbench", "sysbench", "sysbench binary")
 		doc       = flag.String("doc", "docs/benchmarks.md", "markdown file whose sysbench section is rewritten ('' to skip)")
 		chart     = flag.String("chart", "docs/benchmarks-sysbench", "chart path without extension: writes .png and .svg ('' to skip)")
@@ -81,20 +82,21 @@ func run() error {
 		return fmt.Errorf("-threads: %w", err)
 	}
 	opts := bench.Options{
-		Servers:      bench.SplitList(*servers),
-		Workloads:    bench.SplitList(*workloads),
-		Threads:      threadList,
-		Rounds:       *rounds,
-		Tables:       *tables,
-		TableSize:    *tableSize,
-		RunTime:      *runTime,
-		Budget:       *budget,
-		Repo:         *repo,
-		Rev:          *rev,
-		PercdbBinary: *percdbBin,
-		Sysbench:     *sysbench,
-		Server:       bench.ServerOptions{Dir: *tmp, Keep: *keep},
-		Progress:     os.Stderr,
+		Servers:       bench.SplitList(*servers),
+		Workloads:     bench.SplitList(*workloads),
+		Threads:       threadList,
+		Rounds:        *rounds,
+		Tables:        *tables,
+		TableSize:     *tableSize,
+		RunTime:       *runTime,
+		Budget:        *budget,
+		Repo:          *repo,
+		Rev:           *rev,
+		PercdbBinary:  *percdbBin,
+		PercdbTxnMode: *txnMode,
+		Sysbench:      *sysbench,
+		Server:        bench.ServerOptions{Dir: *tmp, Keep: *keep},
+		Progress:      os.Stderr,
 	}
 	if err := opts.Validate(); err != nil {
 		return err
