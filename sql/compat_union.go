@@ -136,7 +136,7 @@ func unionConversion(ctx *gsql.Context, l, r, le, re gsql.Expression) func(gsql.
 			// A DATE is written without a time of day, as MySQL
 			// writes it in a string (GMS's conversion adds one).
 			src = dateString(e)
-		case t == types.Time:
+		case isTimeType(t):
 			src = &timeString{UnaryExpression: expression.UnaryExpression{Child: e}}
 		}
 		var conv gsql.Expression = expression.NewConvertWithLengthAndScale(src, cast, 0, 0)
@@ -198,6 +198,12 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child()
 		case *expression.EnumToString:
 			e = c.Enum
+		case *timeText:
+			// A TIME under a union's conversion to text, which the TIME
+			// rule (compat_timevalues.go) reads as its text.
+			e = c.Child
+		case *timeNumber:
+			e = c.Child
 		default:
 			return e
 		}
@@ -337,7 +343,7 @@ func unionCast(a, b gsql.Type) (cast string, length, scale int, ok bool) {
 		// A TIME with a DATE, DATETIME or TIMESTAMP is a DATETIME in
 		// MySQL (GMS kept the first side's type: a DATE union a
 		// TIME(dt) was a DATE, and lost the time of day).
-		types.IsTime(a) && b == types.Time, a == types.Time && types.IsTime(b):
+		types.IsTime(a) && isTimeType(b), isTimeType(a) && types.IsTime(b):
 		return expression.ConvertToDatetime, 0, 0, true
 	}
 	return "", 0, 0, false
@@ -352,7 +358,7 @@ func unionConvert(e gsql.Expression, cast string, length, scale int) gsql.Expres
 	if cast == integralDecimal {
 		return &integralDecimalCast{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDecimalType(uint8(length), 0)}
 	}
-	if cast == expression.ConvertToDatetime && e.Type() == types.Time {
+	if cast == expression.ConvertToDatetime && isTimeType(e.Type()) {
 		e = &timeDatetime{UnaryExpression: expression.UnaryExpression{Child: e}}
 	}
 	return expression.NewConvertWithLengthAndScale(e, cast, length, scale)

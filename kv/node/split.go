@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/percdb/percdb/internal/ctxtime"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/raftstore"
 )
@@ -43,14 +45,35 @@ func (n *Node) SplitRegion(ctx context.Context, rc kv.RegionCtx, key []byte) (le
 	return left, right, nil
 }
 
+// splitConfChangeWait bounds how long split waits for a region's
+// membership change to end.
+const splitConfChangeWait = 10 * time.Second
+
 // split splits the region sv leads at key with an id from pd.
+//
+// A split refused because the region's membership is changing (pd moving
+// a replica: placement runs beside splits) is tried again, with a new id,
+// until the change is done or splitConfChangeWait passes: a move takes
+// well under a second, and the caller (SPLIT TABLE, the split check) has
+// nothing better to do than wait for it.
 func (n *Node) split(ctx context.Context, sv served, key []byte) (left, right kv.RegionInfo, err error) {
-	id, err := n.pd.AllocID(ctx, 1)
-	if err != nil {
-		return left, right, fmt.Errorf("kv node: split: new region id: %w", err)
-	}
-	ld, rd, err := sv.l.Split(ctx, key, id)
-	if err != nil {
+	var id uint64
+	var ld, rd raftstore.Descriptor
+	deadline := time.Now().Add(splitConfChangeWait)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		if id, err = n.pd.AllocID(ctx, 1); err != nil {
+			return left, right, fmt.Errorf("kv node: split: new region id: %w", err)
+		}
+		ld, rd, err = sv.l.Split(ctx, key, id)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, raftstore.ErrConfChangeUnderWay) && time.Now().Add(wait).Before(deadline) {
+			if err := ctxtime.Sleep(ctx, wait); err != nil {
+				return left, right, fmt.Errorf("kv node: split: %w", err)
+			}
+			continue
+		}
 		if errors.Is(err, raftstore.ErrSplitRefused) {
 			return left, right, fmt.Errorf("kv node: %w", err)
 		}

@@ -86,6 +86,12 @@ func (e *EpochError) Error() string {
 // as a refusal (on every replica alike).
 var ErrSplitRefused = errors.New("raftstore: split refused")
 
+// ErrConfChangeUnderWay is wrapped, with ErrSplitRefused, by the outcome
+// of a split refused because the region's membership is changing (a
+// replica being added or moved): the split may be tried again once the
+// change is done.
+var ErrConfChangeUnderWay = errors.New("a conf change under way")
+
 // RegionID is the id of the leadership's region.
 func (l Leadership) RegionID() uint64 { return l.r.id }
 
@@ -147,7 +153,7 @@ func (r *Replica) applySplit(ctx context.Context, index uint64, body []byte) err
 	case newID == r.id || !d.Contains(key) || bytes.Equal(key, d.Start):
 		return fmt.Errorf("%w: key %q, region %d [%q, %q)", ErrSplitRefused, key, newID, d.Start, d.End)
 	case len(r.conf.GetVotersOutgoing()) > 0 || len(r.conf.GetLearners()) > 0 || len(r.conf.GetLearnersNext()) > 0:
-		return fmt.Errorf("%w: region %d has a conf change under way", ErrSplitRefused, r.id)
+		return fmt.Errorf("%w: region %d has %w", ErrSplitRefused, r.id, ErrConfChangeUnderWay)
 	}
 	left, right := d.splitAt(key)
 	// The keys of both halves are durable as of this index before the
