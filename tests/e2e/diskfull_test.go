@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
@@ -360,5 +361,25 @@ func TestDiskFullDuringBackfill(t *testing.T) {
 	}
 	if n := countRows(t, db, "f.t"); n != rows+1 {
 		t.Fatalf("f.t after the insert: %d rows, want %d", n, rows+1)
+	}
+}
+
+// TestReadOnlyDataDirectory: a data directory on a read-only file system
+// fails the start with an error naming the directory and the cause,
+// rather than starting a node that cannot write.
+func TestReadOnlyDataDirectory(t *testing.T) {
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m,ro", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
+	dir := filepath.Join(mnt, "data")
+	srv, err := percsql.Open(context.Background(), percsql.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err == nil {
+		_ = srv.Close()
+		t.Fatal("a node started on a read-only file system")
+	}
+	if !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "read-only file system") {
+		t.Fatalf("start on a read-only file system: %v; want an error naming %s and the cause", err, dir)
 	}
 }
