@@ -77,6 +77,18 @@ func (m *member) start() {
 	if m.log == nil {
 		m.log = &testproc.Tail{}
 	}
+	if m.cmd != nil && m.status != "" {
+		// A restart: while the member was down, its status port (picked
+		// free from the ephemeral range) may have become a client
+		// connection's local port, and a status port that cannot listen
+		// fails the start. Take a free one again.
+		for i, a := range m.args {
+			if a == "--status-port" && i+1 < len(m.args) && m.args[i+1] != "0" {
+				m.status = freeAddr(m.t)
+				m.args[i+1] = port(m.t, m.status)
+			}
+		}
+	}
 	cmd := exec.Command(m.bin, m.args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
