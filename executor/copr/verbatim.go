@@ -109,11 +109,13 @@ func (e *Evaluation) feedVerbatim(value []byte) (handled, full, done bool, err e
 				e.trim(pos)
 			}
 		}
-		for i := range e.p.Filter {
-			t, err := e.truth(&e.p.Filter[i])
-			if err != nil || t != isTrue {
-				return true, false, false, err
-			}
+	}
+	// A filter that reads no column (WHERE 67 BETWEEN 46 AND NULL) is
+	// evaluated too: it may reject every row.
+	for i := range e.p.Filter {
+		t, err := e.truth(&e.p.Filter[i])
+		if err != nil || t != isTrue {
+			return true, false, false, err
 		}
 	}
 	b := append(v.scratch[:0], tablecodec.RowFormatV1)
