@@ -206,15 +206,33 @@ func randomRowInserter(db *sql.DB, table string) func(from, n int) error {
 	}
 }
 
-// fillDisk writes a file of n bytes beside the data directory (another
-// program's file: removing it is how space comes back).
-func fillDisk(t *testing.T, mnt string, n int) string {
+// fillDiskLeaving writes a file beside the data directory that leaves
+// leave bytes of the file system free (another program's file: removing
+// it is how space comes back), and returns its path.
+func fillDiskLeaving(t *testing.T, mnt string, leave int) string {
 	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int(st.Bavail) * int(st.Bsize)
 	other := filepath.Join(mnt, "other-program.dat")
-	if err := os.WriteFile(other, make([]byte, n), 0o600); err != nil {
+	if err := os.WriteFile(other, make([]byte, max(free-leave, 0)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return other
+}
+
+// loadRandomRows inserts rows rows of 2 KB incompressible pads into
+// table, 100 at a time.
+func loadRandomRows(t *testing.T, db *sql.DB, table string, rows int) {
+	t.Helper()
+	insert := randomRowInserter(db, table)
+	for i := 0; i < rows; i += 100 {
+		if err := insert(i, 100); err != nil {
+			t.Fatalf("loading %s at row %d: %v", table, i, err)
+		}
+	}
 }
 
 // countRows returns SELECT count(*) of table.
@@ -241,20 +259,10 @@ func TestDiskFullDuringLargeTransaction(t *testing.T) {
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
 	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.src (id INT PRIMARY KEY, pad VARCHAR(2100))", "CREATE TABLE f.dst (id INT PRIMARY KEY, pad VARCHAR(2100))")
-	insert := randomRowInserter(db, "f.src")
 	const rows = 8000 // 16 MiB of incompressible pads
-	for i := 0; i < rows; i += 100 {
-		if err := insert(i, 100); err != nil {
-			t.Fatalf("loading f.src at row %d: %v", i, err)
-		}
-	}
+	loadRandomRows(t, db, "f.src", rows)
 	// Leave far less room than a copy of f.src needs.
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &st); err != nil {
-		t.Fatal(err)
-	}
-	free := int(st.Bavail) * int(st.Bsize)
-	other := fillDisk(t, mnt, max(free-(12<<20), 0))
+	other := fillDiskLeaving(t, mnt, 12<<20)
 
 	_, err := db.Exec("INSERT INTO f.dst SELECT * FROM f.src")
 	if code, _ := mysqlErrorCode(err); code != 1021 {
@@ -304,21 +312,11 @@ func TestDiskFullDuringBackfill(t *testing.T) {
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
 	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))")
-	insert := randomRowInserter(db, "f.t")
 	const rows = 4000 // 8 MiB of incompressible pads
-	for i := 0; i < rows; i += 100 {
-		if err := insert(i, 100); err != nil {
-			t.Fatalf("loading f.t at row %d: %v", i, err)
-		}
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &st); err != nil {
-		t.Fatal(err)
-	}
-	free := int(st.Bavail) * int(st.Bsize)
+	loadRandomRows(t, db, "f.t", rows)
 	// Half a MiB above the reserve (6 MiB): the backfill's first batches
 	// fill it.
-	other := fillDisk(t, mnt, max(free-(13<<19), 0))
+	other := fillDiskLeaving(t, mnt, 13<<19)
 
 	// Each entry of an index on pad(700) holds 700 bytes of it.
 	_, err := db.Exec("CREATE INDEX p ON f.t (pad(700))")
