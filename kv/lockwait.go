@@ -198,7 +198,8 @@ type LockWait struct {
 }
 
 // LockWaits returns the lock requests waiting now, each key's in queue
-// order.
+// order: those whose wait the deadlock detector has recorded, so that a
+// caller which sees a wait knows a cycle through it will be found.
 func (s *Store) LockWaits() []LockWait {
 	t := s.waiters
 	t.mu.Lock()
@@ -206,6 +207,13 @@ func (s *Store) LockWaits() []LockWait {
 	var out []LockWait
 	for _, q := range t.queues {
 		for _, w := range q {
+			if !w.inGraph {
+				// Queued but not yet recorded in the detector (or just
+				// refused by it): not a wait yet. Reporting only recorded
+				// waits lets a caller that saw a wait rely on the
+				// detector knowing it.
+				continue
+			}
 			out = append(out, LockWait{Key: cloneKey(w.key), Txn: w.startTS, LockTS: w.lockTS})
 		}
 	}
