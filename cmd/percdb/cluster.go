@@ -20,13 +20,13 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
 	"github.com/percdb/percdb/kv/node"
 	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
-	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/txn/gcworker"
 )
 

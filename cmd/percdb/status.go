@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/percdb/percdb/internal/statusserver"
 	percsql "github.com/percdb/percdb/sql"
-	"github.com/percdb/percdb/sql/statusserver"
 )
 
 // The status ports of pd and the KV nodes: /status, /metrics and
