@@ -145,8 +145,22 @@ func (c consoleSource) Heatmap() console.Heatmap {
 	if c.s.kvMetrics == nil {
 		return console.Heatmap{}
 	}
-	h := c.s.kvMetrics.heat.Snapshot()
-	out := console.Heatmap{IntervalS: h.Interval.Seconds(), Times: make([]int64, len(h.Times))}
+	return c.heatmapOf(c.s.kvMetrics.heat)
+}
+
+// ClusterHeatmap implements console.Source.
+func (c consoleSource) ClusterHeatmap() console.Heatmap {
+	if c.s.clusterHeat == nil {
+		return console.Heatmap{}
+	}
+	return c.heatmapOf(c.s.clusterHeat.rec)
+}
+
+// heatmapOf is rec's heatmap for the console: its parts named from the
+// catalog, on a SQL node of a cluster in the regions' key order.
+func (c consoleSource) heatmapOf(rec *keyviz.Recorder) console.Heatmap {
+	h := rec.Snapshot()
+	out := console.Heatmap{InCluster: c.s.cfg.Cluster != nil, IntervalS: h.Interval.Seconds(), Times: make([]int64, len(h.Times))}
 	for i, t := range h.Times {
 		out.Times[i] = t.UnixMilli()
 	}

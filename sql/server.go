@@ -222,6 +222,9 @@ type Server struct {
 	sessions   *sessionRegistry
 	recentSlow *console.SlowRing
 	history    *console.History
+	// clusterHeat is the whole cluster's heatmap, on a SQL node of a
+	// cluster with a status port (clusterheat.go).
+	clusterHeat *clusterHeat
 
 	closeOnce sync.Once
 	closeErr  error
@@ -397,6 +400,10 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	if s.status != nil {
 		s.background.Go(func() { s.history.Run(bg) })
+		if cfg.Cluster != nil && len(cfg.Cluster.PDStatus) > 0 {
+			s.clusterHeat = newClusterHeat(cfg.Cluster.PDStatus)
+			s.background.Go(func() { s.clusterHeat.run(bg) })
+		}
 	}
 	return s, nil
 }

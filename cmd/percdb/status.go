@@ -126,6 +126,26 @@ func (m *memberStatus) attach(h http.Handler, cols ...prometheus.Collector) {
 	m.handler.Store(&h)
 }
 
+// advertised returns the address others reach the status port at ("":
+// none): where it listens, with the host of the member's own address
+// (memberAddr, as registered with pd) in place of an unspecified one
+// (--status-host 0.0.0.0).
+func (m *memberStatus) advertised(memberAddr string) string {
+	if m.srv == nil {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(m.srv.Addr().String())
+	if err != nil {
+		return m.srv.Addr().String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, _, err := net.SplitHostPort(memberAddr); err == nil {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
 // close stops the status port.
 func (m *memberStatus) close() {
 	if m.srv == nil {

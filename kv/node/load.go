@@ -4,13 +4,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/percdb/percdb/pd/pdpb"
 )
 
 // The load of each region as this node served it: the reads and writes of
 // the commands its replica served as leader, counted as they are served
 // and turned into rates once per heartbeat (roll), for the hot regions
-// (metrics.go) and the console's region list. Counts are per node: a
-// region's load is on the store that led it at the time.
+// (metrics.go), the console's region list and the heartbeats to pd,
+// which carry each led region's counts of the last interval (its
+// RegionLoad), so that pd knows the whole cluster's load by region.
+// Counts are per node: a region's load is on the store that led it at
+// the time.
 
 // regionLoad counts one region's commands served here since the node
 // started. Written by the commands, read by roll.
@@ -41,7 +46,10 @@ type loadTable struct {
 	m     map[uint64]*regionLoad
 	last  map[uint64]loadSample
 	rates map[uint64]Rates
-	at    time.Time
+	// deltas are the counts of the last interval, which lasted interval.
+	deltas   map[uint64]loadSample
+	interval time.Duration
+	at       time.Time
 }
 
 // of returns region id's counters, made on first use. Every command
@@ -91,6 +99,11 @@ func (t *loadTable) roll(now time.Time, held func(id uint64) bool) {
 	last := t.last
 	t.last = make(map[uint64]loadSample, len(t.m))
 	t.rates = make(map[uint64]Rates, len(t.m))
+	t.deltas = make(map[uint64]loadSample, len(t.m))
+	t.interval = 0
+	if !first {
+		t.interval = time.Duration(secs * float64(time.Second))
+	}
 	for id, l := range t.m {
 		if !held(id) {
 			delete(t.m, id)
@@ -102,6 +115,8 @@ func (t *loadTable) roll(now time.Time, held func(id uint64) bool) {
 			continue
 		}
 		prev := last[id]
+		t.deltas[id] = loadSample{readKeys: cur.readKeys - prev.readKeys, readBytes: cur.readBytes - prev.readBytes,
+			writeKeys: cur.writeKeys - prev.writeKeys, writeBytes: cur.writeBytes - prev.writeBytes}
 		t.rates[id] = Rates{
 			ReadKeys: float64(cur.readKeys-prev.readKeys) / secs, ReadBytes: float64(cur.readBytes-prev.readBytes) / secs,
 			WriteKeys: float64(cur.writeKeys-prev.writeKeys) / secs, WriteBytes: float64(cur.writeBytes-prev.writeBytes) / secs,
@@ -119,4 +134,17 @@ func (t *loadTable) get(id uint64) (loadSample, Rates) {
 		s = loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
 	}
 	return s, t.rates[id]
+}
+
+// report returns region id's counts of the last interval as a heartbeat
+// carries them; nil before the first interval ended.
+func (t *loadTable) report(id uint64) *pdpb.RegionLoad {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.interval <= 0 {
+		return nil
+	}
+	d := t.deltas[id]
+	return &pdpb.RegionLoad{ReadKeys: d.readKeys, ReadBytes: d.readBytes, WrittenKeys: d.writeKeys, WrittenBytes: d.writeBytes,
+		IntervalMs: uint64(t.interval.Milliseconds())}
 }

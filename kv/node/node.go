@@ -35,6 +35,10 @@ type Config struct {
 	DataDir string
 	// Addr is the host:port to listen on and to register with pd.
 	Addr string
+	// StatusAddr is the host:port of the node's status port, which its
+	// heartbeats register with pd (so that a SQL node's console finds
+	// the node's /store); "" when it serves none.
+	StatusAddr string
 	// PD lists the pd members' addresses.
 	PD []string
 	// KV tunes the store. Its SyncWrites is ignored: the raft engine is
@@ -304,6 +308,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 			if err == nil {
 				rep.ApproximateSize = size
 			}
+			rep.Load = n.load.report(rep.GetRegionId())
 		}
 	}
 	resp, err := n.pd.StoreHeartbeat(ctx, req)
@@ -344,7 +349,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 // each initialized replica's region as it applied it (range, version,
 // configuration). held names the regions it has.
 func (n *Node) heartbeatRequest() (*pdpb.StoreHeartbeatRequest, map[uint64]bool) {
-	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr}
+	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr, StatusAddr: n.cfg.StatusAddr}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	req.StoreId = n.storeID
