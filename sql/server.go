@@ -299,7 +299,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
 	}
-	s.provider.lockWaits.store = s.kvStore
+	s.provider.lockWaits.store, s.provider.lockWaits.client = s.kvStore, s.store.Client()
 	s.provider.localKV = s.kvStore
 	if cfg.Cluster != nil {
 		s.provider.regionDetail = cfg.Cluster.RegionDetail
