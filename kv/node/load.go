@@ -28,6 +28,11 @@ type loadSample struct {
 	readKeys, readBytes, writeKeys, writeBytes uint64
 }
 
+// sample returns l's counts now.
+func (l *regionLoad) sample() loadSample {
+	return loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
+}
+
 // Rates are a region's reads and writes per second over the last
 // heartbeat interval.
 type Rates struct {
@@ -46,10 +51,11 @@ type loadTable struct {
 	m     map[uint64]*regionLoad
 	last  map[uint64]loadSample
 	rates map[uint64]Rates
-	// deltas are the counts of the last interval, which lasted interval.
-	deltas   map[uint64]loadSample
-	interval time.Duration
-	at       time.Time
+	at    time.Time
+	// reported are the counts as of the last heartbeat's report, taken
+	// at reportedAt (reportLoads).
+	reported   map[uint64]loadSample
+	reportedAt time.Time
 }
 
 // of returns region id's counters, made on first use. Every command
@@ -99,24 +105,17 @@ func (t *loadTable) roll(now time.Time, held func(id uint64) bool) {
 	last := t.last
 	t.last = make(map[uint64]loadSample, len(t.m))
 	t.rates = make(map[uint64]Rates, len(t.m))
-	t.deltas = make(map[uint64]loadSample, len(t.m))
-	t.interval = 0
-	if !first {
-		t.interval = time.Duration(secs * float64(time.Second))
-	}
 	for id, l := range t.m {
 		if !held(id) {
 			delete(t.m, id)
 			continue
 		}
-		cur := loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
+		cur := l.sample()
 		t.last[id] = cur
 		if first || secs <= 0 {
 			continue
 		}
 		prev := last[id]
-		t.deltas[id] = loadSample{readKeys: cur.readKeys - prev.readKeys, readBytes: cur.readBytes - prev.readBytes,
-			writeKeys: cur.writeKeys - prev.writeKeys, writeBytes: cur.writeBytes - prev.writeBytes}
 		t.rates[id] = Rates{
 			ReadKeys: float64(cur.readKeys-prev.readKeys) / secs, ReadBytes: float64(cur.readBytes-prev.readBytes) / secs,
 			WriteKeys: float64(cur.writeKeys-prev.writeKeys) / secs, WriteBytes: float64(cur.writeBytes-prev.writeBytes) / secs,
@@ -131,20 +130,36 @@ func (t *loadTable) get(id uint64) (loadSample, Rates) {
 	defer t.mu.Unlock()
 	var s loadSample
 	if l := t.m[id]; l != nil {
-		s = loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
+		s = l.sample()
 	}
 	return s, t.rates[id]
 }
 
-// report returns region id's counts of the last interval as a heartbeat
-// carries them; nil before the first interval ended.
-func (t *loadTable) report(id uint64) *pdpb.RegionLoad {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.interval <= 0 {
+// reportLoads returns the counts of each region in ids since the
+// previous call, over the time since (a heartbeat's RegionLoads: each
+// heartbeat reports the time since the one before, so that pd's running
+// totals count every interval once, whatever made the heartbeats come
+// early); none at the first call, which only starts the interval.
+func (t *loadTable) reportLoads(now time.Time, ids []uint64) map[uint64]*pdpb.RegionLoad {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev, prevAt := t.reported, t.reportedAt
+	t.reported, t.reportedAt = make(map[uint64]loadSample, len(t.m)), now
+	for id, l := range t.m {
+		t.reported[id] = l.sample()
+	}
+	if prevAt.IsZero() || !now.After(prevAt) {
 		return nil
 	}
-	d := t.deltas[id]
-	return &pdpb.RegionLoad{ReadKeys: d.readKeys, ReadBytes: d.readBytes, WrittenKeys: d.writeKeys, WrittenBytes: d.writeBytes,
-		IntervalMs: uint64(t.interval.Milliseconds())}
+	ms := uint64(now.Sub(prevAt).Milliseconds())
+	out := make(map[uint64]*pdpb.RegionLoad, len(ids))
+	for _, id := range ids {
+		cur, p := t.reported[id], prev[id]
+		if cur.readKeys < p.readKeys || cur.readBytes < p.readBytes || cur.writeKeys < p.writeKeys || cur.writeBytes < p.writeBytes {
+			p = loadSample{} // the region's counts began again (it left and came back)
+		}
+		out[id] = &pdpb.RegionLoad{ReadKeys: cur.readKeys - p.readKeys, ReadBytes: cur.readBytes - p.readBytes,
+			WrittenKeys: cur.writeKeys - p.writeKeys, WrittenBytes: cur.writeBytes - p.writeBytes, IntervalMs: ms}
+	}
+	return out
 }

@@ -301,6 +301,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 	for _, id := range req.GetLeading() {
 		leading[id] = true
 	}
+	loads := n.load.reportLoads(time.Now(), req.GetLeading())
 	for _, rep := range req.GetReports() {
 		if leading[rep.GetRegionId()] {
 			// From the table files' metadata: no key is read.
@@ -308,7 +309,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 			if err == nil {
 				rep.ApproximateSize = size
 			}
-			rep.Load = n.load.report(rep.GetRegionId())
+			rep.Load = loads[rep.GetRegionId()]
 		}
 	}
 	resp, err := n.pd.StoreHeartbeat(ctx, req)

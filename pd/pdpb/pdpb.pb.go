@@ -593,8 +593,9 @@ type RegionReport struct {
 	// reporting store (kv.Store.ApproximateSize), from its leader; pd keeps
 	// it in memory for GetRegion's answers.
 	ApproximateSize uint64 `protobuf:"varint,8,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
-	// load is what the region's leader served over its last interval
-	// (absent from followers, which serve nothing); pd keeps the latest in
+	// load is what the region's leader served since the store's previous
+	// heartbeat (absent from followers, which serve nothing, and from a
+	// store's first heartbeat); pd keeps the latest and their sum in
 	// memory, for its API and GetRegion's answers.
 	Load          *RegionLoad `protobuf:"bytes,9,opt,name=load,proto3" json:"load,omitempty"`
 	unknownFields protoimpl.UnknownFields

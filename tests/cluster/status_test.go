@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -524,6 +525,25 @@ func TestConsoleClusterPage(t *testing.T) {
 	}
 
 	browser := testproc.Browser(t)
+	// Traffic through the other SQL node while the pages render, so that
+	// they (and their screenshots) show live rates.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			_, _ = db2.Exec("UPDATE ops.t SET v = v + 1 WHERE id IN (1, 50, 150, 5000)")
+			_, _ = db2.Exec("SELECT SUM(v) FROM ops.t")
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-stopped
+	}()
 	for _, p := range []struct {
 		page, shot string
 		want       []string
