@@ -258,7 +258,10 @@ const pages = {
     table(document.getElementById("storage-tables"), [
       { key: "table", label: "Table" }, { key: "bytes", label: "Size", num: true, fmt: bytes },
     ], st.tables || []);
-    const levels = st.local ? (st.levels || []) : read.flatMap(s => (s.levels || []).map(l => Object.assign({ store: s.store_id }, l)));
+    // A cluster's stores: their non-empty levels (seven rows per store of
+    // mostly empty levels would hide the ones that matter).
+    const levels = st.local ? (st.levels || [])
+      : read.flatMap(s => (s.levels || []).filter(l => l.files > 0).map(l => Object.assign({ store: s.store_id }, l)));
     table(document.getElementById("storage-levels"), [
       ...(st.local ? [] : [{ key: "store", label: "Store", num: true }]),
       { key: "level", label: "Level", num: true, fmt: v => "L" + v }, { key: "files", label: "Files", num: true, fmt: v => num(v, 0) },
