@@ -560,6 +560,13 @@ type Client interface {
 	// Coprocessor evaluates a program over a range of one region at a
 	// version, next to the data (see CoprocessorRequest, copr.go).
 	Coprocessor(ctx context.Context, req *CoprocessorRequest) (*CoprocessorResponse, error)
+	// LockWaitInfo lists the lock requests waiting now in every store
+	// the client reaches (TiKV's GetLockWaitInfo): in process, the
+	// store's (Store.LockWaits); in a cluster, each KV node's. It is for
+	// operators (information_schema.DATA_LOCK_WAITS, the process list):
+	// a store that does not answer is named in the error, and the waits
+	// of the others are returned with it.
+	LockWaitInfo(ctx context.Context) ([]LockWait, error)
 }
 
 // Splitter splits regions on request (SPLIT TABLE): the in-process

@@ -158,7 +158,8 @@
 // its waits there (package kv/deadlock; the graph is WaitForGraph, which
 // there also expires edges whose end was never reported); the wait
 // queues stay on the store that holds each key, since only its applier
-// sees the releases.
+// sees the releases. Operators see them through Client.LockWaitInfo (the
+// store's LockWaits in process; every KV node's over gRPC).
 //
 // Calculated commit timestamps (1PC) are not unique: a commit record may
 // sit at the very timestamp a rolled-back transaction started at. A

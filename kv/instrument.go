@@ -282,4 +282,10 @@ func (i *instrumented) Coprocessor(ctx context.Context, req *CoprocessorRequest)
 	return resp, err
 }
 
+// LockWaitInfo implements Client. It is not counted: an operator's view
+// of the stores, not the transaction layer's traffic.
+func (i *instrumented) LockWaitInfo(ctx context.Context) ([]LockWait, error) {
+	return i.c.LockWaitInfo(ctx)
+}
+
 var _ Client = (*instrumented)(nil)

@@ -197,6 +197,9 @@ type LockWait struct {
 	LockTS uint64 // the transaction holding the lock
 }
 
+// LockWaitInfo implements Client: the store's LockWaits.
+func (s *Store) LockWaitInfo(context.Context) ([]LockWait, error) { return s.LockWaits(), nil }
+
 // LockWaits returns the lock requests waiting now, each key's in queue
 // order: those whose wait the deadlock detector has recorded, so that a
 // caller which sees a wait knows a cycle through it will be found.

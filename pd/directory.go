@@ -135,7 +135,7 @@ func (d *directory) putStore(ctx context.Context, guard clientv3.Cmp, st *pdpb.S
 		}
 		status = old.GetStatus()
 	}
-	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr(), Status: status})
+	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr(), Status: status, StatusAddr: st.GetStatusAddr()})
 	if err != nil {
 		return 0, err
 	}

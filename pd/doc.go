@@ -8,8 +8,10 @@
 //     served on the TSO protocol (tso/tsopb, batched on one stream per
 //     client) next to pd's own service;
 //   - the store registry: KV nodes register (PutStore) and get an id, then
-//     heartbeat (StoreHeartbeat), say which regions they lead, and learn
-//     the regions they hold a replica of;
+//     heartbeat (StoreHeartbeat), say which regions they lead (with each
+//     one's size and its reads and writes of the last interval, kept in
+//     memory) and where their status port is (kept in the store's
+//     record), and learn the regions they hold a replica of;
 //   - the region directory: each region's [start, end), id, epoch, its
 //     peers (the stores holding its replicas, the members of its raft
 //     group) and its leader as last reported (where clients are sent),

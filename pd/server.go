@@ -92,6 +92,10 @@ type Server struct {
 	// sizes is each region's approximate size as its leader last
 	// reported it.
 	sizes map[uint64]uint64
+	// loads is each region's load (reads and writes over an interval)
+	// as its leader last reported it, totals the sum of every load
+	// reported (the API's RegionRecord.Total).
+	loads, totals map[uint64]*pdpb.RegionLoad
 
 	mu   sync.Mutex
 	term *term // nil while not the leader
@@ -174,8 +178,8 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
 		transferred: map[uint64]time.Time{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
-		sizes: map[uint64]uint64{},
-		done:  make(chan struct{})}
+		sizes: map[uint64]uint64{}, loads: map[uint64]*pdpb.RegionLoad{}, totals: map[uint64]*pdpb.RegionLoad{},
+		done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()

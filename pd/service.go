@@ -2,6 +2,7 @@ package pd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -90,8 +91,8 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	if st == nil {
 		return nil, status.Errorf(codes.NotFound, "pd: store %d is not registered", req.GetStoreId())
 	}
-	if a := req.GetAddr(); a != "" && a != st.Addr {
-		if _, err := p.s.dir.putStore(ctx, t.guard, &pdpb.Store{Id: st.Id, Addr: a}); err != nil {
+	if a := cmp.Or(req.GetAddr(), st.GetAddr()); a != st.GetAddr() || req.GetStatusAddr() != st.GetStatusAddr() {
+		if _, err := p.s.dir.putStore(ctx, t.guard, &pdpb.Store{Id: st.Id, Addr: a, StatusAddr: req.GetStatusAddr()}); err != nil {
 			return nil, toStatus(err)
 		}
 	}
@@ -124,6 +125,10 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	for _, id := range req.GetLeading() {
 		if rep := reports[id]; rep != nil {
 			p.s.sizes[id] = rep.GetApproximateSize()
+			if l := rep.GetLoad(); l != nil {
+				p.s.loads[id] = l
+				p.s.addLoad(id, l)
+			}
 		}
 	}
 	p.s.hbMu.Unlock()
@@ -175,9 +180,9 @@ func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetReg
 	}
 	p.s.hbMu.Lock()
 	st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
-	size := p.s.sizes[r.GetId()]
+	size, load := p.s.sizes[r.GetId()], p.s.loads[r.GetId()]
 	p.s.hbMu.Unlock()
-	return &pdpb.GetRegionResponse{Region: r, Store: st, ApproximateSize: size}, nil
+	return &pdpb.GetRegionResponse{Region: r, Store: st, ApproximateSize: size, Load: load}, nil
 }
 
 // GetRegion implements pdpb.PDServer.

@@ -60,7 +60,7 @@ func (s *Server) Stores(ctx context.Context) ([]pdapi.StoreInfo, error) {
 	now := time.Now()
 	out := make([]pdapi.StoreInfo, 0, len(stores))
 	for _, st := range stores {
-		info := pdapi.StoreInfo{ID: st.GetId(), Addr: st.GetAddr(), State: s.storeState(t, st.GetId(), now),
+		info := pdapi.StoreInfo{ID: st.GetId(), Addr: st.GetAddr(), StatusAddr: st.GetStatusAddr(), State: s.storeState(t, st.GetId(), now),
 			Replicas: replicas[st.GetId()], Leaders: leaders[st.GetId()]}
 		switch st.GetStatus() {
 		case pdpb.StoreStatus_OFFLINE:
@@ -96,11 +96,38 @@ func (s *Server) Regions(ctx context.Context) ([]pdapi.RegionRecord, error) {
 		return nil, err
 	}
 	out := make([]pdapi.RegionRecord, 0, len(regions))
+	s.hbMu.Lock()
 	for _, r := range regions {
-		out = append(out, regionRecord(r))
+		rec := regionRecord(r)
+		rec.ApproximateSize = s.sizes[r.GetId()]
+		rec.Load, rec.Total = APILoad(s.loads[r.GetId()]), APILoad(s.totals[r.GetId()])
+		out = append(out, rec)
 	}
+	s.hbMu.Unlock()
 	slices.SortFunc(out, func(a, b pdapi.RegionRecord) int { return cmp.Compare(string(a.Start), string(b.Start)) })
 	return out, nil
+}
+
+// addLoad adds a load region id's leader reported to its totals. Called
+// with hbMu held.
+func (s *Server) addLoad(id uint64, l *pdpb.RegionLoad) {
+	t := s.totals[id]
+	if t == nil {
+		t = &pdpb.RegionLoad{}
+		s.totals[id] = t
+	}
+	t.ReadKeys += l.GetReadKeys()
+	t.ReadBytes += l.GetReadBytes()
+	t.WrittenKeys += l.GetWrittenKeys()
+	t.WrittenBytes += l.GetWrittenBytes()
+	t.IntervalMs += l.GetIntervalMs()
+}
+
+// APILoad returns a region's load as the API reports it (nil: the zero
+// RegionLoad, none reported).
+func APILoad(l *pdpb.RegionLoad) pdapi.RegionLoad {
+	return pdapi.RegionLoad{ReadKeys: l.GetReadKeys(), ReadBytes: l.GetReadBytes(), WrittenKeys: l.GetWrittenKeys(),
+		WrittenBytes: l.GetWrittenBytes(), IntervalMS: l.GetIntervalMs()}
 }
 
 func regionRecord(r *pdpb.Region) pdapi.RegionRecord {

@@ -20,7 +20,9 @@ import (
 // regions, the pd members and the oracle, read from pd's read-only JSON
 // API on its status port (its contract is package pd/pdapi, types only:
 // this package does not link pd), each range decoded to the table or
-// index it starts in.
+// index it starts in, and the regions' reads and writes as their leaders
+// reported them to pd: the whole cluster's traffic, whichever SQL node
+// sent it.
 
 // pdAPITimeout bounds the reads of one Cluster page.
 const pdAPITimeout = 10 * time.Second
@@ -54,49 +56,14 @@ func (c consoleSource) Cluster() console.Cluster {
 	out.PD, out.Stores = api.Members, api.Stores
 	out.Oracle = console.ClusterOracle{Timestamp: api.Oracle.Timestamp, Physical: api.Oracle.Physical, WindowBound: api.Oracle.WindowBound}
 	tables, dbNames := c.catalogTables()
-	load, secs := c.regionLoad(time.Now())
 	for _, r := range api.Regions {
-		cr := console.ClusterRegion{ID: r.ID, Start: regionKeyString(r.Start), End: regionKeyString(r.End),
-			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader}
-		if l, ok := load[r.ID]; ok && secs > 0 {
-			cr.ReadKeysPS, cr.ReadBytesPS = float64(l.ReadKeys)/secs, float64(l.ReadBytes)/secs
-			cr.WriteKeysPS, cr.WriteBytesPS = float64(l.WriteKeys)/secs, float64(l.WriteBytes)/secs
-		}
-		out.Regions = append(out.Regions, cr)
+		l := r.Load
+		out.Regions = append(out.Regions, console.ClusterRegion{ID: r.ID, Start: regionKeyString(r.Start), End: regionKeyString(r.End),
+			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader,
+			ApproximateSize: r.ApproximateSize, ReadKeysPS: l.PerSecond(l.ReadKeys), ReadBytesPS: l.PerSecond(l.ReadBytes),
+			WriteKeysPS: l.PerSecond(l.WrittenKeys), WriteBytesPS: l.PerSecond(l.WrittenBytes)})
 	}
 	return out
-}
-
-// regionLoadWindow is how far back the Cluster page's region rates look.
-const regionLoadWindow = time.Minute
-
-// regionLoad sums this node's requests by region over the heatmap's
-// columns of the last regionLoadWindow, and returns the seconds they
-// cover (0 with none).
-func (c consoleSource) regionLoad(now time.Time) (map[uint64]keyviz.Cell, float64) {
-	if c.s.kvMetrics == nil {
-		return nil, 0
-	}
-	h := c.s.kvMetrics.heat.Snapshot()
-	from := 0
-	for from < len(h.Times) && now.Sub(h.Times[from]) > regionLoadWindow {
-		from++
-	}
-	if from == len(h.Times) {
-		return nil, 0
-	}
-	out := map[uint64]keyviz.Cell{}
-	for i, sp := range h.Spans {
-		if sp.Region == 0 {
-			continue
-		}
-		sum := out[sp.Region]
-		for _, cell := range h.Cells[i][from:] {
-			sum.Add(cell)
-		}
-		out[sp.Region] = sum
-	}
-	return out, now.Sub(h.Times[from]).Seconds()
 }
 
 // orderByRegion puts the heatmap's rows of a SQL node of a cluster
@@ -113,17 +80,8 @@ func (c consoleSource) orderByRegion(rows []console.HeatmapRow, spans []keyviz.S
 	ctx, cancel := context.WithTimeout(context.Background(), pdAPITimeout)
 	defer cancel()
 	var regions []pdapi.RegionRecord
-	var errs []error
-	for _, a := range cl.PDStatus {
-		err := getJSON(ctx, "http://"+a+pdapi.PathRegions, &regions)
-		if err == nil {
-			errs = nil
-			break
-		}
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		slog.Debug("console: heatmap regions", "err", errors.Join(errs...))
+	if err := getFromPD(ctx, cl.PDStatus, pdapi.PathRegions, &regions); err != nil {
+		slog.Debug("console: heatmap regions", "err", err)
 		return
 	}
 	byID := make(map[uint64]pdapi.RegionRecord, len(regions))
@@ -174,6 +132,20 @@ func readPDAPI(ctx context.Context, addrs []string, api *pdAPI) error {
 			getJSON(ctx, "http://"+a+pdapi.PathRegions, &api.Regions),
 			getJSON(ctx, "http://"+a+pdapi.PathMembers, &api.Members),
 			getJSON(ctx, "http://"+a+pdapi.PathTSO, &api.Oracle))
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("pd status port %s: %w", a, err))
+	}
+	return errors.Join(errs...)
+}
+
+// getFromPD decodes pd's API document at path from the first pd member
+// in addrs that answers it (the leader: the others answer 503).
+func getFromPD(ctx context.Context, addrs []string, path string, v any) error {
+	var errs []error
+	for _, a := range addrs {
+		err := getJSON(ctx, "http://"+a+path, v)
 		if err == nil {
 			return nil
 		}

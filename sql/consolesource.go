@@ -1,8 +1,10 @@
 package sql
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -71,7 +73,7 @@ func (c consoleSource) SlowQueries() []console.SlowQuery { return c.s.recentSlow
 
 // processes returns the node's connections now.
 func (c consoleSource) processes() []processInfo {
-	return c.s.provider.processes(c.s.engine.ProcessList.Processes(), c.s.sessions, time.Now())
+	return c.s.provider.processes(context.Background(), c.s.engine.ProcessList.Processes(), c.s.sessions, time.Now())
 }
 
 // Processes implements console.Source.
@@ -106,22 +108,18 @@ func (c consoleSource) Transactions() []console.Transaction {
 	return out
 }
 
-// LockWaits implements console.Source: ADMIN SHOW LOCK WAITS's rows.
+// LockWaits implements console.Source: ADMIN SHOW LOCK WAITS's rows (of
+// every store: the KV nodes' on a SQL node of a cluster; those that
+// answered, when some did not).
 func (c consoleSource) LockWaits() []console.LockWait {
-	v := &c.s.provider.lockWaits
-	if v.store == nil {
-		return nil
-	}
-	conn := func(ts uint64) uint32 {
-		if id, ok := v.conns.Load(ts); ok {
-			return id.(uint32)
-		}
-		return 0
+	rows, err := c.s.provider.lockWaits.rows(context.Background())
+	if err != nil {
+		slog.Debug("console: lock waits", "err", err)
 	}
 	var out []console.LockWait
-	for _, w := range v.store.LockWaits() {
-		out = append(out, console.LockWait{ConnID: conn(w.Txn), StartTS: w.Txn, Key: hex.EncodeToString(w.Key),
-			HoldingConnID: conn(w.LockTS), HoldingTS: w.LockTS})
+	for _, w := range rows {
+		out = append(out, console.LockWait{ConnID: uint32(w.txnConn), StartTS: w.txn, Key: hex.EncodeToString(w.key),
+			HoldingConnID: uint32(w.holderConn), HoldingTS: w.holder})
 	}
 	return out
 }
@@ -145,8 +143,22 @@ func (c consoleSource) Heatmap() console.Heatmap {
 	if c.s.kvMetrics == nil {
 		return console.Heatmap{}
 	}
-	h := c.s.kvMetrics.heat.Snapshot()
-	out := console.Heatmap{IntervalS: h.Interval.Seconds(), Times: make([]int64, len(h.Times))}
+	return c.heatmapOf(c.s.kvMetrics.heat)
+}
+
+// ClusterHeatmap implements console.Source.
+func (c consoleSource) ClusterHeatmap() console.Heatmap {
+	if c.s.clusterHeat == nil {
+		return console.Heatmap{}
+	}
+	return c.heatmapOf(c.s.clusterHeat.rec)
+}
+
+// heatmapOf is rec's heatmap for the console: its parts named from the
+// catalog, on a SQL node of a cluster in the regions' key order.
+func (c consoleSource) heatmapOf(rec *keyviz.Recorder) console.Heatmap {
+	h := rec.Snapshot()
+	out := console.Heatmap{InCluster: c.s.cfg.Cluster != nil, IntervalS: h.Interval.Seconds(), Times: make([]int64, len(h.Times))}
 	for i, t := range h.Times {
 		out.Times[i] = t.UnixMilli()
 	}

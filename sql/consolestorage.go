@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/tso"
@@ -52,26 +53,16 @@ func (c consoleSource) Storage() console.Storage {
 	pending := c.gcRecords(ctx, &out.GC)
 	ks := c.s.kvStore
 	if ks == nil {
-		out.Note = "this node keeps no data: its regions are on the KV nodes"
+		out.Note = "This SQL node keeps no data: the stores below are the KV nodes', each read from its status port (the address it registered with pd)."
+		out.Stores = c.clusterStores(ctx)
 		return out
 	}
 	out.Local = true
-	if ds, err := ks.DiskSpace(); err == nil {
-		out.Dir, out.DiskTotal, out.DiskAvailable, out.DiskReserve, out.DiskFull = ds.Dir, ds.Total, ds.Available, ds.Reserve, ds.Full
-	} else {
-		slog.Debug("console: disk space", "err", err)
+	f, err := statusserver.ReadStoreFigures(ks)
+	if err != nil {
+		slog.Debug("console: store figures", "err", err)
 	}
-	if m, err := ks.Metrics(); err == nil {
-		out.StoreBytes = m.DiskSpaceUsage()
-		out.MemtableBytes = m.MemTable.Size
-		out.CompactionDebtBytes = m.Compact.EstimatedDebt
-		out.Compactions, out.Flushes = m.Compact.Count, m.Flush.Count
-		out.ReadAmp = m.ReadAmp()
-		out.BlockCacheHits, out.BlockCacheMisses = m.BlockCache.Hits, m.BlockCache.Misses
-		for i, l := range m.Levels {
-			out.Levels = append(out.Levels, console.StorageLevel{Level: i, Files: l.NumFiles, Bytes: l.Size, Score: l.Score})
-		}
-	}
+	out.StoreFigures = f
 	for i, b := range pending {
 		out.GC.PendingRanges[i].Bytes, _ = ks.ApproximateSize(b[0], b[1])
 	}

@@ -103,7 +103,7 @@
 // at least long_query_time (slowlog.go). The node's counters of the fast
 // path, the oracle and the transaction layer are listed once
 // (counters.go) for SHOW STATUS and /metrics alike. Config.StatusAddr
-// starts the status port (package statusserver: /status, /metrics,
+// starts the status port (package internal/statusserver: /status, /metrics,
 // /debug/pprof/). docs/operations.md is the operator's guide.
 //
 // The node's MVCC garbage collector (gc.go over package gcworker) runs
@@ -165,8 +165,9 @@
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
 //     stmtsummary: statement statistics by digest; keyviz: the key-space
-//     heatmap; console, statusserver, autocerts: the status port, its web
-//     console and the TLS certificate; sqltest: servers inside tests.
+//     heatmap; console, autocerts: the status port's web console and the
+//     TLS certificate; sqltest: servers inside tests. (The status port
+//     itself is internal/statusserver, which pd and the KV nodes serve too.)
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and

@@ -487,7 +487,10 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 	var res *sqltypes.Result
 	switch {
 	case st.lockWaits:
-		res = s.provider.lockWaits.show()
+		var err error
+		if res, err = s.provider.lockWaits.show(ctx); err != nil {
+			return err
+		}
 	case st.observers:
 		var err error
 		if res, err = s.provider.showObservers(ctx); err != nil {
@@ -521,7 +524,7 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
-			ps := s.provider.processes(h.processes.Processes(), h.sessions, time.Now())
+			ps := s.provider.processes(ctx, h.processes.Processes(), h.sessions, time.Now())
 			return true, cb(showProcessList(ps, full), false)
 		}
 	}

@@ -80,7 +80,7 @@ func (d *infoSchema) GetTableNames(ctx *gsql.Context) ([]string, error) {
 
 // processes returns the connections as the process list shows them.
 func (d *infoSchema) processes(ctx *gsql.Context) []processInfo {
-	return d.provider.processes(ctx.ProcessList.Processes(), d.sessions, time.Now())
+	return d.provider.processes(ctx, ctx.ProcessList.Processes(), d.sessions, time.Now())
 }
 
 // infoString is a VARCHAR of information_schema.

@@ -1,8 +1,10 @@
 package sql
 
 import (
+	"context"
 	"encoding/hex"
 	"strconv"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
@@ -37,23 +39,31 @@ type lockWaitRow struct {
 	txnConn, holderConn uint64
 }
 
-// rows lists the lock waits in progress, each key's in queue order.
-func (v *lockWaitView) rows() []lockWaitRow {
-	if v.store == nil {
-		return nil
+// lockWaitsTimeout bounds one listing of the stores' lock waits.
+const lockWaitsTimeout = 5 * time.Second
+
+// rows lists the lock waits in progress in every store (each key's in
+// queue order), with the connections of this node's transactions; on a
+// SQL node of a cluster, those of the KV nodes that answered, and an
+// error naming those that did not.
+func (v *lockWaitView) rows(ctx context.Context) ([]lockWaitRow, error) {
+	if v.client == nil {
+		return nil, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, lockWaitsTimeout)
+	defer cancel()
+	waits, err := v.client.LockWaitInfo(ctx)
 	conn := func(ts uint64) uint64 {
 		if c, ok := v.conns.Load(ts); ok {
 			return uint64(c.(uint32))
 		}
 		return 0
 	}
-	waits := v.store.LockWaits()
 	out := make([]lockWaitRow, len(waits))
 	for i, w := range waits {
 		out[i] = lockWaitRow{key: w.Key, txn: w.Txn, holder: w.LockTS, txnConn: conn(w.Txn), holderConn: conn(w.LockTS)}
 	}
-	return out
+	return out, err
 }
 
 // dataLockWaitsTable is DATA_LOCK_WAITS over v.
@@ -61,9 +71,15 @@ func dataLockWaitsTable(v *lockWaitView) gsql.Table {
 	return &information_schema.InformationSchemaTable{
 		TableName:   dataLockWaitsName,
 		TableSchema: dataLockWaitsSchema,
-		Reader: func(*gsql.Context, gsql.Catalog) (gsql.RowIter, error) {
+		Reader: func(ctx *gsql.Context, _ gsql.Catalog) (gsql.RowIter, error) {
+			waits, err := v.rows(ctx)
+			if err != nil {
+				// The waits of the stores that answered, and a warning
+				// naming the others (as TiDB's cluster tables do).
+				ctx.Warn(codeUnknown, "information_schema.%s: %v", dataLockWaitsName, err)
+			}
 			var rows []gsql.Row
-			for _, w := range v.rows() {
+			for _, w := range waits {
 				key := hex.EncodeToString(w.key)
 				// InnoDB's lock ids name the transaction and the record;
 				// percdb's the transaction and the key.

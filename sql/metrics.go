@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
-	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 )
 

@@ -176,8 +176,12 @@ func lockWritten(ctx context.Context, tx *Transaction, k *txn.Txn, mark txn.Writ
 // lockWaitView maps the transactions that take pessimistic locks to their
 // connections, so that the store's lock waits can be shown by connection.
 type lockWaitView struct {
-	store *kv.Store
-	conns sync.Map // start_ts (uint64) -> connection id (uint32)
+	// store is the node's own store (nil on a SQL node of a cluster),
+	// for its lock-wait counts; client lists the waits of every store
+	// (kv.Client.LockWaitInfo: the KV nodes' in a cluster).
+	store  *kv.Store
+	client kv.Client
+	conns  sync.Map // start_ts (uint64) -> connection id (uint32)
 }
 
 // noteLocking records t's connection before it takes locks.
@@ -217,13 +221,18 @@ func isAdminWords(query string, words ...string) bool {
 // show lists the lock waits in progress, one row per waiting request:
 // the waiting connection and transaction, the key (hex), and the
 // connection and transaction holding the lock (connection 0: not a
-// pessimistic transaction of this node).
-func (v *lockWaitView) show() *sqltypes.Result {
+// pessimistic transaction of this node). A store that cannot be asked
+// fails the statement: the list would be missing its waits.
+func (v *lockWaitView) show(ctx context.Context) (*sqltypes.Result, error) {
+	rows, err := v.rows(ctx)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
 	res := &sqltypes.Result{}
 	for _, c := range []string{"CONNECTION_ID", "TRX_ID", "KEY", "HOLDING_CONNECTION_ID", "HOLDING_TRX_ID"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: c, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
-	for _, w := range v.rows() {
+	for _, w := range rows {
 		res.Rows = append(res.Rows, []sqltypes.Value{
 			sqltypes.NewVarChar(strconv.FormatUint(w.txnConn, 10)),
 			sqltypes.NewVarChar(strconv.FormatUint(w.txn, 10)),
@@ -232,7 +241,7 @@ func (v *lockWaitView) show() *sqltypes.Result {
 			sqltypes.NewVarChar(strconv.FormatUint(w.holder, 10)),
 		})
 	}
-	return res
+	return res, nil
 }
 
 // lockError turns a pessimistic lock failure into the statement's error:

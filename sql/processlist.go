@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -169,7 +170,7 @@ const (
 
 // processes returns the server's connections, by ID: who they are from
 // GMS's process list, what they do from their sessions.
-func (p *DatabaseProvider) processes(procs []gsql.Process, sessions *sessionRegistry, now time.Time) []processInfo {
+func (p *DatabaseProvider) processes(ctx context.Context, procs []gsql.Process, sessions *sessionRegistry, now time.Time) []processInfo {
 	// The pessimistic transactions' start_ts by connection, and the
 	// connections waiting for a lock.
 	locking := map[uint32]uint64{}
@@ -178,10 +179,18 @@ func (p *DatabaseProvider) processes(procs []gsql.Process, sessions *sessionRegi
 		return true
 	})
 	waiting := map[uint32]bool{}
-	if p.lockWaits.store != nil {
-		for _, w := range p.lockWaits.store.LockWaits() {
-			if c, ok := p.lockWaits.conns.Load(w.Txn); ok {
-				waiting[c.(uint32)] = true
+	if len(locking) > 0 {
+		// Only a transaction that takes pessimistic locks waits; on a SQL
+		// node of a cluster the waits are the KV nodes', asked over the
+		// network, so not without one. A store that does not answer
+		// leaves its waiters "executing".
+		rows, err := p.lockWaits.rows(ctx)
+		if err != nil {
+			slog.Debug("process list: lock waits", "err", err)
+		}
+		for _, w := range rows {
+			if w.txnConn != 0 {
+				waiting[uint32(w.txnConn)] = true
 			}
 		}
 	}

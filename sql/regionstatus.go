@@ -12,6 +12,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/pd/pdapi"
 	"github.com/percdb/percdb/sql/catalog"
 )
 
@@ -20,9 +21,13 @@ import (
 // index whose keys it overlaps (a region holding no table's keys gets
 // one row with the table columns NULL), with TiDB's columns as far as
 // percdb has them (APPROXIMATE_KEYS is NULL: no store keeps a key count;
-// TiDB's traffic and replication-status columns are left out) and the
-// stores of the region's leader and peers (LEADER_STORE_ID,
-// PEER_STORE_IDS; NULL on the single node, which has no stores).
+// TiDB's replication-status columns are left out) and the stores of the
+// region's leader and peers (LEADER_STORE_ID, PEER_STORE_IDS; NULL on
+// the single node, which has no stores). WRITTEN_BYTES and READ_BYTES
+// are, as in TiDB, the bytes the region's leader served over its last
+// heartbeat interval (a KV node's is 1 s by default), as pd has them:
+// the whole cluster's traffic to the region; NULL on the single node and
+// before the leader reported.
 const regionStatusTable = "TIKV_REGION_STATUS"
 
 var regionStatusSchema = memSchema(regionStatusTable, []memColumn{
@@ -30,6 +35,7 @@ var regionStatusSchema = memSchema(regionStatusTable, []memColumn{
 	{"TABLE_ID", types.Int64, true}, {"DB_NAME", infoString(64), true}, {"TABLE_NAME", infoString(64), true},
 	{"IS_INDEX", types.Int8, false}, {"INDEX_ID", types.Int64, true}, {"INDEX_NAME", infoString(64), true},
 	{"EPOCH_CONF_VER", types.Int64, false}, {"EPOCH_VERSION", types.Int64, false},
+	{"WRITTEN_BYTES", types.Int64, true}, {"READ_BYTES", types.Int64, true},
 	{"APPROXIMATE_SIZE", types.Int64, true}, {"APPROXIMATE_KEYS", types.Int64, true},
 	{"LEADER_STORE_ID", types.Int64, true}, {"PEER_STORE_IDS", infoString(256), true},
 })
@@ -46,6 +52,9 @@ type RegionDetail struct {
 	// ApproximateSize is its size in bytes as its leader last reported
 	// it (0: not reported yet).
 	ApproximateSize uint64
+	// Load is what its leader served over its last reported interval
+	// (Load.IntervalMS 0: not reported yet).
+	Load pdapi.RegionLoad
 }
 
 // regionKeyRange is the key range of one table's rows or one index, and
@@ -134,12 +143,12 @@ func (p *DatabaseProvider) regionStatusRows(ctx *gsql.Context) ([]gsql.Row, erro
 
 // regionHead returns the columns of region r's rows other than the
 // table's: REGION_ID, START_KEY, END_KEY, then EPOCH_CONF_VER,
-// EPOCH_VERSION, APPROXIMATE_SIZE (MiB, as TiDB), APPROXIMATE_KEYS,
-// LEADER_STORE_ID, PEER_STORE_IDS.
+// EPOCH_VERSION, WRITTEN_BYTES, READ_BYTES, APPROXIMATE_SIZE (MiB, as
+// TiDB), APPROXIMATE_KEYS, LEADER_STORE_ID, PEER_STORE_IDS.
 func (p *DatabaseProvider) regionHead(ctx context.Context, r kv.RegionInfo) (gsql.Row, error) {
 	head := gsql.Row{int64(r.ID), regionKeyString(r.Start), regionKeyString(r.End)}
 	confVer := int64(r.Epoch.ConfVer)
-	var size, leader, peers any
+	var written, read, size, leader, peers any
 	switch {
 	case p.regionDetail != nil:
 		d, err := p.regionDetail(ctx, r.ID)
@@ -147,6 +156,9 @@ func (p *DatabaseProvider) regionHead(ctx context.Context, r kv.RegionInfo) (gsq
 			return nil, err
 		}
 		confVer, leader = int64(d.ConfVer), int64(d.Leader)
+		if d.Load.IntervalMS != 0 {
+			written, read = int64(d.Load.WrittenBytes), int64(d.Load.ReadBytes)
+		}
 		size = int64(d.ApproximateSize >> 20)
 		ids := make([]string, len(d.Peers))
 		for i, id := range d.Peers {
@@ -160,5 +172,5 @@ func (p *DatabaseProvider) regionHead(ctx context.Context, r kv.RegionInfo) (gsq
 		}
 		size = int64(n >> 20)
 	}
-	return append(head, confVer, int64(r.Epoch.Version), size, nil, leader, peers), nil
+	return append(head, confVer, int64(r.Epoch.Version), written, read, size, nil, leader, peers), nil
 }

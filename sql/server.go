@@ -19,9 +19,9 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/console"
-	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
@@ -222,6 +222,9 @@ type Server struct {
 	sessions   *sessionRegistry
 	recentSlow *console.SlowRing
 	history    *console.History
+	// clusterHeat is the whole cluster's heatmap, on a SQL node of a
+	// cluster with a status port (clusterheat.go).
+	clusterHeat *clusterHeat
 
 	closeOnce sync.Once
 	closeErr  error
@@ -296,7 +299,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
 	}
-	s.provider.lockWaits.store = s.kvStore
+	s.provider.lockWaits.store, s.provider.lockWaits.client = s.kvStore, s.store.Client()
 	s.provider.localKV = s.kvStore
 	if cfg.Cluster != nil {
 		s.provider.regionDetail = cfg.Cluster.RegionDetail
@@ -397,6 +400,10 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	if s.status != nil {
 		s.background.Go(func() { s.history.Run(bg) })
+		if cfg.Cluster != nil && len(cfg.Cluster.PDStatus) > 0 {
+			s.clusterHeat = newClusterHeat(cfg.Cluster.PDStatus)
+			s.background.Go(func() { s.clusterHeat.run(bg) })
+		}
 	}
 	return s, nil
 }

@@ -20,13 +20,13 @@ import (
 	"time"
 
 	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/kvrpc"
 	"github.com/percdb/percdb/kv/node"
 	"github.com/percdb/percdb/kv/raftstore"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
-	"github.com/percdb/percdb/sql/statusserver"
 	"github.com/percdb/percdb/txn/gcworker"
 )
 
@@ -176,7 +176,7 @@ func runKV(args []string) error {
 	defer status.close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, PD: pdAddrs,
+	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, StatusAddr: status.advertised(*addr), PD: pdAddrs,
 		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
 		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes, Capacity: capBytes})
 	if err != nil {
@@ -220,7 +220,7 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 				}
 				r := resp.GetRegion()
 				return percsql.RegionDetail{ConfVer: r.GetConfVer(), Leader: resp.GetStore().GetId(), Peers: r.GetPeers(),
-					ApproximateSize: resp.GetApproximateSize()}, nil
+					ApproximateSize: resp.GetApproximateSize(), Load: pd.APILoad(resp.GetLoad())}, nil
 			}}, func() {
 			_ = kc.Close()
 			_ = pdc.Close()

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/percdb/percdb/internal/statusserver"
 	percsql "github.com/percdb/percdb/sql"
-	"github.com/percdb/percdb/sql/statusserver"
 )
 
 // The status ports of pd and the KV nodes: /status, /metrics and
@@ -124,6 +124,26 @@ func (m *memberStatus) attach(h http.Handler, cols ...prometheus.Collector) {
 	}
 	m.reg.MustRegister(cols...)
 	m.handler.Store(&h)
+}
+
+// advertised returns the address others reach the status port at ("":
+// none): where it listens, with the host of the member's own address
+// (memberAddr, as registered with pd) in place of an unspecified one
+// (--status-host 0.0.0.0).
+func (m *memberStatus) advertised(memberAddr string) string {
+	if m.srv == nil {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(m.srv.Addr().String())
+	if err != nil {
+		return m.srv.Addr().String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, _, err := net.SplitHostPort(memberAddr); err == nil {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // close stops the status port.

@@ -4951,6 +4951,148 @@ func (x *SplitRegionResponse) GetRight() *RegionInfo {
 	return nil
 }
 
+type GetLockWaitInfoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLockWaitInfoRequest) Reset() {
+	*x = GetLockWaitInfoRequest{}
+	mi := &file_kvpb_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLockWaitInfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLockWaitInfoRequest) ProtoMessage() {}
+
+func (x *GetLockWaitInfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLockWaitInfoRequest.ProtoReflect.Descriptor instead.
+func (*GetLockWaitInfoRequest) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{69}
+}
+
+type GetLockWaitInfoResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*LockWaitEntry       `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLockWaitInfoResponse) Reset() {
+	*x = GetLockWaitInfoResponse{}
+	mi := &file_kvpb_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLockWaitInfoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLockWaitInfoResponse) ProtoMessage() {}
+
+func (x *GetLockWaitInfoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLockWaitInfoResponse.ProtoReflect.Descriptor instead.
+func (*GetLockWaitInfoResponse) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *GetLockWaitInfoResponse) GetEntries() []*LockWaitEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// LockWaitEntry is one waiting lock request: the transaction txn waits
+// for key, locked by the transaction lock_ts.
+type LockWaitEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Txn           uint64                 `protobuf:"varint,2,opt,name=txn,proto3" json:"txn,omitempty"`
+	LockTs        uint64                 `protobuf:"varint,3,opt,name=lock_ts,json=lockTs,proto3" json:"lock_ts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LockWaitEntry) Reset() {
+	*x = LockWaitEntry{}
+	mi := &file_kvpb_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LockWaitEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LockWaitEntry) ProtoMessage() {}
+
+func (x *LockWaitEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LockWaitEntry.ProtoReflect.Descriptor instead.
+func (*LockWaitEntry) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *LockWaitEntry) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *LockWaitEntry) GetTxn() uint64 {
+	if x != nil {
+		return x.Txn
+	}
+	return 0
+}
+
+func (x *LockWaitEntry) GetLockTs() uint64 {
+	if x != nil {
+		return x.LockTs
+	}
+	return 0
+}
+
 var File_kvpb_proto protoreflect.FileDescriptor
 
 const file_kvpb_proto_rawDesc = "" +
@@ -5319,7 +5461,14 @@ const file_kvpb_proto_rawDesc = "" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12)\n" +
 	"\x04left\x18\x03 \x01(\v2\x15.percdb.kv.RegionInfoR\x04left\x12+\n" +
-	"\x05right\x18\x04 \x01(\v2\x15.percdb.kv.RegionInfoR\x05right*o\n" +
+	"\x05right\x18\x04 \x01(\v2\x15.percdb.kv.RegionInfoR\x05right\"\x18\n" +
+	"\x16GetLockWaitInfoRequest\"M\n" +
+	"\x17GetLockWaitInfoResponse\x122\n" +
+	"\aentries\x18\x01 \x03(\v2\x18.percdb.kv.LockWaitEntryR\aentries\"L\n" +
+	"\rLockWaitEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x10\n" +
+	"\x03txn\x18\x02 \x01(\x04R\x03txn\x12\x17\n" +
+	"\alock_ts\x18\x03 \x01(\x04R\x06lockTs*o\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03PUT\x10\x01\x12\n" +
@@ -5329,7 +5478,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\n" +
 	"\x06INSERT\x10\x04\x12\x14\n" +
 	"\x10CHECK_NOT_EXISTS\x10\x05\x12\x14\n" +
-	"\x10PESSIMISTIC_LOCK\x10\x062\xb5\f\n" +
+	"\x10PESSIMISTIC_LOCK\x10\x062\x8f\r\n" +
 	"\x02KV\x124\n" +
 	"\x03Get\x12\x15.percdb.kv.GetRequest\x1a\x16.percdb.kv.GetResponse\x12C\n" +
 	"\bBatchGet\x12\x1a.percdb.kv.BatchGetRequest\x1a\x1b.percdb.kv.BatchGetResponse\x127\n" +
@@ -5352,7 +5501,8 @@ const file_kvpb_proto_rawDesc = "" +
 	"\bScanLock\x12\x1a.percdb.kv.ScanLockRequest\x1a\x1b.percdb.kv.ScanLockResponse\x121\n" +
 	"\x02GC\x12\x14.percdb.kv.GCRequest\x1a\x15.percdb.kv.GCResponse\x12a\n" +
 	"\x12UnsafeDestroyRange\x12$.percdb.kv.UnsafeDestroyRangeRequest\x1a%.percdb.kv.UnsafeDestroyRangeResponse\x12L\n" +
-	"\vSplitRegion\x12\x1d.percdb.kv.SplitRegionRequest\x1a\x1e.percdb.kv.SplitRegionResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
+	"\vSplitRegion\x12\x1d.percdb.kv.SplitRegionRequest\x1a\x1e.percdb.kv.SplitRegionResponse\x12X\n" +
+	"\x0fGetLockWaitInfo\x12!.percdb.kv.GetLockWaitInfoRequest\x1a\".percdb.kv.GetLockWaitInfoResponseB\"Z github.com/percdb/percdb/kv/kvpbb\x06proto3"
 
 var (
 	file_kvpb_proto_rawDescOnce sync.Once
@@ -5367,7 +5517,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -5439,6 +5589,9 @@ var file_kvpb_proto_goTypes = []any{
 	(*UnsafeDestroyRangeResponse)(nil),     // 67: percdb.kv.UnsafeDestroyRangeResponse
 	(*SplitRegionRequest)(nil),             // 68: percdb.kv.SplitRegionRequest
 	(*SplitRegionResponse)(nil),            // 69: percdb.kv.SplitRegionResponse
+	(*GetLockWaitInfoRequest)(nil),         // 70: percdb.kv.GetLockWaitInfoRequest
+	(*GetLockWaitInfoResponse)(nil),        // 71: percdb.kv.GetLockWaitInfoResponse
+	(*LockWaitEntry)(nil),                  // 72: percdb.kv.LockWaitEntry
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,   // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -5534,53 +5687,56 @@ var file_kvpb_proto_depIdxs = []int32{
 	13,  // 90: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
 	3,   // 91: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
 	3,   // 92: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
-	26,  // 93: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	28,  // 94: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	30,  // 95: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	33,  // 96: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	35,  // 97: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	38,  // 98: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	39,  // 99: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	40,  // 100: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	42,  // 101: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	43,  // 102: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	46,  // 103: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	48,  // 104: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	50,  // 105: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	54,  // 106: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	56,  // 107: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	57,  // 108: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	60,  // 109: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	62,  // 110: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
-	64,  // 111: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
-	66,  // 112: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
-	68,  // 113: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
-	27,  // 114: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	29,  // 115: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	31,  // 116: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	34,  // 117: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	36,  // 118: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	37,  // 119: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	37,  // 120: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	41,  // 121: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	37,  // 122: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	44,  // 123: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	47,  // 124: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	37,  // 125: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	51,  // 126: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	55,  // 127: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	37,  // 128: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	59,  // 129: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	61,  // 130: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	63,  // 131: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
-	65,  // 132: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
-	67,  // 133: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
-	69,  // 134: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
-	114, // [114:135] is the sub-list for method output_type
-	93,  // [93:114] is the sub-list for method input_type
-	93,  // [93:93] is the sub-list for extension type_name
-	93,  // [93:93] is the sub-list for extension extendee
-	0,   // [0:93] is the sub-list for field type_name
+	72,  // 93: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
+	26,  // 94: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 95: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 96: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 97: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 98: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 99: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 100: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 101: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 102: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 103: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 104: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	48,  // 105: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	50,  // 106: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	54,  // 107: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	56,  // 108: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	57,  // 109: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	60,  // 110: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	62,  // 111: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	64,  // 112: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	66,  // 113: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	68,  // 114: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
+	70,  // 115: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
+	27,  // 116: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 117: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 118: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 119: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 120: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 121: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 122: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 123: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 124: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 125: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	47,  // 126: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 127: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	51,  // 128: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	55,  // 129: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 130: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	59,  // 131: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	61,  // 132: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	63,  // 133: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	65,  // 134: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	67,  // 135: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	69,  // 136: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
+	71,  // 137: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
+	116, // [116:138] is the sub-list for method output_type
+	94,  // [94:116] is the sub-list for method input_type
+	94,  // [94:94] is the sub-list for extension type_name
+	94,  // [94:94] is the sub-list for extension extendee
+	0,   // [0:94] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -5616,7 +5772,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   69,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -54,6 +54,7 @@ const (
 	KV_GC_FullMethodName                     = "/percdb.kv.KV/GC"
 	KV_UnsafeDestroyRange_FullMethodName     = "/percdb.kv.KV/UnsafeDestroyRange"
 	KV_SplitRegion_FullMethodName            = "/percdb.kv.KV/SplitRegion"
+	KV_GetLockWaitInfo_FullMethodName        = "/percdb.kv.KV/GetLockWaitInfo"
 )
 
 // KVClient is the client API for KV service.
@@ -90,6 +91,10 @@ type KVClient interface {
 	// through the region's raft group; it answers once its replica applied
 	// it, with both halves.
 	SplitRegion(ctx context.Context, in *SplitRegionRequest, opts ...grpc.CallOption) (*SplitRegionResponse, error)
+	// GetLockWaitInfo lists the lock requests waiting in the store now
+	// (TiKV's GetLockWaitInfo): a SQL node asks every store, for
+	// information_schema.DATA_LOCK_WAITS, its process list and console.
+	GetLockWaitInfo(ctx context.Context, in *GetLockWaitInfoRequest, opts ...grpc.CallOption) (*GetLockWaitInfoResponse, error)
 }
 
 type kVClient struct {
@@ -310,6 +315,16 @@ func (c *kVClient) SplitRegion(ctx context.Context, in *SplitRegionRequest, opts
 	return out, nil
 }
 
+func (c *kVClient) GetLockWaitInfo(ctx context.Context, in *GetLockWaitInfoRequest, opts ...grpc.CallOption) (*GetLockWaitInfoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetLockWaitInfoResponse)
+	err := c.cc.Invoke(ctx, KV_GetLockWaitInfo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // KVServer is the server API for KV service.
 // All implementations must embed UnimplementedKVServer
 // for forward compatibility.
@@ -344,6 +359,10 @@ type KVServer interface {
 	// through the region's raft group; it answers once its replica applied
 	// it, with both halves.
 	SplitRegion(context.Context, *SplitRegionRequest) (*SplitRegionResponse, error)
+	// GetLockWaitInfo lists the lock requests waiting in the store now
+	// (TiKV's GetLockWaitInfo): a SQL node asks every store, for
+	// information_schema.DATA_LOCK_WAITS, its process list and console.
+	GetLockWaitInfo(context.Context, *GetLockWaitInfoRequest) (*GetLockWaitInfoResponse, error)
 	mustEmbedUnimplementedKVServer()
 }
 
@@ -416,6 +435,9 @@ func (UnimplementedKVServer) UnsafeDestroyRange(context.Context, *UnsafeDestroyR
 }
 func (UnimplementedKVServer) SplitRegion(context.Context, *SplitRegionRequest) (*SplitRegionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SplitRegion not implemented")
+}
+func (UnimplementedKVServer) GetLockWaitInfo(context.Context, *GetLockWaitInfoRequest) (*GetLockWaitInfoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLockWaitInfo not implemented")
 }
 func (UnimplementedKVServer) mustEmbedUnimplementedKVServer() {}
 func (UnimplementedKVServer) testEmbeddedByValue()            {}
@@ -816,6 +838,24 @@ func _KV_SplitRegion_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_GetLockWaitInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLockWaitInfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).GetLockWaitInfo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_GetLockWaitInfo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).GetLockWaitInfo(ctx, req.(*GetLockWaitInfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // KV_ServiceDesc is the grpc.ServiceDesc for KV service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -906,6 +946,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SplitRegion",
 			Handler:    _KV_SplitRegion_Handler,
+		},
+		{
+			MethodName: "GetLockWaitInfo",
+			Handler:    _KV_GetLockWaitInfo_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -713,19 +713,29 @@ type StoreLister interface {
 	StoreAddrs(ctx context.Context) ([]string, error)
 }
 
+// storeAddrs lists every store through the router (StoreLister), for a
+// command sent to each (what names it in errors).
+func (c *Client) storeAddrs(ctx context.Context, what string) ([]string, error) {
+	sl, ok := c.router.(StoreLister)
+	if !ok {
+		return nil, fmt.Errorf("kv client: %s: the router cannot list the stores", what)
+	}
+	addrs, err := sl.StoreAddrs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kv client: %s: %w", what, err)
+	}
+	return addrs, nil
+}
+
 // UnsafeDestroyRange implements kv.GCClient: it is sent to every store
 // the router lists (StoreLister), each retried up to the client's
 // UnavailableTimeout, and fails unless every store destroyed the range
 // (the garbage collector then keeps the range and tries again at its
 // next run). The response adds up the stores' bytes.
 func (c *Client) UnsafeDestroyRange(ctx context.Context, start, end []byte) (*kv.DestroyRangeResponse, error) {
-	sl, ok := c.router.(StoreLister)
-	if !ok {
-		return nil, errors.New("kv client: destroy range: the router cannot list the stores")
-	}
-	addrs, err := sl.StoreAddrs(ctx)
+	addrs, err := c.storeAddrs(ctx, "destroy range")
 	if err != nil {
-		return nil, fmt.Errorf("kv client: destroy range: %w", err)
+		return nil, err
 	}
 	out := &kv.DestroyRangeResponse{}
 	var errs []error

@@ -128,6 +128,16 @@ func TestStoreRestart(t *testing.T) {
 	}
 }
 
+// lockKey takes a pessimistic lock on key for the transaction startTS,
+// waiting up to wait for another's lock.
+func lockKey(ctx context.Context, c kv.Client, region kv.RegionInfo, key string, startTS uint64, wait time.Duration) error {
+	_, err := c.AcquirePessimisticLock(ctx, &kv.AcquirePessimisticLockRequest{
+		Region: region.Ctx(), Keys: []kv.PessimisticKey{{Key: []byte(key)}}, Primary: []byte(key),
+		StartTS: startTS, ForUpdateTS: startTS, LockTTL: 60_000, WaitTimeout: wait,
+	})
+	return err
+}
+
 // TestLockWaitHonoursContext: a pessimistic lock request waiting for
 // another transaction's lock over the wire ends when its caller's context
 // does, with the context's error.
@@ -135,11 +145,7 @@ func TestLockWaitHonoursContext(t *testing.T) {
 	c, region := servedClient(t, []byte("k"))
 	ctx := context.Background()
 	lock := func(ctx context.Context, startTS uint64, wait time.Duration) error {
-		_, err := c.AcquirePessimisticLock(ctx, &kv.AcquirePessimisticLockRequest{
-			Region: region.Ctx(), Keys: []kv.PessimisticKey{{Key: []byte("k")}}, Primary: []byte("k"),
-			StartTS: startTS, ForUpdateTS: startTS, LockTTL: 60_000, WaitTimeout: wait,
-		})
-		return err
+		return lockKey(ctx, c, region, "k", startTS, wait)
 	}
 	if err := lock(ctx, 100, 0); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,8 @@ type Backend interface {
 	ScanLock(ctx context.Context, req *kv.ScanLockRequest) (*kv.ScanLockResponse, error)
 	GC(ctx context.Context, req *kv.GCRequest) (*kv.GCResponse, error)
 	UnsafeDestroyRange(ctx context.Context, start, end []byte) (*kv.DestroyRangeResponse, error)
+	// LockWaitInfo lists the store's waiting lock requests.
+	LockWaitInfo(ctx context.Context) ([]kv.LockWait, error)
 }
 
 // Server serves a Backend on the KV service.
@@ -305,6 +307,22 @@ func (s *Server) UnsafeDestroyRange(ctx context.Context, req *kvpb.UnsafeDestroy
 		out.BytesBefore, out.BytesAfter = resp.BytesBefore, resp.BytesAfter
 	}
 	return out, serr
+}
+
+// GetLockWaitInfo implements kvpb.KVServer.
+func (s *Server) GetLockWaitInfo(ctx context.Context, _ *kvpb.GetLockWaitInfoRequest) (*kvpb.GetLockWaitInfoResponse, error) {
+	waits, err := s.backend.LockWaitInfo(ctx)
+	if err != nil {
+		if _, _, serr := outcome(err); serr != nil {
+			return nil, serr
+		}
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	out := &kvpb.GetLockWaitInfoResponse{Entries: make([]*kvpb.LockWaitEntry, len(waits))}
+	for i, w := range waits {
+		out.Entries[i] = &kvpb.LockWaitEntry{Key: w.Key, Txn: w.Txn, LockTs: w.LockTS}
+	}
+	return out, nil
 }
 
 // RegionSplitter is the part of a Backend that splits regions on

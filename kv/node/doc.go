@@ -93,10 +93,15 @@
 //
 // metrics.go and load.go: the node counts each region's keys and bytes
 // read and written as its leader serves them and turns them into rates
-// with each heartbeat; Collector serves the store's regions, leaders,
-// heartbeats, raft's work (raftstore.Stats) and apply lag, and the
-// hottest regions, and Handler /store, /regions and /regions/hot in
-// JSON, which cmd/percdb serves on the node's status port.
+// with each heartbeat, which carries each led region's counts of the
+// last interval to pd (pdpb.RegionLoad, as TiKV's region heartbeats), so
+// that pd knows the whole cluster's load by region; Collector serves the
+// store's regions, leaders, heartbeats, raft's work (raftstore.Stats)
+// and apply lag, and the hottest regions, and Handler /store (the
+// store's figures: statusserver.StoreFigures), /regions and
+// /regions/hot in JSON, which cmd/percdb serves on the node's status
+// port. The heartbeats register that port (Config.StatusAddr) with pd,
+// where a SQL node's console finds it.
 //
 // # Placement and disk space
 //

@@ -4,13 +4,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/percdb/percdb/pd/pdpb"
 )
 
 // The load of each region as this node served it: the reads and writes of
 // the commands its replica served as leader, counted as they are served
 // and turned into rates once per heartbeat (roll), for the hot regions
-// (metrics.go) and the console's region list. Counts are per node: a
-// region's load is on the store that led it at the time.
+// (metrics.go), the console's region list and the heartbeats to pd,
+// which carry each led region's counts of the last interval (its
+// RegionLoad), so that pd knows the whole cluster's load by region.
+// Counts are per node: a region's load is on the store that led it at
+// the time.
 
 // regionLoad counts one region's commands served here since the node
 // started. Written by the commands, read by roll.
@@ -21,6 +26,11 @@ type regionLoad struct {
 // loadSample is a regionLoad's counts at one moment.
 type loadSample struct {
 	readKeys, readBytes, writeKeys, writeBytes uint64
+}
+
+// sample returns l's counts now.
+func (l *regionLoad) sample() loadSample {
+	return loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
 }
 
 // Rates are a region's reads and writes per second over the last
@@ -42,6 +52,10 @@ type loadTable struct {
 	last  map[uint64]loadSample
 	rates map[uint64]Rates
 	at    time.Time
+	// reported are the counts as of the last heartbeat's report, taken
+	// at reportedAt (reportLoads).
+	reported   map[uint64]loadSample
+	reportedAt time.Time
 }
 
 // of returns region id's counters, made on first use. Every command
@@ -96,7 +110,7 @@ func (t *loadTable) roll(now time.Time, held func(id uint64) bool) {
 			delete(t.m, id)
 			continue
 		}
-		cur := loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
+		cur := l.sample()
 		t.last[id] = cur
 		if first || secs <= 0 {
 			continue
@@ -116,7 +130,36 @@ func (t *loadTable) get(id uint64) (loadSample, Rates) {
 	defer t.mu.Unlock()
 	var s loadSample
 	if l := t.m[id]; l != nil {
-		s = loadSample{readKeys: l.readKeys.Load(), readBytes: l.readBytes.Load(), writeKeys: l.writeKeys.Load(), writeBytes: l.writeBytes.Load()}
+		s = l.sample()
 	}
 	return s, t.rates[id]
+}
+
+// reportLoads returns the counts of each region in ids since the
+// previous call, over the time since (a heartbeat's RegionLoads: each
+// heartbeat reports the time since the one before, so that pd's running
+// totals count every interval once, whatever made the heartbeats come
+// early); none at the first call, which only starts the interval.
+func (t *loadTable) reportLoads(now time.Time, ids []uint64) map[uint64]*pdpb.RegionLoad {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev, prevAt := t.reported, t.reportedAt
+	t.reported, t.reportedAt = make(map[uint64]loadSample, len(t.m)), now
+	for id, l := range t.m {
+		t.reported[id] = l.sample()
+	}
+	if prevAt.IsZero() || !now.After(prevAt) {
+		return nil
+	}
+	ms := uint64(now.Sub(prevAt).Milliseconds())
+	out := make(map[uint64]*pdpb.RegionLoad, len(ids))
+	for _, id := range ids {
+		cur, p := t.reported[id], prev[id]
+		if cur.readKeys < p.readKeys || cur.readBytes < p.readBytes || cur.writeKeys < p.writeKeys || cur.writeBytes < p.writeBytes {
+			p = loadSample{} // the region's counts began again (it left and came back)
+		}
+		out[id] = &pdpb.RegionLoad{ReadKeys: cur.readKeys - p.readKeys, ReadBytes: cur.readBytes - p.readBytes,
+			WrittenKeys: cur.writeKeys - p.writeKeys, WrittenBytes: cur.writeBytes - p.writeBytes, IntervalMs: ms}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/kv/raftstore"
 )
@@ -58,16 +59,16 @@ type RegionStatus struct {
 	Rates
 }
 
-// StoreStatus is the node's store as /store reports it.
+// StoreStatus is the node's store as /store reports it: its place in
+// the cluster, its figures (the disk, the LSM tree, GC: the same
+// document as the single node's Storage page, which a SQL node's console
+// shows for each KV node) and raft's counts.
 type StoreStatus struct {
 	StoreID uint64 `json:"store_id"`
 	Addr    string `json:"addr"`
 	Regions int    `json:"regions"`
 	Leaders int    `json:"leaders"`
-	// Disk is the file system's space and the disk protection's state.
-	Disk kv.DiskSpace `json:"disk"`
-	// UsedBytes is the store's size on disk (Pebble's files).
-	UsedBytes uint64 `json:"used_bytes"`
+	statusserver.StoreFigures
 	// Raft is the raft store's counts since the node started.
 	Raft             raftstore.Stats `json:"raft"`
 	HeartbeatsOK     uint64          `json:"heartbeats_ok"`
@@ -145,12 +146,8 @@ func (n *Node) StoreStatus() StoreStatus {
 		}
 	}
 	n.mu.RUnlock()
-	if ds, err := n.store.DiskSpace(); err == nil {
-		st.Disk = ds
-	}
-	if m, err := n.store.Metrics(); err == nil {
-		st.UsedBytes = m.DiskSpaceUsage()
-	}
+	// A closed store (the node closing) leaves the figures empty.
+	st.StoreFigures, _ = statusserver.ReadStoreFigures(n.store)
 	return st
 }
 

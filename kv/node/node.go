@@ -35,6 +35,10 @@ type Config struct {
 	DataDir string
 	// Addr is the host:port to listen on and to register with pd.
 	Addr string
+	// StatusAddr is the host:port of the node's status port, which its
+	// heartbeats register with pd (so that a SQL node's console finds
+	// the node's /store); "" when it serves none.
+	StatusAddr string
 	// PD lists the pd members' addresses.
 	PD []string
 	// KV tunes the store. Its SyncWrites is ignored: the raft engine is
@@ -297,6 +301,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 	for _, id := range req.GetLeading() {
 		leading[id] = true
 	}
+	loads := n.load.reportLoads(time.Now(), req.GetLeading())
 	for _, rep := range req.GetReports() {
 		if leading[rep.GetRegionId()] {
 			// From the table files' metadata: no key is read.
@@ -304,6 +309,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 			if err == nil {
 				rep.ApproximateSize = size
 			}
+			rep.Load = loads[rep.GetRegionId()]
 		}
 	}
 	resp, err := n.pd.StoreHeartbeat(ctx, req)
@@ -344,7 +350,7 @@ func (n *Node) heartbeat(ctx context.Context) error {
 // each initialized replica's region as it applied it (range, version,
 // configuration). held names the regions it has.
 func (n *Node) heartbeatRequest() (*pdpb.StoreHeartbeatRequest, map[uint64]bool) {
-	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr}
+	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr, StatusAddr: n.cfg.StatusAddr}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	req.StoreId = n.storeID

@@ -37,6 +37,10 @@ type StoreInfo struct {
 	ID    uint64 `json:"id"`
 	Addr  string `json:"addr"`
 	State string `json:"state"`
+	// StatusAddr is the KV node's status port (host:port: /store,
+	// /regions, /metrics) as it last registered it; "" when it serves
+	// none.
+	StatusAddr string `json:"status_addr"`
 	// LastHeartbeat is when the leader last heard from the store (zero:
 	// not in this leader's term).
 	LastHeartbeat time.Time `json:"last_heartbeat"`
@@ -80,6 +84,40 @@ type RegionRecord struct {
 	Learners []uint64 `json:"learners,omitempty"`
 	// Leader is the store that last reported leading it.
 	Leader uint64 `json:"leader"`
+	// ApproximateSize is the region's size in bytes as its leader last
+	// reported it (0: not since this pd leader began).
+	ApproximateSize uint64 `json:"approximate_size"`
+	// Load is what the region's leader served over its last reported
+	// interval: the whole cluster's traffic to the region (zero: none
+	// reported since this pd leader began).
+	Load RegionLoad `json:"load"`
+	// Total is every interval its leaders reported since this pd leader
+	// began, summed (IntervalMS: their lengths): two reads' difference is
+	// the traffic in between, whatever the reader's period.
+	Total RegionLoad `json:"total"`
+}
+
+// RegionLoad is a region's reads and writes over an interval as its
+// leader served them (TiKV's region heartbeat's read_bytes, read_keys,
+// written_bytes, written_keys): keys and bytes returned to readers (a
+// coprocessor request's visited pairs), keys and bytes prewritten.
+type RegionLoad struct {
+	ReadKeys     uint64 `json:"read_keys"`
+	ReadBytes    uint64 `json:"read_bytes"`
+	WrittenKeys  uint64 `json:"written_keys"`
+	WrittenBytes uint64 `json:"written_bytes"`
+	// IntervalMS is the interval's length in milliseconds (0: no
+	// report).
+	IntervalMS uint64 `json:"interval_ms"`
+}
+
+// PerSecond returns n counted over the load's interval as a rate per
+// second (0 without an interval).
+func (l RegionLoad) PerSecond(n uint64) float64 {
+	if l.IntervalMS == 0 {
+		return 0
+	}
+	return float64(n) * 1000 / float64(l.IntervalMS)
 }
 
 // Member is a pd member as the API reports it.

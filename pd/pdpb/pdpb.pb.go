@@ -104,7 +104,12 @@ type Store struct {
 	Space *StoreSpace `protobuf:"bytes,7,opt,name=space,proto3" json:"space,omitempty"`
 	// low_space: pd places no replica on the store and moves replicas off
 	// it (GetStores; see StoreSpace).
-	LowSpace      bool `protobuf:"varint,8,opt,name=low_space,json=lowSpace,proto3" json:"low_space,omitempty"`
+	LowSpace bool `protobuf:"varint,8,opt,name=low_space,json=lowSpace,proto3" json:"low_space,omitempty"`
+	// status_addr is the host:port of the KV node's status port (HTTP:
+	// /status, /metrics, /store, /regions), as its heartbeats report it
+	// (kept in etcd; empty: the node serves none), where a SQL node's
+	// console reads each store's figures.
+	StatusAddr    string `protobuf:"bytes,9,opt,name=status_addr,json=statusAddr,proto3" json:"status_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -193,6 +198,13 @@ func (x *Store) GetLowSpace() bool {
 		return x.LowSpace
 	}
 	return false
+}
+
+func (x *Store) GetStatusAddr() string {
+	if x != nil {
+		return x.StatusAddr
+	}
+	return ""
 }
 
 // StoreSpace is a store's disk as the KV node sees it. capacity is the
@@ -483,7 +495,10 @@ type StoreHeartbeatRequest struct {
 	// configuration newer (higher conf_ver) than its record.
 	Reports []*RegionReport `protobuf:"bytes,4,rep,name=reports,proto3" json:"reports,omitempty"`
 	// space is the store's disk now (absent: not reported, never low).
-	Space         *StoreSpace `protobuf:"bytes,5,opt,name=space,proto3" json:"space,omitempty"`
+	Space *StoreSpace `protobuf:"bytes,5,opt,name=space,proto3" json:"space,omitempty"`
+	// status_addr is the node's status port now (empty: none); pd updates
+	// the store's record when it changed.
+	StatusAddr    string `protobuf:"bytes,6,opt,name=status_addr,json=statusAddr,proto3" json:"status_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -553,6 +568,13 @@ func (x *StoreHeartbeatRequest) GetSpace() *StoreSpace {
 	return nil
 }
 
+func (x *StoreHeartbeatRequest) GetStatusAddr() string {
+	if x != nil {
+		return x.StatusAddr
+	}
+	return ""
+}
+
 // RegionReport is a region as one of its replicas applied it: its raft
 // configuration, its range and its epoch version.
 type RegionReport struct {
@@ -571,8 +593,13 @@ type RegionReport struct {
 	// reporting store (kv.Store.ApproximateSize), from its leader; pd keeps
 	// it in memory for GetRegion's answers.
 	ApproximateSize uint64 `protobuf:"varint,8,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// load is what the region's leader served since the store's previous
+	// heartbeat (absent from followers, which serve nothing, and from a
+	// store's first heartbeat); pd keeps the latest and their sum in
+	// memory, for its API and GetRegion's answers.
+	Load          *RegionLoad `protobuf:"bytes,9,opt,name=load,proto3" json:"load,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegionReport) Reset() {
@@ -661,6 +688,95 @@ func (x *RegionReport) GetApproximateSize() uint64 {
 	return 0
 }
 
+func (x *RegionReport) GetLoad() *RegionLoad {
+	if x != nil {
+		return x.Load
+	}
+	return nil
+}
+
+// RegionLoad is a region's reads and writes as its leader served them
+// over an interval of interval_ms milliseconds, as TiKV's region
+// heartbeats carry them: keys and bytes read (returned to readers, a
+// coprocessor request's visited pairs) and written (prewritten keys and
+// values). The whole cluster's traffic to the region is in it, whichever
+// SQL node sent it.
+type RegionLoad struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ReadKeys      uint64                 `protobuf:"varint,1,opt,name=read_keys,json=readKeys,proto3" json:"read_keys,omitempty"`
+	ReadBytes     uint64                 `protobuf:"varint,2,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	WrittenKeys   uint64                 `protobuf:"varint,3,opt,name=written_keys,json=writtenKeys,proto3" json:"written_keys,omitempty"`
+	WrittenBytes  uint64                 `protobuf:"varint,4,opt,name=written_bytes,json=writtenBytes,proto3" json:"written_bytes,omitempty"`
+	IntervalMs    uint64                 `protobuf:"varint,5,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegionLoad) Reset() {
+	*x = RegionLoad{}
+	mi := &file_pdpb_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegionLoad) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegionLoad) ProtoMessage() {}
+
+func (x *RegionLoad) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegionLoad.ProtoReflect.Descriptor instead.
+func (*RegionLoad) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RegionLoad) GetReadKeys() uint64 {
+	if x != nil {
+		return x.ReadKeys
+	}
+	return 0
+}
+
+func (x *RegionLoad) GetReadBytes() uint64 {
+	if x != nil {
+		return x.ReadBytes
+	}
+	return 0
+}
+
+func (x *RegionLoad) GetWrittenKeys() uint64 {
+	if x != nil {
+		return x.WrittenKeys
+	}
+	return 0
+}
+
+func (x *RegionLoad) GetWrittenBytes() uint64 {
+	if x != nil {
+		return x.WrittenBytes
+	}
+	return 0
+}
+
+func (x *RegionLoad) GetIntervalMs() uint64 {
+	if x != nil {
+		return x.IntervalMs
+	}
+	return 0
+}
+
 type StoreHeartbeatResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Regions []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
@@ -680,7 +796,7 @@ type StoreHeartbeatResponse struct {
 
 func (x *StoreHeartbeatResponse) Reset() {
 	*x = StoreHeartbeatResponse{}
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +808,7 @@ func (x *StoreHeartbeatResponse) String() string {
 func (*StoreHeartbeatResponse) ProtoMessage() {}
 
 func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +821,7 @@ func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{7}
+	return file_pdpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StoreHeartbeatResponse) GetRegions() []*Region {
@@ -748,7 +864,7 @@ type TransferLeader struct {
 
 func (x *TransferLeader) Reset() {
 	*x = TransferLeader{}
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +876,7 @@ func (x *TransferLeader) String() string {
 func (*TransferLeader) ProtoMessage() {}
 
 func (x *TransferLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +889,7 @@ func (x *TransferLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeader.ProtoReflect.Descriptor instead.
 func (*TransferLeader) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{8}
+	return file_pdpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TransferLeader) GetRegionId() uint64 {
@@ -808,7 +924,7 @@ type ChangePeer struct {
 
 func (x *ChangePeer) Reset() {
 	*x = ChangePeer{}
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +936,7 @@ func (x *ChangePeer) String() string {
 func (*ChangePeer) ProtoMessage() {}
 
 func (x *ChangePeer) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +949,7 @@ func (x *ChangePeer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePeer.ProtoReflect.Descriptor instead.
 func (*ChangePeer) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{9}
+	return file_pdpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ChangePeer) GetRegionId() uint64 {
@@ -866,7 +982,7 @@ type GetRegionRequest struct {
 
 func (x *GetRegionRequest) Reset() {
 	*x = GetRegionRequest{}
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +994,7 @@ func (x *GetRegionRequest) String() string {
 func (*GetRegionRequest) ProtoMessage() {}
 
 func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1007,7 @@ func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{10}
+	return file_pdpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRegionRequest) GetKey() []byte {
@@ -910,7 +1026,7 @@ type GetRegionByIDRequest struct {
 
 func (x *GetRegionByIDRequest) Reset() {
 	*x = GetRegionByIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1038,7 @@ func (x *GetRegionByIDRequest) String() string {
 func (*GetRegionByIDRequest) ProtoMessage() {}
 
 func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1051,7 @@ func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{11}
+	return file_pdpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetRegionByIDRequest) GetRegionId() uint64 {
@@ -953,13 +1069,16 @@ type GetRegionResponse struct {
 	// approximate_size is the region's size as its leader last reported
 	// it (RegionReport.approximate_size); 0 when none has since pd started.
 	ApproximateSize uint64 `protobuf:"varint,3,opt,name=approximate_size,json=approximateSize,proto3" json:"approximate_size,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// load is the region's load as its leader last reported it (absent:
+	// none since pd started).
+	Load          *RegionLoad `protobuf:"bytes,4,opt,name=load,proto3" json:"load,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetRegionResponse) Reset() {
 	*x = GetRegionResponse{}
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1090,7 @@ func (x *GetRegionResponse) String() string {
 func (*GetRegionResponse) ProtoMessage() {}
 
 func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1103,7 @@ func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{12}
+	return file_pdpb_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetRegionResponse) GetRegion() *Region {
@@ -1008,6 +1127,13 @@ func (x *GetRegionResponse) GetApproximateSize() uint64 {
 	return 0
 }
 
+func (x *GetRegionResponse) GetLoad() *RegionLoad {
+	if x != nil {
+		return x.Load
+	}
+	return nil
+}
+
 type GetStoresRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1016,7 +1142,7 @@ type GetStoresRequest struct {
 
 func (x *GetStoresRequest) Reset() {
 	*x = GetStoresRequest{}
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1154,7 @@ func (x *GetStoresRequest) String() string {
 func (*GetStoresRequest) ProtoMessage() {}
 
 func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1167,7 @@ func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresRequest.ProtoReflect.Descriptor instead.
 func (*GetStoresRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{13}
+	return file_pdpb_proto_rawDescGZIP(), []int{14}
 }
 
 type GetStoresResponse struct {
@@ -1053,7 +1179,7 @@ type GetStoresResponse struct {
 
 func (x *GetStoresResponse) Reset() {
 	*x = GetStoresResponse{}
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1191,7 @@ func (x *GetStoresResponse) String() string {
 func (*GetStoresResponse) ProtoMessage() {}
 
 func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1204,7 @@ func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresResponse.ProtoReflect.Descriptor instead.
 func (*GetStoresResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{14}
+	return file_pdpb_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetStoresResponse) GetStores() []*Store {
@@ -1097,7 +1223,7 @@ type AllocIDRequest struct {
 
 func (x *AllocIDRequest) Reset() {
 	*x = AllocIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1235,7 @@ func (x *AllocIDRequest) String() string {
 func (*AllocIDRequest) ProtoMessage() {}
 
 func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1248,7 @@ func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDRequest.ProtoReflect.Descriptor instead.
 func (*AllocIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{15}
+	return file_pdpb_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AllocIDRequest) GetCount() uint32 {
@@ -1143,7 +1269,7 @@ type AllocIDResponse struct {
 
 func (x *AllocIDResponse) Reset() {
 	*x = AllocIDResponse{}
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1281,7 @@ func (x *AllocIDResponse) String() string {
 func (*AllocIDResponse) ProtoMessage() {}
 
 func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1294,7 @@ func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDResponse.ProtoReflect.Descriptor instead.
 func (*AllocIDResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{16}
+	return file_pdpb_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AllocIDResponse) GetFirst() uint64 {
@@ -1200,7 +1326,7 @@ type StoreState struct {
 
 func (x *StoreState) Reset() {
 	*x = StoreState{}
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1338,7 @@ func (x *StoreState) String() string {
 func (*StoreState) ProtoMessage() {}
 
 func (x *StoreState) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1351,7 @@ func (x *StoreState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreState.ProtoReflect.Descriptor instead.
 func (*StoreState) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{17}
+	return file_pdpb_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StoreState) GetStoreId() uint64 {
@@ -1257,7 +1383,7 @@ type GetGCSafePointRequest struct {
 
 func (x *GetGCSafePointRequest) Reset() {
 	*x = GetGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1395,7 @@ func (x *GetGCSafePointRequest) String() string {
 func (*GetGCSafePointRequest) ProtoMessage() {}
 
 func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1408,7 @@ func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*GetGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{18}
+	return file_pdpb_proto_rawDescGZIP(), []int{19}
 }
 
 type UpdateGCSafePointRequest struct {
@@ -1294,7 +1420,7 @@ type UpdateGCSafePointRequest struct {
 
 func (x *UpdateGCSafePointRequest) Reset() {
 	*x = UpdateGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1432,7 @@ func (x *UpdateGCSafePointRequest) String() string {
 func (*UpdateGCSafePointRequest) ProtoMessage() {}
 
 func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1445,7 @@ func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*UpdateGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{19}
+	return file_pdpb_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpdateGCSafePointRequest) GetCandidate() uint64 {
@@ -1338,7 +1464,7 @@ type GCSafePointResponse struct {
 
 func (x *GCSafePointResponse) Reset() {
 	*x = GCSafePointResponse{}
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1476,7 @@ func (x *GCSafePointResponse) String() string {
 func (*GCSafePointResponse) ProtoMessage() {}
 
 func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1489,7 @@ func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCSafePointResponse.ProtoReflect.Descriptor instead.
 func (*GCSafePointResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{20}
+	return file_pdpb_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GCSafePointResponse) GetSafePoint() uint64 {
@@ -1384,7 +1510,7 @@ type SetStoreStatusRequest struct {
 
 func (x *SetStoreStatusRequest) Reset() {
 	*x = SetStoreStatusRequest{}
-	mi := &file_pdpb_proto_msgTypes[21]
+	mi := &file_pdpb_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1522,7 @@ func (x *SetStoreStatusRequest) String() string {
 func (*SetStoreStatusRequest) ProtoMessage() {}
 
 func (x *SetStoreStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[21]
+	mi := &file_pdpb_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +1535,7 @@ func (x *SetStoreStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoreStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetStoreStatusRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{21}
+	return file_pdpb_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetStoreStatusRequest) GetStoreId() uint64 {
@@ -1435,7 +1561,7 @@ type SetStoreStatusResponse struct {
 
 func (x *SetStoreStatusResponse) Reset() {
 	*x = SetStoreStatusResponse{}
-	mi := &file_pdpb_proto_msgTypes[22]
+	mi := &file_pdpb_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1573,7 @@ func (x *SetStoreStatusResponse) String() string {
 func (*SetStoreStatusResponse) ProtoMessage() {}
 
 func (x *SetStoreStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[22]
+	mi := &file_pdpb_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1586,7 @@ func (x *SetStoreStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoreStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetStoreStatusResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{22}
+	return file_pdpb_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetStoreStatusResponse) GetStore() *Store {
@@ -1482,7 +1608,7 @@ type ReportMinStartTSRequest struct {
 
 func (x *ReportMinStartTSRequest) Reset() {
 	*x = ReportMinStartTSRequest{}
-	mi := &file_pdpb_proto_msgTypes[23]
+	mi := &file_pdpb_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1620,7 @@ func (x *ReportMinStartTSRequest) String() string {
 func (*ReportMinStartTSRequest) ProtoMessage() {}
 
 func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[23]
+	mi := &file_pdpb_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1633,7 @@ func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSRequest.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{23}
+	return file_pdpb_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReportMinStartTSRequest) GetNode() string {
@@ -1542,7 +1668,7 @@ type ReportMinStartTSResponse struct {
 
 func (x *ReportMinStartTSResponse) Reset() {
 	*x = ReportMinStartTSResponse{}
-	mi := &file_pdpb_proto_msgTypes[24]
+	mi := &file_pdpb_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1680,7 @@ func (x *ReportMinStartTSResponse) String() string {
 func (*ReportMinStartTSResponse) ProtoMessage() {}
 
 func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[24]
+	mi := &file_pdpb_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1693,7 @@ func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{24}
+	return file_pdpb_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReportMinStartTSResponse) GetGcLeader() bool {
@@ -1582,7 +1708,7 @@ var File_pdpb_proto protoreflect.FileDescriptor
 const file_pdpb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"pdpb.proto\x12\tpercdb.pd\"\x90\x02\n" +
+	"pdpb.proto\x12\tpercdb.pd\"\xb1\x02\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
@@ -1591,7 +1717,9 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x06status\x18\x05 \x01(\x0e2\x16.percdb.pd.StoreStatusR\x06status\x12\x18\n" +
 	"\aleaders\x18\x06 \x01(\rR\aleaders\x12+\n" +
 	"\x05space\x18\a \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\x12\x1b\n" +
-	"\tlow_space\x18\b \x01(\bR\blowSpace\"w\n" +
+	"\tlow_space\x18\b \x01(\bR\blowSpace\x12\x1f\n" +
+	"\vstatus_addr\x18\t \x01(\tR\n" +
+	"statusAddr\"w\n" +
 	"\n" +
 	"StoreSpace\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x04R\bcapacity\x12\x1c\n" +
@@ -1610,13 +1738,15 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x0fPutStoreRequest\x12&\n" +
 	"\x05store\x18\x01 \x01(\v2\x10.percdb.pd.StoreR\x05store\"-\n" +
 	"\x10PutStoreResponse\x12\x19\n" +
-	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\xc0\x01\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\xe1\x01\n" +
 	"\x15StoreHeartbeatRequest\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
 	"\aleading\x18\x03 \x03(\x04R\aleading\x121\n" +
 	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\x12+\n" +
-	"\x05space\x18\x05 \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\"\xe7\x01\n" +
+	"\x05space\x18\x05 \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\x12\x1f\n" +
+	"\vstatus_addr\x18\x06 \x01(\tR\n" +
+	"statusAddr\"\x92\x02\n" +
 	"\fRegionReport\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
@@ -1625,7 +1755,17 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x05start\x18\x05 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x06 \x01(\fR\x03end\x12\x18\n" +
 	"\aversion\x18\a \x01(\x04R\aversion\x12)\n" +
-	"\x10approximate_size\x18\b \x01(\x04R\x0fapproximateSize\"\xd3\x01\n" +
+	"\x10approximate_size\x18\b \x01(\x04R\x0fapproximateSize\x12)\n" +
+	"\x04load\x18\t \x01(\v2\x15.percdb.pd.RegionLoadR\x04load\"\xb1\x01\n" +
+	"\n" +
+	"RegionLoad\x12\x1b\n" +
+	"\tread_keys\x18\x01 \x01(\x04R\breadKeys\x12\x1d\n" +
+	"\n" +
+	"read_bytes\x18\x02 \x01(\x04R\treadBytes\x12!\n" +
+	"\fwritten_keys\x18\x03 \x01(\x04R\vwrittenKeys\x12#\n" +
+	"\rwritten_bytes\x18\x04 \x01(\x04R\fwrittenBytes\x12\x1f\n" +
+	"\vinterval_ms\x18\x05 \x01(\x04R\n" +
+	"intervalMs\"\xd3\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
 	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
@@ -1642,11 +1782,12 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x10GetRegionRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\"3\n" +
 	"\x14GetRegionByIDRequest\x12\x1b\n" +
-	"\tregion_id\x18\x01 \x01(\x04R\bregionId\"\x91\x01\n" +
+	"\tregion_id\x18\x01 \x01(\x04R\bregionId\"\xbc\x01\n" +
 	"\x11GetRegionResponse\x12)\n" +
 	"\x06region\x18\x01 \x01(\v2\x11.percdb.pd.RegionR\x06region\x12&\n" +
 	"\x05store\x18\x02 \x01(\v2\x10.percdb.pd.StoreR\x05store\x12)\n" +
-	"\x10approximate_size\x18\x03 \x01(\x04R\x0fapproximateSize\"\x12\n" +
+	"\x10approximate_size\x18\x03 \x01(\x04R\x0fapproximateSize\x12)\n" +
+	"\x04load\x18\x04 \x01(\v2\x15.percdb.pd.RegionLoadR\x04load\"\x12\n" +
 	"\x10GetStoresRequest\"=\n" +
 	"\x11GetStoresResponse\x12(\n" +
 	"\x06stores\x18\x01 \x03(\v2\x10.percdb.pd.StoreR\x06stores\"&\n" +
@@ -1707,7 +1848,7 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 }
 
 var file_pdpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_pdpb_proto_goTypes = []any{
 	(StoreStatus)(0),                 // 0: percdb.pd.StoreStatus
 	(*Store)(nil),                    // 1: percdb.pd.Store
@@ -1717,24 +1858,25 @@ var file_pdpb_proto_goTypes = []any{
 	(*PutStoreResponse)(nil),         // 5: percdb.pd.PutStoreResponse
 	(*StoreHeartbeatRequest)(nil),    // 6: percdb.pd.StoreHeartbeatRequest
 	(*RegionReport)(nil),             // 7: percdb.pd.RegionReport
-	(*StoreHeartbeatResponse)(nil),   // 8: percdb.pd.StoreHeartbeatResponse
-	(*TransferLeader)(nil),           // 9: percdb.pd.TransferLeader
-	(*ChangePeer)(nil),               // 10: percdb.pd.ChangePeer
-	(*GetRegionRequest)(nil),         // 11: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),     // 12: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),        // 13: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),         // 14: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),        // 15: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),           // 16: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),          // 17: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),               // 18: percdb.pd.StoreState
-	(*GetGCSafePointRequest)(nil),    // 19: percdb.pd.GetGCSafePointRequest
-	(*UpdateGCSafePointRequest)(nil), // 20: percdb.pd.UpdateGCSafePointRequest
-	(*GCSafePointResponse)(nil),      // 21: percdb.pd.GCSafePointResponse
-	(*SetStoreStatusRequest)(nil),    // 22: percdb.pd.SetStoreStatusRequest
-	(*SetStoreStatusResponse)(nil),   // 23: percdb.pd.SetStoreStatusResponse
-	(*ReportMinStartTSRequest)(nil),  // 24: percdb.pd.ReportMinStartTSRequest
-	(*ReportMinStartTSResponse)(nil), // 25: percdb.pd.ReportMinStartTSResponse
+	(*RegionLoad)(nil),               // 8: percdb.pd.RegionLoad
+	(*StoreHeartbeatResponse)(nil),   // 9: percdb.pd.StoreHeartbeatResponse
+	(*TransferLeader)(nil),           // 10: percdb.pd.TransferLeader
+	(*ChangePeer)(nil),               // 11: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),         // 12: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),     // 13: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),        // 14: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),         // 15: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),        // 16: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),           // 17: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),          // 18: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),               // 19: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),    // 20: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil), // 21: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),      // 22: percdb.pd.GCSafePointResponse
+	(*SetStoreStatusRequest)(nil),    // 23: percdb.pd.SetStoreStatusRequest
+	(*SetStoreStatusResponse)(nil),   // 24: percdb.pd.SetStoreStatusResponse
+	(*ReportMinStartTSRequest)(nil),  // 25: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil), // 26: percdb.pd.ReportMinStartTSResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.Store.status:type_name -> percdb.pd.StoreStatus
@@ -1742,40 +1884,42 @@ var file_pdpb_proto_depIdxs = []int32{
 	1,  // 2: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
 	7,  // 3: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
 	2,  // 4: percdb.pd.StoreHeartbeatRequest.space:type_name -> percdb.pd.StoreSpace
-	3,  // 5: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
-	10, // 6: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
-	9,  // 7: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
-	3,  // 8: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
-	1,  // 9: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
-	1,  // 10: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
-	3,  // 11: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
-	0,  // 12: percdb.pd.SetStoreStatusRequest.status:type_name -> percdb.pd.StoreStatus
-	1,  // 13: percdb.pd.SetStoreStatusResponse.store:type_name -> percdb.pd.Store
-	4,  // 14: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	6,  // 15: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	11, // 16: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	12, // 17: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	14, // 18: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	16, // 19: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	19, // 20: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
-	20, // 21: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
-	24, // 22: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
-	22, // 23: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
-	5,  // 24: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	8,  // 25: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	13, // 26: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	13, // 27: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	15, // 28: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	17, // 29: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	21, // 30: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	21, // 31: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	25, // 32: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
-	23, // 33: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	8,  // 5: percdb.pd.RegionReport.load:type_name -> percdb.pd.RegionLoad
+	3,  // 6: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
+	11, // 7: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
+	10, // 8: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
+	3,  // 9: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
+	1,  // 10: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
+	8,  // 11: percdb.pd.GetRegionResponse.load:type_name -> percdb.pd.RegionLoad
+	1,  // 12: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
+	3,  // 13: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
+	0,  // 14: percdb.pd.SetStoreStatusRequest.status:type_name -> percdb.pd.StoreStatus
+	1,  // 15: percdb.pd.SetStoreStatusResponse.store:type_name -> percdb.pd.Store
+	4,  // 16: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	6,  // 17: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	12, // 18: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	13, // 19: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	15, // 20: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	17, // 21: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	20, // 22: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	21, // 23: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	25, // 24: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	23, // 25: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
+	5,  // 26: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	9,  // 27: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	14, // 28: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	14, // 29: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	16, // 30: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	18, // 31: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	22, // 32: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	22, // 33: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	26, // 34: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	24, // 35: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
+	26, // [26:36] is the sub-list for method output_type
+	16, // [16:26] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -1789,7 +1933,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

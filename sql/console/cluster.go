@@ -43,9 +43,12 @@ type ClusterRegion struct {
 	Peers    []uint64 `json:"peers"`
 	Learners []uint64 `json:"learners"`
 	Leader   uint64   `json:"leader"`
-	// ReadKeysPS and the others are this SQL node's requests to the
-	// region per second over the last minute (its key heatmap's counts:
-	// the other SQL nodes' traffic is not in them).
+	// ApproximateSize is the region's size in bytes as its leader last
+	// reported it.
+	ApproximateSize uint64 `json:"approximate_size"`
+	// ReadKeysPS and the others are the region's keys and bytes read and
+	// written per second over its leader's last reported interval (about
+	// a second): every SQL node's traffic to the region.
 	ReadKeysPS   float64 `json:"read_keys_per_s"`
 	ReadBytesPS  float64 `json:"read_bytes_per_s"`
 	WriteKeysPS  float64 `json:"write_keys_per_s"`

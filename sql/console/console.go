@@ -98,6 +98,9 @@ type LockWait struct {
 // Heatmap is the key-space heatmap: the node's KV reads and writes by
 // part of the key space (a table's rows, each index) in time columns.
 type Heatmap struct {
+	// InCluster says the node is a SQL node of a cluster, which has the
+	// whole cluster's heatmap too (?scope=cluster).
+	InCluster bool    `json:"in_cluster,omitempty"`
 	IntervalS float64 `json:"interval_s"`
 	// Times are the columns' starts in Unix milliseconds, oldest first.
 	Times []int64      `json:"times"`
@@ -131,6 +134,10 @@ type Source interface {
 	Transactions() []Transaction
 	LockWaits() []LockWait
 	Heatmap() Heatmap
+	// ClusterHeatmap is the whole cluster's heatmap by region, as the
+	// regions' leaders reported their reads and writes (empty off a
+	// cluster).
+	ClusterHeatmap() Heatmap
 	// Storage reads the store, the LSM and the garbage collector now.
 	Storage() Storage
 	// Cluster reads the cluster's stores and regions from pd now.
@@ -168,10 +175,15 @@ func Handler(src Source, hist *History) http.Handler {
 			LockWaits    []LockWait    `json:"lock_waits"`
 		}{nonNil(src.Transactions()), nonNil(src.LockWaits())}
 	})
-	api("heatmap", func() any {
-		h := src.Heatmap()
-		h.Times, h.Rows = nonNil(h.Times), nonNil(h.Rows)
-		return h
+	mux.HandleFunc("GET /api/heatmap", func(w http.ResponseWriter, r *http.Request) {
+		// ?scope=cluster: the whole cluster's, by region.
+		h := src.Heatmap
+		if r.URL.Query().Get("scope") == "cluster" {
+			h = src.ClusterHeatmap
+		}
+		out := h()
+		out.Times, out.Rows = nonNil(out.Times), nonNil(out.Rows)
+		writeJSON(w, http.StatusOK, out)
 	})
 	api("storage", func() any {
 		st := src.Storage()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/percdb/percdb/internal/statusserver"
 )
 
 // fakeSource is a Source with fixed data that records kills.
@@ -35,9 +37,12 @@ func (f *fakeSource) Heatmap() Heatmap {
 	return Heatmap{IntervalS: 10, Times: []int64{1000}, Rows: []HeatmapRow{{Table: "d.t", Part: "rows", ReadKeys: []uint64{3}}}}
 }
 func (f *fakeSource) Storage() Storage {
-	return Storage{Local: true, Dir: "/data/kv", DiskTotal: 100, Tables: []TableSize{{Table: "d.t", Bytes: 42}}}
+	return Storage{Local: true, StoreFigures: statusserver.StoreFigures{Dir: "/data/kv", DiskTotal: 100}, Tables: []TableSize{{Table: "d.t", Bytes: 42}}}
 }
 func (f *fakeSource) Cluster() Cluster { return Cluster{} }
+func (f *fakeSource) ClusterHeatmap() Heatmap {
+	return Heatmap{IntervalS: 10, Times: []int64{0}, Rows: []HeatmapRow{{Table: "d.t", Part: "rows", Region: 7, WriteKeys: []uint64{3}}}}
+}
 func (f *fakeSource) Kill(id uint32, query bool) error {
 	if id != 7 {
 		return ErrNoConnection
@@ -75,8 +80,10 @@ func TestHandlerPagesAndAPI(t *testing.T) {
 		{"/api/transactions", "application/json", `{"transactions":[],"lock_waits":[{"conn_id":7,"start_ts":"9"`},
 		{"/api/overview", "application/json", `"samples":[]`},
 		{"/api/heatmap", "application/json", `"rows":[{"table":"d.t","part":"rows","read_keys":[3]`},
+		{"/api/heatmap?scope=cluster", "application/json", `"region":7`},
 		// Empty lists are [], never null.
-		{"/api/storage", "application/json", `"levels":[],"tables":[{"table":"d.t","bytes":42}]`},
+		{"/api/storage", "application/json", `"levels":[]`},
+		{"/api/storage", "application/json", `"tables":[{"table":"d.t","bytes":42}]`},
 		{"/api/storage", "application/json", `"pending_ranges":[],"service_safe_points":[]`},
 	} {
 		code, ctype, body := get(t, srv, c.path)

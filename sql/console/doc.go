@@ -1,7 +1,7 @@
 // Package console is percdb's web console, served on the status port
-// (package statusserver) from files embedded in the binary (embed.FS): no
-// build step, no CDN, nothing fetched from the network, so that it works
-// on a machine without internet.
+// (package internal/statusserver) from files embedded in the binary
+// (embed.FS): no build step, no CDN, nothing fetched from the network, so
+// that it works on a machine without internet.
 //
 // Pages (one HTML page, switched by the URL's fragment):
 //

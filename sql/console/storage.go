@@ -1,46 +1,43 @@
 package console
 
-import "time"
+import (
+	"time"
+
+	"github.com/percdb/percdb/internal/statusserver"
+)
 
 // Storage is the JSON of /api/storage: the node's store on disk, its LSM,
-// the garbage collector and the largest tables.
+// the garbage collector and the largest tables; on a SQL node of a
+// cluster, each KV node's store instead.
 type Storage struct {
 	// Local is false on a node that keeps no data (a SQL node of a
-	// cluster: its data is on the KV nodes, which report their own); the
-	// other fields are then empty except GC's settings.
+	// cluster: its data is on the KV nodes, in Stores); the store's
+	// figures are then empty.
 	Local bool   `json:"local"`
 	Note  string `json:"note,omitempty"`
-	Dir   string `json:"dir"`
-	// DiskTotal and DiskAvailable describe the file system; DiskReserve
-	// is the disk protection's reserve (0: off); DiskFull says the store
-	// refuses writes that add data (MySQL error 1021).
-	DiskTotal     uint64 `json:"disk_total"`
-	DiskAvailable uint64 `json:"disk_available"`
-	DiskReserve   uint64 `json:"disk_reserve"`
-	DiskFull      bool   `json:"disk_full"`
-	// StoreBytes is the store's own use of the disk (table files, log,
-	// manifest).
-	StoreBytes          uint64         `json:"store_bytes"`
-	MemtableBytes       uint64         `json:"memtable_bytes"`
-	CompactionDebtBytes uint64         `json:"compaction_debt_bytes"`
-	Compactions         int64          `json:"compactions"`
-	Flushes             int64          `json:"flushes"`
-	ReadAmp             int            `json:"read_amp"`
-	BlockCacheHits      int64          `json:"block_cache_hits"`
-	BlockCacheMisses    int64          `json:"block_cache_misses"`
-	Levels              []StorageLevel `json:"levels"`
+	statusserver.StoreFigures
+	// Stores are the KV nodes' stores, on a SQL node of a cluster, by
+	// store id.
+	Stores []StoreStorage `json:"stores,omitempty"`
 	// Tables are the largest tables by estimated size on disk (rows and
 	// indexes, every version), largest first.
 	Tables []TableSize `json:"tables"`
 	GC     StorageGC   `json:"gc"`
 }
 
-// StorageLevel is one level of the LSM tree.
-type StorageLevel struct {
-	Level int     `json:"level"`
-	Files int64   `json:"files"`
-	Bytes int64   `json:"bytes"`
-	Score float64 `json:"score"`
+// StoreStorage is one KV node's store as its status port's /store
+// reports it (the document is kv/node's StoreStatus; this is the part the
+// page shows).
+type StoreStorage struct {
+	ID         uint64 `json:"store_id"`
+	Addr       string `json:"addr"`
+	StatusAddr string `json:"status_addr"`
+	// Error says why the store's figures could not be read (its status
+	// port unknown to pd, or not answering); the rest is then empty.
+	Error   string `json:"error,omitempty"`
+	Regions int    `json:"regions"`
+	Leaders int    `json:"leaders"`
+	statusserver.StoreFigures
 }
 
 // TableSize is a table's estimated size on disk.

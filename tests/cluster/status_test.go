@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -106,8 +107,9 @@ func sumOver(t *testing.T, c *cluster, name string, labels ...string) float64 {
 // own status ports; their families describe the cluster (pd: the leader,
 // three stores up, the regions; KV nodes: regions, leaders) and move
 // with traffic (raft proposals, heartbeats, the regions' written keys);
-// pd's read-only API lists the stores, the regions with their leaders,
-// the members and the oracle.
+// pd's read-only API lists the stores with the status ports they
+// registered, the regions with their leaders and the load the leaders
+// reported, the members and the oracle.
 func TestStatusPortOfEachRole(t *testing.T) {
 	bin := testproc.BuildPercdb(t)
 	c := startCluster(t, bin, 3)
@@ -133,25 +135,33 @@ func TestStatusPortOfEachRole(t *testing.T) {
 	}
 
 	var stores []struct {
-		ID        uint64 `json:"id"`
-		State     string `json:"state"`
-		Replicas  int    `json:"replicas"`
-		Placement string `json:"placement"`
-		Capacity  uint64 `json:"capacity"`
-		Available uint64 `json:"available"`
+		ID         uint64 `json:"id"`
+		Addr       string `json:"addr"`
+		StatusAddr string `json:"status_addr"`
+		State      string `json:"state"`
+		Replicas   int    `json:"replicas"`
+		Placement  string `json:"placement"`
+		Capacity   uint64 `json:"capacity"`
+		Available  uint64 `json:"available"`
 	}
-	waitFor(t, "pd lists three stores up, placed and with their disks", func() bool {
+	// Each KV node registers its status port with pd.
+	statusOf := map[string]string{}
+	for _, m := range c.kvs {
+		statusOf[m.addr] = m.status
+	}
+	waitFor(t, "pd lists three stores up, placed, with their disks and status ports", func() bool {
 		if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/stores"), &stores); err != nil {
 			t.Fatal(err)
 		}
 		up := 0
 		for _, s := range stores {
-			if s.State == "up" && s.Replicas > 0 && s.Placement == "up" && s.Capacity > 0 && s.Available <= s.Capacity {
+			if s.State == "up" && s.Replicas > 0 && s.Placement == "up" && s.Capacity > 0 && s.Available <= s.Capacity &&
+				s.StatusAddr != "" && s.StatusAddr == statusOf[s.Addr] {
 				up++
 			}
 		}
 		return up == 3
-	}, func() string { return fmt.Sprintf("%+v", stores) })
+	}, func() string { return fmt.Sprintf("%+v, want the status ports %v", stores, statusOf) })
 	pdm := scrapeMember(t, c, c.pd.status)
 	if v, _ := sample(pdm, "percdb_pd_is_leader"); v != 1 {
 		t.Fatalf("percdb_pd_is_leader = %v", v)
@@ -246,10 +256,32 @@ func TestStatusPortOfEachRole(t *testing.T) {
 		ID     uint64   `json:"id"`
 		Peers  []uint64 `json:"peers"`
 		Leader uint64   `json:"leader"`
+		Load   struct {
+			WrittenKeys  uint64 `json:"written_keys"`
+			WrittenBytes uint64 `json:"written_bytes"`
+			ReadKeys     uint64 `json:"read_keys"`
+			IntervalMS   uint64 `json:"interval_ms"`
+		} `json:"load"`
 	}
-	if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/regions"), &regions); err != nil || len(regions) == 0 {
-		t.Fatalf("regions: %+v %v", regions, err)
-	}
+	// The leaders report their regions' load with their heartbeats: with
+	// writes and reads going on, pd's regions show them.
+	waitFor(t, "pd's regions show the leaders' reported writes and reads", func() bool {
+		if _, err := db.Exec("UPDATE ops.t SET v = REPEAT('y', 60) WHERE id < 10"); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("SELECT COUNT(*) FROM ops.t WHERE v <> ''").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(getOK(t, c, c.pd.status, "/pd/api/v1/regions"), &regions); err != nil || len(regions) == 0 {
+			t.Fatalf("regions: %+v %v", regions, err)
+		}
+		for _, r := range regions {
+			if l := r.Load; l.IntervalMS > 0 && l.WrittenKeys > 0 && l.WrittenBytes > l.WrittenKeys && l.ReadKeys > 0 {
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("%+v", regions) })
 	for _, r := range regions {
 		found := false
 		for _, p := range r.Peers {
@@ -270,9 +302,13 @@ const envScreenshots = "PERCDB_CONSOLE_SCREENSHOTS"
 // regions and leaders, the pd leader, the oracle, and the regions of a
 // table split in four, each range decoded to the table it starts in; its
 // key heatmap has a row of the table's rows per region, in key order,
-// with the region's range, and the Cluster page the regions' rates; in headless Chromium both pages render them
-// with nothing on the browser's console (that part skipped without
-// chromium).
+// with the region's range; the Cluster page and TIKV_REGION_STATUS show
+// the regions' reads and writes as their leaders reported them (traffic
+// sent through another SQL node included), and so does the whole
+// cluster's heatmap (?scope=cluster); the Storage page shows each
+// KV node's store, read from its status port. In headless Chromium the
+// pages render them with nothing on the browser's console (that part
+// skipped without chromium).
 func TestConsoleClusterPage(t *testing.T) {
 	bin := testproc.BuildPercdb(t)
 	sqlStatus := freeAddr(t)
@@ -385,39 +421,141 @@ func TestConsoleClusterPage(t *testing.T) {
 		}
 	}
 
-	// The Cluster page's regions carry this SQL node's rates: the
-	// table's regions were written and read within the last minute.
+	// The Cluster page's regions carry the whole cluster's rates, as the
+	// regions' leaders reported them to pd: traffic sent through another
+	// SQL node shows on this one's page, and in TIKV_REGION_STATUS.
+	sql2 := c.startSQL(t, "sql2")
+	db2 := openDB(t, sql2.addr, "", true)
 	var withLoad struct {
 		Regions []struct {
 			Table     string  `json:"table"`
 			ReadKeys  float64 `json:"read_keys_per_s"`
 			WriteKeys float64 `json:"write_keys_per_s"`
+			Size      uint64  `json:"approximate_size"`
 		} `json:"regions"`
 	}
-	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/cluster"), &withLoad); err != nil {
+	var written int
+	waitFor(t, "this SQL node's Cluster page and TIKV_REGION_STATUS show the other SQL node's reads and writes in ops.t's regions", func() bool {
+		for _, stmt := range []string{"UPDATE ops.t SET v = v + 1 WHERE id IN (1, 50, 150)", "SELECT SUM(v) FROM ops.t WHERE id IN (1, 50, 150)"} {
+			if _, err := db2.Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/cluster"), &withLoad); err != nil {
+			t.Fatal(err)
+		}
+		loaded := 0
+		for _, r := range withLoad.Regions {
+			if r.Table == "ops.t rows" && r.ReadKeys > 0 && r.WriteKeys > 0 {
+				loaded++
+			}
+		}
+		if err := db.QueryRow(`SELECT COUNT(*) FROM information_schema.TIKV_REGION_STATUS
+			WHERE DB_NAME = 'ops' AND TABLE_NAME = 't' AND IS_INDEX = 0 AND WRITTEN_BYTES > 0 AND READ_BYTES > 0`).Scan(&written); err != nil {
+			t.Fatal(err)
+		}
+		// The regions of ids 50 and 150 at least (1 may share the
+		// region of the table's start with other keys).
+		return loaded >= 2 && written >= 1
+	}, func() string {
+		return fmt.Sprintf("%+v; %d regions in TIKV_REGION_STATUS with traffic", withLoad.Regions, written)
+	})
+
+	// The whole cluster's heatmap counts the other SQL node's traffic in
+	// ops.t's regions too, sampled from pd.
+	var clusterHeat struct {
+		InCluster bool `json:"in_cluster"`
+		Rows      []struct {
+			Table     string   `json:"table"`
+			Part      string   `json:"part"`
+			Region    uint64   `json:"region"`
+			WriteKeys []uint64 `json:"write_keys"`
+		} `json:"rows"`
+	}
+	heated := 0
+	waitFor(t, "the whole cluster's heatmap shows the writes to ops.t's regions", func() bool {
+		if _, err := db2.Exec("UPDATE ops.t SET v = v + 1 WHERE id IN (1, 50, 150)"); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/heatmap?scope=cluster"), &clusterHeat); err != nil {
+			t.Fatal(err)
+		}
+		heated = 0
+		for _, r := range clusterHeat.Rows {
+			written := uint64(0)
+			for _, k := range r.WriteKeys {
+				written += k
+			}
+			if r.Table == "ops.t" && r.Part == "rows" && r.Region != 0 && written > 0 {
+				heated++
+			}
+		}
+		return clusterHeat.InCluster && heated >= 2
+	}, func() string { return fmt.Sprintf("%+v", clusterHeat) })
+
+	// The Storage page shows each KV node's store, read from the status
+	// port the node registered with pd.
+	var storage struct {
+		Local  bool `json:"local"`
+		Stores []struct {
+			ID         uint64            `json:"store_id"`
+			Addr       string            `json:"addr"`
+			StatusAddr string            `json:"status_addr"`
+			Error      string            `json:"error"`
+			Regions    int               `json:"regions"`
+			DiskTotal  uint64            `json:"disk_total"`
+			StoreBytes uint64            `json:"store_bytes"`
+			Levels     []json.RawMessage `json:"levels"`
+		} `json:"stores"`
+	}
+	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/storage"), &storage); err != nil {
 		t.Fatal(err)
 	}
-	loaded := 0
-	for _, r := range withLoad.Regions {
-		if r.Table == "ops.t rows" && r.ReadKeys > 0 && r.WriteKeys > 0 {
-			loaded++
-		}
+	if storage.Local || len(storage.Stores) != 3 {
+		t.Fatalf("storage: %+v, want the three KV nodes' stores", storage)
 	}
-	if loaded < 2 {
-		t.Errorf("%d of ops.t's regions show reads and writes per second, want the regions of ids 50 and 150 at least: %+v", loaded, withLoad.Regions)
+	statusOf := map[string]string{}
+	for _, m := range c.kvs {
+		statusOf[m.addr] = m.status
+	}
+	for _, st := range storage.Stores {
+		if st.Error != "" || st.StatusAddr == "" || st.StatusAddr != statusOf[st.Addr] || st.Regions == 0 || st.DiskTotal == 0 || st.StoreBytes == 0 || len(st.Levels) == 0 {
+			t.Errorf("storage of store %d: %+v, want its figures from its status port (the KV nodes': %v)", st.ID, st, statusOf)
+		}
 	}
 
 	browser := testproc.Browser(t)
+	// Traffic through the other SQL node while the pages render, so that
+	// they (and their screenshots) show live rates.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			_, _ = db2.Exec("UPDATE ops.t SET v = v + 1 WHERE id IN (1, 50, 150, 5000)")
+			_, _ = db2.Exec("SELECT SUM(v) FROM ops.t")
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-stopped
+	}()
 	for _, p := range []struct {
 		page, shot string
 		want       []string
 	}{
 		{"cluster", "console-cluster.png", []string{"ops.t rows", c.pd.addr, "stores up", c.kvs[0].addr, "t_"}},
 		{"heatmap", "console-heatmap-regions.png", []string{"ops.t rows · region ", "t_"}},
+		{"heatmap/cluster", "console-heatmap-cluster.png", []string{"ops.t rows · region ", "t_"}},
+		{"storage", "console-storage-cluster.png", []string{"Stores", c.kvs[0].addr, c.kvs[2].status, "Compaction debt"}},
 	} {
 		url := "http://" + sqlStatus + "/#" + p.page
 		dom, logs := testproc.Chromium(t, browser, "--dump-dom", url)
-		if !strings.Contains(dom, `data-rendered="`+p.page+`"`) {
+		if page, _, _ := strings.Cut(p.page, "/"); !strings.Contains(dom, `data-rendered="`+page+`"`) {
 			t.Fatalf("the %s page did not render; DOM: %.3000s", p.page, dom)
 		}
 		for _, w := range p.want {

@@ -65,3 +65,6 @@ func (r storeRouter) LocateKey(ctx context.Context, key []byte) (kv.RegionInfo, 
 func (r storeRouter) InvalidateRegion(uint64) {}
 
 func (r storeRouter) RegionAddr(uint64) (string, bool) { return r.addr, true }
+
+// StoreAddrs implements kvrpc.StoreLister: the one store.
+func (r storeRouter) StoreAddrs(context.Context) ([]string, error) { return []string{r.addr}, nil }

@@ -202,7 +202,14 @@ const pages = {
     return o.transactions.length + o.lock_waits.length;
   },
   async heatmap() {
-    const h = await api("heatmap");
+    const scope = document.getElementById("heat-scope");
+    if (!scope._wired) {
+      scope._wired = true;
+      scope.addEventListener("change", refresh);
+      if (location.hash.split("/")[1] === "cluster") scope.value = "cluster"; // #heatmap/cluster
+    }
+    const h = await api("heatmap" + (scope.value === "cluster" ? "?scope=cluster" : ""));
+    document.getElementById("heat-scope-part").hidden = !h.in_cluster;
     const sel = document.getElementById("heat-measure");
     if (!sel._wired) { sel._wired = true; sel.addEventListener("change", refresh); }
     heatmapChart(document.getElementById("heatmap"), h, sel.value);
@@ -213,6 +220,9 @@ const pages = {
     const tiles = (id, list) => document.getElementById(id).replaceChildren(...list.map(([k, v, cls]) =>
       el("div", { class: "tile" + (cls ? " " + cls : "") }, el("div", { class: "v" }, v), el("div", { class: "k" }, k))));
     if (st.note) document.getElementById("storage-note").textContent = st.note;
+    const hitRate = s => s.block_cache_hits + s.block_cache_misses ? num(100 * s.block_cache_hits / (s.block_cache_hits + s.block_cache_misses), 1) + "%" : "";
+    const stores = st.stores || [], read = stores.filter(s => !s.error);
+    const sum = key => read.reduce((a, s) => a + (s[key] || 0), 0);
     tiles("storage-tiles", st.local ? [
       ["disk free", bytes(st.disk_available) + " of " + bytes(st.disk_total)],
       ["writes", st.disk_full ? "refused: disk full" : "accepted", st.disk_full ? "bad" : ""],
@@ -220,15 +230,43 @@ const pages = {
       ["store on disk", bytes(st.store_bytes)], ["memtables", bytes(st.memtable_bytes)],
       ["compaction debt", bytes(st.compaction_debt_bytes)], ["read amplification", num(st.read_amp, 0)],
       ["compactions", num(st.compactions, 0)], ["flushes", num(st.flushes, 0)],
-      ["block cache hit rate", st.block_cache_hits + st.block_cache_misses ? num(100 * st.block_cache_hits / (st.block_cache_hits + st.block_cache_misses), 1) + "%" : ""],
+      ["block cache hit rate", hitRate(st)],
+    ] : stores.length ? [
+      ["stores read", `${num(read.length, 0)} of ${num(stores.length, 0)}`, read.length < stores.length ? "bad" : ""],
+      ["stores on disk", bytes(sum("store_bytes"))], ["memtables", bytes(sum("memtable_bytes"))],
+      ["compaction debt", bytes(sum("compaction_debt_bytes"))],
+      ["stores refusing writes", num(read.filter(s => s.disk_full).length, 0), read.some(s => s.disk_full) ? "bad" : ""],
+      ["compactions", num(sum("compactions"), 0)], ["flushes", num(sum("flushes"), 0)],
     ] : []);
+    document.getElementById("storage-stores-part").hidden = st.local;
+    document.getElementById("storage-tables-part").hidden = !st.local;
+    table(document.getElementById("storage-stores"), [
+      { key: "store_id", label: "Store", num: true }, { key: "addr", label: "Address" }, { key: "status_addr", label: "Status port" },
+      { key: "regions", label: "Regions", num: true }, { key: "leaders", label: "Leaders", num: true },
+      { key: "store_bytes", label: "On disk", num: true, fmt: bytes },
+      { key: "disk_available", label: "Disk free", num: true, cell: s => s.error ? "" : `${bytes(s.disk_available)} of ${bytes(s.disk_total)}` },
+      { key: "disk_full", label: "Writes", cell: s => s.error ? "" : s.disk_full ? "refused: disk full" : "accepted" },
+      { key: "memtable_bytes", label: "Memtables", num: true, fmt: bytes },
+      { key: "compaction_debt_bytes", label: "Compaction debt", num: true, fmt: bytes },
+      { key: "read_amp", label: "Read amp", num: true }, { key: "compactions", label: "Compactions", num: true, fmt: v => num(v, 0) },
+      { key: "flushes", label: "Flushes", num: true, fmt: v => num(v, 0) },
+      { key: "block_cache_hits", label: "Cache hits", num: true, cell: hitRate },
+      { key: "gc_safe_point", label: "GC safe point", num: true, fmt: v => v === "0" ? "none yet" : v },
+      { key: "gc_compactions", label: "GC compactions", num: true, fmt: v => num(v, 0) },
+      { key: "error", label: "Error" },
+    ], stores);
     table(document.getElementById("storage-tables"), [
       { key: "table", label: "Table" }, { key: "bytes", label: "Size", num: true, fmt: bytes },
-    ], st.tables);
+    ], st.tables || []);
+    // A cluster's stores: their non-empty levels (seven rows per store of
+    // mostly empty levels would hide the ones that matter).
+    const levels = st.local ? (st.levels || [])
+      : read.flatMap(s => (s.levels || []).filter(l => l.files > 0).map(l => Object.assign({ store: s.store_id }, l)));
     table(document.getElementById("storage-levels"), [
+      ...(st.local ? [] : [{ key: "store", label: "Store", num: true }]),
       { key: "level", label: "Level", num: true, fmt: v => "L" + v }, { key: "files", label: "Files", num: true, fmt: v => num(v, 0) },
       { key: "bytes", label: "Size", num: true, fmt: bytes }, { key: "score", label: "Compaction score", num: true, fmt: v => num(v, 2) },
-    ], st.levels);
+    ], levels);
     const gc = st.gc;
     tiles("gc-tiles", [
       ["life time", gc.life_time], ["run interval", gc.run_interval],
@@ -245,14 +283,14 @@ const pages = {
       { key: "id", label: "Service" }, { key: "what", label: "What" }, { key: "time", label: "Holds at", fmt: time },
       { key: "expires", label: "Expires", fmt: time }, { key: "expired", label: "", fmt: v => v ? "expired" : "" },
     ], gc.service_safe_points);
-    return st.tables.length;
+    return st.local ? (st.tables || []).length : stores.length;
   },
   async cluster() {
     const c = await api("cluster");
     const note = document.getElementById("cluster-note");
     note.textContent = !c.in_cluster ? "This is a single node: its store, oracle and MySQL server are one process (see Storage)."
       : c.error ? "pd could not be read: " + c.error
-      : "The cluster as its pd leader sees it, read from pd's API. The regions' rates are this SQL node's requests over the last minute.";
+      : "The cluster as its pd leader sees it, read from pd's API. The regions' rates are what their leaders served over their last heartbeat interval (about a second): every SQL node's traffic.";
     document.getElementById("cluster-tiles").replaceChildren(...[
       ["pd leader", (c.pd.find(m => m.leader) || {}).addr || ""], ["pd members", num(c.pd.length, 0)],
       ["stores up", `${num(c.stores.filter(s => s.state === "up").length, 0)} of ${num(c.stores.length, 0)}`,
@@ -277,6 +315,7 @@ const pages = {
       { key: "start", label: "Start key", fmt: v => v || "(start)" }, { key: "end", label: "End key", fmt: v => v || "(end)" },
       { key: "leader", label: "Leader store", num: true }, { key: "peers", label: "Peers", fmt: v => (v || []).join(", ") },
       { key: "version", label: "Version", num: true }, { key: "conf_ver", label: "Conf ver", num: true },
+      { key: "approximate_size", label: "Size", num: true, fmt: v => v ? bytes(v) : "" },
       { key: "read_keys_per_s", label: "Read keys/s", num: true, fmt: v => num(v, 1) },
       { key: "read_bytes_per_s", label: "Read/s", num: true, fmt: v => bytes(v) },
       { key: "write_keys_per_s", label: "Written keys/s", num: true, fmt: v => num(v, 1) },
@@ -331,7 +370,7 @@ function heatmapChart(div, h, measure) {
 }
 
 function current() {
-  const p = location.hash.replace(/^#/, "");
+  const p = location.hash.replace(/^#/, "").split("/")[0];
   return pages[p] ? p : "overview";
 }
 

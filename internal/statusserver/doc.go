@@ -17,6 +17,8 @@
 // It also has the Prometheus collector of Pebble's own metrics
 // (PebbleCollector), which reads them at scrape time.
 //
-// The package depends downward only: the sql package starts it and
-// hands it what to report; nothing here knows of sessions or SQL.
+// Every role serves one: the SQL node (package sql starts it), pd and
+// the KV nodes (cmd/percdb). The package depends downward only (on kv,
+// for a store's figures): each role hands it what to report, and
+// nothing here knows of sessions, SQL, regions or pd.
 package statusserver

@@ -1,0 +1,12 @@
+package node
+
+import (
+	"context"
+
+	"github.com/percdb/percdb/kv"
+)
+
+// LockWaitInfo implements kvrpc.Backend: the waits of the node's store,
+// whichever region their keys are in (the store keeps one wait table for
+// every region it leads).
+func (n *Node) LockWaitInfo(context.Context) ([]kv.LockWait, error) { return n.store.LockWaits(), nil }
