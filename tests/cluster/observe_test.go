@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -121,46 +120,24 @@ func TestObserversInCluster(t *testing.T) {
 	stopRunners()
 	running.Wait()
 
-	// Read back each row's commits and its ack's commits.
+	// Read back each row's changes and committed runs.
 	store := nodes[0].TxnStore()
 	now := freshTS(t, ctx, store)
 	ackCommits := 0
 	for k := range keys {
 		rowKey := tablecodec.RowKey(nil, tableID.Load(), tablecodec.IntHandle(int64(k)))
-		ackKey, err := tablecodec.AckKey(nil, rowKey, "count")
+		h, err := observe.ReadHistory(ctx, store, rowKey, "count", now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rowChanges, err := store.ScanChanges(ctx, rowKey, append(append([]byte(nil), rowKey...), 0), 1, now)
-		if err != nil {
-			t.Fatal(err)
+		if h.Unobserved() {
+			t.Errorf("row %d: last change at %d, committed runs started at %v: a change not observed", k, h.Changes[len(h.Changes)-1], h.Runs)
 		}
-		acks, err := store.ScanChanges(ctx, ackKey, append(append([]byte(nil), ackKey...), 0), 1, now)
-		if err != nil {
-			t.Fatal(err)
+		for _, pair := range h.RunTwice() {
+			t.Errorf("row %d: committed runs started at %d and %d with no change between: a notification run twice (changes %v, runs %v)",
+				k, pair[0], pair[1], h.Changes, h.Runs)
 		}
-		var runStarts []uint64
-		for _, a := range acks {
-			runStarts = append(runStarts, binary.BigEndian.Uint64(a.Value))
-		}
-		var commits []uint64
-		for _, ch := range rowChanges {
-			commits = append(commits, ch.CommitTS)
-		}
-		if len(runStarts) == 0 || runStarts[len(runStarts)-1] < commits[len(commits)-1] {
-			t.Errorf("row %d: last commit at %d, committed runs started at %v: a change not observed", k, commits[len(commits)-1], runStarts)
-		}
-		for i := 1; i < len(runStarts); i++ {
-			between := false
-			for _, ts := range commits {
-				between = between || (ts > runStarts[i-1] && ts < runStarts[i])
-			}
-			if !between {
-				t.Errorf("row %d: committed runs started at %d and %d with no change between: a notification run twice (commits %v)",
-					k, runStarts[i-1], runStarts[i], commits)
-			}
-		}
-		ackCommits += len(runStarts)
+		ackCommits += len(h.Runs)
 	}
 	s0, s1 := runners[0].Stats(), runners[1].Stats()
 	if got := int(s0.Committed + s1.Committed); got != ackCommits {
