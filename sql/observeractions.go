@@ -224,6 +224,16 @@ func (a *actionRunner) sync(ctx context.Context) (int, error) {
 	return len(a.names), nil
 }
 
+// ObserverActionStats returns what this node's action runner did for
+// each observer with a built-in action since the node started (ADMIN SHOW
+// OBSERVERS shows the same).
+func (s *Server) ObserverActionStats() map[string]observe.ObserverStats {
+	if s.actions == nil {
+		return nil
+	}
+	return s.actions.stats()
+}
+
 // stats returns the Runner's counters of each observer it ran.
 func (a *actionRunner) stats() map[string]observe.ObserverStats { return a.runner.ObserverStats() }
 
