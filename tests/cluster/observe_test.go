@@ -120,23 +120,8 @@ func TestObserversInCluster(t *testing.T) {
 	stopRunners()
 	running.Wait()
 
-	// Read back each row's changes and committed runs.
-	store := nodes[0].TxnStore()
-	now := freshTS(t, ctx, store)
 	ackCommits := 0
-	for k := range keys {
-		rowKey := tablecodec.RowKey(nil, tableID.Load(), tablecodec.IntHandle(int64(k)))
-		h, err := observe.ReadHistory(ctx, store, rowKey, "count", now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Unobserved() {
-			t.Errorf("row %d: last change at %d, committed runs started at %v: a change not observed", k, h.Changes[len(h.Changes)-1], h.Runs)
-		}
-		for _, pair := range h.RunTwice() {
-			t.Errorf("row %d: committed runs started at %d and %d with no change between: a notification run twice (changes %v, runs %v)",
-				k, pair[0], pair[1], h.Changes, h.Runs)
-		}
+	for _, h := range checkHistories(t, ctx, nodes[0].TxnStore(), tableID.Load(), keys, "count") {
 		ackCommits += len(h.Runs)
 	}
 	s0, s1 := runners[0].Stats(), runners[1].Stats()
@@ -147,6 +132,30 @@ func TestObserversInCluster(t *testing.T) {
 		updates.Load(), s0.Committed, s1.Committed, ackCommits, calls.Load(), s0.Conflicts, s1.Conflicts, s0.Acknowledged, s1.Acknowledged,
 		s0.Skipped, s1.Skipped, s0.Jumps, s1.Jumps)
 	c.stop()
+}
+
+// checkHistories reads back the changes and committed runs of observer
+// on rows 0..keys-1 of table (integer keys) and fails t on a change not
+// observed or run twice; it returns the histories by row.
+func checkHistories(t *testing.T, ctx context.Context, store *txn.Store, table int64, keys int, observer string) []observe.History {
+	t.Helper()
+	now := freshTS(t, ctx, store)
+	var out []observe.History
+	for k := range keys {
+		h, err := observe.ReadHistory(ctx, store, tablecodec.RowKey(nil, table, tablecodec.IntHandle(int64(k))), observer, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Unobserved() {
+			t.Errorf("row %d: a change not observed (changes %v, committed runs started at %v)", k, h.Changes, h.Runs)
+		}
+		for _, pair := range h.RunTwice() {
+			t.Errorf("row %d: committed runs started at %d and %d with no change between: a notification run twice (changes %v, runs %v)",
+				k, pair[0], pair[1], h.Changes, h.Runs)
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // freshTS returns a timestamp of the cluster's oracle.
@@ -212,19 +221,7 @@ func TestObserverActionsInCluster(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT TABLE_ID FROM information_schema.TIKV_REGION_STATUS WHERE DB_NAME = 'd' AND TABLE_NAME = 'src' AND IS_INDEX = 0 LIMIT 1").Scan(&tableID); err != nil {
 		t.Fatal(err)
 	}
-	store := nodes[0].TxnStore()
-	now := freshTS(t, ctx, store)
-	for k := range keys {
-		h, err := observe.ReadHistory(ctx, store, tablecodec.RowKey(nil, tableID, tablecodec.IntHandle(int64(k))), "mirror", now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pair := range h.RunTwice() {
-			t.Errorf("row %d: committed runs started at %d and %d with no change between", k, pair[0], pair[1])
-		}
-		if h.Unobserved() {
-			t.Errorf("row %d: a change not observed (changes %v, runs %v)", k, h.Changes, h.Runs)
-		}
+	for k, h := range checkHistories(t, ctx, nodes[0].TxnStore(), tableID, keys, "mirror") {
 		var runs int
 		if err := db.QueryRowContext(ctx, "SELECT runs FROM d.seen WHERE id = ?", k).Scan(&runs); err != nil {
 			t.Fatal(err)
