@@ -436,9 +436,12 @@ func parseWatch(query string) (watchStmt, bool, error) {
 }
 
 // isAdminVerb reports whether query starts with the words ADMIN verb.
+// It looks at the query's first words only: the handler asks it of every
+// multi-statement query.
 func isAdminVerb(query, verb string) bool {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(query)))
-	return len(f) >= 2 && f[0] == "admin" && f[1] == verb
+	q := strings.TrimSpace(query)
+	f := strings.Fields(q[:min(len(q), 64)])
+	return len(f) >= 2 && strings.EqualFold(f[0], "admin") && strings.EqualFold(f[1], verb)
 }
 
 // watch runs an ADMIN WATCH or ADMIN UNWATCH statement of connection c:
