@@ -30,10 +30,13 @@
 //     read pushes the region's max_read_ts);
 //  2. strong notifications: txn.Txn.Acknowledge at the row's ack key
 //     (tablecodec.AckKey): if the observer's last committed run started
-//     after the entry's commit_ts it saw the change, and the run ends
+//     at or after the entry's commit_ts it saw the change, and the run ends
 //     here, clearing the entry; else the ack is set to this run's
 //     start_ts, an ordinary write;
-//  3. call the Func with the transaction and the row key, and commit.
+//  3. mark a statement (txn.Txn.BeginStatement), so that a pessimistic
+//     run that moves its snapshot has the reads of the row and the ack
+//     validated; call the Func with the transaction and the row key, and
+//     commit.
 //     Two runs for one notification both wrote the ack: the second to
 //     commit meets a write conflict, or, starting later, reads the first
 //     one's ack and stops. At most one of them commits;
@@ -47,6 +50,16 @@
 // and a later pass runs it again; its transaction's locks are resolved as
 // any dead transaction's. A conflict is retried with backoff up to
 // Options.MaxAttempts times, then left to a later pass.
+//
+// A run that fails (an error of its Func or its commit, or MaxAttempts
+// conflicts) leaves its notification, which the Runner runs again only
+// after a backoff (Options.FailureBackoff, doubling per failure in a
+// row): an observer that fails for good costs a run per backoff, not a
+// spinning scanner. ObserverStats counts each observer's runs and
+// failures and keeps its last error; EntryOf gives a Func the
+// notification it runs for; ReadHistory reads back a row's changes and
+// committed runs, the evidence of the guarantees (History.RunTwice,
+// Unobserved).
 //
 // Weak notifications (Observer.Weak, Fluo's) skip the acknowledgement:
 // no ack write, so runs never conflict on it, and a notification may run

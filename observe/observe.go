@@ -86,6 +86,14 @@ type Options struct {
 	Txns TxnSource
 	// OnError, when set, is told of every failed run and scan.
 	OnError func(observer string, rowKey []byte, err error)
+	// FailureBackoff is how long a notification whose run failed (an
+	// error of its Func or its commit, or MaxAttempts conflicts) waits
+	// before this Runner runs it again (default 100ms); it doubles with
+	// each failure in a row, up to MaxFailureBackoff (default 30s). A
+	// run that fails for good (an observer's bug, a privilege it lacks)
+	// so costs a run per MaxFailureBackoff, not a spinning scanner.
+	FailureBackoff    time.Duration
+	MaxFailureBackoff time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -104,6 +112,13 @@ func (o Options) withDefaults() Options {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5
 	}
+	if o.FailureBackoff <= 0 {
+		o.FailureBackoff = 100 * time.Millisecond
+	}
+	if o.MaxFailureBackoff <= 0 {
+		o.MaxFailureBackoff = 30 * time.Second
+	}
+	o.MaxFailureBackoff = max(o.MaxFailureBackoff, o.FailureBackoff)
 	return o
 }
 
@@ -130,6 +145,23 @@ type Stats struct {
 	// Jumps counts the scanners' jumps to a random key after a page that
 	// trailed another scanner.
 	Jumps uint64
+	// Deferred counts notifications a scanner left for later because
+	// their last run failed and their backoff had not passed
+	// (Options.FailureBackoff).
+	Deferred uint64
+}
+
+// ObserverStats counts what a Runner did for one observer.
+type ObserverStats struct {
+	// Runs counts calls of the observer's Func; Committed the runs
+	// whose transaction committed.
+	Runs, Committed uint64
+	// Failed counts runs that ended in an error (after their conflicts
+	// were retried); LastError is the last one's and LastErrorAt its
+	// time (zero when none failed).
+	Failed      uint64
+	LastError   string
+	LastErrorAt time.Time
 }
 
 // Runner runs registered observers over the notifications of one store.
@@ -143,12 +175,27 @@ type Runner struct {
 	// inflight holds the notifications (key, column) being run, so that
 	// a scanner does not start a run of a notification it still holds.
 	inflight map[string]struct{}
+	// failing holds the notifications whose last run failed: when they
+	// may run again, and the backoff after the next failure.
+	failing map[string]failure
+	// perObserver counts each observer's runs (ObserverStats).
+	perObserver map[string]*ObserverStats
 	// lo and hi bound the keys where notifications were seen, for random
 	// starts.
 	lo, hi []byte
 
-	runs, committed, acknowledged, conflicts, failed, scanned, skipped, jumps atomic.Uint64
+	runs, committed, acknowledged, conflicts, failed, scanned, skipped, jumps, deferred atomic.Uint64
 }
+
+// failure is a notification's backoff after failed runs.
+type failure struct {
+	until time.Time
+	next  time.Duration
+}
+
+// maxFailing bounds Runner.failing: past it, entries whose backoff is
+// over are dropped (their notifications may have been run elsewhere).
+const maxFailing = 10000
 
 // New returns a Runner over store. Register observers, then call Run.
 func New(store *txn.Store, opts Options) *Runner {
@@ -157,11 +204,13 @@ func New(store *txn.Store, opts Options) *Runner {
 		opts.Txns = storeTxns{store}
 	}
 	return &Runner{
-		store:     store,
-		opts:      opts,
-		slots:     make(chan struct{}, opts.MaxRuns),
-		observers: make(map[string]*Observer),
-		inflight:  make(map[string]struct{}),
+		store:       store,
+		opts:        opts,
+		slots:       make(chan struct{}, opts.MaxRuns),
+		observers:   make(map[string]*Observer),
+		inflight:    make(map[string]struct{}),
+		failing:     make(map[string]failure),
+		perObserver: make(map[string]*ObserverStats),
 	}
 }
 
@@ -185,7 +234,39 @@ func (r *Runner) Register(ctx context.Context, o Observer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.observers[o.Name] = &o
+	if r.perObserver[o.Name] == nil {
+		r.perObserver[o.Name] = &ObserverStats{}
+	}
 	return nil
+}
+
+// Unregister removes the observer named name, which may be registered
+// again later. Its runs in progress finish; its notifications stay in the
+// store for whichever Runner runs it.
+func (r *Runner) Unregister(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.observers, name)
+}
+
+// ObserverStats returns the counters of each observer ever registered.
+func (r *Runner) ObserverStats() map[string]ObserverStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]ObserverStats, len(r.perObserver))
+	for name, st := range r.perObserver {
+		out[name] = *st
+	}
+	return out
+}
+
+// countRun adds to observer's counters under r.mu.
+func (r *Runner) countRun(observer string, f func(*ObserverStats)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.perObserver[observer]; st != nil {
+		f(st)
+	}
 }
 
 // Stats returns the Runner's counters.
@@ -199,6 +280,7 @@ func (r *Runner) Stats() Stats {
 		Scanned:      r.scanned.Load(),
 		Skipped:      r.skipped.Load(),
 		Jumps:        r.jumps.Load(),
+		Deferred:     r.deferred.Load(),
 	}
 }
 
@@ -369,6 +451,11 @@ func (r *Runner) dispatch(ctx context.Context, e kv.NotifyEntry, runs *sync.Wait
 		r.mu.Unlock()
 		return false
 	}
+	if f, ok := r.failing[id]; ok && time.Now().Before(f.until) {
+		r.mu.Unlock()
+		r.deferred.Add(1)
+		return false
+	}
 	r.inflight[id] = struct{}{}
 	r.mu.Unlock()
 	select {
@@ -380,12 +467,51 @@ func (r *Runner) dispatch(ctx context.Context, e kv.NotifyEntry, runs *sync.Wait
 	runs.Go(func() {
 		defer func() { <-r.slots }()
 		defer r.done(id)
-		if err := r.process(ctx, o, e); err != nil && ctx.Err() == nil {
+		err := r.process(ctx, o, e)
+		switch {
+		case err == nil:
+			r.succeeded(id)
+		case ctx.Err() == nil:
 			r.failed.Add(1)
+			r.backOff(id, o.Name, err)
 			r.report(o.Name, e.Key, err)
 		}
 	})
 	return true
+}
+
+// succeeded forgets the failures of notification id.
+func (r *Runner) succeeded(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failing, id)
+}
+
+// backOff records that a run of notification id of observer failed with
+// err: the notification waits before it runs again, twice as long as
+// last time, up to Options.MaxFailureBackoff.
+func (r *Runner) backOff(id, observer string, err error) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.failing[id]
+	if !ok {
+		f.next = r.opts.FailureBackoff
+	}
+	f.until = now.Add(f.next)
+	f.next = min(2*f.next, r.opts.MaxFailureBackoff)
+	if !ok && len(r.failing) >= maxFailing {
+		for k, old := range r.failing {
+			if now.After(old.until) {
+				delete(r.failing, k)
+			}
+		}
+	}
+	r.failing[id] = f
+	if st := r.perObserver[observer]; st != nil {
+		st.Failed++
+		st.LastError, st.LastErrorAt = err.Error(), now
+	}
 }
 
 // done forgets a finished run.
@@ -405,6 +531,7 @@ func (r *Runner) report(observer string, key []byte, err error) {
 // process runs o for the notification e (doc.go, steps 1-4), retrying
 // conflicts with backoff.
 func (r *Runner) process(ctx context.Context, o *Observer, e kv.NotifyEntry) error {
+	ctx = context.WithValue(ctx, entryKey{}, e)
 	var ackKey []byte
 	if !o.Weak {
 		var err error
@@ -459,7 +586,15 @@ func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ack
 			return true, nil
 		}
 	}
+	// The reads of the row and of the ack are a statement of their own,
+	// before the Func's: a pessimistic run whose Func moves its snapshot
+	// past a newer commit (txn.Txn.RefreshSnapshot) must have them
+	// validated, or it could move past another run's acknowledgement of
+	// the same change and commit its own over it (its ack is an ordinary
+	// write, checked for conflicts at the moved snapshot).
+	tx.BeginStatement()
 	r.runs.Add(1)
+	r.countRun(o.Name, func(st *ObserverStats) { st.Runs++ })
 	if err := call(ctx, o, tx, e.Key); err != nil {
 		return false, fmt.Errorf("observer %q on %q: %w", o.Name, e.Key, err)
 	}
@@ -468,7 +603,19 @@ func (r *Runner) attempt(ctx context.Context, o *Observer, e kv.NotifyEntry, ack
 		return false, fmt.Errorf("observer %q on %q: commit: %w", o.Name, e.Key, err)
 	}
 	r.committed.Add(1)
+	r.countRun(o.Name, func(st *ObserverStats) { st.Committed++ })
 	return true, nil
+}
+
+// entryKey keys the notification of a run in its context.
+type entryKey struct{}
+
+// EntryOf returns the notification the run of ctx (the context a Func is
+// called with) is for: its row key, its observer and the commit_ts of
+// the newest change it tells of.
+func EntryOf(ctx context.Context) (kv.NotifyEntry, bool) {
+	e, ok := ctx.Value(entryKey{}).(kv.NotifyEntry)
+	return e, ok
 }
 
 // call runs o's Func, turning a panic into an error: observers run inside

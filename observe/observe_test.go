@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -516,5 +517,60 @@ func TestPanickingObserver(t *testing.T) {
 	v, _ := failures.Load(string(rowKey(docsTable, 3)))
 	if err, _ := v.(error); err == nil || !strings.Contains(err.Error(), "panic: observer bug") {
 		t.Errorf("reported %v, want the panic", v)
+	}
+}
+
+// TestFailingRunBacksOff: a run that fails leaves its notification, which
+// waits out Options.FailureBackoff before it runs again (the scanners
+// defer it meanwhile), so an observer that fails for good does not spin;
+// ObserverStats keeps the failure; the Func learns its notification from
+// EntryOf; and once the backoff is over and the observer fixed, the
+// change commits once.
+func TestFailingRunBacksOff(t *testing.T) {
+	e := newEnv(t, "")
+	notified := e.write(t, 5, "doc", "count")
+	var calls atomic.Int64
+	var fixed atomic.Bool
+	var entry kv.NotifyEntry
+	var c counter
+	run := func(ctx context.Context, tx *txn.Txn, key []byte) error {
+		calls.Add(1)
+		entry, _ = EntryOf(ctx)
+		if !fixed.Load() {
+			return errors.New("not yet")
+		}
+		return c.run(ctx, tx, key)
+	}
+	r := newRunner(t, e.s, Options{FailureBackoff: time.Hour})
+	if err := r.Register(context.Background(), Observer{Name: "count", Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, r)
+	waitUntil(t, "the scanners to defer the failed notification", func() bool { return r.Stats().Deferred >= 3 })
+	stop()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d calls within the backoff, want 1", n)
+	}
+	if entry.TS != notified || !bytes.Equal(entry.Key, rowKey(docsTable, 5)) || string(entry.Column) != "count" {
+		t.Errorf("EntryOf gave %+v, want row 5's notification at %d", entry, notified)
+	}
+	st := r.ObserverStats()["count"]
+	if st.Runs != 1 || st.Committed != 0 || st.Failed != 1 || !strings.Contains(st.LastError, "not yet") || st.LastErrorAt.IsZero() {
+		t.Fatalf("observer stats %+v, want one failed run", st)
+	}
+
+	fixed.Store(true)
+	r = newRunner(t, e.s, Options{FailureBackoff: time.Millisecond})
+	if err := r.Register(context.Background(), Observer{Name: "count", Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, r)
+	waitUntil(t, "the notification to clear", func() bool { return e.pending(t, "count") == 0 })
+	if got := e.committedRuns(t, 5); got != 1 {
+		t.Errorf("%d committed runs, want 1", got)
+	}
+	r.Unregister("count")
+	if got := r.names(); len(got) != 0 {
+		t.Errorf("observers after Unregister: %q", got)
 	}
 }

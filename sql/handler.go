@@ -288,7 +288,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			}
 			return cb(&sqltypes.Result{}, rest != "")
 		}
-		if oneStatement(query) {
+		// An ADMIN WATCH ... DO BEGIN ... END holds semicolons of its
+		// own: it is one statement.
+		if oneStatement(query) || isAdminVerb(query, "watch") {
 			if ok, err := h.ownStatement(ctx, c, query, cb); ok {
 				rest = ""
 				return err

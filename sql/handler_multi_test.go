@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"database/sql"
+	"strings"
 	"testing"
 
 	"github.com/percdb/percdb/sql/sqltest"
@@ -38,5 +39,10 @@ func TestOwnStatementsWithMultiStatements(t *testing.T) {
 	var v int
 	if err := db.QueryRow("SELECT v FROM t WHERE id = 1").Scan(&v); err != nil || v != 3 {
 		t.Fatalf("after BEGIN PESSIMISTIC ... COMMIT: v = %d, %v", v, err)
+	}
+	// An action's semicolons do not cut ADMIN WATCH ... DO BEGIN ... END.
+	mustExec(t, db, "ADMIN WATCH t (v) FOR OBSERVER multi DO BEGIN DELETE FROM t WHERE id = -NEW.id; DELETE FROM t WHERE id < -100; END")
+	if a := observerRows(t, db)["multi"]["ACTION"]; !strings.HasPrefix(a, "BEGIN DELETE") || !strings.HasSuffix(a, "END") {
+		t.Fatalf("the action recorded through a multi-statement connection: %q", a)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -40,30 +39,46 @@ import (
 // observer on the table replaces the first. It implements
 // observe.Catalog.
 func (s *Server) Watch(ctx context.Context, table, observer string, columns []string) error {
-	return s.provider.watch(ctx, table, observer, columns, false)
+	return s.provider.watch(ctx, table, catalog.ObserverDef{Name: observer}, columns, false)
 }
 
 // Unwatch removes observer's watch on table ("db.table"), if any.
 func (s *Server) Unwatch(ctx context.Context, table, observer string) error {
-	return s.provider.watch(ctx, table, observer, nil, true)
+	return s.provider.watch(ctx, table, catalog.ObserverDef{Name: observer}, nil, true)
 }
 
 // TxnStore returns the node's transaction store, for observers running in
 // the process (package observe).
 func (s *Server) TxnStore() *txn.Store { return s.store }
 
-// watch changes observer's watch on table. Errors are MySQL's
+// watch changes the watch on table of the observer o names (o's Action
+// and owner, when set, are its built-in action). Errors are MySQL's
 // (*mysql.SQLError): 1049, 1146 or 1054 for a database, table or column
-// that does not exist.
-func (p *DatabaseProvider) watch(ctx context.Context, table, observer string, columns []string, remove bool) error {
-	if err := p.changeWatch(ctx, table, observer, columns, remove); err != nil {
+// that does not exist (or a NEW.column of the action the table lacks),
+// 1210 for an action on an observer whose other watches have none or the
+// reverse.
+func (p *DatabaseProvider) watch(ctx context.Context, table string, o catalog.ObserverDef, columns []string, remove bool) error {
+	if err := p.changeWatch(ctx, table, o, columns, remove); err != nil {
 		return gsql.CastSQLError(toSQLError(err))
+	}
+	if p.actions != nil {
+		// The node's action runner starts or stops running the
+		// observer now rather than at its next look.
+		p.actions.kick()
 	}
 	return nil
 }
 
 // changeWatch is watch with the errors as they come.
-func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer string, columns []string, remove bool) error {
+func (p *DatabaseProvider) changeWatch(ctx context.Context, table string, watch catalog.ObserverDef, columns []string, remove bool) error {
+	observer := watch.Name
+	var action *observerAction
+	if watch.Action != "" {
+		var err error
+		if action, err = parseObserverAction(watch.Action); err != nil {
+			return err
+		}
+	}
 	dbName, tblName, ok := strings.Cut(table, ".")
 	if !ok || dbName == "" || tblName == "" {
 		return fmt.Errorf("watch: table %q is not of the form db.table", table)
@@ -92,7 +107,16 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 		}
 		nd.Observers = kept
 		if !remove {
-			o := catalog.ObserverDef{Name: observer}
+			if err := sameActionKind(c, nd, watch); err != nil {
+				return err
+			}
+			if action != nil {
+				if err := action.checkColumns(nd); err != nil {
+					return err
+				}
+			}
+			o := watch
+			o.Columns = nil
 			for _, name := range columns {
 				col, _, ok := nd.ColumnByName(name)
 				if !ok {
@@ -106,6 +130,28 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 	})
 }
 
+// sameActionKind refuses a watch w of table nd whose observer watches
+// another table with an action when w has none, or the reverse: the SQL
+// nodes run an observer with an action (every notification of it), and a
+// program registers the others, so one observer is one or the other.
+func sameActionKind(c *catalog.Catalog, nd *catalog.TableDef, w catalog.ObserverDef) error {
+	for _, db := range c.SortedDatabases() {
+		for _, def := range c.SortedTables(db.ID) {
+			if def.ID == nd.ID {
+				continue
+			}
+			for _, o := range def.Observers {
+				if o.Name == w.Name && (o.Action == "") != (w.Action == "") {
+					return mysql.NewSQLError(mysql.ERWrongArguments, mysql.SSUnknownSQLState,
+						"Incorrect arguments to ADMIN WATCH: observer %s watches %s.%s %s a built-in action; every watch of an observer has one or none",
+						w.Name, db.Name, def.Name, map[bool]string{true: "with", false: "without"}[o.Action != ""])
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // ObserverTxns begins and ends the transactions of observer runs that
 // write SQL tables (observe.Options.Txns), under the rules every SQL
 // transaction of the node keeps: each is registered with the node's
@@ -116,8 +162,7 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table, observer stri
 // write through package executor.
 type ObserverTxns struct {
 	p    *DatabaseProvider
-	mu   sync.Mutex
-	runs map[*txn.Txn]*observerRun
+	runs txnRegistry[*observerRun]
 }
 
 // observerRun is the schema state of one observer transaction.
@@ -128,7 +173,7 @@ type observerRun struct {
 
 // ObserverTxns returns the node's source of observer transactions.
 func (s *Server) ObserverTxns() *ObserverTxns {
-	return &ObserverTxns{p: s.provider, runs: make(map[*txn.Txn]*observerRun)}
+	return &ObserverTxns{p: s.provider}
 }
 
 // Begin begins an observer run's transaction.
@@ -139,19 +184,13 @@ func (o *ObserverTxns) Begin(ctx context.Context) (*txn.Txn, error) {
 		use.End()
 		return nil, err
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.runs[tx] = &observerRun{use: use}
+	o.runs.put(tx, &observerRun{use: use})
 	return tx, nil
 }
 
 // take removes tx's run.
 func (o *ObserverTxns) take(tx *txn.Txn) *observerRun {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	run := o.runs[tx]
-	delete(o.runs, tx)
-	return run
+	return o.runs.take(tx)
 }
 
 // Commit commits tx. A transaction a schema change made stale is rolled
@@ -185,9 +224,7 @@ func (o *ObserverTxns) Rollback(ctx context.Context, tx *txn.Txn) error {
 // through package executor. A table that a schema change is rewriting is
 // an error wrapping txn.ErrWriteConflict: the run is tried again later.
 func (o *ObserverTxns) Table(ctx context.Context, tx *txn.Txn, table string) (*executor.Table, *executor.RowDecoder, error) {
-	o.mu.Lock()
-	run := o.runs[tx]
-	o.mu.Unlock()
+	run := o.runs.get(tx)
 	if run == nil {
 		return nil, nil, errors.New("table: not an observer transaction of this node")
 	}
@@ -265,7 +302,10 @@ func isShowObservers(query string) bool { return isAdminWords(query, "admin", "s
 // and table: the database, the table, the observer, the columns it
 // watches ("" for all), how many of its notifications wait in the store
 // (of every table) and its lag: the seconds since the oldest of them was
-// committed (NULL when none waits).
+// committed (NULL when none waits). A watch with a built-in action also
+// shows it, its owner, and what this node's action runner did for the
+// observer since the node started: runs committed, runs failed, and the
+// last failure's error (NULL for a watch without action, or none).
 func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result, error) {
 	c, err := p.latestCatalog(ctx)
 	if err != nil {
@@ -291,7 +331,11 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 		start = next
 	}
 	res := &sqltypes.Result{}
-	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING", "LAG_SECONDS"} {
+	var ran map[string]observe.ObserverStats
+	if p.actions != nil {
+		ran = p.actions.stats()
+	}
+	for _, name := range []string{"DB_NAME", "TABLE_NAME", "OBSERVER", "COLUMNS", "PENDING", "LAG_SECONDS", "ACTION", "OWNER", "RUNS", "FAILURES", "LAST_ERROR"} {
 		res.Fields = append(res.Fields, &querypb.Field{Name: name, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
 	now := time.Now()
@@ -310,13 +354,24 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 				if ts, ok := oldest[o.Name]; ok {
 					lag = sqltypes.NewVarChar(strconv.FormatFloat(max(now.Sub(tso.Time(ts)), 0).Seconds(), 'f', 3, 64))
 				}
+				action, owner, runs, failures, lastErr := sqltypes.NULL, sqltypes.NULL, sqltypes.NULL, sqltypes.NULL, sqltypes.NULL
+				if o.Action != "" {
+					action = sqltypes.NewVarChar(o.Action)
+					owner = sqltypes.NewVarChar(fmt.Sprintf("'%s'@'%s'", o.OwnerUser, o.OwnerHost))
+					st := ran[o.Name]
+					runs = sqltypes.NewVarChar(strconv.FormatUint(st.Committed, 10))
+					failures = sqltypes.NewVarChar(strconv.FormatUint(st.Failed, 10))
+					if st.LastError != "" {
+						lastErr = sqltypes.NewVarChar(st.LastError)
+					}
+				}
 				res.Rows = append(res.Rows, []sqltypes.Value{
 					sqltypes.NewVarChar(db.Name),
 					sqltypes.NewVarChar(t.Name),
 					sqltypes.NewVarChar(o.Name),
 					sqltypes.NewVarChar(strings.Join(cols, ",")),
 					sqltypes.NewVarChar(strconv.Itoa(pending[o.Name])),
-					lag,
+					lag, action, owner, runs, failures, lastErr,
 				})
 			}
 		}
@@ -326,21 +381,24 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 
 // watchStmt is ADMIN WATCH or ADMIN UNWATCH:
 //
-//	ADMIN WATCH [db.]table [(column [, column] ...)] FOR OBSERVER name
+//	ADMIN WATCH [db.]table [(column [, column] ...)] FOR OBSERVER name [DO action]
 //	ADMIN UNWATCH [db.]table FOR OBSERVER name
 //
 // records or removes a watch from any client, as Server.Watch and
-// Unwatch do (no columns: every column); the observer's code runs in a
-// process that registers it with package observe under the same name.
+// Unwatch do (no columns: every column). Without DO the observer's code
+// runs in a process that registers it with package observe under the
+// same name; with DO, action (observeraction.go) is its code, which every
+// SQL node runs.
 type watchStmt struct {
 	remove        bool
 	db, table     string
 	columns       []string
 	observer      string
 	columnsListed bool
+	action        string
 }
 
-var watchRE = regexp.MustCompile("(?is)^\\s*admin\\s+(watch|unwatch)\\s+(`[^`]+`|[a-z0-9_$]+)(?:\\s*\\.\\s*(`[^`]+`|[a-z0-9_$]+))?\\s*(?:\\(([^)]*)\\))?\\s*for\\s+observer\\s+(`[^`]+`|'[^']+'|\"[^\"]+\"|[a-z0-9_$]+)\\s*;?\\s*$")
+var watchRE = regexp.MustCompile("(?is)^\\s*admin\\s+(watch|unwatch)\\s+(`[^`]+`|[a-z0-9_$]+)(?:\\s*\\.\\s*(`[^`]+`|[a-z0-9_$]+))?\\s*(?:\\(([^)]*)\\))?\\s*for\\s+observer\\s+(`[^`]+`|'[^']+'|\"[^\"]+\"|[a-z0-9_$]+)(?:\\s+do\\s+(.*?))?\\s*;?\\s*$")
 
 // parseWatch recognises ADMIN WATCH and ADMIN UNWATCH. A statement that
 // starts with those words but does not parse is an error.
@@ -348,16 +406,16 @@ func parseWatch(query string) (watchStmt, bool, error) {
 	if !isAdminVerb(query, "watch") && !isAdminVerb(query, "unwatch") {
 		return watchStmt{}, false, nil
 	}
-	m := watchRE.FindStringSubmatch(query)
+	m, at := watchRE.FindStringSubmatch(query), watchRE.FindStringSubmatchIndex(query)
 	if m == nil {
-		return watchStmt{}, true, errSyntax("ADMIN WATCH [db.]table [(column, ...)] FOR OBSERVER name, or ADMIN UNWATCH [db.]table FOR OBSERVER name")
+		return watchStmt{}, true, errSyntax("ADMIN WATCH [db.]table [(column, ...)] FOR OBSERVER name [DO action], or ADMIN UNWATCH [db.]table FOR OBSERVER name")
 	}
 	unquote := func(s string) string { return strings.Trim(s, "`'\"") }
-	st := watchStmt{remove: strings.EqualFold(m[1], "unwatch"), table: unquote(m[2]), observer: unquote(m[5])}
+	st := watchStmt{remove: strings.EqualFold(m[1], "unwatch"), table: unquote(m[2]), observer: unquote(m[5]), action: strings.TrimSpace(m[6])}
 	if m[3] != "" {
 		st.db, st.table = st.table, unquote(m[3])
 	}
-	if m[4] != "" || strings.Contains(m[0], "(") {
+	if at[2*4] >= 0 { // a column list, perhaps empty
 		st.columnsListed = true
 		for _, c := range strings.Split(m[4], ",") {
 			if c = unquote(strings.TrimSpace(c)); c != "" {
@@ -371,13 +429,19 @@ func parseWatch(query string) (watchStmt, bool, error) {
 	if st.remove && st.columnsListed {
 		return st, true, errSyntax("ADMIN UNWATCH takes no column list: it removes the observer's watch of the table")
 	}
+	if st.remove && st.action != "" {
+		return st, true, errSyntax("ADMIN UNWATCH takes no action")
+	}
 	return st, true, nil
 }
 
 // isAdminVerb reports whether query starts with the words ADMIN verb.
+// It looks at the query's first words only: the handler asks it of every
+// multi-statement query.
 func isAdminVerb(query, verb string) bool {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(query)))
-	return len(f) >= 2 && f[0] == "admin" && f[1] == verb
+	q := strings.TrimSpace(query)
+	f := strings.Fields(q[:min(len(q), 64)])
+	return len(f) >= 2 && strings.EqualFold(f[0], "admin") && strings.EqualFold(f[1], verb)
 }
 
 // watch runs an ADMIN WATCH or ADMIN UNWATCH statement of connection c:
@@ -392,8 +456,28 @@ func (h *handler) watch(ctx context.Context, c *mysql.Conn, st watchStmt, cb mys
 	if err := h.requireTablePrivilege(ctx, s, gsql.PrivilegeType_Trigger, "TRIGGER", db, st.table); err != nil {
 		return err
 	}
-	if err := s.provider.watch(ctx, db+"."+st.table, st.observer, st.columns, st.remove); err != nil {
+	w := catalog.ObserverDef{Name: st.observer, Action: st.action}
+	if w.Action != "" {
+		w.OwnerUser, w.OwnerHost = h.account(s)
+	}
+	if err := s.provider.watch(ctx, db+"."+st.table, w, st.columns, st.remove); err != nil {
 		return err
 	}
 	return cb(&sqltypes.Result{}, false)
+}
+
+// account returns the account (user and host pattern, MySQL's
+// CURRENT_USER()) session s is authenticated as: the owner of what it
+// makes that runs later with its privileges.
+func (h *handler) account(s *Session) (user, host string) {
+	client := s.Client()
+	if h.accounts == nil || !h.accounts.Enabled() {
+		return client.User, client.Address
+	}
+	rd := h.accounts.Reader()
+	defer rd.Close()
+	if u := h.accounts.GetUser(rd, client.User, client.Address, false); u != nil {
+		return u.User, u.Host
+	}
+	return client.User, client.Address
 }

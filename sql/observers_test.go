@@ -219,8 +219,8 @@ func showObservers(t *testing.T, db *sql.DB) []string {
 	var got []string
 	for rows.Next() {
 		var dbName, table, observer, columns, pending string
-		var lag sql.NullString
-		if err := rows.Scan(&dbName, &table, &observer, &columns, &pending, &lag); err != nil {
+		var lag, action, owner, runs, failures, lastErr sql.NullString
+		if err := rows.Scan(&dbName, &table, &observer, &columns, &pending, &lag, &action, &owner, &runs, &failures, &lastErr); err != nil {
 			t.Fatal(err)
 		}
 		row := []string{dbName, table, observer, columns, pending}

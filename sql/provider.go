@@ -26,6 +26,10 @@ import (
 // of a Server; per-transaction state lives in Transaction.
 type DatabaseProvider struct {
 	store *txn.Store
+	// actions runs the node's built-in observer actions (nil until the
+	// server is open): ADMIN WATCH kicks it, ADMIN SHOW OBSERVERS shows
+	// its counts.
+	actions *actionRunner
 	// localKV is the single node's store (nil in a cluster), and
 	// regionDetail a cluster's pd (nil on the single node): what
 	// information_schema.TIKV_REGION_STATUS reads besides the routes

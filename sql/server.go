@@ -234,6 +234,8 @@ type Server struct {
 	kvMetrics      *kvMetrics
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
+	// actions runs the built-in actions of observers (observeractions.go).
+	actions *actionRunner
 }
 
 // embeddedOracleTimeout bounds one request of the single node's oracle
@@ -405,6 +407,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 			s.background.Go(func() { s.clusterHeat.run(bg) })
 		}
 	}
+	s.actions = newActionRunner(s)
+	s.provider.actions = s.actions
+	s.actions.start()
 	return s, nil
 }
 
@@ -456,6 +461,10 @@ func (s *Server) Serve() error {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.actions != nil {
+			// Before the engine closes: runs execute statements there.
+			s.actions.close()
+		}
 		if s.status != nil {
 			// First, so that load balancers stop sending clients.
 			ctx, cancel := context.WithTimeout(context.Background(), statusCloseTimeout)
@@ -534,17 +543,23 @@ func handshakeCollation(id uint8) map[string]any {
 	}
 }
 
-// sessionBuilder returns GMS's session factory: a percdb Session per
-// connection, with MySQL 8's defaults where GMS's differ, and the
-// character set and collation the client asked for in its handshake.
-func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
-	vars := map[string]any{
+// sessionVars are the session variables every session of the node starts
+// with, where GMS's defaults differ from MySQL 8's.
+func (s *Server) sessionVars() map[string]any {
+	return map[string]any{
 		"version":              s.cfg.Version,
 		"version_comment":      versionComment,
 		"collation_connection": DefaultCollation,
 		"collation_server":     DefaultCollation,
 		"collation_database":   DefaultCollation,
 	}
+}
+
+// sessionBuilder returns GMS's session factory: a percdb Session per
+// connection, with MySQL 8's defaults where GMS's differ, and the
+// character set and collation the client asked for in its handshake.
+func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
+	vars := s.sessionVars()
 	return func(ctx context.Context, conn *mysql.Conn, addr string) (gsql.Session, error) {
 		base, err := gsql.BaseSessionFromConnection(ctx, conn, addr)
 		if err != nil {

@@ -49,8 +49,11 @@ func (t *Txn) Notify(key []byte, column string) error {
 // Acknowledge is an observer run's acknowledgement of the notification of
 // notifiedTS (the entry's commit_ts) at ackKey, the key that holds the
 // start_ts of the observer's last committed run for the notified key.
-// When that run started after notifiedTS, it saw the change already and
-// Acknowledge returns false: nothing is to be done. Otherwise it writes
+// When that run started at or after notifiedTS, it saw the change already
+// and Acknowledge returns false: nothing is to be done. (At: a read at ts
+// sees a commit at ts, and a one-phase commit's calculated commit_ts can
+// be exactly the start_ts another store's transaction got next from the
+// oracle.) Otherwise it writes
 // this transaction's start_ts there and returns true. The acknowledgement
 // is an ordinary write: two runs for the same notification both write it,
 // so at most one of them commits (the other meets a write conflict or, if
@@ -66,7 +69,7 @@ func (t *Txn) Acknowledge(ctx context.Context, ackKey []byte, notifiedTS uint64)
 		if len(v) != ackLen {
 			return false, fmt.Errorf("acknowledge %q: value of %d bytes, want %d", ackKey, len(v), ackLen)
 		}
-		if binary.BigEndian.Uint64(v) > notifiedTS {
+		if binary.BigEndian.Uint64(v) >= notifiedTS {
 			return false, nil
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/tso"
 )
 
 // notifyEntries returns every notify entry as "key/column@ts", scanning
@@ -168,5 +170,76 @@ func TestClearNotifyKeepsNewer(t *testing.T) {
 	}
 	if got, want := notifyEntries(t, e.s, 0), []string{fmt.Sprintf("a/obs@%d", a2)}; !slices.Equal(got, want) {
 		t.Fatalf("entries %v, want %v", got, want)
+	}
+}
+
+// TestAcknowledgeSeesACommitAtItsStart: a one-phase commit's calculated
+// commit_ts (max(start_ts, max_read_ts)+1) can be exactly the timestamp
+// the oracle hands another Store's transaction next. An observer run
+// that starts at it reads at it and sees the commit, so the run's
+// acknowledgement, at that same timestamp, acknowledges the change: a
+// later run told of it finds nothing to do. (It ran again, and both
+// committed: TestObserversInCluster failed once so, with the writers on
+// one SQL node and the runs on others.)
+func TestAcknowledgeSeesACommitAtItsStart(t *testing.T) {
+	ctx := context.Background()
+	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ks.Close() })
+	base := tso.Compose(time.Now().UnixMilli(), 1)
+	oracle := &scriptedOracle{}
+	for i := range uint64(8) {
+		oracle.tss = append(oracle.tss, base+i)
+	}
+	e := newEnvOn(t, ks, oracle, Options{})
+	runs := e.newStore(t, Options{}) // the observers' process
+
+	w, err := e.s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Set([]byte("row"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Notify([]byte("row"), "obs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	notified := w.CommitTS()
+	if notified != base+1 {
+		t.Fatalf("the blind write started at %d committed at %d, want the one-phase %d", base, notified, base+1)
+	}
+
+	run := func() *Txn {
+		tx, err := runs.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	first := run()
+	if v, _, err := first.Get(ctx, []byte("row")); err != nil || string(v) != "v" {
+		t.Fatalf("the first run reads %q, %v", v, err)
+	}
+	if ts, _ := first.StartTS(ctx); ts != notified {
+		t.Fatalf("the first run started at %d, want the commit's %d", ts, notified)
+	}
+	ack := []byte("ack")
+	if ok, err := first.Acknowledge(ctx, ack, notified); err != nil || !ok {
+		t.Fatalf("the first run's acknowledgement: %v, %v", ok, err)
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := run()
+	if _, _, err := second.Get(ctx, []byte("row")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := second.Acknowledge(ctx, ack, notified); err != nil || ok {
+		t.Fatalf("a second run of the change the first saw: %v, %v; want nothing to do", ok, err)
 	}
 }

@@ -295,10 +295,17 @@ func ProcedureKey(dbID int64, name string) []byte {
 }
 
 // ObserverDef is an observer's watch on a table: its name and the IDs of
-// the columns it watches (empty: every column).
+// the columns it watches (empty: every column). A watch made with ADMIN
+// WATCH ... DO has a built-in action: Action is its statement text as
+// written after DO, which every SQL node runs for each notified row, with
+// the privileges of its owner, the account (OwnerUser@OwnerHost) that
+// made the watch.
 type ObserverDef struct {
-	Name    string  `json:"name"`
-	Columns []int64 `json:"columns,omitempty"`
+	Name      string  `json:"name"`
+	Columns   []int64 `json:"columns,omitempty"`
+	Action    string  `json:"action,omitempty"`
+	OwnerUser string  `json:"owner_user,omitempty"`
+	OwnerHost string  `json:"owner_host,omitempty"`
 }
 
 // Watches describes def's observers to the executor, whose
@@ -336,7 +343,8 @@ func (def *TableDef) KeepObservers(kept map[int64]bool) {
 			}
 		}
 		if len(cols) > 0 {
-			out = append(out, ObserverDef{Name: o.Name, Columns: cols})
+			o.Columns = cols
+			out = append(out, o)
 		}
 	}
 	def.Observers = out

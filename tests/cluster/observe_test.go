@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -121,46 +120,9 @@ func TestObserversInCluster(t *testing.T) {
 	stopRunners()
 	running.Wait()
 
-	// Read back each row's commits and its ack's commits.
-	store := nodes[0].TxnStore()
-	now := freshTS(t, ctx, store)
 	ackCommits := 0
-	for k := range keys {
-		rowKey := tablecodec.RowKey(nil, tableID.Load(), tablecodec.IntHandle(int64(k)))
-		ackKey, err := tablecodec.AckKey(nil, rowKey, "count")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rowChanges, err := store.ScanChanges(ctx, rowKey, append(append([]byte(nil), rowKey...), 0), 1, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		acks, err := store.ScanChanges(ctx, ackKey, append(append([]byte(nil), ackKey...), 0), 1, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runStarts []uint64
-		for _, a := range acks {
-			runStarts = append(runStarts, binary.BigEndian.Uint64(a.Value))
-		}
-		var commits []uint64
-		for _, ch := range rowChanges {
-			commits = append(commits, ch.CommitTS)
-		}
-		if len(runStarts) == 0 || runStarts[len(runStarts)-1] < commits[len(commits)-1] {
-			t.Errorf("row %d: last commit at %d, committed runs started at %v: a change not observed", k, commits[len(commits)-1], runStarts)
-		}
-		for i := 1; i < len(runStarts); i++ {
-			between := false
-			for _, ts := range commits {
-				between = between || (ts > runStarts[i-1] && ts < runStarts[i])
-			}
-			if !between {
-				t.Errorf("row %d: committed runs started at %d and %d with no change between: a notification run twice (commits %v)",
-					k, runStarts[i-1], runStarts[i], commits)
-			}
-		}
-		ackCommits += len(runStarts)
+	for _, h := range checkHistories(t, ctx, nodes[0].TxnStore(), tableID.Load(), keys, "count") {
+		ackCommits += len(h.Runs)
 	}
 	s0, s1 := runners[0].Stats(), runners[1].Stats()
 	if got := int(s0.Committed + s1.Committed); got != ackCommits {
@@ -170,6 +132,30 @@ func TestObserversInCluster(t *testing.T) {
 		updates.Load(), s0.Committed, s1.Committed, ackCommits, calls.Load(), s0.Conflicts, s1.Conflicts, s0.Acknowledged, s1.Acknowledged,
 		s0.Skipped, s1.Skipped, s0.Jumps, s1.Jumps)
 	c.stop()
+}
+
+// checkHistories reads back the changes and committed runs of observer
+// on rows 0..keys-1 of table (integer keys) and fails t on a change not
+// observed or run twice; it returns the histories by row.
+func checkHistories(t *testing.T, ctx context.Context, store *txn.Store, table int64, keys int, observer string) []observe.History {
+	t.Helper()
+	now := freshTS(t, ctx, store)
+	var out []observe.History
+	for k := range keys {
+		h, err := observe.ReadHistory(ctx, store, tablecodec.RowKey(nil, table, tablecodec.IntHandle(int64(k))), observer, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Unobserved() {
+			t.Errorf("row %d: a change not observed (changes %v, committed runs started at %v)", k, h.Changes, h.Runs)
+		}
+		for _, pair := range h.RunTwice() {
+			t.Errorf("row %d: committed runs started at %d and %d with no change between: a notification run twice (changes %v, runs %v)",
+				k, pair[0], pair[1], h.Changes, h.Runs)
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // freshTS returns a timestamp of the cluster's oracle.
@@ -185,4 +171,70 @@ func freshTS(t *testing.T, ctx context.Context, s *txn.Store) uint64 {
 		t.Fatal(err)
 	}
 	return ts
+}
+
+// TestObserverActionsInCluster: a built-in action (ADMIN WATCH ... DO)
+// made through the cluster's SQL node runs on every SQL node (that one
+// and two attached in process) while clients update the watched column:
+// the action's output converges to the source, it counts exactly the
+// committed runs the ack versions show, and no change is run twice
+// (observe.ReadHistory).
+func TestObserverActionsInCluster(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 3)
+	db := openDB(t, c.sql.addr, "", true)
+	ctx := context.Background()
+	const keys = 6
+	for _, q := range []string{
+		"CREATE DATABASE d",
+		"CREATE TABLE d.src (id INT PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE d.seen (id INT PRIMARY KEY, v INT NOT NULL, runs INT NOT NULL)",
+		"ADMIN WATCH d.src (v) FOR OBSERVER mirror DO INSERT INTO seen (id, v, runs) VALUES (NEW.id, NEW.v, 1) ON DUPLICATE KEY UPDATE v = VALUES(v), runs = runs + 1",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v\n%s", q, err, c.logs())
+		}
+	}
+	nodes := []*percsql.Server{attachSQL(t, c), attachSQL(t, c)}
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 40 {
+				id := (w*5 + i) % keys
+				if _, err := db.ExecContext(ctx, "INSERT INTO d.src VALUES (?, 1) ON DUPLICATE KEY UPDATE v = v + 1", id); err != nil {
+					t.Errorf("write %d: %v", id, err)
+				}
+				if i%10 == 0 {
+					time.Sleep(20 * time.Millisecond) // let runs interleave with the writes
+				}
+			}
+		})
+	}
+	wg.Wait()
+	mirrored := func() bool {
+		var n int
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM d.src JOIN d.seen ON src.id = seen.id AND src.v = seen.v").Scan(&n)
+		return err == nil && n == keys
+	}
+	waitFor(t, "the action to mirror every row", mirrored, func() string { return c.logs() })
+	var tableID int64
+	if err := db.QueryRowContext(ctx, "SELECT TABLE_ID FROM information_schema.TIKV_REGION_STATUS WHERE DB_NAME = 'd' AND TABLE_NAME = 'src' AND IS_INDEX = 0 LIMIT 1").Scan(&tableID); err != nil {
+		t.Fatal(err)
+	}
+	for k, h := range checkHistories(t, ctx, nodes[0].TxnStore(), tableID, keys, "mirror") {
+		var runs int
+		if err := db.QueryRowContext(ctx, "SELECT runs FROM d.seen WHERE id = ?", k).Scan(&runs); err != nil {
+			t.Fatal(err)
+		}
+		if runs != len(h.Runs) {
+			t.Errorf("row %d: the action counted %d runs, the ack %d", k, runs, len(h.Runs))
+		}
+	}
+	var ran []string
+	for i, n := range nodes {
+		st := n.ObserverActionStats()["mirror"]
+		ran = append(ran, fmt.Sprintf("node %d: %d committed, %d failed", i+1, st.Committed, st.Failed))
+	}
+	t.Logf("attached nodes' runs: %v", ran)
+	c.stop()
 }
