@@ -98,9 +98,9 @@ func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, erro
 	}, typ, args...)
 }
 
-// Function implements sql.FunctionProvider: percdb's functions, which
-// GMS's catalog looks up before its built-in ones.
-func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
+// Function returns percdb's function of name, which GMS's catalog looks
+// up before its built-in ones (package sql's DatabaseProvider.Function).
+func Function(name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
 	for _, fns := range []map[string]gsql.Function{temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions} {
 		if f, ok := fns[name]; ok {

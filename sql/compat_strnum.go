@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -128,8 +129,5 @@ func numericPrefix(s string) float64 {
 
 // trimSpaceLeft returns s without its leading spaces.
 func trimSpaceLeft(s string) string {
-	for len(s) > 0 && isSpaceByte(s[0]) {
-		s = s[1:]
-	}
-	return s
+	return strings.TrimLeft(s, " \t\n\r\f\v")
 }
