@@ -14,7 +14,7 @@ import (
 // Fractional seconds where GMS drops them:
 //
 //   - TIME(0) to TIME(5) in CREATE TABLE and ALTER TABLE fail in GMS:
-//     see sql/compat_timecolumns.go.
+//     see sql/compat/timefsp.go.
 //   - The column definitions GMS sends give every TIMESTAMP column 0
 //     decimals (its check for a type with fractions is true of DATETIME
 //     only) and no TIME column any, and give DATETIME(n) and TIMESTAMP(n)

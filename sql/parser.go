@@ -5,6 +5,8 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // literalParser wraps GMS's parser and, before parsing, doubles the
@@ -22,22 +24,22 @@ type literalParser struct {
 
 // ParseSimple implements sql.Parser.
 func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
-	stmt, err := p.Parser.ParseSimple(keepLikeEscapes(query))
-	return rewriteParsed(stmt), err
+	stmt, err := p.Parser.ParseSimple(compat.KeepLikeEscapes(query))
+	return compat.RewriteParsed(stmt), err
 }
 
 // Parse implements sql.Parser.
 func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
-	stmt, q, rest, err := p.Parser.Parse(ctx, keepLikeEscapes(query), multi)
+	stmt, q, rest, err := p.Parser.Parse(ctx, compat.KeepLikeEscapes(query), multi)
 	noteAliasSpellings(ctx, stmt)
-	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), q, rest, err
+	return p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)), q, rest, err
 }
 
 // ParseWithOptions implements sql.Parser.
 func (p literalParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
-	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, keepLikeEscapes(query), delimiter, multi, options)
+	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, compat.KeepLikeEscapes(query), delimiter, multi, options)
 	noteAliasSpellings(ctx, stmt)
-	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), q, rest, err
+	return p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)), q, rest, err
 }
 
 // ParseOneWithOptions implements sql.Parser. The index it returns is into
@@ -45,13 +47,13 @@ func (p literalParser) ParseWithOptions(ctx context.Context, query string, delim
 // backslash and that is the only statement (the handler's callers use
 // the index to find the next statement of a multi-statement query).
 func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
-	q := keepLikeEscapes(query)
+	q := compat.KeepLikeEscapes(query)
 	if len(q) == len(query) {
 		stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
 		noteAliasSpellings(ctx, stmt)
-		return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), n, err
+		return p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)), n, err
 	}
 	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
 	noteAliasSpellings(ctx, stmt)
-	return p.provider.generatedDefaults(ctx, rewriteParsed(stmt)), len(query), err
+	return p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)), len(query), err
 }
