@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/sirupsen/logrus"
 
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/planrules"
 )
 
@@ -19,30 +20,30 @@ const (
 	explainMax1RowRuleID          analyzer.RuleId = 1000 + iota // explainMax1Row, below
 	greedyJoinOrderRuleID                                       // joinorder.go
 	cacheJoinInputsRuleID                                       // joincache.go
-	notExistsRuleID                                             // compat_subquery.go
-	collationKeysRuleID                                         // compat_collation.go
-	integerArithmeticRuleID                                     // compat_arith.go
-	floatLiteralComparisonsRuleID                               // compat_floatcmp.go
-	rowComparisonsRuleID                                        // compat_rows.go
-	keepNullAwareNotInRuleID                                    // compat_notin.go
-	simplifyOuterJoinsRuleID                                    // compat_outerjoin.go
-	retypeUnionsRuleID                                          // compat_union.go
-	sortDistinctByColumnRuleID                                  // compat_distinct.go
-	exactAggregatesRuleID                                       // compat_aggregates.go
+	notExistsRuleID                                             // sql/compat/subquery.go
+	collationKeysRuleID                                         // sql/compat/collation.go
+	integerArithmeticRuleID                                     // sql/compat/arith.go
+	floatLiteralComparisonsRuleID                               // sql/compat/floatcmp.go
+	rowComparisonsRuleID                                        // sql/compat/rows.go
+	keepNullAwareNotInRuleID                                    // sql/compat/notin.go
+	simplifyOuterJoinsRuleID                                    // sql/compat/outerjoin.go
+	retypeUnionsRuleID                                          // sql/compat/union.go
+	sortDistinctByColumnRuleID                                  // sql/compat/distinct.go
+	exactAggregatesRuleID                                       // sql/compat/aggregates.go
 	fkUpdateJoinsRuleID                                         // fkjoin.go
 	fkDefinitionsRuleID                                         // fkdefs.go
-	hashedDistinctsRuleID                                       // compat_semijoin.go
+	hashedDistinctsRuleID                                       // sql/compat/semijoin.go
 	expandRowComparisonsRuleID                                  // planrules
 	coprPushdownRuleID                                          // copr.go
 	preferPinnedIndexRuleID                                     // planrules
 	orderByIndexRuleID                                          // planrules
 	minMaxByIndexRuleID                                         // planrules
-	windowInputColumnsRuleID                                    // compat_window.go
-	indexNamesRuleID                                            // compat_indexnames.go
-	outerAggregatesRuleID                                       // compat_outeraggs.go
+	windowInputColumnsRuleID                                    // sql/compat/window.go
+	indexNamesRuleID                                            // sql/compat/indexnames.go
+	outerAggregatesRuleID                                       // sql/compat/outeraggs.go
 	timeArgumentsRuleID                                         // compat_timefsp.go
-	derivedColumnTypesRuleID                                    // compat_derived.go
-	timeValuesRuleID                                            // compat_timevalues.go
+	derivedColumnTypesRuleID                                    // sql/compat/derived.go
+	timeValuesRuleID                                            // sql/compat/timevalues.go
 	decorrelateRuleID                                           // decorrelate.go
 )
 
@@ -59,17 +60,17 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// LEFT JOINs that a condition above makes inner become inner joins
 	// first, so that GMS's join planner does not lose that condition:
 	// tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: simplifyOuterJoinsRuleID, Apply: simplifyOuterJoins})
+	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: simplifyOuterJoinsRuleID, Apply: compat.SimplifyOuterJoins})
 	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
 	// GMS's join planner panics on some plans (an IN subquery inside a
 	// derived table); the joins are then left as they were written.
 	wrapRule(a, "optimizeJoins", unplannedOnPanic)
 	// Its merge joins lose the DISTINCT of a semi join's inner-join
-	// alternative (compat_semijoin.go).
-	wrapRule(a, "optimizeJoins", noMergeJoinsForSemiJoins)
+	// alternative (sql/compat/semijoin.go).
+	wrapRule(a, "optimizeJoins", compat.NoMergeJoinsForSemiJoins)
 	// Its OrderedDistinct is not a DISTINCT over unsorted rows
-	// (compat_semijoin.go).
-	insertRule(a, "flattenDistinct", true, analyzer.Rule{Id: hashedDistinctsRuleID, Apply: hashedDistincts})
+	// (sql/compat/semijoin.go).
+	insertRule(a, "flattenDistinct", true, analyzer.Rule{Id: hashedDistinctsRuleID, Apply: compat.HashedDistincts})
 	insertRule(a, "cacheSubqueryAliasesInJoins", true, analyzer.Rule{Id: cacheJoinInputsRuleID, Apply: cacheJoinInputs})
 	// MySQL's answers where GMS's differ (compat_*.go). Without these
 	// rules the answers are wrong: TestCorrelatedSubqueries catches it.
@@ -78,36 +79,36 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// second batch on: throughSetOps gives them the sides too.
 	// A TIME in arithmetic, aggregates, casts and string functions is
 	// its number or its text, and moves by an INTERVAL as a TIME
-	// (compat_timevalues.go): tests/protocol/timevalues_test.go. Before
+	// (sql/compat/timevalues.go): tests/protocol/timevalues_test.go. Before
 	// the integer and aggregate rules, which then see its number.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeValuesRuleID, Apply: throughSetOps(timeValues)})
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: throughSetOps(integerArithmetic)})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeValuesRuleID, Apply: throughSetOps(compat.TimeValues)})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: throughSetOps(compat.IntegerArithmetic)})
 	// An aggregate in a subquery's WHERE counts the outer query's group
-	// (compat_outeraggs.go): tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: throughSetOps(outerAggregates)})
+	// (sql/compat/outeraggs.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: outerAggregatesRuleID, Apply: throughSetOps(compat.OuterAggregates)})
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(exactAggregates)})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(compat.ExactAggregates)})
 	// A TIME(n) column is an argument of functions as GMS's TIME
 	// (compat_timefsp.go): tests/protocol/fsp_test.go.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(timeArguments)})
-	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: notExistsNullAsFalse})
-	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: collationKeys})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(compat.TimeArguments)})
+	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: compat.NotExistsNullAsFalse})
+	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: compat.CollationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in
 	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: throughSetOps(floatLiteralComparisons)})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: throughSetOps(compat.FloatLiteralComparisons)})
 	// Row comparisons with NULLs, NOT IN with NULLs, UNION column types:
-	// compat_rows.go, compat_notin.go, compat_union.go and
+	// sql/compat/rows.go, sql/compat/notin.go, sql/compat/union.go and
 	// tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: rowComparisons})
-	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: keepNullAwareNotIn})
+	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: compat.RowComparisons})
+	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: compat.KeepNullAwareNotIn})
 	// Set operations are typed again once their sides' types are final
-	// (compat_union.go): tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: retypeUnionsRuleID, Apply: retypeUnions})
+	// (sql/compat/union.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: retypeUnionsRuleID, Apply: compat.RetypeUnions})
 	// References to a derived table's columns take their final types
-	// (compat_derived.go): tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: derivedColumnTypes})
-	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: sortDistinctByColumn})
+	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: compat.DerivedColumnTypes})
+	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: compat.SortDistinctByColumn})
 	// UPDATE ... JOIN enforces foreign keys (fkjoin.go); without this
 	// rule it does not: TestForeignKeyUpdateJoin.
 	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {
@@ -116,7 +117,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// MySQL's errors for foreign keys that cannot be made (fkdefs.go):
 	// TestForeignKeyDefinitionErrors.
 	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: checkForeignKeyDefinitions})
-	insertRule(a, "validateAlterTable", true, analyzer.Rule{Id: indexNamesRuleID, Apply: nameGeneratedIndexes})
+	insertRule(a, "validateAlterTable", true, analyzer.Rule{Id: indexNamesRuleID, Apply: compat.NameGeneratedIndexes})
 	// Row constructors on a key, (a, b) IN ((1, 2), (3, 4)), reach
 	// GMS's range builder column by column (sql/planrules); without
 	// these rules they are full scans: TestExplainSargable catches it.
@@ -138,8 +139,8 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (decorrelate.go): TestGroupedSubqueryDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: decorrelateRuleID, Apply: decorrelateScalarSubqueries(&p.groupedRuns)})
 	// A window over rows of no columns partitions them one by one
-	// (compat_window.go): tests/sqllogic/testdata/functions.test.
-	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})
+	// (sql/compat/window.go): tests/sqllogic/testdata/functions.test.
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: compat.WindowInputColumns})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).
@@ -163,7 +164,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 // well, at any depth: AVG of integers in a scalar subquery of a UNION
 // side was a DOUBLE. Elsewhere derived tables and subqueries are
 // analyzed whole on their own, these rules included. A side's new types
-// reach the union through retypeUnions.
+// reach the union through compat.RetypeUnions.
 func throughSetOps(rule analyzer.RuleFunc) analyzer.RuleFunc {
 	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 		out, same, err := rule(ctx, a, n, scope, sel, qFlags)

@@ -16,7 +16,7 @@ import (
 // computed here exactly: the value when it fits the result type (BIGINT
 // UNSIGNED when an operand is unsigned), else MySQL's error 1690 naming
 // the expression; and the result column's type. GMS wrapped around
-// (sql/compat_arith.go).
+// (sql/compat/arith.go).
 func TestIntegerArithmetic(t *testing.T) {
 	db, exec := compatDB(t)
 	exec("CREATE TABLE t (id INT PRIMARY KEY, b BIGINT, u BIGINT UNSIGNED, i INT)")

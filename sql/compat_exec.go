@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // compatBuilder builds the row iterators of percdb's own plan nodes and
@@ -38,34 +40,34 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *coprScan:
 		return b.buildCopr(ctx, n, row)
 	case *plan.SetOp:
-		// INTERSECT and EXCEPT by percdb's row keys (compat_setops.go).
-		if k, ok := keyedSetOpPlan(n); ok {
+		// INTERSECT and EXCEPT by percdb's row keys (sql/compat/setops.go).
+		if k, ok := compat.KeyedSetOpPlan(n); ok {
 			return b.gms.Build(ctx, k, row)
 		}
-	case *keyedSetOp:
-		left, err := b.gms.Build(ctx, n.op.Left(), row)
+	case *compat.KeyedSetOp:
+		left, err := b.gms.Build(ctx, n.SetOp().Left(), row)
 		if err != nil {
 			return nil, err
 		}
-		right, err := b.gms.Build(ctx, n.op.Right(), row)
+		right, err := b.gms.Build(ctx, n.SetOp().Right(), row)
 		if err != nil {
 			left.Close(ctx)
 			return nil, err
 		}
-		return newKeyedSetOpIter(n, left, right), nil
+		return compat.NewKeyedSetOpIter(n, left, right), nil
 	case *plan.Sort:
 		// Strings compared without map lookups (collatedsort.go).
 		return b.buildCollatedSort(ctx, n, row)
-	case *collatedDistinct:
+	case *compat.CollatedDistinct:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {
 			return nil, err
 		}
-		return newCollatedDistinctIter(ctx, n.Schema(), child), nil
+		return compat.NewCollatedDistinctIter(ctx, n.Schema(), child), nil
 	case *plan.DescribeQuery:
 		return b.describe(ctx, n, row)
 	case *plan.ShowColumns:
-		return showColumns(ctx, n, row)
+		return compat.ShowColumns(ctx, n, row)
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
 	case *bytewiseRows:
@@ -105,15 +107,15 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.AnalyzeTable:
 		return b.buildAnalyze(ctx, n)
 	case *plan.Filter:
-		// DECIMAL columns compared exactly (compat_decimal.go).
-		if c, ok := exactDecimalColumns(n.Expression); ok {
+		// DECIMAL columns compared exactly (sql/compat/decimal.go).
+		if c, ok := compat.ExactDecimalColumns(n.Expression); ok {
 			return b.gms.Build(ctx, plan.NewFilter(c, n.Child), row)
 		}
 	case *plan.JoinNode:
-		// DECIMAL columns compared exactly (compat_decimal.go), before
+		// DECIMAL columns compared exactly (sql/compat/decimal.go), before
 		// the merge key's wrapper below is put on.
 		if n.Filter != nil {
-			if c, ok := exactDecimalColumns(n.Filter); ok {
+			if c, ok := compat.ExactDecimalColumns(n.Filter); ok {
 				j, err := n.WithExpressions(c)
 				if err != nil {
 					return nil, err
@@ -121,11 +123,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				return b.gms.Build(ctx, j, row)
 			}
 		}
-		// Merge joins reject NULL keys (compat_rows.go). Done here, not
+		// Merge joins reject NULL keys (sql/compat/rows.go). Done here, not
 		// in an analyzer rule: GMS validates the plan of a derived
 		// table again inside the outer query, and its operand check
 		// does not know the wrapped comparison.
-		j, same, err := nullRejectingMergeKeys(n)
+		j, same, err := compat.NullRejectingMergeKeys(n)
 		if err != nil || !same {
 			if err != nil {
 				return nil, err
@@ -146,8 +148,8 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		// A string that is not a number compared with a number is
-		// error 1292 under a strict sql_mode (compat_strict.go).
-		if m, same, err := strictComparisons(ctx, n); err != nil || !same {
+		// error 1292 under a strict sql_mode (sql/compat/strict.go).
+		if m, same, err := compat.StrictComparisons(ctx, n); err != nil || !same {
 			if err != nil {
 				return nil, err
 			}
@@ -186,18 +188,18 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 		}
 		// TIME values in arithmetic, string functions and with an
-		// INTERVAL (compat_timevalues.go): SET t = t - INTERVAL 2 HOUR
+		// INTERVAL (sql/compat/timevalues.go): SET t = t - INTERVAL 2 HOUR
 		// wrapped into the day.
-		if m, same, err := timeValues(ctx, nil, n, nil, nil, nil); err != nil || !same {
+		if m, same, err := compat.TimeValues(ctx, nil, n, nil, nil, nil); err != nil || !same {
 			if err != nil {
 				return nil, err
 			}
 			return b.gms.Build(ctx, m, row)
 		}
 		// Row comparisons, LIKE's escape, <=> on strings and the other
-		// expression rewrites of compat_rows.go, which GMS's short
+		// expression rewrites of sql/compat/rows.go, which GMS's short
 		// path for one table does not run either.
-		if m, same, err := rowComparisonsIn(ctx, n); err != nil || !same {
+		if m, same, err := compat.RowComparisonsIn(ctx, n); err != nil || !same {
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +210,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// the analyzer's batches where percdb puts its rules: integer
 		// arithmetic is put in here, once the plan is final. The second
 		// time here the plan is the same, and GMS builds it.
-		m, same, err := integerArithmetic(ctx, nil, n, nil, nil, nil)
+		m, same, err := compat.IntegerArithmetic(ctx, nil, n, nil, nil, nil)
 		if err != nil || same {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func triNot(x tri) tri {
 // plans) and with an empty inner table. GMS plans a NOT EXISTS as an anti
 // join that drops an outer row when the join condition is NULL for some
 // inner row (NOT IN's rule): a NULL in the inner column made NOT EXISTS
-// return nothing (sql/compat_subquery.go). [NOT] IN (SELECT expression
+// return nothing (sql/compat/subquery.go). [NOT] IN (SELECT expression
 // ...) is here too: GMS joins on the expression.
 func TestCorrelatedSubqueries(t *testing.T) {
 	db, mustExec := compatDB(t)

@@ -8,6 +8,8 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // GMS's planner asks for the session's current database in places where
@@ -229,8 +231,8 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // planParser is the parser GMS's engine uses (wrapping literalParser):
 // it sets what GMS's planner needs before it binds a statement: the
 // planning databases of a view's stored statement and of RENAME TABLE
-// (planDatabases), and the types of TIME(n) columns (timePrecisions,
-// compat_timefsp.go).
+// (planDatabases), and the types of TIME(n) columns (compat.TimePrecisions,
+// sql/compat/timefsp.go).
 type planParser struct {
 	gsql.Parser
 }
@@ -240,7 +242,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 	stmt, q, rest, err := p.Parser.Parse(ctx, query, multi)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
-		timePrecisions(stmt)
+		compat.TimePrecisions(stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -250,7 +252,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
-		timePrecisions(stmt)
+		compat.TimePrecisions(stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -260,7 +262,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
-		timePrecisions(stmt)
+		compat.TimePrecisions(stmt)
 	}
 	return stmt, n, err
 }

@@ -314,7 +314,7 @@ func (c *coprCompiler) value(e gsql.Expression) (copr.Expr, intKind, bool) {
 		}
 		return copr.Expr{Op: copr.OpConst, Const: d}, k, true
 	case *intMod:
-		if e.left == notInt {
+		if e.LeftKind() == notInt {
 			return copr.Expr{}, notInt, false
 		}
 		arg, k, ok := c.value(e.LeftChild)
@@ -777,10 +777,10 @@ func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
 		// SUM of an integer expression: exact partial sums, made the
 		// DECIMAL percdb's SUM returns once merged (aggregate). AVG
 		// stays GMS's.
-		if a.kind != "SUM" {
+		if a.Kind() != "SUM" {
 			return copr.Agg{}, false
 		}
-		x, _, ok := c.value(a.child)
+		x, _, ok := c.value(a.Child())
 		if !ok {
 			return copr.Agg{}, false
 		}

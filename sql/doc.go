@@ -116,7 +116,7 @@
 //
 // # GMS at v0.20.0
 //
-// percdb works around GMS's defects in this package rather than in GMS:
+// percdb works around GMS's defects in its own code rather than in GMS:
 // see docs/compatibility.md for the list and for where percdb differs
 // from MySQL 8. Most of them are analyzer rules that newAnalyzer
 // (analyzer.go) puts among GMS's own: planning (joinorder.go orders
@@ -126,9 +126,10 @@
 // filters, aggregates, top-N and limits over full scans to the
 // coprocessor) and MySQL's answers where
 // GMS's differ
-// (compat_*.go: correlated NOT EXISTS, collations in hashing, integer
+// (package compat: correlated NOT EXISTS, collations in hashing, integer
 // arithmetic, FLOAT against decimal literals), with compat_exec.go
-// building the row iterators of percdb's own plan nodes. Package
+// building the row iterators of percdb's own plan nodes and applying
+// compat's rules to the one-table UPDATE and DELETE. Package
 // planrules gives GMS's range builder the predicates it misses (row
 // constructors, ORs over an index's columns), for the one-table UPDATE
 // and DELETE too (writeaccess.go), and package explain answers EXPLAIN
@@ -161,6 +162,11 @@
 //     session through a small interface that package sql implements (the
 //     session's variables, its transaction, the table editors), so that
 //     the session itself stays here.
+//   - compat: the workarounds of GMS's defects that need nothing of
+//     package sql: analyzer rules that make GMS's answers MySQL's, the
+//     expressions and plan nodes they put in, functions that take the
+//     place of GMS's (Function), and rewrites of a parsed statement
+//     (RewriteParsed); its doc.go lists them by family.
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -171,8 +177,10 @@
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
-// transactions; the handler wrappers; DDL and its jobs; the analyzer
-// rules that make GMS's answers MySQL's (compat_*.go) or plan better
+// transactions; the handler wrappers; DDL and its jobs; the
+// workarounds of GMS's defects that need the session, the provider or
+// the handler (compat_*.go: the row-iterator builder, views' databases,
+// the handler's fixes of results); the analyzer rules that plan better
 // (copr.go, joinorder.go, joincache.go, stats.go); the system tables
 // (information_schema, performance_schema, processlist). Natural seams
 // for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go), DDL jobs

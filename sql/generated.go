@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // Generated columns (`AS (expr) [VIRTUAL | STORED]`) are GMS's: its
@@ -412,7 +414,7 @@ func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		if !strings.EqualFold(c.Name, col) {
 			continue
 		}
-		fsp, isTime := timePrecision(c.Type)
+		fsp, isTime := compat.TimePrecision(c.Type)
 		if c.Generated == nil && !isTime {
 			break
 		}

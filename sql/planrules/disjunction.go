@@ -12,7 +12,7 @@ import (
 // GMS builds ranges from an OR only when every comparison in it is on a
 // column of one index: (k = 5 AND q = 1) OR (k = 7 AND q = 2), with an
 // index on k only, was a full scan, as was (k, n) IN ((5, 5), (7, 7))
-// over two nullable columns (written as that OR, compat_rows.go) with an
+// over two nullable columns (written as that OR, sql/compat/rows.go) with an
 // index on each. MySQL's range optimizer reads k IN (5, 7) through the
 // index and checks the rest on each row. disjunctionRanges derives from
 // such an OR the condition it implies on the columns every alternative

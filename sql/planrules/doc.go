@@ -11,7 +11,7 @@
 //
 // MySQL compares rows column by column: (a, b) = (c, d) is a = c AND
 // b = d, and r IN (r1, r2) is r = r1 OR r = r2 (package sql's
-// compat_rows.go already writes comparisons of rows that may hold NULL
+// sql/compat/rows.go already writes comparisons of rows that may hold NULL
 // so, since GMS gets those wrong). ExpandRowComparisons writes the row
 // comparisons of a WHERE clause that hold a column so before GMS chooses
 // access paths, where its range builder and lookup-join planner see

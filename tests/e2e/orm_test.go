@@ -13,8 +13,8 @@ import (
 // MariaDB 10.11 (and MySQL 8, where they agree): schema creation and
 // reflection, associations, transactions, errors. They found that
 // Sequelize's sync({alter: true}) failed with 1061 on its CHANGE ...
-// UNIQUE (compat_indexnames.go) and that its describeTable read
-// `VARCHAR(255) COLLATE UTF8MB4_0900_AI_CI` (compat_showcolumns.go).
+// UNIQUE (sql/compat/indexnames.go) and that its describeTable read
+// `VARCHAR(255) COLLATE UTF8MB4_0900_AI_CI` (sql/compat/showcolumns.go).
 
 // TestSQLAlchemy runs testdata/orm/sqlalchemy_smoke.py (SQLAlchemy 1.4
 // over PyMySQL, Debian's python3-sqlalchemy).

@@ -1,0 +1,219 @@
+package compat
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// MySQL gives the result of a string function the collation of its
+// arguments (the column's, over a literal's), and CAST(x AS CHAR) the
+// connection's, and compares two strings
+// of one character set, one under a _bin collation and one not, under
+// the _bin one. GMS types CONCAT(s, 'x') as a LONGTEXT of its default
+// collation, so it sorted and told apart the values of a
+// case-insensitive s by their bytes; and it compared a utf8mb4_bin
+// column with a utf8mb4_general_ci one case-insensitively ('a' = 'A').
+//
+// collationOf (called from the RowComparisons rule, which walks every
+// expression) marks such expressions with the collation MySQL gives
+// them, as an explicit COLLATE would.
+
+// collationOf rewrites e, when it is a string function whose arguments
+// give it another collation than its type's, or a comparison of strings
+// of a _bin and another collation of one character set.
+func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
+	if f, ok := e.(gsql.FunctionExpression); ok && collatedResultFunctions[f.FunctionName()] {
+		return argumentCollation(ctx, e)
+	}
+	switch e := e.(type) {
+	case *function.Concat, *function.Lower, *function.Upper:
+		return argumentCollation(ctx, e)
+	case *function.Coalesce, *function.IfNull, *expression.Case:
+		// MySQL gives COALESCE(s, 'x') the collation of its strongest
+		// string argument (a column's over a literal's); GMS types it
+		// as a LONGTEXT of its default collation when the arguments'
+		// types differ, so it sorted a case-insensitive s by bytes.
+		t, ok := e.Type().(gsql.TypeWithCollation)
+		if !ok || !types.IsText(e.Type()) {
+			return e, true
+		}
+		coll, ok := strongestArgCollation(ctx, e)
+		if !ok || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+			return e, true
+		}
+		return withCollation(e, coll), false
+	case *expression.Convert:
+		// CAST(x AS CHAR) has the connection's collation in MySQL; GMS
+		// types it with its default (binary) one.
+		t, ok := e.Type().(gsql.TypeWithCollation)
+		if !ok || !types.IsText(e.Type()) || ctx == nil || ctx.Session == nil {
+			return e, true
+		}
+		coll := ctx.Session.GetCollation()
+		if coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+			return e, true
+		}
+		return withCollation(e, coll), false
+	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
+		*expression.GreaterThan, *expression.GreaterThanOrEqual:
+		b := e.(expression.BinaryExpression)
+		l, r := b.Left(), b.Right()
+		lc, lok := stringCollation(l)
+		rc, rok := stringCollation(r)
+		if !lok || !rok || lc == rc || lc.CharacterSet() != rc.CharacterSet() {
+			return e, true
+		}
+		switch {
+		case isBinCollation(lc) && !isBinCollation(rc):
+			r = withCollation(r, lc)
+		case isBinCollation(rc) && !isBinCollation(lc):
+			l = withCollation(l, rc)
+		default:
+			return e, true
+		}
+		ret, err := e.WithChildren(l, r)
+		if err != nil {
+			return e, true
+		}
+		return ret, false
+	}
+	return e, true
+}
+
+// collatedResultFunctions are GMS's string functions, besides CONCAT,
+// LOWER and UPPER, whose result MySQL gives its string arguments'
+// collation and GMS its default one (SELECT DISTINCT LPAD(s, 4, '*') of a
+// case-insensitive s kept '***b' and '***B' apart), by name.
+var collatedResultFunctions = map[string]bool{
+	"lpad": true, "rpad": true, "substring": true, "left": true, "right": true, "trim": true,
+	"ltrim": true, "rtrim": true, "reverse": true, "repeat": true, "replace": true, "concat_ws": true,
+}
+
+// argumentCollation returns e, a string function, marked with the
+// collation its arguments give it when that is not its type's; true
+// when e stays as it is.
+func argumentCollation(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
+	t, ok := e.Type().(gsql.TypeWithCollation)
+	if _, isText := e.Type().(gsql.StringType); !isText || !ok {
+		return e, true
+	}
+	coll, coer := gsql.GetCoercibility(ctx, e)
+	// Only a collation that comes from a column (coercibility 2,
+	// implicit) or an explicit COLLATE (0) is the argument's own.
+	if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
+		return e, true
+	}
+	return withCollation(e, coll), false
+}
+
+// strongestArgCollation returns the collation of the argument of a
+// COALESCE, IFNULL or CASE (its results, not its conditions) that MySQL
+// takes for the result: the one of least coercibility among the string
+// arguments, when that is a column's (implicit) or an explicit COLLATE,
+// and no other argument of that coercibility has another collation.
+func strongestArgCollation(ctx *gsql.Context, e gsql.Expression) (gsql.CollationID, bool) {
+	var args []gsql.Expression
+	switch e := e.(type) {
+	case *expression.Case:
+		for _, b := range e.Branches {
+			args = append(args, b.Value)
+		}
+		if e.Else != nil {
+			args = append(args, e.Else)
+		}
+	default:
+		args = e.Children()
+	}
+	best, bestCoer, clash := gsql.CollationID(0), byte(7), false
+	for _, a := range args {
+		if !types.IsText(a.Type()) {
+			continue
+		}
+		coll, coer := gsql.GetCoercibility(ctx, a)
+		switch {
+		case coer < bestCoer:
+			best, bestCoer, clash = coll, coer, false
+		case coer == bestCoer && coll != best:
+			clash = true
+		}
+	}
+	if bestCoer > 2 || clash {
+		return 0, false
+	}
+	return best, true
+}
+
+// stringCollation returns the collation of a column, string function or
+// scalar subquery of a string type.
+func stringCollation(e gsql.Expression) (gsql.CollationID, bool) {
+	switch e.(type) {
+	case *expression.GetField, *expression.CollatedExpression, *derivedCollation, *plan.Subquery:
+		// A scalar subquery's value has the collation of its column
+		// (MIN(s.c) that of s.c), as a column's has.
+	default:
+		return 0, false
+	}
+	if !types.IsText(e.Type()) {
+		return 0, false
+	}
+	t, ok := e.Type().(gsql.TypeWithCollation)
+	if !ok {
+		return 0, false
+	}
+	return t.Collation(), true
+}
+
+// isBinCollation reports whether c is a _bin collation.
+func isBinCollation(c gsql.CollationID) bool {
+	name := c.Name()
+	return len(name) > 4 && name[len(name)-4:] == "_bin"
+}
+
+// derivedCollation is a string expression under the collation MySQL
+// derives for it. Unlike COLLATE it keeps the expression's text, by
+// which GMS finds aggregates and grouping expressions in the plan.
+type derivedCollation struct {
+	gsql.Expression
+	typ  gsql.Type
+	coll gsql.CollationID
+}
+
+// withCollation returns e under collation c.
+func withCollation(e gsql.Expression, c gsql.CollationID) gsql.Expression {
+	if d, ok := e.(*derivedCollation); ok {
+		e = d.Expression
+	}
+	t, err := e.Type().(gsql.TypeWithCollation).WithNewCollation(c)
+	if err != nil {
+		return e
+	}
+	return &derivedCollation{Expression: e, typ: t, coll: c}
+}
+
+// Type implements sql.Expression.
+func (d *derivedCollation) Type() gsql.Type { return d.typ }
+
+// CollationCoercibility implements sql.CollationCoercible: implicit, as a
+// column's.
+func (d *derivedCollation) CollationCoercibility(*gsql.Context) (gsql.CollationID, byte) {
+	return d.coll, 2
+}
+
+// Children implements sql.Expression.
+func (d *derivedCollation) Children() []gsql.Expression { return []gsql.Expression{d.Expression} }
+
+// WithChildren implements sql.Expression.
+func (d *derivedCollation) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return withCollation(children[0], d.coll), nil
+}
+
+// Eval implements sql.Expression.
+func (d *derivedCollation) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return d.Expression.Eval(ctx, row)
+}

@@ -1,0 +1,133 @@
+package compat
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// MySQL compares a string with a number as DOUBLEs, reading the string
+// as strtod does: its longest numeric prefix after leading spaces, 0
+// when there is none ('10:30:00' is 10, '2020-03-01' is 2020, 'abc' is
+// 0, with a warning). GMS converts such a string to 0 whenever it is not
+// a number as a whole, so COALESCE(TIME(dt), 0) > 5 was false for
+// '10:30:00', and COALESCE(DATE_ADD(d, INTERVAL 1 DAY), 0) < 5 (a string,
+// in MySQL as in GMS) true. stringNumberComparison reads the string side
+// of a comparison of a string expression with a number as MySQL does.
+// A constant string that is a number as a whole ('2.5') is left to GMS,
+// which reads it the same way and keeps index ranges on the column it
+// is compared with; one that is not ('abc', '1x') is read as MySQL reads
+// it (pk = 'abc' failed with 1366 where MySQL finds pk = 0 and warns).
+// Under a strict sql_mode an UPDATE or DELETE still fails on a string
+// that is not a number (strict.go looks through stringNumber).
+
+// stringNumberComparison returns e with the string side of a comparison
+// of a string with a number read as MySQL reads it, and whether it
+// changed e.
+func stringNumberComparison(e gsql.Expression) (gsql.Expression, bool) {
+	switch e.(type) {
+	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
+		*expression.GreaterThan, *expression.GreaterThanOrEqual:
+	default:
+		return e, false
+	}
+	b := e.(expression.BinaryExpression)
+	l, r := b.Left(), b.Right()
+	switch {
+	case textOperand(l) && types.IsNumber(r.Type()):
+		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+	case textOperand(r) && types.IsNumber(l.Type()):
+		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+	default:
+		return e, false
+	}
+	ret, err := e.WithChildren(l, r)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
+}
+
+// textOperand reports whether e is a string that GMS may read otherwise
+// than MySQL: not a constant that is a number as a whole.
+func textOperand(e gsql.Expression) bool {
+	if !types.IsText(e.Type()) {
+		return false
+	}
+	v, constant := constantValue(e)
+	if !constant {
+		return true
+	}
+	s, ok := v.(string)
+	return ok && !numericString.MatchString(s)
+}
+
+// stringNumber is its child, a string, read as a DOUBLE as MySQL reads
+// a string compared with a number.
+type stringNumber struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*stringNumber)(nil)
+
+// Type implements sql.Expression.
+func (s *stringNumber) Type() gsql.Type { return types.Float64 }
+
+// String implements sql.Expression: the string's own text.
+func (s *stringNumber) String() string { return s.Child.String() }
+
+// Eval implements sql.Expression.
+func (s *stringNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := s.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	str, ok := v.(string)
+	if !ok {
+		sv, _, err := types.LongText.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		str, _ = sv.(string)
+	}
+	return numericPrefix(str), nil
+}
+
+// WithChildren implements sql.Expression.
+func (s *stringNumber) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(s, len(children), 1)
+	}
+	return &stringNumber{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
+
+// numberPrefixRE matches the number at the start of a string as strtod
+// reads it: spaces, a sign, digits with a point, an exponent.
+var numberPrefixRE = regexp.MustCompile(`^[ \t\n\r\f\v]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?`)
+
+// numericPrefix returns the DOUBLE MySQL reads from s: its numeric
+// prefix, 0 when it has none, the largest DOUBLE for one too large.
+func numericPrefix(s string) float64 {
+	m := numberPrefixRE.FindString(s)
+	if m == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(trimSpaceLeft(m), 64)
+	if err != nil && math.IsInf(f, 0) {
+		if f > 0 {
+			return math.MaxFloat64
+		}
+		return -math.MaxFloat64
+	}
+	return f
+}
+
+// trimSpaceLeft returns s without its leading spaces.
+func trimSpaceLeft(s string) string {
+	return strings.TrimLeft(s, " \t\n\r\f\v")
+}

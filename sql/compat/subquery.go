@@ -1,0 +1,177 @@
+package compat
+
+import (
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// GMS turns WHERE NOT EXISTS (SELECT ... WHERE inner.x = outer.y) into an
+// anti join of the outer and inner tables on the subquery's correlated
+// conditions (unnestExistsSubqueries), and so it does for NOT IN. Its
+// anti joins all have NOT IN's rule for NULL: an outer row is dropped
+// when the join condition is NULL for some inner row, as it must be for
+// x NOT IN (1, NULL). For NOT EXISTS that is wrong: a NULL condition is
+// no match, and the outer row must stay. One NULL in the inner column
+// made NOT EXISTS return nothing at all.
+//
+// NotExistsNullAsFalse rewrites, before GMS unnests them, the conditions
+// of a NOT EXISTS subquery that refer to the outer query so that they
+// are never NULL: a condition c becomes c AND (c IS TRUE). The two are
+// the same inside the subquery's WHERE (which keeps a row only when it is
+// TRUE), but once hoisted into the anti join the second makes a NULL a
+// FALSE, and the first is still there for GMS's join planner to turn an
+// equality into a hash or index lookup. Conditions that are never NULL
+// (<=>, IS NULL) are left alone.
+
+// NotExistsNullAsFalse is the analyzer rule, run right before GMS's
+// unnestExistsSubqueries; see the comment at the top of the file.
+func NotExistsNullAsFalse(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	if qFlags != nil && !qFlags.SubqueryIsSet() {
+		return n, transform.SameTree, nil
+	}
+	return rewriteNotExists(n)
+}
+
+// rewriteNotExists rewrites the correlated conditions of the NOT EXISTS
+// subqueries in n's filters, and of those in their queries' filters:
+// GMS unnests a NOT EXISTS inside a NOT EXISTS in the same pass.
+func rewriteNotExists(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		f, ok := n.(*plan.Filter)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		e, same, err := transform.Expr(f.Expression, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			not, ok := e.(*expression.Not)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			ex, ok := not.Child.(*plan.ExistsSubquery)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			q, sameIn, err := rewriteNotExists(ex.Query.Query)
+			if err != nil {
+				return e, transform.SameTree, err
+			}
+			q, same, err := correlatedNullAsFalse(q, ex.Query.Correlated())
+			if err != nil || same && sameIn {
+				return e, transform.SameTree, err
+			}
+			return expression.NewNot(plan.NewExistsSubquery(ex.Query.WithQuery(q))), transform.NewTree, nil
+		})
+		if err != nil || same {
+			return n, transform.SameTree, err
+		}
+		return plan.NewFilter(e, f.Child), transform.NewTree, nil
+	})
+}
+
+// correlatedNullAsFalse rewrites the conditions of q's filters that
+// refer to a column of corr (the outer query's) as c AND (c IS TRUE). A
+// filter already rewritten is left as it is.
+func correlatedNullAsFalse(q gsql.Node, corr gsql.ColSet) (gsql.Node, transform.TreeIdentity, error) {
+	if corr.Empty() {
+		return q, transform.SameTree, nil
+	}
+	return transform.Node(q, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		f, ok := n.(*plan.Filter)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		conds := expression.SplitConjunction(f.Expression)
+		for _, c := range conds {
+			if _, done := c.(*nullAsFalse); done {
+				return n, transform.SameTree, nil
+			}
+		}
+		out := make([]gsql.Expression, 0, 2*len(conds))
+		same := transform.SameTree
+		for _, c := range conds {
+			out = append(out, c)
+			if RefersTo(c, corr) && mayBeNull(c) {
+				out = append(out, &nullAsFalse{cond: c})
+				same = transform.NewTree
+			}
+		}
+		if same {
+			return n, transform.SameTree, nil
+		}
+		return plan.NewFilter(expression.JoinAnd(out...), f.Child), transform.NewTree, nil
+	})
+}
+
+// RefersTo reports whether e reads a column of cols, itself or through
+// a subquery.
+func RefersTo(e gsql.Expression, cols gsql.ColSet) bool {
+	return transform.InspectExpr(e, func(e gsql.Expression) bool {
+		switch e := e.(type) {
+		case *expression.GetField:
+			return cols.Contains(e.Id())
+		case *plan.Subquery:
+			return !e.Correlated().Intersection(cols).Empty()
+		}
+		return false
+	})
+}
+
+// mayBeNull reports whether the condition c can be NULL. GMS's
+// IsNullable is not asked: a column of a NOT NULL definition is NULL on
+// the outer side of an outer join.
+func mayBeNull(c gsql.Expression) bool {
+	switch c.(type) {
+	case *expression.NullSafeEquals, *expression.IsNull, *expression.IsTrue, *nullAsFalse:
+		return false
+	}
+	return true
+}
+
+// nullAsFalse is cond IS TRUE: TRUE when cond is, FALSE when cond is
+// FALSE or NULL. It is GMS's IsTrue under a type of percdb's own, so
+// that a filter already rewritten is told from one with a condition of
+// its own IS TRUE.
+type nullAsFalse struct {
+	cond gsql.Expression
+}
+
+var _ gsql.Expression = (*nullAsFalse)(nil)
+
+// Resolved implements sql.Expression.
+func (e *nullAsFalse) Resolved() bool { return e.cond.Resolved() }
+
+// String implements sql.Expression.
+func (e *nullAsFalse) String() string {
+	return fmt.Sprintf("(%s) %s", e.cond, expression.IsTrueStr)
+}
+
+// Type implements sql.Expression.
+func (e *nullAsFalse) Type() gsql.Type { return types.Boolean }
+
+// IsNullable implements sql.Expression.
+func (e *nullAsFalse) IsNullable() bool { return false }
+
+// Eval implements sql.Expression.
+func (e *nullAsFalse) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := e.cond.Eval(ctx, row)
+	if err != nil || v == nil {
+		return false, err
+	}
+	return gsql.ConvertToBool(ctx, v)
+}
+
+// Children implements sql.Expression.
+func (e *nullAsFalse) Children() []gsql.Expression { return []gsql.Expression{e.cond} }
+
+// WithChildren implements sql.Expression.
+func (e *nullAsFalse) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(e, len(children), 1)
+	}
+	return &nullAsFalse{cond: children[0]}, nil
+}
