@@ -53,6 +53,7 @@ func showColumns(ctx *gsql.Context, n *plan.ShowColumns, row gsql.Row) (gsql.Row
 		}
 		rows[i] = r
 	}
+	floatScaleShowColumns(n.Child, schema, rows)
 	return gsql.RowsToRowIter(rows...), nil
 }
 

@@ -39,14 +39,18 @@ import (
 //     leaves out.
 
 // timePrecisions gives the TIME(n) columns, n from 0 to 5, of a CREATE
-// TABLE or ALTER TABLE their type before GMS's planner reads it.
+// TABLE or ALTER TABLE their type before GMS's planner reads it, and so
+// the FLOAT(M,D) and DOUBLE(M,D) columns (floatScaleColumns,
+// compat_floatscale.go).
 func timePrecisions(stmt ast.Statement) {
 	switch n := stmt.(type) {
 	case *ast.DDL:
 		timeColumns(n.TableSpec)
+		floatScaleColumns(n.TableSpec)
 	case *ast.AlterTable:
 		for _, d := range n.Statements {
 			timeColumns(d.TableSpec)
+			floatScaleColumns(d.TableSpec)
 		}
 	}
 }
@@ -136,6 +140,17 @@ func (h *handler) fixPrecisions(c *mysql.Conn, fields []*querypb.Field) {
 			}
 			f.Decimals = uint32(n)
 		case sqltypes.Datetime:
+		case sqltypes.Float32, sqltypes.Float64:
+			// FLOAT(M,D) and DOUBLE(M,D) (compat_floatscale.go).
+			if s := h.sessions.get(c.ConnectionID); s != nil && f.OrgTable != "" {
+				if cat == nil {
+					cat = s.provider.catalogs.Cached()
+				}
+				if cat != nil {
+					floatScaleField(cat, f)
+				}
+			}
+			continue
 		case sqltypes.Year:
 			// MySQL's YEAR is an unsigned, zero-filled number
 			// (go-sql-driver scans it into a uint16 then).
