@@ -2,8 +2,10 @@ package sql
 
 import (
 	"context"
+	"math"
 	"net"
 
+	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/netutil"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -23,12 +25,32 @@ import (
 //     prepares that SELECT with GMS, answers with no columns, and gives the
 //     statement its DO text back, by which ComStmtExecute runs it as a DO:
 //     the SELECT's rows dropped, an OK packet sent (doPrepared below);
+//   - a client packet longer than max_allowed_packet is refused with 1153
+//     and the connection closed, as in MySQL (maxAllowedPacket);
 //   - vitess is given no TLS configuration, so its connection does not
 //     know the client switched to TLS, which caching_sha2_password needs
 //     (it sends the password in clear only over TLS): the authentication
 //     methods mark vitess's connection as TLS when percdb's is
 //     (secureMethod); Ssl_cipher and the client watcher find the TLS
 //     state and the socket through wire.Conn.
+
+// maxAllowedPacket returns the global max_allowed_packet, which GMS keeps
+// but checks no packet against (package wire does); 0 when unknown.
+func maxAllowedPacket() int {
+	_, v, ok := gsql.SystemVariables.GetGlobal("max_allowed_packet")
+	if !ok {
+		return 0
+	}
+	switch n := v.(type) {
+	case int64:
+		return int(n)
+	case uint64:
+		return int(min(n, math.MaxInt32))
+	case int:
+		return n
+	}
+	return 0
+}
 
 // wireConn returns percdb's connection under nc (vitess's connection's
 // net.Conn), nil when there is none.

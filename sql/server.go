@@ -371,6 +371,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		TLS:                    tlsConfig,
 		RequireSecureTransport: cfg.RequireSecureTransport,
 		RewritePrepare:         doAsSelect,
+		MaxPacket:              maxAllowedPacket,
 	})
 	s.stmts = newStmtContexts()
 	// Before the server is made: its session manager keeps the list.

@@ -32,6 +32,15 @@ const (
 	readBufferSize = 16 << 10
 )
 
+// MySQL's error for a packet longer than max_allowed_packet:
+// ER_NET_PACKET_TOO_LARGE; minPacketLimit is the variable's least value.
+const (
+	codeTooLarge   = 1153
+	stateTooLarge  = "08S01"
+	msgTooLarge    = "Got a packet bigger than 'max_allowed_packet' bytes"
+	minPacketLimit = 1024
+)
+
 // MySQL's error for a client that does not switch to TLS when the server
 // requires it: ER_SECURE_TRANSPORT_REQUIRED.
 const (
@@ -53,6 +62,13 @@ type Config struct {
 	// before vitess parses it: it returns the text vitess gets and true,
 	// or false to leave the command as it is.
 	RewritePrepare func(query string) (string, bool)
+	// MaxPacket, when set, returns max_allowed_packet (0: no limit): a
+	// client packet
+	// (with the packets that continue it) longer than that is answered
+	// with MySQL's error 1153 and the connection closed, before vitess
+	// reads it. It is asked only of packets longer than 1 KiB, the
+	// variable's least value.
+	MaxPacket func() int
 }
 
 // Listener wraps the connections its inner listener accepts in Conns.
@@ -117,6 +133,9 @@ type Conn struct {
 	// command.
 	left      int
 	continued bool
+	// packetLen is the length of the packet being read with the ones
+	// before it that it continues (Config.MaxPacket).
+	packetLen int
 	// atCommand says the next packet from the client that is numbered 0
 	// starts a command: the server has written since the client's last
 	// packet, or that packet was a command the server does not answer
@@ -271,6 +290,14 @@ func (c *Conn) command() error {
 		return err
 	}
 	n := payloadLen(hdr)
+	if !c.continued {
+		c.packetLen = 0
+	}
+	if c.packetLen += n; c.packetLen > minPacketLimit && c.cfg.MaxPacket != nil {
+		if limit := c.cfg.MaxPacket(); limit > 0 && c.packetLen > limit {
+			return c.refuseLarge(hdr[3], n)
+		}
+	}
 	starts := c.atCommand && hdr[3] == 0 && !c.continued && n > 0
 	c.atCommand = false
 	if starts {
@@ -308,6 +335,18 @@ func (c *Conn) command() error {
 	c.continued = n == maxPayload
 	c.left = headerLen + n
 	return nil
+}
+
+// refuseLarge answers a packet numbered seq, of n bytes, that makes the
+// client's packet longer than max_allowed_packet: as MySQL, with error
+// 1153, and the connection is closed. The packet is read first (that
+// much, not the packets that would continue it), so that the client
+// finds the answer rather than a reset connection.
+func (c *Conn) refuseLarge(seq byte, n int) error {
+	if _, err := c.r.Discard(headerLen + n); err == nil {
+		_ = c.writeError(seq+1, codeTooLarge, stateTooLarge, msgTooLarge)
+	}
+	return fmt.Errorf("client %s sent a packet longer than max_allowed_packet", c.RemoteAddr())
 }
 
 // prepare reads a COM_STMT_PREPARE (of one packet) and gives vitess the

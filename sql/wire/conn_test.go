@@ -336,3 +336,38 @@ func TestExecuteThroughConn(t *testing.T) {
 		t.Errorf("%d parameters bound, want %d", len(prepare.BindVars), len(params))
 	}
 }
+
+// TestMaxPacket refuses a command longer than max_allowed_packet with
+// error 1153, before vitess reads any of it, and lets a shorter one by.
+func TestMaxPacket(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	wc := newConn(server, Config{MaxPacket: func() int { return 2048 }})
+	wc.stage, wc.atCommand = stageCommands, true
+	got := make(chan error, 1)
+	go func() {
+		p, err := readTestPacket(wc)
+		if err == nil && len(p.payload) != 2048 {
+			err = fmt.Errorf("vitess read %d bytes, want the 2048 of the first command", len(p.payload))
+		}
+		if err == nil {
+			_, err = readTestPacket(wc)
+		}
+		got <- err
+	}()
+	for _, n := range []int{2048, 2049} {
+		if err := writeTestPacket(client, 0, append([]byte{mysql.ComQuery}, bytes.Repeat([]byte{'x'}, n-1)...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := readTestPacket(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.seq != 1 || p.payload[0] != errPacket || binary.LittleEndian.Uint16(p.payload[1:]) != codeTooLarge {
+		t.Fatalf("answer %d %q, want error 1153 numbered 1", p.seq, p.payload)
+	}
+	if err := <-got; err == nil {
+		t.Fatal("vitess read the command longer than max_allowed_packet")
+	}
+}
