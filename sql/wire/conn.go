@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"encoding/binary"
 	"fmt"
@@ -154,6 +155,10 @@ type Conn struct {
 	// parameters whose values came in COM_STMT_SEND_LONG_DATA since its
 	// last execute.
 	longData map[uint32]map[uint16]bool
+	// prepareAnswer says the current command is a COM_STMT_PREPARE
+	// whose answer's first packet vitess has not written yet (see
+	// answerPrepare).
+	prepareAnswer bool
 	// original is the text of the current command's COM_STMT_PREPARE
 	// when RewritePrepare replaced it (rewritten true).
 	original  string
@@ -307,6 +312,7 @@ func (c *Conn) command() error {
 			return err
 		}
 		cmd := head[headerLen:]
+		c.prepareAnswer = cmd[0] == mysql.ComPrepare
 		switch cmd[0] {
 		case mysql.ComPrepare:
 			if c.cfg.RewritePrepare != nil && n < maxPayload {
@@ -370,6 +376,9 @@ func (c *Conn) prepare() error {
 func (c *Conn) Write(p []byte) (int, error) {
 	if c.stage != stageGreeting && c.stage != stageLogin {
 		c.atCommand = true
+		if c.prepareAnswer {
+			return c.answerPrepare(p)
+		}
 		return c.transport.Write(p)
 	}
 	c.written = append(c.written, p...)
@@ -409,6 +418,54 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.written = nil
 	}
 	return len(p), nil
+}
+
+// answerPrepare writes p, bytes of vitess's answer to a COM_STMT_PREPARE,
+// once the answer's first packet is whole: vitess parses the statement
+// before any handler runs and answers one it cannot parse with 1105
+// (HY000) and "unknown error: Code: INVALID_ARGUMENT" before its parser's
+// message, where MySQL answers 1064 (42000, ER_PARSE_ERROR), as percdb's
+// handler does for a query: that packet is replaced by MySQL's, with the
+// parser's message. Everything after it passes through.
+func (c *Conn) answerPrepare(p []byte) (int, error) {
+	c.written = append(c.written, p...)
+	if len(c.written) < headerLen || len(c.written) < headerLen+payloadLen(c.written) {
+		return len(p), nil
+	}
+	c.prepareAnswer = false
+	out := c.written
+	c.written = nil
+	end := headerLen + payloadLen(out)
+	if msg, ok := parseErrorMessage(out[headerLen:end]); ok {
+		out = append(errorPacket(out[3], codeParseError, stateParseError, msg), out[end:]...)
+	}
+	if _, err := c.transport.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// vitessParseError starts the message of vitess's parse errors.
+const vitessParseError = "syntax error at position "
+
+// MySQL's code and state of a statement that does not parse.
+const (
+	codeParseError  = 1064
+	stateParseError = "42000"
+)
+
+// parseErrorMessage returns the parser's message when payload is the
+// error packet (1105) vitess answers a statement it cannot parse with.
+func parseErrorMessage(payload []byte) (string, bool) {
+	const at = 1 + 2 + 1 + 5 // marker, code, '#', state: the message
+	if len(payload) < at || payload[0] != errPacket || binary.LittleEndian.Uint16(payload[1:]) != mysql.ERUnknownError || payload[3] != '#' {
+		return "", false
+	}
+	i := bytes.Index(payload[at:], []byte(vitessParseError))
+	if i < 0 {
+		return "", false
+	}
+	return string(bytes.TrimSpace(payload[at+i:])), true
 }
 
 // Close implements net.Conn: it closes the socket (without TLS's closing
@@ -479,10 +536,16 @@ func (c *Conn) readCommand() (packets, payload []byte, seq byte, err error) {
 // writeError writes an error packet numbered seq, as the answer to the
 // client's last packet.
 func (c *Conn) writeError(seq byte, code uint16, state, msg string) error {
+	_, err := c.transport.Write(errorPacket(seq, code, state, msg))
+	return err
+}
+
+// errorPacket returns an error packet numbered seq: its marker, code,
+// '#', SQLSTATE and message.
+func errorPacket(seq byte, code uint16, state, msg string) []byte {
 	payload := make([]byte, 0, 9+len(msg))
 	payload = append(payload, errPacket, byte(code), byte(code>>8), '#')
 	payload = append(payload, state...)
 	payload = append(payload, msg...)
-	_, err := c.transport.Write(appendPacket(nil, seq, payload))
-	return err
+	return appendPacket(nil, seq, payload)
 }

@@ -10,7 +10,10 @@
 //     vitess reads none of it;
 //   - a COM_STMT_PREPARE whose text vitess's grammar cannot parse (DO):
 //     Config.RewritePrepare may give vitess another text, and the handler
-//     learns the original from Conn.RewrittenPrepare.
+//     learns the original from Conn.RewrittenPrepare; and vitess's answer
+//     to one that does not parse, 1105, which becomes MySQL's 1064;
+//   - a packet longer than max_allowed_packet (Config.MaxPacket), which
+//     MySQL refuses with 1153 and vitess read;
 //
 // To read the client's commands Conn must see them in clear, so it also
 // terminates TLS, which MySQL negotiates in the middle of the handshake:
