@@ -409,6 +409,9 @@ func rewrittenDef(cur *catalog.TableDef, newSchema gsql.PrimaryKeySchema, oldCol
 		if err != nil {
 			return nil, err
 		}
+		if old, _, ok := cur.Column(id); ok && (newCol == nil || !strings.EqualFold(col.Name, newCol.Name)) {
+			c.Type = keptScale(old.Type, c.Type)
+		}
 		nd.Columns = append(nd.Columns, c)
 		kept[id] = true
 	}
@@ -480,6 +483,7 @@ func (t *Table) ModifyColumn(ctx *gsql.Context, name string, column *gsql.Column
 		if err != nil {
 			return err
 		}
+		nc.Type = keptScale(cur.Type, nc.Type)
 		if slices.Contains(td.PrimaryKey, cur.ID) {
 			nc.Nullable = false // a primary-key column (renameOnly)
 		}

@@ -67,7 +67,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.DescribeQuery:
 		return b.describe(ctx, n, row)
 	case *plan.ShowColumns:
-		return compat.ShowColumns(ctx, n, row)
+		iter, err := compat.ShowColumns(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		return floatScaleShowColumnsIter(ctx, n, iter)
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
 	case *bytewiseRows:

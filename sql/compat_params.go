@@ -11,18 +11,15 @@ import (
 // is two bytes of the COM_STMT_PREPARE answer); one with more fails with
 // error 1390. vitess counts them in a uint16 that wraps around, so a
 // statement with more was answered with the count modulo 65,536 (the
-// client and server then disagree on every later packet), and it computes
-// the size of COM_STMT_EXECUTE's NULL bitmap as (count+7)/8 in uint16 too,
-// which wraps to 0 for 65,529 parameters and more: parsing the execute
-// then indexes past that empty bitmap and panics, and vitess closes the
-// connection. Neither happens inside a handler method that percdb could
-// wrap, and no packet a client can send parses right, so percdb refuses
-// such statements at prepare time: more than maxPlaceholders placeholders
-// fail with 1390. Statements within the limit are untouched.
+// client and server then disagree on every later packet): percdb refuses
+// such statements at prepare time with 1390. (vitess also computes the
+// size of COM_STMT_EXECUTE's NULL bitmap as (count+7)/8 in uint16, which
+// wraps to 0 for 65,529 parameters and more; percdb decodes those
+// executes itself, in package wire.) Statements within the limit are
+// untouched.
 
-// maxPlaceholders is the most parameters a prepared statement may have:
-// the largest count whose NULL bitmap size vitess computes right.
-const maxPlaceholders = 65528
+// maxPlaceholders is the most parameters a prepared statement may have.
+const maxPlaceholders = 65535
 
 // Error 1390, ER_PS_MANY_PARAM.
 const (
@@ -52,9 +49,6 @@ func checkPlaceholders(query string) error {
 	}, stmt)
 	if n <= maxPlaceholders {
 		return nil
-	}
-	if n <= 65535 {
-		return mysql.NewSQLError(codeManyParams, stateGeneral, "%s (%d: percdb takes at most %d)", msgManyParams, n, maxPlaceholders)
 	}
 	return mysql.NewSQLError(codeManyParams, stateGeneral, "%s", msgManyParams)
 }

@@ -75,6 +75,17 @@ func (h *handler) fixPrecisions(c *mysql.Conn, fields []*querypb.Field) {
 			}
 			f.Decimals = uint32(n)
 		case sqltypes.Datetime:
+		case sqltypes.Float32, sqltypes.Float64:
+			// FLOAT(M,D) and DOUBLE(M,D) (compat_floatscale.go).
+			if s := h.sessions.get(c.ConnectionID); s != nil && f.OrgTable != "" {
+				if cat == nil {
+					cat = s.provider.catalogs.Cached()
+				}
+				if cat != nil {
+					floatScaleField(cat, f)
+				}
+			}
+			continue
 		case sqltypes.Year:
 			// MySQL's YEAR is an unsigned, zero-filled number
 			// (go-sql-driver scans it into a uint16 then).

@@ -22,7 +22,9 @@ import (
 // client connected over TLS, and leaves them empty otherwise, as MySQL
 // does.
 func setTLSStatus(sess gsql.Session, conn net.Conn) error {
-	tc, ok := conn.(*tls.Conn)
+	// A *tls.Conn, or percdb's own connection, which terminates TLS
+	// (package wire).
+	tc, ok := conn.(interface{ ConnectionState() tls.ConnectionState })
 	if !ok {
 		return nil
 	}

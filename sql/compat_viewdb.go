@@ -9,7 +9,6 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/percdb/percdb/sql/compat"
 )
 
 // GMS's planner asks for the session's current database in places where
@@ -231,7 +230,7 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // planParser is the parser GMS's engine uses (wrapping literalParser):
 // it sets what GMS's planner needs before it binds a statement: the
 // planning databases of a view's stored statement and of RENAME TABLE
-// (planDatabases), and the types of TIME(n) columns (compat.TimePrecisions,
+// (planDatabases), and the types of TIME(n) columns (columnTypes,
 // sql/compat/timefsp.go).
 type planParser struct {
 	gsql.Parser
@@ -242,7 +241,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 	stmt, q, rest, err := p.Parser.Parse(ctx, query, multi)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
-		compat.TimePrecisions(stmt)
+		columnTypes(stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -252,7 +251,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 	stmt, q, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
-		compat.TimePrecisions(stmt)
+		columnTypes(stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -262,7 +261,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
-		compat.TimePrecisions(stmt)
+		columnTypes(stmt)
 	}
 	return stmt, n, err
 }

@@ -26,6 +26,8 @@ type tableEditor struct {
 	t *Table
 	// full decodes whole rows (existing rows of duplicate keys).
 	full *executor.RowDecoder
+	// rows counts the rows inserted or updated, for MySQL's "at row n".
+	rows int
 }
 
 var _ gsql.TableEditor = (*tableEditor)(nil)
@@ -96,6 +98,10 @@ func (e *tableEditor) begin(ctx *gsql.Context) (*Transaction, *txn.Txn, error) {
 
 // Insert implements sql.RowInserter.
 func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
+	e.rows++
+	if err := roundScaled(ctx, e.t.meta, row, e.rows); err != nil {
+		return err
+	}
 	tx, k, err := e.begin(ctx)
 	if err != nil {
 		return toSQLError(err)
@@ -138,6 +144,10 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 // Update implements sql.RowUpdater.
 func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 	if err := notNullViolation(e.t.Schema(), new); err != nil {
+		return err
+	}
+	e.rows++
+	if err := roundScaled(ctx, e.t.meta, new, e.rows); err != nil {
 		return err
 	}
 	tx, k, err := e.begin(ctx)

@@ -12,6 +12,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // Generated columns (`AS (expr) [VIRTUAL | STORED]`) are GMS's: its
@@ -36,11 +37,29 @@ import (
 
 // showCreateGenerated builds SHOW CREATE TABLE of a table with generated
 // columns: with its indexes (withGeneratedTableIndexes) and the word
-// VIRTUAL (virtualKeywords). It returns no iterator for other tables.
+// VIRTUAL (virtualKeywords); and of a table with FLOAT(M,D) or
+// DOUBLE(M,D) columns, with those types (compat_floatscale.go). It returns
+// no iterator for other tables.
 func showCreateGenerated(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (gsql.RowIter, error) {
 	if n.IsView {
 		return nil, nil
 	}
+	scales := resolvedScales(n.Child)
+	if scales == nil {
+		return showCreateVirtual(ctx, n, row)
+	}
+	iter, err := showCreateVirtual(ctx, n, row)
+	if iter == nil && err == nil {
+		iter, err = rowexec.DefaultBuilder.Build(ctx, n, row)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &createStatementIter{child: iter, rewrite: func(stmt string) string { return floatScaleCreate(stmt, scales) }}, nil
+}
+
+// showCreateVirtual is showCreateGenerated for the generated columns.
+func showCreateVirtual(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (gsql.RowIter, error) {
 	var virtual []*gsql.Column
 	for _, c := range n.TargetSchema() {
 		if c.Generated != nil && c.Virtual {
@@ -60,19 +79,18 @@ func showCreateGenerated(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Ro
 	if err != nil || len(virtual) == 0 {
 		return iter, err
 	}
-	return &virtualKeywordIter{child: iter, virtual: virtual}, nil
+	return &createStatementIter{child: iter, rewrite: func(stmt string) string { return virtualKeywords(stmt, virtual) }}, nil
 }
 
-// virtualKeywordIter adds VIRTUAL to the definitions of the VIRTUAL
-// columns in the rows of SHOW CREATE TABLE (the table's name, then the
-// statement).
-type virtualKeywordIter struct {
+// createStatementIter rewrites the statements in the rows of SHOW CREATE
+// TABLE (the table's name, then the statement).
+type createStatementIter struct {
 	child   gsql.RowIter
-	virtual []*gsql.Column
+	rewrite func(stmt string) string
 }
 
 // Next implements sql.RowIter.
-func (it *virtualKeywordIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+func (it *createStatementIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	row, err := it.child.Next(ctx)
 	if err != nil || len(row) < 2 {
 		return row, err
@@ -82,12 +100,12 @@ func (it *virtualKeywordIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		return row, nil
 	}
 	out := append(gsql.Row(nil), row...)
-	out[1] = virtualKeywords(stmt, it.virtual)
+	out[1] = it.rewrite(stmt)
 	return out, nil
 }
 
 // Close implements sql.RowIter.
-func (it *virtualKeywordIter) Close(ctx *gsql.Context) error { return it.child.Close(ctx) }
+func (it *createStatementIter) Close(ctx *gsql.Context) error { return it.child.Close(ctx) }
 
 // virtualKeywords returns a CREATE TABLE statement as GMS writes it with
 // VIRTUAL after the expression of each of the virtual columns.
@@ -393,6 +411,9 @@ type generationExpressionIter struct {
 	provider *DatabaseProvider
 	pos      map[string]int            // column positions by name
 	schemas  map[[2]string]gsql.Schema // tables' schemas by database and name
+	// scales are the tables' FLOAT(M,D) and DOUBLE(M,D) columns
+	// (compat_floatscale.go), by database and name.
+	scales map[[2]string]map[string]tablemeta.FloatScale
 }
 
 // Next implements sql.RowIter.
@@ -407,18 +428,32 @@ func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	key := [2]string{strings.ToLower(db), strings.ToLower(tbl)}
 	sch, seen := it.schemas[key]
 	if !seen {
-		sch = it.tableSchema(ctx, db, tbl)
+		var scales map[string]tablemeta.FloatScale
+		sch, scales = it.tableSchema(ctx, db, tbl)
 		it.schemas[key] = sch
+		if scales != nil {
+			if it.scales == nil {
+				it.scales = map[[2]string]map[string]tablemeta.FloatScale{}
+			}
+			it.scales[key] = scales
+		}
 	}
 	for _, c := range sch {
 		if !strings.EqualFold(c.Name, col) {
 			continue
 		}
 		fsp, isTime := compat.TimePrecision(c.Type)
-		if c.Generated == nil && !isTime {
+		scale, scaled := it.scales[key][strings.ToLower(c.Name)]
+		if c.Generated == nil && !isTime && !scaled {
 			break
 		}
 		out := append(gsql.Row(nil), row...)
+		if scaled {
+			// GMS says float, 12 and NULL.
+			out[it.pos["COLUMN_TYPE"]] = scale.String()
+			out[it.pos["NUMERIC_PRECISION"]] = uint64(scale.M)
+			out[it.pos["NUMERIC_SCALE"]] = uint64(scale.D)
+		}
 		if c.Generated != nil {
 			out[it.pos["GENERATION_EXPRESSION"]] = oneParenthesis(c.Generated.String())
 		}
@@ -466,21 +501,22 @@ func closes(e string, open int) int {
 	return -1
 }
 
-// tableSchema returns the schema of a table of percdb's, nil for any
-// other (information_schema's own, a view).
-func (it *generationExpressionIter) tableSchema(ctx *gsql.Context, db, tbl string) gsql.Schema {
+// tableSchema returns the schema of a table of percdb's and its
+// FLOAT(M,D) and DOUBLE(M,D) columns, nil for any other table
+// (information_schema's own, a view).
+func (it *generationExpressionIter) tableSchema(ctx *gsql.Context, db, tbl string) (gsql.Schema, map[string]tablemeta.FloatScale) {
 	d, err := it.provider.Database(ctx, db)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	if _, ours := d.(*Database); !ours {
-		return nil
+		return nil, nil
 	}
 	t, ok, err := d.GetTableInsensitive(ctx, tbl)
 	if err != nil || !ok {
-		return nil
+		return nil, nil
 	}
-	return t.Schema()
+	return t.Schema(), scaledColumns(t)
 }
 
 // Close implements sql.RowIter.

@@ -97,6 +97,7 @@ func (h *handler) sessionFor(c *mysql.Conn) (*Session, error) {
 // them when sessions start in autocommit mode (status.go).
 func (h *handler) NewConnection(c *mysql.Conn) {
 	h.Handler.NewConnection(c)
+	attachWire(c)
 	c.StatusFlags = withStatusFlags(c.StatusFlags, defaultAutocommit(), false, false)
 }
 
@@ -323,6 +324,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	callback = binaryFilter(callback)
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
+		if sel, ok := doPrepared(prepare); ok {
+			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))
+		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
 			if ok {
@@ -352,6 +356,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	if err != nil {
 		delete(c.PrepareData, prepare.StatementID)
 		return nil, finishSQLError(err)
+	}
+	if prepareDo(c, prepare) {
+		return nil, nil
 	}
 	fixFields(fields)
 	h.fixPrecisions(c, fields)

@@ -372,6 +372,18 @@ func TestTLS(t *testing.T) {
 	if err := root.QueryRow("SHOW STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil || !strings.HasPrefix(version, "TLSv1.") {
 		t.Errorf("Ssl_version over TLS: %q (%v), want TLSv1.n", version, err)
 	}
+	// percdb reads the commands of a TLS connection itself (package
+	// wire): a prepared DO, and a statement of 65,535 parameters whose
+	// only value is the last (past vitess's NULL bitmap of 65,528).
+	if _, err := root.Exec("DO ?", 1); err != nil {
+		t.Errorf("prepared DO over TLS: %v", err)
+	}
+	args := make([]any, 65535)
+	args[len(args)-1] = 7
+	var last int
+	if err := root.QueryRow("SELECT COALESCE(?"+strings.Repeat(", ?", len(args)-1)+")", args...).Scan(&last); err != nil || last != 7 {
+		t.Errorf("65,535 parameters over TLS: %d, %v; want 7", last, err)
+	}
 	plain := n.mustConnect("root", "", "")
 	if err := plain.QueryRow("SHOW STATUS LIKE 'Ssl_cipher'").Scan(&name, &version); err != nil || version != "" {
 		t.Errorf("Ssl_cipher without TLS: %q (%v), want empty", version, err)
@@ -400,8 +412,8 @@ func TestTLS(t *testing.T) {
 	n.stop()
 	n.cfg.RequireSecureTransport = true
 	n.start()
-	if _, err := n.connect(n.config("root", "", "")); err == nil {
-		t.Fatal("plain connection accepted under RequireSecureTransport")
+	if _, err := n.connect(n.config("root", "", "")); mysqlErrorNumber(err) != 3159 {
+		t.Fatalf("plain connection under RequireSecureTransport: %v, want error 3159", err)
 	}
 	cfg = n.config("root", "", "")
 	cfg.TLS = tlsCfg

@@ -22,6 +22,7 @@ import (
 	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/wire"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
@@ -368,6 +369,15 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		maxConns = int64(cfg.MaxConnections)
 	}
 	s.listener = &connLimitListener{Listener: s.listener, max: maxConns}
+	// percdb, not vitess, terminates TLS and reads the client's commands
+	// first (package wire): vitess misreads some of them before any
+	// handler method runs (compat_wire.go).
+	s.listener = wire.NewListener(s.listener, wire.Config{
+		TLS:                    tlsConfig,
+		RequireSecureTransport: cfg.RequireSecureTransport,
+		RewritePrepare:         doAsSelect,
+		MaxPacket:              maxAllowedPacket,
+	})
 	s.stmts = newStmtContexts()
 	// Before the server is made: its session manager keeps the list.
 	s.engine.ProcessList = &killList{ProcessList: s.engine.ProcessList, stmts: s.stmts}
@@ -377,8 +387,6 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		Listener: s.listener,
 		Version:  cfg.Version,
 
-		TLSConfig:               tlsConfig,
-		RequireSecureTransport:  cfg.RequireSecureTransport,
 		ProtocolListenerFactory: protocolListener,
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList,

@@ -11,6 +11,8 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/netutil"
+
+	"github.com/percdb/percdb/sql/wire"
 )
 
 // Every statement runs under a context that ends when the statement must
@@ -193,6 +195,8 @@ func rawConn(conn net.Conn) syscall.RawConn {
 		case *netutil.ConnWithTimeouts:
 			conn = c.Conn
 		case *tls.Conn:
+			conn = c.NetConn()
+		case *wire.Conn:
 			conn = c.NetConn()
 		case syscall.Conn:
 			rc, err := c.SyscallConn()

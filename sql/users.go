@@ -150,7 +150,9 @@ func mayUseFastPath(db *mysql_db.MySQLDb, s *Session) bool {
 // unknown user or a caching_sha2_password account without TLS, and
 // refuses it with MySQL's 1045. Without it vitess answers those with 2012
 // "No authentication methods available", which clients report as a
-// handshake failure rather than a wrong password.
+// handshake failure rather than a wrong password. Each method first tells
+// vitess whether the client switched to TLS, which percdb terminates
+// (secureMethod, compat_wire.go).
 type accountAuth struct {
 	mysql.AuthServer
 	methods []mysql.AuthMethod
@@ -162,7 +164,7 @@ func newAccountAuth(inner mysql.AuthServer) *accountAuth {
 		AuthMethod: mysql.NewMysqlNativeAuthMethod(refusedAccounts{}, refusedAccounts{}),
 		others:     others,
 	}
-	methods := append(append([]mysql.AuthMethod(nil), others...), refuse)
+	methods := secureMethods(append(append([]mysql.AuthMethod(nil), others...), refuse))
 	return &accountAuth{AuthServer: inner, methods: methods}
 }
 

@@ -29,6 +29,9 @@ type Table struct {
 	Exec *executor.Table
 	// AutoIncOrd is the position of the AUTO_INCREMENT column, or -1.
 	AutoIncOrd int
+	// Scales are the M and D of the FLOAT(M,D) and DOUBLE(M,D) columns
+	// by schema position (floattype.go); nil when the table has none.
+	Scales map[int]FloatScale
 	// Primary describes the primary key as an index (nil without one);
 	// Indexes are the public secondary indexes, in the order of
 	// Exec.Indexes (which also has those being built or dropped).
@@ -106,6 +109,12 @@ func New(ctx *gsql.Context, dbName string, def *catalog.TableDef) (*Table, error
 		}
 		sch[i] = col
 		et.Columns[i] = executor.Column{ID: c.ID, TrimTrailingSpaces: isChar(col.Type)}
+		if fs, ok := ParseFloatScale(c.Type); ok {
+			if m.Scales == nil {
+				m.Scales = make(map[int]FloatScale)
+			}
+			m.Scales[i] = fs
+		}
 		if c.AutoIncrement {
 			m.AutoIncOrd = i
 		}

@@ -137,10 +137,15 @@ func columnFromDef(ctx *gsql.Context, table, db string, c *catalog.ColumnDef, pr
 }
 
 // parseType reads a type typeString wrote: GMS's planbuilder reads it,
-// except TIME(0) to TIME(5), which GMS refuses (TimeType).
+// except TIME(0) to TIME(5), which GMS refuses (TimeType), and FLOAT(M,D)
+// and DOUBLE(M,D), whose schema type is GMS's FLOAT or DOUBLE (M and D
+// are Table.Scales).
 func parseType(s string) (gsql.Type, error) {
 	if rest, ok := strings.CutPrefix(s, "time("); ok && len(rest) == 2 && rest[1] == ')' && rest[0] >= '0' && rest[0] <= '5' {
 		return NewTimeType(int(rest[0] - '0'))
+	}
+	if fs, ok := ParseFloatScale(s); ok {
+		return fs.Base(), nil
 	}
 	return planbuilder.ParseColumnTypeString(s)
 }

@@ -3,7 +3,6 @@ package wirefuzz
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -16,8 +15,7 @@ import (
 // (1024) so that the packet is small; the default, 1 GiB in GMS, would
 // need a gigabyte on the socket.
 //
-// percdb runs the command: a known finding (docs/reliability.md). The test
-// then skips with the finding, or fails with PERCDB_WIREFUZZ_FINDINGS=1.
+// percdb refuses it as MySQL does, before vitess reads it (sql/wire).
 func TestPacketOverMaxAllowedPacket(t *testing.T) {
 	tg := startTarget(t)
 	admin := tg.login(t, "")
@@ -56,8 +54,6 @@ func TestPacketOverMaxAllowedPacket(t *testing.T) {
 		// MySQL's answer.
 	case err != nil && !errors.As(err, &se):
 		// Closed without an answer: also refused.
-	case err == nil && os.Getenv(envFindings) != "1":
-		t.Skipf("known finding packet-over-max-allowed: a %d-byte command under max_allowed_packet=1024 ran and returned %v", len(q)+1, rows)
 	default:
 		t.Fatalf("a %d-byte command under max_allowed_packet=1024: rows %v, error %v; want error 1153 or a closed connection", len(q)+1, rows, err)
 	}

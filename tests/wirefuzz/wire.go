@@ -451,9 +451,17 @@ func (c *Conn) QueryAll(sql string) ([]Result, error) {
 	return c.readResults(false)
 }
 
+// Param is a parameter of a prepared statement's execution as the binary
+// protocol sends it: its type and flags (0x80: unsigned) and its value's
+// bytes.
+type Param struct {
+	Type, Flags byte
+	Value       []byte
+}
+
 // Execute runs the prepared statement id (COM_STMT_EXECUTE, no cursor)
-// with args bound to its parameters, each nil (NULL), an int64 or a
-// string, and returns its results as QueryAll does.
+// with args bound to its parameters, each nil (NULL), an int64, a string
+// or a Param, and returns its results as QueryAll does.
 func (c *Conn) Execute(id uint32, args ...any) ([]Result, error) {
 	body, err := ExecuteBody(id, args...)
 	if err != nil {
@@ -487,6 +495,9 @@ func ExecuteBody(id uint32, args ...any) ([]byte, error) {
 		case string:
 			types = append(types, 0xfd, 0) // MYSQL_TYPE_VAR_STRING
 			values = AppendLenencString(values, v)
+		case Param:
+			types = append(types, v.Type, v.Flags)
+			values = append(values, v.Value...)
 		default:
 			return nil, fmt.Errorf("execute: argument %d is a %T", i, a)
 		}

@@ -1,0 +1,38 @@
+// Package wire owns the bytes of a MySQL client connection beneath vitess's
+// protocol layer (github.com/dolthub/vitess/go/mysql), for the commands
+// vitess reads wrongly before any handler method runs:
+//
+//   - a COM_STMT_EXECUTE of a statement with 65,529 to 65,535 parameters:
+//     vitess sizes its NULL bitmap as (count+7)/8 in 16 bits, which wraps
+//     to 0, indexes past it and drops the connection. Conn decodes such an
+//     execute itself (execute.go) and hands vitess the values as bound
+//     variables, with the packet's new-parameters flag cleared so that
+//     vitess reads none of it;
+//   - a COM_STMT_PREPARE whose text vitess's grammar cannot parse (DO):
+//     Config.RewritePrepare may give vitess another text, and the handler
+//     learns the original from Conn.RewrittenPrepare; and vitess's answer
+//     to one that does not parse, 1105, which becomes MySQL's 1064;
+//   - a packet longer than max_allowed_packet (Config.MaxPacket), which
+//     MySQL refuses with 1153 and vitess read;
+//
+// To read the client's commands Conn must see them in clear, so it also
+// terminates TLS, which MySQL negotiates in the middle of the handshake:
+// the server's greeting announces CLIENT_SSL, the client answers with a
+// short SSL request, and both then speak TLS on the same socket. Conn adds
+// CLIENT_SSL to the greeting vitess writes (vitess is given no TLS
+// configuration), takes the SSL request out of the stream, runs the TLS
+// handshake with Config.TLS, and numbers the later handshake packets as
+// vitess expects them (one less from the client, one more to it) until the
+// login's OK or error packet. vitess then sees a plain connection: whoever
+// needs to know that the client used TLS asks Conn (ConnectionState,
+// Secure).
+//
+// Everything else passes through unchanged, one packet per Read, so that a
+// packet is looked at only after vitess has answered the commands before
+// it (an execute needs the parameter count its prepare set).
+//
+// Byte layouts are MySQL's client/server protocol ("Connection Phase",
+// "COM_STMT_EXECUTE", "Binary Protocol Value" in the MySQL source
+// documentation); every packet is a 3-byte little-endian payload length,
+// a sequence number and the payload.
+package wire
