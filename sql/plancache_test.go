@@ -61,7 +61,9 @@ func planCacheSetup(t *testing.T) (*percsql.Server, *sql.DB) {
 }
 
 // planCacheConn opens a connection to database pc of srv, closed when
-// the test ends: one session, whose plan cache the test fills.
+// the test ends: one session, whose plan cache the test fills. The fast
+// path is off in it: its range SELECTs (fastpath_scan.go) would answer
+// the plan cache's statements before the cache saw them.
 func planCacheConn(t *testing.T, srv *percsql.Server) *sql.Conn {
 	t.Helper()
 	conn, err := openDB(t, srv, "pc").Conn(context.Background())
@@ -69,6 +71,9 @@ func planCacheConn(t *testing.T, srv *percsql.Server) *sql.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(context.Background(), "SET @percdb_fastpath = 0"); err != nil {
+		t.Fatal(err)
+	}
 	return conn
 }
 
