@@ -231,6 +231,13 @@ func (g *rangeGen) query() (string, []any) {
 		if g.r.Intn(10) == 0 {
 			return g.pick(-1, "2")
 		}
+		if aggregate {
+			// GMS v0.20.0 panics closing a GROUP BY it never read
+			// (groupByIter.Dispose) under LIMIT 0 with an OFFSET over
+			// an IN list of keys: error 1105 where MySQL answers no
+			// rows (the fast path does).
+			return g.pick(1, 2, 100)
+		}
 		return g.pick(0, 1, 2, 3, 5, 100)
 	}
 	switch g.r.Intn(5) {
@@ -299,6 +306,10 @@ func TestFastPathRangeDifferential(t *testing.T) {
 		{"SELECT MIN(id), MAX(id) FROM r8 WHERE id < ?", []any{uint64(math.MaxUint64)}},
 		{"SELECT v FROM rc WHERE w = ? AND id > ?", []any{1, 0}},
 		{"SELECT v FROM r8 WHERE id IN (?, ?) AND v > ?", []any{5, int64(math.MaxInt64), 1}},
+		// A column selected twice, by the point shapes: the second was
+		// NULL (the row decoder fills one place per column).
+		{"SELECT s, s FROM r8 WHERE id = ?", []any{5}},
+		{"SELECT v, s, v FROM r8 WHERE id IN (?, ?)", []any{0, 5}},
 	}
 	steps := 0
 	runQ := func(q string, args []any) {
@@ -345,7 +356,9 @@ func TestFastPathRangeDifferential(t *testing.T) {
 	for _, r := range []string{"shape", "parse", "table", "value", "session", "learning", "error", "size"} {
 		t.Logf("fallthrough %s: %d", r, d.status("Percdb_fastpath_fallthrough_"+r))
 	}
-	if hits < uint64(steps)/4 {
+	// Each generated query runs twice, its first execution learning
+	// the column definitions, and many are of shapes left to GMS.
+	if hits < uint64(steps)/5 {
 		t.Errorf("only %d of %d statements ran on the fast path", hits, steps)
 	}
 	d.finish("r", "r8", "rc")

@@ -354,3 +354,24 @@ func TestPlanCacheWritesDifferential(t *testing.T) {
 	t.Logf("hits %d, misses %d, uncacheable %d, rechecks %d", got, serverStatus(t, admin, "Percdb_plan_cache_miss"),
 		serverStatus(t, admin, "Percdb_plan_cache_uncacheable"), serverStatus(t, admin, "Percdb_plan_cache_recheck"))
 }
+
+// TestPlanCacheInvalidCounts checks that a cached plan is not run with a
+// LIMIT or OFFSET that is not a count: GMS's analysis refuses a negative
+// one, and the cached plan, bound to -1 after executions with valid
+// counts, returned no rows instead of the error.
+func TestPlanCacheInvalidCounts(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := planCacheSetup(t)
+	conn, plain := planCacheConn(t, srv), planCacheConn(t, srv)
+	if _, err := plain.ExecContext(ctx, "SET @percdb_plan_cache = 0"); err != nil {
+		t.Fatal(err)
+	}
+	const q = "SELECT id FROM t WHERE id BETWEEN ? AND ? LIMIT ?, ?"
+	for _, args := range [][]any{{1, 9, 0, 2}, {1, 9, 1, 2}, {1, 9, -1, 2}, {1, 9, 0, -1}, {1, 9, 1, 3}} {
+		got, err := answer(ctx, conn, q, args...)
+		want, werr := answer(ctx, plain, q, args...)
+		if fmt.Sprint(got, err) != fmt.Sprint(want, werr) {
+			t.Errorf("%s with %v: %v %v, analysed afresh %v %v", q, args, got, err, want, werr)
+		}
+	}
+}

@@ -194,7 +194,9 @@ func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, db
 			plan.Schema = make(gsql.Schema, len(shape.Cols))
 			for i, name := range shape.Cols {
 				_, ord, ok := def.ColumnByName(name)
-				if !ok {
+				if !ok || slices.Contains(plan.Offsets[:i], ord) {
+					// A column selected twice: the row decoder fills
+					// one place per column (the second was NULL).
 					return nil, ReasonTable, false
 				}
 				plan.Offsets[i], plan.Schema[i] = ord, sch[ord]
