@@ -1,10 +1,10 @@
 package sql
 
 import (
+	"cmp"
 	"io"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/dolthub/go-mysql-server/server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -776,7 +776,16 @@ func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) 
 		if !ok {
 			return nil, errScanSort
 		}
-		sort.Stable(s)
+		// GMS's sort is stable: rows that tie keep their key order.
+		// Ordered by the keys and then by that order, the rows have
+		// one order, the stable sort's, which a sort that is not
+		// stable (fewer comparisons) finds as well.
+		slices.SortFunc(s.perm, func(a, b int) int {
+			if c := s.compareRows(a, b); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
 		if s.err != nil {
 			return nil, s.err
 		}
@@ -803,17 +812,33 @@ func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) 
 		return rows, nil
 	}
 	keys := newRowKeys(b.pl.Schema)
+	key := keys.key
+	if one, ok := collatedStringType(b.pl.Schema[0].Type); ok && len(b.pl.Schema) == 1 {
+		// One string column under a collation: its collation key
+		// (rowKeys would hash that key once more; rows are told apart
+		// alike, but for 64-bit collisions).
+		k := newStringKeyer(one)
+		key = func(ctx *gsql.Context, row gsql.Row) (uint64, error) { return k.key(ctx, row[0]) }
+	}
 	seen := make(map[uint64]struct{}, len(rows))
 	kept := rows[:0]
+	null := false // a row of one NULL was kept
 	for _, row := range rows {
-		key, err := keys.key(ctx, row)
+		if len(row) == 1 && row[0] == nil {
+			if !null {
+				null = true
+				kept = append(kept, row)
+			}
+			continue
+		}
+		h, err := key(ctx, row)
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := seen[key]; dup {
+		if _, dup := seen[h]; dup {
 			continue
 		}
-		seen[key] = struct{}{}
+		seen[h] = struct{}{}
 		kept = append(kept, row)
 	}
 	return kept, nil
