@@ -260,11 +260,18 @@ func (s *collatedSorter) Swap(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.pe
 
 // Less implements sort.Interface as expression.Sorter.Less does.
 func (s *collatedSorter) Less(i, j int) bool {
+	return s.compareRows(s.perm[i], s.perm[j]) < 0
+}
+
+// compareRows compares rows ra and rb (by their index in the rows
+// sorted) as Less orders them: -1 when ra goes first, 1 when rb does, 0
+// when they tie (or after an error, kept in err).
+func (s *collatedSorter) compareRows(ra, rb int) int {
 	if s.err != nil {
-		return false
+		return 0
 	}
 	nf := len(s.fields)
-	a, b := s.perm[i]*nf, s.perm[j]*nf
+	a, b := ra*nf, rb*nf
 	for f, sf := range s.fields {
 		av, bv := s.vals[a+f], s.vals[b+f]
 		if sf.Order == gsql.Descending {
@@ -273,9 +280,9 @@ func (s *collatedSorter) Less(i, j int) bool {
 		if av == nil && bv == nil {
 			continue
 		} else if av == nil {
-			return sf.NullOrdering == gsql.NullsFirst
+			return nullFirst(sf.NullOrdering == gsql.NullsFirst)
 		} else if bv == nil {
-			return sf.NullOrdering != gsql.NullsFirst
+			return nullFirst(sf.NullOrdering != gsql.NullsFirst)
 		}
 		cmp, done := 0, false
 		if c := s.strs[f]; c != nil {
@@ -289,17 +296,26 @@ func (s *collatedSorter) Less(i, j int) bool {
 			var err error
 			if cmp, err = s.types[f].Compare(s.ctx, av, bv); err != nil {
 				s.err = err
-				return false
+				return 0
 			}
 		}
 		switch cmp {
 		case -1:
-			return true
+			return -1
 		case 1:
-			return false
+			return 1
 		}
 	}
-	return false
+	return 0
+}
+
+// nullFirst is compareRows' answer for a NULL against a value: -1 when
+// the row whose value is NULL goes first (first set), else 1.
+func nullFirst(first bool) int {
+	if first {
+		return -1
+	}
+	return 1
 }
 
 // buildCollatedSort builds n as a collatedSortIter when its fields allow it

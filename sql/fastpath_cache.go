@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/fastpath"
 )
@@ -120,14 +122,23 @@ func (e *fastEntry) planFor(ctx *gsql.Context, p *DatabaseProvider, cat *catalog
 type fastPlan struct {
 	*fastpath.Plan
 	table *Table
+	// scanProg is a range SELECT's coprocessor program without the
+	// filter and the limit each execution gives it (fastpath_scan.go).
+	scanProg *copr.Program
 }
 
 // newFastPlan resolves shape in database dbName of cat (fastpath.Resolve).
 func newFastPlan(ctx *gsql.Context, p *DatabaseProvider, cat *catalog.Catalog, dbName string, shape *fastpath.Shape) (*fastPlan, fastpath.Reason, bool) {
-	sp, reason, ok := fastpath.Resolve(ctx, p.metas, cat, dbName, shape)
+	sp, reason, ok := fastpath.Resolve(ctx, p.metas, cat, dbName, shape, scanAggType)
 	if !ok {
 		return nil, reason, false
 	}
 	db, _ := cat.Database(dbName)
-	return &fastPlan{Plan: sp, table: &Table{db: &Database{provider: p, def: db}, meta: sp.Meta}}, 0, true
+	pl := &fastPlan{Plan: sp, table: &Table{db: &Database{provider: p, def: db}, meta: sp.Meta}}
+	if sp.Scan != nil {
+		if pl.scanProg, ok = scanProgram(pl); !ok {
+			return nil, fastpath.ReasonTable, false
+		}
+	}
+	return pl, 0, true
 }

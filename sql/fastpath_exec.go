@@ -72,6 +72,8 @@ func (r *fastRun) run() fastOutcome {
 		return r.runTransactionStatement()
 	case fastpath.Select:
 		return r.runSelect()
+	case fastpath.Scan:
+		return r.runScan()
 	default:
 		return r.runWrite()
 	}

@@ -642,11 +642,37 @@ func (p *cachedPlan) bind(ctx *gsql.Context, values map[string]gsql.Expression) 
 		nn, err := replace(nita)
 		return nn, transform.NewTree, err
 	})
-	if err != nil || !ok {
-		// A value the binder's conversion refuses: GMS reports it.
+	if err != nil || !ok || !countsValid(n) {
+		// A value the binder's conversion refuses, or a LIMIT or OFFSET
+		// that is not a count: GMS reports it.
 		return nil, false, nil
 	}
 	return n, true, nil
+}
+
+// countsValid reports whether every LIMIT and OFFSET of n that is a
+// literal is a non-negative integer. GMS's analyzer refuses others
+// (validateOffsetAndLimit); a cached plan bound to such a value ran it:
+// LIMIT 0, -1 returned no rows where a fresh analysis fails.
+func countsValid(n gsql.Node) bool {
+	ok := true
+	transform.Inspect(n, func(n gsql.Node) bool {
+		var e gsql.Expression
+		switch n := n.(type) {
+		case *plan.Limit:
+			e = n.Limit
+		case *plan.Offset:
+			e = n.Offset
+		case *plan.TopN:
+			e = n.Limit
+		}
+		if lit, isLit := e.(*expression.Literal); isLit {
+			d, isInt := coprDatum(lit.Value())
+			ok = ok && isInt && (d.Unsigned || d.Int >= 0)
+		}
+		return ok
+	})
+	return ok
 }
 
 // rebuildHashIns builds every HashInTuple in exprs anew from its

@@ -61,7 +61,9 @@ func planCacheSetup(t *testing.T) (*percsql.Server, *sql.DB) {
 }
 
 // planCacheConn opens a connection to database pc of srv, closed when
-// the test ends: one session, whose plan cache the test fills.
+// the test ends: one session, whose plan cache the test fills. The fast
+// path is off in it: its range SELECTs (fastpath_scan.go) would answer
+// the plan cache's statements before the cache saw them.
 func planCacheConn(t *testing.T, srv *percsql.Server) *sql.Conn {
 	t.Helper()
 	conn, err := openDB(t, srv, "pc").Conn(context.Background())
@@ -69,6 +71,9 @@ func planCacheConn(t *testing.T, srv *percsql.Server) *sql.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(context.Background(), "SET @percdb_fastpath = 0"); err != nil {
+		t.Fatal(err)
+	}
 	return conn
 }
 
@@ -348,4 +353,25 @@ func TestPlanCacheWritesDifferential(t *testing.T) {
 	}
 	t.Logf("hits %d, misses %d, uncacheable %d, rechecks %d", got, serverStatus(t, admin, "Percdb_plan_cache_miss"),
 		serverStatus(t, admin, "Percdb_plan_cache_uncacheable"), serverStatus(t, admin, "Percdb_plan_cache_recheck"))
+}
+
+// TestPlanCacheInvalidCounts checks that a cached plan is not run with a
+// LIMIT or OFFSET that is not a count: GMS's analysis refuses a negative
+// one, and the cached plan, bound to -1 after executions with valid
+// counts, returned no rows instead of the error.
+func TestPlanCacheInvalidCounts(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := planCacheSetup(t)
+	conn, plain := planCacheConn(t, srv), planCacheConn(t, srv)
+	if _, err := plain.ExecContext(ctx, "SET @percdb_plan_cache = 0"); err != nil {
+		t.Fatal(err)
+	}
+	const q = "SELECT id FROM t WHERE id BETWEEN ? AND ? LIMIT ?, ?"
+	for _, args := range [][]any{{1, 9, 0, 2}, {1, 9, 1, 2}, {1, 9, -1, 2}, {1, 9, 0, -1}, {1, 9, 1, 3}} {
+		got, err := answer(ctx, conn, q, args...)
+		want, werr := answer(ctx, plain, q, args...)
+		if fmt.Sprint(got, err) != fmt.Sprint(want, werr) {
+			t.Errorf("%s with %v: %v %v, analysed afresh %v %v", q, args, got, err, want, werr)
+		}
+	}
 }

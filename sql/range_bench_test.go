@@ -24,8 +24,10 @@ const sbtestTable = `CREATE TABLE sbtest.sbtest1 (
 // secondary index k, as prepared statements on an in-process server over
 // a 10,000-row sbtest table, one query per iteration. Besides the wall
 // time it reports the process's CPU time per query (cpu-us/op), which a
-// loaded machine inflates less. Each query runs with the plan cache of
-// prepared statements on and off (plancache.go):
+// loaded machine inflates less. Each query runs on the fast path
+// (fastpath_scan.go; the k- shapes, over a secondary index, go to GMS
+// there too), and on GMS's path with the plan cache of prepared
+// statements on and off (plancache.go):
 //
 //	go test ./sql -run '^$' -bench RangeQueries -benchtime 2000x -cpuprofile cpu.out
 func BenchmarkRangeQueries(b *testing.B) {
@@ -59,18 +61,23 @@ func BenchmarkRangeQueries(b *testing.B) {
 		{"k-count", "SELECT COUNT(*) FROM sbtest1 WHERE k BETWEEN ? AND ?"},
 		{"k-sum", "SELECT SUM(id) FROM sbtest1 WHERE k BETWEEN ? AND ?"},
 	}
+	modes := []struct{ name, set string }{
+		{"fastpath", "SET @percdb_fastpath = 1, @percdb_plan_cache = 1"},
+		{"plancache", "SET @percdb_fastpath = 0, @percdb_plan_cache = 1"},
+		{"gms", "SET @percdb_fastpath = 0, @percdb_plan_cache = 0"},
+	}
 	for _, q := range queries {
-		for _, cache := range []string{"on", "off"} {
-			b.Run(q.name+"/plancache="+cache, func(b *testing.B) {
-				benchRangeQuery(b, srv, q.sql, cache, rows)
+		for _, m := range modes {
+			b.Run(q.name+"/"+m.name, func(b *testing.B) {
+				benchRangeQuery(b, srv, q.sql, m.set, rows)
 			})
 		}
 	}
 }
 
 // benchRangeQuery runs the prepared query of two parameters (lo, lo+99)
-// from one connection, with the plan cache on or off.
-func benchRangeQuery(b *testing.B, srv *percsql.Server, query, cache string, rows int) {
+// from one connection whose session variables set sets.
+func benchRangeQuery(b *testing.B, srv *percsql.Server, query, set string, rows int) {
 	ctx := context.Background()
 	db := openDB(b, srv, "sbtest")
 	db.SetMaxOpenConns(1)
@@ -79,7 +86,7 @@ func benchRangeQuery(b *testing.B, srv *percsql.Server, query, cache string, row
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SET @percdb_plan_cache = "+cache); err != nil {
+	if _, err := conn.ExecContext(ctx, set); err != nil {
 		b.Fatal(err)
 	}
 	st, err := conn.PrepareContext(ctx, query)

@@ -124,9 +124,33 @@ func (e *Evaluation) feedVerbatim(value []byte) (handled, full, done bool, err e
 		b = append(b, s...)
 	}
 	v.scratch = b
+	if e.out == nil {
+		e.out = make([]byte, 0, e.outputCapacity(len(b)))
+	}
 	e.out = binary.AppendUvarint(e.out, uint64(len(b)))
 	e.out = append(e.out, b...)
 	e.outRows++
 	e.emitted++
 	return true, e.outRows >= e.page, e.p.Limit > 0 && e.emitted >= e.p.Limit, nil
+}
+
+// Output buffer sizing. An output grew by doubling from nothing, row by
+// row: in sysbench's 100-row range reads the copies and the buffers
+// thrown away were nearly half of the verbatim output's cost. The first
+// row's size times the rows the page may still take (at most
+// initialOutputRows, and within initialOutputBytes) sizes it once.
+const (
+	initialOutputRows  = 128
+	initialOutputBytes = 64 << 10
+)
+
+// outputCapacity returns the capacity of a new output buffer whose first
+// row is rowLen bytes.
+func (e *Evaluation) outputCapacity(rowLen int) int {
+	n := min(e.page, initialOutputRows)
+	if e.p.Limit > 0 {
+		n = int(min(int64(n), e.p.Limit-e.emitted))
+	}
+	per := rowLen + binary.MaxVarintLen32
+	return max(per, min(n*per, initialOutputBytes))
 }

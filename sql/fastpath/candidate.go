@@ -14,12 +14,13 @@ import (
 //   - a reserved word no shape uses (rejectedWord: AND, OR, NOT,
 //     BETWEEN, LIKE, IS, JOIN, ON, ORDER, GROUP, LIMIT, AS, DISTINCT,
 //     CASE, FOR, ...), except next to a dot, where MySQL reads any word
-//     as a name;
-//   - an operator other than =, +, - and * (<, >, !, /, %, &, |, ^, ~,
-//     @, :), or a + anywhere but in an UPDATE;
-//   - a parenthesis, except the list of a SELECT's WHERE c IN (...), and
-//     in an INSERT;
-//   - a * anywhere but as the field list of a SELECT (or SELECT ALL);
+//     as a name, and except in a SELECT the words of a range SELECT
+//     (scanWord: AND, OR, NOT, BETWEEN, IS, ORDER, LIMIT, DISTINCT);
+//   - an operator other than =, +, - and * (/, %, &, |, ^, ~, @, :, and
+//     <, >, ! but in a SELECT), or a + anywhere but in an UPDATE;
+//   - a parenthesis in an UPDATE or DELETE;
+//   - a * anywhere but as the field list of a SELECT (or SELECT ALL) or
+//     right after a parenthesis in one (COUNT(*));
 //   - IN in an UPDATE or DELETE, a second SELECT, or a SELECT in the
 //     others;
 //   - a comma between FROM and WHERE (a join), before SET in an UPDATE,
@@ -67,13 +68,12 @@ func Candidate(query string) bool {
 func textAllowed(q string, k Kind) bool {
 	var (
 		buf [16]byte
-		// afterIn, afterSelect: the previous token is the word IN, or
-		// SELECT; last is the previous token's last byte ('a' for a
-		// word).
-		afterIn, afterSelect bool
-		last                 byte
-		selects              int
-		inFrom, where, set   bool
+		// afterSelect: the previous token is the word SELECT; last is
+		// the previous token's last byte ('a' for a word).
+		afterSelect        bool
+		last               byte
+		selects            int
+		inFrom, where, set bool
 	)
 	if k == Select {
 		selects, afterSelect = 1, true
@@ -86,7 +86,7 @@ func textAllowed(q string, k Kind) bool {
 			continue
 		case c == '\'' || c == '"' || c == '`':
 			i = skipQuoted(q, i)
-			afterIn, afterSelect, last = false, false, c
+			afterSelect, last = false, c
 			continue
 		case c == '#' || c == '-' && i+1 < len(q) && q[i+1] == '-':
 			// A comment to the end of the line ("--1" is two minus
@@ -112,7 +112,7 @@ func textAllowed(q string, k Kind) bool {
 			word := lowerWord(&buf, q[i:j])
 			before, wasSelect := last, afterSelect
 			dotted := before == '.' || j < len(q) && q[j] == '.'
-			afterIn, afterSelect, last = false, false, 'a'
+			afterSelect, last = false, 'a'
 			i = j
 			if dotted {
 				continue
@@ -122,6 +122,8 @@ func textAllowed(q string, k Kind) bool {
 				// WHERE c1 = v1 AND c2 = v2 over a composite key.
 			case string(word) == "for" && where && k == Select:
 				// SELECT ... FOR UPDATE.
+			case k == Select && scanWord(word):
+				// A range SELECT's conditions and clauses.
 			case rejectedWord(word):
 				return false
 			}
@@ -144,7 +146,6 @@ func textAllowed(q string, k Kind) bool {
 				if k != Select {
 					return false
 				}
-				afterIn = true
 			case "values":
 				// INSERT INTO t VALUES (...) names no columns.
 				if k == Insert && before != ')' {
@@ -154,14 +155,22 @@ func textAllowed(q string, k Kind) bool {
 			continue
 		}
 		switch c {
-		case '<', '>', '!', '/', '%', '&', '|', '^', '~', '@', ':', '{', '}':
+		case '<', '>', '!':
+			// A range SELECT's comparisons.
+			if k != Select {
+				return false
+			}
+		case '/', '%', '&', '|', '^', '~', '@', ':', '{', '}':
 			return false
 		case '(':
-			if k == Update || k == Delete || k == Select && !afterIn {
+			// A SELECT's IN lists, parenthesized conditions and
+			// aggregates.
+			if k == Update || k == Delete {
 				return false
 			}
 		case '*':
-			if !afterSelect {
+			// SELECT *, COUNT(*).
+			if !afterSelect && !(k == Select && last == '(') {
 				return false
 			}
 		case '+':
@@ -173,10 +182,21 @@ func textAllowed(q string, k Kind) bool {
 				return false
 			}
 		}
-		afterIn, afterSelect, last = false, false, c
+		afterSelect, last = false, c
 		i++
 	}
 	return where || k == Insert
+}
+
+// scanWord reports whether word (lower case) is a reserved word that a
+// range SELECT's shape (scanshape.go) may have, which rejectedWord
+// turns down in the other statements.
+func scanWord(word []byte) bool {
+	switch string(word) {
+	case "and", "or", "not", "between", "is", "order", "limit", "distinct":
+		return true
+	}
+	return false
 }
 
 // rejectedWord reports whether word (lower case) is a reserved word

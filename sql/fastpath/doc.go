@@ -9,7 +9,15 @@
 //     ... WHERE pk = v;
 //   - DELETE FROM t WHERE pk = v;
 //   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
-//   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK.
+//   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK;
+//   - range SELECTs (Kind Scan, scanshape.go and scanplan.go): SELECT
+//     [DISTINCT] cols | * | COUNT/SUM/AVG/MIN/MAX FROM t WHERE conditions
+//     on integer columns, some of which bound an integer primary key
+//     (BETWEEN, <, <=, >, >=, =, <=>, IN), [ORDER BY cols [DESC]]
+//     [LIMIT [m,] n | LIMIT n OFFSET m], run as a coprocessor program over
+//     the key's range (filters and aggregates next to the data, behind the
+//     kv.Client contract), then sorted with the collated comparer, made
+//     distinct and cut in the SQL node (package sql's fastpath_scan.go).
 //
 // pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
 // composite primary key of integer columns. The columns written are
@@ -75,7 +83,7 @@
 // text cannot have a shape (Candidate, a lexical check that errs only on
 // the side of letting a statement through to the parser), when the TiDB
 // parser's AST has anything a shape does not model (ShapeOf returns nil:
-// a join, an alias, a function, ORDER BY, a hint, FOR SHARE, ...), when
+// a join, an alias, a function, GROUP BY, a hint, FOR SHARE, ...), when
 // the catalog says the table is not one the fast path writes (triggers,
 // foreign keys, generated columns, CHECK constraints), when a value does
 // not convert exactly as GMS would convert it, or when the session's state
@@ -86,7 +94,8 @@
 // # Equal to GMS
 //
 // Every answer must be GMS's, byte for byte. The differential tests
-// (fastpath_diff_test.go) run each statement on two servers, one with the
+// (fastpath_diff_test.go, and fastpath_scan_diff_test.go for random range
+// SELECTs over random rows) run each statement on two servers, one with the
 // fast path and one without, and compare the bytes sent back, the session
 // functions after each statement and the tables at the end;
 // fastpath_oracle_test.go checks the timestamps the fast path does not

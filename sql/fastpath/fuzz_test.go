@@ -34,6 +34,10 @@ func FuzzFastPathShape(f *testing.F) {
 		"SELECT c FROM t, u WHERE t.id = 1",
 		"UPDATE t SET c = c WHERE id = 1 AND k = 2",
 		"select 1", "", ";", "SELECT", "/* c */ SELECT c FROM t WHERE id=1",
+		"SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c",
+		"SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 1 AND 100 ORDER BY c",
+		"SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?",
+		"SELECT * FROM t WHERE id > 3 AND (a < 2 OR b IS NULL) LIMIT 2, 5",
 	} {
 		f.Add(q)
 	}
@@ -52,6 +56,11 @@ func FuzzFastPathShape(f *testing.F) {
 		}
 		switch s.Kind {
 		case Begin, Commit, Rollback:
+			return
+		case Scan:
+			if s.Table == "" || s.Scan == nil || len(s.Scan.Where) == 0 {
+				t.Fatalf("%q: range SELECT shape without a table or conditions", query)
+			}
 			return
 		case Select, Update, Delete, Insert:
 		default:

@@ -48,6 +48,10 @@ type Plan struct {
 	// UPDATE: the assignments.
 	Sets []PlanSet
 
+	// Scan is a range SELECT's plan (Kind Scan), whose Schema is its
+	// result's.
+	Scan *ScanPlan
+
 	// INSERT: the schema position of each listed column, and for each
 	// schema position the listed column's index or -1.
 	insertOrds []int
@@ -104,6 +108,10 @@ const (
 	// ReasonError: the fast path met an error before writing and left the
 	// statement to GMS, which reports it as it does.
 	ReasonError
+	// ReasonSize: a range SELECT's result, or the rows it sorts, would
+	// be more than the fast path keeps (GMS's buffers count against the
+	// query's memory bound).
+	ReasonSize
 	// NumReasons is how many reasons there are.
 	NumReasons
 )
@@ -118,11 +126,13 @@ var ReasonNames = [NumReasons]string{
 	ReasonSession:  "session",
 	ReasonLearning: "learning",
 	ReasonError:    "error",
+	ReasonSize:     "size",
 }
 
 // Resolve resolves shape in database dbName of cat. It returns the
 // reason when the table is not one the fast path runs the shape on.
-func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *Shape) (*Plan, Reason, bool) {
+// aggType types a range SELECT's SUM and AVG.
+func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *Shape, aggType AggType) (*Plan, Reason, bool) {
 	db, ok := cat.Database(dbName)
 	if !ok {
 		return nil, ReasonTable, false
@@ -142,6 +152,12 @@ func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, db
 		Meta:    m,
 	}
 	sch := m.Schema.Schema
+	if shape.Kind == Scan {
+		if plan.Scan, plan.Schema, ok = resolveScan(def, m, shape.Scan, aggType); !ok {
+			return nil, ReasonTable, false
+		}
+		return plan, 0, true
+	}
 	if shape.Kind != Select && (len(def.Checks) > 0 || cat.HasTriggers(db.ID, def.Name) || def.HasGenerated() || cat.HasForeignKeys(db.Name, def)) {
 		// GMS evaluates CHECK constraints, runs triggers, computes
 		// generated columns and enforces foreign keys (the table's own
@@ -178,7 +194,9 @@ func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, db
 			plan.Schema = make(gsql.Schema, len(shape.Cols))
 			for i, name := range shape.Cols {
 				_, ord, ok := def.ColumnByName(name)
-				if !ok {
+				if !ok || slices.Contains(plan.Offsets[:i], ord) {
+					// A column selected twice: the row decoder fills
+					// one place per column (the second was NULL).
 					return nil, ReasonTable, false
 				}
 				plan.Offsets[i], plan.Schema[i] = ord, sch[ord]

@@ -17,7 +17,7 @@ import (
 // This file turns a statement parsed by the TiDB parser into a Shape:
 // the statement reduced to what the fast path runs, with nothing of the
 // catalog yet. A statement with anything the fast path does not model (a
-// join, an alias, a function, ORDER BY, a hint, FOR SHARE, ...) has no
+// join, an alias, a function, GROUP BY, a hint, FOR SHARE, ...) has no
 // shape and goes to GMS. The decision depends only on the statement's
 // structure, never on its literal values, so that it can be cached per
 // normalized digest (which erases literals).
@@ -43,6 +43,9 @@ const (
 	Begin
 	Commit
 	Rollback
+	// Scan: a range SELECT (scanshape.go): conditions over a table's
+	// columns, ORDER BY, LIMIT, DISTINCT or aggregates.
+	Scan
 )
 
 // Value is one value of a statement: a parameter of a prepared
@@ -94,6 +97,8 @@ type Shape struct {
 	Sets []Set
 	// rows are an INSERT's VALUES tuples.
 	Rows [][]Value
+	// Scan is a range SELECT's conditions and clauses (Kind Scan).
+	Scan *ScanShape
 	// params is how many parameters a prepared statement has.
 	Params int
 }
@@ -105,7 +110,9 @@ func ShapeOf(stmt ast.StmtNode, normalized string) *Shape {
 	var s *Shape
 	switch n := stmt.(type) {
 	case *ast.SelectStmt:
-		s = selectShape(n)
+		if s = selectShape(n); s == nil {
+			s = scanShape(n)
+		}
 	case *ast.UpdateStmt:
 		s = updateShape(n)
 	case *ast.DeleteStmt:
@@ -327,17 +334,7 @@ func (s *Shape) setWhere(e ast.ExprNode, in bool) bool {
 // setConjunction records c1 = v1 AND c2 = v2 ..., each column once
 // (compared as MySQL compares column names, without regard to case).
 func (s *Shape) setConjunction(e *ast.BinaryOperationExpr) bool {
-	var terms []ast.ExprNode
-	var flatten func(x ast.ExprNode)
-	flatten = func(x ast.ExprNode) {
-		if b, ok := x.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicAnd {
-			flatten(b.L)
-			flatten(b.R)
-			return
-		}
-		terms = append(terms, x)
-	}
-	flatten(e)
+	terms := conjuncts(e)
 	seen := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		b, ok := t.(*ast.BinaryOperationExpr)
@@ -353,6 +350,30 @@ func (s *Shape) setConjunction(e *ast.BinaryOperationExpr) bool {
 		s.Keys = append(s.Keys, v)
 	}
 	return true
+}
+
+// conjuncts returns the terms of e split at its ANDs, parentheses around
+// them removed.
+func conjuncts(e ast.ExprNode) []ast.ExprNode {
+	var terms []ast.ExprNode
+	var flatten func(x ast.ExprNode)
+	flatten = func(x ast.ExprNode) {
+		for {
+			p, ok := x.(*ast.ParenthesesExpr)
+			if !ok {
+				break
+			}
+			x = p.Expr
+		}
+		if b, ok := x.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicAnd {
+			flatten(b.L)
+			flatten(b.R)
+			return
+		}
+		terms = append(terms, x)
+	}
+	flatten(e)
+	return terms
 }
 
 // equality returns the column and value of c = v or v = c.
@@ -477,6 +498,9 @@ func (s *Shape) numberParams() {
 		for i := range row {
 			visit(&row[i])
 		}
+	}
+	if s.Scan != nil {
+		s.Scan.values(visit)
 	}
 	sort.Slice(ptrs, func(i, j int) bool { return ptrs[i].Param < ptrs[j].Param })
 	for i, p := range ptrs {

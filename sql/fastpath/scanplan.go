@@ -1,0 +1,288 @@
+package fastpath
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/tablemeta"
+)
+
+// A range SELECT resolved against a table (ScanPlan): which rows it
+// reads (a range of the integer primary key, bounded by the WHERE
+// clause's conditions on the key), what the coprocessor evaluates over
+// them (the other conditions, or the aggregates), and what the SQL node
+// does with the rows it gets back (sort, DISTINCT, OFFSET and LIMIT).
+//
+// The fast path answers as GMS does only where GMS's plan is known: GMS
+// reads the primary key's range (it would read another index only for
+// a condition or an order on that index's first column, which the fast
+// path leaves to GMS), in key order, and sorts what it read stably, so
+// that rows that tie in the ORDER BY keep their key order. GMS's top-N
+// (ORDER BY with LIMIT) keeps tied rows in an order of its heap's
+// making: the fast path runs ORDER BY ... LIMIT only when the order has
+// no ties (its keys include the primary key, or a DISTINCT's rows are
+// ordered by all their columns). The conditions compare integer columns
+// with integer values (or with each other), which GMS and the
+// coprocessor evaluate alike.
+
+// ScanPlan is the resolution of a range SELECT's shape (Plan.Scan).
+type ScanPlan struct {
+	// KeyOrd is the schema position of the integer primary key.
+	KeyOrd int
+	// Reads are the schema positions of the columns the coprocessor
+	// reads, by program column. The first Kept of them are output, in
+	// that order, and make the rows the SQL node gets.
+	Reads []int
+	Kept  int
+	// Where is the WHERE clause's conditions with their columns
+	// resolved, in the shape's order; KeyTerm says which of them bound
+	// the primary key (a comparison, BETWEEN or IN of the key and
+	// values), which the range enforces.
+	Where   []PlanCond
+	KeyTerm []bool
+	// Out are the result's columns, Order the ORDER BY's keys.
+	Out   []PlanOut
+	Order []PlanOrder
+}
+
+// PlanCond is a condition of the shape with its columns resolved: Cols
+// holds, by operand, the program column of a column operand (-1 for a
+// value); Args are the resolved conditions of AND, OR and NOT.
+type PlanCond struct {
+	Cols []int
+	Args []PlanCond
+}
+
+// PlanOut is one result column: the kept column Col, or the aggregate
+// Agg of program column Col (-1 for COUNT(*)).
+type PlanOut struct {
+	Agg AggFunc
+	Col int
+}
+
+// PlanOrder is one ORDER BY key: kept column Col.
+type PlanOrder struct {
+	Col  int
+	Desc bool
+}
+
+// IntKind is how a column's integers compare.
+type IntKind uint8
+
+// The integer kinds: Signed and Unsigned columns whose values are exact
+// as doubles (at most 32 bits), and those of 64 bits, where a comparison
+// of mixed signedness, which GMS makes in DOUBLE, may round.
+const (
+	NotInt IntKind = iota
+	Signed
+	Unsigned
+	Signed64
+	Unsigned64
+)
+
+// IntKindOf classifies typ.
+func IntKindOf(typ gsql.Type) IntKind {
+	if !types.IsInteger(typ) {
+		return NotInt
+	}
+	wide := typ.Type() == sqltypes.Int64 || typ.Type() == sqltypes.Uint64
+	switch {
+	case types.IsUnsigned(typ) && wide:
+		return Unsigned64
+	case types.IsUnsigned(typ):
+		return Unsigned
+	case wide:
+		return Signed64
+	}
+	return Signed
+}
+
+// AggType gives the result type of SUM (avg false) or AVG of a column of
+// type arg: MySQL's, which package sql knows (exact DECIMALs).
+type AggType func(avg bool, arg gsql.Type) (gsql.Type, bool)
+
+// resolveScan resolves a range SELECT on table m. ok is false when the
+// fast path does not run it on this table (ReasonTable).
+func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggType AggType) (*ScanPlan, gsql.Schema, bool) {
+	sch := m.Schema.Schema
+	if m.Exec.HandleKind != executor.HandleInt || m.Primary == nil || len(m.Primary.Ords) != 1 ||
+		def.Temporary || sch.HasVirtualColumns() {
+		return nil, nil, false
+	}
+	p := &ScanPlan{KeyOrd: m.Primary.Ords[0]}
+	// indexed are the first columns of the secondary indexes: a
+	// condition or an order on one may make GMS read that index, in its
+	// order.
+	indexed := make(map[int]bool, len(m.Indexes))
+	for _, im := range m.Indexes {
+		indexed[im.Ords[0]] = true
+	}
+	ordOf := func(name string) (int, bool) {
+		_, ord, ok := def.ColumnByName(name)
+		return ord, ok
+	}
+	read := make(map[int]int) // schema position -> program column
+	addRead := func(ord int) int {
+		if c, ok := read[ord]; ok {
+			return c
+		}
+		read[ord] = len(p.Reads)
+		p.Reads = append(p.Reads, ord)
+		return read[ord]
+	}
+	var out gsql.Schema
+	// The kept columns first: the result's, then the ORDER BY's.
+	if sc.Fields == nil {
+		for ord := range sch {
+			p.Out = append(p.Out, PlanOut{Col: addRead(ord)})
+			out = append(out, sch[ord])
+		}
+	}
+	if !sc.Aggregates() {
+		for _, f := range sc.Fields {
+			ord, ok := ordOf(f.Col)
+			if !ok {
+				return nil, nil, false
+			}
+			p.Out = append(p.Out, PlanOut{Col: addRead(ord)})
+			out = append(out, sch[ord])
+		}
+		total := false
+		for _, o := range sc.Order {
+			ord, ok := ordOf(o.Col)
+			if !ok || indexed[ord] {
+				return nil, nil, false
+			}
+			_, isOut := read[ord]
+			if sc.Distinct && !isOut {
+				// MySQL refuses it (3065); GMS's answer is its own.
+				return nil, nil, false
+			}
+			total = total || ord == p.KeyOrd
+			p.Order = append(p.Order, PlanOrder{Col: addRead(ord), Desc: o.Desc})
+		}
+		if sc.Distinct && len(sc.Order) > 0 {
+			// DISTINCT rows differ in some column: ordered by all of
+			// them, none tie.
+			covered := make(map[int]bool)
+			for _, o := range p.Order {
+				covered[o.Col] = true
+			}
+			total = total || len(covered) == len(p.Out)
+		}
+		if sc.Limit != nil && len(sc.Order) > 0 && !total {
+			return nil, nil, false
+		}
+	}
+	p.Kept = len(p.Reads)
+	if sc.Aggregates() {
+		for _, f := range sc.Fields {
+			if f.Agg == AggCountStar {
+				p.Out = append(p.Out, PlanOut{Agg: f.Agg, Col: -1})
+				out = append(out, &gsql.Column{Name: f.Text, Type: types.Int64})
+				continue
+			}
+			ord, ok := ordOf(f.Col)
+			if !ok {
+				return nil, nil, false
+			}
+			typ := sch[ord].Type
+			switch f.Agg {
+			case AggCount:
+				typ = types.Int64
+			case AggSum, AggAvg:
+				if IntKindOf(typ) == NotInt {
+					return nil, nil, false
+				}
+				if typ, ok = aggType(f.Agg == AggAvg, typ); !ok {
+					return nil, nil, false
+				}
+			case AggMin, AggMax:
+				if IntKindOf(typ) == NotInt {
+					return nil, nil, false
+				}
+			}
+			p.Out = append(p.Out, PlanOut{Agg: f.Agg, Col: addRead(ord)})
+			out = append(out, &gsql.Column{Name: f.Text, Type: typ, Nullable: true})
+		}
+	}
+	// The conditions: on integer columns that no secondary index leads.
+	hasKey := false
+	for i := range sc.Where {
+		c := &sc.Where[i]
+		isKey := keyTerm(c, func(name string) bool {
+			ord, ok := ordOf(name)
+			return ok && ord == p.KeyOrd
+		})
+		pc, ok := resolveCond(c, func(name string) (int, bool) {
+			ord, ok := ordOf(name)
+			if !ok || indexed[ord] || IntKindOf(sch[ord].Type) == NotInt {
+				return 0, false
+			}
+			if isKey {
+				// The range enforces it: nothing to read.
+				return -1, true
+			}
+			return addRead(ord), true
+		}, 0)
+		if !ok {
+			return nil, nil, false
+		}
+		hasKey = hasKey || isKey
+		p.Where = append(p.Where, pc)
+		p.KeyTerm = append(p.KeyTerm, isKey)
+	}
+	if !hasKey {
+		// No range: a scan of the whole table is GMS's (in parallel).
+		return nil, nil, false
+	}
+	return p, out, true
+}
+
+// keyTerm reports whether c bounds the key (isKey names it) by values:
+// key op value, value op key, key BETWEEN values, key IN (values).
+func keyTerm(c *Cond, isKey func(string) bool) bool {
+	switch c.Op {
+	case CondCmp:
+		if c.Cmp == CmpNE {
+			return false
+		}
+		l, r := &c.Ops[0], &c.Ops[1]
+		return l.IsCol() && !r.IsCol() && isKey(l.Col) || r.IsCol() && !l.IsCol() && isKey(r.Col)
+	case CondBetween:
+		return !c.Not && isKey(c.Ops[0].Col) && !c.Ops[1].IsCol() && !c.Ops[2].IsCol()
+	case CondIn:
+		return !c.Not && isKey(c.Ops[0].Col)
+	}
+	return false
+}
+
+// resolveCond resolves the columns of c by col.
+func resolveCond(c *Cond, col func(string) (int, bool), depth int) (PlanCond, bool) {
+	if depth > maxCondDepth {
+		return PlanCond{}, false
+	}
+	pc := PlanCond{Cols: make([]int, len(c.Ops))}
+	for i := range c.Ops {
+		pc.Cols[i] = -1
+		if !c.Ops[i].IsCol() {
+			continue
+		}
+		p, ok := col(c.Ops[i].Col)
+		if !ok {
+			return PlanCond{}, false
+		}
+		pc.Cols[i] = p
+	}
+	for i := range c.Args {
+		a, ok := resolveCond(&c.Args[i], col, depth+1)
+		if !ok {
+			return PlanCond{}, false
+		}
+		pc.Args = append(pc.Args, a)
+	}
+	return pc, true
+}

@@ -1,0 +1,373 @@
+package fastpath
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// This file reads the shape of a range SELECT (Kind Scan): one table, a
+// WHERE clause of conditions over columns and values, and what is done
+// with the rows that pass:
+//
+//	SELECT [DISTINCT] cols | * | aggregates FROM t WHERE cond
+//	    [ORDER BY col [ASC|DESC], ...] [LIMIT [offset,] n | LIMIT n OFFSET m]
+//
+// where cond is built of comparisons (=, <>, !=, <, <=, >, >=, <=>)
+// between columns and values, BETWEEN, IN lists, IS [NOT] NULL, AND, OR,
+// NOT and parentheses, and the aggregates are COUNT(*), COUNT(col),
+// SUM(col), AVG(col), MIN(col) and MAX(col) without DISTINCT. As for the
+// other shapes, nothing of the catalog is known here: whether the table
+// has a key the conditions bound, and whether the columns are of types
+// the fast path evaluates, is decided when the shape is resolved
+// (ResolveScan), and the values when it runs.
+
+// CondOp is the operator of a condition of a Scan's WHERE clause.
+type CondOp uint8
+
+// The operators of conditions.
+const (
+	// CondCmp compares Ops[0] with Ops[1] by Cmp.
+	CondCmp CondOp = iota + 1
+	// CondBetween: Ops[0] BETWEEN Ops[1] AND Ops[2] (NOT BETWEEN when Not).
+	CondBetween
+	// CondIn: Ops[0] IN (Ops[1:]...) (NOT IN when Not).
+	CondIn
+	// CondIsNull: Ops[0] IS NULL (IS NOT NULL when Not).
+	CondIsNull
+	// CondAnd, CondOr: Args[0] AND / OR Args[1]; CondNot: NOT Args[0].
+	CondAnd
+	CondOr
+	CondNot
+)
+
+// CmpOp is a comparison operator of a CondCmp.
+type CmpOp uint8
+
+// The comparison operators.
+const (
+	CmpEQ CmpOp = iota + 1
+	CmpNE
+	CmpLT
+	CmpLE
+	CmpGT
+	CmpGE
+	CmpNullEQ
+)
+
+// Operand is a column (Col, as written) or a value.
+type Operand struct {
+	Col string
+	Val Value
+}
+
+// IsCol reports whether the operand is a column.
+func (o *Operand) IsCol() bool { return o.Col != "" }
+
+// Cond is one condition of a Scan's WHERE clause.
+type Cond struct {
+	Op   CondOp
+	Cmp  CmpOp
+	Not  bool
+	Ops  []Operand
+	Args []Cond
+}
+
+// AggFunc is an aggregate function of a Scan's select list.
+type AggFunc uint8
+
+// The aggregate functions; AggNone marks a plain column.
+const (
+	AggNone AggFunc = iota
+	AggCountStar
+	AggCount
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+)
+
+// ScanField is one item of a Scan's select list: a column, or an
+// aggregate of one (of none for COUNT(*)). Text is the item as written,
+// which GMS names the result column after.
+type ScanField struct {
+	Agg  AggFunc
+	Col  string
+	Text string
+}
+
+// OrderKey is one key of a Scan's ORDER BY.
+type OrderKey struct {
+	Col  string
+	Desc bool
+}
+
+// ScanShape is the part of a range SELECT's shape that the other shapes
+// do not have.
+type ScanShape struct {
+	// Fields is the select list; nil for *.
+	Fields   []ScanField
+	Distinct bool
+	// Where is the conjunction of conditions (the WHERE clause split at
+	// its top-level ANDs).
+	Where []Cond
+	Order []OrderKey
+	// Limit and Offset are the LIMIT clause's values, nil when absent.
+	Limit, Offset *Value
+}
+
+// Aggregates reports whether the select list is made of aggregates.
+func (s *ScanShape) Aggregates() bool {
+	return len(s.Fields) > 0 && s.Fields[0].Agg != AggNone
+}
+
+// scanShape returns the shape of a range SELECT, or nil. The point
+// shapes (selectShape) are tried first: a statement of theirs is theirs.
+func scanShape(n *ast.SelectStmt) *Shape {
+	if n.LockInfo != nil && n.LockInfo.LockType != ast.SelectLockNone {
+		// FOR UPDATE and FOR SHARE lock what they read: GMS's.
+		return nil
+	}
+	if n.Kind != ast.SelectStmtKindSelect || n.GroupBy != nil || n.Having != nil ||
+		len(n.WindowSpecs) > 0 ||
+		len(n.TableHints) > 0 || n.IsInBraces || n.SelectIntoOpt != nil || n.AfterSetOperator != nil ||
+		len(n.Lists) > 0 || n.With != nil || n.Fields == nil || n.Where == nil {
+		return nil
+	}
+	if o := n.SelectStmtOpts; o != nil && (o.SQLBigResult || o.SQLBufferResult || o.SQLSmallResult ||
+		o.CalcFoundRows || o.StraightJoin || o.Priority != 0 || len(o.TableHints) > 0) {
+		return nil
+	}
+	s := &Shape{Kind: Scan}
+	sc := &ScanShape{Distinct: n.Distinct}
+	s.Scan = sc
+	if !s.setTable(n.From) {
+		return nil
+	}
+	aggs := 0
+	for _, f := range n.Fields.Fields {
+		if f.Auxiliary || f.AuxiliaryColInAgg || f.AuxiliaryColInOrderBy || f.AsName.O != "" {
+			return nil
+		}
+		if f.WildCard != nil {
+			if len(n.Fields.Fields) != 1 || f.WildCard.Table.O != "" || f.WildCard.Schema.O != "" {
+				return nil
+			}
+			continue
+		}
+		field, ok := scanField(f)
+		if !ok {
+			return nil
+		}
+		if field.Agg != AggNone {
+			aggs++
+		}
+		sc.Fields = append(sc.Fields, field)
+		// GMS names a result column after its item as written.
+		s.Cols = append(s.Cols, field.Text)
+	}
+	if aggs > 0 && (aggs != len(sc.Fields) || sc.Distinct || n.OrderBy != nil) {
+		// Aggregates with columns need GROUP BY (or MySQL's
+		// ONLY_FULL_GROUP_BY error); an aggregate's one row is not
+		// sorted nor made distinct here.
+		return nil
+	}
+	if !sc.setWhere(n.Where) {
+		return nil
+	}
+	if n.OrderBy != nil {
+		for _, item := range n.OrderBy.Items {
+			col, ok := plainColumn(item.Expr)
+			if !ok {
+				return nil
+			}
+			sc.Order = append(sc.Order, OrderKey{Col: col, Desc: item.Desc})
+		}
+	}
+	if l := n.Limit; l != nil {
+		v, ok := valueOf(l.Count)
+		if !ok {
+			return nil
+		}
+		sc.Limit = &v
+		if l.Offset != nil {
+			o, ok := valueOf(l.Offset)
+			if !ok {
+				return nil
+			}
+			sc.Offset = &o
+		}
+	}
+	return s
+}
+
+// scanField reads one select item: a column or an aggregate of one.
+func scanField(f *ast.SelectField) (ScanField, bool) {
+	text := f.Text()
+	if col, ok := plainColumn(f.Expr); ok {
+		return ScanField{Col: col, Text: text}, true
+	}
+	a, ok := f.Expr.(*ast.AggregateFuncExpr)
+	if !ok || a.Distinct || a.Order != nil || len(a.Args) != 1 || text == "" {
+		return ScanField{}, false
+	}
+	var fn AggFunc
+	switch strings.ToLower(a.F) {
+	case ast.AggFuncCount:
+		fn = AggCount
+	case ast.AggFuncSum:
+		fn = AggSum
+	case ast.AggFuncAvg:
+		fn = AggAvg
+	case ast.AggFuncMin:
+		fn = AggMin
+	case ast.AggFuncMax:
+		fn = AggMax
+	default:
+		return ScanField{}, false
+	}
+	if col, ok := plainColumn(a.Args[0]); ok {
+		return ScanField{Agg: fn, Col: col, Text: text}, true
+	}
+	// COUNT(*) is COUNT(1) to the parser; any integer constant that is
+	// not NULL counts every row.
+	if fn == AggCount {
+		if v, ok := valueOf(a.Args[0]); ok && v.Param < 0 && v.OK && v.Lit != nil {
+			switch v.Lit.(type) {
+			case int64, uint64:
+				return ScanField{Agg: AggCountStar, Text: text}, true
+			}
+		}
+	}
+	return ScanField{}, false
+}
+
+// setWhere reads the WHERE clause as a conjunction.
+func (sc *ScanShape) setWhere(e ast.ExprNode) bool {
+	terms := conjuncts(e)
+	for _, t := range terms {
+		c, ok := condOf(t, 0)
+		if !ok {
+			return false
+		}
+		sc.Where = append(sc.Where, c)
+	}
+	return len(sc.Where) > 0
+}
+
+// maxCondDepth bounds the nesting of a condition read (a deeper one is
+// GMS's): the evaluation recurses over it.
+const maxCondDepth = 32
+
+// condOf reads one condition.
+func condOf(e ast.ExprNode, depth int) (Cond, bool) {
+	if depth > maxCondDepth {
+		return Cond{}, false
+	}
+	switch e := e.(type) {
+	case *ast.ParenthesesExpr:
+		return condOf(e.Expr, depth+1)
+	case *ast.BinaryOperationExpr:
+		var op CondOp
+		switch e.Op {
+		case opcode.LogicAnd:
+			op = CondAnd
+		case opcode.LogicOr:
+			op = CondOr
+		}
+		if op != 0 {
+			l, ok1 := condOf(e.L, depth+1)
+			r, ok2 := condOf(e.R, depth+1)
+			return Cond{Op: op, Args: []Cond{l, r}}, ok1 && ok2
+		}
+		cmp, ok := cmpOps[e.Op]
+		if !ok {
+			return Cond{}, false
+		}
+		l, ok1 := operandOf(e.L)
+		r, ok2 := operandOf(e.R)
+		if !ok1 || !ok2 || !l.IsCol() && !r.IsCol() {
+			return Cond{}, false
+		}
+		return Cond{Op: CondCmp, Cmp: cmp, Ops: []Operand{l, r}}, true
+	case *ast.UnaryOperationExpr:
+		if e.Op != opcode.Not && e.Op != opcode.Not2 {
+			return Cond{}, false
+		}
+		a, ok := condOf(e.V, depth+1)
+		return Cond{Op: CondNot, Args: []Cond{a}}, ok
+	case *ast.BetweenExpr:
+		x, ok1 := operandOf(e.Expr)
+		lo, ok2 := operandOf(e.Left)
+		hi, ok3 := operandOf(e.Right)
+		if !ok1 || !ok2 || !ok3 || !x.IsCol() {
+			return Cond{}, false
+		}
+		return Cond{Op: CondBetween, Not: e.Not, Ops: []Operand{x, lo, hi}}, true
+	case *ast.PatternInExpr:
+		if e.Sel != nil || len(e.List) == 0 {
+			return Cond{}, false
+		}
+		x, ok := operandOf(e.Expr)
+		if !ok || !x.IsCol() {
+			return Cond{}, false
+		}
+		c := Cond{Op: CondIn, Not: e.Not, Ops: []Operand{x}}
+		for _, item := range e.List {
+			v, ok := operandOf(item)
+			if !ok || v.IsCol() {
+				return Cond{}, false
+			}
+			c.Ops = append(c.Ops, v)
+		}
+		return c, true
+	case *ast.IsNullExpr:
+		x, ok := operandOf(e.Expr)
+		if !ok || !x.IsCol() {
+			return Cond{}, false
+		}
+		return Cond{Op: CondIsNull, Not: e.Not, Ops: []Operand{x}}, true
+	}
+	return Cond{}, false
+}
+
+// cmpOps are the comparison operators a condition may have.
+var cmpOps = map[opcode.Op]CmpOp{
+	opcode.EQ: CmpEQ, opcode.NE: CmpNE, opcode.LT: CmpLT, opcode.LE: CmpLE,
+	opcode.GT: CmpGT, opcode.GE: CmpGE, opcode.NullEQ: CmpNullEQ,
+}
+
+// operandOf reads a column or a value.
+func operandOf(e ast.ExprNode) (Operand, bool) {
+	if col, ok := plainColumn(e); ok {
+		return Operand{Col: col}, true
+	}
+	v, ok := valueOf(e)
+	return Operand{Val: v}, ok
+}
+
+// values calls visit with each value of the scan, in no fixed order
+// (numberParams orders the parameters by their place in the text).
+func (sc *ScanShape) values(visit func(v *Value)) {
+	var walk func(c *Cond)
+	walk = func(c *Cond) {
+		for i := range c.Ops {
+			if !c.Ops[i].IsCol() {
+				visit(&c.Ops[i].Val)
+			}
+		}
+		for i := range c.Args {
+			walk(&c.Args[i])
+		}
+	}
+	for i := range sc.Where {
+		walk(&sc.Where[i])
+	}
+	if sc.Limit != nil {
+		visit(sc.Limit)
+	}
+	if sc.Offset != nil {
+		visit(sc.Offset)
+	}
+}

@@ -1,0 +1,849 @@
+package sql
+
+import (
+	"cmp"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/dolthub/go-mysql-server/server"
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/sql/fastpath"
+	"github.com/percdb/percdb/txn"
+)
+
+// Running a range SELECT on the fast path (fastpath.Scan; its shape and
+// plan, and why its answers are GMS's, are described in package
+// fastpath's scanshape.go and scanplan.go). GMS's path for such a
+// statement analyses it (or, prepared, binds a cached plan and derives its
+// ranges again), pushes its filter or aggregates down (sql/copr.go),
+// builds its iterators and pulls the rows through them one by one as
+// interface values. Here the statement's values are bound into a
+// coprocessor program over the primary key's range, the program runs
+// behind the kv.Client contract as GMS's pushdown does (in process over
+// the transaction's own writes when it has some in the range), and the
+// rows it returns are sorted, made distinct, cut by OFFSET and LIMIT and
+// converted in one pass.
+//
+// What the fast path does not reproduce goes to GMS before anything is
+// sent: a value that is not an integer in its column's range
+// (ReasonValue), more rows than maxScanRows (ReasonSize), an error
+// (ReasonError, GMS reports it). A SELECT writes nothing, so GMS can run
+// it again from the start.
+
+// maxScanRows bounds the rows a range SELECT on the fast path keeps
+// (read for a sort or DISTINCT, or sent): a larger result is GMS's,
+// whose buffers the query's memory bound counts.
+const maxScanRows = copr.DefaultPageRows
+
+// maxExactInDouble is the largest magnitude of an integer that a double
+// holds exactly: GMS compares integers of mixed signedness as doubles,
+// which is exact up to it.
+const maxExactInDouble = 1 << 53
+
+// scanAggType is MySQL's type of SUM (avg false) or AVG over a column of
+// type arg, as percdb's GMS path types it (compat_aggregates.go).
+func scanAggType(avg bool, arg gsql.Type) (gsql.Type, bool) {
+	gf := expression.NewGetField(0, arg, "x", true)
+	var agg gsql.Aggregation = aggregation.NewSum(gf)
+	if avg {
+		agg = aggregation.NewAvg(gf)
+	}
+	_, typ, ok := mysqlAggregate(agg)
+	return typ, ok
+}
+
+// runScan runs a range SELECT in the session's transaction, or in
+// autocommit mode in a read-only one of its own (as GMS does: a snapshot
+// at a start_ts from the oracle), ended before the answer is sent (its
+// status flags say no transaction is open).
+func (r *fastRun) runScan() fastOutcome {
+	s := r.s
+	// The result's values are cut from one buffer, returned once sent.
+	buf := gsql.ByteBufPool.Get().(*gsql.ByteBuffer)
+	defer func() {
+		buf.Reset()
+		gsql.ByteBufPool.Put(buf)
+	}()
+	if r.explicit() {
+		t, reason, ok := r.transaction()
+		if !ok {
+			return fallThrough(reason)
+		}
+		res, out := r.scan(t, buf)
+		if !out.handled {
+			return out
+		}
+		return r.answer(res, nil)
+	}
+	if s.GetTransaction() != nil {
+		return fallThrough(fastpath.ReasonSession)
+	}
+	tx, err := s.StartTransaction(r.ctx, gsql.ReadWrite)
+	if err != nil {
+		return fallThrough(fastpath.ReasonError)
+	}
+	t := tx.(*Transaction)
+	s.SetTransaction(t)
+	res, out := r.scan(t, buf)
+	// A read: nothing to commit.
+	_ = t.rollback(r.ctx)
+	s.SetTransaction(nil)
+	if !out.handled {
+		return out
+	}
+	return r.answer(res, nil)
+}
+
+// scan computes the result of a range SELECT in t, its values in buf;
+// handled is false, with the reason, when it goes to GMS.
+func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, fastOutcome) {
+	s, ctx := r.s, r.ctx
+	cat, err := t.catalog(ctx)
+	if err != nil {
+		return nil, fallThrough(fastpath.ReasonError)
+	}
+	k, err := t.txn(ctx)
+	if err != nil {
+		return nil, fallThrough(fastpath.ReasonError)
+	}
+	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
+	if !ok {
+		return nil, fallThrough(reason)
+	}
+	fields := pl.FieldsText.Load()
+	if r.binary {
+		fields = pl.FieldsBinary.Load()
+	}
+	if fields == nil || fields.Charset != r.vars.charsetResults || !fields.Matches(r.shape) {
+		return nil, fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
+	}
+	rows, examined, reason, ok := r.scanRows(pl, k)
+	if !ok {
+		return nil, fallThrough(reason)
+	}
+	res := &sqltypes.Result{Fields: fields.Fields, RowsAffected: uint64(len(rows))}
+	res.Rows = make([][]sqltypes.Value, 0, len(rows))
+	for _, row := range rows {
+		vals, err := server.RowToSQL(ctx, pl.Schema, row, nil, buf)
+		if err != nil {
+			return nil, fallThrough(fastpath.ReasonError)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	s.rowsExamined.Add(uint64(examined))
+	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
+	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
+	ctx.SetLastQueryInfoInt(gsql.FoundRows, int64(len(rows)))
+	return res, fastOutcome{handled: true}
+}
+
+// scanRows computes the result rows of the plan's range SELECT with the
+// statement's values, reading through k, and how many rows the store
+// examined.
+func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpath.Reason, bool) {
+	sp, sc := pl.Scan, r.shape.Scan
+	offset, limit, ok := r.limits(sc)
+	if !ok {
+		return nil, 0, fastpath.ReasonValue, false
+	}
+	b := &scanBinder{r: r, pl: pl}
+	ranges, filter, reason, ok := b.bind(sc)
+	if !ok {
+		return nil, 0, reason, false
+	}
+	prog, ok := b.program(filter)
+	if !ok {
+		return nil, 0, fastpath.ReasonTable, false
+	}
+	if limit == 0 {
+		ranges = nil
+	}
+	// Rows in key order that need nothing but OFFSET and LIMIT are
+	// read only as far as they are wanted.
+	want := int64(-1)
+	if !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && limit > 0 {
+		want = offset + limit
+		if want < 0 || want > maxScanRows {
+			want = maxScanRows + 1
+		}
+	}
+	var (
+		rows     []gsql.Row
+		merger   *copr.Merger
+		examined int64
+	)
+	if prog.Aggregate {
+		merger = copr.NewMerger(prog, nil)
+	}
+	for _, kr := range ranges {
+		if want >= 0 {
+			if int64(len(rows)) >= want {
+				break
+			}
+			prog.Limit = want - int64(len(rows))
+		}
+		out, _, err := copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
+		if err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+		for err == nil {
+			var data []byte
+			if data, err = out.Next(r.ctx); err != nil {
+				break
+			}
+			if merger != nil {
+				err = merger.Add(data)
+				continue
+			}
+			err = copr.DecodeRows(data, len(prog.Output), func(row []any) error {
+				if len(rows) >= maxScanRows {
+					return errScanTooLarge
+				}
+				rows = append(rows, row)
+				return nil
+			})
+		}
+		examined += out.Examined()
+		out.Close()
+		switch {
+		case err == errScanTooLarge:
+			return nil, examined, fastpath.ReasonSize, false
+		case err != io.EOF:
+			return nil, examined, fastpath.ReasonError, false
+		}
+	}
+	if merger != nil {
+		if limit == 0 {
+			return nil, examined, 0, true
+		}
+		row, err := b.aggregates(merger)
+		if err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+		rows = []gsql.Row{row}
+	} else {
+		var err error
+		if rows, err = b.finish(rows, sc.Distinct); err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+	}
+	return cut(rows, offset, limit), examined, 0, true
+}
+
+// errScanTooLarge stops a read past maxScanRows.
+var errScanTooLarge = errorString("range SELECT past the fast path's row bound")
+
+// errorString is an error of a constant message.
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// cut applies OFFSET and LIMIT (limit < 0: none).
+func cut(rows []gsql.Row, offset, limit int64) []gsql.Row {
+	if offset >= int64(len(rows)) {
+		return rows[:0]
+	}
+	rows = rows[offset:]
+	if limit >= 0 && limit < int64(len(rows)) {
+		rows = rows[:limit]
+	}
+	return rows
+}
+
+// limits returns the statement's OFFSET (0 when absent) and LIMIT (-1
+// when absent). ok is false for a value that is not a non-negative
+// integer (GMS reports what it makes of it).
+func (r *fastRun) limits(sc *fastpath.ScanShape) (offset, limit int64, ok bool) {
+	count := func(v *fastpath.Value, none int64) (int64, bool) {
+		if v == nil {
+			return none, true
+		}
+		val, ok := r.value(*v)
+		if !ok {
+			return 0, false
+		}
+		switch n := val.(type) {
+		case int64:
+			return n, n >= 0
+		case uint64:
+			return int64(min(n, math.MaxInt64)), true
+		}
+		return 0, false
+	}
+	if offset, ok = count(sc.Offset, 0); !ok {
+		return 0, 0, false
+	}
+	limit, ok = count(sc.Limit, -1)
+	return offset, limit, ok
+}
+
+// scanBinder binds one execution's values into a range SELECT's plan.
+type scanBinder struct {
+	r  *fastRun
+	pl *fastPlan
+}
+
+// colType returns the type of program column c.
+func (b *scanBinder) colType(c int) gsql.Type {
+	return b.pl.Meta.Schema.Schema[b.pl.Scan.Reads[c]].Type
+}
+
+// bind returns the primary-key ranges the key conditions leave, in key
+// order, and the other conditions compiled for the coprocessor.
+func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.Expr, fastpath.Reason, bool) {
+	sp := b.pl.Scan
+	if len(sc.Where) != len(sp.Where) {
+		return nil, nil, fastpath.ReasonShape, false
+	}
+	keyType := b.pl.Meta.Schema.Schema[sp.KeyOrd].Type
+	kr := scanKeys{lo: math.MinInt64, hi: math.MaxInt64}
+	var filter []copr.Expr
+	for i := range sc.Where {
+		c, pc := &sc.Where[i], &sp.Where[i]
+		if sp.KeyTerm[i] {
+			if !b.narrow(&kr, c, keyType) {
+				return nil, nil, fastpath.ReasonValue, false
+			}
+			continue
+		}
+		x, ok := b.cond(c, pc)
+		if !ok {
+			return nil, nil, fastpath.ReasonValue, false
+		}
+		filter = append(filter, x)
+	}
+	ranges, err := kr.ranges(b.pl.Meta.Exec)
+	if err != nil {
+		return nil, nil, fastpath.ReasonError, false
+	}
+	return ranges, filter, 0, true
+}
+
+// scanKeys is the set of keys the key conditions allow: [lo, hi], and
+// when points is set only the keys in it.
+type scanKeys struct {
+	lo, hi int64
+	points []int64
+	in     bool
+	empty  bool
+}
+
+// ranges returns the key ranges of the set, in key order.
+func (k *scanKeys) ranges(t *executor.Table) ([]executor.KeyRange, error) {
+	if k.empty || k.lo > k.hi {
+		return nil, nil
+	}
+	span := func(lo, hi int64) (executor.KeyRange, error) {
+		return t.HandleRange(executor.Bound{Values: []any{lo}, Inclusive: true}, executor.Bound{Values: []any{hi}, Inclusive: true})
+	}
+	if !k.in {
+		r, err := span(k.lo, k.hi)
+		return []executor.KeyRange{r}, err
+	}
+	slices.Sort(k.points)
+	var out []executor.KeyRange
+	for i, p := range k.points {
+		if p < k.lo || p > k.hi || i > 0 && p == k.points[i-1] {
+			continue
+		}
+		r, err := span(p, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// keyValue converts a value compared with the key: null for NULL, which
+// no key equals; ok false for a value that is not an integer in the key
+// type's range.
+func (b *scanBinder) keyValue(v fastpath.Value, typ gsql.Type) (n int64, null, ok bool) {
+	d, ok := b.datum(v, typ)
+	switch {
+	case !ok:
+		return 0, false, false
+	case d.Null:
+		return 0, true, true
+	case d.Unsigned:
+		return int64(d.Uint), false, d.Uint <= math.MaxInt64
+	}
+	return d.Int, false, true
+}
+
+// narrow narrows kr by the key condition c.
+func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool {
+	atLeast := func(v int64) { kr.lo = max(kr.lo, v) }
+	atMost := func(v int64) { kr.hi = min(kr.hi, v) }
+	switch c.Op {
+	case fastpath.CondCmp:
+		op, v := c.Cmp, c.Ops[1].Val
+		if !c.Ops[0].IsCol() {
+			// value op key: key (op reversed) value.
+			v = c.Ops[0].Val
+			switch op {
+			case fastpath.CmpLT:
+				op = fastpath.CmpGT
+			case fastpath.CmpLE:
+				op = fastpath.CmpGE
+			case fastpath.CmpGT:
+				op = fastpath.CmpLT
+			case fastpath.CmpGE:
+				op = fastpath.CmpLE
+			}
+		}
+		n, null, ok := b.keyValue(v, typ)
+		if !ok {
+			return false
+		}
+		if null {
+			kr.empty = true
+			return true
+		}
+		switch op {
+		case fastpath.CmpEQ, fastpath.CmpNullEQ:
+			atLeast(n)
+			atMost(n)
+		case fastpath.CmpLT:
+			if n == math.MinInt64 {
+				kr.empty = true
+			} else {
+				atMost(n - 1)
+			}
+		case fastpath.CmpLE:
+			atMost(n)
+		case fastpath.CmpGT:
+			if n == math.MaxInt64 {
+				kr.empty = true
+			} else {
+				atLeast(n + 1)
+			}
+		case fastpath.CmpGE:
+			atLeast(n)
+		default:
+			return false
+		}
+		return true
+	case fastpath.CondBetween:
+		lo, null1, ok1 := b.keyValue(c.Ops[1].Val, typ)
+		hi, null2, ok2 := b.keyValue(c.Ops[2].Val, typ)
+		if !ok1 || !ok2 {
+			return false
+		}
+		if null1 || null2 {
+			kr.empty = true
+			return true
+		}
+		atLeast(lo)
+		atMost(hi)
+		return true
+	case fastpath.CondIn:
+		var set []int64
+		for _, o := range c.Ops[1:] {
+			n, null, ok := b.keyValue(o.Val, typ)
+			if !ok {
+				return false
+			}
+			if !null {
+				set = append(set, n)
+			}
+		}
+		if kr.in {
+			set = slices.DeleteFunc(set, func(n int64) bool { return !slices.Contains(kr.points, n) })
+		}
+		kr.points, kr.in = set, true
+		if len(set) == 0 {
+			kr.empty = true
+		}
+		return true
+	}
+	return false
+}
+
+// datum converts a value compared with a column of type typ: NULL, or an
+// integer the column's type holds (GMS converts a parameter to the
+// column's type; one out of its range is GMS's to compare).
+func (b *scanBinder) datum(v fastpath.Value, typ gsql.Type) (*copr.Datum, bool) {
+	val, ok := b.r.value(v)
+	if !ok {
+		return nil, false
+	}
+	switch n := val.(type) {
+	case nil:
+		return &copr.Datum{Null: true}, true
+	case int64, uint64:
+		_, inRange, err := typ.Convert(b.r.ctx, val)
+		if err != nil || inRange != gsql.InRange {
+			return nil, false
+		}
+		if u, ok := n.(uint64); ok {
+			return &copr.Datum{Unsigned: true, Uint: u}, true
+		}
+		return &copr.Datum{Int: n.(int64)}, true
+	}
+	return nil, false
+}
+
+// operand is a compiled operand of a comparison with its integer kind.
+type operand struct {
+	e    copr.Expr
+	kind fastpath.IntKind
+	// small: a constant of magnitude below 2^53 (exact as a double), or
+	// NULL.
+	small bool
+	null  bool
+}
+
+// operand compiles o, program column col (-1: a value); other is the
+// type of the column a value is compared with.
+func (b *scanBinder) operand(o *fastpath.Operand, col int, other gsql.Type) (operand, bool) {
+	if col >= 0 {
+		return operand{e: copr.Expr{Op: copr.OpColumn, Col: col}, kind: fastpath.IntKindOf(b.colType(col))}, true
+	}
+	if other == nil {
+		return operand{}, false
+	}
+	d, ok := b.datum(o.Val, other)
+	if !ok {
+		return operand{}, false
+	}
+	x := operand{e: copr.Expr{Op: copr.OpConst, Const: d}, kind: fastpath.Signed64, null: d.Null}
+	switch {
+	case d.Null:
+		x.small = true
+	case d.Unsigned:
+		x.kind, x.small = fastpath.Unsigned64, d.Uint < maxExactInDouble
+	default:
+		x.small = d.Int > -maxExactInDouble && d.Int < maxExactInDouble
+	}
+	return x, true
+}
+
+// signedKind reports whether k is a signed kind.
+func signedKind(k fastpath.IntKind) bool { return k == fastpath.Signed || k == fastpath.Signed64 }
+
+// withSign returns a small constant operand with the signedness of
+// kind: its value is in the range of the column it is compared with, so
+// it has one.
+func withSign(x operand, kind fastpath.IntKind) operand {
+	d := x.e.Const
+	switch {
+	case signedKind(kind) && d.Unsigned:
+		x.e.Const = &copr.Datum{Int: int64(d.Uint)}
+	case !signedKind(kind) && !d.Unsigned:
+		x.e.Const = &copr.Datum{Unsigned: true, Uint: uint64(d.Int)}
+	}
+	x.kind = kind
+	return x
+}
+
+// compare compiles a op b. Integers of one signedness compare exactly
+// however GMS compares them; of mixed signedness GMS compares them as
+// doubles, which agrees with the exact comparison when one side is a
+// constant of magnitude below 2^53 (compared exactly, with the other
+// side's signedness) or both are columns of at most 32 bits.
+func compare(op copr.Op, a, b operand) (copr.Expr, bool) {
+	narrow := func(x operand) bool { return x.kind == fastpath.Signed || x.kind == fastpath.Unsigned }
+	kind := copr.CmpSigned
+	switch {
+	case a.null || b.null:
+	case signedKind(a.kind) == signedKind(b.kind):
+	case a.e.Op == copr.OpConst && a.small:
+		a = withSign(a, b.kind)
+	case b.e.Op == copr.OpConst && b.small:
+		b = withSign(b, a.kind)
+	case narrow(a) && narrow(b):
+		kind = copr.CmpDouble
+	default:
+		return copr.Expr{}, false
+	}
+	if kind != copr.CmpDouble && !a.null && !b.null && !signedKind(a.kind) {
+		kind = copr.CmpUnsigned
+	}
+	return copr.Expr{Op: op, Cmp: kind, Args: []copr.Expr{a.e, b.e}}, true
+}
+
+// cmpOps are the coprocessor's comparison operators.
+var cmpOps = map[fastpath.CmpOp]copr.Op{
+	fastpath.CmpEQ: copr.OpEQ, fastpath.CmpNE: copr.OpNE, fastpath.CmpLT: copr.OpLT, fastpath.CmpLE: copr.OpLE,
+	fastpath.CmpGT: copr.OpGT, fastpath.CmpGE: copr.OpGE, fastpath.CmpNullEQ: copr.OpNullSafe,
+}
+
+// pair compiles operand i op operand j of c.
+func (b *scanBinder) pair(op copr.Op, c *fastpath.Cond, pc *fastpath.PlanCond, i, j int) (copr.Expr, bool) {
+	col := func(i int) int {
+		if i < len(pc.Cols) {
+			return pc.Cols[i]
+		}
+		return -1 // an IN list's value beyond the plan's shape's
+	}
+	ci, cj := col(i), col(j)
+	var ti, tj gsql.Type
+	if ci >= 0 {
+		ti = b.colType(ci)
+	}
+	if cj >= 0 {
+		tj = b.colType(cj)
+	}
+	x, ok1 := b.operand(&c.Ops[i], ci, tj)
+	y, ok2 := b.operand(&c.Ops[j], cj, ti)
+	if !ok1 || !ok2 {
+		return copr.Expr{}, false
+	}
+	return compare(op, x, y)
+}
+
+// cond compiles a condition that is not a key condition.
+func (b *scanBinder) cond(c *fastpath.Cond, pc *fastpath.PlanCond) (copr.Expr, bool) {
+	if len(c.Args) != len(pc.Args) || c.Op != fastpath.CondIn && len(c.Ops) != len(pc.Cols) {
+		return copr.Expr{}, false
+	}
+	var x copr.Expr
+	switch c.Op {
+	case fastpath.CondCmp:
+		return b.pair(cmpOps[c.Cmp], c, pc, 0, 1)
+	case fastpath.CondBetween:
+		ge, ok1 := b.pair(copr.OpGE, c, pc, 0, 1)
+		le, ok2 := b.pair(copr.OpLE, c, pc, 0, 2)
+		if !ok1 || !ok2 {
+			return copr.Expr{}, false
+		}
+		x = copr.Expr{Op: copr.OpAnd, Args: []copr.Expr{ge, le}}
+	case fastpath.CondIn:
+		if pc.Cols[0] < 0 {
+			return copr.Expr{}, false
+		}
+		for i := 1; i < len(c.Ops); i++ {
+			eq, ok := b.pair(copr.OpEQ, c, pc, 0, i)
+			if !ok {
+				return copr.Expr{}, false
+			}
+			if i == 1 {
+				x = eq
+			} else {
+				x = copr.Expr{Op: copr.OpOr, Args: []copr.Expr{x, eq}}
+			}
+		}
+	case fastpath.CondIsNull:
+		if pc.Cols[0] < 0 {
+			return copr.Expr{}, false
+		}
+		op := copr.OpIsNull
+		if c.Not {
+			op = copr.OpIsNotNull
+		}
+		return copr.Expr{Op: op, Args: []copr.Expr{{Op: copr.OpColumn, Col: pc.Cols[0]}}}, true
+	case fastpath.CondAnd, fastpath.CondOr, fastpath.CondNot:
+		args := make([]copr.Expr, len(c.Args))
+		for i := range c.Args {
+			a, ok := b.cond(&c.Args[i], &pc.Args[i])
+			if !ok {
+				return copr.Expr{}, false
+			}
+			args[i] = a
+		}
+		op := copr.OpNot
+		switch c.Op {
+		case fastpath.CondAnd:
+			op = copr.OpAnd
+		case fastpath.CondOr:
+			op = copr.OpOr
+		}
+		return copr.Expr{Op: op, Args: args}, true
+	default:
+		return copr.Expr{}, false
+	}
+	if c.Not {
+		x = copr.Expr{Op: copr.OpNot, Args: []copr.Expr{x}}
+	}
+	return x, true
+}
+
+// scanProgram returns the coprocessor program of a range SELECT's plan
+// without its filter and limit: the columns it reads (with their origin
+// defaults, CHAR columns trimmed), and the kept columns of each row as its
+// output, or the aggregates over the rows (AVG as a sum and a count).
+func scanProgram(pl *fastPlan) (*copr.Program, bool) {
+	sp := pl.Scan
+	c := newCoprCompiler(pl.table)
+	for _, ord := range sp.Reads {
+		c.column(ord) // program column i reads sp.Reads[i]
+	}
+	p := c.prog
+	if len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone {
+		p.Aggregate = true
+		for _, o := range sp.Out {
+			col := copr.Expr{Op: copr.OpColumn, Col: o.Col}
+			switch o.Agg {
+			case fastpath.AggCountStar:
+				p.Aggs = append(p.Aggs, copr.Agg{Func: copr.AggCountStar})
+			case fastpath.AggCount:
+				p.Aggs = append(p.Aggs, copr.Agg{Func: copr.AggCount, Arg: &col})
+			case fastpath.AggSum:
+				p.Aggs = append(p.Aggs, copr.Agg{Func: copr.AggSum, Arg: &col})
+			case fastpath.AggAvg:
+				p.Aggs = append(p.Aggs, copr.Agg{Func: copr.AggSum, Arg: &col}, copr.Agg{Func: copr.AggCount, Arg: &col})
+			case fastpath.AggMin:
+				p.Aggs = append(p.Aggs, copr.Agg{Func: copr.AggMin, Arg: &col})
+			case fastpath.AggMax:
+				p.Aggs = append(p.Aggs, copr.Agg{Func: copr.AggMax, Arg: &col})
+			}
+		}
+	} else {
+		p.Output = make([]int, sp.Kept)
+		for i := range p.Output {
+			p.Output[i] = i
+		}
+	}
+	return c.finish()
+}
+
+// program returns the plan's program with filter, for this execution.
+func (b *scanBinder) program(filter []copr.Expr) (*copr.Program, bool) {
+	p := *b.pl.scanProg
+	p.Filter = filter
+	return &p, p.Validate() == nil
+}
+
+// aggregates returns the result row of the aggregates from the merged
+// partials: SUM as a DECIMAL, AVG its sum divided by its count at the
+// result's scale, rounded half away from zero (decimalAggBuffer).
+func (b *scanBinder) aggregates(m *copr.Merger) (gsql.Row, error) {
+	var row gsql.Row
+	err := m.Each(func(_, aggs []any) error {
+		row = make(gsql.Row, len(b.pl.Scan.Out))
+		j := 0
+		for i, o := range b.pl.Scan.Out {
+			v := aggs[j]
+			j++
+			switch o.Agg {
+			case fastpath.AggSum:
+				v = asDecimal(v)
+			case fastpath.AggAvg:
+				n, _ := aggs[j].(int64)
+				j++
+				if n == 0 || v == nil {
+					v = nil
+					break
+				}
+				scale := int32(0)
+				if d, ok := b.pl.Schema[i].Type.(gsql.DecimalType); ok {
+					scale = int32(d.Scale())
+				}
+				v = asDecimal(v).(decimal.Decimal).DivRound(decimal.NewFromInt(n), scale)
+			}
+			row[i] = v
+		}
+		return nil
+	})
+	return row, err
+}
+
+// asDecimal returns a partial SUM (an int64, a decimal or NULL) as a
+// DECIMAL.
+func asDecimal(v any) any {
+	if n, ok := v.(int64); ok {
+		return decimal.NewFromInt(n)
+	}
+	return v
+}
+
+// finish sorts the kept rows by the ORDER BY (stably, as GMS's sort:
+// rows that tie stay in key order), projects them onto the result's
+// columns and, for DISTINCT, keeps the first of each set of rows GMS's
+// DISTINCT calls equal (by the keys of collatedDistinct's rowKeys).
+func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) {
+	sp, ctx := b.pl.Scan, b.r.ctx
+	if len(sp.Order) > 0 && len(rows) > 1 {
+		fields := make(gsql.SortFields, len(sp.Order))
+		for i, o := range sp.Order {
+			order := gsql.Ascending
+			if o.Desc {
+				order = gsql.Descending
+			}
+			gf := expression.NewGetField(o.Col, b.colType(o.Col), "", true)
+			fields[i] = gsql.SortField{Column: gf, Column2: gf, Order: order, NullOrdering: gsql.NullsFirst}
+		}
+		s, ok := newCollatedSorter(ctx, fields, rows)
+		if !ok {
+			return nil, errScanSort
+		}
+		// GMS's sort is stable: rows that tie keep their key order.
+		// Ordered by the keys and then by that order, the rows have
+		// one order, the stable sort's, which a sort that is not
+		// stable (fewer comparisons) finds as well.
+		slices.SortFunc(s.perm, func(a, b int) int {
+			if c := s.compareRows(a, b); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		if s.err != nil {
+			return nil, s.err
+		}
+		sorted := make([]gsql.Row, len(rows))
+		for i, p := range s.perm {
+			sorted[i] = rows[p]
+		}
+		rows = sorted
+	}
+	identity := len(sp.Out) == sp.Kept
+	for i, o := range sp.Out {
+		identity = identity && o.Col == i
+	}
+	if !identity {
+		for i, row := range rows {
+			out := make(gsql.Row, len(sp.Out))
+			for j, o := range sp.Out {
+				out[j] = row[o.Col]
+			}
+			rows[i] = out
+		}
+	}
+	if !distinct {
+		return rows, nil
+	}
+	keys := newRowKeys(b.pl.Schema)
+	key := keys.key
+	if one, ok := collatedStringType(b.pl.Schema[0].Type); ok && len(b.pl.Schema) == 1 {
+		// One string column under a collation: its collation key
+		// (rowKeys would hash that key once more; rows are told apart
+		// alike, but for 64-bit collisions).
+		k := newStringKeyer(one)
+		key = func(ctx *gsql.Context, row gsql.Row) (uint64, error) { return k.key(ctx, row[0]) }
+	}
+	seen := make(map[uint64]struct{}, len(rows))
+	kept := rows[:0]
+	null := false // a row of one NULL was kept
+	for _, row := range rows {
+		if len(row) == 1 && row[0] == nil {
+			if !null {
+				null = true
+				kept = append(kept, row)
+			}
+			continue
+		}
+		h, err := key(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := seen[h]; dup {
+			continue
+		}
+		seen[h] = struct{}{}
+		kept = append(kept, row)
+	}
+	return kept, nil
+}
+
+// errScanSort is a sort key that did not evaluate (a defect: the keys
+// are columns).
+var errScanSort = errorString("range SELECT: sort key did not evaluate")
