@@ -8,7 +8,6 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
-
 )
 
 // GMS's planner asks for the session's current database in places where

@@ -15,6 +15,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
 )
@@ -49,14 +50,14 @@ const maxScanRows = copr.DefaultPageRows
 const maxExactInDouble = 1 << 53
 
 // scanAggType is MySQL's type of SUM (avg false) or AVG over a column of
-// type arg, as percdb's GMS path types it (compat_aggregates.go).
+// type arg, as percdb's GMS path types it (compat.MySQLAggregate).
 func scanAggType(avg bool, arg gsql.Type) (gsql.Type, bool) {
 	gf := expression.NewGetField(0, arg, "x", true)
 	var agg gsql.Aggregation = aggregation.NewSum(gf)
 	if avg {
 		agg = aggregation.NewAvg(gf)
 	}
-	_, typ, ok := mysqlAggregate(agg)
+	_, typ, ok := compat.MySQLAggregate(agg)
 	return typ, ok
 }
 
@@ -759,7 +760,7 @@ func asDecimal(v any) any {
 // finish sorts the kept rows by the ORDER BY (stably, as GMS's sort:
 // rows that tie stay in key order), projects them onto the result's
 // columns and, for DISTINCT, keeps the first of each set of rows GMS's
-// DISTINCT calls equal (by the keys of collatedDistinct's rowKeys).
+// DISTINCT calls equal (by compat.DistinctKey).
 func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) {
 	sp, ctx := b.pl.Scan, b.r.ctx
 	if len(sp.Order) > 0 && len(rows) > 1 {
@@ -811,15 +812,7 @@ func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) 
 	if !distinct {
 		return rows, nil
 	}
-	keys := newRowKeys(b.pl.Schema)
-	key := keys.key
-	if one, ok := collatedStringType(b.pl.Schema[0].Type); ok && len(b.pl.Schema) == 1 {
-		// One string column under a collation: its collation key
-		// (rowKeys would hash that key once more; rows are told apart
-		// alike, but for 64-bit collisions).
-		k := newStringKeyer(one)
-		key = func(ctx *gsql.Context, row gsql.Row) (uint64, error) { return k.key(ctx, row[0]) }
-	}
+	key := compat.DistinctKey(b.pl.Schema)
 	seen := make(map[uint64]struct{}, len(rows))
 	kept := rows[:0]
 	null := false // a row of one NULL was kept

@@ -142,6 +142,12 @@ func mysqlAggregates(exprs []gsql.Expression, retyped *retypedAggregates) ([]gsq
 // which GMS types as their argument: STD of integers returned an integer,
 // cut from the double it computed).
 func mysqlAggregate(agg gsql.Aggregation) (gsql.Aggregation, gsql.Type, bool) {
+	return MySQLAggregate(agg)
+}
+
+// MySQLAggregate is mysqlAggregate, for the fast path's aggregates over
+// key ranges, which must answer with the types percdb's GMS path gives.
+func MySQLAggregate(agg gsql.Aggregation) (gsql.Aggregation, gsql.Type, bool) {
 	var kind string
 	var child gsql.Expression
 	switch a := agg.(type) {

@@ -572,3 +572,19 @@ func (in *collatedIn) keysOf(ctx *gsql.Context, rows []any, keep bool) (map[uint
 	}
 	return keys, hasNil, nil
 }
+
+// DistinctKey returns how a DISTINCT under collations (CollatedDistinct)
+// keys the rows of schema sch: rows GMS's DISTINCT calls equal get equal
+// keys. Rows of one string column under a collation are keyed by its
+// collation key alone (the row's hash would hash that key once more; rows
+// are told apart alike, but for 64-bit collisions). The fast path's range
+// reads keep DISTINCT's first rows with it.
+func DistinctKey(sch gsql.Schema) func(ctx *gsql.Context, row gsql.Row) (uint64, error) {
+	if len(sch) == 1 {
+		if one, ok := collatedStringType(sch[0].Type); ok {
+			k := newStringKeyer(one)
+			return func(ctx *gsql.Context, row gsql.Row) (uint64, error) { return k.key(ctx, row[0]) }
+		}
+	}
+	return newRowKeys(sch).key
+}
