@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -95,7 +96,8 @@ func (m *member) start() {
 	if err != nil {
 		m.t.Fatal(err)
 	}
-	cmd.Stdout = m.log
+	logTo := m.logWriter()
+	cmd.Stdout = logTo
 	if err := cmd.Start(); err != nil {
 		m.t.Fatalf("start %s: %v", m.name, err)
 	}
@@ -107,7 +109,7 @@ func (m *member) start() {
 		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			m.log.Write([]byte(line + "\n"))
+			_, _ = logTo.Write([]byte(line + "\n"))
 			if g := m.ready.FindStringSubmatch(line); g != nil {
 				addr := ""
 				if len(g) > 1 {
@@ -119,7 +121,7 @@ func (m *member) start() {
 				}
 			}
 		}
-		_, _ = io.Copy(m.log, stderr)
+		_, _ = io.Copy(logTo, stderr)
 		m.waitErr = cmd.Wait()
 		close(exited)
 	}()
@@ -141,6 +143,27 @@ func (m *member) start() {
 	case <-time.After(startTimeout):
 		m.t.Fatalf("%s did not log that it serves within %v\n%s", m.name, startTimeout, m.log)
 	}
+}
+
+// envLogDir names a directory that receives every member's whole log
+// (TestName-member.log, appended across restarts), for reading a failure
+// whose tail (m.log keeps 64 KiB) does not go back far enough.
+const envLogDir = "PERCDB_TEST_LOGDIR"
+
+// logWriter returns where the member's output goes: its tail, and with
+// envLogDir set, a file there too, closed when the test ends.
+func (m *member) logWriter() io.Writer {
+	dir := os.Getenv(envLogDir)
+	if dir == "" {
+		return m.log
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(m.t.Name()) + "-" + m.name + ".log"
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		m.t.Fatalf("%s: %v", envLogDir, err)
+	}
+	m.t.Cleanup(func() { _ = f.Close() })
+	return io.MultiWriter(m.log, f)
 }
 
 // kill SIGKILLs the member and waits for it.
