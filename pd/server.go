@@ -260,6 +260,13 @@ func (s *Server) lead(ctx context.Context) error {
 		_ = el.Resign(context.Background())
 		return fmt.Errorf("open oracle: %w", err)
 	}
+	// The directory's cache, loaded after the election is won: every
+	// change of an earlier term is in etcd by then or fails its guard.
+	if err := s.dir.loadCache(ctx); err != nil {
+		oracle.Close()
+		_ = el.Resign(context.Background())
+		return err
+	}
 	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now()}
 	s.mu.Lock()
 	s.term = t
@@ -272,6 +279,7 @@ func (s *Server) lead(ctx context.Context) error {
 	s.mu.Lock()
 	s.term = nil
 	s.mu.Unlock()
+	s.dir.dropCache()
 	oracle.Close()
 	rctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
