@@ -85,6 +85,8 @@ type placementView struct {
 	// count is each store's replicas, with the moves under way counted
 	// as done.
 	count map[uint64]int
+	// leaders is the leaderships, for hand-offs (balance.go).
+	leaders *leaderView
 }
 
 // canHold reports whether store id may receive a replica: registered,
@@ -142,6 +144,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
+	v.leaders = s.leaderViewLocked(regions, storeList, v.now)
 	s.retireMovesLocked(v, byID)
 	for _, m := range s.moves {
 		r := byID[m.region]
@@ -166,6 +169,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 			continue
 		}
 		if to := s.handOffLocked(v, r, leader); to != 0 {
+			s.noteTransferLocked(v.leaders, id, leader, to)
 			transfers = append(transfers, &pdpb.TransferLeader{RegionId: id, ToStore: to})
 		}
 	}
@@ -178,6 +182,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 			"from_replicas", v.count[m.from], "to_replicas", v.count[m.to])
 		if m.from == leader {
 			if to := s.handOffLocked(v, byID[m.region], leader); to != 0 {
+				s.noteTransferLocked(v.leaders, m.region, leader, to)
 				transfers = append(transfers, &pdpb.TransferLeader{RegionId: m.region, ToStore: to})
 			}
 		} else {
@@ -189,15 +194,21 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 
 // handOffLocked returns the voter of r, other than leader, to hand r's
 // leadership to before leader's replica moves away: a live UP store,
-// the lowest id, or 0. hbMu held.
+// the one leading the fewest (counting the transfers under way, so that
+// hand-offs do not unbalance the leaderships), the lowest id among
+// equals, or 0. hbMu held.
 func (s *Server) handOffLocked(v *placementView, r *pdpb.Region, leader uint64) uint64 {
+	var best uint64
 	for _, p := range slices.Sorted(slices.Values(r.GetPeers())) {
-		if p != leader && !slices.Contains(r.GetLearners(), p) && s.storeLiveLocked(p, v.now) &&
-			v.stores[p].GetStatus() == pdpb.StoreStatus_UP {
-			return p
+		if p == leader || slices.Contains(r.GetLearners(), p) || !s.storeLiveLocked(p, v.now) ||
+			v.stores[p].GetStatus() != pdpb.StoreStatus_UP {
+			continue
+		}
+		if best == 0 || v.leaders.count[p] < v.leaders.count[best] {
+			best = p
 		}
 	}
-	return 0
+	return best
 }
 
 // retireMovesLocked drops the moves that finished (the directory shows

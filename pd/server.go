@@ -82,9 +82,9 @@ type Server struct {
 	// repairing is the replica repair last asked of each region's
 	// leader, so that it is logged once.
 	repairing map[uint64]*pdpb.ChangePeer
-	// transferred is when pd last asked each region's leader to hand its
-	// leadership away (balance.go).
-	transferred map[uint64]time.Time
+	// transfers are the leader transfers pd asked lately, by region
+	// (balance.go).
+	transfers map[uint64]*leaderTransfer
 	// moves are the replica moves under way, by region (placement.go).
 	moves map[uint64]*move
 	// space is each store's disk as its last heartbeat reported it.
@@ -173,7 +173,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ec.LogLevel = "error"
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
-		transferred: map[uint64]time.Time{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
+		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
 		sizes: map[uint64]uint64{},
 		done:  make(chan struct{})}
 	defer func() {
