@@ -91,6 +91,27 @@ func (s *placementSim) region(id uint64) *simRegion {
 	return nil
 }
 
+// sixRegions gives the sim six regions, the first one's and five split
+// off it (at b, d, f, h and j), on voters, all led by the first of them.
+func (s *placementSim) sixRegions(voters []uint64) {
+	s.t.Helper()
+	ctx := context.Background()
+	first, err := s.c.GetRegion(ctx, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	bounds := []string{"", "b", "d", "f", "h", "j", ""}
+	for i := range 6 {
+		id := first.ID
+		if i > 0 {
+			if id, err = s.c.AllocID(ctx, 1); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		s.regions = append(s.regions, &simRegion{id: id, leader: voters[0], confVer: 1, voters: slices.Clone(voters), start: bounds[i], end: bounds[i+1]})
+	}
+}
+
 // settle runs rounds until pd asks nothing in three in a row.
 func (s *placementSim) settle() {
 	s.t.Helper()
@@ -165,21 +186,8 @@ func TestReplicaPlacement(t *testing.T) {
 		}
 		sim.stores = append(sim.stores, id)
 	}
-	first, err := c.GetRegion(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Six regions (five splits), all led by the first store.
-	bounds := []string{"", "b", "d", "f", "h", "j", ""}
-	for i := range 6 {
-		id := first.ID
-		if i > 0 {
-			if id, err = c.AllocID(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
-		}
-		sim.regions = append(sim.regions, &simRegion{id: id, leader: sim.stores[0], confVer: 1, voters: slices.Clone(sim.stores), start: bounds[i], end: bounds[i+1]})
-	}
+	sim.sixRegions(sim.stores)
 	sim.settle()
 	if sim.moves != 0 {
 		t.Fatalf("%d replica moves among three stores holding every region", sim.moves)
@@ -257,5 +265,57 @@ func TestReplicaPlacement(t *testing.T) {
 	}
 	if got := slices.Sorted(maps.Values(counts)); got[len(got)-1]-got[0] > 1 {
 		t.Fatalf("replicas per store %v after balance", counts)
+	}
+}
+
+// TestBalanceNearTheLowSpaceLine: stores whose free space is above the
+// low-space line but within balanceSpaceMargin of it (every store of a
+// cluster sharing one nearly full file system) are balance targets as
+// long as none of them was low on space: a fourth store joining gets its
+// share (balance refused every such target before, and stopped). A store
+// that was low on space is emptied, and is no balance target again until
+// it has the margin above the line (hysteresis), then fills up.
+func TestBalanceNearTheLowSpaceLine(t *testing.T) {
+	ctx := context.Background()
+	cfg := pdConfig(t, t.TempDir())
+	cfg.Replicas = 3
+	cfg.LowSpaceRatio = 0.8 // low below 20% available
+	c := openPDClient(t, cfg)
+	sim := &placementSim{t: t, c: c, space: map[uint64]*pdpb.StoreSpace{}}
+	space := func(availablePct uint64) *pdpb.StoreSpace {
+		return &pdpb.StoreSpace{Capacity: 100 << 20, Available: availablePct << 20, Used: (100 - availablePct) << 20}
+	}
+	for i := range 4 {
+		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.stores = append(sim.stores, id)
+		sim.space[id] = space(22)
+	}
+	// Six regions on the first three stores, the fourth empty.
+	sim.sixRegions(sim.stores[:3])
+	sim.settle()
+	fourth := sim.stores[3]
+	if n := sim.replicas()[fourth]; n < 4 {
+		t.Fatalf("stores at 22%% available (line 20%%): the fourth holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
+	}
+
+	// The fourth goes low on space: emptied. Back at 22%, above the line
+	// but not the margin, it gets nothing back; at 30% it fills up.
+	sim.space[fourth] = space(10)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n != 0 {
+		t.Fatalf("the store low on space holds %d replicas (%s)", n, sim.layout())
+	}
+	sim.space[fourth] = space(22)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n != 0 {
+		t.Fatalf("the store that was low on space, now within the margin above the line, got %d replicas back (%s)", n, sim.layout())
+	}
+	sim.space[fourth] = space(30)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n < 4 {
+		t.Fatalf("with room again the fourth store holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
 	}
 }

@@ -87,6 +87,11 @@ type Server struct {
 	transfers map[uint64]*leaderTransfer
 	// moves are the replica moves under way, by region (placement.go).
 	moves map[uint64]*move
+	// refilling are the stores that were low on space and are no balance
+	// target yet; noTargetLogged is when pd last logged that replicas
+	// could not move (placement.go).
+	refilling      map[uint64]bool
+	noTargetLogged time.Time
 	// space is each store's disk as its last heartbeat reported it.
 	space map[uint64]*pdpb.StoreSpace
 	// sizes is each region's approximate size as its leader last
@@ -173,7 +178,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ec.LogLevel = "error"
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
-		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
+		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, refilling: map[uint64]bool{}, space: map[uint64]*pdpb.StoreSpace{},
 		sizes: map[uint64]uint64{},
 		done:  make(chan struct{})}
 	defer func() {
