@@ -57,7 +57,10 @@ import (
 // again with every heartbeat of the region's leader until the directory
 // shows the target a voter and the source gone, or it is abandoned after
 // moveTimeout (a target that went down, a leader that cannot reach it); a
-// new pd leader starts with none and decides again.
+// new pd leader starts with none and decides again. A learner a move left
+// (abandoned, or begun by another pd leader) is taken up again as a move
+// to it (resumeLocked): otherwise its region, skipped by every decision
+// while it has a learner, would never move again.
 
 // moveTimeout is how long pd keeps asking for a move before abandoning
 // it: a snapshot of a large region and two conf changes fit well inside.
@@ -212,6 +215,11 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	for _, id := range leading {
 		led[id] = true
 		m, r := s.moves[id], byID[id]
+		if m == nil && r != nil && r.GetStoreId() == leader && !repaired[id] && len(s.moves) < s.cfg.MaxMoves {
+			if m = s.resumeLocked(v, r); m != nil {
+				s.moves[id] = m
+			}
+		}
 		if m == nil || r == nil || r.GetStoreId() != leader || repaired[id] {
 			continue
 		}
@@ -272,12 +280,75 @@ func (s *Server) retireMovesLocked(v *placementView, byID map[uint64]*pdpb.Regio
 		case r != nil && hasPeer(r, m.to) && !slices.Contains(r.GetLearners(), m.to) && !hasPeer(r, m.from):
 			s.cfg.Logger.Info("pd: replica moved", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "took", v.now.Sub(m.since).Round(time.Millisecond))
 		case r == nil || v.now.Sub(m.since) > moveTimeout:
-			s.cfg.Logger.Warn("pd: replica move abandoned", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "after", v.now.Sub(m.since).Round(time.Second))
+			// A learner it left is taken up again (resumeLocked) while its
+			// store can take it, or replaced by repair once it is down.
+			s.cfg.Logger.Warn("pd: replica move abandoned", "region", id, "from", m.from, "to", m.to, "reason", m.reason,
+				"after", v.now.Sub(m.since).Round(time.Second), "stage", moveStage(r, m))
 		default:
 			continue
 		}
 		delete(s.moves, id)
 	}
+}
+
+// moveStage says how far move m of region r got, for the log.
+func moveStage(r *pdpb.Region, m *move) string {
+	switch {
+	case r == nil:
+		return "region gone"
+	case slices.Contains(r.GetLearners(), m.to):
+		return "target a learner, not promoted (snapshot or catching up)"
+	case hasPeer(r, m.to):
+		return "target a voter, source not removed"
+	}
+	return "target not added"
+}
+
+// resumeLocked takes up the move a learner of r stands for when pd has
+// none under way for r: a move pd abandoned after moveTimeout, or one a
+// previous pd leader began. Placement, leader balance and new moves leave
+// a region with a learner alone (a change is under way), so a learner
+// nobody promotes would hold its region still for good. The learner is
+// the target if its store can take a replica (else repair replaces it
+// once its store is down); the source is the voter a move would pick
+// first: on a store being drained, then low on space, then the one
+// holding the most replicas. hbMu held.
+func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
+	id := r.GetId()
+	if len(r.GetLearners()) == 0 || s.repairing[id] != nil {
+		return nil
+	}
+	to := r.GetLearners()[0]
+	if !s.canHoldLocked(v, to, false) {
+		return nil
+	}
+	var from uint64
+	var reason string
+	rank := func(p uint64) (int, string) {
+		switch {
+		case v.stores[p].GetStatus() == pdpb.StoreStatus_OFFLINE:
+			return 0, "drain"
+		case s.lowSpace(s.space[p], 0):
+			return 1, "low space"
+		}
+		return 2, "balance"
+	}
+	for _, p := range r.GetPeers() {
+		if slices.Contains(r.GetLearners(), p) {
+			continue
+		}
+		rp, why := rank(p)
+		rf, _ := rank(from)
+		if from == 0 || rp < rf || (rp == rf && (v.count[p] > v.count[from] || v.count[p] == v.count[from] && p < from)) {
+			from, reason = p, why
+		}
+	}
+	if from == 0 {
+		return nil
+	}
+	v.count[from]--
+	s.cfg.Logger.Info("pd: resuming a replica move (a learner no move stands for)", "region", id, "from", from, "to", to, "reason", reason)
+	return &move{region: id, from: from, to: to, reason: reason, since: v.now}
 }
 
 // pickMoveLocked chooses a new move among the regions store leader leads

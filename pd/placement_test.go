@@ -18,7 +18,7 @@ import (
 // simRegion is a region as the simulated stores of placementSim hold it.
 type simRegion struct {
 	id, leader, confVer uint64
-	voters              []uint64
+	voters, learners    []uint64
 	start, end          string
 }
 
@@ -47,7 +47,8 @@ func (s *placementSim) round() bool {
 		for _, r := range s.regions {
 			if r.leader == st {
 				req.Leading = append(req.Leading, r.id)
-				rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Start: []byte(r.start), Version: 2}
+				rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Learners: slices.Clone(r.learners),
+					Start: []byte(r.start), Version: 2}
 				if r.end != "" {
 					rep.End = []byte(r.end)
 				}
@@ -64,6 +65,7 @@ func (s *placementSim) round() bool {
 				s.t.Fatalf("store %d asked %v of region %+v", st, c, r)
 			}
 			r.voters = append(slices.DeleteFunc(r.voters, func(v uint64) bool { return v == c.GetRemoveStore() }), c.GetAddStore())
+			r.learners = slices.DeleteFunc(r.learners, func(v uint64) bool { return v == c.GetAddStore() })
 			slices.Sort(r.voters)
 			r.confVer += 2
 			s.moves++
@@ -89,6 +91,23 @@ func (s *placementSim) region(id uint64) *simRegion {
 	}
 	s.t.Fatalf("pd asked a change of region %d, which does not exist", id)
 	return nil
+}
+
+// newPlacementSim opens a pd (three replicas a region, the default
+// low-space ratio) and registers stores stores with it.
+func newPlacementSim(t *testing.T, stores int) *placementSim {
+	t.Helper()
+	cfg := pdConfig(t, t.TempDir())
+	cfg.Replicas = 3
+	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}}
+	for i := range stores {
+		id, err := sim.c.PutStore(context.Background(), 0, fmt.Sprintf("127.0.0.1:%d", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.stores = append(sim.stores, id)
+	}
+	return sim
 }
 
 // sixRegions gives the sim six regions, the first one's and five split
@@ -175,17 +194,8 @@ func (s *placementSim) store(id uint64) *pdpb.Store {
 // moved to a store with room.
 func TestReplicaPlacement(t *testing.T) {
 	ctx := context.Background()
-	cfg := pdConfig(t, t.TempDir())
-	cfg.Replicas = 3
-	c := openPDClient(t, cfg)
-	sim := &placementSim{t: t, c: c, space: map[uint64]*pdpb.StoreSpace{}}
-	for i := range 3 {
-		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim.stores = append(sim.stores, id)
-	}
+	sim := newPlacementSim(t, 3)
+	c := sim.c
 	// Six regions (five splits), all led by the first store.
 	sim.sixRegions(sim.stores)
 	sim.settle()
@@ -276,21 +286,11 @@ func TestReplicaPlacement(t *testing.T) {
 // that was low on space is emptied, and is no balance target again until
 // it has the margin above the line (hysteresis), then fills up.
 func TestBalanceNearTheLowSpaceLine(t *testing.T) {
-	ctx := context.Background()
-	cfg := pdConfig(t, t.TempDir())
-	cfg.Replicas = 3
-	cfg.LowSpaceRatio = 0.8 // low below 20% available
-	c := openPDClient(t, cfg)
-	sim := &placementSim{t: t, c: c, space: map[uint64]*pdpb.StoreSpace{}}
+	sim := newPlacementSim(t, 4) // low on space below 20% available (pd's default ratio)
 	space := func(availablePct uint64) *pdpb.StoreSpace {
 		return &pdpb.StoreSpace{Capacity: 100 << 20, Available: availablePct << 20, Used: (100 - availablePct) << 20}
 	}
-	for i := range 4 {
-		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim.stores = append(sim.stores, id)
+	for _, id := range sim.stores {
 		sim.space[id] = space(22)
 	}
 	// Six regions on the first three stores, the fourth empty.
@@ -317,5 +317,27 @@ func TestBalanceNearTheLowSpaceLine(t *testing.T) {
 	sim.settle()
 	if n := sim.replicas()[fourth]; n < 4 {
 		t.Fatalf("with room again the fourth store holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
+	}
+}
+
+// TestLearnerLeftByAMoveIsPromoted: a region holding a learner that no
+// move of pd's stands for (a move pd abandoned, or one a previous pd
+// leader began) gets its move resumed: the learner is promoted and a
+// voter removed, and the region is balanced as others are. (Placement,
+// leader balance and new moves skip a region with a learner, so such a
+// region stayed still for good.)
+func TestLearnerLeftByAMoveIsPromoted(t *testing.T) {
+	sim := newPlacementSim(t, 4)
+	sim.sixRegions(sim.stores[:3])
+	left := sim.regions[0]
+	left.learners, left.confVer = []uint64{sim.stores[3]}, 2
+	sim.settle()
+	if len(left.learners) != 0 || !slices.Contains(left.voters, sim.stores[3]) || len(left.voters) != 3 {
+		t.Fatalf("region %d with a learner no move stood for: voters %v, learners %v", left.id, left.voters, left.learners)
+	}
+	for st, n := range sim.replicas() {
+		if n < 4 || n > 5 {
+			t.Fatalf("store %d holds %d replicas, want 4 or 5 (%s)", st, n, sim.layout())
+		}
 	}
 }
