@@ -11,21 +11,125 @@ import (
 // Leader balance, after PD's balance-leader scheduler: every live store
 // should lead about its share of the regions, so that a cluster with
 // many regions serves from all its nodes (reads and writes go to
-// leaders). With each heartbeat of a store that leads more regions than
-// a live peer store of one of them by two or more, pd asks it to hand
-// that region's leadership to the peer leading the fewest (raft's leader
-// transfer, pdpb.TransferLeader), one region per heartbeat, and not the
-// same region again within transferCooldown. Counts come from the
-// directory's leaders as the stores reported them, so a transfer under
-// way is counted once its new leader reports in. A store's count never
-// goes below another's by moving one leadership, so moves stop once the
-// counts differ by at most one. No leadership goes to a store that is
-// not UP (being drained), nor moves in a region whose replica is being
-// moved (placement.go).
+// leaders). With each heartbeat of a store, pd may ask it to hand the
+// leadership of one region it leads to a live UP peer of the region
+// leading fewer (raft's leader transfer, pdpb.TransferLeader).
+//
+// Counts are the directory's leaders as the stores reported them, with
+// the transfers pd asked and that have not shown in the directory yet
+// counted as done (PD's operator influence): a transfer takes an
+// election round and a report, and deciding on the reports alone asked a
+// store for a second and third leadership before the first one's new
+// leader reported, overshooting, and the next heartbeats moved
+// leaderships back (leaders flip-flopped between two stores). A transfer
+// counts until the directory shows its region led by the target, by
+// another store than its source (something else happened), or for
+// transferTimeout (it did not happen: raft gives a transfer up after an
+// election timeout).
+//
+// A transfer is asked when the source, counting the transfers under way,
+// leads more than the target by 2 + 2 x the tolerance: moving one
+// leadership changes the difference by two, so counts within that band
+// stay, and a move never makes the target lead more than the source did.
+// The tolerance, PD's tolerant resource for leaders by count (5), is
+// scaled down for small clusters (a twentieth of a store's share of the
+// leaderships, at most 5): with a few regions a store, counts that
+// differ by two are an imbalance worth a transfer; with thousands, a
+// difference of a few is noise not worth an election. The source's
+// region is the one of the lowest id not asked within transferTimeout,
+// and the target its peer leading the fewest. No leadership goes to a
+// store that is not UP (being drained), nor moves in a region whose
+// replica is being moved (placement.go, whose hand-offs count as
+// transfers under way too).
 
-// transferCooldown is how long pd waits before asking a region's leader
-// to move again: a transfer takes an election round and a report.
-const transferCooldown = 10 * time.Second
+// transferTimeout is how long a leader transfer pd asked counts as under
+// way, and how long pd waits before asking a region's leader to move
+// again: a transfer takes an election round and a report.
+const transferTimeout = 10 * time.Second
+
+// maxLeaderTolerance is PD's leaderTolerantSizeRatio: the most
+// leaderships a store may lead above (and its peer below) the balance
+// before a transfer is asked.
+const maxLeaderTolerance = 5
+
+// leaderTransfer is a leader transfer pd asked: region's leadership from
+// store from to store to, asked at asked; done once the directory showed
+// it (it is kept until transferTimeout to hold the region back).
+type leaderTransfer struct {
+	from, to uint64
+	asked    time.Time
+	done     bool
+}
+
+// leaderView is the leaderships as one balance decision sees them.
+type leaderView struct {
+	now time.Time
+	// count is each store's leaderships, with the transfers under way
+	// counted as done.
+	count map[uint64]int
+	// up is each store's placement status.
+	up map[uint64]pdpb.StoreStatus
+}
+
+// leaderViewLocked counts the leaderships of regions, and settles the
+// transfers under way against the directory: those it shows done, or
+// overtaken, or past transferTimeout, stop counting. hbMu held.
+func (s *Server) leaderViewLocked(regions []*pdpb.Region, stores []*pdpb.Store, now time.Time) *leaderView {
+	v := &leaderView{now: now, count: map[uint64]int{}, up: map[uint64]pdpb.StoreStatus{}}
+	for _, st := range stores {
+		v.up[st.GetId()] = st.GetStatus()
+	}
+	leader := make(map[uint64]uint64, len(regions))
+	for _, r := range regions {
+		v.count[r.GetStoreId()]++
+		leader[r.GetId()] = r.GetStoreId()
+	}
+	for id, tr := range s.transfers {
+		if now.Sub(tr.asked) > transferTimeout {
+			delete(s.transfers, id)
+			continue
+		}
+		if tr.done {
+			continue
+		}
+		switch leader[id] {
+		case tr.from:
+			v.count[tr.from]--
+			v.count[tr.to]++
+		default: // done (led by to), overtaken, or the region is gone
+			tr.done = true
+		}
+	}
+	return v
+}
+
+// noteTransferLocked records a leader transfer asked of region's leader
+// from to store to, counting it in v. hbMu held.
+func (s *Server) noteTransferLocked(v *leaderView, region, from, to uint64) {
+	if tr := s.transfers[region]; tr != nil && !tr.done && tr.from == from && tr.to == to {
+		return // asked again (a hand-off): counted already
+	}
+	s.transfers[region] = &leaderTransfer{from: from, to: to, asked: v.now}
+	v.count[from]--
+	v.count[to]++
+}
+
+// leaderTolerance is the tolerance of the balance of v's leaderships
+// over the UP stores: a twentieth of a store's share, at most
+// maxLeaderTolerance.
+func leaderTolerance(v *leaderView) int {
+	total, stores := 0, 0
+	for id, status := range v.up {
+		if status == pdpb.StoreStatus_UP {
+			total += v.count[id]
+			stores++
+		}
+	}
+	if stores == 0 {
+		return 0
+	}
+	return min(maxLeaderTolerance, total/stores/20)
+}
 
 // balanceLeaders returns the leader transfer to ask of store, which
 // leads the regions leading, if any.
@@ -41,42 +145,43 @@ func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading []uin
 	if err != nil {
 		return nil, err
 	}
-	up := map[uint64]pdpb.StoreStatus{}
-	for _, st := range stores {
-		up[st.GetId()] = st.GetStatus()
-	}
-	now := time.Now()
-	count := map[uint64]int{}
-	for _, r := range all {
-		count[r.GetStoreId()]++
-	}
 	ids := slices.Clone(leading)
 	slices.Sort(ids)
-	byID := make(map[uint64]*pdpb.Region, len(all))
+	byID := make(map[uint64]*pdpb.Region, len(ids))
+	for _, id := range ids {
+		byID[id] = nil
+	}
 	for _, r := range all {
-		byID[r.GetId()] = r
+		if _, ok := byID[r.GetId()]; ok {
+			byID[r.GetId()] = r
+		}
 	}
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
+	v := s.leaderViewLocked(all, stores, time.Now())
+	band := 2 + 2*leaderTolerance(v)
+	if v.count[store] < band {
+		return nil, nil
+	}
 	for _, id := range ids {
 		r := byID[id]
-		if r == nil || r.GetStoreId() != store || len(r.GetLearners()) > 0 || now.Sub(s.transferred[id]) < transferCooldown || s.moves[id] != nil {
+		if r == nil || r.GetStoreId() != store || len(r.GetLearners()) > 0 || s.transfers[id] != nil || s.moves[id] != nil {
 			continue
 		}
 		var to uint64
 		for _, p := range r.GetPeers() {
-			if p == store || !s.storeLiveLocked(p, now) || up[p] != pdpb.StoreStatus_UP {
+			if p == store || !s.storeLiveLocked(p, v.now) || v.up[p] != pdpb.StoreStatus_UP {
 				continue
 			}
-			if to == 0 || count[p] < count[to] || (count[p] == count[to] && p < to) {
+			if to == 0 || v.count[p] < v.count[to] || (v.count[p] == v.count[to] && p < to) {
 				to = p
 			}
 		}
-		if to == 0 || count[store]-count[to] < 2 {
+		if to == 0 || v.count[store]-v.count[to] < band {
 			continue
 		}
-		s.transferred[id] = now
-		s.cfg.Logger.Info("pd: balancing leaders", "region", id, "from", store, "to", to, "from_leads", count[store], "to_leads", count[to])
+		s.cfg.Logger.Info("pd: balancing leaders", "region", id, "from", store, "to", to, "from_leads", v.count[store], "to_leads", v.count[to])
+		s.noteTransferLocked(v, id, store, to)
 		return []*pdpb.TransferLeader{{RegionId: id, ToStore: to}}, nil
 	}
 	return nil, nil

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
@@ -54,9 +55,14 @@ var errNotBootstrapped = errors.New("pd: cluster not bootstrapped (no kv store h
 
 // directory is the cluster's stores and regions in etcd. Only the pd
 // leader writes it; guard is the leader's election key comparison, so a
-// deposed leader's writes fail.
+// deposed leader's writes fail. While this member leads, its reads of
+// stores and regions are served from cache (dircache.go), which its
+// writes go through.
 type directory struct {
 	cli *clientv3.Client
+	// cache is the leader's copy of the stores and regions; nil outside
+	// a term (reads go to etcd).
+	cache atomic.Pointer[dirCache]
 	// replicas is how many replicas each region gets (Config.Replicas).
 	replicas int
 
@@ -177,7 +183,7 @@ func (d *directory) setStoreStatus(ctx context.Context, guard clientv3.Cmp, id u
 
 // guarded runs ops if guard holds.
 func (d *directory) guarded(ctx context.Context, guard clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
-	txn, err := d.cli.Txn(ctx).If(guard).Then(ops...).Commit()
+	txn, err := d.commit(ctx, []clientv3.Cmp{guard}, ops...)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +226,8 @@ func (d *directory) bootstrap(ctx context.Context, guard clientv3.Cmp) error {
 	if err != nil {
 		return err
 	}
-	txn, err := d.cli.Txn(ctx).
-		If(guard, clientv3.Compare(clientv3.Version(keyBootstrapped), "=", 0)).
-		Then(clientv3.OpPut(regionKey(nil), string(rec)), clientv3.OpPut(regionIDKey(id), ""), clientv3.OpPut(keyBootstrapped, "1")).
-		Commit()
+	txn, err := d.commit(ctx, []clientv3.Cmp{guard, clientv3.Compare(clientv3.Version(keyBootstrapped), "=", 0)},
+		clientv3.OpPut(regionKey(nil), string(rec)), clientv3.OpPut(regionIDKey(id), ""), clientv3.OpPut(keyBootstrapped, "1"))
 	if err != nil {
 		return fmt.Errorf("pd: bootstrap: %w", err)
 	}
@@ -236,6 +240,9 @@ func (d *directory) bootstrap(ctx context.Context, guard clientv3.Cmp) error {
 
 // store reads a store record; nil when there is none.
 func (d *directory) store(ctx context.Context, id uint64) (*pdpb.Store, error) {
+	if c := d.cache.Load(); c != nil {
+		return c.store(id), nil
+	}
 	resp, err := d.cli.Get(ctx, storeKey(id))
 	if err != nil {
 		return nil, fmt.Errorf("pd: get store %d: %w", id, err)
@@ -252,6 +259,9 @@ func (d *directory) store(ctx context.Context, id uint64) (*pdpb.Store, error) {
 
 // stores lists every store.
 func (d *directory) stores(ctx context.Context) ([]*pdpb.Store, error) {
+	if c := d.cache.Load(); c != nil {
+		return c.storeList(), nil
+	}
 	resp, err := d.cli.Get(ctx, keyStorePrefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("pd: list stores: %w", err)
@@ -270,17 +280,24 @@ func (d *directory) stores(ctx context.Context) ([]*pdpb.Store, error) {
 // regionOf returns the region holding key: the one with the greatest
 // start at or below it.
 func (d *directory) regionOf(ctx context.Context, key []byte) (*pdpb.Region, error) {
-	resp, err := d.cli.Get(ctx, keyRegionPrefix,
-		clientv3.WithRange(regionKey(key)+"\x00"), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1))
-	if err != nil {
-		return nil, fmt.Errorf("pd: locate key %q: %w", key, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return nil, errNotBootstrapped
-	}
-	r := &pdpb.Region{}
-	if err := proto.Unmarshal(resp.Kvs[0].Value, r); err != nil {
-		return nil, fmt.Errorf("pd: region %q: %w", resp.Kvs[0].Key, err)
+	var r *pdpb.Region
+	if c := d.cache.Load(); c != nil {
+		if r = c.regionOf(key); r == nil {
+			return nil, errNotBootstrapped
+		}
+	} else {
+		resp, err := d.cli.Get(ctx, keyRegionPrefix,
+			clientv3.WithRange(regionKey(key)+"\x00"), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1))
+		if err != nil {
+			return nil, fmt.Errorf("pd: locate key %q: %w", key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return nil, errNotBootstrapped
+		}
+		r = &pdpb.Region{}
+		if err := proto.Unmarshal(resp.Kvs[0].Value, r); err != nil {
+			return nil, fmt.Errorf("pd: region %q: %w", resp.Kvs[0].Key, err)
+		}
 	}
 	if len(r.End) > 0 && bytes.Compare(key, r.End) >= 0 {
 		return nil, fmt.Errorf("pd: locate key %q: no region holds it (hole after region %d)", key, r.Id)
@@ -290,6 +307,12 @@ func (d *directory) regionOf(ctx context.Context, key []byte) (*pdpb.Region, err
 
 // regionByID returns region id; nil when there is none.
 func (d *directory) regionByID(ctx context.Context, id uint64) (*pdpb.Region, error) {
+	if c := d.cache.Load(); c != nil {
+		if r, _, _ := c.record(id); r != nil {
+			return proto.Clone(r).(*pdpb.Region), nil
+		}
+		return nil, nil
+	}
 	resp, err := d.cli.Get(ctx, regionIDKey(id))
 	if err != nil {
 		return nil, fmt.Errorf("pd: get region %d: %w", id, err)
@@ -329,22 +352,11 @@ func hasPeer(r *pdpb.Region, storeID uint64) bool {
 // voters and learners, so that a store added as a learner is told of the
 // region in its next heartbeat, and a store removed is not.
 func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, storeID uint64, rep *pdpb.RegionReport) error {
-	resp, err := d.cli.Get(ctx, regionIDKey(id))
-	if err != nil || len(resp.Kvs) == 0 {
+	cur, key, rev, err := d.recordByID(ctx, id)
+	if err != nil || cur == nil {
 		return err
 	}
-	key := regionKey(resp.Kvs[0].Value)
-	rr, err := d.cli.Get(ctx, key)
-	if err != nil || len(rr.Kvs) == 0 {
-		return err
-	}
-	r := &pdpb.Region{}
-	if err := proto.Unmarshal(rr.Kvs[0].Value, r); err != nil {
-		return fmt.Errorf("pd: region %d: %w", id, err)
-	}
-	if r.GetId() != id {
-		return nil
-	}
+	r := proto.Clone(cur).(*pdpb.Region)
 	changed := false
 	if rep.GetConfVer() > r.GetConfVer() && slices.Contains(rep.GetVoters(), storeID) {
 		peers := slices.Concat(rep.GetVoters(), rep.GetLearners())
@@ -365,9 +377,7 @@ func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, store
 	}
 	// Only if the record did not change meanwhile (a split, or another
 	// leader's report: the next heartbeat settles it).
-	txn, err := d.cli.Txn(ctx).
-		If(guard, clientv3.Compare(clientv3.ModRevision(key), "=", rr.Kvs[0].ModRevision)).
-		Then(clientv3.OpPut(key, string(rec))).Commit()
+	txn, err := d.commit(ctx, []clientv3.Cmp{guard, clientv3.Compare(clientv3.ModRevision(key), "=", rev)}, clientv3.OpPut(key, string(rec)))
 	if err != nil {
 		return fmt.Errorf("pd: region %d: set leader: %w", id, err)
 	}
@@ -379,6 +389,9 @@ func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, store
 
 // regionsOf lists the regions with a replica on storeID.
 func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Region, error) {
+	if c := d.cache.Load(); c != nil {
+		return c.regionsOn(storeID), nil
+	}
 	all, err := d.regions(ctx)
 	if err != nil {
 		return nil, err
@@ -392,8 +405,12 @@ func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Regi
 	return out, nil
 }
 
-// regions lists every region.
+// regions lists every region, by start key. The records may be the
+// cache's own: not to be modified.
 func (d *directory) regions(ctx context.Context) ([]*pdpb.Region, error) {
+	if c := d.cache.Load(); c != nil {
+		return c.regionList(), nil
+	}
 	resp, err := d.cli.Get(ctx, keyRegionPrefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("pd: list regions: %w", err)
@@ -479,20 +496,12 @@ func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store u
 		next.ConfVer, next.StoreId, next.Peers, next.Learners = rep.GetConfVer(), store, slices.Compact(peers), rep.GetLearners()
 	}
 	key := regionKey(next.GetStart())
-	at, err := d.cli.Get(ctx, key)
+	old, atRev, err := d.regionAt(ctx, next.GetStart())
 	if err != nil {
-		return fmt.Errorf("pd: region %d: update range: %w", id, err)
+		return err
 	}
-	var atRev int64
-	if len(at.Kvs) > 0 {
-		atRev = at.Kvs[0].ModRevision
-		old := &pdpb.Region{}
-		if err := proto.Unmarshal(at.Kvs[0].Value, old); err != nil {
-			return fmt.Errorf("pd: region %q: %w", key, err)
-		}
-		if old.GetId() != id && old.GetVersion() >= next.GetVersion() {
-			return nil // a newer region starts there (the report is stale)
-		}
+	if old != nil && old.GetId() != id && old.GetVersion() >= next.GetVersion() {
+		return nil // a newer region starts there (the report is stale)
 	}
 	rec, err := proto.Marshal(next)
 	if err != nil {
@@ -504,7 +513,7 @@ func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store u
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(curKey), "=", curRev))
 		ops = append(ops, clientv3.OpDelete(curKey))
 	}
-	txn, err := d.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	txn, err := d.commit(ctx, cmps, ops...)
 	if err != nil {
 		return fmt.Errorf("pd: region %d: update range: %w", id, err)
 	}
@@ -515,8 +524,13 @@ func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store u
 }
 
 // recordByID returns region id's record, its etcd key and that key's
-// mod revision; a nil record when there is none.
+// mod revision; a nil record when there is none. The record may be the
+// cache's own: not to be modified.
 func (d *directory) recordByID(ctx context.Context, id uint64) (*pdpb.Region, string, int64, error) {
+	if c := d.cache.Load(); c != nil {
+		r, key, rev := c.record(id)
+		return r, key, rev, nil
+	}
 	resp, err := d.cli.Get(ctx, regionIDKey(id))
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("pd: get region %d: %w", id, err)
@@ -540,4 +554,27 @@ func (d *directory) recordByID(ctx context.Context, id uint64) (*pdpb.Region, st
 		return nil, "", 0, nil
 	}
 	return r, key, rr.Kvs[0].ModRevision, nil
+}
+
+// regionAt returns the record at start key start and its key's mod
+// revision (0 and nil: none). The record may be the cache's own: not to
+// be modified.
+func (d *directory) regionAt(ctx context.Context, start []byte) (*pdpb.Region, int64, error) {
+	if c := d.cache.Load(); c != nil {
+		r, rev := c.at(start)
+		return r, rev, nil
+	}
+	key := regionKey(start)
+	at, err := d.cli.Get(ctx, key)
+	if err != nil {
+		return nil, 0, fmt.Errorf("pd: read region %q: %w", key, err)
+	}
+	if len(at.Kvs) == 0 {
+		return nil, 0, nil
+	}
+	old := &pdpb.Region{}
+	if err := proto.Unmarshal(at.Kvs[0].Value, old); err != nil {
+		return nil, 0, fmt.Errorf("pd: region %q: %w", key, err)
+	}
+	return old, at.Kvs[0].ModRevision, nil
 }

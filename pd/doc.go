@@ -24,7 +24,10 @@
 //     reported oldest running start_ts, and sent to the KV nodes with
 //     their heartbeats (gc.go).
 //
-// directory.go documents the etcd keys.
+// directory.go documents the etcd keys. While a member leads, it reads
+// the stores and regions from memory (dircache.go: loaded when its term
+// begins, written through by its own changes), so that a heartbeat costs
+// no etcd read per region.
 //
 // # Leadership
 //
@@ -61,8 +64,9 @@
 // new peers: raft ids are store ids); every store reports its regions'
 // ranges and versions with each heartbeat, and the directory takes the
 // newer (directory.go's updateRange). With each heartbeat pd may ask the
-// store to hand one leadership to a peer store that leads two or more
-// fewer regions (balance.go).
+// store to hand one leadership to a peer store that leads fewer regions
+// by a tolerance band, counting the transfers it asked that have not
+// landed yet (balance.go).
 //
 // # Status port
 //
@@ -79,7 +83,10 @@
 // once it holds nothing), off a store low on space (its heartbeat's
 // StoreSpace), or from the store holding the most replicas to the one
 // holding the fewest. Moves are rate limited (Config.MaxMoves at once,
-// one new per heartbeat, one per region) and kept in memory.
+// one new per heartbeat, one per region) and kept in memory; a store that
+// was low on space receives no balance replica until it has a margin
+// above the line again, and pd logs when replicas must move and no store
+// can take them.
 //
 // # What comes next
 //

@@ -3,7 +3,9 @@ package pd
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/percdb/percdb/pd/pdpb"
@@ -27,11 +29,21 @@ import (
 //     that each live store holds about its share (a store joining a
 //     cluster fills up).
 //
-// A target is live, UP, not low on space, holds no replica of the region,
-// and holds the fewest replicas (counting the moves under way); a balance
-// target must moreover have balanceSpaceMargin of its capacity free above
-// the low-space line, so that a store that just left the low-space state
-// does not fill up again at once. The leader never removes itself, so a
+// A target is live (heartbeated within placementLiveWindow), UP, not low
+// on space, holds no replica of the region, and holds the fewest replicas
+// (counting the moves under way). A store that was low on space is not a
+// balance target again until it has balanceSpaceMargin of its capacity
+// free above the low-space line (hysteresis: a store that just left the
+// low-space state does not fill up again at once); a store that was never
+// low is one up to the line. (A margin required of every balance target
+// stopped balance whenever the stores' free space was within it of the
+// line: test clusters share one file system, on the CI machine 6-7% free,
+// within 1% of the line then, and under the whole suite's load balance
+// stopped half way with no word in any log.) A source needs no liveness
+// for a drain: an operator's drain replaces the replicas of a store that
+// went silent too, as PD replaces an offline store's peers. When a
+// replica must move and no store can take it, pd says so in its log. The
+// leader never removes itself, so a
 // move whose source leads the region first asks that leader to hand its
 // leadership to another voter; the new leader is asked the ChangePeer
 // with its next heartbeat.
@@ -45,7 +57,10 @@ import (
 // again with every heartbeat of the region's leader until the directory
 // shows the target a voter and the source gone, or it is abandoned after
 // moveTimeout (a target that went down, a leader that cannot reach it); a
-// new pd leader starts with none and decides again.
+// new pd leader starts with none and decides again. A learner a move left
+// (abandoned, or begun by another pd leader) is taken up again as a move
+// to it (resumeLocked): otherwise its region, skipped by every decision
+// while it has a learner, would never move again.
 
 // moveTimeout is how long pd keeps asking for a move before abandoning
 // it: a snapshot of a large region and two conf changes fit well inside.
@@ -53,8 +68,20 @@ const moveTimeout = 2 * time.Minute
 
 // balanceSpaceMargin is how much of a store's capacity must be free above
 // the low-space line for balance (not drain or repair) to move a replica
-// onto it.
+// onto it again once it was low on space.
 const balanceSpaceMargin = 0.05
+
+// placementLiveWindow is how recently a store must have heartbeated to
+// receive a replica or a leadership a move hands off: ten of its
+// heartbeats (PD counts a store disconnected after 20 s). liveWindow's 3 s
+// is for routing, where a silent leader's store must be passed over at
+// once; on two loaded cores a KV node's heartbeat is sometimes seconds
+// late, and a store that is merely slow makes a fine target.
+const placementLiveWindow = 10 * time.Second
+
+// noTargetLogEvery is how often pd repeats that a replica must move and
+// no store can take it.
+const noTargetLogEvery = 30 * time.Second
 
 // move is a replica move under way: region's replica on from goes to to.
 type move struct {
@@ -85,22 +112,50 @@ type placementView struct {
 	// count is each store's replicas, with the moves under way counted
 	// as done.
 	count map[uint64]int
+	// leaders is the leaderships, for hand-offs (balance.go).
+	leaders *leaderView
 }
 
-// canHold reports whether store id may receive a replica: registered,
-// UP, live, not low on space (with margin). hbMu held.
-func (s *Server) canHoldLocked(v *placementView, id uint64, margin float64) bool {
+// canHoldLocked reports whether store id may receive a replica:
+// registered, UP, live, not low on space, and for balance, not refilling
+// (it was low on space and has not got balanceSpaceMargin above the line
+// since). hbMu held.
+func (s *Server) canHoldLocked(v *placementView, id uint64, balance bool) bool {
 	st := v.stores[id]
-	return st != nil && st.GetStatus() == pdpb.StoreStatus_UP && s.storeLiveLocked(id, v.now) && !s.lowSpace(s.space[id], margin)
+	return st != nil && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(id, v.now) && !s.lowSpace(s.space[id], 0) &&
+		!(balance && s.refilling[id])
+}
+
+// placeableLocked reports whether store id heartbeated within
+// placementLiveWindow (and the max store down time, when shorter). hbMu
+// held.
+func (s *Server) placeableLocked(id uint64, now time.Time) bool {
+	ms := s.heartbeats[id]
+	return ms != 0 && now.Sub(time.UnixMilli(ms)) <= min(placementLiveWindow, s.cfg.MaxStoreDownTime)
+}
+
+// noteSpaceLocked follows each store's low-space state for the
+// hysteresis of balance targets: a store low on space is refilling until
+// it has balanceSpaceMargin above the line. hbMu held.
+func (s *Server) noteSpaceLocked(v *placementView) {
+	for id := range v.stores {
+		sp := s.space[id]
+		switch {
+		case s.lowSpace(sp, 0):
+			s.refilling[id] = true
+		case s.refilling[id] && !s.lowSpace(sp, balanceSpaceMargin):
+			delete(s.refilling, id)
+		}
+	}
 }
 
 // target returns the store to move r's replica to (the eligible store
 // without a replica of r holding the fewest, the lowest id among equals),
 // or 0. hbMu held.
-func (s *Server) targetLocked(v *placementView, r *pdpb.Region, margin float64) uint64 {
+func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) uint64 {
 	var best uint64
 	for id := range v.stores {
-		if hasPeer(r, id) || !s.canHoldLocked(v, id, margin) {
+		if hasPeer(r, id) || !s.canHoldLocked(v, id, balance) {
 			continue
 		}
 		if best == 0 || v.count[id] < v.count[best] || (v.count[id] == v.count[best] && id < best) {
@@ -142,6 +197,8 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
+	v.leaders = s.leaderViewLocked(regions, storeList, v.now)
+	s.noteSpaceLocked(v)
 	s.retireMovesLocked(v, byID)
 	for _, m := range s.moves {
 		r := byID[m.region]
@@ -158,6 +215,11 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	for _, id := range leading {
 		led[id] = true
 		m, r := s.moves[id], byID[id]
+		if m == nil && r != nil && r.GetStoreId() == leader && !repaired[id] && len(s.moves) < s.cfg.MaxMoves {
+			if m = s.resumeLocked(v, r); m != nil {
+				s.moves[id] = m
+			}
+		}
 		if m == nil || r == nil || r.GetStoreId() != leader || repaired[id] {
 			continue
 		}
@@ -166,6 +228,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 			continue
 		}
 		if to := s.handOffLocked(v, r, leader); to != 0 {
+			s.noteTransferLocked(v.leaders, id, leader, to)
 			transfers = append(transfers, &pdpb.TransferLeader{RegionId: id, ToStore: to})
 		}
 	}
@@ -178,6 +241,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 			"from_replicas", v.count[m.from], "to_replicas", v.count[m.to])
 		if m.from == leader {
 			if to := s.handOffLocked(v, byID[m.region], leader); to != 0 {
+				s.noteTransferLocked(v.leaders, m.region, leader, to)
 				transfers = append(transfers, &pdpb.TransferLeader{RegionId: m.region, ToStore: to})
 			}
 		} else {
@@ -189,15 +253,21 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 
 // handOffLocked returns the voter of r, other than leader, to hand r's
 // leadership to before leader's replica moves away: a live UP store,
-// the lowest id, or 0. hbMu held.
+// the one leading the fewest (counting the transfers under way, so that
+// hand-offs do not unbalance the leaderships), the lowest id among
+// equals, or 0. hbMu held.
 func (s *Server) handOffLocked(v *placementView, r *pdpb.Region, leader uint64) uint64 {
+	var best uint64
 	for _, p := range slices.Sorted(slices.Values(r.GetPeers())) {
-		if p != leader && !slices.Contains(r.GetLearners(), p) && s.storeLiveLocked(p, v.now) &&
-			v.stores[p].GetStatus() == pdpb.StoreStatus_UP {
-			return p
+		if p == leader || slices.Contains(r.GetLearners(), p) || !s.placeableLocked(p, v.now) ||
+			v.stores[p].GetStatus() != pdpb.StoreStatus_UP {
+			continue
+		}
+		if best == 0 || v.leaders.count[p] < v.leaders.count[best] {
+			best = p
 		}
 	}
-	return 0
+	return best
 }
 
 // retireMovesLocked drops the moves that finished (the directory shows
@@ -210,7 +280,10 @@ func (s *Server) retireMovesLocked(v *placementView, byID map[uint64]*pdpb.Regio
 		case r != nil && hasPeer(r, m.to) && !slices.Contains(r.GetLearners(), m.to) && !hasPeer(r, m.from):
 			s.cfg.Logger.Info("pd: replica moved", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "took", v.now.Sub(m.since).Round(time.Millisecond))
 		case r == nil || v.now.Sub(m.since) > moveTimeout:
-			s.cfg.Logger.Warn("pd: replica move abandoned", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "after", v.now.Sub(m.since).Round(time.Second))
+			// A learner it left is taken up again (resumeLocked) while its
+			// store can take it, or replaced by repair once it is down.
+			s.cfg.Logger.Warn("pd: replica move abandoned", "region", id, "from", m.from, "to", m.to, "reason", m.reason,
+				"after", v.now.Sub(m.since).Round(time.Second), "stage", moveStage(r, m))
 		default:
 			continue
 		}
@@ -218,10 +291,71 @@ func (s *Server) retireMovesLocked(v *placementView, byID map[uint64]*pdpb.Regio
 	}
 }
 
+// moveStage says how far move m of region r got, for the log.
+func moveStage(r *pdpb.Region, m *move) string {
+	switch {
+	case r == nil:
+		return "region gone"
+	case slices.Contains(r.GetLearners(), m.to):
+		return "target a learner, not promoted (snapshot or catching up)"
+	case hasPeer(r, m.to):
+		return "target a voter, source not removed"
+	}
+	return "target not added"
+}
+
+// resumeLocked takes up the move a learner of r stands for when pd has
+// none under way for r: a move pd abandoned after moveTimeout, or one a
+// previous pd leader began. Placement, leader balance and new moves leave
+// a region with a learner alone (a change is under way), so a learner
+// nobody promotes would hold its region still for good. The learner is
+// the target if its store can take a replica (else repair replaces it
+// once its store is down); the source is the voter a move would pick
+// first: on a store being drained, then low on space, then the one
+// holding the most replicas. hbMu held.
+func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
+	id := r.GetId()
+	if len(r.GetLearners()) == 0 || s.repairing[id] != nil {
+		return nil
+	}
+	to := r.GetLearners()[0]
+	if !s.canHoldLocked(v, to, false) {
+		return nil
+	}
+	var from uint64
+	var reason string
+	rank := func(p uint64) (int, string) {
+		switch {
+		case v.stores[p].GetStatus() == pdpb.StoreStatus_OFFLINE:
+			return 0, "drain"
+		case s.lowSpace(s.space[p], 0):
+			return 1, "low space"
+		}
+		return 2, "balance"
+	}
+	for _, p := range r.GetPeers() {
+		if slices.Contains(r.GetLearners(), p) {
+			continue
+		}
+		rp, why := rank(p)
+		rf, _ := rank(from)
+		if from == 0 || rp < rf || (rp == rf && (v.count[p] > v.count[from] || v.count[p] == v.count[from] && p < from)) {
+			from, reason = p, why
+		}
+	}
+	if from == 0 {
+		return nil
+	}
+	v.count[from]--
+	s.cfg.Logger.Info("pd: resuming a replica move (a learner no move stands for)", "region", id, "from", from, "to", to, "reason", reason)
+	return &move{region: id, from: from, to: to, reason: reason, since: v.now}
+}
+
 // pickMoveLocked chooses a new move among the regions store leader leads
 // (led), by the reasons' order, or nil. hbMu held.
 func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired map[uint64]bool) *move {
 	var best *move
+	var stuck []string
 	rank := func(reason string) int {
 		return map[string]int{"drain": 0, "low space": 1, "balance": 2}[reason]
 	}
@@ -235,22 +369,26 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 		}
 		for _, p := range r.GetPeers() {
 			var reason string
-			margin := 0.0
 			st := v.stores[p]
 			switch {
-			case st == nil || !s.storeLiveLocked(p, v.now):
-				continue // a down store's replicas are repaired (repair.go)
+			case st == nil:
+				continue
 			case st.GetStatus() == pdpb.StoreStatus_OFFLINE:
 				reason = "drain"
+			case !s.placeableLocked(p, v.now):
+				continue // a down store's replicas are repaired (repair.go)
 			case s.lowSpace(s.space[p], 0):
 				reason = "low space"
 			default:
-				reason, margin = "balance", balanceSpaceMargin
+				reason = "balance"
 			}
 			if best != nil && rank(reason) >= rank(best.reason) {
 				continue
 			}
-			to := s.targetLocked(v, r, margin)
+			to := s.targetLocked(v, r, reason == "balance")
+			if to == 0 && reason != "balance" {
+				stuck = append(stuck, fmt.Sprintf("region %d's replica on store %d (%s)", id, p, reason))
+			}
 			if to == 0 || (reason == "balance" && v.count[p]-v.count[to] < 2) {
 				continue
 			}
@@ -260,7 +398,73 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 			best = &move{region: id, from: p, to: to, reason: reason, since: v.now}
 		}
 	}
+	if best == nil {
+		s.noteNoTargetLocked(v, stuck)
+	}
 	return best
+}
+
+// noteNoTargetLocked logs, at most every noTargetLogEvery, that replicas
+// must move (drain, low space: stuck) or balance is off by two or more
+// while no store can take a replica, with each store's state, so that a
+// placement that stopped says why. hbMu held.
+func (s *Server) noteNoTargetLocked(v *placementView, stuck []string) {
+	lo, hi := -1, -1
+	for id, st := range v.stores {
+		if st.GetStatus() != pdpb.StoreStatus_UP {
+			continue
+		}
+		if n := v.count[id]; lo < 0 || n < lo {
+			lo = n
+		}
+		if n := v.count[id]; n > hi {
+			hi = n
+		}
+	}
+	if len(stuck) == 0 && hi-lo < 2 || v.now.Sub(s.noTargetLogged) < noTargetLogEvery {
+		return
+	}
+	if len(stuck) == 0 {
+		for id := range v.stores {
+			if s.canHoldLocked(v, id, true) {
+				return // a target exists: balance waits for a region whose leader heartbeats
+			}
+		}
+	}
+	s.noTargetLogged = v.now
+	var states []string
+	for _, id := range slices.Sorted(maps.Keys(v.stores)) {
+		states = append(states, fmt.Sprintf("store %d: %s, %d replicas, %s", id, s.placementStateLocked(v, id), v.count[id], spaceString(s.space[id])))
+	}
+	s.cfg.Logger.Warn("pd: replicas to move and no store can take them", "waiting", strings.Join(stuck, "; "), "stores", strings.Join(states, "; "))
+}
+
+// placementStateLocked says why store id can or cannot take a replica.
+// hbMu held.
+func (s *Server) placementStateLocked(v *placementView, id uint64) string {
+	switch {
+	case v.stores[id].GetStatus() != pdpb.StoreStatus_UP:
+		return v.stores[id].GetStatus().String()
+	case !s.placeableLocked(id, v.now):
+		return "silent"
+	case s.lowSpace(s.space[id], 0):
+		return "low on space"
+	case s.refilling[id]:
+		return "refilling (no balance target)"
+	}
+	return "can take replicas"
+}
+
+// spaceString renders a store's disk as its heartbeat reported it.
+func spaceString(sp *pdpb.StoreSpace) string {
+	if sp == nil {
+		return "space unknown"
+	}
+	pct := 0.0
+	if c := sp.GetCapacity(); c > 0 {
+		pct = 100 * float64(sp.GetAvailable()) / float64(c)
+	}
+	return fmt.Sprintf("%.1f%% of %d MiB available", pct, sp.GetCapacity()>>20)
 }
 
 // markTombstones marks TOMBSTONE each OFFLINE store that holds no
@@ -292,11 +496,13 @@ func (s *Server) drain(ctx context.Context, t *term, id uint64, drain bool) (*pd
 			return nil, err
 		}
 		now, left := time.Now(), 0
+		s.hbMu.Lock()
 		for _, st := range stores {
-			if st.GetId() != id && st.GetStatus() == pdpb.StoreStatus_UP && s.storeLive(st.GetId(), now) {
+			if st.GetId() != id && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(st.GetId(), now) {
 				left++
 			}
 		}
+		s.hbMu.Unlock()
 		if left < s.cfg.Replicas {
 			return nil, fmt.Errorf("%w: draining store %d would leave %d live stores for %d replicas a region: add a store first",
 				errFailedPrecondition, id, left, s.cfg.Replicas)

@@ -18,7 +18,7 @@ import (
 // simRegion is a region as the simulated stores of placementSim hold it.
 type simRegion struct {
 	id, leader, confVer uint64
-	voters              []uint64
+	voters, learners    []uint64
 	start, end          string
 }
 
@@ -47,7 +47,8 @@ func (s *placementSim) round() bool {
 		for _, r := range s.regions {
 			if r.leader == st {
 				req.Leading = append(req.Leading, r.id)
-				rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Start: []byte(r.start), Version: 2}
+				rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Learners: slices.Clone(r.learners),
+					Start: []byte(r.start), Version: 2}
 				if r.end != "" {
 					rep.End = []byte(r.end)
 				}
@@ -64,6 +65,7 @@ func (s *placementSim) round() bool {
 				s.t.Fatalf("store %d asked %v of region %+v", st, c, r)
 			}
 			r.voters = append(slices.DeleteFunc(r.voters, func(v uint64) bool { return v == c.GetRemoveStore() }), c.GetAddStore())
+			r.learners = slices.DeleteFunc(r.learners, func(v uint64) bool { return v == c.GetAddStore() })
 			slices.Sort(r.voters)
 			r.confVer += 2
 			s.moves++
@@ -89,6 +91,44 @@ func (s *placementSim) region(id uint64) *simRegion {
 	}
 	s.t.Fatalf("pd asked a change of region %d, which does not exist", id)
 	return nil
+}
+
+// newPlacementSim opens a pd (three replicas a region, the default
+// low-space ratio) and registers stores stores with it.
+func newPlacementSim(t *testing.T, stores int) *placementSim {
+	t.Helper()
+	cfg := pdConfig(t, t.TempDir())
+	cfg.Replicas = 3
+	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}}
+	for i := range stores {
+		id, err := sim.c.PutStore(context.Background(), 0, fmt.Sprintf("127.0.0.1:%d", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.stores = append(sim.stores, id)
+	}
+	return sim
+}
+
+// sixRegions gives the sim six regions, the first one's and five split
+// off it (at b, d, f, h and j), on voters, all led by the first of them.
+func (s *placementSim) sixRegions(voters []uint64) {
+	s.t.Helper()
+	ctx := context.Background()
+	first, err := s.c.GetRegion(ctx, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	bounds := []string{"", "b", "d", "f", "h", "j", ""}
+	for i := range 6 {
+		id := first.ID
+		if i > 0 {
+			if id, err = s.c.AllocID(ctx, 1); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		s.regions = append(s.regions, &simRegion{id: id, leader: voters[0], confVer: 1, voters: slices.Clone(voters), start: bounds[i], end: bounds[i+1]})
+	}
 }
 
 // settle runs rounds until pd asks nothing in three in a row.
@@ -154,32 +194,10 @@ func (s *placementSim) store(id uint64) *pdpb.Store {
 // moved to a store with room.
 func TestReplicaPlacement(t *testing.T) {
 	ctx := context.Background()
-	cfg := pdConfig(t, t.TempDir())
-	cfg.Replicas = 3
-	c := openPDClient(t, cfg)
-	sim := &placementSim{t: t, c: c, space: map[uint64]*pdpb.StoreSpace{}}
-	for i := range 3 {
-		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim.stores = append(sim.stores, id)
-	}
-	first, err := c.GetRegion(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := newPlacementSim(t, 3)
+	c := sim.c
 	// Six regions (five splits), all led by the first store.
-	bounds := []string{"", "b", "d", "f", "h", "j", ""}
-	for i := range 6 {
-		id := first.ID
-		if i > 0 {
-			if id, err = c.AllocID(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
-		}
-		sim.regions = append(sim.regions, &simRegion{id: id, leader: sim.stores[0], confVer: 1, voters: slices.Clone(sim.stores), start: bounds[i], end: bounds[i+1]})
-	}
+	sim.sixRegions(sim.stores)
 	sim.settle()
 	if sim.moves != 0 {
 		t.Fatalf("%d replica moves among three stores holding every region", sim.moves)
@@ -257,5 +275,69 @@ func TestReplicaPlacement(t *testing.T) {
 	}
 	if got := slices.Sorted(maps.Values(counts)); got[len(got)-1]-got[0] > 1 {
 		t.Fatalf("replicas per store %v after balance", counts)
+	}
+}
+
+// TestBalanceNearTheLowSpaceLine: stores whose free space is above the
+// low-space line but within balanceSpaceMargin of it (every store of a
+// cluster sharing one nearly full file system) are balance targets as
+// long as none of them was low on space: a fourth store joining gets its
+// share (balance refused every such target before, and stopped). A store
+// that was low on space is emptied, and is no balance target again until
+// it has the margin above the line (hysteresis), then fills up.
+func TestBalanceNearTheLowSpaceLine(t *testing.T) {
+	sim := newPlacementSim(t, 4) // low on space below 20% available (pd's default ratio)
+	space := func(availablePct uint64) *pdpb.StoreSpace {
+		return &pdpb.StoreSpace{Capacity: 100 << 20, Available: availablePct << 20, Used: (100 - availablePct) << 20}
+	}
+	for _, id := range sim.stores {
+		sim.space[id] = space(22)
+	}
+	// Six regions on the first three stores, the fourth empty.
+	sim.sixRegions(sim.stores[:3])
+	sim.settle()
+	fourth := sim.stores[3]
+	if n := sim.replicas()[fourth]; n < 4 {
+		t.Fatalf("stores at 22%% available (line 20%%): the fourth holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
+	}
+
+	// The fourth goes low on space: emptied. Back at 22%, above the line
+	// but not the margin, it gets nothing back; at 30% it fills up.
+	sim.space[fourth] = space(10)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n != 0 {
+		t.Fatalf("the store low on space holds %d replicas (%s)", n, sim.layout())
+	}
+	sim.space[fourth] = space(22)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n != 0 {
+		t.Fatalf("the store that was low on space, now within the margin above the line, got %d replicas back (%s)", n, sim.layout())
+	}
+	sim.space[fourth] = space(30)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n < 4 {
+		t.Fatalf("with room again the fourth store holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
+	}
+}
+
+// TestLearnerLeftByAMoveIsPromoted: a region holding a learner that no
+// move of pd's stands for (a move pd abandoned, or one a previous pd
+// leader began) gets its move resumed: the learner is promoted and a
+// voter removed, and the region is balanced as others are. (Placement,
+// leader balance and new moves skip a region with a learner, so such a
+// region stayed still for good.)
+func TestLearnerLeftByAMoveIsPromoted(t *testing.T) {
+	sim := newPlacementSim(t, 4)
+	sim.sixRegions(sim.stores[:3])
+	left := sim.regions[0]
+	left.learners, left.confVer = []uint64{sim.stores[3]}, 2
+	sim.settle()
+	if len(left.learners) != 0 || !slices.Contains(left.voters, sim.stores[3]) || len(left.voters) != 3 {
+		t.Fatalf("region %d with a learner no move stood for: voters %v, learners %v", left.id, left.voters, left.learners)
+	}
+	for st, n := range sim.replicas() {
+		if n < 4 || n > 5 {
+			t.Fatalf("store %d holds %d replicas, want 4 or 5 (%s)", st, n, sim.layout())
+		}
 	}
 }

@@ -82,11 +82,16 @@ type Server struct {
 	// repairing is the replica repair last asked of each region's
 	// leader, so that it is logged once.
 	repairing map[uint64]*pdpb.ChangePeer
-	// transferred is when pd last asked each region's leader to hand its
-	// leadership away (balance.go).
-	transferred map[uint64]time.Time
+	// transfers are the leader transfers pd asked lately, by region
+	// (balance.go).
+	transfers map[uint64]*leaderTransfer
 	// moves are the replica moves under way, by region (placement.go).
 	moves map[uint64]*move
+	// refilling are the stores that were low on space and are no balance
+	// target yet; noTargetLogged is when pd last logged that replicas
+	// could not move (placement.go).
+	refilling      map[uint64]bool
+	noTargetLogged time.Time
 	// space is each store's disk as its last heartbeat reported it.
 	space map[uint64]*pdpb.StoreSpace
 	// sizes is each region's approximate size as its leader last
@@ -177,7 +182,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ec.LogLevel = "error"
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
-		transferred: map[uint64]time.Time{}, moves: map[uint64]*move{}, space: map[uint64]*pdpb.StoreSpace{},
+		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, refilling: map[uint64]bool{}, space: map[uint64]*pdpb.StoreSpace{},
 		sizes: map[uint64]uint64{}, loads: map[uint64]*pdpb.RegionLoad{}, totals: map[uint64]*pdpb.RegionLoad{},
 		done: make(chan struct{})}
 	defer func() {
@@ -264,6 +269,13 @@ func (s *Server) lead(ctx context.Context) error {
 		_ = el.Resign(context.Background())
 		return fmt.Errorf("open oracle: %w", err)
 	}
+	// The directory's cache, loaded after the election is won: every
+	// change of an earlier term is in etcd by then or fails its guard.
+	if err := s.dir.loadCache(ctx); err != nil {
+		oracle.Close()
+		_ = el.Resign(context.Background())
+		return err
+	}
 	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now()}
 	s.mu.Lock()
 	s.term = t
@@ -276,6 +288,7 @@ func (s *Server) lead(ctx context.Context) error {
 	s.mu.Lock()
 	s.term = nil
 	s.mu.Unlock()
+	s.dir.dropCache()
 	oracle.Close()
 	rctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -80,6 +80,7 @@ func (s *Server) beat(id uint64) {
 // other than the registered one updates the registration (a store moved);
 // the regions the store says it leads are routed to it from now on.
 func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeatRequest) (*pdpb.StoreHeartbeatResponse, error) {
+	defer p.s.noteSlowHeartbeat(req, time.Now())
 	t, err := p.s.leader()
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package pd_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/percdb/percdb/pd/pdpb"
@@ -15,21 +14,7 @@ import (
 // leaderships to live peers, one a heartbeat, until each leads its share.
 func TestSplitReportsAndLeaderBalance(t *testing.T) {
 	ctx := context.Background()
-	cfg := pdConfig(t, t.TempDir())
-	cfg.Replicas = 3
-	c := openPDClient(t, cfg)
-	var ids []uint64
-	for i := range 3 {
-		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	first, err := c.GetRegion(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ids, first := threeStores(t)
 	report := func(id uint64, start, end string, version uint64) *pdpb.RegionReport {
 		rep := &pdpb.RegionReport{RegionId: id, ConfVer: 1, Voters: ids, Start: []byte(start), Version: version}
 		if end != "" {
@@ -59,7 +44,7 @@ func TestSplitReportsAndLeaderBalance(t *testing.T) {
 	for i, id := range all {
 		reps = append(reps, report(id, bounds[i], bounds[i+1], 6))
 	}
-	beat(ids[0], all, reps...)
+	first0 := beat(ids[0], all, reps...)
 	for i, id := range all {
 		r, err := c.GetRegion(ctx, []byte(bounds[i]+"0"))
 		if err != nil {
@@ -77,14 +62,11 @@ func TestSplitReportsAndLeaderBalance(t *testing.T) {
 
 	// Balance: ids[0] leads all six; each heartbeat of it (the others
 	// live) asks one transfer to the peer leading the fewest, which then
-	// reports leading it.
+	// reports leading it. (The first heartbeat, above, asked one.)
 	leads := map[uint64][]uint64{ids[0]: all}
-	for range 10 {
-		beat(ids[1], leads[ids[1]])
-		beat(ids[2], leads[ids[2]])
-		resp := beat(ids[0], leads[ids[0]])
+	transfer := func(resp *pdpb.StoreHeartbeatResponse) bool {
 		if len(resp.GetTransfers()) == 0 {
-			break
+			return false
 		}
 		tr := resp.GetTransfers()[0]
 		var kept []uint64
@@ -96,6 +78,15 @@ func TestSplitReportsAndLeaderBalance(t *testing.T) {
 		leads[ids[0]] = kept
 		leads[tr.GetToStore()] = append(leads[tr.GetToStore()], tr.GetRegionId())
 		beat(tr.GetToStore(), leads[tr.GetToStore()])
+		return true
+	}
+	transfer(first0)
+	for range 10 {
+		beat(ids[1], leads[ids[1]])
+		beat(ids[2], leads[ids[2]])
+		if !transfer(beat(ids[0], leads[ids[0]])) {
+			break
+		}
 	}
 	for _, id := range ids {
 		if n := len(leads[id]); n != 2 {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -28,15 +27,11 @@ import (
 // crash suite's Checker finds nothing acknowledged lost and the sum
 // invariant. The times are logged, not asserted.
 func TestDrainUnderBank(t *testing.T) {
-	// Under the load of the whole suite (CI runs two packages at once on
-	// two cores) the balance before the drain stalled once (11 replicas
-	// on one store, 6 on another, for 3 minutes) and the drain once
-	// stopped with 7 replicas left: a liveness problem of placement under
-	// load, open in issue 15's note. It passes alone; run it with
-	// PERCDB_TEST_DRAIN=1 until that is found.
-	if os.Getenv("PERCDB_TEST_DRAIN") == "" {
-		t.Skip("placement stalls under the whole suite's load (issue 15); PERCDB_TEST_DRAIN=1 runs it")
-	}
+	// The four KV nodes share this machine's file system, whose free
+	// space is what each reports: under the whole suite's load it fell
+	// within pd's balance margin above the low-space line, and balance
+	// stopped half way (pd/placement.go now applies the margin only to a
+	// store that was low on space, and logs when nothing can move).
 	bin := testproc.BuildPercdb(t)
 	c := startClusterWith(t, bin, 4, []string{"--max-replica-moves", "2"}, nil)
 	b := startBank(t, c)

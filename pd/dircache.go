@@ -1,0 +1,310 @@
+package pd
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// The leader's copy of the directory, after PD's region and store cache
+// (PD's basicCluster, loaded from etcd when a member becomes leader):
+// every heartbeat reads the stores and regions (placement, balance,
+// repair, the regions a store holds), and reading them from etcd cost
+// a linearizable etcd read per region reported, and a read of the whole
+// directory several times over, at each heartbeat, growing with the
+// region count. The cache mirrors the etcd keys of the stores, the
+// regions and the region-id index (directory.go) as they are:
+//
+//   - loaded in one read when a term begins (Server.lead), before the
+//     member serves;
+//   - written through: every change the directory commits (commit) is
+//     applied to it at the transaction's revision, and a key's change
+//     applies only over an older revision, so that two heartbeats'
+//     changes landing in either order, or a deposed term's change that
+//     committed before this term's load, leave what etcd holds;
+//   - refreshed key by key from etcd when a conditional change fails on
+//     a key it mirrors (a change of this member not applied yet, or a
+//     cache that is wrong: it heals itself);
+//   - dropped when the term ends, so that a member that leads again loads
+//     anew (another leader may have written meanwhile).
+//
+// Only the leader writes these keys (each write is conditioned on its
+// election key), so while a term lasts nothing but this member's own
+// commits changes them. Records it returns from regions() are shared and
+// never modified (a change replaces a record): callers must not modify
+// them; the single-record reads return copies.
+type dirCache struct {
+	mu sync.RWMutex
+	// base is the revision of the load: a change at or below it is in
+	// the load already.
+	base   int64
+	stores map[uint64]*cachedStore
+	// regions maps a region record's start key to its entry, deleted
+	// ones included (rec nil), whose revision orders later changes;
+	// sorted holds the live ones by start key.
+	regions map[string]*cachedRegion
+	sorted  []*cachedRegion
+	// ids is the region-id index: region id to its record's start key.
+	ids map[uint64]*cachedIndex
+}
+
+type cachedStore struct {
+	rec *pdpb.Store // nil: deleted
+	rev int64
+}
+
+type cachedRegion struct {
+	start string
+	rec   *pdpb.Region // nil: deleted
+	rev   int64
+}
+
+type cachedIndex struct {
+	start   string
+	deleted bool
+	rev     int64
+}
+
+// loadCache reads the directory's keys in one etcd read and makes the
+// cache of them the one reads use.
+func (d *directory) loadCache(ctx context.Context) error {
+	resp, err := d.cli.Get(ctx, keyPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("pd: load the directory: %w", err)
+	}
+	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{}}
+	for _, kv := range resp.Kvs {
+		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
+			return err
+		}
+	}
+	d.cache.Store(c)
+	return nil
+}
+
+// dropCache stops reads using the cache (the term ended).
+func (d *directory) dropCache() { d.cache.Store(nil) }
+
+// commit runs a transaction on etcd and, if it succeeded, applies its
+// changes to the cache; if it failed, refreshes the cache's copy of the
+// keys it compared.
+func (d *directory) commit(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	txn, err := d.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	c := d.cache.Load()
+	if c == nil {
+		return txn, nil
+	}
+	if txn.Succeeded {
+		for _, op := range ops {
+			if !op.IsPut() && !op.IsDelete() {
+				continue
+			}
+			if err := c.apply(string(op.KeyBytes()), op.ValueBytes(), op.IsDelete(), txn.Header.Revision, false); err != nil {
+				return nil, err
+			}
+		}
+		return txn, nil
+	}
+	for _, cm := range cmps {
+		if key := string(cm.KeyBytes()); mirrored(key) {
+			if err := d.refresh(ctx, c, key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return txn, nil
+}
+
+// refresh reads key from etcd into c.
+func (d *directory) refresh(ctx context.Context, c *dirCache, key string) error {
+	resp, err := d.cli.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("pd: refresh %q: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return c.apply(key, nil, true, resp.Header.Revision, false)
+	}
+	return c.apply(key, resp.Kvs[0].Value, false, resp.Kvs[0].ModRevision, false)
+}
+
+// mirrored reports whether the cache mirrors etcd key key.
+func mirrored(key string) bool {
+	return strings.HasPrefix(key, keyStorePrefix) || strings.HasPrefix(key, keyRegionPrefix) || strings.HasPrefix(key, keyRegionByID)
+}
+
+// apply takes a key's value (deleted: its deletion) at revision rev,
+// unless the cache holds a change of the key at rev or later, or the
+// load was at rev or later (loading: the load itself). Keys the cache
+// does not mirror are ignored.
+func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, loading bool) error {
+	if !mirrored(key) {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !loading && rev <= c.base {
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(key, keyStorePrefix):
+		id, err := strconv.ParseUint(key[len(keyStorePrefix):], 16, 64)
+		if err != nil {
+			return fmt.Errorf("pd: store key %q: %w", key, err)
+		}
+		if e := c.stores[id]; e != nil && e.rev >= rev {
+			return nil
+		}
+		var st *pdpb.Store
+		if !deleted {
+			st = &pdpb.Store{}
+			if err := proto.Unmarshal(value, st); err != nil {
+				return fmt.Errorf("pd: store %q: %w", key, err)
+			}
+		}
+		c.stores[id] = &cachedStore{rec: st, rev: rev}
+	case strings.HasPrefix(key, keyRegionByID):
+		id, err := strconv.ParseUint(key[len(keyRegionByID):], 16, 64)
+		if err != nil {
+			return fmt.Errorf("pd: region index key %q: %w", key, err)
+		}
+		if e := c.ids[id]; e != nil && e.rev >= rev {
+			return nil
+		}
+		c.ids[id] = &cachedIndex{start: string(value), deleted: deleted, rev: rev}
+	default:
+		start := key[len(keyRegionPrefix):]
+		e := c.regions[start]
+		if e != nil && e.rev >= rev {
+			return nil
+		}
+		var r *pdpb.Region
+		if !deleted {
+			r = &pdpb.Region{}
+			if err := proto.Unmarshal(value, r); err != nil {
+				return fmt.Errorf("pd: region %q: %w", key, err)
+			}
+		}
+		if e == nil {
+			e = &cachedRegion{start: start}
+			c.regions[start] = e
+		}
+		wasLive := e.rec != nil
+		e.rec, e.rev = r, rev
+		i, found := c.search(start)
+		switch {
+		case r != nil && !wasLive && !found:
+			c.sorted = slices.Insert(c.sorted, i, e)
+		case r == nil && found:
+			c.sorted = slices.Delete(c.sorted, i, i+1)
+		}
+	}
+	return nil
+}
+
+// search returns where start is (or would be) in c.sorted. c.mu held.
+func (c *dirCache) search(start string) (int, bool) {
+	i := sort.Search(len(c.sorted), func(i int) bool { return c.sorted[i].start >= start })
+	return i, i < len(c.sorted) && c.sorted[i].start == start
+}
+
+// store returns a copy of store id's record, nil when there is none.
+func (c *dirCache) store(id uint64) *pdpb.Store {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if e := c.stores[id]; e != nil && e.rec != nil {
+		return proto.Clone(e.rec).(*pdpb.Store)
+	}
+	return nil
+}
+
+// storeList returns copies of every store's record, by id.
+func (c *dirCache) storeList() []*pdpb.Store {
+	c.mu.RLock()
+	out := make([]*pdpb.Store, 0, len(c.stores))
+	for _, e := range c.stores {
+		if e.rec != nil {
+			out = append(out, proto.Clone(e.rec).(*pdpb.Store))
+		}
+	}
+	c.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *pdpb.Store) int { return cmp.Compare(a.GetId(), b.GetId()) })
+	return out
+}
+
+// regionList returns every region's record (shared: not to be
+// modified), by start key.
+func (c *dirCache) regionList() []*pdpb.Region {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*pdpb.Region, len(c.sorted))
+	for i, e := range c.sorted {
+		out[i] = e.rec
+	}
+	return out
+}
+
+// regionOf returns a copy of the record with the greatest start at or
+// below key, nil when there is none.
+func (c *dirCache) regionOf(key []byte) *pdpb.Region {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	i := sort.Search(len(c.sorted), func(i int) bool { return c.sorted[i].start > string(key) })
+	if i == 0 {
+		return nil
+	}
+	return proto.Clone(c.sorted[i-1].rec).(*pdpb.Region)
+}
+
+// record returns region id's record (shared), its etcd key and that
+// key's revision, as recordByID does; a nil record when there is none.
+func (c *dirCache) record(id uint64) (*pdpb.Region, string, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ix := c.ids[id]
+	if ix == nil || ix.deleted {
+		return nil, "", 0
+	}
+	e := c.regions[ix.start]
+	if e == nil || e.rec == nil || e.rec.GetId() != id {
+		return nil, "", 0
+	}
+	return e.rec, regionKey([]byte(ix.start)), e.rev
+}
+
+// at returns the record at start key start (shared) and its key's
+// revision (0: no such key, as etcd's ModRevision of a missing key).
+func (c *dirCache) at(start []byte) (*pdpb.Region, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if e := c.regions[string(start)]; e != nil && e.rec != nil {
+		return e.rec, e.rev
+	}
+	return nil, 0
+}
+
+// regionsOn returns the regions with a replica on store (shared), by
+// start key.
+func (c *dirCache) regionsOn(store uint64) []*pdpb.Region {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*pdpb.Region
+	for _, e := range c.sorted {
+		if hasPeer(e.rec, store) {
+			out = append(out, e.rec)
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package pd
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// TestDirectoryCacheMirrorsEtcd: the leader's cache of the directory
+// holds what etcd holds after registrations, splits (records created and
+// shrunk), leader and configuration changes and a status change, all
+// written through; a change of an older revision than the cache's does
+// not take a key back; a cache that is wrong about a key heals on the
+// first conditional write that fails on it; and a member that leads
+// again loads anew.
+func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
+	ctx := context.Background()
+	cfg, s, svc, stores := openWithStores(t)
+	first, err := s.dir.regionOf(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := svc.AllocID(ctx, &pdpb.AllocIDRequest{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A split at "m", reported by its leader, then a conf change (a
+	// learner) and a new leader of the right half.
+	beat := func(store uint64, leading []uint64, reps ...*pdpb.RegionReport) {
+		t.Helper()
+		if _, err := svc.StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: store, Leading: leading, Reports: reps}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := &pdpb.RegionReport{RegionId: first.GetId(), ConfVer: 1, Voters: stores, End: []byte("m"), Version: 2}
+	right := &pdpb.RegionReport{RegionId: second.GetFirst(), ConfVer: 1, Voters: stores, Start: []byte("m"), Version: 2}
+	beat(stores[0], []uint64{first.GetId(), second.GetFirst()}, left, right)
+	right = proto.Clone(right).(*pdpb.RegionReport)
+	right.ConfVer, right.Learners = 2, []uint64{99}
+	beat(stores[1], []uint64{second.GetFirst()}, right)
+	if _, err := svc.PutStore(ctx, &pdpb.PutStoreRequest{Store: &pdpb.Store{Id: stores[2], Addr: "127.0.0.1:33"}}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsEtcd(t, s)
+	r, err := s.dir.regionByID(ctx, second.GetFirst())
+	if err != nil || r.GetStoreId() != stores[1] || r.GetConfVer() != 2 || string(r.GetStart()) != "m" {
+		t.Fatalf("right half from the cache: %v, %v", r, err)
+	}
+
+	// A change older than the one the cache holds does not take the
+	// store's record back; one older than the load is ignored.
+	c := s.dir.cache.Load()
+	c.mu.RLock()
+	rev := c.stores[stores[2]].rev
+	c.mu.RUnlock()
+	stale, err := proto.Marshal(&pdpb.Store{Id: stores[2], Addr: "stale"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.apply(storeKey(stores[2]), stale, false, c.base, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.apply(storeKey(stores[2]), stale, false, rev-1, false); err != nil {
+		t.Fatal(err)
+	}
+	sameAsEtcd(t, s)
+
+	// A cache wrong about a key (as if a change had been lost) heals when
+	// a conditional write on it fails: the leader's report of the right
+	// half is then taken at the next heartbeat.
+	wrong := proto.Clone(r).(*pdpb.Region)
+	wrong.StoreId = stores[0]
+	c.mu.Lock()
+	c.regions["m"].rec, c.regions["m"].rev = wrong, 1
+	c.mu.Unlock()
+	beat(stores[2], []uint64{second.GetFirst()}, right) // fails its condition: the cache reads the key again
+	beat(stores[2], []uint64{second.GetFirst()}, right)
+	sameAsEtcd(t, s)
+	if r, err := s.dir.regionByID(ctx, second.GetFirst()); err != nil || r.GetStoreId() != stores[2] {
+		t.Fatalf("right half after its new leader's reports: %v, %v", r, err)
+	}
+
+	// A write from outside (another leader while this member did not
+	// lead) is in the cache of this member's next term.
+	s.Close()
+	other := openLeader(t, cfg)
+	moved := proto.Clone(r).(*pdpb.Region)
+	moved.StoreId = stores[0]
+	rec, err := proto.Marshal(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.cli.Put(ctx, regionKey([]byte("m")), string(rec)); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	again := openLeader(t, cfg)
+	defer again.Close()
+	sameAsEtcd(t, again)
+	if r, err := again.dir.regionByID(ctx, second.GetFirst()); err != nil || r.GetStoreId() != stores[0] {
+		t.Fatalf("right half in a new term: %v, %v", r, err)
+	}
+}
+
+// sameAsEtcd fails the test unless s's cache lists the stores and regions
+// etcd holds, and finds each region by id and by key as etcd does.
+func sameAsEtcd(t *testing.T, s *Server) {
+	t.Helper()
+	ctx := context.Background()
+	c := s.dir.cache.Load()
+	if c == nil {
+		t.Fatal("no cache while leading")
+	}
+	fromEtcd := directory{cli: s.cli}
+	wantStores, err := fromEtcd.stores(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRegions, err := fromEtcd.regions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotStores, gotRegions := c.storeList(), c.regionList()
+	if !protoListsEqual(gotStores, wantStores) {
+		t.Fatalf("cached stores %v, etcd holds %v", gotStores, wantStores)
+	}
+	if !protoListsEqual(gotRegions, wantRegions) {
+		t.Fatalf("cached regions %v, etcd holds %v", gotRegions, wantRegions)
+	}
+	for _, r := range wantRegions {
+		want, err := fromEtcd.regionByID(ctx, r.GetId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.dir.regionByID(ctx, r.GetId())
+		if err != nil || !proto.Equal(got, want) {
+			t.Fatalf("region %d from the cache %v (%v), etcd holds %v", r.GetId(), got, err, want)
+		}
+		key := append(r.GetStart(), 'x')
+		want, err = fromEtcd.regionOf(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err = s.dir.regionOf(ctx, key); err != nil || !proto.Equal(got, want) {
+			t.Fatalf("key %q located in the cache at %v (%v), etcd at %v", key, got, err, want)
+		}
+	}
+}
+
+func protoListsEqual[M proto.Message](a, b []M) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !proto.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,167 @@
+package pd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/pd/pdpb"
+)
+
+// BenchmarkStoreHeartbeat measures pd's handling of one store heartbeat
+// (the gRPC service's method, called in process) in a cluster of three
+// stores holding a replica of each of n regions, each store leading a
+// third of them and reporting all of them, as KV nodes do: nothing
+// changes, so the figure is what pd reads and decides per heartbeat.
+func BenchmarkStoreHeartbeat(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("regions=%d", n), func(b *testing.B) {
+			benchmarkStoreHeartbeat(b, n)
+		})
+	}
+}
+
+func benchmarkStoreHeartbeat(b *testing.B, n int) {
+	ctx := context.Background()
+	cfg, s, svc, stores := openWithStores(b)
+	// The bootstrap region and n-1 more, written to etcd directly (as
+	// splits would have left them), then pd restarted so that it starts
+	// a term over them.
+	t, err := s.leader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, err := s.dir.regionOf(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := []uint64{first.GetId()}
+	next, err := s.dir.allocIDs(ctx, t.guard, uint32(n-1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n - 1 {
+		ids = append(ids, next+uint64(i))
+	}
+	start := func(i int) []byte {
+		if i == 0 {
+			return nil
+		}
+		return fmt.Appendf(nil, "r%08d", i)
+	}
+	regions := make([]*pdpb.Region, n)
+	var ops []clientv3.Op
+	flush := func() {
+		if _, err := s.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+			b.Fatal(err)
+		}
+		ops = ops[:0]
+	}
+	for i, id := range ids {
+		r := &pdpb.Region{Id: id, Start: start(i), End: start(i + 1), Version: 2, ConfVer: 1, StoreId: stores[i%3], Peers: stores}
+		if i == n-1 {
+			r.End = nil
+		}
+		regions[i] = r
+		rec, err := proto.Marshal(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops = append(ops, clientv3.OpPut(regionKey(r.GetStart()), string(rec)), clientv3.OpPut(regionIDKey(id), string(r.GetStart())))
+		if len(ops) >= 100 {
+			flush()
+		}
+	}
+	flush()
+	s.Close()
+	s = openLeader(b, cfg)
+	defer s.Close()
+	svc = &pdService{s: s}
+
+	reqs := make([]*pdpb.StoreHeartbeatRequest, 3)
+	for j, st := range stores {
+		req := &pdpb.StoreHeartbeatRequest{StoreId: st, Addr: fmt.Sprintf("127.0.0.1:%d", j+1)}
+		for i, r := range regions {
+			if i%3 == j {
+				req.Leading = append(req.Leading, r.GetId())
+			}
+			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: r.GetId(), ConfVer: 1, Voters: stores,
+				Start: r.GetStart(), End: r.GetEnd(), Version: 2})
+		}
+		reqs[j] = req
+	}
+	beat := func(req *pdpb.StoreHeartbeatRequest) *pdpb.StoreHeartbeatResponse {
+		resp, err := svc.StoreHeartbeat(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp
+	}
+	for _, req := range reqs {
+		beat(req)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp := beat(reqs[i%3])
+		if len(resp.GetRegions()) != n || len(resp.GetChanges()) != 0 || len(resp.GetTransfers()) != 0 {
+			b.Fatalf("heartbeat answered %d regions, %d changes, %d transfers; want %d, 0, 0",
+				len(resp.GetRegions()), len(resp.GetChanges()), len(resp.GetTransfers()), n)
+		}
+	}
+}
+
+// openWithStores opens a pd member (three replicas a region) in a
+// directory of tb's, waits until it leads, and registers three stores,
+// which bootstraps the first region.
+func openWithStores(tb testing.TB) (Config, *Server, *pdService, []uint64) {
+	tb.Helper()
+	cfg := Config{DataDir: tb.TempDir(), Replicas: 3}
+	cfg.Addr, cfg.PeerURL, cfg.ClientURL = testAddr(tb), "http://"+testAddr(tb), "http://"+testAddr(tb)
+	s := openLeader(tb, cfg)
+	svc := &pdService{s: s}
+	var stores []uint64
+	for i := range 3 {
+		resp, err := svc.PutStore(context.Background(), &pdpb.PutStoreRequest{Store: &pdpb.Store{Addr: fmt.Sprintf("127.0.0.1:%d", i+1)}})
+		if err != nil {
+			s.Close()
+			tb.Fatal(err)
+		}
+		stores = append(stores, resp.GetStoreId())
+	}
+	return cfg, s, svc, stores
+}
+
+// openLeader opens a pd member with cfg and waits until it leads.
+func openLeader(tb testing.TB, cfg Config) *Server {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for !s.IsLeader() {
+		if ctx.Err() != nil {
+			s.Close()
+			tb.Fatal("pd did not become the leader within a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s
+}
+
+// testAddr returns a 127.0.0.1 address whose port was free a moment ago.
+func testAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
