@@ -14,7 +14,7 @@ import (
 // o), 4 values of d, a secondary index on x with NULLs) and b (300 rows),
 // analyzed, and returns a connection using it with GMS's row estimates
 // (@percdb_range_estimates = 0).
-func keyWindowSetup(t *testing.T) *sql.Conn {
+func keyWindowSetup(t testing.TB) *sql.Conn {
 	t.Helper()
 	srv := startServer(t, true)
 	db := openDB(t, srv, "")
