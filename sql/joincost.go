@@ -47,6 +47,8 @@ const (
 
 // EstimateCost implements memo.Coster.
 func (c joinCoster) EstimateCost(ctx *gsql.Context, n memo.RelExpr, s gsql.StatsProvider) (float64, error) {
+	// Index range reads counted from the statistics (joincard.go).
+	refineCards(ctx, n)
 	switch n := n.(type) {
 	case *memo.LookupJoin:
 		perKey, ok := lookupRowsPerKey(ctx, n)
@@ -131,6 +133,10 @@ func rowsRead(ctx *gsql.Context, g *memo.ExprGroup, s gsql.StatsProvider) float6
 			g = b.Child
 			continue
 		case *memo.IndexScan:
+			// The statistics' count of its ranges (joincard.go).
+			if st, ok := g.RelProps.GetStats().(*refinedStats); ok && st.changed {
+				return float64(st.RowCount())
+			}
 			if b.Stats != nil {
 				return float64(b.Stats.RowCount())
 			}

@@ -38,6 +38,12 @@ import (
 //     uses, so a locking read locks them and the rows examined are
 //     counted.
 //
+// Semi lookup joins (EXISTS and IN unnested by GMS) are batched alike: an
+// outer row is returned once when one of its inner rows meets the join's
+// condition, decided as GMS's exists join decides (nextExists, which
+// also knows an anti join's decisions: GMS v0.20.0 plans no anti lookup
+// join, and NOT EXISTS runs as a nested loop over the inner table).
+//
 // Batches start small and double up to maxLookupBatch, so that a join
 // under a LIMIT that needs a few rows reads few outer rows ahead.
 // lookupBatchUserVar is the user variable that turns batched lookups off
@@ -72,12 +78,14 @@ type batchedInner struct {
 }
 
 // batchedLookup returns the inner side of j when GMS would run j as a
-// lookup join whose lookups percdb can batch: an inner or left lookup
-// join whose inner side is such a read (batchedInner). The inner table
-// has no virtual columns, which GMS computes over the read.
+// lookup join whose lookups percdb can batch: an inner, left or semi
+// lookup join whose inner side is such a read (batchedInner). The inner
+// table has no virtual columns, which GMS computes over the read.
 func batchedLookup(j *plan.JoinNode) (batchedInner, bool) {
 	var in batchedInner
-	if j.Op != plan.JoinTypeLookup && j.Op != plan.JoinTypeLeftOuterLookup {
+	switch j.Op {
+	case plan.JoinTypeLookup, plan.JoinTypeLeftOuterLookup, plan.JoinTypeSemiLookup:
+	default:
 		return in, false
 	}
 	right := j.Right()
@@ -183,18 +191,11 @@ type batchedLookupIter struct {
 
 // Next implements sql.RowIter.
 func (it *batchedLookupIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	if it.j.Op.IsSemi() || it.j.Op.IsAnti() {
+		return it.nextExists(ctx)
+	}
 	for {
-		if it.pos >= len(it.outer) {
-			if it.leftDone {
-				return nil, io.EOF
-			}
-			if err := it.fill(ctx); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		o := it.outer[it.pos]
-		right, ok, err := it.nextInner(ctx, o)
+		o, right, ok, err := it.step(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -221,6 +222,84 @@ func (it *batchedLookupIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		it.matched = true
 		return it.removeParent(row), nil
 	}
+}
+
+// step returns the current outer row and its next inner row, ok false
+// when it has no more; it reads the next batch when the batch is done,
+// and fails with io.EOF after the last outer row.
+func (it *batchedLookupIter) step(ctx *gsql.Context) (o batchedOuter, right gsql.Row, ok bool, err error) {
+	for it.pos >= len(it.outer) {
+		if it.leftDone {
+			return o, nil, false, io.EOF
+		}
+		if err := it.fill(ctx); err != nil {
+			return o, nil, false, err
+		}
+	}
+	o = it.outer[it.pos]
+	right, ok, err = it.nextInner(ctx, o)
+	return o, right, ok, err
+}
+
+// nextExists is Next of a semi or anti join: each outer row once, when
+// one of its inner rows meets the join's condition (semi) or none does
+// (anti), decided as GMS's exists join decides.
+func (it *batchedLookupIter) nextExists(ctx *gsql.Context) (gsql.Row, error) {
+	anti := it.j.Op.IsAnti()
+	for {
+		o, right, ok, err := it.step(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			// No inner row met the condition.
+			it.pos++
+			it.served = false
+			if anti {
+				return it.removeParent(o.row), nil
+			}
+			continue
+		}
+		met := true
+		if it.j.Filter != nil {
+			res, err := gsql.EvaluateCondition(ctx, it.j.Filter, it.build(o.row, right))
+			if err != nil {
+				return nil, err
+			}
+			if res == nil && it.j.Op.IsExcludeNulls() {
+				if anti {
+					// An unknown comparison rejects the row.
+					if err := it.nextOuter(ctx); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			met = gsql.IsTrue(res)
+		}
+		if !met {
+			continue
+		}
+		if err := it.nextOuter(ctx); err != nil {
+			return nil, err
+		}
+		if !anti {
+			return it.removeParent(o.row), nil
+		}
+	}
+}
+
+// nextOuter leaves the current outer row: its remaining inner rows are
+// not read.
+func (it *batchedLookupIter) nextOuter(ctx *gsql.Context) error {
+	it.pos++
+	it.served, it.matched = false, false
+	if it.gms != nil {
+		err := it.gms.Close(ctx)
+		it.gms = nil
+		return err
+	}
+	return nil
 }
 
 // nextInner returns the next inner row of outer row o, false when it has

@@ -95,6 +95,13 @@ var lookupJoinQueries = []string{
 	"SELECT o.id FROM o WHERE o.id < 500 AND EXISTS (SELECT 1 FROM i WHERE i.w = o.w AND i.id = o.k AND i.q = 3)",
 	"SELECT o.id, t.v FROM o JOIN (SELECT w, id, v FROM i WHERE q < 8) t ON t.w = o.w AND t.id = o.k",
 	"SELECT o.id, i.v FROM o JOIN i ON i.w = o.w AND i.id = o.k + 1 WHERE o.k IS NOT NULL",
+	// Semi joins through the same lookups (GMS's SemiLookupJoin): keys
+	// beyond the lookup, NULL, inexact and collated keys, a LIMIT.
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM i WHERE i.w = o.w AND i.id = o.k)",
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM i WHERE i.w = o.w AND i.id = o.k AND i.v > o.x * 500)",
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM i2 WHERE i2.id = o.d)",
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM n WHERE n.name = o.s)",
+	"SELECT o.id, o.s FROM o WHERE o.id > 700 AND EXISTS (SELECT 1 FROM i WHERE i.w = 2 AND i.id = o.k AND i.q < 5) LIMIT 11",
 }
 
 // lookupJoinAnswers runs every query of qs on conn and returns each one's
@@ -131,10 +138,12 @@ func TestBatchedLookupJoinDifferential(t *testing.T) {
 	before := serverStatus(t, db, "Percdb_lookup_join_batches")
 	setVar("1")
 	got := make([]string, len(lookupJoinQueries))
+	served := map[string]uint64{}
 	for i, q := range lookupJoinQueries {
 		n := serverStatus(t, db, "Percdb_lookup_join_batches")
 		got[i] = lookupJoinAnswers(t, ctx, conn, []string{q})[0]
-		t.Logf("%d batches: %s", serverStatus(t, db, "Percdb_lookup_join_batches")-n, q)
+		served[q] = serverStatus(t, db, "Percdb_lookup_join_batches") - n
+		t.Logf("%d batches: %s", served[q], q)
 	}
 	batches := serverStatus(t, db, "Percdb_lookup_join_batches") - before
 	for i, q := range lookupJoinQueries {
@@ -144,6 +153,11 @@ func TestBatchedLookupJoinDifferential(t *testing.T) {
 	}
 	if batches < uint64(len(lookupJoinQueries)) {
 		t.Errorf("%d batch reads for %d queries: the batched path did not serve them", batches, len(lookupJoinQueries))
+	}
+	for _, q := range lookupJoinQueries {
+		if strings.Contains(q, "EXISTS") && served[q] == 0 {
+			t.Errorf("%s: no batch read, the semi join was not batched", q)
+		}
 	}
 	// A locking read in a transaction, and an UPDATE through a join,
 	// see and change the same rows either way.
@@ -186,5 +200,27 @@ func TestExplainBatchedLookup(t *testing.T) {
 		if batched != (v == "1") {
 			t.Errorf("@percdb_lookup_batch = %s: EXPLAIN %v", v, got)
 		}
+	}
+}
+
+// BenchmarkSemiLookupJoin runs an EXISTS over b's primary key for each of
+// the 400 rows of a district of a, its lookups batched and one by one
+// (@percdb_lookup_batch), and reports the process's CPU per query:
+//
+//	go test ./sql -run '^$' -bench SemiLookupJoin -count 10
+func BenchmarkSemiLookupJoin(b *testing.B) {
+	conn := keyWindowSetup(b)
+	ctx := context.Background()
+	const q = "SELECT COUNT(*) FROM a WHERE a.w = 1 AND a.d = ? AND EXISTS (SELECT 1 FROM b WHERE b.id = a.x AND b.q < 20)"
+	for _, v := range []string{"1", "0"} {
+		b.Run("batch="+v, func(b *testing.B) {
+			if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_batch = "+v); err != nil {
+				b.Fatal(err)
+			}
+			benchCPU(b, func(i int) error {
+				var n int
+				return conn.QueryRowContext(ctx, q, 1+i%4).Scan(&n)
+			})
+		})
 	}
 }

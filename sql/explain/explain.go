@@ -112,6 +112,14 @@ type CoveringTable interface {
 	CoveredBy(idx gsql.Index) bool
 }
 
+// RangeEstimator is a table that estimates the rows a read of ranges of
+// one of its indexes returns, from its statistics (MySQL's
+// records_in_range); false without them.
+type RangeEstimator interface {
+	gsql.Table
+	RangeRows(ctx *gsql.Context, idx gsql.Index, ranges gsql.MySQLRangeCollection) (uint64, bool)
+}
+
 // explainer collects the rows of each query block.
 type explainer struct {
 	ctx     *gsql.Context
@@ -326,6 +334,11 @@ func (e *explainer) indexed(b *block, n *plan.IndexedTableAccess, _ bool) {
 		r.Type, r.Rows = "range", e.pinnedRows(r.tbl, idx, a.points, len(ranges))
 	default:
 		r.Type, r.Rows = "range", e.rowCount(r.tbl)
+	}
+	if est, ok := r.tbl.(RangeEstimator); ok && (r.Type == "range" || r.Type == "ref") {
+		if n, ok := est.RangeRows(e.ctx, idx, ranges); ok {
+			r.Rows = n
+		}
 	}
 	b.rows = append(b.rows, r)
 }

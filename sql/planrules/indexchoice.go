@@ -29,6 +29,11 @@ import (
 // with those equalities and the filter's bounds on the next column. The
 // filter stays above and decides, as for every percdb read (lookups are
 // not precise), so the answer cannot change; only fewer rows are read.
+// A read that feeds a merge join is left alone: the merge join compares
+// its rows in the order of the index GMS chose (the join key's), and the
+// read of another index returns them in another order, which made the
+// join drop matches (a.x = b.id merged over a's rows in primary-key
+// order: TestPinnedIndexKeepsMergeOrder).
 
 // PreferPinnedIndexRule is PreferPinnedIndex as an analyzer rule; it must
 // run after GMS chooses access paths (its rule optimizeJoins).
@@ -42,13 +47,14 @@ func PreferPinnedIndexRule(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node,
 // has them for every index concerned), by the read of the index whose
 // pinned columns are estimated to match the fewest rows.
 func PreferPinnedIndex(ctx *gsql.Context, n gsql.Node, sp gsql.StatsProvider) (gsql.Node, transform.TreeIdentity, error) {
+	merged := mergeInputs(n)
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		f, ok := n.(*plan.Filter)
 		if !ok {
 			return n, transform.SameTree, nil
 		}
 		ita, ok := f.Child.(*plan.IndexedTableAccess)
-		if !ok || !ita.IsStatic() {
+		if !ok || !ita.IsStatic() || merged[ita] {
 			return n, transform.SameTree, nil
 		}
 		lookup, err := ita.GetLookup(ctx, nil)
@@ -366,4 +372,30 @@ func (c colConds) lookup(ctx *gsql.Context, idx gsql.Index, pinned int) (gsql.In
 		return gsql.IndexLookup{}, false
 	}
 	return l, true
+}
+
+// mergeInputs returns the index reads of n whose order a merge join
+// relies on: the reads its inputs are made of, through the nodes that
+// keep their child's order.
+func mergeInputs(n gsql.Node) map[*plan.IndexedTableAccess]bool {
+	out := map[*plan.IndexedTableAccess]bool{}
+	var mark func(gsql.Node)
+	mark = func(n gsql.Node) {
+		switch n := n.(type) {
+		case *plan.IndexedTableAccess:
+			out[n] = true
+		case *plan.Filter, *plan.TableAlias, *plan.Project, *plan.Limit, *plan.Distinct:
+			for _, c := range n.Children() {
+				mark(c)
+			}
+		}
+	}
+	transform.Inspect(n, func(n gsql.Node) bool {
+		if j, ok := n.(*plan.JoinNode); ok && j.Op.IsMerge() {
+			mark(j.Left())
+			mark(j.Right())
+		}
+		return true
+	})
+	return out
 }

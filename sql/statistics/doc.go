@@ -63,6 +63,9 @@
 // GMS's index costing and join planner read. sql/planrules's
 // PreferPinnedIndex chooses among indexes pinned by equalities by
 // estimated rows (rows / NDV of the pinned prefix) when every index has
-// statistics, and by its rules otherwise. Without statistics every path
-// behaves as before they existed: statistics change plans, never answers.
+// statistics, and by its rules otherwise. RangeSelectivity (estimate.go)
+// estimates a range read of an index from per-column statistics, which
+// package sql gives GMS's join planner and EXPLAIN (sql/rangeest.go,
+// sql/joincard.go). Without statistics every path behaves as before they
+// existed: statistics change plans, never answers.
 package statistics
