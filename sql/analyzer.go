@@ -44,6 +44,7 @@ const (
 	derivedColumnTypesRuleID                                    // compat_derived.go
 	timeValuesRuleID                                            // compat_timevalues.go
 	decorrelateRuleID                                           // decorrelate.go
+	rangeFramesRuleID                                           // compat_rangeframes.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -88,6 +89,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(exactAggregates)})
+	// RANGE frames and the default frame of a window with an ORDER BY
+	// take in the current row's peers (compat_rangeframes.go):
+	// tests/sqllogic/testdata/window.test.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: rangeFramesRuleID, Apply: throughSetOps(rangeFrames)})
 	// A TIME(n) column is an argument of functions as GMS's TIME
 	// (compat_timefsp.go): tests/protocol/fsp_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(timeArguments)})

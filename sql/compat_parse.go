@@ -73,7 +73,7 @@ func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, op
 // rewriteParsed applies percdb's rewrites of the parsed statement, before
 // GMS's planner sees it.
 func rewriteParsed(stmt ast.Statement) ast.Statement {
-	return extremumParameters(namedWindowOrders(decimalLiteralScales(distinctAggregateItems(stmt))))
+	return windowFunctionNames(extremumParameters(namedWindowOrders(decimalLiteralScales(distinctAggregateItems(stmt)))))
 }
 
 // GMS's planner turns the literal of a comparison with a column into a

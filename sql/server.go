@@ -332,6 +332,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
+	s.engine.Parser = syntaxParser{Parser: s.engine.Parser}                        // compat_syntax.go
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // compat_parse.go
 	s.engine.Parser = planParser{Parser: s.engine.Parser}                          // compat_viewdb.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
