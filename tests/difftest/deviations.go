@@ -205,6 +205,19 @@ var deviations = []deviation{
 		without: func(_ *schema, stmt string) (string, bool) { return distinctInDerived(stmt) },
 	},
 	{
+		name: "mariadb-least-greatest-mixed-as-numbers",
+		why: "MariaDB (as MySQL 5.7) compares the arguments of GREATEST and LEAST that mix " +
+			"numbers and strings as numbers: LEAST(2.50, '10') is 2.50. MySQL 8 compares them as " +
+			"strings (\"If the arguments comprise a mix of numbers and strings, they are compared " +
+			"as strings\", 8.0's reference) and returns a string: '10'. Confirmed per statement: " +
+			"with each argument written CONCAT(x), a string of the same text, MariaDB must answer " +
+			"as percdb",
+		match: func(stmt string, p, m outcome) bool {
+			return strings.Contains(stmt, "LEAST(") || strings.Contains(stmt, "GREATEST(")
+		},
+		without: func(_ *schema, stmt string) (string, bool) { return extremumArgsAsText(stmt) },
+	},
+	{
 		name: "mariadb-allows-target-table-in-subquery",
 		why: "MariaDB (since 10.3) runs an UPDATE or DELETE whose subquery reads the table it " +
 			"changes; MySQL 8 refuses it with error 1093 (You can't specify target table ... for " +
@@ -572,4 +585,76 @@ func intEqualitiesUnindexed(s *schema, stmt string) (string, bool) {
 		return m
 	})
 	return out, changed
+}
+
+// extremumArgsAsText returns stmt with each argument of its GREATEST and
+// LEAST calls written CONCAT(x), and false when it has none.
+func extremumArgsAsText(stmt string) (string, bool) {
+	var b strings.Builder
+	found := false
+	for i := 0; i < len(stmt); {
+		rest := stmt[i:]
+		name := ""
+		for _, n := range []string{"LEAST(", "GREATEST("} {
+			if strings.HasPrefix(rest, n) && (i == 0 || !isIdentByte(stmt[i-1])) {
+				name = n
+			}
+		}
+		if name == "" {
+			b.WriteByte(stmt[i])
+			i++
+			continue
+		}
+		args, end, ok := splitCallArgs(stmt, i+len(name))
+		if !ok {
+			return stmt, false
+		}
+		found = true
+		b.WriteString(name)
+		for k, a := range args {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			inner, _ := extremumArgsAsText(strings.TrimSpace(a))
+			b.WriteString("CONCAT(" + inner + ")")
+		}
+		b.WriteByte(')')
+		i = end + 1
+	}
+	return b.String(), found
+}
+
+// splitCallArgs returns the arguments of the call whose '(' is just
+// before offset start, and the offset of its ')'.
+func splitCallArgs(stmt string, start int) ([]string, int, bool) {
+	var args []string
+	depth, from := 0, start
+	for i := start; i < len(stmt); i++ {
+		switch c := stmt[i]; c {
+		case '\'':
+			for i++; i < len(stmt) && stmt[i] != '\''; i++ {
+				if stmt[i] == '\\' {
+					i++
+				}
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return append(args, stmt[from:i]), i, true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, stmt[from:i])
+				from = i + 1
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+// isIdentByte reports whether c can be part of a name.
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
