@@ -45,6 +45,7 @@ const (
 	timeValuesRuleID                                            // compat_timevalues.go
 	decorrelateRuleID                                           // decorrelate.go
 	rangeFramesRuleID                                           // compat_rangeframes.go
+	numericBranchesAsTextRuleID                                 // compat_branchtext.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -93,6 +94,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// take in the current row's peers (compat_rangeframes.go):
 	// tests/sqllogic/testdata/window.test.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: rangeFramesRuleID, Apply: throughSetOps(rangeFrames)})
+	// IF and CASE of a string and a number give the number as text
+	// (compat_branchtext.go): tests/sqllogic/testdata/functions.test.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: numericBranchesAsTextRuleID, Apply: throughSetOps(numericBranchesAsText)})
 	// A TIME(n) column is an argument of functions as GMS's TIME
 	// (compat_timefsp.go): tests/protocol/fsp_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(timeArguments)})
