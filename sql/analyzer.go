@@ -90,10 +90,6 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(exactAggregates)})
-	// RANGE frames and the default frame of a window with an ORDER BY
-	// take in the current row's peers (compat_rangeframes.go):
-	// tests/sqllogic/testdata/window.test.
-	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: rangeFramesRuleID, Apply: throughSetOps(rangeFrames)})
 	// IF and CASE of a string and a number give the number as text
 	// (compat_branchtext.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: numericBranchesAsTextRuleID, Apply: throughSetOps(numericBranchesAsText)})
@@ -149,6 +145,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// A window over rows of no columns partitions them one by one
 	// (compat_window.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: windowInputColumns})
+	// RANGE frames and the default frame of a window with an ORDER BY
+	// take in the current row's peers (compat_rangeframes.go):
+	// tests/sqllogic/testdata/window.test. Once columns are found by
+	// their indexes: the frame changes the window function's text, by
+	// which GMS finds the second of two equal window functions.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: rangeFramesRuleID, Apply: rangeFrames})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).

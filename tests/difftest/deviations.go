@@ -218,6 +218,17 @@ var deviations = []deviation{
 		without: func(_ *schema, stmt string) (string, bool) { return extremumArgsAsText(stmt) },
 	},
 	{
+		name: "mariadb-rank-fractions-ten-digits",
+		why: "MariaDB sends CUME_DIST() and PERCENT_RANK() with 10 digits after the point " +
+			"(0.3333333333); MySQL 8 sends the DOUBLE in full (0.3333333333333333), as percdb. " +
+			"Matched when the statement calls one of them and the answers are the same with " +
+			"every value of more than 10 such digits rounded to 10",
+		match: func(stmt string, p, m outcome) bool {
+			return p.err == nil && m.err == nil && (strings.Contains(stmt, "CUME_DIST()") || strings.Contains(stmt, "PERCENT_RANK()")) &&
+				same(roundedTo(p, tenDecimalsRE, 10), m, false)
+		},
+	},
+	{
 		name: "mariadb-allows-target-table-in-subquery",
 		why: "MariaDB (since 10.3) runs an UPDATE or DELETE whose subquery reads the table it " +
 			"changes; MySQL 8 refuses it with error 1093 (You can't specify target table ... for " +
@@ -487,15 +498,23 @@ func hasNineDecimals(o outcome) bool {
 
 // roundedDecimals returns o with each number of more than 4 digits
 // after the point rounded to 4 (half away from zero).
-func roundedDecimals(o outcome) outcome {
+func roundedDecimals(o outcome) outcome { return roundedTo(o, manyDecimalsRE, 4) }
+
+// tenDecimalsRE matches a number with more than 10 digits after the
+// point.
+var tenDecimalsRE = regexp.MustCompile(`^-?[0-9]+\.[0-9]{11,}$`)
+
+// roundedTo returns o with each number many matches rounded to places
+// digits after the point (half away from zero).
+func roundedTo(o outcome, many *regexp.Regexp, places int32) outcome {
 	rows := make([][]string, len(o.rows))
 	for i, r := range o.rows {
 		rows[i] = make([]string, len(r))
 		for j, v := range r {
 			rows[i][j] = v
-			if manyDecimalsRE.MatchString(v) {
+			if many.MatchString(v) {
 				if d, err := decimal.NewFromString(v); err == nil {
-					rows[i][j] = d.Round(4).StringFixed(4)
+					rows[i][j] = d.Round(places).StringFixed(places)
 				}
 			}
 		}
