@@ -46,6 +46,7 @@ const (
 	decorrelateRuleID                                           // decorrelate.go
 	rangeFramesRuleID                                           // compat_rangeframes.go
 	numericBranchesAsTextRuleID                                 // compat_branchtext.go
+	dateShiftsRuleID                                            // compat_dateshift.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -151,6 +152,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// their indexes: the frame changes the window function's text, by
 	// which GMS finds the second of two equal window functions.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: rangeFramesRuleID, Apply: rangeFrames})
+	// Months that reach a December past the next year, and intervals
+	// longer than a time.Duration, move dates as MySQL moves them
+	// (compat_dateshift.go): tests/sqllogic/testdata/datearith.test.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: dateShiftsRuleID, Apply: dateShifts})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).
