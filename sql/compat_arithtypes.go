@@ -55,8 +55,8 @@ func exactArithmeticType(a *expression.Arithmetic) gsql.Type {
 func operandDigits(e gsql.Expression) (precision, scale int, ok bool) {
 	if lit, isLit := e.(*expression.Literal); isLit && types.IsInteger(lit.Type()) {
 		v, _, err := types.Int64.Convert(gsql.NewEmptyContext(), lit.Value())
-		if err == nil {
-			n, digits := v.(int64), 1
+		if n, isInt := v.(int64); err == nil && isInt {
+			digits := 1
 			for ; n >= 10 || n <= -10; n /= 10 {
 				digits++
 			}
