@@ -45,6 +45,9 @@ const (
 	derivedColumnTypesRuleID                                    // sql/compat/derived.go
 	timeValuesRuleID                                            // sql/compat/timevalues.go
 	decorrelateRuleID                                           // decorrelate.go
+	rangeFramesRuleID                                           // sql/compat/rangeframes.go
+	numericBranchesAsTextRuleID                                 // sql/compat/branchtext.go
+	dateShiftsRuleID                                            // sql/compat/dateshift.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -89,6 +92,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// SUM and AVG of exact numbers are exact DECIMALs, as in MySQL:
 	// tests/protocol/aggregates_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: exactAggregatesRuleID, Apply: throughSetOps(compat.ExactAggregates)})
+	// IF and CASE of a string and a number give the number as text
+	// (sql/compat/branchtext.go): tests/sqllogic/testdata/functions.test.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: numericBranchesAsTextRuleID, Apply: throughSetOps(compat.NumericBranchesAsText)})
 	// A TIME(n) column is an argument of functions as GMS's TIME
 	// (compat_timefsp.go): tests/protocol/fsp_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(compat.TimeArguments)})
@@ -141,6 +147,16 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// A window over rows of no columns partitions them one by one
 	// (sql/compat/window.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: compat.WindowInputColumns})
+	// RANGE frames and the default frame of a window with an ORDER BY
+	// take in the current row's peers (sql/compat/rangeframes.go):
+	// tests/sqllogic/testdata/window.test. Once columns are found by
+	// their indexes: the frame changes the window function's text, by
+	// which GMS finds the second of two equal window functions.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: rangeFramesRuleID, Apply: compat.RangeFrames})
+	// Months that reach a December past the next year, and intervals
+	// longer than a time.Duration, move dates as MySQL moves them
+	// (sql/compat/dateshift.go): tests/sqllogic/testdata/datearith.test.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: dateShiftsRuleID, Apply: compat.DateShifts})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).

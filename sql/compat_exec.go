@@ -209,6 +209,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
+		// Dates moved by months or long intervals (sql/compat/dateshift.go),
+		// which GMS's short path for one table does not run either.
+		if m, same, err := compat.DateShifts(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		// GMS analyzes an UPDATE or DELETE of one table with a short
 		// list of rules of its own (analyzer.getBatchesForNode), not
 		// the analyzer's batches where percdb puts its rules: integer

@@ -178,6 +178,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format
 	// says nothing): MySQL's ER_PARSE_ERROR, with vitess's message.
 	{pattern: regexp.MustCompile(`^syntax error at position \d+`), code: codeParseError, state: stateSyntax},
+	// Syntax MySQL parses and refuses (sql/compat/syntax.go), which GMS
+	// wraps as a parser error: MySQL's ER_NOT_SUPPORTED_YET.
+	{pattern: regexp.MustCompile(`^This version of MySQL doesn't yet support '[^']*'$`), code: 1235, state: stateSyntax},
 	// The statement's context was cancelled: by KILL QUERY or KILL
 	// CONNECTION (GMS's process list cancels it), or because its client
 	// went away (stmtctx.go). MySQL's ER_QUERY_INTERRUPTED. (A deadline

@@ -21,6 +21,7 @@ import (
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/wire"
 	"github.com/percdb/percdb/tso"
@@ -338,6 +339,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
+	s.engine.Parser = compat.SyntaxParser{Parser: s.engine.Parser}                 // sql/compat/syntax.go
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // parser.go
 	s.engine.Parser = planParser{Parser: s.engine.Parser}                          // compat_viewdb.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb

@@ -213,7 +213,7 @@ func (e *intArithmetic) isUnsigned() bool { return e.left == UnsignedInt || e.ri
 func (e *intArithmetic) Type() gsql.Type {
 	switch {
 	case !e.isInt():
-		return e.Arithmetic.Type()
+		return exactArithmeticType(e.Arithmetic) // sql/compat/arithtypes.go
 	case e.isUnsigned():
 		return types.Uint64
 	}

@@ -6,7 +6,6 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
-	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -82,27 +81,8 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 // written as text, and whether it was one.
 func temporalNumberBranches(e gsql.Expression) (gsql.Expression, bool) {
 	children := e.Children()
-	var values []int // indexes of the children that are values
-	switch c := e.(type) {
-	case *function.If:
-		values = []int{1, 2}
-	case *function.Coalesce, *function.IfNull:
-		for i := range children {
-			values = append(values, i)
-		}
-	case *expression.Case:
-		// Children: [expr], cond, value, cond, value, ..., [else].
-		start := 0
-		if c.Expr != nil {
-			start = 1
-		}
-		for i := range c.Branches {
-			values = append(values, start+2*i+1)
-		}
-		if c.Else != nil {
-			values = append(values, len(children)-1)
-		}
-	default:
+	values, ok := choiceValues(e) // sql/compat/branchtext.go
+	if !ok {
 		return e, false
 	}
 	var temporal, number bool

@@ -178,6 +178,9 @@ type extremum struct {
 var _ gsql.FunctionExpression = (*extremum)(nil)
 
 func newExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
+	if t, ok := newTextExtremum(name, args); ok {
+		return t, nil // sql/compat/extremumtext.go
+	}
 	params := make([]bool, len(args))
 	args = append([]gsql.Expression(nil), args...)
 	for i, a := range args {

@@ -23,7 +23,7 @@ import (
 // RewriteParsed applies percdb's rewrites of the parsed statement, before
 // GMS's planner sees it.
 func RewriteParsed(stmt ast.Statement) ast.Statement {
-	return extremumParameters(namedWindowOrders(decimalLiteralScales(distinctAggregateItems(stmt))))
+	return windowFunctionNames(extremumParameters(namedWindowOrders(decimalLiteralScales(distinctAggregateItems(stmt)))))
 }
 
 // GMS's planner turns the literal of a comparison with a column into a

@@ -74,29 +74,9 @@ func RowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tree
 // nodeExprsOnce applies f to the expressions of n alone (not of its
 // children), bottom up with exprOnce.
 func nodeExprsOnce(n gsql.Node, f transform.ExprFunc) (gsql.Node, transform.TreeIdentity, error) {
-	ne, ok := n.(gsql.Expressioner)
-	if !ok {
-		return n, transform.SameTree, nil
-	}
-	exprs := ne.Expressions()
-	var out []gsql.Expression
-	for i, e := range exprs {
-		e, same, err := exprOnce(e, f)
-		if err != nil {
-			return nil, transform.SameTree, err
-		}
-		if !same {
-			if out == nil {
-				out = append([]gsql.Expression(nil), exprs...)
-			}
-			out[i] = e
-		}
-	}
-	if out == nil {
-		return n, transform.SameTree, nil
-	}
-	ret, err := ne.WithExpressions(out...)
-	return ret, transform.NewTree, err
+	return eachNodeExpr(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) { // sql/compat/dateshift.go
+		return exprOnce(e, f)
+	})
 }
 
 // exprOnce is transform.Expr (bottom up) except below a derivedCollation:

@@ -142,11 +142,12 @@ var deviations = []deviation{
 			"the result's scale (the dividend's + div_precision_increment, 4) only when it sends " +
 			"the value itself: converted first, to a string or a DOUBLE (a UNION column of a " +
 			"string or a DOUBLE, CONCAT), 7 / 3 is 2.333333333. MySQL 8 computes the quotient at " +
-			"that scale (my_decimal_div with prec_increment), 2.3333, and converts that. Matched " +
-			"when the statement divides, MariaDB's answer has a value of 9 digits after the point, " +
+			"that scale (my_decimal_div with prec_increment), 2.3333, and converts that (AVG " +
+			"the same: 0.333333333 for 0.3333). Matched " +
+			"when the statement divides or averages, MariaDB's answer has a value of 9 digits after the point, " +
 			"and the answers are the same with every value of more than 4 such digits rounded to 4",
 		match: func(stmt string, p, m outcome) bool {
-			return p.err == nil && m.err == nil && strings.Contains(stmt, " / ") && hasNineDecimals(m) &&
+			return p.err == nil && m.err == nil && (strings.Contains(stmt, " / ") || strings.Contains(stmt, "AVG(")) && hasNineDecimals(m) &&
 				same(roundedDecimals(p), roundedDecimals(m), false)
 		},
 	},
@@ -203,6 +204,30 @@ var deviations = []deviation{
 			return p.err == nil && m.err == nil && strings.HasPrefix(stmt, "SELECT DISTINCT ") && strings.Contains(stmt, " OFFSET ")
 		},
 		without: func(_ *schema, stmt string) (string, bool) { return distinctInDerived(stmt) },
+	},
+	{
+		name: "mariadb-least-greatest-mixed-as-numbers",
+		why: "MariaDB (as MySQL 5.7) compares the arguments of GREATEST and LEAST that mix " +
+			"numbers and strings as numbers: LEAST(2.50, '10') is 2.50. MySQL 8 compares them as " +
+			"strings (\"If the arguments comprise a mix of numbers and strings, they are compared " +
+			"as strings\", 8.0's reference) and returns a string: '10'. Confirmed per statement: " +
+			"with each argument written CONCAT(x), a string of the same text, MariaDB must answer " +
+			"as percdb",
+		match: func(stmt string, p, m outcome) bool {
+			return strings.Contains(stmt, "LEAST(") || strings.Contains(stmt, "GREATEST(")
+		},
+		without: func(_ *schema, stmt string) (string, bool) { return extremumArgsAsText(stmt) },
+	},
+	{
+		name: "mariadb-rank-fractions-ten-digits",
+		why: "MariaDB sends CUME_DIST() and PERCENT_RANK() with 10 digits after the point " +
+			"(0.3333333333); MySQL 8 sends the DOUBLE in full (0.3333333333333333), as percdb. " +
+			"Matched when the statement calls one of them and the answers are the same with " +
+			"every value of more than 10 such digits rounded to 10",
+		match: func(stmt string, p, m outcome) bool {
+			return p.err == nil && m.err == nil && (strings.Contains(stmt, "CUME_DIST()") || strings.Contains(stmt, "PERCENT_RANK()")) &&
+				same(roundedTo(p, tenDecimalsRE, 10), m, false)
+		},
 	},
 	{
 		name: "mariadb-allows-target-table-in-subquery",
@@ -474,15 +499,23 @@ func hasNineDecimals(o outcome) bool {
 
 // roundedDecimals returns o with each number of more than 4 digits
 // after the point rounded to 4 (half away from zero).
-func roundedDecimals(o outcome) outcome {
+func roundedDecimals(o outcome) outcome { return roundedTo(o, manyDecimalsRE, 4) }
+
+// tenDecimalsRE matches a number with more than 10 digits after the
+// point.
+var tenDecimalsRE = regexp.MustCompile(`^-?[0-9]+\.[0-9]{11,}$`)
+
+// roundedTo returns o with each number many matches rounded to places
+// digits after the point (half away from zero).
+func roundedTo(o outcome, many *regexp.Regexp, places int32) outcome {
 	rows := make([][]string, len(o.rows))
 	for i, r := range o.rows {
 		rows[i] = make([]string, len(r))
 		for j, v := range r {
 			rows[i][j] = v
-			if manyDecimalsRE.MatchString(v) {
+			if many.MatchString(v) {
 				if d, err := decimal.NewFromString(v); err == nil {
-					rows[i][j] = d.Round(4).StringFixed(4)
+					rows[i][j] = d.Round(places).StringFixed(places)
 				}
 			}
 		}
@@ -572,4 +605,76 @@ func intEqualitiesUnindexed(s *schema, stmt string) (string, bool) {
 		return m
 	})
 	return out, changed
+}
+
+// extremumArgsAsText returns stmt with each argument of its GREATEST and
+// LEAST calls written CONCAT(x), and false when it has none.
+func extremumArgsAsText(stmt string) (string, bool) {
+	var b strings.Builder
+	found := false
+	for i := 0; i < len(stmt); {
+		rest := stmt[i:]
+		name := ""
+		for _, n := range []string{"LEAST(", "GREATEST("} {
+			if strings.HasPrefix(rest, n) && (i == 0 || !isIdentByte(stmt[i-1])) {
+				name = n
+			}
+		}
+		if name == "" {
+			b.WriteByte(stmt[i])
+			i++
+			continue
+		}
+		args, end, ok := splitCallArgs(stmt, i+len(name))
+		if !ok {
+			return stmt, false
+		}
+		found = true
+		b.WriteString(name)
+		for k, a := range args {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			inner, _ := extremumArgsAsText(strings.TrimSpace(a))
+			b.WriteString("CONCAT(" + inner + ")")
+		}
+		b.WriteByte(')')
+		i = end + 1
+	}
+	return b.String(), found
+}
+
+// splitCallArgs returns the arguments of the call whose '(' is just
+// before offset start, and the offset of its ')'.
+func splitCallArgs(stmt string, start int) ([]string, int, bool) {
+	var args []string
+	depth, from := 0, start
+	for i := start; i < len(stmt); i++ {
+		switch c := stmt[i]; c {
+		case '\'':
+			for i++; i < len(stmt) && stmt[i] != '\''; i++ {
+				if stmt[i] == '\\' {
+					i++
+				}
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return append(args, stmt[from:i]), i, true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, stmt[from:i])
+				from = i + 1
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+// isIdentByte reports whether c can be part of a name.
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -123,3 +123,21 @@ func TestDeviationRewrites(t *testing.T) {
 		}
 	}
 }
+
+// TestExtremumArgsAsText checks the form by which the mixed
+// GREATEST/LEAST deviation confirms itself.
+func TestExtremumArgsAsText(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"SELECT LEAST(x1.d, '10') FROM t", "SELECT LEAST(CONCAT(x1.d), CONCAT('10')) FROM t"},
+		{"SELECT GREATEST(ABS(x.a), 'a,b'), LEAST(GREATEST(x.b, 2), 1) FROM t",
+			"SELECT GREATEST(CONCAT(ABS(x.a)), CONCAT('a,b')), LEAST(CONCAT(GREATEST(CONCAT(x.b), CONCAT(2))), CONCAT(1)) FROM t"},
+	} {
+		got, ok := extremumArgsAsText(c.in)
+		if !ok || got != c.want {
+			t.Errorf("extremumArgsAsText(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	if _, ok := extremumArgsAsText("SELECT MYLEAST(a, b) FROM t"); ok {
+		t.Error("a statement without GREATEST or LEAST was changed")
+	}
+}

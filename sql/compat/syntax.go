@@ -1,0 +1,362 @@
+package compat
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// MySQL syntax the vitess grammar GMS parses with rejects (1064, or 1105
+// for a prepared statement):
+//
+//   - the compound INTERVAL units (HOUR_MINUTE, DAY_SECOND, YEAR_MONTH,
+//     ...) in an expression, DATE_ADD(d, INTERVAL '1:30' HOUR_MINUTE) or
+//     d + INTERVAL '1-2' YEAR_MONTH: the grammar takes an identifier
+//     there and the compound units are reserved words (EXTRACT, which
+//     has a rule of its own, takes them);
+//   - NTH_VALUE(x, n) FROM FIRST and the null treatment RESPECT NULLS of
+//     NTH_VALUE, FIRST_VALUE, LAST_VALUE, LEAD and LAG, which MySQL
+//     takes and which change nothing; their FROM LAST and IGNORE NULLS,
+//     which MySQL refuses with 1235.
+//
+// SyntaxParser wraps GMS's parser. When a statement fails to parse it
+// writes such a unit after an expression in backquotes (an identifier,
+// which the grammar takes and GMS's INTERVAL reads by its name) and
+// blanks those clauses out, and parses again; if that parses, the
+// statement is that one (FROM LAST and IGNORE NULLS are then 1235), else
+// the first error stands. A statement that parses is never rewritten, so
+// the rewrite costs nothing on the way of an ordinary query. The column
+// names of the select list (the text of each item) are those of the
+// statement as written.
+
+// compoundIntervalUnits are MySQL's INTERVAL units made of two or more
+// fields, by upper-case name.
+var compoundIntervalUnits = map[string]bool{
+	"YEAR_MONTH": true, "DAY_HOUR": true, "DAY_MINUTE": true, "DAY_SECOND": true, "DAY_MICROSECOND": true,
+	"HOUR_MINUTE": true, "HOUR_SECOND": true, "HOUR_MICROSECOND": true, "MINUTE_SECOND": true,
+	"MINUTE_MICROSECOND": true, "SECOND_MICROSECOND": true,
+}
+
+// nullTreatmentFunctions are the window functions that take RESPECT
+// NULLS or IGNORE NULLS after their arguments.
+var nullTreatmentFunctions = map[string]bool{
+	"NTH_VALUE": true, "FIRST_VALUE": true, "LAST_VALUE": true, "LEAD": true, "LAG": true,
+}
+
+// SyntaxParser is GMS's parser with the rewrites above on a parse error.
+type SyntaxParser struct {
+	gsql.Parser
+}
+
+// ParseSimple implements sql.Parser.
+func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
+	stmt, err := p.Parser.ParseSimple(query)
+	if err == nil {
+		return compoundIntervals(stmt, query), nil
+	}
+	fix, ok := rewriteSyntax(query)
+	if !ok {
+		return stmt, err
+	}
+	fixed, ferr := p.Parser.ParseSimple(fix.text)
+	if ferr != nil {
+		return stmt, err
+	}
+	if fix.unsupported != "" {
+		return nil, errNotSupportedYet(fix.unsupported)
+	}
+	return fix.restoreNames(compoundIntervals(fixed, fix.text)), nil
+}
+
+// Parse implements sql.Parser.
+func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	stmt, parsed, rest, err := p.Parser.Parse(ctx, query, multi)
+	if err == nil {
+		return compoundIntervals(stmt, query), parsed, rest, nil
+	}
+	fix, ok := rewriteSyntax(query)
+	if !ok {
+		return stmt, parsed, rest, err
+	}
+	fixed, fparsed, frest, ferr := p.Parser.Parse(ctx, fix.text, multi)
+	if ferr != nil {
+		return stmt, parsed, rest, err
+	}
+	if fix.unsupported != "" {
+		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
+	}
+	fparsed, frest = fix.originalParts(query, fparsed, frest, ';')
+	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fparsed, frest, nil
+}
+
+// ParseWithOptions implements sql.Parser.
+func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
+	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
+	if err == nil {
+		return compoundIntervals(stmt, query), parsed, rest, nil
+	}
+	fix, ok := rewriteSyntax(query)
+	if !ok {
+		return stmt, parsed, rest, err
+	}
+	fixed, fparsed, frest, ferr := p.Parser.ParseWithOptions(ctx, fix.text, delimiter, multi, options)
+	if ferr != nil {
+		return stmt, parsed, rest, err
+	}
+	if fix.unsupported != "" {
+		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
+	}
+	fparsed, frest = fix.originalParts(query, fparsed, frest, delimiter)
+	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fparsed, frest, nil
+}
+
+// ParseOneWithOptions implements sql.Parser. The index it returns is
+// into query.
+func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
+	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
+	if err == nil {
+		return compoundIntervals(stmt, query), n, nil
+	}
+	fix, ok := rewriteSyntax(query)
+	if !ok {
+		return stmt, n, err
+	}
+	fixed, fn, ferr := p.Parser.ParseOneWithOptions(ctx, fix.text, options)
+	if ferr != nil {
+		return stmt, n, err
+	}
+	if fix.unsupported != "" {
+		return nil, n, errNotSupportedYet(fix.unsupported)
+	}
+	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fix.original(fn), nil
+}
+
+// errNotSupportedYet is MySQL's 1235 for what. GMS wraps a parser's
+// error in one of its own, so it is a plain error whose message the
+// error mapping knows (errors.go).
+func errNotSupportedYet(what string) error {
+	return fmt.Errorf("This version of MySQL doesn't yet support '%s'", what)
+}
+
+// syntaxFix is a statement rewritten by rewriteSyntax.
+type syntaxFix struct {
+	query, text string
+	// orig maps each byte offset of text (and len(text)) to the offset
+	// of the query's byte it came from (an inserted byte: the next one).
+	orig []int
+	// unsupported names the first clause MySQL refuses (1235), empty if
+	// none.
+	unsupported string
+}
+
+// original returns the offset into the query of offset i of the text.
+func (f *syntaxFix) original(i int) int {
+	if i < 0 {
+		return i
+	}
+	if i >= len(f.orig) {
+		return f.orig[len(f.orig)-1] + i - (len(f.orig) - 1)
+	}
+	return f.orig[i]
+}
+
+// originalParts returns the statement GMS parsed and the remainder
+// (parsed and rest, parts of the text) as parts of query, as GMS's
+// parser cuts them (delimiter ends a statement).
+func (f *syntaxFix) originalParts(query, parsed, rest string, delimiter rune) (string, string) {
+	if rest == "" {
+		return gsql.RemoveSpaceAndDelimiter(query, delimiter), ""
+	}
+	end := strings.LastIndex(f.text, rest)
+	if end < 0 {
+		return parsed, rest
+	}
+	o := f.original(end)
+	return gsql.RemoveSpaceAndDelimiter(query[:o], delimiter), query[o:]
+}
+
+// restoreNames writes the select items' text (their column names) as the
+// query has it, without the backquotes and blanks rewriteSyntax made.
+func (f *syntaxFix) restoreNames(stmt ast.Statement) ast.Statement {
+	if stmt == nil {
+		return stmt
+	}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		a, ok := node.(*ast.AliasedExpr)
+		if !ok || a.InputExpression == "" {
+			return true, nil
+		}
+		if i := strings.Index(f.text, a.InputExpression); i >= 0 {
+			a.InputExpression = f.query[f.original(i):f.original(i+len(a.InputExpression))]
+		}
+		return true, nil
+	}, stmt)
+	return stmt
+}
+
+// syntaxToken is a token of the query as rewriteSyntax reads it: a word,
+// or one byte of punctuation; strings, quoted names and comments are
+// skipped.
+type syntaxToken struct {
+	start, end int
+	word       string // upper case; empty for punctuation
+	punct      byte
+}
+
+// rewriteSyntax returns query rewritten as described at the top of the
+// file, and false when nothing in it is to be rewritten.
+func rewriteSyntax(query string) (*syntaxFix, bool) {
+	toks := syntaxTokens(query)
+	quote := map[int]bool{} // tokens to write in backquotes
+	blank := map[int]bool{} // tokens to blank out
+	var unsupported string
+	// opened[i] is the index of the token before the '(' of the group
+	// open at depth i (-1 when none).
+	var opened []int
+	for i, t := range toks {
+		switch {
+		case t.punct == '(':
+			before := -1
+			if i > 0 && toks[i-1].word != "" {
+				before = i - 1
+			}
+			opened = append(opened, before)
+		case t.punct == ')':
+			if len(opened) == 0 {
+				continue
+			}
+			fn := opened[len(opened)-1]
+			opened = opened[:len(opened)-1]
+			if fn < 0 || !nullTreatmentFunctions[toks[fn].word] {
+				continue
+			}
+			j := i + 1
+			if toks[fn].word == "NTH_VALUE" && j+1 < len(toks) && toks[j].word == "FROM" && (toks[j+1].word == "FIRST" || toks[j+1].word == "LAST") {
+				if toks[j+1].word == "LAST" && unsupported == "" {
+					unsupported = "FROM LAST"
+				}
+				blank[j], blank[j+1] = true, true
+				j += 2
+			}
+			if j+1 < len(toks) && (toks[j].word == "RESPECT" || toks[j].word == "IGNORE") && toks[j+1].word == "NULLS" {
+				if toks[j].word == "IGNORE" && unsupported == "" {
+					unsupported = "IGNORE NULLS"
+				}
+				blank[j], blank[j+1] = true, true
+			}
+		case compoundIntervalUnits[t.word]:
+			// after an expression: not EXTRACT(unit FROM ...), nor a
+			// qualified name's part
+			if i > 0 && toks[i-1].punct != '(' && toks[i-1].punct != '.' && toks[i-1].punct != ',' {
+				quote[i] = true
+			}
+		}
+	}
+	if len(quote) == 0 && len(blank) == 0 {
+		return nil, false
+	}
+	fix := &syntaxFix{query: query, unsupported: unsupported}
+	var b strings.Builder
+	next := 0 // the next byte of query to copy
+	copyTo := func(end int) {
+		for ; next < end; next++ {
+			b.WriteByte(query[next])
+			fix.orig = append(fix.orig, next)
+		}
+	}
+	for i, t := range toks {
+		switch {
+		case quote[i]:
+			copyTo(t.start)
+			b.WriteByte('`')
+			fix.orig = append(fix.orig, t.start)
+			copyTo(t.end)
+			b.WriteByte('`')
+			fix.orig = append(fix.orig, t.end)
+		case blank[i]:
+			copyTo(t.start)
+			for ; next < t.end; next++ {
+				b.WriteByte(' ')
+				fix.orig = append(fix.orig, next)
+			}
+		}
+	}
+	copyTo(len(query))
+	fix.orig = append(fix.orig, len(query))
+	fix.text = b.String()
+	return fix, true
+}
+
+// syntaxTokens returns the words and punctuation of query, skipping
+// quoted strings and names, comments and spaces. A /*! ... */ comment's
+// text is read as statement text, as MySQL runs it.
+func syntaxTokens(query string) []syntaxToken {
+	var toks []syntaxToken
+	for i := 0; i < len(query); {
+		c := query[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(query, i)
+		case c == '#' || c == '-' && strings.HasPrefix(query[i:], "-- "):
+			end := strings.IndexByte(query[i:], '\n')
+			if end < 0 {
+				return toks
+			}
+			i += end + 1
+		case c == '/' && strings.HasPrefix(query[i:], "/*!"):
+			i += 3
+			for i < len(query) && query[i] >= '0' && query[i] <= '9' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(query[i:], "/*"):
+			end := strings.Index(query[i+2:], "*/")
+			if end < 0 {
+				return toks
+			}
+			i += 2 + end + 2
+		case c == '*' && strings.HasPrefix(query[i:], "*/"):
+			i += 2 // the end of a /*! comment
+		case isTokenByte(c):
+			start := i
+			for i < len(query) && isTokenByte(query[i]) {
+				i++
+			}
+			toks = append(toks, syntaxToken{start: start, end: i, word: strings.ToUpper(query[start:i])})
+		default:
+			toks = append(toks, syntaxToken{start: i, end: i + 1, punct: c})
+			i++
+		}
+	}
+	return toks
+}
+
+// skipQuoted returns the offset after the quoted string or name that
+// starts at i: a doubled quote is part of it, and a backslash escapes
+// the next byte of a string.
+func skipQuoted(query string, i int) int {
+	q := query[i]
+	for i++; i < len(query); i++ {
+		switch c := query[i]; {
+		case c == '\\' && q != '`':
+			i++
+		case c == q:
+			if i+1 < len(query) && query[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return len(query)
+}
+
+// isTokenByte reports whether c can be part of an unquoted word (a
+// keyword, name or number); bytes of multi-byte characters are.
+func isTokenByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}

@@ -1,0 +1,77 @@
+package compat
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRewriteSyntax checks the statements syntaxParser parses again:
+// compound INTERVAL units after an expression in backquotes (not
+// EXTRACT's), FROM FIRST and RESPECT NULLS blanked out, FROM LAST and
+// IGNORE NULLS named for 1235, and offsets mapped back to the query.
+func TestRewriteSyntax(t *testing.T) {
+	for _, c := range []struct {
+		query, text, unsupported string
+	}{
+		{"SELECT DATE_ADD(d, INTERVAL '1:30' HOUR_MINUTE) FROM t", "SELECT DATE_ADD(d, INTERVAL '1:30' `HOUR_MINUTE`) FROM t", ""},
+		{"SELECT d + interval (x) day_second, EXTRACT(DAY_SECOND FROM d) FROM t", "SELECT d + interval (x) `day_second`, EXTRACT(DAY_SECOND FROM d) FROM t", ""},
+		{"SELECT 'HOUR_MINUTE', `HOUR_MINUTE` FROM t -- HOUR_MINUTE", "", ""},
+		{"SELECT NTH_VALUE(x, 2) FROM FIRST RESPECT NULLS OVER w FROM t", "SELECT NTH_VALUE(x, 2)                          OVER w FROM t", ""},
+		{"SELECT NTH_VALUE(x, 2) FROM LAST OVER w FROM t", "SELECT NTH_VALUE(x, 2)           OVER w FROM t", "FROM LAST"},
+		{"SELECT LAG(x) IGNORE NULLS OVER w FROM t", "SELECT LAG(x)              OVER w FROM t", "IGNORE NULLS"},
+		{"SELECT f(x) FROM FIRST", "", ""},
+	} {
+		fix, ok := rewriteSyntax(c.query)
+		if c.text == "" {
+			if ok {
+				t.Errorf("%s: rewritten as %q, want no rewrite", c.query, fix.text)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%s: not rewritten", c.query)
+			continue
+		}
+		if fix.text != c.text || fix.unsupported != c.unsupported {
+			t.Errorf("%s:\n got %q (%q)\nwant %q (%q)", c.query, fix.text, fix.unsupported, c.text, c.unsupported)
+		}
+		if got := fix.original(len(fix.text)); got != len(c.query) {
+			t.Errorf("%s: end maps to %d, want %d", c.query, got, len(c.query))
+		}
+		if i := strings.Index(fix.text, " FROM t"); i >= 0 {
+			if got, want := fix.original(i), strings.Index(c.query, " FROM t"); got != want {
+				t.Errorf("%s: offset %d maps to %d, want %d", c.query, i, got, want)
+			}
+		}
+	}
+}
+
+// TestParseCompoundInterval checks MySQL's reading of compound INTERVAL
+// values (get_interval_info) as a count of the unit's smallest field.
+func TestParseCompoundInterval(t *testing.T) {
+	for _, c := range []struct {
+		value, unit string
+		want        int64
+		ok          bool
+	}{
+		{"1:30", "HOUR_MINUTE", 90, true},
+		{"-1:30", "HOUR_MINUTE", -90, true},
+		{" 1 : 30 ", "HOUR_MINUTE", 90, true},
+		{"90", "HOUR_MINUTE", 90, true},
+		{"1:2:3", "HOUR_MINUTE", 0, false},
+		{"1-1", "YEAR_MONTH", 13, true},
+		{"1 1:1:1", "DAY_SECOND", 90061, true},
+		{"1:30", "DAY_SECOND", 90, true},
+		{"1.5", "SECOND_MICROSECOND", 1_500_000, true},
+		{"1.000005", "SECOND_MICROSECOND", 1_000_005, true},
+		{"5", "SECOND_MICROSECOND", 500_000, true},
+		{"1 2", "DAY_HOUR", 26, true},
+		{"", "MINUTE_SECOND", 0, true},
+		{"99999999999999999999:1", "HOUR_MINUTE", 0, false},
+	} {
+		got, ok := parseCompoundInterval(c.value, compoundUnitFields[c.unit])
+		if got != c.want || ok != c.ok {
+			t.Errorf("%q %s: %d %v, want %d %v", c.value, c.unit, got, ok, c.want, c.ok)
+		}
+	}
+}
