@@ -74,6 +74,10 @@ func textAllowed(q string, k Kind) bool {
 		last               byte
 		selects            int
 		inFrom, where, set bool
+		// afterOrder: the previous word is ORDER; inOrder: the tokens
+		// are an ORDER BY's list (until LIMIT); orderItem: the next
+		// token starts one of its items.
+		afterOrder, inOrder, orderItem bool
 	)
 	if k == Select {
 		selects, afterSelect = 1, true
@@ -112,7 +116,21 @@ func textAllowed(q string, k Kind) bool {
 			word := lowerWord(&buf, q[i:j])
 			before, wasSelect := last, afterSelect
 			dotted := before == '.' || j < len(q) && q[j] == '.'
-			afterSelect, last = false, 'a'
+			if orderItem && k == Select && allDigits(q[i:j]) {
+				// ORDER BY 1: a position, which no shape orders by
+				// (a range SELECT's ORDER BY names columns).
+				return false
+			}
+			wasOrder := afterOrder
+			afterSelect, last, orderItem, afterOrder = false, 'a', false, false
+			switch string(word) {
+			case "order":
+				afterOrder = true
+			case "by":
+				inOrder, orderItem = wasOrder, wasOrder
+			case "limit":
+				inOrder = false
+			}
 			i = j
 			if dotted {
 				continue
@@ -183,9 +201,20 @@ func textAllowed(q string, k Kind) bool {
 			}
 		}
 		afterSelect, last = false, c
+		orderItem, afterOrder = c == ',' && inOrder, false
 		i++
 	}
 	return where || k == Insert
+}
+
+// allDigits reports whether w is a number without sign or point.
+func allDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // scanWord reports whether word (lower case) is a reserved word that a
