@@ -37,13 +37,8 @@ import (
 // DOUBLE(M,D) columns (floatScaleColumns).
 func columnTypes(stmt ast.Statement) {
 	compat.TimePrecisions(stmt)
-	switch n := stmt.(type) {
-	case *ast.DDL:
-		floatScaleColumns(n.TableSpec)
-	case *ast.AlterTable:
-		for _, d := range n.Statements {
-			floatScaleColumns(d.TableSpec)
-		}
+	for _, spec := range compat.TableSpecs(stmt) {
+		floatScaleColumns(spec)
 	}
 }
 

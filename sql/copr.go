@@ -19,6 +19,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/explain"
 	"github.com/percdb/percdb/txn"
 )
@@ -275,70 +276,70 @@ func (c *coprCompiler) field(e gsql.Expression) (int, bool) {
 }
 
 // intKindOf classifies an integer type.
-func intKindOf(t gsql.Type) (intKind, bool) {
+func intKindOf(t gsql.Type) (compat.IntKind, bool) {
 	switch {
 	case !types.IsInteger(t):
-		return notInt, false
+		return compat.NotInt, false
 	case types.IsUnsigned(t):
-		return unsigned, true
+		return compat.UnsignedInt, true
 	}
-	return signed, true
+	return compat.SignedInt, true
 }
 
 // value compiles an integer-valued expression: an integer column, an
 // integer constant or NULL, an integer column MOD a positive constant.
-func (c *coprCompiler) value(e gsql.Expression) (copr.Expr, intKind, bool) {
+func (c *coprCompiler) value(e gsql.Expression) (copr.Expr, compat.IntKind, bool) {
 	switch e := e.(type) {
 	case *expression.GetField:
 		i, ok := c.field(e)
 		if !ok {
-			return copr.Expr{}, notInt, false
+			return copr.Expr{}, compat.NotInt, false
 		}
 		k, ok := intKindOf(c.schema[i].Type)
 		if !ok {
-			return copr.Expr{}, notInt, false
+			return copr.Expr{}, compat.NotInt, false
 		}
 		return copr.Expr{Op: copr.OpColumn, Col: c.column(i)}, k, true
 	case *expression.Literal:
 		v := e.Value()
 		if v == nil {
-			return copr.Expr{Op: copr.OpConst, Const: &copr.Datum{Null: true}}, signed, true
+			return copr.Expr{Op: copr.OpConst, Const: &copr.Datum{Null: true}}, compat.SignedInt, true
 		}
 		k, ok := intKindOf(e.Type())
 		if !ok {
-			return copr.Expr{}, notInt, false
+			return copr.Expr{}, compat.NotInt, false
 		}
 		d, ok := coprDatum(v)
-		if !ok || d.Unsigned != (k == unsigned) {
-			return copr.Expr{}, notInt, false
+		if !ok || d.Unsigned != (k == compat.UnsignedInt) {
+			return copr.Expr{}, compat.NotInt, false
 		}
 		return copr.Expr{Op: copr.OpConst, Const: d}, k, true
-	case *intMod:
-		if e.LeftKind() == notInt {
-			return copr.Expr{}, notInt, false
+	case *compat.IntMod:
+		if e.LeftKind() == compat.NotInt {
+			return copr.Expr{}, compat.NotInt, false
 		}
 		arg, k, ok := c.value(e.LeftChild)
 		if !ok || arg.Op != copr.OpColumn || !exactInDouble(e.LeftChild) {
-			return copr.Expr{}, notInt, false
+			return copr.Expr{}, compat.NotInt, false
 		}
 		lit, ok := e.RightChild.(*expression.Literal)
 		if !ok {
-			return copr.Expr{}, notInt, false
+			return copr.Expr{}, compat.NotInt, false
 		}
 		d, ok := coprDatum(lit.Value())
 		if !ok || d.Null || (!d.Unsigned && d.Int <= 0) || (d.Unsigned && (d.Uint == 0 || d.Uint > 1<<62)) {
-			return copr.Expr{}, notInt, false
+			return copr.Expr{}, compat.NotInt, false
 		}
 		// The divisor takes the operand's signedness (MySQL: an
 		// unsigned operand makes the result unsigned).
-		if k == unsigned && !d.Unsigned {
+		if k == compat.UnsignedInt && !d.Unsigned {
 			d = &copr.Datum{Unsigned: true, Uint: uint64(d.Int)}
-		} else if k == signed && d.Unsigned {
+		} else if k == compat.SignedInt && d.Unsigned {
 			d = &copr.Datum{Int: int64(d.Uint)}
 		}
 		return copr.Expr{Op: copr.OpMod, Const: d, Args: []copr.Expr{arg}}, k, true
 	}
-	return copr.Expr{}, notInt, false
+	return copr.Expr{}, compat.NotInt, false
 }
 
 // exactInDouble reports whether an integer column's values are all exact
@@ -420,9 +421,9 @@ func (c *coprCompiler) truth(e gsql.Expression) (copr.Expr, bool) {
 	}
 	kind := copr.CmpDouble
 	switch {
-	case lk == signed && rk == signed:
+	case lk == compat.SignedInt && rk == compat.SignedInt:
 		kind = copr.CmpSigned
-	case lk == unsigned && rk == unsigned:
+	case lk == compat.UnsignedInt && rk == compat.UnsignedInt:
 		kind = copr.CmpUnsigned
 	}
 	return copr.Expr{Op: op, Cmp: kind, Args: []copr.Expr{l, r}}, true
@@ -773,7 +774,7 @@ func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
 			return copr.Agg{}, false
 		}
 		return copr.Agg{Func: f, Arg: &x}, true
-	case *decimalAgg:
+	case *compat.DecimalAgg:
 		// SUM of an integer expression: exact partial sums, made the
 		// DECIMAL percdb's SUM returns once merged (aggregate). AVG
 		// stays GMS's.

@@ -15,6 +15,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // Correlated scalar aggregates evaluated once, grouped. GMS evaluates a
@@ -188,7 +190,7 @@ func groupedSubqueryOf(sq *plan.Subquery, b grouping) (*groupedSubquery, bool) {
 	g := &groupedSubquery{sq: sq, b: b.b, runs: b.runs, proj: proj}
 	var rest []gsql.Expression
 	for _, c := range conds {
-		if !refersTo(c, corr) {
+		if !compat.RefersTo(c, corr) {
 			rest = append(rest, c)
 			continue
 		}

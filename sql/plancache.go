@@ -20,6 +20,7 @@ import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/planrules"
 )
 
@@ -546,7 +547,7 @@ func cacheableNode(n gsql.Node) bool {
 	switch n := n.(type) {
 	case *plan.Project, *plan.Filter, *plan.IndexedTableAccess, *plan.ResolvedTable, *plan.TableAlias,
 		*plan.Sort, *plan.TopN, *plan.Limit, *plan.Offset, *plan.GroupBy, *plan.Distinct, *plan.OrderedDistinct,
-		*plan.Having, *collatedDistinct:
+		*plan.Having, *compat.CollatedDistinct:
 		return true
 	case *plan.JoinNode:
 		return !n.Op.IsHash() && !n.Op.IsRange()

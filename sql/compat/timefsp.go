@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,14 +29,25 @@ import (
 // TimePrecisions gives the TIME(n) columns, n from 0 to 5, of a CREATE
 // TABLE or ALTER TABLE their type before GMS's planner reads it.
 func TimePrecisions(stmt ast.Statement) {
+	for _, spec := range TableSpecs(stmt) {
+		timeColumns(spec)
+	}
+}
+
+// TableSpecs returns the column definitions of a CREATE TABLE or of each
+// part of an ALTER TABLE (none for other statements), for the rewrites
+// that type columns before GMS's planner reads them.
+func TableSpecs(stmt ast.Statement) []*ast.TableSpec {
+	var specs []*ast.TableSpec
 	switch n := stmt.(type) {
 	case *ast.DDL:
-		timeColumns(n.TableSpec)
+		specs = append(specs, n.TableSpec)
 	case *ast.AlterTable:
 		for _, d := range n.Statements {
-			timeColumns(d.TableSpec)
+			specs = append(specs, d.TableSpec)
 		}
 	}
+	return slices.DeleteFunc(specs, func(s *ast.TableSpec) bool { return s == nil })
 }
 
 // timeColumns sets the type of spec's TIME(n) columns (TimePrecisions).
