@@ -491,7 +491,15 @@ func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*r
 		if len(peers) == 0 {
 			peers = []uint64{r.GetStoreId()}
 		}
-		if old, ok := n.regions[info.ID]; ok {
+		// A replica the store destroyed since (a conf change removed this
+		// store from the region's group) is not kept: pd lists the region
+		// here again when a conf change added this store back before a
+		// heartbeat told pd of the removal (a move off a store and a move
+		// back onto it within one heartbeat), and the new replica is
+		// created below; kept, the node would route to and report a
+		// replica that no longer runs, and the one pd added would never
+		// be created.
+		if old, ok := n.regions[info.ID]; ok && n.raft.Replica(info.ID) == old.raft {
 			if !sameRegion(old.info, info) {
 				changed = true
 			}
@@ -499,7 +507,7 @@ func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*r
 			continue
 		}
 		desc := raftstore.Descriptor{Start: info.Start, End: info.End, Version: info.Epoch.Version}
-		if n.raft.Replica(info.ID) == nil && n.olderOverlap(desc) {
+		if n.raft.Replica(info.ID) == nil && n.olderOverlap(info.ID, desc) {
 			continue
 		}
 		changed = true
@@ -527,10 +535,15 @@ func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*r
 	return changed, dropped, nil
 }
 
-// olderOverlap reports whether a replica here holds part of desc's range
-// at an older version. Called with n.mu held.
-func (n *Node) olderOverlap(desc raftstore.Descriptor) bool {
-	for _, r := range n.regions {
+// olderOverlap reports whether a replica of another region than id here
+// holds part of desc's range at an older version. (Region id's own
+// replica, destroyed, is no older region: it is replaced.) Called with
+// n.mu held.
+func (n *Node) olderOverlap(id uint64, desc raftstore.Descriptor) bool {
+	for rid, r := range n.regions {
+		if rid == id {
+			continue
+		}
 		d := r.raft.Region()
 		if r.raft.Conf().Ver == 0 || d.Version >= desc.Version {
 			continue
