@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -21,8 +20,10 @@ import (
 // Normalizing costs about as much as lexing the statement, so a session
 // normalizes a statement text once: the fast path, which normalizes
 // every candidate for its plan cache, leaves its result in the session
-// (digestMemo), and a prepared statement's text, the same at every
-// execution, is kept per session (preparedDigests).
+// (digestMemo), and a prepared statement's digest is worked out when it
+// is prepared and kept with it (observe.go's preparedObservation; the
+// texts' digests are kept per session too, for clients that prepare the
+// same text again and again).
 
 // maxDigestText bounds the text kept of a digest and of its sample
 // statement, in bytes: MySQL's performance_schema_max_digest_length and
@@ -55,26 +56,30 @@ func (sd *sessionDigests) remember(query, normalized string, digest *parser.Dige
 	sd.memo = stmtDigest{query: query, normalized: truncateText(normalized), digest: digest.String()}
 }
 
-// of returns the normalized form and digest of query, a prepared
-// statement's text when prepared.
-func (sd *sessionDigests) of(query string, prepared bool) stmtDigest {
+// of returns the normalized form and digest of query.
+func (sd *sessionDigests) of(query string) stmtDigest {
 	if sd.memo.query == query && sd.memo.digest != "" {
 		return sd.memo
 	}
-	if prepared {
-		if d, ok := sd.prepared[query]; ok {
-			return d
-		}
-	}
 	n, d := parser.NormalizeDigest(query)
 	sd.memo = stmtDigest{query: query, normalized: truncateText(n), digest: d.String()}
-	if prepared {
-		if sd.prepared == nil || len(sd.prepared) >= maxPreparedDigests {
-			sd.prepared = make(map[string]stmtDigest)
-		}
-		sd.prepared[query] = sd.memo
-	}
 	return sd.memo
+}
+
+// ofPrepared returns the normalized form and digest of query, the text
+// of a statement being prepared: kept, since clients prepare the same
+// texts again and again (go-sql-driver prepares every statement with
+// arguments, executes it once and closes it).
+func (sd *sessionDigests) ofPrepared(query string) stmtDigest {
+	if d, ok := sd.prepared[query]; ok {
+		return d
+	}
+	d := sd.of(query)
+	if sd.prepared == nil || len(sd.prepared) >= maxPreparedDigests {
+		sd.prepared = make(map[string]stmtDigest)
+	}
+	sd.prepared[query] = d
+	return d
 }
 
 // truncateText cuts s to maxDigestText bytes at a character boundary.
@@ -90,21 +95,29 @@ func truncateText(s string) string {
 }
 
 // recordDigest counts the statement query of session s, observed by st,
-// which took d and failed when failed, in the node's statement summary.
-func (h *observedHandler) recordDigest(s *Session, st *stmtObservation, query string, prepared bool, d time.Duration, failed bool) {
+// which ran in default database db and failed when failed, in the node's
+// statement summary. A prepared statement's digest was worked out when it
+// was prepared.
+func (h *observedHandler) recordDigest(s *Session, st *stmtObservation, query, db string, failed bool) {
 	sum := s.provider.digests
 	if sum == nil {
 		return
 	}
-	sd := s.digests.of(query, prepared)
-	sum.Record(stmtsummary.Key{Schema: s.GetCurrentDatabase(), Digest: sd.digest}, &stmtsummary.Observation{
-		DigestText:   sd.normalized,
+	o := stmtsummary.Observation{
 		Query:        truncateText(query),
-		Latency:      d,
+		Latency:      st.latency,
 		RowsSent:     st.rowsSent,
 		RowsExamined: s.rowsExamined.Load(),
 		RowsAffected: st.rowsAffected,
 		Error:        failed,
-		End:          st.start.Add(d),
-	})
+		End:          st.ended,
+	}
+	if po := st.prepared; po != nil && po.digest.digest != "" {
+		o.DigestText = po.digest.normalized
+		sum.RecordSlot(&po.slot, stmtsummary.Key{Schema: db, Digest: po.digest.digest}, &o)
+		return
+	}
+	sd := s.digests.of(query)
+	o.DigestText = sd.normalized
+	sum.Record(stmtsummary.Key{Schema: db, Digest: sd.digest}, &o)
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/stmtsummary"
 )
 
 // observedHandler is the outermost MySQL handler: it sees every
@@ -53,11 +55,8 @@ func (h *observedHandler) ConnectionClosed(c *mysql.Conn) {
 
 // ComQuery implements mysql.Handler.
 func (h *observedHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
-	st := h.begin(c, query, false)
-	err := h.limitHandler.ComQuery(ctx, c, query, func(res *sqltypes.Result, more bool) error {
-		st.count(res)
-		return callback(res, more)
-	})
+	st := h.begin(c, query, nil)
+	err := h.limitHandler.ComQuery(ctx, c, query, st.textResults(callback))
 	h.end(c, st, query, err)
 	return err
 }
@@ -65,11 +64,8 @@ func (h *observedHandler) ComQuery(ctx context.Context, c *mysql.Conn, query str
 // ComMultiQuery implements mysql.Handler. Each call runs the first
 // statement of query and is one statement here.
 func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
-	st := h.begin(c, query, false)
-	rest, err := h.limitHandler.ComMultiQuery(ctx, c, query, func(res *sqltypes.Result, more bool) error {
-		st.count(res)
-		return callback(res, more)
-	})
+	st := h.begin(c, query, nil)
+	rest, err := h.limitHandler.ComMultiQuery(ctx, c, query, st.textResults(callback))
 	first := query
 	if rest != "" && len(rest) < len(query) {
 		first = query[:len(query)-len(rest)]
@@ -78,21 +74,104 @@ func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, quer
 	return rest, err
 }
 
+// ComPrepare implements mysql.Handler. What observing the statement's
+// executions needs of its text (its type, its digest) is worked out
+// here, once.
+func (h *observedHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
+	fields, err := h.limitHandler.ComPrepare(ctx, c, query, prepare)
+	if err == nil {
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			s.observed.prepare(c, s, prepare)
+		}
+	}
+	return fields, err
+}
+
 // ComStmtExecute implements mysql.Handler.
 func (h *observedHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	st := h.begin(c, prepare.PrepareStmt, true)
-	err := h.limitHandler.ComStmtExecute(ctx, c, prepare, func(res *sqltypes.Result) error {
-		st.count(res)
-		return callback(res)
-	})
+	st := h.begin(c, prepare.PrepareStmt, prepare)
+	err := h.limitHandler.ComStmtExecute(ctx, c, prepare, st.binaryResults(callback))
 	h.end(c, st, prepare.PrepareStmt, err)
 	return err
+}
+
+// observedSession is what observedHandler keeps in a session. Only the
+// connection's goroutine uses it.
+type observedSession struct {
+	// st observes the running statement; the session's statements take
+	// turns in it, so that observing one allocates nothing.
+	st stmtObservation
+	// prepared is what was worked out for each prepared statement, by
+	// statement ID; last is the one executed last (most connections run
+	// one statement again and again).
+	prepared map[uint32]*preparedObservation
+	last     *preparedObservation
+}
+
+// maxPreparedObservations bounds the prepared statements a session
+// keeps observations of. vitess does not tell a handler of COM_STMT_CLOSE:
+// past the bound, those of statements closed since are dropped.
+const maxPreparedObservations = 1024
+
+// preparedObservation is what observing a prepared statement's
+// executions needs, worked out at COM_STMT_PREPARE.
+type preparedObservation struct {
+	// prepare is the statement it is of (a statement ID is never
+	// reused on a connection, but vitess keeps a failed prepare's).
+	prepare *mysql.PrepareData
+	tp      stmtType
+	digest  stmtDigest
+	// slot remembers the statement's row in the statement summary.
+	slot stmtsummary.Slot
+}
+
+// prepare works out the observation of prepare, a statement of session
+// s that connection c has just prepared.
+func (os *observedSession) prepare(c *mysql.Conn, s *Session, prepare *mysql.PrepareData) *preparedObservation {
+	if os.prepared == nil {
+		os.prepared = make(map[uint32]*preparedObservation)
+	}
+	if len(os.prepared) >= maxPreparedObservations {
+		for id := range os.prepared {
+			if _, open := c.PrepareData[id]; !open {
+				delete(os.prepared, id)
+			}
+		}
+		if len(os.prepared) >= maxPreparedObservations {
+			clear(os.prepared)
+		}
+		os.last = nil
+	}
+	po := &preparedObservation{prepare: prepare, tp: classifyStmt(prepare.PrepareStmt)}
+	if s.provider.digests != nil {
+		po.digest = s.digests.ofPrepared(prepare.PrepareStmt)
+	}
+	os.prepared[prepare.StatementID] = po
+	return po
+}
+
+// preparedOf returns the observation of prepare, working it out if the
+// session has none (one dropped past the bound).
+func (os *observedSession) preparedOf(c *mysql.Conn, s *Session, prepare *mysql.PrepareData) *preparedObservation {
+	if po := os.last; po != nil && po.prepare == prepare {
+		return po
+	}
+	po := os.prepared[prepare.StatementID]
+	if po == nil || po.prepare != prepare {
+		po = os.prepare(c, s, prepare)
+	}
+	os.last = po
+	return po
 }
 
 // stmtObservation is what the handler notes of one statement while it
 // runs.
 type stmtObservation struct {
-	start        time.Time
+	start time.Time
+	// latency and ended are set as the statement ends: how long it took
+	// and when it ended.
+	latency      time.Duration
+	ended        time.Time
 	rowsSent     uint64
 	rowsAffected uint64
 	// resultSet is set once the statement's result had columns.
@@ -104,8 +183,48 @@ type stmtObservation struct {
 	beforeFinished bool
 	// endedSeq is the session's count of ended transactions then.
 	endedSeq uint64
-	// prepared is set for the execution of a prepared statement.
-	prepared bool
+	// s is the statement's session, nil when it had none yet (the
+	// connection's first command makes it).
+	s *Session
+	// prepared is the prepared statement executed, nil for a query.
+	prepared *preparedObservation
+	// text and binary are where the statement's results go once
+	// counted; countText and countBinary, st's methods bound once, are
+	// what the inner handler sends them to.
+	text        mysql.ResultSpoolFn
+	binary      func(*sqltypes.Result) error
+	countText   mysql.ResultSpoolFn
+	countBinary func(*sqltypes.Result) error
+}
+
+// textResults returns the callback that counts a query's results and
+// passes them on to callback.
+func (st *stmtObservation) textResults(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	st.text = callback
+	if st.countText == nil {
+		st.countText = st.textResult
+	}
+	return st.countText
+}
+
+// binaryResults returns the callback that counts a prepared statement's
+// results and passes them on to callback.
+func (st *stmtObservation) binaryResults(callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+	st.binary = callback
+	if st.countBinary == nil {
+		st.countBinary = st.binaryResult
+	}
+	return st.countBinary
+}
+
+func (st *stmtObservation) textResult(res *sqltypes.Result, more bool) error {
+	st.count(res)
+	return st.text(res, more)
+}
+
+func (st *stmtObservation) binaryResult(res *sqltypes.Result) error {
+	st.count(res)
+	return st.binary(res)
 }
 
 // count notes a result packet's rows: the rows of a result set, or the
@@ -125,17 +244,28 @@ func (st *stmtObservation) count(res *sqltypes.Result) {
 	}
 }
 
-// begin starts observing statement query (a prepared statement's text
-// when prepared) on connection c.
-func (h *observedHandler) begin(c *mysql.Conn, query string, prepared bool) *stmtObservation {
-	st := &stmtObservation{start: time.Now(), prepared: prepared}
-	if s := h.sessions.get(c.ConnectionID); s != nil {
-		s.beginStatement(query, prepared, st.start)
-		s.rowsExamined.Store(0)
-		st.endedSeq = s.endedSeq
-		if s.started != nil {
-			st.before, st.beforeFinished = s.started, s.started.finished
+// begin starts observing statement query on connection c: prepare's
+// execution, or a query when prepare is nil.
+func (h *observedHandler) begin(c *mysql.Conn, query string, prepare *mysql.PrepareData) *stmtObservation {
+	start := time.Now()
+	s := h.sessions.get(c.ConnectionID)
+	if s == nil {
+		st := &stmtObservation{start: start}
+		if prepare != nil {
+			st.prepared = &preparedObservation{prepare: prepare, tp: classifyStmt(query)}
 		}
+		return st
+	}
+	st := &s.observed.st
+	*st = stmtObservation{start: start, s: s, countText: st.countText, countBinary: st.countBinary}
+	if prepare != nil {
+		st.prepared = s.observed.preparedOf(c, s, prepare)
+	}
+	s.beginStatement(query, prepare != nil, start)
+	s.rowsExamined.Store(0)
+	st.endedSeq = s.endedSeq
+	if s.started != nil {
+		st.before, st.beforeFinished = s.started, s.started.finished
 	}
 	return st
 }
@@ -144,14 +274,25 @@ func (h *observedHandler) begin(c *mysql.Conn, query string, prepared bool) *stm
 // and writes it to the slow log if it was slow.
 func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, err error) {
 	d := time.Since(st.start)
-	tp := classifyStmt(query)
-	h.metrics.statement(tp, d, err != nil)
-	s := h.sessions.get(c.ConnectionID)
-	if s == nil {
-		return
+	// The callbacks are the statement's: not kept past it.
+	st.text, st.binary = nil, nil
+	var tp stmtType
+	if st.prepared != nil {
+		tp = st.prepared.tp
+	} else {
+		tp = classifyStmt(query)
 	}
-	s.endStatement(st.start.Add(d))
-	h.recordDigest(s, st, query, st.prepared, d, err != nil)
+	h.metrics.statement(tp, d, err != nil)
+	s := st.s
+	if s == nil {
+		if s = h.sessions.get(c.ConnectionID); s == nil {
+			return
+		}
+	}
+	st.latency, st.ended = d, st.start.Add(d)
+	db := s.GetCurrentDatabase()
+	s.endStatement(st.ended, db)
+	h.recordDigest(s, st, query, db, err != nil)
 	vars := s.provider.fast.sessionVars(s)
 	if !vars.slowOK || d < vars.longQuery {
 		return
@@ -162,7 +303,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		written: time.Now(), start: st.start, queryTime: d,
 		user: c.User, host: host, ip: ip, connID: c.ConnectionID,
 		rowsSent: st.rowsSent, rowsAffected: st.rowsAffected, rowsExamined: s.rowsExamined.Load(),
-		db: s.GetCurrentDatabase(), query: query,
+		db: db, query: query,
 	}
 	e.startTS, e.commitTS = st.timestamps(s)
 

@@ -91,10 +91,11 @@ func (s *Session) beginStatement(query string, prepared bool, start time.Time) {
 	a.mu.Unlock()
 }
 
-// endStatement notes that the running statement ended at now. Only the
-// connection's goroutine calls it.
-func (s *Session) endStatement(now time.Time) {
-	txn, db := s.openTxn(), s.GetCurrentDatabase()
+// endStatement notes that the running statement ended at now, leaving
+// the session in default database db. Only the connection's goroutine
+// calls it.
+func (s *Session) endStatement(now time.Time, db string) {
+	txn := s.openTxn()
 	a := &s.activity
 	a.mu.Lock()
 	a.running, a.query, a.since, a.txn, a.db, a.progress = false, "", now, txn, db, nil

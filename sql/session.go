@@ -79,6 +79,9 @@ type Session struct {
 	// digests are the statement digests the session computed
 	// (digests.go).
 	digests sessionDigests
+	// observed is what the outermost handler keeps of the session's
+	// statements (observe.go).
+	observed observedSession
 	// activity is what the session is doing, for the process list
 	// (processlist.go).
 	activity sessionActivity

@@ -169,6 +169,8 @@ type Summary struct {
 	size     int
 	entries  map[Key]*entry
 	overflow *entry
+	// gen counts the resets, so that a Slot knows its row is gone.
+	gen uint64
 }
 
 // New returns a summary of at most size digests (size <= 0: DefaultSize).
@@ -186,19 +188,53 @@ func (s *Summary) Size() int { return s.size }
 func (s *Summary) Record(k Key, o *Observation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.entryOf(k, o).add(o)
+}
+
+// A Slot remembers the row of the key last recorded through it, so that
+// a statement run again and again (a prepared statement's executions)
+// is counted without its key being hashed and looked up each time. The
+// zero Slot is ready for use; a Slot is not safe for concurrent use.
+type Slot struct {
+	key Key
+	// e is the row of key while gen is the summary's count of resets;
+	// nil when key's statements go to the overflow row.
+	e   *entry
+	gen uint64
+}
+
+// RecordSlot counts statement o under k, as Record does, through slot,
+// which must be used with s only.
+func (s *Summary) RecordSlot(slot *Slot, k Key, o *Observation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slot.e == nil || slot.gen != s.gen || slot.key != k {
+		e := s.entryOf(k, o)
+		e.add(o)
+		slot.key, slot.gen, slot.e = k, s.gen, nil
+		if e != s.overflow {
+			slot.e = e
+		}
+		return
+	}
+	slot.e.add(o)
+}
+
+// entryOf returns the row of k, made for o if k has none, or the
+// overflow row when the summary is full.
+func (s *Summary) entryOf(k Key, o *Observation) *entry {
 	e := s.entries[k]
 	if e == nil {
 		if len(s.entries) >= s.size {
 			if s.overflow == nil {
 				s.overflow = &entry{row: Row{Overflow: true}}
 			}
-			s.overflow.add(o)
-			return
+			return s.overflow
 		}
 		e = &entry{row: Row{Key: k, DigestText: o.DigestText}}
 		s.entries[k] = e
 	}
-	e.add(o)
+	return e
 }
 
 // Rows returns a copy of every row, the overflow row (if any) last, the
@@ -232,5 +268,6 @@ func (s *Summary) Reset() {
 	s.mu.Lock()
 	s.entries = make(map[Key]*entry)
 	s.overflow = nil
+	s.gen++
 	s.mu.Unlock()
 }

@@ -103,3 +103,40 @@ func TestBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestSlot checks recording through a Slot: it counts in the same row as
+// Record; a row emptied by Reset is made again rather than counted in
+// the forgotten one; another key is counted under that key; and a key
+// past the bound goes to the overflow row and is retried afterwards.
+func TestSlot(t *testing.T) {
+	s := New(2)
+	k1, k2 := Key{Schema: "db", Digest: "d1"}, Key{Schema: "other", Digest: "d1"}
+	var slot Slot
+	s.RecordSlot(&slot, k1, obs(time.Millisecond, 100, "a"))
+	s.Record(k1, obs(time.Millisecond, 101, "b"))
+	s.RecordSlot(&slot, k1, obs(time.Millisecond, 102, "c"))
+	if rows := s.Rows(); len(rows) != 1 || rows[0].Count != 3 {
+		t.Fatalf("after three statements of one key: %+v", rows)
+	}
+	s.Reset()
+	s.RecordSlot(&slot, k1, obs(time.Millisecond, 103, "d"))
+	if rows := s.Rows(); len(rows) != 1 || rows[0].Count != 1 || rows[0].FirstSeen != time.Unix(103, 0) {
+		t.Fatalf("after a reset: %+v", rows)
+	}
+	s.RecordSlot(&slot, k2, obs(time.Millisecond, 104, "e"))
+	rows := s.Rows()
+	if len(rows) != 2 || rows[0].Key != k1 || rows[0].Count != 1 || rows[1].Key != k2 || rows[1].Count != 1 {
+		t.Fatalf("after another key: %+v", rows)
+	}
+	k3 := Key{Schema: "db", Digest: "d3"}
+	var full Slot
+	s.RecordSlot(&full, k3, obs(time.Millisecond, 105, "f"))
+	if rows := s.Rows(); len(rows) != 3 || !rows[2].Overflow || rows[2].Count != 1 {
+		t.Fatalf("past the bound: %+v", rows)
+	}
+	s.Reset()
+	s.RecordSlot(&full, k3, obs(time.Millisecond, 106, "g"))
+	if rows := s.Rows(); len(rows) != 1 || rows[0].Key != k3 || rows[0].Count != 1 {
+		t.Fatalf("a key that overflowed, after a reset: %+v", rows)
+	}
+}

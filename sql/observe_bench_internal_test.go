@@ -1,0 +1,73 @@
+package sql
+
+import (
+	"context"
+	"testing"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/kv"
+)
+
+// observeFixture is a node and one session of it, with the outermost
+// handler around nothing, for measuring what observing a statement costs
+// by itself.
+type observeFixture struct {
+	h       *observedHandler
+	s       *Session
+	c       *mysql.Conn
+	prepare *mysql.PrepareData
+	res     *sqltypes.Result
+}
+
+func newObserveFixture(tb testing.TB) *observeFixture {
+	tb.Helper()
+	srv, err := Open(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(),
+		KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = srv.Close() })
+	s, err := newSession(gsql.NewBaseSession(), srv.provider, srv.sessionVars())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const id = 1
+	srv.sessions.add(id, s)
+	h := &observedHandler{
+		limitHandler: &limitHandler{handler: &handler{sessions: srv.sessions}},
+		metrics:      srv.metrics, slow: srv.slow, recentSlow: srv.recentSlow, openConns: &srv.openConns,
+	}
+	query := "SELECT c FROM sbtest1 WHERE id=?"
+	f := &observeFixture{
+		h: h, s: s,
+		c:       &mysql.Conn{ConnectionID: id, PrepareData: map[uint32]*mysql.PrepareData{}},
+		prepare: &mysql.PrepareData{StatementID: 1, PrepareStmt: query, ParamsCount: 1},
+		res: &sqltypes.Result{
+			Fields: []*querypb.Field{{Name: "c", Type: sqltypes.Char}},
+			Rows:   [][]sqltypes.Value{{sqltypes.NewVarChar("x")}},
+		},
+	}
+	f.c.PrepareData[1] = f.prepare
+	return f
+}
+
+// BenchmarkObserveExecute measures what observedHandler adds to one
+// execution of a prepared statement that sends one row: everything
+// ComStmtExecute does around the inner handler.
+//
+//	go test ./sql -run '^$' -bench ObserveExecute -benchmem
+func BenchmarkObserveExecute(b *testing.B) {
+	f := newObserveFixture(b)
+	send := func(*sqltypes.Result) error { return nil }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st := f.h.begin(f.c, f.prepare.PrepareStmt, f.prepare)
+		_ = st.binaryResults(send)(f.res)
+		f.h.end(f.c, st, f.prepare.PrepareStmt, nil)
+	}
+}
