@@ -49,8 +49,11 @@ type waiterTable struct {
 	// spent in them and the waits refused or ended as deadlocks
 	// (LockWaitStats).
 	waits, waitNanos, deadlocks atomic.Uint64
-	mu                          sync.Mutex
-	queues                      map[string][]*lockWaiter
+	// detectMu orders the store's requests to the detector (detect);
+	// taken before mu, never while holding it.
+	detectMu sync.Mutex
+	mu       sync.Mutex
+	queues   map[string][]*lockWaiter
 }
 
 func newWaiterTable(d DeadlockDetector) *waiterTable {
@@ -82,27 +85,52 @@ func (t *waiterTable) enqueue(key []byte, startTS, lockTS uint64, turn *lockWait
 // moved to w's lockTS; one whose new wait closes a cycle is woken with
 // the *DeadlockError.
 //
-// A remote detector (a KV node of a cluster) is asked with t.mu held, so
-// that the moves and the waits they race with stay in one order; its
-// request is one round trip to the detector's node, bounded by ctx.
+// The detector is asked under t.detectMu, not t.mu: a remote detector (a
+// KV node of a cluster) is a round trip away, up to its RequestTimeout,
+// and meanwhile the store's releases must still wake their waiters, new
+// waits queue and LockWaits answer. detectMu keeps the store's requests
+// to the detector, and so the moves and the waits they race with, in one
+// order.
 func (t *waiterTable) detect(ctx context.Context, w *lockWaiter) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.detectMu.Lock()
+	defer t.detectMu.Unlock()
 	if err := t.detector.Detect(ctx, w.startTS, w.lockTS, w.key); err != nil {
-		t.removeLocked(w)
+		t.mu.Lock()
+		queued := t.removeLocked(w)
+		t.mu.Unlock()
+		if !queued {
+			// A release woke w meanwhile: the turn it got passes on.
+			t.wakeNext(w.key)
+		}
 		return err
 	}
+	type move struct {
+		x    *lockWaiter
+		from uint64
+	}
+	var moves []move
+	t.mu.Lock()
 	w.inGraph = true
 	for _, x := range t.queues[string(w.key)] {
 		if x == w || !x.inGraph || x.lockTS == w.lockTS || x.startTS == w.lockTS {
 			continue
 		}
-		t.detector.Done(x.startTS, x.lockTS)
+		moves = append(moves, move{x, x.lockTS})
 		x.lockTS = w.lockTS
-		if err := t.detector.Detect(ctx, x.startTS, x.lockTS, x.key); err != nil {
-			x.inGraph, x.err = false, err
-			t.removeLocked(x)
-			x.woken <- struct{}{}
+	}
+	t.mu.Unlock()
+	for _, m := range moves {
+		x := m.x
+		t.detector.Done(x.startTS, m.from)
+		if err := t.detector.Detect(ctx, x.startTS, w.lockTS, x.key); err != nil {
+			t.mu.Lock()
+			x.inGraph = false
+			// Unless a release woke it meanwhile (its wait is over).
+			if t.removeLocked(x) {
+				x.err = err
+				x.woken <- struct{}{}
+			}
+			t.mu.Unlock()
 		}
 	}
 	return nil
@@ -110,8 +138,10 @@ func (t *waiterTable) detect(ctx context.Context, w *lockWaiter) error {
 
 // done ends w's wait: it leaves the detector and, unless it was woken, its
 // queue. A waiter woken by a release that did not use its turn (it timed
-// out meanwhile) passes the turn on.
+// out meanwhile) passes the turn on. It waits for the detector requests
+// in progress (detectMu), one of which may be moving w.
 func (t *waiterTable) done(w *lockWaiter, woken bool) {
+	t.detectMu.Lock()
 	t.mu.Lock()
 	if w.inGraph {
 		t.detector.Done(w.startTS, w.lockTS)
@@ -119,6 +149,7 @@ func (t *waiterTable) done(w *lockWaiter, woken bool) {
 	}
 	queued := t.removeLocked(w)
 	t.mu.Unlock()
+	t.detectMu.Unlock()
 	if !woken && !queued && w.err == nil {
 		t.wakeNext(w.key)
 	}

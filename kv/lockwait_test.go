@@ -220,3 +220,60 @@ func TestLockWaitEnds(t *testing.T) {
 	}
 	short.waitQueued(0)
 }
+
+// slowDetector is a detector whose Detect of txn blocks until release
+// is closed, as a remote detector's round trip does; entered is closed
+// when that Detect has begun.
+type slowDetector struct {
+	DeadlockDetector
+	txn              uint64
+	entered, release chan struct{}
+}
+
+func (d *slowDetector) Detect(ctx context.Context, txn, lockTS uint64, key []byte) error {
+	if txn == d.txn {
+		close(d.entered)
+		<-d.release
+	}
+	return d.DeadlockDetector.Detect(ctx, txn, lockTS, key)
+}
+
+// TestLockWaitDetectUnlocked: while the detector is being asked about a
+// wait, the store's wait table is free: the wait list answers and the
+// holder's release wakes the waiter, which then takes the lock.
+func TestLockWaitDetectUnlocked(t *testing.T) {
+	d := &slowDetector{DeadlockDetector: NewDeadlockDetector(), txn: 20,
+		entered: make(chan struct{}), release: make(chan struct{})}
+	s, err := Open("", Options{InMemory: true, LockWaitSlice: time.Hour, DeadlockDetector: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	released := false
+	defer func() {
+		if !released {
+			close(d.release)
+		}
+	}()
+	lt := lockTest{t: t, s: s}
+	ctx := context.Background()
+	if err := lt.acquire(ctx, 10, 10, 0, "k"); err != nil {
+		t.Fatal(err)
+	}
+	done := lt.background(ctx, 20, 20, "k")
+	<-d.entered
+	if !s.waiters.mu.TryLock() {
+		t.Fatal("the wait table is locked while the detector is asked")
+	}
+	s.waiters.mu.Unlock()
+	if ws := s.LockWaits(); len(ws) != 0 {
+		t.Errorf("a wait the detector has not recorded is listed: %+v", ws)
+	}
+	lt.release(10, "k")
+	close(d.release)
+	released = true
+	if err := <-done; err != nil {
+		t.Fatalf("the waiter, woken while the detector was asked: %v", err)
+	}
+	lt.waitQueued(0)
+}

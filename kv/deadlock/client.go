@@ -64,7 +64,7 @@ type Client struct {
 	// ended are the pairs whose waits all ended, for the next CleanUp.
 	ended []pair
 	// downUntil: a Detect failed to reach the detector; until then
-	// Detect does not try (its caller holds its store's wait table, see
+	// Detect does not try (its store asks one request at a time, see
 	// kv's waiterTable.detect), and the background refresh delivers the
 	// waits once the detector answers again.
 	downUntil time.Time

@@ -41,8 +41,9 @@
 //
 // A detector that cannot be reached within RequestTimeout makes Detect
 // answer "no deadlock", and the Detects of the next RequestTimeout
-// answer so at once (the store asks with its wait table locked: a
-// detector out of reach must not hold every release of the store up);
+// answer so at once (the store's requests to the detector are one at a
+// time, kv's waiterTable.detectMu: a detector out of reach must not hold
+// up every wait of the store, nor the end of every wait);
 // the refresh delivers the waits once it answers again. An unchecked wait
 // lasts its wait slice (1 s, the store's LockWaitSlice), after which the
 // request is asked again and checked again, so a cycle is found at the
