@@ -10,7 +10,9 @@
 //   - the store registry: KV nodes register (PutStore) and get an id, then
 //     heartbeat (StoreHeartbeat), say which regions they lead (with each
 //     one's size and its reads and writes of the last interval, kept in
-//     memory) and where their status port is (kept in the store's
+//     memory, each interval counted once in the region's totals, and
+//     forgotten once the region no longer exists: status.go's addLoad
+//     and pruneRegionStats) and where their status port is (kept in the store's
 //     record), and learn the regions they hold a replica of;
 //   - the region directory: each region's [start, end), id, epoch, its
 //     peers (the stores holding its replicas, the members of its raft

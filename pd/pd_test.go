@@ -44,6 +44,13 @@ func pdConfig(t *testing.T, dir string) pd.Config {
 // the test ends.
 func openPDClient(t *testing.T, cfg pd.Config) *pd.Client {
 	t.Helper()
+	_, c := openPDWithClient(t, cfg)
+	return c
+}
+
+// openPDWithClient is openPDClient, returning the pd too.
+func openPDWithClient(t *testing.T, cfg pd.Config) (*pd.Server, *pd.Client) {
+	t.Helper()
 	srv := openPD(t, cfg)
 	t.Cleanup(func() { srv.Close() })
 	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
@@ -51,7 +58,7 @@ func openPDClient(t *testing.T, cfg pd.Config) *pd.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return srv, c
 }
 
 func openPD(t *testing.T, cfg pd.Config) *pd.Server {

@@ -101,6 +101,12 @@ type Server struct {
 	// as its leader last reported it, totals the sum of every load
 	// reported (the API's RegionRecord.Total).
 	loads, totals map[uint64]*pdpb.RegionLoad
+	// counted is, per region, the store and end of the last load added
+	// to its totals (a heartbeat sent again is not counted twice), and
+	// prunedAt when the region maps were last rid of the regions that no
+	// longer exist (status.go).
+	counted  map[uint64]loadMark
+	prunedAt time.Time
 
 	mu   sync.Mutex
 	term *term // nil while not the leader
@@ -184,7 +190,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
 		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, refilling: map[uint64]bool{}, space: map[uint64]*pdpb.StoreSpace{},
 		sizes: map[uint64]uint64{}, loads: map[uint64]*pdpb.RegionLoad{}, totals: map[uint64]*pdpb.RegionLoad{},
-		done: make(chan struct{})}
+		counted: map[uint64]loadMark{}, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()

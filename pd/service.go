@@ -128,11 +128,17 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 			p.s.sizes[id] = rep.GetApproximateSize()
 			if l := rep.GetLoad(); l != nil {
 				p.s.loads[id] = l
-				p.s.addLoad(id, l)
+				p.s.addLoad(id, st.Id, l)
 			}
 		}
 	}
+	prune := time.Since(p.s.prunedAt) >= regionStatsPruneInterval
 	p.s.hbMu.Unlock()
+	if prune {
+		if err := p.s.pruneRegionStats(ctx); err != nil {
+			return nil, toStatus(err)
+		}
+	}
 	regions, err := p.s.dir.regionsOf(ctx, st.Id)
 	if err != nil {
 		return nil, toStatus(err)

@@ -108,9 +108,22 @@ func (s *Server) Regions(ctx context.Context) ([]pdapi.RegionRecord, error) {
 	return out, nil
 }
 
-// addLoad adds a load region id's leader reported to its totals. Called
-// with hbMu held.
-func (s *Server) addLoad(id uint64, l *pdpb.RegionLoad) {
+// loadMark identifies a load added to a region's totals: the store that
+// reported it and the end of its interval.
+type loadMark struct{ store, endMs uint64 }
+
+// addLoad adds a load that store, region id's leader, reported to the
+// region's totals, unless it is the load last added (the same heartbeat
+// sent again: its first attempt timed out after pd took it). Called with
+// hbMu held.
+func (s *Server) addLoad(id, store uint64, l *pdpb.RegionLoad) {
+	if end := l.GetEndUnixMs(); end != 0 {
+		m := loadMark{store, end}
+		if s.counted[id] == m {
+			return
+		}
+		s.counted[id] = m
+	}
 	t := s.totals[id]
 	if t == nil {
 		t = &pdpb.RegionLoad{}
@@ -121,6 +134,45 @@ func (s *Server) addLoad(id uint64, l *pdpb.RegionLoad) {
 	t.WrittenKeys += l.GetWrittenKeys()
 	t.WrittenBytes += l.GetWrittenBytes()
 	t.IntervalMs += l.GetIntervalMs()
+}
+
+// regionStatsPruneInterval is how often the heartbeats rid pd's region
+// sizes and loads of the regions that no longer exist.
+const regionStatsPruneInterval = time.Minute
+
+// pruneRegionStats forgets the sizes and loads of the regions the
+// directory no longer lists (a record replaced by a newer region's at
+// its start key): they would otherwise stay in memory for good.
+func (s *Server) pruneRegionStats(ctx context.Context) error {
+	regions, err := s.dir.regions(ctx)
+	if err != nil {
+		return err
+	}
+	live := make(map[uint64]bool, len(regions))
+	for _, r := range regions {
+		live[r.GetId()] = true
+	}
+	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	s.prunedAt = time.Now()
+	for _, m := range []map[uint64]*pdpb.RegionLoad{s.loads, s.totals} {
+		for id := range m {
+			if !live[id] {
+				delete(m, id)
+			}
+		}
+	}
+	for id := range s.sizes {
+		if !live[id] {
+			delete(s.sizes, id)
+		}
+	}
+	for id := range s.counted {
+		if !live[id] {
+			delete(s.counted, id)
+		}
+	}
+	return nil
 }
 
 // APILoad returns a region's load as the API reports it (nil: the zero

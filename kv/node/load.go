@@ -139,7 +139,8 @@ func (t *loadTable) get(id uint64) (loadSample, Rates) {
 // previous call, over the time since (a heartbeat's RegionLoads: each
 // heartbeat reports the time since the one before, so that pd's running
 // totals count every interval once, whatever made the heartbeats come
-// early); none at the first call, which only starts the interval.
+// early, and with the interval's end, by which pd counts a heartbeat sent
+// again once); none at the first call, which only starts the interval.
 func (t *loadTable) reportLoads(now time.Time, ids []uint64) map[uint64]*pdpb.RegionLoad {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -159,7 +160,8 @@ func (t *loadTable) reportLoads(now time.Time, ids []uint64) map[uint64]*pdpb.Re
 			p = loadSample{} // the region's counts began again (it left and came back)
 		}
 		out[id] = &pdpb.RegionLoad{ReadKeys: cur.readKeys - p.readKeys, ReadBytes: cur.readBytes - p.readBytes,
-			WrittenKeys: cur.writeKeys - p.writeKeys, WrittenBytes: cur.writeBytes - p.writeBytes, IntervalMs: ms}
+			WrittenKeys: cur.writeKeys - p.writeKeys, WrittenBytes: cur.writeBytes - p.writeBytes, IntervalMs: ms,
+			EndUnixMs: uint64(now.UnixMilli())}
 	}
 	return out
 }

@@ -47,7 +47,8 @@ func TestLoadReports(t *testing.T) {
 	lt.write(1, 4, 80)
 	lt.write(2, 2, 10)
 	r := lt.reportLoads(t0.Add(1500*time.Millisecond), []uint64{1})
-	if l := r[1]; l.GetReadKeys() != 20 || l.GetReadBytes() != 400 || l.GetWrittenKeys() != 4 || l.GetWrittenBytes() != 80 || l.GetIntervalMs() != 1500 {
+	if l := r[1]; l.GetReadKeys() != 20 || l.GetReadBytes() != 400 || l.GetWrittenKeys() != 4 || l.GetWrittenBytes() != 80 || l.GetIntervalMs() != 1500 ||
+		l.GetEndUnixMs() != uint64(t0.Add(1500*time.Millisecond).UnixMilli()) {
 		t.Errorf("region 1's report %v, want 20 keys and 400 bytes read, 4 and 80 written, over 1500 ms", l)
 	}
 	if _, ok := r[2]; ok || len(r) != 1 {

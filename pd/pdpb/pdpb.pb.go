@@ -702,12 +702,17 @@ func (x *RegionReport) GetLoad() *RegionLoad {
 // values). The whole cluster's traffic to the region is in it, whichever
 // SQL node sent it.
 type RegionLoad struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ReadKeys      uint64                 `protobuf:"varint,1,opt,name=read_keys,json=readKeys,proto3" json:"read_keys,omitempty"`
-	ReadBytes     uint64                 `protobuf:"varint,2,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
-	WrittenKeys   uint64                 `protobuf:"varint,3,opt,name=written_keys,json=writtenKeys,proto3" json:"written_keys,omitempty"`
-	WrittenBytes  uint64                 `protobuf:"varint,4,opt,name=written_bytes,json=writtenBytes,proto3" json:"written_bytes,omitempty"`
-	IntervalMs    uint64                 `protobuf:"varint,5,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ReadKeys     uint64                 `protobuf:"varint,1,opt,name=read_keys,json=readKeys,proto3" json:"read_keys,omitempty"`
+	ReadBytes    uint64                 `protobuf:"varint,2,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	WrittenKeys  uint64                 `protobuf:"varint,3,opt,name=written_keys,json=writtenKeys,proto3" json:"written_keys,omitempty"`
+	WrittenBytes uint64                 `protobuf:"varint,4,opt,name=written_bytes,json=writtenBytes,proto3" json:"written_bytes,omitempty"`
+	IntervalMs   uint64                 `protobuf:"varint,5,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	// end_unix_ms is when the interval ended, on the leader's clock (0:
+	// not told). A heartbeat sent again (its first attempt timed out after
+	// pd took it) carries the same end, so that pd counts its interval in
+	// the region's totals once.
+	EndUnixMs     uint64 `protobuf:"varint,6,opt,name=end_unix_ms,json=endUnixMs,proto3" json:"end_unix_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,6 +778,13 @@ func (x *RegionLoad) GetWrittenBytes() uint64 {
 func (x *RegionLoad) GetIntervalMs() uint64 {
 	if x != nil {
 		return x.IntervalMs
+	}
+	return 0
+}
+
+func (x *RegionLoad) GetEndUnixMs() uint64 {
+	if x != nil {
+		return x.EndUnixMs
 	}
 	return 0
 }
@@ -1756,7 +1768,7 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x03end\x18\x06 \x01(\fR\x03end\x12\x18\n" +
 	"\aversion\x18\a \x01(\x04R\aversion\x12)\n" +
 	"\x10approximate_size\x18\b \x01(\x04R\x0fapproximateSize\x12)\n" +
-	"\x04load\x18\t \x01(\v2\x15.percdb.pd.RegionLoadR\x04load\"\xb1\x01\n" +
+	"\x04load\x18\t \x01(\v2\x15.percdb.pd.RegionLoadR\x04load\"\xd1\x01\n" +
 	"\n" +
 	"RegionLoad\x12\x1b\n" +
 	"\tread_keys\x18\x01 \x01(\x04R\breadKeys\x12\x1d\n" +
@@ -1765,7 +1777,8 @@ const file_pdpb_proto_rawDesc = "" +
 	"\fwritten_keys\x18\x03 \x01(\x04R\vwrittenKeys\x12#\n" +
 	"\rwritten_bytes\x18\x04 \x01(\x04R\fwrittenBytes\x12\x1f\n" +
 	"\vinterval_ms\x18\x05 \x01(\x04R\n" +
-	"intervalMs\"\xd3\x01\n" +
+	"intervalMs\x12\x1e\n" +
+	"\vend_unix_ms\x18\x06 \x01(\x04R\tendUnixMs\"\xd3\x01\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
 	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
