@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/percdb/percdb/pd/pdpb"
 )
 
 // TestCtlRefusesBadCommands: percdb ctl names what is wrong with a command
@@ -27,6 +30,32 @@ func TestCtlRefusesBadCommands(t *testing.T) {
 		err := runCtl(c.args, &out)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("percdb ctl %q: %v, want an error with %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestStoreListTable: store list's table names each store's status port
+// (where its /metrics and /store are), "-" for a store that reported none.
+func TestStoreListTable(t *testing.T) {
+	var out bytes.Buffer
+	stores := []*pdpb.Store{
+		{Id: 1, Addr: "10.0.0.1:20160", StatusAddr: "10.0.0.1:20180", Status: pdpb.StoreStatus_UP},
+		{Id: 2, Addr: "10.0.0.2:20160", Status: pdpb.StoreStatus_OFFLINE},
+	}
+	if err := printStores(&out, stores, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("store list:\n%s", out.String())
+	}
+	for i, want := range [][]string{
+		{"ID", "ADDRESS", "STATUS", "ADDRESS", "STATUS"},
+		{"1", "10.0.0.1:20160", "10.0.0.1:20180", "Up"},
+		{"2", "10.0.0.2:20160", "-", "Offline"},
+	} {
+		if got := strings.Fields(lines[i]); len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+			t.Errorf("line %d: %q, want it to begin with %q", i, lines[i], want)
 		}
 	}
 }
