@@ -567,6 +567,12 @@ type Client interface {
 	// a store that does not answer is named in the error, and the waits
 	// of the others are returned with it.
 	LockWaitInfo(ctx context.Context) ([]LockWait, error)
+	// LockWaitCounts returns the lock-wait counts of every store the
+	// client reaches, summed (InnoDB's Innodb_row_lock_* on any SQL
+	// node): in process, the store's (Store.LockWaitStats); in a
+	// cluster, each KV node's. Like LockWaitInfo, a store that does not
+	// answer is named in the error, which comes with the others' sum.
+	LockWaitCounts(ctx context.Context) (LockWaitStats, error)
 }
 
 // Splitter splits regions on request (SPLIT TABLE): the in-process

@@ -288,4 +288,8 @@ func (i *instrumented) LockWaitInfo(ctx context.Context) ([]LockWait, error) {
 	return i.c.LockWaitInfo(ctx)
 }
 
+func (i *instrumented) LockWaitCounts(ctx context.Context) (LockWaitStats, error) {
+	return i.c.LockWaitCounts(ctx)
+}
+
 var _ Client = (*instrumented)(nil)

@@ -228,6 +228,15 @@ type LockWait struct {
 	LockTS uint64 // the transaction holding the lock
 }
 
+// LockWaitCounts implements Client: the store's LockWaitStats.
+func (s *Store) LockWaitCounts(context.Context) (LockWaitStats, error) { return s.LockWaitStats(), nil }
+
+// Add returns the sum of st and o.
+func (st LockWaitStats) Add(o LockWaitStats) LockWaitStats {
+	return LockWaitStats{Waiting: st.Waiting + o.Waiting, Waits: st.Waits + o.Waits, WaitTime: st.WaitTime + o.WaitTime,
+		Deadlocks: st.Deadlocks + o.Deadlocks}
+}
+
 // LockWaitInfo implements Client: the store's LockWaits.
 func (s *Store) LockWaitInfo(context.Context) ([]LockWait, error) { return s.LockWaits(), nil }
 

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/percdb/percdb/sql/fastpath"
@@ -43,16 +44,18 @@ const (
 	helpSnapshotMoves            = "Statements of pessimistic transactions that met a commit newer than their snapshot, by outcome: moved (the transaction's earlier reads were unchanged, its snapshot moved and the statement ran again), refused (an earlier read changed: 1213)."
 	helpLockWaitTimeouts         = "Pessimistic lock requests that gave up after innodb_lock_wait_timeout (MySQL error 1205)."
 	helpDeadlocks                = "Pessimistic lock requests refused as the victim of a deadlock (MySQL error 1213; the transaction was rolled back)."
-	helpLockWaiting              = "Lock requests waiting in the store's queues now."
-	helpLockWaits                = "Lock requests queued behind another transaction's lock in the store (a wait longer than the store's wait slice, 1 s, counts once per slice)."
-	helpLockWaitTime             = "Time lock requests spent waiting in the store's queues."
+	helpLockWaiting              = "Lock requests waiting in the stores' queues now (on a SQL node of a cluster, every KV node's that answered)."
+	helpLockWaits                = "Lock requests queued behind another transaction's lock in the stores (a wait longer than a store's wait slice, 1 s, counts once per slice)."
+	helpLockWaitTime             = "Time lock requests spent waiting in the stores' queues."
 	helpGCCompactions            = "Compactions of the key ranges GC cleaned, run once GC has deleted enough versions there, so that reads stop stepping over their tombstones."
 	helpGCCompactionTime         = "Time spent in compactions of the key ranges GC cleaned."
 	helpSnapshotMovesPastChanges = "Snapshot moves (of percdb_snapshot_moves_total{outcome=\"moved\"}) made although an earlier read had changed, because the change left what the transaction read of it (its columns) equal."
 )
 
 // nodeCounters returns the node's counters with their current values.
-func (p *DatabaseProvider) nodeCounters() []nodeCounter {
+// On a SQL node of a cluster some come from the KV nodes, asked within
+// ctx.
+func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodeCounter {
 	out := make([]nodeCounter, 0, fastpath.NumReasons+16)
 	out = append(out, nodeCounter{status: statusOracleCalls, metric: "percdb_oracle_calls_total", help: helpOracleCalls, value: p.store.OracleCalls()})
 	if fp := p.fast; fp != nil {
@@ -100,15 +103,17 @@ func (p *DatabaseProvider) nodeCounters() []nodeCounter {
 	} {
 		out = append(out, nodeCounter{status: c.status, metric: c.metric, help: c.help, label: c.label, labelValue: c.value, value: c.v})
 	}
-	if ks := p.lockWaits.store; ks != nil {
-		// The store's lock queues, under InnoDB's names, which MySQL
-		// monitoring reads (a SQL node of a cluster has no store).
-		lw := ks.LockWaitStats()
+	if lw, ok := p.lockWaits.counts(ctx); ok {
+		// The stores' lock queues, under InnoDB's names, which MySQL
+		// monitoring reads: the node's own store's, or on a SQL node of
+		// a cluster the KV nodes' summed.
 		out = append(out,
 			nodeCounter{status: "Innodb_row_lock_current_waits", metric: "percdb_kv_lock_waiting", help: helpLockWaiting, gauge: true, value: uint64(max(lw.Waiting, 0))},
 			nodeCounter{status: "Innodb_row_lock_waits", metric: "percdb_kv_lock_waits_total", help: helpLockWaits, value: lw.Waits},
 			nodeCounter{status: "Innodb_row_lock_time", metric: "percdb_kv_lock_wait_seconds_total", help: helpLockWaitTime, value: uint64(lw.WaitTime.Milliseconds()), metricScale: 1e-3},
 		)
+	}
+	if ks := p.lockWaits.store; ks != nil {
 		gcc := ks.GCCompactionStats()
 		out = append(out,
 			nodeCounter{status: "Percdb_gc_compactions", metric: "percdb_kv_gc_compactions_total", help: helpGCCompactions, value: gcc.Compactions},

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -22,8 +23,8 @@ const (
 
 // percdbStatus returns percdb's status variables with their current
 // values: the node's counters (counters.go), which /metrics shows too.
-func (s *Session) percdbStatus() map[string]gsql.StatusVarValue {
-	counters := s.provider.nodeCounters()
+func (s *Session) percdbStatus(ctx context.Context) map[string]gsql.StatusVarValue {
+	counters := s.provider.nodeCounters(ctx)
 	out := make(map[string]gsql.StatusVarValue, len(counters))
 	for _, c := range counters {
 		val := &atomic.Uint64{}
@@ -45,7 +46,7 @@ func (s *Session) percdbStatus() map[string]gsql.StatusVarValue {
 // variables and percdb's.
 func (s *Session) GetAllStatusVariables(ctx *gsql.Context) map[string]gsql.StatusVarValue {
 	m := s.BaseSession.GetAllStatusVariables(ctx)
-	for name, v := range s.percdbStatus() {
+	for name, v := range s.percdbStatus(ctx) {
 		m[name] = v
 	}
 	return m
@@ -53,7 +54,7 @@ func (s *Session) GetAllStatusVariables(ctx *gsql.Context) map[string]gsql.Statu
 
 // GetStatusVariable implements sql.Session, percdb's variables included.
 func (s *Session) GetStatusVariable(ctx *gsql.Context, name string) (any, error) {
-	if v, ok := s.percdbStatus()[name]; ok {
+	if v, ok := s.percdbStatus(ctx)[name]; ok {
 		return v.Value(), nil
 	}
 	return s.BaseSession.GetStatusVariable(ctx, name)

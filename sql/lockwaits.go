@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/kv"
 )
 
 // dataLockWaitsName is information_schema.DATA_LOCK_WAITS: the lock waits
@@ -64,6 +66,23 @@ func (v *lockWaitView) rows(ctx context.Context) ([]lockWaitRow, error) {
 		out[i] = lockWaitRow{key: w.Key, txn: w.Txn, holder: w.LockTS, txnConn: conn(w.Txn), holderConn: conn(w.LockTS)}
 	}
 	return out, err
+}
+
+// counts returns the stores' lock-wait counts: the node's own store's,
+// or on a SQL node of a cluster the sum of the KV nodes' that answered
+// within lockWaitsTimeout (SHOW STATUS and /metrics have nowhere to warn
+// of the others); false when the node has no store to ask.
+func (v *lockWaitView) counts(ctx context.Context) (kv.LockWaitStats, bool) {
+	if v.store != nil {
+		return v.store.LockWaitStats(), true
+	}
+	if v.client == nil {
+		return kv.LockWaitStats{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, lockWaitsTimeout)
+	defer cancel()
+	st, _ := v.client.LockWaitCounts(ctx)
+	return st, true
 }
 
 // dataLockWaitsTable is DATA_LOCK_WAITS over v.

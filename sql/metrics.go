@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -178,7 +179,9 @@ func (counterCollector) Describe(chan<- *prometheus.Desc) {}
 // Collect implements prometheus.Collector.
 func (c counterCollector) Collect(ch chan<- prometheus.Metric) {
 	descs := make(map[string]*prometheus.Desc)
-	for _, nc := range c.p.nodeCounters() {
+	// A scrape has no context of its own; nodeCounters bounds what it
+	// asks the KV nodes.
+	for _, nc := range c.p.nodeCounters(context.Background()) {
 		d, ok := descs[nc.metric]
 		if !ok {
 			var labels []string

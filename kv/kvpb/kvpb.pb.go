@@ -4952,7 +4952,10 @@ func (x *SplitRegionResponse) GetRight() *RegionInfo {
 }
 
 type GetLockWaitInfoRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// counts_only asks for the store's lock-wait counts without its
+	// waiting requests.
+	CountsOnly    bool `protobuf:"varint,1,opt,name=counts_only,json=countsOnly,proto3" json:"counts_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4987,9 +4990,19 @@ func (*GetLockWaitInfoRequest) Descriptor() ([]byte, []int) {
 	return file_kvpb_proto_rawDescGZIP(), []int{69}
 }
 
+func (x *GetLockWaitInfoRequest) GetCountsOnly() bool {
+	if x != nil {
+		return x.CountsOnly
+	}
+	return false
+}
+
 type GetLockWaitInfoResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entries       []*LockWaitEntry       `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*LockWaitEntry       `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// counts are the store's lock-wait counts since it opened
+	// (kv.LockWaitStats).
+	Counts        *LockWaitCounts `protobuf:"bytes,2,opt,name=counts,proto3" json:"counts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5031,6 +5044,84 @@ func (x *GetLockWaitInfoResponse) GetEntries() []*LockWaitEntry {
 	return nil
 }
 
+func (x *GetLockWaitInfoResponse) GetCounts() *LockWaitCounts {
+	if x != nil {
+		return x.Counts
+	}
+	return nil
+}
+
+// LockWaitCounts are a store's lock-wait counts (kv.LockWaitStats):
+// the requests waiting now, the waits begun, the time spent waiting in
+// nanoseconds and the waits refused or ended as deadlocks.
+type LockWaitCounts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Waiting       int64                  `protobuf:"varint,1,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Waits         uint64                 `protobuf:"varint,2,opt,name=waits,proto3" json:"waits,omitempty"`
+	WaitNanos     uint64                 `protobuf:"varint,3,opt,name=wait_nanos,json=waitNanos,proto3" json:"wait_nanos,omitempty"`
+	Deadlocks     uint64                 `protobuf:"varint,4,opt,name=deadlocks,proto3" json:"deadlocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LockWaitCounts) Reset() {
+	*x = LockWaitCounts{}
+	mi := &file_kvpb_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LockWaitCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LockWaitCounts) ProtoMessage() {}
+
+func (x *LockWaitCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LockWaitCounts.ProtoReflect.Descriptor instead.
+func (*LockWaitCounts) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *LockWaitCounts) GetWaiting() int64 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *LockWaitCounts) GetWaits() uint64 {
+	if x != nil {
+		return x.Waits
+	}
+	return 0
+}
+
+func (x *LockWaitCounts) GetWaitNanos() uint64 {
+	if x != nil {
+		return x.WaitNanos
+	}
+	return 0
+}
+
+func (x *LockWaitCounts) GetDeadlocks() uint64 {
+	if x != nil {
+		return x.Deadlocks
+	}
+	return 0
+}
+
 // LockWaitEntry is one waiting lock request: the transaction txn waits
 // for key, locked by the transaction lock_ts.
 type LockWaitEntry struct {
@@ -5044,7 +5135,7 @@ type LockWaitEntry struct {
 
 func (x *LockWaitEntry) Reset() {
 	*x = LockWaitEntry{}
-	mi := &file_kvpb_proto_msgTypes[71]
+	mi := &file_kvpb_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5056,7 +5147,7 @@ func (x *LockWaitEntry) String() string {
 func (*LockWaitEntry) ProtoMessage() {}
 
 func (x *LockWaitEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[71]
+	mi := &file_kvpb_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5069,7 +5160,7 @@ func (x *LockWaitEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LockWaitEntry.ProtoReflect.Descriptor instead.
 func (*LockWaitEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{71}
+	return file_kvpb_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LockWaitEntry) GetKey() []byte {
@@ -5461,10 +5552,19 @@ const file_kvpb_proto_rawDesc = "" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12)\n" +
 	"\x04left\x18\x03 \x01(\v2\x15.percdb.kv.RegionInfoR\x04left\x12+\n" +
-	"\x05right\x18\x04 \x01(\v2\x15.percdb.kv.RegionInfoR\x05right\"\x18\n" +
-	"\x16GetLockWaitInfoRequest\"M\n" +
+	"\x05right\x18\x04 \x01(\v2\x15.percdb.kv.RegionInfoR\x05right\"9\n" +
+	"\x16GetLockWaitInfoRequest\x12\x1f\n" +
+	"\vcounts_only\x18\x01 \x01(\bR\n" +
+	"countsOnly\"\x80\x01\n" +
 	"\x17GetLockWaitInfoResponse\x122\n" +
-	"\aentries\x18\x01 \x03(\v2\x18.percdb.kv.LockWaitEntryR\aentries\"L\n" +
+	"\aentries\x18\x01 \x03(\v2\x18.percdb.kv.LockWaitEntryR\aentries\x121\n" +
+	"\x06counts\x18\x02 \x01(\v2\x19.percdb.kv.LockWaitCountsR\x06counts\"}\n" +
+	"\x0eLockWaitCounts\x12\x18\n" +
+	"\awaiting\x18\x01 \x01(\x03R\awaiting\x12\x14\n" +
+	"\x05waits\x18\x02 \x01(\x04R\x05waits\x12\x1d\n" +
+	"\n" +
+	"wait_nanos\x18\x03 \x01(\x04R\twaitNanos\x12\x1c\n" +
+	"\tdeadlocks\x18\x04 \x01(\x04R\tdeadlocks\"L\n" +
 	"\rLockWaitEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x10\n" +
 	"\x03txn\x18\x02 \x01(\x04R\x03txn\x12\x17\n" +
@@ -5517,7 +5617,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -5591,7 +5691,8 @@ var file_kvpb_proto_goTypes = []any{
 	(*SplitRegionResponse)(nil),            // 69: percdb.kv.SplitRegionResponse
 	(*GetLockWaitInfoRequest)(nil),         // 70: percdb.kv.GetLockWaitInfoRequest
 	(*GetLockWaitInfoResponse)(nil),        // 71: percdb.kv.GetLockWaitInfoResponse
-	(*LockWaitEntry)(nil),                  // 72: percdb.kv.LockWaitEntry
+	(*LockWaitCounts)(nil),                 // 72: percdb.kv.LockWaitCounts
+	(*LockWaitEntry)(nil),                  // 73: percdb.kv.LockWaitEntry
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,   // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -5687,56 +5788,57 @@ var file_kvpb_proto_depIdxs = []int32{
 	13,  // 90: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
 	3,   // 91: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
 	3,   // 92: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
-	72,  // 93: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
-	26,  // 94: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	28,  // 95: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	30,  // 96: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	33,  // 97: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	35,  // 98: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	38,  // 99: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	39,  // 100: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	40,  // 101: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	42,  // 102: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	43,  // 103: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	46,  // 104: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	48,  // 105: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	50,  // 106: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	54,  // 107: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	56,  // 108: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	57,  // 109: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	60,  // 110: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	62,  // 111: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
-	64,  // 112: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
-	66,  // 113: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
-	68,  // 114: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
-	70,  // 115: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
-	27,  // 116: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	29,  // 117: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	31,  // 118: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	34,  // 119: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	36,  // 120: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	37,  // 121: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	37,  // 122: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	41,  // 123: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	37,  // 124: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	44,  // 125: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	47,  // 126: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	37,  // 127: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	51,  // 128: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	55,  // 129: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	37,  // 130: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	59,  // 131: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	61,  // 132: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	63,  // 133: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
-	65,  // 134: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
-	67,  // 135: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
-	69,  // 136: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
-	71,  // 137: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
-	116, // [116:138] is the sub-list for method output_type
-	94,  // [94:116] is the sub-list for method input_type
-	94,  // [94:94] is the sub-list for extension type_name
-	94,  // [94:94] is the sub-list for extension extendee
-	0,   // [0:94] is the sub-list for field type_name
+	73,  // 93: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
+	72,  // 94: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
+	26,  // 95: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 96: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 97: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 98: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 99: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 100: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 101: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 102: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 103: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 104: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 105: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	48,  // 106: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	50,  // 107: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	54,  // 108: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	56,  // 109: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	57,  // 110: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	60,  // 111: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	62,  // 112: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	64,  // 113: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	66,  // 114: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	68,  // 115: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
+	70,  // 116: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
+	27,  // 117: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 118: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 119: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 120: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 121: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 122: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 123: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 124: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 125: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 126: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	47,  // 127: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 128: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	51,  // 129: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	55,  // 130: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 131: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	59,  // 132: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	61,  // 133: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	63,  // 134: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	65,  // 135: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	67,  // 136: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	69,  // 137: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
+	71,  // 138: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
+	117, // [117:139] is the sub-list for method output_type
+	95,  // [95:117] is the sub-list for method input_type
+	95,  // [95:95] is the sub-list for extension type_name
+	95,  // [95:95] is the sub-list for extension extendee
+	0,   // [0:95] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -5772,7 +5874,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

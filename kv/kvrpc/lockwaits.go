@@ -23,15 +23,41 @@ const lockWaitInfoTimeout = 5 * time.Second
 // stores' waits: a lock wait is a moment's state, and whoever shows it
 // asks again.
 func (c *Client) LockWaitInfo(ctx context.Context) ([]kv.LockWait, error) {
+	var out []kv.LockWait
+	err := c.askStores(ctx, false, func(resp *kvpb.GetLockWaitInfoResponse) {
+		for _, e := range resp.GetEntries() {
+			out = append(out, kv.LockWait{Key: e.GetKey(), Txn: e.GetTxn(), LockTS: e.GetLockTs()})
+		}
+	})
+	return out, err
+}
+
+// LockWaitCounts implements kv.Client: each store's counts, asked as
+// LockWaitInfo asks for the waits, summed.
+func (c *Client) LockWaitCounts(ctx context.Context) (kv.LockWaitStats, error) {
+	var sum kv.LockWaitStats
+	err := c.askStores(ctx, true, func(resp *kvpb.GetLockWaitInfoResponse) {
+		n := resp.GetCounts()
+		sum = sum.Add(kv.LockWaitStats{Waiting: n.GetWaiting(), Waits: n.GetWaits(), WaitTime: time.Duration(n.GetWaitNanos()),
+			Deadlocks: n.GetDeadlocks()})
+	})
+	return sum, err
+}
+
+// askStores sends GetLockWaitInfo (only the counts when countsOnly) to
+// every store the router lists at once, and hands each answer to take,
+// one at a time. A store that does not answer within lockWaitInfoTimeout
+// is named in the error.
+func (c *Client) askStores(ctx context.Context, countsOnly bool, take func(*kvpb.GetLockWaitInfoResponse)) error {
 	addrs, err := c.storeAddrs(ctx, "lock waits")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, lockWaitInfoTimeout)
 	defer cancel()
 	type answer struct {
-		waits []kv.LockWait
-		err   error
+		resp *kvpb.GetLockWaitInfoResponse
+		err  error
 	}
 	answers := make([]answer, len(addrs))
 	var wg sync.WaitGroup
@@ -39,34 +65,30 @@ func (c *Client) LockWaitInfo(ctx context.Context) ([]kv.LockWait, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i].waits, answers[i].err = c.lockWaitsOn(ctx, addr)
+			answers[i].resp, answers[i].err = c.lockWaitsOn(ctx, addr, countsOnly)
 		}()
 	}
 	wg.Wait()
-	var out []kv.LockWait
 	var errs []error
 	for _, a := range answers {
-		out = append(out, a.waits...)
 		if a.err != nil {
 			errs = append(errs, a.err)
+			continue
 		}
+		take(a.resp)
 	}
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// lockWaitsOn asks the store at addr for its waiting lock requests.
-func (c *Client) lockWaitsOn(ctx context.Context, addr string) ([]kv.LockWait, error) {
+// lockWaitsOn asks the store at addr for its lock waits.
+func (c *Client) lockWaitsOn(ctx context.Context, addr string, countsOnly bool) (*kvpb.GetLockWaitInfoResponse, error) {
 	kc, err := c.conn(addr)
 	if err != nil {
 		return nil, fmt.Errorf("kv store %s: lock waits: %w", addr, err)
 	}
-	resp, err := kc.GetLockWaitInfo(ctx, &kvpb.GetLockWaitInfoRequest{})
+	resp, err := kc.GetLockWaitInfo(ctx, &kvpb.GetLockWaitInfoRequest{CountsOnly: countsOnly})
 	if err != nil {
 		return nil, fmt.Errorf("kv store %s: lock waits: %w", addr, err)
 	}
-	out := make([]kv.LockWait, len(resp.GetEntries()))
-	for i, e := range resp.GetEntries() {
-		out[i] = kv.LockWait{Key: e.GetKey(), Txn: e.GetTxn(), LockTS: e.GetLockTs()}
-	}
-	return out, nil
+	return resp, nil
 }

@@ -81,11 +81,22 @@ func TestLockWaitInfo(t *testing.T) {
 	if local, err := kv.NewLocalClient(s).LockWaitInfo(ctx); err != nil || !same(local) {
 		t.Fatalf("LockWaitInfo in process: %+v %v, want %+v", local, err, want)
 	}
+	// The counts: one request waiting, one wait begun.
+	counted := func(st kv.LockWaitStats) bool { return st.Waiting == 1 && st.Waits == 1 && st.Deadlocks == 0 }
+	if st, err := c.LockWaitCounts(ctx); err != nil || !counted(st) {
+		t.Fatalf("LockWaitCounts over gRPC: %+v %v, want 1 waiting, 1 wait", st, err)
+	}
+	if st, err := kv.NewLocalClient(s).LockWaitCounts(ctx); err != nil || !counted(st) {
+		t.Fatalf("LockWaitCounts in process: %+v %v, want 1 waiting, 1 wait", st, err)
+	}
 
 	withDead := kvrpc.NewClient(listingRouter{fixedRouter{s, addr}, []string{dead, addr}}, kvrpc.Options{})
 	defer withDead.Close()
 	waits, err = withDead.LockWaitInfo(ctx)
 	if err == nil || !strings.Contains(err.Error(), dead) || !same(waits) {
 		t.Fatalf("LockWaitInfo with %s down: %+v %v, want the live store's wait and an error naming %s", dead, waits, err, dead)
+	}
+	if st, err := withDead.LockWaitCounts(ctx); err == nil || !strings.Contains(err.Error(), dead) || !counted(st) {
+		t.Fatalf("LockWaitCounts with %s down: %+v %v, want the live store's counts and an error naming %s", dead, st, err, dead)
 	}
 }

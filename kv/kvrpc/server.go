@@ -38,8 +38,10 @@ type Backend interface {
 	ScanLock(ctx context.Context, req *kv.ScanLockRequest) (*kv.ScanLockResponse, error)
 	GC(ctx context.Context, req *kv.GCRequest) (*kv.GCResponse, error)
 	UnsafeDestroyRange(ctx context.Context, start, end []byte) (*kv.DestroyRangeResponse, error)
-	// LockWaitInfo lists the store's waiting lock requests.
+	// LockWaitInfo lists the store's waiting lock requests, and
+	// LockWaitCounts returns its lock-wait counts.
 	LockWaitInfo(ctx context.Context) ([]kv.LockWait, error)
+	LockWaitCounts(ctx context.Context) (kv.LockWaitStats, error)
 }
 
 // Server serves a Backend on the KV service.
@@ -309,16 +311,22 @@ func (s *Server) UnsafeDestroyRange(ctx context.Context, req *kvpb.UnsafeDestroy
 	return out, serr
 }
 
-// GetLockWaitInfo implements kvpb.KVServer.
-func (s *Server) GetLockWaitInfo(ctx context.Context, _ *kvpb.GetLockWaitInfoRequest) (*kvpb.GetLockWaitInfoResponse, error) {
-	waits, err := s.backend.LockWaitInfo(ctx)
+// GetLockWaitInfo implements kvpb.KVServer: the store's waiting lock
+// requests (unless only the counts are asked) and its lock-wait counts.
+func (s *Server) GetLockWaitInfo(ctx context.Context, req *kvpb.GetLockWaitInfoRequest) (*kvpb.GetLockWaitInfoResponse, error) {
+	var waits []kv.LockWait
+	st, err := s.backend.LockWaitCounts(ctx)
+	if err == nil && !req.GetCountsOnly() {
+		waits, err = s.backend.LockWaitInfo(ctx)
+	}
 	if err != nil {
 		if _, _, serr := outcome(err); serr != nil {
 			return nil, serr
 		}
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	out := &kvpb.GetLockWaitInfoResponse{Entries: make([]*kvpb.LockWaitEntry, len(waits))}
+	out := &kvpb.GetLockWaitInfoResponse{Entries: make([]*kvpb.LockWaitEntry, len(waits)), Counts: &kvpb.LockWaitCounts{
+		Waiting: st.Waiting, Waits: st.Waits, WaitNanos: uint64(st.WaitTime), Deadlocks: st.Deadlocks}}
 	for i, w := range waits {
 		out.Entries[i] = &kvpb.LockWaitEntry{Key: w.Key, Txn: w.Txn, LockTs: w.LockTS}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/percdb/percdb/tests/testproc"
@@ -137,6 +138,28 @@ func TestLockWaitsAcrossSQLNodes(t *testing.T) {
 	}, func() string {
 		return fmt.Sprintf("%+v, want the wait for connection %d's transaction %d", tx.LockWaits, holderID, want.holderTxn)
 	})
+
+	// InnoDB's row lock counters, the KV nodes' summed, on a SQL node
+	// (which has no store of its own).
+	status := func(db *sql.DB, name string) (v uint64) {
+		t.Helper()
+		var n string
+		if err := db.QueryRowContext(ctx, "SHOW STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
+			t.Fatalf("SHOW STATUS LIKE '%s': %v", name, err)
+		}
+		return v
+	}
+	waitFor(t, "sql1's Innodb_row_lock_current_waits counts the wait", func() bool {
+		return status(db1, "Innodb_row_lock_current_waits") == 1
+	}, func() string { return "" })
+	if n := status(db2, "Innodb_row_lock_waits"); n < 1 {
+		t.Fatalf("sql2's Innodb_row_lock_waits = %d during a wait", n)
+	}
+	var metrics string
+	waitFor(t, "sql1's /metrics counts the wait", func() bool {
+		metrics = string(getOK(t, c, sqlStatus, "/metrics"))
+		return strings.Contains(metrics, "\npercdb_kv_lock_waiting 1\n")
+	}, func() string { return metrics })
 
 	if _, err := holder.ExecContext(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
