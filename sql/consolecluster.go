@@ -1,11 +1,13 @@
 package sql
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -156,9 +158,27 @@ func getFromPD(ctx context.Context, addrs []string, path string, v any) error {
 
 // getJSON decodes the JSON answer of a GET of url into v.
 func getJSON(ctx context.Context, url string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	return doJSON(ctx, http.MethodGet, url, nil, v)
+}
+
+// postJSON posts body in JSON to url and decodes the JSON answer into v.
+func postJSON(ctx context.Context, url string, body, v any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", url, err)
+	}
+	return doJSON(ctx, http.MethodPost, url, bytes.NewReader(b), v)
+}
+
+// doJSON sends a request of method to url with body (nil: none) and
+// decodes the JSON answer into v.
+func doJSON(ctx context.Context, method, url string, body io.Reader, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -166,10 +186,10 @@ func getJSON(ctx context.Context, url string, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return fmt.Errorf("%s %s: %s", method, url, resp.Status)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
+		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	return nil
 }

@@ -55,6 +55,7 @@ func (c consoleSource) Storage() console.Storage {
 	if ks == nil {
 		out.Note = "This SQL node keeps no data: the stores below are the KV nodes', each read from its status port (the address it registered with pd)."
 		out.Stores = c.clusterStores(ctx)
+		out.Tables = c.clusterTables(ctx, out.Stores)
 		return out
 	}
 	out.Local = true
@@ -87,6 +88,12 @@ func (c consoleSource) largestTables() []console.TableSize {
 		}
 		sizes = append(sizes, console.TableSize{Table: name, Bytes: n})
 	}
+	return largestFirst(sizes)
+}
+
+// largestFirst sorts sizes by size, largest first (then by name), and
+// cuts them to the storageTables largest.
+func largestFirst(sizes []console.TableSize) []console.TableSize {
 	slices.SortFunc(sizes, func(a, b console.TableSize) int {
 		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.Table, b.Table))
 	})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/pd/pdapi"
 	"github.com/percdb/percdb/sql/console"
 )
@@ -64,4 +66,71 @@ func (c consoleSource) clusterStores(ctx context.Context) []console.StoreStorage
 	}
 	wg.Wait()
 	return out
+}
+
+// clusterTables asks each store that answered (those of stores without an
+// error) for the sizes of the catalog's tables (statusserver's
+// /store/sizes: only the SQL node knows which key ranges are tables),
+// fills in each store's largest tables, and returns the cluster's
+// largest: each table's bytes on every store summed, every replica
+// counted, as the disks hold them.
+func (c consoleSource) clusterTables(ctx context.Context, stores []console.StoreStorage) []console.TableSize {
+	names := c.tableNames()
+	ids := make([]int64, 0, min(len(names), storageTablesMeasured))
+	for id := range names {
+		if len(ids) == storageTablesMeasured {
+			break
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	req := statusserver.SizesRequest{Ranges: make([][2][]byte, len(ids))}
+	for i, id := range ids {
+		start, end := tablecodec.TableRange(id)
+		req.Ranges[i] = [2][]byte{start, end}
+	}
+	sized := func(bytes []uint64) []console.TableSize {
+		out := make([]console.TableSize, len(ids))
+		for i, id := range ids {
+			out[i] = console.TableSize{Table: names[id], Bytes: bytes[i]}
+		}
+		return largestFirst(out)
+	}
+	total := make([]uint64, len(ids))
+	answered := 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range stores {
+		s := &stores[i]
+		if s.Error != "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ans statusserver.SizesAnswer
+			if err := postJSON(ctx, "http://"+s.StatusAddr+statusserver.StoreSizesPath, req, &ans); err != nil {
+				s.TablesError = err.Error()
+				return
+			}
+			if len(ans.Bytes) != len(ids) {
+				s.TablesError = fmt.Sprintf("%d sizes for %d tables", len(ans.Bytes), len(ids))
+				return
+			}
+			s.Tables = sized(ans.Bytes)
+			mu.Lock()
+			for i, n := range ans.Bytes {
+				total[i] += n
+			}
+			answered++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if answered == 0 {
+		return nil
+	}
+	return sized(total)
 }

@@ -169,7 +169,7 @@ func runKV(args []string) error {
 	if err != nil {
 		return err
 	}
-	status, err := listenStatus(logger, statusAddr, "/store", "/regions", "/regions/")
+	status, err := listenStatus(logger, statusAddr, "/store", statusserver.StoreSizesPath, "/regions", "/regions/")
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,8 @@
 //     (package console).
 //
 // It also has the Prometheus collector of Pebble's own metrics
-// (PebbleCollector), which reads them at scrape time.
+// (PebbleCollector), which reads them at scrape time, and the KV nodes'
+// answer to the sizes of key ranges (SizesHandler, sizes.go).
 //
 // Every role serves one: the SQL node (package sql starts it), pd and
 // the KV nodes (cmd/percdb). The package depends downward only (on kv,

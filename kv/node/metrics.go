@@ -152,11 +152,12 @@ func (n *Node) StoreStatus() StoreStatus {
 }
 
 // Handler serves the node's JSON on the status port: /store,
-// /regions (every replica) and /regions/hot (the HotRegions hottest; ?n=
+// /store/sizes (statusserver.SizesHandler), /regions (every replica) and /regions/hot (the HotRegions hottest; ?n=
 // asks for another number, up to 1000).
 func (n *Node) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /store", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.StoreStatus()) })
+	mux.HandleFunc("POST "+statusserver.StoreSizesPath, statusserver.SizesHandler(n.store))
 	mux.HandleFunc("GET /regions", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, n.Regions()) })
 	mux.HandleFunc("GET /regions/hot", func(w http.ResponseWriter, r *http.Request) {
 		k := HotRegions

@@ -20,7 +20,8 @@ type Storage struct {
 	// store id.
 	Stores []StoreStorage `json:"stores,omitempty"`
 	// Tables are the largest tables by estimated size on disk (rows and
-	// indexes, every version), largest first.
+	// indexes, every version), largest first; on a SQL node of a
+	// cluster, summed over the stores that answered (every replica).
 	Tables []TableSize `json:"tables"`
 	GC     StorageGC   `json:"gc"`
 }
@@ -38,6 +39,11 @@ type StoreStorage struct {
 	Regions int    `json:"regions"`
 	Leaders int    `json:"leaders"`
 	statusserver.StoreFigures
+	// Tables are the largest tables on this store (its replicas'
+	// share), largest first; TablesError says why the store could not
+	// tell.
+	Tables      []TableSize `json:"tables,omitempty"`
+	TablesError string      `json:"tables_error,omitempty"`
 }
 
 // TableSize is a table's estimated size on disk.

@@ -506,7 +506,10 @@ func TestConsoleClusterPage(t *testing.T) {
 			DiskTotal  uint64            `json:"disk_total"`
 			StoreBytes uint64            `json:"store_bytes"`
 			Levels     []json.RawMessage `json:"levels"`
+			Tables     []tableSize       `json:"tables"`
+			TablesErr  string            `json:"tables_error"`
 		} `json:"stores"`
+		Tables []tableSize `json:"tables"`
 	}
 	if err := json.Unmarshal(getOK(t, c, sqlStatus, "/api/storage"), &storage); err != nil {
 		t.Fatal(err)
@@ -522,6 +525,14 @@ func TestConsoleClusterPage(t *testing.T) {
 		if st.Error != "" || st.StatusAddr == "" || st.StatusAddr != statusOf[st.Addr] || st.Regions == 0 || st.DiskTotal == 0 || st.StoreBytes == 0 || len(st.Levels) == 0 {
 			t.Errorf("storage of store %d: %+v, want its figures from its status port (the KV nodes': %v)", st.ID, st, statusOf)
 		}
+		// Each store measured the SQL node's tables (sizes count only
+		// what its memtables flushed: ops.t may have none yet).
+		if st.TablesErr != "" || !hasTable(st.Tables, "ops.t") {
+			t.Errorf("store %d's largest tables: %+v %q, want ops.t among them", st.ID, st.Tables, st.TablesErr)
+		}
+	}
+	if !hasTable(storage.Tables, "ops.t") {
+		t.Errorf("the cluster's largest tables: %+v, want ops.t among them", storage.Tables)
 	}
 
 	browser := testproc.Browser(t)
@@ -570,4 +581,20 @@ func TestConsoleClusterPage(t *testing.T) {
 			testproc.Chromium(t, browser, "--screenshot="+filepath.Join(dir, p.shot), url)
 		}
 	}
+}
+
+// tableSize is a row of the Storage page's largest tables.
+type tableSize struct {
+	Table string `json:"table"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// hasTable reports whether sizes list table.
+func hasTable(sizes []tableSize, table string) bool {
+	for _, s := range sizes {
+		if s.Table == table {
+			return true
+		}
+	}
+	return false
 }

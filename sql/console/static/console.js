@@ -239,7 +239,8 @@ const pages = {
       ["compactions", num(sum("compactions"), 0)], ["flushes", num(sum("flushes"), 0)],
     ] : []);
     document.getElementById("storage-stores-part").hidden = st.local;
-    document.getElementById("storage-tables-part").hidden = !st.local;
+    document.getElementById("storage-tables-part").hidden = !st.local && !(st.tables || []).length;
+    document.getElementById("storage-tables-hint").hidden = st.local;
     table(document.getElementById("storage-stores"), [
       { key: "store_id", label: "Store", num: true }, { key: "addr", label: "Address" }, { key: "status_addr", label: "Status port" },
       { key: "regions", label: "Regions", num: true }, { key: "leaders", label: "Leaders", num: true },
@@ -253,6 +254,7 @@ const pages = {
       { key: "block_cache_hits", label: "Cache hits", num: true, cell: hitRate },
       { key: "gc_safe_point", label: "GC safe point", num: true, fmt: v => v === "0" ? "none yet" : v },
       { key: "gc_compactions", label: "GC compactions", num: true, fmt: v => num(v, 0) },
+      { key: "tables", label: "Largest table", cell: s => s.tables && s.tables.length ? `${s.tables[0].table} (${bytes(s.tables[0].bytes)})` : s.tables_error || "" },
       { key: "error", label: "Error" },
     ], stores);
     table(document.getElementById("storage-tables"), [
