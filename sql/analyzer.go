@@ -48,6 +48,7 @@ const (
 	rangeFramesRuleID                                           // sql/compat/rangeframes.go
 	numericBranchesAsTextRuleID                                 // sql/compat/branchtext.go
 	dateShiftsRuleID                                            // sql/compat/dateshift.go
+	globalStatusRuleID                                          // compat_globalstatus.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -98,6 +99,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// A TIME(n) column is an argument of functions as GMS's TIME
 	// (compat_timefsp.go): tests/protocol/fsp_test.go.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeArgumentsRuleID, Apply: throughSetOps(compat.TimeArguments)})
+	// SHOW GLOBAL STATUS shows percdb's counters (compat_globalstatus.go):
+	// TestGlobalStatus.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: globalStatusRuleID, Apply: globalStatusRule})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: compat.NotExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: compat.CollationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in
