@@ -1032,13 +1032,23 @@ func (r *Replica) ChangePeer(remove, add uint64) {
 }
 
 // driveConfChange proposes the next conf change of the repair asked
-// (ChangePeer), if this replica leads and no conf change is under way.
-// Loop only.
+// (ChangePeer), if this replica leads and no conf change is under way;
+// a replica that does not lead drops the request (driveTransfer drops a
+// transfer alike). Loop only.
 func (r *Replica) driveConfChange() {
+	leading := r.rn.BasicStatus().RaftState == raft.StateLeader
 	r.mu.Lock()
 	want := r.want
+	if !leading {
+		// Asked of a leader that no longer leads (or never did: pd's
+		// directory was behind): dropped. pd asks the new leader once
+		// it reports; kept, it would be carried out should this replica
+		// lead again, long after pd decided otherwise (removing the
+		// learner of a later move to add its own).
+		r.want = nil
+	}
 	r.mu.Unlock()
-	if want == nil || r.confTicks > 0 || r.rn.BasicStatus().RaftState != raft.StateLeader {
+	if want == nil || r.confTicks > 0 || !leading {
 		return
 	}
 	cs := r.conf
