@@ -3,7 +3,9 @@ package pd
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -56,6 +58,16 @@ type dirCache struct {
 	sorted  []*cachedRegion
 	// ids is the region-id index: region id to its record's start key.
 	ids map[uint64]*cachedIndex
+	// replicas and leaders count each store's replicas (the peers of the
+	// live records) and the regions it leads, kept as records change
+	// (tally): placement and leader balance read them at every
+	// heartbeat, and counting them over every region each time cost a
+	// heartbeat time in proportion to the cluster's regions.
+	replicas, leaders map[uint64]int
+	// safePoint is the GC safe point (gc.go) and safePointRev its key's
+	// revision (0: none yet): every store heartbeat answers it.
+	safePoint    uint64
+	safePointRev int64
 }
 
 type cachedStore struct {
@@ -78,18 +90,38 @@ type cachedIndex struct {
 // loadCache reads the directory's keys in one etcd read and makes the
 // cache of them the one reads use.
 func (d *directory) loadCache(ctx context.Context) error {
-	resp, err := d.cli.Get(ctx, keyPrefix, clientv3.WithPrefix())
+	c, err := d.readCache(ctx)
 	if err != nil {
-		return fmt.Errorf("pd: load the directory: %w", err)
-	}
-	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{}}
-	for _, kv := range resp.Kvs {
-		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
-			return err
-		}
+		return err
 	}
 	d.cache.Store(c)
 	return nil
+}
+
+// readCache reads the directory's keys in one etcd read into a cache.
+func (d *directory) readCache(ctx context.Context) (*dirCache, error) {
+	resp, err := d.cli.Get(ctx, keyPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("pd: load the directory: %w", err)
+	}
+	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{},
+		replicas: map[uint64]int{}, leaders: map[uint64]int{}}
+	for _, kv := range resp.Kvs {
+		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// view returns the leader's cache, or, outside a term (no cache), the
+// directory read from etcd now, for the decisions that read many
+// records at once. Its records are shared: not to be modified.
+func (d *directory) view(ctx context.Context) (*dirCache, error) {
+	if c := d.cache.Load(); c != nil {
+		return c, nil
+	}
+	return d.readCache(ctx)
 }
 
 // dropCache stops reads using the cache (the term ended).
@@ -142,7 +174,8 @@ func (d *directory) refresh(ctx context.Context, c *dirCache, key string) error 
 
 // mirrored reports whether the cache mirrors etcd key key.
 func mirrored(key string) bool {
-	return strings.HasPrefix(key, keyStorePrefix) || strings.HasPrefix(key, keyRegionPrefix) || strings.HasPrefix(key, keyRegionByID)
+	return strings.HasPrefix(key, keyStorePrefix) || strings.HasPrefix(key, keyRegionPrefix) || strings.HasPrefix(key, keyRegionByID) ||
+		key == keyGCSafePoint
 }
 
 // apply takes a key's value (deleted: its deletion) at revision rev,
@@ -159,6 +192,18 @@ func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, load
 		return nil
 	}
 	switch {
+	case key == keyGCSafePoint:
+		if rev <= c.safePointRev {
+			return nil
+		}
+		var sp uint64
+		if !deleted {
+			if len(value) != 8 {
+				return fmt.Errorf("pd: GC safe point: corrupt value of %d bytes", len(value))
+			}
+			sp = binary.BigEndian.Uint64(value)
+		}
+		c.safePoint, c.safePointRev = sp, rev
 	case strings.HasPrefix(key, keyStorePrefix):
 		id, err := strconv.ParseUint(key[len(keyStorePrefix):], 16, 64)
 		if err != nil {
@@ -202,6 +247,8 @@ func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, load
 			c.regions[start] = e
 		}
 		wasLive := e.rec != nil
+		c.tally(e.rec, -1)
+		c.tally(r, 1)
 		e.rec, e.rev = r, rev
 		i, found := c.search(start)
 		switch {
@@ -212,6 +259,37 @@ func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, load
 		}
 	}
 	return nil
+}
+
+// tally adds delta to the counts of r's replicas (its peers, or its
+// leader's store when it lists none, as hasPeer counts them) and of its
+// leader's leaderships; r nil counts nothing. c.mu held.
+func (c *dirCache) tally(r *pdpb.Region, delta int) {
+	if r == nil {
+		return
+	}
+	c.leaders[r.GetStoreId()] += delta
+	if len(r.GetPeers()) == 0 {
+		c.replicas[r.GetStoreId()] += delta
+	}
+	for _, p := range r.GetPeers() {
+		c.replicas[p] += delta
+	}
+}
+
+// counts returns copies of each store's replica and leadership counts
+// (stores with none may be missing).
+func (c *dirCache) counts() (replicas, leaders map[uint64]int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.replicas), maps.Clone(c.leaders)
+}
+
+// gcSafePoint returns the GC safe point and its key's revision.
+func (c *dirCache) gcSafePoint() (uint64, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.safePoint, c.safePointRev
 }
 
 // search returns where start is (or would be) in c.sorted. c.mu held.

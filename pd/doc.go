@@ -25,9 +25,11 @@
 //     their heartbeats (gc.go).
 //
 // directory.go documents the etcd keys. While a member leads, it reads
-// the stores and regions from memory (dircache.go: loaded when its term
-// begins, written through by its own changes), so that a heartbeat costs
-// no etcd read per region.
+// the stores, the regions and the GC safe point from memory (dircache.go:
+// loaded when its term begins, written through by its own changes), with
+// each store's replica and leadership counts kept as records change, so
+// that a heartbeat costs no etcd read and no walk over every region: its
+// cost follows the regions its store reports.
 //
 // # Leadership
 //

@@ -106,14 +106,22 @@ func (s *Server) lowSpace(sp *pdpb.StoreSpace, margin float64) bool {
 
 // placementView is the cluster as one placement decision sees it.
 type placementView struct {
-	now     time.Time
-	regions []*pdpb.Region
-	stores  map[uint64]*pdpb.Store
+	now time.Time
+	// dir is the directory the decision reads regions from (the
+	// leader's cache; its records are shared, not to be modified).
+	dir    *dirCache
+	stores map[uint64]*pdpb.Store
 	// count is each store's replicas, with the moves under way counted
 	// as done.
 	count map[uint64]int
 	// leaders is the leaderships, for hand-offs (balance.go).
 	leaders *leaderView
+}
+
+// region returns region id's record (shared), nil when there is none.
+func (v *placementView) region(id uint64) *pdpb.Region {
+	r, _, _ := v.dir.record(id)
+	return r
 }
 
 // canHoldLocked reports whether store id may receive a replica:
@@ -172,24 +180,18 @@ func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) ui
 // one new move. It also retires finished moves and marks drained stores
 // as tombstones.
 func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading []uint64, repaired map[uint64]bool) ([]*pdpb.ChangePeer, []*pdpb.TransferLeader, error) {
-	regions, err := s.dir.regions(ctx)
+	c, err := s.dir.view(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	storeList, err := s.dir.stores(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	v := &placementView{now: time.Now(), regions: regions, stores: map[uint64]*pdpb.Store{}, count: map[uint64]int{}}
+	// The counts the directory keeps (no walk over every region: a
+	// heartbeat's cost follows the regions its store reports, not the
+	// cluster's).
+	storeList := c.storeList()
+	replicas, leaders := c.counts()
+	v := &placementView{now: time.Now(), dir: c, stores: map[uint64]*pdpb.Store{}, count: replicas}
 	for _, st := range storeList {
 		v.stores[st.GetId()] = st
-	}
-	byID := make(map[uint64]*pdpb.Region, len(regions))
-	for _, r := range regions {
-		byID[r.GetId()] = r
-		for _, p := range r.GetPeers() {
-			v.count[p]++
-		}
 	}
 	if err := s.markTombstones(ctx, t, v); err != nil {
 		return nil, nil, err
@@ -197,11 +199,11 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
-	v.leaders = s.leaderViewLocked(regions, storeList, v.now)
+	v.leaders = s.leaderViewLocked(c, leaders, storeList, v.now)
 	s.noteSpaceLocked(v)
-	s.retireMovesLocked(v, byID)
+	s.retireMovesLocked(v)
 	for _, m := range s.moves {
-		r := byID[m.region]
+		r := v.region(m.region)
 		if !hasPeer(r, m.to) {
 			v.count[m.to]++
 		}
@@ -214,7 +216,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	led := map[uint64]bool{}
 	for _, id := range leading {
 		led[id] = true
-		m, r := s.moves[id], byID[id]
+		m, r := s.moves[id], v.region(id)
 		if m == nil && r != nil && r.GetStoreId() == leader && !repaired[id] && len(s.moves) < s.cfg.MaxMoves {
 			if m = s.resumeLocked(v, r); m != nil {
 				s.moves[id] = m
@@ -240,7 +242,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 		s.cfg.Logger.Info("pd: moving a replica", "region", m.region, "from", m.from, "to", m.to, "reason", m.reason,
 			"from_replicas", v.count[m.from], "to_replicas", v.count[m.to])
 		if m.from == leader {
-			if to := s.handOffLocked(v, byID[m.region], leader); to != 0 {
+			if to := s.handOffLocked(v, v.region(m.region), leader); to != 0 {
 				s.noteTransferLocked(v.leaders, m.region, leader, to)
 				transfers = append(transfers, &pdpb.TransferLeader{RegionId: m.region, ToStore: to})
 			}
@@ -273,9 +275,9 @@ func (s *Server) handOffLocked(v *placementView, r *pdpb.Region, leader uint64) 
 // retireMovesLocked drops the moves that finished (the directory shows
 // the target a voter and the source gone) and those past moveTimeout or
 // whose region is gone. hbMu held.
-func (s *Server) retireMovesLocked(v *placementView, byID map[uint64]*pdpb.Region) {
+func (s *Server) retireMovesLocked(v *placementView) {
 	for id, m := range s.moves {
-		r := byID[id]
+		r := v.region(id)
 		switch {
 		case r != nil && hasPeer(r, m.to) && !slices.Contains(r.GetLearners(), m.to) && !hasPeer(r, m.from):
 			s.cfg.Logger.Info("pd: replica moved", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "took", v.now.Sub(m.since).Round(time.Millisecond))
@@ -359,9 +361,9 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 	rank := func(reason string) int {
 		return map[string]int{"drain": 0, "low space": 1, "balance": 2}[reason]
 	}
-	for _, r := range v.regions {
-		id := r.GetId()
-		if !led[id] || r.GetStoreId() != leader || repaired[id] || s.moves[id] != nil || len(r.GetLearners()) > 0 {
+	for _, id := range slices.Sorted(maps.Keys(led)) {
+		r := v.region(id)
+		if r == nil || r.GetStoreId() != leader || repaired[id] || s.moves[id] != nil || len(r.GetLearners()) > 0 {
 			continue
 		}
 		if s.repairing[id] != nil {

@@ -218,28 +218,16 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	if _, err := p.s.leader(); err != nil {
 		return nil, err
 	}
-	stores, err := p.s.dir.stores(ctx)
+	c, err := p.s.dir.view(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	regions, err := p.s.dir.regions(ctx)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	count, leaders := map[uint64]uint32{}, map[uint64]uint32{}
-	for _, r := range regions {
-		leaders[r.GetStoreId()]++
-		for _, id := range r.GetPeers() {
-			count[id]++
-		}
-		if len(r.GetPeers()) == 0 {
-			count[r.GetStoreId()]++
-		}
-	}
+	stores := c.storeList()
+	count, leaders := c.counts()
 	p.s.hbMu.Lock()
 	for _, st := range stores {
 		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
-		st.Replicas, st.Leaders = count[st.Id], leaders[st.Id]
+		st.Replicas, st.Leaders = uint32(count[st.Id]), uint32(leaders[st.Id])
 		if sp := p.s.space[st.Id]; sp != nil {
 			st.Space = sp
 			st.LowSpace = p.s.lowSpace(sp, 0)
