@@ -87,8 +87,10 @@
 // holding the fewest. Moves are rate limited (Config.MaxMoves at once,
 // one new per heartbeat, one per region) and kept in memory; a store that
 // was low on space receives no balance replica until it has a margin
-// above the line again, and pd logs when replicas must move and no store
-// can take them.
+// above the line again, a store that registered again (its node
+// restarted) none until it heartbeats, a region's replica goes back onto
+// a store a move took it off lately only when no other store can take
+// it, and pd logs when replicas must move and no store can take them.
 //
 // # What comes next
 //

@@ -30,8 +30,13 @@ import (
 //     cluster fills up).
 //
 // A target is live (heartbeated within placementLiveWindow), UP, not low
-// on space, holds no replica of the region, and holds the fewest replicas
-// (counting the moves under way). A store that was low on space is not a
+// on space, has heartbeated since it last registered (a node that
+// restarted has not told pd its space yet: balance moved a replica onto
+// a node restarting with a smaller capacity, and moved it off again 40
+// ms later), holds no replica of the region, and holds the fewest
+// replicas (counting the moves under way); a store a move took the
+// region's replica off within moveBackWindow is no balance target for
+// the region, and a drain's or low space's last resort. A store that was low on space is not a
 // balance target again until it has balanceSpaceMargin of its capacity
 // free above the low-space line (hysteresis: a store that just left the
 // low-space state does not fill up again at once); a store that was never
@@ -78,6 +83,17 @@ const balanceSpaceMargin = 0.05
 // once; on two loaded cores a KV node's heartbeat is sometimes seconds
 // late, and a store that is merely slow makes a fine target.
 const placementLiveWindow = 10 * time.Second
+
+// moveBackWindow is how long after a move took a region's replica off a
+// store that store is no target for the region's replicas: balance never
+// puts it back (a move and its reverse within moments of each other,
+// after a report that changed the counts or the space, cost two
+// snapshots for nothing), and a drain or a low-space move takes another
+// store when there is one.
+const moveBackWindow = 5 * time.Minute
+
+// regionStore names a region's replica on a store.
+type regionStore struct{ region, store uint64 }
 
 // noTargetLogEvery is how often pd repeats that a replica must move and
 // no store can take it.
@@ -130,8 +146,8 @@ func (v *placementView) region(id uint64) *pdpb.Region {
 // since). hbMu held.
 func (s *Server) canHoldLocked(v *placementView, id uint64, balance bool) bool {
 	st := v.stores[id]
-	return st != nil && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(id, v.now) && !s.lowSpace(s.space[id], 0) &&
-		!(balance && s.refilling[id])
+	return st != nil && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(id, v.now) && !s.unreported[id] &&
+		!s.lowSpace(s.space[id], 0) && !(balance && s.refilling[id])
 }
 
 // placeableLocked reports whether store id heartbeated within
@@ -159,18 +175,38 @@ func (s *Server) noteSpaceLocked(v *placementView) {
 
 // target returns the store to move r's replica to (the eligible store
 // without a replica of r holding the fewest, the lowest id among equals),
-// or 0. hbMu held.
-func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) uint64 {
-	var best uint64
+// or 0, and whether it is a move back: a store a move took r's replica
+// off within moveBackWindow is the target only when no other store can
+// take the replica. hbMu held.
+func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (uint64, bool) {
+	var best, back uint64
+	fewer := func(id, than uint64) bool {
+		return than == 0 || v.count[id] < v.count[than] || (v.count[id] == v.count[than] && id < than)
+	}
 	for id := range v.stores {
 		if hasPeer(r, id) || !s.canHoldLocked(v, id, balance) {
 			continue
 		}
-		if best == 0 || v.count[id] < v.count[best] || (v.count[id] == v.count[best] && id < best) {
+		switch {
+		case s.movedOffLocked(r.GetId(), id, v.now):
+			if fewer(id, back) {
+				back = id
+			}
+		case fewer(id, best):
 			best = id
 		}
 	}
-	return best
+	if best == 0 {
+		return back, back != 0
+	}
+	return best, false
+}
+
+// movedOffLocked reports whether a move took region's replica off store
+// within moveBackWindow of now. hbMu held.
+func (s *Server) movedOffLocked(region, store uint64, now time.Time) bool {
+	at, ok := s.movedOff[regionStore{region, store}]
+	return ok && now.Sub(at) <= moveBackWindow
 }
 
 // placements returns the moves to ask of store leader, which leads the
@@ -280,6 +316,7 @@ func (s *Server) retireMovesLocked(v *placementView) {
 		r := v.region(id)
 		switch {
 		case r != nil && hasPeer(r, m.to) && !slices.Contains(r.GetLearners(), m.to) && !hasPeer(r, m.from):
+			s.movedOff[regionStore{id, m.from}] = v.now
 			s.cfg.Logger.Info("pd: replica moved", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "took", v.now.Sub(m.since).Round(time.Millisecond))
 		case r == nil || v.now.Sub(m.since) > moveTimeout:
 			// A learner it left is taken up again (resumeLocked) while its
@@ -290,6 +327,11 @@ func (s *Server) retireMovesLocked(v *placementView) {
 			continue
 		}
 		delete(s.moves, id)
+	}
+	for k, at := range s.movedOff {
+		if v.now.Sub(at) > moveBackWindow {
+			delete(s.movedOff, k)
+		}
 	}
 }
 
@@ -357,9 +399,26 @@ func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 // (led), by the reasons' order, or nil. hbMu held.
 func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired map[uint64]bool) *move {
 	var best *move
+	var bestBack bool
 	var stuck []string
 	rank := func(reason string) int {
 		return map[string]int{"drain": 0, "low space": 1, "balance": 2}[reason]
+	}
+	// better orders candidate moves: by reason, then a move that puts
+	// no replica back where a move took it off lately, then the one
+	// between the stores whose counts differ most (balance takes from
+	// the fullest store, so that no store is emptied below its share
+	// while another stays above it), then the first found.
+	better := func(m *move, back bool) bool {
+		switch {
+		case best == nil:
+			return true
+		case rank(m.reason) != rank(best.reason):
+			return rank(m.reason) < rank(best.reason)
+		case back != bestBack:
+			return !back
+		}
+		return v.count[m.from]-v.count[m.to] > v.count[best.from]-v.count[best.to]
 	}
 	for _, id := range slices.Sorted(maps.Keys(led)) {
 		r := v.region(id)
@@ -384,20 +443,24 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 			default:
 				reason = "balance"
 			}
-			if best != nil && rank(reason) >= rank(best.reason) {
+			if best != nil && rank(reason) > rank(best.reason) {
 				continue
 			}
-			to := s.targetLocked(v, r, reason == "balance")
+			to, back := s.targetLocked(v, r, reason == "balance")
 			if to == 0 && reason != "balance" {
 				stuck = append(stuck, fmt.Sprintf("region %d's replica on store %d (%s)", id, p, reason))
 			}
 			if to == 0 || (reason == "balance" && v.count[p]-v.count[to] < 2) {
 				continue
 			}
+			m := &move{region: id, from: p, to: to, reason: reason, since: v.now}
+			if !better(m, back) {
+				continue
+			}
 			if p == leader && s.handOffLocked(v, r, leader) == 0 {
 				continue // no voter to take the leadership first
 			}
-			best = &move{region: id, from: p, to: to, reason: reason, since: v.now}
+			best, bestBack = m, back
 		}
 	}
 	if best == nil {
@@ -449,6 +512,8 @@ func (s *Server) placementStateLocked(v *placementView, id uint64) string {
 		return v.stores[id].GetStatus().String()
 	case !s.placeableLocked(id, v.now):
 		return "silent"
+	case s.unreported[id]:
+		return "restarted, no heartbeat since"
 	case s.lowSpace(s.space[id], 0):
 		return "low on space"
 	case s.refilling[id]:

@@ -121,7 +121,7 @@ func (s *Server) spareStore(r *pdpb.Region, c *dirCache, now time.Time) uint64 {
 	var best uint64
 	for _, st := range c.storeList() {
 		id := st.GetId()
-		if hasPeer(r, id) || st.GetStatus() != pdpb.StoreStatus_UP || !s.storeLive(id, now) || s.lowSpaceStore(id) {
+		if hasPeer(r, id) || st.GetStatus() != pdpb.StoreStatus_UP || !s.storeLive(id, now) || s.lowSpaceStore(id) || s.unreportedStore(id) {
 			continue
 		}
 		if best == 0 || count[id] < count[best] || (count[id] == count[best] && id < best) {
@@ -169,6 +169,14 @@ func (s *Server) liveRoute(t *term, r *pdpb.Region, now time.Time) uint64 {
 		}
 	}
 	return leader
+}
+
+// unreportedStore reports whether store id registered and has not
+// heartbeated since (placement.go).
+func (s *Server) unreportedStore(id uint64) bool {
+	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	return s.unreported[id]
 }
 
 // lowSpaceStore reports whether store id's last heartbeat said it is low

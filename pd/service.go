@@ -65,6 +65,9 @@ func (p *pdService) PutStore(ctx context.Context, req *pdpb.PutStoreRequest) (*p
 		return nil, toStatus(err)
 	}
 	p.s.beat(id)
+	p.s.hbMu.Lock()
+	p.s.unreported[id] = true
+	p.s.hbMu.Unlock()
 	return &pdpb.PutStoreResponse{StoreId: id}, nil
 }
 
@@ -98,11 +101,12 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
+	p.s.hbMu.Lock()
+	delete(p.s.unreported, st.Id)
 	if sp := req.GetSpace(); sp != nil {
-		p.s.hbMu.Lock()
 		p.s.space[st.Id] = sp
-		p.s.hbMu.Unlock()
 	}
+	p.s.hbMu.Unlock()
 	reports := map[uint64]*pdpb.RegionReport{}
 	for _, rep := range req.GetReports() {
 		reports[rep.GetRegionId()] = rep
