@@ -64,6 +64,13 @@ type dirCache struct {
 	// heartbeat, and counting them over every region each time cost a
 	// heartbeat time in proportion to the cluster's regions.
 	replicas, leaders map[uint64]int
+	// sizes is each region's approximate size as its leader last
+	// reported it (kept across records: a split's halves report
+	// theirs), weights each store's replicas' weights (replicaWeight of
+	// their regions' sizes), kept as records and sizes change: balance
+	// by size reads them.
+	sizes   map[uint64]uint64
+	weights map[uint64]int64
 	// safePoint is the GC safe point (gc.go) and safePointRev its key's
 	// revision (0: none yet): every store heartbeat answers it.
 	safePoint    uint64
@@ -105,7 +112,7 @@ func (d *directory) readCache(ctx context.Context) (*dirCache, error) {
 		return nil, fmt.Errorf("pd: load the directory: %w", err)
 	}
 	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{},
-		replicas: map[uint64]int{}, leaders: map[uint64]int{}}
+		replicas: map[uint64]int{}, leaders: map[uint64]int{}, sizes: map[uint64]uint64{}, weights: map[uint64]int64{}}
 	for _, kv := range resp.Kvs {
 		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
 			return nil, err
@@ -124,6 +131,14 @@ func (d *directory) view(ctx context.Context) (*dirCache, error) {
 	return d.readCache(ctx)
 }
 
+// noteSize records region id's approximate size in the cache, if any
+// (balance by size).
+func (d *directory) noteSize(id, size uint64) {
+	if c := d.cache.Load(); c != nil {
+		c.setSize(id, size)
+	}
+}
+
 // dropCache stops reads using the cache (the term ended).
 func (d *directory) dropCache() { d.cache.Store(nil) }
 
@@ -140,11 +155,15 @@ func (d *directory) commit(ctx context.Context, cmps []clientv3.Cmp, ops ...clie
 		return txn, nil
 	}
 	if txn.Succeeded {
+		// All of the transaction at once: a size recorded meanwhile
+		// (setSize) sees the region's record before or after it.
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		for _, op := range ops {
 			if !op.IsPut() && !op.IsDelete() {
 				continue
 			}
-			if err := c.apply(string(op.KeyBytes()), op.ValueBytes(), op.IsDelete(), txn.Header.Revision, false); err != nil {
+			if err := c.applyLocked(string(op.KeyBytes()), op.ValueBytes(), op.IsDelete(), txn.Header.Revision, false); err != nil {
 				return nil, err
 			}
 		}
@@ -183,11 +202,16 @@ func mirrored(key string) bool {
 // load was at rev or later (loading: the load itself). Keys the cache
 // does not mirror are ignored.
 func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, loading bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applyLocked(key, value, deleted, rev, loading)
+}
+
+// applyLocked is apply with c.mu held.
+func (c *dirCache) applyLocked(key string, value []byte, deleted bool, rev int64, loading bool) error {
 	if !mirrored(key) {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !loading && rev <= c.base {
 		return nil
 	}
@@ -262,19 +286,75 @@ func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, load
 }
 
 // tally adds delta to the counts of r's replicas (its peers, or its
-// leader's store when it lists none, as hasPeer counts them) and of its
-// leader's leaderships; r nil counts nothing. c.mu held.
+// leader's store when it lists none, as hasPeer counts them), delta
+// times their weight to the stores' weights, and delta to its leader's
+// leaderships; r nil counts nothing. c.mu held.
 func (c *dirCache) tally(r *pdpb.Region, delta int) {
 	if r == nil {
 		return
 	}
 	c.leaders[r.GetStoreId()] += delta
-	if len(r.GetPeers()) == 0 {
-		c.replicas[r.GetStoreId()] += delta
-	}
-	for _, p := range r.GetPeers() {
+	w := int64(delta) * replicaWeight(c.sizes[r.GetId()])
+	for _, p := range replicaStores(r) {
 		c.replicas[p] += delta
+		c.weights[p] += w
 	}
+}
+
+// replicaStores returns the stores holding r's replicas: its peers, or
+// its leader's store when it lists none (hasPeer).
+func replicaStores(r *pdpb.Region) []uint64 {
+	if len(r.GetPeers()) == 0 {
+		return []uint64{r.GetStoreId()}
+	}
+	return r.GetPeers()
+}
+
+// minReplicaWeight is the least a replica weighs in balance by size,
+// PD's size of an empty region (1 MiB): regions too small to tell apart
+// by size balance by count.
+const minReplicaWeight = 1 << 20
+
+// replicaWeight is what a replica of a region of size bytes weighs in
+// balance by size.
+func replicaWeight(size uint64) int64 {
+	return int64(min(max(size, minReplicaWeight), 1<<62))
+}
+
+// setSize records region id's approximate size as its leader reported
+// it, moving the weight of its replicas.
+func (c *dirCache) setSize(id, size uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.sizes[id]
+	if ok && old == size {
+		return
+	}
+	c.sizes[id] = size
+	if ix := c.ids[id]; ix != nil && !ix.deleted {
+		if e := c.regions[ix.start]; e != nil && e.rec.GetId() == id {
+			d := replicaWeight(size) - replicaWeight(old)
+			for _, p := range replicaStores(e.rec) {
+				c.weights[p] += d
+			}
+		}
+	}
+}
+
+// size returns region id's weight per replica (replicaWeight of its
+// last reported size).
+func (c *dirCache) weight(id uint64) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return replicaWeight(c.sizes[id])
+}
+
+// storeWeights returns a copy of each store's weight (stores with none
+// may be missing).
+func (c *dirCache) storeWeights() map[uint64]int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.weights)
 }
 
 // counts returns copies of each store's replica and leadership counts

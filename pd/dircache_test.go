@@ -36,7 +36,7 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	left := &pdpb.RegionReport{RegionId: first.GetId(), ConfVer: 1, Voters: stores, End: []byte("m"), Version: 2}
+	left := &pdpb.RegionReport{RegionId: first.GetId(), ConfVer: 1, Voters: stores, End: []byte("m"), Version: 2, ApproximateSize: 5 << 20}
 	right := &pdpb.RegionReport{RegionId: second.GetFirst(), ConfVer: 1, Voters: stores, Start: []byte("m"), Version: 2}
 	beat(stores[0], []uint64{first.GetId(), second.GetFirst()}, left, right)
 	// The GC safe point, raised through the cache, read from it.
@@ -50,6 +50,9 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAsEtcd(t, s)
+	if w := s.dir.cache.Load().weight(first.GetId()); w != 5<<20 {
+		t.Fatalf("the left half, reported at 5 MiB, weighs %d", w)
+	}
 	r, err := s.dir.regionByID(ctx, second.GetFirst())
 	if err != nil || r.GetStoreId() != stores[1] || r.GetConfVer() != 2 || string(r.GetStart()) != "m" {
 		t.Fatalf("right half from the cache: %v, %v", r, err)
@@ -150,13 +153,20 @@ func sameAsEtcd(t *testing.T, s *Server) {
 	if !protoListsEqual(gotRegions, wantRegions) {
 		t.Fatalf("cached regions %v, etcd holds %v", gotRegions, wantRegions)
 	}
-	// The counts kept as records change are the counts over etcd's.
-	wantReplicas, wantLeaders := map[uint64]int{}, map[uint64]int{}
+	// The counts and weights kept as records and sizes change are the
+	// counts and weights over etcd's records.
+	wantReplicas, wantLeaders, wantWeights := map[uint64]int{}, map[uint64]int{}, map[uint64]int64{}
 	for _, r := range wantRegions {
 		wantLeaders[r.GetStoreId()]++
 		for _, p := range r.GetPeers() {
 			wantReplicas[p]++
+			wantWeights[p] += c.weight(r.GetId())
 		}
+	}
+	gotWeights := c.storeWeights()
+	maps.DeleteFunc(gotWeights, func(_ uint64, w int64) bool { return w == 0 })
+	if !maps.Equal(gotWeights, wantWeights) {
+		t.Fatalf("cached weights %v, over etcd's regions %v", gotWeights, wantWeights)
 	}
 	gotReplicas, gotLeaders := c.counts()
 	maps.DeleteFunc(gotReplicas, func(_ uint64, n int) bool { return n == 0 })

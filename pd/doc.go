@@ -83,8 +83,9 @@
 // the region's replicas to another store (placement.go): off a store an
 // operator is draining (SetStoreStatus OFFLINE; pd marks it TOMBSTONE
 // once it holds nothing), off a store low on space (its heartbeat's
-// StoreSpace), or from the store holding the most replicas to the one
-// holding the fewest. Moves are rate limited (Config.MaxMoves at once,
+// StoreSpace), or from a store to a lighter one, by the sizes of the
+// regions whose replicas they hold (balance by size, counts for regions
+// too small to tell apart). Moves are rate limited (Config.MaxMoves at once,
 // one new per heartbeat, one per region) and kept in memory; a store that
 // was low on space receives no balance replica until it has a margin
 // above the line again, a store that registered again (its node
@@ -94,5 +95,5 @@
 //
 // # What comes next
 //
-// Placement by size and by labels, merges (docs/cluster.md).
+// Placement by labels, merges (docs/cluster.md).
 package pd

@@ -24,10 +24,18 @@ import (
 //  2. low space: a replica on a store low on space (its heartbeat's
 //     StoreSpace: disk_full, or less than 1 - Config.LowSpaceRatio of its
 //     capacity available) moves to a store with room, while there is one;
-//  3. balance: a replica moves from the store holding the most replicas
-//     to the one holding the fewest when they differ by two or more, so
-//     that each live store holds about its share (a store joining a
-//     cluster fills up).
+//  3. balance: a replica moves from a store to one that weighs less
+//     when the move narrows the difference between them by at least
+//     minReplicaWeight (balanceGain), the move that narrows it most
+//     first, so that each live store holds about its share of the data
+//     (a store joining a cluster fills up). A replica weighs its
+//     region's approximate size as its leader reports it, at least
+//     minReplicaWeight (PD's size of an empty region), so that regions
+//     too small to tell apart balance by count (two stores whose counts
+//     differ by two or more), and a few large regions and many small
+//     ones by bytes (PD's balance-region by region size). A move never
+//     undoes the last one: moving the replica back would widen the
+//     difference again.
 //
 // A target is live (heartbeated within placementLiveWindow), UP, not low
 // on space, has heartbeated since it last registered (a node that
@@ -127,9 +135,10 @@ type placementView struct {
 	// leader's cache; its records are shared, not to be modified).
 	dir    *dirCache
 	stores map[uint64]*pdpb.Store
-	// count is each store's replicas, with the moves under way counted
-	// as done.
-	count map[uint64]int
+	// count is each store's replicas, weight their weights (balance by
+	// size), with the moves under way counted as done.
+	count  map[uint64]int
+	weight map[uint64]int64
 	// leaders is the leaderships, for hand-offs (balance.go).
 	leaders *leaderView
 }
@@ -174,14 +183,16 @@ func (s *Server) noteSpaceLocked(v *placementView) {
 }
 
 // target returns the store to move r's replica to (the eligible store
-// without a replica of r holding the fewest, the lowest id among equals),
+// without a replica of r weighing the least, then holding the fewest,
+// the lowest id among equals),
 // or 0, and whether it is a move back: a store a move took r's replica
 // off within moveBackWindow is the target only when no other store can
 // take the replica. hbMu held.
 func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (uint64, bool) {
 	var best, back uint64
 	fewer := func(id, than uint64) bool {
-		return than == 0 || v.count[id] < v.count[than] || (v.count[id] == v.count[than] && id < than)
+		return than == 0 || v.weight[id] < v.weight[than] ||
+			v.weight[id] == v.weight[than] && (v.count[id] < v.count[than] || v.count[id] == v.count[than] && id < than)
 	}
 	for id := range v.stores {
 		if hasPeer(r, id) || !s.canHoldLocked(v, id, balance) {
@@ -225,7 +236,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	// cluster's).
 	storeList := c.storeList()
 	replicas, leaders := c.counts()
-	v := &placementView{now: time.Now(), dir: c, stores: map[uint64]*pdpb.Store{}, count: replicas}
+	v := &placementView{now: time.Now(), dir: c, stores: map[uint64]*pdpb.Store{}, count: replicas, weight: c.storeWeights()}
 	for _, st := range storeList {
 		v.stores[st.GetId()] = st
 	}
@@ -239,12 +250,14 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	s.noteSpaceLocked(v)
 	s.retireMovesLocked(v)
 	for _, m := range s.moves {
-		r := v.region(m.region)
+		r, w := v.region(m.region), c.weight(m.region)
 		if !hasPeer(r, m.to) {
 			v.count[m.to]++
+			v.weight[m.to] += w
 		}
 		if hasPeer(r, m.from) {
 			v.count[m.from]--
+			v.weight[m.from] -= w
 		}
 	}
 	var changes []*pdpb.ChangePeer
@@ -356,7 +369,7 @@ func moveStage(r *pdpb.Region, m *move) string {
 // the target if its store can take a replica (else repair replaces it
 // once its store is down); the source is the voter a move would pick
 // first: on a store being drained, then low on space, then the one
-// holding the most replicas. hbMu held.
+// weighing the most. hbMu held.
 func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 	id := r.GetId()
 	if len(r.GetLearners()) == 0 || s.repairing[id] != nil {
@@ -383,7 +396,7 @@ func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 		}
 		rp, why := rank(p)
 		rf, _ := rank(from)
-		if from == 0 || rp < rf || (rp == rf && (v.count[p] > v.count[from] || v.count[p] == v.count[from] && p < from)) {
+		if from == 0 || rp < rf || (rp == rf && (v.weight[p] > v.weight[from] || v.weight[p] == v.weight[from] && p < from)) {
 			from, reason = p, why
 		}
 	}
@@ -391,6 +404,7 @@ func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 		return nil
 	}
 	v.count[from]--
+	v.weight[from] -= v.dir.weight(id)
 	s.cfg.Logger.Info("pd: resuming a replica move (a learner no move stands for)", "region", id, "from", from, "to", to, "reason", reason)
 	return &move{region: id, from: from, to: to, reason: reason, since: v.now}
 }
@@ -406,9 +420,10 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 	}
 	// better orders candidate moves: by reason, then a move that puts
 	// no replica back where a move took it off lately, then the one
-	// between the stores whose counts differ most (balance takes from
-	// the fullest store, so that no store is emptied below its share
-	// while another stays above it), then the first found.
+	// that narrows the difference between its stores most (balanceGain:
+	// a large region from the heaviest store to the lightest before
+	// small ones, and no store emptied below its share while another
+	// stays above it), then the first found.
 	better := func(m *move, back bool) bool {
 		switch {
 		case best == nil:
@@ -418,7 +433,7 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 		case back != bestBack:
 			return !back
 		}
-		return v.count[m.from]-v.count[m.to] > v.count[best.from]-v.count[best.to]
+		return balanceGain(v, m) > balanceGain(v, best)
 	}
 	for _, id := range slices.Sorted(maps.Keys(led)) {
 		r := v.region(id)
@@ -450,10 +465,10 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 			if to == 0 && reason != "balance" {
 				stuck = append(stuck, fmt.Sprintf("region %d's replica on store %d (%s)", id, p, reason))
 			}
-			if to == 0 || (reason == "balance" && v.count[p]-v.count[to] < 2) {
+			m := &move{region: id, from: p, to: to, reason: reason, since: v.now}
+			if to == 0 || (reason == "balance" && balanceGain(v, m) < minReplicaWeight) {
 				continue
 			}
-			m := &move{region: id, from: p, to: to, reason: reason, since: v.now}
 			if !better(m, back) {
 				continue
 			}
@@ -467,6 +482,15 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 		s.noteNoTargetLocked(v, stuck)
 	}
 	return best
+}
+
+// balanceGain is how much move m narrows the difference between the
+// weights of its stores: the difference d less what it is after moving
+// a replica of weight w, |d - 2w|; negative when it widens it.
+func balanceGain(v *placementView, m *move) int64 {
+	d, w := v.weight[m.from]-v.weight[m.to], v.dir.weight(m.region)
+	after := d - 2*w
+	return d - max(after, -after)
 }
 
 // noteNoTargetLocked logs, at most every noTargetLogEvery, that replicas

@@ -18,8 +18,10 @@ import (
 // simRegion is a region as the simulated stores of placementSim hold it.
 type simRegion struct {
 	id, leader, confVer uint64
-	voters, learners    []uint64
-	start, end          string
+	// size is the approximate size its leader reports.
+	size             uint64
+	voters, learners []uint64
+	start, end       string
 }
 
 // placementSim plays the KV stores against a pd: each round every store
@@ -63,7 +65,7 @@ func (s *placementSim) beat(st uint64) bool {
 		if r.leader == st {
 			req.Leading = append(req.Leading, r.id)
 			rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Learners: slices.Clone(r.learners),
-				Start: []byte(r.start), Version: 2}
+				Start: []byte(r.start), Version: 2, ApproximateSize: r.size}
 			if r.end != "" {
 				rep.End = []byte(r.end)
 			}
@@ -433,4 +435,59 @@ func TestNoMoveBackOntoAStoreJustLeft(t *testing.T) {
 	if len(sim.movedBack) != 0 {
 		t.Fatalf("replicas moved back onto the store a move took them off: %v (%s)", sim.movedBack, sim.layout())
 	}
+}
+
+// TestBalanceBySize: three large regions and twelve small ones on three
+// stores, a fourth store empty: balance gives each store about its share
+// of the bytes (a replica weighs its region's size), not of the replicas
+// alone; by count the fourth store took eleven small replicas, 11 MiB
+// against the others' 900 MiB.
+func TestBalanceBySize(t *testing.T) {
+	ctx := context.Background()
+	sim := newPlacementSim(t, 4)
+	first, err := sim.c.GetRegion(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, large = 15, 300 << 20
+	for i := range n {
+		id := first.ID
+		if i > 0 {
+			if id, err = sim.c.AllocID(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := &simRegion{id: id, leader: sim.stores[0], confVer: 1, voters: slices.Clone(sim.stores[:3])}
+		if i > 0 {
+			r.start = fmt.Sprintf("r%02d", i)
+		}
+		if i < n-1 {
+			r.end = fmt.Sprintf("r%02d", i+1)
+		}
+		if i >= n-3 { // the last ids: balance by count would move small ones first
+			r.size = large
+		}
+		sim.regions = append(sim.regions, r)
+	}
+	sim.settle()
+	bytes := map[uint64]uint64{}
+	for _, r := range sim.regions {
+		for _, v := range r.voters {
+			bytes[v] += max(r.size, 1<<20)
+		}
+	}
+	lo, hi := slices.Min(slices.Collect(maps.Values(bytes))), slices.Max(slices.Collect(maps.Values(bytes)))
+	if len(bytes) != 4 || hi-lo > large {
+		t.Fatalf("bytes per store %v (MiB: spread %d, want at most one large region's %d): %s", bytes, (hi-lo)>>20, large>>20, sim.layout())
+	}
+	for _, r := range sim.regions {
+		if len(r.voters) != 3 {
+			t.Fatalf("region %d has %d replicas", r.id, len(r.voters))
+		}
+	}
+	mib := map[uint64]uint64{}
+	for st, b := range bytes {
+		mib[st] = b >> 20
+	}
+	t.Logf("MiB per store %v after %d moves", mib, sim.moves)
 }

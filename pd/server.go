@@ -283,6 +283,13 @@ func (s *Server) lead(ctx context.Context) error {
 		_ = el.Resign(context.Background())
 		return err
 	}
+	// The regions' sizes reported in an earlier term of this member
+	// weigh until their leaders report again (balance by size).
+	s.hbMu.Lock()
+	for id, size := range s.sizes {
+		s.dir.noteSize(id, size)
+	}
+	s.hbMu.Unlock()
 	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now()}
 	s.mu.Lock()
 	s.term = t

@@ -130,6 +130,7 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	for _, id := range req.GetLeading() {
 		if rep := reports[id]; rep != nil {
 			p.s.sizes[id] = rep.GetApproximateSize()
+			p.s.dir.noteSize(id, rep.GetApproximateSize())
 			if l := rep.GetLoad(); l != nil {
 				p.s.loads[id] = l
 				p.s.addLoad(id, l)

@@ -115,5 +115,5 @@
 //
 // # What comes next
 //
-// Merges, placement by size (docs/cluster.md).
+// Merges, placement by labels (docs/cluster.md).
 package node
