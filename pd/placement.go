@@ -41,14 +41,13 @@ import (
 // on space, has heartbeated since it last registered (a node that
 // restarted has not told pd its space yet: balance moved a replica onto
 // a node restarting with a smaller capacity, and moved it off again 40
-// ms later), holds no replica of the region, and holds the fewest
-// replicas (counting the moves under way); a store a move took the
-// region's replica off within moveBackWindow is no balance target for
-// the region, and a drain's or low space's last resort. A store that was low on space is not a
-// balance target again until it has balanceSpaceMargin of its capacity
-// free above the low-space line (hysteresis: a store that just left the
-// low-space state does not fill up again at once); a store that was never
-// low is one up to the line. (A margin required of every balance target
+// ms later), holds no replica of the region, and weighs the least
+// (counting the moves under way); a store a move took the region's
+// replica off within moveBackWindow is the last resort. A store that
+// was low on space is not a balance target again until it has
+// balanceSpaceMargin of its capacity free above the low-space line
+// (hysteresis: a store that just left the low-space state does not fill
+// up again at once); a store that was never low is one up to the line. (A margin required of every balance target
 // stopped balance whenever the stores' free space was within it of the
 // line: test clusters share one file system, on the CI machine 6-7% free,
 // within 1% of the line then, and under the whole suite's load balance
@@ -93,11 +92,10 @@ const balanceSpaceMargin = 0.05
 const placementLiveWindow = 10 * time.Second
 
 // moveBackWindow is how long after a move took a region's replica off a
-// store that store is no target for the region's replicas: balance never
-// puts it back (a move and its reverse within moments of each other,
-// after a report that changed the counts or the space, cost two
-// snapshots for nothing), and a drain or a low-space move takes another
-// store when there is one.
+// store that store is the region's target only when no other store can
+// take the replica: a move and its reverse within moments of each other
+// (after a report that changed the weights or the space) cost two
+// snapshots for nothing.
 const moveBackWindow = 5 * time.Minute
 
 // regionStore names a region's replica on a store.
@@ -184,10 +182,9 @@ func (s *Server) noteSpaceLocked(v *placementView) {
 
 // target returns the store to move r's replica to (the eligible store
 // without a replica of r weighing the least, then holding the fewest,
-// the lowest id among equals),
-// or 0, and whether it is a move back: a store a move took r's replica
-// off within moveBackWindow is the target only when no other store can
-// take the replica. hbMu held.
+// the lowest id among equals), or 0, and whether it is a move back: a
+// store a move took r's replica off within moveBackWindow is the target
+// only when no other store can take the replica. hbMu held.
 func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (uint64, bool) {
 	var best, back uint64
 	fewer := func(id, than uint64) bool {
