@@ -418,19 +418,29 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 	// better orders candidate moves: by reason, then a move that puts
 	// no replica back where a move took it off lately, then the one
 	// that narrows the difference between its stores most (balanceGain:
-	// a large region from the heaviest store to the lightest before
-	// small ones, and no store emptied below its share while another
-	// stays above it), then the first found.
+	// a large region before small ones), then the one from the heaviest
+	// source (no store emptied below its share while another stays
+	// above it: the leader's store, first among its regions' peers, gave
+	// four replicas to a new store while its peers kept theirs, and got
+	// them back from its peers later), then one whose source does not
+	// lead (no hand-off), then the first found.
 	better := func(m *move, back bool) bool {
-		switch {
-		case best == nil:
+		if best == nil {
 			return true
-		case rank(m.reason) != rank(best.reason):
+		}
+		if rank(m.reason) != rank(best.reason) {
 			return rank(m.reason) < rank(best.reason)
-		case back != bestBack:
+		}
+		if back != bestBack {
 			return !back
 		}
-		return balanceGain(v, m) > balanceGain(v, best)
+		if g, bg := balanceGain(v, m), balanceGain(v, best); g != bg {
+			return g > bg
+		}
+		if d, bd := v.weight[m.from]-v.weight[m.to], v.weight[best.from]-v.weight[best.to]; d != bd {
+			return d > bd
+		}
+		return m.from != leader && best.from == leader
 	}
 	for _, id := range slices.Sorted(maps.Keys(led)) {
 		r := v.region(id)

@@ -253,6 +253,11 @@ func TestReplicaPlacement(t *testing.T) {
 			t.Fatalf("after a fourth store joined: store %d holds %d replicas, want 4 or 5 (%s)", st, n, sim.layout())
 		}
 	}
+	// Every move went to the new store: none took a store below its
+	// share for another to refill it.
+	if n := sim.replicas()[fourth]; sim.moves != n {
+		t.Fatalf("%d moves to give the fourth store %d replicas (%s)", sim.moves, n, sim.layout())
+	}
 	for _, r := range sim.regions {
 		if len(r.voters) != 3 {
 			t.Fatalf("region %d has %d replicas", r.id, len(r.voters))
