@@ -1,6 +1,7 @@
 package pd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -139,6 +140,12 @@ type placementView struct {
 	weight map[uint64]int64
 	// leaders is the leaderships, for hand-offs (balance.go).
 	leaders *leaderView
+	// targets are the stores that can take a replica, lightest first,
+	// for balance ([1]) and the other reasons ([0]); made by the first
+	// targetLocked of the decision, which then looks at a region's peers
+	// only, not at every store for every region.
+	targets [2][]uint64
+	sorted  [2]bool
 }
 
 // region returns region id's record (shared), nil when there is none.
@@ -186,28 +193,34 @@ func (s *Server) noteSpaceLocked(v *placementView) {
 // store a move took r's replica off within moveBackWindow is the target
 // only when no other store can take the replica. hbMu held.
 func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (uint64, bool) {
-	var best, back uint64
-	fewer := func(id, than uint64) bool {
-		return than == 0 || v.weight[id] < v.weight[than] ||
-			v.weight[id] == v.weight[than] && (v.count[id] < v.count[than] || v.count[id] == v.count[than] && id < than)
+	mode := 0
+	if balance {
+		mode = 1
 	}
-	for id := range v.stores {
-		if hasPeer(r, id) || !s.canHoldLocked(v, id, balance) {
-			continue
+	if !v.sorted[mode] {
+		for id := range v.stores {
+			if s.canHoldLocked(v, id, balance) {
+				v.targets[mode] = append(v.targets[mode], id)
+			}
 		}
+		slices.SortFunc(v.targets[mode], func(a, b uint64) int {
+			return cmp.Or(cmp.Compare(v.weight[a], v.weight[b]), cmp.Compare(v.count[a], v.count[b]), cmp.Compare(a, b))
+		})
+		v.sorted[mode] = true
+	}
+	var back uint64
+	for _, id := range v.targets[mode] {
 		switch {
+		case hasPeer(r, id):
 		case s.movedOffLocked(r.GetId(), id, v.now):
-			if fewer(id, back) {
+			if back == 0 {
 				back = id
 			}
-		case fewer(id, best):
-			best = id
+		default:
+			return id, false
 		}
 	}
-	if best == 0 {
-		return back, back != 0
-	}
-	return best, false
+	return back, back != 0
 }
 
 // movedOffLocked reports whether a move took region's replica off store
@@ -424,7 +437,7 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 	// four replicas to a new store while its peers kept theirs, and got
 	// them back from its peers later), then one whose source does not
 	// lead (no hand-off), then the first found.
-	better := func(m *move, back bool) bool {
+	better := func(m *move, back bool) bool { // m: not kept
 		if best == nil {
 			return true
 		}
@@ -472,17 +485,19 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 			if to == 0 && reason != "balance" {
 				stuck = append(stuck, fmt.Sprintf("region %d's replica on store %d (%s)", id, p, reason))
 			}
-			m := &move{region: id, from: p, to: to, reason: reason, since: v.now}
-			if to == 0 || (reason == "balance" && balanceGain(v, m) < minReplicaWeight) {
+			// A candidate, copied to the heap only once it is the best.
+			m := move{region: id, from: p, to: to, reason: reason, since: v.now}
+			if to == 0 || (reason == "balance" && balanceGain(v, &m) < minReplicaWeight) {
 				continue
 			}
-			if !better(m, back) {
+			if !better(&m, back) {
 				continue
 			}
 			if p == leader && s.handOffLocked(v, r, leader) == 0 {
 				continue // no voter to take the leadership first
 			}
-			best, bestBack = m, back
+			chosen := m
+			best, bestBack = &chosen, back
 		}
 	}
 	if best == nil {
