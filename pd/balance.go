@@ -71,18 +71,18 @@ type leaderView struct {
 	up map[uint64]pdpb.StoreStatus
 }
 
-// leaderViewLocked counts the leaderships of regions, and settles the
-// transfers under way against the directory: those it shows done, or
-// overtaken, or past transferTimeout, stop counting. hbMu held.
-func (s *Server) leaderViewLocked(regions []*pdpb.Region, stores []*pdpb.Store, now time.Time) *leaderView {
-	v := &leaderView{now: now, count: map[uint64]int{}, up: map[uint64]pdpb.StoreStatus{}}
+// leaderViewLocked takes the leaderships the directory c counts
+// (leaders, a copy it may change), and settles the transfers under way
+// against c: those it shows done, or overtaken, or past transferTimeout,
+// stop counting. hbMu held.
+func (s *Server) leaderViewLocked(c *dirCache, leaders map[uint64]int, stores []*pdpb.Store, now time.Time) *leaderView {
+	v := &leaderView{now: now, count: leaders, up: map[uint64]pdpb.StoreStatus{}}
 	for _, st := range stores {
 		v.up[st.GetId()] = st.GetStatus()
 	}
-	leader := make(map[uint64]uint64, len(regions))
-	for _, r := range regions {
-		v.count[r.GetStoreId()]++
-		leader[r.GetId()] = r.GetStoreId()
+	leader := func(id uint64) uint64 {
+		r, _, _ := c.record(id)
+		return r.GetStoreId()
 	}
 	for id, tr := range s.transfers {
 		if now.Sub(tr.asked) > transferTimeout {
@@ -92,7 +92,7 @@ func (s *Server) leaderViewLocked(regions []*pdpb.Region, stores []*pdpb.Store, 
 		if tr.done {
 			continue
 		}
-		switch leader[id] {
+		switch leader(id) {
 		case tr.from:
 			v.count[tr.from]--
 			v.count[tr.to]++
@@ -137,34 +137,22 @@ func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading []uin
 	if len(leading) == 0 {
 		return nil, nil
 	}
-	all, err := s.dir.regions(ctx)
+	c, err := s.dir.view(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stores, err := s.dir.stores(ctx)
-	if err != nil {
-		return nil, err
-	}
+	_, leaders := c.counts()
 	ids := slices.Clone(leading)
 	slices.Sort(ids)
-	byID := make(map[uint64]*pdpb.Region, len(ids))
-	for _, id := range ids {
-		byID[id] = nil
-	}
-	for _, r := range all {
-		if _, ok := byID[r.GetId()]; ok {
-			byID[r.GetId()] = r
-		}
-	}
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
-	v := s.leaderViewLocked(all, stores, time.Now())
+	v := s.leaderViewLocked(c, leaders, c.storeList(), time.Now())
 	band := 2 + 2*leaderTolerance(v)
 	if v.count[store] < band {
 		return nil, nil
 	}
 	for _, id := range ids {
-		r := byID[id]
+		r, _, _ := c.record(id)
 		if r == nil || r.GetStoreId() != store || len(r.GetLearners()) > 0 || s.transfers[id] != nil || s.moves[id] != nil {
 			continue
 		}

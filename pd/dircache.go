@@ -3,7 +3,9 @@ package pd
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -56,6 +58,23 @@ type dirCache struct {
 	sorted  []*cachedRegion
 	// ids is the region-id index: region id to its record's start key.
 	ids map[uint64]*cachedIndex
+	// replicas and leaders count each store's replicas (the peers of the
+	// live records) and the regions it leads, kept as records change
+	// (tally): placement and leader balance read them at every
+	// heartbeat, and counting them over every region each time cost a
+	// heartbeat time in proportion to the cluster's regions.
+	replicas, leaders map[uint64]int
+	// sizes is each region's approximate size as its leader last
+	// reported it (kept across records: a split's halves report
+	// theirs), weights each store's replicas' weights (replicaWeight of
+	// their regions' sizes), kept as records and sizes change: balance
+	// by size reads them.
+	sizes   map[uint64]uint64
+	weights map[uint64]int64
+	// safePoint is the GC safe point (gc.go) and safePointRev its key's
+	// revision (0: none yet): every store heartbeat answers it.
+	safePoint    uint64
+	safePointRev int64
 }
 
 type cachedStore struct {
@@ -78,18 +97,46 @@ type cachedIndex struct {
 // loadCache reads the directory's keys in one etcd read and makes the
 // cache of them the one reads use.
 func (d *directory) loadCache(ctx context.Context) error {
-	resp, err := d.cli.Get(ctx, keyPrefix, clientv3.WithPrefix())
+	c, err := d.readCache(ctx)
 	if err != nil {
-		return fmt.Errorf("pd: load the directory: %w", err)
-	}
-	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{}}
-	for _, kv := range resp.Kvs {
-		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
-			return err
-		}
+		return err
 	}
 	d.cache.Store(c)
 	return nil
+}
+
+// readCache reads the directory's keys in one etcd read into a cache.
+func (d *directory) readCache(ctx context.Context) (*dirCache, error) {
+	resp, err := d.cli.Get(ctx, keyPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("pd: load the directory: %w", err)
+	}
+	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{},
+		replicas: map[uint64]int{}, leaders: map[uint64]int{}, sizes: map[uint64]uint64{}, weights: map[uint64]int64{}}
+	for _, kv := range resp.Kvs {
+		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// view returns the leader's cache, or, outside a term (no cache), the
+// directory read from etcd now, for the decisions that read many
+// records at once. Its records are shared: not to be modified.
+func (d *directory) view(ctx context.Context) (*dirCache, error) {
+	if c := d.cache.Load(); c != nil {
+		return c, nil
+	}
+	return d.readCache(ctx)
+}
+
+// noteSize records region id's approximate size in the cache, if any
+// (balance by size).
+func (d *directory) noteSize(id, size uint64) {
+	if c := d.cache.Load(); c != nil {
+		c.setSize(id, size)
+	}
 }
 
 // dropCache stops reads using the cache (the term ended).
@@ -108,11 +155,15 @@ func (d *directory) commit(ctx context.Context, cmps []clientv3.Cmp, ops ...clie
 		return txn, nil
 	}
 	if txn.Succeeded {
+		// All of the transaction at once: a size recorded meanwhile
+		// (setSize) sees the region's record before or after it.
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		for _, op := range ops {
 			if !op.IsPut() && !op.IsDelete() {
 				continue
 			}
-			if err := c.apply(string(op.KeyBytes()), op.ValueBytes(), op.IsDelete(), txn.Header.Revision, false); err != nil {
+			if err := c.applyLocked(string(op.KeyBytes()), op.ValueBytes(), op.IsDelete(), txn.Header.Revision, false); err != nil {
 				return nil, err
 			}
 		}
@@ -142,7 +193,8 @@ func (d *directory) refresh(ctx context.Context, c *dirCache, key string) error 
 
 // mirrored reports whether the cache mirrors etcd key key.
 func mirrored(key string) bool {
-	return strings.HasPrefix(key, keyStorePrefix) || strings.HasPrefix(key, keyRegionPrefix) || strings.HasPrefix(key, keyRegionByID)
+	return strings.HasPrefix(key, keyStorePrefix) || strings.HasPrefix(key, keyRegionPrefix) || strings.HasPrefix(key, keyRegionByID) ||
+		key == keyGCSafePoint
 }
 
 // apply takes a key's value (deleted: its deletion) at revision rev,
@@ -150,15 +202,32 @@ func mirrored(key string) bool {
 // load was at rev or later (loading: the load itself). Keys the cache
 // does not mirror are ignored.
 func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, loading bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applyLocked(key, value, deleted, rev, loading)
+}
+
+// applyLocked is apply with c.mu held.
+func (c *dirCache) applyLocked(key string, value []byte, deleted bool, rev int64, loading bool) error {
 	if !mirrored(key) {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !loading && rev <= c.base {
 		return nil
 	}
 	switch {
+	case key == keyGCSafePoint:
+		if rev <= c.safePointRev {
+			return nil
+		}
+		var sp uint64
+		if !deleted {
+			if len(value) != 8 {
+				return fmt.Errorf("pd: GC safe point: corrupt value of %d bytes", len(value))
+			}
+			sp = binary.BigEndian.Uint64(value)
+		}
+		c.safePoint, c.safePointRev = sp, rev
 	case strings.HasPrefix(key, keyStorePrefix):
 		id, err := strconv.ParseUint(key[len(keyStorePrefix):], 16, 64)
 		if err != nil {
@@ -202,6 +271,8 @@ func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, load
 			c.regions[start] = e
 		}
 		wasLive := e.rec != nil
+		c.tally(e.rec, -1)
+		c.tally(r, 1)
 		e.rec, e.rev = r, rev
 		i, found := c.search(start)
 		switch {
@@ -212,6 +283,93 @@ func (c *dirCache) apply(key string, value []byte, deleted bool, rev int64, load
 		}
 	}
 	return nil
+}
+
+// tally adds delta to the counts of r's replicas (its peers, or its
+// leader's store when it lists none, as hasPeer counts them), delta
+// times their weight to the stores' weights, and delta to its leader's
+// leaderships; r nil counts nothing. c.mu held.
+func (c *dirCache) tally(r *pdpb.Region, delta int) {
+	if r == nil {
+		return
+	}
+	c.leaders[r.GetStoreId()] += delta
+	w := int64(delta) * replicaWeight(c.sizes[r.GetId()])
+	for _, p := range replicaStores(r) {
+		c.replicas[p] += delta
+		c.weights[p] += w
+	}
+}
+
+// replicaStores returns the stores holding r's replicas: its peers, or
+// its leader's store when it lists none (hasPeer).
+func replicaStores(r *pdpb.Region) []uint64 {
+	if len(r.GetPeers()) == 0 {
+		return []uint64{r.GetStoreId()}
+	}
+	return r.GetPeers()
+}
+
+// minReplicaWeight is the least a replica weighs in balance by size,
+// PD's size of an empty region (1 MiB): regions too small to tell apart
+// by size balance by count.
+const minReplicaWeight = 1 << 20
+
+// replicaWeight is what a replica of a region of size bytes weighs in
+// balance by size.
+func replicaWeight(size uint64) int64 {
+	return int64(min(max(size, minReplicaWeight), 1<<62))
+}
+
+// setSize records region id's approximate size as its leader reported
+// it, moving the weight of its replicas.
+func (c *dirCache) setSize(id, size uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.sizes[id]
+	if ok && old == size {
+		return
+	}
+	c.sizes[id] = size
+	if ix := c.ids[id]; ix != nil && !ix.deleted {
+		if e := c.regions[ix.start]; e != nil && e.rec.GetId() == id {
+			d := replicaWeight(size) - replicaWeight(old)
+			for _, p := range replicaStores(e.rec) {
+				c.weights[p] += d
+			}
+		}
+	}
+}
+
+// size returns region id's weight per replica (replicaWeight of its
+// last reported size).
+func (c *dirCache) weight(id uint64) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return replicaWeight(c.sizes[id])
+}
+
+// storeWeights returns a copy of each store's weight (stores with none
+// may be missing).
+func (c *dirCache) storeWeights() map[uint64]int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.weights)
+}
+
+// counts returns copies of each store's replica and leadership counts
+// (stores with none may be missing).
+func (c *dirCache) counts() (replicas, leaders map[uint64]int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.replicas), maps.Clone(c.leaders)
+}
+
+// gcSafePoint returns the GC safe point and its key's revision.
+func (c *dirCache) gcSafePoint() (uint64, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.safePoint, c.safePointRev
 }
 
 // search returns where start is (or would be) in c.sorted. c.mu held.

@@ -2,6 +2,7 @@ package pd
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -35,9 +36,13 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	left := &pdpb.RegionReport{RegionId: first.GetId(), ConfVer: 1, Voters: stores, End: []byte("m"), Version: 2}
+	left := &pdpb.RegionReport{RegionId: first.GetId(), ConfVer: 1, Voters: stores, End: []byte("m"), Version: 2, ApproximateSize: 5 << 20}
 	right := &pdpb.RegionReport{RegionId: second.GetFirst(), ConfVer: 1, Voters: stores, Start: []byte("m"), Version: 2}
 	beat(stores[0], []uint64{first.GetId(), second.GetFirst()}, left, right)
+	// The GC safe point, raised through the cache, read from it.
+	if _, err := svc.UpdateGCSafePoint(ctx, &pdpb.UpdateGCSafePointRequest{Candidate: 100}); err != nil {
+		t.Fatal(err)
+	}
 	right = proto.Clone(right).(*pdpb.RegionReport)
 	right.ConfVer, right.Learners = 2, []uint64{99}
 	beat(stores[1], []uint64{second.GetFirst()}, right)
@@ -45,6 +50,9 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAsEtcd(t, s)
+	if w := s.dir.cache.Load().weight(first.GetId()); w != 5<<20 {
+		t.Fatalf("the left half, reported at 5 MiB, weighs %d", w)
+	}
 	r, err := s.dir.regionByID(ctx, second.GetFirst())
 	if err != nil || r.GetStoreId() != stores[1] || r.GetConfVer() != 2 || string(r.GetStart()) != "m" {
 		t.Fatalf("right half from the cache: %v, %v", r, err)
@@ -74,6 +82,8 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 	wrong := proto.Clone(r).(*pdpb.Region)
 	wrong.StoreId = stores[0]
 	c.mu.Lock()
+	c.tally(c.regions["m"].rec, -1)
+	c.tally(wrong, 1)
 	c.regions["m"].rec, c.regions["m"].rev = wrong, 1
 	c.mu.Unlock()
 	beat(stores[2], []uint64{second.GetFirst()}, right) // fails its condition: the cache reads the key again
@@ -81,6 +91,19 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 	sameAsEtcd(t, s)
 	if r, err := s.dir.regionByID(ctx, second.GetFirst()); err != nil || r.GetStoreId() != stores[2] {
 		t.Fatalf("right half after its new leader's reports: %v, %v", r, err)
+	}
+
+	// A cache wrong about the GC safe point heals on the raise that
+	// fails its condition, and heartbeats answer the safe point from it.
+	c.mu.Lock()
+	c.safePoint, c.safePointRev = 7, 1
+	c.mu.Unlock()
+	if sp, err := svc.UpdateGCSafePoint(ctx, &pdpb.UpdateGCSafePointRequest{Candidate: 200}); err != nil || sp.GetSafePoint() != 200 {
+		t.Fatalf("raise the GC safe point over a wrong cache: %v, %v", sp, err)
+	}
+	sameAsEtcd(t, s)
+	if resp, err := svc.StoreHeartbeat(ctx, &pdpb.StoreHeartbeatRequest{StoreId: stores[0]}); err != nil || resp.GetGcSafePoint() != 200 {
+		t.Fatalf("heartbeat's GC safe point: %v, %v", resp.GetGcSafePoint(), err)
 	}
 
 	// A write from outside (another leader while this member did not
@@ -129,6 +152,34 @@ func sameAsEtcd(t *testing.T, s *Server) {
 	}
 	if !protoListsEqual(gotRegions, wantRegions) {
 		t.Fatalf("cached regions %v, etcd holds %v", gotRegions, wantRegions)
+	}
+	// The counts and weights kept as records and sizes change are the
+	// counts and weights over etcd's records.
+	wantReplicas, wantLeaders, wantWeights := map[uint64]int{}, map[uint64]int{}, map[uint64]int64{}
+	for _, r := range wantRegions {
+		wantLeaders[r.GetStoreId()]++
+		for _, p := range r.GetPeers() {
+			wantReplicas[p]++
+			wantWeights[p] += c.weight(r.GetId())
+		}
+	}
+	gotWeights := c.storeWeights()
+	maps.DeleteFunc(gotWeights, func(_ uint64, w int64) bool { return w == 0 })
+	if !maps.Equal(gotWeights, wantWeights) {
+		t.Fatalf("cached weights %v, over etcd's regions %v", gotWeights, wantWeights)
+	}
+	gotReplicas, gotLeaders := c.counts()
+	maps.DeleteFunc(gotReplicas, func(_ uint64, n int) bool { return n == 0 })
+	maps.DeleteFunc(gotLeaders, func(_ uint64, n int) bool { return n == 0 })
+	if !maps.Equal(gotReplicas, wantReplicas) || !maps.Equal(gotLeaders, wantLeaders) {
+		t.Fatalf("cached counts: replicas %v, leaders %v; over etcd's regions: %v, %v", gotReplicas, gotLeaders, wantReplicas, wantLeaders)
+	}
+	wantSP, wantRev, err := fromEtcd.gcSafePoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, rev := c.gcSafePoint(); sp != wantSP || rev != wantRev {
+		t.Fatalf("cached GC safe point %d at revision %d, etcd holds %d at %d", sp, rev, wantSP, wantRev)
 	}
 	for _, r := range wantRegions {
 		want, err := fromEtcd.regionByID(ctx, r.GetId())

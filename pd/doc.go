@@ -27,9 +27,11 @@
 //     their heartbeats (gc.go).
 //
 // directory.go documents the etcd keys. While a member leads, it reads
-// the stores and regions from memory (dircache.go: loaded when its term
-// begins, written through by its own changes), so that a heartbeat costs
-// no etcd read per region.
+// the stores, the regions and the GC safe point from memory (dircache.go:
+// loaded when its term begins, written through by its own changes), with
+// each store's replica and leadership counts kept as records change, so
+// that a heartbeat costs no etcd read and no walk over every region: its
+// cost follows the regions its store reports.
 //
 // # Leadership
 //
@@ -83,14 +85,17 @@
 // the region's replicas to another store (placement.go): off a store an
 // operator is draining (SetStoreStatus OFFLINE; pd marks it TOMBSTONE
 // once it holds nothing), off a store low on space (its heartbeat's
-// StoreSpace), or from the store holding the most replicas to the one
-// holding the fewest. Moves are rate limited (Config.MaxMoves at once,
+// StoreSpace), or from a store to a lighter one, by the sizes of the
+// regions whose replicas they hold (balance by size, counts for regions
+// too small to tell apart). Moves are rate limited (Config.MaxMoves at once,
 // one new per heartbeat, one per region) and kept in memory; a store that
 // was low on space receives no balance replica until it has a margin
-// above the line again, and pd logs when replicas must move and no store
-// can take them.
+// above the line again, a store that registered again (its node
+// restarted) none until it heartbeats, a region's replica goes back onto
+// a store a move took it off lately only when no other store can take
+// it, and pd logs when replicas must move and no store can take them.
 //
 // # What comes next
 //
-// Placement by size and by labels, merges (docs/cluster.md).
+// Placement by labels, merges (docs/cluster.md).
 package pd

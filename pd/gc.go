@@ -43,8 +43,14 @@ const (
 	keyGCLeader    = keyPrefix + "gc/leader"
 )
 
-// gcSafePoint reads the safe point in force and its mod revision.
+// gcSafePoint reads the safe point in force and its mod revision: from
+// the leader's cache (dircache.go) while this member leads, so that a
+// store heartbeat, which answers it, costs no etcd read.
 func (d *directory) gcSafePoint(ctx context.Context) (uint64, int64, error) {
+	if c := d.cache.Load(); c != nil {
+		sp, rev := c.gcSafePoint()
+		return sp, rev, nil
+	}
 	resp, err := d.cli.Get(ctx, keyGCSafePoint)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pd: read the GC safe point: %w", err)
@@ -97,10 +103,10 @@ func (d *directory) updateGCSafePoint(ctx context.Context, guard clientv3.Cmp, c
 		if bound <= cur {
 			return cur, nil
 		}
-		txn, err := d.cli.Txn(ctx).
-			If(guard, clientv3.Compare(clientv3.ModRevision(keyGCSafePoint), "=", rev)).
-			Then(clientv3.OpPut(keyGCSafePoint, string(binary.BigEndian.AppendUint64(nil, bound)))).
-			Commit()
+		// Through the cache: applied on success, the key read again on
+		// a failed comparison.
+		txn, err := d.commit(ctx, []clientv3.Cmp{guard, clientv3.Compare(clientv3.ModRevision(keyGCSafePoint), "=", rev)},
+			clientv3.OpPut(keyGCSafePoint, string(binary.BigEndian.AppendUint64(nil, bound))))
 		if err != nil {
 			return 0, fmt.Errorf("pd: save the GC safe point: %w", err)
 		}

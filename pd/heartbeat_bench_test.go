@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,21 +15,35 @@ import (
 )
 
 // BenchmarkStoreHeartbeat measures pd's handling of one store heartbeat
-// (the gRPC service's method, called in process) in a cluster of three
-// stores holding a replica of each of n regions, each store leading a
-// third of them and reporting all of them, as KV nodes do: nothing
-// changes, so the figure is what pd reads and decides per heartbeat.
+// (the gRPC service's method, called in process) in a cluster of n
+// regions of three replicas each: on three stores, each holding every
+// region, leading a third of them and reporting all of them, as KV
+// nodes do; and on 30 stores, each holding a tenth of the regions (its
+// heartbeat reports those: what it costs beyond them is what the
+// cluster's size adds). Nothing changes, so the figure is what pd reads
+// and decides per heartbeat.
 func BenchmarkStoreHeartbeat(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("regions=%d", n), func(b *testing.B) {
-			benchmarkStoreHeartbeat(b, n)
+	for _, c := range []struct{ regions, stores int }{{1000, 3}, {10000, 3}, {10000, 30}} {
+		name := fmt.Sprintf("regions=%d", c.regions)
+		if c.stores != 3 {
+			name += fmt.Sprintf("/stores=%d", c.stores)
+		}
+		b.Run(name, func(b *testing.B) {
+			benchmarkStoreHeartbeat(b, c.regions, c.stores)
 		})
 	}
 }
 
-func benchmarkStoreHeartbeat(b *testing.B, n int) {
+func benchmarkStoreHeartbeat(b *testing.B, n, storeCount int) {
 	ctx := context.Background()
 	cfg, s, svc, stores := openWithStores(b)
+	for i := len(stores); i < storeCount; i++ {
+		resp, err := svc.PutStore(ctx, &pdpb.PutStoreRequest{Store: &pdpb.Store{Addr: fmt.Sprintf("127.0.0.1:%d", i+1)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		stores = append(stores, resp.GetStoreId())
+	}
 	// The bootstrap region and n-1 more, written to etcd directly (as
 	// splits would have left them), then pd restarted so that it starts
 	// a term over them.
@@ -63,7 +78,11 @@ func benchmarkStoreHeartbeat(b *testing.B, n int) {
 		ops = ops[:0]
 	}
 	for i, id := range ids {
-		r := &pdpb.Region{Id: id, Start: start(i), End: start(i + 1), Version: 2, ConfVer: 1, StoreId: stores[i%3], Peers: stores}
+		// Replica t of region i on store 3i+t (mod their count): each
+		// store holds as many; led by replica i mod 3, so that each
+		// store leads about as many (nothing to balance).
+		peers := []uint64{stores[(3*i)%storeCount], stores[(3*i+1)%storeCount], stores[(3*i+2)%storeCount]}
+		r := &pdpb.Region{Id: id, Start: start(i), End: start(i + 1), Version: 2, ConfVer: 1, StoreId: peers[i%3], Peers: slices.Sorted(slices.Values(peers))}
 		if i == n-1 {
 			r.End = nil
 		}
@@ -83,14 +102,19 @@ func benchmarkStoreHeartbeat(b *testing.B, n int) {
 	defer s.Close()
 	svc = &pdService{s: s}
 
-	reqs := make([]*pdpb.StoreHeartbeatRequest, 3)
+	reqs := make([]*pdpb.StoreHeartbeatRequest, storeCount)
+	held := make([]int, storeCount)
 	for j, st := range stores {
 		req := &pdpb.StoreHeartbeatRequest{StoreId: st, Addr: fmt.Sprintf("127.0.0.1:%d", j+1)}
-		for i, r := range regions {
-			if i%3 == j {
+		for _, r := range regions {
+			if !hasPeer(r, st) {
+				continue
+			}
+			held[j]++
+			if r.GetStoreId() == st {
 				req.Leading = append(req.Leading, r.GetId())
 			}
-			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: r.GetId(), ConfVer: 1, Voters: stores,
+			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: r.GetId(), ConfVer: 1, Voters: r.GetPeers(),
 				Start: r.GetStart(), End: r.GetEnd(), Version: 2})
 		}
 		reqs[j] = req
@@ -107,10 +131,11 @@ func benchmarkStoreHeartbeat(b *testing.B, n int) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		resp := beat(reqs[i%3])
-		if len(resp.GetRegions()) != n || len(resp.GetChanges()) != 0 || len(resp.GetTransfers()) != 0 {
-			b.Fatalf("heartbeat answered %d regions, %d changes, %d transfers; want %d, 0, 0",
-				len(resp.GetRegions()), len(resp.GetChanges()), len(resp.GetTransfers()), n)
+		j := i % storeCount
+		resp := beat(reqs[j])
+		if len(resp.GetRegions()) != held[j] || len(resp.GetChanges()) != 0 || len(resp.GetTransfers()) != 0 {
+			b.Fatalf("heartbeat answered %d regions, %d changes %v, %d transfers; want %d, 0, 0",
+				len(resp.GetRegions()), len(resp.GetChanges()), resp.GetChanges(), len(resp.GetTransfers()), held[j])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package pd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -24,18 +25,30 @@ import (
 //  2. low space: a replica on a store low on space (its heartbeat's
 //     StoreSpace: disk_full, or less than 1 - Config.LowSpaceRatio of its
 //     capacity available) moves to a store with room, while there is one;
-//  3. balance: a replica moves from the store holding the most replicas
-//     to the one holding the fewest when they differ by two or more, so
-//     that each live store holds about its share (a store joining a
-//     cluster fills up).
+//  3. balance: a replica moves from a store to one that weighs less
+//     when the move narrows the difference between them by at least
+//     minReplicaWeight (balanceGain), the move that narrows it most
+//     first, so that each live store holds about its share of the data
+//     (a store joining a cluster fills up). A replica weighs its
+//     region's approximate size as its leader reports it, at least
+//     minReplicaWeight (PD's size of an empty region), so that regions
+//     too small to tell apart balance by count (two stores whose counts
+//     differ by two or more), and a few large regions and many small
+//     ones by bytes (PD's balance-region by region size). A move never
+//     undoes the last one: moving the replica back would widen the
+//     difference again.
 //
 // A target is live (heartbeated within placementLiveWindow), UP, not low
-// on space, holds no replica of the region, and holds the fewest replicas
-// (counting the moves under way). A store that was low on space is not a
-// balance target again until it has balanceSpaceMargin of its capacity
-// free above the low-space line (hysteresis: a store that just left the
-// low-space state does not fill up again at once); a store that was never
-// low is one up to the line. (A margin required of every balance target
+// on space, has heartbeated since it last registered (a node that
+// restarted has not told pd its space yet: balance moved a replica onto
+// a node restarting with a smaller capacity, and moved it off again 40
+// ms later), holds no replica of the region, and weighs the least
+// (counting the moves under way); a store a move took the region's
+// replica off within moveBackWindow is the last resort. A store that
+// was low on space is not a balance target again until it has
+// balanceSpaceMargin of its capacity free above the low-space line
+// (hysteresis: a store that just left the low-space state does not fill
+// up again at once); a store that was never low is one up to the line. (A margin required of every balance target
 // stopped balance whenever the stores' free space was within it of the
 // line: test clusters share one file system, on the CI machine 6-7% free,
 // within 1% of the line then, and under the whole suite's load balance
@@ -79,6 +92,16 @@ const balanceSpaceMargin = 0.05
 // late, and a store that is merely slow makes a fine target.
 const placementLiveWindow = 10 * time.Second
 
+// moveBackWindow is how long after a move took a region's replica off a
+// store that store is the region's target only when no other store can
+// take the replica: a move and its reverse within moments of each other
+// (after a report that changed the weights or the space) cost two
+// snapshots for nothing.
+const moveBackWindow = 5 * time.Minute
+
+// regionStore names a region's replica on a store.
+type regionStore struct{ region, store uint64 }
+
 // noTargetLogEvery is how often pd repeats that a replica must move and
 // no store can take it.
 const noTargetLogEvery = 30 * time.Second
@@ -106,14 +129,29 @@ func (s *Server) lowSpace(sp *pdpb.StoreSpace, margin float64) bool {
 
 // placementView is the cluster as one placement decision sees it.
 type placementView struct {
-	now     time.Time
-	regions []*pdpb.Region
-	stores  map[uint64]*pdpb.Store
-	// count is each store's replicas, with the moves under way counted
-	// as done.
-	count map[uint64]int
+	now time.Time
+	// dir is the directory the decision reads regions from (the
+	// leader's cache; its records are shared, not to be modified).
+	dir    *dirCache
+	stores map[uint64]*pdpb.Store
+	// count is each store's replicas, weight their weights (balance by
+	// size), with the moves under way counted as done.
+	count  map[uint64]int
+	weight map[uint64]int64
 	// leaders is the leaderships, for hand-offs (balance.go).
 	leaders *leaderView
+	// targets are the stores that can take a replica, lightest first,
+	// for balance ([1]) and the other reasons ([0]); made by the first
+	// targetLocked of the decision, which then looks at a region's peers
+	// only, not at every store for every region.
+	targets [2][]uint64
+	sorted  [2]bool
+}
+
+// region returns region id's record (shared), nil when there is none.
+func (v *placementView) region(id uint64) *pdpb.Region {
+	r, _, _ := v.dir.record(id)
+	return r
 }
 
 // canHoldLocked reports whether store id may receive a replica:
@@ -122,8 +160,8 @@ type placementView struct {
 // since). hbMu held.
 func (s *Server) canHoldLocked(v *placementView, id uint64, balance bool) bool {
 	st := v.stores[id]
-	return st != nil && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(id, v.now) && !s.lowSpace(s.space[id], 0) &&
-		!(balance && s.refilling[id])
+	return st != nil && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(id, v.now) && !s.unreported[id] &&
+		!s.lowSpace(s.space[id], 0) && !(balance && s.refilling[id])
 }
 
 // placeableLocked reports whether store id heartbeated within
@@ -150,19 +188,46 @@ func (s *Server) noteSpaceLocked(v *placementView) {
 }
 
 // target returns the store to move r's replica to (the eligible store
-// without a replica of r holding the fewest, the lowest id among equals),
-// or 0. hbMu held.
-func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) uint64 {
-	var best uint64
-	for id := range v.stores {
-		if hasPeer(r, id) || !s.canHoldLocked(v, id, balance) {
-			continue
+// without a replica of r weighing the least, then holding the fewest,
+// the lowest id among equals), or 0, and whether it is a move back: a
+// store a move took r's replica off within moveBackWindow is the target
+// only when no other store can take the replica. hbMu held.
+func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (uint64, bool) {
+	mode := 0
+	if balance {
+		mode = 1
+	}
+	if !v.sorted[mode] {
+		for id := range v.stores {
+			if s.canHoldLocked(v, id, balance) {
+				v.targets[mode] = append(v.targets[mode], id)
+			}
 		}
-		if best == 0 || v.count[id] < v.count[best] || (v.count[id] == v.count[best] && id < best) {
-			best = id
+		slices.SortFunc(v.targets[mode], func(a, b uint64) int {
+			return cmp.Or(cmp.Compare(v.weight[a], v.weight[b]), cmp.Compare(v.count[a], v.count[b]), cmp.Compare(a, b))
+		})
+		v.sorted[mode] = true
+	}
+	var back uint64
+	for _, id := range v.targets[mode] {
+		switch {
+		case hasPeer(r, id):
+		case s.movedOffLocked(r.GetId(), id, v.now):
+			if back == 0 {
+				back = id
+			}
+		default:
+			return id, false
 		}
 	}
-	return best
+	return back, back != 0
+}
+
+// movedOffLocked reports whether a move took region's replica off store
+// within moveBackWindow of now. hbMu held.
+func (s *Server) movedOffLocked(region, store uint64, now time.Time) bool {
+	at, ok := s.movedOff[regionStore{region, store}]
+	return ok && now.Sub(at) <= moveBackWindow
 }
 
 // placements returns the moves to ask of store leader, which leads the
@@ -172,24 +237,18 @@ func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) ui
 // one new move. It also retires finished moves and marks drained stores
 // as tombstones.
 func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading []uint64, repaired map[uint64]bool) ([]*pdpb.ChangePeer, []*pdpb.TransferLeader, error) {
-	regions, err := s.dir.regions(ctx)
+	c, err := s.dir.view(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	storeList, err := s.dir.stores(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	v := &placementView{now: time.Now(), regions: regions, stores: map[uint64]*pdpb.Store{}, count: map[uint64]int{}}
+	// The counts the directory keeps (no walk over every region: a
+	// heartbeat's cost follows the regions its store reports, not the
+	// cluster's).
+	storeList := c.storeList()
+	replicas, leaders := c.counts()
+	v := &placementView{now: time.Now(), dir: c, stores: map[uint64]*pdpb.Store{}, count: replicas, weight: c.storeWeights()}
 	for _, st := range storeList {
 		v.stores[st.GetId()] = st
-	}
-	byID := make(map[uint64]*pdpb.Region, len(regions))
-	for _, r := range regions {
-		byID[r.GetId()] = r
-		for _, p := range r.GetPeers() {
-			v.count[p]++
-		}
 	}
 	if err := s.markTombstones(ctx, t, v); err != nil {
 		return nil, nil, err
@@ -197,16 +256,18 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
-	v.leaders = s.leaderViewLocked(regions, storeList, v.now)
+	v.leaders = s.leaderViewLocked(c, leaders, storeList, v.now)
 	s.noteSpaceLocked(v)
-	s.retireMovesLocked(v, byID)
+	s.retireMovesLocked(v)
 	for _, m := range s.moves {
-		r := byID[m.region]
+		r, w := v.region(m.region), c.weight(m.region)
 		if !hasPeer(r, m.to) {
 			v.count[m.to]++
+			v.weight[m.to] += w
 		}
 		if hasPeer(r, m.from) {
 			v.count[m.from]--
+			v.weight[m.from] -= w
 		}
 	}
 	var changes []*pdpb.ChangePeer
@@ -214,7 +275,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	led := map[uint64]bool{}
 	for _, id := range leading {
 		led[id] = true
-		m, r := s.moves[id], byID[id]
+		m, r := s.moves[id], v.region(id)
 		if m == nil && r != nil && r.GetStoreId() == leader && !repaired[id] && len(s.moves) < s.cfg.MaxMoves {
 			if m = s.resumeLocked(v, r); m != nil {
 				s.moves[id] = m
@@ -240,7 +301,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 		s.cfg.Logger.Info("pd: moving a replica", "region", m.region, "from", m.from, "to", m.to, "reason", m.reason,
 			"from_replicas", v.count[m.from], "to_replicas", v.count[m.to])
 		if m.from == leader {
-			if to := s.handOffLocked(v, byID[m.region], leader); to != 0 {
+			if to := s.handOffLocked(v, v.region(m.region), leader); to != 0 {
 				s.noteTransferLocked(v.leaders, m.region, leader, to)
 				transfers = append(transfers, &pdpb.TransferLeader{RegionId: m.region, ToStore: to})
 			}
@@ -273,11 +334,12 @@ func (s *Server) handOffLocked(v *placementView, r *pdpb.Region, leader uint64) 
 // retireMovesLocked drops the moves that finished (the directory shows
 // the target a voter and the source gone) and those past moveTimeout or
 // whose region is gone. hbMu held.
-func (s *Server) retireMovesLocked(v *placementView, byID map[uint64]*pdpb.Region) {
+func (s *Server) retireMovesLocked(v *placementView) {
 	for id, m := range s.moves {
-		r := byID[id]
+		r := v.region(id)
 		switch {
 		case r != nil && hasPeer(r, m.to) && !slices.Contains(r.GetLearners(), m.to) && !hasPeer(r, m.from):
+			s.movedOff[regionStore{id, m.from}] = v.now
 			s.cfg.Logger.Info("pd: replica moved", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "took", v.now.Sub(m.since).Round(time.Millisecond))
 		case r == nil || v.now.Sub(m.since) > moveTimeout:
 			// A learner it left is taken up again (resumeLocked) while its
@@ -288,6 +350,11 @@ func (s *Server) retireMovesLocked(v *placementView, byID map[uint64]*pdpb.Regio
 			continue
 		}
 		delete(s.moves, id)
+	}
+	for k, at := range s.movedOff {
+		if v.now.Sub(at) > moveBackWindow {
+			delete(s.movedOff, k)
+		}
 	}
 }
 
@@ -312,7 +379,7 @@ func moveStage(r *pdpb.Region, m *move) string {
 // the target if its store can take a replica (else repair replaces it
 // once its store is down); the source is the voter a move would pick
 // first: on a store being drained, then low on space, then the one
-// holding the most replicas. hbMu held.
+// weighing the most. hbMu held.
 func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 	id := r.GetId()
 	if len(r.GetLearners()) == 0 || s.repairing[id] != nil {
@@ -339,7 +406,7 @@ func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 		}
 		rp, why := rank(p)
 		rf, _ := rank(from)
-		if from == 0 || rp < rf || (rp == rf && (v.count[p] > v.count[from] || v.count[p] == v.count[from] && p < from)) {
+		if from == 0 || rp < rf || (rp == rf && (v.weight[p] > v.weight[from] || v.weight[p] == v.weight[from] && p < from)) {
 			from, reason = p, why
 		}
 	}
@@ -347,6 +414,7 @@ func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 		return nil
 	}
 	v.count[from]--
+	v.weight[from] -= v.dir.weight(id)
 	s.cfg.Logger.Info("pd: resuming a replica move (a learner no move stands for)", "region", id, "from", from, "to", to, "reason", reason)
 	return &move{region: id, from: from, to: to, reason: reason, since: v.now}
 }
@@ -355,13 +423,41 @@ func (s *Server) resumeLocked(v *placementView, r *pdpb.Region) *move {
 // (led), by the reasons' order, or nil. hbMu held.
 func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired map[uint64]bool) *move {
 	var best *move
+	var bestBack bool
 	var stuck []string
 	rank := func(reason string) int {
 		return map[string]int{"drain": 0, "low space": 1, "balance": 2}[reason]
 	}
-	for _, r := range v.regions {
-		id := r.GetId()
-		if !led[id] || r.GetStoreId() != leader || repaired[id] || s.moves[id] != nil || len(r.GetLearners()) > 0 {
+	// better orders candidate moves: by reason, then a move that puts
+	// no replica back where a move took it off lately, then the one
+	// that narrows the difference between its stores most (balanceGain:
+	// a large region before small ones), then the one from the heaviest
+	// source (no store emptied below its share while another stays
+	// above it: the leader's store, first among its regions' peers, gave
+	// four replicas to a new store while its peers kept theirs, and got
+	// them back from its peers later), then one whose source does not
+	// lead (no hand-off), then the first found.
+	better := func(m *move, back bool) bool { // m: not kept
+		if best == nil {
+			return true
+		}
+		if rank(m.reason) != rank(best.reason) {
+			return rank(m.reason) < rank(best.reason)
+		}
+		if back != bestBack {
+			return !back
+		}
+		if g, bg := balanceGain(v, m), balanceGain(v, best); g != bg {
+			return g > bg
+		}
+		if d, bd := v.weight[m.from]-v.weight[m.to], v.weight[best.from]-v.weight[best.to]; d != bd {
+			return d > bd
+		}
+		return m.from != leader && best.from == leader
+	}
+	for _, id := range slices.Sorted(maps.Keys(led)) {
+		r := v.region(id)
+		if r == nil || r.GetStoreId() != leader || repaired[id] || s.moves[id] != nil || len(r.GetLearners()) > 0 {
 			continue
 		}
 		if s.repairing[id] != nil {
@@ -382,26 +478,41 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 			default:
 				reason = "balance"
 			}
-			if best != nil && rank(reason) >= rank(best.reason) {
+			if best != nil && rank(reason) > rank(best.reason) {
 				continue
 			}
-			to := s.targetLocked(v, r, reason == "balance")
+			to, back := s.targetLocked(v, r, reason == "balance")
 			if to == 0 && reason != "balance" {
 				stuck = append(stuck, fmt.Sprintf("region %d's replica on store %d (%s)", id, p, reason))
 			}
-			if to == 0 || (reason == "balance" && v.count[p]-v.count[to] < 2) {
+			// A candidate, copied to the heap only once it is the best.
+			m := move{region: id, from: p, to: to, reason: reason, since: v.now}
+			if to == 0 || (reason == "balance" && balanceGain(v, &m) < minReplicaWeight) {
+				continue
+			}
+			if !better(&m, back) {
 				continue
 			}
 			if p == leader && s.handOffLocked(v, r, leader) == 0 {
 				continue // no voter to take the leadership first
 			}
-			best = &move{region: id, from: p, to: to, reason: reason, since: v.now}
+			chosen := m
+			best, bestBack = &chosen, back
 		}
 	}
 	if best == nil {
 		s.noteNoTargetLocked(v, stuck)
 	}
 	return best
+}
+
+// balanceGain is how much move m narrows the difference between the
+// weights of its stores: the difference d less what it is after moving
+// a replica of weight w, |d - 2w|; negative when it widens it.
+func balanceGain(v *placementView, m *move) int64 {
+	d, w := v.weight[m.from]-v.weight[m.to], v.dir.weight(m.region)
+	after := d - 2*w
+	return d - max(after, -after)
 }
 
 // noteNoTargetLocked logs, at most every noTargetLogEvery, that replicas
@@ -447,6 +558,8 @@ func (s *Server) placementStateLocked(v *placementView, id uint64) string {
 		return v.stores[id].GetStatus().String()
 	case !s.placeableLocked(id, v.now):
 		return "silent"
+	case s.unreported[id]:
+		return "restarted, no heartbeat since"
 	case s.lowSpace(s.space[id], 0):
 		return "low on space"
 	case s.refilling[id]:

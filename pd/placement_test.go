@@ -18,8 +18,10 @@ import (
 // simRegion is a region as the simulated stores of placementSim hold it.
 type simRegion struct {
 	id, leader, confVer uint64
-	voters, learners    []uint64
-	start, end          string
+	// size is the approximate size its leader reports.
+	size             uint64
+	voters, learners []uint64
+	start, end       string
 }
 
 // placementSim plays the KV stores against a pd: each round every store
@@ -34,53 +36,84 @@ type placementSim struct {
 	regions []*simRegion
 	space   map[uint64]*pdpb.StoreSpace
 	moves   int
+	// movedOff is the stores a move took each region's replica off;
+	// movedBack lists the moves that put one back ("region r: store s")
+	// while another store could have taken it.
+	movedOff  map[uint64][]uint64
+	movedBack []string
 }
 
 // round runs one heartbeat of every store and reports whether pd asked
 // anything.
 func (s *placementSim) round() bool {
 	s.t.Helper()
-	ctx := context.Background()
 	asked := false
 	for _, st := range s.stores {
-		req := &pdpb.StoreHeartbeatRequest{StoreId: st, Space: s.space[st]}
-		for _, r := range s.regions {
-			if r.leader == st {
-				req.Leading = append(req.Leading, r.id)
-				rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Learners: slices.Clone(r.learners),
-					Start: []byte(r.start), Version: 2}
-				if r.end != "" {
-					rep.End = []byte(r.end)
-				}
-				req.Reports = append(req.Reports, rep)
-			}
-		}
-		resp, err := s.c.StoreHeartbeat(ctx, req)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		for _, c := range resp.GetChanges() {
-			r := s.region(c.GetRegionId())
-			if r.leader != st || c.GetRemoveStore() == st || slices.Contains(r.voters, c.GetAddStore()) {
-				s.t.Fatalf("store %d asked %v of region %+v", st, c, r)
-			}
-			r.voters = append(slices.DeleteFunc(r.voters, func(v uint64) bool { return v == c.GetRemoveStore() }), c.GetAddStore())
-			r.learners = slices.DeleteFunc(r.learners, func(v uint64) bool { return v == c.GetAddStore() })
-			slices.Sort(r.voters)
-			r.confVer += 2
-			s.moves++
-			asked = true
-		}
-		for _, tr := range resp.GetTransfers() {
-			r := s.region(tr.GetRegionId())
-			if r.leader != st || !slices.Contains(r.voters, tr.GetToStore()) {
-				s.t.Fatalf("store %d asked to transfer %v of region %+v", st, tr, r)
-			}
-			r.leader = tr.GetToStore()
-			asked = true
-		}
+		asked = s.beat(st) || asked
 	}
 	return asked
+}
+
+// beat runs one heartbeat of store st, carries out what pd answers, and
+// reports whether pd asked anything.
+func (s *placementSim) beat(st uint64) bool {
+	s.t.Helper()
+	ctx := context.Background()
+	asked := false
+	req := &pdpb.StoreHeartbeatRequest{StoreId: st, Space: s.space[st]}
+	for _, r := range s.regions {
+		if r.leader == st {
+			req.Leading = append(req.Leading, r.id)
+			rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Learners: slices.Clone(r.learners),
+				Start: []byte(r.start), Version: 2, ApproximateSize: r.size}
+			if r.end != "" {
+				rep.End = []byte(r.end)
+			}
+			req.Reports = append(req.Reports, rep)
+		}
+	}
+	resp, err := s.c.StoreHeartbeat(ctx, req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, c := range resp.GetChanges() {
+		r := s.region(c.GetRegionId())
+		if r.leader != st || c.GetRemoveStore() == st || slices.Contains(r.voters, c.GetAddStore()) {
+			s.t.Fatalf("store %d asked %v of region %+v", st, c, r)
+		}
+		if slices.Contains(s.movedOff[r.id], c.GetAddStore()) && s.otherTarget(r) {
+			s.movedBack = append(s.movedBack, fmt.Sprintf("region %d: store %d", r.id, c.GetAddStore()))
+		}
+		s.movedOff[r.id] = append(s.movedOff[r.id], c.GetRemoveStore())
+		r.voters = append(slices.DeleteFunc(r.voters, func(v uint64) bool { return v == c.GetRemoveStore() }), c.GetAddStore())
+		r.learners = slices.DeleteFunc(r.learners, func(v uint64) bool { return v == c.GetAddStore() })
+		slices.Sort(r.voters)
+		r.confVer += 2
+		s.moves++
+		asked = true
+	}
+	for _, tr := range resp.GetTransfers() {
+		r := s.region(tr.GetRegionId())
+		if r.leader != st || !slices.Contains(r.voters, tr.GetToStore()) {
+			s.t.Fatalf("store %d asked to transfer %v of region %+v", st, tr, r)
+		}
+		r.leader = tr.GetToStore()
+		asked = true
+	}
+	return asked
+}
+
+// otherTarget reports whether a store with room (pd's default low-space
+// line: 20% available) holds no replica of r and was never left by one.
+func (s *placementSim) otherTarget(r *simRegion) bool {
+	for _, st := range s.stores {
+		sp := s.space[st]
+		room := sp == nil || sp.GetAvailable()*5 >= sp.GetCapacity()
+		if room && !slices.Contains(r.voters, st) && !slices.Contains(s.movedOff[r.id], st) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *placementSim) region(id uint64) *simRegion {
@@ -99,7 +132,7 @@ func newPlacementSim(t *testing.T, stores int) *placementSim {
 	t.Helper()
 	cfg := pdConfig(t, t.TempDir())
 	cfg.Replicas = 3
-	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}}
+	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}, movedOff: map[uint64][]uint64{}}
 	for i := range stores {
 		id, err := sim.c.PutStore(context.Background(), 0, fmt.Sprintf("127.0.0.1:%d", i+1))
 		if err != nil {
@@ -169,6 +202,11 @@ func (s *placementSim) layout() string {
 	return b.String()
 }
 
+// spaceAt is a disk of 100 MiB with availablePct of it available.
+func spaceAt(availablePct uint64) *pdpb.StoreSpace {
+	return &pdpb.StoreSpace{Capacity: 100 << 20, Available: availablePct << 20, Used: (100 - availablePct) << 20}
+}
+
 // storeStatus returns store id as pd lists it.
 func (s *placementSim) store(id uint64) *pdpb.Store {
 	s.t.Helper()
@@ -214,6 +252,11 @@ func TestReplicaPlacement(t *testing.T) {
 		if n < 4 || n > 5 {
 			t.Fatalf("after a fourth store joined: store %d holds %d replicas, want 4 or 5 (%s)", st, n, sim.layout())
 		}
+	}
+	// Every move went to the new store: none took a store below its
+	// share for another to refill it.
+	if n := sim.replicas()[fourth]; sim.moves != n {
+		t.Fatalf("%d moves to give the fourth store %d replicas (%s)", sim.moves, n, sim.layout())
 	}
 	for _, r := range sim.regions {
 		if len(r.voters) != 3 {
@@ -287,11 +330,8 @@ func TestReplicaPlacement(t *testing.T) {
 // it has the margin above the line (hysteresis), then fills up.
 func TestBalanceNearTheLowSpaceLine(t *testing.T) {
 	sim := newPlacementSim(t, 4) // low on space below 20% available (pd's default ratio)
-	space := func(availablePct uint64) *pdpb.StoreSpace {
-		return &pdpb.StoreSpace{Capacity: 100 << 20, Available: availablePct << 20, Used: (100 - availablePct) << 20}
-	}
 	for _, id := range sim.stores {
-		sim.space[id] = space(22)
+		sim.space[id] = spaceAt(22)
 	}
 	// Six regions on the first three stores, the fourth empty.
 	sim.sixRegions(sim.stores[:3])
@@ -303,17 +343,17 @@ func TestBalanceNearTheLowSpaceLine(t *testing.T) {
 
 	// The fourth goes low on space: emptied. Back at 22%, above the line
 	// but not the margin, it gets nothing back; at 30% it fills up.
-	sim.space[fourth] = space(10)
+	sim.space[fourth] = spaceAt(10)
 	sim.settle()
 	if n := sim.replicas()[fourth]; n != 0 {
 		t.Fatalf("the store low on space holds %d replicas (%s)", n, sim.layout())
 	}
-	sim.space[fourth] = space(22)
+	sim.space[fourth] = spaceAt(22)
 	sim.settle()
 	if n := sim.replicas()[fourth]; n != 0 {
 		t.Fatalf("the store that was low on space, now within the margin above the line, got %d replicas back (%s)", n, sim.layout())
 	}
-	sim.space[fourth] = space(30)
+	sim.space[fourth] = spaceAt(30)
 	sim.settle()
 	if n := sim.replicas()[fourth]; n < 4 {
 		t.Fatalf("with room again the fourth store holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
@@ -340,4 +380,119 @@ func TestLearnerLeftByAMoveIsPromoted(t *testing.T) {
 			t.Fatalf("store %d holds %d replicas, want 4 or 5 (%s)", st, n, sim.layout())
 		}
 	}
+}
+
+// TestRestartedStoreIsNoTargetUntilItReports: a store that registers
+// again (its node restarted) receives no replica until it heartbeats:
+// the space pd knows of it is the previous process's. Here the fourth
+// store, empty, reported room, then restarted with its disk nearly
+// full: the leader's heartbeat before the fourth's first one moved a
+// replica onto it (balance), and low space moved it off again.
+func TestRestartedStoreIsNoTargetUntilItReports(t *testing.T) {
+	ctx := context.Background()
+	sim := newPlacementSim(t, 4)
+	for _, id := range sim.stores {
+		sim.space[id] = spaceAt(90)
+	}
+	sim.sixRegions(sim.stores[:3])
+	fourth := sim.stores[3]
+	sim.beat(fourth)
+	if _, err := sim.c.PutStore(ctx, fourth, "127.0.0.1:4"); err != nil {
+		t.Fatal(err)
+	}
+	sim.space[fourth] = spaceAt(5)
+	sim.beat(sim.stores[0]) // the leader of every region
+	if n := sim.replicas()[fourth]; n != 0 {
+		t.Fatalf("a store that registered again and did not heartbeat since received %d replicas (%s)", n, sim.layout())
+	}
+	sim.settle()
+	if n := sim.replicas()[fourth]; n != 0 || sim.moves != 0 {
+		t.Fatalf("the restarted store, low on space, holds %d replicas after %d moves (%s)", n, sim.moves, sim.layout())
+	}
+	sim.space[fourth] = spaceAt(90)
+	sim.settle()
+	if n := sim.replicas()[fourth]; n < 4 {
+		t.Fatalf("with room the fourth store holds %d replicas, want 4 or 5 (%s)", n, sim.layout())
+	}
+}
+
+// TestNoMoveBackOntoAStoreJustLeft: replicas moved onto a fifth store
+// that then goes low on space move on to a store other than the ones
+// they left moments ago whenever one can take them (each move and its
+// reverse cost a snapshot for nothing), and balance too prefers a
+// store a region did not just leave.
+func TestNoMoveBackOntoAStoreJustLeft(t *testing.T) {
+	sim := newPlacementSim(t, 5)
+	for _, id := range sim.stores {
+		sim.space[id] = spaceAt(90)
+	}
+	sim.sixRegions(sim.stores[:3])
+	sim.settle()
+	fifth := sim.stores[4]
+	if n := sim.replicas()[fifth]; n < 3 {
+		t.Fatalf("the fifth store holds %d replicas after balance, want 3 or 4 (%s)", n, sim.layout())
+	}
+	sim.space[fifth] = spaceAt(5)
+	sim.settle()
+	if n := sim.replicas()[fifth]; n != 0 {
+		t.Fatalf("the store low on space holds %d replicas (%s)", n, sim.layout())
+	}
+	if len(sim.movedBack) != 0 {
+		t.Fatalf("replicas moved back onto the store a move took them off: %v (%s)", sim.movedBack, sim.layout())
+	}
+}
+
+// TestBalanceBySize: three large regions and twelve small ones on three
+// stores, a fourth store empty: balance gives each store about its share
+// of the bytes (a replica weighs its region's size), not of the replicas
+// alone; by count the fourth store took eleven small replicas, 11 MiB
+// against the others' 900 MiB.
+func TestBalanceBySize(t *testing.T) {
+	ctx := context.Background()
+	sim := newPlacementSim(t, 4)
+	first, err := sim.c.GetRegion(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, large = 15, 300 << 20
+	for i := range n {
+		id := first.ID
+		if i > 0 {
+			if id, err = sim.c.AllocID(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := &simRegion{id: id, leader: sim.stores[0], confVer: 1, voters: slices.Clone(sim.stores[:3])}
+		if i > 0 {
+			r.start = fmt.Sprintf("r%02d", i)
+		}
+		if i < n-1 {
+			r.end = fmt.Sprintf("r%02d", i+1)
+		}
+		if i >= n-3 { // the last ids: balance by count would move small ones first
+			r.size = large
+		}
+		sim.regions = append(sim.regions, r)
+	}
+	sim.settle()
+	bytes := map[uint64]uint64{}
+	for _, r := range sim.regions {
+		for _, v := range r.voters {
+			bytes[v] += max(r.size, 1<<20)
+		}
+	}
+	lo, hi := slices.Min(slices.Collect(maps.Values(bytes))), slices.Max(slices.Collect(maps.Values(bytes)))
+	if len(bytes) != 4 || hi-lo > large {
+		t.Fatalf("bytes per store %v (MiB: spread %d, want at most one large region's %d): %s", bytes, (hi-lo)>>20, large>>20, sim.layout())
+	}
+	for _, r := range sim.regions {
+		if len(r.voters) != 3 {
+			t.Fatalf("region %d has %d replicas", r.id, len(r.voters))
+		}
+	}
+	mib := map[uint64]uint64{}
+	for st, b := range bytes {
+		mib[st] = b >> 20
+	}
+	t.Logf("MiB per store %v after %d moves", mib, sim.moves)
 }

@@ -67,11 +67,10 @@ func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []
 		return nil, nil
 	}
 	now := time.Now()
-	var all []*pdpb.Region
-	var stores []*pdpb.Store
 	var out []*pdpb.ChangePeer
 	for _, id := range leading {
-		r, err := s.dir.regionByID(ctx, id)
+		// The record, shared: read, not modified.
+		r, _, _, err := s.dir.recordByID(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -97,15 +96,11 @@ func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []
 			}
 		}
 		if add == 0 {
-			if all == nil {
-				if all, err = s.dir.regions(ctx); err != nil {
-					return nil, err
-				}
-				if stores, err = s.dir.stores(ctx); err != nil {
-					return nil, err
-				}
+			c, err := s.dir.view(ctx)
+			if err != nil {
+				return nil, err
 			}
-			add = s.spareStore(r, all, stores, now)
+			add = s.spareStore(r, c, now)
 		}
 		if add == 0 {
 			s.noteRepair(id, &pdpb.ChangePeer{RegionId: id, RemoveStore: dead})
@@ -121,17 +116,12 @@ func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []
 // spareStore returns the live UP store with room (not low on space,
 // placement.go) without a peer of r that holds the fewest replicas (the
 // lowest id among equals), or 0.
-func (s *Server) spareStore(r *pdpb.Region, all []*pdpb.Region, stores []*pdpb.Store, now time.Time) uint64 {
-	count := map[uint64]int{}
-	for _, x := range all {
-		for _, p := range x.GetPeers() {
-			count[p]++
-		}
-	}
+func (s *Server) spareStore(r *pdpb.Region, c *dirCache, now time.Time) uint64 {
+	count, _ := c.counts()
 	var best uint64
-	for _, st := range stores {
+	for _, st := range c.storeList() {
 		id := st.GetId()
-		if hasPeer(r, id) || st.GetStatus() != pdpb.StoreStatus_UP || !s.storeLive(id, now) || s.lowSpaceStore(id) {
+		if hasPeer(r, id) || st.GetStatus() != pdpb.StoreStatus_UP || !s.storeLive(id, now) || s.lowSpaceStore(id) || s.unreportedStore(id) {
 			continue
 		}
 		if best == 0 || count[id] < count[best] || (count[id] == count[best] && id < best) {
@@ -179,6 +169,14 @@ func (s *Server) liveRoute(t *term, r *pdpb.Region, now time.Time) uint64 {
 		}
 	}
 	return leader
+}
+
+// unreportedStore reports whether store id registered and has not
+// heartbeated since (placement.go).
+func (s *Server) unreportedStore(id uint64) bool {
+	s.hbMu.Lock()
+	defer s.hbMu.Unlock()
+	return s.unreported[id]
 }
 
 // lowSpaceStore reports whether store id's last heartbeat said it is low

@@ -92,6 +92,13 @@ type Server struct {
 	// could not move (placement.go).
 	refilling      map[uint64]bool
 	noTargetLogged time.Time
+	// unreported are the stores that registered (their node started)
+	// and have not heartbeated since: what pd knows of their space is
+	// the previous process's (placement.go).
+	unreported map[uint64]bool
+	// movedOff is when a move took each region's replica off a store,
+	// for moveBackWindow (placement.go).
+	movedOff map[regionStore]time.Time
 	// space is each store's disk as its last heartbeat reported it.
 	space map[uint64]*pdpb.StoreSpace
 	// sizes is each region's approximate size as its leader last
@@ -188,7 +195,7 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ec.LogLevel = "error"
 
 	s := &Server{cfg: cfg, heartbeats: map[uint64]int64{}, repairing: map[uint64]*pdpb.ChangePeer{},
-		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, refilling: map[uint64]bool{}, space: map[uint64]*pdpb.StoreSpace{},
+		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, refilling: map[uint64]bool{}, unreported: map[uint64]bool{}, movedOff: map[regionStore]time.Time{}, space: map[uint64]*pdpb.StoreSpace{},
 		sizes: map[uint64]uint64{}, loads: map[uint64]*pdpb.RegionLoad{}, totals: map[uint64]*pdpb.RegionLoad{},
 		counted: map[uint64]loadMark{}, done: make(chan struct{})}
 	defer func() {
@@ -282,6 +289,13 @@ func (s *Server) lead(ctx context.Context) error {
 		_ = el.Resign(context.Background())
 		return err
 	}
+	// The regions' sizes reported in an earlier term of this member
+	// weigh until their leaders report again (balance by size).
+	s.hbMu.Lock()
+	for id, size := range s.sizes {
+		s.dir.noteSize(id, size)
+	}
+	s.hbMu.Unlock()
 	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now()}
 	s.mu.Lock()
 	s.term = t

@@ -65,6 +65,9 @@ func (p *pdService) PutStore(ctx context.Context, req *pdpb.PutStoreRequest) (*p
 		return nil, toStatus(err)
 	}
 	p.s.beat(id)
+	p.s.hbMu.Lock()
+	p.s.unreported[id] = true
+	p.s.hbMu.Unlock()
 	return &pdpb.PutStoreResponse{StoreId: id}, nil
 }
 
@@ -98,11 +101,12 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
+	p.s.hbMu.Lock()
+	delete(p.s.unreported, st.Id)
 	if sp := req.GetSpace(); sp != nil {
-		p.s.hbMu.Lock()
 		p.s.space[st.Id] = sp
-		p.s.hbMu.Unlock()
 	}
+	p.s.hbMu.Unlock()
 	reports := map[uint64]*pdpb.RegionReport{}
 	for _, rep := range req.GetReports() {
 		reports[rep.GetRegionId()] = rep
@@ -126,6 +130,7 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 	for _, id := range req.GetLeading() {
 		if rep := reports[id]; rep != nil {
 			p.s.sizes[id] = rep.GetApproximateSize()
+			p.s.dir.noteSize(id, rep.GetApproximateSize())
 			if l := rep.GetLoad(); l != nil {
 				p.s.loads[id] = l
 				p.s.addLoad(id, st.Id, l)
@@ -224,28 +229,16 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	if _, err := p.s.leader(); err != nil {
 		return nil, err
 	}
-	stores, err := p.s.dir.stores(ctx)
+	c, err := p.s.dir.view(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	regions, err := p.s.dir.regions(ctx)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	count, leaders := map[uint64]uint32{}, map[uint64]uint32{}
-	for _, r := range regions {
-		leaders[r.GetStoreId()]++
-		for _, id := range r.GetPeers() {
-			count[id]++
-		}
-		if len(r.GetPeers()) == 0 {
-			count[r.GetStoreId()]++
-		}
-	}
+	stores := c.storeList()
+	count, leaders := c.counts()
 	p.s.hbMu.Lock()
 	for _, st := range stores {
 		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
-		st.Replicas, st.Leaders = count[st.Id], leaders[st.Id]
+		st.Replicas, st.Leaders = uint32(count[st.Id]), uint32(leaders[st.Id])
 		if sp := p.s.space[st.Id]; sp != nil {
 			st.Space = sp
 			st.LowSpace = p.s.lowSpace(sp, 0)

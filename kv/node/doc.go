@@ -106,13 +106,14 @@
 // # Placement and disk space
 //
 // The heartbeat also carries the store's disk (space.go: capacity, or
-// Config.Capacity when smaller, available, the data directory's size,
-// whether the disk protection refuses writes). pd's placement moves
+// Config.Capacity when smaller, available, the bytes the engines hold
+// from their Pebble metrics, refreshed off the heartbeat's path every
+// spaceRefreshEvery, whether the disk protection refuses writes). pd's placement moves
 // replicas between stores (balance, a store being drained, a store low on
 // space) with the same ChangePeer as a repair, and asks a leading replica
 // to hand its leadership away first when its own replica is to move.
 //
 // # What comes next
 //
-// Merges, placement by size (docs/cluster.md).
+// Merges, placement by labels (docs/cluster.md).
 package node

@@ -110,6 +110,12 @@ type Node struct {
 	load       loadTable
 	heartbeats [2]atomic.Uint64
 
+	// usedBytes is the disk space the store's engines hold as last
+	// refreshed, at usedAt (unix ns); refreshing says a refresh runs
+	// (space.go).
+	usedBytes, usedAt atomic.Int64
+	refreshing        atomic.Bool
+
 	// kick asks the heartbeat loop to heartbeat now (a leadership began
 	// or ended).
 	kick chan struct{}
@@ -196,6 +202,7 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if n.raft, err = raftstore.Open(rcfg); err != nil {
 		return nil, fmt.Errorf("kv node: %w", err)
 	}
+	n.refreshUsed() // for the first heartbeat's space
 	// The replicas kept in the state file serve (once elected) even
 	// before pd answers again.
 	if _, _, err := n.setRegions(state.GetRegions(), nil); err != nil {
@@ -462,6 +469,7 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		n.countHeartbeat(err)
 		n.load.roll(time.Now(), n.holds)
 		n.startSplitCheck(ctx)
+		n.startSpaceRefresh(ctx)
 	}
 }
 

@@ -131,7 +131,12 @@
 // store's write path. Memory holds at most LogCountLimit entries plus
 // those not yet applied: below that limit the leader truncates only what
 // every follower has; at it, up to its applied index, past a follower
-// that lags or is down.
+// that lags or is down, but not past the index of a snapshot on its way
+// to a follower (CockroachDB's truncation constraint for pending
+// snapshots), until the follower's progress shows it, the send failed,
+// or two election timeouts passed since it was done: truncated
+// meanwhile, under a steady write load, the follower needed snapshot
+// after snapshot, and the learner of a move was never promoted.
 //
 // # Snapshots
 //

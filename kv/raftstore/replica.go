@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -91,7 +92,11 @@ type Replica struct {
 	// compactAsked is the highest index a compaction this replica
 	// proposed (as leader) truncates to.
 	compactAsked uint64
-	wasLeader    bool
+	// snapsOut is, for each follower a snapshot of this leader is on its
+	// way to, the snapshot: maybeCompact keeps the log after its index
+	// until the follower has it.
+	snapsOut  map[uint64]snapOut
+	wasLeader bool
 	// barrier is a new leader's way to serving: a ReadIndex in its term
 	// (raft answers it once an entry of the term is committed), then the
 	// entries applied up to that index, then max_read_ts raised from a
@@ -166,6 +171,20 @@ type Replica struct {
 	// applied for Progress.
 	commitIndex, appliedIndex atomic.Uint64
 }
+
+// snapOut is a snapshot sent to a follower: its index, and the store's
+// tick at which the send was reported done (0: under way; the transport
+// bounds a send, which then fails).
+type snapOut struct {
+	index uint64
+	done  int
+}
+
+// snapHeldTicks is how long after a snapshot's send was reported done
+// the leader keeps its log for the follower, in election timeouts: the
+// follower answers once it installed it, at once; one that does not (it
+// died) holds the log no longer.
+const snapHeldTicks = 2
 
 // confChangeAt is a conf change applied at a log index: the
 // configuration it made.
@@ -252,7 +271,7 @@ func newReplica(s *Store, id uint64, desc Descriptor, peers []uint64, confVer ui
 			return nil, fmt.Errorf("raftstore: region %d: log: %w", id, err)
 		}
 	}
-	r := &Replica{s: s, id: id, desc: desc, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{},
+	r := &Replica{s: s, id: id, desc: desc, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{}, snapsOut: map[uint64]snapOut{},
 		applied: max(kept.trunc.index, kept.floor), reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
 	r.commitIndex.Store(hs.GetCommit())
@@ -815,6 +834,7 @@ func (r *Replica) stored(rd raft.Ready) error {
 		r.lease.term, r.lease.until, r.lease.renewing = 0, time.Time{}, false
 		r.confTicks = 0
 		r.transferTicks = 0
+		clear(r.snapsOut)
 		r.s.leaderChanged()
 	}
 	if isLeader && (!r.wasLeader || lost) {
@@ -1032,13 +1052,23 @@ func (r *Replica) ChangePeer(remove, add uint64) {
 }
 
 // driveConfChange proposes the next conf change of the repair asked
-// (ChangePeer), if this replica leads and no conf change is under way.
-// Loop only.
+// (ChangePeer), if this replica leads and no conf change is under way;
+// a replica that does not lead drops the request (driveTransfer drops a
+// transfer alike). Loop only.
 func (r *Replica) driveConfChange() {
+	leading := r.rn.BasicStatus().RaftState == raft.StateLeader
 	r.mu.Lock()
 	want := r.want
+	if !leading {
+		// Asked of a leader that no longer leads (or never did: pd's
+		// directory was behind): dropped. pd asks the new leader once
+		// it reports; kept, it would be carried out should this replica
+		// lead again, long after pd decided otherwise (removing the
+		// learner of a later move to add its own).
+		r.want = nil
+	}
 	r.mu.Unlock()
-	if want == nil || r.confTicks > 0 || r.rn.BasicStatus().RaftState != raft.StateLeader {
+	if want == nil || r.confTicks > 0 || !leading {
 		return
 	}
 	cs := r.conf
@@ -1186,7 +1216,14 @@ func compactEntry(e *pb.Entry) (uint64, bool) {
 // needs a snapshot) and this replica applied; once the log holds
 // LogCountLimit applied entries, up to the applied index, past a
 // follower that lags (it catches up by snapshot), so that a follower
-// down does not make the log grow without bound. Raft orders the
+// down does not make the log grow without bound, but never past the
+// index of a snapshot on its way to a follower, until the follower's
+// progress shows it (it then catches up from the log) or the send
+// failed (raft sends another), as CockroachDB's log truncation keeps
+// the log for pending snapshots: truncated meanwhile, the follower
+// installed a snapshot only to need another, and under a steady write
+// load another, so that the learner of a move was never promoted and
+// pd gave the move up. Raft orders the
 // truncation with the commands, as TiKV's CompactLog: every replica
 // truncates at the same index, so a follower that becomes leader holds
 // the entries its followers may still need. Loop only.
@@ -1197,13 +1234,33 @@ func (r *Replica) maybeCompact() {
 		return
 	}
 	to := r.applied
-	if r.applied+1 < first+uint64(r.s.cfg.LogCountLimit) {
-		self := r.s.cfg.StoreID
-		r.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
-			if id != self && pr.Match < to {
-				to = pr.Match
+	self := r.s.cfg.StoreID
+	waitAll := r.applied+1 < first+uint64(r.s.cfg.LogCountLimit)
+	var snapsOut map[uint64]snapOut // those not seen among the members yet
+	if len(r.snapsOut) > 0 {
+		snapsOut = maps.Clone(r.snapsOut)
+	}
+	r.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if id == self {
+			return
+		}
+		if waitAll && pr.Match < to {
+			to = pr.Match
+		}
+		if so, ok := snapsOut[id]; ok {
+			delete(snapsOut, id)
+			switch {
+			case pr.Match >= so.index: // it has the snapshot
+				delete(r.snapsOut, id)
+			case so.done != 0 && r.s.ticks-so.done > snapHeldTicks*r.s.cfg.ElectionTicks:
+				delete(r.snapsOut, id) // sent, and no word since
+			case so.index < to:
+				to = so.index
 			}
-		})
+		}
+	})
+	for id := range snapsOut {
+		delete(r.snapsOut, id) // no longer a member
 	}
 	if to+1 < first+limit/2 || to <= r.compactAsked {
 		return // a follower lags: wait for it

@@ -88,6 +88,11 @@ type memNetwork struct {
 	queued      map[uint64][]Envelope
 	snaps       map[uint64][]inSnapshot
 	partitioned map[uint64]bool
+	// held are the stores behind a slow link: the snapshots sent to
+	// them stay on their way until the test releases them, and the raft
+	// messages sent while one does are lost (they would arrive after
+	// it).
+	held map[uint64]bool
 }
 
 type memTransport struct {
@@ -96,7 +101,7 @@ type memTransport struct {
 }
 
 func (t memTransport) Send(to uint64, msgs []Envelope) {
-	if t.net.partitioned[to] || t.net.partitioned[t.from] {
+	if t.net.partitioned[to] || t.net.partitioned[t.from] || (t.net.held[to] && len(t.net.snaps[to]) > 0) {
 		return
 	}
 	t.net.queued[to] = append(t.net.queued[to], msgs...)
@@ -209,11 +214,13 @@ func (c *testCluster) stabilize() {
 				s.Step(q)
 				moved = true
 			}
-			for _, in := range c.net.snaps[id] {
-				s.ReceiveSnapshot(in.env, in.chunks)
-				moved = true
+			if !c.net.held[id] {
+				for _, in := range c.net.snaps[id] {
+					s.ReceiveSnapshot(in.env, in.chunks)
+					moved = true
+				}
+				delete(c.net.snaps, id)
 			}
-			delete(c.net.snaps, id)
 			s.mu.Lock()
 			busy := len(s.inbox) > 0 || len(s.snaps) > 0 || len(s.reports) > 0
 			s.mu.Unlock()
@@ -318,7 +325,7 @@ func (c *testCluster) leader() uint64 {
 
 func TestReplica(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, snaps: map[uint64][]inSnapshot{}, partitioned: map[uint64]bool{}},
+		c := &testCluster{t: t, dir: t.TempDir(), net: &memNetwork{queued: map[uint64][]Envelope{}, snaps: map[uint64][]inSnapshot{}, partitioned: map[uint64]bool{}, held: map[uint64]bool{}},
 			stores: map[uint64]*Store{}, appl: map[uint64]*fakeApplier{}, pending: map[string]chan error{}, replicating: map[string]abandoned{}, reads: map[string]*readRequest{},
 			leaderships: map[string]Leadership{}}
 		defer func() {
@@ -647,6 +654,22 @@ func TestReplica(t *testing.T) {
 						t.Fatal(err)
 					}
 					return fmt.Sprintf("memory %d-%d, engine truncated at %d, %d entries", first, last, kept.trunc.index, len(kept.entries))
+				})
+			case "hold-snapshots":
+				// A slow link to the store: a snapshot sent to it stays
+				// on its way, and the raft messages after it are lost,
+				// until release-snapshots.
+				c.net.held[store()] = true
+				return "ok"
+			case "release-snapshots":
+				delete(c.net.held, store())
+				c.stabilize()
+				return c.status(anonymous)
+			case "snapshots":
+				// What each store sent and installed so far.
+				return c.eachReplica(func(id uint64, _ *Replica) string {
+					st := c.stores[id].Stats()
+					return fmt.Sprintf("sent=%d failed=%d installed=%d", st.SnapshotsSent, st.SnapshotSendFailures, st.SnapshotsInstalled)
 				})
 			case "lease":
 				// Whether the store's replica may serve reads from its

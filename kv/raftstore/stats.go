@@ -38,6 +38,19 @@ func (s *Store) Stats() Stats {
 	}
 }
 
+// DiskUsage returns the bytes the raft engine holds on disk (Pebble's
+// estimate from its metrics: live and obsolete files, the log, the
+// manifest), for the node's report of its used space; ErrStopped once
+// the store is closed.
+func (s *Store) DiskUsage() (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock() // Close closes the engine only after it marked the store closed
+	if s.closed {
+		return 0, ErrStopped
+	}
+	return s.db.Metrics().DiskSpaceUsage(), nil
+}
+
 // Progress is a replica's place in its log: the highest index known
 // committed and the highest applied. Commit - Applied is how far the
 // replica's state lags what its group decided (entries in flight to the

@@ -488,6 +488,12 @@ func (s *Store) round(ctx context.Context) error {
 	s.dirtyMu.Unlock()
 	for _, rep := range reports {
 		if r := s.Replica(rep.region); r != nil {
+			if so, ok := r.snapsOut[rep.to]; ok && rep.status == raft.SnapshotFailure {
+				delete(r.snapsOut, rep.to) // raft sends another
+			} else if ok {
+				so.done = max(s.ticks, 1)
+				r.snapsOut[rep.to] = so
+			}
 			r.rn.ReportSnapshot(rep.to, rep.status)
 			work[r.id] = r
 		}
@@ -721,6 +727,7 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 // the snapshot's index; the follower applies the entries after the index
 // again, which leaves the same state.
 func (s *Store) sendSnapshot(r *Replica, m *pb.Message) {
+	r.snapsOut[m.GetTo()] = snapOut{index: m.GetSnapshot().GetMetadata().GetIndex()} // the log after it is kept (maybeCompact)
 	d, ok := snapshotDesc(m.GetSnapshot().GetData())
 	if !ok {
 		d = r.Region()
