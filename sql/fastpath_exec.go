@@ -610,6 +610,7 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 		}
 	}
 	ed := pl.table.editor()
+	ed.batch.on = len(news) > 1
 	for n, row := range news {
 		if row == nil {
 			continue
@@ -618,6 +619,9 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 			return r.answer(nil, err)
 		}
 		changed++
+	}
+	if err := ed.flushLocks(ctx); err != nil {
+		return r.answer(nil, err)
 	}
 	affected := changed
 	if r.clientFoundRows() {
@@ -804,10 +808,14 @@ func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
 		return out
 	}
 	ed := pl.table.editor()
+	ed.batch.on = len(rows) > 1
 	for _, row := range rows {
 		if err := ed.Delete(r.ctx, row); err != nil {
 			return r.answer(nil, err)
 		}
+	}
+	if err := ed.flushLocks(r.ctx); err != nil {
+		return r.answer(nil, err)
 	}
 	n := len(rows)
 	r.ctx.SetLastQueryInfoInt(gsql.RowCount, int64(n))

@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand"
 	"os"
@@ -213,4 +214,79 @@ func TestFastPathKeyPrefixDifferential(t *testing.T) {
 		t.Errorf("only %d of %d statements ran on the fast path", hits, n)
 	}
 	d.finish("pk3")
+}
+
+// TestFastPathKeyPrefixLocks checks that an UPDATE by a key prefix in a
+// pessimistic transaction locks every row it writes (taken in one request
+// at the statement's end, editor_batch.go): another transaction's write
+// to its last row waits for the commit; and that a commit newer than the
+// snapshot on one of its rows runs the statement again at a fresh
+// snapshot, over the committed value, as a one-row UPDATE does.
+func TestFastPathKeyPrefixLocks(t *testing.T) {
+	srv := startServer(t, true)
+	setup := openSide(t, "setup", srv, "")
+	for _, q := range []string{"CREATE DATABASE d", "USE d", prefixSchema, prefixRows} {
+		if out := setup.run(q); out.err != nil {
+			t.Fatalf("%s: %v", q, out.err)
+		}
+	}
+	a, b, status := openDB(t, srv, "d"), openDB(t, srv, "d"), openDB(t, srv, "")
+	a.SetMaxOpenConns(1)
+	b.SetMaxOpenConns(1)
+	const upd = "UPDATE pk3 SET i = i + ? WHERE a = 1 AND b = 1"
+	exec := func(db *sql.DB, q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	value := func(c int) int64 {
+		t.Helper()
+		var v sql.NullInt64
+		if err := status.QueryRow("SELECT i FROM d.pk3 WHERE a = 1 AND b = 1 AND c = ?", c).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Int64
+	}
+
+	exec(a, "BEGIN PESSIMISTIC")
+	hits := serverStatus(t, status, "Percdb_fastpath_hits")
+	exec(a, upd, 1)
+	if got := serverStatus(t, status, "Percdb_fastpath_hits"); got != hits+1 {
+		t.Fatalf("the UPDATE by a key prefix was not run by the fast path (hits %d -> %d)", hits, got)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Exec("UPDATE pk3 SET i = i + 100 WHERE a = 1 AND b = 1 AND c = 3")
+		done <- err
+	}()
+	for waits := 0; waits == 0; {
+		select {
+		case err := <-done:
+			t.Fatalf("the write of a row the UPDATE locked did not wait: %v", err)
+		default:
+		}
+		if err := status.QueryRow("SELECT count(*) FROM information_schema.DATA_LOCK_WAITS").Scan(&waits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting write: %v", err)
+	}
+	if got := value(3); got != -7+1+100 {
+		t.Errorf("i = %d after +1 under the lock and +100 waiting for it, want %d", got, -7+1+100)
+	}
+
+	exec(a, "BEGIN PESSIMISTIC")
+	var v sql.NullInt64
+	if err := a.QueryRow("SELECT i FROM pk3 WHERE a = 2 AND b = 1 AND c = 1").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	exec(b, "UPDATE pk3 SET i = 1000 WHERE a = 1 AND b = 1 AND c = 1")
+	exec(a, upd, 1)
+	exec(a, "COMMIT")
+	if got := value(1); got != 1001 {
+		t.Errorf("i = %d after a commit of 1000 and +1 by a later statement, want 1001", got)
+	}
 }
