@@ -457,7 +457,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 	} else {
 		ok = iter.SeekGE(lower)
 	}
-	var keyBuf, prefix []byte
+	var keyBuf, raw []byte
 	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -468,14 +468,14 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
 			break
 		}
-		key, _, err := keyspace.AppendDecodeWriteKey(keyBuf[:0], k)
-		if err != nil {
-			return err
-		}
-		keyBuf = key
+		var key []byte
 		var w txntypes.Write
 		found := false
 		if reverse {
+			if key, _, err = keyspace.AppendDecodeWriteKey(keyBuf[:0], k); err != nil {
+				return err
+			}
+			keyBuf = key
 			var rec *txntypes.Write
 			rec, err = r.valueWrite(key, ts)
 			if rec != nil {
@@ -484,8 +484,14 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			// valueWrite moved the iterator; seek to the next user key.
 			ok = iter.SeekLT(keyspace.WritePrefix(key))
 		} else {
-			prefix = append(prefix[:0], k[:len(k)-8]...) // iter.Key's buffer changes on Next
-			w, found, ok, err = r.decideForward(iter, prefix, ts)
+			// The user key is decoded only for a pair the walk
+			// returns: a deleted key is stepped over undecoded.
+			raw = append(raw[:0], k...) // iter.Key's buffer changes on Next
+			w, found, ok, err = r.decideForward(iter, raw[:len(raw)-8], ts)
+			if err == nil && found && w.Type == txntypes.WritePut {
+				key, _, err = keyspace.AppendDecodeWriteKey(keyBuf[:0], raw)
+				keyBuf = key
+			}
 		}
 		if err != nil {
 			return err
@@ -543,9 +549,22 @@ func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint
 				return w, false, false, fmt.Errorf("write key %x has a bad length", k)
 			}
 			if commitTS := ^binary.BigEndian.Uint64(k[len(prefix):]); commitTS <= ts {
-				rec, err := txntypes.ParseWrite(iter.Value())
+				// Only a Put is parsed whole: a Delete decides the key
+				// by its type alone, and Lock and Rollback records are
+				// stepped over (a key deleted and not yet collected
+				// costs its records' iteration, no decoding).
+				typ, err := txntypes.PeekWriteType(iter.Value())
 				if err != nil {
 					return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+				}
+				var rec txntypes.Write
+				switch typ {
+				case txntypes.WriteDelete:
+					rec.Type = typ
+				case txntypes.WritePut:
+					if rec, err = txntypes.ParseWrite(iter.Value()); err != nil {
+						return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+					}
 				}
 				if rec.Type == txntypes.WritePut || rec.Type == txntypes.WriteDelete {
 					w, found = rec, true

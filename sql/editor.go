@@ -28,6 +28,9 @@ type tableEditor struct {
 	full *executor.RowDecoder
 	// rows counts the rows inserted or updated, for MySQL's "at row n".
 	rows int
+	// batch defers the pessimistic locks of the rows written to one
+	// request at the statement's end (editor_batch.go).
+	batch lockBatch
 }
 
 var _ gsql.TableEditor = (*tableEditor)(nil)
@@ -121,7 +124,7 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 	if err := e.writeError(ctx, k, executor.AddRecord(ctx, k, et, h, row)); err != nil {
 		return err
 	}
-	return lockWritten(ctx, tx, k, mark)
+	return e.lockWritten(ctx, tx, k, mark)
 }
 
 // Delete implements sql.RowDeleter.
@@ -138,7 +141,7 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 	if err := executor.RemoveRecord(ctx, k, e.t.meta.Exec, h, row); err != nil {
 		return toSQLError(err)
 	}
-	return lockWritten(ctx, tx, k, mark)
+	return e.lockWritten(ctx, tx, k, mark)
 }
 
 // Update implements sql.RowUpdater.
@@ -169,7 +172,7 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 	if err := e.writeError(ctx, k, executor.UpdateRecord(ctx, k, et, oldH, newH, old, new)); err != nil {
 		return err
 	}
-	return lockWritten(ctx, tx, k, mark)
+	return e.lockWritten(ctx, tx, k, mark)
 }
 
 // notNullViolation returns MySQL's error 1048 when row has a NULL in a

@@ -523,19 +523,13 @@ func (r *fastRun) keyHandle(pl *fastPlan, keys []int64) (tablecodec.Handle, bool
 	if pl.KeyArgs == nil {
 		return tablecodec.IntHandle(keys[0]), true
 	}
-	sch := pl.Meta.Schema.Schema
-	row := make([]any, len(sch))
+	vals, ok := r.keyColumnValues(pl, pl.KeyArgs)
+	if !ok {
+		return tablecodec.Handle{}, false
+	}
+	row := make([]any, len(pl.Meta.Schema.Schema))
 	for i, ord := range pl.Meta.Primary.Ords {
-		typ := sch[ord].Type
-		k, ok := r.intKey(typ, r.shape.Keys[pl.KeyArgs[i]])
-		if !ok {
-			return tablecodec.Handle{}, false
-		}
-		v, _, err := typ.Convert(r.ctx, k)
-		if err != nil {
-			return tablecodec.Handle{}, false
-		}
-		row[ord] = v
+		row[ord] = vals[i]
 	}
 	h, err := pl.Meta.Exec.HandleOf(row)
 	return h, err == nil
@@ -575,16 +569,21 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 // assignments in order, each seeing the ones before; the row written only
 // if it changed (strings compared by their bytes, as in MySQL and in
 // percdb's GMS path, compat_exec.go).
+//
+// Every row's new values are computed before the first is written, so
+// that a value the fast path leaves to GMS sends the statement there with
+// nothing written; the rows are then written in key order, as GMS's scan
+// meets them, through one editor (which numbers them for its messages).
 func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	ctx := r.ctx
 	sch := pl.Meta.Schema.Schema
-	old, found, out := r.readForWrite(t, pl)
+	olds, out := r.rowsForWrite(t, pl)
 	if !out.handled {
 		return out
 	}
-	matched, changed := 0, 0
-	if found {
-		matched = 1
+	matched, changed := len(olds), 0
+	news := make([][]any, len(olds))
+	for n, old := range olds {
 		row := slices.Clone(old)
 		for i, set := range pl.Sets {
 			v, ok := r.value(r.shape.Sets[i].Val)
@@ -607,11 +606,22 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 			return fallThrough(fastpath.ReasonValue)
 		}
 		if !equal {
-			if err := pl.table.editor().Update(ctx, old, row); err != nil {
-				return r.answer(nil, err)
-			}
-			changed = 1
+			news[n] = row
 		}
+	}
+	ed := pl.table.editor()
+	ed.batch.on = len(news) > 1
+	for n, row := range news {
+		if row == nil {
+			continue
+		}
+		if err := ed.Update(ctx, olds[n], row); err != nil {
+			return r.answer(nil, err)
+		}
+		changed++
+	}
+	if err := ed.flushLocks(ctx); err != nil {
+		return r.answer(nil, err)
 	}
 	affected := changed
 	if r.clientFoundRows() {
@@ -791,19 +801,23 @@ func exactTemporalOrDecimal(typ gsql.Type, s string) bool {
 	return false
 }
 
-// delete removes the row of the key.
+// delete removes the rows of the key (or key prefix), in key order.
 func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
-	row, found, out := r.readForWrite(t, pl)
+	rows, out := r.rowsForWrite(t, pl)
 	if !out.handled {
 		return out
 	}
-	n := 0
-	if found {
-		if err := pl.table.editor().Delete(r.ctx, row); err != nil {
+	ed := pl.table.editor()
+	ed.batch.on = len(rows) > 1
+	for _, row := range rows {
+		if err := ed.Delete(r.ctx, row); err != nil {
 			return r.answer(nil, err)
 		}
-		n = 1
 	}
+	if err := ed.flushLocks(r.ctx); err != nil {
+		return r.answer(nil, err)
+	}
+	n := len(rows)
 	r.ctx.SetLastQueryInfoInt(gsql.RowCount, int64(n))
 	r.pending = &sqltypes.Result{RowsAffected: uint64(n)}
 	return fastOutcome{handled: true}

@@ -94,6 +94,7 @@ func benchTxn(b *testing.B, t TxnType) {
 	b.ReportMetric(float64(cpu)/1e3/float64(b.N), "cpu-us/op")
 	if os.Getenv("TPCC_BENCH_DIGESTS") != "" {
 		printDigests(b, db)
+		printFastPath(b, s.conn)
 	}
 }
 
@@ -134,6 +135,26 @@ func printDigests(b *testing.B, db *sql.DB) {
 			b.Fatal(err)
 		}
 		fmt.Printf("%s %s\n", name, value)
+	}
+}
+
+// printFastPath logs the fast path's counters of the benchmark's session
+// (session scope: SHOW STATUS on another connection would not see them):
+// how many statements it ran and why the others went to GMS.
+func printFastPath(b *testing.B, conn *sql.Conn) {
+	rows, err := conn.QueryContext(context.Background(), "SHOW STATUS LIKE 'Percdb_fastpath_%'")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			b.Fatal(err)
+		}
+		if value != "0" {
+			fmt.Printf("%s %s\n", name, value)
+		}
 	}
 }
 

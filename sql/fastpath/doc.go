@@ -8,6 +8,10 @@
 //   - UPDATE t SET col = v | col = intcol +/- v | col = deccol +/- int,
 //     ... WHERE pk = v;
 //   - DELETE FROM t WHERE pk = v;
+//   - UPDATE and DELETE by a key prefix (prefix.go): WHERE k1 = v1 AND
+//     ... over the leading columns of a composite integer primary key,
+//     the rows of the range read through the transaction and each
+//     written as above, in key order (at most 4,096 rows, else GMS);
 //   - INSERT INTO t (cols) VALUES (...), ... (AUTO_INCREMENT included);
 //   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK;
 //   - range SELECTs (Kind Scan, scanshape.go and scanplan.go): SELECT

@@ -33,6 +33,11 @@ type Plan struct {
 	// column of the key, in key order, the index in shape.keys of its
 	// value.
 	KeyArgs []int
+	// PrefixArgs is set for an UPDATE or DELETE whose WHERE pins a proper
+	// prefix of a composite primary key (prefix.go): for each of the
+	// prefix's columns, in key order, the index in shape.keys of its
+	// value.
+	PrefixArgs []int
 
 	// SELECT: the selected schema positions (nil: all) and columns.
 	Offsets []int
@@ -166,7 +171,9 @@ func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, db
 	}
 	if len(shape.KeyCols) > 0 {
 		if plan.KeyArgs, ok = compositeKeyArgs(def, m, shape.KeyCols); !ok {
-			return nil, ReasonTable, false
+			if plan.PrefixArgs, ok = writePrefixArgs(def, m, shape.Kind, shape.KeyCols); !ok {
+				return nil, ReasonTable, false
+			}
 		}
 	} else if shape.Kind == Select || shape.Kind == Update || shape.Kind == Delete {
 		_, ord, ok := def.ColumnByName(shape.Where)
@@ -184,7 +191,11 @@ func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, db
 				return nil, ReasonTable, false
 			}
 		default:
-			return nil, ReasonTable, false
+			// An UPDATE or DELETE by the first column of a composite
+			// key.
+			if plan.PrefixArgs, ok = writePrefixArgs(def, m, shape.Kind, []string{shape.Where}); !ok {
+				return nil, ReasonTable, false
+			}
 		}
 	}
 	switch shape.Kind {
@@ -281,22 +292,7 @@ func compositeKeyArgs(def *catalog.TableDef, m *tablemeta.Table, cols []string) 
 	if m.Exec.HandleKind != executor.HandleCommon || pk == nil || len(pk.Ords) != len(cols) || !intKeyColumns(pk) {
 		return nil, false
 	}
-	args := make([]int, len(pk.Ords))
-	for i := range args {
-		args[i] = -1
-	}
-	for i, name := range cols {
-		_, ord, ok := def.ColumnByName(name)
-		if !ok {
-			return nil, false
-		}
-		pos := slices.Index(pk.Ords, ord)
-		if pos < 0 || args[pos] >= 0 {
-			return nil, false
-		}
-		args[pos] = i
-	}
-	return args, true
+	return leadingKeyArgs(def, pk, cols)
 }
 
 // intKeyColumns reports whether every column of index im is an integer

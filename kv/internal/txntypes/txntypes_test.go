@@ -53,6 +53,23 @@ func TestWriteRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPeekWriteType checks that the type read from an encoded Write's
+// first byte is the type it was encoded with, and that an empty record or
+// an unknown type is corrupt.
+func TestPeekWriteType(t *testing.T) {
+	for _, w := range writes {
+		got, err := PeekWriteType(w.Encode())
+		if err != nil || got != w.Type {
+			t.Errorf("peek of %+v gave %v, %v", w, got, err)
+		}
+	}
+	for _, b := range [][]byte{nil, {0xee, 1}} {
+		if _, err := PeekWriteType(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("peek of %x: got %v, want ErrCorrupt", b, err)
+		}
+	}
+}
+
 // TestUnknownFieldSkipped checks that a field added by a later version is
 // skipped by this one.
 func TestUnknownFieldSkipped(t *testing.T) {

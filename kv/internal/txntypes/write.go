@@ -100,6 +100,20 @@ func DecodeWrite(b []byte) (*Write, error) {
 	return &w, nil
 }
 
+// PeekWriteType returns the type of the encoded Write b, its first byte,
+// without decoding the rest: a walk that steps over Lock and Rollback
+// records, and needs nothing of a Delete but its type, parses only the
+// Put records it returns.
+func PeekWriteType(b []byte) (WriteType, error) {
+	if len(b) == 0 {
+		return 0, fmt.Errorf("write record: empty: %w", ErrCorrupt)
+	}
+	if t := WriteType(b[0]); t.valid() {
+		return t, nil
+	}
+	return 0, fmt.Errorf("write record: unknown type %#x: %w", b[0], ErrCorrupt)
+}
+
 // ParseWrite is DecodeWrite without allocating: the returned record's
 // ShortValue is a slice of b, valid as long as b is. A scan decodes a
 // record per key and keeps none of them.
