@@ -258,8 +258,18 @@ func (f *fittedValue) WithChildren(children ...gsql.Expression) (gsql.Expression
 // GMS's error stands). Under strict, a value MySQL would change is an
 // error; otherwise a warning.
 func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, strict bool) (any, error) {
-	if _, inRange, err := typ.Convert(ctx, v); err == nil && inRange == gsql.InRange {
-		return nil, nil
+	// GMS's conversion cannot be asked: to an integer type it wraps
+	// some values it reports in range (4294967295 + 100 into an INT
+	// UNSIGNED was 99). An integer is checked against the type's bounds
+	// as it is; a floating-point type is GMS's to judge.
+	if minMag, maxMag, isInt := intBounds(typ); isInt {
+		if neg, mag, ok := IntMagnitude(v); ok && (neg && mag <= minMag || !neg && mag <= maxMag) {
+			return nil, nil
+		}
+	} else if !types.IsDecimal(typ) {
+		if _, inRange, err := typ.Convert(ctx, v); err == nil && inRange == gsql.InRange {
+			return nil, nil
+		}
 	}
 	d, str, ok := decimalValue(v)
 	if !ok {
@@ -306,6 +316,8 @@ func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, 
 		d = lo
 	case d.GreaterThan(hi):
 		d = hi
+	case str == nil:
+		return nil, nil // a number in range: GMS rounds it as before
 	default:
 		return storedAs(ctx, typ, d)
 	}
@@ -414,33 +426,9 @@ func numberRange(typ gsql.Type) (lo, hi decimal.Decimal, scale int32, ok bool) {
 		hi = decimal.New(1, p-s).Sub(decimal.New(1, -s))
 		return hi.Neg(), hi, s, true
 	}
-	if types.IsInteger(typ) {
-		var r [2]string
-		switch typ.Type() {
-		case sqltypes.Int8:
-			r = [2]string{"-128", "127"}
-		case sqltypes.Uint8:
-			r = [2]string{"0", "255"}
-		case sqltypes.Int16:
-			r = [2]string{"-32768", "32767"}
-		case sqltypes.Uint16:
-			r = [2]string{"0", "65535"}
-		case sqltypes.Int24:
-			r = [2]string{"-8388608", "8388607"}
-		case sqltypes.Uint24:
-			r = [2]string{"0", "16777215"}
-		case sqltypes.Int32:
-			r = [2]string{"-2147483648", "2147483647"}
-		case sqltypes.Uint32:
-			r = [2]string{"0", "4294967295"}
-		case sqltypes.Int64:
-			r = [2]string{"-9223372036854775808", "9223372036854775807"}
-		case sqltypes.Uint64:
-			r = [2]string{"0", "18446744073709551615"}
-		default:
-			return lo, hi, 0, false
-		}
-		return decimal.RequireFromString(r[0]), decimal.RequireFromString(r[1]), 0, true
+	if minMag, maxMag, isInt := intBounds(typ); isInt {
+		lo = decimal.NewFromBigInt(new(big.Int).SetUint64(minMag), 0).Neg()
+		return lo, decimal.NewFromBigInt(new(big.Int).SetUint64(maxMag), 0), 0, true
 	}
 	switch typ.Type() {
 	case sqltypes.Float32:
@@ -473,4 +461,35 @@ func FitUpdatePlan(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool, error) {
 		return u, false, err
 	}
 	return ret, true, nil
+}
+
+// intBounds returns the magnitudes of the smallest and the largest
+// values of an integer type; isInt is false for other types.
+func intBounds(typ gsql.Type) (minMag, maxMag uint64, isInt bool) {
+	if !types.IsInteger(typ) {
+		return 0, 0, false
+	}
+	switch typ.Type() {
+	case sqltypes.Int8:
+		return 1 << 7, 1<<7 - 1, true
+	case sqltypes.Uint8:
+		return 0, 1<<8 - 1, true
+	case sqltypes.Int16:
+		return 1 << 15, 1<<15 - 1, true
+	case sqltypes.Uint16:
+		return 0, 1<<16 - 1, true
+	case sqltypes.Int24:
+		return 1 << 23, 1<<23 - 1, true
+	case sqltypes.Uint24:
+		return 0, 1<<24 - 1, true
+	case sqltypes.Int32:
+		return 1 << 31, 1<<31 - 1, true
+	case sqltypes.Uint32:
+		return 0, 1<<32 - 1, true
+	case sqltypes.Int64:
+		return 1 << 63, 1<<63 - 1, true
+	case sqltypes.Uint64:
+		return 0, math.MaxUint64, true
+	}
+	return 0, 0, false
 }
