@@ -258,18 +258,17 @@ func (f *fittedValue) WithChildren(children ...gsql.Expression) (gsql.Expression
 // GMS's error stands). Under strict, a value MySQL would change is an
 // error; otherwise a warning.
 func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, strict bool) (any, error) {
-	// GMS's conversion cannot be asked: to an integer type it wraps
+	// GMS's conversion to an integer type cannot be asked: it wraps
 	// some values it reports in range (4294967295 + 100 into an INT
 	// UNSIGNED was 99). An integer is checked against the type's bounds
-	// as it is; a floating-point type is GMS's to judge.
+	// as it is, any other number by fitValue; a DECIMAL or floating-point
+	// type is GMS's to judge.
 	if minMag, maxMag, isInt := intBounds(typ); isInt {
 		if neg, mag, ok := IntMagnitude(v); ok && (neg && mag <= minMag || !neg && mag <= maxMag) {
 			return nil, nil
 		}
-	} else if !types.IsDecimal(typ) {
-		if _, inRange, err := typ.Convert(ctx, v); err == nil && inRange == gsql.InRange {
-			return nil, nil
-		}
+	} else if _, inRange, err := typ.Convert(ctx, v); err == nil && inRange == gsql.InRange {
+		return nil, nil
 	}
 	d, str, ok := decimalValue(v)
 	if !ok {
