@@ -17,8 +17,9 @@ import (
 // integers exactly, whatever their signedness. mixedSignComparison
 // rewrites such a comparison:
 //
-//   - a constant that the other side's type holds becomes a literal of
-//     that type (u = 5: 5 a BIGINT UNSIGNED), so both sides are of one
+//   - a constant below 2^53 is left as it is (a DOUBLE holds it;
+//     exactAsDouble); a larger one that the other side's type holds
+//     becomes a literal of that type, so both sides are of one
 //     signedness and GMS compares them exactly, keeping index ranges;
 //   - otherwise both sides are compared as DECIMAL(20,0), which holds
 //     every BIGINT and BIGINT UNSIGNED exactly.
@@ -36,6 +37,9 @@ func mixedSignComparison(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	b := e.(expression.BinaryExpression)
+	if exactAsDouble(b.Left(), true) || exactAsDouble(b.Right(), true) {
+		return e, false
+	}
 	l, r, ok := sameSign(b.Left(), b.Right())
 	if !ok {
 		return e, false
@@ -60,7 +64,7 @@ func mixedSignIn(e *expression.InTuple) (gsql.Expression, bool) {
 	copy(items, list)
 	changed, wide := false, false
 	for i, it := range list {
-		if !mixedSigns(left.Type(), it.Type()) {
+		if !mixedSigns(left.Type(), it.Type()) || exactAsDouble(it, false) {
 			continue
 		}
 		l, r, ok := sameSign(left, it)
@@ -90,6 +94,22 @@ func mixedSignIn(e *expression.InTuple) (gsql.Expression, bool) {
 		}
 	}
 	return expression.NewInTuple(left, expression.NewTuple(items...)), true
+}
+
+// exactAsDouble reports whether e is a constant integer that GMS's
+// comparison as DOUBLEs, or its IN list's conversion to the other side's
+// type, gets right: of at most 53 bits, and not negative unless neg.
+// Such a constant is left as it is: percdb's plan cache finds a
+// statement's parameters by their literals in the plan (plancache.go),
+// and a plan cached for a small constant stays right for its next
+// values below 2^53.
+func exactAsDouble(e gsql.Expression, neg bool) bool {
+	v, ok := constantValue(e)
+	if !ok {
+		return false
+	}
+	n, mag, ok := IntMagnitude(v)
+	return ok && mag < 1<<53 && (neg || !n)
 }
 
 // mixedSigns reports whether a and b are integers of two signednesses.
