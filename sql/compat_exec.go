@@ -76,6 +76,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return b.gms.Build(ctx, n.Child, row)
 	case *bytewiseRows:
 		return b.gms.Build(ctx, n.Child, row)
+	case *compat.FitRows:
+		child, err := b.gms.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return compat.NewFitRowsIter(ctx, n, child), nil
 	case *plan.LoadData:
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
@@ -91,6 +97,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		// An upsert counts a change of letter case (compat_replace.go).
 		if m, ok := bytewiseUpsert(n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
+		// Numbers a column does not hold: 1264, 1366, 1265 as MySQL
+		// (sql/compat/fit.go).
+		if m, ok := compat.FitInsert(n); ok {
 			return b.gms.Build(ctx, m, row)
 		}
 		// REPLACE counts every row it deletes (compat_replace.go).
@@ -158,6 +169,16 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				return nil, err
 			}
 			return b.gms.Build(ctx, m, row)
+		}
+		// Numbers a column does not hold: 1264, 1366, 1265 as MySQL
+		// (sql/compat/fit.go).
+		if u, ok := n.(*plan.Update); ok {
+			if m, ok, err := compat.FitUpdatePlan(ctx, u); ok || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				return b.gms.Build(ctx, m, row)
+			}
 		}
 		if d, ok := n.(*plan.DeleteFrom); ok {
 			// A DELETE of several tables deletes and counts each row

@@ -498,30 +498,8 @@ func (g *groupedSubquery) build(ctx *gsql.Context, row gsql.Row) (*groupedState,
 // and the magnitude, so that equal values of any integer type have one
 // key. ok is false for NULL and for values of other types.
 func groupKey(key []byte, v any) (_ []byte, ok bool) {
-	var neg bool
-	var mag uint64
-	switch v := v.(type) {
-	case int8:
-		neg, mag = v < 0, absInt(int64(v))
-	case int16:
-		neg, mag = v < 0, absInt(int64(v))
-	case int32:
-		neg, mag = v < 0, absInt(int64(v))
-	case int64:
-		neg, mag = v < 0, absInt(v)
-	case int:
-		neg, mag = v < 0, absInt(int64(v))
-	case uint8:
-		mag = uint64(v)
-	case uint16:
-		mag = uint64(v)
-	case uint32:
-		mag = uint64(v)
-	case uint64:
-		mag = v
-	case uint:
-		mag = uint64(v)
-	default:
+	neg, mag, ok := compat.IntMagnitude(v)
+	if !ok {
 		return key, false
 	}
 	sign := byte(1)
@@ -529,14 +507,6 @@ func groupKey(key []byte, v any) (_ []byte, ok bool) {
 		sign = 0
 	}
 	return binary.BigEndian.AppendUint64(append(key, sign), mag), true
-}
-
-// absInt is |v| as an unsigned number (math.MinInt64 included).
-func absInt(v int64) uint64 {
-	if v < 0 {
-		return uint64(-(v + 1)) + 1
-	}
-	return uint64(v)
 }
 
 // Dispose implements sql.Disposable: the statement is over.

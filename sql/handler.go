@@ -447,7 +447,9 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	if err != nil {
 		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
 	}
-	return finishSQLError(err)
+	err = finishSQLError(err)
+	recordError(s, err)
+	return err
 }
 
 // isSelectForUpdate reports whether query locks what it reads: whether it

@@ -163,6 +163,19 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// Signed and unsigned integers compared exactly (signedness.go).
+	if d, ok := mixedSignComparison(e); ok {
+		return d, transform.NewTree, nil
+	}
+	if in, ok := e.(*expression.InTuple); ok {
+		if d, ok := mixedSignIn(in); ok {
+			return d, transform.NewTree, nil
+		}
+	}
+	// CAST(x AS DECIMAL(M,D)) rounds and clips (castdecimal.go).
+	if d, ok := castToDecimal(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// A string compared with a number is read as strtod reads it
 	// (strnum.go).
 	if d, ok := stringNumberComparison(e); ok {

@@ -37,8 +37,7 @@ var numericString = regexp.MustCompile(`^[ \t\n\r]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]
 // strings checked, and whether it changed anything; n unchanged outside
 // a strict sql_mode.
 func StrictComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-	mode := gsql.LoadSqlMode(ctx)
-	if !mode.ModeEnabled("STRICT_TRANS_TABLES") && !mode.ModeEnabled("STRICT_ALL_TABLES") {
+	if !strictMode(ctx) {
 		return n, transform.SameTree, nil
 	}
 	return transform.NodeExprsWithOpaque(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -95,7 +96,39 @@ func (s *stringNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 		str, _ = sv.(string)
 	}
+	if !numericString.MatchString(str) {
+		warnTruncatedDouble(ctx, str, isConstant(s.Child))
+	}
 	return numericPrefix(str), nil
+}
+
+// warnTruncatedDouble warns, as MySQL does, that str was read as a
+// number though it is not one as a whole: 1292, once a statement for a
+// constant (MySQL converts a constant once), once a row otherwise.
+func warnTruncatedDouble(ctx *gsql.Context, str string, constant bool) {
+	msg := fmt.Sprintf("Truncated incorrect DOUBLE value: '%s'", str)
+	if constant && ctx.Session.WarningCount() > 0 {
+		for _, w := range ctx.Session.Warnings() {
+			if w.Code == codeTruncatedWrongValue && w.Message == msg {
+				return
+			}
+		}
+	}
+	ctx.Warn(codeTruncatedWrongValue, "%s", msg)
+}
+
+// isConstant reports whether e is a literal, or a conversion of one.
+func isConstant(e gsql.Expression) bool {
+	for {
+		switch x := e.(type) {
+		case *expression.Literal:
+			return true
+		case *expression.Convert:
+			e = x.Child
+		default:
+			return false
+		}
+	}
 }
 
 // WithChildren implements sql.Expression.

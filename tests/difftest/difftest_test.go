@@ -83,7 +83,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagValues > 0 {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -191,6 +191,9 @@ func (r *run) seedRun() {
 		stmt := g.dml()
 		r.st.dml++
 		r.checkDML(stmt)
+	}
+	if *flagValues > 0 {
+		r.valuesRun()
 	}
 }
 

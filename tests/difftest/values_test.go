@@ -1,0 +1,120 @@
+package difftest
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+var flagValues = flag.Int("difftest.values", 0, "statements of the values round (valuesgen.go) per seed")
+
+// valuesRun runs the values round of the seed: vt made on both servers,
+// then statements of valuesGen, from a stream of their own.
+func (r *run) valuesRun() {
+	g := &valuesGen{r: rand.New(rand.NewSource(r.seed ^ 0x7a1_0e5))}
+	setup := append([]string{"SET SESSION sql_mode = '" + sqlMode + "'", "DROP TABLE IF EXISTS vt", g.createSQL()}, g.seedRows()...)
+	for _, tgt := range []*target{r.p, r.m} {
+		for _, s := range setup {
+			if _, err := tgt.db.ExecContext(r.ctx, s); err != nil {
+				r.t.Fatalf("seed %d: %s: %s: %v", r.seed, tgt.name, s, err)
+			}
+		}
+	}
+	for i := 0; i < *flagValues; i++ {
+		mode := "SET SESSION sql_mode = '" + g.mode() + "'"
+		r.p.exec(r.ctx, mode)
+		r.m.exec(r.ctx, mode)
+		r.st.statements++
+		r.st.queries++
+		if g.pick(2) == 0 {
+			q := g.query()
+			r.checkValues(q, r.p.query(r.ctx, q), r.m.query(r.ctx, q), false)
+			continue
+		}
+		s := g.dml()
+		r.st.dml++
+		r.checkValues(s, r.p.exec(r.ctx, s), r.m.exec(r.ctx, s), true)
+	}
+	for _, tgt := range []*target{r.p, r.m} {
+		tgt.exec(r.ctx, "SET SESSION sql_mode = '"+sqlMode+"'")
+	}
+}
+
+// checkValues compares the answers to a statement of the values round:
+// the rows, the error codes, and for a data change the codes of its
+// warnings and the table it leaves.
+func (r *run) checkValues(stmt string, p, m outcome, dml bool) {
+	class := "values: "
+	switch {
+	case !same(p, m, true):
+		class += classify(stmt, p, m, false)
+	case errorCode(p.err) != errorCode(m.err):
+		class += fmt.Sprintf("error %d, mariadb %d", errorCode(p.err), errorCode(m.err))
+	case dml:
+		wp, wm := r.p.warningCodes(r), r.m.warningCodes(r)
+		if wp != wm {
+			r.mismatch(class+"warnings", stmt, nil, outcome{rows: [][]string{{wp}}}, outcome{rows: [][]string{{wm}}}, nil)
+			return
+		}
+		tp, tm := r.p.tableRows(r.ctx, "vt"), r.m.tableRows(r.ctx, "vt")
+		if same(tp, tm, true) {
+			return
+		}
+		r.mismatch(class+"table contents", stmt+"  -- then SELECT * FROM vt", nil, tp, tm, nil)
+		r.resyncValues()
+		return
+	default:
+		return
+	}
+	r.mismatch(class, stmt, nil, p, m, nil)
+	if dml {
+		r.resyncValues()
+	}
+}
+
+// resyncValues makes percdb's vt MariaDB's again.
+func (r *run) resyncValues() {
+	rows := r.m.tableRows(r.ctx, "vt")
+	if rows.err != nil {
+		return
+	}
+	r.p.exec(r.ctx, "DELETE FROM vt")
+	for _, row := range rows.rows {
+		r.p.exec(r.ctx, "INSERT INTO vt VALUES ("+strings.Join(row, ", ")+")")
+	}
+}
+
+// warningCodes returns the codes of the last statement's warnings and
+// errors (not its notes), sorted: the two servers word some messages
+// differently (MariaDB names a column `db`.`t`.`c` in 1366).
+func (t *target) warningCodes(r *run) string {
+	o := t.query(r.ctx, "SHOW WARNINGS")
+	if o.err != nil {
+		return "error: " + o.err.Error()
+	}
+	var codes []string
+	for _, w := range o.rows {
+		if len(w) >= 2 && w[0] != "Note" {
+			codes = append(codes, w[1])
+		}
+	}
+	sort.Strings(codes)
+	return strings.Join(codes, ",")
+}
+
+// errorCode is a MySQL error's number, 0 for none.
+func errorCode(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
