@@ -40,9 +40,6 @@ var (
 	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
 )
 
-// sqlMode is set on both servers: MySQL 8's default.
-const sqlMode = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
-
 func TestDifferential(t *testing.T) {
 	if _, err := exec.LookPath("mariadbd"); err != nil {
 		if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {

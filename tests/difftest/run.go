@@ -12,6 +12,9 @@ import (
 	"strings"
 )
 
+// sqlMode is set on both servers: MySQL 8's default.
+const sqlMode = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"
+
 // outcome is what one server answered to one statement.
 type outcome struct {
 	err      error
