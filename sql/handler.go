@@ -346,6 +346,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 // is forgotten: vitess keeps its PrepareData (and statement ID) anyway.
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	var fields []*querypb.Field
+	query = clientPrepare(c, query, prepare)
 	err := checkPlaceholders(query)
 	if err == nil {
 		err = recoverPanic(query, func() (err error) {
