@@ -246,6 +246,9 @@ func (c *Conn) first() error {
 	if c.cfg.TLS != nil && len(payload) >= sslRequestLen && binary.LittleEndian.Uint32(payload)&mysql.CapabilityClientSSL != 0 {
 		return c.startTLS()
 	}
+	if handshakeUnreadable(payload) {
+		return c.refuseHandshake(pkt[3])
+	}
 	if c.cfg.RequireSecureTransport {
 		_ = c.writeError(pkt[3]+1, codeInsecure, stateInsecure, msgInsecure)
 		return fmt.Errorf("client %s did not switch to TLS, which the server requires", c.RemoteAddr())
@@ -269,6 +272,9 @@ func (c *Conn) startTLS() error {
 	pkt, err := c.readPacket()
 	if err != nil {
 		return err
+	}
+	if handshakeUnreadable(pkt[headerLen:]) {
+		return c.refuseHandshake(pkt[3])
 	}
 	pkt[3]--
 	c.pending = pkt
@@ -303,8 +309,11 @@ func (c *Conn) command() error {
 			return c.refuseLarge(hdr[3], n)
 		}
 	}
-	starts := c.atCommand && hdr[3] == 0 && !c.continued && n > 0
+	starts := c.atCommand && hdr[3] == 0 && !c.continued
 	c.atCommand = false
+	if starts && n == 0 {
+		return c.answerEmpty()
+	}
 	if starts {
 		c.original, c.rewritten = "", false
 		head, err := c.r.Peek(headerLen + min(n, 7))
@@ -319,8 +328,10 @@ func (c *Conn) command() error {
 				return c.prepare()
 			}
 		case mysql.ComStmtExecute:
-			if len(cmd) >= 5 && c.manyParams(binary.LittleEndian.Uint32(cmd[1:])) {
-				return c.execute(binary.LittleEndian.Uint32(cmd[1:]))
+			if len(cmd) >= 5 {
+				if p := c.prepared(binary.LittleEndian.Uint32(cmd[1:])); p != nil && p.ParamsCount > 0 {
+					return c.execute(p, n)
+				}
 			}
 		case mysql.ComStmtSendLongData:
 			if len(cmd) >= 7 {
@@ -333,8 +344,13 @@ func (c *Conn) command() error {
 			}
 			c.atCommand = n < maxPayload
 		case mysql.ComStmtReset:
-			if len(cmd) >= 5 {
-				delete(c.longData, binary.LittleEndian.Uint32(cmd[1:]))
+			if len(cmd) < 5 || c.vc != nil && c.prepared(binary.LittleEndian.Uint32(cmd[1:])) == nil {
+				return c.refuseReset(n, len(cmd) < 5)
+			}
+			delete(c.longData, binary.LittleEndian.Uint32(cmd[1:]))
+		case mysql.ComBinlogDumpGTID, mysql.ComRegisterReplica:
+			if n < maxPayload {
+				return c.checkReplication()
 			}
 		}
 	}
