@@ -48,6 +48,7 @@ const (
 	rangeFramesRuleID                                           // sql/compat/rangeframes.go
 	numericBranchesAsTextRuleID                                 // sql/compat/branchtext.go
 	dateShiftsRuleID                                            // sql/compat/dateshift.go
+	callResultsRuleID                                           // procresults.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -63,6 +64,8 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// LEFT JOINs that a condition above makes inner become inner joins
 	// first, so that GMS's join planner does not lose that condition:
 	// tests/sqllogic/testdata/wronganswers.test.
+	// A CALL's SELECTs each answer with a result set (procresults.go).
+	insertRule(a, "interpreter", true, analyzer.Rule{Id: callResultsRuleID, Apply: callResultsRule})
 	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: simplifyOuterJoinsRuleID, Apply: compat.SimplifyOuterJoins})
 	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
 	// GMS's join planner panics on some plans (an IN subquery inside a

@@ -163,6 +163,19 @@ type Conn struct {
 	// when RewritePrepare replaced it (rewritten true).
 	original  string
 	rewritten bool
+
+	// replySeq numbers the first packet of the answer to the current
+	// command (one more than the client's last packet's). shift counts
+	// the packets WriteBeforeAnswer wrote before vitess's answer, whose
+	// packets are renumbered by as much (renumber: outHdr holds the
+	// start of a header split between writes, outLeft the bytes of the
+	// packet being written that follow). wrote says vitess has written
+	// some of its answer.
+	replySeq byte
+	shift    byte
+	outHdr   []byte
+	outLeft  int
+	wrote    bool
 }
 
 func newConn(c net.Conn, cfg Config) *Conn {
@@ -311,6 +324,10 @@ func (c *Conn) command() error {
 	}
 	starts := c.atCommand && hdr[3] == 0 && !c.continued
 	c.atCommand = false
+	c.replySeq = hdr[3] + 1
+	if starts {
+		c.shift, c.outHdr, c.outLeft, c.wrote = 0, c.outHdr[:0], 0, false
+	}
 	if starts && n == 0 {
 		return c.answerEmpty()
 	}
@@ -391,9 +408,15 @@ func (c *Conn) prepare() error {
 // offered; the login's packets after an SSL request are renumbered.
 func (c *Conn) Write(p []byte) (int, error) {
 	if c.stage != stageGreeting && c.stage != stageLogin {
-		c.atCommand = true
+		c.atCommand, c.wrote = true, true
 		if c.prepareAnswer {
 			return c.answerPrepare(p)
+		}
+		if c.shift != 0 {
+			if _, err := c.transport.Write(c.renumber(p)); err != nil {
+				return 0, err
+			}
+			return len(p), nil
 		}
 		return c.transport.Write(p)
 	}
