@@ -120,7 +120,7 @@ var errMalformed = errors.New("malformed COM_STMT_EXECUTE")
 // refuses before reading parameters (an iteration count other than 1)
 // is left to it.
 func vitessMisreads(prepare *mysql.PrepareData, payload []byte, long map[uint16]bool) (bool, error) {
-	if len(payload) >= executeBitmapAt && binary.LittleEndian.Uint32(payload[6:]) != 1 {
+	if len(payload) >= executeBitmapAt && binary.LittleEndian.Uint32(payload[6:]) != 1 || numbersOnly(prepare, payload) {
 		return false, nil
 	}
 	misread := false
@@ -131,6 +131,41 @@ func vitessMisreads(prepare *mysql.PrepareData, payload []byte, long map[uint16]
 		}
 	})
 	return misread, err
+}
+
+// numbersOnly reports whether every parameter of payload, a
+// COM_STMT_EXECUTE of prepare, is a number or NULL (by the types the
+// packet sends, or else the statement's last ones): vitess reads those
+// right, and within the packet, so they need no walk (a prepared point
+// select's).
+func numbersOnly(prepare *mysql.PrepareData, payload []byte) bool {
+	n := int(prepare.ParamsCount)
+	at := executeBitmapAt + (n+7)/8
+	if at >= len(payload) || payload[at] != 1 {
+		for _, t := range prepare.ParamsType[:min(n, len(prepare.ParamsType))] {
+			switch querypb.Type(t) {
+			case sqltypes.Null, sqltypes.Int8, sqltypes.Uint8, sqltypes.Int16, sqltypes.Uint16, sqltypes.Int24, sqltypes.Uint24,
+				sqltypes.Int32, sqltypes.Uint32, sqltypes.Int64, sqltypes.Uint64, sqltypes.Float32, sqltypes.Float64, sqltypes.Year:
+			default:
+				return false
+			}
+		}
+		return len(prepare.ParamsType) >= n
+	}
+	types := payload[at+1:]
+	if len(types) < 2*n {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		// MYSQL_TYPE_TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, LONGLONG,
+		// INT24, YEAR.
+		switch types[2*i] {
+		case 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0d:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // bind decodes the parameters of payload, a COM_STMT_EXECUTE of prepare,
