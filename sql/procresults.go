@@ -177,10 +177,14 @@ func isCall(query string) bool {
 // returns the callback the statement's results go to, and end, which the
 // statement's error (or nil) goes through when it has run.
 func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (mysql.ResultSpoolFn, func(error) error) {
+	pass := func(err error) error { return err }
+	if !isCall(query) {
+		return cb, pass
+	}
 	wc := wireConn(c.Conn)
 	s := h.sessions.get(c.ConnectionID)
-	if !isCall(query) || wc == nil || s == nil {
-		return cb, func(err error) error { return err }
+	if wc == nil || s == nil {
+		return cb, pass
 	}
 	spool := &procSpool{}
 	s.procResults = spool
