@@ -29,6 +29,12 @@
 //     handshake response shorter than its fixed part or with an auth
 //     length of 2^63 or more (1043);
 //
+// It also writes what vitess cannot: the result sets of a CALL's
+// SELECTs (results.go, TextResultSet), which vitess, writing one result
+// set per statement, has no way to send. The handler hands them to
+// Conn.WriteBeforeAnswer before vitess answers the CALL, and Conn then
+// renumbers the packets of vitess's answer to follow them.
+//
 // To read the client's commands Conn must see them in clear, so it also
 // terminates TLS, which MySQL negotiates in the middle of the handshake:
 // the server's greeting announces CLIENT_SSL, the client answers with a
