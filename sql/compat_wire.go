@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/netutil"
 	"github.com/dolthub/vitess/go/sqltypes"
 
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/wire"
 )
 
@@ -25,6 +26,10 @@ import (
 //     prepares that SELECT with GMS, answers with no columns, and gives the
 //     statement its DO text back, by which ComStmtExecute runs it as a DO:
 //     the SELECT's rows dropped, an OK packet sent (doPrepared below);
+//   - a COM_STMT_PREPARE with syntax vitess's grammar refuses (a compound
+//     INTERVAL unit: DATE_ADD(?, INTERVAL ? HOUR_MINUTE)) reaches vitess
+//     rewritten as SyntaxParser rewrites it, so that vitess counts its
+//     parameters; GMS prepares and runs the client's text (clientPrepare);
 //   - a client packet longer than max_allowed_packet is refused with 1153
 //     and the connection closed, as in MySQL (maxAllowedPacket);
 //   - vitess is given no TLS configuration, so its connection does not
@@ -109,21 +114,62 @@ func doPrepared(prepare *mysql.PrepareData) (string, bool) {
 	return doAsSelect(prepare.PrepareStmt)
 }
 
+// rewritePrepare is the text vitess parses of a client's COM_STMT_PREPARE
+// (wire.Config.RewritePrepare), and true when it is not the client's: a
+// DO statement becomes the SELECT of its expressions, and syntax vitess's
+// grammar refuses (compound INTERVAL units) is written as it takes it
+// (compat.PrepareSyntax). GMS then prepares the client's text
+// (clientPrepare).
+func rewritePrepare(query string) (string, bool) {
+	text, do := doAsSelect(query)
+	if !do {
+		text = query
+	}
+	if fixed, ok := compat.PrepareSyntax(text); ok {
+		return fixed, true
+	}
+	return text, do
+}
+
+// clientPrepare returns the text GMS prepares for a COM_STMT_PREPARE that
+// vitess parsed as query: the client's text when rewritePrepare changed
+// it (a DO statement as its SELECT), which prepare then runs.
+func clientPrepare(c *mysql.Conn, query string, prepare *mysql.PrepareData) string {
+	original, ok := rewrittenPrepare(c)
+	if !ok {
+		return query
+	}
+	if sel, do := doAsSelect(original); do {
+		original = sel
+	}
+	prepare.PrepareStmt = original
+	return original
+}
+
 // prepareDo finishes the prepare of a statement the client sent as DO and
 // vitess parsed as the SELECT of its expressions (GMS has just prepared
 // that SELECT): the statement keeps the client's text, and its answer has
 // no columns, as MySQL's.
 func prepareDo(c *mysql.Conn, prepare *mysql.PrepareData) bool {
-	wc := wireConn(c.Conn)
-	if wc == nil {
+	original, ok := rewrittenPrepare(c)
+	if !ok {
 		return false
 	}
-	original, ok := wc.RewrittenPrepare()
-	if !ok {
+	if _, do := doAsSelect(original); !do {
 		return false
 	}
 	prepare.PrepareStmt = original
 	return true
+}
+
+// rewrittenPrepare returns the client's text of the COM_STMT_PREPARE c
+// runs, when rewritePrepare gave vitess another.
+func rewrittenPrepare(c *mysql.Conn) (string, bool) {
+	wc := wireConn(c.Conn)
+	if wc == nil {
+		return "", false
+	}
+	return wc.RewrittenPrepare()
 }
 
 // executeDo runs a prepared DO statement: its SELECT through GMS with the

@@ -104,7 +104,7 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 // ComQuery implements mysql.Handler.
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
-		cb := h.resultFilter(c, callback)
+		cb, end := h.callResults(c, query, h.resultFilter(c, callback))
 		if cs, coll, ok := setNamesCollate(query); ok {
 			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)) })
 		}
@@ -124,7 +124,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			cb = next
 		}
-		return h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
+		return end(h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)))
 	})
 }
 
@@ -275,7 +275,7 @@ func (h *handler) setStatusFlags(c *mysql.Conn) {
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	err := h.run(ctx, c, query, func() error {
-		cb := h.resultFilter(c, callback)
+		cb, end := h.callResults(c, query, h.resultFilter(c, callback))
 		if cs, coll, ok := setNamesCollate(query); ok {
 			return h.setNames(ctx, c, cs, coll, func() (err error) {
 				rest, err = h.Handler.ComMultiQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
@@ -309,7 +309,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		var err error
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
-		return err
+		return end(err)
 	})
 	if err != nil {
 		rest = ""
@@ -346,6 +346,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 // is forgotten: vitess keeps its PrepareData (and statement ID) anyway.
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	var fields []*querypb.Field
+	query = clientPrepare(c, query, prepare)
 	err := checkPlaceholders(query)
 	if err == nil {
 		err = recoverPanic(query, func() (err error) {

@@ -377,7 +377,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.listener = wire.NewListener(s.listener, wire.Config{
 		TLS:                    tlsConfig,
 		RequireSecureTransport: cfg.RequireSecureTransport,
-		RewritePrepare:         doAsSelect,
+		RewritePrepare:         rewritePrepare,
 		MaxPacket:              maxAllowedPacket,
 	})
 	s.stmts = newStmtContexts()

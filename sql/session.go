@@ -26,6 +26,9 @@ type Session struct {
 	// transaction only (txnchars.go).
 	readWrite, setNext bool
 	saved              *savedCharacteristics
+	// procResults keeps the result sets of the SELECTs of the CALL
+	// the session runs as a query (procresults.go); nil otherwise.
+	procResults *procSpool
 	// aliasSpellings maps the lowercase of each table alias of the last
 	// statement parsed to its spelling, when they differ
 	// (compat_aliascase.go).

@@ -163,6 +163,19 @@ type Conn struct {
 	// when RewritePrepare replaced it (rewritten true).
 	original  string
 	rewritten bool
+
+	// replySeq numbers the first packet of the answer to the current
+	// command (one more than the client's last packet's). shift counts
+	// the packets WriteBeforeAnswer wrote before vitess's answer, whose
+	// packets are renumbered by as much (renumber: outHdr holds the
+	// start of a header split between writes, outLeft the bytes of the
+	// packet being written that follow). wrote says vitess has written
+	// some of its answer.
+	replySeq byte
+	shift    byte
+	outHdr   []byte
+	outLeft  int
+	wrote    bool
 }
 
 func newConn(c net.Conn, cfg Config) *Conn {
@@ -246,6 +259,9 @@ func (c *Conn) first() error {
 	if c.cfg.TLS != nil && len(payload) >= sslRequestLen && binary.LittleEndian.Uint32(payload)&mysql.CapabilityClientSSL != 0 {
 		return c.startTLS()
 	}
+	if handshakeUnreadable(payload) {
+		return c.refuseHandshake(pkt[3])
+	}
 	if c.cfg.RequireSecureTransport {
 		_ = c.writeError(pkt[3]+1, codeInsecure, stateInsecure, msgInsecure)
 		return fmt.Errorf("client %s did not switch to TLS, which the server requires", c.RemoteAddr())
@@ -269,6 +285,9 @@ func (c *Conn) startTLS() error {
 	pkt, err := c.readPacket()
 	if err != nil {
 		return err
+	}
+	if handshakeUnreadable(pkt[headerLen:]) {
+		return c.refuseHandshake(pkt[3])
 	}
 	pkt[3]--
 	c.pending = pkt
@@ -303,8 +322,15 @@ func (c *Conn) command() error {
 			return c.refuseLarge(hdr[3], n)
 		}
 	}
-	starts := c.atCommand && hdr[3] == 0 && !c.continued && n > 0
+	starts := c.atCommand && hdr[3] == 0 && !c.continued
 	c.atCommand = false
+	c.replySeq = hdr[3] + 1
+	if starts {
+		c.shift, c.outHdr, c.outLeft, c.wrote = 0, c.outHdr[:0], 0, false
+	}
+	if starts && n == 0 {
+		return c.answerEmpty()
+	}
 	if starts {
 		c.original, c.rewritten = "", false
 		head, err := c.r.Peek(headerLen + min(n, 7))
@@ -319,8 +345,10 @@ func (c *Conn) command() error {
 				return c.prepare()
 			}
 		case mysql.ComStmtExecute:
-			if len(cmd) >= 5 && c.manyParams(binary.LittleEndian.Uint32(cmd[1:])) {
-				return c.execute(binary.LittleEndian.Uint32(cmd[1:]))
+			if len(cmd) >= 5 {
+				if p := c.prepared(binary.LittleEndian.Uint32(cmd[1:])); p != nil && p.ParamsCount > 0 {
+					return c.execute(p, n)
+				}
 			}
 		case mysql.ComStmtSendLongData:
 			if len(cmd) >= 7 {
@@ -333,8 +361,13 @@ func (c *Conn) command() error {
 			}
 			c.atCommand = n < maxPayload
 		case mysql.ComStmtReset:
-			if len(cmd) >= 5 {
-				delete(c.longData, binary.LittleEndian.Uint32(cmd[1:]))
+			if len(cmd) < 5 || c.vc != nil && c.prepared(binary.LittleEndian.Uint32(cmd[1:])) == nil {
+				return c.refuseReset(n, len(cmd) < 5)
+			}
+			delete(c.longData, binary.LittleEndian.Uint32(cmd[1:]))
+		case mysql.ComBinlogDumpGTID, mysql.ComRegisterReplica:
+			if n < maxPayload {
+				return c.checkReplication()
 			}
 		}
 	}
@@ -375,9 +408,15 @@ func (c *Conn) prepare() error {
 // offered; the login's packets after an SSL request are renumbered.
 func (c *Conn) Write(p []byte) (int, error) {
 	if c.stage != stageGreeting && c.stage != stageLogin {
-		c.atCommand = true
+		c.atCommand, c.wrote = true, true
 		if c.prepareAnswer {
 			return c.answerPrepare(p)
+		}
+		if c.shift != 0 {
+			if _, err := c.transport.Write(c.renumber(p)); err != nil {
+				return 0, err
+			}
+			return len(p), nil
 		}
 		return c.transport.Write(p)
 	}

@@ -14,6 +14,26 @@
 //     to one that does not parse, 1105, which becomes MySQL's 1064;
 //   - a packet longer than max_allowed_packet (Config.MaxPacket), which
 //     MySQL refuses with 1153 and vitess read;
+//   - a COM_STMT_EXECUTE with a DATETIME, TIMESTAMP, DATE or TIME
+//     parameter, which vitess writes as text without leading zeros (5 µs
+//     as ".5", half a second; a zero date as " "): Conn decodes such an
+//     execute itself, as above, and writes the values as MySQL does;
+//     every execute of a statement with parameters is walked first, and
+//     one whose values run past the packet (vitess panics on a length of
+//     2^63 or more) is answered with 1835;
+//   - commands vitess reads past their ends or goes on with after an
+//     error, panicking and dropping the connection with no answer
+//     (commands.go): an empty packet (1047), a COM_STMT_RESET of no
+//     prepared statement (1243), a replica's COM_BINLOG_DUMP_GTID or
+//     COM_REGISTER_REPLICA whose names run past the packet (1835), and a
+//     handshake response shorter than its fixed part or with an auth
+//     length of 2^63 or more (1043);
+//
+// It also writes what vitess cannot: the result sets of a CALL's
+// SELECTs (results.go, TextResultSet), which vitess, writing one result
+// set per statement, has no way to send. The handler hands them to
+// Conn.WriteBeforeAnswer before vitess answers the CALL, and Conn then
+// renumbers the packets of vitess's answer to follow them.
 //
 // To read the client's commands Conn must see them in clear, so it also
 // terminates TLS, which MySQL negotiates in the middle of the handshake:

@@ -1,7 +1,6 @@
 package wirefuzz
 
 import (
-	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -30,39 +29,8 @@ type finding struct {
 // one is fixed, delete its entry: the fuzz targets then fail on its
 // signature again, so it cannot come back unnoticed.
 func findings() []finding {
-	valid := HandshakeResponse(&Greeting{}, "root", "", "")
 	types := [][2]byte{{typeDouble, 0}, {typeVarString, 0}, {typeLong, 0}, {typeVarString, 0}}
 	return []finding{
-		{
-			name:      "handshake-unchecked-reads",
-			signature: "(*Listener).parseClientHandshakePacket",
-			fix: "vitess mysql.(*Listener).parseClientHandshakePacket skips the 23 reserved bytes without a bounds check " +
-				"(a response shorter than 32 bytes slices past its end) and passes a length-encoded auth length >= 2^63 " +
-				"to make as a negative int; fix upstream (dolthub/vitess), percdb cannot intercept it before the handler",
-			input: fuzzInput{target: "FuzzHandshake", args: []any{false, valid[:12]}},
-		},
-		{
-			name:      "empty-command-packet",
-			signature: "(*Conn).handleNextCommand: switch data[0]",
-			fix: "vitess mysql.(*Conn).handleNextCommand indexes data[0] of a zero-length packet (header 00 00 00 00); " +
-				"fix upstream, or in sql/server.go by wrapping accepted connections",
-			input: fuzzInput{target: "FuzzCommand", args: []any{true, []byte{0, 0, 0, 0}}},
-		},
-		{
-			name:      "stmt-reset-unknown-id",
-			signature: "(*Conn).handleNextCommand: if prepare.BindVars != nil",
-			fix: "vitess mysql.(*Conn).handleNextCommand, COM_STMT_RESET of an unknown statement id: writes the " +
-				"error packet, then goes on with a nil *PrepareData (missing return); fix upstream",
-			input: fuzzInput{target: "FuzzCommand", args: []any{false, cmd(ComStmtReset, le32(0xffffffff))}},
-		},
-		{
-			name:      "stmt-execute-negative-length",
-			signature: "(*Conn).parseStmtArgs",
-			fix: "vitess mysql.(*Conn).parseStmtArgs: a length-encoded string parameter of length >= 2^63 reaches " +
-				"make as a negative int (readLenEncStringAsBytesCopy); fix upstream",
-			input: fuzzInput{target: "FuzzStmt", args: []any{byte(ComStmtExecute), executeBody(0, 1, 0, types,
-				le32(0), le32(0), cat([]byte{0xfe}, bytes.Repeat([]byte{0xff}, 8)), le32(1), AppendLenencString(nil, "b")), []byte(nil)}},
-		},
 		{
 			name:      "stmt-execute-with-open-cursor",
 			signature: `handleNextCommand: if werr := c.writeErrorPacket(ERUnknownComError, SSUnknownComError, "error handling ComStmtExecute packet")`,
