@@ -80,6 +80,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
 	case *plan.InsertInto:
+		warnIgnoredGenerated(ctx) // compat_genvalues.go
 		if err := checkShadowedForeignKeys(ctx, n); err != nil {
 			return nil, err
 		}

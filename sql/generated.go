@@ -228,6 +228,9 @@ func (p *DatabaseProvider) generatedDefaults(ctx context.Context, stmt ast.State
 	}
 	switch s := stmt.(type) {
 	case *ast.Insert:
+		if ins, ok := p.ignoreGeneratedValues(sctx, s); ok {
+			return ins // compat_genvalues.go
+		}
 		if len(s.Columns) > 0 || !valuesHaveDefault(s.Rows) {
 			return stmt
 		}
