@@ -79,7 +79,15 @@ func showCreateVirtual(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row)
 	if err != nil || len(virtual) == 0 {
 		return iter, err
 	}
-	return &createStatementIter{child: iter, rewrite: func(stmt string) string { return virtualKeywords(stmt, virtual) }}, nil
+	// GMS's VirtualColumnTable has no comment: the table's is lost from
+	// the statement (and so from dumps) unless written here.
+	comment := ""
+	if t, ok := virtualColumnsTable(n); ok && t != nil {
+		comment = t.Comment()
+	}
+	return &createStatementIter{child: iter, rewrite: func(stmt string) string {
+		return withTableComment(virtualKeywords(stmt, virtual), comment)
+	}}, nil
 }
 
 // createStatementIter rewrites the statements in the rows of SHOW CREATE
@@ -135,26 +143,7 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 	if n.IsView || len(n.Indexes) > 0 {
 		return nil, false
 	}
-	rt, ok := n.Child.(*plan.ResolvedTable)
-	if !ok {
-		return nil, false
-	}
-	// Under GMS's wrappers (its process list's, the virtual columns'):
-	// percdb's table, with its indexes.
-	var t *Table
-	virtual := false
-	for tab := rt.Table; t == nil; {
-		switch w := tab.(type) {
-		case *Table:
-			t = w
-		case *plan.VirtualColumnTable:
-			virtual, tab = true, w.Underlying()
-		case gsql.TableWrapper:
-			tab = w.Underlying()
-		default:
-			return nil, false
-		}
-	}
+	t, virtual := virtualColumnsTable(n)
 	if !virtual {
 		return nil, false
 	}
@@ -166,6 +155,40 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 	out.Indexes = idxs
 	out.PrimaryKeySchema = t.PrimaryKeySchema()
 	return &out, true
+}
+
+// virtualColumnsTable returns percdb's table under the wrappers of the
+// table n shows (its process list's, the virtual columns'), and whether
+// a VirtualColumnTable is among them.
+func virtualColumnsTable(n *plan.ShowCreateTable) (*Table, bool) {
+	rt, ok := n.Child.(*plan.ResolvedTable)
+	if !ok {
+		return nil, false
+	}
+	virtual := false
+	for tab := rt.Table; ; {
+		switch w := tab.(type) {
+		case *Table:
+			return w, virtual
+		case *plan.VirtualColumnTable:
+			virtual, tab = true, w.Underlying()
+		case gsql.TableWrapper:
+			tab = w.Underlying()
+		default:
+			return nil, false
+		}
+	}
+}
+
+// withTableComment returns a CREATE TABLE statement as GMS writes it for
+// a table under a VirtualColumnTable, which has no comment of its own,
+// with the table's comment as GMS writes one (MySQL's COMMENT='…', the
+// last clause).
+func withTableComment(stmt, comment string) string {
+	if comment == "" {
+		return stmt
+	}
+	return stmt + " COMMENT='" + strings.ReplaceAll(comment, "'", "''") + "'"
 }
 
 // GMS's INSERT … ON DUPLICATE KEY UPDATE does not compute generated

@@ -130,3 +130,20 @@ func TestGeneratedColumnValueIgnored(t *testing.T) {
 		}
 	})
 }
+
+// TestGeneratedTableComment: SHOW CREATE TABLE of a table with a VIRTUAL
+// column keeps the table's comment (GMS's VirtualColumnTable has none, so
+// it was left out, and dumps lost it).
+func TestGeneratedTableComment(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		db := openOne(t, s, "")
+		mustExec(t, db, "CREATE TABLE gc (a INT, v INT AS (a + 1) VIRTUAL) COMMENT 'it''s generated'")
+		var name, create string
+		if err := db.QueryRow("SHOW CREATE TABLE gc").Scan(&name, &create); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(create, " COMMENT='it''s generated'") {
+			t.Errorf("SHOW CREATE TABLE lost the table's comment:\n%s", create)
+		}
+	})
+}
