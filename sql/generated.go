@@ -448,6 +448,7 @@ func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	row = mysqlColumnFacts(row, it.pos) // compat_columnfacts.go
 	db, _ := row[it.pos["TABLE_SCHEMA"]].(string)
 	tbl, _ := row[it.pos["TABLE_NAME"]].(string)
 	col, _ := row[it.pos["COLUMN_NAME"]].(string)
