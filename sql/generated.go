@@ -82,7 +82,7 @@ func showCreateVirtual(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row)
 	// GMS's VirtualColumnTable has no comment: the table's is lost from
 	// the statement (and so from dumps) unless written here.
 	comment := ""
-	if t, ok := virtualColumnsTable(n); ok && t != nil {
+	if t, ok := virtualColumnsTable(n.Child); ok && t != nil {
 		comment = t.Comment()
 	}
 	return &createStatementIter{child: iter, rewrite: func(stmt string) string {
@@ -143,7 +143,7 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 	if n.IsView || len(n.Indexes) > 0 {
 		return nil, false
 	}
-	t, virtual := virtualColumnsTable(n)
+	t, virtual := virtualColumnsTable(n.Child)
 	if !virtual {
 		return nil, false
 	}
@@ -158,10 +158,10 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 }
 
 // virtualColumnsTable returns percdb's table under the wrappers of the
-// table n shows (its process list's, the virtual columns'), and whether
-// a VirtualColumnTable is among them.
-func virtualColumnsTable(n *plan.ShowCreateTable) (*Table, bool) {
-	rt, ok := n.Child.(*plan.ResolvedTable)
+// table child resolves (its process list's, the virtual columns'), and
+// whether a VirtualColumnTable is among them.
+func virtualColumnsTable(child gsql.Node) (*Table, bool) {
+	rt, ok := child.(*plan.ResolvedTable)
 	if !ok {
 		return nil, false
 	}
@@ -178,6 +178,27 @@ func virtualColumnsTable(n *plan.ShowCreateTable) (*Table, bool) {
 			return nil, false
 		}
 	}
+}
+
+// withGeneratedShowIndexes returns n, a SHOW INDEX of a table under a
+// VirtualColumnTable, which offers GMS no indexes (SHOW INDEX listed
+// none, and mariadb-dump --order-by-primary found no primary key), with
+// the indexes of percdb's table under it.
+func withGeneratedShowIndexes(ctx *gsql.Context, n *plan.ShowIndexes) (*plan.ShowIndexes, bool, error) {
+	if len(n.IndexesToShow) > 0 {
+		return nil, false, nil
+	}
+	t, virtual := virtualColumnsTable(n.Child)
+	if !virtual {
+		return nil, false, nil
+	}
+	idxs, err := t.GetIndexes(ctx)
+	if err != nil || len(idxs) == 0 {
+		return nil, false, err
+	}
+	out := *n
+	out.IndexesToShow = idxs
+	return &out, true, nil
 }
 
 // withTableComment returns a CREATE TABLE statement as GMS writes it for

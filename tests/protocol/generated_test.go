@@ -147,3 +147,25 @@ func TestGeneratedTableComment(t *testing.T) {
 		}
 	})
 }
+
+// TestGeneratedShowIndex: SHOW INDEX of a table with a VIRTUAL column
+// lists its indexes, the one on the VIRTUAL column too (GMS listed none).
+func TestGeneratedShowIndex(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		db := openOne(t, s, "")
+		mustExec(t, db, "CREATE TABLE gx (id INT PRIMARY KEY, a INT, v INT AS (a + 1) VIRTUAL, UNIQUE KEY ua (a), KEY kv (v, id))")
+		rows, err := db.Query("SHOW INDEX FROM gx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range strings.Split(scanRows(t, rows), "\n") {
+			if f := strings.Split(r, "|"); len(f) >= 5 {
+				got = append(got, strings.Join(f[1:5], " ")) // Non_unique Key_name Seq_in_index Column_name
+			}
+		}
+		if want := "0 PRIMARY 1 id|0 ua 1 a|1 kv 1 v|1 kv 2 id"; strings.Join(got, "|") != want {
+			t.Errorf("SHOW INDEX: %s, want %s", strings.Join(got, "|"), want)
+		}
+	})
+}
