@@ -41,3 +41,21 @@ func flushNoOps(stmt ast.Statement) ast.Statement {
 	}
 	return f
 }
+
+// In MySQL, CREATE SCHEMA is CREATE DATABASE. GMS's planner makes it a
+// schema inside the current database (for backends with schemas, as
+// Doltgres), which fails with 1046 without a current database and
+// otherwise does not create the database MySQL does: mariadb-slap, among
+// others, begins with CREATE SCHEMA `mysqlslap`. schemaAsDatabase writes
+// CREATE SCHEMA as CREATE DATABASE.
+
+// schemaAsDatabase rewrites CREATE SCHEMA as described above.
+func schemaAsDatabase(stmt ast.Statement) ast.Statement {
+	d, ok := stmt.(*ast.DBDDL)
+	if !ok || !strings.EqualFold(d.SchemaOrDatabase, "schema") {
+		return stmt
+	}
+	out := *d
+	out.SchemaOrDatabase = "database"
+	return &out
+}
