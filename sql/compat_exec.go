@@ -86,6 +86,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
 	case *plan.InsertInto:
+		warnIgnoredGenerated(ctx) // compat_genvalues.go
 		if err := checkShadowedForeignKeys(ctx, n); err != nil {
 			return nil, err
 		}
@@ -117,6 +118,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.ShowCreateTable:
 		return showCreateGenerated(ctx, n, row)
 	case *plan.ShowIndexes:
+		// The indexes of a table with VIRTUAL columns (generated.go).
+		if m, ok, err := withGeneratedShowIndexes(ctx, n); err != nil {
+			return nil, err
+		} else if ok {
+			n = m
+		}
 		// Cardinality from ANALYZE TABLE's statistics (statsinfo.go).
 		return b.buildShowIndexes(ctx, n, row)
 	case *plan.AnalyzeTable:

@@ -58,6 +58,9 @@ type planDatabases struct {
 	// following is set while GMS builds the rows of information_schema
 	// VIEWS or COLUMNS: AllViews then sets the top of the stack.
 	following bool
+	// handedOut is the stored statement of the view whose definition
+	// was handed to the planner last (compat_viewcommit.go).
+	handedOut string
 }
 
 // viewCandidate is a view definition handed to the planner.
@@ -159,7 +162,7 @@ func (p *planDatabases) listing(db string) {
 // reset forgets everything.
 func (p *planDatabases) reset() {
 	p.mu.Lock()
-	p.stack, p.candidate, p.following = nil, viewCandidate{}, false
+	p.stack, p.candidate, p.following, p.handedOut = nil, viewCandidate{}, false, ""
 	p.active.Store(false)
 	p.mu.Unlock()
 }
@@ -173,10 +176,14 @@ func (s *Session) GetCurrentDatabase() string {
 	return s.BaseSession.GetCurrentDatabase()
 }
 
-// offerView is called by GetViewDefinition: with no current database,
-// the view's statement is about to be bound (planDatabases).
+// offerView is called by GetViewDefinition: the view's statement is
+// about to be bound (compat_viewcommit.go), with no current database
+// in the view's database (planDatabases).
 func offerView(ctx *gsql.Context, db, stmt string) {
 	s, ok := ctx.Session.(*Session)
+	if ok {
+		s.planDBs.handOut(stmt)
+	}
 	if ok && s.BaseSession.GetCurrentDatabase() == "" {
 		s.planDBs.offer(db, stmt)
 	}
@@ -281,6 +288,7 @@ func planDatabaseOf(ctx context.Context, query string, stmt ast.Statement) {
 	}
 	switch {
 	case ddl.ViewSpec != nil:
+		markStoredView(sctx, query, ddl)
 		if db, ok := s.planDBs.take(query); ok {
 			ddl.ViewSpec.ViewName.DbQualifier = ast.NewTableIdent(viewEndMarker)
 			s.planDBs.push(db)

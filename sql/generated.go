@@ -79,7 +79,15 @@ func showCreateVirtual(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row)
 	if err != nil || len(virtual) == 0 {
 		return iter, err
 	}
-	return &createStatementIter{child: iter, rewrite: func(stmt string) string { return virtualKeywords(stmt, virtual) }}, nil
+	// GMS's VirtualColumnTable has no comment: the table's is lost from
+	// the statement (and so from dumps) unless written here.
+	comment := ""
+	if t, ok := virtualColumnsTable(n.Child); ok && t != nil {
+		comment = t.Comment()
+	}
+	return &createStatementIter{child: iter, rewrite: func(stmt string) string {
+		return withTableComment(virtualKeywords(stmt, virtual), comment)
+	}}, nil
 }
 
 // createStatementIter rewrites the statements in the rows of SHOW CREATE
@@ -135,26 +143,7 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 	if n.IsView || len(n.Indexes) > 0 {
 		return nil, false
 	}
-	rt, ok := n.Child.(*plan.ResolvedTable)
-	if !ok {
-		return nil, false
-	}
-	// Under GMS's wrappers (its process list's, the virtual columns'):
-	// percdb's table, with its indexes.
-	var t *Table
-	virtual := false
-	for tab := rt.Table; t == nil; {
-		switch w := tab.(type) {
-		case *Table:
-			t = w
-		case *plan.VirtualColumnTable:
-			virtual, tab = true, w.Underlying()
-		case gsql.TableWrapper:
-			tab = w.Underlying()
-		default:
-			return nil, false
-		}
-	}
+	t, virtual := virtualColumnsTable(n.Child)
 	if !virtual {
 		return nil, false
 	}
@@ -166,6 +155,61 @@ func withGeneratedTableIndexes(ctx *gsql.Context, n *plan.ShowCreateTable) (*pla
 	out.Indexes = idxs
 	out.PrimaryKeySchema = t.PrimaryKeySchema()
 	return &out, true
+}
+
+// virtualColumnsTable returns percdb's table under the wrappers of the
+// table child resolves (its process list's, the virtual columns'), and
+// whether a VirtualColumnTable is among them.
+func virtualColumnsTable(child gsql.Node) (*Table, bool) {
+	rt, ok := child.(*plan.ResolvedTable)
+	if !ok {
+		return nil, false
+	}
+	virtual := false
+	for tab := rt.Table; ; {
+		switch w := tab.(type) {
+		case *Table:
+			return w, virtual
+		case *plan.VirtualColumnTable:
+			virtual, tab = true, w.Underlying()
+		case gsql.TableWrapper:
+			tab = w.Underlying()
+		default:
+			return nil, false
+		}
+	}
+}
+
+// withGeneratedShowIndexes returns n, a SHOW INDEX of a table under a
+// VirtualColumnTable, which offers GMS no indexes (SHOW INDEX listed
+// none, and mariadb-dump --order-by-primary found no primary key), with
+// the indexes of percdb's table under it.
+func withGeneratedShowIndexes(ctx *gsql.Context, n *plan.ShowIndexes) (*plan.ShowIndexes, bool, error) {
+	if len(n.IndexesToShow) > 0 {
+		return nil, false, nil
+	}
+	t, virtual := virtualColumnsTable(n.Child)
+	if !virtual {
+		return nil, false, nil
+	}
+	idxs, err := t.GetIndexes(ctx)
+	if err != nil || len(idxs) == 0 {
+		return nil, false, err
+	}
+	out := *n
+	out.IndexesToShow = idxs
+	return &out, true, nil
+}
+
+// withTableComment returns a CREATE TABLE statement as GMS writes it for
+// a table under a VirtualColumnTable, which has no comment of its own,
+// with the table's comment as GMS writes one (MySQL's COMMENT='…', the
+// last clause).
+func withTableComment(stmt, comment string) string {
+	if comment == "" {
+		return stmt
+	}
+	return stmt + " COMMENT='" + strings.ReplaceAll(comment, "'", "''") + "'"
 }
 
 // GMS's INSERT … ON DUPLICATE KEY UPDATE does not compute generated
@@ -228,6 +272,9 @@ func (p *DatabaseProvider) generatedDefaults(ctx context.Context, stmt ast.State
 	}
 	switch s := stmt.(type) {
 	case *ast.Insert:
+		if ins, ok := p.ignoreGeneratedValues(sctx, s); ok {
+			return ins // compat_genvalues.go
+		}
 		if len(s.Columns) > 0 || !valuesHaveDefault(s.Rows) {
 			return stmt
 		}
@@ -422,6 +469,7 @@ func (it *generationExpressionIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	row = mysqlColumnFacts(row, it.pos) // compat_columnfacts.go
 	db, _ := row[it.pos["TABLE_SCHEMA"]].(string)
 	tbl, _ := row[it.pos["TABLE_NAME"]].(string)
 	col, _ := row[it.pos["COLUMN_NAME"]].(string)

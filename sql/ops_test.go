@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -316,16 +315,7 @@ func attrUint(t *testing.T, e slowEntry, name string) uint64 {
 // timestamps, one shorter is not, and mysqldumpslow reads the file when
 // it is installed.
 func TestSlowQueryLog(t *testing.T) {
-	logPath := filepath.Join(t.TempDir(), "slow.log")
-	srv := startServerConfig(t, percsql.Config{SlowQueryLog: logPath})
-	admin := openDB(t, srv, "")
-	admin.SetMaxOpenConns(1)
-	t.Cleanup(func() {
-		// The variables are the process's (slowlog.go): leave them as
-		// other tests expect them.
-		_, _ = admin.Exec("SET GLOBAL slow_query_log = OFF")
-		_, _ = admin.Exec("SET GLOBAL long_query_time = 10")
-	})
+	srv, admin, logPath := slowLogServer(t)
 	var on string
 	if err := admin.QueryRow("SELECT @@GLOBAL.slow_query_log").Scan(&on); err != nil || on != "1" {
 		t.Fatalf("@@GLOBAL.slow_query_log = %q (%v) with a slow log configured", on, err)

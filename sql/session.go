@@ -33,6 +33,10 @@ type Session struct {
 	// statement parsed to its spelling, when they differ
 	// (compat_aliascase.go).
 	aliasSpellings map[string]string
+	// ignoredGenerated are the warnings for values of generated columns
+	// the last statement parsed ignored, until its INSERT is built
+	// (compat_genvalues.go).
+	ignoredGenerated []string
 	// stepsCommitted is set when the running statement committed a
 	// schema change step of its own (an online index build): the
 	// statement is then never run again after a conflict, which would
@@ -228,8 +232,9 @@ func (s *Session) ReleaseSavepoint(ctx *gsql.Context, tx gsql.Transaction, name 
 func (s *Session) CommandBegin() error { return nil }
 
 // CommandEnd implements sql.LifecycleAwareSession. A planning database
-// left by a statement that failed while one was set goes.
-func (s *Session) CommandEnd() { s.planDBs.reset() }
+// left by a statement that failed while one was set goes, and so do the
+// warnings of a statement that failed before its INSERT was built.
+func (s *Session) CommandEnd() { s.planDBs.reset(); s.ignoredGenerated = nil }
 
 // SessionEnd implements sql.LifecycleAwareSession: the connection is gone,
 // so its open transaction is rolled back and its temporary tables dropped.

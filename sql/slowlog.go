@@ -171,6 +171,13 @@ func (l *slowLog) write(e *slowEntry) error {
 	path := l.file()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.f != nil && l.path == path && moved(l.f, path) {
+		// Rotated (logrotate, then mariadb-admin flush-logs) or
+		// removed: write to a new file at the path, as MySQL does
+		// after FLUSH SLOW LOGS.
+		_ = l.f.Close()
+		l.f = nil
+	}
 	if l.f == nil || l.path != path {
 		if l.f != nil {
 			_ = l.f.Close()
@@ -193,6 +200,17 @@ func (l *slowLog) write(e *slowEntry) error {
 		return fmt.Errorf("write slow query log %s: %w", path, err)
 	}
 	return nil
+}
+
+// moved reports whether path no longer names the open file f. Asked
+// once per entry written, which only slow statements cost.
+func moved(f *os.File, path string) bool {
+	at, err := os.Stat(path)
+	if err != nil {
+		return true
+	}
+	open, err := f.Stat()
+	return err == nil && !os.SameFile(at, open)
 }
 
 // close closes the file.

@@ -23,6 +23,7 @@ import (
 // RewriteParsed applies percdb's rewrites of the parsed statement, before
 // GMS's planner sees it.
 func RewriteParsed(stmt ast.Statement) ast.Statement {
+	stmt = schemaAsDatabase(tableStatus(flushNoOps(stmt))) // flush.go, tablestatus.go
 	return windowFunctionNames(extremumParameters(namedWindowOrders(decimalLiteralScales(distinctAggregateItems(stmt)))))
 }
 

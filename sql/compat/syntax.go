@@ -20,7 +20,12 @@ import (
 //   - NTH_VALUE(x, n) FROM FIRST and the null treatment RESPECT NULLS of
 //     NTH_VALUE, FIRST_VALUE, LAST_VALUE, LEAD and LAG, which MySQL
 //     takes and which change nothing; their FROM LAST and IGNORE NULLS,
-//     which MySQL refuses with 1235.
+//     which MySQL refuses with 1235;
+//   - the column type YEAR(4) (MySQL 8 takes it as YEAR, deprecated),
+//     which every dump of MariaDB and of MySQL before 8.0.19 writes for
+//     a YEAR column: `yr` year(4) DEFAULT NULL. The (4) is blanked out
+//     after a column's name (a type), never after an expression's
+//     keyword (YEAR(4) there is the function).
 //
 // SyntaxParser wraps GMS's parser. When a statement fails to parse it
 // writes such a unit after an expression in backquotes (an identifier,
@@ -247,6 +252,8 @@ func rewriteSyntax(query string) (*syntaxFix, bool) {
 				}
 				blank[j], blank[j+1] = true, true
 			}
+		case t.word == "YEAR" && i+3 < len(toks) && toks[i+1].punct == '(' && toks[i+2].word == "4" && toks[i+3].punct == ')' && afterColumnName(query, toks, i):
+			blank[i+1], blank[i+2], blank[i+3] = true, true, true
 		case compoundIntervalUnits[t.word]:
 			// after an expression: not EXTRACT(unit FROM ...), nor a
 			// qualified name's part
@@ -288,6 +295,31 @@ func rewriteSyntax(query string) (*syntaxFix, bool) {
 	fix.orig = append(fix.orig, len(query))
 	fix.text = b.String()
 	return fix, true
+}
+
+// expressionKeywords are the words after which a name is an expression
+// (a function call), not a column's type.
+var expressionKeywords = map[string]bool{
+	"SELECT": true, "WHERE": true, "AND": true, "OR": true, "NOT": true, "XOR": true, "ON": true, "BY": true,
+	"WHEN": true, "THEN": true, "ELSE": true, "SET": true, "VALUES": true, "VALUE": true, "HAVING": true,
+	"DEFAULT": true, "RETURN": true, "IN": true, "IS": true, "LIKE": true, "BETWEEN": true, "DIV": true,
+	"MOD": true, "CASE": true, "DISTINCT": true, "ALL": true, "INTERVAL": true, "BINARY": true, "AS": true,
+}
+
+// afterColumnName reports whether token i follows a column's name: a
+// quoted name, or a word that is not a keyword of expressions.
+func afterColumnName(query string, toks []syntaxToken, i int) bool {
+	j := toks[i].start
+	for j > 0 && strings.IndexByte(" \t\n\r\f", query[j-1]) >= 0 {
+		j--
+	}
+	switch {
+	case j == 0:
+		return false
+	case query[j-1] == '`':
+		return true
+	}
+	return i > 0 && toks[i-1].end == j && toks[i-1].word != "" && !expressionKeywords[toks[i-1].word]
 }
 
 // syntaxTokens returns the words and punctuation of query, skipping

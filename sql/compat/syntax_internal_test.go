@@ -20,6 +20,10 @@ func TestRewriteSyntax(t *testing.T) {
 		{"SELECT NTH_VALUE(x, 2) FROM LAST OVER w FROM t", "SELECT NTH_VALUE(x, 2)           OVER w FROM t", "FROM LAST"},
 		{"SELECT LAG(x) IGNORE NULLS OVER w FROM t", "SELECT LAG(x)              OVER w FROM t", "IGNORE NULLS"},
 		{"SELECT f(x) FROM FIRST", "", ""},
+		{"CREATE TABLE t (`yr` year(4) DEFAULT NULL, y2 YEAR(4) NOT NULL)", "CREATE TABLE t (`yr` year    DEFAULT NULL, y2 YEAR    NOT NULL)", ""},
+		{"ALTER TABLE t MODIFY y YEAR ( 4 )", "ALTER TABLE t MODIFY y YEAR      ", ""},
+		{"SELECT YEAR(4), x + YEAR(4) FROM t WHERE YEAR(4) AND (YEAR(4))", "", ""},
+		{"CREATE TABLE t (y YEAR(2))", "", ""},
 	} {
 		fix, ok := rewriteSyntax(c.query)
 		if c.text == "" {
