@@ -118,9 +118,10 @@ func warnIgnoredGenerated(ctx *gsql.Context) {
 	if !ok || len(s.ignoredGenerated) == 0 {
 		return
 	}
-	// GMS's SHOW WARNINGS lists the newest first.
-	for i := len(s.ignoredGenerated) - 1; i >= 0; i-- {
-		ctx.Warn(codeGeneratedValueIgnored, "%s", s.ignoredGenerated[i])
+	// In the order noted: SHOW WARNINGS lists warnings in the order
+	// raised (compat_warnings.go), as MySQL's diagnostics area.
+	for _, w := range s.ignoredGenerated {
+		ctx.Warn(codeGeneratedValueIgnored, "%s", w)
 	}
 	s.ignoredGenerated = nil
 }
