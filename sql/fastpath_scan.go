@@ -10,6 +10,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
 
@@ -304,13 +305,19 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 	if len(sc.Where) != len(sp.Where) {
 		return nil, nil, fastpath.ReasonShape, false
 	}
-	keyType := b.pl.Meta.Schema.Schema[sp.KeyOrd].Type
-	kr := scanKeys{lo: math.MinInt64, hi: math.MaxInt64}
+	sch := b.pl.Meta.Schema.Schema
+	keys := make([]keyBounds, len(sp.KeyOrds))
+	ranged := 0 // the last key column a condition bounds
+	for i, ord := range sp.KeyOrds {
+		keys[i] = newKeyBounds(sch[ord].Type)
+	}
 	var filter []copr.Expr
 	for i := range sc.Where {
 		c, pc := &sc.Where[i], &sp.Where[i]
 		if sp.KeyTerm[i] {
-			if !b.narrow(&kr, c, keyType) {
+			k := sp.KeyCol[i]
+			ranged = max(ranged, k)
+			if !b.narrow(&keys[k], c, sch[sp.KeyOrds[k]].Type) {
 				return nil, nil, fastpath.ReasonValue, false
 			}
 			continue
@@ -321,52 +328,124 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 		}
 		filter = append(filter, x)
 	}
-	ranges, err := kr.ranges(b.pl.Meta.Exec)
-	if err != nil {
+	ranges, ok, err := scanKeyRanges(b.pl.Meta.Exec, keys[:ranged+1])
+	switch {
+	case err != nil:
 		return nil, nil, fastpath.ReasonError, false
+	case !ok:
+		return nil, nil, fastpath.ReasonSize, false
 	}
 	return ranges, filter, 0, true
 }
 
-// scanKeys is the set of keys the key conditions allow: [lo, hi], and
-// when points is set only the keys in it.
-type scanKeys struct {
-	lo, hi int64
-	points []int64
-	in     bool
-	empty  bool
+// maxScanRanges bounds the key ranges of one range SELECT (the product
+// of its IN lists): more are GMS's.
+const maxScanRanges = 1024
+
+// keyBounds is the set of values the key conditions allow one column of
+// the key: [lo, hi] (unbounded below or above unless loSet, hiSet), and
+// when in is set only the points. The values of an unsigned column are
+// those at most math.MaxInt64 (keyValue declines the others).
+type keyBounds struct {
+	lo, hi       int64
+	loSet, hiSet bool
+	unsigned     bool
+	points       []int64
+	in, empty    bool
 }
 
-// ranges returns the key ranges of the set, in key order.
-func (k *scanKeys) ranges(t *executor.Table) ([]executor.KeyRange, error) {
-	if k.empty || k.lo > k.hi {
-		return nil, nil
+// newKeyBounds returns the bounds of a key column of type typ that no
+// condition bounds yet.
+func newKeyBounds(typ gsql.Type) keyBounds {
+	k := keyBounds{lo: math.MinInt64, hi: math.MaxInt64, unsigned: types.IsUnsigned(typ)}
+	if k.unsigned {
+		k.lo = 0
 	}
-	span := func(lo, hi int64) (executor.KeyRange, error) {
-		return t.HandleRange(executor.Bound{Values: []any{lo}, Inclusive: true}, executor.Bound{Values: []any{hi}, Inclusive: true})
+	return k
+}
+
+// value returns n as the column's key value.
+func (k *keyBounds) value(n int64) any {
+	if k.unsigned {
+		return uint64(n)
 	}
-	if !k.in {
-		r, err := span(k.lo, k.hi)
-		return []executor.KeyRange{r}, err
-	}
-	slices.Sort(k.points)
-	var out []executor.KeyRange
-	for i, p := range k.points {
-		if p < k.lo || p > k.hi || i > 0 && p == k.points[i-1] {
-			continue
+	return n
+}
+
+// values returns the points the column is pinned to, in key order, and
+// false when it is not pinned (a range).
+func (k *keyBounds) values() ([]int64, bool) {
+	switch {
+	case k.empty || k.lo > k.hi:
+		return nil, true
+	case k.in:
+		slices.Sort(k.points)
+		var out []int64
+		for i, p := range k.points {
+			if p >= k.lo && p <= k.hi && (i == 0 || p != k.points[i-1]) {
+				out = append(out, p)
+			}
 		}
-		r, err := span(p, p)
+		return out, true
+	case k.loSet && k.hiSet && k.lo == k.hi:
+		return []int64{k.lo}, true
+	}
+	return nil, false
+}
+
+// scanKeyRanges returns the key ranges of t's rows that cols allow, in key
+// order: the product of the points of the leading columns, each with the
+// last column's range or points. ok is false past maxScanRanges.
+func scanKeyRanges(t *executor.Table, cols []keyBounds) (out []executor.KeyRange, ok bool, err error) {
+	prefixes := [][]any{nil}
+	for i := range cols {
+		k := &cols[i]
+		points, pinned := k.values()
+		if !pinned {
+			if i != len(cols)-1 {
+				return nil, false, nil // resolveScan makes only the last column a range
+			}
+			for _, p := range prefixes {
+				lo := executor.Bound{Values: p, Inclusive: true}
+				hi := executor.Bound{Values: p, Inclusive: true}
+				if k.loSet {
+					lo.Values = append(slices.Clip(p), k.value(k.lo))
+				}
+				if k.hiSet {
+					hi.Values = append(slices.Clip(p), k.value(k.hi))
+				}
+				r, err := t.HandleRange(lo, hi)
+				if err != nil {
+					return nil, false, err
+				}
+				out = append(out, r)
+			}
+			return out, true, nil
+		}
+		if len(prefixes)*len(points) > maxScanRanges {
+			return nil, false, nil
+		}
+		next := make([][]any, 0, len(prefixes)*len(points))
+		for _, p := range prefixes {
+			for _, v := range points {
+				next = append(next, append(slices.Clip(p), k.value(v)))
+			}
+		}
+		prefixes = next
+	}
+	for _, p := range prefixes {
+		r, err := t.HandleRange(executor.Bound{Values: p, Inclusive: true}, executor.Bound{Values: p, Inclusive: true})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // keyValue converts a value compared with the key: null for NULL, which
 // no key equals; ok false for a value that is not an integer in the key
-// type's range.
+// type's range (or, of an unsigned column, above math.MaxInt64).
 func (b *scanBinder) keyValue(v fastpath.Value, typ gsql.Type) (n int64, null, ok bool) {
 	d, ok := b.datum(v, typ)
 	switch {
@@ -381,9 +460,9 @@ func (b *scanBinder) keyValue(v fastpath.Value, typ gsql.Type) (n int64, null, o
 }
 
 // narrow narrows kr by the key condition c.
-func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool {
-	atLeast := func(v int64) { kr.lo = max(kr.lo, v) }
-	atMost := func(v int64) { kr.hi = min(kr.hi, v) }
+func (b *scanBinder) narrow(kr *keyBounds, c *fastpath.Cond, typ gsql.Type) bool {
+	atLeast := func(v int64) { kr.lo, kr.loSet = max(kr.lo, v), true }
+	atMost := func(v int64) { kr.hi, kr.hiSet = min(kr.hi, v), true }
 	switch c.Op {
 	case fastpath.CondCmp:
 		op, v := c.Cmp, c.Ops[1].Val
@@ -414,7 +493,7 @@ func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool 
 			atLeast(n)
 			atMost(n)
 		case fastpath.CmpLT:
-			if n == math.MinInt64 {
+			if n == math.MinInt64 || kr.unsigned && n == 0 {
 				kr.empty = true
 			} else {
 				atMost(n - 1)
@@ -422,9 +501,12 @@ func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool 
 		case fastpath.CmpLE:
 			atMost(n)
 		case fastpath.CmpGT:
-			if n == math.MaxInt64 {
+			switch {
+			case kr.unsigned && n == math.MaxInt64:
+				return false // an unsigned key may be above it
+			case n == math.MaxInt64:
 				kr.empty = true
-			} else {
+			default:
 				atLeast(n + 1)
 			}
 		case fastpath.CmpGE:

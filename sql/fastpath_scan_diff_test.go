@@ -3,8 +3,6 @@ package sql_test
 import (
 	"math"
 	"math/rand"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,7 +20,7 @@ import (
 // rangeSchemas are the tables: r has an integer primary key, columns the
 // fast path filters on and columns it only returns or sorts, and an index
 // whose column it leaves to GMS; r8 a BIGINT key; rc a composite key
-// (GMS's).
+// (fastpath_scankey_diff_test.go tests those over random tables).
 var rangeSchemas = []string{
 	`CREATE TABLE r (
 		id INT PRIMARY KEY,
@@ -270,20 +268,7 @@ func (g *rangeGen) write() (string, []any) {
 // fast path with GMS's answers. PERCDB_RANGE_DIFF_N sets the number of
 // statements (default 800, 250 with -short).
 func TestFastPathRangeDifferential(t *testing.T) {
-	n := 800
-	if testing.Short() {
-		n = 250
-	}
-	if s := os.Getenv("PERCDB_RANGE_DIFF_N"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			t.Fatalf("PERCDB_RANGE_DIFF_N=%q: %v", s, err)
-		}
-	}
-	seed := int64(13)
-	if s := os.Getenv("PERCDB_RANGE_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
+	n, seed := rangeDiffSize(t, 800, 250, 13)
 	setup := append([]string{"USE d"}, rangeSchemas...)
 	g := &rangeGen{r: rand.New(rand.NewSource(seed))}
 	for id := -10; id < 40; id++ {
@@ -313,14 +298,7 @@ func TestFastPathRangeDifferential(t *testing.T) {
 	}
 	steps := 0
 	runQ := func(q string, args []any) {
-		switch g.r.Intn(3) {
-		case 0:
-			d.step(fill(q, args))
-		case 1:
-			d.step(q, args...)
-		default:
-			d.stepPrepared(q, args...)
-		}
+		d.stepAnyHow(g.r, q, args)
 		steps++
 	}
 	for _, f := range fixed {
@@ -351,16 +329,9 @@ func TestFastPathRangeDifferential(t *testing.T) {
 	if inTxn {
 		d.step("COMMIT")
 	}
-	hits := d.status("Percdb_fastpath_hits")
-	t.Logf("%d statements, %d fast-path hits", d.steps, hits)
-	for _, r := range []string{"shape", "parse", "table", "value", "session", "learning", "error", "size"} {
-		t.Logf("fallthrough %s: %d", r, d.status("Percdb_fastpath_fallthrough_"+r))
-	}
 	// Each generated query runs twice, its first execution learning
 	// the column definitions, and many are of shapes left to GMS.
-	if hits < uint64(steps)/5 {
-		t.Errorf("only %d of %d statements ran on the fast path", hits, steps)
-	}
+	d.checkHits(t, steps, 5)
 	d.finish("r", "r8", "rc")
 }
 
