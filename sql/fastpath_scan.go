@@ -157,7 +157,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 		return nil, 0, fastpath.ReasonValue, false
 	}
 	b := &scanBinder{r: r, pl: pl}
-	ranges, filter, reason, ok := b.bind(sc)
+	ranges, filter, local, reason, ok := b.bind(sc)
 	if !ok {
 		return nil, 0, reason, false
 	}
@@ -171,7 +171,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 	// Rows in key order that need nothing but OFFSET and LIMIT are
 	// read only as far as they are wanted.
 	want := int64(-1)
-	if !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && limit > 0 {
+	if !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && len(local) == 0 && limit > 0 {
 		want = offset + limit
 		if want < 0 || want > maxScanRows {
 			want = maxScanRows + 1
@@ -233,6 +233,9 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 		rows = []gsql.Row{row}
 	} else {
 		var err error
+		if rows, err = b.keepLocal(rows, local); err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
 		if rows, err = b.finish(rows, sc.Distinct); err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
@@ -299,11 +302,12 @@ func (b *scanBinder) colType(c int) gsql.Type {
 }
 
 // bind returns the primary-key ranges the key conditions leave, in key
-// order, and the other conditions compiled for the coprocessor.
-func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.Expr, fastpath.Reason, bool) {
+// order, the other conditions compiled for the coprocessor, and those
+// the SQL node evaluates (fastpath_scanlocal.go).
+func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.Expr, []gsql.Expression, fastpath.Reason, bool) {
 	sp := b.pl.Scan
 	if len(sc.Where) != len(sp.Where) {
-		return nil, nil, fastpath.ReasonShape, false
+		return nil, nil, nil, fastpath.ReasonShape, false
 	}
 	sch := b.pl.Meta.Schema.Schema
 	keys := make([]keyBounds, len(sp.KeyOrds))
@@ -311,31 +315,41 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 	for i, ord := range sp.KeyOrds {
 		keys[i] = newKeyBounds(sch[ord].Type)
 	}
-	var filter []copr.Expr
+	var (
+		filter []copr.Expr
+		local  []gsql.Expression
+	)
 	for i := range sc.Where {
 		c, pc := &sc.Where[i], &sp.Where[i]
-		if sp.KeyTerm[i] {
+		switch {
+		case sp.KeyTerm[i]:
 			k := sp.KeyCol[i]
 			ranged = max(ranged, k)
 			if !b.narrow(&keys[k], c, sch[sp.KeyOrds[k]].Type) {
-				return nil, nil, fastpath.ReasonValue, false
+				return nil, nil, nil, fastpath.ReasonValue, false
 			}
-			continue
+		case sp.Local[i]:
+			x, ok := b.local(c, pc)
+			if !ok {
+				return nil, nil, nil, fastpath.ReasonValue, false
+			}
+			local = append(local, x)
+		default:
+			x, ok := b.cond(c, pc)
+			if !ok {
+				return nil, nil, nil, fastpath.ReasonValue, false
+			}
+			filter = append(filter, x)
 		}
-		x, ok := b.cond(c, pc)
-		if !ok {
-			return nil, nil, fastpath.ReasonValue, false
-		}
-		filter = append(filter, x)
 	}
 	ranges, ok, err := scanKeyRanges(b.pl.Meta.Exec, keys[:ranged+1])
 	switch {
 	case err != nil:
-		return nil, nil, fastpath.ReasonError, false
+		return nil, nil, nil, fastpath.ReasonError, false
 	case !ok:
-		return nil, nil, fastpath.ReasonSize, false
+		return nil, nil, nil, fastpath.ReasonSize, false
 	}
-	return ranges, filter, 0, true
+	return ranges, filter, local, 0, true
 }
 
 // maxScanRanges bounds the key ranges of one range SELECT (the product

@@ -126,7 +126,19 @@ func (g *rangeGen) keyCond() (string, []any) {
 // its range, and its arguments.
 func (g *rangeGen) residual() (string, []any) {
 	iv := g.intValue
-	switch g.r.Intn(16) {
+	str := func() any { return g.pick("a", "A", "b", "ab", "Ab ", "", "ñ", "N", nil, "z") }
+	switch g.r.Intn(21) {
+	case 16:
+		return g.pick("s = ?", "s > ?", "sb <= ?", "c = ?", "c <> ?", "s <=> ?").(string), []any{str()}
+	case 17:
+		return g.pick("s BETWEEN ? AND ?", "sb IN (?, ?)", "(c = ? OR s < ?)", "NOT (s IN (?, ?))").(string), []any{str(), str()}
+	case 18:
+		return g.pick("m > ?", "m = ?", "m <= ?").(string), []any{g.pick(0, 3, -2, 12, 99999999, nil, "1.5")}
+	case 19:
+		if g.r.Intn(2) == 0 {
+			return "NOT (m <> ? AND s IS NULL)", []any{iv()}
+		}
+		return "(m BETWEEN ? AND ? OR a = 1)", []any{iv(), iv()}
 	case 0:
 		return "a > ?", []any{iv()}
 	case 1:
@@ -361,6 +373,13 @@ func TestFastPathRangeRuns(t *testing.T) {
 				{"SELECT id, m FROM r WHERE id < ? AND (a < ? OR u = ?) ORDER BY m DESC, id LIMIT ?", []any{20, 0, 5, 4}},
 				{"SELECT COUNT(*), AVG(a), MIN(t), MAX(bu) FROM r WHERE id IN (?, ?, ?) AND b <> ?", []any{1, 2, 7, 0}},
 				{"SELECT sb FROM r WHERE id >= ? AND id <= ? ORDER BY sb, id DESC LIMIT ? OFFSET ?", []any{0, 25, 5, 2}},
+				// Strings and DECIMALs compared in the SQL node.
+				{"SELECT id, s FROM r WHERE id BETWEEN ? AND ? AND s = ?", []any{0, 29, "a"}},
+				{"SELECT c FROM r WHERE id < ? AND (sb > ? OR m >= ?) ORDER BY c", []any{20, "b", 3}},
+				{"SELECT DISTINCT s FROM r WHERE id > ? AND s IN (?, ?) AND m IS NOT NULL", []any{2, "ab", "z"}},
+				// A composite key's prefix and range.
+				{"SELECT v FROM rc WHERE w = ? AND id > ?", []any{1, 0}},
+				{"SELECT w, id FROM rc WHERE w IN (?, ?) AND id BETWEEN ? AND ? ORDER BY v DESC, w, id LIMIT ?", []any{2, 1, 0, 5, 2}},
 			} {
 				run(false, c.q, c.args...) // learns the column definitions
 				run(true, c.q, c.args...)

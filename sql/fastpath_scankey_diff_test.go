@@ -38,17 +38,25 @@ func newKeyTable(r *rand.Rand, name string) keyTable {
 		t.signed = append(t.signed, !strings.HasSuffix(typ, "UNSIGNED"))
 		cols = append(cols, col+" "+typ+" NOT NULL")
 	}
-	cols = append(cols, "v INT", "u BIGINT UNSIGNED", "s VARCHAR(10) COLLATE utf8mb4_0900_ai_ci", "m DECIMAL(8,2)")
+	coll := []string{"utf8mb4_0900_ai_ci", "utf8mb4_bin", "utf8mb4_general_ci", "latin1_swedish_ci"}[r.Intn(4)]
+	charset := "utf8mb4"
+	if strings.HasPrefix(coll, "latin1") {
+		charset = "latin1"
+	}
+	cols = append(cols, "v INT", "u BIGINT UNSIGNED", "s VARCHAR(10) CHARACTER SET "+charset+" COLLATE "+coll, "m DECIMAL(8,2)",
+		"d DATETIME", "c CHAR(4)")
 	// Key orders that are not declaration orders, now and then.
 	keys := append([]string(nil), t.keys...)
 	cols = append(cols, "PRIMARY KEY ("+strings.Join(keys, ", ")+")")
-	switch r.Intn(6) {
+	switch r.Intn(7) {
 	case 0:
 		cols = append(cols, "KEY v_idx (v)")
 	case 1:
 		cols = append(cols, "KEY k1_idx ("+t.keys[1]+")")
 	case 2:
 		cols = append(cols, "KEY s_idx (s, v)")
+	case 3:
+		cols = append(cols, "KEY d_idx (d)")
 	}
 	t.create = "CREATE TABLE " + name + " (" + strings.Join(cols, ", ") + ")"
 	return t
@@ -67,7 +75,7 @@ func (t *keyTable) keyValue(r *rand.Rand, i int) int {
 func (t *keyTable) rows(r *rand.Rand) []string {
 	seen := map[string]bool{}
 	var out []string
-	strs := []string{"'a'", "'A'", "'b'", "'ab '", "''", "NULL"}
+	strs := []string{"'a'", "'A'", "'b'", "'ab '", "''", "NULL", "'å'", "'ä'", "'B '"}
 	for i := 0; i < 60; i++ {
 		var vals []string
 		for k := range t.keys {
@@ -85,7 +93,9 @@ func (t *keyTable) rows(r *rand.Rand) []string {
 			return s
 		}
 		vals = append(vals, nullable(strconv.Itoa(r.Intn(11)-5)), nullable(strconv.Itoa(r.Intn(4))), strs[r.Intn(len(strs))],
-			nullable([]string{"0.00", "-1.50", "2.25", "3"}[r.Intn(4)]))
+			nullable([]string{"0.00", "-1.50", "2.25", "3"}[r.Intn(4)]),
+			nullable([]string{"'2024-01-01 00:00:00'", "'2024-01-01 10:30:00'", "'2023-12-31'", "'2024-02-29 23:59:59'"}[r.Intn(4)]),
+			strs[r.Intn(len(strs))])
 		out = append(out, "INSERT INTO "+t.name+" VALUES ("+strings.Join(vals, ", ")+")")
 	}
 	return out
@@ -128,7 +138,7 @@ func (t *keyTable) keyCond(r *rand.Rand, i int, pin bool) (string, []any) {
 
 // query returns a random range SELECT over the table and its arguments.
 func (t *keyTable) query(r *rand.Rand) (string, []any) {
-	cols := append(append([]string(nil), t.keys...), "v", "u", "s", "m")
+	cols := append(append([]string(nil), t.keys...), "v", "u", "s", "m", "d", "c")
 	var conds []string
 	var args []any
 	// A prefix of the key pinned, then a range, then conditions on
@@ -140,7 +150,29 @@ func (t *keyTable) query(r *rand.Rand) (string, []any) {
 		args = append(args, a...)
 	}
 	for r.Intn(2) == 0 {
-		switch x := r.Intn(6); x {
+		str := func() any { return []any{"a", "A", "b", "ab", "ab ", "", "å", "B", nil}[r.Intn(9)] }
+		switch x := r.Intn(12); x {
+		case 6:
+			conds = append(conds, []string{"s = ?", "s < ?", "s >= ?", "s <> ?", "c = ?", "c > ?", "s <=> ?"}[r.Intn(7)])
+			args = append(args, str())
+		case 7:
+			conds = append(conds, []string{"s IN (?, ?)", "s BETWEEN ? AND ?", "NOT (c IN (?, ?))", "(s = ? OR c = ?)"}[r.Intn(4)])
+			args = append(args, str(), str())
+		case 8:
+			conds = append(conds, []string{"m > ?", "m = ?", "m BETWEEN ? AND ?", "(m < ? OR v > ?)"}[r.Intn(4)])
+			args = append(args, r.Intn(7)-3)
+			if strings.Contains(conds[len(conds)-1], "AND") || strings.Contains(conds[len(conds)-1], "OR") {
+				args = append(args, r.Intn(7)-3)
+			}
+		case 9:
+			conds = append(conds, []string{"d > ?", "d <= ?", "d = ?", "d BETWEEN ? AND '2024-02-01'"}[r.Intn(4)])
+			args = append(args, []any{"2024-01-01", "2024-01-01 10:30:00", "2023-12-31 00:00:00", "2024-02-29 23:59:59", "x", nil}[r.Intn(6)])
+		case 10:
+			conds = append(conds, []string{"s IS NULL", "m IS NOT NULL", "d IS NULL", "NOT (s > 'a')"}[r.Intn(4)])
+		case 11:
+			// Values the SQL node does not compare: GMS's.
+			conds = append(conds, []string{"s = ?", "m > ?", "d < ?"}[r.Intn(3)])
+			args = append(args, []any{5, "1.5", 20240101}[r.Intn(3)])
 		case 0, 1:
 			c, a := t.keyCond(r, r.Intn(len(t.keys)), false)
 			conds = append(conds, c)
@@ -269,7 +301,7 @@ func TestFastPathKeyRangeDifferential(t *testing.T) {
 	// (in text or binary), and many are near misses left to GMS (an
 	// indexed column, a top-N with ties, no bound on the key's first
 	// column).
-	d.checkHits(t, steps, 10)
+	d.checkHits(t, steps, 15)
 	d.finish("ka", "kb", "kc")
 }
 

@@ -26,7 +26,9 @@ import (
 // no ties (its keys include every column of the primary key, or a
 // DISTINCT's rows are ordered by all their columns). The conditions
 // compare integer columns with integer values (or with each other),
-// which GMS and the coprocessor evaluate alike.
+// which GMS and the coprocessor evaluate alike; a condition naming a
+// string, DECIMAL or temporal column (LocalType) is the SQL node's, which
+// evaluates it with GMS's own expressions over the kept columns.
 //
 // A composite primary key (k1, k2, ...) is read as MySQL's range
 // optimizer reads it: the key's leading columns pinned by equalities (=,
@@ -54,6 +56,10 @@ type ScanPlan struct {
 	Where   []PlanCond
 	KeyTerm []bool
 	KeyCol  []int
+	// Local marks the conditions on columns the coprocessor does not
+	// compare (strings, DECIMALs, dates and times): the SQL node
+	// evaluates them over the kept columns with GMS's own expressions.
+	Local []bool
 	// Out are the result's columns, Order the ORDER BY's keys.
 	Out   []PlanOut
 	Order []PlanOrder
@@ -211,6 +217,36 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 			return nil, nil, false
 		}
 	}
+	// The conditions the SQL node evaluates read kept columns.
+	local := make([]PlanCond, len(sc.Where))
+	p.Local = make([]bool, len(sc.Where))
+	for i := range sc.Where {
+		isLocal, ok := localTerm(&sc.Where[i], func(name string) gsql.Type {
+			ord, ok := ordOf(name)
+			if !ok || indexed[ord] {
+				return nil
+			}
+			return sch[ord].Type
+		})
+		if !ok {
+			return nil, nil, false
+		}
+		if !isLocal {
+			continue
+		}
+		if sc.Aggregates() {
+			// The coprocessor aggregates what it filters.
+			return nil, nil, false
+		}
+		pc, ok := resolveCond(&sc.Where[i], func(name string) (int, bool) {
+			ord, _ := ordOf(name)
+			return addRead(ord), true
+		}, 0)
+		if !ok {
+			return nil, nil, false
+		}
+		local[i], p.Local[i] = pc, true
+	}
 	p.Kept = len(p.Reads)
 	if sc.Aggregates() {
 		for _, f := range sc.Fields {
@@ -272,6 +308,12 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 	hasKey := false
 	for i := range sc.Where {
 		c := &sc.Where[i]
+		if p.Local[i] {
+			p.Where = append(p.Where, local[i])
+			p.KeyTerm = append(p.KeyTerm, false)
+			p.KeyCol = append(p.KeyCol, -1)
+			continue
+		}
 		isKey := termCol[i] >= 0 && termCol[i] <= ranged
 		if !isKey {
 			termCol[i] = -1
@@ -330,6 +372,58 @@ func keyTerm(c *Cond, keyCol func(string) int) int {
 		}
 	}
 	return -1
+}
+
+// LocalType reports whether the SQL node compares values of a column of
+// type typ with GMS's expressions (strings of a character set, DECIMALs,
+// DATE, DATETIME and TIMESTAMP): values whose comparison GMS makes
+// without a conversion that could warn, which the binder checks.
+func LocalType(typ gsql.Type) bool {
+	return types.IsTextOnly(typ) || types.IsDecimal(typ) || types.IsDateType(typ) ||
+		types.IsDatetimeType(typ) || types.IsTimestampType(typ)
+}
+
+// localTerm reports whether c is a condition for the SQL node (it names
+// a column of a LocalType); ok is false when neither the coprocessor nor
+// the SQL node evaluates it: a column typeOf does not give (unknown, or
+// leading a secondary index), of another type, or a comparison of two
+// columns one of which is not an integer (their collations or
+// conversions are GMS's to settle).
+func localTerm(c *Cond, typeOf func(string) gsql.Type) (local, ok bool) {
+	local, ok = false, true
+	var walk func(c *Cond, depth int)
+	walk = func(c *Cond, depth int) {
+		if depth > maxCondDepth {
+			ok = false
+			return
+		}
+		cols := 0
+		nonInt := false
+		for i := range c.Ops {
+			if !c.Ops[i].IsCol() {
+				continue
+			}
+			cols++
+			typ := typeOf(c.Ops[i].Col)
+			switch {
+			case typ == nil:
+				ok = false
+			case IntKindOf(typ) != NotInt:
+			case LocalType(typ):
+				nonInt, local = true, true
+			default:
+				ok = false
+			}
+		}
+		if nonInt && cols > 1 {
+			ok = false
+		}
+		for i := range c.Args {
+			walk(&c.Args[i], depth+1)
+		}
+	}
+	walk(c, 0)
+	return local && ok, ok
 }
 
 // pinsKey reports whether a key term pins its column to points (=, <=>,
