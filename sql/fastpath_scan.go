@@ -36,13 +36,15 @@ import (
 //
 // What the fast path does not reproduce goes to GMS before anything is
 // sent: a value that is not an integer in its column's range
-// (ReasonValue), more rows than maxScanRows (ReasonSize), an error
-// (ReasonError, GMS reports it). A SELECT writes nothing, so GMS can run
-// it again from the start.
+// (ReasonValue), more rows than maxScanRows to sort or make distinct
+// (ReasonSize; longer results that need neither are streamed,
+// fastpath_scanstream.go), an error (ReasonError, GMS reports it). A
+// SELECT writes nothing, so GMS can run it again from the start.
 
 // maxScanRows bounds the rows a range SELECT on the fast path keeps
-// (read for a sort or DISTINCT, or sent): a larger result is GMS's,
-// whose buffers the query's memory bound counts.
+// (read for a sort or DISTINCT, or for one batch of a streamed result):
+// a larger sort or DISTINCT is GMS's, whose buffers the query's memory
+// bound counts.
 const maxScanRows = copr.DefaultPageRows
 
 // maxExactInDouble is the largest magnitude of an integer that a double
@@ -83,7 +85,7 @@ func (r *fastRun) runScan() fastOutcome {
 		if !out.handled {
 			return out
 		}
-		return r.answer(res, nil)
+		return r.answer(res, out.err)
 	}
 	if s.GetTransaction() != nil {
 		return fallThrough(fastpath.ReasonSession)
@@ -101,7 +103,7 @@ func (r *fastRun) runScan() fastOutcome {
 	if !out.handled {
 		return out
 	}
-	return r.answer(res, nil)
+	return r.answer(res, out.err)
 }
 
 // scan computes the result of a range SELECT in t, its values in buf;
@@ -127,8 +129,13 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 	if fields == nil || fields.Charset != r.vars.charsetResults || !fields.Matches(r.shape) {
 		return nil, fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
 	}
-	rows, examined, reason, ok := r.scanRows(pl, k)
+	st := &scanStream{r: r, fields: fields.Fields, buf: buf}
+	rows, examined, reason, ok := r.scanRows(pl, k, st)
 	if !ok {
+		if st.started {
+			// Rows were sent: GMS cannot answer it any more.
+			return nil, handled(errScanStream)
+		}
 		return nil, fallThrough(reason)
 	}
 	res := &sqltypes.Result{Fields: fields.Fields, RowsAffected: uint64(len(rows))}
@@ -143,20 +150,27 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 	s.rowsExamined.Add(uint64(examined))
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
 	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
-	ctx.SetLastQueryInfoInt(gsql.FoundRows, int64(len(rows)))
+	ctx.SetLastQueryInfoInt(gsql.FoundRows, st.sent+int64(len(rows)))
 	return res, fastOutcome{handled: true}
 }
 
+// errScanStream ends a streamed range SELECT that failed after it sent
+// rows.
+var errScanStream = errorString("range SELECT failed while its rows were being sent")
+
 // scanRows computes the result rows of the plan's range SELECT with the
 // statement's values, reading through k, and how many rows the store
-// examined.
-func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpath.Reason, bool) {
+// examined. A result that needs no sort, DISTINCT or aggregate may be
+// longer than maxScanRows: its rows are sent through st in batches, and
+// those returned are the last.
+func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row, int64, fastpath.Reason, bool) {
 	sp, sc := pl.Scan, r.shape.Scan
 	offset, limit, ok := r.limits(sc)
 	if !ok {
 		return nil, 0, fastpath.ReasonValue, false
 	}
 	b := &scanBinder{r: r, pl: pl}
+	st.b, st.skip, st.left = b, offset, limit
 	ranges, filter, local, reason, ok := b.bind(sc)
 	if !ok {
 		return nil, 0, reason, false
@@ -168,13 +182,15 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 	if limit == 0 {
 		ranges = nil
 	}
-	// Rows in key order that need nothing but OFFSET and LIMIT are
-	// read only as far as they are wanted.
+	// Rows in key order that need nothing but the SQL node's
+	// conditions, OFFSET and LIMIT are streamed, and read only as far as
+	// they are wanted.
+	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct
 	want := int64(-1)
-	if !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && len(local) == 0 && limit > 0 {
+	if stream && len(local) == 0 && limit > 0 {
 		want = offset + limit
-		if want < 0 || want > maxScanRows {
-			want = maxScanRows + 1
+		if want < 0 {
+			want = -1 // overflowed: no bound
 		}
 	}
 	var (
@@ -185,12 +201,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 	if prog.Aggregate {
 		merger = copr.NewMerger(prog, nil)
 	}
+	read := int64(0) // rows read into earlier batches
 	for _, kr := range ranges {
+		if st.done() {
+			break
+		}
 		if want >= 0 {
-			if int64(len(rows)) >= want {
+			if read+int64(len(rows)) >= want {
 				break
 			}
-			prog.Limit = want - int64(len(rows))
+			prog.Limit = want - read - int64(len(rows))
 		}
 		out, _, err := copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
 		if err != nil {
@@ -206,12 +226,28 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 				continue
 			}
 			err = copr.DecodeRows(data, len(prog.Output), func(row []any) error {
-				if len(rows) >= maxScanRows {
+				if len(rows) < maxScanRows {
+					rows = append(rows, row)
+					return nil
+				}
+				if !stream {
 					return errScanTooLarge
 				}
-				rows = append(rows, row)
+				read += int64(len(rows))
+				batch, err := st.take(rows, local)
+				if err == nil {
+					err = st.flush(batch)
+				}
+				if err != nil {
+					return err
+				}
+				// The batch was sent: its rows' places are free.
+				rows = append(rows[:0], row)
 				return nil
 			})
+			if err == nil && st.done() {
+				err = io.EOF
+			}
 		}
 		examined += out.Examined()
 		out.Close()
@@ -231,6 +267,14 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 			return nil, examined, fastpath.ReasonError, false
 		}
 		rows = []gsql.Row{row}
+	} else if stream {
+		// The last batch: what the earlier batches left of OFFSET and
+		// LIMIT applies.
+		var err error
+		if rows, err = st.take(rows, local); err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+		return rows, examined, 0, true
 	} else {
 		var err error
 		if rows, err = b.keepLocal(rows, local); err != nil {
