@@ -925,6 +925,10 @@ func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) 
 			if c := s.compareRows(a, b); c != 0 {
 				return c
 			}
+			if sp.ReverseTies {
+				// GMS read the key backwards (fastpath.ScanPlan).
+				return cmp.Compare(b, a)
+			}
 			return cmp.Compare(a, b)
 		})
 		if s.err != nil {

@@ -358,6 +358,7 @@ func TestFastPathRangeRuns(t *testing.T) {
 			for id := 0; id < 30; id++ {
 				setup = append(setup, fill(rangeInsert, g.rowValues(id)))
 			}
+			setup = append(setup, "INSERT INTO rc VALUES (1, 1, 1), (1, 2, NULL), (2, 1, 3), (2, 5, 4), (3, -1, 1)")
 			d := newDiff(t, setup...)
 			run := d.runner(prepared)
 			for _, c := range []struct {
@@ -380,6 +381,10 @@ func TestFastPathRangeRuns(t *testing.T) {
 				// A composite key's prefix and range.
 				{"SELECT v FROM rc WHERE w = ? AND id > ?", []any{1, 0}},
 				{"SELECT w, id FROM rc WHERE w IN (?, ?) AND id BETWEEN ? AND ? ORDER BY v DESC, w, id LIMIT ?", []any{2, 1, 0, 5, 2}},
+				// Ordered by the key's first column DESC: GMS reads the
+				// key backwards, rows that tie in reverse key order.
+				{"SELECT id, v FROM rc WHERE w >= ? ORDER BY w DESC", []any{0}},
+				{"SELECT DISTINCT w FROM rc WHERE w BETWEEN ? AND ? ORDER BY w DESC", []any{0, 5}},
 			} {
 				run(false, c.q, c.args...) // learns the column definitions
 				run(true, c.q, c.args...)

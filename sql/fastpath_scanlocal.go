@@ -145,7 +145,16 @@ func (b *scanBinder) localValue(v fastpath.Value, typ gsql.Type) (gsql.Expressio
 	case nil:
 		return expression.NewLiteral(nil, types.Null), true
 	case int64, uint64:
-		if !types.IsDecimal(typ) && fastpath.IntKindOf(typ) == fastpath.NotInt {
+		switch {
+		case fastpath.IntKindOf(typ) != fastpath.NotInt:
+		case types.IsDecimal(typ):
+			// One the DECIMAL holds exactly, which percdb's planner
+			// makes a literal of the column's type (compat's
+			// decimalComparison): compared alike either way.
+			if _, inRange, err := typ.Convert(ctx, n); err != nil || inRange != gsql.InRange {
+				return nil, false
+			}
+		default:
 			return nil, false
 		}
 		if _, isU := n.(uint64); isU {

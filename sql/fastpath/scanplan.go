@@ -63,6 +63,11 @@ type ScanPlan struct {
 	// Out are the result's columns, Order the ORDER BY's keys.
 	Out   []PlanOut
 	Order []PlanOrder
+	// ReverseTies is set when the ORDER BY is the key's leading columns,
+	// each DESC: GMS then reads the key backwards instead of sorting
+	// (its sort elimination), so that rows that tie come in reverse key
+	// order.
+	ReverseTies bool
 }
 
 // PlanCond is a condition of the shape with its columns resolved: Cols
@@ -204,6 +209,11 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 		}
 		// Ordered by every column of the key, no two rows tie.
 		total := len(orderedKeys) == len(p.KeyOrds)
+		p.ReverseTies = len(sc.Order) > 0 && len(sc.Order) <= len(p.KeyOrds)
+		for i, o := range sc.Order {
+			ord, _ := ordOf(o.Col)
+			p.ReverseTies = p.ReverseTies && o.Desc && ord == p.KeyOrds[i]
+		}
 		if sc.Distinct && len(sc.Order) > 0 {
 			// DISTINCT rows differ in some column: ordered by all of
 			// them, none tie.
@@ -415,7 +425,11 @@ func localTerm(c *Cond, typeOf func(string) gsql.Type) (local, ok bool) {
 				ok = false
 			}
 		}
-		if nonInt && cols > 1 {
+		if nonInt && (cols > 1 || c.Op == CondCmp && c.Cmp == CmpNullEQ) {
+			// Two columns: their collations or conversions are GMS's
+			// to settle; <=> of strings: GMS's planner makes it a
+			// comparison under the column's collation, which
+			// NullSafeEquals itself is not.
 			ok = false
 		}
 		for i := range c.Args {
