@@ -23,6 +23,35 @@ func BenchmarkScanAfterGC(b *testing.B) {
 
 func benchScanVersions(b *testing.B, n, versions int, gc, compact bool) {
 	ctx := context.Background()
+	s, rc, keys, readTS := loadVersions(b, n, versions, gc, compact)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var got int
+		start := keys[0]
+		for {
+			pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: start, Version: readTS, Limit: 1024})
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += len(pairs)
+			if len(pairs) < 1024 {
+				break
+			}
+			start = append(append([]byte(nil), pairs[len(pairs)-1].Key...), 0)
+		}
+		if got != n {
+			b.Fatalf("scan found %d keys, want %d", got, n)
+		}
+	}
+}
+
+// loadVersions writes n keys `versions` times (each version flushed to an
+// sstable of its own), collected below the newest version when gc, and
+// returns the store, its region, the keys and a timestamp that reads the
+// newest versions.
+func loadVersions(b *testing.B, n, versions int, gc, compact bool) (*Store, RegionCtx, [][]byte, uint64) {
+	ctx := context.Background()
 	opts := Options{SyncWrites: SyncNone}
 	if !compact {
 		opts.GCCompactTombstones = -1
@@ -77,25 +106,5 @@ func benchScanVersions(b *testing.B, n, versions int, gc, compact bool) {
 	for compact && !s.compactor.idle() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	readTS := uint64(100*versions + 50)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		var got int
-		start := keys[0]
-		for {
-			pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: start, Version: readTS, Limit: 1024})
-			if err != nil {
-				b.Fatal(err)
-			}
-			got += len(pairs)
-			if len(pairs) < 1024 {
-				break
-			}
-			start = append(append([]byte(nil), pairs[len(pairs)-1].Key...), 0)
-		}
-		if got != n {
-			b.Fatalf("scan found %d keys, want %d", got, n)
-		}
-	}
+	return s, rc, keys, uint64(100*versions + 50)
 }

@@ -10,6 +10,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
 
@@ -35,13 +36,15 @@ import (
 //
 // What the fast path does not reproduce goes to GMS before anything is
 // sent: a value that is not an integer in its column's range
-// (ReasonValue), more rows than maxScanRows (ReasonSize), an error
-// (ReasonError, GMS reports it). A SELECT writes nothing, so GMS can run
-// it again from the start.
+// (ReasonValue), more rows than maxScanRows to sort or make distinct
+// (ReasonSize; longer results that need neither are streamed,
+// fastpath_scanstream.go), an error (ReasonError, GMS reports it). A
+// SELECT writes nothing, so GMS can run it again from the start.
 
 // maxScanRows bounds the rows a range SELECT on the fast path keeps
-// (read for a sort or DISTINCT, or sent): a larger result is GMS's,
-// whose buffers the query's memory bound counts.
+// (read for a sort or DISTINCT, or for one batch of a streamed result):
+// a larger sort or DISTINCT is GMS's, whose buffers the query's memory
+// bound counts.
 const maxScanRows = copr.DefaultPageRows
 
 // maxExactInDouble is the largest magnitude of an integer that a double
@@ -82,7 +85,7 @@ func (r *fastRun) runScan() fastOutcome {
 		if !out.handled {
 			return out
 		}
-		return r.answer(res, nil)
+		return r.answer(res, out.err)
 	}
 	if s.GetTransaction() != nil {
 		return fallThrough(fastpath.ReasonSession)
@@ -100,7 +103,7 @@ func (r *fastRun) runScan() fastOutcome {
 	if !out.handled {
 		return out
 	}
-	return r.answer(res, nil)
+	return r.answer(res, out.err)
 }
 
 // scan computes the result of a range SELECT in t, its values in buf;
@@ -126,8 +129,13 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 	if fields == nil || fields.Charset != r.vars.charsetResults || !fields.Matches(r.shape) {
 		return nil, fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
 	}
-	rows, examined, reason, ok := r.scanRows(pl, k)
+	st := &scanStream{r: r, fields: fields.Fields, buf: buf}
+	rows, examined, reason, ok := r.scanRows(pl, k, st)
 	if !ok {
+		if st.started {
+			// Rows were sent: GMS cannot answer it any more.
+			return nil, handled(errScanStream)
+		}
 		return nil, fallThrough(reason)
 	}
 	res := &sqltypes.Result{Fields: fields.Fields, RowsAffected: uint64(len(rows))}
@@ -142,21 +150,28 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 	s.rowsExamined.Add(uint64(examined))
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
 	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
-	ctx.SetLastQueryInfoInt(gsql.FoundRows, int64(len(rows)))
+	ctx.SetLastQueryInfoInt(gsql.FoundRows, st.sent+int64(len(rows)))
 	return res, fastOutcome{handled: true}
 }
 
+// errScanStream ends a streamed range SELECT that failed after it sent
+// rows.
+var errScanStream = errorString("range SELECT failed while its rows were being sent")
+
 // scanRows computes the result rows of the plan's range SELECT with the
 // statement's values, reading through k, and how many rows the store
-// examined.
-func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpath.Reason, bool) {
+// examined. A result that needs no sort, DISTINCT or aggregate may be
+// longer than maxScanRows: its rows are sent through st in batches, and
+// those returned are the last.
+func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row, int64, fastpath.Reason, bool) {
 	sp, sc := pl.Scan, r.shape.Scan
 	offset, limit, ok := r.limits(sc)
 	if !ok {
 		return nil, 0, fastpath.ReasonValue, false
 	}
 	b := &scanBinder{r: r, pl: pl}
-	ranges, filter, reason, ok := b.bind(sc)
+	st.b, st.skip, st.left = b, offset, limit
+	ranges, filter, local, reason, ok := b.bind(sc)
 	if !ok {
 		return nil, 0, reason, false
 	}
@@ -167,13 +182,15 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 	if limit == 0 {
 		ranges = nil
 	}
-	// Rows in key order that need nothing but OFFSET and LIMIT are
-	// read only as far as they are wanted.
+	// Rows in key order that need nothing but the SQL node's
+	// conditions, OFFSET and LIMIT are streamed, and read only as far as
+	// they are wanted.
+	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct
 	want := int64(-1)
-	if !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && limit > 0 {
+	if stream && len(local) == 0 && limit > 0 {
 		want = offset + limit
-		if want < 0 || want > maxScanRows {
-			want = maxScanRows + 1
+		if want < 0 {
+			want = -1 // overflowed: no bound
 		}
 	}
 	var (
@@ -184,12 +201,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 	if prog.Aggregate {
 		merger = copr.NewMerger(prog, nil)
 	}
+	read := int64(0) // rows read into earlier batches
 	for _, kr := range ranges {
+		if st.done() {
+			break
+		}
 		if want >= 0 {
-			if int64(len(rows)) >= want {
+			if read+int64(len(rows)) >= want {
 				break
 			}
-			prog.Limit = want - int64(len(rows))
+			prog.Limit = want - read - int64(len(rows))
 		}
 		out, _, err := copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
 		if err != nil {
@@ -205,12 +226,28 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 				continue
 			}
 			err = copr.DecodeRows(data, len(prog.Output), func(row []any) error {
-				if len(rows) >= maxScanRows {
+				if len(rows) < maxScanRows {
+					rows = append(rows, row)
+					return nil
+				}
+				if !stream {
 					return errScanTooLarge
 				}
-				rows = append(rows, row)
+				read += int64(len(rows))
+				batch, err := st.take(rows, local)
+				if err == nil {
+					err = st.flush(batch)
+				}
+				if err != nil {
+					return err
+				}
+				// The batch was sent: its rows' places are free.
+				rows = append(rows[:0], row)
 				return nil
 			})
+			if err == nil && st.done() {
+				err = io.EOF
+			}
 		}
 		examined += out.Examined()
 		out.Close()
@@ -230,8 +267,19 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn) ([]gsql.Row, int64, fastpat
 			return nil, examined, fastpath.ReasonError, false
 		}
 		rows = []gsql.Row{row}
+	} else if stream {
+		// The last batch: what the earlier batches left of OFFSET and
+		// LIMIT applies.
+		var err error
+		if rows, err = st.take(rows, local); err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+		return rows, examined, 0, true
 	} else {
 		var err error
+		if rows, err = b.keepLocal(rows, local); err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
 		if rows, err = b.finish(rows, sc.Distinct); err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
@@ -298,75 +346,164 @@ func (b *scanBinder) colType(c int) gsql.Type {
 }
 
 // bind returns the primary-key ranges the key conditions leave, in key
-// order, and the other conditions compiled for the coprocessor.
-func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.Expr, fastpath.Reason, bool) {
+// order, the other conditions compiled for the coprocessor, and those
+// the SQL node evaluates (fastpath_scanlocal.go).
+func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.Expr, []gsql.Expression, fastpath.Reason, bool) {
 	sp := b.pl.Scan
 	if len(sc.Where) != len(sp.Where) {
-		return nil, nil, fastpath.ReasonShape, false
+		return nil, nil, nil, fastpath.ReasonShape, false
 	}
-	keyType := b.pl.Meta.Schema.Schema[sp.KeyOrd].Type
-	kr := scanKeys{lo: math.MinInt64, hi: math.MaxInt64}
-	var filter []copr.Expr
+	sch := b.pl.Meta.Schema.Schema
+	keys := make([]keyBounds, len(sp.KeyOrds))
+	ranged := 0 // the last key column a condition bounds
+	for i, ord := range sp.KeyOrds {
+		keys[i] = newKeyBounds(sch[ord].Type)
+	}
+	var (
+		filter []copr.Expr
+		local  []gsql.Expression
+	)
 	for i := range sc.Where {
 		c, pc := &sc.Where[i], &sp.Where[i]
-		if sp.KeyTerm[i] {
-			if !b.narrow(&kr, c, keyType) {
-				return nil, nil, fastpath.ReasonValue, false
+		switch {
+		case sp.KeyTerm[i]:
+			k := sp.KeyCol[i]
+			ranged = max(ranged, k)
+			if !b.narrow(&keys[k], c, sch[sp.KeyOrds[k]].Type) {
+				return nil, nil, nil, fastpath.ReasonValue, false
 			}
-			continue
+		case sp.Local[i]:
+			x, ok := b.local(c, pc)
+			if !ok {
+				return nil, nil, nil, fastpath.ReasonValue, false
+			}
+			local = append(local, x)
+		default:
+			x, ok := b.cond(c, pc)
+			if !ok {
+				return nil, nil, nil, fastpath.ReasonValue, false
+			}
+			filter = append(filter, x)
 		}
-		x, ok := b.cond(c, pc)
-		if !ok {
-			return nil, nil, fastpath.ReasonValue, false
-		}
-		filter = append(filter, x)
 	}
-	ranges, err := kr.ranges(b.pl.Meta.Exec)
-	if err != nil {
-		return nil, nil, fastpath.ReasonError, false
+	ranges, ok, err := scanKeyRanges(b.pl.Meta.Exec, keys[:ranged+1])
+	switch {
+	case err != nil:
+		return nil, nil, nil, fastpath.ReasonError, false
+	case !ok:
+		return nil, nil, nil, fastpath.ReasonSize, false
 	}
-	return ranges, filter, 0, true
+	return ranges, filter, local, 0, true
 }
 
-// scanKeys is the set of keys the key conditions allow: [lo, hi], and
-// when points is set only the keys in it.
-type scanKeys struct {
-	lo, hi int64
-	points []int64
-	in     bool
-	empty  bool
+// maxScanRanges bounds the key ranges of one range SELECT (the product
+// of its IN lists): more are GMS's.
+const maxScanRanges = 1024
+
+// keyBounds is the set of values the key conditions allow one column of
+// the key: [lo, hi] (unbounded below or above unless loSet, hiSet), and
+// when in is set only the points. The values of an unsigned column are
+// those at most math.MaxInt64 (keyValue declines the others).
+type keyBounds struct {
+	lo, hi       int64
+	loSet, hiSet bool
+	unsigned     bool
+	points       []int64
+	in, empty    bool
 }
 
-// ranges returns the key ranges of the set, in key order.
-func (k *scanKeys) ranges(t *executor.Table) ([]executor.KeyRange, error) {
-	if k.empty || k.lo > k.hi {
-		return nil, nil
+// newKeyBounds returns the bounds of a key column of type typ that no
+// condition bounds yet.
+func newKeyBounds(typ gsql.Type) keyBounds {
+	k := keyBounds{lo: math.MinInt64, hi: math.MaxInt64, unsigned: types.IsUnsigned(typ)}
+	if k.unsigned {
+		k.lo = 0
 	}
-	span := func(lo, hi int64) (executor.KeyRange, error) {
-		return t.HandleRange(executor.Bound{Values: []any{lo}, Inclusive: true}, executor.Bound{Values: []any{hi}, Inclusive: true})
+	return k
+}
+
+// value returns n as the column's key value.
+func (k *keyBounds) value(n int64) any {
+	if k.unsigned {
+		return uint64(n)
 	}
-	if !k.in {
-		r, err := span(k.lo, k.hi)
-		return []executor.KeyRange{r}, err
-	}
-	slices.Sort(k.points)
-	var out []executor.KeyRange
-	for i, p := range k.points {
-		if p < k.lo || p > k.hi || i > 0 && p == k.points[i-1] {
-			continue
+	return n
+}
+
+// values returns the points the column is pinned to, in key order, and
+// false when it is not pinned (a range).
+func (k *keyBounds) values() ([]int64, bool) {
+	switch {
+	case k.empty || k.lo > k.hi:
+		return nil, true
+	case k.in:
+		slices.Sort(k.points)
+		var out []int64
+		for i, p := range k.points {
+			if p >= k.lo && p <= k.hi && (i == 0 || p != k.points[i-1]) {
+				out = append(out, p)
+			}
 		}
-		r, err := span(p, p)
+		return out, true
+	case k.loSet && k.hiSet && k.lo == k.hi:
+		return []int64{k.lo}, true
+	}
+	return nil, false
+}
+
+// scanKeyRanges returns the key ranges of t's rows that cols allow, in key
+// order: the product of the points of the leading columns, each with the
+// last column's range or points. ok is false past maxScanRanges.
+func scanKeyRanges(t *executor.Table, cols []keyBounds) (out []executor.KeyRange, ok bool, err error) {
+	prefixes := [][]any{nil}
+	for i := range cols {
+		k := &cols[i]
+		points, pinned := k.values()
+		if !pinned {
+			if i != len(cols)-1 {
+				return nil, false, nil // resolveScan makes only the last column a range
+			}
+			for _, p := range prefixes {
+				lo := executor.Bound{Values: p, Inclusive: true}
+				hi := executor.Bound{Values: p, Inclusive: true}
+				if k.loSet {
+					lo.Values = append(slices.Clip(p), k.value(k.lo))
+				}
+				if k.hiSet {
+					hi.Values = append(slices.Clip(p), k.value(k.hi))
+				}
+				r, err := t.HandleRange(lo, hi)
+				if err != nil {
+					return nil, false, err
+				}
+				out = append(out, r)
+			}
+			return out, true, nil
+		}
+		if len(prefixes)*len(points) > maxScanRanges {
+			return nil, false, nil
+		}
+		next := make([][]any, 0, len(prefixes)*len(points))
+		for _, p := range prefixes {
+			for _, v := range points {
+				next = append(next, append(slices.Clip(p), k.value(v)))
+			}
+		}
+		prefixes = next
+	}
+	for _, p := range prefixes {
+		r, err := t.HandleRange(executor.Bound{Values: p, Inclusive: true}, executor.Bound{Values: p, Inclusive: true})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // keyValue converts a value compared with the key: null for NULL, which
 // no key equals; ok false for a value that is not an integer in the key
-// type's range.
+// type's range (or, of an unsigned column, above math.MaxInt64).
 func (b *scanBinder) keyValue(v fastpath.Value, typ gsql.Type) (n int64, null, ok bool) {
 	d, ok := b.datum(v, typ)
 	switch {
@@ -381,9 +518,9 @@ func (b *scanBinder) keyValue(v fastpath.Value, typ gsql.Type) (n int64, null, o
 }
 
 // narrow narrows kr by the key condition c.
-func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool {
-	atLeast := func(v int64) { kr.lo = max(kr.lo, v) }
-	atMost := func(v int64) { kr.hi = min(kr.hi, v) }
+func (b *scanBinder) narrow(kr *keyBounds, c *fastpath.Cond, typ gsql.Type) bool {
+	atLeast := func(v int64) { kr.lo, kr.loSet = max(kr.lo, v), true }
+	atMost := func(v int64) { kr.hi, kr.hiSet = min(kr.hi, v), true }
 	switch c.Op {
 	case fastpath.CondCmp:
 		op, v := c.Cmp, c.Ops[1].Val
@@ -414,7 +551,7 @@ func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool 
 			atLeast(n)
 			atMost(n)
 		case fastpath.CmpLT:
-			if n == math.MinInt64 {
+			if n == math.MinInt64 || kr.unsigned && n == 0 {
 				kr.empty = true
 			} else {
 				atMost(n - 1)
@@ -422,9 +559,12 @@ func (b *scanBinder) narrow(kr *scanKeys, c *fastpath.Cond, typ gsql.Type) bool 
 		case fastpath.CmpLE:
 			atMost(n)
 		case fastpath.CmpGT:
-			if n == math.MaxInt64 {
+			switch {
+			case kr.unsigned && n == math.MaxInt64:
+				return false // an unsigned key may be above it
+			case n == math.MaxInt64:
 				kr.empty = true
-			} else {
+			default:
 				atLeast(n + 1)
 			}
 		case fastpath.CmpGE:
@@ -784,6 +924,10 @@ func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) 
 		slices.SortFunc(s.perm, func(a, b int) int {
 			if c := s.compareRows(a, b); c != 0 {
 				return c
+			}
+			if sp.ReverseTies {
+				// GMS read the key backwards (fastpath.ScanPlan).
+				return cmp.Compare(b, a)
 			}
 			return cmp.Compare(a, b)
 		})

@@ -3,8 +3,6 @@ package sql_test
 import (
 	"math"
 	"math/rand"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,7 +20,7 @@ import (
 // rangeSchemas are the tables: r has an integer primary key, columns the
 // fast path filters on and columns it only returns or sorts, and an index
 // whose column it leaves to GMS; r8 a BIGINT key; rc a composite key
-// (GMS's).
+// (fastpath_scankey_diff_test.go tests those over random tables).
 var rangeSchemas = []string{
 	`CREATE TABLE r (
 		id INT PRIMARY KEY,
@@ -128,7 +126,19 @@ func (g *rangeGen) keyCond() (string, []any) {
 // its range, and its arguments.
 func (g *rangeGen) residual() (string, []any) {
 	iv := g.intValue
-	switch g.r.Intn(16) {
+	str := func() any { return g.pick("a", "A", "b", "ab", "Ab ", "", "ñ", "N", nil, "z") }
+	switch g.r.Intn(21) {
+	case 16:
+		return g.pick("s = ?", "s > ?", "sb <= ?", "c = ?", "c <> ?", "s <=> ?").(string), []any{str()}
+	case 17:
+		return g.pick("s BETWEEN ? AND ?", "sb IN (?, ?)", "(c = ? OR s < ?)", "NOT (s IN (?, ?))").(string), []any{str(), str()}
+	case 18:
+		return g.pick("m > ?", "m = ?", "m <= ?").(string), []any{g.pick(0, 3, -2, 12, 99999999, nil, "1.5")}
+	case 19:
+		if g.r.Intn(2) == 0 {
+			return "NOT (m <> ? AND s IS NULL)", []any{iv()}
+		}
+		return "(m BETWEEN ? AND ? OR a = 1)", []any{iv(), iv()}
 	case 0:
 		return "a > ?", []any{iv()}
 	case 1:
@@ -270,20 +280,7 @@ func (g *rangeGen) write() (string, []any) {
 // fast path with GMS's answers. PERCDB_RANGE_DIFF_N sets the number of
 // statements (default 800, 250 with -short).
 func TestFastPathRangeDifferential(t *testing.T) {
-	n := 800
-	if testing.Short() {
-		n = 250
-	}
-	if s := os.Getenv("PERCDB_RANGE_DIFF_N"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			t.Fatalf("PERCDB_RANGE_DIFF_N=%q: %v", s, err)
-		}
-	}
-	seed := int64(13)
-	if s := os.Getenv("PERCDB_RANGE_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
+	n, seed := rangeDiffSize(t, 800, 250, 13)
 	setup := append([]string{"USE d"}, rangeSchemas...)
 	g := &rangeGen{r: rand.New(rand.NewSource(seed))}
 	for id := -10; id < 40; id++ {
@@ -313,14 +310,7 @@ func TestFastPathRangeDifferential(t *testing.T) {
 	}
 	steps := 0
 	runQ := func(q string, args []any) {
-		switch g.r.Intn(3) {
-		case 0:
-			d.step(fill(q, args))
-		case 1:
-			d.step(q, args...)
-		default:
-			d.stepPrepared(q, args...)
-		}
+		d.stepAnyHow(g.r, q, args)
 		steps++
 	}
 	for _, f := range fixed {
@@ -351,16 +341,9 @@ func TestFastPathRangeDifferential(t *testing.T) {
 	if inTxn {
 		d.step("COMMIT")
 	}
-	hits := d.status("Percdb_fastpath_hits")
-	t.Logf("%d statements, %d fast-path hits", d.steps, hits)
-	for _, r := range []string{"shape", "parse", "table", "value", "session", "learning", "error", "size"} {
-		t.Logf("fallthrough %s: %d", r, d.status("Percdb_fastpath_fallthrough_"+r))
-	}
 	// Each generated query runs twice, its first execution learning
 	// the column definitions, and many are of shapes left to GMS.
-	if hits < uint64(steps)/5 {
-		t.Errorf("only %d of %d statements ran on the fast path", hits, steps)
-	}
+	d.checkHits(t, steps, 5)
 	d.finish("r", "r8", "rc")
 }
 
@@ -375,6 +358,7 @@ func TestFastPathRangeRuns(t *testing.T) {
 			for id := 0; id < 30; id++ {
 				setup = append(setup, fill(rangeInsert, g.rowValues(id)))
 			}
+			setup = append(setup, "INSERT INTO rc VALUES (1, 1, 1), (1, 2, NULL), (2, 1, 3), (2, 5, 4), (3, -1, 1)")
 			d := newDiff(t, setup...)
 			run := d.runner(prepared)
 			for _, c := range []struct {
@@ -390,6 +374,17 @@ func TestFastPathRangeRuns(t *testing.T) {
 				{"SELECT id, m FROM r WHERE id < ? AND (a < ? OR u = ?) ORDER BY m DESC, id LIMIT ?", []any{20, 0, 5, 4}},
 				{"SELECT COUNT(*), AVG(a), MIN(t), MAX(bu) FROM r WHERE id IN (?, ?, ?) AND b <> ?", []any{1, 2, 7, 0}},
 				{"SELECT sb FROM r WHERE id >= ? AND id <= ? ORDER BY sb, id DESC LIMIT ? OFFSET ?", []any{0, 25, 5, 2}},
+				// Strings and DECIMALs compared in the SQL node.
+				{"SELECT id, s FROM r WHERE id BETWEEN ? AND ? AND s = ?", []any{0, 29, "a"}},
+				{"SELECT c FROM r WHERE id < ? AND (sb > ? OR m >= ?) ORDER BY c", []any{20, "b", 3}},
+				{"SELECT DISTINCT s FROM r WHERE id > ? AND s IN (?, ?) AND m IS NOT NULL", []any{2, "ab", "z"}},
+				// A composite key's prefix and range.
+				{"SELECT v FROM rc WHERE w = ? AND id > ?", []any{1, 0}},
+				{"SELECT w, id FROM rc WHERE w IN (?, ?) AND id BETWEEN ? AND ? ORDER BY v DESC, w, id LIMIT ?", []any{2, 1, 0, 5, 2}},
+				// Ordered by the key's first column DESC: GMS reads the
+				// key backwards, rows that tie in reverse key order.
+				{"SELECT id, v FROM rc WHERE w >= ? ORDER BY w DESC", []any{0}},
+				{"SELECT DISTINCT w FROM rc WHERE w BETWEEN ? AND ? ORDER BY w DESC", []any{0, 5}},
 			} {
 				run(false, c.q, c.args...) // learns the column definitions
 				run(true, c.q, c.args...)

@@ -16,8 +16,11 @@
 //   - BEGIN / START TRANSACTION, COMMIT, ROLLBACK;
 //   - range SELECTs (Kind Scan, scanshape.go and scanplan.go): SELECT
 //     [DISTINCT] cols | * | COUNT/SUM/AVG/MIN/MAX FROM t WHERE conditions
-//     on integer columns, some of which bound an integer primary key
-//     (BETWEEN, <, <=, >, >=, =, <=>, IN), [ORDER BY cols [DESC]]
+//     on integer columns, some of which bound a primary key of integer
+//     columns (BETWEEN, <, <=, >, >=, =, <=>, IN; a composite key's
+//     leading columns pinned by =, <=> or IN and the next one bounded),
+//     and conditions on strings, DECIMALs and temporal columns that
+//     the SQL node evaluates with GMS's expressions, [ORDER BY cols [DESC]]
 //     [LIMIT [m,] n | LIMIT n OFFSET m], run as a coprocessor program over
 //     the key's range (filters and aggregates next to the data, behind the
 //     kv.Client contract), then sorted with the collated comparer, made

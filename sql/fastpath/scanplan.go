@@ -11,8 +11,8 @@ import (
 )
 
 // A range SELECT resolved against a table (ScanPlan): which rows it
-// reads (a range of the integer primary key, bounded by the WHERE
-// clause's conditions on the key), what the coprocessor evaluates over
+// reads (ranges of the primary key, of integer columns, bounded by the
+// WHERE clause's conditions on the key), what the coprocessor evaluates over
 // them (the other conditions, or the aggregates), and what the SQL node
 // does with the rows it gets back (sort, DISTINCT, OFFSET and LIMIT).
 //
@@ -23,15 +23,26 @@ import (
 // that rows that tie in the ORDER BY keep their key order. GMS's top-N
 // (ORDER BY with LIMIT) keeps tied rows in an order of its heap's
 // making: the fast path runs ORDER BY ... LIMIT only when the order has
-// no ties (its keys include the primary key, or a DISTINCT's rows are
-// ordered by all their columns). The conditions compare integer columns
-// with integer values (or with each other), which GMS and the
-// coprocessor evaluate alike.
+// no ties (its keys include every column of the primary key, or a
+// DISTINCT's rows are ordered by all their columns). The conditions
+// compare integer columns with integer values (or with each other),
+// which GMS and the coprocessor evaluate alike; a condition naming a
+// string, DECIMAL or temporal column (LocalType) is the SQL node's, which
+// evaluates it with GMS's own expressions over the kept columns.
+//
+// A composite primary key (k1, k2, ...) is read as MySQL's range
+// optimizer reads it: the key's leading columns pinned by equalities (=,
+// <=>, IN: their points), then one column bounded by a range (or pinned
+// too), make key ranges in key order (the points' product); a condition
+// on a column past that one is not the range's, so the coprocessor
+// evaluates it. Which conditions the ranges enforce depends only on the
+// operators, never on the values: it is decided here, once per plan.
 
 // ScanPlan is the resolution of a range SELECT's shape (Plan.Scan).
 type ScanPlan struct {
-	// KeyOrd is the schema position of the integer primary key.
-	KeyOrd int
+	// KeyOrds are the schema positions of the primary key's columns,
+	// in key order (one for an integer key).
+	KeyOrds []int
 	// Reads are the schema positions of the columns the coprocessor
 	// reads, by program column. The first Kept of them are output, in
 	// that order, and make the rows the SQL node gets.
@@ -40,12 +51,23 @@ type ScanPlan struct {
 	// Where is the WHERE clause's conditions with their columns
 	// resolved, in the shape's order; KeyTerm says which of them bound
 	// the primary key (a comparison, BETWEEN or IN of the key and
-	// values), which the range enforces.
+	// values), which the range enforces, and KeyCol which column of the
+	// key (an index into KeyOrds) each of those bounds.
 	Where   []PlanCond
 	KeyTerm []bool
+	KeyCol  []int
+	// Local marks the conditions on columns the coprocessor does not
+	// compare (strings, DECIMALs, dates and times): the SQL node
+	// evaluates them over the kept columns with GMS's own expressions.
+	Local []bool
 	// Out are the result's columns, Order the ORDER BY's keys.
 	Out   []PlanOut
 	Order []PlanOrder
+	// ReverseTies is set when the ORDER BY is the key's leading columns,
+	// each DESC: GMS then reads the key backwards instead of sorting
+	// (its sort elimination), so that rows that tie come in reverse key
+	// order.
+	ReverseTies bool
 }
 
 // PlanCond is a condition of the shape with its columns resolved: Cols
@@ -108,11 +130,30 @@ type AggType func(avg bool, arg gsql.Type) (gsql.Type, bool)
 // fast path does not run it on this table (ReasonTable).
 func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggType AggType) (*ScanPlan, gsql.Schema, bool) {
 	sch := m.Schema.Schema
-	if m.Exec.HandleKind != executor.HandleInt || m.Primary == nil || len(m.Primary.Ords) != 1 ||
-		def.Temporary || sch.HasVirtualColumns() {
+	if m.Primary == nil || def.Temporary || sch.HasVirtualColumns() || m.Primary.Prefixed {
 		return nil, nil, false
 	}
-	p := &ScanPlan{KeyOrd: m.Primary.Ords[0]}
+	switch m.Exec.HandleKind {
+	case executor.HandleInt:
+		if len(m.Primary.Ords) != 1 {
+			return nil, nil, false
+		}
+	case executor.HandleCommon:
+		// A clustered key of integer columns: its values bound the
+		// range as integers.
+		for _, ord := range m.Primary.Ords {
+			if IntKindOf(sch[ord].Type) == NotInt {
+				return nil, nil, false
+			}
+		}
+	default:
+		return nil, nil, false
+	}
+	p := &ScanPlan{KeyOrds: m.Primary.Ords}
+	keyCol := make(map[int]int, len(p.KeyOrds)) // schema position -> key column
+	for i, ord := range p.KeyOrds {
+		keyCol[ord] = i
+	}
 	// indexed are the first columns of the secondary indexes: a
 	// condition or an order on one may make GMS read that index, in its
 	// order.
@@ -150,7 +191,7 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 			p.Out = append(p.Out, PlanOut{Col: addRead(ord)})
 			out = append(out, sch[ord])
 		}
-		total := false
+		orderedKeys := make(map[int]bool)
 		for _, o := range sc.Order {
 			ord, ok := ordOf(o.Col)
 			if !ok || indexed[ord] {
@@ -161,8 +202,17 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 				// MySQL refuses it (3065); GMS's answer is its own.
 				return nil, nil, false
 			}
-			total = total || ord == p.KeyOrd
+			if _, isKey := keyCol[ord]; isKey {
+				orderedKeys[ord] = true
+			}
 			p.Order = append(p.Order, PlanOrder{Col: addRead(ord), Desc: o.Desc})
+		}
+		// Ordered by every column of the key, no two rows tie.
+		total := len(orderedKeys) == len(p.KeyOrds)
+		p.ReverseTies = len(sc.Order) > 0 && len(sc.Order) <= len(p.KeyOrds)
+		for i, o := range sc.Order {
+			ord, _ := ordOf(o.Col)
+			p.ReverseTies = p.ReverseTies && o.Desc && ord == p.KeyOrds[i]
 		}
 		if sc.Distinct && len(sc.Order) > 0 {
 			// DISTINCT rows differ in some column: ordered by all of
@@ -176,6 +226,36 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 		if sc.Limit != nil && len(sc.Order) > 0 && !total {
 			return nil, nil, false
 		}
+	}
+	// The conditions the SQL node evaluates read kept columns.
+	local := make([]PlanCond, len(sc.Where))
+	p.Local = make([]bool, len(sc.Where))
+	for i := range sc.Where {
+		isLocal, ok := localTerm(&sc.Where[i], func(name string) gsql.Type {
+			ord, ok := ordOf(name)
+			if !ok || indexed[ord] {
+				return nil
+			}
+			return sch[ord].Type
+		})
+		if !ok {
+			return nil, nil, false
+		}
+		if !isLocal {
+			continue
+		}
+		if sc.Aggregates() {
+			// The coprocessor aggregates what it filters.
+			return nil, nil, false
+		}
+		pc, ok := resolveCond(&sc.Where[i], func(name string) (int, bool) {
+			ord, _ := ordOf(name)
+			return addRead(ord), true
+		}, 0)
+		if !ok {
+			return nil, nil, false
+		}
+		local[i], p.Local[i] = pc, true
 	}
 	p.Kept = len(p.Reads)
 	if sc.Aggregates() {
@@ -210,13 +290,44 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 		}
 	}
 	// The conditions: on integer columns that no secondary index leads.
+	// Which key column each bounds, and which of those the ranges pin.
+	termCol := make([]int, len(sc.Where))
+	pinned := make([]bool, len(p.KeyOrds))
+	for i := range sc.Where {
+		c := &sc.Where[i]
+		termCol[i] = keyTerm(c, func(name string) int {
+			ord, ok := ordOf(name)
+			if !ok {
+				return -1
+			}
+			if k, isKey := keyCol[ord]; isKey {
+				return k
+			}
+			return -1
+		})
+		if termCol[i] >= 0 && pinsKey(c) {
+			pinned[termCol[i]] = true
+		}
+	}
+	// The ranges enforce the conditions on the pinned leading columns
+	// and on the one after them.
+	ranged := 0
+	for ranged < len(pinned)-1 && pinned[ranged] {
+		ranged++
+	}
 	hasKey := false
 	for i := range sc.Where {
 		c := &sc.Where[i]
-		isKey := keyTerm(c, func(name string) bool {
-			ord, ok := ordOf(name)
-			return ok && ord == p.KeyOrd
-		})
+		if p.Local[i] {
+			p.Where = append(p.Where, local[i])
+			p.KeyTerm = append(p.KeyTerm, false)
+			p.KeyCol = append(p.KeyCol, -1)
+			continue
+		}
+		isKey := termCol[i] >= 0 && termCol[i] <= ranged
+		if !isKey {
+			termCol[i] = -1
+		}
 		pc, ok := resolveCond(c, func(name string) (int, bool) {
 			ord, ok := ordOf(name)
 			if !ok || indexed[ord] || IntKindOf(sch[ord].Type) == NotInt {
@@ -231,9 +342,12 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 		if !ok {
 			return nil, nil, false
 		}
-		hasKey = hasKey || isKey
+		// The first column of the key must be bounded: a range of the
+		// others alone is no range of the key.
+		hasKey = hasKey || isKey && termCol[i] == 0
 		p.Where = append(p.Where, pc)
 		p.KeyTerm = append(p.KeyTerm, isKey)
+		p.KeyCol = append(p.KeyCol, termCol[i])
 	}
 	if !hasKey {
 		// No range: a scan of the whole table is GMS's (in parallel).
@@ -242,22 +356,94 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 	return p, out, true
 }
 
-// keyTerm reports whether c bounds the key (isKey names it) by values:
-// key op value, value op key, key BETWEEN values, key IN (values).
-func keyTerm(c *Cond, isKey func(string) bool) bool {
+// keyTerm returns the key column c bounds by values (keyCol names them,
+// -1 for a column not of the key), or -1: key op value, value op key,
+// key BETWEEN values, key IN (values).
+func keyTerm(c *Cond, keyCol func(string) int) int {
 	switch c.Op {
 	case CondCmp:
 		if c.Cmp == CmpNE {
-			return false
+			return -1
 		}
 		l, r := &c.Ops[0], &c.Ops[1]
-		return l.IsCol() && !r.IsCol() && isKey(l.Col) || r.IsCol() && !l.IsCol() && isKey(r.Col)
+		switch {
+		case l.IsCol() && !r.IsCol():
+			return keyCol(l.Col)
+		case r.IsCol() && !l.IsCol():
+			return keyCol(r.Col)
+		}
 	case CondBetween:
-		return !c.Not && isKey(c.Ops[0].Col) && !c.Ops[1].IsCol() && !c.Ops[2].IsCol()
+		if !c.Not && !c.Ops[1].IsCol() && !c.Ops[2].IsCol() {
+			return keyCol(c.Ops[0].Col)
+		}
 	case CondIn:
-		return !c.Not && isKey(c.Ops[0].Col)
+		if !c.Not {
+			return keyCol(c.Ops[0].Col)
+		}
 	}
-	return false
+	return -1
+}
+
+// LocalType reports whether the SQL node compares values of a column of
+// type typ with GMS's expressions (strings of a character set, DECIMALs,
+// DATE, DATETIME and TIMESTAMP): values whose comparison GMS makes
+// without a conversion that could warn, which the binder checks.
+func LocalType(typ gsql.Type) bool {
+	return types.IsTextOnly(typ) || types.IsDecimal(typ) || types.IsDateType(typ) ||
+		types.IsDatetimeType(typ) || types.IsTimestampType(typ)
+}
+
+// localTerm reports whether c is a condition for the SQL node (it names
+// a column of a LocalType); ok is false when neither the coprocessor nor
+// the SQL node evaluates it: a column typeOf does not give (unknown, or
+// leading a secondary index), of another type, or a comparison of two
+// columns one of which is not an integer (their collations or
+// conversions are GMS's to settle).
+func localTerm(c *Cond, typeOf func(string) gsql.Type) (local, ok bool) {
+	local, ok = false, true
+	var walk func(c *Cond, depth int)
+	walk = func(c *Cond, depth int) {
+		if depth > maxCondDepth {
+			ok = false
+			return
+		}
+		cols := 0
+		nonInt := false
+		for i := range c.Ops {
+			if !c.Ops[i].IsCol() {
+				continue
+			}
+			cols++
+			typ := typeOf(c.Ops[i].Col)
+			switch {
+			case typ == nil:
+				ok = false
+			case IntKindOf(typ) != NotInt:
+			case LocalType(typ):
+				nonInt, local = true, true
+			default:
+				ok = false
+			}
+		}
+		if nonInt && (cols > 1 || c.Op == CondCmp && c.Cmp == CmpNullEQ) {
+			// Two columns: their collations or conversions are GMS's
+			// to settle; <=> of strings: GMS's planner makes it a
+			// comparison under the column's collation, which
+			// NullSafeEquals itself is not.
+			ok = false
+		}
+		for i := range c.Args {
+			walk(&c.Args[i], depth+1)
+		}
+	}
+	walk(c, 0)
+	return local && ok, ok
+}
+
+// pinsKey reports whether a key term pins its column to points (=, <=>,
+// IN) rather than bounding it by a range.
+func pinsKey(c *Cond) bool {
+	return c.Op == CondIn || c.Op == CondCmp && (c.Cmp == CmpEQ || c.Cmp == CmpNullEQ)
 }
 
 // resolveCond resolves the columns of c by col.
