@@ -273,6 +273,7 @@ func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, version 
 		r := newMVCCReader(snap)
 		defer r.close()
 		out, err = locked(r)
+		s.noteWalks(&r.walked)
 	}
 	if err == nil {
 		err = s.checkReadTS(version)
@@ -345,6 +346,7 @@ func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T
 	r := &mvccReader{src: s.db, iter: ci.it}
 	out, err = read(r)
 	r.closeData() // the write-space iterator goes back to the cache
+	s.noteWalks(&r.walked)
 	if err != nil || (!ignoreLocks && !s.locks.noBlockingAddsSince(adds)) {
 		return zero, false, err
 	}
@@ -458,6 +460,14 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 		ok = iter.SeekGE(lower)
 	}
 	var keyBuf, prefix []byte
+	before := iter.Stats()
+	defer func() {
+		var last []byte
+		if len(keyBuf) > 0 {
+			last = keyBuf
+		}
+		r.walked.add(&before, iter, lower, upper, last, reverse, !ok)
+	}()
 	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -473,6 +483,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			return err
 		}
 		keyBuf = key
+		r.walked.keys++
 		var w txntypes.Write
 		found := false
 		if reverse {

@@ -81,6 +81,9 @@ type Options struct {
 	// testingNoAutoCompactions, set by tests only, turns Pebble's own
 	// compactions off, so that what is left uncompacted is up to the test.
 	testingNoAutoCompactions bool
+	// testingNoScanReports, set by tests only, keeps range reads from
+	// reporting what they stepped over to the compactor (scancost.go).
+	testingNoScanReports bool
 }
 
 // DefaultCacheSize is Options.CacheSize when left zero.
@@ -115,6 +118,8 @@ type Store struct {
 	// lockedRangeReads counts the range reads that read the lock space
 	// (LockSetStats).
 	lockedRangeReads atomic.Uint64
+	// scans counts what range reads stepped over (scancost.go).
+	scans scanCounters
 	// iters keeps write-space iterators for latch-free reads; the applier
 	// tells it of every batch.
 	iters *iterCache
@@ -232,6 +237,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		compactor:     compactor,
 		logger:        opts.Logger,
 	}
+	s.scans.off = opts.testingNoScanReports
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
 	compactor.start()
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
