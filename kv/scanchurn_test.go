@@ -237,7 +237,7 @@ func churnEnvInt(t *testing.T, name string, def int64) int64 {
 }
 
 // threadCPU is the CPU time of the calling thread so far.
-func threadCPU(t *testing.T) time.Duration {
+func threadCPU(t testing.TB) time.Duration {
 	var ru syscall.Rusage
 	const rusageThread = 1 // RUSAGE_THREAD
 	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
