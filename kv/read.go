@@ -453,6 +453,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 	if end != nil {
 		upper = keyspace.WritePrefix(end)
 	}
+	before := iter.Stats()
 	var ok bool
 	if reverse {
 		ok = iter.SeekLT(upper)
@@ -460,7 +461,6 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 		ok = iter.SeekGE(lower)
 	}
 	var keyBuf, prefix []byte
-	before := iter.Stats()
 	defer func() {
 		var last []byte
 		if len(keyBuf) > 0 {

@@ -28,9 +28,7 @@ import (
 type walkCost struct {
 	// keys counts the user keys visited, records the records Pebble
 	// returned (its positioning calls), points the internal points it
-	// merged to return them. Pebble looks one point ahead of the record
-	// it returns, so a walk's records and points may both be one short;
-	// their difference is exact.
+	// merged to return them.
 	keys, records, points uint64
 	// spans are the raw write-space spans of the walks that stepped over
 	// at least scanReportHidden hidden points, each with their number.

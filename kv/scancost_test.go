@@ -90,7 +90,7 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 			// Each collected version is two hidden points, its record and
 			// its tombstone.
 			first := scan()
-			if first.Keys != uint64(len(keys)) || first.Points-first.Records != uint64(2*deleted) {
+			if first.Keys != uint64(len(keys)) || first.Records != uint64(len(keys)) || first.Points-first.Records != uint64(2*deleted) {
 				t.Fatalf("first scan stepped over %+v; want %d keys and %d hidden points", first, len(keys), 2*deleted)
 			}
 			for range 3 {
