@@ -71,6 +71,11 @@ type gcCompactor struct {
 	// goroutine last took them.
 	spans        []deletedSpan
 	total, fresh int
+	// reads are the spans range reads reported (read), readCount their
+	// hidden points; gcSinceRead counts GC's deletions since the last
+	// report.
+	reads                  []deletedSpan
+	readCount, gcSinceRead int
 }
 
 // deletedSpan is a span of raw keys [lo, hi] (hi included) holding count
@@ -148,6 +153,36 @@ func (c *gcCompactor) collected(wb *writeBatch) {
 	}
 }
 
+// read records a span where range reads stepped over sp.count hidden
+// points (scancost.go): read-triggered compaction. Planned with GC's
+// spans, it counts as that many deletions, so that tombstones scans keep
+// crossing are compacted although GC's deletions alone stay under the
+// threshold or density (a small table scanned often, the rest of a pass).
+//
+// A read counts only when GC deleted nothing since the read reported
+// before it: while a GC pass is under way its own deletions bring the
+// compaction when it is through, and compacting its first pages on the
+// word of the scans would rewrite the range once more for the rest. The
+// spans reported before a compaction ended are dropped (what they crossed
+// may be gone; a scan still crossing it says so again).
+func (c *gcCompactor) read(sp deletedSpan) {
+	if c == nil || c.threshold < 0 {
+		return
+	}
+	sp.lo = append([]byte(nil), sp.lo...)
+	sp.hi = append([]byte(nil), sp.hi...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	quiet := c.gcSinceRead == 0
+	c.gcSinceRead = 0
+	if !quiet {
+		return
+	}
+	c.reads = append(c.reads, sp)
+	c.readCount += sp.count
+	c.maybeKickLocked()
+}
+
 // add keeps a span (copying its keys: the batch's are not the
 // compactor's) and wakes the goroutine when enough came in.
 func (c *gcCompactor) add(sp deletedSpan) {
@@ -158,6 +193,7 @@ func (c *gcCompactor) add(sp deletedSpan) {
 	c.spans = append(c.spans, sp)
 	c.fresh += sp.count
 	c.total += sp.count
+	c.gcSinceRead += sp.count
 	c.maybeKickLocked()
 }
 
@@ -165,7 +201,8 @@ func (c *gcCompactor) add(sp deletedSpan) {
 // in, or enough in all with a little new (the spans kept last time may now
 // make one to compact). c.mu is held.
 func (c *gcCompactor) maybeKickLocked() {
-	if c.fresh >= c.threshold/4 || c.total >= c.threshold && c.fresh >= max(c.threshold/64, 1) {
+	if c.fresh >= c.threshold/4 || c.total >= c.threshold && c.fresh >= max(c.threshold/64, 1) ||
+		c.readCount >= c.threshold/4 {
 		c.busy.Store(true) // until the goroutine has looked (idle)
 		select {
 		case c.kick <- struct{}{}:
@@ -174,13 +211,21 @@ func (c *gcCompactor) maybeKickLocked() {
 	}
 }
 
-// take hands the spans over to the goroutine.
+// take hands the spans over to the goroutine, those of reads included.
 func (c *gcCompactor) take() []deletedSpan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	spans := c.spans
+	spans := append(c.spans, c.reads...)
 	c.spans, c.total, c.fresh = nil, 0, 0
+	c.reads, c.readCount = nil, 0
 	return spans
+}
+
+// dropReads forgets the reads reported so far: a compaction just ended.
+func (c *gcCompactor) dropReads() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads, c.readCount = nil, 0
 }
 
 // giveBack returns the spans the goroutine did not compact.
@@ -259,6 +304,7 @@ func (c *gcCompactor) run() {
 		}
 		took := time.Since(began)
 		c.exit()
+		c.dropReads()
 		c.compactions.Add(uint64(len(compact)))
 		c.compactTime.Add(int64(took))
 		c.logger.Debug("kv: compacted the ranges GC cleaned", "ranges", len(compact), "deletions", count, "took", took)

@@ -69,19 +69,7 @@ func TestGCCompactsCollectedRanges(t *testing.T) {
 			if err := s.db.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			req := &GCRequest{Region: rc, SafePoint: 100}
-			deleted := 0
-			for {
-				resp, err := s.GC(ctx, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				deleted += int(resp.VersionsDeleted)
-				if resp.Next == nil {
-					break
-				}
-				req.Start = resp.Next
-			}
+			deleted := collectAll(ctx, t, s, rc, 100)
 			if deleted != 3*len(keys) {
 				t.Fatalf("GC deleted %d versions, want %d", deleted, 3*len(keys))
 			}

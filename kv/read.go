@@ -273,6 +273,7 @@ func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, version 
 		r := newMVCCReader(snap)
 		defer r.close()
 		out, err = locked(r)
+		s.noteWalks(&r.walked)
 	}
 	if err == nil {
 		err = s.checkReadTS(version)
@@ -345,6 +346,7 @@ func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T
 	r := &mvccReader{src: s.db, iter: ci.it}
 	out, err = read(r)
 	r.closeData() // the write-space iterator goes back to the cache
+	s.noteWalks(&r.walked)
 	if err != nil || (!ignoreLocks && !s.locks.noBlockingAddsSince(adds)) {
 		return zero, false, err
 	}
@@ -451,6 +453,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 	if end != nil {
 		upper = keyspace.WritePrefix(end)
 	}
+	before := iter.Stats()
 	var ok bool
 	if reverse {
 		ok = iter.SeekLT(upper)
@@ -458,6 +461,22 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 		ok = iter.SeekGE(lower)
 	}
 	var keyBuf, raw []byte
+	defer func() {
+		// The last key visited bounds the span reported to the
+		// compactor; a forward walk decodes it only here, as it steps
+		// over deleted keys undecoded.
+		var last []byte
+		if reverse {
+			if len(keyBuf) > 0 {
+				last = keyBuf
+			}
+		} else if len(raw) > 0 {
+			if k, _, err := keyspace.AppendDecodeWriteKey(nil, raw); err == nil {
+				last = k
+			}
+		}
+		r.walked.add(&before, iter, lower, upper, last, reverse, !ok)
+	}()
 	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -469,6 +488,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			break
 		}
 		var key []byte
+		r.walked.keys++
 		var w txntypes.Write
 		found := false
 		if reverse {

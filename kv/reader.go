@@ -36,6 +36,8 @@ type mvccReader struct {
 	// valBuf holds the short value of the record a forward walk decided
 	// on (decideForward).
 	valBuf []byte
+	// walked is what the reader's walks stepped over (scancost.go).
+	walked walkCost
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).

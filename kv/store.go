@@ -81,7 +81,25 @@ type Options struct {
 	// testingNoAutoCompactions, set by tests only, turns Pebble's own
 	// compactions off, so that what is left uncompacted is up to the test.
 	testingNoAutoCompactions bool
+	// testingNoScanReports, set by tests only, keeps range reads from
+	// reporting what they stepped over to the compactor (scancost.go).
+	testingNoScanReports bool
+	// testingBlockSize, set by benchmarks only, replaces blockSize.
+	testingBlockSize int
 }
+
+// blockSize is the size of the sstables' data blocks (Pebble's default is
+// 4 KiB; CockroachDB's and TiKV's 32 KiB). A scan steps from block to
+// block, each a block-cache lookup (a file read on a miss, as after every
+// compaction, which writes new files), and under updates a scan merges
+// the blocks of several levels at once, stepping over every version
+// younger than the GC safe point: with three versions of each key
+// spread over three levels, a full scan took 15-18% less CPU with 32 KiB
+// blocks, 5-6% less with one version (BenchmarkScanSpreadVersions). A
+// point read still reads one block of each level its bloom filters let
+// through, from the cache; its CPU did not measurably change (random
+// reads of 100,000 keys, 3.2 against 3.0 us, within the noise).
+const blockSize = 32 << 10
 
 // DefaultCacheSize is Options.CacheSize when left zero.
 const DefaultCacheSize = 64 << 20
@@ -115,6 +133,8 @@ type Store struct {
 	// lockedRangeReads counts the range reads that read the lock space
 	// (LockSetStats).
 	lockedRangeReads atomic.Uint64
+	// scans counts what range reads stepped over (scancost.go).
+	scans scanCounters
 	// iters keeps write-space iterators for latch-free reads; the applier
 	// tells it of every batch.
 	iters *iterCache
@@ -190,6 +210,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	popts.Levels = make([]pebble.LevelOptions, 7)
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		popts.Levels[i].BlockSize = blockSize
+		if opts.testingBlockSize != 0 {
+			popts.Levels[i].BlockSize = opts.testingBlockSize
+		}
 	}
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
@@ -232,6 +256,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		compactor:     compactor,
 		logger:        opts.Logger,
 	}
+	s.scans.off = opts.testingNoScanReports
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
 	compactor.start()
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {

@@ -1,0 +1,261 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestScanUnderChurn is a measurement, not a check: the workload of
+// bench/cmd/gcbench's churn mode in process, on the store alone (rows of
+// about 130 bytes, one-phase updates of random rows at a set rate, GC at
+// a safe point a life time behind, the compaction after GC), sampling a
+// full scan's time and what it stepped over (ScanCost) and the LSM's
+// shape. It runs only with PERCDB_SCAN_CHURN set to its duration, e.g.
+//
+//	PERCDB_SCAN_CHURN=3m go test ./kv -run TestScanUnderChurn -v -timeout 20m
+//
+// PERCDB_SCAN_CHURN_{ROWS,RATE,LIFE,INTERVAL,SAMPLE} change the rows
+// (100000), updates a second (2865), life time (1m), GC interval (30s) and
+// sample period (30s); PERCDB_SCAN_CHURN_READCOMPACT=0 turns the
+// read-triggered compaction off.
+func TestScanUnderChurn(t *testing.T) {
+	dur := churnEnv(t, "PERCDB_SCAN_CHURN", 0)
+	if dur == 0 {
+		t.Skip("a measurement: set PERCDB_SCAN_CHURN to its duration")
+	}
+	rows := int(churnEnvInt(t, "PERCDB_SCAN_CHURN_ROWS", 100000))
+	rate := churnEnvInt(t, "PERCDB_SCAN_CHURN_RATE", 2865)
+	life := churnEnv(t, "PERCDB_SCAN_CHURN_LIFE", time.Minute)
+	interval := churnEnv(t, "PERCDB_SCAN_CHURN_INTERVAL", 30*time.Second)
+	sample := churnEnv(t, "PERCDB_SCAN_CHURN_SAMPLE", 30*time.Second)
+	readCompact := os.Getenv("PERCDB_SCAN_CHURN_READCOMPACT") != "0"
+
+	ctx := context.Background()
+	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, Coprocessor: countCoprocessor{}, testingNoScanReports: !readCompact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rc := s.Regions()[0].Ctx()
+	clock := &churnClock{}
+	key := func(i int) []byte { return []byte(fmt.Sprintf("t\x80\x00\x00\x00\x00\x00\x00\x01_r%08d", i)) }
+	value := func(rnd *rand.Rand) []byte {
+		v := make([]byte, 130)
+		rnd.Read(v)
+		return v
+	}
+	put := func(keys [][]byte, rnd *rand.Rand) error {
+		muts := make([]Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = Mutation{Op: OpPut, Key: k, Value: value(rnd)}
+		}
+		startTS := clock.now()
+		resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 3000,
+			TryOnePC: true, MaxCommitTS: startTS + 1<<30})
+		if err != nil {
+			return err
+		}
+		if len(resp.Errors) > 0 {
+			return resp.Errors[0]
+		}
+		if resp.OnePCCommitTS == 0 {
+			return s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: clock.now()})
+		}
+		return nil
+	}
+	rnd := rand.New(rand.NewSource(1))
+	for lo := 0; lo < rows; lo += 1000 {
+		var batch [][]byte
+		for i := lo; i < min(lo+1000, rows); i++ {
+			batch = append(batch, key(i))
+		}
+		if err := put(batch, rnd); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var updates, conflicts atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the writer, paced to rate
+		defer wg.Done()
+		rnd := rand.New(rand.NewSource(2))
+		began := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if due := time.Duration(float64(updates.Load()) / float64(rate) * float64(time.Second)); time.Since(began) < due {
+				time.Sleep(due - time.Since(began))
+			}
+			if err := put([][]byte{key(rnd.Intn(rows))}, rnd); err != nil {
+				conflicts.Add(1)
+				continue
+			}
+			updates.Add(1)
+		}
+	}()
+	var deleted atomic.Uint64
+	wg.Add(1)
+	go func() { // GC, every interval at now - life
+		defer wg.Done()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			req := &GCRequest{Region: rc, SafePoint: tsAt(time.Now().Add(-life))}
+			for {
+				resp, err := s.GC(ctx, req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				deleted.Add(resp.VersionsDeleted)
+				if resp.Next == nil {
+					break
+				}
+				req.Start = resp.Next
+			}
+		}
+	}()
+	// A scan is a Coprocessor request counting the rows, as the server's
+	// SELECT SUM(k); its time is the CPU time of its thread (the walk
+	// runs in the caller's goroutine), which the machine's load changes
+	// less than the wall clock.
+	scan := func() (time.Duration, ScanCost) {
+		before := s.ScanCost()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu0 := threadCPU(t)
+		var resp *CoprocessorResponse
+		var err error
+		pprof.Do(ctx, pprof.Labels("churn", "scan"), func(ctx context.Context) {
+			resp, err = s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Start: key(0), Version: clock.now()})
+		})
+		took := threadCPU(t) - cpu0
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := strconv.Atoi(string(resp.Data)); n != rows || resp.Resume != nil {
+			t.Fatalf("scan counted %s rows (resume %q), want %d", resp.Data, resp.Resume, rows)
+		}
+		after := s.ScanCost()
+		return took, ScanCost{Keys: after.Keys - before.Keys, Records: after.Records - before.Records, Points: after.Points - before.Points}
+	}
+	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v", rows, rate, life, interval, readCompact)
+	t.Logf("| s | scan CPU ms (median of 5) | records/row | hidden points/row | L0 files | L0 sublevels | memtables | updates | deleted | compactions |")
+	began := time.Now()
+	sampleNow := func() {
+		var times []time.Duration
+		var cost ScanCost
+		for range 5 {
+			d, c := scan()
+			times = append(times, d)
+			cost = c
+		}
+		slices.Sort(times)
+		m := s.db.Metrics()
+		st := s.GCCompactionStats()
+		t.Logf("| %.0f | %.1f | %.2f | %.2f | %d | %d | %d | %d | %d | %d |", time.Since(began).Seconds(), float64(times[2].Microseconds())/1000,
+			float64(cost.Records)/float64(rows), float64(cost.Points-cost.Records)/float64(rows),
+			m.Levels[0].NumFiles, m.Levels[0].Sublevels, m.MemTable.Count, updates.Load(), deleted.Load(), st.Compactions)
+	}
+	sampleNow()
+	tick := time.NewTicker(sample)
+	end := time.After(dur)
+loop:
+	for {
+		select {
+		case <-tick.C:
+			sampleNow()
+		case <-end:
+			break loop
+		}
+	}
+	tick.Stop()
+	close(stop)
+	wg.Wait()
+	t.Logf("updates %d, failed %d; compaction after GC %+v; scans %+v", updates.Load(), conflicts.Load(), s.GCCompactionStats(), s.ScanCost())
+}
+
+// churnClock hands out increasing timestamps of the oracle's layout.
+type churnClock struct {
+	mu   sync.Mutex
+	last uint64
+}
+
+func (c *churnClock) now() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = max(c.last+1, tsAt(time.Now()))
+	return c.last
+}
+
+// tsAt is the first timestamp of t's millisecond (physical << 18).
+func tsAt(t time.Time) uint64 { return uint64(t.UnixMilli()) << 18 }
+
+func churnEnv(t *testing.T, name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d
+}
+
+func churnEnvInt(t *testing.T, name string, def int64) int64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// threadCPU is the CPU time of the calling thread so far.
+func threadCPU(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	const rusageThread = 1 // RUSAGE_THREAD
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// countCoprocessor's programs count the pairs they are fed.
+type countCoprocessor struct{}
+
+type countProgram struct{ n int }
+
+func (countCoprocessor) Compile([]byte) (CoprocessorProgram, error) { return &countProgram{}, nil }
+
+func (p *countProgram) Feed(_, _ []byte) (full, done bool, err error) {
+	p.n++
+	return false, false, nil
+}
+
+func (p *countProgram) Output() ([]byte, error) { return strconv.AppendInt(nil, int64(p.n), 10), nil }
