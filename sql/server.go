@@ -218,6 +218,8 @@ type Server struct {
 	status     *statusserver.Server
 	statusDone chan struct{}
 	openConns  atomic.Int64
+	// started is when Open began: COM_STATISTICS's uptime.
+	started time.Time
 	// sessions are the sessions by connection; recentSlow the latest
 	// slow statements and history the sampled metrics, for the console
 	// (consolesource.go).
@@ -249,7 +251,7 @@ const embeddedOracleTimeout = 30 * time.Second
 func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	cfg = cfg.withDefaults()
 	// srv, not s: a failing return sets s to nil before this defer runs.
-	srv := &Server{cfg: cfg, listener: cfg.Listener}
+	srv := &Server{cfg: cfg, listener: cfg.Listener, started: time.Now()}
 	s = srv
 	defer func() {
 		if err != nil {
@@ -379,6 +381,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		RequireSecureTransport: cfg.RequireSecureTransport,
 		RewritePrepare:         rewritePrepare,
 		MaxPacket:              maxAllowedPacket,
+		Statistics:             s.statisticsLine,
 	})
 	s.stmts = newStmtContexts()
 	// Before the server is made: its session manager keeps the list.

@@ -70,6 +70,10 @@ type Config struct {
 	// reads it. It is asked only of packets longer than 1 KiB, the
 	// variable's least value.
 	MaxPacket func() int
+	// Statistics, when set, returns the text COM_STATISTICS is answered
+	// with (MySQL's "Uptime: …  Threads: …  Questions: …" line); unset,
+	// "Uptime: 0".
+	Statistics func() string
 }
 
 // Listener wraps the connections its inner listener accepts in Conns.
@@ -368,6 +372,10 @@ func (c *Conn) command() error {
 		case mysql.ComBinlogDumpGTID, mysql.ComRegisterReplica:
 			if n < maxPayload {
 				return c.checkReplication()
+			}
+		case comStatistics, comRefresh, comDebug:
+			if n < maxPayload {
+				return c.adminCommand(cmd[0])
 			}
 		}
 	}

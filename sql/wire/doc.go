@@ -28,6 +28,11 @@
 //     COM_REGISTER_REPLICA whose names run past the packet (1835), and a
 //     handshake response shorter than its fixed part or with an auth
 //     length of 2^63 or more (1043);
+//   - the administrative commands vitess does not implement (1047)
+//     (admin.go): COM_STATISTICS is answered with Config.Statistics'
+//     line, COM_REFRESH and COM_DEBUG reach vitess as the statement they
+//     mean (a FLUSH, DO 0), so that their OK packets carry the session's
+//     status flags;
 //
 // It also writes what vitess cannot: the result sets of a CALL's
 // SELECTs (results.go, TextResultSet), which vitess, writing one result

@@ -42,6 +42,8 @@ func TestMariadbAdmin(t *testing.T) {
 		{[]string{"processlist"}, "| Id"},
 		{[]string{"create", "admindb"}, ""},
 		{[]string{"flush-logs", "flush-hosts", "flush-tables", "flush-privileges"}, ""},
+		{[]string{"status"}, "Uptime: "},   // COM_STATISTICS
+		{[]string{"refresh", "debug"}, ""}, // COM_REFRESH, COM_DEBUG
 		{[]string{"-f", "drop", "admindb"}, `Database "admindb" dropped`},
 	} {
 		if out := runTool(t, admin, host, port, "", c.args...); !strings.Contains(out, c.want) {
