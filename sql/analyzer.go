@@ -51,6 +51,7 @@ const (
 	globalStatusRuleID                                          // compat_globalstatus.go
 	callResultsRuleID                                           // procresults.go
 	procHandlersRuleID                                          // prochandlers.go
+	knownKillRuleID                                             // sql/compat/kill.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -108,6 +109,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// SHOW GLOBAL STATUS shows percdb's counters (compat_globalstatus.go):
 	// TestGlobalStatus.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: globalStatusRuleID, Apply: globalStatusRule})
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: knownKillRuleID, Apply: compat.KnownKill})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: compat.NotExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: compat.CollationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in

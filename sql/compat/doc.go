@@ -17,7 +17,8 @@
 //     the outer query inside a subquery (outeraggs.go), DISTINCT with
 //     ORDER BY (distinct.go), derived tables' column types (derived.go),
 //     UNION column types (union.go), windows over rows of no columns
-//     (window.go), unnamed indexes' names (indexnames.go);
+//     (window.go), unnamed indexes' names (indexnames.go), KILL of an
+//     unknown connection (kill.go);
 //   - rules over expressions: collations in hashing, DISTINCT, IN and
 //     set operations (collation.go, hashkey.go, setops.go, coercion.go),
 //     integer arithmetic (arith.go), exact SUM and AVG (aggregates.go),
