@@ -19,7 +19,7 @@ import (
 // than spaceRefreshEvery.
 func TestUsedSpaceIsCachedOffTheHeartbeat(t *testing.T) {
 	dir := t.TempDir()
-	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{})
+	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{ReserveSpace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
