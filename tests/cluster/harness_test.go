@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,12 +33,41 @@ const (
 // freeAddr returns a 127.0.0.1 address whose port was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		if handedOut.take(addr) {
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+}
+
+// handedOut is the addresses freeAddr returned in this test binary, so
+// that it never returns one twice: a port closed after it was picked is
+// free to the kernel's next pick, and two addresses of one member once
+// came out the same (pd's listener and its status port: "bind: address
+// already in use", TestDeadlockAcrossStores in a CI rehearsal).
+var handedOut = addrSet{taken: map[string]bool{}}
+
+// addrSet is a set of addresses safe for concurrent use.
+type addrSet struct {
+	mu    sync.Mutex
+	taken map[string]bool
+}
+
+// take adds addr and reports whether it was not in the set.
+func (s *addrSet) take(addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.taken[addr] {
+		return false
+	}
+	s.taken[addr] = true
+	return true
 }
 
 // port returns the port of host:port addr.
