@@ -58,9 +58,8 @@ func refreshStatement(flags byte) string {
 	return "DO 0"
 }
 
-// adminCommand reads a COM_REFRESH, COM_DEBUG or COM_STATISTICS of n
-// payload bytes (one packet) and answers it or hands vitess the
-// statement it means.
+// adminCommand reads a COM_REFRESH, COM_DEBUG or COM_STATISTICS (cmd,
+// one packet) and answers it or hands vitess the statement it means.
 func (c *Conn) adminCommand(cmd byte) error {
 	_, payload, seq, err := c.readCommand()
 	if err != nil {
