@@ -2,7 +2,6 @@ package pd
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/percdb/percdb/pd/pdpb"
@@ -132,24 +131,33 @@ func leaderTolerance(v *leaderView) int {
 }
 
 // balanceLeaders returns the leader transfer to ask of store, which
-// leads the regions leading, if any.
-func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading []uint64) ([]*pdpb.TransferLeader, error) {
-	if len(leading) == 0 {
-		return nil, nil
-	}
+// leads the regions leadingOf returns, if any. The regions are looked at
+// only when a live UP store leads fewer than store by the band.
+func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading *leadSet) ([]*pdpb.TransferLeader, error) {
 	c, err := s.dir.view(ctx)
 	if err != nil {
 		return nil, err
 	}
 	_, leaders := c.counts()
-	ids := slices.Clone(leading)
-	slices.Sort(ids)
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
 	v := s.leaderViewLocked(c, leaders, c.storeList(), time.Now())
 	band := 2 + 2*leaderTolerance(v)
 	if v.count[store] < band {
 		return nil, nil
+	}
+	fewest := -1
+	for p, status := range v.up {
+		if p != store && status == pdpb.StoreStatus_UP && s.storeLiveLocked(p, v.now) && (fewest < 0 || v.count[p] < fewest) {
+			fewest = v.count[p]
+		}
+	}
+	if fewest < 0 || v.count[store]-fewest < band {
+		return nil, nil
+	}
+	ids, err := leading.list()
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		r, _, _ := c.record(id)

@@ -1,6 +1,7 @@
 package pd
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -71,6 +72,19 @@ type dirCache struct {
 	// by size reads them.
 	sizes   map[uint64]uint64
 	weights map[uint64]int64
+	// held and led index the live records by store: the regions with a
+	// replica on each store and those each store leads, each region
+	// counted once per record naming it (a split's records overlap for a
+	// moment); learning counts the records of each region with learners
+	// (a change under way). A heartbeat reads these instead of walking
+	// every region (heartbeat.go).
+	held, led map[uint64]map[uint64]int
+	learning  map[uint64]int
+	// storeRevs is, for each store, the revision of the last change of
+	// a record with a replica on it (before or after the change), no
+	// lower than base: the region list a heartbeat answered the store as
+	// of a revision is still current while this is not above it.
+	storeRevs map[uint64]int64
 	// safePoint is the GC safe point (gc.go) and safePointRev its key's
 	// revision (0: none yet): every store heartbeat answers it.
 	safePoint    uint64
@@ -112,7 +126,8 @@ func (d *directory) readCache(ctx context.Context) (*dirCache, error) {
 		return nil, fmt.Errorf("pd: load the directory: %w", err)
 	}
 	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{},
-		replicas: map[uint64]int{}, leaders: map[uint64]int{}, sizes: map[uint64]uint64{}, weights: map[uint64]int64{}}
+		replicas: map[uint64]int{}, leaders: map[uint64]int{}, sizes: map[uint64]uint64{}, weights: map[uint64]int64{},
+		held: map[uint64]map[uint64]int{}, led: map[uint64]map[uint64]int{}, learning: map[uint64]int{}, storeRevs: map[uint64]int64{}}
 	for _, kv := range resp.Kvs {
 		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
 			return nil, err
@@ -271,8 +286,8 @@ func (c *dirCache) applyLocked(key string, value []byte, deleted bool, rev int64
 			c.regions[start] = e
 		}
 		wasLive := e.rec != nil
-		c.tally(e.rec, -1)
-		c.tally(r, 1)
+		c.tally(e.rec, -1, rev)
+		c.tally(r, 1, rev)
 		e.rec, e.rev = r, rev
 		i, found := c.search(start)
 		switch {
@@ -288,17 +303,62 @@ func (c *dirCache) applyLocked(key string, value []byte, deleted bool, rev int64
 // tally adds delta to the counts of r's replicas (its peers, or its
 // leader's store when it lists none, as hasPeer counts them), delta
 // times their weight to the stores' weights, and delta to its leader's
-// leaderships; r nil counts nothing. c.mu held.
-func (c *dirCache) tally(r *pdpb.Region, delta int) {
+// leaderships, indexes r by store (held, led, learning) and marks its
+// stores changed at rev; r nil counts nothing. c.mu held.
+func (c *dirCache) tally(r *pdpb.Region, delta int, rev int64) {
 	if r == nil {
 		return
 	}
+	id := r.GetId()
 	c.leaders[r.GetStoreId()] += delta
-	w := int64(delta) * replicaWeight(c.sizes[r.GetId()])
+	index(c.led, r.GetStoreId(), id, delta)
+	if len(r.GetLearners()) > 0 {
+		if c.learning[id] += delta; c.learning[id] <= 0 {
+			delete(c.learning, id)
+		}
+	}
+	w := int64(delta) * replicaWeight(c.sizes[id])
 	for _, p := range replicaStores(r) {
 		c.replicas[p] += delta
 		c.weights[p] += w
+		index(c.held, p, id, delta)
+		c.storeRevs[p] = max(c.storeRevs[p], rev)
 	}
+}
+
+// index adds delta to region id's count under store in m, dropping
+// what falls to zero.
+func index(m map[uint64]map[uint64]int, store, id uint64, delta int) {
+	ids := m[store]
+	if ids == nil {
+		ids = map[uint64]int{}
+		m[store] = ids
+	}
+	if ids[id] += delta; ids[id] <= 0 {
+		delete(ids, id)
+	}
+}
+
+// storeRevision is the revision of the last change of a record with a
+// replica on store (at least the load's).
+func (c *dirCache) storeRevision(store uint64) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return max(c.base, c.storeRevs[store])
+}
+
+// ledBy returns the regions store leads by the records, sorted.
+func (c *dirCache) ledBy(store uint64) []uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Sorted(maps.Keys(c.led[store]))
+}
+
+// learners returns the regions whose record has learners, sorted.
+func (c *dirCache) learners() []uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Sorted(maps.Keys(c.learning))
 }
 
 // replicaStores returns the stores holding r's replicas: its peers, or
@@ -454,15 +514,21 @@ func (c *dirCache) at(start []byte) (*pdpb.Region, int64) {
 }
 
 // regionsOn returns the regions with a replica on store (shared), by
-// start key.
-func (c *dirCache) regionsOn(store uint64) []*pdpb.Region {
+// start key, and the revision they are as of (storeRevision): from the
+// store's index, not a walk over every region.
+func (c *dirCache) regionsOn(store uint64) ([]*pdpb.Region, int64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var out []*pdpb.Region
-	for _, e := range c.sorted {
-		if hasPeer(e.rec, store) {
+	out := make([]*pdpb.Region, 0, len(c.held[store]))
+	for id := range c.held[store] {
+		ix := c.ids[id]
+		if ix == nil || ix.deleted {
+			continue
+		}
+		if e := c.regions[ix.start]; e != nil && e.rec != nil && e.rec.GetId() == id && hasPeer(e.rec, store) {
 			out = append(out, e.rec)
 		}
 	}
-	return out
+	slices.SortFunc(out, func(a, b *pdpb.Region) int { return bytes.Compare(a.GetStart(), b.GetStart()) })
+	return out, max(c.base, c.storeRevs[store])
 }

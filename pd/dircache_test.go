@@ -3,6 +3,7 @@ package pd
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -82,8 +83,8 @@ func TestDirectoryCacheMirrorsEtcd(t *testing.T) {
 	wrong := proto.Clone(r).(*pdpb.Region)
 	wrong.StoreId = stores[0]
 	c.mu.Lock()
-	c.tally(c.regions["m"].rec, -1)
-	c.tally(wrong, 1)
+	c.tally(c.regions["m"].rec, -1, 1)
+	c.tally(wrong, 1, 1)
 	c.regions["m"].rec, c.regions["m"].rev = wrong, 1
 	c.mu.Unlock()
 	beat(stores[2], []uint64{second.GetFirst()}, right) // fails its condition: the cache reads the key again
@@ -173,6 +174,27 @@ func sameAsEtcd(t *testing.T, s *Server) {
 	maps.DeleteFunc(gotLeaders, func(_ uint64, n int) bool { return n == 0 })
 	if !maps.Equal(gotReplicas, wantReplicas) || !maps.Equal(gotLeaders, wantLeaders) {
 		t.Fatalf("cached counts: replicas %v, leaders %v; over etcd's regions: %v, %v", gotReplicas, gotLeaders, wantReplicas, wantLeaders)
+	}
+	// The indexes by store are etcd's records by store.
+	for _, st := range wantStores {
+		id := st.GetId()
+		var held []*pdpb.Region
+		var led []uint64
+		for _, r := range wantRegions {
+			if hasPeer(r, id) {
+				held = append(held, r)
+			}
+			if r.GetStoreId() == id {
+				led = append(led, r.GetId())
+			}
+		}
+		slices.Sort(led)
+		if got, _ := c.regionsOn(id); !protoListsEqual(got, held) {
+			t.Fatalf("store %d's regions in the cache %v, etcd's %v", id, got, held)
+		}
+		if got := c.ledBy(id); !slices.Equal(got, led) {
+			t.Fatalf("store %d leads %v by the cache's index, %v by etcd's records", id, got, led)
+		}
 	}
 	wantSP, wantRev, err := fromEtcd.gcSafePoint(ctx)
 	if err != nil {

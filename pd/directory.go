@@ -350,15 +350,28 @@ func hasPeer(r *pdpb.Region, storeID uint64) bool {
 // configuration as its leader reported it (rep, may be nil) when it is
 // newer than the record's (a higher conf_ver): the peers become its
 // voters and learners, so that a store added as a learner is told of the
-// region in its next heartbeat, and a store removed is not.
-func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, storeID uint64, rep *pdpb.RegionReport) error {
+// region in its next heartbeat, and a store removed is not. retry: the
+// claim was not taken (the record changed meanwhile, or does not list
+// the store as a peer): the store is to send it again.
+func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, storeID uint64, rep *pdpb.RegionReport) (bool, error) {
 	cur, key, rev, err := d.recordByID(ctx, id)
 	if err != nil || cur == nil {
-		return err
+		// No record (its report's range not taken): the claim goes again.
+		return err == nil, err
+	}
+	newerConf := rep.GetConfVer() > cur.GetConfVer() && slices.Contains(rep.GetVoters(), storeID)
+	if !newerConf && cur.GetStoreId() == storeID {
+		return false, nil // as recorded: no copy, no write
+	}
+	if !newerConf && !hasPeer(cur, storeID) {
+		// A leader the record does not list as a peer: its report of
+		// the configuration is behind the record's, or missing; the
+		// claim goes again (a partial heartbeat would drop it).
+		return true, nil
 	}
 	r := proto.Clone(cur).(*pdpb.Region)
 	changed := false
-	if rep.GetConfVer() > r.GetConfVer() && slices.Contains(rep.GetVoters(), storeID) {
+	if newerConf {
 		peers := slices.Concat(rep.GetVoters(), rep.GetLearners())
 		slices.Sort(peers)
 		r.Peers, r.Learners, r.ConfVer = slices.Compact(peers), slices.Clone(rep.GetLearners()), rep.GetConfVer()
@@ -369,32 +382,35 @@ func (d *directory) setLeader(ctx context.Context, guard clientv3.Cmp, id, store
 		changed = true
 	}
 	if !changed {
-		return nil
+		return false, nil
 	}
 	rec, err := proto.Marshal(r)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// Only if the record did not change meanwhile (a split, or another
 	// leader's report: the next heartbeat settles it).
 	txn, err := d.commit(ctx, []clientv3.Cmp{guard, clientv3.Compare(clientv3.ModRevision(key), "=", rev)}, clientv3.OpPut(key, string(rec)))
 	if err != nil {
-		return fmt.Errorf("pd: region %d: set leader: %w", id, err)
+		return false, fmt.Errorf("pd: region %d: set leader: %w", id, err)
 	}
 	if !txn.Succeeded {
-		return d.checkGuard(ctx, guard)
+		return true, d.checkGuard(ctx, guard)
 	}
-	return nil
+	return false, nil
 }
 
-// regionsOf lists the regions with a replica on storeID.
-func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Region, error) {
+// regionsOf lists the regions with a replica on storeID, and the
+// revision the list is as of (0: read from etcd outside a term's cache,
+// not to be compared).
+func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Region, int64, error) {
 	if c := d.cache.Load(); c != nil {
-		return c.regionsOn(storeID), nil
+		list, rev := c.regionsOn(storeID)
+		return list, rev, nil
 	}
 	all, err := d.regions(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []*pdpb.Region
 	for _, r := range all {
@@ -402,7 +418,7 @@ func (d *directory) regionsOf(ctx context.Context, storeID uint64) ([]*pdpb.Regi
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out, 0, nil
 }
 
 // regions lists every region, by start key. The records may be the
@@ -475,17 +491,17 @@ func (w windowStore) Save(ctx context.Context, bound uint64) error {
 // parent's old record for a moment (a key is routed by the record with
 // the greatest start at or below it, so the newer half wins); a record
 // that changed meanwhile is left for the next heartbeat.
-func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store uint64, rep *pdpb.RegionReport) error {
+func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store uint64, rep *pdpb.RegionReport) (bool, error) {
 	if rep.GetVersion() == 0 {
-		return nil // a node that predates splits
+		return false, nil // a node that predates splits
 	}
 	id := rep.GetRegionId()
 	cur, curKey, curRev, err := d.recordByID(ctx, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if cur != nil && cur.GetVersion() >= rep.GetVersion() {
-		return nil
+		return false, nil
 	}
 	next := &pdpb.Region{Id: id, Start: rep.GetStart(), End: rep.GetEnd(), Version: rep.GetVersion()}
 	if cur != nil {
@@ -498,14 +514,14 @@ func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store u
 	key := regionKey(next.GetStart())
 	old, atRev, err := d.regionAt(ctx, next.GetStart())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if old != nil && old.GetId() != id && old.GetVersion() >= next.GetVersion() {
-		return nil // a newer region starts there (the report is stale)
+		return false, nil // a newer region starts there (the report is stale)
 	}
 	rec, err := proto.Marshal(next)
 	if err != nil {
-		return err
+		return false, err
 	}
 	cmps := []clientv3.Cmp{guard, clientv3.Compare(clientv3.ModRevision(key), "=", atRev)}
 	ops := []clientv3.Op{clientv3.OpPut(key, string(rec)), clientv3.OpPut(regionIDKey(id), string(next.GetStart()))}
@@ -515,12 +531,12 @@ func (d *directory) updateRange(ctx context.Context, guard clientv3.Cmp, store u
 	}
 	txn, err := d.commit(ctx, cmps, ops...)
 	if err != nil {
-		return fmt.Errorf("pd: region %d: update range: %w", id, err)
+		return false, fmt.Errorf("pd: region %d: update range: %w", id, err)
 	}
 	if !txn.Succeeded {
-		return d.checkGuard(ctx, guard)
+		return true, d.checkGuard(ctx, guard)
 	}
-	return nil
+	return false, nil
 }
 
 // recordByID returns region id's record, its etcd key and that key's

@@ -33,6 +33,18 @@
 // that a heartbeat costs no etcd read and no walk over every region: its
 // cost follows the regions its store reports.
 //
+// # Heartbeats
+//
+// heartbeat.go: a store's heartbeat is full (every region it holds) or
+// partial (the regions whose report changed since pd acknowledged it: a
+// node's own choice between full reports, TiKV's region heartbeats); pd
+// keeps what it has of the others, answers the store's region list only
+// when one of them changed since the revision the node holds, looks at
+// the regions the store leads only when a decision may have something to
+// do, and asks for a full report when it has had none from the store in
+// its term. A partial heartbeat in which nothing changed costs the same
+// with 1,000 regions as with 10,000.
+//
 // # Leadership
 //
 // Members campaign for leadership with etcd's election (a lease of
@@ -67,7 +79,8 @@
 // A region's leader splits it with an id from AllocID (a split names no
 // new peers: raft ids are store ids); every store reports its regions'
 // ranges and versions with each heartbeat, and the directory takes the
-// newer (directory.go's updateRange). With each heartbeat pd may ask the
+// newer (directory.go's updateRange; a partial heartbeat reports the
+// changed ones). With each heartbeat pd may ask the
 // store to hand one leadership to a peer store that leads fewer regions
 // by a tolerance band, counting the transfers it asked that have not
 // landed yet (balance.go).

@@ -21,20 +21,26 @@ import (
 // nodes do; and on 30 stores, each holding a tenth of the regions (its
 // heartbeat reports those: what it costs beyond them is what the
 // cluster's size adds). Nothing changes, so the figure is what pd reads
-// and decides per heartbeat.
+// and decides per heartbeat: for full heartbeats (report=full, every
+// region, as a node sends every FullReportInterval) and for partial ones
+// (report=partial: no region changed, the node holds pd's list as of the
+// revision pd last answered; what a KV node sends between full reports).
 func BenchmarkStoreHeartbeat(b *testing.B) {
 	for _, c := range []struct{ regions, stores int }{{1000, 3}, {10000, 3}, {10000, 30}} {
-		name := fmt.Sprintf("regions=%d", c.regions)
-		if c.stores != 3 {
-			name += fmt.Sprintf("/stores=%d", c.stores)
+		for _, partial := range []bool{false, true} {
+			name := fmt.Sprintf("regions=%d", c.regions)
+			if c.stores != 3 {
+				name += fmt.Sprintf("/stores=%d", c.stores)
+			}
+			name += map[bool]string{false: "/report=full", true: "/report=partial"}[partial]
+			b.Run(name, func(b *testing.B) {
+				benchmarkStoreHeartbeat(b, c.regions, c.stores, partial)
+			})
 		}
-		b.Run(name, func(b *testing.B) {
-			benchmarkStoreHeartbeat(b, c.regions, c.stores)
-		})
 	}
 }
 
-func benchmarkStoreHeartbeat(b *testing.B, n, storeCount int) {
+func benchmarkStoreHeartbeat(b *testing.B, n, storeCount int, partial bool) {
 	ctx := context.Background()
 	cfg, s, svc, stores := openWithStores(b)
 	for i := len(stores); i < storeCount; i++ {
@@ -126,14 +132,18 @@ func benchmarkStoreHeartbeat(b *testing.B, n, storeCount int) {
 		}
 		return resp
 	}
-	for _, req := range reqs {
-		beat(req)
+	for j, req := range reqs {
+		resp := beat(req)
+		if partial {
+			reqs[j] = &pdpb.StoreHeartbeatRequest{StoreId: req.GetStoreId(), Addr: req.GetAddr(), Partial: true, RegionsRevision: resp.GetRegionsRevision()}
+			held[j] = 0 // the list is not answered again
+		}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		j := i % storeCount
 		resp := beat(reqs[j])
-		if len(resp.GetRegions()) != held[j] || len(resp.GetChanges()) != 0 || len(resp.GetTransfers()) != 0 {
+		if len(resp.GetRegions()) != held[j] || resp.GetRegionsUnchanged() != partial || len(resp.GetChanges()) != 0 || len(resp.GetTransfers()) != 0 {
 			b.Fatalf("heartbeat answered %d regions, %d changes %v, %d transfers; want %d, 0, 0",
 				len(resp.GetRegions()), len(resp.GetChanges()), resp.GetChanges(), len(resp.GetTransfers()), held[j])
 		}

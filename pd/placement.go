@@ -236,7 +236,7 @@ func (s *Server) movedOffLocked(region, store uint64, now time.Time) bool {
 // leads, a leader transfer for a move whose source is itself, and at most
 // one new move. It also retires finished moves and marks drained stores
 // as tombstones.
-func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading []uint64, repaired map[uint64]bool) ([]*pdpb.ChangePeer, []*pdpb.TransferLeader, error) {
+func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading *leadSet, repaired map[uint64]bool) ([]*pdpb.ChangePeer, []*pdpb.TransferLeader, error) {
 	c, err := s.dir.view(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -272,10 +272,20 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	}
 	var changes []*pdpb.ChangePeer
 	var transfers []*pdpb.TransferLeader
-	led := map[uint64]bool{}
-	for _, id := range leading {
-		led[id] = true
+	// The moves under way and the learners no move stands for are all
+	// a heartbeat carries on: the regions with neither are left alone
+	// here, whatever their number.
+	var carried []uint64
+	for id := range s.moves {
+		carried = append(carried, id)
+	}
+	carried = append(carried, c.learners()...)
+	slices.Sort(carried)
+	for _, id := range slices.Compact(carried) {
 		m, r := s.moves[id], v.region(id)
+		if !leading.has(id, r) {
+			continue
+		}
 		if m == nil && r != nil && r.GetStoreId() == leader && !repaired[id] && len(s.moves) < s.cfg.MaxMoves {
 			if m = s.resumeLocked(v, r); m != nil {
 				s.moves[id] = m
@@ -296,6 +306,18 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	if len(s.moves) >= s.cfg.MaxMoves {
 		return changes, transfers, nil
 	}
+	if !s.moveWantedLocked(v) {
+		s.noteNoTargetLocked(v, nil)
+		return changes, transfers, nil
+	}
+	ids, err := leading.list()
+	if err != nil {
+		return nil, nil, err
+	}
+	led := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		led[id] = true
+	}
 	if m := s.pickMoveLocked(v, leader, led, repaired); m != nil {
 		s.moves[m.region] = m
 		s.cfg.Logger.Info("pd: moving a replica", "region", m.region, "from", m.from, "to", m.to, "reason", m.reason,
@@ -310,6 +332,34 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 		}
 	}
 	return changes, transfers, nil
+}
+
+// moveWantedLocked reports whether a new move may be wanted: a replica
+// is on a store being drained or low on space, or a store a balance move
+// could take from weighs at least minReplicaWeight more than the
+// lightest balance target (a balance move narrows the difference
+// between its stores by no more than the difference itself, and
+// pickMoveLocked wants it narrowed by minReplicaWeight). hbMu held.
+func (s *Server) moveWantedLocked(v *placementView) bool {
+	var heaviest, lightest int64
+	sources, targets := false, false
+	for id, st := range v.stores {
+		if v.count[id] > 0 {
+			switch {
+			case st.GetStatus() == pdpb.StoreStatus_OFFLINE:
+				return true
+			case !s.placeableLocked(id, v.now):
+			case s.lowSpace(s.space[id], 0):
+				return true
+			case !sources || v.weight[id] > heaviest:
+				heaviest, sources = v.weight[id], true
+			}
+		}
+		if s.canHoldLocked(v, id, true) && (!targets || v.weight[id] < lightest) {
+			lightest, targets = v.weight[id], true
+		}
+	}
+	return sources && targets && heaviest-lightest >= minReplicaWeight
 }
 
 // handOffLocked returns the voter of r, other than leader, to hand r's

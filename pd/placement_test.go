@@ -41,6 +41,22 @@ type placementSim struct {
 	// while another store could have taken it.
 	movedOff  map[uint64][]uint64
 	movedBack []string
+	// partial: after a store's first (full) heartbeat, it reports only
+	// the regions whose report changed since pd acknowledged it, as KV
+	// nodes do; sent is what pd acknowledged of each region's report (by
+	// region), fullSent the stores that sent a full heartbeat and were
+	// not asked for another.
+	partial  bool
+	sent     map[uint64]string
+	fullSent map[uint64]bool
+}
+
+// reportModes runs f with the sim's stores sending full heartbeats, then
+// partial ones: pd decides alike.
+func reportModes(t *testing.T, f func(t *testing.T, partial bool)) {
+	for _, partial := range []bool{false, true} {
+		t.Run(map[bool]string{false: "full", true: "partial"}[partial], func(t *testing.T) { f(t, partial) })
+	}
 }
 
 // round runs one heartbeat of every store and reports whether pd asked
@@ -60,9 +76,16 @@ func (s *placementSim) beat(st uint64) bool {
 	s.t.Helper()
 	ctx := context.Background()
 	asked := false
-	req := &pdpb.StoreHeartbeatRequest{StoreId: st, Space: s.space[st]}
+	partial := s.partial && s.fullSent[st]
+	req := &pdpb.StoreHeartbeatRequest{StoreId: st, Space: s.space[st], Partial: partial}
+	says := map[uint64]string{}
 	for _, r := range s.regions {
 		if r.leader == st {
+			fp := fmt.Sprint(st, r.confVer, r.voters, r.learners, r.size, r.start, r.end)
+			if partial && s.sent[r.id] == fp {
+				continue
+			}
+			says[r.id] = fp
 			req.Leading = append(req.Leading, r.id)
 			rep := &pdpb.RegionReport{RegionId: r.id, ConfVer: r.confVer, Voters: slices.Clone(r.voters), Learners: slices.Clone(r.learners),
 				Start: []byte(r.start), Version: 2, ApproximateSize: r.size}
@@ -75,6 +98,14 @@ func (s *placementSim) beat(st uint64) bool {
 	resp, err := s.c.StoreHeartbeat(ctx, req)
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	if s.partial {
+		for id, fp := range says {
+			if !slices.Contains(resp.GetResend(), id) {
+				s.sent[id] = fp
+			}
+		}
+		s.fullSent[st] = !resp.GetFullReportWanted()
 	}
 	for _, c := range resp.GetChanges() {
 		r := s.region(c.GetRegionId())
@@ -132,7 +163,8 @@ func newPlacementSim(t *testing.T, stores int) *placementSim {
 	t.Helper()
 	cfg := pdConfig(t, t.TempDir())
 	cfg.Replicas = 3
-	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}, movedOff: map[uint64][]uint64{}}
+	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}, movedOff: map[uint64][]uint64{},
+		sent: map[uint64]string{}, fullSent: map[uint64]bool{}}
 	for i := range stores {
 		id, err := sim.c.PutStore(context.Background(), 0, fmt.Sprintf("127.0.0.1:%d", i+1))
 		if err != nil {
@@ -230,9 +262,12 @@ func (s *placementSim) store(id uint64) *pdpb.Store {
 // tombstone; a drain that would leave fewer stores than replicas is
 // refused; a store low on space gets no replica and has its replicas
 // moved to a store with room.
-func TestReplicaPlacement(t *testing.T) {
+func TestReplicaPlacement(t *testing.T) { reportModes(t, testReplicaPlacement) }
+
+func testReplicaPlacement(t *testing.T, partial bool) {
 	ctx := context.Background()
 	sim := newPlacementSim(t, 3)
+	sim.partial = partial
 	c := sim.c
 	// Six regions (five splits), all led by the first store.
 	sim.sixRegions(sim.stores)
@@ -366,8 +401,11 @@ func TestBalanceNearTheLowSpaceLine(t *testing.T) {
 // voter removed, and the region is balanced as others are. (Placement,
 // leader balance and new moves skip a region with a learner, so such a
 // region stayed still for good.)
-func TestLearnerLeftByAMoveIsPromoted(t *testing.T) {
+func TestLearnerLeftByAMoveIsPromoted(t *testing.T) { reportModes(t, testLearnerLeftByAMoveIsPromoted) }
+
+func testLearnerLeftByAMoveIsPromoted(t *testing.T, partial bool) {
 	sim := newPlacementSim(t, 4)
+	sim.partial = partial
 	sim.sixRegions(sim.stores[:3])
 	left := sim.regions[0]
 	left.learners, left.confVer = []uint64{sim.stores[3]}, 2
@@ -447,9 +485,12 @@ func TestNoMoveBackOntoAStoreJustLeft(t *testing.T) {
 // of the bytes (a replica weighs its region's size), not of the replicas
 // alone; by count the fourth store took eleven small replicas, 11 MiB
 // against the others' 900 MiB.
-func TestBalanceBySize(t *testing.T) {
+func TestBalanceBySize(t *testing.T) { reportModes(t, testBalanceBySize) }
+
+func testBalanceBySize(t *testing.T, partial bool) {
 	ctx := context.Background()
 	sim := newPlacementSim(t, 4)
+	sim.partial = partial
 	first, err := sim.c.GetRegion(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

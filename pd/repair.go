@@ -61,14 +61,20 @@ func (s *Server) storeLiveLocked(id uint64, now time.Time) bool {
 // leads the regions leading: for each of them with a peer on a down
 // store, replace it by the region's learner if it has one on a live
 // store (a repair under way), else by a replica on the live store with
-// no peer of the region that holds the fewest replicas.
-func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []uint64) ([]*pdpb.ChangePeer, error) {
-	if len(leading) == 0 {
-		return nil, nil
-	}
+// no peer of the region that holds the fewest replicas. The regions are
+// looked at only while a store holding replicas is down or a repair is
+// under way (noted): otherwise there is nothing to repair.
+func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading *leadSet) ([]*pdpb.ChangePeer, error) {
 	now := time.Now()
+	if need, err := s.repairWanted(ctx, t, now); err != nil || !need {
+		return nil, err
+	}
+	ids, err := leading.list()
+	if err != nil {
+		return nil, err
+	}
 	var out []*pdpb.ChangePeer
-	for _, id := range leading {
+	for _, id := range ids {
 		// The record, shared: read, not modified.
 		r, _, _, err := s.dir.recordByID(ctx, id)
 		if err != nil {
@@ -111,6 +117,28 @@ func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading []
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// repairWanted reports whether a store holding replicas is down or a
+// repair pd asked has not been seen done.
+func (s *Server) repairWanted(ctx context.Context, t *term, now time.Time) (bool, error) {
+	s.hbMu.Lock()
+	pending := len(s.repairing) > 0
+	s.hbMu.Unlock()
+	if pending {
+		return true, nil
+	}
+	c, err := s.dir.view(ctx)
+	if err != nil {
+		return false, err
+	}
+	count, _ := c.counts()
+	for id, n := range count {
+		if n > 0 && s.storeDown(t, id, now) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // spareStore returns the live UP store with room (not low on space,

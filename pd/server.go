@@ -130,6 +130,9 @@ type term struct {
 	// since is when the term began: a store not heard from in this term
 	// counts as last heard from then.
 	since time.Time
+	// reported are the stores that sent a full heartbeat in this term
+	// (heartbeat.go); hbMu held.
+	reported map[uint64]bool
 }
 
 // Open starts the embedded etcd member and pd's gRPC service, and
@@ -296,7 +299,7 @@ func (s *Server) lead(ctx context.Context) error {
 		s.dir.noteSize(id, size)
 	}
 	s.hbMu.Unlock()
-	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now()}
+	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now(), reported: map[uint64]bool{}}
 	s.mu.Lock()
 	s.term = t
 	s.mu.Unlock()

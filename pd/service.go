@@ -1,11 +1,9 @@
 package pd
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -81,7 +79,8 @@ func (s *Server) beat(id uint64) {
 
 // StoreHeartbeat implements pdpb.PDServer. A heartbeat from an address
 // other than the registered one updates the registration (a store moved);
-// the regions the store says it leads are routed to it from now on.
+// the regions the store says it leads are routed to it from now on
+// (heartbeat.go).
 func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeatRequest) (*pdpb.StoreHeartbeatResponse, error) {
 	defer p.s.noteSlowHeartbeat(req, time.Now())
 	t, err := p.s.leader()
@@ -101,77 +100,7 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		}
 	}
 	p.s.beat(st.Id)
-	p.s.hbMu.Lock()
-	delete(p.s.unreported, st.Id)
-	if sp := req.GetSpace(); sp != nil {
-		p.s.space[st.Id] = sp
-	}
-	p.s.hbMu.Unlock()
-	reports := map[uint64]*pdpb.RegionReport{}
-	for _, rep := range req.GetReports() {
-		reports[rep.GetRegionId()] = rep
-	}
-	// Ranges first, by start key descending: a split's right half is
-	// recorded before its left half's record shrinks, so that no key is
-	// left without a region for a moment.
-	byStart := slices.Clone(req.GetReports())
-	slices.SortFunc(byStart, func(a, b *pdpb.RegionReport) int { return bytes.Compare(b.GetStart(), a.GetStart()) })
-	for _, rep := range byStart {
-		if err := p.s.dir.updateRange(ctx, t.guard, st.Id, rep); err != nil {
-			return nil, toStatus(err)
-		}
-	}
-	for _, id := range req.GetLeading() {
-		if err := p.s.dir.setLeader(ctx, t.guard, id, st.Id, reports[id]); err != nil {
-			return nil, toStatus(err)
-		}
-	}
-	p.s.hbMu.Lock()
-	for _, id := range req.GetLeading() {
-		if rep := reports[id]; rep != nil {
-			p.s.sizes[id] = rep.GetApproximateSize()
-			p.s.dir.noteSize(id, rep.GetApproximateSize())
-			if l := rep.GetLoad(); l != nil {
-				p.s.loads[id] = l
-				p.s.addLoad(id, st.Id, l)
-			}
-		}
-	}
-	prune := time.Since(p.s.prunedAt) >= regionStatsPruneInterval
-	p.s.hbMu.Unlock()
-	if prune {
-		if err := p.s.pruneRegionStats(ctx); err != nil {
-			return nil, toStatus(err)
-		}
-	}
-	regions, err := p.s.dir.regionsOf(ctx, st.Id)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	changes, err := p.s.repairs(ctx, t, st.Id, req.GetLeading())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	repaired := map[uint64]bool{}
-	for _, c := range changes {
-		repaired[c.GetRegionId()] = true
-	}
-	moves, handOffs, err := p.s.placements(ctx, t, st.Id, req.GetLeading(), repaired)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	changes = append(changes, moves...)
-	transfers := handOffs
-	if len(transfers) == 0 {
-		if transfers, err = p.s.balanceLeaders(ctx, st.Id, req.GetLeading()); err != nil {
-			return nil, toStatus(err)
-		}
-	}
-	sp, _, err := p.s.dir.gcSafePoint(ctx)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &pdpb.StoreHeartbeatResponse{Regions: regions, Changes: changes, GcSafePoint: sp, Transfers: transfers}, nil
+	return p.s.heartbeat(ctx, t, st.Id, req)
 }
 
 // withStore answers a region with the store that serves it: its leader as

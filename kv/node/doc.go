@@ -14,7 +14,10 @@
 // serving. Then it heartbeats pd every HeartbeatInterval, and at once
 // when one of its replicas starts or stops leading, telling pd which
 // regions it leads (pd sends clients there) and taking the regions pd
-// lists. The store id and the regions with their peers are kept in
+// lists. A heartbeat reports only the regions whose report changed since
+// pd acknowledged it, and pd answers the list only when it changed
+// (report.go); every region goes in a full report, the node's first, one
+// every Config.FullReportInterval and one whenever pd asks. The store id and the regions with their peers are kept in
 // DataDir/store-state (a pdpb.StoreState), written atomically, so a
 // restarted node takes part in its groups even before pd answers again.
 // The store applies without syncing: the raft log, synced once per round,

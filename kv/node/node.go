@@ -53,6 +53,10 @@ type Config struct {
 	// HeartbeatInterval is how often the node heartbeats pd and learns
 	// its regions. Default 1 s.
 	HeartbeatInterval time.Duration
+	// FullReportInterval is how often a heartbeat reports every region,
+	// not only the changed ones (report.go). Default
+	// DefaultFullReportInterval.
+	FullReportInterval time.Duration
 	// PDTimeout bounds each pd call's retries. Default 15 s.
 	PDTimeout time.Duration
 	// SplitSize is the size above which a region this node leads is
@@ -109,6 +113,8 @@ type Node struct {
 	// heartbeats counts the heartbeats to pd by result (ok, failed).
 	load       loadTable
 	heartbeats [2]atomic.Uint64
+	// rep is what pd acknowledged of the heartbeats' reports (report.go).
+	rep reporter
 
 	// usedBytes is the disk space the store's engines hold as last
 	// refreshed, at usedAt (unix ns); refreshing says a refresh runs
@@ -148,6 +154,9 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if cfg.SplitSize <= 0 {
 		cfg.SplitSize = DefaultSplitSize
+	}
+	if cfg.FullReportInterval <= 0 {
+		cfg.FullReportInterval = DefaultFullReportInterval
 	}
 	n := &Node{cfg: cfg, regions: map[uint64]*replica{}, addrs: map[uint64]string{}, checked: map[uint64]uint64{},
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
@@ -205,7 +214,7 @@ func Open(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.refreshUsed() // for the first heartbeat's space
 	// The replicas kept in the state file serve (once elected) even
 	// before pd answers again.
-	if _, _, err := n.setRegions(state.GetRegions(), nil); err != nil {
+	if _, _, _, err := n.setRegions(state.GetRegions(), nil); err != nil {
 		return nil, err
 	}
 	if err := n.heartbeat(ctx); err != nil {
@@ -295,43 +304,53 @@ func (n *Node) register(ctx context.Context) error {
 }
 
 // heartbeat tells pd the store is alive, which regions it leads and
-// their raft configurations, takes the regions pd says it holds (a
-// change is saved in the state file), hands the replica repairs pd asks
-// to the regions' leaders, and destroys the replicas pd no longer lists
-// for this store once pd's record shows a newer configuration without it
-// (the store was down and its replica was replaced: it must neither
-// serve nor vote again).
+// their raft configurations (those that changed since pd last
+// acknowledged them, or all: report.go), takes the regions pd says it
+// holds when they changed (a change is saved in the state file), hands
+// the replica repairs pd asks to the regions' leaders, and destroys the
+// replicas pd no longer lists for this store once pd's record shows a
+// newer configuration without it (the store was down and its replica was
+// replaced: it must neither serve nor vote again).
 func (n *Node) heartbeat(ctx context.Context) error {
-	req, held := n.heartbeatRequest()
-	req.Space = n.space()
-	leading := map[uint64]bool{}
-	for _, id := range req.GetLeading() {
-		leading[id] = true
-	}
-	loads := n.load.reportLoads(time.Now(), req.GetLeading())
-	for _, rep := range req.GetReports() {
-		if leading[rep.GetRegionId()] {
-			// From the table files' metadata: no key is read.
-			size, err := n.store.ApproximateSize(rep.GetStart(), rep.GetEnd())
-			if err == nil {
-				rep.ApproximateSize = size
-			}
-			rep.Load = loads[rep.GetRegionId()]
+	now := time.Now()
+	states, held := n.regionStates()
+	full := n.rep.fullDue(now, n.cfg.FullReportInterval)
+	var leading []uint64
+	for _, st := range states {
+		if st.leading {
+			leading = append(leading, st.id)
 		}
 	}
+	out := n.rep.build(states, full, n.load.reportLoads(now, leading), n.measureSize)
+	req := n.stamp(out.req)
+	req.Space = n.space()
 	resp, err := n.pd.StoreHeartbeat(ctx, req)
 	if err != nil {
 		return fmt.Errorf("kv node: heartbeat: %w", err)
 	}
-	n.learnSafePoint(ctx, resp.GetGcSafePoint())
-	changed, dropped, err := n.setRegions(resp.GetRegions(), held)
-	if err != nil {
-		return err
+	n.rep.ack(out, resp, now)
+	if resp.GetFullReportWanted() {
+		n.heartbeatNow()
 	}
-	if changed {
-		if err := n.saveState(); err != nil {
+	n.learnSafePoint(ctx, resp.GetGcSafePoint())
+	var dropped []*replica
+	if !resp.GetRegionsUnchanged() {
+		changed, gone, skipped, err := n.setRegions(resp.GetRegions(), held)
+		if err != nil {
+			n.rep.tookRegions(0)
 			return err
 		}
+		if skipped > 0 {
+			n.rep.tookRegions(0)
+		} else {
+			n.rep.tookRegions(resp.GetRegionsRevision())
+		}
+		if changed {
+			if err := n.saveState(); err != nil {
+				return err
+			}
+		}
+		dropped = gone
 	}
 	n.mu.RLock()
 	for _, c := range resp.GetChanges() {
@@ -353,35 +372,41 @@ func (n *Node) heartbeat(ctx context.Context) error {
 	return nil
 }
 
-// heartbeatRequest describes the node to pd: the regions it leads, and
-// each initialized replica's region as it applied it (range, version,
-// configuration). held names the regions it has.
-func (n *Node) heartbeatRequest() (*pdpb.StoreHeartbeatRequest, map[uint64]bool) {
-	req := &pdpb.StoreHeartbeatRequest{Addr: n.cfg.Addr, StatusAddr: n.cfg.StatusAddr}
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	req.StoreId = n.storeID
-	held := make(map[uint64]bool, len(n.regions))
-	for rid, r := range n.regions {
-		held[rid] = true
-		if _, err := r.raft.Leading(); err == nil {
-			req.Leading = append(req.Leading, rid)
-		}
-		if c := r.raft.Conf(); c.Ver > 0 {
-			d := r.raft.Region()
-			req.Reports = append(req.Reports, &pdpb.RegionReport{RegionId: rid, ConfVer: c.Ver, Voters: c.Voters, Learners: c.Learners,
-				Start: d.Start, End: d.End, Version: d.Version})
-		}
-	}
-	return req, held
+// measureSize returns the approximate size of region d's keys in the
+// store, from the table files' metadata (no key is read).
+func (n *Node) measureSize(d raftstore.Descriptor) (uint64, error) {
+	return n.store.ApproximateSize(d.Start, d.End)
 }
 
-// report tells pd of the node's regions now, outside the heartbeat loop
-// (after a split it served: the caller routes by pd next), and leaves
-// pd's answer to the loop's next heartbeat.
+// regionStates reads each replica's region as a heartbeat reports it,
+// and names the regions the node has.
+func (n *Node) regionStates() ([]regionState, map[uint64]bool) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	held := make(map[uint64]bool, len(n.regions))
+	states := make([]regionState, 0, len(n.regions))
+	for rid, r := range n.regions {
+		held[rid] = true
+		_, err := r.raft.Leading()
+		states = append(states, regionState{id: rid, leading: err == nil, conf: r.raft.Conf(), desc: r.raft.Region(), applied: r.raft.AppliedBytes()})
+	}
+	return states, held
+}
+
+// stamp fills in req's store id and addresses.
+func (n *Node) stamp(req *pdpb.StoreHeartbeatRequest) *pdpb.StoreHeartbeatRequest {
+	req.StoreId, req.Addr, req.StatusAddr = n.StoreID(), n.cfg.Addr, n.cfg.StatusAddr
+	return req
+}
+
+// report tells pd of the node's changed regions now, outside the
+// heartbeat loop (after a split it served: the caller routes by pd next),
+// and leaves pd's answer, and the acknowledgement of what it reported, to
+// the loop's next heartbeat.
 func (n *Node) report(ctx context.Context) error {
-	req, _ := n.heartbeatRequest()
-	if _, err := n.pd.StoreHeartbeat(ctx, req); err != nil {
+	states, _ := n.regionStates()
+	out := n.rep.build(states, false, nil, n.measureSize)
+	if _, err := n.pd.StoreHeartbeat(ctx, n.stamp(out.req)); err != nil {
 		return fmt.Errorf("kv node: report regions: %w", err)
 	}
 	return nil
@@ -474,9 +499,10 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 }
 
 // setRegions replaces the node's regions with pd's list and reports
-// whether anything changed, and the replicas of the regions dropped from
+// whether anything changed, the replicas of the regions dropped from
 // the list (they stop being served; heartbeat decides whether to destroy
-// them). held names the regions the node had when it asked pd (nil: all
+// them), and how many listed regions it could not create yet (pd is to
+// list them again). held names the regions the node had when it asked pd (nil: all
 // of them count): a region a split created on this store since is kept
 // though pd did not list it yet. A region listed keeps its replica; a
 // new one gets its raft group: after a restart from the raft engine,
@@ -488,11 +514,11 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 // (a snapshot of the new region installed first would be overwritten by
 // the older replica's entries from before the split). A region whose
 // replica was removed from this store (a tombstone) is skipped.
-func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*replica, error) {
+func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (changed bool, dropped []*replica, skipped int, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	next := make(map[uint64]*replica, len(list))
-	changed := len(list) != len(n.regions)
+	changed = len(list) != len(n.regions)
 	for _, r := range list {
 		info := pd.RegionInfo(r, n.cfg.Addr)
 		peers := r.GetPeers()
@@ -516,19 +542,20 @@ func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*r
 		}
 		desc := raftstore.Descriptor{Start: info.Start, End: info.End, Version: info.Epoch.Version}
 		if n.raft.Replica(info.ID) == nil && n.olderOverlap(info.ID, desc) {
+			skipped++
 			continue
 		}
 		changed = true
 		g, err := n.raft.AddRegion(info.ID, desc, peers, max(info.Epoch.ConfVer, 1))
 		if errors.Is(err, raftstore.ErrTombstoned) {
+			skipped++
 			continue
 		}
 		if err != nil {
-			return false, nil, fmt.Errorf("kv node: %w", err)
+			return false, nil, 0, fmt.Errorf("kv node: %w", err)
 		}
 		next[info.ID] = &replica{info: info, peers: peers, raft: g}
 	}
-	var dropped []*replica
 	for id, r := range n.regions {
 		if _, ok := next[id]; ok {
 			continue
@@ -540,7 +567,7 @@ func (n *Node) setRegions(list []*pdpb.Region, held map[uint64]bool) (bool, []*r
 		dropped = append(dropped, r)
 	}
 	n.regions = next
-	return changed, dropped, nil
+	return changed, dropped, skipped, nil
 }
 
 // olderOverlap reports whether a replica of another region than id here

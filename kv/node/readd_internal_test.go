@@ -48,7 +48,7 @@ func TestReaddedReplicaIsCreated(t *testing.T) {
 	region := func(confVer uint64) []*pdpb.Region {
 		return []*pdpb.Region{{Id: 7, ConfVer: confVer, Version: 1, StoreId: 1, Peers: []uint64{1}}}
 	}
-	if _, _, err := n.setRegions(region(1), nil); err != nil {
+	if _, _, _, err := n.setRegions(region(1), nil); err != nil {
 		t.Fatal(err)
 	}
 	first := n.regions[7].raft
@@ -63,7 +63,7 @@ func TestReaddedReplicaIsCreated(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// pd's record, a conf change later: the store is a member again.
-	if _, _, err := n.setRegions(region(3), nil); err != nil {
+	if _, _, _, err := n.setRegions(region(3), nil); err != nil {
 		t.Fatal(err)
 	}
 	got := n.regions[7]

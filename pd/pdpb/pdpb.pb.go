@@ -498,9 +498,22 @@ type StoreHeartbeatRequest struct {
 	Space *StoreSpace `protobuf:"bytes,5,opt,name=space,proto3" json:"space,omitempty"`
 	// status_addr is the node's status port now (empty: none); pd updates
 	// the store's record when it changed.
-	StatusAddr    string `protobuf:"bytes,6,opt,name=status_addr,json=statusAddr,proto3" json:"status_addr,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StatusAddr string `protobuf:"bytes,6,opt,name=status_addr,json=statusAddr,proto3" json:"status_addr,omitempty"`
+	// partial: reports lists only the regions whose report changed since
+	// the store's last heartbeat pd acknowledged (leadership gained or
+	// lost, raft configuration, range or version, approximate size past
+	// the node's threshold, load), and leading only those of them the
+	// store leads; pd keeps what it has of the others (as PD keeps a
+	// region's last region heartbeat). false: a full report, every region
+	// the store holds and every one it leads.
+	Partial bool `protobuf:"varint,7,opt,name=partial,proto3" json:"partial,omitempty"`
+	// regions_revision is the revision of the region list of the last
+	// answer the node took whole (StoreHeartbeatResponse.regions_revision;
+	// 0: none): pd answers the list only when a region of the store changed
+	// after it.
+	RegionsRevision uint64 `protobuf:"varint,8,opt,name=regions_revision,json=regionsRevision,proto3" json:"regions_revision,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *StoreHeartbeatRequest) Reset() {
@@ -573,6 +586,20 @@ func (x *StoreHeartbeatRequest) GetStatusAddr() string {
 		return x.StatusAddr
 	}
 	return ""
+}
+
+func (x *StoreHeartbeatRequest) GetPartial() bool {
+	if x != nil {
+		return x.Partial
+	}
+	return false
+}
+
+func (x *StoreHeartbeatRequest) GetRegionsRevision() uint64 {
+	if x != nil {
+		return x.RegionsRevision
+	}
+	return 0
 }
 
 // RegionReport is a region as one of its replicas applied it: its raft
@@ -801,7 +828,22 @@ type StoreHeartbeatResponse struct {
 	// transfers are the leaderships pd asks the store to hand to another
 	// store, so that every live store leads about its share of the
 	// regions (pd's balance-leader).
-	Transfers     []*TransferLeader `protobuf:"bytes,4,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	Transfers []*TransferLeader `protobuf:"bytes,4,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	// regions_unchanged: no region record with a replica on the store
+	// changed since the request's regions_revision; regions is empty and
+	// the node keeps the list it has.
+	RegionsUnchanged bool `protobuf:"varint,5,opt,name=regions_unchanged,json=regionsUnchanged,proto3" json:"regions_unchanged,omitempty"`
+	// regions_revision is the etcd revision regions is as of (0: not to be
+	// acknowledged: the list was read outside pd's directory cache), for
+	// the next request's regions_revision.
+	RegionsRevision uint64 `protobuf:"varint,6,opt,name=regions_revision,json=regionsRevision,proto3" json:"regions_revision,omitempty"`
+	// full_report_wanted: pd has had no full report from the store in its
+	// current term (pd restarted, or another member took over): the next
+	// heartbeat is to be a full one.
+	FullReportWanted bool `protobuf:"varint,7,opt,name=full_report_wanted,json=fullReportWanted,proto3" json:"full_report_wanted,omitempty"`
+	// resend lists the regions whose report pd could not take (their record
+	// changed meanwhile): the node reports them again.
+	Resend        []uint64 `protobuf:"varint,8,rep,packed,name=resend,proto3" json:"resend,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -860,6 +902,34 @@ func (x *StoreHeartbeatResponse) GetGcSafePoint() uint64 {
 func (x *StoreHeartbeatResponse) GetTransfers() []*TransferLeader {
 	if x != nil {
 		return x.Transfers
+	}
+	return nil
+}
+
+func (x *StoreHeartbeatResponse) GetRegionsUnchanged() bool {
+	if x != nil {
+		return x.RegionsUnchanged
+	}
+	return false
+}
+
+func (x *StoreHeartbeatResponse) GetRegionsRevision() uint64 {
+	if x != nil {
+		return x.RegionsRevision
+	}
+	return 0
+}
+
+func (x *StoreHeartbeatResponse) GetFullReportWanted() bool {
+	if x != nil {
+		return x.FullReportWanted
+	}
+	return false
+}
+
+func (x *StoreHeartbeatResponse) GetResend() []uint64 {
+	if x != nil {
+		return x.Resend
 	}
 	return nil
 }
@@ -1750,7 +1820,7 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x0fPutStoreRequest\x12&\n" +
 	"\x05store\x18\x01 \x01(\v2\x10.percdb.pd.StoreR\x05store\"-\n" +
 	"\x10PutStoreResponse\x12\x19\n" +
-	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\xe1\x01\n" +
+	"\bstore_id\x18\x01 \x01(\x04R\astoreId\"\xa6\x02\n" +
 	"\x15StoreHeartbeatRequest\x12\x19\n" +
 	"\bstore_id\x18\x01 \x01(\x04R\astoreId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x18\n" +
@@ -1758,7 +1828,9 @@ const file_pdpb_proto_rawDesc = "" +
 	"\areports\x18\x04 \x03(\v2\x17.percdb.pd.RegionReportR\areports\x12+\n" +
 	"\x05space\x18\x05 \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\x12\x1f\n" +
 	"\vstatus_addr\x18\x06 \x01(\tR\n" +
-	"statusAddr\"\x92\x02\n" +
+	"statusAddr\x12\x18\n" +
+	"\apartial\x18\a \x01(\bR\apartial\x12)\n" +
+	"\x10regions_revision\x18\b \x01(\x04R\x0fregionsRevision\"\x92\x02\n" +
 	"\fRegionReport\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bconf_ver\x18\x02 \x01(\x04R\aconfVer\x12\x16\n" +
@@ -1778,12 +1850,16 @@ const file_pdpb_proto_rawDesc = "" +
 	"\rwritten_bytes\x18\x04 \x01(\x04R\fwrittenBytes\x12\x1f\n" +
 	"\vinterval_ms\x18\x05 \x01(\x04R\n" +
 	"intervalMs\x12\x1e\n" +
-	"\vend_unix_ms\x18\x06 \x01(\x04R\tendUnixMs\"\xd3\x01\n" +
+	"\vend_unix_ms\x18\x06 \x01(\x04R\tendUnixMs\"\xf1\x02\n" +
 	"\x16StoreHeartbeatResponse\x12+\n" +
 	"\aregions\x18\x01 \x03(\v2\x11.percdb.pd.RegionR\aregions\x12/\n" +
 	"\achanges\x18\x02 \x03(\v2\x15.percdb.pd.ChangePeerR\achanges\x12\"\n" +
 	"\rgc_safe_point\x18\x03 \x01(\x04R\vgcSafePoint\x127\n" +
-	"\ttransfers\x18\x04 \x03(\v2\x19.percdb.pd.TransferLeaderR\ttransfers\"H\n" +
+	"\ttransfers\x18\x04 \x03(\v2\x19.percdb.pd.TransferLeaderR\ttransfers\x12+\n" +
+	"\x11regions_unchanged\x18\x05 \x01(\bR\x10regionsUnchanged\x12)\n" +
+	"\x10regions_revision\x18\x06 \x01(\x04R\x0fregionsRevision\x12,\n" +
+	"\x12full_report_wanted\x18\a \x01(\bR\x10fullReportWanted\x12\x16\n" +
+	"\x06resend\x18\b \x03(\x04R\x06resend\"H\n" +
 	"\x0eTransferLeader\x12\x1b\n" +
 	"\tregion_id\x18\x01 \x01(\x04R\bregionId\x12\x19\n" +
 	"\bto_store\x18\x02 \x01(\x04R\atoStore\"i\n" +
