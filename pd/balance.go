@@ -141,7 +141,7 @@ func (s *Server) balanceLeaders(ctx context.Context, store uint64, leading *lead
 	_, leaders := c.counts()
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
-	v := s.leaderViewLocked(c, leaders, c.storeList(), time.Now())
+	v := s.leaderViewLocked(c, leaders, c.storeList(), s.now())
 	band := 2 + 2*leaderTolerance(v)
 	if v.count[store] < band {
 		return nil, nil

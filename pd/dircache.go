@@ -72,6 +72,9 @@ type dirCache struct {
 	// by size reads them.
 	sizes   map[uint64]uint64
 	weights map[uint64]int64
+	// replicaSizes and leaderSizes sum, per store, the sizes of the
+	// regions it holds a replica of and of those it leads (GetStores).
+	replicaSizes, leaderSizes map[uint64]int64
 	// held and led index the live records by store: the regions with a
 	// replica on each store and those each store leads, each region
 	// counted once per record naming it (a split's records overlap for a
@@ -127,6 +130,7 @@ func (d *directory) readCache(ctx context.Context) (*dirCache, error) {
 	}
 	c := &dirCache{base: resp.Header.Revision, stores: map[uint64]*cachedStore{}, regions: map[string]*cachedRegion{}, ids: map[uint64]*cachedIndex{},
 		replicas: map[uint64]int{}, leaders: map[uint64]int{}, sizes: map[uint64]uint64{}, weights: map[uint64]int64{},
+		replicaSizes: map[uint64]int64{}, leaderSizes: map[uint64]int64{},
 		held: map[uint64]map[uint64]int{}, led: map[uint64]map[uint64]int{}, learning: map[uint64]int{}, storeRevs: map[uint64]int64{}}
 	for _, kv := range resp.Kvs {
 		if err := c.apply(string(kv.Key), kv.Value, false, kv.ModRevision, true); err != nil {
@@ -317,10 +321,12 @@ func (c *dirCache) tally(r *pdpb.Region, delta int, rev int64) {
 			delete(c.learning, id)
 		}
 	}
-	w := int64(delta) * replicaWeight(c.sizes[id])
+	w, size := int64(delta)*replicaWeight(c.sizes[id]), int64(delta)*int64(min(c.sizes[id], 1<<62))
+	c.leaderSizes[r.GetStoreId()] += size
 	for _, p := range replicaStores(r) {
 		c.replicas[p] += delta
 		c.weights[p] += w
+		c.replicaSizes[p] += size
 		index(c.held, p, id, delta)
 		c.storeRevs[p] = max(c.storeRevs[p], rev)
 	}
@@ -393,9 +399,11 @@ func (c *dirCache) setSize(id, size uint64) {
 	c.sizes[id] = size
 	if ix := c.ids[id]; ix != nil && !ix.deleted {
 		if e := c.regions[ix.start]; e != nil && e.rec.GetId() == id {
-			d := replicaWeight(size) - replicaWeight(old)
+			d, ds := replicaWeight(size)-replicaWeight(old), int64(min(size, 1<<62))-int64(min(old, 1<<62))
+			c.leaderSizes[e.rec.GetStoreId()] += ds
 			for _, p := range replicaStores(e.rec) {
 				c.weights[p] += d
+				c.replicaSizes[p] += ds
 			}
 		}
 	}
@@ -415,6 +423,15 @@ func (c *dirCache) storeWeights() map[uint64]int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return maps.Clone(c.weights)
+}
+
+// storeSizes returns, for each store, the sum of the sizes of the
+// regions it holds a replica of and of those it leads (stores with none
+// may be missing).
+func (c *dirCache) storeSizes() (replicas, leaders map[uint64]int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.replicaSizes), maps.Clone(c.leaderSizes)
 }
 
 // counts returns copies of each store's replica and leadership counts

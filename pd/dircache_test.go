@@ -169,6 +169,24 @@ func sameAsEtcd(t *testing.T, s *Server) {
 	if !maps.Equal(gotWeights, wantWeights) {
 		t.Fatalf("cached weights %v, over etcd's regions %v", gotWeights, wantWeights)
 	}
+	// The size sums likewise, over the sizes the leaders reported.
+	c.mu.RLock()
+	wantSizes, wantLeaderSizes := map[uint64]int64{}, map[uint64]int64{}
+	for _, r := range wantRegions {
+		size := int64(c.sizes[r.GetId()])
+		wantLeaderSizes[r.GetStoreId()] += size
+		for _, p := range r.GetPeers() {
+			wantSizes[p] += size
+		}
+	}
+	c.mu.RUnlock()
+	gotSizes, gotLeaderSizes := c.storeSizes()
+	for _, m := range []map[uint64]int64{gotSizes, gotLeaderSizes, wantSizes, wantLeaderSizes} {
+		maps.DeleteFunc(m, func(_ uint64, n int64) bool { return n == 0 })
+	}
+	if !maps.Equal(gotSizes, wantSizes) || !maps.Equal(gotLeaderSizes, wantLeaderSizes) {
+		t.Fatalf("cached sizes: replicas %v, leaders %v; over etcd's regions: %v, %v", gotSizes, gotLeaderSizes, wantSizes, wantLeaderSizes)
+	}
 	gotReplicas, gotLeaders := c.counts()
 	maps.DeleteFunc(gotReplicas, func(_ uint64, n int) bool { return n == 0 })
 	maps.DeleteFunc(gotLeaders, func(_ uint64, n int) bool { return n == 0 })

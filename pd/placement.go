@@ -69,15 +69,15 @@ import (
 // repairs, moves are pd state (Server.moves), in memory: a move is asked
 // again with every heartbeat of the region's leader until the directory
 // shows the target a voter and the source gone, or it is abandoned after
-// moveTimeout (a target that went down, a leader that cannot reach it); a
+// Config.MoveTimeout (a target that went down, a leader that cannot reach it); a
 // new pd leader starts with none and decides again. A learner a move left
 // (abandoned, or begun by another pd leader) is taken up again as a move
 // to it (resumeLocked): otherwise its region, skipped by every decision
 // while it has a learner, would never move again.
 
-// moveTimeout is how long pd keeps asking for a move before abandoning
-// it: a snapshot of a large region and two conf changes fit well inside.
-const moveTimeout = 2 * time.Minute
+// DefaultMoveTimeout is Config.MoveTimeout's default: how long pd keeps
+// asking for a move before abandoning it.
+const DefaultMoveTimeout = 2 * time.Minute
 
 // balanceSpaceMargin is how much of a store's capacity must be free above
 // the low-space line for balance (not drain or repair) to move a replica
@@ -246,7 +246,7 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 	// cluster's).
 	storeList := c.storeList()
 	replicas, leaders := c.counts()
-	v := &placementView{now: time.Now(), dir: c, stores: map[uint64]*pdpb.Store{}, count: replicas, weight: c.storeWeights()}
+	v := &placementView{now: s.now(), dir: c, stores: map[uint64]*pdpb.Store{}, count: replicas, weight: c.storeWeights()}
 	for _, st := range storeList {
 		v.stores[st.GetId()] = st
 	}
@@ -382,7 +382,8 @@ func (s *Server) handOffLocked(v *placementView, r *pdpb.Region, leader uint64) 
 }
 
 // retireMovesLocked drops the moves that finished (the directory shows
-// the target a voter and the source gone) and those past moveTimeout or
+// the target a voter and the source gone) and those past
+// Config.MoveTimeout or
 // whose region is gone. hbMu held.
 func (s *Server) retireMovesLocked(v *placementView) {
 	for id, m := range s.moves {
@@ -391,7 +392,7 @@ func (s *Server) retireMovesLocked(v *placementView) {
 		case r != nil && hasPeer(r, m.to) && !slices.Contains(r.GetLearners(), m.to) && !hasPeer(r, m.from):
 			s.movedOff[regionStore{id, m.from}] = v.now
 			s.cfg.Logger.Info("pd: replica moved", "region", id, "from", m.from, "to", m.to, "reason", m.reason, "took", v.now.Sub(m.since).Round(time.Millisecond))
-		case r == nil || v.now.Sub(m.since) > moveTimeout:
+		case r == nil || v.now.Sub(m.since) > s.cfg.MoveTimeout:
 			// A learner it left is taken up again (resumeLocked) while its
 			// store can take it, or replaced by repair once it is down.
 			s.cfg.Logger.Warn("pd: replica move abandoned", "region", id, "from", m.from, "to", m.to, "reason", m.reason,
@@ -422,7 +423,7 @@ func moveStage(r *pdpb.Region, m *move) string {
 }
 
 // resumeLocked takes up the move a learner of r stands for when pd has
-// none under way for r: a move pd abandoned after moveTimeout, or one a
+// none under way for r: a move pd abandoned after Config.MoveTimeout, or one a
 // previous pd leader began. Placement, leader balance and new moves leave
 // a region with a learner alone (a change is under way), so a learner
 // nobody promotes would hold its region still for good. The learner is
@@ -658,7 +659,7 @@ func (s *Server) drain(ctx context.Context, t *term, id uint64, drain bool) (*pd
 		if err != nil {
 			return nil, err
 		}
-		now, left := time.Now(), 0
+		now, left := s.now(), 0
 		s.hbMu.Lock()
 		for _, st := range stores {
 			if st.GetId() != id && st.GetStatus() == pdpb.StoreStatus_UP && s.placeableLocked(st.GetId(), now) {

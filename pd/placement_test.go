@@ -3,10 +3,13 @@ package pd_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,6 +52,11 @@ type placementSim struct {
 	partial  bool
 	sent     map[uint64]string
 	fullSent map[uint64]bool
+	// stall: the sim carries out no ChangePeer (every move's target
+	// never catches up); changes lists the ChangePeers pd asked in the
+	// last heartbeat ("region: from -> to").
+	stall   bool
+	changes []string
 }
 
 // reportModes runs f with the sim's stores sending full heartbeats, then
@@ -107,7 +115,13 @@ func (s *placementSim) beat(st uint64) bool {
 		}
 		s.fullSent[st] = !resp.GetFullReportWanted()
 	}
+	s.changes = nil
 	for _, c := range resp.GetChanges() {
+		s.changes = append(s.changes, fmt.Sprintf("%d: %d -> %d", c.GetRegionId(), c.GetRemoveStore(), c.GetAddStore()))
+		if s.stall {
+			asked = true
+			continue
+		}
 		r := s.region(c.GetRegionId())
 		if r.leader != st || c.GetRemoveStore() == st || slices.Contains(r.voters, c.GetAddStore()) {
 			s.t.Fatalf("store %d asked %v of region %+v", st, c, r)
@@ -158,11 +172,15 @@ func (s *placementSim) region(id uint64) *simRegion {
 }
 
 // newPlacementSim opens a pd (three replicas a region, the default
-// low-space ratio) and registers stores stores with it.
-func newPlacementSim(t *testing.T, stores int) *placementSim {
+// low-space ratio, then what opts set) and registers stores stores with
+// it.
+func newPlacementSim(t *testing.T, stores int, opts ...func(*pd.Config)) *placementSim {
 	t.Helper()
 	cfg := pdConfig(t, t.TempDir())
 	cfg.Replicas = 3
+	for _, o := range opts {
+		o(&cfg)
+	}
 	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}, movedOff: map[uint64][]uint64{},
 		sent: map[uint64]string{}, fullSent: map[uint64]bool{}}
 	for i := range stores {
@@ -531,9 +549,112 @@ func testBalanceBySize(t *testing.T, partial bool) {
 			t.Fatalf("region %d has %d replicas", r.id, len(r.voters))
 		}
 	}
+	// GetStores lists each store's weight as balance weighed it, and
+	// the sizes of its regions and of those it leads.
+	sizes, leaderSizes := map[uint64]uint64{}, map[uint64]uint64{}
+	for _, r := range sim.regions {
+		leaderSizes[r.leader] += r.size
+		for _, v := range r.voters {
+			sizes[v] += r.size
+		}
+	}
+	stores, err := sim.c.GetStores(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stores {
+		id := st.GetId()
+		if st.GetRegionWeight() != bytes[id] || st.GetRegionSize() != sizes[id] || st.GetLeaderSize() != leaderSizes[id] {
+			t.Errorf("store %d listed with weight %d, region size %d, leader size %d; want %d, %d, %d",
+				id, st.GetRegionWeight(), st.GetRegionSize(), st.GetLeaderSize(), bytes[id], sizes[id], leaderSizes[id])
+		}
+	}
 	mib := map[uint64]uint64{}
 	for st, b := range bytes {
 		mib[st] = b >> 20
 	}
 	t.Logf("MiB per store %v after %d moves", mib, sim.moves)
+}
+
+// fakeClock is pd's clock in a test (pd.Config.Now): it moves only when
+// the test moves it.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer is a log's destination that pd's goroutines write to while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestMoveTimeout: a replica move whose target never catches up is asked
+// again with each heartbeat of its region's leader until
+// pd.Config.MoveTimeout has passed on pd's clock, then given up (pd
+// decides again): after 2 minutes by default, after 10 when configured
+// so, not after 3.
+func TestMoveTimeout(t *testing.T) {
+	for _, c := range []struct {
+		timeout     time.Duration
+		still, past time.Duration
+	}{{0, time.Minute, 3 * time.Minute}, {10 * time.Minute, 3 * time.Minute, 11 * time.Minute}} {
+		t.Run(fmt.Sprintf("timeout=%v", c.timeout), func(t *testing.T) {
+			clock := &fakeClock{now: time.Now()}
+			logs := &syncBuffer{}
+			sim := newPlacementSim(t, 4, func(cfg *pd.Config) {
+				cfg.MoveTimeout, cfg.Now, cfg.MaxMoves = c.timeout, clock.Now, 1
+				cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+			})
+			sim.sixRegions(sim.stores[:3])
+			sim.stall = true
+			sim.beat(sim.stores[3])
+			sim.beat(sim.stores[0]) // the leader of every region: a move to the empty fourth store
+			if len(sim.changes) != 1 {
+				t.Fatalf("pd asked %v, want one move", sim.changes)
+			}
+			asked := sim.changes[0]
+			// Every store heartbeats, the leader last.
+			round := func() {
+				for _, st := range slices.Backward(sim.stores) {
+					sim.beat(st)
+				}
+			}
+			clock.advance(c.still)
+			round()
+			if strings.Contains(logs.String(), "replica move abandoned") || !slices.Equal(sim.changes, []string{asked}) {
+				t.Fatalf("%v after the move began: pd asked %v (want %s again); log:\n%s", c.still, sim.changes, asked, logs.String())
+			}
+			clock.advance(c.past - c.still)
+			round()
+			if !strings.Contains(logs.String(), "replica move abandoned") {
+				t.Fatalf("%v after the move began it was not given up; log:\n%s", c.past, logs.String())
+			}
+		})
+	}
 }

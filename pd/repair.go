@@ -65,7 +65,7 @@ func (s *Server) storeLiveLocked(id uint64, now time.Time) bool {
 // looked at only while a store holding replicas is down or a repair is
 // under way (noted): otherwise there is nothing to repair.
 func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading *leadSet) ([]*pdpb.ChangePeer, error) {
-	now := time.Now()
+	now := s.now()
 	if need, err := s.repairWanted(ctx, t, now); err != nil || !need {
 		return nil, err
 	}

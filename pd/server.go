@@ -59,6 +59,14 @@ type Config struct {
 	// MaxMoves is how many replica moves (balance, drain, low space) may
 	// be under way at once in the cluster. Default 4.
 	MaxMoves int
+	// MoveTimeout is how long pd keeps asking for a replica move before
+	// it gives the move up (placement.go): a snapshot of a large region
+	// and two conf changes fit well inside. Default DefaultMoveTimeout.
+	MoveTimeout time.Duration
+	// Now is pd's clock for its placement decisions: heartbeats' times,
+	// stores' liveness, moves' and transfers' ages. Default time.Now;
+	// tests give a fake one.
+	Now func() time.Time
 	// Logger logs leadership changes. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -162,6 +170,12 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.MaxMoves <= 0 {
 		cfg.MaxMoves = 4
 	}
+	if cfg.MoveTimeout <= 0 {
+		cfg.MoveTimeout = DefaultMoveTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("pd: --addr %q: %w", cfg.Addr, err)
@@ -247,6 +261,9 @@ func offsetURL(host, port string, off int) (string, error) {
 	return fmt.Sprintf("http://%s:%d", host, p+off), nil
 }
 
+// now reads pd's clock (Config.Now).
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
 // Addr is where pd's gRPC service listens.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
 
@@ -299,7 +316,7 @@ func (s *Server) lead(ctx context.Context) error {
 		s.dir.noteSize(id, size)
 	}
 	s.hbMu.Unlock()
-	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: time.Now(), reported: map[uint64]bool{}}
+	t := &term{guard: guard, oracle: oracle, tso: tsorpc.NewServer(oracle), since: s.now(), reported: map[uint64]bool{}}
 	s.mu.Lock()
 	s.term = t
 	s.mu.Unlock()

@@ -73,7 +73,7 @@ func (p *pdService) PutStore(ctx context.Context, req *pdpb.PutStoreRequest) (*p
 func (s *Server) beat(id uint64) {
 	s.hbMu.Lock()
 	defer s.hbMu.Unlock()
-	s.heartbeats[id] = time.Now().UnixMilli()
+	s.heartbeats[id] = s.now().UnixMilli()
 	s.beats.Add(1)
 }
 
@@ -110,7 +110,7 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 // address, or, when a quorum is lost, that the region is unavailable.
 func (p *pdService) withStore(ctx context.Context, r *pdpb.Region) (*pdpb.GetRegionResponse, error) {
 	if t, err := p.s.leader(); err == nil {
-		r.StoreId = p.s.liveRoute(t, r, time.Now())
+		r.StoreId = p.s.liveRoute(t, r, p.s.now())
 	}
 	st, err := p.s.dir.store(ctx, r.StoreId)
 	if err != nil {
@@ -164,10 +164,13 @@ func (p *pdService) GetStores(ctx context.Context, _ *pdpb.GetStoresRequest) (*p
 	}
 	stores := c.storeList()
 	count, leaders := c.counts()
+	sizes, leaderSizes := c.storeSizes()
+	weights := c.storeWeights()
 	p.s.hbMu.Lock()
 	for _, st := range stores {
 		st.LastHeartbeatUnixMs = p.s.heartbeats[st.Id]
 		st.Replicas, st.Leaders = uint32(count[st.Id]), uint32(leaders[st.Id])
+		st.RegionSize, st.LeaderSize, st.RegionWeight = uint64(max(sizes[st.Id], 0)), uint64(max(leaderSizes[st.Id], 0)), uint64(max(weights[st.Id], 0))
 		if sp := p.s.space[st.Id]; sp != nil {
 			st.Space = sp
 			st.LowSpace = p.s.lowSpace(sp, 0)

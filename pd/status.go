@@ -57,11 +57,19 @@ func (s *Server) Stores(ctx context.Context) ([]pdapi.StoreInfo, error) {
 		}
 		leaders[r.GetStoreId()]++
 	}
-	now := time.Now()
+	c, err := s.dir.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sizes, leaderSizes := c.storeSizes()
+	weights := c.storeWeights()
+	now := s.now()
 	out := make([]pdapi.StoreInfo, 0, len(stores))
 	for _, st := range stores {
-		info := pdapi.StoreInfo{ID: st.GetId(), Addr: st.GetAddr(), StatusAddr: st.GetStatusAddr(), State: s.storeState(t, st.GetId(), now),
-			Replicas: replicas[st.GetId()], Leaders: leaders[st.GetId()]}
+		id := st.GetId()
+		info := pdapi.StoreInfo{ID: id, Addr: st.GetAddr(), StatusAddr: st.GetStatusAddr(), State: s.storeState(t, id, now),
+			Replicas: replicas[id], Leaders: leaders[id],
+			RegionSize: uint64(max(sizes[id], 0)), LeaderSize: uint64(max(leaderSizes[id], 0)), RegionWeight: uint64(max(weights[id], 0))}
 		switch st.GetStatus() {
 		case pdpb.StoreStatus_OFFLINE:
 			info.Placement = pdapi.PlacementDraining

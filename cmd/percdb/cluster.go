@@ -74,6 +74,7 @@ func runPD(args []string) error {
 	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
 	lowSpace := fs.Float64("low-space-ratio", 0.8, "share of a kv node's capacity in use above which pd places no replica on it and moves replicas off it")
 	maxMoves := fs.Int("max-replica-moves", 4, "replica moves (balance, drain, low space) under way at once in the cluster")
+	moveTimeout := fs.Duration("replica-move-timeout", pd.DefaultMoveTimeout, "how long pd keeps asking for a replica move before it gives the move up")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	statusFlag := addStatusFlags(fs, pdStatusOffset)
 	if err := fs.Parse(args); err != nil {
@@ -95,6 +96,9 @@ func runPD(args []string) error {
 	if *maxMoves < 1 {
 		return fmt.Errorf("--max-replica-moves %d: want at least 1", *maxMoves)
 	}
+	if *moveTimeout <= 0 {
+		return fmt.Errorf("--replica-move-timeout %v: want a positive duration", *moveTimeout)
+	}
 	logger, err := newLogger(*logLevel)
 	if err != nil {
 		return err
@@ -108,7 +112,7 @@ func runPD(args []string) error {
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
 		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, LowSpaceRatio: *lowSpace, MaxMoves: *maxMoves,
-		Logger: logger})
+		MoveTimeout: *moveTimeout, Logger: logger})
 	if err != nil {
 		return err
 	}

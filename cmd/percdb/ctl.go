@@ -25,8 +25,10 @@ const ctlUsage = `usage: percdb ctl --pd HOST:PORT[,...] [--json] store [list]
        percdb ctl --pd HOST:PORT[,...] store cancel-drain ID
 
 store list          the kv stores: id, address, status port, status (Up,
-                    Offline: being drained, Tombstone: drained), replicas, leaders, disk
-                    space as last reported, whether pd counts it low on space
+                    Offline: being drained, Tombstone: drained), replicas, leaders,
+                    the sizes of its regions and of those it leads, its weight
+                    in balance by size, disk space as last reported, whether pd
+                    counts it low on space
 store drain ID      move every replica and leadership off store ID; pd then
                     marks it Tombstone and its kv node can be stopped (as
                     pd-ctl's "store delete", CockroachDB's "node decommission");
@@ -177,7 +179,7 @@ func printStores(out io.Writer, stores []*pdpb.Store, asJSON bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tADDRESS\tSTATUS ADDRESS\tSTATUS\tREPLICAS\tLEADERS\tCAPACITY\tAVAILABLE\tLOW SPACE\tLAST HEARTBEAT")
+	fmt.Fprintln(tw, "ID\tADDRESS\tSTATUS ADDRESS\tSTATUS\tREPLICAS\tLEADERS\tREGION SIZE\tLEADER SIZE\tWEIGHT\tCAPACITY\tAVAILABLE\tLOW SPACE\tLAST HEARTBEAT")
 	for _, st := range stores {
 		beat := "never"
 		if ms := st.GetLastHeartbeatUnixMs(); ms > 0 {
@@ -187,8 +189,8 @@ func printStores(out io.Writer, stores []*pdpb.Store, asJSON bool) error {
 		if sp := st.GetSpace(); sp != nil {
 			capacity, avail = mib(sp.GetCapacity()), mib(sp.GetAvailable())
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%t\t%s\n", st.GetId(), st.GetAddr(), cmp.Or(st.GetStatusAddr(), "-"), statusName(st.GetStatus()),
-			st.GetReplicas(), st.GetLeaders(), capacity, avail, st.GetLowSpace(), beat)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", st.GetId(), st.GetAddr(), cmp.Or(st.GetStatusAddr(), "-"), statusName(st.GetStatus()),
+			st.GetReplicas(), st.GetLeaders(), mib(st.GetRegionSize()), mib(st.GetLeaderSize()), mib(st.GetRegionWeight()), capacity, avail, st.GetLowSpace(), beat)
 	}
 	return tw.Flush()
 }

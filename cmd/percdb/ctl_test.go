@@ -35,11 +35,14 @@ func TestCtlRefusesBadCommands(t *testing.T) {
 }
 
 // TestStoreListTable: store list's table names each store's status port
-// (where its /metrics and /store are), "-" for a store that reported none.
+// (where its /metrics and /store are), "-" for a store that reported none,
+// and its replicas, leaders, the sizes of its regions and of those it
+// leads, and its weight in balance by size.
 func TestStoreListTable(t *testing.T) {
 	var out bytes.Buffer
 	stores := []*pdpb.Store{
-		{Id: 1, Addr: "10.0.0.1:20160", StatusAddr: "10.0.0.1:20180", Status: pdpb.StoreStatus_UP},
+		{Id: 1, Addr: "10.0.0.1:20160", StatusAddr: "10.0.0.1:20180", Status: pdpb.StoreStatus_UP, Replicas: 3, Leaders: 1,
+			RegionSize: 5 << 20, LeaderSize: 2 << 20, RegionWeight: 6 << 20},
 		{Id: 2, Addr: "10.0.0.2:20160", Status: pdpb.StoreStatus_OFFLINE},
 	}
 	if err := printStores(&out, stores, false); err != nil {
@@ -50,8 +53,8 @@ func TestStoreListTable(t *testing.T) {
 		t.Fatalf("store list:\n%s", out.String())
 	}
 	for i, want := range [][]string{
-		{"ID", "ADDRESS", "STATUS", "ADDRESS", "STATUS"},
-		{"1", "10.0.0.1:20160", "10.0.0.1:20180", "Up"},
+		{"ID", "ADDRESS", "STATUS", "ADDRESS", "STATUS", "REPLICAS", "LEADERS", "REGION", "SIZE", "LEADER", "SIZE", "WEIGHT"},
+		{"1", "10.0.0.1:20160", "10.0.0.1:20180", "Up", "3", "1", "5.0", "MiB", "2.0", "MiB", "6.0", "MiB"},
 		{"2", "10.0.0.2:20160", "-", "Offline"},
 	} {
 		if got := strings.Fields(lines[i]); len(got) < len(want) || !slices.Equal(got[:len(want)], want) {

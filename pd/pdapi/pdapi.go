@@ -48,6 +48,14 @@ type StoreInfo struct {
 	// and those it leads, by the directory.
 	Replicas int `json:"replicas"`
 	Leaders  int `json:"leaders"`
+	// RegionSize and LeaderSize sum the approximate sizes (bytes) of the
+	// regions with a peer on the store and of those it leads, as their
+	// leaders last reported them; RegionWeight is what balance by size
+	// weighs the store at (each replica its region's size, at least 1
+	// MiB).
+	RegionSize   uint64 `json:"region_size"`
+	LeaderSize   uint64 `json:"leader_size"`
+	RegionWeight uint64 `json:"region_weight"`
 	// Placement is the store's place in the cluster, which an operator
 	// sets (percdb ctl store drain): PlacementUp, PlacementDraining or
 	// PlacementRemoved.

@@ -109,7 +109,17 @@ type Store struct {
 	// /status, /metrics, /store, /regions), as its heartbeats report it
 	// (kept in etcd; empty: the node serves none), where a SQL node's
 	// console reads each store's figures.
-	StatusAddr    string `protobuf:"bytes,9,opt,name=status_addr,json=statusAddr,proto3" json:"status_addr,omitempty"`
+	StatusAddr string `protobuf:"bytes,9,opt,name=status_addr,json=statusAddr,proto3" json:"status_addr,omitempty"`
+	// region_size is the sum of the approximate sizes of the regions with
+	// a replica on the store, leader_size of those it leads, as their
+	// leaders last reported them (GetStores; a region not reported since
+	// pd's leader began counts 0).
+	RegionSize uint64 `protobuf:"varint,10,opt,name=region_size,json=regionSize,proto3" json:"region_size,omitempty"`
+	LeaderSize uint64 `protobuf:"varint,11,opt,name=leader_size,json=leaderSize,proto3" json:"leader_size,omitempty"`
+	// region_weight is what balance by size weighs the store's replicas at:
+	// each its region's size, at least 1 MiB, so that regions too small to
+	// tell apart count alike (GetStores).
+	RegionWeight  uint64 `protobuf:"varint,12,opt,name=region_weight,json=regionWeight,proto3" json:"region_weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -205,6 +215,27 @@ func (x *Store) GetStatusAddr() string {
 		return x.StatusAddr
 	}
 	return ""
+}
+
+func (x *Store) GetRegionSize() uint64 {
+	if x != nil {
+		return x.RegionSize
+	}
+	return 0
+}
+
+func (x *Store) GetLeaderSize() uint64 {
+	if x != nil {
+		return x.LeaderSize
+	}
+	return 0
+}
+
+func (x *Store) GetRegionWeight() uint64 {
+	if x != nil {
+		return x.RegionWeight
+	}
+	return 0
 }
 
 // StoreSpace is a store's disk as the KV node sees it. capacity is the
@@ -1790,7 +1821,7 @@ var File_pdpb_proto protoreflect.FileDescriptor
 const file_pdpb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"pdpb.proto\x12\tpercdb.pd\"\xb1\x02\n" +
+	"pdpb.proto\x12\tpercdb.pd\"\x98\x03\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
@@ -1801,7 +1832,13 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x05space\x18\a \x01(\v2\x15.percdb.pd.StoreSpaceR\x05space\x12\x1b\n" +
 	"\tlow_space\x18\b \x01(\bR\blowSpace\x12\x1f\n" +
 	"\vstatus_addr\x18\t \x01(\tR\n" +
-	"statusAddr\"w\n" +
+	"statusAddr\x12\x1f\n" +
+	"\vregion_size\x18\n" +
+	" \x01(\x04R\n" +
+	"regionSize\x12\x1f\n" +
+	"\vleader_size\x18\v \x01(\x04R\n" +
+	"leaderSize\x12#\n" +
+	"\rregion_weight\x18\f \x01(\x04R\fregionWeight\"w\n" +
 	"\n" +
 	"StoreSpace\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x04R\bcapacity\x12\x1c\n" +
