@@ -369,6 +369,33 @@ func (n *Node) heartbeat(ctx context.Context) error {
 			return err
 		}
 	}
+	if out.full {
+		return n.sweepStrays(ctx)
+	}
+	return nil
+}
+
+// sweepStrays destroys the raft store's replicas the node does not serve
+// (pd did not list them) that pd's record shows removed, as maybeDestroy
+// does for a region pd stops listing: a replica the raft store created
+// for a snapshot that came before pd listed the region (raftstore's
+// replicaForSnapshot), whose move pd gave up before it did, and one whose
+// destruction a failed pd call left for later. Run with the full
+// reports: such a replica is rare, and harmless meanwhile (it serves
+// nothing).
+func (n *Node) sweepStrays(ctx context.Context) error {
+	for _, id := range n.raft.Regions() {
+		n.mu.RLock()
+		_, served := n.regions[id]
+		n.mu.RUnlock()
+		g := n.raft.Replica(id)
+		if served || g == nil {
+			continue
+		}
+		if err := n.maybeDestroy(ctx, &replica{info: kv.RegionInfo{ID: id}, raft: g}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -157,7 +157,13 @@
 // applied again over a state that may be later than the index, which
 // leaves the same state, as a restart's replay does. A whole region's
 // keys are held in memory on both sides while a snapshot is under way
-// (regions are split by size, kv/node, which bounds it).
+// (regions are split by size, kv/node, which bounds it). A snapshot for a
+// region the store holds no replica of creates the replica when the
+// snapshot's configuration lists the store, no replica here overlaps its
+// range and no tombstone forbids it (store.go's replicaForSnapshot, as
+// TiKV's maybe_create_peer): the node learns a region a conf change gave
+// its store only from pd, a heartbeat or two later, and a snapshot that
+// came first failed until then.
 //
 // Every region starts from the same initial state on each replica
 // (index initIndex, term initTerm, the voters pd placed), so creating a

@@ -172,6 +172,9 @@ func (c *testCluster) open(id, confVer uint64) error {
 		c.t.Fatal(err)
 	}
 	c.stores[id], c.appl[id] = s, a
+	if confVer == 0 {
+		return nil // the node has not created the region yet
+	}
 	_, err = s.AddRegion(1, Descriptor{}, c.peers, confVer)
 	// The regions splits created here are reloaded from the raft engine,
 	// as the node adds them from its state file.
@@ -376,9 +379,16 @@ func TestReplica(t *testing.T) {
 				// A store that joins: its replica, created as pd's
 				// directory lists it once a conf change added it, is
 				// uninitialized until the leader's snapshot.
+				// empty: the node has not created it yet (pd lists the
+				// region to the store a heartbeat or two after the
+				// conf change).
 				var id uint64
 				d.ScanArgs(t, "id", &id)
-				if err := c.open(id, 2); err != nil {
+				confVer := uint64(2)
+				if d.HasArg("empty") {
+					confVer = 0
+				}
+				if err := c.open(id, confVer); err != nil {
 					return err.Error()
 				}
 				return c.status(anonymous)

@@ -1,10 +1,13 @@
 package raftstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -374,6 +377,13 @@ func (s *Store) Replica(id uint64) *Replica {
 	return s.replicas[id]
 }
 
+// Regions returns the regions this store holds a replica of, sorted.
+func (s *Store) Regions() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.replicas))
+}
+
 // Step queues raft messages that arrived from another store.
 func (s *Store) Step(msgs []Envelope) {
 	s.mu.Lock()
@@ -693,7 +703,10 @@ func (s *Store) ReceiveSnapshot(env Envelope, chunks [][]byte) <-chan error {
 func (s *Store) install(ctx context.Context, in inSnapshot) error {
 	r := s.Replica(in.env.RegionID)
 	if r == nil {
-		return fmt.Errorf("raftstore: snapshot for region %d, which store %d does not hold", in.env.RegionID, s.cfg.StoreID)
+		var err error
+		if r, err = s.replicaForSnapshot(in.env); err != nil {
+			return err
+		}
 	}
 	md := in.env.Msg.GetSnapshot().GetMetadata()
 	st := r.rn.BasicStatus()
@@ -718,6 +731,55 @@ func (s *Store) install(ctx context.Context, in inSnapshot) error {
 		return fmt.Errorf("raftstore: region %d: step snapshot: %w", r.id, err)
 	}
 	return nil
+}
+
+// replicaForSnapshot creates this store's replica of a region a snapshot
+// arrived for before the node created it, as TiKV's store creates a peer
+// on a message for a region it does not hold (maybe_create_peer): pd
+// lists the region to the store only once the leader reported the conf
+// change that added it, a heartbeat or two after the leader sent the
+// snapshot, which failed, and raft sent it again only after the
+// replica, created meanwhile, answered a heartbeat. The replica is made
+// if the snapshot's configuration lists this store, its data carries the
+// region's descriptor and conf_ver, no replica here holds part of its
+// range (a replica of an older region whose split is to create this one,
+// or a newer one: the snapshot is stale), and this store's replica of
+// the region was not removed at that conf_ver or later (a tombstone:
+// ErrTombstoned). The node adopts it once pd lists the region, and
+// destroys it if pd's record shows a newer configuration without the
+// store first. Loop only.
+func (s *Store) replicaForSnapshot(env Envelope) (*Replica, error) {
+	id := env.RegionID
+	snap := env.Msg.GetSnapshot()
+	cs := snap.GetMetadata().GetConfState()
+	member := slices.Concat(cs.GetVoters(), cs.GetLearners(), cs.GetVotersOutgoing(), cs.GetLearnersNext())
+	desc, ok := snapshotDesc(snap.GetData())
+	confVer := snapshotConfVer(snap.GetData())
+	switch {
+	case !slices.Contains(member, s.cfg.StoreID):
+		return nil, fmt.Errorf("raftstore: snapshot for region %d, which store %d does not hold and is no member of", id, s.cfg.StoreID)
+	case !ok || confVer == 0:
+		return nil, fmt.Errorf("raftstore: snapshot for region %d, which store %d does not hold, without the region's descriptor", id, s.cfg.StoreID)
+	}
+	s.mu.Lock()
+	for _, r := range s.replicas {
+		if d := r.Region(); overlaps(d, desc) {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("raftstore: snapshot for region %d, which store %d does not hold, overlaps its replica of region %d", id, s.cfg.StoreID, r.id)
+		}
+	}
+	s.mu.Unlock()
+	r, err := s.AddRegion(id, desc, cs.GetVoters(), confVer)
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: create region %d's replica for a snapshot: %w", id, err)
+	}
+	s.cfg.Logger.Info("raftstore: replica created for a snapshot that came first", "region", id, "conf_ver", confVer)
+	return r, nil
+}
+
+// overlaps reports whether two descriptors' ranges share a key.
+func overlaps(a, b Descriptor) bool {
+	return (len(a.End) == 0 || bytes.Compare(b.Start, a.End) < 0) && (len(b.End) == 0 || bytes.Compare(a.Start, b.End) < 0)
 }
 
 // sendSnapshot sends a follower the region's snapshot raft asked for
