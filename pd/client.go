@@ -164,9 +164,15 @@ func (c *Client) retry(ctx context.Context, what string, fn func(ctx context.Con
 
 // PutStore registers a store (id 0: new) at addr and returns its id.
 func (c *Client) PutStore(ctx context.Context, id uint64, addr string) (uint64, error) {
+	return c.RegisterStore(ctx, &pdpb.Store{Id: id, Addr: addr})
+}
+
+// RegisterStore is PutStore with the store's labels (st: its id, 0 for a
+// new store, its address and its labels).
+func (c *Client) RegisterStore(ctx context.Context, st *pdpb.Store) (uint64, error) {
 	var out uint64
 	err := c.retry(ctx, "put store", func(ctx context.Context, m int) error {
-		resp, err := c.pds[m].PutStore(ctx, &pdpb.PutStoreRequest{Store: &pdpb.Store{Id: id, Addr: addr}})
+		resp, err := c.pds[m].PutStore(ctx, &pdpb.PutStoreRequest{Store: st})
 		out = resp.GetStoreId()
 		return err
 	})

@@ -141,7 +141,7 @@ func (d *directory) putStore(ctx context.Context, guard clientv3.Cmp, st *pdpb.S
 		}
 		status = old.GetStatus()
 	}
-	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr(), Status: status, StatusAddr: st.GetStatusAddr()})
+	rec, err := proto.Marshal(&pdpb.Store{Id: id, Addr: st.GetAddr(), Status: status, StatusAddr: st.GetStatusAddr(), Labels: st.GetLabels()})
 	if err != nil {
 		return 0, err
 	}

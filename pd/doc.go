@@ -107,8 +107,10 @@
 // restarted) none until it heartbeats, a region's replica goes back onto
 // a store a move took it off lately only when no other store can take
 // it, and pd logs when replicas must move and no store can take them.
+// With Config.LocationLabels a region's replicas go to stores whose
+// labels differ at the outermost level they can (labels.go).
 //
 // # What comes next
 //
-// Placement by labels, merges (docs/cluster.md).
+// Merges, placement rules beyond location labels (docs/cluster.md).
 package pd

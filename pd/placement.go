@@ -187,12 +187,14 @@ func (s *Server) noteSpaceLocked(v *placementView) {
 	}
 }
 
-// target returns the store to move r's replica to (the eligible store
-// without a replica of r weighing the least, then holding the fewest,
-// the lowest id among equals), or 0, and whether it is a move back: a
-// store a move took r's replica off within moveBackWindow is the target
-// only when no other store can take the replica. hbMu held.
-func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (uint64, bool) {
+// target returns the store to move r's replica on from to (the eligible
+// store without a replica of r of the highest isolation score against
+// r's other replicas (labels.go), then weighing the least, then holding
+// the fewest, the lowest id among equals), or 0, and whether it is a move
+// back: a store a move took r's replica off within moveBackWindow is the
+// target only when no other store can take the replica as well
+// isolated. hbMu held.
+func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool, from uint64) (uint64, bool) {
 	mode := 0
 	if balance {
 		mode = 1
@@ -208,19 +210,25 @@ func (s *Server) targetLocked(v *placementView, r *pdpb.Region, balance bool) (u
 		})
 		v.sorted[mode] = true
 	}
-	var back uint64
-	for _, id := range v.targets[mode] {
-		switch {
-		case hasPeer(r, id):
-		case s.movedOffLocked(r.GetId(), id, v.now):
-			if back == 0 {
-				back = id
+	var best, back uint64
+	bestScore, backScore := -1, -1
+	for _, id := range v.targets[mode] { // lightest first
+		if hasPeer(r, id) {
+			continue
+		}
+		score := s.isolation(v, r, id, from)
+		if s.movedOffLocked(r.GetId(), id, v.now) {
+			if score > backScore {
+				back, backScore = id, score
 			}
-		default:
-			return id, false
+		} else if score > bestScore {
+			best, bestScore = id, score
 		}
 	}
-	return back, back != 0
+	if best == 0 && back != 0 || back != 0 && backScore > bestScore {
+		return back, true
+	}
+	return best, false
 }
 
 // movedOffLocked reports whether a move took region's replica off store
@@ -341,6 +349,9 @@ func (s *Server) placements(ctx context.Context, t *term, leader uint64, leading
 // between its stores by no more than the difference itself, and
 // pickMoveLocked wants it narrowed by minReplicaWeight). hbMu held.
 func (s *Server) moveWantedLocked(v *placementView) bool {
+	if len(s.cfg.LocationLabels) > 0 {
+		return true // a replica may be better isolated: not known without a look at the regions
+	}
 	var heaviest, lightest int64
 	sources, targets := false, false
 	for id, st := range v.stores {
@@ -477,7 +488,7 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 	var bestBack bool
 	var stuck []string
 	rank := func(reason string) int {
-		return map[string]int{"drain": 0, "low space": 1, "balance": 2}[reason]
+		return map[string]int{"drain": 0, "low space": 1, "isolation": 2, "balance": 3}[reason]
 	}
 	// better orders candidate moves: by reason, then a move that puts
 	// no replica back where a move took it off lately, then the one
@@ -529,10 +540,24 @@ func (s *Server) pickMoveLocked(v *placementView, leader uint64, led, repaired m
 			default:
 				reason = "balance"
 			}
+			var to uint64
+			var back bool
+			if reason == "balance" && len(s.cfg.LocationLabels) > 0 {
+				// A store that can take the replica better isolated:
+				// a move for isolation, whatever the weights.
+				if t, b := s.targetLocked(v, r, true, p); t != 0 && s.isolation(v, r, t, p) > s.isolation(v, r, p, 0) {
+					reason, to, back = "isolation", t, b
+				}
+			}
 			if best != nil && rank(reason) > rank(best.reason) {
 				continue
 			}
-			to, back := s.targetLocked(v, r, reason == "balance")
+			if to == 0 {
+				to, back = s.targetLocked(v, r, reason == "balance", p)
+			}
+			if to != 0 && reason == "balance" && s.isolation(v, r, to, p) < s.isolation(v, r, p, 0) {
+				continue // a balance move never lowers the replica's isolation
+			}
 			if to == 0 && reason != "balance" {
 				stuck = append(stuck, fmt.Sprintf("region %d's replica on store %d (%s)", id, p, reason))
 			}

@@ -658,3 +658,83 @@ func TestMoveTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestPlacementByLabels: with location labels (zone, host), pd moves
+// the replicas of regions placed on two stores of one zone and one of
+// another (six regions on z1/h1, z1/h2, z2/h3) until each region has one
+// replica in each of the three zones, and balance spreads them over the
+// six stores without putting two replicas of a region in one zone again;
+// a store lost for good is replaced by one in the zone it leaves
+// without a replica. Without the labels (the same stores), balance alone
+// leaves regions with two replicas in one zone.
+func TestPlacementByLabels(t *testing.T) {
+	for _, labelled := range []bool{true, false} {
+		t.Run(fmt.Sprintf("location-labels=%v", labelled), func(t *testing.T) {
+			ctx := context.Background()
+			clock := &fakeClock{now: time.Now()}
+			sim := newPlacementSim(t, 6, func(cfg *pd.Config) {
+				if labelled {
+					cfg.LocationLabels = []string{"zone", "host"}
+				}
+				cfg.Now, cfg.MaxStoreDownTime = clock.Now, time.Minute
+			})
+			zone := map[uint64]string{}
+			for i, id := range sim.stores {
+				zone[id] = fmt.Sprintf("z%d", i/2+1)
+				st := &pdpb.Store{Id: id, Addr: fmt.Sprintf("127.0.0.1:%d", i+1), Labels: []*pdpb.StoreLabel{
+					{Key: "zone", Value: zone[id]}, {Key: "host", Value: fmt.Sprintf("h%d", i+1)}}}
+				if _, err := sim.c.RegisterStore(ctx, st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sim.sixRegions(sim.stores[:3])
+			sim.settle()
+			shared := 0
+			for _, r := range sim.regions {
+				zones := map[string]bool{}
+				for _, v := range r.voters {
+					zones[zone[v]] = true
+				}
+				if len(r.voters) != 3 {
+					t.Fatalf("region %d has %d replicas (%s)", r.id, len(r.voters), sim.layout())
+				}
+				if len(zones) != 3 {
+					shared++
+				}
+			}
+			for st, n := range sim.replicas() {
+				if n < 2 || n > 4 {
+					t.Errorf("store %d holds %d replicas, want about 3 (%s)", st, n, sim.layout())
+				}
+			}
+			if labelled && shared > 0 {
+				t.Fatalf("%d regions with two replicas in one zone (%s)", shared, sim.layout())
+			}
+			if !labelled && shared == 0 {
+				t.Fatalf("without location labels every region ended in three zones (%s): the test shows nothing", sim.layout())
+			}
+			if stores, err := sim.c.GetStores(ctx); err != nil || len(stores[0].GetLabels()) != 2 {
+				t.Fatalf("stores listed without their labels: %v, %v", stores, err)
+			}
+			if !labelled {
+				return
+			}
+			// The second store of z3 goes silent past the max store down
+			// time: its replicas are re-created in z3, on the store left
+			// there.
+			lost := sim.stores[5]
+			sim.stores = sim.stores[:5]
+			clock.advance(2 * time.Minute)
+			sim.settle()
+			for _, r := range sim.regions {
+				zones := map[string]bool{}
+				for _, v := range r.voters {
+					zones[zone[v]] = true
+				}
+				if len(zones) != 3 || len(r.voters) != 3 || slices.Contains(r.voters, lost) {
+					t.Fatalf("after store %d was lost: region %d on %v (%s)", lost, r.id, r.voters, sim.layout())
+				}
+			}
+		})
+	}
+}

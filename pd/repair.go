@@ -2,6 +2,7 @@ package pd
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -106,7 +107,7 @@ func (s *Server) repairs(ctx context.Context, t *term, leader uint64, leading *l
 			if err != nil {
 				return nil, err
 			}
-			add = s.spareStore(r, c, now)
+			add = s.spareStore(r, c, now, dead)
 		}
 		if add == 0 {
 			s.noteRepair(id, &pdpb.ChangePeer{RegionId: id, RemoveStore: dead})
@@ -142,18 +143,25 @@ func (s *Server) repairWanted(ctx context.Context, t *term, now time.Time) (bool
 }
 
 // spareStore returns the live UP store with room (not low on space,
-// placement.go) without a peer of r that holds the fewest replicas (the
+// placement.go) without a peer of r that is best isolated from r's
+// replicas but dead's (labels.go), then holds the fewest replicas (the
 // lowest id among equals), or 0.
-func (s *Server) spareStore(r *pdpb.Region, c *dirCache, now time.Time) uint64 {
+func (s *Server) spareStore(r *pdpb.Region, c *dirCache, now time.Time, dead uint64) uint64 {
 	count, _ := c.counts()
-	var best uint64
+	v := &placementView{stores: map[uint64]*pdpb.Store{}}
 	for _, st := range c.storeList() {
-		id := st.GetId()
+		v.stores[st.GetId()] = st
+	}
+	var best uint64
+	bestScore := -1
+	for _, id := range slices.Sorted(maps.Keys(v.stores)) {
+		st := v.stores[id]
 		if hasPeer(r, id) || st.GetStatus() != pdpb.StoreStatus_UP || !s.storeLive(id, now) || s.lowSpaceStore(id) || s.unreportedStore(id) {
 			continue
 		}
-		if best == 0 || count[id] < count[best] || (count[id] == count[best] && id < best) {
-			best = id
+		score := s.isolation(v, r, id, dead)
+		if best == 0 || score > bestScore || (score == bestScore && count[id] < count[best]) {
+			best, bestScore = id, score
 		}
 	}
 	return best

@@ -63,6 +63,11 @@ type Config struct {
 	// it gives the move up (placement.go): a snapshot of a large region
 	// and two conf changes fit well inside. Default DefaultMoveTimeout.
 	MoveTimeout time.Duration
+	// LocationLabels are the store label keys that place a store,
+	// outermost first (e.g. zone, host: PD's location-labels): pd keeps
+	// a region's replicas on stores whose labels differ at the highest
+	// level it can (labels.go). None: labels place nothing.
+	LocationLabels []string
 	// Now is pd's clock for its placement decisions: heartbeats' times,
 	// stores' liveness, moves' and transfers' ages. Default time.Now;
 	// tests give a fake one.

@@ -95,7 +95,7 @@ func (p *pdService) StoreHeartbeat(ctx context.Context, req *pdpb.StoreHeartbeat
 		return nil, status.Errorf(codes.NotFound, "pd: store %d is not registered", req.GetStoreId())
 	}
 	if a := cmp.Or(req.GetAddr(), st.GetAddr()); a != st.GetAddr() || req.GetStatusAddr() != st.GetStatusAddr() {
-		if _, err := p.s.dir.putStore(ctx, t.guard, &pdpb.Store{Id: st.Id, Addr: a, StatusAddr: req.GetStatusAddr()}); err != nil {
+		if _, err := p.s.dir.putStore(ctx, t.guard, &pdpb.Store{Id: st.Id, Addr: a, StatusAddr: req.GetStatusAddr(), Labels: st.GetLabels()}); err != nil {
 			return nil, toStatus(err)
 		}
 	}

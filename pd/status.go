@@ -69,7 +69,11 @@ func (s *Server) Stores(ctx context.Context) ([]pdapi.StoreInfo, error) {
 		id := st.GetId()
 		info := pdapi.StoreInfo{ID: id, Addr: st.GetAddr(), StatusAddr: st.GetStatusAddr(), State: s.storeState(t, id, now),
 			Replicas: replicas[id], Leaders: leaders[id],
-			RegionSize: uint64(max(sizes[id], 0)), LeaderSize: uint64(max(leaderSizes[id], 0)), RegionWeight: uint64(max(weights[id], 0))}
+			RegionSize: uint64(max(sizes[id], 0)), LeaderSize: uint64(max(leaderSizes[id], 0)), RegionWeight: uint64(max(weights[id], 0)),
+			Labels: map[string]string{}}
+		for _, l := range st.GetLabels() {
+			info.Labels[l.GetKey()] = l.GetValue()
+		}
 		switch st.GetStatus() {
 		case pdpb.StoreStatus_OFFLINE:
 			info.Placement = pdapi.PlacementDraining

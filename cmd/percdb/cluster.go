@@ -44,16 +44,11 @@ func newLogger(level string) (*slog.Logger, error) {
 
 // splitAddrs reads a comma-separated list of host:port.
 func splitAddrs(flagName, s string) ([]string, error) {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		a = strings.TrimSpace(a)
-		if a == "" {
-			continue
-		}
+	out := splitList(s)
+	for _, a := range out {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return nil, fmt.Errorf("--%s %q: %w", flagName, a, err)
 		}
-		out = append(out, a)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("--%s is required", flagName)
@@ -74,6 +69,7 @@ func runPD(args []string) error {
 	downTime := fs.Duration("max-store-down-time", 30*time.Minute, "how long a kv node may go without a heartbeat before its replicas are re-created on other kv nodes")
 	lowSpace := fs.Float64("low-space-ratio", 0.8, "share of a kv node's capacity in use above which pd places no replica on it and moves replicas off it")
 	maxMoves := fs.Int("max-replica-moves", 4, "replica moves (balance, drain, low space) under way at once in the cluster")
+	locationLabels := fs.String("location-labels", "", "comma-separated store label keys that place a store, outermost first (e.g. zone,host): a region's replicas go to stores whose labels differ at the highest level they can")
 	moveTimeout := fs.Duration("replica-move-timeout", pd.DefaultMoveTimeout, "how long pd keeps asking for a replica move before it gives the move up")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	statusFlag := addStatusFlags(fs, pdStatusOffset)
@@ -112,7 +108,7 @@ func runPD(args []string) error {
 	defer stop()
 	srv, err := pd.Open(ctx, pd.Config{DataDir: *dataDir, Addr: *addr, Name: *name, PeerURL: *peerURL, ClientURL: *clientURL,
 		InitialCluster: *initial, Replicas: *replicas, MaxStoreDownTime: *downTime, LowSpaceRatio: *lowSpace, MaxMoves: *maxMoves,
-		MoveTimeout: *moveTimeout, Logger: logger})
+		MoveTimeout: *moveTimeout, LocationLabels: splitList(*locationLabels), Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -136,6 +132,7 @@ func runKV(args []string) error {
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")
 	clockDrift := fs.Duration("raft-max-clock-drift", 100*time.Millisecond, "how much less time a follower's clock may measure than its leader's over an election timeout (1 s); leader leases are shortened by it, and a drift of 800ms or more disables lease reads (each read then waits for a heartbeat round)")
 	statusFlag := addStatusFlags(fs, kvStatusOffset)
+	labelsFlag := fs.String("labels", "", "the store's labels, key=value,... (e.g. zone=z1,host=h1): pd keeps a region's replicas apart by the keys of its --location-labels")
 	capacity := fs.String("capacity", "0", "disk space this node may fill (bytes, or with a KiB, MiB or GiB suffix; 0: its file system's size): pd counts it low on space past --low-space-ratio of this")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -156,6 +153,10 @@ func runKV(args []string) error {
 	}
 	if *logCompact < 1 {
 		return fmt.Errorf("--raft-log-compact %d: want at least 1", *logCompact)
+	}
+	labels, err := parseLabels(*labelsFlag)
+	if err != nil {
+		return err
 	}
 	splitBytes, err := parseByteSize(*splitSize)
 	if err != nil || splitBytes < 1 {
@@ -182,7 +183,8 @@ func runKV(args []string) error {
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, StatusAddr: status.advertised(*addr), PD: pdAddrs,
 		KV: kv.Options{ReserveSpace: reserve, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
-		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes, Capacity: capBytes})
+		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes, Capacity: capBytes,
+		Labels: labels})
 	if err != nil {
 		return err
 	}
@@ -302,4 +304,33 @@ func runPlayground(args []string) error {
 		}
 	}
 	return errors.New("every member has exited")
+}
+
+// parseLabels parses --labels: key=value pairs separated by commas, each
+// key once, neither side empty ("": none).
+func parseLabels(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range splitList(s) {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("--labels %q: want key=value,... (e.g. zone=z1,host=h1)", s)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("--labels %q: label %q given twice", s, k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

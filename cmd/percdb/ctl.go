@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -28,7 +29,7 @@ store list          the kv stores: id, address, status port, status (Up,
                     Offline: being drained, Tombstone: drained), replicas, leaders,
                     the sizes of its regions and of those it leads, its weight
                     in balance by size, disk space as last reported, whether pd
-                    counts it low on space
+                    counts it low on space, its labels
 store drain ID      move every replica and leadership off store ID; pd then
                     marks it Tombstone and its kv node can be stopped (as
                     pd-ctl's "store delete", CockroachDB's "node decommission");
@@ -179,7 +180,7 @@ func printStores(out io.Writer, stores []*pdpb.Store, asJSON bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tADDRESS\tSTATUS ADDRESS\tSTATUS\tREPLICAS\tLEADERS\tREGION SIZE\tLEADER SIZE\tWEIGHT\tCAPACITY\tAVAILABLE\tLOW SPACE\tLAST HEARTBEAT")
+	fmt.Fprintln(tw, "ID\tADDRESS\tSTATUS ADDRESS\tSTATUS\tREPLICAS\tLEADERS\tREGION SIZE\tLEADER SIZE\tWEIGHT\tCAPACITY\tAVAILABLE\tLOW SPACE\tLAST HEARTBEAT\tLABELS")
 	for _, st := range stores {
 		beat := "never"
 		if ms := st.GetLastHeartbeatUnixMs(); ms > 0 {
@@ -189,8 +190,12 @@ func printStores(out io.Writer, stores []*pdpb.Store, asJSON bool) error {
 		if sp := st.GetSpace(); sp != nil {
 			capacity, avail = mib(sp.GetCapacity()), mib(sp.GetAvailable())
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", st.GetId(), st.GetAddr(), cmp.Or(st.GetStatusAddr(), "-"), statusName(st.GetStatus()),
-			st.GetReplicas(), st.GetLeaders(), mib(st.GetRegionSize()), mib(st.GetLeaderSize()), mib(st.GetRegionWeight()), capacity, avail, st.GetLowSpace(), beat)
+		var labels []string
+		for _, l := range st.GetLabels() {
+			labels = append(labels, l.GetKey()+"="+l.GetValue())
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s\n", st.GetId(), st.GetAddr(), cmp.Or(st.GetStatusAddr(), "-"), statusName(st.GetStatus()),
+			st.GetReplicas(), st.GetLeaders(), mib(st.GetRegionSize()), mib(st.GetLeaderSize()), mib(st.GetRegionWeight()), capacity, avail, st.GetLowSpace(), beat, cmp.Or(strings.Join(labels, ","), "-"))
 	}
 	return tw.Flush()
 }

@@ -114,9 +114,11 @@
 // spaceRefreshEvery, whether the disk protection refuses writes). pd's placement moves
 // replicas between stores (balance, a store being drained, a store low on
 // space) with the same ChangePeer as a repair, and asks a leading replica
-// to hand its leadership away first when its own replica is to move.
+// to hand its leadership away first when its own replica is to move. The
+// node registers Config.Labels (zone, host) with pd, which keeps a
+// region's replicas apart by them.
 //
 // # What comes next
 //
-// Merges, placement by labels (docs/cluster.md).
+// Merges (docs/cluster.md).
 package node

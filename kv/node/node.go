@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -62,6 +63,10 @@ type Config struct {
 	// SplitSize is the size above which a region this node leads is
 	// split in two (split.go). Default DefaultSplitSize.
 	SplitSize int64
+	// Labels are the store's labels (zone, host, ...), registered with
+	// pd, which keeps a region's replicas apart by them (pd.Config's
+	// LocationLabels).
+	Labels map[string]string
 	// Capacity caps the disk space the store reports to pd (TiKV's
 	// raftstore.capacity): pd counts the store low on space, places no
 	// replica on it and moves replicas off it once its data directory
@@ -289,7 +294,11 @@ func (n *Node) waitForTimestamp(ctx context.Context) (uint64, error) {
 // saves the id, retrying while pd is unreachable until ctx ends.
 func (n *Node) register(ctx context.Context) error {
 	for {
-		id, err := n.pd.PutStore(ctx, n.storeID, n.cfg.Addr)
+		st := &pdpb.Store{Id: n.storeID, Addr: n.cfg.Addr}
+		for _, k := range slices.Sorted(maps.Keys(n.cfg.Labels)) {
+			st.Labels = append(st.Labels, &pdpb.StoreLabel{Key: k, Value: n.cfg.Labels[k]})
+		}
+		id, err := n.pd.RegisterStore(ctx, st)
 		if err == nil {
 			n.mu.Lock()
 			n.storeID = id

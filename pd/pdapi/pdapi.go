@@ -56,6 +56,9 @@ type StoreInfo struct {
 	RegionSize   uint64 `json:"region_size"`
 	LeaderSize   uint64 `json:"leader_size"`
 	RegionWeight uint64 `json:"region_weight"`
+	// Labels are the store's labels as its node registered them
+	// (percdb kv --labels; none: empty).
+	Labels map[string]string `json:"labels"`
 	// Placement is the store's place in the cluster, which an operator
 	// sets (percdb ctl store drain): PlacementUp, PlacementDraining or
 	// PlacementRemoved.

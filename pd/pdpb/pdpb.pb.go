@@ -119,7 +119,12 @@ type Store struct {
 	// region_weight is what balance by size weighs the store's replicas at:
 	// each its region's size, at least 1 MiB, so that regions too small to
 	// tell apart count alike (GetStores).
-	RegionWeight  uint64 `protobuf:"varint,12,opt,name=region_weight,json=regionWeight,proto3" json:"region_weight,omitempty"`
+	RegionWeight uint64 `protobuf:"varint,12,opt,name=region_weight,json=regionWeight,proto3" json:"region_weight,omitempty"`
+	// labels place the store (zone, rack, host: percdb kv --labels), as
+	// the node registered them (kept in etcd): with Config.LocationLabels
+	// pd keeps a region's replicas on stores whose labels differ at the
+	// highest level it can (PD's location-labels).
+	Labels        []*StoreLabel `protobuf:"bytes,13,rep,name=labels,proto3" json:"labels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -238,6 +243,66 @@ func (x *Store) GetRegionWeight() uint64 {
 	return 0
 }
 
+func (x *Store) GetLabels() []*StoreLabel {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+// StoreLabel is one of a store's labels: key=value.
+type StoreLabel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreLabel) Reset() {
+	*x = StoreLabel{}
+	mi := &file_pdpb_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreLabel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreLabel) ProtoMessage() {}
+
+func (x *StoreLabel) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreLabel.ProtoReflect.Descriptor instead.
+func (*StoreLabel) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StoreLabel) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StoreLabel) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // StoreSpace is a store's disk as the KV node sees it. capacity is the
 // file system's size, or the node's configured capacity when smaller
 // (percdb kv --capacity); available is what the store may still fill:
@@ -258,7 +323,7 @@ type StoreSpace struct {
 
 func (x *StoreSpace) Reset() {
 	*x = StoreSpace{}
-	mi := &file_pdpb_proto_msgTypes[1]
+	mi := &file_pdpb_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +335,7 @@ func (x *StoreSpace) String() string {
 func (*StoreSpace) ProtoMessage() {}
 
 func (x *StoreSpace) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[1]
+	mi := &file_pdpb_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +348,7 @@ func (x *StoreSpace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreSpace.ProtoReflect.Descriptor instead.
 func (*StoreSpace) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{1}
+	return file_pdpb_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *StoreSpace) GetCapacity() uint64 {
@@ -341,7 +406,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_pdpb_proto_msgTypes[2]
+	mi := &file_pdpb_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +418,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[2]
+	mi := &file_pdpb_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -366,7 +431,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{2}
+	return file_pdpb_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Region) GetId() uint64 {
@@ -434,7 +499,7 @@ type PutStoreRequest struct {
 
 func (x *PutStoreRequest) Reset() {
 	*x = PutStoreRequest{}
-	mi := &file_pdpb_proto_msgTypes[3]
+	mi := &file_pdpb_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +511,7 @@ func (x *PutStoreRequest) String() string {
 func (*PutStoreRequest) ProtoMessage() {}
 
 func (x *PutStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[3]
+	mi := &file_pdpb_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +524,7 @@ func (x *PutStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutStoreRequest.ProtoReflect.Descriptor instead.
 func (*PutStoreRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{3}
+	return file_pdpb_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PutStoreRequest) GetStore() *Store {
@@ -478,7 +543,7 @@ type PutStoreResponse struct {
 
 func (x *PutStoreResponse) Reset() {
 	*x = PutStoreResponse{}
-	mi := &file_pdpb_proto_msgTypes[4]
+	mi := &file_pdpb_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +555,7 @@ func (x *PutStoreResponse) String() string {
 func (*PutStoreResponse) ProtoMessage() {}
 
 func (x *PutStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[4]
+	mi := &file_pdpb_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +568,7 @@ func (x *PutStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutStoreResponse.ProtoReflect.Descriptor instead.
 func (*PutStoreResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{4}
+	return file_pdpb_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PutStoreResponse) GetStoreId() uint64 {
@@ -549,7 +614,7 @@ type StoreHeartbeatRequest struct {
 
 func (x *StoreHeartbeatRequest) Reset() {
 	*x = StoreHeartbeatRequest{}
-	mi := &file_pdpb_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +626,7 @@ func (x *StoreHeartbeatRequest) String() string {
 func (*StoreHeartbeatRequest) ProtoMessage() {}
 
 func (x *StoreHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[5]
+	mi := &file_pdpb_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +639,7 @@ func (x *StoreHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{5}
+	return file_pdpb_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StoreHeartbeatRequest) GetStoreId() uint64 {
@@ -662,7 +727,7 @@ type RegionReport struct {
 
 func (x *RegionReport) Reset() {
 	*x = RegionReport{}
-	mi := &file_pdpb_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -674,7 +739,7 @@ func (x *RegionReport) String() string {
 func (*RegionReport) ProtoMessage() {}
 
 func (x *RegionReport) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[6]
+	mi := &file_pdpb_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -687,7 +752,7 @@ func (x *RegionReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionReport.ProtoReflect.Descriptor instead.
 func (*RegionReport) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{6}
+	return file_pdpb_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RegionReport) GetRegionId() uint64 {
@@ -777,7 +842,7 @@ type RegionLoad struct {
 
 func (x *RegionLoad) Reset() {
 	*x = RegionLoad{}
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -789,7 +854,7 @@ func (x *RegionLoad) String() string {
 func (*RegionLoad) ProtoMessage() {}
 
 func (x *RegionLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[7]
+	mi := &file_pdpb_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -802,7 +867,7 @@ func (x *RegionLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionLoad.ProtoReflect.Descriptor instead.
 func (*RegionLoad) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{7}
+	return file_pdpb_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RegionLoad) GetReadKeys() uint64 {
@@ -881,7 +946,7 @@ type StoreHeartbeatResponse struct {
 
 func (x *StoreHeartbeatResponse) Reset() {
 	*x = StoreHeartbeatResponse{}
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +958,7 @@ func (x *StoreHeartbeatResponse) String() string {
 func (*StoreHeartbeatResponse) ProtoMessage() {}
 
 func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[8]
+	mi := &file_pdpb_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +971,7 @@ func (x *StoreHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*StoreHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{8}
+	return file_pdpb_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StoreHeartbeatResponse) GetRegions() []*Region {
@@ -977,7 +1042,7 @@ type TransferLeader struct {
 
 func (x *TransferLeader) Reset() {
 	*x = TransferLeader{}
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1054,7 @@ func (x *TransferLeader) String() string {
 func (*TransferLeader) ProtoMessage() {}
 
 func (x *TransferLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[9]
+	mi := &file_pdpb_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1067,7 @@ func (x *TransferLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferLeader.ProtoReflect.Descriptor instead.
 func (*TransferLeader) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{9}
+	return file_pdpb_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TransferLeader) GetRegionId() uint64 {
@@ -1037,7 +1102,7 @@ type ChangePeer struct {
 
 func (x *ChangePeer) Reset() {
 	*x = ChangePeer{}
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1049,7 +1114,7 @@ func (x *ChangePeer) String() string {
 func (*ChangePeer) ProtoMessage() {}
 
 func (x *ChangePeer) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[10]
+	mi := &file_pdpb_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1062,7 +1127,7 @@ func (x *ChangePeer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePeer.ProtoReflect.Descriptor instead.
 func (*ChangePeer) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{10}
+	return file_pdpb_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ChangePeer) GetRegionId() uint64 {
@@ -1095,7 +1160,7 @@ type GetRegionRequest struct {
 
 func (x *GetRegionRequest) Reset() {
 	*x = GetRegionRequest{}
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1172,7 @@ func (x *GetRegionRequest) String() string {
 func (*GetRegionRequest) ProtoMessage() {}
 
 func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[11]
+	mi := &file_pdpb_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1185,7 @@ func (x *GetRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{11}
+	return file_pdpb_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetRegionRequest) GetKey() []byte {
@@ -1139,7 +1204,7 @@ type GetRegionByIDRequest struct {
 
 func (x *GetRegionByIDRequest) Reset() {
 	*x = GetRegionByIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1216,7 @@ func (x *GetRegionByIDRequest) String() string {
 func (*GetRegionByIDRequest) ProtoMessage() {}
 
 func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[12]
+	mi := &file_pdpb_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1229,7 @@ func (x *GetRegionByIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionByIDRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionByIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{12}
+	return file_pdpb_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetRegionByIDRequest) GetRegionId() uint64 {
@@ -1191,7 +1256,7 @@ type GetRegionResponse struct {
 
 func (x *GetRegionResponse) Reset() {
 	*x = GetRegionResponse{}
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1268,7 @@ func (x *GetRegionResponse) String() string {
 func (*GetRegionResponse) ProtoMessage() {}
 
 func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[13]
+	mi := &file_pdpb_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1281,7 @@ func (x *GetRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{13}
+	return file_pdpb_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetRegionResponse) GetRegion() *Region {
@@ -1255,7 +1320,7 @@ type GetStoresRequest struct {
 
 func (x *GetStoresRequest) Reset() {
 	*x = GetStoresRequest{}
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1332,7 @@ func (x *GetStoresRequest) String() string {
 func (*GetStoresRequest) ProtoMessage() {}
 
 func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[14]
+	mi := &file_pdpb_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1345,7 @@ func (x *GetStoresRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresRequest.ProtoReflect.Descriptor instead.
 func (*GetStoresRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{14}
+	return file_pdpb_proto_rawDescGZIP(), []int{15}
 }
 
 type GetStoresResponse struct {
@@ -1292,7 +1357,7 @@ type GetStoresResponse struct {
 
 func (x *GetStoresResponse) Reset() {
 	*x = GetStoresResponse{}
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1369,7 @@ func (x *GetStoresResponse) String() string {
 func (*GetStoresResponse) ProtoMessage() {}
 
 func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[15]
+	mi := &file_pdpb_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1382,7 @@ func (x *GetStoresResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoresResponse.ProtoReflect.Descriptor instead.
 func (*GetStoresResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{15}
+	return file_pdpb_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetStoresResponse) GetStores() []*Store {
@@ -1336,7 +1401,7 @@ type AllocIDRequest struct {
 
 func (x *AllocIDRequest) Reset() {
 	*x = AllocIDRequest{}
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1413,7 @@ func (x *AllocIDRequest) String() string {
 func (*AllocIDRequest) ProtoMessage() {}
 
 func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[16]
+	mi := &file_pdpb_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1426,7 @@ func (x *AllocIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDRequest.ProtoReflect.Descriptor instead.
 func (*AllocIDRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{16}
+	return file_pdpb_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AllocIDRequest) GetCount() uint32 {
@@ -1382,7 +1447,7 @@ type AllocIDResponse struct {
 
 func (x *AllocIDResponse) Reset() {
 	*x = AllocIDResponse{}
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1459,7 @@ func (x *AllocIDResponse) String() string {
 func (*AllocIDResponse) ProtoMessage() {}
 
 func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[17]
+	mi := &file_pdpb_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1472,7 @@ func (x *AllocIDResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocIDResponse.ProtoReflect.Descriptor instead.
 func (*AllocIDResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{17}
+	return file_pdpb_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AllocIDResponse) GetFirst() uint64 {
@@ -1439,7 +1504,7 @@ type StoreState struct {
 
 func (x *StoreState) Reset() {
 	*x = StoreState{}
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1451,7 +1516,7 @@ func (x *StoreState) String() string {
 func (*StoreState) ProtoMessage() {}
 
 func (x *StoreState) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[18]
+	mi := &file_pdpb_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1464,7 +1529,7 @@ func (x *StoreState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreState.ProtoReflect.Descriptor instead.
 func (*StoreState) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{18}
+	return file_pdpb_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StoreState) GetStoreId() uint64 {
@@ -1496,7 +1561,7 @@ type GetGCSafePointRequest struct {
 
 func (x *GetGCSafePointRequest) Reset() {
 	*x = GetGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1573,7 @@ func (x *GetGCSafePointRequest) String() string {
 func (*GetGCSafePointRequest) ProtoMessage() {}
 
 func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[19]
+	mi := &file_pdpb_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1586,7 @@ func (x *GetGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*GetGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{19}
+	return file_pdpb_proto_rawDescGZIP(), []int{20}
 }
 
 type UpdateGCSafePointRequest struct {
@@ -1533,7 +1598,7 @@ type UpdateGCSafePointRequest struct {
 
 func (x *UpdateGCSafePointRequest) Reset() {
 	*x = UpdateGCSafePointRequest{}
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +1610,7 @@ func (x *UpdateGCSafePointRequest) String() string {
 func (*UpdateGCSafePointRequest) ProtoMessage() {}
 
 func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[20]
+	mi := &file_pdpb_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +1623,7 @@ func (x *UpdateGCSafePointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGCSafePointRequest.ProtoReflect.Descriptor instead.
 func (*UpdateGCSafePointRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{20}
+	return file_pdpb_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UpdateGCSafePointRequest) GetCandidate() uint64 {
@@ -1577,7 +1642,7 @@ type GCSafePointResponse struct {
 
 func (x *GCSafePointResponse) Reset() {
 	*x = GCSafePointResponse{}
-	mi := &file_pdpb_proto_msgTypes[21]
+	mi := &file_pdpb_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1654,7 @@ func (x *GCSafePointResponse) String() string {
 func (*GCSafePointResponse) ProtoMessage() {}
 
 func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[21]
+	mi := &file_pdpb_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1667,7 @@ func (x *GCSafePointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCSafePointResponse.ProtoReflect.Descriptor instead.
 func (*GCSafePointResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{21}
+	return file_pdpb_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GCSafePointResponse) GetSafePoint() uint64 {
@@ -1623,7 +1688,7 @@ type SetStoreStatusRequest struct {
 
 func (x *SetStoreStatusRequest) Reset() {
 	*x = SetStoreStatusRequest{}
-	mi := &file_pdpb_proto_msgTypes[22]
+	mi := &file_pdpb_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1700,7 @@ func (x *SetStoreStatusRequest) String() string {
 func (*SetStoreStatusRequest) ProtoMessage() {}
 
 func (x *SetStoreStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[22]
+	mi := &file_pdpb_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1713,7 @@ func (x *SetStoreStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoreStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetStoreStatusRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{22}
+	return file_pdpb_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetStoreStatusRequest) GetStoreId() uint64 {
@@ -1674,7 +1739,7 @@ type SetStoreStatusResponse struct {
 
 func (x *SetStoreStatusResponse) Reset() {
 	*x = SetStoreStatusResponse{}
-	mi := &file_pdpb_proto_msgTypes[23]
+	mi := &file_pdpb_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1751,7 @@ func (x *SetStoreStatusResponse) String() string {
 func (*SetStoreStatusResponse) ProtoMessage() {}
 
 func (x *SetStoreStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[23]
+	mi := &file_pdpb_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1764,7 @@ func (x *SetStoreStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoreStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetStoreStatusResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{23}
+	return file_pdpb_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetStoreStatusResponse) GetStore() *Store {
@@ -1721,7 +1786,7 @@ type ReportMinStartTSRequest struct {
 
 func (x *ReportMinStartTSRequest) Reset() {
 	*x = ReportMinStartTSRequest{}
-	mi := &file_pdpb_proto_msgTypes[24]
+	mi := &file_pdpb_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1798,7 @@ func (x *ReportMinStartTSRequest) String() string {
 func (*ReportMinStartTSRequest) ProtoMessage() {}
 
 func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[24]
+	mi := &file_pdpb_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1811,7 @@ func (x *ReportMinStartTSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSRequest.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSRequest) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{24}
+	return file_pdpb_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReportMinStartTSRequest) GetNode() string {
@@ -1781,7 +1846,7 @@ type ReportMinStartTSResponse struct {
 
 func (x *ReportMinStartTSResponse) Reset() {
 	*x = ReportMinStartTSResponse{}
-	mi := &file_pdpb_proto_msgTypes[25]
+	mi := &file_pdpb_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +1858,7 @@ func (x *ReportMinStartTSResponse) String() string {
 func (*ReportMinStartTSResponse) ProtoMessage() {}
 
 func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pdpb_proto_msgTypes[25]
+	mi := &file_pdpb_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +1871,7 @@ func (x *ReportMinStartTSResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMinStartTSResponse.ProtoReflect.Descriptor instead.
 func (*ReportMinStartTSResponse) Descriptor() ([]byte, []int) {
-	return file_pdpb_proto_rawDescGZIP(), []int{25}
+	return file_pdpb_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReportMinStartTSResponse) GetGcLeader() bool {
@@ -1821,7 +1886,7 @@ var File_pdpb_proto protoreflect.FileDescriptor
 const file_pdpb_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"pdpb.proto\x12\tpercdb.pd\"\x98\x03\n" +
+	"pdpb.proto\x12\tpercdb.pd\"\xc7\x03\n" +
 	"\x05Store\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x123\n" +
@@ -1838,7 +1903,12 @@ const file_pdpb_proto_rawDesc = "" +
 	"regionSize\x12\x1f\n" +
 	"\vleader_size\x18\v \x01(\x04R\n" +
 	"leaderSize\x12#\n" +
-	"\rregion_weight\x18\f \x01(\x04R\fregionWeight\"w\n" +
+	"\rregion_weight\x18\f \x01(\x04R\fregionWeight\x12-\n" +
+	"\x06labels\x18\r \x03(\v2\x15.percdb.pd.StoreLabelR\x06labels\"4\n" +
+	"\n" +
+	"StoreLabel\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"w\n" +
 	"\n" +
 	"StoreSpace\x12\x1a\n" +
 	"\bcapacity\x18\x01 \x01(\x04R\bcapacity\x12\x1c\n" +
@@ -1974,78 +2044,80 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 }
 
 var file_pdpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_pdpb_proto_goTypes = []any{
 	(StoreStatus)(0),                 // 0: percdb.pd.StoreStatus
 	(*Store)(nil),                    // 1: percdb.pd.Store
-	(*StoreSpace)(nil),               // 2: percdb.pd.StoreSpace
-	(*Region)(nil),                   // 3: percdb.pd.Region
-	(*PutStoreRequest)(nil),          // 4: percdb.pd.PutStoreRequest
-	(*PutStoreResponse)(nil),         // 5: percdb.pd.PutStoreResponse
-	(*StoreHeartbeatRequest)(nil),    // 6: percdb.pd.StoreHeartbeatRequest
-	(*RegionReport)(nil),             // 7: percdb.pd.RegionReport
-	(*RegionLoad)(nil),               // 8: percdb.pd.RegionLoad
-	(*StoreHeartbeatResponse)(nil),   // 9: percdb.pd.StoreHeartbeatResponse
-	(*TransferLeader)(nil),           // 10: percdb.pd.TransferLeader
-	(*ChangePeer)(nil),               // 11: percdb.pd.ChangePeer
-	(*GetRegionRequest)(nil),         // 12: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),     // 13: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),        // 14: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),         // 15: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),        // 16: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),           // 17: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),          // 18: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),               // 19: percdb.pd.StoreState
-	(*GetGCSafePointRequest)(nil),    // 20: percdb.pd.GetGCSafePointRequest
-	(*UpdateGCSafePointRequest)(nil), // 21: percdb.pd.UpdateGCSafePointRequest
-	(*GCSafePointResponse)(nil),      // 22: percdb.pd.GCSafePointResponse
-	(*SetStoreStatusRequest)(nil),    // 23: percdb.pd.SetStoreStatusRequest
-	(*SetStoreStatusResponse)(nil),   // 24: percdb.pd.SetStoreStatusResponse
-	(*ReportMinStartTSRequest)(nil),  // 25: percdb.pd.ReportMinStartTSRequest
-	(*ReportMinStartTSResponse)(nil), // 26: percdb.pd.ReportMinStartTSResponse
+	(*StoreLabel)(nil),               // 2: percdb.pd.StoreLabel
+	(*StoreSpace)(nil),               // 3: percdb.pd.StoreSpace
+	(*Region)(nil),                   // 4: percdb.pd.Region
+	(*PutStoreRequest)(nil),          // 5: percdb.pd.PutStoreRequest
+	(*PutStoreResponse)(nil),         // 6: percdb.pd.PutStoreResponse
+	(*StoreHeartbeatRequest)(nil),    // 7: percdb.pd.StoreHeartbeatRequest
+	(*RegionReport)(nil),             // 8: percdb.pd.RegionReport
+	(*RegionLoad)(nil),               // 9: percdb.pd.RegionLoad
+	(*StoreHeartbeatResponse)(nil),   // 10: percdb.pd.StoreHeartbeatResponse
+	(*TransferLeader)(nil),           // 11: percdb.pd.TransferLeader
+	(*ChangePeer)(nil),               // 12: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),         // 13: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),     // 14: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),        // 15: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),         // 16: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),        // 17: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),           // 18: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),          // 19: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),               // 20: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),    // 21: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil), // 22: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),      // 23: percdb.pd.GCSafePointResponse
+	(*SetStoreStatusRequest)(nil),    // 24: percdb.pd.SetStoreStatusRequest
+	(*SetStoreStatusResponse)(nil),   // 25: percdb.pd.SetStoreStatusResponse
+	(*ReportMinStartTSRequest)(nil),  // 26: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil), // 27: percdb.pd.ReportMinStartTSResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.Store.status:type_name -> percdb.pd.StoreStatus
-	2,  // 1: percdb.pd.Store.space:type_name -> percdb.pd.StoreSpace
-	1,  // 2: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
-	7,  // 3: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
-	2,  // 4: percdb.pd.StoreHeartbeatRequest.space:type_name -> percdb.pd.StoreSpace
-	8,  // 5: percdb.pd.RegionReport.load:type_name -> percdb.pd.RegionLoad
-	3,  // 6: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
-	11, // 7: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
-	10, // 8: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
-	3,  // 9: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
-	1,  // 10: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
-	8,  // 11: percdb.pd.GetRegionResponse.load:type_name -> percdb.pd.RegionLoad
-	1,  // 12: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
-	3,  // 13: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
-	0,  // 14: percdb.pd.SetStoreStatusRequest.status:type_name -> percdb.pd.StoreStatus
-	1,  // 15: percdb.pd.SetStoreStatusResponse.store:type_name -> percdb.pd.Store
-	4,  // 16: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	6,  // 17: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	12, // 18: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	13, // 19: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	15, // 20: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	17, // 21: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	20, // 22: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
-	21, // 23: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
-	25, // 24: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
-	23, // 25: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
-	5,  // 26: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	9,  // 27: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	14, // 28: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	14, // 29: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	16, // 30: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	18, // 31: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	22, // 32: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	22, // 33: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	26, // 34: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
-	24, // 35: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
-	26, // [26:36] is the sub-list for method output_type
-	16, // [16:26] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	3,  // 1: percdb.pd.Store.space:type_name -> percdb.pd.StoreSpace
+	2,  // 2: percdb.pd.Store.labels:type_name -> percdb.pd.StoreLabel
+	1,  // 3: percdb.pd.PutStoreRequest.store:type_name -> percdb.pd.Store
+	8,  // 4: percdb.pd.StoreHeartbeatRequest.reports:type_name -> percdb.pd.RegionReport
+	3,  // 5: percdb.pd.StoreHeartbeatRequest.space:type_name -> percdb.pd.StoreSpace
+	9,  // 6: percdb.pd.RegionReport.load:type_name -> percdb.pd.RegionLoad
+	4,  // 7: percdb.pd.StoreHeartbeatResponse.regions:type_name -> percdb.pd.Region
+	12, // 8: percdb.pd.StoreHeartbeatResponse.changes:type_name -> percdb.pd.ChangePeer
+	11, // 9: percdb.pd.StoreHeartbeatResponse.transfers:type_name -> percdb.pd.TransferLeader
+	4,  // 10: percdb.pd.GetRegionResponse.region:type_name -> percdb.pd.Region
+	1,  // 11: percdb.pd.GetRegionResponse.store:type_name -> percdb.pd.Store
+	9,  // 12: percdb.pd.GetRegionResponse.load:type_name -> percdb.pd.RegionLoad
+	1,  // 13: percdb.pd.GetStoresResponse.stores:type_name -> percdb.pd.Store
+	4,  // 14: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
+	0,  // 15: percdb.pd.SetStoreStatusRequest.status:type_name -> percdb.pd.StoreStatus
+	1,  // 16: percdb.pd.SetStoreStatusResponse.store:type_name -> percdb.pd.Store
+	5,  // 17: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	7,  // 18: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	13, // 19: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	14, // 20: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	16, // 21: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	18, // 22: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	21, // 23: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	22, // 24: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	26, // 25: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	24, // 26: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
+	6,  // 27: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	10, // 28: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	15, // 29: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	15, // 30: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	17, // 31: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	19, // 32: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	23, // 33: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	23, // 34: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	27, // 35: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	25, // 36: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
+	27, // [27:37] is the sub-list for method output_type
+	17, // [17:27] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -2059,7 +2131,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
