@@ -322,8 +322,14 @@ func (n *Node) register(ctx context.Context) error {
 // replaced: it must neither serve nor vote again).
 func (n *Node) heartbeat(ctx context.Context) error {
 	now := time.Now()
-	states, held := n.regionStates()
+	states, held, stale := n.regionStates()
 	full := n.rep.fullDue(now, n.cfg.FullReportInterval)
+	if stale || full {
+		// A replica the node serves was destroyed (a move off the store
+		// and back onto it: the one pd added is to be created from the
+		// list), or a full report: ask for the list whole.
+		n.rep.tookRegions(0)
+	}
 	var leading []uint64
 	for _, st := range states {
 		if st.leading {
@@ -415,18 +421,20 @@ func (n *Node) measureSize(d raftstore.Descriptor) (uint64, error) {
 }
 
 // regionStates reads each replica's region as a heartbeat reports it,
-// and names the regions the node has.
-func (n *Node) regionStates() ([]regionState, map[uint64]bool) {
+// names the regions the node has, and reports whether one of their
+// replicas is no longer the raft store's (destroyed).
+func (n *Node) regionStates() (states []regionState, held map[uint64]bool, stale bool) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	held := make(map[uint64]bool, len(n.regions))
-	states := make([]regionState, 0, len(n.regions))
+	held = make(map[uint64]bool, len(n.regions))
+	states = make([]regionState, 0, len(n.regions))
 	for rid, r := range n.regions {
 		held[rid] = true
+		stale = stale || n.raft.Replica(rid) != r.raft
 		_, err := r.raft.Leading()
 		states = append(states, regionState{id: rid, leading: err == nil, conf: r.raft.Conf(), desc: r.raft.Region(), applied: r.raft.AppliedBytes()})
 	}
-	return states, held
+	return states, held, stale
 }
 
 // stamp fills in req's store id and addresses.
@@ -440,7 +448,7 @@ func (n *Node) stamp(req *pdpb.StoreHeartbeatRequest) *pdpb.StoreHeartbeatReques
 // and leaves pd's answer, and the acknowledgement of what it reported, to
 // the loop's next heartbeat.
 func (n *Node) report(ctx context.Context) error {
-	states, _ := n.regionStates()
+	states, _, _ := n.regionStates()
 	out := n.rep.build(states, false, nil, n.measureSize)
 	if _, err := n.pd.StoreHeartbeat(ctx, n.stamp(out.req)); err != nil {
 		return fmt.Errorf("kv node: report regions: %w", err)

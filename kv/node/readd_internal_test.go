@@ -35,7 +35,8 @@ func (nopTransport) SendSnapshot(context.Context, uint64, raftstore.Envelope, fu
 // The node must create the new replica, not keep routing to (and
 // reporting) the destroyed one: kept, the replica pd added never exists,
 // and the move that added it never finishes (tests/cluster's
-// TestLowSpaceStoreIsEmptied hung on it).
+// TestLowSpaceStoreIsEmptied hung on it). The node notices the destroyed
+// replica by itself, so that its next heartbeat asks for the list whole.
 func TestReaddedReplicaIsCreated(t *testing.T) {
 	rs, err := raftstore.Open(raftstore.Config{StoreID: 1, InMemory: true, Applier: nopApplier{}, Transport: nopTransport{},
 		FreshTS: func(context.Context) (uint64, error) { return 1, nil }})
@@ -55,12 +56,22 @@ func TestReaddedReplicaIsCreated(t *testing.T) {
 	if first == nil || rs.Replica(7) != first {
 		t.Fatalf("region 7 not created: node %v, store %v", first, rs.Replica(7))
 	}
+	n.rep.tookRegions(5) // the list is as of revision 5
+	if _, _, stale := n.regionStates(); stale {
+		t.Fatal("a live replica read as destroyed")
+	}
 	rs.RemoveRegion(7) // what applying the conf change that removed the store does
 	for deadline := time.Now().Add(time.Minute); rs.Replica(7) != nil; {
 		if time.Now().After(deadline) {
 			t.Fatal("the store did not destroy its replica of region 7")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// The node sees its replica destroyed: its heartbeat asks pd for the
+	// list whole (pd answers it only when the store's regions changed,
+	// and the re-add may have come before the list the node holds).
+	if _, _, stale := n.regionStates(); !stale {
+		t.Fatal("the destroyed replica not noticed")
 	}
 	// pd's record, a conf change later: the store is a member again.
 	if _, _, _, err := n.setRegions(region(3), nil); err != nil {

@@ -25,9 +25,11 @@ import (
 // changes go with the next one.
 //
 // The answer's region list alike: the node sends the revision of the
-// last list it took whole (pd's regions_revision; 0 until it has one, or
-// when it could not create a listed region yet: a split here is to), and
-// pd answers the list only when one of the store's regions changed since.
+// last list it took whole (pd's regions_revision; 0 until it has one,
+// when it could not create a listed region yet (a split here is to), when
+// a replica it serves was destroyed (the one pd added back is to be
+// created from the list), and with each full report), and pd answers the
+// list only when one of the store's regions changed since.
 //
 // A led region's approximate size is measured (kv.Store.ApproximateSize,
 // from the table files' metadata) when its replica applied something
