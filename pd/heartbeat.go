@@ -38,8 +38,9 @@ import (
 //     directory's index of leaders (partial);
 //   - a partial heartbeat from a store pd has had no full report from in
 //     its term (pd restarted, or another member took over) is taken, and
-//     answered full_report_wanted: pd's sizes and loads, kept in memory,
-//     are refilled by the store's next heartbeat.
+//     answered full_report_wanted, without decisions: pd's sizes and
+//     loads, kept in memory, are refilled by the store's next heartbeat,
+//     which the node sends at once, and decided on then.
 
 // slowHeartbeat is how long pd may take to answer a store's heartbeat
 // before it logs it: a KV node heartbeats every second, its pd client
@@ -125,6 +126,17 @@ func (s *Server) heartbeat(ctx context.Context, t *term, store uint64, req *pdpb
 		return nil, toStatus(err)
 	}
 
+	sp, _, err := s.dir.gcSafePoint(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp.GcSafePoint = sp
+	if resp.FullReportWanted {
+		// What pd keeps in memory of the store's regions (sizes, by
+		// which balance weighs) is gone: the decisions wait for the
+		// full report, the store's next heartbeat.
+		return resp, nil
+	}
 	leading := s.leadingOf(ctx, store, req)
 	changes, err := s.repairs(ctx, t, store, leading)
 	if err != nil {
@@ -145,11 +157,7 @@ func (s *Server) heartbeat(ctx context.Context, t *term, store uint64, req *pdpb
 			return nil, toStatus(err)
 		}
 	}
-	sp, _, err := s.dir.gcSafePoint(ctx)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	resp.Changes, resp.GcSafePoint, resp.Transfers = changes, sp, transfers
+	resp.Changes, resp.Transfers = changes, transfers
 	return resp, nil
 }
 

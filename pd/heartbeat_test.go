@@ -97,8 +97,9 @@ func TestPartialHeartbeats(t *testing.T) {
 	}
 
 	// pd restarts: a partial heartbeat is taken and answered with a
-	// request for a full one, and the list (the term's cache starts
-	// over); the full heartbeat settles it.
+	// request for a full one (and no decision: pd's sizes are gone), and
+	// the list (the term's cache starts over); the full heartbeat
+	// settles it.
 	rev = resp.GetRegionsRevision()
 	s.Close()
 	s = openLeader(t, cfg)
