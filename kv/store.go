@@ -120,7 +120,10 @@ type Store struct {
 	dir string
 	// space refuses writes that add data when the disk is nearly full
 	// (nil: no protection).
-	space    *spaceGuard
+	space *spaceGuard
+	// gate holds Pebble's compactions back until the disk has room for
+	// them (compactgate.go; nil without disk protection).
+	gate     *compactionGate
 	latches  *latch.Table
 	applier  applier
 	regions  *regionMap
@@ -154,6 +157,8 @@ type Store struct {
 	compactor *gcCompactor
 	// logger is Options.Logger.
 	logger *slog.Logger
+	// events takes Pebble's messages and background errors.
+	events *pebbleEvents
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -202,7 +207,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	events.onDiskFull = space.storageFull
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{Cache: cache, Logger: events}
-	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError}
+	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError, FlushEnd: events.flushEnd}
 	popts.DisableAutomaticCompactions = opts.testingNoAutoCompactions
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
@@ -215,9 +220,16 @@ func Open(dir string, opts Options) (*Store, error) {
 			popts.Levels[i].BlockSize = opts.testingBlockSize
 		}
 	}
+	var gate *compactionGate
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
 		dir = ""
+	} else if space != nil {
+		d := popts.Clone().EnsureDefaults()
+		flushRoom := d.MemTableSize * uint64(d.MemTableStopWritesThreshold)
+		gate = newCompactionGate(dir, statfsUsage, space, flushRoom, opts.Logger)
+		gate.listen(popts.EventListener)
+		popts.FS = gateFS{FS: vfs.Default, gate: gate}
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -242,6 +254,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		cache:    cache,
 		dir:      dir,
 		space:    space,
+		gate:     gate,
 		latches:  latch.New(opts.LatchSlots),
 		applier:  applier,
 		memLocks: newMemLockTable(),
@@ -255,6 +268,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		copr:          opts.Coprocessor,
 		compactor:     compactor,
 		logger:        opts.Logger,
+		events:        events,
 	}
 	s.scans.off = opts.testingNoScanReports
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
@@ -280,6 +294,11 @@ func (s *Store) Close() error {
 	// flight, as for any command.
 	s.compactor.close()
 	defer s.compactor.wait()
+	if s.gate != nil {
+		// Pebble's Close waits for compactions, one of which may wait
+		// for room.
+		s.gate.close()
+	}
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {
