@@ -187,16 +187,6 @@ func prewriteRandom(ctx context.Context, s *Store, ts uint64, prefix string, n i
 	return keys, nil
 }
 
-// regionOf is the context of the store's region holding every key.
-func regionOf(t *testing.T, s *Store) RegionCtx {
-	t.Helper()
-	reg, err := s.LocateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg.Ctx()
-}
-
 // mountTestDisk mounts a tmpfs of size (mount's notation) for the test,
 // or skips it where it cannot (mounting needs root).
 func mountTestDisk(t *testing.T, size string) string {

@@ -67,12 +67,19 @@ type DiskFullError struct {
 	// Needed is the free space at which writes are accepted again: twice
 	// the reserve, or more while a compaction waits for room.
 	Needed uint64
+	// Stalled: the storage cannot flush its memtables for want of space,
+	// so the store refuses every write, deletes included (writestall.go).
+	Stalled bool
 }
 
 func (e *DiskFullError) Error() string { return "disk full: " + e.Dir + ": " + e.Reason() }
 
 // Reason says how full the disk is and what still works.
 func (e *DiskFullError) Reason() string {
+	if e.Stalled {
+		return fmt.Sprintf("%s free; the storage cannot flush its memory to disk, so every write is refused until %s are; reads still work",
+			formatBytes(e.Available), formatBytes(e.Needed))
+	}
 	return fmt.Sprintf("%s free; writes are refused until %s are (twice the reserve, whose ballast file was released, or room for a pending compaction and the reserve); reads, DELETE, TRUNCATE and DROP still work",
 		formatBytes(e.Available), formatBytes(e.Needed))
 }
@@ -248,6 +255,18 @@ func (g *spaceGuard) compactionWaiting(need uint64) {
 		g.avail = 0
 		g.update()
 	}
+}
+
+// stalledError returns the *DiskFullError of a write refused because the
+// storage is stalled on the full disk, or nil when the disk is not full
+// (a stall then is a flush under way, which ends by itself).
+func (g *spaceGuard) stalledError() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.full {
+		return nil
+	}
+	return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked(), Stalled: true}
 }
 
 // neededLocked is the free space at which the store accepts writes

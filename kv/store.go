@@ -123,7 +123,9 @@ type Store struct {
 	space *spaceGuard
 	// gate holds Pebble's compactions back until the disk has room for
 	// them (compactgate.go; nil without disk protection).
-	gate     *compactionGate
+	gate *compactionGate
+	// stall counts the writes Pebble holds in its write stall.
+	stall    *writeStall
 	latches  *latch.Table
 	applier  applier
 	regions  *regionMap
@@ -220,6 +222,8 @@ func Open(dir string, opts Options) (*Store, error) {
 			popts.Levels[i].BlockSize = opts.testingBlockSize
 		}
 	}
+	stall := &writeStall{}
+	stall.listen(popts.EventListener)
 	var gate *compactionGate
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
@@ -255,6 +259,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		dir:      dir,
 		space:    space,
 		gate:     gate,
+		stall:    stall,
 		latches:  latch.New(opts.LatchSlots),
 		applier:  applier,
 		memLocks: newMemLockTable(),
