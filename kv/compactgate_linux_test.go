@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/percdb/percdb/internal/testdisk"
 )
 
 // TestFullDiskCompactionLargerThanBallast reproduces issue 22's hang: a
@@ -30,7 +29,7 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
-	mnt := mountTestDisk(t, "96m")
+	mnt := testdisk.Mount(t, "96m")
 	dir := filepath.Join(mnt, "kv")
 	opts := Options{SyncWrites: SyncNone, ReserveSpace: 6 << 20, Logger: discard()}
 	ctx := context.Background()
@@ -67,7 +66,7 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	other := fillTestDisk(t, mnt, 12<<20)
+	other := testdisk.FillLeaving(t, mnt, 12<<20)
 
 	// Reopen with compactions on: Pebble picks the level-0 compaction.
 	s, err = Open(dir, opts)
@@ -77,7 +76,7 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 	defer s.Close()
 	var keys [][]byte
 	refused := 0
-	withinTestDeadline(t, mnt, "a transaction on a disk smaller than the pending compaction", func() {
+	testdisk.WithinDeadline(t, mnt, "a transaction on a disk smaller than the pending compaction", func() {
 		// A client that retries what is refused, as a workload does: 300
 		// prewrites of 200 KiB, 60 MiB in all.
 		for batch := 0; batch < 300; batch++ {
@@ -139,7 +138,7 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts += 2
-	withinTestDeadline(t, mnt, "writes after space was freed", func() {
+	testdisk.WithinDeadline(t, mnt, "writes after space was freed", func() {
 		var err error
 		for try := 0; try < 300; try++ {
 			if _, err = writeRandom(ctx, s, ts, "after-", 10); err == nil {
@@ -185,52 +184,4 @@ func prewriteRandom(ctx context.Context, s *Store, ts uint64, prefix string, n i
 		return nil, fmt.Errorf("prewrite: %v", resp.Errors[0])
 	}
 	return keys, nil
-}
-
-// mountTestDisk mounts a tmpfs of size (mount's notation) for the test,
-// or skips it where it cannot (mounting needs root).
-func mountTestDisk(t *testing.T, size string) string {
-	t.Helper()
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
-	return mnt
-}
-
-// fillTestDisk writes a file that leaves leave bytes of mnt's file system
-// free and returns its path.
-func fillTestDisk(t *testing.T, mnt string, leave int) string {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &st); err != nil {
-		t.Fatal(err)
-	}
-	free := int(st.Bavail) * int(st.Bsize)
-	other := filepath.Join(mnt, "other-program.dat")
-	if err := os.WriteFile(other, make([]byte, max(free-leave, 0)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return other
-}
-
-// testHangDeadline bounds what withinTestDeadline waits for: far longer
-// than a refused write takes, even on a loaded machine.
-const testHangDeadline = 2 * time.Minute
-
-// withinTestDeadline runs f. If f has not returned within
-// testHangDeadline the store is hung, and so would be the test's cleanup
-// that closes it: the test binary prints every goroutine's stack,
-// unmounts mnt and exits with a failure instead.
-func withinTestDeadline(t *testing.T, mnt, what string, f func()) {
-	t.Helper()
-	timer := time.AfterFunc(testHangDeadline, func() {
-		fmt.Fprintf(os.Stderr, "--- FAIL: %s: %s did not finish within %v: the store hung\n", t.Name(), what, testHangDeadline)
-		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-		_ = exec.Command("umount", "-l", mnt).Run()
-		os.Exit(1)
-	})
-	defer timer.Stop()
-	f()
 }
