@@ -83,6 +83,19 @@ const (
 	compactionMaxWait = 2 * time.Second
 )
 
+// minReserveSpace is the smallest reserve Open accepts: what Pebble
+// needs to write what it accepted once the ballast is released, the
+// memtables that may queue for a flush (their table files) and a new
+// log file (Pebble preallocates 110% of a memtable). Below it, a store
+// that stops taking writes at the reserve can still fail its flushes for
+// want of space, and then every write waits in Pebble's write stall
+// until space is freed (issue 22). Pebble panics when it cannot create
+// the log file.
+func minReserveSpace() int64 {
+	d := (&pebble.Options{}).EnsureDefaults()
+	return int64(d.MemTableSize*uint64(d.MemTableStopWritesThreshold) + d.MemTableSize*11/10)
+}
+
 // compactionRoomError: a compaction waited compactionMaxWait for room on
 // the disk and gave up. It wraps ENOSPC, so that Pebble's background
 // error is counted as the disk being full.

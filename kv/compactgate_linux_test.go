@@ -15,9 +15,10 @@ import (
 
 // TestFullDiskCompactionLargerThanBallast reproduces issue 22's hang: a
 // store whose level 0 holds 24 MiB (written with compactions off, as a
-// loaded table waiting for its compaction) opens on a disk with 12 MiB
-// free beside a 6 MiB ballast, so that the compaction Pebble picks at
-// once needs more than the disk has. A transaction then writes far more
+// loaded table waiting for its compaction) opens on a disk with 8 MiB
+// free beside its ballast (6 MiB asked, raised by Open to
+// minReserveSpace, 12.4 MiB), so that the compaction Pebble picks at once
+// needs more than the disk has. A transaction then writes far more
 // than the space left. Its prewrites must be refused with *DiskFullError
 // and its rollback, a read and a commit must answer, all within the
 // test's deadline: before compactions waited for room (compactgate.go),
@@ -66,7 +67,7 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	other := testdisk.FillLeaving(t, mnt, 12<<20)
+	other := testdisk.FillLeaving(t, mnt, 8<<20)
 
 	// Reopen with compactions on: Pebble picks the level-0 compaction.
 	s, err = Open(dir, opts)
@@ -94,7 +95,7 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 		}
 		t.Logf("%d prewrites refused, %d keys written", refused, len(keys))
 		if refused == 0 {
-			t.Errorf("60 MiB of prewrites were accepted on a disk with 18 MiB free")
+			t.Errorf("60 MiB of prewrites were accepted on a disk with 8 MiB free beside the released ballast")
 			return
 		}
 		if err := s.BatchRollback(ctx, regionOf(t, s), keys, ts); err != nil {

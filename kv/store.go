@@ -49,8 +49,10 @@ type Options struct {
 	// add data fail with *DiskFullError while reads, commits, rollbacks
 	// and deletes go on. Default 0: 2% of the file system, at least
 	// MinDefaultReserveSpace, at most MaxDefaultReserveSpace and a
-	// quarter of the file system. Negative: no protection. Ignored with
-	// InMemory.
+	// quarter of the file system. Negative: no protection. A positive
+	// value below what Pebble needs to flush once the disk is full
+	// (minReserveSpace, 12.4 MiB with Pebble's default memtables) is
+	// raised to it. Ignored with InMemory.
 	ReserveSpace int64
 	// Logger receives the store's messages: disk protection, and Pebble's
 	// own lines (at debug) and background errors (rate limited). Default
@@ -200,8 +202,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("open store %q: %w", dir, err)
 		}
+		reserve := opts.ReserveSpace
+		if floor := minReserveSpace(); reserve > 0 && reserve < floor {
+			opts.Logger.Info("reserve space raised to what the storage needs to flush its memory once the disk is full", "dir", dir, "asked", formatBytes(uint64(reserve)), "reserve", formatBytes(uint64(floor)))
+			reserve = floor
+		}
 		var err error
-		if space, err = newSpaceGuard(dir, opts.ReserveSpace, statfsUsage, opts.Logger); err != nil && !errors.Is(err, errUsageUnsupported) {
+		if space, err = newSpaceGuard(dir, reserve, statfsUsage, opts.Logger); err != nil && !errors.Is(err, errUsageUnsupported) {
 			return nil, fmt.Errorf("open store %q: %w", dir, err)
 		}
 	}
