@@ -216,26 +216,28 @@ func countRows(t *testing.T, db *sql.DB, table string) int {
 	return n
 }
 
-// TestDiskFullDuringLargeTransaction: an INSERT ... SELECT three times
-// larger than the space left (so that no recycling of Pebble's log can
-// let it fit) fails with 1021 during its prewrite, within the test's
-// deadline, and nothing of it is visible or left locked: the target table
-// reads empty, at once, and its keys take writes; once space is freed the
-// same statement commits every row, and every row is there after a
-// restart.
+// TestDiskFullDuringLargeTransaction: an INSERT ... SELECT six times
+// larger than the space left above the reserve (so that no recycling of
+// Pebble's log can let it fit) fails with 1021 during its prewrite,
+// within the test's deadline, and nothing of it is visible or left
+// locked: the target table reads empty, at once, and its keys take
+// writes; once space is freed a copy of the source commits every row,
+// and every row is there after a restart.
 //
 // The source table is on disk (flushed by a restart) before the disk
 // fills, so that the copy's flushes meet a compaction of the source's
 // level-0 files larger than the released ballast: before compactions
-// waited for room (kv/compactgate.go), that compaction failed for space
-// again and again, every flush beside it failed too, and the statement
-// hung in Pebble's write stall (issue 22).
+// waited for room (kv/compactgate.go) and the reserve covered Pebble's
+// flushes (kv.minReserveSpace), that compaction failed for space again
+// and again, every flush beside it failed too, and the statement hung in
+// Pebble's write stall (issue 22; with a 6 MiB reserve and the gate
+// alone it still hung in 2 runs of 11).
 func TestDiskFullDuringLargeTransaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
 	mnt := testdisk.Mount(t, "128m")
-	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 13 << 20}}
 	srv := sqltest.StartConfig(t, cfg)
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
@@ -247,15 +249,18 @@ func TestDiskFullDuringLargeTransaction(t *testing.T) {
 	srv = sqltest.StartConfig(t, cfg)
 	db = srv.Open("")
 	db.SetMaxOpenConns(2)
-	// Leave a third of what a copy of f.src needs.
-	other := testdisk.FillLeaving(t, mnt, 8<<20)
+	// Leave 8 MiB above the reserve. The statement below copies f.src
+	// twice, 48 MiB: more than the space left, the released ballast and
+	// f.src's 24 MiB of level-0 files together, which a compaction that
+	// ran at the restart may still be deleting.
+	other := testdisk.FillLeaving(t, mnt, 21<<20)
 
 	var err error
 	testdisk.WithinDeadline(t, mnt, "INSERT ... SELECT on a full disk", func() {
-		_, err = db.Exec("INSERT INTO f.dst SELECT * FROM f.src")
+		_, err = db.Exec("INSERT INTO f.dst SELECT * FROM f.src UNION ALL SELECT id + 100000, pad FROM f.src")
 	})
 	if code, _ := mysqlErrorCode(err); code != 1021 {
-		t.Fatalf("INSERT ... SELECT of %d rows into the space left: %v, want 1021", rows, err)
+		t.Fatalf("INSERT ... SELECT of %d rows into the space left: %v, want 1021", 2*rows, err)
 	}
 	// Nothing of the failed statement is visible, and nothing it
 	// prewrote blocks a reader or a writer of its keys.
@@ -307,16 +312,16 @@ func TestDiskFullDuringBackfill(t *testing.T) {
 		t.Skip("fills a file system")
 	}
 	mnt := testdisk.Mount(t, "64m")
-	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 13 << 20}}
 	srv := sqltest.StartConfig(t, cfg)
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
 	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))")
 	const rows = 4000 // 8 MiB of incompressible pads
 	loadRandomRows(t, db, "f.t", rows)
-	// Half a MiB above the reserve (6 MiB): the backfill's first batches
+	// Half a MiB above the reserve (13 MiB): the backfill's first batches
 	// fill it.
-	other := testdisk.FillLeaving(t, mnt, 13<<19)
+	other := testdisk.FillLeaving(t, mnt, 27<<19)
 
 	// Each entry of an index on pad(700) holds 700 bytes of it.
 	_, err := db.Exec("CREATE INDEX p ON f.t (pad(700))")
