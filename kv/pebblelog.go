@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // Pebble's messages and background errors, made fit for a server.
@@ -33,6 +36,12 @@ type pebbleEvents struct {
 	onDiskFull func()
 	sleep      func(time.Duration) // time.Sleep; replaced in tests
 	now        func() time.Time
+	// flushesFailed counts the memtable flushes that failed (any
+	// cause): on a full disk, flushes must get the space (compactgate.go).
+	flushesFailed atomic.Uint64
+	// outOfSpace counts the flushes and compactions whose writes failed
+	// for want of space (not those the compaction gate held back).
+	outOfSpace atomic.Uint64
 
 	mu      sync.Mutex
 	lastErr time.Time
@@ -68,6 +77,13 @@ func (p *pebbleEvents) Fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
+// flushEnd is Pebble's EventListener.FlushEnd.
+func (p *pebbleEvents) flushEnd(info pebble.FlushInfo) {
+	if info.Err != nil {
+		p.flushesFailed.Add(1)
+	}
+}
+
 // backgroundError is Pebble's EventListener.BackgroundError.
 func (p *pebbleEvents) backgroundError(err error) {
 	now := p.now()
@@ -78,7 +94,13 @@ func (p *pebbleEvents) backgroundError(err error) {
 	}
 	p.lastErr = now
 	wait := min(50*time.Millisecond<<min(p.run, 10), maxErrorBackoff)
-	p.run++
+	if isCompactionRoomError(err) {
+		// The compaction gate waited already, holding no lock of
+		// Pebble's; waiting here would hold up flushes and writes.
+		wait = 0
+	} else {
+		p.run++
+	}
 	k := p.kinds[kind]
 	if k == nil {
 		k = &errKind{}
@@ -92,15 +114,22 @@ func (p *pebbleEvents) backgroundError(err error) {
 		k.suppressed++
 	}
 	p.mu.Unlock()
-	if logNow {
+	if logNow && wait == 0 {
+		p.log.Warn("storage background error", "kind", kind, "err", err.Error(), "not_logged_since_last", suppressed)
+	} else if logNow {
 		// err.Error(), not err: slog would print Pebble's errors with
 		// their stack traces.
 		p.log.Warn("storage background error; retrying with backoff", "kind", kind, "err", err.Error(), "not_logged_since_last", suppressed, "backoff", wait)
 	}
+	if kind == kindDiskFull && wait > 0 {
+		p.outOfSpace.Add(1)
+	}
 	if kind == kindDiskFull && p.onDiskFull != nil {
 		p.onDiskFull()
 	}
-	p.sleep(wait)
+	if wait > 0 {
+		p.sleep(wait)
+	}
 }
 
 // kindDiskFull is the errorKind of running out of space.

@@ -42,6 +42,11 @@ func WithReplicator(ctx context.Context, r Replicator) context.Context {
 func (s *Store) write(ctx context.Context, wb *writeBatch) error {
 	r, _ := ctx.Value(replicatorKey{}).(Replicator)
 	if r == nil || wb.empty() {
+		if !wb.empty() {
+			if err := s.refuseWhileStalled(); err != nil {
+				return err
+			}
+		}
 		return s.applier.apply(ctx, wb)
 	}
 	return r.Replicate(ctx, wb.encode())

@@ -59,20 +59,28 @@ const (
 const spaceCheckInterval = 100 * time.Millisecond
 
 // DiskFullError: the store's file system has less free space than the
-// reserve, so the store refuses writes that add data (MySQL error 1021).
+// reserve, or than a compaction waiting for room needs, so the store
+// refuses writes that add data (MySQL error 1021).
 type DiskFullError struct {
 	Dir       string
 	Available uint64
 	// Needed is the free space at which writes are accepted again: twice
-	// the reserve.
+	// the reserve, or more while a compaction waits for room.
 	Needed uint64
+	// Stalled: the storage cannot flush its memtables for want of space,
+	// so the store refuses every write, deletes included (writestall.go).
+	Stalled bool
 }
 
 func (e *DiskFullError) Error() string { return "disk full: " + e.Dir + ": " + e.Reason() }
 
 // Reason says how full the disk is and what still works.
 func (e *DiskFullError) Reason() string {
-	return fmt.Sprintf("%s free; writes are refused until %s are (twice the reserve, whose ballast file was released); reads, DELETE, TRUNCATE and DROP still work",
+	if e.Stalled {
+		return fmt.Sprintf("%s free; the storage cannot flush its memory to disk, so every write is refused until %s are; reads still work",
+			formatBytes(e.Available), formatBytes(e.Needed))
+	}
+	return fmt.Sprintf("%s free; writes are refused until %s are (twice the reserve, whose ballast file was released, or room for a pending compaction and the reserve); reads, DELETE, TRUNCATE and DROP still work",
 		formatBytes(e.Available), formatBytes(e.Needed))
 }
 
@@ -101,7 +109,17 @@ type spaceGuard struct {
 	full       bool
 	avail      uint64
 	hasBallast bool
+	// compactNeed is the free space a compaction waiting for room needs
+	// (compactgate.go), set at compactNeedAt; 0: none waits.
+	compactNeed   uint64
+	compactNeedAt time.Time
 }
+
+// compactNeedLife is how long a waiting compaction's need holds the store
+// full after it was last stated: a compaction that gave up is picked
+// again within a moment and states it anew, one that is not (a manual
+// compaction that failed) must not keep writes refused for good.
+const compactNeedLife = 3 * compactionMaxWait
 
 // newSpaceGuard sets up disk protection for the store in dir: reserve is
 // Options.ReserveSpace (0: the default for the file system; negative: no
@@ -200,7 +218,7 @@ func (g *spaceGuard) admit(n uint64) error {
 	}
 	defer g.mu.Unlock()
 	if g.full {
-		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: 2 * g.reserve}
+		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked()}
 	}
 	g.avail -= min(cost, g.avail)
 	return nil
@@ -220,6 +238,48 @@ func (g *spaceGuard) storageFull() {
 	}
 }
 
+// compactionWaiting is told by the compaction gate that a compaction
+// waits for need bytes of free space (0: it has them, or gave up and
+// none waits). While one waits the store is full: it refuses writes that
+// add data and releases the ballast, and leaves the full state only once
+// the disk holds the compaction's need as well as the reserve.
+func (g *spaceGuard) compactionWaiting(need uint64) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.compactNeed, g.compactNeedAt = need, g.now()
+	if need > 0 && !g.full {
+		g.log.Warn("a compaction waits for room on the disk", "dir", g.dir, "needed", formatBytes(need))
+		g.avail = 0
+		g.update()
+	}
+}
+
+// stalledError returns the *DiskFullError of a write refused because the
+// storage is stalled on the full disk, or nil when the disk is not full
+// (a stall then is a flush under way, which ends by itself).
+func (g *spaceGuard) stalledError() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.full {
+		return nil
+	}
+	return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked(), Stalled: true}
+}
+
+// neededLocked is the free space at which the store accepts writes
+// again: twice the reserve, or a waiting compaction's need plus the
+// reserve when that is more.
+func (g *spaceGuard) neededLocked() uint64 {
+	n := 2 * g.reserve
+	if g.compactNeed > 0 && g.now().Sub(g.compactNeedAt) < compactNeedLife {
+		n = max(n, g.compactNeed+g.reserve)
+	}
+	return n
+}
+
 // update moves between the normal and the full state on g.avail.
 func (g *spaceGuard) update() {
 	switch {
@@ -227,7 +287,7 @@ func (g *spaceGuard) update() {
 		g.full = true
 		g.log.Warn("disk full: writes are refused until space is freed; the ballast is released", "dir", g.dir, "available", formatBytes(g.avail), "reserve", formatBytes(g.reserve))
 		g.releaseLocked()
-	case g.full && g.avail >= 2*g.reserve:
+	case g.full && g.avail >= g.neededLocked():
 		if !g.hasBallast {
 			if err := allocateBallast(g.ballast, int64(g.reserve)); err != nil {
 				// Not fatal: the store goes on without a

@@ -49,8 +49,10 @@ type Options struct {
 	// add data fail with *DiskFullError while reads, commits, rollbacks
 	// and deletes go on. Default 0: 2% of the file system, at least
 	// MinDefaultReserveSpace, at most MaxDefaultReserveSpace and a
-	// quarter of the file system. Negative: no protection. Ignored with
-	// InMemory.
+	// quarter of the file system. Negative: no protection. A positive
+	// value below what Pebble needs to flush once the disk is full
+	// (minReserveSpace, 12.4 MiB with Pebble's default memtables) is
+	// raised to it. Ignored with InMemory.
 	ReserveSpace int64
 	// Logger receives the store's messages: disk protection, and Pebble's
 	// own lines (at debug) and background errors (rate limited). Default
@@ -120,7 +122,12 @@ type Store struct {
 	dir string
 	// space refuses writes that add data when the disk is nearly full
 	// (nil: no protection).
-	space    *spaceGuard
+	space *spaceGuard
+	// gate holds Pebble's compactions back until the disk has room for
+	// them (compactgate.go; nil without disk protection).
+	gate *compactionGate
+	// stall counts the writes Pebble holds in its write stall.
+	stall    *writeStall
 	latches  *latch.Table
 	applier  applier
 	regions  *regionMap
@@ -154,6 +161,8 @@ type Store struct {
 	compactor *gcCompactor
 	// logger is Options.Logger.
 	logger *slog.Logger
+	// events takes Pebble's messages and background errors.
+	events *pebbleEvents
 	// testingAfterProbe, set by tests only, runs in a latch-free read
 	// between its lock-set probe and its Pebble reads.
 	testingAfterProbe func()
@@ -193,8 +202,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("open store %q: %w", dir, err)
 		}
+		reserve := opts.ReserveSpace
+		if floor := minReserveSpace(); reserve > 0 && reserve < floor {
+			opts.Logger.Info("reserve space raised to what the storage needs to flush its memory once the disk is full", "dir", dir, "asked", formatBytes(uint64(reserve)), "reserve", formatBytes(uint64(floor)))
+			reserve = floor
+		}
 		var err error
-		if space, err = newSpaceGuard(dir, opts.ReserveSpace, statfsUsage, opts.Logger); err != nil && !errors.Is(err, errUsageUnsupported) {
+		if space, err = newSpaceGuard(dir, reserve, statfsUsage, opts.Logger); err != nil && !errors.Is(err, errUsageUnsupported) {
 			return nil, fmt.Errorf("open store %q: %w", dir, err)
 		}
 	}
@@ -202,7 +216,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	events.onDiskFull = space.storageFull
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{Cache: cache, Logger: events}
-	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError}
+	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError, FlushEnd: events.flushEnd}
 	popts.DisableAutomaticCompactions = opts.testingNoAutoCompactions
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
@@ -215,9 +229,18 @@ func Open(dir string, opts Options) (*Store, error) {
 			popts.Levels[i].BlockSize = opts.testingBlockSize
 		}
 	}
+	stall := &writeStall{}
+	stall.listen(popts.EventListener)
+	var gate *compactionGate
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
 		dir = ""
+	} else if space != nil {
+		d := popts.Clone().EnsureDefaults()
+		flushRoom := d.MemTableSize * uint64(d.MemTableStopWritesThreshold)
+		gate = newCompactionGate(dir, statfsUsage, space, flushRoom, opts.Logger)
+		gate.listen(popts.EventListener)
+		popts.FS = gateFS{FS: vfs.Default, gate: gate}
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -242,6 +265,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		cache:    cache,
 		dir:      dir,
 		space:    space,
+		gate:     gate,
+		stall:    stall,
 		latches:  latch.New(opts.LatchSlots),
 		applier:  applier,
 		memLocks: newMemLockTable(),
@@ -255,6 +280,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		copr:          opts.Coprocessor,
 		compactor:     compactor,
 		logger:        opts.Logger,
+		events:        events,
 	}
 	s.scans.off = opts.testingNoScanReports
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
@@ -280,6 +306,11 @@ func (s *Store) Close() error {
 	// flight, as for any command.
 	s.compactor.close()
 	defer s.compactor.wait()
+	if s.gate != nil {
+		// Pebble's Close waits for compactions, one of which may wait
+		// for room.
+		s.gate.close()
+	}
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {

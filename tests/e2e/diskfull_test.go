@@ -9,10 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/percdb/percdb/internal/testdisk"
 	"github.com/percdb/percdb/kv"
 	percsql "github.com/percdb/percdb/sql"
 	"github.com/percdb/percdb/sql/sqltest"
@@ -28,7 +28,7 @@ func TestDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
-	mnt := mountSmallDisk(t)
+	mnt := testdisk.Mount(t, "64m")
 	// Another program's file: deleting it is how space comes back (the
 	// store reclaims deleted rows' space only once MVCC garbage
 	// collection exists, issue 16).
@@ -130,7 +130,7 @@ func TestDiskFullDropGivesSpaceBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
-	mnt := mountSmallDisk(t)
+	mnt := testdisk.Mount(t, "64m")
 	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
 	srv := sqltest.StartConfig(t, cfg)
 	db := srv.Open("")
@@ -172,18 +172,6 @@ func TestDiskFullDropGivesSpaceBack(t *testing.T) {
 	}
 }
 
-// mountSmallDisk mounts a 64 MiB tmpfs for the test, or skips it where
-// it cannot (mounting needs root).
-func mountSmallDisk(t *testing.T) string {
-	t.Helper()
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
-	return mnt
-}
-
 // randomRowInserter returns a function that inserts n rows (id, pad) with
 // ids from..from+n-1 and random (incompressible) 2 KB pads into table in
 // one statement.
@@ -204,23 +192,6 @@ func randomRowInserter(db *sql.DB, table string) func(from, n int) error {
 		_, err := db.Exec(sb.String(), args...)
 		return err
 	}
-}
-
-// fillDiskLeaving writes a file beside the data directory that leaves
-// leave bytes of the file system free (another program's file: removing
-// it is how space comes back), and returns its path.
-func fillDiskLeaving(t *testing.T, mnt string, leave int) string {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &st); err != nil {
-		t.Fatal(err)
-	}
-	free := int(st.Bavail) * int(st.Bsize)
-	other := filepath.Join(mnt, "other-program.dat")
-	if err := os.WriteFile(other, make([]byte, max(free-leave, 0)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return other
 }
 
 // loadRandomRows inserts rows rows of 2 KB incompressible pads into
@@ -245,57 +216,91 @@ func countRows(t *testing.T, db *sql.DB, table string) int {
 	return n
 }
 
-// TestDiskFullDuringLargeTransaction: an INSERT ... SELECT larger than the
-// space left fails with 1021 during its prewrite, and nothing of it is
-// visible or left locked: the target table reads empty, at once; once
-// space is freed the same statement commits every row.
+// TestDiskFullDuringLargeTransaction: an INSERT ... SELECT six times
+// larger than the space left above the reserve (so that no recycling of
+// Pebble's log can let it fit) fails with 1021 during its prewrite,
+// within the test's deadline, and nothing of it is visible or left
+// locked: the target table reads empty, at once, and its keys take
+// writes; once space is freed a copy of the source commits every row,
+// and every row is there after a restart.
+//
+// The source table is on disk (flushed by a restart) before the disk
+// fills, so that the copy's flushes meet a compaction of the source's
+// level-0 files larger than the released ballast: before compactions
+// waited for room (kv/compactgate.go) and the reserve covered Pebble's
+// flushes (kv.minReserveSpace), that compaction failed for space again
+// and again, every flush beside it failed too, and the statement hung in
+// Pebble's write stall (issue 22; with a 6 MiB reserve and the gate
+// alone it still hung in 2 runs of 11).
 func TestDiskFullDuringLargeTransaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
-	mnt := mountSmallDisk(t)
-	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	mnt := testdisk.Mount(t, "128m")
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 13 << 20}}
 	srv := sqltest.StartConfig(t, cfg)
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
 	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.src (id INT PRIMARY KEY, pad VARCHAR(2100))", "CREATE TABLE f.dst (id INT PRIMARY KEY, pad VARCHAR(2100))")
-	const rows = 8000 // 16 MiB of incompressible pads
+	const rows = 12000 // 24 MiB of incompressible pads
 	loadRandomRows(t, db, "f.src", rows)
-	// Leave far less room than a copy of f.src needs.
-	other := fillDiskLeaving(t, mnt, 12<<20)
+	// A restart flushes the source's memtables to level-0 files.
+	srv.Stop()
+	srv = sqltest.StartConfig(t, cfg)
+	db = srv.Open("")
+	db.SetMaxOpenConns(2)
+	// Leave 8 MiB above the reserve. The statement below copies f.src
+	// twice, 48 MiB: more than the space left, the released ballast and
+	// f.src's 24 MiB of level-0 files together, which a compaction that
+	// ran at the restart may still be deleting.
+	other := testdisk.FillLeaving(t, mnt, 21<<20)
 
-	_, err := db.Exec("INSERT INTO f.dst SELECT * FROM f.src")
+	var err error
+	testdisk.WithinDeadline(t, mnt, "INSERT ... SELECT on a full disk", func() {
+		_, err = db.Exec("INSERT INTO f.dst SELECT * FROM f.src UNION ALL SELECT id + 100000, pad FROM f.src")
+	})
 	if code, _ := mysqlErrorCode(err); code != 1021 {
-		t.Fatalf("INSERT ... SELECT of %d rows into the space left: %v, want 1021", rows, err)
+		t.Fatalf("INSERT ... SELECT of %d rows into the space left: %v, want 1021", 2*rows, err)
 	}
 	// Nothing of the failed statement is visible, and nothing it
 	// prewrote blocks a reader or a writer of its keys.
-	if n := countRows(t, db, "f.dst"); n != 0 {
-		t.Fatalf("f.dst after the failed INSERT ... SELECT: %d rows, want 0", n)
-	}
-	if n := countRows(t, db, "f.src"); n != rows {
-		t.Fatalf("f.src after the failed INSERT ... SELECT: %d rows, want %d", n, rows)
-	}
-	mustExec(t, db, "DELETE FROM f.dst WHERE id = 1")
+	testdisk.WithinDeadline(t, mnt, "reads and a delete after the failed statement", func() {
+		if n := countRows(t, db, "f.dst"); n != 0 {
+			t.Errorf("f.dst after the failed INSERT ... SELECT: %d rows, want 0", n)
+		}
+		if n := countRows(t, db, "f.src"); n != rows {
+			t.Errorf("f.src after the failed INSERT ... SELECT: %d rows, want %d", n, rows)
+		}
+		mustExec(t, db, "DELETE FROM f.dst WHERE id = 1")
+	})
 
 	if err := os.Remove(other); err != nil {
 		t.Fatal(err)
 	}
 	var err2 error
-	for try := 0; try < 300; try++ {
-		if _, err2 = db.Exec("INSERT INTO f.dst SELECT * FROM f.src"); err2 == nil {
-			break
+	testdisk.WithinDeadline(t, mnt, "INSERT ... SELECT after space was freed", func() {
+		for try := 0; try < 300; try++ {
+			if _, err2 = db.Exec("INSERT INTO f.dst SELECT * FROM f.src"); err2 == nil {
+				break
+			}
+			if code, _ := mysqlErrorCode(err2); code != 1021 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if code, _ := mysqlErrorCode(err2); code != 1021 {
-			t.Fatalf("INSERT ... SELECT after space was freed: %v", err2)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	})
 	if err2 != nil {
 		t.Fatalf("INSERT ... SELECT after space was freed: %v", err2)
 	}
 	if n := countRows(t, db, "f.dst"); n != rows {
 		t.Fatalf("f.dst after the second INSERT ... SELECT: %d rows, want %d", n, rows)
+	}
+	// Every acknowledged row survives a restart.
+	srv.Stop()
+	srv = sqltest.StartConfig(t, cfg)
+	db = srv.Open("")
+	if n := countRows(t, db, "f.dst"); n != rows {
+		t.Fatalf("f.dst after a restart: %d rows, want %d", n, rows)
 	}
 }
 
@@ -306,17 +311,17 @@ func TestDiskFullDuringBackfill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a file system")
 	}
-	mnt := mountSmallDisk(t)
-	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	mnt := testdisk.Mount(t, "64m")
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 13 << 20}}
 	srv := sqltest.StartConfig(t, cfg)
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
 	mustExec(t, db, "CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))")
 	const rows = 4000 // 8 MiB of incompressible pads
 	loadRandomRows(t, db, "f.t", rows)
-	// Half a MiB above the reserve (6 MiB): the backfill's first batches
+	// Half a MiB above the reserve (13 MiB): the backfill's first batches
 	// fill it.
-	other := fillDiskLeaving(t, mnt, 13<<19)
+	other := testdisk.FillLeaving(t, mnt, 27<<19)
 
 	// Each entry of an index on pad(700) holds 700 bytes of it.
 	_, err := db.Exec("CREATE INDEX p ON f.t (pad(700))")

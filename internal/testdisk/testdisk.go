@@ -1,0 +1,63 @@
+package testdisk
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Mount mounts a tmpfs of size (mount's notation: "64m") on a temporary
+// directory for the test and unmounts it when the test ends; it skips the
+// test where it cannot mount (mounting needs root).
+func Mount(t testing.TB, size string) string {
+	t.Helper()
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
+	return mnt
+}
+
+// FillLeaving writes a file in mnt that leaves leave bytes of its file
+// system free (another program's file: removing it is how space comes
+// back), and returns its path.
+func FillLeaving(t testing.TB, mnt string, leave int) string {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int(st.Bavail) * int(st.Bsize)
+	other := filepath.Join(mnt, "other-program.dat")
+	if err := os.WriteFile(other, make([]byte, max(free-leave, 0)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return other
+}
+
+// HangDeadline bounds what WithinDeadline waits for: far longer than a
+// refused write takes (well under a second), even on a loaded machine.
+const HangDeadline = 2 * time.Minute
+
+// WithinDeadline runs f, which talks to a server or store in this
+// process. If f has not returned within HangDeadline the server is hung,
+// and so would be the test's cleanup that stops it: the test binary
+// prints every goroutine's stack, unmounts mnt and exits with a failure
+// instead.
+func WithinDeadline(t testing.TB, mnt, what string, f func()) {
+	t.Helper()
+	timer := time.AfterFunc(HangDeadline, func() {
+		fmt.Fprintf(os.Stderr, "--- FAIL: %s: %s did not finish within %v: hung\n", t.Name(), what, HangDeadline)
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		_ = exec.Command("umount", "-l", mnt).Run()
+		os.Exit(1)
+	})
+	defer timer.Stop()
+	f()
+}

@@ -1,0 +1,97 @@
+package kv
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// TestCompactionGate: a flush's tables and compactions that fit pass at
+// once; a compaction whose inputs and the flush room do not fit holds the
+// store full (writes refused, Needed naming the compaction's room) until
+// space comes back, and gives up with an ENOSPC after its wait, or at
+// once when the store closes.
+func TestCompactionGate(t *testing.T) {
+	const mib = 1 << 20
+	dir := t.TempDir()
+	disk := &fakeDisk{dir: dir, total: 1000 * mib, avail: 100 * mib}
+	space, err := newSpaceGuard(dir, 10*mib, disk.usage, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newCompactionGate(dir, disk.usage, space, 8*mib, discard())
+	g.poll, g.maxWait = time.Millisecond, 50*time.Millisecond
+	begin := func(job int, inputs ...uint64) {
+		var tables []pebble.TableInfo
+		for _, n := range inputs {
+			tables = append(tables, pebble.TableInfo{Size: n})
+		}
+		g.compactionBegin(pebble.CompactionInfo{JobID: job, Input: []pebble.LevelInfo{{Level: 0, Tables: tables}}})
+	}
+
+	// A flush's table is never held, whatever the space.
+	disk.avail = 10 * mib
+	g.tableCreated(pebble.TableCreateInfo{JobID: 1, Reason: "flushing", Path: "flush.sst"})
+	if err := g.wait("flush.sst"); err != nil {
+		t.Fatalf("a flush's table: %v", err)
+	}
+
+	// A compaction that fits (30 + 8 MiB of 100) passes.
+	disk.avail = 100 * mib
+	begin(2, 20*mib, 10*mib)
+	g.tableCreated(pebble.TableCreateInfo{JobID: 2, Reason: "compacting", Path: "c2.sst"})
+	if err := g.wait("c2.sst"); err != nil {
+		t.Fatalf("a compaction with room: %v", err)
+	}
+	g.compactionEnd(pebble.CompactionInfo{JobID: 2})
+
+	// One that does not (60 + 8 MiB of 40 + the released 10) waits,
+	// holds the store full, and gives up with an ENOSPC.
+	disk.avail = 40 * mib
+	begin(3, 60*mib)
+	g.tableCreated(pebble.TableCreateInfo{JobID: 3, Reason: "compacting", Path: "c3.sst"})
+	err = g.wait("c3.sst")
+	if !isCompactionRoomError(err) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a compaction without room: %v, want a compactionRoomError wrapping ENOSPC", err)
+	}
+	var full *DiskFullError
+	if err := space.admit(1); !errors.As(err, &full) {
+		t.Fatalf("a write while a compaction waits for room: %v, want *DiskFullError", err)
+	}
+	if want := uint64(68*mib + 10*mib); full.Needed != want {
+		t.Fatalf("Needed while a compaction waits: %d, want %d (its room and the reserve)", full.Needed, want)
+	}
+	if waited, failed := g.counts(); waited != 1 || failed != 1 {
+		t.Fatalf("counts: %d waited, %d failed; want 1 and 1", waited, failed)
+	}
+
+	// Space comes back while it waits again: it passes, and the store
+	// takes writes once the room is there for it and the reserve.
+	g.maxWait = time.Minute
+	done := make(chan error, 1)
+	go func() { done <- g.wait("c3.sst") }()
+	disk.avail = 200 * mib
+	if err := <-done; err != nil {
+		t.Fatalf("a compaction after space came back: %v", err)
+	}
+	space.mu.Lock()
+	space.checked = time.Time{} // read the free space at the next write
+	space.mu.Unlock()
+	if err := space.admit(1); err != nil {
+		t.Fatalf("a write after space came back: %v", err)
+	}
+	g.compactionEnd(pebble.CompactionInfo{JobID: 3})
+
+	// Close releases a waiting compaction at once.
+	disk.avail = 10 * mib
+	begin(4, 60*mib)
+	g.tableCreated(pebble.TableCreateInfo{JobID: 4, Reason: "compacting", Path: "c4.sst"})
+	go func() { done <- g.wait("c4.sst") }()
+	g.close()
+	if err := <-done; !isCompactionRoomError(err) {
+		t.Fatalf("a waiting compaction at close: %v, want a compactionRoomError", err)
+	}
+}

@@ -1,0 +1,43 @@
+package kv
+
+import (
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// Writes on a full disk whose storage cannot flush (issue 22).
+//
+// Pebble makes a write wait (its write stall) while its memtables wait
+// for a flush, and a write waiting there cannot be cancelled: Pebble's
+// Apply takes no context, and every later write queues behind it. On a
+// full disk a flush can fail for want of space until space is freed
+// (the compaction gate keeps compactions from taking what the ballast
+// gave back, but another program can take it). So while Pebble reports a
+// stall and the space guard counts the disk as full, the store refuses
+// every write before it reaches Pebble, the ones a full disk otherwise
+// accepts (commits, rollbacks, deletes) included, with a *DiskFullError
+// that says so: the statement fails at once with 1021 instead of
+// hanging, and what it prewrote is rolled back (or resolved by the locks'
+// owners and readers) once space is freed. Reads go on.
+type writeStall struct {
+	// stalled counts the writers Pebble holds in its write stall
+	// (WriteStallBegin less WriteStallEnd).
+	stalled atomic.Int32
+}
+
+// listen adds the stall's handlers to Pebble's event listener. Pebble
+// calls them holding its DB mutex: they only count.
+func (w *writeStall) listen(l *pebble.EventListener) {
+	l.WriteStallBegin = func(pebble.WriteStallBeginInfo) { w.stalled.Add(1) }
+	l.WriteStallEnd = func() { w.stalled.Add(-1) }
+}
+
+// refuse returns a *DiskFullError when Pebble is stalled and the disk is
+// full, nil otherwise.
+func (s *Store) refuseWhileStalled() error {
+	if s.stall.stalled.Load() <= 0 || s.space == nil {
+		return nil
+	}
+	return s.space.stalledError()
+}
