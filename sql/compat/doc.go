@@ -21,7 +21,8 @@
 //     unknown connection (kill.go);
 //   - rules over expressions: collations in hashing, DISTINCT, IN and
 //     set operations (collation.go, hashkey.go, setops.go, coercion.go),
-//     integer arithmetic (arith.go), exact SUM and AVG (aggregates.go),
+//     integer arithmetic (arith.go), negation, ABS
+//     and DIV (negate.go, intdiv.go), exact SUM and AVG (aggregates.go),
 //     FLOAT against decimal literals (floatcmp.go), DECIMAL comparisons
 //     (decimal.go), strings against numbers (strnum.go, strict.go), row
 //     comparisons and the other rewrites of one walk over a plan's
