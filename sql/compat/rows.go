@@ -154,11 +154,24 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// IF, CASE, COALESCE of dates and numbers (datetext.go).
 		return d, transform.NewTree, nil
 	}
+	// An integer compared with a constant beyond its type (outofrange.go).
+	if d, ok := constantBeyondColumn(e); ok {
+		return d, transform.NewTree, nil
+	}
 	if d, ok := decimalComparison(e); ok {
 		return d, transform.NewTree, nil
 	}
 	if d, ok := decimalBetween(e); ok {
 		return d, transform.NewTree, nil
+	}
+	// BETWEEN and IN lists of mixed numbers (between.go).
+	if d, ok, err := numericBetween(e); ok || err != nil {
+		return d, transform.NewTree, err
+	}
+	if in, ok := e.(*expression.InTuple); ok {
+		if d, ok, err := decimalInColumns(in); ok || err != nil {
+			return d, transform.NewTree, err
+		}
 	}
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
