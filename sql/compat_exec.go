@@ -235,6 +235,10 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			if err != nil {
 				return nil, err
 			}
+			// Index reads from the rewritten WHERE (compat_writelookup.go).
+			if m, err = relookupWrites(ctx, m); err != nil {
+				return nil, err
+			}
 			return b.gms.Build(ctx, m, row)
 		}
 		// Dates moved by months or long intervals (sql/compat/dateshift.go),

@@ -3,6 +3,7 @@ package compat
 import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -111,4 +112,32 @@ func decimalInColumns(e *expression.InTuple) (gsql.Expression, bool, error) {
 		eqs[i] = eq
 	}
 	return expression.JoinOr(eqs...), true, nil
+}
+
+// exactProjections returns p with the comparisons of a DECIMAL column and
+// a number of another type in its select list made exact
+// (ExactDecimalColumns), and whether it changed p. The row-iterator
+// builder makes those of filters and joins exact once the join planner
+// has planned on them; a select list is planned on by nobody, and GMS
+// compared `d0 > d` of a DECIMAL(6,0) 2 and a DECIMAL(5,2) 1.50 in d0's
+// type, 2 > 2.
+func exactProjections(p *plan.Project) (gsql.Node, bool) {
+	exprs := p.Projections
+	var out []gsql.Expression
+	for i, e := range exprs {
+		if x, ok := ExactDecimalColumns(e); ok {
+			if out == nil {
+				out = append([]gsql.Expression(nil), exprs...)
+			}
+			out[i] = x
+		}
+	}
+	if out == nil {
+		return p, false
+	}
+	q, err := p.WithExpressions(out...)
+	if err != nil {
+		return p, false
+	}
+	return q, true
 }

@@ -26,7 +26,8 @@
 //     FLOAT against decimal literals (floatcmp.go), DECIMAL comparisons
 //     (decimal.go), constants beyond an integer column's type
 //     (outofrange.go), BETWEEN and IN lists of mixed numbers
-//     (between.go), strings against numbers (strnum.go, strict.go), row
+//     (between.go), negative decimal literals (negliteral.go), CAST to
+//     SIGNED (castsigned.go), strings against numbers (strnum.go, strict.go), row
 //     comparisons and the other rewrites of one walk over a plan's
 //     expressions (rows.go), a DATE as text (datetext.go), TIME values
 //     and TIME(n) arguments (timevalues.go, timefsp.go);
