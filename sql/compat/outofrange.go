@@ -25,6 +25,8 @@ import (
 // type's bound that has the same answer for every value x can take,
 // NULL included: x >= -5 of a BIGINT UNSIGNED is x >= 0, x = -5 or
 // x < -5 is x < 0 (false, or NULL for a NULL x), and x <=> -5 is false.
+// A DOUBLE zero beside an unsigned column becomes the integer 0: GMS
+// converts it as 2^64 - 0 into the column's type, 9223372036854775808.
 // The column's index range then is what MySQL reads.
 
 // constantBeyondColumn returns e, a comparison of an integer column
@@ -58,6 +60,13 @@ func constantBeyondColumn(e gsql.Expression) (gsql.Expression, bool) {
 	}
 	below, above := beyond(kv, lo, hi)
 	if !below && !above {
+		if zeroFloat(kv) && types.IsUnsigned(x.Type()) {
+			// GMS converts a DOUBLE 0 to an unsigned integer as
+			// 2^64 - 0, which wraps to 9223372036854775808: `bu =
+			// 0e0` read the index from there and found no row.
+			ret, err := e.WithChildren(swapIf(flip, x, expression.NewLiteral(uint64(0), types.Uint64))...)
+			return ret, err == nil
+		}
 		return e, false
 	}
 	// The comparison as x OP k, with x on the left.
@@ -191,4 +200,23 @@ func boundLiteral(b decimal.Decimal, t gsql.Type) gsql.Expression {
 		return expression.NewLiteral(b.BigInt().Uint64(), types.Uint64)
 	}
 	return expression.NewLiteral(b.IntPart(), types.Int64)
+}
+
+// zeroFloat reports whether v is a floating-point zero.
+func zeroFloat(v any) bool {
+	switch f := v.(type) {
+	case float64:
+		return f == 0
+	case float32:
+		return f == 0
+	}
+	return false
+}
+
+// swapIf returns x and k as a comparison's operands: k first when flip.
+func swapIf(flip bool, x, k gsql.Expression) []gsql.Expression {
+	if flip {
+		return []gsql.Expression{k, x}
+	}
+	return []gsql.Expression{x, k}
 }
