@@ -105,6 +105,9 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if m, ok := compat.FitInsert(n); ok {
 			return b.gms.Build(ctx, m, row)
 		}
+		if m, ok := compat.FitUpsert(ctx, n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
 		// REPLACE counts every row it deletes (compat_replace.go).
 		ii, count, ok := countedReplace(n)
 		if !ok {
