@@ -27,7 +27,11 @@ import (
 // x < -5 is x < 0 (false, or NULL for a NULL x), and x <=> -5 is false.
 // A DOUBLE zero beside an unsigned column becomes the integer 0: GMS
 // converts it as 2^64 - 0 into the column's type, 9223372036854775808.
-// The column's index range then is what MySQL reads.
+// The column's index range then is what MySQL reads. A constant beyond a
+// narrower signed type (TINYINT against 300), which GMS clips to the
+// type's bound rather than wrapping, is left to GMS: the answer is wrong
+// only for a row holding that bound, and rewriting it would keep a
+// prepared statement's plan from the plan cache for every such value.
 
 // constantBeyondColumn returns e, a comparison of an integer column
 // with a constant its type does not hold, as the comparison with the
@@ -59,6 +63,13 @@ func constantBeyondColumn(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	below, above := beyond(kv, lo, hi)
+	if (below || above) && !wraps(x.Type(), below) {
+		// GMS clips such a constant to the narrower type's bound:
+		// wrong only for a row holding that bound, and a prepared
+		// statement's plan is kept for its next values only while
+		// the parameter stays in it.
+		return e, false
+	}
 	if !below && !above {
 		if zeroFloat(kv) && types.IsUnsigned(x.Type()) {
 			// GMS converts a DOUBLE 0 to an unsigned integer as
@@ -219,4 +230,18 @@ func swapIf(flip bool, x, k gsql.Expression) []gsql.Expression {
 		return []gsql.Expression{k, x}
 	}
 	return []gsql.Expression{x, k}
+}
+
+// wraps reports whether GMS's conversion of a constant beyond t, below
+// its range when below, wraps around rather than clipping: below an
+// unsigned type, and beyond BIGINT or BIGINT UNSIGNED.
+func wraps(t gsql.Type, below bool) bool {
+	if types.IsUnsigned(t) && below {
+		return true
+	}
+	switch t.Type() {
+	case sqltypes.Int64, sqltypes.Uint64:
+		return true
+	}
+	return false
 }
