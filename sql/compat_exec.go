@@ -105,6 +105,18 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if m, ok := compat.FitInsert(n); ok {
 			return b.gms.Build(ctx, m, row)
 		}
+		if m, ok := compat.FitUpsert(ctx, n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
+		// GMS analyzes an INSERT of VALUES with its short list of
+		// rules: integer arithmetic, -x, ABS and DIV of its rows and its
+		// ON DUPLICATE KEY UPDATE are put in here (sql/compat/arith.go).
+		if m, same, err := compat.IntegerArithmetic(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		// REPLACE counts every row it deletes (compat_replace.go).
 		ii, count, ok := countedReplace(n)
 		if !ok {
@@ -233,6 +245,10 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// path for one table does not run either.
 		if m, same, err := compat.RowComparisonsIn(ctx, n); err != nil || !same {
 			if err != nil {
+				return nil, err
+			}
+			// Index reads from the rewritten WHERE (compat_writelookup.go).
+			if m, err = relookupWrites(ctx, m); err != nil {
 				return nil, err
 			}
 			return b.gms.Build(ctx, m, row)

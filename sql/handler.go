@@ -227,6 +227,7 @@ func isDDL(query string) bool {
 //     length-encoded string there, rejects as a malformed packet.
 func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(res *sqltypes.Result, more bool) error {
+		okWithoutRows(res) // compat_okrows.go
 		h.noteRows(c, res)
 		if res != nil && len(res.Rows) > 0 {
 			padFractions(res)
@@ -246,6 +247,7 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 // column definitions MySQL's decimals (compat_fields.go).
 func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(res *sqltypes.Result) error {
+		okWithoutRows(res) // compat_okrows.go
 		h.noteRows(c, res)
 		if res != nil && len(res.Fields) == 0 {
 			h.setStatusFlags(c)

@@ -13,6 +13,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -65,6 +66,12 @@ func IntegerArithmetic(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *pl
 			}
 		case *expression.Mod:
 			return newIntMod(e), transform.NewTree, nil
+		case *expression.UnaryMinus:
+			return newIntNegation(e), transform.NewTree, nil // negate.go
+		case *function.AbsVal:
+			return newIntAbs(e), transform.NewTree, nil // negate.go
+		case *expression.IntDiv:
+			return newIntDivision(e), transform.NewTree, nil // intdiv.go
 		}
 		return e, transform.SameTree, nil
 	})
@@ -348,6 +355,12 @@ func mysqlExpr(e gsql.Expression) string {
 			return "NULL"
 		}
 		return fmt.Sprint(e.Value())
+	case *intNegation:
+		return "-(" + mysqlExpr(e.Child) + ")"
+	case *intAbs:
+		return "abs(" + mysqlExpr(e.Child) + ")"
+	case *intDivision:
+		return fmt.Sprintf("(%s DIV %s)", mysqlExpr(e.LeftChild), mysqlExpr(e.RightChild))
 	case *expression.UnaryMinus:
 		return "-(" + mysqlExpr(e.Child) + ")"
 	}

@@ -21,9 +21,13 @@
 //     unknown connection (kill.go);
 //   - rules over expressions: collations in hashing, DISTINCT, IN and
 //     set operations (collation.go, hashkey.go, setops.go, coercion.go),
-//     integer arithmetic (arith.go), exact SUM and AVG (aggregates.go),
+//     integer arithmetic (arith.go), negation, ABS
+//     and DIV (negate.go, intdiv.go), exact SUM and AVG (aggregates.go),
 //     FLOAT against decimal literals (floatcmp.go), DECIMAL comparisons
-//     (decimal.go), strings against numbers (strnum.go, strict.go), row
+//     (decimal.go), constants beyond an integer column's type
+//     (outofrange.go), BETWEEN and IN lists of mixed numbers
+//     (between.go), negative decimal literals (negliteral.go), CAST to
+//     SIGNED (castsigned.go), strings against numbers (strnum.go, strict.go), row
 //     comparisons and the other rewrites of one walk over a plan's
 //     expressions (rows.go), a DATE as text (datetext.go), TIME values
 //     and TIME(n) arguments (timevalues.go, timefsp.go);

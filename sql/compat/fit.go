@@ -315,6 +315,11 @@ func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, 
 		d = lo
 	case d.GreaterThan(hi):
 		d = hi
+	case str == nil && isDecimalInto(v, typ):
+		// A DECIMAL in an integer column's range: GMS converts it
+		// through a DOUBLE (6148914691236517205.0000 stored
+		// 6148914691236516864), MySQL rounds it exactly.
+		return storedAs(ctx, typ, d)
 	case str == nil:
 		return nil, nil // a number in range: GMS rounds it as before
 	default:
@@ -324,6 +329,13 @@ func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, 
 		return nil, err
 	}
 	return storedAs(ctx, typ, d)
+}
+
+// isDecimalInto reports whether v is a DECIMAL value stored into typ, an
+// integer type.
+func isDecimalInto(v any, typ gsql.Type) bool {
+	_, ok := v.(decimal.Decimal)
+	return ok && types.IsInteger(typ)
 }
 
 // storedAs converts d, which typ holds, to typ's value.

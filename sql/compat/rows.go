@@ -51,7 +51,7 @@ func RowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tree
 		if p, ok := n.(*plan.Project); ok && isUnionConversion(p) {
 			return n, transform.SameTree, nil
 		}
-		return nodeExprsOnce(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		m, same, err := nodeExprsOnce(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 			if sq, ok := e.(*plan.Subquery); ok {
 				q, same, err := RowComparisonsIn(ctx, sq.Query)
 				if err != nil || same {
@@ -68,6 +68,16 @@ func RowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tree
 			}
 			return e, same, nil
 		})
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		// DECIMAL columns compared in the select list (between.go).
+		if p, ok := m.(*plan.Project); ok {
+			if q, ok := exactProjections(p); ok {
+				return q, transform.NewTree, nil
+			}
+		}
+		return m, same, nil
 	})
 }
 
@@ -154,11 +164,24 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// IF, CASE, COALESCE of dates and numbers (datetext.go).
 		return d, transform.NewTree, nil
 	}
+	// An integer compared with a constant beyond its type (outofrange.go).
+	if d, ok := constantBeyondColumn(e); ok {
+		return d, transform.NewTree, nil
+	}
 	if d, ok := decimalComparison(e); ok {
 		return d, transform.NewTree, nil
 	}
 	if d, ok := decimalBetween(e); ok {
 		return d, transform.NewTree, nil
+	}
+	// BETWEEN and IN lists of mixed numbers (between.go).
+	if d, ok, err := numericBetween(e); ok || err != nil {
+		return d, transform.NewTree, err
+	}
+	if in, ok := e.(*expression.InTuple); ok {
+		if d, ok, err := decimalInColumns(in); ok || err != nil {
+			return d, transform.NewTree, err
+		}
 	}
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
@@ -174,6 +197,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	}
 	// CAST(x AS DECIMAL(M,D)) rounds and clips (castdecimal.go).
 	if d, ok := castToDecimal(e); ok {
+		return d, transform.NewTree, nil
+	}
+	// CAST(x AS SIGNED) of an unsigned x keeps its bits (castsigned.go).
+	if d, ok := castToSigned(e); ok {
 		return d, transform.NewTree, nil
 	}
 	// A string compared with a number is read as strtod reads it

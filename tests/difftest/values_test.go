@@ -11,12 +11,15 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-var flagValues = flag.Int("difftest.values", 0, "statements of the values round (valuesgen.go) per seed")
+var (
+	flagValues  = flag.Int("difftest.values", 0, "statements of the values round (valuesgen.go) per seed")
+	flagUpserts = flag.Bool("difftest.upserts", false, "the values round draws INSERT ... ON DUPLICATE KEY UPDATE and REPLACE too")
+)
 
 // valuesRun runs the values round of the seed: vt made on both servers,
 // then statements of valuesGen, from a stream of their own.
 func (r *run) valuesRun() {
-	g := &valuesGen{r: rand.New(rand.NewSource(r.seed ^ 0x7a1_0e5))}
+	g := &valuesGen{r: rand.New(rand.NewSource(r.seed ^ 0x7a1_0e5)), upsert: *flagUpserts}
 	setup := append([]string{"SET SESSION sql_mode = '" + sqlMode + "'", "DROP TABLE IF EXISTS vt", g.createSQL()}, g.seedRows()...)
 	for _, tgt := range []*target{r.p, r.m} {
 		for _, s := range setup {

@@ -38,8 +38,9 @@ var valuesLits = []string{
 
 // valuesGen draws the values round's statements.
 type valuesGen struct {
-	r    *rand.Rand
-	next int // the next primary key an INSERT takes
+	r      *rand.Rand
+	next   int  // the next primary key an INSERT takes
+	upsert bool // draw INSERT ... ON DUPLICATE KEY UPDATE and REPLACE too (-difftest.upserts)
 }
 
 func (g *valuesGen) pick(n int) int { return g.r.Intn(n) }
@@ -81,7 +82,13 @@ func (g *valuesGen) mode() string {
 
 // dml is a data change that may store values vt's columns do not hold.
 func (g *valuesGen) dml() string {
-	switch g.pick(3) {
+	kinds := 3
+	if g.upsert {
+		kinds = 4
+	}
+	switch g.pick(kinds) {
+	case 3:
+		return g.upsertSQL()
 	case 0:
 		vals := make([]string, len(valuesCols))
 		for i := range vals {
@@ -139,4 +146,37 @@ func (g *valuesGen) query() string {
 		items = append(items, fmt.Sprintf(exprs[g.pick(len(exprs))], g.col(), g.col(), g.numLit(), p, s, strs[g.pick(len(strs))]))
 	}
 	return fmt.Sprintf("SELECT %s FROM vt WHERE %s ORDER BY a", strings.Join(items, ", "), g.pred())
+}
+
+// upsertSQL is an INSERT ... ON DUPLICATE KEY UPDATE or a REPLACE of a
+// row whose key is mostly one vt has: values a column may not hold,
+// stored by the assignments (arithmetic that leaves the range, VALUES(c)
+// of the row that did not go in, strings that are no numbers) or by the
+// REPLACE's new row.
+func (g *valuesGen) upsertSQL() string {
+	key := 1 + g.pick(g.next)
+	if key == g.next {
+		g.next++
+	}
+	vals := make([]string, len(valuesCols))
+	for i := range vals {
+		vals[i] = g.lit()
+	}
+	row := fmt.Sprintf("(%d, %s)", key, strings.Join(vals, ", "))
+	if g.pick(4) == 0 {
+		return "REPLACE INTO vt VALUES " + row
+	}
+	ignore := ""
+	if g.pick(4) == 0 {
+		ignore = "IGNORE "
+	}
+	var sets []string
+	for i := 0; i <= g.pick(2); i++ {
+		c := g.col()
+		exprs := []string{
+			c + " + 100", c + " * 1000", c + " - 300", g.lit(), "VALUES(" + c + ")", "VALUES(" + g.col() + ") + " + c, c + " / 3", "-" + c,
+		}
+		sets = append(sets, c+" = "+exprs[g.pick(len(exprs))])
+	}
+	return fmt.Sprintf("INSERT %sINTO vt VALUES %s ON DUPLICATE KEY UPDATE %s", ignore, row, strings.Join(sets, ", "))
 }
