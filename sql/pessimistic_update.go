@@ -18,7 +18,8 @@ import (
 // unchanged one, which GMS does not hand to the editor (its update
 // iterator skips rows equal to their update), is locked here, by the
 // rows of the UPDATE's source (lockUnchangedRows), and by the fast path
-// (fastRun.update). The lock finds a commit newer than the snapshot as a
+// (fastRun.update); an autocommit UPDATE in pessimistic mode makes them
+// part of its optimistic commit (locksUnchanged). The lock finds a commit newer than the snapshot as a
 // write's lock does: the statement runs again over it once the snapshot
 // moves (lockError, retryAfterConflict), or gets 1213.
 
@@ -42,7 +43,7 @@ func withUnchangedRowsLocked(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool
 		return u, false
 	}
 	s, err := sessionOf(ctx)
-	if err != nil || !s.lockingTxn() {
+	if err != nil || !s.lockingTxn() && !s.provider.fast.sessionVars(s).pessimistic {
 		return u, false
 	}
 	src, err := plan.GetUpdatable(u.Child)
@@ -137,7 +138,7 @@ func (it *lockUnchangedIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	if err != nil {
 		return nil, toSQLError(err)
 	}
-	if !k.IsPessimistic() {
+	if s, err := sessionOf(ctx); err != nil || !s.locksUnchanged(k) {
 		return row, nil
 	}
 	h, err := it.n.t.editor().handleOfExisting(ctx, tx, k, old)
@@ -174,8 +175,20 @@ func (r *fastRun) lockUnchanged(t *Transaction, pl *fastPlan, olds, news [][]any
 	if err != nil {
 		return toSQLError(err)
 	}
-	if !k.IsPessimistic() {
+	if !r.s.locksUnchanged(k) {
 		return nil
 	}
 	return lockRows(r.ctx, t, k, pl.Meta.Exec, handles...)
+}
+
+// locksUnchanged reports whether an UPDATE of s through k locks the rows
+// it leaves unchanged: in a pessimistic transaction, and in an
+// autocommit statement of a session in pessimistic mode, which runs
+// optimistically first (autocommitRetries): the rows, made part of its
+// commit (txn.Txn.LockKeys), make that commit meet the lock another
+// transaction holds on one of them, and the statement then runs again
+// pessimistically, waiting for it. An explicit optimistic transaction
+// does not: nothing of it waits.
+func (s *Session) locksUnchanged(k *txn.Txn) bool {
+	return k.IsPessimistic() || !s.inExplicitTransaction() && s.provider.fast.sessionVars(s).pessimistic
 }

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	dbsql "database/sql"
+	"runtime"
 	"testing"
 )
 
@@ -75,5 +76,50 @@ func connExec(t *testing.T, c *dbsql.Conn, q string) {
 	t.Helper()
 	if _, err := c.ExecContext(context.Background(), q); err != nil {
 		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// TestPessimisticAutocommitUpdateWaitsForUnchangedRow: an autocommit
+// UPDATE in pessimistic mode that leaves a row unchanged at its snapshot
+// (i = i + 1 over a NULL) waits for the transaction that holds the row's
+// lock, as MySQL's does, then adds to that transaction's commit, on the
+// fast path and through GMS.
+func TestPessimisticAutocommitUpdateWaitsForUnchangedRow(t *testing.T) {
+	srv, pool := openInternal(t, t.TempDir(), "")
+	execAll(t, pool, "create database d", "create table d.t (id int primary key, i int, v int)")
+	ctx := context.Background()
+	a, b := pessimisticConn(t, pool), pessimisticConn(t, pool)
+	for _, stmt := range []string{
+		"update d.t set i = i + 1 where id = 1",
+		"update d.t set i = i + 1 where id = 1 and v > 0",
+	} {
+		execAll(t, pool, "delete from d.t where id > 0", "insert into d.t values (1, null, 10)")
+		connExec(t, a, "begin")
+		connExec(t, a, "update d.t set i = 5 where id = 1")
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.ExecContext(ctx, stmt)
+			done <- err
+		}()
+		// b must wait for a's lock: finishing first is the failure.
+		for len(srv.kvStore.LockWaits()) != 1 {
+			select {
+			case err := <-done:
+				t.Fatalf("%s finished (%v) without waiting for the row's lock", stmt, err)
+			default:
+				runtime.Gosched()
+			}
+		}
+		connExec(t, a, "commit")
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		var i int
+		if err := pool.QueryRow("select i from d.t where id = 1").Scan(&i); err != nil {
+			t.Fatal(err)
+		}
+		if i != 6 {
+			t.Fatalf("%s after a's i = 5: i = %d, want 6", stmt, i)
+		}
 	}
 }
