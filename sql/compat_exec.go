@@ -74,6 +74,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return floatScaleShowColumnsIter(ctx, n, iter)
 	case *bytewiseUpdatable:
 		return b.gms.Build(ctx, n.Child, row)
+	case *lockUnchangedRows:
+		child, err := b.gms.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return n.build(child), nil
 	case *bytewiseRows:
 		return b.gms.Build(ctx, n.Child, row)
 	case *compat.FitRows:
@@ -267,10 +273,20 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		// arithmetic is put in here, once the plan is final. The second
 		// time here the plan is the same, and GMS builds it.
 		m, same, err := compat.IntegerArithmetic(ctx, nil, n, nil, nil, nil)
-		if err != nil || same {
+		if err != nil {
 			return nil, err
 		}
-		return b.gms.Build(ctx, m, row)
+		if !same {
+			return b.gms.Build(ctx, m, row)
+		}
+		// Last, once the plan is final: a pessimistic UPDATE locks the
+		// rows it leaves unchanged (pessimistic_update.go).
+		if u, ok := n.(*plan.Update); ok {
+			if w, ok := withUnchangedRowsLocked(ctx, u); ok {
+				return b.gms.Build(ctx, w, row)
+			}
+		}
+		return nil, nil
 	}
 	return nil, nil
 }

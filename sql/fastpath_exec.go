@@ -301,13 +301,8 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 	}
 	if k != nil && r.shape.ForUpdate && len(locked) > 0 {
-		ts, err := k.SnapshotTS(ctx)
-		if err == nil {
-			t.noteLocking(ctx)
-			err = executor.LockRows(ctx, k, ts, pl.Meta.Exec, locked...)
-		}
-		if err != nil {
-			return r.answer(nil, t.lockError(ctx, err))
+		if err := lockRows(ctx, t, k, pl.Meta.Exec, locked...); err != nil {
+			return r.answer(nil, err)
 		}
 	}
 
@@ -608,6 +603,9 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 		if !equal {
 			news[n] = row
 		}
+	}
+	if err := r.lockUnchanged(t, pl, olds, news); err != nil {
+		return r.answer(nil, err)
 	}
 	ed := pl.table.editor()
 	ed.batch.on = len(news) > 1

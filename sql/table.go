@@ -387,13 +387,8 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 	}
 	r.examined++
 	if r.lock {
-		ts, err := r.k.SnapshotTS(ctx)
-		if err == nil {
-			r.tx.noteLocking(ctx)
-			err = executor.LockRows(ctx, r.k, ts, r.t.meta.Exec, row.Handle)
-		}
-		if err != nil {
-			return executor.Row{}, r.tx.lockError(ctx, err)
+		if err := lockRows(ctx, r.tx, r.k, r.t.meta.Exec, row.Handle); err != nil {
+			return executor.Row{}, err
 		}
 	}
 	if r.track && r.tx.keyless != nil {

@@ -170,8 +170,14 @@
 // ErrForUpdateConflict. First committer wins: the transaction may not
 // write over a commit it did not see. Unless it can move its snapshot
 // past that commit (RefreshSnapshot): the caller undoes the statement's
-// writes (Cleanup), moves the snapshot to a fresh timestamp T and runs
-// the statement again, and finds its keys locked already.
+// writes (Cleanup), moves the snapshot to T and runs the statement
+// again, and finds its keys locked already. T is the newest commit the
+// statement's locks met: the earliest snapshot at which its locked keys
+// read as they are now (nothing committed to them since their locks), so
+// the fewest commits of others to validate the earlier reads against (a
+// row the transaction read and another changed after that commit does
+// not refuse the move); a retry for another cause (ErrAlreadyExists)
+// takes a fresh timestamp.
 //
 // # Moving the snapshot: read validation
 //

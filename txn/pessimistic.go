@@ -21,6 +21,10 @@ type pessimisticState struct {
 	primary []byte
 	// maxForUpdateTS is the newest for_update_ts any key was locked at.
 	maxForUpdateTS uint64
+	// conflictTS is the newest commit that the last LockKeys met above
+	// its for_update_ts on the keys it locked (ErrForUpdateConflict),
+	// 0 when it met none: RefreshSnapshot moves the snapshot there.
+	conflictTS uint64
 	// live keeps the primary's TTL ahead of the clock while locks are
 	// held.
 	live *liveCommit
@@ -90,9 +94,19 @@ func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh snapshot: %w", err)
 	}
-	ts, err := t.s.timestamp(ctx)
-	if err != nil {
-		return fmt.Errorf("refresh snapshot: %w", err)
+	// The snapshot moves to the newest commit the statement's locks met,
+	// not to a fresh timestamp: that is the earliest snapshot the
+	// statement can run again at (its locked keys have no later
+	// commit, their locks having kept writers out since), and the
+	// earlier it is, the fewer commits of others the reads before the
+	// statement are validated against. A retry for another cause (a
+	// row inserted where the statement inserts) takes a fresh one.
+	ts := t.pess.conflictTS
+	t.pess.conflictTS = 0
+	if ts <= from {
+		if ts, err = t.s.timestamp(ctx); err != nil {
+			return fmt.Errorf("refresh snapshot: %w", err)
+		}
 	}
 	passed, err := t.validateReads(ctx, from, ts)
 	if err != nil {
@@ -173,6 +187,7 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 			todo = append(todo, k)
 		}
 	}
+	t.pess.conflictTS = 0
 	if len(todo) == 0 {
 		return nil
 	}
@@ -195,12 +210,16 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 		wait = t.s.opts.LockWaitTimeout
 	}
 	deadline := time.Now().Add(wait)
-	var conflict *kv.WriteConflictError
+	var (
+		conflict *kv.WriteConflictError
+		newest   uint64 // the newest commit met above forUpdateTS
+	)
 	for _, sp := range spans {
 		var conflictTS uint64
 		err := t.s.runSpan(ctx, todo, sp, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
 			ts, err := t.acquire(ctx, reg, todo[lo:hi], forUpdateTS, deadline)
 			conflictTS = max(conflictTS, ts)
+			newest = max(newest, ts)
 			if ts != 0 && conflict == nil {
 				conflict = &kv.WriteConflictError{Key: todo[lo], StartTS: t.startTS, ConflictCommitTS: ts}
 			}
@@ -227,6 +246,7 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 		// The keys are ours, but the statement read below a write to one
 		// of them: it runs again, at a newer for_update_ts, and finds the
 		// keys locked already.
+		t.pess.conflictTS = newest
 		return fmt.Errorf("%w: %w: %w", ErrForUpdateConflict, ErrWriteConflict, conflict)
 	}
 	return nil

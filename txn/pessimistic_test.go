@@ -561,3 +561,61 @@ func TestLockAnswerLostKeepsConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPessimisticSnapshotMovesToTheConflict: a statement that meets a
+// newer commit moves the snapshot to that commit, not to a fresh
+// timestamp, so that a change committed after it to a row the
+// transaction read does not refuse the move: the transaction is one that
+// began at the conflicting commit, its read of x still true there. A
+// change of x at or before the conflicting commit still refuses it.
+func TestPessimisticSnapshotMovesToTheConflict(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		change  func(s *Store)
+		refused bool
+	}{
+		{name: "x changed after the conflict", change: func(s *Store) {
+			mustCommit(t, s, "k", "5")
+			mustCommit(t, s, "x", "9")
+		}},
+		{name: "x changed before the conflict", change: func(s *Store) {
+			mustCommit(t, s, "x", "9")
+			mustCommit(t, s, "k", "5")
+		}, refused: true},
+		{name: "x changed with the conflict", change: func(s *Store) {
+			mustCommit(t, s, "x", "9", "k", "5")
+		}, refused: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newPessimisticEnv(t, Options{}, time.Second)
+			mustCommit(t, e.s, "x", "1", "k", "1")
+			tx := beginPessimistic(t, e.s)
+			tx.BeginStatement()
+			if _, _, err := tx.Get(ctx, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			c.change(e.s)
+			err := increment(ctx, tx, "k")
+			if c.refused {
+				if !errors.Is(err, ErrWriteConflict) {
+					t.Fatalf("got %v, want ErrWriteConflict", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The snapshot is the conflicting commit's: x as read.
+			if v, _, err := tx.Get(ctx, []byte("x")); err != nil || string(v) != "1" {
+				t.Fatalf("x after the move = %q, %v; want 1", v, err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if k := pointGet(t, e.s, "k"); k != "6" {
+				t.Fatalf("k = %s, want 6", k)
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package sql
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
+)
+
+// An UPDATE of a pessimistic transaction locks every row its WHERE
+// matches, whether it changes the row or not, as MySQL's current read
+// does: `SET v = v`, or `SET i = i + 1` over a NULL, changes nothing at
+// the snapshot, but the row may have a newer commit (where i is 5), and
+// MySQL's UPDATE waits for the row's lock and acts on that commit. A
+// changed row is locked with the keys it writes (lockWritten); an
+// unchanged one, which GMS does not hand to the editor (its update
+// iterator skips rows equal to their update), is locked here, by the
+// rows of the UPDATE's source (lockUnchangedRows), and by the fast path
+// (fastRun.update); an autocommit UPDATE in pessimistic mode makes them
+// part of its optimistic commit (locksUnchanged). The lock finds a commit newer than the snapshot as a
+// write's lock does: the statement runs again over it once the snapshot
+// moves (lockError, retryAfterConflict), or gets 1213.
+
+// lockRows locks rows of table et, found at k's snapshot, in a
+// pessimistic transaction (or adds them to an optimistic one's conflict
+// set, txn.Txn.LockKeys); the error is the statement's (lockError).
+func lockRows(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table, handles ...tablecodec.Handle) error {
+	ts, err := k.SnapshotTS(ctx)
+	if err == nil {
+		tx.noteLocking(ctx)
+		err = executor.LockRows(ctx, k, ts, et, handles...)
+	}
+	return tx.lockError(ctx, err)
+}
+
+// withUnchangedRowsLocked puts a lockUnchangedRows over the rows of u, an
+// UPDATE of one percdb table in a pessimistic transaction; ok is false
+// when u needs none (or has one).
+func withUnchangedRowsLocked(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool) {
+	if u.IsJoin || hasUpdateJoin(u) {
+		return u, false
+	}
+	s, err := sessionOf(ctx)
+	if err != nil || !s.lockingTxn() && !s.provider.fast.sessionVars(s).pessimistic {
+		return u, false
+	}
+	src, err := plan.GetUpdatable(u.Child)
+	if err != nil {
+		return u, false
+	}
+	if _, done := src.(*lockUnchangedRows); done {
+		return u, false
+	}
+	inner := src
+	if b, ok := src.(*bytewiseUpdatable); ok {
+		inner = b.UpdatableTable
+	}
+	t := percdbTable(inner)
+	if t == nil || t.meta == nil {
+		return u, false
+	}
+	ret, err := u.WithChildren(&lockUnchangedRows{UnaryNode: plan.UnaryNode{Child: u.Child}, UpdatableTable: src, t: t})
+	if err != nil {
+		return u, false
+	}
+	return ret, true
+}
+
+// lockUnchangedRows is the source of an UPDATE's rows (each the old row
+// followed by the new), and its table for GMS (whose Schema GMS compares
+// the two by): it locks each row whose update leaves it equal, which GMS
+// then skips.
+type lockUnchangedRows struct {
+	plan.UnaryNode
+	gsql.UpdatableTable
+	t *Table
+}
+
+var _ gsql.Node = (*lockUnchangedRows)(nil)
+
+// Schema implements sql.Node and sql.Table: the table's, as GMS's UPDATE
+// compares rows by it (bytewiseUpdatable's when that is below).
+func (n *lockUnchangedRows) Schema() gsql.Schema { return n.UpdatableTable.Schema() }
+
+// String implements sql.Node.
+func (n *lockUnchangedRows) String() string { return n.Child.String() }
+
+// Children implements sql.Node.
+func (n *lockUnchangedRows) Children() []gsql.Node { return []gsql.Node{n.Child} }
+
+// Resolved implements sql.Node.
+func (n *lockUnchangedRows) Resolved() bool { return n.Child.Resolved() }
+
+// IsReadOnly implements sql.Node.
+func (n *lockUnchangedRows) IsReadOnly() bool { return false }
+
+// WithChildren implements sql.Node.
+func (n *lockUnchangedRows) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
+	}
+	ret := *n
+	ret.Child = children[0]
+	return &ret, nil
+}
+
+// build returns the iterator of n's rows over child, its source's.
+func (n *lockUnchangedRows) build(child gsql.RowIter) gsql.RowIter {
+	return &lockUnchangedIter{child: child, n: n, sch: n.Schema()}
+}
+
+// lockUnchangedIter is lockUnchangedRows' iterator.
+type lockUnchangedIter struct {
+	child gsql.RowIter
+	n     *lockUnchangedRows
+	sch   gsql.Schema
+}
+
+// Next implements sql.RowIter.
+func (it *lockUnchangedIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	row, err := it.child.Next(ctx)
+	if err != nil || len(row) != 2*len(it.sch) {
+		return row, err
+	}
+	old, updated := row[:len(it.sch)], row[len(it.sch):]
+	// GMS's own test (rowexec updateIter): an error there is GMS's to
+	// report.
+	if same, err := old.Equals(ctx, updated, it.sch); err != nil || !same {
+		return row, nil
+	}
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k, err := tx.txn(ctx)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	if s, err := sessionOf(ctx); err != nil || !s.locksUnchanged(k) {
+		return row, nil
+	}
+	h, err := it.n.t.editor().handleOfExisting(ctx, tx, k, old)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	if err := lockRows(ctx, tx, k, it.n.t.meta.Exec, h); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// Close implements sql.RowIter.
+func (it *lockUnchangedIter) Close(ctx *gsql.Context) error { return it.child.Close(ctx) }
+
+// lockUnchanged locks, in a pessimistic transaction, the rows of olds the
+// fast path's UPDATE leaves unchanged (news[i] nil), in one request.
+func (r *fastRun) lockUnchanged(t *Transaction, pl *fastPlan, olds, news [][]any) error {
+	var handles []tablecodec.Handle
+	for i, row := range news {
+		if row != nil {
+			continue
+		}
+		h, err := pl.Meta.Exec.HandleOf(olds[i])
+		if err != nil {
+			return err
+		}
+		handles = append(handles, h)
+	}
+	if len(handles) == 0 {
+		return nil
+	}
+	k, err := t.txn(r.ctx)
+	if err != nil {
+		return toSQLError(err)
+	}
+	if !r.s.locksUnchanged(k) {
+		return nil
+	}
+	return lockRows(r.ctx, t, k, pl.Meta.Exec, handles...)
+}
+
+// locksUnchanged reports whether an UPDATE of s through k locks the rows
+// it leaves unchanged: in a pessimistic transaction, and in an
+// autocommit statement of a session in pessimistic mode, which runs
+// optimistically first (autocommitRetries): the rows, made part of its
+// commit (txn.Txn.LockKeys), make that commit meet the lock another
+// transaction holds on one of them, and the statement then runs again
+// pessimistically, waiting for it. An explicit optimistic transaction
+// does not: nothing of it waits.
+func (s *Session) locksUnchanged(k *txn.Txn) bool {
+	return k.IsPessimistic() || !s.inExplicitTransaction() && s.provider.fast.sessionVars(s).pessimistic
+}
