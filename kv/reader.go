@@ -144,7 +144,9 @@ func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *t
 	}
 	seek := keyspace.WriteKey(key, ts)
 	prefix := seek[:len(seek)-8] // keyspace.WritePrefix(key)
-	for ok := iter.SeekGE(seek); ok; ok = iter.Next() {
+	// A prefix seek reads only key's versions, and skips the sstables
+	// whose bloom filters have none of them (comparer.go).
+	for ok := iter.SeekPrefixGE(seek); ok; ok = iter.Next() {
 		k := iter.Key()
 		if !bytes.HasPrefix(k, prefix) {
 			break
