@@ -38,6 +38,11 @@ type mvccReader struct {
 	valBuf []byte
 	// walked is what the reader's walks stepped over (scancost.go).
 	walked walkCost
+	// skipVersions: a forward walk leaves decided keys with NextPrefix,
+	// the last key it stepped from having had older versions;
+	// sinceProbe counts the keys it left so (versionProbeEvery).
+	skipVersions bool
+	sinceProbe   int
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).
