@@ -23,6 +23,17 @@
 // moves into the write record at commit, so reading it is one seek; a longer
 // value goes to the data space at prewrite and stays there.
 //
+// Pebble's comparer (comparer.go) orders keys bytewise as ever, and its
+// Split cuts a write or data key into its version prefix ('w'/'d' and
+// enc(key)) and its timestamp (keyspace.VersionSplit). So a forward walk
+// leaves the older versions of a key it decided with one NextPrefix where
+// keys keep older versions (decideForward), the sstables' bloom filters
+// hold version prefixes, and a read of one key's versions is a
+// SeekPrefixGE that skips the files without any of them.
+// Stores written before the split open unchanged: their filters, of
+// whole keys, are ignored (comparer.go says why that and only that was
+// needed).
+//
 // # Commands and their rules
 //
 // The commands are TiKV's (src/storage/txn/actions): Get, BatchGet and Scan

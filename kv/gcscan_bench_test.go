@@ -111,26 +111,8 @@ func BenchmarkScanSpreadVersions(b *testing.B) {
 
 func benchScanSpread(b *testing.B, blockSize, versions int) {
 	ctx := context.Background()
-	s, err := Open(b.TempDir(), Options{SyncWrites: SyncNone, Coprocessor: countCoprocessor{}, testingNoAutoCompactions: true, testingBlockSize: blockSize})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	rc := s.Regions()[0].Ctx()
-	const n = 20000
-	keys := make([][]byte, n)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("t1_r%08d", i))
-	}
-	value := make([]byte, 130)
-	for v := 1; v <= versions; v++ {
-		writeVersion(b, s, rc, keys, value, uint64(100*v))
-		if v == 1 {
-			if err := s.db.Compact([]byte{0}, []byte{0xff}, false); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	s, rc, keys := loadSpread(b, Options{Coprocessor: countCoprocessor{}, testingBlockSize: blockSize}, versions)
+	n := len(keys)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var cpu time.Duration
@@ -144,6 +126,34 @@ func benchScanSpread(b *testing.B, blockSize, versions int) {
 		}
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+}
+
+// loadSpread opens a store with opts (without automatic compactions),
+// closed when b ends, and writes 20,000 keys of 130-byte values
+// `versions` times: the first version compacted to the bottom level, each
+// later one flushed to a level-0 file of its own.
+func loadSpread(b *testing.B, opts Options, versions int) (*Store, RegionCtx, [][]byte) {
+	opts.SyncWrites, opts.testingNoAutoCompactions = SyncNone, true
+	s, err := Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	rc := s.Regions()[0].Ctx()
+	keys := make([][]byte, 20000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("t1_r%08d", i))
+	}
+	value := make([]byte, 130)
+	for v := 1; v <= versions; v++ {
+		writeVersion(b, s, rc, keys, value, uint64(100*v))
+		if v == 1 {
+			if err := s.db.Compact([]byte{0}, []byte{0xff}, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return s, rc, keys
 }
 
 // writeVersion writes value to every key in transactions of 1,000 keys

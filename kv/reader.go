@@ -38,6 +38,11 @@ type mvccReader struct {
 	valBuf []byte
 	// walked is what the reader's walks stepped over (scancost.go).
 	walked walkCost
+	// skipVersions: a forward walk leaves decided keys with NextPrefix,
+	// the last key it stepped from having had older versions;
+	// sinceProbe counts the keys it left so (versionProbeEvery).
+	skipVersions bool
+	sinceProbe   int
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).
@@ -144,7 +149,9 @@ func (r *mvccReader) writes(key []byte, ts uint64, fn func(commitTS uint64, w *t
 	}
 	seek := keyspace.WriteKey(key, ts)
 	prefix := seek[:len(seek)-8] // keyspace.WritePrefix(key)
-	for ok := iter.SeekGE(seek); ok; ok = iter.Next() {
+	// A prefix seek reads only key's versions, and skips the sstables
+	// whose bloom filters have none of them (comparer.go).
+	for ok := iter.SeekPrefixGE(seek); ok; ok = iter.Next() {
 		k := iter.Key()
 		if !bytes.HasPrefix(k, prefix) {
 			break

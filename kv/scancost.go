@@ -30,6 +30,9 @@ type walkCost struct {
 	// returned (its positioning calls), points the internal points it
 	// merged to return them.
 	keys, records, points uint64
+	// prefixSkips counts the NextPrefix calls that left a decided key
+	// (decideForward).
+	prefixSkips uint64
 	// spans are the raw write-space spans of the walks that stepped over
 	// at least scanReportHidden hidden points, each with their number.
 	spans []deletedSpan
@@ -59,6 +62,18 @@ func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lowe
 		calls--
 	}
 	points := after.InternalStats.PointCount - before.InternalStats.PointCount
+	// A NextPrefix that leaves a key with more versions merges the first
+	// of them (Pebble's NextPrefix begins with a Next) and jumps over the
+	// rest unmerged: that point is a record, not a hidden one. A key
+	// with no more versions costs no such point, and Pebble's counters
+	// do not tell the two apart, so each skip is taken for one record
+	// (bounded by the points). A walk skips only where the keys keep
+	// older versions (decideForward), so the hidden points are
+	// undercounted only by a key of a single record among them, one
+	// each; overcounting would instead compact, on every scan, ranges of
+	// live versions that a compaction cannot shrink.
+	calls = max(calls, min(calls+c.prefixSkips, points))
+	c.prefixSkips = 0
 	c.records += calls
 	c.points += points
 	if last == nil || points < calls+scanReportHidden || (points-calls)*scanReportShare < calls {

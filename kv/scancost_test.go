@@ -8,24 +8,33 @@ import (
 )
 
 // TestScansCompactCrossedRanges: GC's deletions alone stay under the
-// compaction threshold, but scans that step over the tombstones report
-// what they crossed, and once that and the deletions reach the threshold
-// the range is compacted: a scan then steps over its records and nothing
-// hidden. Scans over few tombstones, or with the reports off, leave the
-// range as it is.
+// compaction threshold, but scans that step over the tombstones, of
+// deleted keys or of the older versions of live ones, report what they
+// crossed, and once that and the deletions reach the threshold the range
+// is compacted: a scan then steps over its records and nothing hidden.
+// Scans over few tombstones, or with the reports off, leave the range as
+// it is, and so do scans over older versions not collected, which they
+// leave with NextPrefix (decideForward) and count as records.
 func TestScansCompactCrossedRanges(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		// keys each get versions versions; GC keeps the newest.
-		keys, versions int
-		noReports      bool
-		compacted      bool
+		// keys each get versions versions; then all but every
+		// liveEvery-th key are deleted (liveEvery 1: none). GC keeps
+		// the newest version of a live key unless noGC.
+		keys, versions, liveEvery  int
+		noGC, noReports, compacted bool
 	}{
-		// 900 deletions: 1,800 hidden points a scan.
-		{name: "crossed often", keys: 300, versions: 4, compacted: true},
-		{name: "reports off", keys: 300, versions: 4, noReports: true},
-		// 100 deletions: 200 hidden points a scan, under scanReportHidden.
-		{name: "few tombstones", keys: 100, versions: 2},
+		// 270 keys deleted, 1,350 records, and 90 versions of live
+		// keys: 2,880 hidden points a scan.
+		{name: "crossed often", keys: 300, versions: 4, liveEvery: 10, compacted: true},
+		{name: "reports off", keys: 300, versions: 4, liveEvery: 10, noReports: true},
+		// 112 records deleted: 224 hidden points a scan, under
+		// scanReportHidden.
+		{name: "few tombstones", keys: 40, versions: 2, liveEvery: 10},
+		// 900 versions collected under live keys: 1,800 hidden points.
+		{name: "collected versions", keys: 300, versions: 4, liveEvery: 1, compacted: true},
+		// 900 versions not collected: records, not hidden points.
+		{name: "live versions", keys: 300, versions: 4, liveEvery: 1, noGC: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -39,13 +48,26 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 			defer s.Close()
 			rc := s.Regions()[0].Ctx()
 			keys := make([][]byte, tc.keys)
+			var live, dead [][]byte
 			for i := range keys {
 				keys[i] = []byte(fmt.Sprintf("k%04d", i))
+				if i%tc.liveEvery == 0 {
+					live = append(live, keys[i])
+				} else {
+					dead = append(dead, keys[i])
+				}
 			}
-			for v := 1; v <= tc.versions; v++ {
+			commit := func(keys [][]byte, op Op, v int) {
+				t.Helper()
+				if len(keys) == 0 {
+					return
+				}
 				muts := make([]Mutation, len(keys))
 				for i, k := range keys {
-					muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
+					muts[i] = Mutation{Op: op, Key: k}
+					if op == OpPut {
+						muts[i].Value = []byte(fmt.Sprintf("v%d", v))
+					}
 				}
 				startTS := uint64(10 * v)
 				if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
@@ -55,13 +77,22 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			for v := 1; v <= tc.versions; v++ {
+				commit(keys, OpPut, v)
+			}
+			commit(dead, OpDelete, tc.versions+1)
 			// The versions go to an sstable, the tombstones stay above it.
 			if err := s.db.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			deleted := collectAll(ctx, t, s, rc, 1000)
-			if want := (tc.versions - 1) * tc.keys; deleted != want {
-				t.Fatalf("GC deleted %d versions, want %d", deleted, want)
+			// A deleted key loses its Puts and its Delete; a live one
+			// all but its newest version.
+			deleted := 0
+			if !tc.noGC {
+				deleted = collectAll(ctx, t, s, rc, 1000)
+				if want := len(dead)*(tc.versions+1) + len(live)*(tc.versions-1); deleted != want {
+					t.Fatalf("GC deleted %d versions, want %d", deleted, want)
+				}
 			}
 			waitIdle := func() {
 				t.Helper()
@@ -81,17 +112,18 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 				t.Helper()
 				before := s.ScanCost()
 				pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: 2000})
-				if err != nil || len(pairs) != len(keys) || string(pairs[0].Value) != fmt.Sprintf("v%d", tc.versions) {
+				if err != nil || len(pairs) != len(live) || string(pairs[0].Value) != fmt.Sprintf("v%d", tc.versions) {
 					t.Fatalf("scan: %d pairs, err %v", len(pairs), err)
 				}
 				after := s.ScanCost()
 				return ScanCost{Keys: after.Keys - before.Keys, Records: after.Records - before.Records, Points: after.Points - before.Points}
 			}
-			// Each collected version is two hidden points, its record and
-			// its tombstone.
+			// Each record GC deleted is two hidden points, its record
+			// and its tombstone.
+			wantHidden := uint64(2 * deleted)
 			first := scan()
-			if first.Keys != uint64(len(keys)) || first.Records != uint64(len(keys)) || first.Points-first.Records != uint64(2*deleted) {
-				t.Fatalf("first scan stepped over %+v; want %d keys and %d hidden points", first, len(keys), 2*deleted)
+			if first.Keys != uint64(len(live)) || first.Points-first.Records != wantHidden {
+				t.Fatalf("first scan stepped over %+v; want %d keys and %d hidden points", first, len(live), wantHidden)
 			}
 			for range 3 {
 				scan()
@@ -106,8 +138,8 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 				}
 				return
 			}
-			if want := first.Points - first.Records; compactions != 0 || hidden != want {
-				t.Fatalf("after five scans: %d compactions, a scan steps over %d hidden points; want no compaction and %d", compactions, hidden, want)
+			if compactions != 0 || hidden != wantHidden {
+				t.Fatalf("after five scans: %d compactions, a scan steps over %d hidden points; want no compaction and %d", compactions, hidden, wantHidden)
 			}
 		})
 	}

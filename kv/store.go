@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/percdb/percdb/kv/internal/latch"
 )
@@ -88,6 +87,9 @@ type Options struct {
 	testingNoScanReports bool
 	// testingBlockSize, set by benchmarks only, replaces blockSize.
 	testingBlockSize int
+	// testingFormat, set by tests only, is the Pebble format the store
+	// opens with (Pebble's default when zero).
+	testingFormat pebble.FormatMajorVersion
 }
 
 // blockSize is the size of the sstables' data blocks (Pebble's default is
@@ -215,20 +217,21 @@ func Open(dir string, opts Options) (*Store, error) {
 	events := newPebbleEvents(opts.Logger)
 	events.onDiskFull = space.storageFull
 	cache := pebble.NewCache(opts.CacheSize)
-	popts := &pebble.Options{Cache: cache, Logger: events}
+	popts := &pebble.Options{Cache: cache, Logger: events, Comparer: newComparer()}
 	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError, FlushEnd: events.flushEnd}
 	popts.DisableAutomaticCompactions = opts.testingNoAutoCompactions
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
-	// reading a block.
+	// reading a block. They hold version prefixes (comparer.go).
 	popts.Levels = make([]pebble.LevelOptions, 7)
 	for i := range popts.Levels {
-		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		popts.Levels[i].FilterPolicy = newVersionBloom()
 		popts.Levels[i].BlockSize = blockSize
 		if opts.testingBlockSize != 0 {
 			popts.Levels[i].BlockSize = opts.testingBlockSize
 		}
 	}
+	popts.FormatMajorVersion = opts.testingFormat
 	stall := &writeStall{}
 	stall.listen(popts.EventListener)
 	var gate *compactionGate
@@ -244,6 +247,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
+		cache.Unref()
+		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
+	if err := checkFormat(db); err != nil {
+		_ = db.Close()
 		cache.Unref()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}

@@ -25,7 +25,9 @@ import (
 //	                                     safe point this store collected at
 //
 // The spaces sort data < lock < meta < notify < write; nothing depends on
-// that order except that a space is one contiguous range.
+// that order except that a space is one contiguous range. A write or data
+// key is a version: its prefix (space and enc(key)) and its suffix (^ts)
+// are what Pebble's comparer splits it into (split.go).
 const (
 	// Data is the prefix of the data space.
 	Data = byte('d')
