@@ -166,7 +166,15 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 			s.stepsCommitted, s.insertRaced = false, false
 		}
 		h.begin(s, query)
-		err := h.end(ctx, c, s, recoverPanic(query, fn))
+		err := h.end(ctx, c, s, recoverPanic(query, func() error {
+			// LOCK TABLES held by this node's sessions (tablelocks.go).
+			if s != nil {
+				if err := s.admitStatement(ctx, query); err != nil {
+					return err
+				}
+			}
+			return fn()
+		}))
 		if s != nil && s.stepsCommitted {
 			// Part of the statement is committed: running it again
 			// would repeat that part (ADD INDEX twice).
@@ -551,6 +559,14 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 			return true, err
 		}
 		return true, h.changefeed(ctx, c, st, cb)
+	}
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		if ok, err := s.flushStatement(ctx, query); ok {
+			if err != nil {
+				return true, err
+			}
+			return true, cb(&sqltypes.Result{}, false)
+		}
 	}
 	if mode, begin, ok := beginMode(query); ok {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -244,6 +244,7 @@ func (s *Session) SessionEnd() {
 		s.SetTransaction(nil)
 	}
 	s.provider.dropTempTables(s)
+	s.provider.tableLocks.release(s.ID())
 	if s.onEnd != nil {
 		s.onEnd()
 		s.onEnd = nil
