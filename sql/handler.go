@@ -568,6 +568,13 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 			return true, cb(&sqltypes.Result{}, false)
 		}
 	}
+	if op, analyze, ok := parseMaintenance(query); ok {
+		if s, err := h.sessionFor(c); err == nil {
+			s.maintenanceOp = op
+			defer func() { s.maintenanceOp = "" }()
+			return true, h.Handler.ComQuery(ctx, c, analyze, h.temporalFieldFilter(c, cb))
+		}
+	}
 	if mode, begin, ok := beginMode(query); ok {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			s.beginMode = mode
