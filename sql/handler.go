@@ -239,6 +239,9 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 		if res != nil && len(res.Rows) > 0 {
 			padFractions(res)
 		}
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			s.narrowResults(res) // charsetresults.go
+		}
 		if res != nil && len(res.Fields) == 0 {
 			if res.Info == "Statement prepared" {
 				res.Info = ""
@@ -330,7 +333,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 // plan cache (plancache.go) when their plans can be cached, through GMS
 // otherwise.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	callback = binaryFilter(callback)
+	callback = h.narrowFilter(c, binaryFilter(callback))
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
 		if sel, ok := doPrepared(prepare); ok {
 			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))
@@ -374,6 +377,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	h.fixAliasSpellings(c, fields)
 	if s := h.sessions.get(c.ConnectionID); s != nil {
 		h.fastPrepare(s, query, prepare)
+		res := &sqltypes.Result{Fields: fields}
+		s.narrowResults(res) // charsetresults.go
+		fields = res.Fields
 	}
 	return fields, nil
 }
