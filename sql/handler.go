@@ -566,7 +566,7 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 		}
 		return true, h.changefeed(ctx, c, st, cb)
 	}
-	if s := h.sessions.get(c.ConnectionID); s != nil {
+	if s := h.sessions.get(c.ConnectionID); s != nil && leadingWordIs(query, "flush") {
 		if ok, err := s.flushStatement(ctx, query); ok {
 			if err != nil {
 				return true, err

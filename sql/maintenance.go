@@ -45,6 +45,11 @@ var maintenanceStatement = regexp.MustCompile(`(?is)^\s*(optimize|repair)\s+(?:(
 // parseMaintenance recognises OPTIMIZE and REPAIR TABLE in query, and
 // returns the op and the ANALYZE TABLE to run for it.
 func parseMaintenance(query string) (op, analyze string, ok bool) {
+	// Every text statement comes here: the regular expression only
+	// for the two.
+	if !leadingWordIs(query, "optimize") && !leadingWordIs(query, "repair") {
+		return "", "", false
+	}
 	m := maintenanceStatement.FindStringSubmatch(query)
 	if m == nil {
 		return "", "", false
