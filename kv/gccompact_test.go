@@ -24,6 +24,24 @@ func writeSpacePoints(t *testing.T, s *Store) int {
 	return int(iter.Stats().InternalStats.PointCount)
 }
 
+// putVersions commits versions 1 to n of every key ("v1", "v2", …), version
+// v with start_ts 10v and commit_ts 10v+5.
+func putVersions(ctx context.Context, t *testing.T, s *Store, rc RegionCtx, keys [][]byte, n uint64) {
+	t.Helper()
+	for v := uint64(1); v <= n; v++ {
+		muts := make([]Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
+		}
+		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: 10 * v, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: 10 * v, CommitTS: 10*v + 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestGCCompactsCollectedRanges: once GC has deleted GCCompactTombstones
 // versions, the store compacts the ranges they were in, and the
 // tombstones leave the sstables; below the threshold, nothing is compacted.
@@ -54,18 +72,7 @@ func TestGCCompactsCollectedRanges(t *testing.T) {
 			// deleted versions lie in an sstable below the tombstones (and
 			// two files in level 0 leave Pebble no compaction of its own
 			// to do).
-			for v := uint64(1); v <= 4; v++ {
-				muts := make([]Mutation, len(keys))
-				for i, k := range keys {
-					muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
-				}
-				if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: 10 * v, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-					t.Fatal(resp, err)
-				}
-				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: 10 * v, CommitTS: 10*v + 5}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			putVersions(ctx, t, s, rc, keys, 4)
 			if err := s.db.Flush(); err != nil {
 				t.Fatal(err)
 			}

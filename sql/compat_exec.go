@@ -88,6 +88,17 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return compat.NewFitRowsIter(ctx, n, child), nil
+	case *plan.LockTables:
+		// Locks GMS does not take (tablelocks.go).
+		if err := lockTablesStatement(ctx); err != nil {
+			return nil, err
+		}
+		return gsql.RowsToRowIter(), nil
+	case *plan.UnlockTables:
+		if s, err := sessionOf(ctx); err == nil {
+			s.provider.tableLocks.release(s.ID())
+		}
+		return gsql.RowsToRowIter(), nil
 	case *plan.LoadData:
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)

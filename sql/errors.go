@@ -172,6 +172,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	// ADD COLUMN of a column the table has (GORM's AutoMigrate tells it by
 	// the code): MySQL's ER_DUP_FIELDNAME.
 	{pattern: regexp.MustCompile(`^Column "(.*)" already exists$`), code: 1060, state: "42S21", rewrite: "Duplicate column name '$1'"},
+	// A table or alias named twice in a FROM clause or a LOCK TABLES:
+	// MySQL's ER_NONUNIQ_TABLE.
+	{pattern: regexp.MustCompile(`^Not unique table/alias: (.*)$`), code: 1066, state: stateSyntax, rewrite: "Not unique table/alias: '$1'"},
 	// LOAD DATA LOCAL with the global local_infile off: MySQL's
 	// ER_CLIENT_LOCAL_FILES_DISABLED (loaddata.go).
 	{pattern: regexp.MustCompile(`^local_infile needs to be set to 1 to use LOCAL$`), code: 3948, state: stateSyntax, message: "Loading local data is disabled; this must be enabled on both the client and server sides"},

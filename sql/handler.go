@@ -166,7 +166,15 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 			s.stepsCommitted, s.insertRaced = false, false
 		}
 		h.begin(s, query)
-		err := h.end(ctx, c, s, recoverPanic(query, fn))
+		err := h.end(ctx, c, s, recoverPanic(query, func() error {
+			// LOCK TABLES held by this node's sessions (tablelocks.go).
+			if s != nil {
+				if err := s.admitStatement(ctx, query); err != nil {
+					return err
+				}
+			}
+			return fn()
+		}))
 		if s != nil && s.stepsCommitted {
 			// Part of the statement is committed: running it again
 			// would repeat that part (ADD INDEX twice).
@@ -231,6 +239,9 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 		h.noteRows(c, res)
 		if res != nil && len(res.Rows) > 0 {
 			padFractions(res)
+		}
+		if s := h.sessions.get(c.ConnectionID); s != nil {
+			s.narrowResults(res) // charsetresults.go
 		}
 		if res != nil && len(res.Fields) == 0 {
 			if res.Info == "Statement prepared" {
@@ -324,7 +335,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 // plan cache (plancache.go) when their plans can be cached, through GMS
 // otherwise.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	callback = binaryFilter(callback)
+	callback = h.narrowFilter(c, binaryFilter(callback))
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
 		if sel, ok := doPrepared(prepare); ok {
 			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))
@@ -368,6 +379,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	h.fixAliasSpellings(c, fields)
 	if s := h.sessions.get(c.ConnectionID); s != nil {
 		h.fastPrepare(s, query, prepare)
+		res := &sqltypes.Result{Fields: fields}
+		s.narrowResults(res) // charsetresults.go
+		fields = res.Fields
 	}
 	return fields, nil
 }
@@ -553,6 +567,21 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 			return true, err
 		}
 		return true, h.changefeed(ctx, c, st, cb)
+	}
+	if s := h.sessions.get(c.ConnectionID); s != nil && leadingWordIs(query, "flush") {
+		if ok, err := s.flushStatement(ctx, query); ok {
+			if err != nil {
+				return true, err
+			}
+			return true, cb(&sqltypes.Result{}, false)
+		}
+	}
+	if op, analyze, ok := parseMaintenance(query); ok {
+		if s, err := h.sessionFor(c); err == nil {
+			s.maintenanceOp = op
+			defer func() { s.maintenanceOp = "" }()
+			return true, h.Handler.ComQuery(ctx, c, analyze, h.temporalFieldFilter(c, cb))
+		}
 	}
 	if mode, begin, ok := beginMode(query); ok {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -42,6 +42,9 @@ type DatabaseProvider struct {
 	catalogs  *catalog.Cache
 	metas     *tablemeta.Cache
 	ids       *catalog.Allocators
+	// tableLocks are the LOCK TABLES and FLUSH TABLES WITH READ LOCK
+	// locks of this node's sessions (tablelocks.go).
+	tableLocks tableLocks
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath

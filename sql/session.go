@@ -63,6 +63,9 @@ type Session struct {
 	// TRANSACTION; beginMode for a BEGIN PESSIMISTIC | OPTIMISTIC.
 	beginning bool
 	beginMode string
+	// maintenanceOp is set by the handler while an OPTIMIZE or REPAIR
+	// TABLE runs as ANALYZE TABLE (maintenance.go).
+	maintenanceOp string
 	// lockAutocommit is set by the handler while it runs again an
 	// autocommit write that lost a write conflict: its transaction is
 	// then pessimistic (autocommitRetries).
@@ -244,6 +247,7 @@ func (s *Session) SessionEnd() {
 		s.SetTransaction(nil)
 	}
 	s.provider.dropTempTables(s)
+	s.provider.tableLocks.release(s.ID())
 	if s.onEnd != nil {
 		s.onEnd()
 		s.onEnd = nil

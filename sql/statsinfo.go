@@ -162,12 +162,28 @@ func (b *compatBuilder) buildAnalyze(ctx *gsql.Context, n *plan.AnalyzeTable) (g
 			db = d.Database()
 		}
 		name := db + "." + t.Name()
+		// OPTIMIZE and REPAIR TABLE run as ANALYZE (maintenance.go).
+		op := opAnalyze
+		if s, ok := ctx.Session.(*Session); ok && s.maintenanceOp != "" {
+			op = s.maintenanceOp
+		}
+		if pt := percdbTable(t); op != opAnalyze && pt != nil && pt.db != nil {
+			before, analyze, err := maintain(ctx, op, pt, name)
+			if err != nil {
+				rows = append(rows, gsql.Row{name, op, "Error", err.Error()}, gsql.Row{name, op, "status", "Operation failed"})
+				continue
+			}
+			rows = append(rows, before...)
+			if !analyze {
+				continue
+			}
+		}
 		if err := n.Stats.AnalyzeTable(ctx, t, db); err != nil {
-			rows = append(rows, gsql.Row{name, "analyze", "Error", err.Error()},
-				gsql.Row{name, "analyze", "status", "Operation failed"})
+			rows = append(rows, gsql.Row{name, op, "Error", err.Error()},
+				gsql.Row{name, op, "status", "Operation failed"})
 			continue
 		}
-		rows = append(rows, gsql.Row{name, "analyze", "status", "OK"})
+		rows = append(rows, gsql.Row{name, op, "status", "OK"})
 	}
 	return gsql.RowsToRowIter(rows...), nil
 }

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/percdb/percdb/tests/isolation/testserver"
 )
 
@@ -123,17 +121,7 @@ func TestDumpFromMariaDB(t *testing.T) {
 	if os.Getenv(testserver.EnvMariaDB) == "" {
 		t.Skipf("%s not set: no MariaDB to dump", testserver.EnvMariaDB)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	m, err := testserver.StartMariaDB(ctx, testserver.MariaDBOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	cfg, err := mysql.ParseDSN(m.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := startMariaDB(t)
 	mhost, mport, _ := strings.Cut(cfg.Addr, ":")
 	runTool(t, client, mhost, mport, "CREATE DATABASE dumpdb CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci")
 	runTool(t, client, mhost, mport, dumpSchema(t), "dumpdb")

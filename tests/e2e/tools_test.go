@@ -41,7 +41,7 @@ func TestMariadbAdmin(t *testing.T) {
 		{[]string{"extended-status"}, "| Uptime"},
 		{[]string{"processlist"}, "| Id"},
 		{[]string{"create", "admindb"}, ""},
-		{[]string{"flush-logs", "flush-hosts", "flush-tables", "flush-privileges"}, ""},
+		{[]string{"flush-logs", "flush-hosts", "flush-tables", "flush-privileges", "flush-status"}, ""},
 		{[]string{"status"}, "Uptime: "},   // COM_STATISTICS
 		{[]string{"refresh", "debug"}, ""}, // COM_REFRESH, COM_DEBUG
 		{[]string{"-f", "drop", "admindb"}, `Database "admindb" dropped`},
