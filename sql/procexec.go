@@ -1,0 +1,122 @@
+package sql
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/storedproc"
+)
+
+// A CALL of a stored procedure runs in percdb's interpreter
+// (sql/storedproc), not GMS's (procedures.Call): percdb's row-iterator
+// builder takes the CALL node. GMS still resolves the CALL (the procedure,
+// its arguments) and plans the body, which it is given without what it
+// would refuse (storedproc.ForGMS, in the parser wrapper).
+
+// buildCall runs CALL n: the result sets of the body's SELECTs go to the
+// session's procSpool when the CALL came as a query (the handler writes
+// them, procresults.go); otherwise (a prepared CALL) the last one is the
+// CALL's rows, as GMS answered.
+func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row) (gsql.RowIter, error) {
+	args := make([]storedproc.Arg, len(n.Params))
+	for i, p := range n.Params {
+		v, err := p.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		args[i].Value = v
+		if uv, ok := p.(*expression.UserVar); ok {
+			name := uv.Name
+			args[i].Set = func(ctx *gsql.Context, v any, t gsql.Type) error { return ctx.SetUserVariable(ctx, name, v, t) }
+		}
+	}
+	s, _ := ctx.Session.(*Session)
+	var last *procResultSet
+	var lastSchema gsql.Schema
+	env := &storedproc.Env{
+		Runner:    n.Runner,
+		Procedure: b.procedureText,
+		Error:     procSQLError,
+		Result: func(ctx *gsql.Context, sch gsql.Schema, rows []gsql.Row) error {
+			set, err := newProcResultSet(ctx, sch, rows)
+			if err != nil {
+				return err
+			}
+			if s != nil && s.procResults != nil {
+				s.procResults.sets = append(s.procResults.sets, set)
+				return nil
+			}
+			last, lastSchema = &set, sch
+			last.rawRows = rows
+			return nil
+		},
+	}
+	// As GMS's CALL: the body's statements start from no transaction
+	// object of the context; the session's transaction goes on.
+	oldTx := ctx.GetTransaction()
+	defer ctx.SetTransaction(oldTx)
+	ctx.SetTransaction(nil)
+	if err := env.Call(ctx, n.Database().Name(), n.Name, args); err != nil {
+		return nil, err
+	}
+	if last != nil {
+		n.SetSchema(lastSchema)
+		return gsql.RowsToRowIter(last.rawRows...), nil
+	}
+	n.SetSchema(types.OkResultSchema)
+	return gsql.RowsToRowIter(gsql.Row{types.NewOkResult(0)}), nil
+}
+
+// procedureText returns the CREATE PROCEDURE text of procedure name of
+// database db (storedproc.Env.Procedure).
+func (b *compatBuilder) procedureText(ctx *gsql.Context, db, name string) (string, bool, error) {
+	d, err := b.a.Catalog.Database(ctx, db)
+	if err != nil {
+		return "", false, err
+	}
+	spd, ok := d.(gsql.StoredProcedureDatabase)
+	if !ok {
+		return "", false, nil
+	}
+	p, ok, err := spd.GetStoredProcedure(ctx, name)
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	return storedproc.Restore(p.CreateStatement), true, nil
+}
+
+// showCreateProcedure answers SHOW CREATE PROCEDURE with the text as
+// written (GMS shows the text it was given, storedproc.GMSText).
+func showCreateProcedure(ctx *gsql.Context, n *plan.ShowCreateProcedure, row gsql.Row) (gsql.RowIter, error) {
+	rows, err := compat.DefaultRows(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rows {
+		if len(r) > 2 {
+			if text, ok := r[2].(string); ok {
+				rows[i] = append(gsql.Row{}, r...)
+				rows[i][2] = storedproc.Restore(text)
+			}
+		}
+	}
+	return gsql.RowsToRowIter(rows...), nil
+}
+
+// procSQLError returns err as the MySQL error the handler would send for
+// it (storedproc.Env.Error): a procedure's handlers are chosen by it.
+func procSQLError(ctx *gsql.Context, err error) *mysql.SQLError {
+	err = toSQLError(err)
+	if s, ok := ctx.Session.(*Session); ok {
+		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
+	}
+	se := gsql.CastSQLError(err)
+	if fe, ok := finishSQLError(se).(*mysql.SQLError); ok {
+		return fe
+	}
+	return se
+}
