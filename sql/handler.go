@@ -447,6 +447,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	setStatusFlags(c, s, autocommit)
 	if err != nil {
 		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
+		err = callArgumentsError(s.GetCurrentDatabase(), err) // procexec.go
 	}
 	err = finishSQLError(err)
 	recordError(s, err)

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"regexp"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -106,6 +108,27 @@ func showCreateProcedure(ctx *gsql.Context, n *plan.ShowCreateProcedure, row gsq
 	}
 	return gsql.RowsToRowIter(rows...), nil
 }
+
+// callArgumentsError returns GMS's error for a CALL with the wrong number
+// of arguments as MySQL's 1318, naming the procedure in database db (the
+// current one: GMS's message names none).
+func callArgumentsError(db string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if se, ok := err.(*mysql.SQLError); ok {
+		msg = se.Message
+	}
+	m := callArgumentsMessage.FindStringSubmatch(msg)
+	if m == nil {
+		return err
+	}
+	return mysql.NewSQLError(1318, "42000", "Incorrect number of arguments for PROCEDURE %s.%s; expected %s, got %s", db, m[1], m[2], m[3])
+}
+
+// callArgumentsMessage is GMS's message of ErrCallIncorrectParameterCount.
+var callArgumentsMessage = regexp.MustCompile("^`(.+)` expected `(\\d+)` parameters but got `(\\d+)`$")
 
 // procSQLError returns err as the MySQL error the handler would send for
 // it (storedproc.Env.Error): a procedure's handlers are chosen by it.
