@@ -20,9 +20,10 @@ import (
 // would refuse (storedproc.ForGMS, in the parser wrapper).
 
 // buildCall runs CALL n: the result sets of the body's SELECTs go to the
-// session's procSpool when the CALL came as a query (the handler writes
-// them, procresults.go); otherwise (a prepared CALL) the last one is the
-// CALL's rows, as GMS answered.
+// session's procSpool, which the handler writes (procresults.go), or, for
+// a client that cannot read several results (no CLIENT_MULTI_RESULTS),
+// fail with MySQL's 1312; a CALL run otherwise (from inside GMS) answers
+// with the last one, as GMS did.
 func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row) (gsql.RowIter, error) {
 	args := make([]storedproc.Arg, len(n.Params))
 	for i, p := range n.Params {
@@ -40,9 +41,10 @@ func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row)
 	var last *procResultSet
 	var lastSchema gsql.Schema
 	env := &storedproc.Env{
-		Runner:    n.Runner,
-		Procedure: b.procedureText,
-		Error:     procSQLError,
+		Runner:       n.Runner,
+		Procedure:    b.procedureText,
+		Error:        procSQLError,
+		NoResultSets: s != nil && s.procResults != nil && s.procResults.noMultiResults,
 		Result: func(ctx *gsql.Context, sch gsql.Schema, rows []gsql.Row) error {
 			set, err := newProcResultSet(ctx, sch, rows)
 			if err != nil {

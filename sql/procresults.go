@@ -25,13 +25,17 @@ import (
 // through percdb's connection (wire.Conn.WriteBeforeAnswer), before
 // vitess's answer to the CALL, which becomes its OK packet or the error.
 //
-// A CALL run as a prepared statement (COM_STMT_EXECUTE, the binary
-// protocol) answers with the last SELECT's rows, as GMS did.
+// A CALL run as a prepared statement (COM_STMT_EXECUTE) answers the same
+// way, its result sets in the binary protocol.
 
 // procSpool keeps the result sets of the SELECTs a CALL's procedures ran,
 // in order.
 type procSpool struct {
 	sets []procResultSet
+	// noMultiResults says the client did not announce
+	// CLIENT_MULTI_RESULTS: a CALL of a procedure with a SELECT fails
+	// (MySQL's 1312).
+	noMultiResults bool
 }
 
 // procResultSet is one SELECT's result: its columns and rows as GMS
@@ -104,12 +108,13 @@ func isCall(query string) bool {
 	return len(q) > 4 && strings.EqualFold(q[:4], "call") && !isWordByte(q[4])
 }
 
-// callResults prepares a COM_QUERY's statement, query, when it is a CALL:
-// the result sets of its procedures' SELECTs are kept (callRunner) and
-// written before the CALL's own answer (see the top of the file). It
-// returns the callback the statement's results go to, and end, which the
-// statement's error (or nil) goes through when it has run.
-func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (mysql.ResultSpoolFn, func(error) error) {
+// callResults prepares a COM_QUERY's or COM_STMT_EXECUTE's (binary)
+// statement, query, when it is a CALL: the result sets of its procedures'
+// SELECTs are kept (procexec.go) and written before the CALL's own answer
+// (see the top of the file). It returns the callback the statement's
+// results go to, and end, which the statement's error (or nil) goes
+// through when it has run.
+func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql.ResultSpoolFn) (mysql.ResultSpoolFn, func(error) error) {
 	pass := func(err error) error { return err }
 	if !isCall(query) {
 		return cb, pass
@@ -119,7 +124,7 @@ func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolF
 	if wc == nil || s == nil {
 		return cb, pass
 	}
-	spool := &procSpool{}
+	spool := &procSpool{noMultiResults: wc.ClientCapabilities()&mysql.CapabilityClientMultiResults == 0}
 	s.procResults = spool
 	written, answered := false, false
 	flush := func() error {
@@ -128,7 +133,7 @@ func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolF
 			return nil
 		}
 		written = true
-		return h.writeProcResults(c, wc, spool.sets)
+		return h.writeProcResults(c, wc, spool.sets, binary)
 	}
 	wrapped := func(res *sqltypes.Result, more bool) error {
 		if len(spool.sets) == 0 && !written {
@@ -160,8 +165,9 @@ func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolF
 
 // writeProcResults writes sets, the result sets of a CALL's SELECTs, as
 // the start of its answer, each through the handler's result filters and
-// ended with SERVER_MORE_RESULTS_EXISTS.
-func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResultSet) error {
+// ended with SERVER_MORE_RESULTS_EXISTS, in the binary protocol when
+// binary says so.
+func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResultSet, binary bool) error {
 	h.setStatusFlags(c)
 	status := c.StatusFlags | mysql.ServerMoreResultsExists
 	deprecateEOF := c.Capabilities&mysql.CapabilityClientDeprecateEOF != 0
@@ -182,7 +188,12 @@ func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResu
 		if err := h.temporalFieldFilter(c, h.resultFilter(c, sink))(res, true); err != nil {
 			return err
 		}
-		p, err := wire.TextResultSet(fields, rows, status, deprecateEOF)
+		encode := wire.TextResultSet
+		if binary {
+			zeroDatesEmpty(&sqltypes.Result{Fields: fields, Rows: rows})
+			encode = wire.BinaryResultSet
+		}
+		p, err := encode(fields, rows, status, deprecateEOF)
 		if err != nil {
 			return err
 		}

@@ -25,6 +25,10 @@ type Env struct {
 	// Result receives the rows of each SELECT of a body that returns them
 	// to the client, in order.
 	Result func(ctx *gsql.Context, sch gsql.Schema, rows []gsql.Row) error
+	// NoResultSets says the client cannot read result sets (it did not
+	// announce CLIENT_MULTI_RESULTS): a CALL of a procedure with a SELECT
+	// that returns rows fails before it runs, with MySQL's 1312.
+	NoResultSets bool
 }
 
 // Arg is an argument of a CALL: its value, and for an argument that is a
@@ -69,6 +73,9 @@ func (e *Env) call(ctx *gsql.Context, db, name string, args []Arg, active []stri
 	if err != nil {
 		return err
 	}
+	if e.NoResultSets && returnsRows(spec.Body) {
+		return mysql.NewSQLError(1312, "0A000", "PROCEDURE %s.%s can't return a result set in the given context", db, name)
+	}
 	if len(args) != len(spec.Params) {
 		return mysql.NewSQLError(1318, "42000", "Incorrect number of arguments for PROCEDURE %s.%s; expected %d, got %d", db, name, len(spec.Params), len(args))
 	}
@@ -106,6 +113,42 @@ func (e *Env) call(ctx *gsql.Context, db, name string, args []Arg, active []stri
 		}
 	}
 	return nil
+}
+
+// returnsRows reports whether statement st of a body is or has a SELECT
+// that returns rows to the client (MySQL's test for 1312, made of the
+// procedure's text, not of what a CALL runs).
+func returnsRows(st ast.Statement) bool {
+	found := false
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		switch n := n.(type) {
+		case *ast.Select:
+			if n.Into == nil && !isMarker(n) {
+				found = true
+			}
+			return false, nil
+		case *ast.SetOp, *ast.ParenSelect:
+			found = true
+			return false, nil
+		case *ast.Declare:
+			// A cursor's SELECT answers FETCH; a handler's statement
+			// may return rows.
+			if n.Handler != nil {
+				found = found || returnsRows(n.Handler.Statement)
+			}
+			return false, nil
+		case ast.Statement:
+			switch n.(type) {
+			case *ast.BeginEndBlock, *ast.IfStatement, *ast.CaseStatement, *ast.While, *ast.Repeat, *ast.Loop:
+				return true, nil
+			}
+			// Other statements (INSERT ... SELECT, SET with a
+			// subquery) return no rows.
+			return false, nil
+		}
+		return true, nil
+	}, st)
+	return found
 }
 
 // parseProcedure parses a CREATE PROCEDURE statement's text.

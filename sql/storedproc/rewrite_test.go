@@ -105,3 +105,24 @@ func TestHandlerChoice(t *testing.T) {
 		t.Errorf("with the inner block's handlers running: got %p, want the outer block's", got)
 	}
 }
+
+// TestReturnsRows checks which bodies return result sets (MySQL's 1312
+// for a client without CLIENT_MULTI_RESULTS).
+func TestReturnsRows(t *testing.T) {
+	for text, want := range map[string]bool{
+		"CREATE PROCEDURE p() BEGIN INSERT INTO t SELECT * FROM u; END":                              false,
+		"CREATE PROCEDURE p() BEGIN DECLARE x INT; SELECT 1 INTO x; SET x = (SELECT 2); END":         false,
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR FOR SELECT 1; GET DIAGNOSTICS @n = NUMBER; END": false,
+		"CREATE PROCEDURE p() BEGIN IF 1 THEN WHILE 0 DO SELECT 1; END WHILE; END IF; END":           true,
+		"CREATE PROCEDURE p() BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION SELECT 'failed'; END":      true,
+		"CREATE PROCEDURE p() SELECT 1 UNION SELECT 2":                                               true,
+	} {
+		spec, err := parseProcedure(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := returnsRows(spec.Body); got != want {
+			t.Errorf("returnsRows(%s) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -2,8 +2,12 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
 	"github.com/percdb/percdb/tests/wirefuzz"
@@ -62,4 +66,61 @@ func TestCallKill(t *testing.T) {
 			t.Fatalf("the connection after KILL QUERY: %v %v", rows, err)
 		}
 	})
+}
+
+// TestCallWithoutMultiResults: a client that did not announce
+// CLIENT_MULTI_RESULTS cannot read a CALL's result sets: the CALL of a
+// procedure with a SELECT fails with MySQL's 1312 before any of it runs,
+// a CALL without one works; prepared too.
+func TestCallWithoutMultiResults(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		c, _ := dial(t, s)
+		for _, q := range []string{
+			"CREATE TABLE nm (id INT PRIMARY KEY)",
+			"CREATE PROCEDURE nmsel() BEGIN INSERT INTO nm VALUES (1); SELECT 1 AS one; INSERT INTO nm VALUES (2); END",
+			"CREATE PROCEDURE nmwrite() BEGIN INSERT INTO nm VALUES (3); END",
+		} {
+			if _, err := c.QueryAll(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		old := dialNoMultiResults(t, s)
+		_, err := old.QueryAll("CALL nmsel()")
+		var se *wirefuzz.ServerError
+		if !errors.As(err, &se) || se.Code != 1312 || se.State != "0A000" || !strings.HasSuffix(se.Message, ".nmsel can't return a result set in the given context") {
+			t.Errorf("CALL nmsel() without CLIENT_MULTI_RESULTS: %v, want 1312", err)
+		}
+		if _, err := old.QueryAll("CALL nmwrite()"); err != nil {
+			t.Errorf("CALL nmwrite() without CLIENT_MULTI_RESULTS: %v", err)
+		}
+		id, _, err := old.Prepare("CALL nmsel()")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Execute(id); !errors.As(err, &se) || se.Code != 1312 {
+			t.Errorf("prepared CALL nmsel() without CLIENT_MULTI_RESULTS: %v, want 1312", err)
+		}
+		if rows, err := c.Query("SELECT GROUP_CONCAT(id ORDER BY id) FROM nm"); err != nil || fmt.Sprint(rows) != "[[3]]" {
+			t.Errorf("rows after: %v (%v), want [[3]]", rows, err)
+		}
+	})
+}
+
+// dialNoMultiResults is dial for a client without CLIENT_MULTI_RESULTS.
+func dialNoMultiResults(t *testing.T, s *testserver.Server) *wirefuzz.Conn {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, g, err := wirefuzz.Dial(cfg.Addr, time.Now().Add(ioTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.NoMultiResults = true
+	if err := c.Authenticate(g, cfg.User, cfg.Passwd, cfg.DBName); err != nil {
+		t.Fatalf("log in: %v", err)
+	}
+	return c
 }

@@ -19,6 +19,7 @@ var callProcedures = []string{
 	"CREATE PROCEDURE p2() BEGIN SELECT 1 AS one; SELECT id, v FROM ct ORDER BY id; END",
 	"CREATE PROCEDURE psig() BEGIN SELECT 1 AS one; SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'boom'; SELECT 2; END",
 	"CREATE PROCEDURE pnest() BEGIN CALL p2(); SELECT 3 AS three; END",
+	"CREATE PROCEDURE pnest2(IN n INT) BEGIN CALL pnest(); SELECT n, DATE('2020-01-02') AS d, CAST('2020-01-02 03:04:05.5' AS DATETIME(1)) AS dt, CAST('-10:00:01' AS TIME) AS t, 1.25 AS x, NULL AS z; END",
 	"CREATE PROCEDURE pset() BEGIN DECLARE x INT DEFAULT 0; SET x = 7; IF x > 1 THEN SELECT x AS x; END IF; END",
 	"CREATE PROCEDURE pwrite(IN n INT) BEGIN INSERT INTO ct VALUES (n, 'w'); END",
 	"CREATE PROCEDURE ploop() BEGIN DECLARE i INT DEFAULT 0; WHILE i < 3 DO SELECT i AS i; SET i = i + 1; END WHILE; END",
@@ -89,8 +90,8 @@ func TestCallResultSetsDriver(t *testing.T) {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
-		read := func(q string) (string, error) {
-			rows, err := db.Query(q)
+		read := func(q string, args ...any) (string, error) {
+			rows, err := db.Query(q, args...)
 			if err != nil {
 				return "", err
 			}
@@ -129,6 +130,35 @@ func TestCallResultSetsDriver(t *testing.T) {
 		var me *mysql.MySQLError
 		if !errors.As(err, &me) || me.Number != 1644 || got != "[one][[1]]" {
 			t.Errorf("CALL psig(): %s (%v), want [one][[1]] and error 1644", got, err)
+		}
+		// Prepared (COM_STMT_EXECUTE, go-sql-driver with arguments): the
+		// same result sets, in the binary protocol (GMS answered with the
+		// last SELECT's rows only).
+		got, err = read("CALL pnest2(?)", 7)
+		if want := "[one][[1]] [id v][[1 a] [2 b]] [three][[3]] [n d dt t x z][[7 2020-01-02 2020-01-02 03:04:05.5 -10:00:01 1.25 ]]"; err != nil || got != want {
+			t.Errorf("prepared CALL pnest2(?): %s (%v), want %s", got, err, want)
+		}
+		got, err = read("CALL psig()", []any{}...)
+		if !errors.As(err, &me) || me.Number != 1644 || got != "[one][[1]]" {
+			t.Errorf("CALL psig(): %s (%v), want [one][[1]] and error 1644", got, err)
+		}
+		stmt, err := db.Prepare("CALL p2()")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stmt.Close()
+		for i := 0; i < 2; i++ {
+			rows, err := stmt.Query()
+			if err != nil {
+				t.Fatalf("prepared CALL p2(), execution %d: %v", i, err)
+			}
+			sets := 1
+			for rows.NextResultSet() {
+				sets++
+			}
+			if err := rows.Close(); err != nil || sets != 2 {
+				t.Errorf("prepared CALL p2(), execution %d: %d result sets (%v), want 2", i, sets, err)
+			}
 		}
 		// The connection goes on.
 		var n int
