@@ -23,17 +23,11 @@ var (
 
 // exec runs one statement of a body in block sc.
 func (f *frame) exec(st ast.Statement, sc *scope) error {
-	switch st.(type) {
-	case *ast.BeginEndBlock, *ast.Declare, *ast.IfStatement, *ast.CaseStatement, *ast.While, *ast.Repeat,
-		*ast.Loop, *ast.Leave, *ast.Iterate:
-		// Control statements leave the diagnostics area as it is: a
-		// handler's BEGIN ... END reads its condition.
-	default:
-		if !isMarker(st) {
-			// Every other statement but GET DIAGNOSTICS starts a new
-			// diagnostics area.
-			f.diag = &diagArea{}
-		}
+	if !isCompound(st) && !isMarker(st) {
+		// Every statement but GET DIAGNOSTICS starts a new diagnostics
+		// area; control statements leave it as it is (a handler's
+		// BEGIN ... END reads its condition).
+		f.diag = &diagArea{}
 	}
 	switch st := st.(type) {
 	case *ast.BeginEndBlock:

@@ -310,12 +310,29 @@ func (f *frame) run(stmts []ast.Statement, sc *scope) error {
 		if err := f.ctx.Err(); err != nil {
 			return err
 		}
+		leaf := !isCompound(st)
+		if leaf {
+			// A statement's warnings are its own (the engine clears them
+			// at each statement it runs, as MySQL at each statement).
+			f.ctx.ClearWarnings()
+		}
 		err := f.exec(st, sc)
-		if err == nil || isControl(err) {
-			if err != nil {
-				return err
+		if err == nil {
+			if !leaf {
+				continue
+			}
+			if h, c := f.warningHandler(sc); h != nil {
+				if err := f.runHandler(h, c); err != nil {
+					return err
+				}
+				if h.exit {
+					return &exitBlock{scope: h.scope}
+				}
 			}
 			continue
+		}
+		if isControl(err) {
+			return err
 		}
 		if f.ctx.Err() != nil {
 			return err
@@ -349,6 +366,46 @@ func (f *frame) run(stmts []ast.Statement, sc *scope) error {
 		}
 	}
 	return nil
+}
+
+// warningHandler returns, for the warnings a statement of block sc
+// raised, the handler of the first that one is for, and that warning; the
+// warnings become the diagnostics area's conditions. A warning's SQLSTATE
+// is MySQL's general 01000: a handler is for it by its number, SQLSTATE
+// '01000' or SQLWARNING, never SQLEXCEPTION (MySQL chooses by the level).
+// Notes run no handler.
+func (f *frame) warningHandler(sc *scope) (*handler, *mysql.SQLError) {
+	if f.ctx.Session.WarningCount() == 0 {
+		return nil, nil
+	}
+	var conds []*mysql.SQLError
+	var h *handler
+	var hc *mysql.SQLError
+	for _, w := range f.ctx.Session.Warnings() {
+		if !strings.EqualFold(w.Level, "Warning") {
+			continue
+		}
+		c := &mysql.SQLError{Num: w.Code, State: "01000", Message: w.Message}
+		conds = append(conds, c)
+		if h == nil {
+			h, hc = findHandler(sc, c), c
+		}
+	}
+	if len(conds) > 0 {
+		f.diag.conds = conds
+	}
+	return h, hc
+}
+
+// isCompound reports whether st is a statement made of others, or a
+// declaration or jump, whose own conditions are its statements'.
+func isCompound(st ast.Statement) bool {
+	switch st.(type) {
+	case *ast.BeginEndBlock, *ast.IfStatement, *ast.CaseStatement, *ast.While, *ast.Repeat, *ast.Loop,
+		*ast.Declare, *ast.Leave, *ast.Iterate:
+		return true
+	}
+	return false
 }
 
 // findHandler returns the handler for c of the innermost block from sc
