@@ -25,6 +25,14 @@ import (
 // fail with MySQL's 1312; a CALL run otherwise (from inside GMS) answers
 // with the last one, as GMS did.
 func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row) (gsql.RowIter, error) {
+	s, _ := ctx.Session.(*Session)
+	// A constant argument of an OUT or INOUT parameter is MySQL's 1414 in
+	// a CALL sent as a query. A prepared CALL's placeholders reach here
+	// as constants too, and there MySQL takes them (sending the values
+	// back is not done: see docs/compatibility.md), so elsewhere the
+	// value is dropped, as GMS did.
+	strict := s != nil && s.procResults != nil && !s.procResults.binary
+	drop := func(*gsql.Context, any, gsql.Type) error { return nil }
 	args := make([]storedproc.Arg, len(n.Params))
 	for i, p := range n.Params {
 		v, err := p.Eval(ctx, row)
@@ -35,9 +43,10 @@ func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row)
 		if uv, ok := p.(*expression.UserVar); ok {
 			name := uv.Name
 			args[i].Set = func(ctx *gsql.Context, v any, t gsql.Type) error { return ctx.SetUserVariable(ctx, name, v, t) }
+		} else if !strict {
+			args[i].Set = drop
 		}
 	}
-	s, _ := ctx.Session.(*Session)
 	var last *procResultSet
 	var lastSchema gsql.Schema
 	env := &storedproc.Env{

@@ -36,6 +36,8 @@ type procSpool struct {
 	// CLIENT_MULTI_RESULTS: a CALL of a procedure with a SELECT fails
 	// (MySQL's 1312).
 	noMultiResults bool
+	// binary says the CALL is a prepared statement's execution.
+	binary bool
 }
 
 // procResultSet is one SELECT's result: its columns and rows as GMS
@@ -124,7 +126,7 @@ func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql
 	if wc == nil || s == nil {
 		return cb, pass
 	}
-	spool := &procSpool{noMultiResults: wc.ClientCapabilities()&mysql.CapabilityClientMultiResults == 0}
+	spool := &procSpool{noMultiResults: wc.ClientCapabilities()&mysql.CapabilityClientMultiResults == 0, binary: binary}
 	s.procResults = spool
 	written, answered := false, false
 	flush := func() error {

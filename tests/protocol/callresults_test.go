@@ -19,6 +19,7 @@ var callProcedures = []string{
 	"CREATE PROCEDURE p2() BEGIN SELECT 1 AS one; SELECT id, v FROM ct ORDER BY id; END",
 	"CREATE PROCEDURE psig() BEGIN SELECT 1 AS one; SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'boom'; SELECT 2; END",
 	"CREATE PROCEDURE pnest() BEGIN CALL p2(); SELECT 3 AS three; END",
+	"CREATE PROCEDURE pout(IN a INT, OUT b INT) BEGIN SET b = a + 1; SELECT b; END",
 	"CREATE PROCEDURE pnest2(IN n INT) BEGIN CALL pnest(); SELECT n, DATE('2020-01-02') AS d, CAST('2020-01-02 03:04:05.5' AS DATETIME(1)) AS dt, CAST('-10:00:01' AS TIME) AS t, 1.25 AS x, NULL AS z; END",
 	"CREATE PROCEDURE pset() BEGIN DECLARE x INT DEFAULT 0; SET x = 7; IF x > 1 THEN SELECT x AS x; END IF; END",
 	"CREATE PROCEDURE pwrite(IN n INT) BEGIN INSERT INTO ct VALUES (n, 'w'); END",
@@ -141,6 +142,13 @@ func TestCallResultSetsDriver(t *testing.T) {
 		got, err = read("CALL psig()", []any{}...)
 		if !errors.As(err, &me) || me.Number != 1644 || got != "[one][[1]]" {
 			t.Errorf("CALL psig(): %s (%v), want [one][[1]] and error 1644", got, err)
+		}
+		// A placeholder for an OUT parameter is taken (MySQL sends its
+		// value back as one more result set, which percdb does not: only
+		// the first is compared).
+		got, err = read("CALL pout(?, ?)", 1, 0)
+		if !strings.HasPrefix(got, "[b][[2]]") || err != nil {
+			t.Errorf("prepared CALL pout(?, ?): %s (%v), want [b][[2]] first", got, err)
 		}
 		stmt, err := db.Prepare("CALL p2()")
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 )
 
 // TestProcCorpus runs the stored program scenarios of testdata/procs, each
-// file in a database of its own on one connection, and compares what every
+// file in a database of its own (corpus_<file>) on one connection, and compares what every
 // statement answers with what MariaDB 10.11 answered (the files' expected
 // output was written by MariaDB: PERCDB_TEST_MARIADB=1 go test
 // ./tests/protocol -run TestProcCorpus -rewrite). A file holds statements
@@ -68,11 +69,9 @@ func TestProcCorpus(t *testing.T) {
 			t.Errorf("stop server: %v", err)
 		}
 	}()
-	n := 0
 	datadriven.Walk(t, "testdata/procs", func(t *testing.T, path string) {
-		n++
 		c, _ := dial(t, s)
-		db := fmt.Sprintf("corpus%d", n)
+		db := "corpus_" + strings.TrimSuffix(filepath.Base(path), ".txt")
 		for _, q := range []string{"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db, "USE " + db} {
 			if _, err := c.QueryAll(q); err != nil {
 				t.Fatalf("%s: %v", q, err)
