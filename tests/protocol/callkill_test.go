@@ -124,3 +124,26 @@ func dialNoMultiResults(t *testing.T, s *testserver.Server) *wirefuzz.Conn {
 	}
 	return c
 }
+
+// TestShowCreateProcedureAsWritten: SHOW CREATE PROCEDURE shows the text
+// as written of a procedure with what GMS's parser and planner refuse
+// (GET DIAGNOSTICS, DO, a handler for an error number, RESIGNAL), which
+// percdb gives GMS rewritten.
+func TestShowCreateProcedureAsWritten(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		c, _ := dial(t, s)
+		text := "CREATE DEFINER=`root`@`%` PROCEDURE shown()\nBEGIN\n  DECLARE EXIT HANDLER FOR 1062\n  BEGIN\n" +
+			"    GET DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT;\n    RESIGNAL;\n  END;\n  DO 1;\nEND"
+		if _, err := c.QueryAll(text); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.QueryAll("SHOW CREATE PROCEDURE shown")
+		if err != nil || len(res) == 0 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) < 3 {
+			t.Fatalf("SHOW CREATE PROCEDURE: %v (%v)", res, err)
+		}
+		body := func(s string) string { return s[strings.Index(s, "()"):] } // MariaDB quotes the name
+		if got := res[0].Rows[0][2]; body(got) != body(text) {
+			t.Errorf("SHOW CREATE PROCEDURE: %q, want %q", got, text)
+		}
+	})
+}
