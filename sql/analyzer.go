@@ -49,8 +49,6 @@ const (
 	numericBranchesAsTextRuleID                                 // sql/compat/branchtext.go
 	dateShiftsRuleID                                            // sql/compat/dateshift.go
 	globalStatusRuleID                                          // compat_globalstatus.go
-	callResultsRuleID                                           // procresults.go
-	procHandlersRuleID                                          // prochandlers.go
 	knownKillRuleID                                             // sql/compat/kill.go
 )
 
@@ -67,10 +65,6 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// LEFT JOINs that a condition above makes inner become inner joins
 	// first, so that GMS's join planner does not lose that condition:
 	// tests/sqllogic/testdata/wronganswers.test.
-	// A CALL's SELECTs each answer with a result set (procresults.go).
-	insertRule(a, "interpreter", true, analyzer.Rule{Id: callResultsRuleID, Apply: callResultsRule})
-	// A handler GMS would run wrongly (forever) is refused (prochandlers.go).
-	insertRule(a, "interpreter", true, analyzer.Rule{Id: procHandlersRuleID, Apply: procHandlersRule})
 	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: simplifyOuterJoinsRuleID, Apply: compat.SimplifyOuterJoins})
 	insertRule(a, "optimizeJoins", false, analyzer.Rule{Id: greedyJoinOrderRuleID, Apply: greedyJoinOrder})
 	// GMS's join planner panics on some plans (an IN subquery inside a

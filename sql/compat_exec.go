@@ -39,6 +39,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	switch n := n.(type) {
 	case *coprScan:
 		return b.buildCopr(ctx, n, row)
+	case *plan.Call:
+		// percdb's interpreter runs stored procedures (procexec.go);
+		// GMS's runs the procedures of its own (ExternalProc).
+		if n.Procedure == nil || n.Procedure.ExternalProc == nil {
+			return b.buildCall(ctx, n, row)
+		}
+	case *plan.ShowCreateProcedure:
+		return showCreateProcedure(ctx, n, row)
 	case *plan.SetOp:
 		// INTERSECT and EXCEPT by percdb's row keys (sql/compat/setops.go).
 		if k, ok := compat.KeyedSetOpPlan(n); ok {

@@ -76,8 +76,9 @@
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
 // constraints, foreign keys, fk.go), views, triggers and stored procedures are JSON definitions
-// under the meta prefix "m" (package catalog; GMS parses and runs triggers and
-// procedures from their stored statements, trigger.go, routines.go). A DDL statement changes them in its own transaction, with
+// under the meta prefix "m" (package catalog; GMS parses and runs triggers
+// from their stored statements, trigger.go; procedures GMS parses and
+// percdb's interpreter runs, routines.go, procexec.go). A DDL statement changes them in its own transaction, with
 // the data it moves (an index backfill, a table rewrite, the rows of a
 // dropped table), and bumps the schema version key, so concurrent DDLs
 // conflict and every node sees the change atomically. Each transaction
@@ -167,6 +168,9 @@
 //     expressions and plan nodes they put in, functions that take the
 //     place of GMS's (Function), and rewrites of a parsed statement
 //     (RewriteParsed); its doc.go lists them by family.
+//   - storedproc: the interpreter of stored procedure bodies (handlers,
+//     conditions, cursors, diagnostics, SIGNAL and RESIGNAL) over
+//     vitess's syntax tree, statements run through GMS's engine.
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;

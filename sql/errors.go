@@ -94,7 +94,8 @@ func toSQLError(err error) error {
 
 // finishSQLError adjusts the error GMS produced for a command so that it
 // reads as MySQL's: GMS prefixes duplicate-key messages with its own text
-// and leaves their SQLSTATE empty.
+// and leaves their SQLSTATE empty, and gives the codes it maps itself the
+// general SQLSTATE (errstates.go).
 func finishSQLError(err error) error {
 	if err == nil {
 		return nil
@@ -122,6 +123,9 @@ func finishSQLError(err error) error {
 				return mysql.NewSQLError(c.code, c.state, "%s", msg)
 			}
 		}
+	}
+	if state, ok := mysqlStates[se.Num]; ok && se.State == stateGeneral {
+		return mysql.NewSQLError(se.Num, state, "%s", se.Message)
 	}
 	return se
 }

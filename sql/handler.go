@@ -104,7 +104,7 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 // ComQuery implements mysql.Handler.
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	return h.run(ctx, c, query, func() error {
-		cb, end := h.callResults(c, query, h.resultFilter(c, callback))
+		cb, end := h.callResults(c, query, false, h.resultFilter(c, callback))
 		if cs, coll, ok := setNamesCollate(query); ok {
 			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)) })
 		}
@@ -288,7 +288,7 @@ func (h *handler) setStatusFlags(c *mysql.Conn) {
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	err := h.run(ctx, c, query, func() error {
-		cb, end := h.callResults(c, query, h.resultFilter(c, callback))
+		cb, end := h.callResults(c, query, false, h.resultFilter(c, callback))
 		if cs, coll, ok := setNamesCollate(query); ok {
 			return h.setNames(ctx, c, cs, coll, func() (err error) {
 				rest, err = h.Handler.ComMultiQuery(ctx, c, query, h.temporalFieldFilter(c, cb))
@@ -339,6 +339,12 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
 		if sel, ok := doPrepared(prepare); ok {
 			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))
+		}
+		if isCall(prepare.PrepareStmt) {
+			// Its result sets before its answer (procresults.go).
+			cb, end := h.callResults(c, prepare.PrepareStmt, true, func(res *sqltypes.Result, _ bool) error { return callback(res) })
+			h.planDatabaseForExecution(c, prepare.PrepareStmt)
+			return end(h.Handler.ComStmtExecute(ctx, c, prepare, h.statusFilter(c, func(res *sqltypes.Result) error { return cb(res, false) })))
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
@@ -463,6 +469,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	setStatusFlags(c, s, autocommit)
 	if err != nil {
 		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
+		err = callArgumentsError(s.GetCurrentDatabase(), err) // procexec.go
 	}
 	err = finishSQLError(err)
 	recordError(s, err)

@@ -1,20 +1,14 @@
 package sql
 
 import (
-	"io"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/analyzer"
-	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/procedures"
-	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
-	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/wire"
 )
@@ -22,104 +16,49 @@ import (
 // A CALL answers, in MySQL, with one result set per SELECT its procedure
 // runs (nested CALLs' too), each ended with SERVER_MORE_RESULTS_EXISTS,
 // then with its own OK packet, or with the error that ended the body
-// after the result sets before it. GMS's interpreter (procedures.Call)
-// keeps the rows of each SELECT and returns the last only, and vitess
-// writes one result set per statement.
+// after the result sets before it. vitess writes one result set per
+// statement.
 //
-// So, for a CALL sent as a query (COM_QUERY):
-//   - an analyzer rule gives each CALL node a statement runner of its
-//     own (callRunner) that knows which statements of the body are its
-//     SELECTs that return rows (not a SELECT ... INTO, nor the SELECTs
-//     the interpreter makes of SET and IF);
-//   - that runner runs such a SELECT, keeps its columns and rows in the
-//     session (procSpool) and gives the interpreter no rows;
-//   - the handler (callResults) writes the result sets kept, through
-//     percdb's connection (wire.Conn.WriteBeforeAnswer), before vitess's
-//     answer to the CALL, which becomes its OK packet (the interpreter's
-//     last result set, now empty, is dropped) or the error.
+// So, for a CALL sent as a query (COM_QUERY), percdb's interpreter
+// (procexec.go, sql/storedproc) keeps the rows of each SELECT of the body
+// in the session (procSpool), and the handler (callResults) writes them,
+// through percdb's connection (wire.Conn.WriteBeforeAnswer), before
+// vitess's answer to the CALL, which becomes its OK packet or the error.
 //
-// A CALL run as a prepared statement (COM_STMT_EXECUTE, the binary
-// protocol) keeps GMS's answer: the last SELECT's rows.
+// A CALL run as a prepared statement (COM_STMT_EXECUTE) answers the same
+// way, its result sets in the binary protocol.
 
 // procSpool keeps the result sets of the SELECTs a CALL's procedures ran,
 // in order.
 type procSpool struct {
 	sets []procResultSet
+	// noMultiResults says the client did not announce
+	// CLIENT_MULTI_RESULTS: a CALL of a procedure with a SELECT fails
+	// (MySQL's 1312).
+	noMultiResults bool
+	// binary says the CALL is a prepared statement's execution.
+	binary bool
 }
 
 // procResultSet is one SELECT's result: its columns and rows as GMS
-// sends them.
+// sends them (and, for a prepared CALL's last one, its rows as GMS's).
 type procResultSet struct {
-	fields []*querypb.Field
-	rows   [][]sqltypes.Value
+	fields  []*querypb.Field
+	rows    [][]sqltypes.Value
+	rawRows []gsql.Row
 }
 
-// callRunner runs the statements of one CALL's procedure body: those in
-// results (the body's row-returning SELECTs, by their syntax trees, which
-// the interpreter hands the runner as they are) have their rows kept in
-// the session's procSpool, when the session has one.
-type callRunner struct {
-	inner   gsql.StatementRunner
-	results map[*ast.Select]bool
-}
-
-// QueryWithBindings implements gsql.StatementRunner.
-func (r *callRunner) QueryWithBindings(ctx *gsql.Context, query string, parsed ast.Statement, bindings map[string]ast.Expr, flags *gsql.QueryFlags) (gsql.Schema, gsql.RowIter, *gsql.QueryFlags, error) {
-	sel, isSelect := parsed.(*ast.Select)
-	s, _ := ctx.Session.(*Session)
-	if !isSelect || !r.results[sel] || s == nil || s.procResults == nil {
-		return r.inner.QueryWithBindings(ctx, query, parsed, bindings, flags)
-	}
-	sch, iter, flags, err := r.inner.QueryWithBindings(ctx, query, parsed, bindings, flags)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+// newProcResultSet returns the result set of rows of schema sch.
+func newProcResultSet(ctx *gsql.Context, sch gsql.Schema, rows []gsql.Row) (procResultSet, error) {
 	set := procResultSet{fields: resultFields(ctx, sch)}
-	for {
-		row, err := iter.Next(ctx)
-		if err == io.EOF {
-			break
+	for _, row := range rows {
+		vals, err := server.RowToSQL(ctx, sch, row, nil, nil)
+		if err != nil {
+			return procResultSet{}, err
 		}
-		if err == nil {
-			var vals []sqltypes.Value
-			if vals, err = server.RowToSQL(ctx, sch, row, nil, nil); err == nil {
-				set.rows = append(set.rows, vals)
-				continue
-			}
-		}
-		_ = iter.Close(ctx)
-		return nil, nil, nil, err
+		set.rows = append(set.rows, vals)
 	}
-	if err := iter.Close(ctx); err != nil {
-		return nil, nil, nil, err
-	}
-	s.procResults.sets = append(s.procResults.sets, set)
-	return sch, gsql.RowsToRowIter(), flags, nil
-}
-
-// callResultsRule gives every CALL node its callRunner (see the top of
-// the file); it runs after GMS's interpreter rule, which gives them the
-// engine.
-func callResultsRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return transform.Node(n, func(node gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-		call, ok := node.(*plan.Call)
-		if !ok || call.Runner == nil {
-			return node, transform.SameTree, nil
-		}
-		if _, done := call.Runner.(*callRunner); done {
-			return node, transform.SameTree, nil
-		}
-		results := make(map[*ast.Select]bool)
-		for _, op := range call.GetStatements() {
-			if sel, ok := op.PrimaryData.(*ast.Select); ok && op.OpCode == procedures.OpCode_Select && sel.Into == nil {
-				results[sel] = true
-			}
-		}
-		if len(results) == 0 {
-			return node, transform.SameTree, nil
-		}
-		return call.SetStatementRunner(ctx, &callRunner{inner: call.Runner, results: results}), transform.NewTree, nil
-	})
+	return set, nil
 }
 
 // resultFields returns the column definitions of a result of schema sch,
@@ -171,12 +110,13 @@ func isCall(query string) bool {
 	return len(q) > 4 && strings.EqualFold(q[:4], "call") && !isWordByte(q[4])
 }
 
-// callResults prepares a COM_QUERY's statement, query, when it is a CALL:
-// the result sets of its procedures' SELECTs are kept (callRunner) and
-// written before the CALL's own answer (see the top of the file). It
-// returns the callback the statement's results go to, and end, which the
-// statement's error (or nil) goes through when it has run.
-func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (mysql.ResultSpoolFn, func(error) error) {
+// callResults prepares a COM_QUERY's or COM_STMT_EXECUTE's (binary)
+// statement, query, when it is a CALL: the result sets of its procedures'
+// SELECTs are kept (procexec.go) and written before the CALL's own answer
+// (see the top of the file). It returns the callback the statement's
+// results go to, and end, which the statement's error (or nil) goes
+// through when it has run.
+func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql.ResultSpoolFn) (mysql.ResultSpoolFn, func(error) error) {
 	pass := func(err error) error { return err }
 	if !isCall(query) {
 		return cb, pass
@@ -186,7 +126,7 @@ func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolF
 	if wc == nil || s == nil {
 		return cb, pass
 	}
-	spool := &procSpool{}
+	spool := &procSpool{noMultiResults: wc.ClientCapabilities()&mysql.CapabilityClientMultiResults == 0, binary: binary}
 	s.procResults = spool
 	written, answered := false, false
 	flush := func() error {
@@ -195,7 +135,7 @@ func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolF
 			return nil
 		}
 		written = true
-		return h.writeProcResults(c, wc, spool.sets)
+		return h.writeProcResults(c, wc, spool.sets, binary)
 	}
 	wrapped := func(res *sqltypes.Result, more bool) error {
 		if len(spool.sets) == 0 && !written {
@@ -227,8 +167,9 @@ func (h *handler) callResults(c *mysql.Conn, query string, cb mysql.ResultSpoolF
 
 // writeProcResults writes sets, the result sets of a CALL's SELECTs, as
 // the start of its answer, each through the handler's result filters and
-// ended with SERVER_MORE_RESULTS_EXISTS.
-func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResultSet) error {
+// ended with SERVER_MORE_RESULTS_EXISTS, in the binary protocol when
+// binary says so.
+func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResultSet, binary bool) error {
 	h.setStatusFlags(c)
 	status := c.StatusFlags | mysql.ServerMoreResultsExists
 	deprecateEOF := c.Capabilities&mysql.CapabilityClientDeprecateEOF != 0
@@ -249,7 +190,12 @@ func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResu
 		if err := h.temporalFieldFilter(c, h.resultFilter(c, sink))(res, true); err != nil {
 			return err
 		}
-		p, err := wire.TextResultSet(fields, rows, status, deprecateEOF)
+		encode := wire.TextResultSet
+		if binary {
+			zeroDatesEmpty(&sqltypes.Result{Fields: fields, Rows: rows})
+			encode = wire.BinaryResultSet
+		}
+		p, err := encode(fields, rows, status, deprecateEOF)
 		if err != nil {
 			return err
 		}

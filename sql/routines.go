@@ -9,12 +9,14 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/storedproc"
 	"github.com/percdb/percdb/txn"
 )
 
-// Stored procedures, like triggers, are GMS's to parse, plan and run
-// (CREATE and DROP PROCEDURE, CALL, SHOW CREATE PROCEDURE, SHOW PROCEDURE
-// STATUS, information_schema.ROUTINES): percdb keeps each one's CREATE
+// Stored procedures, like triggers, are GMS's to parse and plan (CREATE
+// and DROP PROCEDURE, CALL, SHOW CREATE PROCEDURE, SHOW PROCEDURE STATUS,
+// information_schema.ROUTINES), and percdb's interpreter runs them
+// (procexec.go, sql/storedproc): percdb keeps each one's CREATE
 // PROCEDURE statement in the catalog, changed in the DDL's transaction,
 // and refuses a second procedure of the same name (1304), which GMS leaves
 // to the backend. A CALL's statements run in the caller's transaction.
@@ -36,10 +38,13 @@ const (
 	stateSyntax               = "42000"
 )
 
+// procedureToGMS returns procedure p as GMS reads it: its text one GMS's
+// parser and planner accept (storedproc.GMSText; the interpreter and SHOW
+// CREATE PROCEDURE read the text as written from it).
 func procedureToGMS(p *catalog.ProcedureDef) gsql.StoredProcedureDetails {
 	return gsql.StoredProcedureDetails{
 		Name:            p.Name,
-		CreateStatement: p.Create,
+		CreateStatement: storedproc.GMSText(p.Create),
 		CreatedAt:       p.CreatedAt,
 		ModifiedAt:      p.ModifiedAt,
 		SqlMode:         p.SQLMode,
@@ -82,7 +87,7 @@ func (d *Database) SaveStoredProcedure(ctx *gsql.Context, spd gsql.StoredProcedu
 		}
 		p := &catalog.ProcedureDef{
 			Name:       spd.Name,
-			Create:     spd.CreateStatement,
+			Create:     storedproc.Restore(spd.CreateStatement), // as written (parser.go)
 			CreatedAt:  spd.CreatedAt,
 			ModifiedAt: spd.ModifiedAt,
 			SQLMode:    spd.SqlMode,

@@ -5,7 +5,6 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -30,11 +29,7 @@ const privilegesColumn = 7
 // and Privileges.
 func ShowColumns(ctx *gsql.Context, n *plan.ShowColumns, row gsql.Row) (gsql.RowIter, error) {
 	// GMS's own builder: percdb's would come back here.
-	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := gsql.RowIterToRows(ctx, iter)
+	rows, err := DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
 	}

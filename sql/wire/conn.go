@@ -128,6 +128,9 @@ type Conn struct {
 	tls       *tls.Conn
 	r         *bufio.Reader
 	stage     stage
+	// clientCaps are the capability flags of the client's handshake
+	// response (vitess keeps two of them).
+	clientCaps uint32
 
 	// pending holds bytes of a packet Conn took whole (and may have
 	// changed) that vitess has not read yet.
@@ -266,6 +269,7 @@ func (c *Conn) first() error {
 	if handshakeUnreadable(payload) {
 		return c.refuseHandshake(pkt[3])
 	}
+	c.noteClientCaps(payload)
 	if c.cfg.RequireSecureTransport {
 		_ = c.writeError(pkt[3]+1, codeInsecure, stateInsecure, msgInsecure)
 		return fmt.Errorf("client %s did not switch to TLS, which the server requires", c.RemoteAddr())
@@ -293,6 +297,7 @@ func (c *Conn) startTLS() error {
 	if handshakeUnreadable(pkt[headerLen:]) {
 		return c.refuseHandshake(pkt[3])
 	}
+	c.noteClientCaps(pkt[headerLen:])
 	pkt[3]--
 	c.pending = pkt
 	return nil

@@ -26,6 +26,25 @@ const eofMarker = 0xfe
 // the caller when more results follow); deprecateEOF says the client
 // asked for CLIENT_DEPRECATE_EOF.
 func TextResultSet(fields []*querypb.Field, rows [][]sqltypes.Value, status uint16, deprecateEOF bool) ([][]byte, error) {
+	return resultSet(fields, rows, status, deprecateEOF, textRow)
+}
+
+// textRow is the payload of one row of a text result set.
+func textRow(row []sqltypes.Value) ([]byte, error) {
+	var p []byte
+	for _, v := range row {
+		if v.IsNull() {
+			p = append(p, 0xfb)
+			continue
+		}
+		p = appendLenencString(p, v.Raw())
+	}
+	return p, nil
+}
+
+// resultSet returns the payloads of a result set whose rows' payloads
+// encodeRow makes.
+func resultSet(fields []*querypb.Field, rows [][]sqltypes.Value, status uint16, deprecateEOF bool, encodeRow func([]sqltypes.Value) ([]byte, error)) ([][]byte, error) {
 	out := make([][]byte, 0, len(fields)+len(rows)+3)
 	out = append(out, appendLenencInt(nil, uint64(len(fields))))
 	for _, f := range fields {
@@ -38,13 +57,9 @@ func TextResultSet(fields []*querypb.Field, rows [][]sqltypes.Value, status uint
 		if len(row) != len(fields) {
 			return nil, fmt.Errorf("result row of %d values for %d columns", len(row), len(fields))
 		}
-		var p []byte
-		for _, v := range row {
-			if v.IsNull() {
-				p = append(p, 0xfb)
-				continue
-			}
-			p = appendLenencString(p, v.Raw())
+		p, err := encodeRow(row)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, p)
 	}

@@ -96,6 +96,9 @@ type Conn struct {
 	// Collation is the collation ID Authenticate asks for; 0 means
 	// utf8mb4_general_ci (45), as go-sql-driver asks.
 	Collation byte
+	// NoMultiResults leaves CLIENT_MULTI_RESULTS out of the capabilities
+	// Authenticate announces, as an old client does.
+	NoMultiResults bool
 }
 
 // Dial connects to addr and reads the server's greeting. Every read and
@@ -329,7 +332,11 @@ func (c *Conn) Authenticate(g *Greeting, user, password, db string) error {
 	if collation == 0 {
 		collation = utf8mb4GeneralCI
 	}
-	if err := c.WritePacket(handshakeResponse(g, user, password, db, collation)); err != nil {
+	resp := handshakeResponse(g, user, password, db, collation)
+	if c.NoMultiResults {
+		binary.LittleEndian.PutUint32(resp, binary.LittleEndian.Uint32(resp)&^capMultiResults)
+	}
+	if err := c.WritePacket(resp); err != nil {
 		return fmt.Errorf("write handshake response: %w", err)
 	}
 	for range 4 {

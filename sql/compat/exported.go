@@ -1,0 +1,25 @@
+package compat
+
+import (
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+)
+
+// SkipQuoted returns the offset after the quoted string or name that
+// starts at query[i] (see skipQuoted), for the other packages that read
+// statement text (sql/storedproc).
+func SkipQuoted(query string, i int) int { return skipQuoted(query, i) }
+
+// IsTokenByte reports whether c can be part of an unquoted word (see
+// isTokenByte).
+func IsTokenByte(c byte) bool { return isTokenByte(c) }
+
+// DefaultRows runs node n with GMS's own row-iterator builder (percdb's
+// would come back to the caller) and returns all its rows.
+func DefaultRows(ctx *gsql.Context, n gsql.Node, row gsql.Row) ([]gsql.Row, error) {
+	iter, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+	if err != nil {
+		return nil, err
+	}
+	return gsql.RowIterToRows(ctx, iter)
+}

@@ -1,0 +1,20 @@
+package sql
+
+import (
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+)
+
+// Warn implements sql.Session. GMS raises the duplicate key of a row that
+// INSERT IGNORE skipped as a Note with its own message ("duplicate
+// primary key given: Duplicate entry '1' for key 'PRIMARY'"); MySQL's is
+// a Warning, 1062 "Duplicate entry '1' for key 't.PRIMARY'", which a
+// stored procedure's SQLWARNING handler takes.
+func (s *Session) Warn(w *gsql.Warning) {
+	if w != nil && w.Code == codeDupEntry && w.Level == "Note" {
+		msg := strings.TrimPrefix(strings.TrimPrefix(w.Message, dupPrimaryKeyPrefix), dupUniqueKeyPrefix)
+		w = &gsql.Warning{Level: "Warning", Code: w.Code, Message: msg}
+	}
+	s.BaseSession.Warn(w)
+}
