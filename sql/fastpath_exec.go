@@ -230,6 +230,11 @@ func (r *fastRun) runSelect() fastOutcome {
 	if !ok {
 		return fallThrough(reason)
 	}
+	if pl.Scan != nil && r.shape.Alt != nil {
+		// No point read of this table: a range SELECT (Shape.Alt).
+		r.shape = r.shape.Alt
+		return r.runScan()
+	}
 	fields := pl.FieldsText.Load()
 	if r.binary {
 		fields = pl.FieldsBinary.Load()

@@ -99,6 +99,11 @@ type Shape struct {
 	Rows [][]Value
 	// Scan is a range SELECT's conditions and clauses (Kind Scan).
 	Scan *ScanShape
+	// Alt is a SELECT's shape read as a range SELECT (Kind Scan, the
+	// same names selected), for a table whose keys do not make its WHERE
+	// a point read: a prefix of a composite primary key, or a column that
+	// leads a secondary index that is not unique (Resolve).
+	Alt *Shape
 	// params is how many parameters a prepared statement has.
 	Params int
 }
@@ -112,6 +117,10 @@ func ShapeOf(stmt ast.StmtNode, normalized string) *Shape {
 	case *ast.SelectStmt:
 		if s = selectShape(n); s == nil {
 			s = scanShape(n)
+		} else if alt := scanShape(n); alt != nil {
+			alt.Cols = s.Cols
+			alt.numberParams()
+			s.Alt = alt
 		}
 	case *ast.UpdateStmt:
 		s = updateShape(n)
