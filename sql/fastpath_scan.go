@@ -185,7 +185,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// Rows in key order that need nothing but the SQL node's
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
-	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct
+	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
 	want := int64(-1)
 	if stream && len(local) == 0 && limit > 0 {
 		want = offset + limit
@@ -286,7 +286,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		if rows, err = b.keepLocal(rows, local); err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
-		if rows, err = b.finish(rows, sc.Distinct); err != nil {
+		if sp.LocalAgg {
+			if limit == 0 {
+				return nil, examined, 0, true
+			}
+			row, ok := localAggregates(sp.Out, rows)
+			if !ok {
+				return nil, examined, fastpath.ReasonValue, false
+			}
+			rows = []gsql.Row{row}
+		} else if rows, err = b.finish(rows, sc.Distinct); err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
 	}
@@ -898,7 +907,7 @@ func scanProgram(pl *fastPlan) (*copr.Program, bool) {
 		c.column(ord) // program column i reads sp.Reads[i]
 	}
 	p := c.prog
-	if len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone {
+	if len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone && !sp.LocalAgg {
 		p.Aggregate = true
 		for _, o := range sp.Out {
 			col := copr.Expr{Op: copr.OpColumn, Col: o.Col}

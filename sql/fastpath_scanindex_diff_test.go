@@ -151,7 +151,7 @@ func (t *indexTable) query(r *rand.Rand) (string, []any) {
 		conds = append(conds, tm.cond)
 		args = append(args, tm.args...)
 	}
-	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(a)", "MIN(b)", "MAX(id)", "count(a)"}
+	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(a)", "MIN(b)", "MAX(id)", "count(a)", "SUM(m)", "SUM(b)"}
 	q, _, aggregate, distinct := randomSelect(r, t.name, all, aggs, conds, 8, 5)
 	if !aggregate {
 		var order []string
@@ -254,6 +254,11 @@ func TestFastPathIndexRangeRuns(t *testing.T) {
 				// Aggregates over an index range.
 				{"SELECT COUNT(*), MAX(o_id), MIN(o_carrier_id) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?", []any{1, 1, 3}},
 				{"SELECT COUNT(*), SUM(b) FROM k WHERE a BETWEEN ? AND ?", []any{0, 6}},
+				// Delivery's SUM of DECIMALs over a key prefix, and
+				// aggregates under conditions on strings.
+				{"SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", []any{1, 1, 3}},
+				{"SELECT SUM(ol_amount), COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", []any{1, 1, 7}},
+				{"SELECT COUNT(*), SUM(c_balance), COUNT(c_first) FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ?", []any{1, 1, "SMITH"}},
 				// A non-unique index pinned whole: rows in key order.
 				{"SELECT id, b FROM k WHERE a = ?", []any{5}},
 				{"SELECT * FROM k WHERE a IN (?, ?) ORDER BY id", []any{5, 7}},

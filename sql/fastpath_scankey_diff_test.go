@@ -200,7 +200,7 @@ func (t *keyTable) query(r *rand.Rand) (string, []any) {
 		}
 	}
 	r.Shuffle(len(conds), func(i, j int) { conds[i], conds[j] = conds[j], conds[i] })
-	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(" + t.keys[1] + ")", "MIN(u)", "MAX(" + t.keys[0] + ")", "count(v)"}
+	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(" + t.keys[1] + ")", "MIN(u)", "MAX(" + t.keys[0] + ")", "count(v)", "SUM(m)"}
 	q, sel, aggregate, distinct := randomSelect(r, t.name, cols, aggs, conds, 5, 6)
 	if !aggregate && r.Intn(2) == 0 {
 		pool := cols

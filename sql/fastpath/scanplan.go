@@ -68,6 +68,10 @@ type ScanPlan struct {
 	// Out are the result's columns, Order the ORDER BY's keys.
 	Out   []PlanOut
 	Order []PlanOrder
+	// LocalAgg is set when the SQL node aggregates the kept columns of
+	// the rows (COUNT and SUM only): a SUM of DECIMALs, which the
+	// coprocessor does not add, or conditions the SQL node evaluates.
+	LocalAgg bool
 	// ReverseTies is set when the ORDER BY is the key's leading columns,
 	// each DESC: GMS then reads the key backwards instead of sorting
 	// (its sort elimination), so that rows that tie come in reverse key
@@ -279,8 +283,9 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			continue
 		}
 		if sc.Aggregates() {
-			// The coprocessor aggregates what it filters.
-			return nil, nil, false
+			// The coprocessor aggregates what it filters: the SQL
+			// node aggregates what its conditions keep.
+			p.LocalAgg = true
 		}
 		pc, ok := resolveCond(&sc.Where[i], func(name string) (int, bool) {
 			ord, _ := ordOf(name)
@@ -309,7 +314,11 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 				typ = types.Int64
 			case AggSum, AggAvg:
 				if IntKindOf(typ) == NotInt {
-					return nil, nil, false
+					if f.Agg != AggSum || !types.IsDecimal(typ) {
+						return nil, nil, false
+					}
+					// The coprocessor sums integers only.
+					p.LocalAgg = true
 				}
 				if typ, ok = aggType(f.Agg == AggAvg, typ); !ok {
 					return nil, nil, false
@@ -321,6 +330,16 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			}
 			p.Out = append(p.Out, PlanOut{Agg: f.Agg, Col: addRead(ord)})
 			out = append(out, &gsql.Column{Name: f.Text, Type: typ, Nullable: true})
+		}
+		if p.LocalAgg {
+			// The rows keep the aggregates' columns; the SQL node
+			// computes COUNT and SUM (localagg.go), not the others.
+			for _, o := range p.Out {
+				if o.Agg != AggCountStar && o.Agg != AggCount && o.Agg != AggSum {
+					return nil, nil, false
+				}
+			}
+			p.Kept = len(p.Reads)
 		}
 	}
 	// The conditions: on integer columns that no secondary index leads.
