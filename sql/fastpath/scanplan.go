@@ -333,7 +333,8 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		}
 		if p.LocalAgg {
 			// The rows keep the aggregates' columns; the SQL node
-			// computes COUNT and SUM (localagg.go), not the others.
+			// computes COUNT and SUM (package sql's fastpath_scanagg.go),
+			// not the others.
 			for _, o := range p.Out {
 				if o.Agg != AggCountStar && o.Agg != AggCount && o.Agg != AggSum {
 					return nil, nil, false
