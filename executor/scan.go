@@ -216,19 +216,28 @@ func (l *indexLookup) Next(ctx context.Context) (Row, error) {
 	return r, nil
 }
 
-// fill reads the next batch of handles and their rows.
-func (l *indexLookup) fill(ctx context.Context) error {
-	l.handles, l.rows, l.pos = l.handles[:0], l.rows[:0], 0
-	for len(l.handles) < l.batch {
-		h, _, err := l.x.Next(ctx)
+// NextHandles appends the handles of the next entries, at most n, to
+// handles; eof reports that the range has no more.
+func (x *IndexIterator) NextHandles(ctx context.Context, handles []tablecodec.Handle, n int) (_ []tablecodec.Handle, eof bool, err error) {
+	for i := 0; i < n; i++ {
+		h, _, err := x.Next(ctx)
 		if err == io.EOF {
-			l.eof = true
-			break
+			return handles, true, nil
 		}
 		if err != nil {
-			return err
+			return handles, false, err
 		}
-		l.handles = append(l.handles, h)
+		handles = append(handles, h)
+	}
+	return handles, false, nil
+}
+
+// fill reads the next batch of handles and their rows.
+func (l *indexLookup) fill(ctx context.Context) error {
+	l.rows, l.pos = l.rows[:0], 0
+	var err error
+	if l.handles, l.eof, err = l.x.NextHandles(ctx, l.handles[:0], l.batch); err != nil {
+		return err
 	}
 	l.batch = min(2*l.batch, l.max)
 	if len(l.handles) == 0 {

@@ -32,6 +32,9 @@ type fastEntry struct {
 	// noPlan holds the catalog version at which the shape was found not
 	// to resolve (reason fastpath.ReasonTable), plus one; 0 when unknown.
 	noPlan atomic.Uint64
+	// scanAlt is set once the digest's SELECT ran as the range SELECT
+	// its Shape.Alt is: later executions want their Alt too.
+	scanAlt atomic.Bool
 }
 
 // fastPlanCache is the bounded cache of decisions and plans by digest,

@@ -230,6 +230,15 @@ func (r *fastRun) runSelect() fastOutcome {
 	if !ok {
 		return fallThrough(reason)
 	}
+	if pl.Scan != nil {
+		// No point read of this table: a range SELECT (Shape.Alt).
+		r.entry.scanAlt.Store(true)
+		if r.shape.Alt == nil {
+			return fallThrough(fastpath.ReasonLearning)
+		}
+		r.shape = r.shape.Alt
+		return r.runScan()
+	}
 	fields := pl.FieldsText.Load()
 	if r.binary {
 		fields = pl.FieldsBinary.Load()

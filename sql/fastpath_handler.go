@@ -256,6 +256,11 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 		return false, nil, callback
 	}
 	shape := fastpath.ShapeOf(stmt, normalized)
+	if e == nil || e.scanAlt.Load() {
+		// The entry's first shape resolves its plan; later ones need
+		// their range SELECT only when that is what the plan is.
+		fastpath.AddAlt(shape, stmt)
+	}
 	if e == nil {
 		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: fastpath.ReasonShape})
 	}
@@ -290,6 +295,7 @@ func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareDa
 	var shape *fastpath.Shape
 	if stmt, err := fp.parse(query); err == nil {
 		shape = fastpath.ShapeOf(stmt, normalized)
+		fastpath.AddAlt(shape, stmt)
 	}
 	if e == nil {
 		reason := fastpath.ReasonShape

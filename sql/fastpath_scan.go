@@ -185,7 +185,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// Rows in key order that need nothing but the SQL node's
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
-	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct
+	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
 	want := int64(-1)
 	if stream && len(local) == 0 && limit > 0 {
 		want = offset + limit
@@ -212,7 +212,13 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			}
 			prog.Limit = want - read - int64(len(rows))
 		}
-		out, _, err := copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
+		var out copr.Outputs
+		var err error
+		if sp.Index != nil {
+			out, err = copr.RunLookup(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, kr, prog)
+		} else {
+			out, _, err = copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
+		}
 		if err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
@@ -280,7 +286,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		if rows, err = b.keepLocal(rows, local); err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
-		if rows, err = b.finish(rows, sc.Distinct); err != nil {
+		if sp.LocalAgg {
+			if limit == 0 {
+				return nil, examined, 0, true
+			}
+			row, ok := localAggregates(sp.Out, rows)
+			if !ok {
+				return nil, examined, fastpath.ReasonValue, false
+			}
+			rows = []gsql.Row{row}
+		} else if rows, err = b.finish(rows, sc.Distinct); err != nil {
 			return nil, examined, fastpath.ReasonError, false
 		}
 	}
@@ -358,6 +373,7 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 	ranged := 0 // the last key column a condition bounds
 	for i, ord := range sp.KeyOrds {
 		keys[i] = newKeyBounds(sch[ord].Type)
+		keys[i].nullable = sp.Index != nil
 	}
 	var (
 		filter []copr.Expr
@@ -366,6 +382,16 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 	for i := range sc.Where {
 		c, pc := &sc.Where[i], &sp.Where[i]
 		switch {
+		case sp.KeyTerm[i] && keys[sp.KeyCol[i]].text:
+			// A string pinned by =: its collation key bounds the
+			// range, and the SQL node evaluates it over the rows.
+			k := sp.KeyCol[i]
+			ranged = max(ranged, k)
+			x, ok := b.local(c, pc)
+			if !ok || !b.narrowText(&keys[k], c) {
+				return nil, nil, nil, fastpath.ReasonValue, false
+			}
+			local = append(local, x)
 		case sp.KeyTerm[i]:
 			k := sp.KeyCol[i]
 			ranged = max(ranged, k)
@@ -386,7 +412,11 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 			filter = append(filter, x)
 		}
 	}
-	ranges, ok, err := scanKeyRanges(b.pl.Meta.Exec, keys[:ranged+1])
+	var ix *executor.Index
+	if sp.Index != nil {
+		ix = sp.Index.Exec
+	}
+	ranges, ok, err := scanKeyRanges(b.pl.Meta.Exec, ix, keys[:ranged+1])
 	switch {
 	case err != nil:
 		return nil, nil, nil, fastpath.ReasonError, false
@@ -404,22 +434,45 @@ const maxScanRanges = 1024
 // the key: [lo, hi] (unbounded below or above unless loSet, hiSet), and
 // when in is set only the points. The values of an unsigned column are
 // those at most math.MaxInt64 (keyValue declines the others).
+//
+// A secondary index's column may hold NULLs (nullable), which sort first
+// and which no condition that bounds the column lets through (bounded);
+// a string column of one (text) is bounded only by = (textVal, its one
+// point).
 type keyBounds struct {
 	lo, hi       int64
 	loSet, hiSet bool
 	unsigned     bool
 	points       []int64
 	in, empty    bool
+	nullable     bool
+	bounded      bool
+	text         bool
+	textVal      string
+	textSet      bool
 }
 
 // newKeyBounds returns the bounds of a key column of type typ that no
 // condition bounds yet.
 func newKeyBounds(typ gsql.Type) keyBounds {
-	k := keyBounds{lo: math.MinInt64, hi: math.MaxInt64, unsigned: types.IsUnsigned(typ)}
+	k := keyBounds{lo: math.MinInt64, hi: math.MaxInt64, unsigned: types.IsUnsigned(typ), text: types.IsTextOnly(typ)}
 	if k.unsigned {
 		k.lo = 0
 	}
 	return k
+}
+
+// lower returns the lower bound of the column's range after the points
+// prefix: its lowest value, or, of a column that may hold NULLs, above
+// NULL when a condition bounds it.
+func (k *keyBounds) lower(prefix []any) executor.Bound {
+	switch {
+	case k.loSet:
+		return executor.Bound{Values: append(slices.Clip(prefix), k.value(k.lo)), Inclusive: true}
+	case k.nullable && k.bounded:
+		return executor.Bound{Values: append(slices.Clip(prefix), nil), Inclusive: false}
+	}
+	return executor.Bound{Values: prefix, Inclusive: true}
 }
 
 // value returns n as the column's key value.
@@ -432,21 +485,23 @@ func (k *keyBounds) value(n int64) any {
 
 // values returns the points the column is pinned to, in key order, and
 // false when it is not pinned (a range).
-func (k *keyBounds) values() ([]int64, bool) {
+func (k *keyBounds) values() ([]any, bool) {
 	switch {
 	case k.empty || k.lo > k.hi:
 		return nil, true
+	case k.text:
+		return []any{k.textVal}, true
 	case k.in:
 		slices.Sort(k.points)
-		var out []int64
+		var out []any
 		for i, p := range k.points {
 			if p >= k.lo && p <= k.hi && (i == 0 || p != k.points[i-1]) {
-				out = append(out, p)
+				out = append(out, k.value(p))
 			}
 		}
 		return out, true
 	case k.loSet && k.hiSet && k.lo == k.hi:
-		return []int64{k.lo}, true
+		return []any{k.value(k.lo)}, true
 	}
 	return nil, false
 }
@@ -454,7 +509,13 @@ func (k *keyBounds) values() ([]int64, bool) {
 // scanKeyRanges returns the key ranges of t's rows that cols allow, in key
 // order: the product of the points of the leading columns, each with the
 // last column's range or points. ok is false past maxScanRanges.
-func scanKeyRanges(t *executor.Table, cols []keyBounds) (out []executor.KeyRange, ok bool, err error) {
+func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out []executor.KeyRange, ok bool, err error) {
+	rangeOf := func(lo, hi executor.Bound) (executor.KeyRange, error) {
+		if ix != nil {
+			return t.IndexRange(ix, lo, hi)
+		}
+		return t.HandleRange(lo, hi)
+	}
 	prefixes := [][]any{nil}
 	for i := range cols {
 		k := &cols[i]
@@ -464,15 +525,12 @@ func scanKeyRanges(t *executor.Table, cols []keyBounds) (out []executor.KeyRange
 				return nil, false, nil // resolveScan makes only the last column a range
 			}
 			for _, p := range prefixes {
-				lo := executor.Bound{Values: p, Inclusive: true}
+				lo := k.lower(p)
 				hi := executor.Bound{Values: p, Inclusive: true}
-				if k.loSet {
-					lo.Values = append(slices.Clip(p), k.value(k.lo))
-				}
 				if k.hiSet {
 					hi.Values = append(slices.Clip(p), k.value(k.hi))
 				}
-				r, err := t.HandleRange(lo, hi)
+				r, err := rangeOf(lo, hi)
 				if err != nil {
 					return nil, false, err
 				}
@@ -486,13 +544,13 @@ func scanKeyRanges(t *executor.Table, cols []keyBounds) (out []executor.KeyRange
 		next := make([][]any, 0, len(prefixes)*len(points))
 		for _, p := range prefixes {
 			for _, v := range points {
-				next = append(next, append(slices.Clip(p), k.value(v)))
+				next = append(next, append(slices.Clip(p), v))
 			}
 		}
 		prefixes = next
 	}
 	for _, p := range prefixes {
-		r, err := t.HandleRange(executor.Bound{Values: p, Inclusive: true}, executor.Bound{Values: p, Inclusive: true})
+		r, err := rangeOf(executor.Bound{Values: p, Inclusive: true}, executor.Bound{Values: p, Inclusive: true})
 		if err != nil {
 			return nil, false, err
 		}
@@ -517,8 +575,35 @@ func (b *scanBinder) keyValue(v fastpath.Value, typ gsql.Type) (n int64, null, o
 	return d.Int, false, true
 }
 
+// narrowText pins the string column kr to the value of c (col = value):
+// a second value not the same is left to GMS, which compares the two
+// under the column's collation.
+func (b *scanBinder) narrowText(kr *keyBounds, c *fastpath.Cond) bool {
+	v := c.Ops[1].Val
+	if !c.Ops[0].IsCol() {
+		v = c.Ops[0].Val
+	}
+	val, ok := b.r.value(v)
+	if !ok {
+		return false
+	}
+	switch s := val.(type) {
+	case nil:
+		kr.empty = true
+		return true
+	case string:
+		if kr.textSet && kr.textVal != s {
+			return false
+		}
+		kr.textVal, kr.textSet = s, true
+		return true
+	}
+	return false
+}
+
 // narrow narrows kr by the key condition c.
 func (b *scanBinder) narrow(kr *keyBounds, c *fastpath.Cond, typ gsql.Type) bool {
+	kr.bounded = true
 	atLeast := func(v int64) { kr.lo, kr.loSet = max(kr.lo, v), true }
 	atMost := func(v int64) { kr.hi, kr.hiSet = min(kr.hi, v), true }
 	switch c.Op {
@@ -543,6 +628,9 @@ func (b *scanBinder) narrow(kr *keyBounds, c *fastpath.Cond, typ gsql.Type) bool
 			return false
 		}
 		if null {
+			if op == fastpath.CmpNullEQ && kr.nullable {
+				return false // NULL <=> NULL: GMS's
+			}
 			kr.empty = true
 			return true
 		}
@@ -819,7 +907,7 @@ func scanProgram(pl *fastPlan) (*copr.Program, bool) {
 		c.column(ord) // program column i reads sp.Reads[i]
 	}
 	p := c.prog
-	if len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone {
+	if len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone && !sp.LocalAgg {
 		p.Aggregate = true
 		for _, o := range sp.Out {
 			col := copr.Expr{Op: copr.OpColumn, Col: o.Col}

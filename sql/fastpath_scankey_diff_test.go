@@ -115,6 +115,13 @@ func (t *keyTable) keyCond(r *rand.Rand, i int, pin bool) (string, []any) {
 	if pin {
 		choice = r.Intn(3)
 	}
+	return condOn(c, choice, v)
+}
+
+// condOn returns condition number choice on column c, its values drawn
+// by v: 0 to 2 pin the column (=, IN, <=>), 3 to 7 bound it, 8 is <>,
+// 9 IS NULL.
+func condOn(c string, choice int, v func() any) (string, []any) {
 	switch choice {
 	case 0:
 		return c + " = ?", []any{v()}
@@ -132,6 +139,8 @@ func (t *keyTable) keyCond(r *rand.Rand, i int, pin bool) (string, []any) {
 		return "? < " + c, []any{v()}
 	case 7:
 		return c + " >= ? AND " + c + " < ?", []any{v(), v()}
+	case 9:
+		return c + " IS NULL", nil
 	}
 	return c + " <> ?", []any{v()}
 }
@@ -191,27 +200,8 @@ func (t *keyTable) query(r *rand.Rand) (string, []any) {
 		}
 	}
 	r.Shuffle(len(conds), func(i, j int) { conds[i], conds[j] = conds[j], conds[i] })
-	var sel []string
-	aggregate := r.Intn(5) == 0
-	distinct := !aggregate && r.Intn(5) == 0
-	switch {
-	case aggregate:
-		aggs := []string{"COUNT(*)", "SUM(v)", "AVG(" + t.keys[1] + ")", "MIN(u)", "MAX(" + t.keys[0] + ")", "count(v)"}
-		for i := 0; i < 1+r.Intn(3); i++ {
-			sel = append(sel, aggs[r.Intn(len(aggs))])
-		}
-	case r.Intn(6) == 0:
-		sel = []string{"*"}
-	default:
-		for i := 0; i < 1+r.Intn(3); i++ {
-			sel = append(sel, cols[r.Intn(len(cols))])
-		}
-	}
-	q := "SELECT "
-	if distinct {
-		q += "DISTINCT "
-	}
-	q += strings.Join(sel, ", ") + " FROM " + t.name + " WHERE " + strings.Join(conds, " AND ")
+	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(" + t.keys[1] + ")", "MIN(u)", "MAX(" + t.keys[0] + ")", "count(v)", "SUM(m)"}
+	q, sel, aggregate, distinct := randomSelect(r, t.name, cols, aggs, conds, 5, 6)
 	if !aggregate && r.Intn(2) == 0 {
 		pool := cols
 		if distinct || sel[0] == "*" && r.Intn(2) == 0 {
@@ -234,17 +224,7 @@ func (t *keyTable) query(r *rand.Rand) (string, []any) {
 		}
 		q += " ORDER BY " + strings.Join(order, ", ")
 	}
-	switch r.Intn(4) {
-	case 0:
-		// Not 0 under aggregates: GMS v0.20.0 panics closing a GROUP
-		// BY it never read (TestFastPathRangeDifferential's note).
-		q += " LIMIT ?"
-		args = append(args, 1+r.Intn(5))
-	case 1:
-		q += " LIMIT ?, ?"
-		args = append(args, r.Intn(4), 1+r.Intn(5))
-	}
-	return q, args
+	return appendLimit(r, q, args)
 }
 
 // TestFastPathKeyRangeDifferential compares range SELECTs over composite
@@ -262,14 +242,42 @@ func TestFastPathKeyRangeDifferential(t *testing.T) {
 		setup = append(setup, tables[i].rows(r)...)
 	}
 	d := newDiff(t, setup...)
-	steps := 0
-	runQ := func(q string, args []any) {
-		d.stepAnyHow(r, q, args)
-		steps++
+	steps := runRandomSteps(d, r, n, []randomTable{&tables[0], &tables[1], &tables[2]})
+	// Each query runs twice, the first learning the column definitions
+	// (in text or binary), and many are near misses left to GMS (an
+	// indexed column, a top-N with ties, no bound on the key's first
+	// column).
+	d.checkHits(t, steps, 15)
+	d.finish("ka", "kb", "kc")
+}
+
+// write returns a random REPLACE or DELETE of the table's rows.
+func (t *keyTable) write(r *rand.Rand) string {
+	rows := t.rows(r)
+	q := strings.Replace(rows[r.Intn(len(rows))], "INSERT", "REPLACE", 1)
+	if r.Intn(2) == 0 {
+		c, a := t.keyCond(r, 0, true)
+		q = fill("DELETE FROM "+t.name+" WHERE "+c, a)
 	}
+	return q
+}
+
+// randomTable is a table of a random differential test: its random
+// queries and writes.
+type randomTable interface {
+	query(r *rand.Rand) (string, []any)
+	write(r *rand.Rand) string
+}
+
+// runRandomSteps runs at least n random statements over tables through
+// d and returns how many it ran: transactions begun and ended, writes of
+// the session's own (seen by the reads after them), and queries, each
+// run twice (the first learning the column definitions).
+func runRandomSteps(d *diff, r *rand.Rand, n int, tables []randomTable) int {
+	steps := 0
 	inTxn := false
 	for steps < n {
-		tb := &tables[r.Intn(len(tables))]
+		tb := tables[r.Intn(len(tables))]
 		switch x := r.Intn(20); {
 		case x == 0:
 			if inTxn {
@@ -279,30 +287,62 @@ func TestFastPathKeyRangeDifferential(t *testing.T) {
 			}
 			inTxn = !inTxn
 		case x < 3:
-			// A write of the session's own, seen by the reads after it.
-			rows := tb.rows(r)
-			q := strings.Replace(rows[r.Intn(len(rows))], "INSERT", "REPLACE", 1)
-			if r.Intn(2) == 0 {
-				c, a := tb.keyCond(r, 0, true)
-				q = fill("DELETE FROM "+tb.name+" WHERE "+c, a)
-			}
-			d.step(q)
+			d.step(tb.write(r))
 			steps++
 		default:
 			q, args := tb.query(r)
-			runQ(q, args)
-			runQ(q, args)
+			d.stepAnyHow(r, q, args)
+			d.stepAnyHow(r, q, args)
+			steps += 2
 		}
 	}
 	if inTxn {
 		d.step("COMMIT")
 	}
-	// Each query runs twice, the first learning the column definitions
-	// (in text or binary), and many are near misses left to GMS (an
-	// indexed column, a top-N with ties, no bound on the key's first
-	// column).
-	d.checkHits(t, steps, 15)
-	d.finish("ka", "kb", "kc")
+	return steps
+}
+
+// randomSelect returns the start of a random SELECT from table where
+// conds: its select list (columns of cols, one in star of them *, or
+// aggregates of aggs, one in five), DISTINCT one in distinct of them
+// without aggregates.
+func randomSelect(r *rand.Rand, table string, cols, aggs, conds []string, distinctOneIn, star int) (q string, sel []string, aggregate, distinct bool) {
+	aggregate = r.Intn(5) == 0
+	distinct = !aggregate && r.Intn(distinctOneIn) == 0
+	switch {
+	case aggregate:
+		for i := 0; i < 1+r.Intn(3); i++ {
+			sel = append(sel, aggs[r.Intn(len(aggs))])
+		}
+	case r.Intn(star) == 0:
+		sel = []string{"*"}
+	default:
+		for i := 0; i < 1+r.Intn(3); i++ {
+			sel = append(sel, cols[r.Intn(len(cols))])
+		}
+	}
+	q = "SELECT "
+	if distinct {
+		q += "DISTINCT "
+	}
+	q += strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(conds, " AND ")
+	return q, sel, aggregate, distinct
+}
+
+// appendLimit appends a random LIMIT clause, or none, to q and its
+// arguments to args.
+func appendLimit(r *rand.Rand, q string, args []any) (string, []any) {
+	switch r.Intn(4) {
+	case 0:
+		// Not 0 under aggregates: GMS v0.20.0 panics closing a GROUP
+		// BY it never read (TestFastPathRangeDifferential's note).
+		q += " LIMIT ?"
+		args = append(args, 1+r.Intn(5))
+	case 1:
+		q += " LIMIT ?, ?"
+		args = append(args, r.Intn(4), 1+r.Intn(5))
+	}
+	return q, args
 }
 
 // rangeDiffSize returns the number of statements of a differential test

@@ -24,7 +24,10 @@
 //     [LIMIT [m,] n | LIMIT n OFFSET m], run as a coprocessor program over
 //     the key's range (filters and aggregates next to the data, behind the
 //     kv.Client contract), then sorted with the collated comparer, made
-//     distinct and cut in the SQL node (package sql's fastpath_scan.go).
+//     distinct and cut in the SQL node (package sql's fastpath_scan.go);
+//     over a secondary index (scanindex.go) whose leading columns the
+//     conditions pin, its rows read by primary key in batches, where
+//     every plan GMS may choose answers in the same order.
 //
 // pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
 // composite primary key of integer columns. The columns written are

@@ -137,7 +137,19 @@ var ReasonNames = [NumReasons]string{
 // Resolve resolves shape in database dbName of cat. It returns the
 // reason when the table is not one the fast path runs the shape on.
 // aggType types a range SELECT's SUM and AVG.
+//
+// A SELECT whose WHERE is no point read of the table (Shape.Alt) is
+// resolved as the range SELECT it is: the plan has a Scan.
 func Resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *Shape, aggType AggType) (*Plan, Reason, bool) {
+	p, reason, ok := resolve(ctx, metas, cat, dbName, shape, aggType)
+	if !ok && reason == ReasonTable && shape.Alt != nil {
+		return resolve(ctx, metas, cat, dbName, shape.Alt, aggType)
+	}
+	return p, reason, ok
+}
+
+// resolve is Resolve of one shape.
+func resolve(ctx *gsql.Context, metas *tablemeta.Cache, cat *catalog.Catalog, dbName string, shape *Shape, aggType AggType) (*Plan, Reason, bool) {
 	db, ok := cat.Database(dbName)
 	if !ok {
 		return nil, ReasonTable, false

@@ -40,9 +40,14 @@ import (
 
 // ScanPlan is the resolution of a range SELECT's shape (Plan.Scan).
 type ScanPlan struct {
-	// KeyOrds are the schema positions of the primary key's columns,
-	// in key order (one for an integer key).
-	KeyOrds []int
+	// Index is the secondary index whose entries are read, nil when the
+	// primary key's range is (scanindex.go).
+	Index *tablemeta.Index
+	// KeyOrds are the schema positions of the columns of the key read
+	// (the primary key's, or Index's), in key order (one for an integer
+	// key); PrimaryOrds those of the primary key.
+	KeyOrds     []int
+	PrimaryOrds []int
 	// Reads are the schema positions of the columns the coprocessor
 	// reads, by program column. The first Kept of them are output, in
 	// that order, and make the rows the SQL node gets.
@@ -63,6 +68,10 @@ type ScanPlan struct {
 	// Out are the result's columns, Order the ORDER BY's keys.
 	Out   []PlanOut
 	Order []PlanOrder
+	// LocalAgg is set when the SQL node aggregates the kept columns of
+	// the rows (COUNT and SUM only): a SUM of DECIMALs, which the
+	// coprocessor does not add, or conditions the SQL node evaluates.
+	LocalAgg bool
 	// ReverseTies is set when the ORDER BY is the key's leading columns,
 	// each DESC: GMS then reads the key backwards instead of sorting
 	// (its sort elimination), so that rows that tie come in reverse key
@@ -126,11 +135,29 @@ func IntKindOf(typ gsql.Type) IntKind {
 // type arg: MySQL's, which package sql knows (exact DECIMALs).
 type AggType func(avg bool, arg gsql.Type) (gsql.Type, bool)
 
-// resolveScan resolves a range SELECT on table m. ok is false when the
-// fast path does not run it on this table (ReasonTable).
+// resolveScan resolves a range SELECT on table m: over its primary key,
+// or else over one of its secondary indexes (scanindex.go). ok is false
+// when the fast path does not run it on this table (ReasonTable).
 func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggType AggType) (*ScanPlan, gsql.Schema, bool) {
+	if p, out, ok := resolveScanOn(def, m, sc, aggType, nil); ok {
+		return p, out, true
+	}
+	for _, ix := range m.Indexes {
+		if p, out, ok := resolveScanOn(def, m, sc, aggType, ix); ok {
+			return p, out, true
+		}
+	}
+	return nil, nil, false
+}
+
+// resolveScanOn resolves a range SELECT on table m read over its primary
+// key (ix nil) or over the secondary index ix.
+func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggType AggType, ix *tablemeta.Index) (*ScanPlan, gsql.Schema, bool) {
 	sch := m.Schema.Schema
 	if m.Primary == nil || def.Temporary || sch.HasVirtualColumns() || m.Primary.Prefixed {
+		return nil, nil, false
+	}
+	if ix != nil && (ix.Prefixed || ix.Exec == nil) {
 		return nil, nil, false
 	}
 	switch m.Exec.HandleKind {
@@ -149,17 +176,25 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 	default:
 		return nil, nil, false
 	}
-	p := &ScanPlan{KeyOrds: m.Primary.Ords}
+	p := &ScanPlan{KeyOrds: m.Primary.Ords, PrimaryOrds: m.Primary.Ords}
+	if ix != nil {
+		p.Index, p.KeyOrds = ix, ix.Ords
+	}
 	keyCol := make(map[int]int, len(p.KeyOrds)) // schema position -> key column
 	for i, ord := range p.KeyOrds {
 		keyCol[ord] = i
 	}
-	// indexed are the first columns of the secondary indexes: a
-	// condition or an order on one may make GMS read that index, in its
-	// order.
+	// indexed are the first columns of the secondary indexes (but the
+	// one read): a condition or an order on one may make GMS read that
+	// index, in its order.
 	indexed := make(map[int]bool, len(m.Indexes))
 	for _, im := range m.Indexes {
-		indexed[im.Ords[0]] = true
+		if im != ix {
+			indexed[im.Ords[0]] = true
+		}
+	}
+	if ix != nil && indexed[ix.Ords[0]] {
+		return nil, nil, false
 	}
 	ordOf := func(name string) (int, bool) {
 		_, ord, ok := def.ColumnByName(name)
@@ -223,8 +258,11 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 			}
 			total = total || len(covered) == len(p.Out)
 		}
-		if sc.Limit != nil && len(sc.Order) > 0 && !total {
+		if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
 			return nil, nil, false
+		}
+		if ix != nil {
+			p.ReverseTies = false
 		}
 	}
 	// The conditions the SQL node evaluates read kept columns.
@@ -245,8 +283,9 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 			continue
 		}
 		if sc.Aggregates() {
-			// The coprocessor aggregates what it filters.
-			return nil, nil, false
+			// The coprocessor aggregates what it filters: the SQL
+			// node aggregates what its conditions keep.
+			p.LocalAgg = true
 		}
 		pc, ok := resolveCond(&sc.Where[i], func(name string) (int, bool) {
 			ord, _ := ordOf(name)
@@ -275,7 +314,11 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 				typ = types.Int64
 			case AggSum, AggAvg:
 				if IntKindOf(typ) == NotInt {
-					return nil, nil, false
+					if f.Agg != AggSum || !types.IsDecimal(typ) {
+						return nil, nil, false
+					}
+					// The coprocessor sums integers only.
+					p.LocalAgg = true
 				}
 				if typ, ok = aggType(f.Agg == AggAvg, typ); !ok {
 					return nil, nil, false
@@ -287,6 +330,17 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 			}
 			p.Out = append(p.Out, PlanOut{Agg: f.Agg, Col: addRead(ord)})
 			out = append(out, &gsql.Column{Name: f.Text, Type: typ, Nullable: true})
+		}
+		if p.LocalAgg {
+			// The rows keep the aggregates' columns; the SQL node
+			// computes COUNT and SUM (package sql's fastpath_scanagg.go),
+			// not the others.
+			for _, o := range p.Out {
+				if o.Agg != AggCountStar && o.Agg != AggCount && o.Agg != AggSum {
+					return nil, nil, false
+				}
+			}
+			p.Kept = len(p.Reads)
 		}
 	}
 	// The conditions: on integer columns that no secondary index leads.
@@ -305,6 +359,12 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 			}
 			return -1
 		})
+		if k := termCol[i]; k >= 0 && IntKindOf(sch[p.KeyOrds[k]].Type) == NotInt && !textPoint(c, sch[p.KeyOrds[k]].Type) {
+			// Of a secondary index's columns that are not integers,
+			// only a string pinned by = bounds the range (its
+			// collation key is one point).
+			termCol[i] = -1
+		}
 		if termCol[i] >= 0 && pinsKey(c) {
 			pinned[termCol[i]] = true
 		}
@@ -319,9 +379,17 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 	for i := range sc.Where {
 		c := &sc.Where[i]
 		if p.Local[i] {
+			// A string of a secondary index pinned by =: the range
+			// narrows the rows to its collation key, and the SQL
+			// node evaluates the condition as GMS does over them.
+			isKey := termCol[i] >= 0 && termCol[i] <= ranged
+			if !isKey {
+				termCol[i] = -1
+			}
+			hasKey = hasKey || isKey && termCol[i] == 0
 			p.Where = append(p.Where, local[i])
-			p.KeyTerm = append(p.KeyTerm, false)
-			p.KeyCol = append(p.KeyCol, -1)
+			p.KeyTerm = append(p.KeyTerm, isKey)
+			p.KeyCol = append(p.KeyCol, termCol[i])
 			continue
 		}
 		isKey := termCol[i] >= 0 && termCol[i] <= ranged
@@ -351,6 +419,9 @@ func resolveScan(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, aggTy
 	}
 	if !hasKey {
 		// No range: a scan of the whole table is GMS's (in parallel).
+		return nil, nil, false
+	}
+	if ix != nil && !indexScanOK(def, m, sc, p, ranged) {
 		return nil, nil, false
 	}
 	return p, out, true

@@ -99,6 +99,12 @@ type Shape struct {
 	Rows [][]Value
 	// Scan is a range SELECT's conditions and clauses (Kind Scan).
 	Scan *ScanShape
+	// Alt is a SELECT's shape read as a range SELECT (Kind Scan, the
+	// same names selected), for a table whose keys do not make its WHERE
+	// a point read: a prefix of a composite primary key, or a column that
+	// leads a secondary index that is not unique (Resolve); set by
+	// AddAlt.
+	Alt *Shape
 	// params is how many parameters a prepared statement has.
 	Params int
 }
@@ -140,6 +146,21 @@ func ShapeOf(stmt ast.StmtNode, normalized string) *Shape {
 	}
 	s.numberParams()
 	return s
+}
+
+// AddAlt sets s.Alt, the range SELECT a point SELECT's shape s (of
+// stmt) may be: left to the caller, which knows when it is wanted, as
+// it costs a point select's every execution a second reading of its AST.
+func AddAlt(s *Shape, stmt ast.StmtNode) {
+	n, ok := stmt.(*ast.SelectStmt)
+	if s == nil || s.Kind != Select || s.Alt != nil || !ok {
+		return
+	}
+	if alt := scanShape(n); alt != nil {
+		alt.Cols = s.Cols
+		alt.numberParams()
+		s.Alt = alt
+	}
 }
 
 func selectShape(n *ast.SelectStmt) *Shape {

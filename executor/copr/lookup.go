@@ -1,0 +1,104 @@
+package copr
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/txn"
+)
+
+// RunLookup evaluates p over the rows that the entries of index ix in r
+// point to, in index order: the entries are scanned through tx, their
+// rows read by primary key in batches (one BatchGet each, as TiDB's
+// IndexLookUp reads a table's side) and fed to the program in process.
+// The outputs are those Run gives for the same rows in that order. An
+// entry whose row is missing is an error wrapping
+// executor.ErrIndexInconsistent.
+//
+// The program is evaluated on the SQL node, not next to the data: an
+// index's rows lie anywhere in the table's key space, so no one region
+// holds them.
+func RunLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, r executor.KeyRange, p *Program) (Outputs, error) {
+	e, err := p.Start()
+	if err != nil {
+		return nil, err
+	}
+	x, err := executor.ScanIndex(ctx, tx, t, ix, r, executor.ScanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// The rows are read for the program's columns only: a pessimistic
+	// transaction may move its snapshot past changes to the others.
+	it := &lookupIter{x: x, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstLookupBatch}
+	if err := it.fill(ctx); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return &localRun{e: e, it: it}, nil
+}
+
+// The batches of handles a lookup reads: the first small, so that a
+// statement that stops early (LIMIT) reads little, each next one twice
+// as many up to maxLookupBatch.
+const (
+	firstLookupBatch = 32
+	maxLookupBatch   = 1024
+)
+
+// lookupIter is a txn.Iterator over the rows an index range points to,
+// in index order: row keys and values.
+type lookupIter struct {
+	x       *executor.IndexIterator
+	rd      *txn.ReadView
+	t       *executor.Table
+	ix      *executor.Index
+	batch   int
+	handles []tablecodec.Handle
+	// keys and vals are the current batch's row keys and values, pos
+	// the current pair.
+	keys [][]byte
+	vals map[string][]byte
+	pos  int
+	eof  bool // the index range is read to its end
+}
+
+func (l *lookupIter) Valid() bool   { return l.pos < len(l.keys) }
+func (l *lookupIter) Key() []byte   { return l.keys[l.pos] }
+func (l *lookupIter) Value() []byte { return l.vals[string(l.keys[l.pos])] }
+func (l *lookupIter) Close()        { l.x.Close() }
+
+// Next implements txn.Iterator.
+func (l *lookupIter) Next(ctx context.Context) error {
+	if l.pos++; l.pos < len(l.keys) || l.eof {
+		return nil
+	}
+	return l.fill(ctx)
+}
+
+// fill reads the next batch of entries and their rows, checking that
+// every entry has its row.
+func (l *lookupIter) fill(ctx context.Context) error {
+	var err error
+	l.keys, l.pos = l.keys[:0], 0
+	if l.handles, l.eof, err = l.x.NextHandles(ctx, l.handles[:0], l.batch); err != nil {
+		return err
+	}
+	l.batch = min(2*l.batch, maxLookupBatch)
+	if len(l.handles) == 0 {
+		return nil
+	}
+	for _, h := range l.handles {
+		l.keys = append(l.keys, tablecodec.RowKey(nil, l.t.ID, h))
+	}
+	if l.vals, err = l.rd.BatchGet(ctx, l.keys); err != nil {
+		return fmt.Errorf("table %s: index %s lookup of %d rows: %w", l.t.Name, l.ix.Name, len(l.keys), err)
+	}
+	for i, k := range l.keys {
+		if _, ok := l.vals[string(k)]; !ok {
+			return fmt.Errorf("table %s: index %s entry points to row %v: %w", l.t.Name, l.ix.Name, l.handles[i], executor.ErrIndexInconsistent)
+		}
+	}
+	return nil
+}
