@@ -33,14 +33,14 @@ func TestCompactionGate(t *testing.T) {
 	}
 
 	// A flush's table is never held, whatever the space.
-	disk.avail = 10 * mib
+	disk.set(10 * mib)
 	g.tableCreated(pebble.TableCreateInfo{JobID: 1, Reason: "flushing", Path: "flush.sst"})
 	if err := g.wait("flush.sst"); err != nil {
 		t.Fatalf("a flush's table: %v", err)
 	}
 
 	// A compaction that fits (30 + 8 MiB of 100) passes.
-	disk.avail = 100 * mib
+	disk.set(100 * mib)
 	begin(2, 20*mib, 10*mib)
 	g.tableCreated(pebble.TableCreateInfo{JobID: 2, Reason: "compacting", Path: "c2.sst"})
 	if err := g.wait("c2.sst"); err != nil {
@@ -50,7 +50,7 @@ func TestCompactionGate(t *testing.T) {
 
 	// One that does not (60 + 8 MiB of 40 + the released 10) waits,
 	// holds the store full, and gives up with an ENOSPC.
-	disk.avail = 40 * mib
+	disk.set(40 * mib)
 	begin(3, 60*mib)
 	g.tableCreated(pebble.TableCreateInfo{JobID: 3, Reason: "compacting", Path: "c3.sst"})
 	err = g.wait("c3.sst")
@@ -73,7 +73,7 @@ func TestCompactionGate(t *testing.T) {
 	g.maxWait = time.Minute
 	done := make(chan error, 1)
 	go func() { done <- g.wait("c3.sst") }()
-	disk.avail = 200 * mib
+	disk.set(200 * mib)
 	if err := <-done; err != nil {
 		t.Fatalf("a compaction after space came back: %v", err)
 	}
@@ -86,7 +86,7 @@ func TestCompactionGate(t *testing.T) {
 	g.compactionEnd(pebble.CompactionInfo{JobID: 3})
 
 	// Close releases a waiting compaction at once.
-	disk.avail = 10 * mib
+	disk.set(10 * mib)
 	begin(4, 60*mib)
 	g.tableCreated(pebble.TableCreateInfo{JobID: 4, Reason: "compacting", Path: "c4.sst"})
 	go func() { done <- g.wait("c4.sst") }()

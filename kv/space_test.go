@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -13,8 +14,19 @@ import (
 // fakeDisk is a file system whose free space a test sets; the ballast's
 // allocation is counted against it, as on a real disk.
 type fakeDisk struct {
-	dir          string
-	total, avail uint64
+	dir   string
+	total uint64
+	// mu guards avail: a store's or gate's goroutines read it while the
+	// test changes it with set.
+	mu    sync.Mutex
+	avail uint64
+}
+
+// set changes the free space the disk reports.
+func (d *fakeDisk) set(avail uint64) {
+	d.mu.Lock()
+	d.avail = avail
+	d.mu.Unlock()
 }
 
 func (d *fakeDisk) usage(string) (diskUsage, error) {
@@ -22,6 +34,8 @@ func (d *fakeDisk) usage(string) (diskUsage, error) {
 	if fi, err := os.Stat(filepath.Join(d.dir, BallastFile)); err == nil {
 		used = uint64(fi.Size())
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	return diskUsage{avail: d.avail - used, total: d.total}, nil
 }
 
@@ -54,7 +68,7 @@ func TestSpaceGuardStates(t *testing.T) {
 	}
 
 	// The disk fills: 9 MiB free beside the ballast is below the reserve.
-	disk.avail = 19 * mib
+	disk.set(19 * mib)
 	if err := g.admit(1); err != nil {
 		t.Fatalf("admit within the check interval must use the last figure: %v", err)
 	}
@@ -72,13 +86,13 @@ func TestSpaceGuardStates(t *testing.T) {
 	}
 
 	// Freed space below twice the reserve keeps it full (no flapping).
-	disk.avail = 19*mib + 512<<10
+	disk.set(19*mib + 512<<10)
 	tick()
 	if err := g.admit(1); !errors.As(err, &full) {
 		t.Fatalf("admit with 19.5 MiB free: %v, want still full", err)
 	}
 	// Twice the reserve: the ballast comes back and writes are accepted.
-	disk.avail = 25 * mib
+	disk.set(25 * mib)
 	tick()
 	if err := g.admit(1); err != nil {
 		t.Fatalf("admit with 25 MiB free: %v", err)
@@ -102,7 +116,7 @@ func TestSpaceGuardAtOpen(t *testing.T) {
 		t.Fatal("a reserve as large as the file system must fail")
 	}
 	// Too little free space for the ballast: the store starts full.
-	disk.avail = 15 * mib
+	disk.set(15 * mib)
 	g, err := newSpaceGuard(dir, 10*mib, disk.usage, discard())
 	if err != nil {
 		t.Fatal(err)
