@@ -23,9 +23,14 @@ import (
 const (
 	regKeys    = 5
 	regClients = 6
-	// regOpTimeout bounds one statement; one that runs out is recorded as
-	// unknown (a write) or dropped (a read), never timed.
-	regOpTimeout = time.Minute
+	// regOpTimeout bounds one statement: the client gives up and the
+	// driver closes the connection, so that a write in flight during an
+	// outage (the SQL node retries for up to 20 s) is one whose outcome
+	// the client cannot know, recorded as unknown (a read is dropped).
+	// It is shorter than an outage on purpose: such writes may still
+	// commit after the client gave up, which porcupine must allow and the
+	// history must not contradict. Not an assertion on time.
+	regOpTimeout = time.Second
 )
 
 // registerLoad runs clients doing autocommit single-key reads, writes and
@@ -197,8 +202,19 @@ func (l *registerLoad) backSince(mark int64) (time.Duration, bool) {
 func (l *registerLoad) summary() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var reads, writes, cas, swapped, unknown int
+	var reads, writes, cas, swapped, unknown, unknownSeen int
+	// Values are unique: a read returning an unknown write's value shows
+	// that the write took effect.
+	read := map[int64]bool{}
 	for _, o := range l.ops {
+		if o.kind == regRead {
+			read[o.val] = true
+		}
+	}
+	for _, o := range l.ops {
+		if o.unknown && read[o.val] {
+			unknownSeen++
+		}
 		switch {
 		case o.unknown:
 			unknown++
@@ -213,8 +229,8 @@ func (l *registerLoad) summary() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%d operations on %d keys: %d reads, %d writes, %d CAS (%d swapped), %d of unknown outcome; %d failed without effect; errors %v",
-		len(l.ops), regKeys, reads, writes, cas, swapped, unknown, l.dropped, l.errs)
+	return fmt.Sprintf("%d operations on %d keys: %d reads, %d writes, %d CAS (%d swapped), %d of unknown outcome (%d of them read later, so they took effect); %d failed without effect; errors %v",
+		len(l.ops), regKeys, reads, writes, cas, swapped, unknown, unknownSeen, l.dropped, l.errs)
 }
 
 // progress waits until the history holds n more operations.
