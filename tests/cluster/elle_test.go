@@ -62,12 +62,16 @@ func TestElleUnderKills(t *testing.T) {
 	db.SetMaxIdleConns(clients)
 	prog := &elleProgress{}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var (
 		h      []elle.Txn
 		runErr error
 		wg     sync.WaitGroup
 	)
+	// A test that fails midway stops the workload before its processes go.
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
 	wg.Go(func() {
 		h, runErr = elle.Run(ctx, db, elle.WorkloadOptions{Clients: clients, Progress: prog, ProgressEvery: 100 * time.Millisecond})
 	})

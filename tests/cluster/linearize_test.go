@@ -88,6 +88,11 @@ func startRegisters(t *testing.T, c *cluster) *registerLoad {
 	for i := range regClients {
 		l.wg.Go(func() { l.client(wctx, i) })
 	}
+	// A test that fails midway stops its clients before its processes go.
+	t.Cleanup(func() {
+		l.cancel()
+		l.wg.Wait()
+	})
 	return l
 }
 
@@ -351,7 +356,7 @@ func TestRegistersLinearizable(t *testing.T) {
 	l.wg.Wait()
 	ops := l.summary()
 	checked := time.Now()
-	res, path, err := checkRegisters(l.ops, visualizationDir(t))
+	res, path, err := checkRegisters(l.ops, func() string { return visualizationDir(t) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,8 +117,8 @@ const linearizabilityTimeout = 5 * time.Minute
 // may place it anywhere after its call, including after every other
 // operation, which is the same as its never having happened. When the
 // history is not linearizable, porcupine's HTML visualization is written to
-// dir and its path returned.
-func checkRegisters(h []regOp, dir string) (porcupine.CheckResult, string, error) {
+// the directory dir returns and its path returned.
+func checkRegisters(h []regOp, dir func() string) (porcupine.CheckResult, string, error) {
 	ops := make([]porcupine.Operation, len(h))
 	for i, o := range h {
 		ret := o.ret
@@ -131,7 +131,7 @@ func checkRegisters(h []regOp, dir string) (porcupine.CheckResult, string, error
 	if res != porcupine.Illegal {
 		return res, "", nil
 	}
-	path := filepath.Join(dir, "linearizability.html")
+	path := filepath.Join(dir(), "linearizability.html")
 	if err := porcupine.VisualizePath(registerModel, info, path); err != nil {
 		return res, "", fmt.Errorf("write porcupine's visualization: %w", err)
 	}
@@ -188,8 +188,7 @@ func TestRegisterModel(t *testing.T) {
 		{"unknown cas seen", []regOp{w(0, 1, 5, 0, 10), unknown(cas(1, 1, 5, 7, false, 20, 30)), r(2, 1, 7, 40, 50)}, porcupine.Ok},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			got, path, err := checkRegisters(tc.h, dir)
+			got, path, err := checkRegisters(tc.h, t.TempDir)
 			if err != nil {
 				t.Fatal(err)
 			}
