@@ -3,6 +3,7 @@ module github.com/percdb/percdb
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/cockroachdb/pebble v1.1.5
 	github.com/dolthub/go-mysql-server v0.20.0

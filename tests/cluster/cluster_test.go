@@ -82,6 +82,12 @@ type prober struct {
 }
 
 func startProber(t *testing.T, db *sql.DB, want int64) *prober {
+	return startQueryProber(t, db, "SELECT SUM(bal) FROM accounts", want)
+}
+
+// startQueryProber is startProber for another workload: query returns one
+// integer, which must be want.
+func startQueryProber(t *testing.T, db *sql.DB, query string, want int64) *prober {
 	p := &prober{t: t, db: db, want: want}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -89,7 +95,7 @@ func startProber(t *testing.T, db *sql.DB, want int64) *prober {
 		for ctx.Err() == nil {
 			qctx, qcancel := context.WithTimeout(ctx, time.Minute)
 			var sum int64
-			err := db.QueryRowContext(qctx, "SELECT SUM(bal) FROM accounts").Scan(&sum)
+			err := db.QueryRowContext(qctx, query).Scan(&sum)
 			qcancel()
 			p.mu.Lock()
 			if err == nil {
@@ -165,6 +171,14 @@ func outage(t *testing.T, c *cluster, m *member, h *crash.History, p *prober, pa
 	t.Helper()
 	why := func() string { return fmt.Sprintf("%s; prober's last error %v\n%s", h.Summary(), p.err(), c.logs()) }
 	waitFor(t, "a commit in flight", func() bool { return h.InFlight() > 0 }, why)
+	return killFor(t, m, p, pause, why)
+}
+
+// killFor SIGKILLs m, restarts it after pause (negative: once the prober
+// read without it), and returns how long after the kill the prober read
+// again; why explains a wait that runs out.
+func killFor(t *testing.T, m *member, p *prober, pause time.Duration, why func() string) time.Duration {
+	t.Helper()
 	m.kill()
 	p.setMark()
 	if pause < 0 {

@@ -40,6 +40,24 @@
 // session of each cycle gets 1213, the others commit, none gets 1205,
 // though their innodb_lock_wait_timeout is 120 s.
 //
+// TestRegistersLinearizable has clients do autocommit single-key reads,
+// writes and compare-and-sets (UPDATE ... WHERE v = old) on five rows, a
+// region each, while pd balances the regions' leaderships, the KV node
+// leading most of them is SIGKILLed, another is stopped with SIGTERM (it
+// transfers its leaderships first) and a third is SIGKILLed; every
+// operation is recorded with its call and return times and its outcome
+// (unknown when the connection broke or the statement timed out
+// mid-commit), and github.com/anishathalye/porcupine checks the history
+// against a register per key (TestRegisterModel feeds the same check
+// doctored histories it must reject). A history that is not linearizable
+// fails the test, with porcupine's HTML visualization written to
+// PERCDB_TEST_LOGDIR (or a temporary directory left in place).
+//
+// TestElleUnderKills runs the Elle list-append workload (package
+// tests/elle) while the region's leader's KV node, the next leader's and
+// pd are SIGKILLed and restarted; Elle's checker finds no anomaly that
+// strong snapshot isolation forbids.
+//
 // Waits are bounded generously (a process that does not start, a workload
 // that makes no progress) but nothing is timed.
 package cluster

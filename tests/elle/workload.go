@@ -268,7 +268,7 @@ func runTxn(ctx context.Context, db *sql.DB, opts *WorkloadOptions, stmts statem
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		if definitelyAborted(err) {
+		if DefinitelyAborted(err) {
 			return Fail, plan, "commit: " + err.Error()
 		}
 		return Info, plan, "commit: " + err.Error()
@@ -339,12 +339,12 @@ func parseList(v sql.NullString) []int {
 	return l
 }
 
-// definitelyAborted reports whether an error from COMMIT means the
+// DefinitelyAborted reports whether an error from COMMIT means the
 // transaction did not commit. Conflicts are: MySQL 1213 (deadlock, or
 // percdb's write conflict), 1205 (lock wait timeout), 1062 (duplicate key
 // found at commit), 1020 (record changed), TiDB's 9007 (write conflict).
 // Anything else, a broken connection above all, leaves the outcome unknown.
-func definitelyAborted(err error) bool {
+func DefinitelyAborted(err error) bool {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
 		return false
