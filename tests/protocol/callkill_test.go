@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/percdb/percdb/tests/isolation/testserver"
 	"github.com/percdb/percdb/tests/wirefuzz"
 )
@@ -109,19 +107,7 @@ func TestCallWithoutMultiResults(t *testing.T) {
 // dialNoMultiResults is dial for a client without CLIENT_MULTI_RESULTS.
 func dialNoMultiResults(t *testing.T, s *testserver.Server) *wirefuzz.Conn {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(s.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, g, err := wirefuzz.Dial(cfg.Addr, time.Now().Add(ioTimeout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.NoMultiResults = true
-	if err := c.Authenticate(g, cfg.User, cfg.Passwd, cfg.DBName); err != nil {
-		t.Fatalf("log in: %v", err)
-	}
+	c, _ := dialWith(t, s, func(c *wirefuzz.Conn) { c.NoMultiResults = true })
 	return c
 }
 

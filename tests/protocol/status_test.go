@@ -81,6 +81,12 @@ func dial(t *testing.T, s *testserver.Server) (*wirefuzz.Conn, *wirefuzz.Greetin
 // client's default, utf8mb4_general_ci).
 func dialCollation(t *testing.T, s *testserver.Server, collation byte) (*wirefuzz.Conn, *wirefuzz.Greeting) {
 	t.Helper()
+	return dialWith(t, s, func(c *wirefuzz.Conn) { c.Collation = collation })
+}
+
+// dialWith is dial with the client's handshake options set by opts.
+func dialWith(t *testing.T, s *testserver.Server, opts func(*wirefuzz.Conn)) (*wirefuzz.Conn, *wirefuzz.Greeting) {
+	t.Helper()
 	cfg, err := mysql.ParseDSN(s.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +96,7 @@ func dialCollation(t *testing.T, s *testserver.Server, collation byte) (*wirefuz
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.Collation = collation
+	opts(c)
 	if err := c.Authenticate(g, cfg.User, cfg.Passwd, cfg.DBName); err != nil {
 		t.Fatalf("log in: %v", err)
 	}
