@@ -213,8 +213,15 @@ func (m *member) kill() {
 // cleanly.
 func (m *member) stop() {
 	m.t.Helper()
+	select {
+	case <-m.exited:
+		// It ended before it was asked to: say how, with its log, rather
+		// than only that the signal found no process.
+		m.t.Fatalf("%s exited before it was stopped: %v\n%s", m.name, m.waitErr, m.log)
+	default:
+	}
 	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		m.t.Fatalf("signal %s: %v", m.name, err)
+		m.t.Fatalf("signal %s: %v\n%s", m.name, err, m.log)
 	}
 	select {
 	case <-m.exited:
