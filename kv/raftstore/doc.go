@@ -216,9 +216,10 @@
 // and its proposer gets *EpochError, since its keys may belong to the
 // new region, which only the new region's log may write. Applying a
 // split syncs the KV store and records the index as the replica's
-// applied floor (keys.go), so that no entry from before a split is
+// applied floor (keys.go), so that no command from before a split is
 // applied again after a restart: the parent's old entries would take
-// back keys the new region wrote since. A snapshot carries the region's
+// back keys the new region wrote since (its conf changes are: the
+// configuration must be the one in force at the floor). A snapshot carries the region's
 // descriptor, and installs only the keys of its range. A split is
 // refused while a conf change is under way (learners or a joint
 // configuration).

@@ -39,10 +39,13 @@ import (
 // and records that index as the replica's applied floor, with the new
 // descriptor (the region's key range and epoch version) and the new
 // region's initial state, in one synced batch. A restarted replica
-// starts applying after max(truncated index, applied floor), so it never
-// applies an entry from before a split again: the keys that went to the
-// new region are written by the new region's log from then on, and an
-// old entry of the parent applied again would take them back. The
+// never applies a command from before a split again: the keys that went
+// to the new region are written by the new region's log from then on,
+// and an old entry of the parent applied again would take them back.
+// Raft delivers its log again from the truncated index all the same, and
+// the conf changes up to the floor are applied again (to raft and to
+// conf_ver): the configuration record is the one at the truncated index,
+// and a replica that skipped them would go on from an old configuration. The
 // descriptor record is the one in force there (truncations and
 // snapshots rewrite it); a replica without one (created before splits
 // existed) has the range its node gave it at version 1.

@@ -89,6 +89,12 @@ type Replica struct {
 	// conf change not yet applied (0: none): another waits for it, or
 	// for raft to have dropped it (a few election timeouts).
 	confTicks int
+	// replayTo is the applied floor a restarted replica found above its
+	// truncated index (0: none): raft delivers the log again from the
+	// truncated index, and the entries up to replayTo, whose effects the
+	// KV store made durable before the restart, are applied for their
+	// configuration changes only (keys.go: the applied floor).
+	replayTo uint64
 	// compactAsked is the highest index a compaction this replica
 	// proposed (as leader) truncates to.
 	compactAsked uint64
@@ -272,8 +278,16 @@ func newReplica(s *Store, id uint64, desc Descriptor, peers []uint64, confVer ui
 		}
 	}
 	r := &Replica{s: s, id: id, desc: desc, ms: ms, conf: at.conf, confVer: at.ver, truncConf: at, heard: map[uint64]int{}, snapsOut: map[uint64]snapOut{},
-		applied: max(kept.trunc.index, kept.floor), reads: map[uint64]*readRequest{},
+		applied: kept.trunc.index, reads: map[uint64]*readRequest{},
 		waiting: map[proposalKey]chan error{}, atIndex: map[uint64]proposalKey{}, term: hs.GetTerm()}
+	if kept.floor > kept.trunc.index {
+		// The configuration recorded is the one at the truncated index:
+		// the conf changes between it and the floor are in the log, and
+		// raft must see them applied again, or the replica would go on
+		// from an old configuration (a member that believes itself
+		// removed, or the reverse).
+		r.replayTo = kept.floor
+	}
 	r.commitIndex.Store(hs.GetCommit())
 	r.appliedIndex.Store(r.applied)
 	if hs.GetTerm() > initTerm {
@@ -325,6 +339,12 @@ type replicaStorage struct {
 // Snapshot implements raft.Storage.
 func (st replicaStorage) Snapshot() (*pb.Snapshot, error) {
 	r := st.r
+	if r.applied < r.replayTo {
+		// Still applying the log again up to the floor after a restart:
+		// the configuration is not yet the one the KV store's keys go
+		// with. Raft asks again.
+		return nil, raft.ErrSnapshotTemporarilyUnavailable
+	}
 	if r.applied == 0 {
 		return st.MemoryStorage.Snapshot()
 	}
@@ -922,6 +942,12 @@ func (r *Replica) applyEntry(ctx context.Context, e *pb.Entry) {
 		if err := proto.Unmarshal(e.GetData(), cc); err == nil {
 			r.applyConfChange(e.GetIndex(), cc)
 		}
+		return
+	}
+	if e.GetIndex() <= r.replayTo {
+		// Applied before the restart, up to the applied floor: its
+		// effect is durable, and applying it again could take back keys
+		// a split gave another region since.
 		return
 	}
 	key, ok := entryProposal(e)
