@@ -17,8 +17,9 @@ import (
 // level-0 sstable with whole-key bloom filters; every seventh value over
 // the short-value limit, in the data space; a lock of start_ts 50 on
 // t1_r999999, flushed), and reads every version with the split, its
-// prefix filters and prefix seeks: alone, after a version written under
-// the split, and after a compaction rewrote everything. Were the old
+// prefix filters and prefix seeks: alone (Open ratchets its format to
+// storeFormat), after a version written under the split, and after a
+// compaction rewrote everything. Were the old
 // whole-key filters probed with version prefixes, reads of the old
 // tables would miss their versions.
 func TestStoreOpensPreSplitData(t *testing.T) {
@@ -34,6 +35,10 @@ func TestStoreOpensPreSplitData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Open ratcheted the store written at FormatMostCompatible.
+	if v := s.db.FormatMajorVersion(); v != storeFormat {
+		t.Fatalf("the store's format after Open is %s, want %s", v, storeFormat)
+	}
 	rc := s.Regions()[0].Ctx()
 	const n = 200
 	keys := make([][]byte, n)
