@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // TestScanUnderChurn is a measurement, not a check: the workload of
@@ -29,8 +31,10 @@ import (
 // (100000), updates a second (2865), life time (1m), GC interval (30s) and
 // sample period (30s); PERCDB_SCAN_CHURN_READCOMPACT=0 turns the
 // read-triggered compaction off; PERCDB_SCAN_CHURN_L0 sets Pebble's
-// L0CompactionThreshold (its default, 4, when unset). The last line adds
-// the CPU time of GC's calls (its walk and deletions).
+// L0CompactionThreshold (its default, 4, when unset);
+// PERCDB_SCAN_CHURN_FORMAT=old opens the store at the format of before
+// storeFormat (sstables RocksDBv2, no prefix marks or value blocks). The
+// last line adds the CPU time of GC's calls (its walk and deletions).
 func TestScanUnderChurn(t *testing.T) {
 	dur := churnEnv(t, "PERCDB_SCAN_CHURN", 0)
 	if dur == 0 {
@@ -43,10 +47,14 @@ func TestScanUnderChurn(t *testing.T) {
 	sample := churnEnv(t, "PERCDB_SCAN_CHURN_SAMPLE", 30*time.Second)
 	readCompact := os.Getenv("PERCDB_SCAN_CHURN_READCOMPACT") != "0"
 	l0 := int(churnEnvInt(t, "PERCDB_SCAN_CHURN_L0", 0))
+	format := storeFormat
+	if os.Getenv("PERCDB_SCAN_CHURN_FORMAT") == "old" {
+		format = pebble.FormatMostCompatible
+	}
 
 	ctx := context.Background()
 	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, Coprocessor: countCoprocessor{}, testingNoScanReports: !readCompact,
-		testingL0CompactionThreshold: l0})
+		testingL0CompactionThreshold: l0, testingFormat: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +177,7 @@ func TestScanUnderChurn(t *testing.T) {
 		after := s.ScanCost()
 		return took, ScanCost{Keys: after.Keys - before.Keys, Records: after.Records - before.Records, Points: after.Points - before.Points}
 	}
-	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v", rows, rate, life, interval, readCompact)
+	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v, format %s", rows, rate, life, interval, readCompact, format)
 	t.Logf("| s | scan CPU ms (median of 5) | records/row | hidden points/row | L0 files | L0 sublevels | memtables | updates | deleted | compactions |")
 	began := time.Now()
 	sampleNow := func() {
