@@ -32,12 +32,24 @@ import (
 //     one until a compaction rewrites it), and a binary from before this
 //     change ignores the new filters the same way.
 //   - Value blocks and the per-key "same prefix" bit of sstable format
-//     Pebblev3 and later, which NextPrefix trusts without comparing keys:
-//     a table written with another Split would mark the versions of one
-//     key as different prefixes. The store never ratchets Pebble's format
-//     (FormatMostCompatible, sstables RocksDBv2, where NextPrefix compares
-//     every key), and Open refuses a store whose format is Pebblev3 or
-//     later (checkFormat).
+//     Pebblev3, which NextPrefix trusts without comparing keys: a table
+//     written with another Split would mark the versions of one key as
+//     different prefixes. The store opens at storeFormat
+//     (FormatSSTableValueBlocks), the last format at which Pebble writes
+//     Pebblev3 tables only when Options.Experimental.EnableValueBlocks says
+//     so; this store says so, a percdb from before the split never did
+//     (its tables, and those it writes into a store this one ratcheted,
+//     are RocksDBv2 or Pebblev2, without prefix bits, and NextPrefix
+//     compares their keys). So every table with prefix bits was written
+//     with the version split. Above storeFormat every table carries them
+//     whatever the option says, so Open refuses such a store
+//     (checkFormat), and a walk still checks that NextPrefix left the key
+//     (decideForward): a wrong bit costs steps, never a wrong row
+//     (TestWalkDistrustsPrefixBits). Stores written before this format
+//     are ratcheted at Open (Pebble's migrations: a rewrite of the few
+//     tables that split a user key, then the format marker); a percdb
+//     between the split and this change refuses the ratcheted store
+//     (its checkFormat), one from before the split opens it.
 //   - Nothing else Pebble writes depends on Split (sstable properties
 //     record the comparer's name only).
 //
@@ -68,13 +80,16 @@ func newComparer() *pebble.Comparer {
 	return &c
 }
 
-// checkFormat refuses a database whose sstable format lets NextPrefix
-// trust prefix bits that a table written without the version split has
-// wrong (see above).
+// storeFormat is the Pebble format the store opens at (see above).
+const storeFormat = pebble.FormatSSTableValueBlocks
+
+// checkFormat refuses a database at a format above storeFormat, whose
+// sstables carry prefix bits whichever percdb wrote them, including one
+// without the version split (see above).
 func checkFormat(db *pebble.DB) error {
-	if v := db.FormatMajorVersion(); v >= pebble.FormatSSTableValueBlocks {
-		return fmt.Errorf("pebble format major version %s: sstables of format Pebblev3 or later may carry prefix marks written without percdb's version split; this store supports formats below %s",
-			v, pebble.FormatSSTableValueBlocks)
+	if v := db.FormatMajorVersion(); v > storeFormat {
+		return fmt.Errorf("pebble format major version %s: above it every sstable carries prefix marks, which a percdb without the version split would write wrong; this store supports formats up to %s",
+			v, storeFormat)
 	}
 	return nil
 }

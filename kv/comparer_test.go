@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/cockroachdb/pebble"
 )
 
 // TestStoreOpensPreSplitData opens a store written before the version
@@ -19,8 +17,9 @@ import (
 // level-0 sstable with whole-key bloom filters; every seventh value over
 // the short-value limit, in the data space; a lock of start_ts 50 on
 // t1_r999999, flushed), and reads every version with the split, its
-// prefix filters and prefix seeks: alone, after a version written under
-// the split, and after a compaction rewrote everything. Were the old
+// prefix filters and prefix seeks: alone (Open ratchets its format to
+// storeFormat), after a version written under the split, and after a
+// compaction rewrote everything. Were the old
 // whole-key filters probed with version prefixes, reads of the old
 // tables would miss their versions.
 func TestStoreOpensPreSplitData(t *testing.T) {
@@ -36,6 +35,10 @@ func TestStoreOpensPreSplitData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Open ratcheted the store written at FormatMostCompatible.
+	if v := s.db.FormatMajorVersion(); v != storeFormat {
+		t.Fatalf("the store's format after Open is %s, want %s", v, storeFormat)
+	}
 	rc := s.Regions()[0].Ctx()
 	const n = 200
 	keys := make([][]byte, n)
@@ -112,12 +115,78 @@ func TestStoreOpensPreSplitData(t *testing.T) {
 	check(3)
 }
 
-// TestStoreRefusesValueBlockFormat: a Pebble format whose sstables carry
-// per-key prefix marks is refused with an error that says so (see
-// comparer.go).
-func TestStoreRefusesValueBlockFormat(t *testing.T) {
-	_, err := Open("", Options{InMemory: true, testingFormat: pebble.FormatSSTableValueBlocks})
-	if err == nil || !strings.Contains(err.Error(), "Pebblev3") {
-		t.Fatalf("open at format %s: %v, want a refusal", pebble.FormatSSTableValueBlocks, err)
+// TestStoreRefusesFormatsAboveItsOwn: a Pebble format above storeFormat,
+// at which every sstable carries prefix marks whoever writes it, is
+// refused with an error that says so (see comparer.go).
+func TestStoreRefusesFormatsAboveItsOwn(t *testing.T) {
+	_, err := Open("", Options{InMemory: true, testingFormat: storeFormat + 1})
+	if err == nil || !strings.Contains(err.Error(), "prefix marks") {
+		t.Fatalf("open at format %s: %v, want a refusal", storeFormat+1, err)
+	}
+	s, err := Open("", Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v := s.db.FormatMajorVersion(); v != storeFormat {
+		t.Fatalf("a new store's format is %s, want %s", v, storeFormat)
+	}
+}
+
+// TestWalkDistrustsPrefixBits writes keys with four versions each and
+// compacts them into one sstable of format Pebblev3 whose prefix bits a
+// comparer without the version split set (each whole key its own prefix:
+// every older version marked as a new prefix, which Pebble's NextPrefix
+// trusts), then reopens the store with the split and scans at every
+// version: a walk that leaves a decided key with NextPrefix lands on the
+// key's next older version and must step over it, not return it as
+// another row (it fails without decideForward's check).
+func TestWalkDistrustsPrefixBits(t *testing.T) {
+	if pebbleInvariants {
+		t.Skip("Pebble's invariant checks (on under -race) panic on the wrongly marked table before the walk sees it")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	const n, versions = 50, 4
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("t1_r%06d", i))
+	}
+	value := func(v int) []byte { return []byte(fmt.Sprintf("v%d", v)) }
+	s, err := Open(dir, Options{SyncWrites: SyncNone, ReserveSpace: -1, testingNoAutoCompactions: true, testingWholeKeySplit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := s.Regions()[0].Ctx()
+	for v := 1; v <= versions; v++ {
+		writeVersion(t, s, rc, keys, value(v), uint64(100*v))
+	}
+	// One sstable, each key's versions in a row.
+	if err := s.db.Compact([]byte{0}, []byte{0xff}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{SyncWrites: SyncNone, ReserveSpace: -1, testingNoAutoCompactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rc = s.Regions()[0].Ctx()
+	for v := 1; v <= versions; v++ {
+		ts := uint64(100*v + 50)
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: ts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pairs) != n {
+			t.Fatalf("scan at %d: %d pairs, want %d", ts, len(pairs), n)
+		}
+		for i, p := range pairs {
+			if !bytes.Equal(p.Key, keys[i]) || !bytes.Equal(p.Value, value(v)) {
+				t.Fatalf("scan at %d: pair %d is %s=%q, want %s=%q", ts, i, p.Key, p.Value, keys[i], value(v))
+			}
+		}
 	}
 }

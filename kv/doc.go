@@ -29,10 +29,14 @@
 // leaves the older versions of a key it decided with one NextPrefix where
 // keys keep older versions (decideForward), the sstables' bloom filters
 // hold version prefixes, and a read of one key's versions is a
-// SeekPrefixGE that skips the files without any of them.
-// Stores written before the split open unchanged: their filters, of
-// whole keys, are ignored (comparer.go says why that and only that was
-// needed).
+// SeekPrefixGE that skips the files without any of them. The sstables
+// are of format Pebblev3: a data block marks each key that shares its
+// version prefix with the one before, so NextPrefix steps over older
+// versions by a bit, and their values live in value blocks apart from
+// the newest versions. Stores written before the split open and are
+// ratcheted to that format: their filters, of whole keys, are ignored,
+// and their tables carry no prefix marks (comparer.go says why that is
+// all that was needed).
 //
 // # Commands and their rules
 //

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // BenchmarkScanAfterGC measures a full scan of 20,000 keys that were each
@@ -109,9 +111,45 @@ func BenchmarkScanSpreadVersions(b *testing.B) {
 	}
 }
 
+// BenchmarkScanFormats measures the walk of BenchmarkScanSpreadVersions
+// (32 KiB blocks) with the sstables of the format of before (RocksDBv2:
+// NextPrefix compares keys, every value in the data blocks) and of
+// storeFormat (Pebblev3: prefix bits, older versions' values in value
+// blocks; comparer.go), the versions spread over levels as there, and all
+// compacted into the bottom level, as a range is after the compaction
+// that follows GC.
+func BenchmarkScanFormats(b *testing.B) {
+	formats := []struct {
+		name   string
+		format pebble.FormatMajorVersion
+	}{{"RocksDBv2", pebble.FormatMostCompatible}, {"Pebblev3", storeFormat}}
+	for _, layout := range []string{"spread", "compacted"} {
+		for _, versions := range []int{1, 3} {
+			for _, f := range formats {
+				b.Run(fmt.Sprintf("layout=%s/versions=%d/format=%s", layout, versions, f.name), func(b *testing.B) {
+					opts := Options{Coprocessor: countCoprocessor{}, testingFormat: f.format}
+					s, rc, keys := loadSpread(b, opts, versions)
+					if layout == "compacted" {
+						if err := s.db.Compact([]byte{0}, []byte{0xff}, false); err != nil {
+							b.Fatal(err)
+						}
+					}
+					benchWalk(b, s, rc, keys)
+				})
+			}
+		}
+	}
+}
+
 func benchScanSpread(b *testing.B, blockSize, versions int) {
-	ctx := context.Background()
 	s, rc, keys := loadSpread(b, Options{Coprocessor: countCoprocessor{}, testingBlockSize: blockSize}, versions)
+	benchWalk(b, s, rc, keys)
+}
+
+// benchWalk runs b.N full Coprocessor walks of keys and reports their
+// thread CPU time.
+func benchWalk(b *testing.B, s *Store, rc RegionCtx, keys [][]byte) {
+	ctx := context.Background()
 	n := len(keys)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -158,7 +196,7 @@ func loadSpread(b *testing.B, opts Options, versions int) (*Store, RegionCtx, []
 
 // writeVersion writes value to every key in transactions of 1,000 keys
 // at startTS (committed 10 later) and flushes them to a level-0 file.
-func writeVersion(b *testing.B, s *Store, rc RegionCtx, keys [][]byte, value []byte, startTS uint64) {
+func writeVersion(b testing.TB, s *Store, rc RegionCtx, keys [][]byte, value []byte, startTS uint64) {
 	ctx := context.Background()
 	for lo := 0; lo < len(keys); lo += 1000 {
 		batch := keys[lo:min(lo+1000, len(keys))]

@@ -620,7 +620,13 @@ func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint
 					if r.skipVersions && r.sinceProbe < versionProbeEvery {
 						r.sinceProbe++
 						r.walked.prefixSkips++
-						return w, found, iter.NextPrefix(), iter.Error()
+						if ok = iter.NextPrefix(); !ok || !bytes.HasPrefix(iter.Key(), prefix) {
+							return w, found, ok, iter.Error()
+						}
+						// Still on the key: an sstable's prefix bit
+						// said otherwise (written with another split,
+						// comparer.go). The loop steps over the rest.
+						continue
 					}
 					r.sinceProbe = 0
 				}

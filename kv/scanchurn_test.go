@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // TestScanUnderChurn is a measurement, not a check: the workload of
@@ -28,7 +30,11 @@ import (
 // PERCDB_SCAN_CHURN_{ROWS,RATE,LIFE,INTERVAL,SAMPLE} change the rows
 // (100000), updates a second (2865), life time (1m), GC interval (30s) and
 // sample period (30s); PERCDB_SCAN_CHURN_READCOMPACT=0 turns the
-// read-triggered compaction off.
+// read-triggered compaction off; PERCDB_SCAN_CHURN_L0 sets Pebble's
+// L0CompactionThreshold (its default, 4, when unset);
+// PERCDB_SCAN_CHURN_FORMAT=old opens the store at the format of before
+// storeFormat (sstables RocksDBv2, no prefix marks or value blocks). The
+// last line adds the CPU time of GC's calls (its walk and deletions).
 func TestScanUnderChurn(t *testing.T) {
 	dur := churnEnv(t, "PERCDB_SCAN_CHURN", 0)
 	if dur == 0 {
@@ -40,9 +46,15 @@ func TestScanUnderChurn(t *testing.T) {
 	interval := churnEnv(t, "PERCDB_SCAN_CHURN_INTERVAL", 30*time.Second)
 	sample := churnEnv(t, "PERCDB_SCAN_CHURN_SAMPLE", 30*time.Second)
 	readCompact := os.Getenv("PERCDB_SCAN_CHURN_READCOMPACT") != "0"
+	l0 := int(churnEnvInt(t, "PERCDB_SCAN_CHURN_L0", 0))
+	format := storeFormat
+	if os.Getenv("PERCDB_SCAN_CHURN_FORMAT") == "old" {
+		format = pebble.FormatMostCompatible
+	}
 
 	ctx := context.Background()
-	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, Coprocessor: countCoprocessor{}, testingNoScanReports: !readCompact})
+	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, Coprocessor: countCoprocessor{}, testingNoScanReports: !readCompact,
+		testingL0CompactionThreshold: l0, testingFormat: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +122,12 @@ func TestScanUnderChurn(t *testing.T) {
 		}
 	}()
 	var deleted atomic.Uint64
+	var gcCPU atomic.Int64 // the CPU time of GC's calls (the scan and its deletions, not the compaction after)
 	wg.Add(1)
 	go func() { // GC, every interval at now - life
 		defer wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
@@ -123,7 +138,9 @@ func TestScanUnderChurn(t *testing.T) {
 			}
 			req := &GCRequest{Region: rc, SafePoint: tsAt(time.Now().Add(-life))}
 			for {
+				cpu0 := threadCPU(t)
 				resp, err := s.GC(ctx, req)
+				gcCPU.Add(int64(threadCPU(t) - cpu0))
 				if err != nil {
 					t.Error(err)
 					return
@@ -160,7 +177,7 @@ func TestScanUnderChurn(t *testing.T) {
 		after := s.ScanCost()
 		return took, ScanCost{Keys: after.Keys - before.Keys, Records: after.Records - before.Records, Points: after.Points - before.Points}
 	}
-	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v", rows, rate, life, interval, readCompact)
+	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v, format %s", rows, rate, life, interval, readCompact, format)
 	t.Logf("| s | scan CPU ms (median of 5) | records/row | hidden points/row | L0 files | L0 sublevels | memtables | updates | deleted | compactions |")
 	began := time.Now()
 	sampleNow := func() {
@@ -193,7 +210,8 @@ loop:
 	tick.Stop()
 	close(stop)
 	wg.Wait()
-	t.Logf("updates %d, failed %d; compaction after GC %+v; scans %+v", updates.Load(), conflicts.Load(), s.GCCompactionStats(), s.ScanCost())
+	t.Logf("updates %d, failed %d; versions deleted %d, GC CPU %v; compaction after GC %+v; scans %+v", updates.Load(), conflicts.Load(),
+		deleted.Load(), time.Duration(gcCPU.Load()).Round(time.Millisecond), s.GCCompactionStats(), s.ScanCost())
 }
 
 // churnClock hands out increasing timestamps of the oracle's layout.

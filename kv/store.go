@@ -87,6 +87,14 @@ type Options struct {
 	testingNoScanReports bool
 	// testingBlockSize, set by benchmarks only, replaces blockSize.
 	testingBlockSize int
+	// testingWholeKeySplit, set by tests only, writes sstables as a
+	// comparer without the version split would (each whole key its own
+	// prefix, no bloom filters), to check that reads do not trust prefix
+	// bits (comparer.go).
+	testingWholeKeySplit bool
+	// testingL0CompactionThreshold, set by tests only, replaces
+	// Pebble's L0CompactionThreshold (its default when zero).
+	testingL0CompactionThreshold int
 	// testingFormat, set by tests only, is the Pebble format the store
 	// opens with (Pebble's default when zero).
 	testingFormat pebble.FormatMajorVersion
@@ -218,20 +226,38 @@ func Open(dir string, opts Options) (*Store, error) {
 	events.onDiskFull = space.storageFull
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{Cache: cache, Logger: events, Comparer: newComparer()}
+	if opts.testingWholeKeySplit {
+		popts.Comparer.Split = func(key []byte) int { return len(key) }
+		popts.Comparer.ImmediateSuccessor = pebble.DefaultComparer.ImmediateSuccessor
+	}
 	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError, FlushEnd: events.flushEnd}
 	popts.DisableAutomaticCompactions = opts.testingNoAutoCompactions
+	popts.L0CompactionThreshold = opts.testingL0CompactionThreshold
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
 	// reading a block. They hold version prefixes (comparer.go).
 	popts.Levels = make([]pebble.LevelOptions, 7)
 	for i := range popts.Levels {
-		popts.Levels[i].FilterPolicy = newVersionBloom()
+		if !opts.testingWholeKeySplit {
+			popts.Levels[i].FilterPolicy = newVersionBloom()
+		}
 		popts.Levels[i].BlockSize = blockSize
 		if opts.testingBlockSize != 0 {
 			popts.Levels[i].BlockSize = opts.testingBlockSize
 		}
 	}
-	popts.FormatMajorVersion = opts.testingFormat
+	// Pebble's format: sstables of format Pebblev3, whose data blocks mark
+	// each key that shares its version prefix with the key before and keep
+	// such older versions' values in value blocks, so that a walk leaving
+	// a key's older versions (NextPrefix) skips them by a bit in the
+	// block, without comparing keys, over blocks that hold little more
+	// than the newest versions (comparer.go says why this is safe for
+	// tables written before the version split).
+	popts.FormatMajorVersion = storeFormat
+	popts.Experimental.EnableValueBlocks = func() bool { return true }
+	if opts.testingFormat != 0 {
+		popts.FormatMajorVersion = opts.testingFormat
+	}
 	stall := &writeStall{}
 	stall.listen(popts.EventListener)
 	var gate *compactionGate

@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // TestScansMatchGets is differential: random histories of Put, Delete,
@@ -15,7 +17,8 @@ import (
 // every timestamp of the history by forward and reverse scans, whole and
 // in pages (walks that leave keys with NextPrefix where they keep older
 // versions, decideForward), and key by key with Get (SeekPrefixGE): the
-// two must agree, and with a model of the history.
+// two must agree, and with a model of the history; then again once every
+// version is compacted into one level.
 func TestScansMatchGets(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -113,32 +116,45 @@ func TestScansMatchGets(t *testing.T) {
 			}
 			sorted := append([][]byte(nil), keys...)
 			slices.SortFunc(sorted, bytes.Compare)
-			for at := uint64(1); at <= ts; at += 5 {
-				var want []KvPair
-				for _, k := range sorted {
-					v := valueAt(k, at)
-					got, err := s.Get(ctx, rc, k, at)
-					if err != nil || !bytes.Equal(got, v) {
-						t.Fatalf("get %s at %d: %q, %v; want %q", k, at, got, err, v)
+			// Read as written, then with every version compacted into
+			// one level, where a key's older versions sit behind it in
+			// one sstable (prefix bits, value blocks: comparer.go).
+			for _, compact := range []bool{false, true} {
+				if compact {
+					if err := s.db.Compact([]byte{0}, []byte{0xff}, false); err != nil {
+						t.Fatal(err)
 					}
-					if v != nil {
-						want = append(want, KvPair{Key: k, Value: v})
+					if n := valuesInValueBlocks(t, s); n == 0 {
+						t.Fatal("no older version's value in a value block after the compaction")
 					}
 				}
-				for _, reverse := range []bool{false, true} {
-					for _, limit := range []int{0, 1 + rnd.Intn(7)} {
-						got := scanAll(ctx, t, s, rc, at, reverse, limit)
-						if reverse {
-							for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
-								got[i], got[j] = got[j], got[i]
+				for at := uint64(1); at <= ts; at += 5 {
+					var want []KvPair
+					for _, k := range sorted {
+						v := valueAt(k, at)
+						got, err := s.Get(ctx, rc, k, at)
+						if err != nil || !bytes.Equal(got, v) {
+							t.Fatalf("get %s at %d: %q, %v; want %q", k, at, got, err, v)
+						}
+						if v != nil {
+							want = append(want, KvPair{Key: k, Value: v})
+						}
+					}
+					for _, reverse := range []bool{false, true} {
+						for _, limit := range []int{0, 1 + rnd.Intn(7)} {
+							got := scanAll(ctx, t, s, rc, at, reverse, limit)
+							if reverse {
+								for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
+									got[i], got[j] = got[j], got[i]
+								}
 							}
-						}
-						if len(got) != len(want) {
-							t.Fatalf("scan at %d (reverse %t, limit %d): %d pairs, want %d", at, reverse, limit, len(got), len(want))
-						}
-						for i := range got {
-							if !bytes.Equal(got[i].Key, want[i].Key) || !bytes.Equal(got[i].Value, want[i].Value) {
-								t.Fatalf("scan at %d (reverse %t, limit %d): pair %d is %s=%q, want %s=%q", at, reverse, limit, i, got[i].Key, got[i].Value, want[i].Key, want[i].Value)
+							if len(got) != len(want) {
+								t.Fatalf("scan at %d (reverse %t, limit %d): %d pairs, want %d", at, reverse, limit, len(got), len(want))
+							}
+							for i := range got {
+								if !bytes.Equal(got[i].Key, want[i].Key) || !bytes.Equal(got[i].Value, want[i].Value) {
+									t.Fatalf("scan at %d (reverse %t, limit %d, compacted %t): pair %d is %s=%q, want %s=%q", at, reverse, limit, compact, i, got[i].Key, got[i].Value, want[i].Key, want[i].Value)
+								}
 							}
 						}
 					}
@@ -169,4 +185,21 @@ func scanAll(ctx context.Context, t *testing.T, s *Store, rc RegionCtx, ts uint6
 			start = append(bytes.Clone(last), 0)
 		}
 	}
+}
+
+// valuesInValueBlocks is how many values s's sstables keep in value
+// blocks.
+func valuesInValueBlocks(t *testing.T, s *Store) uint64 {
+	t.Helper()
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, level := range levels {
+		for _, f := range level {
+			n += f.Properties.NumValuesInValueBlocks
+		}
+	}
+	return n
 }

@@ -1,0 +1,6 @@
+//go:build !invariants && !race
+
+package kv
+
+// pebbleInvariants: see invariants_on_test.go.
+const pebbleInvariants = false
