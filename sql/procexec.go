@@ -153,6 +153,12 @@ func (b *compatBuilder) procedureText(ctx *gsql.Context, db, name string) (strin
 	if err != nil {
 		return "", false, err
 	}
+	return procedureTextIn(ctx, d, name)
+}
+
+// procedureTextIn returns the CREATE PROCEDURE text, as written, of
+// procedure name of database d.
+func procedureTextIn(ctx *gsql.Context, d gsql.Database, name string) (string, bool, error) {
 	spd, ok := d.(gsql.StoredProcedureDatabase)
 	if !ok {
 		return "", false, nil
@@ -167,6 +173,9 @@ func (b *compatBuilder) procedureText(ctx *gsql.Context, db, name string) (strin
 // showCreateProcedure answers SHOW CREATE PROCEDURE with the text as
 // written (GMS shows the text it was given, storedproc.GMSText).
 func showCreateProcedure(ctx *gsql.Context, n *plan.ShowCreateProcedure, row gsql.Row) (gsql.RowIter, error) {
+	if name, ok := isFunctionName(n.ProcedureName); ok {
+		return showCreateFunction(ctx, n, name)
+	}
 	rows, err := compat.DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err
