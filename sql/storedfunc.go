@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/storedproc"
@@ -332,4 +333,118 @@ func showCreateFunction(ctx *gsql.Context, n *plan.ShowCreateProcedure, name str
 		row = append(row, val)
 	}
 	return gsql.RowsToRowIter(row), nil
+}
+
+// routinesTable is GMS's information_schema.ROUTINES (or PARAMETERS: any
+// routine table) with a row per stored function after GMS's rows of the
+// procedures (GMS's table has procedures only), which SHOW FUNCTION
+// STATUS reads and mariadb-dump --routines lists functions by.
+type routinesTable struct {
+	gsql.Table
+	provider *DatabaseProvider
+}
+
+var _ gsql.CatalogTable = (*routinesTable)(nil)
+
+// AssignCatalog implements sql.CatalogTable.
+func (t *routinesTable) AssignCatalog(cat gsql.Catalog) gsql.Table {
+	if c, ok := t.Table.(gsql.CatalogTable); ok {
+		return &routinesTable{Table: c.AssignCatalog(cat), provider: t.provider}
+	}
+	return t
+}
+
+// AssignProcedures implements analyzer.RoutineTable.
+func (t *routinesTable) AssignProcedures(p map[string][]*plan.Procedure) gsql.Table {
+	if r, ok := t.Table.(interface {
+		AssignProcedures(map[string][]*plan.Procedure) gsql.Table
+	}); ok {
+		return &routinesTable{Table: r.AssignProcedures(p), provider: t.provider}
+	}
+	return t
+}
+
+// PartitionRows implements sql.Table.
+func (t *routinesTable) PartitionRows(ctx *gsql.Context, p gsql.Partition) (gsql.RowIter, error) {
+	iter, err := t.Table.PartitionRows(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := gsql.RowIterToRows(ctx, iter)
+	if err != nil {
+		return nil, err
+	}
+	fns, err := t.provider.functionRoutineRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gsql.RowsToRowIter(append(rows, fns...)...), nil
+}
+
+// functionRoutineRows returns the ROUTINES rows of every database's
+// stored functions, in database and name order, in GMS's columns.
+func (p *DatabaseProvider) functionRoutineRows(ctx *gsql.Context) ([]gsql.Row, error) {
+	tx, err := transactionOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := tx.catalog(ctx)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	if !hasFunctions(cat) {
+		return nil, nil
+	}
+	var vars []any
+	for _, v := range []string{"character_set_client", "collation_connection"} {
+		val, err := ctx.GetSessionVariable(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		vars = append(vars, val)
+	}
+	var rows []gsql.Row
+	for _, db := range cat.SortedDatabases() {
+		for _, def := range cat.SortedFunctions(db.ID) {
+			fn, err := storedproc.ParseFunction(def.Create)
+			if err != nil {
+				continue
+			}
+			deterministic, access, security, comment := "NO", "CONTAINS SQL", "DEFINER", ""
+			for _, c := range fn.Characteristics {
+				switch c.Type {
+				case ast.CharacteristicValue_Deterministic:
+					deterministic = "YES"
+				case ast.CharacteristicValue_NotDeterministic:
+					deterministic = "NO"
+				case ast.CharacteristicValue_ContainsSql, ast.CharacteristicValue_NoSql, ast.CharacteristicValue_ReadsSqlData, ast.CharacteristicValue_ModifiesSqlData:
+					access = strings.ToUpper(string(c.Type))
+				case ast.CharacteristicValue_SqlSecurityInvoker:
+					security = "INVOKER"
+				case ast.CharacteristicValue_Comment:
+					comment = c.Comment
+				}
+			}
+			dtd := strings.ToLower(fn.Returns.String())
+			if i := strings.Index(dtd, " collate "); i >= 0 {
+				dtd = dtd[:i]
+			}
+			dataType := dtd
+			if i := strings.IndexAny(dataType, "( "); i >= 0 {
+				dataType = dataType[:i]
+			}
+			collation := db.Collation
+			if collation == "" {
+				collation = gsql.Collation_Default.String()
+			}
+			rows = append(rows, gsql.Row{
+				def.Name, "def", db.Name, def.Name, "FUNCTION", dataType,
+				nil, nil, nil, nil, nil, nil, nil, dtd, "SQL", ast.String(fn.Body),
+				nil, "SQL", "SQL", deterministic, access, nil, security,
+				def.CreatedAt.UTC(), def.ModifiedAt.UTC(), def.SQLMode, comment, "",
+				vars[0], vars[1], collation,
+			})
+		}
+	}
+	return rows, nil
 }

@@ -77,6 +77,11 @@ func quoteName(name string) string {
 // top of the file), and whether text was one. A CREATE FUNCTION that does
 // not parse is left alone (vitess then reports the syntax error).
 func rewriteFunctionStatement(text string) (string, bool) {
+	if strings.Contains(text, "/*!") || strings.Contains(text, "/*M!") {
+		// A dump's routine: /*!50003 CREATE*/ /*!50020 DEFINER=...*/
+		// /*!50003 FUNCTION ... */.
+		text = strings.TrimSpace(unwrapVersioned(text))
+	}
 	if m := functionOther.FindStringSubmatch(text); m != nil {
 		verb := strings.ToUpper(strings.Join(strings.Fields(m[1]), " "))
 		verb = strings.Replace(verb, "FUNCTION", "PROCEDURE", 1)
@@ -297,3 +302,52 @@ func (e *Env) CallFunction(ctx *gsql.Context, db string, fn *Function, args []an
 	}
 	return nil, err
 }
+
+// unwrapVersioned returns text with each versioned comment (/*!NNNNN
+// ... */, MariaDB's /*M!NNNNNN ... */) replaced by its contents, as MySQL
+// reads it; quoted strings and names are left alone.
+func unwrapVersioned(text string) string {
+	var out strings.Builder
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c == '\'' || c == '"' || c == '`' {
+			j := compat.SkipQuoted(text, i)
+			out.WriteString(text[i:j])
+			i = j
+			continue
+		}
+		start := -1
+		switch {
+		case strings.HasPrefix(text[i:], "/*!"):
+			start = i + 3
+		case strings.HasPrefix(text[i:], "/*M!"):
+			start = i + 4
+		}
+		if start < 0 {
+			out.WriteByte(c)
+			i++
+			continue
+		}
+		for start < len(text) && text[start] >= '0' && text[start] <= '9' {
+			start++
+		}
+		end := strings.Index(text[start:], "*/")
+		if end < 0 {
+			out.WriteString(text[i:])
+			break
+		}
+		// The contents, apart from their neighbours by one space.
+		if b := out.String(); b != "" && !isSpace(b[len(b)-1]) {
+			out.WriteByte(' ')
+		}
+		out.WriteString(strings.TrimSpace(text[start : start+end]))
+		i = start + end + 2
+		if i < len(text) && !isSpace(text[i]) {
+			out.WriteByte(' ')
+		}
+	}
+	return out.String()
+}
+
+// isSpace reports whether c is blank.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

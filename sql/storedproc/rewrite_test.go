@@ -177,6 +177,13 @@ func TestParseFunction(t *testing.T) {
 			t.Errorf("ParseFunction(%q) = %+v, want an error", bad, fn)
 		}
 	}
+	// A dump's function, its parts in versioned comments.
+	dumped := "/*!50003 CREATE*/ /*!50020 DEFINER=`root`@`localhost`*/ /*!50003 FUNCTION `f`(a INT) RETURNS int(11)\n    DETERMINISTIC\nRETURN a + 1 */"
+	rewritten, ok := Rewrite(dumped)
+	back, _ := FunctionText(rewritten)
+	if want := "CREATE DEFINER=`root`@`localhost` FUNCTION `f`(a INT) RETURNS int(11)\n    DETERMINISTIC\nRETURN a + 1"; !ok || back != want {
+		t.Errorf("Rewrite of a dumped function: %q (%v), want the text %q", back, ok, want)
+	}
 	for text, want := range map[string]string{
 		"DROP FUNCTION f":                "DROP PROCEDURE `percdb_function$f`",
 		"drop function if exists d.`f`;": "DROP PROCEDURE IF EXISTS `d`.`percdb_function$f`",
