@@ -134,10 +134,18 @@ func (p *DatabaseProvider) storedFunction(ctx *gsql.Context, name string) (gsql.
 	}
 	// Most names are built-in functions', and most databases have no
 	// stored function: neither reads the transaction's catalog.
-	if cached := p.catalogs.Cached(); cached == nil || !hasFunctions(cached) || p.builtins.has(name) {
+	if cached := p.catalogs.Cached(); cached == nil || !hasFunctions(cached) {
 		return nil, false
 	}
 	db := ctx.GetCurrentDatabase()
+	if qualified, ok := isFunctionName(name); ok {
+		// db.f(...), renamed by the parser (storedproc.QualifyCalls).
+		if db, name, ok = strings.Cut(qualified, "."); !ok {
+			return nil, false
+		}
+	} else if p.builtins.has(name) {
+		return nil, false
+	}
 	if db == "" {
 		return nil, false
 	}
@@ -305,7 +313,12 @@ func functionError(db string, err error) error {
 	if m == nil {
 		return err
 	}
-	return mysql.NewSQLError(codeProcedureDoesNotExist, stateSyntax, "FUNCTION %s.%s does not exist", db, m[1]+m[2])
+	name := m[1] + m[2]
+	if qualified, ok := isFunctionName(name); ok {
+		// db.f(...) (storedproc.QualifyCalls).
+		return mysql.NewSQLError(codeProcedureDoesNotExist, stateSyntax, "FUNCTION %s does not exist", qualified)
+	}
+	return mysql.NewSQLError(codeProcedureDoesNotExist, stateSyntax, "FUNCTION %s.%s does not exist", db, name)
 }
 
 // showCreateFunction answers SHOW CREATE FUNCTION (GMS's SHOW CREATE

@@ -351,3 +351,20 @@ func unwrapVersioned(text string) string {
 
 // isSpace reports whether c is blank.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// QualifyCalls renames each call of a function qualified by a database
+// in stmt (db.f(...)), which GMS resolves by the bare name only, to
+// FunctionPrefix + "db.f", which the stored functions' provider (package
+// sql) resolves in that database. Built-in functions have no qualifier.
+func QualifyCalls(stmt ast.Statement) {
+	if stmt == nil {
+		return
+	}
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		if f, ok := n.(*ast.FuncExpr); ok && !f.Qualifier.IsEmpty() {
+			f.Name = ast.NewColIdent(FunctionPrefix + f.Qualifier.String() + "." + f.Name.String())
+			f.Qualifier = ast.TableIdent{}
+		}
+		return true, nil
+	}, stmt)
+}

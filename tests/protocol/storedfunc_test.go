@@ -2,9 +2,11 @@ package protocol
 
 import (
 	"database/sql"
+	"errors"
 	"testing"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
+	"github.com/percdb/percdb/tests/wirefuzz"
 )
 
 // TestShowCreateFunction: SHOW CREATE FUNCTION answers the function's
@@ -37,6 +39,30 @@ func TestShowCreateFunction(t *testing.T) {
 		var n int
 		if err := db.QueryRow("SELECT twice(?) FROM (SELECT 1 AS one) AS d WHERE twice(one) = ?", 4, 2).Scan(&n); err != nil || n != 8 {
 			t.Errorf("prepared SELECT twice(?): %d (%v), want 8", n, err)
+		}
+	})
+}
+
+// TestStoredFunctionQualified calls a stored function of another
+// database by its qualified name, as MySQL allows (GMS dropped the
+// qualifier: 1305 for the current database's); the column is named as
+// written; a missing one is 1305 naming it.
+func TestStoredFunctionQualified(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		c, _ := dial(t, s)
+		for _, q := range []string{"CREATE DATABASE IF NOT EXISTS qf", "CREATE FUNCTION qf.thrice(a INT) RETURNS INT DETERMINISTIC RETURN a * 3"} {
+			if _, err := c.QueryAll(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		res, err := c.QueryAll("SELECT qf.thrice(2)")
+		if err != nil || len(res) != 1 || len(res[0].Rows) != 1 || res[0].Rows[0][0] != "6" || res[0].Columns[0].Name != "qf.thrice(2)" {
+			t.Errorf("SELECT qf.thrice(2): %v (%v)", res, err)
+		}
+		_, err = c.QueryAll("SELECT qf.nosuch(2)")
+		var se *wirefuzz.ServerError
+		if !errors.As(err, &se) || se.Code != 1305 || se.Message != "FUNCTION qf.nosuch does not exist" {
+			t.Errorf("SELECT qf.nosuch(2): %v, want 1305 FUNCTION qf.nosuch does not exist", err)
 		}
 	})
 }
