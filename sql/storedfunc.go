@@ -261,11 +261,10 @@ func (c *storedFunctionCall) Eval(ctx *gsql.Context, row gsql.Row) (any, error) 
 		return nil, fmt.Errorf("stored function %s: not a percdb session", c.fn.Name)
 	}
 	key := strings.ToLower(c.db + "." + c.fn.Name)
-	if slices.Contains(s.activeFunctions, key) {
+	if !s.activeFunctions.enter(key) {
 		return nil, mysql.NewSQLError(1424, "HY000", "Recursive stored functions and triggers are not allowed")
 	}
-	s.activeFunctions = append(s.activeFunctions, key)
-	defer func() { s.activeFunctions = s.activeFunctions[:len(s.activeFunctions)-1] }()
+	defer s.activeFunctions.leave(key)
 	env := &storedproc.Env{
 		Runner:    c.provider.runner,
 		Procedure: c.provider.procedureText,
@@ -460,4 +459,34 @@ func (p *DatabaseProvider) functionRoutineRows(ctx *gsql.Context) ([]gsql.Row, e
 		}
 	}
 	return rows, nil
+}
+
+// functionStack is the stored functions a session is running (db.name,
+// lower case), outermost first. Its lock is for the row iterators GMS
+// may run in goroutines of their own; a session runs one statement at a
+// time.
+type functionStack struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+// enter records that function key starts, unless it is running already
+// (a recursive call): then it reports false.
+func (st *functionStack) enter(key string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if slices.Contains(st.keys, key) {
+		return false
+	}
+	st.keys = append(st.keys, key)
+	return true
+}
+
+// leave records that function key ended.
+func (st *functionStack) leave(key string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if i := slices.Index(st.keys, key); i >= 0 {
+		st.keys = slices.Delete(st.keys, i, i+1)
+	}
 }
