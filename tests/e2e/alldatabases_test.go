@@ -55,26 +55,3 @@ func TestDumpRestoreFunctions(t *testing.T) {
 		t.Errorf("functions restored: %v\ndump:\n%s", got, out)
 	}
 }
-
-// mariadb-dump --all-databases dumps the mysql database too (it reads
-// its tables and, with --flush-privileges, reloads the grants), and the
-// dump loads into another server with every database's rows.
-func TestDumpAllDatabases(t *testing.T) {
-	dump := tool(t, "mariadb-dump", "mysqldump")
-	client := mariadbClient(t)
-	s := startServer(t, "")
-	mustExec(t, s.Open(""), "CREATE DATABASE d1", "CREATE TABLE d1.t (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO d1.t VALUES (1, 'a')",
-		"CREATE DATABASE d2", "CREATE TABLE d2.u (id INT PRIMARY KEY)", "INSERT INTO d2.u VALUES (7)")
-	host, port := s.HostPort()
-	out := runTool(t, dump, host, port, "", "--all-databases")
-	restored := startServer(t, "")
-	h2, p2 := restored.HostPort()
-	runTool(t, client, h2, p2, out)
-	db := restored.Open("")
-	if got := queryRows(t, db, "SELECT id, v FROM d1.t"); !reflect.DeepEqual(got, [][]string{{"1", "a"}}) {
-		t.Errorf("d1.t restored = %v", got)
-	}
-	if got := queryRows(t, db, "SELECT id FROM d2.u"); !reflect.DeepEqual(got, [][]string{{"7"}}) {
-		t.Errorf("d2.u restored = %v", got)
-	}
-}
