@@ -75,10 +75,11 @@
 // # Catalog
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
-// constraints, foreign keys, fk.go), views, triggers and stored procedures are JSON definitions
+// constraints, foreign keys, fk.go), views, triggers, stored procedures and functions are JSON definitions
 // under the meta prefix "m" (package catalog; GMS parses and runs triggers
 // from their stored statements, trigger.go; procedures GMS parses and
-// percdb's interpreter runs, routines.go, procexec.go). A DDL statement changes them in its own transaction, with
+// percdb's interpreter runs, routines.go, procexec.go; functions, which
+// GMS lacks, storedfunc.go). A DDL statement changes them in its own transaction, with
 // the data it moves (an index backfill, a table rewrite, the rows of a
 // dropped table), and bumps the schema version key, so concurrent DDLs
 // conflict and every node sees the change atomically. Each transaction

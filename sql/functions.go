@@ -9,6 +9,11 @@ import (
 // Function implements sql.FunctionProvider: percdb's functions
 // (compat.Function), which GMS's catalog looks up before its built-in
 // ones.
-func (p *DatabaseProvider) Function(_ *gsql.Context, name string) (gsql.Function, bool) {
-	return compat.Function(name)
+// A stored function of the current database comes after them
+// (storedfunc.go).
+func (p *DatabaseProvider) Function(ctx *gsql.Context, name string) (gsql.Function, bool) {
+	if f, ok := compat.Function(name); ok {
+		return f, true
+	}
+	return p.storedFunction(ctx, name)
 }

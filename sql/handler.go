@@ -470,6 +470,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	if err != nil {
 		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
 		err = callArgumentsError(s.GetCurrentDatabase(), err) // procexec.go
+		err = functionError(s.GetCurrentDatabase(), err)      // storedfunc.go
 	}
 	err = finishSQLError(err)
 	recordError(s, err)

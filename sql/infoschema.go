@@ -29,6 +29,8 @@ const (
 	columnsTableName = "COLUMNS"
 	// statisticsTableName is information_schema.STATISTICS.
 	statisticsTableName = "STATISTICS"
+	// routinesName is information_schema.ROUTINES.
+	routinesName = "ROUTINES"
 )
 
 // GetTableInsensitive implements sql.Database.
@@ -58,6 +60,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 			return t, ok, err
 		}
 		return &columnsTable{Table: t, provider: d.provider}, true, nil
+	case strings.EqualFold(name, routinesName):
+		// Stored functions after GMS's procedures (storedfunc.go).
+		t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			return t, ok, err
+		}
+		return &routinesTable{Table: t, provider: d.provider}, true, nil
 	case strings.EqualFold(name, viewsName):
 		// Each view bound in its own database (compat_viewdb.go).
 		t, ok, err := d.Database.GetTableInsensitive(ctx, name)

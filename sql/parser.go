@@ -38,7 +38,7 @@ func (p literalParser) ParseSimple(query string) (ast.Statement, error) {
 			}
 		}
 	}
-	return storedproc.ForGMS(compat.RewriteParsed(stmt)), err
+	return p.qualifyCalls(storedproc.ForGMS(compat.RewriteParsed(stmt))), err
 }
 
 // Parse implements sql.Parser.
@@ -52,7 +52,7 @@ func (p literalParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.S
 		}
 	}
 	noteAliasSpellings(ctx, stmt)
-	return storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt))), q, rest, err
+	return p.qualifyCalls(storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)))), q, rest, err
 }
 
 // ParseWithOptions implements sql.Parser.
@@ -66,7 +66,7 @@ func (p literalParser) ParseWithOptions(ctx context.Context, query string, delim
 		}
 	}
 	noteAliasSpellings(ctx, stmt)
-	return storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt))), q, rest, err
+	return p.qualifyCalls(storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)))), q, rest, err
 }
 
 // ParseOneWithOptions implements sql.Parser. The index it returns is into
@@ -87,9 +87,21 @@ func (p literalParser) ParseOneWithOptions(ctx context.Context, query string, op
 			}
 		}
 		noteAliasSpellings(ctx, stmt)
-		return storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt))), n, err
+		return p.qualifyCalls(storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)))), n, err
 	}
 	stmt, _, err := p.Parser.ParseOneWithOptions(ctx, q, options)
 	noteAliasSpellings(ctx, stmt)
-	return storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt))), len(query), err
+	return p.qualifyCalls(storedproc.ForGMS(p.provider.generatedDefaults(ctx, compat.RewriteParsed(stmt)))), len(query), err
+}
+
+// qualifyCalls renames the calls of db.f(...) in stmt for the stored
+// functions' provider (storedproc.QualifyCalls), when any database has a
+// stored function.
+func (p literalParser) qualifyCalls(stmt ast.Statement) ast.Statement {
+	if p.provider != nil {
+		if c := p.provider.catalogs.Cached(); c != nil && hasFunctions(c) {
+			storedproc.QualifyCalls(stmt)
+		}
+	}
+	return stmt
 }

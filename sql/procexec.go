@@ -28,10 +28,14 @@ func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row)
 	s, _ := ctx.Session.(*Session)
 	// A constant argument of an OUT or INOUT parameter is MySQL's 1414 in
 	// a CALL sent as a query. A prepared CALL's placeholders reach here
-	// as constants too, and there MySQL takes them (sending the values
-	// back is not done: see docs/compatibility.md), so elsewhere the
-	// value is dropped, as GMS did.
+	// as constants too, and there MySQL takes them, and sends their
+	// values back to a client that reads them (out, procresults.go);
+	// elsewhere the value is dropped, as GMS did.
 	strict := s != nil && s.procResults != nil && !s.procResults.binary
+	var out *outParams
+	if s != nil && s.procResults != nil && s.procResults.outParams && n.Procedure != nil && len(n.Procedure.Params) == len(n.Params) {
+		out = &outParams{vals: make([]any, len(n.Params)), types: make([]gsql.Type, len(n.Params)), set: make([]bool, len(n.Params))}
+	}
 	drop := func(*gsql.Context, any, gsql.Type) error { return nil }
 	args := make([]storedproc.Arg, len(n.Params))
 	for i, p := range n.Params {
@@ -40,10 +44,13 @@ func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row)
 			return nil, err
 		}
 		args[i].Value = v
-		if uv, ok := p.(*expression.UserVar); ok {
+		switch uv, ok := p.(*expression.UserVar); {
+		case ok:
 			name := uv.Name
 			args[i].Set = func(ctx *gsql.Context, v any, t gsql.Type) error { return ctx.SetUserVariable(ctx, name, v, t) }
-		} else if !strict {
+		case out != nil:
+			args[i].Set = out.setter(i)
+		case !strict:
 			args[i].Set = drop
 		}
 	}
@@ -76,12 +83,67 @@ func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row)
 	if err := env.Call(ctx, n.Database().Name(), n.Name, args); err != nil {
 		return nil, err
 	}
+	if out != nil {
+		set, ok, err := out.resultSet(ctx, n.Procedure.Params)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			s.procResults.sets = append(s.procResults.sets, set)
+		}
+	}
 	if last != nil {
 		n.SetSchema(lastSchema)
 		return gsql.RowsToRowIter(last.rawRows...), nil
 	}
 	n.SetSchema(types.OkResultSchema)
 	return gsql.RowsToRowIter(gsql.Row{types.NewOkResult(0)}), nil
+}
+
+// outParams collects the values a prepared CALL's OUT and INOUT
+// parameters end with, by argument position, for the client.
+type outParams struct {
+	vals  []any
+	types []gsql.Type
+	set   []bool
+}
+
+// setter is the storedproc.Arg.Set of argument i.
+func (o *outParams) setter(i int) func(*gsql.Context, any, gsql.Type) error {
+	return func(_ *gsql.Context, v any, t gsql.Type) error {
+		o.vals[i], o.types[i], o.set[i] = v, t, true
+		return nil
+	}
+}
+
+// resultSet returns the result set of the parameters collected: one
+// column per OUT or INOUT parameter, named after it and of its type, in
+// the parameters' order, and one row of their values; ok is false when
+// the procedure has none.
+func (o *outParams) resultSet(ctx *gsql.Context, params []plan.ProcedureParam) (procResultSet, bool, error) {
+	var sch gsql.Schema
+	var row gsql.Row
+	for i, p := range params {
+		if !o.set[i] {
+			continue
+		}
+		typ := o.types[i]
+		if typ == nil {
+			typ = p.Type
+		}
+		v, _, err := typ.Convert(ctx, o.vals[i])
+		if err != nil {
+			return procResultSet{}, false, err
+		}
+		sch = append(sch, &gsql.Column{Name: p.Name, Type: typ, Nullable: true})
+		row = append(row, v)
+	}
+	if len(sch) == 0 {
+		return procResultSet{}, false, nil
+	}
+	set, err := newProcResultSet(ctx, sch, []gsql.Row{row})
+	set.outParams = true
+	return set, true, err
 }
 
 // procedureText returns the CREATE PROCEDURE text of procedure name of
@@ -91,6 +153,12 @@ func (b *compatBuilder) procedureText(ctx *gsql.Context, db, name string) (strin
 	if err != nil {
 		return "", false, err
 	}
+	return procedureTextIn(ctx, d, name)
+}
+
+// procedureTextIn returns the CREATE PROCEDURE text, as written, of
+// procedure name of database d.
+func procedureTextIn(ctx *gsql.Context, d gsql.Database, name string) (string, bool, error) {
 	spd, ok := d.(gsql.StoredProcedureDatabase)
 	if !ok {
 		return "", false, nil
@@ -105,6 +173,9 @@ func (b *compatBuilder) procedureText(ctx *gsql.Context, db, name string) (strin
 // showCreateProcedure answers SHOW CREATE PROCEDURE with the text as
 // written (GMS shows the text it was given, storedproc.GMSText).
 func showCreateProcedure(ctx *gsql.Context, n *plan.ShowCreateProcedure, row gsql.Row) (gsql.RowIter, error) {
+	if name, ok := isFunctionName(n.ProcedureName); ok {
+		return showCreateFunction(ctx, n, name)
+	}
 	rows, err := compat.DefaultRows(ctx, n, row)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,22 @@ import (
 // vitess's answer to the CALL, which becomes its OK packet or the error.
 //
 // A CALL run as a prepared statement (COM_STMT_EXECUTE) answers the same
-// way, its result sets in the binary protocol.
+// way, its result sets in the binary protocol; when the client announced
+// CLIENT_PS_MULTI_RESULTS (MariaDB Connector/J, libmysqlclient), the
+// values of the OUT and INOUT parameters given by placeholders follow as
+// one more result set of one row, flagged SERVER_PS_OUT_PARAMS, before the
+// OK packet (MySQL's send_out_parameters).
+
+// Capability and status flags of the OUT parameters' result set, which
+// vitess does not name.
+const (
+	// clientPSMultiResults is CLIENT_PS_MULTI_RESULTS: the client reads
+	// a prepared CALL's OUT parameters.
+	clientPSMultiResults = 1 << 18
+	// serverPSOutParams is SERVER_PS_OUT_PARAMS: this result set holds
+	// the OUT parameters.
+	serverPSOutParams = 0x1000
+)
 
 // procSpool keeps the result sets of the SELECTs a CALL's procedures ran,
 // in order.
@@ -38,6 +53,10 @@ type procSpool struct {
 	noMultiResults bool
 	// binary says the CALL is a prepared statement's execution.
 	binary bool
+	// outParams says the values of the OUT and INOUT parameters given
+	// by placeholders are sent back (binary, and the client announced
+	// CLIENT_PS_MULTI_RESULTS).
+	outParams bool
 }
 
 // procResultSet is one SELECT's result: its columns and rows as GMS
@@ -46,6 +65,9 @@ type procResultSet struct {
 	fields  []*querypb.Field
 	rows    [][]sqltypes.Value
 	rawRows []gsql.Row
+	// outParams says the set holds a prepared CALL's OUT parameters
+	// (flagged SERVER_PS_OUT_PARAMS).
+	outParams bool
 }
 
 // newProcResultSet returns the result set of rows of schema sch.
@@ -126,7 +148,9 @@ func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql
 	if wc == nil || s == nil {
 		return cb, pass
 	}
-	spool := &procSpool{noMultiResults: wc.ClientCapabilities()&mysql.CapabilityClientMultiResults == 0, binary: binary}
+	caps := wc.ClientCapabilities()
+	spool := &procSpool{noMultiResults: caps&mysql.CapabilityClientMultiResults == 0, binary: binary,
+		outParams: binary && caps&clientPSMultiResults != 0}
 	s.procResults = spool
 	written, answered := false, false
 	flush := func() error {
@@ -167,8 +191,8 @@ func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql
 
 // writeProcResults writes sets, the result sets of a CALL's SELECTs, as
 // the start of its answer, each through the handler's result filters and
-// ended with SERVER_MORE_RESULTS_EXISTS, in the binary protocol when
-// binary says so.
+// ended with SERVER_MORE_RESULTS_EXISTS (and the OUT parameters' with
+// SERVER_PS_OUT_PARAMS too), in the binary protocol when binary says so.
 func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResultSet, binary bool) error {
 	h.setStatusFlags(c)
 	status := c.StatusFlags | mysql.ServerMoreResultsExists
@@ -195,7 +219,11 @@ func (h *handler) writeProcResults(c *mysql.Conn, wc *wire.Conn, sets []procResu
 			zeroDatesEmpty(&sqltypes.Result{Fields: fields, Rows: rows})
 			encode = wire.BinaryResultSet
 		}
-		p, err := encode(fields, rows, status, deprecateEOF)
+		setStatus := status
+		if set.outParams {
+			setStatus |= serverPSOutParams
+		}
+		p, err := encode(fields, rows, setStatus, deprecateEOF)
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,12 @@ import (
 // of a Server; per-transaction state lives in Transaction.
 type DatabaseProvider struct {
 	store *txn.Store
+	// runner runs the statements of stored functions' bodies (the
+	// engine; set once by the server before it serves).
+	runner gsql.StatementRunner
+	// builtins are GMS's built-in functions' names, which stored
+	// functions do not shadow (storedfunc.go).
+	builtins builtinNames
 	// actions runs the node's built-in observer actions (nil until the
 	// server is open): ADMIN WATCH kicks it, ADMIN SHOW OBSERVERS shows
 	// its counts.
@@ -228,7 +234,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		if err := deleteRange(ctx, k, catalog.TablesPrefix(def.ID), tablecodec.PrefixNext(catalog.TablesPrefix(def.ID))); err != nil {
 			return err
 		}
-		for _, prefix := range [][]byte{catalog.ViewsPrefix(def.ID), catalog.TriggersPrefix(def.ID), catalog.ProceduresPrefix(def.ID)} {
+		for _, prefix := range [][]byte{catalog.ViewsPrefix(def.ID), catalog.TriggersPrefix(def.ID), catalog.ProceduresPrefix(def.ID), catalog.FunctionsPrefix(def.ID)} {
 			if err := deleteRange(ctx, k, prefix, tablecodec.PrefixNext(prefix)); err != nil {
 				return err
 			}
@@ -241,6 +247,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		delete(c.Views, def.ID)
 		delete(c.Triggers, def.ID)
 		delete(c.Procedures, def.ID)
+		delete(c.Functions, def.ID)
 		return nil
 	}))
 }

@@ -53,6 +53,9 @@ func procedureToGMS(p *catalog.ProcedureDef) gsql.StoredProcedureDetails {
 
 // GetStoredProcedure implements sql.StoredProcedureDatabase.
 func (d *Database) GetStoredProcedure(ctx *gsql.Context, name string) (gsql.StoredProcedureDetails, bool, error) {
+	if fn, ok := isFunctionName(name); ok {
+		return d.getFunction(ctx, fn)
+	}
 	_, cat, err := d.catalog(ctx)
 	if err != nil {
 		return gsql.StoredProcedureDetails{}, false, err
@@ -81,6 +84,9 @@ func (d *Database) GetStoredProcedures(ctx *gsql.Context) ([]gsql.StoredProcedur
 
 // SaveStoredProcedure implements sql.StoredProcedureDatabase.
 func (d *Database) SaveStoredProcedure(ctx *gsql.Context, spd gsql.StoredProcedureDetails) error {
+	if _, ok := isFunctionName(spd.Name); ok {
+		return d.saveFunction(ctx, spd)
+	}
 	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		if _, ok := c.Procedure(d.def.ID, spd.Name); ok {
 			return mysql.NewSQLError(codeProcedureExists, stateSyntax, "PROCEDURE %s already exists", spd.Name)
@@ -105,6 +111,9 @@ func (d *Database) SaveStoredProcedure(ctx *gsql.Context, spd gsql.StoredProcedu
 // success under DROP PROCEDURE IF EXISTS (with MySQL's note, added here)
 // and which reaches the client as 1305 otherwise (errors.go).
 func (d *Database) DropStoredProcedure(ctx *gsql.Context, name string) error {
+	if fn, ok := isFunctionName(name); ok {
+		return d.dropFunction(ctx, fn)
+	}
 	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		p, ok := c.Procedure(d.def.ID, name)
 		if !ok {

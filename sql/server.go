@@ -341,6 +341,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
+	s.provider.runner = s.engine                                                   // stored functions' bodies (storedfunc.go)
 	s.engine.Parser = compat.SyntaxParser{Parser: s.engine.Parser}                 // sql/compat/syntax.go
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // parser.go
 	s.engine.Parser = planParser{Parser: s.engine.Parser}                          // compat_viewdb.go

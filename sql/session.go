@@ -29,6 +29,9 @@ type Session struct {
 	// procResults keeps the result sets of the SELECTs of the CALL
 	// the session runs as a query (procresults.go); nil otherwise.
 	procResults *procSpool
+	// activeFunctions are the stored functions running (storedfunc.go):
+	// one calling itself is MySQL's 1424.
+	activeFunctions functionStack
 	// aliasSpellings maps the lowercase of each table alias of the last
 	// statement parsed to its spelling, when they differ
 	// (compat_aliascase.go).

@@ -27,6 +27,7 @@ import (
 //	m:c:v:<dbID><name>     ViewDef (JSON)
 //	m:c:g:<dbID><name>     TriggerDef (JSON), see defs.go and sql/trigger.go
 //	m:c:p:<dbID><name>     ProcedureDef (JSON), see defs.go and sql/routines.go
+//	m:c:f:<dbID><name>     ProcedureDef (JSON) of a stored function
 //	m:a:<tableID><kind>    an ID allocator's high-water mark (autoinc.go)
 //
 // Everything under "m:c:" is loaded by one scan; the allocator keys sit
@@ -40,6 +41,7 @@ var (
 	prefixView       = []byte("m:c:v:")
 	prefixTrigger    = []byte("m:c:g:")
 	prefixProcedure  = []byte("m:c:p:")
+	prefixFunction   = []byte("m:c:f:")
 	prefixAllocators = []byte("m:a:")
 )
 
@@ -265,12 +267,15 @@ type Catalog struct {
 	Version uint64
 	// Databases are keyed by lower-cased name.
 	Databases map[string]*DatabaseDef
-	// Tables, Views, Triggers and Procedures are keyed by database ID,
-	// then lower-cased name.
+	// Tables, Views, Triggers, Procedures and Functions are keyed by
+	// database ID, then lower-cased name.
 	Tables     map[int64]map[string]*TableDef
 	Views      map[int64]map[string]*ViewDef
 	Triggers   map[int64]map[string]*TriggerDef
 	Procedures map[int64]map[string]*ProcedureDef
+	// Functions are the stored functions (CREATE FUNCTION): a name, its
+	// statement as written and its times, as a procedure's.
+	Functions map[int64]map[string]*ProcedureDef
 
 	// referencing indexes the foreign keys by the table they reference,
 	// built on first use (Referencing); a Catalog is not changed after
@@ -288,6 +293,7 @@ func New(version uint64) *Catalog {
 		Views:      make(map[int64]map[string]*ViewDef),
 		Triggers:   make(map[int64]map[string]*TriggerDef),
 		Procedures: make(map[int64]map[string]*ProcedureDef),
+		Functions:  make(map[int64]map[string]*ProcedureDef),
 	}
 }
 
@@ -309,6 +315,9 @@ func (c *Catalog) Clone() *Catalog {
 	}
 	for db, m := range c.Procedures {
 		n.Procedures[db] = cloneMap(m)
+	}
+	for db, m := range c.Functions {
+		n.Functions[db] = cloneMap(m)
 	}
 	return n
 }
@@ -448,6 +457,13 @@ func (c *Catalog) DecodeEntry(key, value []byte) error {
 			return err
 		}
 		putNamed(c.Procedures, dbID, p.Name, &p)
+	case hasPrefix(key, prefixFunction):
+		var p ProcedureDef
+		dbID, err := decodeInDatabase(key, value, prefixFunction, "function", &p)
+		if err != nil {
+			return err
+		}
+		putNamed(c.Functions, dbID, p.Name, &p)
 	default:
 		return fmt.Errorf("unknown catalog key %q", key)
 	}

@@ -95,6 +95,7 @@ func TestDefinitionsRoundTrip(t *testing.T) {
 	view := &catalog.ViewDef{Name: "V", TextDefinition: "select 1", CreateViewStatement: "create view V as select 1"}
 	trg := &catalog.TriggerDef{ID: 11, Name: "T", Table: "Orders", Timing: "before", Event: "insert", Create: "create trigger ..."}
 	proc := &catalog.ProcedureDef{Name: "P", Create: "create procedure P() select 1"}
+	fn := &catalog.ProcedureDef{Name: "F", Create: "create function F() returns int return 1"}
 	entries := []struct {
 		key []byte
 		def any
@@ -104,6 +105,7 @@ func TestDefinitionsRoundTrip(t *testing.T) {
 		{catalog.ViewKey(7, view.Name), view},
 		{catalog.TriggerKey(7, trg.Name), trg},
 		{catalog.ProcedureKey(7, proc.Name), proc},
+		{catalog.FunctionKey(7, fn.Name), fn},
 	}
 	c := catalog.New(3)
 	for _, e := range entries {
@@ -126,6 +128,12 @@ func TestDefinitionsRoundTrip(t *testing.T) {
 	}
 	if got, ok := c.Trigger(7, "t"); !ok || !reflect.DeepEqual(got, trg) {
 		t.Errorf("trigger: got %+v, want %+v", got, trg)
+	}
+	if got, ok := c.Function(7, "f"); !ok || !reflect.DeepEqual(got, fn) {
+		t.Errorf("function: got %+v, want %+v", got, fn)
+	}
+	if _, ok := c.Procedure(7, "f"); ok {
+		t.Errorf("the function is a procedure too")
 	}
 	if got, ok := c.Procedure(7, "p"); !ok || !reflect.DeepEqual(got, proc) {
 		t.Errorf("procedure: got %+v, want %+v", got, proc)

@@ -294,6 +294,33 @@ func ProcedureKey(dbID int64, name string) []byte {
 	return append(ProceduresPrefix(dbID), strings.ToLower(name)...)
 }
 
+// Function returns the stored function named name in database dbID.
+func (c *Catalog) Function(dbID int64, name string) (*ProcedureDef, bool) {
+	p, ok := c.Functions[dbID][strings.ToLower(name)]
+	return p, ok
+}
+
+// PutFunction records stored function p under database dbID.
+func (c *Catalog) PutFunction(dbID int64, p *ProcedureDef) { putNamed(c.Functions, dbID, p.Name, p) }
+
+// SortedFunctions returns the stored functions of database dbID in name
+// order.
+func (c *Catalog) SortedFunctions(dbID int64) []*ProcedureDef {
+	return sortedByName(c.Functions[dbID], func(p *ProcedureDef) string { return p.Name })
+}
+
+// FunctionsPrefix is the prefix of the keys of database dbID's stored
+// functions.
+func FunctionsPrefix(dbID int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixFunction...), uint64(dbID))
+}
+
+// FunctionKey is the key of the definition of stored function name of
+// database dbID.
+func FunctionKey(dbID int64, name string) []byte {
+	return append(FunctionsPrefix(dbID), strings.ToLower(name)...)
+}
+
 // ObserverDef is an observer's watch on a table: its name and the IDs of
 // the columns it watches (empty: every column). A watch made with ADMIN
 // WATCH ... DO has a built-in action: Action is its statement text as

@@ -25,6 +25,11 @@
 // Restore turns the marked text back into what the user wrote (for the
 // catalog and SHOW CREATE PROCEDURE).
 //
+// Stored functions (function.go) are run by the same interpreter: a
+// RETURN ends the body with its value. CREATE, DROP and SHOW CREATE
+// FUNCTION, which vitess's grammar lacks, are rewritten as GMS's
+// statements of a procedure whose name carries FunctionPrefix.
+//
 // The package knows nothing of percdb's sessions or catalog: the caller
 // (package sql) gives it the statement runner, the procedures' texts, the
 // mapping of errors to MySQL's, and where result sets go (Env).

@@ -121,6 +121,13 @@ func (f *frame) exec(st ast.Statement, sc *scope) error {
 		return f.signal(&st.Signal, sc, da.conds[len(da.conds)-1])
 	case *ast.Call:
 		return f.callStmt(st, sc)
+	case *ast.Return:
+		// A stored function's value (CallFunction takes it).
+		val, _, err := f.eval(sc, st.Expr)
+		if err != nil {
+			return err
+		}
+		return &returned{val: val}
 	}
 	f.bind(sc, st)
 	_, rows, err := f.query(st)

@@ -294,10 +294,11 @@ func (r *raised) Error() string       { return r.err.Error() }
 func (r *raised) Unwrap() error       { return r.err }
 func (w *warning) Error() string      { return w.c.Error() }
 
-// isControl reports whether err is a LEAVE, ITERATE or EXIT handler's jump.
+// isControl reports whether err is a LEAVE, ITERATE, EXIT handler's or
+// RETURN's jump.
 func isControl(err error) bool {
 	switch err.(type) {
-	case *leaveLabel, *iterateLabel, *exitBlock:
+	case *leaveLabel, *iterateLabel, *exitBlock, *returned:
 		return true
 	}
 	return false

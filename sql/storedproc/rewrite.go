@@ -27,7 +27,13 @@ var marked = regexp.MustCompile(`SELECT '` + markerPrefix + `([0-9a-f]*)'`)
 // follows ';', a label or a word that ends a statement's start (BEGIN,
 // THEN, ELSE, LOOP, REPEAT, DO); elsewhere DO is WHILE's. Quoted strings,
 // quoted names and comments are left alone.
+//
+// A CREATE FUNCTION, DROP FUNCTION or SHOW CREATE FUNCTION statement is
+// rewritten whole as GMS's statement of a procedure (function.go).
 func Rewrite(text string) (string, bool) {
+	if q, ok := rewriteFunctionStatement(text); ok {
+		return q, true
+	}
 	var out strings.Builder
 	prev := ""  // the last word or punctuation outside strings, upper case
 	copied := 0 // text[:copied] is in out

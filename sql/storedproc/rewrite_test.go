@@ -1,6 +1,7 @@
 package storedproc
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -123,6 +124,73 @@ func TestReturnsRows(t *testing.T) {
 		}
 		if got := returnsRows(spec.Body); got != want {
 			t.Errorf("returnsRows(%s) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestParseFunction splits CREATE FUNCTION statements into their header
+// (database, name, parameters, return type) and body, and gives GMS the
+// statements of functions as procedure statements under FunctionPrefix,
+// the CREATE FUNCTION text kept whole.
+func TestParseFunction(t *testing.T) {
+	for _, tc := range []struct {
+		text, want string
+	}{
+		{"CREATE FUNCTION f(a INT) RETURNS INT DETERMINISTIC RETURN a + 1", "f [a] int return"},
+		{"create definer=`root`@`%` function if not exists db1.`g h`(a int, b varchar(10)) returns decimal(10,2) unsigned reads sql data comment 'x' begin declare c int default 1; return a * c; end",
+			"db1.g h [a b] decimal(10,2) begin"},
+		{"CREATE FUNCTION s() RETURNS VARCHAR(20) CHARSET utf8mb4 COLLATE utf8mb4_bin NO SQL RETURN 'x'", "s [] varchar(20) COLLATE utf8mb4_bin return"},
+		{"CREATE FUNCTION n() RETURNS BIGINT RETURN (SELECT COUNT(*) FROM t)", "n [] bigint return"},
+	} {
+		fn, err := ParseFunction(tc.text)
+		if err != nil {
+			t.Errorf("ParseFunction(%q): %v", tc.text, err)
+			continue
+		}
+		var params []string
+		for _, p := range fn.Params {
+			params = append(params, p.Name)
+		}
+		name := fn.Name
+		if fn.DB != "" {
+			name = fn.DB + "." + name
+		}
+		body := strings.ToLower(strings.Fields(ast.String(fn.Body))[0])
+		if got := fmt.Sprintf("%s [%s] %s %s", name, strings.Join(params, " "), fn.Returns.String(), body); got != tc.want {
+			t.Errorf("ParseFunction(%q) = %s, want %s", tc.text, got, tc.want)
+		}
+		rewritten, ok := Rewrite(tc.text)
+		if !ok || !strings.HasPrefix(rewritten, "CREATE PROCEDURE ") {
+			t.Errorf("Rewrite(%q) = %q, %v", tc.text, rewritten, ok)
+		}
+		if back, ok := FunctionText(rewritten); !ok || back != tc.text {
+			t.Errorf("FunctionText(%q) = %q, %v; want the text as written", rewritten, back, ok)
+		}
+	}
+	for _, bad := range []string{
+		"CREATE FUNCTION f(a INT) RETURN a",
+		"CREATE FUNCTION f(OUT a INT) RETURNS INT RETURN 1",
+		"CREATE FUNCTION f(a INT RETURNS INT RETURN 1",
+		"CREATE FUNCTION f() RETURNS NOSUCHTYPE RETURN 1",
+	} {
+		if fn, err := ParseFunction(bad); err == nil {
+			t.Errorf("ParseFunction(%q) = %+v, want an error", bad, fn)
+		}
+	}
+	// A dump's function, its parts in versioned comments.
+	dumped := "/*!50003 CREATE*/ /*!50020 DEFINER=`root`@`localhost`*/ /*!50003 FUNCTION `f`(a INT) RETURNS int(11)\n    DETERMINISTIC\nRETURN a + 1 */"
+	rewritten, ok := Rewrite(dumped)
+	back, _ := FunctionText(rewritten)
+	if want := "CREATE DEFINER=`root`@`localhost` FUNCTION `f`(a INT) RETURNS int(11)\n    DETERMINISTIC\nRETURN a + 1"; !ok || back != want {
+		t.Errorf("Rewrite of a dumped function: %q (%v), want the text %q", back, ok, want)
+	}
+	for text, want := range map[string]string{
+		"DROP FUNCTION f":                "DROP PROCEDURE `percdb_function$f`",
+		"drop function if exists d.`f`;": "DROP PROCEDURE IF EXISTS `d`.`percdb_function$f`",
+		"SHOW CREATE FUNCTION d.f":       "SHOW CREATE PROCEDURE `d`.`percdb_function$f`",
+	} {
+		if got, ok := Rewrite(text); !ok || got != want {
+			t.Errorf("Rewrite(%q) = %q, %v; want %q", text, got, ok, want)
 		}
 	}
 }

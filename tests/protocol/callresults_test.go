@@ -143,12 +143,13 @@ func TestCallResultSetsDriver(t *testing.T) {
 		if !errors.As(err, &me) || me.Number != 1644 || got != "[one][[1]]" {
 			t.Errorf("CALL psig(): %s (%v), want [one][[1]] and error 1644", got, err)
 		}
-		// A placeholder for an OUT parameter is taken (MySQL sends its
-		// value back as one more result set, which percdb does not: only
-		// the first is compared).
+		// A placeholder for an OUT parameter is taken; go-sql-driver
+		// does not announce CLIENT_PS_MULTI_RESULTS, so the parameter's
+		// value is not sent back (MySQL and MariaDB do the same;
+		// TestCallOutParams has a client that reads it).
 		got, err = read("CALL pout(?, ?)", 1, 0)
-		if !strings.HasPrefix(got, "[b][[2]]") || err != nil {
-			t.Errorf("prepared CALL pout(?, ?): %s (%v), want [b][[2]] first", got, err)
+		if got != "[b][[2]]" || err != nil {
+			t.Errorf("prepared CALL pout(?, ?): %s (%v), want [b][[2]]", got, err)
 		}
 		stmt, err := db.Prepare("CALL p2()")
 		if err != nil {

@@ -41,6 +41,7 @@ const (
 	capMultiStatements   = 0x00010000
 	capMultiResults      = 0x00020000
 	capPluginAuth        = 0x00080000
+	capPSMultiResults    = 0x00040000
 	capPluginAuthLenenc  = 0x00200000
 	clientCapabilities   = capLongPassword | capLongFlag | capProtocol41 | capTransactions | capSecureConnection | capMultiStatements | capMultiResults | capPluginAuth | capPluginAuthLenenc
 	nativePassword       = "mysql_native_password"
@@ -99,6 +100,11 @@ type Conn struct {
 	// NoMultiResults leaves CLIENT_MULTI_RESULTS out of the capabilities
 	// Authenticate announces, as an old client does.
 	NoMultiResults bool
+	// PSMultiResults adds CLIENT_PS_MULTI_RESULTS to the capabilities
+	// Authenticate announces: the client reads a prepared CALL's OUT
+	// parameters (a result set flagged SERVER_PS_OUT_PARAMS), as
+	// MariaDB Connector/J and libmysqlclient do.
+	PSMultiResults bool
 }
 
 // Dial connects to addr and reads the server's greeting. Every read and
@@ -335,6 +341,9 @@ func (c *Conn) Authenticate(g *Greeting, user, password, db string) error {
 	resp := handshakeResponse(g, user, password, db, collation)
 	if c.NoMultiResults {
 		binary.LittleEndian.PutUint32(resp, binary.LittleEndian.Uint32(resp)&^capMultiResults)
+	}
+	if c.PSMultiResults {
+		binary.LittleEndian.PutUint32(resp, binary.LittleEndian.Uint32(resp)|capPSMultiResults)
 	}
 	if err := c.WritePacket(resp); err != nil {
 		return fmt.Errorf("write handshake response: %w", err)
