@@ -790,7 +790,19 @@ func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
 	if err != nil || inRange != gsql.InRange || r.s.WarningCount() != warnings {
 		return nil, false
 	}
+	if isInteger(v) && types.IsInteger(col.Type) && !sameInt(v, conv) {
+		// GMS's Convert truncated a value too wide for the column
+		// (sameInt); its own write fails with 1264.
+		return nil, false
+	}
 	return conv, true
+}
+
+// isInteger reports whether v is of a Go integer type.
+func isInteger(v any) bool {
+	_, signed := copr.Signed(v)
+	_, unsigned := copr.Unsigned(v)
+	return signed || unsigned
 }
 
 // Strings that name a value exactly: a DECIMAL with no exponent, a DATETIME
