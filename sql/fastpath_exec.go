@@ -409,7 +409,7 @@ func (r *fastRun) intKey(typ gsql.Type, v fastpath.Value) (int64, bool) {
 		return 0, false
 	}
 	conv, inRange, err := typ.Convert(r.ctx, val)
-	if err != nil || inRange != gsql.InRange {
+	if err != nil || inRange != gsql.InRange || !sameInt(val, conv) {
 		return 0, false
 	}
 	k, _, err := types.Int64.Convert(r.ctx, conv)
@@ -417,6 +417,27 @@ func (r *fastRun) intKey(typ gsql.Type, v fastpath.Value) (int64, bool) {
 		return 0, false
 	}
 	return k.(int64), true
+}
+
+// sameInt reports whether the integers a and b (of any Go integer types)
+// are equal. GMS v0.20.0's Convert to a narrower unsigned type truncates
+// an unsigned value that does not fit (uint8(v) for TINYINT UNSIGNED) and
+// calls it in range: a key of 2^63 became 0, and a prefix DELETE by it
+// deleted the rows of key 0 (docs/compatibility.md).
+func sameInt(a, b any) bool {
+	as, aSigned := copr.Signed(a)
+	bs, bSigned := copr.Signed(b)
+	au, _ := copr.Unsigned(a)
+	bu, _ := copr.Unsigned(b)
+	switch {
+	case aSigned && bSigned:
+		return as == bs
+	case aSigned:
+		return as >= 0 && uint64(as) == bu
+	case bSigned:
+		return bs >= 0 && uint64(bs) == au
+	}
+	return au == bu
 }
 
 // value returns the value v stands for: a literal, or a parameter
@@ -769,7 +790,19 @@ func (r *fastRun) convert(col *gsql.Column, v any) (any, bool) {
 	if err != nil || inRange != gsql.InRange || r.s.WarningCount() != warnings {
 		return nil, false
 	}
+	if isInteger(v) && types.IsInteger(col.Type) && !sameInt(v, conv) {
+		// GMS's Convert truncated a value too wide for the column
+		// (sameInt); its own write fails with 1264.
+		return nil, false
+	}
 	return conv, true
+}
+
+// isInteger reports whether v is of a Go integer type.
+func isInteger(v any) bool {
+	_, signed := copr.Signed(v)
+	_, unsigned := copr.Unsigned(v)
+	return signed || unsigned
 }
 
 // Strings that name a value exactly: a DECIMAL with no exponent, a DATETIME

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
+	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
@@ -77,6 +79,11 @@ func (r *fastRun) runScan() fastOutcome {
 		gsql.ByteBufPool.Put(buf)
 	}()
 	if r.explicit() {
+		if s.forUpdate != r.shape.ForUpdate {
+			// The handler's lexical test and the parser disagree:
+			// GMS's path does what the handler says.
+			return fallThrough(fastpath.ReasonSession)
+		}
 		t, reason, ok := r.transaction()
 		if !ok {
 			return fallThrough(reason)
@@ -130,7 +137,15 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 		return nil, fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
 	}
 	st := &scanStream{r: r, fields: fields.Fields, buf: buf}
+	if r.shape.ForUpdate && r.explicit() {
+		// In autocommit mode FOR UPDATE locks nothing, in GMS's path
+		// too.
+		st.lock = t
+	}
 	rows, examined, reason, ok := r.scanRows(pl, k, st)
+	if st.lockErr != nil {
+		return nil, handled(st.lockErr)
+	}
 	if !ok {
 		if st.started {
 			// Rows were sent: GMS cannot answer it any more.
@@ -186,6 +201,12 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
 	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
+	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > 0) {
+		// Rows read that the answer would not hold would go unlocked:
+		// the plan does not allow it (ScanPlan.LockCols), GMS's path
+		// would lock them.
+		return nil, 0, fastpath.ReasonTable, false
+	}
 	want := int64(-1)
 	if stream && len(local) == 0 && limit > 0 {
 		want = offset + limit
@@ -236,7 +257,9 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 					rows = append(rows, row)
 					return nil
 				}
-				if !stream {
+				if !stream || st.lock != nil {
+					// A locking read locks its rows before it sends
+					// any.
 					return errScanTooLarge
 				}
 				read += int64(len(rows))
@@ -274,6 +297,12 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		}
 		rows = []gsql.Row{row}
 	} else if stream {
+		if st.lock != nil {
+			if err := r.lockScanned(st.lock, k, pl, rows); err != nil {
+				st.lockErr = err
+				return nil, examined, fastpath.ReasonError, false
+			}
+		}
 		// The last batch: what the earlier batches left of OFFSET and
 		// LIMIT applies.
 		var err error
@@ -300,6 +329,37 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		}
 	}
 	return cut(rows, offset, limit), examined, 0, true
+}
+
+// lockScanned locks, for SELECT ... FOR UPDATE in transaction t, the
+// rows a range SELECT read (those OFFSET skips included), by the handles
+// their primary key columns make, as GMS's scan locks each row it reads
+// (table.go's rowIter). The plan has lock columns only where the rows
+// read are the rows in the answer: every condition bounds the key, and
+// the rows come in key order, so the read stopped at OFFSET + LIMIT. The
+// error is the statement's (lockError: a newer commit runs the statement
+// again at a later snapshot, as for GMS's).
+func (r *fastRun) lockScanned(t *Transaction, k *txn.Txn, pl *fastPlan, rows []gsql.Row) error {
+	sp := pl.Scan
+	if len(rows) == 0 {
+		return nil
+	}
+	if len(sp.LockCols) == 0 {
+		return errorString("range SELECT ... FOR UPDATE planned without its key columns")
+	}
+	handles := make([]tablecodec.Handle, len(rows))
+	full := make([]any, len(pl.Meta.Schema.Schema))
+	for i, row := range rows {
+		for j, ord := range sp.PrimaryOrds {
+			full[ord] = row[sp.LockCols[j]]
+		}
+		h, err := pl.Meta.Exec.HandleOf(full)
+		if err != nil {
+			return fmt.Errorf("range SELECT ... FOR UPDATE: key of row %d: %w", i, err)
+		}
+		handles[i] = h
+	}
+	return lockRows(r.ctx, t, k, pl.Meta.Exec, handles...)
 }
 
 // errScanTooLarge stops a read past maxScanRows.

@@ -28,6 +28,11 @@ type scanStream struct {
 	// sent counts the rows sent; started is set once a batch went out.
 	sent    int64
 	started bool
+	// lock is the transaction whose SELECT ... FOR UPDATE locks the
+	// rows read before any is sent (nil: nothing locked); lockErr is
+	// the statement's error when locking failed.
+	lock    *Transaction
+	lockErr error
 }
 
 // done reports whether the LIMIT has been reached.

@@ -27,7 +27,15 @@
 //     distinct and cut in the SQL node (package sql's fastpath_scan.go);
 //     over a secondary index (scanindex.go) whose leading columns the
 //     conditions pin, its rows read by primary key in batches, where
-//     every plan GMS may choose answers in the same order.
+//     every plan GMS may choose answers in the same order. An ORDER BY
+//     that is the key's own ascending order (columns pinned by = may be
+//     left out or named anywhere) sorts nothing, and a LIMIT stops the
+//     read; FOR UPDATE is taken where every condition bounds the
+//     primary key and the rows come in key order, so that the rows read
+//     are those returned (and those OFFSET skips), which are locked
+//     before the answer is sent, as GMS's scan locks each row it reads:
+//     TPC-C Delivery's `... WHERE no_w_id = ? AND no_d_id = ? ORDER BY
+//     no_o_id LIMIT 1 FOR UPDATE` reads and locks one row.
 //
 // pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
 // composite primary key of integer columns. The columns written are

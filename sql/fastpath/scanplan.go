@@ -1,6 +1,8 @@
 package fastpath
 
 import (
+	"slices"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -72,6 +74,14 @@ type ScanPlan struct {
 	// the rows (COUNT and SUM only): a SUM of DECIMALs, which the
 	// coprocessor does not add, or conditions the SQL node evaluates.
 	LocalAgg bool
+	// LockCols are the program columns of the primary key's columns
+	// (PrimaryOrds), kept for SELECT ... FOR UPDATE, whose rows are
+	// locked by the handles they make; nil when the statement locks
+	// nothing. A plan has them only when every condition bounds the key
+	// and the rows come in key order with no sort, so that the rows read
+	// are the rows returned (and those OFFSET skips), which are the rows
+	// GMS's scan reads and locks one by one.
+	LockCols []int
 	// ReverseTies is set when the ORDER BY is the key's leading columns,
 	// each DESC: GMS then reads the key backwards instead of sorting
 	// (its sort elimination), so that rows that tie come in reverse key
@@ -210,7 +220,12 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		return read[ord]
 	}
 	var out gsql.Schema
-	// The kept columns first: the result's, then the ORDER BY's.
+	// orderedKeys are the key columns the ORDER BY names; total is set
+	// when the ORDER BY leaves no two rows tied.
+	orderedKeys := make(map[int]bool)
+	total := false
+	// The kept columns first: the result's, then the ORDER BY's (and the
+	// primary key's, for FOR UPDATE).
 	if sc.Fields == nil {
 		for ord := range sch {
 			p.Out = append(p.Out, PlanOut{Col: addRead(ord)})
@@ -226,7 +241,6 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			p.Out = append(p.Out, PlanOut{Col: addRead(ord)})
 			out = append(out, sch[ord])
 		}
-		orderedKeys := make(map[int]bool)
 		for _, o := range sc.Order {
 			ord, ok := ordOf(o.Col)
 			if !ok || indexed[ord] {
@@ -243,7 +257,7 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			p.Order = append(p.Order, PlanOrder{Col: addRead(ord), Desc: o.Desc})
 		}
 		// Ordered by every column of the key, no two rows tie.
-		total := len(orderedKeys) == len(p.KeyOrds)
+		total = len(orderedKeys) == len(p.KeyOrds)
 		p.ReverseTies = len(sc.Order) > 0 && len(sc.Order) <= len(p.KeyOrds)
 		for i, o := range sc.Order {
 			ord, _ := ordOf(o.Col)
@@ -258,12 +272,19 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			}
 			total = total || len(covered) == len(p.Out)
 		}
-		if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
-			return nil, nil, false
-		}
 		if ix != nil {
 			p.ReverseTies = false
 		}
+		if sc.ForUpdate {
+			if ix != nil || sc.Distinct {
+				return nil, nil, false
+			}
+			for _, ord := range p.PrimaryOrds {
+				p.LockCols = append(p.LockCols, addRead(ord))
+			}
+		}
+	} else if sc.ForUpdate {
+		return nil, nil, false
 	}
 	// The conditions the SQL node evaluates read kept columns.
 	local := make([]PlanCond, len(sc.Where))
@@ -421,10 +442,73 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		// No range: a scan of the whole table is GMS's (in parallel).
 		return nil, nil, false
 	}
+	// A key column that a condition pins to one value (=, <=>, which the
+	// range enforces exactly on integers) is the same in every row: an
+	// ORDER BY need not name it to leave no ties.
+	single := make([]bool, len(p.KeyOrds))
+	for i := range sc.Where {
+		c := &sc.Where[i]
+		if p.KeyTerm[i] && c.Op == CondCmp && (c.Cmp == CmpEQ || c.Cmp == CmpNullEQ) && IntKindOf(sch[p.KeyOrds[p.KeyCol[i]]].Type) != NotInt {
+			single[p.KeyCol[i]] = true
+		}
+	}
+	if !total && len(sc.Order) > 0 {
+		total = true
+		for k, ord := range p.KeyOrds {
+			total = total && (orderedKeys[ord] || single[k])
+		}
+	}
+	if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
+		return nil, nil, false
+	}
+	if ix == nil && inKeyOrder(p, sc, ordOf, single) {
+		// The rows come in the ORDER BY's order from the key's range:
+		// no sort, and a LIMIT stops the read.
+		p.Order, p.ReverseTies = nil, false
+	}
+	if p.LockCols != nil && (len(p.Order) > 0 || slices.Contains(p.KeyTerm, false)) {
+		// The rows GMS reads (and locks) would not be only those the
+		// statement returns.
+		return nil, nil, false
+	}
 	if ix != nil && !indexScanOK(def, m, sc, p, ranged) {
 		return nil, nil, false
 	}
 	return p, out, true
+}
+
+// inKeyOrder reports whether the ORDER BY of sc, over the primary key's
+// range of plan p, is the key's own ascending order: each item names
+// the next key column not pinned to a single value, or a pinned one
+// (constant over the rows). Rows of one range in key order are then in
+// the ORDER BY's order, and ties (an ORDER BY that stops before the
+// key's last column) in key order, as GMS's stable sort and its sort
+// elimination both leave them. Several ranges (an IN on a key column)
+// come in key order too, as long as the IN's column is ordered before
+// the columns after it, which the walk requires.
+func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool) bool {
+	if len(sc.Order) == 0 {
+		return false
+	}
+	next := 0
+	for _, o := range sc.Order {
+		ord, ok := ordOf(o.Col)
+		if !ok || o.Desc {
+			return false
+		}
+		k := slices.Index(p.KeyOrds, ord)
+		if k >= 0 && single[k] {
+			continue
+		}
+		for next < len(p.KeyOrds) && single[next] {
+			next++
+		}
+		if next == len(p.KeyOrds) || p.KeyOrds[next] != ord {
+			return false
+		}
+		next++
+	}
+	return true
 }
 
 // keyTerm returns the key column c bounds by values (keyCol names them,

@@ -13,6 +13,7 @@ import (
 //
 //	SELECT [DISTINCT] cols | * | aggregates FROM t WHERE cond
 //	    [ORDER BY col [ASC|DESC], ...] [LIMIT [offset,] n | LIMIT n OFFSET m]
+//	    [FOR UPDATE]
 //
 // where cond is built of comparisons (=, <>, !=, <, <=, >, >=, <=>)
 // between columns and values, BETWEEN, IN lists, IS [NOT] NULL, AND, OR,
@@ -115,6 +116,11 @@ type ScanShape struct {
 	Order []OrderKey
 	// Limit and Offset are the LIMIT clause's values, nil when absent.
 	Limit, Offset *Value
+	// ForUpdate is set for SELECT ... FOR UPDATE (without NOWAIT, SKIP
+	// LOCKED or OF): inside a transaction the rows read are locked, as
+	// GMS's path locks each row its scan reads. The plan takes it only
+	// when the rows read are the rows returned (ScanPlan.LockCols).
+	ForUpdate bool
 }
 
 // Aggregates reports whether the select list is made of aggregates.
@@ -125,9 +131,16 @@ func (s *ScanShape) Aggregates() bool {
 // scanShape returns the shape of a range SELECT, or nil. The point
 // shapes (selectShape) are tried first: a statement of theirs is theirs.
 func scanShape(n *ast.SelectStmt) *Shape {
-	if n.LockInfo != nil && n.LockInfo.LockType != ast.SelectLockNone {
-		// FOR UPDATE and FOR SHARE lock what they read: GMS's.
-		return nil
+	forUpdate := false
+	if l := n.LockInfo; l != nil && l.LockType != ast.SelectLockNone {
+		// FOR UPDATE locks the rows read inside a transaction, which
+		// the plan allows only where they are the rows returned
+		// (ScanShape.ForUpdate); FOR SHARE, NOWAIT, SKIP LOCKED and OF t
+		// are GMS's.
+		if l.LockType != ast.SelectLockForUpdate || len(l.Tables) > 0 {
+			return nil
+		}
+		forUpdate = true
 	}
 	if n.Kind != ast.SelectStmtKindSelect || n.GroupBy != nil || n.Having != nil ||
 		len(n.WindowSpecs) > 0 ||
@@ -139,8 +152,8 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		o.CalcFoundRows || o.StraightJoin || o.Priority != 0 || len(o.TableHints) > 0) {
 		return nil
 	}
-	s := &Shape{Kind: Scan}
-	sc := &ScanShape{Distinct: n.Distinct}
+	s := &Shape{Kind: Scan, ForUpdate: forUpdate}
+	sc := &ScanShape{Distinct: n.Distinct, ForUpdate: forUpdate}
 	s.Scan = sc
 	if !s.setTable(n.From) {
 		return nil

@@ -64,6 +64,9 @@ func describeScan(s *Shape) string {
 	if sc.Offset != nil {
 		fmt.Fprintf(&b, "offset %s\n", describeValue(*sc.Offset))
 	}
+	if sc.ForUpdate {
+		b.WriteString("for update\n")
+	}
 	return b.String()
 }
 
