@@ -40,9 +40,9 @@ func stringNumberComparison(e gsql.Expression) (gsql.Expression, bool) {
 	b := e.(expression.BinaryExpression)
 	l, r := b.Left(), b.Right()
 	switch {
-	case textOperand(l) && types.IsNumber(r.Type()):
+	case (textOperand(l) || finerThanDecimal(l, r.Type())) && types.IsNumber(r.Type()):
 		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-	case textOperand(r) && types.IsNumber(l.Type()):
+	case (textOperand(r) || finerThanDecimal(r, l.Type())) && types.IsNumber(l.Type()):
 		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
 	default:
 		return e, false
@@ -66,6 +66,30 @@ func textOperand(e gsql.Expression) bool {
 	}
 	s, ok := v.(string)
 	return ok && !numericString.MatchString(s)
+}
+
+// finerThanDecimal reports whether e is a constant string that is a
+// number with more digits after the point than t, a DECIMAL type,
+// keeps. GMS compares such a string with the DECIMAL in the DECIMAL's
+// type, rounding it first: `d0 = '3.5'` of a DECIMAL(6,0) was true for
+// 4. MySQL compares a string with a DECIMAL as DOUBLEs.
+func finerThanDecimal(e gsql.Expression, t gsql.Type) bool {
+	d, ok := t.(gsql.DecimalType)
+	if !ok || !types.IsText(e.Type()) {
+		return false
+	}
+	s, ok := constantString(e)
+	return ok && numericString.MatchString(s) && fractionDigits(s) > int(d.Scale())
+}
+
+// constantString returns the value of e when e is a constant string.
+func constantString(e gsql.Expression) (string, bool) {
+	v, ok := constantValue(e)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // stringNumber is its child, a string, read as a DOUBLE as MySQL reads
@@ -163,4 +187,31 @@ func numericPrefix(s string) float64 {
 // trimSpaceLeft returns s without its leading spaces.
 func trimSpaceLeft(s string) string {
 	return strings.TrimLeft(s, " \t\n\r\f\v")
+}
+
+// stringNumberIn returns e, an IN list whose left side is a number, with
+// each string of the list that is not a number as a whole read as
+// MySQL reads it (its numeric prefix, as stringNumberComparison), and
+// whether it changed e: GMS converted `'abc'` to the column's type and
+// failed with 1366 (`bu IN ('abc', 7)`), where MySQL compares 0 and
+// warns.
+func stringNumberIn(e *expression.InTuple) (gsql.Expression, bool) {
+	list, ok := e.Right().(expression.Tuple)
+	if !ok || !types.IsNumber(e.Left().Type()) {
+		return e, false
+	}
+	var items []gsql.Expression
+	for i, it := range list {
+		if !textOperand(it) && !finerThanDecimal(it, e.Left().Type()) {
+			continue
+		}
+		if items == nil {
+			items = append([]gsql.Expression(nil), list...)
+		}
+		items[i] = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: it}}
+	}
+	if items == nil {
+		return e, false
+	}
+	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), true
 }
