@@ -6,6 +6,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
 )
 
 // GMS builds an index range by converting each constant a column is
@@ -15,8 +16,9 @@ import (
 // string as the number it begins with (0 here, with warning 1292) and
 // finds the rows of bi = 0. A conversion that succeeds can still be
 // wrong: `d0 = '3.5'` of an indexed DECIMAL(6,0) read the rows of 4, and
-// an integer column's `'1.5'` the rows of 2, where MySQL compares the
-// numbers as they are and finds none.
+// an integer column's `'1.5'` the rows of 2, and `tu IN ('300', 256)`
+// of a TINYINT UNSIGNED failed, where MySQL compares the numbers as they
+// are.
 //
 // Percdb's rules read such strings as MySQL does (strnum.go) before GMS
 // builds its ranges, for every statement GMS analyzes with its full
@@ -80,14 +82,29 @@ func unconvertibleKey(col, k gsql.Expression) bool {
 	if !ok {
 		return false
 	}
-	if !numericString.MatchString(s) {
-		return true
-	}
+	return !numericString.MatchString(s) || !numberFits(s, col.Type())
+}
+
+// numberFits reports whether s, a number as numericString matches it, is
+// one a column of t, a numeric type that is no FLOAT or DOUBLE, holds as
+// it is: no more digits after the point than t keeps and, for an
+// integer type, within its range. GMS's conversion of any other rounds
+// or clips it, or fails ('300' against a TINYINT UNSIGNED, '-1' against
+// an unsigned one).
+func numberFits(s string, t gsql.Type) bool {
 	scale := 0
-	if d, ok := col.Type().(gsql.DecimalType); ok {
+	if d, ok := t.(gsql.DecimalType); ok {
 		scale = int(d.Scale())
 	}
-	return fractionDigits(s) > scale
+	if fractionDigits(s) > scale {
+		return false
+	}
+	lo, hi, ok := integerBounds(t)
+	if !ok {
+		return true
+	}
+	v, err := decimal.NewFromString(strings.TrimSpace(s))
+	return err == nil && !v.LessThan(lo) && !v.GreaterThan(hi)
 }
 
 // fractionDigits returns the number of digits after the point of s, a

@@ -284,7 +284,7 @@ func foldedConstantComparisons(n gsql.Node) (gsql.Node, transform.TreeIdentity, 
 			if d, ok := unsignedZeroIn(in); ok {
 				return d, transform.NewTree, nil
 			}
-			if d, ok := decimalInDoubles(in); ok {
+			if d, ok := numberInDoubles(in); ok {
 				return d, transform.NewTree, nil
 			}
 		}
@@ -318,15 +318,16 @@ func unsignedZeroIn(e *expression.InTuple) (gsql.Expression, bool) {
 	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), true
 }
 
-// decimalInDoubles returns e, an IN list of a DECIMAL whose list is of
-// constants, a DOUBLE among them, with the DECIMAL converted to a
-// DOUBLE (MySQL's comparison type of such a list), and
-// whether it changed e: GMS converts the list's values to the DECIMAL's
-// type, rounding them (`d0 IN ('3.5')` of a DECIMAL(6,0), whose string
-// is folded into the DOUBLE 3.5, was true for 4).
-func decimalInDoubles(e *expression.InTuple) (gsql.Expression, bool) {
+// numberInDoubles returns e, an IN list of a DECIMAL or an integer
+// whose list is of constants, a DOUBLE among them, with the left side
+// converted to a DOUBLE (MySQL's comparison type of such a list), and
+// whether it changed e: GMS converts the list's values to the left
+// side's type, rounding or clipping them (`d0 IN ('3.5')` of a
+// DECIMAL(6,0), whose string is folded into the DOUBLE 3.5, was true for
+// 4; `tu IN ('0.5')` true for 0).
+func numberInDoubles(e *expression.InTuple) (gsql.Expression, bool) {
 	list, ok := e.Right().(expression.Tuple)
-	if !ok || !types.IsDecimal(e.Left().Type()) {
+	if !ok || !types.IsNumber(e.Left().Type()) || types.IsFloat(e.Left().Type()) {
 		return e, false
 	}
 	double := false

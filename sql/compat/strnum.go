@@ -40,9 +40,9 @@ func stringNumberComparison(e gsql.Expression) (gsql.Expression, bool) {
 	b := e.(expression.BinaryExpression)
 	l, r := b.Left(), b.Right()
 	switch {
-	case (textOperand(l) || finerThanDecimal(l, r.Type())) && types.IsNumber(r.Type()):
+	case (textOperand(l) || stringBeyondType(l, r.Type())) && types.IsNumber(r.Type()):
 		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-	case (textOperand(r) || finerThanDecimal(r, l.Type())) && types.IsNumber(l.Type()):
+	case (textOperand(r) || stringBeyondType(r, l.Type())) && types.IsNumber(l.Type()):
 		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
 	default:
 		return e, false
@@ -68,18 +68,18 @@ func textOperand(e gsql.Expression) bool {
 	return ok && !numericString.MatchString(s)
 }
 
-// finerThanDecimal reports whether e is a constant string that is a
-// number with more digits after the point than t, a DECIMAL type,
-// keeps. GMS compares such a string with the DECIMAL in the DECIMAL's
-// type, rounding it first: `d0 = '3.5'` of a DECIMAL(6,0) was true for
-// 4. MySQL compares a string with a DECIMAL as DOUBLEs.
-func finerThanDecimal(e gsql.Expression, t gsql.Type) bool {
-	d, ok := t.(gsql.DecimalType)
-	if !ok || !types.IsText(e.Type()) {
+// stringBeyondType reports whether e is a constant string that is a
+// number a value of t, a DECIMAL or integer type, cannot be exactly
+// (keyconvert.go, numberFits). GMS compares such a string with the
+// number in the number's type, rounding or clipping it first: `d0 =
+// '3.5'` of a DECIMAL(6,0) was true for 4, `tu IN ('0.5')` true for 0.
+// MySQL compares a string with a number as DOUBLEs.
+func stringBeyondType(e gsql.Expression, t gsql.Type) bool {
+	if !types.IsNumber(t) || types.IsFloat(t) || !types.IsText(e.Type()) {
 		return false
 	}
 	s, ok := constantString(e)
-	return ok && numericString.MatchString(s) && fractionDigits(s) > int(d.Scale())
+	return ok && numericString.MatchString(s) && !numberFits(s, t)
 }
 
 // constantString returns the value of e when e is a constant string.
@@ -202,7 +202,7 @@ func stringNumberIn(e *expression.InTuple) (gsql.Expression, bool) {
 	}
 	var items []gsql.Expression
 	for i, it := range list {
-		if !textOperand(it) && !finerThanDecimal(it, e.Left().Type()) {
+		if !textOperand(it) && !stringBeyondType(it, e.Left().Type()) {
 			continue
 		}
 		if items == nil {
