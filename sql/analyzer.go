@@ -50,6 +50,7 @@ const (
 	dateShiftsRuleID                                            // sql/compat/dateshift.go
 	globalStatusRuleID                                          // compat_globalstatus.go
 	knownKillRuleID                                             // sql/compat/kill.go
+	foldedConstantsRuleID                                       // sql/compat/outofrange.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -113,6 +114,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// sql/compat/rows.go, sql/compat/notin.go, sql/compat/union.go and
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: compat.RowComparisons})
+	// Constants GMS folds there (a string read as a number) are held to
+	// their column's range, and compared with a DECIMAL as DOUBLEs, again
+	// (sql/compat/outofrange.go): sql/testdata/values/strnum.txt.
+	insertRule(a, "simplifyFilters", true, analyzer.Rule{Id: foldedConstantsRuleID, Apply: compat.FoldedConstantComparisons})
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: compat.KeepNullAwareNotIn})
 	// Set operations are typed again once their sides' types are final
 	// (sql/compat/union.go): tests/sqllogic/testdata/wronganswers.test.

@@ -5,7 +5,10 @@ import (
 	"math/big"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
@@ -244,4 +247,100 @@ func wraps(t gsql.Type, below bool) bool {
 		return true
 	}
 	return false
+}
+
+// FoldedConstantComparisons applies constantBeyondColumn and
+// decimalComparison again once GMS has folded constant expressions into
+// literals (its simplifyFilters
+// rule, which runs after RowComparisons): a constant that was no literal
+// before is one now. A string that is not a number, compared with a
+// number, is read as a DOUBLE (strnum.go), and GMS folds that into a
+// DOUBLE literal: `bu = 'abc'` of an indexed BIGINT UNSIGNED became `bu =
+// 0e0`, which GMS's index range read from 9223372036854775808, and the
+// query found no row where MySQL finds bu = 0.
+func FoldedConstantComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return foldedConstantComparisons(n)
+}
+
+func foldedConstantComparisons(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.NodeExprsWithOpaque(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		if sq, ok := e.(*plan.Subquery); ok {
+			q, same, err := foldedConstantComparisons(sq.Query)
+			if err != nil || same {
+				return e, transform.SameTree, err
+			}
+			return sq.WithQuery(q), transform.NewTree, nil
+		}
+		if d, ok := constantBeyondColumn(e); ok {
+			return d, transform.NewTree, nil
+		}
+		// A DECIMAL against a DOUBLE constant compares as DOUBLEs
+		// (decimal.go): `d0 = '3.5'` of a DECIMAL(6,0), whose string
+		// is folded into the DOUBLE 3.5, was true for 4.
+		if d, ok := decimalComparison(e); ok {
+			return d, transform.NewTree, nil
+		}
+		if in, ok := e.(*expression.InTuple); ok {
+			if d, ok := unsignedZeroIn(in); ok {
+				return d, transform.NewTree, nil
+			}
+			if d, ok := numberInDoubles(in); ok {
+				return d, transform.NewTree, nil
+			}
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+// unsignedZeroIn returns e, an IN list of an unsigned integer column,
+// with each DOUBLE zero of its list an unsigned 0, and whether it
+// changed e: GMS converts a DOUBLE 0 to the column's type as
+// 9223372036854775808 (see constantBeyondColumn), so `bu IN ('abc', 7)`,
+// whose 'abc' reads as 0e0, missed bu = 0.
+func unsignedZeroIn(e *expression.InTuple) (gsql.Expression, bool) {
+	list, ok := e.Right().(expression.Tuple)
+	if _, col := e.Left().(*expression.GetField); !ok || !col || !types.IsUnsigned(e.Left().Type()) {
+		return e, false
+	}
+	var items []gsql.Expression
+	for i, it := range list {
+		if v, ok := constantValue(it); !ok || !zeroFloat(v) {
+			continue
+		}
+		if items == nil {
+			items = append([]gsql.Expression(nil), list...)
+		}
+		items[i] = expression.NewLiteral(uint64(0), types.Uint64)
+	}
+	if items == nil {
+		return e, false
+	}
+	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), true
+}
+
+// numberInDoubles returns e, an IN list of a DECIMAL or an integer
+// whose list is of constants, a DOUBLE among them, with the left side
+// converted to a DOUBLE (MySQL's comparison type of such a list), and
+// whether it changed e: GMS converts the list's values to the left
+// side's type, rounding or clipping them (`d0 IN ('3.5')` of a
+// DECIMAL(6,0), whose string is folded into the DOUBLE 3.5, was true for
+// 4; `tu IN ('0.5')` true for 0).
+func numberInDoubles(e *expression.InTuple) (gsql.Expression, bool) {
+	list, ok := e.Right().(expression.Tuple)
+	if !ok || !types.IsNumber(e.Left().Type()) || types.IsFloat(e.Left().Type()) {
+		return e, false
+	}
+	double := false
+	for _, it := range list {
+		if _, ok := constantValue(it); !ok {
+			// The DECIMAL is compared exactly with the others
+			// (signedness.go makes mixed-sign integers such a list).
+			return e, false
+		}
+		double = double || types.IsFloat(it.Type())
+	}
+	if !double {
+		return e, false
+	}
+	return expression.NewInTuple(expression.NewConvert(e.Left(), expression.ConvertToDouble), list), true
 }

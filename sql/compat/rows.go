@@ -186,6 +186,12 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// Strings of an IN list of numbers read as numbers (strnum.go).
+	if in, ok := e.(*expression.InTuple); ok {
+		if d, ok := stringNumberIn(in); ok {
+			return d, transform.NewTree, nil
+		}
+	}
 	// Signed and unsigned integers compared exactly (signedness.go).
 	if d, ok := mixedSignComparison(e); ok {
 		return d, transform.NewTree, nil

@@ -40,9 +40,9 @@ func stringNumberComparison(e gsql.Expression) (gsql.Expression, bool) {
 	b := e.(expression.BinaryExpression)
 	l, r := b.Left(), b.Right()
 	switch {
-	case textOperand(l) && types.IsNumber(r.Type()):
+	case (textOperand(l) || stringBeyondType(l, r.Type())) && types.IsNumber(r.Type()):
 		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-	case textOperand(r) && types.IsNumber(l.Type()):
+	case (textOperand(r) || stringBeyondType(r, l.Type())) && types.IsNumber(l.Type()):
 		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
 	default:
 		return e, false
@@ -66,6 +66,30 @@ func textOperand(e gsql.Expression) bool {
 	}
 	s, ok := v.(string)
 	return ok && !numericString.MatchString(s)
+}
+
+// stringBeyondType reports whether e is a constant string that is a
+// number a value of t, a DECIMAL or integer type, cannot be exactly
+// (keyconvert.go, numberFits). GMS compares such a string with the
+// number in the number's type, rounding or clipping it first: `d0 =
+// '3.5'` of a DECIMAL(6,0) was true for 4, `tu IN ('0.5')` true for 0.
+// MySQL compares a string with a number as DOUBLEs.
+func stringBeyondType(e gsql.Expression, t gsql.Type) bool {
+	if !types.IsNumber(t) || types.IsFloat(t) || !types.IsText(e.Type()) {
+		return false
+	}
+	s, ok := constantString(e)
+	return ok && numericString.MatchString(s) && !numberFits(s, t)
+}
+
+// constantString returns the value of e when e is a constant string.
+func constantString(e gsql.Expression) (string, bool) {
+	v, ok := constantValue(e)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // stringNumber is its child, a string, read as a DOUBLE as MySQL reads
@@ -163,4 +187,31 @@ func numericPrefix(s string) float64 {
 // trimSpaceLeft returns s without its leading spaces.
 func trimSpaceLeft(s string) string {
 	return strings.TrimLeft(s, " \t\n\r\f\v")
+}
+
+// stringNumberIn returns e, an IN list whose left side is a number, with
+// each string of the list that is not a number as a whole read as
+// MySQL reads it (its numeric prefix, as stringNumberComparison), and
+// whether it changed e: GMS converted `'abc'` to the column's type and
+// failed with 1366 (`bu IN ('abc', 7)`), where MySQL compares 0 and
+// warns.
+func stringNumberIn(e *expression.InTuple) (gsql.Expression, bool) {
+	list, ok := e.Right().(expression.Tuple)
+	if !ok || !types.IsNumber(e.Left().Type()) {
+		return e, false
+	}
+	var items []gsql.Expression
+	for i, it := range list {
+		if !textOperand(it) && !stringBeyondType(it, e.Left().Type()) {
+			continue
+		}
+		if items == nil {
+			items = append([]gsql.Expression(nil), list...)
+		}
+		items[i] = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: it}}
+	}
+	if items == nil {
+		return e, false
+	}
+	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), true
 }

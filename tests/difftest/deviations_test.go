@@ -1,6 +1,10 @@
 package difftest
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
 
 // TestExpandRowComparisons checks the pair-by-pair form of the row
 // comparisons by which the row-inequality deviation confirms itself.
@@ -140,4 +144,42 @@ func TestExtremumArgsAsText(t *testing.T) {
 	if _, ok := extremumArgsAsText("SELECT MYLEAST(a, b) FROM t"); ok {
 		t.Error("a statement without GREATEST or LEAST was changed")
 	}
+}
+
+// TestStrictDMLStringComparison checks the strict-mode deviation's match:
+// percdb's 1292 on a data change whose string is no number, not on a
+// numeric string, a SELECT, or another error.
+func TestStrictDMLStringComparison(t *testing.T) {
+	d := deviationNamed(t, "mariadb-strict-dml-string-comparison-only-warns")
+	err1292 := func(s string) outcome {
+		return outcome{err: &mysql.MySQLError{Number: 1292, Message: "Truncated incorrect DOUBLE value: '" + s + "'"}}
+	}
+	for _, c := range []struct {
+		stmt string
+		p    outcome
+		want bool
+	}{
+		{"UPDATE vt SET bi = 1000 WHERE bi = '7x'", err1292("7x"), true},
+		{"DELETE FROM vt WHERE bu < 'abc'", err1292("abc"), true},
+		{"UPDATE vt SET bi = 1000 WHERE bi = ' 12 '", err1292(" 12 "), false},
+		{"SELECT a FROM vt WHERE bi = 'abc'", err1292("abc"), false},
+		{"UPDATE vt SET bi = 'abc' WHERE a = 1", err1292("x"), false},
+		{"UPDATE vt SET bi = 1 WHERE bi = 'abc'", outcome{err: &mysql.MySQLError{Number: 1366, Message: "Incorrect integer value"}}, false},
+	} {
+		if got := d.match(c.stmt, c.p, outcome{}); got != c.want {
+			t.Errorf("%s: matched %v, want %v", c.stmt, got, c.want)
+		}
+	}
+}
+
+// deviationNamed returns the listed deviation of that name.
+func deviationNamed(t *testing.T, name string) *deviation {
+	t.Helper()
+	for i := range deviations {
+		if deviations[i].name == name {
+			return &deviations[i]
+		}
+	}
+	t.Fatalf("no deviation %s", name)
+	return nil
 }

@@ -14,12 +14,13 @@ import (
 var (
 	flagValues  = flag.Int("difftest.values", 0, "statements of the values round (valuesgen.go) per seed")
 	flagUpserts = flag.Bool("difftest.upserts", false, "the values round draws INSERT ... ON DUPLICATE KEY UPDATE and REPLACE too")
+	flagStrings = flag.Bool("difftest.strings", false, "the values round indexes more of vt's columns and compares them with strings (valuesgen.go, strPred)")
 )
 
 // valuesRun runs the values round of the seed: vt made on both servers,
 // then statements of valuesGen, from a stream of their own.
 func (r *run) valuesRun() {
-	g := &valuesGen{r: rand.New(rand.NewSource(r.seed ^ 0x7a1_0e5)), upsert: *flagUpserts}
+	g := &valuesGen{r: rand.New(rand.NewSource(r.seed ^ 0x7a1_0e5)), upsert: *flagUpserts, strs: *flagStrings}
 	setup := append([]string{"SET SESSION sql_mode = '" + sqlMode + "'", "DROP TABLE IF EXISTS vt", g.createSQL()}, g.seedRows()...)
 	for _, tgt := range []*target{r.p, r.m} {
 		for _, s := range setup {

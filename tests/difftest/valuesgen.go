@@ -41,6 +41,7 @@ type valuesGen struct {
 	r      *rand.Rand
 	next   int  // the next primary key an INSERT takes
 	upsert bool // draw INSERT ... ON DUPLICATE KEY UPDATE and REPLACE too (-difftest.upserts)
+	strs   bool // index more columns and compare them with strings (-difftest.strings)
 }
 
 func (g *valuesGen) pick(n int) int { return g.r.Intn(n) }
@@ -55,7 +56,32 @@ func (g *valuesGen) createSQL() string {
 	for _, c := range valuesCols {
 		cols = append(cols, c.name+" "+c.typ)
 	}
-	return "CREATE TABLE vt (a INT PRIMARY KEY, " + strings.Join(cols, ", ") + ", KEY (bu), KEY (bi))"
+	keys := "KEY (bu), KEY (bi)"
+	if g.strs {
+		// Index reads are where GMS converts a string to the
+		// column's type (sql/compat/keyconvert.go).
+		keys += ", KEY (ti), KEY (tu), KEY (u), KEY (d0), KEY (d, i)"
+	}
+	return "CREATE TABLE vt (a INT PRIMARY KEY, " + strings.Join(cols, ", ") + ", " + keys + ")"
+}
+
+// valuesStrs are strings compared with vt's numeric columns: numbers
+// with more digits after the point than a column keeps, beyond a
+// column's range, with spaces, an exponent, and no numbers at all.
+var valuesStrs = []string{
+	"'3.5'", "'1.50'", "'0.5'", "'12.345'", "'-1'", "'1e3'", "' 12 '", "'255.5'", "'300'", "'-129'",
+	"'abc'", "'7x'", "''", "'18446744073709551615'", "'-0'", "'2.005'",
+}
+
+// strPred is a condition comparing a column of vt with strings
+// (-difftest.strings).
+func (g *valuesGen) strPred() string {
+	str := func() string { return valuesStrs[g.pick(len(valuesStrs))] }
+	forms := []string{
+		"%[1]s = %[2]s", "%[1]s < %[2]s", "%[1]s >= %[2]s", "%[1]s <=> %[2]s", "%[1]s IN (%[2]s, %[3]s)",
+		"%[1]s IN (%[2]s, %[4]s)", "%[1]s NOT IN (%[2]s, %[3]s)", "%[1]s BETWEEN %[2]s AND %[4]s", "%[2]s > %[1]s",
+	}
+	return fmt.Sprintf(forms[g.pick(len(forms))], g.col(), str(), str(), g.numLit())
 }
 
 // seedRows are vt's first rows, each value in its column's range.
@@ -111,6 +137,9 @@ func (g *valuesGen) dml() string {
 
 // pred is a condition on vt's rows.
 func (g *valuesGen) pred() string {
+	if g.strs && g.pick(3) == 0 {
+		return g.strPred()
+	}
 	preds := []string{
 		"a = %d", "a <= %d", "%[2]s > %[3]s", "%[2]s = %[3]s", "%[2]s IN (%[3]s, %[4]s)", "%[2]s < %[4]s",
 		"%[2]s = %[5]s", "%[2]s BETWEEN %[4]s AND %[3]s", "%[2]s IS NULL", "NOT (%[2]s >= %[4]s)",
