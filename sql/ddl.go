@@ -93,17 +93,22 @@ const backfillBatchRows = 256
 // committed whatever happens here, so a cancelled wait is not its error.
 func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalog.Catalog, except ...*schemalease.Use) error {
 	p.schemas.Published(next.Version)
-	tables := changedTables(base, next)
-	if len(tables) == 0 {
-		return nil
+	if tables := changedTables(base, next); len(tables) > 0 {
+		n, err := p.schemas.WaitOlder(ctx, next.Version, p.ddlWait, ddlGrace, tables, except...)
+		if n > 0 {
+			slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
+				"version", next.Version, "transactions", n, "wait", p.ddlWait)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				return err
+			}
+			return nil
+		}
 	}
-	n, err := p.schemas.WaitOlder(ctx, next.Version, p.ddlWait, ddlGrace, tables, except...)
-	if n > 0 {
-		slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
-			"version", next.Version, "transactions", n, "wait", p.ddlWait)
-	}
-	if err != nil && ctx.Err() == nil {
-		return err
+	// The other SQL nodes of a cluster (ddllease.go).
+	if err := p.syncAfterSchemaChange(ctx, next.Version); err != nil && ctx.Err() == nil {
+		return toSQLError(err)
 	}
 	return nil
 }
