@@ -120,3 +120,21 @@ func (p *DatabaseProvider) syncAfterSchemaChange(ctx context.Context, v uint64) 
 	}
 	return p.lease.Sync(ctx, v)
 }
+
+// leaseNode returns the node's name in its schema lease, "" on a single
+// node.
+func (p *DatabaseProvider) leaseNode() string {
+	if p.lease == nil {
+		return ""
+	}
+	return p.lease.Node()
+}
+
+// liveNodes returns the SQL nodes whose schema leases are alive, this one
+// included (none on a single node).
+func (p *DatabaseProvider) liveNodes(ctx context.Context) (map[string]uint64, error) {
+	if p.lease == nil {
+		return nil, nil
+	}
+	return p.lease.LiveNodes(ctx)
+}

@@ -364,6 +364,19 @@ func (l *Lease) Report(ctx context.Context) error {
 	return l.renewOnce(ctx)
 }
 
+// Node returns the node's name in pd.
+func (l *Lease) Node() string { return l.cfg.Node }
+
+// LiveNodes returns the nodes whose leases are alive in pd, with the
+// versions they report.
+func (l *Lease) LiveNodes(ctx context.Context) (map[string]uint64, error) {
+	_, nodes, err := l.cfg.PD.WatchSchema(ctx, 0, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("schema lease: list the SQL nodes: %w", err)
+	}
+	return nodes, nil
+}
+
 // Tracker returns the tracker of the node's transactions the lease
 // waits for.
 func (l *Lease) Tracker() *Tracker { return l.cfg.Tracker }

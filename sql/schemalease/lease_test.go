@@ -244,14 +244,7 @@ func TestLeaseFollowsPublishedVersion(t *testing.T) {
 	synced := make(chan error, 1)
 	go func() { synced <- peer.Sync(ctx, 2) }()
 	// The wait (50 ms) ends and the writer is marked stale.
-	select {
-	case err := <-synced:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("Sync(2) did not return; node b reports %d", l.Reported())
-	}
+	awaitSync(t, synced, l, 2)
 	if l.Reported() != 2 {
 		t.Fatalf("node b reports %d after the sync, want 2", l.Reported())
 	}
@@ -284,16 +277,23 @@ func TestLeaseFollowsPublishedVersion(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	committing.End()
+	awaitSync(t, synced, l, 3)
+	cancel()
+	<-done
+}
+
+// awaitSync waits for a Sync on version v to succeed; l is the node it
+// waits for.
+func awaitSync(t *testing.T, synced <-chan error, l *Lease, v uint64) {
+	t.Helper()
 	select {
 	case err := <-synced:
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("Sync(3) did not return after the commit ended; node b reports %d", l.Reported())
+		t.Fatalf("Sync(%d) did not return; the node reports %d", v, l.Reported())
 	}
-	cancel()
-	<-done
 }
 
 // TestLeaseStopsRenewingWhenBehind: a node that cannot load a published

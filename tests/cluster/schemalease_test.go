@@ -50,6 +50,57 @@ func adminCheck(t *testing.T, db *sql.DB, table string, logs func() string) {
 	}
 }
 
+// twoNodes is a cluster of one KV node and two SQL nodes, A (c.sql) and
+// B, both with leaseArgs, and a database d.
+type twoNodes struct {
+	c        *cluster
+	b        *member
+	dbA, dbB *sql.DB
+}
+
+func startTwoNodes(t *testing.T) *twoNodes {
+	t.Helper()
+	c := startCluster(t, testproc.BuildPercdb(t), 1, leaseArgs...)
+	b := c.startSQLWith(t, "sql2", leaseArgs...)
+	n := &twoNodes{c: c, b: b, dbA: openDB(t, c.sql.addr, "", true), dbB: openDB(t, b.addr, "", true)}
+	n.exec(t, n.dbA, "CREATE DATABASE d")
+	return n
+}
+
+// logs returns every member's log tail.
+func (n *twoNodes) logs() string { return n.c.logs() + "--- sql2 ---\n" + n.b.log.String() }
+
+// exec runs q on db, failing the test on an error.
+func (n *twoNodes) exec(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	mustExec(t, db, q, n.logs)
+}
+
+// mustExec runs q on db, failing the test with logs() on an error.
+func mustExec(t *testing.T, db *sql.DB, q string, logs func() string) {
+	t.Helper()
+	if _, err := db.ExecContext(context.Background(), q); err != nil {
+		t.Fatalf("%s: %v\n%s", q, err, logs())
+	}
+}
+
+// openTxn runs stmts (a BEGIN and writes) on a connection of its own,
+// left open with its transaction: the caller commits it.
+func openTxn(t *testing.T, db *sql.DB, logs func() string, stmts ...string) *sql.Conn {
+	t.Helper()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v\n%s", q, err, logs())
+		}
+	}
+	return conn
+}
+
 // TestAddIndexWhileOtherNodeWrites: node B holds an open transaction with
 // writes and runs writers (inserts and updates) while node A adds an
 // index online, through its delete-only, write-only, backfill and public
@@ -60,19 +111,10 @@ func adminCheck(t *testing.T, db *sql.DB, table string, logs func() string) {
 // wait: its commit fails with 8028 (or, if it did not use the table's
 // older schema, succeeds and is checked like the others).
 func TestAddIndexWhileOtherNodeWrites(t *testing.T) {
-	bin := testproc.BuildPercdb(t)
-	c := startCluster(t, bin, 1, leaseArgs...)
-	b := c.startSQLWith(t, "sql2", leaseArgs...)
-	dbA, dbB := openDB(t, c.sql.addr, "", true), openDB(t, b.addr, "", true)
+	n := startTwoNodes(t)
+	dbA, dbB, logs := n.dbA, n.dbB, n.logs
 	ctx := context.Background()
-	logs := func() string { return c.logs() + "--- sql2 ---\n" + b.log.String() }
-	exec := func(db *sql.DB, q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v\n%s", q, err, logs())
-		}
-	}
-	exec(dbA, "CREATE DATABASE d")
+	exec := func(db *sql.DB, q string) { t.Helper(); n.exec(t, db, q) }
 	exec(dbA, "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL)")
 	for i := 0; i < 300; i += 50 {
 		q := "INSERT INTO d.t VALUES "
@@ -86,16 +128,7 @@ func TestAddIndexWhileOtherNodeWrites(t *testing.T) {
 	}
 
 	// The open transaction on B, begun under the schema without the index.
-	open, err := dbB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer open.Close()
-	for _, q := range []string{"BEGIN", "INSERT INTO d.t VALUES (100000, 5, 1)", "UPDATE d.t SET k = 99 WHERE id = 1"} {
-		if _, err := open.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s on sql2: %v\n%s", q, err, logs())
-		}
-	}
+	open := openTxn(t, dbB, logs, "BEGIN", "INSERT INTO d.t VALUES (100000, 5, 1)", "UPDATE d.t SET k = 99 WHERE id = 1")
 
 	// Writers on B: each inserts its own rows and updates them; acked
 	// holds the last acknowledged k of every row a writer committed.
@@ -194,40 +227,22 @@ func TestAddIndexWhileOtherNodeWrites(t *testing.T) {
 // off past its lease never writes under a schema two versions behind.
 // B then serves new transactions again once it has renewed its lease.
 func TestCutOffNodeCannotCommitOldSchema(t *testing.T) {
-	bin := testproc.BuildPercdb(t)
-	c := startCluster(t, bin, 1, leaseArgs...)
-	b := c.startSQLWith(t, "sql2", leaseArgs...)
-	dbA, dbB := openDB(t, c.sql.addr, "", true), openDB(t, b.addr, "", true)
+	n := startTwoNodes(t)
+	dbA, dbB, logs := n.dbA, n.dbB, n.logs
 	ctx := context.Background()
-	logs := func() string { return c.logs() + "--- sql2 ---\n" + b.log.String() }
-	exec := func(db *sql.DB, q string) {
-		t.Helper()
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v\n%s", q, err, logs())
-		}
-	}
-	exec(dbA, "CREATE DATABASE d")
+	exec := func(db *sql.DB, q string) { t.Helper(); n.exec(t, db, q) }
 	exec(dbA, "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL)")
 	exec(dbA, "INSERT INTO d.t VALUES (1, 1), (2, 2), (3, 3)")
 
-	open, err := dbB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer open.Close()
-	for _, q := range []string{"BEGIN", "INSERT INTO d.t VALUES (10, 10)"} {
-		if _, err := open.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s on sql2: %v\n%s", q, err, logs())
-		}
-	}
-	if err := b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	open := openTxn(t, dbB, logs, "BEGIN", "INSERT INTO d.t VALUES (10, 10)")
+	if err := n.b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	resumed := false
 	resume := func() {
 		if !resumed {
 			resumed = true
-			_ = b.cmd.Process.Signal(syscall.SIGCONT)
+			_ = n.b.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}
 	defer resume()
@@ -240,9 +255,9 @@ func TestCutOffNodeCannotCommitOldSchema(t *testing.T) {
 	if code := errCode(commitErr); code != 8028 && code != 8027 {
 		t.Fatalf("COMMIT on sql2 after it was cut off past its lease across ADD INDEX: %v, want 8028 or 8027\n%s", commitErr, logs())
 	}
-	var n int
-	if err := dbA.QueryRowContext(ctx, "SELECT COUNT(*) FROM d.t WHERE id = 10").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("the refused transaction's row: count %d, err %v", n, err)
+	var rows int
+	if err := dbA.QueryRowContext(ctx, "SELECT COUNT(*) FROM d.t WHERE id = 10").Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("the refused transaction's row: count %d, err %v", rows, err)
 	}
 	// B serves again once it renewed its lease (a statement may still
 	// meet the lease's end first: 8027).
@@ -265,18 +280,10 @@ func TestCutOffNodeCannotCommitOldSchema(t *testing.T) {
 // given twice, and every row's ID is distinct (their order across nodes
 // is not the order of the inserts, as in TiDB: docs/cluster.md).
 func TestAutoIncrementAcrossSQLNodes(t *testing.T) {
-	bin := testproc.BuildPercdb(t)
-	c := startCluster(t, bin, 1, leaseArgs...)
-	b := c.startSQLWith(t, "sql2", leaseArgs...)
-	dbs := []*sql.DB{openDB(t, c.sql.addr, "", true), openDB(t, b.addr, "", true)}
+	n := startTwoNodes(t)
+	dbs, logs := []*sql.DB{n.dbA, n.dbB}, n.logs
 	ctx := context.Background()
-	logs := func() string { return c.logs() + "--- sql2 ---\n" + b.log.String() }
-	if _, err := dbs[0].ExecContext(ctx, "CREATE DATABASE d"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dbs[0].ExecContext(ctx, "CREATE TABLE d.a (id BIGINT AUTO_INCREMENT PRIMARY KEY, node INT NOT NULL, seq INT NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
+	n.exec(t, n.dbA, "CREATE TABLE d.a (id BIGINT AUTO_INCREMENT PRIMARY KEY, node INT NOT NULL, seq INT NOT NULL)")
 	const perWriter, writersPerNode = 150, 3
 	var (
 		wg   sync.WaitGroup
@@ -320,12 +327,81 @@ func TestAutoIncrementAcrossSQLNodes(t *testing.T) {
 		t.Fatalf("%d inserts failed or repeated an ID, the first: %v\n%s", len(errs), errs[0], logs())
 	}
 	rows := perWriter*2*writersPerNode + 2*writersPerNode*(perWriter/10)
-	var n, distinct int
-	if err := dbs[0].QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT id) FROM d.a").Scan(&n, &distinct); err != nil {
+	var count, distinct int
+	if err := dbs[0].QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT id) FROM d.a").Scan(&count, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	if n != rows || distinct != rows {
-		t.Fatalf("d.a holds %d rows, %d distinct ids; want %d of each", n, distinct, rows)
+	if count != rows || distinct != rows {
+		t.Fatalf("d.a holds %d rows, %d distinct ids; want %d of each", count, distinct, rows)
 	}
 	t.Logf("%d rows inserted through two SQL nodes, every id distinct", rows)
+}
+
+// TestStartingNodeLeavesRunningSchemaChange: a SQL node that starts rolls
+// back the unfinished schema changes of nodes that are gone, but not one
+// that a live node is running. Node A's ADD INDEX is held at its first
+// step by a transaction of A's own that wrote the table; node C starts
+// meanwhile; once the transaction ends, the ADD INDEX completes and the
+// index is consistent.
+func TestStartingNodeLeavesRunningSchemaChange(t *testing.T) {
+	c := startCluster(t, testproc.BuildPercdb(t), 1, "--schema-lease", "1s", "--ddl-wait-timeout", "5m")
+	dbA := openDB(t, c.sql.addr, "", true)
+	ctx := context.Background()
+	exec := func(db *sql.DB, q string) { t.Helper(); mustExec(t, db, q, c.logs) }
+	exec(dbA, "CREATE DATABASE d")
+	exec(dbA, "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL)")
+	exec(dbA, "INSERT INTO d.t VALUES (1, 1), (2, 2), (3, 3)")
+	open := openTxn(t, dbA, c.logs, "BEGIN", "INSERT INTO d.t VALUES (10, 10)")
+	alter := make(chan error, 1)
+	go func() {
+		_, err := dbA.ExecContext(ctx, "ALTER TABLE d.t ADD INDEX ik (k)")
+		alter <- err
+	}()
+	// The index is in the catalog, not public: the job waits for the
+	// open transaction.
+	waitFor(t, "ADD INDEX under way", func() bool { return ddlJobRunning(t, dbA) }, c.logs)
+	time.Sleep(500 * time.Millisecond)
+	node := c.startSQLWith(t, "sql3", "--schema-lease", "1s")
+	if _, err := open.ExecContext(ctx, "COMMIT"); err != nil && errCode(err) != 8028 {
+		t.Fatalf("COMMIT of the transaction holding the ADD INDEX: %v\n%s", err, c.logs())
+	}
+	if err := <-alter; err != nil {
+		t.Fatalf("ADD INDEX while another SQL node started: %v\n%s--- sql3 ---\n%s", err, c.logs(), node.log)
+	}
+	adminCheck(t, dbA, "d.t", c.logs)
+	var n int
+	if err := dbA.QueryRowContext(ctx, "SELECT COUNT(*) FROM d.t FORCE INDEX (ik) WHERE k > 0").Scan(&n); err != nil || n < 3 {
+		t.Fatalf("rows through the new index: %d, %v", n, err)
+	}
+}
+
+// ddlJobRunning reports whether ADMIN SHOW DDL JOBS on db lists a running
+// job.
+func ddlJobRunning(t *testing.T, db *sql.DB) bool {
+	t.Helper()
+	rs, err := db.Query("ADMIN SHOW DDL JOBS")
+	if err != nil {
+		t.Fatalf("ADMIN SHOW DDL JOBS: %v", err)
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			if c == "STATE" && vals[i].String == "running" {
+				return true
+			}
+		}
+	}
+	return false
 }
