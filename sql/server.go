@@ -460,6 +460,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	return s, nil
 }
 
+// leaveTimeout bounds the shutdown's last report to pd (Lease.Leave).
+const leaveTimeout = 2 * time.Second
+
 // startLease takes the node's schema lease with the provider's tracker
 // and catalog, and keeps it in the background until Close.
 func (s *Server) startLease(ctx context.Context, lease *schemalease.Lease, load *schemalease.Loader) error {
@@ -566,8 +569,15 @@ func (s *Server) Close() error {
 			s.background.Wait()
 		}
 		if s.stopLease != nil {
+			// Sessions and background work are over: nothing commits.
 			s.stopLease()
 			<-s.leaseDone
+			ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+			if err := s.provider.lease.Leave(ctx); err != nil {
+				// Its lease ends by itself: schema changes wait that long.
+				s.cfg.KV.Logger.Warn("schema lease not given up", "err", err)
+			}
+			cancel()
 		}
 		if s.store != nil {
 			errs = append(errs, s.store.Close())

@@ -59,7 +59,9 @@
 //     change's. A renewal that finds pd's record had ended starts a new
 //     epoch, and a transaction begun in an older one fails its commit
 //     with ErrSchemaChanged (8028, retryable): it may have used a schema
-//     that changes elsewhere stopped waiting for.
+//     that changes elsewhere stopped waiting for;
+//   - a node that shuts down gives its lease up (Lease.Leave): it reports
+//     that it holds back no version, and changes stop waiting for it.
 //
 // The single node has no lease: nothing of this runs there.
 package schemalease

@@ -91,6 +91,8 @@ type Lease struct {
 	behindSince time.Time
 	// lapsed: the last renewal was skipped or failed (logged once).
 	lapsed bool
+	// left: Leave was called; nothing commits any more.
+	left bool
 
 	kick, renew chan struct{}
 }
@@ -124,6 +126,9 @@ func (l *Lease) Check(token uint64) error {
 	now := l.cfg.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.left {
+		return fmt.Errorf("%w (the node is shutting down)", ErrLeaseExpired)
+	}
 	if token != l.epoch {
 		return fmt.Errorf("%w (the node's schema lease ended while the transaction ran)", ErrSchemaChanged)
 	}
@@ -355,6 +360,23 @@ func (l *Lease) Loaded(v uint64) {
 	case l.renew <- struct{}{}:
 	default:
 	}
+}
+
+// Leave is called when the node shuts down, once Run has returned and
+// none of its transactions can commit any more: it refuses every commit
+// from now on and tells pd the node holds back no version (it reports the
+// highest), so that schema changes stop waiting for it at once instead of
+// when its lease ends.
+func (l *Lease) Leave(ctx context.Context) error {
+	l.mu.Lock()
+	l.left = true
+	l.mu.Unlock()
+	l.reportMu.Lock()
+	defer l.reportMu.Unlock()
+	if _, _, err := l.cfg.PD.ReportSchemaVersion(ctx, l.cfg.Node, math.MaxUint64, l.cfg.TTL); err != nil {
+		return fmt.Errorf("schema lease: leave: %w", err)
+	}
+	return nil
 }
 
 // Report renews the lease now with the version the node has loaded: the

@@ -199,6 +199,24 @@ func TestLeaseCheck(t *testing.T) {
 		t.Fatalf("Check of a transaction begun after the new lease: %v", err)
 	}
 	// pd unreachable: the lease runs out.
+	defer func() {
+		// Leaving: nothing commits, and pd holds nothing back for the node.
+		pd.mu.Lock()
+		pd.down = false
+		pd.mu.Unlock()
+		if err := l.Report(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Leave(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Check(l.Token()); !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("Check after Leave: %v, want ErrLeaseExpired", err)
+		}
+		if _, nodes, err := pd.WatchSchema(ctx, math.MaxUint64, 1000, 0); err != nil || nodes["a"] != math.MaxUint64 {
+			t.Fatalf("pd after Leave: %v, %v; want the node at the highest version", nodes, err)
+		}
+	}()
 	pd.mu.Lock()
 	pd.down = true
 	pd.mu.Unlock()
