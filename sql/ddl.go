@@ -93,17 +93,22 @@ const backfillBatchRows = 256
 // committed whatever happens here, so a cancelled wait is not its error.
 func (p *DatabaseProvider) awaitSchemaChange(ctx context.Context, base, next *catalog.Catalog, except ...*schemalease.Use) error {
 	p.schemas.Published(next.Version)
-	tables := changedTables(base, next)
-	if len(tables) == 0 {
-		return nil
+	if tables := changedTables(base, next); len(tables) > 0 {
+		n, err := p.schemas.WaitOlder(ctx, next.Version, p.ddlWait, ddlGrace, tables, except...)
+		if n > 0 {
+			slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
+				"version", next.Version, "transactions", n, "wait", p.ddlWait)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				return err
+			}
+			return nil
+		}
 	}
-	n, err := p.schemas.WaitOlder(ctx, next.Version, p.ddlWait, ddlGrace, tables, except...)
-	if n > 0 {
-		slog.Info("schema change: transactions of an older schema outlived the wait and will fail to commit writes",
-			"version", next.Version, "transactions", n, "wait", p.ddlWait)
-	}
-	if err != nil && ctx.Err() == nil {
-		return err
+	// The other SQL nodes of a cluster (ddllease.go).
+	if err := p.syncAfterSchemaChange(ctx, next.Version); err != nil && ctx.Err() == nil {
+		return toSQLError(err)
 	}
 	return nil
 }
@@ -238,7 +243,7 @@ func (t *Transaction) fenceForRewrite(ctx context.Context, def *catalog.TableDef
 		return gsql.ErrUnsupportedFeature.New("rewriting a table after other changes in the same transaction")
 	}
 	err := t.provider.changeTableStep(ctx, t.use, def, true, func(nd *catalog.TableDef) (bool, error) {
-		nd.Fence = what
+		nd.Fence, nd.ChangedBy = what, t.provider.leaseNode()
 		return true, nil
 	})
 	if err != nil {
@@ -389,6 +394,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 		ix := want
 		ix.ID, ix.State = nd.NextIndexID, catalog.StateDeleteOnly
 		nd.NextIndexID++
+		nd.ChangedBy = p.leaseNode()
 		nd.Indexes = append(nd.Indexes, ix)
 		indexID = ix.ID
 		return true, nil
@@ -576,15 +582,25 @@ func (p *DatabaseProvider) tryBackfillBatch(ctx context.Context, et *executor.Ta
 // recoverSchemaChanges rolls back the schema changes a previous process
 // left unfinished: fences are lifted and indexes that never became public
 // are removed with their entries. It runs when the node opens, before any
-// transaction of this node exists, so no step needs to wait for one.
+// transaction of this node exists, so no step needs to wait for one. In a
+// cluster, the changes of another SQL node whose schema lease is alive are
+// that node's, still running: they are left alone.
 func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 	c, err := p.latestCatalog(ctx)
 	if err != nil {
 		return fmt.Errorf("recover unfinished schema changes: %w", err)
 	}
+	live, err := p.liveNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("recover unfinished schema changes: %w", err)
+	}
+	abandoned := func(def *catalog.TableDef) bool {
+		_, running := live[def.ChangedBy]
+		return def.SchemaChangeInProgress() != "" && (def.ChangedBy == "" || !running)
+	}
 	unfinished := false
 	for _, def := range tablesByID(c) {
-		unfinished = unfinished || def.SchemaChangeInProgress() != ""
+		unfinished = unfinished || abandoned(def)
 	}
 	if !unfinished {
 		return nil
@@ -592,7 +608,7 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 	err = p.runSchemaStep(ctx, nil, func(c *catalog.Catalog, k *txn.Txn) error {
 		for _, byName := range c.Tables {
 			for _, cur := range byName {
-				if cur.SchemaChangeInProgress() == "" {
+				if !abandoned(cur) {
 					continue
 				}
 				nd := cur.Clone()

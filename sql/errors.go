@@ -10,6 +10,7 @@ import (
 	goerrors "gopkg.in/src-d/go-errors.v1"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 )
@@ -84,6 +85,10 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(codeKVTimeout, stateGeneral, "TiKV server timeout (%s)", kvDown.Error())
 	case errors.As(err, &pdDown):
 		return mysql.NewSQLError(codePDTimeout, stateGeneral, "PD server timeout (%s)", pdDown.Error())
+	case errors.Is(err, schemalease.ErrLeaseExpired):
+		return schemaExpiredError(err)
+	case errors.Is(err, schemalease.ErrSchemaChanged):
+		return schemaChangedError(err)
 	case errors.Is(err, txn.ErrAlreadyExists):
 		// A concurrent transaction inserted the same key after this one
 		// checked it; MySQL would have waited and then failed the same way.

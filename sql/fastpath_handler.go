@@ -436,9 +436,11 @@ func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastpath.Shape, ch
 // latest if it was verified, by a read of the version key (versionedReader)
 // since the last DDL finished: a DDL whose commit failed in a way that does
 // not say whether it took effect leaves the cache behind the store, and
-// the first read after it finds out. This holds while the node is the only
-// one that runs DDL; several SQL nodes need a schema lease, or the version
-// read with every row.
+// the first read after it finds out. On a SQL node of a cluster, a DDL of
+// another node counts as one of this node's once the node's schema lease
+// loads its version (ddllease.go), which it does before it reports the
+// version, so before any later schema change can commit: a read uses the
+// newest catalog or the one before, as F1 allows.
 type schemaGuard struct {
 	inflight atomic.Int64
 	done     atomic.Uint64

@@ -75,6 +75,9 @@ type DatabaseProvider struct {
 	// so that a schema change waits until older ones are gone before the
 	// next may commit (schemalease, ddl.go).
 	schemas *schemalease.Tracker
+	// lease is the node's schema lease on a SQL node of a cluster, nil
+	// on the single node (ddllease.go).
+	lease *schemalease.Lease
 	// ddlWait is how long a schema change waits for transactions that use
 	// an older schema before it marks them stale (their commits of writes
 	// then fail with 8028). Config.DDLWaitTimeout.

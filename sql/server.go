@@ -23,6 +23,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/wire"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -163,6 +164,15 @@ type ClusterBackend struct {
 	// whose read-only API (pd/status.go) the console's Cluster page
 	// reads; empty: the page says pd's API is unknown.
 	PDStatus []string
+	// SchemaPD keeps the node's schema lease in pd (a pd.Client) under
+	// the name Node, unique among the cluster's SQL nodes; SchemaLease is
+	// the lease's length (default schemalease.DefaultLeaseTTL). With it,
+	// schema changes wait for every SQL node (ddllease.go); nil leaves the
+	// node without a lease, which is safe only while it is the cluster's
+	// one SQL node.
+	SchemaPD    schemalease.PD
+	Node        string
+	SchemaLease time.Duration
 	// RegionDetail returns pd's record of a region (its stores, conf_ver
 	// and size) for information_schema.TIKV_REGION_STATUS; nil leaves
 	// those columns NULL.
@@ -240,6 +250,10 @@ type Server struct {
 	background     sync.WaitGroup
 	// actions runs the built-in actions of observers (observeractions.go).
 	actions *actionRunner
+	// stopLease ends the schema lease's renewals (a SQL node of a
+	// cluster; ddllease.go), leaseDone is closed once they have ended.
+	stopLease context.CancelFunc
+	leaseDone chan struct{}
 }
 
 // embeddedOracleTimeout bounds one request of the single node's oracle
@@ -264,7 +278,21 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	s.kvMetrics = newKVMetrics(cfg.Cluster != nil)
+	var lease *schemalease.Lease
+	var loadSchema schemalease.Loader // set once the provider exists
 	if cfg.Cluster != nil {
+		if cfg.Cluster.SchemaPD != nil {
+			ddlWait := cfg.DDLWaitTimeout
+			if ddlWait <= 0 {
+				ddlWait = DefaultDDLWaitTimeout
+			}
+			lease = schemalease.NewLease(schemalease.LeaseConfig{Node: cfg.Cluster.Node, TTL: cfg.Cluster.SchemaLease,
+				PD: cfg.Cluster.SchemaPD, Tracker: schemalease.New(), Wait: ddlWait, Grace: ddlGrace, Logger: cfg.KV.Logger,
+				Load: func(ctx context.Context) (uint64, []int64, error) { return loadSchema(ctx) }})
+			// Every commit of the node, the DDLs' and the ID
+			// allocators' included, takes effect only under the lease.
+			cfg.Txn.CommitGuard = lease
+		}
 		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
 		s.store = txn.NewStore(kv.Instrument(cfg.Cluster.KV, s.kvMetrics), s.tsClient, cfg.Txn)
 	} else {
@@ -312,6 +340,12 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	if cfg.DDLWaitTimeout > 0 {
 		s.provider.ddlWait = cfg.DDLWaitTimeout
+	}
+	if lease != nil {
+		// Before anything commits, recoverSchemaChanges' steps included.
+		if err := s.startLease(ctx, lease, &loadSchema); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.provider.recoverSchemaChanges(ctx); err != nil {
 		return nil, err
@@ -427,6 +461,27 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	return s, nil
 }
 
+// leaveTimeout bounds the shutdown's last report to pd (Lease.Leave).
+const leaveTimeout = 2 * time.Second
+
+// startLease takes the node's schema lease with the provider's tracker
+// and catalog, and keeps it in the background until Close.
+func (s *Server) startLease(ctx context.Context, lease *schemalease.Lease, load *schemalease.Loader) error {
+	s.provider.schemas = lease.Tracker()
+	s.provider.lease = lease
+	*load = s.provider.leaseLoader()
+	if err := lease.Start(ctx); err != nil {
+		return err
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	s.stopLease, s.leaseDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.leaseDone)
+		lease.Run(lctx)
+	}()
+	return nil
+}
+
 // startStatus starts the status port on cfg.StatusAddr.
 func (s *Server) startStatus() error {
 	s.history = console.NewHistory(s.metrics.reg, consoleSampleInterval, consoleSamples)
@@ -513,6 +568,17 @@ func (s *Server) Close() error {
 		if s.stopBackground != nil {
 			s.stopBackground()
 			s.background.Wait()
+		}
+		if s.stopLease != nil {
+			// Sessions and background work are over: nothing commits.
+			s.stopLease()
+			<-s.leaseDone
+			ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+			if err := s.provider.lease.Leave(ctx); err != nil {
+				// Its lease ends by itself: schema changes wait that long.
+				s.cfg.KV.Logger.Warn("schema lease not given up", "err", err)
+			}
+			cancel()
 		}
 		if s.store != nil {
 			errs = append(errs, s.store.Close())

@@ -315,6 +315,12 @@ func (t *Transaction) commit(ctx context.Context) error {
 		}
 	}
 	if t.catDirty {
+		// Every SQL node of a cluster has loaded the version this change
+		// builds on (ddllease.go).
+		if err := t.provider.syncBeforeSchemaChange(ctx, t.catBase.Version); err != nil {
+			_ = t.kv.Rollback(ctx)
+			return toSQLError(err)
+		}
 		// The fast path reads with the cached catalog between DDL
 		// commits (fastpath_handler.go, schemaGuard).
 		defer t.provider.fast.schemaChanging()()
@@ -324,6 +330,14 @@ func (t *Transaction) commit(ctx context.Context) error {
 			// A concurrent transaction inserted the same key after this
 			// one checked it; MySQL would have waited, then failed so.
 			return mysql.NewSQLError(codeDupEntry, stateIntegrity, "%s", dup.Error())
+		}
+		switch {
+		case errors.Is(err, schemalease.ErrLeaseExpired):
+			// The node's schema lease (cluster): refused before anything
+			// committed.
+			return schemaExpiredError(err)
+		case errors.Is(err, schemalease.ErrSchemaChanged):
+			return schemaChangedError(err)
 		}
 		return fmt.Errorf("commit: %w", err)
 	}

@@ -178,6 +178,11 @@ func (c *committer) checkOnly(ctx context.Context) error {
 // commit goes on in two phases.
 func (c *committer) tryOnePC(ctx context.Context, sp regionSpan) (done bool, err error) {
 	onePC := &onePCState{maxCommitTS: c.s.maxTS.Load() + 1}
+	// The bound is fixed: every commit_ts the store may calculate was
+	// issued by the oracle before now.
+	if err := c.checkGuard(); err != nil {
+		return false, err
+	}
 	err = c.s.runSpan(ctx, c.keys, sp, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
 		if lo != 0 || hi != len(c.keys) {
 			onePC = nil // a split cut the batch: no longer one region
@@ -195,6 +200,15 @@ func (c *committer) tryOnePC(ctx context.Context, sp regionSpan) (done bool, err
 		return true, nil
 	}
 	return false, nil
+}
+
+// checkGuard asks Options.CommitGuard whether the commit may take the
+// commit_ts it has now (see CommitGuard).
+func (c *committer) checkGuard() error {
+	if g := c.s.opts.CommitGuard; g != nil {
+		return g.Check(c.t.guardToken)
+	}
+	return nil
 }
 
 // onePCState carries a 1PC attempt's bound and result.
@@ -372,6 +386,10 @@ func (c *committer) commitPrimaryThenSecondaries(ctx context.Context) error {
 		c.rollback(ctx)
 		return err
 	}
+	if err := c.checkGuard(); err != nil {
+		c.rollback(ctx)
+		return err
+	}
 	primary := [][]byte{c.primary}
 	spans, err := groupByRegion(ctx, c.s.client, primary, 0, 1)
 	for err == nil {
@@ -385,6 +403,10 @@ func (c *committer) commitPrimaryThenSecondaries(ctx context.Context) error {
 		// oracle's next timestamp is above the reader's start_ts, which is
 		// what min_commit_ts exceeds by one.
 		if c.commitTS, err = c.s.timestamp(ctx); err != nil {
+			c.rollback(ctx)
+			return err
+		}
+		if err = c.checkGuard(); err != nil {
 			c.rollback(ctx)
 			return err
 		}

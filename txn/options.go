@@ -71,6 +71,26 @@ type Options struct {
 	MaxReadSetEntries int
 	// Hooks are failpoints for tests; nil in production.
 	Hooks *CommitHooks
+	// CommitGuard, when set, vets every commit once its commit_ts is
+	// fixed: a SQL node of a cluster refuses commits while its schema
+	// lease is not known to be held (sql/schemalease). Default nil: every
+	// commit goes ahead.
+	CommitGuard CommitGuard
+}
+
+// CommitGuard vets commits by when they take effect. A commit must not
+// take a commit_ts the guard could not vouch for: Check is called after
+// the oracle gave the commit_ts (or, for a one-phase commit, once its
+// upper bound is fixed) and before anything is committed, so that a
+// Check that passes at a moment proves the commit_ts was issued before it.
+type CommitGuard interface {
+	// Token is taken when a transaction begins and given to Check at its
+	// commit: a guard may refuse transactions that began before some
+	// event.
+	Token() uint64
+	// Check fails a commit (it is rolled back and Commit returns the
+	// error) or lets it go on.
+	Check(token uint64) error
 }
 
 // onePC reports whether one-phase commit is enabled.

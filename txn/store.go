@@ -203,7 +203,11 @@ func (s *Store) Begin(ctx context.Context) (*Txn, error) {
 	if err := s.usable(); err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	return &Txn{s: s, buf: newMemBuffer()}, nil
+	t := &Txn{s: s, buf: newMemBuffer()}
+	if g := s.opts.CommitGuard; g != nil {
+		t.guardToken = g.Token()
+	}
+	return t, nil
 }
 
 // PointGet reads the latest committed value of key without a timestamp

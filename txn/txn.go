@@ -18,6 +18,8 @@ type Txn struct {
 	buf *memBuffer
 
 	startTS uint64
+	// guardToken is Options.CommitGuard's token, taken at Begin.
+	guardToken uint64
 	// born is when startTS was fetched, by the local clock: lock TTLs count
 	// from there.
 	born     time.Time

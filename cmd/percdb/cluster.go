@@ -198,7 +198,7 @@ func runKV(args []string) error {
 // dialCluster connects a SQL node to the cluster of the pd members in
 // list: the remote kv client routed by pd, and pd's oracle, each retrying
 // an unreachable node up to its timeout.
-func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.ClusterBackend, func(), error) {
+func dialCluster(list string, kvTimeout, pdTimeout, schemaLease time.Duration) (*percsql.ClusterBackend, func(), error) {
 	addrs, err := splitAddrs("pd", list)
 	if err != nil {
 		return nil, nil, err
@@ -209,13 +209,14 @@ func dialCluster(list string, kvTimeout, pdTimeout time.Duration) (*percsql.Clus
 	}
 	kc := kvrpc.NewClient(pd.NewRegionCache(pdc), kvrpc.Options{UnavailableTimeout: kvTimeout})
 	// The name under which pd keeps this SQL node's oldest running
-	// start_ts: unique per process.
+	// start_ts and its schema lease: unique per process.
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, nil, err
 	}
 	node := "sql-" + hex.EncodeToString(id[:])
 	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
+			SchemaPD: pdc, Node: node, SchemaLease: schemaLease,
 			ReportMinStartTS: func(ctx context.Context, ts uint64) (bool, error) {
 				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)
 			},

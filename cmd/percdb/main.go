@@ -5,7 +5,7 @@
 //
 //	percdb pd --data-dir D --addr 127.0.0.1:2379 [--initial-cluster name=url,...]
 //	percdb kv --data-dir D --addr 127.0.0.1:20160 --pd 127.0.0.1:2379[,...]
-//	percdb sql --host H --port P --pd 127.0.0.1:2379[,...] [--status-port S]
+//	percdb sql --host H --port P --pd 127.0.0.1:2379[,...] [--status-port S] [--schema-lease 10s]
 //	percdb playground --kv 3 --data-dir D --port P
 //
 // The single node's flags:
@@ -48,6 +48,7 @@ import (
 	"github.com/percdb/percdb/kv/kvrpc"
 	"github.com/percdb/percdb/pd"
 	percsql "github.com/percdb/percdb/sql"
+	"github.com/percdb/percdb/sql/schemalease"
 )
 
 // defaultStatusPort is --status-port's default, TiDB's status port.
@@ -88,12 +89,13 @@ func runServer(role string, args []string) error {
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var pdAddrs, pdStatus *string
-	var kvTimeout, pdTimeout *time.Duration
+	var kvTimeout, pdTimeout, schemaLease *time.Duration
 	if role == "sql" {
 		pdAddrs = fs.String("pd", "", "comma-separated host:port of the cluster's pd members (required)")
 		kvTimeout = fs.Duration("kv-timeout", kvrpc.DefaultUnavailableTimeout, "how long a request retries a kv node it cannot reach before the statement fails with error 9002")
 		pdStatus = fs.String("pd-status", "", "comma-separated host:port of the pd members' status ports, whose read-only API the console's Cluster page reads (default: each --pd address's port + 3, pd's default)")
 		pdTimeout = fs.Duration("pd-timeout", pd.DefaultTimeout, "how long a request retries the pd members before the statement fails with error 9001")
+		schemaLease = fs.Duration("schema-lease", schemalease.DefaultLeaseTTL, "the node's schema lease in pd, renewed every half lease: a schema change on any SQL node waits for this node to load each new schema version, or for its lease to end if it stops answering; a node that cannot renew its lease in time fails commits with error 8027")
 	}
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 4000, "port to listen on (0 picks a free one)")
@@ -192,7 +194,10 @@ func runServer(role string, args []string) error {
 		if *kvTimeout <= 0 || *pdTimeout <= 0 {
 			return errors.New("percdb sql: --kv-timeout and --pd-timeout must be positive")
 		}
-		b, closeBackend, err := dialCluster(*pdAddrs, *kvTimeout, *pdTimeout)
+		if *schemaLease < 100*time.Millisecond || *schemaLease > 10*time.Minute {
+			return fmt.Errorf("percdb sql: --schema-lease %v: want 100ms to 10m", *schemaLease)
+		}
+		b, closeBackend, err := dialCluster(*pdAddrs, *kvTimeout, *pdTimeout, *schemaLease)
 		if err != nil {
 			return err
 		}

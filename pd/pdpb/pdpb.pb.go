@@ -1881,6 +1881,376 @@ func (x *ReportMinStartTSResponse) GetGcLeader() bool {
 	return false
 }
 
+type ReportSchemaVersionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node names the SQL node (unique among the cluster's SQL nodes).
+	Node          string `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Version       uint64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	TtlMs         uint64 `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSchemaVersionRequest) Reset() {
+	*x = ReportSchemaVersionRequest{}
+	mi := &file_pdpb_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSchemaVersionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSchemaVersionRequest) ProtoMessage() {}
+
+func (x *ReportSchemaVersionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSchemaVersionRequest.ProtoReflect.Descriptor instead.
+func (*ReportSchemaVersionRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ReportSchemaVersionRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ReportSchemaVersionRequest) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *ReportSchemaVersionRequest) GetTtlMs() uint64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+type ReportSchemaVersionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// latest is the newest published schema version.
+	Latest uint64 `protobuf:"varint,1,opt,name=latest,proto3" json:"latest,omitempty"`
+	// renewed: the node's lease had not ended since its previous report
+	// (false: a new lease was granted; in between, schema changes may have
+	// stopped waiting for the node).
+	Renewed       bool `protobuf:"varint,2,opt,name=renewed,proto3" json:"renewed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSchemaVersionResponse) Reset() {
+	*x = ReportSchemaVersionResponse{}
+	mi := &file_pdpb_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSchemaVersionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSchemaVersionResponse) ProtoMessage() {}
+
+func (x *ReportSchemaVersionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSchemaVersionResponse.ProtoReflect.Descriptor instead.
+func (*ReportSchemaVersionResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ReportSchemaVersionResponse) GetLatest() uint64 {
+	if x != nil {
+		return x.Latest
+	}
+	return 0
+}
+
+func (x *ReportSchemaVersionResponse) GetRenewed() bool {
+	if x != nil {
+		return x.Renewed
+	}
+	return false
+}
+
+type PublishSchemaVersionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishSchemaVersionRequest) Reset() {
+	*x = PublishSchemaVersionRequest{}
+	mi := &file_pdpb_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishSchemaVersionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishSchemaVersionRequest) ProtoMessage() {}
+
+func (x *PublishSchemaVersionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishSchemaVersionRequest.ProtoReflect.Descriptor instead.
+func (*PublishSchemaVersionRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PublishSchemaVersionRequest) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+type PublishSchemaVersionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Latest        uint64                 `protobuf:"varint,1,opt,name=latest,proto3" json:"latest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishSchemaVersionResponse) Reset() {
+	*x = PublishSchemaVersionResponse{}
+	mi := &file_pdpb_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishSchemaVersionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishSchemaVersionResponse) ProtoMessage() {}
+
+func (x *PublishSchemaVersionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishSchemaVersionResponse.ProtoReflect.Descriptor instead.
+func (*PublishSchemaVersionResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PublishSchemaVersionResponse) GetLatest() uint64 {
+	if x != nil {
+		return x.Latest
+	}
+	return 0
+}
+
+type WatchSchemaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NewerThan     uint64                 `protobuf:"varint,1,opt,name=newer_than,json=newerThan,proto3" json:"newer_than,omitempty"`
+	SyncedAt      uint64                 `protobuf:"varint,2,opt,name=synced_at,json=syncedAt,proto3" json:"synced_at,omitempty"`
+	WaitMs        uint64                 `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchSchemaRequest) Reset() {
+	*x = WatchSchemaRequest{}
+	mi := &file_pdpb_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchSchemaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchSchemaRequest) ProtoMessage() {}
+
+func (x *WatchSchemaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchSchemaRequest.ProtoReflect.Descriptor instead.
+func (*WatchSchemaRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *WatchSchemaRequest) GetNewerThan() uint64 {
+	if x != nil {
+		return x.NewerThan
+	}
+	return 0
+}
+
+func (x *WatchSchemaRequest) GetSyncedAt() uint64 {
+	if x != nil {
+		return x.SyncedAt
+	}
+	return 0
+}
+
+func (x *WatchSchemaRequest) GetWaitMs() uint64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// SchemaLease is a live SQL node's schema lease.
+type SchemaLease struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Version       uint64                 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SchemaLease) Reset() {
+	*x = SchemaLease{}
+	mi := &file_pdpb_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchemaLease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchemaLease) ProtoMessage() {}
+
+func (x *SchemaLease) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchemaLease.ProtoReflect.Descriptor instead.
+func (*SchemaLease) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SchemaLease) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *SchemaLease) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+type WatchSchemaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Latest        uint64                 `protobuf:"varint,1,opt,name=latest,proto3" json:"latest,omitempty"`
+	Nodes         []*SchemaLease         `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchSchemaResponse) Reset() {
+	*x = WatchSchemaResponse{}
+	mi := &file_pdpb_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchSchemaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchSchemaResponse) ProtoMessage() {}
+
+func (x *WatchSchemaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchSchemaResponse.ProtoReflect.Descriptor instead.
+func (*WatchSchemaResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *WatchSchemaResponse) GetLatest() uint64 {
+	if x != nil {
+		return x.Latest
+	}
+	return 0
+}
+
+func (x *WatchSchemaResponse) GetNodes() []*SchemaLease {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
 var File_pdpb_proto protoreflect.FileDescriptor
 
 const file_pdpb_proto_rawDesc = "" +
@@ -2014,11 +2384,33 @@ const file_pdpb_proto_rawDesc = "" +
 	"minStartTs\x12\x15\n" +
 	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"7\n" +
 	"\x18ReportMinStartTSResponse\x12\x1b\n" +
-	"\tgc_leader\x18\x01 \x01(\bR\bgcLeader*1\n" +
+	"\tgc_leader\x18\x01 \x01(\bR\bgcLeader\"a\n" +
+	"\x1aReportSchemaVersionRequest\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x15\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x04R\x05ttlMs\"O\n" +
+	"\x1bReportSchemaVersionResponse\x12\x16\n" +
+	"\x06latest\x18\x01 \x01(\x04R\x06latest\x12\x18\n" +
+	"\arenewed\x18\x02 \x01(\bR\arenewed\"7\n" +
+	"\x1bPublishSchemaVersionRequest\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\"6\n" +
+	"\x1cPublishSchemaVersionResponse\x12\x16\n" +
+	"\x06latest\x18\x01 \x01(\x04R\x06latest\"i\n" +
+	"\x12WatchSchemaRequest\x12\x1d\n" +
+	"\n" +
+	"newer_than\x18\x01 \x01(\x04R\tnewerThan\x12\x1b\n" +
+	"\tsynced_at\x18\x02 \x01(\x04R\bsyncedAt\x12\x17\n" +
+	"\await_ms\x18\x03 \x01(\x04R\x06waitMs\";\n" +
+	"\vSchemaLease\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\"[\n" +
+	"\x13WatchSchemaResponse\x12\x16\n" +
+	"\x06latest\x18\x01 \x01(\x04R\x06latest\x12,\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x16.percdb.pd.SchemaLeaseR\x05nodes*1\n" +
 	"\vStoreStatus\x12\x06\n" +
 	"\x02UP\x10\x00\x12\v\n" +
 	"\aOFFLINE\x10\x01\x12\r\n" +
-	"\tTOMBSTONE\x10\x022\xa4\x06\n" +
+	"\tTOMBSTONE\x10\x022\xc1\b\n" +
 	"\x02PD\x12C\n" +
 	"\bPutStore\x12\x1a.percdb.pd.PutStoreRequest\x1a\x1b.percdb.pd.PutStoreResponse\x12U\n" +
 	"\x0eStoreHeartbeat\x12 .percdb.pd.StoreHeartbeatRequest\x1a!.percdb.pd.StoreHeartbeatResponse\x12F\n" +
@@ -2029,7 +2421,10 @@ const file_pdpb_proto_rawDesc = "" +
 	"\x0eGetGCSafePoint\x12 .percdb.pd.GetGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12X\n" +
 	"\x11UpdateGCSafePoint\x12#.percdb.pd.UpdateGCSafePointRequest\x1a\x1e.percdb.pd.GCSafePointResponse\x12[\n" +
 	"\x10ReportMinStartTS\x12\".percdb.pd.ReportMinStartTSRequest\x1a#.percdb.pd.ReportMinStartTSResponse\x12U\n" +
-	"\x0eSetStoreStatus\x12 .percdb.pd.SetStoreStatusRequest\x1a!.percdb.pd.SetStoreStatusResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
+	"\x0eSetStoreStatus\x12 .percdb.pd.SetStoreStatusRequest\x1a!.percdb.pd.SetStoreStatusResponse\x12d\n" +
+	"\x13ReportSchemaVersion\x12%.percdb.pd.ReportSchemaVersionRequest\x1a&.percdb.pd.ReportSchemaVersionResponse\x12g\n" +
+	"\x14PublishSchemaVersion\x12&.percdb.pd.PublishSchemaVersionRequest\x1a'.percdb.pd.PublishSchemaVersionResponse\x12L\n" +
+	"\vWatchSchema\x12\x1d.percdb.pd.WatchSchemaRequest\x1a\x1e.percdb.pd.WatchSchemaResponseB\"Z github.com/percdb/percdb/pd/pdpbb\x06proto3"
 
 var (
 	file_pdpb_proto_rawDescOnce sync.Once
@@ -2044,36 +2439,43 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 }
 
 var file_pdpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_pdpb_proto_goTypes = []any{
-	(StoreStatus)(0),                 // 0: percdb.pd.StoreStatus
-	(*Store)(nil),                    // 1: percdb.pd.Store
-	(*StoreLabel)(nil),               // 2: percdb.pd.StoreLabel
-	(*StoreSpace)(nil),               // 3: percdb.pd.StoreSpace
-	(*Region)(nil),                   // 4: percdb.pd.Region
-	(*PutStoreRequest)(nil),          // 5: percdb.pd.PutStoreRequest
-	(*PutStoreResponse)(nil),         // 6: percdb.pd.PutStoreResponse
-	(*StoreHeartbeatRequest)(nil),    // 7: percdb.pd.StoreHeartbeatRequest
-	(*RegionReport)(nil),             // 8: percdb.pd.RegionReport
-	(*RegionLoad)(nil),               // 9: percdb.pd.RegionLoad
-	(*StoreHeartbeatResponse)(nil),   // 10: percdb.pd.StoreHeartbeatResponse
-	(*TransferLeader)(nil),           // 11: percdb.pd.TransferLeader
-	(*ChangePeer)(nil),               // 12: percdb.pd.ChangePeer
-	(*GetRegionRequest)(nil),         // 13: percdb.pd.GetRegionRequest
-	(*GetRegionByIDRequest)(nil),     // 14: percdb.pd.GetRegionByIDRequest
-	(*GetRegionResponse)(nil),        // 15: percdb.pd.GetRegionResponse
-	(*GetStoresRequest)(nil),         // 16: percdb.pd.GetStoresRequest
-	(*GetStoresResponse)(nil),        // 17: percdb.pd.GetStoresResponse
-	(*AllocIDRequest)(nil),           // 18: percdb.pd.AllocIDRequest
-	(*AllocIDResponse)(nil),          // 19: percdb.pd.AllocIDResponse
-	(*StoreState)(nil),               // 20: percdb.pd.StoreState
-	(*GetGCSafePointRequest)(nil),    // 21: percdb.pd.GetGCSafePointRequest
-	(*UpdateGCSafePointRequest)(nil), // 22: percdb.pd.UpdateGCSafePointRequest
-	(*GCSafePointResponse)(nil),      // 23: percdb.pd.GCSafePointResponse
-	(*SetStoreStatusRequest)(nil),    // 24: percdb.pd.SetStoreStatusRequest
-	(*SetStoreStatusResponse)(nil),   // 25: percdb.pd.SetStoreStatusResponse
-	(*ReportMinStartTSRequest)(nil),  // 26: percdb.pd.ReportMinStartTSRequest
-	(*ReportMinStartTSResponse)(nil), // 27: percdb.pd.ReportMinStartTSResponse
+	(StoreStatus)(0),                     // 0: percdb.pd.StoreStatus
+	(*Store)(nil),                        // 1: percdb.pd.Store
+	(*StoreLabel)(nil),                   // 2: percdb.pd.StoreLabel
+	(*StoreSpace)(nil),                   // 3: percdb.pd.StoreSpace
+	(*Region)(nil),                       // 4: percdb.pd.Region
+	(*PutStoreRequest)(nil),              // 5: percdb.pd.PutStoreRequest
+	(*PutStoreResponse)(nil),             // 6: percdb.pd.PutStoreResponse
+	(*StoreHeartbeatRequest)(nil),        // 7: percdb.pd.StoreHeartbeatRequest
+	(*RegionReport)(nil),                 // 8: percdb.pd.RegionReport
+	(*RegionLoad)(nil),                   // 9: percdb.pd.RegionLoad
+	(*StoreHeartbeatResponse)(nil),       // 10: percdb.pd.StoreHeartbeatResponse
+	(*TransferLeader)(nil),               // 11: percdb.pd.TransferLeader
+	(*ChangePeer)(nil),                   // 12: percdb.pd.ChangePeer
+	(*GetRegionRequest)(nil),             // 13: percdb.pd.GetRegionRequest
+	(*GetRegionByIDRequest)(nil),         // 14: percdb.pd.GetRegionByIDRequest
+	(*GetRegionResponse)(nil),            // 15: percdb.pd.GetRegionResponse
+	(*GetStoresRequest)(nil),             // 16: percdb.pd.GetStoresRequest
+	(*GetStoresResponse)(nil),            // 17: percdb.pd.GetStoresResponse
+	(*AllocIDRequest)(nil),               // 18: percdb.pd.AllocIDRequest
+	(*AllocIDResponse)(nil),              // 19: percdb.pd.AllocIDResponse
+	(*StoreState)(nil),                   // 20: percdb.pd.StoreState
+	(*GetGCSafePointRequest)(nil),        // 21: percdb.pd.GetGCSafePointRequest
+	(*UpdateGCSafePointRequest)(nil),     // 22: percdb.pd.UpdateGCSafePointRequest
+	(*GCSafePointResponse)(nil),          // 23: percdb.pd.GCSafePointResponse
+	(*SetStoreStatusRequest)(nil),        // 24: percdb.pd.SetStoreStatusRequest
+	(*SetStoreStatusResponse)(nil),       // 25: percdb.pd.SetStoreStatusResponse
+	(*ReportMinStartTSRequest)(nil),      // 26: percdb.pd.ReportMinStartTSRequest
+	(*ReportMinStartTSResponse)(nil),     // 27: percdb.pd.ReportMinStartTSResponse
+	(*ReportSchemaVersionRequest)(nil),   // 28: percdb.pd.ReportSchemaVersionRequest
+	(*ReportSchemaVersionResponse)(nil),  // 29: percdb.pd.ReportSchemaVersionResponse
+	(*PublishSchemaVersionRequest)(nil),  // 30: percdb.pd.PublishSchemaVersionRequest
+	(*PublishSchemaVersionResponse)(nil), // 31: percdb.pd.PublishSchemaVersionResponse
+	(*WatchSchemaRequest)(nil),           // 32: percdb.pd.WatchSchemaRequest
+	(*SchemaLease)(nil),                  // 33: percdb.pd.SchemaLease
+	(*WatchSchemaResponse)(nil),          // 34: percdb.pd.WatchSchemaResponse
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: percdb.pd.Store.status:type_name -> percdb.pd.StoreStatus
@@ -2093,31 +2495,38 @@ var file_pdpb_proto_depIdxs = []int32{
 	4,  // 14: percdb.pd.StoreState.regions:type_name -> percdb.pd.Region
 	0,  // 15: percdb.pd.SetStoreStatusRequest.status:type_name -> percdb.pd.StoreStatus
 	1,  // 16: percdb.pd.SetStoreStatusResponse.store:type_name -> percdb.pd.Store
-	5,  // 17: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
-	7,  // 18: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
-	13, // 19: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
-	14, // 20: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
-	16, // 21: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
-	18, // 22: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
-	21, // 23: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
-	22, // 24: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
-	26, // 25: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
-	24, // 26: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
-	6,  // 27: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
-	10, // 28: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
-	15, // 29: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
-	15, // 30: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
-	17, // 31: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
-	19, // 32: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
-	23, // 33: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	23, // 34: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
-	27, // 35: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
-	25, // 36: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
-	27, // [27:37] is the sub-list for method output_type
-	17, // [17:27] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	33, // 17: percdb.pd.WatchSchemaResponse.nodes:type_name -> percdb.pd.SchemaLease
+	5,  // 18: percdb.pd.PD.PutStore:input_type -> percdb.pd.PutStoreRequest
+	7,  // 19: percdb.pd.PD.StoreHeartbeat:input_type -> percdb.pd.StoreHeartbeatRequest
+	13, // 20: percdb.pd.PD.GetRegion:input_type -> percdb.pd.GetRegionRequest
+	14, // 21: percdb.pd.PD.GetRegionByID:input_type -> percdb.pd.GetRegionByIDRequest
+	16, // 22: percdb.pd.PD.GetStores:input_type -> percdb.pd.GetStoresRequest
+	18, // 23: percdb.pd.PD.AllocID:input_type -> percdb.pd.AllocIDRequest
+	21, // 24: percdb.pd.PD.GetGCSafePoint:input_type -> percdb.pd.GetGCSafePointRequest
+	22, // 25: percdb.pd.PD.UpdateGCSafePoint:input_type -> percdb.pd.UpdateGCSafePointRequest
+	26, // 26: percdb.pd.PD.ReportMinStartTS:input_type -> percdb.pd.ReportMinStartTSRequest
+	24, // 27: percdb.pd.PD.SetStoreStatus:input_type -> percdb.pd.SetStoreStatusRequest
+	28, // 28: percdb.pd.PD.ReportSchemaVersion:input_type -> percdb.pd.ReportSchemaVersionRequest
+	30, // 29: percdb.pd.PD.PublishSchemaVersion:input_type -> percdb.pd.PublishSchemaVersionRequest
+	32, // 30: percdb.pd.PD.WatchSchema:input_type -> percdb.pd.WatchSchemaRequest
+	6,  // 31: percdb.pd.PD.PutStore:output_type -> percdb.pd.PutStoreResponse
+	10, // 32: percdb.pd.PD.StoreHeartbeat:output_type -> percdb.pd.StoreHeartbeatResponse
+	15, // 33: percdb.pd.PD.GetRegion:output_type -> percdb.pd.GetRegionResponse
+	15, // 34: percdb.pd.PD.GetRegionByID:output_type -> percdb.pd.GetRegionResponse
+	17, // 35: percdb.pd.PD.GetStores:output_type -> percdb.pd.GetStoresResponse
+	19, // 36: percdb.pd.PD.AllocID:output_type -> percdb.pd.AllocIDResponse
+	23, // 37: percdb.pd.PD.GetGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	23, // 38: percdb.pd.PD.UpdateGCSafePoint:output_type -> percdb.pd.GCSafePointResponse
+	27, // 39: percdb.pd.PD.ReportMinStartTS:output_type -> percdb.pd.ReportMinStartTSResponse
+	25, // 40: percdb.pd.PD.SetStoreStatus:output_type -> percdb.pd.SetStoreStatusResponse
+	29, // 41: percdb.pd.PD.ReportSchemaVersion:output_type -> percdb.pd.ReportSchemaVersionResponse
+	31, // 42: percdb.pd.PD.PublishSchemaVersion:output_type -> percdb.pd.PublishSchemaVersionResponse
+	34, // 43: percdb.pd.PD.WatchSchema:output_type -> percdb.pd.WatchSchemaResponse
+	31, // [31:44] is the sub-list for method output_type
+	18, // [18:31] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -2131,7 +2540,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

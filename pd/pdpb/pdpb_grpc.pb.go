@@ -26,16 +26,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PD_PutStore_FullMethodName          = "/percdb.pd.PD/PutStore"
-	PD_StoreHeartbeat_FullMethodName    = "/percdb.pd.PD/StoreHeartbeat"
-	PD_GetRegion_FullMethodName         = "/percdb.pd.PD/GetRegion"
-	PD_GetRegionByID_FullMethodName     = "/percdb.pd.PD/GetRegionByID"
-	PD_GetStores_FullMethodName         = "/percdb.pd.PD/GetStores"
-	PD_AllocID_FullMethodName           = "/percdb.pd.PD/AllocID"
-	PD_GetGCSafePoint_FullMethodName    = "/percdb.pd.PD/GetGCSafePoint"
-	PD_UpdateGCSafePoint_FullMethodName = "/percdb.pd.PD/UpdateGCSafePoint"
-	PD_ReportMinStartTS_FullMethodName  = "/percdb.pd.PD/ReportMinStartTS"
-	PD_SetStoreStatus_FullMethodName    = "/percdb.pd.PD/SetStoreStatus"
+	PD_PutStore_FullMethodName             = "/percdb.pd.PD/PutStore"
+	PD_StoreHeartbeat_FullMethodName       = "/percdb.pd.PD/StoreHeartbeat"
+	PD_GetRegion_FullMethodName            = "/percdb.pd.PD/GetRegion"
+	PD_GetRegionByID_FullMethodName        = "/percdb.pd.PD/GetRegionByID"
+	PD_GetStores_FullMethodName            = "/percdb.pd.PD/GetStores"
+	PD_AllocID_FullMethodName              = "/percdb.pd.PD/AllocID"
+	PD_GetGCSafePoint_FullMethodName       = "/percdb.pd.PD/GetGCSafePoint"
+	PD_UpdateGCSafePoint_FullMethodName    = "/percdb.pd.PD/UpdateGCSafePoint"
+	PD_ReportMinStartTS_FullMethodName     = "/percdb.pd.PD/ReportMinStartTS"
+	PD_SetStoreStatus_FullMethodName       = "/percdb.pd.PD/SetStoreStatus"
+	PD_ReportSchemaVersion_FullMethodName  = "/percdb.pd.PD/ReportSchemaVersion"
+	PD_PublishSchemaVersion_FullMethodName = "/percdb.pd.PD/PublishSchemaVersion"
+	PD_WatchSchema_FullMethodName          = "/percdb.pd.PD/WatchSchema"
 )
 
 // PDClient is the client API for PD service.
@@ -79,6 +82,21 @@ type PDClient interface {
 	// other stores cannot take (fewer live stores with room than replicas
 	// a region) is refused with FailedPrecondition.
 	SetStoreStatus(ctx context.Context, in *SetStoreStatusRequest, opts ...grpc.CallOption) (*SetStoreStatusResponse, error)
+	// ReportSchemaVersion keeps a SQL node's schema lease (TiDB's schema
+	// lease, F1's rule of at most two schema versions in use): the newest
+	// schema version the node has loaded with no transaction of an older
+	// one still able to commit, kept for ttl_ms unless reported again. It
+	// answers the newest version published and whether the node's lease
+	// was still alive (renewed) or had ended and was granted anew.
+	ReportSchemaVersion(ctx context.Context, in *ReportSchemaVersionRequest, opts ...grpc.CallOption) (*ReportSchemaVersionResponse, error)
+	// PublishSchemaVersion raises the newest published schema version to
+	// version (never lowers it) and returns the newest.
+	PublishSchemaVersion(ctx context.Context, in *PublishSchemaVersionRequest, opts ...grpc.CallOption) (*PublishSchemaVersionResponse, error)
+	// WatchSchema answers the newest published schema version and every
+	// live SQL node's reported version, as soon as the published version is
+	// above newer_than, or every live node reports at least synced_at (when
+	// not 0), or after wait_ms (at most 2 s) otherwise.
+	WatchSchema(ctx context.Context, in *WatchSchemaRequest, opts ...grpc.CallOption) (*WatchSchemaResponse, error)
 }
 
 type pDClient struct {
@@ -189,6 +207,36 @@ func (c *pDClient) SetStoreStatus(ctx context.Context, in *SetStoreStatusRequest
 	return out, nil
 }
 
+func (c *pDClient) ReportSchemaVersion(ctx context.Context, in *ReportSchemaVersionRequest, opts ...grpc.CallOption) (*ReportSchemaVersionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportSchemaVersionResponse)
+	err := c.cc.Invoke(ctx, PD_ReportSchemaVersion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pDClient) PublishSchemaVersion(ctx context.Context, in *PublishSchemaVersionRequest, opts ...grpc.CallOption) (*PublishSchemaVersionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PublishSchemaVersionResponse)
+	err := c.cc.Invoke(ctx, PD_PublishSchemaVersion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pDClient) WatchSchema(ctx context.Context, in *WatchSchemaRequest, opts ...grpc.CallOption) (*WatchSchemaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WatchSchemaResponse)
+	err := c.cc.Invoke(ctx, PD_WatchSchema_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PDServer is the server API for PD service.
 // All implementations must embed UnimplementedPDServer
 // for forward compatibility.
@@ -230,6 +278,21 @@ type PDServer interface {
 	// other stores cannot take (fewer live stores with room than replicas
 	// a region) is refused with FailedPrecondition.
 	SetStoreStatus(context.Context, *SetStoreStatusRequest) (*SetStoreStatusResponse, error)
+	// ReportSchemaVersion keeps a SQL node's schema lease (TiDB's schema
+	// lease, F1's rule of at most two schema versions in use): the newest
+	// schema version the node has loaded with no transaction of an older
+	// one still able to commit, kept for ttl_ms unless reported again. It
+	// answers the newest version published and whether the node's lease
+	// was still alive (renewed) or had ended and was granted anew.
+	ReportSchemaVersion(context.Context, *ReportSchemaVersionRequest) (*ReportSchemaVersionResponse, error)
+	// PublishSchemaVersion raises the newest published schema version to
+	// version (never lowers it) and returns the newest.
+	PublishSchemaVersion(context.Context, *PublishSchemaVersionRequest) (*PublishSchemaVersionResponse, error)
+	// WatchSchema answers the newest published schema version and every
+	// live SQL node's reported version, as soon as the published version is
+	// above newer_than, or every live node reports at least synced_at (when
+	// not 0), or after wait_ms (at most 2 s) otherwise.
+	WatchSchema(context.Context, *WatchSchemaRequest) (*WatchSchemaResponse, error)
 	mustEmbedUnimplementedPDServer()
 }
 
@@ -269,6 +332,15 @@ func (UnimplementedPDServer) ReportMinStartTS(context.Context, *ReportMinStartTS
 }
 func (UnimplementedPDServer) SetStoreStatus(context.Context, *SetStoreStatusRequest) (*SetStoreStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetStoreStatus not implemented")
+}
+func (UnimplementedPDServer) ReportSchemaVersion(context.Context, *ReportSchemaVersionRequest) (*ReportSchemaVersionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportSchemaVersion not implemented")
+}
+func (UnimplementedPDServer) PublishSchemaVersion(context.Context, *PublishSchemaVersionRequest) (*PublishSchemaVersionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PublishSchemaVersion not implemented")
+}
+func (UnimplementedPDServer) WatchSchema(context.Context, *WatchSchemaRequest) (*WatchSchemaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WatchSchema not implemented")
 }
 func (UnimplementedPDServer) mustEmbedUnimplementedPDServer() {}
 func (UnimplementedPDServer) testEmbeddedByValue()            {}
@@ -471,6 +543,60 @@ func _PD_SetStoreStatus_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PD_ReportSchemaVersion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportSchemaVersionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).ReportSchemaVersion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_ReportSchemaVersion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).ReportSchemaVersion(ctx, req.(*ReportSchemaVersionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PD_PublishSchemaVersion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishSchemaVersionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).PublishSchemaVersion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_PublishSchemaVersion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).PublishSchemaVersion(ctx, req.(*PublishSchemaVersionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PD_WatchSchema_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WatchSchemaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).WatchSchema(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_WatchSchema_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).WatchSchema(ctx, req.(*WatchSchemaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PD_ServiceDesc is the grpc.ServiceDesc for PD service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -517,6 +643,18 @@ var PD_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetStoreStatus",
 			Handler:    _PD_SetStoreStatus_Handler,
+		},
+		{
+			MethodName: "ReportSchemaVersion",
+			Handler:    _PD_ReportSchemaVersion_Handler,
+		},
+		{
+			MethodName: "PublishSchemaVersion",
+			Handler:    _PD_PublishSchemaVersion_Handler,
+		},
+		{
+			MethodName: "WatchSchema",
+			Handler:    _PD_WatchSchema_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

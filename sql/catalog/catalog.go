@@ -148,6 +148,11 @@ type TableDef struct {
 	// delete the table's rows (ALTER TABLE that rewrites it, TRUNCATE,
 	// DROP): no transaction that sees it may write the table (sql/ddl.go).
 	Fence string `json:"fence,omitempty"`
+	// ChangedBy names the SQL node of a cluster that last began an online
+	// schema change of the table (its schema lease's name; empty on the
+	// single node): a node that starts rolls back only the unfinished
+	// changes of nodes that are gone (sql/ddl.go, recoverSchemaChanges).
+	ChangedBy string `json:"changed_by,omitempty"`
 	// Observers are the observers watching the table's columns
 	// (sql/observers.go).
 	Observers []ObserverDef `json:"observers,omitempty"`
