@@ -33,7 +33,7 @@
 //
 // A prepared statement that the fast path does not run is analysed once
 // per parameter types and its plan reused with each execution's values
-// (plancache.go, per session): the values are put into the plan's
+// (package plancache, used by plancache_exec.go, per session): the values are put into the plan's
 // literals and its index reads' ranges derived again from its filters; a
 // plan whose shape the values would change, or that holds state of an
 // execution (subqueries, hash lookups), is analysed every time by GMS, as
@@ -171,6 +171,10 @@
 //   - storedproc: the interpreter of stored procedure bodies (handlers,
 //     conditions, cursors, diagnostics, SIGNAL and RESIGNAL) over
 //     vitess's syntax tree, statements run through GMS's engine.
+//   - plancache: the plan cache of prepared statements that run through
+//     GMS: which analysed plans are templates new values can be put into,
+//     and putting them in (the session's use of it, counting and running
+//     a plan through GMS's handler, is plancache_exec.go and boundexec.go).
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
