@@ -89,7 +89,9 @@
 // of IDs in transactions of their own (catalog.Allocators).
 //
 // A table's definition also holds the watches of Percolator observers
-// (package observe; observers.go): the executor's row writes mark the
+// (package observe; observers.go, with the actions of ADMIN WATCH ... DO
+// parsed by package observeraction and run by observeractions.go): the
+// executor's row writes mark the
 // rows they change notified for them. Server.Watch records one as a
 // schema change, Server.ObserverTxns gives observer runs transactions
 // under the node's schema rules, and ADMIN SHOW OBSERVERS lists them.
@@ -171,6 +173,8 @@
 //   - storedproc: the interpreter of stored procedure bodies (handlers,
 //     conditions, cursors, diagnostics, SIGNAL and RESIGNAL) over
 //     vitess's syntax tree, statements run through GMS's engine.
+//   - observeraction: the text of an observer's built-in action (ADMIN
+//     WATCH ... DO): its statements and their NEW.column references.
 //   - plancache: the plan cache of prepared statements that run through
 //     GMS: which analysed plans are templates new values can be put into,
 //     and putting them in (the session's use of it, counting and running

@@ -18,11 +18,12 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/observe"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/observeraction"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
-// Built-in observer actions (ADMIN WATCH ... DO; observeraction.go parses
+// Built-in observer actions (ADMIN WATCH ... DO; package observeraction parses
 // them) run on every SQL node: its actionRunner keeps a Runner of package
 // observe with one observer per name whose watches carry an action, from
 // the latest catalog (looked at every actionPoll, and at once after this
@@ -55,7 +56,7 @@ type actionRunner struct {
 	// names are the observers registered with runner.
 	names map[string]bool
 	// parsed caches actions by their text.
-	parsed map[string]*observerAction
+	parsed map[string]*observeraction.Action
 	// version is the schema version names were last synced at (synced:
 	// once they were).
 	version uint64
@@ -72,7 +73,7 @@ func newActionRunner(s *Server) *actionRunner {
 		txns:   &actionTxns{p: s.provider},
 		kickCh: make(chan struct{}, 1),
 		names:  make(map[string]bool),
-		parsed: make(map[string]*observerAction),
+		parsed: make(map[string]*observeraction.Action),
 	}
 	a.runner = observe.New(s.store, observe.Options{Txns: a.txns, Idle: actionRunnerIdle,
 		OnError: func(observer string, key []byte, err error) {
@@ -245,14 +246,14 @@ func (a *actionRunner) observerFunc(name string) observe.Func {
 }
 
 // action returns the parsed action of text.
-func (a *actionRunner) action(text string) (*observerAction, error) {
+func (a *actionRunner) action(text string) (*observeraction.Action, error) {
 	a.mu.Lock()
 	act, ok := a.parsed[text]
 	a.mu.Unlock()
 	if ok {
 		return act, nil
 	}
-	act, err := parseObserverAction(text)
+	act, err := observeraction.Parse(text)
 	if err != nil {
 		return nil, err
 	}
@@ -319,13 +320,13 @@ func (a *actionRunner) run(ctx context.Context, name string, k *txn.Txn, rowKey 
 	if err != nil {
 		return err
 	}
-	for _, st := range act.stmts {
+	for _, st := range act.Stmts {
 		binds, err := bindNew(gctx, m, st, row)
 		if err != nil {
 			return err
 		}
 		k.BeginStatement()
-		err = a.exec(gctx, st.text, binds)
+		err = a.exec(gctx, st.Text, binds)
 		t.statementEnd(err == nil)
 		if err != nil {
 			return finishSQLError(err)
@@ -416,9 +417,9 @@ func (a *actionRunner) lastVersion(ctx context.Context, k *txn.Txn, rowKey []byt
 
 // bindNew returns the bind variables of st's NEW references: each
 // column's value of row, as a literal of its type.
-func bindNew(gctx *gsql.Context, m *tablemeta.Table, st actionStmt, row []any) (map[string]sqlparser.Expr, error) {
-	binds := make(map[string]sqlparser.Expr, len(st.columns))
-	for i, name := range st.columns {
+func bindNew(gctx *gsql.Context, m *tablemeta.Table, st observeraction.Stmt, row []any) (map[string]sqlparser.Expr, error) {
+	binds := make(map[string]sqlparser.Expr, len(st.Columns))
+	for i, name := range st.Columns {
 		_, ord, ok := m.Def.ColumnByName(name)
 		if !ok {
 			return nil, gsql.CastSQLError(gsql.ErrColumnNotFound.New(name))
@@ -427,7 +428,7 @@ func bindNew(gctx *gsql.Context, m *tablemeta.Table, st actionStmt, row []any) (
 		if err != nil {
 			return nil, fmt.Errorf("observer action: NEW.%s: %w", name, err)
 		}
-		if binds[newBind(i)], err = sqlparser.ExprFromValue(v); err != nil {
+		if binds[observeraction.NewBind(i)], err = sqlparser.ExprFromValue(v); err != nil {
 			return nil, fmt.Errorf("observer action: NEW.%s: %w", name, err)
 		}
 	}
