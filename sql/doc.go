@@ -96,7 +96,8 @@
 // schema change, Server.ObserverTxns gives observer runs transactions
 // under the node's schema rules, and ADMIN SHOW OBSERVERS lists them.
 // CHANGEFEED FOR db.t streams a table's committed changes to a client as
-// a result set that does not end (changefeed.go).
+// a result set that does not end (package changefeed, run by
+// changefeed_exec.go).
 //
 // # Operations
 //
@@ -173,6 +174,9 @@
 //   - storedproc: the interpreter of stored procedure bodies (handlers,
 //     conditions, cursors, diagnostics, SIGNAL and RESIGNAL) over
 //     vitess's syntax tree, statements run through GMS's engine.
+//   - changefeed: CHANGEFEED FOR's syntax and an open feed, which turns
+//     the changes committed to a table between two timestamps into the
+//     feed's rows.
 //   - observeraction: the text of an observer's built-in action (ADMIN
 //     WATCH ... DO): its statements and their NEW.column references.
 //   - plancache: the plan cache of prepared statements that run through
