@@ -90,7 +90,8 @@
 //
 // A table's definition also holds the watches of Percolator observers
 // (package observe; observers.go, with the actions of ADMIN WATCH ... DO
-// parsed by package observeraction and run by observeractions.go): the
+// parsed and scheduled by package observeraction, each run by
+// observeractions.go): the
 // executor's row writes mark the
 // rows they change notified for them. Server.Watch records one as a
 // schema change, Server.ObserverTxns gives observer runs transactions
@@ -177,8 +178,10 @@
 //   - changefeed: CHANGEFEED FOR's syntax and an open feed, which turns
 //     the changes committed to a table between two timestamps into the
 //     feed's rows.
-//   - observeraction: the text of an observer's built-in action (ADMIN
-//     WATCH ... DO): its statements and their NEW.column references.
+//   - observeraction: observers' built-in actions (ADMIN WATCH ... DO):
+//     their text (statements and NEW.column references) and the node's
+//     runner of them, kept in step with the catalog's watches; what one
+//     run does in the SQL layer is observeractions.go's (Host).
 //   - plancache: the plan cache of prepared statements that run through
 //     GMS: which analysed plans are templates new values can be put into,
 //     and putting them in (the session's use of it, counting and running
