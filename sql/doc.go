@@ -201,9 +201,15 @@
 // the handler (compat_*.go: the row-iterator builder, views' databases,
 // the handler's fixes of results); the analyzer rules that plan better
 // (copr.go, joinorder.go, joincache.go, stats.go); the system tables
-// (information_schema, performance_schema, processlist). Natural seams
-// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go), DDL jobs
-// (ddl.go, ddljobs.go, deleterange.go), change feeds and observers
-// (changefeed.go, observers.go) and the console's data source
-// (consolesource.go).
+// (information_schema, performance_schema, processlist); what a job
+// moved into a package needs of the node, each in a file named after the
+// package (plancache_exec.go, changefeed_exec.go, observeractions.go);
+// and the console's data source (console*.go), which is
+// console.Source's implementation over the Server's state. Natural seams
+// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go, whose
+// rules need a table's current definition and the session's temporary
+// tables through a small interface), DDL jobs (ddl.go, ddljobs.go,
+// deleterange.go), the operations group (slowlog.go, processlist.go,
+// perfschema.go, metrics.go, kvmetrics.go, counters.go) and the
+// observers' watches (observers.go).
 package sql
