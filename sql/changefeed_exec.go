@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
-	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/changefeed"
@@ -19,7 +17,8 @@ import (
 // CHANGEFEED FOR [db.]table (package changefeed, whose doc says what a
 // feed sends and how it keeps its place) as the handler runs it: the
 // privileges, the table as the catalog has it, the service safe point
-// that holds GC back at the feed's position, and the result set.
+// that holds GC back at the feed's position (set here, renewed by the
+// feed), the client's result set, and MySQL's errors.
 
 // parseChangefeed recognises a CHANGEFEED statement. A statement that
 // starts with the word but does not parse is an error.
@@ -65,66 +64,25 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeed.S
 			return toSQLError(err)
 		}
 	}
-	fields := []*querypb.Field{
-		{Name: "table", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
-		{Name: "key", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
-		{Name: "value", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
-		{Name: "commit_ts", Type: sqltypes.Uint64},
+	fields := changefeed.Fields()
+	send := func(rows [][]sqltypes.Value) error {
+		if err := cb(&sqltypes.Result{Fields: fields, Rows: rows}, false); err != nil {
+			return err
+		}
+		return c.FlushBuffer()
 	}
-	// The header goes out after the first scan succeeded, so that a
-	// cursor GC already passed fails as a plain error (9006), not in the
-	// middle of a result set.
-	headerSent := false
-	lastResolved := time.Now()
-	tick := time.NewTicker(changefeed.Poll)
-	defer tick.Stop()
-	for {
-		var rows [][]sqltypes.Value
-		tx, err := p.store.Begin(ctx)
-		if err == nil {
-			var to uint64
-			if to, err = tx.StartTS(ctx); err == nil && to > from {
-				if rows, err = feed.Poll(ctx, from, to); err == nil {
-					if st.Resolved > 0 && time.Since(lastResolved) >= st.Resolved {
-						rows = append(rows, feed.ResolvedRow(to))
-						lastResolved = time.Now()
-					}
-					from = to
-				}
-			}
-			_ = tx.Rollback(ctx)
-		}
-		if err == nil && (!headerSent || len(rows) > 0) {
-			if err = cb(&sqltypes.Result{Fields: fields, Rows: rows}, false); err == nil {
-				err = c.FlushBuffer()
-			}
-			headerSent = true
-		}
-		if err == nil && st.GCTTL > 0 && time.Since(renewed) >= changefeed.SafePointRenew {
-			// A failed renewal leaves the older entry, which still holds
-			// GC at or below from: the next tick tries again.
-			if rerr := p.setServiceSafePoint(ctx, svcID, from, st.GCTTL, "CHANGEFEED FOR "+feed.Name()); rerr == nil {
-				renewed = time.Now()
-			} else if ctx.Err() == nil {
-				slog.Warn("changefeed: renew the service safe point", "feed", feed.Name(), "err", rerr)
-			}
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		var tooOld *kv.GCTooOldError
-		if errors.As(err, &tooOld) {
-			return mysql.NewSQLError(codeGCTooEarly, stateGeneral, "CHANGEFEED position %d is older than the GC safe point %d: the changes since it may have been collected (a feed's position holds GC back for gc_ttl after the feed last ran)", tooOld.TS, tooOld.SafePoint)
-		}
-		if err != nil {
-			return toSQLError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
+	renew := func(ctx context.Context, ts uint64) error {
+		return p.setServiceSafePoint(ctx, svcID, ts, st.GCTTL, "CHANGEFEED FOR "+feed.Name())
 	}
+	err = feed.Run(ctx, st, from, renewed, renew, send)
+	var tooOld *kv.GCTooOldError
+	if errors.As(err, &tooOld) {
+		return mysql.NewSQLError(codeGCTooEarly, stateGeneral, "CHANGEFEED position %d is older than the GC safe point %d: the changes since it may have been collected (a feed's position holds GC back for gc_ttl after the feed last ran)", tooOld.TS, tooOld.SafePoint)
+	}
+	if err != nil {
+		return toSQLError(err)
+	}
+	return nil
 }
 
 // sessionAndDatabase returns connection c's session and the database a

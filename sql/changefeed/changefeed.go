@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
@@ -156,6 +158,74 @@ func Open(store *txn.Store, db string, m *tablemeta.Table, gctx *gsql.Context) *
 
 // Name is the feed's table as its rows name it, "db.table".
 func (f *Feed) Name() string { return f.name }
+
+// Fields are the columns of a feed's result set.
+func Fields() []*querypb.Field {
+	return []*querypb.Field{
+		{Name: "table", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+		{Name: "key", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+		{Name: "value", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+		{Name: "commit_ts", Type: sqltypes.Uint64},
+	}
+}
+
+// Run runs the feed of statement st from the timestamp from on until ctx
+// ends (KILL QUERY, the client gone, the server closing), when it returns
+// nil: every Poll it sends the rows of the changes since the last scan
+// (send sends one result's rows and flushes them). With a gc_ttl, renew
+// moves the feed's service safe point up to its position every
+// SafePointRenew after renewed, when the caller set it. A scan from
+// below the GC safe point fails with kv's GCTooOldError.
+func (f *Feed) Run(ctx context.Context, st Stmt, from uint64, renewed time.Time, renew func(ctx context.Context, ts uint64) error, send func(rows [][]sqltypes.Value) error) error {
+	// The header goes out after the first scan succeeded, so that a
+	// cursor GC already passed fails as a plain error (9006), not in the
+	// middle of a result set.
+	headerSent := false
+	lastResolved := time.Now()
+	tick := time.NewTicker(Poll)
+	defer tick.Stop()
+	for {
+		var rows [][]sqltypes.Value
+		tx, err := f.store.Begin(ctx)
+		if err == nil {
+			var to uint64
+			if to, err = tx.StartTS(ctx); err == nil && to > from {
+				if rows, err = f.Poll(ctx, from, to); err == nil {
+					if st.Resolved > 0 && time.Since(lastResolved) >= st.Resolved {
+						rows = append(rows, f.ResolvedRow(to))
+						lastResolved = time.Now()
+					}
+					from = to
+				}
+			}
+			_ = tx.Rollback(ctx)
+		}
+		if err == nil && (!headerSent || len(rows) > 0) {
+			err = send(rows)
+			headerSent = true
+		}
+		if err == nil && st.GCTTL > 0 && time.Since(renewed) >= SafePointRenew {
+			// A failed renewal leaves the older entry, which still holds
+			// GC at or below from: the next tick tries again.
+			if rerr := renew(ctx, from); rerr == nil {
+				renewed = time.Now()
+			} else if ctx.Err() == nil {
+				slog.Warn("changefeed: renew the service safe point", "feed", f.name, "err", rerr)
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
 
 // Poll returns the rows of the changes committed in (from, to], in
 // commit_ts order (key order among those of one commit).
