@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/percdb/percdb/sql/plancache"
 )
 
 // Running a cached plan in the connection's goroutine. GMS's handler runs
@@ -34,7 +36,7 @@ import (
 //     batches of rowsBatch rows as GMS's handler does, the last batch
 //     after the iterator is closed (an autocommit read's commit), under
 //     the column definitions GMS sent for the plan's first execution,
-//     which went through GMS's handler to learn them (boundFields);
+//     which went through GMS's handler to learn them (plancache.ResultFields);
 //   - the same errors (CastSQLError).
 //
 // GMS's process list does not list these executions; percdb's own
@@ -53,23 +55,17 @@ var boundPids atomic.Uint64
 
 func init() { boundPids.Store(1 << 62) }
 
-// boundFields are the column definitions of a cached plan's result, as
-// GMS's handler sent them for its first execution.
-type boundFields struct {
-	fields []*querypb.Field
-}
-
 // learnFields returns callback wrapped so that the column definitions of
 // the first result it passes are kept in *into (a copy: the callbacks
 // downstream may change them).
-func learnFields(into **boundFields, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+func learnFields(into **plancache.ResultFields, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
 	return func(res *sqltypes.Result) error {
 		if *into == nil && res != nil && res.Fields != nil {
 			fields := make([]*querypb.Field, len(res.Fields))
 			for i, f := range res.Fields {
 				fields[i] = proto.Clone(f).(*querypb.Field)
 			}
-			*into = &boundFields{fields: fields}
+			*into = &plancache.ResultFields{Fields: fields}
 		}
 		return callback(res)
 	}
@@ -77,13 +73,13 @@ func learnFields(into **boundFields, callback func(*sqltypes.Result) error) func
 
 // execBound runs the analysed plan n of a cached statement of session s
 // and sends its result, with the column definitions bf, to callback.
-func (h *handler) execBound(ctx context.Context, s *Session, query string, n gsql.Node, bf *boundFields, callback func(*sqltypes.Result) error) error {
+func (h *handler) execBound(ctx context.Context, s *Session, query string, n gsql.Node, bf *plancache.ResultFields, callback func(*sqltypes.Result) error) error {
 	qctx := gsql.NewContext(ctx, gsql.WithSession(s), gsql.WithQuery(query), gsql.WithMemoryManager(h.memory), gsql.WithPid(boundPids.Add(1)))
 	schema, iter, _, err := h.engine.PrepQueryPlanForExecution(qctx, query, n, nil)
 	if err != nil {
 		return gsql.CastSQLError(err)
 	}
-	if len(schema) != len(bf.fields) {
+	if len(schema) != len(bf.Fields) {
 		// Not the plan whose result GMS described.
 		_ = iter.Close(qctx)
 		return errPlanFields
@@ -93,7 +89,7 @@ func (h *handler) execBound(ctx context.Context, s *Session, query string, n gsq
 		buf.Reset()
 		gsql.ByteBufPool.Put(buf)
 	}()
-	res := &sqltypes.Result{Fields: bf.fields}
+	res := &sqltypes.Result{Fields: bf.Fields}
 	sent := false
 	for {
 		if qctx.Err() != nil {
@@ -108,7 +104,7 @@ func (h *handler) execBound(ctx context.Context, s *Session, query string, n gsq
 		}
 		if err == nil && len(res.Rows) == rowsBatch {
 			err = callback(res)
-			res, sent = &sqltypes.Result{Fields: bf.fields}, true
+			res, sent = &sqltypes.Result{Fields: bf.Fields}, true
 		}
 		var out []sqltypes.Value
 		if err == nil {

@@ -4,6 +4,8 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+
+	"github.com/percdb/percdb/sql/plancache"
 )
 
 // GMS analyzes a one-table UPDATE or DELETE with a short list of rules
@@ -19,7 +21,7 @@ import (
 //
 // relookupWrites derives the ranges of each static index read right
 // under a Filter of such a plan from the rewritten Filter again
-// (rebuildLookup, as the plan cache does); when they cannot be derived,
+// (plancache.RebuildLookup, as the plan cache does); when they cannot be derived,
 // the read becomes a scan of the table. The Filter stays above the read
 // and decides, as before.
 func relookupWrites(ctx *gsql.Context, n gsql.Node) (gsql.Node, error) {
@@ -28,13 +30,13 @@ func relookupWrites(ctx *gsql.Context, n gsql.Node) (gsql.Node, error) {
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		ita, table, with, ok := filteredRead(f)
+		ita, table, with, ok := plancache.FilteredRead(f)
 		if !ok {
 			return n, transform.SameTree, nil
 		}
 		var read gsql.Node = ita.TableNode
 		if cur, err := ita.GetLookup(ctx, nil); err == nil && cur.Index != nil && !cur.IsSpatialLookup {
-			if lookup, ok := rebuildLookup(ctx, f.Expression, table, cur); ok {
+			if lookup, ok := plancache.RebuildLookup(ctx, f.Expression, table, cur); ok {
 				r, err := plan.NewStaticIndexedAccessForTableNode(ctx, ita.TableNode, lookup)
 				if err != nil {
 					return nil, transform.SameTree, err

@@ -33,7 +33,7 @@
 //
 // A prepared statement that the fast path does not run is analysed once
 // per parameter types and its plan reused with each execution's values
-// (plancache.go, per session): the values are put into the plan's
+// (package plancache, used by plancache_exec.go, per session): the values are put into the plan's
 // literals and its index reads' ranges derived again from its filters; a
 // plan whose shape the values would change, or that holds state of an
 // execution (subqueries, hash lookups), is analysed every time by GMS, as
@@ -90,12 +90,16 @@
 // of IDs in transactions of their own (catalog.Allocators).
 //
 // A table's definition also holds the watches of Percolator observers
-// (package observe; observers.go): the executor's row writes mark the
+// (package observe; observers.go, with the actions of ADMIN WATCH ... DO
+// parsed and scheduled by package observeraction, each run by
+// observeractions.go): the
+// executor's row writes mark the
 // rows they change notified for them. Server.Watch records one as a
 // schema change, Server.ObserverTxns gives observer runs transactions
 // under the node's schema rules, and ADMIN SHOW OBSERVERS lists them.
 // CHANGEFEED FOR db.t streams a table's committed changes to a client as
-// a result set that does not end (changefeed.go).
+// a result set that does not end (package changefeed, run by
+// changefeed_exec.go).
 //
 // # Operations
 //
@@ -172,6 +176,17 @@
 //   - storedproc: the interpreter of stored procedure bodies (handlers,
 //     conditions, cursors, diagnostics, SIGNAL and RESIGNAL) over
 //     vitess's syntax tree, statements run through GMS's engine.
+//   - changefeed: CHANGEFEED FOR's syntax and an open feed, which turns
+//     the changes committed to a table between two timestamps into the
+//     feed's rows.
+//   - observeraction: observers' built-in actions (ADMIN WATCH ... DO):
+//     their text (statements and NEW.column references) and the node's
+//     runner of them, kept in step with the catalog's watches; what one
+//     run does in the SQL layer is observeractions.go's (Host).
+//   - plancache: the plan cache of prepared statements that run through
+//     GMS: which analysed plans are templates new values can be put into,
+//     and putting them in (the session's use of it, counting and running
+//     a plan through GMS's handler, is plancache_exec.go and boundexec.go).
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -187,9 +202,15 @@
 // the handler (compat_*.go: the row-iterator builder, views' databases,
 // the handler's fixes of results); the analyzer rules that plan better
 // (copr.go, joinorder.go, joincache.go, stats.go); the system tables
-// (information_schema, performance_schema, processlist). Natural seams
-// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go), DDL jobs
-// (ddl.go, ddljobs.go, deleterange.go), change feeds and observers
-// (changefeed.go, observers.go) and the console's data source
-// (consolesource.go).
+// (information_schema, performance_schema, processlist); what a job
+// moved into a package needs of the node, each in a file named after the
+// package (plancache_exec.go, changefeed_exec.go, observeractions.go);
+// and the console's data source (console*.go), which is
+// console.Source's implementation over the Server's state. Natural seams
+// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go, whose
+// rules need a table's current definition and the session's temporary
+// tables through a small interface), DDL jobs (ddl.go, ddljobs.go,
+// deleterange.go), the operations group (slowlog.go, processlist.go,
+// perfschema.go, metrics.go, kvmetrics.go, counters.go) and the
+// observers' watches (observers.go).
 package sql

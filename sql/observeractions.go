@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
-	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -18,15 +16,16 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/observe"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/observeraction"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
 
-// Built-in observer actions (ADMIN WATCH ... DO; observeraction.go parses
-// them) run on every SQL node: its actionRunner keeps a Runner of package
-// observe with one observer per name whose watches carry an action, from
-// the latest catalog (looked at every actionPoll, and at once after this
-// node's ADMIN WATCH). A run is one transaction of the SQL layer (a
+// Built-in observer actions (ADMIN WATCH ... DO; package observeraction parses
+// them) run on every SQL node: its actionRunner is package observeraction's
+// Runner, which keeps a Runner of package observe with one observer per
+// name whose watches carry an action, from the latest catalog (looked at
+// every second, and at once after this node's ADMIN WATCH). A run is one transaction of the SQL layer (a
 // Transaction, so that it keeps the node's schema rules and its writes
 // are the executor's, notifying further observers): the Runner reads the
 // row and acknowledges the notification, then each statement of the
@@ -35,34 +34,17 @@ import (
 // values; the Runner commits. Failures are retried with the Runner's
 // backoff and counted per observer for ADMIN SHOW OBSERVERS.
 
-// actionPoll is how often a node looks for watches with actions that
-// were added or removed by another node.
-const actionPoll = time.Second
-
-// actionRunnerIdle is its Runner's scanners' rest after a lap with little
-// to do: the bound on how late a notification is found when the store has
-// few.
-const actionRunnerIdle = 20 * time.Millisecond
-
-// actionRunner runs the built-in actions of one SQL node.
+// actionRunner runs the built-in actions of one SQL node: an
+// observeraction.Runner, whose Host it is, and the cache of parsed
+// actions its runs use.
 type actionRunner struct {
 	s      *Server
 	txns   *actionTxns
-	runner *observe.Runner
-	kickCh chan struct{}
+	runner *observeraction.Runner
 
 	mu sync.Mutex
-	// names are the observers registered with runner.
-	names map[string]bool
 	// parsed caches actions by their text.
-	parsed map[string]*observerAction
-	// version is the schema version names were last synced at (synced:
-	// once they were).
-	version uint64
-	synced  bool
-
-	stop func()
-	done chan struct{}
+	parsed map[string]*observeraction.Action
 }
 
 // newActionRunner returns the action runner of s; start starts it.
@@ -70,158 +52,32 @@ func newActionRunner(s *Server) *actionRunner {
 	a := &actionRunner{
 		s:      s,
 		txns:   &actionTxns{p: s.provider},
-		kickCh: make(chan struct{}, 1),
-		names:  make(map[string]bool),
-		parsed: make(map[string]*observerAction),
+		parsed: make(map[string]*observeraction.Action),
 	}
-	a.runner = observe.New(s.store, observe.Options{Txns: a.txns, Idle: actionRunnerIdle,
-		OnError: func(observer string, key []byte, err error) {
-			if observer != "" {
-				slog.Debug("observer action failed", "observer", observer, "row", fmt.Sprintf("%q", key), "err", err)
-			}
-		}})
+	a.runner = observeraction.NewRunner(s.store, a.txns, a)
 	return a
 }
 
 // start runs the action runner until close.
-func (a *actionRunner) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.stop = cancel
-	a.done = make(chan struct{})
-	go func() {
-		defer close(a.done)
-		a.loop(ctx)
-	}()
-}
+func (a *actionRunner) start() { a.runner.Start() }
 
 // close stops the runner and waits for the runs in progress.
-func (a *actionRunner) close() {
-	if a.stop != nil {
-		a.stop()
-		<-a.done
-	}
-}
+func (a *actionRunner) close() { a.runner.Close() }
 
 // kick makes the runner look at the catalog now.
-func (a *actionRunner) kick() {
-	select {
-	case a.kickCh <- struct{}{}:
-	default:
-	}
+func (a *actionRunner) kick() { a.runner.Kick() }
+
+// stats returns the Runner's counters of each observer it ran.
+func (a *actionRunner) stats() map[string]observe.ObserverStats { return a.runner.Stats() }
+
+// LatestCatalog implements observeraction.Host.
+func (a *actionRunner) LatestCatalog(ctx context.Context) (*catalog.Catalog, error) {
+	return a.s.provider.latestCatalog(ctx)
 }
 
-// loop registers the observers with actions as the catalog has them and
-// runs the Runner while there is one.
-func (a *actionRunner) loop(ctx context.Context) {
-	var running *runningRunner
-	defer func() { running.stop() }()
-	tick := time.NewTicker(actionPoll)
-	defer tick.Stop()
-	for {
-		n, err := a.sync(ctx)
-		switch {
-		case err != nil:
-			if ctx.Err() == nil {
-				slog.Warn("observer actions: read the catalog", "err", err)
-			}
-		case n > 0 && running == nil:
-			running = a.runRunner(ctx)
-		case n == 0 && running != nil:
-			running.stop()
-			running = nil
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-a.kickCh:
-		}
-	}
-}
-
-// runningRunner is a Run of the action runner's Runner in progress.
-type runningRunner struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// runRunner runs the Runner until ctx ends or the returned Run is
-// stopped.
-func (a *actionRunner) runRunner(ctx context.Context) *runningRunner {
-	rctx, cancel := context.WithCancel(ctx)
-	r := &runningRunner{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		_ = a.runner.Run(rctx)
-	}()
-	return r
-}
-
-// stop ends the Run and waits for its runs; nil does nothing.
-func (r *runningRunner) stop() {
-	if r != nil {
-		r.cancel()
-		<-r.done
-	}
-}
-
-// sync registers with the Runner every observer with an action in the
-// latest catalog and unregisters the others; it returns how many there
-// are. It reads the schema version first, with a point read that takes
-// no timestamp, and the catalog only when the version moved: an idle
-// node's look costs no oracle call.
-func (a *actionRunner) sync(ctx context.Context) (int, error) {
-	raw, found, err := a.s.store.PointGet(ctx, catalog.KeyVersion)
-	if err != nil {
-		return 0, err
-	}
-	var version uint64
-	if found {
-		if version, err = catalog.DecodeUint64("schema version", raw); err != nil {
-			return 0, err
-		}
-	}
-	a.mu.Lock()
-	same := a.synced && version == a.version
-	n := len(a.names)
-	a.mu.Unlock()
-	if same {
-		return n, nil
-	}
-	c, err := a.s.provider.latestCatalog(ctx)
-	if err != nil {
-		return 0, err
-	}
-	want := map[string]bool{}
-	for _, db := range c.Databases {
-		for _, def := range c.Tables[db.ID] {
-			for _, o := range def.Observers {
-				if o.Action != "" {
-					want[o.Name] = true
-				}
-			}
-		}
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for name := range a.names {
-		if !want[name] {
-			a.runner.Unregister(name)
-			delete(a.names, name)
-		}
-	}
-	for name := range want {
-		if a.names[name] {
-			continue
-		}
-		if err := a.runner.Register(ctx, observe.Observer{Name: name, Run: a.observerFunc(name)}); err != nil {
-			return 0, err
-		}
-		a.names[name] = true
-	}
-	// The catalog read is at least as new as the version read before it.
-	a.synced, a.version = true, version
-	return len(a.names), nil
+// RunAction implements observeraction.Host.
+func (a *actionRunner) RunAction(ctx context.Context, observer string, k *txn.Txn, rowKey []byte) error {
+	return a.run(ctx, observer, k, rowKey)
 }
 
 // ObserverActionStats returns what this node's action runner did for
@@ -234,25 +90,15 @@ func (s *Server) ObserverActionStats() map[string]observe.ObserverStats {
 	return s.actions.stats()
 }
 
-// stats returns the Runner's counters of each observer it ran.
-func (a *actionRunner) stats() map[string]observe.ObserverStats { return a.runner.ObserverStats() }
-
-// observerFunc returns the observe.Func of the observer name.
-func (a *actionRunner) observerFunc(name string) observe.Func {
-	return func(ctx context.Context, k *txn.Txn, rowKey []byte) error {
-		return a.run(ctx, name, k, rowKey)
-	}
-}
-
 // action returns the parsed action of text.
-func (a *actionRunner) action(text string) (*observerAction, error) {
+func (a *actionRunner) action(text string) (*observeraction.Action, error) {
 	a.mu.Lock()
 	act, ok := a.parsed[text]
 	a.mu.Unlock()
 	if ok {
 		return act, nil
 	}
-	act, err := parseObserverAction(text)
+	act, err := observeraction.Parse(text)
 	if err != nil {
 		return nil, err
 	}
@@ -319,13 +165,13 @@ func (a *actionRunner) run(ctx context.Context, name string, k *txn.Txn, rowKey 
 	if err != nil {
 		return err
 	}
-	for _, st := range act.stmts {
+	for _, st := range act.Stmts {
 		binds, err := bindNew(gctx, m, st, row)
 		if err != nil {
 			return err
 		}
 		k.BeginStatement()
-		err = a.exec(gctx, st.text, binds)
+		err = a.exec(gctx, st.Text, binds)
 		t.statementEnd(err == nil)
 		if err != nil {
 			return finishSQLError(err)
@@ -416,9 +262,9 @@ func (a *actionRunner) lastVersion(ctx context.Context, k *txn.Txn, rowKey []byt
 
 // bindNew returns the bind variables of st's NEW references: each
 // column's value of row, as a literal of its type.
-func bindNew(gctx *gsql.Context, m *tablemeta.Table, st actionStmt, row []any) (map[string]sqlparser.Expr, error) {
-	binds := make(map[string]sqlparser.Expr, len(st.columns))
-	for i, name := range st.columns {
+func bindNew(gctx *gsql.Context, m *tablemeta.Table, st observeraction.Stmt, row []any) (map[string]sqlparser.Expr, error) {
+	binds := make(map[string]sqlparser.Expr, len(st.Columns))
+	for i, name := range st.Columns {
 		_, ord, ok := m.Def.ColumnByName(name)
 		if !ok {
 			return nil, gsql.CastSQLError(gsql.ErrColumnNotFound.New(name))
@@ -427,7 +273,7 @@ func bindNew(gctx *gsql.Context, m *tablemeta.Table, st actionStmt, row []any) (
 		if err != nil {
 			return nil, fmt.Errorf("observer action: NEW.%s: %w", name, err)
 		}
-		if binds[newBind(i)], err = sqlparser.ExprFromValue(v); err != nil {
+		if binds[observeraction.NewBind(i)], err = sqlparser.ExprFromValue(v); err != nil {
 			return nil, fmt.Errorf("observer action: NEW.%s: %w", name, err)
 		}
 	}

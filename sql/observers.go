@@ -18,6 +18,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/observe"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/observeraction"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -72,10 +73,10 @@ func (p *DatabaseProvider) watch(ctx context.Context, table string, o catalog.Ob
 // changeWatch is watch with the errors as they come.
 func (p *DatabaseProvider) changeWatch(ctx context.Context, table string, watch catalog.ObserverDef, columns []string, remove bool) error {
 	observer := watch.Name
-	var action *observerAction
+	var action *observeraction.Action
 	if watch.Action != "" {
 		var err error
-		if action, err = parseObserverAction(watch.Action); err != nil {
+		if action, err = observeraction.Parse(watch.Action); err != nil {
 			return err
 		}
 	}
@@ -111,7 +112,7 @@ func (p *DatabaseProvider) changeWatch(ctx context.Context, table string, watch 
 				return err
 			}
 			if action != nil {
-				if err := action.checkColumns(nd); err != nil {
+				if err := action.CheckColumns(nd); err != nil {
 					return err
 				}
 			}
@@ -387,7 +388,7 @@ func (p *DatabaseProvider) showObservers(ctx context.Context) (*sqltypes.Result,
 // records or removes a watch from any client, as Server.Watch and
 // Unwatch do (no columns: every column). Without DO the observer's code
 // runs in a process that registers it with package observe under the
-// same name; with DO, action (observeraction.go) is its code, which every
+// same name; with DO, action (package observeraction) is its code, which every
 // SQL node runs.
 type watchStmt struct {
 	remove        bool

@@ -54,7 +54,7 @@ type DatabaseProvider struct {
 	// fast is the fast path (fastpath_handler.go); nil runs everything
 	// through GMS.
 	fast *fastPath
-	// plans counts the uses of the sessions' plan caches (plancache.go).
+	// plans counts the uses of the sessions' plan caches (plancache_exec.go).
 	plans planCacheStats
 	// lookups counts the batched lookup joins' reads (lookupjoin.go).
 	lookups lookupJoinStats

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/plancache"
 )
 
 // Session is one client connection's state: GMS's BaseSession (variables,
@@ -100,7 +102,7 @@ type Session struct {
 	activity sessionActivity
 	// plans are the analysed plans of its prepared statements
 	// (plancache.go).
-	plans planCache
+	plans plancache.Cache
 	// planDBs are the databases GMS's planner is given as the current
 	// one where it needs one MySQL does not (compat_viewdb.go).
 	planDBs planDatabases

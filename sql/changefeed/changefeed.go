@@ -1,11 +1,10 @@
-package sql
+package changefeed
 
 import (
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -23,6 +22,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/tablemeta"
+	"github.com/percdb/percdb/txn"
 )
 
 // CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'],
@@ -35,7 +35,7 @@ import (
 // whose key is NULL and whose value is {"resolved": "<ts>"} promises that
 // no change at or below ts follows.
 //
-// The feed polls: every changefeedPoll it takes a fresh timestamp to and
+// The feed polls: every Poll it takes a fresh timestamp to and
 // reads the changes committed in (from, to] (txn.Store.ScanChanges, which
 // settles every transaction that could still commit at or below to), sends
 // them in commit_ts order, then from = to. Each (key, commit_ts) falls in
@@ -46,55 +46,58 @@ import (
 // definition when the feed started.
 //
 // The feed's position holds GC back: it keeps a service safe point
-// (gcservice.go) at from, renewed every feedSafePointRenew for gc_ttl
-// (default DefaultFeedGCTTL, '0s' for none), which outlives the feed by
+// (package sql's gcservice.go) at from, renewed every SafePointRenew for gc_ttl
+// (default DefaultGCTTL, '0s' for none), which outlives the feed by
 // gc_ttl so that a client can resume from its last resolved timestamp
 // after a disconnect or a restart. A cursor below the GC safe point (the
 // feed was away longer than gc_ttl, or never had an entry) fails with
 // error 9006 rather than skip the collected changes (kv refuses a
 // ScanChanges from below the safe point).
 
-// changefeedPoll is how often a feed looks for new changes.
-const changefeedPoll = 100 * time.Millisecond
+// Poll is how often a feed looks for new changes.
+const Poll = 100 * time.Millisecond
 
-// DefaultFeedGCTTL is how long a change feed's position holds GC back
+// DefaultGCTTL is how long a change feed's position holds GC back
 // after the feed last renewed it when the statement does not say
 // (gc_ttl): TiCDC's default gc-ttl.
-const DefaultFeedGCTTL = 24 * time.Hour
+const DefaultGCTTL = 24 * time.Hour
 
-// feedSafePointRenew is how often a running feed moves its service safe
+// SafePointRenew is how often a running feed moves its service safe
 // point up to its position: the entry lags the position by up to this,
 // which only keeps a little more garbage.
-const feedSafePointRenew = 10 * time.Second
+const SafePointRenew = 10 * time.Second
 
-// changefeedStmt is a parsed CHANGEFEED statement.
-type changefeedStmt struct {
-	db, table string
-	cursor    uint64
-	hasCursor bool
-	resolved  time.Duration // 0: no resolved rows
-	gcTTL     time.Duration // 0: the feed does not hold GC back
+// Stmt is a parsed CHANGEFEED statement.
+type Stmt struct {
+	// DB and Table name the table; DB is empty when the statement did
+	// not name one.
+	DB, Table string
+	// Cursor is the timestamp the feed starts after, when HasCursor.
+	Cursor    uint64
+	HasCursor bool
+	// Resolved is the interval of resolved rows (0: none); GCTTL how
+	// long the feed's position holds GC back (0: not at all).
+	Resolved time.Duration
+	GCTTL    time.Duration
 }
 
 var changefeedRE = regexp.MustCompile("(?is)^\\s*changefeed\\s+for\\s+(?:table\\s+)?(`[^`]+`|[a-z0-9_$]+)(?:\\s*\\.\\s*(`[^`]+`|[a-z0-9_$]+))?(?:\\s+with\\s+(.*?))?\\s*;?\\s*$")
 
-// parseChangefeed recognises a CHANGEFEED statement. A statement that
-// starts with the word but does not parse is an error.
-func parseChangefeed(query string) (changefeedStmt, bool, error) {
-	if !leadingWordIs(query, "changefeed") {
-		return changefeedStmt{}, false, nil
-	}
+// Parse parses a statement that starts with the word CHANGEFEED: 1064
+// when it does not parse, 1210 for an option it does not take (a gc_ttl
+// above maxGCTTL among them).
+func Parse(query string, maxGCTTL time.Duration) (Stmt, error) {
 	m := changefeedRE.FindStringSubmatch(query)
 	if m == nil {
-		return changefeedStmt{}, true, errSyntax("CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'], gc_ttl = '<interval>']")
+		return Stmt{}, errSyntax("CHANGEFEED FOR [db.]table [WITH cursor = <ts>, resolved [= '<interval>'], gc_ttl = '<interval>']")
 	}
 	unquote := func(s string) string { return strings.Trim(s, "`") }
-	st := changefeedStmt{table: unquote(m[1]), gcTTL: DefaultFeedGCTTL}
+	st := Stmt{Table: unquote(m[1]), GCTTL: DefaultGCTTL}
 	if m[2] != "" {
-		st.db, st.table = unquote(m[1]), unquote(m[2])
+		st.DB, st.Table = unquote(m[1]), unquote(m[2])
 	}
 	if m[3] == "" {
-		return st, true, nil
+		return st, nil
 	}
 	for _, opt := range strings.Split(m[3], ",") {
 		name, value, hasValue := strings.Cut(opt, "=")
@@ -107,87 +110,89 @@ func parseChangefeed(query string) (changefeedStmt, bool, error) {
 		case "cursor":
 			ts, err := strconv.ParseUint(value, 10, 64)
 			if err != nil || !hasValue || ts == 0 {
-				return st, true, bad("want a timestamp (an unsigned integer, as commit_ts shows)")
+				return st, bad("want a timestamp (an unsigned integer, as commit_ts shows)")
 			}
-			st.cursor, st.hasCursor = ts, true
+			st.Cursor, st.HasCursor = ts, true
 		case "resolved":
-			st.resolved = time.Second
+			st.Resolved = time.Second
 			if hasValue {
 				d, err := time.ParseDuration(value)
 				if err != nil || d <= 0 {
-					return st, true, bad("want an interval such as '1s'")
+					return st, bad("want an interval such as '1s'")
 				}
-				st.resolved = d
+				st.Resolved = d
 			}
 		case "gc_ttl":
 			d, err := time.ParseDuration(value)
-			if err != nil || !hasValue || d < 0 || d > maxGCDuration {
-				return st, true, bad("want an interval such as '24h' ('0s': do not hold GC back)")
+			if err != nil || !hasValue || d < 0 || d > maxGCTTL {
+				return st, bad("want an interval such as '24h' ('0s': do not hold GC back)")
 			}
-			st.gcTTL = d
+			st.GCTTL = d
 		default:
-			return st, true, bad("unknown option")
+			return st, bad("unknown option")
 		}
 	}
-	return st, true, nil
+	return st, nil
 }
 
-// changefeed runs a CHANGEFEED statement until ctx ends (KILL QUERY, the
-// client gone, the server closing); the result set then ends normally.
-func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedStmt, cb mysql.ResultSpoolFn) error {
-	s, db, err := h.sessionAndDatabase(c, st.db)
-	if err != nil {
-		return err
+// Feed is an open change feed: the table as it was defined when the feed
+// started.
+type Feed struct {
+	store *txn.Store
+	name  string
+	m     *tablemeta.Table
+	gctx  *gsql.Context
+	pkOrd []int
+}
+
+// Open returns the feed of the table m of database db, read from store;
+// gctx converts its values to text.
+func Open(store *txn.Store, db string, m *tablemeta.Table, gctx *gsql.Context) *Feed {
+	f := &Feed{store: store, name: db + "." + m.Def.Name, m: m, gctx: gctx}
+	for _, id := range m.Def.PrimaryKey {
+		_, ord, _ := m.Def.Column(id)
+		f.pkOrd = append(f.pkOrd, ord)
 	}
-	st.db = db
-	// Checked before the table is looked up, as MySQL does, so that a
-	// refusal does not tell whether the table exists.
-	if err := h.requireTablePrivilege(ctx, s, gsql.PrivilegeType_Select, "SELECT", db, st.table); err != nil {
-		return err
-	}
-	if err := h.requireGlobalPrivilege(ctx, s, gsql.PrivilegeType_ReplicationSlave, "REPLICATION SLAVE"); err != nil {
-		return err
-	}
-	p := s.provider
-	feed, now, err := p.openFeed(ctx, st)
-	if err != nil {
-		return err
-	}
-	from := now
-	if st.hasCursor {
-		from = st.cursor
-	}
-	// The entry is kept before the first scan, which fails if GC already
-	// passed from: after that GC cannot pass it.
-	svcID := fmt.Sprintf("changefeed:%d:%d", c.ConnectionID, now)
-	renewed := time.Now()
-	if st.gcTTL > 0 {
-		if err := p.setServiceSafePoint(ctx, svcID, from, st.gcTTL, "CHANGEFEED FOR "+feed.name); err != nil {
-			return toSQLError(err)
-		}
-	}
-	fields := []*querypb.Field{
+	return f
+}
+
+// Name is the feed's table as its rows name it, "db.table".
+func (f *Feed) Name() string { return f.name }
+
+// Fields are the columns of a feed's result set.
+func Fields() []*querypb.Field {
+	return []*querypb.Field{
 		{Name: "table", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "key", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "value", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "commit_ts", Type: sqltypes.Uint64},
 	}
+}
+
+// Run runs the feed of statement st from the timestamp from on until ctx
+// ends (KILL QUERY, the client gone, the server closing), when it returns
+// nil: every Poll it sends the rows of the changes since the last scan
+// (send sends one result's rows and flushes them). With a gc_ttl, renew
+// moves the feed's service safe point up to its position every
+// SafePointRenew after renewed, when the caller set it. A scan from
+// below the GC safe point fails with kv's GCTooOldError.
+func (f *Feed) Run(ctx context.Context, st Stmt, from uint64, renewed time.Time, renew func(ctx context.Context, ts uint64) error, send func(rows [][]sqltypes.Value) error) error {
 	// The header goes out after the first scan succeeded, so that a
 	// cursor GC already passed fails as a plain error (9006), not in the
 	// middle of a result set.
 	headerSent := false
 	lastResolved := time.Now()
-	tick := time.NewTicker(changefeedPoll)
+	tick := time.NewTicker(Poll)
 	defer tick.Stop()
 	for {
 		var rows [][]sqltypes.Value
-		tx, err := p.store.Begin(ctx)
+		tx, err := f.store.Begin(ctx)
 		if err == nil {
 			var to uint64
 			if to, err = tx.StartTS(ctx); err == nil && to > from {
-				if rows, err = feed.poll(ctx, from, to); err == nil {
-					if st.resolved > 0 && time.Since(lastResolved) >= st.resolved {
-						rows = append(rows, feed.resolvedRow(to))
+				if rows, err = f.Poll(ctx, from, to); err == nil {
+					if st.Resolved > 0 && time.Since(lastResolved) >= st.Resolved {
+						rows = append(rows, f.ResolvedRow(to))
 						lastResolved = time.Now()
 					}
 					from = to
@@ -196,29 +201,23 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 			_ = tx.Rollback(ctx)
 		}
 		if err == nil && (!headerSent || len(rows) > 0) {
-			if err = cb(&sqltypes.Result{Fields: fields, Rows: rows}, false); err == nil {
-				err = c.FlushBuffer()
-			}
+			err = send(rows)
 			headerSent = true
 		}
-		if err == nil && st.gcTTL > 0 && time.Since(renewed) >= feedSafePointRenew {
+		if err == nil && st.GCTTL > 0 && time.Since(renewed) >= SafePointRenew {
 			// A failed renewal leaves the older entry, which still holds
 			// GC at or below from: the next tick tries again.
-			if rerr := p.setServiceSafePoint(ctx, svcID, from, st.gcTTL, "CHANGEFEED FOR "+feed.name); rerr == nil {
+			if rerr := renew(ctx, from); rerr == nil {
 				renewed = time.Now()
 			} else if ctx.Err() == nil {
-				slog.Warn("changefeed: renew the service safe point", "feed", feed.name, "err", rerr)
+				slog.Warn("changefeed: renew the service safe point", "feed", f.name, "err", rerr)
 			}
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		var tooOld *kv.GCTooOldError
-		if errors.As(err, &tooOld) {
-			return mysql.NewSQLError(codeGCTooEarly, stateGeneral, "CHANGEFEED position %d is older than the GC safe point %d: the changes since it may have been collected (a feed's position holds GC back for gc_ttl after the feed last ran)", tooOld.TS, tooOld.SafePoint)
-		}
 		if err != nil {
-			return toSQLError(err)
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -228,86 +227,11 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeedSt
 	}
 }
 
-// sessionAndDatabase returns connection c's session and the database a
-// statement of it means by db: db itself, or when empty the session's
-// current one (error 1046 when none is selected).
-func (h *handler) sessionAndDatabase(c *mysql.Conn, db string) (*Session, string, error) {
-	s, err := h.sessionFor(c)
-	if err != nil {
-		return nil, "", err
-	}
-	if db == "" {
-		if db = s.GetCurrentDatabase(); db == "" {
-			return nil, "", errNoDatabase()
-		}
-	}
-	return s, db, nil
-}
-
-// errSyntax is MySQL's error 1064 for a statement percdb parses itself
-// that does not parse: usage says what it expects.
-func errSyntax(usage string) error {
-	return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "You have an error in your SQL syntax; %s", usage)
-}
-
-// errNoDatabase is MySQL's error 1046 for a statement that names a table
-// without its database while the session has none (GMS's
-// ErrNoDatabaseSelected reaches the client as 1105).
-func errNoDatabase() error {
-	return mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
-}
-
-// feed is an open change feed: the table as it was defined when the feed
-// started.
-type feed struct {
-	p     *DatabaseProvider
-	name  string
-	m     *tablemeta.Table
-	gctx  *gsql.Context
-	pkOrd []int
-}
-
-// openFeed finds the feed's table and returns the oracle's time now.
-func (p *DatabaseProvider) openFeed(ctx context.Context, st changefeedStmt) (*feed, uint64, error) {
-	k, err := p.store.Begin(ctx)
-	if err != nil {
-		return nil, 0, toSQLError(err)
-	}
-	defer func() { _ = k.Rollback(ctx) }()
-	now, err := k.StartTS(ctx)
-	if err != nil {
-		return nil, 0, toSQLError(err)
-	}
-	c, err := p.catalogs.Load(ctx, k)
-	if err != nil {
-		return nil, 0, err
-	}
-	db, ok := c.Database(st.db)
-	if !ok {
-		return nil, 0, gsql.CastSQLError(gsql.ErrDatabaseNotFound.New(st.db))
-	}
-	def, ok := c.Table(db.ID, st.table)
-	if !ok {
-		return nil, 0, gsql.CastSQLError(gsql.ErrTableNotFound.New(st.table))
-	}
-	gctx := gsql.NewEmptyContext()
-	m, err := p.metas.Get(gctx, db.Name, def)
-	if err != nil {
-		return nil, 0, err
-	}
-	f := &feed{p: p, name: db.Name + "." + def.Name, m: m, gctx: gctx}
-	for _, id := range def.PrimaryKey {
-		_, ord, _ := def.Column(id)
-		f.pkOrd = append(f.pkOrd, ord)
-	}
-	return f, now, nil
-}
-
-// poll returns the rows of the changes committed in (from, to], in
+// Poll returns the rows of the changes committed in (from, to], in
 // commit_ts order (key order among those of one commit).
-func (f *feed) poll(ctx context.Context, from, to uint64) ([][]sqltypes.Value, error) {
+func (f *Feed) Poll(ctx context.Context, from, to uint64) ([][]sqltypes.Value, error) {
 	r := f.m.Exec.RowRange()
-	changes, err := f.p.store.ScanChanges(ctx, r.Start, r.End, from, to)
+	changes, err := f.store.ScanChanges(ctx, r.Start, r.End, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +257,7 @@ func (f *feed) poll(ctx context.Context, from, to uint64) ([][]sqltypes.Value, e
 }
 
 // changeRow is the feed's row of one change.
-func (f *feed) changeRow(decode func([]byte) ([]any, error), ch kv.Change) ([]sqltypes.Value, error) {
+func (f *Feed) changeRow(decode func([]byte) ([]any, error), ch kv.Change) ([]sqltypes.Value, error) {
 	value := sqltypes.NULL
 	var keyVals []any
 	stored := ch.Value
@@ -389,7 +313,7 @@ func (f *feed) changeRow(decode func([]byte) ([]any, error), ch kv.Change) ([]sq
 
 // jsonValue is column i's value v as JSON: numbers as numbers, NULL as
 // null, anything else as the string MySQL would show.
-func (f *feed) jsonValue(i int, v any) (json.RawMessage, error) {
+func (f *Feed) jsonValue(i int, v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage("null"), nil
 	}
@@ -406,12 +330,18 @@ func (f *feed) jsonValue(i int, v any) (json.RawMessage, error) {
 	return json.Marshal(sv.ToString())
 }
 
-// resolvedRow promises that no change at or below ts follows.
-func (f *feed) resolvedRow(ts uint64) []sqltypes.Value {
+// ResolvedRow promises that no change at or below ts follows.
+func (f *Feed) ResolvedRow(ts uint64) []sqltypes.Value {
 	return []sqltypes.Value{
 		sqltypes.NewVarChar(f.name),
 		sqltypes.NULL,
 		sqltypes.NewVarChar(fmt.Sprintf(`{"resolved": "%d"}`, ts)),
 		sqltypes.NewUint64(ts),
 	}
+}
+
+// errSyntax is MySQL's error 1064 for a statement that does not parse:
+// usage says what it expects.
+func errSyntax(usage string) error {
+	return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "You have an error in your SQL syntax; %s", usage)
 }

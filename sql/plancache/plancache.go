@@ -1,15 +1,12 @@
-package sql
+package plancache
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"strings"
-	"sync/atomic"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	gsql "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
@@ -17,6 +14,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/catalog"
@@ -33,12 +31,12 @@ import (
 // gives the answer a fresh analysis would.
 //
 // A statement's first execution (per parameter types) is bound and
-// analysed here rather than in GMS, with the parameters bound to literals
+// analysed by package sql rather than by GMS, with the parameters bound to literals
 // of percdb's making, so that the analysed plan can be searched for them
 // by identity (and for the literals GMS's binder converts them to,
-// boundParams). The analysis leaves out the coprocessor pushdown, which
-// runBound applies to each execution's plan (its programs hold values).
-// The plan is kept (cachedPlan) when it is a template that new values can
+// BoundParams). The analysis leaves out the coprocessor pushdown, which
+// package sql's runBound applies to each execution's plan (its programs hold values).
+// The plan is kept (Plan) when it is a template that new values can
 // be put into without changing what it means:
 //
 //   - it is made of nodes whose execution state lives in their iterators,
@@ -56,7 +54,7 @@ import (
 //   - every static index read sits right under the Filter (or a
 //     TableAlias under it) that holds the whole WHERE clause (percdb's lookups are not precise, so GMS keeps
 //     it), and its ranges can be derived from that filter again by
-//     rebuildLookup, which must give exactly GMS's ranges for the first
+//     RebuildLookup, which must give exactly GMS's ranges for the first
 //     execution's values.
 //
 // An execution with new values substitutes them for the literals
@@ -75,7 +73,7 @@ import (
 // variables and user variables as they were (any SET starts a new epoch,
 // sql_mode and collations included); sessions with temporary tables, or
 // whose user lacks the global privileges that let the fast path skip
-// GMS's checks, do not use it (mayUseFastPath). Plans are per session and
+// GMS's checks, do not use it (package sql's mayUseFastPath). Plans are per session and
 // a session runs one statement at a time, so no plan is shared between
 // two executions at once; the cached plan itself is never changed, each
 // execution builds its own copy of the parts that hold values.
@@ -88,92 +86,93 @@ const (
 	maxPlansPerStatement = 8
 )
 
-// planCacheStats are the node's plan cache counters (counters.go).
-type planCacheStats struct {
-	// hits are executions that ran a cached plan; misses those that
-	// analysed the statement and cached the plan; uncacheable those
-	// analysed whose plan could not be cached; rechecks those whose new
-	// values changed the shape of a cached plan's ranges.
-	hits, misses, uncacheable, rechecks atomic.Uint64
-}
-
-// planCache is a session's cache of analysed prepared statements, by
+// Cache is a session's cache of analysed prepared statements, by
 // statement text.
-type planCache struct {
-	stmts map[string]*cachedStmt
+type Cache struct {
+	stmts map[string]*Stmt
 }
 
-// cachedStmt holds the plans of one prepared statement.
-type cachedStmt struct {
-	plans []*cachedPlan
-	// never is set for a statement whose plans are not cached (not a
-	// SELECT or a one-table UPDATE or DELETE, cachedKind): the cache
-	// leaves it to GMS without a look.
-	never bool
+// Stmt holds the plans of one prepared statement.
+type Stmt struct {
+	// Plans are the statement's plans, the oldest first.
+	Plans []*Plan
+	// Never is set for a statement whose plans are not cached (not a
+	// SELECT or a one-table UPDATE or DELETE, package sql's cachedKind):
+	// the cache leaves it to GMS without a look.
+	Never bool
 	// failed counts the analyses in a row whose plans could not be
 	// cached, under the catalog and epoch failedUnder: after
 	// maxUncacheable the statement goes to GMS without one until either
 	// changes (a plan's shape may depend on the values, so one failure
 	// does not condemn it).
 	failed      int
-	failedUnder failedKey
+	failedUnder Key
 }
 
-// failedKey is what a statement's plans were found uncacheable under.
-type failedKey struct {
-	catalog *catalog.Catalog
-	epoch   uint64
+// Key is what a statement's plans were found uncacheable under: the
+// catalog and the session's epoch of variables.
+type Key struct {
+	Catalog *catalog.Catalog
+	Epoch   uint64
 }
 
 // maxUncacheable is how many analyses in a row may give a statement
 // plans that cannot be cached before the cache stops trying.
 const maxUncacheable = 4
 
-// giveUp reports whether the statement is known not to give cacheable
+// GiveUp reports whether the statement is known not to give cacheable
 // plans under key.
-func (st *cachedStmt) giveUp(key failedKey) bool {
+func (st *Stmt) GiveUp(key Key) bool {
 	return st.failed >= maxUncacheable && st.failedUnder == key
 }
 
-// uncacheable records an analysis under key whose plan was not cached.
-func (st *cachedStmt) uncacheable(key failedKey) {
+// Uncacheable records an analysis under key whose plan was not cached.
+func (st *Stmt) Uncacheable(key Key) {
 	if st.failedUnder != key {
 		st.failed, st.failedUnder = 0, key
 	}
 	st.failed++
 }
 
-// cachedPlan is one analysed plan and what it was analysed under.
-type cachedPlan struct {
-	catalog *catalog.Catalog
-	db      string
-	epoch   uint64
-	// types are the parameters' types, by name (v1, v2, ...); params the
+// Plan is one analysed plan and what it was analysed under: the
+// catalog, the current database and the session's epoch of variables
+// (package sql sets them).
+type Plan struct {
+	Catalog *catalog.Catalog
+	DB      string
+	Epoch   uint64
+	// Types are the parameters' types, by name (v1, v2, ...); params the
 	// literals of the plan that hold their values.
-	types  map[string]gsql.Type
-	params map[*expression.Literal]paramRef
+	Types  map[string]gsql.Type
+	params map[*expression.Literal]ParamRef
 	plan   gsql.Node
 	// shapes are the shapes of the static index reads' ranges, by the
 	// read's position in a walk of the plan.
 	shapes []string
-	// fields are the result's column definitions, learnt from the first
-	// execution (GMS's); nil until then (boundexec.go).
-	fields *boundFields
+	// Fields are the result's column definitions, learnt from the first
+	// execution (GMS's); nil until then (package sql's boundexec.go).
+	Fields *ResultFields
 }
 
-// paramRef is a literal of a cached plan that holds a parameter's value:
+// ResultFields are the column definitions of a cached plan's result, as
+// GMS's handler sent them for its first execution.
+type ResultFields struct {
+	Fields []*querypb.Field
+}
+
+// ParamRef is a literal of a cached plan that holds a parameter's value:
 // the literal the parameter was bound to, or (converted) the one GMS's
 // binder made of it, converted to the type of the column it is compared
 // with.
-type paramRef struct {
+type ParamRef struct {
 	name      string
 	converted bool
 }
 
-// get returns the plans of query.
-func (pc *planCache) get(query string) *cachedStmt {
+// Get returns the plans of query.
+func (pc *Cache) Get(query string) *Stmt {
 	if pc.stmts == nil {
-		pc.stmts = make(map[string]*cachedStmt)
+		pc.stmts = make(map[string]*Stmt)
 	}
 	st := pc.stmts[query]
 	if st == nil {
@@ -183,247 +182,26 @@ func (pc *planCache) get(query string) *cachedStmt {
 				break
 			}
 		}
-		st = &cachedStmt{}
+		st = &Stmt{}
 		pc.stmts[query] = st
 	}
 	return st
 }
 
-// put adds p, dropping the oldest plan when the statement has too many.
-func (st *cachedStmt) put(p *cachedPlan) {
-	if len(st.plans) >= maxPlansPerStatement {
-		st.plans = st.plans[1:]
+// Put adds p, dropping the oldest plan when the statement has too many,
+// and forgets the analyses that failed before it.
+func (st *Stmt) Put(p *Plan) {
+	if len(st.Plans) >= maxPlansPerStatement {
+		st.Plans = st.Plans[1:]
 	}
-	st.plans = append(st.plans, p)
-}
-
-// planCacheUserVar is the user variable that turns the plan cache off for
-// a session when set to 0 or OFF (the differential tests and benchmarks
-// compare both).
-const planCacheUserVar = "percdb_plan_cache"
-
-// planTemplateKey marks the context of an analysis whose plan is to be a
-// plan cache template: coprPushdown and trackProcess leave it alone, the
-// one because runBound pushes each execution's plan down (its programs
-// hold the values), the other because its callbacks would report to the
-// process of the analysis.
-type planTemplateKey struct{}
-
-// planTemplate reports whether ctx analyses a plan cache template.
-func planTemplate(ctx *gsql.Context) bool {
-	v, _ := ctx.Value(planTemplateKey{}).(bool)
-	return v
-}
-
-// skipInPlanTemplate wraps an analyzer rule that a plan cache template
-// leaves out.
-func skipInPlanTemplate(apply analyzer.RuleFunc) analyzer.RuleFunc {
-	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-		if planTemplate(ctx) {
-			return n, transform.SameTree, nil
-		}
-		return apply(ctx, a, n, scope, sel, qFlags)
-	}
-}
-
-// boundExecutor is GMS's handler's entry for running an analysed plan.
-type boundExecutor interface {
-	ComExecuteBound(ctx context.Context, conn *mysql.Conn, query string, bound mysql.BoundQuery, callback mysql.ResultSpoolFn) error
-}
-
-// cachedExecute runs a prepared statement's execution from the plan
-// cache, analysing and caching its plan on a miss. It reports false when
-// the execution is left to GMS's own path: the plan cannot be cached, the
-// new values change its shape, or binding or analysis failed (GMS then
-// reports the error).
-func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) (bool, error) {
-	bx, ok := h.Handler.(boundExecutor)
-	if !ok || h.engine == nil {
-		return false, nil
-	}
-	stats := &s.provider.plans
-	query := gsql.RemoveSpaceAndDelimiter(prepare.PrepareStmt, ';')
-	st := s.plans.get(query)
-	if st.never {
-		return false, nil
-	}
-	e := h.engine
-	parsed, ok := e.PreparedDataCache.GetCachedStmt(s.ID(), query)
-	if !ok {
-		return false, nil
-	}
-	kind, ok := cachedKind(parsed)
-	if !ok {
-		st.never = true
-		return false, nil
-	}
-	sctx := gsql.NewContext(context.WithValue(ctx, planTemplateKey{}, true), gsql.WithSession(s), gsql.WithQuery(query), gsql.WithMemoryManager(h.memory))
-	if !userVarOn(sctx, planCacheUserVar) {
-		return false, nil
-	}
-	if sctx.GetTransaction() == nil {
-		tx, err := s.StartTransaction(sctx, gsql.ReadWrite)
-		if err != nil {
-			return false, nil
-		}
-		sctx.SetTransaction(tx)
-	}
-	t, ok := sctx.GetTransaction().(*Transaction)
-	if !ok {
-		return false, nil
-	}
-	cat, err := t.catalog(sctx)
-	if err != nil {
-		return false, nil
-	}
-	binder := planbuilder.New(sctx, e.Analyzer.Catalog, e.EventScheduler, e.Parser)
-	values, err := bindValues(binder, prepare)
-	if err != nil {
-		return false, nil
-	}
-	db := s.GetCurrentDatabase()
-	epoch := s.fast.epoch.Load()
-	key := failedKey{catalog: cat, epoch: epoch}
-	if st.giveUp(key) {
-		return false, nil
-	}
-	s.ClearWarnings()
-	for i, p := range st.plans {
-		if p.catalog != cat || p.db != db || p.epoch != epoch || !paramTypesMatch(p.types, values) {
-			continue
-		}
-		n, ok, err := p.bind(sctx, values)
-		if err == nil && ok {
-			stats.hits.Add(1)
-			return true, h.runBound(ctx, bx, c, s, sctx, query, kind, n, p, callback)
-		}
-		// The values change the plan's ranges: the statement is
-		// analysed again and the new plan replaces this one.
-		stats.rechecks.Add(1)
-		st.plans = append(st.plans[:i:i], st.plans[i+1:]...)
-		break
-	}
-	// A miss: bind and analyse with literals the plan can be searched
-	// for.
-	binder.SetBindingsWithExpr(values)
-	bound, qFlags, err := binder.BindOnly(parsed, query, nil)
-	if err != nil {
-		return false, nil
-	}
-	if unused := binder.BindCtx().UnusedBindings(); len(unused) > 0 {
-		return false, nil
-	}
-	params := boundParams(sctx, e, parsed, query, values, bound)
-	analyzed, err := e.Analyzer.Analyze(sctx, bound, nil, qFlags)
-	if err != nil {
-		return false, nil
-	}
-	if !kind.represents(analyzed) || qFlags.IsSet(gsql.QFlagTrigger) {
-		// (A WHERE clause GMS found false for these values has no
-		// table left.)
-		stats.uncacheable.Add(1)
-		st.uncacheable(key)
-		return false, nil
-	}
-	p, ok := newCachedPlan(sctx, analyzed, values, params)
-	if !ok {
-		stats.uncacheable.Add(1)
-		st.uncacheable(key)
-		// Analysed already: run it once rather than analyse it again.
-		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, callback)
-	}
-	p.catalog, p.db, p.epoch = cat, db, epoch
-	st.put(p)
+	st.Plans = append(st.Plans, p)
 	st.failed = 0
-	stats.misses.Add(1)
-	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, callback)
 }
 
-// cachedKind returns the type of a parsed statement whose plans may be
-// cached (metrics.go's types): a SELECT, or an UPDATE or DELETE of one
-// table (a join's write plans are left to GMS).
-func cachedKind(parsed sqlparser.Statement) (stmtType, bool) {
-	switch p := parsed.(type) {
-	case *sqlparser.Select:
-		return stmtSelect, true
-	case *sqlparser.Update:
-		return stmtUpdate, p.With == nil && singleTable(p.TableExprs)
-	case *sqlparser.Delete:
-		return stmtDelete, p.With == nil && len(p.Targets) == 0 && singleTable(p.TableExprs)
-	}
-	return 0, false
-}
-
-// singleTable reports whether exprs name one table and nothing else.
-func singleTable(exprs sqlparser.TableExprs) bool {
-	if len(exprs) != 1 {
-		return false
-	}
-	a, ok := exprs[0].(*sqlparser.AliasedTableExpr)
-	if !ok {
-		return false
-	}
-	_, ok = a.Expr.(sqlparser.TableName)
-	return ok
-}
-
-// represents reports whether the analysed plan n is a plan of a statement
-// of type k: a SELECT's reads a table (one GMS found empty for these
-// values reads none), a write's is the write.
-func (k stmtType) represents(n gsql.Node) bool {
-	switch k {
-	case stmtUpdate:
-		u, ok := n.(*plan.Update)
-		return ok && !u.IsJoin
-	case stmtDelete:
-		d, ok := n.(*plan.DeleteFrom)
-		return ok && !d.HasExplicitTargets()
-	}
-	return plan.NodeRepresentsSelect(n)
-}
-
-// statusVariable is the Com_ counter of a statement of type k.
-func (k stmtType) statusVariable() string {
-	switch k {
-	case stmtUpdate:
-		return "Com_update"
-	case stmtDelete:
-		return "Com_delete"
-	}
-	return "Com_select"
-}
-
-// runBound runs the analysed plan n of p (nil: a plan not cached) of a
-// statement of type k through GMS's handler, which spools its rows (or a
-// write's OK packet) to the client as for any statement, the first time,
-// and a SELECT's in the connection's goroutine once the result's column
-// definitions are known (boundexec.go).
-func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k stmtType, n gsql.Node, p *cachedPlan, callback func(*sqltypes.Result) error) error {
-	if coprEnabled(sctx) {
-		// The pushdown the template was analysed without.
-		pushed, _, err := pushDown(sctx, n)
-		if err != nil {
-			return err
-		}
-		n = pushed
-	}
-	gsql.IncrementStatusVariable(sctx, "Questions", 1)
-	gsql.IncrementStatusVariable(sctx, k.statusVariable(), 1)
-	cb := h.statusFilter(c, callback)
-	if p != nil && k == stmtSelect {
-		// A write's result is an OK packet, which GMS's handler sends.
-		if p.fields != nil {
-			return h.execBound(ctx, s, query, n, p.fields, cb)
-		}
-		cb = learnFields(&p.fields, cb)
-	}
-	return bx.ComExecuteBound(ctx, c, query, n, func(res *sqltypes.Result, _ bool) error { return cb(res) })
-}
-
-// bindValues returns the expressions GMS binds the parameters of prepare
+// BindValues returns the expressions GMS binds the parameters of prepare
 // to, as its handler makes them (querypb value, then its SQL literal,
 // then the binder's expression for it), each a literal of its own.
-func bindValues(binder *planbuilder.Builder, prepare *mysql.PrepareData) (map[string]gsql.Expression, error) {
+func BindValues(binder *planbuilder.Builder, prepare *mysql.PrepareData) (map[string]gsql.Expression, error) {
 	exprs := make(map[string]sqlparser.Expr, len(prepare.BindVars))
 	for name, bv := range prepare.BindVars {
 		v, err := sqltypes.BindVariableToValue(bv)
@@ -449,11 +227,13 @@ func bindValues(binder *planbuilder.Builder, prepare *mysql.PrepareData) (map[st
 	return out, nil
 }
 
-var errNotLiteral = mysql.NewSQLError(mysql.ERUnknownError, stateGeneral, "parameter is not a literal")
+// errNotLiteral is BindValues's error for a parameter GMS's binder did
+// not make a literal of.
+var errNotLiteral = mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState, "parameter is not a literal")
 
-// paramTypesMatch reports whether values have the types of a plan's
+// ParamTypesMatch reports whether values have the types of a plan's
 // parameters.
-func paramTypesMatch(types map[string]gsql.Type, values map[string]gsql.Expression) bool {
+func ParamTypesMatch(types map[string]gsql.Type, values map[string]gsql.Expression) bool {
 	if len(types) != len(values) {
 		return false
 	}
@@ -466,16 +246,18 @@ func paramTypesMatch(types map[string]gsql.Type, values map[string]gsql.Expressi
 	return true
 }
 
-// newCachedPlan returns n as a cached plan whose parameters are the
+// NewPlan returns n as a cached plan whose parameters are the
 // literals of values, or false when n cannot be one (see above).
-func newCachedPlan(ctx *gsql.Context, n gsql.Node, values map[string]gsql.Expression, params map[*expression.Literal]paramRef) (*cachedPlan, bool) {
-	p := &cachedPlan{
-		types:  make(map[string]gsql.Type, len(values)),
+// stateful tells the expressions of package sql's own making that keep
+// rows of an execution in the expression, as GMS's subqueries do.
+func NewPlan(ctx *gsql.Context, n gsql.Node, values map[string]gsql.Expression, params map[*expression.Literal]ParamRef, stateful func(gsql.Expression) bool) (*Plan, bool) {
+	p := &Plan{
+		Types:  make(map[string]gsql.Type, len(values)),
 		params: params,
 		plan:   n,
 	}
 	for name, v := range values {
-		p.types[name] = v.Type()
+		p.Types[name] = v.Type()
 	}
 	found := make(map[string]bool, len(values))
 	ok := true
@@ -494,14 +276,14 @@ func newCachedPlan(ctx *gsql.Context, n gsql.Node, values map[string]gsql.Expres
 		}
 		if ex, isEx := n.(gsql.Expressioner); isEx {
 			for _, e := range ex.Expressions() {
-				if !p.scanExpr(e, found) {
+				if !p.scanExpr(e, found, stateful) {
 					ok = false
 					return false
 				}
 			}
 		}
 		if f, isFilter := n.(*plan.Filter); isFilter {
-			if ita, table, _, isRead := filteredRead(f); isRead {
+			if ita, table, _, isRead := FilteredRead(f); isRead {
 				shape, same := checkRebuild(ctx, f.Expression, ita, table)
 				if !same {
 					ok = false
@@ -524,12 +306,16 @@ func newCachedPlan(ctx *gsql.Context, n gsql.Node, values map[string]gsql.Expres
 
 // scanExpr records the parameters e holds and reports whether e may be
 // part of a cached plan: no subquery (which caches its rows in the
-// expression).
-func (p *cachedPlan) scanExpr(e gsql.Expression, found map[string]bool) bool {
+// expression), nor an expression stateful tells.
+func (p *Plan) scanExpr(e gsql.Expression, found map[string]bool, stateful func(gsql.Expression) bool) bool {
 	ok := true
 	gsql.Inspect(e, func(e gsql.Expression) bool {
+		if stateful(e) {
+			ok = false
+			return ok
+		}
 		switch e := e.(type) {
-		case *plan.Subquery, *groupedSubquery, *plan.ExistsSubquery, *plan.InSubquery, *expression.BindVar, *expression.ProcedureParam:
+		case *plan.Subquery, *plan.ExistsSubquery, *plan.InSubquery, *expression.BindVar, *expression.ProcedureParam:
 			ok = false
 		case *expression.Literal:
 			if ref, isParam := p.params[e]; isParam {
@@ -563,9 +349,11 @@ func cacheableNode(n gsql.Node) bool {
 	return false
 }
 
-// bind returns the cached plan with values in place of its parameters,
-// or false when they change the shape of an index read's ranges.
-func (p *cachedPlan) bind(ctx *gsql.Context, values map[string]gsql.Expression) (gsql.Node, bool, error) {
+// Bind returns the cached plan with values in place of its parameters,
+// or false when they change the shape of an index read's ranges or the
+// binder's conversion refuses a value (GMS reports it). The caller checks
+// what else a fresh analysis would refuse (package sql's countsValid).
+func (p *Plan) Bind(ctx *gsql.Context, values map[string]gsql.Expression) (gsql.Node, bool, error) {
 	subst := func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 		return transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 			x, isLit := e.(*expression.Literal)
@@ -622,7 +410,7 @@ func (p *cachedPlan) bind(ctx *gsql.Context, values map[string]gsql.Expression) 
 		if !isFilter {
 			return n, same, nil
 		}
-		ita, table, replace, isRead := filteredRead(f)
+		ita, table, replace, isRead := FilteredRead(f)
 		if !isRead {
 			return n, same, nil
 		}
@@ -630,7 +418,7 @@ func (p *cachedPlan) bind(ctx *gsql.Context, values map[string]gsql.Expression) 
 		if err != nil {
 			return nil, transform.SameTree, err
 		}
-		lookup, built := rebuildLookup(ctx, f.Expression, table, cur)
+		lookup, built := RebuildLookup(ctx, f.Expression, table, cur)
 		if !built || shape >= len(p.shapes) || rangesShape(ctx, lookup) != p.shapes[shape] {
 			ok = false
 			return n, same, nil
@@ -643,37 +431,11 @@ func (p *cachedPlan) bind(ctx *gsql.Context, values map[string]gsql.Expression) 
 		nn, err := replace(nita)
 		return nn, transform.NewTree, err
 	})
-	if err != nil || !ok || !countsValid(n) {
-		// A value the binder's conversion refuses, or a LIMIT or OFFSET
-		// that is not a count: GMS reports it.
+	if err != nil || !ok {
+		// A value the binder's conversion refuses: GMS reports it.
 		return nil, false, nil
 	}
 	return n, true, nil
-}
-
-// countsValid reports whether every LIMIT and OFFSET of n that is a
-// literal is a non-negative integer. GMS's analyzer refuses others
-// (validateOffsetAndLimit); a cached plan bound to such a value ran it:
-// LIMIT 0, -1 returned no rows where a fresh analysis fails.
-func countsValid(n gsql.Node) bool {
-	ok := true
-	transform.Inspect(n, func(n gsql.Node) bool {
-		var e gsql.Expression
-		switch n := n.(type) {
-		case *plan.Limit:
-			e = n.Limit
-		case *plan.Offset:
-			e = n.Offset
-		case *plan.TopN:
-			e = n.Limit
-		}
-		if lit, isLit := e.(*expression.Literal); isLit {
-			d, isInt := coprDatum(lit.Value())
-			ok = ok && isInt && (d.Unsigned || d.Int >= 0)
-		}
-		return ok
-	})
-	return ok
 }
 
 // rebuildHashIns builds every HashInTuple in exprs anew from its
@@ -701,10 +463,10 @@ func rebuildHashIns(ctx *gsql.Context, exprs []gsql.Expression) ([]gsql.Expressi
 	return exprs, nil
 }
 
-// filteredRead returns the static index read right under f (or under a
+// FilteredRead returns the static index read right under f (or under a
 // TableAlias under f), the name its columns go by in f, and a function
 // that returns f with another read in its place.
-func filteredRead(f *plan.Filter) (*plan.IndexedTableAccess, string, func(gsql.Node) (gsql.Node, error), bool) {
+func FilteredRead(f *plan.Filter) (*plan.IndexedTableAccess, string, func(gsql.Node) (gsql.Node, error), bool) {
 	switch c := f.Child.(type) {
 	case *plan.IndexedTableAccess:
 		if c.IsStatic() {
@@ -731,7 +493,7 @@ func checkRebuild(ctx *gsql.Context, filter gsql.Expression, ita *plan.IndexedTa
 	if err != nil || cur.Index == nil || cur.IsSpatialLookup {
 		return "", false
 	}
-	lookup, ok := rebuildLookup(ctx, filter, table, cur)
+	lookup, ok := RebuildLookup(ctx, filter, table, cur)
 	if !ok {
 		return "", false
 	}
@@ -770,11 +532,11 @@ func rangesShape(ctx *gsql.Context, l gsql.IndexLookup) string {
 	return b.String()
 }
 
-// rebuildLookup derives the ranges of cur's index from filter's
+// RebuildLookup derives the ranges of cur's index from filter's
 // conjuncts on the columns of table (the read's name or alias) as GMS's
 // range builder does: equalities, IN lists, comparisons, BETWEEN and IS
 // NULL with values that do not depend on a row.
-func rebuildLookup(ctx *gsql.Context, filter gsql.Expression, table string, cur gsql.IndexLookup) (gsql.IndexLookup, bool) {
+func RebuildLookup(ctx *gsql.Context, filter gsql.Expression, table string, cur gsql.IndexLookup) (gsql.IndexLookup, bool) {
 	idx := cur.Index
 	exprs := idx.Expressions()
 	b := gsql.NewMySQLIndexBuilder(idx)
@@ -939,7 +701,7 @@ func constantExpr(e gsql.Expression) bool {
 	return ok
 }
 
-// boundParams finds the literals of bound, the statement bound to values,
+// BoundParams finds the literals of bound, the statement bound to values,
 // that hold parameters: the literals of values themselves, and those GMS's
 // binder made of them by converting one to the type of the column it is
 // compared with (planbuilder's buildComparison: col = ? with a parameter
@@ -949,10 +711,10 @@ func constantExpr(e gsql.Expression) bool {
 // two bindings came from the parameter whose two values convert to its
 // two values. Parameters of types without probes (NULL, DECIMAL,
 // temporal) are found by identity only.
-func boundParams(ctx *gsql.Context, e *sqle.Engine, parsed sqlparser.Statement, query string, values map[string]gsql.Expression, bound gsql.Node) map[*expression.Literal]paramRef {
-	refs := make(map[*expression.Literal]paramRef, len(values))
+func BoundParams(ctx *gsql.Context, e *sqle.Engine, parsed sqlparser.Statement, query string, values map[string]gsql.Expression, bound gsql.Node) map[*expression.Literal]ParamRef {
+	refs := make(map[*expression.Literal]ParamRef, len(values))
 	for name, v := range values {
-		refs[v.(*expression.Literal)] = paramRef{name: name}
+		refs[v.(*expression.Literal)] = ParamRef{name: name}
 	}
 	probes, ok := probeValues(ctx, values)
 	if !ok {
@@ -986,7 +748,7 @@ func boundParams(ctx *gsql.Context, e *sqle.Engine, parsed sqlparser.Statement, 
 			}
 		}
 		if from != "" {
-			refs[la] = paramRef{name: from, converted: true}
+			refs[la] = ParamRef{name: from, converted: true}
 		}
 	}
 	return refs
@@ -1003,7 +765,7 @@ func convertParam(ctx *gsql.Context, v any, t gsql.Type) (any, error) {
 }
 
 // probeValues returns for each parameter another literal of its type, the
-// probes of boundParams: distinct from each other and from the values.
+// probes of BoundParams: distinct from each other and from the values.
 func probeValues(ctx *gsql.Context, values map[string]gsql.Expression) (map[string]gsql.Expression, bool) {
 	out := make(map[string]gsql.Expression, len(values))
 	i := 0

@@ -1,4 +1,4 @@
-package sql
+package observeraction
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func TestParseObserverAction(t *testing.T) {
 		{text: "INSERT INTO", code: mysql.ERParseError},
 		{text: "BEGIN END", code: mysql.ERParseError},
 	} {
-		a, err := parseObserverAction(c.text)
+		a, err := Parse(c.text)
 		if c.code != 0 {
 			var se *mysql.SQLError
 			if !errors.As(err, &se) || se.Num != c.code {
@@ -49,8 +49,8 @@ func TestParseObserverAction(t *testing.T) {
 			continue
 		}
 		var got []string
-		for _, st := range a.stmts {
-			got = append(got, st.text+" | "+strings.Join(st.columns, " "))
+		for _, st := range a.Stmts {
+			got = append(got, st.Text+" | "+strings.Join(st.Columns, " "))
 		}
 		if !slices.Equal(got, c.stmts) {
 			t.Errorf("%q:\n got %q\nwant %q", c.text, got, c.stmts)

@@ -1,4 +1,4 @@
-package sql
+package observeraction
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 
 // A built-in observer action (ADMIN WATCH ... DO): the SQL that every SQL
 // node runs, in the observer's own transaction, for each row a
-// notification names (observeractions.go runs them). This file parses
+// notification names (package sql's observeractions.go runs them). This file parses
 // and checks the action's text.
 //
 //	action := statement | BEGIN statement; [statement; ...] END
@@ -23,30 +23,32 @@ import (
 // when the change deleted the row, its value before for the primary key's
 // columns and NULL for the others (as MySQL's triggers read NEW).
 
-// observerAction is a parsed action.
-type observerAction struct {
-	stmts []actionStmt
+// Action is a parsed action.
+type Action struct {
+	// Stmts are its statements, in the order they run.
+	Stmts []Stmt
 }
 
-// actionStmt is one statement of an action: its text with each NEW.column
+// Stmt is one statement of an action: its text with each NEW.column
 // replaced by a bind variable :new_<i>, and the column each stands for.
-type actionStmt struct {
-	text string
-	// columns[i] is the column (as written, matched case-insensitively)
-	// of the bind variable newBind(i).
-	columns []string
+type Stmt struct {
+	// Text is the statement to run.
+	Text string
+	// Columns[i] is the column (as written, matched case-insensitively)
+	// of the bind variable NewBind(i).
+	Columns []string
 }
 
-// newBind names the bind variable of the i-th NEW reference of a
+// NewBind names the bind variable of the i-th NEW reference of a
 // statement.
-func newBind(i int) string { return "new_" + strconv.Itoa(i) }
+func NewBind(i int) string { return "new_" + strconv.Itoa(i) }
 
 // actionSyntaxHint is the grammar an action error recalls.
 const actionSyntaxHint = "ADMIN WATCH [db.]table [(column, ...)] FOR OBSERVER name DO statement, or DO BEGIN statement; ... END"
 
-// parseObserverAction parses the text after DO. Errors are MySQL's: 1064
+// Parse parses the text after DO. Errors are MySQL's: 1064
 // for what does not parse, 1235 for a statement an action may not run.
-func parseObserverAction(text string) (*observerAction, error) {
+func Parse(text string) (*Action, error) {
 	body := strings.TrimSpace(text)
 	body = strings.TrimSpace(strings.TrimRight(body, "; \t\r\n"))
 	inner, block := beginEndBody(body)
@@ -60,7 +62,7 @@ func parseObserverAction(text string) (*observerAction, error) {
 	if !block && len(pieces) > 1 {
 		return nil, errSyntax("several statements after DO must be enclosed in BEGIN ... END: " + actionSyntaxHint)
 	}
-	a := &observerAction{}
+	a := &Action{}
 	for _, p := range pieces {
 		if strings.TrimSpace(p) == "" {
 			continue
@@ -69,7 +71,7 @@ func parseObserverAction(text string) (*observerAction, error) {
 		if err != nil {
 			return nil, err
 		}
-		parsed, err := sqlparser.Parse(st.text)
+		parsed, err := sqlparser.Parse(st.Text)
 		if err != nil {
 			return nil, mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "observer action %q: %v", strings.TrimSpace(p), err)
 		}
@@ -79,19 +81,19 @@ func parseObserverAction(text string) (*observerAction, error) {
 			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSClientError,
 				"an observer action runs INSERT, REPLACE, UPDATE and DELETE statements, not %q", strings.TrimSpace(p))
 		}
-		a.stmts = append(a.stmts, st)
+		a.Stmts = append(a.Stmts, st)
 	}
-	if len(a.stmts) == 0 {
+	if len(a.Stmts) == 0 {
 		return nil, errSyntax("an empty observer action: " + actionSyntaxHint)
 	}
 	return a, nil
 }
 
-// checkColumns fails with 1054 when a NEW reference names no column of
+// CheckColumns fails with 1054 when a NEW reference names no column of
 // def.
-func (a *observerAction) checkColumns(def *catalog.TableDef) error {
-	for _, st := range a.stmts {
-		for _, name := range st.columns {
+func (a *Action) CheckColumns(def *catalog.TableDef) error {
+	for _, st := range a.Stmts {
+		for _, name := range st.Columns {
 			if _, _, ok := def.ColumnByName(name); !ok {
 				return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in 'NEW'", name)
 			}
@@ -210,10 +212,10 @@ func isIdentByte(c byte) bool {
 // rewriteNew replaces each NEW.column of stmt (NEW in any case, the
 // column bare or in backquotes, spaces allowed around the dot) with a bind
 // variable.
-func rewriteNew(stmt string) (actionStmt, error) {
+func rewriteNew(stmt string) (Stmt, error) {
 	sc := &actionScanner{s: stmt}
 	var b strings.Builder
-	var st actionStmt
+	var st Stmt
 	from := 0
 	for sc.pos < len(stmt) {
 		skipped, err := sc.skipNonCode()
@@ -240,12 +242,12 @@ func rewriteNew(stmt string) (actionStmt, error) {
 			continue
 		}
 		b.WriteString(stmt[from:start])
-		b.WriteString(":" + newBind(len(st.columns)))
-		st.columns = append(st.columns, col)
+		b.WriteString(":" + NewBind(len(st.Columns)))
+		st.Columns = append(st.Columns, col)
 		from, sc.pos = end, end
 	}
 	b.WriteString(stmt[from:])
-	st.text = strings.TrimSpace(b.String())
+	st.Text = strings.TrimSpace(b.String())
 	return st, nil
 }
 
@@ -278,4 +280,10 @@ func columnAfterDot(s string, i int) (string, int, bool) {
 		return "", 0, false
 	}
 	return s[i:j], j, true
+}
+
+// errSyntax is MySQL's error 1064 for an action that does not parse:
+// usage says what it expects.
+func errSyntax(usage string) error {
+	return mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "You have an error in your SQL syntax; %s", usage)
 }

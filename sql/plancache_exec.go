@@ -1,0 +1,287 @@
+package sql
+
+import (
+	"context"
+	"sync/atomic"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/plancache"
+)
+
+// The plan cache of prepared statements (package plancache, whose doc
+// says which plans it keeps and how an execution's values are put into
+// them) as the handler uses it: a session's cache and the node's
+// counters, the analysis of a statement's first execution, and the
+// execution of a plan through GMS's handler.
+
+// planCacheStats are the node's plan cache counters (counters.go).
+type planCacheStats struct {
+	// hits are executions that ran a cached plan; misses those that
+	// analysed the statement and cached the plan; uncacheable those
+	// analysed whose plan could not be cached; rechecks those whose new
+	// values changed the shape of a cached plan's ranges.
+	hits, misses, uncacheable, rechecks atomic.Uint64
+}
+
+// planCacheUserVar is the user variable that turns the plan cache off for
+// a session when set to 0 or OFF (the differential tests and benchmarks
+// compare both).
+const planCacheUserVar = "percdb_plan_cache"
+
+// planTemplateKey marks the context of an analysis whose plan is to be a
+// plan cache template: coprPushdown and trackProcess leave it alone, the
+// one because runBound pushes each execution's plan down (its programs
+// hold the values), the other because its callbacks would report to the
+// process of the analysis.
+type planTemplateKey struct{}
+
+// planTemplate reports whether ctx analyses a plan cache template.
+func planTemplate(ctx *gsql.Context) bool {
+	v, _ := ctx.Value(planTemplateKey{}).(bool)
+	return v
+}
+
+// skipInPlanTemplate wraps an analyzer rule that a plan cache template
+// leaves out.
+func skipInPlanTemplate(apply analyzer.RuleFunc) analyzer.RuleFunc {
+	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+		if planTemplate(ctx) {
+			return n, transform.SameTree, nil
+		}
+		return apply(ctx, a, n, scope, sel, qFlags)
+	}
+}
+
+// boundExecutor is GMS's handler's entry for running an analysed plan.
+type boundExecutor interface {
+	ComExecuteBound(ctx context.Context, conn *mysql.Conn, query string, bound mysql.BoundQuery, callback mysql.ResultSpoolFn) error
+}
+
+// cachedExecute runs a prepared statement's execution from the plan
+// cache, analysing and caching its plan on a miss. It reports false when
+// the execution is left to GMS's own path: the plan cannot be cached, the
+// new values change its shape, or binding or analysis failed (GMS then
+// reports the error).
+func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) (bool, error) {
+	bx, ok := h.Handler.(boundExecutor)
+	if !ok || h.engine == nil {
+		return false, nil
+	}
+	stats := &s.provider.plans
+	query := gsql.RemoveSpaceAndDelimiter(prepare.PrepareStmt, ';')
+	st := s.plans.Get(query)
+	if st.Never {
+		return false, nil
+	}
+	e := h.engine
+	parsed, ok := e.PreparedDataCache.GetCachedStmt(s.ID(), query)
+	if !ok {
+		return false, nil
+	}
+	kind, ok := cachedKind(parsed)
+	if !ok {
+		st.Never = true
+		return false, nil
+	}
+	sctx := gsql.NewContext(context.WithValue(ctx, planTemplateKey{}, true), gsql.WithSession(s), gsql.WithQuery(query), gsql.WithMemoryManager(h.memory))
+	if !userVarOn(sctx, planCacheUserVar) {
+		return false, nil
+	}
+	if sctx.GetTransaction() == nil {
+		tx, err := s.StartTransaction(sctx, gsql.ReadWrite)
+		if err != nil {
+			return false, nil
+		}
+		sctx.SetTransaction(tx)
+	}
+	t, ok := sctx.GetTransaction().(*Transaction)
+	if !ok {
+		return false, nil
+	}
+	cat, err := t.catalog(sctx)
+	if err != nil {
+		return false, nil
+	}
+	binder := planbuilder.New(sctx, e.Analyzer.Catalog, e.EventScheduler, e.Parser)
+	values, err := plancache.BindValues(binder, prepare)
+	if err != nil {
+		return false, nil
+	}
+	db := s.GetCurrentDatabase()
+	epoch := s.fast.epoch.Load()
+	key := plancache.Key{Catalog: cat, Epoch: epoch}
+	if st.GiveUp(key) {
+		return false, nil
+	}
+	s.ClearWarnings()
+	for i, p := range st.Plans {
+		if p.Catalog != cat || p.DB != db || p.Epoch != epoch || !plancache.ParamTypesMatch(p.Types, values) {
+			continue
+		}
+		n, ok, err := p.Bind(sctx, values)
+		if err == nil && ok && countsValid(n) {
+			stats.hits.Add(1)
+			return true, h.runBound(ctx, bx, c, s, sctx, query, kind, n, p, callback)
+		}
+		// The values change the plan's ranges: the statement is
+		// analysed again and the new plan replaces this one.
+		stats.rechecks.Add(1)
+		st.Plans = append(st.Plans[:i:i], st.Plans[i+1:]...)
+		break
+	}
+	// A miss: bind and analyse with literals the plan can be searched
+	// for.
+	binder.SetBindingsWithExpr(values)
+	bound, qFlags, err := binder.BindOnly(parsed, query, nil)
+	if err != nil {
+		return false, nil
+	}
+	if unused := binder.BindCtx().UnusedBindings(); len(unused) > 0 {
+		return false, nil
+	}
+	params := plancache.BoundParams(sctx, e, parsed, query, values, bound)
+	analyzed, err := e.Analyzer.Analyze(sctx, bound, nil, qFlags)
+	if err != nil {
+		return false, nil
+	}
+	if !kind.represents(analyzed) || qFlags.IsSet(gsql.QFlagTrigger) {
+		// (A WHERE clause GMS found false for these values has no
+		// table left.)
+		stats.uncacheable.Add(1)
+		st.Uncacheable(key)
+		return false, nil
+	}
+	p, ok := plancache.NewPlan(sctx, analyzed, values, params, keepsRows)
+	if !ok {
+		stats.uncacheable.Add(1)
+		st.Uncacheable(key)
+		// Analysed already: run it once rather than analyse it again.
+		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, callback)
+	}
+	p.Catalog, p.DB, p.Epoch = cat, db, epoch
+	st.Put(p)
+	stats.misses.Add(1)
+	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, callback)
+}
+
+// cachedKind returns the type of a parsed statement whose plans may be
+// cached (metrics.go's types): a SELECT, or an UPDATE or DELETE of one
+// table (a join's write plans are left to GMS).
+func cachedKind(parsed sqlparser.Statement) (stmtType, bool) {
+	switch p := parsed.(type) {
+	case *sqlparser.Select:
+		return stmtSelect, true
+	case *sqlparser.Update:
+		return stmtUpdate, p.With == nil && singleTable(p.TableExprs)
+	case *sqlparser.Delete:
+		return stmtDelete, p.With == nil && len(p.Targets) == 0 && singleTable(p.TableExprs)
+	}
+	return 0, false
+}
+
+// singleTable reports whether exprs name one table and nothing else.
+func singleTable(exprs sqlparser.TableExprs) bool {
+	if len(exprs) != 1 {
+		return false
+	}
+	a, ok := exprs[0].(*sqlparser.AliasedTableExpr)
+	if !ok {
+		return false
+	}
+	_, ok = a.Expr.(sqlparser.TableName)
+	return ok
+}
+
+// represents reports whether the analysed plan n is a plan of a statement
+// of type k: a SELECT's reads a table (one GMS found empty for these
+// values reads none), a write's is the write.
+func (k stmtType) represents(n gsql.Node) bool {
+	switch k {
+	case stmtUpdate:
+		u, ok := n.(*plan.Update)
+		return ok && !u.IsJoin
+	case stmtDelete:
+		d, ok := n.(*plan.DeleteFrom)
+		return ok && !d.HasExplicitTargets()
+	}
+	return plan.NodeRepresentsSelect(n)
+}
+
+// statusVariable is the Com_ counter of a statement of type k.
+func (k stmtType) statusVariable() string {
+	switch k {
+	case stmtUpdate:
+		return "Com_update"
+	case stmtDelete:
+		return "Com_delete"
+	}
+	return "Com_select"
+}
+
+// runBound runs the analysed plan n of p (nil: a plan not cached) of a
+// statement of type k through GMS's handler, which spools its rows (or a
+// write's OK packet) to the client as for any statement, the first time,
+// and a SELECT's in the connection's goroutine once the result's column
+// definitions are known (boundexec.go).
+func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k stmtType, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
+	if coprEnabled(sctx) {
+		// The pushdown the template was analysed without.
+		pushed, _, err := pushDown(sctx, n)
+		if err != nil {
+			return err
+		}
+		n = pushed
+	}
+	gsql.IncrementStatusVariable(sctx, "Questions", 1)
+	gsql.IncrementStatusVariable(sctx, k.statusVariable(), 1)
+	cb := h.statusFilter(c, callback)
+	if p != nil && k == stmtSelect {
+		// A write's result is an OK packet, which GMS's handler sends.
+		if p.Fields != nil {
+			return h.execBound(ctx, s, query, n, p.Fields, cb)
+		}
+		cb = learnFields(&p.Fields, cb)
+	}
+	return bx.ComExecuteBound(ctx, c, query, n, func(res *sqltypes.Result, _ bool) error { return cb(res) })
+}
+
+// keepsRows reports whether e is an expression of this package's that
+// keeps the rows of an execution (plancache.NewPlan's stateful).
+func keepsRows(e gsql.Expression) bool {
+	_, ok := e.(*groupedSubquery)
+	return ok
+}
+
+// countsValid reports whether every LIMIT and OFFSET of n that is a
+// literal is a non-negative integer. GMS's analyzer refuses others
+// (validateOffsetAndLimit); a cached plan bound to such a value ran it:
+// LIMIT 0, -1 returned no rows where a fresh analysis fails.
+func countsValid(n gsql.Node) bool {
+	ok := true
+	transform.Inspect(n, func(n gsql.Node) bool {
+		var e gsql.Expression
+		switch n := n.(type) {
+		case *plan.Limit:
+			e = n.Limit
+		case *plan.Offset:
+			e = n.Offset
+		case *plan.TopN:
+			e = n.Limit
+		}
+		if lit, isLit := e.(*expression.Literal); isLit {
+			d, isInt := coprDatum(lit.Value())
+			ok = ok && isInt && (d.Unsigned || d.Int >= 0)
+		}
+		return ok
+	})
+	return ok
+}
