@@ -232,7 +232,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 	}
 	popts.FormatMajorVersion = opts.testingFormat
-	stall := &writeStall{}
+	stall := newWriteStall()
 	stall.listen(popts.EventListener)
 	var gate *compactionGate
 	if opts.InMemory {
