@@ -108,6 +108,12 @@ type DiskProtectionStats struct {
 	// before writing (compactgate.go), CompactionsGaveUp those of them
 	// that gave up after compactionMaxWait (Pebble picks them again).
 	CompactionsWaited, CompactionsGaveUp uint64
+	// WritesInDoubt counts the writes whose callers stopped waiting (their
+	// context ended) while the storage held them, as in a write stall;
+	// WritesInDoubtPending those of them not yet applied or failed
+	// (inflight.go).
+	WritesInDoubt        uint64
+	WritesInDoubtPending int64
 }
 
 // DiskProtectionStats returns the disk protection's counters; a store in
@@ -123,5 +129,6 @@ func (s *Store) DiskProtectionStats() DiskProtectionStats {
 	if s.gate != nil {
 		out.CompactionsWaited, out.CompactionsGaveUp = s.gate.counts()
 	}
+	out.WritesInDoubt, out.WritesInDoubtPending = s.inflight.abandoned.Load(), s.inflight.pending.Load()
 	return out
 }
