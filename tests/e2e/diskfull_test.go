@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/base64"
 	"io"
 	"net/http"
 	"os"
@@ -186,22 +184,7 @@ func TestDiskFullDropGivesSpaceBack(t *testing.T) {
 // ids from..from+n-1 and random (incompressible) 2 KB pads into table in
 // one statement.
 func randomRowInserter(db *sql.DB, table string) func(from, n int) error {
-	return func(from, n int) error {
-		var sb strings.Builder
-		args := make([]any, 0, 2*n)
-		sb.WriteString("INSERT INTO " + table + " VALUES ")
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				sb.WriteString(",")
-			}
-			b := make([]byte, 1500)
-			_, _ = rand.Read(b)
-			sb.WriteString("(?, ?)")
-			args = append(args, from+i, base64.StdEncoding.EncodeToString(b))
-		}
-		_, err := db.Exec(sb.String(), args...)
-		return err
-	}
+	return func(from, n int) error { return testdisk.InsertRandomRows(db, table, from, n) }
 }
 
 // loadRandomRows inserts rows rows of 2 KB incompressible pads into
