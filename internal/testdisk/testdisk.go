@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,4 +85,27 @@ func InsertRandomRows(db *sql.DB, table string, from, n int) error {
 	}
 	_, err := db.Exec(sb.String(), args...)
 	return err
+}
+
+// FillUp writes a file in mnt until its file system has no space left
+// (another program taking every block, the released ballast included)
+// and returns its path. Unlike FillLeaving it tolerates the free space
+// shrinking meanwhile (a server writing beside it).
+func FillUp(t testing.TB, mnt string) string {
+	t.Helper()
+	other := filepath.Join(mnt, "other-program.dat")
+	f, err := os.OpenFile(other, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return other
+			}
+			t.Fatalf("fill %s: %v", mnt, err)
+		}
+	}
 }

@@ -36,7 +36,7 @@ func TestSIGTERMOnFullDisk(t *testing.T) {
 	p := startServerWith(t, bin, dir, flags...)
 	db := openDB(t, p.addr, "")
 	db.SetMaxOpenConns(4)
-	for _, q := range []string{"CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))"} {
+	for _, q := range []string{"CREATE DATABASE f", "CREATE TABLE f.t (id INT PRIMARY KEY, pad VARCHAR(2100))", "CREATE TABLE f.s (id INT PRIMARY KEY, v INT)"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -56,6 +56,18 @@ func TestSIGTERMOnFullDisk(t *testing.T) {
 		}
 		return nil
 	}
+	for i := 0; i < 60000; i += 1000 {
+		var sb strings.Builder
+		for j := i; j < i+1000; j++ {
+			if j > i {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, "(%d, %d)", j, j)
+		}
+		if _, err := db.Exec("INSERT INTO f.s VALUES " + sb.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var err error
 	next := 0
 	for ; next < 100_000; next += 100 { // 200 MiB: far more than the disk
@@ -69,7 +81,7 @@ func TestSIGTERMOnFullDisk(t *testing.T) {
 	}
 	t.Logf("disk full after %d acknowledged rows", len(acked))
 	// Another program takes what is left, the released ballast included.
-	other := testdisk.FillLeaving(t, mnt, 0)
+	other := testdisk.FillUp(t, mnt)
 
 	// Writers go on, single rows and batches, each in its own id range,
 	// until halted.
@@ -86,8 +98,16 @@ func TestSIGTERMOnFullDisk(t *testing.T) {
 		wg.Add(1)
 		go writer(1_000_000 * w)
 	}
-	time.Sleep(2 * time.Second)
-
+	time.Sleep(time.Second)
+	// A DELETE of 60,000 rows, which a full disk accepts, is under way
+	// when the signal comes: it is all there after the restart or all
+	// gone, and gone if it was acknowledged.
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := openDB(t, p.addr, "f").Exec("DELETE FROM s")
+		deleted <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
 	began := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("signal percdb: %v", err)
@@ -104,6 +124,7 @@ func TestSIGTERMOnFullDisk(t *testing.T) {
 	took := time.Since(began)
 	halt.Store(true)
 	wg.Wait()
+	deleteErr := <-deleted
 	db.Close()
 	var ee *exec.ExitError
 	switch {
@@ -150,5 +171,13 @@ func TestSIGTERMOnFullDisk(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged rows missing after the restart: %s", len(missing), len(want), strings.Join(missing[:min(len(missing), 20)], ", "))
 	}
 	t.Logf("after the restart: all %d acknowledged rows there (%d rows in all)", len(want), len(have))
+	var left int
+	if err := db.QueryRow("SELECT count(*) FROM f.s").Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the DELETE under way at the signal: %v; %d of its 60000 rows left after the restart", deleteErr, left)
+	if (deleteErr == nil && left != 0) || (left != 0 && left != 60000) {
+		t.Fatalf("the DELETE under way at the signal answered %v and left %d of its 60000 rows: want all or none, none if acknowledged", deleteErr, left)
+	}
 	p.stop()
 }
