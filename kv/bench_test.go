@@ -104,19 +104,28 @@ func loadBenchValues(b *testing.B, n int, flush bool, value []byte) (*Store, Reg
 }
 
 // BenchmarkPrewriteCommit runs whole two-phase transactions of 1 and 10
-// keys, with and without syncing the WAL.
+// keys, with and without syncing the WAL, and with a context that cannot
+// end (the command writes itself) or one that can, as a statement's
+// (the write runs on a goroutine of its own: inflight.go).
 func BenchmarkPrewriteCommit(b *testing.B) {
 	for _, sync := range []SyncMode{SyncNone, SyncAlways} {
 		for _, n := range []int{1, 10} {
-			b.Run(fmt.Sprintf("keys=%d/sync=%v", n, sync == SyncAlways), func(b *testing.B) {
-				benchPrewriteCommit(b, sync, n)
-			})
+			for _, cancellable := range []bool{false, true} {
+				b.Run(fmt.Sprintf("keys=%d/sync=%v/cancellable=%v", n, sync == SyncAlways, cancellable), func(b *testing.B) {
+					ctx := context.Background()
+					if cancellable {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithCancel(ctx)
+						defer cancel()
+					}
+					benchPrewriteCommit(b, ctx, sync, n)
+				})
+			}
 		}
 	}
 }
 
-func benchPrewriteCommit(b *testing.B, sync SyncMode, n int) {
-	ctx := context.Background()
+func benchPrewriteCommit(b *testing.B, ctx context.Context, sync SyncMode, n int) {
 	s := openBenchStore(b, sync)
 	rc := s.Regions()[0].Ctx()
 	value := []byte("a short row value of some 40 bytes......")

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/percdb/percdb/kv/internal/keyspace"
 )
@@ -84,4 +85,50 @@ func (s *Store) Flush() error {
 		return fmt.Errorf("flush: %w", err)
 	}
 	return nil
+}
+
+// DiskProtectionStats are the disk protection's counters since Open, for
+// an operator's metrics: how long Pebble held writes, how many writes
+// the store refused, how many compactions waited for room.
+type DiskProtectionStats struct {
+	// Stalled: Pebble holds writes in its write stall now (its memtables
+	// wait for a flush). WriteStalls counts the stalls that began and
+	// StallTime is their time in all, the running one's included. A stall
+	// on a disk that is not full is a flush falling behind, which ends by
+	// itself.
+	Stalled     bool
+	WriteStalls uint64
+	StallTime   time.Duration
+	// WritesRefusedFull counts the writes refused with *DiskFullError
+	// because the free space was below the reserve (or a waiting
+	// compaction's room); WritesRefusedStalled those refused because the
+	// storage was stalled on the full disk (DiskFullError.Stalled).
+	WritesRefusedFull, WritesRefusedStalled uint64
+	// CompactionsWaited counts the compactions that waited for disk room
+	// before writing (compactgate.go), CompactionsGaveUp those of them
+	// that gave up after compactionMaxWait (Pebble picks them again).
+	CompactionsWaited, CompactionsGaveUp uint64
+	// WritesInDoubt counts the writes whose callers stopped waiting (their
+	// context ended) while the storage held them, as in a write stall;
+	// WritesInDoubtPending those of them not yet applied or failed
+	// (inflight.go).
+	WritesInDoubt        uint64
+	WritesInDoubtPending int64
+}
+
+// DiskProtectionStats returns the disk protection's counters; a store in
+// memory, or one without protection, counts its write stalls only.
+func (s *Store) DiskProtectionStats() DiskProtectionStats {
+	var out DiskProtectionStats
+	out.Stalled, out.WriteStalls, out.StallTime = s.stall.figures()
+	if g := s.space; g != nil {
+		g.mu.Lock()
+		out.WritesRefusedFull, out.WritesRefusedStalled = g.refused, g.refusedStalled
+		g.mu.Unlock()
+	}
+	if s.gate != nil {
+		out.CompactionsWaited, out.CompactionsGaveUp = s.gate.counts()
+	}
+	out.WritesInDoubt, out.WritesInDoubtPending = s.inflight.abandoned.Load(), s.inflight.pending.Load()
+	return out
 }

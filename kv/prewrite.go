@@ -44,13 +44,16 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 		keys[i] = m.Key
 	}
 	resp := &PrewriteResponse{}
+	// A one-phase commit's keys stay published until its batch is
+	// applied or has failed, which may be after this returns (a
+	// *WriteInDoubtError): readers above its commit_ts wait for it.
 	var onePC *memLockGuard
-	defer func() {
+	withdraw := func() {
 		if onePC != nil {
 			onePC.withdraw()
 		}
-	}()
-	err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
+	}
+	err := s.mutateThen(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
 		allNew := true // no key holds this transaction's prewrite lock yet
 		// Under the latches: a GC batch that deleted this transaction's
 		// Rollback record raised the safe point before (gc.go).
@@ -105,7 +108,7 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 			}
 		}
 		return nil
-	})
+	}, withdraw)
 	if err != nil {
 		return nil, err
 	}

@@ -113,6 +113,10 @@ type spaceGuard struct {
 	// (compactgate.go), set at compactNeedAt; 0: none waits.
 	compactNeed   uint64
 	compactNeedAt time.Time
+	// refused counts the writes refused because the disk was full,
+	// refusedStalled those refused because the storage was stalled on it
+	// (writestall.go).
+	refused, refusedStalled uint64
 }
 
 // compactNeedLife is how long a waiting compaction's need holds the store
@@ -218,6 +222,7 @@ func (g *spaceGuard) admit(n uint64) error {
 	}
 	defer g.mu.Unlock()
 	if g.full {
+		g.refused++
 		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked()}
 	}
 	g.avail -= min(cost, g.avail)
@@ -266,6 +271,7 @@ func (g *spaceGuard) stalledError() error {
 	if !g.full {
 		return nil
 	}
+	g.refusedStalled++
 	return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked(), Stalled: true}
 }
 

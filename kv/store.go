@@ -137,7 +137,10 @@ type Store struct {
 	// them (compactgate.go; nil without disk protection).
 	gate *compactionGate
 	// stall counts the writes Pebble holds in its write stall.
-	stall    *writeStall
+	stall *writeStall
+	// inflight counts the writes whose callers stopped waiting
+	// (inflight.go).
+	inflight inflightWrites
 	latches  *latch.Table
 	applier  applier
 	regions  *regionMap
@@ -258,7 +261,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.testingFormat != 0 {
 		popts.FormatMajorVersion = opts.testingFormat
 	}
-	stall := &writeStall{}
+	stall := newWriteStall()
 	stall.listen(popts.EventListener)
 	var gate *compactionGate
 	if opts.InMemory {
@@ -381,35 +384,61 @@ func (s *Store) exit() { s.life.RUnlock() }
 // the batch. Everything decide reads of keys stays as it read it until the
 // batch is applied, which makes the command atomic per key.
 func (s *Store) mutate(ctx context.Context, rc RegionCtx, what string, keys [][]byte, decide func(r *mvccReader, wb *writeBatch) error) error {
+	return s.mutateThen(ctx, rc, what, keys, decide, nil)
+}
+
+// mutateThen is mutate with a follow-up: settled (nil: none) runs once,
+// when the command's write is applied or has failed (with the latches
+// still held), or the command failed before it wrote. When ctx ends while the write is inside the
+// storage, mutateThen returns a *WriteInDoubtError and the write's own
+// goroutine keeps the latches, the store's life and the follow-up until
+// the write settles (inflight.go).
+func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys [][]byte, decide func(r *mvccReader, wb *writeBatch) error, settled func()) error {
+	if settled == nil {
+		settled = func() {}
+	}
 	reg, err := s.regions.check(rc, 0, keys...)
 	if err != nil {
+		settled()
 		return err
 	}
 	if err := s.enter(); err != nil {
+		settled()
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	defer s.exit()
 	g, err := s.latches.Acquire(ctx, keys)
 	if err != nil {
+		settled()
+		s.exit()
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	defer g.Release()
 	r := newMVCCReader(s.db)
 	// Under the latches the lock set is exact on keys: a key it lacks has
 	// no lock, and the reader skips the lookup.
 	r.lockSet = s.locks
-	defer r.close()
-	var wb writeBatch
-	if err := decide(r, &wb); err != nil {
+	wb := &writeBatch{}
+	err = decide(r, wb)
+	r.close()
+	if err != nil {
+		settled()
+		g.Release()
+		s.exit()
 		return wrapInternal(what, err)
 	}
-	if err := s.write(ctx, &wb); err != nil {
+	err = s.writeOwned(ctx, wb, func(err error) {
+		if err == nil {
+			if !wb.collects && !wb.empty() {
+				reg.gc.wrote()
+			}
+			s.waiters.released(wb.lockDels)
+		}
+		settled()
+		g.Release()
+		s.exit()
+	})
+	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if !wb.collects && !wb.empty() {
-		reg.gc.wrote()
-	}
-	s.waiters.released(wb.lockDels)
 	return nil
 }
 

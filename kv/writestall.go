@@ -1,7 +1,9 @@
 package kv
 
 import (
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 )
@@ -24,13 +26,57 @@ type writeStall struct {
 	// stalled counts the writers Pebble holds in its write stall
 	// (WriteStallBegin less WriteStallEnd).
 	stalled atomic.Int32
+	// now is time.Now; replaced in tests.
+	now func() time.Time
+
+	// mu guards the stall's clock: since is when the running stall
+	// began (stalled went from 0 to 1), total the time of the stalls
+	// that ended, stalls how many began.
+	mu     sync.Mutex
+	since  time.Time
+	total  time.Duration
+	stalls uint64
 }
+
+func newWriteStall() *writeStall { return &writeStall{now: time.Now} }
 
 // listen adds the stall's handlers to Pebble's event listener. Pebble
 // calls them holding its DB mutex: they only count.
 func (w *writeStall) listen(l *pebble.EventListener) {
-	l.WriteStallBegin = func(pebble.WriteStallBeginInfo) { w.stalled.Add(1) }
-	l.WriteStallEnd = func() { w.stalled.Add(-1) }
+	l.WriteStallBegin = func(pebble.WriteStallBeginInfo) { w.begin() }
+	l.WriteStallEnd = w.end
+}
+
+// begin counts a writer Pebble holds; the first starts the clock.
+func (w *writeStall) begin() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stalled.Add(1) == 1 {
+		w.since = w.now()
+		w.stalls++
+	}
+}
+
+// end counts a writer Pebble let go; the last stops the clock.
+func (w *writeStall) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stalled.Add(-1) == 0 {
+		w.total += w.now().Sub(w.since)
+	}
+}
+
+// figures returns whether writes are stalled now, how many stalls began
+// and their time in all, the running one's included.
+func (w *writeStall) figures() (stalled bool, stalls uint64, total time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	total = w.total
+	if w.stalled.Load() > 0 {
+		stalled = true
+		total += w.now().Sub(w.since)
+	}
+	return stalled, w.stalls, total
 }
 
 // refuse returns a *DiskFullError when Pebble is stalled and the disk is

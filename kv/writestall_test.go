@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestWritesRefusedWhileStalledOnFullDisk: while Pebble holds writes in
@@ -27,9 +28,18 @@ func TestWritesRefusedWhileStalledOnFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The disk fills and Pebble stalls a write (its flush cannot finish).
+	// The disk fills and Pebble stalls a write (its flush cannot finish),
+	// for 3 s of a fake clock.
+	clock := time.Unix(1000, 0)
+	s.stall.mu.Lock()
+	s.stall.now = func() time.Time { return clock }
+	s.stall.mu.Unlock()
 	s.space.storageFull()
-	s.stall.stalled.Add(1)
+	if _, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{{Op: OpPut, Key: []byte("c"), Value: []byte("v")}}, Primary: []byte("c"), StartTS: 30, LockTTL: 3000, TxnSize: 1}); err == nil {
+		t.Fatal("a prewrite that adds data on a full disk was accepted")
+	}
+	s.stall.begin()
+	clock = clock.Add(3 * time.Second)
 	var full *DiskFullError
 	if err := put("b", 20, true); !errors.As(err, &full) || !full.Stalled {
 		t.Fatalf("a prewrite a full disk accepts, while stalled: %v; want a stalled *DiskFullError", err)
@@ -41,9 +51,19 @@ func TestWritesRefusedWhileStalledOnFullDisk(t *testing.T) {
 		t.Fatalf("a read while stalled: %v", err)
 	}
 
-	// The stall ends (a flush finished): the disk is still full, and what
-	// it accepts is accepted again.
-	s.stall.stalled.Add(-1)
+	st := s.DiskProtectionStats()
+	if !st.Stalled || st.WriteStalls != 1 || st.StallTime != 3*time.Second || st.WritesRefusedFull != 1 || st.WritesRefusedStalled != 2 {
+		t.Fatalf("stats while stalled: %+v; want stalled, 1 stall of 3s, 1 write refused for the full disk, 2 for the stall", st)
+	}
+
+	// The stall ends (a flush finished) 2 s later: the disk is still
+	// full, and what it accepts is accepted again.
+	clock = clock.Add(2 * time.Second)
+	s.stall.end()
+	clock = clock.Add(time.Hour)
+	if st := s.DiskProtectionStats(); st.Stalled || st.WriteStalls != 1 || st.StallTime != 5*time.Second {
+		t.Fatalf("stats after the stall: %+v; want not stalled, 1 stall of 5s", st)
+	}
 	if err := put("b", 20, true); err != nil {
 		t.Fatalf("a prewrite a full disk accepts, after the stall: %v", err)
 	}

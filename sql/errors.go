@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -83,6 +84,12 @@ func toSQLError(err error) error {
 		// A cluster's KV node that stayed unreachable past the client's
 		// retries (TiDB's 9002; undetermined: a commit may have happened).
 		return mysql.NewSQLError(codeKVTimeout, stateGeneral, "TiKV server timeout (%s)", kvDown.Error())
+	case errors.Is(err, txn.ErrUndetermined) && errors.Is(err, context.Canceled):
+		// KILL, or the client gone, while the store held the commit's
+		// write (Pebble's write stall on a full disk): the statement is
+		// interrupted as MySQL's, and the message says the commit may
+		// still take effect (kv.WriteInDoubtError).
+		return mysql.NewSQLError(codeQueryInterrupted, stateQueryInterrupted, "%s; the commit was under way and may still take effect (%s)", msgQueryInterrupted, err.Error())
 	case errors.As(err, &pdDown):
 		return mysql.NewSQLError(codePDTimeout, stateGeneral, "PD server timeout (%s)", pdDown.Error())
 	case errors.Is(err, schemalease.ErrLeaseExpired):

@@ -191,6 +191,25 @@ func TestStatusPort(t *testing.T) {
 	if full := metricValue(t, after, "percdb_disk_full"); full != 0 {
 		t.Errorf("percdb_disk_full = %v with a disk that is not full", full)
 	}
+	// The disk protection's counters: present, and nothing refused or
+	// held back on a disk with room.
+	for _, m := range []struct{ name, label string }{
+		{"percdb_disk_writes_refused_total", "reason=full"}, {"percdb_disk_writes_refused_total", "reason=stalled"},
+		{"percdb_disk_compactions_waited_total", ""}, {"percdb_disk_compactions_gave_up_total", ""},
+		{"percdb_store_writes_in_doubt_total", ""}, {"percdb_store_writes_in_doubt", ""},
+	} {
+		var labels []string
+		if m.label != "" {
+			labels = append(labels, m.label)
+		}
+		if v := metricValue(t, after, m.name, labels...); v != 0 {
+			t.Errorf("%s{%s} = %v on a disk with room, want 0", m.name, m.label, v)
+		}
+	}
+	if stalled, secs := metricValue(t, after, "percdb_pebble_write_stalled"), metricValue(t, after, "percdb_pebble_write_stall_seconds_total"); stalled != 0 && secs <= 0 {
+		t.Errorf("percdb_pebble_write_stalled %v with percdb_pebble_write_stall_seconds_total %v", stalled, secs)
+	}
+	_ = metricValue(t, after, "percdb_pebble_write_stalls_total")
 
 	// Both views of a counter read one source: with no traffic between,
 	// SHOW STATUS and /metrics agree.

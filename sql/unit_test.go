@@ -1,10 +1,17 @@
 package sql
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/txn"
 )
 
 func TestIsSelectForUpdate(t *testing.T) {
@@ -104,5 +111,22 @@ func TestDoAsSelect(t *testing.T) {
 		if ok != (want != "") || got != want {
 			t.Errorf("doAsSelect(%q) = %q, %v; want %q", q, got, ok, want)
 		}
+	}
+}
+
+// TestCommitInDoubtError: a commit whose write the store still held when
+// KILL (or the client going away) cancelled the statement is 1317, as
+// MySQL's interrupted statement, with a message saying the commit may
+// still take effect; an interrupted statement that was not committing is
+// the plain 1317 GMS's mapping gives.
+func TestCommitInDoubtError(t *testing.T) {
+	doubt := fmt.Errorf("commit 1 keys from %q at 9: %w", "k", &kv.WriteInDoubtError{Err: context.Canceled})
+	err := toSQLError(fmt.Errorf("%w: %w", txn.ErrUndetermined, doubt))
+	se, ok := err.(*mysql.SQLError)
+	if !ok || se.Num != 1317 || se.State != "70100" || !strings.Contains(se.Message, "may still take effect") {
+		t.Fatalf("an undetermined commit after KILL: %v; want 1317 (70100) saying the commit may still take effect", err)
+	}
+	if err := toSQLError(fmt.Errorf("prewrite: %w", &kv.WriteInDoubtError{Err: context.Canceled})); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an interrupted prewrite: %v; want the cancellation left for GMS's 1317", err)
 	}
 }

@@ -190,7 +190,12 @@ func (c *committer) tryOnePC(ctx context.Context, sp regionSpan) (done bool, err
 		return c.prewriteBatch(ctx, reg, lo, hi, onePC)
 	})
 	if err != nil {
-		c.rollback(ctx)
+		c.rollbackAfter(ctx, err)
+		var doubt *kv.WriteInDoubtError
+		if onePC != nil && errors.As(err, &doubt) {
+			// The store may still commit the batch in one phase.
+			return false, fmt.Errorf("%w: %w", ErrUndetermined, err)
+		}
 		return false, err
 	}
 	if onePC != nil && onePC.commitTS != 0 {
@@ -227,7 +232,7 @@ func (c *committer) prewrite(ctx context.Context, spans []regionSpan) error {
 	if h := c.hooks().AfterPrimaryPrewrite; h != nil {
 		p := c.primarySpan(spans)
 		if err := c.s.runSpan(ctx, c.keys, spans[p], batch); err != nil {
-			c.rollback(ctx)
+			c.rollbackAfter(ctx, err)
 			return err
 		}
 		if err := h(c.startTS); err != nil {
@@ -239,7 +244,7 @@ func (c *committer) prewrite(ctx context.Context, spans []regionSpan) error {
 		}
 	}
 	if err := c.s.runSpans(ctx, c.keys, spans, batch); err != nil {
-		c.rollback(ctx)
+		c.rollbackAfter(ctx, err)
 		return err
 	}
 	return nil
@@ -467,6 +472,23 @@ func markSent(s []bool) {
 	for i := range s {
 		s[i] = true
 	}
+}
+
+// rollbackAfter rolls back after a prewrite failed with err. A write in
+// doubt (kv.WriteInDoubtError: the caller's context ended while the
+// store held the write, as in a write stall on a full disk) keeps its
+// keys' latches until the store applies it or fails it, which a rollback
+// of those keys waits for; the statement has been interrupted, so its
+// answer does not wait: the rollback runs in the background, still
+// within cleanupTimeout, and the locks it cannot reach expire.
+func (c *committer) rollbackAfter(ctx context.Context, err error) {
+	var doubt *kv.WriteInDoubtError
+	if errors.As(err, &doubt) {
+		c.stopHeartbeat()
+		c.s.background(func(context.Context) { c.rollback(ctx) })
+		return
+	}
+	c.rollback(ctx)
 }
 
 // rollback rolls back every lock the transaction may hold after its

@@ -21,6 +21,15 @@ type StoreFigures struct {
 	DiskAvailable uint64 `json:"disk_available"`
 	DiskReserve   uint64 `json:"disk_reserve"`
 	DiskFull      bool   `json:"disk_full"`
+	// WriteStalled says Pebble holds writes in its write stall now;
+	// WriteStallSeconds is the time it held them since the store opened;
+	// WritesRefused counts the writes refused with 1021 (disk full or
+	// stalled on it); CompactionsWaitedForRoom counts the compactions that
+	// waited for room on the disk (kv.DiskProtectionStats).
+	WriteStalled             bool    `json:"write_stalled"`
+	WriteStallSeconds        float64 `json:"write_stall_seconds"`
+	WritesRefused            uint64  `json:"writes_refused"`
+	CompactionsWaitedForRoom uint64  `json:"compactions_waited_for_room"`
 	// StoreBytes is the store's own use of the disk (table files, log,
 	// manifest).
 	StoreBytes          uint64       `json:"store_bytes"`
@@ -57,6 +66,9 @@ func ReadStoreFigures(store *kv.Store) (StoreFigures, error) {
 		return f, fmt.Errorf("store figures: %w", err)
 	}
 	f.Dir, f.DiskTotal, f.DiskAvailable, f.DiskReserve, f.DiskFull = ds.Dir, ds.Total, ds.Available, ds.Reserve, ds.Full
+	dp := store.DiskProtectionStats()
+	f.WriteStalled, f.WriteStallSeconds = dp.Stalled, dp.StallTime.Seconds()
+	f.WritesRefused, f.CompactionsWaitedForRoom = dp.WritesRefusedFull+dp.WritesRefusedStalled, dp.CompactionsWaited
 	m, err := store.Metrics()
 	if err != nil {
 		return f, fmt.Errorf("store figures: %w", err)

@@ -8,9 +8,10 @@ import (
 
 // StoreCollectors are the families of a store (the single node's, or a
 // KV node's): Pebble's own metrics and the disk protection's figures
-// (kv/space.go) as gauges, all read at scrape time. An alert on
-// percdb_disk_full, or on the free space nearing the reserve, comes
-// before writes fail with 1021.
+// (kv/space.go) and counters (Store.DiskProtectionStats), all read at
+// scrape time. An alert on percdb_disk_full, or on the free space nearing
+// the reserve, comes before writes fail with 1021; a growing
+// percdb_pebble_write_stall_seconds_total says writes wait for the disk.
 func StoreCollectors(store *kv.Store) []prometheus.Collector {
 	read := func(f func(kv.DiskSpace) float64) func() float64 {
 		return func() float64 {
@@ -20,6 +21,9 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 			}
 			return f(ds)
 		}
+	}
+	stats := func(f func(kv.DiskProtectionStats) float64) func() float64 {
+		return func() float64 { return f(store.DiskProtectionStats()) }
 	}
 	return []prometheus.Collector{
 		NewPebbleCollector(store.Metrics),
@@ -36,5 +40,49 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 				}
 				return 0
 			})),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_pebble_write_stalled", Help: "1 while Pebble holds writes in its write stall (its memtables wait for a flush), else 0."},
+			stats(func(st kv.DiskProtectionStats) float64 {
+				if st.Stalled {
+					return 1
+				}
+				return 0
+			})),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_pebble_write_stalls_total", Help: "Write stalls Pebble began (its memtables waited for a flush)."},
+			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.WriteStalls) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_pebble_write_stall_seconds_total", Help: "Time Pebble held writes in its write stall, the running stall's included."},
+			stats(func(st kv.DiskProtectionStats) float64 { return st.StallTime.Seconds() })),
+		newDiskRefusals(store),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_store_writes_in_doubt_total", Help: "Writes whose callers stopped waiting (KILL, the client gone) while the storage held them, as in a write stall; each is applied or fails later."},
+			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.WritesInDoubt) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_store_writes_in_doubt", Help: "Writes whose callers stopped waiting that the storage still holds (their keys stay latched until each is applied or fails)."},
+			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.WritesInDoubtPending) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_disk_compactions_waited_total", Help: "Compactions that waited for room on the disk before writing their output (the store counts as full meanwhile)."},
+			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsWaited) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_disk_compactions_gave_up_total", Help: "Compactions that waited for room on the disk and gave up (Pebble picks them again)."},
+			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsGaveUp) })),
 	}
+}
+
+// diskRefusals is percdb_disk_writes_refused_total, by reason: one
+// family with a label needs a collector of its own (a CounterFunc has
+// none).
+type diskRefusals struct {
+	store *kv.Store
+	desc  *prometheus.Desc
+}
+
+func newDiskRefusals(store *kv.Store) *diskRefusals {
+	return &diskRefusals{store: store, desc: prometheus.NewDesc("percdb_disk_writes_refused_total",
+		"Writes the store refused with MySQL error 1021: reason full (free space below the reserve: writes that add data), stalled (the storage stalled on the full disk: every write).",
+		[]string{"reason"}, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (d *diskRefusals) Describe(ch chan<- *prometheus.Desc) { ch <- d.desc }
+
+// Collect implements prometheus.Collector.
+func (d *diskRefusals) Collect(ch chan<- prometheus.Metric) {
+	st := d.store.DiskProtectionStats()
+	ch <- prometheus.MustNewConstMetric(d.desc, prometheus.CounterValue, float64(st.WritesRefusedFull), "full")
+	ch <- prometheus.MustNewConstMetric(d.desc, prometheus.CounterValue, float64(st.WritesRefusedStalled), "stalled")
 }

@@ -1,11 +1,16 @@
 package testdisk
 
 import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -60,4 +65,47 @@ func WithinDeadline(t testing.TB, mnt, what string, f func()) {
 	})
 	defer timer.Stop()
 	f()
+}
+
+// InsertRandomRows inserts n rows (id, pad) into table in one statement,
+// with ids from..from+n-1 and random (incompressible) pads of 2 KB: what
+// fills a disk fastest through SQL.
+func InsertRandomRows(db *sql.DB, table string, from, n int) error {
+	var sb strings.Builder
+	args := make([]any, 0, 2*n)
+	sb.WriteString("INSERT INTO " + table + " VALUES ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		b := make([]byte, 1500)
+		_, _ = rand.Read(b)
+		sb.WriteString("(?, ?)")
+		args = append(args, from+i, base64.StdEncoding.EncodeToString(b))
+	}
+	_, err := db.Exec(sb.String(), args...)
+	return err
+}
+
+// FillUp writes a file in mnt until its file system has no space left
+// (another program taking every block, the released ballast included)
+// and returns its path. Unlike FillLeaving it tolerates the free space
+// shrinking meanwhile (a server writing beside it).
+func FillUp(t testing.TB, mnt string) string {
+	t.Helper()
+	other := filepath.Join(mnt, "other-program.dat")
+	f, err := os.OpenFile(other, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return other
+			}
+			t.Fatalf("fill %s: %v", mnt, err)
+		}
+	}
 }

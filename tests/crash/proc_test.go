@@ -50,7 +50,13 @@ var listening = regexp.MustCompile(`percdb listening.* addr=(127\.0\.0\.1:[0-9]+
 // test ends if it still runs, and dies with the test process.
 func startServer(t *testing.T, bin, dir string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", "0", "--data-dir", dir, "--reserve-space", "0")
+	return startServerWith(t, bin, dir, "--reserve-space", "0")
+}
+
+// startServerWith is startServer with the server's further flags.
+func startServerWith(t *testing.T, bin, dir string, flags ...string) *serverProc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--host", "127.0.0.1", "--port", "0", "--data-dir", dir}, flags...)...)
 	dieWithParent(cmd)
 	p := &serverProc{t: t, cmd: cmd, out: &testproc.Tail{}, exited: make(chan struct{})}
 	stderr, err := cmd.StderrPipe()

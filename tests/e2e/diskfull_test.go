@@ -2,12 +2,13 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/base64"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestDiskFull(t *testing.T) {
 	if err := os.WriteFile(other, make([]byte, 16<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}}
+	cfg := percsql.Config{DataDir: filepath.Join(mnt, "data"), KV: kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: 6 << 20}, StatusAddr: "127.0.0.1:0"}
 	srv := sqltest.StartConfig(t, cfg)
 	db := srv.Open("")
 	db.SetMaxOpenConns(2)
@@ -73,6 +74,13 @@ func TestDiskFull(t *testing.T) {
 	}
 	if code, _ := mysqlErrorCode(err); code != 1021 {
 		t.Fatalf("a transaction's insert on a full disk: %v, want 1021", err)
+	}
+	// /metrics counts the refusals and says the disk is full.
+	if n := statusMetric(t, srv, `percdb_disk_writes_refused_total{reason="full"}`); n < 3 {
+		t.Errorf("percdb_disk_writes_refused_total{reason=\"full\"} = %v after 3 refused writes", n)
+	}
+	if n := statusMetric(t, srv, "percdb_disk_full"); n != 1 {
+		t.Errorf("percdb_disk_full = %v on the full disk", n)
 	}
 	// Reads answer; nothing acknowledged is lost, nothing refused is there.
 	count := func(q string) int {
@@ -176,22 +184,7 @@ func TestDiskFullDropGivesSpaceBack(t *testing.T) {
 // ids from..from+n-1 and random (incompressible) 2 KB pads into table in
 // one statement.
 func randomRowInserter(db *sql.DB, table string) func(from, n int) error {
-	return func(from, n int) error {
-		var sb strings.Builder
-		args := make([]any, 0, 2*n)
-		sb.WriteString("INSERT INTO " + table + " VALUES ")
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				sb.WriteString(",")
-			}
-			b := make([]byte, 1500)
-			_, _ = rand.Read(b)
-			sb.WriteString("(?, ?)")
-			args = append(args, from+i, base64.StdEncoding.EncodeToString(b))
-		}
-		_, err := db.Exec(sb.String(), args...)
-		return err
-	}
+	return func(from, n int) error { return testdisk.InsertRandomRows(db, table, from, n) }
 }
 
 // loadRandomRows inserts rows rows of 2 KB incompressible pads into
@@ -385,4 +378,30 @@ func TestReadOnlyDataDirectory(t *testing.T) {
 	if !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "read-only file system") {
 		t.Fatalf("start on a read-only file system: %v; want an error naming %s and the cause", err, dir)
 	}
+}
+
+// statusMetric reads one sample of the server's /metrics, named as the
+// text format prints it (name{labels}); the test fails when it is absent.
+func statusMetric(t *testing.T, srv *sqltest.Server, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + srv.Percdb().StatusAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("/metrics line %q: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no %s", sample)
+	return 0
 }

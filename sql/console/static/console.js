@@ -227,6 +227,9 @@ const pages = {
       ["disk free", bytes(st.disk_available) + " of " + bytes(st.disk_total)],
       ["writes", st.disk_full ? "refused: disk full" : "accepted", st.disk_full ? "bad" : ""],
       ["reserve", st.disk_reserve ? bytes(st.disk_reserve) : "off"],
+      ["write stall", (st.write_stalled ? "stalled now; " : "") + num(st.write_stall_seconds, 1) + " s in all", st.write_stalled ? "bad" : ""],
+      ["writes refused (1021)", num(st.writes_refused, 0), st.writes_refused ? "bad" : ""],
+      ["compactions that waited for room", num(st.compactions_waited_for_room, 0)],
       ["store on disk", bytes(st.store_bytes)], ["memtables", bytes(st.memtable_bytes)],
       ["compaction debt", bytes(st.compaction_debt_bytes)], ["read amplification", num(st.read_amp, 0)],
       ["compactions", num(st.compactions, 0)], ["flushes", num(st.flushes, 0)],
@@ -236,6 +239,8 @@ const pages = {
       ["stores on disk", bytes(sum("store_bytes"))], ["memtables", bytes(sum("memtable_bytes"))],
       ["compaction debt", bytes(sum("compaction_debt_bytes"))],
       ["stores refusing writes", num(read.filter(s => s.disk_full).length, 0), read.some(s => s.disk_full) ? "bad" : ""],
+      ["stores stalled now", num(read.filter(s => s.write_stalled).length, 0), read.some(s => s.write_stalled) ? "bad" : ""],
+      ["writes refused (1021)", num(sum("writes_refused"), 0)],
       ["compactions", num(sum("compactions"), 0)], ["flushes", num(sum("flushes"), 0)],
     ] : []);
     document.getElementById("storage-stores-part").hidden = st.local;
@@ -247,6 +252,8 @@ const pages = {
       { key: "store_bytes", label: "On disk", num: true, fmt: bytes },
       { key: "disk_available", label: "Disk free", num: true, cell: s => s.error ? "" : `${bytes(s.disk_available)} of ${bytes(s.disk_total)}` },
       { key: "disk_full", label: "Writes", cell: s => s.error ? "" : s.disk_full ? "refused: disk full" : "accepted" },
+      { key: "write_stall_seconds", label: "Write stall", num: true, cell: s => s.error ? "" : (s.write_stalled ? "stalled; " : "") + num(s.write_stall_seconds, 1) + " s" },
+      { key: "writes_refused", label: "Refused (1021)", num: true, fmt: v => num(v, 0) },
       { key: "memtable_bytes", label: "Memtables", num: true, fmt: bytes },
       { key: "compaction_debt_bytes", label: "Compaction debt", num: true, fmt: bytes },
       { key: "read_amp", label: "Read amp", num: true }, { key: "compactions", label: "Compactions", num: true, fmt: v => num(v, 0) },

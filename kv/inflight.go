@@ -1,0 +1,112 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// A write inside the storage outlives a caller that stops waiting
+// (issue 22).
+//
+// Pebble's write takes no context and cannot be bounded: a write that
+// entered Pebble just before a write stall began on a full disk waits
+// until a flush finishes, that is until space is freed, and refusing
+// writes while stalled (writestall.go) helps only those that come after.
+// So a command's write runs on a goroutine of its own that owns the
+// write and everything the command holds for it: the keys' latches, the
+// store's life (Close waits for it), a one-phase commit's published keys
+// (memlock.go). The command waits for the write or for its context to
+// end, whichever comes first. When the context ends first it returns a
+// *WriteInDoubtError at once, and the goroutine waits on: the write may
+// still be applied, and only once it is applied or has failed does the
+// goroutine run the command's follow-up and let go of the latches and
+// keys, so that no command on those keys, and no read a one-phase commit
+// holds back, runs before the write's outcome is settled. Nothing is
+// acknowledged that is not applied (the command returned an error), and
+// nothing applied is lost (the write completes as any other, durably).
+//
+// A caller given a *WriteInDoubtError must treat the command's outcome as
+// unknown: a prewrite's locks may still appear (a rollback, which waits
+// for the latches, then removes them; or their TTL runs out), and a
+// commit, or a one-phase prewrite, may take effect (the transaction
+// layer reports such a commit as undetermined). A context that cannot
+// end (context.Background) gets no goroutine: the command writes itself.
+
+// WriteInDoubtError: the command's context ended while its write was
+// inside the storage, which may still apply it (see above).
+type WriteInDoubtError struct {
+	// Err is the context's error.
+	Err error
+}
+
+func (e *WriteInDoubtError) Error() string {
+	return fmt.Sprintf("write in doubt: the caller stopped waiting while the storage held the write, which may still be applied: %v", e.Err)
+}
+
+// Unwrap returns the context's error.
+func (e *WriteInDoubtError) Unwrap() error { return e.Err }
+
+// inflightWrites counts the writes whose callers stopped waiting.
+type inflightWrites struct {
+	// abandoned counts them since Open; pending those not yet applied or
+	// failed.
+	abandoned atomic.Uint64
+	pending   atomic.Int64
+}
+
+// writeOwned makes wb durable and visible as write does, then runs
+// settle with the write's error, once, whoever waits: the caller, or the
+// write's own goroutine when ctx ended first (the caller then gets a
+// *WriteInDoubtError). settle releases what the command holds for the
+// write.
+func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(error)) error {
+	if ctx.Done() == nil || wb.empty() {
+		err := s.write(ctx, wb)
+		settle(err)
+		return err
+	}
+	if r, _ := ctx.Value(replicatorKey{}).(Replicator); r != nil {
+		// A replicator returns only once the batch is applied or never
+		// will be, whatever ctx does (its contract).
+		err := r.Replicate(ctx, wb.encode())
+		settle(err)
+		return err
+	}
+	if err := s.refuseWhileStalled(); err != nil {
+		settle(err)
+		return err
+	}
+	// state: writeRunning, then writeSettled (set by the goroutine) or
+	// writeAbandoned (set by the caller), whichever comes first.
+	var state atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		err := s.applier.apply(ctx, wb)
+		settle(err)
+		if !state.CompareAndSwap(writeRunning, writeSettled) {
+			s.inflight.pending.Add(-1)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	// Counted before the goroutine can look, undone if it settled first.
+	s.inflight.pending.Add(1)
+	if !state.CompareAndSwap(writeRunning, writeAbandoned) {
+		s.inflight.pending.Add(-1)
+		return <-done
+	}
+	s.inflight.abandoned.Add(1)
+	return &WriteInDoubtError{Err: ctx.Err()}
+}
+
+// The states of an owned write.
+const (
+	writeRunning int32 = iota
+	writeSettled
+	writeAbandoned
+)
