@@ -378,9 +378,12 @@ func (t *Table) autoIncrement() *catalog.Allocator {
 // AUTO_INCREMENT table option of CREATE TABLE.
 type autoIncrementSetter struct{ t *Table }
 
-// SetAutoIncrementValue implements sql.AutoIncrementSetter.
+// SetAutoIncrementValue implements sql.AutoIncrementSetter: the counter
+// only rises (Allocator.Raise): a value at or below IDs already handed
+// out, to this node or another, is ignored, as MySQL ignores one at or
+// below the column's maximum.
 func (s *autoIncrementSetter) SetAutoIncrementValue(ctx *gsql.Context, v uint64) error {
-	return toSQLError(s.t.autoIncrement().Reset(ctx, v))
+	return toSQLError(s.t.autoIncrement().Raise(ctx, v))
 }
 
 // AcquireAutoIncrementLock implements sql.AutoIncrementSetter: IDs come

@@ -146,6 +146,23 @@ func (al *Allocator) Reset(ctx context.Context, v uint64) error {
 	return al.update(ctx, func(uint64) uint64 { return v })
 }
 
+// Raise makes the next ID at least v (ALTER TABLE ... AUTO_INCREMENT = v),
+// discarding this node's cached batch. It never lowers the stored mark:
+// IDs below it may sit in another node's cached batch, or in rows, and
+// handing them out again would duplicate them (MySQL resets the counter
+// to at most the column's maximum plus one; TiDB, with batches per node
+// as here, ignores a value below what was handed out).
+func (al *Allocator) Raise(ctx context.Context, v uint64) error {
+	al.mu.Lock()
+	defer al.mu.Unlock()
+	if al.next < al.end && v < al.end {
+		al.next = max(al.next, v) // within the batch this node holds
+		return nil
+	}
+	al.next, al.end = 0, 0
+	return al.update(ctx, func(mark uint64) uint64 { return max(mark, v) })
+}
+
 // reserve takes a new batch starting at least at from.
 func (al *Allocator) reserve(ctx context.Context, from uint64) error {
 	var first uint64
