@@ -42,21 +42,19 @@ var stmtTypeNames = [numStmtTypes]string{
 
 // classifyStmt returns the type of query by its first word, after blanks,
 // opening parentheses and comments. Every statement is classified as it
-// ends, so it looks at no more of the text than the longest first word
-// it knows.
+// ends, so it compares the text only with the words of its first
+// letter, and does not look for the word's end first.
 func classifyStmt(query string) stmtType {
 	q := trimLeading(query, " \t\r\n(")
-	const longest = len("rollback")
-	n := 0
-	for n < len(q) && n <= longest && isWordByte(q[n]) {
-		n++
-	}
-	if n == 0 || n > longest {
+	if q == "" {
 		return stmtOther
 	}
-	w := q[:n]
-	is := func(word string) bool { return len(w) == len(word) && equalFoldASCII(w, word) }
-	switch w[0] | 0x20 {
+	// is reports whether q's first word is word, a lower-case one.
+	is := func(word string) bool {
+		return len(q) >= len(word) && equalFoldASCII(q[:len(word)], word) &&
+			(len(q) == len(word) || !isWordByte(q[len(word)]))
+	}
+	switch q[0] | 0x20 {
 	case 's':
 		switch {
 		case is("select"):
