@@ -243,7 +243,7 @@ func isNoMemory(err error) bool {
 func trimLeading(query, cutset string) string {
 	// Most statements start with their first word: nothing to trim, and
 	// no byte set for TrimLeft to build (every statement is classified
-	// here, some several times).
+	// here, some several times). No caller's cutset holds a word byte.
 	if query != "" && isWordByte(query[0]) {
 		return query
 	}
