@@ -49,6 +49,26 @@ type sessionDigests struct {
 	memo stmtDigest
 	// prepared are the digests of prepared statement texts.
 	prepared map[string]stmtDigest
+	// slots remember the summary rows of the digests of the session's
+	// latest text statements, so that a session running a few statement
+	// shapes again and again (each with its own literals) counts them
+	// without a lookup in the summary's map: a digest's slot is chosen
+	// by the digest's last hexadecimal digit (a digest is a hash).
+	slots [16]stmtsummary.Slot
+}
+
+// slotOf returns the slot of the summary row of digest, a hexadecimal
+// string.
+func (sd *sessionDigests) slotOf(digest string) *stmtsummary.Slot {
+	var i byte
+	if n := len(digest); n > 0 {
+		c := digest[n-1]
+		if c >= 'a' {
+			c -= 'a' - 10
+		}
+		i = c & 15
+	}
+	return &sd.slots[i]
 }
 
 // remember notes the normalized form and digest of query.
@@ -119,5 +139,5 @@ func (h *observedHandler) recordDigest(s *Session, st *stmtObservation, query, d
 	}
 	sd := s.digests.of(query)
 	o.DigestText = sd.normalized
-	sum.Record(stmtsummary.Key{Schema: db, Digest: sd.digest}, &o)
+	sum.RecordSlot(s.digests.slotOf(sd.digest), stmtsummary.Key{Schema: db, Digest: sd.digest}, &o)
 }

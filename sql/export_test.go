@@ -30,3 +30,11 @@ func (s *Server) FlushStorage() error { return s.kvStore.Flush() }
 // SetBackfillBatchHook makes every index backfill call f after each of
 // its batches. Set it before any DDL runs.
 func (s *Server) SetBackfillBatchHook(f func()) { s.provider.jobs.testingAfterBatch = f }
+
+// WithoutObservation returns cfg for a server that observes no statement
+// (no statement metrics, digests, slow log or process-list statement
+// record), for measuring what the observation costs.
+func WithoutObservation(cfg Config) Config {
+	cfg.unobserved = true
+	return cfg
+}

@@ -241,6 +241,12 @@ func isNoMemory(err error) bool {
 // trimLeading returns query without the bytes of cutset and the /* */
 // comments it starts with; "" when a comment there does not end.
 func trimLeading(query, cutset string) string {
+	// Most statements start with their first word: nothing to trim, and
+	// no byte set for TrimLeft to build (every statement is classified
+	// here, some several times). No caller's cutset holds a word byte.
+	if query != "" && isWordByte(query[0]) {
+		return query
+	}
 	q := strings.TrimLeft(query, cutset)
 	for strings.HasPrefix(q, "/*") {
 		end := strings.Index(q, "*/")

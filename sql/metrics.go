@@ -40,30 +40,81 @@ var stmtTypeNames = [numStmtTypes]string{
 	stmtRollback: "rollback", stmtSet: "set", stmtShow: "show", stmtUse: "use", stmtDDL: "ddl",
 }
 
-// stmtFirstWords maps a statement's first word to its type.
-var stmtFirstWords = []struct {
-	word string
-	tp   stmtType
-}{
-	{"select", stmtSelect}, {"with", stmtSelect}, {"insert", stmtInsert}, {"update", stmtUpdate},
-	{"delete", stmtDelete}, {"replace", stmtReplace}, {"begin", stmtBegin}, {"start", stmtBegin},
-	{"commit", stmtCommit}, {"rollback", stmtRollback}, {"set", stmtSet}, {"show", stmtShow},
-	{"use", stmtUse}, {"create", stmtDDL}, {"alter", stmtDDL}, {"drop", stmtDDL},
-	{"truncate", stmtDDL}, {"rename", stmtDDL},
-}
-
 // classifyStmt returns the type of query by its first word, after blanks,
-// opening parentheses and comments.
+// opening parentheses and comments. Every statement is classified as it
+// ends, so it compares the text only with the words of its first
+// letter, and does not look for the word's end first.
 func classifyStmt(query string) stmtType {
 	q := trimLeading(query, " \t\r\n(")
-	n := 0
-	for n < len(q) && isWordByte(q[n]) {
-		n++
+	if q == "" {
+		return stmtOther
 	}
-	w := q[:n]
-	for _, f := range stmtFirstWords {
-		if len(w) == len(f.word) && w[0]|0x20 == f.word[0] && equalFoldASCII(w, f.word) {
-			return f.tp
+	// is reports whether q's first word is word, a lower-case one.
+	is := func(word string) bool {
+		return len(q) >= len(word) && equalFoldASCII(q[:len(word)], word) &&
+			(len(q) == len(word) || !isWordByte(q[len(word)]))
+	}
+	switch q[0] | 0x20 {
+	case 's':
+		switch {
+		case is("select"):
+			return stmtSelect
+		case is("set"):
+			return stmtSet
+		case is("show"):
+			return stmtShow
+		case is("start"):
+			return stmtBegin
+		}
+	case 'i':
+		if is("insert") {
+			return stmtInsert
+		}
+	case 'u':
+		switch {
+		case is("update"):
+			return stmtUpdate
+		case is("use"):
+			return stmtUse
+		}
+	case 'd':
+		switch {
+		case is("delete"):
+			return stmtDelete
+		case is("drop"):
+			return stmtDDL
+		}
+	case 'r':
+		switch {
+		case is("replace"):
+			return stmtReplace
+		case is("rollback"):
+			return stmtRollback
+		case is("rename"):
+			return stmtDDL
+		}
+	case 'b':
+		if is("begin") {
+			return stmtBegin
+		}
+	case 'c':
+		switch {
+		case is("commit"):
+			return stmtCommit
+		case is("create"):
+			return stmtDDL
+		}
+	case 'w':
+		if is("with") {
+			return stmtSelect
+		}
+	case 'a':
+		if is("alter") {
+			return stmtDDL
+		}
+	case 't':
+		if is("truncate") {
+			return stmtDDL
 		}
 	}
 	return stmtOther

@@ -32,6 +32,16 @@ func TestClassifyStmt(t *testing.T) {
 		"EXPLAIN SELECT 1":                     "other",
 		"":                                     "other",
 		"/* unterminated":                      "other",
+		"\n\t((SELECT 1))":                     "select",
+		"SELECT\n1":                            "select",
+		"commit;":                              "commit",
+		"Truncate Table t":                     "ddl",
+		"rollbackx":                            "other",
+		"set@a=1":                              "set",
+		"s":                                    "other",
+		"_select":                              "other",
+		"transaction":                          "other",
+		"(":                                    "other",
 	} {
 		if got := stmtTypeNames[classifyStmt(q)]; got != want {
 			t.Errorf("classifyStmt(%q) = %s, want %s", q, got, want)

@@ -2,12 +2,14 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/percdb/percdb/kv"
 )
@@ -66,8 +68,54 @@ func BenchmarkObserveExecute(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st := f.h.begin(f.c, f.prepare.PrepareStmt, f.prepare)
-		_ = st.binaryResults(send)(f.res)
-		f.h.end(f.c, st, f.prepare.PrepareStmt, nil)
+		f.execute(send)
 	}
+}
+
+// execute is one observed execution of f's prepared statement, apart
+// from its fixture so that valgrind --toggle-collect can count it alone.
+//
+//go:noinline
+func (f *observeFixture) execute(send func(*sqltypes.Result) error) {
+	st := f.h.begin(f.c, f.prepare.PrepareStmt, f.prepare)
+	_ = st.binaryResults(send)(f.res)
+	f.h.end(f.c, st, f.prepare.PrepareStmt, nil)
+}
+
+// BenchmarkObserveQuery measures what observedHandler adds to one text
+// point select that sends one row, each with its own literal (as
+// sysbench's text statements): everything ComQuery does around the inner
+// handler. The inner handler's part, the fast path normalizing the text
+// for its plan cache and leaving the result in the session, is done
+// before the loop: it is not observation.
+//
+//	go test ./sql -run '^$' -bench ObserveQuery -benchmem
+func BenchmarkObserveQuery(b *testing.B) {
+	f := newObserveFixture(b)
+	const n = 1024
+	queries := make([]string, n)
+	normalized := make([]string, n)
+	digests := make([]*parser.Digest, n)
+	for i := range queries {
+		queries[i] = fmt.Sprintf("SELECT c FROM sbtest1 WHERE id=%d", i+1)
+		normalized[i], digests[i] = parser.NormalizeDigest(queries[i])
+	}
+	send := func(*sqltypes.Result, bool) error { return nil }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f.query(queries[i%n], normalized[i%n], digests[i%n], send)
+	}
+}
+
+// query is one observed text statement q, which the inner handler
+// normalizes to normalized and digest, apart from its fixture so that
+// valgrind --toggle-collect can count it alone.
+//
+//go:noinline
+func (f *observeFixture) query(q, normalized string, digest *parser.Digest, send mysql.ResultSpoolFn) {
+	st := f.h.begin(f.c, q, nil)
+	f.s.digests.remember(q, normalized, digest)
+	_ = st.textResults(send)(f.res, false)
+	f.h.end(f.c, st, q, nil)
 }

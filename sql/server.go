@@ -146,6 +146,11 @@ type Config struct {
 	// certificates, the slow log). Default nil: the single node, with
 	// DataDir/kv and DataDir/tso.
 	Cluster *ClusterBackend
+	// unobserved leaves out the outermost handler (observe.go: the
+	// statement metrics, digests, slow log and the process list's
+	// statement record), so that a benchmark can measure what observing
+	// statements costs (export_test.go's WithoutObservation).
+	unobserved bool
 }
 
 // ClusterBackend is what a SQL node of a cluster runs on. The server does
@@ -432,6 +437,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList,
 			engine: s.engine, memory: gsql.NewMemoryManager(nil)}
 		limits := &limitHandler{handler: inner, maxRows: cfg.MaxQueryBufferedRows, stmts: s.stmts}
+		if cfg.unobserved {
+			return limits, nil
+		}
 		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
 			logger: cfg.KV.Logger, openConns: &s.openConns, recentSlow: s.recentSlow}, nil
 	})

@@ -2,6 +2,7 @@ package stmtsummary
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"sync"
 	"time"
@@ -39,16 +40,26 @@ type Observation struct {
 // 1 µs, the last one open (everything above 2^(numBuckets/4-1) µs).
 const numBuckets = 4 * 32
 
-// bucketOf returns the latency bucket of d: bucket i holds latencies up
-// to bucketBound(i).
+// bucketOf returns the latency bucket of d: the first bucket whose bound
+// (bucketBound) is d or above. It is worked out for every statement, so
+// from the bit length of d and the table of bounds rather than a
+// logarithm: a bucket is a quarter of a doubling, so the bit length
+// places d within five buckets of its own.
 func bucketOf(d time.Duration) int {
-	us := float64(d) / float64(time.Microsecond)
-	if us <= 1 {
+	if d <= time.Microsecond {
 		return 0
 	}
-	i := int(math.Ceil(4 * math.Log2(us)))
-	if i >= numBuckets {
+	// d >= 2^(e-1) ns, so log2(d in µs) >= e-1-log2(1000) > e-1-10:
+	// bucket 4*(e-11) is never above d's.
+	i := 4 * (bits.Len64(uint64(d)) - 11)
+	switch {
+	case i < 0:
+		i = 0
+	case i >= numBuckets:
 		return numBuckets - 1
+	}
+	for i < numBuckets-1 && bucketBounds[i] < d {
+		i++
 	}
 	return i
 }
@@ -57,6 +68,15 @@ func bucketOf(d time.Duration) int {
 func bucketBound(i int) time.Duration {
 	return time.Duration(math.Exp2(float64(i)/4) * float64(time.Microsecond))
 }
+
+// bucketBounds are bucketBound's values, for bucketOf. Never written
+// after it is made.
+var bucketBounds = func() (b [numBuckets]time.Duration) {
+	for i := range b {
+		b[i] = bucketBound(i)
+	}
+	return b
+}()
 
 // Row is one row of the summary, a copy its reader owns.
 type Row struct {

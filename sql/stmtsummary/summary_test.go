@@ -1,6 +1,7 @@
 package stmtsummary
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -89,8 +90,16 @@ func TestQuantiles(t *testing.T) {
 	}
 }
 
+// TestBuckets checks that a latency goes to the first bucket whose
+// bound is at or above it: for latencies on, around and between every
+// bound, and for some far beyond the last.
 func TestBuckets(t *testing.T) {
-	for _, d := range []time.Duration{0, time.Microsecond, 1500 * time.Nanosecond, time.Millisecond, 3 * time.Second, 1000 * time.Hour} {
+	ds := []time.Duration{0, time.Microsecond, 1500 * time.Nanosecond, time.Millisecond, 3 * time.Second, 1000 * time.Hour, math.MaxInt64}
+	for i := 0; i < numBuckets; i++ {
+		b := bucketBound(i)
+		ds = append(ds, b-1, b, b+1, b+b/10)
+	}
+	for _, d := range ds {
 		i := bucketOf(d)
 		if i < 0 || i >= numBuckets {
 			t.Fatalf("bucketOf(%v) = %d", d, i)
