@@ -53,7 +53,7 @@ func hangGuard[T any](t *testing.T, what string, ch <-chan T) T {
 // other keys go on. Once released, the write is applied, not lost: the
 // prewrite's lock is there and the one-phase commit's value is read.
 func TestWriteInDoubtOutlivesItsCaller(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, ReserveSpace: -1, Logger: discard()})
+	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, ReserveSpace: -1, Logger: discard(), testingOwnWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -103,6 +104,12 @@ type spaceGuard struct {
 	pending func() uint64
 	now     func() time.Time
 	log     *slog.Logger
+
+	// risk is set while the store is full or its free space is below
+	// riskReserves times the reserve (noteRiskLocked): a write may then
+	// meet Pebble's stall on a full disk, so commands own their writes
+	// (inflight.go). Read without mu on every write.
+	risk atomic.Bool
 
 	mu         sync.Mutex
 	checked    time.Time
@@ -221,6 +228,7 @@ func (g *spaceGuard) admit(n uint64) error {
 		}
 	}
 	defer g.mu.Unlock()
+	defer g.noteRiskLocked()
 	if g.full {
 		g.refused++
 		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked()}
@@ -228,6 +236,18 @@ func (g *spaceGuard) admit(n uint64) error {
 	g.avail -= min(cost, g.avail)
 	return nil
 }
+
+// riskReserves is how many reserves of free space the store has left when
+// its writes start to run as owned writes (inflight.go).
+const riskReserves = 4
+
+// noteRiskLocked sets risk from the latest figures. Called with g.mu held.
+func (g *spaceGuard) noteRiskLocked() {
+	g.risk.Store(g.full || g.avail < riskReserves*g.reserve)
+}
+
+// atRisk reports whether the disk is full or close to it (risk).
+func (g *spaceGuard) atRisk() bool { return g != nil && g.risk.Load() }
 
 // storageFull is told of a flush or compaction that failed for want of
 // space: the store is full whatever the last figure said.
@@ -241,6 +261,7 @@ func (g *spaceGuard) storageFull() {
 		g.avail = 0
 		g.update()
 	}
+	g.noteRiskLocked()
 }
 
 // compactionWaiting is told by the compaction gate that a compaction

@@ -98,6 +98,10 @@ type Options struct {
 	// testingFormat, set by tests only, is the Pebble format the store
 	// opens with (Pebble's default when zero).
 	testingFormat pebble.FormatMajorVersion
+	// testingOwnWrites, set by tests only, makes every write with a
+	// context that can end an owned write (inflight.go), as when the disk
+	// is close to full.
+	testingOwnWrites bool
 }
 
 // blockSize is the size of the sstables' data blocks (Pebble's default is
@@ -138,6 +142,8 @@ type Store struct {
 	gate *compactionGate
 	// stall counts the writes Pebble holds in its write stall.
 	stall *writeStall
+	// ownAll makes every write an owned write (inflight.go; tests).
+	ownAll bool
 	// inflight counts the writes whose callers stopped waiting
 	// (inflight.go).
 	inflight inflightWrites
@@ -304,6 +310,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		space:    space,
 		gate:     gate,
 		stall:    stall,
+		ownAll:   opts.testingOwnWrites,
 		latches:  latch.New(opts.LatchSlots),
 		applier:  applier,
 		memLocks: newMemLockTable(),
