@@ -34,19 +34,9 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_disk_reserve_bytes", Help: "The disk protection's reserve (--reserve-space): below this much free space, writes that add data are refused (0: protection off)."},
 			read(func(ds kv.DiskSpace) float64 { return float64(ds.Reserve) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_disk_full", Help: "1 while the store refuses writes that add data because its disk is full (MySQL error 1021), else 0."},
-			read(func(ds kv.DiskSpace) float64 {
-				if ds.Full {
-					return 1
-				}
-				return 0
-			})),
+			read(func(ds kv.DiskSpace) float64 { return oneIf(ds.Full) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_pebble_write_stalled", Help: "1 while Pebble holds writes in its write stall (its memtables wait for a flush), else 0."},
-			stats(func(st kv.DiskProtectionStats) float64 {
-				if st.Stalled {
-					return 1
-				}
-				return 0
-			})),
+			stats(func(st kv.DiskProtectionStats) float64 { return oneIf(st.Stalled) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_pebble_write_stalls_total", Help: "Write stalls Pebble began (its memtables waited for a flush)."},
 			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.WriteStalls) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_pebble_write_stall_seconds_total", Help: "Time Pebble held writes in its write stall, the running stall's included."},
@@ -85,4 +75,12 @@ func (d *diskRefusals) Collect(ch chan<- prometheus.Metric) {
 	st := d.store.DiskProtectionStats()
 	ch <- prometheus.MustNewConstMetric(d.desc, prometheus.CounterValue, float64(st.WritesRefusedFull), "full")
 	ch <- prometheus.MustNewConstMetric(d.desc, prometheus.CounterValue, float64(st.WritesRefusedStalled), "stalled")
+}
+
+// oneIf is a gauge's value of a condition: 1 while it holds, else 0.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
