@@ -280,6 +280,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		gate.listen(popts.EventListener)
 		popts.FS = gateFS{FS: vfs.Default, gate: gate}
 	}
+	iters := newIterCache()
+	iters.listen(popts.EventListener)
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		cache.Unref()
@@ -299,7 +301,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if space != nil {
 		space.pending = func() uint64 { return db.Metrics().MemTable.Size }
 	}
-	iters := newIterCache(db)
+	iters.start(db)
 	applier := newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters)
 	compactor := newGCCompactor(db, opts.GCCompactTombstones, opts.Logger)
 	applier.collected = compactor.collected
