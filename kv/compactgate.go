@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -44,12 +45,41 @@ import (
 // add data are refused, the ballast is released) and stays so until the
 // disk has room for the compaction as well as the reserve; memtable
 // flushes and delete-only, move and elision compactions are never held.
+//
+// A compaction can need more than the disk could ever give the store: a
+// level-0 compaction takes every level-0 file it overlaps, and its need
+// (inputs plus flushRoom) can exceed the file system's size less the
+// store's live files, which is what the store would have if every other
+// file were deleted (its ceiling, read from Pebble's metrics at each poll).
+// Pebble v1.1.5 cannot be made to pick such a compaction in smaller
+// pieces: its level-0 pick stacks the overlapping files of every sublevel
+// and bounds them only past 100 MiB, and files written across the whole
+// key space (each memtable holds the three Percolator spaces) overlap
+// every other. Holding the store full for it, as above, would refuse
+// writes for good: the disk can never reach its need. So a compaction
+// that can never fit is given up on: it still waits, as above, and fails
+// with *compactionRoomError after compactionMaxWait (Pebble picks it
+// again, and the gate looks again: the ceiling grows if the store's files
+// shrink or the file system grows), but it does not count the store full;
+// the store takes writes while the disk has room for them (the reserve
+// rules of space.go), and flushes go on, so level 0 grows and reads
+// consult more files (Pebble's read amplification, logged here and
+// exported as percdb_pebble_read_amplification). It is safe: the
+// compaction never writes, so it takes none of the room flushes need; no
+// data moves, so nothing is lost; and the writes that fill the disk meet
+// the reserve as on any disk.
 type compactionGate struct {
 	dir   string
 	usage func(dir string) (diskUsage, error)
 	// space is told the room a waiting compaction needs (nil: no disk
 	// protection; the gate still holds compactions back).
 	space *spaceGuard
+	// live returns the bytes of the store's live files (tables and log)
+	// and its read amplification, ok false while the store cannot tell
+	// (pebble.Open has not returned; a compaction then waits without
+	// counting the store full). nil: the ceiling is unknown and no
+	// compaction is given up on. Set before Pebble opens.
+	live func() (bytes uint64, readAmp int, ok bool)
 	// flushRoom is the free space kept for memtable flushes: Pebble's
 	// memtable size times the memtables that may queue.
 	flushRoom uint64
@@ -70,8 +100,13 @@ type compactionGate struct {
 	// admitted holds the jobs whose outputs may be written.
 	admitted map[int]bool
 	// waited counts the compactions that waited for room, failed the
-	// count of those that gave up.
-	waited, failed uint64
+	// count of those that gave up, neverFit those that needed more than
+	// the disk could ever give the store (given up on, not waited for).
+	waited, failed, neverFit uint64
+	// neverFitAt is when a compaction was last found never to fit, in
+	// Unix nanoseconds (0: never); read without mu on every write
+	// (Store.mayStall).
+	neverFitAt atomic.Int64
 }
 
 const (
@@ -95,6 +130,19 @@ func minReserveSpace() int64 {
 	d := (&pebble.Options{}).EnsureDefaults()
 	return int64(d.MemTableSize*uint64(d.MemTableStopWritesThreshold) + d.MemTableSize*11/10)
 }
+
+// l0StopWritesThreshold is Pebble's L0StopWritesThreshold for the store:
+// the depth of level 0 (its sublevels) at which Pebble holds every write
+// until a compaction makes it shallower. Pebble's default, 12, is reached
+// at once by a store whose level 0 filled while its compactions could not
+// run (a full disk; each memtable holds the three Percolator spaces, so
+// each flush is a sublevel of its own), and a stall on it then lasts as
+// long as the compaction cannot run, for good when it can never fit
+// (compactionGate). 36 is RocksDB's level0_stop_writes_trigger; with it,
+// writes go on while level 0 deepens (reads consult more files) and the
+// disk's reserve, not the stall, stops them first. CockroachDB goes
+// further (1000), behind admission control percdb does not have.
+const l0StopWritesThreshold = 36
 
 // compactionRoomError: a compaction waited compactionMaxWait for room on
 // the disk and gave up. It wraps ENOSPC, so that Pebble's background
@@ -183,7 +231,9 @@ func (g *compactionGate) wait(path string) error {
 	g.mu.Unlock()
 
 	deadline := time.Now().Add(g.maxWait)
-	waited := false
+	// stated: the space guard counts the store full for this compaction;
+	// counted: it is in waited, neverFits in neverFit.
+	stated, counted, neverFits := false, false, false
 	for {
 		u, err := g.usage(g.dir)
 		if err != nil || u.avail >= need {
@@ -191,17 +241,32 @@ func (g *compactionGate) wait(path string) error {
 			g.mu.Lock()
 			g.admitted[job] = true
 			g.mu.Unlock()
-			if waited {
+			if stated {
 				g.space.compactionWaiting(0)
 				g.log.Info("compaction has room on the disk again", "dir", g.dir, "needed", formatBytes(need), "available", formatBytes(u.avail))
 			}
 			return nil
 		}
-		if !waited {
-			waited = true
-			g.mu.Lock()
-			g.waited++
-			g.mu.Unlock()
+		// Unknown while Pebble is opening: look again at the next poll.
+		ceiling, readAmp, known := g.ceiling(u)
+		if known && need > ceiling {
+			// It can never fit: give up on it (the type's comment).
+			if !neverFits {
+				neverFits = true
+				g.neverFits(need, ceiling, readAmp)
+			}
+			if stated {
+				stated = false
+				g.space.compactionWaiting(0)
+			}
+		} else if known && !stated {
+			stated = true
+			if !counted {
+				counted = true
+				g.mu.Lock()
+				g.waited++
+				g.mu.Unlock()
+			}
 			// The store is full for what it must do: refuse writes
 			// that add data and release the ballast, then look again.
 			g.space.compactionWaiting(need)
@@ -221,12 +286,58 @@ func (g *compactionGate) wait(path string) error {
 	}
 }
 
-// counts returns how many compactions waited for room and how many gave
-// up.
-func (g *compactionGate) counts() (waited, failed uint64) {
+// ceiling returns the most free space the store could have: the file
+// system's size, less its blocks only root may use and the store's live
+// files (the ballast, dead tables and other programs' files could all be
+// deleted). known is false while the store's figures are unknown; without
+// a live function the ceiling is unbounded.
+func (g *compactionGate) ceiling(u diskUsage) (ceiling uint64, readAmp int, known bool) {
+	if g.live == nil {
+		return math.MaxUint64, 0, true
+	}
+	bytes, readAmp, ok := g.live()
+	if !ok {
+		return 0, 0, false
+	}
+	used := bytes + u.rootOnly
+	if used >= u.total {
+		return 0, readAmp, true
+	}
+	return u.total - used, readAmp, true
+}
+
+// neverFits counts a compaction that needs more than the ceiling, and
+// logs it unless one was logged within the last few picks.
+func (g *compactionGate) neverFits(need, ceiling uint64, readAmp int) {
+	g.mu.Lock()
+	g.neverFit++
+	g.mu.Unlock()
+	now := time.Now().UnixNano()
+	last := g.neverFitAt.Swap(now)
+	quiet := last != 0 && time.Duration(now-last) < 3*g.maxWait
+	if !quiet {
+		g.log.Warn("a compaction needs more room than the disk can ever give the store: it is given up on and writes go on while the disk has room; level 0 grows and reads slow down until the file system grows or data is deleted",
+			"dir", g.dir, "needed", formatBytes(need), "most_the_disk_can_free", formatBytes(ceiling), "read_amplification", readAmp)
+	}
+}
+
+// neverFitting reports whether a compaction was found never to fit within
+// the last few picks (false on a nil gate): level 0 cannot be compacted,
+// so a write stall on its depth does not end by itself.
+func (g *compactionGate) neverFitting() bool {
+	if g == nil {
+		return false
+	}
+	at := g.neverFitAt.Load()
+	return at != 0 && time.Duration(time.Now().UnixNano()-at) < 3*g.maxWait
+}
+
+// counts returns how many compactions waited for room, how many gave up
+// and how many could never fit.
+func (g *compactionGate) counts() (waited, failed, neverFit uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.waited, g.failed
+	return g.waited, g.failed, g.neverFit
 }
 
 // isCompactionRoomError reports whether err is a compaction that waited

@@ -36,41 +36,11 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 	ctx := context.Background()
 
 	// Load 24 MiB into level 0, left uncompacted.
-	loadOpts := opts
-	loadOpts.testingNoAutoCompactions = true
-	s, err := Open(dir, loadOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := uint64(100)
-	for batch := 0; batch < 120; batch++ { // 120 x 100 x 2 KiB
-		keys, err := writeRandom(ctx, s, ts, fmt.Sprintf("load%04d-", batch), 100)
-		if err != nil {
-			t.Fatalf("load batch %d: %v", batch, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: regionOf(t, s), Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
-			t.Fatalf("commit load batch %d: %v", batch, err)
-		}
-		ts += 2
-	}
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Open and close once more, which deletes the load's log files: the
-	// space left below is what the store has.
-	if s, err = Open(dir, loadOpts); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	ts := loadUncompacted(ctx, t, dir, opts, 120)
 	other := testdisk.FillLeaving(t, mnt, 8<<20)
 
 	// Reopen with compactions on: Pebble picks the level-0 compaction.
-	s, err = Open(dir, opts)
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +119,158 @@ func TestFullDiskCompactionLargerThanBallast(t *testing.T) {
 		}
 		t.Errorf("writes after space was freed: %v", err)
 	})
+}
+
+// TestFullDiskCompactionThatNeverFits: a store whose level 0 holds
+// 40 MiB in 12 sublevels (written with compactions off) opens on an
+// 82 MiB file system, so that the level-0 compaction Pebble picks at once
+// (36 MiB of inputs) needs its inputs and the flush room, 44 MiB, of a
+// disk that could never give the store more than 82 MiB less its live
+// files, at most 42 MiB, even with every other file deleted. The store must still take writes while the disk
+// has room for them: before the gate gave up on such compactions, the
+// compaction held the store full for good (writes refused with 1021
+// until 60 MiB were free). Then the disk fills: writes are refused, not
+// hung, reads go on, and every committed key is there after a restart.
+// It mounts a tmpfs, so it needs root; elsewhere it skips.
+func TestFullDiskCompactionThatNeverFits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a file system")
+	}
+	mnt := testdisk.Mount(t, "82m")
+	dir := filepath.Join(mnt, "kv")
+	ctx := context.Background()
+
+	// Load 40 MiB into level 0, left uncompacted, without protection (the
+	// load is not what is tested).
+	ts := loadUncompacted(ctx, t, dir, Options{SyncWrites: SyncNone, ReserveSpace: -1, Logger: discard()}, 200)
+
+	// Reopen with protection and compactions on: Pebble picks the
+	// level-0 compaction, and the gate must find that it never fits.
+	opts := Options{SyncWrites: SyncNone, ReserveSpace: 6 << 20, Logger: discard()}
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	m := s.db.Metrics()
+	t.Logf("level 0: %d files, %s, %d sublevels", m.Levels[0].NumFiles, formatBytes(uint64(m.Levels[0].Size)), m.Levels[0].Sublevels)
+	var committed [][]byte
+	testdisk.WithinDeadline(t, mnt, "writes beside a compaction that never fits", func() {
+		// Wait for the gate to have looked at the compaction.
+		for st := s.DiskProtectionStats(); st.CompactionsWaited+st.CompactionsNeverFit == 0; st = s.DiskProtectionStats() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		// 1 MiB of writes, each retried for 5 s if refused: the disk has
+		// room for them (about 29 MiB free beside the ballast, less the
+		// log's and the memtable's 8 MiB, less the 12.4 MiB reserve, each
+		// write counted twice).
+		for batch := 0; batch < 5; batch++ {
+			var keys [][]byte
+			var err error
+			for try := 0; try < 50; try++ {
+				if keys, err = writeRandom(ctx, s, ts, fmt.Sprintf("after%04d-", batch), 100); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err != nil {
+				u, _ := statfsUsage(dir)
+				t.Errorf("write %d beside a compaction that can never fit, %s free: %v", batch, formatBytes(u.avail), err)
+				return
+			}
+			if err := s.Commit(ctx, &CommitRequest{Region: regionOf(t, s), Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
+				t.Errorf("commit %d: %v", batch, err)
+				return
+			}
+			committed = append(committed, keys...)
+			ts += 2
+		}
+		if err := s.Flush(); err != nil {
+			t.Errorf("flush: %v", err)
+			return
+		}
+		// Now fill the disk: the writes must be refused, not hang.
+		refused := false
+		for batch := 0; batch < 300 && !refused; batch++ {
+			_, err := writeRandom(ctx, s, ts, fmt.Sprintf("fill%04d-", batch), 100)
+			var full *DiskFullError
+			switch {
+			case errors.As(err, &full):
+				refused = true
+			case err != nil:
+				t.Errorf("write %d filling the disk: %v", batch, err)
+				return
+			}
+		}
+		if !refused {
+			t.Errorf("60 MiB of writes were accepted on an 82 MiB disk holding 41 MiB")
+		}
+		if v, err := s.Get(ctx, regionOf(t, s), committed[0], ts); err != nil || len(v) != 2<<10 {
+			t.Errorf("read on the full disk: %d bytes, %v", len(v), err)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	st := s.DiskProtectionStats()
+	m = s.db.Metrics()
+	t.Logf("compactions: %d never fit, %d waited, %d gave up; %d writes refused; level 0 %s in %d sublevels", st.CompactionsNeverFit, st.CompactionsWaited, st.CompactionsGaveUp, st.WritesRefusedFull, formatBytes(uint64(m.Levels[0].Size)), m.Levels[0].Sublevels)
+	if st.CompactionsNeverFit == 0 {
+		t.Errorf("no compaction was found never to fit")
+	}
+	if n := s.events.flushesFailed.Load(); n != 0 {
+		t.Errorf("%d memtable flushes failed: flushes must keep their room", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restart keeps every committed key.
+	if s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range committed {
+		if v, err := s.Get(ctx, regionOf(t, s), k, ts); err != nil || len(v) != 2<<10 {
+			t.Fatalf("after a restart, committed key %q: %d bytes, %v", k, len(v), err)
+		}
+	}
+}
+
+// loadUncompacted writes batches transactions of 100 keys of 2 KiB
+// (200 KiB each) into the store in dir with opts and compactions off,
+// flushes them into level 0 and reopens the store once, which deletes the
+// load's log files; it returns the next free timestamp.
+func loadUncompacted(ctx context.Context, t *testing.T, dir string, opts Options, batches int) uint64 {
+	t.Helper()
+	opts.testingNoAutoCompactions = true
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := uint64(100)
+	for batch := 0; batch < batches; batch++ {
+		keys, err := writeRandom(ctx, s, ts, fmt.Sprintf("load%04d-", batch), 100)
+		if err != nil {
+			t.Fatalf("load batch %d: %v", batch, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: regionOf(t, s), Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
+			t.Fatalf("commit load batch %d: %v", batch, err)
+		}
+		ts += 2
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ts
 }
 
 // writeRandom prewrites n keys prefix+NNNN with 2 KiB random values for

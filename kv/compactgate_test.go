@@ -64,7 +64,7 @@ func TestCompactionGate(t *testing.T) {
 	if want := uint64(68*mib + 10*mib); full.Needed != want {
 		t.Fatalf("Needed while a compaction waits: %d, want %d (its room and the reserve)", full.Needed, want)
 	}
-	if waited, failed := g.counts(); waited != 1 || failed != 1 {
+	if waited, failed, _ := g.counts(); waited != 1 || failed != 1 {
 		t.Fatalf("counts: %d waited, %d failed; want 1 and 1", waited, failed)
 	}
 
@@ -93,5 +93,60 @@ func TestCompactionGate(t *testing.T) {
 	g.close()
 	if err := <-done; !isCompactionRoomError(err) {
 		t.Fatalf("a waiting compaction at close: %v, want a compactionRoomError", err)
+	}
+}
+
+// TestCompactionThatNeverFits: a compaction whose inputs and flush room
+// exceed the most the disk could give the store (its size less the
+// store's live files) does not hold the store full: writes are accepted
+// while the disk has room, the compaction still waits and gives up, and
+// a write stall meanwhile is refused as one that cannot end by itself.
+func TestCompactionThatNeverFits(t *testing.T) {
+	const mib = 1 << 20
+	dir := t.TempDir()
+	disk := &fakeDisk{dir: dir, total: 100 * mib, avail: 60 * mib}
+	space, err := newSpaceGuard(dir, 10*mib, disk.usage, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newCompactionGate(dir, disk.usage, space, 8*mib, discard())
+	g.poll, g.maxWait = time.Millisecond, 50*time.Millisecond
+	liveBytes := uint64(40 * mib) // ceiling: 60 MiB
+	g.live = func() (uint64, int, bool) { return liveBytes, 13, true }
+	if g.neverFitting() {
+		t.Fatal("a gate that saw no compaction says one never fits")
+	}
+
+	// 55 + 8 MiB of a disk that can give the store 60 at most.
+	g.compactionBegin(pebble.CompactionInfo{JobID: 1, Input: []pebble.LevelInfo{{Level: 0, Tables: []pebble.TableInfo{{Size: 55 * mib}}}}})
+	g.tableCreated(pebble.TableCreateInfo{JobID: 1, Reason: "compacting", Path: "c1.sst"})
+	if err := g.wait("c1.sst"); !isCompactionRoomError(err) {
+		t.Fatalf("a compaction that never fits: %v, want a compactionRoomError after its wait", err)
+	}
+	if waited, failed, neverFit := g.counts(); waited != 0 || failed != 1 || neverFit != 1 {
+		t.Fatalf("counts: %d waited, %d failed, %d never fit; want 0, 1, 1", waited, failed, neverFit)
+	}
+	if !g.neverFitting() {
+		t.Fatal("neverFitting is false right after a compaction that never fits")
+	}
+	if err := space.admit(1); err != nil {
+		t.Fatalf("a write beside a compaction that never fits, 50 MiB free: %v", err)
+	}
+	if err := space.stalledError(false); err != nil {
+		t.Fatalf("a write stall on a disk with room and every compaction fitting: %v, want no refusal", err)
+	}
+	var full *DiskFullError
+	if err := space.stalledError(g.neverFitting()); !errors.As(err, &full) || !full.CannotCompact {
+		t.Fatalf("a write stall beside a compaction that never fits: %v, want a *DiskFullError with CannotCompact", err)
+	}
+
+	// The same compaction on a disk that could hold it (the store's live
+	// files shrank) holds the store full while it waits, as any other.
+	liveBytes = 20 * mib // ceiling: 80 MiB
+	if err := g.wait("c1.sst"); !isCompactionRoomError(err) {
+		t.Fatalf("a compaction that fits the disk but not its free space: %v, want a compactionRoomError", err)
+	}
+	if err := space.admit(1); !errors.As(err, &full) {
+		t.Fatalf("a write while a compaction that can fit waits: %v, want *DiskFullError", err)
 	}
 }

@@ -107,7 +107,10 @@ type DiskProtectionStats struct {
 	// CompactionsWaited counts the compactions that waited for disk room
 	// before writing (compactgate.go), CompactionsGaveUp those of them
 	// that gave up after compactionMaxWait (Pebble picks them again).
-	CompactionsWaited, CompactionsGaveUp uint64
+	// CompactionsNeverFit counts the compactions that needed more room
+	// than the disk could ever give the store, given up on so that writes
+	// go on while level 0 grows (compactgate.go).
+	CompactionsWaited, CompactionsGaveUp, CompactionsNeverFit uint64
 	// WritesInDoubt counts the writes whose callers stopped waiting (their
 	// context ended) while the storage held them, as in a write stall;
 	// WritesInDoubtPending those of them not yet applied or failed
@@ -127,7 +130,7 @@ func (s *Store) DiskProtectionStats() DiskProtectionStats {
 		g.mu.Unlock()
 	}
 	if s.gate != nil {
-		out.CompactionsWaited, out.CompactionsGaveUp = s.gate.counts()
+		out.CompactionsWaited, out.CompactionsGaveUp, out.CompactionsNeverFit = s.gate.counts()
 	}
 	out.WritesInDoubt, out.WritesInDoubtPending = s.inflight.abandoned.Load(), s.inflight.pending.Load()
 	return out

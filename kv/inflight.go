@@ -116,7 +116,7 @@ func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(erro
 // mayStall reports whether a write may meet Pebble's stall on a full
 // disk: the disk is full or close to it, or writes are held now.
 func (s *Store) mayStall() bool {
-	return s.ownAll || s.space.atRisk() || s.stall.stalled.Load() > 0
+	return s.ownAll || s.space.atRisk() || s.stall.stalled.Load() > 0 || s.gate.neverFitting()
 }
 
 // The states of an owned write.

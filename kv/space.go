@@ -71,12 +71,20 @@ type DiskFullError struct {
 	// Stalled: the storage cannot flush its memtables for want of space,
 	// so the store refuses every write, deletes included (writestall.go).
 	Stalled bool
+	// CannotCompact (with Stalled): the storage holds writes while a
+	// compaction needs more room than the disk could ever give the store
+	// (compactgate.go), whatever the free space.
+	CannotCompact bool
 }
 
 func (e *DiskFullError) Error() string { return "disk full: " + e.Dir + ": " + e.Reason() }
 
 // Reason says how full the disk is and what still works.
 func (e *DiskFullError) Reason() string {
+	if e.CannotCompact {
+		return fmt.Sprintf("%s free, but the storage holds writes while its level 0 waits for a compaction that needs more room than the file system could ever give it, so every write is refused until the storage takes writes again; grow the file system or move data off it; reads still work",
+			formatBytes(e.Available))
+	}
 	if e.Stalled {
 		return fmt.Sprintf("%s free; the storage cannot flush its memory to disk, so every write is refused until %s are; reads still work",
 			formatBytes(e.Available), formatBytes(e.Needed))
@@ -86,9 +94,10 @@ func (e *DiskFullError) Reason() string {
 }
 
 // diskUsage is what a file system reports: bytes available to the process
-// and its total size.
+// and its total size, and the free bytes only root may use (ext4's
+// reserved blocks), which the process can never have.
 type diskUsage struct {
-	avail, total uint64
+	avail, total, rootOnly uint64
 }
 
 // spaceGuard decides whether the store may accept writes that add data,
@@ -284,16 +293,17 @@ func (g *spaceGuard) compactionWaiting(need uint64) {
 }
 
 // stalledError returns the *DiskFullError of a write refused because the
-// storage is stalled on the full disk, or nil when the disk is not full
-// (a stall then is a flush under way, which ends by itself).
-func (g *spaceGuard) stalledError() error {
+// storage is stalled on the full disk, or, when cannotCompact (a
+// compaction can never fit), stalled whatever the free space; nil when
+// neither (a stall then is a flush under way, which ends by itself).
+func (g *spaceGuard) stalledError(cannotCompact bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.full {
+	if !g.full && !cannotCompact {
 		return nil
 	}
 	g.refusedStalled++
-	return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked(), Stalled: true}
+	return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked(), Stalled: true, CannotCompact: !g.full}
 }
 
 // neededLocked is the free space at which the store accepts writes

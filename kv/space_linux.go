@@ -16,7 +16,7 @@ func statfsUsage(dir string) (diskUsage, error) {
 		return diskUsage{}, err
 	}
 	bs := uint64(st.Bsize)
-	return diskUsage{avail: st.Bavail * bs, total: st.Blocks * bs}, nil
+	return diskUsage{avail: st.Bavail * bs, total: st.Blocks * bs, rootOnly: (st.Bfree - min(st.Bavail, st.Bfree)) * bs}, nil
 }
 
 // allocate gives f size bytes of real disk blocks.

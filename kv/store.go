@@ -242,6 +242,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	popts.EventListener = &pebble.EventListener{BackgroundError: events.backgroundError, FlushEnd: events.flushEnd}
 	popts.DisableAutomaticCompactions = opts.testingNoAutoCompactions
 	popts.L0CompactionThreshold = opts.testingL0CompactionThreshold
+	popts.L0StopWritesThreshold = l0StopWritesThreshold
 	// Bloom filters on every level: most point lookups are of locks that
 	// are not there (committed keys), and a filter answers those without
 	// reading a block. They hold version prefixes (comparer.go).
@@ -270,6 +271,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	stall := newWriteStall()
 	stall.listen(popts.EventListener)
 	var gate *compactionGate
+	// opened is the database once pebble.Open returned (the gate's
+	// figures of the store's files; a compaction may start before).
+	var opened atomic.Pointer[pebble.DB]
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
 		dir = ""
@@ -278,6 +282,18 @@ func Open(dir string, opts Options) (*Store, error) {
 		flushRoom := d.MemTableSize * uint64(d.MemTableStopWritesThreshold)
 		gate = newCompactionGate(dir, statfsUsage, space, flushRoom, opts.Logger)
 		gate.listen(popts.EventListener)
+		gate.live = func() (uint64, int, bool) {
+			db := opened.Load()
+			if db == nil {
+				return 0, 0, false
+			}
+			m := db.Metrics()
+			n := m.WAL.PhysicalSize
+			for _, l := range m.Levels {
+				n += uint64(l.Size)
+			}
+			return n, m.ReadAmp(), true
+		}
 		popts.FS = gateFS{FS: vfs.Default, gate: gate}
 	}
 	iters := newIterCache()
@@ -301,6 +317,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if space != nil {
 		space.pending = func() uint64 { return db.Metrics().MemTable.Size }
 	}
+	opened.Store(db)
 	iters.start(db)
 	applier := newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters)
 	compactor := newGCCompactor(db, opts.GCCompactTombstones, opts.Logger)

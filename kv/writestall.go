@@ -79,11 +79,13 @@ func (w *writeStall) figures() (stalled bool, stalls uint64, total time.Duration
 	return stalled, w.stalls, total
 }
 
-// refuse returns a *DiskFullError when Pebble is stalled and the disk is
-// full, nil otherwise.
+// refuseWhileStalled returns a *DiskFullError when Pebble is stalled and
+// the disk is full, or a compaction can never fit (compactgate.go: level 0
+// then only grows, and a stall on its depth never ends by itself); nil
+// otherwise.
 func (s *Store) refuseWhileStalled() error {
 	if s.stall.stalled.Load() <= 0 || s.space == nil {
 		return nil
 	}
-	return s.space.stalledError()
+	return s.space.stalledError(s.gate.neverFitting())
 }

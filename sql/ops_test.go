@@ -195,7 +195,7 @@ func TestStatusPort(t *testing.T) {
 	// held back on a disk with room.
 	for _, m := range []struct{ name, label string }{
 		{"percdb_disk_writes_refused_total", "reason=full"}, {"percdb_disk_writes_refused_total", "reason=stalled"},
-		{"percdb_disk_compactions_waited_total", ""}, {"percdb_disk_compactions_gave_up_total", ""},
+		{"percdb_disk_compactions_waited_total", ""}, {"percdb_disk_compactions_gave_up_total", ""}, {"percdb_disk_compactions_never_fit_total", ""},
 		{"percdb_store_writes_in_doubt_total", ""}, {"percdb_store_writes_in_doubt", ""},
 	} {
 		var labels []string

@@ -50,6 +50,8 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsWaited) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_disk_compactions_gave_up_total", Help: "Compactions that waited for room on the disk and gave up (Pebble picks them again)."},
 			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsGaveUp) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_disk_compactions_never_fit_total", Help: "Compactions that needed more room than the disk could ever give the store: given up on, so writes go on while level 0 grows (see percdb_pebble_read_amplification)."},
+			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsNeverFit) })),
 	}
 }
 
