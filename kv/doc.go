@@ -269,6 +269,8 @@
 // is in the synced write-ahead log before the command returns: a commit that
 // returned survives kill -9 and power loss. SyncNone trades that for speed.
 // Close waits for the commands in flight; later commands get ErrClosed.
+// It stops waiting for writes the storage holds on a full disk after a
+// bound, with ErrCloseInDoubt (Store.Close).
 //
 // # Garbage collection
 //

@@ -15,7 +15,7 @@ import (
 // writes while stalled (writestall.go) helps only those that come after.
 // So a command's write runs on a goroutine of its own that owns the
 // write and everything the command holds for it: the keys' latches, the
-// store's life (Close waits for it), a one-phase commit's published keys
+// store's life (Close waits for it, within a bound: Store.Close), a one-phase commit's published keys
 // (memlock.go). The command waits for the write or for its context to
 // end, whichever comes first. When the context ends first it returns a
 // *WriteInDoubtError at once, and the goroutine waits on: the write may
@@ -30,8 +30,10 @@ import (
 // unknown: a prewrite's locks may still appear (a rollback, which waits
 // for the latches, then removes them; or their TTL runs out), and a
 // commit, or a one-phase prewrite, may take effect (the transaction
-// layer reports such a commit as undetermined). A context that cannot
-// end (context.Background) gets no goroutine: the command writes itself.
+// layer reports such a commit as undetermined). Close ends the wait too
+// (the error then wraps ErrClosed), so that a store can close while
+// Pebble holds a write: a command under a context that cannot end
+// (context.Background) owns its write as well.
 //
 // The goroutine costs a write about 75k instructions when it wakes the
 // other core (oltp_write_only at 1 thread lost 7% with it on every
@@ -45,7 +47,7 @@ import (
 // WriteInDoubtError: the command's context ended while its write was
 // inside the storage, which may still apply it (see above).
 type WriteInDoubtError struct {
-	// Err is the context's error.
+	// Err is the context's error, or ErrClosed when the store closed.
 	Err error
 }
 
@@ -53,7 +55,7 @@ func (e *WriteInDoubtError) Error() string {
 	return fmt.Sprintf("write in doubt: the caller stopped waiting while the storage held the write, which may still be applied: %v", e.Err)
 }
 
-// Unwrap returns the context's error.
+// Unwrap returns Err.
 func (e *WriteInDoubtError) Unwrap() error { return e.Err }
 
 // inflightWrites counts the writes whose callers stopped waiting.
@@ -66,11 +68,11 @@ type inflightWrites struct {
 
 // writeOwned makes wb durable and visible as write does, then runs
 // settle with the write's error, once, whoever waits: the caller, or the
-// write's own goroutine when ctx ended first (the caller then gets a
-// *WriteInDoubtError). settle releases what the command holds for the
-// write.
+// write's own goroutine when ctx ended or the store began to close first
+// (the caller then gets a *WriteInDoubtError). settle releases what the
+// command holds for the write.
 func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(error)) error {
-	if ctx.Done() == nil || wb.empty() || !s.mayStall() {
+	if wb.empty() || !s.mayStall() {
 		err := s.write(ctx, wb)
 		settle(err)
 		return err
@@ -102,6 +104,7 @@ func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(erro
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+	case <-s.closing:
 	}
 	// Counted before the goroutine can look, undone if it settled first.
 	s.inflight.pending.Add(1)
@@ -110,7 +113,11 @@ func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(erro
 		return <-done
 	}
 	s.inflight.abandoned.Add(1)
-	return &WriteInDoubtError{Err: ctx.Err()}
+	cause := ctx.Err()
+	if cause == nil {
+		cause = ErrClosed
+	}
+	return &WriteInDoubtError{Err: cause}
 }
 
 // mayStall reports whether a write may meet Pebble's stall on a full

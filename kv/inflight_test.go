@@ -3,6 +3,8 @@ package kv
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -169,5 +171,97 @@ func TestWriteInDoubtOutlivesItsCaller(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		s.inflight.abandoned.Store(0)
+	}
+}
+
+// TestCloseWithWriteHeldInStorage: Close does not wait for good on a
+// write the storage holds (no context ends it, as in Pebble's write stall
+// on a full disk). The write's caller, under a context that cannot end,
+// gets *WriteInDoubtError wrapping ErrClosed; Close returns within its
+// bound with ErrCloseInDoubt; later commands get ErrClosed at once. A
+// restart from the disk as Close left it (a crash now) has every
+// acknowledged write and not the held one, which never reached the log;
+// once the storage lets the held write go it is applied, the store
+// finishes closing, and a restart has it: the log decides.
+func TestCloseWithWriteHeldInStorage(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{ReserveSpace: -1, Logger: discard(), testingOwnWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := regionOf(t, s)
+	bg := context.Background()
+	prewrite := func(s *Store, key string, ts uint64, onePC bool) error {
+		req := &PrewriteRequest{Region: rc, Mutations: []Mutation{{Op: OpPut, Key: []byte(key), Value: []byte("v-" + key)}}, Primary: []byte(key), StartTS: ts, LockTTL: 3000, TxnSize: 1}
+		if onePC {
+			req.TryOnePC, req.MaxCommitTS = true, MaxTS
+		}
+		resp, err := s.Prewrite(bg, req)
+		if err == nil && len(resp.Errors) > 0 {
+			err = resp.Errors[0]
+		}
+		return err
+	}
+	if err := prewrite(s, "acked", 5, true); err != nil {
+		t.Fatal(err)
+	}
+
+	held := &heldApplier{inner: s.applier, armed: make(chan struct{}), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s.applier = held
+	var releaseOnce sync.Once
+	let := func() { releaseOnce.Do(func() { close(held.release) }) }
+	defer let()
+	close(held.armed)
+	result := make(chan error, 1)
+	go func() { result <- prewrite(s, "held", 10, false) }()
+	hangGuard(t, "the write reaching the storage", held.entered)
+
+	s.closeWait = 100 * time.Millisecond
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	err = hangGuard(t, "Close while the storage holds a write", closed)
+	if !errors.Is(err, ErrCloseInDoubt) {
+		t.Fatalf("Close while the storage holds a write: %v, want ErrCloseInDoubt", err)
+	}
+	err = hangGuard(t, "the held write's caller once Close began", result)
+	var doubt *WriteInDoubtError
+	if !errors.As(err, &doubt) || !errors.Is(err, ErrClosed) {
+		t.Fatalf("the held write's caller: %v, want *WriteInDoubtError wrapping ErrClosed", err)
+	}
+	if _, err := s.Get(bg, rc, []byte("acked"), MaxTS); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a read after Close: %v, want ErrClosed", err)
+	}
+
+	// A crash now: the disk as it is, Pebble still open on it.
+	crashed := filepath.Join(t.TempDir(), "crashed")
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	checkRestart(t, crashed, false)
+
+	// The storage lets the write go: it is applied, and the store closes.
+	let()
+	hangGuard(t, "the store closing after its held write ended", s.closeDone)
+	checkRestart(t, dir, true)
+}
+
+// checkRestart opens the store in dir and checks that the acknowledged
+// one-phase commit of "acked" is there and that the held prewrite's lock
+// on "held" is there when heldApplied, absent otherwise.
+func checkRestart(t *testing.T, dir string, heldApplied bool) {
+	t.Helper()
+	s, err := Open(dir, Options{ReserveSpace: -1, Logger: discard()})
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	defer s.Close()
+	rc := regionOf(t, s)
+	if v, err := s.Get(context.Background(), rc, []byte("acked"), MaxTS); err != nil || string(v) != "v-acked" {
+		t.Fatalf("restart: the acknowledged commit: %q, %v", v, err)
+	}
+	_, err = s.Get(context.Background(), rc, []byte("held"), 20)
+	var locked *KeyIsLockedError
+	if got := errors.As(err, &locked); got != heldApplied {
+		t.Fatalf("restart: a read of the held write's key: %v; want its lock there: %v", err, heldApplied)
 	}
 }

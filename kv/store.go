@@ -129,6 +129,18 @@ type Store struct {
 	// get ErrClosed instead of using a closed Pebble.
 	life   sync.RWMutex
 	closed bool
+	// closing is closed when Close begins (closingOnce), and isClosing
+	// set: new commands get ErrClosed without queueing on life, and the
+	// callers of owned writes stop waiting (inflight.go). closeDone is
+	// closed once Pebble is closed, by Close or, when Close gave up
+	// waiting for a write the storage holds, by finishClose later.
+	closing     chan struct{}
+	closingOnce sync.Once
+	isClosing   atomic.Bool
+	closeDone   chan struct{}
+	// closeWait bounds Close's wait for the commands in flight
+	// (closeWriteWait; replaced in tests).
+	closeWait time.Duration
 
 	db    *pebble.DB
 	cache *pebble.Cache
@@ -344,6 +356,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		compactor:     compactor,
 		logger:        opts.Logger,
 		events:        events,
+
+		closing:   make(chan struct{}),
+		closeDone: make(chan struct{}),
+		closeWait: closeWriteWait,
 	}
 	s.scans.off = opts.testingNoScanReports
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
@@ -362,27 +378,93 @@ func Open(dir string, opts Options) (*Store, error) {
 // ErrClosed is returned by commands on a closed store.
 var ErrClosed = errors.New("store closed")
 
+// ErrCloseInDoubt is wrapped by Close's error when it stopped waiting for
+// writes the storage holds (a write stall on a full disk): their callers
+// got *WriteInDoubtError, and the store finishes closing if they end.
+var ErrCloseInDoubt = errors.New("store closed with writes in doubt")
+
+// closeWriteWait bounds how long Close waits for the commands in flight
+// while the storage holds writes: a write Pebble holds in its write stall
+// on a full disk lasts until space is freed, and no context ends it;
+// Close then stops waiting, so that a node stops in every state. The
+// process's --shutdown-timeout (10 s by default) is longer.
+const closeWriteWait = 3 * time.Second
+
+// closePoll is how soon Close looks again whether the commands in flight
+// ended, doubling up to closeRetry; finishClose looks every closeRetry.
+const (
+	closePoll  = time.Millisecond
+	closeRetry = 100 * time.Millisecond
+)
+
 // Close waits for the commands in flight and closes the store; later
 // commands return ErrClosed.
+//
+// A write Pebble holds (its write stall on a full disk, which nothing
+// but freed space ends) does not hold Close for good: an owned write's
+// caller (inflight.go) gets *WriteInDoubtError wrapping ErrClosed as
+// soon as Close begins, and once closeWait has passed while the storage
+// holds a write (an owned write not yet applied, or Pebble's write
+// stall) Close returns an error wrapping ErrCloseInDoubt with Pebble
+// left open under the held writes (closing it under them would crash
+// them). Other commands end by themselves, and Close waits for them.
+// Nothing acknowledged is lost: every write acknowledged went through
+// Pebble's log (synced under SyncAlways), and a restart replays the log,
+// which decides whether each write in doubt happened. Should the held
+// writes end, finishClose closes Pebble then.
 func (s *Store) Close() error {
-	// The compactor stops first; Close waits below for a compaction in
-	// flight, as for any command.
+	first := false
+	s.closingOnce.Do(func() {
+		first = true
+		s.isClosing.Store(true)
+		close(s.closing)
+	})
+	if !first {
+		return ErrClosed
+	}
+	// The compactor stops first; Close waits for a compaction in flight,
+	// as for any command.
 	s.compactor.close()
-	defer s.compactor.wait()
 	if s.gate != nil {
 		// Pebble's Close waits for compactions, one of which may wait
 		// for room.
 		s.gate.close()
 	}
-	s.life.Lock()
-	defer s.life.Unlock()
-	if s.closed {
-		return ErrClosed
+	deadline := time.Now().Add(s.closeWait)
+	for poll := closePoll; !s.life.TryLock(); poll = min(2*poll, closeRetry) {
+		// Commands end by themselves (a long scan too), unless the
+		// storage holds their writes: then Close stops waiting.
+		held, stalled := s.inflight.pending.Load(), s.stall.stalled.Load() > 0
+		if (held > 0 || stalled) && !time.Now().Before(deadline) {
+			go s.finishClose()
+			return fmt.Errorf("close store: %w: the storage still holds writes after %v (%d of them told their callers they are in doubt; Pebble's write stall: %v); the store closes if they end, and the log decides at the next start",
+				ErrCloseInDoubt, s.closeWait, held, stalled)
+		}
+		time.Sleep(poll)
 	}
+	return s.closeLocked()
+}
+
+// finishClose closes the store once the commands Close stopped waiting
+// for have ended, if they do.
+func (s *Store) finishClose() {
+	for !s.life.TryLock() {
+		time.Sleep(closeRetry)
+	}
+	if err := s.closeLocked(); err != nil {
+		s.logger.Warn("closing the store after its writes in doubt ended", "dir", s.dir, "err", err)
+	}
+}
+
+// closeLocked closes Pebble; s.life is write-held and is released.
+func (s *Store) closeLocked() error {
+	defer close(s.closeDone)
 	s.closed = true
 	s.iters.close()
 	err := s.db.Close()
 	s.cache.Unref()
+	s.life.Unlock()
+	s.compactor.wait()
 	if err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
@@ -390,10 +472,15 @@ func (s *Store) Close() error {
 }
 
 // enter marks a command in flight; it fails with ErrClosed after Close
-// (the caller names the command in the error; enter takes no name so that
-// the common path formats and boxes nothing). The caller calls s.exit
-// when done with the database.
+// began (the caller names the command in the error; enter takes no name
+// so that the common path formats and boxes nothing). The caller calls
+// s.exit when done with the database.
 func (s *Store) enter() error {
+	if s.isClosing.Load() {
+		// Not RLock: a Close that gave up waiting leaves finishClose
+		// polling, and a command must not queue behind it.
+		return ErrClosed
+	}
 	s.life.RLock()
 	if s.closed {
 		s.life.RUnlock()
