@@ -250,10 +250,13 @@ func (g *compactionGate) wait(path string) error {
 		// Unknown while Pebble is opening: look again at the next poll.
 		ceiling, readAmp, known := g.ceiling(u)
 		if known && need > ceiling {
-			// It can never fit: give up on it (the type's comment).
+			// It can never fit: give up on it (the type's comment),
+			// and clear what an earlier pick that seemed to fit
+			// stated, which would hold the store full a while longer.
 			if !neverFits {
 				neverFits = true
 				g.neverFits(need, ceiling, readAmp)
+				stated = true
 			}
 			if stated {
 				stated = false

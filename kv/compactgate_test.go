@@ -149,4 +149,17 @@ func TestCompactionThatNeverFits(t *testing.T) {
 	if err := space.admit(1); !errors.As(err, &full) {
 		t.Fatalf("a write while a compaction that can fit waits: %v, want *DiskFullError", err)
 	}
+
+	// The store's files grew again: the compaction never fits, and what
+	// it stated before no longer holds the store full.
+	liveBytes = 40 * mib
+	if err := g.wait("c1.sst"); !isCompactionRoomError(err) {
+		t.Fatalf("a compaction that no longer fits the disk: %v, want a compactionRoomError", err)
+	}
+	space.mu.Lock()
+	space.checked = time.Time{} // read the free space at the next write
+	space.mu.Unlock()
+	if err := space.admit(1); err != nil {
+		t.Fatalf("a write once the waiting compaction was found never to fit, 60 MiB free: %v", err)
+	}
 }
