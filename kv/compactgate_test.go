@@ -77,10 +77,7 @@ func TestCompactionGate(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("a compaction after space came back: %v", err)
 	}
-	space.mu.Lock()
-	space.checked = time.Time{} // read the free space at the next write
-	space.mu.Unlock()
-	if err := space.admit(1); err != nil {
+	if err := admitFresh(space); err != nil {
 		t.Fatalf("a write after space came back: %v", err)
 	}
 	g.compactionEnd(pebble.CompactionInfo{JobID: 3})
@@ -156,10 +153,16 @@ func TestCompactionThatNeverFits(t *testing.T) {
 	if err := g.wait("c1.sst"); !isCompactionRoomError(err) {
 		t.Fatalf("a compaction that no longer fits the disk: %v, want a compactionRoomError", err)
 	}
-	space.mu.Lock()
-	space.checked = time.Time{} // read the free space at the next write
-	space.mu.Unlock()
-	if err := space.admit(1); err != nil {
+	if err := admitFresh(space); err != nil {
 		t.Fatalf("a write once the waiting compaction was found never to fit, 60 MiB free: %v", err)
 	}
+}
+
+// admitFresh admits a write of one byte with the free space read anew,
+// not the figure the guard last read.
+func admitFresh(g *spaceGuard) error {
+	g.mu.Lock()
+	g.checked = time.Time{}
+	g.mu.Unlock()
+	return g.admit(1)
 }
