@@ -27,6 +27,10 @@ type observedHandler struct {
 	metrics *nodeMetrics
 	slow    *slowLog
 	logger  *slog.Logger
+	// statsOff is the node's percdb_statement_stats turned OFF
+	// (stmtstats.go): statements are then not counted, only shown in
+	// the process list.
+	statsOff *atomic.Bool
 	// openConns counts the open connections, for /status.
 	openConns *atomic.Int64
 	// recentSlow keeps the latest slow statements for the console,
@@ -79,7 +83,9 @@ func (h *observedHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, quer
 // here, once.
 func (h *observedHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	fields, err := h.limitHandler.ComPrepare(ctx, c, query, prepare)
-	if err == nil {
+	// Without statistics nothing is worked out: an execution after they
+	// were turned on works it out then (preparedOf).
+	if err == nil && !h.statsOff.Load() {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			s.observed.prepare(c, s, prepare)
 		}
@@ -176,6 +182,9 @@ type stmtObservation struct {
 	rowsAffected uint64
 	// resultSet is set once the statement's result had columns.
 	resultSet bool
+	// stats is set when the statement is counted in the statistics
+	// (percdb_statement_stats was ON as it began).
+	stats bool
 	// before is the transaction the session had handed out when the
 	// statement began, and whether it had finished then: a finished one
 	// still there at the end is not the statement's.
@@ -200,6 +209,9 @@ type stmtObservation struct {
 // textResults returns the callback that counts a query's results and
 // passes them on to callback.
 func (st *stmtObservation) textResults(callback mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	if !st.stats {
+		return callback
+	}
 	st.text = callback
 	if st.countText == nil {
 		st.countText = st.textResult
@@ -210,6 +222,9 @@ func (st *stmtObservation) textResults(callback mysql.ResultSpoolFn) mysql.Resul
 // binaryResults returns the callback that counts a prepared statement's
 // results and passes them on to callback.
 func (st *stmtObservation) binaryResults(callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+	if !st.stats {
+		return callback
+	}
 	st.binary = callback
 	if st.countBinary == nil {
 		st.countBinary = st.binaryResult
@@ -248,20 +263,26 @@ func (st *stmtObservation) count(res *sqltypes.Result) {
 // execution, or a query when prepare is nil.
 func (h *observedHandler) begin(c *mysql.Conn, query string, prepare *mysql.PrepareData) *stmtObservation {
 	start := time.Now()
+	stats := !h.statsOff.Load()
 	s := h.sessions.get(c.ConnectionID)
 	if s == nil {
-		st := &stmtObservation{start: start}
-		if prepare != nil {
+		st := &stmtObservation{start: start, stats: stats}
+		if prepare != nil && stats {
 			st.prepared = &preparedObservation{prepare: prepare, tp: classifyStmt(query)}
 		}
 		return st
 	}
 	st := &s.observed.st
-	*st = stmtObservation{start: start, s: s, countText: st.countText, countBinary: st.countBinary}
+	*st = stmtObservation{start: start, s: s, stats: stats, countText: st.countText, countBinary: st.countBinary}
+	// The process list is not statistics: it shows the statement either
+	// way (KILL and SHOW PROCESSLIST need it).
+	s.beginStatement(query, prepare != nil, start)
+	if !stats {
+		return st
+	}
 	if prepare != nil {
 		st.prepared = s.observed.preparedOf(c, s, prepare)
 	}
-	s.beginStatement(query, prepare != nil, start)
 	s.rowsExamined.Store(0)
 	st.endedSeq = s.endedSeq
 	if s.started != nil {
@@ -279,6 +300,16 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	d := ended.Sub(st.start)
 	// The callbacks are the statement's: not kept past it.
 	st.text, st.binary = nil, nil
+	if !st.stats {
+		s := st.s
+		if s == nil {
+			s = h.sessions.get(c.ConnectionID)
+		}
+		if s != nil {
+			s.endStatement(ended, s.GetCurrentDatabase())
+		}
+		return
+	}
 	var tp stmtType
 	if st.prepared != nil {
 		tp = st.prepared.tp

@@ -42,6 +42,7 @@ func newObserveFixture(tb testing.TB) *observeFixture {
 	h := &observedHandler{
 		limitHandler: &limitHandler{handler: &handler{sessions: srv.sessions}},
 		metrics:      srv.metrics, slow: srv.slow, recentSlow: srv.recentSlow, openConns: &srv.openConns,
+		statsOff: &srv.provider.statsOff,
 	}
 	query := "SELECT c FROM sbtest1 WHERE id=?"
 	f := &observeFixture{
@@ -62,8 +63,15 @@ func newObserveFixture(tb testing.TB) *observeFixture {
 // ComStmtExecute does around the inner handler.
 //
 //	go test ./sql -run '^$' -bench ObserveExecute -benchmem
-func BenchmarkObserveExecute(b *testing.B) {
+func BenchmarkObserveExecute(b *testing.B) { benchObserveExecute(b, false) }
+
+// BenchmarkObserveExecuteStatsOff is BenchmarkObserveExecute with
+// percdb_statement_stats OFF: what is left is the process list's record.
+func BenchmarkObserveExecuteStatsOff(b *testing.B) { benchObserveExecute(b, true) }
+
+func benchObserveExecute(b *testing.B, statsOff bool) {
 	f := newObserveFixture(b)
+	f.h.statsOff.Store(statsOff)
 	send := func(*sqltypes.Result) error { return nil }
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -90,8 +98,15 @@ func (f *observeFixture) execute(send func(*sqltypes.Result) error) {
 // before the loop: it is not observation.
 //
 //	go test ./sql -run '^$' -bench ObserveQuery -benchmem
-func BenchmarkObserveQuery(b *testing.B) {
+func BenchmarkObserveQuery(b *testing.B) { benchObserveQuery(b, false) }
+
+// BenchmarkObserveQueryStatsOff is BenchmarkObserveQuery with
+// percdb_statement_stats OFF: what is left is the process list's record.
+func BenchmarkObserveQueryStatsOff(b *testing.B) { benchObserveQuery(b, true) }
+
+func benchObserveQuery(b *testing.B, statsOff bool) {
 	f := newObserveFixture(b)
+	f.h.statsOff.Store(statsOff)
 	const n = 1024
 	queries := make([]string, n)
 	normalized := make([]string, n)

@@ -94,6 +94,9 @@ type DatabaseProvider struct {
 	// digests are the node's statement statistics by digest
 	// (performance_schema, perfschema.go); nil when not collected.
 	digests *stmtsummary.Summary
+	// statsOff is percdb_statement_stats turned OFF (stmtstats.go): the
+	// node's statements are not counted in its statistics.
+	statsOff atomic.Bool
 }
 
 var (

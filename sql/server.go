@@ -139,6 +139,10 @@ type Config struct {
 	// performance_schema_digests_size); negative collects no statement
 	// statistics.
 	DigestsSize int
+	// NoStatementStats starts the node with percdb_statement_stats OFF
+	// (stmtstats.go): no statement metrics, digests or slow log until SET
+	// GLOBAL percdb_statement_stats = ON. Default false: collected.
+	NoStatementStats bool
 	// Cluster, when set, makes the server a SQL node of a cluster: it
 	// opens no store and no oracle of its own, and its transactions go
 	// through Cluster.KV (a kvrpc.Client routed by pd) and Cluster.Oracle
@@ -333,6 +337,9 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
 		return nil, err
 	}
+	if err := startStatementStats(s.provider, cfg.NoStatementStats); err != nil {
+		return nil, err
+	}
 	s.slow = newSlowLog(cfg.DataDir, cfg.Version)
 	s.recentSlow = console.NewSlowRing(console.DefaultSlowRingSize)
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
@@ -440,7 +447,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		if cfg.unobserved {
 			return limits, nil
 		}
-		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow,
+		return &observedHandler{limitHandler: limits, metrics: s.metrics, slow: s.slow, statsOff: &s.provider.statsOff,
 			logger: cfg.KV.Logger, openConns: &s.openConns, recentSlow: s.recentSlow}, nil
 	})
 	if err != nil {

@@ -16,7 +16,7 @@
 //	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s]
 //	       [--reserve-space auto] [--shutdown-timeout 10s] [--log-level info]
 //	       [--status-host 127.0.0.1] [--status-port 10080] [--slow-query-log FILE]
-//	       [--gc-percent 400] [--memory-limit auto]
+//	       [--gc-percent 400] [--memory-limit auto] [--statement-stats=off]
 //
 // Connect with any MySQL client, for example:
 //
@@ -121,6 +121,8 @@ func runServer(role string, args []string) error {
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "the Go garbage collector's target (GOGC: collect when the heap has grown by this percentage since the last collection; -1 turns it off); when not given, GOGC from the environment wins")
 	memoryLimit := fs.String("memory-limit", "auto", "the Go runtime's soft memory limit: the collector works harder as the heap nears it; 'auto' (3/4 of the machine's memory), 0 (none) or a size such as 4GiB; when not given, GOMEMLIMIT from the environment wins")
 	slowLog := fs.String("slow-query-log", "", "write statements slower than long_query_time (SET GLOBAL long_query_time, default 10 s) to this file in MySQL's slow log format; the log can also be turned on later with SET GLOBAL slow_query_log = ON")
+	stmtStats := onOff(true)
+	fs.Var(&stmtStats, "statement-stats", "keep statement statistics: the statement counters and latency histograms of /metrics, performance_schema.events_statements_summary_by_digest and the slow query log (the global percdb_statement_stats at start; SET GLOBAL percdb_statement_stats changes it); off takes their cost off every statement")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -226,6 +228,7 @@ func runServer(role string, args []string) error {
 		StatusAddr:             statusAddr,
 		StatusBestEffort:       !statusExplicit,
 		SlowQueryLog:           slowFile,
+		NoStatementStats:       !bool(stmtStats),
 	})
 	if err != nil {
 		return err
