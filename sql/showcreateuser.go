@@ -60,13 +60,9 @@ func parseShowCreateUser(query string) (*mysql_db.UserPrimaryKey, bool) {
 // database or CREATE USER, as in MySQL (1142 otherwise); an account that
 // does not exist is 1396.
 func (h *handler) showCreateUser(_ context.Context, c *mysql.Conn, account *mysql_db.UserPrimaryKey, cb mysql.ResultSpoolFn) error {
-	s, err := h.sessionFor(c)
+	s, db, err := h.accountStatement(c)
 	if err != nil {
 		return err
-	}
-	db := h.accounts
-	if db == nil || !db.Enabled() {
-		return mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState, "accounts are not enabled")
 	}
 	rd := db.Reader()
 	defer rd.Close()
@@ -93,6 +89,22 @@ func (h *handler) showCreateUser(_ context.Context, c *mysql.Conn, account *mysq
 		Rows:   [][]sqltypes.Value{{sqltypes.MakeTrusted(sqltypes.VarChar, []byte(createUserText(u)))}},
 	}
 	return cb(res, false)
+}
+
+// accountStatement starts an account statement the handler runs itself
+// (SHOW CREATE USER, ALTER USER ... ACCOUNT LOCK) on c's session: its
+// warnings replace the last statement's. It returns the session and GMS's
+// accounts.
+func (h *handler) accountStatement(c *mysql.Conn) (*Session, *mysql_db.MySQLDb, error) {
+	s, err := h.sessionFor(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.ClearWarnings()
+	if h.accounts == nil || !h.accounts.Enabled() {
+		return nil, nil, mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState, "accounts are not enabled")
+	}
+	return s, h.accounts, nil
 }
 
 // mayReadAccounts reports whether privileges let a user read other

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -97,4 +99,72 @@ func TestShowCreateUserRecreates(t *testing.T) {
 	}
 	_, err = db.Exec("SHOW CREATE USER 'nosuch'@'%'")
 	wantError(t, err, 1396, "HY000")
+}
+
+// TestAccountLock locks and unlocks accounts: CREATE USER ... ACCOUNT LOCK
+// (GMS dropped the clause: the account logged in) and ALTER USER ...
+// ACCOUNT LOCK | UNLOCK (a syntax error before). A locked account's login
+// is refused (1045, where MySQL checks the password first and says 3118),
+// a session already open goes on, the lock survives a restart, and SHOW
+// CREATE USER and mysql.user show it.
+func TestAccountLock(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	db := s.Open("")
+	mustExec(t, db,
+		"CREATE USER 'lk'@'%' IDENTIFIED BY 'p' ACCOUNT LOCK",
+		"CREATE USER 'open'@'%' IDENTIFIED BY 'o'",
+		"CREATE USER IF NOT EXISTS 'open'@'%' IDENTIFIED BY 'o' ACCOUNT LOCK")
+	login := func(s interface {
+		OpenAs(user, password, db string) *sql.DB
+	}, user, password string) error {
+		_, err := s.OpenAs(user, password, "").Exec("DO 1")
+		return err
+	}
+	wantError(t, login(s, "lk", "p"), 1045, "28000")
+	// IF NOT EXISTS left the existing account as it was.
+	if err := login(s, "open", "o"); err != nil {
+		t.Fatalf("open, which CREATE USER IF NOT EXISTS ... ACCOUNT LOCK found existing: %v", err)
+	}
+	if got := queryRows(t, db, "SELECT user, account_locked FROM mysql.user WHERE user IN ('lk', 'open') ORDER BY user"); len(got) != 2 || got[0][1] != "Y" || got[1][1] != "N" {
+		t.Errorf("mysql.user account_locked: %v", got)
+	}
+	if got := queryRows(t, db, "SHOW CREATE USER 'lk'@'%'"); len(got) != 1 || !strings.Contains(got[0][0], " ACCOUNT LOCK ") {
+		t.Errorf("SHOW CREATE USER of a locked account: %v", got)
+	}
+	mustExec(t, db, "ALTER USER 'lk'@'%' ACCOUNT UNLOCK")
+	if err := login(s, "lk", "p"); err != nil {
+		t.Fatalf("lk after ACCOUNT UNLOCK: %v", err)
+	}
+	// A session open before the lock goes on.
+	open := s.OpenAs("open", "o", "")
+	open.SetMaxOpenConns(1)
+	mustExec(t, open, "DO 1")
+	mustExec(t, db, "ALTER USER 'open'@'%', 'lk' ACCOUNT LOCK")
+	mustExec(t, open, "DO 1")
+	wantError(t, login(s, "lk", "p"), 1045, "28000")
+	// An unknown account: 1396 and nothing changed; IF EXISTS: a note
+	// and the others changed.
+	_, err := db.Exec("ALTER USER 'lk'@'%', 'nosuch'@'%' ACCOUNT UNLOCK")
+	wantError(t, err, 1396, "HY000")
+	wantError(t, login(s, "lk", "p"), 1045, "28000")
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	mustExec(t, conn, "ALTER USER IF EXISTS 'nosuch'@'%', 'lk'@'%' ACCOUNT UNLOCK")
+	if got := queryRows(t, conn, "SHOW WARNINGS"); len(got) != 1 || got[0][1] != "3162" {
+		t.Errorf("ALTER USER IF EXISTS of an unknown account: warnings %v", got)
+	}
+	// Without the CREATE USER privilege: 1227.
+	_, err = s.OpenAs("lk", "p", "").Exec("ALTER USER 'open'@'%' ACCOUNT UNLOCK")
+	wantError(t, err, 1227, "42000")
+	// The lock survives a restart.
+	s.Stop()
+	s = startServer(t, dir)
+	wantError(t, login(s, "open", "o"), 1045, "28000")
+	if err := login(s, "lk", "p"); err != nil {
+		t.Fatalf("lk after a restart: %v", err)
+	}
 }
