@@ -96,11 +96,12 @@ type accountLockStatement struct {
 // defaults, which are what percdb applies), which vitess does not parse.
 // One that changes anything else (a password) is left to GMS.
 func parseAccountLock(query string) (accountLockStatement, bool) {
-	w, q := nextToken(query)
-	if !strings.EqualFold(w, "alter") {
+	// Most statements fail the first test, which builds nothing.
+	if !leadingWordIs(query, "alter") {
 		return accountLockStatement{}, false
 	}
-	if w, _ = nextToken(q); !strings.EqualFold(w, "user") || indexFold(q, "account") < 0 {
+	_, q := nextToken(trimLeading(query, " \t\r\n"))
+	if w, _ := nextToken(q); !strings.EqualFold(w, "user") || indexFold(q, "account") < 0 {
 		return accountLockStatement{}, false
 	}
 	stmts, _, err := parser.New().Parse(query, "", "")

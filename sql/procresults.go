@@ -141,8 +141,7 @@ func isCall(query string) bool {
 // mayBeExecute reports whether query's first statement may be an SQL
 // EXECUTE (a cheap test before it is parsed).
 func mayBeExecute(query string) bool {
-	w, _ := nextToken(query)
-	return strings.EqualFold(w, "execute")
+	return leadingWordIs(query, "execute")
 }
 
 // executeOfCall returns, when query's first statement is an SQL EXECUTE

@@ -24,11 +24,13 @@ import (
 // cheap test before the TiDB parser reads it: the handler asks it of
 // every statement).
 func isShowCreateUser(query string) bool {
-	w, q := nextToken(query)
-	if !strings.EqualFold(w, "show") {
+	// Most statements fail the first test, which builds nothing.
+	if !leadingWordIs(query, "show") {
 		return false
 	}
-	if w, q = nextToken(q); !strings.EqualFold(w, "create") {
+	_, q := nextToken(trimLeading(query, " \t\r\n"))
+	w, q := nextToken(q)
+	if !strings.EqualFold(w, "create") {
 		return false
 	}
 	w, _ = nextToken(q)
