@@ -51,6 +51,7 @@ const (
 	globalStatusRuleID                                          // compat_globalstatus.go
 	knownKillRuleID                                             // sql/compat/kill.go
 	foldedConstantsRuleID                                       // sql/compat/outofrange.go
+	showCreateFunctionRuleID                                    // storedfunc.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -105,6 +106,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// TestGlobalStatus.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: globalStatusRuleID, Apply: globalStatusRule})
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: knownKillRuleID, Apply: compat.KnownKill})
+	// SHOW CREATE FUNCTION has MySQL's column names (storedfunc.go):
+	// TestShowCreateFunction.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: showCreateFunctionRuleID, Apply: showCreateFunctionRule})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: compat.NotExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: compat.CollationKeys})
 	// A FLOAT column against a decimal literal compares as doubles, as in

@@ -47,6 +47,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 	case *plan.ShowCreateProcedure:
 		return showCreateProcedure(ctx, n, row)
+	case *plan.CreateUser:
+		// ACCOUNT LOCK, which GMS drops (accountlock.go).
+		if iter, err := createUserLocked(ctx, b.a.Catalog.MySQLDb, n, row); iter != nil || err != nil {
+			return iter, err
+		}
 	case *plan.SetOp:
 		// INTERSECT and EXCEPT by percdb's row keys (sql/compat/setops.go).
 		if k, ok := compat.KeyedSetOpPlan(n); ok {

@@ -547,7 +547,8 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 
 // ownStatement runs the statements GMS does not parse, which percdb
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
-// SPLIT TABLE and SHOW TABLE ... REGIONS (split.go),
+// SPLIT TABLE and SHOW TABLE ... REGIONS (split.go), SHOW CREATE USER
+// (showcreateuser.go), ALTER USER ... ACCOUNT LOCK (accountlock.go),
 // BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go), CHANGEFEED
 // (changefeed.go) and ADMIN WATCH / UNWATCH (observers.go). It reports
 // whether query was one of them.
@@ -557,6 +558,12 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	}
 	if st, ok := parseSplit(query); ok {
 		return true, h.split(ctx, c, st, cb)
+	}
+	if account, ok := parseShowCreateUser(query); ok {
+		return true, h.showCreateUser(ctx, c, account, cb)
+	}
+	if st, ok := parseAccountLock(query); ok {
+		return true, h.alterUserLock(ctx, c, st, cb)
 	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -26,12 +26,25 @@ import (
 // with the last one, as GMS did.
 func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row) (gsql.RowIter, error) {
 	s, _ := ctx.Session.(*Session)
-	// A constant argument of an OUT or INOUT parameter is MySQL's 1414 in
-	// a CALL sent as a query. A prepared CALL's placeholders reach here
-	// as constants too, and there MySQL takes them, and sends their
-	// values back to a client that reads them (out, procresults.go);
-	// elsewhere the value is dropped, as GMS did.
-	strict := s != nil && s.procResults != nil && !s.procResults.binary
+	// A constant argument of an OUT or INOUT parameter is MySQL's 1414
+	// (the interpreter's, for an argument without Set). A prepared
+	// CALL's placeholders reach here as constants too: the handler tells
+	// which arguments were placeholders (written, procargs.go). MySQL
+	// takes those: bound by EXECUTE ... USING to a user variable, which
+	// the parameter then writes; in a binary execution their values go
+	// back to a client that reads them (out, procresults.go), and are
+	// dropped otherwise. Where the handler did not tell (a CALL run from
+	// inside GMS, or a binary one whose text did not parse), a constant
+	// is taken and its value dropped, as GMS did.
+	var written []callArg
+	strict := false
+	if s != nil && s.procResults != nil {
+		written = s.procResults.args
+		strict = !s.procResults.binary || len(written) == len(n.Params)
+		if len(written) != len(n.Params) {
+			written = nil
+		}
+	}
 	var out *outParams
 	if s != nil && s.procResults != nil && s.procResults.outParams && n.Procedure != nil && len(n.Procedure.Params) == len(n.Params) {
 		out = &outParams{vals: make([]any, len(n.Params)), types: make([]gsql.Type, len(n.Params)), set: make([]bool, len(n.Params))}
@@ -44,13 +57,20 @@ func (b *compatBuilder) buildCall(ctx *gsql.Context, n *plan.Call, row gsql.Row)
 			return nil, err
 		}
 		args[i].Value = v
-		switch uv, ok := p.(*expression.UserVar); {
-		case ok:
-			name := uv.Name
+		var w callArg
+		if written != nil {
+			w = written[i]
+		}
+		name := w.userVar
+		if uv, ok := p.(*expression.UserVar); ok {
+			name = uv.Name
+		}
+		switch {
+		case name != "":
 			args[i].Set = func(ctx *gsql.Context, v any, t gsql.Type) error { return ctx.SetUserVariable(ctx, name, v, t) }
-		case out != nil:
+		case (w.placeholder || written == nil) && out != nil:
 			args[i].Set = out.setter(i)
-		case !strict:
+		case w.placeholder || !strict:
 			args[i].Set = drop
 		}
 	}

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/server"
@@ -9,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/wire"
 )
@@ -57,6 +59,10 @@ type procSpool struct {
 	// by placeholders are sent back (binary, and the client announced
 	// CLIENT_PS_MULTI_RESULTS).
 	outParams bool
+	// args are the prepared CALL's arguments as written, one per
+	// argument (procargs.go); nil for a CALL sent as a query, or when
+	// they are not known.
+	args []callArg
 }
 
 // procResultSet is one SELECT's result: its columns and rows as GMS
@@ -132,6 +138,24 @@ func isCall(query string) bool {
 	return len(q) > 4 && strings.EqualFold(q[:4], "call") && !isWordByte(q[4])
 }
 
+// mayBeExecute reports whether query's first statement may be an SQL
+// EXECUTE (a cheap test before it is parsed).
+func mayBeExecute(query string) bool {
+	return leadingWordIs(query, "execute")
+}
+
+// executeOfCall returns, when query's first statement is an SQL EXECUTE
+// of a statement s prepared as a CALL, what each argument of that CALL
+// was (procargs.go).
+func (h *handler) executeOfCall(s *Session, query string) ([]callArg, bool) {
+	if h.engine == nil {
+		return nil, false
+	}
+	return executeOfCall(context.Background(), query, func(name string) (ast.Statement, bool) {
+		return h.engine.PreparedDataCache.GetCachedStmt(s.ID(), name)
+	})
+}
+
 // callResults prepares a COM_QUERY's or COM_STMT_EXECUTE's (binary)
 // statement, query, when it is a CALL: the result sets of its procedures'
 // SELECTs are kept (procexec.go) and written before the CALL's own answer
@@ -140,7 +164,8 @@ func isCall(query string) bool {
 // through when it has run.
 func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql.ResultSpoolFn) (mysql.ResultSpoolFn, func(error) error) {
 	pass := func(err error) error { return err }
-	if !isCall(query) {
+	call := isCall(query)
+	if !call && (binary || !mayBeExecute(query)) {
 		return cb, pass
 	}
 	wc := wireConn(c.Conn)
@@ -148,9 +173,20 @@ func (h *handler) callResults(c *mysql.Conn, query string, binary bool, cb mysql
 	if wc == nil || s == nil {
 		return cb, pass
 	}
+	// A prepared CALL's arguments as written (procargs.go).
+	var args []callArg
+	switch {
+	case call && binary:
+		args = binaryCallArgs(context.Background(), query)
+	case !call:
+		var ok bool
+		if args, ok = h.executeOfCall(s, query); !ok {
+			return cb, pass
+		}
+	}
 	caps := wc.ClientCapabilities()
 	spool := &procSpool{noMultiResults: caps&mysql.CapabilityClientMultiResults == 0, binary: binary,
-		outParams: binary && caps&clientPSMultiResults != 0}
+		outParams: binary && caps&clientPSMultiResults != 0, args: args}
 	s.procResults = spool
 	written, answered := false, false
 	flush := func() error {

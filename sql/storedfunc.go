@@ -8,8 +8,11 @@ import (
 	"sync"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
@@ -320,10 +323,76 @@ func functionError(db string, err error) error {
 	return mysql.NewSQLError(codeProcedureDoesNotExist, stateSyntax, "FUNCTION %s.%s does not exist", db, name)
 }
 
-// showCreateFunction answers SHOW CREATE FUNCTION (GMS's SHOW CREATE
-// PROCEDURE of the function's name under FunctionPrefix, whose columns it
-// keeps): the name, the sql_mode, the text as written, the character set
-// and collations of the connection and of the server.
+// showCreateFunctionSchema is MySQL's columns of SHOW CREATE FUNCTION,
+// which name the routine's kind where SHOW CREATE PROCEDURE's say
+// Procedure: clients that read the answer by column name (Connector/J's
+// DatabaseMetaData, ORMs' schema readers) look for "Create Function".
+var showCreateFunctionSchema = gsql.Schema{
+	&gsql.Column{Name: "Function", Type: types.LongText},
+	&gsql.Column{Name: "sql_mode", Type: types.LongText},
+	&gsql.Column{Name: "Create Function", Type: types.LongText},
+	&gsql.Column{Name: "character_set_client", Type: types.LongText},
+	&gsql.Column{Name: "collation_connection", Type: types.LongText},
+	&gsql.Column{Name: "Database Collation", Type: types.LongText},
+}
+
+// showCreateFunctionNode is SHOW CREATE FUNCTION: GMS's SHOW CREATE
+// PROCEDURE of the function's name under FunctionPrefix with MySQL's
+// columns for a function (showCreateFunctionRule).
+type showCreateFunctionNode struct {
+	*plan.ShowCreateProcedure
+	// name is the function's name.
+	name string
+}
+
+var _ gsql.ExecSourceRel = showCreateFunctionNode{}
+
+// Schema implements sql.Node.
+func (n showCreateFunctionNode) Schema() gsql.Schema { return showCreateFunctionSchema }
+
+// String implements fmt.Stringer.
+func (n showCreateFunctionNode) String() string { return "SHOW CREATE FUNCTION " + n.name }
+
+// RowIter implements sql.ExecSourceRel.
+func (n showCreateFunctionNode) RowIter(ctx *gsql.Context, _ gsql.Row) (gsql.RowIter, error) {
+	return showCreateFunction(ctx, n.ShowCreateProcedure, n.name)
+}
+
+// WithChildren implements sql.Node.
+func (n showCreateFunctionNode) WithChildren(children ...gsql.Node) (gsql.Node, error) {
+	if len(children) != 0 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 0)
+	}
+	return n, nil
+}
+
+// WithDatabase implements sql.Databaser.
+func (n showCreateFunctionNode) WithDatabase(db gsql.Database) (gsql.Node, error) {
+	sc, err := n.ShowCreateProcedure.WithDatabase(db)
+	if err != nil {
+		return nil, err
+	}
+	return showCreateFunctionNode{ShowCreateProcedure: sc.(*plan.ShowCreateProcedure), name: n.name}, nil
+}
+
+// showCreateFunctionRule gives SHOW CREATE FUNCTION (a SHOW CREATE
+// PROCEDURE of a name under FunctionPrefix, storedproc.Rewrite) MySQL's
+// column names.
+func showCreateFunctionRule(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	sc, ok := n.(*plan.ShowCreateProcedure)
+	if !ok {
+		return n, transform.SameTree, nil
+	}
+	name, ok := isFunctionName(sc.ProcedureName)
+	if !ok {
+		return n, transform.SameTree, nil
+	}
+	return showCreateFunctionNode{ShowCreateProcedure: sc, name: name}, transform.NewTree, nil
+}
+
+// showCreateFunction answers SHOW CREATE FUNCTION: the name, the
+// sql_mode, the text as written, the character set and collations of the
+// connection and of the server.
 func showCreateFunction(ctx *gsql.Context, n *plan.ShowCreateProcedure, name string) (gsql.RowIter, error) {
 	spd, ok := n.Database().(gsql.StoredProcedureDatabase)
 	if !ok {

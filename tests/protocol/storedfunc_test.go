@@ -3,6 +3,7 @@ package protocol
 import (
 	"database/sql"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
@@ -22,9 +23,21 @@ func TestShowCreateFunction(t *testing.T) {
 			t.Fatal(err)
 		}
 		c2, _ := dial(t, s)
-		rows, err := c2.Query("SHOW CREATE FUNCTION twice")
-		if err != nil || len(rows) != 1 || len(rows[0]) < 3 || rows[0][0] != "twice" || rows[0][2] != text {
-			t.Errorf("SHOW CREATE FUNCTION twice: %v (%v), want twice and %q", rows, err, text)
+		res, err := c2.QueryAll("SHOW CREATE FUNCTION twice")
+		if err != nil || len(res) != 1 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) < 3 || res[0].Rows[0][0] != "twice" || res[0].Rows[0][2] != text {
+			t.Errorf("SHOW CREATE FUNCTION twice: %v (%v), want twice and %q", res, err, text)
+		}
+		// MySQL's and MariaDB's column names, which clients read the text
+		// by (a procedure's are Procedure and Create Procedure).
+		want := []string{"Function", "sql_mode", "Create Function", "character_set_client", "collation_connection", "Database Collation"}
+		if err == nil && len(res) == 1 {
+			var got []string
+			for _, c := range res[0].Columns {
+				got = append(got, c.Name)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("SHOW CREATE FUNCTION columns: %q, want %q", got, want)
+			}
 		}
 		if rows, err := c2.Query("SELECT twice(21)"); err != nil || len(rows) != 1 || rows[0][0] != "42" {
 			t.Errorf("SELECT twice(21): %v (%v)", rows, err)
