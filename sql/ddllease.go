@@ -131,10 +131,14 @@ func (p *DatabaseProvider) syncAfterSchemaChange(ctx context.Context, v uint64) 
 // written since, for as long as this node has not loaded the rewrite.
 // Every node has loaded the fence before the rewrite commits (its commit
 // syncs the version it builds on), so checking the reads of fenced tables
-// covers the rewrite's window. A checked read that finds the version
-// moved goes to GMS's path, which reads the catalog at its own snapshot.
+// covers the rewrite's window. Nor on a SQL node of a cluster whose
+// schema lease is not held, or that knows of a newer version than it has
+// loaded (schemalease.Lease.Current): schema changes elsewhere may have
+// stopped waiting for it, and its cache may be any number of versions
+// behind. A checked read that finds the version moved goes to GMS's
+// path, which reads the catalog at its own snapshot.
 func (p *DatabaseProvider) cacheCurrentFor(def *catalog.TableDef) bool {
-	return def.Fence == ""
+	return def.Fence == "" && (p.lease == nil || p.lease.Current())
 }
 
 // leaseNode returns the node's name in its schema lease, "" on a single
