@@ -139,6 +139,12 @@ func (c *Client) retry(ctx context.Context, what string, fn func(ctx context.Con
 			return nil
 		}
 		if ctx.Err() != nil {
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) && (last != nil || retryable(err) || errors.Is(err, context.DeadlineExceeded)) {
+				// The caller's deadline (the oracle's batch client gives
+				// each call 3 s, less than Timeout) passed while no member
+				// answered: pd is as unreachable as when Timeout passes.
+				return &kv.RouterUnavailableError{Addrs: c.Addrs(), Err: fmt.Errorf("%s: %w", what, context.Cause(ctx))}
+			}
 			return fmt.Errorf("pd %s: %s: %w", c.addrs[m], what, context.Cause(ctx))
 		}
 		if !retryable(err) && !errors.Is(err, context.DeadlineExceeded) {

@@ -48,7 +48,11 @@ import (
 //     schema, and only then takes the snapshot it copies: no write can
 //     land in the old table behind the copy. A writer that meets the
 //     fence waits for the rewrite to end and then fails with 8028, to be
-//     retried against the new table.
+//     retried against the new table. On a SQL node of a cluster TRUNCATE,
+//     which gives the table a new ID, is fenced too: the fast path's
+//     autocommit reads of a fenced table check the schema version with
+//     their rows (cacheCurrentFor, ddllease.go), so that no node reads
+//     the old ID once the new one is committed.
 //
 // A process that dies in the middle of a job leaves the table with a
 // fence or a non-public index; recoverSchemaChanges rolls those back
@@ -242,7 +246,7 @@ func (t *Transaction) fenceForRewrite(ctx context.Context, def *catalog.TableDef
 	if t.catDirty || (t.kv != nil && !t.kv.IsReadOnly()) {
 		return gsql.ErrUnsupportedFeature.New("rewriting a table after other changes in the same transaction")
 	}
-	err := t.provider.changeTableStep(ctx, t.use, def, true, func(nd *catalog.TableDef) (bool, error) {
+	err := t.provider.fenceStep(ctx, t.use, def, true, func(nd *catalog.TableDef) (bool, error) {
 		nd.Fence, nd.ChangedBy = what, t.provider.leaseNode()
 		return true, nil
 	})
@@ -277,7 +281,7 @@ func (t *Transaction) liftFences(ctx context.Context) {
 	t.fenced = nil
 	for _, f := range fenced {
 		gone := &catalog.TableDef{ID: f.id, DBID: f.dbID, Name: f.name}
-		err := t.provider.changeTableStep(context.WithoutCancel(ctx), nil, gone, false, func(nd *catalog.TableDef) (bool, error) {
+		err := t.provider.fenceStep(context.WithoutCancel(ctx), nil, gone, false, func(nd *catalog.TableDef) (bool, error) {
 			changed := nd.Fence != ""
 			nd.Fence = ""
 			return changed, nil
@@ -300,7 +304,24 @@ var errTableGone = errors.New("the table was dropped or replaced while its schem
 // it changed anything. With idle, a table that another schema change works
 // on is refused.
 func (p *DatabaseProvider) changeTableStep(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, idle bool, fn func(nd *catalog.TableDef) (bool, error)) error {
+	return p.changeTableStepOn(ctx, owner, def, idle, false, fn)
+}
+
+// fenceStep is changeTableStep for raising or lifting a fence: a tiny
+// catalog write that a store whose disk is nearly full accepts, so that
+// TRUNCATE (which frees space) is fenced there too, and a rewrite that
+// failed for want of space does not leave its table fenced.
+func (p *DatabaseProvider) fenceStep(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, idle bool, fn func(nd *catalog.TableDef) (bool, error)) error {
+	return p.changeTableStepOn(ctx, owner, def, idle, true, fn)
+}
+
+// changeTableStepOn is changeTableStep; with diskFull, the step commits
+// on a store whose disk is nearly full.
+func (p *DatabaseProvider) changeTableStepOn(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, idle, diskFull bool, fn func(nd *catalog.TableDef) (bool, error)) error {
 	return p.runSchemaStep(ctx, owner, func(c *catalog.Catalog, k *txn.Txn) error {
+		if diskFull {
+			k.AllowWhenDiskFull()
+		}
 		cur, ok := c.Table(def.DBID, def.Name)
 		if !ok || cur.ID != def.ID {
 			if idle {

@@ -121,6 +121,26 @@ func (p *DatabaseProvider) syncAfterSchemaChange(ctx context.Context, v uint64) 
 	return p.lease.Sync(ctx, v)
 }
 
+// cacheCurrentFor reports whether an autocommit read of table def may use
+// the cached catalog without reading the schema version with its rows
+// (the fast path, fastpath_exec.go), the cache being the newest this
+// node has learnt of (schemaGuard). Not when def is fenced, about to be
+// rewritten (TRUNCATE, or an ALTER TABLE that copies it into a new table
+// ID, ddl.go): once the rewrite commits, the rows are under the new ID,
+// and a read of the old one would return rows that are gone and miss rows
+// written since, for as long as this node has not loaded the rewrite.
+// Every node has loaded the fence before the rewrite commits (its commit
+// syncs the version it builds on), so checking the reads of fenced tables
+// covers the rewrite's window. Nor on a SQL node of a cluster whose
+// schema lease is not held, or that knows of a newer version than it has
+// loaded (schemalease.Lease.Current): schema changes elsewhere may have
+// stopped waiting for it, and its cache may be any number of versions
+// behind. A checked read that finds the version moved goes to GMS's
+// path, which reads the catalog at its own snapshot.
+func (p *DatabaseProvider) cacheCurrentFor(def *catalog.TableDef) bool {
+	return def.Fence == "" && (p.lease == nil || p.lease.Current())
+}
+
 // leaseNode returns the node's name in its schema lease, "" on a single
 // node.
 func (p *DatabaseProvider) leaseNode() string {

@@ -264,7 +264,18 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 		return 0, err
 	}
 	if !t.meta.Def.Temporary && !tx.createdHere(t.meta.Def.ID) && !tx.ownsFence(t.meta.Def.ID) {
-		return 0, t.truncateByNewID(ctx)
+		if tx.provider.lease != nil {
+			// On a SQL node of a cluster the table is fenced first, as
+			// for any rewrite into a new table ID (ddl.go): every node
+			// then checks the schema version with its reads of it
+			// (cacheCurrentFor), so that none reads the old ID's rows
+			// once the new one is committed. The single node reads with
+			// its own DDLs in view (schemaGuard) and needs no fence.
+			if err := tx.fenceForRewrite(ctx, t.meta.Def, "TRUNCATE TABLE"); err != nil {
+				return 0, toSQLError(err)
+			}
+		}
+		return 0, t.truncateByNewID(ctx, tx)
 	}
 	k, err := tx.writable(ctx)
 	if err != nil {
@@ -290,7 +301,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 
 // truncateByNewID gives the table a new, empty ID and schedules the old
 // one's range for deletion.
-func (t *Table) truncateByNewID(ctx *gsql.Context) error {
+func (t *Table) truncateByNewID(ctx *gsql.Context, tx *Transaction) error {
 	old := t.meta.Def
 	var nd *catalog.TableDef
 	err := t.db.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
@@ -298,12 +309,13 @@ func (t *Table) truncateByNewID(ctx *gsql.Context) error {
 		if !ok || cur.ID != old.ID {
 			return gsql.ErrTableNotFound.New(old.Name)
 		}
-		if busy := cur.SchemaChangeInProgress(); busy != "" {
+		if busy := cur.SchemaChangeInProgress(); busy != "" && !tx.ownsFence(cur.ID) {
 			return errSchemaChangeInProgress(old.Name, busy)
 		}
 		// TRUNCATE frees space, so it must work on a full disk.
 		k.AllowWhenDiskFull()
 		nd = cur.Clone()
+		nd.Fence = "" // the new table replaces the fenced one, if fenced
 		var err error
 		if nd.ID, err = catalog.NextID(ctx, k); err != nil {
 			return err

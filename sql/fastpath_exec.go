@@ -219,12 +219,6 @@ func (r *fastRun) runSelect() fastOutcome {
 		if cat = s.provider.catalogs.Cached(); cat == nil {
 			return fallThrough(fastpath.ReasonLearning)
 		}
-		if r.fp.schema.trusted(ddls) {
-			reader = executor.LatestReader{Store: s.provider.store}
-		} else {
-			latest = &versionedReader{store: s.provider.store, version: cat.Version}
-			reader = latest
-		}
 	}
 	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
 	if !ok {
@@ -238,6 +232,14 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		r.shape = r.shape.Alt
 		return r.runScan()
+	}
+	if autocommit {
+		if r.fp.schema.trusted(ddls) && s.provider.cacheCurrentFor(pl.Meta.Def) {
+			reader = executor.LatestReader{Store: s.provider.store}
+		} else {
+			latest = &versionedReader{store: s.provider.store, version: cat.Version}
+			reader = latest
+		}
 	}
 	fields := pl.FieldsText.Load()
 	if r.binary {

@@ -61,7 +61,12 @@
 //     with ErrSchemaChanged (8028, retryable): it may have used a schema
 //     that changes elsewhere stopped waiting for;
 //   - a node that shuts down gives its lease up (Lease.Leave): it reports
-//     that it holds back no version, and changes stop waiting for it.
+//     that it holds back no version, and changes stop waiting for it;
+//   - reads that use the node's cached schema without checking the
+//     version in the store may do so only while the lease is held and the
+//     node knows of no newer version than it reports (Lease.Current):
+//     otherwise changes may have gone on without it, and its cache may be
+//     more than one version old.
 //
 // The single node has no lease: nothing of this runs there.
 package schemalease

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -94,6 +95,13 @@ type Lease struct {
 	// left: Leave was called; nothing commits any more.
 	left bool
 
+	// currentUntil is the moment, in Unix nanoseconds by Now, until
+	// which the node's loaded schema is known current enough to read
+	// with unchecked (Current): validUntil while the node knows of no
+	// published version it has not reported and has not left, else 0.
+	// Kept under mu, read without it.
+	currentUntil atomic.Int64
+
 	kick, renew chan struct{}
 }
 
@@ -137,6 +145,27 @@ func (l *Lease) Check(token uint64) error {
 			l.validUntil.Add(l.margin()-l.cfg.TTL).Format(time.RFC3339Nano))
 	}
 	return nil
+}
+
+// Current reports whether a read may use the schema the node has loaded
+// without checking the schema version in the store: the lease is held
+// (so no schema change got past a version the node has not loaded) and
+// the node knows of no published version newer than the one it reports.
+// Otherwise a schema change may have stopped waiting for the node, or it
+// knows it is behind, and its cached catalog may be more than one
+// version old (a table truncated, or rewritten into a new table ID, that
+// still reads its old rows). It costs a clock read and an atomic load.
+func (l *Lease) Current() bool {
+	return l.cfg.Now().UnixNano() < l.currentUntil.Load()
+}
+
+// refreshLocked recomputes currentUntil. l.mu must be held.
+func (l *Lease) refreshLocked() {
+	var until int64
+	if !l.left && l.latest <= l.reported && !l.validUntil.IsZero() {
+		until = l.validUntil.UnixNano()
+	}
+	l.currentUntil.Store(until)
 }
 
 // margin is how much earlier than pd the node counts its lease ended:
@@ -243,6 +272,7 @@ func (l *Lease) renewOnce(ctx context.Context) error {
 	l.lapsed = false
 	l.validUntil = sent.Add(l.cfg.TTL - l.margin())
 	l.noteLatestLocked(latest)
+	l.refreshLocked()
 	return nil
 }
 
@@ -261,6 +291,7 @@ func (l *Lease) noteLatestLocked(latest uint64) {
 		default:
 		}
 	}
+	l.refreshLocked()
 }
 
 // followWait is how long one watch of the published version waits.
@@ -355,6 +386,7 @@ func (l *Lease) Loaded(v uint64) {
 	if l.reported >= l.latest {
 		l.behindSince = time.Time{}
 	}
+	l.refreshLocked()
 	l.mu.Unlock()
 	select {
 	case l.renew <- struct{}{}:
@@ -370,6 +402,7 @@ func (l *Lease) Loaded(v uint64) {
 func (l *Lease) Leave(ctx context.Context) error {
 	l.mu.Lock()
 	l.left = true
+	l.refreshLocked()
 	l.mu.Unlock()
 	l.reportMu.Lock()
 	defer l.reportMu.Unlock()

@@ -149,15 +149,21 @@ func newTestLease(t *testing.T, node string, pd *fakePD, clk *clock, sc *schema)
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
+// leaseAt3 returns node a's lease, not started, over a fake pd and
+// clock, with a loader that loads version 3.
+func leaseAt3(t *testing.T) (*Lease, *fakePD, *clock) {
+	t.Helper()
+	clk := &clock{now: time.Unix(1000, 0)}
+	pd := newFakePD(clk.Now)
+	return newTestLease(t, "a", pd, clk, &schema{version: 3}), pd, clk
+}
+
 // TestLeaseCheck: commits are refused before the lease is taken, allowed
 // while it is held, refused with ErrLeaseExpired once it may have ended
 // in pd (less the margin), and, after a renewal that found it had ended,
 // refused with ErrSchemaChanged for transactions begun before.
 func TestLeaseCheck(t *testing.T) {
-	clk := &clock{now: time.Unix(1000, 0)}
-	pd := newFakePD(clk.Now)
-	sc := &schema{version: 3}
-	l := newTestLease(t, "a", pd, clk, sc)
+	l, pd, clk := leaseAt3(t)
 	ctx := context.Background()
 	if err := l.Check(l.Token()); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("Check before Start: %v, want ErrLeaseExpired", err)
@@ -227,6 +233,47 @@ func TestLeaseCheck(t *testing.T) {
 	if err := l.Check(l.Token()); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("Check with pd down past the lease: %v, want ErrLeaseExpired", err)
 	}
+}
+
+// TestLeaseCurrent: the node's loaded schema may be read with unchecked
+// only while its lease is held and it knows of no newer version than it
+// reports: not before Start, not once the lease may have ended, not while
+// it is behind a published version (a renewal that learns one, or a
+// Sync), and not after Leave.
+func TestLeaseCurrent(t *testing.T) {
+	l, pd, clk := leaseAt3(t)
+	ctx := context.Background()
+	want := func(current bool, when string) {
+		t.Helper()
+		if l.Current() != current {
+			t.Fatalf("Current %s: %v, want %v", when, !current, current)
+		}
+	}
+	want(false, "before Start")
+	if err := l.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want(true, "right after Start")
+	clk.Add(950 * time.Millisecond) // past 1 s less a tenth
+	want(false, "past the lease less the margin")
+	if err := l.Report(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want(true, "after a renewal")
+	// Another node publishes version 4: the renewal learns of it.
+	if _, err := pd.PublishSchemaVersion(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Report(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want(false, "while behind a published version")
+	l.Loaded(4)
+	want(true, "once the published version is loaded")
+	if err := l.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want(false, "after Leave")
 }
 
 // TestLeaseFollowsPublishedVersion: a version published by another node

@@ -58,6 +58,13 @@
 // pd are SIGKILLed and restarted; Elle's checker finds no anomaly that
 // strong snapshot isolation forbids.
 //
+// TestReadAfterRewriteOnOtherNode and TestSQLNodeCutOffFromPD run two SQL
+// nodes: reads on one never return a table's rows from before the
+// other's TRUNCATE or ALTER TABLE rewrite once it committed, also while
+// the reading node is cut off from pd (through a TCP proxy the test cuts),
+// when they may fail with 9001 instead. The TestMeasure tests measure and
+// log, and run only with PERCDB_MEASURE=1.
+//
 // Waits are bounded generously (a process that does not start, a workload
 // that makes no progress) but nothing is timed.
 package cluster
