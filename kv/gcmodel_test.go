@@ -20,7 +20,8 @@ import (
 // between them, and every few rounds a GC pass at a safe point some way
 // behind, in small batches that cut inside keys, followed by the store's
 // own compaction of what it collected. After each pass every read the
-// safe point still allows, at every timestamp from it to now, must give
+// safe point still allows, at timestamps from it to now 1 to 6 apart
+// (transactions start 10 apart), must give
 // what the model of the whole history gives: forward and reverse scans,
 // whole and in pages (walks that leave keys with NextPrefix, and GC's
 // tombstones under them), Coprocessor walks and Gets; a read below the
