@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/percdb/percdb/kv/internal/keyspace"
 )
 
 // TestScanUnderChurn is a measurement, not a check: the workload of
@@ -35,6 +36,11 @@ import (
 // PERCDB_SCAN_CHURN_FORMAT=old opens the store at the format of before
 // storeFormat (sstables RocksDBv2, no prefix marks or value blocks). The
 // last line adds the CPU time of GC's calls (its walk and deletions).
+//
+// PERCDB_SCAN_CHURN_COMPACT=1 compacts the write space after each
+// sample's scans (its LSM figures are after the compaction), so that the
+// next one finds the versions written since in the memtable and level 0
+// over one compacted level.
 //
 // PERCDB_SCAN_CHURN_LATEST=1 measures a layout percdb does not have: each
 // row's newest value also kept under one key of its own, rewritten in
@@ -59,6 +65,9 @@ func TestScanUnderChurn(t *testing.T) {
 	sample := churnEnv(t, "PERCDB_SCAN_CHURN_SAMPLE", 30*time.Second)
 	readCompact := os.Getenv("PERCDB_SCAN_CHURN_READCOMPACT") != "0"
 	l0 := int(churnEnvInt(t, "PERCDB_SCAN_CHURN_L0", 0))
+	compactAll := os.Getenv("PERCDB_SCAN_CHURN_COMPACT") == "1"
+	var compactions int
+	var compactTime time.Duration
 	latest := os.Getenv("PERCDB_SCAN_CHURN_LATEST") != ""
 	latestCompact := os.Getenv("PERCDB_SCAN_CHURN_LATEST") == "compact"
 	var latestCompactions int
@@ -250,6 +259,14 @@ func TestScanUnderChurn(t *testing.T) {
 				latestCompactTime += time.Since(t0)
 			}
 		}
+		if compactAll {
+			t0 := time.Now()
+			if err := s.db.Compact([]byte{keyspace.Write}, keyspace.SpaceEnd(keyspace.Write), false); err != nil {
+				t.Fatal(err)
+			}
+			compactions++
+			compactTime += time.Since(t0)
+		}
 		m := s.db.Metrics()
 		st := s.GCCompactionStats()
 		t.Logf("| %.0f | %.1f | %.2f | %.2f | %d | %d | %d | %d | %d | %d | %s | %s |", time.Since(began).Seconds(), float64(took.Microseconds())/1000,
@@ -273,6 +290,9 @@ loop:
 	wg.Wait()
 	t.Logf("updates %d, failed %d; versions deleted %d, GC CPU %v; compaction after GC %+v; scans %+v", updates.Load(), conflicts.Load(),
 		deleted.Load(), time.Duration(gcCPU.Load()).Round(time.Millisecond), s.GCCompactionStats(), s.ScanCost())
+	if compactAll {
+		t.Logf("compactions of the write space %d, %v", compactions, compactTime.Round(time.Millisecond))
+	}
 	if latestCompact {
 		t.Logf("compactions of the latest space %d, %v", latestCompactions, latestCompactTime.Round(time.Millisecond))
 	}
