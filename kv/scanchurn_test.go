@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/percdb/percdb/kv/internal/keyspace"
 )
 
 // TestScanUnderChurn is a measurement, not a check: the workload of
@@ -35,6 +36,23 @@ import (
 // PERCDB_SCAN_CHURN_FORMAT=old opens the store at the format of before
 // storeFormat (sstables RocksDBv2, no prefix marks or value blocks). The
 // last line adds the CPU time of GC's calls (its walk and deletions).
+//
+// PERCDB_SCAN_CHURN_COMPACT=1 compacts the write space after each
+// sample's scans (its LSM figures are after the compaction), so that the
+// next one finds the versions written since in the memtable and level 0
+// over one compacted level.
+//
+// PERCDB_SCAN_CHURN_LATEST=1 measures a layout percdb does not have: each
+// row's newest value also kept under one key of its own, rewritten in
+// place at every update (a key space of the test's, churnLatest, which
+// Pebble compacts like any other but GC's compaction does not cover), and
+// each sample adds a plain Pebble walk of that space: its CPU time and the
+// internal points merged a row (the shadowed copies Pebble drops until a
+// compaction removes them). The walk's time against its own at the first
+// sample is what such a layout's scans would pay for the churn.
+// PERCDB_SCAN_CHURN_LATEST=compact also compacts that space after a
+// sample whose walk merged a quarter more points than rows, as the
+// read-triggered compaction does for hidden points (scancost.go).
 func TestScanUnderChurn(t *testing.T) {
 	dur := churnEnv(t, "PERCDB_SCAN_CHURN", 0)
 	if dur == 0 {
@@ -47,6 +65,13 @@ func TestScanUnderChurn(t *testing.T) {
 	sample := churnEnv(t, "PERCDB_SCAN_CHURN_SAMPLE", 30*time.Second)
 	readCompact := os.Getenv("PERCDB_SCAN_CHURN_READCOMPACT") != "0"
 	l0 := int(churnEnvInt(t, "PERCDB_SCAN_CHURN_L0", 0))
+	compactAll := os.Getenv("PERCDB_SCAN_CHURN_COMPACT") == "1"
+	var compactions int
+	var compactTime time.Duration
+	latest := os.Getenv("PERCDB_SCAN_CHURN_LATEST") != ""
+	latestCompact := os.Getenv("PERCDB_SCAN_CHURN_LATEST") == "compact"
+	var latestCompactions int
+	var latestCompactTime time.Duration
 	format := storeFormat
 	if os.Getenv("PERCDB_SCAN_CHURN_FORMAT") == "old" {
 		format = pebble.FormatMostCompatible
@@ -82,7 +107,18 @@ func TestScanUnderChurn(t *testing.T) {
 			return resp.Errors[0]
 		}
 		if resp.OnePCCommitTS == 0 {
-			return s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: clock.now()})
+			if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: clock.now()}); err != nil {
+				return err
+			}
+		}
+		if latest {
+			wb := s.db.NewBatch()
+			for i, k := range keys {
+				if err := wb.Set(append([]byte{churnLatest}, k...), muts[i].Value, nil); err != nil {
+					return err
+				}
+			}
+			return wb.Commit(pebble.NoSync)
 		}
 		return nil
 	}
@@ -177,23 +213,65 @@ func TestScanUnderChurn(t *testing.T) {
 		after := s.ScanCost()
 		return took, ScanCost{Keys: after.Keys - before.Keys, Records: after.Records - before.Records, Points: after.Points - before.Points}
 	}
-	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v, format %s", rows, rate, life, interval, readCompact, format)
-	t.Logf("| s | scan CPU ms (median of 5) | records/row | hidden points/row | L0 files | L0 sublevels | memtables | updates | deleted | compactions |")
+	// walkLatest walks the churnLatest space with a plain Pebble
+	// iterator, as the scan walks the write space: its thread CPU time
+	// and the internal points it merged.
+	walkLatest := func() (time.Duration, int) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu0 := threadCPU(t)
+		iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{churnLatest}, UpperBound: []byte{churnLatest + 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, size := 0, 0
+		for ok := iter.First(); ok; ok = iter.Next() {
+			n++
+			size += len(iter.Value())
+		}
+		st := iter.Stats()
+		if err := iter.Close(); err != nil {
+			t.Fatal(err)
+		}
+		took := threadCPU(t) - cpu0
+		if n != rows || size == 0 {
+			t.Fatalf("walk of the latest space met %d rows, want %d", n, rows)
+		}
+		return took, st.ForwardSeekCount[pebble.InternalIterCall] + st.ForwardStepCount[pebble.InternalIterCall]
+	}
+	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v, format %s, latest space %v", rows, rate, life, interval, readCompact, format, latest)
+	t.Logf("| s | scan CPU ms (median of 5) | records/row | hidden points/row | L0 files | L0 sublevels | memtables | updates | deleted | compactions | latest walk CPU ms (median of 5) | latest points/row |")
 	began := time.Now()
 	sampleNow := func() {
-		var times []time.Duration
-		var cost ScanCost
-		for range 5 {
-			d, c := scan()
-			times = append(times, d)
-			cost = c
+		took, cost := medianOf5(scan)
+		latestCPU, latestPoints := "", ""
+		if latest {
+			walk, points := medianOf5(walkLatest)
+			latestCPU, latestPoints = fmt.Sprintf("%.1f", float64(walk.Microseconds())/1000), fmt.Sprintf("%.2f", float64(points)/float64(rows))
+			if latestCompact && points >= rows+rows/4 {
+				// What the read-triggered compaction (scancost.go) does
+				// for hidden points: a quarter more points than rows.
+				t0 := time.Now()
+				if err := s.db.Compact([]byte{churnLatest}, []byte{churnLatest + 1}, false); err != nil {
+					t.Fatal(err)
+				}
+				latestCompactions++
+				latestCompactTime += time.Since(t0)
+			}
 		}
-		slices.Sort(times)
+		if compactAll {
+			t0 := time.Now()
+			if err := s.db.Compact([]byte{keyspace.Write}, keyspace.SpaceEnd(keyspace.Write), false); err != nil {
+				t.Fatal(err)
+			}
+			compactions++
+			compactTime += time.Since(t0)
+		}
 		m := s.db.Metrics()
 		st := s.GCCompactionStats()
-		t.Logf("| %.0f | %.1f | %.2f | %.2f | %d | %d | %d | %d | %d | %d |", time.Since(began).Seconds(), float64(times[2].Microseconds())/1000,
+		t.Logf("| %.0f | %.1f | %.2f | %.2f | %d | %d | %d | %d | %d | %d | %s | %s |", time.Since(began).Seconds(), float64(took.Microseconds())/1000,
 			float64(cost.Records)/float64(rows), float64(cost.Points-cost.Records)/float64(rows),
-			m.Levels[0].NumFiles, m.Levels[0].Sublevels, m.MemTable.Count, updates.Load(), deleted.Load(), st.Compactions)
+			m.Levels[0].NumFiles, m.Levels[0].Sublevels, m.MemTable.Count, updates.Load(), deleted.Load(), st.Compactions, latestCPU, latestPoints)
 	}
 	sampleNow()
 	tick := time.NewTicker(sample)
@@ -212,7 +290,32 @@ loop:
 	wg.Wait()
 	t.Logf("updates %d, failed %d; versions deleted %d, GC CPU %v; compaction after GC %+v; scans %+v", updates.Load(), conflicts.Load(),
 		deleted.Load(), time.Duration(gcCPU.Load()).Round(time.Millisecond), s.GCCompactionStats(), s.ScanCost())
+	if compactAll {
+		t.Logf("compactions of the write space %d, %v", compactions, compactTime.Round(time.Millisecond))
+	}
+	if latestCompact {
+		t.Logf("compactions of the latest space %d, %v", latestCompactions, latestCompactTime.Round(time.Millisecond))
+	}
 }
+
+// medianOf5 runs f five times and returns the median of the durations it
+// returned, with the other result of its last run.
+func medianOf5[T any](f func() (time.Duration, T)) (time.Duration, T) {
+	var times []time.Duration
+	var last T
+	for range 5 {
+		d, v := f()
+		times = append(times, d)
+		last = v
+	}
+	slices.Sort(times)
+	return times[2], last
+}
+
+// churnLatest prefixes TestScanUnderChurn's copies of each row's newest
+// value (PERCDB_SCAN_CHURN_LATEST): a byte no key space of the store's
+// uses, above the write space's.
+const churnLatest = 'x'
 
 // churnClock hands out increasing timestamps of the oracle's layout.
 type churnClock struct {
