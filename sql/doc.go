@@ -75,7 +75,7 @@
 // # Catalog
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
-// constraints, foreign keys, fk.go), views, triggers, stored procedures and functions are JSON definitions
+// constraints, foreign keys, package foreignkey), views, triggers, stored procedures and functions are JSON definitions
 // under the meta prefix "m" (package catalog; GMS parses and runs triggers
 // from their stored statements, trigger.go; procedures GMS parses and
 // percdb's interpreter runs, routines.go, procexec.go; functions, which
@@ -187,6 +187,14 @@
 //     GMS: which analysed plans are templates new values can be put into,
 //     and putting them in (the session's use of it, counting and running
 //     a plan through GMS's handler, is plancache_exec.go and boundexec.go).
+//   - foreignkey: foreign keys in GMS's terms: the conversions between
+//     stored definitions and GMS's, the analyzer rules that give MySQL's
+//     errors for a key that cannot be made, enforce keys in a
+//     multi-table UPDATE and refuse a write through a key a temporary
+//     table shadows, and MySQL's errors for GMS's; it sees a table's
+//     current definition and the session's temporary tables through
+//     two small interfaces (Table, Session), while Table's
+//     implementation of GMS's sql.ForeignKeyTable stays here (fk.go).
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -207,9 +215,7 @@
 // package (plancache_exec.go, changefeed_exec.go, observeractions.go);
 // and the console's data source (console*.go), which is
 // console.Source's implementation over the Server's state. Natural seams
-// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go, whose
-// rules need a table's current definition and the session's temporary
-// tables through a small interface), DDL jobs (ddl.go, ddljobs.go,
+// for later packages: DDL jobs (ddl.go, ddljobs.go,
 // deleterange.go), the operations group (slowlog.go, processlist.go,
 // perfschema.go, metrics.go, kvmetrics.go, counters.go) and the
 // observers' watches (observers.go).

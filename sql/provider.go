@@ -14,6 +14,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/foreignkey"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/statistics"
 	"github.com/percdb/percdb/sql/stmtsummary"
@@ -217,7 +218,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	checks := foreignKeyChecks(ctx)
+	checks := foreignkey.Checks(ctx)
 	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		def, ok := c.Database(name)
 		if !ok {
@@ -225,7 +226,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		}
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		if checks {
-			if err := checkNoOutsideReferences(c, def); err != nil {
+			if err := foreignkey.CheckNoOutsideReferences(c, def); err != nil {
 				return err
 			}
 		}
