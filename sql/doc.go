@@ -106,7 +106,7 @@
 // The outermost protocol handler (observe.go) sees every statement whole:
 // it counts it in the node's Prometheus metrics (metrics.go, a registry
 // of the node's own) and writes it to MySQL's slow query log when it took
-// at least long_query_time (slowlog.go). The node's counters of the fast
+// at least long_query_time (package slowlog). The node's counters of the fast
 // path, the oracle and the transaction layer are listed once
 // (counters.go) for SHOW STATUS and /metrics alike. Config.StatusAddr
 // starts the status port (package internal/statusserver: /status, /metrics,
@@ -195,6 +195,10 @@
 //     current definition and the session's temporary tables through
 //     two small interfaces (Table, Session), while Table's
 //     implementation of GMS's sql.ForeignKeyTable stays here (fk.go).
+//   - slowlog: MySQL's slow query log: an entry's layout, the file it is
+//     appended to (which follows slow_query_log_file and a rotation) and
+//     the variables that turn it on; what an entry holds is gathered by
+//     observe.go.
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -216,7 +220,7 @@
 // and the console's data source (console*.go), which is
 // console.Source's implementation over the Server's state. Natural seams
 // for later packages: DDL jobs (ddl.go, ddljobs.go,
-// deleterange.go), the operations group (slowlog.go, processlist.go,
+// deleterange.go), the rest of the operations group (processlist.go,
 // perfschema.go, metrics.go, kvmetrics.go, counters.go) and the
 // observers' watches (observers.go).
 package sql
