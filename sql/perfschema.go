@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/sql/memtable"
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
 
@@ -162,9 +163,9 @@ var (
 // for, in MySQL's order; times are in picoseconds, as MySQL's timers.
 var digestSchema = func() gsql.Schema {
 	u64, ts, text := types.Uint64, types.TimestampMaxPrecision, types.LongText
-	s := memSchema(digestTableName, []memColumn{
-		{"SCHEMA_NAME", infoString(64), true},
-		{"DIGEST", infoString(64), true},
+	s := memtable.Schema(digestTableName, []memtable.Column{
+		{"SCHEMA_NAME", memtable.VarChar(64), true},
+		{"DIGEST", memtable.VarChar(64), true},
 		{"DIGEST_TEXT", text, true},
 		{"COUNT_STAR", u64, false},
 		{"SUM_TIMER_WAIT", u64, false},
@@ -204,7 +205,7 @@ func (*digestTable) Collation() gsql.CollationID { return gsql.Collation_utf8mb4
 
 // Partitions implements sql.Table: one partition.
 func (*digestTable) Partitions(*gsql.Context) (gsql.PartitionIter, error) {
-	return gsql.PartitionsToPartitionIter(onePartition{}), nil
+	return gsql.PartitionsToPartitionIter(memtable.Partition{}), nil
 }
 
 // PartitionRows implements sql.Table.
@@ -246,12 +247,6 @@ func digestRow(r *stmtsummary.Row) gsql.Row {
 		sample, sampleSeen, sampleWait,
 	}
 }
-
-// onePartition is the single partition of a table served from memory.
-type onePartition struct{}
-
-// Key implements sql.Partition.
-func (onePartition) Key() []byte { return nil }
 
 // errSystemDatabase is MySQL's error for dropping a system database
 // (1044, as MySQL answers DROP DATABASE performance_schema).
