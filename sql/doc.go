@@ -199,6 +199,11 @@
 //     appended to (which follows slow_query_log_file and a rotation) and
 //     the variables that turn it on; what an entry holds is gathered by
 //     observe.go.
+//   - perfschema: the performance_schema database, served from memory
+//     with the statement statistics by digest (package stmtsummary) that
+//     observe.go records.
+//   - memtable: what the tables served from memory share (their columns,
+//     MySQL's VARCHAR of information_schema, their one partition).
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -214,13 +219,15 @@
 // the handler (compat_*.go: the row-iterator builder, views' databases,
 // the handler's fixes of results); the analyzer rules that plan better
 // (copr.go, joinorder.go, joincache.go, stats.go); the system tables
-// (information_schema, performance_schema, processlist); what a job
+// (information_schema, processlist); what a job
 // moved into a package needs of the node, each in a file named after the
 // package (plancache_exec.go, changefeed_exec.go, observeractions.go);
 // and the console's data source (console*.go), which is
 // console.Source's implementation over the Server's state. Natural seams
 // for later packages: DDL jobs (ddl.go, ddljobs.go,
 // deleterange.go), the rest of the operations group (processlist.go,
-// perfschema.go, metrics.go, kvmetrics.go, counters.go) and the
-// observers' watches (observers.go).
+// metrics.go, kvmetrics.go, counters.go: methods of Session and
+// DatabaseProvider, and the statement types observe.go counts by) and
+// the observers' watches (observers.go, methods of Server,
+// DatabaseProvider and the handler).
 package sql

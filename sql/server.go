@@ -23,6 +23,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/perfschema"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/slowlog"
 	"github.com/percdb/percdb/sql/wire"
@@ -327,7 +328,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
-	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {
+	if s.provider.digests, err = perfschema.StartDigests(cfg.DigestsSize); err != nil {
 		return nil, err
 	}
 	s.metrics = newNodeMetrics(s.provider, s.kvStore, s.kvMetrics, s.tsClient)
