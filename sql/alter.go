@@ -70,7 +70,7 @@ func (t *Table) DropCheck(ctx *gsql.Context, name string) error {
 }
 
 // CreateIndex implements sql.IndexAlterableTable. An index percdb added
-// for a foreign key that the new index serves as well goes (fkindex.go).
+// for a foreign key that the new index serves as well goes (foreignkey.Superseded).
 func (t *Table) CreateIndex(ctx *gsql.Context, def gsql.IndexDef) error {
 	if err := t.createIndex(ctx, def, false); err != nil {
 		return err

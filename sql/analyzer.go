@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/foreignkey"
 	"github.com/percdb/percdb/sql/planrules"
 )
 
@@ -30,8 +31,8 @@ const (
 	retypeUnionsRuleID                                          // sql/compat/union.go
 	sortDistinctByColumnRuleID                                  // sql/compat/distinct.go
 	exactAggregatesRuleID                                       // sql/compat/aggregates.go
-	fkUpdateJoinsRuleID                                         // fkjoin.go
-	fkDefinitionsRuleID                                         // fkdefs.go
+	fkUpdateJoinsRuleID                                         // sql/foreignkey/updatejoin.go
+	fkDefinitionsRuleID                                         // sql/foreignkey/definitions.go
 	hashedDistinctsRuleID                                       // sql/compat/semijoin.go
 	expandRowComparisonsRuleID                                  // planrules
 	coprPushdownRuleID                                          // copr.go
@@ -130,14 +131,14 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: compat.DerivedColumnTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: compat.SortDistinctByColumn})
-	// UPDATE ... JOIN enforces foreign keys (fkjoin.go); without this
-	// rule it does not: TestForeignKeyUpdateJoin.
+	// UPDATE ... JOIN enforces foreign keys (sql/foreignkey); without
+	// this rule it does not: TestForeignKeyUpdateJoin.
 	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {
-		insertRule(a, "applyForeignKeys", true, analyzer.Rule{Id: fkUpdateJoinsRuleID, Apply: foreignKeysInUpdateJoins(apply)})
+		insertRule(a, "applyForeignKeys", true, analyzer.Rule{Id: fkUpdateJoinsRuleID, Apply: foreignkey.InUpdateJoins(apply)})
 	}
-	// MySQL's errors for foreign keys that cannot be made (fkdefs.go):
-	// TestForeignKeyDefinitionErrors.
-	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: checkForeignKeyDefinitions})
+	// MySQL's errors for foreign keys that cannot be made
+	// (sql/foreignkey): TestForeignKeyDefinitionErrors.
+	insertRule(a, "applyForeignKeys", false, analyzer.Rule{Id: fkDefinitionsRuleID, Apply: foreignkey.CheckDefinitions})
 	insertRule(a, "validateAlterTable", true, analyzer.Rule{Id: indexNamesRuleID, Apply: compat.NameGeneratedIndexes})
 	// Row constructors on a key, (a, b) IN ((1, 2), (3, 4)), reach
 	// GMS's range builder column by column (sql/planrules); without
@@ -367,4 +368,16 @@ func isWordByte(b byte) bool {
 // isSpaceByte reports whether c is white space between tokens.
 func isSpaceByte(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// ruleApply returns the Apply of a's rule named name, or nil.
+func ruleApply(a *analyzer.Analyzer, name string) analyzer.RuleFunc {
+	for _, b := range a.Batches {
+		for _, r := range b.Rules {
+			if r.Id.String() == name {
+				return r.Apply
+			}
+		}
+	}
+	return nil
 }

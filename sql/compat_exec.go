@@ -12,6 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/foreignkey"
 )
 
 // compatBuilder builds the row iterators of percdb's own plan nodes and
@@ -117,7 +118,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return buildLoadData(ctx, n)
 	case *plan.InsertInto:
 		warnIgnoredGenerated(ctx) // compat_genvalues.go
-		if err := checkShadowedForeignKeys(ctx, n); err != nil {
+		if err := foreignkey.CheckShadowed(ctx, n); err != nil {
 			return nil, err
 		}
 		if m, ok, err := withGeneratedOnDup(n); ok || err != nil {
@@ -205,7 +206,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return nil, nil
 	case *plan.Update, *plan.DeleteFrom:
-		if err := checkShadowedForeignKeys(ctx, n); err != nil {
+		if err := foreignkey.CheckShadowed(ctx, n); err != nil {
 			return nil, err
 		}
 		if err := targetInSubquery(n); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/keyviz"
+	"github.com/percdb/percdb/sql/slowlog"
 )
 
 // The web console (package console) on the status port reads the node
@@ -33,11 +34,11 @@ type consoleSource struct{ s *Server }
 var _ console.Source = consoleSource{}
 
 // consoleEntry returns e as the console shows it.
-func (e *slowEntry) consoleEntry() console.SlowQuery {
+func consoleEntry(e *slowlog.Entry) console.SlowQuery {
 	return console.SlowQuery{
-		Time: e.start, QueryMs: ms(e.queryTime), User: e.user, Host: e.host, ConnID: e.connID, DB: e.db,
-		RowsSent: e.rowsSent, RowsExamined: e.rowsExamined, RowsAffected: e.rowsAffected,
-		StartTS: e.startTS, CommitTS: e.commitTS, Errno: e.errno, Query: truncateText(e.query),
+		Time: e.Start, QueryMs: ms(e.QueryTime), User: e.User, Host: e.Host, ConnID: e.ConnID, DB: e.DB,
+		RowsSent: e.RowsSent, RowsExamined: e.RowsExamined, RowsAffected: e.RowsAffected,
+		StartTS: e.StartTS, CommitTS: e.CommitTS, Errno: e.Errno, Query: truncateText(e.Query),
 	}
 }
 

@@ -75,7 +75,7 @@
 // # Catalog
 //
 // Databases, tables (columns, types, defaults, primary key, indexes, CHECK
-// constraints, foreign keys, fk.go), views, triggers, stored procedures and functions are JSON definitions
+// constraints, foreign keys, package foreignkey), views, triggers, stored procedures and functions are JSON definitions
 // under the meta prefix "m" (package catalog; GMS parses and runs triggers
 // from their stored statements, trigger.go; procedures GMS parses and
 // percdb's interpreter runs, routines.go, procexec.go; functions, which
@@ -106,7 +106,7 @@
 // The outermost protocol handler (observe.go) sees every statement whole:
 // it counts it in the node's Prometheus metrics (metrics.go, a registry
 // of the node's own) and writes it to MySQL's slow query log when it took
-// at least long_query_time (slowlog.go). The node's counters of the fast
+// at least long_query_time (package slowlog). The node's counters of the fast
 // path, the oracle and the transaction layer are listed once
 // (counters.go) for SHOW STATUS and /metrics alike. Config.StatusAddr
 // starts the status port (package internal/statusserver: /status, /metrics,
@@ -187,6 +187,23 @@
 //     GMS: which analysed plans are templates new values can be put into,
 //     and putting them in (the session's use of it, counting and running
 //     a plan through GMS's handler, is plancache_exec.go and boundexec.go).
+//   - foreignkey: foreign keys in GMS's terms: the conversions between
+//     stored definitions and GMS's, the analyzer rules that give MySQL's
+//     errors for a key that cannot be made, enforce keys in a
+//     multi-table UPDATE and refuse a write through a key a temporary
+//     table shadows, and MySQL's errors for GMS's; it sees a table's
+//     current definition and the session's temporary tables through
+//     two small interfaces (Table, Session), while Table's
+//     implementation of GMS's sql.ForeignKeyTable stays here (fk.go).
+//   - slowlog: MySQL's slow query log: an entry's layout, the file it is
+//     appended to (which follows slow_query_log_file and a rotation) and
+//     the variables that turn it on; what an entry holds is gathered by
+//     observe.go.
+//   - perfschema: the performance_schema database, served from memory
+//     with the statement statistics by digest (package stmtsummary) that
+//     observe.go records.
+//   - memtable: what the tables served from memory share (their columns,
+//     MySQL's VARCHAR of information_schema, their one partition).
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -202,15 +219,15 @@
 // the handler (compat_*.go: the row-iterator builder, views' databases,
 // the handler's fixes of results); the analyzer rules that plan better
 // (copr.go, joinorder.go, joincache.go, stats.go); the system tables
-// (information_schema, performance_schema, processlist); what a job
+// (information_schema, processlist); what a job
 // moved into a package needs of the node, each in a file named after the
 // package (plancache_exec.go, changefeed_exec.go, observeractions.go);
 // and the console's data source (console*.go), which is
 // console.Source's implementation over the Server's state. Natural seams
-// for later packages: foreign keys (fk.go, fkdefs.go, fkjoin.go, whose
-// rules need a table's current definition and the session's temporary
-// tables through a small interface), DDL jobs (ddl.go, ddljobs.go,
-// deleterange.go), the operations group (slowlog.go, processlist.go,
-// perfschema.go, metrics.go, kvmetrics.go, counters.go) and the
-// observers' watches (observers.go).
+// for later packages: DDL jobs (ddl.go, ddljobs.go,
+// deleterange.go), the rest of the operations group (processlist.go,
+// metrics.go, kvmetrics.go, counters.go: methods of Session and
+// DatabaseProvider, and the statement types observe.go counts by) and
+// the observers' watches (observers.go, methods of Server,
+// DatabaseProvider and the handler).
 package sql

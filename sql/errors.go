@@ -11,6 +11,7 @@ import (
 	goerrors "gopkg.in/src-d/go-errors.v1"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -218,13 +219,5 @@ func kindMessage(k *goerrors.Kind, code int, state, message string) gmsErrorCode
 // kindCode turns a GMS error kind's printf format into a pattern of the
 // messages it produces.
 func kindCode(k *goerrors.Kind, code int, state string) gmsErrorCode {
-	return gmsErrorCode{pattern: kindPattern(k, ".*"), code: code, state: state}
-}
-
-// kindPattern matches the messages of kind k: its printf format with each
-// verb replaced by arg (a regular expression).
-func kindPattern(k *goerrors.Kind, arg string) *regexp.Regexp {
-	quoted := regexp.QuoteMeta(k.Message)
-	verbs := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
-	return regexp.MustCompile("^" + verbs.ReplaceAllString(quoted, arg) + "$")
+	return gmsErrorCode{pattern: compat.KindPattern(k, ".*"), code: code, state: state}
 }

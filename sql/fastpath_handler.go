@@ -16,6 +16,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/percdb/percdb/sql/fastpath"
+	"github.com/percdb/percdb/sql/slowlog"
 )
 
 // The fast path itself (its statement shapes, which statements it runs,
@@ -143,7 +144,7 @@ type fastVars struct {
 	// off: @percdb_fastpath turned the fast path off.
 	off bool
 	// longQuery is long_query_time, the slow query log's threshold
-	// (slowlog.go); slowOK is false when it could not be read.
+	// (package slowlog); slowOK is false when it could not be read.
 	longQuery time.Duration
 	slowOK    bool
 	// pessimistic: percdb_txn_mode is pessimistic (pessimistic.go).
@@ -175,8 +176,8 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 		v.sqlModeOK = mode == fp.sqlMode
 	}
 	v.charsetResults, _ = s.GetSessionVariable(ctx, "character_set_results")
-	if lq, err := s.GetSessionVariable(ctx, varLongQueryTime); err == nil {
-		v.longQuery, v.slowOK = longQueryTime(lq)
+	if lq, err := s.GetSessionVariable(ctx, slowlog.VarLongQueryTime); err == nil {
+		v.longQuery, v.slowOK = slowlog.LongQueryTime(lq)
 	}
 	v.pessimistic = defaultTxnMode == modePessimistic
 	if m, err := s.GetSessionVariable(ctx, varTxnMode); err == nil {

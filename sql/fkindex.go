@@ -1,57 +1,23 @@
 package sql
 
 import (
-	"strings"
-
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
-	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/foreignkey"
 )
 
-// InnoDB adds an index for a foreign key when no index of the child starts
-// with the key's columns, and drops it when a later index can serve the
-// key: MySQL keeps one index where percdb kept both (SQLAlchemy's
-// create_all creates a table with its foreign keys, then its named indexes,
-// so every such key left one index more than MySQL has, which Alembic's
-// autogenerate then reports). An index percdb adds for a key is marked
-// (catalog.IndexDef.ForForeignKey) and dropped when a new index starts
-// with its columns, whole.
-
 // dropSupersededForeignKeyIndexes drops the indexes added for foreign keys
-// that index name, just created, serves as well.
+// that index name, just created, serves as well (foreignkey.Superseded:
+// InnoDB keeps one index where percdb kept both).
 func (t *Table) dropSupersededForeignKeyIndexes(ctx *gsql.Context, name string) error {
-	def, _, err := t.currentDef(ctx)
+	def, _, err := t.CurrentDef(ctx)
 	if err != nil {
 		return err
 	}
-	added, _, ok := def.Index(name)
-	if !ok || !added.Public() {
-		return nil
-	}
-	var superseded []string
-	for _, idx := range def.Indexes {
-		if idx.ForForeignKey && idx.Public() && !strings.EqualFold(idx.Name, name) && startsWithColumns(added.Columns, idx.Columns) {
-			superseded = append(superseded, idx.Name)
-		}
-	}
-	for _, n := range superseded {
+	for _, n := range foreignkey.Superseded(def, name) {
 		if err := t.DropIndex(ctx, n); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// startsWithColumns reports whether index columns have start with the
-// columns of prefix, each whole.
-func startsWithColumns(have, prefix []catalog.IndexColumnDef) bool {
-	if len(have) < len(prefix) {
-		return false
-	}
-	for i, c := range prefix {
-		if have[i].ColumnID != c.ColumnID || have[i].Length != 0 || c.Length != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/memtable"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
@@ -157,8 +158,8 @@ func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Tim
 // position), expired entries included until the GC forgets them.
 const serviceSafePointsTable = "PERCDB_SERVICE_SAFE_POINTS"
 
-var serviceSafePointsSchema = memSchema(serviceSafePointsTable, []memColumn{
-	{"SERVICE_ID", infoString(256), false}, {"WHAT", infoString(512), false},
+var serviceSafePointsSchema = memtable.Schema(serviceSafePointsTable, []memtable.Column{
+	{"SERVICE_ID", memtable.VarChar(256), false}, {"WHAT", memtable.VarChar(512), false},
 	{"SAFE_POINT", types.Uint64, false}, {"SAFE_POINT_TIME", types.DatetimeMaxPrecision, false},
 	{"EXPIRES", types.DatetimeMaxPrecision, false}, {"EXPIRED", types.Boolean, false},
 })

@@ -15,6 +15,8 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/sirupsen/logrus"
+
+	"github.com/percdb/percdb/sql/foreignkey"
 )
 
 // handler wraps GMS's MySQL protocol handler. It sits where a command
@@ -468,7 +470,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 	// For the EOF packet vitess writes after a result set.
 	setStatusFlags(c, s, autocommit)
 	if err != nil {
-		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
+		err = foreignkey.Error(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
 		err = callArgumentsError(s.GetCurrentDatabase(), err) // procexec.go
 		err = functionError(s.GetCurrentDatabase(), err)      // storedfunc.go
 	}

@@ -7,8 +7,9 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/pingcap/tidb/pkg/parser"
+
+	"github.com/percdb/percdb/sql/memtable"
 )
 
 // infoSchema is GMS's information_schema with percdb's tables in front:
@@ -92,16 +93,11 @@ func (d *infoSchema) processes(ctx *gsql.Context) []processInfo {
 	return d.provider.processes(ctx, ctx.ProcessList.Processes(), d.sessions, time.Now())
 }
 
-// infoString is a VARCHAR of information_schema.
-func infoString(n int64) gsql.Type {
-	return types.MustCreateString(sqltypes.VarChar, n, gsql.Collation_utf8mb4_0900_ai_ci)
-}
-
 // processListSchema is MySQL's information_schema.PROCESSLIST.
-var processListSchema = memSchema(processListTable, []memColumn{
-	{"ID", types.Uint64, false}, {"USER", infoString(32), false}, {"HOST", infoString(261), false},
-	{"DB", infoString(64), true}, {"COMMAND", infoString(16), false}, {"TIME", types.Int32, false},
-	{"STATE", infoString(64), true}, {"INFO", types.LongText, true},
+var processListSchema = memtable.Schema(processListTable, []memtable.Column{
+	{"ID", types.Uint64, false}, {"USER", memtable.VarChar(32), false}, {"HOST", memtable.VarChar(261), false},
+	{"DB", memtable.VarChar(64), true}, {"COMMAND", memtable.VarChar(16), false}, {"TIME", types.Int32, false},
+	{"STATE", memtable.VarChar(64), true}, {"INFO", types.LongText, true},
 })
 
 func (d *infoSchema) processListRows(ctx *gsql.Context) []gsql.Row {
@@ -122,11 +118,11 @@ const (
 
 // trxSchema is the part of TiDB's information_schema.TIDB_TRX percdb has
 // values for.
-var trxSchema = memSchema(trxTable, []memColumn{
+var trxSchema = memtable.Schema(trxTable, []memtable.Column{
 	{"ID", types.Uint64, false}, {"START_TIME", types.DatetimeMaxPrecision, true},
-	{"CURRENT_SQL_DIGEST", infoString(64), true}, {"CURRENT_SQL_DIGEST_TEXT", types.LongText, true},
-	{"STATE", infoString(16), false}, {"MEM_BUFFER_KEYS", types.Uint64, false}, {"MEM_BUFFER_BYTES", types.Uint64, false},
-	{"SESSION_ID", types.Uint64, false}, {"USER", infoString(32), true}, {"DB", infoString(64), true},
+	{"CURRENT_SQL_DIGEST", memtable.VarChar(64), true}, {"CURRENT_SQL_DIGEST_TEXT", types.LongText, true},
+	{"STATE", memtable.VarChar(16), false}, {"MEM_BUFFER_KEYS", types.Uint64, false}, {"MEM_BUFFER_BYTES", types.Uint64, false},
+	{"SESSION_ID", types.Uint64, false}, {"USER", memtable.VarChar(32), true}, {"DB", memtable.VarChar(64), true},
 })
 
 // trxState returns the TIDB_TRX state of process p's transaction.
@@ -167,22 +163,6 @@ func nullString(s string) any {
 	return s
 }
 
-// memColumn is a column of a table served from memory.
-type memColumn struct {
-	name     string
-	typ      gsql.Type
-	nullable bool
-}
-
-// memSchema returns the schema of table with cols.
-func memSchema(table string, cols []memColumn) gsql.Schema {
-	s := make(gsql.Schema, len(cols))
-	for i, c := range cols {
-		s[i] = &gsql.Column{Name: c.name, Type: c.typ, Nullable: c.nullable, Source: table}
-	}
-	return s
-}
-
 // memTable is a read-only table whose rows are computed when it is read,
 // by rows, or by read when computing them can fail.
 type memTable struct {
@@ -208,7 +188,7 @@ func (t *memTable) Collation() gsql.CollationID { return gsql.Collation_utf8mb4_
 
 // Partitions implements sql.Table: one partition.
 func (t *memTable) Partitions(*gsql.Context) (gsql.PartitionIter, error) {
-	return gsql.PartitionsToPartitionIter(onePartition{}), nil
+	return gsql.PartitionsToPartitionIter(memtable.Partition{}), nil
 }
 
 // PartitionRows implements sql.Table.

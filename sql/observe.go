@@ -12,6 +12,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/slowlog"
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
 
@@ -25,7 +26,7 @@ type observedHandler struct {
 	// embeds *handler: the replication methods stay visible to vitess.
 	*limitHandler
 	metrics *nodeMetrics
-	slow    *slowLog
+	slow    *slowlog.Log
 	logger  *slog.Logger
 	// statsOff is the node's percdb_statement_stats turned OFF
 	// (stmtstats.go): statements are then not counted, only shown in
@@ -332,26 +333,26 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		return
 	}
 	h.metrics.slow.Inc()
-	host, ip := splitHostPort(c.RemoteAddr())
-	e := &slowEntry{
-		written: time.Now(), start: st.start, queryTime: d,
-		user: c.User, host: host, ip: ip, connID: c.ConnectionID,
-		rowsSent: st.rowsSent, rowsAffected: st.rowsAffected, rowsExamined: s.rowsExamined.Load(),
-		db: db, query: query,
+	host, ip := slowlog.SplitHostPort(c.RemoteAddr())
+	e := &slowlog.Entry{
+		Written: time.Now(), Start: st.start, QueryTime: d,
+		User: c.User, Host: host, IP: ip, ConnID: c.ConnectionID,
+		RowsSent: st.rowsSent, RowsAffected: st.rowsAffected, RowsExamined: s.rowsExamined.Load(),
+		DB: db, Query: query,
 	}
-	e.startTS, e.commitTS = st.timestamps(s)
+	e.StartTS, e.CommitTS = st.timestamps(s)
 
 	var se *mysql.SQLError
 	if errors.As(err, &se) {
-		e.errno = se.Num
+		e.Errno = se.Num
 	} else if err != nil {
-		e.errno = mysql.ERUnknownError
+		e.Errno = mysql.ERUnknownError
 	}
-	h.recentSlow.Add(e.consoleEntry())
-	if !slowLogEnabled() {
+	h.recentSlow.Add(consoleEntry(e))
+	if !slowlog.Enabled() {
 		return
 	}
-	if werr := h.slow.write(e); werr != nil {
+	if werr := h.slow.Write(e); werr != nil {
 		now := time.Now().UnixNano()
 		if last := h.lastLogErr.Load(); now-last >= int64(time.Minute) && h.lastLogErr.CompareAndSwap(last, now) {
 			h.logger.Error("slow query log", "err", werr)

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/foreignkey"
 	"github.com/percdb/percdb/sql/storedproc"
 )
 
@@ -237,7 +238,7 @@ var callArgumentsMessage = regexp.MustCompile("^`(.+)` expected `(\\d+)` paramet
 func procSQLError(ctx *gsql.Context, err error) *mysql.SQLError {
 	err = toSQLError(err)
 	if s, ok := ctx.Session.(*Session); ok {
-		err = foreignKeyError(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
+		err = foreignkey.Error(s.provider.catalogs.Cached(), s.GetCurrentDatabase(), err)
 	}
 	se := gsql.CastSQLError(err)
 	if fe, ok := finishSQLError(se).(*mysql.SQLError); ok {

@@ -14,6 +14,8 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/foreignkey"
+	"github.com/percdb/percdb/sql/perfschema"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/statistics"
 	"github.com/percdb/percdb/sql/stmtsummary"
@@ -124,8 +126,8 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 
 // Database implements sql.DatabaseProvider.
 func (p *DatabaseProvider) Database(ctx *gsql.Context, name string) (gsql.Database, error) {
-	if isPerfSchema(name) {
-		return perfSchemaDB{summary: p.digests}, nil
+	if perfschema.IsDatabase(name) {
+		return perfschema.NewDatabase(p.digests), nil
 	}
 	if db, ok, err := p.planMarkerDatabase(ctx, name); ok {
 		return db, err
@@ -168,8 +170,8 @@ func (p *DatabaseProvider) AllDatabases(ctx *gsql.Context) []gsql.Database {
 		out = append(out, &Database{provider: p, def: d})
 	}
 	// performance_schema in its place by name, as MySQL lists it.
-	i := sort.Search(len(defs), func(i int) bool { return defs[i].Name >= perfSchemaName })
-	out = slices.Insert(out, i, gsql.Database(perfSchemaDB{summary: p.digests}))
+	i := sort.Search(len(defs), func(i int) bool { return defs[i].Name >= perfschema.DatabaseName })
+	out = slices.Insert(out, i, gsql.Database(perfschema.NewDatabase(p.digests)))
 	return out
 }
 
@@ -189,7 +191,7 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 	if err != nil {
 		return err
 	}
-	if isPerfSchema(name) {
+	if perfschema.IsDatabase(name) {
 		return gsql.ErrDatabaseExists.New(name)
 	}
 	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
@@ -213,14 +215,14 @@ func (p *DatabaseProvider) CreateCollatedDatabase(ctx *gsql.Context, name string
 // tables (with their rows and indexes), views, triggers and stored
 // procedures go with it.
 func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
-	if isPerfSchema(name) {
-		return errSystemDatabase(ctx, name)
+	if perfschema.IsDatabase(name) {
+		return perfschema.ErrSystemDatabase(ctx, name)
 	}
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return err
 	}
-	checks := foreignKeyChecks(ctx)
+	checks := foreignkey.Checks(ctx)
 	return toSQLError(tx.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		def, ok := c.Database(name)
 		if !ok {
@@ -228,7 +230,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 		}
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
 		if checks {
-			if err := checkNoOutsideReferences(c, def); err != nil {
+			if err := foreignkey.CheckNoOutsideReferences(c, def); err != nil {
 				return err
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/pd/pdapi"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/memtable"
 )
 
 // regionStatusTable is information_schema.TIKV_REGION_STATUS, TiDB's
@@ -30,14 +31,14 @@ import (
 // before the leader reported.
 const regionStatusTable = "TIKV_REGION_STATUS"
 
-var regionStatusSchema = memSchema(regionStatusTable, []memColumn{
-	{"REGION_ID", types.Int64, false}, {"START_KEY", infoString(1024), false}, {"END_KEY", infoString(1024), false},
-	{"TABLE_ID", types.Int64, true}, {"DB_NAME", infoString(64), true}, {"TABLE_NAME", infoString(64), true},
-	{"IS_INDEX", types.Int8, false}, {"INDEX_ID", types.Int64, true}, {"INDEX_NAME", infoString(64), true},
+var regionStatusSchema = memtable.Schema(regionStatusTable, []memtable.Column{
+	{"REGION_ID", types.Int64, false}, {"START_KEY", memtable.VarChar(1024), false}, {"END_KEY", memtable.VarChar(1024), false},
+	{"TABLE_ID", types.Int64, true}, {"DB_NAME", memtable.VarChar(64), true}, {"TABLE_NAME", memtable.VarChar(64), true},
+	{"IS_INDEX", types.Int8, false}, {"INDEX_ID", types.Int64, true}, {"INDEX_NAME", memtable.VarChar(64), true},
 	{"EPOCH_CONF_VER", types.Int64, false}, {"EPOCH_VERSION", types.Int64, false},
 	{"WRITTEN_BYTES", types.Int64, true}, {"READ_BYTES", types.Int64, true},
 	{"APPROXIMATE_SIZE", types.Int64, true}, {"APPROXIMATE_KEYS", types.Int64, true},
-	{"LEADER_STORE_ID", types.Int64, true}, {"PEER_STORE_IDS", infoString(256), true},
+	{"LEADER_STORE_ID", types.Int64, true}, {"PEER_STORE_IDS", memtable.VarChar(256), true},
 })
 
 // RegionDetail is what a cluster's placement driver knows of a region

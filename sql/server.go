@@ -23,7 +23,9 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/perfschema"
 	"github.com/percdb/percdb/sql/schemalease"
+	"github.com/percdb/percdb/sql/slowlog"
 	"github.com/percdb/percdb/sql/wire"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -129,7 +131,7 @@ type Config struct {
 	StatusBestEffort bool
 	// SlowQueryLog, when set, turns the slow query log on at start
 	// (the global slow_query_log ON, slow_query_log_file this file,
-	// relative to DataDir unless absolute; slowlog.go). Default "": the
+	// relative to DataDir unless absolute; package slowlog). Default "": the
 	// log stays off until SET GLOBAL slow_query_log = ON.
 	SlowQueryLog string
 	// DigestsSize bounds the statement digests the node keeps statistics
@@ -233,7 +235,7 @@ type Server struct {
 	// (observe.go); status is the status port, nil without one, and
 	// statusDone is closed when its Serve has returned.
 	metrics    *nodeMetrics
-	slow       *slowLog
+	slow       *slowlog.Log
 	status     *statusserver.Server
 	statusDone chan struct{}
 	openConns  atomic.Int64
@@ -330,17 +332,17 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	s.provider = newDatabaseProvider(s.store)
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
-	if s.provider.digests, err = startDigests(cfg.DigestsSize); err != nil {
+	if s.provider.digests, err = perfschema.StartDigests(cfg.DigestsSize); err != nil {
 		return nil, err
 	}
 	s.metrics = newNodeMetrics(s.provider, s.kvStore, s.kvMetrics, s.tsClient)
-	if err := startSlowLog(cfg.SlowQueryLog); err != nil {
+	if err := slowlog.Start(cfg.SlowQueryLog); err != nil {
 		return nil, err
 	}
 	if err := startStatementStats(s.provider, cfg.NoStatementStats); err != nil {
 		return nil, err
 	}
-	s.slow = newSlowLog(cfg.DataDir, cfg.Version)
+	s.slow = slowlog.New(cfg.DataDir, cfg.Version, versionComment)
 	s.recentSlow = console.NewSlowRing(console.DefaultSlowRingSize)
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
 		return nil, err
@@ -608,7 +610,7 @@ func (s *Server) Close() error {
 			errs = append(errs, s.kvStore.Close())
 		}
 		if s.slow != nil {
-			errs = append(errs, s.slow.close())
+			errs = append(errs, s.slow.Close())
 		}
 		s.closeErr = errors.Join(errs...)
 	})

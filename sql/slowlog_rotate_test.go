@@ -50,7 +50,7 @@ func slowLogServer(t *testing.T) (*percsql.Server, *sql.DB, string) {
 	admin := openDB(t, srv, "")
 	admin.SetMaxOpenConns(1)
 	t.Cleanup(func() {
-		// The variables are the process's (slowlog.go): leave them as
+		// The variables are the process's (package slowlog): leave them as
 		// other tests expect them.
 		_, _ = admin.Exec("SET GLOBAL slow_query_log = OFF")
 		_, _ = admin.Exec("SET GLOBAL long_query_time = 10")

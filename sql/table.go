@@ -32,7 +32,7 @@ type Table struct {
 	// range read.
 	scanColumns string
 	// lockReads: the rows read are locked in the transaction (a foreign
-	// key's reference check reads its parent so, see fk.go).
+	// key's reference check reads its parent so, see package foreignkey).
 	lockReads bool
 }
 

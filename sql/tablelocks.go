@@ -10,6 +10,8 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/perfschema"
 )
 
 // Table locks: LOCK TABLES, UNLOCK TABLES and FLUSH TABLES WITH READ LOCK
@@ -330,7 +332,7 @@ func (s *Session) statementTableUses(stmt ast.Statement) (uses []tableUse, write
 		if alias == "" {
 			alias = name
 		}
-		if db == "" || name == "" || db == "information_schema" || isPerfSchema(db) || s.temps.get(db, name) != nil {
+		if db == "" || name == "" || db == "information_schema" || perfschema.IsDatabase(db) || s.temps.get(db, name) != nil {
 			return
 		}
 		uses = append(uses, tableUse{db: db, name: name, alias: alias, write: w})

@@ -100,7 +100,7 @@ type IndexDef struct {
 	State string `json:"state,omitempty"`
 	// ForForeignKey marks an index added for a foreign key that no index
 	// served (as InnoDB adds one); it is dropped when a later index
-	// serves the key (sql/fkindex.go).
+	// serves the key (sql/foreignkey/index.go).
 	ForForeignKey bool `json:"for_foreign_key,omitempty"`
 }
 

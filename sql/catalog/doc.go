@@ -27,8 +27,8 @@
 // It imports txn and executor (for an observer's watch, executor.Watch),
 // never GMS or package sql: turning a definition into GMS's terms (a
 // schema, a foreign key constraint, a trigger's or a procedure's details)
-// is package tablemeta's and package sql's (fk.go, trigger.go,
-// routines.go), and the DDL statements that change definitions are
+// is package tablemeta's, package foreignkey's and package sql's
+// (trigger.go, routines.go), and the DDL statements that change definitions are
 // package sql's (ddl.go, alter.go). docs/architecture.md
 // lists every key prefix of the store.
 package catalog

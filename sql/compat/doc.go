@@ -39,7 +39,10 @@
 //   - statements before the planner (RewriteParsed, KeepLikeEscapes,
 //     TimePrecisions): LIKE's backslash escapes, DECIMAL literals'
 //     scales, repeated aggregates, named windows' ORDER BY (parse.go),
-//     TIME(n) columns (timefsp.go).
+//     TIME(n) columns (timefsp.go);
+//   - GMS's errors as MySQL's: KindPattern recognises the messages of
+//     one of GMS's error kinds, for package sql's and package
+//     foreignkey's tables of MySQL's codes (errkind.go).
 //
 // Package sql puts the rules among GMS's (sql/analyzer.go says where,
 // and which test fails without each). Its row-iterator builder

@@ -17,7 +17,7 @@ import (
 // of the binary log, which percdb has not; percdb keeps no host cache,
 // optimizer cost tables or per-user resource counters; its only log file,
 // the slow query log, is opened again when it was moved or removed
-// (sql/slowlog.go), as FLUSH SLOW LOGS would. flushNoOps writes such a
+// (sql/slowlog), as FLUSH SLOW LOGS would. flushNoOps writes such a
 // FLUSH as FLUSH BINARY LOGS, which GMS runs as a statement that does
 // nothing. FLUSH STATUS (which resets status counters) is left to GMS.
 

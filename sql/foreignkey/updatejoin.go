@@ -1,4 +1,4 @@
-package sql
+package foreignkey
 
 import (
 	"fmt"
@@ -10,17 +10,17 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
-// foreignKeysInUpdateJoins works around a GMS defect: a multi-table
+// InUpdateJoins works around a GMS defect: a multi-table
 // UPDATE (UPDATE a JOIN b ... SET ...) writes through plain table
 // updaters, which GMS's applyForeignKeys rule never wraps in its foreign
 // key handler, so the update of a child or a parent went unchecked and
 // did not cascade. This rule runs after GMS's and, for each table such an
 // UPDATE changes that has foreign keys, asks GMS's rule for the handler
 // of a one-table UPDATE of it (apply) and writes through that instead.
-func foreignKeysInUpdateJoins(apply analyzer.RuleFunc) analyzer.RuleFunc {
+func InUpdateJoins(apply analyzer.RuleFunc) analyzer.RuleFunc {
 	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 		// GMS's rule, too, looks at the statement's top node only.
-		if _, ok := n.(*plan.Update); !ok || !foreignKeyChecks(ctx) {
+		if _, ok := n.(*plan.Update); !ok || !Checks(ctx) {
 			return n, transform.SameTree, nil
 		}
 		return transform.Node(n, func(node gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
@@ -102,27 +102,10 @@ func firstResolvedTable(n gsql.Node) *plan.ResolvedTable {
 // hasForeignKeysGMS reports whether rt declares foreign keys or is
 // referenced by one.
 func hasForeignKeysGMS(ctx *gsql.Context, rt *plan.ResolvedTable) bool {
-	var t *Table
-	switch u := rt.UnderlyingTable().(type) {
-	case *Table:
-		t = u
-	case *IndexedTable:
-		t = u.Table
-	default:
+	t, ok := rt.UnderlyingTable().(Table)
+	if !ok {
 		return false
 	}
-	def, cat, err := t.currentDef(ctx)
-	return err == nil && cat.HasForeignKeys(t.db.def.Name, def)
-}
-
-// ruleApply returns the Apply of a's rule named name, or nil.
-func ruleApply(a *analyzer.Analyzer, name string) analyzer.RuleFunc {
-	for _, b := range a.Batches {
-		for _, r := range b.Rules {
-			if r.Id.String() == name {
-				return r.Apply
-			}
-		}
-	}
-	return nil
+	def, cat, err := t.CurrentDef(ctx)
+	return err == nil && cat.HasForeignKeys(t.Database(), def)
 }

@@ -1,4 +1,4 @@
-package sql
+package perfschema
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/percdb/percdb/sql/memtable"
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
 
@@ -21,32 +22,37 @@ import (
 // catalog's databases; it cannot be created, dropped or written, except
 // that TRUNCATE TABLE on the summary empties it, as in MySQL.
 
-// perfSchemaName is the database's name.
-const perfSchemaName = "performance_schema"
+// DatabaseName is the database's name.
+const DatabaseName = "performance_schema"
 
 // digestTableName is the summary table's name.
 const digestTableName = "events_statements_summary_by_digest"
 
-// isPerfSchema reports whether name names performance_schema (database
+// IsDatabase reports whether name names performance_schema (database
 // names are case-insensitive in percdb).
-func isPerfSchema(name string) bool { return strings.EqualFold(name, perfSchemaName) }
+func IsDatabase(name string) bool { return strings.EqualFold(name, DatabaseName) }
 
-// perfSchemaDB is the performance_schema database.
-type perfSchemaDB struct{ summary *stmtsummary.Summary }
+// Database is the performance_schema database.
+type Database struct{ summary *stmtsummary.Summary }
+
+// NewDatabase returns performance_schema with the node's statement
+// statistics, summary (nil when the node collects none: the database is
+// then empty).
+func NewDatabase(summary *stmtsummary.Summary) Database { return Database{summary: summary} }
 
 var (
-	_ gsql.Database                = perfSchemaDB{}
-	_ gsql.ViewDatabase            = perfSchemaDB{}
-	_ gsql.TriggerDatabase         = perfSchemaDB{}
-	_ gsql.StoredProcedureDatabase = perfSchemaDB{}
-	_ gsql.EventDatabase           = perfSchemaDB{}
+	_ gsql.Database                = Database{}
+	_ gsql.ViewDatabase            = Database{}
+	_ gsql.TriggerDatabase         = Database{}
+	_ gsql.StoredProcedureDatabase = Database{}
+	_ gsql.EventDatabase           = Database{}
 )
 
 // Name implements sql.Nameable.
-func (perfSchemaDB) Name() string { return perfSchemaName }
+func (Database) Name() string { return DatabaseName }
 
 // GetTableInsensitive implements sql.Database.
-func (d perfSchemaDB) GetTableInsensitive(_ *gsql.Context, name string) (gsql.Table, bool, error) {
+func (d Database) GetTableInsensitive(_ *gsql.Context, name string) (gsql.Table, bool, error) {
 	if strings.EqualFold(name, digestTableName) && d.summary != nil {
 		return &digestTable{summary: d.summary}, true, nil
 	}
@@ -54,7 +60,7 @@ func (d perfSchemaDB) GetTableInsensitive(_ *gsql.Context, name string) (gsql.Ta
 }
 
 // GetTableNames implements sql.Database.
-func (d perfSchemaDB) GetTableNames(*gsql.Context) ([]string, error) {
+func (d Database) GetTableNames(*gsql.Context) ([]string, error) {
 	if d.summary == nil {
 		return nil, nil
 	}
@@ -63,92 +69,92 @@ func (d perfSchemaDB) GetTableNames(*gsql.Context) ([]string, error) {
 
 // CreateView implements sql.ViewDatabase (GMS asks a database that
 // TRUNCATE names for its views): none can be created.
-func (perfSchemaDB) CreateView(ctx *gsql.Context, name, _, _ string) error {
-	return errSystemDatabase(ctx, perfSchemaName)
+func (Database) CreateView(ctx *gsql.Context, name, _, _ string) error {
+	return ErrSystemDatabase(ctx, DatabaseName)
 }
 
 // DropView implements sql.ViewDatabase.
-func (perfSchemaDB) DropView(_ *gsql.Context, name string) error {
-	return gsql.ErrViewDoesNotExist.New(perfSchemaName, name)
+func (Database) DropView(_ *gsql.Context, name string) error {
+	return gsql.ErrViewDoesNotExist.New(DatabaseName, name)
 }
 
 // GetViewDefinition implements sql.ViewDatabase: it has no views.
-func (perfSchemaDB) GetViewDefinition(*gsql.Context, string) (gsql.ViewDefinition, bool, error) {
+func (Database) GetViewDefinition(*gsql.Context, string) (gsql.ViewDefinition, bool, error) {
 	return gsql.ViewDefinition{}, false, nil
 }
 
 // AllViews implements sql.ViewDatabase.
-func (perfSchemaDB) AllViews(*gsql.Context) ([]gsql.ViewDefinition, error) { return nil, nil }
+func (Database) AllViews(*gsql.Context) ([]gsql.ViewDefinition, error) { return nil, nil }
 
 // performance_schema has no triggers, stored procedures or events, and
 // none can be created in it. GMS's information_schema tables ask every
 // database for them and fail the query on a database that cannot say.
 
 // GetTriggers implements sql.TriggerDatabase.
-func (perfSchemaDB) GetTriggers(*gsql.Context) ([]gsql.TriggerDefinition, error) { return nil, nil }
+func (Database) GetTriggers(*gsql.Context) ([]gsql.TriggerDefinition, error) { return nil, nil }
 
 // CreateTrigger implements sql.TriggerDatabase.
-func (perfSchemaDB) CreateTrigger(ctx *gsql.Context, _ gsql.TriggerDefinition) error {
-	return errSystemDatabase(ctx, perfSchemaName)
+func (Database) CreateTrigger(ctx *gsql.Context, _ gsql.TriggerDefinition) error {
+	return ErrSystemDatabase(ctx, DatabaseName)
 }
 
 // DropTrigger implements sql.TriggerDatabase.
-func (perfSchemaDB) DropTrigger(_ *gsql.Context, name string) error {
+func (Database) DropTrigger(_ *gsql.Context, name string) error {
 	return gsql.ErrTriggerDoesNotExist.New(name)
 }
 
 // GetStoredProcedure implements sql.StoredProcedureDatabase.
-func (perfSchemaDB) GetStoredProcedure(*gsql.Context, string) (gsql.StoredProcedureDetails, bool, error) {
+func (Database) GetStoredProcedure(*gsql.Context, string) (gsql.StoredProcedureDetails, bool, error) {
 	return gsql.StoredProcedureDetails{}, false, nil
 }
 
 // GetStoredProcedures implements sql.StoredProcedureDatabase.
-func (perfSchemaDB) GetStoredProcedures(*gsql.Context) ([]gsql.StoredProcedureDetails, error) {
+func (Database) GetStoredProcedures(*gsql.Context) ([]gsql.StoredProcedureDetails, error) {
 	return nil, nil
 }
 
 // SaveStoredProcedure implements sql.StoredProcedureDatabase.
-func (perfSchemaDB) SaveStoredProcedure(ctx *gsql.Context, _ gsql.StoredProcedureDetails) error {
-	return errSystemDatabase(ctx, perfSchemaName)
+func (Database) SaveStoredProcedure(ctx *gsql.Context, _ gsql.StoredProcedureDetails) error {
+	return ErrSystemDatabase(ctx, DatabaseName)
 }
 
 // DropStoredProcedure implements sql.StoredProcedureDatabase.
-func (perfSchemaDB) DropStoredProcedure(_ *gsql.Context, name string) error {
+func (Database) DropStoredProcedure(_ *gsql.Context, name string) error {
 	return gsql.ErrStoredProcedureDoesNotExist.New(name)
 }
 
 // GetEvent implements sql.EventDatabase.
-func (perfSchemaDB) GetEvent(*gsql.Context, string) (gsql.EventDefinition, bool, error) {
+func (Database) GetEvent(*gsql.Context, string) (gsql.EventDefinition, bool, error) {
 	return gsql.EventDefinition{}, false, nil
 }
 
 // GetEvents implements sql.EventDatabase.
-func (perfSchemaDB) GetEvents(*gsql.Context) ([]gsql.EventDefinition, any, error) {
+func (Database) GetEvents(*gsql.Context) ([]gsql.EventDefinition, any, error) {
 	return nil, nil, nil
 }
 
 // SaveEvent implements sql.EventDatabase.
-func (perfSchemaDB) SaveEvent(ctx *gsql.Context, _ gsql.EventDefinition) (bool, error) {
-	return false, errSystemDatabase(ctx, perfSchemaName)
+func (Database) SaveEvent(ctx *gsql.Context, _ gsql.EventDefinition) (bool, error) {
+	return false, ErrSystemDatabase(ctx, DatabaseName)
 }
 
 // DropEvent implements sql.EventDatabase.
-func (perfSchemaDB) DropEvent(_ *gsql.Context, name string) error {
+func (Database) DropEvent(_ *gsql.Context, name string) error {
 	return gsql.ErrEventDoesNotExist.New(name)
 }
 
 // UpdateEvent implements sql.EventDatabase.
-func (perfSchemaDB) UpdateEvent(ctx *gsql.Context, _ string, _ gsql.EventDefinition) (bool, error) {
-	return false, errSystemDatabase(ctx, perfSchemaName)
+func (Database) UpdateEvent(ctx *gsql.Context, _ string, _ gsql.EventDefinition) (bool, error) {
+	return false, ErrSystemDatabase(ctx, DatabaseName)
 }
 
 // UpdateLastExecuted implements sql.EventDatabase.
-func (perfSchemaDB) UpdateLastExecuted(_ *gsql.Context, name string, _ time.Time) error {
+func (Database) UpdateLastExecuted(_ *gsql.Context, name string, _ time.Time) error {
 	return gsql.ErrEventDoesNotExist.New(name)
 }
 
 // NeedsToReloadEvents implements sql.EventDatabase.
-func (perfSchemaDB) NeedsToReloadEvents(*gsql.Context, any) (bool, error) { return false, nil }
+func (Database) NeedsToReloadEvents(*gsql.Context, any) (bool, error) { return false, nil }
 
 // digestTable is performance_schema.events_statements_summary_by_digest.
 type digestTable struct{ summary *stmtsummary.Summary }
@@ -162,9 +168,9 @@ var (
 // for, in MySQL's order; times are in picoseconds, as MySQL's timers.
 var digestSchema = func() gsql.Schema {
 	u64, ts, text := types.Uint64, types.TimestampMaxPrecision, types.LongText
-	s := memSchema(digestTableName, []memColumn{
-		{"SCHEMA_NAME", infoString(64), true},
-		{"DIGEST", infoString(64), true},
+	s := memtable.Schema(digestTableName, []memtable.Column{
+		{"SCHEMA_NAME", memtable.VarChar(64), true},
+		{"DIGEST", memtable.VarChar(64), true},
 		{"DIGEST_TEXT", text, true},
 		{"COUNT_STAR", u64, false},
 		{"SUM_TIMER_WAIT", u64, false},
@@ -185,7 +191,7 @@ var digestSchema = func() gsql.Schema {
 		{"QUERY_SAMPLE_TIMER_WAIT", u64, true},
 	})
 	for _, c := range s {
-		c.DatabaseSource = perfSchemaName
+		c.DatabaseSource = DatabaseName
 	}
 	return s
 }()
@@ -204,7 +210,7 @@ func (*digestTable) Collation() gsql.CollationID { return gsql.Collation_utf8mb4
 
 // Partitions implements sql.Table: one partition.
 func (*digestTable) Partitions(*gsql.Context) (gsql.PartitionIter, error) {
-	return gsql.PartitionsToPartitionIter(onePartition{}), nil
+	return gsql.PartitionsToPartitionIter(memtable.Partition{}), nil
 }
 
 // PartitionRows implements sql.Table.
@@ -247,15 +253,9 @@ func digestRow(r *stmtsummary.Row) gsql.Row {
 	}
 }
 
-// onePartition is the single partition of a table served from memory.
-type onePartition struct{}
-
-// Key implements sql.Partition.
-func (onePartition) Key() []byte { return nil }
-
-// errSystemDatabase is MySQL's error for dropping a system database
+// ErrSystemDatabase is MySQL's error for dropping a system database
 // (1044, as MySQL answers DROP DATABASE performance_schema).
-func errSystemDatabase(ctx *gsql.Context, name string) error {
+func ErrSystemDatabase(ctx *gsql.Context, name string) error {
 	c := ctx.Session.Client()
 	host := c.Address
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -282,11 +282,11 @@ var registerPerfSchemaVariables = sync.OnceFunc(func() {
 	})
 })
 
-// startDigests returns the statement summary of a node whose
+// StartDigests returns the statement summary of a node whose
 // Config.DigestsSize is size (nil for none) and sets
 // performance_schema_digests_size to its bound (0 for none; GMS keeps
 // the variable per process, so the last node opened sets it).
-func startDigests(size int) (*stmtsummary.Summary, error) {
+func StartDigests(size int) (*stmtsummary.Summary, error) {
 	registerPerfSchemaVariables()
 	var sum *stmtsummary.Summary
 	bound := 0

@@ -1,4 +1,4 @@
-package sql
+package slowlog
 
 import (
 	"fmt"
@@ -64,44 +64,47 @@ const slowTimeLayout = "060102 15:04:05"
 const (
 	varSlowQueryLog     = "slow_query_log"
 	varSlowQueryLogFile = "slow_query_log_file"
-	varLongQueryTime    = "long_query_time"
+	// VarLongQueryTime is the session variable of the shortest slow
+	// statement.
+	VarLongQueryTime = "long_query_time"
 	// gmsDefaultSlowFile is GMS's default of slow_query_log_file, which
 	// MySQL documents as host_name-slow.log with the host's name in it.
 	gmsDefaultSlowFile = "host_name-slow.log"
 )
 
-// slowEntry is one entry of the slow log.
-type slowEntry struct {
-	// written is when the entry is written, start when the statement
+// Entry is one entry of the slow log (the package comment says what
+// each field is, by the line it is written on).
+type Entry struct {
+	// Written is when the entry is written, Start when the statement
 	// began.
-	written, start time.Time
-	queryTime      time.Duration
-	user, host, ip string
-	connID         uint32
-	rowsSent       uint64
-	rowsAffected   uint64
-	rowsExamined   uint64
-	startTS        uint64
-	commitTS       uint64
-	errno          int
-	db             string
-	query          string
+	Written, Start time.Time
+	QueryTime      time.Duration
+	User, Host, IP string
+	ConnID         uint32
+	RowsSent       uint64
+	RowsAffected   uint64
+	RowsExamined   uint64
+	StartTS        uint64
+	CommitTS       uint64
+	Errno          int
+	DB             string
+	Query          string
 }
 
 // appendSlowEntry appends entry e in the slow log's layout to b.
-func appendSlowEntry(b []byte, e *slowEntry) []byte {
+func appendSlowEntry(b []byte, e *Entry) []byte {
 	b = append(b, "# Time: "...)
-	b = e.written.UTC().AppendFormat(b, slowTimeLayout)
-	b = fmt.Appendf(b, "\n# User@Host: %s[%s] @ %s [%s]  Id: %6d\n", e.user, e.user, e.host, e.ip, e.connID)
+	b = e.Written.UTC().AppendFormat(b, slowTimeLayout)
+	b = fmt.Appendf(b, "\n# User@Host: %s[%s] @ %s [%s]  Id: %6d\n", e.User, e.User, e.Host, e.IP, e.ConnID)
 	b = fmt.Appendf(b, "# Query_time: %.6f  Lock_time: %.6f Rows_sent: %d  Rows_examined: %d\n",
-		e.queryTime.Seconds(), 0.0, e.rowsSent, e.rowsExamined)
+		e.QueryTime.Seconds(), 0.0, e.RowsSent, e.RowsExamined)
 	b = fmt.Appendf(b, "# Rows_affected: %d  Percdb_start_ts: %d  Percdb_commit_ts: %d  Percdb_errno: %d\n",
-		e.rowsAffected, e.startTS, e.commitTS, e.errno)
-	if e.db != "" {
-		b = fmt.Appendf(b, "use %s;\n", quoteSlowIdent(e.db))
+		e.RowsAffected, e.StartTS, e.CommitTS, e.Errno)
+	if e.DB != "" {
+		b = fmt.Appendf(b, "use %s;\n", quoteSlowIdent(e.DB))
 	}
-	b = fmt.Appendf(b, "SET timestamp=%d;\n", e.start.Unix())
-	q := strings.TrimRight(e.query, " \t\r\n;")
+	b = fmt.Appendf(b, "SET timestamp=%d;\n", e.Start.Unix())
+	q := strings.TrimRight(e.Query, " \t\r\n;")
 	b = append(b, q...)
 	return append(b, ";\n"...)
 }
@@ -117,19 +120,26 @@ func quoteSlowIdent(name string) string {
 	return name
 }
 
+// isWordByte reports whether b is one of the ASCII bytes of Perl's \w,
+// which mysqldumpslow's pattern of the use line matches.
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
 // slowHeader is the first lines of a new slow log file, as mysqld writes
 // them.
-func slowHeader(version string) string {
+func slowHeader(version, versionComment string) string {
 	exe, _ := os.Executable()
 	return fmt.Sprintf("%s, Version: %s (%s). started with:\nTcp port: 0  Unix socket: \nTime                 Id Command    Argument\n",
 		exe, version, versionComment)
 }
 
-// slowLog writes a node's slow log entries to the file slow_query_log_file
+// Log writes a node's slow log entries to the file slow_query_log_file
 // names, opened at the first entry and again when the name changes.
-type slowLog struct {
+type Log struct {
 	dataDir string
 	version string
+	comment string
 
 	mu   sync.Mutex
 	path string
@@ -137,12 +147,16 @@ type slowLog struct {
 	buf  []byte
 }
 
-func newSlowLog(dataDir, version string) *slowLog {
-	return &slowLog{dataDir: dataDir, version: version}
+// New returns the slow query log of a node whose data directory is
+// dataDir (where a relative slow_query_log_file is) and whose version
+// and version comment (MySQL's version and version_comment) are written
+// in a new file's header.
+func New(dataDir, version, comment string) *Log {
+	return &Log{dataDir: dataDir, version: version, comment: comment}
 }
 
-// enabled reports whether the global slow_query_log is ON.
-func slowLogEnabled() bool {
+// Enabled reports whether the global slow_query_log is ON.
+func Enabled() bool {
 	_, v, ok := gsql.SystemVariables.GetGlobal(varSlowQueryLog)
 	if !ok {
 		return false
@@ -153,7 +167,7 @@ func slowLogEnabled() bool {
 
 // file returns the path of the slow log file: slow_query_log_file,
 // relative to the data directory unless absolute.
-func (l *slowLog) file() string {
+func (l *Log) file() string {
 	name := gmsDefaultSlowFile
 	if _, v, ok := gsql.SystemVariables.GetGlobal(varSlowQueryLogFile); ok {
 		if s, ok := v.(string); ok && s != "" {
@@ -166,8 +180,8 @@ func (l *slowLog) file() string {
 	return name
 }
 
-// write writes entry e, opening the file first if needed.
-func (l *slowLog) write(e *slowEntry) error {
+// Write writes entry e, opening the file first if needed.
+func (l *Log) Write(e *Entry) error {
 	path := l.file()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -188,7 +202,7 @@ func (l *slowLog) write(e *slowEntry) error {
 			return fmt.Errorf("open slow query log: %w", err)
 		}
 		if st, err := f.Stat(); err == nil && st.Size() == 0 {
-			if _, err := f.WriteString(slowHeader(l.version)); err != nil {
+			if _, err := f.WriteString(slowHeader(l.version, l.comment)); err != nil {
 				_ = f.Close()
 				return fmt.Errorf("write slow query log %s: %w", path, err)
 			}
@@ -213,8 +227,8 @@ func moved(f *os.File, path string) bool {
 	return err == nil && !os.SameFile(at, open)
 }
 
-// close closes the file.
-func (l *slowLog) close() error {
+// Close closes the file.
+func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -225,10 +239,10 @@ func (l *slowLog) close() error {
 	return err
 }
 
-// startSlowLog sets the slow log's global variables at the node's start:
+// Start sets the slow log's global variables at the node's start:
 // with file, slow_query_log ON and slow_query_log_file file; without,
 // slow_query_log_file's GMS default becomes MySQL's (the host's name).
-func startSlowLog(file string) error {
+func Start(file string) error {
 	vals := map[string]any{}
 	if file != "" {
 		vals[varSlowQueryLog] = int8(1)
@@ -247,9 +261,9 @@ func startSlowLog(file string) error {
 	return nil
 }
 
-// splitHostPort returns the host and IP of a client address for the
+// SplitHostPort returns the host and IP of a client address for the
 // User@Host line: "localhost" for a loopback address, as MySQL names it.
-func splitHostPort(addr net.Addr) (host, ip string) {
+func SplitHostPort(addr net.Addr) (host, ip string) {
 	if addr == nil {
 		return "localhost", ""
 	}
@@ -263,9 +277,9 @@ func splitHostPort(addr net.Addr) (host, ip string) {
 	return h, h
 }
 
-// longQueryTime converts the long_query_time variable's value (seconds,
+// LongQueryTime converts the long_query_time variable's value (seconds,
 // a double) to a duration; ok is false for a value it cannot read.
-func longQueryTime(v any) (time.Duration, bool) {
+func LongQueryTime(v any) (time.Duration, bool) {
 	var secs float64
 	switch x := v.(type) {
 	case float64:

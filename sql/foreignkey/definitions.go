@@ -1,4 +1,4 @@
-package sql
+package foreignkey
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 )
 
-// checkForeignKeyDefinitions gives a foreign key that cannot be made
+// CheckDefinitions, an analyzer rule, gives a foreign key that cannot be made
 // MySQL's error, naming the constraint as MySQL does, before GMS's
 // applyForeignKeys rule and CREATE TABLE / ALTER TABLE ... ADD FOREIGN
 // KEY meet it: GMS reports a missing parent table as 1146 and a missing
@@ -20,11 +20,11 @@ import (
 // in its type-mismatch and missing-index errors, because it names an
 // unnamed key only after checking it. With foreign_key_checks = 0 MySQL
 // checks none of this, and neither does this rule.
-func checkForeignKeyDefinitions(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+func CheckDefinitions(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	switch n := n.(type) {
 	case *plan.CreateTable:
 		defs := n.ForeignKeys()
-		if len(defs) == 0 || !foreignKeyChecks(ctx) {
+		if len(defs) == 0 || !Checks(ctx) {
 			return n, transform.SameTree, nil
 		}
 		names := foreignKeyNames(n.Name(), nil, defs)
@@ -38,7 +38,7 @@ func checkForeignKeyDefinitions(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.
 			}
 		}
 	case *plan.CreateForeignKey:
-		if !foreignKeyChecks(ctx) || n.FkDef.IsSelfReferential() {
+		if !Checks(ctx) || n.FkDef.IsSelfReferential() {
 			return n, transform.SameTree, nil
 		}
 		child, _, err := a.Catalog.TableSchema(ctx, n.FkDef.Database, n.FkDef.SchemaName, n.FkDef.Table)
@@ -69,15 +69,16 @@ func checkForeignKeyDefinitions(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.
 	return n, transform.SameTree, nil
 }
 
-// checkShadowedForeignKeys refuses a write to a table with foreign keys
-// whose other table a temporary table of the session shadows: GMS finds
-// a key's tables by name, so it would check the child's parent in, or
-// cascade to, the temporary table. (MySQL's keys always name permanent
-// tables.) It runs as the statement's iterators are built (compat_exec.go):
-// GMS analyzes a simple INSERT, UPDATE or DELETE with rules of its own.
-func checkShadowedForeignKeys(ctx *gsql.Context, n gsql.Node) error {
-	s, ok := ctx.Session.(*Session)
-	if !ok || !s.temps.any() || !foreignKeyChecks(ctx) {
+// CheckShadowed refuses a write to a table with foreign keys whose other
+// table a temporary table of the session shadows: GMS finds a key's
+// tables by name, so it would check the child's parent in, or cascade
+// to, the temporary table. (MySQL's keys always name permanent tables.)
+// Package sql runs it as the statement's iterators are built
+// (compat_exec.go): GMS analyzes a simple INSERT, UPDATE or DELETE with
+// rules of its own.
+func CheckShadowed(ctx *gsql.Context, n gsql.Node) error {
+	s, ok := ctx.Session.(Session)
+	if !ok || !s.HasTemporaryTables() || !Checks(ctx) {
 		return nil
 	}
 	var err error
@@ -86,31 +87,31 @@ func checkShadowedForeignKeys(ctx *gsql.Context, n gsql.Node) error {
 		if err != nil {
 			return false
 		}
-		var t *Table
+		var t Table
 		switch node := node.(type) {
 		case *plan.ResolvedTable:
-			t, _ = node.UnderlyingTable().(*Table)
+			t, _ = node.UnderlyingTable().(Table)
 		case *plan.ForeignKeyHandler:
-			t, _ = node.Table.(*Table)
+			t, _ = node.Table.(Table)
 			if node.OriginalNode != nil {
 				transform.Inspect(node.OriginalNode, inspect)
 			}
 		}
-		if t == nil || t.meta.Def.Temporary {
+		if t == nil || t.IsTemporary() {
 			return true
 		}
-		def, cat, cerr := t.currentDef(ctx)
+		def, cat, cerr := t.CurrentDef(ctx)
 		if cerr != nil {
 			err = cerr
 			return false
 		}
 		for _, fk := range def.ForeignKeys {
-			if s.temps.get(fk.ParentDB, fk.ParentTable) != nil {
+			if s.HasTemporaryTable(fk.ParentDB, fk.ParentTable) {
 				err = errShadowedForeignKey(fk.ParentTable, fk.Name)
 			}
 		}
-		for _, r := range cat.Referencing(t.db.def.Name, def.Name) {
-			if s.temps.get(r.ChildDB, r.Child.Name) != nil {
+		for _, r := range cat.Referencing(t.Database(), def.Name) {
+			if s.HasTemporaryTable(r.ChildDB, r.Child.Name) {
 				err = errShadowedForeignKey(r.Child.Name, r.Key.Name)
 			}
 		}
