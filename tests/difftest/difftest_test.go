@@ -166,6 +166,9 @@ type run struct {
 	st      *stats
 	schema  *schema
 	minRows [][][]string // the rows a minimization left, per table
+	// valuesBefore is the values round's vt before its current
+	// statement, as statements (valuesState): printed with a mismatch.
+	valuesBefore string
 }
 
 func (r *run) seedRun() {
@@ -316,7 +319,7 @@ func (r *run) mismatch(class, stmt string, args []any, p, m outcome, minimize fu
 	if r.st.classes[class] > *flagReports {
 		return
 	}
-	repro, params := "", ""
+	repro, params := r.valuesBefore, ""
 	if minimize != nil {
 		var args []any
 		stmt, args, p, m = minimize()
