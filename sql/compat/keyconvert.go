@@ -82,7 +82,18 @@ func unconvertibleKey(col, k gsql.Expression) bool {
 	if !ok {
 		return false
 	}
-	return !numericString.MatchString(s) || !numberFits(s, col.Type())
+	return !numericString.MatchString(s) || !numberFits(s, col.Type()) || types.IsUnsigned(col.Type()) && zeroString(s)
+}
+
+// zeroString reports whether s, a number as numericString matches it,
+// is zero ('0', '-0', ' 0.00 '). GMS converts such a string to an
+// unsigned integer type through the DOUBLE 0, which it reads as 2^63
+// (outofrange.go, constantBeyondColumn): `tu >= '0'` of an indexed
+// TINYINT UNSIGNED read the index from there, and a one-table UPDATE
+// changed only the rows of 255.
+func zeroString(s string) bool {
+	v, err := decimal.NewFromString(strings.TrimSpace(s))
+	return err == nil && v.IsZero()
 }
 
 // numberFits reports whether s, a number as numericString matches it, is
