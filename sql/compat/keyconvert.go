@@ -45,7 +45,9 @@ func UnconvertibleKeys(exprs []gsql.Expression) bool {
 			case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
 				*expression.GreaterThan, *expression.GreaterThanOrEqual:
 				b := e.(expression.BinaryExpression)
-				found = unconvertibleKey(b.Left(), b.Right()) || unconvertibleKey(b.Right(), b.Left())
+				found = unconvertibleKey(b.Left(), b.Right()) || unconvertibleKey(b.Right(), b.Left()) ||
+					yearColumn(b.Left()) && (numberNoYear(b.Right()) || twoDigitYear(b.Right())) ||
+					yearColumn(b.Right()) && (numberNoYear(b.Left()) || twoDigitYear(b.Left()))
 			case *expression.InTuple, *expression.HashInTuple:
 				c := e.(expression.Comparer)
 				if tup, ok := c.Right().(expression.Tuple); ok {

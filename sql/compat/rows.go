@@ -281,6 +281,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := castToSigned(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// A YEAR compared with a number that is no year (year.go).
+	if d, ok := yearComparison(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// A string compared with a number is read as strtod reads it
 	// (strnum.go).
 	if d, ok := stringNumberComparison(e); ok {
