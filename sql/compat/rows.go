@@ -959,24 +959,15 @@ func (c *decimalCoalesce) convert(ctx *gsql.Context, v any) (any, error) {
 // place in such a comparison (not for fractional seconds, which the
 // integer would drop).
 func temporalAsNumber(e gsql.Expression) (gsql.Expression, bool) {
-	b, ok := e.(expression.BinaryExpression)
-	if !ok {
-		return e, false
-	}
-	l, r := b.Left(), b.Right()
-	switch {
-	case wholeTemporal(l) && isNumeric(r):
-		l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-	case wholeTemporal(r) && isNumeric(l):
-		r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
-	default:
-		return e, false
-	}
-	ret, err := e.WithChildren(l, r)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
+	return withOperands(e, func(l, r gsql.Expression) (gsql.Expression, gsql.Expression, bool) {
+		switch {
+		case wholeTemporal(l) && isNumeric(r):
+			return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}, r, true
+		case wholeTemporal(r) && isNumeric(l):
+			return l, &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}, true
+		}
+		return l, r, false
+	})
 }
 
 // wholeTemporal reports whether e is a DATE, or a DATETIME or TIMESTAMP

@@ -27,31 +27,22 @@ import (
 // number, with the column read as a signed integer where GMS would
 // convert the number to a YEAR that it is not, and whether it changed e.
 func yearComparison(e gsql.Expression) (gsql.Expression, bool) {
-	switch e.(type) {
-	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
-		*expression.GreaterThan, *expression.GreaterThanOrEqual:
-	default:
+	if !isComparison(e) {
 		return e, false
 	}
-	b := e.(expression.BinaryExpression)
-	l, r := b.Left(), b.Right()
-	switch {
-	case yearColumn(l) && numberNoYear(r):
-		l = expression.NewConvert(l, expression.ConvertToSigned)
-	case yearColumn(r) && numberNoYear(l):
-		r = expression.NewConvert(r, expression.ConvertToSigned)
-	case yearColumn(l) && twoDigitYear(r):
-		r = asYear(r)
-	case yearColumn(r) && twoDigitYear(l):
-		l = asYear(l)
-	default:
-		return e, false
-	}
-	ret, err := e.WithChildren(l, r)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
+	return withOperands(e, func(l, r gsql.Expression) (gsql.Expression, gsql.Expression, bool) {
+		switch {
+		case yearColumn(l) && numberNoYear(r):
+			return expression.NewConvert(l, expression.ConvertToSigned), r, true
+		case yearColumn(r) && numberNoYear(l):
+			return l, expression.NewConvert(r, expression.ConvertToSigned), true
+		case yearColumn(l) && twoDigitYear(r):
+			return l, asYear(r), true
+		case yearColumn(r) && twoDigitYear(l):
+			return asYear(l), r, true
+		}
+		return l, r, false
+	})
 }
 
 // yearColumn reports whether e is a column of type YEAR.
