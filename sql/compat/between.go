@@ -38,10 +38,17 @@ func numericBetween(e gsql.Expression) (gsql.Expression, bool, error) {
 		return e, false, nil
 	}
 	vt, lt, ut := b.Val.Type(), b.Lower.Type(), b.Upper.Type()
-	if !types.IsNumber(vt) || !types.IsNumber(lt) || !types.IsNumber(ut) {
+	if !types.IsNumber(vt) {
 		return e, false, nil
 	}
-	if !mixedSigns(vt, lt) && !mixedSigns(vt, ut) && !decimalBeside(vt, lt) && !decimalBeside(vt, ut) {
+	// A bound that is a string GMS reads otherwise than MySQL ('7x'
+	// is 7 to MySQL, 0 to GMS's BETWEEN; strnum.go): its comparison
+	// reads it as MySQL does. `i BETWEEN '7x' AND 255` held for 0.
+	strBound := stringBound(b.Lower, vt) || stringBound(b.Upper, vt)
+	if !strBound && (!types.IsNumber(lt) || !types.IsNumber(ut)) {
+		return e, false, nil
+	}
+	if !strBound && !mixedSigns(vt, lt) && !mixedSigns(vt, ut) && !decimalBeside(vt, lt) && !decimalBeside(vt, ut) {
 		return e, false, nil
 	}
 	ge, err := exactComparison(expression.NewGreaterThanOrEqual(b.Val, b.Lower))
@@ -53,6 +60,12 @@ func numericBetween(e gsql.Expression) (gsql.Expression, bool, error) {
 		return e, false, err
 	}
 	return expression.NewAnd(ge, le), true, nil
+}
+
+// stringBound reports whether e, a bound of a BETWEEN of a number of
+// type t, is a string that stringNumberComparison reads as a number.
+func stringBound(e gsql.Expression, t gsql.Type) bool {
+	return textOperand(e) || stringBeyondType(e, t)
 }
 
 // exactComparison returns c, a comparison of two numbers, made exact:

@@ -45,7 +45,9 @@ func UnconvertibleKeys(exprs []gsql.Expression) bool {
 			case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
 				*expression.GreaterThan, *expression.GreaterThanOrEqual:
 				b := e.(expression.BinaryExpression)
-				found = unconvertibleKey(b.Left(), b.Right()) || unconvertibleKey(b.Right(), b.Left())
+				found = unconvertibleKey(b.Left(), b.Right()) || unconvertibleKey(b.Right(), b.Left()) ||
+					yearColumn(b.Left()) && (numberNoYear(b.Right()) || twoDigitYear(b.Right())) ||
+					yearColumn(b.Right()) && (numberNoYear(b.Left()) || twoDigitYear(b.Left()))
 			case *expression.InTuple, *expression.HashInTuple:
 				c := e.(expression.Comparer)
 				if tup, ok := c.Right().(expression.Tuple); ok {
@@ -82,7 +84,18 @@ func unconvertibleKey(col, k gsql.Expression) bool {
 	if !ok {
 		return false
 	}
-	return !numericString.MatchString(s) || !numberFits(s, col.Type())
+	return !numericString.MatchString(s) || !numberFits(s, col.Type()) || types.IsUnsigned(col.Type()) && zeroString(s)
+}
+
+// zeroString reports whether s, a number as numericString matches it,
+// is zero ('0', '-0', ' 0.00 '). GMS converts such a string to an
+// unsigned integer type through the DOUBLE 0, which it reads as 2^63
+// (outofrange.go, constantBeyondColumn): `tu >= '0'` of an indexed
+// TINYINT UNSIGNED read the index from there, and a one-table UPDATE
+// changed only the rows of 255.
+func zeroString(s string) bool {
+	v, err := decimal.NewFromString(strings.TrimSpace(s))
+	return err == nil && v.IsZero()
 }
 
 // numberFits reports whether s, a number as numericString matches it, is

@@ -66,7 +66,7 @@ func constantBeyondColumn(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	below, above := beyond(kv, lo, hi)
-	if (below || above) && !wraps(x.Type(), below) {
+	if (below || above) && !wraps(x.Type()) {
 		// GMS clips such a constant to the narrower type's bound:
 		// wrong only for a row holding that bound, and a prepared
 		// statement's plan is kept for its next values only while
@@ -74,6 +74,13 @@ func constantBeyondColumn(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	if !below && !above {
+		if op := comparisonOp(e, flip); fractionBelowOne(kv) && types.IsUnsigned(x.Type()) && (op == ">" || op == ">=") {
+			// GMS's index range floors the constant of x > k and x >=
+			// k, and the DOUBLE 0 it floors 0.5 to reads as
+			// 9223372036854775808 (below): `bu >= '0.5'` found only
+			// the largest values. For an integer x both are x >= 1.
+			return expression.NewGreaterThanOrEqual(x, expression.NewLiteral(uint64(1), types.Uint64)), true
+		}
 		if zeroFloat(kv) && types.IsUnsigned(x.Type()) {
 			// GMS converts a DOUBLE 0 to an unsigned integer as
 			// 2^64 - 0, which wraps to 9223372036854775808: `bu =
@@ -216,6 +223,18 @@ func boundLiteral(b decimal.Decimal, t gsql.Type) gsql.Expression {
 	return expression.NewLiteral(b.IntPart(), types.Int64)
 }
 
+// fractionBelowOne reports whether v is a floating-point number strictly
+// between 0 and 1.
+func fractionBelowOne(v any) bool {
+	switch f := v.(type) {
+	case float64:
+		return f > 0 && f < 1
+	case float32:
+		return f > 0 && f < 1
+	}
+	return false
+}
+
 // zeroFloat reports whether v is a floating-point zero.
 func zeroFloat(v any) bool {
 	switch f := v.(type) {
@@ -235,11 +254,17 @@ func swapIf(flip bool, x, k gsql.Expression) []gsql.Expression {
 	return []gsql.Expression{x, k}
 }
 
-// wraps reports whether GMS's conversion of a constant beyond t, below
-// its range when below, wraps around rather than clipping: below an
-// unsigned type, and beyond BIGINT or BIGINT UNSIGNED.
-func wraps(t gsql.Type, below bool) bool {
-	if types.IsUnsigned(t) && below {
+// wraps reports whether GMS's conversion of a constant beyond t wraps
+// around rather than clipping: beyond an
+// unsigned type, and beyond BIGINT or BIGINT UNSIGNED. Above an unsigned
+// type GMS clips a signed constant but truncates an unsigned one to the
+// type's width (convertToUint8 and its kind), and the parser types a
+// literal above INT's range as INT UNSIGNED or BIGINT UNSIGNED: `tu <
+// 2147483648` of a TINYINT UNSIGNED read the index below 0 and `u <
+// 9223372036854775808` of an INT UNSIGNED likewise, finding no row where
+// every one holds.
+func wraps(t gsql.Type) bool {
+	if types.IsUnsigned(t) {
 		return true
 	}
 	switch t.Type() {
@@ -330,17 +355,36 @@ func numberInDoubles(e *expression.InTuple) (gsql.Expression, bool) {
 	if !ok || !types.IsNumber(e.Left().Type()) || types.IsFloat(e.Left().Type()) {
 		return e, false
 	}
-	double := false
+	var doubles, others []gsql.Expression
 	for _, it := range list {
 		if _, ok := constantValue(it); !ok {
 			// The DECIMAL is compared exactly with the others
 			// (signedness.go makes mixed-sign integers such a list).
 			return e, false
 		}
-		double = double || types.IsFloat(it.Type())
+		if types.IsFloat(it.Type()) {
+			doubles = append(doubles, it)
+		} else {
+			others = append(others, it)
+		}
 	}
-	if !double {
+	if len(doubles) == 0 {
 		return e, false
 	}
-	return expression.NewInTuple(expression.NewConvert(e.Left(), expression.ConvertToDouble), list), true
+	asDoubles := expression.NewInTuple(expression.NewConvert(e.Left(), expression.ConvertToDouble), expression.NewTuple(doubles...))
+	if len(others) == 0 {
+		return asDoubles, true
+	}
+	// MySQL compares each value of a list of mixed types with the left
+	// side in the pair's own comparison type (Item_func_in with
+	// several cmp_items): the DOUBLEs as DOUBLEs, the integers and
+	// DECIMALs exactly. Compared as DOUBLEs, `bi IN ('abc',
+	// 9223372036854775808)` was true for the largest BIGINT. x IN (a, b)
+	// is x IN (a) OR x IN (b) in three-valued logic too (NULL when no
+	// value matches and one is NULL).
+	var exact gsql.Expression = expression.NewInTuple(e.Left(), expression.NewTuple(others...))
+	if m, ok := mixedSignIn(exact.(*expression.InTuple)); ok {
+		exact = m
+	}
+	return expression.NewOr(asDoubles, exact), true
 }

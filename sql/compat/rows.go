@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -58,6 +59,9 @@ func RowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tree
 					return e, transform.SameTree, err
 				}
 				return sq.WithQuery(q), transform.NewTree, nil
+			}
+			if h, ok := e.(*expression.HashInTuple); ok {
+				return unhashedIn(ctx, h)
 			}
 			e, same, err := expandRowComparison(e)
 			if err != nil {
@@ -153,6 +157,65 @@ func childrenOnce(e gsql.Expression, f transform.ExprFunc) (gsql.Expression, boo
 	return ne, false, err
 }
 
+// unhashedIn returns the IN list h as expandRowComparison rewrites it,
+// as a plain IN list, when a rewrite applies; h itself otherwise. GMS's
+// short analysis of a one-table UPDATE or DELETE (applyHashIn) hashes an
+// IN list of constants before any rule of percdb's runs, each item
+// converted to the left side's type: `bu NOT IN ('-129')` of a BIGINT
+// UNSIGNED hashed '-129' as 0, so the UPDATE skipped the rows of 0 that
+// a SELECT of the same WHERE returns (and warned 1292, which MySQL does
+// not). A HashInTuple also keeps its hashes when its children change
+// (WithChildren), so the rewrite is evaluated as an InTuple, which
+// converts item by item, and the warnings of the discarded hashing are
+// taken back.
+func unhashedIn(ctx *gsql.Context, h *expression.HashInTuple) (gsql.Expression, transform.TreeIdentity, error) {
+	in := expression.NewInTuple(h.Left(), h.Right())
+	d, same, err := expandRowComparison(in)
+	if err != nil || same == transform.SameTree {
+		return h, transform.SameTree, err
+	}
+	forgetHashWarnings(ctx, in)
+	return d, transform.NewTree, nil
+}
+
+// forgetHashWarnings takes back the warnings GMS's hashing of the IN
+// list in gave (expression.newInMap, through convertOrTruncate): one
+// "Truncated incorrect <type> value: <item>" for each constant item that
+// did not convert to the left side's type. A session whose warnings are
+// locked keeps them all.
+func forgetHashWarnings(ctx *gsql.Context, in *expression.InTuple) {
+	list, ok := in.Right().(expression.Tuple)
+	if !ok || ctx == nil || ctx.Session == nil || ctx.Session.WarningCount() == 0 {
+		return
+	}
+	t := in.Left().Type()
+	drop := map[string]int{}
+	for _, it := range list {
+		v, ok := constantValue(it)
+		if !ok || v == nil || types.IsDecimal(it.Type()) || types.IsFloat(it.Type()) {
+			continue
+		}
+		if _, _, err := t.Convert(ctx, v); err != nil {
+			drop[fmt.Sprintf("Truncated incorrect %s value: %v", t.String(), v)]++
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	ws := ctx.Session.Warnings() // newest first
+	ctx.Session.ClearWarnings()
+	if ctx.Session.WarningCount() != 0 {
+		return
+	}
+	for i := len(ws) - 1; i >= 0; i-- {
+		if w := ws[i]; w.Code == codeTruncatedWrongValue && drop[w.Message] > 0 {
+			drop[w.Message]--
+			continue
+		}
+		ctx.Session.Warn(ws[i])
+	}
+}
+
 // expandRowComparison rewrites e when it is a row comparison that may
 // meet a NULL (and the other cases the rule handles).
 func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
@@ -189,6 +252,15 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	// Strings of an IN list of numbers read as numbers (strnum.go).
 	if in, ok := e.(*expression.InTuple); ok {
 		if d, ok := stringNumberIn(in); ok {
+			// Its integers of the other signedness are compared
+			// exactly still (signedness.go): the rewritten list is
+			// not visited again, and `bu IN ('abc', -1)` was true for
+			// 18446744073709551615.
+			if in, ok := d.(*expression.InTuple); ok {
+				if m, ok := mixedSignIn(in); ok {
+					d = m
+				}
+			}
 			return d, transform.NewTree, nil
 		}
 	}
@@ -207,6 +279,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	}
 	// CAST(x AS SIGNED) of an unsigned x keeps its bits (castsigned.go).
 	if d, ok := castToSigned(e); ok {
+		return d, transform.NewTree, nil
+	}
+	// A YEAR compared with a number that is no year (year.go).
+	if d, ok := yearComparison(e); ok {
 		return d, transform.NewTree, nil
 	}
 	// A string compared with a number is read as strtod reads it
@@ -883,24 +959,15 @@ func (c *decimalCoalesce) convert(ctx *gsql.Context, v any) (any, error) {
 // place in such a comparison (not for fractional seconds, which the
 // integer would drop).
 func temporalAsNumber(e gsql.Expression) (gsql.Expression, bool) {
-	b, ok := e.(expression.BinaryExpression)
-	if !ok {
-		return e, false
-	}
-	l, r := b.Left(), b.Right()
-	switch {
-	case wholeTemporal(l) && isNumeric(r):
-		l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-	case wholeTemporal(r) && isNumeric(l):
-		r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
-	default:
-		return e, false
-	}
-	ret, err := e.WithChildren(l, r)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
+	return withOperands(e, func(l, r gsql.Expression) (gsql.Expression, gsql.Expression, bool) {
+		switch {
+		case wholeTemporal(l) && isNumeric(r):
+			return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}, r, true
+		case wholeTemporal(r) && isNumeric(l):
+			return l, &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}, true
+		}
+		return l, r, false
+	})
 }
 
 // wholeTemporal reports whether e is a DATE, or a DATETIME or TIMESTAMP

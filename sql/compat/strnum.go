@@ -31,20 +31,40 @@ import (
 // of a string with a number read as MySQL reads it, and whether it
 // changed e.
 func stringNumberComparison(e gsql.Expression) (gsql.Expression, bool) {
+	if !isComparison(e) {
+		return e, false
+	}
+	return withOperands(e, func(l, r gsql.Expression) (gsql.Expression, gsql.Expression, bool) {
+		switch {
+		case (textOperand(l) || stringBeyondType(l, r.Type())) && types.IsNumber(r.Type()):
+			return &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}, r, true
+		case (textOperand(r) || stringBeyondType(r, l.Type())) && types.IsNumber(l.Type()):
+			return l, &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}, true
+		}
+		return l, r, false
+	})
+}
+
+// isComparison reports whether e is =, <=>, <, <=, > or >=.
+func isComparison(e gsql.Expression) bool {
 	switch e.(type) {
 	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
 		*expression.GreaterThan, *expression.GreaterThanOrEqual:
-	default:
+		return true
+	}
+	return false
+}
+
+// withOperands returns e, a binary expression, with the operands f
+// gives for its own, and whether f changed them (ok) and e could take
+// them.
+func withOperands(e gsql.Expression, f func(l, r gsql.Expression) (gsql.Expression, gsql.Expression, bool)) (gsql.Expression, bool) {
+	b, ok := e.(expression.BinaryExpression)
+	if !ok {
 		return e, false
 	}
-	b := e.(expression.BinaryExpression)
-	l, r := b.Left(), b.Right()
-	switch {
-	case (textOperand(l) || stringBeyondType(l, r.Type())) && types.IsNumber(r.Type()):
-		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-	case (textOperand(r) || stringBeyondType(r, l.Type())) && types.IsNumber(l.Type()):
-		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
-	default:
+	l, r, ok := f(b.Left(), b.Right())
+	if !ok {
 		return e, false
 	}
 	ret, err := e.WithChildren(l, r)

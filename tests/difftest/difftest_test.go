@@ -37,6 +37,7 @@ var (
 	flagDML     = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
 	flagWide    = flag.Int("difftest.wide", defaultWide, "queries of the wide shapes (widegen.go) per seed")
 	flagWider   = flag.Bool("difftest.wider", false, "draw the seventh round's shapes too (gen.wider)")
+	flagTypes   = flag.Bool("difftest.types", false, "draw columns of TINYINT UNSIGNED, YEAR, CHAR, TEXT and TIME too (gen.go, kTinyU on)")
 	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
 )
 
@@ -80,7 +81,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagValues > 0 {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -166,6 +167,9 @@ type run struct {
 	st      *stats
 	schema  *schema
 	minRows [][][]string // the rows a minimization left, per table
+	// valuesBefore is the values round's vt before its current
+	// statement, as statements (valuesState): printed with a mismatch.
+	valuesBefore string
 }
 
 func (r *run) seedRun() {
@@ -316,7 +320,7 @@ func (r *run) mismatch(class, stmt string, args []any, p, m outcome, minimize fu
 	if r.st.classes[class] > *flagReports {
 		return
 	}
-	repro, params := "", ""
+	repro, params := r.valuesBefore, ""
 	if minimize != nil {
 		var args []any
 		stmt, args, p, m = minimize()

@@ -7,7 +7,8 @@
 // A seed fixes everything one run does: the schema (INT, BIGINT, DECIMAL,
 // DOUBLE, VARCHAR under a binary and a case-insensitive collation, DATE,
 // DATETIME, nullable or not; single and composite primary keys;
-// secondary, composite and unique indexes), the rows (drawn from small
+// secondary, composite and unique indexes; with -difftest.types also
+// TINYINT UNSIGNED, YEAR, CHAR, TEXT and TIME), the rows (drawn from small
 // domains, so duplicates, NULLs and join matches are common) and the
 // statements (gen.go): queries with joins (inner, left, self, on
 // composite keys), subqueries, GROUP BY, DISTINCT, ORDER BY ... LIMIT,

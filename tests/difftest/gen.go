@@ -19,8 +19,23 @@ const (
 	kStrCI  // VARCHAR under utf8mb4_general_ci
 	kDate
 	kDatetime
+	// The kinds below are drawn only with -difftest.types, so that the
+	// seeds draw the schemas they drew before without it.
+	kTinyU // TINYINT UNSIGNED
+	kYear  // YEAR
+	kChar  // CHAR(5) under utf8mb4_general_ci (trailing spaces dropped)
+	kText  // TEXT under utf8mb4_bin (never indexed: a key needs a prefix)
+	kTime  // TIME, a family of its own
 	numKinds
 )
+
+// drawnKinds is the number of kinds genSchema draws columns from.
+func drawnKinds() int {
+	if *flagTypes {
+		return int(numKinds)
+	}
+	return int(kTinyU)
+}
 
 func (k kind) sqlType() string {
 	switch k {
@@ -38,13 +53,23 @@ func (k kind) sqlType() string {
 		return "VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
 	case kDate:
 		return "DATE"
+	case kTinyU:
+		return "TINYINT UNSIGNED"
+	case kYear:
+		return "YEAR"
+	case kChar:
+		return "CHAR(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
+	case kText:
+		return "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+	case kTime:
+		return "TIME"
 	default:
 		return "DATETIME"
 	}
 }
 
-func (k kind) numeric() bool { return k <= kDouble }
-func (k kind) str() bool     { return k == kStrBin || k == kStrCI }
+func (k kind) numeric() bool { return k <= kDouble || k == kTinyU || k == kYear }
+func (k kind) str() bool     { return k == kStrBin || k == kStrCI || k == kChar || k == kText }
 
 // domain is the small set of literals a kind's values come from.
 func (k kind) domain() []string {
@@ -59,6 +84,16 @@ func (k kind) domain() []string {
 		return []string{"'a'", "'A'", "'b'", "'ab'", "'B'", "'a_b'", "'a%b'", "''", "'abc'"}
 	case kDate:
 		return []string{"'2020-01-01'", "'2020-02-29'", "'1999-12-31'", "'2021-06-15'"}
+	case kTinyU:
+		return []string{"0", "1", "2", "7", "127", "128", "255"}
+	case kYear:
+		return []string{"1999", "2000", "2020", "2021", "2155"}
+	case kChar:
+		return []string{"'a'", "'A'", "'b'", "'ab'", "'a '", "'a_b'", "''", "'abc'"}
+	case kText:
+		return []string{"'a'", "'A'", "'b'", "'ab'", "'a b'", "'a%b'", "''", "'abc'"}
+	case kTime:
+		return []string{"'10:30:00'", "'00:00:00'", "'23:59:59'", "'-01:00:00'", "'100:00:00'", "'00:00:01'"}
 	default:
 		return []string{"'2020-01-01 00:00:00'", "'2020-01-01 10:30:00'", "'2020-02-29 23:59:59'", "'1999-12-31 00:00:00'"}
 	}
@@ -124,7 +159,7 @@ func genSchema(r *rand.Rand) *schema {
 		}
 		ncols := 2 + r.Intn(4)
 		for i := 0; i < ncols; i++ {
-			k := kind(r.Intn(int(numKinds)))
+			k := kind(r.Intn(drawnKinds()))
 			t.cols = append(t.cols, column{name: fmt.Sprintf("c%d", i), kind: k, nullable: r.Intn(3) > 0})
 		}
 		// Every table has a nullable INT column c9 so that joins on
@@ -133,12 +168,15 @@ func genSchema(r *rand.Rand) *schema {
 		nonKey := t.cols[len(t.pk):]
 		for i := 0; i < r.Intn(3); i++ {
 			c := nonKey[r.Intn(len(nonKey))]
+			if c.kind == kText {
+				continue
+			}
 			switch r.Intn(3) {
 			case 0:
 				t.idx = append(t.idx, fmt.Sprintf("KEY i%d (%s)", i, c.name))
 			case 1:
 				d := nonKey[r.Intn(len(nonKey))]
-				if d.name != c.name {
+				if d.name != c.name && d.kind != kText {
 					t.idx = append(t.idx, fmt.Sprintf("KEY i%d (%s, %s)", i, c.name, d.name))
 				}
 			default:
@@ -285,6 +323,8 @@ func family(k kind) int {
 		return 0
 	case k.str():
 		return 1
+	case k == kTime:
+		return 3
 	default:
 		return 2
 	}

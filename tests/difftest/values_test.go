@@ -33,6 +33,7 @@ func (r *run) valuesRun() {
 		mode := "SET SESSION sql_mode = '" + g.mode() + "'"
 		r.p.exec(r.ctx, mode)
 		r.m.exec(r.ctx, mode)
+		r.valuesBefore = r.valuesState(g.createSQL(), mode)
 		r.st.statements++
 		r.st.queries++
 		if g.pick(2) == 0 {
@@ -44,6 +45,7 @@ func (r *run) valuesRun() {
 		r.st.dml++
 		r.checkValues(s, r.p.exec(r.ctx, s), r.m.exec(r.ctx, s), true)
 	}
+	r.valuesBefore = ""
 	for _, tgt := range []*target{r.p, r.m} {
 		tgt.exec(r.ctx, "SET SESSION sql_mode = '"+sqlMode+"'")
 	}
@@ -79,6 +81,26 @@ func (r *run) checkValues(stmt string, p, m outcome, dml bool) {
 	if dml {
 		r.resyncValues()
 	}
+}
+
+// valuesState returns the statements that make vt as MariaDB holds it
+// now and set the next statement's sql_mode: a mismatch of the values
+// round is printed after them, so that it can be run again by hand
+// (TestRepro) on the rows it met rather than the seed's first ones.
+func (r *run) valuesState(create, mode string) string {
+	rows := r.m.tableRows(r.ctx, "vt")
+	if rows.err != nil {
+		return ""
+	}
+	vals := make([]string, len(rows.rows))
+	for i, row := range rows.rows {
+		vals[i] = "(" + strings.Join(row, ", ") + ")"
+	}
+	state := create + ";\n"
+	if len(vals) > 0 {
+		state += "INSERT INTO vt VALUES " + strings.Join(vals, ", ") + ";\n"
+	}
+	return state + mode + ";\n"
 }
 
 // resyncValues makes percdb's vt MariaDB's again.

@@ -53,6 +53,12 @@ func (g *gen) wideScalar(srcs []source) string {
 			"%s = 'A'", "%s < 'b'", "STRCMP(%s, 'a')", "%s COLLATE utf8mb4_bin = 'A'", "UPPER(%s) = 'AB'",
 			"%s LIKE 'A%%'", "ASCII(%s)", "HEX(%s)", "REPEAT(%s, 2)", "FIELD(%s, 'a', 'b')", "%s + 0",
 		}
+	case col.kind == kTime:
+		fns = []string{
+			"HOUR(%s)", "MINUTE(%s)", "SECOND(%s)", "TIME_TO_SEC(%s)", "%s + 0", "ADDTIME(%s, '01:00:00')",
+			"SUBTIME(%s, '00:30:00')", "TIME_FORMAT(%s, '%%H.%%i')", "CAST(%s AS CHAR)", "%s > '10:00:00'",
+			"SEC_TO_TIME(TIME_TO_SEC(%s) + 60)", "CAST(%s AS SIGNED)", "%s + INTERVAL 1 HOUR",
+		}
 	default:
 		fns = []string{
 			"YEAR(%s)", "MONTH(%s)", "DAY(%s)", "DAYOFWEEK(%s)", "DATE_ADD(%s, INTERVAL 1 DAY)",
