@@ -174,7 +174,7 @@ type run struct {
 
 func (r *run) seedRun() {
 	rng := rand.New(rand.NewSource(r.seed))
-	r.schema = genSchema(rng)
+	r.schema = genSchema(rng, *flagTypes)
 	if !r.setup(r.schema) {
 		return
 	}

@@ -29,9 +29,10 @@ const (
 	numKinds
 )
 
-// drawnKinds is the number of kinds genSchema draws columns from.
-func drawnKinds() int {
-	if *flagTypes {
+// drawnKinds is the number of kinds genSchema draws columns from: all of
+// them with allKinds (-difftest.types).
+func drawnKinds(allKinds bool) int {
+	if allKinds {
 		return int(numKinds)
 	}
 	return int(kTinyU)
@@ -144,8 +145,9 @@ func (t *table) insertSQL(row []string) string {
 // schema is one seed's tables.
 type schema struct{ tables []*table }
 
-// genSchema makes two or three tables with rows.
-func genSchema(r *rand.Rand) *schema {
+// genSchema makes two or three tables with rows, of every kind with
+// allKinds.
+func genSchema(r *rand.Rand, allKinds bool) *schema {
 	s := &schema{}
 	n := 2 + r.Intn(2)
 	for ti := 0; ti < n; ti++ {
@@ -159,7 +161,7 @@ func genSchema(r *rand.Rand) *schema {
 		}
 		ncols := 2 + r.Intn(4)
 		for i := 0; i < ncols; i++ {
-			k := kind(r.Intn(drawnKinds()))
+			k := kind(r.Intn(drawnKinds(allKinds)))
 			t.cols = append(t.cols, column{name: fmt.Sprintf("c%d", i), kind: k, nullable: r.Intn(3) > 0})
 		}
 		// Every table has a nullable INT column c9 so that joins on

@@ -46,7 +46,7 @@ func TestRepro(t *testing.T) {
 				t.Fatalf("?seed %s: %v", n, err)
 			}
 			r := &run{t: t, ctx: ctx, seed: seed, p: p, m: m, st: &stats{classes: map[string]int{}, deviations: map[string]int{}}}
-			r.setup(genSchema(rand.New(rand.NewSource(seed))))
+			r.setup(genSchema(rand.New(rand.NewSource(seed)), *flagTypes))
 			continue
 		}
 		if a, ok := strings.CutPrefix(line, "?args "); ok {
