@@ -34,6 +34,13 @@ type writeBatch struct {
 	// collects: the batch only removes garbage (GC, gc.go), so it does
 	// not count as a write that may leave garbage behind (regionGC).
 	collects bool
+	// ackDurable: the command's answer tells its client that what it
+	// read is durable, even when it writes nothing (a Commit sent again
+	// that finds the commit done: the client reports a commit; a Prewrite
+	// that finds its locks: the client commits the primary). Such a
+	// command, with a batch still unsynced (visible), syncs the WAL
+	// before it answers (Store.mutateThen).
+	ackDurable bool
 	// visible, when set, is told once that a synced batch is applied and
 	// visible to every read while its WAL sync is still under way (the
 	// single-node applier; others never call it). The command releases

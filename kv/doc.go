@@ -202,9 +202,10 @@
 // before its log flush. Nothing acknowledged can be lost by it: Pebble
 // shows a batch to reads before its sync in any case, and the WAL is one
 // sequence, so whatever the next owner commits (synced) is durable only
-// with the batch it read. A command that writes nothing answers from
-// what it read, so while such a batch is unsynced it syncs the WAL before
-// it answers (a Commit sent again that finds the commit done). A batch a
+// with the batch it read. A Commit or Prewrite that writes nothing
+// answers "durable" from what it read (sent again, it finds its work
+// done), so while such a batch is unsynced it syncs the WAL before it
+// answers. A batch a
 // Replicator replicates keeps its latches until it is applied.
 //
 // Point lookups (a key's lock, a long value, one write record) are Pebble

@@ -478,10 +478,12 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if wb.empty() && !wb.volatile && s.unsynced.Load() > 0 {
-		// The command's answer (a commit found done, a transaction's
-		// status) may rest on a batch another command made visible
-		// before its sync ended: answer once that is durable too.
+	if wb.empty() && wb.ackDurable && s.unsynced.Load() > 0 {
+		// The command's answer may rest on a batch another command made
+		// visible before its sync ended: answer once that is durable
+		// too. Other answers (a transaction's status, a read) may rest
+		// on it as on any visible batch: what a resolver writes from
+		// them is synced after it in the one WAL.
 		if err := s.Sync(ctx); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
