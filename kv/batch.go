@@ -34,6 +34,24 @@ type writeBatch struct {
 	// collects: the batch only removes garbage (GC, gc.go), so it does
 	// not count as a write that may leave garbage behind (regionGC).
 	collects bool
+	// ackDurable: the command's answer tells its client that what it
+	// read is durable, even when it writes nothing (a Commit sent again
+	// that finds the commit done: the client reports a commit; a Prewrite
+	// that finds its locks: the client commits the primary). Such a
+	// command, with a batch still unsynced (visible), syncs the WAL
+	// before it answers (Store.mutateThen).
+	ackDurable bool
+	// visible, when set, is told once that a synced batch is applied and
+	// visible to every read while its WAL sync is still under way (the
+	// single-node applier; others never call it). The command releases
+	// its latches and wakes its lock waiters there, so that the next
+	// owner of a hot key works during the sync rather than after it, as
+	// InnoDB releases row locks before its log flush. The command still
+	// answers only after the sync. That is safe because Pebble shows a
+	// batch to reads before its sync in any case, and the WAL is one
+	// sequence: any later synced batch, such as the next owner's commit,
+	// is durable only with this one. Store.unsynced counts such batches.
+	visible func()
 }
 
 // batchOp is one write; value is nil for a delete. A range delete
@@ -128,7 +146,7 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	if a.locks != nil {
 		a.locks.beforeApply(wb)
 	}
-	err := a.commit(wb)
+	syncWait, err := a.commit(wb)
 	// Even a failed commit may have written something: iterators opened
 	// before are stale either way.
 	if a.iters != nil {
@@ -143,13 +161,21 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	if wb.collects && a.collected != nil {
 		a.collected(wb)
 	}
-	return nil
+	if syncWait == nil {
+		return nil
+	}
+	// Applied and visible, the lock set and the iterator cache in step:
+	// what the batch's command holds may go before the sync ends.
+	wb.visible()
+	return syncWait()
 }
 
-// commit writes wb to Pebble in one batch.
-func (a *pebbleApplier) commit(wb *writeBatch) error {
+// commit writes wb to Pebble in one batch. A synced batch with a visible
+// hook is applied without waiting for its WAL sync: commit then returns
+// the wait for it (syncWait), which the caller must call; otherwise
+// syncWait is nil and the batch is durable as the options say.
+func (a *pebbleApplier) commit(wb *writeBatch) (syncWait func() error, err error) {
 	b := a.db.NewBatch()
-	defer b.Close()
 	for _, op := range wb.ops {
 		var err error
 		if op.rangeEnd != nil {
@@ -160,15 +186,33 @@ func (a *pebbleApplier) commit(wb *writeBatch) error {
 			err = b.Set(op.key, op.value, nil)
 		}
 		if err != nil {
-			return fmt.Errorf("apply: build batch: %w", err)
+			_ = b.Close()
+			return nil, fmt.Errorf("apply: build batch: %w", err)
 		}
 	}
 	opts := a.opts
 	if wb.volatile {
 		opts = pebble.NoSync
 	}
-	if err := b.Commit(opts); err != nil {
-		return fmt.Errorf("apply %d writes: %w", len(wb.ops), err)
+	if !opts.Sync || wb.visible == nil {
+		defer b.Close()
+		if err := b.Commit(opts); err != nil {
+			return nil, fmt.Errorf("apply %d writes: %w", len(wb.ops), err)
+		}
+		return nil, nil
 	}
-	return nil
+	// Pebble's ApplyNoSyncWait returns once the batch is in the memtable
+	// and visible, which a synced Commit also makes it before its sync
+	// ends; the batch must not be closed before SyncWait.
+	if err := a.db.ApplyNoSyncWait(b, opts); err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("apply %d writes: %w", len(wb.ops), err)
+	}
+	return func() error {
+		defer b.Close()
+		if err := b.SyncWait(); err != nil {
+			return fmt.Errorf("apply %d writes: sync: %w", len(wb.ops), err)
+		}
+		return nil
+	}, nil
 }

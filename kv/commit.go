@@ -21,6 +21,7 @@ func (s *Store) Commit(ctx context.Context, req *CommitRequest) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return s.mutate(ctx, req.Region, what, req.Keys, func(r *mvccReader, wb *writeBatch) error {
+		wb.ackDurable = true
 		for _, k := range req.Keys {
 			if err := commitKey(r, wb, k, req.StartTS, req.CommitTS, false); err != nil {
 				return err

@@ -194,6 +194,20 @@
 // commit_ts at or below a read's ts was issued after the prewrite's locks
 // were in place, so the read sees the lock or the commit).
 //
+// A synced batch gives its latches up, and wakes the lock waiters of the
+// keys it unlocked, once it is visible, before its WAL sync ends
+// (writeBatch.visible, Pebble's ApplyNoSyncWait); the command answers
+// after the sync. So the next owner of a hot row works during the
+// holder's fsync instead of after it, as InnoDB releases row locks
+// before its log flush. Nothing acknowledged can be lost by it: Pebble
+// shows a batch to reads before its sync in any case, and the WAL is one
+// sequence, so whatever the next owner commits (synced) is durable only
+// with the batch it read. A Commit or Prewrite that writes nothing
+// answers "durable" from what it read (sent again, it finds its work
+// done), so while such a batch is unsynced it syncs the WAL before it
+// answers. A batch a
+// Replicator replicates keeps its latches until it is applied.
+//
 // Point lookups (a key's lock, a long value, one write record) are Pebble
 // Gets, not iterator seeks: every committed key leaves a tombstone in the
 // lock space, and a seek would step over all the tombstones after the key

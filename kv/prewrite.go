@@ -54,6 +54,7 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 		}
 	}
 	err := s.mutateThen(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
+		wb.ackDurable = true
 		allNew := true // no key holds this transaction's prewrite lock yet
 		// Under the latches: a GC batch that deleted this transaction's
 		// Rollback record raised the safe point before (gc.go).

@@ -102,7 +102,13 @@ type Options struct {
 	// context that can end an owned write (inflight.go), as when the disk
 	// is close to full.
 	testingOwnWrites bool
+	// testingFS, set by tests only, wraps the file system the store opens
+	// Pebble on (a pointer: Options stays comparable).
+	testingFS *testingFS
 }
+
+// testingFS is Options.testingFS.
+type testingFS struct{ wrap func(vfs.FS) vfs.FS }
 
 // blockSize is the size of the sstables' data blocks (Pebble's default is
 // 4 KiB; CockroachDB's and TiKV's 32 KiB). A scan steps from block to
@@ -159,6 +165,9 @@ type Store struct {
 	// inflight counts the writes whose callers stopped waiting
 	// (inflight.go).
 	inflight inflightWrites
+	// unsynced counts the batches visible, and their keys released,
+	// while their WAL sync is under way (writeBatch.visible).
+	unsynced atomic.Int64
 	latches  *latch.Table
 	applier  applier
 	regions  *regionMap
@@ -307,6 +316,12 @@ func Open(dir string, opts Options) (*Store, error) {
 			return n, m.ReadAmp(), true
 		}
 		popts.FS = gateFS{FS: vfs.Default, gate: gate}
+	}
+	if opts.testingFS != nil {
+		if popts.FS == nil {
+			popts.FS = vfs.Default
+		}
+		popts.FS = opts.testingFS.wrap(popts.FS)
 	}
 	iters := newIterCache()
 	iters.listen(popts.EventListener)
@@ -538,7 +553,12 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 		s.exit()
 		return wrapInternal(what, err)
 	}
-	err = s.writeOwned(ctx, wb, func(err error) {
+	// release gives up what the command holds of the keys once its batch
+	// is visible (wb.visible, before the sync ends) or settled, whichever
+	// comes first. Both run on the goroutine that writes, visible first,
+	// so early needs no lock.
+	early := false
+	release := func(err error) {
 		if err == nil {
 			if !wb.collects && !wb.empty() {
 				reg.gc.wrote()
@@ -547,10 +567,32 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 		}
 		settled()
 		g.Release()
+	}
+	wb.visible = func() {
+		early = true
+		s.unsynced.Add(1)
+		release(nil)
+	}
+	err = s.writeOwned(ctx, wb, func(err error) {
+		if early {
+			s.unsynced.Add(-1)
+		} else {
+			release(err)
+		}
 		s.exit()
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if wb.empty() && wb.ackDurable && s.unsynced.Load() > 0 {
+		// The command's answer may rest on a batch another command made
+		// visible before its sync ended: answer once that is durable
+		// too. Other answers (a transaction's status, a read) may rest
+		// on it as on any visible batch: what a resolver writes from
+		// them is synced after it in the one WAL.
+		if err := s.Sync(ctx); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	return nil
 }
