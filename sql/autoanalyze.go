@@ -85,14 +85,11 @@ func registerAutoAnalyze() {
 // notifyAutoAnalyze puts a SET GLOBAL of an auto-analyze variable in
 // force on the session's node.
 func notifyAutoAnalyze(ctx *gsql.Context, scope gsql.SystemVariableScope, v gsql.SystemVarValue) error {
-	if ctx == nil || scope == nil || !scope.IsGlobalOnly() {
+	p := setGlobalProvider(ctx, scope)
+	if p == nil {
 		return nil
 	}
-	sess, ok := ctx.Session.(*Session)
-	if !ok || sess.provider == nil {
-		return nil
-	}
-	s := &sess.provider.autoAnalyze
+	s := &p.autoAnalyze
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch v.Var.GetName() {

@@ -148,11 +148,8 @@ func registerGCVariables() {
 // notifyGCVariable persists a SET GLOBAL of a GC variable on the node of
 // the session that ran it and hands the value to its worker.
 func notifyGCVariable(ctx *gsql.Context, scope gsql.SystemVariableScope, v gsql.SystemVarValue) error {
-	if ctx == nil || scope == nil || !scope.IsGlobalOnly() {
-		return nil
-	}
-	sess, ok := ctx.Session.(*Session)
-	if !ok || sess.provider == nil || sess.provider.gc == nil {
+	p := setGlobalProvider(ctx, scope)
+	if p == nil || p.gc == nil {
 		return nil // loading values at start (AssignValues)
 	}
 	name := v.Var.GetName()
@@ -160,7 +157,7 @@ func notifyGCVariable(ctx *gsql.Context, scope gsql.SystemVariableScope, v gsql.
 	if err != nil {
 		return err
 	}
-	return sess.provider.gc.set(ctx, name, d)
+	return p.gc.set(ctx, name, d)
 }
 
 // nodeGC is a node's garbage collector and its settings.

@@ -308,3 +308,19 @@ func (s *Session) hasWrites() bool {
 func (s *Session) inExplicitTransaction() bool {
 	return s.GetIgnoreAutoCommit() || !s.autocommit()
 }
+
+// setGlobalProvider returns the node (DatabaseProvider) of the session
+// whose SET GLOBAL changed a node-global percdb variable, for that
+// variable's NotifyChanged; nil when the change is not a SET GLOBAL of a
+// percdb session (GMS also calls NotifyChanged while it loads values at
+// start, AssignValues, with no session).
+func setGlobalProvider(ctx *gsql.Context, scope gsql.SystemVariableScope) *DatabaseProvider {
+	if ctx == nil || scope == nil || !scope.IsGlobalOnly() {
+		return nil
+	}
+	sess, ok := ctx.Session.(*Session)
+	if !ok {
+		return nil
+	}
+	return sess.provider
+}

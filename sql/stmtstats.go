@@ -65,17 +65,14 @@ func startStatementStats(p *DatabaseProvider, off bool) error {
 // notifyStatementStats puts a SET GLOBAL percdb_statement_stats in force
 // on the session's node.
 func notifyStatementStats(ctx *gsql.Context, scope gsql.SystemVariableScope, v gsql.SystemVarValue) error {
-	if ctx == nil || scope == nil || !scope.IsGlobalOnly() {
-		return nil
-	}
-	sess, ok := ctx.Session.(*Session)
-	if !ok || sess.provider == nil {
+	p := setGlobalProvider(ctx, scope)
+	if p == nil {
 		return nil
 	}
 	n, ok := types.CoalesceInt(v.Val)
 	if !ok {
 		return gsql.ErrInvalidSystemVariableValue.New(varStatementStats, v.Val)
 	}
-	sess.provider.statsOff.Store(n == 0)
+	p.statsOff.Store(n == 0)
 	return nil
 }

@@ -46,17 +46,14 @@ func registerTxnSizeLimit() {
 // notifyTxnSizeLimit puts a SET GLOBAL percdb_txn_total_size_limit in
 // force on the session's node.
 func notifyTxnSizeLimit(ctx *gsql.Context, scope gsql.SystemVariableScope, v gsql.SystemVarValue) error {
-	if ctx == nil || scope == nil || !scope.IsGlobalOnly() {
-		return nil
-	}
-	sess, ok := ctx.Session.(*Session)
-	if !ok || sess.provider == nil {
+	p := setGlobalProvider(ctx, scope)
+	if p == nil {
 		return nil
 	}
 	n, ok := types.CoalesceInt(v.Val)
 	if !ok {
 		return gsql.ErrInvalidSystemVariableValue.New(varTxnSizeLimit, v.Val)
 	}
-	sess.provider.txnSizeLimit.Store(int64(n))
+	p.txnSizeLimit.Store(int64(n))
 	return nil
 }
