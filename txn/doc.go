@@ -195,7 +195,12 @@
 // flight, so no commit can land at or below T on those keys afterwards,
 // and it reports the locks that could still commit at or below T, which
 // are settled as a reader at T settles them (resolved, or their
-// min_commit_ts pushed above T and then bypassed). Keys the transaction
+// min_commit_ts pushed above T and then bypassed). T is the conflicting
+// commit's commit_ts, or a fresh timestamp, and in both cases one the
+// oracle has issued before the validation starts: a 1PC commit_ts is
+// calculated and may be the oracle's next timestamp, which a two-phase
+// commit holding only pessimistic locks (they block no read) could
+// otherwise take after the validation, landing in (S, T] unseen. Keys the transaction
 // holds locked pass: nothing committed to them since their lock, and
 // before it, their LockKeys would have failed. A changed key is not yet
 // a conflict: the transaction reads it at S and at T and asks every read

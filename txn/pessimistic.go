@@ -101,12 +101,27 @@ func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 	// earlier it is, the fewer commits of others the reads before the
 	// statement are validated against. A retry for another cause (a
 	// row inserted where the statement inserts) takes a fresh one.
+	//
+	// Either way the oracle is asked first: a snapshot is only safe at a
+	// timestamp the oracle has issued. A 1PC commit's commit_ts is
+	// calculated, and may be the oracle's next timestamp (tryOnePC). A
+	// transaction that holds only pessimistic locks on a key read before
+	// (they do not block the validation) could prewrite after the
+	// validation, take that very timestamp from the oracle as its
+	// commit_ts and land in the window unseen: the statement would read
+	// its write on one key and miss it on another. Once the oracle has
+	// issued now, every commit_ts it issues later is above now, and a
+	// transaction that took one at or below it had its prewrite locks in
+	// place before, where the validation meets them.
+	// TestPessimisticSnapshotMovesOnlyToIssuedTimestamps.
+	now, err := t.s.timestamp(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh snapshot: %w", err)
+	}
 	ts := t.pess.conflictTS
 	t.pess.conflictTS = 0
-	if ts <= from {
-		if ts, err = t.s.timestamp(ctx); err != nil {
-			return fmt.Errorf("refresh snapshot: %w", err)
-		}
+	if ts <= from || ts > now {
+		ts = now
 	}
 	passed, err := t.validateReads(ctx, from, ts)
 	if err != nil {
