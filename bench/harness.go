@@ -67,6 +67,13 @@ type Options struct {
 	// (SET GLOBAL once the server started: sysbench's sessions take it),
 	// optimistic or pessimistic. Default: the server's (pessimistic).
 	PercdbTxnMode string `json:",omitempty"`
+	// Isolation, when set, is every server's global transaction
+	// isolation level for every run (SET GLOBAL transaction_isolation on
+	// percdb, tx_isolation on MariaDB 10.11, which has no other name for
+	// it; sysbench's sessions take it), as the variable spells it:
+	// READ-COMMITTED, REPEATABLE-READ, ... Default: the servers'
+	// (REPEATABLE-READ).
+	Isolation string `json:",omitempty"`
 	// Sysbench is the sysbench binary. Default: "sysbench".
 	Sysbench string
 	// Server holds the options shared by the servers (temporary
@@ -98,6 +105,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// isolationLevels are the values of Options.Isolation.
+var isolationLevels = []string{"READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE"}
+
 // workloadName is what a sysbench script name may look like; anything else
 // is refused rather than handed to a command line.
 var workloadName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -128,6 +138,9 @@ func (o Options) Validate() error {
 	}
 	if m := o.PercdbTxnMode; m != "" && m != "optimistic" && m != "pessimistic" {
 		return fmt.Errorf("percdb transaction mode %q: want optimistic or pessimistic", m)
+	}
+	if l := o.Isolation; l != "" && !slices.Contains(isolationLevels, l) {
+		return fmt.Errorf("isolation level %q: want one of %s", l, strings.Join(isolationLevels, ", "))
 	}
 	switch {
 	case o.Rounds < 1:
@@ -418,6 +431,16 @@ func (h *Harness) startServers(ctx context.Context, res *Result) ([]*Server, err
 				return append(servers, s), fmt.Errorf("percdb_txn_mode: %w", err)
 			}
 			res.Settings[name] = "percdb_txn_mode=" + o.PercdbTxnMode
+		}
+		if o.Isolation != "" {
+			v := "transaction_isolation"
+			if name == MariaDB {
+				v = "tx_isolation"
+			}
+			if err := s.Exec(ctx, "SET GLOBAL "+v+" = '"+o.Isolation+"'"); err != nil {
+				return append(servers, s), fmt.Errorf("%s: %w", v, err)
+			}
+			res.Settings[name] = strings.TrimPrefix(res.Settings[name]+", "+v+"="+o.Isolation, ", ")
 		}
 		if name == MariaDB {
 			var flush, pool string

@@ -148,6 +148,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{RunTime: 10}, "shortest run"},
 		{Options{Budget: -1}, "negative"},
 		{Options{PercdbTxnMode: "pessimistc"}, `transaction mode "pessimistc"`},
+		{Options{Isolation: "READ COMMITTED"}, `isolation level "READ COMMITTED"`},
 	} {
 		err := tc.opts.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

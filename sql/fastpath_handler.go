@@ -149,6 +149,9 @@ type fastVars struct {
 	slowOK    bool
 	// pessimistic: percdb_txn_mode is pessimistic (pessimistic.go).
 	pessimistic bool
+	// readCommitted: transaction_isolation is one percdb runs as READ
+	// COMMITTED (readcommitted.go).
+	readCommitted bool
 }
 
 // varsChanged invalidates the cached variables of the session.
@@ -184,6 +187,9 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 		name, _ := m.(string)
 		v.pessimistic = strings.EqualFold(name, modePessimistic)
 	}
+	if iso, err := s.GetSessionVariable(ctx, varTxIsolation); err == nil {
+		v.readCommitted = isReadCommitted(iso)
+	}
 	if _, val, err := s.GetUserVariable(ctx, fastUserVar); err == nil && val != nil {
 		on, err := gsql.ConvertToBool(ctx, val)
 		v.off = err != nil || !on
@@ -203,10 +209,14 @@ func (fp *fastPath) sessionOn(s *Session) (*fastVars, bool) {
 }
 
 // SetSessionVariable implements sql.Session; the fast path notes the
-// change.
+// change. transaction_isolation and tx_isolation are one variable
+// (readcommitted.go).
 func (s *Session) SetSessionVariable(ctx *gsql.Context, name string, value any) error {
 	defer s.fast.varsChanged()
-	return s.BaseSession.SetSessionVariable(ctx, name, value)
+	if err := s.BaseSession.SetSessionVariable(ctx, name, value); err != nil {
+		return err
+	}
+	return s.setIsolationAlias(ctx, name)
 }
 
 // InitSessionVariable implements sql.Session; the fast path notes the

@@ -137,6 +137,7 @@ func (s *Session) setPessimistic(ctx *gsql.Context, t *Transaction) {
 		return
 	}
 	t.pessimistic = true
+	t.readCommitted = s.readCommittedTxn()
 	t.lockWait = s.lockWaitTimeout(ctx)
 	t.connID = s.ID()
 }
@@ -149,6 +150,11 @@ func (t *Transaction) beginPessimistic(k *txn.Txn) error {
 	}
 	if err := k.SetPessimistic(); err != nil {
 		return err
+	}
+	if t.readCommitted {
+		if err := k.SetReadCommitted(); err != nil {
+			return err
+		}
 	}
 	k.SetLockWaitTimeout(t.lockWait)
 	return nil

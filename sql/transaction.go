@@ -74,6 +74,9 @@ type Transaction struct {
 	// write when they write it (pessimistic.go), waiting up to lockWait.
 	pessimistic bool
 	lockWait    time.Duration
+	// readCommitted: the pessimistic transaction is READ COMMITTED
+	// (readcommitted.go), decided when its Percolator transaction begins.
+	readCommitted bool
 	// connID is the connection of the session that started the
 	// transaction, for ADMIN SHOW LOCK WAITS; shownTS the start_ts under
 	// which it is shown there, once it takes locks.

@@ -8,10 +8,11 @@ import (
 )
 
 // Transaction characteristics: access mode (READ ONLY / READ WRITE) and
-// isolation level, which MySQL sets four ways. percdb runs every
-// transaction under snapshot isolation whatever the level (it is only
-// reported, docs/transactions.md), and refuses writes in a read-only one
-// with error 1792 (Transaction.writable, and GMS's analyzer, which asks
+// isolation level, which MySQL sets four ways. percdb runs a pessimistic
+// transaction at READ COMMITTED or READ UNCOMMITTED as READ COMMITTED
+// (readcommitted.go) and every other under snapshot isolation
+// (docs/transactions.md), and refuses writes in a read-only one with
+// error 1792 (Transaction.writable, and GMS's analyzer, which asks
 // Transaction.IsReadOnly):
 //
 //   - START TRANSACTION READ ONLY | READ WRITE: this transaction. GMS hands
@@ -98,6 +99,11 @@ func (s *Session) endCharacteristics(ctx context.Context, err error, autocommit 
 	s.readWrite = false
 	if t, ok := s.GetTransaction().(*Transaction); ok && t.kv == nil && !t.finished && !s.GetIgnoreAutoCommit() {
 		t.readOnly = s.provider.fast.sessionVars(s).txReadOnly
+		// So do its mode and isolation level: SET autocommit = 0 starts
+		// the transaction while autocommit is still on (so it would be
+		// optimistic), and a SET TRANSACTION ISOLATION LEVEL may follow.
+		t.pessimistic, t.readCommitted = false, false
+		s.setPessimistic(gsql.NewContext(ctx, gsql.WithSession(s)), t)
 	}
 	sv := s.saved
 	switch {

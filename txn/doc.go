@@ -235,6 +235,18 @@
 // every writing statement without such a check, which lets both through,
 // as InnoDB's REPEATABLE READ does.
 //
+// # Read committed
+//
+// A pessimistic transaction made READ COMMITTED (Txn.SetReadCommitted,
+// readcommitted.go) is that weaker level on purpose: every statement
+// reads at a fresh timestamp taken at its first read, and a statement
+// that meets a commit newer than its snapshot on a key it locks moves the
+// snapshot and runs again without any read validation, so it never fails
+// for a concurrent commit. It remembers no reads. Its locks still keep
+// every key it writes from others' writes until it ends: no lost update
+// of a row it wrote, but read skew and a lost update through a value read
+// by an earlier statement are allowed, as in MySQL's READ COMMITTED.
+//
 // Two timestamps name a pessimistic transaction after a move. start_ts
 // stays its identity: every lock it took and will take names it, the
 // primary's status and the Rollback records are kept at it, so nothing

@@ -60,6 +60,9 @@ func (t *Txn) SnapshotTS(ctx context.Context) (uint64, error) {
 
 // snapshotTS is the timestamp reads use.
 func (t *Txn) snapshotTS(ctx context.Context) (uint64, error) {
+	if t.rc != nil && t.rc.stale {
+		return t.statementSnapshot(ctx)
+	}
 	if t.readTS != 0 {
 		return t.readTS, nil
 	}
@@ -70,7 +73,7 @@ func (t *Txn) snapshotTS(ctx context.Context) (uint64, error) {
 // snapshot: the transaction is pessimistic and remembers every read made
 // before the current statement (Options.MaxReadSetEntries).
 func (t *Txn) CanRefreshSnapshot() bool {
-	return t.pess != nil && !t.finished && !t.reads.mark.full
+	return t.pess != nil && !t.finished && (t.rc != nil || !t.reads.mark.full)
 }
 
 // RefreshSnapshot moves the snapshot of a pessimistic transaction to a
@@ -85,7 +88,11 @@ func (t *Txn) CanRefreshSnapshot() bool {
 // isolation holds (doc.go, "Pessimistic transactions"). Otherwise it
 // fails with ErrWriteConflict, and the caller rolls the transaction back
 // (MySQL 1213). The start_ts, which names the transaction's locks, stays.
+// A READ COMMITTED transaction validates nothing (refreshReadCommitted).
 func (t *Txn) RefreshSnapshot(ctx context.Context) error {
+	if t.rc != nil {
+		return t.refreshReadCommitted(ctx)
+	}
 	if !t.CanRefreshSnapshot() {
 		t.s.stats.noteValidation(false, 0)
 		return fmt.Errorf("refresh snapshot: %w: the transaction read more than the %d reads it remembers", ErrWriteConflict, t.s.opts.MaxReadSetEntries)

@@ -222,7 +222,7 @@ func (v *ReadView) Coprocessor(ctx context.Context, start, end, program []byte) 
 // trackRead records a read of keys from the snapshot for a pessimistic
 // transaction, by a reader that used what cmp compares of them.
 func (t *Txn) trackRead(cmp ReadComparator, keys ...[]byte) {
-	if t.pess != nil {
+	if t.pess != nil && t.rc == nil {
 		t.reads.addKeys(keys, cmp, t.s.opts.MaxReadSetEntries)
 	}
 }
@@ -231,7 +231,7 @@ func (t *Txn) trackRead(cmp ReadComparator, keys ...[]byte) {
 // transaction, by a reader that used what cmp compares of each value,
 // and returns the iterator to hand out.
 func (t *Txn) trackIter(it Iterator, cmp ReadComparator, start, end []byte, reverse bool) Iterator {
-	if t.pess == nil {
+	if t.pess == nil || t.rc != nil {
 		return it
 	}
 	r := t.reads.addRange(start, end, cmp, t.s.opts.MaxReadSetEntries)

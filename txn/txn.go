@@ -46,6 +46,8 @@ type Txn struct {
 	readTS uint64
 	// reads is what a pessimistic transaction read from its snapshot.
 	reads readSet
+	// rc is set in a READ COMMITTED transaction (readcommitted.go).
+	rc *rcState
 }
 
 // AllowWhenDiskFull marks the transaction as one a store whose disk is
@@ -282,8 +284,12 @@ func (t *Txn) Staging() StagingHandle { return t.buf.staging() }
 
 // BeginStatement marks the start of a statement for RefreshSnapshot: what
 // the transaction read from its snapshot before it is what a move of the
-// snapshot must validate.
-func (t *Txn) BeginStatement() { t.reads.beginStatement() }
+// snapshot must validate. In a READ COMMITTED transaction the statement
+// reads at a fresh snapshot (SetReadCommitted).
+func (t *Txn) BeginStatement() {
+	t.reads.beginStatement()
+	t.beginStatementRC()
+}
 
 // Release closes stage h (and any stage opened after it), keeping its
 // writes. An unknown or already closed handle is ignored.

@@ -1,9 +1,6 @@
 package isolation
 
-import (
-	"fmt"
-	"testing"
-)
+import "testing"
 
 // The cases follow Hermitage's scripts (mysql.md and postgres.md of
 // github.com/ept/hermitage) statement for statement; the comments give
@@ -15,13 +12,8 @@ var initial = rows{1: 10, 2: 20}
 // must not interleave.
 func TestG0(t *testing.T) {
 	h, t1, t2 := twoTransactions(t)
-	t1.exec("update test set value = 11 where id = 1")
-	t2.start("update test set value = 12 where id = 1") // InnoDB: BLOCKS
-	t1.exec("update test set value = 21 where id = 2")
-	err1 := t1.commit()
-	t2.exec("update test set value = 22 where id = 2")
-	err2 := t2.commit()
-	final := h.final()
+	o := scriptG0(h, t1, t2) // T2's first update: InnoDB BLOCKS
+	err1, err2, final := o.commits[0], o.commits[1], o.final
 
 	h.expect(final.equal(rows{1: 11, 2: 21}) || final.equal(rows{1: 12, 2: 22}), "",
 		"G0: final state %v mixes T1's and T2's writes", final)
@@ -36,11 +28,8 @@ func TestG0(t *testing.T) {
 // back.
 func TestG1a(t *testing.T) {
 	h, t1, t2 := twoTransactions(t)
-	t1.exec("update test set value = 101 where id = 1")
-	r1 := t2.query("select * from test")
-	t1.rollback()
-	r2 := t2.query("select * from test")
-	err := t2.commit()
+	o := scriptG1a(t1, t2)
+	r1, r2, err := o.reads[0], o.reads[1], o.commits[1]
 
 	h.expect(r1.equal(initial), "", "G1a: T2 read %v while T1's update was pending, want %v", r1, initial)
 	h.expect(r2.equal(initial), "", "G1a: T2 read %v after T1 rolled back, want %v", r2, initial)
@@ -52,12 +41,8 @@ func TestG1a(t *testing.T) {
 // before committing; under snapshot isolation T2 sees neither.
 func TestG1b(t *testing.T) {
 	h, t1, t2 := twoTransactions(t)
-	t1.exec("update test set value = 101 where id = 1")
-	r1 := t2.query("select * from test")
-	t1.exec("update test set value = 11 where id = 1")
-	err1 := t1.commit()
-	r2 := t2.query("select * from test")
-	err2 := t2.commit()
+	o := scriptG1b(t1, t2)
+	r1, r2, err1, err2 := o.reads[0], o.reads[1], o.commits[0], o.commits[1]
 
 	h.expect(err1 == nil, "", "T1 failed to commit: %v", err1)
 	h.expect(r1.equal(initial), "", "G1b: T2 read %v while T1 was in progress, want %v", r1, initial)
@@ -71,19 +56,14 @@ func TestG1b(t *testing.T) {
 // other's write.
 func TestG1c(t *testing.T) {
 	h, t1, t2 := twoTransactions(t)
-	t1.exec("update test set value = 11 where id = 1")
-	t2.exec("update test set value = 22 where id = 2")
-	r1 := t1.query("select * from test where id = 2")
-	r2 := t2.query("select * from test where id = 1")
-	err1 := t1.commit()
-	err2 := t2.commit()
+	o := scriptG1c(h, t1, t2)
+	r1, r2, err1, err2 := o.reads[0], o.reads[1], o.commits[0], o.commits[1]
 
 	h.expect(r1.equal(rows{2: 20}), "", "G1c: T1 read %v, want 2 => 20", r1)
 	h.expect(r2.equal(rows{1: 10}), "", "G1c: T2 read %v, want 1 => 10", r2)
 	// Different rows: no conflict, both commit.
 	h.expect(err1 == nil && err2 == nil, "", "disjoint writers failed: T1 %v, T2 %v", err1, err2)
-	final := h.final()
-	h.expect(final.equal(rows{1: 11, 2: 22}), "", "final %v, want 1 => 11, 2 => 22", final)
+	h.expect(o.final.equal(rows{1: 11, 2: 22}), "", "final %v, want 1 => 11, 2 => 22", o.final)
 }
 
 // OTV, observed transaction vanishes: once T3 sees T1's writes it keeps
@@ -94,17 +74,9 @@ func TestOTV(t *testing.T) {
 	t1.begin()
 	t2.begin()
 	t3.begin()
-	t1.exec("update test set value = 11 where id = 1")
-	t1.exec("update test set value = 19 where id = 2")
-	t2.start("update test set value = 12 where id = 1") // InnoDB: BLOCKS
-	err1 := t1.commit()
-	r1 := t3.query("select * from test")
-	t2.exec("update test set value = 18 where id = 2")
-	r2 := t3.query("select * from test")
-	err2 := t2.commit()
-	r3 := t3.query("select * from test")
-	err3 := t3.commit()
-	final := h.final()
+	o := scriptOTV(h, t1, t2, t3) // T2's first update: InnoDB BLOCKS
+	r1, r2, r3, final := o.reads[0], o.reads[1], o.reads[2], o.final
+	err1, err2, err3 := o.commits[0], o.commits[1], o.commits[2]
 
 	h.expect(err1 == nil, "", "T1 failed to commit: %v", err1)
 	// T3's snapshot is taken at BEGIN or at its first read: either before
@@ -124,11 +96,8 @@ func TestPMP(t *testing.T) {
 	// commit meanwhile.
 	t.Run("read predicate", func(t *testing.T) {
 		h, t1, t2 := twoTransactions(t)
-		r1 := t1.query("select * from test where value = 30")
-		t2.exec("insert into test (id, value) values (3, 30)")
-		err2 := t2.commit()
-		r2 := t1.query("select * from test where value % 3 = 0")
-		err1 := t1.commit()
+		o := scriptPMPRead(t1, t2)
+		r1, r2, err1, err2 := o.reads[0], o.reads[1], o.commits[0], o.commits[1]
 
 		h.expect(err2 == nil, "", "T2's insert failed: %v", err2)
 		h.expect(r1.equal(rows{}), "", "T1 read %v, want no rows", r1)
@@ -139,14 +108,9 @@ func TestPMP(t *testing.T) {
 	// the delete then conflicts with T1's committed update of the row.
 	t.Run("write predicate", func(t *testing.T) {
 		h, t1, t2 := twoTransactions(t)
-		t1.exec("update test set value = value + 10")
-		r1 := t2.query("select * from test where value = 20")
-		del := t2.start("delete from test where value = 20") // InnoDB: BLOCKS
-		err1 := t1.commit()
-		r2 := t2.query("select * from test")
-		err2 := t2.commit()
-		d := del.wait()
-		final := h.final()
+		o := scriptPMPWrite(h, t1, t2) // T2's DELETE: InnoDB BLOCKS
+		r1, r2, d, final := o.reads[0], o.reads[1], o.del, o.final
+		err1, err2 := o.commits[0], o.commits[1]
 
 		h.expect(err1 == nil, "", "T1 failed to commit: %v", err1)
 		h.expect(r1.equal(rows{2: 20}), "", "T2 read %v, want 2 => 20", r1)
@@ -168,13 +132,8 @@ func TestPMP(t *testing.T) {
 // incremented; the second committer must fail, or an increment is lost.
 func TestP4(t *testing.T) {
 	h, t1, t2 := twoTransactions(t)
-	a := t1.query("select * from test where id = 1")
-	b := t2.query("select * from test where id = 1")
-	t1.exec(fmt.Sprintf("update test set value = %d where id = 1", a[1]+1))
-	t2.start(fmt.Sprintf("update test set value = %d where id = 1", b[1]+1)) // InnoDB: BLOCKS
-	err1 := t1.commit()
-	err2 := t2.commit()
-	final := h.final()
+	o := scriptP4(h, t1, t2) // T2's update: InnoDB BLOCKS
+	a, b, err1, err2, final := o.reads[0], o.reads[1], o.commits[0], o.commits[1], o.final
 
 	h.expect(a.equal(rows{1: 10}) && b.equal(rows{1: 10}), "", "reads %v and %v, want 1 => 10", a, b)
 	h.expect(err1 == nil, "", "T1, the first committer, failed: %v", err1)
@@ -197,14 +156,8 @@ func TestGSingle(t *testing.T) {
 	// A read-only transaction sees T2's two writes both or neither.
 	t.Run("read only", func(t *testing.T) {
 		h, t1, t2 := twoTransactions(t)
-		r1 := t1.query("select * from test where id = 1")
-		t2.query("select * from test where id = 1")
-		t2.query("select * from test where id = 2")
-		t2.exec("update test set value = 12 where id = 1")
-		t2.exec("update test set value = 18 where id = 2")
-		err2 := t2.commit()
-		r2 := t1.query("select * from test where id = 2")
-		err1 := t1.commit()
+		o := scriptGSingleRead(t1, t2)
+		r1, r2, err1, err2 := o.reads[0], o.reads[1], o.commits[0], o.commits[1]
 
 		h.expect(err2 == nil, "", "T2 failed to commit: %v", err2)
 		h.expect(r1.equal(rows{1: 10}), "", "T1 read %v, want 1 => 10", r1)
@@ -229,15 +182,9 @@ func TestGSingle(t *testing.T) {
 	// since makes T1 the second committer.
 	t.Run("write predicate", func(t *testing.T) {
 		h, t1, t2 := twoTransactions(t)
-		r1 := t1.query("select * from test where id = 1")
-		t2.query("select * from test")
-		t2.exec("update test set value = 12 where id = 1")
-		t2.exec("update test set value = 18 where id = 2")
-		err2 := t2.commit()
-		d := t1.exec("delete from test where value = 20")
-		r2 := t1.query("select * from test where id = 2")
-		err1 := t1.commit()
-		final := h.final()
+		o := scriptGSingleWrite(h, t1, t2)
+		r1, r2, d, final := o.reads[0], o.reads[1], o.del, o.final
+		err1, err2 := o.commits[0], o.commits[1]
 
 		h.expect(err2 == nil, "", "T2 failed to commit: %v", err2)
 		h.expect(r1.equal(rows{1: 10}), "", "T1 read %v, want 1 => 10", r1)

@@ -48,6 +48,7 @@ func run() error {
 		rev       = flag.String("rev", "", "build percdb from this git revision of -repo, e.g. HEAD (default: the working tree as it is)")
 		percdbBin = flag.String("percdb-bin", "", "use this percdb binary instead of building -repo")
 		txnMode   = flag.String("percdb-txn-mode", "", "percdb's transaction mode, optimistic or pessimistic (SET GLOBAL percdb_txn_mode; default: the server's)")
+		isolation = flag.String("isolation", "", "every server's global transaction isolation level, e.g. READ-COMMITTED (default: the servers', REPEATABLE-READ)")
 		sysbench  = flag.String("sysbench", "sysbench", "sysbench binary")
 		doc       = flag.String("doc", "docs/benchmarks.md", "markdown file whose sysbench section is rewritten ('' to skip)")
 		chart     = flag.String("chart", "docs/benchmarks-sysbench", "chart path without extension: writes .png and .svg ('' to skip)")
@@ -94,6 +95,7 @@ func run() error {
 		Rev:           *rev,
 		PercdbBinary:  *percdbBin,
 		PercdbTxnMode: *txnMode,
+		Isolation:     *isolation,
 		Sysbench:      *sysbench,
 		Server:        bench.ServerOptions{Dir: *tmp, Keep: *keep},
 		Progress:      os.Stderr,
