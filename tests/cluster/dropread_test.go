@@ -73,7 +73,8 @@ func (n *twoNodes) heldDDL(t *testing.T, ddl string, committed func() bool) (rel
 // TestReadAfterRewriteOnOtherNode, the window between the commit and the
 // statement's return is held open by a transaction of A that wrote the
 // table: the DROP, committed, waits for it; meanwhile another session of
-// A finds the table gone, and B, asked only after that, must too. Then a
+// A finds the table gone, and B, asked only after that, must too, and
+// must not acknowledge an insert into it (8028 or 1146). Then a
 // table of the same name made again on A is read on B with its own rows
 // only. Last, the same window for an ALTER TABLE that rewrites the
 // table into a new table ID: a row inserted into the rewritten table once
@@ -101,6 +102,15 @@ func TestReadAfterDropOnOtherNode(t *testing.T) {
 			return false
 		})
 		s.expectGone("after sql1's "+drop+" committed", 1)
+		// Nor does B acknowledge a write into the dropped table.
+		if _, err := n.dbB.ExecContext(ctx, "INSERT INTO d.t VALUES (50, 50)"); err == nil {
+			s.bad++
+			if s.first == "" {
+				s.first = "after sql1's " + drop + " committed: an insert into the dropped table on sql2 was acknowledged"
+			}
+		} else if code := errCode(err); code != 1146 && code != 1049 && code != 8028 {
+			t.Fatalf("insert on sql2 after sql1's %s committed: %v, want 1146, 1049 or 8028\n%s", drop, err, logs())
+		}
 		if err := release(); err != nil {
 			t.Fatalf("%s with an open transaction on the table: %v\n%s", drop, err, logs())
 		}
