@@ -140,9 +140,10 @@ func (c *Client) retry(ctx context.Context, what string, fn func(ctx context.Con
 		}
 		if ctx.Err() != nil {
 			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) && (last != nil || retryable(err) || errors.Is(err, context.DeadlineExceeded)) {
-				// The caller's deadline (the oracle's batch client gives
-				// each call 3 s, less than Timeout) passed while no member
-				// answered: pd is as unreachable as when Timeout passes.
+				// The caller's deadline (a statement's, or the oracle's
+				// batch client's bound on each call, which may be less
+				// than Timeout) passed while no member answered: pd is as
+				// unreachable as when Timeout passes.
 				return &kv.RouterUnavailableError{Addrs: c.Addrs(), Err: fmt.Errorf("%s: %w", what, context.Cause(ctx))}
 			}
 			return fmt.Errorf("pd %s: %s: %w", c.addrs[m], what, context.Cause(ctx))
@@ -160,6 +161,13 @@ func (c *Client) retry(ctx context.Context, what string, fn func(ctx context.Con
 			select {
 			case <-ctx.Done():
 				t.Stop()
+				if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+					// As above: the deadline passed while the client
+					// waited to try the members again, where a member
+					// that refuses connections (a pd restarting) leaves
+					// it most of the time.
+					return &kv.RouterUnavailableError{Addrs: c.Addrs(), Err: fmt.Errorf("%s: %w", what, context.Cause(ctx))}
+				}
 				return fmt.Errorf("pd %s: %s: %w", c.Addrs(), what, context.Cause(ctx))
 			case <-t.C:
 			}

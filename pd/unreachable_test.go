@@ -73,3 +73,32 @@ func TestSilentPDIsUnreachable(t *testing.T) {
 		t.Fatalf("timestamps from a silent pd, the caller cancelled: %v, want context.Canceled", err)
 	}
 }
+
+// TestDownPDIsUnreachable: a pd that is down (its port refuses
+// connections, as while it restarts) makes a request fail with
+// *kv.RouterUnavailableError (9001) when the caller's deadline passes
+// first, also when it passes while the client backs off between rounds
+// of the members, where a refused connection leaves it most of the time:
+// that gave a bare "context deadline exceeded", error 1105 to the client.
+func TestDownPDIsUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	c, err := pd.NewClient([]string{addr}, pd.ClientOptions{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var ru *kv.RouterUnavailableError
+	for _, d := range []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		_, err := c.GetTimestamps(ctx, 1)
+		cancel()
+		if !errors.As(err, &ru) {
+			t.Fatalf("timestamps from a pd that is down, past a caller's deadline of %v: %v, want *kv.RouterUnavailableError", d, err)
+		}
+	}
+}

@@ -116,6 +116,16 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.LoadData:
 		// MySQL's file format (loaddata.go).
 		return buildLoadData(ctx, n)
+	case *plan.DropTable:
+		// On a cluster the tables are fenced first; GMS drops them
+		// (dropfence.go).
+		if err := fenceDropTables(ctx, n); err != nil {
+			return nil, err
+		}
+	case *plan.DropDB:
+		if err := fenceDropDatabase(ctx, n.DbName); err != nil {
+			return nil, err
+		}
 	case *plan.InsertInto:
 		warnIgnoredGenerated(ctx) // compat_genvalues.go
 		if err := foreignkey.CheckShadowed(ctx, n); err != nil {

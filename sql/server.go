@@ -164,6 +164,13 @@ type Config struct {
 type ClusterBackend struct {
 	KV     kv.Client
 	Oracle tso.Source
+	// OracleTimeout bounds one call for timestamps (tso.ClientOptions'
+	// Timeout): a SQL node's --pd-timeout, which the pd client's own
+	// retries of unreachable members also stop at, so that a statement
+	// rides out a pd restart as long as the operator allows, as TiDB
+	// retries its timestamp requests for 15 s before error 9001. 0: tso's
+	// default, 3 s.
+	OracleTimeout time.Duration
 	// GCSafePoints keeps the cluster's GC safe point (pd.GCSafePoints)
 	// and ReportMinStartTS tells the cluster this node's oldest running
 	// start_ts (0: none) and answers whether the node is the GC leader.
@@ -304,7 +311,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 			// allocators' included, takes effect only under the lease.
 			cfg.Txn.CommitGuard = lease
 		}
-		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{})
+		s.tsClient = tso.NewBatchClient(cfg.Cluster.Oracle, tso.ClientOptions{Timeout: cfg.Cluster.OracleTimeout})
 		s.store = txn.NewStore(kv.Instrument(cfg.Cluster.KV, s.kvMetrics), s.tsClient, cfg.Txn)
 	} else {
 		if cfg.KV.Coprocessor == nil {

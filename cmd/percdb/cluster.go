@@ -215,7 +215,7 @@ func dialCluster(list string, kvTimeout, pdTimeout, schemaLease time.Duration) (
 		return nil, nil, err
 	}
 	node := "sql-" + hex.EncodeToString(id[:])
-	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, GCSafePoints: pd.GCSafePoints{Client: pdc},
+	return &percsql.ClusterBackend{KV: kc, Oracle: pdc, OracleTimeout: pdTimeout, GCSafePoints: pd.GCSafePoints{Client: pdc},
 			SchemaPD: pdc, Node: node, SchemaLease: schemaLease,
 			ReportMinStartTS: func(ctx context.Context, ts uint64) (bool, error) {
 				return pdc.ReportMinStartTS(ctx, node, ts, gcworker.ReportTTL)

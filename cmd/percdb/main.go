@@ -94,7 +94,7 @@ func runServer(role string, args []string) error {
 		pdAddrs = fs.String("pd", "", "comma-separated host:port of the cluster's pd members (required)")
 		kvTimeout = fs.Duration("kv-timeout", kvrpc.DefaultUnavailableTimeout, "how long a request retries a kv node it cannot reach before the statement fails with error 9002")
 		pdStatus = fs.String("pd-status", "", "comma-separated host:port of the pd members' status ports, whose read-only API the console's Cluster page reads (default: each --pd address's port + 3, pd's default)")
-		pdTimeout = fs.Duration("pd-timeout", pd.DefaultTimeout, "how long a request retries the pd members before the statement fails with error 9001")
+		pdTimeout = fs.Duration("pd-timeout", pd.DefaultTimeout, "how long a request to pd (for timestamps, regions, the schema lease) retries the pd members before the statement fails with error 9001")
 		schemaLease = fs.Duration("schema-lease", schemalease.DefaultLeaseTTL, "the node's schema lease in pd, renewed every half lease: a schema change on any SQL node waits for this node to load each new schema version, or for its lease to end if it stops answering; a node that cannot renew its lease in time fails commits with error 8027")
 	}
 	host := fs.String("host", "127.0.0.1", "address to listen on")

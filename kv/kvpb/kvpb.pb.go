@@ -1626,10 +1626,16 @@ func (x *PessimisticLockNotFound) GetStartTs() uint64 {
 }
 
 type DiskFull struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Dir           string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
-	Available     uint64                 `protobuf:"varint,2,opt,name=available,proto3" json:"available,omitempty"`
-	Needed        uint64                 `protobuf:"varint,3,opt,name=needed,proto3" json:"needed,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Dir       string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
+	Available uint64                 `protobuf:"varint,2,opt,name=available,proto3" json:"available,omitempty"`
+	Needed    uint64                 `protobuf:"varint,3,opt,name=needed,proto3" json:"needed,omitempty"`
+	// stalled: the storage cannot flush for want of space and refuses every
+	// write, deletes included (kv.DiskFullError.Stalled).
+	Stalled bool `protobuf:"varint,4,opt,name=stalled,proto3" json:"stalled,omitempty"`
+	// cannot_compact (with stalled): a compaction needs more room than the
+	// file system could ever give the store (kv.DiskFullError.CannotCompact).
+	CannotCompact bool `protobuf:"varint,5,opt,name=cannot_compact,json=cannotCompact,proto3" json:"cannot_compact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1683,6 +1689,20 @@ func (x *DiskFull) GetNeeded() uint64 {
 		return x.Needed
 	}
 	return 0
+}
+
+func (x *DiskFull) GetStalled() bool {
+	if x != nil {
+		return x.Stalled
+	}
+	return false
+}
+
+func (x *DiskFull) GetCannotCompact() bool {
+	if x != nil {
+		return x.CannotCompact
+	}
+	return false
 }
 
 // GCTooOld: a read at ts below the store's GC safe point, or a prewrite
@@ -5289,11 +5309,13 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x05chain\x18\x04 \x03(\v2\x17.percdb.kv.WaitForEntryR\x05chain\"F\n" +
 	"\x17PessimisticLockNotFound\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x19\n" +
-	"\bstart_ts\x18\x02 \x01(\x04R\astartTs\"R\n" +
+	"\bstart_ts\x18\x02 \x01(\x04R\astartTs\"\x93\x01\n" +
 	"\bDiskFull\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\x04R\tavailable\x12\x16\n" +
-	"\x06needed\x18\x03 \x01(\x04R\x06needed\"9\n" +
+	"\x06needed\x18\x03 \x01(\x04R\x06needed\x12\x18\n" +
+	"\astalled\x18\x04 \x01(\bR\astalled\x12%\n" +
+	"\x0ecannot_compact\x18\x05 \x01(\bR\rcannotCompact\"9\n" +
 	"\bGCTooOld\x12\x0e\n" +
 	"\x02ts\x18\x01 \x01(\x04R\x02ts\x12\x1d\n" +
 	"\n" +

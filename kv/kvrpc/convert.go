@@ -174,7 +174,8 @@ func keyErrorToPB(err error) *kvpb.KeyError {
 	case errors.As(err, &pessNF):
 		return &kvpb.KeyError{Kind: &kvpb.KeyError_PessimisticLockNotFound{PessimisticLockNotFound: &kvpb.PessimisticLockNotFound{Key: pessNF.Key, StartTs: pessNF.StartTS}}}
 	case errors.As(err, &full):
-		return &kvpb.KeyError{Kind: &kvpb.KeyError_DiskFull{DiskFull: &kvpb.DiskFull{Dir: full.Dir, Available: full.Available, Needed: full.Needed}}}
+		return &kvpb.KeyError{Kind: &kvpb.KeyError_DiskFull{DiskFull: &kvpb.DiskFull{Dir: full.Dir, Available: full.Available, Needed: full.Needed,
+			Stalled: full.Stalled, CannotCompact: full.CannotCompact}}}
 	case errors.As(err, &tooOld):
 		return &kvpb.KeyError{Kind: &kvpb.KeyError_GcTooOld{GcTooOld: &kvpb.GCTooOld{Ts: tooOld.TS, SafePoint: tooOld.SafePoint}}}
 	}
@@ -230,7 +231,8 @@ func keyErrorFromPB(e *kvpb.KeyError, addr string) error {
 	case *kvpb.KeyError_PessimisticLockNotFound:
 		return &kv.PessimisticLockNotFoundError{Key: k.PessimisticLockNotFound.GetKey(), StartTS: k.PessimisticLockNotFound.GetStartTs()}
 	case *kvpb.KeyError_DiskFull:
-		return &kv.DiskFullError{Dir: k.DiskFull.GetDir(), Available: k.DiskFull.GetAvailable(), Needed: k.DiskFull.GetNeeded()}
+		return &kv.DiskFullError{Dir: k.DiskFull.GetDir(), Available: k.DiskFull.GetAvailable(), Needed: k.DiskFull.GetNeeded(),
+			Stalled: k.DiskFull.GetStalled(), CannotCompact: k.DiskFull.GetCannotCompact()}
 	case *kvpb.KeyError_GcTooOld:
 		return &kv.GCTooOldError{TS: k.GcTooOld.GetTs(), SafePoint: k.GcTooOld.GetSafePoint()}
 	case *kvpb.KeyError_Other:

@@ -25,6 +25,8 @@ func TestKeyErrorRoundTrip(t *testing.T) {
 		&kv.DeadlockError{Key: []byte("k"), StartTS: 5, LockTS: 6, Chain: []kv.WaitForEntry{{Txn: 6, WaitForTxn: 7, Key: []byte("a")}}},
 		&kv.PessimisticLockNotFoundError{Key: []byte("k"), StartTS: 5},
 		&kv.DiskFullError{Dir: "/d", Available: 1, Needed: 2},
+		&kv.DiskFullError{Dir: "/d", Available: 1, Needed: 2, Stalled: true},
+		&kv.DiskFullError{Dir: "/d", Available: 1, Needed: 2, Stalled: true, CannotCompact: true},
 		&kv.GCTooOldError{TS: 5, SafePoint: 9},
 		&RemoteError{Addr: "a:1", Message: "start_ts is 0"},
 	} {

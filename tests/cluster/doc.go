@@ -62,8 +62,16 @@
 // nodes: reads on one never return a table's rows from before the
 // other's TRUNCATE or ALTER TABLE rewrite once it committed, also while
 // the reading node is cut off from pd (through a TCP proxy the test cuts),
-// when they may fail with 9001 instead. The TestMeasure tests measure and
-// log, and run only with PERCDB_MEASURE=1.
+// when they may fail with 9001 instead. TestReadAfterDropOnOtherNode does
+// the same for DROP TABLE and DROP DATABASE (reads fail with 1146 once the
+// drop committed). The TestMeasure tests measure and log, and run only
+// with PERCDB_MEASURE=1.
+//
+// TestPDRestartWithinPDTimeout restarts pd within the SQL node's
+// --pd-timeout while an insert waits for a timestamp, which it gets.
+// TestKVNodeDiskFull (root only: a tmpfs) fills a KV node's disk: writes
+// fail with 1021, reads, DELETE and DROP go on, and writes come back once
+// space does.
 //
 // Waits are bounded generously (a process that does not start, a workload
 // that makes no progress) but nothing is timed.
