@@ -166,29 +166,26 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 		value, err = returnValue(r, req, k.Key)
 		return value, conflictTS, err
 	}
-	rolledBack, err := r.writeAt(k.Key, req.StartTS)
+	c, err := newLockChecks(r, k.Key, req.StartTS, req.ForUpdateTS, k.CheckNotExists || req.ReturnValues)
 	if err != nil {
 		return nil, 0, err
 	}
-	if rolledBack != nil && (rolledBack.Type == txntypes.WriteRollback || rolledBack.OverlappedRollback) {
+	if c.rolledBack {
 		return nil, 0, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
 	}
-	commitTS, w, err := newestConflict(r, k.Key, req.ForUpdateTS)
-	if err != nil {
-		return nil, 0, err
-	}
 	forUpdateTS := req.ForUpdateTS
-	if w != nil {
+	if w := c.conflict; w != nil {
 		if !req.LockWithConflict {
-			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: c.conflictTS}
 		}
 		// Locked as of that write: nothing newer exists.
-		forUpdateTS, conflictTS = commitTS, commitTS
+		forUpdateTS, conflictTS = c.conflictTS, c.conflictTS
 	}
-	if k.CheckNotExists {
-		if err := checkNotExists(r, k.Key); err != nil {
-			return nil, 0, err
-		}
+	// The newest Put or Delete decides the key's value, as checkNotExists
+	// and returnValue read it.
+	exists := c.value != nil && c.value.Type == txntypes.WritePut
+	if k.CheckNotExists && exists {
+		return nil, 0, &AlreadyExistsError{Key: cloneKey(k.Key)}
 	}
 	wb.putLock(k.Key, &txntypes.Lock{
 		Type:        txntypes.LockPessimistic,
@@ -197,7 +194,9 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 		TTL:         req.LockTTL,
 		ForUpdateTS: forUpdateTS,
 	})
-	value, err = returnValue(r, req, k.Key)
+	if req.ReturnValues && exists {
+		value, err = r.writeValue(k.Key, c.value)
+	}
 	return value, conflictTS, err
 }
 
@@ -225,6 +224,49 @@ func newestConflict(r *mvccReader, key []byte, ts uint64) (uint64, *txntypes.Wri
 		return true
 	})
 	return commitTS, found, err
+}
+
+// lockChecks is what a new pessimistic lock depends on (newLockChecks).
+type lockChecks struct {
+	// rolledBack: the transaction was rolled back on the key (a Rollback
+	// record at its start_ts, or a commit record there flagged with one).
+	rolledBack bool
+	// conflict is newestConflict's record above for_update_ts, committed
+	// at conflictTS; nil when there is none.
+	conflict   *txntypes.Write
+	conflictTS uint64
+	// value is the key's newest Put or Delete (nil: none), read only when
+	// asked for.
+	value *txntypes.Write
+}
+
+// newLockChecks reads what a new pessimistic lock of transaction startTS
+// at forUpdateTS (>= startTS) on key depends on, in one walk of the key's
+// write records, newest first: down to startTS for the rollback and the
+// conflict, and on to the newest Put or Delete when withValue is set (an
+// INSERT's existence check, a locking read's value). The walk meets the
+// records committed since the transaction started, and those it steps
+// over to the value, where a lookup of the startTS record, a walk for the
+// conflict and one for the value were up to three searches of the LSM for
+// each key locked.
+func newLockChecks(r *mvccReader, key []byte, startTS, forUpdateTS uint64, withValue bool) (lockChecks, error) {
+	var c lockChecks
+	pastStart := false
+	err := r.writes(key, MaxTS, func(cts uint64, w *txntypes.Write) bool {
+		switch {
+		case cts < startTS:
+			pastStart = true
+		case cts == startTS:
+			c.rolledBack, pastStart = w.Type == txntypes.WriteRollback || w.OverlappedRollback, true
+		case c.conflict == nil && cts > forUpdateTS && w.Type != txntypes.WriteRollback:
+			c.conflictTS, c.conflict = cts, w
+		}
+		if withValue && c.value == nil && (w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete) {
+			c.value = w
+		}
+		return !pastStart || withValue && c.value == nil
+	})
+	return c, err
 }
 
 // returnValue reads key's value when the request asks for values. The

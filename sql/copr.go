@@ -690,11 +690,18 @@ func pushGroupBy(ctx *gsql.Context, g *plan.GroupBy) gsql.Node {
 			continue
 		}
 		if agg, ok := e.(gsql.Aggregation); ok {
+			s.selected[i] = expression.NewGetField(s.width+len(c.prog.Aggs), agg.Type(), agg.String(), true)
+			if avg, ok := c.average(agg); ok {
+				// The sum and the count of the values; the final row
+				// holds their quotient at the sum's place (aggregate).
+				s.avgs = append(s.avgs, coprAvg{at: len(c.prog.Aggs), scale: avg.scale})
+				c.prog.Aggs = append(c.prog.Aggs, avg.sum, avg.count)
+				continue
+			}
 			a, ok := c.aggregate(agg)
 			if !ok {
 				return nil
 			}
-			s.selected[i] = expression.NewGetField(s.width+len(c.prog.Aggs), agg.Type(), agg.String(), true)
 			c.prog.Aggs = append(c.prog.Aggs, a)
 			continue
 		}
@@ -776,8 +783,8 @@ func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
 		return copr.Agg{Func: f, Arg: &x}, true
 	case *compat.DecimalAgg:
 		// SUM of an integer expression: exact partial sums, made the
-		// DECIMAL percdb's SUM returns once merged (aggregate). AVG
-		// stays GMS's.
+		// DECIMAL percdb's SUM returns once merged (aggregate). AVG is
+		// a sum and a count (average).
 		if a.Kind() != "SUM" {
 			return copr.Agg{}, false
 		}
@@ -788,6 +795,45 @@ func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
 		return copr.Agg{Func: copr.AggSum, Arg: &x}, true
 	}
 	return copr.Agg{}, false
+}
+
+// pushedAvg is an AVG compiled for the coprocessor: the exact sum and
+// the count of its argument's non-NULL values, divided once merged.
+type pushedAvg struct {
+	sum, count copr.Agg
+	scale      int32
+}
+
+// average compiles an AVG of an integer expression (percdb's exact
+// DecimalAgg, typed DECIMAL as MySQL types it) into partial aggregates
+// the coprocessor computes as it does SUM and COUNT: regions are merged by
+// adding both, where averages could not be.
+func (c *coprCompiler) average(a gsql.Aggregation) (pushedAvg, bool) {
+	d, ok := a.(*compat.DecimalAgg)
+	if !ok || d.Kind() != "AVG" {
+		return pushedAvg{}, false
+	}
+	typ, ok := d.Type().(gsql.DecimalType)
+	if !ok {
+		return pushedAvg{}, false
+	}
+	x, _, ok := c.value(d.Child())
+	if !ok {
+		return pushedAvg{}, false
+	}
+	return pushedAvg{
+		sum:   copr.Agg{Func: copr.AggSum, Arg: &x},
+		count: copr.Agg{Func: copr.AggCount, Arg: &x},
+		scale: int32(typ.Scale()),
+	}, true
+}
+
+// coprAvg is where a pushed AVG's partials are among a program's
+// aggregates: the sum at at, the count after it; scale is the DECIMAL
+// scale of the average.
+type coprAvg struct {
+	at    int
+	scale int32
 }
 
 // coprScan is a leaf that runs operators over a full scan of t in the
@@ -807,11 +853,13 @@ type coprScan struct {
 	// An aggregation's rows: selected are the GroupBy's expressions over
 	// a row of width table columns (the kept ones at keepPos) followed
 	// by the final aggregates. countDistinct: the program's groups are
-	// the distinct values of one column, counted.
+	// the distinct values of one column, counted. avgs are the pushed
+	// AVGs, each a sum and a count among the aggregates.
 	selected      []gsql.Expression
 	keepPos       []int
 	width         int
 	countDistinct bool
+	avgs          []coprAvg
 }
 
 var _ explain.Pushed = (*coprScan)(nil)
@@ -1016,6 +1064,17 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 			if n, ok := aggs[i].(int64); ok && a.Func == copr.AggSum {
 				full[s.width+i] = decimal.NewFromInt(n) // SUM is a DECIMAL
 			}
+		}
+		for _, avg := range s.avgs {
+			// NULL over no values; else rounded half away from zero to
+			// the average's scale, as percdb's AVG computes it
+			// (compat.DecimalAgg).
+			sum, n := full[s.width+avg.at], aggs[avg.at+1].(int64)
+			if n == 0 || sum == nil {
+				full[s.width+avg.at] = nil
+				continue
+			}
+			full[s.width+avg.at] = sum.(decimal.Decimal).DivRound(decimal.NewFromInt(n), avg.scale)
 		}
 		out := make(gsql.Row, len(s.selected))
 		for i, e := range s.selected {

@@ -159,6 +159,11 @@ func TestCoprDifferential(t *testing.T) {
 		// Exact sums past the int64 range (c and v hold the extremes).
 		"SELECT sum(c), sum(v), sum(a), count(*) FROM %s WHERE %s",
 		"SELECT a, sum(u), sum(c MOD 7) FROM %s WHERE %s GROUP BY a",
+		// AVG as a pushed sum and count: past the int64 range, of an
+		// expression, beside other aggregates, over groups without values.
+		"SELECT avg(c), avg(v), avg(a), count(*) FROM %s WHERE %s",
+		"SELECT a, avg(b), min(b), avg(c MOD 7), sum(b) FROM %s WHERE %s GROUP BY a",
+		"SELECT u %% 3 AS m, avg(u + b), avg(v) FROM %s WHERE %s GROUP BY m",
 		"SELECT id, b FROM %s WHERE %s ORDER BY id DESC LIMIT 4",
 		"SELECT id, b FROM %s WHERE (%s) AND id > 4000 ORDER BY id LIMIT 4",
 		"SELECT count(*), max(b) FROM %s WHERE (%s) AND (id < 300 OR id BETWEEN 2000 AND 2100 OR id IN (7, 4500, 4999))",
@@ -237,7 +242,9 @@ func TestExplainCoprocessor(t *testing.T) {
 		{"SELECT x.id FROM t AS x WHERE x.q > 1 ORDER BY x.q, x.id LIMIT 2", "Using coprocessor (where)"},
 		{"SELECT * FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", ""},
 		{"SELECT sum(q) FROM t WHERE q > 1", "Using coprocessor (where, aggregation)"},
-		{"SELECT avg(q) FROM t WHERE q > 1", "Using coprocessor (where)"},
+		{"SELECT avg(q) FROM t WHERE q > 1", "Using coprocessor (where, aggregation)"},
+		{"SELECT q % 10 AS m, avg(q % 3), avg(id), count(*) FROM t GROUP BY q % 10", "Using coprocessor (aggregation)"},
+		{"SELECT avg(s) FROM t WHERE q > 1", "Using coprocessor (where)"},
 		{"SELECT sum(s) FROM t WHERE q > 1", "Using coprocessor (where)"},
 		{"SELECT * FROM t WHERE k = 5", ""},
 		{"SELECT count(*) FROM t WHERE w = 1 OR w = 7", "Using coprocessor (where, aggregation)"},
