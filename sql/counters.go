@@ -62,7 +62,7 @@ func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodeCounter {
 		out = append(out,
 			nodeCounter{status: statusFastHits, metric: "percdb_fastpath_hits_total", help: helpFastHits, value: fp.hits.Load()},
 			nodeCounter{status: statusOracleAvoided, metric: "percdb_oracle_calls_avoided_total", help: helpFastAvoided, value: fp.avoided.Load()},
-			nodeCounter{status: statusFastPlansCache, metric: "percdb_fastpath_plans_cached", help: helpFastPlans, gauge: true, value: uint64(fp.plans.len())},
+			nodeCounter{status: statusFastPlansCache, metric: "percdb_fastpath_plans_cached", help: helpFastPlans, gauge: true, value: uint64(fp.plans.Len())},
 		)
 		for r := fastpath.Reason(0); r < fastpath.NumReasons; r++ {
 			out = append(out, nodeCounter{status: statusFallPrefix + fastpath.ReasonNames[r], metric: "percdb_fastpath_fallthroughs_total",

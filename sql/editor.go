@@ -270,7 +270,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 			// then checks the schema version with its reads of it
 			// (cacheCurrentFor), so that none reads the old ID's rows
 			// once the new one is committed. The single node reads with
-			// its own DDLs in view (schemaGuard) and needs no fence.
+			// its own DDLs in view (fastpath.SchemaGuard) and needs no fence.
 			if err := tx.fenceForRewrite(ctx, t.meta.Def, "TRUNCATE TABLE"); err != nil {
 				return 0, toSQLError(err)
 			}

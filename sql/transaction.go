@@ -322,7 +322,7 @@ func (t *Transaction) commit(ctx context.Context) error {
 			return toSQLError(err)
 		}
 		// The fast path reads with the cached catalog between DDL
-		// commits (fastpath_handler.go, schemaGuard).
+		// commits (fastpath.SchemaGuard).
 		defer t.provider.fast.schemaChanging()()
 	}
 	if err := t.kv.Commit(ctx); err != nil {
