@@ -9,6 +9,7 @@ import (
 
 	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/tso"
 )
 
@@ -45,14 +46,14 @@ var stmtTypeNames = [numStmtTypes]string{
 // ends, so it compares the text only with the words of its first
 // letter, and does not look for the word's end first.
 func classifyStmt(query string) stmtType {
-	q := trimLeading(query, " \t\r\n(")
+	q := lexical.TrimLeading(query, " \t\r\n(")
 	if q == "" {
 		return stmtOther
 	}
 	// is reports whether q's first word is word, a lower-case one.
 	is := func(word string) bool {
 		return len(q) >= len(word) && equalFoldASCII(q[:len(word)], word) &&
-			(len(q) == len(word) || !isWordByte(q[len(word)]))
+			(len(q) == len(word) || !lexical.IsWordByte(q[len(word)]))
 	}
 	switch q[0] | 0x20 {
 	case 's':
