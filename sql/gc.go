@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
 )
@@ -205,7 +206,7 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracl
 		Oracle:     oracle,
 		SafePoints: safePoints,
 		Active:     p.store,
-		Ranges:     gcDeleteRanges{p},
+		Ranges:     ddljob.GCRanges{Store: p.store},
 		Services:   gcServiceSafePoints{p},
 		Settings:   g.settings.get,
 		Sweep:      p.sweepAcks,

@@ -517,7 +517,7 @@ func indexFold(s, sub string) int {
 }
 
 // admin runs CHECK TABLE and the ADMIN statements (checktable.go,
-// ddljobs.go).
+// package ddljob).
 func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, callback mysql.ResultSpoolFn) error {
 	s, err := h.sessionFor(c)
 	if err != nil {
@@ -536,9 +536,9 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 			return err
 		}
 	case st.tp == ast.AdminShowDDLJobs:
-		res = s.provider.jobs.show()
+		res = s.provider.jobs.Show()
 	case st.tp == ast.AdminCancelDDLJobs:
-		res = s.provider.jobs.cancelJobs(st.jobIDs)
+		res = s.provider.jobs.Cancel(st.jobIDs)
 	default:
 		var err error
 		if res, err = s.provider.runCheckTable(ctx, s.GetCurrentDatabase(), st.tables, !st.mysqlStyle); err != nil {

@@ -372,14 +372,14 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground = stop
-	s.background.Go(func() { s.provider.ranges.run(bg) })
+	s.background.Go(func() { s.provider.ranges.Run(bg) })
 	s.background.Go(func() { s.provider.gc.run(bg) })
 	analyzeEvery := cfg.AutoAnalyzeInterval
 	if analyzeEvery <= 0 {
 		analyzeEvery = DefaultAutoAnalyzeInterval
 	}
 	s.background.Go(func() { s.provider.runAutoAnalyze(bg, analyzeEvery) })
-	s.provider.ranges.kick() // what a previous process left
+	s.provider.ranges.Kick() // what a previous process left
 
 	registerTxnVariables()
 	registerGCVariables()

@@ -352,7 +352,7 @@ func (t *Transaction) commit(ctx context.Context) error {
 		err := t.provider.awaitSchemaChange(ctx, t.catBase, t.cat, t.stepOf)
 		// Any data the DDL left behind can go now that the older
 		// schema's writers are gone.
-		t.provider.ranges.kick()
+		t.provider.ranges.Kick()
 		return err
 	}
 	return nil
