@@ -13,124 +13,6 @@ import (
 	"github.com/percdb/percdb/tso"
 )
 
-// stmtType is the kind of a statement, by its first word, for the
-// queries and duration metrics.
-type stmtType uint8
-
-const (
-	stmtOther stmtType = iota
-	stmtSelect
-	stmtInsert
-	stmtUpdate
-	stmtDelete
-	stmtReplace
-	stmtBegin
-	stmtCommit
-	stmtRollback
-	stmtSet
-	stmtShow
-	stmtUse
-	stmtDDL
-	numStmtTypes
-)
-
-// stmtTypeNames are the values of the type label.
-var stmtTypeNames = [numStmtTypes]string{
-	stmtOther: "other", stmtSelect: "select", stmtInsert: "insert", stmtUpdate: "update",
-	stmtDelete: "delete", stmtReplace: "replace", stmtBegin: "begin", stmtCommit: "commit",
-	stmtRollback: "rollback", stmtSet: "set", stmtShow: "show", stmtUse: "use", stmtDDL: "ddl",
-}
-
-// classifyStmt returns the type of query by its first word, after blanks,
-// opening parentheses and comments. Every statement is classified as it
-// ends, so it compares the text only with the words of its first
-// letter, and does not look for the word's end first.
-func classifyStmt(query string) stmtType {
-	q := lexical.TrimLeading(query, " \t\r\n(")
-	if q == "" {
-		return stmtOther
-	}
-	// is reports whether q's first word is word, a lower-case one.
-	is := func(word string) bool {
-		return len(q) >= len(word) && equalFoldASCII(q[:len(word)], word) &&
-			(len(q) == len(word) || !lexical.IsWordByte(q[len(word)]))
-	}
-	switch q[0] | 0x20 {
-	case 's':
-		switch {
-		case is("select"):
-			return stmtSelect
-		case is("set"):
-			return stmtSet
-		case is("show"):
-			return stmtShow
-		case is("start"):
-			return stmtBegin
-		}
-	case 'i':
-		if is("insert") {
-			return stmtInsert
-		}
-	case 'u':
-		switch {
-		case is("update"):
-			return stmtUpdate
-		case is("use"):
-			return stmtUse
-		}
-	case 'd':
-		switch {
-		case is("delete"):
-			return stmtDelete
-		case is("drop"):
-			return stmtDDL
-		}
-	case 'r':
-		switch {
-		case is("replace"):
-			return stmtReplace
-		case is("rollback"):
-			return stmtRollback
-		case is("rename"):
-			return stmtDDL
-		}
-	case 'b':
-		if is("begin") {
-			return stmtBegin
-		}
-	case 'c':
-		switch {
-		case is("commit"):
-			return stmtCommit
-		case is("create"):
-			return stmtDDL
-		}
-	case 'w':
-		if is("with") {
-			return stmtSelect
-		}
-	case 'a':
-		if is("alter") {
-			return stmtDDL
-		}
-	case 't':
-		if is("truncate") {
-			return stmtDDL
-		}
-	}
-	return stmtOther
-}
-
-// equalFoldASCII is strings.EqualFold for ASCII words of equal length.
-func equalFoldASCII(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		if a[i]|0x20 != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // durationBuckets are the upper bounds of the query duration histogram,
 // in seconds: from a fast-path point read (tens of microseconds) to the
 // default long_query_time and beyond.
@@ -148,8 +30,8 @@ type nodeMetrics struct {
 	// queries and duration are the children of their vectors for every
 	// type (and result), resolved once so that a statement costs no label
 	// lookup.
-	queries     [numStmtTypes][2]prometheus.Counter
-	duration    [numStmtTypes]prometheus.Observer
+	queries     [lexical.NumKinds][2]prometheus.Counter
+	duration    [lexical.NumKinds]prometheus.Observer
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
 	slow        prometheus.Counter
@@ -175,10 +57,10 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle
 		Help:    "Time from a statement's arrival to its last result packet, by type.",
 		Buckets: durationBuckets,
 	}, []string{"type"})
-	for t := stmtType(0); t < numStmtTypes; t++ {
-		m.queries[t][resultOK] = queries.WithLabelValues(stmtTypeNames[t], "ok")
-		m.queries[t][resultError] = queries.WithLabelValues(stmtTypeNames[t], "error")
-		m.duration[t] = duration.WithLabelValues(stmtTypeNames[t])
+	for t := lexical.Kind(0); t < lexical.NumKinds; t++ {
+		m.queries[t][resultOK] = queries.WithLabelValues(t.String(), "ok")
+		m.queries[t][resultError] = queries.WithLabelValues(t.String(), "error")
+		m.duration[t] = duration.WithLabelValues(t.String())
 	}
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "percdb_connections",
@@ -210,7 +92,7 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle
 
 // statement counts one statement of type tp that took d and failed when
 // failed.
-func (m *nodeMetrics) statement(tp stmtType, d time.Duration, failed bool) {
+func (m *nodeMetrics) statement(tp lexical.Kind, d time.Duration, failed bool) {
 	r := resultOK
 	if failed {
 		r = resultError

@@ -12,6 +12,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/slowlog"
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
@@ -126,7 +127,7 @@ type preparedObservation struct {
 	// prepare is the statement it is of (a statement ID is never
 	// reused on a connection, but vitess keeps a failed prepare's).
 	prepare *mysql.PrepareData
-	tp      stmtType
+	tp      lexical.Kind
 	digest  stmtDigest
 	// slot remembers the statement's row in the statement summary.
 	slot stmtsummary.Slot
@@ -149,7 +150,7 @@ func (os *observedSession) prepare(c *mysql.Conn, s *Session, prepare *mysql.Pre
 		}
 		os.last = nil
 	}
-	po := &preparedObservation{prepare: prepare, tp: classifyStmt(prepare.PrepareStmt)}
+	po := &preparedObservation{prepare: prepare, tp: lexical.Classify(prepare.PrepareStmt)}
 	if s.provider.digests != nil {
 		po.digest = s.digests.ofPrepared(prepare.PrepareStmt)
 	}
@@ -269,7 +270,7 @@ func (h *observedHandler) begin(c *mysql.Conn, query string, prepare *mysql.Prep
 	if s == nil {
 		st := &stmtObservation{start: start, stats: stats}
 		if prepare != nil && stats {
-			st.prepared = &preparedObservation{prepare: prepare, tp: classifyStmt(query)}
+			st.prepared = &preparedObservation{prepare: prepare, tp: lexical.Classify(query)}
 		}
 		return st
 	}
@@ -311,11 +312,11 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		}
 		return
 	}
-	var tp stmtType
+	var tp lexical.Kind
 	if st.prepared != nil {
 		tp = st.prepared.tp
 	} else {
-		tp = classifyStmt(query)
+		tp = lexical.Classify(query)
 	}
 	h.metrics.statement(tp, d, err != nil)
 	s := st.s
