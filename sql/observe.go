@@ -13,6 +13,7 @@ import (
 
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/internal/lexical"
+	"github.com/percdb/percdb/sql/nodemetrics"
 	"github.com/percdb/percdb/sql/slowlog"
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
@@ -26,7 +27,7 @@ type observedHandler struct {
 	// *limitHandler, not mysql.Handler, for the reason limitHandler
 	// embeds *handler: the replication methods stay visible to vitess.
 	*limitHandler
-	metrics *nodeMetrics
+	metrics *nodemetrics.Metrics
 	slow    *slowlog.Log
 	logger  *slog.Logger
 	// statsOff is the node's percdb_statement_stats turned OFF
@@ -48,15 +49,14 @@ type observedHandler struct {
 func (h *observedHandler) NewConnection(c *mysql.Conn) {
 	h.limitHandler.NewConnection(c)
 	h.openConns.Add(1)
-	h.metrics.connections.Inc()
-	h.metrics.accepted.Inc()
+	h.metrics.Connected()
 }
 
 // ConnectionClosed implements mysql.Handler.
 func (h *observedHandler) ConnectionClosed(c *mysql.Conn) {
 	h.limitHandler.ConnectionClosed(c)
 	h.openConns.Add(-1)
-	h.metrics.connections.Dec()
+	h.metrics.Disconnected()
 }
 
 // ComQuery implements mysql.Handler.
@@ -318,7 +318,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	} else {
 		tp = lexical.Classify(query)
 	}
-	h.metrics.statement(tp, d, err != nil)
+	h.metrics.Statement(tp, d, err != nil)
 	s := st.s
 	if s == nil {
 		if s = h.sessions.get(c.ConnectionID); s == nil {
@@ -333,7 +333,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	if !vars.slowOK || d < vars.longQuery {
 		return
 	}
-	h.metrics.slow.Inc()
+	h.metrics.SlowQuery()
 	host, ip := slowlog.SplitHostPort(c.RemoteAddr())
 	e := &slowlog.Entry{
 		Written: time.Now(), Start: st.start, QueryTime: d,
