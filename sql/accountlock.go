@@ -14,6 +14,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // Locked accounts (CREATE USER ... ACCOUNT LOCK, ALTER USER ... ACCOUNT
@@ -97,10 +98,10 @@ type accountLockStatement struct {
 // One that changes anything else (a password) is left to GMS.
 func parseAccountLock(query string) (accountLockStatement, bool) {
 	// Most statements fail the first test, which builds nothing.
-	if !leadingWordIs(query, "alter") {
+	if !lexical.LeadingWordIs(query, "alter") {
 		return accountLockStatement{}, false
 	}
-	_, q := nextToken(trimLeading(query, " \t\r\n"))
+	_, q := nextToken(lexical.TrimLeading(query, " \t\r\n"))
 	if w, _ := nextToken(q); !strings.EqualFold(w, "user") || indexFold(q, "account") < 0 {
 		return accountLockStatement{}, false
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
@@ -232,7 +233,7 @@ func (t *Table) DropIndex(ctx *gsql.Context, name string) error {
 		}
 		start, end := tablecodec.IndexRange(td.ID, idx.ID)
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
-		if err := scheduleDeleteRange(k, start, end, "DROP INDEX "+idx.Name); err != nil {
+		if err := ddljob.ScheduleRange(k, start, end, "DROP INDEX "+idx.Name); err != nil {
 			return err
 		}
 		td.Indexes = append(td.Indexes[:i], td.Indexes[i+1:]...)
@@ -375,7 +376,7 @@ func (r *rewriter) Close(ctx *gsql.Context) error {
 		return err
 	}
 	tx.statementEnd(true)
-	return toSQLError(scheduleTableDeletion(k, r.old, "ALTER TABLE"))
+	return toSQLError(ddljob.ScheduleTable(k, r.old, "ALTER TABLE"))
 }
 
 // rewrittenDef builds the definition of a table after a column or

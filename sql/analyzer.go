@@ -12,6 +12,7 @@ import (
 
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/foreignkey"
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/planrules"
 )
 
@@ -354,20 +355,11 @@ func hasSetOp(n gsql.Node) bool {
 func isExplain(query string) bool {
 	q := strings.TrimLeft(query, " \t\r\n(")
 	for _, w := range []string{"explain", "describe", "desc"} {
-		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
+		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !lexical.IsWordByte(q[len(w)]) {
 			return true
 		}
 	}
 	return false
-}
-
-func isWordByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
-}
-
-// isSpaceByte reports whether c is white space between tokens.
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // ruleApply returns the Apply of a's rule named name, or nil.

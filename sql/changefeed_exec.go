@@ -12,6 +12,7 @@ import (
 
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/changefeed"
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // CHANGEFEED FOR [db.]table (package changefeed, whose doc says what a
@@ -23,7 +24,7 @@ import (
 // parseChangefeed recognises a CHANGEFEED statement. A statement that
 // starts with the word but does not parse is an error.
 func parseChangefeed(query string) (changefeed.Stmt, bool, error) {
-	if !leadingWordIs(query, "changefeed") {
+	if !lexical.LeadingWordIs(query, "changefeed") {
 		return changefeed.Stmt{}, false, nil
 	}
 	st, err := changefeed.Parse(query, maxGCDuration)

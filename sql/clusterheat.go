@@ -15,7 +15,7 @@ import (
 // open. Each sample's growth of a region's running totals
 // (pdapi.RegionRecord.Total) is counted in the heatmap column of its time
 // under the part of the key space the region starts in, split by region.
-// The node's own heatmap (kvMetrics.heat) counts its requests by the key
+// The node's own heatmap (nodemetrics.KV.Heat) counts its requests by the key
 // each names; this one knows the regions only, so a region holding
 // several tables' keys counts under the first, and it has no request
 // counts (the KV nodes report keys and bytes).

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // DO expr[, expr...] evaluates its expressions and returns nothing;
@@ -18,8 +20,8 @@ import (
 // doAsSelect returns query as a SELECT when its first statement is a DO
 // statement, and whether it is.
 func doAsSelect(query string) (string, bool) {
-	q := trimLeading(query, " \t\r\n")
-	if len(q) < 3 || !strings.EqualFold(q[:2], "do") || isWordByte(q[2]) {
+	q := lexical.TrimLeading(query, " \t\r\n")
+	if len(q) < 3 || !strings.EqualFold(q[:2], "do") || lexical.IsWordByte(q[2]) {
 		return "", false
 	}
 	return "SELECT" + q[2:], true

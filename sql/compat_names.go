@@ -6,6 +6,8 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // SET NAMES cs COLLATE coll sets character_set_client, _connection and
@@ -17,7 +19,7 @@ import (
 // setNamesCollate returns the character set and collation of query when
 // it is SET NAMES cs COLLATE coll (as the first statement of the text).
 func setNamesCollate(query string) (cs, coll string, ok bool) {
-	q := trimLeading(query, " \t\r\n")
+	q := lexical.TrimLeading(query, " \t\r\n")
 	var w string
 	if w, q = nextToken(q); !strings.EqualFold(w, "set") {
 		return "", "", false
@@ -54,7 +56,7 @@ func nextToken(q string) (string, string) {
 		return q[1 : 1+end], q[2+end:]
 	}
 	i := 0
-	for i < len(q) && isWordByte(q[i]) {
+	for i < len(q) && lexical.IsWordByte(q[i]) {
 		i++
 	}
 	return q[:i], q[i:]

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // statisticsLine is the answer to COM_STATISTICS (package wire), in
@@ -19,9 +18,8 @@ func (s *Server) statisticsLine() string {
 	secs := max(uint64(up/time.Second), 1)
 	questions := globalStatusUint("Questions")
 	var slow uint64
-	var m dto.Metric
-	if s.metrics != nil && s.metrics.slow.Write(&m) == nil {
-		slow = uint64(m.GetCounter().GetValue())
+	if s.metrics != nil {
+		slow = s.metrics.SlowQueries()
 	}
 	qps := questions * 1000 / secs
 	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: %d  Opens: %d  Open tables: %d  Queries per second avg: %d.%03d",

@@ -144,7 +144,7 @@ func (c consoleSource) Heatmap() console.Heatmap {
 	if c.s.kvMetrics == nil {
 		return console.Heatmap{}
 	}
-	return c.heatmapOf(c.s.kvMetrics.heat)
+	return c.heatmapOf(c.s.kvMetrics.Heat())
 }
 
 // ClusterHeatmap implements console.Source.

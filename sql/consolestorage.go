@@ -11,6 +11,7 @@ import (
 	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/tso"
 )
 
@@ -139,10 +140,10 @@ func (c consoleSource) gcRecords(ctx context.Context, gc *console.StorageGC) (bo
 		return nil
 	}
 	defer func() { _ = k.Rollback(ctx) }()
-	if recs, err := readDeleteRanges(ctx, k); err == nil {
+	if recs, err := ddljob.ReadRanges(ctx, k); err == nil {
 		for _, r := range recs {
-			gc.PendingRanges = append(gc.PendingRanges, console.PendingRange{What: r.rec.What, NotBefore: r.rec.NotBefore})
-			bounds = append(bounds, [2][]byte{r.rec.Start, r.rec.End})
+			gc.PendingRanges = append(gc.PendingRanges, console.PendingRange{What: r.Rec.What, NotBefore: r.Rec.NotBefore})
+			bounds = append(bounds, [2][]byte{r.Rec.Start, r.Rec.End})
 		}
 	}
 	if sps, err := readServiceSafePoints(ctx, k); err == nil {

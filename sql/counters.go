@@ -5,27 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/percdb/percdb/sql/fastpath"
+	"github.com/percdb/percdb/sql/nodemetrics"
 )
-
-// nodeCounter is one of the node's counters (or gauges) as both of its
-// views show it: SHOW STATUS under status, /metrics on the status port as
-// the Prometheus family metric, with label=labelValue when label is set.
-// Both views read the same list (nodeCounters), so a counter is added in
-// one place and cannot mean different things in the two.
-type nodeCounter struct {
-	status     string
-	metric     string
-	help       string
-	label      string
-	labelValue string
-	// gauge marks a value that goes down as well as up.
-	gauge bool
-	value uint64
-	// metricScale, when not 0, multiplies value for /metrics: a time
-	// SHOW STATUS gives in milliseconds, as MySQL does, is in seconds
-	// there, as Prometheus' conventions ask.
-	metricScale float64
-}
 
 // Help texts of the counter families, one per family.
 const (
@@ -55,31 +36,31 @@ const (
 // nodeCounters returns the node's counters with their current values.
 // On a SQL node of a cluster some come from the KV nodes, asked within
 // ctx.
-func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodeCounter {
-	out := make([]nodeCounter, 0, fastpath.NumReasons+16)
-	out = append(out, nodeCounter{status: statusOracleCalls, metric: "percdb_oracle_calls_total", help: helpOracleCalls, value: p.store.OracleCalls()})
+func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodemetrics.Counter {
+	out := make([]nodemetrics.Counter, 0, fastpath.NumReasons+16)
+	out = append(out, nodemetrics.Counter{Status: statusOracleCalls, Metric: "percdb_oracle_calls_total", Help: helpOracleCalls, Value: p.store.OracleCalls()})
 	if fp := p.fast; fp != nil {
 		out = append(out,
-			nodeCounter{status: statusFastHits, metric: "percdb_fastpath_hits_total", help: helpFastHits, value: fp.hits.Load()},
-			nodeCounter{status: statusOracleAvoided, metric: "percdb_oracle_calls_avoided_total", help: helpFastAvoided, value: fp.avoided.Load()},
-			nodeCounter{status: statusFastPlansCache, metric: "percdb_fastpath_plans_cached", help: helpFastPlans, gauge: true, value: uint64(fp.plans.len())},
+			nodemetrics.Counter{Status: statusFastHits, Metric: "percdb_fastpath_hits_total", Help: helpFastHits, Value: fp.hits.Load()},
+			nodemetrics.Counter{Status: statusOracleAvoided, Metric: "percdb_oracle_calls_avoided_total", Help: helpFastAvoided, Value: fp.avoided.Load()},
+			nodemetrics.Counter{Status: statusFastPlansCache, Metric: "percdb_fastpath_plans_cached", Help: helpFastPlans, Gauge: true, Value: uint64(fp.plans.Len())},
 		)
 		for r := fastpath.Reason(0); r < fastpath.NumReasons; r++ {
-			out = append(out, nodeCounter{status: statusFallPrefix + fastpath.ReasonNames[r], metric: "percdb_fastpath_fallthroughs_total",
-				help: helpFastFall, label: "reason", labelValue: fastpath.ReasonNames[r], value: fp.fallthroughs[r].Load()})
+			out = append(out, nodemetrics.Counter{Status: statusFallPrefix + fastpath.ReasonNames[r], Metric: "percdb_fastpath_fallthroughs_total",
+				Help: helpFastFall, Label: "reason", LabelValue: fastpath.ReasonNames[r], Value: fp.fallthroughs[r].Load()})
 		}
 	}
 	for _, c := range []struct {
 		outcome string
 		n       *atomic.Uint64
 	}{{"hit", &p.plans.hits}, {"miss", &p.plans.misses}, {"uncacheable", &p.plans.uncacheable}, {"recheck", &p.plans.rechecks}} {
-		out = append(out, nodeCounter{status: "Percdb_plan_cache_" + c.outcome, metric: "percdb_plan_cache_executions_total",
-			help: helpPlanCache, label: "outcome", labelValue: c.outcome, value: c.n.Load()})
+		out = append(out, nodemetrics.Counter{Status: "Percdb_plan_cache_" + c.outcome, Metric: "percdb_plan_cache_executions_total",
+			Help: helpPlanCache, Label: "outcome", LabelValue: c.outcome, Value: c.n.Load()})
 	}
 	out = append(out,
-		nodeCounter{status: "Percdb_lookup_join_batches", metric: "percdb_lookup_join_batches_total", help: helpLookupBatches, value: p.lookups.batches.Load()},
-		nodeCounter{status: "Percdb_lookup_join_keys", metric: "percdb_lookup_join_keys_total", help: helpLookupKeys, value: p.lookups.keys.Load()},
-		nodeCounter{status: "Percdb_grouped_subqueries", metric: "percdb_grouped_subqueries_total", help: helpGroupedSubqueries, value: p.groupedRuns.Load()},
+		nodemetrics.Counter{Status: "Percdb_lookup_join_batches", Metric: "percdb_lookup_join_batches_total", Help: helpLookupBatches, Value: p.lookups.batches.Load()},
+		nodemetrics.Counter{Status: "Percdb_lookup_join_keys", Metric: "percdb_lookup_join_keys_total", Help: helpLookupKeys, Value: p.lookups.keys.Load()},
+		nodemetrics.Counter{Status: "Percdb_grouped_subqueries", Metric: "percdb_grouped_subqueries_total", Help: helpGroupedSubqueries, Value: p.groupedRuns.Load()},
 	)
 	st := p.store.Stats()
 	for _, c := range []struct {
@@ -101,23 +82,23 @@ func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodeCounter {
 		{"Percdb_lock_wait_timeouts", "percdb_lock_wait_timeouts_total", helpLockWaitTimeouts, "", "", st.LockWaitTimeouts},
 		{"Innodb_deadlocks", "percdb_deadlocks_total", helpDeadlocks, "", "", st.Deadlocks},
 	} {
-		out = append(out, nodeCounter{status: c.status, metric: c.metric, help: c.help, label: c.label, labelValue: c.value, value: c.v})
+		out = append(out, nodemetrics.Counter{Status: c.status, Metric: c.metric, Help: c.help, Label: c.label, LabelValue: c.value, Value: c.v})
 	}
 	if lw, ok := p.lockWaits.counts(ctx); ok {
 		// The stores' lock queues, under InnoDB's names, which MySQL
 		// monitoring reads: the node's own store's, or on a SQL node of
 		// a cluster the KV nodes' summed.
 		out = append(out,
-			nodeCounter{status: "Innodb_row_lock_current_waits", metric: "percdb_kv_lock_waiting", help: helpLockWaiting, gauge: true, value: uint64(max(lw.Waiting, 0))},
-			nodeCounter{status: "Innodb_row_lock_waits", metric: "percdb_kv_lock_waits_total", help: helpLockWaits, value: lw.Waits},
-			nodeCounter{status: "Innodb_row_lock_time", metric: "percdb_kv_lock_wait_seconds_total", help: helpLockWaitTime, value: uint64(lw.WaitTime.Milliseconds()), metricScale: 1e-3},
+			nodemetrics.Counter{Status: "Innodb_row_lock_current_waits", Metric: "percdb_kv_lock_waiting", Help: helpLockWaiting, Gauge: true, Value: uint64(max(lw.Waiting, 0))},
+			nodemetrics.Counter{Status: "Innodb_row_lock_waits", Metric: "percdb_kv_lock_waits_total", Help: helpLockWaits, Value: lw.Waits},
+			nodemetrics.Counter{Status: "Innodb_row_lock_time", Metric: "percdb_kv_lock_wait_seconds_total", Help: helpLockWaitTime, Value: uint64(lw.WaitTime.Milliseconds()), MetricScale: 1e-3},
 		)
 	}
 	if ks := p.lockWaits.store; ks != nil {
 		gcc := ks.GCCompactionStats()
 		out = append(out,
-			nodeCounter{status: "Percdb_gc_compactions", metric: "percdb_kv_gc_compactions_total", help: helpGCCompactions, value: gcc.Compactions},
-			nodeCounter{status: "Percdb_gc_compaction_time", metric: "percdb_kv_gc_compaction_seconds_total", help: helpGCCompactionTime, value: uint64(gcc.Time.Milliseconds()), metricScale: 1e-3},
+			nodemetrics.Counter{Status: "Percdb_gc_compactions", Metric: "percdb_kv_gc_compactions_total", Help: helpGCCompactions, Value: gcc.Compactions},
+			nodemetrics.Counter{Status: "Percdb_gc_compaction_time", Metric: "percdb_kv_gc_compaction_seconds_total", Help: helpGCCompactionTime, Value: uint64(gcc.Time.Milliseconds()), MetricScale: 1e-3},
 		)
 	}
 	if p.gc != nil {

@@ -8,6 +8,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
@@ -136,7 +137,7 @@ func (d *Database) CreateTable(ctx *gsql.Context, name string, schema gsql.Prima
 // DropTable implements sql.TableDropper: the definition goes in the
 // statement's transaction, and the table's rows and index entries are
 // left to the garbage collector, which destroys their key range once its
-// safe point has passed the DROP (deleterange.go). A temporary table of
+// safe point has passed the DROP (package ddljob). A temporary table of
 // the session goes first, as in MySQL.
 func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 	if s, err := sessionOf(ctx); err == nil && s.temps.get(d.def.Name, name) != nil {
@@ -149,7 +150,7 @@ func (d *Database) DropTable(ctx *gsql.Context, name string) error {
 			return gsql.ErrTableNotFound.New(name)
 		}
 		k.AllowWhenDiskFull() // it frees space, so it must work on a full disk
-		if err := scheduleTableDeletion(k, def, "DROP TABLE"); err != nil {
+		if err := ddljob.ScheduleTable(k, def, "DROP TABLE"); err != nil {
 			return err
 		}
 		if err := k.Delete(catalog.TableKey(d.def.ID, def.Name)); err != nil {

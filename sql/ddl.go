@@ -16,6 +16,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/internal/ctxtime"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
@@ -360,7 +361,7 @@ func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease
 		} else {
 			err = s.commit(ctx)
 		}
-		if !retryableConflict(err) || time.Now().After(deadline) {
+		if !ddljob.RetryableConflict(err) || time.Now().After(deadline) {
 			return err
 		}
 		if werr := ctxtime.Sleep(ctx, pause); werr != nil {
@@ -374,23 +375,17 @@ func (p *DatabaseProvider) runSchemaStep(ctx context.Context, owner *schemalease
 // conflicts: past the time-to-live of a dead transaction's locks.
 const schemaStepRetryFor = 15 * time.Second
 
-// retryableConflict reports whether err is a write conflict worth trying
-// again.
-func retryableConflict(err error) bool {
-	return err != nil && (errors.Is(err, txn.ErrWriteConflict) || errors.Is(err, txn.ErrTxnAborted) || errors.Is(err, txn.ErrAlreadyExists))
-}
-
 // buildIndexOnline adds index want to the existing table def of database
 // db while writers run (see the file comment).
 func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemalease.Use, dbName string, def *catalog.TableDef, want catalog.IndexDef) (err error) {
 	stmtCtx := ctx // the statement's own: it names the session (reportProgress)
-	job, ctx := p.jobs.start(ctx, dbName, def.Name, "add index "+want.Name)
+	job, ctx := p.jobs.Start(ctx, dbName, def.Name, "add index "+want.Name)
 	defer func() {
 		stopped := ctx.Err() != nil
-		job.finish(err, stopped)
+		job.Finish(err, stopped)
 		switch {
 		case err == nil || !stopped:
-		case job.cancelled.Load():
+		case job.Cancelled():
 			err = mysql.NewSQLError(codeCancelledDDLJob, stateGeneral, "Cancelled DDL job")
 		default:
 			err = mysql.NewSQLError(mysql.ERQueryInterrupted, mysql.SSQueryInterrupted, "Query execution was interrupted")
@@ -427,15 +422,15 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 		p.dropIndexOnline(context.WithoutCancel(ctx), owner, def, indexID)
 		return err
 	}
-	job.setState("delete only")
+	job.SetState("delete only")
 	if err := setState(catalog.StateWriteOnly); err != nil {
 		return fail(err)
 	}
-	job.setState("write reorganization")
+	job.SetState("write reorganization")
 	stop := reportProgress(stmtCtx, func() string {
-		return fmt.Sprintf("%s: write reorganization: %d rows backfilled", job.typ, job.rows.Load())
+		return fmt.Sprintf("%s: write reorganization: %d rows backfilled", job.Type(), job.Rows.Load())
 	})
-	err = p.backfillIndex(ctx, dbName, def, indexID, &job.rows)
+	err = p.backfillIndex(ctx, dbName, def, indexID, &job.Rows)
 	stop()
 	if err != nil {
 		return fail(err)
@@ -447,7 +442,7 @@ func (p *DatabaseProvider) buildIndexOnline(ctx context.Context, owner *schemale
 }
 
 // dropIndexOnline removes index id of def from the catalog and schedules
-// the deletion of its entries (deleterange.go), which runs once the step
+// the deletion of its entries (package ddljob), which runs once the step
 // has waited for the older schema's writers, the last that could write
 // an entry.
 func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalease.Use, def *catalog.TableDef, indexID int64) {
@@ -464,7 +459,7 @@ func (p *DatabaseProvider) dropIndexOnline(ctx context.Context, owner *schemalea
 			if nd.Indexes[i].ID == indexID {
 				nd.Indexes = append(nd.Indexes[:i], nd.Indexes[i+1:]...)
 				start, end := tablecodec.IndexRange(def.ID, indexID)
-				if err := scheduleDeleteRange(k, start, end, "unfinished CREATE INDEX on "+def.Name); err != nil {
+				if err := ddljob.ScheduleRange(k, start, end, "unfinished CREATE INDEX on "+def.Name); err != nil {
 					return err
 				}
 				return putTableDef(c, k, nd)
@@ -507,7 +502,7 @@ func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def
 		}
 		rows += n
 		done.Add(int64(n))
-		if h := p.jobs.testingAfterBatch; h != nil {
+		if h := p.jobs.TestingAfterBatch; h != nil {
 			h()
 		}
 		if next == nil {
@@ -524,7 +519,7 @@ func (p *DatabaseProvider) backfillIndex(ctx context.Context, dbName string, def
 func (p *DatabaseProvider) backfillBatch(ctx context.Context, et *executor.Table, ix *executor.Index, start, end []byte) ([]byte, int, error) {
 	for attempt := 0; ; attempt++ {
 		next, n, err := p.tryBackfillBatch(ctx, et, ix, start, end)
-		if err == nil || !retryableConflict(err) || attempt >= 100 {
+		if err == nil || !ddljob.RetryableConflict(err) || attempt >= 100 {
 			return next, n, err
 		}
 		if err := ctxtime.Sleep(ctx, time.Duration(min(attempt+1, 20))*time.Millisecond); err != nil {
@@ -641,7 +636,7 @@ func (p *DatabaseProvider) recoverSchemaChanges(ctx context.Context) error {
 						continue
 					}
 					start, end := tablecodec.IndexRange(cur.ID, ix.ID)
-					if err := scheduleDeleteRange(k, start, end, "unfinished CREATE INDEX on "+cur.Name); err != nil {
+					if err := ddljob.ScheduleRange(k, start, end, "unfinished CREATE INDEX on "+cur.Name); err != nil {
 						return err
 					}
 				}

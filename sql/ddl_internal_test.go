@@ -15,6 +15,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -254,8 +255,8 @@ func mustExecTable(t *testing.T, p *DatabaseProvider, db, name string) *executor
 // which destroys them (no transaction of the test is running).
 func waitRangesDeleted(t *testing.T, p *DatabaseProvider) {
 	t.Helper()
-	sig := p.ranges.idleSignal()
-	p.ranges.kick()
+	sig := p.ranges.IdleSignal()
+	p.ranges.Kick()
 	select {
 	case <-sig:
 	case <-time.After(time.Minute):
@@ -326,7 +327,7 @@ func TestDroppedDataIsDeletedAfterCommit(t *testing.T) {
 			t.Fatalf("%s: %d keys left", name, n)
 		}
 	}
-	if n := keysIn(t, p, prefixDeleteRanges, tablecodec.PrefixNext(prefixDeleteRanges)); n != 0 {
+	if n := keysIn(t, p, ddljob.RangesPrefix, tablecodec.PrefixNext(ddljob.RangesPrefix)); n != 0 {
 		t.Fatalf("%d delete-range records left", n)
 	}
 	var rows int
@@ -342,7 +343,7 @@ func TestDroppedDataIsDeletedAfterCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scheduleTableDeletion(k, b, "test"); err != nil {
+	if err := ddljob.ScheduleTable(k, b, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.Commit(ctx); err != nil {

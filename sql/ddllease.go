@@ -52,7 +52,7 @@ func (p *DatabaseProvider) leaseLoader() schemalease.Loader {
 		if prev != nil && prev.Version != c.Version {
 			// The fast path's autocommit reads trust the cached catalog
 			// only until the next read of the version key
-			// (fastpath_handler.go, schemaGuard): a DDL of another node
+			// (fastpath.SchemaGuard): a DDL of another node
 			// counts as one of this node's.
 			p.fast.schemaChanging()()
 		}
@@ -124,7 +124,7 @@ func (p *DatabaseProvider) syncAfterSchemaChange(ctx context.Context, v uint64) 
 // cacheCurrentFor reports whether an autocommit read of table def may use
 // the cached catalog without reading the schema version with its rows
 // (the fast path, fastpath_exec.go), the cache being the newest this
-// node has learnt of (schemaGuard). Not when def is fenced, about to be
+// node has learnt of (fastpath.SchemaGuard). Not when def is fenced, about to be
 // rewritten (TRUNCATE, or an ALTER TABLE that copies it into a new table
 // ID, ddl.go): once the rewrite commits, the rows are under the new ID,
 // and a read of the old one would return rows that are gone and miss rows

@@ -104,8 +104,8 @@
 // # Operations
 //
 // The outermost protocol handler (observe.go) sees every statement whole:
-// it counts it in the node's Prometheus metrics (metrics.go, a registry
-// of the node's own) and writes it to MySQL's slow query log when it took
+// it counts it in the node's Prometheus metrics (package nodemetrics, a
+// registry of the node's own) and writes it to MySQL's slow query log when it took
 // at least long_query_time (package slowlog). The node's counters of the fast
 // path, the oracle and the transaction layer are listed once
 // (counters.go) for SHOW STATUS and /metrics alike. Config.StatusAddr
@@ -115,7 +115,7 @@
 // The node's MVCC garbage collector (gc.go over package gcworker) runs
 // every percdb_gc_run_interval and keeps versions for
 // percdb_gc_life_time, both persisted global variables; it destroys the
-// key ranges DDL left behind (deleterange.go) once its safe point has
+// key ranges DDL left behind (package ddljob) once its safe point has
 // passed them, so DROP and TRUNCATE TABLE return at once.
 // percdb_txn_total_size_limit bounds one transaction's buffer
 // (txnlimit.go, error 8004).
@@ -161,13 +161,17 @@
 //     and GMS's schemas, and the collation keys of strings.
 //   - fastpath: the statement shapes OLTP traffic is made of, recognised
 //     on the TiDB parser's AST (Shape, ShapeOf, and Candidate, the
-//     lexical check before the parser), and their plans against a
-//     catalog version (Plan, Resolve). The plan cache and running a plan
-//     on package executor's operators in the session's transaction are
-//     still here (fastpath_*.go); they are to move there once they see a
-//     session through a small interface that package sql implements (the
-//     session's variables, its transaction, the table editors), so that
-//     the session itself stays here.
+//     lexical check before the parser), their plans against a catalog
+//     version (Plan, Resolve), the server's cache of decisions and plans
+//     by digest (Cache, Entry, generic over this package's plan type,
+//     fastpath_plan.go), the seqlock that lets autocommit reads trust the
+//     cached catalog (SchemaGuard) and a range SELECT's aggregates on the
+//     SQL node (LocalAggregates). Running a plan on package executor's
+//     operators in the session's transaction is still here
+//     (fastpath_*.go); it is to move there once it sees a session through
+//     a small interface that package sql implements (the session's
+//     variables, its transaction, the table editors), so that the session
+//     itself stays here.
 //   - compat: the workarounds of GMS's defects that need nothing of
 //     package sql: analyzer rules that make GMS's answers MySQL's, the
 //     expressions and plan nodes they put in, functions that take the
@@ -204,6 +208,23 @@
 //     observe.go records.
 //   - memtable: what the tables served from memory share (their columns,
 //     MySQL's VARCHAR of information_schema, their one partition).
+//   - ddljob: what a DDL leaves behind it: the online schema change jobs
+//     ADMIN SHOW DDL JOBS lists and ADMIN CANCEL DDL JOBS stops, and the
+//     delete ranges (the data a DDL made unreachable), recorded in the
+//     DDL's transaction, stamped by the node's Deleter and destroyed by
+//     the garbage collector through GCRanges. The schema steps, the
+//     index backfill and the fences of a rewrite stay here (ddl.go):
+//     they are methods of the provider and the transaction.
+//   - internal/lexical: the byte-level tests of a statement's text made
+//     before, or instead of, parsing it (word and space bytes, leading
+//     space and comments, a leading word) and a statement's kind by its
+//     first word (Kind, Classify: the metrics' type label).
+//   - nodemetrics: the node's Prometheus metrics in a registry of its own:
+//     statements by kind and result, their durations, connections, slow
+//     queries, KV requests by command (KV, with the key-space heatmap),
+//     the oracle client's batching, and the node's counters, which stay
+//     listed here (counters.go, for SHOW STATUS too) and are read at
+//     scrape time through nodemetrics.Counters.
 //   - planrules: analyzer rules that give GMS's range builder and index
 //     choice what they miss; explain: EXPLAIN in MySQL's format;
 //     schemalease: F1's at-most-two-versions rule of online schema change;
@@ -224,10 +245,10 @@
 // package (plancache_exec.go, changefeed_exec.go, observeractions.go);
 // and the console's data source (console*.go), which is
 // console.Source's implementation over the Server's state. Natural seams
-// for later packages: DDL jobs (ddl.go, ddljobs.go,
-// deleterange.go), the rest of the operations group (processlist.go,
-// metrics.go, kvmetrics.go, counters.go: methods of Session and
-// DatabaseProvider, and the statement types observe.go counts by) and
-// the observers' watches (observers.go, methods of Server,
-// DatabaseProvider and the handler).
+// for later packages: the fast path's execution (fastpath_*.go, behind
+// an interface of the session's), the schema steps (ddl.go, behind an
+// interface of the provider's and the transaction's), the rest of the
+// operations group (processlist.go and counters.go: methods of Session
+// and DatabaseProvider) and the observers' watches (observers.go, methods of Server, DatabaseProvider
+// and the handler).
 package sql

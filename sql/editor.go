@@ -13,6 +13,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
@@ -254,7 +255,7 @@ func (e *tableEditor) handleOfExisting(ctx *gsql.Context, tx *Transaction, k *tx
 // Truncate implements sql.TruncateableTable: every row and index entry
 // goes and AUTO_INCREMENT starts over, as in MySQL. The table gets a new
 // ID, in the statement's transaction, and the old ID's range is left to
-// the garbage collector's range deletion (deleterange.go), so that
+// the garbage collector's range deletion (package ddljob), so that
 // TRUNCATE costs the same whatever the table's size; like MySQL's it
 // reports 0 rows affected. A temporary table, or one this transaction
 // created or is rewriting, has its rows deleted in the transaction.
@@ -270,7 +271,7 @@ func (t *Table) Truncate(ctx *gsql.Context) (int, error) {
 			// then checks the schema version with its reads of it
 			// (cacheCurrentFor), so that none reads the old ID's rows
 			// once the new one is committed. The single node reads with
-			// its own DDLs in view (schemaGuard) and needs no fence.
+			// its own DDLs in view (fastpath.SchemaGuard) and needs no fence.
 			if err := tx.fenceForRewrite(ctx, t.meta.Def, "TRUNCATE TABLE"); err != nil {
 				return 0, toSQLError(err)
 			}
@@ -320,7 +321,7 @@ func (t *Table) truncateByNewID(ctx *gsql.Context, tx *Transaction) error {
 		if nd.ID, err = catalog.NextID(ctx, k); err != nil {
 			return err
 		}
-		if err := scheduleTableDeletion(k, cur, "TRUNCATE TABLE"); err != nil {
+		if err := ddljob.ScheduleTable(k, cur, "TRUNCATE TABLE"); err != nil {
 			return err
 		}
 		return putTableDef(c, k, nd)

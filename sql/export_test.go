@@ -8,19 +8,7 @@ import "context"
 // they run in a goroutine of their own, and on a loaded machine late. It
 // assumes no DDL commits meanwhile.
 func (s *Server) QuiesceBackground(ctx context.Context) error {
-	d := s.provider.ranges
-	for {
-		sig := d.idleSignal()
-		d.kick()
-		select {
-		case <-sig:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if len(d.wake) == 0 {
-			return nil
-		}
-	}
+	return s.provider.ranges.Quiesce(ctx)
 }
 
 // FlushStorage writes the node's memtables to table files, so that the
@@ -29,7 +17,7 @@ func (s *Server) FlushStorage() error { return s.kvStore.Flush() }
 
 // SetBackfillBatchHook makes every index backfill call f after each of
 // its batches. Set it before any DDL runs.
-func (s *Server) SetBackfillBatchHook(f func()) { s.provider.jobs.testingAfterBatch = f }
+func (s *Server) SetBackfillBatchHook(f func()) { s.provider.jobs.TestingAfterBatch = f }
 
 // WithoutObservation returns cfg for a server that observes no statement
 // (no statement metrics, digests, slow log or process-list statement

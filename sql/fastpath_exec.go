@@ -177,7 +177,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		cat    *catalog.Catalog
 		reader executor.Reader
 		// autocommit reads without a timestamp, having seen ddls DDL
-		// commits finished (schemaGuard); latest reads the schema
+		// commits finished (fastpath.SchemaGuard); latest reads the schema
 		// version too when the cached catalog is not yet verified.
 		autocommit bool
 		ddls       uint64
@@ -213,20 +213,20 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		autocommit = true
 		var ok bool
-		if ddls, ok = r.fp.schema.begin(); !ok {
+		if ddls, ok = r.fp.schema.Begin(); !ok {
 			return fallThrough(fastpath.ReasonLearning)
 		}
 		if cat = s.provider.catalogs.Cached(); cat == nil {
 			return fallThrough(fastpath.ReasonLearning)
 		}
 	}
-	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
+	pl, reason, ok := r.planFor(cat)
 	if !ok {
 		return fallThrough(reason)
 	}
 	if pl.Scan != nil {
 		// No point read of this table: a range SELECT (Shape.Alt).
-		r.entry.scanAlt.Store(true)
+		r.entry.RanAsScan()
 		if r.shape.Alt == nil {
 			return fallThrough(fastpath.ReasonLearning)
 		}
@@ -234,7 +234,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		return r.runScan()
 	}
 	if autocommit {
-		if r.fp.schema.trusted(ddls) && s.provider.cacheCurrentFor(pl.Meta.Def) {
+		if r.fp.schema.Trusted(ddls) && s.provider.cacheCurrentFor(pl.Meta.Def) {
 			reader = executor.LatestReader{Store: s.provider.store}
 		} else {
 			latest = &versionedReader{store: s.provider.store, version: cat.Version}
@@ -323,8 +323,8 @@ func (r *fastRun) runSelect() fastOutcome {
 		// loads the new catalog into the cache.
 		return fallThrough(fastpath.ReasonLearning)
 	case latest != nil:
-		r.fp.schema.verify(ddls)
-	case autocommit && !r.fp.schema.unchanged(ddls):
+		r.fp.schema.Verify(ddls)
+	case autocommit && !r.fp.schema.Unchanged(ddls):
 		// A DDL committed while the row was read: GMS's path reads it
 		// again under the new catalog.
 		return fallThrough(fastpath.ReasonLearning)
@@ -527,7 +527,7 @@ func (r *fastRun) write(t *Transaction) fastOutcome {
 	if err != nil {
 		return fallThrough(fastpath.ReasonError)
 	}
-	pl, reason, ok := r.entry.planFor(ctx, r.s.provider, cat, r.dbName())
+	pl, reason, ok := r.planFor(cat)
 	if !ok {
 		return fallThrough(reason)
 	}

@@ -51,7 +51,7 @@ type fastPath struct {
 
 	// schema tells the fast path's reads whether a DDL committed while
 	// they ran.
-	schema schemaGuard
+	schema fastpath.SchemaGuard
 
 	hits         atomic.Uint64
 	fallthroughs [fastpath.NumReasons]atomic.Uint64
@@ -63,7 +63,7 @@ type fastPath struct {
 func newFastPath(enabled bool) *fastPath {
 	fp := &fastPath{
 		enabled: enabled,
-		plans:   newFastPlanCache(defaultFastPlans),
+		plans:   fastpath.NewCache[fastPlan](defaultFastPlans),
 		memory:  gsql.NewMemoryManager(nil),
 	}
 	if _, v, ok := gsql.SystemVariables.GetGlobal("sql_mode"); ok {
@@ -252,30 +252,30 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	}
 	normalized, digest := parser.NormalizeDigest(query)
 	s.digests.remember(query, normalized, digest)
-	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
-	e := fp.plans.get(key)
-	if e != nil && e.shape == nil {
-		fp.fallthroughs[e.reason].Add(1)
+	key := fastpath.Key{Digest: string(digest.Bytes()), DB: s.GetCurrentDatabase()}
+	e := fp.plans.Get(key)
+	if e != nil && e.Shape == nil {
+		fp.fallthroughs[e.Reason].Add(1)
 		return false, nil, callback
 	}
 	stmt, err := fp.parse(query)
 	if err != nil {
 		if e == nil {
-			fp.plans.put(&fastEntry{key: key, reason: fastpath.ReasonParse})
+			fp.plans.Put(&fastEntry{Key: key, Reason: fastpath.ReasonParse})
 		}
 		fp.fallthroughs[fastpath.ReasonParse].Add(1)
 		return false, nil, callback
 	}
 	shape := fastpath.ShapeOf(stmt, normalized)
-	if e == nil || e.scanAlt.Load() {
+	if e == nil || e.WantsAlt() {
 		// The entry's first shape resolves its plan; later ones need
 		// their range SELECT only when that is what the plan is.
 		fastpath.AddAlt(shape, stmt)
 	}
 	if e == nil {
-		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: fastpath.ReasonShape})
+		e = fp.plans.Put(&fastEntry{Key: key, Shape: shape, Reason: fastpath.ReasonShape})
 	}
-	if shape == nil || e.shape == nil || shape.Kind != e.shape.Kind {
+	if shape == nil || e.Shape == nil || shape.Kind != e.Shape.Kind {
 		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
@@ -301,8 +301,8 @@ func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareDa
 		return
 	}
 	normalized, digest := parser.NormalizeDigest(query)
-	key := fastPlanKey{digest: string(digest.Bytes()), db: s.GetCurrentDatabase()}
-	e := fp.plans.get(key)
+	key := fastpath.Key{Digest: string(digest.Bytes()), DB: s.GetCurrentDatabase()}
+	e := fp.plans.Get(key)
 	var shape *fastpath.Shape
 	if stmt, err := fp.parse(query); err == nil {
 		shape = fastpath.ShapeOf(stmt, normalized)
@@ -315,7 +315,7 @@ func (h *handler) fastPrepare(s *Session, query string, prepare *mysql.PrepareDa
 			// statements: both go to GMS for good.
 			reason = fastpath.ReasonShape
 		}
-		e = fp.plans.put(&fastEntry{key: key, shape: shape, reason: reason})
+		e = fp.plans.Put(&fastEntry{Key: key, Shape: shape, Reason: reason})
 	}
 	if shape != nil && shape.Params != int(prepare.ParamsCount) {
 		// The TiDB parser and vitess disagree on the parameters.
@@ -346,8 +346,8 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, s *Session, pr
 	fs.mu.Lock()
 	st := fs.stmts[prepare.StatementID]
 	fs.mu.Unlock()
-	if st == nil || st.query != prepare.PrepareStmt || st.shape == nil || st.entry.shape == nil ||
-		st.entry.shape.Kind != st.shape.Kind {
+	if st == nil || st.query != prepare.PrepareStmt || st.shape == nil || st.entry.Shape == nil ||
+		st.entry.Shape.Kind != st.shape.Kind {
 		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
@@ -438,28 +438,6 @@ func (fp *fastPath) learner(pl *fastPlan, binary bool, shape *fastpath.Shape, ch
 	}
 }
 
-// schemaGuard lets autocommit reads use the cached catalog without reading
-// the schema version with every row. Every DDL commits through this
-// node's Transaction.commit, which marks itself in progress around the
-// commit and the cache update that follows it (a seqlock): a read that
-// saw no DDL in progress when it began, and the same count of finished
-// ones when it ended, ran entirely under one catalog. That catalog is the
-// latest if it was verified, by a read of the version key (versionedReader)
-// since the last DDL finished: a DDL whose commit failed in a way that does
-// not say whether it took effect leaves the cache behind the store, and
-// the first read after it finds out. On a SQL node of a cluster, a DDL of
-// another node counts as one of this node's once the node's schema lease
-// loads its version (ddllease.go), which it does before it reports the
-// version, so before any later schema change can commit: a read uses the
-// newest catalog or the one before, as F1 allows.
-type schemaGuard struct {
-	inflight atomic.Int64
-	done     atomic.Uint64
-	// verified is the count of finished DDLs at which the cached catalog
-	// was last found to be the latest, plus one (0: never).
-	verified atomic.Uint64
-}
-
 // schemaChanging marks a DDL commit in progress; the returned function,
 // called once the committed catalog is cached (or the commit failed),
 // ends it. fp may be nil.
@@ -467,38 +445,5 @@ func (fp *fastPath) schemaChanging() func() {
 	if fp == nil {
 		return func() {}
 	}
-	return fp.schema.changing()
-}
-
-// changing is schemaChanging.
-func (g *schemaGuard) changing() func() {
-	g.inflight.Add(1)
-	return func() {
-		g.done.Add(1)
-		g.inflight.Add(-1)
-	}
-}
-
-// begin returns the count of finished DDL commits, and false if one is in
-// progress.
-func (g *schemaGuard) begin() (uint64, bool) {
-	n := g.done.Load()
-	return n, g.inflight.Load() == 0
-}
-
-// unchanged reports whether no DDL committed since begin returned n.
-func (g *schemaGuard) unchanged(n uint64) bool {
-	return g.inflight.Load() == 0 && g.done.Load() == n
-}
-
-// trusted reports whether the cached catalog was verified after the n-th
-// DDL finished.
-func (g *schemaGuard) trusted(n uint64) bool { return g.verified.Load() == n+1 }
-
-// verify records that a read of the version key found the cached catalog
-// the latest, with n DDLs finished and none since.
-func (g *schemaGuard) verify(n uint64) {
-	if g.unchanged(n) {
-		g.verified.Store(n + 1)
-	}
+	return fp.schema.Changing()
 }

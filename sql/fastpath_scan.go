@@ -125,7 +125,7 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 	if err != nil {
 		return nil, fallThrough(fastpath.ReasonError)
 	}
-	pl, reason, ok := r.entry.planFor(ctx, s.provider, cat, r.dbName())
+	pl, reason, ok := r.planFor(cat)
 	if !ok {
 		return nil, fallThrough(reason)
 	}
@@ -319,7 +319,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			if limit == 0 {
 				return nil, examined, 0, true
 			}
-			row, ok := localAggregates(sp.Out, rows)
+			row, ok := fastpath.LocalAggregates(sp.Out, rows)
 			if !ok {
 				return nil, examined, fastpath.ReasonValue, false
 			}

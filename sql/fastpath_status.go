@@ -28,12 +28,12 @@ func (s *Session) percdbStatus(ctx context.Context) map[string]gsql.StatusVarVal
 	out := make(map[string]gsql.StatusVarValue, len(counters))
 	for _, c := range counters {
 		val := &atomic.Uint64{}
-		val.Store(c.value)
-		out[c.status] = &gsql.MutableStatusVarValue{
+		val.Store(c.Value)
+		out[c.Status] = &gsql.MutableStatusVarValue{
 			Var: &gsql.MySQLStatusVariable{
-				Name:    c.status,
+				Name:    c.Status,
 				Scope:   gsql.StatusVariableScope_Both,
-				Type:    types.NewSystemUintType(c.status, 0, ^uint64(0)),
+				Type:    types.NewSystemUintType(c.Status, 0, ^uint64(0)),
 				Default: uint64(0),
 			},
 			Val: val,

@@ -13,6 +13,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/ddljob"
+	"github.com/percdb/percdb/sql/nodemetrics"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
 )
@@ -205,7 +207,7 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracl
 		Oracle:     oracle,
 		SafePoints: safePoints,
 		Active:     p.store,
-		Ranges:     gcDeleteRanges{p},
+		Ranges:     ddljob.GCRanges{Store: p.store},
 		Services:   gcServiceSafePoints{p},
 		Settings:   g.settings.get,
 		Sweep:      p.sweepAcks,
@@ -274,7 +276,7 @@ func (g *nodeGC) load(ctx context.Context) error {
 }
 
 // gcCounters are the GC's rows of SHOW STATUS and families of /metrics.
-func (g *nodeGC) counters() []nodeCounter {
+func (g *nodeGC) counters() []nodemetrics.Counter {
 	var st gcworker.Stats
 	if g.worker != nil {
 		st = g.worker.Stats()
@@ -283,17 +285,17 @@ func (g *nodeGC) counters() []nodeCounter {
 	if !st.LastRun.IsZero() {
 		lastRun = uint64(st.LastRun.Unix())
 	}
-	return []nodeCounter{
-		{status: "Percdb_gc_last_run", metric: "percdb_gc_last_run_timestamp_seconds", help: "When the last complete GC run ended (Unix seconds; 0: none since start).", gauge: true, value: lastRun},
-		{status: "Percdb_gc_safe_point", metric: "percdb_gc_safe_point", help: "The GC safe point of the last complete run (a timestamp of the oracle).", gauge: true, value: st.SafePoint},
-		{status: "Percdb_gc_runs", metric: "percdb_gc_runs_total", help: helpGCRuns, label: "result", labelValue: "ok", value: st.Runs},
-		{status: "Percdb_gc_failed_runs", metric: "percdb_gc_runs_total", help: helpGCRuns, label: "result", labelValue: "failed", value: st.FailedRuns},
-		{status: "Percdb_gc_locks_resolved", metric: "percdb_gc_locks_resolved_total", help: "Locks below the safe point settled by GC.", value: st.LocksResolved},
-		{status: "Percdb_gc_keys_deleted", metric: "percdb_gc_versions_deleted_total", help: "Old versions (write records) deleted by GC.", value: st.VersionsDeleted},
-		{status: "Percdb_gc_bytes_reclaimed", metric: "percdb_gc_bytes_reclaimed_total", help: "Bytes of keys and values deleted by GC: old versions, and the disk space of destroyed delete ranges.", value: st.BytesDeleted + st.RangeBytesReclaimed},
-		{status: "Percdb_gc_ranges_destroyed", metric: "percdb_gc_ranges_destroyed_total", help: "Ranges of dropped tables and indexes destroyed by GC.", value: st.RangesDestroyed},
-		{status: "Percdb_gc_keys_scanned", metric: "percdb_gc_keys_scanned_total", help: "Keys examined by GC.", value: st.KeysScanned},
-		{status: "Percdb_gc_regions_skipped", metric: "percdb_gc_regions_skipped_total", help: "Region passes GC skipped: nothing written since a pass that left nothing to collect.", value: st.RegionsSkipped},
+	return []nodemetrics.Counter{
+		{Status: "Percdb_gc_last_run", Metric: "percdb_gc_last_run_timestamp_seconds", Help: "When the last complete GC run ended (Unix seconds; 0: none since start).", Gauge: true, Value: lastRun},
+		{Status: "Percdb_gc_safe_point", Metric: "percdb_gc_safe_point", Help: "The GC safe point of the last complete run (a timestamp of the oracle).", Gauge: true, Value: st.SafePoint},
+		{Status: "Percdb_gc_runs", Metric: "percdb_gc_runs_total", Help: helpGCRuns, Label: "result", LabelValue: "ok", Value: st.Runs},
+		{Status: "Percdb_gc_failed_runs", Metric: "percdb_gc_runs_total", Help: helpGCRuns, Label: "result", LabelValue: "failed", Value: st.FailedRuns},
+		{Status: "Percdb_gc_locks_resolved", Metric: "percdb_gc_locks_resolved_total", Help: "Locks below the safe point settled by GC.", Value: st.LocksResolved},
+		{Status: "Percdb_gc_keys_deleted", Metric: "percdb_gc_versions_deleted_total", Help: "Old versions (write records) deleted by GC.", Value: st.VersionsDeleted},
+		{Status: "Percdb_gc_bytes_reclaimed", Metric: "percdb_gc_bytes_reclaimed_total", Help: "Bytes of keys and values deleted by GC: old versions, and the disk space of destroyed delete ranges.", Value: st.BytesDeleted + st.RangeBytesReclaimed},
+		{Status: "Percdb_gc_ranges_destroyed", Metric: "percdb_gc_ranges_destroyed_total", Help: "Ranges of dropped tables and indexes destroyed by GC.", Value: st.RangesDestroyed},
+		{Status: "Percdb_gc_keys_scanned", Metric: "percdb_gc_keys_scanned_total", Help: "Keys examined by GC.", Value: st.KeysScanned},
+		{Status: "Percdb_gc_regions_skipped", Metric: "percdb_gc_regions_skipped_total", Help: "Region passes GC skipped: nothing written since a pass that left nothing to collect.", Value: st.RegionsSkipped},
 	}
 }
 

@@ -181,8 +181,8 @@ func TestDropTableIsDestroyedByGC(t *testing.T) {
 		t.Fatalf("%d rows before the drop", n)
 	}
 	execAll(t, db, "DROP TABLE g.t")
-	sig := p.ranges.idleSignal()
-	p.ranges.kick()
+	sig := p.ranges.IdleSignal()
+	p.ranges.Kick()
 	<-sig
 	p.gc.settings.lifeTime.Store(0)
 	if _, err := p.runGC(ctx); err != nil {

@@ -2,7 +2,6 @@ package sql
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,8 +10,8 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
-	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/memtable"
 	"github.com/percdb/percdb/tso"
 	"github.com/percdb/percdb/txn"
@@ -67,7 +66,7 @@ func (p *DatabaseProvider) setServiceSafePoint(ctx context.Context, id string, t
 		if err == nil {
 			return nil
 		}
-		if tries >= 3 || !retryableConflict(err) {
+		if tries >= 3 || !ddljob.RetryableConflict(err) {
 			return fmt.Errorf("keep the service safe point of %s: %w", what, err)
 		}
 	}
@@ -87,31 +86,10 @@ type storedServiceSafePoint struct {
 // readServiceSafePoints reads every entry in k, expired or not.
 func readServiceSafePoints(ctx context.Context, k *txn.Txn) ([]storedServiceSafePoint, error) {
 	var out []storedServiceSafePoint
-	err := scanJSON(ctx, k, prefixServiceSafePoints, func(key []byte, rec serviceSafePointRecord) {
+	err := catalog.ScanJSON(ctx, k, prefixServiceSafePoints, func(key []byte, rec serviceSafePointRecord) {
 		out = append(out, storedServiceSafePoint{key: key, id: string(key[len(prefixServiceSafePoints):]), rec: rec})
 	})
 	return out, err
-}
-
-// scanJSON decodes every value under prefix in k as a T and hands it to
-// each with a copy of its key, in key order.
-func scanJSON[T any](ctx context.Context, k *txn.Txn, prefix []byte, each func(key []byte, v T)) error {
-	it, err := k.Iter(ctx, prefix, tablecodec.PrefixNext(prefix))
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.Valid() {
-		var v T
-		if err := json.Unmarshal(it.Value(), &v); err != nil {
-			return fmt.Errorf("decode %q: %w", it.Key(), err)
-		}
-		each(append([]byte(nil), it.Key()...), v)
-		if err := it.Next(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // ServiceSafePoints returns the entries in force at now, and deletes the

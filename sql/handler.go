@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/percdb/percdb/sql/foreignkey"
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // handler wraps GMS's MySQL protocol handler. It sits where a command
@@ -493,8 +494,8 @@ func isSelectForUpdate(query string) bool {
 		before := strings.TrimRight(q[:i], " \t\r\n")
 		spaced := len(before) < i
 		if spaced && len(before) >= 3 && strings.EqualFold(before[len(before)-3:], "for") &&
-			(len(before) == 3 || !isWordByte(before[len(before)-4])) &&
-			(end == len(q) || !isWordByte(q[end])) {
+			(len(before) == 3 || !lexical.IsWordByte(before[len(before)-4])) &&
+			(end == len(q) || !lexical.IsWordByte(q[end])) {
 			return true
 		}
 		q = q[end:]
@@ -516,7 +517,7 @@ func indexFold(s, sub string) int {
 }
 
 // admin runs CHECK TABLE and the ADMIN statements (checktable.go,
-// ddljobs.go).
+// package ddljob).
 func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, callback mysql.ResultSpoolFn) error {
 	s, err := h.sessionFor(c)
 	if err != nil {
@@ -535,9 +536,9 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 			return err
 		}
 	case st.tp == ast.AdminShowDDLJobs:
-		res = s.provider.jobs.show()
+		res = s.provider.jobs.Show()
 	case st.tp == ast.AdminCancelDDLJobs:
-		res = s.provider.jobs.cancelJobs(st.jobIDs)
+		res = s.provider.jobs.Cancel(st.jobIDs)
 	default:
 		var err error
 		if res, err = s.provider.runCheckTable(ctx, s.GetCurrentDatabase(), st.tables, !st.mysqlStyle); err != nil {
@@ -585,7 +586,7 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 		}
 		return true, h.changefeed(ctx, c, st, cb)
 	}
-	if s := h.sessions.get(c.ConnectionID); s != nil && leadingWordIs(query, "flush") {
+	if s := h.sessions.get(c.ConnectionID); s != nil && lexical.LeadingWordIs(query, "flush") {
 		if ok, err := s.flushStatement(ctx, query); ok {
 			if err != nil {
 				return true, err

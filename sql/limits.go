@@ -13,6 +13,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // MySQL errors of the limits below.
@@ -238,26 +240,6 @@ func isNoMemory(err error) bool {
 		strings.Contains(se.Message, gsql.ErrNoMemoryAvailable.New().Error())
 }
 
-// trimLeading returns query without the bytes of cutset and the /* */
-// comments it starts with; "" when a comment there does not end.
-func trimLeading(query, cutset string) string {
-	// Most statements start with their first word: nothing to trim, and
-	// no byte set for TrimLeft to build (every statement is classified
-	// here, some several times). No caller's cutset holds a word byte.
-	if query != "" && isWordByte(query[0]) {
-		return query
-	}
-	q := strings.TrimLeft(query, cutset)
-	for strings.HasPrefix(q, "/*") {
-		end := strings.Index(q, "*/")
-		if end < 0 {
-			return ""
-		}
-		q = strings.TrimLeft(q[end+2:], cutset)
-	}
-	return q
-}
-
 // isSelect reports whether query is a SELECT (or a parenthesized one, or
 // a WITH ... SELECT), after any leading comments.
 func isSelect(query string) bool {
@@ -268,9 +250,9 @@ func isSelect(query string) bool {
 // opening parentheses and comments, is one of words (ASCII
 // case-insensitive).
 func startsWithWord(query string, words ...string) bool {
-	q := trimLeading(query, " \t\r\n(")
+	q := lexical.TrimLeading(query, " \t\r\n(")
 	for _, w := range words {
-		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
+		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !lexical.IsWordByte(q[len(w)]) {
 			return true
 		}
 	}

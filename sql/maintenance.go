@@ -9,6 +9,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // OPTIMIZE TABLE and REPAIR TABLE (mariadb-check --optimize, --repair),
@@ -47,7 +48,7 @@ var maintenanceStatement = regexp.MustCompile(`(?is)^\s*(optimize|repair)\s+(?:(
 func parseMaintenance(query string) (op, analyze string, ok bool) {
 	// Every text statement comes here: the regular expression only
 	// for the two.
-	if !leadingWordIs(query, "optimize") && !leadingWordIs(query, "repair") {
+	if !lexical.LeadingWordIs(query, "optimize") && !lexical.LeadingWordIs(query, "repair") {
 		return "", "", false
 	}
 	m := maintenanceStatement.FindStringSubmatch(query)

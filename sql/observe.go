@@ -12,6 +12,8 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/internal/lexical"
+	"github.com/percdb/percdb/sql/nodemetrics"
 	"github.com/percdb/percdb/sql/slowlog"
 	"github.com/percdb/percdb/sql/stmtsummary"
 )
@@ -25,7 +27,7 @@ type observedHandler struct {
 	// *limitHandler, not mysql.Handler, for the reason limitHandler
 	// embeds *handler: the replication methods stay visible to vitess.
 	*limitHandler
-	metrics *nodeMetrics
+	metrics *nodemetrics.Metrics
 	slow    *slowlog.Log
 	logger  *slog.Logger
 	// statsOff is the node's percdb_statement_stats turned OFF
@@ -47,15 +49,14 @@ type observedHandler struct {
 func (h *observedHandler) NewConnection(c *mysql.Conn) {
 	h.limitHandler.NewConnection(c)
 	h.openConns.Add(1)
-	h.metrics.connections.Inc()
-	h.metrics.accepted.Inc()
+	h.metrics.Connected()
 }
 
 // ConnectionClosed implements mysql.Handler.
 func (h *observedHandler) ConnectionClosed(c *mysql.Conn) {
 	h.limitHandler.ConnectionClosed(c)
 	h.openConns.Add(-1)
-	h.metrics.connections.Dec()
+	h.metrics.Disconnected()
 }
 
 // ComQuery implements mysql.Handler.
@@ -126,7 +127,7 @@ type preparedObservation struct {
 	// prepare is the statement it is of (a statement ID is never
 	// reused on a connection, but vitess keeps a failed prepare's).
 	prepare *mysql.PrepareData
-	tp      stmtType
+	tp      lexical.Kind
 	digest  stmtDigest
 	// slot remembers the statement's row in the statement summary.
 	slot stmtsummary.Slot
@@ -149,7 +150,7 @@ func (os *observedSession) prepare(c *mysql.Conn, s *Session, prepare *mysql.Pre
 		}
 		os.last = nil
 	}
-	po := &preparedObservation{prepare: prepare, tp: classifyStmt(prepare.PrepareStmt)}
+	po := &preparedObservation{prepare: prepare, tp: lexical.Classify(prepare.PrepareStmt)}
 	if s.provider.digests != nil {
 		po.digest = s.digests.ofPrepared(prepare.PrepareStmt)
 	}
@@ -269,7 +270,7 @@ func (h *observedHandler) begin(c *mysql.Conn, query string, prepare *mysql.Prep
 	if s == nil {
 		st := &stmtObservation{start: start, stats: stats}
 		if prepare != nil && stats {
-			st.prepared = &preparedObservation{prepare: prepare, tp: classifyStmt(query)}
+			st.prepared = &preparedObservation{prepare: prepare, tp: lexical.Classify(query)}
 		}
 		return st
 	}
@@ -311,13 +312,13 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 		}
 		return
 	}
-	var tp stmtType
+	var tp lexical.Kind
 	if st.prepared != nil {
 		tp = st.prepared.tp
 	} else {
-		tp = classifyStmt(query)
+		tp = lexical.Classify(query)
 	}
-	h.metrics.statement(tp, d, err != nil)
+	h.metrics.Statement(tp, d, err != nil)
 	s := st.s
 	if s == nil {
 		if s = h.sessions.get(c.ConnectionID); s == nil {
@@ -332,7 +333,7 @@ func (h *observedHandler) end(c *mysql.Conn, st *stmtObservation, query string, 
 	if !vars.slowOK || d < vars.longQuery {
 		return
 	}
-	h.metrics.slow.Inc()
+	h.metrics.SlowQuery()
 	host, ip := slowlog.SplitHostPort(c.RemoteAddr())
 	e := &slowlog.Entry{
 		Written: time.Now(), Start: st.start, QueryTime: d,

@@ -9,6 +9,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // TestObservePreparedExecution checks what observing a prepared
@@ -36,10 +38,10 @@ func TestObservePreparedExecution(t *testing.T) {
 		execute(ins, ok)
 		execute(f.prepare, f.res)
 	}
-	if got := counterValue(t, f.h.metrics.queries[stmtInsert][resultOK]); got != 3 {
+	if got := counterValue(t, f.h.metrics.Queries(lexical.KindInsert, false)); got != 3 {
 		t.Errorf("inserts counted: %v, want 3", got)
 	}
-	if got := counterValue(t, f.h.metrics.queries[stmtSelect][resultOK]); got != 3 {
+	if got := counterValue(t, f.h.metrics.Queries(lexical.KindSelect, false)); got != 3 {
 		t.Errorf("selects counted: %v, want 3", got)
 	}
 	counts := func() map[[2]string]uint64 {
@@ -118,7 +120,7 @@ func TestObserveTextStatements(t *testing.T) {
 	if len(got) != shapes {
 		t.Errorf("%d rows, want %d: %v", len(got), shapes, got)
 	}
-	if n := counterValue(t, f.h.metrics.queries[stmtSelect][resultOK]); n != shapes*rounds {
+	if n := counterValue(t, f.h.metrics.Queries(lexical.KindSelect, false)); n != shapes*rounds {
 		t.Errorf("selects counted: %v, want %d", n, shapes*rounds)
 	}
 	f.s.SetCurrentDatabase("db2")

@@ -17,6 +17,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -71,7 +72,7 @@ func registerTxnVariables() {
 // syntax, which GMS does not parse): it returns the mode and the plain
 // BEGIN to run instead.
 func beginMode(query string) (mode string, begin string, ok bool) {
-	if !leadingWordIs(query, "begin") {
+	if !lexical.LeadingWordIs(query, "begin") {
 		return "", "", false
 	}
 	f := strings.Fields(strings.TrimRight(strings.TrimSpace(query), ";"))
@@ -89,7 +90,7 @@ func beginMode(query string) (mode string, begin string, ok bool) {
 
 // isBegin reports whether query opens an explicit transaction.
 func isBegin(query string) bool {
-	if !leadingWordIs(query, "begin") && !leadingWordIs(query, "start") {
+	if !lexical.LeadingWordIs(query, "begin") && !lexical.LeadingWordIs(query, "start") {
 		return false
 	}
 	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
@@ -217,7 +218,7 @@ func isShowLockWaits(query string) bool { return isAdminWords(query, "admin", "s
 // isAdminWords reports whether query is exactly words, in any case and
 // spacing, with or without a final semicolon.
 func isAdminWords(query string, words ...string) bool {
-	if !leadingWordIs(query, "admin") {
+	if !lexical.LeadingWordIs(query, "admin") {
 		return false
 	}
 	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), ";")))
@@ -384,16 +385,4 @@ func (s *Session) lockingTxn() bool {
 	v, err := s.GetSessionVariable(nil, varTxnMode)
 	m, ok := v.(string)
 	return err == nil && ok && strings.EqualFold(m, modePessimistic)
-}
-
-// leadingWordIs reports whether query starts with word (any case) followed
-// by a space, a ';' or its end: a test that allocates nothing, made before
-// the statements here split a query into words, since every statement
-// passes through them.
-func leadingWordIs(query, word string) bool {
-	q := trimLeading(query, " \t\r\n")
-	if len(q) < len(word) || !strings.EqualFold(q[:len(word)], word) {
-		return false
-	}
-	return len(q) == len(word) || !isWordByte(q[len(word)])
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/plancache"
 )
 
@@ -153,7 +154,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 	if err != nil {
 		return false, nil
 	}
-	if !kind.represents(analyzed) || qFlags.IsSet(gsql.QFlagTrigger) {
+	if !kindRepresents(kind, analyzed) || qFlags.IsSet(gsql.QFlagTrigger) {
 		// (A WHERE clause GMS found false for these values has no
 		// table left.)
 		stats.uncacheable.Add(1)
@@ -174,16 +175,16 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 }
 
 // cachedKind returns the type of a parsed statement whose plans may be
-// cached (metrics.go's types): a SELECT, or an UPDATE or DELETE of one
+// cached (package lexical's kinds): a SELECT, or an UPDATE or DELETE of one
 // table (a join's write plans are left to GMS).
-func cachedKind(parsed sqlparser.Statement) (stmtType, bool) {
+func cachedKind(parsed sqlparser.Statement) (lexical.Kind, bool) {
 	switch p := parsed.(type) {
 	case *sqlparser.Select:
-		return stmtSelect, true
+		return lexical.KindSelect, true
 	case *sqlparser.Update:
-		return stmtUpdate, p.With == nil && singleTable(p.TableExprs)
+		return lexical.KindUpdate, p.With == nil && singleTable(p.TableExprs)
 	case *sqlparser.Delete:
-		return stmtDelete, p.With == nil && len(p.Targets) == 0 && singleTable(p.TableExprs)
+		return lexical.KindDelete, p.With == nil && len(p.Targets) == 0 && singleTable(p.TableExprs)
 	}
 	return 0, false
 }
@@ -201,27 +202,27 @@ func singleTable(exprs sqlparser.TableExprs) bool {
 	return ok
 }
 
-// represents reports whether the analysed plan n is a plan of a statement
-// of type k: a SELECT's reads a table (one GMS found empty for these
+// kindRepresents reports whether the analysed plan n is a plan of a
+// statement of kind k: a SELECT's reads a table (one GMS found empty for these
 // values reads none), a write's is the write.
-func (k stmtType) represents(n gsql.Node) bool {
+func kindRepresents(k lexical.Kind, n gsql.Node) bool {
 	switch k {
-	case stmtUpdate:
+	case lexical.KindUpdate:
 		u, ok := n.(*plan.Update)
 		return ok && !u.IsJoin
-	case stmtDelete:
+	case lexical.KindDelete:
 		d, ok := n.(*plan.DeleteFrom)
 		return ok && !d.HasExplicitTargets()
 	}
 	return plan.NodeRepresentsSelect(n)
 }
 
-// statusVariable is the Com_ counter of a statement of type k.
-func (k stmtType) statusVariable() string {
+// kindStatusVariable is the Com_ counter of a statement of kind k.
+func kindStatusVariable(k lexical.Kind) string {
 	switch k {
-	case stmtUpdate:
+	case lexical.KindUpdate:
 		return "Com_update"
-	case stmtDelete:
+	case lexical.KindDelete:
 		return "Com_delete"
 	}
 	return "Com_select"
@@ -232,7 +233,7 @@ func (k stmtType) statusVariable() string {
 // write's OK packet) to the client as for any statement, the first time,
 // and a SELECT's in the connection's goroutine once the result's column
 // definitions are known (boundexec.go).
-func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k stmtType, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
+func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k lexical.Kind, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
 		pushed, _, err := pushDown(sctx, n)
@@ -242,9 +243,9 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 		n = pushed
 	}
 	gsql.IncrementStatusVariable(sctx, "Questions", 1)
-	gsql.IncrementStatusVariable(sctx, k.statusVariable(), 1)
+	gsql.IncrementStatusVariable(sctx, kindStatusVariable(k), 1)
 	cb := h.statusFilter(c, callback)
-	if p != nil && k == stmtSelect {
+	if p != nil && k == lexical.KindSelect {
 		// A write's result is an OK packet, which GMS's handler sends.
 		if p.Fields != nil {
 			return h.execBound(ctx, s, query, n, p.Fields, cb)

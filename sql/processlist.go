@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/tso"
 )
 
@@ -244,7 +245,7 @@ func (p *DatabaseProvider) processes(ctx context.Context, procs []gsql.Process, 
 // handler answers from processes (GMS's answer lacks the fast path's
 // statements and the real state).
 func isShowProcessList(query string) (full, ok bool) {
-	if !leadingWordIs(query, "show") {
+	if !lexical.LeadingWordIs(query, "show") {
 		return false, false
 	}
 	f := strings.Fields(strings.ToLower(strings.TrimRight(strings.TrimSpace(query), "; \t\r\n")))

@@ -12,6 +12,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/wire"
 )
 
@@ -134,14 +135,14 @@ func resultFields(ctx *gsql.Context, sch gsql.Schema) []*querypb.Field {
 
 // isCall reports whether query's first statement is a CALL.
 func isCall(query string) bool {
-	q := trimLeading(query, " \t\r\n")
-	return len(q) > 4 && strings.EqualFold(q[:4], "call") && !isWordByte(q[4])
+	q := lexical.TrimLeading(query, " \t\r\n")
+	return len(q) > 4 && strings.EqualFold(q[:4], "call") && !lexical.IsWordByte(q[4])
 }
 
 // mayBeExecute reports whether query's first statement may be an SQL
 // EXECUTE (a cheap test before it is parsed).
 func mayBeExecute(query string) bool {
-	return leadingWordIs(query, "execute")
+	return lexical.LeadingWordIs(query, "execute")
 }
 
 // executeOfCall returns, when query's first statement is an SQL EXECUTE

@@ -14,6 +14,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/foreignkey"
 	"github.com/percdb/percdb/sql/perfschema"
 	"github.com/percdb/percdb/sql/schemalease"
@@ -84,10 +85,10 @@ type DatabaseProvider struct {
 	// an older schema before it marks them stale (their commits of writes
 	// then fail with 8028). Config.DDLWaitTimeout.
 	ddlWait time.Duration
-	// ranges deletes the data DDLs left unreachable (deleterange.go).
-	ranges *rangeDeleter
-	// jobs are the online schema changes of this node (ddljobs.go).
-	jobs ddlJobs
+	// ranges deletes the data DDLs left unreachable (package ddljob).
+	ranges *ddljob.Deleter
+	// jobs are the online schema changes of this node (package ddljob).
+	jobs ddljob.Jobs
 	// gc is the node's garbage collector (gc.go); nil until the server
 	// starts it.
 	gc *nodeGC
@@ -118,7 +119,7 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 		schemas:   schemalease.New(),
 		ddlWait:   DefaultDDLWaitTimeout,
 	}
-	p.ranges = newRangeDeleter(p)
+	p.ranges = ddljob.NewDeleter(p.store)
 	p.txnSizeLimit.Store(defaultTxnSizeLimit)
 	p.autoAnalyze.enabled, p.autoAnalyze.ratio = true, defaultAutoAnalyzeRatio
 	return p
@@ -235,7 +236,7 @@ func (p *DatabaseProvider) DropDatabase(ctx *gsql.Context, name string) error {
 			}
 		}
 		for _, t := range c.SortedTables(def.ID) {
-			if err := scheduleTableDeletion(k, t, "DROP DATABASE"); err != nil {
+			if err := ddljob.ScheduleTable(k, t, "DROP DATABASE"); err != nil {
 				return err
 			}
 		}

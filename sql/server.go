@@ -23,6 +23,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/console"
+	"github.com/percdb/percdb/sql/nodemetrics"
 	"github.com/percdb/percdb/sql/perfschema"
 	"github.com/percdb/percdb/sql/schemalease"
 	"github.com/percdb/percdb/sql/slowlog"
@@ -241,7 +242,7 @@ type Server struct {
 	// metrics are the node's Prometheus metrics, slow its slow query log
 	// (observe.go); status is the status port, nil without one, and
 	// statusDone is closed when its Serve has returned.
-	metrics    *nodeMetrics
+	metrics    *nodemetrics.Metrics
 	slow       *slowlog.Log
 	status     *statusserver.Server
 	statusDone chan struct{}
@@ -263,7 +264,7 @@ type Server struct {
 	// stopBackground ends the node's background work (the range
 	// deleter, the console's sampler), which background waits for.
 	// kvMetrics times the transaction layer's KV requests by command.
-	kvMetrics      *kvMetrics
+	kvMetrics      *nodemetrics.KV
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 	// actions runs the built-in actions of observers (observeractions.go).
@@ -295,7 +296,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	s.kvMetrics = newKVMetrics(cfg.Cluster != nil)
+	s.kvMetrics = nodemetrics.NewKV(cfg.Cluster != nil)
 	var lease *schemalease.Lease
 	var loadSchema schemalease.Loader // set once the provider exists
 	if cfg.Cluster != nil {
@@ -342,7 +343,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if s.provider.digests, err = perfschema.StartDigests(cfg.DigestsSize); err != nil {
 		return nil, err
 	}
-	s.metrics = newNodeMetrics(s.provider, s.kvStore, s.kvMetrics, s.tsClient)
+	s.metrics = nodemetrics.New(s.provider.nodeCounters, s.kvStore, s.kvMetrics, s.tsClient)
 	if err := slowlog.Start(cfg.SlowQueryLog); err != nil {
 		return nil, err
 	}
@@ -379,14 +380,14 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground = stop
-	s.background.Go(func() { s.provider.ranges.run(bg) })
+	s.background.Go(func() { s.provider.ranges.Run(bg) })
 	s.background.Go(func() { s.provider.gc.run(bg) })
 	analyzeEvery := cfg.AutoAnalyzeInterval
 	if analyzeEvery <= 0 {
 		analyzeEvery = DefaultAutoAnalyzeInterval
 	}
 	s.background.Go(func() { s.provider.runAutoAnalyze(bg, analyzeEvery) })
-	s.provider.ranges.kick() // what a previous process left
+	s.provider.ranges.Kick() // what a previous process left
 
 	registerTxnVariables()
 	registerGCVariables()
@@ -508,11 +509,11 @@ func (s *Server) startLease(ctx context.Context, lease *schemalease.Lease, load 
 
 // startStatus starts the status port on cfg.StatusAddr.
 func (s *Server) startStatus() error {
-	s.history = console.NewHistory(s.metrics.reg, consoleSampleInterval, consoleSamples)
+	s.history = console.NewHistory(s.metrics.Registry(), consoleSampleInterval, consoleSamples)
 	st, err := statusserver.Listen(statusserver.Config{
 		Addr:        s.cfg.StatusAddr,
 		Version:     s.cfg.Version,
-		Gatherer:    s.metrics.reg,
+		Gatherer:    s.metrics.Registry(),
 		Connections: func() int { return int(s.openConns.Load()) },
 		Console:     console.Handler(consoleSource{s}, s.history),
 	})

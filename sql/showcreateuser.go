@@ -11,6 +11,8 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // SHOW CREATE USER, which vitess does not parse (1064), is what
@@ -25,10 +27,10 @@ import (
 // every statement).
 func isShowCreateUser(query string) bool {
 	// Most statements fail the first test, which builds nothing.
-	if !leadingWordIs(query, "show") {
+	if !lexical.LeadingWordIs(query, "show") {
 		return false
 	}
-	_, q := nextToken(trimLeading(query, " \t\r\n"))
+	_, q := nextToken(lexical.TrimLeading(query, " \t\r\n"))
 	w, q := nextToken(q)
 	if !strings.EqualFold(w, "create") {
 		return false

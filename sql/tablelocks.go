@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/perfschema"
 )
 
@@ -468,7 +469,7 @@ func lockTablesStatement(ctx *gsql.Context) error {
 // named, and FLUSH STATUS (GMS: 1105), which resets the session's status
 // counters (flushStatus). It reports whether query was one of them.
 func (s *Session) flushStatement(ctx context.Context, query string) (bool, error) {
-	if !leadingWordIs(query, "flush") {
+	if !lexical.LeadingWordIs(query, "flush") {
 		return false, nil
 	}
 	stmt, _, err := ast.ParseOne(ctx, query)

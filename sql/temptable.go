@@ -13,6 +13,7 @@ import (
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
@@ -31,7 +32,7 @@ import (
 // in a transaction of its own, so that a process that stops with
 // temporary tables open deletes their data at its next start
 // (dropLeftoverTempTables). DROP TABLE and the end of the session
-// schedule the deletion of the table's keys (deleterange.go) and remove
+// schedule the deletion of the table's keys (package ddljob) and remove
 // the registration and the table's ID allocators.
 var prefixTempTables = []byte("m:tmp:")
 
@@ -213,7 +214,7 @@ func (p *DatabaseProvider) smallTxn(ctx context.Context, fn func(k *txn.Txn) err
 			_ = k.Rollback(ctx)
 			return err
 		}
-		if err = k.Commit(ctx); !retryableConflict(err) {
+		if err = k.Commit(ctx); !ddljob.RetryableConflict(err) {
 			return err
 		}
 	}
@@ -224,7 +225,7 @@ func (p *DatabaseProvider) smallTxn(ctx context.Context, fn func(k *txn.Txn) err
 // and removes its registration and ID allocators.
 func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *catalog.TableDef) error {
 	err := p.smallTxn(ctx, func(k *txn.Txn) error {
-		if err := scheduleTableDeletion(k, def, "temporary table"); err != nil {
+		if err := ddljob.ScheduleTable(k, def, "temporary table"); err != nil {
 			return err
 		}
 		for _, kind := range []byte{catalog.KindAutoIncrement, catalog.KindRowID} {
@@ -238,7 +239,7 @@ func (p *DatabaseProvider) dropTempTableData(ctx context.Context, def *catalog.T
 		return fmt.Errorf("drop temporary table %s: %w", def.Name, err)
 	}
 	p.ids.Forget(def.ID)
-	p.ranges.kick()
+	p.ranges.Kick()
 	return nil
 }
 

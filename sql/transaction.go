@@ -325,7 +325,7 @@ func (t *Transaction) commit(ctx context.Context) error {
 			return toSQLError(err)
 		}
 		// The fast path reads with the cached catalog between DDL
-		// commits (fastpath_handler.go, schemaGuard).
+		// commits (fastpath.SchemaGuard).
 		defer t.provider.fast.schemaChanging()()
 	}
 	if err := t.kv.Commit(ctx); err != nil {
@@ -355,7 +355,7 @@ func (t *Transaction) commit(ctx context.Context) error {
 		err := t.provider.awaitSchemaChange(ctx, t.catBase, t.cat, t.stepOf)
 		// Any data the DDL left behind can go now that the older
 		// schema's writers are gone.
-		t.provider.ranges.kick()
+		t.provider.ranges.Kick()
 		return err
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // Transaction characteristics: access mode (READ ONLY / READ WRITE) and
@@ -64,13 +66,13 @@ func isStartReadWrite(query string) bool {
 // isSetTransactionNext reports whether query is SET TRANSACTION ... with
 // neither GLOBAL nor SESSION: characteristics of the next transaction.
 func isSetTransactionNext(query string) bool {
-	q := trimLeading(query, " \t\r\n")
-	if len(q) < 4 || !strings.EqualFold(q[:3], "set") || !isSpaceByte(q[3]) {
+	q := lexical.TrimLeading(query, " \t\r\n")
+	if len(q) < 4 || !strings.EqualFold(q[:3], "set") || !lexical.IsSpaceByte(q[3]) {
 		return false
 	}
-	q = trimLeading(q[3:], " \t\r\n")
+	q = lexical.TrimLeading(q[3:], " \t\r\n")
 	const w = "transaction"
-	return len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)])
+	return len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !lexical.IsWordByte(q[len(w)])
 }
 
 // beginCharacteristics prepares s for statement query: notes READ WRITE,

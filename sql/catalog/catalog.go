@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -513,6 +515,27 @@ func PutJSON(k *txn.Txn, key []byte, v any) error {
 	}
 	if err := k.Set(key, b); err != nil {
 		return fmt.Errorf("write %q: %w", key, err)
+	}
+	return nil
+}
+
+// ScanJSON decodes every value under prefix in k as a T and hands it to
+// each with a copy of its key, in key order.
+func ScanJSON[T any](ctx context.Context, k *txn.Txn, prefix []byte, each func(key []byte, v T)) error {
+	it, err := k.Iter(ctx, prefix, tablecodec.PrefixNext(prefix))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Valid() {
+		var v T
+		if err := json.Unmarshal(it.Value(), &v); err != nil {
+			return fmt.Errorf("decode %q: %w", it.Key(), err)
+		}
+		each(append([]byte(nil), it.Key()...), v)
+		if err := it.Next(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }

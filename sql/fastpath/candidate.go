@@ -2,6 +2,8 @@ package fastpath
 
 import (
 	"strings"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // Candidate reports whether query may have a fast shape, judging by
@@ -35,11 +37,11 @@ import (
 // parser would have parsed it.
 func Candidate(query string) bool {
 	i := 0
-	for i < len(query) && isSpaceByte(query[i]) {
+	for i < len(query) && lexical.IsSpaceByte(query[i]) {
 		i++
 	}
 	j := i
-	for j < len(query) && isWordByte(query[j]) {
+	for j < len(query) && lexical.IsWordByte(query[j]) {
 		j++
 	}
 	var buf [16]byte
@@ -85,7 +87,7 @@ func textAllowed(q string, k Kind) bool {
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
-		case isSpaceByte(c):
+		case lexical.IsSpaceByte(c):
 			i++
 			continue
 		case c == '\'' || c == '"' || c == '`':
@@ -284,19 +286,8 @@ func skipQuoted(q string, i int) int {
 	return len(q)
 }
 
-// isSpaceByte reports whether c is white space between tokens.
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
 // isNameByte reports whether c may be part of an unquoted word: MySQL's
 // names also take $ and any byte of a multi-byte UTF-8 character.
 func isNameByte(c byte) bool {
-	return isWordByte(c) || c == '$' || c >= 0x80
-}
-
-// isWordByte reports whether c may be part of a keyword or an unquoted
-// name made of ASCII letters, digits and underscores.
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	return lexical.IsWordByte(c) || c == '$' || c >= 0x80
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // shapeOf is what the handler learns of query when Candidate lets it
@@ -308,7 +310,7 @@ func BenchmarkFastCandidate(b *testing.B) {
 func firstWordIs(q string, words ...string) bool {
 	q = strings.TrimLeft(q, " \t\r\n(")
 	for _, w := range words {
-		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !isWordByte(q[len(w)]) {
+		if len(q) > len(w) && strings.EqualFold(q[:len(w)], w) && !lexical.IsWordByte(q[len(w)]) {
 			return true
 		}
 	}

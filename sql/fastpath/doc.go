@@ -44,7 +44,7 @@
 //
 // A COM_QUERY's text is first reduced to the TiDB parser's normalized
 // digest (literals erased): the decision and the plan are cached per
-// digest and database (fastPlanCache), so a statement the fast path does
+// digest and database (Cache), so a statement the fast path does
 // not run costs one lexer pass, and one it runs a parse (for its literal
 // values) and a map lookup. A COM_STMT_PREPARE is parsed once, and its
 // decision kept per statement ID with the session (fastSession). A plan is
@@ -57,7 +57,7 @@
 // executor operators and codec) for writes. In autocommit mode a read
 // takes no timestamp at all: the row is read at the latest committed state
 // (txn.Store.PointGet and BatchPointGet), under the cached catalog, which
-// schemaGuard vouches for without a read of the schema version. An
+// SchemaGuard vouches for without a read of the schema version. An
 // autocommit write runs in a transaction of its own, committed at the end
 // by txn, in one phase with a calculated commit timestamp when its keys
 // lie in one region. Oracle calls per statement, fast path against GMS:
@@ -130,12 +130,16 @@
 // ShapeOf: a statement reduced to what the fast path runs, before name
 // resolution, a pure function of the statement's structure so that it
 // can be cached per normalized digest), the lexical pre-filter
-// (Candidate), and plans (Plan, Resolve: a shape resolved against one
+// (Candidate), plans (Plan, Resolve: a shape resolved against one
 // catalog version and the tables' metadata, with its decoders and the
-// result metadata it learns from GMS). The plan cache, running a plan in
-// the session's transaction and the protocol glue are still package
-// sql's (fastpath_cache.go, fastpath_exec.go, fastpath_handler.go): they
-// use the session, its transaction and the table editors directly, and
-// move here once they see a session through an interface of the fast
-// path's.
+// result metadata it learns from GMS), the server's cache of decisions
+// and plans by digest (Cache, Entry: generic over the user's plan type,
+// which names its Plan through Planned), the seqlock that lets
+// autocommit reads trust the cached catalog (SchemaGuard), and the
+// aggregates a range SELECT computes on the SQL node (LocalAggregates).
+// Running a plan in the session's transaction and the protocol glue are
+// still package sql's (fastpath_plan.go, fastpath_exec.go,
+// fastpath_scan*.go, fastpath_handler.go): they use the session, its
+// transaction and the table editors directly, and move here once they
+// see a session through an interface of the fast path's.
 package fastpath

@@ -354,7 +354,7 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		}
 		if p.LocalAgg {
 			// The rows keep the aggregates' columns; the SQL node
-			// computes COUNT and SUM (package sql's fastpath_scanagg.go),
+			// computes COUNT and SUM (LocalAggregates, scanagg.go),
 			// not the others.
 			for _, o := range p.Out {
 				if o.Agg != AggCountStar && o.Agg != AggCount && o.Agg != AggSum {

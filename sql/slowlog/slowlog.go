@@ -11,6 +11,8 @@ import (
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // The slow query log is MySQL's: a statement that ran for at least the
@@ -113,17 +115,11 @@ func appendSlowEntry(b []byte, e *Entry) []byte {
 // a plain word (mysqldumpslow strips "use \w+;").
 func quoteSlowIdent(name string) string {
 	for i := 0; i < len(name); i++ {
-		if !isWordByte(name[i]) {
+		if !lexical.IsWordByte(name[i]) {
 			return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 		}
 	}
 	return name
-}
-
-// isWordByte reports whether b is one of the ASCII bytes of Perl's \w,
-// which mysqldumpslow's pattern of the use line matches.
-func isWordByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // slowHeader is the first lines of a new slow log file, as mysqld writes

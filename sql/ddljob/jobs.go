@@ -1,4 +1,4 @@
-package sql
+package ddljob
 
 import (
 	"context"
@@ -14,30 +14,30 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
-// ddlJobs keeps the online schema change jobs of this node (ddl.go) for
-// ADMIN SHOW DDL JOBS and ADMIN CANCEL DDL JOBS: the running ones and the
-// last finished ones. It is owned by the provider and safe for concurrent
-// use.
-type ddlJobs struct {
-	// testingAfterBatch, set by tests only before any job runs, is called
+// Jobs keeps the online schema change jobs of this node (package sql's
+// ddl.go) for ADMIN SHOW DDL JOBS and ADMIN CANCEL DDL JOBS: the running
+// ones and the last finished ones. Its zero value is ready; it is owned
+// by the provider and safe for concurrent use.
+type Jobs struct {
+	// TestingAfterBatch, set by tests only before any job runs, is called
 	// after each backfill batch.
-	testingAfterBatch func()
+	TestingAfterBatch func()
 
 	mu     sync.Mutex
 	nextID int64
-	jobs   []*ddlJob // oldest first
+	jobs   []*Job // oldest first
 }
 
 // keptFinishedJobs is how many finished jobs ADMIN SHOW DDL JOBS lists.
 const keptFinishedJobs = 20
 
-// ddlJob is one online schema change.
-type ddlJob struct {
+// Job is one online schema change.
+type Job struct {
 	id             int64
 	db, table, typ string
 	start          time.Time
-	// rows counts the rows backfilled so far.
-	rows atomic.Int64
+	// Rows counts the rows backfilled so far.
+	Rows atomic.Int64
 	// cancel stops the job; cancelled says ADMIN CANCEL DDL JOBS did.
 	cancel    context.CancelFunc
 	cancelled atomic.Bool
@@ -49,13 +49,15 @@ type ddlJob struct {
 	err    error
 }
 
-// start registers a job and returns it with the context it must run in.
-func (j *ddlJobs) start(ctx context.Context, db, table, typ string) (*ddlJob, context.Context) {
+// Start registers a job of type typ (what it does: "add index i") on
+// table db.table and returns it with the context it must run in, which
+// ADMIN CANCEL DDL JOBS cancels.
+func (j *Jobs) Start(ctx context.Context, db, table, typ string) (*Job, context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.nextID++
-	job := &ddlJob{id: j.nextID, db: db, table: table, typ: typ, start: time.Now(), cancel: cancel, state: "none", status: "running"}
+	job := &Job{id: j.nextID, db: db, table: table, typ: typ, start: time.Now(), cancel: cancel, state: "none", status: "running"}
 	j.jobs = append(j.jobs, job)
 	finished := 0
 	for i := len(j.jobs) - 1; i >= 0; i-- {
@@ -69,14 +71,20 @@ func (j *ddlJobs) start(ctx context.Context, db, table, typ string) (*ddlJob, co
 	return job, ctx
 }
 
-func (job *ddlJob) setState(state string) {
+// Type returns what the job does, as Start was told.
+func (job *Job) Type() string { return job.typ }
+
+// SetState records the schema state the job reached ("delete only",
+// "write reorganization", ...).
+func (job *Job) SetState(state string) {
 	job.mu.Lock()
 	job.state = state
 	job.mu.Unlock()
 }
 
-// finish records the job's outcome; err nil is success.
-func (job *ddlJob) finish(err error, cancelled bool) {
+// Finish records the job's outcome; err nil is success, cancelled says
+// the job stopped because its context ended.
+func (job *Job) Finish(err error, cancelled bool) {
 	job.mu.Lock()
 	job.end, job.err = time.Now(), err
 	switch {
@@ -91,15 +99,19 @@ func (job *ddlJob) finish(err error, cancelled bool) {
 	job.cancel()
 }
 
-func (job *ddlJob) done() bool {
+// Cancelled reports whether ADMIN CANCEL DDL JOBS cancelled the job.
+func (job *Job) Cancelled() bool { return job.cancelled.Load() }
+
+// done reports whether the job finished.
+func (job *Job) done() bool {
 	job.mu.Lock()
 	defer job.mu.Unlock()
 	return job.status != "running"
 }
 
-// cancelJobs cancels the running jobs with the given IDs and answers as
+// Cancel cancels the running jobs with the given IDs and answers as
 // TiDB's ADMIN CANCEL DDL JOBS: one row per ID.
-func (j *ddlJobs) cancelJobs(ids []int64) *sqltypes.Result {
+func (j *Jobs) Cancel(ids []int64) *sqltypes.Result {
 	res := &sqltypes.Result{Fields: []*querypb.Field{
 		{Name: "JOB_ID", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
 		{Name: "RESULT", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
@@ -125,16 +137,16 @@ func (j *ddlJobs) cancelJobs(ids []int64) *sqltypes.Result {
 	return res
 }
 
-// show answers ADMIN SHOW DDL JOBS: the jobs, newest first, in TiDB's
+// Show answers ADMIN SHOW DDL JOBS: the jobs, newest first, in TiDB's
 // columns (those that apply).
-func (j *ddlJobs) show() *sqltypes.Result {
+func (j *Jobs) Show() *sqltypes.Result {
 	cols := []string{"JOB_ID", "DB_NAME", "TABLE_NAME", "JOB_TYPE", "SCHEMA_STATE", "ROW_COUNT", "START_TIME", "END_TIME", "STATE", "COMMENTS"}
 	res := &sqltypes.Result{}
 	for _, c := range cols {
 		res.Fields = append(res.Fields, &querypb.Field{Name: c, Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8})
 	}
 	j.mu.Lock()
-	jobs := append([]*ddlJob(nil), j.jobs...)
+	jobs := append([]*Job(nil), j.jobs...)
 	j.mu.Unlock()
 	sort.Slice(jobs, func(a, b int) bool { return jobs[a].id > jobs[b].id })
 	for _, job := range jobs {
@@ -152,7 +164,7 @@ func (j *ddlJobs) show() *sqltypes.Result {
 			sqltypes.NewVarChar(job.table),
 			sqltypes.NewVarChar(job.typ),
 			sqltypes.NewVarChar(job.state),
-			sqltypes.NewVarChar(strconv.FormatInt(job.rows.Load(), 10)),
+			sqltypes.NewVarChar(strconv.FormatInt(job.Rows.Load(), 10)),
 			sqltypes.NewVarChar(job.start.Format("2006-01-02 15:04:05")),
 			end,
 			sqltypes.NewVarChar(job.status),

@@ -1,4 +1,4 @@
-package sql
+package nodemetrics
 
 import (
 	"context"
@@ -6,129 +6,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/percdb/percdb/internal/statusserver"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/tso"
 )
-
-// stmtType is the kind of a statement, by its first word, for the
-// queries and duration metrics.
-type stmtType uint8
-
-const (
-	stmtOther stmtType = iota
-	stmtSelect
-	stmtInsert
-	stmtUpdate
-	stmtDelete
-	stmtReplace
-	stmtBegin
-	stmtCommit
-	stmtRollback
-	stmtSet
-	stmtShow
-	stmtUse
-	stmtDDL
-	numStmtTypes
-)
-
-// stmtTypeNames are the values of the type label.
-var stmtTypeNames = [numStmtTypes]string{
-	stmtOther: "other", stmtSelect: "select", stmtInsert: "insert", stmtUpdate: "update",
-	stmtDelete: "delete", stmtReplace: "replace", stmtBegin: "begin", stmtCommit: "commit",
-	stmtRollback: "rollback", stmtSet: "set", stmtShow: "show", stmtUse: "use", stmtDDL: "ddl",
-}
-
-// classifyStmt returns the type of query by its first word, after blanks,
-// opening parentheses and comments. Every statement is classified as it
-// ends, so it compares the text only with the words of its first
-// letter, and does not look for the word's end first.
-func classifyStmt(query string) stmtType {
-	q := trimLeading(query, " \t\r\n(")
-	if q == "" {
-		return stmtOther
-	}
-	// is reports whether q's first word is word, a lower-case one.
-	is := func(word string) bool {
-		return len(q) >= len(word) && equalFoldASCII(q[:len(word)], word) &&
-			(len(q) == len(word) || !isWordByte(q[len(word)]))
-	}
-	switch q[0] | 0x20 {
-	case 's':
-		switch {
-		case is("select"):
-			return stmtSelect
-		case is("set"):
-			return stmtSet
-		case is("show"):
-			return stmtShow
-		case is("start"):
-			return stmtBegin
-		}
-	case 'i':
-		if is("insert") {
-			return stmtInsert
-		}
-	case 'u':
-		switch {
-		case is("update"):
-			return stmtUpdate
-		case is("use"):
-			return stmtUse
-		}
-	case 'd':
-		switch {
-		case is("delete"):
-			return stmtDelete
-		case is("drop"):
-			return stmtDDL
-		}
-	case 'r':
-		switch {
-		case is("replace"):
-			return stmtReplace
-		case is("rollback"):
-			return stmtRollback
-		case is("rename"):
-			return stmtDDL
-		}
-	case 'b':
-		if is("begin") {
-			return stmtBegin
-		}
-	case 'c':
-		switch {
-		case is("commit"):
-			return stmtCommit
-		case is("create"):
-			return stmtDDL
-		}
-	case 'w':
-		if is("with") {
-			return stmtSelect
-		}
-	case 'a':
-		if is("alter") {
-			return stmtDDL
-		}
-	case 't':
-		if is("truncate") {
-			return stmtDDL
-		}
-	}
-	return stmtOther
-}
-
-// equalFoldASCII is strings.EqualFold for ASCII words of equal length.
-func equalFoldASCII(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		if a[i]|0x20 != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // durationBuckets are the upper bounds of the query duration histogram,
 // in seconds: from a fast-path point read (tens of microseconds) to the
@@ -138,17 +22,17 @@ var durationBuckets = []float64{
 	0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 }
 
-// nodeMetrics are a node's Prometheus metrics, in a registry of the node's
+// Metrics are a node's Prometheus metrics, in a registry of the node's
 // own (never prometheus.DefaultRegisterer: two nodes in one process keep
 // their own counts). The statement metrics are counted as statements end;
 // everything else is read at scrape time from where it is kept.
-type nodeMetrics struct {
+type Metrics struct {
 	reg *prometheus.Registry
 	// queries and duration are the children of their vectors for every
 	// type (and result), resolved once so that a statement costs no label
 	// lookup.
-	queries     [numStmtTypes][2]prometheus.Counter
-	duration    [numStmtTypes]prometheus.Observer
+	queries     [lexical.NumKinds][2]prometheus.Counter
+	duration    [lexical.NumKinds]prometheus.Observer
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
 	slow        prometheus.Counter
@@ -160,11 +44,11 @@ const (
 	resultError = 1
 )
 
-// newNodeMetrics makes the metrics of a node whose provider is p, whose
+// New makes the metrics of a node whose counters are counters, whose
 // store is store (nil on a SQL node of a cluster), whose KV requests kvm
-// counts and whose timestamps oracle fetches.
-func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle *tso.BatchClient) *nodeMetrics {
-	m := &nodeMetrics{reg: prometheus.NewRegistry()}
+// counts and whose timestamps oracle fetches (nil: none).
+func New(counters Counters, store *kv.Store, kvm *KV, oracle *tso.BatchClient) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
 	queries := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "percdb_queries_total",
 		Help: "Statements run, by type (the statement's first word) and result (ok or error).",
@@ -174,10 +58,10 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle
 		Help:    "Time from a statement's arrival to its last result packet, by type.",
 		Buckets: durationBuckets,
 	}, []string{"type"})
-	for t := stmtType(0); t < numStmtTypes; t++ {
-		m.queries[t][resultOK] = queries.WithLabelValues(stmtTypeNames[t], "ok")
-		m.queries[t][resultError] = queries.WithLabelValues(stmtTypeNames[t], "error")
-		m.duration[t] = duration.WithLabelValues(stmtTypeNames[t])
+	for t := lexical.Kind(0); t < lexical.NumKinds; t++ {
+		m.queries[t][resultOK] = queries.WithLabelValues(t.String(), "ok")
+		m.queries[t][resultError] = queries.WithLabelValues(t.String(), "error")
+		m.duration[t] = duration.WithLabelValues(t.String())
 	}
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "percdb_connections",
@@ -192,7 +76,7 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle
 		Help: "Statements that took at least their session's long_query_time (written to the slow query log when slow_query_log is ON).",
 	})
 	m.reg.MustRegister(queries, duration, m.connections, m.accepted, m.slow,
-		counterCollector{p: p},
+		counterCollector{counters: counters},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -207,9 +91,44 @@ func newNodeMetrics(p *DatabaseProvider, store *kv.Store, kvm *kvMetrics, oracle
 	return m
 }
 
-// statement counts one statement of type tp that took d and failed when
+// Registry is the node's registry, which /metrics and the console's
+// history gather.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Connected counts a client connection accepted and open.
+func (m *Metrics) Connected() {
+	m.connections.Inc()
+	m.accepted.Inc()
+}
+
+// Disconnected counts a client connection closed.
+func (m *Metrics) Disconnected() { m.connections.Dec() }
+
+// SlowQuery counts a statement that took at least its session's
+// long_query_time.
+func (m *Metrics) SlowQuery() { m.slow.Inc() }
+
+// SlowQueries returns how many statements SlowQuery counted.
+func (m *Metrics) SlowQueries() uint64 {
+	var d dto.Metric
+	if m.slow.Write(&d) != nil {
+		return 0
+	}
+	return uint64(d.GetCounter().GetValue())
+}
+
+// Queries returns the counter of statements of kind tp that failed
+// (failed) or not; tests read it.
+func (m *Metrics) Queries(tp lexical.Kind, failed bool) prometheus.Counter {
+	if failed {
+		return m.queries[tp][resultError]
+	}
+	return m.queries[tp][resultOK]
+}
+
+// Statement counts one statement of kind tp that took d and failed when
 // failed.
-func (m *nodeMetrics) statement(tp stmtType, d time.Duration, failed bool) {
+func (m *Metrics) Statement(tp lexical.Kind, d time.Duration, failed bool) {
 	r := resultOK
 	if failed {
 		r = resultError
@@ -218,11 +137,11 @@ func (m *nodeMetrics) statement(tp stmtType, d time.Duration, failed bool) {
 	m.duration[tp].Observe(d.Seconds())
 }
 
-// counterCollector serves the node's counters (nodeCounters, which SHOW
+// counterCollector serves the node's counters (Counters, which SHOW
 // STATUS shows too) to Prometheus, reading them at scrape time. It
 // describes nothing up front (an unchecked collector): the fast path's
 // families follow its list of reasons.
-type counterCollector struct{ p *DatabaseProvider }
+type counterCollector struct{ counters Counters }
 
 // Describe implements prometheus.Collector.
 func (counterCollector) Describe(chan<- *prometheus.Desc) {}
@@ -230,29 +149,29 @@ func (counterCollector) Describe(chan<- *prometheus.Desc) {}
 // Collect implements prometheus.Collector.
 func (c counterCollector) Collect(ch chan<- prometheus.Metric) {
 	descs := make(map[string]*prometheus.Desc)
-	// A scrape has no context of its own; nodeCounters bounds what it
-	// asks the KV nodes.
-	for _, nc := range c.p.nodeCounters(context.Background()) {
-		d, ok := descs[nc.metric]
+	// A scrape has no context of its own; the counters bound what they
+	// ask the KV nodes.
+	for _, nc := range c.counters(context.Background()) {
+		d, ok := descs[nc.Metric]
 		if !ok {
 			var labels []string
-			if nc.label != "" {
-				labels = []string{nc.label}
+			if nc.Label != "" {
+				labels = []string{nc.Label}
 			}
-			d = prometheus.NewDesc(nc.metric, nc.help, labels, nil)
-			descs[nc.metric] = d
+			d = prometheus.NewDesc(nc.Metric, nc.Help, labels, nil)
+			descs[nc.Metric] = d
 		}
 		vt := prometheus.CounterValue
-		if nc.gauge {
+		if nc.Gauge {
 			vt = prometheus.GaugeValue
 		}
 		var lv []string
-		if nc.label != "" {
-			lv = []string{nc.labelValue}
+		if nc.Label != "" {
+			lv = []string{nc.LabelValue}
 		}
-		v := float64(nc.value)
-		if nc.metricScale != 0 {
-			v *= nc.metricScale
+		v := float64(nc.Value)
+		if nc.MetricScale != 0 {
+			v *= nc.MetricScale
 		}
 		ch <- prometheus.MustNewConstMetric(d, vt, v, lv...)
 	}

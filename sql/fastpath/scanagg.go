@@ -1,26 +1,24 @@
-package sql
+package fastpath
 
 import (
 	"math/big"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/shopspring/decimal"
-
-	"github.com/percdb/percdb/sql/fastpath"
 )
 
-// localAggregates computes a range SELECT's aggregates over the rows
+// LocalAggregates computes a range SELECT's aggregates over the rows
 // the SQL node kept (ScanPlan.LocalAgg): COUNT(*), COUNT(col), and SUM
 // of integers and DECIMALs, exact, as a DECIMAL (NULL over no value), as
 // MySQL and percdb's GMS path sum them. ok is false for a value of
 // another type.
-func localAggregates(out []fastpath.PlanOut, rows []gsql.Row) (gsql.Row, bool) {
+func LocalAggregates(out []PlanOut, rows []gsql.Row) (gsql.Row, bool) {
 	res := make(gsql.Row, len(out))
 	for i, o := range out {
 		switch o.Agg {
-		case fastpath.AggCountStar:
+		case AggCountStar:
 			res[i] = int64(len(rows))
-		case fastpath.AggCount:
+		case AggCount:
 			n := int64(0)
 			for _, row := range rows {
 				if row[o.Col] != nil {
@@ -28,7 +26,7 @@ func localAggregates(out []fastpath.PlanOut, rows []gsql.Row) (gsql.Row, bool) {
 				}
 			}
 			res[i] = n
-		case fastpath.AggSum:
+		case AggSum:
 			var sum decimal.Decimal
 			seen := false
 			for _, row := range rows {

@@ -1,4 +1,4 @@
-package sql
+package nodemetrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -7,14 +7,14 @@ import (
 	"github.com/percdb/percdb/sql/keyviz"
 )
 
-// kvMetrics counts and times the node's requests to the KV layer by
-// command, and keeps the key-space heatmap of them (package keyviz), (kv.Instrument wraps the transaction layer's kv.Client with
-// it): on a single node the in-process store's commands, on a SQL node
+// KV counts and times the node's requests to the KV layer by command,
+// and keeps the key-space heatmap of them (package keyviz; kv.Instrument
+// wraps the transaction layer's kv.Client with it): on a single node the in-process store's commands, on a SQL node
 // of a cluster the gRPC calls to its KV nodes, as the client saw them
 // (queueing, network and retries of a region error included in a call's
 // time only where the kv.Client does them: the txn layer's retries are
 // separate requests).
-type kvMetrics struct {
+type KV struct {
 	duration [kv.CommandCount]prometheus.Observer
 	requests [kv.CommandCount][2]prometheus.Counter // by result: ok, error
 	keys     [kv.CommandCount]prometheus.Counter
@@ -29,9 +29,9 @@ type kvMetrics struct {
 // lock wait or a long scan).
 var kvDurationBuckets = prometheus.ExponentialBuckets(10e-6, 4, 9)
 
-// newKVMetrics makes the metrics; byRegion splits the heatmap's parts by
-// region (a SQL node of a cluster: keyviz.Options.ByRegion).
-func newKVMetrics(byRegion bool) *kvMetrics {
+// NewKV makes the metrics; byRegion splits the heatmap's parts by region
+// (a SQL node of a cluster: keyviz.Options.ByRegion).
+func NewKV(byRegion bool) *KV {
 	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "percdb_kv_request_duration_seconds",
 		Help:    "Time of the node's requests to the KV layer, by command, as the transaction layer saw them.",
@@ -49,7 +49,7 @@ func newKVMetrics(byRegion bool) *kvMetrics {
 		Name: "percdb_kv_request_bytes_total",
 		Help: "Bytes of keys and values read or written by the node's KV requests, by command.",
 	}, []string{"command"})
-	m := &kvMetrics{collectors: []prometheus.Collector{duration, requests, keys, bytes}, heat: keyviz.New(keyviz.Options{ByRegion: byRegion})}
+	m := &KV{collectors: []prometheus.Collector{duration, requests, keys, bytes}, heat: keyviz.New(keyviz.Options{ByRegion: byRegion})}
 	for c := kv.Command(0); c < kv.CommandCount; c++ {
 		name := c.String()
 		m.duration[c] = duration.WithLabelValues(name)
@@ -62,7 +62,7 @@ func newKVMetrics(byRegion bool) *kvMetrics {
 }
 
 // ObserveRequest implements kv.RequestObserver.
-func (m *kvMetrics) ObserveRequest(r kv.RequestStats) {
+func (m *KV) ObserveRequest(r kv.RequestStats) {
 	if r.Command >= kv.CommandCount {
 		return
 	}
@@ -76,3 +76,6 @@ func (m *kvMetrics) ObserveRequest(r kv.RequestStats) {
 	m.bytes[r.Command].Add(float64(r.Bytes))
 	m.heat.ObserveRequest(r)
 }
+
+// Heat returns the key-space heatmap of the requests.
+func (m *KV) Heat() *keyviz.Recorder { return m.heat }

@@ -1,12 +1,12 @@
-package sql
+package lexical
 
 import (
 	"testing"
 )
 
-// TestClassifyStmt checks the type label of statements: by first word,
+// TestClassify checks the type label of statements: by first word,
 // case-insensitively, after blanks, parentheses and comments.
-func TestClassifyStmt(t *testing.T) {
+func TestClassify(t *testing.T) {
 	for q, want := range map[string]string{
 		"SELECT 1":                             "select",
 		"  /* c */ (select 1) union select 2":  "select",
@@ -42,8 +42,8 @@ func TestClassifyStmt(t *testing.T) {
 		"transaction":                          "other",
 		"(":                                    "other",
 	} {
-		if got := stmtTypeNames[classifyStmt(q)]; got != want {
-			t.Errorf("classifyStmt(%q) = %s, want %s", q, got, want)
+		if got := Classify(q).String(); got != want {
+			t.Errorf("Classify(%q) = %s, want %s", q, got, want)
 		}
 	}
 }

@@ -1,7 +1,8 @@
-package sql
+package ddljob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,70 +21,74 @@ import (
 // The DDL records the range instead, in the same transaction as the
 // definition change:
 //
-//	m:dr:<start key>   deleteRangeRecord (JSON)
+//	m:dr:<start key>   Record (JSON)
 //
-// After the DDL committed, the node's rangeDeleter stamps each new record
+// After the DDL committed, the node's Deleter stamps each new record
 // with a timestamp above the DDL's commit (the start_ts of the
-// transaction that reads it). The garbage collector (gc.go, package
-// gcworker) destroys a stamped range physically, with range deletions
-// and a compaction, once its safe point is above the stamp, and then
-// deletes the record: by then no transaction that started before the
+// transaction that reads it). The garbage collector (package sql's gc.go,
+// package gcworker, reading GCRanges) destroys a stamped range physically,
+// with range deletions and a compaction, once its safe point is above the
+// stamp, and then deletes the record: by then no transaction that started before the
 // DDL runs (the safe point never passes one), so none can write into the
 // range, readers older than the safe point are refused, and readers above
 // it see the DDL. Readers with a snapshot older than the DDL see the data
 // until then. A process that stops first finds the records at its next
 // start.
-var prefixDeleteRanges = []byte("m:dr:")
 
-// deleteRangeRecord is a range of keys waiting to be deleted.
-type deleteRangeRecord struct {
+// RangesPrefix is the prefix of the records' keys.
+var RangesPrefix = []byte("m:dr:")
+
+// Record is a range of keys waiting to be deleted.
+type Record struct {
 	Start []byte `json:"start"`
 	End   []byte `json:"end"`
 	// What says which DDL left it, for the log.
 	What string `json:"what"`
 	// NotBefore is a timestamp above the DDL's commit_ts, 0 until the
-	// rangeDeleter stamped the record; the range is destroyed once the
+	// Deleter stamped the record; the range is destroyed once the
 	// GC safe point is above it.
 	NotBefore uint64 `json:"not_before,omitempty"`
 }
 
-// scheduleDeleteRange records in k that [start, end) is to be deleted once
-// k commits.
-func scheduleDeleteRange(k *txn.Txn, start, end []byte, what string) error {
-	key := append(append([]byte(nil), prefixDeleteRanges...), start...)
-	return catalog.PutJSON(k, key, &deleteRangeRecord{Start: start, End: end, What: what})
+// ScheduleRange records in k that [start, end) is to be deleted once k
+// commits; what says which DDL left it.
+func ScheduleRange(k *txn.Txn, start, end []byte, what string) error {
+	key := append(append([]byte(nil), RangesPrefix...), start...)
+	return catalog.PutJSON(k, key, &Record{Start: start, End: end, What: what})
 }
 
-// scheduleTableDeletion records that every key of table t is to go.
-func scheduleTableDeletion(k *txn.Txn, t *catalog.TableDef, what string) error {
+// ScheduleTable records in k that every key of table t is to go.
+func ScheduleTable(k *txn.Txn, t *catalog.TableDef, what string) error {
 	start, end := tablecodec.TableRange(t.ID)
-	return scheduleDeleteRange(k, start, end, what+" "+t.Name)
+	return ScheduleRange(k, start, end, what+" "+t.Name)
 }
 
-// rangeDeleter stamps the recorded ranges (see NotBefore), in a goroutine
-// of its own: a DDL wakes it after its commit, and the node at its start.
-type rangeDeleter struct {
-	p    *DatabaseProvider
-	wake chan struct{}
+// Deleter stamps the recorded ranges (see NotBefore), in a goroutine of
+// its own (Run): a DDL wakes it after its commit (Kick), and the node at
+// its start.
+type Deleter struct {
+	store *txn.Store
+	wake  chan struct{}
 	// idle is closed, and replaced, each time a round finds nothing left
 	// to stamp (tests wait on it).
 	mu   sync.Mutex
 	idle chan struct{}
 }
 
-func newRangeDeleter(p *DatabaseProvider) *rangeDeleter {
-	return &rangeDeleter{p: p, wake: make(chan struct{}, 1), idle: make(chan struct{})}
+// NewDeleter returns the Deleter of the records in store.
+func NewDeleter(store *txn.Store) *Deleter {
+	return &Deleter{store: store, wake: make(chan struct{}, 1), idle: make(chan struct{})}
 }
 
-// kick asks for a round soon.
-func (d *rangeDeleter) kick() {
+// Kick asks for a round soon.
+func (d *Deleter) Kick() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
 }
 
-// How long the rangeDeleter waits before it tries a failed round again:
+// How long the Deleter waits before it tries a failed round again:
 // from minDeleteRangeRetry, doubling up to maxDeleteRangeRetry.
 const (
 	minDeleteRangeRetry = time.Second
@@ -91,20 +96,20 @@ const (
 )
 
 // kickAfter asks for a round after wait, unless ctx ends first.
-func (d *rangeDeleter) kickAfter(ctx context.Context, wait time.Duration) {
+func (d *Deleter) kickAfter(ctx context.Context, wait time.Duration) {
 	t := time.NewTimer(wait)
 	go func() {
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			d.kick()
+			d.Kick()
 		}
 	}()
 }
 
-// run stamps ranges until ctx ends.
-func (d *rangeDeleter) run(ctx context.Context) {
+// Run stamps ranges until ctx ends.
+func (d *Deleter) Run(ctx context.Context) {
 	retry := minDeleteRangeRetry
 	for {
 		select {
@@ -132,22 +137,40 @@ func (d *rangeDeleter) run(ctx context.Context) {
 	}
 }
 
-// idleSignal returns a channel closed when a round next ends with every
+// IdleSignal returns a channel closed when a round next ends with every
 // recorded range stamped.
-func (d *rangeDeleter) idleSignal() <-chan struct{} {
+func (d *Deleter) IdleSignal() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.idle
+}
+
+// Quiesce waits until the Deleter has no round running or pending. It
+// assumes no DDL commits meanwhile: tests counting timestamps call it, so
+// as not to count the rounds a start or a DDL woke.
+func (d *Deleter) Quiesce(ctx context.Context) error {
+	for {
+		sig := d.IdleSignal()
+		d.Kick()
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if len(d.wake) == 0 {
+			return nil
+		}
+	}
 }
 
 // round stamps every recorded range that has no stamp yet, in
 // transactions whose start_ts is above the commit_ts of every DDL whose
 // record they read, until a read finds none left (a DDL may commit
 // meanwhile, or rewrite a record: a conflict is tried again).
-func (d *rangeDeleter) round(ctx context.Context) error {
+func (d *Deleter) round(ctx context.Context) error {
 	for {
 		stamped, err := d.stamp(ctx)
-		if err != nil && !retryableConflict(err) {
+		if err != nil && !RetryableConflict(err) {
 			return err
 		}
 		if err == nil && stamped == 0 {
@@ -158,15 +181,15 @@ func (d *rangeDeleter) round(ctx context.Context) error {
 
 // stamp stamps the unstamped records in one transaction and says how many
 // it stamped.
-func (d *rangeDeleter) stamp(ctx context.Context) (int, error) {
-	k, err := d.p.store.Begin(ctx)
+func (d *Deleter) stamp(ctx context.Context) (int, error) {
+	k, err := d.store.Begin(ctx)
 	if err != nil {
 		return 0, err
 	}
 	// A stamp is what lets the garbage collector give a dropped table's
 	// space back, so it must work on a full disk.
 	k.AllowWhenDiskFull()
-	recs, err := readDeleteRanges(ctx, k)
+	recs, err := ReadRanges(ctx, k)
 	if err != nil {
 		_ = k.Rollback(ctx)
 		return 0, err
@@ -178,11 +201,11 @@ func (d *rangeDeleter) stamp(ctx context.Context) (int, error) {
 	}
 	stamped := 0
 	for _, r := range recs {
-		if r.rec.NotBefore != 0 {
+		if r.Rec.NotBefore != 0 {
 			continue
 		}
-		r.rec.NotBefore = ts
-		if err := catalog.PutJSON(k, r.key, &r.rec); err != nil {
+		r.Rec.NotBefore = ts
+		if err := catalog.PutJSON(k, r.Key, &r.Rec); err != nil {
 			_ = k.Rollback(ctx)
 			return 0, err
 		}
@@ -198,48 +221,48 @@ func (d *rangeDeleter) stamp(ctx context.Context) (int, error) {
 	return stamped, nil
 }
 
-// storedDeleteRange is a record as read, with its key.
-type storedDeleteRange struct {
-	key []byte
-	rec deleteRangeRecord
+// Stored is a record as read, with its key.
+type Stored struct {
+	Key []byte
+	Rec Record
 }
 
-// readDeleteRanges reads every recorded range in k.
-func readDeleteRanges(ctx context.Context, k *txn.Txn) ([]storedDeleteRange, error) {
-	var out []storedDeleteRange
-	err := scanJSON(ctx, k, prefixDeleteRanges, func(key []byte, rec deleteRangeRecord) {
-		out = append(out, storedDeleteRange{key: key, rec: rec})
+// ReadRanges reads every recorded range in k.
+func ReadRanges(ctx context.Context, k *txn.Txn) ([]Stored, error) {
+	var out []Stored
+	err := catalog.ScanJSON(ctx, k, RangesPrefix, func(key []byte, rec Record) {
+		out = append(out, Stored{Key: key, Rec: rec})
 	})
 	return out, err
 }
 
-// gcDeleteRanges is the provider's records as the garbage collector's
+// GCRanges is the records of a store as the garbage collector's
 // gcworker.DeleteRangeSource.
-type gcDeleteRanges struct{ p *DatabaseProvider }
+type GCRanges struct{ Store *txn.Store }
 
 // Due returns the stamped ranges whose stamp is below safePoint.
-func (g gcDeleteRanges) Due(ctx context.Context, safePoint uint64) ([]gcworker.DeleteRange, error) {
-	k, err := g.p.store.Begin(ctx)
+func (g GCRanges) Due(ctx context.Context, safePoint uint64) ([]gcworker.DeleteRange, error) {
+	k, err := g.Store.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = k.Rollback(ctx) }()
-	recs, err := readDeleteRanges(ctx, k)
+	recs, err := ReadRanges(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	var due []gcworker.DeleteRange
 	for _, r := range recs {
-		if r.rec.NotBefore != 0 && r.rec.NotBefore < safePoint {
-			due = append(due, gcworker.DeleteRange{ID: r.key, Start: r.rec.Start, End: r.rec.End, NotBefore: r.rec.NotBefore, What: r.rec.What})
+		if r.Rec.NotBefore != 0 && r.Rec.NotBefore < safePoint {
+			due = append(due, gcworker.DeleteRange{ID: r.Key, Start: r.Rec.Start, End: r.Rec.End, NotBefore: r.Rec.NotBefore, What: r.Rec.What})
 		}
 	}
 	return due, nil
 }
 
 // Done deletes the record of a destroyed range.
-func (g gcDeleteRanges) Done(ctx context.Context, r gcworker.DeleteRange) error {
-	k, err := g.p.store.Begin(ctx)
+func (g GCRanges) Done(ctx context.Context, r gcworker.DeleteRange) error {
+	k, err := g.Store.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -251,4 +274,11 @@ func (g gcDeleteRanges) Done(ctx context.Context, r gcworker.DeleteRange) error 
 		return fmt.Errorf("drop the delete range record of %s: %w", r.What, err)
 	}
 	return nil
+}
+
+// RetryableConflict reports whether err is a write conflict worth trying
+// again: between writers of the same meta keys (a schema step, a stamp,
+// a GC record), one wins and the other reads again.
+func RetryableConflict(err error) bool {
+	return err != nil && (errors.Is(err, txn.ErrWriteConflict) || errors.Is(err, txn.ErrTxnAborted) || errors.Is(err, txn.ErrAlreadyExists))
 }
