@@ -441,7 +441,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		Listener: s.listener,
 		Version:  cfg.Version,
 
-		ProtocolListenerFactory: protocolListener,
+		ProtocolListenerFactory: protocolListener(accounts),
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList,
 			engine: s.engine, memory: gsql.NewMemoryManager(nil)}
