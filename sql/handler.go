@@ -342,6 +342,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 		if sel, ok := doPrepared(prepare); ok {
 			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))
 		}
+		if ok, err := h.executeOwn(ctx, c, prepare.PrepareStmt, h.statusFilter(c, callback)); ok {
+			return err
+		}
 		if isCall(prepare.PrepareStmt) {
 			// Its result sets before its answer (procresults.go).
 			cb, end := h.callResults(c, prepare.PrepareStmt, true, func(res *sqltypes.Result, _ bool) error { return callback(res) })
@@ -368,6 +371,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	var fields []*querypb.Field
 	query = clientPrepare(c, query, prepare)
+	if fields, ok := h.prepareOwn(ctx, c, query); ok {
+		return fields, nil
+	}
 	err := checkPlaceholders(query)
 	if err == nil {
 		err = recoverPanic(query, func() (err error) {
