@@ -155,9 +155,8 @@ func (h *handler) alterUserLock(ctx context.Context, c *mysql.Conn, st accountLo
 	if err != nil {
 		return err
 	}
-	client := s.Client()
+	self := sessionAccount(db, s)
 	rd := db.Reader()
-	self := db.GetUser(rd, client.User, client.Address, false)
 	var keys []mysql_db.UserPrimaryKey
 	var missing []string
 	for _, pk := range st.users {

@@ -557,10 +557,13 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
 // SPLIT TABLE and SHOW TABLE ... REGIONS (split.go), SHOW CREATE USER
 // (showcreateuser.go), ALTER USER ... ACCOUNT LOCK (accountlock.go),
-// BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go), CHANGEFEED
+// SET ROLE and GRANT/REVOKE ... CURRENT_USER() (roles.go), BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go), CHANGEFEED
 // (changefeed.go) and ADMIN WATCH / UNWATCH (observers.go). It reports
 // whether query was one of them.
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
+	// A statement that is all one version comment, as dumps write
+	// them (/*!80001 ALTER USER ... DEFAULT ROLE NONE */), is its body.
+	query = versionCommentBody(query)
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
 	}
@@ -572,6 +575,9 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	}
 	if st, ok := parseAccountLock(query); ok {
 		return true, h.alterUserLock(ctx, c, st, cb)
+	}
+	if st, ok := parseRoleStatement(query); ok {
+		return true, h.roleStatement(ctx, c, st, cb)
 	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -394,6 +394,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // parser.go
 	s.engine.Parser = planParser{Parser: s.engine.Parser}                          // compat_viewdb.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
+	s.provider.accounts = accounts // CURRENT_ROLE() (roles.go)
 	s.sessions = newSessionRegistry()
 	sessions := s.sessions
 	s.engine.Analyzer.Catalog.InfoSchema = &infoSchema{Database: s.engine.Analyzer.Catalog.InfoSchema, provider: s.provider, sessions: sessions}

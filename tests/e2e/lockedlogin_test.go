@@ -4,21 +4,24 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 // clientLogin runs the mariadb client as user with password (and extra
-// arguments) against s and returns what it printed and whether it
-// failed.
+// arguments; SELECT 1 unless they give -e) against s and returns what it
+// printed and whether it failed.
 func clientLogin(t *testing.T, host, port, user, password string, extra ...string) (string, bool) {
 	t.Helper()
 	client := mariadbClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	argv := append([]string{"-h", host, "-P", port, "-u", user, "--password=" + password}, extra...)
-	argv = append(argv, "-e", "SELECT 1")
+	if !slices.Contains(extra, "-e") {
+		argv = append(argv, "-e", "SELECT 1")
+	}
 	cmd := exec.CommandContext(ctx, client, argv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
