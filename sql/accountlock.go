@@ -2,7 +2,11 @@ package sql
 
 import (
 	"context"
+	"crypto/sha1"
+	"crypto/subtle"
+	"crypto/x509"
 	"fmt"
+	"net"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -152,9 +156,8 @@ func (h *handler) alterUserLock(ctx context.Context, c *mysql.Conn, st accountLo
 	if err != nil {
 		return err
 	}
-	client := s.Client()
+	self := sessionAccount(db, s)
 	rd := db.Reader()
-	self := db.GetUser(rd, client.User, client.Address, false)
 	var keys []mysql_db.UserPrimaryKey
 	var missing []string
 	for _, pk := range st.users {
@@ -188,4 +191,129 @@ func (h *handler) alterUserLock(ctx context.Context, c *mysql.Conn, st accountLo
 		return err
 	}
 	return cb(&sqltypes.Result{}, false)
+}
+
+// A locked account's login. GMS refuses it with 1045 before it looks at
+// the password; MySQL checks the password first and answers a right one
+// with 3118 (ER_ACCOUNT_HAS_BEEN_LOCKED), which tells an administrator
+// (and tools that retry on 1045 with another password) that the lock,
+// not the password, is the cause. lockedAccountMethods are auth methods
+// placed before GMS's that take only locked accounts, check the password
+// as GMS would (the same stored forms), and always refuse: 3118 when it
+// is right, 1045 when it is not, so that the lock tells nothing to a
+// client that does not know the password.
+
+// codeAccountLocked is MySQL's ER_ACCOUNT_HAS_BEEN_LOCKED.
+const codeAccountLocked = 3118
+
+// lockedAccountMethods returns the methods for locked accounts of
+// mysql_native_password and caching_sha2_password, the plugins GMS
+// authenticates.
+func lockedAccountMethods(db *mysql_db.MySQLDb) []mysql.AuthMethod {
+	l := lockedLogins{db: db}
+	return []mysql.AuthMethod{
+		mysql.NewMysqlNativeAuthMethod(l, lockedValidator{l, mysql.MysqlNativePassword}),
+		mysql.NewSha2CachingAuthMethod(l, l, lockedValidator{l, mysql.CachingSha2Password}),
+	}
+}
+
+// lockedLogins looks up locked accounts and refuses their logins.
+type lockedLogins struct {
+	db *mysql_db.MySQLDb
+}
+
+// account returns the locked account user logging in from addr, and the
+// client's host as GMS matches it, or nil when the account is not
+// locked (or not there).
+func (l lockedLogins) account(user string, addr net.Addr) (*mysql_db.User, string) {
+	if l.db == nil || !l.db.Enabled() || addr == nil {
+		return nil, ""
+	}
+	host := "localhost"
+	if addr.Network() != "unix" {
+		host = addr.String()
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+	}
+	rd := l.db.Reader()
+	defer rd.Close()
+	u := l.db.GetUser(rd, user, host, false)
+	if u == nil || !u.Locked {
+		return nil, host
+	}
+	return u, host
+}
+
+// lockedRefusal is the answer to a login of locked account u from host: 3118
+// if the password was right, else 1045.
+func lockedRefusal(u *mysql_db.User, user, host string, passwordRight bool) error {
+	if passwordRight {
+		return mysql.NewSQLError(codeAccountLocked, "HY000", "Access denied for user '%s'@'%s'. Account is locked.", u.User, host)
+	}
+	return mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError, "Access denied for user '%v'", user)
+}
+
+// UserEntryWithHash implements mysql.HashStorage for
+// mysql_native_password: the reply is checked against the stored
+// SHA1(SHA1(password)).
+func (l lockedLogins) UserEntryWithHash(_ []*x509.Certificate, salt []byte, user string, reply []byte, addr net.Addr) (mysql.Getter, error) {
+	u, host := l.account(user, addr)
+	if u == nil {
+		// Unlocked since the method was chosen: the client retries.
+		return nil, lockedRefusal(nil, user, host, false)
+	}
+	right := len(reply) == 0 && u.AuthString == ""
+	if u.AuthString != "" && len(reply) == sha1.Size {
+		if stored, err := mysql.DecodeMysqlNativePasswordHex(u.AuthString); err == nil {
+			right = mysql.VerifyHashedMysqlNativePassword(reply, salt, stored)
+		}
+	}
+	return nil, lockedRefusal(u, user, host, right)
+}
+
+// UserEntryWithCacheHash implements mysql.CachingStorage for
+// caching_sha2_password's fast path, which GMS does not keep: an empty
+// reply is right only for an account without a password; any other asks
+// for the password in full (over TLS, as GMS).
+func (l lockedLogins) UserEntryWithCacheHash(_ []*x509.Certificate, _ []byte, user string, reply []byte, addr net.Addr) (mysql.Getter, mysql.CacheState, error) {
+	u, host := l.account(user, addr)
+	if u == nil {
+		return nil, mysql.AuthRejected, lockedRefusal(nil, user, host, false)
+	}
+	if len(reply) == 0 || (len(reply) == 1 && reply[0] == 0) {
+		return nil, mysql.AuthRejected, lockedRefusal(u, user, host, u.AuthString == "")
+	}
+	return nil, mysql.AuthNeedMoreData, nil
+}
+
+// UserEntryWithPassword implements mysql.PlainTextStorage for
+// caching_sha2_password's full exchange: the password is hashed with the
+// stored salt and iterations and compared with the stored string.
+func (l lockedLogins) UserEntryWithPassword(_ []*x509.Certificate, user string, password string, addr net.Addr) (mysql.Getter, error) {
+	u, host := l.account(user, addr)
+	if u == nil {
+		return nil, lockedRefusal(nil, user, host, false)
+	}
+	right := password == "" && u.AuthString == ""
+	if u.AuthString != "" {
+		_, iterations, salt, _, err := mysql.DeserializeCachingSha2PasswordAuthString([]byte(u.AuthString))
+		if err == nil {
+			got, err := mysql.SerializeCachingSha2PasswordAuthString(password, salt, iterations)
+			right = err == nil && subtle.ConstantTimeCompare(got, []byte(u.AuthString)) == 1
+		}
+	}
+	return nil, lockedRefusal(u, user, host, right)
+}
+
+// lockedValidator takes the locked accounts of one plugin.
+type lockedValidator struct {
+	logins lockedLogins
+	plugin mysql.AuthMethodDescription
+}
+
+// HandleUser implements mysql.UserValidator.
+func (v lockedValidator) HandleUser(user string, addr net.Addr) bool {
+	u, _ := v.logins.account(user, addr)
+	return u != nil && u.Plugin == string(v.plugin)
 }

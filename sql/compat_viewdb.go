@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"github.com/percdb/percdb/sql/memtable"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,6 +223,8 @@ func (p *DatabaseProvider) planMarkerDatabase(ctx *gsql.Context, name string) (d
 		return d, true, nil
 	case renameAcrossMarker:
 		return nil, true, gsql.ErrUnsupportedFeature.New("RENAME TABLE from one database to another")
+	case mysqlExtraMarker:
+		return mysqlExtraDB{memtable.SystemDatabase{DBName: "mysql"}}, true, nil
 	}
 	return nil, false, nil
 }
@@ -237,7 +240,8 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // it sets what GMS's planner needs before it binds a statement: the
 // planning databases of a view's stored statement and of RENAME TABLE
 // (planDatabases), and the types of TIME(n) columns (columnTypes,
-// sql/compat/timefsp.go).
+// sql/compat/timefsp.go), and the tables of mysql that percdb serves
+// (extraMysqlTables, mysqlextra.go).
 type planParser struct {
 	gsql.Parser
 }
@@ -248,6 +252,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
+		extraMysqlTables(ctx, query, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -258,6 +263,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
+		extraMysqlTables(ctx, query, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -268,6 +274,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 	if err == nil {
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
+		extraMysqlTables(ctx, query, stmt)
 	}
 	return stmt, n, err
 }

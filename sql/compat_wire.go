@@ -118,9 +118,13 @@ func doPrepared(prepare *mysql.PrepareData) (string, bool) {
 // (wire.Config.RewritePrepare), and true when it is not the client's: a
 // DO statement becomes the SELECT of its expressions, and syntax vitess's
 // grammar refuses (compound INTERVAL units) is written as it takes it
-// (compat.PrepareSyntax). GMS then prepares the client's text
-// (clientPrepare).
+// (compat.PrepareSyntax), and an account statement the handler serves
+// becomes a stand-in (ownprepared.go). GMS then prepares the client's
+// text (clientPrepare).
 func rewritePrepare(query string) (string, bool) {
+	if isOwnPrepared(query) {
+		return ownPreparedStandIn, true
+	}
 	text, do := doAsSelect(query)
 	if !do {
 		text = query

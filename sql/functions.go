@@ -1,19 +1,24 @@
 package sql
 
 import (
+	"strings"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/sql/compat"
 )
 
 // Function implements sql.FunctionProvider: percdb's functions
-// (compat.Function), which GMS's catalog looks up before its built-in
-// ones.
+// (compat.Function) and CURRENT_ROLE() (roles.go), which GMS's catalog
+// looks up before its built-in ones.
 // A stored function of the current database comes after them
 // (storedfunc.go).
 func (p *DatabaseProvider) Function(ctx *gsql.Context, name string) (gsql.Function, bool) {
 	if f, ok := compat.Function(name); ok {
 		return f, true
+	}
+	if strings.EqualFold(name, "current_role") {
+		return newCurrentRole(p.accounts), true
 	}
 	return p.storedFunction(ctx, name)
 }

@@ -343,6 +343,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 		if sel, ok := doPrepared(prepare); ok {
 			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))
 		}
+		if ok, err := h.executeOwn(ctx, c, prepare.PrepareStmt, h.statusFilter(c, callback)); ok {
+			return err
+		}
 		if isCall(prepare.PrepareStmt) {
 			// Its result sets before its answer (procresults.go).
 			cb, end := h.callResults(c, prepare.PrepareStmt, true, func(res *sqltypes.Result, _ bool) error { return callback(res) })
@@ -369,6 +372,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
 	var fields []*querypb.Field
 	query = clientPrepare(c, query, prepare)
+	if fields, ok := h.prepareOwn(ctx, c, query); ok {
+		return fields, nil
+	}
 	err := checkPlaceholders(query)
 	if err == nil {
 		err = recoverPanic(query, func() (err error) {
@@ -552,10 +558,13 @@ func (h *handler) admin(ctx context.Context, c *mysql.Conn, st adminStatement, c
 // serves itself: CHECK TABLE and the ADMIN statements (checktable.go),
 // SPLIT TABLE and SHOW TABLE ... REGIONS (split.go), SHOW CREATE USER
 // (showcreateuser.go), ALTER USER ... ACCOUNT LOCK (accountlock.go),
-// BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go), CHANGEFEED
+// SET ROLE and GRANT/REVOKE ... CURRENT_USER() (roles.go), BEGIN PESSIMISTIC / BEGIN OPTIMISTIC (pessimistic.go), CHANGEFEED
 // (changefeed.go) and ADMIN WATCH / UNWATCH (observers.go). It reports
 // whether query was one of them.
 func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (bool, error) {
+	// A statement that is all one version comment, as dumps write
+	// them (/*!80001 ALTER USER ... DEFAULT ROLE NONE */), is its body.
+	query = versionCommentBody(query)
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
 	}
@@ -567,6 +576,9 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	}
 	if st, ok := parseAccountLock(query); ok {
 		return true, h.alterUserLock(ctx, c, st, cb)
+	}
+	if st, ok := parseRoleStatement(query); ok {
+		return true, h.roleStatement(ctx, c, st, cb)
 	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
@@ -32,6 +33,9 @@ type DatabaseProvider struct {
 	// runner runs the statements of stored functions' bodies (the
 	// engine; set once by the server before it serves).
 	runner gsql.StatementRunner
+	// accounts are GMS's accounts (set once by the server before it
+	// serves), which CURRENT_ROLE() reads (roles.go).
+	accounts *mysql_db.MySQLDb
 	// builtins are GMS's built-in functions' names, which stored
 	// functions do not shadow (storedfunc.go).
 	builtins builtinNames

@@ -402,6 +402,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // parser.go
 	s.engine.Parser = planParser{Parser: s.engine.Parser}                          // compat_viewdb.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
+	s.provider.accounts = accounts // CURRENT_ROLE() (roles.go)
 	s.sessions = newSessionRegistry()
 	sessions := s.sessions
 	s.engine.Analyzer.Catalog.InfoSchema = &infoSchema{Database: s.engine.Analyzer.Catalog.InfoSchema, provider: s.provider, sessions: sessions}
@@ -449,7 +450,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		Listener: s.listener,
 		Version:  cfg.Version,
 
-		ProtocolListenerFactory: protocolListener,
+		ProtocolListenerFactory: protocolListener(accounts),
 	}, s.engine, queryContextFactory(cfg.MaxQueryBufferedRows), s.sessionBuilder(sessions), nil, func(h mysql.Handler) (mysql.Handler, error) {
 		inner := &handler{Handler: h, sessions: sessions, accounts: accounts, processes: s.engine.ProcessList,
 			engine: s.engine, memory: gsql.NewMemoryManager(nil)}

@@ -144,7 +144,8 @@ func mayUseFastPath(db *mysql_db.MySQLDb, s *Session) bool {
 	return u != nil && u.PrivilegeSet.Has(fastPathPrivileges...)
 }
 
-// accountAuth is the listener's authentication: GMS's methods
+// accountAuth is the listener's authentication: locked accounts' methods
+// (accountlock.go), GMS's methods
 // (mysql_native_password, caching_sha2_password and its clear-text
 // extension), then one that takes every user the others do not, an
 // unknown user or a caching_sha2_password account without TLS, and
@@ -158,13 +159,15 @@ type accountAuth struct {
 	methods []mysql.AuthMethod
 }
 
-func newAccountAuth(inner mysql.AuthServer) *accountAuth {
+func newAccountAuth(inner mysql.AuthServer, accounts *mysql_db.MySQLDb) *accountAuth {
 	others := inner.AuthMethods()
 	refuse := &refusingMethod{
 		AuthMethod: mysql.NewMysqlNativeAuthMethod(refusedAccounts{}, refusedAccounts{}),
 		others:     others,
 	}
-	methods := secureMethods(append(append([]mysql.AuthMethod(nil), others...), refuse))
+	// Locked accounts first (accountlock.go): vitess takes the first
+	// method that takes the user.
+	methods := secureMethods(append(append(lockedAccountMethods(accounts), others...), refuse))
 	return &accountAuth{AuthServer: inner, methods: methods}
 }
 
@@ -225,11 +228,14 @@ func accountError(err error) error {
 	return err
 }
 
-// protocolListener returns GMS's MySQL listener with accountAuth in place
-// of GMS's own authentication.
-func protocolListener(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
-	lc.AuthServer = newAccountAuth(lc.AuthServer)
-	return server.MySQLProtocolListenerFactory(cfg, lc, sel)
+// protocolListener returns a factory of GMS's MySQL listener with
+// accountAuth, over the accounts of accounts, in place of GMS's own
+// authentication.
+func protocolListener(accounts *mysql_db.MySQLDb) server.ProtocolListenerFunc {
+	return func(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
+		lc.AuthServer = newAccountAuth(lc.AuthServer, accounts)
+		return server.MySQLProtocolListenerFactory(cfg, lc, sel)
+	}
 }
 
 // requireTablePrivilege answers MySQL's 1142 unless the session's user

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,7 +26,8 @@ import (
 //     which every dump of MariaDB and of MySQL before 8.0.19 writes for
 //     a YEAR column: `yr` year(4) DEFAULT NULL. The (4) is blanked out
 //     after a column's name (a type), never after an expression's
-//     keyword (YEAR(4) there is the function).
+//     keyword (YEAR(4) there is the function);
+//   - a version comment inside another (nestedcomments.go).
 //
 // SyntaxParser wraps GMS's parser. When a statement fails to parse it
 // writes such a unit after an expression in backquotes (an identifier,
@@ -68,7 +70,7 @@ func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 	}
 	fixed, ferr := p.Parser.ParseSimple(fix.text)
 	if ferr != nil {
-		return stmt, err
+		return stmt, fixError(err, ferr)
 	}
 	if fix.unsupported != "" {
 		return nil, errNotSupportedYet(fix.unsupported)
@@ -88,7 +90,7 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 	}
 	fixed, fparsed, frest, ferr := p.Parser.Parse(ctx, fix.text, multi)
 	if ferr != nil {
-		return stmt, parsed, rest, err
+		return stmt, parsed, rest, fixError(err, ferr)
 	}
 	if fix.unsupported != "" {
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
@@ -109,7 +111,7 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 	}
 	fixed, fparsed, frest, ferr := p.Parser.ParseWithOptions(ctx, fix.text, delimiter, multi, options)
 	if ferr != nil {
-		return stmt, parsed, rest, err
+		return stmt, parsed, rest, fixError(err, ferr)
 	}
 	if fix.unsupported != "" {
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
@@ -131,12 +133,23 @@ func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, opt
 	}
 	fixed, fn, ferr := p.Parser.ParseOneWithOptions(ctx, fix.text, options)
 	if ferr != nil {
-		return stmt, n, err
+		return stmt, n, fixError(err, ferr)
 	}
 	if fix.unsupported != "" {
 		return nil, n, errNotSupportedYet(fix.unsupported)
 	}
 	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fix.original(fn), nil
+}
+
+// fixError is the error of a statement whose rewrite did not parse
+// either (ferr): the first error, err, unless the rewrite is empty (a
+// comment MySQL does not run, such as MariaDB's /*M! ... */), which is
+// the parser's ErrEmpty, as for any statement that is only a comment.
+func fixError(err, ferr error) error {
+	if errors.Is(ferr, ast.ErrEmpty) {
+		return ferr
+	}
+	return err
 }
 
 // errNotSupportedYet is MySQL's 1235 for what. GMS wraps a parser's
@@ -213,7 +226,10 @@ type syntaxToken struct {
 
 // rewriteSyntax returns query rewritten as described at the top of the
 // file, and false when nothing in it is to be rewritten.
-func rewriteSyntax(query string) (*syntaxFix, bool) {
+func rewriteSyntax(original string) (*syntaxFix, bool) {
+	// Nested version comments first (nestedcomments.go); unnested maps
+	// the offsets of query into original's.
+	query, unnested, changed := unnestVersionComments(original)
 	toks := syntaxTokens(query)
 	quote := map[int]bool{} // tokens to write in backquotes
 	blank := map[int]bool{} // tokens to blank out
@@ -262,10 +278,10 @@ func rewriteSyntax(query string) (*syntaxFix, bool) {
 			}
 		}
 	}
-	if len(quote) == 0 && len(blank) == 0 {
+	if len(quote) == 0 && len(blank) == 0 && !changed {
 		return nil, false
 	}
-	fix := &syntaxFix{query: query, unsupported: unsupported}
+	fix := &syntaxFix{query: original, unsupported: unsupported}
 	var b strings.Builder
 	next := 0 // the next byte of query to copy
 	copyTo := func(end int) {
@@ -294,6 +310,11 @@ func rewriteSyntax(query string) (*syntaxFix, bool) {
 	copyTo(len(query))
 	fix.orig = append(fix.orig, len(query))
 	fix.text = b.String()
+	if changed {
+		for i, o := range fix.orig {
+			fix.orig[i] = unnested[o]
+		}
+	}
 	return fix, true
 }
 

@@ -24,6 +24,11 @@ func TestRewriteSyntax(t *testing.T) {
 		{"ALTER TABLE t MODIFY y YEAR ( 4 )", "ALTER TABLE t MODIFY y YEAR      ", ""},
 		{"SELECT YEAR(4), x + YEAR(4) FROM t WHERE YEAR(4) AND (YEAR(4))", "", ""},
 		{"CREATE TABLE t (y YEAR(2))", "", ""},
+		// A version comment nested in one, as mariadb-dump writes roles.
+		{"/*!80001 CREATE ROLE 'r1'/*!80001 @'%'*/ */", "/*!80001 CREATE ROLE 'r1'@'%' */", ""},
+		{"/*!80001 CREATE ROLE '/*!1'/*!80001 @'*/'*/ */", "/*!80001 CREATE ROLE '/*!1'@'*/' */", ""},
+		{"/*!80001 CREATE ROLE r */ /* /*!1 x */", "", ""},
+		{"SELECT 1/*M!100005 CREATE ROLE 'r1'/*!80001 @'%'*/ WITH ADMIN a */+2", "SELECT 1 +2", ""},
 	} {
 		fix, ok := rewriteSyntax(c.query)
 		if c.text == "" {

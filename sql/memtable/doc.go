@@ -3,5 +3,7 @@
 // percdb's status tables (package sql's infoschema.go, regionstatus.go,
 // gcservice.go; package perfschema) describe their columns with Column
 // and Schema, in MySQL's types for them (VarChar), and are read as one
-// Partition.
+// Partition; their databases embed SystemDatabase (no views, triggers,
+// stored procedures or events; package perfschema, and the tables of
+// mysql percdb serves, package sql's mysqlextra.go).
 package memtable

@@ -2,14 +2,12 @@ package perfschema
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/memtable"
 	"github.com/percdb/percdb/sql/stmtsummary"
@@ -32,13 +30,19 @@ const digestTableName = "events_statements_summary_by_digest"
 // names are case-insensitive in percdb).
 func IsDatabase(name string) bool { return strings.EqualFold(name, DatabaseName) }
 
-// Database is the performance_schema database.
-type Database struct{ summary *stmtsummary.Summary }
+// Database is the performance_schema database. It has no views,
+// triggers, stored procedures or events (memtable.SystemDatabase).
+type Database struct {
+	memtable.SystemDatabase
+	summary *stmtsummary.Summary
+}
 
 // NewDatabase returns performance_schema with the node's statement
 // statistics, summary (nil when the node collects none: the database is
 // then empty).
-func NewDatabase(summary *stmtsummary.Summary) Database { return Database{summary: summary} }
+func NewDatabase(summary *stmtsummary.Summary) Database {
+	return Database{SystemDatabase: memtable.SystemDatabase{DBName: DatabaseName}, summary: summary}
+}
 
 var (
 	_ gsql.Database                = Database{}
@@ -66,95 +70,6 @@ func (d Database) GetTableNames(*gsql.Context) ([]string, error) {
 	}
 	return []string{digestTableName}, nil
 }
-
-// CreateView implements sql.ViewDatabase (GMS asks a database that
-// TRUNCATE names for its views): none can be created.
-func (Database) CreateView(ctx *gsql.Context, name, _, _ string) error {
-	return ErrSystemDatabase(ctx, DatabaseName)
-}
-
-// DropView implements sql.ViewDatabase.
-func (Database) DropView(_ *gsql.Context, name string) error {
-	return gsql.ErrViewDoesNotExist.New(DatabaseName, name)
-}
-
-// GetViewDefinition implements sql.ViewDatabase: it has no views.
-func (Database) GetViewDefinition(*gsql.Context, string) (gsql.ViewDefinition, bool, error) {
-	return gsql.ViewDefinition{}, false, nil
-}
-
-// AllViews implements sql.ViewDatabase.
-func (Database) AllViews(*gsql.Context) ([]gsql.ViewDefinition, error) { return nil, nil }
-
-// performance_schema has no triggers, stored procedures or events, and
-// none can be created in it. GMS's information_schema tables ask every
-// database for them and fail the query on a database that cannot say.
-
-// GetTriggers implements sql.TriggerDatabase.
-func (Database) GetTriggers(*gsql.Context) ([]gsql.TriggerDefinition, error) { return nil, nil }
-
-// CreateTrigger implements sql.TriggerDatabase.
-func (Database) CreateTrigger(ctx *gsql.Context, _ gsql.TriggerDefinition) error {
-	return ErrSystemDatabase(ctx, DatabaseName)
-}
-
-// DropTrigger implements sql.TriggerDatabase.
-func (Database) DropTrigger(_ *gsql.Context, name string) error {
-	return gsql.ErrTriggerDoesNotExist.New(name)
-}
-
-// GetStoredProcedure implements sql.StoredProcedureDatabase.
-func (Database) GetStoredProcedure(*gsql.Context, string) (gsql.StoredProcedureDetails, bool, error) {
-	return gsql.StoredProcedureDetails{}, false, nil
-}
-
-// GetStoredProcedures implements sql.StoredProcedureDatabase.
-func (Database) GetStoredProcedures(*gsql.Context) ([]gsql.StoredProcedureDetails, error) {
-	return nil, nil
-}
-
-// SaveStoredProcedure implements sql.StoredProcedureDatabase.
-func (Database) SaveStoredProcedure(ctx *gsql.Context, _ gsql.StoredProcedureDetails) error {
-	return ErrSystemDatabase(ctx, DatabaseName)
-}
-
-// DropStoredProcedure implements sql.StoredProcedureDatabase.
-func (Database) DropStoredProcedure(_ *gsql.Context, name string) error {
-	return gsql.ErrStoredProcedureDoesNotExist.New(name)
-}
-
-// GetEvent implements sql.EventDatabase.
-func (Database) GetEvent(*gsql.Context, string) (gsql.EventDefinition, bool, error) {
-	return gsql.EventDefinition{}, false, nil
-}
-
-// GetEvents implements sql.EventDatabase.
-func (Database) GetEvents(*gsql.Context) ([]gsql.EventDefinition, any, error) {
-	return nil, nil, nil
-}
-
-// SaveEvent implements sql.EventDatabase.
-func (Database) SaveEvent(ctx *gsql.Context, _ gsql.EventDefinition) (bool, error) {
-	return false, ErrSystemDatabase(ctx, DatabaseName)
-}
-
-// DropEvent implements sql.EventDatabase.
-func (Database) DropEvent(_ *gsql.Context, name string) error {
-	return gsql.ErrEventDoesNotExist.New(name)
-}
-
-// UpdateEvent implements sql.EventDatabase.
-func (Database) UpdateEvent(ctx *gsql.Context, _ string, _ gsql.EventDefinition) (bool, error) {
-	return false, ErrSystemDatabase(ctx, DatabaseName)
-}
-
-// UpdateLastExecuted implements sql.EventDatabase.
-func (Database) UpdateLastExecuted(_ *gsql.Context, name string, _ time.Time) error {
-	return gsql.ErrEventDoesNotExist.New(name)
-}
-
-// NeedsToReloadEvents implements sql.EventDatabase.
-func (Database) NeedsToReloadEvents(*gsql.Context, any) (bool, error) { return false, nil }
 
 // digestTable is performance_schema.events_statements_summary_by_digest.
 type digestTable struct{ summary *stmtsummary.Summary }
@@ -254,15 +169,9 @@ func digestRow(r *stmtsummary.Row) gsql.Row {
 }
 
 // ErrSystemDatabase is MySQL's error for dropping a system database
-// (1044, as MySQL answers DROP DATABASE performance_schema).
+// (memtable.ErrSystemDatabase).
 func ErrSystemDatabase(ctx *gsql.Context, name string) error {
-	c := ctx.Session.Client()
-	host := c.Address
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return mysql.NewSQLError(mysql.ERDBAccessDenied, mysql.SSClientError,
-		"Access denied for user '%s'@'%s' to database '%s'", c.User, host, strings.ToLower(name))
+	return memtable.ErrSystemDatabase(ctx, name)
 }
 
 // varDigestsSize is MySQL's variable of the summary's bound.

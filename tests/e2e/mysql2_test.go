@@ -37,14 +37,7 @@ func nodeModules(t *testing.T, pkg string) string {
 // committed, and the types mysql2 decodes in the binary and the text
 // protocol.
 func TestNodeMySQL2(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node (Debian: apt-get install nodejs)")
-	}
-	modules := nodeModules(t, "mysql2")
-	s := startServer(t, "")
-	host, port := s.HostPort()
-	got := strings.TrimSpace(runProgram(t, []string{"NODE_PATH=" + modules}, node, filepath.Join("testdata", "driver_smoke.js"), host, port))
+	got := runNodeScript(t, "mysql2", "driver_smoke.js")
 	want := strings.Join([]string{
 		"inserted 1",
 		"inserted 1",
@@ -63,4 +56,19 @@ func TestNodeMySQL2(t *testing.T) {
 	if got != want {
 		t.Errorf("driver_smoke.js printed\n%s\nwant\n%s", got, want)
 	}
+}
+
+// runNodeScript runs testdata/script with node, with package pkg
+// installed, against a new server, and returns what it printed, trimmed;
+// it skips the test where node or pkg is missing.
+func runNodeScript(t *testing.T, pkg, script string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node (Debian: apt-get install nodejs)")
+	}
+	modules := nodeModules(t, pkg)
+	s := startServer(t, "")
+	host, port := s.HostPort()
+	return strings.TrimSpace(runProgram(t, []string{"NODE_PATH=" + modules}, node, filepath.Join("testdata", script), host, port))
 }

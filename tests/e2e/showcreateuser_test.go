@@ -104,8 +104,8 @@ func TestShowCreateUserRecreates(t *testing.T) {
 // TestAccountLock locks and unlocks accounts: CREATE USER ... ACCOUNT LOCK
 // (GMS dropped the clause: the account logged in) and ALTER USER ...
 // ACCOUNT LOCK | UNLOCK (a syntax error before). A locked account's login
-// is refused (1045, where MySQL checks the password first and says 3118),
-// a session already open goes on, the lock survives a restart, and SHOW
+// is refused (3118 with the right password, 1045 with a wrong one; see
+// also TestLockedAccountLogin), a session already open goes on, the lock survives a restart, and SHOW
 // CREATE USER and mysql.user show it.
 func TestAccountLock(t *testing.T) {
 	dir := t.TempDir()
@@ -121,7 +121,8 @@ func TestAccountLock(t *testing.T) {
 		_, err := s.OpenAs(user, password, "").Exec("DO 1")
 		return err
 	}
-	wantError(t, login(s, "lk", "p"), 1045, "28000")
+	wantError(t, login(s, "lk", "p"), 3118, "HY000")
+	wantError(t, login(s, "lk", "wrong"), 1045, "28000")
 	// IF NOT EXISTS left the existing account as it was.
 	if err := login(s, "open", "o"); err != nil {
 		t.Fatalf("open, which CREATE USER IF NOT EXISTS ... ACCOUNT LOCK found existing: %v", err)
@@ -142,12 +143,12 @@ func TestAccountLock(t *testing.T) {
 	mustExec(t, open, "DO 1")
 	mustExec(t, db, "ALTER USER 'open'@'%', 'lk' ACCOUNT LOCK")
 	mustExec(t, open, "DO 1")
-	wantError(t, login(s, "lk", "p"), 1045, "28000")
+	wantError(t, login(s, "lk", "p"), 3118, "HY000")
 	// An unknown account: 1396 and nothing changed; IF EXISTS: a note
 	// and the others changed.
 	_, err := db.Exec("ALTER USER 'lk'@'%', 'nosuch'@'%' ACCOUNT UNLOCK")
 	wantError(t, err, 1396, "HY000")
-	wantError(t, login(s, "lk", "p"), 1045, "28000")
+	wantError(t, login(s, "lk", "p"), 3118, "HY000")
 	conn, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestAccountLock(t *testing.T) {
 	// The lock survives a restart.
 	s.Stop()
 	s = startServer(t, dir)
-	wantError(t, login(s, "open", "o"), 1045, "28000")
+	wantError(t, login(s, "open", "o"), 3118, "HY000")
 	if err := login(s, "lk", "p"); err != nil {
 		t.Fatalf("lk after a restart: %v", err)
 	}
