@@ -16,6 +16,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/auth"
 	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
 )
 
 // Roles. GMS keeps roles and their grants (CREATE ROLE, GRANT role TO
@@ -122,8 +124,8 @@ type roleStatement struct {
 func parseRoleStatement(query string) (roleStatement, bool) {
 	// Most statements fail the first tests, which build nothing.
 	switch {
-	case leadingWordIs(query, "set"):
-		_, q := nextToken(trimLeading(query, " \t\r\n"))
+	case lexical.LeadingWordIs(query, "set"):
+		_, q := nextToken(lexical.TrimLeading(query, " \t\r\n"))
 		w, q := nextToken(q)
 		if strings.EqualFold(w, "default") {
 			w, _ = nextToken(q)
@@ -131,13 +133,13 @@ func parseRoleStatement(query string) (roleStatement, bool) {
 		if !strings.EqualFold(w, "role") {
 			return roleStatement{}, false
 		}
-	case leadingWordIs(query, "alter"):
+	case lexical.LeadingWordIs(query, "alter"):
 		text, ok := alterUserDefaultRole(query)
 		if !ok {
 			return roleStatement{}, false
 		}
 		query = text
-	case leadingWordIs(query, "grant"), leadingWordIs(query, "revoke"):
+	case lexical.LeadingWordIs(query, "grant"), lexical.LeadingWordIs(query, "revoke"):
 		if indexFold(query, "current_user") < 0 {
 			return roleStatement{}, false
 		}
@@ -239,7 +241,7 @@ func accountUsers(st ast.StmtNode) []*auth.UserIdentity {
 // roles written as SET DEFAULT ROLE roles TO account, ..., which the TiDB
 // parser reads, and whether query is such a statement.
 func alterUserDefaultRole(query string) (string, bool) {
-	_, q := nextToken(trimLeading(query, " \t\r\n"))
+	_, q := nextToken(lexical.TrimLeading(query, " \t\r\n"))
 	w, q := nextToken(q)
 	if !strings.EqualFold(w, "user") {
 		return "", false
