@@ -105,9 +105,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// isolationLevels are the values of Options.Isolation.
-var isolationLevels = []string{"READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE"}
-
 // workloadName is what a sysbench script name may look like; anything else
 // is refused rather than handed to a command line.
 var workloadName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -139,8 +136,8 @@ func (o Options) Validate() error {
 	if m := o.PercdbTxnMode; m != "" && m != "optimistic" && m != "pessimistic" {
 		return fmt.Errorf("percdb transaction mode %q: want optimistic or pessimistic", m)
 	}
-	if l := o.Isolation; l != "" && !slices.Contains(isolationLevels, l) {
-		return fmt.Errorf("isolation level %q: want one of %s", l, strings.Join(isolationLevels, ", "))
+	if err := ValidateIsolation(o.Isolation); err != nil {
+		return err
 	}
 	switch {
 	case o.Rounds < 1:
@@ -433,10 +430,7 @@ func (h *Harness) startServers(ctx context.Context, res *Result) ([]*Server, err
 			res.Settings[name] = "percdb_txn_mode=" + o.PercdbTxnMode
 		}
 		if o.Isolation != "" {
-			v := "transaction_isolation"
-			if name == MariaDB {
-				v = "tx_isolation"
-			}
+			v := IsolationVariable(name)
 			if err := s.Exec(ctx, "SET GLOBAL "+v+" = '"+o.Isolation+"'"); err != nil {
 				return append(servers, s), fmt.Errorf("%s: %w", v, err)
 			}

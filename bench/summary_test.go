@@ -132,6 +132,27 @@ func TestOrderWorkloads(t *testing.T) {
 	}
 }
 
+// TestIsolation checks the levels the harnesses accept and the variable
+// each server is given.
+func TestIsolation(t *testing.T) {
+	for _, l := range []string{"", "READ-COMMITTED", "REPEATABLE-READ", "READ-UNCOMMITTED", "SERIALIZABLE"} {
+		if err := ValidateIsolation(l); err != nil {
+			t.Errorf("%q: %v", l, err)
+		}
+	}
+	for _, l := range []string{"READ COMMITTED", "read-committed", "RC", "READ-COMMITTED'; DROP DATABASE x; --"} {
+		if err := ValidateIsolation(l); err == nil {
+			t.Errorf("%q accepted", l)
+		}
+	}
+	if v := IsolationVariable(MariaDB); v != "tx_isolation" {
+		t.Errorf("mariadb: %s", v)
+	}
+	if v := IsolationVariable(Percdb); v != "transaction_isolation" {
+		t.Errorf("percdb: %s", v)
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	if err := (Options{}).Validate(); err != nil {
 		t.Errorf("zero Options: %v", err)

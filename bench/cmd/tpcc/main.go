@@ -52,7 +52,11 @@ type options struct {
 	// TxnMode is percdb's percdb_txn_mode for the run ('' keeps the
 	// server's default).
 	TxnMode string `json:",omitempty"`
-	Loaders int
+	// Isolation is every server's global transaction isolation level for
+	// the load and the runs, as the variables spell it (READ-COMMITTED,
+	// ...; '' keeps the servers' default, REPEATABLE-READ).
+	Isolation string `json:",omitempty"`
+	Loaders   int
 	// Analyze runs ANALYZE TABLE on every table after the load.
 	Analyze      bool `json:",omitempty"`
 	Seed         int64
@@ -105,6 +109,7 @@ func run() error {
 		retry        = flag.Bool("retry", true, "retry transactions that fail with 1213, 1205 or 8028, as well-behaved clients do")
 		stockIN      = flag.Bool("stock-in", false, "New-Order reads its stock rows with one (s_w_id, s_i_id) IN (...) FOR UPDATE")
 		txnMode      = flag.String("percdb-txn-mode", "", "percdb's transaction mode, optimistic or pessimistic (SET GLOBAL percdb_txn_mode; default: the server's)")
+		isolation    = flag.String("isolation", "", "every server's global transaction isolation level, e.g. READ-COMMITTED (transaction_isolation on percdb, tx_isolation on MariaDB; default: the servers', REPEATABLE-READ)")
 		loaders      = flag.Int("loaders", 4, "connections loading in parallel")
 		analyze      = flag.Bool("analyze", true, "ANALYZE TABLE every table after the load (counted in the load's time), as a DBA does after a bulk load: the runs then measure the servers' steady state, not percdb's first automatic analysis of 600,000 fresh rows")
 		seed         = flag.Int64("seed", 1, "seed of the population and of the terminals' inputs")
@@ -149,7 +154,7 @@ func run() error {
 		return fmt.Errorf("-threads: %w", err)
 	}
 	o := options{Servers: bench.SplitList(*servers), Warehouses: *warehouses, Threads: threadList, Time: *runTime, Grace: *grace,
-		Retry: *retry, StockIN: *stockIN, TxnMode: *txnMode, Loaders: *loaders, Analyze: *analyze, Seed: *seed, CheckTimeout: *checkTimeout, LoadTimeout: *loadTimeout}
+		Retry: *retry, StockIN: *stockIN, TxnMode: *txnMode, Isolation: *isolation, Loaders: *loaders, Analyze: *analyze, Seed: *seed, CheckTimeout: *checkTimeout, LoadTimeout: *loadTimeout}
 	for _, s := range o.Servers {
 		if s != bench.MariaDB && s != bench.Percdb {
 			return fmt.Errorf("unknown server %q", s)
@@ -157,6 +162,9 @@ func run() error {
 	}
 	if err := tpcc.StandardScale(o.Warehouses).Validate(); err != nil {
 		return err
+	}
+	if err := bench.ValidateIsolation(o.Isolation); err != nil {
+		return fmt.Errorf("-isolation: %w", err)
 	}
 	if *outDir, err = bench.ResultsDir(*outDir, "tpcc-results-"); err != nil {
 		return err
@@ -215,6 +223,13 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 			// when they begin.
 			if _, err := admin.ExecContext(ctx, "SET GLOBAL percdb_txn_mode = ?", o.TxnMode); err != nil {
 				return res, fmt.Errorf("%s: percdb_txn_mode: %w", s.Name, err)
+			}
+		}
+		if o.Isolation != "" {
+			// Likewise: the load's and the terminals' sessions take it.
+			v := bench.IsolationVariable(s.Name)
+			if _, err := admin.ExecContext(ctx, "SET GLOBAL "+v+" = ?", o.Isolation); err != nil {
+				return res, fmt.Errorf("%s: %s: %w", s.Name, v, err)
 			}
 		}
 		db := bench.Open(s.Port, "tpcc", max(o.Loaders, slices.Max(o.Threads))+4)

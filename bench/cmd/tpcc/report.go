@@ -308,6 +308,16 @@ func markdown(res *results, notes []string, chart, note, title string) string {
 	if o.Analyze {
 		analyzed = ", then every table analyzed (ANALYZE TABLE, in the load's time)"
 	}
+	mode := "the servers' default transaction isolation level (REPEATABLE READ)"
+	if o.Isolation != "" {
+		mode = "transaction isolation " + strings.ReplaceAll(o.Isolation, "-", " ") + " on every server (SET GLOBAL before the load)"
+	}
+	if o.TxnMode != "" {
+		mode += ", percdb in " + o.TxnMode + " mode"
+	} else {
+		mode += ", percdb in its default (pessimistic) mode"
+	}
+	p("- Settings: %s.\n", mode)
 	p("- Data: %d warehouse(s) at the standard population (item 100,000 rows, stock 100,000 per warehouse, customer 30,000, "+
 		"orders 30,000, order_line about 300,000), loaded by %d connections with multi-row INSERTs%s.\n", o.Warehouses, o.Loaders, analyzed)
 	p("- Runs: the standard mix (45/43/4/4/4), keying and think times off, %v per run plus up to %v for the transactions still running; "+

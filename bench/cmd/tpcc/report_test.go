@@ -45,6 +45,7 @@ func TestReport(t *testing.T) {
 		"percdb after 4 terminals: 3.3.2.8 W\\_YTD = sum(H\\_AMOUNT): FAIL 1: 1.00 \\<\\> 2.00",
 		"percdb, 4 terminals, payment, first 1213: Error 1213: write conflict",
 		"| 4 | percdb | payment | 50 | 50.0 | 0 | 0 | 0 | 0 | 1213 x3 |",
+		"- Settings: the servers' default transaction isolation level (REPEATABLE READ), percdb in its default (pessimistic) mode.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -53,6 +54,18 @@ func TestReport(t *testing.T) {
 	rows := chartRows(res)
 	if len(rows) != 5 || rows[0].Workload != "new-order" || rows[0].Cells[bench.Percdb].QPS != 50 || !rows[0].HasRatio {
 		t.Errorf("chart rows: %+v", rows)
+	}
+}
+
+// TestReportSettings checks that a run's isolation level and percdb's
+// transaction mode reach the document: runs at different levels are
+// otherwise indistinguishable there.
+func TestReportSettings(t *testing.T) {
+	res := &results{Options: options{Servers: []string{bench.Percdb}, Warehouses: 1, Threads: []int{4},
+		Isolation: "READ-COMMITTED", TxnMode: "optimistic"}}
+	md := markdown(res, nil, "", "", "TPC-C")
+	if want := "- Settings: transaction isolation READ COMMITTED on every server (SET GLOBAL before the load), percdb in optimistic mode."; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
 	}
 }
 
