@@ -609,7 +609,39 @@ func nullableRows(l, r gsql.Expression) (expression.Tuple, expression.Tuple, boo
 		// left's ((a, c) < (2.50, ...) with an INT a compared 3).
 		return nil, nil, false
 	}
+	lt, rt = RowYears(lt, rt)
 	return lt, rt, true
+}
+
+// RowYears returns the rows l and r with each YEAR column whose
+// counterpart is a constant from 1 to 99 read as a signed integer: MySQL
+// converts such a constant to its year (20 is 2020) only where it meets
+// the column itself (year.go), not as an element of a row, which
+// compares the numbers ((y, a) < (5, 1) is false for the year 1999).
+// The elements of a row comparison become comparisons of their own,
+// which would otherwise convert the constant (here and in
+// planrules.RowExpansion).
+func RowYears(l, r expression.Tuple) (expression.Tuple, expression.Tuple) {
+	var lo, ro expression.Tuple
+	for i := range l {
+		a, b := l[i], r[i]
+		switch {
+		case yearColumn(a) && twoDigitYear(b):
+			a = expression.NewConvert(a, expression.ConvertToSigned)
+		case yearColumn(b) && twoDigitYear(a):
+			b = expression.NewConvert(b, expression.ConvertToSigned)
+		default:
+			continue
+		}
+		if lo == nil {
+			lo, ro = append(expression.Tuple(nil), l...), append(expression.Tuple(nil), r...)
+		}
+		lo[i], ro[i] = a, b
+	}
+	if lo == nil {
+		return l, r
+	}
+	return lo, ro
 }
 
 func hasNullable(t expression.Tuple) bool {
@@ -624,6 +656,7 @@ func hasNullable(t expression.Tuple) bool {
 // rowsEqual is l1 = r1 AND l2 = r2 AND ..., nested rows compared the
 // same way.
 func rowsEqual(l, r expression.Tuple) gsql.Expression {
+	l, r = RowYears(l, r)
 	parts := make([]gsql.Expression, len(l))
 	for i := range l {
 		parts[i] = expression.NewEquals(l[i], r[i])
