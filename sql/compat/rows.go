@@ -285,6 +285,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := yearComparison(e); ok {
 		return d, transform.NewTree, nil
 	}
+	if d, ok := yearBranches(e); ok {
+		// Then typed as such values are (widenedDecimalCoalesce).
+		if w, same, err := expandRowComparison(d); err != nil || same == transform.NewTree {
+			return w, transform.NewTree, err
+		}
+		return d, transform.NewTree, nil
+	}
 	// A string compared with a number is read as strtod reads it
 	// (strnum.go).
 	if d, ok := stringNumberComparison(e); ok {

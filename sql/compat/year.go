@@ -7,6 +7,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -178,4 +179,53 @@ func asYear(e gsql.Expression) gsql.Expression {
 		return e
 	}
 	return expression.NewLiteral(y, types.Year)
+}
+
+// yearBranches returns e, an IFNULL, COALESCE or IF whose values are a
+// YEAR and a number of another type, with the YEAR values read as
+// signed integers, and whether it changed e. GMS typed the result YEAR
+// and converted the other values to it (IFNULL(y, 7) was 2007 for a
+// NULL y, IFNULL(y, 2.5e0) 2002) or took the other DECIMAL's type, too
+// narrow for the year (IFNULL(y, 0.5) failed with 1105 "Out of range
+// value for column of Decimal type"); MySQL's result is a number of the
+// types merged, a YEAR counting as an integer.
+func yearBranches(e gsql.Expression) (gsql.Expression, bool) {
+	var values []int // the children that are the result's values
+	switch e.(type) {
+	case *function.IfNull:
+		values = []int{0, 1}
+	case *function.Coalesce:
+		for i := range e.Children() {
+			values = append(values, i)
+		}
+	case *function.If:
+		values = []int{1, 2}
+	default:
+		return e, false
+	}
+	children := e.Children()
+	year, number := false, false
+	for _, i := range values {
+		t := children[i].Type()
+		switch {
+		case types.IsYear(t):
+			year = true
+		case types.IsNumber(t):
+			number = true
+		}
+	}
+	if !year || !number {
+		return e, false
+	}
+	out := append([]gsql.Expression(nil), children...)
+	for _, i := range values {
+		if types.IsYear(out[i].Type()) {
+			out[i] = expression.NewConvert(out[i], expression.ConvertToSigned)
+		}
+	}
+	ret, err := e.WithChildren(out...)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
 }
