@@ -101,11 +101,30 @@ func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 // hasNumericColumn reports whether a column of sch is a number's.
 func hasNumericColumn(sch gsql.Schema) bool {
 	for _, c := range sch {
-		if types.IsNumber(c.Type) {
+		if fitted(c.Type) {
 			return true
 		}
 	}
 	return false
+}
+
+// fitted reports whether values stored in a column of type t are fitted
+// (fitValue): a number's, or a YEAR's.
+func fitted(t gsql.Type) bool {
+	return types.IsNumber(t) || types.IsYear(t)
+}
+
+// yearDecimal returns the integer MySQL stores of v, a DECIMAL, in a
+// YEAR column, rounded half away from zero (2.5 is 3, the year 2003;
+// 69.5 is 70, 1970), where GMS's conversion cut the fraction (2002,
+// 2069); nil for any other value, which GMS converts as MySQL does (a
+// DOUBLE is cut by MySQL too).
+func yearDecimal(v any) any {
+	d, ok := v.(decimal.Decimal)
+	if !ok || d.IsInteger() {
+		return nil
+	}
+	return d.Round(0).IntPart()
 }
 
 // fitRowsIter fits the values of each row of child; rowNum counts the
@@ -137,7 +156,7 @@ func (it *fitRowsIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	var out gsql.Row
 	for i, col := range it.dest {
 		v := row[off+i]
-		if v == nil || !types.IsNumber(col.Type) {
+		if v == nil || !fitted(col.Type) {
 			continue
 		}
 		fv, err := fitValue(ctx, col.Type, col.Name, v, it.rowNum, it.strict)
@@ -175,7 +194,7 @@ func FitUpdate(ctx *gsql.Context, exprs []gsql.Expression, ignore bool) ([]gsql.
 			continue
 		}
 		gf, ok := set.LeftChild.(*expression.GetField)
-		if !ok || !types.IsNumber(gf.Type()) {
+		if !ok || !fitted(gf.Type()) {
 			continue
 		}
 		if _, done := set.RightChild.(*fittedValue); done {
@@ -258,6 +277,9 @@ func (f *fittedValue) WithChildren(children ...gsql.Expression) (gsql.Expression
 // GMS's error stands). Under strict, a value MySQL would change is an
 // error; otherwise a warning.
 func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, strict bool) (any, error) {
+	if types.IsYear(typ) {
+		return yearDecimal(v), nil
+	}
 	// GMS's conversion to an integer type cannot be asked: it wraps
 	// some values it reports in range (4294967295 + 100 into an INT
 	// UNSIGNED was 99). An integer is checked against the type's bounds

@@ -157,8 +157,9 @@ func (k *numericHashKey) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // '2020-02-29' (MySQL compares a DATE and a DATETIME as DATETIMEs).
 // exactLookupKeys wraps such keys (a DECIMAL or floating-point key into
 // an INT or DECIMAL column, a DATETIME or TIMESTAMP key into a DATE
-// column) so that a value the column's type cannot hold exactly is a
-// NULL key, which matches nothing, as the comparison would.
+// column, a TIME read as a number into a number column) so that a value
+// the column's type cannot hold exactly is a NULL key, which matches
+// nothing, as the comparison would.
 func exactLookupKeys(n *plan.IndexedTableAccess) (gsql.Node, transform.TreeIdentity, error) {
 	keys := n.Expressions()
 	idx := n.Index()
@@ -177,11 +178,18 @@ func exactLookupKeys(n *plan.IndexedTableAccess) (gsql.Node, transform.TreeIdent
 		kt, ct := k.Type(), cols[i].Type
 		numeric := (types.IsDecimal(kt) || types.IsFloat(kt)) && (types.IsInteger(ct) || types.IsDecimal(ct))
 		temporal := types.IsTime(kt) && !types.IsDateType(kt) && types.IsDateType(ct)
-		if !numeric && !temporal {
+		// A TIME key into a number column: GMS's conversion of a
+		// TIME to a number fails, so the lookup found nothing; MySQL
+		// compares the TIME's number, HHMMSS[.ffffff].
+		timeNumber := isTimeType(kt) && types.IsNumber(ct)
+		if !numeric && !temporal && !timeNumber {
 			continue
 		}
 		if out == nil {
 			out = append([]gsql.Expression(nil), keys...)
+		}
+		if timeNumber {
+			k = newTimeNumber(k)
 		}
 		out[i] = &exactKey{child: k, typ: ct}
 	}
@@ -268,10 +276,14 @@ type numberKeyer struct{ float bool }
 // of type b, when GMS's conversion of x to b would be wrong: numbers of
 // which one is DECIMAL or floating point (numberKeyer), or a DATE and a
 // DATETIME or TIMESTAMP (datetimeKeyer: MySQL compares them as DATETIMEs,
-// GMS cut the DATETIME to a DATE).
+// GMS cut the DATETIME to a DATE), or a TIME and a number
+// (timeNumberKeyer: MySQL compares them as numbers, GMS found no match).
 func newInKeyer(a, b gsql.Type) (valueKeyer, bool) {
 	if types.IsTime(a) && types.IsTime(b) && types.IsDateType(a) != types.IsDateType(b) {
 		return datetimeKeyer{}, true
+	}
+	if (isTimeType(a) && types.IsNumber(b)) || (types.IsNumber(a) && isTimeType(b)) {
+		return timeNumberKeyer{}, true
 	}
 	k, ok := newNumberKeyer(a, b)
 	return k, ok
@@ -287,6 +299,27 @@ func (datetimeKeyer) key(ctx *gsql.Context, v any) (uint64, error) {
 		return 0, err
 	}
 	return uint64(t.(time.Time).UnixNano()), nil
+}
+
+// timeNumberKeyer keys TIMEs and numbers as numbers, a TIME as
+// HHMMSS.ffffff (00:00:08 is 8).
+type timeNumberKeyer struct{}
+
+// key implements valueKeyer.
+func (timeNumberKeyer) key(ctx *gsql.Context, v any) (uint64, error) {
+	var d decimal.Decimal
+	if ts, ok := v.(types.Timespan); ok {
+		d = timeDecimal(ts)
+	} else {
+		x, _, err := types.InternalDecimalType.Convert(ctx, v)
+		if err != nil {
+			return 0, err
+		}
+		d = x.(decimal.Decimal)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(d.String()))
+	return h.Sum64(), nil
 }
 
 // newNumberKeyer returns the keyer for numbers of types a and b of which

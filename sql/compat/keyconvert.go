@@ -46,8 +46,7 @@ func UnconvertibleKeys(exprs []gsql.Expression) bool {
 				*expression.GreaterThan, *expression.GreaterThanOrEqual:
 				b := e.(expression.BinaryExpression)
 				found = unconvertibleKey(b.Left(), b.Right()) || unconvertibleKey(b.Right(), b.Left()) ||
-					yearColumn(b.Left()) && (numberNoYear(b.Right()) || twoDigitYear(b.Right())) ||
-					yearColumn(b.Right()) && (numberNoYear(b.Left()) || twoDigitYear(b.Left()))
+					yearKey(b.Left(), b.Right()) || yearKey(b.Right(), b.Left())
 			case *expression.InTuple, *expression.HashInTuple:
 				c := e.(expression.Comparer)
 				if tup, ok := c.Right().(expression.Tuple); ok {
@@ -58,7 +57,8 @@ func UnconvertibleKeys(exprs []gsql.Expression) bool {
 					}
 				}
 			case *expression.Between:
-				found = unconvertibleKey(e.Val, e.Lower) || unconvertibleKey(e.Val, e.Upper)
+				found = unconvertibleKey(e.Val, e.Lower) || unconvertibleKey(e.Val, e.Upper) ||
+					yearKey(e.Val, e.Lower) || yearKey(e.Val, e.Upper)
 			}
 			return !found
 		})
@@ -67,6 +67,12 @@ func UnconvertibleKeys(exprs []gsql.Expression) bool {
 		}
 	}
 	return false
+}
+
+// yearKey reports whether k, compared with the column col, is a
+// constant that yearComparison rewrites when col is a YEAR (year.go).
+func yearKey(col, k gsql.Expression) bool {
+	return yearColumn(col) && (numberNoYear(k) || twoDigitYear(k) || stringConstant(k))
 }
 
 // unconvertibleKey reports whether k, compared with the column col, is a

@@ -34,7 +34,13 @@ type intNegation struct {
 var _ gsql.Expression = (*intNegation)(nil)
 
 func newIntNegation(m *expression.UnaryMinus) *intNegation {
-	return &intNegation{UnaryMinus: m, kind: operandKind(m.Child)}
+	kind := operandKind(m.Child)
+	if kind == NotInt && types.IsYear(m.Child.Type()) {
+		// -y of a YEAR is the negated number (GMS typed it a YEAR
+		// and failed: `value -1999 is not a valid Year`).
+		kind = SignedInt
+	}
+	return &intNegation{UnaryMinus: m, kind: kind}
 }
 
 // Type implements sql.Expression.

@@ -273,13 +273,19 @@ func buildExtremum(name string, args []gsql.Expression, params []bool) (gsql.Exp
 func (e *extremum) numericType() (gsql.Type, bool) {
 	anyFloat, anyDecimal, anySigned, anyUnsigned := false, false, false, false
 	intDigits, scale := 0, 0
-	anyParam := false
+	anyParam, anyYear := false, false
 	for i, a := range e.args {
 		t := a.Type()
 		switch {
 		case e.params[i]:
 			anyParam = true
 		case t == types.Null:
+		case types.IsYear(t):
+			// A YEAR is an integer beside a DECIMAL or a DOUBLE
+			// (GMS's function failed: "unsupported type for
+			// greatest/least argument: decimal.Decimal").
+			anyYear = true
+			intDigits = max(intDigits, 4)
 		case types.IsFloat(t):
 			anyFloat = true
 		case types.IsDecimal(t):
@@ -302,6 +308,9 @@ func (e *extremum) numericType() (gsql.Type, bool) {
 		}
 	}
 	switch {
+	case anyYear && !anyFloat && !anyDecimal:
+		// YEARs and integers: GMS's function, which answers them.
+		return nil, false
 	case anyParam && !anyFloat && !anyDecimal:
 		// Integers with a parameter: GMS's function, which compares a
 		// string sent for it with them as numbers (LEAST(a, ?) of 3 and

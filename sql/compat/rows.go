@@ -285,6 +285,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := yearComparison(e); ok {
 		return d, transform.NewTree, nil
 	}
+	if d, ok := yearBranches(e); ok {
+		// Then typed as such values are (widenedDecimalCoalesce).
+		if w, same, err := expandRowComparison(d); err != nil || same == transform.NewTree {
+			return w, transform.NewTree, err
+		}
+		return d, transform.NewTree, nil
+	}
 	// A string compared with a number is read as strtod reads it
 	// (strnum.go).
 	if d, ok := stringNumberComparison(e); ok {
@@ -609,7 +616,39 @@ func nullableRows(l, r gsql.Expression) (expression.Tuple, expression.Tuple, boo
 		// left's ((a, c) < (2.50, ...) with an INT a compared 3).
 		return nil, nil, false
 	}
+	lt, rt = RowYears(lt, rt)
 	return lt, rt, true
+}
+
+// RowYears returns the rows l and r with each YEAR column whose
+// counterpart is a constant from 1 to 99 read as a signed integer: MySQL
+// converts such a constant to its year (20 is 2020) only where it meets
+// the column itself (year.go), not as an element of a row, which
+// compares the numbers ((y, a) < (5, 1) is false for the year 1999).
+// The elements of a row comparison become comparisons of their own,
+// which would otherwise convert the constant (here and in
+// planrules.RowExpansion).
+func RowYears(l, r expression.Tuple) (expression.Tuple, expression.Tuple) {
+	var lo, ro expression.Tuple
+	for i := range l {
+		a, b := l[i], r[i]
+		switch {
+		case yearColumn(a) && twoDigitYear(b):
+			a = expression.NewConvert(a, expression.ConvertToSigned)
+		case yearColumn(b) && twoDigitYear(a):
+			b = expression.NewConvert(b, expression.ConvertToSigned)
+		default:
+			continue
+		}
+		if lo == nil {
+			lo, ro = append(expression.Tuple(nil), l...), append(expression.Tuple(nil), r...)
+		}
+		lo[i], ro[i] = a, b
+	}
+	if lo == nil {
+		return l, r
+	}
+	return lo, ro
 }
 
 func hasNullable(t expression.Tuple) bool {
@@ -624,6 +663,7 @@ func hasNullable(t expression.Tuple) bool {
 // rowsEqual is l1 = r1 AND l2 = r2 AND ..., nested rows compared the
 // same way.
 func rowsEqual(l, r expression.Tuple) gsql.Expression {
+	l, r = RowYears(l, r)
 	parts := make([]gsql.Expression, len(l))
 	for i := range l {
 		parts[i] = expression.NewEquals(l[i], r[i])

@@ -38,7 +38,9 @@ import (
 // takes the time of day, or D days more (timeCastValue), and go-sql-
 // driver sends a time.Time parameter as such a DATETIME. GREATEST and
 // LEAST of a TIME failed ("unsupported type for greatest/least
-// argument"); MySQL compares them as TIMEs (timeExtremum).
+// argument"); MySQL compares them as TIMEs (timeExtremum). COUNT(DISTINCT
+// t) failed as a string function did (GMS hashes each value's text); it
+// counts the TIMEs' texts.
 
 // isTimeType reports whether t is a TIME: GMS's, of six digits, or
 // percdb's TIME(n).
@@ -136,21 +138,66 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 		// strings, unequal.
 		c := e.Children()
 		l, r := c[0], c[1]
+		changed := true
 		switch {
 		case isTimeType(l.Type()) && types.IsText(r.Type()):
-			return withChildren(e, l, asTime(r))
+			r = asTime(r)
 		case isTimeType(r.Type()) && types.IsText(l.Type()):
-			return withChildren(e, asTime(l), r)
+			l = asTime(l)
+		default:
+			changed = false
+		}
+		var retyped bool
+		l, r, retyped = sameTimeType(e, l, r)
+		if changed || retyped {
+			return withChildren(e, l, r)
 		}
 	case *expression.Div, *expression.IntDiv, *expression.Mod, *expression.UnaryMinus,
 		*aggregation.Sum, *aggregation.Avg, *function.AbsVal:
 		return timeOperands(e)
+	case *aggregation.CountDistinct:
+		// GMS tells distinct values apart by their text (a LONGTEXT
+		// conversion, which fails on a TIME): the TIME's own text
+		// keeps equal TIMEs equal and different ones apart.
+		if e.Window() != nil {
+			break
+		}
+		ret, same, err := timeTextOperands(e)
+		if err != nil || same == transform.SameTree {
+			return ret, same, err
+		}
+		// GMS's WithChildren forgets the column ID, by which the plan
+		// above finds the count.
+		return ret.(*aggregation.CountDistinct).WithId(e.Id()).(gsql.Expression), transform.NewTree, nil
 	case gsql.FunctionExpression:
 		if stringFunctions[strings.ToLower(e.FunctionName())] {
 			return timeTextOperands(e)
 		}
 	}
 	return e, transform.SameTree, nil
+}
+
+// sameTimeType returns the operands l and r of the comparison e, both
+// TIMEs of different types (a TIME(0) column, a string read as TIME(6)),
+// with one given the other's type where GMS would compare them as
+// strings: GMS compares operands of different types as the type of a
+// column among them, and as strings when none is one, and <=> always
+// does so; GMS's TIME has no string conversion, so every TIME was <=>
+// equal to every other (t <=> '01:00:00' was 1 for 100:00:00). A TIME
+// type compares TIMEs exactly, whatever its digits.
+func sameTimeType(e gsql.Expression, l, r gsql.Expression) (gsql.Expression, gsql.Expression, bool) {
+	if !isTimeType(l.Type()) || !isTimeType(r.Type()) || types.TypesEqual(l.Type(), r.Type()) {
+		return l, r, false
+	}
+	_, lField := l.(*expression.GetField)
+	_, rField := r.(*expression.GetField)
+	if _, nullSafe := e.(*expression.NullSafeEquals); !nullSafe && (lField || rField) {
+		return l, r, false
+	}
+	if rField && !lField {
+		return &timeCast{UnaryExpression: expression.UnaryExpression{Child: l}, typ: r.Type(), exact: true}, r, true
+	}
+	return l, &timeCast{UnaryExpression: expression.UnaryExpression{Child: r}, typ: l.Type(), exact: true}, true
 }
 
 // stringFunctions are the functions that read their arguments as strings.
@@ -255,6 +302,17 @@ func (t *timeNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
+	d := timeDecimal(ts)
+	if t.digits == 0 {
+		// The type's digits are none: a TIME(0)'s value has no fraction.
+		return d.IntPart(), nil
+	}
+	return d.Round(int32(t.digits)), nil
+}
+
+// timeDecimal returns ts as MySQL reads a TIME as a number:
+// [-]HHMMSS.ffffff.
+func timeDecimal(ts types.Timespan) decimal.Decimal {
 	m := ts.AsMicroseconds()
 	neg := m < 0
 	if neg {
@@ -262,18 +320,11 @@ func (t *timeNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	}
 	s := m / 1e6
 	whole := (s/3600)*10000 + (s/60%60)*100 + s%60
-	if t.digits == 0 {
-		// The type's digits are none: a TIME(0)'s value has no fraction.
-		if neg {
-			return -whole, nil
-		}
-		return whole, nil
-	}
 	d := decimal.New(whole, 0).Add(decimal.New(m%1e6, -6))
 	if neg {
 		d = d.Neg()
 	}
-	return d.Round(int32(t.digits)), nil
+	return d
 }
 
 // WithChildren implements sql.Expression.
@@ -456,10 +507,13 @@ func timeCastDigits(c *expression.Convert) int {
 }
 
 // timeCast is CAST(x AS TIME(n)): GMS's cast, rounded to n digits and
-// typed TIME(n).
+// typed TIME(n); exact, a TIME under another TIME type, its value
+// unchanged (not rounded to the type's digits), for a comparison that
+// compares by its operands' type (sameTimeType).
 type timeCast struct {
 	expression.UnaryExpression
-	typ gsql.Type
+	typ   gsql.Type
+	exact bool
 }
 
 var _ gsql.Expression = (*timeCast)(nil)
@@ -478,6 +532,10 @@ func (t *timeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
+	if t.exact {
+		ts, _, err := timeOf(v)
+		return ts, err
+	}
 	r, _, err := t.typ.Convert(ctx, v)
 	return r, err
 }
@@ -487,7 +545,7 @@ func (t *timeCast) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return &timeCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: t.typ}, nil
+	return &timeCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: t.typ, exact: t.exact}, nil
 }
 
 // castArgument is the argument of a CAST as MySQL reads it where GMS's

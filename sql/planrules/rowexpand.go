@@ -5,6 +5,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // MaxRowExpansionTuples is the longest row IN list rewritten. GMS's
@@ -173,6 +175,9 @@ func hasColumn(row expression.Tuple) bool {
 
 // columnsEqual returns l[0] = r[0] AND l[1] = r[1] AND ...
 func columnsEqual(l, r expression.Tuple) gsql.Expression {
+	// A YEAR column beside a constant from 1 to 99 compares the
+	// numbers in a row (compat.RowYears).
+	l, r = compat.RowYears(l, r)
 	parts := make([]gsql.Expression, len(l))
 	for i := range l {
 		parts[i] = expression.NewEquals(l[i], r[i])

@@ -184,6 +184,18 @@ var deviations = []deviation{
 		without: intEqualitiesUnindexed,
 	},
 	{
+		name: "mariadb-year-range-beyond-year",
+		why: "MariaDB's range on an indexed YEAR column for a constant no YEAR holds (y < 3000, " +
+			"y > -5) is empty, so y < 3000 finds no row; MySQL 8 compares a YEAR with an integer " +
+			"that is no year input as numbers (every year is below 3000). Confirmed per statement: " +
+			"with the column written y + 0 (no index; the same number) MariaDB must answer as percdb",
+		matchTypes: func(s *schema, stmt string, _, _ outcome) bool { return yearsBeyond(s, stmt) != stmt },
+		without: func(s *schema, stmt string) (string, bool) {
+			alt := yearsBeyond(s, stmt)
+			return alt, alt != stmt
+		},
+	},
+	{
 		name: "mariadb-between-on-bin-index",
 		why: "MariaDB's range on an indexed utf8mb4_bin column for c BETWEEN 'A' AND 'a' is " +
 			"empty (it orders the bounds case-insensitively), so 'a' is not found; MySQL 8 " +
@@ -469,6 +481,26 @@ func intFractions(s *schema, stmt string) string {
 			return m
 		}
 		return col + " + 0 " + rest
+	})
+}
+
+// yearVsInt finds a column compared with an integer constant.
+var yearVsInt = regexp.MustCompile(`\b(\w+\.\w+) (=|<>|<|<=|>|>=|<=>) (-?[0-9]+)\b`)
+
+// yearsBeyond returns stmt with each YEAR column compared with an
+// integer that is no YEAR input (below 0, 100 to 1900, above 2155)
+// written col + 0.
+func yearsBeyond(s *schema, stmt string) string {
+	return yearVsInt.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := yearVsInt.FindStringSubmatch(m)
+		if s.kindOf(stmt, g[1]) != kYear {
+			return m
+		}
+		n, err := strconv.Atoi(g[3])
+		if err != nil || (n >= 0 && n < 100) || (n > 1900 && n <= 2155) {
+			return m
+		}
+		return g[1] + " + 0 " + g[2] + " " + g[3]
 	})
 }
 

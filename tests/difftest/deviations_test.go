@@ -117,6 +117,13 @@ func TestDeviationRewrites(t *testing.T) {
 		{"int-equality", func(q string) (string, bool) { return intEqualitiesUnindexed(s2, q) },
 			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 = x2.c0 WHERE x2.c0 = 2.50",
 			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 + 0 = x2.c0 WHERE x2.c0 = 2.50", true},
+		{"year-beyond", func(q string) (string, bool) {
+			ys := &schema{tables: []*table{{name: "t3", cols: []column{{name: "a", kind: kInt}, {name: "y", kind: kYear}}}}}
+			alt := yearsBeyond(ys, q)
+			return alt, alt != q
+		},
+			"SELECT 1 FROM t3 x1 WHERE x1.y < 3000 AND x1.y > 20 AND x1.a < 3000 AND x1.y <> 2000 AND x1.y >= -5",
+			"SELECT 1 FROM t3 x1 WHERE x1.y + 0 < 3000 AND x1.y > 20 AND x1.a < 3000 AND x1.y <> 2000 AND x1.y + 0 >= -5", true},
 		{"distinct", distinctInDerived,
 			"SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1 ORDER BY 1 DESC LIMIT 2 OFFSET 2",
 			"SELECT * FROM (SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1) AS dz ORDER BY 1 DESC LIMIT 2 OFFSET 2", true},
