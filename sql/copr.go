@@ -65,14 +65,13 @@ func coprPushdown(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *p
 		// scope's row.
 		return n, transform.SameTree, nil
 	}
-	out, pushed, err := pushDown(ctx, n, false)
+	out, pushed, err := pushDown(ctx, n)
 	return out, transform.TreeIdentity(!pushed), err
 }
 
 // pushDown replaces the highest operators over a scan that can be pushed,
-// top down, so that a GroupBy over a Filter goes down whole. limited says
-// a LIMIT above n stops reading n's rows early.
-func pushDown(ctx *gsql.Context, n gsql.Node, limited bool) (gsql.Node, bool, error) {
+// top down, so that a GroupBy over a Filter goes down whole.
+func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 	var s gsql.Node
 	switch n := n.(type) {
 	case *plan.GroupBy:
@@ -96,14 +95,7 @@ func pushDown(ctx *gsql.Context, n gsql.Node, limited bool) (gsql.Node, bool, er
 		// here: pushDown never enters a right side or a subquery. So the
 		// outer side's filter, the a.q = 7 of ... FROM t a WHERE a.q = 7
 		// AND EXISTS (SELECT ... b.id = a.k), runs next to the data.
-		// Not under a LIMIT: the coprocessor reads the whole outer side
-		// ahead, where GMS's scan stops once the join has the rows the
-		// LIMIT wants (the self-join ... LIMIT 20 of bench/scan took 738
-		// ms pushed, 15 ms not).
-		if limited {
-			return n, false, nil
-		}
-		l, pushed, err := pushDown(ctx, n.Left(), limited)
+		l, pushed, err := pushDown(ctx, n.Left())
 		if err != nil || !pushed {
 			return n, false, err
 		}
@@ -136,7 +128,7 @@ func pushDown(ctx *gsql.Context, n gsql.Node, limited bool) (gsql.Node, bool, er
 	}
 	var changed []gsql.Node
 	for i, c := range children {
-		nc, pushed, err := pushDown(ctx, c, limited || isLimit(n))
+		nc, pushed, err := pushDown(ctx, c)
 		if err != nil {
 			return nil, false, err
 		}
@@ -152,13 +144,6 @@ func pushDown(ctx *gsql.Context, n gsql.Node, limited bool) (gsql.Node, bool, er
 	}
 	out, err := n.WithChildren(changed...)
 	return out, err == nil, err
-}
-
-// isLimit reports whether n is a LIMIT, which may stop reading its input
-// early.
-func isLimit(n gsql.Node) bool {
-	_, ok := n.(*plan.Limit)
-	return ok
 }
 
 // coprEnabled reports whether the session allows pushdown.

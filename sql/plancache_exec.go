@@ -235,7 +235,7 @@ func (k stmtType) statusVariable() string {
 func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k stmtType, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
-		pushed, _, err := pushDown(sctx, n, false)
+		pushed, _, err := pushDown(sctx, n)
 		if err != nil {
 			return err
 		}
