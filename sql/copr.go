@@ -88,19 +88,9 @@ func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 	}
 	switch n := n.(type) {
 	case *plan.JoinNode:
-		// A join's right side is built under each row of its left, which
-		// offsets its execution indexes; its left side is built under
-		// the join's own parent row, as every GMS join iterator and
-		// percdb's batched lookup join build it, and that row is empty
-		// here: pushDown never enters a right side or a subquery. So the
-		// outer side's filter, the a.q = 7 of ... FROM t a WHERE a.q = 7
-		// AND EXISTS (SELECT ... b.id = a.k), runs next to the data.
-		l, pushed, err := pushDown(ctx, n.Left())
-		if err != nil || !pushed {
-			return n, false, err
-		}
-		out, err := n.WithChildren(l, n.Right())
-		return out, err == nil, err
+		// A join's sides may be built under the other side's row, which
+		// offsets their execution indexes.
+		return n, false, nil
 	case *plan.Update, *plan.DeleteFrom:
 		// Writes read their rows through the table's own iterators.
 		return n, false, nil
