@@ -408,3 +408,65 @@ func sortedRows(t *testing.T, db *sql.DB, q string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestNotExistsNotNullDifferential checks NOT EXISTS whose correlation is
+// an equality of NOT NULL columns, which sql/compat leaves unwrapped so
+// that GMS can read the inner table by an index (a LEFT JOIN lookup),
+// against the same subquery counted, (SELECT COUNT(*) ...) = 0, which no
+// anti join answers: over random rows, with the outer query's NOT NULL
+// columns NULL on the inner side of its LEFT JOIN and the subquery's on
+// the inner side of its own, and with nullable columns beside them.
+func TestNotExistsNotNullDifferential(t *testing.T) {
+	db, mustExec := compatDB(t)
+	mustExec("CREATE TABLE p (id INT PRIMARY KEY, a INT NOT NULL, b INT)")
+	mustExec("CREATE TABLE q (id INT PRIMARY KEY, a INT NOT NULL, b INT NOT NULL, c INT, KEY ka (a))")
+	mustExec("CREATE TABLE z (id INT PRIMARY KEY, a INT NOT NULL)")
+	r := rand.New(rand.NewSource(13))
+	maybeNull := func(v int) any {
+		if r.Intn(5) == 0 {
+			return nil
+		}
+		return v
+	}
+	for k := 0; k < 40; k++ {
+		mustExec("INSERT INTO p VALUES (?, ?, ?)", k, r.Intn(12), maybeNull(r.Intn(50)))
+	}
+	for k := 0; k < 30; k++ {
+		mustExec("INSERT INTO q VALUES (?, ?, ?, ?)", k, r.Intn(12), r.Intn(40), maybeNull(r.Intn(12)))
+	}
+	outers := []string{
+		"p",
+		"p LEFT JOIN q AS l ON l.id = p.b",
+		"p JOIN q AS l ON l.id = p.b",
+	}
+	subqueries := []string{
+		"FROM q WHERE q.a = p.a",
+		"FROM q WHERE q.a = p.a AND q.b = p.id",
+		"FROM q WHERE q.id = p.b",
+		"FROM q WHERE q.c = p.a",
+		"FROM q WHERE q.a = l.a",
+		"FROM q WHERE q.a = l.b AND q.id = p.a",
+		"FROM q LEFT JOIN z ON z.id = q.b WHERE z.a = p.a",
+		"FROM z WHERE z.a = p.a",
+		"FROM q AS s WHERE s.a = p.a AND NOT EXISTS (SELECT 1 FROM z WHERE z.a = s.b)",
+	}
+	for _, from := range outers {
+		for _, sub := range subqueries {
+			if strings.Contains(sub, "l.") && !strings.Contains(from, " l ") {
+				continue
+			}
+			where := "NOT EXISTS (SELECT 1 " + sub + ")"
+			q := "SELECT p.id FROM " + from + " WHERE " + where + " ORDER BY p.id"
+			want := "SELECT p.id FROM " + from + " WHERE (SELECT COUNT(*) " + sub + ") = 0 ORDER BY p.id"
+			got, exp := queryRows(t, db, q), queryRows(t, db, want)
+			if strings.Join(got, ",") != strings.Join(exp, ",") {
+				t.Errorf("%s\n got %v\nwant %v (%s)", q, got, exp, want)
+			}
+		}
+	}
+	// The anti join of NOT NULL columns reads q by its index.
+	plan := strings.Join(queryRows(t, db, "EXPLAIN FORMAT=TREE SELECT p.id FROM p WHERE NOT EXISTS (SELECT 1 FROM q WHERE q.a = p.a)"), "\n")
+	if !strings.Contains(plan, "Lookup") {
+		t.Errorf("NOT EXISTS on NOT NULL columns is not a lookup:\n%s", plan)
+	}
+}

@@ -3,6 +3,7 @@ package sql_test
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,10 +156,19 @@ func (t *indexTable) query(r *rand.Rand) (string, []any) {
 	q, _, aggregate, distinct := randomSelect(r, t.name, all, aggs, conds, 8, 5)
 	if !aggregate {
 		var order []string
-		switch r.Intn(5) {
+		switch r.Intn(6) {
 		case 0:
 			// The index's columns after those pinned.
 			order = append(order, ix[min(pinned, len(ix)):]...)
+		case 4:
+			// Then the primary key's: the entries' own order, which a
+			// LIMIT stops reading.
+			order = append(order, ix[min(pinned, len(ix)):]...)
+			for _, k := range t.keys {
+				if !slices.Contains(order, k) {
+					order = append(order, k)
+				}
+			}
 		case 1:
 			// Ties broken by the primary key.
 			order = append(append(order, all[r.Intn(len(all))]), t.keys...)

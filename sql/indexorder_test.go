@@ -112,6 +112,15 @@ func TestExplainOrderByIndex(t *testing.T) {
 		{"SELECT id FROM t WHERE w = 1 AND d IN (1, 2) ORDER BY id", "t range name_idx", true},
 		{"SELECT id FROM t WHERE w = 1 AND d > 1 ORDER BY id", "t range name_idx", true},
 		{"SELECT id FROM t WHERE w = 1 AND d = 2 ORDER BY id + 1", "t ref PRIMARY", true},
+		// A secondary index's entries end with the primary key, in its
+		// order (planrules.primaryKeySuffix).
+		{"SELECT id FROM t WHERE n = 3 ORDER BY n, w, d, id LIMIT 2", "t ref n_idx", false},
+		{"SELECT id FROM t WHERE n > 3 ORDER BY n, w, d, id LIMIT 2", "t range n_idx", false},
+		{"SELECT id FROM t WHERE n > 3 ORDER BY n DESC, w DESC, d DESC, id DESC LIMIT 2", "t range n_idx", false},
+		{"SELECT id FROM t WHERE n > 3 ORDER BY n, w, id LIMIT 2", "t range n_idx", true},
+		// No WHERE clause, a LIMIT: the whole of the index, in order.
+		{"SELECT id FROM t ORDER BY n DESC, w DESC, d DESC, id DESC LIMIT 3", "t index n_idx", false},
+		{"SELECT id FROM t ORDER BY n, w, d, id LIMIT 3 OFFSET 2", "t index n_idx", false},
 	} {
 		got := explainKeyExtra(t, db, c.q)
 		sorted := len(got) == 1 && strings.Contains(got[0], "Using filesort")
@@ -140,6 +149,12 @@ func TestOrderByIndexDifferential(t *testing.T) {
 		func() (string, []string) { return pin("e") + " AND " + pin("c"), []string{"d"} },
 		func() (string, []string) { return pin("e") + " AND c > " + fmt.Sprint(r.Intn(3)), []string{"c", "d"} },
 		func() (string, []string) { return pin("a") + " AND b > 'a'", []string{"b"} },
+		// Then the primary key's columns, which end every entry of a
+		// secondary index (planrules.primaryKeySuffix).
+		func() (string, []string) { return pin("c"), []string{"d", "a", "b"} },
+		func() (string, []string) {
+			return pin("e") + " AND c > " + fmt.Sprint(r.Intn(3)), []string{"c", "d", "a", "b"}
+		},
 	}
 	type result struct{ keys, rows string }
 	query := func(q string, nkeys int) result {
@@ -287,6 +302,11 @@ func TestMinMaxByIndex(t *testing.T) {
 		"SELECT MAX(d) FROM tk WHERE c = 1",
 		"SELECT MAX(d) FROM tk WHERE e = 1 AND c IS NULL",
 		"SELECT MIN(c) + 1 FROM tk WHERE e = 2",
+		// No WHERE clause: the whole of an index that leads with the
+		// column.
+		"SELECT MAX(c) FROM tk",
+		"SELECT MIN(e) FROM tk",
+		"SELECT MAX(a) FROM tk",
 	} {
 		if plan := tree(q); !strings.Contains(plan, "Limit(1)") {
 			t.Errorf("%s reads every row:\n%s", q, plan)
@@ -303,6 +323,11 @@ func TestMinMaxByIndex(t *testing.T) {
 		q := fmt.Sprintf("SELECT %s(%s), COUNT(*) FROM %%s WHERE %s", agg, sh[1], where)
 		if r.Intn(2) == 0 {
 			q = fmt.Sprintf("SELECT %s(%s) FROM %%s WHERE %s", agg, sh[1], where)
+		}
+		if r.Intn(4) == 0 {
+			// The whole table, by an index that leads with the column
+			// (or by none: b, d).
+			q = fmt.Sprintf("SELECT %s(%s) FROM %%s", agg, []string{"a", "b", "c", "d", "e"}[r.Intn(5)])
 		}
 		var got [2]string
 		for j, tbl := range []string{"tk", "tn"} {

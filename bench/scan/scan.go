@@ -123,6 +123,26 @@ func TableQueries() []Query {
 		{"self-join LIMIT 20", "SELECT a.w, a.id, b.q FROM {t} a, {t} b WHERE a.k = b.id AND b.w = a.w AND a.q = 3 LIMIT 20", false},
 		{"k BETWEEN 1000 AND 6000", "SELECT count(*), sum(q) FROM {t} WHERE k BETWEEN 1000 AND 6000", true},
 		{"(w, id) IN 3 pairs", "SELECT w, id, q FROM {t} WHERE (w, id) IN ((1,5),(1,77),(1,9000)) ORDER BY w, id", true},
+		// Shapes near the issue's: other join orders and join kinds, IN
+		// lists, ranges with ORDER BY ... LIMIT on the secondary index,
+		// subqueries, derived tables, MIN/MAX and grouping on a key prefix.
+		{"self-join, b first, ORDER BY LIMIT 20", "SELECT a.w, a.id, b.q FROM {t} b JOIN {t} a ON a.k = b.id AND b.w = a.w WHERE a.q = 3 ORDER BY a.w, a.id LIMIT 20", true},
+		{"LEFT JOIN on the primary key, w = 2", "SELECT count(*), count(b.id), sum(b.q) FROM {t} a LEFT JOIN {t} b ON b.w = a.w AND b.id = a.k WHERE a.w = 2 AND a.id <= 1000", true},
+		{"k IN 6 values", "SELECT w, id, k, q FROM {t} WHERE k IN (5, 77, 500, 4242, 5000, 50000) ORDER BY w, id", true},
+		{"w IN (2, 5) AND id < 100", "SELECT count(*), sum(q) FROM {t} WHERE w IN (2, 5) AND id < 100", true},
+		{"k > 5000 ORDER BY k LIMIT 10", "SELECT w, id, k FROM {t} WHERE k > 5000 ORDER BY k, w, id LIMIT 10", true},
+		{"ORDER BY k DESC LIMIT 10", "SELECT w, id, k FROM {t} ORDER BY k DESC, w DESC, id DESC LIMIT 10", true},
+		{"k < 100 OR k > 99900", "SELECT count(*), sum(q) FROM {t} WHERE k < 100 OR k > 99900", true},
+		{"EXISTS correlated", "SELECT count(*) FROM {t} a WHERE a.q = 7 AND EXISTS (SELECT 1 FROM {t} b WHERE b.w = a.w AND b.id = a.k)", true},
+		{"NOT EXISTS correlated", "SELECT count(*) FROM {t} a WHERE a.q = 7 AND NOT EXISTS (SELECT 1 FROM {t} b WHERE b.w = a.w AND b.id = a.k)", true},
+		{"IN subquery", "SELECT count(*), sum(a.q) FROM {t} a WHERE a.k IN (SELECT b.id FROM {t} b WHERE b.w = 1 AND b.q = 5)", true},
+		{"scalar subquery per row", "SELECT a.w, a.id, (SELECT b.q FROM {t} b WHERE b.w = a.w AND b.id = a.k) FROM {t} a WHERE a.w = 1 AND a.id <= 100 ORDER BY a.w, a.id", true},
+		{"derived table GROUP BY w", "SELECT w, c FROM (SELECT w, count(*) AS c FROM {t} WHERE q < 10 GROUP BY w) d WHERE c > 0 ORDER BY w", true},
+		{"MIN/MAX of k", "SELECT min(k), max(k) FROM {t}", true},
+		{"MAX(id) WHERE w = 3", "SELECT max(id) FROM {t} WHERE w = 3", true},
+		{"GROUP BY w (key prefix)", "SELECT w, count(*), max(id) FROM {t} GROUP BY w ORDER BY w", true},
+		{"GROUP BY k on a k range", "SELECT k, count(*) FROM {t} WHERE k BETWEEN 1000 AND 1100 GROUP BY k ORDER BY k", true},
+		{"COUNT(*) of the whole table", "SELECT count(*) FROM {t}", true},
 	}
 }
 

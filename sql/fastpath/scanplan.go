@@ -461,7 +461,7 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
 		return nil, nil, false
 	}
-	if ix == nil && inKeyOrder(p, sc, ordOf, single) {
+	if inKeyOrder(p, sc, ordOf, single) {
 		// The rows come in the ORDER BY's order from the key's range:
 		// no sort, and a LIMIT stops the read.
 		p.Order, p.ReverseTies = nil, false
@@ -486,9 +486,28 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 // elimination both leave them. Several ranges (an IN on a key column)
 // come in key order too, as long as the IN's column is ordered before
 // the columns after it, which the walk requires.
+//
+// A secondary index's entries come in the order of its columns, then of
+// the primary key's (an entry ends with the row's handle, which sorts as
+// the primary key does: executor/tablecodec), so over an index the key is
+// the index's columns followed by the primary key's columns it does not
+// have: WHERE k > ? ORDER BY k, id LIMIT 10 reads ten entries, where it
+// read and sorted the whole range.
 func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool) bool {
 	if len(sc.Order) == 0 {
 		return false
+	}
+	keyOrds := p.KeyOrds
+	if p.Index != nil {
+		keyOrds = slices.Clone(keyOrds)
+		for _, ord := range p.PrimaryOrds {
+			if !slices.Contains(keyOrds, ord) {
+				keyOrds = append(keyOrds, ord)
+			}
+		}
+		// The primary key's columns past the index's count as not
+		// pinned: a condition on one is not the index range's.
+		single = append(slices.Clone(single), make([]bool, len(keyOrds)-len(single))...)
 	}
 	next := 0
 	for _, o := range sc.Order {
@@ -496,14 +515,14 @@ func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), sing
 		if !ok || o.Desc {
 			return false
 		}
-		k := slices.Index(p.KeyOrds, ord)
+		k := slices.Index(keyOrds, ord)
 		if k >= 0 && single[k] {
 			continue
 		}
-		for next < len(p.KeyOrds) && single[next] {
+		for next < len(keyOrds) && single[next] {
 			next++
 		}
-		if next == len(p.KeyOrds) || p.KeyOrds[next] != ord {
+		if next == len(keyOrds) || keyOrds[next] != ord {
 			return false
 		}
 		next++

@@ -1,6 +1,7 @@
 package planrules
 
 import (
+	"slices"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -40,8 +41,15 @@ func OrderByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *p
 // OrderByIndex removes from n every Sort whose order the index read under
 // it already gives (see above), reading the index backwards for a
 // descending sort.
+//
+// A Sort of a whole table under a LIMIT (ORDER BY k, id LIMIT 10 with no
+// WHERE clause) becomes a read of the whole of an index that gives its
+// order, when the LIMIT is at most maxLimitByIndex rows: MySQL reads such
+// an index too rather than sort the table (test_if_cheaper_ordering). A
+// secondary index costs a lookup of each entry's row, which the LIMIT
+// bounds.
 func OrderByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	n, same1, err := transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		s, ok := n.(*plan.Sort)
 		if !ok {
 			return n, transform.SameTree, nil
@@ -52,6 +60,131 @@ func OrderByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIden
 		}
 		return read, transform.NewTree, nil
 	})
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	n, same2, err := transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		l, ok := n.(*plan.Limit)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		bound, ok := literalCount(l.Limit)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		// The nodes between the Limit and the Sort keep its order.
+		var path []gsql.Node
+		child := l.Child
+		for {
+			switch c := child.(type) {
+			case *plan.Offset:
+				off, ok := literalCount(c.Offset)
+				if !ok {
+					return n, transform.SameTree, nil
+				}
+				bound += off
+				path, child = append(path, c), c.Child
+				continue
+			case *plan.Project:
+				path, child = append(path, c), c.Child
+				continue
+			}
+			break
+		}
+		s, ok := child.(*plan.Sort)
+		if !ok || bound > maxLimitByIndex {
+			return n, transform.SameTree, nil
+		}
+		rt, ok := s.Child.(*plan.ResolvedTable)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		read, ok, err := wholeIndexRead(ctx, rt, s.SortFields)
+		if err != nil || !ok {
+			return n, transform.SameTree, err
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			if read, err = path[i].WithChildren(read); err != nil {
+				return nil, transform.SameTree, err
+			}
+		}
+		ret, err := l.WithChildren(read)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		return ret, transform.NewTree, nil
+	})
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return n, same1 && same2, nil
+}
+
+// maxLimitByIndex is the largest LIMIT (with its OFFSET) under which a
+// Sort of a whole table becomes a read of an index in its order: a lookup
+// of a row by its primary key costs about what sorting some tens of rows
+// does, so past some thousands of rows of a table of unknown size the
+// sort may be the cheaper.
+const maxLimitByIndex = 1000
+
+// literalCount returns the value of a LIMIT or OFFSET given as an
+// integer literal.
+func literalCount(e gsql.Expression) (int64, bool) {
+	lit, ok := e.(*expression.Literal)
+	if !ok {
+		return 0, false
+	}
+	switch v := lit.Value().(type) {
+	case int8:
+		return int64(v), v >= 0
+	case int16:
+		return int64(v), v >= 0
+	case int32:
+		return int64(v), v >= 0
+	case int64:
+		return v, v >= 0
+	case uint8:
+		return int64(v), true
+	case uint16:
+		return int64(v), true
+	case uint32:
+		return int64(v), true
+	case uint64:
+		return int64(v), v <= 1<<62
+	}
+	return 0, false
+}
+
+// wholeIndexRead returns a read of the whole of an index of rt's table
+// (the scan rt) that gives its rows in the order of sort (backwards for a
+// descending one), and false when no index does.
+func wholeIndexRead(ctx *gsql.Context, rt *plan.ResolvedTable, sort gsql.SortFields) (gsql.Node, bool, error) {
+	ia, ok := rt.UnderlyingTable().(gsql.IndexAddressable)
+	if !ok {
+		return nil, false, nil
+	}
+	idxs, err := ia.GetIndexes(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	for _, idx := range idxs {
+		l, ok := colConds{}.lookup(ctx, idx, 0)
+		if !ok {
+			continue
+		}
+		ita, err := plan.NewStaticIndexedAccessForTableNode(ctx, rt, l)
+		if err != nil {
+			continue
+		}
+		read, ok, err := orderedRead(ctx, ita, sort)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return read, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // MinMaxByIndexRule is MinMaxByIndex as an analyzer rule, to run where
@@ -63,7 +196,8 @@ func MinMaxByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *
 // MinMaxByIndex answers MIN(col) or MAX(col), the one aggregate of a
 // query without GROUP BY, from the first row of an index read in col's
 // order (backwards for MAX) whose col is not NULL, when the read gives
-// that order (see OrderByIndex): SELECT MIN(no_o_id) FROM new_order WHERE
+// that order (see OrderByIndex), or of the whole of an index that leads
+// with col when there is no WHERE clause (SELECT MAX(k) FROM t): SELECT MIN(no_o_id) FROM new_order WHERE
 // no_w_id = ? AND no_d_id = ? reads one row of the district, where it
 // read them all. GMS's own rule (replaceAgg) does so only for the first
 // column of a primary key. The aggregate stays, over at most one row, so
@@ -94,7 +228,15 @@ func MinMaxByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIde
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		read, ok, err := orderedRead(ctx, gb.Child, gsql.SortFields{{Column: col, Order: order}})
+		sort := gsql.SortFields{{Column: col, Order: order}}
+		var read gsql.Node
+		var err error
+		if rt, isScan := gb.Child.(*plan.ResolvedTable); isScan {
+			// No WHERE clause: the first row of the whole index.
+			read, ok, err = wholeIndexRead(ctx, rt, sort)
+		} else {
+			read, ok, err = orderedRead(ctx, gb.Child, sort)
+		}
 		if err != nil || !ok {
 			return n, transform.SameTree, err
 		}
@@ -237,10 +379,7 @@ func sortedByIndex(ctx *gsql.Context, sort gsql.SortFields, ita *plan.IndexedTab
 	if !ok || len(ranges) == 0 {
 		return false, false
 	}
-	cols := make([]string, len(idx.Expressions()))
-	for i, e := range idx.Expressions() {
-		cols[i] = strings.ToLower(e[strings.LastIndexByte(e, '.')+1:])
-	}
+	cols := append(indexColumns(idx), primaryKeySuffix(ctx, ita, idx)...)
 	pinned := pinnedColumns(ctx, ranges, len(cols))
 	table := strings.ToLower(ita.Name())
 	next := 0 // the index column the next sort field must be
@@ -281,6 +420,51 @@ func sortedByIndex(ctx *gsql.Context, sort gsql.SortFields, ita *plan.IndexedTab
 		return true, true
 	}
 	return lookup.IsReverse && dir == 0, true
+}
+
+// primaryKeySuffix returns the lower-case names of the primary-key
+// columns of ita's table that idx, a secondary index, does not have: the
+// columns that order the entries of one value of idx's columns. An entry
+// of a secondary index ends with the row's handle (executor/tablecodec:
+// a non-unique index always, a unique one when a value is NULL, and a
+// unique entry without NULLs is one row), and the handle sorts as the
+// primary key's values do (an int handle is the one signed integer
+// column; a common handle their key encoding), so the index gives the
+// order (its columns, then these), as InnoDB's secondary indexes do
+// (MySQL's "extended keys"): WHERE k > ? ORDER BY k, id LIMIT 10 reads
+// ten entries. Nil for the primary key itself, a table without one, or a
+// primary key over prefixes of values.
+func primaryKeySuffix(ctx *gsql.Context, ita *plan.IndexedTableAccess, idx gsql.Index) []string {
+	if strings.EqualFold(idx.ID(), "PRIMARY") {
+		return nil
+	}
+	ia, ok := ita.TableNode.UnderlyingTable().(gsql.IndexAddressable)
+	if !ok {
+		return nil
+	}
+	idxs, err := ia.GetIndexes(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, pk := range idxs {
+		if !strings.EqualFold(pk.ID(), "PRIMARY") {
+			continue
+		}
+		for _, l := range pk.PrefixLengths() {
+			if l != 0 {
+				return nil
+			}
+		}
+		have := indexColumns(idx)
+		var out []string
+		for _, c := range indexColumns(pk) {
+			if !slices.Contains(have, c) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // pinnedColumns reports, for each of the first n columns of an index,

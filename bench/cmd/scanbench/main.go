@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +48,10 @@ type options struct {
 	Limit   time.Duration
 	Loaders int
 	Seed    int64
+	// Queries is the -queries filter ("" times every query); match is it
+	// compiled.
+	Queries string         `json:",omitempty"`
+	match   *regexp.Regexp `json:"-"`
 }
 
 // loadRecord is the load of one table (or the TPC-C database) on one
@@ -95,6 +100,7 @@ func run() error {
 		note      = flag.String("note", "", "remark printed with the results in the document")
 		outDir    = flag.String("out", "", "directory for results.json (default: a new temporary directory, kept)")
 		tmp       = flag.String("tmp", "", "directory for the servers' temporary data directories (default: $TMPDIR)")
+		only      = flag.String("queries", "", "time only the queries whose names match this regular expression")
 		replot    = flag.String("replot", "", "measure nothing: report the results.json of an earlier run")
 	)
 	flag.Parse()
@@ -124,7 +130,11 @@ func run() error {
 	if *repeat < 1 {
 		return fmt.Errorf("-repeat %d: want at least 1", *repeat)
 	}
-	o := options{Servers: bench.SplitList(*servers), Rows: sizes, TPCC: *withTPCC, Repeat: *repeat, Limit: *limit, Loaders: *loaders, Seed: *seed}
+	match, err := regexp.Compile(*only)
+	if err != nil {
+		return fmt.Errorf("-queries: %w", err)
+	}
+	o := options{Servers: bench.SplitList(*servers), Rows: sizes, TPCC: *withTPCC, Repeat: *repeat, Limit: *limit, Loaders: *loaders, Seed: *seed, Queries: *only, match: match}
 	if *outDir, err = bench.ResultsDir(*outDir, "scanbench-results-"); err != nil {
 		return err
 	}
@@ -209,6 +219,9 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 	}
 	i := 0
 	measureOne := func(q scan.Query, table string, rows int, dbs map[string]*sql.DB) {
+		if !o.match.MatchString(q.Name) {
+			return
+		}
 		m := measurement{Query: q.Name, Table: table, Rows: rows, Ordered: q.Ordered, Timings: map[string]scan.Timing{}}
 		for k := range started.Servers {
 			s := started.Servers[(i+k)%len(started.Servers)]
