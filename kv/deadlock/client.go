@@ -69,6 +69,13 @@ type Client struct {
 	// waits once the detector answers again.
 	downUntil time.Time
 
+	// cleanMu makes a CleanUp wait for the one in flight, so clean-ups
+	// reach the detector in the order their waits ended, and a caller
+	// whose cleanUp finds nothing left to send knows the pairs taken by
+	// the background sender were delivered (or given up) before it
+	// returns.
+	cleanMu sync.Mutex
+
 	kick chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
@@ -305,6 +312,8 @@ func (c *Client) loop(ctx context.Context) {
 // cleanUp sends the ended pairs to the detector the waits were sent to;
 // if that fails they are dropped: the detector expires them.
 func (c *Client) cleanUp(ctx context.Context) {
+	c.cleanMu.Lock()
+	defer c.cleanMu.Unlock()
 	c.mu.Lock()
 	ended, to := c.ended, c.sentTo
 	c.ended = nil
