@@ -397,6 +397,23 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			return c, transform.NewTree, err
 		}
+		// IFNULL of two numbers of different types: GMS types it by its
+		// first argument and converts the second into that type
+		// (IFNULL(int_col, 2.5e0) of a NULL was 3, IFNULL(uint_col, -1)
+		// 4294967295, IFNULL(bigint_col, 18446744073709551615)
+		// 9223372036854775807). MySQL types IFNULL as COALESCE of the
+		// two, which GMS types right; an integer and a DECIMAL are typed
+		// by widenedDecimalCoalesce.
+		if f, ok := e.(*function.IfNull); ok && mixesNumberTypes(f.LeftChild, f.RightChild) {
+			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
+			if err != nil {
+				return e, transform.SameTree, err
+			}
+			if w, ok := widenedDecimalCoalesce(c); ok {
+				return w, transform.NewTree, nil
+			}
+			return c, transform.NewTree, nil
+		}
 		// IFNULL of a TIME and another type is the COALESCE it means
 		// (GMS types it as the TIME and fails on a string: "value x is
 		// not a valid Time"), whose TIME is written as a string below.
@@ -551,6 +568,13 @@ func mixesDateAndText(es ...gsql.Expression) bool {
 func mixesNumberAndText(a, b gsql.Expression) bool {
 	at, bt := a.Type(), b.Type()
 	return types.IsText(at) && types.IsNumber(bt) || types.IsText(bt) && types.IsNumber(at)
+}
+
+// mixesNumberTypes reports whether a and b are numbers of different
+// types (INT and DOUBLE, INT UNSIGNED and a negative literal's BIGINT).
+func mixesNumberTypes(a, b gsql.Expression) bool {
+	at, bt := a.Type(), b.Type()
+	return types.IsNumber(at) && types.IsNumber(bt) && !at.Equals(bt)
 }
 
 // mixesTemporalAndNumber reports whether one of a and b is a DATE,
