@@ -643,6 +643,10 @@ type WriteConflictError struct {
 }
 
 func (e *WriteConflictError) Error() string {
+	if e.ConflictStartTS == 0 {
+		// A read validation knows the commit, not its transaction.
+		return fmt.Sprintf("write conflict on key %q: txn %d met a write committed at %d", e.Key, e.StartTS, e.ConflictCommitTS)
+	}
 	return fmt.Sprintf("write conflict on key %q: txn %d met a write committed at %d by txn %d", e.Key, e.StartTS, e.ConflictCommitTS, e.ConflictStartTS)
 }
 

@@ -183,14 +183,20 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 			// would repeat that part (ADD INDEX twice).
 			retry = false
 		}
-		if err != nil && s != nil && (s.retryAfterConflict(ctx, s.sentRows) || auto && !s.sentRows && (isConflict(err) || s.insertRaced)) {
-			if retries++; retries < maxStatementRetries {
-				if auto {
-					locking, s.lockAutocommit = s, true
+		if err != nil && s != nil {
+			moved, refused := s.retryAfterConflict(ctx, s.sentRows)
+			if moved || auto && !s.sentRows && (isConflict(err) || s.insertRaced) {
+				if retries++; retries < maxStatementRetries {
+					if auto {
+						locking, s.lockAutocommit = s, true
+					}
+					continue
 				}
-				continue
+				return conflictAfterRetries(err)
 			}
-			return conflictAfterRetries(err)
+			if refused != nil {
+				err = withRefusal(err, refused)
+			}
 		}
 		if se, ok := err.(*mysql.SQLError); !retry || !ok || (se.Num != codeDeadlock && se.Num != codeSchemaChanged) {
 			return err

@@ -296,23 +296,45 @@ func (t *Transaction) lockError(ctx context.Context, err error) error {
 // its writes (keptInStatement): the snapshot moves to a fresh timestamp
 // after its earlier reads are validated. The statement's writes are
 // already undone. When the statement cannot run again, the transaction
-// is rolled back: its error is a 1213.
-func (s *Session) retryAfterConflict(ctx context.Context, sent bool) bool {
+// is rolled back: its error is a 1213, and the second result says why
+// the snapshot did not move (withRefusal adds it to the client's
+// message, so that an application's log tells a refused move, an
+// earlier read that changed, from a deadlock).
+func (s *Session) retryAfterConflict(ctx context.Context, sent bool) (bool, error) {
 	t, ok := s.GetTransaction().(*Transaction)
 	if !ok || !t.retryStatement {
-		return false
+		return false, nil
 	}
 	t.retryStatement = false
 	if t.finished || t.kv == nil {
-		return false
+		return false, nil
 	}
-	if !sent && !t.keptInStatement && t.kv.RefreshSnapshot(ctx) == nil {
-		return true
+	var why error
+	switch {
+	case sent:
+		why = errors.New("the statement had sent rows already")
+	case t.keptInStatement:
+		why = errors.New("part of the statement kept its writes")
+	default:
+		if why = t.kv.RefreshSnapshot(ctx); why == nil {
+			return true, nil
+		}
 	}
 	_ = t.rollback(ctx)
 	s.SetIgnoreAutoCommit(false)
 	s.SetTransaction(nil)
-	return false
+	return false, why
+}
+
+// withRefusal adds to err, a statement's 1213 for a commit newer than
+// its snapshot, why the transaction's snapshot could not move past that
+// commit (retryAfterConflict). The error number and state stay MySQL's.
+func withRefusal(err, why error) error {
+	var se *mysql.SQLError
+	if !errors.As(err, &se) {
+		return err
+	}
+	return mysql.NewSQLError(se.Num, se.State, "%s; the transaction's snapshot could not move past that commit: %v", se.Message, why)
 }
 
 // autocommitRetries reports whether query, about to run in session s, is

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -467,8 +468,14 @@ func TestPessimisticLaterStatementSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustExec(pool, "update d.c set v = v + 10 where id = 1")
-	if _, err := a.ExecContext(ctx, "update d.c set v = ? where id = 1", v+1); mysqlErrNum(err) != 1213 {
+	_, err := a.ExecContext(ctx, "update d.c set v = ? where id = 1", v+1)
+	if mysqlErrNum(err) != 1213 {
 		t.Fatalf("write over a changed read: got %v, want 1213", err)
+	}
+	// The message says why, unlike a deadlock's: the snapshot could not
+	// move, an earlier read having changed.
+	if msg := err.Error(); !strings.Contains(msg, "snapshot could not move") || !strings.Contains(msg, "write conflict") {
+		t.Fatalf("write over a changed read: %q does not say the snapshot could not move past a changed read", msg)
 	}
 	// The transaction is gone: what follows runs on its own.
 	mustExec(a, "rollback")
