@@ -51,16 +51,14 @@ var numericFunctions = map[string]gsql.Function{
 	// the start, so that a UNION or a derived table over it gets that
 	// type (rows.go, widenedDecimalCoalesce); IFNULL of two other
 	// numbers of different types is the COALESCE that GMS types right
-	// (rows.go, mixesNumberTypes). Both from the start also for the
+	// (rows.go, numbersIfNull). Both from the start also for the
 	// fast path's aggregates, which evaluate the expression without the
 	// analyzer's rules.
 	"ifnull": gsql.Function2{Name: "ifnull", Fn: func(a, b gsql.Expression) gsql.Expression {
-		var e gsql.Expression = function.NewIfNull(a, b)
-		if mixesNumberTypes(a, b) {
-			if c, err := function.NewCoalesce(a, b); err == nil {
-				e = c
-			}
+		if c, ok := numbersIfNull(a, b); ok {
+			return c
 		}
+		e := function.NewIfNull(a, b)
 		if w, ok := widenedDecimalCoalesce(e); ok {
 			return w
 		}

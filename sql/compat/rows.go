@@ -404,15 +404,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// 9223372036854775807). MySQL types IFNULL as COALESCE of the
 		// two, which GMS types right; an integer and a DECIMAL are typed
 		// by widenedDecimalCoalesce.
-		if f, ok := e.(*function.IfNull); ok && mixesNumberTypes(f.LeftChild, f.RightChild) {
-			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
-			if err != nil {
-				return e, transform.SameTree, err
+		if f, ok := e.(*function.IfNull); ok {
+			if c, ok := numbersIfNull(f.LeftChild, f.RightChild); ok {
+				return c, transform.NewTree, nil
 			}
-			if w, ok := widenedDecimalCoalesce(c); ok {
-				return w, transform.NewTree, nil
-			}
-			return c, transform.NewTree, nil
 		}
 		// IFNULL of a TIME and another type is the COALESCE it means
 		// (GMS types it as the TIME and fails on a string: "value x is
@@ -575,6 +570,24 @@ func mixesNumberAndText(a, b gsql.Expression) bool {
 func mixesNumberTypes(a, b gsql.Expression) bool {
 	at, bt := a.Type(), b.Type()
 	return types.IsNumber(at) && types.IsNumber(bt) && !at.Equals(bt)
+}
+
+// numbersIfNull returns IFNULL(a, b) of two numbers of different types
+// as MySQL types it: the COALESCE of them (an integer and a DECIMAL
+// widened, widenedDecimalCoalesce). It reports false for other
+// arguments.
+func numbersIfNull(a, b gsql.Expression) (gsql.Expression, bool) {
+	if !mixesNumberTypes(a, b) {
+		return nil, false
+	}
+	c, err := function.NewCoalesce(a, b)
+	if err != nil {
+		return nil, false
+	}
+	if w, ok := widenedDecimalCoalesce(c); ok {
+		return w, true
+	}
+	return c, true
 }
 
 // mixesTemporalAndNumber reports whether one of a and b is a DATE,
