@@ -126,6 +126,10 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err := fenceDropDatabase(ctx, n.DbName); err != nil {
 			return nil, err
 		}
+	case *plan.RenameTable:
+		if err := fenceRenameTables(ctx, n); err != nil {
+			return nil, err
+		}
 	case *plan.InsertInto:
 		warnIgnoredGenerated(ctx) // compat_genvalues.go
 		if err := foreignkey.CheckShadowed(ctx, n); err != nil {

@@ -14,7 +14,7 @@ import (
 // pr.u TO pr.u2 renamed the current database's u. Session.CommandEnd
 // drops it again.
 func (h *handler) planDatabaseForExecution(c *mysql.Conn, query string) {
-	if !startsWithWord(query, "rename") {
+	if !startsWithWord(query, "rename") && !startsWithWord(query, "alter") {
 		return
 	}
 	s := h.sessions.get(c.ConnectionID)
@@ -25,9 +25,20 @@ func (h *handler) planDatabaseForExecution(c *mysql.Conn, query string) {
 	if err != nil {
 		return
 	}
-	if ddl, ok := stmt.(*ast.DDL); ok && ddl.Action == ast.RenameStr {
-		if db := renameDatabase(ddl, s.BaseSession.GetCurrentDatabase()); db != "" {
-			s.planDBs.push(db)
-		}
+	if rename, ok := renameOf(stmt); ok {
+		s.planRename(rename)
+	}
+}
+
+// planDatabaseForText is planDatabaseForExecution for a text query whose
+// text is that of one of the session's prepared statements: GMS then
+// plans it from the prepared statement's parse, not parsing it again
+// (Engine.preparedStatement), so planParser did not see it either.
+func (h *handler) planDatabaseForText(c *mysql.Conn, query string) {
+	if h.engine == nil || h.engine.PreparedDataCache == nil {
+		return
+	}
+	if _, ok := h.engine.PreparedDataCache.GetCachedStmt(c.ConnectionID, query); ok {
+		h.planDatabaseForExecution(c, query)
 	}
 }

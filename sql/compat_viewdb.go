@@ -222,7 +222,14 @@ func (p *DatabaseProvider) planMarkerDatabase(ctx *gsql.Context, name string) (d
 		}
 		return d, true, nil
 	case renameAcrossMarker:
-		return nil, true, gsql.ErrUnsupportedFeature.New("RENAME TABLE from one database to another")
+		s, err := sessionOf(ctx)
+		if err != nil {
+			return nil, true, err
+		}
+		if s.renameAcross == nil || len(s.renameAcross.pairs) == 0 {
+			return nil, true, gsql.ErrUnsupportedFeature.New("RENAME TABLE from one database to another here")
+		}
+		return renameAcrossDB{provider: p, first: s.renameAcross.pairs[0].fromDB}, true, nil
 	case mysqlExtraMarker:
 		return mysqlExtraDB{memtable.SystemDatabase{DBName: "mysql"}}, true, nil
 	}
@@ -281,10 +288,6 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 
 // planDatabaseOf sets the planning database stmt needs, if any.
 func planDatabaseOf(ctx context.Context, query string, stmt ast.Statement) {
-	ddl, ok := stmt.(*ast.DDL)
-	if !ok {
-		return
-	}
 	sctx, ok := ctx.(*gsql.Context)
 	if !ok {
 		return
@@ -293,18 +296,60 @@ func planDatabaseOf(ctx context.Context, query string, stmt ast.Statement) {
 	if !ok {
 		return
 	}
-	switch {
-	case ddl.ViewSpec != nil:
+	if ddl, ok := stmt.(*ast.DDL); ok && ddl.ViewSpec != nil {
 		markStoredView(sctx, query, ddl)
 		if db, ok := s.planDBs.take(query); ok {
 			ddl.ViewSpec.ViewName.DbQualifier = ast.NewTableIdent(viewEndMarker)
 			s.planDBs.push(db)
 		}
-	case ddl.Action == ast.RenameStr:
-		if db := renameDatabase(ddl, s.BaseSession.GetCurrentDatabase()); db != "" {
-			s.planDBs.push(db)
+		return
+	}
+	if rename, ok := renameOf(stmt); ok {
+		s.planRename(rename)
+	}
+}
+
+// renameOf returns the renames of a RENAME TABLE, or the rename clause of
+// an ALTER TABLE ... RENAME [TO], which GMS plans as a RENAME TABLE, in
+// its current database whatever the names say. GMS runs an ALTER TABLE's
+// clauses in their order, each on the table by name, so a clause after
+// the rename would find no table: MySQL's ALTER TABLE changes the table
+// as one, so renameOf moves the rename last.
+func renameOf(stmt ast.Statement) (*ast.DDL, bool) {
+	switch st := stmt.(type) {
+	case *ast.DDL:
+		return st, st.Action == ast.RenameStr
+	case *ast.AlterTable:
+		var rename *ast.DDL
+		kept := st.Statements[:0:0]
+		for _, clause := range st.Statements {
+			if clause.Action == ast.RenameStr && rename == nil {
+				rename = clause
+				continue
+			}
+			kept = append(kept, clause)
+		}
+		if rename != nil {
+			st.Statements = append(kept, rename)
+			return rename, true
 		}
 	}
+	return nil, false
+}
+
+// planRename gives GMS's planner, for a RENAME TABLE, the database its
+// names are in, or, for names in several, renameAcrossMarker and the
+// session the renames with their databases (renameacross.go).
+func (s *Session) planRename(ddl *ast.DDL) {
+	current := s.BaseSession.GetCurrentDatabase()
+	db := renameDatabase(ddl, current)
+	if db == "" {
+		return
+	}
+	if db == renameAcrossMarker {
+		s.renameAcross = &renameAcross{pairs: renamePairs(ddl, current)}
+	}
+	s.planDBs.push(db)
 }
 
 // renameDatabase returns the database the names of a RENAME TABLE are in

@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 )
@@ -69,7 +70,9 @@ func TestViewsWithoutCurrentDatabase(t *testing.T) {
 // names carry, with no current database or another one (GMS renamed in the
 // current database whatever the names said: 1046 with none, and another
 // database's table of the same name otherwise), views too; a rename from
-// one database to another fails with 1235 rather than renaming in one.
+// one database to another moves the table (it failed with 1235), by a
+// prepared statement too, but not a table with triggers (1435, as
+// MySQL).
 func TestRenameTableQualified(t *testing.T) {
 	srv := startServer(t, true)
 	admin := openDB(t, srv, "")
@@ -106,10 +109,76 @@ func TestRenameTableQualified(t *testing.T) {
 			t.Errorf("%s: %s, want %s", q, got, want)
 		}
 	}
-	if _, err := other.Exec("RENAME TABLE rd.u2 TO other.u9"); mysqlErrNum(err) != 1235 {
-		t.Errorf("RENAME TABLE to another database: %v, want 1235", err)
+
+	// To another database, and back by a prepared statement, run twice.
+	mustExec(t, other, "RENAME TABLE rd.u2 TO other.u9, other.u TO rd.u")
+	for q, want := range map[string]string{
+		"SELECT id FROM u9":   "3",
+		"SELECT id FROM rd.u": "2",
+		"SHOW TABLES FROM rd": "t|u|v3",
+		"SHOW TABLES":         "u9",
+		"SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ('rd', 'other') AND TABLE_NAME LIKE 'u%' ORDER BY 1, 2": "other u9|rd u",
+	} {
+		if got := strings.Join(queryRows(t, other, q), "|"); got != want {
+			t.Errorf("after RENAME TABLE between databases, %s: %s, want %s", q, got, want)
+		}
 	}
-	if got := strings.Join(queryRows(t, other, "SHOW TABLES FROM rd"), "|"); got != "t|u2|v3" {
-		t.Errorf("after the refused rename: %s", got)
+	there, err := other.Prepare("RENAME TABLE u9 TO rd.u9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := other.Prepare("RENAME TABLE rd.u9 TO u9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		for _, st := range []*sql.Stmt{there, back} {
+			if _, err := st.Exec(); err != nil {
+				t.Fatalf("prepared RENAME TABLE between databases, round %d: %v", i, err)
+			}
+		}
+	}
+	if got := strings.Join(queryRows(t, other, "SELECT id FROM u9"), "|"); got != "3" {
+		t.Errorf("after the prepared renames: %s", got)
+	}
+	// The same text as a prepared statement, sent as a text query: GMS
+	// plans it from the prepared statement's parse.
+	mustExec(t, other, "RENAME TABLE u9 TO rd.u9")
+	if got := strings.Join(queryRows(t, other, "SHOW TABLES FROM rd"), "|"); got != "t|u|u9|v3" {
+		t.Errorf("after a text RENAME TABLE with a prepared statement's text: %s", got)
+	}
+	mustExec(t, other, "RENAME TABLE rd.u9 TO u9")
+	// A table with triggers stays in its database, as in MySQL.
+	mustExec(t, other, "CREATE TRIGGER u9_ins BEFORE INSERT ON u9 FOR EACH ROW SET NEW.id = NEW.id + 1")
+	if _, err := other.Exec("RENAME TABLE u9 TO rd.u9"); mysqlErrNum(err) != 1435 {
+		t.Errorf("RENAME TABLE of a table with a trigger to another database: %v, want 1435", err)
+	}
+}
+
+// TestAlterTableRenameQualified: ALTER TABLE db.t RENAME [TO] renames
+// in the database the names say (GMS planned it in the current one: 1046
+// with none), an unqualified new name is in the current database, as in
+// MySQL, and a clause after the rename changes the renamed table (GMS ran
+// the clauses in order, and the later one found no table).
+func TestAlterTableRenameQualified(t *testing.T) {
+	srv := startServer(t, true)
+	admin := openDB(t, srv, "")
+	mustExec(t, admin, "CREATE DATABASE ad", "CREATE DATABASE ae",
+		"CREATE TABLE ad.t (id INT PRIMARY KEY)", "INSERT INTO ad.t VALUES (1)")
+	none := openDB(t, srv, "")
+	none.SetMaxOpenConns(1)
+	mustExec(t, none, "ALTER TABLE ad.t RENAME TO ad.t2")
+	inAE := openDB(t, srv, "ae")
+	inAE.SetMaxOpenConns(1)
+	mustExec(t, inAE, "ALTER TABLE ad.t2 RENAME TO ad.t3, ADD COLUMN v INT NOT NULL DEFAULT 7")
+	mustExec(t, inAE, "ALTER TABLE ad.t3 ADD COLUMN w INT NOT NULL DEFAULT 8, RENAME t4")
+	for q, want := range map[string]string{
+		"SHOW TABLES FROM ad": "",
+		"SHOW TABLES":         "t4",
+		"SELECT * FROM t4":    "1 7 8",
+	} {
+		if got := strings.Join(queryRows(t, inAE, q), "|"); got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
 	}
 }

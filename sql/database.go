@@ -189,8 +189,11 @@ func (d *Database) RenameTable(ctx *gsql.Context, oldName, newName string) error
 		if err := k.Delete(catalog.TableKey(d.def.ID, cur.Name)); err != nil {
 			return fmt.Errorf("rename table %q: %w", oldName, err)
 		}
+		def, err := renamedDef(ctx, cur)
+		if err != nil {
+			return err
+		}
 		delete(c.Tables[d.def.ID], strings.ToLower(cur.Name))
-		def := cur.Clone()
 		def.Name = newName
 		if err := putTableDef(c, k, def); err != nil {
 			return err

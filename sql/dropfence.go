@@ -25,6 +25,24 @@ import (
 // again find the table gone. The single node needs no fence: its reads
 // see its own DDLs (schemaGuard).
 
+// tableName names a table of a database.
+type tableName struct{ db, table string }
+
+// tablesNamed picks the tables of names that a catalog has.
+func tablesNamed(names []tableName) func(c *catalog.Catalog) []*catalog.TableDef {
+	return func(c *catalog.Catalog) []*catalog.TableDef {
+		var defs []*catalog.TableDef
+		for _, nm := range names {
+			if db, ok := c.Database(nm.db); ok {
+				if def, ok := c.Table(db.ID, nm.table); ok {
+					defs = append(defs, def)
+				}
+			}
+		}
+		return defs
+	}
+}
+
 // fenceDropTables fences the tables of a DROP TABLE statement, those that
 // are not the session's temporary tables (which DropTable drops first, and
 // no other node sees). Nothing on a single node.
@@ -33,7 +51,6 @@ func fenceDropTables(ctx *gsql.Context, n *plan.DropTable) error {
 	if err != nil || tx.provider.lease == nil {
 		return nil // GMS's DropTable reports a missing transaction
 	}
-	type tableName struct{ db, table string }
 	var names []tableName
 	for _, node := range n.Tables {
 		rt, ok := node.(*plan.ResolvedTable)
@@ -45,17 +62,43 @@ func fenceDropTables(ctx *gsql.Context, n *plan.DropTable) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return toSQLError(tx.fenceForDrop(ctx, "DROP TABLE", func(c *catalog.Catalog) []*catalog.TableDef {
-		var defs []*catalog.TableDef
-		for _, nm := range names {
-			if db, ok := c.Database(nm.db); ok {
-				if def, ok := c.Table(db.ID, nm.table); ok {
-					defs = append(defs, def)
-				}
+	return toSQLError(tx.fenceForDrop(ctx, "DROP TABLE", tablesNamed(names)))
+}
+
+// fenceRenameTables fences the tables a RENAME TABLE (or ALTER TABLE ...
+// RENAME) moves, as a drop fences its tables: the table keeps its ID and
+// rows under the new name, and another node's fast path must not go on
+// reading them under the old one through its cached catalog once the
+// rename committed. The session's temporary tables, which no other node
+// sees, are skipped. Database.RenameTable takes the fence down in the
+// definition it writes under the new name. Nothing on a single node.
+func fenceRenameTables(ctx *gsql.Context, n *plan.RenameTable) error {
+	tx, err := transactionOf(ctx)
+	if err != nil || tx.provider.lease == nil || n.Db == nil {
+		return nil
+	}
+	var names []tableName
+	if _, across := n.Db.(renameAcrossDB); across {
+		if s, err := sessionOf(ctx); err == nil && s.renameAcross != nil {
+			for _, p := range s.renameAcross.pairs {
+				names = append(names, tableName{p.fromDB, p.from})
 			}
 		}
-		return defs
-	}))
+	} else {
+		for _, name := range n.OldNames {
+			names = append(names, tableName{n.Db.Name(), name})
+		}
+	}
+	kept := names[:0]
+	for _, nm := range names {
+		if sessionTempTable(ctx, nm.db, nm.table) == nil {
+			kept = append(kept, nm)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return toSQLError(tx.fenceForDrop(ctx, "RENAME TABLE", tablesNamed(kept)))
 }
 
 // fenceDropDatabase fences every table of database name before DROP

@@ -127,6 +127,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			}
 			cb = next
 		}
+		h.planDatabaseForText(c, query)
 		return end(h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)))
 	})
 }

@@ -106,6 +106,9 @@ type Session struct {
 	// planDBs are the databases GMS's planner is given as the current
 	// one where it needs one MySQL does not (compat_viewdb.go).
 	planDBs planDatabases
+	// renameAcross is the RENAME TABLE between databases the current
+	// command runs (renameacross.go); CommandEnd drops it.
+	renameAcross *renameAcross
 }
 
 // endedTxn is a finished transaction's timestamps (0 for none).
@@ -242,7 +245,7 @@ func (s *Session) CommandBegin() error { return nil }
 // CommandEnd implements sql.LifecycleAwareSession. A planning database
 // left by a statement that failed while one was set goes, and so do the
 // warnings of a statement that failed before its INSERT was built.
-func (s *Session) CommandEnd() { s.planDBs.reset(); s.ignoredGenerated = nil }
+func (s *Session) CommandEnd() { s.planDBs.reset(); s.ignoredGenerated, s.renameAcross = nil, nil }
 
 // SessionEnd implements sql.LifecycleAwareSession: the connection is gone,
 // so its open transaction is rolled back and its temporary tables dropped.

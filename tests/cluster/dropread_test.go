@@ -76,7 +76,10 @@ func (n *twoNodes) heldDDL(t *testing.T, ddl string, committed func() bool) (rel
 // A finds the table gone, and B, asked only after that, must too, and
 // must not acknowledge an insert into it (8028 or 1146). Then a
 // table of the same name made again on A is read on B with its own rows
-// only. Last, the same window for an ALTER TABLE that rewrites the
+// only. RENAME TABLE and ALTER TABLE ... RENAME are held to the same:
+// the table's rows stay, under its new name (read on B), but the old
+// name is gone on B as on A. Last, the same window for an ALTER TABLE
+// that rewrites the
 // table into a new table ID: a row inserted into the rewritten table once
 // A shows the new definition is read on B.
 func TestReadAfterDropOnOtherNode(t *testing.T) {
@@ -84,7 +87,7 @@ func TestReadAfterDropOnOtherNode(t *testing.T) {
 	dbA, logs := n.dbA, n.logs
 	ctx := context.Background()
 	s := &staleReads{t: t, text: n.dbB, binary: openDB(t, n.b.addr, "", false), logs: logs}
-	for _, drop := range []string{"DROP TABLE d.t", "DROP DATABASE d", "DROP TABLE d.t, d.u"} {
+	for _, drop := range []string{"DROP TABLE d.t", "DROP DATABASE d", "DROP TABLE d.t, d.u", "RENAME TABLE d.t TO d.t9", "ALTER TABLE d.t RENAME TO d.t9"} {
 		n.exec(t, dbA, "CREATE DATABASE IF NOT EXISTS d")
 		n.exec(t, dbA, "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)")
 		n.exec(t, dbA, "CREATE TABLE d.u (id INT PRIMARY KEY)")
@@ -115,6 +118,12 @@ func TestReadAfterDropOnOtherNode(t *testing.T) {
 			t.Fatalf("%s with an open transaction on the table: %v\n%s", drop, err, logs())
 		}
 		s.expectGone("after "+drop+" returned", 1)
+		if strings.Contains(drop, "RENAME") {
+			var v int
+			if err := n.dbB.QueryRowContext(ctx, "SELECT v FROM d.t9 WHERE id = 1").Scan(&v); err != nil || v != 1 {
+				t.Fatalf("row 1 under the new name on sql2 after %s: %d, %v, want 1\n%s", drop, v, err, logs())
+			}
+		}
 
 		// Made again, the table is read on B with its own rows.
 		n.exec(t, dbA, "CREATE DATABASE IF NOT EXISTS d")
