@@ -173,7 +173,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
 	case *plan.ShowCreateTable:
-		return showCreateGenerated(ctx, n, row)
+		return showCreateTable(ctx, n, row) // showcreatenull.go
 	case *plan.ShowIndexes:
 		// The indexes of a table with VIRTUAL columns (generated.go).
 		if m, ok, err := withGeneratedShowIndexes(ctx, n); err != nil {

@@ -157,7 +157,7 @@ func TestForeignKeyAlterTable(t *testing.T) {
 	c.fails("ALTER TABLE q ADD CONSTRAINT q_fk FOREIGN KEY (pid) REFERENCES p (id)", 1452, msgChildFails+"(`d`.`q`, CONSTRAINT `q_fk`)")
 	c.want("SELECT constraint_name FROM information_schema.referential_constraints WHERE constraint_schema = 'd'")
 	c.exec("DELETE FROM q WHERE id = 3", "ALTER TABLE q ADD CONSTRAINT q_fk FOREIGN KEY (pid) REFERENCES p (id)")
-	c.want("SHOW CREATE TABLE q", "q CREATE TABLE `q` (\n  `id` int NOT NULL,\n  `pid` int,\n  PRIMARY KEY (`id`),\n  KEY `q_fk` (`pid`),\n"+
+	c.want("SHOW CREATE TABLE q", "q CREATE TABLE `q` (\n  `id` int NOT NULL,\n  `pid` int DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `q_fk` (`pid`),\n"+
 		"  CONSTRAINT `q_fk` FOREIGN KEY (`pid`) REFERENCES `p` (`id`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 	c.fails("INSERT INTO q VALUES (4, 5)", 1452, msgChildFails+"(`d`.`q`, CONSTRAINT `q_fk` FOREIGN KEY (`pid`) REFERENCES `p` (`id`))")
 	c.exec("ALTER TABLE q DROP FOREIGN KEY q_fk", "INSERT INTO q VALUES (4, 5)")
@@ -185,7 +185,7 @@ func TestForeignKeyChangeColumnRename(t *testing.T) {
 		"INSERT INTO q VALUES (10, 1)",
 		"ALTER TABLE q CHANGE COLUMN pid parent_id INT",
 		"ALTER TABLE p CHANGE COLUMN id pk INT")
-	c.want("SHOW CREATE TABLE q", "q CREATE TABLE `q` (\n  `id` int NOT NULL,\n  `parent_id` int,\n  PRIMARY KEY (`id`),\n  KEY `q_fk` (`parent_id`),\n"+
+	c.want("SHOW CREATE TABLE q", "q CREATE TABLE `q` (\n  `id` int NOT NULL,\n  `parent_id` int DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `q_fk` (`parent_id`),\n"+
 		"  CONSTRAINT `q_fk` FOREIGN KEY (`parent_id`) REFERENCES `p` (`pk`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 	c.fails("INSERT INTO q VALUES (11, 2)", 1452, msgChildFails+"(`d`.`q`, CONSTRAINT `q_fk` FOREIGN KEY (`parent_id`) REFERENCES `p` (`pk`))")
 	c.fails("DELETE FROM p WHERE pk = 1", 1451, msgParentFails+"(`d`.`q`, CONSTRAINT `q_fk` FOREIGN KEY (`parent_id`) REFERENCES `p` (`pk`))")
@@ -202,7 +202,7 @@ func TestForeignKeyMetadata(t *testing.T) {
 	s := sqltest.Start(t, "")
 	c := connect(t, s, "")
 	c.exec(fkSetup...)
-	c.want("SHOW CREATE TABLE c", "c CREATE TABLE `c` (\n  `id` int NOT NULL,\n  `pid` int,\n  PRIMARY KEY (`id`),\n  KEY `fk_c` (`pid`),\n"+
+	c.want("SHOW CREATE TABLE c", "c CREATE TABLE `c` (\n  `id` int NOT NULL,\n  `pid` int DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `fk_c` (`pid`),\n"+
 		"  CONSTRAINT `fk_c` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE ON UPDATE CASCADE\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 	c.want("SELECT constraint_name, unique_constraint_name, update_rule, delete_rule, table_name, referenced_table_name "+
 		"FROM information_schema.referential_constraints WHERE constraint_schema = 'd' ORDER BY constraint_name",

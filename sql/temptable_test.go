@@ -16,7 +16,7 @@ func TestTemporaryTables(t *testing.T) {
 		"CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, w VARCHAR(10), KEY (w))",
 		"INSERT INTO t VALUES (5, 'x'), (6, 'y')")
 	c.want("SELECT id, w FROM t ORDER BY id", "5 x", "6 y")
-	c.want("SHOW CREATE TABLE t", "t CREATE TEMPORARY TABLE `t` (\n  `id` int NOT NULL,\n  `w` varchar(10),\n  PRIMARY KEY (`id`),\n  KEY `w` (`w`)\n"+
+	c.want("SHOW CREATE TABLE t", "t CREATE TEMPORARY TABLE `t` (\n  `id` int NOT NULL,\n  `w` varchar(10) DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `w` (`w`)\n"+
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 	c.fails("CREATE TEMPORARY TABLE t (id INT)", 1050, "table with name t already exists")
 
@@ -60,7 +60,7 @@ func TestTemporaryTables(t *testing.T) {
 	c.exec("INSERT INTO k (a, b) VALUES (NULL, 5)")
 	c.fails("ALTER TABLE k MODIFY a INT NOT NULL", 1048, "column name 'a' is non-nullable but attempted to set a value of null")
 	c.want("SELECT a, b, c FROM k ORDER BY b", "1 2 7", "1 3 7", "NULL 5 7")
-	c.want("SHOW CREATE TABLE k", "k CREATE TEMPORARY TABLE `k` (\n  `a` int,\n  `b` bigint NOT NULL,\n  `c` int DEFAULT '7',\n  KEY `kb` (`b`)\n"+
+	c.want("SHOW CREATE TABLE k", "k CREATE TEMPORARY TABLE `k` (\n  `a` int DEFAULT NULL,\n  `b` bigint NOT NULL,\n  `c` int DEFAULT '7',\n  KEY `kb` (`b`)\n"+
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 
 	// A temporary table that shadows a table of a foreign key would be

@@ -1,0 +1,98 @@
+package sql
+
+import (
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// MySQL's SHOW CREATE TABLE writes DEFAULT NULL after a nullable column
+// that has no default (sql_show.cc, print_default_clause), except a BLOB
+// or TEXT column, which cannot have a literal default, a generated
+// column and an AUTO_INCREMENT one; and it writes a nullable TIMESTAMP's
+// NULL (`t` timestamp NULL DEFAULT NULL), since a TIMESTAMP was NOT NULL
+// unless declared otherwise before explicit_defaults_for_timestamp. GMS
+// writes neither: `v` int, where MySQL writes `v` int DEFAULT NULL.
+// Tools that compare a dump or a SHOW CREATE TABLE with their own model
+// of the schema then see a difference where there is none.
+
+// showCreateTable builds SHOW CREATE TABLE: with MySQL's DEFAULT NULL
+// (withNullDefaults), then the rewrites of showCreateGenerated.
+func showCreateTable(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (gsql.RowIter, error) {
+	if n.IsView {
+		return nil, nil
+	}
+	n, nullable := withNullDefaults(n)
+	iter, err := showCreateGenerated(ctx, n, row)
+	if iter == nil && err == nil {
+		iter, err = rowexec.DefaultBuilder.Build(ctx, n, row)
+	}
+	if err != nil || len(nullable) == 0 {
+		return iter, err
+	}
+	return &createStatementIter{child: iter, rewrite: func(stmt string) string {
+		return timestampNull(stmt, nullable)
+	}}, nil
+}
+
+// withNullDefaults returns n with a NULL default on each column MySQL
+// writes DEFAULT NULL for, and the nullable TIMESTAMP columns.
+func withNullDefaults(n *plan.ShowCreateTable) (*plan.ShowCreateTable, []*gsql.Column) {
+	sch := n.TargetSchema()
+	var out gsql.Schema
+	var timestamps []*gsql.Column
+	for i, c := range sch {
+		if !c.Nullable || c.Generated != nil || c.AutoIncrement {
+			continue
+		}
+		if c.Type != nil && c.Type.Type() == sqltypes.Timestamp {
+			timestamps = append(timestamps, c)
+		}
+		if c.Default != nil || c.Type == nil || types.IsTextBlob(c.Type) {
+			continue
+		}
+		def, err := gsql.NewColumnDefaultValue(expression.NewLiteral(nil, types.Null), c.Type, true, false, true)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = append(gsql.Schema(nil), sch...)
+		}
+		cc := *c
+		cc.Default = def
+		out[i] = &cc
+	}
+	if out == nil {
+		return n, timestamps
+	}
+	m, err := n.WithTargetSchema(out)
+	if err != nil {
+		return n, timestamps
+	}
+	return m.(*plan.ShowCreateTable), timestamps
+}
+
+// timestampNull writes NULL before the DEFAULT of each nullable
+// TIMESTAMP column of a CREATE TABLE statement as GMS writes it.
+func timestampNull(stmt string, nullable []*gsql.Column) string {
+	lines := strings.Split(stmt, "\n")
+	for _, c := range nullable {
+		prefix := "  `" + strings.ReplaceAll(c.Name, "`", "``") + "` timestamp"
+		for i, l := range lines {
+			if !strings.HasPrefix(l, prefix) {
+				continue
+			}
+			if at := strings.Index(l[len(prefix):], " DEFAULT "); at >= 0 {
+				at += len(prefix)
+				lines[i] = l[:at] + " NULL" + l[at:]
+			}
+			break
+		}
+	}
+	return strings.Join(lines, "\n")
+}
