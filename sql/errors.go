@@ -33,11 +33,13 @@ const (
 	codeKVTimeout       = 9002 // TiDB's ErrTiKVServerTimeout
 	codeRegionDown      = 9005 // TiDB's ErrRegionUnavailable
 	codeTableAccess     = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	codeLockNoWait      = 3572 // ER_LOCK_NOWAIT
 	stateIntegrity      = "23000"
 	stateSerialization  = "40001"
 	stateGeneral        = "HY000"
 	msgDeadlock         = "Deadlock found when trying to get lock; try restarting transaction"
 	msgLockWaitTimeout  = "Lock wait timeout exceeded; try restarting transaction"
+	msgLockNoWait       = "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
 	dupPrimaryKeyPrefix = "duplicate primary key given: "
 	dupUniqueKeyPrefix  = "duplicate unique key given: "
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/sirupsen/logrus"
 
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/foreignkey"
 	"github.com/percdb/percdb/sql/internal/lexical"
 )
@@ -451,6 +452,10 @@ func (h *handler) begin(s *Session, query string) {
 	if s != nil {
 		s.fullScan.Store(false)
 		s.forUpdate = isSelectForUpdate(query)
+		s.lockWait = compat.LockWaitDefault
+		if s.forUpdate {
+			s.lockWait = compat.LockWaitOf(query)
+		}
 		s.beginning = isBegin(query)
 		s.sentRows = false
 		s.beginCharacteristics(query)
@@ -474,6 +479,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 		}
 	}
 	s.forUpdate, s.beginning, s.beginMode = false, false, ""
+	s.lockWait = compat.LockWaitDefault
 	if err != nil {
 		s.statementFailed(ctx)
 	} else {

@@ -1,11 +1,15 @@
 package sql
 
 import (
+	"errors"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -26,14 +30,41 @@ import (
 // lockRows locks rows of table et, found at k's snapshot, in a
 // pessimistic transaction (or adds them to an optimistic one's conflict
 // set, txn.Txn.LockKeys); the error is the statement's (lockError).
+// Under the session's FOR UPDATE NOWAIT a row another transaction has
+// locked fails the statement at once with 3572, and under SKIP LOCKED
+// lockRows of one row answers errLockedRowSkipped (txn.SetLockNoWait).
 func lockRows(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table, handles ...tablecodec.Handle) error {
+	wait := compat.LockWaitDefault
+	if s, err := sessionOf(ctx); err == nil {
+		wait = s.lockWait
+	}
 	ts, err := k.SnapshotTS(ctx)
 	if err == nil {
 		tx.noteLocking(ctx)
+		if wait != compat.LockWaitDefault {
+			k.SetLockNoWait(true)
+		}
 		err = executor.LockRows(ctx, k, ts, et, handles...)
+		if wait != compat.LockWaitDefault {
+			k.SetLockNoWait(false)
+		}
+	}
+	if errors.Is(err, txn.ErrLockNotWaited) {
+		if wait == compat.LockSkipLocked && len(handles) == 1 {
+			return errLockedRowSkipped
+		}
+		// NOWAIT; or SKIP LOCKED over several rows at once, of which
+		// none was locked: the statement stops rather than return a row
+		// it could not lock (the readers that skip lock row by row).
+		return mysql.NewSQLError(codeLockNoWait, stateGeneral, "%s", msgLockNoWait)
 	}
 	return tx.lockError(ctx, err)
 }
+
+// errLockedRowSkipped is lockRows' answer, under SKIP LOCKED, for one row
+// another transaction has locked: the caller (rowIter) leaves the row
+// out.
+var errLockedRowSkipped = errors.New("row locked by another transaction: skipped")
 
 // withUnchangedRowsLocked puts a lockUnchangedRows over the rows of u, an
 // UPDATE of one percdb table in a pessimistic transaction; ok is false

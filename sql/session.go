@@ -7,6 +7,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/plancache"
 )
 
@@ -22,6 +23,10 @@ type Session struct {
 	// UPDATE (GMS ignores the clause): row iterators then lock what they
 	// return.
 	forUpdate bool
+	// lockWait is what the statement's FOR UPDATE does with rows other
+	// transactions have locked: wait, NOWAIT or SKIP LOCKED (set with
+	// forUpdate; lockRows).
+	lockWait compat.LockWait
 	// readWrite is set by the handler for the duration of a START
 	// TRANSACTION ... READ WRITE, setNext for a SET TRANSACTION; saved
 	// holds the characteristics that one changed for the next

@@ -386,10 +386,22 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 		return executor.Row{}, toSQLError(err)
 	}
 	r.examined++
-	if r.lock {
-		if err := lockRows(ctx, r.tx, r.k, r.t.meta.Exec, row.Handle); err != nil {
+	for r.lock {
+		err := lockRows(ctx, r.tx, r.k, r.t.meta.Exec, row.Handle)
+		if err == nil {
+			break
+		}
+		if err != errLockedRowSkipped {
 			return executor.Row{}, err
 		}
+		// SKIP LOCKED: the next row instead.
+		if row, err = r.next(ctx); err != nil {
+			if err == io.EOF {
+				return executor.Row{}, err
+			}
+			return executor.Row{}, toSQLError(err)
+		}
+		r.examined++
 	}
 	if r.track && r.tx.keyless != nil {
 		if err := r.tx.keyless.remember(r.t.meta, row); err != nil {

@@ -37,6 +37,10 @@ var (
 	// ErrLockWaitTimeout: a live lock of another transaction was waited for
 	// longer than Options.LockWaitTimeout (MySQL 1205).
 	ErrLockWaitTimeout = errors.New("txn: lock wait timeout")
+	// ErrLockNotWaited: a live lock of another transaction was met by
+	// LockKeys under SetLockNoWait, which does not wait for it (MySQL's
+	// NOWAIT, 3572; SKIP LOCKED skips the row instead).
+	ErrLockNotWaited = errors.New("txn: lock held by another transaction, not waited for")
 	// ErrTxnAborted: the transaction was rolled back by someone else (its
 	// lock expired and a resolver rolled it back) before it could commit.
 	ErrTxnAborted = errors.New("txn: transaction aborted")

@@ -51,6 +51,13 @@ func (t *Txn) IsPessimistic() bool { return t.pess != nil }
 // locks (innodb_lock_wait_timeout); 0 restores Options.LockWaitTimeout.
 func (t *Txn) SetLockWaitTimeout(d time.Duration) { t.lockWait = d }
 
+// SetLockNoWait makes LockKeys fail with ErrLockNotWaited, taking none of
+// its keys, when one of them holds a live lock of another transaction,
+// instead of waiting for it (MySQL's FOR UPDATE NOWAIT and SKIP LOCKED;
+// TiKV's wait_timeout 0). A dead owner's lock is still resolved and the
+// key locked. Off again restores waiting.
+func (t *Txn) SetLockNoWait(on bool) { t.lockNoWait = on }
+
 // SnapshotTS returns the timestamp the transaction reads at: its start_ts,
 // or the one RefreshSnapshot moved it to. A pessimistic statement locks
 // what it writes at this timestamp (LockKeys' forUpdateTS).
@@ -298,7 +305,9 @@ func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, for
 		// after a long wait would be born expired.
 		req.LockTTL = t.s.lockTTL(t.born)
 		req.WaitTimeout = time.Until(deadline)
-		if req.WaitTimeout <= 0 {
+		if t.lockNoWait {
+			req.WaitTimeout = 0 // the store answers a lock at once
+		} else if req.WaitTimeout <= 0 {
 			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], ErrLockWaitTimeout)
 		}
 		resp, err := t.s.client.AcquirePessimisticLock(ctx, req)
@@ -309,10 +318,19 @@ func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, for
 		if !errors.As(err, &locked) {
 			return 0, classifyLockError(err)
 		}
-		// The store waited a slice and the lock is still there: settle it
-		// if its owner is dead, else ask (and wait) again.
-		if _, err := t.s.resolver.ResolveLocks(ctx, locked.Locks(), 0); err != nil {
+		// The store waited a slice (or, not waiting, none) and the lock is
+		// still there: settle it if its owner is dead, else ask (and wait)
+		// again, or, not waiting, give up.
+		outcomes, err := t.s.resolver.ResolveLocks(ctx, locked.Locks(), 0)
+		if err != nil {
 			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], err)
+		}
+		if t.lockNoWait && slices.ContainsFunc(outcomes, func(o LockOutcome) bool { return o != LockGone }) {
+			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], ErrLockNotWaited)
+		}
+		if t.lockNoWait && time.Now().After(deadline) {
+			// Locks that keep coming back, each gone when resolved.
+			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], ErrLockWaitTimeout)
 		}
 	}
 }

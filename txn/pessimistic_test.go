@@ -406,6 +406,78 @@ func TestPessimisticLockWaitTimeout(t *testing.T) {
 	}
 }
 
+// TestPessimisticLockNoWait: under SetLockNoWait, LockKeys fails at once
+// with ErrLockNotWaited on a live lock of another transaction, taking
+// none of the keys it asked for; the transaction goes on (its first lock
+// names a primary it holds), and a dead owner's lock is resolved and
+// taken.
+func TestPessimisticLockNoWait(t *testing.T) {
+	e := newPessimisticEnv(t, Options{}, 10*time.Millisecond)
+	ctx := context.Background()
+	t1 := beginPessimistic(t, e.s)
+	if err := lockNow(ctx, t1, "k"); err != nil {
+		t.Fatal(err)
+	}
+	t2 := beginPessimistic(t, e.s)
+	t2.SetLockNoWait(true)
+	for _, keys := range [][]string{{"k"}, {"j", "k"}} {
+		if err := lockNow(ctx, t2, keys...); !errors.Is(err, ErrLockNotWaited) || errors.Is(err, ErrLockWaitTimeout) {
+			t.Fatalf("lock %v held by t1: %v, want ErrLockNotWaited", keys, err)
+		}
+	}
+	// j was not taken with k: another transaction takes it at once.
+	t3 := beginPessimistic(t, e.s)
+	t3.SetLockNoWait(true)
+	if err := lockNow(ctx, t3, "j"); err != nil {
+		t.Fatalf("lock j after t2 failed to lock j and k: %v", err)
+	}
+	if err := t3.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lockNow(ctx, t2, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := t2.Set([]byte("other"), []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := t2.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := pointGet(t, e.s, "other"); got != "2" {
+		t.Fatalf("other = %q", got)
+	}
+	if err := t1.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A dead owner's lock is not waited for either, but once its TTL has
+	// run out it is rolled back and the key locked.
+	dying := e.newStore(t, Options{LockTTL: 50 * time.Millisecond})
+	t4 := beginPessimistic(t, dying)
+	if err := lockNow(ctx, t4, "d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dying.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t5 := beginPessimistic(t, e.s)
+	t5.SetLockNoWait(true)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := lockNow(ctx, t5, "d")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrLockNotWaited) || time.Now().After(deadline) {
+			t.Fatalf("lock d of a dead owner: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := t5.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPessimisticDeadlock: of two or three transactions that wait for
 // each other, exactly the one that closes the cycle gets ErrDeadlock and
 // is rolled back; the others get their locks and commit.

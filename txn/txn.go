@@ -42,6 +42,8 @@ type Txn struct {
 	pess *pessimisticState
 	// lockWait overrides Options.LockWaitTimeout when non-zero.
 	lockWait time.Duration
+	// lockNoWait: LockKeys fails at once on a live lock (SetLockNoWait).
+	lockNoWait bool
 	// readTS, when non-zero, replaces start_ts for reads (RefreshSnapshot).
 	readTS uint64
 	// reads is what a pessimistic transaction read from its snapshot.

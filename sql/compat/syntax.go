@@ -27,7 +27,9 @@ import (
 //     a YEAR column: `yr` year(4) DEFAULT NULL. The (4) is blanked out
 //     after a column's name (a type), never after an expression's
 //     keyword (YEAR(4) there is the function);
-//   - a version comment inside another (nestedcomments.go).
+//   - a version comment inside another (nestedcomments.go);
+//   - the locking clauses FOR UPDATE [OF t] NOWAIT and FOR SHARE
+//     (lockclause.go).
 //
 // SyntaxParser wraps GMS's parser. When a statement fails to parse it
 // writes such a unit after an expression in backquotes (an identifier,
@@ -278,7 +280,26 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			}
 		}
 	}
-	if len(quote) == 0 && len(blank) == 0 && !changed {
+	// Locking clauses GMS's grammar does not know (lockclause.go):
+	// blankTo[i] blanks from token i's start to a byte offset.
+	blankTo := map[int]int{}
+	for _, c := range lockClauses(query, toks) {
+		if c.ofEnd > 0 {
+			blankTo[c.forAt+2] = c.ofEnd
+		}
+		switch {
+		case c.share:
+			blank[c.forAt], blank[c.forAt+1] = true, true
+			if c.wait == LockSkipLocked {
+				blank[c.waitAt], blank[c.waitAt+1] = true, true
+			} else if c.wait == LockNoWait {
+				blank[c.waitAt] = true
+			}
+		case c.wait == LockNoWait:
+			blank[c.waitAt] = true
+		}
+	}
+	if len(quote) == 0 && len(blank) == 0 && len(blankTo) == 0 && !changed {
 		return nil, false
 	}
 	fix := &syntaxFix{query: original, unsupported: unsupported}
@@ -302,6 +323,12 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 		case blank[i]:
 			copyTo(t.start)
 			for ; next < t.end; next++ {
+				b.WriteByte(' ')
+				fix.orig = append(fix.orig, next)
+			}
+		case blankTo[i] > 0:
+			copyTo(t.start)
+			for ; next < blankTo[i]; next++ {
 				b.WriteByte(' ')
 				fix.orig = append(fix.orig, next)
 			}

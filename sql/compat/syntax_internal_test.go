@@ -29,6 +29,13 @@ func TestRewriteSyntax(t *testing.T) {
 		{"/*!80001 CREATE ROLE '/*!1'/*!80001 @'*/'*/ */", "/*!80001 CREATE ROLE '/*!1'@'*/' */", ""},
 		{"/*!80001 CREATE ROLE r */ /* /*!1 x */", "", ""},
 		{"SELECT 1/*M!100005 CREATE ROLE 'r1'/*!80001 @'%'*/ WITH ADMIN a */+2", "SELECT 1 +2", ""},
+		// Locking clauses (lockclause.go).
+		{"SELECT id FROM t WHERE id = 1 FOR UPDATE NOWAIT", "SELECT id FROM t WHERE id = 1 FOR UPDATE       ", ""},
+		{"SELECT * FROM t, `u` FOR UPDATE OF t, `u` SKIP LOCKED", "SELECT * FROM t, `u` FOR UPDATE           SKIP LOCKED", ""},
+		{"SELECT * FROM t FOR SHARE OF t NOWAIT", "SELECT * FROM t                      ", ""},
+		{"SELECT * FROM t for share skip locked", "SELECT * FROM t                      ", ""},
+		{"SELECT 'FOR UPDATE NOWAIT' FROM t", "", ""},
+		{"SELECT * FROM t FOR UPDATE SKIP LOCKED", "", ""},
 	} {
 		fix, ok := rewriteSyntax(c.query)
 		if c.text == "" {
@@ -81,6 +88,24 @@ func TestParseCompoundInterval(t *testing.T) {
 		got, ok := parseCompoundInterval(c.value, compoundUnitFields[c.unit])
 		if got != c.want || ok != c.ok {
 			t.Errorf("%q %s: %d %v, want %d %v", c.value, c.unit, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestLockWaitOf: the wait option of a FOR UPDATE clause, not of FOR
+// SHARE nor of words in strings.
+func TestLockWaitOf(t *testing.T) {
+	for q, want := range map[string]LockWait{
+		"SELECT * FROM t FOR UPDATE":                   LockWaitDefault,
+		"SELECT * FROM t FOR UPDATE NOWAIT":            LockNoWait,
+		"select * from t for update of t, `u` nowait":  LockNoWait,
+		"SELECT * FROM t FOR UPDATE SKIP LOCKED":       LockSkipLocked,
+		"SELECT * FROM t FOR SHARE NOWAIT":             LockWaitDefault,
+		"SELECT 'FOR UPDATE NOWAIT' FROM t FOR UPDATE": LockWaitDefault,
+		"SELECT * FROM t /* FOR UPDATE SKIP LOCKED */": LockWaitDefault,
+	} {
+		if got := LockWaitOf(q); got != want {
+			t.Errorf("LockWaitOf(%q) = %d, want %d", q, got, want)
 		}
 	}
 }
