@@ -88,7 +88,7 @@ func eachNodeExpr(n gsql.Node, g transform.ExprFunc) (gsql.Node, transform.TreeI
 // they are.
 func shiftDates(e gsql.Expression) (gsql.Expression, bool, error) {
 	switch e.(type) {
-	case *timeInterval, *dateShift:
+	case *timeInterval, *dateShift, *calendarDiff:
 		return e, false, nil
 	}
 	children := e.Children()
@@ -114,6 +114,10 @@ func shiftDates(e gsql.Expression) (gsql.Expression, bool, error) {
 	}
 	if _, _, _, _, ok := shiftOperands(e); ok {
 		return &dateShift{UnaryExpression: expression.UnaryExpression{Child: e}}, true, nil
+	}
+	if isTimestampDiff(e) {
+		// Calendar months (timestampdiff.go).
+		return &calendarDiff{UnaryExpression: expression.UnaryExpression{Child: e}}, true, nil
 	}
 	return e, changed, nil
 }
