@@ -259,6 +259,14 @@
 // was validated), and min_commit_ts (ForUpdateTS) is at least T, so the
 // commit, 1PC included, lands above every read it made.
 //
+// A key the transaction holds locked has no commit after its lock until
+// the transaction ends, so its snapshot reads return one value from then
+// on: the transaction keeps the value a point read found at or above the
+// key's newest commit (the statement's read before its LockKeys, at the
+// lock's for_update_ts, or a read after the lock) and answers later
+// point reads of the key from it (lockedvalues.go): SELECT ... FOR
+// UPDATE then UPDATE of the same row reads the store once.
+//
 // Keys the transaction Inserted are locked with an existence check
 // (ErrAlreadyExists, MySQL 1062). While any pessimistic lock is held the
 // heartbeat extends the primary's TTL, from the first lock until the
