@@ -119,6 +119,10 @@ func validateReads(ctx context.Context, r *mvccReader, req *ValidateReadsRequest
 			return resp, nil
 		}
 	}
+	if req.ChangesFirst && len(resp.Changes) > 0 {
+		resp.LocksUnchecked = true
+		return resp, nil
+	}
 	// A lock that blocks a read at To may still commit at or below it: the
 	// client settles it (resolving, or pushing its min_commit_ts above To)
 	// and asks again, bypassing it if it was pushed.

@@ -219,7 +219,11 @@
 // exactly what they would have computed at T, and the transaction is
 // equivalent to one that began at T. txn knows nothing of rows: the
 // comparator is an interface the SQL layer implements with its row codec,
-// and one that answers false is always safe. If every changed key passes,
+// and one that answers false is always safe. The store is asked for the
+// changes first (kv's ChangesFirst): a move is most often refused for a
+// change, and the scan for locks is then spared; if every change passes,
+// the store is asked again, locks included, and what it then reports is
+// compared as well. If every changed key passes,
 // the snapshot moves to T; otherwise (or if a region reports more than
 // kv.MaxChangesPerResponse changed keys) RefreshSnapshot fails with
 // ErrWriteConflict and the caller rolls the transaction back (1213). The
