@@ -383,6 +383,12 @@ type ValidateReadsRequest struct {
 	From, To uint64
 	// BypassLocks: as ScanRequest.BypassLocks, at To.
 	BypassLocks []uint64
+	// ChangesFirst asks for the changes alone when there are any: the
+	// locks that could still commit in the window are then not looked
+	// at (ValidateReadsResponse.LocksUnchecked). A client that most often
+	// refuses a move for a change it finds spares that scan; one that
+	// finds every change passes asks again without it.
+	ChangesFirst bool
 }
 
 // ValidateReadsResponse answers a ValidateReadsRequest.
@@ -396,6 +402,10 @@ type ValidateReadsResponse struct {
 	// MaxChangesPerResponse: Changes holds the first of them, and the
 	// locks were not looked at.
 	More bool
+	// LocksUnchecked is set when the request asked for ChangesFirst and
+	// there were changes: the locks were not looked at, so the reads are
+	// not known valid at To even if every change leaves them equal.
+	LocksUnchecked bool
 }
 
 // KeyChange is a key changed in a ValidateReads window, at CommitTS.

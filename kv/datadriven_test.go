@@ -36,7 +36,7 @@ import (
 //	get key=<key> ts=<ts>
 //	batch_get keys=(<key>, ...) ts=<ts>
 //	scan [start=<key>] [end=<key>] ts=<ts> [limit=<n>] [reverse] [key_only] [bypass=(<ts>, ...)] [ignore_locks]
-//	validate_reads from=<ts> to=<ts> [keys=(<key>, ...)] [ranges=(<start>-<end>, ...)] [bypass=(<ts>, ...)]
+//	validate_reads from=<ts> to=<ts> [keys=(<key>, ...)] [ranges=(<start>-<end>, ...)] [bypass=(<ts>, ...)] [changes_first]
 //	  (an empty <end> is +infinity)
 //	scan_changes [start=<key>] [end=<key>] from=<ts> to=<ts> [limit=<n>] [bypass=(<ts>, ...)]
 //	scan_notify [start=<key>] [end=<key>] [limit=<n>]
@@ -357,6 +357,7 @@ func (h *scriptRunner) validateReads(ctx context.Context, t *testing.T, d *datad
 			req.BypassLocks = append(req.BypassLocks, parseTS(t, d, string(k)))
 		}
 	}
+	req.ChangesFirst = d.HasArg("changes_first")
 	first := []byte{}
 	if len(req.Keys) > 0 {
 		first = req.Keys[0]
@@ -381,6 +382,9 @@ func (h *scriptRunner) validateReads(ctx context.Context, t *testing.T, d *datad
 	}
 	if resp.More {
 		b.WriteString(" and more")
+	}
+	if resp.LocksUnchecked {
+		b.WriteString(" (locks unchecked)")
 	}
 	return b.String() + "\n", nil
 }

@@ -3,8 +3,11 @@ package kv
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/cockroachdb/pebble"
 
 	"github.com/percdb/percdb/kv/internal/keyspace"
 	"github.com/percdb/percdb/kv/internal/txntypes"
@@ -116,6 +119,10 @@ func validateReads(ctx context.Context, r *mvccReader, req *ValidateReadsRequest
 			return resp, nil
 		}
 	}
+	if req.ChangesFirst && len(resp.Changes) > 0 {
+		resp.LocksUnchecked = true
+		return resp, nil
+	}
 	// A lock that blocks a read at To may still commit at or below it: the
 	// client settles it (resolving, or pushing its min_commit_ts above To)
 	// and asks again, bypassing it if it was pushed.
@@ -168,42 +175,90 @@ func changedIn(r *mvccReader, key []byte, from, to uint64) (uint64, error) {
 
 // rangeChangesIn calls note with each key of range rg (End nil:
 // unbounded) that changed in (from, to], in key order, until note
-// returns false: it steps through the keys of the write space in the
-// range, one seek per key.
+// returns false. It walks the write space of the range once, newest
+// version first within a key: versions above to are stepped over, the
+// first one at or below it decides (above from, a Put or Delete is a
+// change; a Lock or Rollback record is stepped over; at or below from,
+// nothing changed), and the key's older versions are left in one step
+// once a few Nexts did not (the comparer splits off the version,
+// comparer.go), as a scan leaves them. A seek per key, as changedIn
+// makes for a point key, costs a range of small rows several times more.
 func rangeChangesIn(ctx context.Context, r *mvccReader, rg KeyRange, from, to uint64, note func(key []byte, ts uint64) bool) error {
-	iter, err := r.writeIter()
-	if err != nil {
-		return err
-	}
 	upper := keyspace.SpaceEnd(keyspace.Write)
 	if rg.End != nil {
 		upper = keyspace.WritePrefix(rg.End)
 	}
-	ok := iter.SeekGE(keyspace.WritePrefix(rg.Start))
+	iter, err := r.src.NewIter(&pebble.IterOptions{LowerBound: keyspace.WritePrefix(rg.Start), UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("open write-space iterator: %w", err)
+	}
+	var (
+		prefix  []byte // the write prefix of the key being walked
+		decided bool   // its versions at or below to are decided
+		skipped int    // its versions stepped over since it was decided
+	)
+	ok := iter.First()
 	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
+				_ = iter.Close()
 				return err
 			}
 		}
 		k := iter.Key()
-		if bytes.Compare(k, upper) >= 0 {
-			break
+		if len(k) < 8 {
+			_ = iter.Close()
+			return fmt.Errorf("write key %x has a bad length", k)
 		}
-		key, _, err := keyspace.DecodeWriteKey(k)
+		p := k[:len(k)-8]
+		if decided && bytes.Equal(p, prefix) {
+			if skipped++; skipped >= versionNexts {
+				ok = iter.NextPrefix()
+			} else {
+				ok = iter.Next()
+			}
+			continue
+		}
+		if !bytes.Equal(p, prefix) {
+			prefix, decided, skipped = append(prefix[:0], p...), false, 0
+		}
+		commitTS := ^binary.BigEndian.Uint64(k[len(p):])
+		if commitTS > to {
+			ok = iter.Next()
+			continue
+		}
+		if commitTS <= from {
+			decided = true
+			ok = iter.Next()
+			continue
+		}
+		typ, err := txntypes.PeekWriteType(iter.Value())
 		if err != nil {
-			return err
+			_ = iter.Close()
+			return fmt.Errorf("read write record %x: %w", k, err)
 		}
-		key = cloneKey(key)
-		// changedIn moves the shared iterator; seek past the key after.
-		ts, err := changedIn(r, key, from, to)
-		if err != nil {
-			return err
+		if typ == txntypes.WritePut || typ == txntypes.WriteDelete {
+			decided = true
+			key, _, err := keyspace.DecodeWriteKey(k)
+			if err != nil {
+				_ = iter.Close()
+				return err
+			}
+			if !note(key, commitTS) {
+				return iter.Close()
+			}
 		}
-		if ts != 0 && !note(key, ts) {
-			return nil
-		}
-		ok = iter.SeekGE(keyspace.PrefixEnd(keyspace.WritePrefix(key)))
+		ok = iter.Next()
 	}
-	return iter.Error()
+	if err := iter.Error(); err != nil {
+		_ = iter.Close()
+		return err
+	}
+	return iter.Close()
 }
+
+// versionNexts is how many of a decided key's older versions
+// rangeChangesIn steps over one by one before it leaves the rest in one
+// step: a Next is cheaper than the seek NextPrefix makes, as long as few
+// versions remain.
+const versionNexts = 3

@@ -219,7 +219,11 @@
 // exactly what they would have computed at T, and the transaction is
 // equivalent to one that began at T. txn knows nothing of rows: the
 // comparator is an interface the SQL layer implements with its row codec,
-// and one that answers false is always safe. If every changed key passes,
+// and one that answers false is always safe. The store is asked for the
+// changes first (kv's ChangesFirst): a move is most often refused for a
+// change, and the scan for locks is then spared; if every change passes,
+// the store is asked again, locks included, and what it then reports is
+// compared as well. If every changed key passes,
 // the snapshot moves to T; otherwise (or if a region reports more than
 // kv.MaxChangesPerResponse changed keys) RefreshSnapshot fails with
 // ErrWriteConflict and the caller rolls the transaction back (1213). The
@@ -258,6 +262,14 @@
 // are before the transaction in the equivalent order; a key it read there
 // was validated), and min_commit_ts (ForUpdateTS) is at least T, so the
 // commit, 1PC included, lands above every read it made.
+//
+// A key the transaction holds locked has no commit after its lock until
+// the transaction ends, so its snapshot reads return one value from then
+// on: the transaction keeps the value a point read found at or above the
+// key's newest commit (the statement's read before its LockKeys, at the
+// lock's for_update_ts, or a read after the lock) and answers later
+// point reads of the key from it (lockedvalues.go): SELECT ... FOR
+// UPDATE then UPDATE of the same row reads the store once.
 //
 // Keys the transaction Inserted are locked with an existence check
 // (ErrAlreadyExists, MySQL 1062). While any pessimistic lock is held the

@@ -15,8 +15,13 @@ import (
 // it holds before its commit.
 type pessimisticState struct {
 	// locked maps each key holding our pessimistic lock to the
-	// for_update_ts it was locked at.
+	// for_update_ts it was locked at, or to the newer commit the lock met
+	// (LockWithConflict): its newest commit is at or below that.
 	locked map[string]uint64
+	// values and pending are the values of locked keys that later
+	// snapshot reads return (lockedvalues.go).
+	values  map[string]lockedValue
+	pending map[string]pendingRead
 	// primary is the first key locked; every lock names it.
 	primary []byte
 	// maxForUpdateTS is the newest for_update_ts any key was locked at.
@@ -261,8 +266,9 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 			return err
 		}
 		for _, k := range todo[sp.lo:sp.hi] {
-			t.pess.locked[string(k)] = forUpdateTS
+			t.pess.locked[string(k)] = max(forUpdateTS, conflictTS)
 		}
+		t.pess.keepPending(todo[sp.lo:sp.hi])
 		// A key locked with a conflict is locked as of the newer write:
 		// the commit must land above it.
 		t.pess.maxForUpdateTS = max(t.pess.maxForUpdateTS, forUpdateTS, conflictTS)
@@ -377,6 +383,7 @@ func (t *Txn) releasePessimisticLocks(ctx context.Context) {
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	t.pess.locked = map[string]uint64{}
+	t.pess.values, t.pess.pending = nil, nil
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	spans, err := groupByRegion(ctx, t.s.client, keys, 0, len(keys))

@@ -246,12 +246,33 @@ func (t *Txn) trackIter(it Iterator, cmp ReadComparator, start, end []byte, reve
 // not. The keys changed in (from, to] are read at both and compared for
 // every read that covered them (sameRead): a change that left what the
 // reader used equal passes. It reports how many changed keys so passed.
+//
+// The store is asked for the changes first (kv.ValidateReadsRequest's
+// ChangesFirst): most moves that meet a change are refused for it, and
+// the store's look at the locks in the ranges, which may still commit in
+// the window, is then not needed. When every change passes, the store is
+// asked again with the locks, and the changes it then reports (a lock
+// settled meanwhile may have committed in the window) are compared too.
 func (t *Txn) validateReads(ctx context.Context, from, to uint64) (int, error) {
 	keys, ranges := t.reads.before()
-	changes, err := t.s.validate(ctx, keys, ranges, from, to)
-	if err != nil {
-		return 0, fmt.Errorf("validate reads in (%d, %d]: %w", from, to, err)
+	changesFirst := true
+	for {
+		changes, unchecked, err := t.s.validate(ctx, keys, ranges, from, to, changesFirst)
+		if err != nil {
+			return 0, fmt.Errorf("validate reads in (%d, %d]: %w", from, to, err)
+		}
+		passed, err := t.changesPass(ctx, changes, from, to)
+		if err != nil || !unchecked {
+			return passed, err
+		}
+		changesFirst = false
 	}
+}
+
+// changesPass reads each changed key at from and at to and fails with
+// ErrWriteConflict unless every read before the current statement that
+// covered it used the same of it in both; it returns how many passed.
+func (t *Txn) changesPass(ctx context.Context, changes []kv.KeyChange, from, to uint64) (int, error) {
 	if len(changes) == 0 {
 		return 0, nil
 	}
@@ -298,7 +319,10 @@ func (t *Txn) readsSame(key, before, after []byte) (bool, error) {
 // with one kv ValidateReads per region, the regions in parallel; the
 // locks it reports are settled as a reader at to settles them. More
 // changes than a region reports at once fail with ErrWriteConflict.
-func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRange, from, to uint64) ([]kv.KeyChange, error) {
+//
+// With changesFirst, a region that finds changes reports them without
+// looking at its locks; unchecked then says that some region did so.
+func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRange, from, to uint64, changesFirst bool) (changes []kv.KeyChange, unchecked bool, err error) {
 	// Items in key order, each a point key or a range routed by its
 	// start; a range that crosses regions is cut at their boundaries.
 	type item struct {
@@ -312,14 +336,14 @@ func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRang
 	for _, r := range ranges {
 		pieces, err := s.cutByRegion(ctx, r)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, p := range pieces {
 			items = append(items, item{start: p.Start, rng: &p})
 		}
 	}
 	if len(items) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	slices.SortStableFunc(items, func(a, b item) int { return bytes.Compare(a.start, b.start) })
 	starts := make([][]byte, len(items))
@@ -328,15 +352,14 @@ func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRang
 	}
 	spans, err := groupByRegion(ctx, s.client, starts, 0, len(starts))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var (
-		mu      sync.Mutex
-		rest    []kv.KeyRange // parts of ranges past a region that split since they were cut
-		changes []kv.KeyChange
+		mu   sync.Mutex
+		rest []kv.KeyRange // parts of ranges past a region that split since they were cut
 	)
 	err = s.runSpans(ctx, starts, spans, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
-		req := &kv.ValidateReadsRequest{Region: reg.Ctx(), From: from, To: to}
+		req := &kv.ValidateReadsRequest{Region: reg.Ctx(), From: from, To: to, ChangesFirst: changesFirst}
 		for _, it := range items[lo:hi] {
 			if it.rng == nil {
 				req.Keys = append(req.Keys, it.start)
@@ -351,43 +374,45 @@ func (s *Store) validate(ctx context.Context, keys [][]byte, ranges []kv.KeyRang
 			}
 			req.Ranges = append(req.Ranges, rg)
 		}
-		found, err := s.validateRegion(ctx, req)
+		found, partial, err := s.validateRegion(ctx, req)
 		mu.Lock()
 		changes = append(changes, found...)
+		unchecked = unchecked || partial
 		mu.Unlock()
 		return err
 	})
 	if err != nil || len(rest) == 0 {
-		return changes, err
+		return changes, unchecked, err
 	}
-	more, err := s.validate(ctx, nil, rest, from, to)
-	return append(changes, more...), err
+	more, partial, err := s.validate(ctx, nil, rest, from, to, changesFirst)
+	return append(changes, more...), unchecked || partial, err
 }
 
 // validateRegion sends one ValidateReads, settling the locks it reports:
 // committed or rolled back ones are resolved, live ones whose commit was
 // pushed above To are bypassed, others waited for (bounded by
-// Options.LockWaitTimeout).
-func (s *Store) validateRegion(ctx context.Context, req *kv.ValidateReadsRequest) ([]kv.KeyChange, error) {
+// Options.LockWaitTimeout). unchecked reports that the region answered
+// changes without looking at its locks (req.ChangesFirst).
+func (s *Store) validateRegion(ctx context.Context, req *kv.ValidateReadsRequest) (changes []kv.KeyChange, unchecked bool, err error) {
 	var w lockWaiter
 	for {
 		resp, err := s.client.ValidateReads(ctx, req)
 		if err == nil {
 			if resp.More {
 				c := resp.Changes[len(resp.Changes)-1]
-				return nil, fmt.Errorf("%w: more than %d keys changed: %w", ErrWriteConflict, len(resp.Changes),
+				return nil, false, fmt.Errorf("%w: more than %d keys changed: %w", ErrWriteConflict, len(resp.Changes),
 					&kv.WriteConflictError{Key: c.Key, StartTS: req.From, ConflictCommitTS: c.CommitTS})
 			}
-			return resp.Changes, nil
+			return resp.Changes, resp.LocksUnchecked, nil
 		}
 		var locked *kv.KeyIsLockedError
 		if !errors.As(err, &locked) {
-			return nil, err // a *kv.RegionError is re-routed by runSpan
+			return nil, false, err // a *kv.RegionError is re-routed by runSpan
 		}
 		locks := locked.Locks()
 		outcomes, err := s.resolver.ResolveLocks(ctx, locks, req.To)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		wait := -1
 		for i, o := range outcomes {
@@ -400,7 +425,7 @@ func (s *Store) validateRegion(ctx context.Context, req *kv.ValidateReadsRequest
 		}
 		if wait >= 0 {
 			if err := s.waitLock(ctx, locks[wait], &w); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}

@@ -128,10 +128,14 @@ func (t *Txn) get(ctx context.Context, key []byte, cmp ReadComparator) ([]byte, 
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
 	}
 	t.trackRead(cmp, key)
+	if v, ok := t.pess.cachedLocked(key, ts); ok {
+		return v, v != nil, nil
+	}
 	v, err := t.s.get(ctx, key, ts)
 	if err != nil {
 		return nil, false, fmt.Errorf("get %q: %w", key, err)
 	}
+	t.pess.noteRead(key, ts, v)
 	return v, v != nil, nil
 }
 
@@ -170,9 +174,28 @@ func (t *Txn) batchGet(ctx context.Context, keys [][]byte, cmp ReadComparator) (
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
 	t.trackRead(cmp, missing...)
+	if t.pess != nil && len(t.pess.values) > 0 {
+		// Keys held locked whose values are known are not asked for.
+		ask := missing[:0:0]
+		for _, k := range missing {
+			if v, ok := t.pess.cachedLocked(k, ts); !ok {
+				ask = append(ask, k)
+			} else if v != nil {
+				out[string(k)] = v
+			}
+		}
+		if missing = ask; len(missing) == 0 {
+			return out, nil
+		}
+	}
 	got, err := t.s.batchGet(ctx, missing, ts)
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
+	}
+	if t.pess != nil {
+		for _, k := range missing {
+			t.pess.noteRead(k, ts, got[string(k)])
+		}
 	}
 	for k, v := range got {
 		out[k] = v
@@ -290,6 +313,7 @@ func (t *Txn) Staging() StagingHandle { return t.buf.staging() }
 // reads at a fresh snapshot (SetReadCommitted).
 func (t *Txn) BeginStatement() {
 	t.reads.beginStatement()
+	t.pess.beginStatement()
 	t.beginStatementRC()
 }
 

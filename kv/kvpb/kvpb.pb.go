@@ -3522,13 +3522,16 @@ func (x *KeyRange) GetEnd() []byte {
 }
 
 type ValidateReadsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
-	Keys          [][]byte               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
-	Ranges        []*KeyRange            `protobuf:"bytes,3,rep,name=ranges,proto3" json:"ranges,omitempty"`
-	From          uint64                 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
-	To            uint64                 `protobuf:"varint,5,opt,name=to,proto3" json:"to,omitempty"`
-	BypassLocks   []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Region      *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Keys        [][]byte               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Ranges      []*KeyRange            `protobuf:"bytes,3,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	From        uint64                 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
+	To          uint64                 `protobuf:"varint,5,opt,name=to,proto3" json:"to,omitempty"`
+	BypassLocks []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	// changes_first: answer found changes without looking at the locks
+	// (kv.ValidateReadsRequest.ChangesFirst).
+	ChangesFirst  bool `protobuf:"varint,7,opt,name=changes_first,json=changesFirst,proto3" json:"changes_first,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3605,15 +3608,24 @@ func (x *ValidateReadsRequest) GetBypassLocks() []uint64 {
 	return nil
 }
 
+func (x *ValidateReadsRequest) GetChangesFirst() bool {
+	if x != nil {
+		return x.ChangesFirst
+	}
+	return false
+}
+
 type ValidateReadsResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
 	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	// changes is empty when the reads are valid.
-	Changes       []*KeyChange `protobuf:"bytes,6,rep,name=changes,proto3" json:"changes,omitempty"`
-	More          bool         `protobuf:"varint,7,opt,name=more,proto3" json:"more,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Changes []*KeyChange `protobuf:"bytes,6,rep,name=changes,proto3" json:"changes,omitempty"`
+	More    bool         `protobuf:"varint,7,opt,name=more,proto3" json:"more,omitempty"`
+	// locks_unchecked: changes were answered without the locks.
+	LocksUnchecked bool `protobuf:"varint,8,opt,name=locks_unchecked,json=locksUnchecked,proto3" json:"locks_unchecked,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ValidateReadsResponse) Reset() {
@@ -3670,6 +3682,13 @@ func (x *ValidateReadsResponse) GetChanges() []*KeyChange {
 func (x *ValidateReadsResponse) GetMore() bool {
 	if x != nil {
 		return x.More
+	}
+	return false
+}
+
+func (x *ValidateReadsResponse) GetLocksUnchecked() bool {
+	if x != nil {
+		return x.LocksUnchecked
 	}
 	return false
 }
@@ -5460,19 +5479,21 @@ const file_kvpb_proto_rawDesc = "" +
 	"\rfor_update_ts\x18\x04 \x01(\x04R\vforUpdateTs\"2\n" +
 	"\bKeyRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\fR\x05start\x12\x10\n" +
-	"\x03end\x18\x02 \x01(\fR\x03end\"\xcc\x01\n" +
+	"\x03end\x18\x02 \x01(\fR\x03end\"\xf1\x01\n" +
 	"\x14ValidateReadsRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\fR\x04keys\x12+\n" +
 	"\x06ranges\x18\x03 \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\x12\x12\n" +
 	"\x04from\x18\x04 \x01(\x04R\x04from\x12\x0e\n" +
 	"\x02to\x18\x05 \x01(\x04R\x02to\x12!\n" +
-	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\"\xd3\x01\n" +
+	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\x12#\n" +
+	"\rchanges_first\x18\a \x01(\bR\fchangesFirst\"\xfc\x01\n" +
 	"\x15ValidateReadsResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12.\n" +
 	"\achanges\x18\x06 \x03(\v2\x14.percdb.kv.KeyChangeR\achanges\x12\x12\n" +
-	"\x04more\x18\a \x01(\bR\x04moreJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05J\x04\b\x05\x10\x06\":\n" +
+	"\x04more\x18\a \x01(\bR\x04more\x12'\n" +
+	"\x0flocks_unchecked\x18\b \x01(\bR\x0elocksUncheckedJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05J\x04\b\x05\x10\x06\":\n" +
 	"\tKeyChange\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x1b\n" +
 	"\tcommit_ts\x18\x02 \x01(\x04R\bcommitTs\"G\n" +

@@ -575,7 +575,7 @@ func (c *Client) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest
 	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
 		resp, err = kc.ValidateReads(ctx, &kvpb.ValidateReadsRequest{
 			Region: regionCtxToPB(req.Region), Keys: req.Keys, Ranges: keyRangesToPB(req.Ranges),
-			From: req.From, To: req.To, BypassLocks: req.BypassLocks,
+			From: req.From, To: req.To, BypassLocks: req.BypassLocks, ChangesFirst: req.ChangesFirst,
 		})
 		return err
 	})
@@ -585,7 +585,7 @@ func (c *Client) ValidateReads(ctx context.Context, req *kv.ValidateReadsRequest
 	if err := answer(resp.GetRegionError(), resp.GetError(), c.addrOf(req.Region)); err != nil {
 		return nil, err
 	}
-	out := &kv.ValidateReadsResponse{More: resp.GetMore()}
+	out := &kv.ValidateReadsResponse{More: resp.GetMore(), LocksUnchecked: resp.GetLocksUnchecked()}
 	for _, c := range resp.GetChanges() {
 		out.Changes = append(out.Changes, kv.KeyChange{Key: nonNil(c.GetKey()), CommitTS: c.GetCommitTs()})
 	}

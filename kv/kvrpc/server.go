@@ -212,12 +212,12 @@ func (s *Server) PessimisticRollback(ctx context.Context, req *kvpb.PessimisticR
 func (s *Server) ValidateReads(ctx context.Context, req *kvpb.ValidateReadsRequest) (*kvpb.ValidateReadsResponse, error) {
 	resp, err := s.backend.ValidateReads(ctx, &kv.ValidateReadsRequest{
 		Region: regionCtxFromPB(req.GetRegion()), Keys: req.GetKeys(), Ranges: keyRangesFromPB(req.GetRanges()),
-		From: req.GetFrom(), To: req.GetTo(), BypassLocks: req.GetBypassLocks(),
+		From: req.GetFrom(), To: req.GetTo(), BypassLocks: req.GetBypassLocks(), ChangesFirst: req.GetChangesFirst(),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.ValidateReadsResponse{RegionError: re, Error: ke}
 	if resp != nil {
-		out.More = resp.More
+		out.More, out.LocksUnchecked = resp.More, resp.LocksUnchecked
 		for _, c := range resp.Changes {
 			out.Changes = append(out.Changes, &kvpb.KeyChange{Key: c.Key, CommitTs: c.CommitTS})
 		}

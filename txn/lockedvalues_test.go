@@ -1,0 +1,174 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/percdb/percdb/kv"
+)
+
+// countingReads is a kv.Client that counts the keys its Get and BatchGet
+// requests ask for.
+type countingReads struct {
+	kv.Client
+	keys atomic.Int64
+}
+
+func (c *countingReads) Get(ctx context.Context, region kv.RegionCtx, key []byte, version uint64) ([]byte, error) {
+	c.keys.Add(1)
+	return c.Client.Get(ctx, region, key, version)
+}
+
+func (c *countingReads) BatchGet(ctx context.Context, region kv.RegionCtx, keys [][]byte, version uint64) ([]kv.KvPair, error) {
+	c.keys.Add(int64(len(keys)))
+	return c.Client.BatchGet(ctx, region, keys, version)
+}
+
+// TestLockedValuesServeRereads: a pessimistic transaction that read a
+// key at its snapshot and then locked it (SELECT ... FOR UPDATE; UPDATE)
+// reads it again without asking the store, and gets what the store would
+// return: the value at the lock (absent stays absent), its own writes
+// first, a copy the caller may change. A read below a newer commit the
+// lock met is not kept: until the snapshot moves past that commit, the
+// store answers (the old value); after, the new one.
+func TestLockedValuesServeRereads(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{})
+	mustCommit(t, e.s, "a", "1", "b", "2", "c", "3", "d", "4", "e", "6")
+	client := &countingReads{Client: e.client}
+	s := NewStore(client, e.oracle, Options{})
+	defer s.Close()
+	tx := beginPessimistic(t, s)
+	asks := func(step string, want int64, read func() error) {
+		t.Helper()
+		before := client.keys.Load()
+		if err := read(); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if got := client.keys.Load() - before; got != want {
+			t.Errorf("%s asked the store for %d keys, want %d", step, got, want)
+		}
+	}
+	getIs := func(key, want string) func() error {
+		return func() error {
+			v, ok, err := tx.Get(ctx, []byte(key))
+			switch {
+			case err != nil:
+				return err
+			case want == "" && ok:
+				return errors.New(key + " = " + string(v) + ", want absent")
+			case want != "" && string(v) != want:
+				return errors.New(key + " = " + string(v) + ", want " + want)
+			}
+			return nil
+		}
+	}
+
+	// SELECT a, z (absent) FOR UPDATE; then reads of them.
+	tx.BeginStatement()
+	asks("first read of a", 1, getIs("a", "1"))
+	asks("first read of z", 1, getIs("z", ""))
+	if err := lockNow(ctx, tx, "a", "z"); err != nil {
+		t.Fatal(err)
+	}
+	tx.BeginStatement()
+	asks("read of locked a", 0, getIs("a", "1"))
+	asks("read of locked absent z", 0, getIs("z", ""))
+	v, _, err := tx.Get(ctx, []byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v[0] = 'X' // the caller's copy
+	asks("read of a after the caller changed its copy", 0, getIs("a", "1"))
+
+	// The transaction's own writes come first.
+	if err := tx.Set([]byte("a"), []byte("own")); err != nil {
+		t.Fatal(err)
+	}
+	asks("read of a written", 0, getIs("a", "own"))
+
+	// BatchGet, then lock, then BatchGet.
+	tx.BeginStatement()
+	asks("first batch read", 2, func() error {
+		_, err := tx.BatchGet(ctx, [][]byte{[]byte("b"), []byte("c")})
+		return err
+	})
+	if err := lockNow(ctx, tx, "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	tx.BeginStatement()
+	asks("batch read of locked b, c, z and unlocked e", 1, func() error {
+		got, err := tx.BatchGet(ctx, [][]byte{[]byte("b"), []byte("c"), []byte("e"), []byte("z")})
+		if err == nil && (string(got["b"]) != "2" || string(got["c"]) != "3" || string(got["e"]) != "6" || len(got) != 3) {
+			err = errors.New("batch read of b, c, e, z: wrong answer")
+		}
+		return err
+	})
+
+	// d is read, then changed by a commit after the snapshot, then locked:
+	// the lock meets the newer commit, and the read is not kept.
+	tx.BeginStatement()
+	asks("read of d", 1, getIs("d", "4"))
+	mustCommit(t, e.s, "d", "5")
+	if err := lockNow(ctx, tx, "d"); !errors.Is(err, ErrForUpdateConflict) {
+		t.Fatalf("lock of d after a newer commit: %v, want ErrForUpdateConflict", err)
+	}
+	asks("read of d at the old snapshot", 1, getIs("d", "4"))
+	if err := tx.RefreshSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx.BeginStatement()
+	asks("read of d after the move", 1, getIs("d", "5"))
+	asks("read of d again", 0, getIs("d", "5"))
+
+	// Rollback forgets the values with the locks.
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tx.pess.values != nil || len(tx.pess.pending) != 0 {
+		t.Errorf("after rollback: %d values, %d pending reads kept", len(tx.pess.values), len(tx.pess.pending))
+	}
+}
+
+// TestLockedValuesAfterOthersCommit: the kept value of a locked key is
+// what its readers get while others commit elsewhere and the snapshot
+// moves; after the transaction commits, the store has its write.
+func TestLockedValuesAfterOthersCommit(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{})
+	mustCommit(t, e.s, "k", "1", "x", "1")
+	tx := beginPessimistic(t, e.s)
+	tx.BeginStatement()
+	if _, _, err := tx.Get(ctx, []byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	if err := lockNow(ctx, tx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	// Another transaction commits x; this one's statement on x meets it
+	// and moves its snapshot (nothing it read changed).
+	mustCommit(t, e.s, "x", "2")
+	tx.BeginStatement()
+	if err := lockNow(ctx, tx, "x"); !errors.Is(err, ErrForUpdateConflict) {
+		t.Fatalf("lock of x: %v, want ErrForUpdateConflict", err)
+	}
+	if err := tx.RefreshSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx.BeginStatement()
+	v, _, err := tx.Get(ctx, []byte("k"))
+	if err != nil || string(v) != "1" {
+		t.Fatalf("k after the move = %q, %v; want 1", v, err)
+	}
+	if err := tx.Set([]byte("k"), append(v, '+')); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := pointGet(t, e.s, "k"); got != "1+" {
+		t.Fatalf("k after commit = %q, want 1+", got)
+	}
+}
