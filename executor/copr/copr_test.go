@@ -3,6 +3,7 @@ package copr
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"reflect"
 	"testing"
 
@@ -295,5 +296,33 @@ func TestSumExact(t *testing.T) {
 	}
 	if _, ok := sum(false, int64(1), int64(2)).(int64); !ok {
 		t.Error("a sum that fits is not an int64")
+	}
+}
+
+// TestSlotMatchesAccumulate checks the unboxed partial aggregates of an
+// evaluation (slot) against Accumulate over random runs of values of
+// every integer width, NULLs and the int64 and uint64 extremes: the same
+// value of the same Go type after every row, past overflow both ways.
+func TestSlotMatchesAccumulate(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	vals := []any{nil, int8(-128), int8(127), int16(300), int32(-70000), int64(math.MaxInt64), int64(math.MinInt64),
+		int64(-1), int64(1), uint8(255), uint32(math.MaxUint32), uint64(math.MaxUint64), uint64(math.MaxInt64), uint64(1 << 63), int(5)}
+	for _, f := range []AggFunc{AggCountStar, AggCount, AggSum, AggMin, AggMax} {
+		for run := 0; run < 200; run++ {
+			var s slot
+			var acc any
+			if f == AggCount || f == AggCountStar {
+				acc = int64(0)
+			}
+			for i := r.Intn(12); i >= 0; i-- {
+				v := vals[r.Intn(len(vals))]
+				s.add(f, v)
+				acc = Accumulate(f, acc, v, false)
+				got := s.value(f)
+				if reflect.TypeOf(got) != reflect.TypeOf(acc) || fmt.Sprint(got) != fmt.Sprint(acc) {
+					t.Fatalf("%s run %d after %v: slot %T %v, Accumulate %T %v", f, run, v, got, got, acc, acc)
+				}
+			}
+		}
 	}
 }
