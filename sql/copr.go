@@ -1141,6 +1141,9 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 			return toSQLError(err)
 		}
 	}
+	if err := m.Flush(); err != nil {
+		return toSQLError(err)
+	}
 	if s.countDistinct {
 		it.rows = []gsql.Row{{int64(m.Len())}}
 		return nil

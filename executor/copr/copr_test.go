@@ -1,6 +1,7 @@
 package copr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -159,11 +160,14 @@ func TestDistinctInts(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if err := m.Flush(); err != nil {
+			t.Fatal(err)
+		}
 		if m.Len() != c.want {
 			t.Errorf("%s: %d distinct, want %d", c.name, m.Len(), c.want)
 		}
 	}
-	set := map[uint64]struct{}{0: {}, 7: {}, 1 << 63: {}, ^uint64(0): {}}
+	set := []uint64{0, 7, 1 << 63, ^uint64(0)}
 	var back []uint64
 	if err := DecodeDistinctInts(AppendDistinctInts(nil, set), func(v uint64) error { back = append(back, v); return nil }); err != nil {
 		t.Fatal(err)
@@ -174,7 +178,7 @@ func TestDistinctInts(t *testing.T) {
 	for name, bad := range map[string][]byte{
 		"count past the data": {5, 1},
 		"repeated value":      {2, 1, 0},
-		"past 2^64":           append([]byte{2}, append(AppendDistinctInts(nil, map[uint64]struct{}{^uint64(0): {}})[1:], 1)...),
+		"past 2^64":           append([]byte{2}, append(AppendDistinctInts(nil, []uint64{^uint64(0)})[1:], 1)...),
 		"truncated delta":     {1, 0x80},
 	} {
 		if err := DecodeDistinctInts(bad, func(uint64) error { return nil }); err == nil {
@@ -324,5 +328,76 @@ func TestSlotMatchesAccumulate(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDistinctManyPages checks the distinct sets of regions fed many
+// rows with repeats, in small pages (a page is sent once half of it is
+// distinct), merged over many outputs: the count is the values', and the
+// merge asks its memory bound once per distinct value, failing with its
+// error.
+func TestDistinctManyPages(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	p := &Program{Columns: []int64{1}, Aggregate: true, GroupBy: []Expr{col(0)}, DistinctInts: true, PageRows: 64}
+	var outputs [][]byte
+	want := map[int64]bool{}
+	for region := 0; region < 40; region++ {
+		e, err := p.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		span := int64(1 + r.Intn(20000))
+		for i := r.Intn(3000); i >= 0; i-- {
+			var v any = r.Int63n(span) - span/2
+			if r.Intn(10) == 0 {
+				v = nil
+			} else {
+				want[v.(int64)] = true
+			}
+			row, _ := tablecodec.EncodeRow([]int64{1}, []any{v})
+			full, _, err := e.Feed(nil, row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full {
+				out, _ := e.Output()
+				outputs = append(outputs, out)
+			}
+		}
+		out, _ := e.Output()
+		outputs = append(outputs, out)
+	}
+	reserved := 0
+	m := NewMerger(p, func() error { reserved++; return nil })
+	for _, out := range outputs {
+		if err := m.Add(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Len() != len(want) || reserved != len(want) {
+		t.Fatalf("%d distinct, %d reserved, want %d (%d outputs)", m.Len(), reserved, len(want), len(outputs))
+	}
+	bound := errors.New("over the bound")
+	reserved = 0
+	m = NewMerger(p, func() error {
+		if reserved++; reserved > len(want)/2 {
+			return bound
+		}
+		return nil
+	})
+	err := error(nil)
+	for _, out := range outputs {
+		if err = m.Add(out); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = m.Flush()
+	}
+	if !errors.Is(err, bound) {
+		t.Fatalf("over the memory bound: %v", err)
 	}
 }

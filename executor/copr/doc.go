@@ -30,7 +30,9 @@
 //     own expressions over them, so output values are exactly its own);
 //   - a distinct set (DistinctInts): the distinct non-NULL values of one
 //     integer expression, for COUNT(DISTINCT col), sent as a sorted,
-//     delta-encoded set of integers rather than as one group row each;
+//     delta-encoded set of integers rather than as one group row each
+//     (appended as rows come and sorted when a page fills, merged as
+//     sorted runs: no hashing);
 //   - a sample (Sample, sample.go): what ANALYZE TABLE collects of every
 //     row, in bounded memory: counts, NULLs, distinct-value sketches per
 //     column and index prefix, and a bottom-k sample of rows, which the

@@ -64,9 +64,11 @@ type Evaluation struct {
 	vals   []any
 	slots  []slot
 	keyBuf []byte
-	// set holds the values of a DistinctInts aggregation, as
-	// distinctOrder maps them.
-	set map[uint64]struct{}
+	// distinct holds the values of a DistinctInts aggregation, as
+	// distinctOrder maps them: appended as rows come, sorted and their
+	// repeats dropped when the page fills (compactDistinct) and at
+	// Output, which costs a row an append rather than a hash insert.
+	distinct []uint64
 	// sampler collects a sampling program's statistics.
 	sampler *sampler
 	// verbatim, when set, outputs rows without decoding their output
@@ -100,9 +102,6 @@ func (p *Program) Start() (*Evaluation, error) {
 	}
 	if p.Aggregate {
 		e.groups = map[string]int{}
-	}
-	if p.DistinctInts {
-		e.set = map[uint64]struct{}{}
 	}
 	if p.Sample != nil {
 		e.sampler = newSampler(p.Sample, len(p.Columns))
@@ -161,8 +160,13 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 		if !ok {
 			return false, false, fmt.Errorf("program: distinct value of type %T, not an integer", v)
 		}
-		e.set[u] = struct{}{}
-		return len(e.set) >= e.page, false, nil
+		e.distinct = append(e.distinct, u)
+		if len(e.distinct) < e.page {
+			return false, false, nil
+		}
+		// Full once half a page of them are distinct.
+		e.distinct = compactDistinct(e.distinct)
+		return len(e.distinct) >= max(e.page/2, 1), false, nil
 	}
 	if e.p.Aggregate {
 		if err := e.aggregate(); err != nil {
@@ -476,8 +480,8 @@ func (e *Evaluation) Output() ([]byte, error) {
 		e.out = e.sampler.output()
 		e.sampler = newSampler(e.p.Sample, len(e.p.Columns))
 	case e.p.DistinctInts:
-		e.out = AppendDistinctInts(e.out, e.set)
-		clear(e.set)
+		e.out = AppendDistinctInts(e.out, compactDistinct(e.distinct))
+		e.distinct = e.distinct[:0]
 	case e.p.Aggregate:
 		nk, na := len(e.p.Keep), len(e.p.Aggs)
 		row := make([]any, 1+nk+na)
