@@ -70,6 +70,16 @@ type CoprocessorProgram interface {
 	Output() ([]byte, error)
 }
 
+// KeyOnlyProgram is a CoprocessorProgram that may say it reads no value
+// (a count of rows, or of index entries): the store then walks keys only
+// and feeds it nil values, which spares reading values kept in the data
+// space (past the short-value limit) and copying the others.
+type KeyOnlyProgram interface {
+	CoprocessorProgram
+	// KeysOnly reports whether the program never looks at a value.
+	KeysOnly() bool
+}
+
 // ErrNoCoprocessor is returned by Coprocessor on a store opened without
 // one.
 var ErrNoCoprocessor = errors.New("the store has no coprocessor")
@@ -107,7 +117,11 @@ func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequ
 		return nil, fmt.Errorf("compile program: %w", err)
 	}
 	c := &coprRun{prog: prog}
-	err = r.visit(ctx, req.Start, end, req.Version, false, false, func(key, value []byte) (bool, error) {
+	keyOnly := false
+	if ko, ok := prog.(KeyOnlyProgram); ok {
+		keyOnly = ko.KeysOnly()
+	}
+	err = r.visit(ctx, req.Start, end, req.Version, false, keyOnly, func(key, value []byte) (bool, error) {
 		c.resp.Visited++
 		full, done, err := prog.Feed(key, value)
 		if err != nil {

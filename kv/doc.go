@@ -92,8 +92,10 @@
 // pairs to a program compiled by the Coprocessor the store was opened
 // with (Options.Coprocessor; package executor/copr's Evaluator for table
 // rows). The answer is the program's output, and where the walk stopped
-// when the output filled a response. Requests and responses are plain
-// bytes and integers, for the wire.
+// when the output filled a response. A program that reads no value
+// (KeyOnlyProgram: a count) is fed keys only, so a walk of rows whose
+// values live in the data space reads none of them. Requests and
+// responses are plain bytes and integers, for the wire.
 //
 // # Pessimistic locks
 //

@@ -1,8 +1,10 @@
 package copr
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"reflect"
 	"testing"
 
@@ -158,11 +160,14 @@ func TestDistinctInts(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if err := m.Flush(); err != nil {
+			t.Fatal(err)
+		}
 		if m.Len() != c.want {
 			t.Errorf("%s: %d distinct, want %d", c.name, m.Len(), c.want)
 		}
 	}
-	set := map[uint64]struct{}{0: {}, 7: {}, 1 << 63: {}, ^uint64(0): {}}
+	set := []uint64{0, 7, 1 << 63, ^uint64(0)}
 	var back []uint64
 	if err := DecodeDistinctInts(AppendDistinctInts(nil, set), func(v uint64) error { back = append(back, v); return nil }); err != nil {
 		t.Fatal(err)
@@ -173,7 +178,7 @@ func TestDistinctInts(t *testing.T) {
 	for name, bad := range map[string][]byte{
 		"count past the data": {5, 1},
 		"repeated value":      {2, 1, 0},
-		"past 2^64":           append([]byte{2}, append(AppendDistinctInts(nil, map[uint64]struct{}{^uint64(0): {}})[1:], 1)...),
+		"past 2^64":           append([]byte{2}, append(AppendDistinctInts(nil, []uint64{^uint64(0)})[1:], 1)...),
 		"truncated delta":     {1, 0x80},
 	} {
 		if err := DecodeDistinctInts(bad, func(uint64) error { return nil }); err == nil {
@@ -295,5 +300,104 @@ func TestSumExact(t *testing.T) {
 	}
 	if _, ok := sum(false, int64(1), int64(2)).(int64); !ok {
 		t.Error("a sum that fits is not an int64")
+	}
+}
+
+// TestSlotMatchesAccumulate checks the unboxed partial aggregates of an
+// evaluation (slot) against Accumulate over random runs of values of
+// every integer width, NULLs and the int64 and uint64 extremes: the same
+// value of the same Go type after every row, past overflow both ways.
+func TestSlotMatchesAccumulate(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	vals := []any{nil, int8(-128), int8(127), int16(300), int32(-70000), int64(math.MaxInt64), int64(math.MinInt64),
+		int64(-1), int64(1), uint8(255), uint32(math.MaxUint32), uint64(math.MaxUint64), uint64(math.MaxInt64), uint64(1 << 63), int(5)}
+	for _, f := range []AggFunc{AggCountStar, AggCount, AggSum, AggMin, AggMax} {
+		for run := 0; run < 200; run++ {
+			var s slot
+			var acc any
+			if f == AggCount || f == AggCountStar {
+				acc = int64(0)
+			}
+			for i := r.Intn(12); i >= 0; i-- {
+				v := vals[r.Intn(len(vals))]
+				s.add(f, v)
+				acc = Accumulate(f, acc, v, false)
+				got := s.value(f)
+				if reflect.TypeOf(got) != reflect.TypeOf(acc) || fmt.Sprint(got) != fmt.Sprint(acc) {
+					t.Fatalf("%s run %d after %v: slot %T %v, Accumulate %T %v", f, run, v, got, got, acc, acc)
+				}
+			}
+		}
+	}
+}
+
+// TestDistinctManyPages checks the distinct sets of regions fed many
+// rows with repeats, in small pages (a page is sent once half of it is
+// distinct), merged over many outputs: the count is the values', and the
+// merge asks its memory bound once per distinct value, failing with its
+// error.
+func TestDistinctManyPages(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	p := &Program{Columns: []int64{1}, Aggregate: true, GroupBy: []Expr{col(0)}, DistinctInts: true, PageRows: 64}
+	var outputs [][]byte
+	want := map[int64]bool{}
+	for region := 0; region < 40; region++ {
+		e, err := p.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		span := int64(1 + r.Intn(20000))
+		for i := r.Intn(3000); i >= 0; i-- {
+			var v any = r.Int63n(span) - span/2
+			if r.Intn(10) == 0 {
+				v = nil
+			} else {
+				want[v.(int64)] = true
+			}
+			row, _ := tablecodec.EncodeRow([]int64{1}, []any{v})
+			full, _, err := e.Feed(nil, row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full {
+				out, _ := e.Output()
+				outputs = append(outputs, out)
+			}
+		}
+		out, _ := e.Output()
+		outputs = append(outputs, out)
+	}
+	reserved := 0
+	m := NewMerger(p, func() error { reserved++; return nil })
+	for _, out := range outputs {
+		if err := m.Add(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Len() != len(want) || reserved != len(want) {
+		t.Fatalf("%d distinct, %d reserved, want %d (%d outputs)", m.Len(), reserved, len(want), len(outputs))
+	}
+	bound := errors.New("over the bound")
+	reserved = 0
+	m = NewMerger(p, func() error {
+		if reserved++; reserved > len(want)/2 {
+			return bound
+		}
+		return nil
+	})
+	err := error(nil)
+	for _, out := range outputs {
+		if err = m.Add(out); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = m.Flush()
+	}
+	if !errors.Is(err, bound) {
+		t.Fatalf("over the memory bound: %v", err)
 	}
 }

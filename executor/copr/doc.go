@@ -30,7 +30,9 @@
 //     own expressions over them, so output values are exactly its own);
 //   - a distinct set (DistinctInts): the distinct non-NULL values of one
 //     integer expression, for COUNT(DISTINCT col), sent as a sorted,
-//     delta-encoded set of integers rather than as one group row each;
+//     delta-encoded set of integers rather than as one group row each
+//     (appended as rows come and sorted when a page fills, merged as
+//     sorted runs: no hashing);
 //   - a sample (Sample, sample.go): what ANALYZE TABLE collects of every
 //     row, in bounded memory: counts, NULLs, distinct-value sketches per
 //     column and index prefix, and a bottom-k sample of rows, which the
@@ -46,7 +48,12 @@
 //
 // A program that outputs rows as they come copies the encoded values of
 // its output columns into the output rows when they need no conversion
-// (verbatim.go), decoding only what its filter reads.
+// (verbatim.go), decoding only what its filter reads. A program that
+// reads no column (COUNT(*)) decodes nothing and is fed keys alone
+// (kv.KeyOnlyProgram): the store reads no value, not even one kept in
+// its data space, so it may count a table's rows or an index's entries.
+// Partial aggregates are kept unboxed (eval.go's slot), so adding a row
+// to a count or an integer sum allocates nothing.
 //
 // A program travels in a binary form of its own (wire.go, whose comment
 // has the layout; Program.Encode and Decode): JSON cost about 5% of the

@@ -56,15 +56,19 @@ type Evaluation struct {
 	top   [][]any
 	worst []any
 
-	// groups (Aggregate): group i, first met i-th, has key keys[i] and
-	// values vals[i*width:(i+1)*width], its Keep columns then its Aggs.
+	// groups (Aggregate): group i, first met i-th, has key keys[i], Keep
+	// columns vals[i*len(Keep):(i+1)*len(Keep)] and partial aggregates
+	// slots[i*len(Aggs):(i+1)*len(Aggs)].
 	groups map[string]int
 	keys   []string
 	vals   []any
+	slots  []slot
 	keyBuf []byte
-	// set holds the values of a DistinctInts aggregation, as
-	// distinctOrder maps them.
-	set map[uint64]struct{}
+	// distinct holds the values of a DistinctInts aggregation, as
+	// distinctOrder maps them: appended as rows come, sorted and their
+	// repeats dropped when the page fills (compactDistinct) and at
+	// Output, which costs a row an append rather than a hash insert.
+	distinct []uint64
 	// sampler collects a sampling program's statistics.
 	sampler *sampler
 	// verbatim, when set, outputs rows without decoding their output
@@ -99,14 +103,19 @@ func (p *Program) Start() (*Evaluation, error) {
 	if p.Aggregate {
 		e.groups = map[string]int{}
 	}
-	if p.DistinctInts {
-		e.set = map[uint64]struct{}{}
-	}
 	if p.Sample != nil {
 		e.sampler = newSampler(p.Sample, len(p.Columns))
 	}
 	e.verbatim = newVerbatim(p)
 	return e, nil
+}
+
+var _ kv.KeyOnlyProgram = (*Evaluation)(nil)
+
+// KeysOnly implements kv.KeyOnlyProgram: a program that reads no column
+// (COUNT(*), over rows or over an index's entries) needs no values.
+func (e *Evaluation) KeysOnly() bool {
+	return len(e.p.Columns) == 0 && e.sampler == nil
 }
 
 // Feed implements kv.CoprocessorProgram: key is a row key, value its row
@@ -117,7 +126,10 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 			return full, done, err
 		}
 	}
-	if err := tablecodec.DecodeRow(value, e.p.Columns, e.row, e.present); err != nil {
+	if len(e.p.Columns) == 0 {
+		// A program that reads no column (a count) needs no decoding;
+		// it may be fed index entries or keys alone (KeysOnly).
+	} else if err := tablecodec.DecodeRow(value, e.p.Columns, e.row, e.present); err != nil {
 		return false, false, err
 	}
 	for i, ok := range e.present {
@@ -148,8 +160,13 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 		if !ok {
 			return false, false, fmt.Errorf("program: distinct value of type %T, not an integer", v)
 		}
-		e.set[u] = struct{}{}
-		return len(e.set) >= e.page, false, nil
+		e.distinct = append(e.distinct, u)
+		if len(e.distinct) < e.page {
+			return false, false, nil
+		}
+		// Full once half a page of them are distinct.
+		e.distinct = compactDistinct(e.distinct)
+		return len(e.distinct) >= max(e.page/2, 1), false, nil
 	}
 	if e.p.Aggregate {
 		if err := e.aggregate(); err != nil {
@@ -287,7 +304,6 @@ func (e *Evaluation) aggregate() error {
 		}
 	}
 	e.keyBuf = key
-	width := len(e.p.Keep) + len(e.p.Aggs)
 	g, ok := e.groups[string(key)]
 	if !ok {
 		g = len(e.keys)
@@ -297,15 +313,9 @@ func (e *Evaluation) aggregate() error {
 		for _, c := range e.p.Keep {
 			e.vals = append(e.vals, e.row[c])
 		}
-		for _, a := range e.p.Aggs {
-			var zero any
-			if a.Func == AggCount || a.Func == AggCountStar {
-				zero = int64(0)
-			}
-			e.vals = append(e.vals, zero)
-		}
+		e.slots = append(e.slots, make([]slot, len(e.p.Aggs))...)
 	}
-	aggs := e.vals[g*width+len(e.p.Keep) : (g+1)*width]
+	slots := e.slots[g*len(e.p.Aggs) : (g+1)*len(e.p.Aggs)]
 	for i := range e.p.Aggs {
 		a := &e.p.Aggs[i]
 		var v any
@@ -315,9 +325,70 @@ func (e *Evaluation) aggregate() error {
 				return err
 			}
 		}
-		aggs[i] = Accumulate(a.Func, aggs[i], v, false)
+		slots[i].add(a.Func, v)
 	}
 	return nil
+}
+
+// slot is one partial aggregate of a group, kept unboxed where it can be
+// so that adding a row allocates nothing: a count, or an integer sum
+// while it fits an int64, in n; a MIN or MAX, or a sum past int64, in v.
+// Its value is what Accumulate would have made of the same rows.
+type slot struct {
+	n   int64
+	has bool // a sum: some value was added (else it is NULL)
+	v   any
+}
+
+// add adds the value v of one row to the slot of aggregate f.
+func (s *slot) add(f AggFunc, v any) {
+	switch f {
+	case AggCountStar:
+		s.n++
+	case AggCount:
+		if v != nil {
+			s.n++
+		}
+	case AggSum:
+		if v == nil {
+			return
+		}
+		if s.v == nil {
+			i, isInt := Signed(v)
+			if u, ok := Unsigned(v); ok && u <= math.MaxInt64 {
+				i, isInt = int64(u), true
+			}
+			if isInt {
+				if !s.has {
+					s.n, s.has = i, true
+					return
+				}
+				sum := s.n + i
+				// Overflow: both addends of one sign and the sum of the other.
+				if (s.n >= 0) != (i >= 0) || (sum >= 0) == (i >= 0) {
+					s.n = sum
+					return
+				}
+			}
+			if s.has {
+				s.v = decimal.NewFromInt(s.n)
+			}
+		}
+		s.v, s.has = addExact(s.v, v), true
+	default:
+		s.v = Accumulate(f, s.v, v, false)
+	}
+}
+
+// value returns the slot's partial aggregate of f.
+func (s *slot) value(f AggFunc) any {
+	switch {
+	case f == AggCountStar || f == AggCount:
+		return s.n
+	case f == AggSum && s.v == nil && s.has:
+		return s.n
+	}
+	return s.v
 }
 
 // Accumulate adds v to the partial aggregate acc of f; merging says v is
@@ -409,20 +480,24 @@ func (e *Evaluation) Output() ([]byte, error) {
 		e.out = e.sampler.output()
 		e.sampler = newSampler(e.p.Sample, len(e.p.Columns))
 	case e.p.DistinctInts:
-		e.out = AppendDistinctInts(e.out, e.set)
-		clear(e.set)
+		e.out = AppendDistinctInts(e.out, compactDistinct(e.distinct))
+		e.distinct = e.distinct[:0]
 	case e.p.Aggregate:
-		width := len(e.p.Keep) + len(e.p.Aggs)
-		row := make([]any, 1+width)
+		nk, na := len(e.p.Keep), len(e.p.Aggs)
+		row := make([]any, 1+nk+na)
 		for g, k := range e.keys {
 			row[0] = []byte(k)
-			copy(row[1:], e.vals[g*width:(g+1)*width])
+			copy(row[1:], e.vals[g*nk:(g+1)*nk])
+			for i := range e.p.Aggs {
+				row[1+nk+i] = e.slots[g*na+i].value(e.p.Aggs[i].Func)
+			}
 			if err := e.appendRow(row); err != nil {
 				return nil, err
 			}
 		}
 		clear(e.groups)
-		e.keys, e.vals = e.keys[:0], e.vals[:0]
+		clear(e.vals)
+		e.keys, e.vals, e.slots = e.keys[:0], e.vals[:0], e.slots[:0]
 	case len(e.p.OrderBy) > 0:
 		e.cutTop()
 		for _, r := range e.top {

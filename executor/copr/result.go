@@ -65,13 +65,9 @@ func distinctOrder(v any) (uint64, bool) {
 	return Unsigned(v)
 }
 
-// AppendDistinctInts appends the set's encoding to b.
-func AppendDistinctInts(b []byte, set map[uint64]struct{}) []byte {
-	vals := make([]uint64, 0, len(set))
-	for v := range set {
-		vals = append(vals, v)
-	}
-	slices.Sort(vals)
+// AppendDistinctInts appends the encoding of a set to b: vals, in
+// ascending order without repeats (compactDistinct).
+func AppendDistinctInts(b []byte, vals []uint64) []byte {
 	b = binary.AppendUvarint(b, uint64(len(vals)))
 	prev := uint64(0)
 	for _, v := range vals {
@@ -79,6 +75,12 @@ func AppendDistinctInts(b []byte, set map[uint64]struct{}) []byte {
 		prev = v
 	}
 	return b
+}
+
+// compactDistinct sorts vals and drops their repeats, in place.
+func compactDistinct(vals []uint64) []uint64 {
+	slices.Sort(vals)
+	return slices.Compact(vals)
 }
 
 // DecodeDistinctInts calls fn with each value of the sets in data (an
@@ -116,8 +118,11 @@ type Merger struct {
 	// Aggs...], the first partial met, merged into.
 	groups map[string]int
 	rows   [][]any
-	// set is the union of a DistinctInts program's sets.
-	set map[uint64]struct{}
+	// distinct is the union of a DistinctInts program's sets so far, in
+	// ascending order; pending are the values of the sets added since,
+	// merged into it when they are as many (mergeDistinct), so that each
+	// value is sorted and merged a logarithmic number of times at most.
+	distinct, pending []uint64
 }
 
 // NewMerger returns a merger for the outputs of p. reserve, when not nil,
@@ -130,21 +135,14 @@ func NewMerger(p *Program, reserve func() error) *Merger {
 // Add merges one output.
 func (m *Merger) Add(data []byte) error {
 	if m.p.DistinctInts {
-		if m.set == nil {
-			m.set = map[uint64]struct{}{}
-		}
-		return DecodeDistinctInts(data, func(v uint64) error {
-			if _, ok := m.set[v]; ok {
-				return nil
-			}
-			if m.reserve != nil {
-				if err := m.reserve(); err != nil {
-					return err
-				}
-			}
-			m.set[v] = struct{}{}
+		err := DecodeDistinctInts(data, func(v uint64) error {
+			m.pending = append(m.pending, v)
 			return nil
 		})
+		if err != nil || len(m.pending) < max(len(m.distinct), 1<<12) {
+			return err
+		}
+		return m.mergeDistinct()
 	}
 	nk := len(m.p.Keep)
 	return DecodeRows(data, 1+nk+len(m.p.Aggs), func(row []any) error {
@@ -183,11 +181,48 @@ func isInt64(v any) bool {
 	return ok
 }
 
+// mergeDistinct merges the pending values into the union, calling
+// reserve for each value new to it.
+func (m *Merger) mergeDistinct() error {
+	add := compactDistinct(m.pending)
+	out := make([]uint64, 0, len(m.distinct)+len(add))
+	i, j := 0, 0
+	for i < len(m.distinct) || j < len(add) {
+		switch {
+		case j == len(add) || i < len(m.distinct) && m.distinct[i] < add[j]:
+			out = append(out, m.distinct[i])
+			i++
+		case i < len(m.distinct) && m.distinct[i] == add[j]:
+			out = append(out, m.distinct[i])
+			i, j = i+1, j+1
+		default:
+			if m.reserve != nil {
+				if err := m.reserve(); err != nil {
+					return err
+				}
+			}
+			out = append(out, add[j])
+			j++
+		}
+	}
+	m.distinct, m.pending = out, m.pending[:0]
+	return nil
+}
+
+// Flush merges what Add has kept aside: call it once every output is
+// added, before Len, for its error (a memory bound's).
+func (m *Merger) Flush() error {
+	if m.p.DistinctInts && len(m.pending) > 0 {
+		return m.mergeDistinct()
+	}
+	return nil
+}
+
 // Len returns the number of groups: of distinct values for a
-// DistinctInts program.
+// DistinctInts program (after Flush).
 func (m *Merger) Len() int {
 	if m.p.DistinctInts {
-		return len(m.set)
+		return len(m.distinct)
 	}
 	return len(m.rows)
 }

@@ -102,6 +102,15 @@ type Pushed interface {
 	PushedDown() string
 }
 
+// IndexPushed is a Pushed node that may read an index's entries instead
+// of the rows of the plan it replaced (a count of them): it is explained
+// as MySQL explains a full index scan (type index, Using index).
+type IndexPushed interface {
+	Pushed
+	// EntriesOf names the index read; "" when the rows are read.
+	EntriesOf() string
+}
+
 // CoveringTable is a table that can read the columns a statement needs
 // from an index's entries alone, without its rows (MySQL's "Using
 // index").
@@ -216,7 +225,12 @@ func (e *explainer) walk(b *block, n gsql.Node) {
 		first := len(b.rows)
 		e.walk(b, n.Replaced())
 		if first < len(b.rows) {
-			b.rows[first].Extra = append(b.rows[first].Extra, "Using coprocessor ("+n.PushedDown()+")")
+			r := b.rows[first]
+			if ip, ok := n.(IndexPushed); ok && ip.EntriesOf() != "" {
+				r.Type, r.Key, r.KeyLen = "index", ip.EntriesOf(), ""
+				r.Extra = append(r.Extra, "Using index")
+			}
+			r.Extra = append(r.Extra, "Using coprocessor ("+n.PushedDown()+")")
 		}
 		return
 	case *plan.Filter:
