@@ -390,6 +390,38 @@ func TestFastPathRangeRuns(t *testing.T) {
 				run(true, c.q, c.args...)
 				run(true, c.q, c.args...)
 			}
+			// MIN and MAX of the key column after those pinned: the end
+			// of the key's range answers each, which GMS's path reads
+			// (fastpath.endOfKey), where the coprocessor aggregated
+			// every row of the range.
+			for _, c := range []struct {
+				q    string
+				args []any
+			}{
+				{"SELECT MAX(id) FROM rc WHERE w = ?", []any{2}},
+				{"SELECT MIN(id), MAX(id) FROM rc WHERE w = ? AND id < ?", []any{1, 2}},
+				{"SELECT MIN(w) FROM rc WHERE w > ?", []any{1}},
+				{"SELECT MAX(id) FROM rc WHERE w = ?", []any{9}},
+			} {
+				for i := 0; i < 3; i++ {
+					before := d.status("Percdb_fastpath_hits")
+					run(false, c.q, c.args...)
+					if after := d.status("Percdb_fastpath_hits"); after != before {
+						t.Errorf("%s: run by the fast path, which aggregates every row of the range", c.q)
+					}
+				}
+			}
+			// Not by one entry: another aggregate, or another column.
+			for _, c := range []struct {
+				q    string
+				args []any
+			}{
+				{"SELECT COUNT(*), MAX(id) FROM rc WHERE w = ?", []any{2}},
+				{"SELECT MAX(v) FROM rc WHERE w = ?", []any{2}},
+			} {
+				run(false, c.q, c.args...)
+				run(true, c.q, c.args...)
+			}
 			run(true, "BEGIN")
 			run(true, rangeInsert, g.rowValues(100)...)
 			run(true, "SELECT c FROM r WHERE id BETWEEN ? AND ?", []any{90, 110}...)

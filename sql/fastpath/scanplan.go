@@ -452,6 +452,9 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			single[p.KeyCol[i]] = true
 		}
 	}
+	if endOfKey(sc, p, single, ordOf) {
+		return nil, nil, false
+	}
 	if !total && len(sc.Order) > 0 {
 		total = true
 		for k, ord := range p.KeyOrds {
@@ -645,4 +648,33 @@ func resolveCond(c *Cond, col func(string) (int, bool), depth int) (PlanCond, bo
 		pc.Args = append(pc.Args, a)
 	}
 	return pc, true
+}
+
+// endOfKey reports whether sc's aggregates are each a MIN or MAX of the
+// key column after those its conditions pin to one value, and all its
+// conditions bound the key: the first or last entry of the key's range
+// then answers each, which GMS's path reads (planrules.MinMaxByIndex,
+// "Select tables optimized away" in MySQL), where the coprocessor would
+// aggregate every row of the range (SELECT MAX(id) FROM t WHERE w = 3
+// read the 10,000 rows of w = 3 to return one value).
+func endOfKey(sc *ScanShape, p *ScanPlan, single []bool, ordOf func(string) (int, bool)) bool {
+	if !sc.Aggregates() || slices.Contains(p.KeyTerm, false) {
+		return false
+	}
+	next := 0
+	for next < len(single) && single[next] {
+		next++
+	}
+	if next == len(single) {
+		return false // one row at most
+	}
+	for _, f := range sc.Fields {
+		if f.Agg != AggMin && f.Agg != AggMax {
+			return false
+		}
+		if ord, ok := ordOf(f.Col); !ok || ord != p.KeyOrds[next] {
+			return false
+		}
+	}
+	return true
 }
