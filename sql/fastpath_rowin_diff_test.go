@@ -179,3 +179,62 @@ func TestFastPathRowInRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestFastPathRowInForUpdateLocks checks the rows a row IN ... FOR UPDATE
+// locks in a pessimistic transaction, on the fast path and on GMS's
+// (@percdb_fastpath = 0): the rows of its tuples, not a row of the
+// product of their values that matches none, which the fast path reads
+// and does not return. (w, d, id) IN ((1, 1, 2), (1, 2, 1)) reads the
+// points (1, 1, 1), (1, 1, 2), (1, 2, 1) and (1, 2, 2): a write of
+// (1, 1, 1) must not wait, a write of (1, 2, 1) must.
+func TestFastPathRowInForUpdateLocks(t *testing.T) {
+	const q = "SELECT w, d, id, v FROM ck WHERE (w, d, id) IN ((?, ?, ?), (?, ?, ?)) FOR UPDATE"
+	args := []any{1, 1, 2, 1, 2, 1}
+	var outs [2]string
+	for i, fast := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fastpath=%v", fast), func(t *testing.T) {
+			a, b, status := forUpdateSetup(t)
+			if !fast {
+				if _, err := a.Exec("SET @percdb_fastpath = 0"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := b.Exec("SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
+				t.Fatal(err)
+			}
+			// Outside a transaction first: the fast path learns the
+			// result's column definitions.
+			if _, err := a.Exec(q, args...); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Exec("BEGIN PESSIMISTIC"); err != nil {
+				t.Fatal(err)
+			}
+			hits := serverStatus(t, status, "Percdb_fastpath_hits")
+			rows, err := a.Query(q, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprint(readRows(rows))
+			rows.Close()
+			if after := serverStatus(t, status, "Percdb_fastpath_hits"); fast != (after == hits+1) {
+				t.Errorf("fast path %v: hits %d -> %d for the row IN ... FOR UPDATE", fast, hits, after)
+			}
+			for _, key := range []string{"w = 1 AND d = 1 AND id = 1", "w = 1 AND d = 2 AND id = 1"} {
+				res := "no wait"
+				if _, err := b.Exec("UPDATE ck SET v = 7 WHERE " + key); err != nil {
+					res = fmt.Sprintf("error %d", errCode(err))
+				}
+				got += "; " + key + ": " + res
+			}
+			if _, err := a.Exec("COMMIT"); err != nil {
+				t.Fatal(err)
+			}
+			outs[i] = got
+		})
+	}
+	want := "[[1 1 2 NULL] [1 2 1 30]]; w = 1 AND d = 1 AND id = 1: no wait; w = 1 AND d = 2 AND id = 1: error 1205"
+	if outs[0] != want || outs[1] != want {
+		t.Errorf("fast path %s\nGMS       %s\nwant      %s", outs[0], outs[1], want)
+	}
+}

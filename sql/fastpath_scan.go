@@ -201,10 +201,12 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
 	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
-	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > 0) {
+	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > rowIns(sc)) {
 		// Rows read that the answer would not hold would go unlocked:
 		// the plan does not allow it (ScanPlan.LockCols), GMS's path
-		// would lock them.
+		// would lock them. A row IN's filter keeps the rows of its
+		// tuples out of the product of their values, which are the
+		// rows GMS reads (fastpath.readsReturned).
 		return nil, 0, fastpath.ReasonTable, false
 	}
 	want := int64(-1)
@@ -957,6 +959,17 @@ func (b *scanBinder) cond(c *fastpath.Cond, pc *fastpath.PlanCond) (copr.Expr, b
 		x = copr.Expr{Op: copr.OpNot, Args: []copr.Expr{x}}
 	}
 	return x, true
+}
+
+// rowIns counts the row IN lists of sc's WHERE clause.
+func rowIns(sc *fastpath.ScanShape) int {
+	n := 0
+	for i := range sc.Where {
+		if sc.Where[i].Op == fastpath.CondRowIn {
+			n++
+		}
+	}
+	return n
 }
 
 // rowIn compiles a CondRowIn: an OR over its tuples of the AND of each

@@ -469,7 +469,7 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		// no sort, and a LIMIT stops the read.
 		p.Order, p.ReverseTies = nil, false
 	}
-	if p.LockCols != nil && (len(p.Order) > 0 || slices.Contains(p.KeyTerm, false)) {
+	if p.LockCols != nil && (len(p.Order) > 0 || !readsReturned(sc, p, keyCol, ordOf)) {
 		// The rows GMS reads (and locks) would not be only those the
 		// statement returns.
 		return nil, nil, false
@@ -674,6 +674,37 @@ func endOfKey(sc *ScanShape, p *ScanPlan, single []bool, ordOf func(string) (int
 		}
 		if ord, ok := ordOf(f.Col); !ok || ord != p.KeyOrds[next] {
 			return false
+		}
+	}
+	return true
+}
+
+// readsReturned reports whether the rows GMS's scan reads (and under FOR
+// UPDATE locks) are the rows the plan returns: every condition bounds
+// the key, but for row IN lists of key columns, whose tuples GMS reads as
+// points (planrules.ExpandRowComparisons) and the coprocessor keeps from
+// the product of their values, so that both return, and lock, the rows
+// of the tuples, as InnoDB does.
+func readsReturned(sc *ScanShape, p *ScanPlan, keyCol map[int]int, ordOf func(string) (int, bool)) bool {
+	for i := range sc.Where {
+		if p.KeyTerm[i] {
+			continue
+		}
+		c := &sc.Where[i]
+		if c.Op != CondRowIn {
+			return false
+		}
+		for _, o := range c.Ops {
+			if !o.IsCol() {
+				continue
+			}
+			ord, ok := ordOf(o.Col)
+			if !ok {
+				return false
+			}
+			if _, isKey := keyCol[ord]; !isKey {
+				return false
+			}
 		}
 	}
 	return true
