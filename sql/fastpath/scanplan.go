@@ -464,6 +464,18 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
 		return nil, nil, false
 	}
+	if ix == nil && sc.Limit != nil && keyOrder(p, sc, ordOf, single, true) {
+		// The primary key's order backwards, under a LIMIT: GMS's path
+		// reads the range backwards and stops at the limit
+		// (planrules.OrderByIndex), where the coprocessor, which reads
+		// forwards, would read and sort the whole range (WHERE w = 3
+		// ORDER BY id DESC LIMIT 10 read the 10,000 rows of w = 3). A
+		// secondary index's range stays here: pinned whole but for
+		// the order's column, it is one entity's rows (TPC-C
+		// Order-Status's last order of a customer), fewer than GMS's
+		// path costs in parsing and analysis.
+		return nil, nil, false
+	}
 	if inKeyOrder(p, sc, ordOf, single) {
 		// The rows come in the ORDER BY's order from the key's range:
 		// no sort, and a LIMIT stops the read.
@@ -497,6 +509,12 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 // have: WHERE k > ? ORDER BY k, id LIMIT 10 reads ten entries, where it
 // read and sorted the whole range.
 func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool) bool {
+	return keyOrder(p, sc, ordOf, single, false)
+}
+
+// keyOrder is inKeyOrder for an ORDER BY whose keys are all ascending
+// (desc false) or all descending (desc true: the key read backwards).
+func keyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool, desc bool) bool {
 	if len(sc.Order) == 0 {
 		return false
 	}
@@ -515,7 +533,7 @@ func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), sing
 	next := 0
 	for _, o := range sc.Order {
 		ord, ok := ordOf(o.Col)
-		if !ok || o.Desc {
+		if !ok || o.Desc != desc {
 			return false
 		}
 		k := slices.Index(keyOrds, ord)
