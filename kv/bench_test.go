@@ -150,24 +150,31 @@ func benchPrewriteCommit(b *testing.B, ctx context.Context, sync SyncMode, n int
 }
 
 // BenchmarkScan scans 100 of 1,000 committed keys (one version each) from
-// sstables, as a range query of sysbench's oltp_read_only does.
+// sstables, as a range query of sysbench's oltp_read_only does, forward
+// and (reverse/) in descending order, as ORDER BY ... DESC reads.
 func BenchmarkScan(b *testing.B) {
-	for _, page := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("short/page=%d", page), func(b *testing.B) { benchScan(b, 40, page) })
-		// Over the short-value limit: the values are in the data space.
-		b.Run(fmt.Sprintf("long/page=%d", page), func(b *testing.B) { benchScan(b, 300, page) })
+	for _, reverse := range []bool{false, true} {
+		dir := ""
+		if reverse {
+			dir = "reverse/"
+		}
+		for _, page := range []int{1, 10, 100} {
+			b.Run(fmt.Sprintf("%sshort/page=%d", dir, page), func(b *testing.B) { benchScan(b, 40, page, reverse) })
+			// Over the short-value limit: the values are in the data space.
+			b.Run(fmt.Sprintf("%slong/page=%d", dir, page), func(b *testing.B) { benchScan(b, 300, page, reverse) })
+		}
 	}
 }
 
 // benchScan scans pages of page keys of 1,000 values of n bytes, flushed.
-func benchScan(b *testing.B, n, page int) {
+func benchScan(b *testing.B, n, page int, reverse bool) {
 	s, rc, keys := loadBenchValues(b, 1000, true, bytes.Repeat([]byte{'v'}, n))
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		j := (i * page) % (len(keys) - page)
-		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[j], End: keys[j+page], Version: 30})
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[j], End: keys[j+page], Version: 30, Reverse: reverse})
 		if err != nil || len(pairs) != page {
 			b.Fatal(len(pairs), err)
 		}

@@ -496,13 +496,8 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 				return err
 			}
 			keyBuf = key
-			var rec *txntypes.Write
-			rec, err = r.valueWrite(key, ts)
-			if rec != nil {
-				w, found = *rec, true
-			}
-			// valueWrite moved the iterator; seek to the next user key.
-			ok = iter.SeekLT(keyspace.WritePrefix(key))
+			raw = append(raw[:0], k...) // iter.Key's buffer changes on Prev
+			w, found, ok, err = r.decideReverse(iter, raw[:len(raw)-8], key, ts)
 		} else {
 			// The user key is decoded only for a pair the walk
 			// returns: a deleted key is stepped over undecoded.
@@ -550,6 +545,67 @@ const scanSeekBound = 8
 // A Next also counts the hidden points after the deciding record exactly
 // (scancost.go), which NextPrefix jumps over.
 const versionProbeEvery = 16
+
+// decideReverse is decideForward for a reverse walk: iter is at the
+// key's oldest record, the first a walk down meets, and is left at the
+// previous key's oldest record. It steps down the key's records with
+// Prev, each newer than the last, so that the newest Put or Delete at or
+// before ts seen last decides the key, until a record newer than ts or
+// the next key: one step per record where it sought the key's records
+// and then the previous key, two seeks a key (a seek costs several
+// steps). Past scanSeekBound records (a key rewritten often) it asks
+// valueWrite, whose prefix seek goes to the deciding record directly,
+// and seeks below the key.
+func (r *mvccReader) decideReverse(iter *pebble.Iterator, prefix, key []byte, ts uint64) (w txntypes.Write, found, ok bool, err error) {
+	ok = true
+	for steps := 0; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
+		k := iter.Key()
+		if len(k) != len(prefix)+8 {
+			return w, false, false, fmt.Errorf("write key %x has a bad length", k)
+		}
+		commitTS := ^binary.BigEndian.Uint64(k[len(prefix):])
+		if steps == scanSeekBound {
+			rec, err := r.valueWrite(key, ts)
+			if err != nil {
+				return w, false, false, err
+			}
+			w, found = txntypes.Write{}, false
+			if rec != nil {
+				w, found = *rec, true
+			}
+			return w, found, iter.SeekLT(prefix), iter.Error()
+		}
+		if commitTS > ts {
+			// This record and the key's others below it are newer
+			// than the snapshot.
+			return w, found, iter.SeekLT(prefix), iter.Error()
+		}
+		typ, err := txntypes.PeekWriteType(iter.Value())
+		if err != nil {
+			return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+		}
+		switch typ {
+		case txntypes.WriteDelete:
+			w, found = txntypes.Write{Type: typ}, true
+		case txntypes.WritePut:
+			if w, err = txntypes.ParseWrite(iter.Value()); err != nil {
+				return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+			}
+			found = true
+			if w.ShortValue != nil {
+				// The record's bytes change on Prev. An empty
+				// value stays non-nil (nil: a long value).
+				if r.valBuf == nil {
+					r.valBuf = make([]byte, 0, txntypes.ShortValueMaxLen)
+				}
+				r.valBuf = append(r.valBuf[:0], w.ShortValue...)
+				w.ShortValue = r.valBuf
+			}
+		}
+		ok = iter.Prev()
+	}
+	return w, found, ok, iter.Error()
+}
 
 // decideForward returns the write record that decides, at ts, the value of
 // the key whose write records start with prefix (see valueWrite; found

@@ -201,10 +201,12 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
 	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
-	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > 0) {
+	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > rowIns(sc)) {
 		// Rows read that the answer would not hold would go unlocked:
 		// the plan does not allow it (ScanPlan.LockCols), GMS's path
-		// would lock them.
+		// would lock them. A row IN's filter keeps the rows of its
+		// tuples out of the product of their values, which are the
+		// rows GMS reads (fastpath.readsReturned).
 		return nil, 0, fastpath.ReasonTable, false
 	}
 	want := int64(-1)
@@ -892,11 +894,14 @@ func (b *scanBinder) pair(op copr.Op, c *fastpath.Cond, pc *fastpath.PlanCond, i
 
 // cond compiles a condition that is not a key condition.
 func (b *scanBinder) cond(c *fastpath.Cond, pc *fastpath.PlanCond) (copr.Expr, bool) {
-	if len(c.Args) != len(pc.Args) || c.Op != fastpath.CondIn && len(c.Ops) != len(pc.Cols) {
+	variadic := c.Op == fastpath.CondIn || c.Op == fastpath.CondRowIn
+	if len(c.Args) != len(pc.Args) || !variadic && len(c.Ops) != len(pc.Cols) {
 		return copr.Expr{}, false
 	}
 	var x copr.Expr
 	switch c.Op {
+	case fastpath.CondRowIn:
+		return b.rowIn(c, pc)
 	case fastpath.CondCmp:
 		return b.pair(cmpOps[c.Cmp], c, pc, 0, 1)
 	case fastpath.CondBetween:
@@ -952,6 +957,54 @@ func (b *scanBinder) cond(c *fastpath.Cond, pc *fastpath.PlanCond) (copr.Expr, b
 	}
 	if c.Not {
 		x = copr.Expr{Op: copr.OpNot, Args: []copr.Expr{x}}
+	}
+	return x, true
+}
+
+// rowIns counts the row IN lists of sc's WHERE clause.
+func rowIns(sc *fastpath.ScanShape) int {
+	n := 0
+	for i := range sc.Where {
+		if sc.Where[i].Op == fastpath.CondRowIn {
+			n++
+		}
+	}
+	return n
+}
+
+// rowIn compiles a CondRowIn: an OR over its tuples of the AND of each
+// column's equality with the tuple's value, as MySQL compares rows (a
+// NULL in a tuple makes its equality NULL, never true).
+func (b *scanBinder) rowIn(c *fastpath.Cond, pc *fastpath.PlanCond) (copr.Expr, bool) {
+	n := 0
+	for n < len(c.Ops) && c.Ops[n].IsCol() {
+		n++
+	}
+	if n < 2 || n > len(pc.Cols) || len(c.Ops) == n || (len(c.Ops)-n)%n != 0 {
+		return copr.Expr{}, false
+	}
+	var x copr.Expr
+	for t := n; t < len(c.Ops); t += n {
+		var and copr.Expr
+		for j := 0; j < n; j++ {
+			if c.Ops[t+j].IsCol() {
+				return copr.Expr{}, false
+			}
+			eq, ok := b.pair(copr.OpEQ, c, pc, j, t+j)
+			if !ok {
+				return copr.Expr{}, false
+			}
+			if j == 0 {
+				and = eq
+			} else {
+				and = copr.Expr{Op: copr.OpAnd, Args: []copr.Expr{and, eq}}
+			}
+		}
+		if t == n {
+			x = and
+		} else {
+			x = copr.Expr{Op: copr.OpOr, Args: []copr.Expr{x, and}}
+		}
 	}
 	return x, true
 }

@@ -390,6 +390,44 @@ func TestFastPathRangeRuns(t *testing.T) {
 				run(true, c.q, c.args...)
 				run(true, c.q, c.args...)
 			}
+			// MIN and MAX of the key column after those pinned: the end
+			// of the key's range answers each, which GMS's path reads
+			// (fastpath.endOfKey), where the coprocessor aggregated
+			// every row of the range.
+			for _, c := range []struct {
+				q    string
+				args []any
+			}{
+				{"SELECT MAX(id) FROM rc WHERE w = ?", []any{2}},
+				{"SELECT MIN(id), MAX(id) FROM rc WHERE w = ? AND id < ?", []any{1, 2}},
+				{"SELECT MIN(w) FROM rc WHERE w > ?", []any{1}},
+				{"SELECT MAX(id) FROM rc WHERE w = ?", []any{9}},
+				// The key backwards under a LIMIT: GMS's path reads
+				// the range backwards and stops at the limit.
+				{"SELECT id, v FROM rc WHERE w = ? ORDER BY id DESC LIMIT ?", []any{1, 1}},
+				{"SELECT w, id FROM rc WHERE w > ? ORDER BY w DESC, id DESC LIMIT ?", []any{0, 2}},
+			} {
+				for i := 0; i < 3; i++ {
+					before := d.status("Percdb_fastpath_hits")
+					run(false, c.q, c.args...)
+					if after := d.status("Percdb_fastpath_hits"); after != before {
+						t.Errorf("%s: run by the fast path, which reads every row of the range", c.q)
+					}
+				}
+			}
+			// Not by one entry: another aggregate, or another column.
+			for _, c := range []struct {
+				q    string
+				args []any
+			}{
+				{"SELECT COUNT(*), MAX(id) FROM rc WHERE w = ?", []any{2}},
+				{"SELECT MAX(v) FROM rc WHERE w = ?", []any{2}},
+				{"SELECT id, v FROM rc WHERE w = ? ORDER BY id DESC", []any{1}},
+				{"SELECT id, v FROM rc WHERE w = ? ORDER BY id LIMIT ?", []any{1, 1}},
+			} {
+				run(false, c.q, c.args...)
+				run(true, c.q, c.args...)
+			}
 			run(true, "BEGIN")
 			run(true, rangeInsert, g.rowValues(100)...)
 			run(true, "SELECT c FROM r WHERE id BETWEEN ? AND ?", []any{90, 110}...)

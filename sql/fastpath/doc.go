@@ -27,7 +27,13 @@
 //     distinct and cut in the SQL node (package sql's fastpath_scan.go);
 //     over a secondary index (scanindex.go) whose leading columns the
 //     conditions pin, its rows read by primary key in batches, where
-//     every plan GMS may choose answers in the same order. An ORDER BY
+//     every plan GMS may choose answers in the same order. A row IN list
+//     of integer columns, (w, id) IN ((1, 5), (1, 77)), is each column's
+//     IN list (the ranges' points) and a filter that keeps the rows of
+//     one tuple (rowInConds). MIN/MAX answered by the end of the key's
+//     range, and the primary key's order backwards under a LIMIT, are
+//     left to GMS's path, which reads one end (the coprocessor reads
+//     forwards and whole ranges). An ORDER BY
 //     that is the key's own ascending order (columns pinned by = may be
 //     left out or named anywhere) sorts nothing, and a LIMIT stops the
 //     read; FOR UPDATE is taken where every condition bounds the

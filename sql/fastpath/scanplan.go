@@ -452,6 +452,9 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			single[p.KeyCol[i]] = true
 		}
 	}
+	if endOfKey(sc, p, single, ordOf) {
+		return nil, nil, false
+	}
 	if !total && len(sc.Order) > 0 {
 		total = true
 		for k, ord := range p.KeyOrds {
@@ -461,12 +464,24 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
 		return nil, nil, false
 	}
+	if ix == nil && sc.Limit != nil && keyOrder(p, sc, ordOf, single, true) {
+		// The primary key's order backwards, under a LIMIT: GMS's path
+		// reads the range backwards and stops at the limit
+		// (planrules.OrderByIndex), where the coprocessor, which reads
+		// forwards, would read and sort the whole range (WHERE w = 3
+		// ORDER BY id DESC LIMIT 10 read the 10,000 rows of w = 3). A
+		// secondary index's range stays here: pinned whole but for
+		// the order's column, it is one entity's rows (TPC-C
+		// Order-Status's last order of a customer), fewer than GMS's
+		// path costs in parsing and analysis.
+		return nil, nil, false
+	}
 	if inKeyOrder(p, sc, ordOf, single) {
 		// The rows come in the ORDER BY's order from the key's range:
 		// no sort, and a LIMIT stops the read.
 		p.Order, p.ReverseTies = nil, false
 	}
-	if p.LockCols != nil && (len(p.Order) > 0 || slices.Contains(p.KeyTerm, false)) {
+	if p.LockCols != nil && (len(p.Order) > 0 || !readsReturned(sc, p, keyCol, ordOf)) {
 		// The rows GMS reads (and locks) would not be only those the
 		// statement returns.
 		return nil, nil, false
@@ -494,6 +509,12 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 // have: WHERE k > ? ORDER BY k, id LIMIT 10 reads ten entries, where it
 // read and sorted the whole range.
 func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool) bool {
+	return keyOrder(p, sc, ordOf, single, false)
+}
+
+// keyOrder is inKeyOrder for an ORDER BY whose keys are all ascending
+// (desc false) or all descending (desc true: the key read backwards).
+func keyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool, desc bool) bool {
 	if len(sc.Order) == 0 {
 		return false
 	}
@@ -512,7 +533,7 @@ func inKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), sing
 	next := 0
 	for _, o := range sc.Order {
 		ord, ok := ordOf(o.Col)
-		if !ok || o.Desc {
+		if !ok || o.Desc != desc {
 			return false
 		}
 		k := slices.Index(keyOrds, ord)
@@ -645,4 +666,64 @@ func resolveCond(c *Cond, col func(string) (int, bool), depth int) (PlanCond, bo
 		pc.Args = append(pc.Args, a)
 	}
 	return pc, true
+}
+
+// endOfKey reports whether sc's aggregates are each a MIN or MAX of the
+// key column after those its conditions pin to one value, and all its
+// conditions bound the key: the first or last entry of the key's range
+// then answers each, which GMS's path reads (planrules.MinMaxByIndex,
+// "Select tables optimized away" in MySQL), where the coprocessor would
+// aggregate every row of the range (SELECT MAX(id) FROM t WHERE w = 3
+// read the 10,000 rows of w = 3 to return one value).
+func endOfKey(sc *ScanShape, p *ScanPlan, single []bool, ordOf func(string) (int, bool)) bool {
+	if !sc.Aggregates() || slices.Contains(p.KeyTerm, false) {
+		return false
+	}
+	next := 0
+	for next < len(single) && single[next] {
+		next++
+	}
+	if next == len(single) {
+		return false // one row at most
+	}
+	for _, f := range sc.Fields {
+		if f.Agg != AggMin && f.Agg != AggMax {
+			return false
+		}
+		if ord, ok := ordOf(f.Col); !ok || ord != p.KeyOrds[next] {
+			return false
+		}
+	}
+	return true
+}
+
+// readsReturned reports whether the rows GMS's scan reads (and under FOR
+// UPDATE locks) are the rows the plan returns: every condition bounds
+// the key, but for row IN lists of key columns, whose tuples GMS reads as
+// points (planrules.ExpandRowComparisons) and the coprocessor keeps from
+// the product of their values, so that both return, and lock, the rows
+// of the tuples, as InnoDB does.
+func readsReturned(sc *ScanShape, p *ScanPlan, keyCol map[int]int, ordOf func(string) (int, bool)) bool {
+	for i := range sc.Where {
+		if p.KeyTerm[i] {
+			continue
+		}
+		c := &sc.Where[i]
+		if c.Op != CondRowIn {
+			return false
+		}
+		for _, o := range c.Ops {
+			if !o.IsCol() {
+				continue
+			}
+			ord, ok := ordOf(o.Col)
+			if !ok {
+				return false
+			}
+			if _, isKey := keyCol[ord]; !isKey {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -41,6 +41,11 @@ const (
 	CondAnd
 	CondOr
 	CondNot
+	// CondRowIn: (Ops[0], ..., Ops[n-1]) IN ((Ops[n], ..., Ops[2n-1]),
+	// ...), the n leading operands columns and the others values, tuple
+	// by tuple. It is made only of a top-level conjunct, with the
+	// columns' own IN lists beside it (rowInConds).
+	CondRowIn
 )
 
 // CmpOp is a comparison operator of a CondCmp.
@@ -260,6 +265,16 @@ func scanField(f *ast.SelectField) (ScanField, bool) {
 func (sc *ScanShape) setWhere(e ast.ExprNode) bool {
 	terms := conjuncts(e)
 	for _, t := range terms {
+		if in, ok := t.(*ast.PatternInExpr); ok {
+			if _, isRow := in.Expr.(*ast.RowExpr); isRow {
+				cs, ok := rowInConds(in)
+				if !ok {
+					return false
+				}
+				sc.Where = append(sc.Where, cs...)
+				continue
+			}
+		}
 		c, ok := condOf(t, 0)
 		if !ok {
 			return false
@@ -267,6 +282,54 @@ func (sc *ScanShape) setWhere(e ast.ExprNode) bool {
 		sc.Where = append(sc.Where, c)
 	}
 	return len(sc.Where) > 0
+}
+
+// maxRowInTuples is the longest row IN list the fast path reads, as
+// GMS's path writes no longer one column by column
+// (planrules.MaxRowExpansionTuples).
+const maxRowInTuples = 256
+
+// rowInConds reads (c1, ..., cn) IN ((v11, ..., v1n), ...), a conjunct of
+// the WHERE clause, as MySQL compares rows, column by column: one IN list
+// per column (c1 IN (v11, v21, ...)), which bound the key's ranges as any
+// IN list does, to the product of the tuples' values, and the CondRowIn
+// that keeps the rows matching one tuple whole ((w, id) IN ((1, 5), (2,
+// 7)) reads the points (1, 5), (1, 7), (2, 5), (2, 7) and keeps two).
+// For a WHERE clause that is the same: a row that matches a tuple is in
+// each column's list. Its parameters are read twice; numberParams gives
+// both the one number. NOT IN, subqueries and tuples of another length
+// (MySQL's error 1241) are GMS's.
+func rowInConds(in *ast.PatternInExpr) ([]Cond, bool) {
+	row := in.Expr.(*ast.RowExpr)
+	n := len(row.Values)
+	if in.Not || in.Sel != nil || len(in.List) == 0 || len(in.List) > maxRowInTuples || n < 2 {
+		return nil, false
+	}
+	lists := make([]Cond, n)
+	whole := Cond{Op: CondRowIn}
+	for j, e := range row.Values {
+		col, ok := plainColumn(e)
+		if !ok {
+			return nil, false
+		}
+		lists[j] = Cond{Op: CondIn, Ops: []Operand{{Col: col}}}
+		whole.Ops = append(whole.Ops, Operand{Col: col})
+	}
+	for _, item := range in.List {
+		tuple, ok := item.(*ast.RowExpr)
+		if !ok || len(tuple.Values) != n {
+			return nil, false
+		}
+		for j, e := range tuple.Values {
+			v, ok := valueOf(e)
+			if !ok {
+				return nil, false
+			}
+			lists[j].Ops = append(lists[j].Ops, Operand{Val: v})
+			whole.Ops = append(whole.Ops, Operand{Val: v})
+		}
+	}
+	return append(lists, whole), true
 }
 
 // maxCondDepth bounds the nesting of a condition read (a deeper one is

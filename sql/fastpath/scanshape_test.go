@@ -92,6 +92,16 @@ func describeCond(c *Cond) string {
 		return fmt.Sprintf("%s %sin (%s)", ops[0], not, strings.Join(ops[1:], ", "))
 	case CondIsNull:
 		return fmt.Sprintf("%s is %snull", ops[0], not)
+	case CondRowIn:
+		n := 0
+		for n < len(c.Ops) && c.Ops[n].IsCol() {
+			n++
+		}
+		var tuples []string
+		for i := n; i+n <= len(ops) && n > 0; i += n {
+			tuples = append(tuples, "("+strings.Join(ops[i:i+n], ", ")+")")
+		}
+		return fmt.Sprintf("(%s) in (%s)", strings.Join(ops[:n], ", "), strings.Join(tuples, ", "))
 	case CondNot:
 		return "not (" + describeCond(&c.Args[0]) + ")"
 	case CondAnd, CondOr:

@@ -524,10 +524,15 @@ func (s *Shape) numberParams() {
 		s.Scan.values(visit)
 	}
 	sort.Slice(ptrs, func(i, j int) bool { return ptrs[i].Param < ptrs[j].Param })
-	for i, p := range ptrs {
-		p.Param = i
+	// A marker read twice (a row IN's, rowInConds) keeps one number.
+	n, last := 0, -1
+	for _, p := range ptrs {
+		if p.Param != last {
+			last, n = p.Param, n+1
+		}
+		p.Param = n - 1
 	}
-	s.Params = len(ptrs)
+	s.Params = n
 }
 
 // paramName returns the name vitess gives the bind variable of parameter

@@ -188,9 +188,10 @@ func wholeIndexRead(ctx *gsql.Context, rt *plan.ResolvedTable, sort gsql.SortFie
 }
 
 // MinMaxByIndexRule is MinMaxByIndex as an analyzer rule, to run where
-// OrderByIndexRule does.
-func MinMaxByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return MinMaxByIndex(ctx, n)
+// OrderByIndexRule does. Outside a subquery it also splits a GroupBy of
+// several MIN and MAX aggregates (see MinMaxByIndex).
+func MinMaxByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return minMaxByIndex(ctx, n, scope.IsEmpty())
 }
 
 // MinMaxByIndex answers MIN(col) or MAX(col), the one aggregate of a
@@ -202,59 +203,103 @@ func MinMaxByIndexRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *
 // read them all. GMS's own rule (replaceAgg) does so only for the first
 // column of a primary key. The aggregate stays, over at most one row, so
 // that no row still gives one NULL.
+//
+// Several such aggregates (SELECT MIN(k), MAX(k), MAX(id) FROM t WHERE
+// w = 3) become one GroupBy each, each over its own one-row read, joined
+// by a cross join of their one-row results, whose row is the aggregates'
+// in the order selected, as MySQL's optimizer answers each from an
+// index's end ("Select tables optimized away"). The split is made only
+// when every aggregate can be so answered; one that cannot (a COUNT, a
+// MIN of an unindexed column) would read every row anyway.
 func MinMaxByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return minMaxByIndex(ctx, n, true)
+}
+
+// minMaxByIndex is MinMaxByIndex; split allows the cross join of several
+// aggregates, which the rule leaves out of subqueries, whose rows carry
+// the outer scope's row before their own.
+func minMaxByIndex(ctx *gsql.Context, n gsql.Node, split bool) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		gb, ok := n.(*plan.GroupBy)
-		if !ok || len(gb.GroupByExprs) != 0 || len(gb.SelectedExprs) != 1 {
+		if !ok || len(gb.GroupByExprs) != 0 || len(gb.SelectedExprs) == 0 ||
+			(len(gb.SelectedExprs) > 1 && !split) {
 			return n, transform.SameTree, nil
 		}
-		var arg gsql.Expression
-		var order gsql.SortOrder
-		switch agg := gb.SelectedExprs[0].(type) {
-		case *aggregation.Min:
-			arg, order = agg.Child, gsql.Ascending
-			if agg.Window() != nil {
-				return n, transform.SameTree, nil
+		var out gsql.Node
+		for _, sel := range gb.SelectedExprs {
+			read, ok, err := minMaxRead(ctx, gb.Child, sel)
+			if err != nil || !ok {
+				return n, transform.SameTree, err
 			}
-		case *aggregation.Max:
-			arg, order = agg.Child, gsql.Descending
-			if agg.Window() != nil {
-				return n, transform.SameTree, nil
-			}
-		default:
-			return n, transform.SameTree, nil
-		}
-		col, ok := arg.(*expression.GetField)
-		if !ok {
-			return n, transform.SameTree, nil
-		}
-		sort := gsql.SortFields{{Column: col, Order: order}}
-		var read gsql.Node
-		var err error
-		if rt, isScan := gb.Child.(*plan.ResolvedTable); isScan {
-			// No WHERE clause: the first row of the whole index.
-			read, ok, err = wholeIndexRead(ctx, rt, sort)
-		} else {
-			read, ok, err = orderedRead(ctx, gb.Child, sort)
-		}
-		if err != nil || !ok {
-			return n, transform.SameTree, err
-		}
-		if col.IsNullable() {
-			// One filter, which the coprocessor takes with the limit.
-			notNull := gsql.Expression(expression.NewNot(expression.NewIsNull(col)))
-			if f, ok := read.(*plan.Filter); ok {
-				read = plan.NewFilter(expression.NewAnd(f.Expression, notNull), f.Child)
+			one := plan.NewGroupBy([]gsql.Expression{sel}, nil, read)
+			if out == nil {
+				out = one
 			} else {
-				read = plan.NewFilter(notNull, read)
+				out = plan.NewCrossJoin(out, one)
 			}
 		}
-		ret, err := gb.WithChildren(plan.NewLimit(expression.NewLiteral(int64(1), types.Int64), read))
-		if err != nil {
-			return nil, transform.SameTree, err
+		if len(gb.SelectedExprs) == 1 {
+			ret, err := gb.WithChildren(out.(*plan.GroupBy).Child)
+			if err != nil {
+				return nil, transform.SameTree, err
+			}
+			return ret, transform.NewTree, nil
 		}
-		return ret, transform.NewTree, nil
+		return out, transform.NewTree, nil
 	})
+}
+
+// minMaxRead returns, for sel, a MIN or MAX of a column (under an
+// alias or not) aggregated over child, a read of at most the one row of
+// child that gives the aggregate's value (Limit 1 over the ordered read,
+// with NULLs of the column filtered out), and false when sel is not such
+// an aggregate or no index gives its order.
+func minMaxRead(ctx *gsql.Context, child gsql.Node, sel gsql.Expression) (gsql.Node, bool, error) {
+	if a, ok := sel.(*expression.Alias); ok {
+		sel = a.Child
+	}
+	var arg gsql.Expression
+	var order gsql.SortOrder
+	switch agg := sel.(type) {
+	case *aggregation.Min:
+		arg, order = agg.Child, gsql.Ascending
+		if agg.Window() != nil {
+			return nil, false, nil
+		}
+	case *aggregation.Max:
+		arg, order = agg.Child, gsql.Descending
+		if agg.Window() != nil {
+			return nil, false, nil
+		}
+	default:
+		return nil, false, nil
+	}
+	col, ok := arg.(*expression.GetField)
+	if !ok {
+		return nil, false, nil
+	}
+	sort := gsql.SortFields{{Column: col, Order: order}}
+	var read gsql.Node
+	var err error
+	if rt, isScan := child.(*plan.ResolvedTable); isScan {
+		// No WHERE clause: the first row of the whole index.
+		read, ok, err = wholeIndexRead(ctx, rt, sort)
+	} else {
+		read, ok, err = orderedRead(ctx, child, sort)
+	}
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if col.IsNullable() {
+		// One filter, which the coprocessor takes with the limit.
+		notNull := gsql.Expression(expression.NewNot(expression.NewIsNull(col)))
+		if f, ok := read.(*plan.Filter); ok {
+			read = plan.NewFilter(expression.NewAnd(f.Expression, notNull), f.Child)
+		} else {
+			read = plan.NewFilter(notNull, read)
+		}
+	}
+	return plan.NewLimit(expression.NewLiteral(int64(1), types.Int64), read), true, nil
 }
 
 // orderedRead returns child, Filters over a static index read, with the
