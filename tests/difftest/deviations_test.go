@@ -190,3 +190,28 @@ func deviationNamed(t *testing.T, name string) *deviation {
 	t.Fatalf("no deviation %s", name)
 	return nil
 }
+
+// TestStrictWarnsBeforeError checks what the strict-warnings deviation
+// matches: MariaDB's warnings of the error's own code before it, on a
+// data change, and nothing else.
+func TestStrictWarnsBeforeError(t *testing.T) {
+	codes := func(s string) outcome { return outcome{rows: [][]string{{s}}} }
+	const upd = "UPDATE vt SET bu = bu * -1 WHERE ti >= 'abc'"
+	for _, c := range []struct {
+		stmt, p, m string
+		want       bool
+	}{
+		{upd, "error 1292", "1292,error 1292", true},
+		{upd, "error 1292", "1292,1292,error 1292", true},
+		{"DELETE FROM vt WHERE ti < '7x'", "error 1292", "1292,error 1292", true},
+		{upd, "error 1292", "error 1292", false},             // no difference
+		{upd, "error 1292", "1264,error 1292", false},        // another code
+		{upd, "1292", "1292,1292", false},                    // warnings only
+		{upd, "error 1264", "1292,error 1292", false},        // another error
+		{"SELECT 1", "error 1292", "1292,error 1292", false}, // no data change
+	} {
+		if got := strictWarnsBeforeError.match(c.stmt, codes(c.p), codes(c.m)); got != c.want {
+			t.Errorf("match(%q, %q, %q) = %v, want %v", c.stmt, c.p, c.m, got, c.want)
+		}
+	}
+}

@@ -116,8 +116,9 @@ func (r *run) resyncValues() {
 }
 
 // warningCodes returns the codes of the last statement's warnings and
-// errors (not its notes), sorted: the two servers word some messages
-// differently (MariaDB names a column `db`.`t`.`c` in 1366).
+// errors (not its notes), sorted, an error's written "error N": the two
+// servers word some messages differently (MariaDB names a column
+// `db`.`t`.`c` in 1366).
 func (t *target) warningCodes(r *run) string {
 	o := t.query(r.ctx, "SHOW WARNINGS")
 	if o.err != nil {
@@ -125,7 +126,11 @@ func (t *target) warningCodes(r *run) string {
 	}
 	var codes []string
 	for _, w := range o.rows {
-		if len(w) >= 2 && w[0] != "Note" {
+		switch {
+		case len(w) < 2 || w[0] == "Note":
+		case w[0] == "Error":
+			codes = append(codes, "error "+w[1])
+		default:
 			codes = append(codes, w[1])
 		}
 	}
