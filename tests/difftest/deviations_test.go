@@ -177,6 +177,21 @@ func TestStrictDMLStringComparison(t *testing.T) {
 			t.Errorf("%s: matched %v, want %v", c.stmt, got, c.want)
 		}
 	}
+	// MariaDB went on past the string and failed on the value it
+	// stored: that error, not another.
+	const upd = "UPDATE vt SET bu = bu + 0.5 WHERE i NOT IN ('7x', '255.5')"
+	for _, c := range []struct {
+		m    *mysql.MySQLError
+		want bool
+	}{
+		{&mysql.MySQLError{Number: 1264, Message: "Out of range value for column 'bu' at row 2"}, true},
+		{&mysql.MySQLError{Number: 1690, Message: "BIGINT value is out of range in '`vt`.`bi` * 1000'"}, true},
+		{&mysql.MySQLError{Number: 1062, Message: "Duplicate entry '1' for key 'PRIMARY'"}, false},
+	} {
+		if got := d.match(upd, err1292("7x"), outcome{err: c.m}); got != c.want {
+			t.Errorf("MariaDB's %d: matched %v, want %v", c.m.Number, got, c.want)
+		}
+	}
 }
 
 // deviationNamed returns the listed deviation of that name.

@@ -1,14 +1,11 @@
 package difftest
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
 	"sort"
 	"strings"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 var (
@@ -136,16 +133,4 @@ func (t *target) warningCodes(r *run) string {
 	}
 	sort.Strings(codes)
 	return strings.Join(codes, ",")
-}
-
-// errorCode is a MySQL error's number, 0 for none.
-func errorCode(err error) uint16 {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
 }
