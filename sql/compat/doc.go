@@ -35,10 +35,11 @@
 //     catalog before its own: date and time (functions.go,
 //     timevalues.go), numeric (numeric.go), FIELD, INSTR and LOCATE
 //     (stringcmp.go), ranks of peers (peers.go), LEAD and LAG with a
-//     parameter offset (window.go);
+//     parameter offset (window.go), GROUP_CONCAT (groupconcat.go);
 //   - statements before the planner (RewriteParsed, KeepLikeEscapes,
 //     TimePrecisions): LIKE's backslash escapes, DECIMAL literals'
 //     scales, repeated aggregates, named windows' ORDER BY (parse.go),
+//     GROUP_CONCAT as a call of percdb's aggregate (groupconcat.go),
 //     TIME(n) columns (timefsp.go);
 //   - GMS's errors as MySQL's: KindPattern recognises the messages of
 //     one of GMS's error kinds, for package sql's and package

@@ -102,13 +102,17 @@ func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, erro
 // up before its built-in ones (package sql's DatabaseProvider.Function).
 func Function(name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{windowFunctions, intervalFunctions, utcFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions} {
+	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}
 	}
 	return nil, false
 }
+
+// aggregateFunctions are percdb's aggregates by lower-case name
+// (groupconcat.go). It is not changed after the package is initialized.
+var aggregateFunctions = map[string]gsql.Function{"group_concat": groupConcatFunction}
 
 // newCurDate returns CURDATE() (or CURRENT_DATE, by name): the date the
 // statement started, typed DATE.

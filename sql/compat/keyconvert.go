@@ -109,8 +109,12 @@ func zeroString(s string) bool {
 // it is: no more digits after the point than t keeps and, for an
 // integer type, within its range. GMS's conversion of any other rounds
 // or clips it, or fails ('300' against a TINYINT UNSIGNED, '-1' against
-// an unsigned one).
+// an unsigned one, and '-0', which GMS's conversion to an unsigned type
+// refuses: its IN list converted it once a row, warning 1292 each time).
 func numberFits(s string, t gsql.Type) bool {
+	if types.IsUnsigned(t) && strings.HasPrefix(strings.TrimSpace(s), "-") {
+		return false
+	}
 	scale := 0
 	if d, ok := t.(gsql.DecimalType); ok {
 		scale = int(d.Scale())

@@ -181,14 +181,20 @@ func unhashedIn(ctx *gsql.Context, h *expression.HashInTuple) (gsql.Expression, 
 // forgetHashWarnings takes back the warnings GMS's hashing of the IN
 // list in gave (expression.newInMap, through convertOrTruncate): one
 // "Truncated incorrect <type> value: <item>" for each constant item that
-// did not convert to the left side's type. A session whose warnings are
+// did not convert to the left side's type, promoted (`i IN ('abc', 1)`
+// of an INT warned "bigint" besides MySQL's DOUBLE warning). A session whose warnings are
 // locked keeps them all.
 func forgetHashWarnings(ctx *gsql.Context, in *expression.InTuple) {
 	list, ok := in.Right().(expression.Tuple)
 	if !ok || ctx == nil || ctx.Session == nil || ctx.Session.WarningCount() == 0 {
 		return
 	}
+	// The hashing converts to the left side's type promoted (an INT's
+	// BIGINT, a DECIMAL(5,2)'s DECIMAL(65,2)), a string to its own.
 	t := in.Left().Type()
+	if !types.IsTextOnly(t) {
+		t = t.Promote()
+	}
 	drop := map[string]int{}
 	for _, it := range list {
 		v, ok := constantValue(it)

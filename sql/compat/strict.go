@@ -79,6 +79,10 @@ func StrictComparisons(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tre
 			if out == nil {
 				return e, transform.SameTree, nil
 			}
+			if _, hashed := e.(*expression.HashInTuple); hashed {
+				// Its hashing's warnings go with it (rows.go).
+				forgetHashWarnings(ctx, expression.NewInTuple(c.Left(), tup))
+			}
 			return expression.NewInTuple(c.Left(), out), transform.NewTree, nil
 		}
 		return e, transform.SameTree, nil

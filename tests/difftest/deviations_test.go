@@ -177,6 +177,21 @@ func TestStrictDMLStringComparison(t *testing.T) {
 			t.Errorf("%s: matched %v, want %v", c.stmt, got, c.want)
 		}
 	}
+	// MariaDB went on past the string and failed on the value it
+	// stored: that error, not another.
+	const upd = "UPDATE vt SET bu = bu + 0.5 WHERE i NOT IN ('7x', '255.5')"
+	for _, c := range []struct {
+		m    *mysql.MySQLError
+		want bool
+	}{
+		{&mysql.MySQLError{Number: 1264, Message: "Out of range value for column 'bu' at row 2"}, true},
+		{&mysql.MySQLError{Number: 1690, Message: "BIGINT value is out of range in '`vt`.`bi` * 1000'"}, true},
+		{&mysql.MySQLError{Number: 1062, Message: "Duplicate entry '1' for key 'PRIMARY'"}, false},
+	} {
+		if got := d.match(upd, err1292("7x"), outcome{err: c.m}); got != c.want {
+			t.Errorf("MariaDB's %d: matched %v, want %v", c.m.Number, got, c.want)
+		}
+	}
 }
 
 // deviationNamed returns the listed deviation of that name.
@@ -189,4 +204,29 @@ func deviationNamed(t *testing.T, name string) *deviation {
 	}
 	t.Fatalf("no deviation %s", name)
 	return nil
+}
+
+// TestStrictWarnsBeforeError checks what the strict-warnings deviation
+// matches: MariaDB's warnings of the error's own code before it, on a
+// data change, and nothing else.
+func TestStrictWarnsBeforeError(t *testing.T) {
+	codes := func(s string) outcome { return outcome{rows: [][]string{{s}}} }
+	const upd = "UPDATE vt SET bu = bu * -1 WHERE ti >= 'abc'"
+	for _, c := range []struct {
+		stmt, p, m string
+		want       bool
+	}{
+		{upd, "error 1292", "1292,error 1292", true},
+		{upd, "error 1292", "1292,1292,error 1292", true},
+		{"DELETE FROM vt WHERE ti < '7x'", "error 1292", "1292,error 1292", true},
+		{upd, "error 1292", "error 1292", false},             // no difference
+		{upd, "error 1292", "1264,error 1292", false},        // another code
+		{upd, "1292", "1292,1292", false},                    // warnings only
+		{upd, "error 1264", "1292,error 1292", false},        // another error
+		{"SELECT 1", "error 1292", "1292,error 1292", false}, // no data change
+	} {
+		if got := strictWarnsBeforeError.match(c.stmt, codes(c.p), codes(c.m)); got != c.want {
+			t.Errorf("match(%q, %q, %q) = %v, want %v", c.stmt, c.p, c.m, got, c.want)
+		}
+	}
 }

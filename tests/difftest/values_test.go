@@ -1,14 +1,11 @@
 package difftest
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
 	"sort"
 	"strings"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 var (
@@ -116,8 +113,9 @@ func (r *run) resyncValues() {
 }
 
 // warningCodes returns the codes of the last statement's warnings and
-// errors (not its notes), sorted: the two servers word some messages
-// differently (MariaDB names a column `db`.`t`.`c` in 1366).
+// errors (not its notes), sorted, an error's written "error N": the two
+// servers word some messages differently (MariaDB names a column
+// `db`.`t`.`c` in 1366).
 func (t *target) warningCodes(r *run) string {
 	o := t.query(r.ctx, "SHOW WARNINGS")
 	if o.err != nil {
@@ -125,22 +123,14 @@ func (t *target) warningCodes(r *run) string {
 	}
 	var codes []string
 	for _, w := range o.rows {
-		if len(w) >= 2 && w[0] != "Note" {
+		switch {
+		case len(w) < 2 || w[0] == "Note":
+		case w[0] == "Error":
+			codes = append(codes, "error "+w[1])
+		default:
 			codes = append(codes, w[1])
 		}
 	}
 	sort.Strings(codes)
 	return strings.Join(codes, ",")
-}
-
-// errorCode is a MySQL error's number, 0 for none.
-func errorCode(err error) uint16 {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
 }
