@@ -190,3 +190,17 @@ func deviationNamed(t *testing.T, name string) *deviation {
 	t.Fatalf("no deviation %s", name)
 	return nil
 }
+
+// TestDecimalCoalesceScale checks the form by which the COALESCE-of-a-
+// DECIMAL deviation confirms itself: DECIMAL columns only, by the schema.
+func TestDecimalCoalesceScale(t *testing.T) {
+	s := &schema{tables: []*table{{name: "t1", cols: []column{{name: "a", kind: kInt}, {name: "c0", kind: kDecimal}}}}}
+	got, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.c0, 0), IFNULL(x1.c0, -7), COALESCE(x1.a, 0) FROM t1 x1 UNION SELECT 'a', 'b', 'c'")
+	want := "SELECT COALESCE(x1.c0, 0.00), IFNULL(x1.c0, -7.00), COALESCE(x1.a, 0) FROM t1 x1 UNION SELECT 'a', 'b', 'c'"
+	if !ok || got != want {
+		t.Errorf("got %q, %v; want %q", got, ok, want)
+	}
+	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.a, 0) FROM t1 x1"); ok {
+		t.Error("COALESCE of an INT column was taken for one of a DECIMAL")
+	}
+}
