@@ -395,9 +395,18 @@ func (g *gen) appDML() string {
 		for j, c := range t.cols {
 			switch {
 			case j == 0:
-				items[j] = fmt.Sprintf("o.a + %d", 10+g.pick(3)*10)
+				// One primary key per row of o (b is below 10), so
+				// that which of two selected rows comes first
+				// (undefined without an ORDER BY) does not decide
+				// which one is inserted and which updates it. Two
+				// rows may still meet on a unique secondary key.
+				key := "o.a"
+				if len(o.pk) == 2 {
+					key = "o.a * 10 + o.b"
+				}
+				items[j] = fmt.Sprintf("%s + %d", key, 10+g.pick(3)*10)
 			case j < len(t.pk):
-				items[j] = "o.a % 2"
+				items[j] = "0"
 			default:
 				if s, ok := g.colOfKind([]source{{o, "o"}}, c.kind); ok && (c.nullable || g.pick(2) == 0) {
 					items[j] = s
