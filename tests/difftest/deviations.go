@@ -301,7 +301,7 @@ func decimalCoalesceScale(s *schema, stmt string) (string, bool) {
 	found := false
 	alt := coalesceIntRE.ReplaceAllStringFunc(stmt, func(m string) string {
 		sub := coalesceIntRE.FindStringSubmatch(m)
-		if s.kindOf(stmt, sub[2]) != kDecimal {
+		if !s.anyKindOf(stmt, sub[2], kDecimal) {
 			return m
 		}
 		found = true
@@ -575,6 +575,33 @@ func (s *schema) kindOf(stmt, ref string) kind {
 		}
 	}
 	return numKinds
+}
+
+// anyKindOf reports whether ref ("x1.c0") names a column of kind k in
+// one of the tables stmt gives its alias (the sides of a UNION reuse
+// aliases: t1 x1 on one, t0 x1 on the other).
+func (s *schema) anyKindOf(stmt, ref string, k kind) bool {
+	alias, col, ok := strings.Cut(ref, ".")
+	if !ok {
+		return false
+	}
+	names := map[string]bool{alias: true}
+	for _, m := range aliasRE.FindAllStringSubmatch(stmt, -1) {
+		if m[2] == alias {
+			names[m[1]] = true
+		}
+	}
+	for _, t := range s.tables {
+		if !names[t.name] {
+			continue
+		}
+		for _, c := range t.cols {
+			if c.name == col && c.kind == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nineDecimalsRE matches a number with 9 digits after the point.

@@ -200,6 +200,11 @@ func TestDecimalCoalesceScale(t *testing.T) {
 	if !ok || got != want {
 		t.Errorf("got %q, %v; want %q", got, ok, want)
 	}
+	// The sides of a UNION reuse the alias for other tables.
+	s.tables = append(s.tables, &table{name: "t0", cols: []column{{name: "a", kind: kInt}, {name: "c0", kind: kDate}}})
+	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.c0, 0) FROM t1 x1 UNION SELECT x1.c0 FROM t0 x1"); !ok {
+		t.Error("a DECIMAL column of one of the tables under the alias was not found")
+	}
 	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.a, 0) FROM t1 x1"); ok {
 		t.Error("COALESCE of an INT column was taken for one of a DECIMAL")
 	}
