@@ -54,6 +54,8 @@ const (
 	knownKillRuleID                                             // sql/compat/kill.go
 	foldedConstantsRuleID                                       // sql/compat/outofrange.go
 	showCreateFunctionRuleID                                    // storedfunc.go
+	recursiveCteTypesRuleID                                     // sql/compat/derived.go
+	deleteTargetInSubqueryRuleID                                // compat_exec.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -131,6 +133,14 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// References to a derived table's columns take their final types
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: compat.DerivedColumnTypes})
+	// A DELETE whose subquery reads a table it deletes from is 1093
+	// before GMS folds the subquery away (compat_exec.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: deleteTargetInSubqueryRuleID, Apply: deleteTargetInSubquery})
+	// A recursive CTE's temporal columns take the anchor's types, before
+	// the rule above gives its readers those types (sql/compat/derived.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: recursiveCteTypesRuleID, Apply: compat.RecursiveCteTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: compat.SortDistinctByColumn})
 	// UPDATE ... JOIN enforces foreign keys (sql/foreignkey); without
 	// this rule it does not: TestForeignKeyUpdateJoin.

@@ -613,6 +613,23 @@ func targetInSubquery(n gsql.Node) error {
 	return nil
 }
 
+// deleteTargetInSubquery is the analyzer rule that gives a DELETE's
+// 1093 (targetInSubquery) before GMS's analysis turns an uncorrelated
+// subquery into a constant or a join: DELETE t FROM t JOIN o ON ...
+// WHERE EXISTS (SELECT 1 FROM t s ...) reached the row-iterator
+// builder's check with no subquery left, and ran (found by the
+// difftest's data-change run; MySQL 8 and MariaDB refuse it).
+func deleteTargetInSubquery(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	var err error
+	transform.Inspect(n, func(n gsql.Node) bool {
+		if d, ok := n.(*plan.DeleteFrom); ok && err == nil {
+			err = targetInSubquery(d)
+		}
+		return err == nil
+	})
+	return n, transform.SameTree, err
+}
+
 // updateJoinTargets returns the tables an UPDATE that GMS runs as a join
 // updates: those its UpdateJoin has an updater for, by the name (or
 // alias) the statement gives them.

@@ -61,6 +61,9 @@ func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
 		*expression.GreaterThan, *expression.GreaterThanOrEqual:
 		b := e.(expression.BinaryExpression)
 		l, r := b.Left(), b.Right()
+		if ret, ok := subqueryCollation(ctx, e, l, r); ok {
+			return ret, false
+		}
 		lc, lok := stringCollation(l)
 		rc, rok := stringCollation(r)
 		if !lok || !rok || lc == rc || lc.CharacterSet() != rc.CharacterSet() {
@@ -144,6 +147,41 @@ func strongestArgCollation(ctx *gsql.Context, e gsql.Expression) (gsql.Collation
 		return 0, false
 	}
 	return best, true
+}
+
+// subqueryCollation returns comparison e of l and r with its scalar
+// subquery of a string column marked with the column's collation, when
+// the other side is a string of weaker coercibility (a literal, a
+// parameter) under another collation of the character set: MySQL
+// compares under the subquery's collation (its column's, implicit),
+// GMS under the other side's, so (SELECT c FROM t) <= 'B' of a
+// utf8mb4_bin 'ab' was true (found by the difftest's application run).
+// False when e is no such comparison.
+func subqueryCollation(ctx *gsql.Context, e, l, r gsql.Expression) (gsql.Expression, bool) {
+	sides := []gsql.Expression{l, r}
+	for i, side := range sides {
+		sq, ok := side.(*plan.Subquery)
+		if !ok {
+			continue
+		}
+		coll, ok := stringCollation(sq)
+		other := sides[1-i]
+		if !ok || !types.IsText(other.Type()) {
+			continue
+		}
+		oc, coer := gsql.GetCoercibility(ctx, other)
+		if coer <= 2 || oc == coll || oc.CharacterSet() != coll.CharacterSet() {
+			continue
+		}
+		out := append([]gsql.Expression(nil), sides...)
+		out[i] = withCollation(sq, coll)
+		ret, err := e.WithChildren(out...)
+		if err != nil {
+			return e, false
+		}
+		return ret, true
+	}
+	return e, false
 }
 
 // stringCollation returns the collation of a column, string function or

@@ -18,6 +18,20 @@ import (
 // time.Time"); it is given as its text too.
 // dateTextArguments gives such functions the DATE as MySQL's text.
 //
+// LEFT, RIGHT, SUBSTRING (MID, SUBSTR), REVERSE and BIT_LENGTH of a
+// number failed the same way ("invalid type: int32", "expected end of
+// string" for REVERSE of a negative DECIMAL) or counted the Go value's
+// bits (BIT_LENGTH(17) was 32); MySQL reads the number as its text
+// (LEFT(17, 1) is '1', BIT_LENGTH(17) 16). Those arguments are given as
+// text too (numberTextPositions).
+//
+// Each argument given as text keeps its own text as its name (argText):
+// a select item is named by its text, and GMS finds the columns of a
+// union's side by their names, so LEFT(CONVERT(dt, CHAR), 7) in a UNION
+// side read the side's first column instead (found by the application
+// run of the differential tester: SELECT x.a, LEFT(x.dt, 7) FROM t x
+// UNION ALL SELECT x.a, 'x' FROM t x gave a twice).
+//
 // IF, CASE, COALESCE and IFNULL of a DATE, DATETIME or TIMESTAMP and a
 // number are strings in MySQL (the aggregate of a temporal type and a
 // number is VARCHAR): IF(d IS NULL, 0, d) is '2020-02-29'. GMS gave the
@@ -37,14 +51,27 @@ var textFunctions = map[string]bool{
 	"ord": true, "strcmp": true, "insert": true, "soundex": true, "quote": true, "crc32": true,
 }
 
+// numberTextPositions are the arguments, by function (lower-case name),
+// that GMS's function does not read as text when they are numbers, and
+// MySQL does. It is not changed after the package is initialized.
+var numberTextPositions = map[string]int{
+	"left": 0, "right": 0, "substring": 0, "substr": 0, "mid": 0, "reverse": 0, "bit_length": 0,
+}
+
 // dateTextArguments returns e with its DATE arguments written as MySQL
-// writes a DATE in a string, when e reads its arguments as strings.
+// writes a DATE in a string, when e reads its arguments as strings, and
+// the numbers of numberTextPositions as text.
 func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
+	numberAt := -1
 	switch f := e.(type) {
 	case *expression.Like:
 	case gsql.FunctionExpression:
-		if !textFunctions[strings.ToLower(f.FunctionName())] {
+		name := strings.ToLower(f.FunctionName())
+		if !textFunctions[name] {
 			return e, false
+		}
+		if i, ok := numberTextPositions[name]; ok {
+			numberAt = i
 		}
 	default:
 		return e, false
@@ -52,7 +79,17 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 	children := e.Children()
 	var out []gsql.Expression
 	for i, c := range children {
-		if c == nil || !types.IsTime(c.Type()) {
+		if c == nil {
+			continue
+		}
+		if i == numberAt && types.IsNumber(c.Type()) && !types.IsText(c.Type()) {
+			if out == nil {
+				out = append([]gsql.Expression(nil), children...)
+			}
+			out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
+			continue
+		}
+		if !types.IsTime(c.Type()) {
 			continue
 		}
 		if out == nil {
@@ -64,7 +101,7 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 		}
 		// A DATETIME or TIMESTAMP: GMS's SUBSTRING, LEFT and others
 		// failed on its value ("invalid type: time.Time").
-		out[i] = expression.NewConvert(c, expression.ConvertToChar)
+		out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
 	}
 	if out == nil {
 		return e, false
@@ -102,7 +139,7 @@ func temporalNumberBranches(e gsql.Expression) (gsql.Expression, bool) {
 		case types.IsDateType(t):
 			out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
 		default:
-			out[i] = expression.NewConvert(c, expression.ConvertToChar)
+			out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
 		}
 	}
 	ret, err := e.WithChildren(out...)
@@ -149,4 +186,44 @@ func (d *dateText) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
 	return &dateText{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
+
+// argText is CAST(x AS CHAR) of an argument percdb gives a function as
+// text, named by the argument's own text: the function's text, which
+// names a select item, stays what the statement wrote (see
+// dateTextArguments).
+type argText struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*argText)(nil)
+var _ gsql.CollationCoercible = (*argText)(nil)
+
+// conversion is the CAST this is.
+func (a *argText) conversion() *expression.Convert {
+	return expression.NewConvert(a.Child, expression.ConvertToChar)
+}
+
+// Type implements sql.Expression.
+func (a *argText) Type() gsql.Type { return types.LongText }
+
+// CollationCoercibility implements sql.CollationCoercible: the CAST's.
+func (a *argText) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+	return a.conversion().CollationCoercibility(ctx)
+}
+
+// String implements sql.Expression: the argument's own text.
+func (a *argText) String() string { return a.Child.String() }
+
+// Eval implements sql.Expression.
+func (a *argText) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return a.conversion().Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (a *argText) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(a, len(children), 1)
+	}
+	return &argText{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // GMS's planner types a query's references to a derived table's columns
@@ -78,4 +79,46 @@ func derivedColumns(n gsql.Node) map[derivedColumn]*gsql.Column {
 		return false
 	})
 	return cols
+}
+
+// GMS types a recursive CTE's columns with the anchor's types promoted
+// (planbuilder's buildRecursiveCte: Type.Promote, "the recursive part
+// may produce wider types"), so a DATE column came back as a DATETIME(6)
+// ('2020-01-01 00:00:00.000000') and a DATETIME with six zero digits.
+// MySQL types them by the anchor alone (a recursive part's value is
+// converted to the anchor's type). RecursiveCteTypes gives a recursive
+// CTE's temporal columns the anchor's types again, before
+// DerivedColumnTypes gives its readers those types; a number or a
+// string keeps GMS's wider type, which writes its values as MySQL does.
+
+// RecursiveCteTypes is the analyzer rule; see the comment above.
+func RecursiveCteTypes(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		rc, ok := n.(*plan.RecursiveCte)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		sch, anchor := rc.Schema(), rc.Left().Schema()
+		if len(sch) != len(anchor) {
+			return n, transform.SameTree, nil
+		}
+		var out gsql.Schema
+		for i, c := range sch {
+			t := anchor[i].Type
+			if !(types.IsTime(t) || isTimeType(t)) || reflect.DeepEqual(c.Type, t) {
+				continue
+			}
+			if out == nil {
+				out = make(gsql.Schema, len(sch))
+				copy(out, sch)
+			}
+			nc := c.Copy()
+			nc.Type = t
+			out[i] = nc
+		}
+		if out == nil {
+			return n, transform.SameTree, nil
+		}
+		return rc.WithSchema(out), transform.NewTree, nil
+	})
 }

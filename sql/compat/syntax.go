@@ -29,7 +29,17 @@ import (
 //     keyword (YEAR(4) there is the function);
 //   - a version comment inside another (nestedcomments.go);
 //   - the locking clauses FOR UPDATE [OF t] NOWAIT and FOR SHARE
-//     (lockclause.go).
+//     (lockclause.go);
+//   - a comparison with ANY, SOME or ALL of a subquery: x = ANY (SELECT
+//     ...) and x = SOME (...) are x IN (...), x <> ALL (...) is x NOT
+//     IN (...), exactly (NULLs included); the other comparisons, which
+//     GMS cannot evaluate, are 1235;
+//   - GROUP BY ... WITH ROLLUP, which GMS cannot evaluate: 1235, not a
+//     syntax error MySQL would not give.
+//
+// A statement that parses is refused with MySQL's 1235 when it has an
+// IN subquery with a LIMIT (x IN (SELECT c ... LIMIT 2)), as MySQL 8
+// refuses it; GMS ran it (found by the difftest's application run).
 //
 // SyntaxParser wraps GMS's parser. When a statement fails to parse it
 // writes such a unit after an expression in backquotes (an identifier,
@@ -64,6 +74,9 @@ type SyntaxParser struct {
 func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 	stmt, err := p.Parser.ParseSimple(query)
 	if err == nil {
+		if err := limitInSubquery(stmt, query); err != nil {
+			return nil, err
+		}
 		return compoundIntervals(stmt, query), nil
 	}
 	fix, ok := rewriteSyntax(query)
@@ -84,6 +97,9 @@ func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, query, multi)
 	if err == nil {
+		if err := limitInSubquery(stmt, parsed); err != nil {
+			return nil, parsed, rest, err
+		}
 		return compoundIntervals(stmt, query), parsed, rest, nil
 	}
 	fix, ok := rewriteSyntax(query)
@@ -105,6 +121,9 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
 	if err == nil {
+		if err := limitInSubquery(stmt, parsed); err != nil {
+			return nil, parsed, rest, err
+		}
 		return compoundIntervals(stmt, query), parsed, rest, nil
 	}
 	fix, ok := rewriteSyntax(query)
@@ -127,6 +146,9 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
 	if err == nil {
+		if err := limitInSubquery(stmt, query); err != nil {
+			return nil, n, err
+		}
 		return compoundIntervals(stmt, query), n, nil
 	}
 	fix, ok := rewriteSyntax(query)
@@ -233,9 +255,15 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 	// the offsets of query into original's.
 	query, unnested, changed := unnestVersionComments(original)
 	toks := syntaxTokens(query)
-	quote := map[int]bool{} // tokens to write in backquotes
-	blank := map[int]bool{} // tokens to blank out
+	quote := map[int]bool{}     // tokens to write in backquotes
+	blank := map[int]bool{}     // tokens to blank out
+	replace := map[int]string{} // tokens to write as other text
 	var unsupported string
+	unsupport := func(what string) {
+		if unsupported == "" {
+			unsupported = what
+		}
+	}
 	// opened[i] is the index of the token before the '(' of the group
 	// open at depth i (-1 when none).
 	var opened []int
@@ -270,6 +298,24 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 				}
 				blank[j], blank[j+1] = true, true
 			}
+		case t.word == "WITH" && i+1 < len(toks) && toks[i+1].word == "ROLLUP":
+			blank[i], blank[i+1] = true, true
+			unsupport("WITH ROLLUP")
+		case (t.word == "ANY" || t.word == "SOME" || t.word == "ALL") && i+2 < len(toks) && toks[i+1].punct == '(' &&
+			(toks[i+2].word == "SELECT" || toks[i+2].word == "WITH" || toks[i+2].punct == '('):
+			op, first := comparisonBefore(query, toks, i)
+			switch {
+			case op == "":
+				continue
+			case op == "=" && t.word != "ALL":
+				replace[first] = "IN"
+			case (op == "<>" || op == "!=") && t.word == "ALL":
+				replace[first] = "NOT IN"
+				blank[first+1] = true
+			default:
+				unsupport(t.word + " subquery with " + op)
+			}
+			blank[i] = true
 		case t.word == "YEAR" && i+3 < len(toks) && toks[i+1].punct == '(' && toks[i+2].word == "4" && toks[i+3].punct == ')' && afterColumnName(query, toks, i):
 			blank[i+1], blank[i+2], blank[i+3] = true, true, true
 		case compoundIntervalUnits[t.word]:
@@ -299,7 +345,7 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			blank[c.waitAt] = true
 		}
 	}
-	if len(quote) == 0 && len(blank) == 0 && len(blankTo) == 0 && !changed {
+	if len(quote) == 0 && len(blank) == 0 && len(blankTo) == 0 && len(replace) == 0 && !changed {
 		return nil, false
 	}
 	fix := &syntaxFix{query: original, unsupported: unsupported}
@@ -313,6 +359,17 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 	}
 	for i, t := range toks {
 		switch {
+		case replace[i] != "":
+			copyTo(t.start)
+			b.WriteByte(' ')
+			fix.orig = append(fix.orig, t.start)
+			for j := 0; j < len(replace[i]); j++ {
+				b.WriteByte(replace[i][j])
+				fix.orig = append(fix.orig, t.start)
+			}
+			b.WriteByte(' ')
+			fix.orig = append(fix.orig, t.start)
+			next = t.end
 		case quote[i]:
 			copyTo(t.start)
 			b.WriteByte('`')
@@ -343,6 +400,58 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 		}
 	}
 	return fix, true
+}
+
+// comparisonBefore returns the comparison operator right before token i
+// (=, <>, !=, <, <=, >, >=, written without a space inside) and the
+// index of its first token; "" when there is none.
+func comparisonBefore(query string, toks []syntaxToken, i int) (string, int) {
+	// The run of operator bytes, with no space between them, that ends
+	// right before token i.
+	j := i
+	for j > 0 && toks[j-1].punct != 0 && strings.IndexByte("<>=!", toks[j-1].punct) >= 0 && (j == i || toks[j-1].end == toks[j].start) {
+		j--
+	}
+	if j == i {
+		return "", 0
+	}
+	switch op := query[toks[j].start:toks[i-1].end]; op {
+	case "=", "<>", "!=", "<", "<=", ">", ">=", "<=>":
+		return op, j
+	}
+	return "", 0
+}
+
+// limitInSubquery returns MySQL's 1235 for a statement with an IN or
+// NOT IN subquery that has a LIMIT, which MySQL 8 refuses ("LIMIT &
+// IN/ALL/ANY/SOME subquery"); nil otherwise, and at once for a
+// statement with no LIMIT.
+func limitInSubquery(stmt ast.Statement, query string) error {
+	if stmt == nil || !containsFoldASCII(query, "limit") {
+		return nil
+	}
+	var found bool
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		c, ok := node.(*ast.ComparisonExpr)
+		if !ok || found || (c.Operator != ast.InStr && c.Operator != ast.NotInStr) {
+			return !found, nil
+		}
+		sq, ok := c.Right.(*ast.Subquery)
+		if !ok {
+			return true, nil
+		}
+		switch s := sq.Select.(type) {
+		case *ast.Select:
+			found = s.Limit != nil
+		case *ast.SetOp:
+			found = s.Limit != nil
+		}
+		return !found, nil
+	}, stmt)
+	if found {
+		return errNotSupportedYet("LIMIT & IN/ALL/ANY/SOME subquery")
+	}
+	return nil
 }
 
 // expressionKeywords are the words after which a name is an expression

@@ -3,6 +3,8 @@ package compat
 import (
 	"strings"
 	"testing"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
 )
 
 // TestRewriteSyntax checks the statements syntaxParser parses again:
@@ -36,6 +38,16 @@ func TestRewriteSyntax(t *testing.T) {
 		{"SELECT * FROM t for share skip locked", "SELECT * FROM t                      ", ""},
 		{"SELECT 'FOR UPDATE NOWAIT' FROM t", "", ""},
 		{"SELECT * FROM t FOR UPDATE SKIP LOCKED", "", ""},
+		// Quantified comparisons: = ANY and <> ALL are IN and NOT IN,
+		// the others 1235; ALL elsewhere stays.
+		{"SELECT a FROM t WHERE c = ANY (SELECT c FROM u)", "SELECT a FROM t WHERE c  IN      (SELECT c FROM u)", ""},
+		{"SELECT a FROM t WHERE c=some(SELECT c FROM u)", "SELECT a FROM t WHERE c IN     (SELECT c FROM u)", ""},
+		{"SELECT a FROM t WHERE c <> ALL (SELECT c FROM u)", "SELECT a FROM t WHERE c  NOT IN       (SELECT c FROM u)", ""},
+		{"SELECT a FROM t WHERE c != ALL ((SELECT c FROM u))", "SELECT a FROM t WHERE c  NOT IN       ((SELECT c FROM u))", ""},
+		{"SELECT a FROM t WHERE c >= ALL (SELECT c FROM u)", "SELECT a FROM t WHERE c >=     (SELECT c FROM u)", "ALL subquery with >="},
+		{"SELECT a FROM t WHERE c < ANY (WITH w AS (SELECT 1) SELECT * FROM w)", "SELECT a FROM t WHERE c <     (WITH w AS (SELECT 1) SELECT * FROM w)", "ANY subquery with <"},
+		{"SELECT a FROM t UNION ALL (SELECT a FROM t)", "", ""},
+		{"SELECT c, COUNT(*) FROM t GROUP BY c WITH ROLLUP", "SELECT c, COUNT(*) FROM t GROUP BY c            ", "WITH ROLLUP"},
 	} {
 		fix, ok := rewriteSyntax(c.query)
 		if c.text == "" {
@@ -106,6 +118,32 @@ func TestLockWaitOf(t *testing.T) {
 	} {
 		if got := LockWaitOf(q); got != want {
 			t.Errorf("LockWaitOf(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// TestLimitInSubquery checks that an IN subquery with a LIMIT is
+// refused with MySQL's message for 1235, and that one without, or with
+// the LIMIT in a derived table inside it, is not.
+func TestLimitInSubquery(t *testing.T) {
+	p := SyntaxParser{Parser: gsql.NewMysqlParser()}
+	for _, c := range []struct {
+		query   string
+		refused bool
+	}{
+		{"SELECT a FROM t WHERE c IN (SELECT c FROM u ORDER BY a LIMIT 1)", true},
+		{"SELECT a FROM t WHERE c NOT IN (SELECT c FROM u LIMIT 2) AND a > 0", true},
+		{"SELECT c IN (SELECT c FROM u UNION SELECT 1 LIMIT 1) FROM t", true},
+		{"SELECT a FROM t WHERE c IN (SELECT c FROM (SELECT c FROM u LIMIT 1) d)", false},
+		{"SELECT a FROM t WHERE EXISTS (SELECT c FROM u LIMIT 1) LIMIT 3", false},
+		{"SELECT a FROM t WHERE c IN (1, 2) LIMIT 1", false},
+	} {
+		_, err := p.ParseSimple(c.query)
+		switch {
+		case c.refused && (err == nil || !strings.Contains(err.Error(), "doesn't yet support 'LIMIT & IN/ALL/ANY/SOME subquery'")):
+			t.Errorf("%s: %v, want 1235's message", c.query, err)
+		case !c.refused && err != nil:
+			t.Errorf("%s: %v", c.query, err)
 		}
 	}
 }

@@ -230,3 +230,22 @@ func TestStrictWarnsBeforeError(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimalCoalesceScale checks the form by which the COALESCE-of-a-
+// DECIMAL deviation confirms itself: DECIMAL columns only, by the schema.
+func TestDecimalCoalesceScale(t *testing.T) {
+	s := &schema{tables: []*table{{name: "t1", cols: []column{{name: "a", kind: kInt}, {name: "c0", kind: kDecimal}}}}}
+	got, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.c0, 0), IFNULL(x1.c0, -7), COALESCE(x1.a, 0) FROM t1 x1 UNION SELECT 'a', 'b', 'c'")
+	want := "SELECT COALESCE(x1.c0, 0.00), IFNULL(x1.c0, -7.00), COALESCE(x1.a, 0) FROM t1 x1 UNION SELECT 'a', 'b', 'c'"
+	if !ok || got != want {
+		t.Errorf("got %q, %v; want %q", got, ok, want)
+	}
+	// The sides of a UNION reuse the alias for other tables.
+	s.tables = append(s.tables, &table{name: "t0", cols: []column{{name: "a", kind: kInt}, {name: "c0", kind: kDate}}})
+	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.c0, 0) FROM t1 x1 UNION SELECT x1.c0 FROM t0 x1"); !ok {
+		t.Error("a DECIMAL column of one of the tables under the alias was not found")
+	}
+	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.a, 0) FROM t1 x1"); ok {
+		t.Error("COALESCE of an INT column was taken for one of a DECIMAL")
+	}
+}

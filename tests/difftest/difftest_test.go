@@ -39,6 +39,7 @@ var (
 	flagWider   = flag.Bool("difftest.wider", false, "draw the seventh round's shapes too (gen.wider)")
 	flagTypes   = flag.Bool("difftest.types", false, "draw columns of TINYINT UNSIGNED, YEAR, CHAR, TEXT and TIME too (gen.go, kTinyU on)")
 	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
+	flagApps    = flag.Int("difftest.apps", 0, "statements of the application shapes (appgen.go) per seed, a fifth of them data changes")
 )
 
 func TestDifferential(t *testing.T) {
@@ -81,7 +82,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 || *flagApps > 0 {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -168,7 +169,8 @@ type run struct {
 	schema  *schema
 	minRows [][][]string // the rows a minimization left, per table
 	// valuesBefore is the values round's vt before its current
-	// statement, as statements (valuesState): printed with a mismatch.
+	// statement, or the tables before a data change, as statements
+	// (valuesState, tablesState): printed with a mismatch.
 	valuesBefore string
 }
 
@@ -195,6 +197,17 @@ func (r *run) seedRun() {
 	}
 	if *flagValues > 0 {
 		r.valuesRun()
+	}
+	// The application shapes draw from a stream of their own too, after
+	// everything else, so that turning them on changes nothing before.
+	ag := &gen{r: rand.New(rand.NewSource(r.seed ^ 0xa995_0a11)), s: r.schema}
+	for i := 0; i < *flagApps; i++ {
+		if ag.pick(5) == 0 {
+			r.st.dml++
+			r.checkDML(ag.appDML())
+			continue
+		}
+		r.checkQuery(ag.appQuery())
 	}
 }
 
@@ -255,6 +268,10 @@ func (r *run) check(q *query, text string, args []any) {
 // the affected-row counts and then the tables.
 func (r *run) checkDML(stmt string) {
 	r.st.statements++
+	// The rows earlier data changes left decide this one's outcome: a
+	// mismatch is printed after the statements that make them.
+	r.valuesBefore = r.tablesState()
+	defer func() { r.valuesBefore = "" }()
 	a := r.p.exec(r.ctx, stmt)
 	b := r.m.exec(r.ctx, stmt)
 	if !same(a, b, false) {
@@ -273,6 +290,37 @@ func (r *run) checkDML(stmt string) {
 	}
 }
 
+// tablesState returns the statements that make the schema's tables as
+// MariaDB holds them now.
+func (r *run) tablesState() string {
+	var b strings.Builder
+	for _, tb := range r.schema.tables {
+		b.WriteString(tb.createSQL() + ";\n")
+		rows := r.m.tableRows(r.ctx, tb.name)
+		if rows.err != nil || len(rows.rows) == 0 {
+			continue
+		}
+		vals := make([]string, len(rows.rows))
+		for i, row := range rows.rows {
+			vals[i] = "(" + strings.Join(quoteValues(row), ", ") + ")"
+		}
+		fmt.Fprintf(&b, "INSERT INTO %s VALUES %s;\n", tb.name, strings.Join(vals, ", "))
+	}
+	return b.String()
+}
+
+// quoteValues writes the values of a row read as text as literals.
+func quoteValues(row []string) []string {
+	vals := make([]string, len(row))
+	for i, v := range row {
+		vals[i] = "NULL"
+		if v != "NULL" {
+			vals[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
+		}
+	}
+	return vals
+}
+
 // resync copies MariaDB's rows to percdb after a data-changing statement
 // changed them differently, so later statements compare from the same
 // data.
@@ -284,14 +332,7 @@ func (r *run) resync() {
 		}
 		r.p.exec(r.ctx, "DELETE FROM "+tb.name)
 		for _, row := range rows.rows {
-			vals := make([]string, len(row))
-			for i, v := range row {
-				vals[i] = "NULL"
-				if v != "NULL" {
-					vals[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
-				}
-			}
-			r.p.exec(r.ctx, tb.insertSQL(vals))
+			r.p.exec(r.ctx, tb.insertSQL(quoteValues(row)))
 		}
 	}
 }

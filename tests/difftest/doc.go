@@ -26,10 +26,20 @@
 // frames), and string, temporal and DECIMAL functions in the select
 // list and in WHERE.
 //
+// With -difftest.apps N each seed also runs N statements of the
+// application shapes (appgen.go), from a stream of their own: recursive
+// CTEs, GROUP BY ... WITH ROLLUP and by expressions, aggregates of
+// expressions, GROUP_CONCAT, LIMIT in derived tables, scalar and IN
+// subqueries, ANY/SOME/ALL, ORDER BY a column not selected, a CTE used
+// twice; and data changes by INSERT ... SELECT of another table, UPDATE
+// and DELETE with ORDER BY ... LIMIT, and UPDATE and DELETE of both
+// tables of a join.
+//
 // A mismatch is minimized (minimize.go): rows, WHERE conditions, joins,
 // select items and clauses are dropped while the mismatch persists, and
 // the result is printed as a small reproduction (CREATE, INSERT, the
-// query, both answers). Where MariaDB itself departs from MySQL 8, the
+// query, both answers). A data change's mismatch is printed after the
+// statements that make the tables as they were before it. Where MariaDB itself departs from MySQL 8, the
 // case is listed in deviations.go with the reason and not counted
 // against percdb.
 //

@@ -620,14 +620,21 @@ func (g *gen) query() *query {
 	return q
 }
 
-// dml draws a data-changing statement.
-func (g *gen) dml() string {
+// dmlTarget draws the table a data change writes (kept from its
+// subqueries until g.avoid is reset), a column of it to set and a
+// condition on it.
+func (g *gen) dmlTarget() (*table, []source, column, string) {
 	t := g.table()
 	g.avoid = t
-	defer func() { g.avoid = nil }()
 	srcs := []source{{t, t.name}}
 	setCol := t.cols[len(t.pk)+g.pick(len(t.cols)-len(t.pk))]
-	where := g.pred(srcs, nil, 1)
+	return t, srcs, setCol, g.pred(srcs, nil, 1)
+}
+
+// dml draws a data-changing statement.
+func (g *gen) dml() string {
+	t, srcs, setCol, where := g.dmlTarget()
+	defer func() { g.avoid = nil }()
 	n := 7
 	if g.wider {
 		n = 10
