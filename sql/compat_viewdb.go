@@ -224,7 +224,13 @@ func (p *DatabaseProvider) planMarkerDatabase(ctx *gsql.Context, name string) (d
 	case renameAcrossMarker:
 		return nil, true, gsql.ErrUnsupportedFeature.New("RENAME TABLE from one database to another")
 	case mysqlExtraMarker:
-		return mysqlExtraDB{memtable.SystemDatabase{DBName: "mysql"}}, true, nil
+		return mysqlExtraDB{SystemDatabase: memtable.SystemDatabase{DBName: "mysql"}, grants: p.accounts}, true, nil
+	case mysqlReloadMarker:
+		s, err := sessionOf(ctx)
+		if err != nil {
+			return nil, true, err
+		}
+		return reloadDB{SystemDatabase: memtable.SystemDatabase{DBName: "mysql"}, s: s}, true, nil
 	}
 	return nil, false, nil
 }
@@ -253,6 +259,8 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
+		stagedMysqlInserts(ctx, stmt)
+		writesGrantTables(ctx, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -264,6 +272,8 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
+		stagedMysqlInserts(ctx, stmt)
+		writesGrantTables(ctx, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -275,6 +285,8 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
+		stagedMysqlInserts(ctx, stmt)
+		writesGrantTables(ctx, stmt)
 	}
 	return stmt, n, err
 }
