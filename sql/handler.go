@@ -597,6 +597,9 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	if ok, err := h.mysqlTableDDL(ctx, c, query, cb); ok {
 		return true, err
 	}
+	if ok, err := h.sqlPreparedOwn(ctx, c, query, cb); ok {
+		return true, err
+	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			ps := s.provider.processes(ctx, h.processes.Processes(), h.sessions, time.Now())

@@ -8,6 +8,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -143,6 +144,11 @@ func extraMysqlTables(ctx context.Context, query string, stmt ast.Statement) {
 					n.Expr = tn
 				}
 			}
+		case *ast.Insert:
+			// INSERT INTO mysql.default_roles (defaultRolesTable).
+			if tn, ok := redirect(n.Table, false); ok {
+				n.Table = tn
+			}
 		case *ast.Show:
 			// SHOW CREATE TABLE and SHOW COLUMNS of GMS's grant
 			// tables too, in their columns as sourcedTable fixes them
@@ -173,6 +179,9 @@ func (mysqlExtraDB) AliasedName() string { return "mysql" }
 // GetTableInsensitive implements sql.Database.
 func (d mysqlExtraDB) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Table, bool, error) {
 	if t, ok := mysqlExtraTables[strings.ToLower(name)]; ok {
+		if t.name == "default_roles" {
+			return defaultRolesTable{t}, true, nil
+		}
 		return t, true, nil
 	}
 	if d.grants != nil && gmsGrantTables[strings.ToLower(name)] {
@@ -230,3 +239,58 @@ func currentDatabase(ctx context.Context) string {
 	}
 	return ""
 }
+
+// defaultRolesTable is mysql.default_roles, which takes rows and keeps
+// none: percdb has no default roles (every role granted to an account is
+// active in its sessions, roles.go), as SET DEFAULT ROLE keeps none. A
+// dump of mysql (mariadb-dump --all-databases, mysqldump) writes its
+// rows, and GMS answered 1105 (the table did not take INSERT); each
+// statement that inserts gets a warning 1235 that says the rows are not
+// kept, as SET DEFAULT ROLE's.
+type defaultRolesTable struct {
+	*emptyTable
+}
+
+var (
+	_ gsql.InsertableTable  = defaultRolesTable{}
+	_ gsql.ReplaceableTable = defaultRolesTable{}
+)
+
+// Inserter implements sql.InsertableTable.
+func (defaultRolesTable) Inserter(*gsql.Context) gsql.RowInserter { return &defaultRolesEditor{} }
+
+// Replacer implements sql.ReplaceableTable.
+func (defaultRolesTable) Replacer(*gsql.Context) gsql.RowReplacer { return &defaultRolesEditor{} }
+
+// defaultRolesEditor counts the rows a statement gives
+// mysql.default_roles.
+type defaultRolesEditor struct {
+	rows int
+}
+
+// StatementBegin implements sql.EditOpenerCloser.
+func (e *defaultRolesEditor) StatementBegin(*gsql.Context) { e.rows = 0 }
+
+// DiscardChanges implements sql.EditOpenerCloser.
+func (*defaultRolesEditor) DiscardChanges(*gsql.Context, error) error { return nil }
+
+// StatementComplete implements sql.EditOpenerCloser.
+func (e *defaultRolesEditor) StatementComplete(ctx *gsql.Context) error {
+	if e.rows > 0 {
+		ctx.Session.Warn(&gsql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
+			Message: fmt.Sprintf("mysql.default_roles keeps no rows (%d given): every role granted to an account is active in its sessions", e.rows)})
+	}
+	return nil
+}
+
+// Insert implements sql.RowInserter.
+func (e *defaultRolesEditor) Insert(*gsql.Context, gsql.Row) error {
+	e.rows++
+	return nil
+}
+
+// Delete implements sql.RowDeleter.
+func (*defaultRolesEditor) Delete(*gsql.Context, gsql.Row) error { return nil }
+
+// Close implements sql.Closer.
+func (*defaultRolesEditor) Close(*gsql.Context) error { return nil }

@@ -67,6 +67,9 @@ type Session struct {
 	// reload is the session's reload of mysql's tables
 	// (grantreload.go).
 	reload grantReload
+	// ownPrepared are the texts of the statements the handler serves
+	// that SQL PREPARE prepared, by lower-case name (ownprepared.go).
+	ownPrepared map[string]string
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// beginning is set by the handler for the duration of a BEGIN or START
