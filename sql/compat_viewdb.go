@@ -247,7 +247,8 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // planning databases of a view's stored statement and of RENAME TABLE
 // (planDatabases), and the types of TIME(n) columns (columnTypes,
 // sql/compat/timefsp.go), and the tables of mysql that percdb serves
-// (extraMysqlTables, mysqlextra.go).
+// (extraMysqlTables, mysqlextra.go), and the writes of grant tables
+// (grantTableWrites, grantreload.go).
 type planParser struct {
 	gsql.Parser
 }
@@ -259,8 +260,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
-		stagedMysqlInserts(ctx, stmt)
-		writesGrantTables(ctx, stmt)
+		grantTableWrites(ctx, query, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -272,8 +272,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
-		stagedMysqlInserts(ctx, stmt)
-		writesGrantTables(ctx, stmt)
+		grantTableWrites(ctx, query, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -285,8 +284,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
-		stagedMysqlInserts(ctx, stmt)
-		writesGrantTables(ctx, stmt)
+		grantTableWrites(ctx, query, stmt)
 	}
 	return stmt, n, err
 }

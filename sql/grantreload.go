@@ -304,6 +304,23 @@ func (r *grantReload) create(ctx *gsql.Context, name string, cols []string, ifNo
 	return nil
 }
 
+// grantTableWrites points the grant tables an INSERT, UPDATE or DELETE
+// writes at staged tables (stagedMysqlInserts, writesGrantTables). A
+// statement whose text does not name mysql, run outside it, is not
+// looked at further: this runs for every statement GMS parses.
+func grantTableWrites(ctx context.Context, query string, stmt ast.Statement) {
+	switch stmt.(type) {
+	case *ast.Insert, *ast.Update, *ast.Delete:
+	default:
+		return
+	}
+	if indexFold(query, "mysql") < 0 && !strings.EqualFold(currentDatabase(ctx), "mysql") {
+		return
+	}
+	stagedMysqlInserts(ctx, stmt)
+	writesGrantTables(ctx, stmt)
+}
+
 // writesGrantTables runs stmt, an INSERT, UPDATE or DELETE naming a
 // grant table in place (not one a reload replaces), on copies of the
 // grant tables it names: the parser points them at staged tables filled
