@@ -390,7 +390,10 @@ func writesGrantTables(ctx context.Context, stmt ast.Statement) {
 				return
 			}
 			if r.staged == nil {
-				r.staged, r.inPlace = map[string]*stagedTable{}, map[string]bool{}
+				r.staged = map[string]*stagedTable{}
+			}
+			if r.inPlace == nil {
+				r.inPlace = map[string]bool{}
 			}
 			r.staged[name], r.inPlace[name] = st, true
 		}
