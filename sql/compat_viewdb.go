@@ -231,7 +231,13 @@ func (p *DatabaseProvider) planMarkerDatabase(ctx *gsql.Context, name string) (d
 		}
 		return renameAcrossDB{provider: p, first: s.renameAcross.pairs[0].fromDB}, true, nil
 	case mysqlExtraMarker:
-		return mysqlExtraDB{memtable.SystemDatabase{DBName: "mysql"}}, true, nil
+		return mysqlExtraDB{SystemDatabase: memtable.SystemDatabase{DBName: "mysql"}, grants: p.accounts}, true, nil
+	case mysqlReloadMarker:
+		s, err := sessionOf(ctx)
+		if err != nil {
+			return nil, true, err
+		}
+		return reloadDB{SystemDatabase: memtable.SystemDatabase{DBName: "mysql"}, s: s}, true, nil
 	}
 	return nil, false, nil
 }
@@ -248,7 +254,8 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // planning databases of a view's stored statement and of RENAME TABLE
 // (planDatabases), and the types of TIME(n) columns (columnTypes,
 // sql/compat/timefsp.go), and the tables of mysql that percdb serves
-// (extraMysqlTables, mysqlextra.go).
+// (extraMysqlTables, mysqlextra.go), and the writes of grant tables
+// (grantTableWrites, grantreload.go).
 type planParser struct {
 	gsql.Parser
 }
@@ -260,6 +267,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
+		grantTableWrites(ctx, query, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -271,6 +279,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
+		grantTableWrites(ctx, query, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -282,6 +291,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 		planDatabaseOf(ctx, query, stmt)
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
+		grantTableWrites(ctx, query, stmt)
 	}
 	return stmt, n, err
 }

@@ -180,6 +180,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrUnsupportedSyntax, 1149, "42000"),          // ER_SYNTAX_ERROR
 	kindCode(gsql.ErrCheckConstraintViolated, 3819, "HY000"),    // ER_CHECK_CONSTRAINT_VIOLATED
 	kindCode(gsql.ErrSavepointDoesNotExist, 1305, "42000"),      // ER_SP_DOES_NOT_EXIST
+	kindCode(gsql.ErrUnknownPreparedStatement, 1243, "HY000"),   // ER_UNKNOWN_STMT_HANDLER
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
 	// A name without a database and no current one: MySQL's

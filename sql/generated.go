@@ -404,7 +404,8 @@ var (
 // catalog it reads.
 func (t *columnsTable) AssignCatalog(cat gsql.Catalog) gsql.Table {
 	if c, ok := t.Table.(gsql.CatalogTable); ok {
-		return &columnsTable{Table: c.AssignCatalog(cat), provider: t.provider}
+		// mysql's tables too (mysqllisted.go).
+		return &columnsTable{Table: c.AssignCatalog(mysqlCatalog{cat}), provider: t.provider}
 	}
 	return t
 }

@@ -178,7 +178,15 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 					return err
 				}
 			}
-			return fn()
+			err := fn()
+			if s != nil {
+				// Grant tables the statement wrote in place are stored,
+				// whether or not it failed part way (grantreload.go).
+				if perr := s.persistGrantWrites(ctx, err != nil); perr != nil && err == nil {
+					err = perr
+				}
+			}
+			return err
 		}))
 		if s != nil && s.stepsCommitted {
 			// Part of the statement is committed: running it again
@@ -593,6 +601,12 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	if st, ok := parseRoleStatement(query); ok {
 		return true, h.roleStatement(ctx, c, st, cb)
 	}
+	if ok, err := h.mysqlTableDDL(ctx, c, query, cb); ok {
+		return true, err
+	}
+	if ok, err := h.sqlPreparedOwn(ctx, c, query, cb); ok {
+		return true, err
+	}
 	if full, ok := isShowProcessList(query); ok && h.processes != nil {
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			ps := s.provider.processes(ctx, h.processes.Processes(), h.sessions, time.Now())
@@ -612,7 +626,7 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 		return true, h.changefeed(ctx, c, st, cb)
 	}
 	if s := h.sessions.get(c.ConnectionID); s != nil && lexical.LeadingWordIs(query, "flush") {
-		if ok, err := s.flushStatement(ctx, query); ok {
+		if ok, err := s.flushStatement(ctx, query); ok || err != nil {
 			if err != nil {
 				return true, err
 			}

@@ -32,6 +32,8 @@ const (
 	statisticsTableName = "STATISTICS"
 	// routinesName is information_schema.ROUTINES.
 	routinesName = "ROUTINES"
+	// tablesName is information_schema.TABLES.
+	tablesName = "TABLES"
 )
 
 // GetTableInsensitive implements sql.Database.
@@ -68,6 +70,13 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 			return t, ok, err
 		}
 		return &routinesTable{Table: t, provider: d.provider}, true, nil
+	case strings.EqualFold(name, tablesName):
+		// mysql's tables too (mysqllisted.go).
+		t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			return t, ok, err
+		}
+		return mysqlListedTable{t}, true, nil
 	case strings.EqualFold(name, viewsName):
 		// Each view bound in its own database (compat_viewdb.go).
 		t, ok, err := d.Database.GetTableInsensitive(ctx, name)

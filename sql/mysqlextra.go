@@ -2,18 +2,23 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/memtable"
 )
 
-// Tables of MySQL's mysql database that GMS's lacks and that tools read.
+// Tables of MySQL's mysql database that GMS's lacks or cannot read, and
+// that tools read.
 // GMS's catalog answers the name mysql with its own grant tables, a fixed
 // list (mysql_db.MySQLDb), so no table can be added there. mariadb-dump
 // --all-databases reads mysql.general_log and mysql.slow_log whatever
@@ -77,6 +82,35 @@ var mysqlExtraTables = func() map[string]*emptyTable {
 		}
 		out[name] = &emptyTable{name: name, schema: s}
 	}
+	// GMS's help tables answer every read with a row of no columns
+	// (1105 "unable to find field with index 0"), which failed
+	// mariadb-dump --all-databases; percdb serves them in their place,
+	// in GMS's columns, empty as GMS's are.
+	gms := mysql_db.CreateEmptyMySQLDb()
+	for _, name := range []string{"help_category", "help_keyword", "help_relation", "help_topic"} {
+		t, ok, err := gms.GetTableInsensitive(nil, name)
+		if err != nil || !ok {
+			panic(fmt.Sprintf("GMS's mysql database has no table %s", name))
+		}
+		out[name] = &emptyTable{name: name, schema: t.Schema()}
+	}
+	return out
+}()
+
+// gmsGrantTables are the tables of GMS's mysql database that are not
+// mysqlExtraTables, by lower-case name. Not changed after the package is
+// initialized.
+var gmsGrantTables = func() map[string]bool {
+	names, err := mysql_db.CreateEmptyMySQLDb().GetTableNames(nil)
+	if err != nil {
+		panic(fmt.Sprintf("GMS's mysql database: %v", err))
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if mysqlExtraTables[strings.ToLower(n)] == nil {
+			out[strings.ToLower(n)] = true
+		}
+	}
 	return out
 }()
 
@@ -85,16 +119,18 @@ var mysqlExtraTables = func() map[string]*emptyTable {
 // database is mysql) at mysqlExtraMarker. A statement whose text names
 // none of them is not walked.
 func extraMysqlTables(ctx context.Context, query string, stmt ast.Statement) {
-	if indexFold(query, "general_log") < 0 && indexFold(query, "slow_log") < 0 && indexFold(query, "default_roles") < 0 {
+	show := lexical.LeadingWordIs(query, "show")
+	if !show && indexFold(query, "general_log") < 0 && indexFold(query, "slow_log") < 0 && indexFold(query, "default_roles") < 0 && indexFold(query, "help_") < 0 {
 		return
 	}
 	currentDB := currentDatabase(ctx)
-	redirect := func(tn ast.TableName) (ast.TableName, bool) {
+	redirect := func(tn ast.TableName, grants bool) (ast.TableName, bool) {
 		db := tn.DbQualifier.String()
 		if db == "" {
 			db = currentDB
 		}
-		if !strings.EqualFold(db, "mysql") || mysqlExtraTables[strings.ToLower(tn.Name.String())] == nil {
+		name := strings.ToLower(tn.Name.String())
+		if !strings.EqualFold(db, "mysql") || (mysqlExtraTables[name] == nil && !(grants && gmsGrantTables[name])) {
 			return tn, false
 		}
 		tn.DbQualifier = ast.NewTableIdent(mysqlExtraMarker)
@@ -104,12 +140,20 @@ func extraMysqlTables(ctx context.Context, query string, stmt ast.Statement) {
 		switch n := node.(type) {
 		case *ast.AliasedTableExpr:
 			if tn, ok := n.Expr.(ast.TableName); ok {
-				if tn, ok := redirect(tn); ok {
+				if tn, ok := redirect(tn, false); ok {
 					n.Expr = tn
 				}
 			}
+		case *ast.Insert:
+			// INSERT INTO mysql.default_roles (defaultRolesTable).
+			if tn, ok := redirect(n.Table, false); ok {
+				n.Table = tn
+			}
 		case *ast.Show:
-			if tn, ok := redirect(n.Table); ok {
+			// SHOW CREATE TABLE and SHOW COLUMNS of GMS's grant
+			// tables too, in their columns as sourcedTable fixes them
+			// (mysqllisted.go).
+			if tn, ok := redirect(n.Table, true); ok {
 				n.Table = tn
 			}
 		}
@@ -122,6 +166,8 @@ func extraMysqlTables(ctx context.Context, query string, stmt ast.Statement) {
 // tables anew; privileges are checked as on mysql (AliasedName).
 type mysqlExtraDB struct {
 	memtable.SystemDatabase
+	// grants are GMS's grant tables, which SHOW statements read here.
+	grants *mysql_db.MySQLDb
 }
 
 // Name implements sql.Database.
@@ -131,12 +177,21 @@ func (mysqlExtraDB) Name() string { return mysqlExtraMarker }
 func (mysqlExtraDB) AliasedName() string { return "mysql" }
 
 // GetTableInsensitive implements sql.Database.
-func (mysqlExtraDB) GetTableInsensitive(_ *gsql.Context, name string) (gsql.Table, bool, error) {
-	t, ok := mysqlExtraTables[strings.ToLower(name)]
-	if !ok {
-		return nil, false, nil
+func (d mysqlExtraDB) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.Table, bool, error) {
+	if t, ok := mysqlExtraTables[strings.ToLower(name)]; ok {
+		if t.name == "default_roles" {
+			return defaultRolesTable{t}, true, nil
+		}
+		return t, true, nil
 	}
-	return t, true, nil
+	if d.grants != nil && gmsGrantTables[strings.ToLower(name)] {
+		t, ok, err := d.grants.GetTableInsensitive(ctx, name)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		return sourcedTable{t}, true, nil
+	}
+	return nil, false, nil
 }
 
 // GetTableNames implements sql.Database.
@@ -184,3 +239,58 @@ func currentDatabase(ctx context.Context) string {
 	}
 	return ""
 }
+
+// defaultRolesTable is mysql.default_roles, which takes rows and keeps
+// none: percdb has no default roles (every role granted to an account is
+// active in its sessions, roles.go), as SET DEFAULT ROLE keeps none. A
+// dump of mysql (mariadb-dump --all-databases, mysqldump) writes its
+// rows, and GMS answered 1105 (the table did not take INSERT); each
+// statement that inserts gets a warning 1235 that says the rows are not
+// kept, as SET DEFAULT ROLE's.
+type defaultRolesTable struct {
+	*emptyTable
+}
+
+var (
+	_ gsql.InsertableTable  = defaultRolesTable{}
+	_ gsql.ReplaceableTable = defaultRolesTable{}
+)
+
+// Inserter implements sql.InsertableTable.
+func (defaultRolesTable) Inserter(*gsql.Context) gsql.RowInserter { return &defaultRolesEditor{} }
+
+// Replacer implements sql.ReplaceableTable.
+func (defaultRolesTable) Replacer(*gsql.Context) gsql.RowReplacer { return &defaultRolesEditor{} }
+
+// defaultRolesEditor counts the rows a statement gives
+// mysql.default_roles.
+type defaultRolesEditor struct {
+	rows int
+}
+
+// StatementBegin implements sql.EditOpenerCloser.
+func (e *defaultRolesEditor) StatementBegin(*gsql.Context) { e.rows = 0 }
+
+// DiscardChanges implements sql.EditOpenerCloser.
+func (*defaultRolesEditor) DiscardChanges(*gsql.Context, error) error { return nil }
+
+// StatementComplete implements sql.EditOpenerCloser.
+func (e *defaultRolesEditor) StatementComplete(ctx *gsql.Context) error {
+	if e.rows > 0 {
+		ctx.Session.Warn(&gsql.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet,
+			Message: fmt.Sprintf("mysql.default_roles keeps no rows (%d given): every role granted to an account is active in its sessions", e.rows)})
+	}
+	return nil
+}
+
+// Insert implements sql.RowInserter.
+func (e *defaultRolesEditor) Insert(*gsql.Context, gsql.Row) error {
+	e.rows++
+	return nil
+}
+
+// Delete implements sql.RowDeleter.
+func (*defaultRolesEditor) Delete(*gsql.Context, gsql.Row) error { return nil }
+
+// Close implements sql.Closer.
+func (*defaultRolesEditor) Close(*gsql.Context) error { return nil }

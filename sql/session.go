@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/sirupsen/logrus"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/sql/compat"
@@ -67,6 +69,12 @@ type Session struct {
 	rowsExamined atomic.Uint64
 	// temps are the session's temporary tables (temptable.go).
 	temps tempTables
+	// reload is the session's reload of mysql's tables
+	// (grantreload.go).
+	reload grantReload
+	// ownPrepared are the texts of the statements the handler serves
+	// that SQL PREPARE prepared, by lower-case name (ownprepared.go).
+	ownPrepared map[string]string
 	// fast is the issue-6 fast path's state of the session.
 	fast fastSession
 	// beginning is set by the handler for the duration of a BEGIN or START
@@ -261,6 +269,10 @@ func (s *Session) SessionEnd() {
 	}
 	s.provider.dropTempTables(s)
 	s.provider.tableLocks.release(s.ID())
+	// Grant tables a reload left staged take effect (grantreload.go).
+	if err := s.applyReload(context.Background()); err != nil {
+		logrus.WithError(err).Warn("apply the grant tables the session reloaded")
+	}
 	if s.onEnd != nil {
 		s.onEnd()
 		s.onEnd = nil

@@ -468,6 +468,8 @@ func lockTablesStatement(ctx *gsql.Context) error {
 // nothing), which takes the global read lock or READ locks on the tables
 // named, and FLUSH STATUS (GMS: 1105), which resets the session's status
 // counters (flushStatus). It reports whether query was one of them.
+// Before FLUSH PRIVILEGES, which GMS runs, the grant tables a reload
+// staged are applied (applyReload).
 func (s *Session) flushStatement(ctx context.Context, query string) (bool, error) {
 	if !lexical.LeadingWordIs(query, "flush") {
 		return false, nil
@@ -483,6 +485,11 @@ func (s *Session) flushStatement(ctx context.Context, query string) (bool, error
 	if strings.EqualFold(f.Option.Name, "status") {
 		s.flushStatus()
 		return true, nil
+	}
+	if strings.EqualFold(f.Option.Name, "privileges") {
+		// The grant tables a reload staged take effect before GMS's
+		// FLUSH PRIVILEGES runs (grantreload.go).
+		return false, s.applyReload(ctx)
 	}
 	if !f.Option.ReadLock {
 		return false, nil
