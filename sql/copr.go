@@ -65,13 +65,16 @@ func coprPushdown(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *p
 		// scope's row.
 		return n, transform.SameTree, nil
 	}
-	out, pushed, err := pushDown(ctx, n)
+	out, pushed, err := pushDown(ctx, n, false)
 	return out, transform.TreeIdentity(!pushed), err
 }
 
 // pushDown replaces the highest operators over a scan that can be pushed,
-// top down, so that a GroupBy over a Filter goes down whole.
-func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
+// top down, so that a GroupBy over a Filter goes down whole. limited
+// says an operator above n may stop reading n's rows before the last (a
+// LIMIT not over a sort or grouping, which read every row first): the
+// scans it pushes then read in small pages first (coprScan.early).
+func pushDown(ctx *gsql.Context, n gsql.Node, limited bool) (gsql.Node, bool, error) {
 	var s gsql.Node
 	switch n := n.(type) {
 	case *plan.GroupBy:
@@ -84,13 +87,31 @@ func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 		s = pushFilter(ctx, n)
 	}
 	if s != nil {
+		if limited {
+			markEarly(s)
+		}
 		return s, true, nil
 	}
 	switch n := n.(type) {
 	case *plan.JoinNode:
-		// A join's sides may be built under the other side's row, which
-		// offsets their execution indexes.
-		return n, false, nil
+		// A join's right side is built under each row of its left, which
+		// offsets its execution indexes, and is read again for each: it
+		// is not pushed. Its left side is built under the join's own
+		// parent row, as every GMS join iterator and percdb's batched
+		// lookup join build it, and that row is empty here: pushDown
+		// never enters a right side or a subquery. So the outer side's
+		// filter, the a.q = 7 of ... FROM t a WHERE a.q = 7 AND EXISTS
+		// (SELECT ... b.id = a.k), runs next to the data. Under a LIMIT
+		// the join may want few of its outer rows: the scan reads small
+		// pages first (copr.RunPaged), where whole pages read in
+		// parallel read the whole outer side ahead (a self-join ...
+		// LIMIT 20 went from 15 to 738 ms so, and was reverted: 3b62934).
+		l, pushed, err := pushDown(ctx, n.Left(), limited)
+		if err != nil || !pushed {
+			return n, false, err
+		}
+		out, err := n.WithChildren(l, n.Right())
+		return out, err == nil, err
 	case *plan.Update, *plan.DeleteFrom:
 		// Writes read their rows through the table's own iterators.
 		return n, false, nil
@@ -117,8 +138,15 @@ func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 		return n, false, nil
 	}
 	var changed []gsql.Node
+	switch n.(type) {
+	case *plan.Limit:
+		limited = true
+	case *plan.Sort, *plan.TopN, *plan.GroupBy, *plan.Window:
+		// They read every row of their input before their first.
+		limited = false
+	}
 	for i, c := range children {
-		nc, pushed, err := pushDown(ctx, c)
+		nc, pushed, err := pushDown(ctx, c, limited)
 		if err != nil {
 			return nil, false, err
 		}
@@ -135,6 +163,26 @@ func pushDown(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
 	out, err := n.WithChildren(changed...)
 	return out, err == nil, err
 }
+
+// markEarly marks the coprocessor scan of n, a pushed operator, as read
+// by a reader that may stop early.
+func markEarly(n gsql.Node) {
+	switch n := n.(type) {
+	case *coprScan:
+		n.early = true
+	case *plan.Filter:
+		markEarly(n.Child)
+	case *plan.TopN:
+		markEarly(n.Child)
+	case *plan.Limit:
+		markEarly(n.Child)
+	}
+}
+
+// firstEarlyPage is the first page of rows of a scan read by a reader
+// that may stop early (copr.RunPaged): about what a batched lookup
+// join's first batch takes (minLookupBatch).
+const firstEarlyPage = minLookupBatch
 
 // coprEnabled reports whether the session allows pushdown.
 func coprEnabled(ctx *gsql.Context) bool {
@@ -849,6 +897,10 @@ type coprScan struct {
 	schema gsql.Schema
 	// pushed names what runs in the coprocessor, for EXPLAIN.
 	pushed string
+	// early: what reads the scan's rows may stop before the last (a
+	// LIMIT is above): it is read in small pages first, in one walk
+	// rather than in parallel parts read ahead.
+	early bool
 
 	// An aggregation's rows: selected are the GroupBy's expressions over
 	// a row of width table columns (the kept ones at keepPos) followed
@@ -1011,9 +1063,13 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 // start begins the walk of r: cut into as many sub-ranges as there are
 // cores, evaluated in parallel (copr.RunParallel), for a full scan of a
 // table of at least rowCountCap rows (by the planner's row count) whose
-// program reads its range to the end; in one walk otherwise.
+// program reads its range to the end; in one walk otherwise, in growing
+// pages when the reader may stop early.
 func (it *coprRowIter) start(ctx *gsql.Context, r executor.KeyRange) (copr.Outputs, error) {
 	s, n := it.s, runtime.GOMAXPROCS(0)
+	if s.early {
+		return copr.RunPaged(ctx, it.k, s.t.meta.Exec, r, s.prog, firstEarlyPage)
+	}
 	if n > 1 && s.access == nil && (s.prog.Limit == 0 || len(s.prog.OrderBy) > 0) &&
 		s.t.db != nil && s.t.db.provider.rowCounts.get(ctx, s.t) >= rowCountCap {
 		parts, err := copr.Split(ctx, it.k, r, n)

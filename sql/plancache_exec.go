@@ -236,7 +236,7 @@ func kindStatusVariable(k lexical.Kind) string {
 func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k lexical.Kind, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
-		pushed, _, err := pushDown(sctx, n)
+		pushed, _, err := pushDown(sctx, n, false)
 		if err != nil {
 			return err
 		}
