@@ -192,6 +192,9 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, jid, jb FROM %s JOIN j ON j.jid = id WHERE %s LIMIT 7",
 		"SELECT id, jid FROM %s LEFT JOIN j ON j.jid = b + 30 WHERE %s LIMIT 40",
 		"SELECT id FROM %s WHERE (%s) AND NOT EXISTS (SELECT 1 FROM j WHERE j.jid = id) LIMIT 3",
+		// A join in a UNION side stays GMS's (pushAt.inSetOp).
+		"SELECT id, b FROM e UNION ALL SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s",
+		"SELECT id, u FROM e UNION ALL SELECT jb, id FROM j JOIN %s ON jid = b + 1 WHERE jb > 0 AND %s",
 	}
 	for _, q := range []string{"SELECT COUNT(DISTINCT id) FROM t", "SELECT id, count(*) FROM t GROUP BY id", "SELECT count(*) FROM t"} {
 		same(q)
