@@ -29,7 +29,9 @@ func TestCoprDifferential(t *testing.T) {
 	mustExec(t, admin, "CREATE DATABASE cx", `CREATE TABLE cx.t (
 		id INT NOT NULL PRIMARY KEY, a TINYINT, b INT, c BIGINT, u INT UNSIGNED, v BIGINT UNSIGNED,
 		s VARCHAR(8) COLLATE utf8mb4_0900_ai_ci, d DECIMAL(6,2), ch CHAR(4))`,
-		"CREATE TABLE cx.e (id INT NOT NULL PRIMARY KEY, b INT, u INT UNSIGNED)")
+		"CREATE TABLE cx.e (id INT NOT NULL PRIMARY KEY, b INT, u INT UNSIGNED)",
+		// j is joined to t: a pushed scan on a join's outer side.
+		"CREATE TABLE cx.j (jid INT NOT NULL PRIMARY KEY, jb INT, KEY (jb))")
 	r := rand.New(rand.NewSource(7))
 	pick := func(vs ...string) string { return vs[r.Intn(len(vs))] }
 	// More than copr.DefaultPageRows, and than rowCountCap: full scans
@@ -53,6 +55,11 @@ func TestCoprDifferential(t *testing.T) {
 		}
 		mustExec(t, admin, "INSERT INTO cx.t VALUES "+strings.Join(vals, ","))
 	}
+	var jrows []string
+	for id := 0; id < 3000; id++ {
+		jrows = append(jrows, fmt.Sprintf("(%d, %d)", id*3, r.Intn(60)-20))
+	}
+	mustExec(t, admin, "INSERT INTO cx.j VALUES "+strings.Join(jrows, ","))
 	conns := coprConns(t, srv, "cx")
 
 	intCols := []string{"id", "a", "b", "c", "u", "v"}
@@ -111,7 +118,7 @@ func TestCoprDifferential(t *testing.T) {
 		}
 		return strings.Join(head, ",") + "\n" + strings.Join(out, "\n")
 	}
-	pushed := 0
+	pushed, joinsPushed := 0, 0
 	same := func(q string) {
 		t.Helper()
 		on, off := query(conns[0], q), query(conns[1], q)
@@ -128,6 +135,9 @@ func TestCoprDifferential(t *testing.T) {
 		}
 		if strings.Contains(plan.String(), "Coprocessor(") {
 			pushed++
+			if strings.Contains(plan.String(), "Join") {
+				joinsPushed++
+			}
 		}
 	}
 	shapes := []string{
@@ -161,6 +171,20 @@ func TestCoprDifferential(t *testing.T) {
 		// A subquery beside pushed conditions (tests/difftest seed 18).
 		"SELECT count(*), 0 FROM e UNION SELECT x.id, x.b FROM %s x WHERE (%s) AND x.b < (SELECT MIN(y.b) + 3 FROM t y)",
 		"SELECT id FROM %s WHERE (%s) AND b > (SELECT AVG(b) FROM t)",
+		// Joins: the scan of the outer side is pushed.
+		"SELECT count(*), sum(u) FROM %s WHERE (%s) AND EXISTS (SELECT 1 FROM j WHERE j.jid = id)",
+		"SELECT id, b, jb FROM %s JOIN j ON j.jid = id WHERE %s",
+		"SELECT id, jid FROM %s LEFT JOIN j ON j.jid = b + 30 WHERE %s ORDER BY id LIMIT 9",
+		"SELECT count(*) FROM %s WHERE (%s) AND NOT EXISTS (SELECT 1 FROM j WHERE j.jid = id)",
+		"SELECT id FROM %s WHERE (%s) AND id IN (SELECT jid FROM j WHERE jb > 0)",
+		// Under a LIMIT the outer side is read in growing pages: the
+		// rows are the first ones in key order either way.
+		"SELECT id, jid, jb FROM %s JOIN j ON j.jid = id WHERE %s LIMIT 7",
+		"SELECT id, jid FROM %s LEFT JOIN j ON j.jid = b + 30 WHERE %s LIMIT 40",
+		"SELECT id FROM %s WHERE (%s) AND NOT EXISTS (SELECT 1 FROM j WHERE j.jid = id) LIMIT 3",
+		// A join in a UNION side stays GMS's (pushAt.inSetOp).
+		"SELECT id, b FROM e UNION ALL SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s",
+		"SELECT id, u FROM e UNION ALL SELECT jb, id FROM j JOIN %s ON jid = b + 1 WHERE jb > 0 AND %s",
 	}
 	for _, q := range []string{"SELECT COUNT(DISTINCT id) FROM t", "SELECT id, count(*) FROM t GROUP BY id", "SELECT count(*) FROM t"} {
 		same(q)
@@ -208,6 +232,9 @@ func TestCoprDifferential(t *testing.T) {
 	if pushed < 150 {
 		t.Errorf("only %d statements were pushed down", pushed)
 	}
+	if joinsPushed == 0 {
+		t.Error("no join's outer side was pushed down")
+	}
 	t.Logf("%d statements pushed down", pushed)
 }
 
@@ -250,7 +277,11 @@ func TestExplainCoprocessor(t *testing.T) {
 		{"SELECT * FROM t WHERE q > 1 AND s = 'a'", "Using coprocessor (where)"},
 		{"SELECT * FROM t WHERE s = 'a'", ""},
 		{"SELECT x.id FROM t AS x WHERE x.q > 1 ORDER BY x.q, x.id LIMIT 2", "Using coprocessor (where)"},
-		{"SELECT * FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", ""},
+		// A join's outer side is pushed (its inner side, read under each
+		// outer row, is not).
+		{"SELECT * FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", "Using coprocessor (where)"},
+		// Under a LIMIT too, read in growing pages.
+		{"SELECT * FROM t JOIN t y ON t.k = y.id WHERE y.q > 3 LIMIT 5", "Using coprocessor (where)"},
 		{"SELECT sum(q) FROM t WHERE q > 1", "Using coprocessor (where, aggregation)"},
 		{"SELECT avg(q) FROM t WHERE q > 1", "Using coprocessor (where, aggregation)"},
 		{"SELECT q % 10 AS m, avg(q % 3), avg(id), count(*) FROM t GROUP BY q % 10", "Using coprocessor (aggregation)"},

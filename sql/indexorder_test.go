@@ -157,21 +157,7 @@ func TestOrderByIndexDifferential(t *testing.T) {
 			return pin("e") + " AND c > " + fmt.Sprint(r.Intn(3)), []string{"c", "d", "a", "b"}
 		},
 	}
-	type result struct{ keys, rows string }
-	query := func(q string, nkeys int) result {
-		rs, err := db.Query(q)
-		if err != nil {
-			return result{keys: "error: " + err.Error()}
-		}
-		defer rs.Close()
-		var keys, all []string
-		for _, row := range readRows(rs) {
-			keys = append(keys, strings.Join(row[:nkeys], "|"))
-			all = append(all, strings.Join(row, "|"))
-		}
-		sort.Strings(all)
-		return result{strings.Join(keys, "\n"), strings.Join(all, "\n")}
-	}
+	query := func(q string, nkeys int) orderedResult { return queryOrdered(db, q, nkeys) }
 	exec := func(q string) string {
 		res, err := db.Exec(q)
 		if err != nil {
@@ -218,6 +204,27 @@ func TestOrderByIndexDifferential(t *testing.T) {
 			t.Errorf("%s: rows differ\nindexed:\n%s\n   scan:\n%s", q, k.rows, n.rows)
 		}
 	}
+}
+
+// orderedResult is the answer of an ordered query: its rows' sort keys
+// in their order, and the rows, sorted.
+type orderedResult struct{ keys, rows string }
+
+// queryOrdered runs q, whose first nkeys columns are its sort keys; an
+// error is the keys' text.
+func queryOrdered(db *sql.DB, q string, nkeys int) orderedResult {
+	rs, err := db.Query(q)
+	if err != nil {
+		return orderedResult{keys: "error: " + err.Error()}
+	}
+	defer rs.Close()
+	var keys, all []string
+	for _, row := range readRows(rs) {
+		keys = append(keys, strings.Join(row[:nkeys], "|"))
+		all = append(all, strings.Join(row, "|"))
+	}
+	sort.Strings(all)
+	return orderedResult{strings.Join(keys, "\n"), strings.Join(all, "\n")}
 }
 
 // orderTables creates x.tk, with composite keys, and x.tn, the same rows

@@ -60,6 +60,18 @@ func insertRule(a *analyzer.Analyzer, at string, after bool, rule analyzer.Rule)
 	return false
 }
 
+// ruleIDNamed returns the id of a's rule named name, 0 when a has none.
+func ruleIDNamed(a *analyzer.Analyzer, name string) analyzer.RuleId {
+	for _, b := range a.Batches {
+		for _, r := range b.Rules {
+			if r.Id.String() == name {
+				return r.Id
+			}
+		}
+	}
+	return 0
+}
+
 // greedyJoinOrder is the analyzer rule; see the comment at the top of the
 // file.
 func greedyJoinOrder(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {

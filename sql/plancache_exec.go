@@ -39,7 +39,7 @@ type planCacheStats struct {
 const planCacheUserVar = "percdb_plan_cache"
 
 // planTemplateKey marks the context of an analysis whose plan is to be a
-// plan cache template: coprPushdown and trackProcess leave it alone, the
+// plan cache template: coprPushdownRule and trackProcess leave it alone, the
 // one because runBound pushes each execution's plan down (its programs
 // hold the values), the other because its callbacks would report to the
 // process of the analysis.
@@ -236,7 +236,7 @@ func kindStatusVariable(k lexical.Kind) string {
 func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k lexical.Kind, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
-		pushed, _, err := pushDown(sctx, n)
+		pushed, _, err := pushDown(sctx, n, pushAt{})
 		if err != nil {
 			return err
 		}

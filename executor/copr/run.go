@@ -95,3 +95,70 @@ func (l *localRun) Next(ctx context.Context) ([]byte, error) {
 
 func (l *localRun) Examined() int64 { return l.fed }
 func (l *localRun) Close()          { l.it.Close() }
+
+// RunPaged is Run for a reader that may stop before the end of r (a join
+// under a LIMIT reads its outer side until it has the rows it wants):
+// the first response carries at most first rows and each one after it
+// twice as many as the one before, up to p's page size, so that a reader
+// that stops early has had at most about twice the rows it used read for
+// it, where whole pages of a selective filter would read far ahead (a
+// page of 4,096 rows that pass 1 in 100 reads 409,600). p must output
+// rows (no aggregation, top-N, limit or sample), whose pages differ only
+// in where they end; otherwise, or with first < 1, it is Run.
+func RunPaged(ctx context.Context, tx *txn.Txn, t *executor.Table, r executor.KeyRange, p *Program, first int) (Outputs, error) {
+	last := p.PageRows
+	if last == 0 {
+		last = DefaultPageRows
+	}
+	if first < 1 || first >= last || p.Aggregate || p.DistinctInts || len(p.OrderBy) > 0 || p.Limit > 0 || p.Sample != nil {
+		out, _, err := Run(ctx, tx, t, r, p)
+		return out, err
+	}
+	pp := *p
+	pp.PageRows = first
+	out, local, err := Run(ctx, tx, t, r, &pp)
+	if err != nil {
+		return nil, err
+	}
+	if local {
+		l := out.(*localRun)
+		return &growingLocal{localRun: l, last: last}, nil
+	}
+	return &growingRemote{remote: out.(remote), p: pp, last: last}, nil
+}
+
+// growingRemote is RunPaged's Outputs from the store: after each
+// response it asks for pages twice as large.
+type growingRemote struct {
+	remote
+	p    Program // the program of the next request
+	last int
+}
+
+// Next implements Outputs.
+func (g *growingRemote) Next(ctx context.Context) ([]byte, error) {
+	data, err := g.remote.Next(ctx)
+	if err != nil || g.p.PageRows >= g.last {
+		return data, err
+	}
+	g.p.PageRows = min(2*g.p.PageRows, g.last)
+	enc, err := g.p.Encode()
+	if err != nil {
+		return nil, err
+	}
+	g.c.SetProgram(enc)
+	return data, nil
+}
+
+// growingLocal is RunPaged's Outputs evaluated in process.
+type growingLocal struct {
+	*localRun
+	last int
+}
+
+// Next implements Outputs.
+func (g *growingLocal) Next(ctx context.Context) ([]byte, error) {
+	data, err := g.localRun.Next(ctx)
+	g.e.page = min(2*g.e.page, g.last)
+	return data, err
+}

@@ -26,8 +26,9 @@
 // the index the WHERE clause pins the most leading columns of (GMS's
 // coster, without histograms, prefers an unpinned unique index),
 // OrderByIndex drops a sort the index read already gives once pinned
-// columns are set aside (indexorder.go), and MinMaxByIndex answers MIN or
-// MAX from the first row of such a read.
+// columns are set aside (indexorder.go), or the read of a join's outer
+// table gives (outerorder.go), and MinMaxByIndex answers MIN or MAX from
+// the first row of such a read.
 //
 // The package depends only on GMS; package sql puts the rule among
 // GMS's (sql/analyzer.go) and runs it for the one-table UPDATE and

@@ -55,6 +55,10 @@ func OrderByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIden
 			return n, transform.SameTree, nil
 		}
 		read, ok, err := orderedRead(ctx, s.Child, s.SortFields)
+		if err == nil && !ok {
+			// A join in its outer side's order (outerorder.go).
+			read, ok, err = orderedJoin(ctx, s.Child, s.SortFields)
+		}
 		if err != nil || !ok {
 			return n, transform.SameTree, err
 		}
@@ -99,7 +103,7 @@ func OrderByIndex(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIden
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		read, ok, err := wholeIndexRead(ctx, rt, s.SortFields)
+		read, ok, err := wholeIndexRead(ctx, rt, s.SortFields, false)
 		if err != nil || !ok {
 			return n, transform.SameTree, err
 		}
@@ -157,8 +161,9 @@ func literalCount(e gsql.Expression) (int64, bool) {
 
 // wholeIndexRead returns a read of the whole of an index of rt's table
 // (the scan rt) that gives its rows in the order of sort (backwards for a
-// descending one), and false when no index does.
-func wholeIndexRead(ctx *gsql.Context, rt *plan.ResolvedTable, sort gsql.SortFields) (gsql.Node, bool, error) {
+// descending one), and false when no index does; of the primary key
+// only when primaryOnly.
+func wholeIndexRead(ctx *gsql.Context, rt *plan.ResolvedTable, sort gsql.SortFields, primaryOnly bool) (gsql.Node, bool, error) {
 	ia, ok := rt.UnderlyingTable().(gsql.IndexAddressable)
 	if !ok {
 		return nil, false, nil
@@ -168,6 +173,9 @@ func wholeIndexRead(ctx *gsql.Context, rt *plan.ResolvedTable, sort gsql.SortFie
 		return nil, false, nil
 	}
 	for _, idx := range idxs {
+		if primaryOnly && !strings.EqualFold(idx.ID(), "PRIMARY") {
+			continue
+		}
 		l, ok := colConds{}.lookup(ctx, idx, 0)
 		if !ok {
 			continue
@@ -283,7 +291,7 @@ func minMaxRead(ctx *gsql.Context, child gsql.Node, sel gsql.Expression) (gsql.N
 	var err error
 	if rt, isScan := child.(*plan.ResolvedTable); isScan {
 		// No WHERE clause: the first row of the whole index.
-		read, ok, err = wholeIndexRead(ctx, rt, sort)
+		read, ok, err = wholeIndexRead(ctx, rt, sort, false)
 	} else {
 		read, ok, err = orderedRead(ctx, child, sort)
 	}
@@ -307,15 +315,7 @@ func minMaxRead(ctx *gsql.Context, child gsql.Node, sel gsql.Expression) (gsql.N
 // descending one), and false when it cannot (see OrderByIndex).
 func orderedRead(ctx *gsql.Context, child gsql.Node, sort gsql.SortFields) (gsql.Node, bool, error) {
 	// The filters between the sort and the read keep the order.
-	var filters []*plan.Filter
-	for {
-		f, ok := child.(*plan.Filter)
-		if !ok {
-			break
-		}
-		filters = append(filters, f)
-		child = f.Child
-	}
+	filters, child := underFilters(child)
 	ita, ok := child.(*plan.IndexedTableAccess)
 	if !ok || !ita.IsStatic() {
 		return nil, false, nil
@@ -339,13 +339,8 @@ func orderedRead(ctx *gsql.Context, child gsql.Node, sort gsql.SortFields) (gsql
 		}
 		read = nita
 	}
-	for i := len(filters) - 1; i >= 0; i-- {
-		var err error
-		if read, err = filters[i].WithChildren(read); err != nil {
-			return nil, false, err
-		}
-	}
-	return read, true, nil
+	read, err := withFilters(filters, read)
+	return read, err == nil, err
 }
 
 // orderingIndex returns a read of another index of ita's table that
