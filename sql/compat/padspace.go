@@ -23,7 +23,7 @@ import (
 // percdb takes a PAD SPACE string for its value without trailing spaces,
 // in one place for each thing that tells strings apart:
 //
-//   - comparisons (=, <=>, <, <=, >, >=, BETWEEN, IN lists) whose
+//   - comparisons (=, <=>, <, <=, >, >=, BETWEEN, IN lists, CASE x WHEN) whose
 //     operands are strings compared under a PAD SPACE collation compare
 //     their operands without trailing spaces (PadSpaceComparisons, the
 //     analyzer rule, and PadSpaceCompared, which the fast path's own
@@ -143,6 +143,9 @@ func padSpaceExpr(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, transf
 			return padSpaceOperands(ctx, e)
 		case *expression.Between:
 			return padSpaceOperands(ctx, e)
+		case *expression.Case:
+			// CASE x WHEN v compares x = v as it evaluates.
+			return padSpaceCase(ctx, e)
 		case *expression.HashInTuple:
 			// Its hash of the list is made when it is built.
 			ch := e.Children()
@@ -161,6 +164,33 @@ func padSpaceExpr(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, transf
 		}
 		return e, transform.SameTree, nil
 	})
+}
+
+// padSpaceCase returns CASE x WHEN v1 ... with x and the v compared
+// without trailing spaces when they are strings compared under a PAD
+// SPACE collation; the THEN and ELSE values are left as they are.
+func padSpaceCase(ctx *gsql.Context, c *expression.Case) (gsql.Expression, transform.TreeIdentity, error) {
+	if c.Expr == nil {
+		return c, transform.SameTree, nil
+	}
+	ops := []gsql.Expression{c.Expr}
+	for _, b := range c.Branches {
+		ops = append(ops, b.Cond)
+	}
+	if !padSpaceCompared(ctx, ops...) {
+		return c, transform.SameTree, nil
+	}
+	expr := trimmedSpaces(c.Expr)
+	changed := expr != c.Expr
+	branches := make([]expression.CaseBranch, len(c.Branches))
+	for i, b := range c.Branches {
+		branches[i] = expression.CaseBranch{Cond: trimmedSpaces(b.Cond), Value: b.Value}
+		changed = changed || branches[i].Cond != b.Cond
+	}
+	if !changed {
+		return c, transform.SameTree, nil
+	}
+	return expression.NewCase(expr, branches, c.Else), transform.NewTree, nil
 }
 
 // padSpaceOperands returns the comparison e with its operands trimmed
