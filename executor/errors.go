@@ -17,6 +17,21 @@ import (
 // index entry whose row is missing: the table's data is corrupt.
 var ErrIndexInconsistent = errors.New("index entry without row")
 
+// StaleKeysError says a table's keys were written in an older key
+// encoding than the one its columns now need (IndexColumn.Stale): a
+// lookup, a range read or a write's unique check would miss stored keys.
+// The SQL layer reports it as MySQL error 1707 (ER_TABLE_NEEDS_REBUILD)
+// with Error()'s text; the table is to be dumped and reloaded.
+type StaleKeysError struct {
+	// Table names the table.
+	Table string
+}
+
+// Error formats the error as MySQL does.
+func (e *StaleKeysError) Error() string {
+	return fmt.Sprintf("Table rebuild required. Please do \"ALTER TABLE `%s` FORCE\" or dump/reload to fix it!", e.Table)
+}
+
 // DuplicateKeyError says a write would give a unique key (the primary key
 // or a unique index) a second row. The SQL layer reports it as MySQL error
 // 1062 with Error()'s text.

@@ -43,10 +43,20 @@ type IndexColumn struct {
 	// strings are keyed by their bytes (a binary collation).
 	CollationKey func(s string) []byte
 	// TrimTrailingSpaces keys a string without its trailing spaces (before
-	// PrefixLen and CollationKey apply), as the column's reads return it
-	// (Column.TrimTrailingSpaces): 'a' and 'a ' are one CHAR key. Default
-	// false: the whole string.
+	// PrefixLen and CollationKey apply), as a CHAR column's reads return
+	// it (Column.TrimTrailingSpaces) and as a PAD SPACE collation
+	// compares it: 'a' and 'a ' are one key, so a unique index rejects
+	// the second and a lookup of either finds both. Default false: the
+	// whole string (a NO PAD collation, binary strings).
 	TrimTrailingSpaces bool
+	// Stale, when non-nil, says the stored keys of this column were made
+	// by an older encoding than this one (strings under a PAD SPACE
+	// collation keyed with their trailing spaces): every key made from
+	// it fails with Stale, so that no read answers and no write checks
+	// from keys that would miss the stored ones. Scans of the table's
+	// rows, which make no keys from values, still read them. Default
+	// nil.
+	Stale *StaleKeysError
 }
 
 // Index describes one secondary index. The primary key of a table with a
@@ -294,7 +304,9 @@ func handleInt(v any) (int64, error) {
 // column.
 func keyValue(c IndexColumn, v any) any {
 	if c.TrimTrailingSpaces {
-		if s, ok := v.(string); ok {
+		// Boxed again only when trimmed: a string put in an interface
+		// is an allocation, on every key made from a PAD SPACE string.
+		if s, ok := v.(string); ok && strings.HasSuffix(s, " ") {
 			v = strings.TrimRight(s, " ")
 		}
 	}
@@ -352,6 +364,9 @@ func encodeIndexValues(buf []byte, cols []IndexColumn, vals []any, fromRow bool)
 		}
 		if v == nil {
 			hasNull = true
+		}
+		if c.Stale != nil {
+			return buf, false, c.Stale
 		}
 		var err error
 		if buf, err = tablecodec.EncodeKey(buf, keyValue(c, v)); err != nil {

@@ -56,6 +56,8 @@ const (
 	showCreateFunctionRuleID                                    // storedfunc.go
 	recursiveCteTypesRuleID                                     // sql/compat/derived.go
 	deleteTargetInSubqueryRuleID                                // compat_exec.go
+	padSpaceComparisonsRuleID                                   // sql/compat/padspace.go
+	padSpaceLiteralsRuleID                                      // sql/compat/padspace.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -115,6 +117,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: showCreateFunctionRuleID, Apply: showCreateFunctionRule})
 	insertRule(a, "unnestExistsSubqueries", false, analyzer.Rule{Id: notExistsRuleID, Apply: compat.NotExistsNullAsFalse})
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: collationKeysRuleID, Apply: compat.CollationKeys})
+	// Strings under PAD SPACE collations compare, group and join without
+	// their trailing spaces, literals compared with them lose theirs
+	// before GMS builds index ranges, and LIKE is not made = for them
+	// (sql/compat/padspace.go): sql/testdata/values/padspace.txt.
+	insertRule(a, "trackProcess", false, analyzer.Rule{Id: padSpaceComparisonsRuleID, Apply: compat.PadSpaceComparisons})
+	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: padSpaceLiteralsRuleID, Apply: compat.PadSpaceLiterals})
 	// A FLOAT column against a decimal literal compares as doubles, as in
 	// MySQL, not as DECIMALs: tests/sqllogic/testdata/floatcmp.test.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: floatLiteralComparisonsRuleID, Apply: throughSetOps(compat.FloatLiteralComparisons)})

@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // A sort that compares strings without GMS's map lookups. GMS's ORDER BY
@@ -40,7 +42,8 @@ import (
 //     error (or conversion) is GMS's too.
 //
 // Only sorts over plain columns (GetField, whose evaluation cannot fail
-// on the rows its child returns) with at least one string column are
+// on the rows its child returns; or one without its trailing spaces, a
+// PAD SPACE string's, sql/compat/padspace.go) with at least one string column are
 // built so (collatedSortable); any other sort is GMS's.
 
 // collatedSortable reports whether the sort fields sf are all plain
@@ -48,7 +51,7 @@ import (
 func collatedSortable(sf gsql.SortFields) bool {
 	strings := false
 	for _, f := range sf {
-		if _, ok := f.Column.(*expression.GetField); !ok {
+		if _, ok := f.Column.(*expression.GetField); !ok && !compat.TrimmedField(f.Column) {
 			return false
 		}
 		if _, ok := f.Column.Type().(types.StringType); ok {

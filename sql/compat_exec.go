@@ -302,6 +302,25 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
+		// Strings under PAD SPACE collations (sql/compat/padspace.go),
+		// which GMS's short path for one table does not run either: the
+		// literals compared with them first, from which the index reads
+		// are derived again, then the comparisons over the rows read.
+		if m, same, err := compat.PadSpaceLiterals(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			if m, err = relookupWrites(ctx, m); err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
+		if m, same, err := compat.PadSpaceComparisons(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		// Dates moved by months or long intervals (sql/compat/dateshift.go),
 		// which GMS's short path for one table does not run either.
 		if m, same, err := compat.DateShifts(ctx, nil, n, nil, nil, nil); err != nil || !same {

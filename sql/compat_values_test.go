@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +27,16 @@ import (
 //	SELECT ...
 //	----
 //	1 | 2.50
+//
+//	prepared
+//	SELECT ... WHERE s = ?
+//	"a "
+//	----
+//	1
+//
+// A prepared command runs its first line as a server-side prepared
+// statement with the lines after it, each a Go-quoted string, as its
+// arguments.
 //
 // An error answers "error CODE message"; a statement's warnings (SHOW
 // WARNINGS, as the server lists them) follow its answer. It shows what
@@ -50,8 +61,19 @@ func TestValues(t *testing.T) {
 				}
 				n, _ := res.RowsAffected()
 				fmt.Fprintf(&out, "%d rows affected\n", n)
-			case "query":
-				rows, err := conn.QueryContext(ctx, d.Input)
+			case "query", "prepared":
+				var rows *sql.Rows
+				var err error
+				if d.Cmd == "query" {
+					rows, err = conn.QueryContext(ctx, d.Input)
+				} else {
+					q, args := preparedArgs(t, d)
+					var stmt *sql.Stmt
+					if stmt, err = conn.PrepareContext(ctx, q); err == nil {
+						defer stmt.Close()
+						rows, err = stmt.QueryContext(ctx, args...)
+					}
+				}
 				if err != nil {
 					return answerError(err) + warningsOf(t, ctx, conn)
 				}
@@ -68,6 +90,23 @@ func TestValues(t *testing.T) {
 			return out.String() + warningsOf(t, ctx, conn)
 		})
 	})
+}
+
+// preparedArgs returns the statement of a prepared command (its first
+// line) and its arguments (the lines after it, each a Go-quoted string,
+// so that trailing spaces show).
+func preparedArgs(t *testing.T, d *datadriven.TestData) (string, []any) {
+	t.Helper()
+	lines := strings.Split(d.Input, "\n")
+	var args []any
+	for _, l := range lines[1:] {
+		a, err := strconv.Unquote(l)
+		if err != nil {
+			d.Fatalf(t, "argument %s: %v", l, err)
+		}
+		args = append(args, a)
+	}
+	return lines[0], args
 }
 
 // answerError is an error as TestValues writes it.

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	goerrors "gopkg.in/src-d/go-errors.v1"
 
+	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/schemalease"
@@ -22,26 +23,27 @@ const gcTimeLayout = "2006-01-02 15:04:05.000 -0700"
 
 // MySQL error codes and SQLSTATEs percdb returns itself (GMS maps the rest).
 const (
-	codeDupEntry        = 1062 // ER_DUP_ENTRY
-	codeDiskFull        = 1021 // ER_DISK_FULL
-	codeLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT
-	codeDeadlock        = 1213 // ER_LOCK_DEADLOCK
-	codeUnknown         = 1105 // ER_UNKNOWN_ERROR
-	codeParseError      = 1064 // ER_PARSE_ERROR
-	codeGCTooEarly      = 9006 // TiDB's ErrGCTooEarly
-	codePDTimeout       = 9001 // TiDB's ErrPDServerTimeout
-	codeKVTimeout       = 9002 // TiDB's ErrTiKVServerTimeout
-	codeRegionDown      = 9005 // TiDB's ErrRegionUnavailable
-	codeTableAccess     = 1142 // ER_TABLEACCESS_DENIED_ERROR
-	codeLockNoWait      = 3572 // ER_LOCK_NOWAIT
-	stateIntegrity      = "23000"
-	stateSerialization  = "40001"
-	stateGeneral        = "HY000"
-	msgDeadlock         = "Deadlock found when trying to get lock; try restarting transaction"
-	msgLockWaitTimeout  = "Lock wait timeout exceeded; try restarting transaction"
-	msgLockNoWait       = "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
-	dupPrimaryKeyPrefix = "duplicate primary key given: "
-	dupUniqueKeyPrefix  = "duplicate unique key given: "
+	codeDupEntry          = 1062 // ER_DUP_ENTRY
+	codeTableNeedsRebuild = 1707 // ER_TABLE_NEEDS_REBUILD
+	codeDiskFull          = 1021 // ER_DISK_FULL
+	codeLockWaitTimeout   = 1205 // ER_LOCK_WAIT_TIMEOUT
+	codeDeadlock          = 1213 // ER_LOCK_DEADLOCK
+	codeUnknown           = 1105 // ER_UNKNOWN_ERROR
+	codeParseError        = 1064 // ER_PARSE_ERROR
+	codeGCTooEarly        = 9006 // TiDB's ErrGCTooEarly
+	codePDTimeout         = 9001 // TiDB's ErrPDServerTimeout
+	codeKVTimeout         = 9002 // TiDB's ErrTiKVServerTimeout
+	codeRegionDown        = 9005 // TiDB's ErrRegionUnavailable
+	codeTableAccess       = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	codeLockNoWait        = 3572 // ER_LOCK_NOWAIT
+	stateIntegrity        = "23000"
+	stateSerialization    = "40001"
+	stateGeneral          = "HY000"
+	msgDeadlock           = "Deadlock found when trying to get lock; try restarting transaction"
+	msgLockWaitTimeout    = "Lock wait timeout exceeded; try restarting transaction"
+	msgLockNoWait         = "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
+	dupPrimaryKeyPrefix   = "duplicate primary key given: "
+	dupUniqueKeyPrefix    = "duplicate unique key given: "
 )
 
 // toSQLError turns an error of the transaction layer into the MySQL error
@@ -64,6 +66,7 @@ func toSQLError(err error) error {
 		tooLarge *txn.TxnTooLargeError
 		kvDown   *kv.StoreUnavailableError
 		pdDown   *kv.RouterUnavailableError
+		stale    *executor.StaleKeysError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
@@ -99,6 +102,10 @@ func toSQLError(err error) error {
 		return schemaExpiredError(err)
 	case errors.Is(err, schemalease.ErrSchemaChanged):
 		return schemaChangedError(err)
+	case errors.As(err, &stale):
+		// Keys written before PAD SPACE strings dropped their trailing
+		// spaces (catalog.KeyFormatPadSpace).
+		return mysql.NewSQLError(codeTableNeedsRebuild, stateGeneral, "%s", stale.Error())
 	case errors.Is(err, txn.ErrAlreadyExists):
 		// A concurrent transaction inserted the same key after this one
 		// checked it; MySQL would have waited and then failed the same way.
@@ -189,6 +196,10 @@ var gmsErrorCodes = []gmsErrorCode{
 	// ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN, names quoted as MySQL
 	// quotes them.
 	{pattern: regexp.MustCompile(`^The value specified for generated column "(.*)" in table "(.*)" is not allowed\.$`), code: 3105, state: stateGeneral, rewrite: "The value specified for generated column '$1' in table '$2' is not allowed."},
+	// A key made from a column of a table written in an older key format
+	// (executor.StaleKeysError), wherever the reads that met it wrapped
+	// it: MySQL's ER_TABLE_NEEDS_REBUILD, its own text.
+	{pattern: regexp.MustCompile(`(?s)^.*(Table rebuild required\. Please do "ALTER TABLE .*" or dump/reload to fix it!)$`), code: codeTableNeedsRebuild, state: stateGeneral, rewrite: "$1"},
 	// ADD COLUMN of a column the table has (GORM's AutoMigrate tells it by
 	// the code): MySQL's ER_DUP_FIELDNAME.
 	{pattern: regexp.MustCompile(`^Column "(.*)" already exists$`), code: 1060, state: "42S21", rewrite: "Duplicate column name '$1'"},

@@ -453,7 +453,7 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 			if !ok || !b.narrowText(&keys[k], c) {
 				return nil, nil, nil, fastpath.ReasonValue, false
 			}
-			local = append(local, x)
+			local = append(local, b.padSpaced(x))
 		case sp.KeyTerm[i]:
 			k := sp.KeyCol[i]
 			ranged = max(ranged, k)
@@ -465,7 +465,7 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 			if !ok {
 				return nil, nil, nil, fastpath.ReasonValue, false
 			}
-			local = append(local, x)
+			local = append(local, b.padSpaced(x))
 		default:
 			x, ok := b.cond(c, pc)
 			if !ok {

@@ -5,6 +5,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
 )
 
@@ -21,6 +22,19 @@ import (
 // against strings, integers against DECIMALs, strings that are valid
 // DATETIMEs against dates and times. Anything else goes to GMS
 // (ReasonValue).
+
+// padSpaced returns x with its comparisons of strings under PAD SPACE
+// collations made without trailing spaces, as the analyzer makes GMS's
+// (sql/compat/padspace.go).
+func (b *scanBinder) padSpaced(x gsql.Expression) gsql.Expression {
+	ret, _, err := compat.PadSpaceCompared(b.r.ctx, x)
+	if err != nil {
+		// Only an IN list GMS hashes is rebuilt, and local conditions
+		// build none.
+		return x
+	}
+	return ret
+}
 
 // local compiles the local condition c (resolved as pc) with this
 // execution's values into a GMS expression over the kept row.

@@ -117,6 +117,14 @@ const (
 // Public reports whether the index is public: read, shown and written.
 func (ix *IndexDef) Public() bool { return ix.State == "" }
 
+// KeyFormatPadSpace is the key format (TableDef.KeyFormat) in which a
+// string under a PAD SPACE collation is keyed without its trailing
+// spaces, as it compares ('a' and 'a ' are one key). Tables written
+// before it have strings keyed with their trailing spaces, which lookups
+// and unique checks of today would miss: their keys are not used
+// (tablemeta) until the table is dumped and reloaded.
+const KeyFormatPadSpace = 1
+
 // TableDef is the stored definition of a table.
 type TableDef struct {
 	// ID names the table's key range (t{ID}...). ALTER TABLE operations
@@ -132,6 +140,11 @@ type TableDef struct {
 	Indexes    []IndexDef `json:"indexes,omitempty"`
 	Collation  string     `json:"collation"`
 	Comment    string     `json:"comment,omitempty"`
+	// KeyFormat is the encoding of the table's keys its rows and index
+	// entries were written with (KeyFormatPadSpace for every table made
+	// since it came); 0 is the one before: keys of strings under PAD
+	// SPACE collations kept their trailing spaces.
+	KeyFormat int `json:"key_format,omitempty"`
 	// AutoIncrementStart is the AUTO_INCREMENT table option: the first
 	// value the allocator hands out.
 	AutoIncrementStart uint64 `json:"auto_increment_start,omitempty"`

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -40,7 +41,8 @@ import (
 //     met of those with the same key, as in MySQL.
 //
 // Strings under a binary collation (binary, *_bin) hash as they are: GMS
-// is right about those, and the plans stay GMS's. INTERSECT and EXCEPT
+// is right about those, and the plans stay GMS's, but for PAD SPACE ones
+// (utf8mb4_bin), whose keys leave trailing spaces out (padspace.go). INTERSECT and EXCEPT
 // are still GMS's: inside a subquery GMS puts the outer row before the
 // rows of each side of a set operation it knows, which a node of percdb's
 // in its place would not get.
@@ -202,13 +204,22 @@ func keyPairs(left, right gsql.Expression) (gsql.Expression, gsql.Expression, tr
 
 // collatedStringType returns t as a string type whose collation calls
 // strings of different bytes equal: one percdb's indexes key by their
-// collation's sort key.
+// collation's sort key, or without their trailing spaces (PAD SPACE,
+// padspace.go).
 func collatedStringType(t gsql.Type) (gsql.StringType, bool) {
 	st, ok := t.(gsql.StringType)
-	if !ok || tablemeta.CollationKeyFunc(t) == nil {
+	if !ok || tablemeta.CollationKeyFunc(t) == nil && !tablemeta.PadsSpaces(t) {
 		return nil, false
 	}
 	return st, true
+}
+
+// foldingStringType reports whether t is a string type whose collation
+// calls strings of different characters equal ('a' and 'A'), not only
+// strings that differ in trailing spaces.
+func foldingStringType(t gsql.Type) bool {
+	_, ok := t.(gsql.StringType)
+	return ok && tablemeta.CollationKeyFunc(t) != nil
 }
 
 // sameCollatedString reports whether a and b are string types of the
@@ -290,10 +301,12 @@ type stringKeyer struct {
 	typ    gsql.StringType
 	weight gsql.CollationSorter
 	ascii  [utf8.RuneSelf]uint32
+	// padSpace leaves trailing spaces out of the key (PAD SPACE).
+	padSpace bool
 }
 
 func newStringKeyer(t gsql.StringType) *stringKeyer {
-	k := &stringKeyer{typ: t, weight: t.Collation().Sorter()}
+	k := &stringKeyer{typ: t, weight: t.Collation().Sorter(), padSpace: tablemeta.PadsSpaces(t)}
 	for r := range k.ascii {
 		k.ascii[r] = uint32(k.weight(rune(r)))
 	}
@@ -308,6 +321,9 @@ func (k *stringKeyer) key(ctx *gsql.Context, v any) (uint64, error) {
 		if s, err = types.ConvertToString(ctx, v, k.typ, nil); err != nil {
 			return 0, err
 		}
+	}
+	if k.padSpace {
+		s = strings.TrimRight(s, " ")
 	}
 	const (
 		offset64 = 14695981039346656037

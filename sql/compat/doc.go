@@ -21,6 +21,7 @@
 //     unknown connection (kill.go);
 //   - rules over expressions: collations in hashing, DISTINCT, IN and
 //     set operations (collation.go, hashkey.go, setops.go, coercion.go),
+//     trailing spaces under PAD SPACE collations (padspace.go),
 //     integer arithmetic (arith.go), negation, ABS
 //     and DIV (negate.go, intdiv.go), exact SUM and AVG (aggregates.go),
 //     FLOAT against decimal literals (floatcmp.go), DECIMAL comparisons

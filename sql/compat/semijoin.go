@@ -135,15 +135,13 @@ func comparedAsBytes(cond gsql.Expression, sch gsql.Schema) bool {
 		}
 		for _, c := range sch {
 			if strings.EqualFold(c.Name, gf.Name()) && strings.EqualFold(c.Source, gf.Table()) {
-				_, collated := collatedStringType(c.Type)
-				return collated
+				return foldingStringType(c.Type)
 			}
 		}
 		return false
 	}
 	binary := func(e gsql.Expression) bool {
-		_, collated := collatedStringType(e.Type())
-		return types.IsText(e.Type()) && !collated
+		return types.IsText(e.Type()) && !foldingStringType(e.Type())
 	}
 	return transform.InspectExpr(cond, func(e gsql.Expression) bool {
 		eq, ok := e.(*expression.Equals)

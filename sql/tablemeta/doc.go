@@ -12,7 +12,9 @@
 // SQL text GMS prints and parsed back by GMS's planbuilder, so there is no
 // type encoding of percdb's own), and says how strings become index keys
 // under their collation (CollationKeyFunc: 'a' and 'A' are one key under a
-// case-insensitive collation, so that a unique index rejects both).
+// case-insensitive collation, so that a unique index rejects both; and
+// PadsSpaces: 'a' and 'a ' are one key under a PAD SPACE collation, in
+// tables of catalog.KeyFormatPadSpace; older tables make no such key).
 //
 // It stands between package catalog, which knows no GMS, and package sql's
 // tables, lookups and fast path, which read and write through it.

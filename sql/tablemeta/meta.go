@@ -193,7 +193,12 @@ func (m *Table) newIndexMeta(def *catalog.IndexDef) (*Index, []executor.IndexCol
 		if ic.Length > 0 {
 			im.Prefixed = true
 		}
-		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: CollationKeyFunc(typ), TrimTrailingSpaces: isChar(typ)}
+		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: CollationKeyFunc(typ), TrimTrailingSpaces: isChar(typ) || PadsSpaces(typ)}
+		if m.Def.KeyFormat < catalog.KeyFormatPadSpace && PadsSpaces(typ) && !isChar(typ) {
+			// Written with the trailing spaces in the keys: what a
+			// lookup or unique check of today makes would miss them.
+			cols[i].Stale = &executor.StaleKeysError{Table: m.Def.Name}
+		}
 	}
 	return im, cols
 }
@@ -203,6 +208,22 @@ func (m *Table) newIndexMeta(def *catalog.IndexDef) (*Index, []executor.IndexCol
 func isChar(typ gsql.Type) bool {
 	_, ok := typ.(gsql.StringType)
 	return ok && typ.Type() == sqltypes.Char
+}
+
+// PadsSpaces reports whether strings of typ compare as if the shorter
+// were padded with spaces to the length of the longer, so that trailing
+// spaces do not count: 'a' = 'a ' ('a' < 'a ' and 'a' = 'a ' are the
+// two answers of MySQL's NO PAD and PAD SPACE collations). In MySQL 8
+// every collation is PAD SPACE but the _0900_ ones and binary
+// (information_schema.COLLATIONS.PAD_ATTRIBUTE, which GMS keeps too);
+// binary strings (BINARY, VARBINARY, BLOB) are NO PAD.
+func PadsSpaces(typ gsql.Type) bool {
+	st, ok := typ.(gsql.StringType)
+	if !ok {
+		return false
+	}
+	c := st.Collation()
+	return c != gsql.Collation_binary && c.PadAttribute() == "PAD SPACE"
 }
 
 // IsIntHandleType reports whether values of typ fit an int64 handle.

@@ -76,7 +76,7 @@ func DefFromSchema(name string, schema gsql.PrimaryKeySchema, collation gsql.Col
 	if collation == gsql.Collation_Unspecified {
 		collation = DefaultCollationID()
 	}
-	def := &catalog.TableDef{Name: name, Collation: collation.Name(), Comment: comment}
+	def := &catalog.TableDef{Name: name, Collation: collation.Name(), Comment: comment, KeyFormat: catalog.KeyFormatPadSpace}
 	for i, col := range schema.Schema {
 		c, err := ColumnDefFromGMS(col, int64(i+1))
 		if err != nil {
