@@ -22,12 +22,13 @@ import (
 // of the schema then see a difference where there is none.
 
 // showCreateTable builds SHOW CREATE TABLE: with MySQL's DEFAULT NULL
-// (withNullDefaults), then the rewrites of showCreateGenerated.
+// and ENUM and SET defaults (withNullDefaults), then the rewrites of
+// showCreateGenerated.
 func showCreateTable(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (gsql.RowIter, error) {
 	if n.IsView {
 		return nil, nil
 	}
-	n, nullable := withNullDefaults(n)
+	n, nullable := withNullDefaults(ctx, n)
 	iter, err := showCreateGenerated(ctx, n, row)
 	if iter == nil && err == nil {
 		iter, err = rowexec.DefaultBuilder.Build(ctx, n, row)
@@ -41,12 +42,22 @@ func showCreateTable(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (
 }
 
 // withNullDefaults returns n with a NULL default on each column MySQL
-// writes DEFAULT NULL for, and the nullable TIMESTAMP columns.
-func withNullDefaults(n *plan.ShowCreateTable) (*plan.ShowCreateTable, []*gsql.Column) {
+// writes DEFAULT NULL for, an ENUM's or SET's default as its members
+// (memberDefault), and the nullable TIMESTAMP columns.
+func withNullDefaults(ctx *gsql.Context, n *plan.ShowCreateTable) (*plan.ShowCreateTable, []*gsql.Column) {
 	sch := n.TargetSchema()
 	var out gsql.Schema
 	var timestamps []*gsql.Column
 	for i, c := range sch {
+		if def, ok := memberDefault(ctx, c); ok {
+			if out == nil {
+				out = append(gsql.Schema(nil), sch...)
+			}
+			cc := *c
+			cc.Default = def
+			out[i] = &cc
+			continue
+		}
 		if !c.Nullable || c.Generated != nil || c.AutoIncrement {
 			continue
 		}
@@ -75,6 +86,31 @@ func withNullDefaults(n *plan.ShowCreateTable) (*plan.ShowCreateTable, []*gsql.C
 		return n, timestamps
 	}
 	return m.(*plan.ShowCreateTable), timestamps
+}
+
+// memberDefault returns the literal default of an ENUM or SET column c
+// as the text of its members: GMS writes the value's number
+// (`e` enum('a','b') DEFAULT '2' for DEFAULT 'b'), which MySQL reads back
+// as no member (1067), so a dump did not load into MySQL, and into
+// percdb only by the number's meaning.
+func memberDefault(ctx *gsql.Context, c *gsql.Column) (*gsql.ColumnDefaultValue, bool) {
+	if c.Default == nil || !c.Default.IsLiteral() || c.Generated != nil || c.Type == nil ||
+		(c.Type.Type() != sqltypes.Enum && c.Type.Type() != sqltypes.Set) {
+		return nil, false
+	}
+	v, err := c.Default.Eval(ctx, nil)
+	if err != nil || v == nil {
+		return nil, false
+	}
+	sv, err := c.Type.SQL(ctx, nil, v)
+	if err != nil {
+		return nil, false
+	}
+	def, err := gsql.NewColumnDefaultValue(expression.NewLiteral(sv.ToString(), types.LongText), types.LongText, true, false, c.Nullable)
+	if err != nil {
+		return nil, false
+	}
+	return def, true
 }
 
 // timestampNull writes NULL before the DEFAULT of each nullable

@@ -10,7 +10,8 @@ import (
 // after a nullable column without a default, and NULL before a nullable
 // TIMESTAMP's default, as MySQL 8 does (its manual's example: `s`
 // char(60) DEFAULT NULL); not after a BLOB or TEXT, a generated or an
-// AUTO_INCREMENT column. GMS wrote neither.
+// AUTO_INCREMENT column. GMS wrote neither. An ENUM's or SET's default
+// is written as its members, not as their number.
 func TestShowCreateTableDefaultNull(t *testing.T) {
 	s := sqltest.Start(t, "")
 	c := connect(t, s, "")
@@ -32,6 +33,18 @@ func TestShowCreateTableDefaultNull(t *testing.T) {
 		"  `d3` int DEFAULT '5',\n"+
 		"  `g` int GENERATED ALWAYS AS ((`v` + 1)) VIRTUAL,\n"+
 		"  `n` int NOT NULL,\n"+
+		"  PRIMARY KEY (`id`)\n"+
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
+	// ENUM and SET defaults as their members (GMS wrote the number:
+	// DEFAULT '2' for 'b c').
+	c.exec("CREATE TABLE u (id INT PRIMARY KEY, e ENUM('a','b c') NOT NULL DEFAULT 'b c', s SET('x','y','z') DEFAULT 'x,z', " +
+		"e2 ENUM('p','q'), e3 ENUM('m','n') NOT NULL)")
+	c.want("SHOW CREATE TABLE u", "u CREATE TABLE `u` (\n"+
+		"  `id` int NOT NULL,\n"+
+		"  `e` enum('a','b c') NOT NULL DEFAULT 'b c',\n"+
+		"  `s` set('x','y','z') DEFAULT 'x,z',\n"+
+		"  `e2` enum('p','q') DEFAULT NULL,\n"+
+		"  `e3` enum('m','n') NOT NULL,\n"+
 		"  PRIMARY KEY (`id`)\n"+
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")
 	// The statement creates the same table again.
