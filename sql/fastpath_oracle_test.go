@@ -94,29 +94,49 @@ func TestFastPathPointReadNoOracle(t *testing.T) {
 		}
 	}
 	// SHOW STATUS goes through GMS, which takes a timestamp for it: the
-	// cost of one is measured and discounted.
-	quiesce(t, srv)
-	calls0 := serverStatus(t, admin, "Percdb_oracle_calls")
-	calls := serverStatus(t, admin, "Percdb_oracle_calls")
-	own := calls - calls0
-	hits := serverStatus(t, admin, "Percdb_fastpath_hits")
+	// cost of one is measured and discounted, as the least of three
+	// measurements. A background round of the server (the delete-range
+	// stamper, statistics) may take a timestamp during a round of reads
+	// or a measurement: the round is tried again, up to three times. A
+	// fast path that took timestamps would take one for every read, in
+	// every round.
 	const quiet = 50
-	for i := 0; i < quiet; i++ {
-		if err := point.QueryRow(1 + i%pairs).Scan(&v); err != nil {
-			t.Fatal(err)
+	var extra int64
+	var ran uint64
+	for attempt := 0; attempt < 3; attempt++ {
+		quiesce(t, srv)
+		own := uint64(1 << 62)
+		for i := 0; i < 3; i++ {
+			c0 := serverStatus(t, admin, "Percdb_oracle_calls")
+			c1 := serverStatus(t, admin, "Percdb_oracle_calls")
+			own = min(own, c1-c0)
 		}
-		if _, err := readPair(batch, 1+i%pairs); err != nil {
-			t.Fatal(err)
+		calls := serverStatus(t, admin, "Percdb_oracle_calls")
+		hits := serverStatus(t, admin, "Percdb_fastpath_hits")
+		for i := 0; i < quiet; i++ {
+			if err := point.QueryRow(1 + i%pairs).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readPair(batch, 1+i%pairs); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow(fmt.Sprintf("SELECT v FROM t WHERE id = %d", 101+i%pairs)).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := db.QueryRow(fmt.Sprintf("SELECT v FROM t WHERE id = %d", 101+i%pairs)).Scan(&v); err != nil {
-			t.Fatal(err)
+		got := serverStatus(t, admin, "Percdb_oracle_calls")
+		ran = serverStatus(t, admin, "Percdb_fastpath_hits") - hits
+		extra = int64(got) - int64(calls) - int64(2*own)
+		if extra == 0 && ran == 3*quiet {
+			break
 		}
+		t.Logf("round %d: %d timestamps beyond the SHOW STATUS ones, %d fast path reads of %d", attempt+1, extra, ran, 3*quiet)
 	}
-	if got := serverStatus(t, admin, "Percdb_oracle_calls"); got != calls+2*own {
-		t.Errorf("%d autocommit point reads took %d timestamps, want none", 3*quiet, got-calls-2*own)
+	if extra != 0 {
+		t.Errorf("%d autocommit point reads took %d timestamps, want none", 3*quiet, extra)
 	}
-	if got := serverStatus(t, admin, "Percdb_fastpath_hits"); got != hits+3*quiet {
-		t.Errorf("fast path ran %d of %d point reads", got-hits, 3*quiet)
+	if ran != 3*quiet {
+		t.Errorf("fast path ran %d of %d point reads", ran, 3*quiet)
 	}
 
 	// Concurrent: one writer per pair sets both keys to 1, 2, 3, ... in
@@ -131,7 +151,7 @@ func TestFastPathPointReadNoOracle(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), run)
 	defer cancel()
-	hits = serverStatus(t, admin, "Percdb_fastpath_hits")
+	hits := serverStatus(t, admin, "Percdb_fastpath_hits")
 	crashing.Store(true)
 	var wg sync.WaitGroup
 	var commits, crashes atomic.Int64
