@@ -14,7 +14,7 @@ import (
 // pr.u TO pr.u2 renamed the current database's u. Session.CommandEnd
 // drops it again.
 func (h *handler) planDatabaseForExecution(c *mysql.Conn, query string) {
-	if !startsWithWord(query, "rename") && !startsWithWord(query, "alter") {
+	if !mayRename(query) {
 		return
 	}
 	s := h.sessions.get(c.ConnectionID)
@@ -35,10 +35,18 @@ func (h *handler) planDatabaseForExecution(c *mysql.Conn, query string) {
 // plans it from the prepared statement's parse, not parsing it again
 // (Engine.preparedStatement), so planParser did not see it either.
 func (h *handler) planDatabaseForText(c *mysql.Conn, query string) {
-	if h.engine == nil || h.engine.PreparedDataCache == nil {
+	// Every text query GMS runs comes here: the leading word first, the
+	// cache (under its lock) only for a statement that may rename.
+	if !mayRename(query) || h.engine == nil || h.engine.PreparedDataCache == nil {
 		return
 	}
 	if _, ok := h.engine.PreparedDataCache.GetCachedStmt(c.ConnectionID, query); ok {
 		h.planDatabaseForExecution(c, query)
 	}
+}
+
+// mayRename reports whether query is a RENAME TABLE or an ALTER TABLE,
+// which may rename (renameOf decides).
+func mayRename(query string) bool {
+	return startsWithWord(query, "rename") || startsWithWord(query, "alter")
 }

@@ -77,7 +77,7 @@ func lockClauses(query string, toks []syntaxToken) []lockClause {
 // SKIP LOCKED (or without FOR UPDATE). It is called for the statements
 // whose text has FOR UPDATE in it.
 func LockWaitOf(query string) LockWait {
-	if !strings.Contains(strings.ToUpper(query), "NOWAIT") && !strings.Contains(strings.ToUpper(query), "SKIP") {
+	if up := strings.ToUpper(query); !strings.Contains(up, "NOWAIT") && !strings.Contains(up, "SKIP") {
 		return LockWaitDefault
 	}
 	wait := LockWaitDefault
