@@ -58,6 +58,7 @@ const (
 	deleteTargetInSubqueryRuleID                                // compat_exec.go
 	padSpaceComparisonsRuleID                                   // sql/compat/padspace.go
 	padSpaceLiteralsRuleID                                      // sql/compat/padspace.go
+	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -172,6 +173,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
+	// A union side's conversion reads the side's columns by position
+	// again where GMS found two select items of one name as one column
+	// (sql/compat/unionfields.go): tests/sqllogic/testdata/wronganswers.test.
+	// Inserted first of the rules after assignExecIndexes, so it runs last.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: unionSideFieldsRuleID, Apply: inEveryScope(compat.UnionSideFields)})
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdownRule(ruleIDNamed(a, "resolveUnions"))})
@@ -281,6 +287,17 @@ func ruleInScopes(n gsql.Node, rule func(gsql.Node) (gsql.Node, transform.TreeId
 		return n, transform.SameTree, err
 	}
 	return out, same && nested && subs, nil
+}
+
+// inEveryScope makes a rule that walks the plan with transform.Node
+// apply in every scope: the sides of set operations, derived tables and
+// subqueries, at any depth (ruleInScopes).
+func inEveryScope(rule analyzer.RuleFunc) analyzer.RuleFunc {
+	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+		return ruleInScopes(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+			return rule(ctx, a, n, scope, sel, qFlags)
+		})
+	}
 }
 
 // withSetOpSides returns so with f applied to its sides.
