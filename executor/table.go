@@ -57,6 +57,33 @@ type IndexColumn struct {
 	// rows, which make no keys from values, still read them. Default
 	// nil.
 	Stale *StaleKeysError
+	// NotNull says the column is declared NOT NULL. It orders the unique
+	// checks of a row as MySQL orders a table's keys (sort_keys in
+	// sql_table.cc): unique indexes of NOT NULL columns only before those
+	// with a nullable column, so that INSERT ... ON DUPLICATE KEY UPDATE
+	// meeting two unique keys updates the row MySQL updates, and a
+	// duplicate is reported on MySQL's key. Default false: nullable.
+	NotNull bool
+}
+
+// checkRank is ix's place in MySQL's order of unique keys (after the
+// primary key): whole NOT NULL keys, NOT NULL keys with a prefix part,
+// whole keys with a nullable column, the rest; declaration order within
+// each (sort_keys in MySQL's sql_table.cc).
+func (ix *Index) checkRank() int {
+	nullable, prefixed := false, false
+	for _, c := range ix.Columns {
+		nullable = nullable || !c.NotNull
+		prefixed = prefixed || c.PrefixLen > 0
+	}
+	rank := 0
+	if nullable {
+		rank += 2
+	}
+	if prefixed {
+		rank++
+	}
+	return rank
 }
 
 // Index describes one secondary index. The primary key of a table with a

@@ -198,8 +198,10 @@ func (t *Table) indexEntries(h tablecodec.Handle, row []any) ([]indexEntry, erro
 
 // checkDuplicates reads, through tx, the row key (when checkRowKey) and
 // the unique keys among entries, and returns a *DuplicateKeyError for the
-// first that exists: the primary key first, then the indexes in order, as
-// MySQL reports them.
+// first that exists: the primary key first, then the unique indexes in
+// MySQL's order of keys (Index.checkRank: NOT NULL ones first, otherwise
+// in order), which is the order InnoDB checks them in and so decides the
+// key MySQL reports and the row ON DUPLICATE KEY UPDATE changes.
 func (t *Table) checkDuplicates(ctx context.Context, tx *txn.Txn, h tablecodec.Handle, row []any, rowKey []byte, checkRowKey bool, entries []indexEntry) error {
 	var keys [][]byte
 	if checkRowKey {
@@ -223,11 +225,20 @@ func (t *Table) checkDuplicates(ctx context.Context, tx *txn.Txn, h tablecodec.H
 	if _, ok := found[string(rowKey)]; checkRowKey && ok {
 		return &DuplicateKeyError{Table: t.Name, Index: primaryKeyName, Values: keyValues(t.PrimaryKey, row), Handle: h, HandleKnown: true}
 	}
-	for _, e := range entries {
+	var first *indexEntry
+	var firstValue []byte
+	for i := range entries {
+		e := &entries[i]
 		v, ok := found[string(e.key)]
 		if !e.unique || e.deleteOnly || !ok {
 			continue
 		}
+		if first == nil || e.ix.checkRank() < first.ix.checkRank() {
+			first, firstValue = e, v
+		}
+	}
+	if first != nil {
+		e, v := first, firstValue
 		ix := e.ix
 		dup := &DuplicateKeyError{Table: t.Name, Index: ix.Name, Values: keyValues(ix.Columns, row)}
 		if other, err := tablecodec.DecodeIndexHandle(e.key, v, len(ix.Columns), t.HandleKind == HandleCommon); err == nil {

@@ -193,7 +193,7 @@ func (m *Table) newIndexMeta(def *catalog.IndexDef) (*Index, []executor.IndexCol
 		if ic.Length > 0 {
 			im.Prefixed = true
 		}
-		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: CollationKeyFunc(typ), TrimTrailingSpaces: isChar(typ) || PadsSpaces(typ)}
+		cols[i] = executor.IndexColumn{Offset: ord, PrefixLen: int(ic.Length), CollationKey: CollationKeyFunc(typ), TrimTrailingSpaces: isChar(typ) || PadsSpaces(typ), NotNull: !m.Schema.Schema[ord].Nullable}
 		if m.Def.KeyFormat < catalog.KeyFormatPadSpace && PadsSpaces(typ) && !isChar(typ) {
 			// Written with the trailing spaces in the keys: what a
 			// lookup or unique check of today makes would miss them.
