@@ -55,7 +55,7 @@ const (
 	foldedConstantsRuleID                                       // sql/compat/outofrange.go
 	showCreateFunctionRuleID                                    // storedfunc.go
 	recursiveCteTypesRuleID                                     // sql/compat/derived.go
-	deleteTargetInSubqueryRuleID                                // compat_exec.go
+	targetInSubqueryRuleID                                      // compat_exec.go
 	padSpaceComparisonsRuleID                                   // sql/compat/padspace.go
 	padSpaceLiteralsRuleID                                      // sql/compat/padspace.go
 	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
@@ -142,10 +142,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// References to a derived table's columns take their final types
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: compat.DerivedColumnTypes})
-	// A DELETE whose subquery reads a table it deletes from is 1093
-	// before GMS folds the subquery away (compat_exec.go):
+	// An UPDATE or DELETE whose subquery reads a table it changes is
+	// 1093 before GMS folds the subquery away or plans the update join
+	// (compat_exec.go):
 	// tests/sqllogic/testdata/wronganswers.test.
-	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: deleteTargetInSubqueryRuleID, Apply: deleteTargetInSubquery})
+	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: targetInSubqueryRuleID, Apply: targetInSubqueryRule})
 	// A recursive CTE's temporal columns take the anchor's types, before
 	// the rule above gives its readers those types (sql/compat/derived.go):
 	// tests/sqllogic/testdata/wronganswers.test.

@@ -6,6 +6,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
@@ -636,17 +637,23 @@ func targetInSubquery(n gsql.Node) error {
 	return nil
 }
 
-// deleteTargetInSubquery is the analyzer rule that gives a DELETE's
-// 1093 (targetInSubquery) before GMS's analysis turns an uncorrelated
-// subquery into a constant or a join: DELETE t FROM t JOIN o ON ...
-// WHERE EXISTS (SELECT 1 FROM t s ...) reached the row-iterator
-// builder's check with no subquery left, and ran (found by the
-// difftest's data-change run; MySQL 8 and MariaDB refuse it).
-func deleteTargetInSubquery(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+// targetInSubqueryRule is the analyzer rule that gives an UPDATE's or
+// a DELETE's 1093 (targetInSubquery) before GMS's analysis turns an
+// uncorrelated subquery into a constant or a join: DELETE t FROM t JOIN
+// o ON ... WHERE EXISTS (SELECT 1 FROM t s ...) reached the row-iterator
+// builder's check with no subquery left, and ran, and UPDATE t JOIN o
+// ... WHERE EXISTS (SELECT 1 FROM t s ...) failed in GMS's update-join
+// rule with 1235 "keyless tables unsupported" (it took the subquery's
+// pruned t for the target); both found by the difftest's data-change
+// run, and MySQL 8 refuses both with 1093 (MariaDB runs them).
+func targetInSubqueryRule(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	var err error
 	transform.Inspect(n, func(n gsql.Node) bool {
-		if d, ok := n.(*plan.DeleteFrom); ok && err == nil {
-			err = targetInSubquery(d)
+		switch c := n.(type) {
+		case *plan.DeleteFrom, *plan.Update:
+			if err == nil {
+				err = targetInSubquery(c)
+			}
 		}
 		return err == nil
 	})
@@ -654,8 +661,9 @@ func deleteTargetInSubquery(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, 
 }
 
 // updateJoinTargets returns the tables an UPDATE that GMS runs as a join
-// updates: those its UpdateJoin has an updater for, by the name (or
-// alias) the statement gives them.
+// updates: those its UpdateJoin has an updater for (before GMS makes the
+// UpdateJoin, those its SET clause assigns to), by the name (or alias)
+// the statement gives them.
 func updateJoinTargets(u *plan.Update) []gsql.Table {
 	names := map[string]bool{}
 	transform.Inspect(u, func(n gsql.Node) bool {
@@ -666,6 +674,19 @@ func updateJoinTargets(u *plan.Update) []gsql.Table {
 		}
 		return true
 	})
+	if len(names) == 0 {
+		// Before GMS's analysis makes the UpdateJoin: the tables the
+		// SET clause assigns to, as GMS then finds them.
+		transform.InspectExpressions(u, func(e gsql.Expression) bool {
+			if sf, ok := e.(*expression.SetField); ok {
+				if gf, ok := sf.LeftChild.(*expression.GetField); ok {
+					names[strings.ToLower(gf.Table())] = true
+				}
+				return false
+			}
+			return true
+		})
+	}
 	var targets []gsql.Table
 	seen := map[string]bool{}
 	transform.Inspect(u, func(n gsql.Node) bool {
