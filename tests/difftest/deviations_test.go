@@ -124,6 +124,16 @@ func TestDeviationRewrites(t *testing.T) {
 		},
 			"SELECT 1 FROM t3 x1 WHERE x1.y < 3000 AND x1.y > 20 AND x1.a < 3000 AND x1.y <> 2000 AND x1.y >= -5",
 			"SELECT 1 FROM t3 x1 WHERE x1.y + 0 < 3000 AND x1.y > 20 AND x1.a < 3000 AND x1.y <> 2000 AND x1.y + 0 >= -5", true},
+		{"bin-not-in-ci", func(q string) (string, bool) {
+			return deviationNamed(t, "mariadb-bin-not-in-indexed-ci-subquery").without(s, q)
+		},
+			"UPDATE t1 SET a = 1 WHERE t1.c2 NOT IN (SELECT o.c1 FROM t1 o)",
+			"UPDATE t1 SET a = 1 WHERE t1.c2 NOT IN (SELECT CONCAT(o.c1) FROM t1 o)", true},
+		{"bin-not-in-ci", func(q string) (string, bool) {
+			return deviationNamed(t, "mariadb-bin-not-in-indexed-ci-subquery").without(s, q)
+		},
+			"SELECT 1 FROM t1 x1 WHERE x1.c1 NOT IN (SELECT o.c2 FROM t1 o)",
+			"SELECT 1 FROM t1 x1 WHERE x1.c1 NOT IN (SELECT o.c2 FROM t1 o)", false},
 		{"distinct", distinctInDerived,
 			"SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1 ORDER BY 1 DESC LIMIT 2 OFFSET 2",
 			"SELECT * FROM (SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1) AS dz ORDER BY 1 DESC LIMIT 2 OFFSET 2", true},
@@ -247,5 +257,29 @@ func TestDecimalCoalesceScale(t *testing.T) {
 	}
 	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.a, 0) FROM t1 x1"); ok {
 		t.Error("COALESCE of an INT column was taken for one of a DECIMAL")
+	}
+}
+
+// TestDeviationsTogether checks that a statement meeting two deviations
+// is explained only by the statement written without both, when neither
+// rewrite alone gives percdb's answer.
+func TestDeviationsTogether(t *testing.T) {
+	stmt := "SELECT LEAST(x1.a, '10'), CAST(x1.c0 AS UNSIGNED) FROM t2 x1"
+	least, _ := extremumArgsAsText(stmt)
+	both, _ := castsThroughSigned(least)
+	var tried []string
+	confirm := func(alt string) bool {
+		tried = append(tried, alt)
+		return alt == both
+	}
+	d := knownDeviation(nil, stmt, outcome{}, outcome{}, confirm)
+	if d == nil || d.name != "mariadb-clamps-negative-cast-to-unsigned" {
+		t.Fatalf("knownDeviation = %v after trying %q; want the cast's deviation, confirmed by %q", d, tried, both)
+	}
+	if len(tried) != 3 {
+		t.Errorf("tried %q; want each rewrite alone, then both", tried)
+	}
+	if d := knownDeviation(nil, stmt, outcome{}, outcome{}, func(string) bool { return false }); d != nil {
+		t.Errorf("knownDeviation = %s with no statement confirming it; want none", d.name)
 	}
 }

@@ -68,7 +68,7 @@ func (r *run) checkValues(stmt string, p, m outcome, dml bool) {
 		if same(tp, tm, true) {
 			return
 		}
-		r.mismatch(class+"table contents", stmt+"  -- then SELECT * FROM vt", nil, tp, tm, nil)
+		r.mismatch(class+"table contents", stmt+thenTable+"vt", nil, tp, tm, nil)
 		r.resyncValues()
 		return
 	default:
