@@ -82,14 +82,8 @@ var deviations = []deviation{
 			})
 		},
 		without: func(s *schema, stmt string) (string, bool) {
-			alt := inSubqueryRE.ReplaceAllStringFunc(stmt, func(m string) string {
-				g := inSubqueryRE.FindStringSubmatch(m)
-				if k := s.kindOf(stmt, g[2]); k != kInt && k != kBigint {
-					return m
-				}
-				return strings.Replace(m, "(SELECT "+g[2]+" FROM", "(SELECT "+g[2]+" + 0 FROM", 1)
-			})
-			return alt, alt != stmt
+			return s.subqueryColumnsAs(stmt, func(_, r kind) bool { return r == kInt || r == kBigint },
+				func(c string) string { return c + " + 0" })
 		},
 	},
 	{
@@ -108,14 +102,8 @@ var deviations = []deviation{
 			return s.inSubqueryOf(stmt, func(l, r kind) bool { return l == kStrBin && r == kStrCI })
 		},
 		without: func(s *schema, stmt string) (string, bool) {
-			alt := inSubqueryRE.ReplaceAllStringFunc(stmt, func(m string) string {
-				g := inSubqueryRE.FindStringSubmatch(m)
-				if s.kindOf(stmt, g[1]) != kStrBin || s.kindOf(stmt, g[2]) != kStrCI {
-					return m
-				}
-				return strings.Replace(m, "(SELECT "+g[2]+" FROM", "(SELECT CONCAT("+g[2]+") FROM", 1)
-			})
-			return alt, alt != stmt
+			return s.subqueryColumnsAs(stmt, func(l, r kind) bool { return l == kStrBin && r == kStrCI },
+				func(c string) string { return "CONCAT(" + c + ")" })
 		},
 	},
 	{
@@ -601,6 +589,19 @@ func literal(v any) string {
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
 	return fmt.Sprint(v)
+}
+
+// subqueryColumnsAs returns stmt with the column y of each x IN (SELECT
+// y ...) whose kinds match written as(y), and whether it had one.
+func (s *schema) subqueryColumnsAs(stmt string, match func(x, y kind) bool, as func(y string) string) (string, bool) {
+	alt := inSubqueryRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		g := inSubqueryRE.FindStringSubmatch(m)
+		if !match(s.kindOf(stmt, g[1]), s.kindOf(stmt, g[2])) {
+			return m
+		}
+		return strings.Replace(m, "(SELECT "+g[2]+" FROM", "(SELECT "+as(g[2])+" FROM", 1)
+	})
+	return alt, alt != stmt
 }
 
 // inSubqueryOf reports whether stmt has an x IN (SELECT y ...) whose
