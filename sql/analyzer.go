@@ -82,6 +82,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// Its merge joins lose the DISTINCT of a semi join's inner-join
 	// alternative (sql/compat/semijoin.go).
 	wrapRule(a, "optimizeJoins", compat.NoMergeJoinsForSemiJoins)
+	// A merge join on operands of two types compared GMS's way, by the
+	// left column's type (DECIMAL -1.25 as BIGINT -1): the query is planned
+	// without merge joins (sql/compat/mergejoin.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	wrapRule(a, "optimizeJoins", compat.NoLossyMergeJoins)
 	// Its OrderedDistinct is not a DISTINCT over unsorted rows
 	// (sql/compat/semijoin.go).
 	insertRule(a, "flattenDistinct", true, analyzer.Rule{Id: hashedDistinctsRuleID, Apply: compat.HashedDistincts})

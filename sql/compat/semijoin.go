@@ -31,19 +31,27 @@ func NoMergeJoinsForSemiJoins(apply analyzer.RuleFunc) analyzer.RuleFunc {
 		if ctx == nil || ctx.Session == nil || !hasSemiJoin(n) {
 			return apply(ctx, a, n, scope, sel, qFlags)
 		}
-		old, err := ctx.GetSessionVariable(ctx, gsql.DisableMergeJoin)
-		if err != nil {
+		return withoutMergeJoins(ctx, func() (gsql.Node, transform.TreeIdentity, error) {
 			return apply(ctx, a, n, scope, sel, qFlags)
-		}
-		if v, ok := old.(int8); ok && v != 0 {
-			return apply(ctx, a, n, scope, sel, qFlags)
-		}
-		if err := ctx.SetSessionVariable(ctx, gsql.DisableMergeJoin, int8(1)); err != nil {
-			return apply(ctx, a, n, scope, sel, qFlags)
-		}
-		defer func() { _ = ctx.SetSessionVariable(ctx, gsql.DisableMergeJoin, old) }()
-		return apply(ctx, a, n, scope, sel, qFlags)
+		})
 	}
+}
+
+// withoutMergeJoins runs plan with GMS's disable_merge_join set for its
+// duration (as it was, if the session's value cannot be set).
+func withoutMergeJoins(ctx *gsql.Context, plan func() (gsql.Node, transform.TreeIdentity, error)) (gsql.Node, transform.TreeIdentity, error) {
+	old, err := ctx.GetSessionVariable(ctx, gsql.DisableMergeJoin)
+	if err != nil {
+		return plan()
+	}
+	if v, ok := old.(int8); ok && v != 0 {
+		return plan()
+	}
+	if err := ctx.SetSessionVariable(ctx, gsql.DisableMergeJoin, int8(1)); err != nil {
+		return plan()
+	}
+	defer func() { _ = ctx.SetSessionVariable(ctx, gsql.DisableMergeJoin, old) }()
+	return plan()
 }
 
 // hasSemiJoin reports whether n has a semi or anti join (subqueries'
