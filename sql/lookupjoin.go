@@ -673,24 +673,34 @@ func sameRange(a, b keyRange) bool {
 // side gives for it (with prepend's row and without strip's columns, as
 // GMS's iterators of those nodes make it).
 func (it *batchedLookupIter) passes(ctx *gsql.Context, r gsql.Row) (gsql.Row, bool, error) {
-	full := r
-	if it.in.prepend != nil {
-		full = it.in.prepend.Row.Append(r)
+	// The prepended row is made only where a filter or the side's row
+	// needs it: a strip of the prepended columns gives back r.
+	var full gsql.Row
+	prepended := func() gsql.Row {
+		if full == nil {
+			full = it.in.prepend.Row.Append(r)
+		}
+		return full
 	}
 	for _, f := range it.in.filters {
 		row := r
 		if f.prepended {
-			row = full
+			row = prepended()
 		}
 		res, err := gsql.EvaluateCondition(ctx, f.e, row)
 		if err != nil || !gsql.IsTrue(res) {
 			return nil, false, err
 		}
 	}
-	if it.in.strip != nil {
-		full = full[it.in.strip.NumCols:]
+	switch {
+	case it.in.prepend == nil:
+		return r, true, nil
+	case it.in.strip == nil:
+		return prepended(), true, nil
+	case it.in.strip.NumCols == len(it.in.prepend.Row):
+		return r, true, nil
 	}
-	return full, true, nil
+	return prepended()[it.in.strip.NumCols:], true, nil
 }
 
 // build returns the row of outer row primary (the outer scope's row
