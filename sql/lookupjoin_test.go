@@ -283,3 +283,58 @@ func BenchmarkSemiLookupJoin(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchedLookupRowCap checks a batched lookup join whose ranges hold
+// more rows than a batch keeps (8,192): the ranges past the cap are read
+// per outer row, and the answer is still GMS's, row for row.
+func TestBatchedLookupRowCap(t *testing.T) {
+	srv := startServer(t, true)
+	db := openDB(t, srv, "")
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, "CREATE DATABASE cap", "USE cap",
+		"CREATE TABLE o (id INT PRIMARY KEY, w INT)",
+		"CREATE TABLE b (w INT NOT NULL, id INT NOT NULL, v INT, PRIMARY KEY (w, id))",
+		"INSERT INTO o VALUES (1, 1), (2, 2), (3, 1), (4, NULL), (5, 3), (6, 2)")
+	for w := 1; w <= 3; w++ {
+		var vals []string
+		for id := 0; id < 5000; id++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d, %d)", w, id, (id*7+w)%1000))
+		}
+		mustExec(t, db, "INSERT INTO b VALUES "+strings.Join(vals, ","))
+	}
+	mustExec(t, db, "ANALYZE TABLE o, b")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	qs := []string{
+		"SELECT /*+ JOIN_ORDER(o, b) LOOKUP_JOIN(o, b) */ o.id, b.id, b.v FROM o JOIN b ON b.w = o.w",
+		"SELECT /*+ JOIN_ORDER(o, b) LOOKUP_JOIN(o, b) */ o.id, COUNT(b.id), SUM(b.v) FROM o LEFT JOIN b ON b.w = o.w AND b.v < 500 GROUP BY o.id ORDER BY o.id",
+	}
+	for _, q := range qs {
+		rows, err := conn.QueryContext(ctx, "EXPLAIN "+q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := readRows(rows)
+		rows.Close()
+		if len(plan) != 2 || !strings.Contains(plan[1][11], "Batched Key Access") {
+			t.Fatalf("%s: not a batched lookup join: %v", q, plan)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_batch = 0"); err != nil {
+		t.Fatal(err)
+	}
+	want := lookupJoinAnswers(t, ctx, conn, qs)
+	if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_batch = 1"); err != nil {
+		t.Fatal(err)
+	}
+	got := lookupJoinAnswers(t, ctx, conn, qs)
+	for i, q := range qs {
+		if got[i] != want[i] {
+			t.Errorf("%s:\nbatched %.600s\nper row %.600s", q, got[i], want[i])
+		}
+	}
+}
