@@ -8,18 +8,30 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+
+	"github.com/percdb/percdb/executor/tablecodec"
 )
 
 // Batched lookup joins. GMS runs a lookup join (for each row of the outer
 // side, a lookup keyed by that row in an index of the inner table: MySQL's
 // eq_ref and ref) by building the inner side's iterator again for every
 // outer row: an index lookup, a partition, a row decoder and one read of
-// the store per outer row. Where the lookup is on every column of the
-// inner table's primary key (eq_ref, at most one row per outer row),
-// percdb reads the outer side in batches instead and fetches the inner
-// rows of a whole batch with one BatchGet, as TiDB's index lookup join and
-// MySQL's batched key access do: one round to the store (one RPC per
-// region in a cluster) per batch rather than one per row.
+// the store per outer row. percdb reads the outer side in batches instead,
+// as TiDB's index lookup join and MySQL's batched key access do:
+//
+//   - where an outer row's lookup is on every column of the inner table's
+//     primary key (eq_ref, at most one row per outer row), the inner rows
+//     of a whole batch are fetched with one BatchGet: one round to the
+//     store (one RPC per region in a cluster) per batch rather than one
+//     per row;
+//   - where it is a range (a prefix of the primary key, as TPC-C's ORDERS
+//     to ORDER-LINE, or any lookup in a secondary index: MySQL's ref), the
+//     batch's distinct ranges are read in key order by one row iterator,
+//     each range once however many outer rows share it, without building
+//     GMS's plan of the inner side per row. At most maxLookupRows inner
+//     rows are kept per batch: the ranges past that cap are read per
+//     outer row as GMS reads them, so a batch's memory stays bounded
+//     whatever the ranges hold.
 //
 // The answer is the one GMS's join gives, row for row and in the same
 // order:
@@ -29,8 +41,9 @@ import (
 //     a NULL key matches nothing) and becomes a key range as
 //     Table.LookupPartitions makes it (keyRangeOf), so a key that does
 //     not convert exactly to the column's type is no point but a wider
-//     range; such a row, or any row whose lookup is not one primary-key
-//     point, is joined through GMS's own build of the inner side;
+//     range; a row whose lookup is not one such range, or whose range
+//     overlaps another of the batch without being equal to it, is joined
+//     through GMS's own build of the inner side;
 //   - rows are joined in the order of the outer side, each outer row with
 //     its inner row, under the join's condition (LEFT JOIN: with NULLs
 //     when none matches);
@@ -51,10 +64,12 @@ import (
 // both).
 const lookupBatchUserVar = "percdb_lookup_batch"
 
-// minLookupBatch and maxLookupBatch bound a batch's outer rows.
+// minLookupBatch and maxLookupBatch bound a batch's outer rows;
+// maxLookupRows bounds the inner rows a batch keeps from its ranges.
 const (
 	minLookupBatch = 16
 	maxLookupBatch = 512
+	maxLookupRows  = 8192
 )
 
 // lookupJoinStats are the node's counters of batched lookups
@@ -65,16 +80,33 @@ type lookupJoinStats struct {
 }
 
 // batchedInner is the inner side of a lookup join percdb batches: a read,
-// keyed by the outer row, of every column of a percdb table's primary
-// key, under filters on its rows and aliases.
+// keyed by the outer row, of an index of a percdb table (its primary key
+// or a secondary index, whole or a prefix of its columns), under filters
+// on its rows and aliases.
 type batchedInner struct {
 	ita *plan.IndexedTableAccess
 	t   *Table
 	x   *Index
 	// filters are the conditions of the Filter nodes over the read, the
-	// innermost first, each evaluated over the inner row alone as GMS's
-	// FilterIter evaluates it.
-	filters []gsql.Expression
+	// innermost first, each evaluated as GMS's FilterIter evaluates it:
+	// over the inner row alone, or when it sits above prepend, over
+	// prepend's row followed by the inner row.
+	filters []innerFilter
+	// prepend is the PrependNode right over the read, nil when none: in
+	// a subquery GMS builds for an outer row (PrependRowInPlan), the read
+	// gives the outer row followed by the table's row.
+	prepend *plan.PrependNode
+	// strip is the StripRowNode over the whole inner side, nil when
+	// none: in a subquery, GMS's exec indexes (fixupJoinScopes) strip the
+	// outer scope's columns off the side's rows.
+	strip *plan.StripRowNode
+}
+
+// innerFilter is a condition over the inner side's read.
+type innerFilter struct {
+	e gsql.Expression
+	// prepended: the condition reads the row with prepend's row first.
+	prepended bool
 }
 
 // batchedLookup returns the inner side of j when GMS would run j as a
@@ -89,17 +121,41 @@ func batchedLookup(j *plan.JoinNode) (batchedInner, bool) {
 		return in, false
 	}
 	right := j.Right()
+	if s, ok := right.(*plan.StripRowNode); ok {
+		in.strip, right = s, s.Child
+	}
+	// The Filters above a PrependNode are marked once it is met.
+	var above []int
 	for {
 		switch n := right.(type) {
 		case *plan.TableAlias:
 			right = n.Child
 			continue
 		case *plan.Filter:
-			in.filters = append([]gsql.Expression{n.Expression}, in.filters...)
+			above = append(above, len(in.filters))
+			in.filters = append(in.filters, innerFilter{e: n.Expression})
 			right = n.Child
+			continue
+		case *plan.PrependNode:
+			if in.prepend != nil {
+				return in, false
+			}
+			for _, i := range above {
+				in.filters[i].prepended = true
+			}
+			in.prepend, right = n, n.Child
 			continue
 		}
 		break
+	}
+	// A strip without a prepend under it would cut the table's own
+	// columns: left to GMS.
+	if in.strip != nil && (in.prepend == nil || in.strip.NumCols > len(in.prepend.Row)) {
+		return in, false
+	}
+	// Innermost first, as they are evaluated.
+	for a, b := 0, len(in.filters)-1; a < b; a, b = a+1, b-1 {
+		in.filters[a], in.filters[b] = in.filters[b], in.filters[a]
 	}
 	ita, ok := right.(*plan.IndexedTableAccess)
 	if !ok || ita.IsStatic() {
@@ -109,8 +165,10 @@ func batchedLookup(j *plan.JoinNode) (batchedInner, bool) {
 	if !ok {
 		return in, false
 	}
+	// A prefix index's rows come sorted by a sortedIter GMS's path adds
+	// (Table.PartitionRows), which the batch's reads do not.
 	x, ok := ita.Index().(*Index)
-	if !ok || !x.im.IsPrimary || x.im.Prefixed || len(ita.Expressions()) != len(x.im.Ords) {
+	if !ok || x.im.Prefixed || len(ita.Expressions()) == 0 || len(ita.Expressions()) > len(x.im.Ords) {
 		return in, false
 	}
 	if it.Table.meta.Schema.Schema.HasVirtualColumns() {
@@ -143,23 +201,25 @@ func newBatchedLookupIter(ctx *gsql.Context, b gsql.NodeExecBuilder, j *plan.Joi
 	}, nil
 }
 
-// Kinds of an outer row's lookup besides a position in the batch's
-// inner rows.
+// Kinds of an outer row's lookup.
 const (
 	// noInner: the lookup matches no row (a NULL key, an empty range).
-	noInner = -1
-	// innerByGMS: the lookup is not one primary-key point; GMS's build of
-	// the inner side reads it.
-	innerByGMS = -2
+	noInner = iota
+	// innerPoint: one primary-key point, read with the batch's BatchGet.
+	innerPoint
+	// innerRange: a range, read with the batch's ranges.
+	innerRange
+	// innerByGMS: GMS's build of the inner side reads the lookup.
+	innerByGMS
 )
 
 // batchedOuter is an outer row of a batch: the outer scope's row
-// followed by the outer side's, and where its inner row is.
+// followed by the outer side's, and where its inner rows are.
 type batchedOuter struct {
 	row gsql.Row
-	// inner is the position of its inner row in the batch's inner
-	// rows, or noInner, or innerByGMS.
-	inner int
+	// kind is how its lookup is read; read is the position of its read
+	// among the batch's points or ranges, by kind.
+	kind, read int
 }
 
 // batchedLookupIter runs a batched lookup join; see the comment at the
@@ -176,15 +236,17 @@ type batchedLookupIter struct {
 	size    int
 	rowSize int
 
-	// outer is the batch; inner the inner rows of its points, nil where
-	// the point has no row.
-	outer []batchedOuter
-	inner []gsql.Row
-	// pos is the outer row being joined; served whether its point's row
-	// was joined; gms reads its inner rows when GMS does; matched whether
-	// one of them met the join's condition.
+	// outer is the batch; points the rows of its points (by read), nil
+	// where the point has no row; ranges the rows of its ranges (by
+	// read), nil where the range was not read within the batch's cap.
+	outer  []batchedOuter
+	points []gsql.Row
+	ranges [][]gsql.Row
+	// pos is the outer row being joined; served how many of its inner
+	// rows were joined; gms reads its inner rows when GMS does; matched
+	// whether one of them met the join's condition.
 	pos     int
-	served  bool
+	served  int
 	gms     gsql.RowIter
 	matched bool
 }
@@ -203,7 +265,7 @@ func (it *batchedLookupIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 			// The outer row's inner rows are done.
 			matched := it.matched
 			it.pos++
-			it.served, it.matched = false, false
+			it.served, it.matched = 0, false
 			if !matched && it.j.Op.IsLeftOuter() {
 				return it.joined(o.row, nil), nil
 			}
@@ -254,7 +316,7 @@ func (it *batchedLookupIter) nextExists(ctx *gsql.Context) (gsql.Row, error) {
 		if !ok {
 			// No inner row met the condition.
 			it.pos++
-			it.served = false
+			it.served = 0
 			if anti {
 				return it.removeParent(o.row), nil
 			}
@@ -293,7 +355,7 @@ func (it *batchedLookupIter) nextExists(ctx *gsql.Context) (gsql.Row, error) {
 // not read.
 func (it *batchedLookupIter) nextOuter(ctx *gsql.Context) error {
 	it.pos++
-	it.served, it.matched = false, false
+	it.served, it.matched = 0, false
 	if it.gms != nil {
 		err := it.gms.Close(ctx)
 		it.gms = nil
@@ -305,20 +367,34 @@ func (it *batchedLookupIter) nextOuter(ctx *gsql.Context) error {
 // nextInner returns the next inner row of outer row o, false when it has
 // no more.
 func (it *batchedLookupIter) nextInner(ctx *gsql.Context, o batchedOuter) (gsql.Row, bool, error) {
-	switch {
-	case o.inner == noInner:
+	var rows []gsql.Row
+	switch o.kind {
+	case noInner:
 		return nil, false, nil
-	case o.inner >= 0:
-		if it.served || it.inner[o.inner] == nil {
-			return nil, false, nil
+	case innerPoint:
+		if r := it.points[o.read]; r != nil {
+			rows = []gsql.Row{r}
 		}
-		it.served = true
-		// The filters over the read, when GMS would evaluate them:
-		// as this outer row is joined.
-		if ok, err := it.passes(ctx, it.inner[o.inner]); err != nil || !ok {
-			return nil, false, err
+	case innerRange:
+		if rows = it.ranges[o.read]; rows == nil {
+			// Past the batch's cap: read as GMS reads it.
+			o.kind = innerByGMS
 		}
-		return it.inner[o.inner], true, nil
+	}
+	if o.kind != innerByGMS {
+		// The filters over the read, when GMS would evaluate them: as
+		// this outer row is joined, row by row.
+		for it.served < len(rows) {
+			r, ok, err := it.passes(ctx, rows[it.served])
+			it.served++
+			if err != nil {
+				return nil, false, err
+			}
+			if ok {
+				return r, true, nil
+			}
+		}
+		return nil, false, nil
 	}
 	if it.gms == nil {
 		iter, err := it.b.Build(ctx, it.j.Right(), o.row)
@@ -342,8 +418,8 @@ func (it *batchedLookupIter) nextInner(ctx *gsql.Context, o batchedOuter) (gsql.
 // fill reads the next batch of outer rows and the inner rows of their
 // points.
 func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
-	it.outer, it.inner, it.pos = it.outer[:0], it.inner[:0], 0
-	var points []keyRange
+	it.outer, it.pos = it.outer[:0], 0
+	var points, ranges []keyRange
 	for len(it.outer) < it.size {
 		l, err := it.left.Next(ctx)
 		if err == io.EOF {
@@ -354,20 +430,24 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 			return err
 		}
 		row := it.parent.Append(l)
-		o := batchedOuter{row: row, inner: noInner}
+		o := batchedOuter{row: row, kind: noInner}
 		lookup, err := it.in.ita.GetLookup(ctx, row)
 		if err != nil {
 			return err
 		}
 		if !lookup.IsEmptyRange {
-			kr, kind, err := it.point(ctx, lookup)
+			kr, kind, err := it.read(ctx, lookup)
 			if err != nil {
 				return err
 			}
-			o.inner = kind
-			if kind >= 0 {
-				o.inner = len(points)
+			o.kind = kind
+			switch kind {
+			case innerPoint:
+				o.read = len(points)
 				points = append(points, kr)
+			case innerRange:
+				o.read = len(ranges)
+				ranges = append(ranges, kr)
 			}
 		}
 		it.outer = append(it.outer, o)
@@ -375,14 +455,20 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 	if it.size < maxLookupBatch {
 		it.size *= 2
 	}
-	return it.readPoints(ctx, points)
+	if err := it.readPoints(ctx, points); err != nil {
+		return err
+	}
+	return it.readRanges(ctx, ranges)
 }
 
-// point returns the read of a lookup when it is one primary-key point
-// (kind 0), else noInner (it reads nothing) or innerByGMS.
-func (it *batchedLookupIter) point(ctx *gsql.Context, lookup gsql.IndexLookup) (keyRange, int, error) {
+// read returns the read of a lookup and its kind: a primary-key point
+// (innerPoint), one other range of the index (innerRange), or noInner
+// (it reads nothing) or innerByGMS.
+func (it *batchedLookupIter) read(ctx *gsql.Context, lookup gsql.IndexLookup) (keyRange, int, error) {
 	ranges, ok := lookup.Ranges.(gsql.MySQLRangeCollection)
-	if !ok || len(ranges) != 1 {
+	// A reverse read and a read of the whole index (which marks the
+	// statement a full scan, Table.LookupPartitions) are GMS's.
+	if !ok || len(ranges) != 1 || lookup.IsReverse || wholeIndex(ranges) {
 		return keyRange{}, innerByGMS, nil
 	}
 	kr, empty, err := keyRangeOf(ctx, it.in.t.meta, it.in.x.im, ranges[0])
@@ -391,10 +477,10 @@ func (it *batchedLookupIter) point(ctx *gsql.Context, lookup gsql.IndexLookup) (
 		return keyRange{}, 0, err
 	case empty:
 		return keyRange{}, noInner, nil
-	case !kr.point:
-		return keyRange{}, innerByGMS, nil
+	case kr.point && it.in.x.im.IsPrimary:
+		return kr, innerPoint, nil
 	}
-	return kr, 0, nil
+	return kr, innerRange, nil
 }
 
 // readPoints reads the rows of points (by position) into it.inner, each
@@ -418,9 +504,7 @@ func (it *batchedLookupIter) readPoints(ctx *gsql.Context, points []keyRange) er
 		}
 		slot[i] = len(distinct) - 1
 	}
-	stats := &it.in.t.db.provider.lookups
-	stats.batches.Add(1)
-	stats.keys.Add(uint64(len(distinct)))
+	it.count(len(distinct))
 	rows := make([]gsql.Row, len(distinct))
 	r, err := it.in.t.newRowIter(ctx, nil, distinct)
 	if err != nil {
@@ -446,26 +530,177 @@ func (it *batchedLookupIter) readPoints(ctx *gsql.Context, points []keyRange) er
 		rows[next] = gsql.Row(row.Values)
 		next++
 	}
-	if cap(it.inner) < len(points) {
-		it.inner = make([]gsql.Row, len(points))
+	if cap(it.points) < len(points) {
+		it.points = make([]gsql.Row, len(points))
 	}
-	it.inner = it.inner[:len(points)]
+	it.points = it.points[:len(points)]
 	for i := range points {
-		it.inner[i] = rows[slot[i]]
+		it.points[i] = rows[slot[i]]
 	}
 	return nil
 }
 
-// passes reports whether inner row r meets the filters over the inner
-// side's read.
-func (it *batchedLookupIter) passes(ctx *gsql.Context, r gsql.Row) (bool, error) {
-	for _, f := range it.in.filters {
-		res, err := gsql.EvaluateCondition(ctx, f, r)
-		if err != nil || !gsql.IsTrue(res) {
-			return false, err
+// count adds a batch read of n distinct keys or ranges to the node's
+// counters.
+func (it *batchedLookupIter) count(n int) {
+	stats := &it.in.t.db.provider.lookups
+	stats.batches.Add(1)
+	stats.keys.Add(uint64(n))
+}
+
+// readRanges reads the rows of ranges (by position) into it.ranges:
+// each distinct range once, in key order, through one row iterator over
+// the index (the one GMS's build would read, Table.PartitionRows), until
+// maxLookupRows rows are kept. A range that overlaps another without
+// being equal to it (a key that converted inexactly), and the ranges
+// past the cap, are left nil: GMS reads them per outer row.
+func (it *batchedLookupIter) readRanges(ctx *gsql.Context, ranges []keyRange) error {
+	it.ranges = it.ranges[:0]
+	if len(ranges) == 0 {
+		return nil
+	}
+	order := make([]int, len(ranges))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bytes.Compare(ranges[order[a]].Start, ranges[order[b]].Start) < 0 })
+	// distinct holds the reads without repeats and without overlaps;
+	// slot maps each range to its read, -1 where GMS reads it.
+	distinct := make([]keyRange, 0, len(ranges))
+	slot := make([]int, len(ranges))
+	for _, i := range order {
+		kr := ranges[i]
+		n := len(distinct)
+		switch {
+		case n > 0 && sameRange(distinct[n-1], kr):
+			slot[i] = n - 1
+		case n > 0 && (distinct[n-1].End == nil || bytes.Compare(kr.Start, distinct[n-1].End) < 0):
+			slot[i] = -1
+		default:
+			distinct = append(distinct, kr)
+			slot[i] = n
 		}
 	}
-	return true, nil
+	it.count(len(distinct))
+	rows := make([][]gsql.Row, len(distinct))
+	reads, first := it.coalesce(distinct)
+	r, err := it.in.t.newRowIter(ctx, it.in.x.im, reads)
+	if err != nil {
+		return err
+	}
+	defer r.Close(ctx)
+	// complete counts the reads known to be read to their end; read is
+	// the range the last row came from.
+	complete, kept, read := len(distinct), 0, 0
+	var key []byte
+	for {
+		row, err := r.nextRow(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		// The read the row comes from: each read is its own (no two
+		// of them are primary-key points, which are read together),
+		// and of a read that covers adjacent ranges, the range whose
+		// end is past the row's key (rows come in key order).
+		m := r.taken - 1
+		read = max(read, first[m])
+		if last := first[m+1] - 1; read < last {
+			key = tablecodec.RowKey(key[:0], it.in.t.meta.Exec.ID, row.Handle)
+			for read < last && bytes.Compare(key, distinct[read].End) >= 0 {
+				read++
+			}
+		}
+		if kept++; kept > maxLookupRows {
+			// This range and the ones after it are GMS's.
+			complete = read
+			break
+		}
+		rows[read] = append(rows[read], gsql.Row(row.Values))
+	}
+	for i := range rows {
+		switch {
+		case i >= complete:
+			rows[i] = nil
+		case rows[i] == nil:
+			rows[i] = []gsql.Row{} // read, and empty
+		}
+	}
+	for i := range ranges {
+		var rs []gsql.Row
+		if slot[i] >= 0 {
+			rs = rows[slot[i]]
+		}
+		it.ranges = append(it.ranges, rs)
+	}
+	return nil
+}
+
+// coalesce returns the reads of distinct, sorted and disjoint ranges: a
+// run of ranges of the table's rows each ending where the next starts
+// (the ranges of consecutive prefixes, such as the order lines of
+// consecutive orders) is read with one scan rather than one each. first
+// holds, for each read, the position of its first range in distinct,
+// and one more entry, len(distinct).
+func (it *batchedLookupIter) coalesce(distinct []keyRange) (reads []keyRange, first []int) {
+	if !it.in.x.im.IsPrimary {
+		first = make([]int, len(distinct)+1)
+		for i := range first {
+			first[i] = i
+		}
+		return distinct, first
+	}
+	for i, kr := range distinct {
+		if n := len(reads); n > 0 && reads[n-1].End != nil && bytes.Equal(reads[n-1].End, kr.Start) {
+			reads[n-1].End = kr.End
+			continue
+		}
+		reads = append(reads, keyRange{KeyRange: kr.KeyRange})
+		first = append(first, i)
+	}
+	return reads, append(first, len(distinct))
+}
+
+// sameRange reports whether a and b read the same keys.
+func sameRange(a, b keyRange) bool {
+	return bytes.Equal(a.Start, b.Start) && bytes.Equal(a.End, b.End) && a.point == b.point
+}
+
+// passes reports whether inner row r, as the read gives it, meets the
+// filters over the inner side's read, and returns the row the inner
+// side gives for it (with prepend's row and without strip's columns, as
+// GMS's iterators of those nodes make it).
+func (it *batchedLookupIter) passes(ctx *gsql.Context, r gsql.Row) (gsql.Row, bool, error) {
+	// The prepended row is made only where a filter or the side's row
+	// needs it: a strip of the prepended columns gives back r.
+	var full gsql.Row
+	prepended := func() gsql.Row {
+		if full == nil {
+			full = it.in.prepend.Row.Append(r)
+		}
+		return full
+	}
+	for _, f := range it.in.filters {
+		row := r
+		if f.prepended {
+			row = prepended()
+		}
+		res, err := gsql.EvaluateCondition(ctx, f.e, row)
+		if err != nil || !gsql.IsTrue(res) {
+			return nil, false, err
+		}
+	}
+	switch {
+	case it.in.prepend == nil:
+		return r, true, nil
+	case it.in.strip == nil:
+		return prepended(), true, nil
+	case it.in.strip.NumCols == len(it.in.prepend.Row):
+		return r, true, nil
+	}
+	return prepended()[it.in.strip.NumCols:], true, nil
 }
 
 // build returns the row of outer row primary (the outer scope's row

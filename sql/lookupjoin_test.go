@@ -14,7 +14,10 @@ import (
 // whose key columns hold NULLs, repeats, missing keys, decimals with and
 // without a fraction and numeric and other strings; inner tables i (a
 // composite integer primary key), i2 (a BIGINT one) and n (a VARCHAR one
-// under a case-insensitive collation).
+// under a case-insensitive collation), l (lines: a primary key (w, oid,
+// n) whose prefixes hold 0 to 5 rows, over 8,192 of them under one w,
+// and a secondary index on v with NULLs and repeats) and ns (a secondary
+// index on a VARCHAR under a case-insensitive collation).
 func lookupJoinSetup(t *testing.T) *sql.DB {
 	t.Helper()
 	srv := startServer(t, true)
@@ -23,7 +26,9 @@ func lookupJoinSetup(t *testing.T) *sql.DB {
 		"CREATE TABLE o (id INT PRIMARY KEY, w INT, k INT, d DECIMAL(8,2), s VARCHAR(10), x INT)",
 		"CREATE TABLE i (w INT NOT NULL, id INT NOT NULL, v INT, q INT NOT NULL, name VARCHAR(10), PRIMARY KEY (w, id))",
 		"CREATE TABLE i2 (id BIGINT PRIMARY KEY, v INT)",
-		"CREATE TABLE n (name VARCHAR(10) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT)")
+		"CREATE TABLE n (name VARCHAR(10) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT)",
+		"CREATE TABLE l (w INT NOT NULL, oid INT NOT NULL, n INT NOT NULL, v INT, amount DECIMAL(6,2), PRIMARY KEY (w, oid, n), KEY (v))",
+		"CREATE TABLE ns (id INT PRIMARY KEY, name VARCHAR(10) COLLATE utf8mb4_general_ci, v INT, KEY (name))")
 	r := rand.New(rand.NewSource(13))
 	var vals []string
 	for id := 1; id <= 1500; id++ {
@@ -63,7 +68,30 @@ func lookupJoinSetup(t *testing.T) *sql.DB {
 	for id := 0; id < 3000; id += 1 + r.Intn(2) {
 		vals = append(vals, fmt.Sprintf("('n%d', %d)", id, r.Intn(100)))
 	}
-	mustExec(t, db, "INSERT INTO n VALUES "+strings.Join(vals, ","), "ANALYZE TABLE o, i, i2, n")
+	mustExec(t, db, "INSERT INTO n VALUES "+strings.Join(vals, ","))
+	vals = vals[:0]
+	for w := 1; w <= 3; w++ {
+		for oid := 0; oid < 3400; oid++ {
+			for n := 1; n <= r.Intn(6); n++ {
+				v := fmt.Sprint(r.Intn(4100) - 5)
+				if r.Intn(8) == 0 {
+					v = "NULL"
+				}
+				vals = append(vals, fmt.Sprintf("(%d, %d, %d, %s, %d.%02d)", w, oid, n, v, r.Intn(100), r.Intn(100)))
+			}
+		}
+		mustExec(t, db, "INSERT INTO l VALUES "+strings.Join(vals, ","))
+		vals = vals[:0]
+	}
+	names := []string{"'7'", "'07'", "'x'", "'A'", "'a'", "'b'", "'B '", "NULL", "'12.0'", "'n5'", "'N5 '"}
+	for id := 0; id < 2000; id++ {
+		name := names[r.Intn(len(names))]
+		if r.Intn(2) == 0 {
+			name = fmt.Sprintf("'n%d'", r.Intn(3000))
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %s, %d)", id, name, r.Intn(100)))
+	}
+	mustExec(t, db, "INSERT INTO ns VALUES "+strings.Join(vals, ","), "ANALYZE TABLE o, i, i2, n, l, ns")
 	return db
 }
 
@@ -102,6 +130,32 @@ var lookupJoinQueries = []string{
 	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM i2 WHERE i2.id = o.d)",
 	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM n WHERE n.name = o.s)",
 	"SELECT o.id, o.s FROM o WHERE o.id > 700 AND EXISTS (SELECT 1 FROM i WHERE i.w = 2 AND i.id = o.k AND i.q < 5) LIMIT 11",
+	// Ranges: prefixes of a primary key (adjacent ones read together),
+	// secondary indexes (MySQL's ref) with NULLs, repeats and collations,
+	// ranges over the batch's row cap, joins in correlated subqueries
+	// GMS runs per outer row.
+	"SELECT o.id, l.n, l.v, l.amount FROM o JOIN l ON l.w = o.w AND l.oid = o.k",
+	"SELECT o.id, l.n, l.v FROM o LEFT JOIN l ON l.w = o.w AND l.oid = o.k",
+	"SELECT o.id, l.n FROM o JOIN l ON l.w = o.w AND l.oid = o.k AND l.n > o.x WHERE l.v > 1000",
+	"SELECT o.id, l.n FROM o LEFT JOIN l ON l.w = o.w AND l.oid = o.k AND l.n > o.x AND l.v > 1000",
+	"SELECT o.id, l.n FROM o JOIN l ON l.w = o.w AND l.oid = o.d",
+	"SELECT o.id, l.n FROM o LEFT JOIN l ON l.w = 2 AND l.oid = o.s",
+	"SELECT o.w, COUNT(*), SUM(l.amount) FROM o JOIN l ON l.w = o.w AND l.oid = o.k GROUP BY o.w ORDER BY o.w",
+	"SELECT o.id, l.oid, l.n FROM o JOIN l ON l.w = o.w WHERE o.id < 12",
+	"SELECT o.id, COUNT(l.n), SUM(l.v) FROM o LEFT JOIN l ON l.w = o.w WHERE o.id < 40 GROUP BY o.id ORDER BY o.id",
+	"SELECT o.id, l.w, l.oid, l.n FROM o JOIN l ON l.v = o.k",
+	"SELECT o.id, l.w, l.oid, l.n FROM o LEFT JOIN l ON l.v = o.k AND l.n < 3",
+	"SELECT o.id, l.w, l.oid FROM o JOIN l ON l.v = o.d WHERE o.id < 900",
+	"SELECT o.id, ns.id, ns.name FROM o JOIN ns ON ns.name = o.s",
+	"SELECT o.id, ns.id FROM o LEFT JOIN ns ON ns.name = o.s AND ns.v < 50",
+	"SELECT o.id, l.n FROM o JOIN l ON l.w = o.w AND l.oid = o.k LIMIT 9",
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM l WHERE l.w = o.w AND l.oid = o.k AND l.v > o.x * 400)",
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM l WHERE l.v = o.k)",
+	"SELECT o.id FROM o WHERE EXISTS (SELECT 1 FROM ns WHERE ns.name = o.s AND ns.v > 20)",
+	"SELECT o.id, (SELECT SUM(l.amount) FROM i JOIN l ON l.w = i.w AND l.oid = i.id WHERE i.w = o.w AND i.id BETWEEN o.k AND o.k + 3 AND l.v > o.x) FROM o WHERE o.id < 150",
+	"SELECT o.id, (SELECT COUNT(*) FROM i JOIN l ON l.v = i.id WHERE i.w = o.w AND i.id BETWEEN o.k AND o.k + 9 AND l.n <> o.x) FROM o WHERE o.id < 150",
+	"SELECT o.id, (SELECT SUM(l.amount) FROM i JOIN l ON l.w = i.w AND l.oid = i.id WHERE i.w = o.w AND i.id = o.k) FROM o WHERE o.id < 300",
+	"SELECT o.id FROM o WHERE o.id < 200 AND EXISTS (SELECT 1 FROM i JOIN l ON l.w = i.w AND l.oid = i.id WHERE i.w = o.w AND i.id BETWEEN o.k AND o.k + 2 AND l.v < o.x * 300)",
 }
 
 // lookupJoinAnswers runs every query of qs on conn and returns each one's
@@ -187,18 +241,23 @@ func TestBatchedLookupJoinDifferential(t *testing.T) {
 // it does (@percdb_lookup_batch).
 func TestExplainBatchedLookup(t *testing.T) {
 	db := stockLevelSetup(t)
-	q := "EXPLAIN SELECT ol_o_id, s_data FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 7"
-	for _, v := range []string{"1", "0"} {
-		mustExec(t, db, "SET @percdb_lookup_batch = "+v)
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := readRows(rows)
-		rows.Close()
-		batched := len(got) == 2 && strings.Contains(got[1][11], "Using join buffer (Batched Key Access)")
-		if batched != (v == "1") {
-			t.Errorf("@percdb_lookup_batch = %s: EXPLAIN %v", v, got)
+	for _, c := range []struct{ q, access string }{
+		{"SELECT ol_o_id, s_data FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 7", "eq_ref"},
+		// A prefix of the primary key (MySQL's ref): ranges in batches.
+		{"SELECT s_i_id, ol_number FROM stock JOIN order_line ON ol_w_id = s_w_id AND ol_d_id = 2 AND ol_o_id = s_i_id WHERE s_w_id = 1 AND s_i_id BETWEEN 10 AND 14", "ref"},
+	} {
+		for _, v := range []string{"1", "0"} {
+			mustExec(t, db, "SET @percdb_lookup_batch = "+v)
+			rows, err := db.Query("EXPLAIN " + c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readRows(rows)
+			rows.Close()
+			batched := len(got) == 2 && got[1][4] == c.access && strings.Contains(got[1][11], "Using join buffer (Batched Key Access)")
+			if batched != (v == "1") {
+				t.Errorf("@percdb_lookup_batch = %s: EXPLAIN %s: %v", v, c.q, got)
+			}
 		}
 	}
 }
@@ -222,5 +281,60 @@ func BenchmarkSemiLookupJoin(b *testing.B) {
 				return conn.QueryRowContext(ctx, q, 1+i%4).Scan(&n)
 			})
 		})
+	}
+}
+
+// TestBatchedLookupRowCap checks a batched lookup join whose ranges hold
+// more rows than a batch keeps (8,192): the ranges past the cap are read
+// per outer row, and the answer is still GMS's, row for row.
+func TestBatchedLookupRowCap(t *testing.T) {
+	srv := startServer(t, true)
+	db := openDB(t, srv, "")
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, "CREATE DATABASE cap", "USE cap",
+		"CREATE TABLE o (id INT PRIMARY KEY, w INT)",
+		"CREATE TABLE b (w INT NOT NULL, id INT NOT NULL, v INT, PRIMARY KEY (w, id))",
+		"INSERT INTO o VALUES (1, 1), (2, 2), (3, 1), (4, NULL), (5, 3), (6, 2)")
+	for w := 1; w <= 3; w++ {
+		var vals []string
+		for id := 0; id < 5000; id++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d, %d)", w, id, (id*7+w)%1000))
+		}
+		mustExec(t, db, "INSERT INTO b VALUES "+strings.Join(vals, ","))
+	}
+	mustExec(t, db, "ANALYZE TABLE o, b")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	qs := []string{
+		"SELECT /*+ JOIN_ORDER(o, b) LOOKUP_JOIN(o, b) */ o.id, b.id, b.v FROM o JOIN b ON b.w = o.w",
+		"SELECT /*+ JOIN_ORDER(o, b) LOOKUP_JOIN(o, b) */ o.id, COUNT(b.id), SUM(b.v) FROM o LEFT JOIN b ON b.w = o.w AND b.v < 500 GROUP BY o.id ORDER BY o.id",
+	}
+	for _, q := range qs {
+		rows, err := conn.QueryContext(ctx, "EXPLAIN "+q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := readRows(rows)
+		rows.Close()
+		if len(plan) != 2 || !strings.Contains(plan[1][11], "Batched Key Access") {
+			t.Fatalf("%s: not a batched lookup join: %v", q, plan)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_batch = 0"); err != nil {
+		t.Fatal(err)
+	}
+	want := lookupJoinAnswers(t, ctx, conn, qs)
+	if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_batch = 1"); err != nil {
+		t.Fatal(err)
+	}
+	got := lookupJoinAnswers(t, ctx, conn, qs)
+	for i, q := range qs {
+		if got[i] != want[i] {
+			t.Errorf("%s:\nbatched %.600s\nper row %.600s", q, got[i], want[i])
+		}
 	}
 }

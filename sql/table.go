@@ -313,6 +313,10 @@ type rowIter struct {
 
 	cur     executor.RowIterator
 	pending []executor.Row
+	// taken counts the reads started, so that a row read by a range
+	// scan or a unique point is known to come from read taken-1
+	// (primary-key points are read together: not so for them).
+	taken int
 
 	// pid is the statement reading; rec collects the rows of the current
 	// range read for the scan cache while recording is set.
@@ -515,6 +519,7 @@ func (r *rowIter) indexID() int64 {
 // take removes the next read: the first, or the last when reading in
 // reverse.
 func (r *rowIter) take() keyRange {
+	r.taken++
 	if r.reverse {
 		kr := r.reads[len(r.reads)-1]
 		r.reads = r.reads[:len(r.reads)-1]
