@@ -90,6 +90,9 @@ func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 	if fix.unsupported != "" {
 		return nil, errNotSupportedYet(fix.unsupported)
 	}
+	if fixed, err = quantifiedComparisons(fixed); err != nil {
+		return nil, err
+	}
 	return fix.restoreNames(compoundIntervals(fixed, fix.text)), nil
 }
 
@@ -112,6 +115,9 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 	}
 	if fix.unsupported != "" {
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
+	}
+	if fixed, err = quantifiedComparisons(fixed); err != nil {
+		return nil, parsed, rest, err
 	}
 	fparsed, frest = fix.originalParts(query, fparsed, frest, ';')
 	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fparsed, frest, nil
@@ -137,6 +143,9 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 	if fix.unsupported != "" {
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
 	}
+	if fixed, err = quantifiedComparisons(fixed); err != nil {
+		return nil, parsed, rest, err
+	}
 	fparsed, frest = fix.originalParts(query, fparsed, frest, delimiter)
 	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fparsed, frest, nil
 }
@@ -161,6 +170,9 @@ func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, opt
 	}
 	if fix.unsupported != "" {
 		return nil, n, errNotSupportedYet(fix.unsupported)
+	}
+	if fixed, err = quantifiedComparisons(fixed); err != nil {
+		return nil, n, err
 	}
 	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fix.original(fn), nil
 }
@@ -312,7 +324,19 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			case (op == "<>" || op == "!=") && t.word == "ALL":
 				replace[first] = "NOT IN"
 				blank[first+1] = true
+			case op == "<=>":
+				unsupport(t.word + " subquery with " + op)
 			default:
+				// a stand-in the grammar takes (quantified.go)
+				if end := closingParen(toks, i+1); end > 0 {
+					marker := quantifiedAnyMarker
+					if t.word == "ALL" {
+						marker = quantifiedAllMarker
+					}
+					replace[i] = marker + "("
+					replace[end] = "))"
+					continue
+				}
 				unsupport(t.word + " subquery with " + op)
 			}
 			blank[i] = true
@@ -367,8 +391,10 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 				b.WriteByte(replace[i][j])
 				fix.orig = append(fix.orig, t.start)
 			}
+			// the byte after the replacement is the token's end (a
+			// name that ends with it ends there)
 			b.WriteByte(' ')
-			fix.orig = append(fix.orig, t.start)
+			fix.orig = append(fix.orig, t.end)
 			next = t.end
 		case quote[i]:
 			copyTo(t.start)
@@ -420,6 +446,24 @@ func comparisonBefore(query string, toks []syntaxToken, i int) (string, int) {
 		return op, j
 	}
 	return "", 0
+}
+
+// closingParen returns the index of the ')' closing the '(' at toks[open],
+// 0 when it is not closed.
+func closingParen(toks []syntaxToken, open int) int {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch toks[j].punct {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return 0
 }
 
 // limitInSubquery returns MySQL's 1235 for a statement with an IN or
