@@ -49,7 +49,7 @@ func TestRewriteSyntax(t *testing.T) {
 		{"SELECT a FROM t WHERE c < ANY (WITH w AS (SELECT 1) SELECT * FROM w)", "SELECT a FROM t WHERE c <  percdb_any(  (WITH w AS (SELECT 1) SELECT * FROM w )) ", ""},
 		{"SELECT a FROM t WHERE c <=> ANY (SELECT c FROM u)", "SELECT a FROM t WHERE c <=>     (SELECT c FROM u)", "ANY subquery with <=>"},
 		{"SELECT a FROM t UNION ALL (SELECT a FROM t)", "", ""},
-		{"SELECT c, COUNT(*) FROM t GROUP BY c WITH ROLLUP", "SELECT c, COUNT(*) FROM t GROUP BY c            ", "WITH ROLLUP"},
+		{"SELECT c, COUNT(*) FROM t GROUP BY c WITH ROLLUP", "SELECT c, COUNT(*) FROM t GROUP BY c  , percdb_rollup()        ", ""},
 	} {
 		fix, ok := rewriteSyntax(c.query)
 		if c.text == "" {
