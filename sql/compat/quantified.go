@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -152,6 +153,21 @@ type quantifiedExpr struct {
 	// cmp compares the row {x's value, a value of the subquery}, nil
 	// until the children are resolved.
 	cmp gsql.Expression
+	// ordered is set for <, <=, > and >= of two numeric types: x op
+	// ANY|ALL is then x compared with the subquery's least or greatest
+	// value (a number's conversion for the comparison keeps the order),
+	// which evalExtremum finds once for the rows of a subquery that is
+	// not correlated.
+	ordered bool
+	// summary is evalExtremum's, for the rows it was made from.
+	summary struct {
+		sync.Mutex
+		rows     *any // the first of those rows (their cache's array)
+		n        int
+		nonNull  int
+		min, max any
+		sawNull  bool
+	}
 }
 
 var _ gsql.FunctionExpression = (*quantifiedExpr)(nil)
@@ -201,6 +217,7 @@ func (e *quantifiedExpr) build() {
 	if !e.left.Resolved() || !e.sub.Resolved() {
 		return
 	}
+	e.ordered = e.op != "=" && e.op != "<>" && types.IsNumber(e.left.Type()) && types.IsNumber(e.sub.Type())
 	l := expression.NewGetField(0, e.left.Type(), "left", true)
 	r := expression.NewGetField(1, e.sub.Type(), "right", true)
 	switch e.op {
@@ -281,6 +298,9 @@ func (e *quantifiedExpr) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sq, ok := e.sub.(*plan.Subquery); ok && e.ordered && sq.CanCacheResults() {
+		return e.evalExtremum(ctx, left, rows)
+	}
 	pair := gsql.Row{left, nil}
 	sawNull := false
 	for _, r := range rows {
@@ -303,6 +323,76 @@ func (e *quantifiedExpr) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 	}
 	if sawNull {
+		return nil, nil
+	}
+	return e.all, nil
+}
+
+// evalExtremum is Eval over rows, a not correlated subquery's, when
+// e.ordered: x < ANY (S) is x < MAX(S), x < ALL (S) is x < MIN(S) (and
+// dually for >), the NULLs of S deciding as in Eval when that is not
+// TRUE (ANY) or not FALSE (ALL). The least and greatest values are
+// found once for the rows GMS cached for the statement.
+func (e *quantifiedExpr) evalExtremum(ctx *gsql.Context, left any, rows []any) (any, error) {
+	if len(rows) == 0 {
+		return e.all, nil
+	}
+	if left == nil {
+		return nil, nil
+	}
+	e.summary.Lock()
+	defer e.summary.Unlock()
+	sm := &e.summary
+	if sm.rows != &rows[0] || sm.n != len(rows) {
+		sm.rows, sm.n, sm.nonNull, sm.min, sm.max, sm.sawNull = &rows[0], len(rows), 0, nil, nil, false
+		typ := e.sub.Type()
+		for _, r := range rows {
+			if r == nil {
+				sm.sawNull = true
+				continue
+			}
+			if sm.nonNull == 0 {
+				sm.min, sm.max = r, r
+			} else {
+				if c, err := typ.Compare(ctx, r, sm.min); err != nil {
+					sm.rows = nil
+					return nil, err
+				} else if c < 0 {
+					sm.min = r
+				}
+				if c, err := typ.Compare(ctx, r, sm.max); err != nil {
+					sm.rows = nil
+					return nil, err
+				} else if c > 0 {
+					sm.max = r
+				}
+			}
+			sm.nonNull++
+		}
+	}
+	if sm.nonNull > 0 {
+		// ANY: the value most likely TRUE; ALL: most likely FALSE.
+		ext := sm.max
+		if (e.op == ">" || e.op == ">=") != e.all {
+			ext = sm.min
+		}
+		v, err := e.cmp.Eval(ctx, gsql.Row{left, ext})
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			t, err := gsql.ConvertToBool(ctx, v)
+			if err != nil {
+				return nil, err
+			}
+			if t != e.all {
+				return t, nil
+			}
+		} else {
+			return nil, nil
+		}
+	}
+	if sm.sawNull {
 		return nil, nil
 	}
 	return e.all, nil
