@@ -4,7 +4,8 @@ package compat
 // statement a client prepares (COM_STMT_PREPARE), and true, when query
 // has MySQL syntax that grammar refuses and SyntaxParser rewrites (see
 // syntax.go: the compound INTERVAL units, RESPECT NULLS, NTH_VALUE's FROM
-// FIRST); false when it has none, or has a clause MySQL refuses (FROM
+// FIRST, the quantified comparisons' and WITH ROLLUP's stand-ins, `?`
+// parameters kept where the client wrote them); false when it has none, or has a clause MySQL refuses (FROM
 // LAST, IGNORE NULLS: SyntaxParser answers those with 1235 when the
 // statement is prepared from its own text).
 //

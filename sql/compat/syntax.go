@@ -33,9 +33,10 @@ import (
 //   - a comparison with ANY, SOME or ALL of a subquery: x = ANY (SELECT
 //     ...) and x = SOME (...) are x IN (...), x <> ALL (...) is x NOT
 //     IN (...), exactly (NULLs included); the other comparisons, which
-//     GMS cannot evaluate, are 1235;
-//   - GROUP BY ... WITH ROLLUP, which GMS cannot evaluate: 1235, not a
-//     syntax error MySQL would not give.
+//     GMS cannot evaluate, an expression of percdb's (quantified.go),
+//     <=> ANY 1235;
+//   - GROUP BY ... WITH ROLLUP, which GMS cannot evaluate either: a
+//     UNION ALL of its levels (rollup.go).
 //
 // A statement that parses is refused with MySQL's 1235 when it has an
 // IN subquery with a LIMIT (x IN (SELECT c ... LIMIT 2)), as MySQL 8
@@ -90,7 +91,7 @@ func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 	if fix.unsupported != "" {
 		return nil, errNotSupportedYet(fix.unsupported)
 	}
-	return fix.restoreNames(compoundIntervals(fixed, fix.text)), nil
+	return fix.finish(fixed)
 }
 
 // Parse implements sql.Parser.
@@ -114,7 +115,10 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
 	}
 	fparsed, frest = fix.originalParts(query, fparsed, frest, ';')
-	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fparsed, frest, nil
+	if fixed, err = fix.finish(fixed); err != nil {
+		return nil, parsed, rest, err
+	}
+	return fixed, fparsed, frest, nil
 }
 
 // ParseWithOptions implements sql.Parser.
@@ -138,7 +142,10 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
 	}
 	fparsed, frest = fix.originalParts(query, fparsed, frest, delimiter)
-	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fparsed, frest, nil
+	if fixed, err = fix.finish(fixed); err != nil {
+		return nil, parsed, rest, err
+	}
+	return fixed, fparsed, frest, nil
 }
 
 // ParseOneWithOptions implements sql.Parser. The index it returns is
@@ -162,7 +169,22 @@ func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, opt
 	if fix.unsupported != "" {
 		return nil, n, errNotSupportedYet(fix.unsupported)
 	}
-	return fix.restoreNames(compoundIntervals(fixed, fix.text)), fix.original(fn), nil
+	if fixed, err = fix.finish(fixed); err != nil {
+		return nil, n, err
+	}
+	return fixed, fix.original(fn), nil
+}
+
+// finish returns the statement parsed from f's text as the client's:
+// the quantified comparisons' and WITH ROLLUP's stand-ins rewritten
+// (quantified.go, rollup.go), the compound INTERVAL units read, the
+// select items named as the client wrote them.
+func (f *syntaxFix) finish(stmt ast.Statement) (ast.Statement, error) {
+	stmt, err := quantifiedComparisons(stmt)
+	if err != nil {
+		return nil, err
+	}
+	return rollupSelects(f.restoreNames(compoundIntervals(stmt, f.text)))
 }
 
 // fixError is the error of a statement whose rewrite did not parse
@@ -299,8 +321,9 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 				blank[j], blank[j+1] = true, true
 			}
 		case t.word == "WITH" && i+1 < len(toks) && toks[i+1].word == "ROLLUP":
-			blank[i], blank[i+1] = true, true
-			unsupport("WITH ROLLUP")
+			// a last grouping item the grammar takes (rollup.go)
+			replace[i] = ", " + rollupMarker + "()"
+			blank[i+1] = true
 		case (t.word == "ANY" || t.word == "SOME" || t.word == "ALL") && i+2 < len(toks) && toks[i+1].punct == '(' &&
 			(toks[i+2].word == "SELECT" || toks[i+2].word == "WITH" || toks[i+2].punct == '('):
 			op, first := comparisonBefore(query, toks, i)
@@ -312,7 +335,19 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			case (op == "<>" || op == "!=") && t.word == "ALL":
 				replace[first] = "NOT IN"
 				blank[first+1] = true
+			case op == "<=>":
+				unsupport(t.word + " subquery with " + op)
 			default:
+				// a stand-in the grammar takes (quantified.go)
+				if end := closingParen(toks, i+1); end > 0 {
+					marker := quantifiedAnyMarker
+					if t.word == "ALL" {
+						marker = quantifiedAllMarker
+					}
+					replace[i] = marker + "("
+					replace[end] = "))"
+					continue
+				}
 				unsupport(t.word + " subquery with " + op)
 			}
 			blank[i] = true
@@ -367,8 +402,10 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 				b.WriteByte(replace[i][j])
 				fix.orig = append(fix.orig, t.start)
 			}
+			// the byte after the replacement is the token's end (a
+			// name that ends with it ends there)
 			b.WriteByte(' ')
-			fix.orig = append(fix.orig, t.start)
+			fix.orig = append(fix.orig, t.end)
 			next = t.end
 		case quote[i]:
 			copyTo(t.start)
@@ -420,6 +457,24 @@ func comparisonBefore(query string, toks []syntaxToken, i int) (string, int) {
 		return op, j
 	}
 	return "", 0
+}
+
+// closingParen returns the index of the ')' closing the '(' at toks[open],
+// 0 when it is not closed.
+func closingParen(toks []syntaxToken, open int) int {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch toks[j].punct {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return 0
 }
 
 // limitInSubquery returns MySQL's 1235 for a statement with an IN or

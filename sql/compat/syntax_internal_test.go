@@ -39,15 +39,17 @@ func TestRewriteSyntax(t *testing.T) {
 		{"SELECT 'FOR UPDATE NOWAIT' FROM t", "", ""},
 		{"SELECT * FROM t FOR UPDATE SKIP LOCKED", "", ""},
 		// Quantified comparisons: = ANY and <> ALL are IN and NOT IN,
-		// the others 1235; ALL elsewhere stays.
+		// the others a stand-in (quantified.go), <=> 1235; ALL
+		// elsewhere stays.
 		{"SELECT a FROM t WHERE c = ANY (SELECT c FROM u)", "SELECT a FROM t WHERE c  IN      (SELECT c FROM u)", ""},
 		{"SELECT a FROM t WHERE c=some(SELECT c FROM u)", "SELECT a FROM t WHERE c IN     (SELECT c FROM u)", ""},
 		{"SELECT a FROM t WHERE c <> ALL (SELECT c FROM u)", "SELECT a FROM t WHERE c  NOT IN       (SELECT c FROM u)", ""},
 		{"SELECT a FROM t WHERE c != ALL ((SELECT c FROM u))", "SELECT a FROM t WHERE c  NOT IN       ((SELECT c FROM u))", ""},
-		{"SELECT a FROM t WHERE c >= ALL (SELECT c FROM u)", "SELECT a FROM t WHERE c >=     (SELECT c FROM u)", "ALL subquery with >="},
-		{"SELECT a FROM t WHERE c < ANY (WITH w AS (SELECT 1) SELECT * FROM w)", "SELECT a FROM t WHERE c <     (WITH w AS (SELECT 1) SELECT * FROM w)", "ANY subquery with <"},
+		{"SELECT a FROM t WHERE c >= ALL (SELECT c FROM u)", "SELECT a FROM t WHERE c >=  percdb_all(  (SELECT c FROM u )) ", ""},
+		{"SELECT a FROM t WHERE c < ANY (WITH w AS (SELECT 1) SELECT * FROM w)", "SELECT a FROM t WHERE c <  percdb_any(  (WITH w AS (SELECT 1) SELECT * FROM w )) ", ""},
+		{"SELECT a FROM t WHERE c <=> ANY (SELECT c FROM u)", "SELECT a FROM t WHERE c <=>     (SELECT c FROM u)", "ANY subquery with <=>"},
 		{"SELECT a FROM t UNION ALL (SELECT a FROM t)", "", ""},
-		{"SELECT c, COUNT(*) FROM t GROUP BY c WITH ROLLUP", "SELECT c, COUNT(*) FROM t GROUP BY c            ", "WITH ROLLUP"},
+		{"SELECT c, COUNT(*) FROM t GROUP BY c WITH ROLLUP", "SELECT c, COUNT(*) FROM t GROUP BY c  , percdb_rollup()        ", ""},
 	} {
 		fix, ok := rewriteSyntax(c.query)
 		if c.text == "" {

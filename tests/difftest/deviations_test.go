@@ -288,3 +288,33 @@ func TestDeviationsTogether(t *testing.T) {
 		t.Errorf("knownDeviation = %s with no statement confirming it; want none", d.name)
 	}
 }
+
+// TestRollupDistinctDeviation checks what mariadb-rollup-adds-distinct-
+// aggregates matches: a rollup with a DISTINCT aggregate, both servers
+// answering as many rows.
+func TestRollupDistinctDeviation(t *testing.T) {
+	d := deviationNamed(t, "mariadb-rollup-adds-distinct-aggregates")
+	rows := func(vs ...string) outcome {
+		o := outcome{}
+		for _, v := range vs {
+			o.rows = append(o.rows, []string{v})
+		}
+		return o
+	}
+	const q = "SELECT COUNT(DISTINCT x1.b) FROM t0 x1 GROUP BY x1.a WITH ROLLUP"
+	for _, c := range []struct {
+		stmt string
+		p, m outcome
+		want bool
+	}{
+		{q, rows("1", "1", "1"), rows("1", "1", "2"), true},
+		{q, rows("1", "1", "1"), rows("1", "2"), false},                                          // a row more or less
+		{"SELECT COUNT(x1.b) FROM t0 x1 GROUP BY x1.a WITH ROLLUP", rows("1"), rows("2"), false}, // no DISTINCT
+		{"SELECT COUNT(DISTINCT x1.b) FROM t0 x1 GROUP BY x1.a", rows("1"), rows("2"), false},    // no rollup
+		{q, outcome{err: &mysql.MySQLError{Number: 1105}}, rows("1", "1", "2"), false},           // an error
+	} {
+		if got := d.match(c.stmt, c.p, c.m); got != c.want {
+			t.Errorf("match(%q, %v, %v) = %v, want %v", c.stmt, c.p.rows, c.m.rows, got, c.want)
+		}
+	}
+}
