@@ -201,12 +201,13 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
 	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
-	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > rowIns(sc)) {
+	if st.lock != nil && (prog.Aggregate || sc.Distinct || sp.LocalAgg || len(sp.Order) > 0 && sc.Limit != nil || len(local) > 0 || len(filter) > rowIns(sc)) {
 		// Rows read that the answer would not hold would go unlocked:
 		// the plan does not allow it (ScanPlan.LockCols), GMS's path
 		// would lock them. A row IN's filter keeps the rows of its
 		// tuples out of the product of their values, which are the
-		// rows GMS reads (fastpath.readsReturned).
+		// rows GMS reads (fastpath.readsReturned). A sort without a
+		// LIMIT returns every row read: they are locked before it.
 		return nil, 0, fastpath.ReasonTable, false
 	}
 	want := int64(-1)
@@ -313,6 +314,14 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		}
 		return rows, examined, 0, true
 	} else {
+		if st.lock != nil {
+			// Every row read, in key order, before the sort: the
+			// rows GMS's scan locks as it reads them.
+			if err := r.lockScanned(st.lock, k, pl, rows); err != nil {
+				st.lockErr = err
+				return nil, examined, fastpath.ReasonError, false
+			}
+		}
 		var err error
 		if rows, err = b.keepLocal(rows, local); err != nil {
 			return nil, examined, fastpath.ReasonError, false
@@ -338,7 +347,8 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 // their primary key columns make, as GMS's scan locks each row it reads
 // (table.go's rowIter). The plan has lock columns only where the rows
 // read are the rows in the answer: every condition bounds the key, and
-// the rows come in key order, so the read stopped at OFFSET + LIMIT. The
+// the rows come in key order, so the read stopped at OFFSET + LIMIT, or
+// the SQL node sorts them all and cuts none (no LIMIT). The
 // error is the statement's (lockError: a newer commit runs the statement
 // again at a later snapshot, as for GMS's).
 func (r *fastRun) lockScanned(t *Transaction, k *txn.Txn, pl *fastPlan, rows []gsql.Row) error {
