@@ -25,6 +25,9 @@
 //     the key's range (filters and aggregates next to the data, behind the
 //     kv.Client contract), then sorted with the collated comparer, made
 //     distinct and cut in the SQL node (package sql's fastpath_scan.go);
+//     where the conditions pin every column of the primary key (IN
+//     lists, row IN), the rows are read with one batched point read
+//     (copr.RunPoints), not one coprocessor request per point;
 //     over a secondary index (scanindex.go) whose leading columns the
 //     conditions pin, its rows read by primary key in batches, where
 //     every plan GMS may choose answers in the same order. A row IN list
