@@ -1073,7 +1073,10 @@ func (s *coprScan) mustLock(ctx *gsql.Context, tx *Transaction) bool {
 type coprRowIter struct {
 	s      *coprScan
 	k      *txn.Txn
-	ranges []executor.KeyRange // the ranges not yet read
+	ranges []keyRange // the ranges not yet read
+	// pointBatch is the most primary-key points the next batched point
+	// read takes (nextPoints).
+	pointBatch int
 	// out walks the outputs of the range being read.
 	out  copr.Outputs
 	sess *Session
@@ -1101,7 +1104,10 @@ func (b *compatBuilder) buildCopr(ctx *gsql.Context, s *coprScan, row gsql.Row) 
 		return nil, err
 	}
 	sess, _ := sessionOf(ctx)
-	it := &coprRowIter{s: s, k: k, ranges: ranges, sess: sess}
+	it := &coprRowIter{s: s, k: k, ranges: ranges, sess: sess, pointBatch: maxLookupBatch}
+	if s.early {
+		it.pointBatch = firstEarlyPage
+	}
 	if s.prog.Aggregate {
 		err := it.aggregate(ctx)
 		it.close()
@@ -1114,7 +1120,7 @@ func (b *compatBuilder) buildCopr(ctx *gsql.Context, s *coprScan, row gsql.Row) 
 }
 
 // ranges returns the key ranges s reads, in key order.
-func (s *coprScan) ranges(ctx *gsql.Context) ([]executor.KeyRange, error) {
+func (s *coprScan) ranges(ctx *gsql.Context) ([]keyRange, error) {
 	if s.access == nil {
 		markFullScan(ctx)
 		if s.index != nil {
@@ -1122,9 +1128,9 @@ func (s *coprScan) ranges(ctx *gsql.Context) ([]executor.KeyRange, error) {
 			if err != nil {
 				return nil, err
 			}
-			return []executor.KeyRange{r}, nil
+			return []keyRange{{KeyRange: r}}, nil
 		}
-		return []executor.KeyRange{s.t.meta.Exec.RowRange()}, nil
+		return []keyRange{{KeyRange: s.t.meta.Exec.RowRange()}}, nil
 	}
 	lookup, err := s.access.GetLookup(ctx, nil)
 	if err != nil {
@@ -1140,15 +1146,7 @@ func (s *coprScan) ranges(ctx *gsql.Context) ([]executor.KeyRange, error) {
 	if wholeIndex(mr) {
 		markFullScan(ctx)
 	}
-	krs, err := keyRanges(ctx, s.t.meta, s.t.meta.Primary, mr)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]executor.KeyRange, len(krs))
-	for i, kr := range krs {
-		out[i] = kr.KeyRange
-	}
-	return out, nil
+	return keyRanges(ctx, s.t.meta, s.t.meta.Primary, mr)
 }
 
 // next returns the next output of the program over the ranges, or
@@ -1159,11 +1157,18 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 			if len(it.ranges) == 0 {
 				return nil, io.EOF
 			}
-			out, err := it.start(ctx, it.ranges[0])
+			var out copr.Outputs
+			var err error
+			if keys := it.nextPoints(); keys != nil {
+				out, err = copr.RunPoints(ctx, it.k, it.s.t.meta.Exec, keys, it.s.prog)
+			} else {
+				out, err = it.start(ctx, it.ranges[0].KeyRange)
+				it.ranges = it.ranges[1:]
+			}
 			if err != nil {
 				return nil, toSQLError(err)
 			}
-			it.out, it.ranges = out, it.ranges[1:]
+			it.out = out
 		}
 		data, err := it.out.Next(ctx)
 		if err == io.EOF {
@@ -1175,6 +1180,25 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 		}
 		return data, nil
 	}
+}
+
+// nextPoints takes the primary-key points at the head of the ranges (an
+// IN list or row IN over the whole key), at most pointBatch of them, and
+// returns their row keys, or nil when the next range is not such a
+// point. They are read with one batched point read and one evaluation
+// (copr.RunPoints), not a coprocessor request, and a compilation of the
+// program, each. A reader that may stop early (s.early) takes a first
+// batch of firstEarlyPage points, each next one twice as many.
+func (it *coprRowIter) nextPoints() [][]byte {
+	var keys [][]byte
+	for len(it.ranges) > 0 && len(keys) < it.pointBatch && it.s.index == nil && it.ranges[0].point {
+		keys = append(keys, it.ranges[0].Start)
+		it.ranges = it.ranges[1:]
+	}
+	if keys != nil {
+		it.pointBatch = min(2*it.pointBatch, maxLookupBatch)
+	}
+	return keys
 }
 
 // start begins the walk of r: cut into as many sub-ranges as there are

@@ -72,13 +72,17 @@ func (g *rowInGen) query() (string, []any) {
 		return fmt.Sprintf("SELECT %s FROM rk WHERE %s", sel, where), args
 	}
 	q := fmt.Sprintf("SELECT %s FROM rk WHERE %s", sel, where)
-	switch g.r.Intn(4) {
+	switch g.r.Intn(6) {
 	case 0:
 		q += " ORDER BY w, id"
 	case 1:
 		q += " ORDER BY w DESC, id DESC"
 	case 2:
 		q += " ORDER BY v, w, id LIMIT 2"
+	case 3:
+		// Not the key's order: sorted by the SQL node (New-Order's
+		// ORDER BY s_i_id), ties in key order.
+		q += g.pick(" ORDER BY id", " ORDER BY id DESC", " ORDER BY id, w DESC", " ORDER BY id LIMIT 2").(string)
 	}
 	if g.r.Intn(4) == 0 {
 		q += " FOR UPDATE"
@@ -186,55 +190,79 @@ func TestFastPathRowInRuns(t *testing.T) {
 // product of their values that matches none, which the fast path reads
 // and does not return. (w, d, id) IN ((1, 1, 2), (1, 2, 1)) reads the
 // points (1, 1, 1), (1, 1, 2), (1, 2, 1) and (1, 2, 2): a write of
-// (1, 1, 1) must not wait, a write of (1, 2, 1) must.
+// (1, 1, 1) must not wait, a write of (1, 2, 1) must. With an ORDER BY
+// that is not the key's (New-Order's ORDER BY s_i_id), the fast path
+// locks the rows it read before it sorts them; under a LIMIT too it
+// leaves the statement to GMS, whose locks are checked all the same.
 func TestFastPathRowInForUpdateLocks(t *testing.T) {
-	const q = "SELECT w, d, id, v FROM ck WHERE (w, d, id) IN ((?, ?, ?), (?, ?, ?)) FOR UPDATE"
-	args := []any{1, 1, 2, 1, 2, 1}
-	var outs [2]string
-	for i, fast := range []bool{true, false} {
-		t.Run(fmt.Sprintf("fastpath=%v", fast), func(t *testing.T) {
-			a, b, status := forUpdateSetup(t)
-			if !fast {
-				if _, err := a.Exec("SET @percdb_fastpath = 0"); err != nil {
-					t.Fatal(err)
-				}
+	const in = "SELECT w, d, id, v FROM ck WHERE (w, d, id) IN ((?, ?, ?), (?, ?, ?))"
+	for _, c := range []struct {
+		name, q string
+		args    []any
+		fast    bool // the fast path runs it
+		rows    string
+	}{
+		{"key order", in + " FOR UPDATE", []any{1, 1, 2, 1, 2, 1}, true, "[[1 1 2 NULL] [1 2 1 30]]"},
+		{"ORDER BY id", in + " ORDER BY id FOR UPDATE", []any{1, 1, 2, 1, 2, 1}, true, "[[1 2 1 30] [1 1 2 NULL]]"},
+		{"ORDER BY d DESC, id", in + " ORDER BY d DESC, id FOR UPDATE", []any{1, 1, 2, 1, 2, 1}, true, "[[1 2 1 30] [1 1 2 NULL]]"},
+		{"ORDER BY id LIMIT", in + " ORDER BY id LIMIT 1 FOR UPDATE", []any{1, 1, 2, 1, 2, 1}, false, "[[1 2 1 30]]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var outs [2]string
+			for i, fast := range []bool{true, false} {
+				outs[i] = rowInLockRun(t, fast, c.fast && fast, c.q, c.args)
 			}
-			if _, err := b.Exec("SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
-				t.Fatal(err)
+			want := c.rows + "; w = 1 AND d = 1 AND id = 1: no wait; w = 1 AND d = 2 AND id = 1: error 1205"
+			if outs[0] != want || outs[1] != want {
+				t.Errorf("fast path %s\nGMS       %s\nwant      %s", outs[0], outs[1], want)
 			}
-			// Outside a transaction first: the fast path learns the
-			// result's column definitions.
-			if _, err := a.Exec(q, args...); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Exec("BEGIN PESSIMISTIC"); err != nil {
-				t.Fatal(err)
-			}
-			hits := serverStatus(t, status, "Percdb_fastpath_hits")
-			rows, err := a.Query(q, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := fmt.Sprint(readRows(rows))
-			rows.Close()
-			if after := serverStatus(t, status, "Percdb_fastpath_hits"); fast != (after == hits+1) {
-				t.Errorf("fast path %v: hits %d -> %d for the row IN ... FOR UPDATE", fast, hits, after)
-			}
-			for _, key := range []string{"w = 1 AND d = 1 AND id = 1", "w = 1 AND d = 2 AND id = 1"} {
-				res := "no wait"
-				if _, err := b.Exec("UPDATE ck SET v = 7 WHERE " + key); err != nil {
-					res = fmt.Sprintf("error %d", errCode(err))
-				}
-				got += "; " + key + ": " + res
-			}
-			if _, err := a.Exec("COMMIT"); err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = got
 		})
 	}
-	want := "[[1 1 2 NULL] [1 2 1 30]]; w = 1 AND d = 1 AND id = 1: no wait; w = 1 AND d = 2 AND id = 1: error 1205"
-	if outs[0] != want || outs[1] != want {
-		t.Errorf("fast path %s\nGMS       %s\nwant      %s", outs[0], outs[1], want)
+}
+
+// rowInLockRun runs q FOR UPDATE in a pessimistic transaction, on the
+// fast path or not (fast), checks that the fast path ran it when hit,
+// then tries a write of a row of the product of the tuples' values that
+// no tuple names, and one of a tuple's row, from another session; it
+// returns the rows and what the writes met.
+func rowInLockRun(t *testing.T, fast, hit bool, q string, args []any) string {
+	t.Helper()
+	a, b, status := forUpdateSetup(t)
+	if !fast {
+		if _, err := a.Exec("SET @percdb_fastpath = 0"); err != nil {
+			t.Fatal(err)
+		}
 	}
+	if _, err := b.Exec("SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// Outside a transaction first: the fast path learns the result's
+	// column definitions.
+	if _, err := a.Exec(q, args...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec("BEGIN PESSIMISTIC"); err != nil {
+		t.Fatal(err)
+	}
+	hits := serverStatus(t, status, "Percdb_fastpath_hits")
+	rows, err := a.Query(q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(readRows(rows))
+	rows.Close()
+	if after := serverStatus(t, status, "Percdb_fastpath_hits"); hit != (after == hits+1) {
+		t.Errorf("fast path %v: hits %d -> %d for %s", fast, hits, after, q)
+	}
+	for _, key := range []string{"w = 1 AND d = 1 AND id = 1", "w = 1 AND d = 2 AND id = 1"} {
+		res := "no wait"
+		if _, err := b.Exec("UPDATE ck SET v = 7 WHERE " + key); err != nil {
+			res = fmt.Sprintf("error %d", errCode(err))
+		}
+		got += "; " + key + ": " + res
+	}
+	if _, err := a.Exec("COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

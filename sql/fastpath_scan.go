@@ -201,12 +201,13 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.
 	stream := !prog.Aggregate && len(sp.Order) == 0 && !sc.Distinct && !sp.LocalAgg
-	if st.lock != nil && (!stream || len(local) > 0 || len(filter) > rowIns(sc)) {
+	if st.lock != nil && (prog.Aggregate || sc.Distinct || sp.LocalAgg || len(sp.Order) > 0 && sc.Limit != nil || len(local) > 0 || len(filter) > rowIns(sc)) {
 		// Rows read that the answer would not hold would go unlocked:
 		// the plan does not allow it (ScanPlan.LockCols), GMS's path
 		// would lock them. A row IN's filter keeps the rows of its
 		// tuples out of the product of their values, which are the
-		// rows GMS reads (fastpath.readsReturned).
+		// rows GMS reads (fastpath.readsReturned). A sort without a
+		// LIMIT returns every row read: they are locked before it.
 		return nil, 0, fastpath.ReasonTable, false
 	}
 	want := int64(-1)
@@ -225,7 +226,12 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		merger = copr.NewMerger(prog, nil)
 	}
 	read := int64(0) // rows read into earlier batches
-	for _, kr := range ranges {
+	reads := ranges
+	if b.points && len(ranges) > 0 {
+		// One batched point read of every row's key, one evaluation.
+		reads = ranges[:1]
+	}
+	for _, kr := range reads {
 		if st.done() {
 			break
 		}
@@ -237,9 +243,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		}
 		var out copr.Outputs
 		var err error
-		if sp.Index != nil {
+		switch {
+		case b.points:
+			keys := make([][]byte, len(ranges))
+			for i := range ranges {
+				keys[i] = ranges[i].Start
+			}
+			out, err = copr.RunPoints(r.ctx, k, pl.Meta.Exec, keys, prog)
+		case sp.Index != nil:
 			out, err = copr.RunLookup(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, kr, prog)
-		} else {
+		default:
 			out, _, err = copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
 		}
 		if err != nil {
@@ -313,6 +326,14 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		}
 		return rows, examined, 0, true
 	} else {
+		if st.lock != nil {
+			// Every row read, in key order, before the sort: the
+			// rows GMS's scan locks as it reads them.
+			if err := r.lockScanned(st.lock, k, pl, rows); err != nil {
+				st.lockErr = err
+				return nil, examined, fastpath.ReasonError, false
+			}
+		}
 		var err error
 		if rows, err = b.keepLocal(rows, local); err != nil {
 			return nil, examined, fastpath.ReasonError, false
@@ -338,7 +359,8 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 // their primary key columns make, as GMS's scan locks each row it reads
 // (table.go's rowIter). The plan has lock columns only where the rows
 // read are the rows in the answer: every condition bounds the key, and
-// the rows come in key order, so the read stopped at OFFSET + LIMIT. The
+// the rows come in key order, so the read stopped at OFFSET + LIMIT, or
+// the SQL node sorts them all and cuts none (no LIMIT). The
 // error is the statement's (lockError: a newer commit runs the statement
 // again at a later snapshot, as for GMS's).
 func (r *fastRun) lockScanned(t *Transaction, k *txn.Txn, pl *fastPlan, rows []gsql.Row) error {
@@ -415,6 +437,10 @@ func (r *fastRun) limits(sc *fastpath.ScanShape) (offset, limit int64, ok bool) 
 type scanBinder struct {
 	r  *fastRun
 	pl *fastPlan
+	// points is set by bind when each range is one row's (an IN list
+	// or row IN over the whole primary key): the rows are read with one
+	// batched point read (copr.RunPoints).
+	points bool
 }
 
 // colType returns the type of program column c.
@@ -478,13 +504,14 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 	if sp.Index != nil {
 		ix = sp.Index.Exec
 	}
-	ranges, ok, err := scanKeyRanges(b.pl.Meta.Exec, ix, keys[:ranged+1])
+	ranges, points, ok, err := scanKeyRanges(b.pl.Meta.Exec, ix, keys[:ranged+1])
 	switch {
 	case err != nil:
 		return nil, nil, nil, fastpath.ReasonError, false
 	case !ok:
 		return nil, nil, nil, fastpath.ReasonSize, false
 	}
+	b.points = points
 	return ranges, filter, local, 0, true
 }
 
@@ -570,8 +597,11 @@ func (k *keyBounds) values() ([]any, bool) {
 
 // scanKeyRanges returns the key ranges of t's rows that cols allow, in key
 // order: the product of the points of the leading columns, each with the
-// last column's range or points. ok is false past maxScanRanges.
-func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out []executor.KeyRange, ok bool, err error) {
+// last column's range or points. points reports that each range is one
+// row's: cols pin every column of the primary key (ix nil), so that a
+// range's Start is the row's key and the range holds no other. ok is
+// false past maxScanRanges.
+func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out []executor.KeyRange, points, ok bool, err error) {
 	rangeOf := func(lo, hi executor.Bound) (executor.KeyRange, error) {
 		if ix != nil {
 			return t.IndexRange(ix, lo, hi)
@@ -584,7 +614,7 @@ func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out
 		points, pinned := k.values()
 		if !pinned {
 			if i != len(cols)-1 {
-				return nil, false, nil // resolveScan makes only the last column a range
+				return nil, false, false, nil // resolveScan makes only the last column a range
 			}
 			for _, p := range prefixes {
 				lo := k.lower(p)
@@ -594,14 +624,14 @@ func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out
 				}
 				r, err := rangeOf(lo, hi)
 				if err != nil {
-					return nil, false, err
+					return nil, false, false, err
 				}
 				out = append(out, r)
 			}
-			return out, true, nil
+			return out, false, true, nil
 		}
 		if len(prefixes)*len(points) > maxScanRanges {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		next := make([][]any, 0, len(prefixes)*len(points))
 		for _, p := range prefixes {
@@ -614,11 +644,15 @@ func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out
 	for _, p := range prefixes {
 		r, err := rangeOf(executor.Bound{Values: p, Inclusive: true}, executor.Bound{Values: p, Inclusive: true})
 		if err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		out = append(out, r)
 	}
-	return out, true, nil
+	whole := len(t.PrimaryKey)
+	if t.HandleKind == executor.HandleInt {
+		whole = 1
+	}
+	return out, ix == nil && len(cols) == whole, true, nil
 }
 
 // keyValue converts a value compared with the key: null for NULL, which

@@ -72,4 +72,8 @@
 // (result.go) merges the partial aggregates of the regions into final
 // ones. Split and RunParallel (parallel.go) cut a range into sub-ranges
 // evaluated by goroutines of their own, read back in key order.
+// RunLookup (lookup.go) evaluates a program over the rows an index range
+// points to, and RunPoints (points.go) over a set of row keys (an IN list
+// over a whole primary key), both read with batched point reads and
+// evaluated in process.
 package copr

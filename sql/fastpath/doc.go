@@ -25,6 +25,9 @@
 //     the key's range (filters and aggregates next to the data, behind the
 //     kv.Client contract), then sorted with the collated comparer, made
 //     distinct and cut in the SQL node (package sql's fastpath_scan.go);
+//     where the conditions pin every column of the primary key (IN
+//     lists, row IN), the rows are read with one batched point read
+//     (copr.RunPoints), not one coprocessor request per point;
 //     over a secondary index (scanindex.go) whose leading columns the
 //     conditions pin, its rows read by primary key in batches, where
 //     every plan GMS may choose answers in the same order. A row IN list
@@ -41,7 +44,11 @@
 //     are those returned (and those OFFSET skips), which are locked
 //     before the answer is sent, as GMS's scan locks each row it reads:
 //     TPC-C Delivery's `... WHERE no_w_id = ? AND no_d_id = ? ORDER BY
-//     no_o_id LIMIT 1 FOR UPDATE` reads and locks one row.
+//     no_o_id LIMIT 1 FOR UPDATE` reads and locks one row. An ORDER BY
+//     that is not the key's order is taken under FOR UPDATE without a
+//     LIMIT: every row read is returned, locked in key order (one batch)
+//     before the SQL node sorts them (New-Order's `(s_w_id, s_i_id) IN
+//     (...) ORDER BY s_i_id FOR UPDATE`).
 //
 // pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
 // composite primary key of integer columns. The columns written are

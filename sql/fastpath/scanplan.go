@@ -78,9 +78,10 @@ type ScanPlan struct {
 	// (PrimaryOrds), kept for SELECT ... FOR UPDATE, whose rows are
 	// locked by the handles they make; nil when the statement locks
 	// nothing. A plan has them only when every condition bounds the key
-	// and the rows come in key order with no sort, so that the rows read
-	// are the rows returned (and those OFFSET skips), which are the rows
-	// GMS's scan reads and locks one by one.
+	// and the rows come in key order with no sort, or are sorted with
+	// no LIMIT, so that the rows read are the rows returned (and those
+	// OFFSET skips), which are the rows GMS's scan reads and locks one
+	// by one.
 	LockCols []int
 	// ReverseTies is set when the ORDER BY is the key's leading columns,
 	// each DESC: GMS then reads the key backwards instead of sorting
@@ -481,9 +482,17 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		// no sort, and a LIMIT stops the read.
 		p.Order, p.ReverseTies = nil, false
 	}
-	if p.LockCols != nil && (len(p.Order) > 0 || !readsReturned(sc, p, keyCol, ordOf)) {
+	if p.LockCols != nil && (len(p.Order) > 0 && (sc.Limit != nil || p.ReverseTies) || !readsReturned(sc, p, keyCol, ordOf)) {
 		// The rows GMS reads (and locks) would not be only those the
-		// statement returns.
+		// statement returns. A sort without a LIMIT returns every row
+		// read, which the SQL node locks in key order before it sorts
+		// them, as GMS's scan locks each row it reads before its Sort
+		// sees any (TPC-C New-Order's (s_w_id, s_i_id) IN (...) ORDER
+		// BY s_i_id FOR UPDATE). Under a LIMIT, GMS's path may read
+		// fewer rows than the range holds (planrules.OrderByIndex
+		// drops the sort where the values pin a column), and a sort
+		// that GMS makes by reading the key backwards (ReverseTies)
+		// locks in the other order: those stay GMS's.
 		return nil, nil, false
 	}
 	if ix != nil && !indexScanOK(def, m, sc, p, ranged) {
