@@ -133,11 +133,17 @@ func pushDown(ctx *gsql.Context, n gsql.Node, at pushAt) (gsql.Node, bool, error
 		// pages first (copr.RunPaged), where whole pages read in
 		// parallel read the whole outer side ahead (a self-join ...
 		// LIMIT 20 went from 15 to 738 ms so, and was reverted: 3b62934).
-		l, pushed, err := pushDown(ctx, n.Left(), at)
-		if err != nil || !pushed {
+		// The derived tables of its right side are pushed on their own
+		// (pushDerived).
+		l, left, err := pushDown(ctx, n.Left(), at)
+		if err != nil {
 			return n, false, err
 		}
-		out, err := n.WithChildren(l, n.Right())
+		r, right, err := pushDerived(ctx, n.Right())
+		if err != nil || !left && !right {
+			return n, false, err
+		}
+		out, err := n.WithChildren(l, r)
 		return out, err == nil, err
 	case *plan.Update, *plan.DeleteFrom:
 		// Writes read their rows through the table's own iterators.
@@ -147,11 +153,6 @@ func pushDown(ctx *gsql.Context, n gsql.Node, at pushAt) (gsql.Node, bool, error
 			return n, false, nil
 		}
 	}
-	children := n.Children()
-	if len(children) == 0 {
-		return n, false, nil
-	}
-	var changed []gsql.Node
 	switch n.(type) {
 	case *plan.Limit:
 		at.limited = true
@@ -159,8 +160,32 @@ func pushDown(ctx *gsql.Context, n gsql.Node, at pushAt) (gsql.Node, bool, error
 		// They read every row of their input before their first.
 		at.limited = false
 	}
+	return eachChild(n, func(c gsql.Node) (gsql.Node, bool, error) { return pushDown(ctx, c, at) })
+}
+
+// pushDerived pushes down the plans of the derived tables in n, a join's
+// right side, which pushDown does not otherwise enter. A derived table
+// that sees no outer row (neither LATERAL nor correlated) is built
+// without the row it is read under (GMS's buildSubqueryAlias drops it),
+// and GMS assigns its execution indexes afresh: its plan is pushed as a
+// statement's. Nothing else of a right side is.
+func pushDerived(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
+	if sqa, ok := n.(*plan.SubqueryAlias); ok {
+		if sqa.OuterScopeVisibility || sqa.IsLateral || !sqa.Correlated.Empty() {
+			return n, false, nil
+		}
+		return pushDown(ctx, sqa, pushAt{})
+	}
+	return eachChild(n, func(c gsql.Node) (gsql.Node, bool, error) { return pushDerived(ctx, c) })
+}
+
+// eachChild applies push to each child of n and returns n with the
+// children it changed, and whether it changed one.
+func eachChild(n gsql.Node, push func(gsql.Node) (gsql.Node, bool, error)) (gsql.Node, bool, error) {
+	children := n.Children()
+	var changed []gsql.Node
 	for i, c := range children {
-		nc, pushed, err := pushDown(ctx, c, at)
+		nc, pushed, err := push(c)
 		if err != nil {
 			return nil, false, err
 		}

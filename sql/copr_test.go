@@ -231,6 +231,8 @@ func TestCoprDifferential(t *testing.T) {
 		"WITH w AS (SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s) SELECT * FROM w UNION ALL SELECT * FROM w",
 		"SELECT * FROM (SELECT id, b FROM e UNION ALL SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s) d WHERE b > 0",
 		"SELECT d.id, d.jb FROM (SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s) d JOIN j ON j.jid = d.id",
+		// A derived table on a join's inner side (pushDerived).
+		"SELECT x.id, d.c, d.m FROM %s x LEFT JOIN (SELECT b, count(*) AS c, min(u) AS m FROM t WHERE %s GROUP BY b) d ON d.b = x.a WHERE x.id < 300",
 	}
 	shapes = append(shapes, scoped...)
 	isScoped := map[string]bool{}
@@ -353,6 +355,9 @@ func TestExplainCoprocessor(t *testing.T) {
 		// join in a UNION side.
 		{"SELECT w, c FROM (SELECT w, count(*) AS c FROM t WHERE q < 10 GROUP BY w) d WHERE c > 0", "Using coprocessor (where, aggregation)"},
 		{"SELECT w, id FROM t WHERE s = 'a' UNION ALL SELECT y.w, t.id FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", "Using coprocessor (where)"},
+		// A derived table on a join's inner side sees no outer row: its
+		// own plan is pushed (pushDerived).
+		{"SELECT a.id, d.c FROM t a LEFT JOIN (SELECT w, count(*) AS c FROM t WHERE q < 10 GROUP BY w) d ON d.w = a.w WHERE a.s = 'b'", "Using coprocessor (where, aggregation)"},
 	} {
 		got := strings.Join(queryRows(t, db, "EXPLAIN "+c.q), ";")
 		if c.extra == "" && strings.Contains(got, "coprocessor") || !strings.Contains(got, c.extra) {
