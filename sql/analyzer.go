@@ -186,7 +186,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: unionSideFieldsRuleID, Apply: inEveryScope(compat.UnionSideFields)})
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
-	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdownRule(ruleIDNamed(a, "resolveUnions"))})
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdownRule(ruleIDNamed(a, "assignExecIndexes"))})
 	// A correlated scalar aggregate whose correlation is a filter over
 	// its join runs once, grouped, instead of once per outer row
 	// (decorrelate.go): TestGroupedSubqueryDifferential.

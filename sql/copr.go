@@ -52,26 +52,48 @@ import (
 // differential test compares both). A statement that locks what it reads
 // (SELECT ... FOR UPDATE in a transaction, a foreign key's check) runs
 // the plan it replaced.
+//
+// A coprScan reports the column ids of the rows it yields (its
+// ProjectedExprs), those of the node it replaced, because GMS may assign
+// execution indexes again over a plan that holds one: each side of a
+// UNION, INTERSECT or EXCEPT is analyzed on its own, to the end (GMS's
+// finalizeUnions: assignExecIndexes, then this rule, push the side's
+// scans), and the statement's own analysis then assigns the indexes of
+// the whole plan, sides included. That pass finds a column by its id in
+// a list of the ids of every column in scope (fix_exec_indexes.go,
+// columnIdsForNode), beside a list of their names: a node that is not a
+// sql.Projector gives the ids of its children, and a leaf without them
+// gave none, so every id after its columns sat at a place too early, and
+// a column found by id read the wrong one. A join's inner column read
+// the pushed scan's (tests/difftest seed 5: a joined row whose c0 and c2
+// differ; rows of zeros), a subquery's own column read the outer row's
+// (seed 2001: (SELECT MIN(sq.c2) FROM t0 sq) gave t1's a; seed 2000: a
+// correlated one read NULL; seed 18: a WHERE's subquery let every row
+// through). Until then such joins and subqueries were kept from the
+// coprocessor in a UNION side (8851d00); they are pushed again, the
+// differential test compares them (TestCoprDifferential, its scoped
+// shapes).
 
 // coprUserVar is the user variable that turns pushdown off for a session
 // when set to 0 or OFF.
 const coprUserVar = "percdb_coprocessor"
 
 // coprPushdownRule returns the analyzer rule; see the comment at the top
-// of the file. unions is the id of GMS's rule resolveUnions, which its
-// rule selector leaves out where GMS analyzes a side of a UNION (or
-// INTERSECT, EXCEPT) on its own (finalizeUnions), with an empty scope.
-func coprPushdownRule(unions analyzer.RuleId) analyzer.RuleFunc {
+// of the file. indexes is the id of GMS's rule assignExecIndexes, which
+// runs just before it: the rule reads the execution indexes it assigns
+// (coprCompiler.field), so it leaves alone an analysis whose rule
+// selector leaves that rule out (GMS's analysis of a derived table on
+// its own, finalizeSubqueries; the statement's analysis pushes it down).
+func coprPushdownRule(indexes analyzer.RuleId) analyzer.RuleFunc {
 	return func(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-		if !scope.IsEmpty() || !coprEnabled(ctx) || planTemplate(ctx) {
+		if !scope.IsEmpty() || !coprEnabled(ctx) || planTemplate(ctx) || (sel != nil && !sel(indexes)) {
 			// (The plan cache pushes down each execution's own plan,
 			// plancache.go.)
 			// Inside a subquery, execution indexes are offset by the
 			// outer scope's row.
 			return n, transform.SameTree, nil
 		}
-		at := pushAt{inSetOp: unions != 0 && sel != nil && !sel(unions)}
-		out, pushed, err := pushDown(ctx, n, at)
+		out, pushed, err := pushDown(ctx, n, pushAt{})
 		return out, transform.TreeIdentity(!pushed), err
 	}
 }
@@ -111,21 +133,17 @@ func pushDown(ctx *gsql.Context, n gsql.Node, at pushAt) (gsql.Node, bool, error
 		// pages first (copr.RunPaged), where whole pages read in
 		// parallel read the whole outer side ahead (a self-join ...
 		// LIMIT 20 went from 15 to 738 ms so, and was reverted: 3b62934).
-		if at.inSetOp {
-			// Pushed under a UNION side, the scan of a join's outer
-			// side answered wrongly: tests/difftest seed 5's SELECT
-			// ... FROM t1 x1 UNION ALL SELECT ... FROM t0 x1 JOIN t1
-			// x2 ON x1.c0 = x2.c2 WHERE ... joined rows whose c0 and
-			// c2 differ, the same join alone did not. The cause is
-			// not pinned down (as for a UNION side's subqueries,
-			// below), so such a join stays GMS's.
-			return n, false, nil
-		}
-		l, pushed, err := pushDown(ctx, n.Left(), at)
-		if err != nil || !pushed {
+		// The derived tables of its right side are pushed on their own
+		// (pushDerived).
+		l, left, err := pushDown(ctx, n.Left(), at)
+		if err != nil {
 			return n, false, err
 		}
-		out, err := n.WithChildren(l, n.Right())
+		r, right, err := pushDerived(ctx, n.Right())
+		if err != nil || !left && !right {
+			return n, false, err
+		}
+		out, err := n.WithChildren(l, r)
 		return out, err == nil, err
 	case *plan.Update, *plan.DeleteFrom:
 		// Writes read their rows through the table's own iterators.
@@ -134,36 +152,40 @@ func pushDown(ctx *gsql.Context, n gsql.Node, at pushAt) (gsql.Node, bool, error
 		if n.OuterScopeVisibility || !n.Correlated.Empty() {
 			return n, false, nil
 		}
-	case *plan.Project:
-		// A subquery of a UNION side's select list answered wrongly when
-		// the scan under it was pushed: a correlated one read NULL for
-		// the scanned row's columns that only it reads (tests/difftest
-		// seed 2000: (SELECT MIN(sq.a) FROM t0 sq WHERE sq.a = x1.c1) ...
-		// UNION ALL ...), an uncorrelated one gave the row's first column
-		// (seed 2001: ... UNION ALL SELECT (SELECT MIN(sq.c2) FROM t0 sq)
-		// FROM t1 x1 WHERE x1.c2 <=> 5 gave t1's a). The cause is not
-		// pinned down, so such a scan stays GMS's, as a Filter's subquery
-		// left above a scan does (pushFilter).
-		if hasSubquery(n.Projections) {
-			return n, false, nil
-		}
 	}
-	children := n.Children()
-	if len(children) == 0 {
-		return n, false, nil
-	}
-	var changed []gsql.Node
 	switch n.(type) {
 	case *plan.Limit:
 		at.limited = true
 	case *plan.Sort, *plan.TopN, *plan.GroupBy, *plan.Window:
 		// They read every row of their input before their first.
 		at.limited = false
-	case *plan.SetOp:
-		at.inSetOp = true
 	}
+	return eachChild(n, func(c gsql.Node) (gsql.Node, bool, error) { return pushDown(ctx, c, at) })
+}
+
+// pushDerived pushes down the plans of the derived tables in n, a join's
+// right side, which pushDown does not otherwise enter. A derived table
+// that sees no outer row (neither LATERAL nor correlated) is built
+// without the row it is read under (GMS's buildSubqueryAlias drops it),
+// and GMS assigns its execution indexes afresh: its plan is pushed as a
+// statement's. Nothing else of a right side is.
+func pushDerived(ctx *gsql.Context, n gsql.Node) (gsql.Node, bool, error) {
+	if sqa, ok := n.(*plan.SubqueryAlias); ok {
+		if sqa.OuterScopeVisibility || sqa.IsLateral || !sqa.Correlated.Empty() {
+			return n, false, nil
+		}
+		return pushDown(ctx, sqa, pushAt{})
+	}
+	return eachChild(n, func(c gsql.Node) (gsql.Node, bool, error) { return pushDerived(ctx, c) })
+}
+
+// eachChild applies push to each child of n and returns n with the
+// children it changed, and whether it changed one.
+func eachChild(n gsql.Node, push func(gsql.Node) (gsql.Node, bool, error)) (gsql.Node, bool, error) {
+	children := n.Children()
+	var changed []gsql.Node
 	for i, c := range children {
-		nc, pushed, err := pushDown(ctx, c, at)
+		nc, pushed, err := push(c)
 		if err != nil {
 			return nil, false, err
 		}
@@ -188,8 +210,6 @@ type pushAt struct {
 	// every row first); the scans pushed there read in small pages
 	// first (coprScan.early).
 	limited bool
-	// inSetOp: the node is in a side of a UNION, INTERSECT or EXCEPT.
-	inSetOp bool
 }
 
 // markEarly marks the coprocessor scan of n, a pushed operator, as read
@@ -565,40 +585,16 @@ func pushFilter(ctx *gsql.Context, f *plan.Filter) gsql.Node {
 	if len(c.prog.Filter) == 0 {
 		return nil
 	}
-	for _, e := range rest {
-		// A subquery left above the scan was answered wrongly there
-		// (tests/difftest seed 18: x1.c3 < (SELECT MIN(s0.c3) ...) let
-		// every row through); such a filter is left whole to GMS.
-		if transform.InspectExpr(e, func(x gsql.Expression) bool {
-			_, ok := x.(*plan.Subquery)
-			return ok
-		}) {
-			return nil
-		}
-	}
 	c.outputAll()
 	p, ok := c.finish()
 	if !ok {
 		return nil
 	}
-	s := &coprScan{orig: f, t: t, access: access, prog: p, schema: f.Schema(), pushed: "where"}
+	s := &coprScan{orig: f, t: t, access: access, prog: p, schema: f.Schema(), ids: scanColumnIDs(f.Child), pushed: "where"}
 	if len(rest) == 0 {
 		return s
 	}
 	return plan.NewFilter(expression.JoinAnd(rest...), s)
-}
-
-// hasSubquery reports whether one of exprs holds a subquery.
-func hasSubquery(exprs []gsql.Expression) bool {
-	for _, e := range exprs {
-		if transform.InspectExpr(e, func(x gsql.Expression) bool {
-			_, ok := x.(*plan.Subquery)
-			return ok
-		}) {
-			return true
-		}
-	}
-	return false
 }
 
 // limitOf returns a Limit's or TopN's row count when it is a constant.
@@ -712,7 +708,11 @@ func pushRows(c *coprCompiler, child gsql.Node, limit int64, what string) *coprS
 	if len(p.Filter) > 0 {
 		pushed = "where, " + what
 	}
-	return &coprScan{orig: child, t: c.t, access: c.access, prog: p, schema: child.Schema(), pushed: pushed}
+	scan := child
+	if f, ok := child.(*plan.Filter); ok {
+		scan = f.Child
+	}
+	return &coprScan{orig: child, t: c.t, access: c.access, prog: p, schema: child.Schema(), ids: scanColumnIDs(scan), pushed: pushed}
 }
 
 // pushGroupBy pushes a GroupBy [over a Filter] over a scan.
@@ -739,7 +739,7 @@ func pushGroupBy(ctx *gsql.Context, g *plan.GroupBy) gsql.Node {
 		}
 		c.prog.GroupBy = append(c.prog.GroupBy, x)
 	}
-	s := &coprScan{orig: g, t: t, access: access, schema: g.Schema(), width: len(c.schema)}
+	s := &coprScan{orig: g, t: t, access: access, schema: g.Schema(), ids: projectedIDs(g.SelectedExprs), width: len(c.schema)}
 	keep := map[int]int{} // row position -> Keep index
 	keepCol := func(i int) {
 		if _, ok := keep[i]; !ok {
@@ -996,6 +996,9 @@ type coprScan struct {
 	index  *executor.Index
 	prog   *copr.Program
 	schema gsql.Schema
+	// ids are the column ids of schema's columns, those GMS gave the
+	// rows of the node replaced (ProjectedExprs), 0 where unknown.
+	ids []gsql.ColumnId
 	// pushed names what runs in the coprocessor, for EXPLAIN.
 	pushed string
 	// early: what reads the scan's rows may stop before the last (a
@@ -1015,7 +1018,82 @@ type coprScan struct {
 	avgs          []coprAvg
 }
 
-var _ explain.Pushed = (*coprScan)(nil)
+var (
+	_ explain.Pushed = (*coprScan)(nil)
+	_ gsql.Projector = (*coprScan)(nil)
+)
+
+// ProjectedExprs implements sql.Projector: a column of each of the scan's
+// rows, with the id GMS gave it, by which GMS's assignment of execution
+// indexes finds it (see the comment at the top of the file). A column of
+// id 0 is found by its name.
+func (s *coprScan) ProjectedExprs() []gsql.Expression {
+	out := make([]gsql.Expression, len(s.schema))
+	for i, c := range s.schema {
+		gf := expression.NewGetFieldWithTable(i, 0, c.Type, c.DatabaseSource, c.Source, c.Name, c.Nullable)
+		if i < len(s.ids) {
+			gf = gf.WithId(s.ids[i]).(*expression.GetField)
+		}
+		out[i] = gf
+	}
+	return out
+}
+
+// scanColumnIDs returns the column ids of the rows of n, a read that
+// scanned accepts, as GMS numbers them when it assigns execution
+// indexes: a table alias's are its table's; a table's are its set of
+// column ids, one per column of its schema, except that a table read
+// with a projection (fewer columns than the whole table's) numbers each
+// column by its place in the whole table from the set's first id. 0
+// where they cannot be told (the column is then found by its name).
+func scanColumnIDs(n gsql.Node) []gsql.ColumnId {
+	if ta, ok := n.(*plan.TableAlias); ok {
+		n = ta.Child
+	}
+	sch := n.Schema()
+	ids := make([]gsql.ColumnId, len(sch))
+	tn, ok := n.(plan.TableIdNode)
+	if !ok {
+		return ids
+	}
+	cols := tn.Columns()
+	first, ok := cols.Next(1)
+	if !ok {
+		return ids
+	}
+	if t, ok := n.(gsql.TableNode); ok {
+		if pk, ok := t.UnderlyingTable().(gsql.PrimaryKeyTable); ok && len(pk.PrimaryKeySchema().Schema) != len(sch) {
+			whole := pk.PrimaryKeySchema().Schema
+			for i, c := range sch {
+				if ord := whole.IndexOfColName(c.Name); ord >= 0 {
+					ids[i] = first + gsql.ColumnId(ord)
+				}
+			}
+			return ids
+		}
+	}
+	if cols.Len() != len(sch) {
+		return ids
+	}
+	i := 0
+	cols.ForEach(func(id gsql.ColumnId) {
+		ids[i] = id
+		i++
+	})
+	return ids
+}
+
+// projectedIDs returns the ids of a projection's expressions (a
+// GroupBy's), 0 for one without.
+func projectedIDs(exprs []gsql.Expression) []gsql.ColumnId {
+	ids := make([]gsql.ColumnId, len(exprs))
+	for i, e := range exprs {
+		if x, ok := e.(gsql.IdExpression); ok {
+			ids[i] = x.Id()
+		}
+	}
+	return ids
+}
 
 // Resolved implements sql.Node.
 func (s *coprScan) Resolved() bool { return true }

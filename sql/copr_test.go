@@ -22,6 +22,11 @@ import (
 // coprocessor response carries, on an empty table, and inside
 // transactions with writes of their own (which the coprocessor cannot see
 // and evaluates in process). The result columns' types are compared too.
+// Scans are pushed in every scope GMS analyzes on its own: the sides of
+// UNION, INTERSECT and EXCEPT (with joins and subqueries in them),
+// derived tables, CTEs read twice; those statements also run prepared
+// (the plan cache's path), as the source of CREATE TABLE ... SELECT and
+// of INSERT ... SELECT.
 func TestCoprDifferential(t *testing.T) {
 	ctx := context.Background()
 	srv := startServer(t, true)
@@ -98,8 +103,8 @@ func TestCoprDifferential(t *testing.T) {
 		}
 		return p
 	}
-	query := func(c *sql.Conn, q string) string {
-		rs, err := c.QueryContext(ctx, q)
+	// answer gives the result of q, read as rs, as text.
+	answer := func(q string, rs *sql.Rows, err error) string {
 		if err != nil {
 			return "error: " + err.Error()
 		}
@@ -117,6 +122,32 @@ func TestCoprDifferential(t *testing.T) {
 			sort.Strings(out)
 		}
 		return strings.Join(head, ",") + "\n" + strings.Join(out, "\n")
+	}
+	query := func(c *sql.Conn, q string) string {
+		rs, err := c.QueryContext(ctx, q)
+		return answer(q, rs, err)
+	}
+	// prepared answers q as a prepared statement.
+	prepared := func(c *sql.Conn, q string) string {
+		st, err := c.PrepareContext(ctx, q)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		defer st.Close()
+		rs, err := st.QueryContext(ctx)
+		return answer(q, rs, err)
+	}
+	// made answers with the rows of a table made by CREATE TABLE ... q
+	// and then given them again by INSERT ... q.
+	made := func(c *sql.Conn, q string, n int) string {
+		name := fmt.Sprintf("made%d", n)
+		for _, s := range []string{"CREATE TABLE " + name + " " + q, "INSERT INTO " + name + " " + q} {
+			if _, err := c.ExecContext(ctx, s); err != nil {
+				return "error: " + err.Error()
+			}
+		}
+		defer func() { _, _ = c.ExecContext(ctx, "DROP TABLE "+name) }()
+		return query(c, "SELECT * FROM "+name)
 	}
 	pushed, joinsPushed := 0, 0
 	same := func(q string) {
@@ -182,9 +213,6 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, jid, jb FROM %s JOIN j ON j.jid = id WHERE %s LIMIT 7",
 		"SELECT id, jid FROM %s LEFT JOIN j ON j.jid = b + 30 WHERE %s LIMIT 40",
 		"SELECT id FROM %s WHERE (%s) AND NOT EXISTS (SELECT 1 FROM j WHERE j.jid = id) LIMIT 3",
-		// A join in a UNION side stays GMS's (pushAt.inSetOp).
-		"SELECT id, b FROM e UNION ALL SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s",
-		"SELECT id, u FROM e UNION ALL SELECT jb, id FROM j JOIN %s ON jid = b + 1 WHERE jb > 0 AND %s",
 		// IN lists of the primary key: its points are read with batched
 		// point reads (copr.RunPoints), missing ones among them, in
 		// growing batches under a LIMIT.
@@ -194,6 +222,31 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, b FROM %s WHERE (%s) AND id IN (1, 2, 3, 100, 200, 300, 400) ORDER BY b DESC, id LIMIT 2",
 		"SELECT id, jid FROM %s JOIN j ON j.jid = id WHERE (%s) AND id IN (0, 3, 6, 9, 12, 301, 9000) LIMIT 5",
 		"SELECT id, b FROM %s WHERE (%s) AND (id IN (4, 8, 15, 16, 23, 42) OR id BETWEEN 100 AND 110)",
+	}
+	// Scans pushed in a scope GMS analyzes on its own, whose execution
+	// indexes it assigns again with the whole statement's (the comment
+	// at the top of copr.go): a join's outer side read the pushed scan's
+	// columns for its inner side's, and a subquery its outer row's for
+	// its own, until a coprScan reported its columns' ids. Their first
+	// columns have plain names: they also make tables (scoped, below).
+	scoped := []string{
+		"SELECT id, b FROM e UNION ALL SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s",
+		"SELECT id, u FROM e UNION ALL SELECT jb, id FROM j JOIN %s ON jid = b + 1 WHERE jb > 0 AND %s",
+		"SELECT jid, jb FROM j WHERE jb < 3 INTERSECT SELECT jid, jb FROM %s JOIN j ON j.jid = b WHERE %s",
+		"SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s EXCEPT SELECT id, b FROM e",
+		"SELECT id, b FROM e UNION ALL SELECT (SELECT MIN(y.jb) FROM j y WHERE y.jid = x.b), x.id FROM %s x WHERE %s",
+		"SELECT id, b FROM e UNION ALL SELECT (SELECT MIN(y.jb) FROM j y), x.c FROM %s x WHERE %s",
+		"SELECT id, b FROM e UNION SELECT x.id, x.b FROM %s x WHERE (%s) AND x.u > (SELECT MIN(y.jb) FROM j y WHERE y.jid = x.a)",
+		"WITH w AS (SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s) SELECT * FROM w UNION ALL SELECT * FROM w",
+		"SELECT * FROM (SELECT id, b FROM e UNION ALL SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s) d WHERE b > 0",
+		"SELECT d.id, d.jb FROM (SELECT id, jb FROM %s JOIN j ON j.jid = b WHERE %s) d JOIN j ON j.jid = d.id",
+		// A derived table on a join's inner side (pushDerived).
+		"SELECT x.id, d.c, d.m FROM %s x LEFT JOIN (SELECT b, count(*) AS c, min(u) AS m FROM t WHERE %s GROUP BY b) d ON d.b = x.a WHERE x.id < 300",
+	}
+	shapes = append(shapes, scoped...)
+	isScoped := map[string]bool{}
+	for _, sh := range scoped {
+		isScoped[sh] = true
 	}
 	for _, q := range []string{"SELECT COUNT(DISTINCT id) FROM t", "SELECT id, count(*) FROM t GROUP BY id", "SELECT count(*) FROM t"} {
 		same(q)
@@ -237,6 +290,14 @@ func TestCoprDifferential(t *testing.T) {
 			continue
 		}
 		same(q)
+		if isScoped[shape] {
+			if on, off := prepared(conns[0], q), prepared(conns[1], q); on != off {
+				t.Errorf("prepared %s:\npushed: %.2000s\n   GMS: %.2000s", q, on, off)
+			}
+			if on, off := made(conns[0], q, 0), made(conns[1], q, 1); on != off {
+				t.Errorf("CREATE TABLE and INSERT ... %s:\npushed: %.2000s\n   GMS: %.2000s", q, on, off)
+			}
+		}
 	}
 	// An IN list over rows the transaction wrote, updated, deleted and
 	// inserted, which the store cannot see.
@@ -315,6 +376,13 @@ func TestExplainCoprocessor(t *testing.T) {
 		{"SELECT * FROM t WHERE k = 5", ""},
 		{"SELECT count(*) FROM t WHERE w = 1 OR w = 7", "Using coprocessor (where, aggregation)"},
 		{"SELECT id FROM t WHERE w = 1 AND q > 2 ORDER BY w DESC, id DESC LIMIT 1", ""},
+		// In the scopes GMS analyzes on its own: a derived table, a
+		// join in a UNION side.
+		{"SELECT w, c FROM (SELECT w, count(*) AS c FROM t WHERE q < 10 GROUP BY w) d WHERE c > 0", "Using coprocessor (where, aggregation)"},
+		{"SELECT w, id FROM t WHERE s = 'a' UNION ALL SELECT y.w, t.id FROM t JOIN t y ON t.k = y.id WHERE y.q > 3", "Using coprocessor (where)"},
+		// A derived table on a join's inner side sees no outer row: its
+		// own plan is pushed (pushDerived).
+		{"SELECT a.id, d.c FROM t a LEFT JOIN (SELECT w, count(*) AS c FROM t WHERE q < 10 GROUP BY w) d ON d.w = a.w WHERE a.s = 'b'", "Using coprocessor (where, aggregation)"},
 	} {
 		got := strings.Join(queryRows(t, db, "EXPLAIN "+c.q), ";")
 		if c.extra == "" && strings.Contains(got, "coprocessor") || !strings.Contains(got, c.extra) {
