@@ -31,8 +31,13 @@ type mvccReader struct {
 	// iter walks the write space; opened on first use.
 	iter *pebble.Iterator
 	// dataIter reads long values for a walk (scanValue); opened on first
-	// use.
+	// use. dataAt is the data-space key it was left at (nil: none, or
+	// not known), which lets the next read step to its record with Next
+	// rather than seek (dataStepBound).
 	dataIter *pebble.Iterator
+	dataAt   []byte
+	// dataKey is scanValue's buffer for the data-space key it reads.
+	dataKey []byte
 	// valBuf holds the short value of the record a forward walk decided
 	// on (decideForward).
 	valBuf []byte
@@ -64,6 +69,7 @@ func (r *mvccReader) closeData() {
 		_ = r.dataIter.Close()
 		r.dataIter = nil
 	}
+	r.dataAt = r.dataAt[:0]
 }
 
 // writeIter returns the write-space iterator, opening it if needed.
@@ -278,18 +284,64 @@ func (r *mvccReader) scanValue(key []byte, w *txntypes.Write) ([]byte, error) {
 		}
 		r.dataIter = iter
 	}
-	k := keyspace.DataKey(key, w.StartTS)
-	if !r.dataIter.SeekGE(k) || !bytes.Equal(r.dataIter.Key(), k) {
-		if err := r.dataIter.Error(); err != nil {
-			return nil, fmt.Errorf("read value of %q at start_ts %d: %w", key, w.StartTS, err)
+	k := keyspace.AppendDataKey(r.dataKey[:0], key, w.StartTS)
+	r.dataKey = k
+	found, err := r.dataStep(k)
+	if err == nil && !found {
+		if r.dataIter.SeekGE(k) && bytes.Equal(r.dataIter.Key(), k) {
+			found = true
+		} else {
+			err = r.dataIter.Error()
 		}
+	}
+	if err != nil {
+		r.dataAt = r.dataAt[:0]
+		return nil, fmt.Errorf("read value of %q at start_ts %d: %w", key, w.StartTS, err)
+	}
+	if !found {
+		r.dataAt = r.dataAt[:0]
 		return nil, fmt.Errorf("read value of %q at start_ts %d: data record missing", key, w.StartTS)
 	}
+	r.dataAt = append(r.dataAt[:0], k...)
 	v, err := r.dataIter.ValueAndErr()
 	if err != nil {
 		return nil, fmt.Errorf("read value of %q at start_ts %d: %w", key, w.StartTS, err)
 	}
 	return v, nil
+}
+
+// dataStepBound is how many records scanValue steps over with Next,
+// from the record it read last, before it seeks instead. A forward walk
+// reads the long values of consecutive keys, whose data records are
+// usually next to each other (a key's older values, until GC collects
+// them, and those of keys deleted or not visible lie between): one Next
+// moves the merging iterator's top level only, where a seek, even one
+// Pebble turns into Next steps (TrySeekUsingNext), seeks every level again
+// and rebuilds the merge. Reads in no order (BatchGet's) mostly lose the
+// steps, so there are few.
+const dataStepBound = 2
+
+// dataStep tries to move the data-space iterator to k with Next steps
+// from the record it was left at, which must come before k. found says
+// it is there; false with no error means scanValue must seek.
+func (r *mvccReader) dataStep(k []byte) (found bool, err error) {
+	if len(r.dataAt) == 0 || bytes.Compare(r.dataAt, k) >= 0 {
+		return false, nil
+	}
+	for range dataStepBound {
+		if !r.dataIter.Next() {
+			return false, r.dataIter.Error()
+		}
+		switch c := bytes.Compare(r.dataIter.Key(), k); {
+		case c == 0:
+			return true, nil
+		case c > 0:
+			// The iterator stepped from a record before k to one
+			// after it: there is no record at k; the seek says so.
+			return false, nil
+		}
+	}
+	return false, nil
 }
 
 // txnStatus is what the write space says of one transaction on one key.

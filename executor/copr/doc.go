@@ -46,6 +46,15 @@
 // The SQL layer (sql/copr.go) pushes an operator only when every
 // expression in it is in the set; otherwise the plan is unchanged.
 //
+// A row is read lazily (eval.go): the evaluation takes the encoded value
+// of each column it reads (tablecodec.RowColumnSpans, which stops at the
+// last of them) and decodes a column only when an expression, the sort
+// or the output first needs it; comparisons, sums, counts, group keys
+// and distinct sets read integers straight from the encoded values
+// (tablecodec.ColumnInt) without boxing them into interface values. So
+// a row that the filter rejects, or that a top-N's first key rules out,
+// costs the decoding of those columns alone, and no allocation.
+//
 // A program that outputs rows as they come copies the encoded values of
 // its output columns into the output rows when they need no conversion
 // (verbatim.go), decoding only what its filter reads. A program that

@@ -41,10 +41,20 @@ const (
 // Evaluation is one run of a program over a stream of row pairs; it
 // implements kv.CoprocessorProgram.
 type Evaluation struct {
-	p        *Program
-	page     int
-	row      []any // the Columns of the current row
-	present  []bool
+	p    *Program
+	page int
+	// The current row is read lazily: spans holds the encoded value of
+	// each of its Columns (nil: the row lacks the column, which takes
+	// its default), and row[i] the decoded value of Columns[i] once
+	// ready[i]. A column is decoded when an expression, the sort or the
+	// output first needs it, so a row that the filter rejects, or that a
+	// top-N's first key rules out, costs the decoding of those columns
+	// only; comparisons read integers from the spans without decoding
+	// them into interface values at all (num).
+	row      []any
+	spans    [][]byte
+	ready    []bool
+	trimmed  []bool // by Columns position: Program.Trim
 	defaults []any
 
 	// rows output (not Aggregate)
@@ -86,8 +96,12 @@ var _ kv.CoprocessorProgram = (*Evaluation)(nil)
 func (p *Program) Start() (*Evaluation, error) {
 	e := &Evaluation{
 		p: p, page: p.PageRows,
-		row: make([]any, len(p.Columns)), present: make([]bool, len(p.Columns)),
+		row: make([]any, len(p.Columns)), spans: make([][]byte, len(p.Columns)),
+		ready: make([]bool, len(p.Columns)), trimmed: make([]bool, len(p.Columns)),
 		defaults: make([]any, len(p.Columns)),
+	}
+	for _, i := range p.Trim {
+		e.trimmed[i] = true
 	}
 	if e.page == 0 {
 		e.page = DefaultPageRows
@@ -126,19 +140,12 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 			return full, done, err
 		}
 	}
-	if len(e.p.Columns) == 0 {
-		// A program that reads no column (a count) needs no decoding;
-		// it may be fed index entries or keys alone (KeysOnly).
-	} else if err := tablecodec.DecodeRow(value, e.p.Columns, e.row, e.present); err != nil {
-		return false, false, err
-	}
-	for i, ok := range e.present {
-		if !ok {
-			e.row[i] = e.defaults[i]
+	// A program that reads no column (a count) needs no decoding; it
+	// may be fed index entries or keys alone (KeysOnly).
+	if len(e.p.Columns) > 0 {
+		if err := e.readRow(value); err != nil {
+			return false, false, err
 		}
-	}
-	for _, i := range e.p.Trim {
-		e.trim(i)
 	}
 	for i := range e.p.Filter {
 		t, err := e.truth(&e.p.Filter[i])
@@ -148,17 +155,20 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 	}
 	if e.sampler != nil {
 		// One output per region: the collection is bounded (sample.go).
+		if err := e.decodeAll(); err != nil {
+			return false, false, err
+		}
 		e.sampler.feed(key, e.row)
 		return false, false, nil
 	}
 	if e.p.DistinctInts {
-		v, err := e.value(&e.p.GroupBy[0])
-		if err != nil || v == nil {
+		n, err := e.num(&e.p.GroupBy[0])
+		if err != nil || n.kind == tablecodec.SpanNull {
 			return false, false, err
 		}
-		u, ok := distinctOrder(v)
+		u, ok := n.distinctOrder()
 		if !ok {
-			return false, false, fmt.Errorf("program: distinct value of type %T, not an integer", v)
+			return false, false, fmt.Errorf("program: distinct value of type %T, not an integer", n.v)
 		}
 		e.distinct = append(e.distinct, u)
 		if len(e.distinct) < e.page {
@@ -175,8 +185,10 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 		return len(e.groups) >= e.page, false, nil
 	}
 	if len(e.p.OrderBy) > 0 {
-		e.keepTop()
-		return false, false, nil
+		return false, false, e.keepTop()
+	}
+	if err := e.decodeAll(); err != nil {
+		return false, false, err
 	}
 	if err := e.emit(e.row); err != nil {
 		return false, false, err
@@ -185,12 +197,46 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 	return e.outRows >= e.page, e.p.Limit > 0 && e.emitted >= e.p.Limit, nil
 }
 
-// trim removes the trailing spaces of the string at Columns position i
-// of the current row (a CHAR column's, Program.Trim).
-func (e *Evaluation) trim(i int) {
-	if s, ok := e.row[i].(string); ok && strings.HasSuffix(s, " ") {
-		e.row[i] = strings.TrimRight(s, " ")
+// readRow takes the spans of the Columns of row value b; nothing is
+// decoded yet.
+func (e *Evaluation) readRow(b []byte) error {
+	clear(e.ready)
+	if err := tablecodec.RowColumnSpans(b, e.p.Columns, e.spans); err != nil {
+		return fmt.Errorf("decode row: %w", err)
 	}
+	return nil
+}
+
+// column returns the value of the current row's column at Columns
+// position i, decoding it on first use: the row's value, or the column's
+// default when the row lacks it, without a CHAR column's trailing spaces
+// (Program.Trim).
+func (e *Evaluation) column(i int) (any, error) {
+	if e.ready[i] {
+		return e.row[i], nil
+	}
+	v := e.defaults[i]
+	if span := e.spans[i]; span != nil {
+		var err error
+		if v, err = tablecodec.DecodeColumn(span); err != nil {
+			return nil, fmt.Errorf("decode row: column %d: %w", e.p.Columns[i], err)
+		}
+	}
+	if s, ok := v.(string); ok && e.trimmed[i] && strings.HasSuffix(s, " ") {
+		v = strings.TrimRight(s, " ")
+	}
+	e.row[i], e.ready[i] = v, true
+	return v, nil
+}
+
+// decodeAll decodes every column of the current row into row.
+func (e *Evaluation) decodeAll() error {
+	for i := range e.row {
+		if _, err := e.column(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // emit appends the Output columns of row to the output.
@@ -220,15 +266,46 @@ func (e *Evaluation) appendRow(vals []any) error {
 
 // keepTop adds the current row to the top-N candidates, cutting them back
 // to Limit when they reach twice as many. Once cut, a row that does not
-// come before the last one kept is not a candidate.
-func (e *Evaluation) keepTop() {
-	if e.worst != nil && CompareOrder(e.p.OrderBy, e.row, e.worst) >= 0 {
-		return
+// come before the last one kept is not a candidate; it is compared key by
+// key, decoding only the keys it takes to rule it out.
+func (e *Evaluation) keepTop() error {
+	if e.worst != nil {
+		c, err := e.compareToWorst()
+		if err != nil || c >= 0 {
+			return err
+		}
+	}
+	if err := e.decodeAll(); err != nil {
+		return err
 	}
 	e.top = append(e.top, slices.Clone(e.row))
 	if int64(len(e.top)) >= 2*e.p.Limit {
 		e.cutTop()
 	}
+	return nil
+}
+
+// compareToWorst is CompareOrder(OrderBy, current row, worst), reading
+// the current row's keys as it goes.
+func (e *Evaluation) compareToWorst() (int, error) {
+	for _, k := range e.p.OrderBy {
+		var c int
+		w := e.worst[k.Col]
+		if n, err := e.columnNum(k.Col); err != nil {
+			return 0, err
+		} else if n.kind == tablecodec.SpanOther {
+			c = compareValues(n.v, w)
+		} else {
+			c = n.compareValue(w)
+		}
+		if k.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c, nil
+		}
+	}
+	return 0, nil
 }
 
 func (e *Evaluation) cutTop() {
@@ -295,12 +372,22 @@ func cmp3[T int64 | uint64 | float64](a, b T) int {
 func (e *Evaluation) aggregate() error {
 	key := e.keyBuf[:0]
 	for i := range e.p.GroupBy {
-		v, err := e.value(&e.p.GroupBy[i])
+		n, err := e.num(&e.p.GroupBy[i])
 		if err != nil {
 			return err
 		}
-		if key, err = tablecodec.EncodeKey(key, normalize(v)); err != nil {
-			return err
+		// As EncodeKey(key, normalize(value)), without boxing.
+		switch n.kind {
+		case tablecodec.SpanNull:
+			key = tablecodec.AppendKeyNull(key)
+		case tablecodec.SpanSigned:
+			key = tablecodec.AppendKeyInt(key, n.i)
+		case tablecodec.SpanUnsigned:
+			key = tablecodec.AppendKeyUint(key, n.u)
+		default:
+			if key, err = tablecodec.EncodeKey(key, normalize(n.v)); err != nil {
+				return err
+			}
 		}
 	}
 	e.keyBuf = key
@@ -311,21 +398,46 @@ func (e *Evaluation) aggregate() error {
 		e.groups[k] = g
 		e.keys = append(e.keys, k)
 		for _, c := range e.p.Keep {
-			e.vals = append(e.vals, e.row[c])
+			v, err := e.column(c)
+			if err != nil {
+				return err
+			}
+			e.vals = append(e.vals, v)
 		}
 		e.slots = append(e.slots, make([]slot, len(e.p.Aggs))...)
 	}
 	slots := e.slots[g*len(e.p.Aggs) : (g+1)*len(e.p.Aggs)]
 	for i := range e.p.Aggs {
 		a := &e.p.Aggs[i]
-		var v any
-		if a.Arg != nil {
-			var err error
-			if v, err = e.value(a.Arg); err != nil {
+		if a.Arg == nil {
+			slots[i].add(a.Func, nil)
+			continue
+		}
+		n, err := e.num(a.Arg)
+		if err != nil {
+			return err
+		}
+		if a.Func == AggMin || a.Func == AggMax {
+			// The partial keeps the value's own type, decoded only
+			// for a row that changes it.
+			if n.kind == tablecodec.SpanNull {
+				continue
+			}
+			if acc := slots[i].v; acc != nil && n.kind != tablecodec.SpanOther {
+				if c := n.compareValue(acc); (a.Func == AggMin && c >= 0) || (a.Func == AggMax && c <= 0) {
+					continue
+				}
+			}
+			v, err := e.value(a.Arg)
+			if err != nil {
 				return err
 			}
+			slots[i].add(a.Func, v)
+			continue
 		}
-		slots[i].add(a.Func, v)
+		if !slots[i].addNum(a.Func, n) {
+			slots[i].add(a.Func, n.value())
+		}
 	}
 	return nil
 }
@@ -378,6 +490,43 @@ func (s *slot) add(f AggFunc, v any) {
 	default:
 		s.v = Accumulate(f, s.v, v, false)
 	}
+}
+
+// addNum adds n as add would, without boxing it, where it can: a count,
+// or an integer added to an integer sum that fits an int64. It reports
+// false, having done nothing, where add must.
+func (s *slot) addNum(f AggFunc, n num) bool {
+	switch {
+	case f == AggCountStar || (f == AggCount && n.kind != tablecodec.SpanOther):
+		if f == AggCountStar || n.kind != tablecodec.SpanNull {
+			s.n++
+		}
+		return true
+	case f != AggSum || s.v != nil:
+		return false
+	case n.kind == tablecodec.SpanNull:
+		return true
+	}
+	var i int64
+	switch {
+	case n.kind == tablecodec.SpanSigned:
+		i = n.i
+	case n.kind == tablecodec.SpanUnsigned && n.u <= math.MaxInt64:
+		i = int64(n.u)
+	default:
+		return false
+	}
+	if !s.has {
+		s.n, s.has = i, true
+		return true
+	}
+	sum := s.n + i
+	// Overflow: both addends of one sign and the sum of the other.
+	if (s.n >= 0) != (i >= 0) || (sum >= 0) == (i >= 0) {
+		s.n = sum
+		return true
+	}
+	return false
 }
 
 // value returns the slot's partial aggregate of f.
@@ -551,27 +700,27 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 		}
 		return isTrue, nil
 	case OpIsNull, OpIsNotNull:
-		v, err := e.value(&x.Args[0])
+		n, err := e.num(&x.Args[0])
 		if err != nil {
 			return isNull, err
 		}
-		return boolTruth((v == nil) == (x.Op == OpIsNull)), nil
+		return boolTruth((n.kind == tablecodec.SpanNull) == (x.Op == OpIsNull)), nil
 	}
-	l, err := e.value(&x.Args[0])
+	l, err := e.num(&x.Args[0])
 	if err != nil {
 		return isNull, err
 	}
-	r, err := e.value(&x.Args[1])
+	r, err := e.num(&x.Args[1])
 	if err != nil {
 		return isNull, err
 	}
-	if l == nil || r == nil {
+	if l.kind == tablecodec.SpanNull || r.kind == tablecodec.SpanNull {
 		if x.Op == OpNullSafe {
-			return boolTruth(l == nil && r == nil), nil
+			return boolTruth(l.kind == r.kind), nil
 		}
 		return isNull, nil
 	}
-	c, err := compareAs(x.Cmp, l, r)
+	c, err := compareNums(x.Cmp, l, r)
 	if err != nil {
 		return isNull, err
 	}
@@ -599,64 +748,172 @@ func boolTruth(b bool) truth {
 	return isFalse
 }
 
-// compareAs compares two non-NULL integers converted as kind says.
-func compareAs(kind CmpKind, l, r any) (int, error) {
+// compareNums compares two non-NULL integers converted as kind says.
+func compareNums(kind CmpKind, l, r num) (int, error) {
 	switch kind {
 	case CmpSigned:
-		a, ok1 := Signed(l)
-		b, ok2 := Signed(r)
-		if ok1 && ok2 {
-			return cmp3(a, b), nil
+		if l.kind == tablecodec.SpanSigned && r.kind == tablecodec.SpanSigned {
+			return cmp3(l.i, r.i), nil
 		}
 	case CmpUnsigned:
-		a, ok1 := Unsigned(l)
-		b, ok2 := Unsigned(r)
-		if ok1 && ok2 {
-			return cmp3(a, b), nil
+		if l.kind == tablecodec.SpanUnsigned && r.kind == tablecodec.SpanUnsigned {
+			return cmp3(l.u, r.u), nil
 		}
 	case CmpDouble:
-		a, ok1 := double(l)
-		b, ok2 := double(r)
+		a, ok1 := l.double()
+		b, ok2 := r.double()
 		if ok1 && ok2 {
 			return cmp3(a, b), nil
 		}
 	}
-	return 0, fmt.Errorf("program: cannot compare %T with %T as %s", l, r, kind)
+	return 0, fmt.Errorf("program: cannot compare %T with %T as %s", l.value(), r.value(), kind)
+}
+
+// num is the value of an expression without an interface value around
+// an integer: NULL, a signed integer in i, an unsigned one in u, or
+// (SpanOther) any other value in v, which no expression of a valid
+// program yields from an integer column.
+type num struct {
+	kind tablecodec.SpanKind
+	i    int64
+	u    uint64
+	v    any
+}
+
+// numOf returns the num of a decoded value.
+func numOf(v any) num {
+	if v == nil {
+		return num{kind: tablecodec.SpanNull}
+	}
+	if s, ok := Signed(v); ok {
+		return num{kind: tablecodec.SpanSigned, i: s}
+	}
+	if u, ok := Unsigned(v); ok {
+		return num{kind: tablecodec.SpanUnsigned, u: u}
+	}
+	return num{v: v}
+}
+
+// value returns n as an evaluation value: nil, an int64 or a uint64, or
+// the other value.
+func (n num) value() any {
+	switch n.kind {
+	case tablecodec.SpanNull:
+		return nil
+	case tablecodec.SpanSigned:
+		return n.i
+	case tablecodec.SpanUnsigned:
+		return n.u
+	}
+	return n.v
+}
+
+// double returns an integer as a float64, as GMS converts one to DOUBLE.
+func (n num) double() (float64, bool) {
+	switch n.kind {
+	case tablecodec.SpanSigned:
+		return float64(n.i), true
+	case tablecodec.SpanUnsigned:
+		return float64(n.u), true
+	}
+	return math.NaN(), false
+}
+
+// distinctOrder is distinctOrder(n.value()).
+func (n num) distinctOrder() (uint64, bool) {
+	switch n.kind {
+	case tablecodec.SpanSigned:
+		return uint64(n.i) ^ 1<<63, true
+	case tablecodec.SpanUnsigned:
+		return n.u, true
+	}
+	return 0, false
+}
+
+// compareValue is compareValues(n.value(), v) for an integer or NULL n.
+func (n num) compareValue(v any) int {
+	switch {
+	case n.kind == tablecodec.SpanNull:
+		if v == nil {
+			return 0
+		}
+		return -1
+	case v == nil:
+		return 1
+	case n.kind == tablecodec.SpanSigned:
+		if s, ok := Signed(v); ok {
+			return cmp3(n.i, s)
+		}
+	case n.kind == tablecodec.SpanUnsigned:
+		if u, ok := Unsigned(v); ok {
+			return cmp3(n.u, u)
+		}
+	}
+	a, _ := n.double()
+	b, _ := double(v)
+	return cmp3(a, b)
+}
+
+// columnNum returns the current row's column at Columns position i as a
+// num, reading an integer from its span without decoding it.
+func (e *Evaluation) columnNum(i int) (num, error) {
+	if !e.ready[i] && e.spans[i] != nil {
+		kind, s, u, err := tablecodec.ColumnInt(e.spans[i])
+		if err != nil {
+			return num{}, fmt.Errorf("decode row: column %d: %w", e.p.Columns[i], err)
+		}
+		if kind != tablecodec.SpanOther {
+			return num{kind: kind, i: s, u: u}, nil
+		}
+	}
+	v, err := e.column(i)
+	if err != nil {
+		return num{}, err
+	}
+	return numOf(v), nil
+}
+
+// num evaluates a value expression: NULL or an integer.
+func (e *Evaluation) num(x *Expr) (num, error) {
+	switch x.Op {
+	case OpColumn:
+		return e.columnNum(x.Col)
+	case OpConst:
+		return x.Const.num(), nil
+	case OpMod:
+		n, err := e.num(&x.Args[0])
+		if err != nil || n.kind == tablecodec.SpanNull {
+			return n, err
+		}
+		d := x.Const.num()
+		switch n.kind {
+		case tablecodec.SpanSigned:
+			if d.kind != tablecodec.SpanSigned {
+				return num{}, fmt.Errorf("program: MOD of a signed value by %v", x.Const.Value())
+			}
+			if d.i == -1 {
+				return num{kind: tablecodec.SpanSigned}, nil // MinInt64 % -1 would overflow
+			}
+			return num{kind: tablecodec.SpanSigned, i: n.i % d.i}, nil
+		case tablecodec.SpanUnsigned:
+			if d.kind != tablecodec.SpanUnsigned {
+				return num{}, fmt.Errorf("program: MOD of an unsigned value by %v", x.Const.Value())
+			}
+			return num{kind: tablecodec.SpanUnsigned, u: n.u % d.u}, nil
+		}
+		return num{}, fmt.Errorf("program: MOD of %T", n.v)
+	}
+	return num{}, fmt.Errorf("program: %s is not a value", x.Op)
 }
 
 // value evaluates a value expression: nil, or an integer of a Go integer
 // type.
 func (e *Evaluation) value(x *Expr) (any, error) {
-	switch x.Op {
-	case OpColumn:
-		return e.row[x.Col], nil
-	case OpConst:
-		return x.Const.Value(), nil
-	case OpMod:
-		v, err := e.value(&x.Args[0])
-		if err != nil || v == nil {
-			return nil, err
-		}
-		if s, ok := Signed(v); ok {
-			d, ok := Signed(x.Const.Value())
-			if !ok {
-				return nil, fmt.Errorf("program: MOD of a signed value by %v", x.Const.Value())
-			}
-			if d == -1 {
-				return int64(0), nil // MinInt64 % -1 would overflow
-			}
-			return s % d, nil
-		}
-		if u, ok := Unsigned(v); ok {
-			d, ok := Unsigned(x.Const.Value())
-			if !ok {
-				return nil, fmt.Errorf("program: MOD of an unsigned value by %v", x.Const.Value())
-			}
-			return u % d, nil
-		}
-		return nil, fmt.Errorf("program: MOD of %T", v)
+	if x.Op == OpColumn {
+		return e.column(x.Col)
 	}
-	return nil, fmt.Errorf("program: %s is not a value", x.Op)
+	n, err := e.num(x)
+	return n.value(), err
 }
 
 // Signed returns v as an int64 if it is of a signed Go integer type.

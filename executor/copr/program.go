@@ -2,6 +2,8 @@ package copr
 
 import (
 	"fmt"
+
+	"github.com/percdb/percdb/executor/tablecodec"
 )
 
 // Op is the operator of an expression node.
@@ -67,6 +69,17 @@ func (d *Datum) Value() any {
 		return d.Uint
 	}
 	return d.Int
+}
+
+// num returns the datum as a num.
+func (d *Datum) num() num {
+	switch {
+	case d.Null:
+		return num{kind: tablecodec.SpanNull}
+	case d.Unsigned:
+		return num{kind: tablecodec.SpanUnsigned, u: d.Uint}
+	}
+	return num{kind: tablecodec.SpanSigned, i: d.Int}
 }
 
 // AggFunc is an aggregate function.

@@ -14,7 +14,8 @@ import (
 // encodes to the same bytes (tablecodec.IsVerbatimSpan: NULL, booleans,
 // integers, strings), is present in the row (not taken from Defaults) and
 // is not a CHAR value with trailing spaces to trim, the evaluation
-// decodes only the columns the filter reads and copies the output
+// decodes only the columns the filter reads (and of those only as many
+// as it takes to decide) and copies the output
 // columns' encoded values into the output row: the same bytes the decode
 // and encode would have given. Any other row takes the general way
 // (Feed), so the output does not depend on which way a row took.
@@ -28,18 +29,10 @@ type verbatim struct {
 	// outIDs are the column IDs of the output columns, in output order;
 	// spans receives their encoded values; trim says, by output column,
 	// that the column's value is trimmed on read (Program.Trim).
-	outIDs []int64
-	spans  [][]byte
-	trim   []bool
-	// filterPos are the Columns positions the filter reads; filterIDs
-	// their column IDs; vals and present the decoder's buffers.
-	// filterTrim says, by filter column, that it is trimmed on read.
-	filterPos  []int
-	filterIDs  []int64
-	filterTrim []bool
-	vals       []any
-	present    []bool
-	scratch    []byte
+	outIDs  []int64
+	spans   [][]byte
+	trim    []bool
+	scratch []byte
 }
 
 // newVerbatim returns the verbatim output of p, nil when p does not
@@ -61,24 +54,6 @@ func newVerbatim(p *Program) *verbatim {
 		v.outIDs[i] = p.Columns[c]
 		v.trim[i] = trimmed[c]
 	}
-	read := map[int]bool{}
-	var walk func(x *Expr)
-	walk = func(x *Expr) {
-		if x.Op == OpColumn && !read[x.Col] {
-			read[x.Col] = true
-			v.filterPos = append(v.filterPos, x.Col)
-			v.filterIDs = append(v.filterIDs, p.Columns[x.Col])
-			v.filterTrim = append(v.filterTrim, trimmed[x.Col])
-		}
-		for i := range x.Args {
-			walk(&x.Args[i])
-		}
-	}
-	for i := range p.Filter {
-		walk(&p.Filter[i])
-	}
-	v.vals = make([]any, len(v.filterPos))
-	v.present = make([]bool, len(v.filterPos))
 	return v
 }
 
@@ -95,19 +70,10 @@ func (e *Evaluation) feedVerbatim(value []byte) (handled, full, done bool, err e
 			return false, false, false, nil
 		}
 	}
-	if len(v.filterIDs) > 0 {
-		if tablecodec.DecodeRow(value, v.filterIDs, v.vals, v.present) != nil {
+	// The filter decodes the columns it reads (Evaluation.column).
+	if len(e.p.Filter) > 0 && len(e.p.Columns) > 0 {
+		if e.readRow(value) != nil {
 			return false, false, false, nil
-		}
-		for j, pos := range v.filterPos {
-			if v.present[j] {
-				e.row[pos] = v.vals[j]
-			} else {
-				e.row[pos] = e.defaults[pos]
-			}
-			if v.filterTrim[j] {
-				e.trim(pos)
-			}
 		}
 	}
 	// A filter that reads no column (WHERE 67 BETWEEN 46 AND NULL) is

@@ -108,7 +108,7 @@ func TestVerbatimMatchesDecoding(t *testing.T) {
 				t.Fatalf("round %d row %d: Feed %v %v %v, general %v %v %v", round, r, ff, fd, ferr, sf, sd, serr)
 			}
 			if fast.outRows > before {
-				if handled, _, _, _ := (&Evaluation{p: dec, verbatim: newVerbatim(dec), row: make([]any, ncols), present: make([]bool, ncols), defaults: fast.defaults, page: 1 << 20}).feedVerbatim(row); handled {
+				if handled, _, _, _ := (&Evaluation{p: dec, verbatim: newVerbatim(dec), row: make([]any, ncols), spans: make([][]byte, ncols), ready: make([]bool, ncols), trimmed: fast.trimmed, defaults: fast.defaults, page: 1 << 20}).feedVerbatim(row); handled {
 					verbatimRows++
 				} else {
 					generalRows++

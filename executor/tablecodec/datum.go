@@ -110,6 +110,18 @@ func encodeKeyDatum(buf []byte, v any) ([]byte, error) {
 	return buf, fmt.Errorf("type %T cannot be part of a key", v)
 }
 
+// AppendKeyInt appends the key encoding of a signed integer to buf:
+// EncodeKey(buf, v) for any signed integer type, without boxing v.
+func AppendKeyInt(buf []byte, v int64) []byte { return appendIntDatum(buf, v) }
+
+// AppendKeyUint appends the key encoding of an unsigned integer to buf:
+// EncodeKey(buf, v) for any unsigned integer type, without boxing v.
+func AppendKeyUint(buf []byte, v uint64) []byte { return appendUintDatum(buf, v) }
+
+// AppendKeyNull appends the key encoding of NULL to buf: EncodeKey(buf,
+// nil).
+func AppendKeyNull(buf []byte) []byte { return append(buf, flagNull) }
+
 func appendIntDatum(buf []byte, v int64) []byte { return EncodeInt(append(buf, flagInt), v) }
 
 func appendUintDatum(buf []byte, v uint64) []byte {

@@ -286,3 +286,20 @@ func TestDecodeKeyCorrupt(t *testing.T) {
 		t.Errorf("DecodeKey(nil) = %v", err)
 	}
 }
+
+// TestAppendKeyInts: the typed appenders encode as EncodeKey does.
+func TestAppendKeyInts(t *testing.T) {
+	for _, v := range []int64{math.MinInt64, -1, 0, 255, 256, math.MaxInt64} {
+		want, _ := EncodeKey(nil, v)
+		if got := AppendKeyInt(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("AppendKeyInt(%d) = %x, want %x", v, got, want)
+		}
+		want, _ = EncodeKey(nil, uint64(v))
+		if got := AppendKeyUint(nil, uint64(v)); !bytes.Equal(got, want) {
+			t.Errorf("AppendKeyUint(%d) = %x, want %x", uint64(v), got, want)
+		}
+	}
+	if want, _ := EncodeKey(nil, nil); !bytes.Equal(AppendKeyNull(nil), want) {
+		t.Errorf("AppendKeyNull = %x, want %x", AppendKeyNull(nil), want)
+	}
+}

@@ -103,3 +103,18 @@ func FuzzDecodeIndexKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipValue: skipValue's inline steps end where skip does, and fail
+// where it fails.
+func FuzzSkipValue(f *testing.F) {
+	for _, seed := range [][]byte{{tagInt64, 0x80, 0x01}, {tagString, 3, 'a', 'b', 'c'}, {tagNull}, {tagUint64, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, {tagBytes, 5, 1}} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, slow := rowDecoder{b: b}, rowDecoder{b: b}
+		ferr, serr := fast.skipValue(), slow.skip()
+		if (ferr == nil) != (serr == nil) || (ferr == nil && fast.pos != slow.pos) {
+			t.Fatalf("%x: skipValue at %d, %v; skip at %d, %v", b, fast.pos, ferr, slow.pos, serr)
+		}
+	})
+}

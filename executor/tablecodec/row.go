@@ -213,23 +213,13 @@ func DecodeRow(b []byte, colIDs []int64, dst []any, present []bool) error {
 	d := rowDecoder{b: b, pos: 1}
 	next := 0 // column IDs usually come in the order they were written
 	for d.pos < len(b) {
-		id, err := d.uvarint()
+		id, err := d.columnID()
 		if err != nil {
 			return fmt.Errorf("decode row: column ID: %w", err)
 		}
-		i := -1
-		if next < len(colIDs) && uint64(colIDs[next]) == id {
-			i = next
-		} else {
-			for j, want := range colIDs {
-				if uint64(want) == id {
-					i = j
-					break
-				}
-			}
-		}
+		i := columnIndex(colIDs, id, next)
 		if i < 0 {
-			if err := d.skip(); err != nil {
+			if err := d.skipValue(); err != nil {
 				return fmt.Errorf("decode row: column %d: %w", id, err)
 			}
 			continue
@@ -244,6 +234,21 @@ func DecodeRow(b []byte, colIDs []int64, dst []any, present []bool) error {
 		next = i + 1
 	}
 	return nil
+}
+
+// columnIndex returns the position of column id in colIDs, -1 when it
+// is not there; next is where it is guessed to be (column IDs usually
+// come in the order they were asked for).
+func columnIndex(colIDs []int64, id uint64, next int) int {
+	if next < len(colIDs) && uint64(colIDs[next]) == id {
+		return next
+	}
+	for j, want := range colIDs {
+		if uint64(want) == id {
+			return j
+		}
+	}
+	return -1
 }
 
 // RowColumnsEqual reports whether row values a and b hold the same
@@ -275,7 +280,8 @@ func RowColumnsEqual(a, b []byte, colIDs []int64) (bool, error) {
 
 // RowColumnSpans sets spans[i] to the encoded value (tag and payload) of
 // column colIDs[i] in row value b, nil when b lacks it: the bytes AppendRow
-// wrote after the column's ID. The spans alias b.
+// wrote after the column's ID. The spans alias b. It reads b only as far
+// as the last column asked for, so it does not check the rest of it.
 func RowColumnSpans(b []byte, colIDs []int64, spans [][]byte) error {
 	if len(spans) != len(colIDs) {
 		return fmt.Errorf("row columns: %d column IDs, %d spans", len(colIDs), len(spans))
@@ -304,6 +310,78 @@ func IsVerbatimSpan(span []byte) bool {
 	return false
 }
 
+// DecodeColumn decodes one encoded value span, as RowColumnSpans gives
+// it, to what DecodeRow returns for that column (a string is a copy of
+// the span's bytes, not of the whole row's): a reader that takes the
+// spans of a row first decodes only the columns it comes to need.
+func DecodeColumn(span []byte) (any, error) {
+	d := rowDecoder{b: span}
+	v, err := d.value()
+	if err == nil && d.pos != len(span) {
+		err = fmt.Errorf("%d bytes after the value: %w", len(span)-d.pos, ErrCorrupt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode column: %w", err)
+	}
+	return v, nil
+}
+
+// SpanKind is what ColumnInt found in an encoded value span.
+type SpanKind uint8
+
+// The kinds of a span for ColumnInt.
+const (
+	// SpanOther: not an integer (a string, a TIME's types.Timespan, a
+	// boolean...); DecodeColumn decodes it.
+	SpanOther SpanKind = iota
+	// SpanNull: NULL.
+	SpanNull
+	// SpanSigned: a signed integer (int8 ... int64, int), in the int64.
+	SpanSigned
+	// SpanUnsigned: an unsigned integer (uint8 ... uint64, uint), in the
+	// uint64.
+	SpanUnsigned
+)
+
+// ColumnInt reads the integer an encoded value span holds without boxing
+// it into an interface value (Go allocates for every integer past 255),
+// for a reader that compares or adds it: the value is the one DecodeColumn
+// would return, widened. A value out of its tag's range is corrupt, as
+// for DecodeColumn.
+func ColumnInt(span []byte) (kind SpanKind, i int64, u uint64, err error) {
+	if len(span) == 0 {
+		return SpanOther, 0, 0, fmt.Errorf("decode column: %w", errTruncated)
+	}
+	t := span[0]
+	switch t {
+	case tagNull:
+		return SpanNull, 0, 0, nil
+	case tagInt8, tagInt16, tagInt32, tagInt64, tagInt:
+		v, n := binary.Varint(span[1:])
+		if n <= 0 || 1+n != len(span) {
+			break
+		}
+		if (t == tagInt8 && int64(int8(v)) != v) || (t == tagInt16 && int64(int16(v)) != v) ||
+			(t == tagInt32 && int64(int32(v)) != v) || (t == tagInt && int64(int(v)) != v) {
+			return SpanOther, 0, 0, fmt.Errorf("decode column: value %d out of range of tag %#x: %w", v, t, ErrCorrupt)
+		}
+		return SpanSigned, v, 0, nil
+	case tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+		v, n := binary.Uvarint(span[1:])
+		if n <= 0 || 1+n != len(span) {
+			break
+		}
+		if (t == tagUint8 && v > math.MaxUint8) || (t == tagUint16 && v > math.MaxUint16) ||
+			(t == tagUint32 && v > math.MaxUint32) || (t == tagUint && uint64(uint(v)) != v) {
+			return SpanOther, 0, 0, fmt.Errorf("decode column: value %d out of range of tag %#x: %w", v, t, ErrCorrupt)
+		}
+		return SpanUnsigned, 0, v, nil
+	default:
+		return SpanOther, 0, 0, nil
+	}
+	return SpanOther, 0, 0, fmt.Errorf("decode column: bad varint: %w", ErrCorrupt)
+}
+
 // rowColumnSpans sets spans[i] to the encoded value (tag and payload) of
 // column colIDs[i] in row value b, nil when b lacks it.
 func rowColumnSpans(b []byte, colIDs []int64, spans [][]byte) error {
@@ -312,18 +390,30 @@ func rowColumnSpans(b []byte, colIDs []int64, spans [][]byte) error {
 		return fmt.Errorf("row columns: not a row value: %w", ErrCorrupt)
 	}
 	d := rowDecoder{b: b, pos: 1}
-	for d.pos < len(b) {
-		id, err := d.uvarint()
+	// The walk stops once every column asked for is found (the columns
+	// after them are not looked at: a reader of one column of a wide row
+	// skips the rest), and guesses that the columns come in the order
+	// asked, as they usually were written.
+	found, next := 0, 0
+	for d.pos < len(b) && found < len(colIDs) {
+		id, err := d.columnID()
 		if err != nil {
 			return fmt.Errorf("row columns: column ID: %w", err)
 		}
 		start := d.pos
-		if err := d.skip(); err != nil {
+		if err := d.skipValue(); err != nil {
 			return fmt.Errorf("row columns: column %d: %w", id, err)
 		}
-		for i, want := range colIDs {
-			if uint64(want) == id {
-				spans[i] = b[start:d.pos]
+		i := columnIndex(colIDs, id, next)
+		if i < 0 || spans[i] != nil {
+			continue
+		}
+		next = i + 1
+		for j := range colIDs {
+			// An ID asked for twice gets the span at both places.
+			if uint64(colIDs[j]) == id && spans[j] == nil {
+				spans[j] = b[start:d.pos]
+				found++
 			}
 		}
 	}
@@ -421,6 +511,49 @@ func (d *rowDecoder) tag() (byte, error) {
 }
 
 // skip moves past one tagged value.
+// columnID reads a column ID: one byte inline for IDs below 128, the
+// usual case.
+func (d *rowDecoder) columnID() (uint64, error) {
+	if d.pos < len(d.b) && d.b[d.pos] < 0x80 {
+		id := uint64(d.b[d.pos])
+		d.pos++
+		return id, nil
+	}
+	return d.uvarint()
+}
+
+// skipValue is skip, with the common values (NULL, booleans, integers of
+// up to 9 varint bytes, strings shorter than 128 bytes) stepped over
+// inline: a reader of a few columns of a row steps over the others, and
+// skip's calls were most of a scan's decoding.
+func (d *rowDecoder) skipValue() error {
+	b, p := d.b, d.pos
+	if p < len(b) {
+		switch b[p] {
+		case tagNull, tagBoolFalse, tagBoolTrue:
+			d.pos = p + 1
+			return nil
+		case tagInt8, tagInt16, tagInt32, tagInt64, tagInt, tagTimespan,
+			tagUint8, tagUint16, tagUint32, tagUint64, tagUint:
+			// Nine varint bytes hold 63 bits: no overflow to check.
+			for i := p + 1; i < len(b) && i < p+1+binary.MaxVarintLen64-1; i++ {
+				if b[i] < 0x80 {
+					d.pos = i + 1
+					return nil
+				}
+			}
+		case tagString, tagBytes:
+			if p+1 < len(b) && b[p+1] < 0x80 {
+				if end := p + 2 + int(b[p+1]); end <= len(b) {
+					d.pos = end
+					return nil
+				}
+			}
+		}
+	}
+	return d.skip()
+}
+
 func (d *rowDecoder) skip() error {
 	t, err := d.tag()
 	if err != nil {

@@ -274,3 +274,118 @@ func TestVerbatimSpans(t *testing.T) {
 		t.Error("spans of another length accepted")
 	}
 }
+
+// TestDecodeColumnMatchesDecodeRow decodes every column of a row of every
+// type, and integers at the edges of each tag's range, from its span:
+// DecodeColumn returns what DecodeRow does, and ColumnInt reads the same
+// integer (or says it holds none) without decoding it.
+func TestDecodeColumnMatchesDecodeRow(t *testing.T) {
+	ids, vals := allTypesRow()
+	for _, v := range []any{int8(math.MinInt8), int8(math.MaxInt8), int16(math.MinInt16), int16(math.MaxInt16),
+		int32(math.MinInt32), int32(math.MaxInt32), int64(math.MaxInt64), int64(256), int(-1 << 40),
+		uint8(math.MaxUint8), uint16(math.MaxUint16), uint32(math.MaxUint32), uint64(1 << 63), uint(1 << 50)} {
+		ids = append(ids, ids[len(ids)-1]+2)
+		vals = append(vals, v)
+	}
+	row, err := EncodeRow(ids, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]any, len(ids))
+	if err := DecodeRow(row, ids, want, make([]bool, len(ids))); err != nil {
+		t.Fatal(err)
+	}
+	spans := make([][]byte, len(ids))
+	if err := RowColumnSpans(row, ids, spans); err != nil {
+		t.Fatal(err)
+	}
+	for i, span := range spans {
+		got, err := DecodeColumn(span)
+		if err != nil || !equalValue(got, want[i]) || reflect.TypeOf(got) != reflect.TypeOf(want[i]) {
+			t.Errorf("column %d: DecodeColumn %T %v, %v; DecodeRow %T %v", ids[i], got, got, err, want[i], want[i])
+		}
+		kind, si, ui, err := ColumnInt(span)
+		if err != nil {
+			t.Errorf("column %d: ColumnInt: %v", ids[i], err)
+		}
+		var wantKind SpanKind
+		switch v := reflect.ValueOf(want[i]); {
+		case want[i] == nil:
+			wantKind = SpanNull
+		case v.CanInt() && v.Type() != reflect.TypeOf(types.Timespan(0)):
+			wantKind = SpanSigned
+			if si != v.Int() {
+				t.Errorf("column %d: ColumnInt %d, want %d", ids[i], si, v.Int())
+			}
+		case v.CanUint():
+			wantKind = SpanUnsigned
+			if ui != v.Uint() {
+				t.Errorf("column %d: ColumnInt %d, want %d", ids[i], ui, v.Uint())
+			}
+		}
+		if kind != wantKind {
+			t.Errorf("column %d (%T): ColumnInt kind %d, want %d", ids[i], want[i], kind, wantKind)
+		}
+	}
+}
+
+// TestColumnIntCorrupt: a value out of its tag's range, a truncated
+// varint or bytes after it are corrupt for ColumnInt and DecodeColumn.
+func TestColumnIntCorrupt(t *testing.T) {
+	for _, span := range [][]byte{
+		{tagInt8, 0x80, 0x02},        // 128
+		{tagUint8, 0x80, 0x02},       // 256
+		{tagInt16, 0x80, 0x80, 0x04}, // 32768
+		{tagUint32, 0x80, 0x80, 0x80, 0x80, 0x10},
+		{tagInt64, 0x80},
+		{tagUint64},
+		{tagInt32, 0x02, 0x00},
+		{},
+	} {
+		if _, _, _, err := ColumnInt(span); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("ColumnInt(%x): %v, want corrupt", span, err)
+		}
+		if _, err := DecodeColumn(span); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("DecodeColumn(%x): %v, want corrupt", span, err)
+		}
+	}
+}
+
+// TestRowColumnSpansAnyOrder asks for columns in orders other than the
+// row's, twice, and absent: each span holds its column's value.
+func TestRowColumnSpansAnyOrder(t *testing.T) {
+	row, err := EncodeRow([]int64{3, 5, 9, 1}, []any{int64(300), "five", nil, uint8(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ids := range [][]int64{{5, 3, 5}, {1, 9}, {9, 5, 3, 1}, {7, 3}, {3, 7, 3, 1, 1}, {5}} {
+		spans := make([][]byte, len(ids))
+		if err := RowColumnSpans(row, ids, spans); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			if spans[i] == nil {
+				if id != 7 {
+					t.Fatalf("%v: column %d: no span", ids, id)
+				}
+				continue
+			}
+			got, err := DecodeColumn(spans[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantV any
+			switch id {
+			case 3:
+				wantV = int64(300)
+			case 5:
+				wantV = "five"
+			case 1:
+				wantV = uint8(1)
+			}
+			if got != wantV {
+				t.Fatalf("%v: column %d: %v, want %v", ids, id, got, wantV)
+			}
+		}
+	}
+}

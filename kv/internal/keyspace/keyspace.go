@@ -67,6 +67,13 @@ func DataKey(key []byte, startTS uint64) []byte {
 	return appendTS(encode(Data, key, tsLen), startTS)
 }
 
+// AppendDataKey appends DataKey(key, startTS) to dst, for a reader that
+// builds many data-space keys in one buffer.
+func AppendDataKey(dst, key []byte, startTS uint64) []byte {
+	dst = append(dst, Data)
+	return appendTS(memcomparable.EncodeBytes(dst, key), startTS)
+}
+
 // NotifyKey returns the notify-space key of key's notification for
 // column. enc is prefix-free, so the notifications of key sort together,
 // after NotifyBound(key) and before NotifyBound of any greater key: a
