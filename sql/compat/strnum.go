@@ -150,15 +150,7 @@ func (s *stringNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // number though it is not one as a whole: 1292, once a statement for a
 // constant (MySQL converts a constant once), once a row otherwise.
 func warnTruncatedDouble(ctx *gsql.Context, str string, constant bool) {
-	msg := fmt.Sprintf("Truncated incorrect DOUBLE value: '%s'", str)
-	if constant && ctx.Session.WarningCount() > 0 {
-		for _, w := range ctx.Session.Warnings() {
-			if w.Code == codeTruncatedWrongValue && w.Message == msg {
-				return
-			}
-		}
-	}
-	ctx.Warn(codeTruncatedWrongValue, "%s", msg)
+	warnOnce(ctx, codeTruncatedWrongValue, fmt.Sprintf("Truncated incorrect DOUBLE value: '%s'", str), constant)
 }
 
 // isConstant reports whether e is a literal, or a conversion of one.
