@@ -292,6 +292,10 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := castStringToInt(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// &, |, ^, << and >> of two numbers on 64 bits (bitops.go).
+	if d, ok := numericBitOp(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// A YEAR compared with a number that is no year (year.go).
 	if d, ok := yearComparison(e); ok {
 		return d, transform.NewTree, nil
