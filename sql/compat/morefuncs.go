@@ -22,6 +22,9 @@ import (
 //   - TIMESTAMP(date, time) is the DATETIME of date plus time; GMS took
 //     one argument only (1105).
 //   - REPEAT(s, n) of n below 1 is ”; GMS failed (1105).
+//   - POW, POWER and EXP of a result beyond DOUBLE's range fail with
+//     MySQL's 1690, as do +, - and * of DOUBLEs (finiteDouble); GMS
+//     answered NULL or +Inf.
 //   - PERIOD_ADD, PERIOD_DIFF, TO_SECONDS, MAKE_SET and EXPORT_SET were
 //     missing (1305).
 var moreFunctions = map[string]gsql.Function{
@@ -49,6 +52,17 @@ var moreFunctions = map[string]gsql.Function{
 	}},
 	"to_seconds": gsql.Function1{Name: "to_seconds", Fn: func(d gsql.Expression) gsql.Expression {
 		return newTemporalFunc("to_seconds", toSeconds, fixedType(types.Int64), d)
+	}},
+	"pow":   doubleFunction2("pow", math.Pow),
+	"power": doubleFunction2("power", math.Pow),
+	"exp": gsql.Function1{Name: "exp", Fn: func(x gsql.Expression) gsql.Expression {
+		return newTemporalFunc("exp", func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error) {
+			x, ok := doubleOf(ctx, vals[0])
+			if !ok {
+				return nil, nil
+			}
+			return finiteDouble(&temporalFunc{name: "exp", args: args}, math.Exp(x), nil)
+		}, fixedType(types.Float64), x)
 	}},
 	"make_set": gsql.FunctionN{Name: "make_set", Fn: newMakeSet},
 	"export_set": gsql.FunctionN{Name: "export_set", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
@@ -386,4 +400,38 @@ func toFloat(x any) float64 {
 		return float64(f)
 	}
 	return x.(float64)
+}
+
+// finiteDouble returns v, err, unless v is a DOUBLE beyond the type's
+// range (an infinity or not a number), which MySQL never yields: its
+// error 1690 for e then.
+func finiteDouble(e gsql.Expression, v any, err error) (any, error) {
+	if f, ok := v.(float64); ok && err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return nil, outOfRange("DOUBLE", e)
+	}
+	return v, err
+}
+
+// doubleOf returns v as a DOUBLE; ok false when it is not a number.
+func doubleOf(ctx *gsql.Context, v any) (float64, bool) {
+	f, _, err := types.Float64.Convert(ctx, v)
+	if err != nil || f == nil {
+		return 0, false
+	}
+	return f.(float64), true
+}
+
+// doubleFunction2 is a function of two DOUBLEs computed by fn, failing
+// with 1690 beyond DOUBLE's range.
+func doubleFunction2(name string, fn func(x, y float64) float64) gsql.Function {
+	return gsql.Function2{Name: name, Fn: func(a, b gsql.Expression) gsql.Expression {
+		return newTemporalFunc(name, func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error) {
+			x, ok1 := doubleOf(ctx, vals[0])
+			y, ok2 := doubleOf(ctx, vals[1])
+			if !ok1 || !ok2 {
+				return nil, nil
+			}
+			return finiteDouble(&temporalFunc{name: name, args: args}, fn(x, y), nil)
+		}, fixedType(types.Float64), a, b)
+	}}
 }
