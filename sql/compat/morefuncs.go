@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"context"
 	"math"
 	"strings"
 	"time"
@@ -25,6 +26,11 @@ import (
 //   - POW, POWER and EXP of a result beyond DOUBLE's range fail with
 //     MySQL's 1690, as do +, - and * of DOUBLEs (finiteDouble); GMS
 //     answered NULL or +Inf.
+//   - LN, LOG, LOG2 and LOG10 of a number that is not positive warn with
+//     MySQL's text, 3020 "Invalid argument for logarithm" (GMS's was
+//     "invalid argument value for logarithm: 0").
+//   - UTC_TIMESTAMP([fsp]) is a DATETIME of fsp digits, 0 by default;
+//     GMS's always had six.
 //   - PERIOD_ADD, PERIOD_DIFF, TO_SECONDS, MAKE_SET and EXPORT_SET were
 //     missing (1305).
 var moreFunctions = map[string]gsql.Function{
@@ -64,7 +70,20 @@ var moreFunctions = map[string]gsql.Function{
 			return finiteDouble(&temporalFunc{name: "exp", args: args}, math.Exp(x), nil)
 		}, fixedType(types.Float64), x)
 	}},
-	"make_set": gsql.FunctionN{Name: "make_set", Fn: newMakeSet},
+	"ln":    logFunction("ln", math.Log),
+	"log2":  logFunction("log2", math.Log2),
+	"log10": logFunction("log10", math.Log10),
+	"log": gsql.FunctionN{Name: "log", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
+		switch len(args) {
+		case 1:
+			return logFunction("log", math.Log).Fn(args[0]), nil
+		case 2:
+			return newTemporalFunc("log", logBase, fixedType(types.Float64), args...), nil
+		}
+		return nil, gsql.ErrInvalidArgumentNumber.New("LOG", "1 or 2", len(args))
+	}},
+	"utc_timestamp": gsql.FunctionN{Name: "utc_timestamp", Fn: newUTCTimestamp},
+	"make_set":      gsql.FunctionN{Name: "make_set", Fn: newMakeSet},
 	"export_set": gsql.FunctionN{Name: "export_set", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		if len(args) < 3 || len(args) > 5 {
 			return nil, gsql.ErrInvalidArgumentNumber.New("EXPORT_SET", "3, 4 or 5", len(args))
@@ -434,4 +453,65 @@ func doubleFunction2(name string, fn func(x, y float64) float64) gsql.Function {
 			return finiteDouble(&temporalFunc{name: name, args: args}, fn(x, y), nil)
 		}, fixedType(types.Float64), a, b)
 	}}
+}
+
+// codeInvalidLogArgument is MySQL's ER_INVALID_ARGUMENT_FOR_LOGARITHM.
+const codeInvalidLogArgument = 3020
+
+// logFunction is LN, LOG(x), LOG2 or LOG10 by fn: NULL with MySQL's
+// warning for a number that is not positive.
+func logFunction(name string, fn func(float64) float64) gsql.Function1 {
+	return gsql.Function1{Name: name, Fn: func(x gsql.Expression) gsql.Expression {
+		return newTemporalFunc(name, func(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, error) {
+			x, ok := doubleOf(ctx, vals[0])
+			if !ok {
+				return nil, nil
+			}
+			if x <= 0 {
+				ctx.Warn(codeInvalidLogArgument, "Invalid argument for logarithm")
+				return nil, nil
+			}
+			return fn(x), nil
+		}, fixedType(types.Float64), x)
+	}}
+}
+
+// logBase is LOG(b, x): the logarithm of x to base b, NULL with MySQL's
+// warning when either is not positive or b is 1.
+func logBase(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, error) {
+	b, ok1 := doubleOf(ctx, vals[0])
+	x, ok2 := doubleOf(ctx, vals[1])
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	if b <= 0 || x <= 0 || b == 1 {
+		ctx.Warn(codeInvalidLogArgument, "Invalid argument for logarithm")
+		return nil, nil
+	}
+	return math.Log(x) / math.Log(b), nil
+}
+
+// newUTCTimestamp returns UTC_TIMESTAMP([fsp]): the statement's start in
+// UTC, a DATETIME of fsp fractional digits (0 without one).
+func newUTCTimestamp(args ...gsql.Expression) (gsql.Expression, error) {
+	if _, err := function.NewUTCTimestamp(args...); err != nil {
+		return nil, err // GMS checks the argument
+	}
+	fsp := 0
+	if len(args) == 1 {
+		v, err := args[0].Eval(gsql.NewEmptyContext(), nil)
+		if err != nil {
+			return nil, err
+		}
+		n, _, err := types.Int32.Convert(context.Background(), v)
+		if err != nil {
+			return nil, err
+		}
+		fsp = int(n.(int32))
+	}
+	typ := types.MustCreateDatetimeType(sqltypes.Datetime, fsp)
+	return newTemporalFunc("utc_timestamp", func(ctx *gsql.Context, _ []any, _ []gsql.Expression) (any, error) {
+		unit := time.Duration(math.Pow10(9 - fsp))
+		return ctx.QueryTime().UTC().Truncate(unit), nil
+	}, fixedType(typ)), nil
 }
