@@ -239,7 +239,7 @@ func (e *intArithmetic) WithChildren(children ...gsql.Expression) (gsql.Expressi
 // Eval implements sql.Expression.
 func (e *intArithmetic) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if !e.isInt() {
-		v, err := e.Arithmetic.Eval(ctx, row)
+		v, err := textAsDouble(e.Arithmetic).Eval(ctx, row)
 		return finiteDouble(e, v, err)
 	}
 	l, r, null, ok, err := evalOperands(ctx, e.LeftChild, e.RightChild, e.left, e.right, row)

@@ -227,3 +227,22 @@ func stringNumberIn(e *expression.InTuple) (gsql.Expression, bool) {
 	}
 	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), true
 }
+
+// textAsDouble returns a, or, when an operand is a string, a with that
+// operand read as MySQL reads a string in arithmetic (stringNumber: its
+// numeric prefix, warning 1292 "Truncated incorrect DOUBLE value" as
+// MySQL words it, where GMS's arithmetic wrote "double").
+func textAsDouble(a *expression.Arithmetic) *expression.Arithmetic {
+	l, r := a.LeftChild, a.RightChild
+	lt, rt := types.IsText(l.Type()), types.IsText(r.Type())
+	if !lt && !rt {
+		return a
+	}
+	if lt {
+		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+	}
+	if rt {
+		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+	}
+	return expression.NewArithmetic(l, r, a.Op)
+}
