@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // MySQL's SHOW CREATE TABLE writes DEFAULT NULL after a nullable column
@@ -33,12 +35,55 @@ func showCreateTable(ctx *gsql.Context, n *plan.ShowCreateTable, row gsql.Row) (
 	if iter == nil && err == nil {
 		iter, err = rowexec.DefaultBuilder.Build(ctx, n, row)
 	}
-	if err != nil || len(nullable) == 0 {
+	if err != nil || len(nullable) == 0 && !hasEnumOrSet(n) {
 		return iter, err
 	}
 	return &createStatementIter{child: iter, rewrite: func(stmt string) string {
-		return timestampNull(stmt, nullable)
+		return quotedMemberLists(timestampNull(stmt, nullable), n.PrimaryKeySchema.Schema)
 	}}, nil
+}
+
+// hasEnumOrSet reports whether the table of n has an ENUM or SET column.
+func hasEnumOrSet(n *plan.ShowCreateTable) bool {
+	for _, c := range n.PrimaryKeySchema.Schema {
+		switch c.Type.(type) {
+		case gsql.EnumType, gsql.SetType:
+			return true
+		}
+	}
+	return false
+}
+
+// quotedMemberLists writes the member list of each ENUM and SET column
+// of a CREATE TABLE statement as GMS writes it with its members quoted
+// as string literals (tablemeta.QuotedMembers): GMS wrote a member with
+// a quote in it as it is (enum('a','b'c')), which reads back as a
+// syntax error.
+func quotedMemberLists(stmt string, cols gsql.Schema) string {
+	lines := strings.Split(stmt, "\n")
+	for _, c := range cols {
+		prefix := "  `" + strings.ReplaceAll(c.Name, "`", "``") + "` "
+		var typ string
+		switch t := c.Type.(type) {
+		case gsql.EnumType:
+			typ = "enum('" + strings.Join(t.Values(), "','") + "')"
+		case gsql.SetType:
+			typ = "set('" + strings.Join(t.Values(), "','") + "')"
+		default:
+			continue
+		}
+		quoted := tablemeta.QuotedMembers(c.Type, typ)
+		if quoted == typ {
+			continue
+		}
+		for i, l := range lines {
+			if strings.HasPrefix(l, prefix+typ) {
+				lines[i] = prefix + quoted + l[len(prefix)+len(typ):]
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // withNullDefaults returns n with a NULL default on each column MySQL

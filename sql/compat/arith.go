@@ -239,14 +239,16 @@ func (e *intArithmetic) WithChildren(children ...gsql.Expression) (gsql.Expressi
 // Eval implements sql.Expression.
 func (e *intArithmetic) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if !e.isInt() {
-		return e.Arithmetic.Eval(ctx, row)
+		v, err := textAsDouble(e.Arithmetic).Eval(ctx, row)
+		return finiteDouble(e, v, err)
 	}
 	l, r, null, ok, err := evalOperands(ctx, e.LeftChild, e.RightChild, e.left, e.right, row)
 	switch {
 	case err != nil:
 		return nil, err
 	case !ok:
-		return e.Arithmetic.Eval(ctx, row)
+		v, err := e.Arithmetic.Eval(ctx, row)
+		return finiteDouble(e, v, err)
 	case null:
 		return nil, nil
 	}

@@ -28,7 +28,8 @@
 //     (decimal.go), constants beyond an integer column's type
 //     (outofrange.go), BETWEEN and IN lists of mixed numbers
 //     (between.go), negative decimal literals (negliteral.go), CAST to
-//     SIGNED (castsigned.go), strings against numbers (strnum.go, strict.go), row
+//     SIGNED (castsigned.go) and of strings to integers (caststring.go),
+//     bit operations on 64 bits (bitops.go), strings against numbers (strnum.go, strict.go), row
 //     comparisons and the other rewrites of one walk over a plan's
 //     expressions (rows.go), a DATE as text (datetext.go), TIME values
 //     and TIME(n) arguments (timevalues.go, timefsp.go);
@@ -36,11 +37,14 @@
 //     catalog before its own: date and time (functions.go,
 //     timevalues.go), numeric (numeric.go), FIELD, INSTR and LOCATE
 //     (stringcmp.go), ranks of peers (peers.go), LEAD and LAG with a
-//     parameter offset (window.go), GROUP_CONCAT (groupconcat.go);
+//     parameter offset (window.go), GROUP_CONCAT (groupconcat.go),
+//     TIME_TO_SEC, TIMESTAMP, REPEAT, PERIOD_ADD and others
+//     (morefuncs.go);
 //   - statements before the planner (RewriteParsed, KeepLikeEscapes,
 //     TimePrecisions): LIKE's backslash escapes, DECIMAL literals'
 //     scales, repeated aggregates, named windows' ORDER BY (parse.go),
 //     GROUP_CONCAT as a call of percdb's aggregate (groupconcat.go),
+//     ~x as a call of percdb's function (bitops.go),
 //     TIME(n) columns (timefsp.go);
 //   - GMS's errors as MySQL's: KindPattern recognises the messages of
 //     one of GMS's error kinds, for package sql's and package

@@ -10,7 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// GREATEST and LEAST of a mix of numbers and strings: MySQL 8 compares
+// GREATEST and LEAST of strings only, and of a mix of numbers and
+// strings: MySQL 8 compares
 // them as strings ("If the arguments comprise a mix of numbers and
 // strings, they are compared as strings", MySQL 8.0's reference; 5.7
 // and MariaDB compare them as numbers), under the strings' collation,
@@ -55,10 +56,29 @@ func newTextExtremum(name string, args []gsql.Expression) (gsql.Expression, bool
 			return nil, false
 		}
 	}
-	if !anyNumber || !anyText {
+	if !anyText || !anyNumber && !collatedTexts(args) {
 		return nil, false
 	}
 	return &textExtremum{name: name, args: args, typ: types.CreateLongText(extremumCollation(args))}, true
+}
+
+// collatedTexts reports whether args, strings (and NULLs), are all
+// utf8mb4 strings under a collation that is not binary: GREATEST and
+// LEAST of strings only compare them by that collation (LEAST('a', 'B')
+// is 'a' under a case-insensitive one), where GMS compared their bytes.
+// Binary strings, and those of other character sets, stay GMS's.
+func collatedTexts(args []gsql.Expression) bool {
+	for _, a := range args {
+		t := a.Type()
+		if t == types.Null {
+			continue
+		}
+		tc, ok := t.(gsql.TypeWithCollation)
+		if !ok || types.IsBinaryType(t) || tc.Collation() == gsql.Collation_binary || tc.Collation().CharacterSet() != gsql.Collation_Default.CharacterSet() {
+			return false
+		}
+	}
+	return true
 }
 
 // extremumCollation returns the collation MySQL aggregates from the

@@ -7,6 +7,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -146,6 +147,8 @@ func padSpaceExpr(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, transf
 		case *expression.Case:
 			// CASE x WHEN v compares x = v as it evaluates.
 			return padSpaceCase(ctx, e)
+		case *function.StrCmp, *field, *function.NullIf:
+			return padSpaceFunction(ctx, e) // padspacefuncs.go
 		case *expression.HashInTuple:
 			// Its hash of the list is made when it is built.
 			ch := e.Children()

@@ -24,7 +24,7 @@ import (
 // GMS's planner sees it.
 func RewriteParsed(stmt ast.Statement) ast.Statement {
 	stmt = schemaAsDatabase(tableStatus(flushNoOps(stmt))) // flush.go, tablestatus.go
-	return groupConcatCalls(windowFunctionNames(extremumParameters(namedWindowOrders(decimalLiteralScales(negativeLiterals(distinctAggregateItems(stmt)))))))
+	return bitNegations(groupConcatCalls(windowFunctionNames(extremumParameters(namedWindowOrders(decimalLiteralScales(negativeLiterals(distinctAggregateItems(stmt))))))))
 }
 
 // GMS's planner turns the literal of a comparison with a column into a

@@ -287,6 +287,15 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := castToSigned(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// CAST(s AS SIGNED|UNSIGNED) of a string reads its leading digits
+	// (caststring.go).
+	if d, ok := castStringToInt(e); ok {
+		return d, transform.NewTree, nil
+	}
+	// &, |, ^, << and >> of two numbers on 64 bits (bitops.go).
+	if d, ok := numericBitOp(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// A YEAR compared with a number that is no year (year.go).
 	if d, ok := yearComparison(e); ok {
 		return d, transform.NewTree, nil

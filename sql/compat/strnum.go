@@ -150,15 +150,7 @@ func (s *stringNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // number though it is not one as a whole: 1292, once a statement for a
 // constant (MySQL converts a constant once), once a row otherwise.
 func warnTruncatedDouble(ctx *gsql.Context, str string, constant bool) {
-	msg := fmt.Sprintf("Truncated incorrect DOUBLE value: '%s'", str)
-	if constant && ctx.Session.WarningCount() > 0 {
-		for _, w := range ctx.Session.Warnings() {
-			if w.Code == codeTruncatedWrongValue && w.Message == msg {
-				return
-			}
-		}
-	}
-	ctx.Warn(codeTruncatedWrongValue, "%s", msg)
+	warnOnce(ctx, codeTruncatedWrongValue, fmt.Sprintf("Truncated incorrect DOUBLE value: '%s'", str), constant)
 }
 
 // isConstant reports whether e is a literal, or a conversion of one.
@@ -234,4 +226,23 @@ func stringNumberIn(e *expression.InTuple) (gsql.Expression, bool) {
 		return e, false
 	}
 	return expression.NewInTuple(e.Left(), expression.NewTuple(items...)), true
+}
+
+// textAsDouble returns a, or, when an operand is a string, a with that
+// operand read as MySQL reads a string in arithmetic (stringNumber: its
+// numeric prefix, warning 1292 "Truncated incorrect DOUBLE value" as
+// MySQL words it, where GMS's arithmetic wrote "double").
+func textAsDouble(a *expression.Arithmetic) *expression.Arithmetic {
+	l, r := a.LeftChild, a.RightChild
+	lt, rt := types.IsText(l.Type()), types.IsText(r.Type())
+	if !lt && !rt {
+		return a
+	}
+	if lt {
+		l = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
+	}
+	if rt {
+		r = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+	}
+	return expression.NewArithmetic(l, r, a.Op)
 }

@@ -36,7 +36,9 @@ import (
 //     GMS cannot evaluate, an expression of percdb's (quantified.go),
 //     <=> ANY 1235;
 //   - GROUP BY ... WITH ROLLUP, which GMS cannot evaluate either: a
-//     UNION ALL of its levels (rollup.go).
+//     UNION ALL of its levels (rollup.go);
+//   - the ODBC units of TIMESTAMPDIFF and TIMESTAMPADD (SQL_TSI_MONTH,
+//     ...), written as the units they name (sqlTSIUnits).
 //
 // A statement that parses is refused with MySQL's 1235 when it has an
 // IN subquery with a LIMIT (x IN (SELECT c ... LIMIT 2)), as MySQL 8
@@ -353,6 +355,8 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			blank[i] = true
 		case t.word == "YEAR" && i+3 < len(toks) && toks[i+1].punct == '(' && toks[i+2].word == "4" && toks[i+3].punct == ')' && afterColumnName(query, toks, i):
 			blank[i+1], blank[i+2], blank[i+3] = true, true, true
+		case sqlTSIUnits[t.word] != "" && i >= 2 && toks[i-1].punct == '(' && (toks[i-2].word == "TIMESTAMPDIFF" || toks[i-2].word == "TIMESTAMPADD"):
+			replace[i] = sqlTSIUnits[t.word] // bitops.go
 		case compoundIntervalUnits[t.word]:
 			// after an expression: not EXTRACT(unit FROM ...), nor a
 			// qualified name's part

@@ -26,9 +26,36 @@ func typeString(typ gsql.Type) string {
 		return fmt.Sprintf("time(%d)", t.fsp)
 	}
 	if tc, ok := typ.(gsql.TypeWithCollation); ok {
-		return tc.StringWithTableCollation(gsql.Collation_Unspecified)
+		return QuotedMembers(typ, tc.StringWithTableCollation(gsql.Collation_Unspecified))
 	}
 	return typ.String()
+}
+
+// QuotedMembers returns s, a type string GMS writes for typ (its member
+// list first), with the members of an ENUM or SET quoted as SQL string
+// literals: GMS writes them between quotes as they are, so a member with
+// a quote in it (a member b'c: enum('a','b'c')) gave a type string that did not parse
+// back, and CREATE TABLE failed (1105); SHOW CREATE TABLE wrote it so.
+func QuotedMembers(typ gsql.Type, s string) string {
+	var kind string
+	var members []string
+	switch t := typ.(type) {
+	case gsql.EnumType:
+		kind, members = "enum", t.Values()
+	case gsql.SetType:
+		kind, members = "set", t.Values()
+	default:
+		return s
+	}
+	raw := kind + "('" + strings.Join(members, "','") + "')"
+	if !strings.HasPrefix(s, raw) {
+		return s
+	}
+	quoted := make([]string, len(members))
+	for i, m := range members {
+		quoted[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(m, `\`, `\\`), "'", "''") + "'"
+	}
+	return kind + "(" + strings.Join(quoted, ",") + ")" + s[len(raw):]
 }
 
 // ColumnDefFromGMS builds the stored definition of col.

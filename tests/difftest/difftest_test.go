@@ -43,14 +43,7 @@ var (
 )
 
 func TestDifferential(t *testing.T) {
-	if _, err := exec.LookPath("mariadbd"); err != nil {
-		if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
-			t.Skip("mariadbd is not installed (scripts/install-test-deps.sh installs it): no reference server")
-		}
-	}
-	if _, err := exec.LookPath("mariadb-install-db"); err != nil {
-		t.Skip("mariadb-install-db is not installed: no reference server")
-	}
+	skipWithoutMariaDB(t)
 	ctx := context.Background()
 	maria, perc := startServers(ctx, t)
 
@@ -104,6 +97,20 @@ func TestDifferential(t *testing.T) {
 		t.Errorf("difftest: %d mismatches on the fixed seeds, more than the ceiling of %d (tests/difftest/ceiling.txt) and its 1%% slack", wrong, ceiling)
 	case wrong < ceiling:
 		t.Logf("difftest: %d mismatches, below the ceiling of %d: lower tests/difftest/ceiling.txt to %d", wrong, ceiling, wrong)
+	}
+}
+
+// skipWithoutMariaDB skips the test when MariaDB, the reference server,
+// is not installed.
+func skipWithoutMariaDB(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("mariadbd"); err != nil {
+		if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
+			t.Skip("mariadbd is not installed (scripts/install-test-deps.sh installs it): no reference server")
+		}
+	}
+	if _, err := exec.LookPath("mariadb-install-db"); err != nil {
+		t.Skip("mariadb-install-db is not installed: no reference server")
 	}
 }
 

@@ -53,4 +53,10 @@
 //	go test ./tests/difftest -run TestDifferential -difftest.seeds 100 -difftest.queries 1000 -v
 //
 // It skips, saying so, when mariadbd is not installed.
+//
+// TestFuncProbe (funcprobe_test.go) is not random: it runs the
+// expressions of testdata/funcprobe.txt (date and time, string, numeric,
+// JSON, cast and control-flow functions, operators, collations) on both
+// servers and reports those answered differently, values, errors and
+// warnings, by class, against a ceiling (testdata/funcprobe_ceiling.txt).
 package difftest
