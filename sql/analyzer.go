@@ -59,6 +59,7 @@ const (
 	padSpaceComparisonsRuleID                                   // sql/compat/padspace.go
 	padSpaceLiteralsRuleID                                      // sql/compat/padspace.go
 	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
+	ownDecimalTextRuleID                                        // sql/compat/owntext.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -143,6 +144,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: compat.KeepNullAwareNotIn})
 	// Set operations are typed again once their sides' types are final
 	// (sql/compat/union.go): tests/sqllogic/testdata/wronganswers.test.
+	// A DECIMAL CASE, IF, GREATEST or LEAST in a set operation's string
+	// column is its chosen argument's own text (sql/compat/owntext.go):
+	// sql/testdata/values/difftest9.txt. Inserted first, it runs after
+	// RetypeUnions, once the sides' and the columns' types are final.
+	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: ownDecimalTextRuleID, Apply: compat.OwnDecimalText})
 	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: retypeUnionsRuleID, Apply: compat.RetypeUnions})
 	// References to a derived table's columns take their final types
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.

@@ -397,6 +397,12 @@ func (e *extremum) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 
 // Eval implements sql.Expression: NULL when an argument is NULL.
 func (e *extremum) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return e.eval(ctx, row, false)
+}
+
+// eval is Eval; with own, an exact result is the chosen argument's own
+// value, not made the function's type (ownDecimal, owntext.go).
+func (e *extremum) eval(ctx *gsql.Context, row gsql.Row, own bool) (any, error) {
 	typ, ok := e.numericType()
 	if !ok {
 		return e.gms.Eval(ctx, row)
@@ -429,6 +435,9 @@ func (e *extremum) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	}
 	if types.IsFloat(typ) {
 		return bestF, nil
+	}
+	if own {
+		return best, nil
 	}
 	return exactAs(ctx, typ, best)
 }

@@ -313,7 +313,9 @@ var deviations = []deviation{
 			"result at its scale (Item_func_numhybrid::val_str, my_decimal2string with the result's " +
 			"decimals): '0.00', as percdb does. Confirmed per statement: with the integer written " +
 			"with the column's scale (0.00), which gives MySQL 8 the same result, MariaDB must answer " +
-			"as percdb",
+			"as percdb. The same of an integer column and a DECIMAL constant (IFNULL(a, 0.5) of an " +
+			"INT 2 is '2', MySQL 8's '2.0'): confirmed with the column written a + 0.0 (the constant's " +
+			"scale), which is a DECIMAL of that scale in both",
 		matchTypes: func(s *schema, stmt string, p, m outcome) bool {
 			alt, ok := decimalCoalesceScale(s, stmt)
 			return ok && alt != stmt && p.err == nil && m.err == nil
@@ -338,11 +340,25 @@ var deviations = []deviation{
 // coalesceIntRE finds COALESCE or IFNULL of a column and an integer.
 var coalesceIntRE = regexp.MustCompile(`\b(COALESCE|IFNULL)\((\w+\.\w+), (-?[0-9]+)\)`)
 
+// coalesceFractionRE finds COALESCE or IFNULL of a column and a
+// constant with digits after the point.
+var coalesceFractionRE = regexp.MustCompile(`\b(COALESCE|IFNULL)\((\w+\.\w+), (-?[0-9]+\.([0-9]+))\)`)
+
 // decimalCoalesceScale returns stmt with the integer of each COALESCE or
 // IFNULL of a DECIMAL(10,2) column and an integer written with two
-// digits after the point, and whether there was one.
+// digits after the point, and the integer column of each COALESCE or
+// IFNULL of an integer column and a DECIMAL constant written plus a zero
+// of the constant's scale, and whether there was one.
 func decimalCoalesceScale(s *schema, stmt string) (string, bool) {
 	found := false
+	stmt = coalesceFractionRE.ReplaceAllStringFunc(stmt, func(m string) string {
+		sub := coalesceFractionRE.FindStringSubmatch(m)
+		if !s.anyKindOf(stmt, sub[2], kInt) && !s.anyKindOf(stmt, sub[2], kBigint) {
+			return m
+		}
+		found = true
+		return fmt.Sprintf("%s(%s + 0.%s, %s)", sub[1], sub[2], strings.Repeat("0", len(sub[4])), sub[3])
+	})
 	alt := coalesceIntRE.ReplaceAllStringFunc(stmt, func(m string) string {
 		sub := coalesceIntRE.FindStringSubmatch(m)
 		if !s.anyKindOf(stmt, sub[2], kDecimal) {

@@ -263,6 +263,13 @@ func TestDecimalCoalesceScale(t *testing.T) {
 	if _, ok := decimalCoalesceScale(s, "SELECT COALESCE(x1.a, 0) FROM t1 x1"); ok {
 		t.Error("COALESCE of an INT column was taken for one of a DECIMAL")
 	}
+	// An integer column and a DECIMAL constant (the wide run's seed
+	// 10049): the column is made a DECIMAL of the constant's scale.
+	got, ok = decimalCoalesceScale(s, "SELECT x1.a, IFNULL(x1.a, 0.5), COALESCE(x1.c0, -2.25) FROM t1 x1 INTERSECT SELECT 1, 'b', 'c'")
+	want = "SELECT x1.a, IFNULL(x1.a + 0.0, 0.5), COALESCE(x1.c0, -2.25) FROM t1 x1 INTERSECT SELECT 1, 'b', 'c'"
+	if !ok || got != want {
+		t.Errorf("got %q, %v; want %q", got, ok, want)
+	}
 }
 
 // TestDeviationsTogether checks that a statement meeting two deviations
