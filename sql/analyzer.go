@@ -60,6 +60,7 @@ const (
 	padSpaceLiteralsRuleID                                      // sql/compat/padspace.go
 	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
 	ownDecimalTextRuleID                                        // sql/compat/owntext.go
+	assignedVariableTypesRuleID                                 // sql/compat/assignvar.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -149,6 +150,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// sql/testdata/values/difftest9.txt. Inserted first, it runs after
 	// RetypeUnions, once the sides' and the columns' types are final.
 	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: ownDecimalTextRuleID, Apply: compat.OwnDecimalText})
+	// A user variable assigned in the statement (@x := 7) and read
+	// there before it had a value is a LONGBLOB, as in MySQL, not GMS's
+	// NULL type (sql/compat/assignvar.go; TestValues/assignvar).
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: assignedVariableTypesRuleID, Apply: inEveryScope(compat.AssignedVariableTypes)})
 	insertRule(a, "finalizeUnions", true, analyzer.Rule{Id: retypeUnionsRuleID, Apply: compat.RetypeUnions})
 	// References to a derived table's columns take their final types
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.

@@ -365,6 +365,8 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			}
 		}
 	}
+	// @name := expr inside expressions (assignvar.go).
+	closeBefore := assignments(query, toks, replace, blank)
 	// Locking clauses GMS's grammar does not know (lockclause.go):
 	// blankTo[i] blanks from token i's start to a byte offset.
 	blankTo := map[int]int{}
@@ -397,6 +399,13 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 		}
 	}
 	for i, t := range toks {
+		if n := closeBefore[i]; n > 0 {
+			copyTo(t.start)
+			for ; n > 0; n-- {
+				b.WriteByte(')')
+				fix.orig = append(fix.orig, t.start)
+			}
+		}
 		switch {
 		case replace[i] != "":
 			copyTo(t.start)
@@ -433,6 +442,13 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 		}
 	}
 	copyTo(len(query))
+	if n := closeBefore[len(toks)]; n > 0 {
+		// after a line break: the statement may end in a -- comment
+		b.WriteString("\n" + strings.Repeat(")", n))
+		for ; n >= 0; n-- {
+			fix.orig = append(fix.orig, len(query))
+		}
+	}
 	fix.orig = append(fix.orig, len(query))
 	fix.text = b.String()
 	if changed {
