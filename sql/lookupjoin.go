@@ -489,11 +489,7 @@ func (it *batchedLookupIter) readPoints(ctx *gsql.Context, points []keyRange) er
 	if len(points) == 0 {
 		return nil
 	}
-	order := make([]int, len(points))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return bytes.Compare(points[order[a]].Start, points[order[b]].Start) < 0 })
+	order := startOrder(points)
 	// distinct holds the reads without repeats; slot maps each point to
 	// its read.
 	distinct := make([]keyRange, 0, len(points))
@@ -540,6 +536,17 @@ func (it *batchedLookupIter) readPoints(ctx *gsql.Context, points []keyRange) er
 	return nil
 }
 
+// startOrder returns the positions of krs in the order of their start
+// keys, equal starts in their order in krs.
+func startOrder(krs []keyRange) []int {
+	order := make([]int, len(krs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bytes.Compare(krs[order[a]].Start, krs[order[b]].Start) < 0 })
+	return order
+}
+
 // count adds a batch read of n distinct keys or ranges to the node's
 // counters.
 func (it *batchedLookupIter) count(n int) {
@@ -559,11 +566,7 @@ func (it *batchedLookupIter) readRanges(ctx *gsql.Context, ranges []keyRange) er
 	if len(ranges) == 0 {
 		return nil
 	}
-	order := make([]int, len(ranges))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return bytes.Compare(ranges[order[a]].Start, ranges[order[b]].Start) < 0 })
+	order := startOrder(ranges)
 	// distinct holds the reads without repeats and without overlaps;
 	// slot maps each range to its read, -1 where GMS reads it.
 	distinct := make([]keyRange, 0, len(ranges))

@@ -43,12 +43,12 @@ func castToDecimal(e gsql.Expression) (gsql.Expression, bool) {
 	if !ok {
 		return e, false
 	}
-	// GMS keeps the target type, M and D unexported; its Type() has
-	// lost M and D when D is 0 (DECIMAL(65,30)).
-	v := reflect.ValueOf(c).Elem()
-	if v.FieldByName("castToType").String() != expression.ConvertToDecimal {
+	if convertTarget(c) != expression.ConvertToDecimal {
 		return e, false
 	}
+	// GMS keeps M and D unexported; its Type() has lost them when D is
+	// 0 (DECIMAL(65,30)).
+	v := reflect.ValueOf(c).Elem()
 	ct := c.Child.Type()
 	if !types.IsNumber(ct) && !types.IsText(ct) {
 		return e, false

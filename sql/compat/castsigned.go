@@ -29,11 +29,16 @@ func castToSigned(e gsql.Expression) (gsql.Expression, bool) {
 	if !ok || operandKind(c.Child) != UnsignedInt {
 		return e, false
 	}
-	// GMS keeps the target type unexported.
-	if reflect.ValueOf(c).Elem().FieldByName("castToType").String() != expression.ConvertToSigned {
+	if convertTarget(c) != expression.ConvertToSigned {
 		return e, false
 	}
 	return &signedCast{Convert: c}, true
+}
+
+// convertTarget is the type c converts to (expression.ConvertToSigned,
+// ...), which GMS keeps unexported: the one place percdb reads it.
+func convertTarget(c *expression.Convert) string {
+	return reflect.ValueOf(c).Elem().FieldByName("castToType").String()
 }
 
 // Eval implements sql.Expression.

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"reflect"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -42,8 +41,7 @@ func castStringToInt(e gsql.Expression) (gsql.Expression, bool) {
 	if !ok || !types.IsText(c.Child.Type()) {
 		return e, false
 	}
-	// GMS keeps the target type unexported.
-	switch reflect.ValueOf(c).Elem().FieldByName("castToType").String() {
+	switch convertTarget(c) {
 	case expression.ConvertToSigned:
 		return &stringIntCast{Convert: c}, true
 	case expression.ConvertToUnsigned:
