@@ -60,11 +60,30 @@ func WithinDeadline(t testing.TB, mnt, what string, f func()) {
 	timer := time.AfterFunc(HangDeadline, func() {
 		fmt.Fprintf(os.Stderr, "--- FAIL: %s: %s did not finish within %v: hung\n", t.Name(), what, HangDeadline)
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		printUsage(mnt)
 		_ = exec.Command("umount", "-l", mnt).Run()
 		os.Exit(1)
 	})
 	defer timer.Stop()
 	f()
+}
+
+// printUsage prints what holds the space of mnt, a hung test's last
+// evidence: its free space and every file with its size.
+func printUsage(mnt string) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err == nil {
+		fmt.Fprintf(os.Stderr, "%s: %d bytes free of %d\n", mnt, st.Bavail*uint64(st.Bsize), st.Blocks*uint64(st.Bsize))
+	}
+	_ = filepath.WalkDir(mnt, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			fmt.Fprintf(os.Stderr, "%12d %s\n", fi.Size(), path)
+		}
+		return nil
+	})
 }
 
 // InsertRandomRows inserts n rows (id, pad) into table in one statement,
