@@ -34,10 +34,12 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 	if err := validatePrewrite(req); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	var admitted uint64
 	if n := addedBytes(req.Mutations); n > 0 && !req.AllowWhenDiskFull {
 		if err := s.space.admit(n); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
+		admitted = n
 	}
 	keys := make([][]byte, len(req.Mutations))
 	for i, m := range req.Mutations {
@@ -46,12 +48,14 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 	resp := &PrewriteResponse{}
 	// A one-phase commit's keys stay published until its batch is
 	// applied or has failed, which may be after this returns (a
-	// *WriteInDoubtError): readers above its commit_ts wait for it.
+	// *WriteInDoubtError): readers above its commit_ts wait for it. So
+	// long, too, the admitted bytes count as in flight.
 	var onePC *memLockGuard
 	withdraw := func() {
 		if onePC != nil {
 			onePC.withdraw()
 		}
+		s.space.settle(admitted)
 	}
 	err := s.mutateThen(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
 		wb.ackDurable = true

@@ -38,7 +38,13 @@ import (
 // bytes: the log, then the table file its memtable becomes), and a write
 // that would take the count below the reserve reads the free space at
 // once, so that a burst of large writes cannot overshoot the reserve
-// between two reads. A flush or compaction that fails for want of space
+// between two reads. An admitted write counts as used in every read
+// until it is applied (in flight): before that it shows neither in the
+// free space nor in the memtables, and a burst of writes queued behind
+// Pebble's commit pipeline (a large statement's prewrites, sent side by
+// side) would otherwise be forgotten by each read, admitted far past the
+// reserve, and fill the disk beyond what the ballast gives back, so that
+// the flushes of what was admitted fail and writes stall (issue 22). A flush or compaction that fails for want of space
 // (Pebble's background error) puts the store in the full state at once
 // and releases the ballast, so that Pebble can finish its work. A
 // ballast larger than the file system, or a directory that cannot hold
@@ -129,6 +135,11 @@ type spaceGuard struct {
 	// (compactgate.go), set at compactNeedAt; 0: none waits.
 	compactNeed   uint64
 	compactNeedAt time.Time
+	// inflight is what the admitted writes not yet applied (queued for
+	// their latches or in Pebble's commit pipeline) will take: it shows
+	// neither in the free space nor in the memtables, so every read of
+	// the free space counts it as used (admit, settle).
+	inflight uint64
 	// refused counts the writes refused because the disk was full,
 	// refusedStalled those refused because the storage was stalled on it
 	// (writestall.go).
@@ -205,7 +216,8 @@ func defaultReserve(total uint64) uint64 {
 }
 
 // admit reports whether a write that adds about n bytes may go ahead:
-// nil, or a *DiskFullError.
+// nil, or a *DiskFullError. A write it lets through counts as in flight
+// until the caller settles it (settle), once it is applied or failed.
 func (g *spaceGuard) admit(n uint64) error {
 	if g == nil {
 		return nil
@@ -226,7 +238,8 @@ func (g *spaceGuard) admit(n uint64) error {
 		}
 		g.mu.Lock()
 		if err == nil {
-			g.avail = u.avail - min(pending, u.avail)
+			used := pending + g.inflight
+			g.avail = u.avail - min(used, u.avail)
 			if !g.full && g.avail < g.reserve+cost && g.avail >= g.reserve {
 				// This write would cross the reserve.
 				g.avail -= min(cost, g.avail)
@@ -243,7 +256,20 @@ func (g *spaceGuard) admit(n uint64) error {
 		return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked()}
 	}
 	g.avail -= min(cost, g.avail)
+	g.inflight += cost
 	return nil
+}
+
+// settle is told that a write admit let through for n bytes is applied
+// (its bytes are in a memtable, which pending counts, or in a table) or
+// failed: it no longer counts as in flight.
+func (g *spaceGuard) settle(n uint64) {
+	if g == nil || n == 0 {
+		return
+	}
+	g.mu.Lock()
+	g.inflight -= min(2*n, g.inflight)
+	g.mu.Unlock()
 }
 
 // riskReserves is how many reserves of free space the store has left when
