@@ -33,7 +33,11 @@ import (
 // layer reports such a commit as undetermined). Close ends the wait too
 // (the error then wraps ErrClosed), so that a store can close while
 // Pebble holds a write: a command under a context that cannot end
-// (context.Background) owns its write as well.
+// (context.Background) owns its write as well. So does the store's
+// refusal of writes for a stall on a full disk (writestall.go), which
+// only freed space ends: the error then wraps the *DiskFullError, and
+// the statement fails with MySQL's 1021 instead of waiting for space
+// that may never come.
 //
 // The goroutine costs a write about 75k instructions when it wakes the
 // other core (oltp_write_only at 1 thread lost 7% with it on every
@@ -44,10 +48,12 @@ import (
 // before it is applied; a disk that hangs for another reason is not
 // covered.
 
-// WriteInDoubtError: the command's context ended while its write was
-// inside the storage, which may still apply it (see above).
+// WriteInDoubtError: the command's context ended, or the store began to
+// close or to refuse writes for a stall on a full disk, while its write
+// was inside the storage, which may still apply it (see above).
 type WriteInDoubtError struct {
-	// Err is the context's error, or ErrClosed when the store closed.
+	// Err is the context's error, ErrClosed when the store closed, or
+	// the *DiskFullError of the stall.
 	Err error
 }
 
@@ -100,11 +106,24 @@ func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(erro
 		}
 		done <- err
 	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	case <-s.closing:
+	var cause error
+	for cause == nil {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			cause = ctx.Err()
+		case <-s.closing:
+			cause = ErrClosed
+		case <-s.stall.refusing():
+			// The store refuses writes for a stall that ends only
+			// when space is freed, and this write may be one Pebble
+			// holds in it (writestall.go). (Still nil when the store
+			// took writes again as the wait ended: wait anew.)
+			if full := s.stallRefusal(); full != nil {
+				cause = full
+			}
+		}
 	}
 	// Counted before the goroutine can look, undone if it settled first.
 	s.inflight.pending.Add(1)
@@ -113,10 +132,6 @@ func (s *Store) writeOwned(ctx context.Context, wb *writeBatch, settle func(erro
 		return <-done
 	}
 	s.inflight.abandoned.Add(1)
-	cause := ctx.Err()
-	if cause == nil {
-		cause = ErrClosed
-	}
 	return &WriteInDoubtError{Err: cause}
 }
 

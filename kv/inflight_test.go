@@ -32,6 +32,18 @@ func (a *heldApplier) apply(ctx context.Context, wb *writeBatch) error {
 	return a.inner.apply(ctx, wb)
 }
 
+// holdWrites puts an armed heldApplier in front of s's applier: the next
+// write is held. let lets the held writes go; it may be called more than
+// once (a test defers it, so that a failed step does not leave Close
+// waiting for a held write).
+func holdWrites(s *Store) (held *heldApplier, let func()) {
+	held = &heldApplier{inner: s.applier, armed: make(chan struct{}), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s.applier = held
+	var once sync.Once
+	close(held.armed)
+	return held, func() { once.Do(func() { close(held.release) }) }
+}
+
 // hangGuard fails the test when ch gives nothing within a minute: far
 // longer than any step here takes, so a failure is a hang, not a slow
 // machine.
@@ -206,12 +218,8 @@ func TestCloseWithWriteHeldInStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	held := &heldApplier{inner: s.applier, armed: make(chan struct{}), entered: make(chan struct{}, 1), release: make(chan struct{})}
-	s.applier = held
-	var releaseOnce sync.Once
-	let := func() { releaseOnce.Do(func() { close(held.release) }) }
+	held, let := holdWrites(s)
 	defer let()
-	close(held.armed)
 	result := make(chan error, 1)
 	go func() { result <- prewrite(s, "held", 10, false) }()
 	hangGuard(t, "the write reaching the storage", held.entered)

@@ -39,6 +39,10 @@ type pebbleEvents struct {
 	// flushesFailed counts the memtable flushes that failed (any
 	// cause): on a full disk, flushes must get the space (compactgate.go).
 	flushesFailed atomic.Uint64
+	// flushFailing is set while the last memtable flush failed for want
+	// of space (writestall.go: writes are refused meanwhile on a full
+	// disk), cleared by the next that does not.
+	flushFailing atomic.Bool
 	// outOfSpace counts the flushes and compactions whose writes failed
 	// for want of space (not those the compaction gate held back).
 	outOfSpace atomic.Uint64
@@ -82,6 +86,9 @@ func (p *pebbleEvents) flushEnd(info pebble.FlushInfo) {
 	if info.Err != nil {
 		p.flushesFailed.Add(1)
 	}
+	// Any other outcome (an empty flush's "error" included) is not for
+	// want of space.
+	p.flushFailing.Store(errors.Is(info.Err, syscall.ENOSPC))
 }
 
 // backgroundError is Pebble's EventListener.BackgroundError.

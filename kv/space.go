@@ -322,14 +322,21 @@ func (g *spaceGuard) compactionWaiting(need uint64) {
 // storage is stalled on the full disk, or, when cannotCompact (a
 // compaction can never fit), stalled whatever the free space; nil when
 // neither (a stall then is a flush under way, which ends by itself).
-func (g *spaceGuard) stalledError(cannotCompact bool) error {
+// It counts nothing (countStalled does).
+func (g *spaceGuard) stalledError(cannotCompact bool) *DiskFullError {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.full && !cannotCompact {
 		return nil
 	}
-	g.refusedStalled++
 	return &DiskFullError{Dir: g.dir, Available: g.avail, Needed: g.neededLocked(), Stalled: true, CannotCompact: !g.full}
+}
+
+// countStalled counts a write refused with stalledError's error.
+func (g *spaceGuard) countStalled() {
+	g.mu.Lock()
+	g.refusedStalled++
+	g.mu.Unlock()
 }
 
 // neededLocked is the free space at which the store accepts writes

@@ -377,6 +377,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		closeWait: closeWriteWait,
 	}
 	s.scans.off = opts.testingNoScanReports
+	// From now on a stall's watcher may ask the store whether it refuses
+	// writes (writestall.go).
+	stall.setRefusal(s.stallRefusal)
 	compactor.before, compactor.enter, compactor.exit = iters.release, s.enter, s.exit
 	compactor.start()
 	if s.regions, err = loadRegions(context.Background(), db, s.applier); err != nil {
@@ -534,7 +537,7 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 		settled()
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	g, err := s.latches.Acquire(ctx, keys)
+	g, err := s.acquireLatches(ctx, keys)
 	if err != nil {
 		settled()
 		s.exit()
@@ -595,6 +598,24 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 		}
 	}
 	return nil
+}
+
+// acquireLatches takes the latches of keys for a command. A holder may be
+// a write the storage holds in a stall on a full disk, which lets go only
+// once space is freed: while the store refuses writes for such a stall
+// (writestall.go) the wait ends with the *DiskFullError instead.
+func (s *Store) acquireLatches(ctx context.Context, keys [][]byte) (*latch.Guard, error) {
+	for {
+		g, err := s.latches.AcquireOr(ctx, keys, s.stall.refusing())
+		if !errors.Is(err, latch.ErrAborted) {
+			return g, err
+		}
+		if full := s.stallRefusal(); full != nil {
+			s.space.countStalled()
+			return nil, full
+		}
+		// The store took writes again as the wait ended: wait anew.
+	}
 }
 
 // LocateKey returns the region that holds key.

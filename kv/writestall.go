@@ -36,9 +36,32 @@ type writeStall struct {
 	since  time.Time
 	total  time.Duration
 	stalls uint64
+
+	// refusal returns the error of a write refused now for the stall
+	// (Store.stallRefusal), nil when none is; set by Open before the
+	// store takes writes, nil before (nothing then waits to be told).
+	refusal func() *DiskFullError
+	// poll is stallPoll; replaced in tests.
+	poll time.Duration
+	// refuse is the signal's channel: closed while the store refuses
+	// writes for the stall, replaced by an open one once it does not.
+	// Stored under mu, loaded without it.
+	refuse atomic.Pointer[chan struct{}]
+	// watching: a watcher runs (under mu).
+	watching bool
 }
 
-func newWriteStall() *writeStall { return &writeStall{now: time.Now} }
+// stallPoll is how often the watcher reads the state of a stalled store:
+// how long a wait on a write held in Pebble lasts, at most, once the
+// store refuses writes.
+const stallPoll = 50 * time.Millisecond
+
+func newWriteStall() *writeStall {
+	w := &writeStall{now: time.Now, poll: stallPoll}
+	ch := make(chan struct{})
+	w.refuse.Store(&ch)
+	return w
+}
 
 // listen adds the stall's handlers to Pebble's event listener. Pebble
 // calls them holding its DB mutex: they only count.
@@ -54,6 +77,82 @@ func (w *writeStall) begin() {
 	if w.stalled.Add(1) == 1 {
 		w.since = w.now()
 		w.stalls++
+	}
+	if !w.watching && w.refusal != nil {
+		w.watching = true
+		go w.watch()
+	}
+}
+
+// setRefusal sets refusal, and starts the watcher if Pebble stalled
+// before it was set.
+func (w *writeStall) setRefusal(refusal func() *DiskFullError) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.refusal = refusal
+	if !w.watching && w.stalled.Load() > 0 {
+		w.watching = true
+		go w.watch()
+	}
+}
+
+// watch closes the signal's channel once the stalled store refuses
+// writes, and returns when the stall ends.
+func (w *writeStall) watch() {
+	t := time.NewTicker(w.poll)
+	defer t.Stop()
+	for {
+		w.mu.Lock()
+		if w.stalled.Load() <= 0 {
+			w.watching = false
+			w.mu.Unlock()
+			return
+		}
+		w.refreshLocked()
+		w.mu.Unlock()
+		<-t.C
+	}
+}
+
+// refreshLocked sets the signal from the store's state: its channel
+// closed if the store refuses writes now, open if not. Called with mu
+// held.
+func (w *writeStall) refreshLocked() {
+	ch := w.refuse.Load()
+	refusing := w.refusal != nil && w.refusal() != nil
+	closed := isClosed(*ch)
+	switch {
+	case refusing && !closed:
+		close(*ch)
+	case !refusing && closed:
+		fresh := make(chan struct{})
+		w.refuse.Store(&fresh)
+	}
+}
+
+// refusing returns a channel that is closed while the store refuses
+// writes for a stall on a full disk: a wait on a write Pebble holds ends
+// when it is (see the type's comment).
+func (w *writeStall) refusing() <-chan struct{} {
+	ch := *w.refuse.Load()
+	if !isClosed(ch) {
+		return ch
+	}
+	// Closed: the store refused writes when last looked at. If it
+	// accepts them again, a waiter must wait anew, on an open channel.
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.refreshLocked()
+	return *w.refuse.Load()
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -79,13 +178,32 @@ func (w *writeStall) figures() (stalled bool, stalls uint64, total time.Duration
 	return stalled, w.stalls, total
 }
 
-// refuseWhileStalled returns a *DiskFullError when Pebble is stalled and
-// the disk is full, or a compaction can never fit (compactgate.go: level 0
-// then only grows, and a stall on its depth never ends by itself); nil
-// otherwise.
+// refuseWhileStalled returns, and counts, a *DiskFullError when the
+// store refuses every write (stallRefusal); nil otherwise.
 func (s *Store) refuseWhileStalled() error {
-	if s.stall.stalled.Load() <= 0 || s.space == nil {
+	if e := s.stallRefusal(); e != nil {
+		s.space.countStalled()
+		return e
+	}
+	return nil
+}
+
+// stallRefusal returns the *DiskFullError of a write refused because the
+// storage cannot take it without meeting a stall that does not end by
+// itself: Pebble is stalled and the disk is full, or a compaction can
+// never fit (compactgate.go: level 0 then only grows, and a stall on its
+// depth never ends by itself); or a memtable flush failed for want of
+// space and the disk is full (the next memtable to fill meets the
+// stall). nil otherwise.
+func (s *Store) stallRefusal() *DiskFullError {
+	if s.space == nil {
 		return nil
 	}
-	return s.space.stalledError(s.gate.neverFitting())
+	if s.stall.stalled.Load() > 0 {
+		return s.space.stalledError(s.gate.neverFitting())
+	}
+	if s.events.flushFailing.Load() {
+		return s.space.stalledError(false)
+	}
+	return nil
 }

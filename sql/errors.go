@@ -80,6 +80,11 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(codeDeadlock, stateSerialization, "%s (%s)", msgDeadlock, err.Error())
 	case errors.Is(err, txn.ErrLockWaitTimeout):
 		return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
+	case errors.As(err, &diskFull) && errors.Is(err, txn.ErrUndetermined):
+		// The store refused writes for a stall on the full disk while
+		// it held the commit's write (kv.WriteInDoubtError): the commit
+		// may still take effect once space is freed.
+		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s; the commit was under way and may still take effect once space is freed", diskFull.Dir, diskFull.Reason())
 	case errors.As(err, &diskFull):
 		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", diskFull.Dir, diskFull.Reason())
 	case errors.Is(err, kv.ErrRegionUnavailable):

@@ -118,7 +118,9 @@ func TestDoAsSelect(t *testing.T) {
 // KILL (or the client going away) cancelled the statement is 1317, as
 // MySQL's interrupted statement, with a message saying the commit may
 // still take effect; an interrupted statement that was not committing is
-// the plain 1317 GMS's mapping gives.
+// the plain 1317 GMS's mapping gives. A write held while the store refused
+// writes for a stall on a full disk is 1021, with the same words for a
+// commit.
 func TestCommitInDoubtError(t *testing.T) {
 	doubt := fmt.Errorf("commit 1 keys from %q at 9: %w", "k", &kv.WriteInDoubtError{Err: context.Canceled})
 	err := toSQLError(fmt.Errorf("%w: %w", txn.ErrUndetermined, doubt))
@@ -128,5 +130,18 @@ func TestCommitInDoubtError(t *testing.T) {
 	}
 	if err := toSQLError(fmt.Errorf("prewrite: %w", &kv.WriteInDoubtError{Err: context.Canceled})); !errors.Is(err, context.Canceled) {
 		t.Fatalf("an interrupted prewrite: %v; want the cancellation left for GMS's 1317", err)
+	}
+	// The store refused writes for a stall on a full disk while it held
+	// the write (kv/writestall.go): 1021, and for the commit point the
+	// message says the commit may still take effect.
+	full := &kv.DiskFullError{Dir: "/data/kv", Available: 1 << 20, Needed: 64 << 20, Stalled: true}
+	doubt = fmt.Errorf("commit 1 keys from %q at 9: %w", "k", &kv.WriteInDoubtError{Err: full})
+	err = toSQLError(fmt.Errorf("%w: %w", txn.ErrUndetermined, doubt))
+	if se, ok := err.(*mysql.SQLError); !ok || se.Num != 1021 || !strings.Contains(se.Message, "/data/kv") || !strings.Contains(se.Message, "may still take effect") {
+		t.Fatalf("an undetermined commit held in a stall on a full disk: %v; want 1021 naming the directory and saying the commit may still take effect", err)
+	}
+	err = toSQLError(fmt.Errorf("prewrite: %w", &kv.WriteInDoubtError{Err: full}))
+	if se, ok := err.(*mysql.SQLError); !ok || se.Num != 1021 || strings.Contains(se.Message, "may still take effect") {
+		t.Fatalf("a prewrite held in a stall on a full disk: %v; want the plain 1021", err)
 	}
 }

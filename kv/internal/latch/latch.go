@@ -2,6 +2,7 @@ package latch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
@@ -40,9 +41,20 @@ type Guard struct {
 	slots []uint64
 }
 
+// ErrAborted is AcquireOr's error when its abort channel closed first.
+var ErrAborted = errors.New("latch wait aborted")
+
 // Acquire takes the latches of keys, waiting for commands that hold them.
 // It returns ctx's error, holding nothing, if ctx ends first.
 func (t *Table) Acquire(ctx context.Context, keys [][]byte) (*Guard, error) {
+	return t.AcquireOr(ctx, keys, nil)
+}
+
+// AcquireOr is Acquire that also gives up, holding nothing, with an error
+// wrapping ErrAborted when abort is closed (nil: never) while it waits: a
+// holder that may never let go (a write the storage holds until space is
+// freed) need not hold the waiter.
+func (t *Table) AcquireOr(ctx context.Context, keys [][]byte, abort <-chan struct{}) (*Guard, error) {
 	slots := make([]uint64, len(keys))
 	for i, k := range keys {
 		slots[i] = maphash.Bytes(t.seed, k) & t.mask
@@ -52,11 +64,20 @@ func (t *Table) Acquire(ctx context.Context, keys [][]byte) (*Guard, error) {
 	g := &Guard{t: t, slots: slots[:0]}
 	for _, s := range slots {
 		select {
+		case t.slots[s] <- struct{}{}: // free: no need to watch ctx or abort
+			g.slots = append(g.slots, s)
+			continue
+		default:
+		}
+		select {
 		case t.slots[s] <- struct{}{}:
 			g.slots = append(g.slots, s)
 		case <-ctx.Done():
 			g.Release()
 			return nil, fmt.Errorf("acquire latch for %d keys: %w", len(keys), ctx.Err())
+		case <-abort:
+			g.Release()
+			return nil, fmt.Errorf("acquire latch for %d keys: %w", len(keys), ErrAborted)
 		}
 	}
 	return g, nil

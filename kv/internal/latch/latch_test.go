@@ -71,3 +71,31 @@ func TestAcquireCancelled(t *testing.T) {
 	}
 	g.Release()
 }
+
+// TestAcquireOrAborts: a wait for a held latch ends, holding nothing, when
+// the abort channel closes, and the latches it took before are free
+// again; a free latch is taken whatever the channel says.
+func TestAcquireOrAborts(t *testing.T) {
+	tbl := New(1024)
+	ctx := context.Background()
+	held, err := tbl.Acquire(ctx, [][]byte{[]byte("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abort := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := tbl.AcquireOr(ctx, [][]byte{[]byte("a"), []byte("b")}, abort)
+		done <- err
+	}()
+	close(abort)
+	if err := <-done; !errors.Is(err, ErrAborted) {
+		t.Fatalf("a wait for a held latch when abort closed: %v; want ErrAborted", err)
+	}
+	held.Release()
+	g, err := tbl.AcquireOr(ctx, [][]byte{[]byte("a"), []byte("b")}, abort)
+	if err != nil {
+		t.Fatalf("free latches with abort closed: %v", err)
+	}
+	g.Release()
+}
