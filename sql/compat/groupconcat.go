@@ -15,6 +15,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // GROUP_CONCAT. GMS's (aggregation.GroupConcat) converts each value to
@@ -23,7 +25,8 @@ import (
 // DOUBLE as 'f' text; it concatenates only the first of several
 // arguments (MySQL concatenates all, and skips a row with a NULL in
 // any), drops empty binary strings, tells DISTINCT values apart by their
-// bytes whatever the collation, cuts the result at
+// bytes whatever the collation (and trailing spaces under PAD SPACE
+// ones too), cuts the result at
 // group_concat_max_len bytes inside a character and without warning
 // 1260, reads group_concat_max_len when the statement is planned, and
 // sets its result type while it runs, on the plan's node. Its ORDER BY
@@ -407,6 +410,10 @@ func (b *groupConcatBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
 		if err != nil {
 			return err
 		}
+		if str, ok := v.(string); ok && tablemeta.PadsSpaces(e.Type()) {
+			// ORDER BY s sorts by the key of s (padspace.go)
+			v = strings.TrimRight(str, " ")
+		}
 		r.keys = append(r.keys, v)
 	}
 	b.rows = append(b.rows, r)
@@ -421,6 +428,10 @@ func (b *groupConcatBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
 // of a value has in that place, so parts cannot run into each other.
 func distinctKey(key *strings.Builder, t gsql.Type, s string) {
 	if st, ok := t.(gsql.StringType); ok && types.IsText(t) && st.Collation() != gsql.Collation_binary {
+		if tablemeta.PadsSpaces(t) {
+			// trailing spaces do not count (padspace.go)
+			s = strings.TrimRight(s, " ")
+		}
 		weight := st.Collation().Sorter()
 		for _, r := range s {
 			fmt.Fprintf(key, "%x.", weight(r))
