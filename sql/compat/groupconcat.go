@@ -607,9 +607,12 @@ func padDatetimeFraction(s string, n int) string {
 }
 
 // doubleText writes f as MySQL writes a DOUBLE (FLOAT: bits 32) in a
-// string (my_gcvt): its shortest digits, in positional notation from
-// 1e-15 up to below 1e15 and in exponent notation (1e15, 1.5e-16)
-// beyond.
+// string (my_gcvt): its shortest digits (a FLOAT's rounded to six
+// significant ones, FLT_DIG: 3.14159, 123457000), in positional
+// notation from 1e-15 up to below 1e15, and beyond where its digits
+// reach past the decimal point (1000000000000000.9), and in exponent
+// notation (1e15, 1.5e-16, 1.2345678901234568e16) otherwise: my_gcvt's
+// choice when the field is wide enough for either, with DBL_DIG 15.
 func doubleText(f float64, bits int) string {
 	switch {
 	case math.IsInf(f, 0) || math.IsNaN(f):
@@ -617,13 +620,21 @@ func doubleText(f float64, bits int) string {
 	case f == 0:
 		return "0"
 	}
+	if bits == 32 {
+		if r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', 5, 64), 64); err == nil {
+			f, bits = r, 64
+		}
+	}
 	e := strconv.FormatFloat(f, 'e', -1, bits)
 	mant, exp, _ := strings.Cut(e, "e")
 	x, err := strconv.Atoi(exp)
 	if err != nil {
 		return e
 	}
-	if x >= -15 && x < 15 {
+	// decpt is where the decimal point goes after the digits' first
+	// (my_gcvt's), digits how many there are.
+	decpt, digits := x+1, len(strings.TrimPrefix(strings.Replace(mant, ".", "", 1), "-"))
+	if decpt >= -14 && (decpt <= 15 || digits > decpt) {
 		return strconv.FormatFloat(f, 'f', -1, bits)
 	}
 	return mant + "e" + strconv.Itoa(x)
