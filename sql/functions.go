@@ -9,7 +9,8 @@ import (
 )
 
 // Function implements sql.FunctionProvider: percdb's functions
-// (compat.Function) and CURRENT_ROLE() (roles.go), which GMS's catalog
+// (compat.Function), CURRENT_ROLE() (roles.go) and UUID_SHORT()
+// (this server's, compat.UUIDShort), which GMS's catalog
 // looks up before its built-in ones.
 // A stored function of the current database comes after them
 // (storedfunc.go).
@@ -19,6 +20,9 @@ func (p *DatabaseProvider) Function(ctx *gsql.Context, name string) (gsql.Functi
 	}
 	if strings.EqualFold(name, "current_role") {
 		return newCurrentRole(p.accounts), true
+	}
+	if strings.EqualFold(name, "uuid_short") {
+		return p.uuidShort.Function(), true
 	}
 	return p.storedFunction(ctx, name)
 }

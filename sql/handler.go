@@ -247,7 +247,8 @@ func isDDL(query string) bool {
 //   - the status flags, which GMS sets its own way just before (see
 //     status.go);
 //   - the fractional digits of DATETIME(n) and TIMESTAMP(n) values
-//     (compat_temporal.go);
+//     (compat_temporal.go), and the text of DOUBLE and FLOAT values
+//     (compat_doubles.go);
 //   - the info text GMS puts in the OK packet of SQL-level PREPARE
 //     ("Statement prepared"): vitess writes info as a one-byte marker
 //     and the rest of the packet, which the mariadb client, expecting a
@@ -258,6 +259,7 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 		h.noteRows(c, res)
 		if res != nil && len(res.Rows) > 0 {
 			padFractions(res)
+			doubleTexts(res) // compat_doubles.go
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			s.narrowResults(res) // charsetresults.go

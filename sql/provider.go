@@ -15,6 +15,7 @@ import (
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/foreignkey"
 	"github.com/percdb/percdb/sql/perfschema"
@@ -36,6 +37,8 @@ type DatabaseProvider struct {
 	// accounts are GMS's accounts (set once by the server before it
 	// serves), which CURRENT_ROLE() reads (roles.go).
 	accounts *mysql_db.MySQLDb
+	// uuidShort is this server's UUID_SHORT() (compat/uuidshort.go).
+	uuidShort *compat.UUIDShort
 	// builtins are GMS's built-in functions' names, which stored
 	// functions do not shadow (storedfunc.go).
 	builtins builtinNames
@@ -122,6 +125,7 @@ func newDatabaseProvider(store *txn.Store) *DatabaseProvider {
 		modified:  statistics.NewModifications(),
 		schemas:   schemalease.New(),
 		ddlWait:   DefaultDDLWaitTimeout,
+		uuidShort: compat.NewUUIDShort(time.Now()),
 	}
 	p.ranges = ddljob.NewDeleter(p.store)
 	p.txnSizeLimit.Store(defaultTxnSizeLimit)

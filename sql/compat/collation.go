@@ -52,14 +52,14 @@ import (
 // indexes), over the whole tree, subqueries and the sides of set
 // operations included, and leaves what it has rewritten as it is when
 // it meets it again.
-func CollationKeys(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return collationKeysIn(n)
+func CollationKeys(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return collationKeysIn(ctx, n)
 }
 
-func collationKeysIn(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+func collationKeysIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		n, sameE, err := transform.OneNodeExprsWithNode(n, func(_ gsql.Node, e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-			return collationKeysInExpr(e)
+			return collationKeysInExpr(ctx, e)
 		})
 		if err != nil {
 			return nil, transform.SameTree, err
@@ -117,7 +117,7 @@ func collationKeysInNode(n gsql.Node) (gsql.Node, transform.TreeIdentity, error)
 }
 
 // collationKeysInExpr rewrites COUNT(DISTINCT) and IN subqueries in e.
-func collationKeysInExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+func collationKeysInExpr(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 	return transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 		switch e := e.(type) {
 		case *plan.InSubquery:
@@ -134,10 +134,10 @@ func collationKeysInExpr(e gsql.Expression) (gsql.Expression, transform.TreeIden
 				// (hashkey.go).
 				return &collatedIn{InSubquery: e, keyer: k}, transform.NewTree, nil
 			}
-			if !sameCollatedString(e.Left().Type(), sch[0].Type) {
+			st, ok := inComparedString(ctx, e.Left(), sq)
+			if !ok {
 				break
 			}
-			st, _ := collatedStringType(sch[0].Type)
 			return &collatedIn{InSubquery: e, keyer: newStringKeyer(st)}, transform.NewTree, nil
 		case *aggregation.CountDistinct:
 			if e.Window() != nil {
@@ -231,6 +231,69 @@ func sameCollatedString(a, b gsql.Type) bool {
 	}
 	bs, ok := b.(gsql.StringType)
 	return ok && bs.Collation() == as.Collation()
+}
+
+// inComparedString returns the string type whose collation x IN
+// (SELECT s ...) compares x and s in, when it is one that calls strings
+// of different bytes equal. Of two collations, MySQL's coercibility
+// rules choose: b IN (SELECT 'a  '), b a utf8mb4_bin column, compares
+// under utf8mb4_bin (the column's is implicit, the literal's
+// coercible), which pads, though the literal's own collation does not.
+func inComparedString(ctx *gsql.Context, x gsql.Expression, sq *plan.Subquery) (gsql.StringType, bool) {
+	right := sq.Query.Schema()[0].Type
+	if sameCollatedString(x.Type(), right) {
+		st, _ := collatedStringType(right)
+		return st, true
+	}
+	if !types.IsTextOnly(x.Type()) || !types.IsTextOnly(right) {
+		return nil, false
+	}
+	lc, lk := gsql.GetCoercibility(ctx, x)
+	rc, rk, ok := firstColumnCoercibility(ctx, sq.Query)
+	if !ok {
+		rc, rk = right.(gsql.StringType).Collation(), 2 // a column's
+	}
+	coll, _ := gsql.ResolveCoercibility(lc, lk, rc, rk)
+	for _, t := range []gsql.Type{x.Type(), right} {
+		if st, ok := collatedStringType(t); ok && st.Collation() == coll {
+			return st, true
+		}
+	}
+	return nil, false
+}
+
+// firstColumnCoercibility returns the collation and coercibility of
+// the first column of n, a subquery's plan: its projection's, found
+// through the nodes above it that pass its columns on (a limit, a sort,
+// a distinct, ...), and for a set operation (UNION) its sides' resolved
+// as MySQL aggregates them; ok is false when it is not found.
+func firstColumnCoercibility(ctx *gsql.Context, n gsql.Node) (gsql.CollationID, byte, bool) {
+	for {
+		switch x := n.(type) {
+		case *plan.Project:
+			if len(x.Projections) == 0 {
+				return 0, 0, false
+			}
+			c, k := gsql.GetCoercibility(ctx, x.Projections[0])
+			return c, k, true
+		case *plan.SetOp:
+			lc, lk, ok := firstColumnCoercibility(ctx, x.Left())
+			if !ok {
+				return 0, 0, false
+			}
+			rc, rk, ok := firstColumnCoercibility(ctx, x.Right())
+			if !ok {
+				return 0, 0, false
+			}
+			c, k := gsql.ResolveCoercibility(lc, lk, rc, rk)
+			return c, k, true
+		case *plan.Limit, *plan.Sort, *plan.TopN, *plan.Distinct, *plan.OrderedDistinct, *plan.Offset,
+			*plan.Max1Row, *plan.SubqueryAlias, *plan.Having, *plan.Filter, *CollatedDistinct:
+			n = x.Children()[0]
+		default:
+			return 0, 0, false
+		}
+	}
 }
 
 // hasCollatedColumn reports whether a column of sch is a string under a

@@ -23,3 +23,7 @@ func DefaultRows(ctx *gsql.Context, n gsql.Node, row gsql.Row) ([]gsql.Row, erro
 	}
 	return gsql.RowIterToRows(ctx, iter)
 }
+
+// DoubleText writes f as MySQL writes a DOUBLE (bits 64) or a FLOAT
+// (bits 32) as text (see doubleText), for the text protocol's results.
+func DoubleText(f float64, bits int) string { return doubleText(f, bits) }

@@ -15,6 +15,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // GROUP_CONCAT. GMS's (aggregation.GroupConcat) converts each value to
@@ -23,7 +25,8 @@ import (
 // DOUBLE as 'f' text; it concatenates only the first of several
 // arguments (MySQL concatenates all, and skips a row with a NULL in
 // any), drops empty binary strings, tells DISTINCT values apart by their
-// bytes whatever the collation, cuts the result at
+// bytes whatever the collation (and trailing spaces under PAD SPACE
+// ones too), cuts the result at
 // group_concat_max_len bytes inside a character and without warning
 // 1260, reads group_concat_max_len when the statement is planned, and
 // sets its result type while it runs, on the plan's node. Its ORDER BY
@@ -407,6 +410,10 @@ func (b *groupConcatBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
 		if err != nil {
 			return err
 		}
+		if str, ok := v.(string); ok && tablemeta.PadsSpaces(e.Type()) {
+			// ORDER BY s sorts by the key of s (padspace.go)
+			v = strings.TrimRight(str, " ")
+		}
 		r.keys = append(r.keys, v)
 	}
 	b.rows = append(b.rows, r)
@@ -421,6 +428,10 @@ func (b *groupConcatBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
 // of a value has in that place, so parts cannot run into each other.
 func distinctKey(key *strings.Builder, t gsql.Type, s string) {
 	if st, ok := t.(gsql.StringType); ok && types.IsText(t) && st.Collation() != gsql.Collation_binary {
+		if tablemeta.PadsSpaces(t) {
+			// trailing spaces do not count (padspace.go)
+			s = strings.TrimRight(s, " ")
+		}
 		weight := st.Collation().Sorter()
 		for _, r := range s {
 			fmt.Fprintf(key, "%x.", weight(r))
@@ -596,9 +607,12 @@ func padDatetimeFraction(s string, n int) string {
 }
 
 // doubleText writes f as MySQL writes a DOUBLE (FLOAT: bits 32) in a
-// string (my_gcvt): its shortest digits, in positional notation from
-// 1e-15 up to below 1e15 and in exponent notation (1e15, 1.5e-16)
-// beyond.
+// string (my_gcvt): its shortest digits (a FLOAT's rounded to six
+// significant ones, FLT_DIG: 3.14159, 123457000), in positional
+// notation from 1e-15 up to below 1e15, and beyond where its digits
+// reach past the decimal point (1000000000000000.9), and in exponent
+// notation (1e15, 1.5e-16, 1.2345678901234568e16) otherwise: my_gcvt's
+// choice when the field is wide enough for either, with DBL_DIG 15.
 func doubleText(f float64, bits int) string {
 	switch {
 	case math.IsInf(f, 0) || math.IsNaN(f):
@@ -606,13 +620,21 @@ func doubleText(f float64, bits int) string {
 	case f == 0:
 		return "0"
 	}
+	if bits == 32 {
+		if r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', 5, 64), 64); err == nil {
+			f, bits = r, 64
+		}
+	}
 	e := strconv.FormatFloat(f, 'e', -1, bits)
 	mant, exp, _ := strings.Cut(e, "e")
 	x, err := strconv.Atoi(exp)
 	if err != nil {
 		return e
 	}
-	if x >= -15 && x < 15 {
+	// decpt is where the decimal point goes after the digits' first
+	// (my_gcvt's), digits how many there are.
+	decpt, digits := x+1, len(strings.TrimPrefix(strings.Replace(mant, ".", "", 1), "-"))
+	if decpt >= -14 && (decpt <= 15 || digits > decpt) {
 		return strconv.FormatFloat(f, 'f', -1, bits)
 	}
 	return mant + "e" + strconv.Itoa(x)

@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -62,6 +63,10 @@ func PadSpaceComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _
 			// ORDER BY s sorts by the key of s: 'a' and 'a ' tie, and
 			// the next sort field decides.
 			return padSpaceSortFields(n, sameE)
+		case *plan.Window:
+			// OVER (PARTITION BY s ORDER BY s) partitions, sorts and
+			// tells peers apart by the key of s.
+			return padSpaceWindows(n.(*plan.Window), sameE)
 		}
 		gb, ok := n.(*plan.GroupBy)
 		if !ok {
@@ -69,19 +74,7 @@ func PadSpaceComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _
 		}
 		// GROUP BY s groups by the key of s; the rows keep their
 		// spelling (the group's first, as in MySQL).
-		var keys []gsql.Expression
-		for i, e := range gb.GroupByExprs {
-			if !tablemeta.PadsSpaces(e.Type()) {
-				continue
-			}
-			if _, done := e.(*spaceTrimmed); done {
-				continue
-			}
-			if keys == nil {
-				keys = append([]gsql.Expression(nil), gb.GroupByExprs...)
-			}
-			keys[i] = &spaceTrimmed{child: e}
-		}
+		keys := trimmedKeys(gb.GroupByExprs)
 		if keys == nil {
 			return n, sameE, nil
 		}
@@ -95,17 +88,7 @@ func PadSpaceComparisons(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _
 // string sort fields without trailing spaces.
 func padSpaceSortFields(n gsql.Node, same transform.TreeIdentity) (gsql.Node, transform.TreeIdentity, error) {
 	ex := n.(gsql.Expressioner)
-	fields := ex.Expressions()
-	var keys []gsql.Expression
-	for i, e := range fields {
-		if _, done := e.(*spaceTrimmed); done || !tablemeta.PadsSpaces(e.Type()) {
-			continue
-		}
-		if keys == nil {
-			keys = append([]gsql.Expression(nil), fields...)
-		}
-		keys[i] = &spaceTrimmed{child: e}
-	}
+	keys := trimmedKeys(ex.Expressions())
 	if keys == nil {
 		return n, same, nil
 	}
@@ -114,6 +97,46 @@ func padSpaceSortFields(n gsql.Node, same transform.TreeIdentity) (gsql.Node, tr
 		return nil, transform.SameTree, err
 	}
 	return ret, transform.NewTree, nil
+}
+
+// padSpaceWindows returns w with the PAD SPACE strings of its window
+// functions' PARTITION BY and ORDER BY without trailing spaces. GMS
+// tells partitions apart, sorts them and tells peers apart (and so do
+// percdb's peer framers) by the window definition's expressions, each
+// as its type compares, so each of these sees the key.
+func padSpaceWindows(w *plan.Window, same transform.TreeIdentity) (gsql.Node, transform.TreeIdentity, error) {
+	ret, sameW, err := windowFunctionsRewritten(w, "pad space windows", padSpaceWindow) // rangeframes.go
+	if err != nil || sameW == transform.SameTree {
+		return w, same, err
+	}
+	return ret, transform.NewTree, nil
+}
+
+// padSpaceWindow returns w with its PAD SPACE partition and sort
+// expressions trimmed, or nil when it has none.
+func padSpaceWindow(_ gsql.WindowAdaptableExpression, w *gsql.WindowDefinition) (*gsql.WindowDefinition, error) {
+	keys := trimmedKeys(w.ToExpressions())
+	if keys == nil {
+		return nil, nil
+	}
+	return w.FromExpressions(keys)
+}
+
+// trimmedKeys returns exprs, grouping or sort keys, with the PAD SPACE
+// strings among them without trailing spaces; nil when there is none
+// (or each is already).
+func trimmedKeys(exprs []gsql.Expression) []gsql.Expression {
+	var keys []gsql.Expression
+	for i, e := range exprs {
+		if _, done := e.(*spaceTrimmed); done || !tablemeta.PadsSpaces(e.Type()) {
+			continue
+		}
+		if keys == nil {
+			keys = append([]gsql.Expression(nil), exprs...)
+		}
+		keys[i] = &spaceTrimmed{child: e}
+	}
+	return keys
 }
 
 // TrimmedField reports whether e is a column without its trailing
@@ -149,6 +172,8 @@ func padSpaceExpr(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, transf
 			return padSpaceCase(ctx, e)
 		case *function.StrCmp, *field, *function.NullIf:
 			return padSpaceFunction(ctx, e) // padspacefuncs.go
+		case *aggregation.Max, *aggregation.Min:
+			return padSpaceExtremumOf(e.(gsql.Aggregation))
 		case *expression.HashInTuple:
 			// Its hash of the list is made when it is built.
 			ch := e.Children()
@@ -446,3 +471,85 @@ func (p *likePattern) WithChildren(children ...gsql.Expression) (gsql.Expression
 	}
 	return p, nil
 }
+
+// padSpaceExtremumOf returns agg, a MAX or MIN (not over a window) of a
+// PAD SPACE string, as a padSpaceExtremum.
+func padSpaceExtremumOf(agg gsql.Aggregation) (gsql.Expression, transform.TreeIdentity, error) {
+	ch := agg.Children()
+	if agg.Window() != nil || len(ch) != 1 || !tablemeta.PadsSpaces(ch[0].Type()) {
+		return agg, transform.SameTree, nil
+	}
+	_, isMax := agg.(*aggregation.Max)
+	return &padSpaceExtremum{Aggregation: agg, max: isMax}, transform.NewTree, nil
+}
+
+// padSpaceExtremum is MAX or MIN of a PAD SPACE string: GMS's buffers
+// compare as NO PAD, so MAX over 'y' then 'y  ' replaced the first by
+// the second, greater there; under PAD SPACE they are equal and MySQL
+// keeps the first met. Its buffer compares the strings without trailing
+// spaces and returns the kept value as it was written.
+type padSpaceExtremum struct {
+	gsql.Aggregation
+	max bool
+}
+
+// NewBuffer implements sql.Aggregation.
+func (a *padSpaceExtremum) NewBuffer() (gsql.AggregationBuffer, error) {
+	child := a.Aggregation.Children()[0]
+	return &padSpaceExtremumBuffer{expr: child, max: a.max}, nil
+}
+
+// WithChildren implements sql.Expression.
+func (a *padSpaceExtremum) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	e, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return &padSpaceExtremum{Aggregation: e.(gsql.Aggregation), max: a.max}, nil
+}
+
+// WithId implements sql.IdExpression.
+func (a *padSpaceExtremum) WithId(id gsql.ColumnId) gsql.IdExpression {
+	return &padSpaceExtremum{Aggregation: a.Aggregation.WithId(id).(gsql.Aggregation), max: a.max}
+}
+
+// padSpaceExtremumBuffer is one group's MAX or MIN of a PAD SPACE string.
+type padSpaceExtremumBuffer struct {
+	expr gsql.Expression
+	max  bool
+	val  any
+}
+
+// Update implements sql.AggregationBuffer.
+func (b *padSpaceExtremumBuffer) Update(ctx *gsql.Context, row gsql.Row) error {
+	v, err := b.expr.Eval(ctx, row)
+	if err != nil || v == nil {
+		return err
+	}
+	if b.val == nil {
+		b.val = v
+		return nil
+	}
+	cmp, err := b.expr.Type().Compare(ctx, trimmedValue(v), trimmedValue(b.val))
+	if err != nil {
+		return err
+	}
+	if b.max && cmp > 0 || !b.max && cmp < 0 {
+		b.val = v
+	}
+	return nil
+}
+
+// trimmedValue is v without trailing spaces when it is a string.
+func trimmedValue(v any) any {
+	if s, ok := v.(string); ok {
+		return strings.TrimRight(s, " ")
+	}
+	return v
+}
+
+// Eval implements sql.AggregationBuffer.
+func (b *padSpaceExtremumBuffer) Eval(*gsql.Context) (any, error) { return b.val, nil }
+
+// Dispose implements sql.Disposable.
+func (b *padSpaceExtremumBuffer) Dispose() { expression.Dispose(b.expr) }

@@ -90,37 +90,45 @@ func RangeFrames(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Sco
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		exprs := w.Expressions()
-		var out []gsql.Expression
-		for i, e := range exprs {
-			ne, same, err := transform.Expr(e, framedByPeers)
-			if err != nil {
-				return nil, transform.SameTree, err
-			}
-			if same == transform.SameTree {
-				continue
-			}
-			if out == nil {
-				out = append([]gsql.Expression(nil), exprs...)
-			}
-			out[i] = ne
-		}
-		if out == nil {
-			return n, transform.SameTree, nil
-		}
-		ret, err := w.WithExpressions(out...)
-		if err != nil {
-			return nil, transform.SameTree, fmt.Errorf("window frames: %w", err)
-		}
-		return ret, transform.NewTree, nil
+		return windowFunctionsRewritten(w, "window frames", framedByPeers)
 	})
 }
 
-// framedByPeers returns e, a window function, with a peerRangeFrame in
-// place of its window's RANGE frame (or of its missing frame) where it
-// needs one; the error 3587 for a RANGE frame with a value offset and
-// other than one ORDER BY expression.
-func framedByPeers(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+// windowFunctionsRewritten returns w with each window function of its
+// expressions (one of GMS's, or exactAggregates' retyping of one)
+// given the window rewrite returns for it; rewrite returns nil for a
+// window it leaves as it is. what names the rewrite in an error.
+func windowFunctionsRewritten(w *plan.Window, what string, rewrite func(gsql.WindowAdaptableExpression, *gsql.WindowDefinition) (*gsql.WindowDefinition, error)) (gsql.Node, transform.TreeIdentity, error) {
+	exprs := w.Expressions()
+	var out []gsql.Expression
+	for i, e := range exprs {
+		ne, same, err := transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			return rewindowed(e, rewrite)
+		})
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		if same == transform.SameTree {
+			continue
+		}
+		if out == nil {
+			out = append([]gsql.Expression(nil), exprs...)
+		}
+		out[i] = ne
+	}
+	if out == nil {
+		return w, transform.SameTree, nil
+	}
+	ret, err := w.WithExpressions(out...)
+	if err != nil {
+		return nil, transform.SameTree, fmt.Errorf("%s: %w", what, err)
+	}
+	return ret, transform.NewTree, nil
+}
+
+// rewindowed returns e, when it is a window function, with the window
+// rewrite returns for it in place of its own.
+func rewindowed(e gsql.Expression, rewrite func(gsql.WindowAdaptableExpression, *gsql.WindowDefinition) (*gsql.WindowDefinition, error)) (gsql.Expression, transform.TreeIdentity, error) {
 	var wrapped *typedAgg
 	var fn gsql.WindowAdaptableExpression
 	switch x := e.(type) {
@@ -138,19 +146,11 @@ func framedByPeers(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, 
 	if w == nil {
 		return e, transform.SameTree, nil
 	}
-	if err := checkRangeFrame(w); err != nil {
-		return nil, transform.SameTree, err
+	nw, err := rewrite(fn, w)
+	if err != nil || nw == nil {
+		return e, transform.SameTree, err
 	}
-	if !usesFrame(fn) {
-		return e, transform.SameTree, nil
-	}
-	frame, ok := peerFrameOf(w)
-	if !ok {
-		return e, transform.SameTree, nil
-	}
-	nw := *w
-	nw.Frame = frame
-	framed := fn.WithWindow(&nw)
+	framed := fn.WithWindow(nw)
 	if wrapped != nil {
 		agg, ok := framed.(gsql.Aggregation)
 		if !ok {
@@ -159,6 +159,26 @@ func framedByPeers(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, 
 		return &typedAgg{Aggregation: agg, typ: wrapped.typ}, transform.NewTree, nil
 	}
 	return framed, transform.NewTree, nil
+}
+
+// framedByPeers returns the window of fn with a peerRangeFrame in
+// place of its RANGE frame (or of its missing frame) where fn needs
+// one, else nil; the error 3587 for a RANGE frame with a value offset
+// and other than one ORDER BY expression.
+func framedByPeers(fn gsql.WindowAdaptableExpression, w *gsql.WindowDefinition) (*gsql.WindowDefinition, error) {
+	if err := checkRangeFrame(w); err != nil {
+		return nil, err
+	}
+	if !usesFrame(fn) {
+		return nil, nil
+	}
+	frame, ok := peerFrameOf(w)
+	if !ok {
+		return nil, nil
+	}
+	nw := *w
+	nw.Frame = frame
+	return &nw, nil
 }
 
 // usesFrame reports whether fn computes over its window's frame: the

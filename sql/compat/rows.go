@@ -292,6 +292,17 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := castStringToInt(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// A DOUBLE written in a string as MySQL writes it (doubletext.go).
+	if d, ok := doubleStrings(e); ok {
+		if c, ok := castToChar(d); ok {
+			d = c
+		}
+		return d, transform.NewTree, nil
+	}
+	// CAST(x AS CHAR(N)) that cuts x warns (castchar.go).
+	if d, ok := castToChar(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// &, |, ^, << and >> of two numbers on 64 bits (bitops.go).
 	if d, ok := numericBitOp(e); ok {
 		return d, transform.NewTree, nil

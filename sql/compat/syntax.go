@@ -38,7 +38,11 @@ import (
 //   - GROUP BY ... WITH ROLLUP, which GMS cannot evaluate either: a
 //     UNION ALL of its levels (rollup.go);
 //   - the ODBC units of TIMESTAMPDIFF and TIMESTAMPADD (SQL_TSI_MONTH,
-//     ...), written as the units they name (sqlTSIUnits).
+//     ...), written as the units they name (sqlTSIUnits);
+//   - the function INTERVAL(N, N1, ...) (intervalfunc.go);
+//   - SUBSTRING(s FROM n [FOR m]) but on a column (and SUBSTR, MID):
+//     FROM and FOR become commas;
+//   - x IS [NOT] UNKNOWN, which is x IS [NOT] NULL.
 //
 // A statement that parses is refused with MySQL's 1235 when it has an
 // IN subquery with a LIMIT (x IN (SELECT c ... LIMIT 2)), as MySQL 8
@@ -357,6 +361,18 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			blank[i+1], blank[i+2], blank[i+3] = true, true, true
 		case sqlTSIUnits[t.word] != "" && i >= 2 && toks[i-1].punct == '(' && (toks[i-2].word == "TIMESTAMPDIFF" || toks[i-2].word == "TIMESTAMPADD"):
 			replace[i] = sqlTSIUnits[t.word] // bitops.go
+		case t.word == "INTERVAL" && i+1 < len(toks) && toks[i+1].punct == '(' && notQualified(toks, i) && len(topLevel(toks, i+1, ",")) > 0:
+			// INTERVAL(N, N1, ...), the function (intervalfunc.go)
+			replace[i] = intervalIndexName + "("
+			blank[i+1] = true
+		case substringNames[t.word] && i+1 < len(toks) && toks[i+1].punct == '(' && notQualified(toks, i):
+			// SUBSTRING(s FROM n FOR m) is SUBSTRING(s, n, m)
+			for _, j := range topLevel(toks, i+1, "FROM", "FOR") {
+				replace[j] = ","
+			}
+		case t.word == "UNKNOWN" && i > 0 && (toks[i-1].word == "IS" || toks[i-1].word == "NOT" && i > 1 && toks[i-2].word == "IS"):
+			// x IS [NOT] UNKNOWN is x IS [NOT] NULL (x a truth value)
+			replace[i] = "NULL"
 		case compoundIntervalUnits[t.word]:
 			// after an expression: not EXTRACT(unit FROM ...), nor a
 			// qualified name's part
@@ -457,6 +473,44 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 		}
 	}
 	return fix, true
+}
+
+// substringNames are SUBSTRING and its synonyms, which take FROM and
+// FOR in place of commas.
+var substringNames = map[string]bool{"SUBSTRING": true, "SUBSTR": true, "MID": true}
+
+// notQualified reports whether token i is not the part of a qualified
+// name after a dot (t.interval, a column's name).
+func notQualified(toks []syntaxToken, i int) bool {
+	return i == 0 || toks[i-1].punct != '.'
+}
+
+// topLevel returns the indexes of the tokens inside the parenthesis
+// opened at token open, outside any nested one, that are one of what
+// (a word, or one byte of punctuation).
+func topLevel(toks []syntaxToken, open int, what ...string) []int {
+	end := closingParen(toks, open)
+	var out []int
+	depth := 0
+	for j := open + 1; j < end; j++ {
+		switch toks[j].punct {
+		case '(':
+			depth++
+			continue
+		case ')':
+			depth--
+			continue
+		}
+		if depth > 0 {
+			continue
+		}
+		for _, w := range what {
+			if toks[j].word == w || toks[j].punct != 0 && string(toks[j].punct) == w {
+				out = append(out, j)
+			}
+		}
+	}
+	return out
 }
 
 // comparisonBefore returns the comparison operator right before token i

@@ -1,0 +1,108 @@
+package compat
+
+import (
+	"fmt"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// GMS converts a DOUBLE or FLOAT to a string in positional notation with
+// all of the value's digits: CAST(1e15 AS CHAR) was
+// '1000000000000000', CONCAT(123456789012345678e0) '123456789012345680'
+// and CAST(1e300 AS CHAR) three hundred digits. MySQL writes it as
+// my_gcvt does (doubleText: 1e15, 1.2345678901234568e17; a FLOAT with
+// six significant digits). doubleStrings puts a doubleString, MySQL's
+// text of the number, in place of a DOUBLE or FLOAT operand of CAST(x
+// AS CHAR) and of CONCAT and CONCAT_WS, where the number becomes text.
+
+// doubleStrings returns e with its DOUBLE and FLOAT operands written as
+// MySQL writes them, when it is a CAST to CHAR, CONCAT or CONCAT_WS that
+// has such an operand.
+func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
+	switch x := e.(type) {
+	case *expression.Convert:
+		switch convertTarget(x) {
+		case expression.ConvertToChar, expression.ConvertToNChar:
+		default:
+			return e, false
+		}
+	case *function.Concat, *function.ConcatWithSeparator:
+	default:
+		return e, false
+	}
+	ch := e.Children()
+	var out []gsql.Expression
+	for i, c := range ch {
+		if !types.IsFloat(c.Type()) {
+			continue
+		}
+		if out == nil {
+			out = append([]gsql.Expression(nil), ch...)
+		}
+		out[i] = &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}}
+	}
+	if out == nil {
+		return e, false
+	}
+	ret, err := e.WithChildren(out...)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
+}
+
+// doubleString is a DOUBLE or FLOAT as MySQL writes it in a string.
+type doubleString struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.CollationCoercible = (*doubleString)(nil)
+
+// String implements sql.Expression: the number's, so that names stay
+// as written.
+func (d *doubleString) String() string { return d.Child.String() }
+
+// DebugString shows the conversion.
+func (d *doubleString) DebugString() string { return fmt.Sprintf("double_text(%s)", d.Child) }
+
+// Type implements sql.Expression: a string long enough for any double
+// (23 characters: -1.7976931348623157e308).
+func (d *doubleString) Type() gsql.Type {
+	return types.MustCreateStringWithDefaults(sqltypes.VarChar, 23)
+}
+
+// CollationCoercibility implements sql.CollationCoercible: a number's.
+func (d *doubleString) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+	return gsql.GetCoercibility(ctx, d.Child)
+}
+
+// Eval implements sql.Expression.
+func (d *doubleString) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := d.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	switch f := v.(type) {
+	case float64:
+		bits := 64
+		if d.Child.Type() == types.Float32 {
+			bits = 32
+		}
+		return doubleText(f, bits), nil
+	case float32:
+		return doubleText(float64(f), 32), nil
+	}
+	return v, nil
+}
+
+// WithChildren implements sql.Expression.
+func (d *doubleString) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return &doubleString{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
