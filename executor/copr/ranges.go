@@ -1,6 +1,7 @@
 package copr
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,17 @@ func RunRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []exe
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	return &localRun{e: e, it: it}, nil
+}
+
+// Disjoint reports whether ranges are ascending and disjoint, each
+// ending at or before the next starts, as RunRanges takes them.
+func Disjoint(ranges []executor.KeyRange) bool {
+	for i := 1; i < len(ranges); i++ {
+		if end := ranges[i-1].End; end == nil || bytes.Compare(end, ranges[i].Start) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rangesIter is a txn.Iterator over ranges, one transaction iterator
