@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,11 +19,13 @@ import (
 // as the others do.
 
 // CoprocessorRequest evaluates Program over the visible pairs of [Start,
-// End) at Version in one region, in ascending key order. Locks are those
-// of a Scan at Version: the locks that block the read in the part of the
-// range the walk covered fail the request with a *KeyIsLockedError (then
-// nothing is returned and the client resolves them and sends the request
-// again); locks of BypassLocks are skipped.
+// End) at Version in one region, in ascending key order; or, when Ranges
+// is not empty, over the visible pairs of each of Ranges in turn, as one
+// evaluation (TiKV's coprocessor takes a list of ranges alike). Locks are
+// those of a Scan at Version: the locks that block the read in the part
+// of the ranges the walk covered fail the request with a
+// *KeyIsLockedError (then nothing is returned and the client resolves
+// them and sends the request again); locks of BypassLocks are skipped.
 type CoprocessorRequest struct {
 	Region  RegionCtx
 	Start   []byte
@@ -32,6 +35,15 @@ type CoprocessorRequest struct {
 	// opaque to the store.
 	Program     []byte
 	BypassLocks []uint64
+	// Ranges, when not empty, are the request's ranges in place of
+	// [Start, End), which must then be empty: ascending and disjoint
+	// (each ends at or before the next one starts), each with a
+	// non-empty End but the last (empty: to the region's end), all in
+	// the region. A batch of lookups (the ranges of a batched join's
+	// outer rows, an IN list on a key prefix, an OR of ranges) is so
+	// one request to a region, its program compiled once, rather than
+	// one request per range. A point is the range [key, key+"\x00").
+	Ranges []KeyRange
 }
 
 // CoprocessorResponse is a program's output over a prefix of the
@@ -41,7 +53,8 @@ type CoprocessorResponse struct {
 	Data []byte
 	// Resume, when not nil, is where the walk stopped: the program's
 	// output filled a response, or it needed no more input (Done). The
-	// rest of the range, [Resume, End), was not evaluated.
+	// rest of the range, [Resume, End), was not evaluated (of Ranges:
+	// the parts of them at or after Resume).
 	Resume []byte
 	// Done says the program needs no more input (a limit was reached):
 	// the client need not send the rest of the range.
@@ -84,34 +97,79 @@ type KeyOnlyProgram interface {
 // one.
 var ErrNoCoprocessor = errors.New("the store has no coprocessor")
 
-// Coprocessor evaluates req.Program over its range (see
+// Coprocessor evaluates req.Program over its range or ranges (see
 // CoprocessorRequest). A range reaching past the region is a
 // *RegionError, as for Scan. The walk stops early, with ctx's error, when
 // ctx ends.
 func (s *Store) Coprocessor(ctx context.Context, req *CoprocessorRequest) (*CoprocessorResponse, error) {
-	what := func() string { return fmt.Sprintf("coprocessor [%q, %q)", req.Start, req.End) }
+	what := func() string {
+		if len(req.Ranges) > 0 {
+			return fmt.Sprintf("coprocessor of %d ranges [%q, %q)", len(req.Ranges), req.Ranges[0].Start, req.Ranges[len(req.Ranges)-1].End)
+		}
+		return fmt.Sprintf("coprocessor [%q, %q)", req.Start, req.End)
+	}
 	if s.copr == nil {
 		return nil, fmt.Errorf("%s: %w", what(), ErrNoCoprocessor)
 	}
-	end, err := s.readRange(req.Region, req.Start, req.End, req.Version, what)
+	ranges, err := s.coprRanges(req, what)
 	if err != nil {
 		return nil, err
 	}
-	return rangeRead(ctx, s, req.Start, end, req.Version, false, what,
-		func() (*CoprocessorResponse, bool, error) { return s.coprUnlocked(ctx, req, end) },
-		func(r *mvccReader) (*CoprocessorResponse, error) { return s.coprLocked(ctx, r, req, end) })
+	var wait []KeyRange
+	if len(req.Ranges) > 0 {
+		wait = ranges
+	}
+	return rangeRead(ctx, s, ranges[0].Start, ranges[len(ranges)-1].End, wait, req.Version, false, what,
+		func() (*CoprocessorResponse, bool, error) { return s.coprUnlocked(ctx, req, ranges) },
+		func(r *mvccReader) (*CoprocessorResponse, error) { return s.coprLocked(ctx, r, req, ranges) })
+}
+
+// coprRanges returns the ranges req reads, checked: in the region, and
+// for Ranges ascending and disjoint. The last range's End is nil when it
+// reaches the end of the key space.
+func (s *Store) coprRanges(req *CoprocessorRequest, what func() string) ([]KeyRange, error) {
+	if len(req.Ranges) == 0 {
+		end, err := s.readRange(req.Region, req.Start, req.End, req.Version, what)
+		if err != nil {
+			return nil, err
+		}
+		return []KeyRange{{Start: req.Start, End: end}}, nil
+	}
+	if len(req.Start) > 0 || len(req.End) > 0 {
+		return nil, fmt.Errorf("%s: both Ranges and [Start, End) given", what())
+	}
+	n := len(req.Ranges)
+	for i, kr := range req.Ranges {
+		switch {
+		case len(kr.End) == 0 && i < n-1:
+			return nil, fmt.Errorf("%s: range %d of %d is unbounded", what(), i, n)
+		case len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) > 0:
+			return nil, fmt.Errorf("%s: range %d ends before it starts", what(), i)
+		case i > 0 && bytes.Compare(req.Ranges[i-1].End, kr.Start) > 0:
+			return nil, fmt.Errorf("%s: range %d starts before range %d ends", what(), i, i-1)
+		}
+	}
+	// The region holds the first start and the last end, so every range.
+	end, err := s.readRange(req.Region, req.Ranges[0].Start, req.Ranges[n-1].End, req.Version, what)
+	if err != nil {
+		return nil, err
+	}
+	// The last range's end as the walk takes it: nil when unbounded.
+	return append(req.Ranges[:n-1:n-1], KeyRange{Start: req.Ranges[n-1].Start, End: end}), nil
 }
 
 // coprRun is one evaluation of a request's program over a walk.
 type coprRun struct {
 	prog CoprocessorProgram
 	resp CoprocessorResponse
-	// last is the last key fed when the walk stopped early.
-	last []byte
+	// last is the last key fed when the walk stopped early, stopped the
+	// position in the ranges of the range it is in.
+	last    []byte
+	stopped int
 }
 
-// run walks [req.Start, end) with r, feeding the program.
-func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequest, end []byte) (*coprRun, error) {
+// run walks ranges with r, in turn, feeding the program.
+func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequest, ranges []KeyRange) (*coprRun, error) {
 	prog, err := s.copr.Compile(req.Program)
 	if err != nil {
 		return nil, fmt.Errorf("compile program: %w", err)
@@ -121,7 +179,7 @@ func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequ
 	if ko, ok := prog.(KeyOnlyProgram); ok {
 		keyOnly = ko.KeysOnly()
 	}
-	err = r.visit(ctx, req.Start, end, req.Version, false, keyOnly, func(key, value []byte) (bool, error) {
+	feed := func(key, value []byte) (bool, error) {
 		c.resp.Visited++
 		full, done, err := prog.Feed(key, value)
 		if err != nil {
@@ -133,9 +191,18 @@ func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequ
 			return true, nil
 		}
 		return false, nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	for i, kr := range ranges {
+		if len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) >= 0 {
+			continue
+		}
+		if err := r.visit(ctx, kr.Start, kr.End, req.Version, false, keyOnly, feed); err != nil {
+			return nil, err
+		}
+		if c.last != nil {
+			c.stopped = i
+			break
+		}
 	}
 	if c.resp.Data, err = prog.Output(); err != nil {
 		return nil, err
@@ -149,9 +216,9 @@ func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequ
 // coprUnlocked is Coprocessor without looking at the lock space, as
 // scanUnlocked is Scan: done is false when the lock set was not empty or
 // changed during the walk, and then the caller evaluates again with locks.
-func (s *Store) coprUnlocked(ctx context.Context, req *CoprocessorRequest, end []byte) (*CoprocessorResponse, bool, error) {
+func (s *Store) coprUnlocked(ctx context.Context, req *CoprocessorRequest, ranges []KeyRange) (*CoprocessorResponse, bool, error) {
 	return unlockedRead(s, false, func(r *mvccReader) (*CoprocessorResponse, error) {
-		c, err := s.coprRun(ctx, r, req, end)
+		c, err := s.coprRun(ctx, r, req, ranges)
 		if err != nil {
 			return nil, err
 		}
@@ -160,18 +227,26 @@ func (s *Store) coprUnlocked(ctx context.Context, req *CoprocessorRequest, end [
 }
 
 // coprLocked is Coprocessor on a snapshot: the walk, then the locks of the
-// part of the range it covered, as scan does.
-func (s *Store) coprLocked(ctx context.Context, r *mvccReader, req *CoprocessorRequest, end []byte) (*CoprocessorResponse, error) {
-	c, err := s.coprRun(ctx, r, req, end)
+// part of the ranges it covered, as scan does.
+func (s *Store) coprLocked(ctx context.Context, r *mvccReader, req *CoprocessorRequest, ranges []KeyRange) (*CoprocessorResponse, error) {
+	c, err := s.coprRun(ctx, r, req, ranges)
 	if err != nil {
 		return nil, err
 	}
-	hi := end
 	if c.resp.Resume != nil {
-		hi = c.resp.Resume
+		ranges = ranges[:c.stopped+1]
 	}
-	if err := r.blockingLocks(req.Start, hi, req.Version, req.BypassLocks, false); err != nil {
-		return nil, err
+	for i, kr := range ranges {
+		hi := kr.End
+		if i == len(ranges)-1 && c.resp.Resume != nil {
+			hi = c.resp.Resume
+		}
+		if len(hi) > 0 && bytes.Compare(kr.Start, hi) >= 0 {
+			continue
+		}
+		if err := r.blockingLocks(kr.Start, hi, req.Version, req.BypassLocks, false); err != nil {
+			return nil, err
+		}
 	}
 	return &c.resp, nil
 }

@@ -43,28 +43,7 @@ func (p *listProgram) Output() ([]byte, error) { return p.out, nil }
 // fails a scan, and that a store without a coprocessor refuses.
 func TestCoprocessor(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open("", Options{InMemory: true, Coprocessor: listCoprocessor{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	rc := s.Regions()[0].Ctx()
-	write := func(start uint64, commit bool, muts ...Mutation) {
-		t.Helper()
-		resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: muts[0].Key, StartTS: start, LockTTL: 1000})
-		if err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if commit {
-			keys := make([][]byte, len(muts))
-			for i, m := range muts {
-				keys[i] = m.Key
-			}
-			if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: start, CommitTS: start + 1}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	s, rc, write := listStore(t)
 	write(10, true, Mutation{Op: OpPut, Key: []byte("a"), Value: []byte("1")}, Mutation{Op: OpPut, Key: []byte("b"), Value: []byte{}},
 		Mutation{Op: OpPut, Key: []byte("c"), Value: []byte("3")}, Mutation{Op: OpPut, Key: []byte("d"), Value: make([]byte, 300)})
 	write(20, true, Mutation{Op: OpDelete, Key: []byte("c")})
@@ -104,5 +83,109 @@ func TestCoprocessor(t *testing.T) {
 	bare := openTestStore(t)
 	if _, err := bare.Coprocessor(ctx, &CoprocessorRequest{Region: bare.Regions()[0].Ctx(), Version: 5, Program: []byte("0")}); !errors.Is(err, ErrNoCoprocessor) {
 		t.Fatalf("store without a coprocessor: %v", err)
+	}
+}
+
+// TestCoprocessorRanges checks a request of many ranges: one program is
+// fed the visible pairs of exactly its ranges in order (a point as the
+// range [key, key+"\x00")), a full output resumes inside a range, a lock
+// blocks the request only inside its ranges (up to where the walk
+// stopped), and malformed lists and lists reaching past the region are
+// refused.
+func TestCoprocessorRanges(t *testing.T) {
+	ctx := context.Background()
+	s, rc, write := listStore(t)
+	var muts []Mutation
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		muts = append(muts, Mutation{Op: OpPut, Key: []byte(k), Value: []byte(k + k)})
+	}
+	write(10, true, muts...)
+	kr := func(start, end string) KeyRange { return KeyRange{Start: []byte(start), End: []byte(end)} }
+	ranges := []KeyRange{kr("a", "a\x00"), kr("b\x00", "c\x00"), kr("d", "d"), kr("e", "f"), kr("f\x00", "")}
+	resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 20, Program: []byte("0")})
+	if err != nil || string(resp.Data) != "a=aa;c=cc;e=ee;g=gg;" || resp.Resume != nil || resp.Visited != 4 {
+		t.Fatalf("ranges: %+v %v", resp, err)
+	}
+	// Pages of two: the first stops inside the second range.
+	resp, err = s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 20, Program: []byte("2")})
+	if err != nil || string(resp.Data) != "a=aa;c=cc;" || string(resp.Resume) != "c\x00" {
+		t.Fatalf("first page: %+v %v", resp, err)
+	}
+
+	// A lock on b (between the ranges' keys, not in them) and on f (in
+	// no range) blocks nothing; one on e blocks the ranges holding it.
+	lock := func(key string, ts uint64) {
+		t.Helper()
+		write(ts, false, Mutation{Op: OpPut, Key: []byte(key), Value: []byte("new")})
+	}
+	lock("b", 30)
+	lock("f", 31)
+	if resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 40, Program: []byte("0")}); err != nil || string(resp.Data) != "a=aa;c=cc;e=ee;g=gg;" {
+		t.Fatalf("locks outside the ranges: %+v %v", resp, err)
+	}
+	lock("e", 32)
+	var locked *KeyIsLockedError
+	if _, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 40, Program: []byte("0")}); !errors.As(err, &locked) || string(locked.Lock.Key) != "e" {
+		t.Fatalf("a lock in a range: %v", err)
+	}
+	// The page that stops before the lock does not see it.
+	if resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 40, Program: []byte("2")}); err != nil || string(resp.Data) != "a=aa;c=cc;" {
+		t.Fatalf("page before the lock: %+v %v", resp, err)
+	}
+
+	for name, req := range map[string]*CoprocessorRequest{
+		"overlapping":  {Ranges: []KeyRange{kr("a", "c"), kr("b", "d")}},
+		"descending":   {Ranges: []KeyRange{kr("c", "d"), kr("a", "b")}},
+		"reversed":     {Ranges: []KeyRange{kr("c", "a")}},
+		"unbounded":    {Ranges: []KeyRange{kr("a", ""), kr("c", "d")}},
+		"start+ranges": {Start: []byte("a"), Ranges: []KeyRange{kr("c", "d")}},
+	} {
+		req.Region, req.Version, req.Program = rc, 20, []byte("0")
+		if resp, err := s.Coprocessor(ctx, req); err == nil {
+			t.Errorf("%s: evaluated: %+v", name, resp)
+		}
+	}
+
+	// Past a region's end: the last range, as a single range's end.
+	left, _, err := s.SplitRegion(ctx, []byte("d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RegionError
+	if _, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: left.Ctx(), Ranges: []KeyRange{kr("a", "b"), kr("c", "e")}, Version: 20, Program: []byte("0")}); !errors.As(err, &re) {
+		t.Fatalf("past the region: %v", err)
+	}
+	if resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: left.Ctx(), Ranges: []KeyRange{kr("a", "b"), kr("c", "")}, Version: 20, Program: []byte("0")}); err != nil || string(resp.Data) != "a=aa;c=cc;" {
+		t.Fatalf("to the region's end: %+v %v", resp, err)
+	}
+}
+
+// listStore opens an in-memory store of listCoprocessor and returns it,
+// its region and a function that prewrites muts at start, and commits
+// them at start+1 when commit.
+func listStore(t *testing.T) (*Store, RegionCtx, func(start uint64, commit bool, muts ...Mutation)) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, Coprocessor: listCoprocessor{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	rc := s.Regions()[0].Ctx()
+	return s, rc, func(start uint64, commit bool, muts ...Mutation) {
+		t.Helper()
+		resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: muts[0].Key, StartTS: start, LockTTL: 1000})
+		if err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if commit {
+			keys := make([][]byte, len(muts))
+			for i, m := range muts {
+				keys[i] = m.Key
+			}
+			if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: start, CommitTS: start + 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -278,7 +278,11 @@ func (i *instrumented) Coprocessor(ctx context.Context, req *CoprocessorRequest)
 	if resp != nil {
 		keys, n = int(resp.Visited), len(resp.Data)
 	}
-	i.observe(CmdCoprocessor, req.Region, start, req.Start, keys, n, false, err)
+	key := req.Start
+	if len(req.Ranges) > 0 {
+		key = req.Ranges[0].Start
+	}
+	i.observe(CmdCoprocessor, req.Region, start, key, keys, n, false, err)
 	return resp, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -93,6 +94,19 @@ func (t *memLockTable) waitKey(ctx context.Context, key []byte) error {
 func (t *memLockTable) waitRange(ctx context.Context, start, end []byte) error {
 	return waitAll(ctx, t.pending(func(k string) bool {
 		return k >= string(start) && (end == nil || k < string(end))
+	}))
+}
+
+// waitRanges waits for the one-phase commits that have published a key
+// in one of ranges (ascending and disjoint; an empty End is unbounded).
+func (t *memLockTable) waitRanges(ctx context.Context, ranges []KeyRange) error {
+	return waitAll(ctx, t.pending(func(k string) bool {
+		// The first range that ends past k holds it if it starts at or
+		// before it.
+		i := sort.Search(len(ranges), func(i int) bool {
+			return len(ranges[i].End) == 0 || string(ranges[i].End) > k
+		})
+		return i < len(ranges) && string(ranges[i].Start) <= k
 	}))
 }
 

@@ -243,7 +243,7 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rangeRead(ctx, s, req.Start, end, req.Version, req.IgnoreLocks, what,
+	return rangeRead(ctx, s, req.Start, end, nil, req.Version, req.IgnoreLocks, what,
 		func() ([]KvPair, bool, error) { return s.scanUnlocked(ctx, req, end) },
 		func(r *mvccReader) ([]KvPair, error) { return r.scan(ctx, req, end) })
 }
@@ -252,12 +252,20 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 // it waits for the one-phase commits racing with it in the range (a lock
 // too) unless ignoreLocks, then reads latch-free with unlocked, and when
 // that cannot be shown right, with locked on a snapshot. A version the GC
-// safe point passed during the read fails it (gc.go).
-func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, version uint64, ignoreLocks bool, what func() string,
+// safe point passed during the read fails it (gc.go). When ranges is not
+// nil, the read covers only those ranges of [start, end) (a coprocessor
+// request of many ranges), and only commits in them are waited for.
+func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, ranges []KeyRange, version uint64, ignoreLocks bool, what func() string,
 	unlocked func() (T, bool, error), locked func(r *mvccReader) (T, error)) (T, error) {
 	var zero T
 	if !ignoreLocks {
-		if err := s.memLocks.waitRange(ctx, start, end); err != nil {
+		err := error(nil)
+		if ranges != nil {
+			err = s.memLocks.waitRanges(ctx, ranges)
+		} else {
+			err = s.memLocks.waitRange(ctx, start, end)
+		}
+		if err != nil {
 			return zero, fmt.Errorf("%s: %w", what(), err)
 		}
 	}

@@ -1239,9 +1239,10 @@ func (it *coprRowIter) next(ctx *gsql.Context) ([]byte, error) {
 			var err error
 			if keys := it.nextPoints(); keys != nil {
 				out, err = copr.RunPoints(ctx, it.k, it.s.t.meta.Exec, keys, it.s.prog)
+			} else if rs := it.nextRanges(); len(rs) > 1 {
+				out, err = copr.RunRanges(ctx, it.k, it.s.t.meta.Exec, rs, it.s.prog)
 			} else {
-				out, err = it.start(ctx, it.ranges[0].KeyRange)
-				it.ranges = it.ranges[1:]
+				out, err = it.start(ctx, rs[0])
 			}
 			if err != nil {
 				return nil, toSQLError(err)
@@ -1277,6 +1278,29 @@ func (it *coprRowIter) nextPoints() [][]byte {
 		it.pointBatch = min(2*it.pointBatch, maxLookupBatch)
 	}
 	return keys
+}
+
+// nextRanges takes the ranges at the head of the ranges that are not
+// primary-key points (nextPoints takes those), at most maxLookupBatch
+// of them: an IN list or an OR of ranges on an index or a key prefix.
+// More than one are evaluated as one program in one coprocessor request
+// per region (copr.RunRanges), not a request, and a compilation of the
+// program, each. A reader that may stop early (s.early) takes one range,
+// read in growing pages.
+func (it *coprRowIter) nextRanges() []executor.KeyRange {
+	rs := []executor.KeyRange{it.ranges[0].KeyRange}
+	it.ranges = it.ranges[1:]
+	for len(it.ranges) > 0 && len(rs) < maxLookupBatch && !it.s.early && !(it.s.index == nil && it.ranges[0].point) {
+		// keyRanges makes them sorted and disjoint; a list that were not
+		// is read range by range.
+		next := append(rs, it.ranges[0].KeyRange)
+		if !copr.Disjoint(next[len(next)-2:]) {
+			break
+		}
+		rs = next
+		it.ranges = it.ranges[1:]
+	}
+	return rs
 }
 
 // start begins the walk of r: cut into as many sub-ranges as there are

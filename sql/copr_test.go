@@ -222,6 +222,12 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT id, b FROM %s WHERE (%s) AND id IN (1, 2, 3, 100, 200, 300, 400) ORDER BY b DESC, id LIMIT 2",
 		"SELECT id, jid FROM %s JOIN j ON j.jid = id WHERE (%s) AND id IN (0, 3, 6, 9, 12, 301, 9000) LIMIT 5",
 		"SELECT id, b FROM %s WHERE (%s) AND (id IN (4, 8, 15, 16, 23, 42) OR id BETWEEN 100 AND 110)",
+		// Ranges of the key: one program over all of them, one request
+		// (copr.RunRanges), its limit, top-N and groups over them all.
+		"SELECT id, b FROM %s WHERE (%s) AND (id BETWEEN 10 AND 20 OR id BETWEEN 5000 AND 5010 OR id > 11990) LIMIT 15",
+		"SELECT id, b FROM %s WHERE (%s) AND (id BETWEEN 10 AND 200 OR id BETWEEN 5000 AND 5100 OR id >= 11900) ORDER BY b, id LIMIT 5",
+		"SELECT b %% 3, count(*), sum(u), min(c) FROM %s WHERE (%s) AND (id < 50 OR id BETWEEN 3000 AND 3050 OR id >= 11950) GROUP BY b %% 3",
+		"SELECT COUNT(DISTINCT b) FROM %s WHERE (%s) AND (id BETWEEN 100 AND 400 OR id BETWEEN 9000 AND 9300)",
 	}
 	// Scans pushed in a scope GMS analyzes on its own, whose execution
 	// indexes it assigns again with the whole statement's (the comment

@@ -227,8 +227,13 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	}
 	read := int64(0) // rows read into earlier batches
 	reads := ranges
-	if b.points && len(ranges) > 0 {
-		// One batched point read of every row's key, one evaluation.
+	// Ranges of the rows (an IN list or an OR of ranges on a prefix of
+	// the primary key) are one program over all of them, one
+	// coprocessor request per region (copr.RunRanges).
+	together := !b.points && sp.Index == nil && len(ranges) > 1 && copr.Disjoint(ranges)
+	if b.points && len(ranges) > 0 || together {
+		// One batched point read of every row's key, or one walk of
+		// the ranges; one evaluation.
 		reads = ranges[:1]
 	}
 	for _, kr := range reads {
@@ -250,6 +255,8 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 				keys[i] = ranges[i].Start
 			}
 			out, err = copr.RunPoints(r.ctx, k, pl.Meta.Exec, keys, prog)
+		case together:
+			out, err = copr.RunRanges(r.ctx, k, pl.Meta.Exec, ranges, prog)
 		case sp.Index != nil:
 			out, err = copr.RunLookup(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, kr, prog)
 		default:

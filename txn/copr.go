@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 
 	"github.com/percdb/percdb/kv"
 )
@@ -17,12 +19,15 @@ import (
 var ErrBufferedWrites = errors.New("the transaction has buffered writes in the range")
 
 // CoprIter walks the outputs of a program evaluated next to the data over
-// a range, one kv.CoprocessorRequest per region (or per page of one) in
-// key order; see Txn.Coprocessor. It is not safe for concurrent use.
+// a range, or a list of ranges, one kv.CoprocessorRequest per region (or
+// per page of one) in key order; see Txn.Coprocessor and
+// Txn.CoprocessorRanges. It is not safe for concurrent use.
 type CoprIter struct {
 	t       *Txn
 	program []byte
-	lo, end []byte
+	// rest is what is left to read: ascending, disjoint ranges, each
+	// with a non-empty End but the last (+infinity).
+	rest    []kv.KeyRange
 	done    bool
 	visited int64
 	// it carries the lock and region handling of scans.
@@ -34,18 +39,53 @@ type CoprIter struct {
 // transaction's snapshot. It fails with ErrBufferedWrites when the
 // transaction has buffered writes in the range.
 func (t *Txn) Coprocessor(ctx context.Context, start, end, program []byte) (*CoprIter, error) {
-	return t.coprocessor(ctx, start, end, program, nil)
+	return t.coprocessor(ctx, []kv.KeyRange{{Start: start, End: end}}, program, nil)
 }
 
-// coprocessor is Coprocessor for a program that uses what cmp compares
-// of each value it reads.
-func (t *Txn) coprocessor(ctx context.Context, start, end, program []byte, cmp ReadComparator) (*CoprIter, error) {
-	what := func() string { return fmt.Sprintf("coprocessor [%q, %q)", start, end) }
+// CoprocessorRanges is Coprocessor over ranges, ascending and disjoint
+// (each ends at or before the next starts; only the last may have an
+// empty End), evaluated as one program over the rows of all of them in
+// key order: the ranges that lie in one region go to it in one request
+// (kv.CoprocessorRequest's Ranges), so that a batch of lookups costs a
+// request per region, not per range. It fails with ErrBufferedWrites
+// when the transaction has buffered writes in any of the ranges.
+func (t *Txn) CoprocessorRanges(ctx context.Context, ranges []kv.KeyRange, program []byte) (*CoprIter, error) {
+	return t.coprocessorRanges(ctx, ranges, program, nil)
+}
+
+// coprocessorRanges is CoprocessorRanges for a program that uses what
+// cmp compares of each value it reads.
+func (t *Txn) coprocessorRanges(ctx context.Context, ranges []kv.KeyRange, program []byte, cmp ReadComparator) (*CoprIter, error) {
+	for i, kr := range ranges {
+		if i > 0 && (len(ranges[i-1].End) == 0 || bytes.Compare(ranges[i-1].End, kr.Start) > 0) {
+			return nil, fmt.Errorf("coprocessor of %d ranges: range %d starts before range %d ends", len(ranges), i, i-1)
+		}
+	}
+	return t.coprocessor(ctx, ranges, program, cmp)
+}
+
+// coprocessor is coprocessorRanges once the ranges are checked.
+func (t *Txn) coprocessor(ctx context.Context, ranges []kv.KeyRange, program []byte, cmp ReadComparator) (*CoprIter, error) {
+	what := func() string {
+		if len(ranges) == 1 {
+			return fmt.Sprintf("coprocessor [%q, %q)", ranges[0].Start, ranges[0].End)
+		}
+		return fmt.Sprintf("coprocessor of %d ranges", len(ranges))
+	}
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
-	if len(t.buf.rangeSnapshot(start, end)) > 0 {
-		return nil, fmt.Errorf("%s: %w", what(), ErrBufferedWrites)
+	// Empty ranges read nothing; the others are kept, copied, as the
+	// walk trims them.
+	rest := make([]kv.KeyRange, 0, len(ranges))
+	for _, kr := range ranges {
+		if len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) >= 0 {
+			continue
+		}
+		if len(t.buf.rangeSnapshot(kr.Start, kr.End)) > 0 {
+			return nil, fmt.Errorf("%s: %w", what(), ErrBufferedWrites)
+		}
+		rest = append(rest, kv.KeyRange{Start: bytes.Clone(kr.Start), End: kr.End})
 	}
 	ts, err := t.snapshotTS(ctx)
 	if err != nil {
@@ -53,14 +93,16 @@ func (t *Txn) coprocessor(ctx context.Context, start, end, program []byte, cmp R
 	}
 	if t.pess != nil {
 		// A pessimistic transaction validates its reads before it moves
-		// its snapshot (readset.go): the whole range counts as read.
-		t.reads.addRange(start, end, cmp, t.s.opts.MaxReadSetEntries)
+		// its snapshot (readset.go): the whole ranges count as read.
+		for _, kr := range rest {
+			t.reads.addRange(kr.Start, kr.End, cmp, t.s.opts.MaxReadSetEntries)
+		}
 	}
 	c := &CoprIter{
-		t: t, program: program, lo: bytes.Clone(start), end: end,
+		t: t, program: program, rest: rest,
 		it: &scanIter{s: t.s, version: ts, rr: newRegionRetrier(t.s.opts)},
 	}
-	c.done = len(end) > 0 && bytes.Compare(start, end) >= 0
+	c.done = len(rest) == 0
 	return c, nil
 }
 
@@ -74,17 +116,27 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 			return nil, c.fail(context.Cause(ctx))
 		}
 		s := c.t.s
-		reg, err := s.client.LocateKey(ctx, c.lo)
+		lo := c.rest[0].Start
+		reg, err := s.client.LocateKey(ctx, lo)
 		if err != nil {
-			return nil, c.fail(fmt.Errorf("locate %q: %w", c.lo, err))
+			return nil, c.fail(fmt.Errorf("locate %q: %w", lo, err))
 		}
-		hi, atEdge := c.end, false
-		if len(reg.End) > 0 && (len(hi) == 0 || bytes.Compare(reg.End, hi) < 0) {
-			hi, atEdge = reg.End, true
+		// sent is how many of rest lie in the region (the last perhaps
+		// in part: cut at the region's end, atEdge).
+		sent, atEdge := c.inRegion(reg)
+		req := &kv.CoprocessorRequest{Region: reg.Ctx(), Version: c.it.version, Program: c.program, BypassLocks: c.it.bypass}
+		if sent == 1 {
+			req.Start, req.End = lo, c.rest[0].End
+			if atEdge {
+				req.End = reg.End
+			}
+		} else {
+			req.Ranges = slices.Clone(c.rest[:sent])
+			if atEdge {
+				req.Ranges[sent-1].End = reg.End
+			}
 		}
-		resp, err := s.client.Coprocessor(ctx, &kv.CoprocessorRequest{
-			Region: reg.Ctx(), Start: c.lo, End: hi, Version: c.it.version, Program: c.program, BypassLocks: c.it.bypass,
-		})
+		resp, err := s.client.Coprocessor(ctx, req)
 		if err != nil {
 			if err := c.it.handle(ctx, reg, err); err != nil {
 				return nil, c.fail(err)
@@ -97,15 +149,44 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 		case resp.Done:
 			c.done = true
 		case resp.Resume != nil:
-			c.lo = resp.Resume
+			c.resumeAt(resp.Resume)
 		case atEdge:
-			c.lo = reg.End
+			c.rest[sent-1].Start = reg.End
+			c.rest = c.rest[sent-1:]
 		default:
-			c.done = true
+			c.rest = c.rest[sent:]
+			c.done = len(c.rest) == 0
 		}
 		return resp.Data, nil
 	}
 	return nil, io.EOF
+}
+
+// inRegion returns how many of the ranges left start in reg (at least
+// one: the first starts there), and whether the last of them reaches
+// past reg's end.
+func (c *CoprIter) inRegion(reg kv.RegionInfo) (n int, atEdge bool) {
+	if len(reg.End) == 0 {
+		return len(c.rest), false
+	}
+	n = 1 + sort.Search(len(c.rest)-1, func(i int) bool { return bytes.Compare(c.rest[i+1].Start, reg.End) >= 0 })
+	last := c.rest[n-1].End
+	return n, len(last) == 0 || bytes.Compare(last, reg.End) > 0
+}
+
+// resumeAt drops what is before key from the ranges left: a response
+// stopped there.
+func (c *CoprIter) resumeAt(key []byte) {
+	for len(c.rest) > 0 && len(c.rest[0].End) > 0 && bytes.Compare(c.rest[0].End, key) <= 0 {
+		c.rest = c.rest[1:]
+	}
+	if len(c.rest) == 0 {
+		c.done = true
+		return
+	}
+	if bytes.Compare(c.rest[0].Start, key) < 0 {
+		c.rest[0].Start = key
+	}
 }
 
 // SetProgram makes the requests after this one evaluate program, which
@@ -121,5 +202,8 @@ func (c *CoprIter) Visited() int64 { return c.visited }
 
 func (c *CoprIter) fail(err error) error {
 	c.done = true
-	return fmt.Errorf("coprocessor [%q, %q): %w", c.lo, c.end, err)
+	if len(c.rest) == 0 {
+		return fmt.Errorf("coprocessor: %w", err)
+	}
+	return fmt.Errorf("coprocessor [%q, %q) of %d ranges left: %w", c.rest[0].Start, c.rest[len(c.rest)-1].End, len(c.rest), err)
 }

@@ -41,50 +41,9 @@ func (p *keysProgram) Output() ([]byte, error) {
 // writes of its own.
 func TestCoprocessor(t *testing.T) {
 	ctx := context.Background()
-	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: keysCoprocessor{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ks.Close() })
-	e := newEnvOn(t, ks, txntest.NewClockOracle(0), Options{}, "m")
-	mustCommit(t, e.s, "a", "1", "b", "2", "c", "3", "n", "4", "p", "5")
-	dying := e.dyingStore(t, time.Millisecond)
-	tx, err := dying.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Set([]byte("d"), []byte("6")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Set([]byte("o"), []byte("7")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); !errors.Is(err, errAbandon) {
-		t.Fatalf("dying commit: %v", err)
-	}
-	time.Sleep(5 * time.Millisecond) // the locks' TTL passes
-
-	reader, err := e.s.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reader := coprReader(t, []string{"a", "1", "b", "2", "c", "3", "n", "4", "p", "5"}, "d", "o")
 	it, err := reader.Coprocessor(ctx, []byte("a"), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for {
-		data, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(data) > 0 { // a page may be empty: the walk's last
-			got = append(got, string(data))
-		}
-	}
+	got := drainCopr(t, it, err)
 	if want := "a;b;|c;|n;p;|"; strings.Join(got, "|")+"|" != want || it.Visited() != 5 {
 		t.Fatalf("outputs %q (visited %d), want %q", got, it.Visited(), want)
 	}
@@ -97,5 +56,97 @@ func TestCoprocessor(t *testing.T) {
 	}
 	if _, err := reader.Coprocessor(ctx, []byte("c"), nil, nil); err != nil {
 		t.Fatalf("with a buffered write outside the range: %v", err)
+	}
+}
+
+// TestCoprocessorRanges checks that Txn.CoprocessorRanges feeds one
+// program exactly its ranges' keys in order, across a region boundary
+// (the env splits at "m") and through pages that stop inside a range,
+// resolves a dead transaction's locks met in the ranges, and refuses
+// overlapping ranges and ranges where the transaction has writes.
+func TestCoprocessorRanges(t *testing.T) {
+	ctx := context.Background()
+	reader := coprReader(t, []string{"a", "1", "b", "2", "c", "3", "e", "4", "l", "5", "n", "6", "p", "7", "r", "8"}, "d", "o")
+	kr := func(start, end string) kv.KeyRange { return kv.KeyRange{Start: []byte(start), End: []byte(end)} }
+	// b is a point; [c, f) holds the lock on d; [k, o) crosses the
+	// region boundary; [q, ) is unbounded; [x, x) is empty.
+	ranges := []kv.KeyRange{kr("b", "b\x00"), kr("c", "f"), kr("k", "o"), kr("o\x00", "p"), kr("q", "")}
+	it, err := reader.CoprocessorRanges(ctx, ranges, nil)
+	got := drainCopr(t, it, err)
+	// Pages of two keys; the region boundary at m ends a request.
+	if want := "b;c;|e;l;|n;r;|"; strings.Join(got, "|")+"|" != want || it.Visited() != 6 {
+		t.Fatalf("outputs %q (visited %d), want %q", got, it.Visited(), want)
+	}
+	if string(ranges[1].Start) != "c" {
+		t.Fatalf("the caller's ranges were changed: %q", ranges)
+	}
+
+	if _, err := reader.CoprocessorRanges(ctx, []kv.KeyRange{kr("a", "c"), kr("b", "d")}, nil); err == nil {
+		t.Fatal("overlapping ranges were read")
+	}
+	if err := reader.Set([]byte("z"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.CoprocessorRanges(ctx, []kv.KeyRange{kr("a", "b"), kr("y", "")}, nil); !errors.Is(err, ErrBufferedWrites) {
+		t.Fatalf("with a buffered write in a range: %v", err)
+	}
+	if _, err := reader.CoprocessorRanges(ctx, []kv.KeyRange{kr("a", "b"), kr("y", "y\x00")}, nil); err != nil {
+		t.Fatalf("with a buffered write outside the ranges: %v", err)
+	}
+}
+
+// coprReader returns a transaction over a store of keysCoprocessor split
+// at "m", in which kvs (key, value, ...) are committed and dead are
+// locked by a transaction whose locks' TTL has passed.
+func coprReader(t *testing.T, kvs []string, dead ...string) *Txn {
+	t.Helper()
+	ctx := context.Background()
+	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: keysCoprocessor{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ks.Close() })
+	e := newEnvOn(t, ks, txntest.NewClockOracle(0), Options{}, "m")
+	mustCommit(t, e.s, kvs...)
+	dying := e.dyingStore(t, time.Millisecond)
+	tx, err := dying.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range dead {
+		if err := tx.Set([]byte(k), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); !errors.Is(err, errAbandon) {
+		t.Fatalf("dying commit: %v", err)
+	}
+	time.Sleep(5 * time.Millisecond) // the locks' TTL passes
+	reader, err := e.s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reader
+}
+
+// drainCopr returns the outputs of it (started with error err) that are
+// not empty (a page may be empty: the walk's last).
+func drainCopr(t *testing.T, it *CoprIter, err error) []string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		data, err := it.Next(context.Background())
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 0 {
+			got = append(got, string(data))
+		}
 	}
 }

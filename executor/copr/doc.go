@@ -84,5 +84,7 @@
 // RunLookup (lookup.go) evaluates a program over the rows an index range
 // points to, and RunPoints (points.go) over a set of row keys (an IN list
 // over a whole primary key), both read with batched point reads and
-// evaluated in process.
+// evaluated in process. RunRanges (ranges.go) is Run over a list of
+// ranges, one program over all of them, the ranges of a region sent in
+// one request (txn.Txn.CoprocessorRanges).
 package copr

@@ -19,6 +19,14 @@ import (
 // coprocessor, in process and over gRPC.
 func clients(t *testing.T) map[string]*txn.Store {
 	t.Helper()
+	out, _ := clientsOf(t)
+	return out
+}
+
+// clientsOf is clients with the store they share (a test splits its
+// regions).
+func clientsOf(t *testing.T) (map[string]*txn.Store, *kv.Store) {
+	t.Helper()
 	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: copr.Evaluator{}})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +40,7 @@ func clients(t *testing.T) map[string]*txn.Store {
 	for _, s := range out {
 		t.Cleanup(func() { _ = s.Close() })
 	}
-	return out
+	return out, ks
 }
 
 // count runs COUNT(*), a program that reads no column, over r through

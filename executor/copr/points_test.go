@@ -17,43 +17,18 @@ import (
 // buffered writes (a row inserted and a row deleted) seen.
 func TestRunPoints(t *testing.T) {
 	ctx := context.Background()
-	base := &executor.Table{
-		ID: 110, Name: "p",
-		Columns:    []executor.Column{{ID: 1}, {ID: 2}},
-		HandleKind: executor.HandleInt,
-		PrimaryKey: []executor.IndexColumn{{Offset: 0}},
-	}
-	if err := base.Validate(); err != nil {
-		t.Fatal(err)
-	}
 	// Odd ids and 999 have no row; 7 is inserted and 10 deleted by the
 	// reading transaction in the buffered case.
 	ids := []int64{0, 1, 4, 7, 10, 12, 18, 40, 999}
-	all := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
-	filter := all
-	filter.Filter = []copr.Expr{{Op: copr.OpEQ, Cmp: copr.CmpSigned, Args: []copr.Expr{
-		{Op: copr.OpColumn, Col: 1}, {Op: copr.OpConst, Const: &copr.Datum{Int: 2}}}}}
+	all, filter := pairPrograms()
 	limit := all
 	limit.Limit = 2
 	for name, s := range clients(t) {
 		t.Run(name, func(t *testing.T) {
-			tbl := *base
-			tbl.ID += int64(len(name)) // each store its own table
+			tbl := evenRows(t, s, 110+int64(len(name))) // each store its own table
 			keys := make([][]byte, len(ids))
 			for i, id := range ids {
 				keys[i] = tablecodec.RowKey(nil, tbl.ID, tablecodec.IntHandle(id))
-			}
-			tx, err := s.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := int64(0); i < 100; i++ {
-				if err := executor.AddRecord(ctx, tx, &tbl, tablecodec.IntHandle(i*2), []any{i * 2, i % 3}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := tx.Commit(ctx); err != nil {
-				t.Fatal(err)
 			}
 			for _, c := range []struct {
 				name     string
@@ -71,14 +46,9 @@ func TestRunPoints(t *testing.T) {
 					t.Fatal(err)
 				}
 				if c.buffered {
-					if err := executor.AddRecord(ctx, rd, &tbl, tablecodec.IntHandle(7), []any{int64(7), int64(1)}); err != nil {
-						t.Fatal(err)
-					}
-					if err := executor.RemoveRecord(ctx, rd, &tbl, tablecodec.IntHandle(10), []any{int64(10), int64(2)}); err != nil {
-						t.Fatal(err)
-					}
+					insertAndDelete(t, rd, tbl, 7, 10)
 				}
-				out, err := copr.RunPoints(ctx, rd, &tbl, keys, &c.p)
+				out, err := copr.RunPoints(ctx, rd, tbl, keys, &c.p)
 				rows, examined := drainRows(t, out, err, 2)
 				if got := fmt.Sprint(rows, " examined ", examined); got != c.want {
 					t.Errorf("%s: RunPoints: %s, want %s", c.name, got, c.want)
@@ -91,7 +61,7 @@ func TestRunPoints(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						out, _, err := copr.Run(ctx, rd, &tbl, r, &c.p)
+						out, _, err := copr.Run(ctx, rd, tbl, r, &c.p)
 						got, _ := drainRows(t, out, err, 2)
 						each = append(each, got...)
 					}

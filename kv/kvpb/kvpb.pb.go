@@ -4267,13 +4267,16 @@ func (x *ScanChangesResponse) GetChanges() []*Change {
 }
 
 type CoprocessorRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
-	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
-	End           []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
-	Version       uint64                 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
-	Program       []byte                 `protobuf:"bytes,5,opt,name=program,proto3" json:"program,omitempty"`
-	BypassLocks   []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Region      *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start       []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End         []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	Version     uint64                 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	Program     []byte                 `protobuf:"bytes,5,opt,name=program,proto3" json:"program,omitempty"`
+	BypassLocks []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	// ranges, when not empty, replace [start, end) (kv.CoprocessorRequest's
+	// Ranges): ascending, disjoint, all in the region.
+	Ranges        []*KeyRange `protobuf:"bytes,7,rep,name=ranges,proto3" json:"ranges,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4346,6 +4349,13 @@ func (x *CoprocessorRequest) GetProgram() []byte {
 func (x *CoprocessorRequest) GetBypassLocks() []uint64 {
 	if x != nil {
 		return x.BypassLocks
+	}
+	return nil
+}
+
+func (x *CoprocessorRequest) GetRanges() []*KeyRange {
+	if x != nil {
+		return x.Ranges
 	}
 	return nil
 }
@@ -5536,14 +5546,15 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x13ScanChangesResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12+\n" +
-	"\achanges\x18\x03 \x03(\v2\x11.percdb.kv.ChangeR\achanges\"\xc1\x01\n" +
+	"\achanges\x18\x03 \x03(\v2\x11.percdb.kv.ChangeR\achanges\"\xee\x01\n" +
 	"\x12CoprocessorRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\fR\x03end\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\x04R\aversion\x12\x18\n" +
 	"\aprogram\x18\x05 \x01(\fR\aprogram\x12!\n" +
-	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\"\xf4\x01\n" +
+	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\x12+\n" +
+	"\x06ranges\x18\a \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\"\xf4\x01\n" +
 	"\x13CoprocessorResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x12\n" +
@@ -5816,72 +5827,73 @@ var file_kvpb_proto_depIdxs = []int32{
 	13,  // 75: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
 	58,  // 76: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
 	2,   // 77: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 78: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 79: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 80: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 81: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 82: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
-	11,  // 83: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
-	2,   // 84: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 85: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 86: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
-	13,  // 87: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 88: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 89: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 90: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
-	3,   // 91: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
-	3,   // 92: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
-	73,  // 93: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
-	72,  // 94: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
-	26,  // 95: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	28,  // 96: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	30,  // 97: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	33,  // 98: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	35,  // 99: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	38,  // 100: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	39,  // 101: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	40,  // 102: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	42,  // 103: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	43,  // 104: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	46,  // 105: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	48,  // 106: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	50,  // 107: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	54,  // 108: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	56,  // 109: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	57,  // 110: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	60,  // 111: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	62,  // 112: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
-	64,  // 113: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
-	66,  // 114: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
-	68,  // 115: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
-	70,  // 116: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
-	27,  // 117: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	29,  // 118: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	31,  // 119: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	34,  // 120: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	36,  // 121: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	37,  // 122: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	37,  // 123: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	41,  // 124: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	37,  // 125: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	44,  // 126: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	47,  // 127: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	37,  // 128: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	51,  // 129: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	55,  // 130: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	37,  // 131: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	59,  // 132: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	61,  // 133: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	63,  // 134: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
-	65,  // 135: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
-	67,  // 136: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
-	69,  // 137: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
-	71,  // 138: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
-	117, // [117:139] is the sub-list for method output_type
-	95,  // [95:117] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	49,  // 78: percdb.kv.CoprocessorRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 79: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 80: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 81: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 82: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 83: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
+	11,  // 84: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
+	2,   // 85: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 86: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 87: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
+	13,  // 88: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 89: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 90: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 91: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
+	3,   // 92: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
+	3,   // 93: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
+	73,  // 94: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
+	72,  // 95: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
+	26,  // 96: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 97: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 98: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 99: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 100: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 101: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 102: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 103: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 104: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 105: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 106: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	48,  // 107: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	50,  // 108: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	54,  // 109: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	56,  // 110: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	57,  // 111: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	60,  // 112: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	62,  // 113: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	64,  // 114: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	66,  // 115: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	68,  // 116: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
+	70,  // 117: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
+	27,  // 118: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 119: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 120: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 121: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 122: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 123: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 124: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 125: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 126: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 127: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	47,  // 128: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 129: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	51,  // 130: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	55,  // 131: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 132: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	59,  // 133: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	61,  // 134: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	63,  // 135: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	65,  // 136: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	67,  // 137: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	69,  // 138: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
+	71,  // 139: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
+	118, // [118:140] is the sub-list for method output_type
+	96,  // [96:118] is the sub-list for method input_type
+	96,  // [96:96] is the sub-list for extension type_name
+	96,  // [96:96] is the sub-list for extension extendee
+	0,   // [0:96] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }

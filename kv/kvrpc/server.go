@@ -259,7 +259,7 @@ func (s *Server) ScanChanges(ctx context.Context, req *kvpb.ScanChangesRequest) 
 func (s *Server) Coprocessor(ctx context.Context, req *kvpb.CoprocessorRequest) (*kvpb.CoprocessorResponse, error) {
 	resp, err := s.backend.Coprocessor(ctx, &kv.CoprocessorRequest{
 		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Version: req.GetVersion(),
-		Program: req.GetProgram(), BypassLocks: req.GetBypassLocks(),
+		Program: req.GetProgram(), BypassLocks: req.GetBypassLocks(), Ranges: keyRangesFromPB(req.GetRanges()),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.CoprocessorResponse{RegionError: re, Error: ke}

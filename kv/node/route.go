@@ -363,13 +363,28 @@ func (n *Node) ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]k
 }
 
 // Coprocessor implements kvrpc.Backend.
+// Of a request of many ranges, every range must start in the region; the
+// last is cut to it.
 func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error) {
-	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
+	keys := [][]byte{req.Start}
+	if len(req.Ranges) > 0 {
+		keys = keys[:0]
+		for _, kr := range req.Ranges {
+			keys = append(keys, kr.Start)
+		}
+	}
+	ctx, sv, err := n.serve(ctx, req.Region, keys...)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, sv.cutEnd(req.End)
+	if len(req.Ranges) > 0 {
+		in.End = req.End
+		in.Ranges = append([]kv.KeyRange(nil), req.Ranges...)
+		last := &in.Ranges[len(in.Ranges)-1]
+		last.End = sv.cutEnd(last.End)
+	}
 	out, err := n.store.Coprocessor(ctx, &in)
 	if err == nil {
 		// The pairs the program read; their bytes are not counted.

@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/percdb/percdb/tests/testproc"
+)
+
+// TestRangesAcrossRegions: a read of many ranges of a table split into
+// regions on three KV nodes (an OR of ranges of the key, the ranges of a
+// region sent to its leader in one coprocessor request, a region's end
+// cutting a range) answers what the rows hold, as the same read range
+// by range without the coprocessor does.
+func TestRangesAcrossRegions(t *testing.T) {
+	bin := testproc.BuildPercdb(t)
+	c := startCluster(t, bin, 3)
+	db := openDB(t, c.sql.addr, "", true)
+	db.SetMaxOpenConns(1) // the session's @percdb_coprocessor
+	mustExec(t, db, "CREATE DATABASE mr", c.logs)
+	mustExec(t, db, "CREATE TABLE mr.t (id INT PRIMARY KEY, v INT)", c.logs)
+	var vals []string
+	for id := 0; id < 1000; id++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", id, id%7))
+	}
+	mustExec(t, db, "INSERT INTO mr.t VALUES "+strings.Join(vals, ","), c.logs)
+	var total int
+	var ratio float64
+	if err := db.QueryRow("SPLIT TABLE mr.t BY (250), (500), (750)").Scan(&total, &ratio); err != nil || total == 0 {
+		t.Fatalf("split: %d regions, %v\n%s", total, err, c.logs())
+	}
+	// [100, 300] crosses 250, [490, 510] crosses 500; the points are
+	// ranges of one row; id > 740 crosses 750 to the table's end.
+	where := "id BETWEEN 100 AND 300 OR id BETWEEN 490 AND 510 OR id = 600 OR id = 601 OR id BETWEEN 700 AND 702 OR id > 740"
+	var want [2]int
+	for id := 0; id < 1000; id++ {
+		if id >= 100 && id <= 300 || id >= 490 && id <= 510 || id == 600 || id == 601 || id >= 700 && id <= 702 || id > 740 {
+			want[0]++
+			want[1] += id % 7
+		}
+	}
+	for _, pushed := range []string{"1", "0"} {
+		mustExec(t, db, "SET @percdb_coprocessor = "+pushed, c.logs)
+		for _, q := range []string{
+			"SELECT count(*), sum(v) FROM mr.t WHERE " + where,
+			"SELECT count(*), sum(v) FROM (SELECT v FROM mr.t WHERE v >= 0 AND (" + where + ")) d",
+		} {
+			var got [2]int
+			if err := db.QueryRow(q).Scan(&got[0], &got[1]); err != nil {
+				t.Fatalf("%s: %v\n%s", q, err, c.logs())
+			}
+			if got != want {
+				t.Errorf("coprocessor %s: %s: %v, want %v", pushed, q, got, want)
+			}
+		}
+	}
+}
