@@ -67,13 +67,13 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 		return stmt, nil
 	}
 	var marked []*ast.Select
-	existsOf := map[*ast.Select]bool{} // the SELECTs EXISTS reads
+	existsOf := map[*ast.Select]*ast.ExistsExpr{} // the SELECTs EXISTS reads
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
 		switch n := node.(type) {
 		case *ast.ExistsExpr:
 			if n.Subquery != nil {
 				if s, ok := n.Subquery.Select.(*ast.Select); ok {
-					existsOf[s] = true
+					existsOf[s] = n
 				}
 			}
 		case *ast.Select:
@@ -87,10 +87,13 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 	// ones first, so that the outer one's text has them rewritten.
 	for i := len(marked) - 1; i >= 0; i-- {
 		s := marked[i]
-		if existsOf[s] {
-			ok, err := rollupExists(s)
+		if e := existsOf[s]; e != nil {
+			repl, ok, err := rollupExists(s)
 			if err != nil {
 				return nil, err
+			}
+			if repl != nil {
+				replaceExpr(stmt, e, repl)
 			}
 			if ok {
 				continue
@@ -108,21 +111,22 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 // rollupExists rewrites s, the SELECT of an EXISTS, as the same
 // grouping without ROLLUP, and reports whether it did. A rollup has a
 // row exactly when its finest grouping has one, unless HAVING drops
-// that level's rows and keeps another's, or LIMIT or OFFSET count them:
-// such an s is not rewritten (false). A correlated rollup under EXISTS
+// that level's rows and keeps another's: then it returns the OR of an
+// EXISTS of each level, to stand for the EXISTS. With LIMIT 0 or
+// OFFSET, s is not rewritten (false). A correlated rollup under EXISTS
 // needs this: GMS cannot evaluate a correlated derived table or UNION
 // there (1105, unable to find field), and the rollup is both.
-func rollupExists(s *ast.Select) (bool, error) {
-	if s.Having != nil && s.Having.Expr != nil || s.Into != nil {
-		return false, nil
+func rollupExists(s *ast.Select) (ast.Expr, bool, error) {
+	if s.Into != nil {
+		return nil, false, nil
 	}
 	if l := s.Limit; l != nil {
 		if l.Offset != nil {
-			return false, nil
+			return nil, false, nil
 		}
 		v, ok := l.Rowcount.(*ast.SQLVal)
 		if !ok || v.Type != ast.IntVal || strings.Trim(string(v.Val), "0") == "" {
-			return false, nil
+			return nil, false, nil
 		}
 	}
 	items := make([]*ast.AliasedExpr, 0, len(s.SelectExprs))
@@ -130,13 +134,19 @@ func rollupExists(s *ast.Select) (bool, error) {
 		a, ok := se.(*ast.AliasedExpr)
 		if !ok {
 			// * is read by GMS's planner alone
-			return false, nil
+			return nil, false, nil
 		}
 		items = append(items, a)
 	}
 	groups := rollupGroups(s, items)
 	if err := groupingArguments(s, items, groups); err != nil {
-		return false, err
+		return nil, false, err
+	}
+	if s.Having != nil && s.Having.Expr != nil {
+		if s.With != nil {
+			return nil, false, nil
+		}
+		return rollupExistsLevels(s, groups)
 	}
 	// The select list is not read: one column, with no GROUPING() to
 	// evaluate.
@@ -145,7 +155,65 @@ func rollupExists(s *ast.Select) (bool, error) {
 	s.OrderBy = nil
 	s.Limit = nil
 	s.QueryOpts.Distinct = false
-	return true, nil
+	return nil, true, nil
+}
+
+// rollupExistsLevels returns the expression that stands for EXISTS over
+// s, a rollup with HAVING of groups: one EXISTS per level, ORed (each
+// level a grouping GMS runs correlated).
+func rollupExistsLevels(s *ast.Select, groups []ast.Expr) (ast.Expr, bool, error) {
+	groupText := make([]string, len(groups))
+	for i, g := range groups {
+		groupText[i] = ast.String(g)
+	}
+	levels, err := rollupLevels(s, groupText, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	for i, l := range levels {
+		levels[i] = "exists (" + l + ")"
+	}
+	parsed, err := ast.Parse("select (" + strings.Join(levels, " or ") + ")")
+	if err != nil {
+		return nil, false, fmt.Errorf("WITH ROLLUP: %w", err)
+	}
+	sel, ok := parsed.(*ast.Select)
+	if !ok || len(sel.SelectExprs) != 1 {
+		return nil, false, fmt.Errorf("WITH ROLLUP: %T", parsed)
+	}
+	a, ok := sel.SelectExprs[0].(*ast.AliasedExpr)
+	if !ok {
+		return nil, false, fmt.Errorf("WITH ROLLUP: %T", sel.SelectExprs[0])
+	}
+	return a.Expr, true, nil
+}
+
+// replaceExpr replaces from with to wherever stmt holds it: in a WHERE
+// or HAVING, a select item, an ORDER BY item or a join's ON.
+func replaceExpr(stmt ast.Statement, from, to ast.Expr) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		// The walk visits a clause a statement does not have as a
+		// nil pointer of its type.
+		switch n := node.(type) {
+		case *ast.Where:
+			if n != nil && n.Expr != nil {
+				n.Expr = ast.ReplaceExpr(n.Expr, from, to)
+			}
+		case *ast.AliasedExpr:
+			if n != nil && n.Expr != nil {
+				n.Expr = ast.ReplaceExpr(n.Expr, from, to)
+			}
+		case *ast.Order:
+			if n != nil && n.Expr != nil {
+				n.Expr = ast.ReplaceExpr(n.Expr, from, to)
+			}
+		case *ast.JoinTableExpr:
+			if n != nil && n.Condition.On != nil {
+				n.Condition.On = ast.ReplaceExpr(n.Condition.On, from, to)
+			}
+		}
+		return true, nil
+	}, stmt)
 }
 
 // isRollupMarked reports whether s's last grouping item is the marker.
@@ -205,6 +273,44 @@ func rollupSelect(s *ast.Select) (*ast.Select, error) {
 		orderBy = append(orderBy, fmt.Sprintf("percdb_rg%d", i), fmt.Sprintf("percdb_rk%d", i))
 	}
 
+	levels, err := rollupLevels(s, groupText, hidden)
+	if err != nil {
+		return nil, err
+	}
+
+	var b strings.Builder
+	b.WriteString(ast.String(s.With))
+	b.WriteString("select ")
+	if s.QueryOpts.Distinct {
+		b.WriteString("distinct ")
+	}
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "percdb_rc%d as `%s`", i+1, strings.ReplaceAll(name, "`", "``"))
+	}
+	b.WriteString(" from (" + strings.Join(levels, " union all ") + ") as percdb_rollup")
+	b.WriteString(" order by " + strings.Join(orderBy, ", "))
+	b.WriteString(ast.String(s.Limit))
+	b.WriteString(s.Lock)
+	parsed, err := ast.Parse(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("WITH ROLLUP: %w", err)
+	}
+	r, ok := parsed.(*ast.Select)
+	if !ok {
+		return nil, fmt.Errorf("WITH ROLLUP: %T", parsed)
+	}
+	return r, nil
+}
+
+// rollupLevels returns the SELECTs of s's levels, finest first (see the
+// comment at the top of the file): groupText are the grouping
+// expressions' text, hidden the positions in s.OrderBy of the ORDER BY
+// items that are no select item.
+func rollupLevels(s *ast.Select, groupText []string, hidden []int) ([]string, error) {
+	k := len(groupText)
 	levels := make([]string, 0, k+1)
 	for j := k; j >= 0; j-- {
 		// A copy of s to substitute in: this level's expressions.
@@ -256,32 +362,7 @@ func rollupSelect(s *ast.Select) (*ast.Select, error) {
 		}
 		levels = append(levels, b.String())
 	}
-
-	var b strings.Builder
-	b.WriteString(ast.String(s.With))
-	b.WriteString("select ")
-	if s.QueryOpts.Distinct {
-		b.WriteString("distinct ")
-	}
-	for i, name := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "percdb_rc%d as `%s`", i+1, strings.ReplaceAll(name, "`", "``"))
-	}
-	b.WriteString(" from (" + strings.Join(levels, " union all ") + ") as percdb_rollup")
-	b.WriteString(" order by " + strings.Join(orderBy, ", "))
-	b.WriteString(ast.String(s.Limit))
-	b.WriteString(s.Lock)
-	parsed, err := ast.Parse(b.String())
-	if err != nil {
-		return nil, fmt.Errorf("WITH ROLLUP: %w", err)
-	}
-	r, ok := parsed.(*ast.Select)
-	if !ok {
-		return nil, fmt.Errorf("WITH ROLLUP: %T", parsed)
-	}
-	return r, nil
+	return levels, nil
 }
 
 // MySQL's errors for GROUPING(): outside the select list, HAVING and
