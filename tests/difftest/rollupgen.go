@@ -47,7 +47,7 @@ func (g *gen) rollupOf(srcs []source) (string, []string) {
 }
 
 // existsRollup is [NOT] EXISTS over a rollup correlated with the outer
-// row on c9.
+// row on c9, now and then with a HAVING.
 func (g *gen) existsRollup() *query {
 	t := g.table()
 	out := []source{{t, "x1"}}
@@ -60,6 +60,9 @@ func (g *gen) existsRollup() *query {
 		sub += " AND " + g.pred(in, nil, 1)
 	}
 	sub += " GROUP BY " + group
+	if g.pick(3) == 0 {
+		sub += fmt.Sprintf(" HAVING COUNT(*) > %d", g.pick(3))
+	}
 	a, _ := g.col(out)
 	return &query{
 		items: append([]string{a}, pkOf(t, "x1")...),
