@@ -61,6 +61,8 @@ const (
 	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
 	ownDecimalTextRuleID                                        // sql/compat/owntext.go
 	assignedVariableTypesRuleID                                 // sql/compat/assignvar.go
+	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
+	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -168,6 +170,8 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: recursiveCteTypesRuleID, Apply: compat.RecursiveCteTypes})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: compat.SortDistinctByColumn})
+	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionOrderColumnsRuleID, Apply: inEveryScope(compat.UnionOrderColumns)})
+	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: derivedColumnNamesRuleID, Apply: compat.DerivedColumnNames})
 	// UPDATE ... JOIN enforces foreign keys (sql/foreignkey); without
 	// this rule it does not: TestForeignKeyUpdateJoin.
 	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {

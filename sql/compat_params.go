@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/mysql"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -51,4 +52,55 @@ func checkPlaceholders(query string) error {
 		return nil
 	}
 	return mysql.NewSQLError(codeManyParams, stateGeneral, "%s", msgManyParams)
+}
+
+// vitess counts a prepared statement's parameters by walking its parsed
+// tree, and its walk of a set operation leaves out the operation's own
+// WITH, ORDER BY and LIMIT: WITH c AS (SELECT ?) SELECT n FROM c UNION
+// SELECT ? was announced with one parameter, and the client's execute
+// with two failed (go-sql-driver: "expected 1 arguments, got 2").
+// setOpPlaceholders counts them again, walking those parts too, for a
+// statement with a set operation and a question mark.
+
+// setOpPlaceholders raises prepare's parameter count to the placeholders
+// of query when vitess's walk missed some; see the comment above.
+func setOpPlaceholders(query string, prepare *mysql.PrepareData) {
+	if !strings.Contains(query, "?") || !containsSetOpWord(query) {
+		return
+	}
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return
+	}
+	names := map[string]bool{}
+	var visit sqlparser.Visit
+	visit = func(node sqlparser.SQLNode) (bool, error) {
+		switch n := node.(type) {
+		case *sqlparser.SQLVal:
+			if strings.HasPrefix(string(n.Val), ":v") {
+				names[string(n.Val)] = true
+			}
+		case *sqlparser.SetOp:
+			// the parts vitess's walk of a SetOp leaves out
+			if n.With != nil {
+				_ = sqlparser.Walk(visit, n.With)
+			}
+			_ = sqlparser.Walk(visit, n.OrderBy, n.Limit)
+		}
+		return true, nil
+	}
+	_ = sqlparser.Walk(visit, stmt)
+	if len(names) <= int(prepare.ParamsCount) || len(names) > maxPlaceholders {
+		return
+	}
+	prepare.ParamsCount = uint16(len(names))
+	prepare.ParamsType = make([]int32, len(names))
+	prepare.BindVars = make(map[string]*querypb.BindVariable, len(names))
+}
+
+// containsSetOpWord reports whether query has UNION, INTERSECT or EXCEPT
+// in any case (a cheap test before parsing).
+func containsSetOpWord(query string) bool {
+	q := strings.ToLower(query)
+	return strings.Contains(q, "union") || strings.Contains(q, "intersect") || strings.Contains(q, "except")
 }

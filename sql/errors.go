@@ -211,6 +211,11 @@ var gmsErrorCodes = []gmsErrorCode{
 	// A table or alias named twice in a FROM clause or a LOCK TABLES:
 	// MySQL's ER_NONUNIQ_TABLE.
 	{pattern: regexp.MustCompile(`^Not unique table/alias: (.*)$`), code: 1066, state: stateSyntax, rewrite: "Not unique table/alias: '$1'"},
+	// GROUPING() misused (sql/compat/rollup.go), an error of the
+	// parser's that GMS passes on as its message: MySQL's
+	// ER_INVALID_GROUP_FUNC_USE and ER_FIELD_IN_GROUPING_NOT_GROUP_BY.
+	{pattern: regexp.MustCompile(`^Invalid use of group function$`), code: 1111, state: stateGeneral},
+	{pattern: regexp.MustCompile(`^Argument #\d+ of GROUPING function is not in GROUP BY$`), code: 3602, state: stateGeneral},
 	// LOAD DATA LOCAL with the global local_infile off: MySQL's
 	// ER_CLIENT_LOCAL_FILES_DISABLED (loaddata.go).
 	{pattern: regexp.MustCompile(`^local_infile needs to be set to 1 to use LOCAL$`), code: 3948, state: stateSyntax, message: "Loading local data is disabled; this must be enabled on both the client and server sides"},

@@ -395,6 +395,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	}
 	err := checkPlaceholders(query)
 	if err == nil {
+		setOpPlaceholders(query, prepare)
 		err = recoverPanic(query, func() (err error) {
 			fields, err = h.Handler.ComPrepare(ctx, c, query, prepare)
 			return err

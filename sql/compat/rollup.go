@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,9 +67,19 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 		return stmt, nil
 	}
 	var marked []*ast.Select
+	existsOf := map[*ast.Select]*ast.ExistsExpr{} // the SELECTs EXISTS reads
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if s, ok := node.(*ast.Select); ok && isRollupMarked(s) {
-			marked = append(marked, s)
+		switch n := node.(type) {
+		case *ast.ExistsExpr:
+			if n.Subquery != nil {
+				if s, ok := n.Subquery.Select.(*ast.Select); ok {
+					existsOf[s] = n
+				}
+			}
+		case *ast.Select:
+			if isRollupMarked(n) {
+				marked = append(marked, n)
+			}
 		}
 		return true, nil
 	}, stmt)
@@ -76,6 +87,18 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 	// ones first, so that the outer one's text has them rewritten.
 	for i := len(marked) - 1; i >= 0; i-- {
 		s := marked[i]
+		if e := existsOf[s]; e != nil {
+			repl, ok, err := rollupExists(s)
+			if err != nil {
+				return nil, err
+			}
+			if repl != nil {
+				replaceExpr(stmt, e, repl)
+			}
+			if ok {
+				continue
+			}
+		}
 		r, err := rollupSelect(s)
 		if err != nil {
 			return nil, err
@@ -83,6 +106,114 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 		*s = *r
 	}
 	return stmt, nil
+}
+
+// rollupExists rewrites s, the SELECT of an EXISTS, as the same
+// grouping without ROLLUP, and reports whether it did. A rollup has a
+// row exactly when its finest grouping has one, unless HAVING drops
+// that level's rows and keeps another's: then it returns the OR of an
+// EXISTS of each level, to stand for the EXISTS. With LIMIT 0 or
+// OFFSET, s is not rewritten (false). A correlated rollup under EXISTS
+// needs this: GMS cannot evaluate a correlated derived table or UNION
+// there (1105, unable to find field), and the rollup is both.
+func rollupExists(s *ast.Select) (ast.Expr, bool, error) {
+	if s.Into != nil {
+		return nil, false, nil
+	}
+	if l := s.Limit; l != nil {
+		if l.Offset != nil {
+			return nil, false, nil
+		}
+		v, ok := l.Rowcount.(*ast.SQLVal)
+		if !ok || v.Type != ast.IntVal || strings.Trim(string(v.Val), "0") == "" {
+			return nil, false, nil
+		}
+	}
+	items := make([]*ast.AliasedExpr, 0, len(s.SelectExprs))
+	for _, se := range s.SelectExprs {
+		a, ok := se.(*ast.AliasedExpr)
+		if !ok {
+			// * is read by GMS's planner alone
+			return nil, false, nil
+		}
+		items = append(items, a)
+	}
+	groups := rollupGroups(s, items)
+	if err := groupingArguments(s, items, groups); err != nil {
+		return nil, false, err
+	}
+	if s.Having != nil && s.Having.Expr != nil {
+		if s.With != nil {
+			return nil, false, nil
+		}
+		return rollupExistsLevels(s, groups)
+	}
+	// The select list is not read: one column, with no GROUPING() to
+	// evaluate.
+	s.SelectExprs = ast.SelectExprs{&ast.AliasedExpr{Expr: ast.NewIntVal([]byte("1"))}}
+	s.GroupBy = ast.GroupBy(groups)
+	s.OrderBy = nil
+	s.Limit = nil
+	s.QueryOpts.Distinct = false
+	return nil, true, nil
+}
+
+// rollupExistsLevels returns the expression that stands for EXISTS over
+// s, a rollup with HAVING of groups: one EXISTS per level, ORed (each
+// level a grouping GMS runs correlated).
+func rollupExistsLevels(s *ast.Select, groups []ast.Expr) (ast.Expr, bool, error) {
+	groupText := make([]string, len(groups))
+	for i, g := range groups {
+		groupText[i] = ast.String(g)
+	}
+	levels, err := rollupLevels(s, groupText, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	for i, l := range levels {
+		levels[i] = "exists (" + l + ")"
+	}
+	parsed, err := ast.Parse("select (" + strings.Join(levels, " or ") + ")")
+	if err != nil {
+		return nil, false, fmt.Errorf("WITH ROLLUP: %w", err)
+	}
+	sel, ok := parsed.(*ast.Select)
+	if !ok || len(sel.SelectExprs) != 1 {
+		return nil, false, fmt.Errorf("WITH ROLLUP: %T", parsed)
+	}
+	a, ok := sel.SelectExprs[0].(*ast.AliasedExpr)
+	if !ok {
+		return nil, false, fmt.Errorf("WITH ROLLUP: %T", sel.SelectExprs[0])
+	}
+	return a.Expr, true, nil
+}
+
+// replaceExpr replaces from with to wherever stmt holds it: in a WHERE
+// or HAVING, a select item, an ORDER BY item or a join's ON.
+func replaceExpr(stmt ast.Statement, from, to ast.Expr) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		// The walk visits a clause a statement does not have as a
+		// nil pointer of its type.
+		switch n := node.(type) {
+		case *ast.Where:
+			if n != nil && n.Expr != nil {
+				n.Expr = ast.ReplaceExpr(n.Expr, from, to)
+			}
+		case *ast.AliasedExpr:
+			if n != nil && n.Expr != nil {
+				n.Expr = ast.ReplaceExpr(n.Expr, from, to)
+			}
+		case *ast.Order:
+			if n != nil && n.Expr != nil {
+				n.Expr = ast.ReplaceExpr(n.Expr, from, to)
+			}
+		case *ast.JoinTableExpr:
+			if n != nil && n.Condition.On != nil {
+				n.Condition.On = ast.ReplaceExpr(n.Condition.On, from, to)
+			}
+		}
+		return true, nil
+	}, stmt)
 }
 
 // isRollupMarked reports whether s's last grouping item is the marker.
@@ -117,6 +248,9 @@ func rollupSelect(s *ast.Select) (*ast.Select, error) {
 		}
 	}
 	groups := rollupGroups(s, items)
+	if err := groupingArguments(s, items, groups); err != nil {
+		return nil, err
+	}
 	k := len(groups)
 	groupText := make([]string, k)
 	for i, g := range groups {
@@ -139,56 +273,9 @@ func rollupSelect(s *ast.Select) (*ast.Select, error) {
 		orderBy = append(orderBy, fmt.Sprintf("percdb_rg%d", i), fmt.Sprintf("percdb_rk%d", i))
 	}
 
-	levels := make([]string, 0, k+1)
-	for j := k; j >= 0; j-- {
-		// A copy of s to substitute in: this level's expressions.
-		c, err := cloneSelect(s)
-		if err != nil {
-			return nil, err
-		}
-		cItems := make([]*ast.AliasedExpr, len(c.SelectExprs))
-		for i, se := range c.SelectExprs {
-			cItems[i] = se.(*ast.AliasedExpr)
-		}
-		cGroups := rollupGroups(c, cItems)
-		rolled := cGroups[j:]
-		var b strings.Builder
-		b.WriteString("select ")
-		for i, a := range cItems {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s as percdb_rc%d", ast.String(rollupSubstitute(a.Expr, rolled)), i+1)
-		}
-		for n, h := range hidden {
-			fmt.Fprintf(&b, ", %s as percdb_ro%d", ast.String(rollupSubstitute(c.OrderBy[h].Expr, rolled)), n+1)
-		}
-		for i := 0; i < k; i++ {
-			if i < j {
-				fmt.Fprintf(&b, ", 0 as percdb_rg%d, %s as percdb_rk%d", i+1, groupText[i], i+1)
-			} else {
-				fmt.Fprintf(&b, ", 1 as percdb_rg%d, null as percdb_rk%d", i+1, i+1)
-			}
-		}
-		if c.From != nil {
-			b.WriteString(" from " + ast.String(c.From))
-		}
-		b.WriteString(ast.String(c.Where))
-		if j > 0 {
-			b.WriteString(" group by " + strings.Join(groupText[:j], ", "))
-		}
-		var having []string
-		if c.Having != nil && c.Having.Expr != nil {
-			h := rollupSubstitute(aliasesAsColumns(c.Having.Expr, cItems), rolled)
-			having = append(having, "("+ast.String(h)+")")
-		}
-		if j == 0 {
-			having = append(having, "count(*) > 0")
-		}
-		if len(having) > 0 {
-			b.WriteString(" having " + strings.Join(having, " and "))
-		}
-		levels = append(levels, b.String())
+	levels, err := rollupLevels(s, groupText, hidden)
+	if err != nil {
+		return nil, err
 	}
 
 	var b strings.Builder
@@ -216,6 +303,161 @@ func rollupSelect(s *ast.Select) (*ast.Select, error) {
 		return nil, fmt.Errorf("WITH ROLLUP: %T", parsed)
 	}
 	return r, nil
+}
+
+// rollupLevels returns the SELECTs of s's levels, finest first (see the
+// comment at the top of the file): groupText are the grouping
+// expressions' text, hidden the positions in s.OrderBy of the ORDER BY
+// items that are no select item.
+func rollupLevels(s *ast.Select, groupText []string, hidden []int) ([]string, error) {
+	k := len(groupText)
+	levels := make([]string, 0, k+1)
+	for j := k; j >= 0; j-- {
+		// A copy of s to substitute in: this level's expressions.
+		c, err := cloneSelect(s)
+		if err != nil {
+			return nil, err
+		}
+		cItems := make([]*ast.AliasedExpr, len(c.SelectExprs))
+		for i, se := range c.SelectExprs {
+			cItems[i] = se.(*ast.AliasedExpr)
+		}
+		cGroups := rollupGroups(c, cItems)
+		rolled := cGroups[j:]
+		var b strings.Builder
+		b.WriteString("select ")
+		for i, a := range cItems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s as percdb_rc%d", ast.String(rollupSubstitute(a.Expr, rolled, nil)), i+1)
+		}
+		for n, h := range hidden {
+			fmt.Fprintf(&b, ", %s as percdb_ro%d", ast.String(rollupSubstitute(c.OrderBy[h].Expr, rolled, cItems)), n+1)
+		}
+		for i := 0; i < k; i++ {
+			if i < j {
+				fmt.Fprintf(&b, ", 0 as percdb_rg%d, %s as percdb_rk%d", i+1, groupText[i], i+1)
+			} else {
+				fmt.Fprintf(&b, ", 1 as percdb_rg%d, null as percdb_rk%d", i+1, i+1)
+			}
+		}
+		if c.From != nil {
+			b.WriteString(" from " + ast.String(c.From))
+		}
+		b.WriteString(ast.String(c.Where))
+		if j > 0 {
+			b.WriteString(" group by " + strings.Join(groupText[:j], ", "))
+		}
+		var having []string
+		if c.Having != nil && c.Having.Expr != nil {
+			h := rollupSubstitute(aliasesAsColumns(c.Having.Expr, cItems), rolled, cItems)
+			having = append(having, "("+ast.String(h)+")")
+		}
+		if j == 0 {
+			having = append(having, "count(*) > 0")
+		}
+		if len(having) > 0 {
+			b.WriteString(" having " + strings.Join(having, " and "))
+		}
+		levels = append(levels, b.String())
+	}
+	return levels, nil
+}
+
+// MySQL's errors for GROUPING(): outside the select list, HAVING and
+// ORDER BY of a SELECT ... WITH ROLLUP (in a WHERE, or without ROLLUP)
+// it is ER_INVALID_GROUP_FUNC_USE; an argument that is not one of the
+// grouping expressions, ER_FIELD_IN_GROUPING_NOT_GROUP_BY (counted from
+// 1). The parser's errors reach the client through GMS as messages,
+// which sql/errors.go gives these codes.
+const (
+	msgInvalidGroupFuncUse = "Invalid use of group function"
+	msgGroupingNotGroupBy  = "Argument #%d of GROUPING function is not in GROUP BY"
+)
+
+// groupingArguments returns ER_FIELD_IN_GROUPING_NOT_GROUP_BY for the
+// first argument of a GROUPING() in s's select list, HAVING or ORDER BY
+// (outside subqueries) that is none of groups (the same expression, or
+// in HAVING and ORDER BY a select item's alias naming one), nil if none.
+func groupingArguments(s *ast.Select, items []*ast.AliasedExpr, groups []ast.Expr) error {
+	var err error
+	var aliases []*ast.AliasedExpr // the items whose aliases the clause reads
+	visit := func(node ast.SQLNode) (bool, error) {
+		switch n := node.(type) {
+		case *ast.Subquery:
+			return false, nil
+		case *ast.FuncExpr:
+			if n.Name.Lowered() != "grouping" || !n.Qualifier.IsEmpty() {
+				return true, nil
+			}
+			for i, a := range n.Exprs {
+				ae, ok := a.(*ast.AliasedExpr)
+				if ok && isGroupExpr(ae.Expr, aliases, groups) {
+					continue
+				}
+				if err == nil {
+					err = fmt.Errorf(msgGroupingNotGroupBy, i+1)
+				}
+				return false, nil
+			}
+			return false, nil
+		}
+		return err == nil, nil
+	}
+	for _, a := range items {
+		_ = ast.Walk(visit, a.Expr)
+	}
+	aliases = items
+	if s.Having != nil && s.Having.Expr != nil {
+		_ = ast.Walk(visit, s.Having.Expr)
+	}
+	for _, o := range s.OrderBy {
+		_ = ast.Walk(visit, o.Expr)
+	}
+	return err
+}
+
+// isGroupExpr reports whether e is one of groups, or a select item's
+// alias naming one.
+func isGroupExpr(e ast.Expr, items []*ast.AliasedExpr, groups []ast.Expr) bool {
+	for _, g := range groups {
+		if sameRollupExpr(e, g) {
+			return true
+		}
+	}
+	if c, ok := e.(*ast.ColName); ok && c.Qualifier.IsEmpty() {
+		if i := selectItemNamed(e, items); i >= 0 {
+			for _, g := range groups {
+				if sameRollupExpr(items[i].Expr, g) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// groupingOutsideRollup returns ER_INVALID_GROUP_FUNC_USE when stmt
+// (query's) still has a GROUPING() once its rollups are rewritten (a
+// rollup's select list, HAVING and ORDER BY have theirs made constants):
+// in a WHERE, a GROUP BY, or a SELECT without ROLLUP. MySQL reserves
+// the word, so no function of a user's is called so.
+func groupingOutsideRollup(stmt ast.Statement, query string) error {
+	if stmt == nil || !containsFoldASCII(query, "grouping") {
+		return nil
+	}
+	found := false
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if f, ok := node.(*ast.FuncExpr); ok && f.Name.Lowered() == "grouping" && f.Qualifier.IsEmpty() {
+			found = true
+		}
+		return !found, nil
+	}, stmt)
+	if found {
+		return errors.New(msgInvalidGroupFuncUse)
+	}
+	return nil
 }
 
 // rollupGroups returns s's grouping expressions without the marker, a
@@ -289,8 +531,10 @@ func sameRollupExpr(a, b ast.Expr) bool {
 
 // rollupSubstitute returns e with the expressions of rolled NULL outside
 // aggregates and subqueries, and GROUPING(...) the mask of its
-// arguments rolled up. It changes e in place.
-func rollupSubstitute(e ast.Expr, rolled []ast.Expr) ast.Expr {
+// arguments rolled up, an argument that is the alias of one of items
+// (in HAVING and ORDER BY, where MySQL reads aliases; nil elsewhere)
+// read as its expression. It changes e in place.
+func rollupSubstitute(e ast.Expr, rolled []ast.Expr, items []*ast.AliasedExpr) ast.Expr {
 	isRolled := func(x ast.Expr) bool {
 		for _, r := range rolled {
 			if sameRollupExpr(x, r) {
@@ -311,7 +555,17 @@ func rollupSubstitute(e ast.Expr, rolled []ast.Expr) ast.Expr {
 				mask := 0
 				for _, a := range n.Exprs {
 					mask <<= 1
-					if ae, ok := a.(*ast.AliasedExpr); ok && isRolled(ae.Expr) {
+					ae, ok := a.(*ast.AliasedExpr)
+					if !ok {
+						continue
+					}
+					x := ae.Expr
+					if c, ok := x.(*ast.ColName); ok && items != nil && c.Qualifier.IsEmpty() {
+						if i := selectItemNamed(c, items); i >= 0 {
+							x = items[i].Expr
+						}
+					}
+					if isRolled(x) {
 						mask |= 1
 					}
 				}
@@ -344,6 +598,12 @@ func aliasesAsColumns(e ast.Expr, items []*ast.AliasedExpr) ast.Expr {
 		switch n := node.(type) {
 		case *ast.Subquery:
 			return false, nil
+		case *ast.FuncExpr:
+			// GROUPING's arguments name what is rolled up
+			// (rollupSubstitute reads an alias there).
+			if n.Name.Lowered() == "grouping" && n.Qualifier.IsEmpty() {
+				return false, nil
+			}
 		case *ast.ColName:
 			names = append(names, n)
 		}

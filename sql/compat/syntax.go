@@ -107,6 +107,9 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 		if err := limitInSubquery(stmt, parsed); err != nil {
 			return nil, parsed, rest, err
 		}
+		if err := groupingOutsideRollup(stmt, parsed); err != nil {
+			return nil, parsed, rest, err
+		}
 		return compoundIntervals(stmt, query), parsed, rest, nil
 	}
 	fix, ok := rewriteSyntax(query)
@@ -132,6 +135,9 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
 	if err == nil {
 		if err := limitInSubquery(stmt, parsed); err != nil {
+			return nil, parsed, rest, err
+		}
+		if err := groupingOutsideRollup(stmt, parsed); err != nil {
 			return nil, parsed, rest, err
 		}
 		return compoundIntervals(stmt, query), parsed, rest, nil
@@ -162,6 +168,9 @@ func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, opt
 		if err := limitInSubquery(stmt, query); err != nil {
 			return nil, n, err
 		}
+		if err := groupingOutsideRollup(stmt, query); err != nil {
+			return nil, n, err
+		}
 		return compoundIntervals(stmt, query), n, nil
 	}
 	fix, ok := rewriteSyntax(query)
@@ -190,7 +199,11 @@ func (f *syntaxFix) finish(stmt ast.Statement) (ast.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rollupSelects(f.restoreNames(compoundIntervals(stmt, f.text)))
+	stmt, err = rollupSelects(f.restoreNames(compoundIntervals(stmt, f.text)))
+	if err != nil {
+		return nil, err
+	}
+	return stmt, groupingOutsideRollup(stmt, f.text)
 }
 
 // fixError is the error of a statement whose rewrite did not parse

@@ -6,6 +6,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -97,6 +98,10 @@ func retypeSetOp(ctx *gsql.Context, s *plan.SetOp) (gsql.Node, transform.TreeIde
 		sf := make(gsql.SortFields, len(u.SortFields))
 		copy(sf, u.SortFields)
 		for i, f := range sf {
+			if uc, ok := f.Column.(*unionColumn); ok && uc.pos < len(sch) {
+				sf[i].Column = uc.withType(sch[uc.pos].Type)
+				continue
+			}
 			gf, ok := f.Column.(*expression.GetField)
 			if !ok {
 				continue
@@ -204,6 +209,14 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child
 		case *timeNumber:
 			e = c.Child
+		case *function.DateFormat:
+			// A DATE written as text by a union's conversion
+			// (dateString); a user's DATE_FORMAT reads a field of a
+			// table, which no union conversion does.
+			if l, ok := c.RightChild.(*expression.Literal); !ok || l.Value() != "%Y-%m-%d" {
+				return e
+			}
+			e = c.LeftChild
 		default:
 			return e
 		}

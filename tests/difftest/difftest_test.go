@@ -40,6 +40,7 @@ var (
 	flagTypes   = flag.Bool("difftest.types", false, "draw columns of TINYINT UNSIGNED, YEAR, CHAR, TEXT and TIME too (gen.go, kTinyU on)")
 	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
 	flagApps    = flag.Int("difftest.apps", 0, "statements of the application shapes (appgen.go) per seed, a fifth of them data changes")
+	flagRollup  = flag.Int("difftest.rollup", 0, "queries of the rollup, union and derived-table shapes (rollupgen.go) per seed")
 )
 
 func TestDifferential(t *testing.T) {
@@ -75,7 +76,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 || *flagApps > 0 {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 || *flagApps > 0 || *flagRollup > 0 {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -215,6 +216,10 @@ func (r *run) seedRun() {
 			continue
 		}
 		r.checkQuery(ag.appQuery())
+	}
+	rg := &gen{r: rand.New(rand.NewSource(r.seed ^ 0x7011_0b)), s: r.schema}
+	for i := 0; i < *flagRollup; i++ {
+		r.checkQuery(rg.rollupShape())
 	}
 }
 

@@ -35,6 +35,13 @@
 // and DELETE with ORDER BY ... LIMIT, and UPDATE and DELETE of both
 // tables of a join.
 //
+// With -difftest.rollup N each seed also runs N queries of the rollup
+// shapes (rollupgen.go), from a stream of their own: WITH ROLLUP under
+// a correlated EXISTS, in a derived table and in a CTE with a column
+// list; unions whose first side names two columns alike, ordered by
+// position; a union side with its own ORDER BY ... LIMIT; a recursive
+// CTE in a union.
+//
 // A mismatch is minimized (minimize.go): rows, WHERE conditions, joins,
 // select items and clauses are dropped while the mismatch persists, and
 // the result is printed as a small reproduction (CREATE, INSERT, the
