@@ -85,7 +85,8 @@ func commitKey(r *mvccReader, wb *writeBatch, key []byte, startTS, commitTS uint
 // putCommitRecord writes w at key's commitTS. If a Rollback record is
 // already there (the transaction whose start_ts equals this calculated
 // commit_ts was rolled back on the key), the commit record takes it over
-// as a flag instead of erasing it (tikv#8349). w nil writes nothing.
+// as a flag instead of erasing it (tikv#8349). A Lock record gets the
+// pointer to the key's last change below it. w nil writes nothing.
 func putCommitRecord(r *mvccReader, wb *writeBatch, key []byte, commitTS uint64, w *txntypes.Write) error {
 	if w == nil {
 		return nil
@@ -99,6 +100,16 @@ func putCommitRecord(r *mvccReader, wb *writeBatch, key []byte, commitTS uint64,
 			return fmt.Errorf("key %q: commit at %d would overwrite the commit record of txn %d", key, commitTS, old.StartTS)
 		}
 		w.OverlappedRollback = true
+	}
+	if w.Type == txntypes.WriteLock {
+		// Under the key's latch, the transaction's lock on the key (or,
+		// committing in one phase, its checks just made): no other
+		// transaction holds a lock that could commit below commitTS, and
+		// one that prewrites or locks from now on meets this record as
+		// a conflict, so the pointer stays true (Write.LastChangeTS).
+		if w.LastChangeTS, w.VersionsToLastChange, err = r.lastChangeBelow(key, commitTS); err != nil {
+			return err
+		}
 	}
 	wb.putWrite(key, commitTS, w)
 	return nil

@@ -50,6 +50,18 @@
 //     changes no value) or its min_commit_ts is above ts. Reads at MaxTS are blocked by
 //     every such lock too. Then the newest Put or Delete record with
 //     commit_ts <= ts decides; Lock and Rollback records are skipped.
+//     A Lock record points at the key's last change below it (its
+//     commit_ts and how many records down, TiKV's last_change_ts), which
+//     Commit writes from the records under the key's latch, where no
+//     change can commit below it any more: a reader at the record seeks
+//     there when it is more than a few records down (a point read sooner
+//     than a walk, whose seek costs more) and stops at once when there
+//     is no change below. A committed SELECT ... FOR UPDATE leaves a
+//     Lock record on every row it locked, which every later read of the
+//     row stepped over one by one until GC collected them. Rollback
+//     records carry no pointer: a rollback may land at a start_ts below
+//     which a transaction still holding a lock commits later. Lock
+//     records written before the pointer existed read as before.
 //   - Prewrite: another transaction's lock -> *KeyIsLockedError; a Rollback
 //     record at start_ts -> *TxnAbortedError; a write record with commit_ts
 //     >= start_ts (>= SnapshotTS for a transaction that moved its
@@ -300,7 +312,11 @@
 // of keys (and deletes at most 4,096 records, resuming inside a key with
 // more), decides without latches, and applies its deletions as one batch
 // under the latches of the keys it changes: nothing it deletes can be
-// written again, since every commit from then on is above sp.
+// written again, since every commit from then on is above sp. A Lock
+// record's pointer stays safe: the Put it points at is the newest at or
+// below sp when the record is above sp (kept), and a Delete it points at,
+// deleted with everything below it, leaves the reader that seeks there
+// no record, that is no value, as the Delete said.
 //
 // The store records the highest safe point it collected at, durably,
 // before it deletes anything, and from then on refuses a read below it

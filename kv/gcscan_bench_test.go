@@ -67,27 +67,13 @@ func loadVersions(b *testing.B, n, versions int, gc, compact bool) (*Store, Regi
 	}
 	b.Cleanup(func() { _ = s.Close() })
 	rc := s.Regions()[0].Ctx()
-	keys := make([][]byte, n)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("t1_r%08d", i))
-	}
+	keys := rowKeys(n)
 	value := []byte("a short row value of some 40 bytes......")
 	for v := 1; v <= versions; v++ {
 		writeVersion(b, s, rc, keys, value, uint64(100*v))
 	}
 	if gc {
-		sp := uint64(100*(versions-1) + 20) // keeps the last two versions
-		req := &GCRequest{Region: rc, SafePoint: sp}
-		for {
-			resp, err := s.GC(ctx, req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if resp.Next == nil {
-				break
-			}
-			req.Start = resp.Next
-		}
+		runGC(ctx, b, s, rc, uint64(100*(versions-1)+20)) // keeps the last two versions
 		if err := s.db.Flush(); err != nil {
 			b.Fatal(err)
 		}
@@ -194,6 +180,15 @@ func loadSpread(b *testing.B, opts Options, versions int) (*Store, RegionCtx, []
 		}
 	}
 	return s, rc, keys
+}
+
+// rowKeys returns n keys of rows of one table, in order.
+func rowKeys(n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("t1_r%08d", i))
+	}
+	return keys
 }
 
 // writeVersion writes value to every key in transactions of 1,000 keys

@@ -651,7 +651,9 @@ func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint
 				// Only a Put is parsed whole: a Delete decides the key
 				// by its type alone, and Lock and Rollback records are
 				// stepped over (a key deleted and not yet collected
-				// costs its records' iteration, no decoding).
+				// costs its records' iteration, no decoding), but for a
+				// Lock record's pointer to a change far below, or to
+				// none (lastChangeJump).
 				typ, err := txntypes.PeekWriteType(iter.Value())
 				if err != nil {
 					return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
@@ -663,6 +665,23 @@ func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint
 				case txntypes.WritePut:
 					if rec, err = txntypes.ParseWrite(iter.Value()); err != nil {
 						return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+					}
+				case txntypes.WriteLock:
+					to, jump, err := lastChangeJump(iter.Value(), commitTS, lastChangeScanBound)
+					if err != nil {
+						return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+					}
+					switch jump {
+					case jumpNoValue:
+						// Nothing below decides: the key has no
+						// value, as a Delete would say.
+						r.noValueJumps++
+						rec.Type = txntypes.WriteDelete
+					case jumpSeek:
+						r.seekJumps++
+						r.seekKey = binary.BigEndian.AppendUint64(append(r.seekKey[:0], prefix...), ^to)
+						ok = iter.SeekGE(r.seekKey)
+						continue
 					}
 				}
 				if rec.Type == txntypes.WritePut || rec.Type == txntypes.WriteDelete {

@@ -48,6 +48,12 @@ type mvccReader struct {
 	// sinceProbe counts the keys it left so (versionProbeEvery).
 	skipVersions bool
 	sinceProbe   int
+	// seekJumps and noValueJumps count the Lock records whose
+	// last-change pointer a read followed, with a seek or by ending the
+	// walk, for tests.
+	seekJumps, noValueJumps int
+	// seekKey is decideForward's buffer for the key of a last change.
+	seekKey []byte
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).
@@ -207,17 +213,140 @@ func (r *mvccReader) newestWrite(key []byte) (uint64, *txntypes.Write, error) {
 
 // valueWrite returns the write record that decides key's value at ts: the
 // newest Put or Delete committed at or before ts (Lock and Rollback records
-// are skipped), or nil.
+// are skipped), or nil. A Lock record's last-change pointer ends the walk
+// (no change below it) or, past lastChangeGetBound records, moves it
+// with one seek to the record it points at.
 func (r *mvccReader) valueWrite(key []byte, ts uint64) (*txntypes.Write, error) {
-	var found *txntypes.Write
-	err := r.writes(key, ts, func(_ uint64, w *txntypes.Write) bool {
-		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
-			found = w
+	iter, err := r.writeIter()
+	if err != nil {
+		return nil, err
+	}
+	seek := keyspace.WriteKey(key, ts)
+	prefix := seek[:len(seek)-8] // keyspace.WritePrefix(key)
+	for ok := iter.SeekPrefixGE(seek); ok; {
+		k := iter.Key()
+		if !bytes.HasPrefix(k, prefix) {
+			break
+		}
+		if len(k) != len(prefix)+8 {
+			return nil, fmt.Errorf("read writes of %q: write key %x has a bad length", key, k)
+		}
+		commitTS := ^binary.BigEndian.Uint64(k[len(prefix):])
+		typ, err := txntypes.PeekWriteType(iter.Value())
+		if err != nil {
+			return nil, fmt.Errorf("read write record of %q at %d: %w", key, commitTS, err)
+		}
+		switch typ {
+		case txntypes.WritePut, txntypes.WriteDelete:
+			w, err := txntypes.DecodeWrite(iter.Value())
+			if err != nil {
+				return nil, fmt.Errorf("read write record of %q at %d: %w", key, commitTS, err)
+			}
+			return w, nil
+		case txntypes.WriteLock:
+			to, jump, err := lastChangeJump(iter.Value(), commitTS, lastChangeGetBound)
+			if err != nil {
+				return nil, fmt.Errorf("read write record of %q at %d: %w", key, commitTS, err)
+			}
+			switch jump {
+			case jumpNoValue:
+				r.noValueJumps++
+				return nil, nil
+			case jumpSeek:
+				r.seekJumps++
+				binary.BigEndian.PutUint64(seek[len(prefix):], ^to)
+				ok = iter.SeekPrefixGE(seek)
+				continue
+			}
+		}
+		ok = iter.Next()
+	}
+	return nil, iter.Error()
+}
+
+// lastChangeGetBound and lastChangeScanBound are how many records a
+// reader at a Lock record with a last-change pointer steps over with
+// Next; a change further down is sought instead. A Next within one key's
+// records costs a fraction of a seek, which positions the memtables and
+// every level-0 file and level again. A walk (decideForward) seeks
+// sooner than a point read (valueWrite): past scanSeekBound records it
+// would seek twice anyway, once to decide and once to the next key.
+// BenchmarkLastChange, records spread over level-0 files and the
+// memtable, seeking at every pointer against stepping (loaded machine,
+// process CPU, 4 runs each): a BatchGet of 10 keys under 1 Lock record
+// +22% with the seek, under 4 and 8 the same within the noise, under 16
+// -21%, under 64 -44%; a Scan of 100 keys under 4 Lock records +70%,
+// under 8 -65%.
+const (
+	lastChangeGetBound  = 8
+	lastChangeScanBound = 6
+)
+
+// jumpKind is what a reader does at a Lock record (lastChangeJump).
+type jumpKind uint8
+
+const (
+	// jumpStep: step to the next record, as without a pointer.
+	jumpStep jumpKind = iota
+	// jumpSeek: seek to the record at the returned commit_ts.
+	jumpSeek
+	// jumpNoValue: no Put or Delete lies below; the key has no value.
+	jumpNoValue
+)
+
+// lastChangeJump reads the pointer of the Lock record rec committed at
+// commitTS and says what a reader deciding the key's value below it
+// does: it seeks to a change more than bound records down. A pointer at or above the record itself is corrupt: following it
+// would walk in circles.
+func lastChangeJump(rec []byte, commitTS, bound uint64) (uint64, jumpKind, error) {
+	w, err := txntypes.ParseWrite(rec)
+	if err != nil || !w.HasLastChange() {
+		return 0, jumpStep, err
+	}
+	switch {
+	case w.LastChangeTS >= commitTS:
+		return 0, jumpStep, fmt.Errorf("last change %d not below the record: %w", w.LastChangeTS, txntypes.ErrCorrupt)
+	case w.LastChangeTS == 0:
+		return 0, jumpNoValue, nil
+	case w.VersionsToLastChange > bound:
+		return w.LastChangeTS, jumpSeek, nil
+	}
+	return 0, jumpStep, nil
+}
+
+// lastChangeSearchBound is how many records below a new Lock record
+// lastChangeBelow reads, looking for a Put, a Delete or a record with a
+// pointer, before it gives up and writes none. Only records from before
+// pointers existed (or Rollback records, which carry none) make it look
+// further than one.
+const lastChangeSearchBound = 128
+
+// lastChangeBelow returns the last-change pointer of a Lock record to be
+// committed at commitTS on key (see txntypes.Write.LastChangeTS): versions
+// 0 when it is not known within lastChangeSearchBound records.
+func (r *mvccReader) lastChangeBelow(key []byte, commitTS uint64) (ts, versions uint64, err error) {
+	n := uint64(0)
+	known := false
+	err = r.writes(key, commitTS-1, func(cts uint64, w *txntypes.Write) bool {
+		var v uint64
+		ts, v, known = w.NextLastChange(cts)
+		if known {
+			versions = n + v
 			return false
 		}
-		return true
+		n++
+		return n < lastChangeSearchBound
 	})
-	return found, err
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case known:
+		return ts, versions, nil
+	case n < lastChangeSearchBound:
+		// The key has no Put or Delete below: no value.
+		return 0, max(n, 1), nil
+	}
+	return 0, 0, nil
 }
 
 // value returns key's value at ts, or nil if it has none (never written, or

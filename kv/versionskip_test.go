@@ -24,12 +24,7 @@ func TestScansMatchGets(t *testing.T) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			ctx := context.Background()
 			rnd := rand.New(rand.NewSource(seed))
-			s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			rc := s.Regions()[0].Ctx()
+			s, rc := memStore(t)
 			h := newModelHistory(rnd, 120, 12)
 			ts := uint64(10)
 			for round := 0; round < 40; round++ {

@@ -22,6 +22,7 @@ const (
 	tagOverlappedRollback = byte('R')
 	tagForUpdateTS        = byte('f')
 	tagNotify             = byte('n')
+	tagLastChange         = byte('l')
 )
 
 // appendField appends one tagged optional field.

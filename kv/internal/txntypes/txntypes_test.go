@@ -27,6 +27,51 @@ var writes = []*Write{
 	{Type: WriteLock, StartTS: 3},
 	{Type: WriteRollback, StartTS: 3},
 	{Type: WritePut, StartTS: 5, ShortValue: []byte("x"), OverlappedRollback: true},
+	{Type: WriteLock, StartTS: 3, LastChangeTS: 2, VersionsToLastChange: 1},
+	{Type: WriteLock, StartTS: 1 << 62, LastChangeTS: 1<<62 - 1, VersionsToLastChange: 1 << 40},
+	{Type: WriteLock, StartTS: 3, VersionsToLastChange: 4}, // no change below
+	{Type: WriteLock, StartTS: 3, LastChangeTS: 2, VersionsToLastChange: 9, OverlappedRollback: true},
+}
+
+// TestWriteWithoutLastChange checks that a Lock record encoded before the
+// last-change field existed (type, start_ts and nothing else: the bytes
+// are spelled out, not produced by Encode) reads as one without a
+// pointer, and that a record without a pointer encodes as it always did.
+func TestWriteWithoutLastChange(t *testing.T) {
+	old := []byte{byte(WriteLock), 3}
+	w, err := DecodeWrite(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.HasLastChange() || w.LastChangeTS != 0 {
+		t.Fatalf("old record read with a pointer: %+v", w)
+	}
+	if got := w.Encode(); !bytes.Equal(got, old) {
+		t.Fatalf("record without a pointer encodes as %x, want %x", got, old)
+	}
+}
+
+// TestNextLastChange checks the pointer a Lock record gets from the
+// record directly below it.
+func TestNextLastChange(t *testing.T) {
+	for _, c := range []struct {
+		below   Write
+		belowTS uint64
+		ts, n   uint64
+		known   bool
+	}{
+		{Write{Type: WritePut, StartTS: 1}, 5, 5, 1, true},
+		{Write{Type: WriteDelete, StartTS: 1}, 5, 5, 1, true},
+		{Write{Type: WriteLock, StartTS: 4, LastChangeTS: 2, VersionsToLastChange: 3}, 5, 2, 4, true},
+		{Write{Type: WriteLock, StartTS: 4, VersionsToLastChange: 3}, 5, 0, 4, true},
+		{Write{Type: WriteLock, StartTS: 4}, 5, 0, 0, false},
+		{Write{Type: WriteRollback, StartTS: 5}, 5, 0, 0, false},
+	} {
+		ts, n, known := c.below.NextLastChange(c.belowTS)
+		if ts != c.ts || n != c.n || known != c.known {
+			t.Errorf("above %+v at %d: got %d, %d, %v; want %d, %d, %v", c.below, c.belowTS, ts, n, known, c.ts, c.n, c.known)
+		}
+	}
 }
 
 func TestLockRoundTrip(t *testing.T) {
@@ -109,11 +154,15 @@ func TestDecodeCorrupt(t *testing.T) {
 	}
 	goodW := writes[0].Encode()
 	for name, b := range map[string][]byte{
-		"empty":          nil,
-		"unknown type":   append([]byte{'X'}, goodW[1:]...),
-		"truncated":      goodW[:len(goodW)-1],
-		"zero start_ts":  (&Write{Type: WritePut}).Encode(),
-		"flag with data": appendField((&Write{Type: WritePut, StartTS: 1}).Encode(), tagOverlappedRollback, []byte{1}),
+		"empty":                     nil,
+		"unknown type":              append([]byte{'X'}, goodW[1:]...),
+		"truncated":                 goodW[:len(goodW)-1],
+		"zero start_ts":             (&Write{Type: WritePut}).Encode(),
+		"flag with data":            appendField((&Write{Type: WritePut, StartTS: 1}).Encode(), tagOverlappedRollback, []byte{1}),
+		"last change on a put":      appendField((&Write{Type: WritePut, StartTS: 1}).Encode(), tagLastChange, []byte{1, 1}),
+		"last change zero versions": appendField((&Write{Type: WriteLock, StartTS: 1}).Encode(), tagLastChange, []byte{1, 0}),
+		"last change trailing":      appendField((&Write{Type: WriteLock, StartTS: 1}).Encode(), tagLastChange, []byte{1, 1, 1}),
+		"last change short":         appendField((&Write{Type: WriteLock, StartTS: 1}).Encode(), tagLastChange, []byte{1}),
 	} {
 		if _, err := DecodeWrite(b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("write %s: got %v, want ErrCorrupt", name, err)

@@ -1,6 +1,9 @@
 package txntypes
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // WriteType is what a transaction did to a key, as recorded in the write
 // space.
@@ -59,6 +62,12 @@ func WriteTypeOf(t LockType) WriteType {
 //	        | optional fields: tag(1) uvarint len payload, in any order:
 //	          'v' short value (raw bytes, at most 255)
 //	          'R' overlapped rollback (empty payload), present when true
+//	          'l' last change, Lock records only, present when known:
+//	              uvarint last_change_ts | uvarint versions_to_last_change
+//	              (versions >= 1; last_change_ts 0: no Put or Delete below)
+//
+// Records written before the last-change field existed lack it and read
+// as "not known": readers then step over the record as they always did.
 type Write struct {
 	Type    WriteType
 	StartTS uint64
@@ -71,6 +80,41 @@ type Write struct {
 	// so the rollback is folded into the commit record instead of
 	// overwriting it (tikv#8349).
 	OverlappedRollback bool
+	// LastChangeTS and VersionsToLastChange, on a Lock record, say where
+	// the key's value below it is decided, so that a reader at or above
+	// the record's commit_ts need not step over the run of Lock (and
+	// Rollback) records every committed SELECT ... FOR UPDATE leaves
+	// (TiKV's last_change_ts). VersionsToLastChange 0 means not known
+	// (the field is absent); otherwise the newest Put or Delete below the
+	// record is at commit_ts LastChangeTS, about VersionsToLastChange
+	// records down (1: the next one), and LastChangeTS 0 says there is no
+	// Put or Delete below it at all: the key has no value there. A
+	// reader seeks to LastChangeTS and decides from the records at or
+	// below it as before, so a Delete GC has since removed, with all
+	// below it, still reads as no value. The count is an estimate
+	// (Rollback records may land between later), used only to choose
+	// between stepping and seeking.
+	LastChangeTS         uint64
+	VersionsToLastChange uint64
+}
+
+// HasLastChange reports whether w carries a last-change pointer.
+func (w *Write) HasLastChange() bool { return w.VersionsToLastChange > 0 }
+
+// NextLastChange returns the last-change pointer of a Lock record
+// committed directly above w, w's own commit timestamp being commitTS:
+// a Put or Delete is the last change itself, one record down; a record
+// that carries a pointer passes it on one record further. known is false
+// for a Lock or Rollback record without one: the caller must look below
+// it.
+func (w *Write) NextLastChange(commitTS uint64) (ts, versions uint64, known bool) {
+	switch {
+	case w.Type == WritePut || w.Type == WriteDelete:
+		return commitTS, 1, true
+	case w.HasLastChange():
+		return w.LastChangeTS, w.VersionsToLastChange + 1, true
+	}
+	return 0, 0, false
 }
 
 // Encode returns the encoding of w.
@@ -83,6 +127,12 @@ func (w *Write) Encode() []byte {
 	}
 	if w.OverlappedRollback {
 		b = appendField(b, tagOverlappedRollback, nil)
+	}
+	if w.HasLastChange() {
+		var buf [2 * binary.MaxVarintLen64]byte
+		p := binary.AppendUvarint(buf[:0], w.LastChangeTS)
+		p = binary.AppendUvarint(p, w.VersionsToLastChange)
+		b = appendField(b, tagLastChange, p)
 	}
 	return b
 }
@@ -149,7 +199,28 @@ func ParseWrite(b []byte) (Write, error) {
 				return Write{}, fmt.Errorf("write record: overlapped rollback flag with %d payload bytes: %w", len(payload), ErrCorrupt)
 			}
 			w.OverlappedRollback = true
+		case tagLastChange:
+			if w.LastChangeTS, w.VersionsToLastChange, err = lastChange(w.Type, payload); err != nil {
+				return Write{}, err
+			}
 		}
 	}
 	return w, nil
+}
+
+// lastChange decodes the payload of a last-change field of a record of
+// type t.
+func lastChange(t WriteType, payload []byte) (ts, versions uint64, err error) {
+	if t != WriteLock {
+		return 0, 0, fmt.Errorf("write record: last change on a %v record: %w", t, ErrCorrupt)
+	}
+	ts, n := binary.Uvarint(payload)
+	if n <= 0 {
+		return 0, 0, fmt.Errorf("write record: last change: bad uvarint payload %x: %w", payload, ErrCorrupt)
+	}
+	versions, m := binary.Uvarint(payload[n:])
+	if m <= 0 || n+m != len(payload) || versions == 0 {
+		return 0, 0, fmt.Errorf("write record: last change: bad payload %x: %w", payload, ErrCorrupt)
+	}
+	return ts, versions, nil
 }
