@@ -446,13 +446,31 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 	var (
 		cur      []byte // the user key being examined
 		keepSeen bool   // cur's newest Put or Delete at or below sp was met
+		// held is the deletion of cur's newest Delete at or below sp,
+		// heldBytes its size: it goes into the batch only with the last
+		// of cur's older records. A batch cut inside the key leaves it,
+		// so that the next batch, resuming at the key, finds the Delete
+		// again as the record that decides it; had it gone first, the
+		// next batch would take the newest Put below it for the key's
+		// value and keep it, and the deleted row would come back.
+		held      *gcDeletion
+		heldBytes uint64
 	)
+	release := func() {
+		if held != nil {
+			dels = append(dels, *held)
+			resp.VersionsDeleted++
+			resp.BytesDeleted += heldBytes
+			held = nil
+		}
+	}
 	for ok := iter.First(); ok; ok = iter.Next() {
 		key, ts, err := keyspace.DecodeWriteKey(iter.Key())
 		if err != nil {
 			return nil, false, err
 		}
 		if cur == nil || !bytes.Equal(key, cur) {
+			release() // cur's records are all seen
 			if int(resp.KeysScanned) == limit || len(dels) >= maxGCBatchDeletes {
 				resp.Next = key
 				return dels, pending, nil
@@ -461,7 +479,8 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 			resp.KeysScanned++
 		} else if len(dels) >= maxGCBatchDeletes {
 			// Cut inside a key: the next batch resumes at it, finds its
-			// kept version again and goes on below it.
+			// kept version (or the Delete held back) again and goes on
+			// below it.
 			resp.Next = key
 			return dels, pending, nil
 		}
@@ -473,15 +492,20 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 		if err != nil {
 			return nil, false, fmt.Errorf("read write record of %q at %d: %w", key, ts, err)
 		}
-		keep := false
+		keep, decides := false, false
 		if !keepSeen && (w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete) {
-			keepSeen = true
+			keepSeen, decides = true, true
 			keep = w.Type == txntypes.WritePut
 		}
 		if keep {
 			continue
 		}
 		raw := append([]byte(nil), iter.Key()...)
+		if decides {
+			// The newest Delete at or below sp: held back (see held).
+			held, heldBytes = &gcDeletion{key: cur, raw: raw}, uint64(len(raw)+len(iter.Value()))
+			continue
+		}
 		dels = append(dels, gcDeletion{key: cur, raw: raw})
 		resp.VersionsDeleted++
 		resp.BytesDeleted += uint64(len(raw) + len(iter.Value()))
@@ -497,6 +521,7 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 			}
 		}
 	}
+	release()
 	return dels, pending, iter.Error()
 }
 

@@ -115,3 +115,39 @@ func TestGCCutsInsideAKey(t *testing.T) {
 		t.Fatalf("after GC: %q, %v; want the newest version", v, err)
 	}
 }
+
+// TestGCCutsInsideADeletedKey: a deleted key with more garbage than one
+// batch deletes stays deleted. Its Delete goes in the batch with the
+// last of its older records: had it gone in the first, the next batch,
+// resuming at the key, would have kept the newest Put below it as the
+// key's value (it did: a Get at the safe point read "101").
+func TestGCCutsInsideADeletedKey(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	key := []byte("k")
+	const versions = maxGCBatchDeletes + 100
+	rc := s.regions.all()[0].Ctx()
+	for i := uint64(1); i <= versions; i++ {
+		op := Mutation{Op: OpPut, Key: key, Value: []byte(fmt.Sprint(i))}
+		if i == versions {
+			op = Mutation{Op: OpDelete, Key: key}
+		}
+		resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Primary: key, StartTS: 2 * i, LockTTL: 3000,
+			Mutations: []Mutation{op}, TryOnePC: true, MaxCommitTS: MaxTS})
+		if err != nil || len(resp.Errors) > 0 || resp.OnePCCommitTS == 0 {
+			t.Fatalf("write version %d: %v %v", i, err, resp)
+		}
+	}
+	sp := uint64(2*versions + 10)
+	if deleted := collectAll(ctx, t, s, rc, sp); deleted != versions {
+		t.Fatalf("GC deleted %d versions, want all %d", deleted, versions)
+	}
+	v, err := s.Get(ctx, rc, key, sp+5)
+	if err != nil || v != nil {
+		t.Fatalf("after GC: %q, %v; want the key deleted", v, err)
+	}
+	pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: key, Version: sp + 5})
+	if err != nil || len(pairs) != 0 {
+		t.Fatalf("after GC: scan %d pairs, %v; want none", len(pairs), err)
+	}
+}

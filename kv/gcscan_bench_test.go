@@ -2,8 +2,8 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math/rand"
 	"runtime"
 	"testing"
 	"time"
@@ -194,6 +194,15 @@ func rowKeys(n int) [][]byte {
 // writeVersion writes value to every key in transactions of 1,000 keys
 // at startTS (committed 10 later) and flushes them to a level-0 file.
 func writeVersion(b testing.TB, s *Store, rc RegionCtx, keys [][]byte, value []byte, startTS uint64) {
+	commitVersion(b, s, rc, keys, value, startTS)
+	if err := s.db.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// commitVersion is writeVersion without the flush: the versions stay in
+// the memtable.
+func commitVersion(b testing.TB, s *Store, rc RegionCtx, keys [][]byte, value []byte, startTS uint64) {
 	ctx := context.Background()
 	for lo := 0; lo < len(keys); lo += 1000 {
 		batch := keys[lo:min(lo+1000, len(keys))]
@@ -207,9 +216,6 @@ func writeVersion(b testing.TB, s *Store, rc RegionCtx, keys [][]byte, value []b
 		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: batch, StartTS: startTS, CommitTS: startTS + 10}); err != nil {
 			b.Fatal(err)
 		}
-	}
-	if err := s.db.Flush(); err != nil {
-		b.Fatal(err)
 	}
 }
 
@@ -228,17 +234,8 @@ func BenchmarkScanShadowedCopies(b *testing.B) {
 	for _, layout := range []string{"spread", "compacted"} {
 		b.Run("layout="+layout, func(b *testing.B) {
 			s, rc, keys := loadSpread(b, Options{Coprocessor: countCoprocessor{}}, 1)
-			iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{keyspace.Write}, UpperBound: keyspace.SpaceEnd(keyspace.Write)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			wb := s.db.NewBatch()
-			for ok := iter.First(); ok; ok = iter.Next() {
-				if err := wb.Set(iter.Key(), iter.Value(), nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := errors.Join(iter.Close(), wb.Commit(pebble.NoSync), s.db.Flush()); err != nil {
+			rewriteRecords(b, s, keys)
+			if err := s.db.Flush(); err != nil {
 				b.Fatal(err)
 			}
 			if layout == "compacted" {
@@ -248,5 +245,78 @@ func BenchmarkScanShadowedCopies(b *testing.B) {
 			}
 			benchWalk(b, s, rc, keys)
 		})
+	}
+}
+
+// BenchmarkScanChurnShare compares the two layouts a table under updates
+// can have, with a share of its keys written since the bottom level was
+// compacted, as a churned table has (issue 16): 20,000 keys of 130-byte
+// rows compacted into the bottom level, then a share of them, chosen at
+// random, written once more, and the walk of BenchmarkScanFormats over the
+// whole table.
+//
+//   - kind=version: the write is a newer version (percdb's layout), which
+//     the walk reads and then steps over the older one. Under churn the
+//     share is that of the rows with a version younger than the GC safe
+//     point, which no compaction lowers: 1 - e^(-updates·life/rows).
+//   - kind=copy: the write rewrites the key's record in place (a layout
+//     keeping each key's newest record under a key of its own, older
+//     versions elsewhere), which Pebble merges and drops over the shadowed
+//     copy. The share is that of the rows written since that space was
+//     last compacted, which a compaction trigger bounds.
+//
+// where=memtable leaves the writes in the memtable, where=l0 flushes them
+// to a level-0 file. Read its instructions with callgrind (docs/benchmarks.md).
+func BenchmarkScanChurnShare(b *testing.B) {
+	for _, kind := range []string{"version", "copy"} {
+		for _, where := range []string{"memtable", "l0"} {
+			for _, share := range []int{0, 10, 20, 50, 90} {
+				b.Run(fmt.Sprintf("kind=%s/where=%s/share=%d", kind, where, share), func(b *testing.B) {
+					s, rc, keys := loadSpread(b, Options{Coprocessor: countCoprocessor{}}, 1)
+					rnd := rand.New(rand.NewSource(1))
+					var some [][]byte
+					for _, k := range keys {
+						if rnd.Intn(100) < share {
+							some = append(some, k)
+						}
+					}
+					if kind == "version" && len(some) > 0 {
+						commitVersion(b, s, rc, some, make([]byte, 130), 200)
+					}
+					if kind == "copy" && len(some) > 0 {
+						rewriteRecords(b, s, some)
+					}
+					if where == "l0" {
+						if err := s.db.Flush(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					benchWalk(b, s, rc, keys)
+				})
+			}
+		}
+	}
+}
+
+// rewriteRecords writes every write-space record of keys a second time
+// under the same Pebble key.
+func rewriteRecords(b *testing.B, s *Store, keys [][]byte) {
+	wb := s.db.NewBatch()
+	for _, k := range keys {
+		iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: keyspace.WritePrefix(k), UpperBound: keyspace.PrefixEnd(keyspace.WritePrefix(k))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for ok := iter.First(); ok; ok = iter.Next() {
+			if err := wb.Set(iter.Key(), iter.Value(), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := iter.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := wb.Commit(pebble.NoSync); err != nil {
+		b.Fatal(err)
 	}
 }

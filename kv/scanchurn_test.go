@@ -290,6 +290,12 @@ loop:
 	wg.Wait()
 	t.Logf("updates %d, failed %d; versions deleted %d, GC CPU %v; compaction after GC %+v; scans %+v", updates.Load(), conflicts.Load(),
 		deleted.Load(), time.Duration(gcCPU.Load()).Round(time.Millisecond), s.GCCompactionStats(), s.ScanCost())
+	// What the layout costs the writes: the bytes of the write-ahead log
+	// and of the sstables flushes and compactions wrote (the updates'
+	// write amplification, which a second key per write adds to).
+	m, total := s.db.Metrics(), s.db.Metrics().Total()
+	t.Logf("bytes written: WAL %.1f MiB, flushes %.1f MiB, compactions %.1f MiB", float64(m.WAL.BytesWritten)/(1<<20),
+		float64(total.BytesFlushed)/(1<<20), float64(total.BytesCompacted)/(1<<20))
 	if compactAll {
 		t.Logf("compactions of the write space %d, %v", compactions, compactTime.Round(time.Millisecond))
 	}
