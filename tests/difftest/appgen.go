@@ -417,8 +417,12 @@ func (g *gen) appDML() string {
 				}
 			}
 		}
+		// Two rows may still meet on a unique secondary key: which
+		// is inserted (and which ignored, or updates it) is the
+		// order of the SELECT's rows, so the statement orders them
+		// by o's primary key, as an application that cares does.
 		ins := []string{"INSERT", "INSERT IGNORE"}[g.pick(2)]
-		stmt := fmt.Sprintf("%s INTO %s SELECT %s FROM %s o WHERE %s", ins, t.name, strings.Join(items, ", "), o.name, g.pred([]source{{o, "o"}}, nil, 0))
+		stmt := fmt.Sprintf("%s INTO %s SELECT %s FROM %s o WHERE %s ORDER BY %s", ins, t.name, strings.Join(items, ", "), o.name, g.pred([]source{{o, "o"}}, nil, 0), strings.Join(pkOf(o, "o"), ", "))
 		if g.pick(2) == 0 {
 			stmt += fmt.Sprintf(" ON DUPLICATE KEY UPDATE %s = %s", setCol.name, g.lit(setCol.kind))
 		}

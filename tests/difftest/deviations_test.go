@@ -325,3 +325,28 @@ func TestRollupDistinctDeviation(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiUpdateSetsJoinColumn checks which statements the
+// multi-update deviation matches, and its STRAIGHT_JOIN form.
+func TestMultiUpdateSetsJoinColumn(t *testing.T) {
+	for _, c := range []struct {
+		stmt string
+		want bool
+	}{
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c9 = -1, t1.c9 = 5 WHERE t0.c0 >= 1.50", true},
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c1 = 'a', t1.c9 = 5", true},
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c1 = 'a', t1.c2 = 5 WHERE t0.c9 = 2", false},
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c90 = 1", false},
+		{"UPDATE t0 LEFT JOIN t1 ON t0.c9 = t1.c9 SET t0.c9 = 1", false},
+		{"UPDATE t0 SET c9 = 1 WHERE c9 = 2", false},
+	} {
+		if got := multiUpdateSetsJoinColumn(c.stmt); got != c.want {
+			t.Errorf("multiUpdateSetsJoinColumn(%q) = %v, want %v", c.stmt, got, c.want)
+		}
+	}
+	d := deviationNamed(t, "mariadb-multi-update-rejoins-changed-rows")
+	alt, ok := d.without(nil, "UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5")
+	if want := "UPDATE t0 STRAIGHT_JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5"; !ok || alt != want {
+		t.Errorf("without = %q, %v; want %q", alt, ok, want)
+	}
+}
