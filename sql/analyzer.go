@@ -61,6 +61,7 @@ const (
 	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
 	ownDecimalTextRuleID                                        // sql/compat/owntext.go
 	assignedVariableTypesRuleID                                 // sql/compat/assignvar.go
+	deleteTargetRuleID                                          // joinwrites.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -163,6 +164,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (compat_exec.go):
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: targetInSubqueryRuleID, Apply: targetInSubqueryRule})
+	// A DELETE of one table names its table before its subqueries
+	// become joins (joinwrites.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: deleteTargetRuleID, Apply: deleteTargetRule})
 	// A recursive CTE's temporal columns take the anchor's types, before
 	// the rule above gives its readers those types (sql/compat/derived.go):
 	// tests/sqllogic/testdata/wronganswers.test.

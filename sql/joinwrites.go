@@ -4,6 +4,7 @@ import (
 	"io"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
@@ -134,4 +135,69 @@ func deleteReadFirst(d *plan.DeleteFrom) (*plan.DeleteFrom, bool) {
 	ret := *d
 	ret.UnaryNode = plan.UnaryNode{Child: &readAllFirst{UnaryNode: plan.UnaryNode{Child: d.Child}}}
 	return &ret, true
+}
+
+// A DELETE of one table whose WHERE has subqueries GMS unnests into
+// joins (DELETE FROM t WHERE EXISTS (SELECT ... o ...) AND t.c IN
+// (SELECT ...)) lost its table: GMS finds a DELETE's table in the rows
+// it deletes from, and a join there is no table, so its foreign-key rule
+// failed the statement with 1105 "table doesn't support DELETE FROM"
+// (the difftest's application shapes). deleteTargetRule names the
+// table, before the subqueries are unnested, as the DELETE's explicit
+// target, as DELETE t FROM t ... names it; the statement then deletes
+// as a DELETE of joined tables does (each row once, by its values). Not
+// for a table without a primary key with a LIMIT, whose equal rows such
+// a DELETE deletes together (keylessjoin.go).
+func deleteTargetRule(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		d, ok := n.(*plan.DeleteFrom)
+		if !ok || d.HasExplicitTargets() || !hasSubquery(d.Child) {
+			return n, transform.SameTree, nil
+		}
+		del, err := plan.GetDeletable(d.Child)
+		if err != nil {
+			return n, transform.SameTree, nil
+		}
+		if t, ok := del.(*Table); ok && t.isKeyless() && hasLimit(d.Child) {
+			return n, transform.SameTree, nil
+		}
+		var target gsql.Node
+		transform.Inspect(d.Child, func(n gsql.Node) bool {
+			switch n.(type) {
+			case *plan.TableAlias, *plan.ResolvedTable:
+				if target == nil {
+					target = n
+				}
+			}
+			return target == nil
+		})
+		if target == nil {
+			return n, transform.SameTree, nil
+		}
+		return d.WithExplicitTargets([]gsql.Node{target}), transform.NewTree, nil
+	})
+}
+
+// hasSubquery reports whether an expression of n's tree is a subquery.
+func hasSubquery(n gsql.Node) bool {
+	found := false
+	transform.InspectExpressions(n, func(e gsql.Expression) bool {
+		if _, ok := e.(*plan.Subquery); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// hasLimit reports whether n's tree has a LIMIT.
+func hasLimit(n gsql.Node) bool {
+	found := false
+	transform.Inspect(n, func(n gsql.Node) bool {
+		if _, ok := n.(*plan.Limit); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
