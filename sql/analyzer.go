@@ -63,6 +63,7 @@ const (
 	assignedVariableTypesRuleID                                 // sql/compat/assignvar.go
 	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
+	deleteTargetRuleID                                          // joinwrites.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -165,6 +166,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (compat_exec.go):
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: targetInSubqueryRuleID, Apply: targetInSubqueryRule})
+	// A DELETE of one table names its table before its subqueries
+	// become joins (joinwrites.go): tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "validateDeleteFrom", false, analyzer.Rule{Id: deleteTargetRuleID, Apply: deleteTargetRule})
 	// A recursive CTE's temporal columns take the anchor's types, before
 	// the rule above gives its readers those types (sql/compat/derived.go):
 	// tests/sqllogic/testdata/wronganswers.test.
@@ -172,6 +176,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: sortDistinctByColumnRuleID, Apply: compat.SortDistinctByColumn})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: unionOrderColumnsRuleID, Apply: inEveryScope(compat.UnionOrderColumns)})
 	insertRule(a, "resolveUnions", false, analyzer.Rule{Id: derivedColumnNamesRuleID, Apply: compat.DerivedColumnNames})
+	// An UPDATE of joined tables changes a table without a primary key
+	// by its rows' hidden row IDs, where GMS refuses it with 1235
+	// (keylessjoin.go): tests/sqllogic/testdata/wronganswers.test.
+	wrapRule(a, "modifyUpdateExprsForJoin", keylessUpdateJoins)
 	// UPDATE ... JOIN enforces foreign keys (sql/foreignkey); without
 	// this rule it does not: TestForeignKeyUpdateJoin.
 	if apply := ruleApply(a, "applyForeignKeys"); apply != nil {

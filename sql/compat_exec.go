@@ -97,6 +97,18 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return n.build(child), nil
 	case *bytewiseRows:
 		return b.gms.Build(ctx, n.Child, row)
+	case *plan.UpdateSource:
+		// An UPDATE of several tables reads its join before its
+		// first write (joinwrites.go).
+		if s, ok := updateSourceReadFirst(n); ok {
+			return b.gms.Build(ctx, s, row)
+		}
+	case *readAllFirst:
+		child, err := b.gms.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return &readAllFirstIter{child: child}, nil
 	case *compat.FitRows:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {
@@ -231,6 +243,17 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err := targetInSubquery(n); err != nil {
 			return nil, err
 		}
+		// A table without a primary key joined to others: its equal
+		// rows are changed and counted together (keylessjoin.go).
+		if u, ok := n.(*plan.Update); ok {
+			if ku, extra, ok := withKeylessCopies(u); ok {
+				iter, err := b.gms.Build(ctx, ku, row)
+				if err != nil {
+					return nil, err
+				}
+				return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(extra()) }}, nil
+			}
+		}
 		// A string that is not a number compared with a number is
 		// error 1292 under a strict sql_mode (sql/compat/strict.go).
 		if m, same, err := compat.StrictComparisons(ctx, n); err != nil || !same {
@@ -258,6 +281,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 					return nil, err
 				}
 				return &rowsAffectedIter{child: iter, fix: func(uint64) uint64 { return uint64(count.deleted) }}, nil
+			}
+			// And reads its join before its first delete
+			// (joinwrites.go).
+			if rf, ok := deleteReadFirst(d); ok {
+				return b.gms.Build(ctx, rf, row)
 			}
 		}
 		if d, ok, err := b.finalizeSubqueries(ctx, n); ok || err != nil {
@@ -677,15 +705,7 @@ func updateJoinTargets(u *plan.Update) []gsql.Table {
 	if len(names) == 0 {
 		// Before GMS's analysis makes the UpdateJoin: the tables the
 		// SET clause assigns to, as GMS then finds them.
-		transform.InspectExpressions(u, func(e gsql.Expression) bool {
-			if sf, ok := e.(*expression.SetField); ok {
-				if gf, ok := sf.LeftChild.(*expression.GetField); ok {
-					names[strings.ToLower(gf.Table())] = true
-				}
-				return false
-			}
-			return true
-		})
+		names = assignedTables(u)
 	}
 	var targets []gsql.Table
 	seen := map[string]bool{}
@@ -710,6 +730,23 @@ func updateJoinTargets(u *plan.Update) []gsql.Table {
 		return true
 	})
 	return targets
+}
+
+// assignedTables returns the names (or aliases) of the tables whose
+// columns the SET clause of n assigns, lower-cased, as GMS finds an
+// UPDATE's targets.
+func assignedTables(n gsql.Node) map[string]bool {
+	names := map[string]bool{}
+	transform.InspectExpressions(n, func(e gsql.Expression) bool {
+		if sf, ok := e.(*expression.SetField); ok {
+			if gf, ok := sf.LeftChild.(*expression.GetField); ok {
+				names[strings.ToLower(gf.Table())] = true
+			}
+			return false
+		}
+		return true
+	})
+	return names
 }
 
 // subqueryReads reports whether a subquery of n reads target (outside a

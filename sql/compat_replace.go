@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -155,7 +156,18 @@ func (i *rowsAffectedIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		return row, err
 	}
 	if ok, isOK := row[0].(types.OkResult); isOK {
+		was := ok.RowsAffected
 		ok.RowsAffected = i.fix(ok.RowsAffected)
+		// An UPDATE's "Rows matched: m Changed: c" moves with it.
+		if info, isInfo := ok.Info.(plan.UpdateInfo); isInfo {
+			d := int(ok.RowsAffected) - int(was)
+			info.Matched += d
+			info.Updated += d
+			ok.Info = info
+		}
+		// ROW_COUNT() is the count too: GMS's accumulator set it
+		// from its own.
+		ctx.SetLastQueryInfoInt(gsql.RowCount, int64(ok.RowsAffected))
 		return gsql.Row{ok}, nil
 	}
 	return row, nil
@@ -258,8 +270,12 @@ func (t *onceDeleteTarget) WithChildren(children ...gsql.Node) (gsql.Node, error
 	return &ret, nil
 }
 
-// Deleter implements sql.DeletableTable.
+// Deleter implements sql.DeletableTable. A table without a primary key
+// deletes every row equal to the one joined (keylessjoin.go).
 func (t *onceDeleteTarget) Deleter(ctx *gsql.Context) gsql.RowDeleter {
+	if tbl, ok := t.del.(*Table); ok && tbl.isKeyless() {
+		return &onceDeleter{RowDeleter: newKeylessJoinEditor(tbl), t: t}
+	}
 	return &onceDeleter{RowDeleter: t.del.Deleter(ctx), t: t}
 }
 
@@ -271,8 +287,17 @@ type onceDeleter struct {
 
 // Delete implements sql.RowDeleter.
 func (d *onceDeleter) Delete(ctx *gsql.Context, row gsql.Row) error {
-	key := fmt.Sprintf("%#v", []any(row))
+	key := rowValuesKey(row)
 	if d.t.seen[key] {
+		return nil
+	}
+	if k, ok := d.RowDeleter.(*keylessJoinEditor); ok {
+		n, err := k.deleteLike(ctx, row)
+		if err != nil {
+			return err
+		}
+		d.t.seen[key] = true
+		d.t.count.deleted += n
 		return nil
 	}
 	if err := d.RowDeleter.Delete(ctx, row); err != nil {
@@ -359,3 +384,21 @@ func (t *bytewiseUpsertTable) Inserter(ctx *gsql.Context) gsql.RowInserter {
 
 // Updater implements sql.UpdatableTable.
 func (t *bytewiseUpsertTable) Updater(ctx *gsql.Context) gsql.RowUpdater { return t.upd.Updater(ctx) }
+
+// rowValuesKey is a key equal for rows of equal values: each value's
+// type and text (%#v wrote a DECIMAL's big.Int pointer, different for
+// every read of a row; its text is its value at the column's scale).
+func rowValuesKey(row gsql.Row) string {
+	var b strings.Builder
+	for _, v := range row {
+		switch v := v.(type) {
+		case string:
+			fmt.Fprintf(&b, "s%q,", v)
+		case []byte:
+			fmt.Fprintf(&b, "b%q,", v)
+		default:
+			fmt.Fprintf(&b, "%T:%v,", v, v)
+		}
+	}
+	return b.String()
+}

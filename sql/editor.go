@@ -130,13 +130,21 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 
 // Delete implements sql.RowDeleter.
 func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
+	return e.delete(ctx, row, nil)
+}
+
+// delete deletes row, the row of handle *at, or when at is nil the row
+// handleOfExisting finds.
+func (e *tableEditor) delete(ctx *gsql.Context, row gsql.Row, at *tablecodec.Handle) error {
 	tx, k, err := e.begin(ctx)
 	if err != nil {
 		return toSQLError(err)
 	}
 	mark := k.WriteMark()
-	h, err := e.handleOfExisting(ctx, tx, k, row)
-	if err != nil {
+	var h tablecodec.Handle
+	if at != nil {
+		h = *at
+	} else if h, err = e.handleOfExisting(ctx, tx, k, row); err != nil {
 		return toSQLError(err)
 	}
 	if err := executor.RemoveRecord(ctx, k, e.t.meta.Exec, h, row); err != nil {
@@ -147,6 +155,12 @@ func (e *tableEditor) Delete(ctx *gsql.Context, row gsql.Row) error {
 
 // Update implements sql.RowUpdater.
 func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
+	return e.update(ctx, old, new, nil)
+}
+
+// update changes old, the row of handle *at, or when at is nil the row
+// handleOfExisting finds, to new.
+func (e *tableEditor) update(ctx *gsql.Context, old, new gsql.Row, at *tablecodec.Handle) error {
 	if err := notNullViolation(e.t.Schema(), new); err != nil {
 		return err
 	}
@@ -160,8 +174,10 @@ func (e *tableEditor) Update(ctx *gsql.Context, old, new gsql.Row) error {
 	}
 	mark := k.WriteMark()
 	et := e.t.meta.Exec
-	oldH, err := e.handleOfExisting(ctx, tx, k, old)
-	if err != nil {
+	var oldH tablecodec.Handle
+	if at != nil {
+		oldH = *at
+	} else if oldH, err = e.handleOfExisting(ctx, tx, k, old); err != nil {
 		return toSQLError(err)
 	}
 	newH := oldH

@@ -286,6 +286,16 @@ func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, 
 	// as it is, any other number by fitValue; a DECIMAL or floating-point
 	// type is GMS's to judge.
 	if minMag, maxMag, isInt := intBounds(typ); isInt {
+		// MySQL stores a DOUBLE in an integer column rounded half to
+		// even (Field_long::store(double) and the others: rint), 2.5
+		// as 2 and -0.5 as 0; GMS rounds half away from zero (3, -1).
+		// The halves are made the integer MySQL stores first.
+		if f, ok := floatOf(v); ok && math.RoundToEven(f) != math.Round(f) {
+			v = int64(math.RoundToEven(f)) // a half: below 2^52
+			if neg, mag, ok := IntMagnitude(v); ok && (neg && mag <= minMag || !neg && mag <= maxMag) {
+				return v, nil
+			}
+		}
 		if neg, mag, ok := IntMagnitude(v); ok && (neg && mag <= minMag || !neg && mag <= maxMag) {
 			return nil, nil
 		}
@@ -351,6 +361,17 @@ func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, 
 		return nil, err
 	}
 	return storedAs(ctx, typ, d)
+}
+
+// floatOf returns v, a FLOAT or DOUBLE value, as a float64.
+func floatOf(v any) (float64, bool) {
+	switch f := v.(type) {
+	case float64:
+		return f, true
+	case float32:
+		return float64(f), true
+	}
+	return 0, false
 }
 
 // isDecimalInto reports whether v is a DECIMAL value stored into typ, an

@@ -69,10 +69,10 @@ func updatedTable(n gsql.Node, name string) *plan.ResolvedTable {
 		switch node := node.(type) {
 		case *plan.TableAlias:
 			if strings.EqualFold(node.Name(), name) {
-				found = firstResolvedTable(node)
+				found = FirstResolvedTable(node)
 			}
 		case *plan.ResolvedTable, *plan.IndexedTableAccess:
-			if rt := firstResolvedTable(node); rt != nil && strings.EqualFold(rt.Name(), name) {
+			if rt := FirstResolvedTable(node); rt != nil && strings.EqualFold(rt.Name(), name) {
 				found = rt
 			}
 		}
@@ -82,7 +82,7 @@ func updatedTable(n gsql.Node, name string) *plan.ResolvedTable {
 }
 
 // firstResolvedTable returns the first table read in n.
-func firstResolvedTable(n gsql.Node) *plan.ResolvedTable {
+func FirstResolvedTable(n gsql.Node) *plan.ResolvedTable {
 	var found *plan.ResolvedTable
 	transform.Inspect(n, func(node gsql.Node) bool {
 		if found != nil {

@@ -22,9 +22,14 @@ import (
 //   - ANY/SOME/ALL subqueries;
 //   - ORDER BY a column not selected, with LIMIT;
 //   - a CTE used twice (joined to itself);
-//   - data changes: INSERT ... SELECT from another table, UPDATE and
-//     DELETE with ORDER BY ... LIMIT, UPDATE of two tables of a join,
-//     DELETE from two tables of a join.
+//   - data changes: INSERT [IGNORE] ... SELECT from another table (ON
+//     DUPLICATE KEY UPDATE from a literal or the selected row), REPLACE
+//     ... SELECT, UPDATE and DELETE with ORDER BY ... LIMIT, UPDATE of
+//     two tables of a join, UPDATE through a LEFT JOIN and from a
+//     grouped derived table, DELETE from one or both tables of a join
+//     (with aliases, DELETE ... FROM and DELETE FROM ... USING), DELETE
+//     WHERE EXISTS and UPDATE WHERE ... IN (SELECT ...) ORDER BY ...
+//     LIMIT.
 //
 // Every ORDER BY that a LIMIT cuts ends with the primary key, so that
 // the rows kept are defined.
@@ -384,43 +389,26 @@ func (g *gen) appDML() string {
 		o = g.table()
 	}
 	order := strings.Join(append([]string{setCol.name + []string{"", " DESC"}[g.pick(2)]}, pkOf(t, t.name)...), ", ")
-	switch g.pick(5) {
+	switch g.pick(10) {
 	case 0:
 		if o == t {
 			break
 		}
-		// INSERT ... SELECT of another table's rows under new keys,
-		// each column from one of the same kind (family) or a literal.
-		items := make([]string, len(t.cols))
-		for j, c := range t.cols {
-			switch {
-			case j == 0:
-				// One primary key per row of o (b is below 10), so
-				// that which of two selected rows comes first
-				// (undefined without an ORDER BY) does not decide
-				// which one is inserted and which updates it. Two
-				// rows may still meet on a unique secondary key.
-				key := "o.a"
-				if len(o.pk) == 2 {
-					key = "o.a * 10 + o.b"
-				}
-				items[j] = fmt.Sprintf("%s + %d", key, 10+g.pick(3)*10)
-			case j < len(t.pk):
-				items[j] = "0"
-			default:
-				if s, ok := g.colOfKind([]source{{o, "o"}}, c.kind); ok && (c.nullable || g.pick(2) == 0) {
-					items[j] = s
-				} else if s, ok := g.colOf([]source{{o, "o"}}, c.kind); ok && c.nullable && g.pick(2) == 0 {
-					items[j] = s
-				} else {
-					items[j] = c.kind.domain()[g.pick(len(c.kind.domain()))]
-				}
-			}
-		}
+		items := g.insertSelectItems(t, o)
+		// Two rows may still meet on a unique secondary key: which
+		// is inserted (and which ignored, or updates it) is the
+		// order of the SELECT's rows, so the statement orders them
+		// by o's primary key, as an application that cares does.
 		ins := []string{"INSERT", "INSERT IGNORE"}[g.pick(2)]
-		stmt := fmt.Sprintf("%s INTO %s SELECT %s FROM %s o WHERE %s", ins, t.name, strings.Join(items, ", "), o.name, g.pred([]source{{o, "o"}}, nil, 0))
-		if g.pick(2) == 0 {
+		stmt := fmt.Sprintf("%s INTO %s SELECT %s FROM %s o WHERE %s ORDER BY %s", ins, t.name, strings.Join(items, ", "), o.name, g.pred([]source{{o, "o"}}, nil, 0), strings.Join(pkOf(o, "o"), ", "))
+		switch g.pick(3) {
+		case 0:
 			stmt += fmt.Sprintf(" ON DUPLICATE KEY UPDATE %s = %s", setCol.name, g.lit(setCol.kind))
+		case 1:
+			// The new value from the selected row.
+			if s, ok := g.colOfKind([]source{{o, "o"}}, setCol.kind); ok && setCol.nullable {
+				stmt += fmt.Sprintf(" ON DUPLICATE KEY UPDATE %s = %s", setCol.name, s)
+			}
 		}
 		return stmt
 	case 1:
@@ -436,6 +424,57 @@ func (g *gen) appDML() string {
 		oc := o.cols[len(o.pk)+g.pick(len(o.cols)-len(o.pk))]
 		return fmt.Sprintf("UPDATE %s JOIN %s ON %s.c9 = %s.c9 SET %s.%s = %s, %s.%s = %s WHERE %s",
 			t.name, o.name, t.name, o.name, t.name, setCol.name, g.lit(setCol.kind), o.name, oc.name, g.lit(oc.kind), where)
+	case 5:
+		if o == t {
+			break
+		}
+		// REPLACE ... SELECT, in the source's key order.
+		return fmt.Sprintf("REPLACE INTO %s SELECT %s FROM %s o WHERE %s ORDER BY %s", t.name, strings.Join(g.insertSelectItems(t, o), ", "),
+			o.name, g.pred([]source{{o, "o"}}, nil, 0), strings.Join(pkOf(o, "o"), ", "))
+	case 6:
+		if o == t {
+			break
+		}
+		// DELETE of one or both tables of a join, under aliases, in
+		// both syntaxes.
+		srcs := []source{{t, "a"}, {o, "b"}}
+		w := g.pred(srcs, nil, 1)
+		targets := []string{"a", "b", "a, b"}[g.pick(3)]
+		if g.pick(2) == 0 {
+			return fmt.Sprintf("DELETE %s FROM %s AS a JOIN %s AS b ON a.c9 = b.c9 WHERE %s", targets, t.name, o.name, w)
+		}
+		return fmt.Sprintf("DELETE FROM %s USING %s AS a JOIN %s AS b ON a.c9 = b.c9 WHERE %s", targets, t.name, o.name, w)
+	case 7:
+		if o == t {
+			break
+		}
+		// UPDATE through a LEFT JOIN: the rows with no match, or
+		// every row; a literal, so that which of several joined rows
+		// is first does not matter.
+		srcs := []source{{t, "a"}, {o, "b"}}
+		w := "b.a IS NULL"
+		if g.pick(2) == 0 {
+			w = g.pred(srcs, nil, 1)
+		}
+		return fmt.Sprintf("UPDATE %s a LEFT JOIN %s b ON a.c9 = b.c9 SET a.%s = %s WHERE %s", t.name, o.name, setCol.name, g.lit(setCol.kind), w)
+	case 8:
+		if o == t || !setCol.kind.numeric() || setCol.kind == kYear || setCol.kind == kTinyU {
+			break
+		}
+		// UPDATE from a grouped derived table: one row a key.
+		agg := []string{"COUNT(*)", "MAX(d.a)", "MIN(d.a)"}[g.pick(3)]
+		return fmt.Sprintf("UPDATE %s JOIN (SELECT d.c9, %s AS n FROM %s d GROUP BY d.c9) AS g ON %s.c9 = g.c9 SET %s.%s = g.n WHERE %s",
+			t.name, agg, o.name, t.name, t.name, setCol.name, where)
+	case 9:
+		if o == t {
+			break
+		}
+		// DELETE of the rows another table has a match for, by an
+		// EXISTS and by a join with ORDER BY ... LIMIT on one table.
+		if g.pick(2) == 0 {
+			return fmt.Sprintf("DELETE FROM %s WHERE EXISTS (SELECT 1 FROM %s o WHERE o.c9 = %s.c9) AND %s", t.name, o.name, t.name, where)
+		}
+		return fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s.c9 IN (SELECT o.c9 FROM %s o) ORDER BY %s LIMIT %d", t.name, setCol.name, g.lit(setCol.kind), t.name, o.name, order, 1+g.pick(3))
 	default:
 		if o == t {
 			break
@@ -444,4 +483,37 @@ func (g *gen) appDML() string {
 			t.name, o.name, t.name, o.name, t.name, o.name, where)
 	}
 	return fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s ORDER BY %s LIMIT 1", t.name, setCol.name, g.lit(setCol.kind), where, order)
+}
+
+// insertSelectItems is the select list of an INSERT (or REPLACE) of
+// o's rows into t under new keys: each column from one of o's of the
+// same kind (family) or a literal.
+func (g *gen) insertSelectItems(t, o *table) []string {
+	items := make([]string, len(t.cols))
+	for j, c := range t.cols {
+		switch {
+		case j == 0:
+			// One primary key per row of o (b is below 10), so
+			// that which of two selected rows comes first
+			// (undefined without an ORDER BY) does not decide
+			// which one is inserted and which updates it. Two
+			// rows may still meet on a unique secondary key.
+			key := "o.a"
+			if len(o.pk) == 2 {
+				key = "o.a * 10 + o.b"
+			}
+			items[j] = fmt.Sprintf("%s + %d", key, 10+g.pick(3)*10)
+		case j < len(t.pk):
+			items[j] = "0"
+		default:
+			if s, ok := g.colOfKind([]source{{o, "o"}}, c.kind); ok && (c.nullable || g.pick(2) == 0) {
+				items[j] = s
+			} else if s, ok := g.colOf([]source{{o, "o"}}, c.kind); ok && c.nullable && g.pick(2) == 0 {
+				items[j] = s
+			} else {
+				items[j] = c.kind.domain()[g.pick(len(c.kind.domain()))]
+			}
+		}
+	}
+	return items
 }

@@ -325,3 +325,34 @@ func TestRollupDistinctDeviation(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiUpdateSetsJoinColumn checks which statements the
+// multi-update deviation matches, and its STRAIGHT_JOIN form.
+func TestMultiUpdateSetsJoinColumn(t *testing.T) {
+	for _, c := range []struct {
+		stmt string
+		want bool
+	}{
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c9 = -1, t1.c9 = 5 WHERE t0.c0 >= 1.50", true},
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c1 = 'a', t1.c9 = 5", true},
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c1 = 'a', t1.c2 = 5 WHERE t0.c9 = 2", false},
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t0.c90 = 1", false},
+		{"UPDATE t0 LEFT JOIN t1 ON t0.c9 = t1.c9 SET t0.c9 = 1", false},
+		{"UPDATE t0 SET c9 = 1 WHERE c9 = 2", false},
+	} {
+		if got := multiUpdateSetsJoinColumn(c.stmt); got != c.want {
+			t.Errorf("multiUpdateSetsJoinColumn(%q) = %v, want %v", c.stmt, got, c.want)
+		}
+	}
+	d := deviationNamed(t, "mariadb-multi-update-rejoins-changed-rows")
+	for _, c := range []struct{ in, want string }{
+		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5", "UPDATE t0 STRAIGHT_JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5"},
+		{"UPDATE t0 JOIN t2 ON t0.c9 = t2.c9 SET t0.c9 = NULL, t2.c3 = 'x' WHERE t0.c2 <> 0",
+			"UPDATE t2 STRAIGHT_JOIN t0 ON t0.c9 = t2.c9 SET t0.c9 = NULL, t2.c3 = 'x' WHERE t0.c2 <> 0"},
+	} {
+		alt, ok := d.without(nil, c.in)
+		if !ok || alt != c.want {
+			t.Errorf("without(%q) = %q, %v; want %q", c.in, alt, ok, c.want)
+		}
+	}
+}
