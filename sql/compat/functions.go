@@ -41,16 +41,12 @@ var temporalFunctions = map[string]gsql.Function{
 	"subtime": gsql.Function2{Name: "subtime", Fn: func(a, b gsql.Expression) gsql.Expression {
 		return newTemporalFunc("subtime", addTime(-1), addTimeType, a, b)
 	}},
-	// GMS's STR_TO_DATE, WEEK and YEARWEEK fail on a NULL date ("invalid
-	// type: <nil>", "Invalid argument to WEEK: invalid year") where
-	// MySQL answers NULL: GMS's, with NULL for a NULL argument. WEEK's
+	// GMS's WEEK and YEARWEEK fail on a NULL date ("Invalid argument
+	// to WEEK: invalid year") where MySQL answers NULL: GMS's, with NULL
+	// for a NULL argument (STR_TO_DATE is percdb's own). WEEK's
 	// and YEARWEEK's mode is read as an integer, a NULL one as 0
 	// (Item_func_week::val_int), not a NULL answer.
-	"str_to_date": gsql.Function2{Name: "str_to_date", Fn: func(s, f gsql.Expression) gsql.Expression {
-		return nullSafe("str_to_date", func(args ...gsql.Expression) (gsql.Expression, error) {
-			return function.NewStrToDate(args[0], args[1]), nil
-		}, s, f)
-	}},
+	"str_to_date": strToDateFunction, // strtodate.go
 	"week": gsql.FunctionN{Name: "week", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return weekFunction("week", function.NewWeek, args)
 	}},
