@@ -47,6 +47,9 @@ var temporalFunctions = map[string]gsql.Function{
 	// and YEARWEEK's mode is read as an integer, a NULL one as 0
 	// (Item_func_week::val_int), not a NULL answer.
 	"str_to_date": strToDateFunction, // strtodate.go
+	"dayname": gsql.Function1{Name: "dayname", Fn: func(e gsql.Expression) gsql.Expression {
+		return newTemporalFunc("dayname", dayName, fixedType(types.Text), e) // numberdates.go
+	}},
 	"week": gsql.FunctionN{Name: "week", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return weekFunction("week", function.NewWeek, args)
 	}},
@@ -98,7 +101,7 @@ func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, erro
 // up before its built-in ones (package sql's DatabaseProvider.Function).
 func Function(name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions} {
+	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, currentTimeFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}

@@ -39,6 +39,11 @@ var dateArgumentPositions = map[string][]int{
 	"extract": {1},
 }
 
+// dateArithmeticNames are the functions of dateArgumentPositions that
+// are not wrapped in a dateErrorNull. It is not changed after the
+// package is initialized.
+var dateArithmeticNames = map[string]bool{"date_add": true, "date_sub": true, "adddate": true, "subdate": true}
+
 // isPlainNumber reports whether t is an integer, DECIMAL or floating
 // point type (not a YEAR nor a BIT, which MySQL reads otherwise).
 func isPlainNumber(t gsql.Type) bool {
@@ -237,4 +242,80 @@ func numberToDatetime(nr int64) (year, month, day, hour, minute, second int, has
 	hour, minute, second = int(clock/10000), int(clock/100%100), int(clock%100)
 	ok = year <= 9999 && month <= 12 && day <= 31 && hour <= 23 && minute <= 59 && second <= 59
 	return
+}
+
+// GMS's DATE_FORMAT, MONTHNAME, DATEDIFF, WEEK and others fail with 1105
+// (Incorrect datetime value: '2020-02-30') when a string argument is no
+// date; MySQL answers NULL with that warning, 1292. dateErrorsNull
+// wraps such a function (one of dateArgumentPositions) so that this
+// error is the warning and the answer NULL.
+
+// dateErrorsNull returns the function e wrapped so that a date argument
+// it cannot read is NULL with MySQL's warning.
+func dateErrorsNull(e gsql.Expression) gsql.Expression {
+	return &dateErrorNull{UnaryExpression: expression.UnaryExpression{Child: e}}
+}
+
+// dateErrorNull is a date function whose error for an argument that is
+// no date is MySQL's warning and NULL.
+type dateErrorNull struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.Expression = (*dateErrorNull)(nil)
+var _ functionWrapper = (*dateErrorNull)(nil)
+
+// Type implements sql.Expression: the function's.
+func (d *dateErrorNull) Type() gsql.Type { return d.Child.Type() }
+
+// IsNullable implements sql.Expression.
+func (d *dateErrorNull) IsNullable() bool { return true }
+
+// String implements sql.Expression: the function's own text.
+func (d *dateErrorNull) String() string { return d.Child.String() }
+
+func (d *dateErrorNull) wrapped() gsql.Expression { return d.Child }
+
+// CollationCoercibility implements sql.CollationCoercible: the
+// function's.
+func (d *dateErrorNull) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+	return gsql.GetCoercibility(ctx, d.Child)
+}
+
+// Eval implements sql.Expression.
+func (d *dateErrorNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := d.Child.Eval(ctx, row)
+	if err == nil {
+		return v, nil
+	}
+	ws := ctx.Session.Warnings() // the newest first
+	switch {
+	case types.ErrConvertingToTime.Is(err):
+		ctx.Warn(codeTruncatedWrongValue, "%s", err.Error())
+	case gsql.ErrInvalidArgumentDetails.Is(err) && len(ws) > 0 && ws[0].Code == codeTruncatedWrongValue:
+		// WEEK and YEARWEEK warn of the date and then fail on the
+		// NULL they read.
+	default:
+		return nil, err
+	}
+	return nil, nil
+}
+
+// dayName is DAYNAME of its argument's value: GMS's warned
+// "Incorrect datetime value: '<nil>'" for a string that is no date.
+func dayName(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, error) {
+	t, err := types.DatetimeMaxPrecision.ConvertWithoutRangeCheck(ctx, vals[0])
+	if err != nil {
+		ctx.Warn(codeTruncatedWrongValue, "%s", types.ErrConvertingToTime.New(vals[0]).Error())
+		return nil, nil
+	}
+	return t.Weekday().String(), nil
+}
+
+// WithChildren implements sql.Expression.
+func (d *dateErrorNull) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return &dateErrorNull{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
 }

@@ -111,6 +111,10 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 				return e, transform.SameTree, nil
 			}
 			return withChildren(e, &castArgument{UnaryExpression: expression.UnaryExpression{Child: child}, read: dateCastValue})
+		case types.IsText(t) && (types.IsDatetimeType(child.Type()) || types.IsTimestampType(child.Type())):
+			// CAST(dt AS CHAR) of a DATETIME(n) writes n digits
+			// (datetext.go's argText).
+			return withChildren(e, &argText{UnaryExpression: expression.UnaryExpression{Child: child}})
 		case !isTimeType(child.Type()):
 			return e, transform.SameTree, nil
 		case types.IsText(t):
@@ -124,6 +128,10 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			return ret, transform.NewTree, nil
 		}
 		return timeOperands(e)
+	case *function.Now:
+		if ret, ok := nowDigits(e); ok { // currenttime.go
+			return ret, transform.NewTree, nil
+		}
 	case *function.DateAdd:
 		if ret, ok := timePlusInterval(e, e.Date, e.Interval, "+"); ok {
 			return ret, transform.NewTree, nil
@@ -175,10 +183,18 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			return timeTextOperands(e)
 		}
 	}
-	if f, ok := e.(gsql.FunctionExpression); ok {
-		if ret, changed := numberDateArguments(f); changed {
-			return ret, transform.NewTree, nil
+	if f, ok := e.(gsql.FunctionExpression); ok && dateArgumentPositions[strings.ToLower(f.FunctionName())] != nil {
+		// numberdates.go
+		ret, changed := numberDateArguments(f)
+		if dateArithmeticNames[strings.ToLower(f.FunctionName())] {
+			// Typed by the row-comparison rule (functions.go's
+			// dateArithmetic), which has to find the function.
+			if changed {
+				return ret, transform.NewTree, nil
+			}
+			return e, transform.SameTree, nil
 		}
+		return dateErrorsNull(ret), transform.NewTree, nil
 	}
 	return e, transform.SameTree, nil
 }
