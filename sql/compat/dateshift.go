@@ -205,7 +205,14 @@ func (d *dateShift) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return nil, err
 	}
 	if !gmsShiftWrong(delta) {
-		return d.Child.Eval(ctx, row)
+		r, err := d.Child.Eval(ctx, row)
+		if err == nil && r == nil {
+			// NULL of a date GMS read: the result is out of range.
+			if _, _, cerr := types.DatetimeMaxPrecision.Convert(ctx, v); cerr == nil {
+				warnDatetimeOverflow(ctx)
+			}
+		}
+		return r, err
 	}
 	tv, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
 	if err != nil {
@@ -213,6 +220,7 @@ func (d *dateShift) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	}
 	t, ok := shiftDate(tv.(time.Time), delta, int64(sign))
 	if !ok {
+		warnDatetimeOverflow(ctx)
 		return nil, nil
 	}
 	// GMS's function writes the moved date: moved by 0 of the same unit.
@@ -311,4 +319,11 @@ func abs64(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// warnDatetimeOverflow gives MySQL's warning for date arithmetic whose
+// result is outside years 0 to 9999 (ER_DATETIME_FUNCTION_OVERFLOW),
+// which GMS answered NULL without.
+func warnDatetimeOverflow(ctx *gsql.Context) {
+	ctx.Warn(1441, "Datetime function: datetime field overflow")
 }

@@ -215,9 +215,17 @@ func (a *argText) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, by
 // String implements sql.Expression: the argument's own text.
 func (a *argText) String() string { return a.Child.String() }
 
-// Eval implements sql.Expression.
+// Eval implements sql.Expression: a DATETIME(n) or TIMESTAMP(n) is
+// written with its n digits (GMS's text dropped trailing zeros,
+// '...00.1' for the DATETIME(3) MySQL writes '...00.100').
 func (a *argText) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
-	return a.conversion().Eval(ctx, row)
+	v, err := a.conversion().Eval(ctx, row)
+	if s, ok := v.(string); ok && err == nil {
+		if dt, ok := a.Child.Type().(gsql.DatetimeType); ok && !types.IsDateType(dt) {
+			return padDatetimeFraction(s, dt.Precision()), nil // groupconcat.go
+		}
+	}
+	return v, err
 }
 
 // WithChildren implements sql.Expression.

@@ -41,15 +41,14 @@ var temporalFunctions = map[string]gsql.Function{
 	"subtime": gsql.Function2{Name: "subtime", Fn: func(a, b gsql.Expression) gsql.Expression {
 		return newTemporalFunc("subtime", addTime(-1), addTimeType, a, b)
 	}},
-	// GMS's STR_TO_DATE, WEEK and YEARWEEK fail on a NULL date ("invalid
-	// type: <nil>", "Invalid argument to WEEK: invalid year") where
-	// MySQL answers NULL: GMS's, with NULL for a NULL argument. WEEK's
+	// GMS's WEEK and YEARWEEK fail on a NULL date ("Invalid argument
+	// to WEEK: invalid year") where MySQL answers NULL: GMS's, with NULL
+	// for a NULL argument (STR_TO_DATE is percdb's own). WEEK's
 	// and YEARWEEK's mode is read as an integer, a NULL one as 0
 	// (Item_func_week::val_int), not a NULL answer.
-	"str_to_date": gsql.Function2{Name: "str_to_date", Fn: func(s, f gsql.Expression) gsql.Expression {
-		return nullSafe("str_to_date", func(args ...gsql.Expression) (gsql.Expression, error) {
-			return function.NewStrToDate(args[0], args[1]), nil
-		}, s, f)
+	"str_to_date": strToDateFunction, // strtodate.go
+	"dayname": gsql.Function1{Name: "dayname", Fn: func(e gsql.Expression) gsql.Expression {
+		return newTemporalFunc("dayname", dayName, fixedType(types.Text), e) // numberdates.go
 	}},
 	"week": gsql.FunctionN{Name: "week", Fn: func(args ...gsql.Expression) (gsql.Expression, error) {
 		return weekFunction("week", function.NewWeek, args)
@@ -102,7 +101,7 @@ func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, erro
 // up before its built-in ones (package sql's DatabaseProvider.Function).
 func Function(name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions, intervalIndexFunctions, padFormatFunctions} {
+	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, currentTimeFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions, intervalIndexFunctions, padFormatFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}

@@ -105,11 +105,16 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 				return nil, transform.SameTree, err
 			}
 			return &timeCast{UnaryExpression: expression.UnaryExpression{Child: ret}, typ: typ}, transform.NewTree, nil
-		case types.IsDatetimeType(t) && types.IsText(child.Type()):
+		case (types.IsDatetimeType(t) || types.IsDateType(t)) && (types.IsText(child.Type()) || isPlainNumber(child.Type())):
+			// A number's date, MySQL's warning (numberdates.go).
 			if _, done := child.(*castArgument); done {
 				return e, transform.SameTree, nil
 			}
-			return withChildren(e, &castArgument{UnaryExpression: expression.UnaryExpression{Child: child}, read: zeroDatetimeValue})
+			return withChildren(e, &castArgument{UnaryExpression: expression.UnaryExpression{Child: child}, read: dateCastValue})
+		case types.IsText(t) && (types.IsDatetimeType(child.Type()) || types.IsTimestampType(child.Type())):
+			// CAST(dt AS CHAR) of a DATETIME(n) writes n digits
+			// (datetext.go's argText).
+			return withChildren(e, &argText{UnaryExpression: expression.UnaryExpression{Child: child}})
 		case !isTimeType(child.Type()):
 			return e, transform.SameTree, nil
 		case types.IsText(t):
@@ -123,6 +128,10 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			return ret, transform.NewTree, nil
 		}
 		return timeOperands(e)
+	case *function.Now:
+		if ret, ok := nowDigits(e); ok { // currenttime.go
+			return ret, transform.NewTree, nil
+		}
 	case *function.DateAdd:
 		if ret, ok := timePlusInterval(e, e.Date, e.Interval, "+"); ok {
 			return ret, transform.NewTree, nil
@@ -173,6 +182,19 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 		if stringFunctions[strings.ToLower(e.FunctionName())] {
 			return timeTextOperands(e)
 		}
+	}
+	if f, ok := e.(gsql.FunctionExpression); ok && dateArgumentPositions[strings.ToLower(f.FunctionName())] != nil {
+		// numberdates.go
+		ret, changed := numberDateArguments(f)
+		if dateArithmeticNames[strings.ToLower(f.FunctionName())] {
+			// Typed by the row-comparison rule (functions.go's
+			// dateArithmetic), which has to find the function.
+			if changed {
+				return ret, transform.NewTree, nil
+			}
+			return e, transform.SameTree, nil
+		}
+		return dateErrorsNull(ret), transform.NewTree, nil
 	}
 	return e, transform.SameTree, nil
 }
@@ -548,18 +570,25 @@ func (t *timeCast) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 	return &timeCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: t.typ, exact: t.exact}, nil
 }
 
-// castArgument is the argument of a CAST as MySQL reads it where GMS's
-// cast does not: read gives the value GMS's cast is to see.
+// castArgument is the argument of a CAST (or of a function) as MySQL
+// reads it where GMS's does not: read gives the value GMS's cast is to
+// see, of type typ when it is not nil.
 type castArgument struct {
 	expression.UnaryExpression
 	read func(*gsql.Context, any) any
+	typ  gsql.Type
 }
 
 var _ gsql.Expression = (*castArgument)(nil)
 
 // Type implements sql.Expression: the argument's, so that the cast
-// around it is unchanged.
-func (a *castArgument) Type() gsql.Type { return a.Child.Type() }
+// around it is unchanged, unless read gives another type (typ).
+func (a *castArgument) Type() gsql.Type {
+	if a.typ != nil {
+		return a.typ
+	}
+	return a.Child.Type()
+}
 
 // String implements sql.Expression.
 func (a *castArgument) String() string { return a.Child.String() }
@@ -578,7 +607,7 @@ func (a *castArgument) WithChildren(children ...gsql.Expression) (gsql.Expressio
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(a, len(children), 1)
 	}
-	return &castArgument{UnaryExpression: expression.UnaryExpression{Child: children[0]}, read: a.read}, nil
+	return &castArgument{UnaryExpression: expression.UnaryExpression{Child: children[0]}, read: a.read, typ: a.typ}, nil
 }
 
 // timeCastValue is the argument of CAST(x AS TIME) as MySQL reads it:

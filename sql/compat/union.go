@@ -217,6 +217,13 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 				return e
 			}
 			e = c.LeftChild
+		case *castArgument:
+			// A value cast to a DATE or DATETIME as MySQL reads it
+			// (timevalues.go, numberdates.go).
+			e = c.Child
+		case *argText:
+			// A DATETIME(n) cast to text with its n digits.
+			e = c.Child
 		default:
 			return e
 		}

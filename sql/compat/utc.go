@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -32,25 +33,9 @@ var utcFunctions = map[string]gsql.Function{
 // parser's 0 when it has none, is a constant from 0 to 6 (MySQL: 1426
 // otherwise).
 func newUTCTime(args ...gsql.Expression) (gsql.Expression, error) {
-	digits := 0
-	switch len(args) {
-	case 0:
-	case 1:
-		lit, ok := args[0].(*expression.Literal)
-		if !ok {
-			return nil, fmt.Errorf("UTC_TIME: the precision must be a constant")
-		}
-		v, _, err := types.Int64.Convert(gsql.NewEmptyContext(), lit.Value())
-		if err != nil {
-			return nil, fmt.Errorf("UTC_TIME: %w", err)
-		}
-		n := v.(int64)
-		if n < 0 || n > 6 {
-			return nil, mysql.NewSQLError(1426, "42000", "Too-big precision %d specified for 'utc_time'. Maximum is 6.", n)
-		}
-		digits = int(n)
-	default:
-		return nil, gsql.ErrInvalidArgumentNumber.New("UTC_TIME", "0 or 1", len(args))
+	digits, err := fspArgument("utc_time", args)
+	if err != nil {
+		return nil, err
 	}
 	return newTemporalFunc("utc_time", func(ctx *gsql.Context, _ []any, _ []gsql.Expression) (any, error) {
 		t := ctx.QueryTime().UTC()
@@ -61,4 +46,30 @@ func newUTCTime(args ...gsql.Expression) (gsql.Expression, error) {
 		}
 		return types.Time.MicrosecondsToTimespan(micros - micros%unit), nil
 	}, fixedType(timeType(digits))), nil
+}
+
+// fspArgument returns the fractional digits of a current-time function
+// (name, lower case) of args: none, or one constant from 0 to 6 (MySQL:
+// 1426 otherwise).
+func fspArgument(name string, args []gsql.Expression) (int, error) {
+	switch len(args) {
+	case 0:
+		return 0, nil
+	case 1:
+	default:
+		return 0, gsql.ErrInvalidArgumentNumber.New(strings.ToUpper(name), "0 or 1", len(args))
+	}
+	lit, ok := args[0].(*expression.Literal)
+	if !ok {
+		return 0, fmt.Errorf("%s: the precision must be a constant", strings.ToUpper(name))
+	}
+	v, _, err := types.Int64.Convert(gsql.NewEmptyContext(), lit.Value())
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", strings.ToUpper(name), err)
+	}
+	n := v.(int64)
+	if n < 0 || n > 6 {
+		return 0, mysql.NewSQLError(1426, "42000", "Too-big precision %d specified for '%s'. Maximum is 6.", n, name)
+	}
+	return int(n), nil
 }
