@@ -17,6 +17,10 @@ import (
 // doubleTexts rewrites such values of a text result as MySQL does. The
 // binary protocol sends the numbers themselves and is left alone.
 
+// notFixedDecimals is MySQL's NOT_FIXED_DEC: the decimals of a result
+// column whose values have no fixed number of decimals.
+const notFixedDecimals = 31
+
 // doubleTexts rewrites the DOUBLE and FLOAT values of res as MySQL
 // writes them.
 func doubleTexts(res *sqltypes.Result) {
@@ -27,6 +31,11 @@ func doubleTexts(res *sqltypes.Result) {
 		case sqltypes.Float32:
 			bits = 32
 		default:
+			continue
+		}
+		if f.Decimals > 0 && f.Decimals < notFixedDecimals {
+			// A FLOAT(M,D) or DOUBLE(M,D) column: MySQL writes D
+			// decimals (-999.9999), as the value already is.
 			continue
 		}
 		for _, row := range res.Rows {
