@@ -39,8 +39,9 @@ func NotExistsNullAsFalse(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ 
 }
 
 // rewriteNotExists rewrites the correlated conditions of the NOT EXISTS
-// subqueries in n's filters, and of those in their queries' filters:
-// GMS unnests a NOT EXISTS inside a NOT EXISTS in the same pass.
+// subqueries in n's filters, and of those in the filters of every
+// subquery's query there: GMS unnests a NOT EXISTS inside an EXISTS or
+// a NOT EXISTS in the same pass.
 func rewriteNotExists(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		f, ok := n.(*plan.Filter)
@@ -48,6 +49,18 @@ func rewriteNotExists(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 			return n, transform.SameTree, nil
 		}
 		e, same, err := transform.Expr(f.Expression, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			if sq, ok := e.(*plan.Subquery); ok {
+				// A NOT EXISTS inside another subquery (EXISTS, IN,
+				// a scalar one), which GMS unnests with it: its
+				// anti join had NOT IN's rule for NULL, and
+				// WHERE EXISTS (... AND NOT EXISTS (... s.c = x.c))
+				// returned nothing when s.c held a NULL.
+				q, same, err := rewriteNotExists(sq.Query)
+				if err != nil || same {
+					return e, transform.SameTree, err
+				}
+				return sq.WithQuery(q), transform.NewTree, nil
+			}
 			not, ok := e.(*expression.Not)
 			if !ok {
 				return e, transform.SameTree, nil
