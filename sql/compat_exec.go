@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/compat"
@@ -143,6 +144,26 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err := fenceDropDatabase(ctx, n.DbName); err != nil {
 			return nil, err
 		}
+		// MySQL's DROP DATABASE reports the tables it dropped as the
+		// rows affected; GMS's reports 1.
+		tables := -1
+		if tx, err := transactionOf(ctx); err == nil {
+			if c := tx.provider.catalogs.Cached(); c != nil {
+				if db, ok := c.Database(n.DbName); ok {
+					tables = len(c.SortedTables(db.ID))
+				}
+			}
+		}
+		if tables < 0 {
+			return nil, nil
+		}
+		// GMS's own builder, which does not call this one back: a
+		// DROP DATABASE has no children to build.
+		it, err := rowexec.DefaultBuilder.Build(ctx, n, row)
+		if err != nil {
+			return nil, err
+		}
+		return &droppedTablesIter{RowIter: it, tables: tables}, nil
 	case *plan.RenameTable:
 		if err := fenceRenameTables(ctx, n); err != nil {
 			return nil, err
@@ -804,4 +825,24 @@ func hasUpdateJoin(u *plan.Update) bool {
 		return !found
 	})
 	return found
+}
+
+// droppedTablesIter answers a DROP DATABASE with the number of tables it
+// dropped as its rows affected, as MySQL does (GMS: 1).
+type droppedTablesIter struct {
+	gsql.RowIter
+	tables int
+}
+
+// Next implements sql.RowIter.
+func (it *droppedTablesIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	r, err := it.RowIter.Next(ctx)
+	if err != nil || len(r) != 1 {
+		return r, err
+	}
+	if ok, isOK := r[0].(types.OkResult); isOK && ok.RowsAffected == 1 {
+		ok.RowsAffected = uint64(it.tables)
+		return gsql.Row{ok}, nil
+	}
+	return r, nil
 }
