@@ -76,33 +76,21 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 	default:
 		return e, false
 	}
-	children := e.Children()
-	var out []gsql.Expression
-	for i, c := range children {
-		if c == nil {
-			continue
-		}
-		if i == numberAt && types.IsNumber(c.Type()) && !types.IsText(c.Type()) {
-			if out == nil {
-				out = append([]gsql.Expression(nil), children...)
-			}
-			out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
-			continue
-		}
-		if !types.IsTime(c.Type()) {
-			continue
-		}
-		if out == nil {
-			out = append([]gsql.Expression(nil), children...)
-		}
-		if types.IsDateType(c.Type()) {
-			out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
-			continue
+	out := replacedChildren(e.Children(), func(i int, c gsql.Expression) gsql.Expression {
+		switch {
+		case c == nil:
+			return nil
+		case i == numberAt && types.IsNumber(c.Type()) && !types.IsText(c.Type()):
+			return &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
+		case !types.IsTime(c.Type()):
+			return nil
+		case types.IsDateType(c.Type()):
+			return &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
 		}
 		// A DATETIME or TIMESTAMP: GMS's SUBSTRING, LEFT and others
 		// failed on its value ("invalid type: time.Time").
-		out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
-	}
+		return &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
+	})
 	if out == nil {
 		return e, false
 	}

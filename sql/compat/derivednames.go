@@ -87,13 +87,23 @@ func schemaNames(sch gsql.Schema) []string {
 // duplicateName returns MySQL's ER_DUP_FIELDNAME for the first name of
 // names that repeats an earlier one, nil if none.
 func duplicateName(names []string) error {
+	if name, ok := repeatedName(names); ok {
+		return mysql.NewSQLError(codeDupFieldName, stateDupFieldName, "Duplicate column name '%s'", name)
+	}
+	return nil
+}
+
+// repeatedName returns the first name of names that repeats an earlier
+// one (MySQL's column names are case-insensitive), and whether there is
+// one.
+func repeatedName(names []string) (string, bool) {
 	seen := make(map[string]bool, len(names))
 	for _, name := range names {
 		k := strings.ToLower(name)
 		if seen[k] {
-			return mysql.NewSQLError(codeDupFieldName, stateDupFieldName, "Duplicate column name '%s'", name)
+			return name, true
 		}
 		seen[k] = true
 	}
-	return nil
+	return "", false
 }

@@ -34,17 +34,12 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 	default:
 		return e, false
 	}
-	ch := e.Children()
-	var out []gsql.Expression
-	for i, c := range ch {
+	out := replacedChildren(e.Children(), func(_ int, c gsql.Expression) gsql.Expression {
 		if !types.IsFloat(c.Type()) {
-			continue
+			return nil
 		}
-		if out == nil {
-			out = append([]gsql.Expression(nil), ch...)
-		}
-		out[i] = &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}}
-	}
+		return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}}
+	})
 	if out == nil {
 		return e, false
 	}

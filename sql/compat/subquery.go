@@ -69,12 +69,10 @@ func rewriteNotExists(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 			if !ok {
 				return e, transform.SameTree, nil
 			}
-			q, sameIn, err := rewriteNotExists(ex.Query.Query)
-			if err != nil {
-				return e, transform.SameTree, err
-			}
-			q, same, err := correlatedNullAsFalse(q, ex.Query.Correlated(), f.Child)
-			if err != nil || same && sameIn {
+			// The NOT EXISTS's own query was rewritten already: the
+			// walk is bottom up and reached its Subquery first.
+			q, same, err := correlatedNullAsFalse(ex.Query.Query, ex.Query.Correlated(), f.Child)
+			if err != nil || same {
 				return e, transform.SameTree, err
 			}
 			return expression.NewNot(plan.NewExistsSubquery(ex.Query.WithQuery(q))), transform.NewTree, nil

@@ -259,17 +259,12 @@ func timeTextOperands(e gsql.Expression) (gsql.Expression, transform.TreeIdentit
 
 // mapTimeChildren replaces each TIME child c of e by wrap(c).
 func mapTimeChildren(e gsql.Expression, wrap func(gsql.Expression) gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-	children := e.Children()
-	var out []gsql.Expression
-	for i, c := range children {
+	out := replacedChildren(e.Children(), func(_ int, c gsql.Expression) gsql.Expression {
 		if !isTimeType(c.Type()) {
-			continue
+			return nil
 		}
-		if out == nil {
-			out = append([]gsql.Expression(nil), children...)
-		}
-		out[i] = wrap(c)
-	}
+		return wrap(c)
+	})
 	if out == nil {
 		return e, transform.SameTree, nil
 	}

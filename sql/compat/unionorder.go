@@ -41,7 +41,7 @@ func UnionOrderColumns(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *pl
 			return n, transform.SameTree, nil
 		}
 		sch := s.Left().Schema()
-		if !repeatsName(sch) {
+		if _, repeats := repeatedName(schemaNames(sch)); !repeats {
 			return n, transform.SameTree, nil
 		}
 		items := leftItems(s.Left(), len(sch))
@@ -119,20 +119,6 @@ func leftItems(side gsql.Node, n int) []gsql.Expression {
 		}
 		return make([]gsql.Expression, n)
 	}
-}
-
-// repeatsName reports whether two columns of sch have one name (MySQL's
-// names are case-insensitive).
-func repeatsName(sch gsql.Schema) bool {
-	seen := make(map[string]bool, len(sch))
-	for _, c := range sch {
-		name := strings.ToLower(c.Name)
-		if seen[name] {
-			return true
-		}
-		seen[name] = true
-	}
-	return false
 }
 
 // unionColumn is column pos of a set operation's columns: its field,
