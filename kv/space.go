@@ -44,8 +44,9 @@ import (
 // Pebble's commit pipeline (a large statement's prewrites, sent side by
 // side) would otherwise be forgotten by each read, admitted far past the
 // reserve, and fill the disk beyond what the ballast gives back, so that
-// the flushes of what was admitted fail and writes stall (issue 22). A flush or compaction that fails for want of space
-// (Pebble's background error) puts the store in the full state at once
+// the flushes of what was admitted fail and writes stall (issue 22).
+// A flush or compaction that fails for want of space (Pebble's
+// background error) puts the store in the full state at once
 // and releases the ballast, so that Pebble can finish its work. A
 // ballast larger than the file system, or a directory that cannot hold
 // it, fails Open with a clear error.
