@@ -220,9 +220,18 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 		transfers: map[uint64]*leaderTransfer{}, moves: map[uint64]*move{}, refilling: map[uint64]bool{}, unreported: map[uint64]bool{}, movedOff: map[regionStore]time.Time{}, space: map[uint64]*pdpb.StoreSpace{},
 		sizes: map[uint64]uint64{}, loads: map[uint64]*pdpb.RegionLoad{}, totals: map[uint64]*pdpb.RegionLoad{},
 		counted: map[uint64]loadMark{}, done: make(chan struct{})}
+	// The pd's own port is taken before etcd starts: etcd's gateway dials
+	// its client URL from an ephemeral local port, which could otherwise be
+	// the very port chosen for Addr (and a busy Addr then fails before
+	// etcd has touched its directory).
+	s.listener, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("pd: listen: %w", err)
+	}
 	defer func() {
 		if err != nil {
 			s.closeEtcd()
+			_ = s.listener.Close()
 		}
 	}()
 	s.etcd, err = embed.StartEtcd(ec)
@@ -239,10 +248,6 @@ func Open(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.cli = v3client.New(s.etcd.Server)
 	s.dir = directory{cli: s.cli, replicas: cfg.Replicas, leases: map[string]clientv3.LeaseID{}}
 
-	s.listener, err = net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("pd: listen: %w", err)
-	}
 	s.grpc = grpc.NewServer()
 	pdpb.RegisterPDServer(s.grpc, &pdService{s: s})
 	tsopb.RegisterTSOServer(s.grpc, &tsoService{s: s})
