@@ -3,8 +3,10 @@ package sql
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"regexp"
 	"strings"
+	"syscall"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -87,6 +89,13 @@ func toSQLError(err error) error {
 		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s; the commit was under way and may still take effect once space is freed", diskFull.Dir, diskFull.Reason())
 	case errors.As(err, &diskFull):
 		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", diskFull.Dir, diskFull.Reason())
+	case errors.Is(err, syscall.ENOSPC):
+		// A file outside the store's own guard could not be written for
+		// want of space: the timestamp oracle's window file beside the
+		// store, above all, when a full disk stops it extending its
+		// window. The statement fails as the store's refusals do; the
+		// file is written again on the next try once space is freed.
+		return mysql.NewSQLError(codeDiskFull, stateGeneral, "Disk full (%s); %s", fullPath(err), err.Error())
 	case errors.Is(err, kv.ErrRegionUnavailable):
 		// A cluster's region whose quorum is lost: no store can serve it
 		// until enough of its replicas are back (TiDB's 9005).
@@ -119,6 +128,16 @@ func toSQLError(err error) error {
 	return err
 }
 
+// fullPath is the file an ENOSPC error names, or "the data directory"
+// when it names none.
+func fullPath(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Path
+	}
+	return "the data directory"
+}
+
 // finishSQLError adjusts the error GMS produced for a command so that it
 // reads as MySQL's: GMS prefixes duplicate-key messages with its own text
 // and leaves their SQLSTATE empty, and gives the codes it maps itself the
@@ -129,7 +148,12 @@ func finishSQLError(err error) error {
 	}
 	se, ok := err.(*mysql.SQLError)
 	if !ok {
-		return err
+		// An error of percdb's layers that reached the client without
+		// passing toSQLError on its way (the timestamp oracle's, when a
+		// statement begins its transaction) still gets its MySQL code.
+		if se, ok = toSQLError(err).(*mysql.SQLError); !ok {
+			return err
+		}
 	}
 	switch se.Num {
 	case codeDupEntry:

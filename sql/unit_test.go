@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -143,5 +145,23 @@ func TestCommitInDoubtError(t *testing.T) {
 	err = toSQLError(fmt.Errorf("prewrite: %w", &kv.WriteInDoubtError{Err: full}))
 	if se, ok := err.(*mysql.SQLError); !ok || se.Num != 1021 || strings.Contains(se.Message, "may still take effect") {
 		t.Fatalf("a prewrite held in a stall on a full disk: %v; want the plain 1021", err)
+	}
+}
+
+// TestNoSpaceError: a file percdb writes outside the store's guard (the
+// timestamp oracle's window) failing for want of space is 1021 naming the
+// file, not the 1105 of an unknown error.
+func TestNoSpaceError(t *testing.T) {
+	window := &fs.PathError{Op: "open", Path: "/data/tso.window.tmp", Err: syscall.ENOSPC}
+	err := toSQLError(fmt.Errorf("tso: get 1 timestamps: save tso window: %w", window))
+	if se, ok := err.(*mysql.SQLError); !ok || se.Num != 1021 || !strings.Contains(se.Message, "/data/tso.window.tmp") {
+		t.Fatalf("the oracle's window file on a full disk: %v; want 1021 naming the file", err)
+	}
+	if se, ok := finishSQLError(fmt.Errorf("begin: %w", window)).(*mysql.SQLError); !ok || se.Num != 1021 {
+		t.Fatalf("the same error reaching the client unmapped: %v; want 1021", se)
+	}
+	other := &fs.PathError{Op: "open", Path: "/data/tso.window.tmp", Err: syscall.EACCES}
+	if err := toSQLError(fmt.Errorf("save tso window: %w", other)); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("a window file not writable: %v; want the error left as it is", err)
 	}
 }
