@@ -183,6 +183,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
+		if m, ok, err := compat.ScopelessUpsertSubqueries(n, b.gms); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		warnIgnoredGenerated(ctx) // compat_genvalues.go
 		if err := foreignkey.CheckShadowed(ctx, n); err != nil {
 			return nil, err

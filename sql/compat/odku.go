@@ -661,3 +661,93 @@ func (it *selectedRowsIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 func (it *selectedRowsIter) Close(ctx *gsql.Context) error {
 	return it.child.Close(ctx)
 }
+
+// A subquery in an ON DUPLICATE KEY UPDATE value is analyzed by GMS as
+// if no row came before its own, and evaluated after the old and new
+// rows of the update: `b = (SELECT MIN(y) FROM p)` read the old row's
+// first column for y (a wrong answer, in every form of INSERT), and
+// `b = (SELECT y FROM p WHERE p.k = t.a)` had both columns at index 0;
+// after VALUES its subqueries were not given their row-iterator builder
+// (1105 "attempted to evaluate uninitialized subquery").
+// ScopelessUpsertSubqueries evaluates a scalar subquery that reads no
+// outer column with no row before its own (it reads nothing of the
+// update's rows), once per use as GMS caches it; a correlated one, and
+// an IN or EXISTS subquery, is 1235 rather than a wrong answer.
+
+// ScopelessUpsertSubqueries returns ii with the subqueries of its ON
+// DUPLICATE KEY UPDATE values evaluated as the comment above says, and
+// whether it changed ii; b builds the subqueries' rows where GMS left
+// them without a builder.
+func ScopelessUpsertSubqueries(ii *plan.InsertInto, b gsql.NodeExecBuilder) (*plan.InsertInto, bool, error) {
+	var rewrite func(e gsql.Expression) (gsql.Expression, bool, error)
+	rewrite = func(e gsql.Expression) (gsql.Expression, bool, error) {
+		switch s := e.(type) {
+		case *scopelessSubquery:
+			return e, false, nil
+		case *plan.Subquery:
+			if !s.Correlated().Empty() {
+				return nil, false, errNotSupportedYet("a correlated subquery in ON DUPLICATE KEY UPDATE")
+			}
+			return &scopelessSubquery{Subquery: s.WithExecBuilder(b)}, true, nil
+		case *plan.InSubquery, *plan.ExistsSubquery:
+			return nil, false, errNotSupportedYet("IN or EXISTS of a subquery in ON DUPLICATE KEY UPDATE")
+		}
+		children := e.Children()
+		var out []gsql.Expression
+		for i, c := range children {
+			nc, changed, err := rewrite(c)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed && out == nil {
+				out = append([]gsql.Expression(nil), children...)
+			}
+			if out != nil {
+				out[i] = nc
+			}
+		}
+		if out == nil {
+			return e, false, nil
+		}
+		ne, err := e.WithChildren(out...)
+		return ne, err == nil, err
+	}
+	var exprs []gsql.Expression
+	for i, e := range ii.OnDupExprs {
+		ne, changed, err := rewrite(e)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed && exprs == nil {
+			exprs = append([]gsql.Expression(nil), ii.OnDupExprs...)
+		}
+		if exprs != nil {
+			exprs[i] = ne
+		}
+	}
+	if exprs == nil {
+		return ii, false, nil
+	}
+	out := *ii
+	out.OnDupExprs = exprs
+	return &out, true, nil
+}
+
+// scopelessSubquery is a scalar subquery that reads no outer column,
+// evaluated with no row before its own.
+type scopelessSubquery struct {
+	*plan.Subquery
+}
+
+// Eval implements sql.Expression.
+func (s *scopelessSubquery) Eval(ctx *gsql.Context, _ gsql.Row) (any, error) {
+	return s.Subquery.Eval(ctx, nil)
+}
+
+// WithChildren implements sql.Expression.
+func (s *scopelessSubquery) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 0 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(s, len(children), 0)
+	}
+	return s, nil
+}
