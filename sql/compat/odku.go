@@ -28,16 +28,17 @@ import (
 //     unless qualified with a database, when the first wins;
 //   - a name found in none is 1054, as are the SELECT's aliases (they
 //     are no table's columns);
-//   - VALUES(c) is the value the row would have inserted, as before.
+//   - VALUES(c) is the value the row would have inserted, a column of
+//     the inserted table only.
 //
 // GMS's planner resolves the values against the inserted table and the
 // SELECT's output columns only: `c = o.x` was 1054 or 1105 ambiguous.
 // percdb carries the SELECT's columns beside the inserted row:
 //
 //  1. selectedColumnRefs writes each column name of an assignment value
-//     (outside VALUES() and subqueries) of such a statement as
-//     percdb_odku_column('db', 'table', 'column'), which the planner
-//     takes as it is;
+//     (outside subqueries) of such a statement as
+//     percdb_odku_column('db', 'table', 'column'), and each VALUES(c) as
+//     percdb_odku_values(…), which the planner takes as they are;
 //  2. the SelectedColumns rule (run after GMS's assignExecIndexes, before
 //     resolveInsertRows analyzes the SELECT) resolves each by the rules
 //     above: a column of the inserted table becomes the GetField of the
@@ -53,8 +54,9 @@ import (
 //     insertIter; every node between the two streams), so the holder has
 //     the row that met the duplicate.
 //
-// Subqueries in an assignment value keep GMS's resolution (a correlated
-// reference to the SELECT's tables there is still 1054). A DISTINCT
+// Subqueries in an assignment value keep GMS's resolution (a reference
+// to the SELECT's tables there is 1054; a correlated subquery is 1235,
+// ScopelessUpsertSubqueries below). A DISTINCT
 // SELECT whose assignments read a column it does not return is 1235: the
 // column would change which rows are distinct.
 
