@@ -64,6 +64,7 @@ const (
 	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 	deleteTargetRuleID                                          // joinwrites.go
+	selectedColumnsRuleID                                       // sql/compat/odku.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -227,6 +228,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// longer than a time.Duration, move dates as MySQL moves them
 	// (sql/compat/dateshift.go): tests/sqllogic/testdata/datearith.test.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: dateShiftsRuleID, Apply: compat.DateShifts})
+	// INSERT … SELECT … ON DUPLICATE KEY UPDATE c = o.x reads the
+	// SELECT's columns (sql/compat/odku.go): after GMS fixed the
+	// assignments' indexes, before resolveInsertRows analyzes the SELECT
+	// (sql/testdata/values/odku.txt).
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: selectedColumnsRuleID, Apply: compat.SelectedColumns})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).

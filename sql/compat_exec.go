@@ -168,7 +168,27 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err := fenceRenameTables(ctx, n); err != nil {
 			return nil, err
 		}
+	case *compat.SelectedRows:
+		child, err := b.gms.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return compat.NewSelectedRowsIter(n, child), nil
 	case *plan.InsertInto:
+		// ON DUPLICATE KEY UPDATE reading the SELECT's columns, bound
+		// to this execution's rows (sql/compat/odku.go).
+		if m, ok, err := compat.BindSelectedColumns(n); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
+		if m, ok, err := compat.ScopelessUpsertSubqueries(n, b.gms); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		warnIgnoredGenerated(ctx) // compat_genvalues.go
 		if err := foreignkey.CheckShadowed(ctx, n); err != nil {
 			return nil, err

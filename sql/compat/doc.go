@@ -45,7 +45,9 @@
 //     scales, repeated aggregates, named windows' ORDER BY (parse.go),
 //     GROUP_CONCAT as a call of percdb's aggregate (groupconcat.go),
 //     ~x as a call of percdb's function (bitops.go),
-//     TIME(n) columns (timefsp.go);
+//     TIME(n) columns (timefsp.go), the column names of an INSERT …
+//     SELECT's ON DUPLICATE KEY UPDATE values, resolved by the
+//     SelectedColumns rule and read from the selected row (odku.go);
 //   - GMS's errors as MySQL's: KindPattern recognises the messages of
 //     one of GMS's error kinds, for package sql's and package
 //     foreignkey's tables of MySQL's codes (errkind.go).
