@@ -700,11 +700,11 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 		}
 		return isTrue, nil
 	case OpIsNull, OpIsNotNull:
-		n, err := e.num(&x.Args[0])
+		null, err := e.isNull(&x.Args[0])
 		if err != nil {
 			return isNull, err
 		}
-		return boolTruth((n.kind == tablecodec.SpanNull) == (x.Op == OpIsNull)), nil
+		return boolTruth(null == (x.Op == OpIsNull)), nil
 	}
 	l, err := e.num(&x.Args[0])
 	if err != nil {
@@ -871,6 +871,21 @@ func (e *Evaluation) columnNum(i int) (num, error) {
 		return num{}, err
 	}
 	return numOf(v), nil
+}
+
+// isNull reports whether a value expression is NULL. A column of any
+// type is told from its encoded value's tag, without decoding it (IS NOT
+// NULL of a DATETIME or DECIMAL column costs no decoding).
+func (e *Evaluation) isNull(x *Expr) (bool, error) {
+	if x.Op == OpColumn && !e.ready[x.Col] && e.spans[x.Col] != nil {
+		kind, _, _, err := tablecodec.ColumnInt(e.spans[x.Col])
+		if err != nil {
+			return false, fmt.Errorf("decode row: column %d: %w", e.p.Columns[x.Col], err)
+		}
+		return kind == tablecodec.SpanNull, nil
+	}
+	n, err := e.num(x)
+	return n.kind == tablecodec.SpanNull, err
 }
 
 // num evaluates a value expression: NULL or an integer.
