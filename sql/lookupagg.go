@@ -316,17 +316,25 @@ func shiftFields(e gsql.Expression, off, n int) (gsql.Expression, bool) {
 	return out, ok && err == nil
 }
 
+// aggregatedJoin reports whether g runs as partial aggregates per join
+// key in ctx's session (EXPLAIN's "Using coprocessor (aggregation per
+// join key)" on the inner table).
+func aggregatedJoin(ctx *gsql.Context, g *plan.GroupBy) bool {
+	if !coprEnabled(ctx) || !userVarOn(ctx, lookupAggUserVar) || !userVarOn(ctx, lookupBatchUserVar) {
+		return false
+	}
+	_, ok := lookupAggOf(g)
+	return ok
+}
+
 // buildLookupAgg returns the rows of g run as partial aggregates per join
 // key, ok false (and nothing done) when that does not apply, for GMS to
 // run it.
 func (b *compatBuilder) buildLookupAgg(ctx *gsql.Context, g *plan.GroupBy, parent gsql.Row) (gsql.RowIter, bool, error) {
-	if !coprEnabled(ctx) || !userVarOn(ctx, lookupAggUserVar) || !userVarOn(ctx, lookupBatchUserVar) {
+	if !aggregatedJoin(ctx, g) {
 		return nil, false, nil
 	}
-	la, ok := lookupAggOf(g)
-	if !ok {
-		return nil, false, nil
-	}
+	la, _ := lookupAggOf(g)
 	tx, err := transactionOf(ctx)
 	if err != nil {
 		return nil, false, err

@@ -91,6 +91,21 @@ func TestLookupAggregateDifferential(t *testing.T) {
 			t.Errorf("%s: %d programs, want the aggregation per key %v", c.q, programs, c.agg)
 		}
 	}
+	// EXPLAIN tells it on the inner table, and only when it runs.
+	for _, v := range []string{"1", "0"} {
+		setVar(v)
+		rows, err := conn.QueryContext(ctx, "EXPLAIN SELECT o.w, SUM(l.amount) FROM o JOIN l ON l.w = o.w AND l.oid = o.k GROUP BY o.w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readRows(rows)
+		rows.Close()
+		perKey := len(got) == 2 && strings.Contains(got[1][11], "Using coprocessor (aggregation per join key)")
+		batched := len(got) == 2 && strings.Contains(got[1][11], "Using join buffer (Batched Key Access)")
+		if perKey != (v == "1") || batched == (v == "1") {
+			t.Errorf("@percdb_lookup_agg = %s: EXPLAIN: %v", v, got)
+		}
+	}
 	// In a transaction that changed, added and deleted lines.
 	write := []string{
 		"UPDATE l SET amount = amount + 1, v = NULL WHERE w = 1 AND oid < 900 AND n = 2",
