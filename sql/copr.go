@@ -1370,18 +1370,18 @@ func (it *coprRowIter) start(ctx *gsql.Context, r executor.KeyRange) (copr.Outpu
 	return out, err
 }
 
-// aggregate reads every output and computes the rows of the groups.
-func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
-	s := it.s
-	// Each group is a buffered row, within the query's bound (1038).
-	m := copr.NewMerger(s.prog, func() error {
+// mergeOutputs merges the outputs of an aggregating program p, which
+// next gives until io.EOF, into its groups: each group is a buffered row,
+// within the query's memory bound (1038).
+func mergeOutputs(ctx *gsql.Context, p *copr.Program, next func() ([]byte, error)) (*copr.Merger, error) {
+	m := copr.NewMerger(p, func() error {
 		if !ctx.Memory.HasAvailable() {
 			return gsql.ErrNoMemoryAvailable.New()
 		}
 		return nil
 	})
 	for {
-		data, err := it.next(ctx)
+		data, err := next()
 		if err == io.EOF {
 			break
 		}
@@ -1389,21 +1389,38 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 			err = m.Add(data)
 		}
 		if err != nil {
-			return toSQLError(err)
+			return nil, toSQLError(err)
 		}
 	}
 	if err := m.Flush(); err != nil {
-		return toSQLError(err)
+		return nil, toSQLError(err)
+	}
+	return m, nil
+}
+
+// keptRow returns a row of n columns holding the columns a program kept
+// (vals) at their row positions (pos), NULL elsewhere.
+func keptRow(n int, pos []int, vals []any) gsql.Row {
+	row := make(gsql.Row, n)
+	for i, p := range pos {
+		row[p] = vals[i]
+	}
+	return row
+}
+
+// aggregate reads every output and computes the rows of the groups.
+func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
+	s := it.s
+	m, err := mergeOutputs(ctx, s.prog, func() ([]byte, error) { return it.next(ctx) })
+	if err != nil {
+		return err
 	}
 	if s.countDistinct {
 		it.rows = []gsql.Row{{int64(m.Len())}}
 		return nil
 	}
 	return m.Each(func(keep, aggs []any) error {
-		full := make(gsql.Row, s.width+len(aggs))
-		for i, pos := range s.keepPos {
-			full[pos] = keep[i]
-		}
+		full := keptRow(s.width+len(aggs), s.keepPos, keep)
 		copy(full[s.width:], finalAggregates(s.prog, s.avgs, aggs))
 		out := make(gsql.Row, len(s.selected))
 		for i, e := range s.selected {

@@ -555,12 +555,6 @@ func (r *lookupAggRun) partials(ctx *gsql.Context, ranges []keyRange) (*copr.Mer
 		reads = append(reads, kr.KeyRange)
 	}
 	la.in.t.db.provider.lookupAggs.Add(1)
-	m := copr.NewMerger(la.prog, func() error {
-		if !ctx.Memory.HasAvailable() {
-			return gsql.ErrNoMemoryAvailable.New()
-		}
-		return nil
-	})
 	out, err := copr.RunRanges(ctx, r.k, la.in.t.meta.Exec, reads, la.prog)
 	if err != nil {
 		return nil, toSQLError(err)
@@ -571,19 +565,7 @@ func (r *lookupAggRun) partials(ctx *gsql.Context, ranges []keyRange) (*copr.Mer
 		}
 		out.Close()
 	}()
-	for {
-		data, err := out.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			err = m.Add(data)
-		}
-		if err != nil {
-			return nil, toSQLError(err)
-		}
-	}
-	return m, nil
+	return mergeOutputs(ctx, la.prog, func() ([]byte, error) { return out.Next(ctx) })
 }
 
 // merge adds the partials part of one outer row's key to the row's
@@ -647,10 +629,7 @@ func (r *lookupAggRun) finish(ctx *gsql.Context) error {
 			}
 			over := first
 			if in := la.inner[i]; in != nil {
-				e, over = in, make(gsql.Row, len(la.in.t.Schema()))
-				for k, pos := range la.keepPos {
-					over[pos] = r.keep[g][k]
-				}
+				e, over = in, keptRow(len(la.in.t.Schema()), la.keepPos, r.keep[g])
 			}
 			v, err := e.Eval(ctx, over)
 			if err != nil {

@@ -2,10 +2,29 @@ package sql_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
 )
+
+// varConn returns a connection of db, closed when t ends, and a function
+// that sets the user variable name on it (the switches of percdb's paths
+// the differential tests compare).
+func varConn(t *testing.T, ctx context.Context, db *sql.DB, name string) (*sql.Conn, func(v string)) {
+	t.Helper()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, func(v string) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, "SET @"+name+" = "+v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // lookupAggQueries are aggregates over lookup joins (lookupJoinSetup's
 // tables); agg says whether the aggregation per join key must serve it.
@@ -63,16 +82,7 @@ var lookupAggQueries = []struct {
 func TestLookupAggregateDifferential(t *testing.T) {
 	db := lookupJoinSetup(t)
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	setVar := func(v string) {
-		if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_agg = "+v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conn, setVar := varConn(t, ctx, db, "percdb_lookup_agg")
 	for _, c := range lookupAggQueries {
 		setVar("0")
 		want := lookupJoinAnswers(t, ctx, conn, []string{c.q})[0]
