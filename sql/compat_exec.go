@@ -248,6 +248,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if c, ok := compat.ExactDecimalColumns(n.Expression); ok {
 			return b.gms.Build(ctx, plan.NewFilter(c, n.Child), row)
 		}
+	case *plan.GroupBy:
+		// Partial aggregates per join key under a lookup join, in the
+		// coprocessor (lookupagg.go).
+		if iter, ok, err := b.buildLookupAgg(ctx, n, row); ok || err != nil {
+			return iter, err
+		}
 	case *plan.JoinNode:
 		// DECIMAL columns compared exactly (sql/compat/decimal.go), before
 		// the merge key's wrapper below is put on.

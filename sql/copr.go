@@ -492,7 +492,15 @@ func (c *coprCompiler) truth(e gsql.Expression) (copr.Expr, bool) {
 		a, ok := c.truth(e.Child)
 		return copr.Expr{Op: copr.OpNot, Args: []copr.Expr{a}}, ok
 	case *expression.IsNull:
+		// Of an integer value, or of a column of any type: the
+		// coprocessor tells NULL from the encoded value's tag.
 		a, _, ok := c.value(e.Child)
+		if !ok {
+			var i int
+			if i, ok = c.field(e.Child); ok {
+				a = copr.Expr{Op: copr.OpColumn, Col: c.column(i)}
+			}
+		}
 		return copr.Expr{Op: copr.OpIsNull, Args: []copr.Expr{a}}, ok
 	case *expression.Equals:
 		op = copr.OpEQ
@@ -933,13 +941,27 @@ func (c *coprCompiler) aggregate(a gsql.Aggregation) (copr.Agg, bool) {
 		if a.Kind() != "SUM" {
 			return copr.Agg{}, false
 		}
-		x, _, ok := c.value(a.Child())
+		x, ok := c.sumArg(a.Child())
 		if !ok {
 			return copr.Agg{}, false
 		}
 		return copr.Agg{Func: copr.AggSum, Arg: &x}, true
 	}
 	return copr.Agg{}, false
+}
+
+// sumArg compiles the argument of an exact SUM or AVG: an integer
+// expression, or a DECIMAL column, whose values the coprocessor adds as
+// exactly as percdb's SUM does (decimals, copr.AggSum).
+func (c *coprCompiler) sumArg(e gsql.Expression) (copr.Expr, bool) {
+	if x, _, ok := c.value(e); ok {
+		return x, true
+	}
+	i, ok := c.field(e)
+	if !ok || !types.IsDecimal(c.schema[i].Type) {
+		return copr.Expr{}, false
+	}
+	return copr.Expr{Op: copr.OpColumn, Col: c.column(i)}, true
 }
 
 // pushedAvg is an AVG compiled for the coprocessor: the exact sum and
@@ -962,7 +984,7 @@ func (c *coprCompiler) average(a gsql.Aggregation) (pushedAvg, bool) {
 	if !ok {
 		return pushedAvg{}, false
 	}
-	x, _, ok := c.value(d.Child())
+	x, ok := c.sumArg(d.Child())
 	if !ok {
 		return pushedAvg{}, false
 	}
@@ -979,6 +1001,27 @@ func (c *coprCompiler) average(a gsql.Aggregation) (pushedAvg, bool) {
 type coprAvg struct {
 	at    int
 	scale int32
+}
+
+// finalAggregates turns merged partials into the aggregates' values, in
+// place: a SUM is a DECIMAL, an AVG (a sum and a count among avgs) the
+// quotient at the sum's place, NULL over no values, rounded half away
+// from zero to its scale as percdb's AVG is (compat.DecimalAgg).
+func finalAggregates(p *copr.Program, avgs []coprAvg, aggs []any) []any {
+	for i, a := range p.Aggs {
+		if n, ok := aggs[i].(int64); ok && a.Func == copr.AggSum {
+			aggs[i] = decimal.NewFromInt(n)
+		}
+	}
+	for _, avg := range avgs {
+		sum, n := aggs[avg.at], aggs[avg.at+1].(int64)
+		if n == 0 || sum == nil {
+			aggs[avg.at] = nil
+			continue
+		}
+		aggs[avg.at] = sum.(decimal.Decimal).DivRound(decimal.NewFromInt(n), avg.scale)
+	}
+	return aggs
 }
 
 // coprScan is a leaf that runs operators over a full scan of t in the
@@ -1327,18 +1370,18 @@ func (it *coprRowIter) start(ctx *gsql.Context, r executor.KeyRange) (copr.Outpu
 	return out, err
 }
 
-// aggregate reads every output and computes the rows of the groups.
-func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
-	s := it.s
-	// Each group is a buffered row, within the query's bound (1038).
-	m := copr.NewMerger(s.prog, func() error {
+// mergeOutputs merges the outputs of an aggregating program p, which
+// next gives until io.EOF, into its groups: each group is a buffered row,
+// within the query's memory bound (1038).
+func mergeOutputs(ctx *gsql.Context, p *copr.Program, next func() ([]byte, error)) (*copr.Merger, error) {
+	m := copr.NewMerger(p, func() error {
 		if !ctx.Memory.HasAvailable() {
 			return gsql.ErrNoMemoryAvailable.New()
 		}
 		return nil
 	})
 	for {
-		data, err := it.next(ctx)
+		data, err := next()
 		if err == io.EOF {
 			break
 		}
@@ -1346,38 +1389,39 @@ func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
 			err = m.Add(data)
 		}
 		if err != nil {
-			return toSQLError(err)
+			return nil, toSQLError(err)
 		}
 	}
 	if err := m.Flush(); err != nil {
-		return toSQLError(err)
+		return nil, toSQLError(err)
+	}
+	return m, nil
+}
+
+// keptRow returns a row of n columns holding the columns a program kept
+// (vals) at their row positions (pos), NULL elsewhere.
+func keptRow(n int, pos []int, vals []any) gsql.Row {
+	row := make(gsql.Row, n)
+	for i, p := range pos {
+		row[p] = vals[i]
+	}
+	return row
+}
+
+// aggregate reads every output and computes the rows of the groups.
+func (it *coprRowIter) aggregate(ctx *gsql.Context) error {
+	s := it.s
+	m, err := mergeOutputs(ctx, s.prog, func() ([]byte, error) { return it.next(ctx) })
+	if err != nil {
+		return err
 	}
 	if s.countDistinct {
 		it.rows = []gsql.Row{{int64(m.Len())}}
 		return nil
 	}
 	return m.Each(func(keep, aggs []any) error {
-		full := make(gsql.Row, s.width+len(aggs))
-		for i, pos := range s.keepPos {
-			full[pos] = keep[i]
-		}
-		copy(full[s.width:], aggs)
-		for i, a := range s.prog.Aggs {
-			if n, ok := aggs[i].(int64); ok && a.Func == copr.AggSum {
-				full[s.width+i] = decimal.NewFromInt(n) // SUM is a DECIMAL
-			}
-		}
-		for _, avg := range s.avgs {
-			// NULL over no values; else rounded half away from zero to
-			// the average's scale, as percdb's AVG computes it
-			// (compat.DecimalAgg).
-			sum, n := full[s.width+avg.at], aggs[avg.at+1].(int64)
-			if n == 0 || sum == nil {
-				full[s.width+avg.at] = nil
-				continue
-			}
-			full[s.width+avg.at] = sum.(decimal.Decimal).DivRound(decimal.NewFromInt(n), avg.scale)
-		}
+		full := keptRow(s.width+len(aggs), s.keepPos, keep)
+		copy(full[s.width:], finalAggregates(s.prog, s.avgs, aggs))
 		out := make(gsql.Row, len(s.selected))
 		for i, e := range s.selected {
 			v, err := e.Eval(ctx, full)

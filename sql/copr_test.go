@@ -83,7 +83,8 @@ func TestCoprDifferential(t *testing.T) {
 		case n < 8:
 			return fmt.Sprintf("%s %s %s", col, pick("=", "<", ">", "<=>"), intCols[r.Intn(len(intCols))])
 		case n < 9:
-			return fmt.Sprintf("%s IS %sNULL", col, pick("", "NOT "))
+			// Of a column of any type: pushed, told by the value's tag.
+			return fmt.Sprintf("%s IS %sNULL", pick(col, col, "s", "d", "ch"), pick("", "NOT "))
 		case n < 10 && depth < 3:
 			return fmt.Sprintf("(%s %s %s)", atom(depth+1), pick("AND", "OR"), atom(depth+1))
 		case n < 11 && depth < 3:
@@ -195,6 +196,9 @@ func TestCoprDifferential(t *testing.T) {
 		"SELECT avg(c), avg(v), avg(a), count(*) FROM %s WHERE %s",
 		"SELECT a, avg(b), min(b), avg(c MOD 7), sum(b) FROM %s WHERE %s GROUP BY a",
 		"SELECT u %% 3 AS m, avg(u + b), avg(v) FROM %s WHERE %s GROUP BY m",
+		// SUM and AVG of a DECIMAL column, exact, as percdb's.
+		"SELECT sum(d), avg(d), count(d), count(*) FROM %s WHERE %s",
+		"SELECT a %% 5, sum(d), avg(d), max(b) FROM %s WHERE %s GROUP BY a %% 5",
 		"SELECT id, b FROM %s WHERE %s ORDER BY id DESC LIMIT 4",
 		"SELECT id, b FROM %s WHERE (%s) AND id > 4000 ORDER BY id LIMIT 4",
 		"SELECT count(*), max(b) FROM %s WHERE (%s) AND (id < 300 OR id BETWEEN 2000 AND 2100 OR id IN (7, 4500, 4999))",

@@ -16,6 +16,7 @@ const (
 	helpFastPlans                = "Plans in the fast path's plan cache."
 	helpPlanCache                = "Executions of prepared statements on the go-mysql-server path, by what the plan cache did: hit (ran a cached plan), miss (analysed and cached the plan), uncacheable (analysed, the plan cannot be cached), recheck (new values changed a cached plan's ranges, analysed afresh)."
 	helpGroupedSubqueries        = "Correlated scalar subqueries run once per statement, grouped by their correlated columns, instead of once per outer row."
+	helpLookupAggs               = "Coprocessor programs that aggregated the inner rows of a batch of a lookup join per join key (partial aggregates under the join)."
 	helpLookupBatches            = "Batch reads of lookup joins: the inner rows of many outer rows read at once by primary key."
 	helpLookupKeys               = "Primary keys the batch reads of lookup joins looked up (repeats within a batch counted once)."
 	helpOracleCalls              = "Timestamps fetched from the oracle by the transaction layer."
@@ -61,6 +62,7 @@ func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodemetrics.Count
 		nodemetrics.Counter{Status: "Percdb_lookup_join_batches", Metric: "percdb_lookup_join_batches_total", Help: helpLookupBatches, Value: p.lookups.batches.Load()},
 		nodemetrics.Counter{Status: "Percdb_lookup_join_keys", Metric: "percdb_lookup_join_keys_total", Help: helpLookupKeys, Value: p.lookups.keys.Load()},
 		nodemetrics.Counter{Status: "Percdb_grouped_subqueries", Metric: "percdb_grouped_subqueries_total", Help: helpGroupedSubqueries, Value: p.groupedRuns.Load()},
+		nodemetrics.Counter{Status: "Percdb_lookup_aggregates", Metric: "percdb_lookup_aggregates_total", Help: helpLookupAggs, Value: p.lookupAggs.Load()},
 	)
 	st := p.store.Stats()
 	for _, c := range []struct {

@@ -91,7 +91,7 @@ func decorrelateStatement(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, 
 		strings.TrimSpace(ctx.Query()) == "" || inRoutine(n) {
 		return n, transform.SameTree, nil
 	}
-	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs})
+	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs, shared: map[string]*groupedShared{}})
 }
 
 // inRoutine reports whether n holds statements that may run more than
@@ -115,6 +115,12 @@ func inRoutine(n gsql.Node) bool {
 type grouping struct {
 	b    gsql.NodeExecBuilder
 	runs *atomic.Uint64
+	// shared holds the state of the statement's grouped subqueries by
+	// their text: GMS's plan repeats a derived table's subquery column
+	// in the projections above it (3.3.2.12's Filter over its Project
+	// over the Project that made it), and the occurrences of one
+	// subquery, whose grouped run reads no outer row, run it once.
+	shared map[string]*groupedShared
 }
 
 // decorrelateIn replaces the scalar subqueries of n's expressions that
@@ -243,6 +249,14 @@ func groupedSubqueryOf(sq *plan.Subquery, b grouping) (*groupedSubquery, bool) {
 	selected := append(append([]gsql.Expression{}, gb.SelectedExprs...), keys...)
 	g.grouped = sq.WithQuery(plan.NewGroupBy(selected, keys, child))
 	g.aggs = gb.SelectedExprs
+	// The grouped plan and the subquery's text name what is read and
+	// how it is aggregated; the outer columns (g.outer) are each
+	// occurrence's own.
+	text := sq.String() + "\x00" + g.grouped.String()
+	if b.shared[text] == nil {
+		b.shared[text] = &groupedShared{}
+	}
+	g.shared = b.shared[text]
 	return g, true
 }
 
@@ -316,6 +330,14 @@ type groupedSubquery struct {
 	// inner[i] = outer[i] are the correlated conjuncts.
 	inner, outer []*expression.GetField
 
+	// shared is the state of the statement's occurrences of the
+	// subquery (grouping.shared).
+	shared *groupedShared
+}
+
+// groupedShared is the state of one statement's grouped subquery,
+// shared by its occurrences in the plan.
+type groupedShared struct {
 	mu    sync.Mutex
 	state *groupedState
 }
@@ -341,16 +363,17 @@ func (g *groupedSubquery) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if !userVarOn(ctx, decorrelateUserVar) {
 		return g.sq.Eval(ctx, row)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.state == nil {
+	g.shared.mu.Lock()
+	defer g.shared.mu.Unlock()
+	if g.shared.state == nil {
 		st, err := g.build(ctx, row)
 		if err != nil {
 			return nil, err
 		}
-		g.state = st
+		g.shared.state = st
 	}
-	if g.state.off {
+	st := g.shared.state
+	if st.off {
 		return g.sq.Eval(ctx, row)
 	}
 	key := make([]byte, 0, 9*len(g.outer))
@@ -367,7 +390,7 @@ func (g *groupedSubquery) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 			return g.sq.Eval(ctx, row)
 		}
 	}
-	if v, ok := g.state.values[string(key)]; ok {
+	if v, ok := st.values[string(key)]; ok {
 		return v, nil
 	}
 	return g.emptyValue(ctx, row)
@@ -375,8 +398,9 @@ func (g *groupedSubquery) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 
 // emptyValue returns the subquery's value over no rows.
 func (g *groupedSubquery) emptyValue(ctx *gsql.Context, row gsql.Row) (any, error) {
-	if g.state.emptyDone {
-		return g.state.empty, nil
+	st := g.shared.state
+	if st.emptyDone {
+		return st.empty, nil
 	}
 	v, ok, err := g.aggregateOfNoRows(ctx, row)
 	if err != nil {
@@ -397,7 +421,7 @@ func (g *groupedSubquery) emptyValue(ctx *gsql.Context, row gsql.Row) (any, erro
 			return nil, err
 		}
 	}
-	g.state.empty, g.state.emptyDone = v, true
+	st.empty, st.emptyDone = v, true
 	return v, nil
 }
 
@@ -511,9 +535,9 @@ func groupKey(key []byte, v any) (_ []byte, ok bool) {
 
 // Dispose implements sql.Disposable: the statement is over.
 func (g *groupedSubquery) Dispose() {
-	g.mu.Lock()
-	g.state = nil
-	g.mu.Unlock()
+	g.shared.mu.Lock()
+	g.shared.state = nil
+	g.shared.mu.Unlock()
 	g.sq.Dispose()
 }
 

@@ -140,8 +140,10 @@ func TestGroupedSubqueryDifferential(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s:\ngrouped %.600v\nper row %.600v", c.q, got, want)
 		}
-		if (runs > 0) != c.grouped {
-			t.Errorf("%s: %d grouped runs, want grouped %v", c.q, runs, c.grouped)
+		// One run per statement, however often GMS's plan repeats the
+		// subquery (a derived table's column filtered above it).
+		if (runs == 1) != c.grouped || runs > 1 {
+			t.Errorf("%s: %d grouped runs, want grouped %v (once)", c.q, runs, c.grouped)
 		}
 		if len(want) == 0 {
 			t.Errorf("%s: no rows: the case tests nothing", c.q)

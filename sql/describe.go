@@ -25,7 +25,7 @@ func (b *compatBuilder) describe(ctx *gsql.Context, n *plan.DescribeQuery, row g
 		return b.gms.Build(ctx, n.WithQuery(child), row)
 	}
 	var rows []gsql.Row
-	for _, r := range explain.Plan(ctx, child, b.rowCount, b.keyRows, batchedJoin) {
+	for _, r := range explain.Plan(ctx, child, b.rowCount, b.keyRows, batchedJoin, aggregatedJoin) {
 		rows = append(rows, r.SQLRow())
 	}
 	return gsql.RowsToRowIter(rows...), nil

@@ -177,16 +177,7 @@ func lookupJoinAnswers(t *testing.T, ctx context.Context, conn *sql.Conn, qs []s
 func TestBatchedLookupJoinDifferential(t *testing.T) {
 	db := lookupJoinSetup(t)
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	setVar := func(v string) {
-		if _, err := conn.ExecContext(ctx, "SET @percdb_lookup_batch = "+v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conn, setVar := varConn(t, ctx, db, "percdb_lookup_batch")
 	setVar("0")
 	want := lookupJoinAnswers(t, ctx, conn, lookupJoinQueries)
 	before := serverStatus(t, db, "Percdb_lookup_join_batches")

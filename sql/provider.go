@@ -68,6 +68,9 @@ type DatabaseProvider struct {
 	plans planCacheStats
 	// lookups counts the batched lookup joins' reads (lookupjoin.go).
 	lookups lookupJoinStats
+	// lookupAggs counts the programs of aggregates per join key
+	// (lookupagg.go).
+	lookupAggs atomic.Uint64
 	// groupedRuns counts the correlated subqueries run once, grouped
 	// (decorrelate.go).
 	groupedRuns atomic.Uint64

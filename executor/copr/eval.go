@@ -413,6 +413,16 @@ func (e *Evaluation) aggregate() error {
 			slots[i].add(a.Func, nil)
 			continue
 		}
+		if a.Func == AggSum && a.Arg.Op == OpColumn && !e.ready[a.Arg.Col] && e.spans[a.Arg.Col] != nil {
+			// A DECIMAL column's value added without decoding it.
+			coef, exp, ok, err := tablecodec.ColumnDecimal(e.spans[a.Arg.Col])
+			if err != nil {
+				return fmt.Errorf("decode row: column %d: %w", e.p.Columns[a.Arg.Col], err)
+			}
+			if ok && slots[i].addDecimal(coef, exp) {
+				continue
+			}
+		}
 		n, err := e.num(a.Arg)
 		if err != nil {
 			return err
@@ -450,6 +460,59 @@ type slot struct {
 	n   int64
 	has bool // a sum: some value was added (else it is NULL)
 	v   any
+	// dec: the sum in n is of DECIMALs, n * 10^exp (addDecimal).
+	dec bool
+	exp int32
+}
+
+// addDecimal adds the DECIMAL coef * 10^exp to a sum kept unboxed, at
+// the smaller of the two exponents, while it fits an int64: a decimal
+// addition allocates. It reports false, with the sum so far moved into
+// v, where add must take the value.
+func (s *slot) addDecimal(coef int64, exp int32) bool {
+	switch {
+	case s.v != nil:
+		return false
+	case !s.has:
+		s.n, s.exp, s.has, s.dec = coef, exp, true, true
+		return true
+	case !s.dec:
+		s.exp, s.dec = 0, true // an integer sum so far
+	}
+	a, b, e, ok := s.n, coef, s.exp, true
+	switch {
+	case exp < e:
+		a, ok = scaleUp(a, e-exp)
+		e = exp
+	case exp > e:
+		b, ok = scaleUp(b, exp-e)
+	}
+	sum := a + b
+	// Overflow: both addends of one sign and the sum of the other.
+	if !ok || (a >= 0) == (b >= 0) && (sum >= 0) != (b >= 0) {
+		s.spill()
+		return false
+	}
+	s.n, s.exp = sum, e
+	return true
+}
+
+// scaleUp returns v * 10^k, false when it does not fit an int64.
+func scaleUp(v int64, k int32) (int64, bool) {
+	for ; k > 0; k-- {
+		if v > math.MaxInt64/10 || v < math.MinInt64/10 {
+			return 0, false
+		}
+		v *= 10
+	}
+	return v, true
+}
+
+// spill moves a DECIMAL sum kept in n into v, as a decimal, for add.
+func (s *slot) spill() {
+	if s.dec && s.v == nil && s.has {
+		s.v = decimal.New(s.n, s.exp)
+	}
 }
 
 // add adds the value v of one row to the slot of aggregate f.
@@ -465,6 +528,7 @@ func (s *slot) add(f AggFunc, v any) {
 		if v == nil {
 			return
 		}
+		s.spill()
 		if s.v == nil {
 			i, isInt := Signed(v)
 			if u, ok := Unsigned(v); ok && u <= math.MaxInt64 {
@@ -502,7 +566,7 @@ func (s *slot) addNum(f AggFunc, n num) bool {
 			s.n++
 		}
 		return true
-	case f != AggSum || s.v != nil:
+	case f != AggSum || s.v != nil || s.dec:
 		return false
 	case n.kind == tablecodec.SpanNull:
 		return true
@@ -534,6 +598,8 @@ func (s *slot) value(f AggFunc) any {
 	switch {
 	case f == AggCountStar || f == AggCount:
 		return s.n
+	case f == AggSum && s.v == nil && s.has && s.dec:
+		return decimal.New(s.n, s.exp)
 	case f == AggSum && s.v == nil && s.has:
 		return s.n
 	}
@@ -700,11 +766,11 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 		}
 		return isTrue, nil
 	case OpIsNull, OpIsNotNull:
-		n, err := e.num(&x.Args[0])
+		null, err := e.isNull(&x.Args[0])
 		if err != nil {
 			return isNull, err
 		}
-		return boolTruth((n.kind == tablecodec.SpanNull) == (x.Op == OpIsNull)), nil
+		return boolTruth(null == (x.Op == OpIsNull)), nil
 	}
 	l, err := e.num(&x.Args[0])
 	if err != nil {
@@ -871,6 +937,21 @@ func (e *Evaluation) columnNum(i int) (num, error) {
 		return num{}, err
 	}
 	return numOf(v), nil
+}
+
+// isNull reports whether a value expression is NULL. A column of any
+// type is told from its encoded value's tag, without decoding it (IS NOT
+// NULL of a DATETIME or DECIMAL column costs no decoding).
+func (e *Evaluation) isNull(x *Expr) (bool, error) {
+	if x.Op == OpColumn && !e.ready[x.Col] && e.spans[x.Col] != nil {
+		kind, _, _, err := tablecodec.ColumnInt(e.spans[x.Col])
+		if err != nil {
+			return false, fmt.Errorf("decode row: column %d: %w", e.p.Columns[x.Col], err)
+		}
+		return kind == tablecodec.SpanNull, nil
+	}
+	n, err := e.num(x)
+	return n.kind == tablecodec.SpanNull, err
 }
 
 // num evaluates a value expression: NULL or an integer.

@@ -91,8 +91,9 @@ const (
 	AggCount     AggFunc = "count" // rows where Arg is not NULL
 	AggMin       AggFunc = "min"
 	AggMax       AggFunc = "max"
-	// AggSum is the exact sum of an integer Arg's non-NULL values: an
-	// int64 while it fits, a decimal.Decimal past that, NULL over none.
+	// AggSum is the exact sum of an integer or DECIMAL Arg's non-NULL
+	// values: an int64 while integers fit one, a decimal.Decimal past
+	// that or once a DECIMAL is added, NULL over none.
 	AggSum AggFunc = "sum"
 )
 

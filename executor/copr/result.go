@@ -218,6 +218,27 @@ func (m *Merger) Flush() error {
 	return nil
 }
 
+// Group returns the kept columns and the merged partial aggregates of
+// the group whose key is key (AppendGroupKey of its GroupBy values),
+// false when no row made it. They are the merger's: read them, do not
+// change them.
+func (m *Merger) Group(key []byte) (keep, aggs []any, ok bool) {
+	g, ok := m.groups[string(key)]
+	if !ok {
+		return nil, nil, false
+	}
+	nk := len(m.p.Keep)
+	return m.rows[g][1 : 1+nk], m.rows[g][1+nk:], true
+}
+
+// AppendGroupKey appends to key the part of a group's key that a
+// GroupBy expression of value v makes (nil for NULL, integers of any Go
+// type), as the evaluation keys its groups, so that a caller can find a
+// group by values it holds (Merger.Group).
+func AppendGroupKey(key []byte, v any) ([]byte, error) {
+	return tablecodec.EncodeKey(key, normalize(v))
+}
+
 // Len returns the number of groups: of distinct values for a
 // DistinctInts program (after Flush).
 func (m *Merger) Len() int {

@@ -730,6 +730,45 @@ func unsignedOfTag(t byte, v uint64) (any, error) {
 	return nil, fmt.Errorf("value %d out of range of tag %#x: %w", v, t, ErrCorrupt)
 }
 
+// ColumnDecimal reads the DECIMAL an encoded value span holds as coef *
+// 10^exp without allocating, for a reader that adds it (the value
+// DecodeColumn returns is decimal.New(coef, exp)); ok is false, with no
+// error, for a span of another tag and for a coefficient past an int64,
+// which DecodeColumn decodes.
+func ColumnDecimal(span []byte) (coef int64, exp int32, ok bool, err error) {
+	if len(span) == 0 || span[0] != tagDecimal {
+		return 0, 0, false, nil
+	}
+	d := rowDecoder{b: span, pos: 1}
+	off, n, err := d.sized()
+	if err == nil && d.pos != len(span) {
+		err = fmt.Errorf("%d bytes after the value: %w", len(span)-d.pos, ErrCorrupt)
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("decode column: %w", err)
+	}
+	p := span[off : off+n]
+	e, k := binary.Varint(p)
+	if k <= 0 || e < math.MinInt32 || e > math.MaxInt32 {
+		return 0, 0, false, fmt.Errorf("decode column: decimal exponent: %w", ErrCorrupt)
+	}
+	p = p[k:]
+	if len(p) == 0 || p[0] > 1 {
+		return 0, 0, false, fmt.Errorf("decode column: decimal sign: %w", ErrCorrupt)
+	}
+	neg, mag := p[0] == 1, p[1:]
+	if len(mag) > 8 || (len(mag) == 8 && mag[0] >= 0x80) {
+		return 0, 0, false, nil
+	}
+	for _, c := range mag {
+		coef = coef<<8 | int64(c)
+	}
+	if neg {
+		coef = -coef
+	}
+	return coef, int32(e), true, nil
+}
+
 func decodeRowDecimal(p []byte) (any, error) {
 	exp, n := binary.Varint(p)
 	if n <= 0 || exp < math.MinInt32 || exp > math.MaxInt32 {

@@ -22,6 +22,13 @@ type KeyRows func(ctx *gsql.Context, db string, t gsql.Table, idx gsql.Index, pi
 // of outer rows (MySQL's batched key access).
 type BatchedJoin func(ctx *gsql.Context, j *plan.JoinNode) bool
 
+// batchedKeyAccess is EXPLAIN's Extra of a lookup join run in batches.
+const batchedKeyAccess = "Using join buffer (Batched Key Access)"
+
+// AggregatedJoin reports whether a GroupBy over a lookup join aggregates
+// the inner rows per join key in the coprocessor instead of joining them.
+type AggregatedJoin func(ctx *gsql.Context, g *plan.GroupBy) bool
+
 // Row is one line of EXPLAIN's answer; an empty string is NULL.
 type Row struct {
 	ID           int
@@ -59,9 +66,11 @@ func (r Row) SQLRow() gsql.Row {
 // Plan returns the EXPLAIN rows of the analyzed plan n. keyRows, when
 // not nil, estimates the rows of a read of an index's pinned prefix (ref,
 // and range over points), which are otherwise the table's row count;
-// batched, when not nil, tells the lookup joins that run in batches.
-func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter, keyRows KeyRows, batched BatchedJoin) []Row {
-	e := &explainer{ctx: ctx, count: count, keyRows: keyRows, batched: batched, next: 1}
+// batched, when not nil, tells the lookup joins that run in batches;
+// aggregated, when not nil, the aggregations over them that run per join
+// key.
+func Plan(ctx *gsql.Context, n gsql.Node, count RowCounter, keyRows KeyRows, batched BatchedJoin, aggregated AggregatedJoin) []Row {
+	e := &explainer{ctx: ctx, count: count, keyRows: keyRows, batched: batched, aggregated: aggregated, next: 1}
 	top := e.newBlock()
 	switch n.(type) {
 	case *plan.Update:
@@ -135,8 +144,10 @@ type explainer struct {
 	count   RowCounter
 	keyRows KeyRows
 	batched BatchedJoin
-	next    int
-	blocks  []*block
+	// aggregated tells the GroupBys over lookup joins run per join key.
+	aggregated AggregatedJoin
+	next       int
+	blocks     []*block
 }
 
 // block is a query block: the statement, a subquery or a derived table.
@@ -216,7 +227,7 @@ func (e *explainer) walk(b *block, n gsql.Node) {
 			case r.Type == "ALL":
 				r.Extra = append(r.Extra, "Using join buffer (nested loop)")
 			case e.batched != nil && e.batched(e.ctx, n):
-				r.Extra = append(r.Extra, "Using join buffer (Batched Key Access)")
+				r.Extra = append(r.Extra, batchedKeyAccess)
 			}
 		}
 		return
@@ -253,6 +264,17 @@ func (e *explainer) walk(b *block, n gsql.Node) {
 		e.walk(b, n.Child)
 		if len(n.GroupByExprs) > 0 && first < len(b.rows) {
 			b.rows[first].Extra = append(b.rows[first].Extra, "Using temporary")
+		}
+		if e.aggregated != nil && e.aggregated(e.ctx, n) {
+			// Per join key, the inner table's rows are aggregated
+			// where they are, in the batches the join would read.
+			for _, r := range b.rows[first:] {
+				for i, x := range r.Extra {
+					if x == batchedKeyAccess {
+						r.Extra[i] = "Using coprocessor (aggregation per join key)"
+					}
+				}
+			}
 		}
 		return
 	case *plan.Distinct:
