@@ -64,6 +64,7 @@ const (
 	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 	deleteTargetRuleID                                          // joinwrites.go
+	fixedDecimalsRuleID                                         // sql/compat/fixeddecimals.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -227,6 +228,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// longer than a time.Duration, move dates as MySQL moves them
 	// (sql/compat/dateshift.go): tests/sqllogic/testdata/datearith.test.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: dateShiftsRuleID, Apply: compat.DateShifts})
+	// DOUBLE results of fixed decimals (PI(), f + 0 of a FLOAT(M,D),
+	// ROUND(x, 2)) written with them, in the result and in CAST AS CHAR,
+	// CONCAT and GROUP_CONCAT (sql/compat/fixeddecimals.go), once columns
+	// are found by their indexes and before the coprocessor pushdown
+	// wraps the tables: sql/testdata/values/fixeddecimals.txt.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: fixedDecimalsRuleID, Apply: compat.FixedDecimals(scaleDecimals)})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).
