@@ -255,6 +255,11 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// CONVERT_TZ, TIME and TIMEDIFF with their arguments' fractional
+	// digits (fspresults.go).
+	if d, ok := constantDigits(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// Strings of an IN list of numbers read as numbers (strnum.go).
 	if in, ok := e.(*expression.InTuple); ok {
 		if d, ok := stringNumberIn(in); ok {
@@ -438,7 +443,7 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// IFNULL of a TIME and another type is the COALESCE it means
 		// (GMS types it as the TIME and fails on a string: "value x is
 		// not a valid Time"), whose TIME is written as a string below.
-		if f, ok := e.(*function.IfNull); ok && (f.LeftChild.Type() == types.Time) != (f.RightChild.Type() == types.Time) &&
+		if f, ok := e.(*function.IfNull); ok && isTimeType(f.LeftChild.Type()) != isTimeType(f.RightChild.Type()) &&
 			f.LeftChild.Type() != types.Null && f.RightChild.Type() != types.Null {
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			if err != nil {
@@ -458,7 +463,7 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		if types.IsText(e.Type()) {
 			var out []gsql.Expression
 			for i, c := range children {
-				if c.Type() == types.Time {
+				if isTimeType(c.Type()) {
 					if out == nil {
 						out = append([]gsql.Expression(nil), children...)
 					}
