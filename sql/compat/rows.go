@@ -297,6 +297,11 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := castStringToInt(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// CAST(s AS DOUBLE) of a string reads its numeric prefix and warns
+	// (caststring.go).
+	if d, ok := castStringToDouble(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// A DOUBLE written in a string as MySQL writes it (doubletext.go).
 	if d, ok := doubleStrings(e); ok {
 		if c, ok := castToChar(d); ok {
