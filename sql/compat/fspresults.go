@@ -95,3 +95,19 @@ func secToTimeType(args []gsql.Expression) gsql.Type {
 	}
 	return timeType(n)
 }
+
+// fractionalSeconds returns INTERVAL x SECOND of a DECIMAL or DOUBLE x as
+// the interval of x's microseconds: MySQL keeps the fraction of a
+// fractional SECOND (get_interval_value: DATE_ADD(dt, INTERVAL 1.5
+// SECOND) is 1.5 seconds later), where GMS read it as a whole number (2).
+func fractionalSeconds(e gsql.Expression) (gsql.Expression, bool) {
+	iv, ok := e.(*expression.Interval)
+	if !ok || !strings.EqualFold(iv.Unit, "SECOND") {
+		return e, false
+	}
+	if t := iv.Child.Type(); !types.IsDecimal(t) && !types.IsFloat(t) {
+		return e, false
+	}
+	micros := expression.NewArithmetic(iv.Child, expression.NewLiteral(int64(1_000_000), types.Int64), "*")
+	return expression.NewInterval(micros, "MICROSECOND"), true
+}
