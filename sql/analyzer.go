@@ -65,6 +65,7 @@ const (
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 	deleteTargetRuleID                                          // joinwrites.go
 	selectedColumnsRuleID                                       // sql/compat/odku.go
+	fixedDecimalsRuleID                                         // sql/compat/fixeddecimals.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -233,6 +234,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// assignments' indexes, before resolveInsertRows analyzes the SELECT
 	// (sql/testdata/values/odku.txt).
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: selectedColumnsRuleID, Apply: compat.SelectedColumns})
+	// DOUBLE results of fixed decimals (PI(), f + 0 of a FLOAT(M,D),
+	// ROUND(x, 2)) written with them, in the result and in CAST AS CHAR,
+	// CONCAT and GROUP_CONCAT (sql/compat/fixeddecimals.go), once columns
+	// are found by their indexes and before the coprocessor pushdown
+	// wraps the tables: sql/testdata/values/fixeddecimals.txt.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: fixedDecimalsRuleID, Apply: compat.FixedDecimals(scaleDecimals)})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).

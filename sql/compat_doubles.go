@@ -33,10 +33,12 @@ func doubleTexts(res *sqltypes.Result) {
 		default:
 			continue
 		}
-		if f.Decimals > 0 && f.Decimals < notFixedDecimals {
-			// A FLOAT(M,D) or DOUBLE(M,D) column: MySQL writes D
-			// decimals (-999.9999), as the value already is.
-			continue
+		// A FLOAT(M,D) or DOUBLE(M,D) column, or a result of fixed
+		// decimals (PI(), f + 0): MySQL writes that many digits after
+		// the point (12.50, 3.141593), as my_fcvt does.
+		fixed := int(f.Decimals)
+		if fixed >= notFixedDecimals {
+			fixed = -1
 		}
 		for _, row := range res.Rows {
 			if i >= len(row) || row[i].IsNull() {
@@ -44,10 +46,14 @@ func doubleTexts(res *sqltypes.Result) {
 			}
 			raw := row[i].Raw()
 			v, err := strconv.ParseFloat(string(raw), bits)
-			if err != nil || v == 0 {
+			if err != nil || v == 0 && fixed < 0 {
 				continue // a zero keeps its sign as written (-0)
 			}
-			if text := compat.DoubleText(v, bits); text != string(raw) {
+			text := compat.DoubleText(v, bits)
+			if fixed >= 0 {
+				text = strconv.FormatFloat(v, 'f', fixed, 64)
+			}
+			if text != string(raw) {
 				row[i] = sqltypes.MakeTrusted(row[i].Type(), []byte(text))
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/sql/tablemeta"
 )
 
 // Column definitions GMS sends differ from MySQL's where drivers look:
@@ -31,7 +33,10 @@ const binaryCollation = 63
 // definitions fields.
 func fixFields(fields []*querypb.Field) {
 	for _, f := range fields {
-		if (f.Type == sqltypes.Float32 || f.Type == sqltypes.Float64) && f.Decimals == 0 {
+		if d, length, ok := tablemeta.FixedDoubleDecimals(f.ColumnLength); ok && f.Type == sqltypes.Float64 {
+			// A result of fixed decimals (compat/fixeddecimals.go).
+			f.Decimals, f.ColumnLength = d, length
+		} else if (f.Type == sqltypes.Float32 || f.Type == sqltypes.Float64) && f.Decimals == 0 {
 			f.Decimals = notFixedDec
 		}
 		if binaryCharsetType(f.Type) {

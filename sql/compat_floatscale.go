@@ -139,6 +139,8 @@ func scaledColumns(tab gsql.Table) map[string]tablemeta.FloatScale {
 				out[strings.ToLower(w.meta.Schema.Schema[ord].Name)] = s
 			}
 			return out
+		case *IndexedTable:
+			tab = w.Table
 		case *plan.VirtualColumnTable:
 			tab = w.Underlying()
 		case gsql.TableWrapper:
@@ -148,6 +150,21 @@ func scaledColumns(tab gsql.Table) map[string]tablemeta.FloatScale {
 		}
 	}
 	return nil
+}
+
+// scaleDecimals returns the D of tab's FLOAT(M,D) and DOUBLE(M,D)
+// columns by lower-case name, for compat.FixedDecimals; nil for a table
+// without any.
+func scaleDecimals(tab gsql.Table) map[string]int {
+	scales := scaledColumns(tab)
+	if scales == nil {
+		return nil
+	}
+	out := make(map[string]int, len(scales))
+	for name, s := range scales {
+		out[name] = s.D
+	}
+	return out
 }
 
 // resolvedScales returns the scaled columns of the table a SHOW node

@@ -158,3 +158,52 @@ func (c *stringIntCast) WithChildren(children ...gsql.Expression) (gsql.Expressi
 	}
 	return n, nil
 }
+
+// MySQL's CAST(s AS DOUBLE) (and AS REAL) of a string reads it as
+// strtod does, by its numeric prefix, and warns 1292 "Truncated
+// incorrect DOUBLE value" when something is left unread or the number is
+// beyond a DOUBLE (which becomes the largest DOUBLE, of its sign):
+// CAST('12abc' AS DOUBLE) is 12, CAST('1e400' AS DOUBLE)
+// 1.7976931348623157e308, each with the warning. GMS gave 0 without a
+// warning for both. stringDoubleCast reads it as a string compared with
+// a number is read (stringNumber, strnum.go).
+type stringDoubleCast struct {
+	*expression.Convert
+}
+
+var _ gsql.Expression = (*stringDoubleCast)(nil)
+
+// castStringToDouble returns e as a stringDoubleCast when it is a CAST
+// to DOUBLE or REAL of a string.
+func castStringToDouble(e gsql.Expression) (gsql.Expression, bool) {
+	c, ok := e.(*expression.Convert)
+	if !ok || !types.IsText(c.Child.Type()) {
+		return e, false
+	}
+	switch convertTarget(c) {
+	case expression.ConvertToDouble, expression.ConvertToReal:
+		return &stringDoubleCast{Convert: c}, true
+	}
+	return e, false
+}
+
+// Type implements sql.Expression.
+func (c *stringDoubleCast) Type() gsql.Type { return types.Float64 }
+
+// Eval implements sql.Expression.
+func (c *stringDoubleCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return (&stringNumber{UnaryExpression: expression.UnaryExpression{Child: c.Child}}).Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (c *stringDoubleCast) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	ret, err := c.Convert.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	conv, ok := ret.(*expression.Convert)
+	if !ok {
+		return ret, nil
+	}
+	return &stringDoubleCast{Convert: conv}, nil
+}

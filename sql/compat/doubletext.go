@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"strconv"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -38,7 +39,7 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 		if !types.IsFloat(c.Type()) {
 			return nil
 		}
-		return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}}
+		return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}, decimals: notFixedDec}
 	})
 	if out == nil {
 		return e, false
@@ -53,6 +54,10 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 // doubleString is a DOUBLE or FLOAT as MySQL writes it in a string.
 type doubleString struct {
 	expression.UnaryExpression
+	// decimals is the number's fixed decimals, notFixedDec when it
+	// has none (fixeddecimals.go): with them it is written with that
+	// many digits after the point (12.50), as Item::val_str does.
+	decimals int
 }
 
 var _ gsql.CollationCoercible = (*doubleString)(nil)
@@ -81,6 +86,14 @@ func (d *doubleString) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil || v == nil {
 		return v, err
 	}
+	if d.decimals < notFixedDec {
+		switch f := v.(type) {
+		case float64:
+			return strconv.FormatFloat(f, 'f', d.decimals, 64), nil
+		case float32:
+			return strconv.FormatFloat(float64(f), 'f', d.decimals, 64), nil
+		}
+	}
 	switch f := v.(type) {
 	case float64:
 		bits := 64
@@ -99,5 +112,5 @@ func (d *doubleString) WithChildren(children ...gsql.Expression) (gsql.Expressio
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
-	return &doubleString{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+	return &doubleString{UnaryExpression: expression.UnaryExpression{Child: children[0]}, decimals: d.decimals}, nil
 }

@@ -27,7 +27,7 @@ var temporalFunctions = map[string]gsql.Function{
 	"curdate":      gsql.NewFunction0("curdate", func() gsql.Expression { return newCurDate("curdate") }),
 	"current_date": gsql.NewFunction0("current_date", func() gsql.Expression { return newCurDate("current_date") }),
 	"sec_to_time": gsql.Function1{Name: "sec_to_time", Fn: func(e gsql.Expression) gsql.Expression {
-		return newTemporalFunc("sec_to_time", secToTime, fixedType(types.Time), e)
+		return newTemporalFunc("sec_to_time", secToTime, secToTimeType, e)
 	}},
 	"maketime": gsql.Function3{Name: "maketime", Fn: func(h, m, s gsql.Expression) gsql.Expression {
 		return newTemporalFunc("maketime", makeTime, fixedType(types.Time), h, m, s)

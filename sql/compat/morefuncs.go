@@ -157,21 +157,7 @@ func timePart(name string, gms func(gsql.Expression) gsql.Expression, pick func(
 func timestampType(args []gsql.Expression) gsql.Type {
 	digits := 0
 	for _, a := range args {
-		n := 6
-		switch t := a.Type().(type) {
-		case gsql.DatetimeType:
-			n = t.Precision()
-		default:
-			if isTimeType(t) {
-				n = timeDigits(t)
-			} else if s, ok := constantString(a); ok {
-				n = 0
-				if i := strings.LastIndexByte(s, '.'); i >= 0 {
-					n = min(6, len(strings.TrimSpace(s[i+1:])))
-				}
-			}
-		}
-		digits = max(digits, n)
+		digits = max(digits, argDigits(a))
 	}
 	return types.MustCreateDatetimeType(sqltypes.Datetime, digits)
 }

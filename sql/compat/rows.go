@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -255,6 +256,14 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := dateArithmetic(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// CONVERT_TZ, TIME and TIMEDIFF with their arguments' fractional
+	// digits (fspresults.go).
+	if d, ok := constantDigits(e); ok {
+		return d, transform.NewTree, nil
+	}
+	if d, ok := fractionalSeconds(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// Strings of an IN list of numbers read as numbers (strnum.go).
 	if in, ok := e.(*expression.InTuple); ok {
 		if d, ok := stringNumberIn(in); ok {
@@ -290,6 +299,11 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	// CAST(s AS SIGNED|UNSIGNED) of a string reads its leading digits
 	// (caststring.go).
 	if d, ok := castStringToInt(e); ok {
+		return d, transform.NewTree, nil
+	}
+	// CAST(s AS DOUBLE) of a string reads its numeric prefix and warns
+	// (caststring.go).
+	if d, ok := castStringToDouble(e); ok {
 		return d, transform.NewTree, nil
 	}
 	// A DOUBLE written in a string as MySQL writes it (doubletext.go).
@@ -334,6 +348,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
 		case types.IsDateType(r.Type()) && wholeTemporal(r) && isNumeric(l):
 			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
+		case fractionalDatetime(l) > 0 && isNumeric(r):
+			// A DATETIME(n) or TIMESTAMP(n) is the DECIMAL
+			// YYYYMMDDhhmmss.f of n digits (NOW(3) + 0 is
+			// 20261127093012.345; GMS dropped the fraction).
+			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}, digits: fractionalDatetime(l)}
+		case fractionalDatetime(r) > 0 && isNumeric(l):
+			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}, digits: fractionalDatetime(r)}
 		default:
 			return e, transform.SameTree, nil
 		}
@@ -438,7 +459,7 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		// IFNULL of a TIME and another type is the COALESCE it means
 		// (GMS types it as the TIME and fails on a string: "value x is
 		// not a valid Time"), whose TIME is written as a string below.
-		if f, ok := e.(*function.IfNull); ok && (f.LeftChild.Type() == types.Time) != (f.RightChild.Type() == types.Time) &&
+		if f, ok := e.(*function.IfNull); ok && isTimeType(f.LeftChild.Type()) != isTimeType(f.RightChild.Type()) &&
 			f.LeftChild.Type() != types.Null && f.RightChild.Type() != types.Null {
 			c, err := function.NewCoalesce(f.LeftChild, f.RightChild)
 			if err != nil {
@@ -458,7 +479,7 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		if types.IsText(e.Type()) {
 			var out []gsql.Expression
 			for i, c := range children {
-				if c.Type() == types.Time {
+				if isTimeType(c.Type()) {
 					if out == nil {
 						out = append([]gsql.Expression(nil), children...)
 					}
@@ -1093,16 +1114,40 @@ func isNumeric(e gsql.Expression) bool {
 	return types.IsNumber(t) && !types.IsText(t)
 }
 
+// fractionalDatetime returns the fractional digits of e when it is a
+// DATETIME(n) or TIMESTAMP(n) not yet read as a number; 0 otherwise.
+func fractionalDatetime(e gsql.Expression) int {
+	if _, done := e.(*temporalNumber); done {
+		return 0
+	}
+	t := e.Type()
+	if !types.IsTime(t) || types.IsDateType(t) {
+		return 0
+	}
+	dt, ok := t.(gsql.DatetimeType)
+	if !ok {
+		return 0
+	}
+	return dt.Precision()
+}
+
 // temporalNumber is a DATE as the integer YYYYMMDD, a DATETIME as
-// YYYYMMDDhhmmss.
+// YYYYMMDDhhmmss, or with digits, a DATETIME(n) as the DECIMAL
+// YYYYMMDDhhmmss.f of that many digits.
 type temporalNumber struct {
 	expression.UnaryExpression
+	digits int
 }
 
 var _ gsql.Expression = (*temporalNumber)(nil)
 
 // Type implements sql.Expression.
-func (t *temporalNumber) Type() gsql.Type { return types.Int64 }
+func (t *temporalNumber) Type() gsql.Type {
+	if t.digits > 0 {
+		return types.MustCreateDecimalType(uint8(14+t.digits), uint8(t.digits))
+	}
+	return types.Int64
+}
 
 // String implements sql.Expression: the date's own text.
 func (t *temporalNumber) String() string { return t.Child.String() }
@@ -1127,6 +1172,11 @@ func (t *temporalNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if !types.IsDateType(t.Child.Type()) {
 		n = n*1000000 + int64(tm.Hour())*10000 + int64(tm.Minute())*100 + int64(tm.Second())
 	}
+	if t.digits > 0 {
+		unit := int64(math.Pow10(6 - t.digits))
+		frac := int64(tm.Nanosecond()/1000) / unit
+		return decimal.New(n, 0).Add(decimal.New(frac, -int32(t.digits))), nil
+	}
 	return n, nil
 }
 
@@ -1135,5 +1185,5 @@ func (t *temporalNumber) WithChildren(children ...gsql.Expression) (gsql.Express
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+	return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: children[0]}, digits: t.digits}, nil
 }

@@ -140,10 +140,11 @@ func (s *stringNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 		str, _ = sv.(string)
 	}
-	if !numericString.MatchString(str) {
+	f, overflow := numericPrefixRange(str)
+	if overflow || !numericString.MatchString(str) {
 		warnTruncatedDouble(ctx, str, isConstant(s.Child))
 	}
-	return numericPrefix(str), nil
+	return f, nil
 }
 
 // warnTruncatedDouble warns, as MySQL does, that str was read as a
@@ -182,18 +183,25 @@ var numberPrefixRE = regexp.MustCompile(`^[ \t\n\r\f\v]*[+-]?([0-9]+\.?[0-9]*|\.
 // numericPrefix returns the DOUBLE MySQL reads from s: its numeric
 // prefix, 0 when it has none, the largest DOUBLE for one too large.
 func numericPrefix(s string) float64 {
+	f, _ := numericPrefixRange(s)
+	return f
+}
+
+// numericPrefixRange is numericPrefix, and whether the number was beyond
+// a DOUBLE (MySQL warns of it as of text left unread).
+func numericPrefixRange(s string) (float64, bool) {
 	m := numberPrefixRE.FindString(s)
 	if m == "" {
-		return 0
+		return 0, false
 	}
 	f, err := strconv.ParseFloat(trimSpaceLeft(m), 64)
 	if err != nil && math.IsInf(f, 0) {
 		if f > 0 {
-			return math.MaxFloat64
+			return math.MaxFloat64, true
 		}
-		return -math.MaxFloat64
+		return -math.MaxFloat64, true
 	}
-	return f
+	return f, false
 }
 
 // trimSpaceLeft returns s without its leading spaces.

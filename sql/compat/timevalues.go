@@ -546,8 +546,11 @@ func (t *timeCast) wrapped() gsql.Expression { return t.Child }
 // Eval implements sql.Expression.
 func (t *timeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	v, err := t.Child.Eval(ctx, row)
-	if err != nil || v == nil {
+	if err != nil {
 		return nil, err
+	}
+	if v == nil {
+		return nil, t.warnNoTime(ctx, row)
 	}
 	if t.exact {
 		ts, _, err := timeOf(v)
@@ -555,6 +558,38 @@ func (t *timeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	}
 	r, _, err := t.typ.Convert(ctx, v)
 	return r, err
+}
+
+// warnNoTime warns, as MySQL does, when the cast's value is NULL because
+// its argument is no time (106000 has no minute 60; '10:60:00'): 1292
+// "Incorrect time value" (number_to_time, str_to_time). GMS gave NULL
+// without a warning.
+func (t *timeCast) warnNoTime(ctx *gsql.Context, row gsql.Row) error {
+	c, ok := t.Child.(*expression.Convert)
+	if !ok {
+		return nil
+	}
+	arg := c.Child
+	if a, ok := arg.(*castArgument); ok {
+		arg = a.Child
+	}
+	v, err := arg.Eval(ctx, row)
+	if err != nil || v == nil {
+		return err
+	}
+	var text string
+	switch x := v.(type) {
+	case string:
+		text = x
+	case float64:
+		text = doubleText(x, 64)
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, decimal.Decimal:
+		text = fmt.Sprint(x)
+	default:
+		return nil
+	}
+	warnOnce(ctx, codeTruncatedWrongValue, fmt.Sprintf("Incorrect time value: '%s'", text), isConstant(arg))
+	return nil
 }
 
 // WithChildren implements sql.Expression.

@@ -142,3 +142,55 @@ func (s FloatScale) Round(v any) (any, bool) {
 	}
 	return r, true
 }
+
+// MySQL gives a DOUBLE result a fixed number of decimals where its
+// arguments have them (Item::decimals): PI() has 6, f + 0 the D of a
+// FLOAT(M,D) column f, d / 2 D+4, ROUND(x, 2) 2; the column definition
+// says so and the text protocol writes the value with that many digits
+// after the point (3.141593, 12.50). FixedDoubleType is GMS's DOUBLE
+// with such decimals, the type of a result column of a query only (GMS
+// tells its floating-point types by identity, so nothing computes with
+// it). Its column length carries the decimals to the server, which sees
+// column definitions and not types (FixedDoubleDecimals).
+type FixedDoubleType struct {
+	gsql.NumberType
+	// Decimals is the number of digits after the point, 0 to 30.
+	Decimals int
+}
+
+// fixedDoubleLengthBase is the column length FixedDoubleType announces
+// for 0 decimals, and one more for each: no DOUBLE's length is near it.
+const fixedDoubleLengthBase = 0x7F000000
+
+// NewFixedDoubleType returns the type of a DOUBLE result of decimals
+// digits after the point, 0 to 30.
+func NewFixedDoubleType(decimals int) FixedDoubleType {
+	return FixedDoubleType{NumberType: types.Float64, Decimals: min(max(decimals, 0), 30)}
+}
+
+// MaxTextResponseByteLength implements sql.Type: the decimals encoded
+// for FixedDoubleDecimals.
+func (t FixedDoubleType) MaxTextResponseByteLength(*gsql.Context) uint32 {
+	return fixedDoubleLengthBase + uint32(t.Decimals)
+}
+
+// String implements sql.Type.
+func (t FixedDoubleType) String() string { return "double" }
+
+// Equals implements sql.Type.
+func (t FixedDoubleType) Equals(other gsql.Type) bool {
+	o, ok := other.(FixedDoubleType)
+	return ok && o.Decimals == t.Decimals
+}
+
+// FixedDoubleDecimals reads the decimals of a DOUBLE result column from
+// the column length GMS put in its definition, and MySQL's length for
+// them (float_length: 17 and the decimals); false when the length is no
+// FixedDoubleType's.
+func FixedDoubleDecimals(length uint32) (decimals, mysqlLength uint32, ok bool) {
+	if length < fixedDoubleLengthBase || length > fixedDoubleLengthBase+30 {
+		return 0, 0, false
+	}
+	d := length - fixedDoubleLengthBase
+	return d, 17 + d, true
+}
