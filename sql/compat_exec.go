@@ -164,6 +164,20 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return &droppedTablesIter{RowIter: it, tables: tables}, nil
+	case *plan.TableCopier:
+		// CREATE TABLE IF NOT EXISTS … SELECT of a table there is:
+		// note 1050 and no row copied (compat_ifexists.go).
+		if ct, ok := n.Destination.(*plan.CreateTable); ok {
+			if iter, err := existingTableNote(ctx, ct); iter != nil || err != nil {
+				return iter, err
+			}
+		}
+	case *plan.CreateTable:
+		// Note 1050 for IF NOT EXISTS of a table there is
+		// (compat_ifexists.go).
+		if iter, err := existingTableNote(ctx, n); iter != nil || err != nil {
+			return iter, err
+		}
 	case *plan.RenameTable:
 		if err := fenceRenameTables(ctx, n); err != nil {
 			return nil, err
