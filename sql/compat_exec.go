@@ -178,6 +178,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if iter, err := existingTableNote(ctx, n); iter != nil || err != nil {
 			return iter, err
 		}
+		// A zero date default under NO_ZERO_DATE: 1067
+		// (sql/compat/zerodates.go).
+		if err := compat.ZeroDateDefault(ctx, n.PkSchema().Schema); err != nil {
+			return nil, err
+		}
 	case *plan.RenameTable:
 		if err := fenceRenameTables(ctx, n); err != nil {
 			return nil, err

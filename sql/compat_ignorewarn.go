@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/percdb/percdb/sql/compat"
 )
 
 // Warn implements sql.Session. GMS raises the duplicate key of a row that
@@ -19,6 +21,13 @@ func (s *Session) Warn(w *gsql.Warning) {
 	}
 	if w != nil {
 		w = mysqlDatabaseNote(w) // compat_ifexists.go
+		if w.Code == compat.CodeDivisionByZero {
+			s.divisionsByZero++
+		}
 	}
 	s.BaseSession.Warn(w)
 }
+
+// DivisionsByZero implements compat.DivisionCounter: the warnings 1365
+// the session has raised.
+func (s *Session) DivisionsByZero() int { return s.divisionsByZero }
