@@ -74,6 +74,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.Sort:
 		// Strings compared without map lookups (collatedsort.go).
 		return b.buildCollatedSort(ctx, n, row)
+	case *plan.RecursiveCte:
+		// UNION (DISTINCT) by the columns' collations
+		// (sql/compat/recursivecte.go).
+		if compat.CollatedRecursiveCte(n) {
+			return compat.NewRecursiveCteIter(ctx, n, func(part gsql.Node) (gsql.RowIter, error) {
+				return b.gms.Build(ctx, part, row)
+			})
+		}
 	case *compat.CollatedDistinct:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {
