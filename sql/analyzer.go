@@ -66,6 +66,7 @@ const (
 	deleteTargetRuleID                                          // joinwrites.go
 	selectedColumnsRuleID                                       // sql/compat/odku.go
 	fixedDecimalsRuleID                                         // sql/compat/fixeddecimals.go
+	fullGroupByRuleID                                           // sql/compat/fullgroupby.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -125,6 +126,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// TestGlobalStatus.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: globalStatusRuleID, Apply: globalStatusRule})
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: knownKillRuleID, Apply: compat.KnownKill})
+	// ONLY_FULL_GROUP_BY as MySQL 8's, functional dependencies included,
+	// in place of GMS's check (sql/compat/fullgroupby.go):
+	// sql/testdata/values/modes.txt. On the plan as built, before any
+	// rule of GMS's reshapes it.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: fullGroupByRuleID, Apply: compat.FullGroupBy})
+	wrapRule(a, "validateGroupBy", compat.NoGroupByValidation)
 	// SHOW CREATE FUNCTION has MySQL's column names (storedfunc.go):
 	// TestShowCreateFunction.
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: showCreateFunctionRuleID, Apply: showCreateFunctionRule})

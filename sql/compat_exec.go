@@ -74,6 +74,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.Sort:
 		// Strings compared without map lookups (collatedsort.go).
 		return b.buildCollatedSort(ctx, n, row)
+	case *plan.RecursiveCte:
+		// UNION (DISTINCT) by the columns' collations
+		// (sql/compat/recursivecte.go).
+		if compat.CollatedRecursiveCte(n) {
+			return compat.NewRecursiveCteIter(ctx, n, func(part gsql.Node) (gsql.RowIter, error) {
+				return b.gms.Build(ctx, part, row)
+			})
+		}
 	case *compat.CollatedDistinct:
 		child, err := b.gms.Build(ctx, n.Child, row)
 		if err != nil {
@@ -164,6 +172,25 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return &droppedTablesIter{RowIter: it, tables: tables}, nil
+	case *plan.TableCopier:
+		// CREATE TABLE IF NOT EXISTS … SELECT of a table there is:
+		// note 1050 and no row copied (compat_ifexists.go).
+		if ct, ok := n.Destination.(*plan.CreateTable); ok {
+			if iter, err := existingTableNote(ctx, ct); iter != nil || err != nil {
+				return iter, err
+			}
+		}
+	case *plan.CreateTable:
+		// Note 1050 for IF NOT EXISTS of a table there is
+		// (compat_ifexists.go).
+		if iter, err := existingTableNote(ctx, n); iter != nil || err != nil {
+			return iter, err
+		}
+		// A zero date default under NO_ZERO_DATE: 1067
+		// (sql/compat/zerodates.go).
+		if err := compat.ZeroDateDefault(ctx, n.PkSchema().Schema); err != nil {
+			return nil, err
+		}
 	case *plan.RenameTable:
 		if err := fenceRenameTables(ctx, n); err != nil {
 			return nil, err

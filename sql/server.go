@@ -339,6 +339,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		s.store = txn.NewStore(kv.Instrument(kv.NewLocalClient(s.kvStore), s.kvMetrics), s.tsClient, cfg.Txn)
 	}
 	s.provider = newDatabaseProvider(s.store)
+	registerSQLMode() // sqlmode.go: before the fast path reads its default
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
 	if s.provider.digests, err = perfschema.StartDigests(cfg.DigestsSize); err != nil {
 		return nil, err

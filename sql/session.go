@@ -49,6 +49,10 @@ type Session struct {
 	// the last statement parsed ignored, until its INSERT is built
 	// (compat_genvalues.go).
 	ignoredGenerated []string
+	// divisionsByZero counts the warnings 1365 the session raised, which
+	// a strict INSERT or UPDATE under ERROR_FOR_DIVISION_BY_ZERO turns
+	// into its error (sql/compat/zerodates.go; compat_ignorewarn.go).
+	divisionsByZero int
 	// stepsCommitted is set when the running statement committed a
 	// schema change step of its own (an online index build): the
 	// statement is then never run again after a conflict, which would

@@ -529,18 +529,30 @@ func (it *collatedDistinctIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		k, err := it.keys.key(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := it.seen.Get(k); err == nil {
+		if fresh, err := it.keys.firstSeen(ctx, it.seen, row); err != nil || !fresh {
+			if err != nil {
+				return nil, err
+			}
 			continue
-		}
-		if err := it.seen.Put(k, struct{}{}); err != nil {
-			return nil, err
 		}
 		return row, nil
 	}
+}
+
+// firstSeen reports whether row's key is not in seen yet, and puts it
+// there: whether row is the first of its values.
+func (k *rowKeys) firstSeen(ctx *gsql.Context, seen gsql.KeyValueCache, row gsql.Row) (bool, error) {
+	key, err := k.key(ctx, row)
+	if err != nil {
+		return false, err
+	}
+	if _, err := seen.Get(key); err == nil {
+		return false, nil
+	}
+	if err := seen.Put(key, struct{}{}); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Close implements sql.RowIter.

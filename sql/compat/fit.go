@@ -82,7 +82,7 @@ func (f *FitRows) WithChildren(children ...gsql.Node) (gsql.Node, error) {
 }
 
 // FitInsert returns n with its rows under a FitRows when its destination
-// has a numeric column, and whether it changed n (not when they already
+// has a numeric, YEAR or date column, and whether it changed n (not when they already
 // are).
 func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 	if n.Source == nil {
@@ -92,14 +92,15 @@ func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 		return n, false
 	}
 	dest := n.Destination.Schema()
-	if !hasNumericColumn(dest) {
+	if !hasFittedColumn(dest) {
 		return n, false
 	}
 	return n.WithSource(&FitRows{UnaryNode: plan.UnaryNode{Child: n.Source}, Dest: dest, Ignore: n.Ignore}), true
 }
 
-// hasNumericColumn reports whether a column of sch is a number's.
-func hasNumericColumn(sch gsql.Schema) bool {
+// hasFittedColumn reports whether the values of a column of sch are
+// fitted.
+func hasFittedColumn(sch gsql.Schema) bool {
 	for _, c := range sch {
 		if fitted(c.Type) {
 			return true
@@ -109,9 +110,9 @@ func hasNumericColumn(sch gsql.Schema) bool {
 }
 
 // fitted reports whether values stored in a column of type t are fitted
-// (fitValue): a number's, or a YEAR's.
+// (fitValue): a number's, a YEAR's, or a date's (zerodates.go).
 func fitted(t gsql.Type) bool {
-	return types.IsNumber(t) || types.IsYear(t)
+	return types.IsNumber(t) || types.IsYear(t) || types.IsTime(t)
 }
 
 // yearDecimal returns the integer MySQL stores of v, a DECIMAL, in a
@@ -134,12 +135,15 @@ type fitRowsIter struct {
 	dest   gsql.Schema
 	strict bool
 	rowNum int
+	// div fails a row whose values divided by zero (zerodates.go).
+	div divisionWatch
 }
 
 // NewFitRowsIter returns the rows of child, the rows of f, with their
 // values fitted to f's destination.
 func NewFitRowsIter(ctx *gsql.Context, f *FitRows, child gsql.RowIter) gsql.RowIter {
-	return &fitRowsIter{child: child, dest: f.Dest, strict: !f.Ignore && strictMode(ctx)}
+	strict := !f.Ignore && strictMode(ctx)
+	return &fitRowsIter{child: child, dest: f.Dest, strict: strict, div: newDivisionWatch(ctx, strict)}
 }
 
 // Next implements sql.RowIter.
@@ -147,6 +151,9 @@ func (it *fitRowsIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	row, err := it.child.Next(ctx)
 	if err != nil {
 		return row, err
+	}
+	if err := it.div.check(); err != nil {
+		return nil, err
 	}
 	it.rowNum++
 	off := len(row) - len(it.dest)
@@ -250,7 +257,11 @@ func (f *fittedValue) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if f.counts {
 		*f.rowNum++
 	}
+	div := newValueWatch(ctx, f.strict)
 	v, err := f.Child.Eval(ctx, row)
+	if err == nil {
+		err = div.check() // zerodates.go
+	}
 	if err != nil || v == nil {
 		return v, err
 	}
@@ -279,6 +290,9 @@ func (f *fittedValue) WithChildren(children ...gsql.Expression) (gsql.Expression
 func fitValue(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, strict bool) (any, error) {
 	if types.IsYear(typ) {
 		return yearDecimal(v), nil
+	}
+	if types.IsTime(typ) {
+		return fitDate(ctx, typ, name, v, rowNum, strict)
 	}
 	// GMS's conversion to an integer type cannot be asked: it wraps
 	// some values it reports in range (4294967295 + 100 into an INT

@@ -203,6 +203,12 @@ func scanShape(n *ast.SelectStmt) *Shape {
 			sc.Order = append(sc.Order, OrderKey{Col: col, Desc: item.Desc})
 		}
 	}
+	if sc.Distinct && !selectsOrderColumns(sc) {
+		// DISTINCT ordered by a column it does not select is MySQL's
+		// 3065 under ONLY_FULL_GROUP_BY, which GMS's plan answers
+		// (sql/compat/fullgroupby.go).
+		return nil
+	}
 	if l := n.Limit; l != nil {
 		v, ok := valueOf(l.Count)
 		if !ok {
@@ -446,4 +452,22 @@ func (sc *ScanShape) values(visit func(v *Value)) {
 	if sc.Offset != nil {
 		visit(sc.Offset)
 	}
+}
+
+// selectsOrderColumns reports whether each ORDER BY column of sc is a
+// column sc selects (every one is, with *: no fields).
+func selectsOrderColumns(sc *ScanShape) bool {
+	for _, k := range sc.Order {
+		found := len(sc.Fields) == 0
+		for _, f := range sc.Fields {
+			if f.Agg == AggNone && strings.EqualFold(f.Col, k.Col) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
