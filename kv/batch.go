@@ -104,6 +104,18 @@ func (b *writeBatch) delRange(start, end []byte) {
 // empty reports whether the batch writes nothing.
 func (b *writeBatch) empty() bool { return len(b.ops) == 0 }
 
+// changesWriteSpace reports whether the batch may change what a
+// write-space iterator reads: it puts or deletes a write record, or
+// deletes a range (which may span spaces).
+func (b *writeBatch) changesWriteSpace() bool {
+	for _, op := range b.ops {
+		if op.rangeEnd != nil || len(op.key) > 0 && op.key[0] == keyspace.Write {
+			return true
+		}
+	}
+	return false
+}
+
 // applier makes a command's writes durable and visible, atomically. When
 // apply returns nil, every later read sees the whole batch; when it returns
 // an error, none of it may be assumed written. Implementations are safe for
@@ -148,8 +160,10 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	}
 	syncWait, err := a.commit(wb)
 	// Even a failed commit may have written something: iterators opened
-	// before are stale either way.
-	if a.iters != nil {
+	// before are stale either way. The cached iterators read the write
+	// space only, so a batch that leaves it alone (a pessimistic lock, a
+	// prewrite's locks and long values) leaves them current.
+	if a.iters != nil && wb.changesWriteSpace() {
 		a.iters.applied()
 	}
 	if err != nil {

@@ -10,20 +10,25 @@ import (
 )
 
 // iterCache keeps write-space iterators over the database for reuse by
-// latch-free reads. Opening and closing a Pebble iterator was about half
-// the instructions of a point read (Pebble zeroes and pools a large
-// structure each time), and a point read needs only a seek.
+// latch-free reads and by write commands (mvccReader.borrowIters).
+// Opening and closing a Pebble iterator was about half the instructions
+// of a point read (Pebble zeroes and pools a large structure each time),
+// and a point read needs only a seek.
 //
 // A Pebble iterator reads the database as it was when the iterator was
 // opened. The applier bumps the cache's generation after each batch it
-// applies, before it returns (and before the lock set forgets the locks
-// the batch deleted), and a cached iterator is reused only while the
-// generation is the one it was opened at: then every batch applied before
-// the reuse was applied before the iterator was opened, and the iterator
-// sees what a fresh one would, except batches still being applied, which a
-// fresh iterator may miss as well. A read-only workload reuses iterators
-// indefinitely; under writes they go stale at once and are closed, which
-// costs what opening a fresh iterator cost before.
+// applies that changes the write space (writeBatch.changesWriteSpace),
+// before it returns (and before the lock set forgets the locks the batch
+// deleted, and before the command gives its latches up), and a cached
+// iterator is reused only while the generation is the one it was opened
+// at: then every batch that changed the write space before the reuse was
+// applied before the iterator was opened, and the iterator sees what a
+// fresh one would, except batches still being applied, which a fresh
+// iterator may miss as well. Batches of the lock space alone (pessimistic
+// locks, a prewrite's locks) change nothing such an iterator reads. A
+// read-only workload reuses iterators indefinitely; under commits they go
+// stale at once and are closed, which costs what opening a fresh iterator
+// cost before.
 //
 // An open iterator also pins the memtables and sstables of the LSM
 // version it reads: a compaction's inputs stay on disk, and a flushed
@@ -145,7 +150,8 @@ func (c *iterCache) sweep() {
 	c.free = kept
 }
 
-// applied marks a batch applied: iterators opened before are stale.
+// applied marks a batch that changed the write space applied: iterators
+// opened before are stale.
 func (c *iterCache) applied() { c.gen.Add(1) }
 
 // current reports whether ci may be reused: no batch applied and no LSM
