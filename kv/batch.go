@@ -105,15 +105,24 @@ func (b *writeBatch) delRange(start, end []byte) {
 func (b *writeBatch) empty() bool { return len(b.ops) == 0 }
 
 // changesWriteSpace reports whether the batch may change what a
-// write-space iterator reads: it puts or deletes a write record, or
-// deletes a range (which may span spaces).
+// write-space iterator reads: it writes outside the spaces that are only
+// ever read by key (locks, long values, notify entries), or deletes a
+// range (which may span spaces). A space added later counts until it is
+// listed here (unreadByIterators).
 func (b *writeBatch) changesWriteSpace() bool {
 	for _, op := range b.ops {
-		if op.rangeEnd != nil || len(op.key) > 0 && op.key[0] == keyspace.Write {
+		if op.rangeEnd != nil || len(op.key) == 0 || !unreadByIterators(op.key[0]) {
 			return true
 		}
 	}
 	return false
+}
+
+// unreadByIterators reports whether the space of prefix byte space is
+// read by Get alone, never through the store's cached iterators, so that
+// writing it leaves them current.
+func unreadByIterators(space byte) bool {
+	return space == keyspace.Lock || space == keyspace.Data || space == keyspace.Notify
 }
 
 // applier makes a command's writes durable and visible, atomically. When
@@ -164,7 +173,7 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	// space only, so a batch that leaves it alone (a pessimistic lock, a
 	// prewrite's locks and long values) leaves them current.
 	if a.iters != nil && wb.changesWriteSpace() {
-		a.iters.applied()
+		a.iters.applied(wb)
 	}
 	if err != nil {
 		return err

@@ -265,9 +265,11 @@
 // that changes the write space, before the lock set forgets the locks the
 // batch deleted, and an iterator is reused only within the generation it
 // was opened in, so it sees every such batch applied before the read
-// began. Write commands borrow the cached iterators too: under its
-// latches a command's keys were last written by batches applied (and
-// counted) before it took them.
+// began. The applier also raises, per slot of keys (by hash), the
+// generation of the last batch that changed a key's write records, so a
+// point read or a write command reuses an older iterator when no batch
+// since it was opened changed its keys (under its latches a command's
+// keys were last written by batches counted before it took them).
 //
 // # Regions and max_read_ts
 //

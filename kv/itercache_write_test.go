@@ -3,7 +3,10 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // TestWriteCommandsThroughCachedIterators: write commands read a key's
@@ -62,5 +65,64 @@ func TestWriteCommandsThroughCachedIterators(t *testing.T) {
 		Primary: k, StartTS: 260, ForUpdateTS: 260, LockTTL: 3000})
 	if !errors.As(err, &conflict) || conflict.ConflictCommitTS != commitTS {
 		t.Fatalf("pessimistic lock at 260 after the commit at %d: want its write conflict, got %v", commitTS, err)
+	}
+}
+
+// TestPointReadsThroughOlderIterators: a point read reuses a cached
+// iterator that commits to other keys made stale for scans (iterCache's
+// per-key generations), and never one that predates a commit to its own
+// key.
+func TestPointReadsThroughOlderIterators(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	c := NewLocalClient(s)
+	rc := s.Regions()[0].Ctx()
+	k := []byte("k")
+	// A key in another slot than k's, so that its commits leave k's alone.
+	other := []byte("other0")
+	for i := 1; s.iters.slotOf(other) == s.iters.slotOf(k); i++ {
+		other = []byte(fmt.Sprintf("other%d", i))
+	}
+	put := func(key []byte, startTS uint64, value string) {
+		t.Helper()
+		resp, err := c.Prewrite(ctx, &PrewriteRequest{Region: rc, Primary: key, StartTS: startTS, MaxCommitTS: startTS + 5, TryOnePC: true,
+			Mutations: []Mutation{{Op: OpPut, Key: key, Value: []byte(value)}}})
+		if err != nil || resp.OnePCCommitTS == 0 || len(resp.Errors) > 0 {
+			t.Fatalf("1PC put of %q at %d: %+v %v", key, startTS, resp, err)
+		}
+	}
+	get := func(key []byte, ts uint64, want string) {
+		t.Helper()
+		if v, err := c.Get(ctx, rc, key, ts); err != nil || string(v) != want {
+			t.Fatalf("get %q at %d: %q %v, want %q", key, ts, v, err, want)
+		}
+	}
+	cached := func() *pebble.Iterator {
+		s.iters.mu.Lock()
+		defer s.iters.mu.Unlock()
+		if n := len(s.iters.free); n > 0 {
+			return s.iters.free[n-1].it
+		}
+		return nil
+	}
+	put(k, 10, "v1")
+	put(other, 20, "v1")
+	get(k, 100, "v1")
+	before := cached()
+	if before == nil {
+		t.Fatal("the read left no iterator in the cache")
+	}
+	put(other, 200, "v2")
+	get(k, 300, "v1")
+	if got := cached(); got != before {
+		t.Fatalf("a commit to %q made the read of %q open a fresh iterator", other, k)
+	}
+	get(other, 300, "v2")
+	// A commit to k itself: the next read of k must not use an iterator
+	// opened before it.
+	put(k, 400, "v2")
+	get(k, 500, "v2")
+	if vs, err := c.BatchGet(ctx, rc, [][]byte{k, other}, 500); err != nil || len(vs) != 2 || string(vs[0].Value) != "v2" || string(vs[1].Value) != "v2" {
+		t.Fatalf("batch get at 500: %v %v", vs, err)
 	}
 }

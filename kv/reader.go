@@ -34,6 +34,7 @@ type mvccReader struct {
 	// back to it by close.
 	iter     *pebble.Iterator
 	iters    *iterCache
+	iterKeys [][]byte
 	borrowed cachedIter
 	// dataIter reads long values for a walk (scanValue); opened on first
 	// use. dataAt is the data-space key it was left at (nil: none, or
@@ -81,13 +82,14 @@ func (r *mvccReader) close() {
 // iterator from the store's cache (and give it back on close), rather
 // than open one: opening and closing an iterator, and the first seek's
 // loading of each level's files, cost about as much as the command's
-// reads of a key. The cache hands out only an iterator opened after every
-// batch that changed the write space was applied (iterCache.get), and
-// every batch that wrote a key the command holds the latch of was applied
-// before the command took the latch (the applier marks the cache before
-// the latches are given back), so the iterator sees those keys as a fresh
-// one would.
-func (r *mvccReader) borrowIters(c *iterCache) { r.iters = c }
+// reads of a key. keys are the keys the command holds the latches of,
+// the only ones it reads. The cache hands out only an iterator that no
+// batch applied since it was opened changed keys' write records in
+// (iterCache.getFor), and every batch that wrote one of keys was applied
+// before the command took its latch (the applier marks the cache before
+// the latches are given back), so the iterator sees keys as a fresh one
+// would.
+func (r *mvccReader) borrowIters(c *iterCache, keys [][]byte) { r.iters, r.iterKeys = c, keys }
 
 // closeData closes the data-space iterator, if one was opened.
 func (r *mvccReader) closeData() {
@@ -104,7 +106,7 @@ func (r *mvccReader) writeIter() (*pebble.Iterator, error) {
 		return r.iter, nil
 	}
 	if r.iters != nil {
-		ci, err := r.iters.get()
+		ci, err := r.iters.getFor(r.iterKeys)
 		if err != nil {
 			return nil, err
 		}

@@ -548,7 +548,7 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 	// no lock, and the reader skips the lookup; and a cached write-space
 	// iterator reads them as a fresh one would (borrowIters).
 	r.lockSet = s.locks
-	r.borrowIters(s.iters)
+	r.borrowIters(s.iters, keys)
 	wb := &writeBatch{}
 	err = decide(r, wb)
 	r.close()
