@@ -104,6 +104,27 @@ func (b *writeBatch) delRange(start, end []byte) {
 // empty reports whether the batch writes nothing.
 func (b *writeBatch) empty() bool { return len(b.ops) == 0 }
 
+// changesWriteSpace reports whether the batch may change what a
+// write-space iterator reads: it writes outside the spaces that are only
+// ever read by key (locks, long values, notify entries), or deletes a
+// range (which may span spaces). A space added later counts until it is
+// listed here (unreadByIterators).
+func (b *writeBatch) changesWriteSpace() bool {
+	for _, op := range b.ops {
+		if op.rangeEnd != nil || len(op.key) == 0 || !unreadByIterators(op.key[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// unreadByIterators reports whether the space of prefix byte space is
+// read by Get alone, never through the store's cached iterators, so that
+// writing it leaves them current.
+func unreadByIterators(space byte) bool {
+	return space == keyspace.Lock || space == keyspace.Data || space == keyspace.Notify
+}
+
 // applier makes a command's writes durable and visible, atomically. When
 // apply returns nil, every later read sees the whole batch; when it returns
 // an error, none of it may be assumed written. Implementations are safe for
@@ -148,9 +169,11 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	}
 	syncWait, err := a.commit(wb)
 	// Even a failed commit may have written something: iterators opened
-	// before are stale either way.
-	if a.iters != nil {
-		a.iters.applied()
+	// before are stale either way. The cached iterators read the write
+	// space only, so a batch that leaves it alone (a pessimistic lock, a
+	// prewrite's locks and long values) leaves them current.
+	if a.iters != nil && wb.changesWriteSpace() {
+		a.iters.applied(wb)
 	}
 	if err != nil {
 		return err

@@ -261,10 +261,15 @@
 //
 // Such a read or scan seeks the write records with a cached iterator
 // (itercache.go): opening and closing a Pebble iterator cost about as much
-// as the seek. The applier bumps the cache's generation after every batch,
-// before the lock set forgets the locks the batch deleted, and an
-// iterator is reused only within the generation it was opened in, so it
-// sees every batch applied before the read began.
+// as the seek. The applier bumps the cache's generation after every batch
+// that changes the write space, before the lock set forgets the locks the
+// batch deleted, and an iterator is reused only within the generation it
+// was opened in, so it sees every such batch applied before the read
+// began. The applier also raises, per slot of keys (by hash), the
+// generation of the last batch that changed a key's write records, so a
+// point read or a write command reuses an older iterator when no batch
+// since it was opened changed its keys (under its latches a command's
+// keys were last written by batches counted before it took them).
 //
 // # Regions and max_read_ts
 //

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -10,20 +11,33 @@ import (
 )
 
 // iterCache keeps write-space iterators over the database for reuse by
-// latch-free reads. Opening and closing a Pebble iterator was about half
-// the instructions of a point read (Pebble zeroes and pools a large
-// structure each time), and a point read needs only a seek.
+// latch-free reads and by write commands (mvccReader.borrowIters).
+// Opening and closing a Pebble iterator was about half the instructions
+// of a point read (Pebble zeroes and pools a large structure each time),
+// and a point read needs only a seek.
 //
 // A Pebble iterator reads the database as it was when the iterator was
 // opened. The applier bumps the cache's generation after each batch it
-// applies, before it returns (and before the lock set forgets the locks
-// the batch deleted), and a cached iterator is reused only while the
-// generation is the one it was opened at: then every batch applied before
-// the reuse was applied before the iterator was opened, and the iterator
-// sees what a fresh one would, except batches still being applied, which a
-// fresh iterator may miss as well. A read-only workload reuses iterators
-// indefinitely; under writes they go stale at once and are closed, which
-// costs what opening a fresh iterator cost before.
+// applies that changes the write space (writeBatch.changesWriteSpace),
+// before it returns (and before the lock set forgets the locks the batch
+// deleted, and before the command gives its latches up), and a cached
+// iterator is reused only while the generation is the one it was opened
+// at: then every batch that changed the write space before the reuse was
+// applied before the iterator was opened, and the iterator sees what a
+// fresh one would, except batches still being applied, which a fresh
+// iterator may miss as well. Batches of the lock space alone (pessimistic
+// locks, a prewrite's locks) change nothing such an iterator reads. A
+// read-only workload reuses iterators indefinitely; under commits they go
+// stale at once for scans. A point read (getFor) may still reuse one: the
+// applier also records, per slot of user keys (by hash), the generation
+// of the last batch that changed a write record of a key in the slot
+// (wrote), and an iterator opened at generation g reads a key as a fresh
+// one would when no batch after g changed the key's slot (nor deleted a
+// range: wide). The slots are raised before the lock set forgets the
+// batch's locks, as the generation is, so a read that found a key
+// unlocked and reuses an older iterator for it cannot miss the commit
+// that removed the lock. Under commits to other rows, the point reads of
+// a busy store keep reusing their iterators.
 //
 // An open iterator also pins the memtables and sstables of the LSM
 // version it reads: a compaction's inputs stay on disk, and a flushed
@@ -38,8 +52,15 @@ import (
 // stayed full for good on one cached iterator.
 type iterCache struct {
 	db *pebble.DB
-	// gen counts the batches applied.
+	// gen counts the batches applied that changed the write space.
 	gen atomic.Uint64
+	// wrote holds, per slot of user keys (slotOf), the generation of the
+	// last batch that changed a write record of a key in the slot; wide,
+	// the generation of the last batch that deleted a range. Both only
+	// rise.
+	wrote [keySlots]atomic.Uint64
+	wide  atomic.Uint64
+	seed  maphash.Seed
 	// version counts the flushes and compactions ended, and the sweeps
 	// after them (see sweep).
 	version atomic.Uint64
@@ -57,6 +78,11 @@ type iterCache struct {
 // iterCacheSize bounds the iterators kept: about one per concurrent reader.
 const iterCacheSize = 16
 
+// keySlots is how many slots iterCache.wrote hashes user keys into: enough
+// that a point read seldom shares its key's slot with a row written since
+// its iterator was opened, at 8 bytes each.
+const keySlots = 4096
+
 // cachedIter is an iterator and the generation and LSM version it was
 // opened at.
 type cachedIter struct {
@@ -67,7 +93,7 @@ type cachedIter struct {
 // newIterCache returns a cache for the database start will give it;
 // listen may be called before (Pebble's listeners are set before Open).
 func newIterCache() *iterCache {
-	return &iterCache{free: make([]cachedIter, 0, iterCacheSize), changed: make(chan struct{}, 1), done: make(chan struct{})}
+	return &iterCache{free: make([]cachedIter, 0, iterCacheSize), changed: make(chan struct{}, 1), done: make(chan struct{}), seed: maphash.MakeSeed()}
 }
 
 // listen adds the cache's handlers to Pebble's event listener, after
@@ -145,30 +171,88 @@ func (c *iterCache) sweep() {
 	c.free = kept
 }
 
-// applied marks a batch applied: iterators opened before are stale.
-func (c *iterCache) applied() { c.gen.Add(1) }
+// applied marks wb, a batch that changed the write space, applied:
+// iterators opened before are stale for scans, and for point reads of
+// the keys whose write records it changed.
+func (c *iterCache) applied(wb *writeBatch) {
+	g := c.gen.Add(1)
+	var buf [64]byte
+	for _, op := range wb.ops {
+		switch {
+		case op.rangeEnd == nil && len(op.key) > 0 && unreadByIterators(op.key[0]):
+		case op.rangeEnd == nil && len(op.key) > 0 && op.key[0] == keyspace.Write:
+			key, _, err := keyspace.AppendDecodeWriteKey(buf[:0], op.key)
+			if err != nil {
+				// Not a key we can place: stale for every key.
+				raise(&c.wide, g)
+				continue
+			}
+			raise(&c.wrote[c.slotOf(key)], g)
+		default:
+			// A range deletion, or a space not placed key by key.
+			raise(&c.wide, g)
+		}
+	}
+}
 
-// current reports whether ci may be reused: no batch applied and no LSM
-// change since it was opened.
-func (c *iterCache) current(ci cachedIter) bool {
-	return ci.gen == c.gen.Load() && ci.version == c.version.Load()
+// raise sets v to g unless it holds a later generation already (batches
+// of different keys are applied concurrently).
+func raise(v *atomic.Uint64, g uint64) {
+	for {
+		cur := v.Load()
+		if cur >= g || v.CompareAndSwap(cur, g) {
+			return
+		}
+	}
+}
+
+// slotOf returns the slot of wrote that user key falls in.
+func (c *iterCache) slotOf(key []byte) int {
+	return int(maphash.Bytes(c.seed, key) % keySlots)
+}
+
+// currentFor reports whether ci reads keys as a fresh iterator would: no
+// LSM change since it was opened, and no batch since then changed a
+// write record of any of keys (by slot) or deleted a range.
+func (c *iterCache) currentFor(ci cachedIter, version uint64, keys [][]byte) bool {
+	if ci.version != version || c.wide.Load() > ci.gen {
+		return false
+	}
+	for _, k := range keys {
+		if c.wrote[c.slotOf(k)].Load() > ci.gen {
+			return false
+		}
+	}
+	return true
 }
 
 // get returns a write-space iterator that sees every batch applied before
 // the call. The caller hands it back with put.
 func (c *iterCache) get() (cachedIter, error) {
 	gen, version := c.gen.Load(), c.version.Load()
+	return c.take(gen, version, func(ci cachedIter) bool { return ci.gen == gen && ci.version == version })
+}
+
+// getFor is get for a point read of keys: the iterator may predate
+// batches that changed no write record of keys (currentFor). The caller
+// hands it back with put.
+func (c *iterCache) getFor(keys [][]byte) (cachedIter, error) {
+	gen, version := c.gen.Load(), c.version.Load()
+	return c.take(gen, version, func(ci cachedIter) bool { return c.currentFor(ci, version, keys) })
+}
+
+// take returns the newest cached iterator if usable says so, else a fresh
+// one opened at gen and version (the newest being unusable, so are the
+// older ones below it, for the same keys: they are closed).
+func (c *iterCache) take(gen, version uint64, usable func(cachedIter) bool) (cachedIter, error) {
 	c.mu.Lock()
-	for len(c.free) > 0 {
-		ci := c.free[len(c.free)-1]
-		c.free = c.free[:len(c.free)-1]
-		if ci.gen == gen && ci.version == version {
+	if n := len(c.free); n > 0 {
+		ci := c.free[n-1]
+		if usable(ci) {
+			c.free = c.free[:n-1]
 			c.mu.Unlock()
 			return ci, nil
 		}
-		// Stale, and so is every iterator below it (they were put back
-		// no later): close them all.
-		_ = ci.it.Close()
 		for _, old := range c.free {
 			_ = old.it.Close()
 		}
@@ -186,12 +270,15 @@ func (c *iterCache) get() (cachedIter, error) {
 	return cachedIter{it: it, gen: gen, version: version}, nil
 }
 
-// put hands an iterator back: kept if it is still current and healthy,
-// closed otherwise.
+// put hands an iterator back: kept if it is healthy, over the current
+// LSM version and no older than the newest kept (so that the newest is on
+// top: take closes what is below an unusable one), closed otherwise. One
+// that batches made stale for scans is kept for point reads (getFor).
 func (c *iterCache) put(ci cachedIter) {
-	if ci.it.Error() == nil && c.current(ci) {
+	if ci.it.Error() == nil && ci.version == c.version.Load() {
 		c.mu.Lock()
-		if !c.closed && len(c.free) < cap(c.free) {
+		n := len(c.free)
+		if !c.closed && n < cap(c.free) && (n == 0 || c.free[n-1].gen <= ci.gen) {
 			c.free = append(c.free, ci)
 			c.mu.Unlock()
 			return

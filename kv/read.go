@@ -99,7 +99,7 @@ func (s *Store) readUnlocked(keys [][]byte, version uint64, vals [][]byte) (done
 	if s.testingAfterProbe != nil {
 		s.testingAfterProbe()
 	}
-	ci, err := s.iters.get()
+	ci, err := s.iters.getFor(keys)
 	if err != nil {
 		return false, err
 	}

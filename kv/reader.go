@@ -28,8 +28,14 @@ type mvccReader struct {
 	// (the caller holds their latches): lock skips the lookup of a key the
 	// set lacks.
 	lockSet *lockSet
-	// iter walks the write space; opened on first use.
-	iter *pebble.Iterator
+	// iter walks the write space; opened on first use, or taken from
+	// iters when that is set (a write command's reader, under the
+	// latches of the keys it reads: see borrowIters), and then handed
+	// back to it by close.
+	iter     *pebble.Iterator
+	iters    *iterCache
+	iterKeys [][]byte
+	borrowed cachedIter
 	// dataIter reads long values for a walk (scanValue); opened on first
 	// use. dataAt is the data-space key it was left at (nil: none, or
 	// not known), which lets the next read step to its record with Next
@@ -63,11 +69,27 @@ func newMVCCReader(src pebble.Reader) *mvccReader { return &mvccReader{src: src}
 func (r *mvccReader) close() {
 	// The iterators' errors were already reported by the calls that met
 	// them.
-	if r.iter != nil {
+	if r.borrowed.it != nil {
+		r.iters.put(r.borrowed)
+		r.borrowed, r.iter = cachedIter{}, nil
+	} else if r.iter != nil {
 		_ = r.iter.Close()
 	}
 	r.closeData()
 }
+
+// borrowIters lets a write command's reader take its write-space
+// iterator from the store's cache (and give it back on close), rather
+// than open one: opening and closing an iterator, and the first seek's
+// loading of each level's files, cost about as much as the command's
+// reads of a key. keys are the keys the command holds the latches of,
+// the only ones it reads. The cache hands out only an iterator that no
+// batch applied since it was opened changed keys' write records in
+// (iterCache.getFor), and every batch that wrote one of keys was applied
+// before the command took its latch (the applier marks the cache before
+// the latches are given back), so the iterator sees keys as a fresh one
+// would.
+func (r *mvccReader) borrowIters(c *iterCache, keys [][]byte) { r.iters, r.iterKeys = c, keys }
 
 // closeData closes the data-space iterator, if one was opened.
 func (r *mvccReader) closeData() {
@@ -81,6 +103,14 @@ func (r *mvccReader) closeData() {
 // writeIter returns the write-space iterator, opening it if needed.
 func (r *mvccReader) writeIter() (*pebble.Iterator, error) {
 	if r.iter != nil {
+		return r.iter, nil
+	}
+	if r.iters != nil {
+		ci, err := r.iters.getFor(r.iterKeys)
+		if err != nil {
+			return nil, err
+		}
+		r.borrowed, r.iter = ci, ci.it
 		return r.iter, nil
 	}
 	iter, err := r.src.NewIter(&pebble.IterOptions{

@@ -545,8 +545,10 @@ func (s *Store) mutateThen(ctx context.Context, rc RegionCtx, what string, keys 
 	}
 	r := newMVCCReader(s.db)
 	// Under the latches the lock set is exact on keys: a key it lacks has
-	// no lock, and the reader skips the lookup.
+	// no lock, and the reader skips the lookup; and a cached write-space
+	// iterator reads them as a fresh one would (borrowIters).
 	r.lockSet = s.locks
+	r.borrowIters(s.iters, keys)
 	wb := &writeBatch{}
 	err = decide(r, wb)
 	r.close()

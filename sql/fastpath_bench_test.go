@@ -76,13 +76,7 @@ func startPointSelectServer(b *testing.B, cfg percsql.Config) *percsql.Server {
 // through GMS when gms (@percdb_fastpath = 0), prepared or as text.
 func runPointSelect(b *testing.B, srv *percsql.Server, gms, prepared bool) {
 	const rows = pointSelectRows
-	db := openDB(b, srv, "sbtest")
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn := sbtestConn(b, srv)
 	if gms {
 		if _, err := conn.ExecContext(context.Background(), "SET @percdb_fastpath = 0"); err != nil {
 			b.Fatal(err)

@@ -79,13 +79,7 @@ func BenchmarkRangeQueries(b *testing.B) {
 // from one connection whose session variables set sets.
 func benchRangeQuery(b *testing.B, srv *percsql.Server, query, set string, rows int) {
 	ctx := context.Background()
-	db := openDB(b, srv, "sbtest")
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn := sbtestConn(b, srv)
 	if _, err := conn.ExecContext(ctx, set); err != nil {
 		b.Fatal(err)
 	}
