@@ -42,7 +42,9 @@
 // go-mysql-server v0.20.0 evaluates it: integer columns and constants,
 // comparisons (signed with signed as BIGINT, unsigned with unsigned as
 // BIGINT UNSIGNED, mixed as DOUBLE, as GMS compares them), AND, OR, NOT
-// with three-valued logic, IS [NOT] NULL and integer MOD by a constant.
+// with three-valued logic, IS [NOT] NULL, IN over a list (NULL when
+// nothing matched and the list holds a NULL) and integer MOD by a
+// constant.
 // The SQL layer (sql/copr.go) pushes an operator only when every
 // expression in it is in the set; otherwise the plan is unchanged.
 //
