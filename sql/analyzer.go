@@ -64,6 +64,7 @@ const (
 	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 	deleteTargetRuleID                                          // joinwrites.go
+	antiLookupRuleID                                            // antilookup.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -200,6 +201,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// would do (sql/planrules): TestExplainIndexChoice,
 	// TestExplainOrderByIndex, TestMinMaxByIndex.
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
+	// A NOT EXISTS correlated on nullable columns is an anti lookup join,
+	// not a nested loop over the whole inner table per outer row
+	// (antilookup.go): TestAntiLookupDifferential.
+	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: antiLookupRuleID, Apply: antiLookupJoins})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
 	// A union side's conversion reads the side's columns by position
