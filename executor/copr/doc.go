@@ -84,7 +84,8 @@
 // ones. Split and RunParallel (parallel.go) cut a range into sub-ranges
 // evaluated by goroutines of their own, read back in key order.
 // RunLookup (lookup.go) evaluates a program over the rows an index range
-// points to, and RunPoints (points.go) over a set of row keys (an IN list
+// points to (RunLookupRanges over a list of them, its batches of rows
+// spanning the ranges), and RunPoints (points.go) over a set of row keys (an IN list
 // over a whole primary key), both read with batched point reads and
 // evaluated in process. RunRanges (ranges.go) is Run over a list of
 // ranges, one program over all of them, the ranges of a region sent in
