@@ -67,6 +67,7 @@ const (
 	selectedColumnsRuleID                                       // sql/compat/odku.go
 	fixedDecimalsRuleID                                         // sql/compat/fixeddecimals.go
 	fullGroupByRuleID                                           // sql/compat/fullgroupby.go
+	antiLookupRuleID                                            // antilookup.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -209,6 +210,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// would do (sql/planrules): TestExplainIndexChoice,
 	// TestExplainOrderByIndex, TestMinMaxByIndex.
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
+	// A NOT EXISTS correlated on nullable columns is an anti lookup join,
+	// not a nested loop over the whole inner table per outer row
+	// (antilookup.go): TestAntiLookupDifferential.
+	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: antiLookupRuleID, Apply: antiLookupJoins})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
 	// A union side's conversion reads the side's columns by position

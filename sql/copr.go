@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"runtime"
 	"strings"
 
@@ -502,6 +503,11 @@ func (c *coprCompiler) truth(e gsql.Expression) (copr.Expr, bool) {
 			}
 		}
 		return copr.Expr{Op: copr.OpIsNull, Args: []copr.Expr{a}}, ok
+	case *expression.InTuple:
+		return c.in(e.Left(), e.Right())
+	case *expression.HashInTuple:
+		// GMS's IN of a list of constants, hashed: the same answer.
+		return c.in(e.Left(), e.Right())
 	case *expression.Equals:
 		op = copr.OpEQ
 	case *expression.NullSafeEquals:
@@ -531,6 +537,73 @@ func (c *coprCompiler) truth(e gsql.Expression) (copr.Expr, bool) {
 		kind = copr.CmpUnsigned
 	}
 	return copr.Expr{Op: op, Cmp: kind, Args: []copr.Expr{l, r}}, true
+}
+
+// maxPushedIn bounds the list of an IN the program evaluates, which it
+// walks item by item.
+const maxPushedIn = 1024
+
+// in compiles `col IN (list)` of an integer column and a list of integer
+// constants and NULLs, each a value of the column's type. GMS converts
+// each item to the column's type (promoted) and compares there (InTuple,
+// and HashInTuple's hashes): for a value the type holds that is the
+// integer comparison; for one it does not, GMS clips or truncates it
+// (percdb's rules for an IN over other types, compat/outofrange.go, see
+// to those), so such a list is left to GMS. Each constant takes the
+// column's signedness, and the comparison is of integers of one kind.
+func (c *coprCompiler) in(left, right gsql.Expression) (copr.Expr, bool) {
+	list, ok := right.(expression.Tuple)
+	if !ok || len(list) == 0 || len(list) > maxPushedIn {
+		return copr.Expr{}, false
+	}
+	if _, ok := left.(*expression.GetField); !ok {
+		return copr.Expr{}, false
+	}
+	col, k, ok := c.value(left)
+	if !ok || col.Op != copr.OpColumn {
+		return copr.Expr{}, false
+	}
+	lo, hi, ok := compat.IntegerBounds(left.Type())
+	if !ok {
+		return copr.Expr{}, false
+	}
+	args := make([]copr.Expr, 1, len(list)+1)
+	args[0] = col
+	for _, item := range list {
+		lit, ok := item.(*expression.Literal)
+		if !ok {
+			return copr.Expr{}, false
+		}
+		if lit.Value() == nil {
+			args = append(args, copr.Expr{Op: copr.OpConst, Const: &copr.Datum{Null: true}})
+			continue
+		}
+		if _, ok := intKindOf(lit.Type()); !ok {
+			return copr.Expr{}, false
+		}
+		d, ok := coprDatum(lit.Value())
+		if !ok {
+			return copr.Expr{}, false
+		}
+		v := decimal.NewFromInt(d.Int)
+		if d.Unsigned {
+			v = decimal.NewFromBigInt(new(big.Int).SetUint64(d.Uint), 0)
+		}
+		if v.LessThan(lo) || v.GreaterThan(hi) {
+			return copr.Expr{}, false
+		}
+		if k == compat.UnsignedInt {
+			d = &copr.Datum{Unsigned: true, Uint: v.BigInt().Uint64()}
+		} else {
+			d = &copr.Datum{Int: v.IntPart()}
+		}
+		args = append(args, copr.Expr{Op: copr.OpConst, Const: d})
+	}
+	kind := copr.CmpSigned
+	if k == compat.UnsignedInt {
+		kind = copr.CmpUnsigned
+	}
+	return copr.Expr{Op: copr.OpIn, Cmp: kind, Args: args}, true
 }
 
 func (c *coprCompiler) logic(op copr.Op, l, r gsql.Expression) (copr.Expr, bool) {

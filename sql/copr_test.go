@@ -75,7 +75,7 @@ func TestCoprDifferential(t *testing.T) {
 	var atom func(depth int) string
 	atom = func(depth int) string {
 		col := intCols[r.Intn(len(intCols))]
-		switch n := r.Intn(16); {
+		switch n := r.Intn(18); {
 		case n < 6:
 			return fmt.Sprintf("%s %s %s", col, pick("=", "<>", "<", "<=", ">", ">=", "<=>"), constant())
 		case n < 7:
@@ -94,6 +94,14 @@ func TestCoprDifferential(t *testing.T) {
 			return pick("s = 'a'", "s > 'a'", "d > 0.5", "d IS NULL", "ch = 'x'", "b + 1 > 3", "a IN (1, 2, -5)", "u BETWEEN 3 AND 9", "c % 7 = 1")
 		case n < 13:
 			return fmt.Sprintf("%s %% %s %s %s", pick("a", "b", "u"), pick("3", "4", "7"), pick("=", ">"), pick("0", "1", "-1"))
+		case n < 15:
+			// IN lists: NULLs and values past the column's type among
+			// them (those are left to GMS).
+			list := []string{constant()}
+			for r.Intn(3) != 0 {
+				list = append(list, pick(constant(), fmt.Sprint(r.Intn(41)-20), fmt.Sprint(r.Intn(30))))
+			}
+			return fmt.Sprintf("%s %sIN (%s)", col, pick("", "NOT "), strings.Join(list, ", "))
 		}
 		return fmt.Sprintf("%s %s %s", col, pick(">", "<"), constant())
 	}
@@ -325,6 +333,35 @@ func TestCoprDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// IN lists on a prefix of a composite primary key: ranges of the
+	// key, read as one multi-range request, the list evaluated by the
+	// program too.
+	mustExec(t, admin, "CREATE TABLE cx.m (w TINYINT NOT NULL, id INT NOT NULL, b INT, u INT UNSIGNED, PRIMARY KEY (w, id))")
+	var mrows []string
+	for i := 0; i < 3000; i++ {
+		b := fmt.Sprint(r.Intn(41) - 20)
+		if r.Intn(8) == 0 {
+			b = "NULL"
+		}
+		mrows = append(mrows, fmt.Sprintf("(%d, %d, %s, %d)", i%40-20, i, b, r.Intn(30)))
+	}
+	mustExec(t, admin, "INSERT INTO cx.m VALUES "+strings.Join(mrows, ","))
+	for i := 0; i < 40 && !t.Failed(); i++ {
+		var list []string
+		for n := 1 + r.Intn(6); len(list) < n; {
+			list = append(list, pick(fmt.Sprint(r.Intn(44)-22), "NULL", "127", "-128", "300"))
+		}
+		in := fmt.Sprintf("w IN (%s)", strings.Join(list, ", "))
+		cond := strings.NewReplacer("a", "w", "c", "b", "v", "u", "s ", "b ", "d ", "b ", "ch", "b").Replace(atom(1))
+		same(fmt.Sprintf(pick(
+			"SELECT * FROM m WHERE %s AND %s",
+			"SELECT w, count(*), sum(b), max(u) FROM m WHERE %s AND %s GROUP BY w",
+			"SELECT count(*), COUNT(DISTINCT b) FROM m WHERE %s AND %s",
+			"SELECT w, id, b FROM m WHERE %s AND %s ORDER BY b DESC, id LIMIT 5",
+			"SELECT w, id FROM m WHERE %s AND %s LIMIT 7",
+			"SELECT w, id FROM m WHERE %s AND NOT (%s) AND id %% 5 = 0",
+		), in, cond))
+	}
 	if pushed < 150 {
 		t.Errorf("only %d statements were pushed down", pushed)
 	}
@@ -385,6 +422,14 @@ func TestExplainCoprocessor(t *testing.T) {
 		{"SELECT sum(s) FROM t WHERE q > 1", "Using coprocessor (where)"},
 		{"SELECT * FROM t WHERE k = 5", ""},
 		{"SELECT count(*) FROM t WHERE w = 1 OR w = 7", "Using coprocessor (where, aggregation)"},
+		// IN lists of integer constants: on a key prefix (the ranges of
+		// its values, one request) and over a scan.
+		{"SELECT count(*) FROM t WHERE w IN (1, 7)", "Using coprocessor (where, aggregation)"},
+		{"SELECT * FROM t WHERE q IN (1, 5, NULL)", "Using coprocessor (where)"},
+		{"SELECT * FROM t WHERE q NOT IN (1, 5) AND w IN (1, 2)", "Using coprocessor (where)"},
+		// A value the column's type cannot hold is GMS's to convert.
+		{"SELECT * FROM t WHERE q IN (1, 5000000000)", ""},
+		{"SELECT * FROM t WHERE s IN ('a', 'b')", ""},
 		{"SELECT id FROM t WHERE w = 1 AND q > 2 ORDER BY w DESC, id DESC LIMIT 1", ""},
 		// In the scopes GMS analyzes on its own: a derived table, a
 		// join in a UNION side.

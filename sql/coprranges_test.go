@@ -32,9 +32,15 @@ func TestCoprRangesOneRequest(t *testing.T) {
 				ranges int
 				want   string
 			}{
-				// Ten prefixes, 500 rows. (w IN (...) is GMS's HASH IN,
-				// which no program evaluates: not pushed.)
+				// Ten prefixes, 500 rows, as an OR and as an IN list
+				// (GMS's HASH IN, which the program evaluates as OpIn).
 				{"SELECT count(*), sum(b) FROM mr.t WHERE w = 1 OR w = 3 OR w = 5 OR w = 7 OR w = 9 OR w = 11 OR w = 13 OR w = 15 OR w = 17 OR w = 19", 10, "500 512250"},
+				{"SELECT count(*), sum(b) FROM mr.t WHERE w IN (1, 3, 5, 7, 9, 11, 13, 15, 17, 19)", 10, "500 512250"},
+				{"SELECT count(*), sum(b) FROM mr.t WHERE w IN (1, 3, 5, 7, 9, 11, 13, 15, 17, 19, NULL, 400) AND id < 10", 10, "100 100450"},
+				// IN lists over the whole key: points, read by batched
+				// point reads (copr.RunPoints), no request.
+				{"SELECT w, id, b FROM mr.t WHERE w IN (19, 2, 7) AND id IN (3, 4) ORDER BY b", 0, "2 3 203|2 4 204|7 3 703|7 4 704|19 3 1903|19 4 1904"},
+				{"SELECT b FROM mr.t WHERE w IN (4, 6, 8, 10) AND b % 10 = 9 ORDER BY b DESC LIMIT 3", 4, "1049|1039|1029"},
 				// Ten ranges of the whole key, 3 rows each.
 				{"SELECT count(*), sum(b) FROM mr.t WHERE " + orOfRanges(10), 10, "30 27060"},
 				// Rows in key order under a LIMIT: the first of them. A

@@ -229,8 +229,10 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	reads := ranges
 	// Ranges of the rows (an IN list or an OR of ranges on a prefix of
 	// the primary key) are one program over all of them, one
-	// coprocessor request per region (copr.RunRanges).
-	together := !b.points && sp.Index == nil && len(ranges) > 1 && copr.Disjoint(ranges)
+	// coprocessor request per region (copr.RunRanges); ranges of an
+	// index are one lookup, whose batches of rows span the ranges
+	// (copr.RunLookupRanges).
+	together := !b.points && len(ranges) > 1 && copr.Disjoint(ranges)
 	if b.points && len(ranges) > 0 || together {
 		// One batched point read of every row's key, or one walk of
 		// the ranges; one evaluation.
@@ -255,6 +257,8 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 				keys[i] = ranges[i].Start
 			}
 			out, err = copr.RunPoints(r.ctx, k, pl.Meta.Exec, keys, prog)
+		case together && sp.Index != nil:
+			out, err = copr.RunLookupRanges(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, ranges, prog)
 		case together:
 			out, err = copr.RunRanges(r.ctx, k, pl.Meta.Exec, ranges, prog)
 		case sp.Index != nil:

@@ -55,7 +55,7 @@ import (
 // outer row is returned once when one of its inner rows meets the join's
 // condition, decided as GMS's exists join decides (nextExists, which
 // also knows an anti join's decisions: GMS v0.20.0 plans no anti lookup
-// join, and NOT EXISTS runs as a nested loop over the inner table).
+// join, percdb makes NOT EXISTS's one, antilookup.go).
 //
 // Batches start small and double up to maxLookupBatch, so that a join
 // under a LIMIT that needs a few rows reads few outer rows ahead.
@@ -110,13 +110,13 @@ type innerFilter struct {
 }
 
 // batchedLookup returns the inner side of j when GMS would run j as a
-// lookup join whose lookups percdb can batch: an inner, left or semi
-// lookup join whose inner side is such a read (batchedInner). The inner
+// lookup join whose lookups percdb can batch: an inner, left, semi or
+// anti lookup join whose inner side is such a read (batchedInner). The inner
 // table has no virtual columns, which GMS computes over the read.
 func batchedLookup(j *plan.JoinNode) (batchedInner, bool) {
 	var in batchedInner
 	switch j.Op {
-	case plan.JoinTypeLookup, plan.JoinTypeLeftOuterLookup, plan.JoinTypeSemiLookup:
+	case plan.JoinTypeLookup, plan.JoinTypeLeftOuterLookup, plan.JoinTypeSemiLookup, plan.JoinTypeAntiLookup:
 	default:
 		return in, false
 	}

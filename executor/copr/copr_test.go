@@ -62,6 +62,7 @@ var sample = [][]any{{int32(1), uint64(5)}, {nil, uint64(18446744073709551615)},
 
 // TestFilter checks three-valued logic and GMS's comparison kinds.
 func TestFilter(t *testing.T) {
+	null := Expr{Op: OpConst, Const: &Datum{Null: true}}
 	for _, c := range []struct {
 		name string
 		f    Expr
@@ -75,6 +76,14 @@ func TestFilter(t *testing.T) {
 		{"a = u (as doubles)", cmp(OpEQ, CmpDouble, col(0), col(1)), "[[7 7]]"},
 		{"u IS NULL", Expr{Op: OpIsNull, Args: []Expr{col(1)}}, "[[-3 <nil>]]"},
 		{"a MOD 2 = 1", cmp(OpEQ, CmpSigned, Expr{Op: OpMod, Const: &Datum{Int: 2}, Args: []Expr{col(0)}}, sconst(1)), "[[1 5] [7 7]]"},
+		{"a IN (7, -3)", Expr{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0), sconst(7), sconst(-3)}}, "[[-3 <nil>] [7 7]]"},
+		{"u IN (18446744073709551615, 5)", Expr{Op: OpIn, Cmp: CmpUnsigned, Args: []Expr{col(1), uconst(18446744073709551615), uconst(5)}}, "[[1 5] [<nil> 18446744073709551615]]"},
+		// NULL when nothing matched and the list holds a NULL: NOT of it
+		// keeps no row the list does not match.
+		{"NOT (a IN (1, NULL))", Expr{Op: OpNot, Args: []Expr{{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0), sconst(1), null}}}}, "[]"},
+		{"a IN (1, NULL)", Expr{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0), sconst(1), null}}, "[[1 5]]"},
+		{"NOT (a IN (1, 2))", Expr{Op: OpNot, Args: []Expr{{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0), sconst(1), sconst(2)}}}}, "[[-3 <nil>] [7 7]]"},
+		{"a IN (u, 1) (as doubles)", Expr{Op: OpIn, Cmp: CmpDouble, Args: []Expr{col(0), col(1), sconst(-3)}}, "[[-3 <nil>] [7 7]]"},
 	} {
 		p := &Program{Columns: []int64{1, 2}, Filter: []Expr{c.f}, Output: []int{0, 1}}
 		if got := fmt.Sprint(run(t, p, sample, 2)); got != c.want {
@@ -231,6 +240,9 @@ func TestProgramEncoding(t *testing.T) {
 		"rows and groups":       {Columns: []int64{1}, Aggregate: true, Output: []int{0}},
 		"unknown aggregate":     {Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: "avg", Arg: &Expr{Op: OpColumn}}}},
 		"SUM without argument":  {Columns: []int64{1}, Aggregate: true, Aggs: []Agg{{Func: AggSum}}},
+		"IN without a list":     {Columns: []int64{1}, Filter: []Expr{{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0)}}}},
+		"IN of a condition":     {Columns: []int64{1}, Filter: []Expr{{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0), cmp(OpEQ, CmpSigned, col(0), col(0))}}}},
+		"IN without a kind":     {Columns: []int64{1}, Filter: []Expr{{Op: OpIn, Args: []Expr{col(0), sconst(1)}}}},
 	} {
 		if _, err := bad.Encode(); err == nil {
 			t.Errorf("%s: encoded", name)

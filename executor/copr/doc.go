@@ -42,7 +42,9 @@
 // go-mysql-server v0.20.0 evaluates it: integer columns and constants,
 // comparisons (signed with signed as BIGINT, unsigned with unsigned as
 // BIGINT UNSIGNED, mixed as DOUBLE, as GMS compares them), AND, OR, NOT
-// with three-valued logic, IS [NOT] NULL and integer MOD by a constant.
+// with three-valued logic, IS [NOT] NULL, IN over a list (NULL when
+// nothing matched and the list holds a NULL) and integer MOD by a
+// constant.
 // The SQL layer (sql/copr.go) pushes an operator only when every
 // expression in it is in the set; otherwise the plan is unchanged.
 //
@@ -82,7 +84,8 @@
 // ones. Split and RunParallel (parallel.go) cut a range into sub-ranges
 // evaluated by goroutines of their own, read back in key order.
 // RunLookup (lookup.go) evaluates a program over the rows an index range
-// points to, and RunPoints (points.go) over a set of row keys (an IN list
+// points to (RunLookupRanges over a list of them, its batches of rows
+// spanning the ranges), and RunPoints (points.go) over a set of row keys (an IN list
 // over a whole primary key), both read with batched point reads and
 // evaluated in process. RunRanges (ranges.go) is Run over a list of
 // ranges, one program over all of them, the ranges of a region sent in

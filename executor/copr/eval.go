@@ -771,6 +771,8 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 			return isNull, err
 		}
 		return boolTruth(null == (x.Op == OpIsNull)), nil
+	case OpIn:
+		return e.in(x)
 	}
 	l, err := e.num(&x.Args[0])
 	if err != nil {
@@ -805,6 +807,38 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 		return boolTruth(c >= 0), nil
 	}
 	return isNull, fmt.Errorf("program: %s is not a truth value", x.Op)
+}
+
+// in evaluates an OpIn. The list is walked in order: the SQL layer
+// compiles lists of constants only, and a row it reads through an IN
+// list on a key prefix matches one of them.
+func (e *Evaluation) in(x *Expr) (truth, error) {
+	l, err := e.num(&x.Args[0])
+	if err != nil || l.kind == tablecodec.SpanNull {
+		return isNull, err
+	}
+	null := false
+	for i := 1; i < len(x.Args); i++ {
+		r, err := e.num(&x.Args[i])
+		if err != nil {
+			return isNull, err
+		}
+		if r.kind == tablecodec.SpanNull {
+			null = true
+			continue
+		}
+		c, err := compareNums(x.Cmp, l, r)
+		if err != nil {
+			return isNull, err
+		}
+		if c == 0 {
+			return isTrue, nil
+		}
+	}
+	if null {
+		return isNull, nil
+	}
+	return isFalse, nil
 }
 
 func boolTruth(b bool) truth {

@@ -82,16 +82,7 @@ func count(t *testing.T, tx *txn.Txn, tbl *executor.Table, r executor.KeyRange) 
 // store cannot see (evaluated in process). Each count must be the rows'.
 func TestCountKeysOnly(t *testing.T) {
 	ctx := context.Background()
-	tbl := &executor.Table{
-		ID: 90, Name: "c",
-		Columns:    []executor.Column{{ID: 1}, {ID: 2}, {ID: 3}},
-		HandleKind: executor.HandleInt,
-		PrimaryKey: []executor.IndexColumn{{Offset: 0}},
-		Indexes:    []executor.Index{{ID: 1, Name: "k", Columns: []executor.IndexColumn{{Offset: 1}}}},
-	}
-	if err := tbl.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	tbl := indexedTable(t, 90, "c", 3)
 	ix := &tbl.Indexes[0]
 	for name, s := range clients(t) {
 		t.Run(name, func(t *testing.T) {

@@ -21,17 +21,29 @@ import (
 // index's rows lie anywhere in the table's key space, so no one region
 // holds them.
 func RunLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, r executor.KeyRange, p *Program) (Outputs, error) {
+	return RunLookupRanges(ctx, tx, t, ix, []executor.KeyRange{r}, p)
+}
+
+// RunLookupRanges is RunLookup over a list of ranges of the index,
+// ascending and disjoint (Disjoint), read one after another as one
+// evaluation: the rows of an IN list or an OR of ranges on the index
+// are read in batches that span its ranges, one BatchGet for the rows
+// of many small ranges rather than one per range at least.
+func RunLookupRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program) (Outputs, error) {
+	if len(rs) == 0 || !Disjoint(rs) {
+		return nil, fmt.Errorf("table %s: index %s lookup of %d ranges that are not ascending and disjoint", t.Name, ix.Name, len(rs))
+	}
 	e, err := p.Start()
 	if err != nil {
 		return nil, err
 	}
-	x, err := executor.ScanIndex(ctx, tx, t, ix, r, executor.ScanOptions{})
+	x, err := executor.ScanIndex(ctx, tx, t, ix, rs[0], executor.ScanOptions{})
 	if err != nil {
 		return nil, err
 	}
 	// The rows are read for the program's columns only: a pessimistic
 	// transaction may move its snapshot past changes to the others.
-	it := &lookupIter{x: x, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstLookupBatch}
+	it := &lookupIter{x: x, tx: tx, rest: rs[1:], rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstLookupBatch}
 	if err := it.fill(ctx); err != nil {
 		it.Close()
 		return nil, err
@@ -50,7 +62,10 @@ const (
 // lookupIter is a txn.Iterator over the rows an index range points to,
 // in index order: row keys and values.
 type lookupIter struct {
-	x       *executor.IndexIterator
+	x *executor.IndexIterator
+	// tx scans rest, the index ranges after x's, in turn.
+	tx      *txn.Txn
+	rest    []executor.KeyRange
 	rd      *txn.ReadView
 	t       *executor.Table
 	ix      *executor.Index
@@ -61,13 +76,19 @@ type lookupIter struct {
 	keys [][]byte
 	vals map[string][]byte
 	pos  int
-	eof  bool // the index range is read to its end
+	eof  bool // the index ranges are read to their end
 }
 
 func (l *lookupIter) Valid() bool   { return l.pos < len(l.keys) }
 func (l *lookupIter) Key() []byte   { return l.keys[l.pos] }
 func (l *lookupIter) Value() []byte { return l.vals[string(l.keys[l.pos])] }
-func (l *lookupIter) Close()        { l.x.Close() }
+
+// Close implements txn.Iterator.
+func (l *lookupIter) Close() {
+	if l.x != nil {
+		l.x.Close()
+	}
+}
 
 // Next implements txn.Iterator.
 func (l *lookupIter) Next(ctx context.Context) error {
@@ -82,8 +103,25 @@ func (l *lookupIter) Next(ctx context.Context) error {
 func (l *lookupIter) fill(ctx context.Context) error {
 	var err error
 	l.keys, l.pos = l.keys[:0], 0
-	if l.handles, l.eof, err = l.x.NextHandles(ctx, l.handles[:0], l.batch); err != nil {
-		return err
+	l.handles = l.handles[:0]
+	for {
+		if l.handles, l.eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles)); err != nil {
+			return err
+		}
+		if !l.eof || len(l.rest) == 0 {
+			break
+		}
+		// The range is done: the batch goes on with the next one.
+		l.x.Close()
+		if l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], executor.ScanOptions{}); err != nil {
+			l.x = nil
+			return err
+		}
+		l.rest = l.rest[1:]
+		l.eof = false
+		if len(l.handles) >= l.batch {
+			break
+		}
 	}
 	l.batch = min(2*l.batch, maxLookupBatch)
 	if len(l.handles) == 0 {

@@ -28,6 +28,10 @@ const (
 	OpIsNull    Op = "isnull" // Args[0] IS NULL
 	OpIsNotNull Op = "notnull"
 	OpMod       Op = "mod" // Args[0] MOD Const (a non-zero integer)
+	// OpIn is Args[0] IN (Args[1], ...): true when Args[0] equals one of
+	// the others (compared as Cmp says), else NULL when Args[0] or one of
+	// the others is NULL, else false: MySQL's IN over a list.
+	OpIn Op = "in"
 )
 
 // CmpKind is how a comparison converts its operands (GMS's rule for two
@@ -281,6 +285,16 @@ func (p *Program) checkExpr(e *Expr, boolean bool) error {
 			err = args(2, false)
 		default:
 			err = fmt.Errorf("program: comparison kind %q", e.Cmp)
+		}
+	case OpIn:
+		isBool = true
+		switch {
+		case len(e.Args) < 2:
+			err = fmt.Errorf("program: IN with %d operands, want 2 at least", len(e.Args))
+		case e.Cmp != CmpSigned && e.Cmp != CmpUnsigned && e.Cmp != CmpDouble:
+			err = fmt.Errorf("program: comparison kind %q", e.Cmp)
+		default:
+			err = args(len(e.Args), false)
 		}
 	case OpAnd, OpOr:
 		isBool = true

@@ -45,11 +45,7 @@ func TestRunRanges(t *testing.T) {
 				}
 				ranges = append(ranges, r)
 			}
-			for _, c := range []struct {
-				name     string
-				p        copr.Program
-				buffered bool
-			}{{"all", all, false}, {"filter", filter, false}, {"limit", limit, false}, {"paged", paged, false}, {"buffered", all, true}} {
+			for _, c := range []runCase{{"all", all, false}, {"filter", filter, false}, {"limit", limit, false}, {"paged", paged, false}, {"buffered", all, true}} {
 				rd, err := s.Begin(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -59,20 +55,10 @@ func TestRunRanges(t *testing.T) {
 				}
 				out, err := copr.RunRanges(ctx, rd, tbl, ranges, &c.p)
 				rows, _ := drainRows(t, out, err, 2)
-				// Run over each range in turn gives the same rows, the
-				// limit's taken from their start.
-				var each [][]any
-				for _, r := range ranges {
+				samePerRange(t, "RunRanges "+c.name, rows, ranges, c.p.Limit, func(r executor.KeyRange) (copr.Outputs, error) {
 					out, _, err := copr.Run(ctx, rd, tbl, r, &c.p)
-					got, _ := drainRows(t, out, err, 2)
-					each = append(each, got...)
-				}
-				if c.p.Limit > 0 && len(each) > int(c.p.Limit) {
-					each = each[:c.p.Limit]
-				}
-				if fmt.Sprint(each) != fmt.Sprint(rows) || len(rows) == 0 {
-					t.Errorf("%s: RunRanges: %v; Run per range: %v", c.name, rows, each)
-				}
+					return out, err
+				})
 				_ = rd.Rollback(ctx)
 			}
 		})
@@ -129,4 +115,50 @@ func insertAndDelete(t *testing.T, tx *txn.Txn, tbl *executor.Table, ins, del in
 	if err := executor.RemoveRecord(ctx, tx, tbl, tablecodec.IntHandle(del), []any{del, del / 2 % 3}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// samePerRange checks that rows, a run's output rows of two columns over
+// ranges, are what run gives over each range in turn, the limit's taken
+// from their start.
+func samePerRange(t *testing.T, what string, rows [][]any, ranges []executor.KeyRange, limit int64, run func(executor.KeyRange) (copr.Outputs, error)) {
+	t.Helper()
+	var each [][]any
+	for _, r := range ranges {
+		out, err := run(r)
+		got, _ := drainRows(t, out, err, 2)
+		each = append(each, got...)
+	}
+	if limit > 0 && len(each) > int(limit) {
+		each = each[:limit]
+	}
+	if fmt.Sprint(each) != fmt.Sprint(rows) || len(rows) == 0 {
+		t.Errorf("%s: %v; per range: %v", what, rows, each)
+	}
+}
+
+// indexedTable returns table id with an integer primary key on its
+// first column, a secondary index k on its second, and cols columns.
+func indexedTable(t *testing.T, id int64, name string, cols int) *executor.Table {
+	t.Helper()
+	tbl := &executor.Table{
+		ID: id, Name: name,
+		HandleKind: executor.HandleInt,
+		PrimaryKey: []executor.IndexColumn{{Offset: 0}},
+		Indexes:    []executor.Index{{ID: 1, Name: "k", Columns: []executor.IndexColumn{{Offset: 1}}}},
+	}
+	for i := 1; i <= cols; i++ {
+		tbl.Columns = append(tbl.Columns, executor.Column{ID: int64(i)})
+	}
+	if err := tbl.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// runCase is a program a test runs, over writes of the transaction's own
+// when buffered.
+type runCase struct {
+	name     string
+	p        copr.Program
+	buffered bool
 }

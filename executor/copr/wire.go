@@ -43,7 +43,7 @@ const wireVersion = 1
 const maxExprDepth = 512
 
 var (
-	opCodes  = []Op{OpColumn, OpConst, OpEQ, OpNE, OpLT, OpLE, OpGT, OpGE, OpNullSafe, OpAnd, OpOr, OpNot, OpIsNull, OpIsNotNull, OpMod}
+	opCodes  = []Op{OpColumn, OpConst, OpEQ, OpNE, OpLT, OpLE, OpGT, OpGE, OpNullSafe, OpAnd, OpOr, OpNot, OpIsNull, OpIsNotNull, OpMod, OpIn}
 	cmpCodes = []CmpKind{"", CmpSigned, CmpUnsigned, CmpDouble}
 	aggCodes = []AggFunc{AggCountStar, AggCount, AggMin, AggMax, AggSum}
 )

@@ -24,6 +24,7 @@ func wirePrograms() map[string]*Program {
 				}},
 				cmp(OpNullSafe, CmpDouble, col(2), null),
 				{Op: OpAnd, Args: []Expr{{Op: OpIsNotNull, Args: []Expr{col(0)}}, cmp(OpNE, CmpSigned, col(0), sconst(-1))}},
+				{Op: OpIn, Cmp: CmpSigned, Args: []Expr{col(0), sconst(math.MinInt64), null, sconst(3)}},
 			},
 			Output:   []int{0, 2},
 			Limit:    10,

@@ -122,7 +122,7 @@ func numberFits(s string, t gsql.Type) bool {
 	if fractionDigits(s) > scale {
 		return false
 	}
-	lo, hi, ok := integerBounds(t)
+	lo, hi, ok := IntegerBounds(t)
 	if !ok {
 		return true
 	}

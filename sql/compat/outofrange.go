@@ -61,7 +61,7 @@ func constantBeyondColumn(e gsql.Expression) (gsql.Expression, bool) {
 		// types some expressions narrower than their values).
 		return e, false
 	}
-	lo, hi, ok := integerBounds(x.Type())
+	lo, hi, ok := IntegerBounds(x.Type())
 	if !ok {
 		return e, false
 	}
@@ -155,9 +155,9 @@ func comparisonOp(e gsql.Expression, flip bool) string {
 	return op
 }
 
-// integerBounds returns the smallest and largest values of t, an integer
+// IntegerBounds returns the smallest and largest values of t, an integer
 // type; ok is false for other types.
-func integerBounds(t gsql.Type) (lo, hi decimal.Decimal, ok bool) {
+func IntegerBounds(t gsql.Type) (lo, hi decimal.Decimal, ok bool) {
 	var l int64
 	var h uint64
 	switch t.Type() {

@@ -246,3 +246,15 @@ func (e *nullAsFalse) WithChildren(children ...gsql.Expression) (gsql.Expression
 	}
 	return &nullAsFalse{cond: children[0]}, nil
 }
+
+// NullAsFalseCond returns the condition e wraps when e is the wrapper
+// NotExistsNullAsFalse added to a NOT EXISTS's correlated condition:
+// the anti join it becomes is then one whose conditions are never NULL,
+// which a lookup of the inner table may decide (sql/antilookup.go).
+func NullAsFalseCond(e gsql.Expression) (gsql.Expression, bool) {
+	w, ok := e.(*nullAsFalse)
+	if !ok {
+		return nil, false
+	}
+	return w.cond, true
+}
