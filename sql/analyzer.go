@@ -64,6 +64,7 @@ const (
 	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 	deleteTargetRuleID                                          // joinwrites.go
+	antiJoinAliasesRuleID                                       // sql/compat/antijoinnames.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -200,6 +201,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// would do (sql/planrules): TestExplainIndexChoice,
 	// TestExplainOrderByIndex, TestMinMaxByIndex.
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
+	// A NOT EXISTS planned as a left join keeps the aliases of the
+	// tables it projects, by which a DELETE of joined tables finds its
+	// targets (sql/compat/antijoinnames.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: antiJoinAliasesRuleID, Apply: compat.AntiJoinAliases})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
 	// A union side's conversion reads the side's columns by position
