@@ -65,6 +65,7 @@ const (
 	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
 	deleteTargetRuleID                                          // joinwrites.go
 	antiJoinAliasesRuleID                                       // sql/compat/antijoinnames.go
+	zeroDateIsNullRuleID                                        // sql/compat/zerodates.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -142,6 +143,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// sql/compat/rows.go, sql/compat/notin.go, sql/compat/union.go and
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: compat.RowComparisons})
+	// A NOT NULL DATE or DATETIME column IS NULL in a WHERE finds its
+	// zero dates, as MySQL's optimizer makes it (sql/compat/zerodates.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: zeroDateIsNullRuleID, Apply: throughSetOps(compat.ZeroDateIsNull)})
 	// Constants GMS folds there (a string read as a number) are held to
 	// their column's range, and compared with a DECIMAL as DOUBLEs, again
 	// (sql/compat/outofrange.go): sql/testdata/values/strnum.txt.

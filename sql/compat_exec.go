@@ -352,6 +352,18 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
+		// A NOT NULL date IS NULL finds the zero date
+		// (sql/compat/zerodates.go), which GMS's short path for one
+		// table does not run either; its index read is derived again.
+		if m, same, err := compat.ZeroDateIsNull(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			if m, err = relookupWrites(ctx, m); err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
 		// Strings under PAD SPACE collations (sql/compat/padspace.go),
 		// which GMS's short path for one table does not run either: the
 		// literals compared with them first, from which the index reads
