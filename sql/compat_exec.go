@@ -209,7 +209,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err != nil {
 			return nil, err
 		}
-		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
+		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return uint64(int64(n) + int64(count.missed)) }}, nil
 	case *plan.ShowCreateTable:
 		return showCreateTable(ctx, n, row) // showcreatenull.go
 	case *plan.ShowIndexes:
