@@ -1,6 +1,8 @@
 package compat
 
 import (
+	"time"
+
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -75,6 +77,9 @@ func notNullDate(e gsql.Expression) (*expression.GetField, bool) {
 // hasNotNullDateIsNull reports whether cond has an IS NULL of a NOT NULL
 // DATE or DATETIME column among the terms of its ANDs and ORs.
 func hasNotNullDateIsNull(cond gsql.Expression) bool {
+	if zeroDateOr(cond) {
+		return false
+	}
 	switch c := cond.(type) {
 	case *expression.And, *expression.Or:
 		kids := c.Children()
@@ -91,6 +96,9 @@ func hasNotNullDateIsNull(cond gsql.Expression) bool {
 // an equality with the zero date (or that IS NULL or the equality, for
 // a column of an outer join's inner side), and whether it is unchanged.
 func zeroDateTerms(cond gsql.Expression, applies func(*expression.GetField) (ok, inner bool)) (gsql.Expression, bool) {
+	if zeroDateOr(cond) {
+		return cond, true // made so already
+	}
 	switch c := cond.(type) {
 	case *expression.And, *expression.Or:
 		kids := c.Children()
@@ -120,6 +128,30 @@ func zeroDateTerms(cond gsql.Expression, applies func(*expression.GetField) (ok,
 		return zero, false
 	}
 	return cond, true
+}
+
+// zeroDateOr reports whether cond is the col IS NULL OR col = the zero
+// date zeroDateTerms makes of an outer join's inner column, which is not
+// made again (the rule runs more than once on a plan).
+func zeroDateOr(cond gsql.Expression) bool {
+	or, ok := cond.(*expression.Or)
+	if !ok {
+		return false
+	}
+	isNull, ok := or.LeftChild.(*expression.IsNull)
+	if !ok {
+		return false
+	}
+	eq, ok := or.RightChild.(*expression.Equals)
+	if !ok {
+		return false
+	}
+	lit, ok := eq.Right().(*expression.Literal)
+	if !ok {
+		return false
+	}
+	t, ok := lit.Value().(time.Time)
+	return ok && t.Equal(zeroDatetime) && isNull.Child.String() == eq.Left().String()
 }
 
 // innerSidesOfOuterJoins returns the ids of the tables under n that an
