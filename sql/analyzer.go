@@ -68,6 +68,8 @@ const (
 	fixedDecimalsRuleID                                         // sql/compat/fixeddecimals.go
 	fullGroupByRuleID                                           // sql/compat/fullgroupby.go
 	antiLookupRuleID                                            // antilookup.go
+	antiJoinAliasesRuleID                                       // sql/compat/antijoinnames.go
+	zeroDateIsNullRuleID                                        // sql/compat/zerodateisnull.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -151,6 +153,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// sql/compat/rows.go, sql/compat/notin.go, sql/compat/union.go and
 	// tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: rowComparisonsRuleID, Apply: compat.RowComparisons})
+	// A NOT NULL DATE or DATETIME column IS NULL in a WHERE finds its
+	// zero dates, as MySQL's optimizer makes it (sql/compat/zerodateisnull.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "simplifyFilters", false, analyzer.Rule{Id: zeroDateIsNullRuleID, Apply: throughSetOps(compat.ZeroDateIsNull)})
 	// Constants GMS folds there (a string read as a number) are held to
 	// their column's range, and compared with a DECIMAL as DOUBLEs, again
 	// (sql/compat/outofrange.go): sql/testdata/values/strnum.txt.
@@ -214,6 +220,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// not a nested loop over the whole inner table per outer row
 	// (antilookup.go): TestAntiLookupDifferential.
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: antiLookupRuleID, Apply: antiLookupJoins})
+	// A NOT EXISTS planned as a left join keeps the aliases of the
+	// tables it projects, by which a DELETE of joined tables finds its
+	// targets (sql/compat/antijoinnames.go):
+	// tests/sqllogic/testdata/wronganswers.test.
+	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: antiJoinAliasesRuleID, Apply: compat.AntiJoinAliases})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
 	// A union side's conversion reads the side's columns by position

@@ -256,7 +256,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if err != nil {
 			return nil, err
 		}
-		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return n + uint64(count.missed) }}, nil
+		return &rowsAffectedIter{child: iter, fix: func(n uint64) uint64 { return uint64(int64(n) + int64(count.missed)) }}, nil
 	case *plan.ShowCreateTable:
 		return showCreateTable(ctx, n, row) // showcreatenull.go
 	case *plan.ShowIndexes:
@@ -400,6 +400,18 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				return nil, err
 			}
 			// Index reads from the rewritten WHERE (compat_writelookup.go).
+			if m, err = relookupWrites(ctx, m); err != nil {
+				return nil, err
+			}
+			return b.gms.Build(ctx, m, row)
+		}
+		// A NOT NULL date IS NULL finds the zero date
+		// (sql/compat/zerodateisnull.go), which GMS's short path for one
+		// table does not run either; its index read is derived again.
+		if m, same, err := compat.ZeroDateIsNull(ctx, nil, n, nil, nil, nil); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
 			if m, err = relookupWrites(ctx, m); err != nil {
 				return nil, err
 			}

@@ -19,13 +19,15 @@ import (
 // counts the rows deleted for each inserted row, and the statement's
 // iterator (rowsAffectedIter) adds those GMS did not count to its OK
 // result. It is built by
-// percdb's row-iterator builder (compat_exec.go).
+// percdb's row-iterator builder (compat_exec.go). A row replaced by the
+// same row counts 1 where MySQL changes it in place (replacesInPlace).
 
 // replaceDeletes counts, for one REPLACE statement, the deletes GMS's
-// count misses.
+// count misses, and the rows it counts that MySQL does not.
 type replaceDeletes struct {
-	pending int // deletes since the last insert
-	missed  int // deletes beyond the first of each inserted row
+	pending int      // deletes since the last insert
+	last    gsql.Row // the row deleted last
+	missed  int      // deletes beyond the first of each inserted row, less the rows replaced by themselves
 }
 
 // countedReplace returns ii with its destination's replacer counting
@@ -109,13 +111,19 @@ func (t *countingReplaceTable) Inserter(ctx *gsql.Context) gsql.RowInserter {
 
 // Replacer implements sql.ReplaceableTable.
 func (t *countingReplaceTable) Replacer(ctx *gsql.Context) gsql.RowReplacer {
-	return &countingReplacer{RowReplacer: t.rep.Replacer(ctx), count: t.count}
+	tbl, ok := t.ins.(*Table)
+	inPlace := ok && tbl.replacesInPlace(ctx)
+	return &countingReplacer{RowReplacer: t.rep.Replacer(ctx), count: t.count, inPlace: inPlace}
 }
 
 // countingReplacer is a replacer that counts deletes.
 type countingReplacer struct {
 	gsql.RowReplacer
 	count *replaceDeletes
+	// inPlace: MySQL changes a row a new one collides with in place
+	// (Table.replacesInPlace), and counts it 1, not 2, when the new
+	// row is the same.
+	inPlace bool
 }
 
 // Insert implements sql.RowReplacer.
@@ -123,10 +131,14 @@ func (r *countingReplacer) Insert(ctx *gsql.Context, row gsql.Row) error {
 	if err := r.RowReplacer.Insert(ctx, row); err != nil {
 		return err
 	}
-	if r.count.pending > 1 {
+	switch {
+	case r.count.pending > 1:
 		r.count.missed += r.count.pending - 1
+	case r.count.pending == 1 && r.inPlace && rowValuesKey(r.count.last) == rowValuesKey(row):
+		r.count.missed--
 	}
 	r.count.pending = 0
+	r.count.last = nil
 	return nil
 }
 
@@ -136,7 +148,44 @@ func (r *countingReplacer) Delete(ctx *gsql.Context, row gsql.Row) error {
 		return err
 	}
 	r.count.pending++
+	r.count.last = row
 	return nil
+}
+
+// replacesInPlace reports whether MySQL's REPLACE changes a row of t that
+// a new row collides with in place rather than deleting it and inserting
+// the new one (sql_insert.cc, write_record): it does when the index of
+// the collision is the table's last unique one, no foreign key
+// references the table and it has no DELETE trigger. A new row the same
+// as the old then counts 1 (HA_ERR_RECORD_IS_THE_SAME), where a delete
+// and an insert count 2. A row the same as the old collides first on
+// the primary key, so percdb asks for t's only unique index.
+func (t *Table) replacesInPlace(ctx *gsql.Context) bool {
+	unique := 0
+	if t.meta.Primary != nil {
+		unique++
+	}
+	for _, im := range t.meta.Indexes {
+		if im.Unique {
+			unique++
+		}
+	}
+	if unique != 1 {
+		return false
+	}
+	if fks, err := t.GetReferencedForeignKeys(ctx); err != nil || len(fks) > 0 {
+		return false
+	}
+	_, cat, err := t.db.catalog(ctx)
+	if err != nil {
+		return false
+	}
+	for _, tr := range cat.Triggers[t.db.def.ID] {
+		if strings.EqualFold(tr.Table, t.Name()) && strings.EqualFold(tr.Event, "delete") {
+			return false
+		}
+	}
+	return true
 }
 
 // rowsAffectedIter gives the OK result of the iterator it wraps the

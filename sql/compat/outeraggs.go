@@ -195,7 +195,7 @@ func hoistInto(top []gsql.Node, gb *plan.GroupBy) (gsql.Node, bool) {
 // GroupBy computes but its own rows read below it, when their arguments
 // read none of the subquery's tables; own are the outer block's tables,
 // which the arguments may read.
-func takeOuterAggregates(q gsql.Node, own map[gsql.TableId]bool) (gsql.Node, []gsql.Expression) {
+func takeOuterAggregates(q gsql.Node, own map[gsql.TableId]string) (gsql.Node, []gsql.Expression) {
 	var taken []gsql.Expression
 	readAll := columnsReadUnder(q)
 	out, _, err := transform.Node(q, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
@@ -232,13 +232,13 @@ func takeOuterAggregates(q gsql.Node, own map[gsql.TableId]bool) (gsql.Node, []g
 
 // argumentsReadOnly reports whether every column agg's arguments read is
 // of a table in tables.
-func argumentsReadOnly(agg gsql.Expression, tables map[gsql.TableId]bool) bool {
+func argumentsReadOnly(agg gsql.Expression, tables map[gsql.TableId]string) bool {
 	ok := true
 	for _, c := range agg.Children() {
 		transform.InspectExpr(c, func(e gsql.Expression) bool {
 			switch e := e.(type) {
 			case *expression.GetField:
-				if !tables[e.TableId()] {
+				if _, in := tables[e.TableId()]; !in {
 					ok = false
 				}
 			case *plan.Subquery:
@@ -251,12 +251,15 @@ func argumentsReadOnly(agg gsql.Expression, tables map[gsql.TableId]bool) bool {
 }
 
 // tableIdsUnder returns the ids of the tables under n, not those of
-// subqueries.
-func tableIdsUnder(n gsql.Node) map[gsql.TableId]bool {
-	ids := map[gsql.TableId]bool{}
+// subqueries, each with the name the query reads it by (an alias where
+// it gave one: the outermost node of an id).
+func tableIdsUnder(n gsql.Node) map[gsql.TableId]string {
+	ids := map[gsql.TableId]string{}
 	transform.Inspect(n, func(n gsql.Node) bool {
 		if t, ok := n.(plan.TableIdNode); ok {
-			ids[t.Id()] = true
+			if _, seen := ids[t.Id()]; !seen {
+				ids[t.Id()] = t.Name()
+			}
 		}
 		return true
 	})

@@ -139,6 +139,12 @@ func TestDeviationRewrites(t *testing.T) {
 		},
 			"SELECT 1 FROM t1 x1 WHERE x1.c1 NOT IN (SELECT o.c2 FROM t1 o)",
 			"SELECT 1 FROM t1 x1 WHERE x1.c1 NOT IN (SELECT o.c2 FROM t1 o)", false},
+		{"quantified-bin-over-ci", s.binQuantifiedOverCI,
+			"SELECT x2.a FROM t1 x1 JOIN t1 x2 ON x1.a = x2.a WHERE x1.c2 <= ANY (SELECT qa.c1 FROM t1 qa)",
+			"SELECT x2.a FROM t1 x1 JOIN t1 x2 ON x1.a = x2.a WHERE x1.c2 <= ANY (SELECT qa.c1 COLLATE utf8mb4_bin FROM t1 qa)", true},
+		{"quantified-bin-over-ci", s.binQuantifiedOverCI,
+			"SELECT 1 FROM t1 x1 WHERE x1.c1 > ALL (SELECT qa.c2 FROM t1 qa) AND x1.c2 = ANY (SELECT qa.c1 FROM t1 qa)",
+			"SELECT 1 FROM t1 x1 WHERE x1.c1 > ALL (SELECT qa.c2 FROM t1 qa) AND x1.c2 = ANY (SELECT qa.c1 FROM t1 qa)", false},
 		{"distinct", distinctInDerived,
 			"SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1 ORDER BY 1 DESC LIMIT 2 OFFSET 2",
 			"SELECT * FROM (SELECT DISTINCT (SELECT COUNT(*) FROM t1 sq) FROM t1 x1) AS dz ORDER BY 1 DESC LIMIT 2 OFFSET 2", true},
@@ -349,6 +355,8 @@ func TestMultiUpdateSetsJoinColumn(t *testing.T) {
 		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5", "UPDATE t0 STRAIGHT_JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5"},
 		{"UPDATE t0 JOIN t2 ON t0.c9 = t2.c9 SET t0.c9 = NULL, t2.c3 = 'x' WHERE t0.c2 <> 0",
 			"UPDATE t2 STRAIGHT_JOIN t0 ON t0.c9 = t2.c9 SET t0.c9 = NULL, t2.c3 = 'x' WHERE t0.c2 <> 0"},
+		{"UPDATE t1 JOIN t0 ON t1.c9 = t0.c9 SET t1.c9 = 3, t0.c9 = 1 WHERE t1.c4 <= 2.50",
+			"UPDATE (SELECT 1 AS one UNION ALL SELECT 1) AS dz STRAIGHT_JOIN t1 STRAIGHT_JOIN t0 ON t1.c9 = t0.c9 SET t1.c9 = 3, t0.c9 = 1 WHERE t1.c4 <= 2.50"},
 	} {
 		alt, ok := d.without(nil, c.in)
 		if !ok || alt != c.want {
