@@ -77,6 +77,19 @@ func retypeSetOp(ctx *gsql.Context, s *plan.SetOp) (gsql.Node, transform.TreeIde
 			continue
 		}
 		converted = true
+		if (ls[i].Type == types.Null) != (rs[i].Type == types.Null) {
+			// A column of NULLs on one side takes the other side's
+			// type, as in MySQL: a DATE union NULL is a DATE (GMS made
+			// it a LONGTEXT, and wrote the zero date '0000-01-01'),
+			// an INT union NULL an INT; the other side's values are
+			// left as they are.
+			if ls[i].Type == types.Null {
+				lps[i] = expression.NewAlias(ls[i].Name, &nullOfType{UnaryExpression: expression.UnaryExpression{Child: lf}, typ: rs[i].Type})
+			} else {
+				rps[i] = expression.NewAlias(rs[i].Name, &nullOfType{UnaryExpression: expression.UnaryExpression{Child: rf}, typ: ls[i].Type})
+			}
+			continue
+		}
 		conv := unionConversion(ctx, lf, rf, sideExpr(lraw, i, lf), sideExpr(rraw, i, rf))
 		lps[i] = expression.NewAlias(ls[i].Name, conv(lf))
 		rps[i] = expression.NewAlias(rs[i].Name, conv(rf))
@@ -415,6 +428,43 @@ func (t *timeDatetime) WithChildren(children ...gsql.Expression) (gsql.Expressio
 		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
 	return &timeDatetime{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
+
+// nullOfType is a union side's column of NULLs (of type NULL) typed as
+// the other side's column.
+type nullOfType struct {
+	expression.UnaryExpression
+	typ gsql.Type
+}
+
+var _ gsql.Expression = (*nullOfType)(nil)
+
+// Type implements sql.Expression.
+func (n *nullOfType) Type() gsql.Type { return n.typ }
+
+// IsNullable implements sql.Expression.
+func (n *nullOfType) IsNullable() bool { return true }
+
+// String implements sql.Expression.
+func (n *nullOfType) String() string { return n.Child.String() }
+
+// Eval implements sql.Expression: NULL, the only value of a column of
+// type NULL.
+func (n *nullOfType) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := n.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	v, _, err = n.typ.Convert(ctx, v)
+	return v, err
+}
+
+// WithChildren implements sql.Expression.
+func (n *nullOfType) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
+	}
+	return &nullOfType{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: n.typ}, nil
 }
 
 // integralDecimalCast converts an integer to a DECIMAL of scale 0.
