@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -24,10 +25,11 @@ import (
 // NO_ZERO_IN_DATE MySQL stores '2020-00-10' as it is, which GMS's
 // dates cannot hold: GMS's error stands there.
 //
-// Only values written as text or numbers are judged: a DATE or DATETIME
-// read from another column (INSERT … SELECT of a zero date) is stored as
-// GMS converts it, since GMS reads '0000-00-00' and '0000-01-01' as one
-// time.Time and a real date must not be refused.
+// A DATE or DATETIME read from another column (INSERT … SELECT,
+// REPLACE … SELECT, UPDATE … SET d = e.d of a zero date) is judged too,
+// as MySQL judges it: GMS reads '0000-00-00' and '0000-01-01' as one
+// time.Time, which percdb stores and writes as the zero date, so the
+// year-0 date is refused with it (MySQL's range starts at 1000-01-01).
 
 // datePrefix matches the date part of a date or datetime string in the
 // delimited form MySQL reads: year, month, day.
@@ -50,11 +52,19 @@ func zeroParts(v any) (zero, inDate bool) {
 			return true, false
 		}
 		return false, mo == 0 || d == 0
+	case time.Time:
+		// A date read from a column or made by an expression: GMS's
+		// zero date. GMS cannot tell it from '0000-01-01', which percdb
+		// stores and writes as the zero date all the same.
+		return v.Equal(zeroDate), false
 	default:
 		_, mag, ok := IntMagnitude(v)
 		return ok && mag == 0, false
 	}
 }
+
+// zeroDate is GMS's zero date ('0000-00-00', '0000-00-00 00:00:00').
+var zeroDate = types.Date.Zero().(time.Time)
 
 // fitDate returns what MySQL stores of v in the date column name of
 // type typ, as the rowNum-th row of a statement, under the session's
@@ -76,6 +86,12 @@ func fitDate(ctx *gsql.Context, typ gsql.Type, name string, v any, rowNum int, s
 			kind = "date"
 		}
 		text := fmt.Sprint(v)
+		if _, ok := v.(time.Time); ok {
+			text = types.ZeroDateStr
+			if kind == "datetime" {
+				text = types.ZeroTimestampDatetimeStr
+			}
+		}
 		return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValue, "22007",
 			"Incorrect %s value: '%s' for column '%s' at row %d", kind, text, name, rowNum)
 	}
