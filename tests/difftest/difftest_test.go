@@ -376,16 +376,23 @@ func (r *run) mismatch(class, stmt string, args []any, p, m outcome, minimize fu
 	if r.st.classes[class] > *flagReports {
 		return
 	}
-	repro, params := r.valuesBefore, ""
+	repro, params, lost := r.valuesBefore, "", ""
 	if minimize != nil {
 		var args []any
+		origP, origM := p, m
 		stmt, args, p, m = minimize()
 		repro = r.reproduction()
 		if args != nil {
 			params = fmt.Sprintf("\n-- parameters: %#v", args)
 		}
+		if same(p, m, false) {
+			// The reproduction does not differ (a mismatch that
+			// depends on state the minimizer could not keep, or a
+			// transient error): say so, with what first differed.
+			lost = fmt.Sprintf("-- (the reproduction answers alike; the run's statement answered)\n-- percdb:\n%s\n-- mariadb:\n%s\n", describe(origP), describe(origM))
+		}
 	}
-	r.t.Logf("MISMATCH seed %d [%s]\n%s%s%s\n-- percdb:\n%s\n-- mariadb:\n%s\n", r.seed, class, repro, stmt, params, describe(p), describe(m))
+	r.t.Logf("MISMATCH seed %d [%s]\n%s%s%s\n-- percdb:\n%s\n-- mariadb:\n%s\n%s", r.seed, class, repro, stmt, params, describe(p), describe(m), lost)
 }
 
 // thenTable is how a table-contents mismatch names its table after the
