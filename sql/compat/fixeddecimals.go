@@ -301,6 +301,10 @@ func (f *fixedDecimals) schemaDecimals(n gsql.Node, prefix []colDecimals) []colD
 // (1.5 of SELECT d ... UNION SELECT 1.5 keeps its one decimal: the
 // column's are the larger of d's and its).
 func (f *fixedDecimals) sideDecimals(n gsql.Node, prefix []colDecimals) []colDecimals {
+	// Fields of a side's select items of one name point at one column
+	// until UnionSideFields, which runs after this rule, points each at
+	// its own: read them as it will.
+	n, _ = positionalSideFields(n)
 	out := f.schemaDecimals(n, prefix)
 	p, ok := n.(*plan.Project)
 	if !ok || len(p.Projections) != len(out) {

@@ -212,6 +212,8 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child
 		case *integralDecimalCast:
 			e = c.Child
+		case *nullOfType:
+			e = c.Child
 		case *expression.CollatedExpression:
 			e = c.Child()
 		case *expression.EnumToString:

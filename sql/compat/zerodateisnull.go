@@ -51,10 +51,9 @@ func ZeroDateIsNull(_ *gsql.Context, _ *analyzer.Analyzer, root gsql.Node, _ *pl
 		if outer == nil {
 			outer = innerSidesOfOuterJoins(root)
 		}
-		own := tableIdsUnder(n)
+		own := baseTableIdsUnder(n)
 		c, same := zeroDateTerms(cond, func(gf *expression.GetField) (bool, bool) {
-			_, in := own[gf.TableId()]
-			return in, outer[gf.TableId()]
+			return own[gf.TableId()], outer[gf.TableId()]
 		})
 		if same {
 			return n, transform.SameTree, nil
@@ -152,6 +151,36 @@ func zeroDateOr(cond gsql.Expression) bool {
 	}
 	t, ok := lit.Value().(time.Time)
 	return ok && t.Equal(zeroDatetime) && isNull.Child.String() == eq.Left().String()
+}
+
+// baseTableIdsUnder returns the ids of the stored tables under n, by
+// their aliases: MySQL's rewrite is of a stored column's IS NULL. A
+// derived table's or CTE's column is NULL when it is (a ROLLUP's NULL
+// rows under a NOT NULL date column, an outer join's), whatever the
+// type its column reports.
+func baseTableIdsUnder(n gsql.Node) map[gsql.TableId]bool {
+	ids := map[gsql.TableId]bool{}
+	stored := func(n gsql.Node) bool {
+		switch n.(type) {
+		case *plan.ResolvedTable, *plan.IndexedTableAccess:
+			return true
+		}
+		return false
+	}
+	transform.Inspect(n, func(n gsql.Node) bool {
+		switch t := n.(type) {
+		case *plan.TableAlias:
+			if stored(t.Child) {
+				ids[t.Id()] = true
+			}
+		case *plan.ResolvedTable:
+			ids[t.Id()] = true
+		case *plan.IndexedTableAccess:
+			ids[t.Id()] = true
+		}
+		return true
+	})
+	return ids
 }
 
 // innerSidesOfOuterJoins returns the ids of the tables under n that an
