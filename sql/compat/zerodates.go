@@ -56,15 +56,12 @@ func zeroParts(v any) (zero, inDate bool) {
 		// A date read from a column or made by an expression: GMS's
 		// zero date. GMS cannot tell it from '0000-01-01', which percdb
 		// stores and writes as the zero date all the same.
-		return v.Equal(zeroDate), false
+		return v.Equal(zeroDatetime), false
 	default:
 		_, mag, ok := IntMagnitude(v)
 		return ok && mag == 0, false
 	}
 }
-
-// zeroDate is GMS's zero date ('0000-00-00', '0000-00-00 00:00:00').
-var zeroDate = types.Date.Zero().(time.Time)
 
 // fitDate returns what MySQL stores of v in the date column name of
 // type typ, as the rowNum-th row of a statement, under the session's
