@@ -305,6 +305,9 @@ type PercdbOptions struct {
 	ServerOptions
 	// Binary is the percdb server binary (see BuildPercdb). Required.
 	Binary string
+	// Args are extra command-line arguments (e.g. "--status-port=N" for
+	// a profile of the server).
+	Args []string
 }
 
 // StartPercdb starts the percdb binary on a fresh data directory.
@@ -321,6 +324,7 @@ func StartPercdb(ctx context.Context, opts PercdbOptions) (*Server, error) {
 		"--port=" + strconv.Itoa(s.Port),
 		"--data-dir=" + filepath.Join(s.dir, "data"),
 	}
+	argv = append(argv, opts.Args...)
 	if err := s.start(ctx, argv); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,15 @@
 //	-duration, with percdb_gc_life_time -life and percdb_gc_run_interval
 //	-interval (-gc=false: both 8760h, no collection); every -sample it
 //	reports the data directory's size, the time of a full scan (the median of five; SELECT
-//	SUM(k) FROM s.t) and the GC's counters.
+//	SUM(k) FROM s.t) and the GC's counters. -pause stops the writers
+//	while a sample's scans run, so that the server's CPU over a scan (the
+//	sum of its threads' run time, /proc/PID/task/*/schedstat) is the
+//	scan's and not the writers'; the CPU column is then the median of the
+//	five. -optimize compacts the loaded table before the first sample
+//	(the load can leave level-0 files over it, which a fresh table's scan
+//	would otherwise merge). With -status-port and -profile DIR, each sample also takes a
+//	CPU profile of the server (DIR/second-S.prof, S seconds into the churn) over -profile-time of
+//	back-to-back scans, writers paused.
 //
 // Run it from the root of the checkout:
 //
@@ -31,11 +39,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +70,12 @@ type options struct {
 	life, interval     string
 	gc                 bool
 	destroyWaitTimeout time.Duration
+	pause              bool
+	statusPort         int
+	profileDir         string
+	profileTime        time.Duration
+	pid                int
+	optimize           bool
 }
 
 func run() error {
@@ -73,16 +90,32 @@ func run() error {
 	flag.StringVar(&o.interval, "interval", "30s", "churn: percdb_gc_run_interval")
 	flag.BoolVar(&o.gc, "gc", true, "churn: collect (false: life time and interval 8760h)")
 	flag.DurationVar(&o.destroyWaitTimeout, "destroy-timeout", 10*time.Minute, "drop: how long to wait for GC to destroy the table")
+	flag.BoolVar(&o.optimize, "optimize", false, "churn: OPTIMIZE TABLE (a compaction of the table) after the load, so that the fresh table's scan is over one compacted level")
+	flag.BoolVar(&o.pause, "pause", false, "churn: pause the writers during a sample's scans (the server's CPU for a scan is then the scan's)")
+	flag.IntVar(&o.statusPort, "status-port", 0, "the server's --status-port (0: none), for -profile")
+	flag.StringVar(&o.profileDir, "profile", "", "churn: directory for a CPU profile of the server's scans at each sample (needs -status-port; implies -pause)")
+	flag.DurationVar(&o.profileTime, "profile-time", 3*time.Second, "churn: how long each sample's profile runs scans")
 	flag.Parse()
 	if *binary == "" {
 		return errors.New("give -binary")
 	}
+	if o.profileDir != "" {
+		if o.statusPort == 0 {
+			return errors.New("-profile needs -status-port")
+		}
+		o.pause = true
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
 	ctx := context.Background()
-	srv, err := bench.StartPercdb(ctx, bench.PercdbOptions{Binary: *binary})
+	srv, err := bench.StartPercdb(ctx, bench.PercdbOptions{Binary: *binary,
+		Args: []string{"--status-port=" + strconv.Itoa(o.statusPort)}})
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
+	o.pid = srv.PID()
 	db, err := srv.OpenDB()
 	if err != nil {
 		return err
@@ -151,11 +184,19 @@ func churn(db *sql.DB, dataDir string, o options) error {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
+	if o.optimize {
+		if _, err := db.Exec("OPTIMIZE TABLE s.t"); err != nil {
+			return fmt.Errorf("OPTIMIZE TABLE: %w", err)
+		}
+	}
 	fmt.Printf("GC %v: life time %s, run interval %s, %d writers for %v\n", o.gc, life, interval, o.writers, o.duration)
-	fmt.Println("| minute | data directory | full scan | updates | versions deleted by GC |")
-	fmt.Println("| ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| minute | data directory | full scan | server CPU a scan | updates | versions deleted by GC |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
 	var updates, errs atomic.Int64
 	stop := make(chan struct{})
+	// paused is held for reading by every writer's statement and for
+	// writing while a sample scans, when -pause.
+	var paused sync.RWMutex
 	var wg sync.WaitGroup
 	for w := 0; w < o.writers; w++ {
 		wg.Add(1)
@@ -168,6 +209,8 @@ func churn(db *sql.DB, dataDir string, o options) error {
 					return
 				default:
 				}
+				paused.RLock()
+				paused.RUnlock()
 				if _, err := db.Exec("UPDATE s.t SET k = k + 1 WHERE id = ?", 1+rnd.Intn(o.rows)); err != nil {
 					errs.Add(1)
 					continue
@@ -178,24 +221,40 @@ func churn(db *sql.DB, dataDir string, o options) error {
 	}
 	start := time.Now()
 	sampleAt := func() error {
+		if o.pause {
+			paused.Lock()
+			defer paused.Unlock()
+		}
 		// The median of five scans: on a shared machine one scan's time
 		// jumps with the load.
 		scans := make([]time.Duration, 5)
+		cpus := make([]time.Duration, 5)
 		for i := range scans {
+			cpuStart := serverCPU(o.pid)
 			scanStart := time.Now()
-			var sum int64
-			if err := db.QueryRow("SELECT SUM(k) FROM s.t").Scan(&sum); err != nil {
+			if err := scan(db); err != nil {
 				return err
 			}
 			scans[i] = time.Since(scanStart)
+			cpus[i] = serverCPU(o.pid) - cpuStart
 		}
 		slices.Sort(scans)
-		scan := scans[len(scans)/2]
+		slices.Sort(cpus)
+		minute := time.Since(start).Minutes()
+		cpu := "-"
+		if o.pause {
+			cpu = cpus[len(cpus)/2].Round(100 * time.Microsecond).String()
+		}
+		if o.profileDir != "" {
+			if err := profileScans(db, o, filepath.Join(o.profileDir, fmt.Sprintf("second-%04.0f.prof", minute*60))); err != nil {
+				return err
+			}
+		}
 		var deleted int
 		if err := statusInt(db, "Percdb_gc_keys_deleted", &deleted); err != nil {
 			return err
 		}
-		fmt.Printf("| %.1f | %s | %v | %d | %d |\n", time.Since(start).Minutes(), size(dataDir), scan.Round(time.Millisecond), updates.Load(), deleted)
+		fmt.Printf("| %.1f | %s | %v | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, updates.Load(), deleted)
 		return nil
 	}
 	if err := sampleAt(); err != nil {
@@ -223,6 +282,70 @@ loop:
 	}
 	fmt.Printf("writers: %d updates, %d errors\n", updates.Load(), errs.Load())
 	return printStatus(db)
+}
+
+// scan runs the full scan a sample times.
+func scan(db *sql.DB) error {
+	var sum int64
+	return db.QueryRow("SELECT SUM(k) FROM s.t").Scan(&sum)
+}
+
+// profileScans writes a CPU profile of the server, taken from its status
+// port over o.profileTime, to path while scans run back to back.
+func profileScans(db *sql.DB, o options, path string) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", o.statusPort, max(1, int(o.profileTime.Seconds())))
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(url)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("profile %s: %w", url, err)
+			}
+			return nil
+		default:
+		}
+		if err := scan(db); err != nil {
+			return err
+		}
+	}
+}
+
+// serverCPU is the run time of the process's threads so far, from
+// /proc/PID/task/*/schedstat (nanoseconds, unlike /proc/PID/stat's clock
+// ticks, which are too coarse for a scan of tens of milliseconds). A
+// thread that exited no longer counts; the Go runtime keeps its threads.
+func serverCPU(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		var run int64
+		if _, err := fmt.Sscan(string(b), &run); err == nil {
+			ns += run
+		}
+	}
+	return time.Duration(ns)
 }
 
 // statusInt reads an integer row of SHOW STATUS.
