@@ -21,9 +21,15 @@
 //	scan's and not the writers'; the CPU column is then the median of the
 //	five. -optimize compacts the loaded table before the first sample
 //	(the load can leave level-0 files over it, which a fresh table's scan
-//	would otherwise merge). With -status-port and -profile DIR, each sample also takes a
-//	CPU profile of the server (DIR/second-S.prof, S seconds into the churn) over -profile-time of
-//	back-to-back scans, writers paused.
+//	would otherwise merge). -reference also loads s.f, the same rows
+//	nobody updates, and scans it right after each scan of s.t: the
+//	ratio of their CPU medians compares the churned table with a fresh
+//	one in one process at one moment, which a comparison with the first
+//	sample, minutes earlier on a shared machine, does not. With
+//	-status-port and -profile DIR, each sample also takes a CPU profile
+//	of the server (DIR/second-S.prof, S seconds into the churn) over
+//	-profile-time of back-to-back scans, writers paused, and prints how
+//	many scans it covered.
 //
 // Run it from the root of the checkout:
 //
@@ -31,6 +37,7 @@
 //	go run ./bench/cmd/gcbench -binary /tmp/percdb -mode drop -rows 1000000
 //	go run ./bench/cmd/gcbench -binary /tmp/percdb -mode churn -rows 20000 -duration 5m -life 1m -interval 30s
 //	go run ./bench/cmd/gcbench -binary /tmp/percdb -mode churn -rows 20000 -duration 5m -gc=false
+//	go run ./bench/cmd/gcbench -binary /tmp/percdb -mode churn -reference -optimize -rows 100000 -duration 8m -sample 1m
 package main
 
 import (
@@ -76,6 +83,7 @@ type options struct {
 	profileTime        time.Duration
 	pid                int
 	optimize           bool
+	reference          bool
 }
 
 func run() error {
@@ -91,6 +99,7 @@ func run() error {
 	flag.BoolVar(&o.gc, "gc", true, "churn: collect (false: life time and interval 8760h)")
 	flag.DurationVar(&o.destroyWaitTimeout, "destroy-timeout", 10*time.Minute, "drop: how long to wait for GC to destroy the table")
 	flag.BoolVar(&o.optimize, "optimize", false, "churn: OPTIMIZE TABLE (a compaction of the table) after the load, so that the fresh table's scan is over one compacted level")
+	flag.BoolVar(&o.reference, "reference", false, "churn: also load s.f, a copy of the table nobody updates, and scan it beside s.t at each sample (implies -pause): the ratio of the two scans' CPU, taken in the same process at the same moment, is what the churn costs")
 	flag.BoolVar(&o.pause, "pause", false, "churn: pause the writers during a sample's scans (the server's CPU for a scan is then the scan's)")
 	flag.IntVar(&o.statusPort, "status-port", 0, "the server's --status-port (0: none), for -profile")
 	flag.StringVar(&o.profileDir, "profile", "", "churn: directory for a CPU profile of the server's scans at each sample (needs -status-port; implies -pause)")
@@ -98,6 +107,9 @@ func run() error {
 	flag.Parse()
 	if *binary == "" {
 		return errors.New("give -binary")
+	}
+	if o.reference {
+		o.pause = true
 	}
 	if o.profileDir != "" {
 		if o.statusPort == 0 {
@@ -126,6 +138,14 @@ func run() error {
 	loadStart := time.Now()
 	if err := bench.CreateAndLoad(db, o.rows); err != nil {
 		return err
+	}
+	if o.mode == "churn" && o.reference {
+		if _, err := db.Exec("CREATE TABLE s.f (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(120))"); err != nil {
+			return fmt.Errorf("create s.f: %w", err)
+		}
+		if err := bench.LoadRows(db, "s.f", o.rows); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("loaded %d rows in %v, data directory %s\n", o.rows, time.Since(loadStart).Round(time.Millisecond), size(dataDir))
 	switch o.mode {
@@ -185,13 +205,17 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		}
 	}
 	if o.optimize {
-		if _, err := db.Exec("OPTIMIZE TABLE s.t"); err != nil {
-			return fmt.Errorf("OPTIMIZE TABLE: %w", err)
+		q := "OPTIMIZE TABLE s.t"
+		if o.reference {
+			q += ", s.f"
+		}
+		if _, err := db.Exec(q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	fmt.Printf("GC %v: life time %s, run interval %s, %d writers for %v\n", o.gc, life, interval, o.writers, o.duration)
-	fmt.Println("| minute | data directory | full scan | server CPU a scan | updates | versions deleted by GC |")
-	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| minute | data directory | full scan | server CPU a scan | fresh table's scan: CPU | ratio | updates | versions deleted by GC |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var updates, errs atomic.Int64
 	stop := make(chan struct{})
 	// paused is held for reading by every writer's statement and for
@@ -229,21 +253,36 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		// jumps with the load.
 		scans := make([]time.Duration, 5)
 		cpus := make([]time.Duration, 5)
+		refs := make([]time.Duration, 5)
 		for i := range scans {
 			cpuStart := serverCPU(o.pid)
 			scanStart := time.Now()
-			if err := scan(db); err != nil {
+			if err := scan(db, "s.t"); err != nil {
 				return err
 			}
 			scans[i] = time.Since(scanStart)
 			cpus[i] = serverCPU(o.pid) - cpuStart
+			if o.reference {
+				// The fresh table right after, so that both scans see
+				// the machine alike.
+				cpuStart = serverCPU(o.pid)
+				if err := scan(db, "s.f"); err != nil {
+					return err
+				}
+				refs[i] = serverCPU(o.pid) - cpuStart
+			}
 		}
 		slices.Sort(scans)
 		slices.Sort(cpus)
+		slices.Sort(refs)
 		minute := time.Since(start).Minutes()
-		cpu := "-"
+		cpu, ref, ratio := "-", "-", "-"
 		if o.pause {
 			cpu = cpus[len(cpus)/2].Round(100 * time.Microsecond).String()
+		}
+		if o.reference {
+			ref = refs[len(refs)/2].Round(100 * time.Microsecond).String()
+			ratio = fmt.Sprintf("%.2fx", float64(cpus[len(cpus)/2])/float64(refs[len(refs)/2]))
 		}
 		if o.profileDir != "" {
 			if err := profileScans(db, o, filepath.Join(o.profileDir, fmt.Sprintf("second-%04.0f.prof", minute*60))); err != nil {
@@ -254,7 +293,7 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		if err := statusInt(db, "Percdb_gc_keys_deleted", &deleted); err != nil {
 			return err
 		}
-		fmt.Printf("| %.1f | %s | %v | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, updates.Load(), deleted)
+		fmt.Printf("| %.1f | %s | %v | %s | %s | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, ref, ratio, updates.Load(), deleted)
 		return nil
 	}
 	if err := sampleAt(); err != nil {
@@ -284,10 +323,10 @@ loop:
 	return printStatus(db)
 }
 
-// scan runs the full scan a sample times.
-func scan(db *sql.DB) error {
+// scan runs the full scan a sample times of table.
+func scan(db *sql.DB, table string) error {
 	var sum int64
-	return db.QueryRow("SELECT SUM(k) FROM s.t").Scan(&sum)
+	return db.QueryRow("SELECT SUM(k) FROM " + table).Scan(&sum)
 }
 
 // profileScans writes a CPU profile of the server, taken from its status
@@ -313,16 +352,18 @@ func profileScans(db *sql.DB, o options, path string) error {
 		}
 		done <- err
 	}()
-	for {
+	for scans := 0; ; scans++ {
 		select {
 		case err := <-done:
 			if err != nil {
 				return fmt.Errorf("profile %s: %w", url, err)
 			}
+			// The count divides the profile's samples into a scan's.
+			fmt.Printf("<!-- %s: %d scans -->\n", path, scans)
 			return nil
 		default:
 		}
-		if err := scan(db); err != nil {
+		if err := scan(db, "s.t"); err != nil {
 			return err
 		}
 	}
