@@ -218,8 +218,9 @@ func churn(db *sql.DB, dataDir string, o options) error {
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var updates, errs atomic.Int64
 	stop := make(chan struct{})
-	// paused is held for reading by every writer's statement and for
-	// writing while a sample scans, when -pause.
+	// paused is held for reading over every writer's statement and for
+	// writing while a sample scans, when -pause (a waiting sample keeps
+	// new statements out: sync.RWMutex lets a pending Lock go first).
 	var paused sync.RWMutex
 	var wg sync.WaitGroup
 	for w := 0; w < o.writers; w++ {
@@ -233,9 +234,12 @@ func churn(db *sql.DB, dataDir string, o options) error {
 					return
 				default:
 				}
+				// Held over the statement, so that a sample's scans
+				// start once every update in flight has finished.
 				paused.RLock()
+				_, err := db.Exec("UPDATE s.t SET k = k + 1 WHERE id = ?", 1+rnd.Intn(o.rows))
 				paused.RUnlock()
-				if _, err := db.Exec("UPDATE s.t SET k = k + 1 WHERE id = ?", 1+rnd.Intn(o.rows)); err != nil {
+				if err != nil {
 					errs.Add(1)
 					continue
 				}
