@@ -196,8 +196,9 @@ func (e *tableEditor) update(ctx *gsql.Context, old, new gsql.Row, at *tablecode
 // NOT NULL column of sch. GMS checks an INSERT's and an UPDATE's values,
 // but not those of INSERT ... ON DUPLICATE KEY UPDATE c = NULL, which
 // wrote the NULL (MySQL fails the statement in strict mode, and writes
-// the column's implicit default with a warning otherwise; percdb fails
-// it in both).
+// the column's implicit default with a warning otherwise: with IGNORE or
+// outside strict mode the value is that default before it gets here,
+// sql/compat/notnull.go).
 func notNullViolation(sch gsql.Schema, row gsql.Row) error {
 	for i, c := range sch {
 		if i < len(row) && row[i] == nil && !c.Nullable && !c.AutoIncrement {

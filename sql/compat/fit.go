@@ -207,6 +207,9 @@ func FitUpdate(ctx *gsql.Context, exprs []gsql.Expression, ignore bool) ([]gsql.
 		if _, done := set.RightChild.(*fittedValue); done {
 			return exprs, false
 		}
+		if _, done := set.RightChild.(*implicitDefault); done {
+			return exprs, false
+		}
 		if _, isDefault := set.RightChild.(*gsql.ColumnDefaultValue); isDefault {
 			continue // GMS evaluates a default itself (applyUpdateExpressionsWithIgnore)
 		}
@@ -519,6 +522,13 @@ func FitUpdatePlan(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool, error) {
 			return n, transform.SameTree, nil
 		}
 		exprs, ok := FitUpdate(ctx, src.UpdateExprs, src.Ignore)
+		if !ok {
+			exprs = src.UpdateExprs
+		}
+		// NULL into a NOT NULL column (notnull.go).
+		if nd, changed := implicitDefaults(exprs, src.Ignore || !strictMode(ctx)); changed {
+			exprs, ok = nd, true
+		}
 		if !ok {
 			return n, transform.SameTree, nil
 		}

@@ -22,9 +22,35 @@ func FitUpsert(ctx *gsql.Context, n *plan.InsertInto) (*plan.InsertInto, bool) {
 	}
 	exprs, ok := FitUpdate(ctx, n.OnDupExprs, n.Ignore)
 	if !ok {
+		exprs = n.OnDupExprs
+	}
+	// NULL into a NOT NULL column (notnull.go): MySQL's single-row
+	// INSERT fails with 1048 outside a strict sql_mode too.
+	lenient := n.Ignore || (!strictMode(ctx) && !singleRow(n.Source))
+	if nd, changed := implicitDefaults(exprs, lenient); changed {
+		exprs, ok = nd, true
+	}
+	if !ok {
 		return n, false
 	}
 	m := *n
 	m.OnDupExprs = exprs
 	return &m, true
+}
+
+// singleRow reports whether src is a VALUES list of one row (under the
+// FitRows of FitInsert and the projection GMS puts over VALUES).
+func singleRow(src gsql.Node) bool {
+	for {
+		switch n := src.(type) {
+		case *FitRows:
+			src = n.Child
+		case *plan.Project:
+			src = n.Child
+		case *plan.Values:
+			return len(n.ExpressionTuples) == 1
+		default:
+			return false
+		}
+	}
 }
