@@ -27,8 +27,9 @@ import (
 //     others;
 //   - a comma between FROM and WHERE (a join), before SET in an UPDATE,
 //     or anywhere in a DELETE;
-//   - no WHERE in a SELECT, UPDATE or DELETE; no column list before an
-//     INSERT's VALUES.
+//   - no WHERE in a SELECT, UPDATE or DELETE (but a SELECT with ORDER
+//     BY and LIMIT: a key's first or last rows); no column list before
+//     an INSERT's VALUES.
 //
 // It errs only on the side of letting a statement through: text it may
 // not read the way the parser does (an unterminated string or comment,
@@ -76,6 +77,8 @@ func textAllowed(q string, k Kind) bool {
 		last               byte
 		selects            int
 		inFrom, where, set bool
+		// ordered, limited: the words ORDER BY and LIMIT were met.
+		ordered, limited bool
 		// afterOrder: the previous word is ORDER; inOrder: the tokens
 		// are an ORDER BY's list (until LIMIT); orderItem: the next
 		// token starts one of its items.
@@ -127,11 +130,13 @@ func textAllowed(q string, k Kind) bool {
 			afterSelect, last, orderItem, afterOrder = false, 'a', false, false
 			switch string(word) {
 			case "order":
-				afterOrder = true
+				// The FROM clause ends (a SELECT without WHERE).
+				afterOrder, inFrom = true, false
 			case "by":
 				inOrder, orderItem = wasOrder, wasOrder
+				ordered = ordered || wasOrder
 			case "limit":
-				inOrder = false
+				inOrder, limited = false, true
 			}
 			i = j
 			if dotted {
@@ -206,7 +211,7 @@ func textAllowed(q string, k Kind) bool {
 		orderItem, afterOrder = c == ',' && inOrder, false
 		i++
 	}
-	return where || k == Insert
+	return where || k == Insert || k == Select && ordered && limited
 }
 
 // allDigits reports whether w is a number without sign or point.

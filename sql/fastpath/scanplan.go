@@ -88,6 +88,17 @@ type ScanPlan struct {
 	// (its sort elimination), so that rows that tie come in reverse key
 	// order.
 	ReverseTies bool
+	// Reverse is set when the rows come in the ORDER BY's order from the
+	// key's ranges read backwards (the ORDER BY is the key's order, each
+	// column DESC) under a LIMIT: the read sorts nothing and stops at
+	// the limit (copr.RunReverse, copr.RunLookupReverse), as GMS's path
+	// reads the key backwards (planrules.OrderByIndex). Order is then
+	// empty.
+	Reverse bool
+	// Whole is set when no condition bounds the key: its ranges are the
+	// whole table or index, read from one end under a LIMIT, which GMS
+	// reports as a read without an index (SERVER_QUERY_NO_INDEX_USED).
+	Whole bool
 }
 
 // PlanCond is a condition of the shape with its columns resolved: Cols
@@ -439,10 +450,16 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		p.KeyTerm = append(p.KeyTerm, isKey)
 		p.KeyCol = append(p.KeyCol, termCol[i])
 	}
-	if !hasKey {
-		// No range: a scan of the whole table is GMS's (in parallel).
+	if !hasKey && (len(sc.Where) > 0 || sc.Limit == nil || sc.Distinct || !keyOrder(p, sc, ordOf, make([]bool, len(p.KeyOrds)), false) && !keyOrder(p, sc, ordOf, make([]bool, len(p.KeyOrds)), true)) {
+		// No range: a scan of the whole table is GMS's (in parallel),
+		// but, without a WHERE, for the first or last rows of the
+		// key's order under a LIMIT, a read of the key from one end
+		// that stops at the limit (ORDER BY k DESC, w DESC, id DESC
+		// LIMIT 10 over an index on k). Conditions that bound no key
+		// leave the read to GMS, which may stop anywhere in the key.
 		return nil, nil, false
 	}
+	p.Whole = !hasKey
 	// A key column that a condition pins to one value (=, <=>, which the
 	// range enforces exactly on integers) is the same in every row: an
 	// ORDER BY need not name it to leave no ties.
@@ -465,24 +482,26 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
 		return nil, nil, false
 	}
-	if ix == nil && sc.Limit != nil && keyOrder(p, sc, ordOf, single, true) {
-		// The primary key's order backwards, under a LIMIT: GMS's path
-		// reads the range backwards and stops at the limit
-		// (planrules.OrderByIndex), where the coprocessor, which reads
-		// forwards, would read and sort the whole range (WHERE w = 3
-		// ORDER BY id DESC LIMIT 10 read the 10,000 rows of w = 3). A
-		// secondary index's range stays here: pinned whole but for
-		// the order's column, it is one entity's rows (TPC-C
-		// Order-Status's last order of a customer), fewer than GMS's
-		// path costs in parsing and analysis.
-		return nil, nil, false
-	}
-	if inKeyOrder(p, sc, ordOf, single) {
+	if sc.Limit != nil && keyOrder(p, sc, ordOf, single, true) {
+		// The key's order backwards, under a LIMIT: the ranges are
+		// read backwards and the read stops at the limit, as GMS's
+		// path reads them (planrules.OrderByIndex), where a forward
+		// read would read and sort the whole range (WHERE w = 3 ORDER
+		// BY id DESC LIMIT 10 read the 10,000 rows of w = 3). The
+		// order leaves no ties (total, checked above for the primary
+		// key, by indexScanOK for an index), so the rows are GMS's
+		// whichever plan it makes. DISTINCT keeps the first of rows
+		// it deems equal: which comes first is GMS's to say.
+		if sc.Distinct {
+			return nil, nil, false
+		}
+		p.Order, p.ReverseTies, p.Reverse = nil, false, true
+	} else if inKeyOrder(p, sc, ordOf, single) {
 		// The rows come in the ORDER BY's order from the key's range:
 		// no sort, and a LIMIT stops the read.
 		p.Order, p.ReverseTies = nil, false
 	}
-	if p.LockCols != nil && (len(p.Order) > 0 && (sc.Limit != nil || p.ReverseTies) || !readsReturned(sc, p, keyCol, ordOf)) {
+	if p.LockCols != nil && (len(p.Order) > 0 && (sc.Limit != nil || p.ReverseTies) || p.Reverse || !readsReturned(sc, p, keyCol, ordOf)) {
 		// The rows GMS reads (and locks) would not be only those the
 		// statement returns. A sort without a LIMIT returns every row
 		// read, which the SQL node locks in key order before it sorts
@@ -492,7 +511,8 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		// fewer rows than the range holds (planrules.OrderByIndex
 		// drops the sort where the values pin a column), and a sort
 		// that GMS makes by reading the key backwards (ReverseTies)
-		// locks in the other order: those stay GMS's.
+		// locks in the other order, as a backward read (Reverse)
+		// does: those stay GMS's.
 		return nil, nil, false
 	}
 	if ix != nil && !indexScanOK(def, m, sc, p, ranged) {

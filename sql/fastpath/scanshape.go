@@ -15,6 +15,8 @@ import (
 //	    [ORDER BY col [ASC|DESC], ...] [LIMIT [offset,] n | LIMIT n OFFSET m]
 //	    [FOR UPDATE]
 //
+// (the WHERE clause may be left out of a SELECT with ORDER BY and LIMIT)
+//
 // where cond is built of comparisons (=, <>, !=, <, <=, >, >=, <=>)
 // between columns and values, BETWEEN, IN lists, IS [NOT] NULL, AND, OR,
 // NOT and parentheses, and the aggregates are COUNT(*), COUNT(col),
@@ -150,7 +152,13 @@ func scanShape(n *ast.SelectStmt) *Shape {
 	if n.Kind != ast.SelectStmtKindSelect || n.GroupBy != nil || n.Having != nil ||
 		len(n.WindowSpecs) > 0 ||
 		len(n.TableHints) > 0 || n.IsInBraces || n.SelectIntoOpt != nil || n.AfterSetOperator != nil ||
-		len(n.Lists) > 0 || n.With != nil || n.Fields == nil || n.Where == nil {
+		len(n.Lists) > 0 || n.With != nil || n.Fields == nil {
+		return nil
+	}
+	if n.Where == nil && (n.OrderBy == nil || n.Limit == nil) {
+		// Without a WHERE, only a key's first or last rows under a
+		// LIMIT are read from a range (ScanPlan); a whole table is
+		// GMS's to scan.
 		return nil
 	}
 	if o := n.SelectStmtOpts; o != nil && (o.SQLBigResult || o.SQLBufferResult || o.SQLSmallResult ||
@@ -191,7 +199,7 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		// sorted nor made distinct here.
 		return nil
 	}
-	if !sc.setWhere(n.Where) {
+	if n.Where != nil && !sc.setWhere(n.Where) {
 		return nil
 	}
 	if n.OrderBy != nil {
