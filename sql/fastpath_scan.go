@@ -202,6 +202,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	if limit == 0 {
 		ranges = nil
 	}
+	if sp.Ends {
+		if limit == 0 {
+			return nil, 0, 0, true
+		}
+		row, examined, err := b.scanEnds(k, ranges, prog, filter)
+		if err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+		return cut([]gsql.Row{row}, offset, limit), examined, 0, true
+	}
 	// Rows in key order that need nothing but the SQL node's
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
 	// they are wanted.

@@ -284,6 +284,12 @@ func TestFastPathIndexRangeRuns(t *testing.T) {
 				{"SELECT id, a, b FROM k ORDER BY a DESC, id DESC LIMIT ?", []any{10}},
 				{"SELECT id, a FROM k ORDER BY a, id LIMIT ?, ?", []any{1, 2}},
 				{"SELECT o_id, o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? ORDER BY o_c_id DESC, o_id DESC LIMIT ?", []any{1, 1, 2}},
+				// MIN and MAX of the index's column, read from one end
+				// past its NULLs.
+				{"SELECT MIN(a), MAX(a) FROM k", nil},
+				{"SELECT MAX(a) FROM k WHERE a < ?", []any{6}},
+				{"SELECT MIN(a) FROM k WHERE a IN (?, ?)", []any{7, 5}},
+				{"SELECT MIN(a), MAX(a) FROM k WHERE a > ?", []any{100}},
 			} {
 				run(false, c.q, c.args...) // learns the column definitions
 				run(true, c.q, c.args...)

@@ -99,6 +99,13 @@ type ScanPlan struct {
 	// whole table or index, read from one end under a LIMIT, which GMS
 	// reports as a read without an index (SERVER_QUERY_NO_INDEX_USED).
 	Whole bool
+	// Ends is set when each aggregate is a MIN or MAX of the key column
+	// after those the conditions pin to one value, and every condition
+	// bounds the key (endOfKey): each is the first (MIN) or last (MAX)
+	// non-NULL entry of the ranges, read from that end and stopped at
+	// one row, as GMS's path reads it (planrules.MinMaxByIndex), where
+	// the coprocessor aggregated every row of the range.
+	Ends bool
 }
 
 // PlanCond is a condition of the shape with its columns resolved: Cols
@@ -450,13 +457,16 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		p.KeyTerm = append(p.KeyTerm, isKey)
 		p.KeyCol = append(p.KeyCol, termCol[i])
 	}
-	if !hasKey && (len(sc.Where) > 0 || sc.Limit == nil || sc.Distinct || !keyOrder(p, sc, ordOf, make([]bool, len(p.KeyOrds)), false) && !keyOrder(p, sc, ordOf, make([]bool, len(p.KeyOrds)), true)) {
+	none := make([]bool, len(p.KeyOrds)) // no column pinned
+	ends := !hasKey && endOfKey(sc, p, none, ordOf)
+	if !hasKey && !ends && (len(sc.Where) > 0 || sc.Limit == nil || sc.Distinct || !keyOrder(p, sc, ordOf, none, false) && !keyOrder(p, sc, ordOf, none, true)) {
 		// No range: a scan of the whole table is GMS's (in parallel),
 		// but, without a WHERE, for the first or last rows of the
 		// key's order under a LIMIT, a read of the key from one end
 		// that stops at the limit (ORDER BY k DESC, w DESC, id DESC
-		// LIMIT 10 over an index on k). Conditions that bound no key
-		// leave the read to GMS, which may stop anywhere in the key.
+		// LIMIT 10 over an index on k), and MIN and MAX of the key's
+		// first column. Conditions that bound no key leave the read
+		// to GMS, which may stop anywhere in the key.
 		return nil, nil, false
 	}
 	p.Whole = !hasKey
@@ -470,9 +480,7 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			single[p.KeyCol[i]] = true
 		}
 	}
-	if endOfKey(sc, p, single, ordOf) {
-		return nil, nil, false
-	}
+	p.Ends = ends || endOfKey(sc, p, single, ordOf)
 	if !total && len(sc.Order) > 0 {
 		total = true
 		for k, ord := range p.KeyOrds {
@@ -700,10 +708,11 @@ func resolveCond(c *Cond, col func(string) (int, bool), depth int) (PlanCond, bo
 // endOfKey reports whether sc's aggregates are each a MIN or MAX of the
 // key column after those its conditions pin to one value, and all its
 // conditions bound the key: the first or last entry of the key's range
-// then answers each, which GMS's path reads (planrules.MinMaxByIndex,
-// "Select tables optimized away" in MySQL), where the coprocessor would
-// aggregate every row of the range (SELECT MAX(id) FROM t WHERE w = 3
-// read the 10,000 rows of w = 3 to return one value).
+// then answers each (ScanPlan.Ends), as GMS's path reads it
+// (planrules.MinMaxByIndex, "Select tables optimized away" in MySQL),
+// where the coprocessor would aggregate every row of the range (SELECT
+// MAX(id) FROM t WHERE w = 3 read the 10,000 rows of w = 3 to return
+// one value).
 func endOfKey(sc *ScanShape, p *ScanPlan, single []bool, ordOf func(string) (int, bool)) bool {
 	if !sc.Aggregates() || slices.Contains(p.KeyTerm, false) {
 		return false

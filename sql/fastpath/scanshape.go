@@ -15,7 +15,8 @@ import (
 //	    [ORDER BY col [ASC|DESC], ...] [LIMIT [offset,] n | LIMIT n OFFSET m]
 //	    [FOR UPDATE]
 //
-// (the WHERE clause may be left out of a SELECT with ORDER BY and LIMIT)
+// (the WHERE clause may be left out of a SELECT with ORDER BY and LIMIT,
+// or of one of MIN and MAX aggregates alone)
 //
 // where cond is built of comparisons (=, <>, !=, <, <=, >, >=, <=>)
 // between columns and values, BETWEEN, IN lists, IS [NOT] NULL, AND, OR,
@@ -155,12 +156,6 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		len(n.Lists) > 0 || n.With != nil || n.Fields == nil {
 		return nil
 	}
-	if n.Where == nil && (n.OrderBy == nil || n.Limit == nil) {
-		// Without a WHERE, only a key's first or last rows under a
-		// LIMIT are read from a range (ScanPlan); a whole table is
-		// GMS's to scan.
-		return nil
-	}
 	if o := n.SelectStmtOpts; o != nil && (o.SQLBigResult || o.SQLBufferResult || o.SQLSmallResult ||
 		o.CalcFoundRows || o.StraightJoin || o.Priority != 0 || len(o.TableHints) > 0) {
 		return nil
@@ -197,6 +192,12 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		// Aggregates with columns need GROUP BY (or MySQL's
 		// ONLY_FULL_GROUP_BY error); an aggregate's one row is not
 		// sorted nor made distinct here.
+		return nil
+	}
+	if n.Where == nil && (n.OrderBy == nil || n.Limit == nil) && !minMaxOnly(sc.Fields) {
+		// Without a WHERE, only a key's first or last rows under a
+		// LIMIT, or MIN and MAX, are read from one end of a key
+		// (ScanPlan); a whole table is GMS's to scan.
 		return nil
 	}
 	if n.Where != nil && !sc.setWhere(n.Where) {
@@ -478,4 +479,14 @@ func selectsOrderColumns(sc *ScanShape) bool {
 		}
 	}
 	return true
+}
+
+// minMaxOnly reports whether fields are MIN and MAX aggregates alone.
+func minMaxOnly(fields []ScanField) bool {
+	for _, f := range fields {
+		if f.Agg != AggMin && f.Agg != AggMax {
+			return false
+		}
+	}
+	return len(fields) > 0
 }
