@@ -56,7 +56,7 @@ func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 	}
 	// The rows are read for the program's columns only: a pessimistic
 	// transaction may move its snapshot past changes to the others.
-	it := &lookupIter{x: x, tx: tx, rest: rest[1:], opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstLookupBatch}
+	it := &lookupIter{x: x, tx: tx, rest: rest[1:], opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstBatch(p)}
 	if err := it.fill(ctx); err != nil {
 		it.Close()
 		return nil, err
@@ -71,6 +71,18 @@ const (
 	firstLookupBatch = 32
 	maxLookupBatch   = 1024
 )
+
+// firstBatch returns how many handles the first batch of a lookup for p
+// reads: firstLookupBatch, or fewer for a program that wants fewer rows
+// (a Limit that no top-N reads past): MIN or MAX by one end of an index
+// wants one row, and read 32 (each batch after it doubles, so rows a
+// filter rejects cost a few more round trips, not a wasted batch).
+func firstBatch(p *Program) int {
+	if p.Limit > 0 && len(p.OrderBy) == 0 && !p.Aggregate && p.Limit < firstLookupBatch {
+		return int(p.Limit)
+	}
+	return firstLookupBatch
+}
 
 // lookupIter is a txn.Iterator over the rows an index range points to,
 // in index order: row keys and values.
