@@ -163,6 +163,11 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 		res.Rows = append(res.Rows, vals)
 	}
 	s.rowsExamined.Add(uint64(examined))
+	if pl.Scan.Whole {
+		// GMS's path reads the whole key (from one end), which it
+		// reports as a full scan.
+		markFullScan(ctx)
+	}
 	gsql.IncrementStatusVariable(ctx, "Com_select", 1)
 	ctx.SetLastQueryInfoInt(gsql.RowCount, -1)
 	ctx.SetLastQueryInfoInt(gsql.FoundRows, st.sent+int64(len(rows)))
@@ -196,6 +201,16 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	}
 	if limit == 0 {
 		ranges = nil
+	}
+	if sp.Ends {
+		if limit == 0 {
+			return nil, 0, 0, true
+		}
+		row, examined, err := b.scanEnds(k, ranges, prog, filter)
+		if err != nil {
+			return nil, examined, fastpath.ReasonError, false
+		}
+		return cut([]gsql.Row{row}, offset, limit), examined, 0, true
 	}
 	// Rows in key order that need nothing but the SQL node's
 	// conditions, OFFSET and LIMIT are streamed, and read only as far as
@@ -237,6 +252,10 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		// One batched point read of every row's key, or one walk of
 		// the ranges; one evaluation.
 		reads = ranges[:1]
+	} else if sp.Reverse {
+		// Read backwards: the last range first.
+		reads = slices.Clone(ranges)
+		slices.Reverse(reads)
 	}
 	for _, kr := range reads {
 		if st.done() {
@@ -256,7 +275,22 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			for i := range ranges {
 				keys[i] = ranges[i].Start
 			}
+			if sp.Reverse {
+				slices.Reverse(keys)
+			}
 			out, err = copr.RunPoints(r.ctx, k, pl.Meta.Exec, keys, prog)
+		case sp.Reverse && sp.Index != nil:
+			rs := ranges
+			if !together {
+				rs = []executor.KeyRange{kr}
+			}
+			out, err = copr.RunLookupReverse(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, rs, prog)
+		case sp.Reverse:
+			rs := ranges
+			if !together {
+				rs = []executor.KeyRange{kr}
+			}
+			out, err = copr.RunReverse(r.ctx, k, pl.Meta.Exec, rs, prog)
 		case together && sp.Index != nil:
 			out, err = copr.RunLookupRanges(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, ranges, prog)
 		case together:

@@ -385,15 +385,27 @@ func TestFastPathRangeRuns(t *testing.T) {
 				// key backwards, rows that tie in reverse key order.
 				{"SELECT id, v FROM rc WHERE w >= ? ORDER BY w DESC", []any{0}},
 				{"SELECT DISTINCT w FROM rc WHERE w BETWEEN ? AND ? ORDER BY w DESC", []any{0, 5}},
+				// The key backwards under a LIMIT: read backwards,
+				// stopping at the limit (fastpath.ScanPlan.Reverse),
+				// as GMS's path reads it.
+				{"SELECT id, v FROM rc WHERE w = ? ORDER BY id DESC LIMIT ?", []any{1, 1}},
+				{"SELECT w, id FROM rc WHERE w > ? ORDER BY w DESC, id DESC LIMIT ?", []any{0, 2}},
+				{"SELECT w, id, v FROM rc WHERE w IN (?, ?, ?) ORDER BY w DESC, id DESC LIMIT ?", []any{1, 3, 2, 4}},
+				{"SELECT w, id, v FROM rc WHERE w = ? AND id IN (?, ?, ?) ORDER BY id DESC LIMIT ?", []any{2, 1, 5, 9, 1}},
+				{"SELECT w, id FROM rc WHERE w >= ? AND v > ? ORDER BY w DESC, id DESC LIMIT ? OFFSET ?", []any{1, 1, 2, 1}},
+				{"SELECT id, c FROM r WHERE id < ? AND s <> ? ORDER BY id DESC LIMIT ?", []any{20, "a", 3}},
+				// No range: the key's first or last rows under a
+				// LIMIT, read from one end.
+				{"SELECT w, id, v FROM rc ORDER BY w DESC, id DESC LIMIT ?", []any{3}},
+				{"SELECT w, id, v FROM rc ORDER BY w, id LIMIT ?", []any{2}},
 			} {
 				run(false, c.q, c.args...) // learns the column definitions
 				run(true, c.q, c.args...)
 				run(true, c.q, c.args...)
 			}
 			// MIN and MAX of the key column after those pinned: the end
-			// of the key's range answers each, which GMS's path reads
-			// (fastpath.endOfKey), where the coprocessor aggregated
-			// every row of the range.
+			// of the key's range answers each, read from that end
+			// (fastpath.ScanPlan.Ends), as GMS's path reads it.
 			for _, c := range []struct {
 				q    string
 				args []any
@@ -402,18 +414,16 @@ func TestFastPathRangeRuns(t *testing.T) {
 				{"SELECT MIN(id), MAX(id) FROM rc WHERE w = ? AND id < ?", []any{1, 2}},
 				{"SELECT MIN(w) FROM rc WHERE w > ?", []any{1}},
 				{"SELECT MAX(id) FROM rc WHERE w = ?", []any{9}},
-				// The key backwards under a LIMIT: GMS's path reads
-				// the range backwards and stops at the limit.
-				{"SELECT id, v FROM rc WHERE w = ? ORDER BY id DESC LIMIT ?", []any{1, 1}},
-				{"SELECT w, id FROM rc WHERE w > ? ORDER BY w DESC, id DESC LIMIT ?", []any{0, 2}},
+				{"SELECT MAX(w), MIN(w) FROM rc WHERE w IN (?, ?, ?)", []any{3, 1, 7}},
+				{"SELECT MAX(id) FROM rc WHERE w = ? AND id IN (?, ?, ?)", []any{2, 1, 5, 9}},
+				{"SELECT MIN(id) FROM rc WHERE w = ? LIMIT ?, ?", []any{2, 1, 1}},
+				// No WHERE: the key's first column, from either end.
+				{"SELECT MIN(w), MAX(w) FROM rc", nil},
+				{"SELECT MAX(id) FROM r", nil},
 			} {
-				for i := 0; i < 3; i++ {
-					before := d.status("Percdb_fastpath_hits")
-					run(false, c.q, c.args...)
-					if after := d.status("Percdb_fastpath_hits"); after != before {
-						t.Errorf("%s: run by the fast path, which reads every row of the range", c.q)
-					}
-				}
+				run(false, c.q, c.args...) // learns the column definitions
+				run(true, c.q, c.args...)
+				run(true, c.q, c.args...)
 			}
 			// Not by one entry: another aggregate, or another column.
 			for _, c := range []struct {
@@ -427,6 +437,28 @@ func TestFastPathRangeRuns(t *testing.T) {
 			} {
 				run(false, c.q, c.args...)
 				run(true, c.q, c.args...)
+			}
+			// No range and no LIMIT, or not the key's order, or
+			// DISTINCT: a scan of the whole table, GMS's.
+			for _, c := range []struct {
+				q    string
+				args []any
+			}{
+				{"SELECT w, id FROM rc ORDER BY w DESC, id DESC", nil},
+				{"SELECT MAX(id) FROM rc", nil},
+				{"SELECT MAX(a) FROM r", nil},
+				{"SELECT id, a FROM r WHERE a > ? ORDER BY id DESC LIMIT ?", []any{0, 2}},
+				{"SELECT w, id FROM rc ORDER BY w DESC LIMIT ?", []any{2}},
+				{"SELECT w, id FROM rc ORDER BY id, w LIMIT ?", []any{2}},
+				{"SELECT DISTINCT w FROM rc ORDER BY w DESC LIMIT ?", []any{2}},
+			} {
+				for i := 0; i < 2; i++ {
+					before := d.status("Percdb_fastpath_hits")
+					run(false, c.q, c.args...)
+					if after := d.status("Percdb_fastpath_hits"); after != before {
+						t.Errorf("%s: run by the fast path, which reads the whole table", c.q)
+					}
+				}
 			}
 			run(true, "BEGIN")
 			run(true, rangeInsert, g.rowValues(100)...)

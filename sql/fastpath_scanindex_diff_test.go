@@ -277,6 +277,19 @@ func TestFastPathIndexRangeRuns(t *testing.T) {
 				// Strings by =, under the column's collation.
 				{"SELECT id, s FROM k WHERE s = ? AND b = ?", []any{"x", 1}},
 				{"SELECT id FROM k WHERE s = ? ORDER BY b", []any{"x"}},
+				// The index backwards under a LIMIT (NULLs last), a
+				// range of it or the whole index, read from its end.
+				{"SELECT id, a FROM k WHERE a > ? ORDER BY a DESC, id DESC LIMIT ?", []any{-5, 3}},
+				{"SELECT id, a FROM k WHERE a IN (?, ?, ?) ORDER BY a DESC, id DESC LIMIT ?", []any{5, 7, -1, 3}},
+				{"SELECT id, a, b FROM k ORDER BY a DESC, id DESC LIMIT ?", []any{10}},
+				{"SELECT id, a FROM k ORDER BY a, id LIMIT ?, ?", []any{1, 2}},
+				{"SELECT o_id, o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? ORDER BY o_c_id DESC, o_id DESC LIMIT ?", []any{1, 1, 2}},
+				// MIN and MAX of the index's column, read from one end
+				// past its NULLs.
+				{"SELECT MIN(a), MAX(a) FROM k", nil},
+				{"SELECT MAX(a) FROM k WHERE a < ?", []any{6}},
+				{"SELECT MIN(a) FROM k WHERE a IN (?, ?)", []any{7, 5}},
+				{"SELECT MIN(a), MAX(a) FROM k WHERE a > ?", []any{100}},
 			} {
 				run(false, c.q, c.args...) // learns the column definitions
 				run(true, c.q, c.args...)
@@ -293,6 +306,8 @@ func TestFastPathIndexRangeRuns(t *testing.T) {
 				{"SELECT id FROM k WHERE a > ? ORDER BY a DESC", []any{-5}},
 				{"SELECT DISTINCT a FROM k WHERE a > ?", []any{0}},
 				{"SELECT id FROM k WHERE a <=> ?", []any{nil}},
+				{"SELECT id FROM k ORDER BY a DESC LIMIT ?", []any{2}},
+				{"SELECT id, a FROM k WHERE b > ? ORDER BY a DESC, id DESC LIMIT ?", []any{1, 2}},
 			} {
 				for i := 0; i < 3; i++ {
 					before := d.status("Percdb_fastpath_hits")

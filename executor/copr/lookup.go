@@ -3,6 +3,7 @@ package copr
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
@@ -30,6 +31,12 @@ func RunLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 // are read in batches that span its ranges, one BatchGet for the rows
 // of many small ranges rather than one per range at least.
 func RunLookupRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program) (Outputs, error) {
+	return runLookup(ctx, tx, t, ix, rs, p, false)
+}
+
+// runLookup is RunLookupRanges, in descending index order when reverse
+// (the ranges from the last, each read backwards: RunLookupReverse).
+func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, reverse bool) (Outputs, error) {
 	if len(rs) == 0 || !Disjoint(rs) {
 		return nil, fmt.Errorf("table %s: index %s lookup of %d ranges that are not ascending and disjoint", t.Name, ix.Name, len(rs))
 	}
@@ -37,13 +44,19 @@ func RunLookupRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *ex
 	if err != nil {
 		return nil, err
 	}
-	x, err := executor.ScanIndex(ctx, tx, t, ix, rs[0], executor.ScanOptions{})
+	rest := rs
+	if reverse {
+		rest = slices.Clone(rs)
+		slices.Reverse(rest)
+	}
+	opts := executor.ScanOptions{Reverse: reverse}
+	x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
 	if err != nil {
 		return nil, err
 	}
 	// The rows are read for the program's columns only: a pessimistic
 	// transaction may move its snapshot past changes to the others.
-	it := &lookupIter{x: x, tx: tx, rest: rs[1:], rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstLookupBatch}
+	it := &lookupIter{x: x, tx: tx, rest: rest[1:], opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstBatch(p)}
 	if err := it.fill(ctx); err != nil {
 		it.Close()
 		return nil, err
@@ -59,13 +72,27 @@ const (
 	maxLookupBatch   = 1024
 )
 
+// firstBatch returns how many handles the first batch of a lookup for p
+// reads: firstLookupBatch, or fewer for a program that wants fewer rows
+// (a Limit that no top-N reads past): MIN or MAX by one end of an index
+// wants one row, and read 32 (each batch after it doubles, so rows a
+// filter rejects cost a few more round trips, not a wasted batch).
+func firstBatch(p *Program) int {
+	if p.Limit > 0 && len(p.OrderBy) == 0 && !p.Aggregate && p.Limit < firstLookupBatch {
+		return int(p.Limit)
+	}
+	return firstLookupBatch
+}
+
 // lookupIter is a txn.Iterator over the rows an index range points to,
 // in index order: row keys and values.
 type lookupIter struct {
 	x *executor.IndexIterator
-	// tx scans rest, the index ranges after x's, in turn.
+	// tx scans rest, the index ranges after x's, in turn, as opts
+	// says (backwards: rest is then in descending order).
 	tx      *txn.Txn
 	rest    []executor.KeyRange
+	opts    executor.ScanOptions
 	rd      *txn.ReadView
 	t       *executor.Table
 	ix      *executor.Index
@@ -113,7 +140,7 @@ func (l *lookupIter) fill(ctx context.Context) error {
 		}
 		// The range is done: the batch goes on with the next one.
 		l.x.Close()
-		if l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], executor.ScanOptions{}); err != nil {
+		if l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], l.opts); err != nil {
 			l.x = nil
 			return err
 		}

@@ -26,24 +26,7 @@ func TestRunLookupRanges(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tbl := indexedTable(t, 150+int64(len(name)), "l", 2)
 			ix := &tbl.Indexes[0]
-			row := func(i int64) []any {
-				if i%11 == 0 {
-					return []any{i, nil}
-				}
-				return []any{i, i % 7}
-			}
-			tx, err := s.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := int64(0); i < 400; i++ {
-				if err := executor.AddRecord(ctx, tx, tbl, tablecodec.IntHandle(i), row(i)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := tx.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
+			row := addSevenths(t, s, tbl, 400)
 			// k IS NULL, k = 1, k = 3, k BETWEEN 5 AND 6: about 50 rows
 			// each, more than a first batch of handles.
 			var ranges []executor.KeyRange

@@ -9,7 +9,8 @@ import (
 )
 
 // RunPoints evaluates p over the rows of t at keys, row keys in
-// ascending order (no two the same), at tx's snapshot: the rows are read
+// ascending order, or descending for a statement that reads its key
+// backwards (no two the same), at tx's snapshot: the rows are read
 // with one batched point read (txn's BatchGet: one request per region,
 // the regions in parallel, and a pessimistic transaction's values of the
 // rows it holds locked from memory) and fed, in the keys' order, to the

@@ -71,6 +71,8 @@ type rangesIter struct {
 	rd     *txn.ReadView
 	ranges []executor.KeyRange
 	cur    txn.Iterator
+	// reverse walks the ranges from the last, each backwards.
+	reverse bool
 }
 
 // open moves to the first range, from the current one on, that has a
@@ -86,6 +88,15 @@ func (r *rangesIter) open(ctx context.Context) error {
 		}
 		if len(r.ranges) == 0 {
 			return nil
+		}
+		if r.reverse {
+			last := r.ranges[len(r.ranges)-1]
+			it, err := r.rd.IterReverse(ctx, last.Start, last.End)
+			if err != nil {
+				return err
+			}
+			r.cur, r.ranges = it, r.ranges[:len(r.ranges)-1]
+			continue
 		}
 		it, err := r.rd.Iter(ctx, r.ranges[0].Start, r.ranges[0].End)
 		if err != nil {

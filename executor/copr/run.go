@@ -75,7 +75,9 @@ func (l *localRun) Next(ctx context.Context) ([]byte, error) {
 	for l.it.Valid() {
 		full, done, err := l.e.Feed(l.it.Key(), l.it.Value())
 		l.fed++
-		if err == nil {
+		if err == nil && !done {
+			// Not past the last row wanted: moving on may read a
+			// page or a batch of rows (a lookup's) for nothing.
 			err = l.it.Next(ctx)
 		}
 		if err != nil {

@@ -27,8 +27,9 @@ import (
 //     others;
 //   - a comma between FROM and WHERE (a join), before SET in an UPDATE,
 //     or anywhere in a DELETE;
-//   - no WHERE in a SELECT, UPDATE or DELETE; no column list before an
-//     INSERT's VALUES.
+//   - no WHERE in a SELECT, UPDATE or DELETE (but a SELECT with ORDER
+//     BY and LIMIT, a key's first or last rows, or one naming MIN or
+//     MAX); no column list before an INSERT's VALUES.
 //
 // It errs only on the side of letting a statement through: text it may
 // not read the way the parser does (an unterminated string or comment,
@@ -76,6 +77,9 @@ func textAllowed(q string, k Kind) bool {
 		last               byte
 		selects            int
 		inFrom, where, set bool
+		// ordered, limited, minMax: the words ORDER BY, LIMIT, and
+		// MIN or MAX were met.
+		ordered, limited, minMax bool
 		// afterOrder: the previous word is ORDER; inOrder: the tokens
 		// are an ORDER BY's list (until LIMIT); orderItem: the next
 		// token starts one of its items.
@@ -127,11 +131,15 @@ func textAllowed(q string, k Kind) bool {
 			afterSelect, last, orderItem, afterOrder = false, 'a', false, false
 			switch string(word) {
 			case "order":
-				afterOrder = true
+				// The FROM clause ends (a SELECT without WHERE).
+				afterOrder, inFrom = true, false
 			case "by":
 				inOrder, orderItem = wasOrder, wasOrder
+				ordered = ordered || wasOrder
 			case "limit":
-				inOrder = false
+				inOrder, limited = false, true
+			case "min", "max":
+				minMax = true
 			}
 			i = j
 			if dotted {
@@ -206,7 +214,7 @@ func textAllowed(q string, k Kind) bool {
 		orderItem, afterOrder = c == ',' && inOrder, false
 		i++
 	}
-	return where || k == Insert
+	return where || k == Insert || k == Select && (ordered && limited || minMax)
 }
 
 // allDigits reports whether w is a number without sign or point.

@@ -33,13 +33,20 @@
 //     every plan GMS may choose answers in the same order. A row IN list
 //     of integer columns, (w, id) IN ((1, 5), (1, 77)), is each column's
 //     IN list (the ranges' points) and a filter that keeps the rows of
-//     one tuple (rowInConds). MIN/MAX answered by the end of the key's
-//     range, and the primary key's order backwards under a LIMIT, are
-//     left to GMS's path, which reads one end (the coprocessor reads
-//     forwards and whole ranges). An ORDER BY
+//     one tuple (rowInConds). MIN and MAX of the key's column after
+//     those pinned are each read from one end of the ranges, one row
+//     past the NULLs (fastpath_scanends.go), as GMS's path reads them,
+//     where the coprocessor aggregated the whole range. An ORDER BY
 //     that is the key's own ascending order (columns pinned by = may be
 //     left out or named anywhere) sorts nothing, and a LIMIT stops the
-//     read; FOR UPDATE is taken where every condition bounds the
+//     read; the key's order backwards (each column DESC) under a LIMIT
+//     is read backwards, on the SQL node over the transaction's
+//     descending iterators (copr.RunReverse, copr.RunLookupReverse), and
+//     stops at the limit too. The WHERE clause may be left out under
+//     such an ORDER BY and a LIMIT (the key's first or last rows, ORDER
+//     BY k DESC, id DESC LIMIT 10 over an index on k), and of MIN and
+//     MAX of a key's first column (SELECT MIN(k), MAX(k) FROM t); FOR
+//     UPDATE is taken where every condition bounds the
 //     primary key and the rows come in key order, so that the rows read
 //     are those returned (and those OFFSET skips), which are locked
 //     before the answer is sent, as GMS's scan locks each row it reads:

@@ -88,6 +88,24 @@ type ScanPlan struct {
 	// (its sort elimination), so that rows that tie come in reverse key
 	// order.
 	ReverseTies bool
+	// Reverse is set when the rows come in the ORDER BY's order from the
+	// key's ranges read backwards (the ORDER BY is the key's order, each
+	// column DESC) under a LIMIT: the read sorts nothing and stops at
+	// the limit (copr.RunReverse, copr.RunLookupReverse), as GMS's path
+	// reads the key backwards (planrules.OrderByIndex). Order is then
+	// empty.
+	Reverse bool
+	// Whole is set when no condition bounds the key: its ranges are the
+	// whole table or index, read from one end under a LIMIT, which GMS
+	// reports as a read without an index (SERVER_QUERY_NO_INDEX_USED).
+	Whole bool
+	// Ends is set when each aggregate is a MIN or MAX of the key column
+	// after those the conditions pin to one value, and every condition
+	// bounds the key (endOfKey): each is the first (MIN) or last (MAX)
+	// non-NULL entry of the ranges, read from that end and stopped at
+	// one row, as GMS's path reads it (planrules.MinMaxByIndex), where
+	// the coprocessor aggregated every row of the range.
+	Ends bool
 }
 
 // PlanCond is a condition of the shape with its columns resolved: Cols
@@ -439,10 +457,19 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		p.KeyTerm = append(p.KeyTerm, isKey)
 		p.KeyCol = append(p.KeyCol, termCol[i])
 	}
-	if !hasKey {
-		// No range: a scan of the whole table is GMS's (in parallel).
+	none := make([]bool, len(p.KeyOrds)) // no column pinned
+	ends := !hasKey && endOfKey(sc, p, none, ordOf)
+	if !hasKey && !ends && (len(sc.Where) > 0 || sc.Limit == nil || sc.Distinct || !keyOrder(p, sc, ordOf, none, false) && !keyOrder(p, sc, ordOf, none, true)) {
+		// No range: a scan of the whole table is GMS's (in parallel),
+		// but, without a WHERE, for the first or last rows of the
+		// key's order under a LIMIT, a read of the key from one end
+		// that stops at the limit (ORDER BY k DESC, w DESC, id DESC
+		// LIMIT 10 over an index on k), and MIN and MAX of the key's
+		// first column. Conditions that bound no key leave the read
+		// to GMS, which may stop anywhere in the key.
 		return nil, nil, false
 	}
+	p.Whole = !hasKey
 	// A key column that a condition pins to one value (=, <=>, which the
 	// range enforces exactly on integers) is the same in every row: an
 	// ORDER BY need not name it to leave no ties.
@@ -453,9 +480,7 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			single[p.KeyCol[i]] = true
 		}
 	}
-	if endOfKey(sc, p, single, ordOf) {
-		return nil, nil, false
-	}
+	p.Ends = ends || endOfKey(sc, p, single, ordOf)
 	if !total && len(sc.Order) > 0 {
 		total = true
 		for k, ord := range p.KeyOrds {
@@ -465,24 +490,26 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	if ix == nil && sc.Limit != nil && len(sc.Order) > 0 && !total {
 		return nil, nil, false
 	}
-	if ix == nil && sc.Limit != nil && keyOrder(p, sc, ordOf, single, true) {
-		// The primary key's order backwards, under a LIMIT: GMS's path
-		// reads the range backwards and stops at the limit
-		// (planrules.OrderByIndex), where the coprocessor, which reads
-		// forwards, would read and sort the whole range (WHERE w = 3
-		// ORDER BY id DESC LIMIT 10 read the 10,000 rows of w = 3). A
-		// secondary index's range stays here: pinned whole but for
-		// the order's column, it is one entity's rows (TPC-C
-		// Order-Status's last order of a customer), fewer than GMS's
-		// path costs in parsing and analysis.
-		return nil, nil, false
-	}
-	if inKeyOrder(p, sc, ordOf, single) {
+	if sc.Limit != nil && keyOrder(p, sc, ordOf, single, true) {
+		// The key's order backwards, under a LIMIT: the ranges are
+		// read backwards and the read stops at the limit, as GMS's
+		// path reads them (planrules.OrderByIndex), where a forward
+		// read would read and sort the whole range (WHERE w = 3 ORDER
+		// BY id DESC LIMIT 10 read the 10,000 rows of w = 3). The
+		// order leaves no ties (total, checked above for the primary
+		// key, by indexScanOK for an index), so the rows are GMS's
+		// whichever plan it makes. DISTINCT keeps the first of rows
+		// it deems equal: which comes first is GMS's to say.
+		if sc.Distinct {
+			return nil, nil, false
+		}
+		p.Order, p.ReverseTies, p.Reverse = nil, false, true
+	} else if inKeyOrder(p, sc, ordOf, single) {
 		// The rows come in the ORDER BY's order from the key's range:
 		// no sort, and a LIMIT stops the read.
 		p.Order, p.ReverseTies = nil, false
 	}
-	if p.LockCols != nil && (len(p.Order) > 0 && (sc.Limit != nil || p.ReverseTies) || !readsReturned(sc, p, keyCol, ordOf)) {
+	if p.LockCols != nil && (len(p.Order) > 0 && (sc.Limit != nil || p.ReverseTies) || p.Reverse || !readsReturned(sc, p, keyCol, ordOf)) {
 		// The rows GMS reads (and locks) would not be only those the
 		// statement returns. A sort without a LIMIT returns every row
 		// read, which the SQL node locks in key order before it sorts
@@ -492,7 +519,8 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		// fewer rows than the range holds (planrules.OrderByIndex
 		// drops the sort where the values pin a column), and a sort
 		// that GMS makes by reading the key backwards (ReverseTies)
-		// locks in the other order: those stay GMS's.
+		// locks in the other order, as a backward read (Reverse)
+		// does: those stay GMS's.
 		return nil, nil, false
 	}
 	if ix != nil && !indexScanOK(def, m, sc, p, ranged) {
@@ -680,10 +708,11 @@ func resolveCond(c *Cond, col func(string) (int, bool), depth int) (PlanCond, bo
 // endOfKey reports whether sc's aggregates are each a MIN or MAX of the
 // key column after those its conditions pin to one value, and all its
 // conditions bound the key: the first or last entry of the key's range
-// then answers each, which GMS's path reads (planrules.MinMaxByIndex,
-// "Select tables optimized away" in MySQL), where the coprocessor would
-// aggregate every row of the range (SELECT MAX(id) FROM t WHERE w = 3
-// read the 10,000 rows of w = 3 to return one value).
+// then answers each (ScanPlan.Ends), as GMS's path reads it
+// (planrules.MinMaxByIndex, "Select tables optimized away" in MySQL),
+// where the coprocessor would aggregate every row of the range (SELECT
+// MAX(id) FROM t WHERE w = 3 read the 10,000 rows of w = 3 to return
+// one value).
 func endOfKey(sc *ScanShape, p *ScanPlan, single []bool, ordOf func(string) (int, bool)) bool {
 	if !sc.Aggregates() || slices.Contains(p.KeyTerm, false) {
 		return false

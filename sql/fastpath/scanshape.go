@@ -15,6 +15,9 @@ import (
 //	    [ORDER BY col [ASC|DESC], ...] [LIMIT [offset,] n | LIMIT n OFFSET m]
 //	    [FOR UPDATE]
 //
+// (the WHERE clause may be left out of a SELECT with ORDER BY and LIMIT,
+// or of one of MIN and MAX aggregates alone)
+//
 // where cond is built of comparisons (=, <>, !=, <, <=, >, >=, <=>)
 // between columns and values, BETWEEN, IN lists, IS [NOT] NULL, AND, OR,
 // NOT and parentheses, and the aggregates are COUNT(*), COUNT(col),
@@ -150,7 +153,7 @@ func scanShape(n *ast.SelectStmt) *Shape {
 	if n.Kind != ast.SelectStmtKindSelect || n.GroupBy != nil || n.Having != nil ||
 		len(n.WindowSpecs) > 0 ||
 		len(n.TableHints) > 0 || n.IsInBraces || n.SelectIntoOpt != nil || n.AfterSetOperator != nil ||
-		len(n.Lists) > 0 || n.With != nil || n.Fields == nil || n.Where == nil {
+		len(n.Lists) > 0 || n.With != nil || n.Fields == nil {
 		return nil
 	}
 	if o := n.SelectStmtOpts; o != nil && (o.SQLBigResult || o.SQLBufferResult || o.SQLSmallResult ||
@@ -191,7 +194,13 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		// sorted nor made distinct here.
 		return nil
 	}
-	if !sc.setWhere(n.Where) {
+	if n.Where == nil && (n.OrderBy == nil || n.Limit == nil) && !minMaxOnly(sc.Fields) {
+		// Without a WHERE, only a key's first or last rows under a
+		// LIMIT, or MIN and MAX, are read from one end of a key
+		// (ScanPlan); a whole table is GMS's to scan.
+		return nil
+	}
+	if n.Where != nil && !sc.setWhere(n.Where) {
 		return nil
 	}
 	if n.OrderBy != nil {
@@ -470,4 +479,14 @@ func selectsOrderColumns(sc *ScanShape) bool {
 		}
 	}
 	return true
+}
+
+// minMaxOnly reports whether fields are MIN and MAX aggregates alone.
+func minMaxOnly(fields []ScanField) bool {
+	for _, f := range fields {
+		if f.Agg != AggMin && f.Agg != AggMax {
+			return false
+		}
+	}
+	return len(fields) > 0
 }
