@@ -135,11 +135,6 @@ func (e *Evaluation) KeysOnly() bool {
 // Feed implements kv.CoprocessorProgram: key is a row key, value its row
 // value.
 func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
-	if e.verbatim != nil {
-		if handled, full, done, err := e.feedVerbatim(value); handled {
-			return full, done, err
-		}
-	}
 	// A program that reads no column (a count) needs no decoding; it
 	// may be fed index entries or keys alone (KeysOnly).
 	if len(e.p.Columns) > 0 {
@@ -187,11 +182,13 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 	if len(e.p.OrderBy) > 0 {
 		return false, false, e.keepTop()
 	}
-	if err := e.decodeAll(); err != nil {
-		return false, false, err
-	}
-	if err := e.emit(e.row); err != nil {
-		return false, false, err
+	if e.verbatim == nil || !e.outputVerbatim() {
+		if err := e.decodeAll(); err != nil {
+			return false, false, err
+		}
+		if err := e.emit(e.row); err != nil {
+			return false, false, err
+		}
 	}
 	e.emitted++
 	return e.outRows >= e.page, e.p.Limit > 0 && e.emitted >= e.p.Limit, nil
