@@ -341,19 +341,21 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	case *intArithmetic:
 		// A DATE in arithmetic with a number is its number YYYYMMDD,
 		// as in comparisons (temporalAsNumber): GMS read it as a
-		// DATETIME, so d + 0 was 20200229000000, not 20200229.
+		// DATETIME, so d + 0 was 20200229000000, not 20200229. A
+		// string operand is a number there too (d + '1' is
+		// 20200102).
 		l, r := e.LeftChild, e.RightChild
 		switch {
-		case types.IsDateType(l.Type()) && wholeTemporal(l) && isNumeric(r):
+		case types.IsDateType(l.Type()) && wholeTemporal(l) && arithNumber(r):
 			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-		case types.IsDateType(r.Type()) && wholeTemporal(r) && isNumeric(l):
+		case types.IsDateType(r.Type()) && wholeTemporal(r) && arithNumber(l):
 			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
-		case fractionalDatetime(l) > 0 && isNumeric(r):
+		case fractionalDatetime(l) > 0 && arithNumber(r):
 			// A DATETIME(n) or TIMESTAMP(n) is the DECIMAL
 			// YYYYMMDDhhmmss.f of n digits (NOW(3) + 0 is
 			// 20261127093012.345; GMS dropped the fraction).
 			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}, digits: fractionalDatetime(l)}
-		case fractionalDatetime(r) > 0 && isNumeric(l):
+		case fractionalDatetime(r) > 0 && arithNumber(l):
 			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}, digits: fractionalDatetime(r)}
 		default:
 			return e, transform.SameTree, nil
@@ -1112,6 +1114,12 @@ func wholeTemporal(e gsql.Expression) bool {
 func isNumeric(e gsql.Expression) bool {
 	t := e.Type()
 	return types.IsNumber(t) && !types.IsText(t)
+}
+
+// arithNumber reports whether e is read as a number in arithmetic with
+// a date: a number, or a string (read as a DOUBLE).
+func arithNumber(e gsql.Expression) bool {
+	return isNumeric(e) || types.IsText(e.Type())
 }
 
 // fractionalDatetime returns the fractional digits of e when it is a
