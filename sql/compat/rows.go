@@ -264,6 +264,9 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := fractionalSeconds(e); ok {
 		return d, transform.NewTree, nil
 	}
+	if d, ok := dateAddDigits(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// Strings of an IN list of numbers read as numbers (strnum.go).
 	if in, ok := e.(*expression.InTuple); ok {
 		if d, ok := stringNumberIn(in); ok {
