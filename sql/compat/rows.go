@@ -675,6 +675,15 @@ func (t *timeString) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := argDigits(t.Child); n < 6 {
+		// A TIME(n) of fewer than six digits has n (TIME('10:00:00.5')
+		// is '10:00:00.5', not GMS's '10:00:00.500000').
+		sv, err := timeType(n).SQL(ctx, nil, ts)
+		if err != nil {
+			return nil, err
+		}
+		return sv.ToString(), nil
+	}
 	return ts.String(), nil
 }
 

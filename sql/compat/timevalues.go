@@ -398,7 +398,14 @@ func (t *timeText) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return &timeText{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: t.typ}, nil
+	typ := t.typ
+	if c := children[0].Type(); isTimeType(c) {
+		// The TIME typed again by a rule after this one
+		// (fspresults.go's TIME(x) of x's digits): its text has the
+		// new type's digits.
+		typ = c
+	}
+	return &timeText{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: typ}, nil
 }
 
 // timeIntervalUnits are the INTERVAL units a TIME moves by, true for
