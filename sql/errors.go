@@ -249,6 +249,10 @@ var gmsErrorCodes = []gmsErrorCode{
 	// Syntax MySQL parses and refuses (sql/compat/syntax.go), which GMS
 	// wraps as a parser error: MySQL's ER_NOT_SUPPORTED_YET.
 	{pattern: regexp.MustCompile(`^This version of MySQL doesn't yet support '[^']*'$`), code: 1235, state: stateSyntax},
+	// A typed literal whose text is no value of its type
+	// (sql/compat/typedliterals.go), a parser's error as well: MySQL's
+	// ER_WRONG_VALUE.
+	{pattern: regexp.MustCompile(`^Incorrect (DATE|TIME|DATETIME) value: '.*'$`), code: 1525, state: stateGeneral},
 	// The statement's context was cancelled: by KILL QUERY or KILL
 	// CONNECTION (GMS's process list cancels it), or because its client
 	// went away (stmtctx.go). MySQL's ER_QUERY_INTERRUPTED. (A deadline

@@ -108,6 +108,116 @@ func fractionalSeconds(e gsql.Expression) (gsql.Expression, bool) {
 	if t := iv.Child.Type(); !types.IsDecimal(t) && !types.IsFloat(t) {
 		return e, false
 	}
-	micros := expression.NewArithmetic(iv.Child, expression.NewLiteral(int64(1_000_000), types.Int64), "*")
+	micros := &secondMicros{Arithmetic: expression.NewArithmetic(iv.Child, expression.NewLiteral(int64(1_000_000), types.Int64), "*")}
 	return expression.NewInterval(micros, "MICROSECOND"), true
+}
+
+// secondMicros is x * 1000000, the microseconds of INTERVAL x SECOND
+// (fractionalSeconds): an interval of x's digits, not a MICROSECOND
+// interval's six (intervalDigits).
+type secondMicros struct {
+	*expression.Arithmetic
+}
+
+// WithChildren implements sql.Expression.
+func (m *secondMicros) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	a, err := m.Arithmetic.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := a.(*expression.Arithmetic); ok {
+		return &secondMicros{Arithmetic: x}, nil
+	}
+	return a, nil
+}
+
+// intervalDigits returns the fractional digits MySQL gives a date moved
+// by iv (Item_date_add_interval): six for the MICROSECOND units, x's
+// digits for INTERVAL x SECOND (argDigits), none for the others.
+func intervalDigits(iv *expression.Interval) int {
+	if m, ok := iv.Child.(*secondMicros); ok {
+		return argDigits(m.Left())
+	}
+	unit := strings.ToUpper(iv.Unit)
+	switch {
+	case strings.HasSuffix(unit, "MICROSECOND"):
+		return 6
+	case unit == "SECOND":
+		return argDigits(iv.Child)
+	}
+	return 0
+}
+
+// dateAddDigits returns DATE_ADD and DATE_SUB (ADDDATE, SUBDATE) of a
+// DATETIME result typed with MySQL's digits, the larger of the date's
+// (argDigits) and the interval's (intervalDigits), when they are fewer
+// than six: GMS typed them DATETIME(6), and a string date's result, a
+// string, it wrote with six digits when it had a fraction, so that
+// DATE_ADD(dt, INTERVAL 1.5 SECOND) was '… 10:00:01.500000' (MySQL
+// '… 10:00:01.5').
+func dateAddDigits(e gsql.Expression) (gsql.Expression, bool) {
+	var date gsql.Expression
+	var iv *expression.Interval
+	switch x := e.(type) {
+	case *function.DateAdd:
+		date, iv = x.Date, x.Interval
+	case *function.DateSub:
+		date, iv = x.Date, x.Interval
+	default:
+		return e, false
+	}
+	n := max(argDigits(date), intervalDigits(iv))
+	if n >= 6 {
+		return e, false
+	}
+	switch t := e.Type(); {
+	case t == types.DatetimeMaxPrecision:
+		return &temporalResult{UnaryExpression: expression.UnaryExpression{Child: e}, typ: types.MustCreateDatetimeType(sqltypes.Datetime, n)}, true
+	case types.IsText(t):
+		return &datetimeDigitsText{UnaryExpression: expression.UnaryExpression{Child: e}, digits: n}, true
+	}
+	return e, false
+}
+
+// datetimeDigitsText is a date function's string result written with
+// digits fractional digits: the zeros GMS wrote after them taken off.
+type datetimeDigitsText struct {
+	expression.UnaryExpression
+	digits int
+}
+
+// Type implements sql.Expression.
+func (d *datetimeDigitsText) Type() gsql.Type { return d.Child.Type() }
+
+// String implements sql.Expression: the function's own text.
+func (d *datetimeDigitsText) String() string { return d.Child.String() }
+
+// Eval implements sql.Expression.
+func (d *datetimeDigitsText) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := d.Child.Eval(ctx, row)
+	s, ok := v.(string)
+	if err != nil || !ok {
+		return v, err
+	}
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 || !strings.Contains(s, ":") || strings.IndexByte(s[i:], ':') >= 0 {
+		return s, nil
+	}
+	frac := s[i+1:]
+	keep := max(d.digits, len(strings.TrimRight(frac, "0")))
+	if keep >= len(frac) {
+		return s, nil
+	}
+	if keep == 0 {
+		return s[:i], nil
+	}
+	return s[:i+1+keep], nil
+}
+
+// WithChildren implements sql.Expression.
+func (d *datetimeDigitsText) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return &datetimeDigitsText{UnaryExpression: expression.UnaryExpression{Child: children[0]}, digits: d.digits}, nil
 }

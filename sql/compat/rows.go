@@ -264,6 +264,9 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := fractionalSeconds(e); ok {
 		return d, transform.NewTree, nil
 	}
+	if d, ok := dateAddDigits(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// Strings of an IN list of numbers read as numbers (strnum.go).
 	if in, ok := e.(*expression.InTuple); ok {
 		if d, ok := stringNumberIn(in); ok {
@@ -341,19 +344,21 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	case *intArithmetic:
 		// A DATE in arithmetic with a number is its number YYYYMMDD,
 		// as in comparisons (temporalAsNumber): GMS read it as a
-		// DATETIME, so d + 0 was 20200229000000, not 20200229.
+		// DATETIME, so d + 0 was 20200229000000, not 20200229. A
+		// string operand is a number there too (d + '1' is
+		// 20200102).
 		l, r := e.LeftChild, e.RightChild
 		switch {
-		case types.IsDateType(l.Type()) && wholeTemporal(l) && isNumeric(r):
+		case types.IsDateType(l.Type()) && wholeTemporal(l) && arithNumber(r):
 			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}
-		case types.IsDateType(r.Type()) && wholeTemporal(r) && isNumeric(l):
+		case types.IsDateType(r.Type()) && wholeTemporal(r) && arithNumber(l):
 			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}
-		case fractionalDatetime(l) > 0 && isNumeric(r):
+		case fractionalDatetime(l) > 0 && arithNumber(r):
 			// A DATETIME(n) or TIMESTAMP(n) is the DECIMAL
 			// YYYYMMDDhhmmss.f of n digits (NOW(3) + 0 is
 			// 20261127093012.345; GMS dropped the fraction).
 			l = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}, digits: fractionalDatetime(l)}
-		case fractionalDatetime(r) > 0 && isNumeric(l):
+		case fractionalDatetime(r) > 0 && arithNumber(l):
 			r = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}, digits: fractionalDatetime(r)}
 		default:
 			return e, transform.SameTree, nil
@@ -669,6 +674,15 @@ func (t *timeString) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	ts, err := types.Time.ConvertToTimespan(v)
 	if err != nil {
 		return nil, err
+	}
+	if n := argDigits(t.Child); n < 6 {
+		// A TIME(n) of fewer than six digits has n (TIME('10:00:00.5')
+		// is '10:00:00.5', not GMS's '10:00:00.500000').
+		sv, err := timeType(n).SQL(ctx, nil, ts)
+		if err != nil {
+			return nil, err
+		}
+		return sv.ToString(), nil
 	}
 	return ts.String(), nil
 }
@@ -1112,6 +1126,12 @@ func wholeTemporal(e gsql.Expression) bool {
 func isNumeric(e gsql.Expression) bool {
 	t := e.Type()
 	return types.IsNumber(t) && !types.IsText(t)
+}
+
+// arithNumber reports whether e is read as a number in arithmetic with
+// a date: a number, or a string (read as a DOUBLE).
+func arithNumber(e gsql.Expression) bool {
+	return isNumeric(e) || types.IsText(e.Type())
 }
 
 // fractionalDatetime returns the fractional digits of e when it is a

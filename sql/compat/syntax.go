@@ -79,6 +79,12 @@ type SyntaxParser struct {
 
 // ParseSimple implements sql.Parser.
 func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
+	if lit, ok, err := typedLiterals(query); err != nil {
+		return nil, err
+	} else if ok {
+		stmt, err := p.ParseSimple(lit.text)
+		return lit.restoreNames(stmt), err
+	}
 	stmt, err := p.Parser.ParseSimple(query)
 	if err == nil {
 		if err := limitInSubquery(stmt, query); err != nil {
@@ -102,6 +108,13 @@ func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 
 // Parse implements sql.Parser.
 func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	if lit, ok, err := typedLiterals(query); err != nil {
+		return nil, query, "", err
+	} else if ok {
+		stmt, parsed, rest, err := p.Parse(ctx, lit.text, multi)
+		parsed, rest = lit.originalParts(query, parsed, rest, ';')
+		return lit.restoreNames(stmt), parsed, rest, err
+	}
 	stmt, parsed, rest, err := p.Parser.Parse(ctx, query, multi)
 	if err == nil {
 		if err := limitInSubquery(stmt, parsed); err != nil {
@@ -132,6 +145,13 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 
 // ParseWithOptions implements sql.Parser.
 func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
+	if lit, ok, err := typedLiterals(query); err != nil {
+		return nil, query, "", err
+	} else if ok {
+		stmt, parsed, rest, err := p.ParseWithOptions(ctx, lit.text, delimiter, multi, options)
+		parsed, rest = lit.originalParts(query, parsed, rest, delimiter)
+		return lit.restoreNames(stmt), parsed, rest, err
+	}
 	stmt, parsed, rest, err := p.Parser.ParseWithOptions(ctx, query, delimiter, multi, options)
 	if err == nil {
 		if err := limitInSubquery(stmt, parsed); err != nil {
@@ -163,6 +183,12 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 // ParseOneWithOptions implements sql.Parser. The index it returns is
 // into query.
 func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
+	if lit, ok, err := typedLiterals(query); err != nil {
+		return nil, 0, err
+	} else if ok {
+		stmt, n, err := p.ParseOneWithOptions(ctx, lit.text, options)
+		return lit.restoreNames(stmt), lit.original(n), err
+	}
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, query, options)
 	if err == nil {
 		if err := limitInSubquery(stmt, query); err != nil {

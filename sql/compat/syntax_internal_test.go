@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // TestRewriteSyntax checks the statements syntaxParser parses again:
@@ -146,6 +147,56 @@ func TestLimitInSubquery(t *testing.T) {
 			t.Errorf("%s: %v, want 1235's message", c.query, err)
 		case !c.refused && err != nil:
 			t.Errorf("%s: %v", c.query, err)
+		}
+	}
+}
+
+// TestTypedLiterals checks that DATE, TIME and TIMESTAMP before a string
+// make a cast of the value read as MySQL reads the literal, that the
+// select items keep the names the client wrote and the statement's
+// remainder its text, and that the same words elsewhere (a column
+// named date, a string's text, a cast's type) are left alone.
+func TestTypedLiterals(t *testing.T) {
+	p := SyntaxParser{Parser: gsql.NewMysqlParser()}
+	for _, c := range []struct {
+		query, names string
+	}{
+		{"SELECT DATE'2020-1-1' + 1, time  \"10:00:00.5\" AS x, TIMESTAMP '2020-01-01 10:00:00.25'", "DATE'2020-1-1' + 1|x|TIMESTAMP '2020-01-01 10:00:00.25'"},
+		{"SELECT 'a date', `date` 'b', CAST(s AS DATE) FROM t WHERE d = DATE'20200101'", "a date|b|CAST(s AS DATE)"},
+	} {
+		stmt, err := p.ParseSimple(c.query)
+		if err != nil {
+			t.Fatalf("%s: %v", c.query, err)
+		}
+		var names []string
+		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+			if a, ok := node.(*ast.AliasedExpr); ok {
+				name := a.InputExpression
+				if !a.As.IsEmpty() {
+					name = a.As.String()
+				}
+				names = append(names, name)
+			}
+			return true, nil
+		}, stmt)
+		if got := strings.Join(names, "|"); got != c.names {
+			t.Errorf("%s: names %q, want %q", c.query, got, c.names)
+		}
+	}
+	stmt, _, rest, err := p.Parse(gsql.NewEmptyContext(), "SELECT DATE'2020-01-01'; SELECT TIME'10:00'", true)
+	if err != nil || strings.TrimSpace(rest) != "SELECT TIME'10:00'" {
+		t.Errorf("multi: rest %q, %v", rest, err)
+	}
+	if s := ast.String(stmt); !strings.Contains(strings.ToLower(s), "cast('2020-01-01' as date)") {
+		t.Errorf("multi: parsed %s, want the cast", s)
+	}
+	for q, want := range map[string]string{
+		"SELECT DATE'2020-02-30'":              "Incorrect DATE value: '2020-02-30'",
+		"SELECT TIMESTAMP'2020-01-01'":         "Incorrect DATETIME value: '2020-01-01'",
+		"SELECT 1 FROM t WHERE TIME'10:60:00'": "Incorrect TIME value: '10:60:00'",
+	} {
+		if _, err := p.ParseSimple(q); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", q, err, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -397,7 +398,14 @@ func (t *timeText) WithChildren(children ...gsql.Expression) (gsql.Expression, e
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return &timeText{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: t.typ}, nil
+	typ := t.typ
+	if c := children[0].Type(); isTimeType(c) {
+		// The TIME typed again by a rule after this one
+		// (fspresults.go's TIME(x) of x's digits): its text has the
+		// new type's digits.
+		typ = c
+	}
+	return &timeText{UnaryExpression: expression.UnaryExpression{Child: children[0]}, typ: typ}, nil
 }
 
 // timeIntervalUnits are the INTERVAL units a TIME moves by, true for
@@ -550,6 +558,9 @@ func (t *timeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return nil, err
 	}
 	if v == nil {
+		if r, ok, err := t.truncated(ctx, row); ok || err != nil {
+			return r, err
+		}
 		return nil, t.warnNoTime(ctx, row)
 	}
 	if t.exact {
@@ -557,7 +568,113 @@ func (t *timeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return ts, err
 	}
 	r, _, err := t.typ.Convert(ctx, v)
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	if ts, ok := r.(types.Timespan); ok && (ts.AsMicroseconds() == maxTimeMicros || ts.AsMicroseconds() == -maxTimeMicros) {
+		// GMS's cast clamps without a warning: MySQL warns when the
+		// argument was beyond the range.
+		if m, ok, err := t.truncated(ctx, row); ok || err != nil {
+			return m, err
+		}
+	}
+	return r, nil
+}
+
+// maxTimeMicros is 838:59:59, the largest TIME, in microseconds.
+const maxTimeMicros = 3020399e6
+
+// truncated returns ±838:59:59 with MySQL's warning 1292 "Truncated
+// incorrect time value" when the cast's argument is a time beyond a
+// TIME's range (truncatedTime): GMS made 8390000 and '839:00:00'
+// 838:59:59 without the warning, and 1e20 and '1000:00:00' NULL.
+func (t *timeCast) truncated(ctx *gsql.Context, row gsql.Row) (any, bool, error) {
+	arg, ok := t.castArg()
+	if !ok {
+		return nil, false, nil
+	}
+	v, err := arg.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, false, err
+	}
+	neg, text, ok := truncatedTime(v)
+	if !ok {
+		return nil, false, nil
+	}
+	warnOnce(ctx, codeTruncatedWrongValue, fmt.Sprintf("Truncated incorrect time value: '%s'", text), isConstant(arg))
+	m := int64(maxTimeMicros)
+	if neg {
+		m = -m
+	}
+	return types.Time.MicrosecondsToTimespan(m), true, nil
+}
+
+// castArg returns the argument of the cast, as the client wrote it.
+func (t *timeCast) castArg() (gsql.Expression, bool) {
+	c, ok := t.Child.(*expression.Convert)
+	if !ok {
+		return nil, false
+	}
+	arg := c.Child
+	if a, ok := arg.(*castArgument); ok {
+		arg = a.Child
+	}
+	return arg, true
+}
+
+// truncatedTime reports whether MySQL casts v to a TIME by truncating it
+// to ±838:59:59 (with the warning, whose text of v it returns): a
+// number or numeric string hhhmmss[.f] of seven digits whose minutes
+// and seconds are a time's and whose hours are beyond 838, a text
+// hhh:mm:ss with such hours, a DOUBLE beyond any DATETIME's number
+// (1e15 and more). Longer integers are read as a DATETIME or are no
+// time (NULL with "Incorrect time value"), as MariaDB 10.11 answers.
+func truncatedTime(v any) (neg bool, text string, ok bool) {
+	switch x := v.(type) {
+	case float64:
+		text = doubleText(x, 64)
+		if math.Abs(x) >= 1e15 {
+			return x < 0, text, true
+		}
+		return x < 0, text, beyondTimeNumber(int64(math.Abs(math.Trunc(x))))
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64:
+		n, err := strconv.ParseInt(fmt.Sprint(x), 10, 64)
+		if err != nil {
+			return false, "", false
+		}
+		return n < 0, fmt.Sprint(x), beyondTimeNumber(max(n, -n))
+	case decimal.Decimal:
+		n := x.Abs().Truncate(0)
+		if !n.IsInteger() || n.GreaterThan(decimal.NewFromInt(9999999)) {
+			return false, "", false
+		}
+		return x.IsNegative(), x.String(), beyondTimeNumber(n.IntPart())
+	case []byte:
+		return truncatedTime(string(x))
+	case string:
+		s := strings.TrimSpace(x)
+		body, neg := strings.CutPrefix(s, "-")
+		whole, _, _ := strings.Cut(body, ".")
+		if allDigits(whole) {
+			n, err := strconv.ParseInt(whole, 10, 64)
+			return neg, x, err == nil && beyondTimeNumber(n)
+		}
+		parts := strings.Split(whole, ":")
+		if len(parts) != 3 || !allDigits(parts[0]) || len(parts[1]) != 2 || len(parts[2]) != 2 || !allDigits(parts[1]+parts[2]) {
+			return false, "", false
+		}
+		h, err := strconv.Atoi(parts[0])
+		m, _ := strconv.Atoi(parts[1])
+		sec, _ := strconv.Atoi(parts[2])
+		return neg, x, err == nil && h > 838 && m < 60 && sec < 60
+	}
+	return false, "", false
+}
+
+// beyondTimeNumber reports whether n (not negative) is hhhmmss of
+// seven digits with minutes and seconds below 60 and hours beyond 838.
+func beyondTimeNumber(n int64) bool {
+	return n > 8385959 && n <= 9999999 && n%100 < 60 && n/100%100 < 60
 }
 
 // warnNoTime warns, as MySQL does, when the cast's value is NULL because
@@ -565,13 +682,9 @@ func (t *timeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // "Incorrect time value" (number_to_time, str_to_time). GMS gave NULL
 // without a warning.
 func (t *timeCast) warnNoTime(ctx *gsql.Context, row gsql.Row) error {
-	c, ok := t.Child.(*expression.Convert)
+	arg, ok := t.castArg()
 	if !ok {
 		return nil
-	}
-	arg := c.Child
-	if a, ok := arg.(*castArgument); ok {
-		arg = a.Child
 	}
 	v, err := arg.Eval(ctx, row)
 	if err != nil || v == nil {
