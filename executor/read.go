@@ -168,9 +168,25 @@ func UniqueLookup(ctx context.Context, r Reader, t *Table, ix *Index, d *RowDeco
 // tx's commit fail with a write conflict; in a pessimistic one the rows
 // are locked in the store at once.
 func LockRows(ctx context.Context, tx *txn.Txn, forUpdateTS uint64, t *Table, handles ...tablecodec.Handle) error {
+	keys := rowKeys(t, handles)
+	return wrapf(tx.LockKeys(ctx, forUpdateTS, keys...), "table %s: lock %d rows", t.Name, len(keys))
+}
+
+// LockRowsReading is LockRows for rows the caller reads next through tx
+// at forUpdateTS, by their handles (txn.Txn.LockKeysReading): in a
+// pessimistic transaction the rows come with their locks, and the reads
+// that follow (GetRow, BatchGetRows) do not ask the store again. A handle
+// without a row is locked too.
+func LockRowsReading(ctx context.Context, tx *txn.Txn, forUpdateTS uint64, t *Table, handles ...tablecodec.Handle) error {
+	keys := rowKeys(t, handles)
+	return wrapf(tx.LockKeysReading(ctx, forUpdateTS, keys...), "table %s: lock and read %d rows", t.Name, len(keys))
+}
+
+// rowKeys returns the row keys of handles in table t.
+func rowKeys(t *Table, handles []tablecodec.Handle) [][]byte {
 	keys := make([][]byte, len(handles))
 	for i, h := range handles {
 		keys[i] = tablecodec.RowKey(nil, t.ID, h)
 	}
-	return wrapf(tx.LockKeys(ctx, forUpdateTS, keys...), "table %s: lock %d rows", t.Name, len(keys))
+	return keys
 }

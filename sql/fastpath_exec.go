@@ -281,6 +281,14 @@ func (r *fastRun) runSelect() fastOutcome {
 		if !ok {
 			return fallThrough(fastpath.ReasonValue)
 		}
+		lockFirst := k != nil && r.shape.ForUpdate && lockBeforeRead(t, k)
+		if lockFirst {
+			// Locked before it is read, the row comes with its lock
+			// (lockRowsReading): one request to the store, not two.
+			if err := lockRowsReading(ctx, t, k, pl.Meta.Exec, h); err != nil {
+				return r.answer(nil, err)
+			}
+		}
 		dec := pl.Proj.Get()
 		row, found, err := executor.GetRow(ctx, reader, pl.Meta.Exec, dec, h)
 		pl.Proj.Put(dec)
@@ -289,7 +297,9 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		if found {
 			rows = append(rows, row)
-			locked = append(locked, h)
+			if !lockFirst {
+				locked = append(locked, h)
+			}
 		}
 	default:
 		// GMS turns IN into sorted, merged ranges: the rows come in key
@@ -580,6 +590,15 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 	if err != nil {
 		return nil, false, fallThrough(fastpath.ReasonError)
 	}
+	if lockBeforeRead(t, k) && r.locksRowOnly(pl) {
+		// The statement locks the row it writes and nothing else:
+		// locked first, the row comes with its lock and GetRow below
+		// reads it from the transaction, one request to the store where
+		// a read and a lock (lockWritten, lockUnchanged) were two.
+		if err := lockRowsReading(r.ctx, t, k, pl.Meta.Exec, h); err != nil {
+			return nil, false, r.answer(nil, err)
+		}
+	}
 	dec := pl.Full.Get()
 	row, found, err = executor.GetRow(r.ctx, k, pl.Meta.Exec, dec, h)
 	pl.Full.Put(dec)
@@ -590,6 +609,33 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 		r.s.rowsExamined.Add(1)
 	}
 	return row, found, fastOutcome{handled: true}
+}
+
+// locksRowOnly reports whether the statement's write of a row locks the
+// row's key alone: an UPDATE that sets no column of any secondary index
+// (the table editor writes index entries only when their values change)
+// or a DELETE from a table without one. Locking such a row before reading
+// it (readForWrite) saves the read; a statement that also writes index
+// entries, whose keys depend on the row read, locks them after it in a
+// second request either way, and gains nothing from it.
+func (r *fastRun) locksRowOnly(pl *fastPlan) bool {
+	ixs := pl.Meta.Exec.Indexes
+	switch r.shape.Kind {
+	case fastpath.Delete:
+		return len(ixs) == 0
+	case fastpath.Update:
+		for _, set := range pl.Sets {
+			for _, ix := range ixs {
+				for _, c := range ix.Columns {
+					if c.Offset == set.Ord {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // update applies the assignments to the row, as GMS's UPDATE does:
@@ -605,7 +651,7 @@ func (r *fastRun) update(t *Transaction, pl *fastPlan) fastOutcome {
 	ctx := r.ctx
 	sch := pl.Meta.Schema.Schema
 	olds, out := r.rowsForWrite(t, pl)
-	if !out.handled {
+	if !out.handled || out.err != nil {
 		return out
 	}
 	matched, changed := len(olds), 0
@@ -846,7 +892,7 @@ func exactTemporalOrDecimal(typ gsql.Type, s string) bool {
 // delete removes the rows of the key (or key prefix), in key order.
 func (r *fastRun) delete(t *Transaction, pl *fastPlan) fastOutcome {
 	rows, out := r.rowsForWrite(t, pl)
-	if !out.handled {
+	if !out.handled || out.err != nil {
 		return out
 	}
 	ed := pl.table.editor()

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"errors"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -34,6 +35,31 @@ import (
 // locked fails the statement at once with 3572, and under SKIP LOCKED
 // lockRows of one row answers errLockedRowSkipped (txn.SetLockNoWait).
 func lockRows(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table, handles ...tablecodec.Handle) error {
+	return lockRowsWith(ctx, tx, k, et, executor.LockRows, handles)
+}
+
+// lockRowsReading is lockRows for rows the statement has not read yet and
+// reads next through k, by their handles: the rows come with their locks
+// (executor.LockRowsReading), and a handle without a row is locked too.
+// The caller checks lockBeforeRead.
+func lockRowsReading(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table, handles ...tablecodec.Handle) error {
+	return lockRowsWith(ctx, tx, k, et, executor.LockRowsReading, handles)
+}
+
+// lockBeforeRead reports whether a statement of tx that writes or locks
+// the rows of a key it names (UPDATE, DELETE, SELECT ... FOR UPDATE by
+// primary key) locks them before it reads them (lockRowsReading), saving
+// the store a read: in a pessimistic REPEATABLE READ transaction. The key
+// is then locked whether or not it has a row, as InnoDB's REPEATABLE
+// READ locks the gap where the row would be; READ COMMITTED locks only
+// the rows it finds, as InnoDB's does, so it reads first.
+func lockBeforeRead(tx *Transaction, k *txn.Txn) bool {
+	return k.IsPessimistic() && !tx.readCommitted
+}
+
+// lockRowsWith is lockRows and lockRowsReading, locking through lock.
+func lockRowsWith(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table,
+	lock func(context.Context, *txn.Txn, uint64, *executor.Table, ...tablecodec.Handle) error, handles []tablecodec.Handle) error {
 	wait := compat.LockWaitDefault
 	if s, err := sessionOf(ctx); err == nil {
 		wait = s.lockWait
@@ -44,7 +70,7 @@ func lockRows(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table
 		if wait != compat.LockWaitDefault {
 			k.SetLockNoWait(true)
 		}
-		err = executor.LockRows(ctx, k, ts, et, handles...)
+		err = lock(ctx, k, ts, et, handles...)
 		if wait != compat.LockWaitDefault {
 			k.SetLockNoWait(false)
 		}

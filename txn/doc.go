@@ -164,6 +164,14 @@
 // the transaction is rolled back at once so that the others of the cycle
 // go on (MySQL 1213).
 //
+// A statement that reads a key only to write or lock it (an UPDATE or
+// DELETE of a row by its key, SELECT ... FOR UPDATE) may lock it first
+// with Txn.LockKeysReading: the store returns the key's newest value with
+// the lock (kv's ReturnValues), the transaction keeps it as the value of
+// a key it holds (lockedvalues.go), and the statement's read of it asks
+// the store for nothing. One request, and one walk of the key's write
+// records, where a read and a lock were two.
+//
 // A key whose newest Put or Delete committed after the snapshot is locked
 // all the same (kv's LockWithConflict: a waiter keeps the lock it waited
 // for, as with TiKV's fair locking), but LockKeys returns

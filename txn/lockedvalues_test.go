@@ -172,3 +172,107 @@ func TestLockedValuesAfterOthersCommit(t *testing.T) {
 		t.Fatalf("k after commit = %q, want 1+", got)
 	}
 }
+
+// TestLockKeysReading: a pessimistic statement that locks keys before it
+// reads them (LockKeysReading) gets their values with the locks: its
+// reads that follow ask the store for nothing and return what the store
+// holds, over two regions, for an absent key too (which is locked all
+// the same: another transaction cannot take it). A key whose newest
+// commit is after the snapshot is locked with that commit's value, kept
+// for reads at or above it: the read at the old snapshot still goes to
+// the store, the statement run again after the move does not. An
+// optimistic transaction's LockKeysReading is LockKeys (its conflict
+// shows at commit).
+func TestLockKeysReading(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{}, "m")
+	mustCommit(t, e.s, "a", "1", "d", "4", "n", "14")
+	client := &countingReads{Client: e.client}
+	s := NewStore(client, e.oracle, Options{})
+	defer s.Close()
+	tx := beginPessimistic(t, s)
+	asks := func(step string, want int64, key, value string) {
+		t.Helper()
+		before := client.keys.Load()
+		v, ok, err := tx.Get(ctx, []byte(key))
+		switch {
+		case err != nil:
+			t.Fatalf("%s: %v", step, err)
+		case value == "" && ok:
+			t.Errorf("%s: %s = %q, want absent", step, key, v)
+		case value != "" && string(v) != value:
+			t.Errorf("%s: %s = %q (found %v), want %q", step, key, v, ok, value)
+		}
+		if got := client.keys.Load() - before; got != want {
+			t.Errorf("%s asked the store for %d keys, want %d", step, got, want)
+		}
+	}
+	lockReading := func(keys ...string) error { return lockNowWith(ctx, tx, tx.LockKeysReading, keys...) }
+	tx.BeginStatement()
+	if err := lockReading("a", "n", "z"); err != nil {
+		t.Fatal(err)
+	}
+	if got := client.keys.Load(); got != 0 {
+		t.Fatalf("LockKeysReading asked %d keys by reads, want 0", got)
+	}
+	asks("read of a (region 1)", 0, "a", "1")
+	asks("read of n (region 2)", 0, "n", "14")
+	asks("read of absent z", 0, "z", "")
+
+	other := beginPessimistic(t, e.s)
+	other.SetLockNoWait(true)
+	if err := lockNow(ctx, other, "z"); !errors.Is(err, ErrLockNotWaited) {
+		t.Fatalf("another transaction's lock of z: %v, want ErrLockNotWaited", err)
+	}
+	if err := other.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// d changes after the snapshot: locked with the newer value.
+	mustCommit(t, e.s, "d", "5")
+	tx.BeginStatement()
+	if err := lockReading("d"); !errors.Is(err, ErrForUpdateConflict) {
+		t.Fatalf("lock of d after a newer commit: %v, want ErrForUpdateConflict", err)
+	}
+	asks("read of d at the old snapshot", 1, "d", "4")
+	if err := tx.RefreshSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx.BeginStatement()
+	if err := lockReading("d"); err != nil {
+		t.Fatalf("lock of d again after the move: %v", err)
+	}
+	asks("read of d after the move", 0, "d", "5")
+
+	if err := tx.Set([]byte("d"), []byte("6")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Set([]byte("z"), []byte("26")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"a": "1", "d": "6", "n": "14", "z": "26"} {
+		if got := pointGet(t, e.s, k); got != want {
+			t.Errorf("%s after commit = %q, want %q", k, got, want)
+		}
+	}
+
+	// Optimistic: no lock in the store, the conflict at commit.
+	opt, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := opt.SnapshotTS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := opt.LockKeysReading(ctx, ts, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, e.s, "a", "2")
+	if err := opt.Commit(ctx); !errors.Is(err, ErrWriteConflict) {
+		t.Fatalf("optimistic commit after a's change: %v, want ErrWriteConflict", err)
+	}
+}

@@ -179,6 +179,27 @@ func (t *Txn) RefreshSnapshot(ctx context.Context) error {
 // exist (ErrAlreadyExists). Keys locked already are not asked for again:
 // their locks have excluded writers since.
 func (t *Txn) LockKeys(ctx context.Context, forUpdateTS uint64, keys ...[]byte) error {
+	return t.lockKeys(ctx, forUpdateTS, false, keys)
+}
+
+// LockKeysReading is LockKeys for keys the caller reads next at the same
+// snapshot: the row of an UPDATE, DELETE or SELECT ... FOR UPDATE by its
+// key, locked before it is read rather than after. In a pessimistic
+// transaction each key is locked with its newest value (kv's
+// ReturnValues, TiKV's return_values), which the transaction keeps as
+// the key's stable value (lockedvalues.go): the read that follows is
+// answered without asking the store, so the statement makes one request
+// where a read and a lock were two, and the store walks the key's write
+// records once. A key that has no value is locked all the same, as a
+// locking read of it must keep an insert out until the transaction ends.
+// In an optimistic transaction it is LockKeys.
+func (t *Txn) LockKeysReading(ctx context.Context, forUpdateTS uint64, keys ...[]byte) error {
+	return t.lockKeys(ctx, forUpdateTS, true, keys)
+}
+
+// lockKeys is LockKeys, asking the store for the keys' values with their
+// locks when withValues is set (LockKeysReading).
+func (t *Txn) lockKeys(ctx context.Context, forUpdateTS uint64, withValues bool, keys [][]byte) error {
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("lock keys: %w", err)
 	}
@@ -191,7 +212,7 @@ func (t *Txn) LockKeys(ctx context.Context, forUpdateTS uint64, keys ...[]byte) 
 		return fmt.Errorf("lock keys: %w", err)
 	}
 	if t.pess != nil {
-		if err := t.lockPessimistic(ctx, max(forUpdateTS, t.startTS), keys); err != nil {
+		if err := t.lockPessimistic(ctx, max(forUpdateTS, t.startTS), withValues, keys); err != nil {
 			if errors.Is(err, ErrLockWaitTimeout) {
 				t.s.stats.lockWaitTimeouts.Add(1)
 			}
@@ -213,8 +234,8 @@ func (t *Txn) LockKeys(ctx context.Context, forUpdateTS uint64, keys ...[]byte) 
 }
 
 // lockPessimistic takes the pessimistic locks of keys not locked yet, at
-// forUpdateTS.
-func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]byte) error {
+// forUpdateTS, and keeps their values when withValues is set.
+func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValues bool, keys [][]byte) error {
 	var todo [][]byte
 	for _, k := range keys {
 		if _, ok := t.pess.locked[string(k)]; !ok {
@@ -246,12 +267,20 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 	deadline := time.Now().Add(wait)
 	var (
 		conflict *kv.WriteConflictError
-		newest   uint64 // the newest commit met above forUpdateTS
+		newest   uint64   // the newest commit met above forUpdateTS
+		values   [][]byte // withValues: the value of todo[i] (nil: none)
 	)
+	if withValues {
+		values = make([][]byte, len(todo))
+	}
 	for _, sp := range spans {
 		var conflictTS uint64
 		err := t.s.runSpan(ctx, todo, sp, func(ctx context.Context, reg kv.RegionInfo, lo, hi int) error {
-			ts, err := t.acquire(ctx, reg, todo[lo:hi], forUpdateTS, deadline)
+			var got [][]byte
+			if withValues {
+				got = values[lo:hi]
+			}
+			ts, err := t.acquire(ctx, reg, todo[lo:hi], forUpdateTS, deadline, got)
 			conflictTS = max(conflictTS, ts)
 			newest = max(newest, ts)
 			if ts != 0 && conflict == nil {
@@ -269,6 +298,14 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 			t.pess.locked[string(k)] = max(forUpdateTS, conflictTS)
 		}
 		t.pess.keepPending(todo[sp.lo:sp.hi])
+		if withValues {
+			// The store read each value under the key's new lock, at or
+			// above the timestamp the key is stable from (locked): no
+			// commit can change it until the transaction ends.
+			for i := sp.lo; i < sp.hi; i++ {
+				t.pess.keep(string(todo[i]), values[i])
+			}
+		}
 		// A key locked with a conflict is locked as of the newer write:
 		// the commit must land above it.
 		t.pess.maxForUpdateTS = max(t.pess.maxForUpdateTS, forUpdateTS, conflictTS)
@@ -292,8 +329,10 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, keys [][]
 // of the lock met is checked through its primary and, if dead, rolled
 // back. Keys written after forUpdateTS are locked nonetheless (fair
 // locking: a waiter keeps the lock it waited for); conflictTS is then the
-// newest such write's commit_ts.
-func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, forUpdateTS uint64, deadline time.Time) (conflictTS uint64, err error) {
+// newest such write's commit_ts. With values non-nil (one per key), the
+// store also returns each key's newest value, which is stored in values
+// (nil: the key has none).
+func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, forUpdateTS uint64, deadline time.Time, values [][]byte) (conflictTS uint64, err error) {
 	req := &kv.AcquirePessimisticLockRequest{
 		Region:           reg.Ctx(),
 		Keys:             make([]kv.PessimisticKey, len(keys)),
@@ -301,6 +340,7 @@ func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, for
 		StartTS:          t.startTS,
 		ForUpdateTS:      forUpdateTS,
 		LockWithConflict: true,
+		ReturnValues:     values != nil,
 	}
 	for i, k := range keys {
 		e, _ := t.buf.get(k)
@@ -317,6 +357,12 @@ func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, for
 			return 0, fmt.Errorf("lock %d keys from %q: %w", len(keys), keys[0], ErrLockWaitTimeout)
 		}
 		resp, err := t.s.client.AcquirePessimisticLock(ctx, req)
+		if err == nil && values != nil {
+			if len(resp.Values) != len(keys) {
+				return 0, fmt.Errorf("lock %d keys from %q: the store returned %d values", len(keys), keys[0], len(resp.Values))
+			}
+			copy(values, resp.Values)
+		}
 		if err == nil {
 			return resp.ConflictTS, nil
 		}

@@ -42,6 +42,11 @@ func beginPessimistic(t testing.TB, s *Store) *Txn {
 
 // lockNow locks keys at the transaction's snapshot.
 func lockNow(ctx context.Context, tx *Txn, keys ...string) error {
+	return lockNowWith(ctx, tx, tx.LockKeys, keys...)
+}
+
+// lockNowWith is lockNow through lock (LockKeys or LockKeysReading).
+func lockNowWith(ctx context.Context, tx *Txn, lock func(context.Context, uint64, ...[]byte) error, keys ...string) error {
 	ts, err := tx.SnapshotTS(ctx)
 	if err != nil {
 		return err
@@ -50,7 +55,7 @@ func lockNow(ctx context.Context, tx *Txn, keys ...string) error {
 	for i, k := range keys {
 		bs[i] = []byte(k)
 	}
-	return tx.LockKeys(ctx, ts, bs...)
+	return lock(ctx, ts, bs...)
 }
 
 // waitForWaiters waits until n lock requests wait in the store.

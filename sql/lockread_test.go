@@ -1,0 +1,121 @@
+package sql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	percsql "github.com/percdb/percdb/sql"
+)
+
+// TestPessimisticLockBeforeRead counts the store requests of a
+// pessimistic transaction's statements on a row named by its primary key
+// (the kv client's request counters, percdb_kv_requests_total): a SELECT
+// ... FOR UPDATE, and an UPDATE or DELETE that locks the row alone (sets
+// no indexed column; a table without secondary indexes), lock the row
+// first and get it with its lock, one request where a read and a lock
+// were two; a later statement on the row asks for nothing. A statement
+// that writes index entries too reads first and locks the row with them
+// (two requests either way). READ COMMITTED reads first: it locks only
+// rows that exist. An absent row locked first keeps an insert of it out
+// until the transaction ends, as InnoDB's REPEATABLE READ does with the
+// gap. Each statement's answer and the rows committed are checked too.
+func TestPessimisticLockBeforeRead(t *testing.T) {
+	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0"})
+	admin := openDB(t, srv, "")
+	mustExec(t, admin, "CREATE DATABASE lr",
+		"CREATE TABLE lr.t (id INT PRIMARY KEY, k INT, c VARCHAR(20), INDEX (k))",
+		"CREATE TABLE lr.p (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO lr.t VALUES (1, 10, 'a'), (2, 20, 'b'), (3, 30, 'c')",
+		"INSERT INTO lr.p VALUES (1, 100), (2, 200), (3, 300), (4, 400)")
+	a, b := openDB(t, srv, "lr"), openDB(t, srv, "lr")
+	a.SetMaxOpenConns(1)
+	b.SetMaxOpenConns(1)
+	counts := func() (reads, locks float64) {
+		m := scrape(t, srv)
+		for _, cmd := range []string{"get", "batch_get"} {
+			reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
+		}
+		return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
+	}
+	step := func(q string, args []any, wantReads, wantLocks float64, want string) {
+		t.Helper()
+		r0, l0 := counts()
+		var got string
+		if strings.HasPrefix(q, "SELECT") {
+			got = strings.Join(queryRowsArgs(t, a, q, args...), "|")
+		} else {
+			res, err := a.Exec(q, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			n, _ := res.RowsAffected()
+			got = map[int64]string{0: "0 rows", 1: "1 row"}[n]
+		}
+		r1, l1 := counts()
+		if got != want {
+			t.Errorf("%s %v: %q, want %q", q, args, got, want)
+		}
+		if r1-r0 != wantReads || l1-l0 != wantLocks {
+			t.Errorf("%s %v: %v reads and %v lock requests, want %v and %v", q, args, r1-r0, l1-l0, wantReads, wantLocks)
+		}
+	}
+	// Each statement twice on an absent row, so that the fast path knows
+	// it; in each transaction a first read, which reads the catalog too.
+	for range 2 {
+		for _, q := range []string{"SELECT v FROM p WHERE id = ? FOR UPDATE", "UPDATE p SET v = v + 1 WHERE id = ?", "DELETE FROM p WHERE id = ?",
+			"UPDATE t SET c = ? WHERE id = ?", "UPDATE t SET k = k + 1 WHERE id = ?", "DELETE FROM t WHERE id = ?", "UPDATE p SET v = 0 WHERE id = ?"} {
+			args := []any{1000}
+			if strings.Count(q, "?") == 2 {
+				args = []any{"z", 1000}
+			}
+			if _, err := a.Exec(q, args...); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	const first = "SELECT v FROM p WHERE id = 4"
+
+	mustExec(t, a, "BEGIN PESSIMISTIC", first)
+	step("SELECT v FROM p WHERE id = ? FOR UPDATE", []any{1}, 0, 1, "100")
+	step("UPDATE p SET v = v + 1 WHERE id = ?", []any{1}, 0, 0, "1 row")
+	step("UPDATE p SET v = v + 1 WHERE id = ?", []any{2}, 0, 1, "1 row")
+	step("DELETE FROM p WHERE id = ?", []any{3}, 0, 1, "1 row")
+	step("UPDATE t SET c = ? WHERE id = ?", []any{"x", 1}, 0, 1, "1 row")
+	step("UPDATE t SET k = k + 1 WHERE id = ?", []any{2}, 1, 1, "1 row")
+	step("DELETE FROM t WHERE id = ?", []any{3}, 1, 1, "1 row")
+	step("SELECT v FROM p WHERE id = ? FOR UPDATE", []any{9}, 0, 1, "")
+	step("UPDATE p SET v = 0 WHERE id = ?", []any{8}, 0, 1, "0 rows")
+	// The absent rows are locked: another transaction's insert waits.
+	mustExec(t, b, "SET innodb_lock_wait_timeout = 1")
+	for _, id := range []int{8, 9} {
+		_, err := b.Exec("INSERT INTO p VALUES (?, 0)", id)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1205 {
+			t.Errorf("insert of p.id = %d locked by a statement that found no row: %v, want error 1205", id, err)
+		}
+	}
+	mustExec(t, a, "COMMIT")
+	if got := strings.Join(queryRowsArgs(t, b, "SELECT id, v FROM p ORDER BY id"), "|"); got != "1 101|2 201|4 400" {
+		t.Errorf("p after commit: %q", got)
+	}
+	if got := strings.Join(queryRowsArgs(t, b, "SELECT id, k, c FROM t ORDER BY id"), "|"); got != "1 10 x|2 21 b" {
+		t.Errorf("t after commit: %q", got)
+	}
+
+	mustExec(t, a, "SET SESSION transaction_isolation = 'READ-COMMITTED'", "BEGIN PESSIMISTIC", first)
+	step("UPDATE p SET v = v + 1 WHERE id = ?", []any{4}, 1, 1, "1 row")
+	step("UPDATE p SET v = 0 WHERE id = ?", []any{7}, 1, 0, "0 rows")
+	mustExec(t, a, "COMMIT")
+}
+
+// queryRowsArgs is queryRows with arguments.
+func queryRowsArgs(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), q, args...)
+	return collectRows(t, q, rows, err)
+}
