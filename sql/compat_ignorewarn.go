@@ -14,6 +14,12 @@ import (
 // a Warning, 1062 "Duplicate entry '1' for key 't.PRIMARY'", which a
 // stored procedure's SQLWARNING handler takes. GMS's notes 1007 and 1008
 // get MySQL's text (compat_ifexists.go).
+//
+// GMS warns 1365 "Division by 0" for every x / 0, x DIV 0, x % 0 and
+// MOD(x, 0); MySQL only when the sql_mode has ERROR_FOR_DIVISION_BY_ZERO
+// (Item_func::signal_divide_by_null: without the mode the result is NULL
+// and nothing is said). The warning is counted all the same (the strict
+// check in sql/compat/zerodates.go reads the mode itself).
 func (s *Session) Warn(w *gsql.Warning) {
 	if w != nil && w.Code == codeDupEntry && w.Level == "Note" {
 		msg := strings.TrimPrefix(strings.TrimPrefix(w.Message, dupPrimaryKeyPrefix), dupUniqueKeyPrefix)
@@ -23,6 +29,9 @@ func (s *Session) Warn(w *gsql.Warning) {
 		w = mysqlDatabaseNote(w) // compat_ifexists.go
 		if w.Code == compat.CodeDivisionByZero {
 			s.divisionsByZero++
+			if !s.divisionByZeroWarns() {
+				return
+			}
 		}
 	}
 	s.BaseSession.Warn(w)
@@ -31,3 +40,15 @@ func (s *Session) Warn(w *gsql.Warning) {
 // DivisionsByZero implements compat.DivisionCounter: the warnings 1365
 // the session has raised.
 func (s *Session) DivisionsByZero() int { return s.divisionsByZero }
+
+// divisionByZeroWarns reports whether the session's sql_mode has
+// ERROR_FOR_DIVISION_BY_ZERO. (GMS's session reads its variables without
+// the context; a warning has none at hand.)
+func (s *Session) divisionByZeroWarns() bool {
+	mode, err := s.BaseSession.GetSessionVariable(nil, "sql_mode")
+	if err != nil {
+		return true
+	}
+	m, _ := mode.(string)
+	return strings.Contains(strings.ToUpper(m), "ERROR_FOR_DIVISION_BY_ZERO")
+}
