@@ -32,5 +32,6 @@ func recordError(s *Session, err error) {
 			}
 		}
 	}
+	s.lastError = se
 	s.Warn(&gsql.Warning{Level: "Error", Code: se.Num, Message: se.Message})
 }

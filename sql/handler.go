@@ -169,6 +169,9 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		auto := s != nil && s.autocommitRetries(query)
 		if s != nil {
 			s.stepsCommitted, s.insertRaced = false, false
+			if attempt == 1 {
+				s.beginDiagnostics(query) // compat_diagarea.go
+			}
 		}
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, func() error {
@@ -591,6 +594,11 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	query = versionCommentBody(query)
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
+	}
+	if st, ok := parseDiagStatement(query); ok { // compat_diagarea.go
+		if s, err := h.sessionFor(c); err == nil {
+			return true, h.diagnosticsStatement(gsql.NewContext(ctx, gsql.WithSession(s)), s, st, cb)
+		}
 	}
 	if st, ok := parseSplit(query); ok {
 		return true, h.split(ctx, c, st, cb)
