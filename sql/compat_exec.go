@@ -238,6 +238,11 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if m, ok := compat.FitUpsert(ctx, n); ok {
 			return b.gms.Build(ctx, m, row)
 		}
+		// INSERT IGNORE … ON DUPLICATE KEY UPDATE c = NULL of a NOT
+		// NULL column (sql/compat/upsertnull.go).
+		if m, ok := compat.UpsertNullDefaults(n); ok {
+			return b.gms.Build(ctx, m, row)
+		}
 		// GMS analyzes an INSERT of VALUES with its short list of
 		// rules: integer arithmetic, -x, ABS and DIV of its rows and its
 		// ON DUPLICATE KEY UPDATE are put in here (sql/compat/arith.go).

@@ -1,9 +1,11 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/compat"
 )
@@ -25,6 +27,9 @@ func (s *Session) Warn(w *gsql.Warning) {
 		msg := strings.TrimPrefix(strings.TrimPrefix(w.Message, dupPrimaryKeyPrefix), dupUniqueKeyPrefix)
 		w = &gsql.Warning{Level: "Warning", Code: w.Code, Message: msg}
 	}
+	if w != nil && w.Code == mysql.ERBadNullError && w.Level == "Note" {
+		w = badNullWarning(w)
+	}
 	if w != nil {
 		w = mysqlDatabaseNote(w) // compat_ifexists.go
 		if w.Code == compat.CodeDivisionByZero {
@@ -35,6 +40,25 @@ func (s *Session) Warn(w *gsql.Warning) {
 		}
 	}
 	s.BaseSession.Warn(w)
+}
+
+// GMS's note for the NULL an INSERT IGNORE or UPDATE IGNORE stored as
+// a NOT NULL column's implicit default: "column name 'c' is non-nullable
+// but attempted to set a value of null" (ErrInsertIntoNonNullableProvidedNull).
+const (
+	gmsBadNullPrefix = "column name '"
+	gmsBadNullSuffix = "' is non-nullable but attempted to set a value of null"
+)
+
+// badNullWarning returns GMS's note 1048 as MySQL's warning: Warning 1048
+// "Column 'c' cannot be null" (a stored procedure's SQLWARNING handler
+// takes it; a note runs none).
+func badNullWarning(w *gsql.Warning) *gsql.Warning {
+	if !strings.HasPrefix(w.Message, gmsBadNullPrefix) || !strings.HasSuffix(w.Message, gmsBadNullSuffix) {
+		return w
+	}
+	name := w.Message[len(gmsBadNullPrefix) : len(w.Message)-len(gmsBadNullSuffix)]
+	return &gsql.Warning{Level: "Warning", Code: w.Code, Message: fmt.Sprintf("Column '%s' cannot be null", name)}
 }
 
 // DivisionsByZero implements compat.DivisionCounter: the warnings 1365

@@ -207,6 +207,11 @@ func FitUpdate(ctx *gsql.Context, exprs []gsql.Expression, ignore bool) ([]gsql.
 		if _, done := set.RightChild.(*fittedValue); done {
 			return exprs, false
 		}
+		if nd, ok := set.RightChild.(*nullDefault); ok {
+			if _, done := nd.Child.(*fittedValue); done {
+				return exprs, false // upsertnull.go wrapped the fitted value
+			}
+		}
 		if _, isDefault := set.RightChild.(*gsql.ColumnDefaultValue); isDefault {
 			continue // GMS evaluates a default itself (applyUpdateExpressionsWithIgnore)
 		}
