@@ -32,6 +32,7 @@ func (s *Session) Warn(w *gsql.Warning) {
 	}
 	if w != nil {
 		w = mysqlDatabaseNote(w) // compat_ifexists.go
+		w = s.dropNote(w)        // compat_dropnames.go
 		if w.Code == compat.CodeDivisionByZero {
 			s.divisionsByZero++
 			if !s.divisionByZeroWarns() {

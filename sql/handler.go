@@ -172,6 +172,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 			if attempt == 1 {
 				s.beginDiagnostics(query) // compat_diagarea.go
 			}
+			s.beginDrop(ctx, query) // compat_dropnames.go
 		}
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, func() error {
@@ -509,6 +510,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 		err = functionError(s.GetCurrentDatabase(), err)      // storedfunc.go
 	}
 	err = finishSQLError(err)
+	err = s.endDrop(ctx, err) // compat_dropnames.go
 	recordError(s, err)
 	return err
 }

@@ -59,6 +59,8 @@ type Session struct {
 	// (compat_diagarea.go).
 	lastDiag  diagnostics
 	lastError *mysql.SQLError
+	// drop is the running DROP TABLE or DROP VIEW (compat_dropnames.go).
+	drop *dropStatement
 	// stepsCommitted is set when the running statement committed a
 	// schema change step of its own (an online index build): the
 	// statement is then never run again after a conflict, which would
