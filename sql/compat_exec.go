@@ -350,6 +350,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				}
 				return b.gms.Build(ctx, m, row)
 			}
+			// SET c = NULL of a NOT NULL column outside strict mode
+			// (sql/compat/upsertnull.go).
+			if m, ok, err := compat.UpdateNullDefaults(ctx, u); ok || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				return b.gms.Build(ctx, m, row)
+			}
 		}
 		if d, ok := n.(*plan.DeleteFrom); ok {
 			// A DELETE of several tables deletes and counts each row

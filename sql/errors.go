@@ -175,6 +175,13 @@ func finishSQLError(err error) error {
 			}
 		}
 	}
+	if se.Num == mysql.ERBadNullError {
+		// GMS's words for MySQL's "Column 'c' cannot be null"
+		// (compat_ignorewarn.go).
+		if w := badNullWarning(&gsql.Warning{Code: se.Num, Message: se.Message}); w.Message != se.Message {
+			return mysql.NewSQLError(se.Num, "23000", "%s", w.Message)
+		}
+	}
 	if state, ok := mysqlStates[se.Num]; ok && se.State == stateGeneral {
 		return mysql.NewSQLError(se.Num, state, "%s", se.Message)
 	}

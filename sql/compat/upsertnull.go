@@ -6,6 +6,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
 // INSERT IGNORE … ON DUPLICATE KEY UPDATE c = NULL of a NOT NULL column:
@@ -31,8 +32,54 @@ func UpsertNullDefaults(n *plan.InsertInto) (*plan.InsertInto, bool) {
 	if !n.Ignore || len(n.OnDupExprs) == 0 {
 		return n, false
 	}
+	out, ok := nullDefaults(n.OnDupExprs)
+	if !ok {
+		return n, false
+	}
+	m := *n
+	m.OnDupExprs = out
+	return &m, true
+}
+
+// UPDATE SET c = NULL of a NOT NULL column outside strict mode: MySQL 8
+// stores the implicit default with warning 1048 (mysql_update checks
+// fields with CHECK_FIELD_WARN); GMS failed it 1048 unless IGNORE (with
+// IGNORE GMS stores the default itself). UpdateNullDefaults wraps such
+// values as UpsertNullDefaults does; it runs after FitUpdatePlan.
+
+// UpdateNullDefaults returns u with the values its SET assigns to NOT
+// NULL columns made the column's implicit default where they are NULL,
+// with a warning, when the sql_mode is not strict and u is not IGNORE;
+// and whether it changed u.
+func UpdateNullDefaults(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool, error) {
+	if u.Ignore || strictMode(ctx) {
+		return u, false, nil
+	}
+	changed := false
+	ret, _, err := transform.Node(u, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		src, ok := n.(*plan.UpdateSource)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		exprs, ok := nullDefaults(src.UpdateExprs)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		changed = true
+		return plan.NewUpdateSource(src.Child, src.Ignore, exprs), transform.NewTree, nil
+	})
+	if err != nil || !changed {
+		return u, false, err
+	}
+	return ret, true, nil
+}
+
+// nullDefaults returns exprs, assignments, with the value of each to a
+// NOT NULL column wrapped in nullDefault, and whether it wrapped any
+// (none when they already are).
+func nullDefaults(exprs []gsql.Expression) ([]gsql.Expression, bool) {
 	var out []gsql.Expression
-	for i, e := range n.OnDupExprs {
+	for i, e := range exprs {
 		set, ok := e.(*expression.SetField)
 		if !ok {
 			continue
@@ -43,22 +90,17 @@ func UpsertNullDefaults(n *plan.InsertInto) (*plan.InsertInto, bool) {
 		}
 		switch set.RightChild.(type) {
 		case *nullDefault:
-			return n, false
+			return exprs, false
 		case *gsql.ColumnDefaultValue:
 			continue
 		}
 		if out == nil {
-			out = append([]gsql.Expression(nil), n.OnDupExprs...)
+			out = append([]gsql.Expression(nil), exprs...)
 		}
 		out[i] = expression.NewSetField(gf, &nullDefault{UnaryExpression: expression.UnaryExpression{Child: set.RightChild},
 			typ: gf.Type(), name: gf.Name()})
 	}
-	if out == nil {
-		return n, false
-	}
-	m := *n
-	m.OnDupExprs = out
-	return &m, true
+	return out, out != nil
 }
 
 // nullDefault is the value assigned to a NOT NULL column: its child's,
