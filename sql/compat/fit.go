@@ -517,13 +517,21 @@ func numberRange(typ gsql.Type) (lo, hi decimal.Decimal, scale int32, ok bool) {
 // FitUpdatePlan returns u with the values its UpdateSource sets fitted
 // (FitUpdate), and whether it changed u.
 func FitUpdatePlan(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool, error) {
+	return rewriteUpdateSources(u, func(exprs []gsql.Expression, ignore bool) ([]gsql.Expression, bool) {
+		return FitUpdate(ctx, exprs, ignore)
+	})
+}
+
+// rewriteUpdateSources returns u with the assignments of each of its
+// UpdateSources as f returns them, and whether f changed any.
+func rewriteUpdateSources(u *plan.Update, f func(exprs []gsql.Expression, ignore bool) ([]gsql.Expression, bool)) (gsql.Node, bool, error) {
 	changed := false
 	ret, _, err := transform.Node(u, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		src, ok := n.(*plan.UpdateSource)
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		exprs, ok := FitUpdate(ctx, src.UpdateExprs, src.Ignore)
+		exprs, ok := f(src.UpdateExprs, src.Ignore)
 		if !ok {
 			return n, transform.SameTree, nil
 		}

@@ -6,7 +6,6 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
-	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
 // INSERT IGNORE … ON DUPLICATE KEY UPDATE c = NULL of a NOT NULL column:
@@ -55,23 +54,9 @@ func UpdateNullDefaults(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool, err
 	if u.Ignore || strictMode(ctx) {
 		return u, false, nil
 	}
-	changed := false
-	ret, _, err := transform.Node(u, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
-		src, ok := n.(*plan.UpdateSource)
-		if !ok {
-			return n, transform.SameTree, nil
-		}
-		exprs, ok := nullDefaults(src.UpdateExprs)
-		if !ok {
-			return n, transform.SameTree, nil
-		}
-		changed = true
-		return plan.NewUpdateSource(src.Child, src.Ignore, exprs), transform.NewTree, nil
+	return rewriteUpdateSources(u, func(exprs []gsql.Expression, _ bool) ([]gsql.Expression, bool) {
+		return nullDefaults(exprs)
 	})
-	if err != nil || !changed {
-		return u, false, err
-	}
-	return ret, true, nil
 }
 
 // nullDefaults returns exprs, assignments, with the value of each to a
