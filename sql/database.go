@@ -227,7 +227,7 @@ func (d *Database) CreateView(ctx *gsql.Context, name string, selectStatement, c
 
 // DropView implements sql.ViewDatabase.
 func (d *Database) DropView(ctx *gsql.Context, name string) error {
-	return d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
+	err := d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		if _, ok := c.View(d.def.ID, name); !ok {
 			return gsql.ErrViewDoesNotExist.New(d.def.Name, name)
 		}
@@ -237,6 +237,10 @@ func (d *Database) DropView(ctx *gsql.Context, name string) error {
 		delete(c.Views[d.def.ID], strings.ToLower(name))
 		return nil
 	})
+	if gsql.ErrViewDoesNotExist.Is(err) {
+		missingViewNote(ctx, d.def.Name, name) // compat_dropnames.go
+	}
+	return err
 }
 
 // GetViewDefinition implements sql.ViewDatabase.

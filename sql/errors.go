@@ -175,6 +175,13 @@ func finishSQLError(err error) error {
 			}
 		}
 	}
+	if se.Num == mysql.ERBadNullError {
+		// GMS's words for MySQL's "Column 'c' cannot be null"
+		// (compat_ignorewarn.go).
+		if w := badNullWarning(&gsql.Warning{Code: se.Num, Message: se.Message}); w.Message != se.Message {
+			return mysql.NewSQLError(se.Num, "23000", "%s", w.Message)
+		}
+	}
 	if state, ok := mysqlStates[se.Num]; ok && se.State == stateGeneral {
 		return mysql.NewSQLError(se.Num, state, "%s", se.Message)
 	}
@@ -208,6 +215,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrReadOnlyTransaction, 1792, "25006"),        // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	kindCode(gsql.ErrInvalidSystemVariableValue, 1231, "42000"), // ER_WRONG_VALUE_FOR_VAR
 	kindCode(gsql.ErrSystemVariableGlobalOnly, 1229, "HY000"),   // ER_GLOBAL_VARIABLE
+	kindCode(gsql.ErrSystemVariableReadOnly, 1238, "HY000"),     // ER_INCORRECT_GLOBAL_LOCAL_VAR
 	kindCode(gsql.ErrTableNotFound, 1146, "42S02"),              // ER_NO_SUCH_TABLE
 	kindCode(gsql.ErrUnknownTable, 1051, "42S02"),               // ER_BAD_TABLE_ERROR
 	kindCode(gsql.ErrDatabaseNotFound, 1049, "42000"),           // ER_BAD_DB_ERROR

@@ -169,6 +169,10 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 		auto := s != nil && s.autocommitRetries(query)
 		if s != nil {
 			s.stepsCommitted, s.insertRaced = false, false
+			if attempt == 1 {
+				s.beginDiagnostics(query) // compat_diagarea.go
+			}
+			s.beginDrop(ctx, query) // compat_dropnames.go
 		}
 		h.begin(s, query)
 		err := h.end(ctx, c, s, recoverPanic(query, func() error {
@@ -506,6 +510,7 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 		err = functionError(s.GetCurrentDatabase(), err)      // storedfunc.go
 	}
 	err = finishSQLError(err)
+	err = s.endDrop(ctx, err) // compat_dropnames.go
 	recordError(s, err)
 	return err
 }
@@ -591,6 +596,11 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 	query = versionCommentBody(query)
 	if st, ok := parseAdmin(query); ok {
 		return true, h.admin(ctx, c, st, cb)
+	}
+	if st, ok := parseDiagStatement(query); ok { // compat_diagarea.go
+		if s, err := h.sessionFor(c); err == nil {
+			return true, h.diagnosticsStatement(gsql.NewContext(ctx, gsql.WithSession(s)), s, st, cb)
+		}
 	}
 	if st, ok := parseSplit(query); ok {
 		return true, h.split(ctx, c, st, cb)

@@ -391,6 +391,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.provider.ranges.Kick() // what a previous process left
 
 	registerTxnVariables()
+	registerDiagnosticsVariables() // compat_diagarea.go
 	registerGCVariables()
 	registerTxnSizeLimit()
 	registerAutoAnalyze()

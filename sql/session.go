@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/plancache"
@@ -53,6 +54,13 @@ type Session struct {
 	// a strict INSERT or UPDATE under ERROR_FOR_DIVISION_BY_ZERO turns
 	// into its error (sql/compat/zerodates.go; compat_ignorewarn.go).
 	divisionsByZero int
+	// lastDiag is the conditions the statement before the running one
+	// left, and lastError the error the last failed statement answered
+	// (compat_diagarea.go).
+	lastDiag  diagnostics
+	lastError *mysql.SQLError
+	// drop is the running DROP TABLE or DROP VIEW (compat_dropnames.go).
+	drop *dropStatement
 	// stepsCommitted is set when the running statement committed a
 	// schema change step of its own (an online index build): the
 	// statement is then never run again after a conflict, which would

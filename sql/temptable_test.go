@@ -58,7 +58,7 @@ func TestTemporaryTables(t *testing.T) {
 	c.exec("ALTER TABLE k ADD COLUMN c INT DEFAULT 7", "ALTER TABLE k MODIFY b BIGINT NOT NULL", "CREATE UNIQUE INDEX ua ON ai2 (v)")
 	c.want("SELECT a, b, c FROM k ORDER BY b", "1 2 7", "1 3 7")
 	c.exec("INSERT INTO k (a, b) VALUES (NULL, 5)")
-	c.fails("ALTER TABLE k MODIFY a INT NOT NULL", 1048, "column name 'a' is non-nullable but attempted to set a value of null")
+	c.fails("ALTER TABLE k MODIFY a INT NOT NULL", 1048, "Column 'a' cannot be null")
 	c.want("SELECT a, b, c FROM k ORDER BY b", "1 2 7", "1 3 7", "NULL 5 7")
 	c.want("SHOW CREATE TABLE k", "k CREATE TEMPORARY TABLE `k` (\n  `a` int DEFAULT NULL,\n  `b` bigint NOT NULL,\n  `c` int DEFAULT '7',\n  KEY `kb` (`b`)\n"+
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci")

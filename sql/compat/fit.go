@@ -515,20 +515,29 @@ func numberRange(typ gsql.Type) (lo, hi decimal.Decimal, scale int32, ok bool) {
 // FitUpdatePlan returns u with the values its UpdateSource sets fitted
 // (FitUpdate), and whether it changed u.
 func FitUpdatePlan(ctx *gsql.Context, u *plan.Update) (gsql.Node, bool, error) {
+	return rewriteUpdateSources(u, func(exprs []gsql.Expression, ignore bool) ([]gsql.Expression, bool) {
+		out, ok := FitUpdate(ctx, exprs, ignore)
+		if !ok {
+			out = exprs
+		}
+		// NULL into a NOT NULL column (notnull.go).
+		if nd, changed := implicitDefaults(out, ignore || !strictMode(ctx)); changed {
+			out, ok = nd, true
+		}
+		return out, ok
+	})
+}
+
+// rewriteUpdateSources returns u with the assignments of each of its
+// UpdateSources as f returns them, and whether f changed any.
+func rewriteUpdateSources(u *plan.Update, f func(exprs []gsql.Expression, ignore bool) ([]gsql.Expression, bool)) (gsql.Node, bool, error) {
 	changed := false
 	ret, _, err := transform.Node(u, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		src, ok := n.(*plan.UpdateSource)
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		exprs, ok := FitUpdate(ctx, src.UpdateExprs, src.Ignore)
-		if !ok {
-			exprs = src.UpdateExprs
-		}
-		// NULL into a NOT NULL column (notnull.go).
-		if nd, changed := implicitDefaults(exprs, src.Ignore || !strictMode(ctx)); changed {
-			exprs, ok = nd, true
-		}
+		exprs, ok := f(src.UpdateExprs, src.Ignore)
 		if !ok {
 			return n, transform.SameTree, nil
 		}

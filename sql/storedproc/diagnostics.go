@@ -111,6 +111,16 @@ func (f *frame) getDiagnostics(text string, sc *scope) error {
 	return nil
 }
 
+// GetDiagnostics runs GET [CURRENT] DIAGNOSTICS outside a stored
+// program, on the conditions and row count of the session's previous
+// statement: its targets are user variables (any other is MySQL's 1327),
+// a CONDITION number a literal or a user variable. GET STACKED outside a
+// handler is 1887.
+func GetDiagnostics(ctx *gsql.Context, text string, conds []*mysql.SQLError, rowCount int64) error {
+	f := &frame{ctx: ctx, diag: &diagArea{conds: conds, rowCount: rowCount}}
+	return f.getDiagnostics(text, nil)
+}
+
 // diagItem returns the value of a statement item (cond nil) or condition
 // item of a diagnostics area.
 func diagItem(da *diagArea, cond *mysql.SQLError, name string) (any, gsql.Type, error) {

@@ -1,0 +1,250 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/percdb/percdb/sql/internal/lexical"
+	"github.com/percdb/percdb/sql/storedproc"
+)
+
+// MySQL's diagnostics area outside stored programs: the conditions of the
+// last statement, which SHOW WARNINGS lists (GMS does) and which
+// @@warning_count and @@error_count, SHOW ERRORS, SHOW COUNT(*) WARNINGS
+// | ERRORS and GET [CURRENT] DIAGNOSTICS read. GMS v0.20.0 has none of
+// those: @@warning_count was 1105 "Unknown system variable", SHOW ERRORS
+// and SHOW COUNT(*) 1235, and a top-level GET DIAGNOSTICS answered with
+// the marker row sql/storedproc puts in its place and assigned nothing.
+//
+// GMS clears the warnings before it runs a statement, so the handler
+// keeps the conditions the previous statement left (beginDiagnostics)
+// for the statements that read them: @@warning_count in a SELECT reads
+// the previous statement's count, as MySQL's does (MySQL clears the area
+// only for a statement that uses tables). SHOW ERRORS and SHOW COUNT(*)
+// are percdb's own statements and clear nothing, as SHOW WARNINGS.
+
+// Names of the diagnostics area's system variables (session only,
+// read-only in MySQL).
+const (
+	varWarningCount = "warning_count"
+	varErrorCount   = "error_count"
+)
+
+var registerDiagnostics sync.Once
+
+// registerDiagnosticsVariables adds warning_count and error_count to
+// GMS's registry (one per process, so once); their values are the
+// session's (Session.GetSessionVariable).
+func registerDiagnosticsVariables() {
+	registerDiagnostics.Do(func() {
+		var vars []gsql.SystemVariable
+		for _, name := range []string{varWarningCount, varErrorCount} {
+			vars = append(vars, &gsql.MysqlSystemVariable{
+				Name:    name,
+				Scope:   gsql.GetMysqlScope(gsql.SystemVariableScope_Session),
+				Dynamic: false,
+				Type:    types.NewSystemUintType(name, 0, 65535),
+				Default: uint64(0),
+			})
+		}
+		gsql.SystemVariables.AddSystemVariables(vars)
+	})
+}
+
+// diagnostics is the conditions a statement left, in the order raised,
+// with the SQLSTATE of each.
+type diagnostics struct {
+	warnings []*gsql.Warning
+	states   []string
+	errors   int
+}
+
+// conditions returns d's conditions as storedproc's GET DIAGNOSTICS reads
+// them.
+func (d diagnostics) conditions() []*mysql.SQLError {
+	out := make([]*mysql.SQLError, len(d.warnings))
+	for i, w := range d.warnings {
+		out[i] = &mysql.SQLError{Num: w.Code, State: d.states[i], Message: w.Message}
+	}
+	return out
+}
+
+// beginDiagnostics keeps the conditions of the statement before query,
+// which is starting (before GMS or the fast path clears them), and
+// clears them unless query is SHOW or GET (SHOW WARNINGS and the
+// statements of this file read them). GMS clears them only once it has
+// planned a statement: one that failed to plan (1146 of a missing table)
+// listed the previous statement's conditions before its error. It costs
+// no allocation when there are none.
+func (s *Session) beginDiagnostics(query string) {
+	ws := s.BaseSession.Warnings() // latest first
+	if len(ws) == 0 && len(s.lastDiag.warnings) == 0 {
+		return
+	}
+	defer func() {
+		if !lexical.LeadingWordIs(query, "show") && !lexical.LeadingWordIs(query, "get") {
+			s.BaseSession.ClearWarnings()
+		}
+	}()
+	d := diagnostics{}
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		state := "01000" // a warning's or note's general SQLSTATE, as storedproc's
+		if w.Level == "Error" {
+			d.errors++
+			state = "HY000"
+			if e := s.lastError; e != nil && e.Num == w.Code && e.Message == w.Message {
+				state = e.State
+			}
+		}
+		d.warnings = append(d.warnings, w)
+		d.states = append(d.states, state)
+	}
+	s.lastDiag = d
+}
+
+// GetSessionVariable implements sql.Session: warning_count and
+// error_count are the previous statement's (see beginDiagnostics).
+func (s *Session) GetSessionVariable(ctx *gsql.Context, name string) (any, error) {
+	if len(name) == len(varWarningCount) && strings.EqualFold(name, varWarningCount) {
+		return uint64(len(s.lastDiag.warnings)), nil
+	}
+	if len(name) == len(varErrorCount) && strings.EqualFold(name, varErrorCount) {
+		return uint64(s.lastDiag.errors), nil
+	}
+	return s.BaseSession.GetSessionVariable(ctx, name)
+}
+
+// diagStatement is SHOW ERRORS, SHOW COUNT(*) WARNINGS | ERRORS or GET
+// DIAGNOSTICS.
+type diagStatement struct {
+	count     bool // SHOW COUNT(*) ...
+	errors    bool // ... ERRORS
+	offset    int  // SHOW ERRORS LIMIT offset, limit
+	limit     int  // -1: none
+	getDiag   bool
+	text      string // GET DIAGNOSTICS's text
+	badSyntax bool
+}
+
+// parseDiagStatement recognizes the statements of diagStatement.
+func parseDiagStatement(query string) (diagStatement, bool) {
+	q := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(query), ";"))
+	f := strings.Fields(q)
+	if len(f) < 2 {
+		return diagStatement{}, false
+	}
+	switch strings.ToUpper(f[0]) {
+	case "GET":
+		w := strings.ToUpper(f[1])
+		if w == "CURRENT" || w == "STACKED" {
+			if len(f) < 3 {
+				return diagStatement{}, false
+			}
+			w = strings.ToUpper(f[2])
+		}
+		if w != "DIAGNOSTICS" {
+			return diagStatement{}, false
+		}
+		return diagStatement{getDiag: true, text: q}, true
+	case "SHOW":
+	default:
+		return diagStatement{}, false
+	}
+	rest := strings.ToUpper(strings.Join(f[1:], " "))
+	if c, ok := strings.CutPrefix(rest, "COUNT"); ok {
+		c = strings.ReplaceAll(c, " ", "")
+		switch c {
+		case "(*)WARNINGS":
+			return diagStatement{count: true, limit: -1}, true
+		case "(*)ERRORS":
+			return diagStatement{count: true, errors: true, limit: -1}, true
+		}
+		return diagStatement{}, false
+	}
+	if !strings.HasPrefix(rest, "ERRORS") {
+		return diagStatement{}, false
+	}
+	st := diagStatement{errors: true, limit: -1}
+	lim := strings.TrimSpace(strings.TrimPrefix(rest, "ERRORS"))
+	if lim == "" {
+		return st, true
+	}
+	lim, ok := strings.CutPrefix(lim, "LIMIT")
+	if !ok {
+		return diagStatement{badSyntax: true}, true
+	}
+	nums := strings.Split(lim, ",")
+	var vals []int
+	for _, n := range nums {
+		v, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || v < 0 {
+			return diagStatement{badSyntax: true}, true
+		}
+		vals = append(vals, v)
+	}
+	switch len(vals) {
+	case 1:
+		st.limit = vals[0]
+	case 2:
+		st.offset, st.limit = vals[0], vals[1]
+	default:
+		return diagStatement{badSyntax: true}, true
+	}
+	return st, true
+}
+
+// diagnosticsStatement answers st for session s from the conditions of
+// the statement before it. It raises none and clears none: the session's
+// warnings stay those of the statement before (GMS, which clears them,
+// does not run it), for the next statement to read.
+func (h *handler) diagnosticsStatement(ctx *gsql.Context, s *Session, st diagStatement, cb mysql.ResultSpoolFn) error {
+	d := s.lastDiag
+	switch {
+	case st.badSyntax:
+		return mysql.NewSQLError(mysql.ERSyntaxError, "42000", "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+	case st.getDiag:
+		if err := storedproc.GetDiagnostics(ctx, st.text, d.conditions(), ctx.GetLastQueryInfoInt(gsql.RowCount)); err != nil {
+			return err
+		}
+		return cb(&sqltypes.Result{}, false)
+	case st.count:
+		name, n := "@@session."+varWarningCount, len(d.warnings)
+		if st.errors {
+			name, n = "@@session."+varErrorCount, d.errors
+		}
+		return cb(&sqltypes.Result{
+			Fields: []*querypb.Field{{Name: name, Type: sqltypes.Uint64, Charset: mysql.CharacterSetBinary}},
+			Rows:   [][]sqltypes.Value{{sqltypes.NewUint64(uint64(n))}},
+		}, false)
+	}
+	res := &sqltypes.Result{Fields: []*querypb.Field{
+		{Name: "Level", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+		{Name: "Code", Type: sqltypes.Uint32, Charset: mysql.CharacterSetBinary},
+		{Name: "Message", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
+	}}
+	skipped := 0
+	for _, w := range d.warnings {
+		if w.Level != "Error" {
+			continue
+		}
+		if skipped < st.offset {
+			skipped++
+			continue
+		}
+		if st.limit >= 0 && len(res.Rows) >= st.limit {
+			break
+		}
+		res.Rows = append(res.Rows, []sqltypes.Value{
+			sqltypes.NewVarChar(w.Level), sqltypes.NewUint32(uint32(w.Code)), sqltypes.NewVarChar(w.Message),
+		})
+	}
+	return cb(res, false)
+}
