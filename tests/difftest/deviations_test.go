@@ -117,6 +117,9 @@ func TestDeviationRewrites(t *testing.T) {
 		{"int-equality", func(q string) (string, bool) { return intEqualitiesUnindexed(s2, q) },
 			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 = x2.c0 WHERE x2.c0 = 2.50",
 			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 + 0 = x2.c0 WHERE x2.c0 = 2.50", true},
+		{"int-equality", func(q string) (string, bool) { return intEqualitiesUnindexed(s2, q) },
+			"SELECT COUNT(DISTINCT x2.a) FROM t2 x1 JOIN t2 x2 ON x1.a = x2.c0 AND x2.c0 = 1.50",
+			"SELECT COUNT(DISTINCT x2.a) FROM t2 x1 JOIN t2 x2 ON x1.a + 0 = x2.c0 AND x2.c0 = 1.50", true},
 		{"year-beyond", func(q string) (string, bool) {
 			ys := &schema{tables: []*table{{name: "t3", cols: []column{{name: "a", kind: kInt}, {name: "y", kind: kYear}}}}}
 			alt := yearsBeyond(ys, q)
