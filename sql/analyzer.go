@@ -98,6 +98,9 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// without merge joins (sql/compat/mergejoin.go):
 	// tests/sqllogic/testdata/wronganswers.test.
 	wrapRule(a, "optimizeJoins", compat.NoLossyMergeJoins)
+	// It can lose a condition of an inner join when it reorders them
+	// (sql/compat/joinconds.go): sql/testdata/values/longruns.txt.
+	wrapRule(a, "optimizeJoins", compat.KeepJoinConditions)
 	// Its OrderedDistinct is not a DISTINCT over unsorted rows
 	// (sql/compat/semijoin.go).
 	insertRule(a, "flattenDistinct", true, analyzer.Rule{Id: hashedDistinctsRuleID, Apply: compat.HashedDistincts})

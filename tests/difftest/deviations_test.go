@@ -114,9 +114,19 @@ func TestDeviationRewrites(t *testing.T) {
 			"SELECT 1 FROM t1 x1 WHERE (x1.c2 >= 'A' AND x1.c2 <= 'a')", true},
 		{"between", expandBetweens,
 			"SELECT 1 FROM t1 x1 WHERE x1.c2 NOT BETWEEN 'A' AND 'a'", "SELECT 1 FROM t1 x1 WHERE x1.c2 NOT BETWEEN 'A' AND 'a'", false},
+		{"bin-ci-equality-in-set-operation", func(q string) (string, bool) {
+			// x1 is t1 on one side, t0 on the other, where c1 is a BIGINT.
+			s3 := &schema{tables: []*table{s.tables[0], {name: "t0", cols: []column{{name: "a", kind: kInt}, {name: "c1", kind: kBigint}}}}}
+			return binCollateEqualities(s3, q)
+		},
+			"SELECT (SELECT MAX(sq.c2) FROM t1 sq WHERE sq.c2 = x1.c1) FROM t1 x1 EXCEPT ALL SELECT x1.a FROM t0 x1",
+			"SELECT (SELECT MAX(sq.c2) FROM t1 sq WHERE sq.c2 = x1.c1 COLLATE utf8mb4_bin) FROM t1 x1 EXCEPT ALL SELECT x1.a FROM t0 x1", true},
 		{"int-equality", func(q string) (string, bool) { return intEqualitiesUnindexed(s2, q) },
 			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 = x2.c0 WHERE x2.c0 = 2.50",
 			"SELECT 1 FROM t2 x1 JOIN t2 x2 ON x1.c9 + 0 = x2.c0 WHERE x2.c0 = 2.50", true},
+		{"int-equality", func(q string) (string, bool) { return intEqualitiesUnindexed(s2, q) },
+			"SELECT COUNT(DISTINCT x2.a) FROM t2 x1 JOIN t2 x2 ON x1.a = x2.c0 AND x2.c0 = 1.50",
+			"SELECT COUNT(DISTINCT x2.a) FROM t2 x1 JOIN t2 x2 ON x1.a + 0 = x2.c0 AND x2.c0 = 1.50", true},
 		{"year-beyond", func(q string) (string, bool) {
 			ys := &schema{tables: []*table{{name: "t3", cols: []column{{name: "a", kind: kInt}, {name: "y", kind: kYear}}}}}
 			alt := yearsBeyond(ys, q)
