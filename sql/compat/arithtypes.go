@@ -1,6 +1,9 @@
 package compat
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -54,14 +57,39 @@ func exactArithmeticType(a *expression.Arithmetic) gsql.Type {
 // DECIMAL's, an integer literal's digits, an integer type's.
 func operandDigits(e gsql.Expression) (precision, scale int, ok bool) {
 	if lit, isLit := e.(*expression.Literal); isLit && types.IsInteger(lit.Type()) {
-		v, _, err := types.Int64.Convert(gsql.NewEmptyContext(), lit.Value())
-		if n, isInt := v.(int64); err == nil && isInt {
-			digits := 1
-			for ; n >= 10 || n <= -10; n /= 10 {
-				digits++
-			}
-			return digits, 0, true
+		// The literal's own digits (a Go integer of some width); no
+		// conversion, which would need a context (a session) per call.
+		if s, isInt := integerText(lit.Value()); isInt {
+			return len(strings.TrimPrefix(s, "-")), 0, true
 		}
 	}
 	return exactDigits(e.Type())
+}
+
+// integerText returns the decimal text of v, a Go integer of any width,
+// and whether v is one.
+func integerText(v any) (string, bool) {
+	switch n := v.(type) {
+	case int8:
+		return strconv.FormatInt(int64(n), 10), true
+	case int16:
+		return strconv.FormatInt(int64(n), 10), true
+	case int32:
+		return strconv.FormatInt(int64(n), 10), true
+	case int64:
+		return strconv.FormatInt(n, 10), true
+	case int:
+		return strconv.FormatInt(int64(n), 10), true
+	case uint8:
+		return strconv.FormatUint(uint64(n), 10), true
+	case uint16:
+		return strconv.FormatUint(uint64(n), 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(n), 10), true
+	case uint64:
+		return strconv.FormatUint(n, 10), true
+	case uint:
+		return strconv.FormatUint(uint64(n), 10), true
+	}
+	return "", false
 }
