@@ -101,6 +101,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// It can lose a condition of an inner join when it reorders them
 	// (sql/compat/joinconds.go): sql/testdata/values/longruns.txt.
 	wrapRule(a, "optimizeJoins", compat.KeepJoinConditions)
+	// It reads a string equality of two collations through either
+	// column's index, and the index compares under its own
+	// (sql/compat/joincollation.go): wronganswers.test.
+	wrapRule(a, "optimizeJoins", compat.JoinKeysByCollation)
 	// Its OrderedDistinct is not a DISTINCT over unsorted rows
 	// (sql/compat/semijoin.go).
 	insertRule(a, "flattenDistinct", true, analyzer.Rule{Id: hashedDistinctsRuleID, Apply: compat.HashedDistincts})
