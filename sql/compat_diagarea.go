@@ -136,6 +136,11 @@ type diagStatement struct {
 
 // parseDiagStatement recognizes the statements of diagStatement.
 func parseDiagStatement(query string) (diagStatement, bool) {
+	// Every statement passes here before the fast path: the words of a
+	// query are split only when it can be one of these.
+	if !lexical.LeadingWordIs(query, "show") && !lexical.LeadingWordIs(query, "get") {
+		return diagStatement{}, false
+	}
 	q := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(query), ";"))
 	f := strings.Fields(q)
 	if len(f) < 2 {

@@ -54,7 +54,9 @@ func mayHaveTypedLiteral(query string) bool {
 		for k > 0 && isTokenByte(query[k-1]) && j-k < 10 {
 			k--
 		}
-		if typedLiteralKinds[strings.ToUpper(query[k:j])] {
+		// The word before the quote, without upper-casing a copy of
+		// every word that precedes a quote.
+		if w := query[k:j]; strings.EqualFold(w, "DATE") || strings.EqualFold(w, "TIME") || strings.EqualFold(w, "TIMESTAMP") {
 			return true
 		}
 	}
