@@ -281,20 +281,25 @@ const embeddedOracleTimeout = 30 * time.Second
 
 // Open opens the data directory and starts listening. The caller must call
 // Serve to accept connections and Close to release everything.
-func Open(ctx context.Context, cfg Config) (s *Server, err error) {
+func Open(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	// srv, not s: a failing return sets s to nil before this defer runs.
-	srv := &Server{cfg: cfg, listener: cfg.Listener, started: time.Now()}
-	s = srv
-	defer func() {
-		if err != nil {
-			_ = srv.Close()
-			s = nil
-		}
-	}()
+	s := &Server{cfg: cfg, listener: cfg.Listener, started: time.Now()}
+	if err := s.open(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// open is Open's work. The background goroutines and connection handlers
+// it starts keep s, which nothing reassigns: when they captured Open's
+// named result instead, a failing return set it to nil under a goroutine
+// that had not yet read it (a nil dereference seen once in CI).
+func (s *Server) open(ctx context.Context) (err error) {
+	cfg := s.cfg
 
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+		return fmt.Errorf("create data directory: %w", err)
 	}
 	s.kvMetrics = nodemetrics.NewKV(cfg.Cluster != nil)
 	var lease *schemalease.Lease
@@ -320,15 +325,15 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 		}
 		s.kvStore, err = kv.Open(filepath.Join(cfg.DataDir, "kv"), cfg.KV)
 		if err != nil {
-			return nil, fmt.Errorf("open kv store: %w", err)
+			return fmt.Errorf("open kv store: %w", err)
 		}
 		windows, err := tso.OpenFileWindowStore(filepath.Join(cfg.DataDir, "tso"))
 		if err != nil {
-			return nil, fmt.Errorf("open oracle window: %w", err)
+			return fmt.Errorf("open oracle window: %w", err)
 		}
 		s.oracle, err = tso.Open(ctx, windows, tso.Options{})
 		if err != nil {
-			return nil, fmt.Errorf("open oracle: %w", err)
+			return fmt.Errorf("open oracle: %w", err)
 		}
 		// The embedded oracle stalls only on its own disk: when a window
 		// runs out, callers wait for the next window's fsync, which a
@@ -342,19 +347,19 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	registerSQLMode() // sqlmode.go: before the fast path reads its default
 	s.provider.fast = newFastPath(!cfg.DisableFastPath)
 	if s.provider.digests, err = perfschema.StartDigests(cfg.DigestsSize); err != nil {
-		return nil, err
+		return err
 	}
 	s.metrics = nodemetrics.New(s.provider.nodeCounters, s.kvStore, s.kvMetrics, s.tsClient)
 	if err := slowlog.Start(cfg.SlowQueryLog); err != nil {
-		return nil, err
+		return err
 	}
 	if err := startStatementStats(s.provider, cfg.NoStatementStats); err != nil {
-		return nil, err
+		return err
 	}
 	s.slow = slowlog.New(cfg.DataDir, cfg.Version, versionComment)
 	s.recentSlow = console.NewSlowRing(console.DefaultSlowRingSize)
 	if err := setLocalInfile(!cfg.DisableLocalInfile); err != nil {
-		return nil, err
+		return err
 	}
 	s.provider.lockWaits.store, s.provider.lockWaits.client = s.kvStore, s.store.Client()
 	s.provider.localKV = s.kvStore
@@ -367,17 +372,17 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if lease != nil {
 		// Before anything commits, recoverSchemaChanges' steps included.
 		if err := s.startLease(ctx, lease, &loadSchema); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := s.provider.recoverSchemaChanges(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.provider.dropLeftoverTempTables(ctx); err != nil {
-		return nil, fmt.Errorf("drop temporary tables left by a previous process: %w", err)
+		return fmt.Errorf("drop temporary tables left by a previous process: %w", err)
 	}
 	if s.provider.gc, err = newNodeGC(s.provider, s.kvStore, cfg.Cluster, s.tsClient, cfg.KV.Logger); err != nil {
-		return nil, err
+		return err
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground = stop
@@ -396,7 +401,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	registerTxnSizeLimit()
 	registerAutoAnalyze()
 	if err := s.provider.gc.load(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
 	s.provider.runner = s.engine                                                   // stored functions' bodies (storedfunc.go)
@@ -409,17 +414,17 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	sessions := s.sessions
 	s.engine.Analyzer.Catalog.InfoSchema = &infoSchema{Database: s.engine.Analyzer.Catalog.InfoSchema, provider: s.provider, sessions: sessions}
 	if err := openAccounts(ctx, accounts, s.store, cfg.RootPassword); err != nil {
-		return nil, err
+		return err
 	}
 	tlsConfig, err := serverTLS(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	if s.listener == nil {
 		s.listener, err = net.Listen("tcp", cfg.Addr)
 		if err != nil {
-			return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 	}
 	// Every connection is wrapped (countedConn), also without a limit:
@@ -466,12 +471,12 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	if err != nil {
 		s.stmts.close()
 		s.stmts = nil
-		return nil, fmt.Errorf("start mysql server: %w", err)
+		return fmt.Errorf("start mysql server: %w", err)
 	}
 	if cfg.StatusAddr != "" {
 		if err := s.startStatus(); err != nil {
 			if !cfg.StatusBestEffort {
-				return nil, err
+				return err
 			}
 			cfg.KV.Logger.Warn("no status port", "err", err)
 		}
@@ -486,7 +491,7 @@ func Open(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.actions = newActionRunner(s)
 	s.provider.actions = s.actions
 	s.actions.start()
-	return s, nil
+	return nil
 }
 
 // leaveTimeout bounds the shutdown's last report to pd (Lease.Leave).
