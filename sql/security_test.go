@@ -496,6 +496,7 @@ func TestTLSConfigErrors(t *testing.T) {
 		"require without it": {RequireSecureTransport: true, DisableAutoCerts: true},
 	} {
 		cfg.Addr, cfg.DataDir = "127.0.0.1:0", t.TempDir()
+		cfg.KV = kv.Options{SyncWrites: kv.SyncNone, ReserveSpace: -1} // no 2 GiB ballast per store
 		srv, err := percsql.Open(context.Background(), cfg)
 		if err == nil {
 			srv.Close()
