@@ -266,7 +266,8 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 			doubleTexts(res) // compat_doubles.go
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil {
-			s.narrowResults(res) // charsetresults.go
+			s.narrowResults(res)                      // charsetresults.go
+			updateInfoWarnings(res, s.WarningCount()) // compat_diagarea.go
 		}
 		if res != nil && len(res.Fields) == 0 {
 			if res.Info == "Statement prepared" {
@@ -287,6 +288,9 @@ func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) er
 		h.noteRows(c, res)
 		if res != nil && len(res.Fields) == 0 {
 			h.setStatusFlags(c)
+			if s := h.sessions.get(c.ConnectionID); s != nil {
+				updateInfoWarnings(res, s.WarningCount()) // compat_diagarea.go
+			}
 		}
 		if res != nil {
 			fixFields(res.Fields)
