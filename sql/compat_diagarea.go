@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/storedproc"
 )
@@ -78,18 +79,34 @@ func (d diagnostics) conditions() []*mysql.SQLError {
 
 // beginDiagnostics keeps the conditions of the statement before query,
 // which is starting (before GMS or the fast path clears them), and
-// clears them unless query is SHOW or GET (SHOW WARNINGS and the
-// statements of this file read them). GMS clears them only once it has
-// planned a statement: one that failed to plan (1146 of a missing table)
-// listed the previous statement's conditions before its error. It costs
-// no allocation when there are none.
+// clears them as MySQL clears its diagnostics area:
+//   - a diagnostics statement (SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*),
+//     GET DIAGNOSTICS) reads them and clears nothing;
+//   - a statement that uses no table (SELECT 1, SELECT @n, SET @x = 1,
+//     DO ...) leaves them until it raises a condition of its own
+//     (mysql_execute_command resets the area only when the statement
+//     has tables; raising a condition resets it for the new statement):
+//     SHOW WARNINGS after INSERT ...; SELECT @n lists the INSERT's
+//     warnings, as in MySQL 8 and MariaDB;
+//   - any other statement clears them before it runs. GMS clears them
+//     only once it has planned a statement: one that failed to plan
+//     (1146 of a missing table) listed the previous statement's
+//     conditions before its error.
+//
+// It costs no allocation when there are none.
 func (s *Session) beginDiagnostics(query string) {
+	s.keptDiag = false
 	ws := s.BaseSession.Warnings() // latest first
 	if len(ws) == 0 && len(s.lastDiag.warnings) == 0 {
 		return
 	}
 	defer func() {
-		if !lexical.LeadingWordIs(query, "show") && !lexical.LeadingWordIs(query, "get") {
+		switch {
+		case isDiagnosticsStatement(query):
+		case len(ws) > 0 && usesNoTables(query):
+			s.keptDiag = true
+			s.BaseSession.ClearWarningCount()
+		default:
 			s.BaseSession.ClearWarnings()
 		}
 	}()
@@ -108,6 +125,77 @@ func (s *Session) beginDiagnostics(query string) {
 		d.states = append(d.states, state)
 	}
 	s.lastDiag = d
+}
+
+// ClearWarnings implements sql.Session: while the running statement
+// keeps the previous statement's conditions (beginDiagnostics), GMS's
+// clearing before it runs resets only the count the statement reports.
+func (s *Session) ClearWarnings() {
+	if s.keptDiag {
+		s.BaseSession.ClearWarningCount()
+		return
+	}
+	s.BaseSession.ClearWarnings()
+}
+
+// dropKeptDiagnostics clears the previous statement's conditions when
+// the running statement kept them and is about to raise its own.
+func (s *Session) dropKeptDiagnostics() {
+	if s.keptDiag {
+		s.keptDiag = false
+		s.BaseSession.ClearWarnings()
+	}
+}
+
+// isDiagnosticsStatement reports whether query is SHOW WARNINGS, SHOW
+// ERRORS, SHOW COUNT(*) ... or GET ... DIAGNOSTICS: a statement that
+// reads the diagnostics area and clears nothing.
+func isDiagnosticsStatement(query string) bool {
+	if lexical.LeadingWordIs(query, "get") {
+		return true
+	}
+	if !lexical.LeadingWordIs(query, "show") {
+		return false
+	}
+	rest := lexical.TrimLeading(query, " \t\r\n")[len("show"):]
+	rest = lexical.TrimLeading(rest, " \t\r\n")
+	return lexical.LeadingWordIs(rest, "warnings") || lexical.LeadingWordIs(rest, "errors") || lexical.LeadingWordIs(rest, "count")
+}
+
+// usesNoTables reports whether query is a SELECT, SET or DO without the
+// word FROM outside its literals, quoted names and comments: a
+// statement that reads no table (MySQL's all_tables is empty), since a
+// subquery that reads one has a FROM. It errs towards "uses tables" (a
+// FROM DUAL), which clears the area as before.
+func usesNoTables(query string) bool {
+	switch lexical.Classify(query) {
+	case lexical.KindSelect:
+		if lexical.LeadingWordIs(query, "with") {
+			return false
+		}
+	case lexical.KindSet:
+	default:
+		if !lexical.LeadingWordIs(query, "do") {
+			return false
+		}
+	}
+	return !compat.HasWord(query, "FROM")
+}
+
+// updateInfoWarnings writes n, the statement's warning count, into the
+// info text of res, an UPDATE's OK packet ("Rows matched: 2  Changed: 0
+// Warnings: 2"): GMS's UpdateInfo counted none, whatever the statement
+// raised (an UPDATE outside strict mode that clipped two values said
+// "Warnings: 0").
+func updateInfoWarnings(res *sqltypes.Result, n uint16) {
+	if res == nil || len(res.Fields) != 0 || !strings.HasPrefix(res.Info, "Rows matched: ") {
+		return
+	}
+	i := strings.LastIndex(res.Info, "Warnings: ")
+	if i < 0 {
+		return
+	}
+	res.Info = res.Info[:i] + "Warnings: " + strconv.Itoa(int(n))
 }
 
 // GetSessionVariable implements sql.Session: warning_count and

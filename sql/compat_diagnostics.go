@@ -23,6 +23,7 @@ func recordError(s *Session, err error) {
 	if s == nil || !errors.As(err, &se) {
 		return
 	}
+	s.dropKeptDiagnostics() // compat_diagarea.go
 	if ws := s.Warnings(); len(ws) > 0 {
 		last := ws[len(ws)-1]
 		if last.Level == "Warning" && last.Code == se.Num && last.Message == se.Message {

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -115,13 +116,28 @@ func missingViewNote(ctx *gsql.Context, db, name string) {
 	}
 }
 
+// notViewError is MySQL's ER_WRONG_OBJECT for DROP VIEW [IF EXISTS] of
+// db.name, a base table (mysql_drop_view): GMS found no view of that
+// name and dropped nothing, without a word (or, with IF EXISTS, the note
+// of a missing view).
+func notViewError(db, name string) error {
+	return mysql.NewSQLError(codeWrongObject, stateGeneral, "'%s.%s' is not VIEW", db, name)
+}
+
+// codeWrongObject is ER_WRONG_OBJECT.
+const codeWrongObject = 1347
+
 // endDrop finishes the DROP statement beginDrop saw, whose outcome is
 // err: MySQL's error 1051 naming every missing table or view for GMS's
-// 1146.
+// 1146; on success the notes of the missing tables in the statement's
+// order.
 func (s *Session) endDrop(ctx context.Context, err error) error {
 	d := s.drop
 	if d == nil || err == nil {
 		s.drop = nil
+		if d != nil && d.ifExists && len(d.names) > 1 {
+			s.orderDropNotes(d)
+		}
 		return err
 	}
 	s.drop = nil
@@ -134,4 +150,40 @@ func (s *Session) endDrop(ctx context.Context, err error) error {
 		return err
 	}
 	return mysql.NewSQLError(mysql.ERBadTable, "42S02", "Unknown table '%s'", d.qualify(missing))
+}
+
+// orderDropNotes puts the notes 1051 of d, a DROP TABLE IF EXISTS that
+// succeeded, in the order d names the tables, as MySQL raises them. GMS
+// raised them while planning, in reverse (DROP TABLE IF EXISTS a, b
+// noted b first).
+func (s *Session) orderDropNotes(d *dropStatement) {
+	ws := s.Warnings() // in the order raised
+	pos := func(w *gsql.Warning) int {
+		if w.Code != mysql.ERBadTable || w.Level != "Note" {
+			return -1
+		}
+		for i, n := range d.names {
+			if strings.EqualFold(w.Message, fmt.Sprintf("Unknown table '%s.%s'", d.db, n)) {
+				return i
+			}
+		}
+		return -1
+	}
+	var notes []*gsql.Warning
+	for _, w := range ws {
+		if pos(w) >= 0 {
+			notes = append(notes, w)
+		}
+	}
+	if len(notes) < 2 {
+		return
+	}
+	slices.SortStableFunc(notes, func(a, b *gsql.Warning) int { return pos(a) - pos(b) })
+	s.BaseSession.ClearWarnings()
+	for _, w := range ws {
+		if pos(w) >= 0 {
+			w, notes = notes[0], notes[1:]
+		}
+		s.BaseSession.Warn(w)
+	}
 }

@@ -23,6 +23,7 @@ import (
 // and nothing is said). The warning is counted all the same (the strict
 // check in sql/compat/zerodates.go reads the mode itself).
 func (s *Session) Warn(w *gsql.Warning) {
+	s.dropKeptDiagnostics() // compat_diagarea.go
 	if w != nil && w.Code == codeDupEntry && w.Level == "Note" {
 		msg := strings.TrimPrefix(strings.TrimPrefix(w.Message, dupPrimaryKeyPrefix), dupUniqueKeyPrefix)
 		w = &gsql.Warning{Level: "Warning", Code: w.Code, Message: msg}

@@ -39,7 +39,9 @@ import (
 // arguments.
 //
 // An error answers "error CODE message"; a statement's warnings (SHOW
-// WARNINGS, as the server lists them) follow its answer. It shows what
+// WARNINGS, as the server lists them) follow its answer. After a
+// statement that uses no table and raises nothing (SELECT 1, SET @x),
+// those are the previous statement's, which MySQL keeps for it. It shows what
 // MySQL 8 stores, returns and warns for values at the edges of their
 // types: numbers a column does not hold (sql/compat/fit.go).
 func TestValues(t *testing.T) {

@@ -229,6 +229,9 @@ func (d *Database) CreateView(ctx *gsql.Context, name string, selectStatement, c
 func (d *Database) DropView(ctx *gsql.Context, name string) error {
 	err := d.changeCatalog(ctx, func(c *catalog.Catalog, k *txn.Txn) error {
 		if _, ok := c.View(d.def.ID, name); !ok {
+			if _, isTable := c.Table(d.def.ID, name); isTable {
+				return notViewError(d.def.Name, name) // compat_dropnames.go
+			}
 			return gsql.ErrViewDoesNotExist.New(d.def.Name, name)
 		}
 		if err := k.Delete(catalog.ViewKey(d.def.ID, name)); err != nil {

@@ -227,6 +227,9 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrUnknownPreparedStatement, 1243, "HY000"),   // ER_UNKNOWN_STMT_HANDLER
 	kindMessage(gsql.ErrTriggerDoesNotExist, codeTriggerDoesNotExist, stateGeneral, msgTriggerDoesNotExist),
 	kindCode(gsql.ErrStoredProcedureDoesNotExist, codeProcedureDoesNotExist, stateSyntax),
+	// DROP EVENT of an event there is not (routines.go):
+	// ER_EVENT_DOES_NOT_EXIST.
+	{pattern: regexp.MustCompile(`^Event '(.*)' does not exist$`), code: 1539, state: stateGeneral, rewrite: "Unknown event '$1'"},
 	// A name without a database and no current one: MySQL's
 	// ER_NO_DB_ERROR (GMS's was 1105).
 	kindMessage(gsql.ErrNoDatabaseSelected, 1046, "3D000", "No database selected"),

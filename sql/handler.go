@@ -175,7 +175,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, fn func(
 			s.beginDrop(ctx, query) // compat_dropnames.go
 		}
 		h.begin(s, query)
-		err := h.end(ctx, c, s, recoverPanic(query, func() error {
+		err := h.end(ctx, c, s, query, recoverPanic(query, func() error {
 			// LOCK TABLES held by this node's sessions (tablelocks.go).
 			if s != nil {
 				if err := s.admitStatement(ctx, query); err != nil {
@@ -266,7 +266,8 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 			doubleTexts(res) // compat_doubles.go
 		}
 		if s := h.sessions.get(c.ConnectionID); s != nil {
-			s.narrowResults(res) // charsetresults.go
+			s.narrowResults(res)                      // charsetresults.go
+			updateInfoWarnings(res, s.WarningCount()) // compat_diagarea.go
 		}
 		if res != nil && len(res.Fields) == 0 {
 			if res.Info == "Statement prepared" {
@@ -287,6 +288,9 @@ func (h *handler) statusFilter(c *mysql.Conn, callback func(*sqltypes.Result) er
 		h.noteRows(c, res)
 		if res != nil && len(res.Fields) == 0 {
 			h.setStatusFlags(c)
+			if s := h.sessions.get(c.ConnectionID); s != nil {
+				updateInfoWarnings(res, s.WarningCount()) // compat_diagarea.go
+			}
 		}
 		if res != nil {
 			fixFields(res.Fields)
@@ -485,7 +489,7 @@ func (h *handler) begin(s *Session, query string) {
 
 // end ends the statement begin prepared, whose outcome is err, and
 // returns the error for the client.
-func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error) error {
+func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, query string, err error) error {
 	if s == nil {
 		// GMS created the session during the connection's first
 		// command; its transaction must be ended all the same.
@@ -510,7 +514,8 @@ func (h *handler) end(ctx context.Context, c *mysql.Conn, s *Session, err error)
 		err = functionError(s.GetCurrentDatabase(), err)      // storedfunc.go
 	}
 	err = finishSQLError(err)
-	err = s.endDrop(ctx, err) // compat_dropnames.go
+	err = s.endDrop(ctx, err)                 // compat_dropnames.go
+	err = s.missingTableText(ctx, query, err) // compat_tabletext.go
 	recordError(s, err)
 	return err
 }

@@ -147,9 +147,13 @@ func (d *Database) SaveEvent(*gsql.Context, gsql.EventDefinition) (bool, error) 
 	return false, gsql.ErrEventsNotSupported.New(d.Name())
 }
 
-// DropEvent implements gsql.EventDatabase: not supported.
-func (d *Database) DropEvent(*gsql.Context, string) error {
-	return gsql.ErrEventsNotSupported.New(d.Name())
+// DropEvent implements gsql.EventDatabase: there are none, so the event
+// does not exist (GMS's DROP EVENT IF EXISTS notes it, 1305, and DROP
+// EVENT fails with MySQL's 1539, errors.go), as MySQL answers for an
+// event nobody created. The error of an unsupported feature was 1105
+// for both.
+func (d *Database) DropEvent(_ *gsql.Context, name string) error {
+	return gsql.ErrEventDoesNotExist.New(name)
 }
 
 // UpdateEvent implements gsql.EventDatabase: not supported.

@@ -404,10 +404,10 @@ func (s *Server) open(ctx context.Context) (err error) {
 		return err
 	}
 	s.engine = sqle.New(newAnalyzer(s.provider), &sqle.Config{})
-	s.provider.runner = s.engine                                                   // stored functions' bodies (storedfunc.go)
-	s.engine.Parser = compat.SyntaxParser{Parser: s.engine.Parser}                 // sql/compat/syntax.go
-	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider} // parser.go
-	s.engine.Parser = planParser{Parser: s.engine.Parser}                          // compat_viewdb.go
+	s.provider.runner = s.engine                                                                                       // stored functions' bodies (storedfunc.go)
+	s.engine.Parser = compat.SyntaxParser{Parser: s.engine.Parser, Columns: catalogColumns(s.engine.Analyzer.Catalog)} // sql/compat/syntax.go
+	s.engine.Parser = literalParser{Parser: s.engine.Parser, provider: s.provider}                                     // parser.go
+	s.engine.Parser = planParser{Parser: s.engine.Parser}                                                              // compat_viewdb.go
 	accounts := s.engine.Analyzer.Catalog.MySQLDb
 	s.provider.accounts = accounts // CURRENT_ROLE() (roles.go)
 	s.sessions = newSessionRegistry()

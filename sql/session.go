@@ -59,6 +59,10 @@ type Session struct {
 	// (compat_diagarea.go).
 	lastDiag  diagnostics
 	lastError *mysql.SQLError
+	// keptDiag is set while the running statement, which uses no table,
+	// keeps lastDiag's conditions as the session's warnings until it
+	// raises one (compat_diagarea.go).
+	keptDiag bool
 	// drop is the running DROP TABLE or DROP VIEW (compat_dropnames.go).
 	drop *dropStatement
 	// stepsCommitted is set when the running statement committed a

@@ -24,7 +24,7 @@ func TestTemporaryTables(t *testing.T) {
 	o := connect(t, s, "d")
 	o.want("SELECT id, v FROM t", "1 1")
 	c.exec("CREATE TEMPORARY TABLE only_mine (id INT)")
-	o.fails("SELECT * FROM only_mine", 1146, "table not found: only_mine")
+	o.fails("SELECT * FROM only_mine", 1146, "Table 'd.only_mine' doesn't exist")
 	o.want("SHOW TABLES", "t")
 
 	// Rolled back with the transaction; indexed; keyless; AUTO_INCREMENT.
@@ -51,9 +51,9 @@ func TestTemporaryTables(t *testing.T) {
 	o.want("SELECT id, v FROM s2", "1 100")
 
 	c.fails("CREATE TEMPORARY TABLE f (id INT PRIMARY KEY, tid INT, FOREIGN KEY (tid) REFERENCES t (id))", 1215, "Cannot add foreign key constraint")
-	c.fails("SELECT * FROM f", 1146, "table not found: f")
+	c.fails("SELECT * FROM f", 1146, "Table 'd.f' doesn't exist")
 	c.fails("CREATE TEMPORARY TABLE f2 AS SELECT nope FROM s2", 1054, "column \"nope\" could not be found in any table in scope")
-	c.fails("SELECT * FROM f2", 1146, "table not found: f2")
+	c.fails("SELECT * FROM f2", 1146, "Table 'd.f2' doesn't exist")
 	// Column changes rewrite the temporary table; a failed one leaves it.
 	c.exec("ALTER TABLE k ADD COLUMN c INT DEFAULT 7", "ALTER TABLE k MODIFY b BIGINT NOT NULL", "CREATE UNIQUE INDEX ua ON ai2 (v)")
 	c.want("SELECT a, b, c FROM k ORDER BY b", "1 2 7", "1 3 7")
@@ -83,6 +83,6 @@ func TestTemporaryTables(t *testing.T) {
 	// Gone with the session.
 	c.c.Close()
 	c = connect(t, s, "d")
-	c.fails("SELECT * FROM k", 1146, "table not found: k")
+	c.fails("SELECT * FROM k", 1146, "Table 'd.k' doesn't exist")
 	c.want("SELECT id, v FROM t", "1 1")
 }

@@ -155,7 +155,7 @@ func TestTriggerDDL(t *testing.T) {
 
 	c.fails("CREATE TRIGGER t_ai AFTER INSERT ON plain FOR EACH ROW BEGIN END", 1359, "Trigger already exists")
 	c.fails("CREATE TRIGGER T_AI AFTER INSERT ON t FOR EACH ROW BEGIN END", 1359, "Trigger already exists")
-	c.fails("CREATE TRIGGER nt AFTER INSERT ON missing FOR EACH ROW BEGIN END", 1146, "table not found: missing")
+	c.fails("CREATE TRIGGER nt AFTER INSERT ON missing FOR EACH ROW BEGIN END", 1146, "Table 'd.missing' doesn't exist")
 	// FOLLOWS and PRECEDES name a trigger of the same table, time and
 	// event (GMS would store any name and then fail every write).
 	const noRef = "Referenced trigger '%s' for the given action time and event type does not exist."

@@ -27,3 +27,15 @@ func DefaultRows(ctx *gsql.Context, n gsql.Node, row gsql.Row) ([]gsql.Row, erro
 // DoubleText writes f as MySQL writes a DOUBLE (bits 64) or a FLOAT
 // (bits 32) as text (see doubleText), for the text protocol's results.
 func DoubleText(f float64, bits int) string { return doubleText(f, bits) }
+
+// HasWord reports whether query has word (upper case) outside its
+// quoted strings and names and its comments (the text of a /*! ... */
+// comment counts, as MySQL runs it).
+func HasWord(query, word string) bool {
+	for _, t := range syntaxTokens(query) {
+		if t.word == word {
+			return true
+		}
+	}
+	return false
+}

@@ -61,8 +61,9 @@ var rollupAggregates = map[string]bool{
 }
 
 // rollupSelects rewrites every SELECT of stmt marked WITH ROLLUP as the
-// comment at the top of the file says, in place.
-func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
+// comment at the top of the file says, in place; columns gives the
+// columns of a table a select list names with * (nil: none, 1235).
+func rollupSelects(stmt ast.Statement, columns func(db, table string) ([]string, error)) (ast.Statement, error) {
 	if stmt == nil {
 		return stmt, nil
 	}
@@ -98,6 +99,9 @@ func rollupSelects(stmt ast.Statement) (ast.Statement, error) {
 			if ok {
 				continue
 			}
+		}
+		if err := expandStars(s, columns); err != nil {
+			return nil, err
 		}
 		r, err := rollupSelect(s)
 		if err != nil {

@@ -75,6 +75,25 @@ var nullTreatmentFunctions = map[string]bool{
 // SyntaxParser is GMS's parser with the rewrites above on a parse error.
 type SyntaxParser struct {
 	gsql.Parser
+	// Columns, when set, gives the columns of the tables a rollup's
+	// select list names with * (rollup.go); without it such a rollup
+	// is 1235.
+	Columns TableColumns
+}
+
+// TableColumns returns the names of the columns of table table of
+// database db (the session's current one when db is empty), in order:
+// none (nil, nil) for a name it cannot expand (a view), an error when
+// ctx's session sees no table or view of that name (GMS's 1146).
+type TableColumns func(ctx context.Context, db, table string) ([]string, error)
+
+// columnsFor returns p.Columns for the statement ctx parses, nil
+// without it.
+func (p SyntaxParser) columnsFor(ctx context.Context) func(db, table string) ([]string, error) {
+	if p.Columns == nil || ctx == nil {
+		return nil
+	}
+	return func(db, table string) ([]string, error) { return p.Columns(ctx, db, table) }
 }
 
 // ParseSimple implements sql.Parser.
@@ -103,7 +122,7 @@ func (p SyntaxParser) ParseSimple(query string) (ast.Statement, error) {
 	if fix.unsupported != "" {
 		return nil, errNotSupportedYet(fix.unsupported)
 	}
-	return fix.finish(fixed)
+	return fix.finish(fixed, nil)
 }
 
 // Parse implements sql.Parser.
@@ -137,7 +156,7 @@ func (p SyntaxParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.St
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
 	}
 	fparsed, frest = fix.originalParts(query, fparsed, frest, ';')
-	if fixed, err = fix.finish(fixed); err != nil {
+	if fixed, err = fix.finish(fixed, p.columnsFor(ctx)); err != nil {
 		return nil, parsed, rest, err
 	}
 	return fixed, fparsed, frest, nil
@@ -174,7 +193,7 @@ func (p SyntaxParser) ParseWithOptions(ctx context.Context, query string, delimi
 		return nil, parsed, rest, errNotSupportedYet(fix.unsupported)
 	}
 	fparsed, frest = fix.originalParts(query, fparsed, frest, delimiter)
-	if fixed, err = fix.finish(fixed); err != nil {
+	if fixed, err = fix.finish(fixed, p.columnsFor(ctx)); err != nil {
 		return nil, parsed, rest, err
 	}
 	return fixed, fparsed, frest, nil
@@ -210,7 +229,7 @@ func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, opt
 	if fix.unsupported != "" {
 		return nil, n, errNotSupportedYet(fix.unsupported)
 	}
-	if fixed, err = fix.finish(fixed); err != nil {
+	if fixed, err = fix.finish(fixed, p.columnsFor(ctx)); err != nil {
 		return nil, n, err
 	}
 	return fixed, fix.original(fn), nil
@@ -219,13 +238,14 @@ func (p SyntaxParser) ParseOneWithOptions(ctx context.Context, query string, opt
 // finish returns the statement parsed from f's text as the client's:
 // the quantified comparisons' and WITH ROLLUP's stand-ins rewritten
 // (quantified.go, rollup.go), the compound INTERVAL units read, the
-// select items named as the client wrote them.
-func (f *syntaxFix) finish(stmt ast.Statement) (ast.Statement, error) {
+// select items named as the client wrote them. columns gives a table's
+// columns for a rollup of * (nil: none).
+func (f *syntaxFix) finish(stmt ast.Statement, columns func(db, table string) ([]string, error)) (ast.Statement, error) {
 	stmt, err := quantifiedComparisons(stmt)
 	if err != nil {
 		return nil, err
 	}
-	stmt, err = rollupSelects(f.restoreNames(compoundIntervals(stmt, f.text)))
+	stmt, err = rollupSelects(f.restoreNames(compoundIntervals(stmt, f.text)), columns)
 	if err != nil {
 		return nil, err
 	}

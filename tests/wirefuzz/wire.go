@@ -405,6 +405,11 @@ type Result struct {
 	Binary [][]byte
 	// Status is the status flags of the packet that ended the result.
 	Status uint16
+	// Warnings and Info are an OK packet's warning count and its
+	// human-readable info ("Rows matched: 1  Changed: 1  Warnings: 0"),
+	// as the packet's rest holds it.
+	Warnings uint16
+	Info     string
 }
 
 // Column is what a column definition (Protocol::ColumnDefinition41) says
@@ -552,7 +557,8 @@ func (c *Conn) readResult(binary bool) (Result, error) {
 		return Result{}, errors.New("empty query response")
 	case p[0] == 0x00:
 		c.status = okStatus(p)
-		return Result{Status: c.status}, nil
+		warnings, info := okInfo(p)
+		return Result{Status: c.status, Warnings: warnings, Info: info}, nil
 	case p[0] == 0xff:
 		return Result{}, parseError(p)
 	}
@@ -616,6 +622,17 @@ func okStatus(p []byte) uint16 {
 	r.lenencInt() // affected rows
 	r.lenencInt() // last insert id
 	return r.uint16()
+}
+
+// okInfo returns the warning count and the info of OK packet p (zero
+// values when p is short).
+func okInfo(p []byte) (uint16, string) {
+	r := reader{b: p[1:]}
+	r.lenencInt() // affected rows
+	r.lenencInt() // last insert id
+	r.uint16()    // status
+	w := r.uint16()
+	return w, string(r.rest())
 }
 
 // eofStatus returns the status flags of EOF packet p (0 when p is short).
