@@ -50,9 +50,10 @@ func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 		rest = slices.Clone(rs)
 		slices.Reverse(rest)
 	}
-	// The index's first page is no longer than the first batch of
-	// rows: a LIMIT 10 reads ten entries, not a scan page of them.
-	opts := executor.ScanOptions{Reverse: reverse, FirstPage: firstBatch(p)}
+	// Under a LIMIT the index's first page is the rows wanted: LIMIT 10
+	// reads ten entries, not a scan page of them. Without one it is a
+	// scan page, which the batches of rows read in turn.
+	opts := executor.ScanOptions{Reverse: reverse, FirstPage: wantedRows(p)}
 	x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
 	if err != nil {
 		return nil, err
