@@ -22,6 +22,7 @@ type Scanner interface {
 	Reader
 	Iter(ctx context.Context, start, end []byte) (txn.Iterator, error)
 	IterReverse(ctx context.Context, start, end []byte) (txn.Iterator, error)
+	IterWith(ctx context.Context, start, end []byte, o txn.IterOptions) (txn.Iterator, error)
 }
 
 var _ Scanner = (*txn.Txn)(nil)

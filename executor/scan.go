@@ -16,6 +16,11 @@ type ScanOptions struct {
 	Reverse bool
 	// Limit stops the scan after this many entries; 0 means no limit.
 	Limit int
+	// FirstPage, when positive, is how many entries the scan's first
+	// request to the store asks for (txn.IterOptions.FirstPage): a
+	// caller that expects to need few asks for few. Without it a Limit
+	// is the first page.
+	FirstPage int
 	// BatchSize bounds how many rows an index lookup reads per BatchGet.
 	// The first batch reads at most initialLookupBatch and each next one
 	// twice as many, so that a query that stops early (LIMIT, EXISTS) reads
@@ -52,7 +57,7 @@ type IndexIterator struct {
 // ScanIndex opens an iterator over the entries of ix in r (see
 // Table.IndexRange), in index order or reverse.
 func ScanIndex(ctx context.Context, s Scanner, t *Table, ix *Index, r KeyRange, opts ScanOptions) (*IndexIterator, error) {
-	it, err := openIter(ctx, s, r, opts.Reverse)
+	it, err := openIter(ctx, s, r, opts)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
 	}
@@ -63,11 +68,12 @@ func ScanIndex(ctx context.Context, s Scanner, t *Table, ix *Index, r KeyRange, 
 	}, nil
 }
 
-func openIter(ctx context.Context, s Scanner, r KeyRange, reverse bool) (txn.Iterator, error) {
-	if reverse {
-		return s.IterReverse(ctx, r.Start, r.End)
+func openIter(ctx context.Context, s Scanner, r KeyRange, opts ScanOptions) (txn.Iterator, error) {
+	first := opts.FirstPage
+	if first <= 0 {
+		first = opts.Limit
 	}
-	return s.Iter(ctx, r.Start, r.End)
+	return s.IterWith(ctx, r.Start, r.End, txn.IterOptions{Reverse: opts.Reverse, FirstPage: first})
 }
 
 func limitLeft(limit int) int {
@@ -138,7 +144,7 @@ type tableScan struct {
 // full scan, t.HandleRange for a primary-key range), in handle order or
 // reverse, decoded by d.
 func ScanTable(ctx context.Context, s Scanner, t *Table, d *RowDecoder, r KeyRange, opts ScanOptions) (RowIterator, error) {
-	it, err := openIter(ctx, scannerFor(s, d), r, opts.Reverse)
+	it, err := openIter(ctx, scannerFor(s, d), r, opts)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: scan rows: %w", t.Name, err)
 	}

@@ -325,7 +325,9 @@ func mustExec(t testing.TB, db *sql.DB, stmts ...string) {
 // TestFastPathOracleCallsPerStatement checks what each statement on the
 // fast path costs in timestamps with one region: an autocommit write one
 // (the start_ts its reads need; the one-phase commit calculates its
-// commit timestamp), a transaction one, a point read none; and that
+// commit timestamp), a transaction one, a point read none, nor a range
+// read by primary key, which one request to the one region answers
+// (txn.Store.BeginLatest); and that
 // @percdb_fastpath = 0 sends a session's statements to GMS.
 func TestFastPathOracleCallsPerStatement(t *testing.T) {
 	srv := startServer(t, true)
@@ -336,7 +338,13 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 	// Learn the SELECT's columns, and measure what SHOW STATUS itself
 	// costs.
 	var v int
-	for _, q := range []string{"SELECT v FROM t WHERE id = 1", "SELECT v FROM t WHERE id IN (1, 2)"} {
+	ranges := []string{
+		"SELECT v FROM t WHERE id BETWEEN 1 AND 2",
+		"SELECT v FROM t WHERE id > 0 ORDER BY id DESC LIMIT 1",
+		"SELECT max(id) FROM t WHERE id < 5",
+		"SELECT count(*) FROM t WHERE id >= 1",
+	}
+	for _, q := range append([]string{"SELECT v FROM t WHERE id = 1", "SELECT v FROM t WHERE id IN (1, 2)"}, ranges...) {
 		if err := db.QueryRow(q).Scan(&v); err != nil {
 			t.Fatal(err)
 		}
@@ -375,6 +383,10 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 	}{
 		{[]string{"SELECT v FROM t WHERE id = 1"}, 0, 1},
 		{[]string{"SELECT v FROM t WHERE id IN (1, 2)"}, 0, 1},
+		{ranges[:1], 0, 1},
+		{ranges[1:2], 0, 1},
+		{ranges[2:3], 0, 1},
+		{ranges[3:], 0, 1},
 		{[]string{"UPDATE t SET v = v + 1 WHERE id = 1"}, 2, 1},
 		{[]string{"INSERT INTO t (id, v) VALUES (3, 3)"}, 2, 1},
 		{[]string{"DELETE FROM t WHERE id = 3"}, 2, 1},

@@ -67,9 +67,11 @@ func scanAggType(avg bool, arg gsql.Type) (gsql.Type, bool) {
 }
 
 // runScan runs a range SELECT in the session's transaction, or in
-// autocommit mode in a read-only one of its own (as GMS does: a snapshot
-// at a start_ts from the oracle), ended before the answer is sent (its
-// status flags say no transaction is open).
+// autocommit mode in a read-only one of its own, ended before the answer
+// is sent (its status flags say no transaction is open): at the latest
+// state under the cached catalog when the schema guard allows it
+// (runScanLatest), else as GMS does, at a start_ts from the oracle with
+// the catalog read at it.
 func (r *fastRun) runScan() fastOutcome {
 	s := r.s
 	// The result's values are cut from one buffer, returned once sent.
@@ -97,6 +99,10 @@ func (r *fastRun) runScan() fastOutcome {
 	if s.GetTransaction() != nil {
 		return fallThrough(fastpath.ReasonSession)
 	}
+	if out, ok := r.runScanLatest(buf); ok {
+		return out
+	}
+	ddls, guarded := r.fp.schema.Begin()
 	tx, err := s.StartTransaction(r.ctx, gsql.ReadWrite)
 	if err != nil {
 		return fallThrough(fastpath.ReasonError)
@@ -107,15 +113,100 @@ func (r *fastRun) runScan() fastOutcome {
 	// A read: nothing to commit.
 	_ = t.rollback(r.ctx)
 	s.SetTransaction(nil)
+	if guarded && t.cat != nil && t.cat == s.provider.catalogs.Cached() {
+		// The schema version read at the snapshot is the cached
+		// catalog's: later autocommit reads may trust it
+		// (runScanLatest), as after a point read's check.
+		r.fp.schema.Verify(ddls)
+	}
 	if !out.handled {
 		return out
 	}
 	return r.answer(res, out.err)
 }
 
+// runScanLatest runs an autocommit range SELECT as the point reads run:
+// under the cached catalog, which the SchemaGuard vouches for, without
+// reading the schema version; and, when its read is one request to the
+// store, at the latest committed state without a start_ts
+// (txn.Store.BeginLatest: one request at kv.MaxTS when it serves the
+// whole read and meets no lock; otherwise txn takes a start_ts and reads
+// at it). Other reads (an index and then its rows) take a start_ts. ok
+// is false when the catalog is not vouched for, or when the read turned
+// out to need more than one request after it had used its one
+// (txn.ErrLatestSpent), or failed, or its result was too long to hold:
+// nothing was sent, and the caller runs it as before.
+func (r *fastRun) runScanLatest(buf *gsql.ByteBuffer) (fastOutcome, bool) {
+	s := r.s
+	ddls, ok := r.fp.schema.Begin()
+	if !ok || !r.fp.schema.Trusted(ddls) {
+		return fastOutcome{}, false
+	}
+	cat := s.provider.catalogs.Cached()
+	if cat == nil {
+		return fastOutcome{}, false
+	}
+	pl, _, ok := r.planFor(cat)
+	if !ok || pl.Scan == nil || !s.provider.cacheCurrentFor(pl.Meta.Def) {
+		return fastOutcome{}, false
+	}
+	begin := s.provider.store.Begin
+	if oneRequestScan(pl.Scan) {
+		begin = s.provider.store.BeginLatest
+	}
+	k, err := begin(r.ctx)
+	if err != nil {
+		return fastOutcome{}, false
+	}
+	tx, err := s.StartTransaction(r.ctx, gsql.ReadWrite)
+	if err != nil {
+		_ = k.Rollback(r.ctx)
+		return fastOutcome{}, false
+	}
+	t := tx.(*Transaction)
+	t.cat, t.kv = cat, k
+	s.SetTransaction(t)
+	res, out := r.scanHeld(t, buf)
+	_ = t.rollback(r.ctx)
+	s.SetTransaction(nil)
+	switch {
+	case !out.handled && (out.reason == fastpath.ReasonError || out.reason == fastpath.ReasonSize):
+		return fastOutcome{}, false
+	case !r.fp.schema.Unchanged(ddls):
+		// A DDL committed while the rows were read: GMS's path reads
+		// them again under the new catalog.
+		return fallThrough(fastpath.ReasonLearning), true
+	case !out.handled:
+		return out, true
+	}
+	return r.answer(res, out.err), true
+}
+
+// oneRequestScan reports whether a range SELECT planned as sp reads with
+// one request to the store when its range lies in one region: the rows
+// by primary key, each aggregate of an Ends plan a read of its own. A
+// lookup through an index reads the index and then the rows, two
+// requests. Statements whose values make more (several ranges read one
+// after another) find out at run time (txn.ErrLatestSpent).
+func oneRequestScan(sp *fastpath.ScanPlan) bool {
+	return sp != nil && sp.Index == nil && (!sp.Ends || len(sp.Out) == 1)
+}
+
 // scan computes the result of a range SELECT in t, its values in buf;
 // handled is false, with the reason, when it goes to GMS.
 func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, fastOutcome) {
+	return r.scanWith(t, buf, false)
+}
+
+// scanHeld is scan for a read that may yet be refused (a latest
+// transaction's): no rows are sent before the read ends, a result
+// longer than maxScanRows goes back with ReasonSize.
+func (r *fastRun) scanHeld(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, fastOutcome) {
+	return r.scanWith(t, buf, true)
+}
+
+// scanWith is scan, holding the rows back when hold is set.
+func (r *fastRun) scanWith(t *Transaction, buf *gsql.ByteBuffer, hold bool) (*sqltypes.Result, fastOutcome) {
 	s, ctx := r.s, r.ctx
 	cat, err := t.catalog(ctx)
 	if err != nil {
@@ -136,7 +227,7 @@ func (r *fastRun) scan(t *Transaction, buf *gsql.ByteBuffer) (*sqltypes.Result, 
 	if fields == nil || fields.Charset != r.vars.charsetResults || !fields.Matches(r.shape) {
 		return nil, fastOutcome{reason: fastpath.ReasonLearning, learn: pl}
 	}
-	st := &scanStream{r: r, fields: fields.Fields, buf: buf}
+	st := &scanStream{r: r, fields: fields.Fields, buf: buf, hold: hold}
 	if r.shape.ForUpdate && r.explicit() {
 		// In autocommit mode FOR UPDATE locks nothing, in GMS's path
 		// too.
@@ -317,7 +408,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 					rows = append(rows, row)
 					return nil
 				}
-				if !stream || st.lock != nil {
+				if !stream || st.lock != nil || st.hold {
 					// A locking read locks its rows before it sends
 					// any.
 					return errScanTooLarge

@@ -33,6 +33,9 @@ type scanStream struct {
 	// the statement's error when locking failed.
 	lock    *Transaction
 	lockErr error
+	// hold keeps every row until the read ends (runScanLatest): a
+	// longer result is refused, not streamed.
+	hold bool
 }
 
 // done reports whether the LIMIT has been reached.

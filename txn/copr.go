@@ -102,6 +102,9 @@ func (t *Txn) coprocessor(ctx context.Context, ranges []kv.KeyRange, program []b
 		t: t, program: program, rest: rest,
 		it: &scanIter{s: t.s, version: ts, rr: newRegionRetrier(t.s.opts)},
 	}
+	if ts == kv.MaxTS {
+		c.it.latest = t
+	}
 	c.done = len(rest) == 0
 	return c, nil
 }
@@ -137,6 +140,16 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 			}
 		}
 		resp, err := s.client.Coprocessor(ctx, req)
+		if c.it.latest != nil {
+			// The walk's first request, at kv.MaxTS: kept only if it
+			// read the whole walk (latest.go).
+			whole := err == nil && (resp.Done || resp.Resume == nil && !atEdge && sent == len(c.rest))
+			if ok, err := c.it.keepLatest(ctx, reg, err, !whole, false); err != nil {
+				return nil, c.fail(err)
+			} else if !ok {
+				continue
+			}
+		}
 		if err != nil {
 			if err := c.it.handle(ctx, reg, err); err != nil {
 				return nil, c.fail(err)

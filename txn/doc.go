@@ -19,7 +19,8 @@
 // start_ts for the rest: each request is routed with LocateKey and names
 // its region; a *kv.RegionError drops the route and retries (bounded).
 // Iterators page through a region at a time, ScanPageSize pairs per
-// request, ascending or descending.
+// request, ascending or descending; a caller that expects to need few
+// pairs asks for a smaller first page (IterOptions.FirstPage).
 //
 // A read that meets a lock (*kv.KeyIsLockedError) asks the LockResolver.
 // The fate of a Percolator transaction is decided by its primary lock
@@ -69,6 +70,12 @@
 // no lock (one request reads one storage snapshot); otherwise reading key
 // by key could show a transaction committing meanwhile in some keys and
 // not others, so it takes one timestamp and reads a snapshot.
+// Store.BeginLatest extends this to one autocommit statement's read of
+// any kind (latest.go): its first request goes at kv.MaxTS and stands
+// only if it serves the whole read, meets no lock and no stale route;
+// otherwise what it returned is dropped before anything of it is handed
+// out and the read is made at a start_ts; a second read fails with
+// ErrLatestSpent.
 //
 // Txn.Coprocessor walks the outputs of a program evaluated next to the
 // data (kv.CoprocessorRequest) region by region at the snapshot, meeting

@@ -75,14 +75,26 @@ type scanIter struct {
 
 	w  lockWaiter
 	rr regionRetrier
+
+	// first is the size of the next request's page while it is the
+	// first (IterOptions.FirstPage; 0: ScanPageSize).
+	first int
+	// latest is the latest transaction (BeginLatest) whose one read
+	// this walk is, while the walk reads at kv.MaxTS and has handed out
+	// nothing; spent says it handed out a page at kv.MaxTS that did not
+	// end the walk, so that it cannot read on (ErrLatestSpent).
+	latest *Txn
+	spent  bool
 }
 
-// scan returns an iterator over the snapshot at version in [start, end).
-func (s *Store) scan(ctx context.Context, start, end []byte, version uint64, reverse bool) (*scanIter, error) {
+// scan returns an iterator over the snapshot at version in [start, end),
+// as o says; latest is the latest transaction whose read it is when
+// version is kv.MaxTS (latest.go).
+func (s *Store) scan(ctx context.Context, start, end []byte, version uint64, o IterOptions, latest *Txn) (*scanIter, error) {
 	it := &scanIter{
-		s: s, version: version, reverse: reverse,
+		s: s, version: version, reverse: o.Reverse,
 		lo: bytes.Clone(start), hi: bytes.Clone(end),
-		rr: newRegionRetrier(s.opts),
+		rr: newRegionRetrier(s.opts), first: o.FirstPage, latest: latest,
 	}
 	if len(end) > 0 && bytes.Compare(start, end) >= 0 {
 		it.done = true
@@ -203,15 +215,27 @@ func (it *scanIter) fetchOnce(ctx context.Context) error {
 	} else if len(reg.End) > 0 && (len(hi) == 0 || bytes.Compare(reg.End, hi) < 0) {
 		hi, atEdge = reg.End, true
 	}
+	if it.spent {
+		return ErrLatestSpent
+	}
 	limit := it.s.opts.ScanPageSize
+	if it.first > 0 && it.first < limit {
+		limit = it.first
+	}
 	pairs, err := it.s.client.Scan(ctx, &kv.ScanRequest{
 		Region: reg.Ctx(), Start: lo, End: hi, Limit: limit, Version: it.version, Reverse: it.reverse,
 		BypassLocks: it.bypass, IgnoreLocks: it.estimate, KeyOnly: it.estimate,
 	})
+	if it.latest != nil {
+		if ok, err := it.keepLatest(ctx, reg, err, len(pairs) == limit, atEdge); !ok || err != nil {
+			return err
+		}
+	}
 	if err != nil {
 		return it.handle(ctx, reg, err)
 	}
 	it.rr = newRegionRetrier(it.s.opts)
+	it.first = 0
 	it.page = pairs
 	// advance moves the walk's near bound past key (exclusive hi going
 	// down, successor going up).
@@ -233,6 +257,40 @@ func (it *scanIter) fetchOnce(ctx context.Context) error {
 		it.done = true
 	}
 	return nil
+}
+
+// keepLatest decides what becomes of the answer to a request at kv.MaxTS
+// (the walk's first, as nothing was handed out): ok when the page (err
+// nil) is kept. It is kept when it ends the walk, or when it is a full
+// first page the caller asked for (IterOptions.FirstPage), which may be
+// all the caller needs: more would then fail (spent). Otherwise, and
+// after a lock or a stale route, what it returned is dropped and the
+// walk goes on at a start_ts from the oracle (leaveLatest), asking
+// again from where it began.
+func (it *scanIter) keepLatest(ctx context.Context, reg kv.RegionInfo, err error, full, atEdge bool) (bool, error) {
+	var (
+		re     *kv.RegionError
+		locked *kv.KeyIsLockedError
+	)
+	switch {
+	case err == nil && !full && !atEdge:
+		it.latest = nil
+		return true, nil
+	case err == nil && full && it.first > 0:
+		it.latest, it.spent = nil, true
+		return true, nil
+	case err == nil:
+	case errors.As(err, &re):
+		it.s.client.InvalidateRegion(reg.ID)
+	case !errors.As(err, &locked):
+		return false, err
+	}
+	ts, err := it.latest.leaveLatest(ctx)
+	if err != nil {
+		return false, err
+	}
+	it.version, it.latest = ts, nil
+	return false, nil
 }
 
 // regionBefore returns the region holding the keys just below b (an empty

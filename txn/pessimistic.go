@@ -72,6 +72,9 @@ func (t *Txn) SnapshotTS(ctx context.Context) (uint64, error) {
 
 // snapshotTS is the timestamp reads use.
 func (t *Txn) snapshotTS(ctx context.Context) (uint64, error) {
+	if t.latest != latestOff {
+		return t.latestTS()
+	}
 	if t.rc != nil && t.rc.stale {
 		return t.statementSnapshot(ctx)
 	}

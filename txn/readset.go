@@ -205,12 +205,17 @@ func (v *ReadView) BatchGet(ctx context.Context, keys [][]byte) (map[string][]by
 
 // Iter is Txn.Iter.
 func (v *ReadView) Iter(ctx context.Context, start, end []byte) (Iterator, error) {
-	return v.t.iter(ctx, start, end, false, v.cmp)
+	return v.t.iter(ctx, start, end, IterOptions{}, v.cmp)
 }
 
 // IterReverse is Txn.IterReverse.
 func (v *ReadView) IterReverse(ctx context.Context, start, end []byte) (Iterator, error) {
-	return v.t.iter(ctx, start, end, true, v.cmp)
+	return v.t.iter(ctx, start, end, IterOptions{Reverse: true}, v.cmp)
+}
+
+// IterWith is Txn.IterWith.
+func (v *ReadView) IterWith(ctx context.Context, start, end []byte, o IterOptions) (Iterator, error) {
+	return v.t.iter(ctx, start, end, o, v.cmp)
 }
 
 // Coprocessor is Txn.Coprocessor, for a program that uses what the

@@ -38,6 +38,11 @@ type Stats struct {
 	// 1205); Deadlocks those refused as a deadlock's victim (ErrDeadlock,
 	// 1213).
 	LockWaitTimeouts, Deadlocks uint64
+	// LatestFallbacks counts the reads of latest transactions
+	// (BeginLatest) that one request at the latest state could not serve
+	// (the range went on past it, or it met a lock or a stale route),
+	// which then took a start_ts from the oracle.
+	LatestFallbacks uint64
 }
 
 // txnStats is the Store's live counters behind Stats.
@@ -50,6 +55,8 @@ type txnStats struct {
 	snapshotsMoved, snapshotMovesRefused, snapshotMovesPastChanges atomic.Uint64
 	// lockWaitTimeouts and deadlocks count LockKeys' failures.
 	lockWaitTimeouts, deadlocks atomic.Uint64
+	// latestFallbacks counts leaveLatest.
+	latestFallbacks atomic.Uint64
 }
 
 // Stats returns the Store's counts so far.
@@ -72,6 +79,7 @@ func (s *Store) Stats() Stats {
 		SnapshotMovesPastChanges: st.snapshotMovesPastChanges.Load(),
 		LockWaitTimeouts:         st.lockWaitTimeouts.Load(),
 		Deadlocks:                st.deadlocks.Load(),
+		LatestFallbacks:          st.latestFallbacks.Load(),
 	}
 }
 
@@ -92,6 +100,9 @@ func (st *txnStats) noteCommit(err error, wrote, onePC bool) {
 		st.failed.Add(1)
 	}
 }
+
+// noteLatestFallback counts a latest read that took a timestamp.
+func (st *txnStats) noteLatestFallback() { st.latestFallbacks.Add(1) }
 
 // noteValidation counts a RefreshSnapshot that moved the snapshot (ok),
 // past pastChanges changed keys that read the same, or was refused.

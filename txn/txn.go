@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/percdb/percdb/kv"
 )
 
 // Txn is one snapshot-isolation transaction: reads see the snapshot at its
@@ -50,6 +52,8 @@ type Txn struct {
 	reads readSet
 	// rc is set in a READ COMMITTED transaction (readcommitted.go).
 	rc *rcState
+	// latest is the state of a transaction begun by BeginLatest.
+	latest latestState
 }
 
 // AllowWhenDiskFull marks the transaction as one a store whose disk is
@@ -64,6 +68,14 @@ func (t *Txn) AllowWhenDiskFull() { t.allowWhenDiskFull = true }
 func (t *Txn) StartTS(ctx context.Context) (uint64, error) {
 	if t.startTS != 0 {
 		return t.startTS, nil
+	}
+	switch t.latest {
+	case latestSpent:
+		// Its read was at the latest state, no timestamp.
+		return 0, ErrLatestSpent
+	case latestFresh:
+		// Asked before any read: an ordinary transaction from now on.
+		t.latest = latestOff
 	}
 	// Entered below any timestamp the oracle will issue, then moved to
 	// the real one (active.go).
@@ -188,7 +200,14 @@ func (t *Txn) batchGet(ctx context.Context, keys [][]byte, cmp ReadComparator) (
 			return out, nil
 		}
 	}
-	got, err := t.s.batchGet(ctx, missing, ts)
+	var got map[string][]byte
+	if ts == kv.MaxTS {
+		// A latest transaction's read: one snapshot of the keys
+		// (BatchPointGet's).
+		got, err = t.s.batchPointGet(ctx, missing)
+	} else {
+		got, err = t.s.batchGet(ctx, missing, ts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
@@ -209,17 +228,35 @@ func (t *Txn) batchGet(ctx context.Context, keys [][]byte, cmp ReadComparator) (
 // buffered writes are those at the time of the call; writes made while the
 // iterator is open do not show in it.
 func (t *Txn) Iter(ctx context.Context, start, end []byte) (Iterator, error) {
-	return t.iter(ctx, start, end, false, nil)
+	return t.iter(ctx, start, end, IterOptions{}, nil)
 }
 
 // IterReverse is Iter in descending key order over the same [start, end).
 func (t *Txn) IterReverse(ctx context.Context, start, end []byte) (Iterator, error) {
-	return t.iter(ctx, start, end, true, nil)
+	return t.iter(ctx, start, end, IterOptions{Reverse: true}, nil)
+}
+
+// IterOptions tunes an iterator (IterWith). The zero value is Iter's.
+type IterOptions struct {
+	// Reverse walks in descending key order (IterReverse).
+	Reverse bool
+	// FirstPage, when positive, is how many pairs the first request asks
+	// for (at most Options.ScanPageSize; later requests ask for that): a
+	// caller that expects to need few pairs (a LIMIT, the first batch of
+	// an index lookup) has the store read and send no more than that,
+	// and pays another request only if it needs more. It does not bound
+	// what the iterator returns.
+	FirstPage int
+}
+
+// IterWith is Iter or IterReverse as o says.
+func (t *Txn) IterWith(ctx context.Context, start, end []byte, o IterOptions) (Iterator, error) {
+	return t.iter(ctx, start, end, o, nil)
 }
 
 // iter opens an iterator for a reader that uses what cmp compares of
 // the values.
-func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool, cmp ReadComparator) (Iterator, error) {
+func (t *Txn) iter(ctx context.Context, start, end []byte, o IterOptions, cmp ReadComparator) (Iterator, error) {
 	what := fmt.Sprintf("iterate [%q, %q)", start, end)
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -228,7 +265,11 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool, cmp Rea
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	snap, err := t.s.scan(ctx, start, end, ts, reverse)
+	var latest *Txn
+	if ts == kv.MaxTS {
+		latest = t
+	}
+	snap, err := t.s.scan(ctx, start, end, ts, o, latest)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -237,16 +278,16 @@ func (t *Txn) iter(ctx context.Context, start, end []byte, reverse bool, cmp Rea
 		buf = t.buf.rangeSnapshot(start, end)
 	}
 	if len(buf) == 0 {
-		return t.trackIter(snap, cmp, start, end, reverse), nil
+		return t.trackIter(snap, cmp, start, end, o.Reverse), nil
 	}
-	if reverse {
+	if o.Reverse {
 		slices.Reverse(buf)
 	}
-	u := &unionIter{snap: snap, buf: buf, reverse: reverse}
+	u := &unionIter{snap: snap, buf: buf, reverse: o.Reverse}
 	if err := u.settle(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return t.trackIter(u, cmp, start, end, reverse), nil
+	return t.trackIter(u, cmp, start, end, o.Reverse), nil
 }
 
 // write buffers one write after the common checks.
@@ -256,6 +297,9 @@ func (t *Txn) write(what string, key []byte, e entry) error {
 	}
 	if t.finished {
 		return fmt.Errorf("%s %q: %w", what, key, ErrTxnFinished)
+	}
+	if t.latest != latestOff {
+		return fmt.Errorf("%s %q: %w", what, key, ErrLatestWrite)
 	}
 	if err := t.checkSize(key, e); err != nil {
 		return fmt.Errorf("%s %q: %w", what, key, err)

@@ -3,6 +3,7 @@ package copr
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/percdb/percdb/executor"
@@ -49,7 +50,10 @@ func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 		rest = slices.Clone(rs)
 		slices.Reverse(rest)
 	}
-	opts := executor.ScanOptions{Reverse: reverse}
+	// Under a LIMIT the index's first page is the rows wanted: LIMIT 10
+	// reads ten entries, not a scan page of them. Without one it is a
+	// scan page, which the batches of rows read in turn.
+	opts := executor.ScanOptions{Reverse: reverse, FirstPage: wantedRows(p)}
 	x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
 	if err != nil {
 		return nil, err
@@ -82,6 +86,16 @@ func firstBatch(p *Program) int {
 		return int(p.Limit)
 	}
 	return firstLookupBatch
+}
+
+// wantedRows returns how many rows a walk feeding p should ask the store
+// for first: p's Limit when the program stops at it (no top-N or
+// aggregate reads past it), else 0 (a scan page).
+func wantedRows(p *Program) int {
+	if p.Limit > 0 && len(p.OrderBy) == 0 && !p.Aggregate && p.Limit < math.MaxInt32 {
+		return int(p.Limit)
+	}
+	return 0
 }
 
 // lookupIter is a txn.Iterator over the rows an index range points to,

@@ -47,7 +47,7 @@ func RunRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []exe
 	if err != nil {
 		return nil, err
 	}
-	it := &rangesIter{rd: rd, ranges: ranges}
+	it := &rangesIter{rd: rd, ranges: ranges, first: wantedRows(p)}
 	if err := it.open(ctx); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -73,6 +73,9 @@ type rangesIter struct {
 	cur    txn.Iterator
 	// reverse walks the ranges from the last, each backwards.
 	reverse bool
+	// first is the first page each range's iterator asks for
+	// (txn.IterOptions.FirstPage; 0: a scan page).
+	first int
 }
 
 // open moves to the first range, from the current one on, that has a
@@ -91,14 +94,14 @@ func (r *rangesIter) open(ctx context.Context) error {
 		}
 		if r.reverse {
 			last := r.ranges[len(r.ranges)-1]
-			it, err := r.rd.IterReverse(ctx, last.Start, last.End)
+			it, err := r.rd.IterWith(ctx, last.Start, last.End, txn.IterOptions{Reverse: true, FirstPage: r.first})
 			if err != nil {
 				return err
 			}
 			r.cur, r.ranges = it, r.ranges[:len(r.ranges)-1]
 			continue
 		}
-		it, err := r.rd.Iter(ctx, r.ranges[0].Start, r.ranges[0].End)
+		it, err := r.rd.IterWith(ctx, r.ranges[0].Start, r.ranges[0].End, txn.IterOptions{FirstPage: r.first})
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ func RunReverse(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []ex
 	// The program reads only its Columns of each row: a pessimistic
 	// transaction may move its snapshot past changes to the others.
 	rd := tx.ReadingWith(executor.ColumnsComparator(t, p.Columns))
-	it := &rangesIter{rd: rd, ranges: ranges, reverse: true}
+	it := &rangesIter{rd: rd, ranges: ranges, reverse: true, first: wantedRows(p)}
 	if err := it.open(ctx); err != nil {
 		it.Close()
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)

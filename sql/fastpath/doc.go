@@ -85,6 +85,11 @@
 //	autocommit SELECT by key          0 (GMS: 1, the start_ts)
 //	autocommit SELECT ... IN (...)    0, or 1 if the keys span regions or
 //	                                  meet a lock
+//	autocommit range SELECT by the    0 when one request to one region
+//	primary key                       serves it (txn.Store.BeginLatest),
+//	                                  else 1
+//	autocommit range SELECT through   1 (the index and its rows are two
+//	an index                          requests)
 //	autocommit UPDATE/DELETE/INSERT   1, the start_ts its reads need (txn
 //	                                  fetches it twice when the oracle's
 //	                                  answer equals the commit_ts it
