@@ -96,21 +96,31 @@ func (d *decoder) bytes(f field) ([]byte, error) {
 // field reads the next optional field, its payload a slice of the input.
 // Each tag may appear once (seen records them); callers ignore tags they
 // do not know, so that records written by a newer version stay readable.
-func (d *decoder) field(seen *[256]bool) (tag byte, payload []byte, err error) {
+func (d *decoder) field(seen *tagSet) (tag byte, payload []byte, err error) {
 	tag = d.b[0]
 	d.b = d.b[1:]
-	if seen[tag] {
+	if seen.has(tag) {
 		return 0, nil, fmt.Errorf("%s record: field %q appears twice: %w", d.what, tag, ErrCorrupt)
 	}
-	seen[tag] = true
+	seen.add(tag)
 	payload, err = d.view(field{tag: tag})
 	return tag, payload, err
 }
 
+// tagSet is a set of field tags, one bit each: 32 bytes to clear per
+// record decoded rather than 256.
+type tagSet [4]uint64
+
+// has reports whether tag is in the set.
+func (s *tagSet) has(tag byte) bool { return s[tag>>6]&(1<<(tag&63)) != 0 }
+
+// add puts tag in the set.
+func (s *tagSet) add(tag byte) { s[tag>>6] |= 1 << (tag & 63) }
+
 // fields calls fn for each optional field until the input ends (see
 // field); the payloads are copies.
 func (d *decoder) fields(fn func(tag byte, payload []byte) error) error {
-	var seen [256]bool
+	var seen tagSet
 	for len(d.b) > 0 {
 		tag, payload, err := d.field(&seen)
 		if err != nil {

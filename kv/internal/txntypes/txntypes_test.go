@@ -188,13 +188,20 @@ func FuzzDecodeLock(f *testing.F) {
 	})
 }
 
-// FuzzDecodeWrite checks that decoding never panics and that a decoded
-// write survives a round trip.
+// FuzzDecodeWrite checks that decoding never panics, that a decoded
+// write survives a round trip, and that the narrow reading of a short
+// Put agrees with the general walk.
 func FuzzDecodeWrite(f *testing.F) {
 	for _, w := range writes {
 		f.Add(w.Encode())
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if ts, v, ok := parseShortPut(b); ok {
+			want, err := parseWriteFields(b)
+			if got := (Write{Type: WritePut, StartTS: ts, ShortValue: v}); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%x: narrow %+v; fields %+v, %v", b, got, want, err)
+			}
+		}
 		w, err := DecodeWrite(b)
 		if err != nil {
 			return
@@ -204,4 +211,75 @@ func FuzzDecodeWrite(f *testing.F) {
 			t.Fatalf("%x decoded to %+v, which round-trips to %+v, %v", b, w, again, err)
 		}
 	})
+}
+
+// shortPutSamples are encodings around parseShortPut's shape: Put records
+// with a short value only (which it must read) and their near misses
+// (other fields before or after the value, other types, long and
+// truncated values, start_ts of every uvarint width), each also cut
+// short and with one byte changed.
+func shortPutSamples() [][]byte {
+	var base [][]byte
+	for _, w := range writes {
+		base = append(base, w.Encode())
+	}
+	for _, ts := range []uint64{1, 127, 128, 1 << 40, 1<<64 - 1} {
+		for _, n := range []int{0, 1, 127, 128, ShortValueMaxLen} {
+			v := bytes.Repeat([]byte{'v'}, n)
+			put := (&Write{Type: WritePut, StartTS: ts, ShortValue: v}).Encode()
+			base = append(base, put,
+				appendField(put, 'z', []byte("future")),
+				appendField(put, tagShortValue, v),
+				appendField(appendUvarint([]byte{byte(WritePut)}, ts), tagOverlappedRollback, nil),
+				append(appendField(appendUvarint([]byte{byte(WritePut)}, ts), 'z', nil), put[1+len(appendUvarint(nil, ts)):]...),
+				append([]byte{byte(WriteLock)}, put[1:]...),
+				append([]byte{byte(WriteDelete)}, put[1:]...))
+		}
+		long := appendField(appendUvarint([]byte{byte(WritePut)}, ts), tagShortValue, make([]byte, ShortValueMaxLen+1))
+		base = append(base, long)
+	}
+	base = append(base, []byte{byte(WritePut), 0, tagShortValue, 0}, []byte{byte(WritePut), 1, tagShortValue, 0x80})
+	var out [][]byte
+	for _, b := range base {
+		out = append(out, b)
+		for cut := 0; cut < len(b); cut++ {
+			out = append(out, b[:cut])
+		}
+		for i := range b {
+			c := bytes.Clone(b)
+			c[i] ^= 0x81
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestShortPutMatchesFields checks that ParseWrite's narrow reading of a
+// Put record with only a short value returns what the general walk over
+// the fields returns, on every sample, and that it does read the records
+// it is for.
+func TestShortPutMatchesFields(t *testing.T) {
+	read := 0
+	for _, b := range shortPutSamples() {
+		ts, v, ok := parseShortPut(b)
+		want, err := parseWriteFields(b)
+		if !ok {
+			// ParseWrite is the general walk.
+			got, gerr := ParseWrite(b)
+			if !reflect.DeepEqual(got, want) || (gerr == nil) != (err == nil) {
+				t.Errorf("%x: ParseWrite %+v, %v; fields %+v, %v", b, got, gerr, want, err)
+			}
+			continue
+		}
+		read++
+		got := Write{Type: WritePut, StartTS: ts, ShortValue: v}
+		if err != nil || !reflect.DeepEqual(got, want) || cap(v) != len(v) {
+			t.Errorf("%x: narrow %+v (cap %d); fields %+v, %v", b, got, cap(v), want, err)
+		}
+	}
+	// Each start_ts and value length makes one record the narrow path
+	// reads (writes[0] and [1] are two more), and no near miss.
+	if want := 5*5 + 2; read < want {
+		t.Errorf("the narrow path read %d records, want at least %d", read, want)
+	}
 }

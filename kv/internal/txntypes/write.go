@@ -168,6 +168,14 @@ func PeekWriteType(b []byte) (WriteType, error) {
 // ShortValue is a slice of b, valid as long as b is. A scan decodes a
 // record per key and keeps none of them.
 func ParseWrite(b []byte) (Write, error) {
+	if startTS, v, ok := parseShortPut(b); ok {
+		return Write{Type: WritePut, StartTS: startTS, ShortValue: v}, nil
+	}
+	return parseWriteFields(b)
+}
+
+// parseWriteFields is ParseWrite's general walk over the record's fields.
+func parseWriteFields(b []byte) (Write, error) {
 	if len(b) == 0 {
 		return Write{}, fmt.Errorf("write record: empty: %w", ErrCorrupt)
 	}
@@ -183,7 +191,7 @@ func ParseWrite(b []byte) (Write, error) {
 	if w.StartTS == 0 {
 		return Write{}, fmt.Errorf("write record: start_ts is 0: %w", ErrCorrupt)
 	}
-	var seen [256]bool
+	var seen tagSet
 	for len(d.b) > 0 {
 		tag, payload, err := d.field(&seen)
 		if err != nil {
@@ -206,6 +214,34 @@ func ParseWrite(b []byte) (Write, error) {
 		}
 	}
 	return w, nil
+}
+
+// parseShortPut reads b when it is a Put record whose only field is its
+// short value, the record of nearly every committed row a scan meets,
+// without the general walk over the fields: what ParseWrite would return
+// for it, ok false for any other record (ParseWrite then reads it whole,
+// errors included). A scan parses one record per key: the general walk
+// was about a tenth of the CPU of a filtered scan's MVCC step.
+func parseShortPut(b []byte) (startTS uint64, value []byte, ok bool) {
+	if len(b) < 4 || WriteType(b[0]) != WritePut {
+		return 0, nil, false
+	}
+	startTS, n := binary.Uvarint(b[1:])
+	if n <= 0 || startTS == 0 {
+		return 0, nil, false
+	}
+	rest := b[1+n:]
+	if len(rest) < 2 || rest[0] != tagShortValue {
+		return 0, nil, false
+	}
+	size, m := binary.Uvarint(rest[1:])
+	// The value must end the record: another field after it is the
+	// general walk's.
+	if m <= 0 || size > ShortValueMaxLen || size != uint64(len(rest)-1-m) {
+		return 0, nil, false
+	}
+	value = rest[1+m:]
+	return startTS, value[:len(value):len(value)], true
 }
 
 // lastChange decodes the payload of a last-change field of a record of
