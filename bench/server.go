@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -58,6 +60,9 @@ type Server struct {
 	Argv []string
 	// Version is its answer to SELECT VERSION().
 	Version string
+	// StatusAddr is a percdb's status address (host:port: /metrics, for
+	// ScrapeKVRequests); empty for MariaDB.
+	StatusAddr string
 
 	opts    ServerOptions
 	dir     string
@@ -323,6 +328,18 @@ func StartPercdb(ctx context.Context, opts PercdbOptions) (*Server, error) {
 		"--host=127.0.0.1",
 		"--port=" + strconv.Itoa(s.Port),
 		"--data-dir=" + filepath.Join(s.dir, "data"),
+	}
+	// A status port of its own: the default (10080) is taken by whichever
+	// node started first on a shared machine, and a node that cannot have
+	// it runs without one.
+	if !slices.ContainsFunc(opts.Args, func(a string) bool { return strings.HasPrefix(a, "--status-") }) {
+		sp, err := freePort()
+		if err != nil {
+			os.RemoveAll(s.dir)
+			return nil, fmt.Errorf("start percdb: %w", err)
+		}
+		s.StatusAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sp))
+		argv = append(argv, "--status-host=127.0.0.1", "--status-port="+strconv.Itoa(sp))
 	}
 	argv = append(argv, opts.Args...)
 	if err := s.start(ctx, argv); err != nil {

@@ -34,12 +34,59 @@ func AddRecord(ctx context.Context, tx *txn.Txn, t *Table, h tablecodec.Handle, 
 	return t.writeAdd(tx, h, rec)
 }
 
+// AddRecordLocking is AddRecord for a pessimistic transaction that locks
+// the new row's keys before its duplicate check reads them: lock gets
+// every key AddRecord then writes (the row key and the index entries,
+// those of delete-only indexes aside) and is meant to lock them with
+// their values (txn.Txn.LockKeysReading), so that the check reads the
+// values the locks returned instead of asking the store, and the lock
+// the write needs afterwards is taken already: one request where a read
+// and a lock were two. lock is called only when the check reads
+// something (a primary key or a unique entry); its error is returned as
+// it is. A row whose check finds a duplicate keeps its locks, as
+// InnoDB's duplicate check keeps its lock on the existing record.
+func AddRecordLocking(ctx context.Context, tx *txn.Txn, t *Table, h tablecodec.Handle, row []any, lock func(ctx context.Context, keys [][]byte) error) error {
+	rec, err := t.prepareAdd(h, row)
+	if err != nil {
+		return err
+	}
+	if rec.checks() {
+		keys := make([][]byte, 0, 1+len(rec.entries))
+		keys = append(keys, rec.key)
+		for _, e := range rec.entries {
+			if !e.deleteOnly {
+				keys = append(keys, e.key)
+			}
+		}
+		if err := lock(ctx, keys); err != nil {
+			return err
+		}
+	}
+	if err := t.checkDuplicates(ctx, tx, h, row, rec.key, rec.uniqueKey, rec.entries); err != nil {
+		return err
+	}
+	return t.writeAdd(tx, h, rec)
+}
+
 // newRecord is what adding a row writes.
 type newRecord struct {
 	key, value []byte
 	// uniqueKey: the row key must not exist (a primary-key handle).
 	uniqueKey bool
 	entries   []indexEntry
+}
+
+// checks reports whether checkDuplicates reads any key of rec.
+func (rec *newRecord) checks() bool {
+	if rec.uniqueKey {
+		return true
+	}
+	for _, e := range rec.entries {
+		if e.unique && !e.deleteOnly {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Table) prepareAdd(h tablecodec.Handle, row []any) (newRecord, error) {

@@ -122,7 +122,21 @@ func (e *tableEditor) Insert(ctx *gsql.Context, row gsql.Row) error {
 	} else if h, err = et.HandleOf(row); err != nil {
 		return err
 	}
-	if err := e.writeError(ctx, k, executor.AddRecord(ctx, k, et, h, row)); err != nil {
+	if lockBeforeRead(tx, k) && !e.batch.on {
+		// The row's keys are locked with their values before the
+		// duplicate check reads them (executor.AddRecordLocking).
+		var lockErr error
+		err = executor.AddRecordLocking(ctx, k, et, h, row, func(_ context.Context, keys [][]byte) error {
+			lockErr = lockKeysReading(ctx, tx, k, keys)
+			return lockErr
+		})
+		if lockErr != nil {
+			return lockErr
+		}
+	} else {
+		err = executor.AddRecord(ctx, k, et, h, row)
+	}
+	if err := e.writeError(ctx, k, err); err != nil {
 		return err
 	}
 	return e.lockWritten(ctx, tx, k, mark)

@@ -180,6 +180,20 @@ func lockWritten(ctx context.Context, tx *Transaction, k *txn.Txn, mark txn.Writ
 	return tx.lockError(ctx, err)
 }
 
+// lockKeysReading locks keys a statement of tx writes next, in a
+// pessimistic transaction, with their values (txn.Txn.LockKeysReading),
+// at the snapshot the statement reads at, before it reads them: an
+// INSERT's row key and index entries before its duplicate check (the
+// caller checks lockBeforeRead). See lockError for the failures.
+func lockKeysReading(ctx context.Context, tx *Transaction, k *txn.Txn, keys [][]byte) error {
+	ts, err := k.SnapshotTS(ctx)
+	if err == nil {
+		tx.noteLocking(ctx)
+		err = k.LockKeysReading(ctx, ts, keys...)
+	}
+	return tx.lockError(ctx, err)
+}
+
 // lockWaitView maps the transactions that take pessimistic locks to their
 // connections, so that the store's lock waits can be shown by connection.
 type lockWaitView struct {

@@ -18,7 +18,12 @@ var tinyScale = Scale{Warehouses: 2, Items: 200, Districts: 3, Customers: 30, Ne
 // loaded starts an in-process percdb and loads the tiny database.
 func loaded(t *testing.T) *sql.DB {
 	t.Helper()
-	srv := sqltest.Start(t, "")
+	return loadedOn(t, sqltest.Start(t, ""))
+}
+
+// loadedOn loads the tiny database on srv.
+func loadedOn(t *testing.T, srv *sqltest.Server) *sql.DB {
+	t.Helper()
 	ctx := context.Background()
 	if err := CreateSchema(ctx, srv.Open(""), "tpcc"); err != nil {
 		t.Fatal(err)

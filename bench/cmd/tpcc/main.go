@@ -58,8 +58,11 @@ type options struct {
 	Isolation string `json:",omitempty"`
 	Loaders   int
 	// Analyze runs ANALYZE TABLE on every table after the load.
-	Analyze      bool `json:",omitempty"`
-	Seed         int64
+	Analyze bool `json:",omitempty"`
+	Seed    int64
+	// Requests is the transactions of each type run alone on percdb after
+	// its load to count its store requests per transaction (0: none).
+	Requests     int `json:",omitempty"`
 	CheckTimeout time.Duration
 	LoadTimeout  time.Duration
 }
@@ -80,6 +83,9 @@ type runRecord struct {
 	Err     string
 	Checks  []tpcc.CheckResult
 	LoadAvg string
+	// Requests are percdb's store requests during the run (the grace
+	// period included), by command.
+	Requests bench.KVRequests `json:",omitempty"`
 }
 
 // results is everything a measurement produced.
@@ -91,9 +97,12 @@ type results struct {
 	Versions          map[string]string
 	Argv              map[string][]string
 	Loads             map[string]loadRecord
-	Runs              []runRecord
-	Memory            map[string]bench.Memory
-	LoadAvgEnd        string
+	// Profiles are percdb's store requests per transaction of each type,
+	// run alone after the load (-requests).
+	Profiles   map[string][]tpcc.TxnProfile `json:",omitempty"`
+	Runs       []runRecord
+	Memory     map[string]bench.Memory
+	LoadAvgEnd string
 }
 
 // sectionName is what a -section may be: the name goes into the markers.
@@ -113,6 +122,7 @@ func run() error {
 		loaders      = flag.Int("loaders", 4, "connections loading in parallel")
 		analyze      = flag.Bool("analyze", true, "ANALYZE TABLE every table after the load (counted in the load's time), as a DBA does after a bulk load: the runs then measure the servers' steady state, not percdb's first automatic analysis of 600,000 fresh rows")
 		seed         = flag.Int64("seed", 1, "seed of the population and of the terminals' inputs")
+		requests     = flag.Int("requests", 100, "after percdb's load, run this many transactions of each type alone from one terminal and report its store requests per transaction (from its status port's percdb_kv_requests_total; 0: skip)")
 		checkTimeout = flag.Duration("check-timeout", 5*time.Minute, "time limit of one consistency check")
 		loadTimeout  = flag.Duration("load-timeout", 60*time.Minute, "time limit of one server's load")
 		repo         = flag.String("repo", ".", "percdb checkout to build ./cmd/percdb from")
@@ -154,7 +164,7 @@ func run() error {
 		return fmt.Errorf("-threads: %w", err)
 	}
 	o := options{Servers: bench.SplitList(*servers), Warehouses: *warehouses, Threads: threadList, Time: *runTime, Grace: *grace,
-		Retry: *retry, StockIN: *stockIN, TxnMode: *txnMode, Isolation: *isolation, Loaders: *loaders, Analyze: *analyze, Seed: *seed, CheckTimeout: *checkTimeout, LoadTimeout: *loadTimeout}
+		Retry: *retry, StockIN: *stockIN, TxnMode: *txnMode, Isolation: *isolation, Loaders: *loaders, Analyze: *analyze, Seed: *seed, Requests: *requests, CheckTimeout: *checkTimeout, LoadTimeout: *loadTimeout}
 	for _, s := range o.Servers {
 		if s != bench.MariaDB && s != bench.Percdb {
 			return fmt.Errorf("unknown server %q", s)
@@ -187,7 +197,7 @@ func run() error {
 // thread count with the servers alternating, and stops the servers.
 func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, percdbBin string) (res *results, err error) {
 	res = &results{Options: o, Started: time.Now(), Machine: bench.ReadMachine(), Versions: map[string]string{},
-		Argv: map[string][]string{}, Loads: map[string]loadRecord{}, Memory: map[string]bench.Memory{}}
+		Argv: map[string][]string{}, Loads: map[string]loadRecord{}, Memory: map[string]bench.Memory{}, Profiles: map[string][]tpcc.TxnProfile{}}
 	defer func() { res.Finished = time.Now() }()
 	started, err := bench.StartServers(ctx, o.Servers, so, repo, rev, percdbBin)
 	servers := started.Servers
@@ -267,6 +277,19 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 			log("%s: loaded %d rows in %v; checking", s.Name, rec.Rows, rec.Took.Round(time.Second))
 			rec.Checks = tpcc.RunChecks(ctx, db, tpcc.Checks(scale), true, o.CheckTimeout)
 			logChecks(s.Name, rec.Checks)
+			if s.StatusAddr != "" && o.Requests > 0 {
+				// After the checks: they must see the initial population.
+				log("%s: counting store requests of %d transactions of each type", s.Name, o.Requests)
+				p, perr := tpcc.Profile(ctx, db, tpcc.ProfileOptions{Scale: scale, Transactions: o.Requests, StockIN: o.StockIN,
+					Seed: o.Seed, Stream: -1, Sample: kvSampler(s.StatusAddr)})
+				if perr != nil {
+					log("%s: counting store requests: %v", s.Name, perr)
+				}
+				res.Profiles[s.Name] = p
+				for _, tp := range p {
+					log("%s: %s: %.1f store requests per transaction (%v)", s.Name, tp.Name, bench.KVRequests(tp.Counters).Total(), bench.KVRequests(tp.Counters))
+				}
+			}
 		}
 		res.Loads[s.Name] = rec
 		if st, merr := s.Memory(); merr == nil {
@@ -291,6 +314,13 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 				continue
 			}
 			log("%s: %d terminals for %v", s.Name, t, o.Time)
+			var before bench.KVRequests
+			if s.StatusAddr != "" {
+				var serr error
+				if before, serr = bench.ScrapeKVRequests(ctx, s.StatusAddr); serr != nil {
+					log("%s: store requests: %v", s.Name, serr)
+				}
+			}
 			r, err := tpcc.Run(ctx, dbs[s.Name], tpcc.RunOptions{Scale: scale, Threads: t, Duration: o.Time, Grace: o.Grace,
 				Retry: o.Retry, StockIN: o.StockIN, Seed: o.Seed, Stream: int64(t),
 				Progress: func(elapsed time.Duration, n int64) {
@@ -300,6 +330,13 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 				}})
 			rec.Result = r
 			rec.LoadAvg = bench.LoadAvg()
+			if before != nil {
+				if after, serr := bench.ScrapeKVRequests(ctx, s.StatusAddr); serr == nil {
+					rec.Requests = after.Sub(before)
+				} else {
+					log("%s: store requests: %v", s.Name, serr)
+				}
+			}
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
@@ -321,6 +358,13 @@ func measure(ctx context.Context, o options, so bench.ServerOptions, repo, rev, 
 	}
 	res.LoadAvgEnd = bench.LoadAvg()
 	return res, nil
+}
+
+// kvSampler reads a percdb's store requests for tpcc.Profile.
+func kvSampler(statusAddr string) func(context.Context) (map[string]float64, error) {
+	return func(ctx context.Context) (map[string]float64, error) {
+		return bench.ScrapeKVRequests(ctx, statusAddr)
+	}
 }
 
 func log(format string, args ...any) {

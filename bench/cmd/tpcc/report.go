@@ -154,6 +154,41 @@ func txnGrid(res *results) [][]string {
 	return grid
 }
 
+// requestsGrid is percdb's store requests per transaction: one line per
+// transaction type run alone after the load, then one per run of the mix
+// (per transaction that ended, retries' requests included). Nil when
+// nothing was counted.
+func requestsGrid(res *results) [][]string {
+	grid := [][]string{{"server", "transactions", "measured", "failed", "store requests per transaction", "by command"}}
+	for _, s := range res.Options.Servers {
+		for _, p := range res.Profiles[s] {
+			r := bench.KVRequests(p.Counters)
+			grid = append(grid, []string{label(s), p.Name + " alone", fmt.Sprint(p.Transactions), fmt.Sprint(p.Failed),
+				fmt.Sprintf("%.1f", r.Total()), cmp.Or(r.String(), "-")})
+		}
+	}
+	for _, t := range res.Options.Threads {
+		for _, s := range res.Options.Servers {
+			r := res.find(s, t)
+			if r == nil || r.Result == nil || r.Requests == nil {
+				continue
+			}
+			var ended, failed int64
+			for _, st := range r.Result.Txns {
+				ended += st.Committed + st.RolledBack + st.Failed + st.Late
+				failed += st.Failed
+			}
+			per := r.Requests.Per(float64(ended))
+			grid = append(grid, []string{label(s), fmt.Sprintf("the mix, %d terminals", t), fmt.Sprint(ended), fmt.Sprint(failed),
+				fmt.Sprintf("%.1f", per.Total()), cmp.Or(per.String(), "-")})
+		}
+	}
+	if len(grid) == 1 {
+		return nil
+	}
+	return grid
+}
+
 // loadGrid is one line per server: rows, time, checks after the load.
 func loadGrid(res *results) [][]string {
 	grid := [][]string{{"server", "rows loaded", "time", "rows/s", "checks after the load"}}
@@ -234,7 +269,10 @@ func chartRows(res *results) []bench.Row {
 }
 
 func (o output) report(res *results) error {
-	for _, g := range [][][]string{loadGrid(res), tpmGrid(res), txnGrid(res)} {
+	for _, g := range [][][]string{loadGrid(res), tpmGrid(res), txnGrid(res), requestsGrid(res)} {
+		if g == nil {
+			continue
+		}
 		fmt.Println()
 		if err := bench.WriteText(os.Stdout, g); err != nil {
 			return err
@@ -334,6 +372,12 @@ func markdown(res *results, notes []string, chart, note, title string) string {
 		p("![TPC-C transactions per minute](%s)\n\n", chart)
 	}
 	p("Per transaction:\n\n%s\n", bench.Markdown(txnGrid(res)))
+	if g := requestsGrid(res); g != nil {
+		p("percdb's requests to its store (the node's `percdb_kv_requests_total`, every command and result) per transaction: "+
+			"each type run alone from one terminal after the load (%d of each; no lock waits, no retries), then the runs of the mix "+
+			"(retries' requests included). Unlike the times above they do not change with the load on the machine.\n\n%s\n",
+			o.Requests, bench.Markdown(g))
+	}
 	if len(notes) > 0 {
 		p("Failed checks, failed runs, and the first error text of every error code:\n\n")
 		for _, n := range notes {

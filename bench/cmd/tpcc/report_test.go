@@ -32,6 +32,10 @@ func TestReport(t *testing.T) {
 				Checks: []tpcc.CheckResult{{ID: "3.3.2.8", Text: "W_YTD = sum(H_AMOUNT)", Status: "FAIL", Detail: "1: 1.00 <> 2.00"}}},
 		},
 	}
+	res.Options.Requests = 10
+	res.Profiles = map[string][]tpcc.TxnProfile{bench.Percdb: {{Name: "new-order", Transactions: 10,
+		Counters: map[string]float64{"get": 12.5, "acquire_pessimistic_lock": 20, "prewrite": 1}}}}
+	res.Runs[1].Requests = bench.KVRequests{"get": 2500, "prewrite": 500}
 	res.Runs[1].Result.Txns[tpcc.Payment].Errors["1213"] = 3
 	res.Runs[1].Result.Txns[tpcc.Payment].FirstError["1213"] = "Error 1213: write conflict"
 
@@ -46,6 +50,10 @@ func TestReport(t *testing.T) {
 		"percdb, 4 terminals, payment, first 1213: Error 1213: write conflict",
 		"| 4 | percdb | payment | 50 | 50.0 | 0 | 0 | 0 | 0 | 1213 x3 |",
 		"- Settings: the servers' default transaction isolation level (REPEATABLE READ), percdb in its default (pessimistic) mode.",
+		"(10 of each; no lock waits, no retries)",
+		"| percdb | new-order alone | 10 | 0 | 33.5 | acquire_pessimistic_lock 20.0, get 12.5, prewrite 1.0 |",
+		// 250 transactions ended: 50 of each type.
+		"| percdb | the mix, 4 terminals | 250 | 0 | 12.0 | get 10.0, prewrite 2.0 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
