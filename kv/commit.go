@@ -112,5 +112,6 @@ func putCommitRecord(r *mvccReader, wb *writeBatch, key []byte, commitTS uint64,
 		}
 	}
 	wb.putWrite(key, commitTS, w)
+	wb.putLatest(key, commitTS, w)
 	return nil
 }

@@ -13,9 +13,21 @@
 //	'l' enc(key)              lock:   Lock{type, primary, start_ts, ttl, short value, min_commit_ts, txn_size}
 //	'w' enc(key) ^commit_ts   write:  Write{type Put/Delete/Lock/Rollback, start_ts, short value}
 //	'd' enc(key) ^start_ts    data:   values longer than 255 bytes
+//	'v' enc(key)              latest: commit_ts + a copy of key's newest Put
+//	                          or Delete write record (latest.go)
 //	'n' enc(key) enc(column)  notify: commit_ts of the newest commit of key
 //	                          that notified the observer column (notify.go)
 //	'm' ...                   meta:   store-local metadata (region descriptors)
+//
+// The latest space is not Percolator's: every commit record also rewrites
+// its key's copy there, in the same batch, so that a forward walk at the
+// present (Scan, Coprocessor) reads one record a key instead of stepping
+// over the younger versions GC may not delete yet; a copy newer than the
+// walk's timestamp sends that key to its versions. Reverse walks, point
+// reads and every write's checks read the write space. A store written
+// before the space existed gets it at Open (buildLatest); a store opened
+// by this percdb must not be opened by an older one, which would commit
+// without the copies.
 //
 // Timestamps are inverted (^ts, big-endian) so the newest version of a key
 // sorts first and a seek to enc(key)+^ts finds the newest version at or

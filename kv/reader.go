@@ -60,6 +60,9 @@ type mvccReader struct {
 	seekJumps, noValueJumps int
 	// seekKey is decideForward's buffer for the key of a last change.
 	seekKey []byte
+	// latest: forward walks read the latest space (latest.go), which
+	// the store has found complete.
+	latest bool
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).

@@ -15,7 +15,7 @@ import (
 
 // snapshotSpaces are the key spaces a region's snapshot carries: every
 // space whose keys are a user key's (the meta space is the store's own).
-var snapshotSpaces = []byte{keyspace.Data, keyspace.Lock, keyspace.Notify, keyspace.Write}
+var snapshotSpaces = []byte{keyspace.Data, keyspace.Latest, keyspace.Lock, keyspace.Notify, keyspace.Write}
 
 // spaceBounds returns the raw bounds of the user keys [start, end) (end
 // nil: to the end of the key space) in space.

@@ -85,6 +85,9 @@ type Options struct {
 	// testingNoScanReports, set by tests only, keeps range reads from
 	// reporting what they stepped over to the compactor (scancost.go).
 	testingNoScanReports bool
+	// testingWriteSpaceWalks, set by tests only, keeps forward walks on
+	// the write space (the latest space is still written).
+	testingWriteSpaceWalks bool
 	// testingBlockSize, set by benchmarks only, replaces blockSize.
 	testingBlockSize int
 	// testingWholeKeySplit, set by tests only, writes sstables as a
@@ -130,6 +133,9 @@ const DefaultCacheSize = 64 << 20
 // commands of the Client contract on top, and the regions it serves. All
 // methods are safe for concurrent use.
 type Store struct {
+	// latest: the latest space is complete (latest.go), and forward
+	// walks read it. Set by Open.
+	latest bool
 	// life is read-held by every command that touches db and write-held by
 	// Close, so that Close waits for commands in flight and later commands
 	// get ErrClosed instead of using a closed Pebble.
@@ -341,6 +347,16 @@ func Open(dir string, opts Options) (*Store, error) {
 		cache.Unref()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}
+	// Before the regions start: nothing else writes while it is built.
+	built, err := latestBuilt(db)
+	if err == nil && !built {
+		err = buildLatest(context.Background(), db)
+	}
+	if err != nil {
+		_ = db.Close()
+		cache.Unref()
+		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
 	if space != nil {
 		space.pending = func() uint64 { return db.Metrics().MemTable.Size }
 	}
@@ -368,6 +384,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		detector:      opts.DeadlockDetector,
 		lockWaitSlice: opts.LockWaitSlice,
 		copr:          opts.Coprocessor,
+		latest:        !opts.testingWriteSpaceWalks,
 		compactor:     compactor,
 		logger:        opts.Logger,
 		events:        events,
