@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/percdb/percdb/kv/internal/keyspace"
@@ -174,5 +175,67 @@ func TestLatestWalkMatchesVersions(t *testing.T) {
 	check("reopened")
 	if got := scan(ts, false); len(got) != len(want) {
 		t.Fatalf("reopened: %d pairs, want %d", len(got), len(want))
+	}
+}
+
+// TestLatestWalkLeavesCompactionToPebble: a forward walk over copies
+// shadowed by newer ones counts them as hidden points (ScanCost) but
+// reports no span to the compactor, and no compaction follows however
+// often it walks: the next update of a row shadows its copy again, so
+// compacting them does not pay (latest.go, visitLatest).
+func TestLatestWalkLeavesCompactionToPebble(t *testing.T) {
+	ctx := context.Background()
+	// A threshold the walks below reach many times over if reported.
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, GCCompactTombstones: 1000, testingNoAutoCompactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	rc := s.Regions()[0].Ctx()
+	keys := make([][]byte, 2000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("k%04d", i))
+	}
+	for v := 1; v <= 3; v++ {
+		muts := make([]Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
+		}
+		startTS := uint64(10 * v)
+		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: startTS + 5}); err != nil {
+			t.Fatal(err)
+		}
+		// Each rewrite's copies in a table of their own, over the older.
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := s.ScanCost()
+	for range 10 {
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: 1000})
+		if err != nil || len(pairs) != len(keys) || string(pairs[0].Value) != "v3" {
+			t.Fatalf("scan: %d pairs, err %v", len(pairs), err)
+		}
+	}
+	after := s.ScanCost()
+	records, hidden := after.Records-before.Records, (after.Points-before.Points)-(after.Records-before.Records)
+	t.Logf("10 walks: %d records, %d hidden points, %d reported", records, hidden, after.Reported-before.Reported)
+	if after.Reported != before.Reported {
+		t.Fatalf("the walks reported %d hidden points to the compactor; want none", after.Reported-before.Reported)
+	}
+	if hidden < uint64(10*len(keys)) {
+		t.Fatalf("the walks stepped over %d hidden points; want at least %d counted (a shadowed copy a row a walk)", hidden, 10*len(keys))
+	}
+	for deadline := time.Now().Add(time.Minute); !s.compactor.idle(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the compactor is still busy after a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.GCCompactionStats().Compactions; n != 0 {
+		t.Fatalf("%d compactions after the walks; want none", n)
 	}
 }

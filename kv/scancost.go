@@ -82,8 +82,6 @@ func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lowe
 	sp := deletedSpan{count: int(points - calls)}
 	if reverse {
 		sp.lo, sp.hi = keyspace.WritePrefix(last), upper
-	} else if lower[0] == keyspace.Latest {
-		sp.lo, sp.hi = lower, keyspace.LatestKey(last)
 	} else {
 		// The last key's oldest possible version ends the span.
 		sp.lo, sp.hi = lower, keyspace.WriteKey(last, 0)
