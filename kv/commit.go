@@ -112,6 +112,5 @@ func putCommitRecord(r *mvccReader, wb *writeBatch, key []byte, commitTS uint64,
 		}
 	}
 	wb.putWrite(key, commitTS, w)
-	wb.putLatest(key, commitTS, w)
 	return nil
 }

@@ -356,11 +356,6 @@ func (s *Store) ScanLock(ctx context.Context, req *ScanLockRequest) (*ScanLockRe
 type gcDeletion struct {
 	key []byte // user key, for the latch
 	raw []byte // store key
-	// latestTS, when not zero, makes this the deletion of key's
-	// latest-space copy (raw nil), if the copy is still the Delete
-	// committed at latestTS that GC collects: the key was deleted, and
-	// nothing decides its value any more (latest.go).
-	latestTS uint64
 }
 
 // GC collects one batch of the region's garbage (see GCRequest).
@@ -415,30 +410,10 @@ func (s *Store) GC(ctx context.Context, req *GCRequest) (*GCResponse, error) {
 		// with the commands on them; nothing GC deletes can be written
 		// again (every commit from now on is above the safe point), so
 		// the decisions made without the latches stay right.
-		err := s.mutate(ctx, req.Region, what, keys, func(r *mvccReader, wb *writeBatch) error {
+		err := s.mutate(ctx, req.Region, what, keys, func(_ *mvccReader, wb *writeBatch) error {
 			wb.collects = true
 			for _, d := range dels {
-				if d.latestTS == 0 {
-					wb.del(d.raw)
-					continue
-				}
-				// A commit after the scan (above the safe point) may
-				// have replaced the copy: it stays then.
-				lk := keyspace.LatestKey(d.key)
-				v, err := r.exact(lk)
-				if err != nil {
-					return err
-				}
-				if v == nil {
-					continue
-				}
-				ts, _, err := parseLatest(v)
-				if err != nil {
-					return fmt.Errorf("read latest record of %q: %w", d.key, err)
-				}
-				if ts == d.latestTS {
-					wb.del(lk)
-				}
+				wb.del(d.raw)
 			}
 			return nil
 		})
@@ -471,7 +446,6 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 	var (
 		cur      []byte // the user key being examined
 		keepSeen bool   // cur's newest Put or Delete at or below sp was met
-		newer    bool   // a Put or Delete of cur above sp was met
 		// held is the deletion of cur's newest Delete at or below sp,
 		// heldBytes its size: it goes into the batch only with the last
 		// of cur's older records. A batch cut inside the key leaves it,
@@ -481,19 +455,12 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 		// value and keep it, and the deleted row would come back.
 		held      *gcDeletion
 		heldBytes uint64
-		// heldTS, when not zero, is the commit timestamp of the held
-		// Delete, the key's newest record: its latest-space copy goes
-		// with it.
-		heldTS uint64
 	)
 	release := func() {
 		if held != nil {
 			dels = append(dels, *held)
 			resp.VersionsDeleted++
 			resp.BytesDeleted += heldBytes
-			if heldTS != 0 {
-				dels = append(dels, gcDeletion{key: held.key, latestTS: heldTS})
-			}
 			held = nil
 		}
 	}
@@ -508,7 +475,7 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 				resp.Next = key
 				return dels, pending, nil
 			}
-			cur, keepSeen, newer = key, false, false
+			cur, keepSeen = key, false
 			resp.KeysScanned++
 		} else if len(dels) >= maxGCBatchDeletes {
 			// Cut inside a key: the next batch resumes at it, finds its
@@ -519,9 +486,6 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 		}
 		if ts > sp {
 			pending = true
-			if typ, err := txntypes.PeekWriteType(iter.Value()); err == nil && (typ == txntypes.WritePut || typ == txntypes.WriteDelete) {
-				newer = true
-			}
 			continue
 		}
 		w, err := txntypes.DecodeWrite(iter.Value())
@@ -539,10 +503,7 @@ func (s *Store) gcScan(start, end []byte, sp uint64, limit int, resp *GCResponse
 		raw := append([]byte(nil), iter.Key()...)
 		if decides {
 			// The newest Delete at or below sp: held back (see held).
-			held, heldBytes, heldTS = &gcDeletion{key: cur, raw: raw}, uint64(len(raw)+len(iter.Value())), 0
-			if !newer {
-				heldTS = ts
-			}
+			held, heldBytes = &gcDeletion{key: cur, raw: raw}, uint64(len(raw)+len(iter.Value()))
 			continue
 		}
 		dels = append(dels, gcDeletion{key: cur, raw: raw})

@@ -24,15 +24,18 @@ import (
 // written since the last compaction have one (docs/benchmarks.md, issue
 // 16).
 //
-// Invariant: for every key of the write space with a Put or Delete
-// record, the latest space holds the newest of them with its commit
-// timestamp; for no other key does it hold anything. Every commit record
-// goes through putCommitRecord, which writes the copy in the same batch;
-// commits of one key are ordered by its lock, so the one written is
-// always the newest. GC removes the copy when it collects the key's
-// newest record (a Delete at or below the safe point). A walk at ts uses
-// a copy committed at or below ts as the key's deciding record; for a
-// newer one it reads the key's versions (valueWrite).
+// Invariant, while the space is on (latestswitch.go): for every key of
+// the write space with a Put or Delete record, the latest space holds the
+// newest of them with its commit timestamp, except that a key whose
+// newest record is a Delete at or below the GC safe point may have none;
+// for no other key does it hold anything. The applier derives the copy
+// from each Put or Delete record a batch writes (deriveLatest), in the
+// same batch; commits of one key are ordered by its lock, so the one
+// written is always the newest. When GC collects a key's newest record
+// (a Delete at or below the safe point), the applier deletes its copy
+// with it. A walk at ts uses a copy committed at or below ts as the key's
+// deciding record; for a newer one it reads the key's versions
+// (valueWrite).
 
 // latestValue encodes a latest-space value: the commit timestamp, 8
 // bytes big-endian, then the write record.
@@ -53,29 +56,35 @@ func parseLatest(v []byte) (uint64, txntypes.Write, error) {
 	return binary.BigEndian.Uint64(v), w, nil
 }
 
-// putLatest writes key's latest-space copy of w, committed at commitTS,
-// when w is a Put or a Delete (Lock and Rollback records decide no value).
-func (b *writeBatch) putLatest(key []byte, commitTS uint64, w *txntypes.Write) {
-	if w.Type != txntypes.WritePut && w.Type != txntypes.WriteDelete {
-		return
-	}
-	b.put(keyspace.LatestKey(key), latestValue(commitTS, w))
-}
-
 // visitLatest is visit forward over the latest space (see the invariant
 // above): one record a key, the key's versions read only where its copy
 // is newer than ts.
-func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint64, keyOnly bool, fn visitFn) error {
+//
+// used is false when the space was not complete in the reader's view (a
+// reader of the live store whose iterator opened across a switch): the
+// caller walks the versions then.
+func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint64, keyOnly bool, fn visitFn) (used bool, err error) {
 	lower := keyspace.LatestKey(start)
 	upper := keyspace.SpaceEnd(keyspace.Latest)
 	if end != nil {
 		upper = keyspace.LatestKey(end)
 	}
+	var gen uint64
+	if !r.latest {
+		gen = r.latestGate.load()
+	}
 	iter, err := r.src.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return fmt.Errorf("open latest-space iterator: %w", err)
+		return true, fmt.Errorf("open latest-space iterator: %w", err)
 	}
 	defer iter.Close()
+	// A Pebble iterator reads the store as of its opening: the space was
+	// complete in that view if it was on before and after it opened,
+	// with no switch between (a switch off clears the space after it
+	// turns walks away, a switch on turns them to it after its build).
+	if !r.latest && (!latestOnIn(gen) || r.latestGate.load() != gen) {
+		return false, nil
+	}
 	var keyBuf []byte
 	steps := 0
 	before := iter.Stats()
@@ -99,26 +108,27 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 	for ; ok; ok = iter.Next() {
 		if steps++; steps%walkCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return true, err
 			}
 		}
 		r.walked.keys++
+		r.walked.latestKeys++
 		commitTS, w, err := parseLatest(iter.Value())
 		if err != nil {
-			return fmt.Errorf("read latest record %x: %w", iter.Key(), err)
+			return true, fmt.Errorf("read latest record %x: %w", iter.Key(), err)
 		}
 		if commitTS <= ts && w.Type == txntypes.WriteDelete {
 			continue // the key's user bytes are not even decoded
 		}
 		key, err := keyspace.AppendDecodeLatestKey(keyBuf[:0], iter.Key())
 		if err != nil {
-			return err
+			return true, err
 		}
 		keyBuf = key
 		if commitTS > ts {
 			rec, err := r.valueWrite(key, ts)
 			if err != nil {
-				return err
+				return true, err
 			}
 			if rec == nil || rec.Type != txntypes.WritePut {
 				continue
@@ -126,10 +136,10 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 			w = *rec
 		}
 		if stop, err := r.feed(key, &w, keyOnly, fn); err != nil || stop {
-			return err
+			return true, err
 		}
 	}
-	return iter.Error()
+	return true, iter.Error()
 }
 
 // latestBuilt reports whether db's latest space is complete.
@@ -153,54 +163,16 @@ func buildLatest(ctx context.Context, db *pebble.DB) error {
 	if err := db.DeleteRange(keyspace.SpaceStart(keyspace.Latest), keyspace.SpaceEnd(keyspace.Latest), pebble.NoSync); err != nil {
 		return fmt.Errorf("clear the latest space: %w", err)
 	}
-	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: keyspace.SpaceStart(keyspace.Write), UpperBound: keyspace.SpaceEnd(keyspace.Write)})
-	if err != nil {
-		return fmt.Errorf("build the latest space: %w", err)
-	}
-	defer iter.Close()
-	b := db.NewBatch()
-	var cur []byte
-	done, n := false, 0
-	for ok := iter.First(); ok; ok = iter.Next() {
-		key, commitTS, err := keyspace.DecodeWriteKey(iter.Key())
-		if err != nil {
-			return fmt.Errorf("build the latest space: %w", err)
-		}
-		if cur == nil || string(key) != string(cur) {
-			cur, done = key, false
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if done {
-			continue
-		}
-		typ, err := txntypes.PeekWriteType(iter.Value())
-		if err != nil {
-			return fmt.Errorf("build the latest space: record %x: %w", iter.Key(), err)
-		}
-		if typ != txntypes.WritePut && typ != txntypes.WriteDelete {
-			continue
-		}
-		done = true
-		v := append(binary.BigEndian.AppendUint64(nil, commitTS), iter.Value()...)
-		if err := b.Set(keyspace.LatestKey(key), v, nil); err != nil {
+	for from := keyspace.SpaceStart(keyspace.Write); from != nil; {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if n++; n%latestBuildBatch == 0 {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				return fmt.Errorf("build the latest space: %w", err)
-			}
-			b = db.NewBatch()
+		var err error
+		if from, err = backfillBatch(db, from, 0); err != nil {
+			return err
 		}
 	}
-	if err := iter.Error(); err != nil {
-		return fmt.Errorf("build the latest space: %w", err)
-	}
-	if err := b.Set(keyspace.LatestBuiltKey(), nil, nil); err != nil {
-		return err
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := db.Set(keyspace.LatestBuiltKey(), nil, pebble.Sync); err != nil {
 		return fmt.Errorf("build the latest space: %w", err)
 	}
 	return nil

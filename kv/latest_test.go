@@ -25,7 +25,7 @@ import (
 func TestLatestWalkMatchesVersions(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(dir, Options{SyncWrites: SyncNone})
+	s, err := Open(dir, Options{SyncWrites: SyncNone, Latest: LatestAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestLatestWalkMatchesVersions(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(dir, Options{SyncWrites: SyncNone}); err != nil {
+	if s, err = Open(dir, Options{SyncWrites: SyncNone, Latest: LatestAlways}); err != nil {
 		t.Fatal(err)
 	}
 	rc = s.Regions()[0].Ctx()
@@ -186,7 +186,7 @@ func TestLatestWalkMatchesVersions(t *testing.T) {
 func TestLatestWalkLeavesCompactionToPebble(t *testing.T) {
 	ctx := context.Background()
 	// A threshold the walks below reach many times over if reported.
-	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, GCCompactTombstones: 1000, testingNoAutoCompactions: true})
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, Latest: LatestAlways, GCCompactTombstones: 1000, testingNoAutoCompactions: true})
 	if err != nil {
 		t.Fatal(err)
 	}

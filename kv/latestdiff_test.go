@@ -8,10 +8,14 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -77,6 +81,7 @@ type latestHarness struct {
 	// fs holds the leader's files: a crash drops what was not synced.
 	fs       *vfs.MemFS
 	sync     SyncMode
+	mode     LatestMode
 	leader   *Store
 	follower *Store
 	rep      *recordingReplicator
@@ -103,6 +108,7 @@ func newLatestHarness(t *testing.T, seed int64) *latestHarness {
 		rnd:     rand.New(rand.NewSource(seed)),
 		fs:      vfs.NewStrictMem(),
 		sync:    []SyncMode{SyncAlways, SyncNone}[seed%2],
+		mode:    []LatestMode{LatestAlways, LatestAuto}[(seed/2)%2],
 		ts:      100,
 		pending: map[uint64][][]byte{},
 		synced:  true,
@@ -117,6 +123,9 @@ func newLatestHarness(t *testing.T, seed int64) *latestHarness {
 		t.Fatal(err)
 	}
 	h.follower = f
+	if err := f.EnableLatestSpace(h.ctx); err != nil {
+		t.Fatal(err)
+	}
 	h.rep = &recordingReplicator{stores: []*Store{h.leader, h.follower}}
 	return h
 }
@@ -124,7 +133,7 @@ func newLatestHarness(t *testing.T, seed int64) *latestHarness {
 // open opens the leader's store on h.fs.
 func (h *latestHarness) open() *Store {
 	h.t.Helper()
-	s, err := Open("", Options{InMemory: true, SyncWrites: h.sync, testingFS: &testingFS{wrap: func(vfs.FS) vfs.FS { return h.fs }}})
+	s, err := Open("", Options{InMemory: true, SyncWrites: h.sync, Latest: h.mode, testingFS: &testingFS{wrap: func(vfs.FS) vfs.FS { return h.fs }}})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -433,6 +442,29 @@ func (h *latestHarness) restart() {
 	h.step("restart (latest space lost: %v)", lose)
 }
 
+// toggle switches the latest space of one of the stores: each keeps it
+// or not on its own, the replicated batches the same.
+func (h *latestHarness) toggle() {
+	s, name := h.leader, "leader"
+	if h.rnd.Intn(2) == 0 {
+		s, name = h.follower, "follower"
+	}
+	on := !latestOnIn(s.latest.load())
+	var err error
+	if on {
+		err = s.EnableLatestSpace(h.ctx)
+	} else {
+		err = s.DisableLatestSpace(h.ctx)
+	}
+	if err != nil {
+		h.fatalf("switch the %s's latest space on=%v: %v", name, on, err)
+	}
+	if got := latestOnIn(s.latest.load()); got != on {
+		h.fatalf("the %s's latest space is on=%v after the switch to %v", name, got, on)
+	}
+	h.step("switch the %s's latest space on=%v", name, on)
+}
+
 // destroy drops a range's data, as DROP TABLE's deletion after the safe
 // point does, on both stores.
 func (h *latestHarness) destroy() {
@@ -507,6 +539,8 @@ func (h *latestHarness) run(rounds int) {
 			h.restart()
 		case x < 96:
 			h.destroy()
+		case x < 99:
+			h.toggle()
 		}
 		if !h.synced && h.rnd.Intn(4) == 0 {
 			h.snapshot(true)
@@ -553,8 +587,12 @@ func (h *latestHarness) check(when string) {
 			}
 		}
 	}
-	h.invariant(h.leader, when)
-	h.invariant(h.follower, when+" (follower)")
+	if err := latestInvariant(h.leader); err != nil {
+		h.fatalf("%s: %v", when, err)
+	}
+	if err := latestInvariant(h.follower); err != nil {
+		h.fatalf("%s (follower): %v", when, err)
+	}
 }
 
 // walks runs the three walks of [start, end) at ts on s (the latest
@@ -581,7 +619,11 @@ func (h *latestHarness) walks(s *Store, when string, at uint64, start, end []byt
 		}
 		return out
 	}
-	copies, versions, back := walk(true, false), walk(false, false), walk(false, true)
+	versions, back := walk(false, false), walk(false, true)
+	copies := versions
+	if latestOnIn(s.latest.load()) {
+		copies = walk(true, false)
+	}
 	if !slices.Equal(copies, versions) || !slices.Equal(versions, back) {
 		h.fatalf("%s, at %d, [%q, %q): latest space %q, write space %q, reverse %q", when, at, start, end, copies, versions, back)
 	}
@@ -589,7 +631,7 @@ func (h *latestHarness) walks(s *Store, when string, at uint64, start, end []byt
 	if limit > 0 {
 		r := newMVCCReader(snap)
 		defer r.close()
-		r.latest = true
+		r.latest = latestOnIn(s.latest.load())
 		var got []string
 		if err := r.visit(h.ctx, start, end, at, false, keyOnly, func(k, v []byte) (bool, error) {
 			got = append(got, fmt.Sprintf("%s=%s", k, v))
@@ -604,57 +646,312 @@ func (h *latestHarness) walks(s *Store, when string, at uint64, start, end []byt
 	return copies
 }
 
-// invariant checks the latest space of s against its write space: a
-// copy for exactly the keys with a Put or Delete record, the newest.
-func (h *latestHarness) invariant(s *Store, when string) {
-	h.t.Helper()
+// invariant checks the latest space of s against its write space: while
+// it is on, a copy for exactly the keys with a Put or Delete record, the
+// newest, but that a Delete at or below the safe point may have none
+// (backfillBatch); while it is off, nothing.
+func latestInvariant(s *Store) error {
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	return latestInvariantIn(snap, latestOnIn(s.latest.load()), s.GCSafePoint())
+}
+
+// latestInvariantIn is latestInvariant over the view db, on telling
+// whether the space was on in it, sp a safe point at or above the one in
+// force when it was taken.
+func latestInvariantIn(db pebble.Reader, on bool, sp uint64) error {
 	want := map[string][]byte{}
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: keyspace.SpaceStart(keyspace.Write), UpperBound: keyspace.SpaceEnd(keyspace.Write)})
+	optional := map[string]bool{}
+	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: keyspace.SpaceStart(keyspace.Write), UpperBound: keyspace.SpaceEnd(keyspace.Write)})
 	if err != nil {
-		h.fatalf("%v", err)
+		return err
 	}
 	for ok := iter.First(); ok; ok = iter.Next() {
 		key, commitTS, err := keyspace.DecodeWriteKey(iter.Key())
 		if err != nil {
-			h.fatalf("%v", err)
+			return err
 		}
 		if _, seen := want[string(key)]; seen {
 			continue
 		}
 		w, err := txntypes.DecodeWrite(iter.Value())
 		if err != nil {
-			h.fatalf("%v", err)
+			return err
 		}
 		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
 			want[string(key)] = latestValue(commitTS, w)
+			optional[string(key)] = w.Type == txntypes.WriteDelete && commitTS <= sp
 		}
 	}
 	if err := errors.Join(iter.Error(), iter.Close()); err != nil {
-		h.fatalf("%v", err)
+		return err
 	}
 	got := map[string][]byte{}
-	iter, err = s.db.NewIter(&pebble.IterOptions{LowerBound: keyspace.SpaceStart(keyspace.Latest), UpperBound: keyspace.SpaceEnd(keyspace.Latest)})
+	iter, err = db.NewIter(&pebble.IterOptions{LowerBound: keyspace.SpaceStart(keyspace.Latest), UpperBound: keyspace.SpaceEnd(keyspace.Latest)})
 	if err != nil {
-		h.fatalf("%v", err)
+		return err
 	}
 	for ok := iter.First(); ok; ok = iter.Next() {
 		key, err := keyspace.DecodeLatestKey(iter.Key())
 		if err != nil {
-			h.fatalf("%v", err)
+			return err
 		}
 		got[string(key)] = append([]byte(nil), iter.Value()...)
 	}
 	if err := errors.Join(iter.Error(), iter.Close()); err != nil {
-		h.fatalf("%v", err)
+		return err
+	}
+	if !on {
+		if len(got) > 0 {
+			return fmt.Errorf("the space is off but holds %d copies", len(got))
+		}
+		return nil
 	}
 	for k, v := range want {
-		if g, ok := got[k]; !ok || !bytes.Equal(g, v) {
-			h.fatalf("%s: key %q: copy %x, want %x (its newest Put or Delete)", when, k, g, v)
+		g, ok := got[k]
+		if !ok && optional[k] {
+			continue
+		}
+		if !ok || !bytes.Equal(g, v) {
+			return fmt.Errorf("key %q: copy %x, want %x (its newest Put or Delete)", k, g, v)
 		}
 	}
 	for k, g := range got {
 		if _, ok := want[k]; !ok {
-			h.fatalf("%s: key %q has a copy %x but no Put or Delete record", when, k, g)
+			return fmt.Errorf("key %q has a copy %x but no Put or Delete record", k, g)
 		}
+	}
+	return nil
+}
+
+// TestLatestSwitchUnderWrites: the latest space switched on and off while
+// writers commit and GC collects, concurrently: after every switch on,
+// the space holds exactly the copies the write space says (no commit
+// falls between a backfill batch's read of a key and its copy, no GC
+// deletion misses a copy), and a walk through it reads what the versions
+// say; after every switch off, it is empty.
+func TestLatestSwitchUnderWrites(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, Latest: LatestOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	rc := s.Regions()[0].Ctx()
+	const writers, keysEach = 3, 400
+	var clock atomic.Uint64
+	clock.Store(100)
+	// published[w] is at or below writer w's running start_ts (MaxUint64:
+	// none runs): GC stays below every one.
+	var published [writers]atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var commits atomic.Uint64
+	for w := range writers {
+		published[w].Store(math.MaxUint64)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				published[w].Store(clock.Load())
+				startTS := clock.Add(1)
+				k := []byte(fmt.Sprintf("k%d-%04d", w, rnd.Intn(keysEach)))
+				m := Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", startTS))}
+				if rnd.Intn(4) == 0 {
+					m = Mutation{Op: OpDelete, Key: k}
+				}
+				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
+				if err != nil || len(resp.Errors) > 0 {
+					t.Errorf("prewrite: %v %v", resp, err)
+					return
+				}
+				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
+					t.Errorf("commit: %v", err)
+					return
+				}
+				published[w].Store(math.MaxUint64)
+				commits.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			sp := clock.Load()
+			for w := range writers {
+				sp = min(sp, published[w].Load())
+			}
+			if sp <= 110 {
+				continue
+			}
+			req := &GCRequest{Region: rc, SafePoint: sp - 10}
+			for {
+				resp, err := s.GC(ctx, req)
+				if err != nil {
+					t.Errorf("gc: %v", err)
+					return
+				}
+				if resp.Next == nil {
+					break
+				}
+				req.Start = resp.Next
+			}
+		}
+	}()
+	check := func(when string) {
+		t.Helper()
+		snap := s.db.NewSnapshot()
+		defer snap.Close()
+		at := clock.Load()
+		walk := func(latest bool) []string {
+			r := newMVCCReader(snap)
+			defer r.close()
+			r.latest = latest
+			var out []string
+			if err := r.visit(ctx, nil, nil, at, false, false, func(k, v []byte) (bool, error) {
+				out = append(out, string(k)+"="+string(v))
+				return false, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		if on := latestOnIn(s.latest.load()); on {
+			if err := latestInvariantIn(snap, on, s.GCSafePoint()); err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+		}
+		if versions := walk(false); latestOnIn(s.latest.load()) {
+			if copies := walk(true); !slices.Equal(copies, versions) {
+				t.Fatalf("%s, at %d: %d pairs through the latest space, %d through the versions", when, at, len(copies), len(versions))
+			}
+		}
+	}
+	for i := range 12 {
+		for commits.Load() < uint64(200*(i+1)) && !t.Failed() {
+			runtime.Gosched()
+		}
+		if err := s.EnableLatestSpace(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !latestOnIn(s.latest.load()) {
+			t.Fatal("the space is not on after EnableLatestSpace")
+		}
+		check(fmt.Sprintf("switch %d on", i))
+		if i%2 == 1 {
+			if err := s.DisableLatestSpace(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if err := s.EnableLatestSpace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	check("at the end")
+	st := s.LatestSpaceStats()
+	t.Logf("%d commits, %d switches on, %d off", commits.Load(), st.SwitchedOn, st.SwitchedOff)
+}
+
+// TestLatestAutoSwitch: in the automatic mode a store that only takes
+// writes keeps no copies; walks over churned keys (more hidden points
+// stepped over than records written) switch the space on, and walks then
+// read it; writes with no walks switch it off again and clear it.
+func TestLatestAutoSwitch(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	s.latest.windowKeys, s.latest.offCopies = 2_000, 20_000
+	rc := s.Regions()[0].Ctx()
+	keys := make([][]byte, 1000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("k%04d", i))
+	}
+	ts := uint64(10)
+	rewrite := func() {
+		t.Helper()
+		muts := make([]Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", ts))}
+		}
+		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
+			t.Fatal(err)
+		}
+		ts += 10
+	}
+	scan := func() {
+		t.Helper()
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: ts})
+		if err != nil || len(pairs) != len(keys) || string(pairs[0].Value) != fmt.Sprintf("v%d", ts-10) {
+			t.Fatalf("scan: %d pairs, %v", len(pairs), err)
+		}
+	}
+	waitFor := func(on bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); latestOnIn(s.latest.load()) != on || s.latest.busy.Load(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("the space is not on=%v after a minute", on)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Writes alone: no copies.
+	for range 30 {
+		rewrite()
+	}
+	if st := s.LatestSpaceStats(); st.On || st.SwitchedOn != 0 {
+		t.Fatalf("writes alone switched the space on: %+v", st)
+	}
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	// Walks over the 30 versions of each key: on.
+	for range 5 {
+		scan()
+	}
+	waitFor(true)
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	before := s.ScanCost()
+	scan()
+	if after := s.ScanCost(); after.Points-before.Points > uint64(2*len(keys)) {
+		t.Fatalf("a walk with the space on merged %d points for %d keys", after.Points-before.Points, len(keys))
+	}
+	// Writes with no walks: off, and the space cleared.
+	for range 25 {
+		rewrite()
+	}
+	waitFor(false)
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	scan()
+	st := s.LatestSpaceStats()
+	t.Logf("%+v", st)
+	if st.SwitchedOn != 1 || st.SwitchedOff != 1 {
+		t.Fatalf("switches: %+v, want one on and one off", st)
 	}
 }

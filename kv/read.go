@@ -276,10 +276,13 @@ func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, ranges [
 	out, done, err := unlocked()
 	if err == nil && !done {
 		s.lockedRangeReads.Add(1)
+		gen := s.latest.load()
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)
-		r.latest = s.latest
+		// The space was on, with no switch, from before the snapshot to
+		// after it: complete in its view.
+		r.latest = !s.noLatestWalks && latestOnIn(gen) && s.latest.load() == gen
 		defer r.close()
 		out, err = locked(r)
 		s.noteWalks(&r.walked)
@@ -352,7 +355,10 @@ func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T
 		return zero, false, err
 	}
 	defer s.iters.put(ci)
-	r := &mvccReader{src: s.db, iter: ci.it, latest: s.latest}
+	r := &mvccReader{src: s.db, iter: ci.it}
+	if !s.noLatestWalks {
+		r.latestGate = s.latest
+	}
 	out, err = read(r)
 	r.closeData() // the write-space iterator goes back to the cache
 	s.noteWalks(&r.walked)
@@ -453,8 +459,10 @@ func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, lim
 // not look at locks. A forward walk allocates nothing per key: the user
 // key is decoded into one buffer and the write record parsed in place.
 func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, reverse, keyOnly bool, fn visitFn) error {
-	if r.latest && !reverse {
-		return r.visitLatest(ctx, start, end, ts, keyOnly, fn)
+	if !reverse && (r.latest || r.latestGate != nil) {
+		if used, err := r.visitLatest(ctx, start, end, ts, keyOnly, fn); used {
+			return err
+		}
 	}
 	iter, err := r.writeIter()
 	if err != nil {

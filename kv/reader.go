@@ -61,8 +61,11 @@ type mvccReader struct {
 	// seekKey is decideForward's buffer for the key of a last change.
 	seekKey []byte
 	// latest: forward walks read the latest space (latest.go), which
-	// the store has found complete.
-	latest bool
+	// was complete in the reader's view (a snapshot taken while it was
+	// on). latestGate, for a reader of the live store: forward walks read
+	// the space if it is on around the opening of their iterator.
+	latest     bool
+	latestGate *latestSpace
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).

@@ -282,3 +282,18 @@ func decodeUserKey(space byte, k []byte) (rest, key []byte, err error) {
 	}
 	return rest, key, nil
 }
+
+// LatestKeyOfWrite returns the latest-space key of the user key of the
+// write-space key k, and k's commit timestamp, without decoding the user
+// key (both spaces are the prefix byte then enc(key)); ok is false when k
+// is not a write-space key.
+func LatestKeyOfWrite(k []byte) (latest []byte, commitTS uint64, ok bool) {
+	if len(k) < 1+tsLen || k[0] != Write {
+		return nil, 0, false
+	}
+	n := len(k) - tsLen
+	latest = make([]byte, n)
+	latest[0] = Latest
+	copy(latest[1:], k[1:n])
+	return latest, ^binary.BigEndian.Uint64(k[n:]), true
+}
