@@ -149,6 +149,10 @@ type pebbleApplier struct {
 	// collected, when set, is told of every collecting batch applied
 	// (the store's gcCompactor).
 	collected func(*writeBatch)
+	// latest, when set, is the store's latest-space switch: while it is
+	// building or on, each batch gets the copies its write records make
+	// (latestswitch.go).
+	latest *latestSpace
 }
 
 // newPebbleApplier returns an applier over db that maintains locks and
@@ -167,7 +171,27 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	if a.locks != nil {
 		a.locks.beforeApply(wb)
 	}
-	syncWait, err := a.commit(wb)
+	var syncWait func() error
+	var err error
+	if a.latest != nil {
+		// Read-held from the derivation to the commit: a switch or a
+		// backfill batch comes wholly before or after the batch.
+		a.latest.mu.RLock()
+		if a.latest.deriving() {
+			var n int
+			if n, err = wb.deriveLatest(a.db); err == nil {
+				a.latest.derived(n)
+			}
+		} else {
+			a.latest.wrote(wb)
+		}
+		if err == nil {
+			syncWait, err = a.commit(wb)
+		}
+		a.latest.mu.RUnlock()
+	} else {
+		syncWait, err = a.commit(wb)
+	}
 	// Even a failed commit may have written something: iterators opened
 	// before are stale either way. The cached iterators read the write
 	// space only, so a batch that leaves it alone (a pessimistic lock, a

@@ -70,9 +70,10 @@ func (s *Store) ApproximateSize(start, end []byte) (uint64, error) {
 }
 
 // dataSpaces are the key spaces that hold a user key's data: its long
-// values, lock and write records. The notify space is left out: it holds
-// hints, not data, bounded by the observers that clear them.
-var dataSpaces = []byte{keyspace.Data, keyspace.Lock, keyspace.Write}
+// values, lock and write records and the copies of its newest ones. The
+// notify space is left out: it holds hints, not data, bounded by the
+// observers that clear them.
+var dataSpaces = []byte{keyspace.Data, keyspace.Latest, keyspace.Lock, keyspace.Write}
 
 // Flush writes the memtables to table files and waits for it, so that
 // ApproximateSize counts what was written before the call.

@@ -13,9 +13,25 @@
 //	'l' enc(key)              lock:   Lock{type, primary, start_ts, ttl, short value, min_commit_ts, txn_size}
 //	'w' enc(key) ^commit_ts   write:  Write{type Put/Delete/Lock/Rollback, start_ts, short value}
 //	'd' enc(key) ^start_ts    data:   values longer than 255 bytes
+//	'v' enc(key)              latest: commit_ts + a copy of key's newest Put
+//	                          or Delete write record (latest.go)
 //	'n' enc(key) enc(column)  notify: commit_ts of the newest commit of key
 //	                          that notified the observer column (notify.go)
 //	'm' ...                   meta:   store-local metadata (region descriptors)
+//
+// The latest space is not Percolator's: while a store keeps it, every
+// batch it applies (on every replica) also rewrites the copy of each key
+// whose Put or Delete record the batch writes, so that a forward walk at
+// the present (Scan, Coprocessor) reads one record a key instead of
+// stepping over the younger versions GC may not delete yet; a copy newer
+// than the walk's timestamp sends that key to its versions. Reverse
+// walks, point reads and every write's checks read the write space.
+// Whether a store keeps the space is its own state (latestswitch.go): on
+// while its forward walks pay for it, backfilled when it goes on, cleared
+// when it goes off, so a store that only takes writes keeps none. The
+// replicated batches carry no copies. A store that keeps the space must
+// not be opened by a percdb older than it, which would commit without
+// the copies (the marker 'm' 'v' says the space is complete).
 //
 // Timestamps are inverted (^ts, big-endian) so the newest version of a key
 // sorts first and a seek to enc(key)+^ts finds the newest version at or

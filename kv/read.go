@@ -276,9 +276,13 @@ func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, ranges [
 	out, done, err := unlocked()
 	if err == nil && !done {
 		s.lockedRangeReads.Add(1)
+		gen := s.latest.load()
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)
+		// The space was on, with no switch, from before the snapshot to
+		// after it: complete in its view.
+		r.latest = !s.noLatestWalks && latestOnIn(gen) && s.latest.load() == gen
 		defer r.close()
 		out, err = locked(r)
 		s.noteWalks(&r.walked)
@@ -352,6 +356,9 @@ func unlockedRead[T any](s *Store, ignoreLocks bool, read func(r *mvccReader) (T
 	}
 	defer s.iters.put(ci)
 	r := &mvccReader{src: s.db, iter: ci.it}
+	if !s.noLatestWalks {
+		r.latestGate = s.latest
+	}
 	out, err = read(r)
 	r.closeData() // the write-space iterator goes back to the cache
 	s.noteWalks(&r.walked)
@@ -452,6 +459,11 @@ func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, lim
 // not look at locks. A forward walk allocates nothing per key: the user
 // key is decoded into one buffer and the write record parsed in place.
 func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, reverse, keyOnly bool, fn visitFn) error {
+	if !reverse && (r.latest || r.latestGate != nil) {
+		if used, err := r.visitLatest(ctx, start, end, ts, keyOnly, fn); used {
+			return err
+		}
+	}
 	iter, err := r.writeIter()
 	if err != nil {
 		return err
@@ -520,19 +532,24 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			return err
 		}
 		if found && w.Type == txntypes.WritePut {
-			var v []byte
-			if !keyOnly {
-				if v, err = r.scanValue(key, &w); err != nil {
-					return err
-				}
-			}
-			stop, err := fn(key, v)
-			if err != nil || stop {
+			if stop, err := r.feed(key, &w, keyOnly, fn); err != nil || stop {
 				return err
 			}
 		}
 	}
 	return iter.Error()
+}
+
+// feed hands a walk's visible pair to fn: key and the value of its
+// deciding Put record w (none when keyOnly).
+func (r *mvccReader) feed(key []byte, w *txntypes.Write, keyOnly bool, fn visitFn) (stop bool, err error) {
+	var v []byte
+	if !keyOnly {
+		if v, err = r.scanValue(key, w); err != nil {
+			return true, err
+		}
+	}
+	return fn(key, v)
 }
 
 // scanSeekBound is how many records of one key a forward walk steps over

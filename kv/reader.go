@@ -60,6 +60,12 @@ type mvccReader struct {
 	seekJumps, noValueJumps int
 	// seekKey is decideForward's buffer for the key of a last change.
 	seekKey []byte
+	// latest: forward walks read the latest space (latest.go), which
+	// was complete in the reader's view (a snapshot taken while it was
+	// on). latestGate, for a reader of the live store: forward walks read
+	// the space if it is on around the opening of their iterator.
+	latest     bool
+	latestGate *latestSpace
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).

@@ -42,8 +42,9 @@ import (
 // next one finds the versions written since in the memtable and level 0
 // over one compacted level.
 //
-// PERCDB_SCAN_CHURN_LATEST=1 measures a layout percdb does not have: each
-// row's newest value also kept under one key of its own, rewritten in
+// The scans walk the store's latest space (latest.go).
+// PERCDB_SCAN_CHURN_LATEST=1 measures that shape before the store had it:
+// each row's newest value also kept under one key of its own, rewritten in
 // place at every update (a key space of the test's, churnLatest, which
 // Pebble compacts like any other but GC's compaction does not cover), and
 // each sample adds a plain Pebble walk of that space: its CPU time and the

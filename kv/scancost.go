@@ -30,6 +30,8 @@ type walkCost struct {
 	// returned (its positioning calls), points the internal points it
 	// merged to return them.
 	keys, records, points uint64
+	// latestKeys counts the keys visited through the latest space.
+	latestKeys uint64
 	// prefixSkips counts the NextPrefix calls that left a decided key
 	// (decideForward).
 	prefixSkips uint64
@@ -115,6 +117,7 @@ func (s *Store) noteWalks(c *walkCost) {
 	if c.keys == 0 && c.records == 0 {
 		return
 	}
+	s.latest.walked(c)
 	s.scans.keys.Add(c.keys)
 	s.scans.records.Add(c.records)
 	s.scans.points.Add(c.points)

@@ -14,7 +14,9 @@ import (
 // is compacted: a scan then steps over its records and nothing hidden.
 // Scans over few tombstones, or with the reports off, leave the range as
 // it is, and so do scans over older versions not collected, which they
-// leave with NextPrefix (decideForward) and count as records.
+// leave with NextPrefix (decideForward) and count as records. The walks
+// here are the write space's (reverse ones, and all before the latest
+// space).
 func TestScansCompactCrossedRanges(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -41,7 +43,7 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 			// The threshold is above GC's deletions: only scans can
 			// bring a range to it.
 			s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, GCCompactTombstones: 2000,
-				testingNoAutoCompactions: true, testingNoScanReports: tc.noReports})
+				testingNoAutoCompactions: true, testingNoScanReports: tc.noReports, testingWriteSpaceWalks: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,10 @@ import (
 )
 
 // snapshotSpaces are the key spaces a region's snapshot carries: every
-// space whose keys are a user key's (the meta space is the store's own).
+// space whose keys are a user key's (the meta space is the store's own),
+// but the latest space: whether a store keeps it is its own state, and a
+// receiver that keeps it derives the copies from the snapshot's write
+// records as it applies them (latestswitch.go).
 var snapshotSpaces = []byte{keyspace.Data, keyspace.Lock, keyspace.Notify, keyspace.Write}
 
 // spaceBounds returns the raw bounds of the user keys [start, end) (end
@@ -129,6 +132,9 @@ func (s *Store) ImportRange(ctx context.Context, start, end []byte, chunks [][]b
 	for _, space := range snapshotSpaces {
 		wb.delRange(spaceBounds(space, start, end))
 	}
+	// The range's copies go too; the applier derives them again from
+	// the snapshot when the store keeps the space.
+	wb.delRange(spaceBounds(keyspace.Latest, start, end))
 	for _, c := range chunks {
 		err := eachPair(c, func(k, v []byte) error {
 			if len(k) == 0 {

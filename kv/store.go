@@ -37,6 +37,10 @@ type Options struct {
 	InMemory bool
 	// SyncWrites: see SyncMode. Default SyncAlways.
 	SyncWrites SyncMode
+	// Latest says when the store keeps the latest space, the copies of
+	// each key's newest record that forward walks read instead of its
+	// versions (latestswitch.go). Default LatestAuto.
+	Latest LatestMode
 	// CacheSize is the size in bytes of Pebble's block cache. Default
 	// 64 MiB.
 	CacheSize int64
@@ -85,6 +89,9 @@ type Options struct {
 	// testingNoScanReports, set by tests only, keeps range reads from
 	// reporting what they stepped over to the compactor (scancost.go).
 	testingNoScanReports bool
+	// testingWriteSpaceWalks, set by tests only, keeps forward walks on
+	// the write space (the latest space is still written when on).
+	testingWriteSpaceWalks bool
 	// testingBlockSize, set by benchmarks only, replaces blockSize.
 	testingBlockSize int
 	// testingWholeKeySplit, set by tests only, writes sstables as a
@@ -130,6 +137,10 @@ const DefaultCacheSize = 64 << 20
 // commands of the Client contract on top, and the regions it serves. All
 // methods are safe for concurrent use.
 type Store struct {
+	// latest is the switch of the latest space (latestswitch.go).
+	latest *latestSpace
+	// noLatestWalks keeps forward walks on the write space (tests).
+	noLatestWalks bool
 	// life is read-held by every command that touches db and write-held by
 	// Close, so that Close waits for commands in flight and later commands
 	// get ErrClosed instead of using a closed Pebble.
@@ -341,6 +352,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		cache.Unref()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}
+	// Before the regions start: nothing else writes while it is built.
+	latest, err := openLatest(context.Background(), db, opts.Latest)
+	if err != nil {
+		_ = db.Close()
+		cache.Unref()
+		return nil, fmt.Errorf("open store %q: %w", dir, err)
+	}
 	if space != nil {
 		space.pending = func() uint64 { return db.Metrics().MemTable.Size }
 	}
@@ -349,6 +367,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	applier := newPebbleApplier(db, opts.SyncWrites == SyncAlways, locks, iters)
 	compactor := newGCCompactor(db, opts.GCCompactTombstones, opts.Logger)
 	applier.collected = compactor.collected
+	applier.latest = latest
 	s := &Store{
 		db:       db,
 		cache:    cache,
@@ -368,6 +387,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		detector:      opts.DeadlockDetector,
 		lockWaitSlice: opts.LockWaitSlice,
 		copr:          opts.Coprocessor,
+		latest:        latest,
+		noLatestWalks: opts.testingWriteSpaceWalks,
 		compactor:     compactor,
 		logger:        opts.Logger,
 		events:        events,
@@ -390,6 +411,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}
+	latest.switchTo = s.switchLatest
 	return s, nil
 }
 

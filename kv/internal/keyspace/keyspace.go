@@ -17,14 +17,21 @@ import (
 //	lock   'l' enc(key)               -> Lock record (at most one per key)
 //	write  'w' enc(key) ^commit_ts    -> Write record
 //	data   'd' enc(key) ^start_ts     -> value longer than the short-value limit
+//	latest 'v' enc(key)               -> commit_ts (8 BE) + Write record: a
+//	                                     copy of key's newest Put or Delete
+//	                                     record, rewritten in place at each
+//	                                     commit (forward walks at the
+//	                                     present read it instead of the
+//	                                     write space's versions)
 //	notify 'n' enc(key) enc(column)   -> commit_ts (8 BE): the newest commit
 //	                                     of key that asked to notify column
 //	meta   'm' kind ...               -> store-local metadata:
 //	       'm' 'r' region_id(8 BE)    -> region descriptor
 //	       'm' 'g'                    -> GC safe point (8 BE): the highest
 //	                                     safe point this store collected at
+//	       'm' 'v'                    -> empty: the latest space is complete
 //
-// The spaces sort data < lock < meta < notify < write; nothing depends on
+// The spaces sort data < lock < meta < notify < latest < write; nothing depends on
 // that order except that a space is one contiguous range. A write or data
 // key is a version: its prefix (space and enc(key)) and its suffix (^ts)
 // are what Pebble's comparer splits it into (split.go).
@@ -40,11 +47,17 @@ const (
 	Notify = byte('n')
 	// Write is the prefix of the write space.
 	Write = byte('w')
+	// Latest is the prefix of the latest space: each key's newest Put or
+	// Delete write record, under the key alone.
+	Latest = byte('v')
 
 	// metaRegion is the kind byte of region descriptors in the meta space.
 	metaRegion = byte('r')
 	// metaGCSafePoint is the kind byte of the store's GC safe point.
 	metaGCSafePoint = byte('g')
+	// metaLatestBuilt is the kind byte of the marker that the latest
+	// space holds a copy for every key of the write space.
+	metaLatestBuilt = byte('v')
 	// tsLen is the length of an encoded timestamp suffix.
 	tsLen = 8
 )
@@ -122,6 +135,27 @@ func PrefixEnd(prefix []byte) []byte {
 // DecodeLockKey returns the user key of a lock-space key.
 func DecodeLockKey(k []byte) ([]byte, error) { return decodeNoTS(Lock, k) }
 
+// LatestKey returns the latest-space key of key.
+func LatestKey(key []byte) []byte { return encode(Latest, key, 0) }
+
+// DecodeLatestKey returns the user key of a latest-space key.
+func DecodeLatestKey(k []byte) ([]byte, error) { return decodeNoTS(Latest, k) }
+
+// AppendDecodeLatestKey is DecodeLatestKey appending the user key to dst.
+func AppendDecodeLatestKey(dst, k []byte) ([]byte, error) {
+	if len(k) == 0 || k[0] != Latest {
+		return nil, fmt.Errorf("key %x is not in the %c space: %w", k, Latest, ErrBadKey)
+	}
+	rest, key, err := memcomparable.AppendDecodeBytes(dst, k[1:])
+	if err != nil {
+		return nil, fmt.Errorf("%c-space key %x: %w: %w", Latest, k, ErrBadKey, err)
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%c-space key %x: %d trailing bytes: %w", Latest, k, len(rest), ErrBadKey)
+	}
+	return key, nil
+}
+
 // DecodeNotifyKey returns the user key and the column of a notify-space
 // key.
 func DecodeNotifyKey(k []byte) (key, column []byte, err error) {
@@ -174,6 +208,11 @@ func RegionKey(id uint64) []byte {
 // GCSafePointKey returns the meta-space key of the store's GC safe point,
 // whose value is the safe point, 8 bytes big-endian (EncodeTS).
 func GCSafePointKey() []byte { return []byte{Meta, metaGCSafePoint} }
+
+// LatestBuiltKey returns the key of the marker written once the latest
+// space is complete: a store written before the space existed has none,
+// and its walks keep to the write space until Open has built it.
+func LatestBuiltKey() []byte { return []byte{Meta, metaLatestBuilt} }
 
 // EncodeTS returns ts as 8 bytes big-endian, the value layout of
 // GCSafePointKey.
@@ -242,4 +281,19 @@ func decodeUserKey(space byte, k []byte) (rest, key []byte, err error) {
 		return nil, nil, fmt.Errorf("%c-space key %x: %w: %w", space, k, ErrBadKey, err)
 	}
 	return rest, key, nil
+}
+
+// LatestKeyOfWrite returns the latest-space key of the user key of the
+// write-space key k, and k's commit timestamp, without decoding the user
+// key (both spaces are the prefix byte then enc(key)); ok is false when k
+// is not a write-space key.
+func LatestKeyOfWrite(k []byte) (latest []byte, commitTS uint64, ok bool) {
+	if len(k) < 1+tsLen || k[0] != Write {
+		return nil, 0, false
+	}
+	n := len(k) - tsLen
+	latest = make([]byte, n)
+	latest[0] = Latest
+	copy(latest[1:], k[1:n])
+	return latest, ^binary.BigEndian.Uint64(k[n:]), true
 }

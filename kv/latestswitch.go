@@ -1,0 +1,500 @@
+package kv
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/percdb/percdb/kv/internal/keyspace"
+	"github.com/percdb/percdb/kv/internal/txntypes"
+)
+
+// Copies only where they pay. A copy in the latest space costs every
+// commit of its key (about twice the write volume, docs/benchmarks.md
+// #16) and pays only where forward walks cross the key while it has
+// versions younger than the GC safe point. So the store keeps the space
+// only while its walks say so, and a store that only takes writes keeps
+// none:
+//
+//   - The copies are derived when a batch is applied (the applier, on
+//     every replica: ApplyReplicated goes through it too), from the
+//     batch's own write records, not built into the leader's batch. The
+//     replicated batch carries nothing new, and whether a store keeps
+//     copies is its own state, which needs no consensus: each replica's
+//     copies follow its own write space.
+//   - The state is off, building or on. Off: no copies, walks read the
+//     versions. Switching on (latestSpace.enable) first makes every apply
+//     derive copies, then backfills the space from the write space in
+//     batches, each under the exclusive hold of mu, which every apply
+//     read-holds while it derives and commits, so no commit falls between
+//     a backfill batch's read of a key and its copy. Walks read the space
+//     only once the backfill has finished and the marker is written (on).
+//     Switching off turns walks away first, then clears the space.
+//   - Open starts on when the marker is there; without it, it clears
+//     whatever a build cut short left and starts off (or builds, when the
+//     store is told to keep the space always). A raft snapshot carries no
+//     copies: the receiver derives them from the snapshot's write records
+//     when it keeps the space, as for any batch.
+//   - In the automatic mode, the switch weighs what the copies would save
+//     against what they cost: on when, over a window of latestWindowKeys
+//     keys visited by forward walks of the write space, the walks stepped
+//     over more hidden points (beyond one a key) than the applies wrote
+//     write records meanwhile (each copy would save a walk at least a
+//     step), and at least latestOnHidden a key; off when, over
+//     latestOffCopies copies derived, walks read fewer than
+//     1/latestOffShare as many keys through the space. The store decides
+//     as a whole: a table scanned fresh beside a churned one dilutes the
+//     hidden points a key (a per-region switch is the next step).
+
+// LatestMode says when a store keeps the latest space (latestswitch.go).
+type LatestMode uint8
+
+const (
+	// LatestAuto (the zero value, the default) keeps the space while the
+	// store's forward walks pay for it.
+	LatestAuto LatestMode = iota
+	// LatestOff never keeps it.
+	LatestOff
+	// LatestAlways keeps it from Open on, whatever the walks do.
+	LatestAlways
+)
+
+// The states of the space, the low two bits of latestSpace.word.
+const (
+	latestStateOff uint64 = iota
+	latestStateBuilding
+	latestStateOn
+)
+
+const (
+	// latestWindowKeys is the keys forward walks of the write space visit
+	// before the automatic mode decides whether to switch the space on.
+	latestWindowKeys = 50_000
+	// latestOnHidden: the space goes on only when those walks stepped
+	// over at least this many hidden points a key (versions younger than
+	// the safe point, tombstones): a fresh, compacted table steps over
+	// none, a churned one about 0.7-0.9 (TestScanUnderChurn).
+	latestOnHidden = 0.25
+	// latestOffCopies is the copies derived before the automatic mode
+	// decides whether the space still pays.
+	latestOffCopies = 1_000_000
+	// latestOffShare: the space goes off when, over latestOffCopies
+	// copies, walks read fewer than latestOffCopies/latestOffShare keys
+	// through it (a store that mostly takes writes).
+	latestOffShare = 10
+)
+
+// latestSpace is a store's switch of the latest space. Its owner is the
+// Store; the applier and the readers hold a pointer to it.
+type latestSpace struct {
+	mode LatestMode
+	// windowKeys and offCopies are latestWindowKeys and latestOffCopies
+	// (tests shrink them before the store is used).
+	windowKeys, offCopies uint64
+	// word is the state in its low two bits and, above them, a count of
+	// the switches: a reader that saw the same word before and after it
+	// opened its view saw no switch in between.
+	word atomic.Uint64
+	// mu is read-held by every apply while it derives its batch's copies
+	// and commits it, write-held by a switch and by each backfill batch.
+	mu sync.RWMutex
+	// busy: a switch is running (one at a time).
+	busy atomic.Bool
+	// The automatic mode's windows: keys forward walks of the write space
+	// visited and the hidden points they stepped over (while off); copies
+	// derived and keys walks read through the space (while on).
+	walkKeys, walkHidden, written atomic.Uint64
+	copies, reads                 atomic.Uint64
+	// switchedOn and switchedOff count the switches (stats).
+	switchedOn, switchedOff atomic.Uint64
+	// switchTo, set by the store, runs a switch the automatic mode asks
+	// for in the background (nil: none is run).
+	switchTo func(on bool)
+}
+
+// latestOnIn reports whether the word w says the space is on.
+func latestOnIn(w uint64) bool { return w&3 == latestStateOn }
+
+// load returns the switch's word.
+func (l *latestSpace) load() uint64 { return l.word.Load() }
+
+// set moves to state; called with mu write-held.
+func (l *latestSpace) set(state uint64) {
+	l.word.Store((l.word.Load()>>2+1)<<2 | state)
+}
+
+// deriving reports whether applies derive copies (building or on);
+// called with mu held.
+func (l *latestSpace) deriving() bool { return l.word.Load()&3 != latestStateOff }
+
+// wrote counts, while the space is off, the write records wb writes (what
+// copies would cost), for the automatic mode.
+func (l *latestSpace) wrote(wb *writeBatch) {
+	if l.mode != LatestAuto {
+		return
+	}
+	n := uint64(0)
+	for i := range wb.ops {
+		if op := &wb.ops[i]; !op.delete && len(op.key) > 0 && op.key[0] == keyspace.Write {
+			n++
+		}
+	}
+	if n > 0 {
+		l.written.Add(n)
+	}
+}
+
+// derived counts n copies an apply derived, and asks for the switch off
+// when the automatic mode's window says so.
+func (l *latestSpace) derived(n int) {
+	if n == 0 || l.mode != LatestAuto {
+		return
+	}
+	if l.copies.Add(uint64(n)) < l.offCopies {
+		return
+	}
+	copies, reads := l.copies.Swap(0), l.reads.Swap(0)
+	if reads*latestOffShare < copies && l.switchTo != nil {
+		l.switchTo(false)
+	}
+}
+
+// walked counts a read's walks for the automatic mode: keys the walks of
+// the write space visited and the points they stepped over beyond one a
+// key while off, keys read through the space while on; and asks for the
+// switch on when the window says so.
+func (l *latestSpace) walked(c *walkCost) {
+	if l.mode != LatestAuto {
+		return
+	}
+	if latestOnIn(l.load()) {
+		l.reads.Add(c.latestKeys)
+		return
+	}
+	if l.load()&3 != latestStateOff || c.keys == 0 || c.latestKeys != 0 {
+		return
+	}
+	keys := l.walkKeys.Add(c.keys)
+	if c.points > c.keys {
+		l.walkHidden.Add(c.points - c.keys)
+	}
+	if keys < l.windowKeys {
+		return
+	}
+	keys, hidden, written := l.walkKeys.Swap(0), l.walkHidden.Swap(0), l.written.Swap(0)
+	if keys > 0 && hidden > written && float64(hidden) >= latestOnHidden*float64(keys) && l.switchTo != nil {
+		l.switchTo(true)
+	}
+}
+
+// LatestSpaceStats are a store's latest-space switch figures.
+type LatestSpaceStats struct {
+	// On: walks read the space now.
+	On bool
+	// SwitchedOn and SwitchedOff count the switches since Open.
+	SwitchedOn, SwitchedOff uint64
+}
+
+// LatestSpaceStats returns the store's latest-space figures.
+func (s *Store) LatestSpaceStats() LatestSpaceStats {
+	return LatestSpaceStats{On: latestOnIn(s.latest.load()), SwitchedOn: s.latest.switchedOn.Load(), SwitchedOff: s.latest.switchedOff.Load()}
+}
+
+// deriveLatest appends to wb what its write records do to the latest
+// space of db: for each user key, a copy of its newest Put or Delete
+// record in the batch (a command's batch holds at most one record a key;
+// a snapshot's holds a key's versions, newest first); and, for a record
+// the batch deletes (GC collecting a key's newest record, a Delete at or
+// below the safe point), the deletion of the key's copy if it is that
+// record's. It returns the copies written.
+func (wb *writeBatch) deriveLatest(db pebble.Reader) (n int, err error) {
+	ops := len(wb.ops)
+	var seen map[string]int // latest key -> index in wb.ops of its copy
+	for i := range ops {
+		op := &wb.ops[i]
+		if len(op.key) == 0 || op.key[0] != keyspace.Write || op.rangeEnd != nil {
+			continue
+		}
+		if op.delete {
+			if err := wb.dropCopyOf(db, op.key); err != nil {
+				return n, err
+			}
+			continue
+		}
+		typ, err := txntypes.PeekWriteType(op.value)
+		if err != nil || (typ != txntypes.WritePut && typ != txntypes.WriteDelete) {
+			continue
+		}
+		lk, commitTS, ok := keyspace.LatestKeyOfWrite(op.key)
+		if !ok {
+			continue
+		}
+		if n > 0 {
+			if seen == nil {
+				seen = make(map[string]int, 4)
+				prev := &wb.ops[len(wb.ops)-1]
+				seen[string(prev.key)] = len(wb.ops) - 1
+			}
+			if j, dup := seen[string(lk)]; dup {
+				if old := binary.BigEndian.Uint64(wb.ops[j].value); old < commitTS {
+					wb.ops[j].value = append(binary.BigEndian.AppendUint64(nil, commitTS), op.value...)
+				}
+				continue
+			}
+			seen[string(lk)] = len(wb.ops)
+		}
+		wb.ops = append(wb.ops, batchOp{key: lk, value: append(binary.BigEndian.AppendUint64(nil, commitTS), op.value...)})
+		n++
+	}
+	return n, nil
+}
+
+// dropCopyOf deletes the copy of the write record at raw key wk, which
+// the batch deletes, if the key's copy in db is that record's: nothing
+// decides the key's value any more. Applies of one key are ordered (its
+// latch on the leader, the log's order on a replica), and a backfill
+// batch does not run during an apply (latestSpace.mu), so the copy read
+// is the one the batch would replace.
+func (wb *writeBatch) dropCopyOf(db pebble.Reader, wk []byte) error {
+	lk, commitTS, ok := keyspace.LatestKeyOfWrite(wk)
+	if !ok {
+		return nil
+	}
+	v, closer, err := db.Get(lk)
+	if err == pebble.ErrNotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the copy of %x: %w", wk, err)
+	}
+	mine := len(v) >= 8 && binary.BigEndian.Uint64(v) == commitTS
+	if err := closer.Close(); err != nil {
+		return err
+	}
+	if mine {
+		wb.del(lk)
+	}
+	return nil
+}
+
+// openLatest sets the switch's state at Open: on when the marker says the
+// space is complete (and the mode allows it), else off with the space
+// cleared of what a build cut short left, or built when the mode is
+// LatestAlways. Nothing else writes while it runs.
+func openLatest(ctx context.Context, db *pebble.DB, mode LatestMode) (*latestSpace, error) {
+	l := &latestSpace{mode: mode, windowKeys: latestWindowKeys, offCopies: latestOffCopies}
+	built, err := latestBuilt(db)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case built && mode != LatestOff:
+		l.set(latestStateOn)
+		return l, nil
+	case mode == LatestAlways:
+		if err := buildLatest(ctx, db); err != nil {
+			return nil, err
+		}
+		l.set(latestStateOn)
+		return l, nil
+	}
+	if err := clearLatest(db); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// clearLatest deletes the marker, then the space.
+func clearLatest(db *pebble.DB) error {
+	if err := db.Delete(keyspace.LatestBuiltKey(), pebble.Sync); err != nil {
+		return fmt.Errorf("clear the latest space's marker: %w", err)
+	}
+	if err := db.DeleteRange(keyspace.SpaceStart(keyspace.Latest), keyspace.SpaceEnd(keyspace.Latest), pebble.NoSync); err != nil {
+		return fmt.Errorf("clear the latest space: %w", err)
+	}
+	return nil
+}
+
+// EnableLatestSpace switches the store's latest space on: applies derive
+// copies from now on, the space is backfilled from the write space, and
+// walks read it once that is done. It returns once walks read it, or
+// with the error that stopped the build (the space is off then). A
+// store already on, or switching, returns at once.
+func (s *Store) EnableLatestSpace(ctx context.Context) error {
+	if err := s.enter(); err != nil {
+		return fmt.Errorf("enable the latest space: %w", err)
+	}
+	defer s.exit()
+	if !s.latest.busy.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer s.latest.busy.Store(false)
+	if latestOnIn(s.latest.load()) {
+		return nil
+	}
+	if err := s.backfillLatest(ctx); err != nil {
+		s.latest.mu.Lock()
+		s.latest.set(latestStateOff)
+		cerr := clearLatest(s.db)
+		s.latest.mu.Unlock()
+		if cerr != nil {
+			s.logger.Warn("clearing the latest space after its build failed", "dir", s.dir, "err", cerr)
+		}
+		return fmt.Errorf("enable the latest space: %w", err)
+	}
+	return nil
+}
+
+// backfillLatest is EnableLatestSpace's build: the space cleared and
+// deriving on in one step, then batches of latestBuildBatch keys, each
+// read from the store and written under mu's exclusive hold, then the
+// marker and the state on.
+func (s *Store) backfillLatest(ctx context.Context) error {
+	s.latest.mu.Lock()
+	err := s.db.DeleteRange(keyspace.SpaceStart(keyspace.Latest), keyspace.SpaceEnd(keyspace.Latest), pebble.NoSync)
+	if err == nil {
+		s.latest.set(latestStateBuilding)
+	}
+	s.latest.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("clear the latest space: %w", err)
+	}
+	from := keyspace.SpaceStart(keyspace.Write)
+	for from != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.isClosing.Load() {
+			return ErrClosed
+		}
+		s.latest.mu.Lock()
+		from, err = backfillBatch(s.db, from, s.gcSafePoint.Load())
+		s.latest.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	s.latest.mu.Lock()
+	defer s.latest.mu.Unlock()
+	if err := s.db.Set(keyspace.LatestBuiltKey(), nil, pebble.Sync); err != nil {
+		return fmt.Errorf("write the latest space's marker: %w", err)
+	}
+	s.latest.set(latestStateOn)
+	s.latest.switchedOn.Add(1)
+	return nil
+}
+
+// backfillBatch writes the copies of up to latestBuildBatch keys of db's
+// write space from the raw key from on, and returns where the next batch
+// starts (nil: the end). Called with mu write-held (or at Open): no apply
+// runs. A key whose newest record is a Delete at or below the GC safe
+// point sp gets no copy: no read at or above the safe point sees the key,
+// and GC, which raised the safe point before it decided what to delete,
+// may have decided without the copy.
+func backfillBatch(db *pebble.DB, from []byte, sp uint64) (next []byte, err error) {
+	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: keyspace.SpaceEnd(keyspace.Write)})
+	if err != nil {
+		return nil, fmt.Errorf("build the latest space: %w", err)
+	}
+	defer iter.Close()
+	b := db.NewBatch()
+	defer b.Close()
+	var cur []byte
+	done, n := false, 0
+	for ok := iter.First(); ok; ok = iter.Next() {
+		lk, commitTS, ok := keyspace.LatestKeyOfWrite(iter.Key())
+		if !ok {
+			return nil, fmt.Errorf("build the latest space: record %x: %w", iter.Key(), keyspace.ErrBadKey)
+		}
+		if cur == nil || string(lk) != string(cur) {
+			if n == latestBuildBatch {
+				return append([]byte(nil), iter.Key()...), commitLatestBatch(b)
+			}
+			cur, done = lk, false
+			n++
+		}
+		if done {
+			continue
+		}
+		typ, err := txntypes.PeekWriteType(iter.Value())
+		if err != nil {
+			return nil, fmt.Errorf("build the latest space: record %x: %w", iter.Key(), err)
+		}
+		if typ != txntypes.WritePut && typ != txntypes.WriteDelete {
+			continue
+		}
+		done = true
+		if typ == txntypes.WriteDelete && commitTS <= sp {
+			continue
+		}
+		if err := b.Set(lk, append(binary.BigEndian.AppendUint64(nil, commitTS), iter.Value()...), nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := iter.Error(); err != nil {
+		return nil, fmt.Errorf("build the latest space: %w", err)
+	}
+	return nil, commitLatestBatch(b)
+}
+
+// commitLatestBatch commits a backfill batch without a sync: the marker,
+// written after the last one with a sync, makes them all durable.
+func commitLatestBatch(b *pebble.Batch) error {
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("build the latest space: %w", err)
+	}
+	return nil
+}
+
+// DisableLatestSpace switches the store's latest space off: walks read
+// the versions from now on, applies derive no copies, and the space is
+// cleared.
+func (s *Store) DisableLatestSpace(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("disable the latest space: %w", err)
+	}
+	if err := s.enter(); err != nil {
+		return fmt.Errorf("disable the latest space: %w", err)
+	}
+	defer s.exit()
+	if !s.latest.busy.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer s.latest.busy.Store(false)
+	s.latest.mu.Lock()
+	defer s.latest.mu.Unlock()
+	if s.latest.load()&3 == latestStateOff {
+		return nil
+	}
+	s.latest.set(latestStateOff)
+	s.latest.switchedOff.Add(1)
+	if err := clearLatest(s.db); err != nil {
+		return fmt.Errorf("disable the latest space: %w", err)
+	}
+	return nil
+}
+
+// switchLatest runs a switch the automatic mode asked for, in the
+// background: the asking read or apply does not wait for a backfill. It
+// stops when the store closes (a build checks between batches).
+func (s *Store) switchLatest(on bool) {
+	if s.latest.busy.Load() || s.isClosing.Load() {
+		return
+	}
+	go func() {
+		ctx := context.Background()
+		var err error
+		if on {
+			err = s.EnableLatestSpace(ctx)
+		} else {
+			err = s.DisableLatestSpace(ctx)
+		}
+		if err != nil && !errors.Is(err, ErrClosed) {
+			s.logger.Warn("switching the latest space", "on", on, "dir", s.dir, "err", err)
+		}
+	}()
+}
