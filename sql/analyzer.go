@@ -98,6 +98,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// without merge joins (sql/compat/mergejoin.go):
 	// tests/sqllogic/testdata/wronganswers.test.
 	wrapRule(a, "optimizeJoins", compat.NoLossyMergeJoins)
+	// CREATE TABLE ... AS SELECT: a column that may be NULL in MySQL
+	// (SUM over no rows) is made nullable, a bare NULL BINARY(0)
+	// (sql/compat/createselect.go).
+	wrapRule(a, "resolveCreateSelect", compat.CreateSelectTypes)
 	// It can lose a condition of an inner join when it reorders them
 	// (sql/compat/joinconds.go): sql/testdata/values/longruns.txt.
 	wrapRule(a, "optimizeJoins", compat.KeepJoinConditions)

@@ -1,0 +1,158 @@
+package compat
+
+import (
+	"strings"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// CREATE TABLE ... AS SELECT takes its columns from the SELECT's result
+// (GMS's resolveCreateSelect), and two of GMS's column facts there are
+// not MySQL's:
+//
+//   - SUM, AVG's siblings MIN and MAX, GROUP_CONCAT and the other
+//     aggregates but COUNT and the BIT_ ones say they are never NULL,
+//     so the column was NOT NULL and an aggregate over no rows (CREATE
+//     TABLE c AS SELECT SUM(a) FROM empty) failed 1048 on its NULL. In
+//     MySQL such a column is NULL, and so is any expression over one
+//     (SUM(a) + 1), unless a function that replaces NULL (COALESCE,
+//     IFNULL) stands between;
+//   - a bare NULL has GMS's NULL type, which no column has ('parse type
+//     "null"', 1105); MySQL makes it BINARY(0) NULL.
+//
+// CreateSelectTypes wraps that rule and corrects the new table's columns
+// in place; a CREATE TABLE with columns of its own beside the SELECT's
+// is left as GMS built it.
+func CreateSelectTypes(apply analyzer.RuleFunc) analyzer.RuleFunc {
+	return func(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, qFlags *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+		out, same, err := apply(ctx, a, n, scope, sel, qFlags)
+		if err != nil || same == transform.SameTree {
+			return out, same, err
+		}
+		tc, ok := out.(*plan.TableCopier)
+		if !ok {
+			return out, same, nil
+		}
+		ct, ok := tc.Destination.(*plan.CreateTable)
+		if !ok {
+			return out, same, nil
+		}
+		dest, src := ct.PkSchema().Schema, tc.Source.Schema()
+		if len(dest) != len(src) {
+			return out, same, nil
+		}
+		for i := range dest {
+			if dest[i].Name != src[i].Name {
+				return out, same, nil
+			}
+		}
+		nullable := nullableColumns(tc.Source)
+		for i, c := range dest {
+			if c.Type == types.Null {
+				c.Type = types.MustCreateBinary(sqltypes.Binary, 0)
+				c.Nullable = true
+			}
+			if nullable[i] {
+				c.Nullable = true
+			}
+		}
+		return out, same, nil
+	}
+}
+
+// replacingNode is a node of percdb's that stands for a plan of GMS's it
+// replaced and runs in its place (sql's coprocessor reads).
+type replacingNode interface {
+	Replaced() gsql.Node
+}
+
+// nullableColumns returns, for each column of n's result, whether MySQL
+// holds it may be NULL: GMS's word, or an expression that reads an
+// aggregate that may be NULL, or such a column of the node below.
+func nullableColumns(n gsql.Node) []bool {
+	sch := n.Schema()
+	out := make([]bool, len(sch))
+	for i, c := range sch {
+		out[i] = c.Nullable
+	}
+	var exprs []gsql.Expression
+	var below []bool
+	switch n := n.(type) {
+	case *plan.Project:
+		exprs, below = n.Projections, nullableColumns(n.Child)
+	case *plan.GroupBy:
+		exprs, below = n.SelectedExprs, nullableColumns(n.Child)
+	case *plan.Window:
+		exprs, below = n.SelectExprs, nullableColumns(n.Child)
+	case *plan.SetOp:
+		for _, side := range []gsql.Node{n.Left(), n.Right()} {
+			if s := nullableColumns(side); len(s) == len(out) {
+				for i := range out {
+					out[i] = out[i] || s[i]
+				}
+			}
+		}
+		return out
+	case replacingNode:
+		// percdb's coprocessor read: the plan it stands for says.
+		if s := nullableColumns(n.Replaced()); len(s) == len(out) {
+			for i := range out {
+				out[i] = out[i] || s[i]
+			}
+		}
+		return out
+	case gsql.Projector:
+		return out
+	default:
+		// A node that passes its child's rows on (a filter, sort,
+		// limit, DISTINCT, alias of a derived table).
+		if children := n.Children(); len(children) == 1 {
+			if s := nullableColumns(children[0]); len(s) == len(out) {
+				for i := range out {
+					out[i] = out[i] || s[i]
+				}
+			}
+		}
+		return out
+	}
+	if len(exprs) != len(out) {
+		return out
+	}
+	for i, e := range exprs {
+		out[i] = out[i] || readsNullable(e, below)
+	}
+	return out
+}
+
+// readsNullable reports whether e reads an aggregate that may be NULL, or a
+// column of below (the columns of the node e reads) that may, outside
+// the arguments of a function that replaces NULL.
+func readsNullable(e gsql.Expression, below []bool) bool {
+	switch x := e.(type) {
+	case *aggregation.Count, *aggregation.CountDistinct, *aggregation.BitAnd, *aggregation.BitOr, *aggregation.BitXor:
+		return false
+	case gsql.Aggregation:
+		return true
+	case *expression.GetField:
+		i := x.Index()
+		return i >= 0 && i < len(below) && below[i]
+	case gsql.FunctionExpression:
+		switch strings.ToLower(x.FunctionName()) {
+		case "coalesce", "ifnull":
+			return false
+		}
+	}
+	for _, c := range e.Children() {
+		if readsNullable(c, below) {
+			return true
+		}
+	}
+	return false
+}
