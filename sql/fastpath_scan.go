@@ -179,6 +179,10 @@ func (r *fastRun) runScanLatest(buf *gsql.ByteBuffer) (fastOutcome, bool) {
 	case !out.handled:
 		return out, true
 	}
+	if k.ReadLatest() {
+		// Read without a timestamp: GMS's path would have fetched one.
+		r.fp.avoided.Add(1)
+	}
 	return r.answer(res, out.err), true
 }
 
