@@ -70,6 +70,7 @@ const (
 	antiLookupRuleID                                            // antilookup.go
 	antiJoinAliasesRuleID                                       // sql/compat/antijoinnames.go
 	zeroDateIsNullRuleID                                        // sql/compat/zerodateisnull.go
+	scalarLookupRuleID                                          // scalarlookup.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -250,6 +251,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// its join runs once, grouped, instead of once per outer row
 	// (decorrelate.go): TestGroupedSubqueryDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: decorrelateRuleID, Apply: decorrelateScalarSubqueries(&p.groupedRuns)})
+	// A correlated scalar subquery that reads one row by the primary key
+	// is a left lookup join, read in batches (scalarlookup.go):
+	// TestScalarLookupDifferential.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: scalarLookupRuleID, Apply: scalarLookupJoins})
 	// A window over rows of no columns partitions them one by one
 	// (sql/compat/window.go): tests/sqllogic/testdata/functions.test.
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: windowInputColumnsRuleID, Apply: compat.WindowInputColumns})

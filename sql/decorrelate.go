@@ -74,6 +74,16 @@ func decorrelateScalarSubqueries(runs *atomic.Uint64) analyzer.RuleFunc {
 
 // decorrelateStatement is the rule's work.
 func decorrelateStatement(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, qFlags *gsql.QueryFlags, runs *atomic.Uint64) (gsql.Node, transform.TreeIdentity, error) {
+	if !wholeReadWithSubqueries(ctx, n, scope, qFlags) {
+		return n, transform.SameTree, nil
+	}
+	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs, shared: map[string]*groupedShared{}})
+}
+
+// wholeReadWithSubqueries reports whether the rules that replace
+// correlated subqueries (decorrelate.go, scalarlookup.go) may rewrite n:
+// the final plan of a whole read statement with subqueries.
+func wholeReadWithSubqueries(ctx *gsql.Context, n gsql.Node, scope *plan.Scope, qFlags *gsql.QueryFlags) bool {
 	// Only the analysis of the whole statement (no scope at all) sees
 	// final plans: GMS analyzes a derived table's query under an empty
 	// scope of its own first and finalizes its subqueries afterwards.
@@ -81,17 +91,14 @@ func decorrelateStatement(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, 
 	// writes, which one grouped run before them would not: writes are
 	// left to GMS.
 	if !scope.IsEmpty() || scope.RecursionDepth() > 0 || planTemplate(ctx) || qFlags != nil && !qFlags.SubqueryIsSet() || !n.IsReadOnly() {
-		return n, transform.SameTree, nil
+		return false
 	}
 	// A routine's statements are analyzed one by one, each as a whole
 	// statement (under a context without the statement's text), and a
 	// loop runs one plan many times: they are left alone, as are
 	// triggers'. TestGroupedSubqueryNotInWrites.
-	if qFlags != nil && (qFlags.IsSet(gsql.QFlagAnalyzeProcedure) || qFlags.IsSet(gsql.QFlagTrigger)) ||
-		strings.TrimSpace(ctx.Query()) == "" || inRoutine(n) {
-		return n, transform.SameTree, nil
-	}
-	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs, shared: map[string]*groupedShared{}})
+	return !(qFlags != nil && (qFlags.IsSet(gsql.QFlagAnalyzeProcedure) || qFlags.IsSet(gsql.QFlagTrigger)) ||
+		strings.TrimSpace(ctx.Query()) == "" || inRoutine(n))
 }
 
 // inRoutine reports whether n holds statements that may run more than
