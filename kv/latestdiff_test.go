@@ -61,8 +61,8 @@ func TestLatestSpaceExact(t *testing.T) {
 		seeds = []int64{n}
 	}
 	rounds := 1000
-	if testing.Short() {
-		rounds = 300
+	if testing.Short() || raceEnabled {
+		rounds = 200
 	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {

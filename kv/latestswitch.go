@@ -385,6 +385,7 @@ func (s *Store) backfillLatest(ctx context.Context) error {
 	}
 	s.latest.set(latestStateOn)
 	s.latest.switchedOn.Add(1)
+	s.logger.Info("the latest space is on", "dir", s.dir)
 	return nil
 }
 
@@ -472,6 +473,7 @@ func (s *Store) DisableLatestSpace(ctx context.Context) error {
 	}
 	s.latest.set(latestStateOff)
 	s.latest.switchedOff.Add(1)
+	s.logger.Info("the latest space is off", "dir", s.dir)
 	if err := clearLatest(s.db); err != nil {
 		return fmt.Errorf("disable the latest space: %w", err)
 	}
