@@ -6,6 +6,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -105,33 +106,14 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 // whose values mix a temporal type and a number, with every value
 // written as text, and whether it was one.
 func temporalNumberBranches(e gsql.Expression) (gsql.Expression, bool) {
-	children := e.Children()
+	// MySQL's aggregate of the values' types (mergedtypes.go), as the
+	// TemporalBranches rule types them.
 	values, ok := choiceValues(e) // sql/compat/branchtext.go
-	if !ok {
+	if !ok || mergeTemporal(childTypes(e, values)).kind != mergeText {
 		return e, false
 	}
-	var temporal, number bool
-	for _, i := range values {
-		t := children[i].Type()
-		temporal = temporal || types.IsTime(t)
-		number = number || types.IsNumber(t) && !types.IsText(t)
-	}
-	if !temporal || !number {
-		return e, false
-	}
-	out := append([]gsql.Expression(nil), children...)
-	for _, i := range values {
-		c := children[i]
-		switch t := c.Type(); {
-		case t == types.Null || types.IsText(t):
-		case types.IsDateType(t):
-			out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
-		default:
-			out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
-		}
-	}
-	ret, err := e.WithChildren(out...)
-	if err != nil {
+	ret, same, err := branchValues(e)
+	if err != nil || same == transform.SameTree {
 		return e, false
 	}
 	return ret, true
