@@ -81,6 +81,13 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 		switch {
 		case c == nil:
 			return nil
+		case i == numberAt && types.IsFloat(c.Type()):
+			// A DOUBLE as MySQL writes it, a DOUBLE(M,D)'s with its D
+			// digits (doubletext.go, fixeddecimals.go).
+			if _, done := c.(*doubleString); done {
+				return nil
+			}
+			return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}, decimals: notFixedDec}
 		case i == numberAt && types.IsNumber(c.Type()) && !types.IsText(c.Type()):
 			return &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
 		case !types.IsTime(c.Type()):
