@@ -49,6 +49,7 @@ const (
 	decorrelateRuleID                                           // decorrelate.go
 	rangeFramesRuleID                                           // sql/compat/rangeframes.go
 	numericBranchesAsTextRuleID                                 // sql/compat/branchtext.go
+	temporalBranchesRuleID                                      // sql/compat/branchtext.go
 	dateShiftsRuleID                                            // sql/compat/dateshift.go
 	globalStatusRuleID                                          // compat_globalstatus.go
 	knownKillRuleID                                             // sql/compat/kill.go
@@ -123,6 +124,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// its number or its text, and moves by an INTERVAL as a TIME
 	// (sql/compat/timevalues.go): tests/protocol/timevalues_test.go. Before
 	// the integer and aggregate rules, which then see its number.
+	// Before it, IF, CASE, COALESCE and IFNULL of temporal values are
+	// typed by MySQL's aggregate (sql/compat/mergedtypes.go):
+	// sql/testdata/values/mergedtypes.txt.
+	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: temporalBranchesRuleID, Apply: throughSetOps(compat.TemporalBranches)})
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: timeValuesRuleID, Apply: throughSetOps(compat.TimeValues)})
 	insertRule(a, "applyDefaultSelectLimit", false, analyzer.Rule{Id: integerArithmeticRuleID, Apply: throughSetOps(compat.IntegerArithmetic)})
 	// An aggregate in a subquery's WHERE counts the outer query's group

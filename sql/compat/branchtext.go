@@ -22,38 +22,111 @@ import (
 // its text (CAST(x AS CHAR), as MySQL writes the number in the string
 // result).
 
-// NumericBranchesAsText is the analyzer rule; see the comment above.
+// NumericBranchesAsText is the analyzer rule; see the comment above. It
+// also types the values of IF, CASE, COALESCE and IFNULL when one is a
+// TIME, DATE or DATETIME by MySQL's aggregate (mergedtypes.go).
 func NumericBranchesAsText(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return transform.NodeExprs(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-		if _, isIf := e.(*function.If); !isIf {
-			if _, isCase := e.(*expression.Case); !isCase {
-				return e, transform.SameTree, nil
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		return nodeExprsOnce(n, branchValues)
+	})
+}
+
+// TemporalBranches is NumericBranchesAsText's typing of temporal values
+// alone (mergedtypes.go), run before the rules that read a TIME in
+// arithmetic as its number (TimeValues): IF(c, t, 1) + 0 of a TIME t is
+// the string's number, as the IF is a string.
+func TemporalBranches(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		return nodeExprsOnce(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			if values, ok := choiceValues(e); ok && mergeTemporal(childTypes(e, values)).kind != mergeNone {
+				return branchValues(e)
 			}
-		}
-		values, _ := choiceValues(e)
-		children := e.Children()
-		if !types.IsText(e.Type()) {
 			return e, transform.SameTree, nil
+		})
+	})
+}
+
+// childTypes returns the types of e's children at indexes.
+func childTypes(e gsql.Expression, indexes []int) []gsql.Type {
+	children := e.Children()
+	ts := make([]gsql.Type, len(indexes))
+	for i, v := range indexes {
+		ts[i] = children[v].Type()
+	}
+	return ts
+}
+
+// branchValues rewrites e, when it is an IF, CASE, COALESCE or IFNULL,
+// so that its values are of MySQL's type.
+func branchValues(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	values, ok := choiceValues(e)
+	if !ok {
+		return e, transform.SameTree, nil
+	}
+	m := mergeTemporal(childTypes(e, values))
+	switch m.kind {
+	case mergeText:
+		// Every value in its own text (a number's included).
+		return branchesAs(e, values, func(c gsql.Expression) gsql.Expression {
+			if types.IsText(c.Type()) || c.Type() == types.Null {
+				return nil
+			}
+			return ownText(c)
+		})
+	case mergeDate, mergeTime, mergeDatetime:
+		// Each value converted to the aggregate (GMS's functions
+		// convert them to their own type, or not at all), and the
+		// result typed as it.
+		t := m.typ()
+		ret, same, err := branchesAs(e, values, func(c gsql.Expression) gsql.Expression {
+			if c.Type() == types.Null || types.TypesEqual(c.Type(), t) {
+				return nil
+			}
+			return &mergedResult{UnaryExpression: expression.UnaryExpression{Child: c}, typ: t}
+		})
+		if err != nil || types.TypesEqual(ret.Type(), t) {
+			return ret, same, err
 		}
-		var out []gsql.Expression
-		for _, i := range values {
-			if !types.IsNumber(children[i].Type()) {
-				continue
-			}
-			if out == nil {
-				out = append([]gsql.Expression(nil), children...)
-			}
-			out[i] = expression.NewConvert(children[i], expression.ConvertToChar)
+		return &mergedResult{UnaryExpression: expression.UnaryExpression{Child: ret}, typ: t}, transform.NewTree, nil
+	}
+	if _, isCoalesce := e.(*function.Coalesce); isCoalesce || !types.IsText(e.Type()) {
+		return e, transform.SameTree, nil
+	}
+	if _, isIfNull := e.(*function.IfNull); isIfNull {
+		return e, transform.SameTree, nil
+	}
+	return branchesAs(e, values, func(c gsql.Expression) gsql.Expression {
+		if !types.IsNumber(c.Type()) {
+			return nil
+		}
+		return expression.NewConvert(c, expression.ConvertToChar)
+	})
+}
+
+// branchesAs returns e with each of its values (the indexes of its
+// children) that wrap does not return nil for replaced by what it
+// returns.
+func branchesAs(e gsql.Expression, values []int, wrap func(gsql.Expression) gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+	children := e.Children()
+	var out []gsql.Expression
+	for _, i := range values {
+		w := wrap(children[i])
+		if w == nil {
+			continue
 		}
 		if out == nil {
-			return e, transform.SameTree, nil
+			out = append([]gsql.Expression(nil), children...)
 		}
-		ret, err := e.WithChildren(out...)
-		if err != nil {
-			return nil, transform.SameTree, fmt.Errorf("text of %s: %w", e, err)
-		}
-		return ret, transform.NewTree, nil
-	})
+		out[i] = w
+	}
+	if out == nil {
+		return e, transform.SameTree, nil
+	}
+	ret, err := e.WithChildren(out...)
+	if err != nil {
+		return nil, transform.SameTree, fmt.Errorf("text of %s: %w", e, err)
+	}
+	return ret, transform.NewTree, nil
 }
 
 // choiceValues returns the indexes of the children of e, an IF, CASE,

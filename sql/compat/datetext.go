@@ -6,6 +6,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -80,6 +81,13 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 		switch {
 		case c == nil:
 			return nil
+		case i == numberAt && types.IsFloat(c.Type()):
+			// A DOUBLE as MySQL writes it, a DOUBLE(M,D)'s with its D
+			// digits (doubletext.go, fixeddecimals.go).
+			if _, done := c.(*doubleString); done {
+				return nil
+			}
+			return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}, decimals: notFixedDec}
 		case i == numberAt && types.IsNumber(c.Type()) && !types.IsText(c.Type()):
 			return &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
 		case !types.IsTime(c.Type()):
@@ -105,33 +113,14 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 // whose values mix a temporal type and a number, with every value
 // written as text, and whether it was one.
 func temporalNumberBranches(e gsql.Expression) (gsql.Expression, bool) {
-	children := e.Children()
+	// MySQL's aggregate of the values' types (mergedtypes.go), as the
+	// TemporalBranches rule types them.
 	values, ok := choiceValues(e) // sql/compat/branchtext.go
-	if !ok {
+	if !ok || mergeTemporal(childTypes(e, values)).kind != mergeText {
 		return e, false
 	}
-	var temporal, number bool
-	for _, i := range values {
-		t := children[i].Type()
-		temporal = temporal || types.IsTime(t)
-		number = number || types.IsNumber(t) && !types.IsText(t)
-	}
-	if !temporal || !number {
-		return e, false
-	}
-	out := append([]gsql.Expression(nil), children...)
-	for _, i := range values {
-		c := children[i]
-		switch t := c.Type(); {
-		case t == types.Null || types.IsText(t):
-		case types.IsDateType(t):
-			out[i] = &dateText{UnaryExpression: expression.UnaryExpression{Child: c}}
-		default:
-			out[i] = &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
-		}
-	}
-	ret, err := e.WithChildren(out...)
-	if err != nil {
+	ret, same, err := branchValues(e)
+	if err != nil || same == transform.SameTree {
 		return e, false
 	}
 	return ret, true

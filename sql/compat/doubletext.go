@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -24,6 +25,7 @@ import (
 // MySQL writes them, when it is a CAST to CHAR, CONCAT or CONCAT_WS that
 // has such an operand.
 func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
+	var positions map[int]bool // nil: every operand
 	switch x := e.(type) {
 	case *expression.Convert:
 		switch convertTarget(x) {
@@ -32,11 +34,19 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 			return e, false
 		}
 	case *function.Concat, *function.ConcatWithSeparator:
+	case gsql.FunctionExpression:
+		positions = stringArguments[strings.ToLower(x.FunctionName())]
+		if positions == nil {
+			return e, false
+		}
 	default:
 		return e, false
 	}
-	out := replacedChildren(e.Children(), func(_ int, c gsql.Expression) gsql.Expression {
-		if !types.IsFloat(c.Type()) {
+	out := replacedChildren(e.Children(), func(i int, c gsql.Expression) gsql.Expression {
+		if !types.IsFloat(c.Type()) || positions != nil && !positions[i] {
+			return nil
+		}
+		if _, done := c.(*doubleString); done {
 			return nil
 		}
 		return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}, decimals: notFixedDec}
@@ -49,6 +59,26 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 		return e, false
 	}
 	return ret, true
+}
+
+// stringArguments are the string functions that read some of their
+// arguments as strings, by function name: the positions of those
+// arguments. A DOUBLE there is its text as MySQL writes it (with a
+// DOUBLE(M,D) column's D digits: LENGTH(x) of a DOUBLE(8,3) 1.5 is 5,
+// LPAD(x, 8, '*') '***1.500'), where GMS wrote its shortest digits. The
+// other arguments (LEFT's length, LPAD's) are numbers.
+var stringArguments = map[string]map[int]bool{
+	"length": {0: true}, "octet_length": {0: true}, "char_length": {0: true}, "character_length": {0: true},
+	"bit_length": {0: true}, "upper": {0: true}, "ucase": {0: true}, "lower": {0: true}, "lcase": {0: true},
+	"reverse": {0: true}, "trim": {0: true}, "ltrim": {0: true}, "rtrim": {0: true}, "md5": {0: true},
+	"sha": {0: true}, "sha1": {0: true}, "sha2": {0: true}, "to_base64": {0: true}, "soundex": {0: true},
+	"quote": {0: true}, "ascii": {0: true}, "ord": {0: true}, "crc32": {0: true},
+	"left": {0: true}, "right": {0: true}, "repeat": {0: true},
+	"substring": {0: true}, "substr": {0: true}, "mid": {0: true},
+	"lpad": {0: true, 2: true}, "rpad": {0: true, 2: true},
+	"replace": {0: true, 1: true, 2: true}, "instr": {0: true, 1: true},
+	"locate": {0: true, 1: true}, "position": {0: true, 1: true},
+	"insert": {0: true, 3: true}, "strcmp": {0: true, 1: true},
 }
 
 // doubleString is a DOUBLE or FLOAT as MySQL writes it in a string.

@@ -427,6 +427,12 @@ func dateArithmetic(e gsql.Expression) (gsql.Expression, bool) {
 			return e, false
 		}
 		e = f
+		// Typed as DATE_ADD is: the larger of the date's and the
+		// interval's digits (fspresults.go; dt + INTERVAL 1.5 SECOND
+		// was written with six).
+		if ret, ok := dateAddDigits(f); ok {
+			return ret, true
+		}
 		if ret, ok := dateArithmetic(f); ok {
 			return ret, true
 		}

@@ -282,6 +282,13 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			return d, transform.NewTree, nil
 		}
 	}
+	// A TIME in an IN list of numbers, or in the list of a number, is
+	// its number HHMMSS[.f], as in a comparison (temporalAsNumber).
+	if in, ok := e.(*expression.InTuple); ok {
+		if d, ok := timeNumberIn(in); ok {
+			return d, transform.NewTree, nil
+		}
+	}
 	// Signed and unsigned integers compared exactly (signedness.go).
 	if d, ok := mixedSignComparison(e); ok {
 		return d, transform.NewTree, nil
@@ -365,6 +372,19 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 		}
 		ret, err := e.WithChildren(l, r)
 		return ret, transform.NewTree, err
+	case *expression.UnaryMinus, *intNegation:
+		// -d of a DATE is -YYYYMMDD, of a DATETIME(n) -YYYYMMDDhhmmss.f
+		// (GMS negated the date's value, -0).
+		var n *temporalNumber
+		switch c := e.Children()[0]; {
+		case wholeTemporal(c):
+			n = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: c}}
+		case fractionalDatetime(c) > 0:
+			n = &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: c}, digits: fractionalDatetime(c)}
+		default:
+			return e, transform.SameTree, nil
+		}
+		return expression.NewUnaryMinus(n), transform.NewTree, nil
 	case *plan.Subquery:
 		// Handled by RowComparisonsIn, which has the context.
 	case *expression.Not:
@@ -1103,9 +1123,45 @@ func temporalAsNumber(e gsql.Expression) (gsql.Expression, bool) {
 			return &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: l}}, r, true
 		case wholeTemporal(r) && isNumeric(l):
 			return l, &temporalNumber{UnaryExpression: expression.UnaryExpression{Child: r}}, true
+		case isTimeType(l.Type()) && isNumeric(r):
+			// A TIME is its number HHMMSS[.f] (TIME'10:00:00' >
+			// 95959; GMS read the number as a TIME, 9:59:59 as
+			// 00:00:00 and the comparison was false).
+			return newTimeNumber(l), r, true
+		case isTimeType(r.Type()) && isNumeric(l):
+			return l, newTimeNumber(r), true
 		}
 		return l, r, false
 	})
+}
+
+// timeNumberIn returns in with its TIME operands read as numbers when
+// the others are numbers: t IN (10203.125) of the TIME 01:02:03.125 is
+// true (GMS read the numbers as TIMEs, 00:00:00).
+func timeNumberIn(in *expression.InTuple) (gsql.Expression, bool) {
+	list, ok := in.Right().(expression.Tuple)
+	if !ok {
+		return in, false
+	}
+	operands := append([]gsql.Expression{in.Left()}, list...)
+	anyTime := false
+	for _, o := range operands {
+		switch {
+		case isTimeType(o.Type()):
+			anyTime = true
+		case !isNumeric(o):
+			return in, false
+		}
+	}
+	if !anyTime {
+		return in, false
+	}
+	for i, o := range operands {
+		if isTimeType(o.Type()) {
+			operands[i] = newTimeNumber(o)
+		}
+	}
+	return expression.NewInTuple(operands[0], expression.NewTuple(operands[1:]...)), true
 }
 
 // wholeTemporal reports whether e is a DATE, or a DATETIME or TIMESTAMP

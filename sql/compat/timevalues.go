@@ -111,7 +111,16 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			if _, done := child.(*castArgument); done {
 				return e, transform.SameTree, nil
 			}
-			return withChildren(e, &castArgument{UnaryExpression: expression.UnaryExpression{Child: child}, read: dateCastValue})
+			ret, err := e.WithChildren(&castArgument{UnaryExpression: expression.UnaryExpression{Child: child}, read: dateCastValue})
+			if err != nil {
+				return nil, transform.SameTree, err
+			}
+			return roundedDatetime(ret), transform.NewTree, nil
+		case types.IsDatetimeType(t) && !types.IsDateType(t) && (types.IsTime(child.Type()) || isTimeType(child.Type())):
+			if r := roundedDatetime(e); r != e {
+				return r, transform.NewTree, nil
+			}
+			return e, transform.SameTree, nil
 		case types.IsText(t) && (types.IsDatetimeType(child.Type()) || types.IsTimestampType(child.Type())):
 			// CAST(dt AS CHAR) of a DATETIME(n) writes n digits
 			// (datetext.go's argText).
@@ -874,24 +883,25 @@ var timeFunctions = map[string]gsql.Function{
 }
 
 // newTimeExtremum returns GREATEST or LEAST (name) of args: a
-// timeExtremum when one is a TIME and the others TIMEs, strings or NULL,
-// else numeric.go's function.
+// timeExtremum when one is a TIME, DATE or DATETIME, else numeric.go's
+// function. MySQL compares them as the temporal arguments' aggregate
+// (mergedtypes.go): as TIMEs when the temporal ones are TIMEs, else as
+// DATETIMEs (a TIME today at that time), the numbers and strings among
+// them read as that type; GMS failed on a TIME with a number
+// ("unsupported type for greatest/least argument") and compared a DATE
+// with a number as numbers (LEAST(d, 20200101) was 0).
 func newTimeExtremum(name string, args []gsql.Expression) (gsql.Expression, error) {
-	digits, anyTime := 0, false
+	var temporal []gsql.Type
 	for _, a := range args {
-		switch t := a.Type(); {
-		case isTimeType(t):
-			anyTime = true
-			digits = max(digits, timeDigits(t))
-		case types.IsText(t) || t == types.Null:
-		default:
-			return newExtremum(name, args)
+		if k, _ := temporalKind(a.Type()); k != mergeNone {
+			temporal = append(temporal, a.Type())
 		}
 	}
-	if !anyTime {
+	m := mergeTemporal(temporal)
+	if m.kind == mergeNone {
 		return newExtremum(name, args)
 	}
-	return &timeExtremum{name: name, args: args, typ: timeType(digits)}, nil
+	return &timeExtremum{name: name, args: args, typ: m.typ(), asDatetime: m.kind != mergeTime}, nil
 }
 
 // timeExtremum is GREATEST or LEAST of TIMEs (and strings read as
@@ -900,6 +910,8 @@ type timeExtremum struct {
 	name string
 	args []gsql.Expression
 	typ  gsql.Type
+	// asDatetime compares the arguments as DATETIMEs, not TIMEs.
+	asDatetime bool
 }
 
 var _ gsql.FunctionExpression = (*timeExtremum)(nil)
@@ -935,6 +947,9 @@ func (e *timeExtremum) String() string {
 
 // Eval implements sql.Expression.
 func (e *timeExtremum) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	if e.asDatetime {
+		return e.evalDatetime(ctx, row)
+	}
 	var best types.Timespan
 	for i, a := range e.args {
 		v, err := a.Eval(ctx, row)
@@ -959,5 +974,81 @@ func (e *timeExtremum) WithChildren(children ...gsql.Expression) (gsql.Expressio
 	if len(children) != len(e.args) {
 		return nil, gsql.ErrInvalidChildrenNumber.New(e, len(children), len(e.args))
 	}
-	return &timeExtremum{name: e.name, args: children, typ: e.typ}, nil
+	return &timeExtremum{name: e.name, args: children, typ: e.typ, asDatetime: e.asDatetime}, nil
+}
+
+// evalDatetime is Eval comparing the arguments as DATETIMEs: NULL when
+// one is NULL or no DATETIME (MySQL warns and gives NULL).
+func (e *timeExtremum) evalDatetime(ctx *gsql.Context, row gsql.Row) (any, error) {
+	var best time.Time
+	for i, a := range e.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if !isTimeType(a.Type()) {
+			v = dateCastValue(ctx, v) // numberdates.go: a number's date
+		}
+		d, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+		if err != nil {
+			return nil, nil
+		}
+		t, ok := d.(time.Time)
+		if !ok {
+			return nil, nil
+		}
+		if i == 0 || (e.name == "greatest" && t.After(best)) || (e.name == "least" && t.Before(best)) {
+			best = t
+		}
+	}
+	ret, _, err := e.typ.Convert(ctx, best)
+	return ret, err
+}
+
+// roundedDatetime returns e, a CAST to DATETIME(n), with its value
+// rounded to n digits when n is less than six: GMS typed CAST(x AS
+// DATETIME) a DATETIME(0) but kept the fraction in its value, which a
+// comparison and CONCAT saw (CAST(dt AS DATETIME) = dt was true of a
+// DATETIME(2) '… 10:00:00.25'); MySQL rounds the value to the type's
+// digits.
+func roundedDatetime(e gsql.Expression) gsql.Expression {
+	dt, ok := e.Type().(gsql.DatetimeType)
+	if !ok || types.IsDateType(e.Type()) || dt.Precision() >= 6 {
+		return e
+	}
+	return &datetimeCast{UnaryExpression: expression.UnaryExpression{Child: e}, digits: dt.Precision()}
+}
+
+// datetimeCast is a CAST to DATETIME(n), n < 6, whose value is rounded
+// to its n digits (roundedDatetime).
+type datetimeCast struct {
+	expression.UnaryExpression
+	digits int
+}
+
+var _ functionWrapper = (*datetimeCast)(nil)
+
+// Type implements sql.Expression.
+func (d *datetimeCast) Type() gsql.Type { return d.Child.Type() }
+
+// String implements sql.Expression: the cast's own text.
+func (d *datetimeCast) String() string { return d.Child.String() }
+
+func (d *datetimeCast) wrapped() gsql.Expression { return d.Child }
+
+// Eval implements sql.Expression.
+func (d *datetimeCast) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	v, err := d.Child.Eval(ctx, row)
+	if t, ok := v.(time.Time); ok && err == nil {
+		return t.Round(time.Duration(math.Pow10(9 - d.digits))), nil
+	}
+	return v, err
+}
+
+// WithChildren implements sql.Expression.
+func (d *datetimeCast) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return &datetimeCast{UnaryExpression: expression.UnaryExpression{Child: children[0]}, digits: d.digits}, nil
 }

@@ -136,6 +136,16 @@ func retypeSetOp(ctx *gsql.Context, s *plan.SetOp) (gsql.Node, transform.TreeIde
 // fields), made by le and re (for the collation of a string): one
 // conversion for both, so that their types are the same.
 func unionConversion(ctx *gsql.Context, l, r, le, re gsql.Expression) func(gsql.Expression) gsql.Expression {
+	switch m := mergeTemporal([]gsql.Type{l.Type(), r.Type()}); m.kind {
+	case mergeDate, mergeTime, mergeDatetime:
+		// Temporal columns: MySQL's aggregate, with the most digits
+		// (mergedtypes.go; GMS converted a DATETIME(2) with a DATE to
+		// a DATETIME of none, and rounded 23:59:59.99 into the next
+		// day).
+		return func(e gsql.Expression) gsql.Expression {
+			return &mergedResult{UnaryExpression: expression.UnaryExpression{Child: e}, typ: m.typ()}
+		}
+	}
 	if cast, length, scale, ok := unionCast(l.Type(), r.Type()); ok {
 		return func(e gsql.Expression) gsql.Expression { return unionConvert(e, cast, length, scale) }
 	}
@@ -156,6 +166,9 @@ func unionConversion(ctx *gsql.Context, l, r, le, re gsql.Expression) func(gsql.
 			src = dateString(e)
 		case isTimeType(t):
 			src = &timeString{UnaryExpression: expression.UnaryExpression{Child: e}}
+		case types.IsDatetimeType(t) || types.IsTimestampType(t):
+			// With its n digits (datetext.go).
+			src = &argText{UnaryExpression: expression.UnaryExpression{Child: e}}
 		}
 		var conv gsql.Expression = expression.NewConvertWithLengthAndScale(src, cast, 0, 0)
 		if collated {
