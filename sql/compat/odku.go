@@ -683,7 +683,8 @@ func (it *selectedRowsIter) Close(ctx *gsql.Context) error {
 // inside them (a correlated reference: the subquery's own tables,
 // the inserted one under another alias too, have their own column ids),
 // becomes an upsertColumn reading the holder. A correlated reference to
-// anything else (the new row's alias) stays 1235.
+// anything else (the new row's alias; a column of an INSERT … SELECT's
+// tables, which MySQL reads from the selected row) stays 1235.
 
 // ScopedUpsertSubqueries returns ii with the values of its ON DUPLICATE
 // KEY UPDATE that hold a subquery evaluated as the comment above says,
@@ -738,7 +739,8 @@ func hasSubquery(e gsql.Expression) bool {
 // inserted table named name; and each subquery given b. GMS's planner
 // gave the inserted table of the assignments' scope column ids of its
 // own, so a reference is matched by its table's and its column's names;
-// a reference to anything else (the new row's alias) is 1235.
+// a reference to anything else (the new row's alias, the SELECT's
+// tables) is 1235.
 func outerToHeld(e gsql.Expression, held *upsertRow, dest gsql.Schema, name string, b gsql.NodeExecBuilder) (gsql.Expression, error) {
 	var subquery func(s *plan.Subquery, outer gsql.ColSet) (*plan.Subquery, error)
 	subquery = func(s *plan.Subquery, outer gsql.ColSet) (*plan.Subquery, error) {
@@ -750,7 +752,7 @@ func outerToHeld(e gsql.Expression, held *upsertRow, dest gsql.Schema, name stri
 				}
 				ord := dest.IndexOfColName(x.Name())
 				if !strings.EqualFold(x.Table(), name) || ord < 0 {
-					return nil, transform.SameTree, errNotSupportedYet("a subquery in ON DUPLICATE KEY UPDATE reading the alias of the inserted row")
+					return nil, transform.SameTree, errNotSupportedYet("a subquery in ON DUPLICATE KEY UPDATE reading a column not of the inserted table")
 				}
 				return &upsertColumn{held: held, index: ord, typ: x.Type(), nullable: x.IsNullable(), name: x.String()}, transform.NewTree, nil
 			case *plan.Subquery:
