@@ -210,7 +210,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			}
 			return b.gms.Build(ctx, m, row)
 		}
-		if m, ok, err := compat.ScopelessUpsertSubqueries(n, b.gms); ok || err != nil {
+		if m, ok, err := compat.ScopedUpsertSubqueries(n, b.gms); ok || err != nil {
 			if err != nil {
 				return nil, err
 			}

@@ -62,6 +62,13 @@ type FitRows struct {
 	Dest gsql.Schema
 	// Ignore is INSERT IGNORE: bad values warn in every sql_mode.
 	Ignore bool
+	// Single is a source of one row of VALUES, whose NULL for a NOT
+	// NULL column MySQL fails with 1048 in every sql_mode but under
+	// IGNORE (notnull.go).
+	Single bool
+	// Deferred are the columns the INSERT leaves to their defaults
+	// that have none: MySQL's 1364 (notnull.go).
+	Deferred gsql.FastIntSet
 }
 
 var _ gsql.Node = (*FitRows)(nil)
@@ -78,12 +85,14 @@ func (f *FitRows) WithChildren(children ...gsql.Node) (gsql.Node, error) {
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(f, len(children), 1)
 	}
-	return &FitRows{UnaryNode: plan.UnaryNode{Child: children[0]}, Dest: f.Dest, Ignore: f.Ignore}, nil
+	ret := *f
+	ret.Child = children[0]
+	return &ret, nil
 }
 
 // FitInsert returns n with its rows under a FitRows when its destination
-// has a numeric, YEAR or date column, and whether it changed n (not when they already
-// are).
+// has a numeric, YEAR or date column or a NOT NULL one, and whether it
+// changed n (not when they already are).
 func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 	if n.Source == nil {
 		return n, false
@@ -92,10 +101,11 @@ func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 		return n, false
 	}
 	dest := n.Destination.Schema()
-	if !hasFittedColumn(dest) {
+	if !hasFittedColumn(dest) && !hasNotNullColumn(dest) {
 		return n, false
 	}
-	return n.WithSource(&FitRows{UnaryNode: plan.UnaryNode{Child: n.Source}, Dest: dest, Ignore: n.Ignore}), true
+	return n.WithSource(&FitRows{UnaryNode: plan.UnaryNode{Child: n.Source}, Dest: dest, Ignore: n.Ignore,
+		Single: singleRow(n.Source), Deferred: n.DeferredDefaults}), true
 }
 
 // hasFittedColumn reports whether the values of a column of sch are
@@ -103,6 +113,17 @@ func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 func hasFittedColumn(sch gsql.Schema) bool {
 	for _, c := range sch {
 		if fitted(c.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNotNullColumn reports whether a column of sch is NOT NULL (and no
+// AUTO_INCREMENT or generated column, whose NULL GMS replaces).
+func hasNotNullColumn(sch gsql.Schema) bool {
+	for _, c := range sch {
+		if !c.Nullable && !c.AutoIncrement && c.Generated == nil {
 			return true
 		}
 	}
@@ -135,6 +156,14 @@ type fitRowsIter struct {
 	dest   gsql.Schema
 	strict bool
 	rowNum int
+	// nulls puts the implicit default in place of a NULL for a NOT
+	// NULL column (notnull.go); deferred are the columns left to a
+	// default they do not have.
+	nulls    bool
+	deferred gsql.FastIntSet
+	// warned are the deferred columns warned of: MySQL checks them
+	// once a statement, not once a row.
+	warned gsql.FastIntSet
 	// div fails a row whose values divided by zero (zerodates.go).
 	div divisionWatch
 }
@@ -143,7 +172,8 @@ type fitRowsIter struct {
 // values fitted to f's destination.
 func NewFitRowsIter(ctx *gsql.Context, f *FitRows, child gsql.RowIter) gsql.RowIter {
 	strict := !f.Ignore && strictMode(ctx)
-	return &fitRowsIter{child: child, dest: f.Dest, strict: strict, div: newDivisionWatch(ctx, strict)}
+	return &fitRowsIter{child: child, dest: f.Dest, strict: strict, div: newDivisionWatch(ctx, strict),
+		nulls: f.Ignore || (!strict && !f.Single), deferred: f.Deferred}
 }
 
 // Next implements sql.RowIter.
@@ -163,6 +193,24 @@ func (it *fitRowsIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	var out gsql.Row
 	for i, col := range it.dest {
 		v := row[off+i]
+		if v == nil && !col.Nullable && !col.AutoIncrement && col.Generated == nil {
+			var dv any
+			if it.deferred.Contains(i) {
+				if dv, err = noDefaultValue(ctx, col, it.strict, !it.warned.Contains(i)); err != nil {
+					return nil, err
+				}
+				it.warned.Add(i)
+			} else if it.nulls {
+				dv = implicitDefaultValue(ctx, col.Type, col.Name)
+			} else {
+				continue // GMS's 1048
+			}
+			if out == nil {
+				out = row.Copy()
+			}
+			out[off+i] = dv
+			continue
+		}
 		if v == nil || !fitted(col.Type) {
 			continue
 		}

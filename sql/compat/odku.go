@@ -55,8 +55,8 @@ import (
 //     the row that met the duplicate.
 //
 // Subqueries in an assignment value keep GMS's resolution (a reference
-// to the SELECT's tables there is 1054; a correlated subquery is 1235,
-// ScopelessUpsertSubqueries below). A DISTINCT
+// to the SELECT's tables there is 1054); their outer scope is the row
+// that met the duplicate (ScopedUpsertSubqueries below). A DISTINCT
 // SELECT whose assignments read a column it does not return is 1235: the
 // column would change which rows are distinct.
 
@@ -668,64 +668,44 @@ func (it *selectedRowsIter) Close(ctx *gsql.Context) error {
 // if no row came before its own, and evaluated after the old and new
 // rows of the update: `b = (SELECT MIN(y) FROM p)` read the old row's
 // first column for y (a wrong answer, in every form of INSERT), and
-// `b = (SELECT y FROM p WHERE p.k = t.a)` had both columns at index 0;
-// after VALUES its subqueries were not given their row-iterator builder
-// (1105 "attempted to evaluate uninitialized subquery").
-// ScopelessUpsertSubqueries evaluates a scalar subquery that reads no
-// outer column with no row before its own (it reads nothing of the
-// update's rows), once per use as GMS caches it; a correlated one, and
-// an IN or EXISTS subquery, is 1235 rather than a wrong answer.
+// `b = (SELECT y FROM p WHERE p.k = t.a)` had both columns at index 0
+// (1242, or a wrong answer); after VALUES its subqueries were not given
+// their row-iterator builder (1105 "attempted to evaluate uninitialized
+// subquery"); IN and EXISTS failed to evaluate. MySQL evaluates such a
+// subquery with the row that met the duplicate as its outer scope.
+//
+// ScopedUpsertSubqueries keeps the subqueries' own plans as GMS built
+// them, with no row before their own, and gives them the old row
+// another way: each value with a subquery becomes an upsertScope, which
+// keeps the row it is evaluated on (GMS's [old row][new row]) in a
+// holder and evaluates its value with no row; in the value, a column of
+// that row outside the subqueries, and a column of the inserted table
+// inside them (a correlated reference: the subquery's own tables,
+// the inserted one under another alias too, have their own column ids),
+// becomes an upsertColumn reading the holder. A correlated reference to
+// anything else (the new row's alias; a column of an INSERT … SELECT's
+// tables, which MySQL reads from the selected row) stays 1235.
 
-// ScopelessUpsertSubqueries returns ii with the subqueries of its ON
-// DUPLICATE KEY UPDATE values evaluated as the comment above says, and
-// whether it changed ii; b builds the subqueries' rows where GMS left
-// them without a builder.
-func ScopelessUpsertSubqueries(ii *plan.InsertInto, b gsql.NodeExecBuilder) (*plan.InsertInto, bool, error) {
-	var rewrite func(e gsql.Expression) (gsql.Expression, bool, error)
-	rewrite = func(e gsql.Expression) (gsql.Expression, bool, error) {
-		switch s := e.(type) {
-		case *scopelessSubquery:
-			return e, false, nil
-		case *plan.Subquery:
-			if !s.Correlated().Empty() {
-				return nil, false, errNotSupportedYet("a correlated subquery in ON DUPLICATE KEY UPDATE")
-			}
-			return &scopelessSubquery{Subquery: s.WithExecBuilder(b)}, true, nil
-		case *plan.InSubquery, *plan.ExistsSubquery:
-			return nil, false, errNotSupportedYet("IN or EXISTS of a subquery in ON DUPLICATE KEY UPDATE")
-		}
-		children := e.Children()
-		var out []gsql.Expression
-		for i, c := range children {
-			nc, changed, err := rewrite(c)
-			if err != nil {
-				return nil, false, err
-			}
-			if changed && out == nil {
-				out = append([]gsql.Expression(nil), children...)
-			}
-			if out != nil {
-				out[i] = nc
-			}
-		}
-		if out == nil {
-			return e, false, nil
-		}
-		ne, err := e.WithChildren(out...)
-		return ne, err == nil, err
-	}
+// ScopedUpsertSubqueries returns ii with the values of its ON DUPLICATE
+// KEY UPDATE that hold a subquery evaluated as the comment above says,
+// and whether it changed ii; b builds the subqueries' rows where GMS
+// left them without a builder.
+func ScopedUpsertSubqueries(ii *plan.InsertInto, b gsql.NodeExecBuilder) (*plan.InsertInto, bool, error) {
 	var exprs []gsql.Expression
 	for i, e := range ii.OnDupExprs {
-		ne, changed, err := rewrite(e)
+		set, ok := e.(*expression.SetField)
+		if !ok || !hasSubquery(set.RightChild) {
+			continue
+		}
+		held := &upsertRow{}
+		value, err := outerToHeld(set.RightChild, held, ii.Destination.Schema(), destinationName(ii.Destination), b)
 		if err != nil {
 			return nil, false, err
 		}
-		if changed && exprs == nil {
+		if exprs == nil {
 			exprs = append([]gsql.Expression(nil), ii.OnDupExprs...)
 		}
-		if exprs != nil {
-			exprs[i] = ne
-		}
+		exprs[i] = expression.NewSetField(set.LeftChild, &upsertScope{UnaryExpression: expression.UnaryExpression{Child: value}, held: held})
 	}
 	if exprs == nil {
 		return ii, false, nil
@@ -735,21 +715,159 @@ func ScopelessUpsertSubqueries(ii *plan.InsertInto, b gsql.NodeExecBuilder) (*pl
 	return &out, true, nil
 }
 
-// scopelessSubquery is a scalar subquery that reads no outer column,
-// evaluated with no row before its own.
-type scopelessSubquery struct {
-	*plan.Subquery
+// hasSubquery reports whether e holds a subquery not yet under an
+// upsertScope (later rewrites wrap the value: FitUpsert).
+func hasSubquery(e gsql.Expression) bool {
+	found, done := false, false
+	transform.InspectExpr(e, func(e gsql.Expression) bool {
+		switch e.(type) {
+		case *upsertScope:
+			done = true
+			return true
+		case *plan.Subquery, *plan.InSubquery, *plan.ExistsSubquery:
+			found = true
+		}
+		return false
+	})
+	return found && !done
 }
 
+// outerToHeld returns e, an assignment's value, with its columns of the
+// update's row read from held: outside subqueries every GetField (its
+// index is into GMS's [old row][new row]), inside them each reference
+// out of the subquery (its Correlated columns) to a column of dest, the
+// inserted table named name; and each subquery given b. GMS's planner
+// gave the inserted table of the assignments' scope column ids of its
+// own, so a reference is matched by its table's and its column's names;
+// a reference to anything else (the new row's alias, the SELECT's
+// tables) is 1235.
+func outerToHeld(e gsql.Expression, held *upsertRow, dest gsql.Schema, name string, b gsql.NodeExecBuilder) (gsql.Expression, error) {
+	var subquery func(s *plan.Subquery, outer gsql.ColSet) (*plan.Subquery, error)
+	subquery = func(s *plan.Subquery, outer gsql.ColSet) (*plan.Subquery, error) {
+		q, _, err := transform.NodeExprsWithOpaque(s.Query, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			switch x := e.(type) {
+			case *expression.GetField:
+				if !outer.Contains(x.Id()) {
+					break
+				}
+				ord := dest.IndexOfColName(x.Name())
+				if !strings.EqualFold(x.Table(), name) || ord < 0 {
+					return nil, transform.SameTree, errNotSupportedYet("a subquery in ON DUPLICATE KEY UPDATE reading a column not of the inserted table")
+				}
+				return &upsertColumn{held: held, index: ord, typ: x.Type(), nullable: x.IsNullable(), name: x.String()}, transform.NewTree, nil
+			case *plan.Subquery:
+				ns, err := subquery(x, outer)
+				if err != nil {
+					return nil, transform.SameTree, err
+				}
+				return ns, transform.NewTree, nil
+			}
+			return e, transform.SameTree, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return s.WithQuery(q).WithExecBuilder(b), nil
+	}
+	out, _, err := transform.Expr(e, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		switch x := e.(type) {
+		case *expression.GetField:
+			return &upsertColumn{held: held, index: x.Index(), typ: x.Type(), nullable: x.IsNullable(), name: x.String()}, transform.NewTree, nil
+		case *plan.Subquery:
+			ns, err := subquery(x, x.Correlated())
+			if err != nil {
+				return nil, transform.SameTree, err
+			}
+			return ns, transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+	return out, err
+}
+
+// destinationName is the name of the table dest inserts into.
+func destinationName(dest gsql.Node) string {
+	if n, ok := dest.(gsql.Nameable); ok {
+		return n.Name()
+	}
+	return ""
+}
+
+// upsertRow holds the row an upsertScope is evaluated on.
+type upsertRow struct {
+	row gsql.Row
+}
+
+// upsertScope is an assignment value with a subquery: evaluated with no
+// row, its upsertColumns reading the update's row from held.
+type upsertScope struct {
+	expression.UnaryExpression
+	held *upsertRow
+}
+
+var _ gsql.Expression = (*upsertScope)(nil)
+
+// Type implements sql.Expression.
+func (u *upsertScope) Type() gsql.Type { return u.Child.Type() }
+
+// String implements sql.Expression: the value's own text.
+func (u *upsertScope) String() string { return u.Child.String() }
+
 // Eval implements sql.Expression.
-func (s *scopelessSubquery) Eval(ctx *gsql.Context, _ gsql.Row) (any, error) {
-	return s.Subquery.Eval(ctx, nil)
+func (u *upsertScope) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	u.held.row = row
+	defer func() { u.held.row = nil }()
+	return u.Child.Eval(ctx, nil)
 }
 
 // WithChildren implements sql.Expression.
-func (s *scopelessSubquery) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
-	if len(children) != 0 {
-		return nil, gsql.ErrInvalidChildrenNumber.New(s, len(children), 0)
+func (u *upsertScope) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(u, len(children), 1)
 	}
-	return s, nil
+	ret := *u
+	ret.Child = children[0]
+	return &ret, nil
+}
+
+// upsertColumn is a column of the update's row, read from held.
+type upsertColumn struct {
+	held     *upsertRow
+	index    int
+	typ      gsql.Type
+	nullable bool
+	name     string
+}
+
+var _ gsql.Expression = (*upsertColumn)(nil)
+
+// Resolved implements sql.Expression.
+func (c *upsertColumn) Resolved() bool { return true }
+
+// IsNullable implements sql.Expression.
+func (c *upsertColumn) IsNullable() bool { return c.nullable }
+
+// Type implements sql.Expression.
+func (c *upsertColumn) Type() gsql.Type { return c.typ }
+
+// Children implements sql.Expression.
+func (c *upsertColumn) Children() []gsql.Expression { return nil }
+
+// String implements sql.Expression: the column's name.
+func (c *upsertColumn) String() string { return c.name }
+
+// Eval implements sql.Expression.
+func (c *upsertColumn) Eval(_ *gsql.Context, _ gsql.Row) (any, error) {
+	if c.index < 0 || c.index >= len(c.held.row) {
+		return nil, fmt.Errorf("ON DUPLICATE KEY UPDATE: column %s at %d of a row of %d", c.name, c.index, len(c.held.row))
+	}
+	return c.held.row[c.index], nil
+}
+
+// WithChildren implements sql.Expression.
+func (c *upsertColumn) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 0 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(c, len(children), 0)
+	}
+	return c, nil
 }
