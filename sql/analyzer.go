@@ -269,7 +269,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// CONCAT and GROUP_CONCAT (sql/compat/fixeddecimals.go), once columns
 	// are found by their indexes and before the coprocessor pushdown
 	// wraps the tables: sql/testdata/values/fixeddecimals.txt.
-	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: fixedDecimalsRuleID, Apply: compat.FixedDecimals(scaleDecimals)})
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: fixedDecimalsRuleID, Apply: compat.FixedDecimals(scaleDecimals, ruleIDNamed(a, "assignExecIndexes"))})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).
