@@ -72,6 +72,7 @@ const (
 	antiJoinAliasesRuleID                                       // sql/compat/antijoinnames.go
 	zeroDateIsNullRuleID                                        // sql/compat/zerodateisnull.go
 	scalarLookupRuleID                                          // scalarlookup.go
+	unnamedSubqueryItemsRuleID                                  // sql/compat/insubqueryitems.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -179,6 +180,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (sql/compat/outofrange.go): sql/testdata/values/strnum.txt.
 	insertRule(a, "simplifyFilters", true, analyzer.Rule{Id: foldedConstantsRuleID, Apply: compat.FoldedConstantComparisons})
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: compat.KeepNullAwareNotIn})
+	// An IN subquery's select item GMS left without an alias (s0.c COLLATE
+	// utf8mb4_bin) is not unnested into a join that reads it by the
+	// table's index (sql/compat/insubqueryitems.go):
+	// sql/testdata/values/longruns2.txt.
+	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: unnamedSubqueryItemsRuleID, Apply: compat.UnnamedSubqueryItems})
 	// Set operations are typed again once their sides' types are final
 	// (sql/compat/union.go): tests/sqllogic/testdata/wronganswers.test.
 	// A DECIMAL CASE, IF, GREATEST or LEAST in a set operation's string
@@ -283,7 +289,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// CONCAT and GROUP_CONCAT (sql/compat/fixeddecimals.go), once columns
 	// are found by their indexes and before the coprocessor pushdown
 	// wraps the tables: sql/testdata/values/fixeddecimals.txt.
-	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: fixedDecimalsRuleID, Apply: compat.FixedDecimals(scaleDecimals)})
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: fixedDecimalsRuleID, Apply: compat.FixedDecimals(scaleDecimals, ruleIDNamed(a, "assignExecIndexes"))})
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).

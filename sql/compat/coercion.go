@@ -90,9 +90,14 @@ func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
 // LOWER and UPPER, whose result MySQL gives its string arguments'
 // collation and GMS its default one (SELECT DISTINCT LPAD(s, 4, '*') of a
 // case-insensitive s kept '***b' and '***B' apart), by name.
+// SUBSTRING_INDEX, INSERT (percdb's, stringfunctions.go) and ELT too;
+// REPEAT's own coercibility weighs its count, so it fell back to GMS's
+// collation (SELECT DISTINCT REPEAT(s, 2) kept 'AA' and 'aa' apart: the
+// difftest's wide run, seeds 10263 and 10282).
 var collatedResultFunctions = map[string]bool{
 	"lpad": true, "rpad": true, "substring": true, "left": true, "right": true, "trim": true,
 	"ltrim": true, "rtrim": true, "reverse": true, "repeat": true, "replace": true, "concat_ws": true,
+	"substring_index": true, "insert": true, "elt": true,
 }
 
 // argumentCollation returns e, a string function, marked with the
@@ -104,6 +109,16 @@ func argumentCollation(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, b
 		return e, true
 	}
 	coll, coer := gsql.GetCoercibility(ctx, e)
+	if coer > 2 {
+		// GMS's own answer for the function is not its arguments'
+		// (REPEAT's weighs the count, percdb's INSERT has none): the
+		// strongest of its string arguments', as MySQL aggregates them
+		// (agg_arg_charsets_for_string_result).
+		var ok bool
+		if coll, ok = strongestArgCollation(ctx, e); ok {
+			coer = 2
+		}
+	}
 	// Only a collation that comes from a column (coercibility 2,
 	// implicit) or an explicit COLLATE (0) is the argument's own.
 	if coer > 2 || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {

@@ -61,9 +61,21 @@ type fixedDecimals struct {
 // FixedDecimals returns the rule that gives DOUBLE results MySQL's
 // decimals (see above). scales returns the D of a table's FLOAT(M,D)
 // and DOUBLE(M,D) columns by lower-case name (nil for a table without
-// any).
-func FixedDecimals(scales func(gsql.Table) map[string]int) analyzer.RuleFunc {
-	return func(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+// any). indexes is the id of GMS's rule assignExecIndexes, which runs
+// just before it: the rule reads columns by the execution indexes that
+// rule assigns, so it leaves alone an analysis whose rule selector
+// leaves that rule out. GMS analyzes a derived table on its own that
+// way (finalizeSubqueries), with an empty scope and its fields still
+// holding column ids: read as indexes they named another column of the
+// same name (x1.c0 as x2.c0, an INT, in a join read x2 first), and the
+// derived table's DOUBLE column was written as if it were a statement's
+// result of no decimals (1.5 as 2). The statement's analysis works out
+// the derived table's columns through it.
+func FixedDecimals(scales func(gsql.Table) map[string]int, indexes analyzer.RuleId) analyzer.RuleFunc {
+	return func(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+		if sel != nil && !sel(indexes) {
+			return n, transform.SameTree, nil
+		}
 		top := scope.IsEmpty()
 		if !(top && hasDoubleColumn(n.Schema())) && !hasDoubleText(n) {
 			return n, transform.SameTree, nil

@@ -202,6 +202,12 @@ func isUnionConversion(p *plan.Project) bool {
 	}
 	for i, e := range p.Projections {
 		name := sch[i].Name
+		if fc, ok := e.(*fixedDoubleColumn); ok {
+			// A side's DOUBLE column of fixed decimals, as
+			// FixedDecimals marks a union side analyzed on its own:
+			// still the conversion's field (conversionSource).
+			e = fc.field
+		}
 		if a, ok := e.(*expression.Alias); ok {
 			if a.Name() != name {
 				return false
@@ -251,6 +257,17 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child
 		case *argText:
 			// A DATETIME(n) cast to text with its n digits.
+			e = c.Child
+		case *fixedDouble:
+			// A DOUBLE of fixed decimals (fixeddecimals.go): GMS
+			// analyzes each side of a union on its own as a statement,
+			// and FixedDecimals marks the side's result columns. A
+			// prepared statement's union is typed again at execution,
+			// over the sides as marked at its preparation: taken for
+			// no conversion, the old one stayed, and a DATE column
+			// converted to text became a DATETIME's text.
+			e = c.Child
+		case *fixedDoubleColumn:
 			e = c.Child
 		default:
 			return e

@@ -65,6 +65,8 @@ func TestIntFractions(t *testing.T) {
 		{"SELECT 1 FROM t1 s0 WHERE s0.c0 = 2.5", "SELECT 1 FROM t1 s0 WHERE s0.c0 + 0 = 2.5"},
 		{"SELECT 1 FROM t1 x1 WHERE x1.a IN (1.50, 2) AND x1.c1 = 2.5", "SELECT 1 FROM t1 x1 WHERE x1.a + 0 IN (1.50, 2) AND x1.c1 = 2.5"},
 		{"SELECT 1 FROM t1 x1 WHERE x1.a = 2.0", "SELECT 1 FROM t1 x1 WHERE x1.a = 2.0"},
+		{"SELECT COUNT(DISTINCT x1.a) FROM t1 x1 WHERE (x1.c1, x1.c0) = ('2.5', -1.25)", "SELECT COUNT(DISTINCT x1.a) FROM t1 x1 WHERE (x1.c1 = '2.5' AND x1.c0 + 0 = -1.25)"},
+		{"SELECT 1 FROM t1 x1 WHERE (x1.c1, x1.a) <> (1, 2) AND x1.c1 = 2.5", "SELECT 1 FROM t1 x1 WHERE (x1.c1, x1.a) <> (1, 2) AND x1.c1 = 2.5"},
 	} {
 		if got := intFractions(s, c.in); got != c.want {
 			t.Errorf("intFractions(%q) = %q, want %q", c.in, got, c.want)
@@ -109,6 +111,15 @@ func TestDeviationRewrites(t *testing.T) {
 			"SELECT 1 FROM t1 x1 WHERE NOT EXISTS (SELECT 1 FROM t1 s0 WHERE s0.c2 = x1.c1 COLLATE utf8mb4_bin)", true},
 		{"collate", func(q string) (string, bool) { return binCollateEqualities(s, q) },
 			"SELECT 1 FROM t1 x1 WHERE x1.c1 = x1.c1", "SELECT 1 FROM t1 x1 WHERE x1.c1 = x1.c1", false},
+		{"ci-not-in-bin", s.ciNotInOverBin,
+			"SELECT x1.a FROM t1 x1 WHERE x1.c1 NOT IN (SELECT s0.c2 FROM t1 s0)",
+			"SELECT x1.a FROM t1 x1 WHERE x1.c1 COLLATE utf8mb4_bin NOT IN (SELECT s0.c2 FROM t1 s0)", true},
+		{"ci-not-in-bin", s.ciNotInOverBin,
+			"SELECT x1.a FROM t1 x1 WHERE x1.c1 NOT IN (SELECT dv FROM (SELECT li.c2 AS dv FROM t1 li ORDER BY li.c2, li.a LIMIT 3) AS dl)",
+			"SELECT x1.a FROM t1 x1 WHERE x1.c1 COLLATE utf8mb4_bin NOT IN (SELECT dv FROM (SELECT li.c2 AS dv FROM t1 li ORDER BY li.c2, li.a LIMIT 3) AS dl)", true},
+		{"ci-not-in-bin", s.ciNotInOverBin,
+			"SELECT x1.a FROM t1 x1 WHERE x1.c2 NOT IN (SELECT s0.c1 FROM t1 s0) AND x1.c1 IN (SELECT s0.c2 FROM t1 s0)",
+			"SELECT x1.a FROM t1 x1 WHERE x1.c2 NOT IN (SELECT s0.c1 FROM t1 s0) AND x1.c1 IN (SELECT s0.c2 FROM t1 s0)", false},
 		{"between", expandBetweens,
 			"SELECT 1 FROM t1 x1 WHERE x1.c2 BETWEEN 'A' AND 'a'",
 			"SELECT 1 FROM t1 x1 WHERE (x1.c2 >= 'A' AND x1.c2 <= 'a')", true},

@@ -379,8 +379,13 @@ func (r *run) mismatch(class, stmt string, args []any, p, m outcome, minimize fu
 	repro, params, lost := r.valuesBefore, "", ""
 	if minimize != nil {
 		var args []any
-		origP, origM := p, m
+		origP, origM, origStmt := p, m, stmt
 		stmt, args, p, m = minimize()
+		if stmt != origStmt {
+			// The statement as the run drew it: a deviation is matched
+			// against it, not against its minimized form.
+			lost = "-- as run: " + origStmt + "\n"
+		}
 		repro = r.reproduction()
 		if args != nil {
 			params = fmt.Sprintf("\n-- parameters: %#v", args)
@@ -389,7 +394,7 @@ func (r *run) mismatch(class, stmt string, args []any, p, m outcome, minimize fu
 			// The reproduction does not differ (a mismatch that
 			// depends on state the minimizer could not keep, or a
 			// transient error): say so, with what first differed.
-			lost = fmt.Sprintf("-- (the reproduction answers alike; the run's statement answered)\n-- percdb:\n%s\n-- mariadb:\n%s\n", describe(origP), describe(origM))
+			lost += fmt.Sprintf("-- (the reproduction answers alike; the run's statement answered)\n-- percdb:\n%s\n-- mariadb:\n%s\n", describe(origP), describe(origM))
 		}
 	}
 	r.t.Logf("MISMATCH seed %d [%s]\n%s%s%s\n-- percdb:\n%s\n-- mariadb:\n%s\n%s", r.seed, class, repro, stmt, params, describe(p), describe(m), lost)
