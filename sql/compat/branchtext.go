@@ -79,7 +79,11 @@ func branchValues(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, e
 		// result typed as it.
 		t := m.typ()
 		ret, same, err := branchesAs(e, values, func(c gsql.Expression) gsql.Expression {
-			if c.Type() == types.Null || types.TypesEqual(c.Type(), t) {
+			// A NULL too: GMS's COALESCE of a NULL literal and a TIME
+			// is typed LONGTEXT, and converting the TIME to it failed
+			// (COALESCE(NULL, t): "incompatible conversion to SQL
+			// type: '10:00:00'->longtext").
+			if types.TypesEqual(c.Type(), t) {
 				return nil
 			}
 			return &mergedResult{UnaryExpression: expression.UnaryExpression{Child: c}, typ: t}
