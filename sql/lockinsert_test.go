@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -25,7 +26,7 @@ import (
 // reads first. Each statement's answer and the rows committed are
 // checked too.
 func TestPessimisticInsertLocksFirst(t *testing.T) {
-	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0"})
+	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0", AutoAnalyzeInterval: time.Hour}) // no ANALYZE among the counted requests
 	admin := openDB(t, srv, "")
 	mustExec(t, admin, "CREATE DATABASE li",
 		"CREATE TABLE li.p (id INT PRIMARY KEY, v INT)",
