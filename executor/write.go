@@ -36,8 +36,9 @@ func AddRecord(ctx context.Context, tx *txn.Txn, t *Table, h tablecodec.Handle, 
 
 // AddRecordLocking is AddRecord for a pessimistic transaction that locks
 // the new row's keys before its duplicate check reads them: lock gets
-// every key AddRecord then writes (the row key and the index entries,
-// those of delete-only indexes aside) and is meant to lock them with
+// the keys AddRecord then writes that a pessimistic statement locks (the
+// row key and the unique index entries; the others are covered by the
+// row's lock, see writeEntries) and is meant to lock them with
 // their values (txn.Txn.LockKeysReading), so that the check reads the
 // values the locks returned instead of asking the store, and the lock
 // the write needs afterwards is taken already: one request where a read
@@ -54,7 +55,7 @@ func AddRecordLocking(ctx context.Context, tx *txn.Txn, t *Table, h tablecodec.H
 		keys := make([][]byte, 0, 1+len(rec.entries))
 		keys = append(keys, rec.key)
 		for _, e := range rec.entries {
-			if !e.deleteOnly {
+			if e.unique && !e.deleteOnly {
 				keys = append(keys, e.key)
 			}
 		}
@@ -311,24 +312,39 @@ func readKeys(ctx context.Context, tx *txn.Txn, keys [][]byte) (map[string][]byt
 }
 
 // writeEntries buffers index entries: unique keys with must-not-exist
-// semantics, the others as plain writes. Entries of delete-only indexes
-// are not written.
+// semantics, the others as writes covered by their row's
+// (txn.Txn.SetCovered: their keys hold the row's handle, so only a
+// writer of the row writes them). Entries of delete-only indexes are not
+// written.
 func (t *Table) writeEntries(tx *txn.Txn, entries []indexEntry) error {
 	for _, e := range entries {
 		if e.deleteOnly {
 			continue
 		}
-		if err := put(tx, e.key, e.value, e.unique); err != nil {
+		var err error
+		if e.unique {
+			err = tx.Insert(e.key, e.value)
+		} else {
+			err = tx.SetCovered(e.key, e.value)
+		}
+		if err != nil {
 			return fmt.Errorf("table %s: write index entry: %w", t.Name, err)
 		}
 	}
 	return nil
 }
 
-// deleteEntries buffers the deletion of index entries.
+// deleteEntries buffers the deletion of index entries, those of
+// non-unique keys covered by their row's (txn.Txn.DeleteCovered).
 func (t *Table) deleteEntries(tx *txn.Txn, entries []indexEntry) error {
 	for _, e := range entries {
-		if err := tx.Delete(e.key); err != nil {
+		var err error
+		if e.unique {
+			err = tx.Delete(e.key)
+		} else {
+			err = tx.DeleteCovered(e.key)
+		}
+		if err != nil {
 			return fmt.Errorf("table %s: delete index entry: %w", t.Name, err)
 		}
 	}

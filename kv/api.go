@@ -155,9 +155,14 @@ type PrewriteRequest struct {
 	// reads at since it moved its snapshot (a pessimistic transaction
 	// whose reads were validated up to it, see ValidateReadsRequest): the
 	// write-conflict check of a mutation that is not Pessimistic fails on
-	// a version committed at or after SnapshotTS instead of StartTS, as
-	// for a transaction that started there. StartTS still names the
-	// transaction's locks and records.
+	// a version committed after SnapshotTS instead of StartTS, as for a
+	// transaction that started there. StartTS still names the
+	// transaction's locks and records. In a pessimistic transaction
+	// (ForUpdateTS set) such a mutation conflicts only with a version
+	// committed after max(StartTS, SnapshotTS), which its reads see, as
+	// TiKV checks a key a pessimistic transaction did not lock against its
+	// for_update_ts; an optimistic one's also with a version committed at
+	// StartTS.
 	SnapshotTS uint64
 }
 

@@ -80,8 +80,8 @@
 //     records written before the pointer existed read as before.
 //   - Prewrite: another transaction's lock -> *KeyIsLockedError; a Rollback
 //     record at start_ts -> *TxnAbortedError; a write record with commit_ts
-//     >= start_ts (>= SnapshotTS for a transaction that moved its
-//     snapshot) -> *WriteConflictError; the transaction's own lock ->
+//     >= start_ts (> max(start_ts, SnapshotTS) for a pessimistic
+//     transaction's key it did not lock) -> *WriteConflictError; the transaction's own lock ->
 //     idempotent success; OpInsert/OpCheckNotExists on an existing key ->
 //     *AlreadyExistsError. All keys are checked and all failures reported;
 //     if any key fails nothing is written.

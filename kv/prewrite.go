@@ -69,7 +69,7 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) (*PrewriteRe
 		held := make([]*txntypes.Lock, len(req.Mutations))
 		for i, m := range req.Mutations {
 			var err error
-			own[i], held[i], err = prewriteCheck(r, req.StartTS, max(req.StartTS, req.SnapshotTS), m)
+			own[i], held[i], err = prewriteCheck(r, req.StartTS, max(req.StartTS, req.SnapshotTS), req.ForUpdateTS != 0 || req.SnapshotTS > req.StartTS, m)
 			if err != nil && !isContractError(err) {
 				return err
 			}
@@ -144,7 +144,7 @@ func validatePrewrite(req *PrewriteRequest) error {
 // the transaction's pessimistic lock on the key, which the prewrite
 // replaces. A version committed at or after snapshotTS (the start_ts
 // unless the transaction moved its snapshot) is a write conflict.
-func prewriteCheck(r *mvccReader, startTS, snapshotTS uint64, m Mutation) (own bool, held *txntypes.Lock, err error) {
+func prewriteCheck(r *mvccReader, startTS, snapshotTS uint64, pessimistic bool, m Mutation) (own bool, held *txntypes.Lock, err error) {
 	l, err := r.lock(m.Key)
 	if err != nil {
 		return false, nil, err
@@ -177,7 +177,17 @@ func prewriteCheck(r *mvccReader, startTS, snapshotTS uint64, m Mutation) (own b
 	if w != nil && commitTS == startTS && (w.Type == txntypes.WriteRollback || w.OverlappedRollback) {
 		return false, nil, &TxnAbortedError{Key: cloneKey(m.Key), StartTS: startTS}
 	}
-	if w != nil && commitTS >= snapshotTS {
+	// A version the snapshot the transaction reads at does not see is a
+	// conflict. An optimistic transaction's: committed at or after its
+	// start_ts. A pessimistic one's (a key it did not lock, as a
+	// non-unique index entry covered by its row's lock,
+	// txn.Txn.SetCovered), as TiKV checks such a key against the
+	// for_update_ts: committed after its snapshot_ts, which sees a
+	// version committed at it. A calculated (1PC) commit_ts may equal a
+	// later transaction's start_ts, and a moved snapshot is the very
+	// commit the transaction's locks met, whose other keys it may write
+	// without locking them.
+	if w != nil && (commitTS > snapshotTS || !pessimistic && commitTS == snapshotTS) {
 		return false, nil, &WriteConflictError{Key: cloneKey(m.Key), StartTS: startTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
 	}
 	if m.Op == OpInsert || m.Op == OpCheckNotExists {

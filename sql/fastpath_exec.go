@@ -612,20 +612,31 @@ func (r *fastRun) readForWrite(t *Transaction, pl *fastPlan) (row []any, found b
 }
 
 // locksRowOnly reports whether the statement's write of a row locks the
-// row's key alone: an UPDATE that sets no column of any secondary index
-// (the table editor writes index entries only when their values change)
-// or a DELETE from a table without one. Locking such a row before reading
-// it (readForWrite) saves the read; a statement that also writes index
-// entries, whose keys depend on the row read, locks them after it in a
-// second request either way, and gains nothing from it.
+// row's key alone: an UPDATE that sets no column of a unique secondary
+// index (the table editor writes index entries only when their values
+// change) or a DELETE from a table without one. The entries of
+// non-unique indexes are covered by the row's lock (lockWritten,
+// txn.Txn.LockableSince), so their keys, which depend on the row read,
+// need no lock of their own. Locking such a row before reading it
+// (readForWrite) saves the read; a statement that also writes unique
+// index entries locks them after it in a second request either way, and
+// gains nothing from it.
 func (r *fastRun) locksRowOnly(pl *fastPlan) bool {
 	ixs := pl.Meta.Exec.Indexes
 	switch r.shape.Kind {
 	case fastpath.Delete:
-		return len(ixs) == 0
+		for _, ix := range ixs {
+			if ix.Unique {
+				return false
+			}
+		}
+		return true
 	case fastpath.Update:
 		for _, set := range pl.Sets {
 			for _, ix := range ixs {
+				if !ix.Unique {
+					continue
+				}
 				for _, c := range ix.Columns {
 					if c.Offset == set.Ord {
 						return false

@@ -163,12 +163,22 @@ func (t *Transaction) beginPessimistic(k *txn.Txn) error {
 
 // lockWritten locks, in a pessimistic transaction, the keys k's statement
 // wrote since mark (a row and its index entries), at the snapshot the
-// statement read them at; see lockError for the failures.
+// statement read them at; see lockError for the failures. At REPEATABLE
+// READ the entries of non-unique indexes are left to their row's lock
+// (txn.Txn.LockableSince), as TiDB leaves them: their prewrite checks
+// them for commits newer than the transaction's snapshot, which moved
+// past any commit the row's lock met. READ COMMITTED locks them too: its
+// statements lock at snapshots newer than the one that check uses.
 func lockWritten(ctx context.Context, tx *Transaction, k *txn.Txn, mark txn.WriteMark) error {
 	if !k.IsPessimistic() {
 		return nil
 	}
-	keys := k.WrittenSince(mark)
+	var keys [][]byte
+	if lockBeforeRead(tx, k) {
+		keys = k.LockableSince(mark)
+	} else {
+		keys = k.WrittenSince(mark)
+	}
 	if len(keys) == 0 {
 		return nil
 	}

@@ -179,6 +179,17 @@
 // the store for nothing. One request, and one walk of the key's write
 // records, where a read and a lock were two.
 //
+// A key written with Txn.SetCovered or DeleteCovered (a non-unique index
+// entry, whose key holds its row's handle, so that only a writer of the
+// row writes it) need not be locked: Txn.LockableSince leaves it out of
+// what a statement locks, as TiDB locks only row keys and unique index
+// keys. Its prewrite is that of an optimistic transaction's key (not
+// kv.Mutation.Pessimistic): it fails on a version committed after the
+// snapshot the transaction reads at, which no writer holding the row's
+// lock can have made (the row's lock would have met that commit and moved
+// the snapshot to it). An UPDATE of an indexed column or a DELETE thus
+// locks its row alone, first, reading it with the lock.
+//
 // A key whose newest Put or Delete committed after the snapshot is locked
 // all the same (kv's LockWithConflict: a waiter keeps the lock it waited
 // for, as with TiKV's fair locking), but LockKeys returns

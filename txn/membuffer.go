@@ -33,6 +33,10 @@ type entry struct {
 	// notifies (Txn.Notify); kept by later writes of the key. Never
 	// changed in place: an undo record may share it.
 	notify *[]string
+	// covered is set by SetCovered and DeleteCovered: the key's writers
+	// all lock another key the transaction writes with it, so a
+	// pessimistic statement need not lock it (LockableSince).
+	covered bool
 }
 
 // notifyColumns returns the columns the commit of the key notifies.

@@ -461,16 +461,34 @@ func (t *Txn) WriteMark() WriteMark {
 // written before come first, in the order they were written, then those
 // it wrote again; a key written twice since mark may come twice.
 func (t *Txn) WrittenSince(mark WriteMark) [][]byte {
+	return t.writtenSince(mark, false)
+}
+
+// LockableSince is WrittenSince without the keys whose last write was
+// SetCovered or DeleteCovered: what a statement of a pessimistic
+// transaction must lock when it locks the keys that cover them (a row it
+// writes, locked by the same statement or before).
+func (t *Txn) LockableSince(mark WriteMark) [][]byte {
+	return t.writtenSince(mark, true)
+}
+
+func (t *Txn) writtenSince(mark WriteMark, skipCovered bool) [][]byte {
 	b := t.buf
 	if mark.created < 0 || mark.created > len(b.created) || mark.overwritten < 0 || mark.overwritten > len(b.overwritten) {
 		return nil
 	}
 	keys := make([][]byte, 0, len(b.created)-mark.created+len(b.overwritten)-mark.overwritten)
-	for _, k := range b.created[mark.created:] {
+	add := func(k string) {
+		if skipCovered && b.entries[k].covered {
+			return
+		}
 		keys = append(keys, []byte(k))
 	}
+	for _, k := range b.created[mark.created:] {
+		add(k)
+	}
 	for _, u := range b.overwritten[mark.overwritten:] {
-		keys = append(keys, []byte(u.key))
+		add(u.key)
 	}
 	return keys
 }

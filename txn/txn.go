@@ -328,6 +328,29 @@ func (t *Txn) Delete(key []byte) error {
 	return t.write("delete", key, entry{op: bufDelete, presumeNotExists: prev.presumeNotExists, notify: prev.notify})
 }
 
+// SetCovered is Set for a key whose every writer also writes, and so
+// locks, another key of the same transaction: a non-unique index entry,
+// whose key holds its row's handle, is written only with its row. A
+// pessimistic statement need not lock it (LockableSince leaves it out:
+// the row's lock excludes its other writers), and its prewrite checks it
+// for a newer commit as an optimistic transaction's does (a mutation
+// that is not kv.Mutation.Pessimistic), as TiDB locks only row keys and
+// unique index keys and TiKV prewrites the others with a write-conflict
+// check.
+func (t *Txn) SetCovered(key, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	prev, _ := t.buf.get(key)
+	return t.write("set", key, entry{op: bufPut, value: value, presumeNotExists: prev.presumeNotExists, notify: prev.notify, covered: true})
+}
+
+// DeleteCovered is Delete for a key SetCovered would write.
+func (t *Txn) DeleteCovered(key []byte) error {
+	prev, _ := t.buf.get(key)
+	return t.write("delete", key, entry{op: bufDelete, presumeNotExists: prev.presumeNotExists, notify: prev.notify, covered: true})
+}
+
 // Insert buffers a write of value to key that must not overwrite an
 // existing key. The check is made by the store at prewrite (kv.OpInsert),
 // so a key that exists makes Commit fail with ErrAlreadyExists; a caller
