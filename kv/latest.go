@@ -71,7 +71,9 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 	}
 	var gen uint64
 	if !r.latest {
-		gen = r.latestGate.load()
+		if gen = r.latestGate.load(); !latestOnIn(gen) {
+			return false, nil // off or building: no iterator opened
+		}
 	}
 	iter, err := r.src.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
@@ -82,7 +84,7 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 	// complete in that view if it was on before and after it opened,
 	// with no switch between (a switch off clears the space after it
 	// turns walks away, a switch on turns them to it after its build).
-	if !r.latest && (!latestOnIn(gen) || r.latestGate.load() != gen) {
+	if !r.latest && r.latestGate.load() != gen {
 		return false, nil
 	}
 	var keyBuf []byte
