@@ -119,7 +119,13 @@ func (l *registerLoad) client(ctx context.Context, id int) {
 		o.ret = l.now()
 		cancel()
 		if ctx.Err() != nil {
-			return // the run ended under it: its outcome is nobody's business
+			// The run ended under it. A write or CAS may still have
+			// committed, and a read that returned before the end may
+			// have seen it, so it is kept with an unknown outcome; a
+			// read is dropped (record). Dropping it made a history whose
+			// read saw a value nobody wrote (CI, session 41).
+			l.record(o, fmt.Errorf("the run ended under the operation: %w", ctx.Err()))
+			return
 		}
 		l.record(o, err)
 		if err == nil && (o.kind != regCAS || o.swapped) {
