@@ -38,13 +38,7 @@ func TestPessimisticInsertLocksFirst(t *testing.T) {
 	a, b := openDB(t, srv, "li"), openDB(t, srv, "li")
 	a.SetMaxOpenConns(1)
 	b.SetMaxOpenConns(1)
-	counts := func() (reads, locks float64) {
-		m := scrape(t, srv)
-		for _, cmd := range []string{"get", "batch_get"} {
-			reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
-		}
-		return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
-	}
+	counts := func() (reads, locks float64) { return readAndLockRequests(t, srv) }
 	step := func(q string, args []any, wantReads, wantLocks float64, want string) {
 		t.Helper()
 		r0, l0 := counts()

@@ -41,13 +41,7 @@ func TestPessimisticLockBeforeRead(t *testing.T) {
 	a, b := openDB(t, srv, "lr"), openDB(t, srv, "lr")
 	a.SetMaxOpenConns(1)
 	b.SetMaxOpenConns(1)
-	counts := func() (reads, locks float64) {
-		m := scrape(t, srv)
-		for _, cmd := range []string{"get", "batch_get"} {
-			reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
-		}
-		return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
-	}
+	counts := func() (reads, locks float64) { return readAndLockRequests(t, srv) }
 	step := func(q string, args []any, wantReads, wantLocks float64, want string) {
 		t.Helper()
 		r0, l0 := counts()
@@ -212,4 +206,16 @@ func TestCoveredIndexEntriesUnderContention(t *testing.T) {
 		}
 	}
 	mustExec(t, b, "ADMIN CHECK TABLE t")
+}
+
+// readAndLockRequests returns the node's store requests so far that read
+// (get, batch_get) and that lock (acquire_pessimistic_lock), from its
+// metrics: the counting tests difference them around a statement.
+func readAndLockRequests(t *testing.T, srv *percsql.Server) (reads, locks float64) {
+	t.Helper()
+	m := scrape(t, srv)
+	for _, cmd := range []string{"get", "batch_get"} {
+		reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
+	}
+	return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
 }
