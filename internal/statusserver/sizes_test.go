@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/percdb/percdb/kv"
 )
 
@@ -73,5 +75,65 @@ func TestSizesHandler(t *testing.T) {
 		if r, _ := post(body); r.StatusCode != http.StatusBadRequest {
 			t.Errorf("request %.40q: %s, want 400", body, r.Status)
 		}
+	}
+}
+
+// TestLatestSpaceCollectors: a store's collectors say whether its latest
+// space is on (a store that always keeps it: 1, with the switch on
+// counted; one that never does: 0) and count what its range reads
+// visited, read and merged.
+func TestLatestSpaceCollectors(t *testing.T) {
+	for _, tc := range []struct {
+		mode kv.LatestMode
+		on   float64
+	}{{kv.LatestAlways, 1}, {kv.LatestOff, 0}} {
+		store, err := kv.Open("", kv.Options{InMemory: true, Latest: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		var muts []kv.Mutation
+		for i := 0; i < 200; i++ {
+			muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: []byte(fmt.Sprintf("a%04d", i)), Value: []byte("v")})
+		}
+		reg, err := store.LocateKey(muts[0].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := store.Prewrite(ctx, &kv.PrewriteRequest{Region: reg.Ctx(), Mutations: muts, Primary: muts[0].Key, StartTS: 10,
+			LockTTL: 60_000, TryOnePC: true, MaxCommitTS: 1 << 40})
+		if err != nil || resp.OnePCCommitTS == 0 {
+			t.Fatalf("write: %+v %v", resp, err)
+		}
+		pairs, err := store.Scan(ctx, &kv.ScanRequest{Region: reg.Ctx(), Start: []byte("a"), End: []byte("b"), Version: 1 << 40})
+		if err != nil || len(pairs) != 200 {
+			t.Fatalf("scan: %d pairs, %v", len(pairs), err)
+		}
+		r := prometheus.NewRegistry()
+		r.MustRegister(StoreCollectors(store)...)
+		fams, err := r.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				name := f.GetName()
+				for _, l := range m.GetLabel() {
+					name += "{" + l.GetName() + "=" + l.GetValue() + "}"
+				}
+				got[name] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			}
+		}
+		want := map[string]float64{"percdb_kv_latest_space_on": tc.on, "percdb_kv_latest_space_switches_total{to=off}": 0, "percdb_kv_scan_keys_total": 200}
+		for name, v := range want {
+			if g, ok := got[name]; !ok || g != v {
+				t.Errorf("mode %d: %s = %v (present %v), want %v", tc.mode, name, g, ok, v)
+			}
+		}
+		if got["percdb_kv_scan_records_total"] < 200 || got["percdb_kv_scan_points_total"] < got["percdb_kv_scan_records_total"] {
+			t.Errorf("mode %d: records %v, points %v: want at least 200 records and as many points", tc.mode, got["percdb_kv_scan_records_total"], got["percdb_kv_scan_points_total"])
+		}
+		store.Close()
 	}
 }

@@ -52,6 +52,15 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsGaveUp) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_disk_compactions_never_fit_total", Help: "Compactions that needed more room than the disk could ever give the store: given up on, so writes go on while level 0 grows (see percdb_pebble_read_amplification)."},
 			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsNeverFit) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_kv_latest_space_on", Help: "1 while the store's forward range reads read the latest space (a copy of each key's newest version, kv/latestswitch.go), else 0 (off, or being built)."},
+			func() float64 { return oneIf(store.LatestSpaceStats().On) }),
+		newLatestSwitches(store),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_scan_keys_total", Help: "User keys the store's range reads (Scan, Coprocessor) visited."},
+			func() float64 { return float64(store.ScanCost().Keys) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_scan_records_total", Help: "Records the store's range reads asked Pebble for (versions, or copies in the latest space)."},
+			func() float64 { return float64(store.ScanCost().Records) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_scan_points_total", Help: "Internal points Pebble merged to return the range reads' records: the excess over percdb_kv_scan_records_total is hidden work (tombstones, shadowed versions and copies not compacted yet), what a churned table's scan pays more than a fresh one's."},
+			func() float64 { return float64(store.ScanCost().Points) }),
 	}
 }
 
@@ -85,4 +94,28 @@ func oneIf(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// latestSwitches is percdb_kv_latest_space_switches_total, by the state
+// switched to (on, off): one family with a label needs a collector of
+// its own.
+type latestSwitches struct {
+	store *kv.Store
+	desc  *prometheus.Desc
+}
+
+func newLatestSwitches(store *kv.Store) *latestSwitches {
+	return &latestSwitches{store: store, desc: prometheus.NewDesc("percdb_kv_latest_space_switches_total",
+		"Switches of the store's latest space since it opened, by the state switched to: on (a build finished and range reads read it), off (cleared).",
+		[]string{"to"}, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (l *latestSwitches) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+// Collect implements prometheus.Collector.
+func (l *latestSwitches) Collect(ch chan<- prometheus.Metric) {
+	st := l.store.LatestSpaceStats()
+	ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(st.SwitchedOn), "on")
+	ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(st.SwitchedOff), "off")
 }
