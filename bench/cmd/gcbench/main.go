@@ -54,6 +54,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -258,7 +259,9 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		scans := make([]time.Duration, 5)
 		cpus := make([]time.Duration, 5)
 		refs := make([]time.Duration, 5)
+		var walked, walkedBefore storeWalks
 		for i := range scans {
+			walkedBefore = readStoreWalks(o.statusPort)
 			cpuStart := serverCPU(o.pid)
 			scanStart := time.Now()
 			if err := scan(db, "s.t"); err != nil {
@@ -266,6 +269,7 @@ func churn(db *sql.DB, dataDir string, o options) error {
 			}
 			scans[i] = time.Since(scanStart)
 			cpus[i] = serverCPU(o.pid) - cpuStart
+			walked.addSince(walkedBefore, readStoreWalks(o.statusPort))
 			if o.reference {
 				// The fresh table right after, so that both scans see
 				// the machine alike.
@@ -296,6 +300,11 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		var deleted int
 		if err := statusInt(db, "Percdb_gc_keys_deleted", &deleted); err != nil {
 			return err
+		}
+		if o.statusPort != 0 {
+			now := readStoreWalks(o.statusPort)
+			fmt.Printf("<!-- minute %.1f: latest space on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record -->\n",
+				minute, now.latestOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare())
 		}
 		fmt.Printf("| %.1f | %s | %v | %s | %s | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, ref, ratio, updates.Load(), deleted)
 		return nil
@@ -466,3 +475,68 @@ func dirSize(dir string) int64 {
 func size(dir string) string { return mib(dirSize(dir)) }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// storeWalks are the server's store figures that say what its scans
+// walked (its status port's /metrics): the latest space's state and the
+// range reads' records and the internal points merged for them.
+type storeWalks struct {
+	latestOn, switchedOn, switchedOff, latestCompactions float64
+	records, points                                      float64
+}
+
+// readStoreWalks reads them from the status port (zero: no port, or the
+// read failed).
+func readStoreWalks(port int) storeWalks {
+	var w storeWalks
+	if port == 0 {
+		return w
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return w
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return w
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "percdb_kv_latest_space_on":
+			w.latestOn = v
+		case `percdb_kv_latest_space_switches_total{to="on"}`:
+			w.switchedOn = v
+		case `percdb_kv_latest_space_switches_total{to="off"}`:
+			w.switchedOff = v
+		case "percdb_kv_latest_space_compactions_total":
+			w.latestCompactions = v
+		case "percdb_kv_scan_records_total":
+			w.records = v
+		case "percdb_kv_scan_points_total":
+			w.points = v
+		}
+	}
+	return w
+}
+
+// addSince adds what the scans walked between before and after.
+func (w *storeWalks) addSince(before, after storeWalks) {
+	w.records += after.records - before.records
+	w.points += after.points - before.points
+}
+
+// hiddenShare is the internal points merged beyond the records, a record.
+func (w *storeWalks) hiddenShare() float64 {
+	if w.records == 0 {
+		return 0
+	}
+	return (w.points - w.records) / w.records
+}
