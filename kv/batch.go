@@ -174,13 +174,16 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 	var syncWait func() error
 	var err error
 	if a.latest != nil {
+		var churn uint64
 		// Read-held from the derivation to the commit: a switch or a
 		// backfill batch comes wholly before or after the batch.
 		a.latest.mu.RLock()
 		if a.latest.deriving() {
 			var n int
+			ops := len(wb.ops)
 			if n, err = wb.deriveLatest(a.db); err == nil {
 				a.latest.derived(n)
+				churn = wb.opBytes(ops)
 			}
 		} else {
 			a.latest.wrote(wb)
@@ -189,6 +192,10 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 			syncWait, err = a.commit(wb)
 		}
 		a.latest.mu.RUnlock()
+		if err == nil {
+			// After the commit: a compaction it asks for sees its copies.
+			a.latest.churned(churn)
+		}
 	} else {
 		syncWait, err = a.commit(wb)
 	}

@@ -76,6 +76,11 @@ type gcCompactor struct {
 	// report.
 	reads                  []deletedSpan
 	readCount, gcSinceRead int
+	// latestDue: the latest space's copies churned enough to compact it
+	// (latestcompact.go).
+	latestDue bool
+	// latestCompactions counts the compactions of the latest space.
+	latestCompactions atomic.Uint64
 }
 
 // deletedSpan is a span of raw keys [lo, hi] (hi included) holding count
@@ -211,14 +216,29 @@ func (c *gcCompactor) maybeKickLocked() {
 	}
 }
 
-// take hands the spans over to the goroutine, those of reads included.
-func (c *gcCompactor) take() []deletedSpan {
+// compactLatest asks for a compaction of the whole latest space, run with
+// the next spans (latestcompact.go).
+func (c *gcCompactor) compactLatest() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	spans := append(c.spans, c.reads...)
+	c.latestDue = true
+	c.busy.Store(true)
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take hands the spans over to the goroutine, those of reads included;
+// latest says whether the latest space is due too.
+func (c *gcCompactor) take() (spans []deletedSpan, latest bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	spans = append(c.spans, c.reads...)
 	c.spans, c.total, c.fresh = nil, 0, 0
 	c.reads, c.readCount = nil, 0
-	return spans
+	latest, c.latestDue = c.latestDue, false
+	return spans, latest
 }
 
 // dropReads forgets the reads reported so far: a compaction just ended.
@@ -284,8 +304,14 @@ func (c *gcCompactor) run() {
 		if err := c.enter(); err != nil {
 			return // closed
 		}
-		compact, keep := c.plan(c.take())
+		spans, latest := c.take()
+		compact, keep := c.plan(spans)
 		c.giveBack(keep)
+		if latest {
+			// Its own span: its key space is not GC's.
+			compact = append(compact, latestSpan())
+			c.latestCompactions.Add(1)
+		}
 		if len(compact) == 0 {
 			c.exit()
 			c.rested()

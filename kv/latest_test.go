@@ -239,3 +239,80 @@ func TestLatestWalkLeavesCompactionToPebble(t *testing.T) {
 		t.Fatalf("%d compactions after the walks; want none", n)
 	}
 }
+
+// TestLatestChurnCompacts: rewrites of a store's rows shadow their
+// copies, and once the copies derived make half the space's size the
+// store compacts the space, so that a walk after it steps over no
+// shadowed copy; rewrites below the minimum of copies ask for none
+// (latestcompact.go). Without it, the walk steps over a shadowed copy a
+// row a rewrite.
+func TestLatestChurnCompacts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, Latest: LatestAlways, testingNoAutoCompactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	rc := s.Regions()[0].Ctx()
+	keys := make([][]byte, 2000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("k%04d", i))
+	}
+	value := bytes.Repeat([]byte("v"), 100)
+	rewrite := func(v int) {
+		t.Helper()
+		muts := make([]Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = Mutation{Op: OpPut, Key: k, Value: append([]byte{byte(v)}, value...)}
+		}
+		startTS := uint64(10 * v)
+		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: startTS + 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle := func() {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !s.compactor.idle(); {
+			if time.Now().After(deadline) {
+				t.Fatal("the compactor is still busy after a minute")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	hidden := func(v int) uint64 {
+		t.Helper()
+		settle()
+		before := s.ScanCost()
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: 1 << 40})
+		if err != nil || len(pairs) != len(keys) || pairs[0].Value[0] != byte(v) {
+			t.Fatalf("scan: %d pairs, err %v", len(pairs), err)
+		}
+		after := s.ScanCost()
+		return (after.Points - before.Points) - (after.Records - before.Records)
+	}
+	// Two rewrites: about 0.5 MiB of copies, under the minimum.
+	for v := 1; v <= 2; v++ {
+		rewrite(v)
+		// Each rewrite's copies in a table of their own.
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h := hidden(2); h < uint64(len(keys)) || s.LatestSpaceStats().Compactions != 0 {
+		t.Fatalf("after two rewrites: %d hidden points, %d compactions of the space; want a shadowed copy a row and none", h, s.LatestSpaceStats().Compactions)
+	}
+	// Rewrites past the minimum and half the space.
+	v := 2
+	for s.LatestSpaceStats().Compactions == 0 && v < 20 {
+		v++
+		rewrite(v)
+		settle()
+	}
+	if h := hidden(v); h != 0 {
+		t.Fatalf("after %d rewrites and %d compactions of the space: %d hidden points; want none", v, s.LatestSpaceStats().Compactions, h)
+	}
+	t.Logf("the space was compacted after %d rewrites of %d rows", v, len(keys))
+}

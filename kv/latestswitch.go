@@ -114,6 +114,13 @@ type latestSpace struct {
 	// switchTo, set by the store, runs a switch the automatic mode asks
 	// for in the background (nil: none is run).
 	switchTo func(on bool)
+	// churn is the bytes of copies derived since the space was last
+	// handed to the compactor (latestcompact.go); size estimates the
+	// space's bytes in table files and compact hands it over (both set
+	// by the store; compact nil: never).
+	churn   atomic.Uint64
+	size    func() uint64
+	compact func()
 }
 
 // latestOnIn reports whether the word w says the space is on.
@@ -197,11 +204,15 @@ type LatestSpaceStats struct {
 	On bool
 	// SwitchedOn and SwitchedOff count the switches since Open.
 	SwitchedOn, SwitchedOff uint64
+	// Compactions counts the compactions of the space its copies'
+	// churn asked for (latestcompact.go).
+	Compactions uint64
 }
 
 // LatestSpaceStats returns the store's latest-space figures.
 func (s *Store) LatestSpaceStats() LatestSpaceStats {
-	return LatestSpaceStats{On: latestOnIn(s.latest.load()), SwitchedOn: s.latest.switchedOn.Load(), SwitchedOff: s.latest.switchedOff.Load()}
+	return LatestSpaceStats{On: latestOnIn(s.latest.load()), SwitchedOn: s.latest.switchedOn.Load(), SwitchedOff: s.latest.switchedOff.Load(),
+		Compactions: s.compactor.latestCompactions.Load()}
 }
 
 // deriveLatest appends to wb what its write records do to the latest

@@ -157,7 +157,8 @@ func TestReadsWaitForGC(t *testing.T) {
 	}
 	took := func() string {
 		var out []string
-		for _, sp := range c.take() {
+		spans, _ := c.take()
+		for _, sp := range spans {
 			out = append(out, fmt.Sprintf("%s-%s:%d", sp.lo, sp.hi, sp.count))
 		}
 		return fmt.Sprint(out)

@@ -125,7 +125,7 @@ func TestLatestSpaceCollectors(t *testing.T) {
 				got[name] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 			}
 		}
-		want := map[string]float64{"percdb_kv_latest_space_on": tc.on, "percdb_kv_latest_space_switches_total{to=off}": 0, "percdb_kv_scan_keys_total": 200}
+		want := map[string]float64{"percdb_kv_latest_space_on": tc.on, "percdb_kv_latest_space_switches_total{to=off}": 0, "percdb_kv_latest_space_compactions_total": 0, "percdb_kv_scan_keys_total": 200}
 		for name, v := range want {
 			if g, ok := got[name]; !ok || g != v {
 				t.Errorf("mode %d: %s = %v (present %v), want %v", tc.mode, name, g, ok, v)

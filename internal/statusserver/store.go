@@ -55,6 +55,8 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_kv_latest_space_on", Help: "1 while the store's forward range reads read the latest space (a copy of each key's newest version, kv/latestswitch.go), else 0 (off, or being built)."},
 			func() float64 { return oneIf(store.LatestSpaceStats().On) }),
 		newLatestSwitches(store),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_latest_space_compactions_total", Help: "Compactions of the store's latest space that its copies' churn asked for: the copies written since the last one made half the space's size (kv/latestcompact.go)."},
+			func() float64 { return float64(store.LatestSpaceStats().Compactions) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_scan_keys_total", Help: "User keys the store's range reads (Scan, Coprocessor) visited."},
 			func() float64 { return float64(store.ScanCost().Keys) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_scan_records_total", Help: "Records the store's range reads asked Pebble for (versions, or copies in the latest space)."},
