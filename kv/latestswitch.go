@@ -344,6 +344,12 @@ func (s *Store) EnableLatestSpace(ctx context.Context) error {
 		return nil
 	}
 	defer s.latest.busy.Store(false)
+	return s.enableLatest(ctx)
+}
+
+// enableLatest is EnableLatestSpace once the caller holds the switch
+// (busy) and the store (enter).
+func (s *Store) enableLatest(ctx context.Context) error {
 	if latestOnIn(s.latest.load()) {
 		return nil
 	}
@@ -477,6 +483,12 @@ func (s *Store) DisableLatestSpace(ctx context.Context) error {
 		return nil
 	}
 	defer s.latest.busy.Store(false)
+	return s.disableLatest()
+}
+
+// disableLatest is DisableLatestSpace once the caller holds the switch
+// (busy) and the store (enter).
+func (s *Store) disableLatest() error {
 	s.latest.mu.Lock()
 	defer s.latest.mu.Unlock()
 	if s.latest.load()&3 == latestStateOff {
@@ -493,18 +505,27 @@ func (s *Store) DisableLatestSpace(ctx context.Context) error {
 
 // switchLatest runs a switch the automatic mode asked for, in the
 // background: the asking read or apply does not wait for a backfill. It
-// stops when the store closes (a build checks between batches).
+// stops when the store closes (a build checks between batches). It takes
+// the switch (busy) before it starts the goroutine: the walks of one
+// scan may each ask for the same switch, and a second goroutine started
+// while the first had not yet taken the switch would take it later, with
+// nothing left to do, and hold it while a request for the other switch
+// came in (which is then dropped, its window lost).
 func (s *Store) switchLatest(on bool) {
-	if s.latest.busy.Load() || s.isClosing.Load() {
+	if s.isClosing.Load() || !s.latest.busy.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		ctx := context.Background()
+		defer s.latest.busy.Store(false)
+		if err := s.enter(); err != nil {
+			return // closed
+		}
+		defer s.exit()
 		var err error
 		if on {
-			err = s.EnableLatestSpace(ctx)
+			err = s.enableLatest(context.Background())
 		} else {
-			err = s.DisableLatestSpace(ctx)
+			err = s.disableLatest()
 		}
 		if err != nil && !errors.Is(err, ErrClosed) {
 			s.logger.Warn("switching the latest space", "on", on, "dir", s.dir, "err", err)
