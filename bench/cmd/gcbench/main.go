@@ -25,7 +25,9 @@
 //	nobody updates, and scans it right after each scan of s.t: the
 //	ratio of their CPU medians compares the churned table with a fresh
 //	one in one process at one moment, which a comparison with the first
-//	sample, minutes earlier on a shared machine, does not. With
+//	sample, minutes earlier on a shared machine, does not (the two alternate
+//	which goes first, since the first scans after the writers pause also
+//	pay for what the writes left to do). With
 //	-status-port and -profile DIR, each sample also takes a CPU profile
 //	of the server (DIR/second-S.prof, S seconds into the churn) over
 //	-profile-time of back-to-back scans, writers paused, and prints how
@@ -260,7 +262,28 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		cpus := make([]time.Duration, 5)
 		refs := make([]time.Duration, 5)
 		var walked, walkedBefore storeWalks
+		scanFresh := func(i int) error {
+			cpuStart := serverCPU(o.pid)
+			if err := scan(db, "s.f"); err != nil {
+				return err
+			}
+			refs[i] = serverCPU(o.pid) - cpuStart
+			return nil
+		}
 		for i := range scans {
+			// With -reference, the fresh table is scanned right before
+			// the churned one in every other pair, right after it in
+			// the others: the work the writers left behind when they
+			// paused (a memtable's flush, the compactions it brings, a
+			// GC pass) runs during the first scans of a sample, and the
+			// server's CPU over a scan counts it, so a fixed order
+			// charged it to the churned table.
+			freshFirst := o.reference && i%2 == 1
+			if freshFirst {
+				if err := scanFresh(i); err != nil {
+					return err
+				}
+			}
 			walkedBefore = readStoreWalks(o.statusPort)
 			cpuStart := serverCPU(o.pid)
 			scanStart := time.Now()
@@ -270,14 +293,10 @@ func churn(db *sql.DB, dataDir string, o options) error {
 			scans[i] = time.Since(scanStart)
 			cpus[i] = serverCPU(o.pid) - cpuStart
 			walked.addSince(walkedBefore, readStoreWalks(o.statusPort))
-			if o.reference {
-				// The fresh table right after, so that both scans see
-				// the machine alike.
-				cpuStart = serverCPU(o.pid)
-				if err := scan(db, "s.f"); err != nil {
+			if o.reference && !freshFirst {
+				if err := scanFresh(i); err != nil {
 					return err
 				}
-				refs[i] = serverCPU(o.pid) - cpuStart
 			}
 		}
 		slices.Sort(scans)
