@@ -192,22 +192,9 @@ func TestLatestWalkLeavesCompactionToPebble(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	rc := s.Regions()[0].Ctx()
-	keys := make([][]byte, 2000)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("k%04d", i))
-	}
+	keys := latestTestKeys(2000)
 	for v := 1; v <= 3; v++ {
-		muts := make([]Mutation, len(keys))
-		for i, k := range keys {
-			muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
-		}
-		startTS := uint64(10 * v)
-		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: startTS + 5}); err != nil {
-			t.Fatal(err)
-		}
+		rewriteKeys(t, s, keys, uint64(10*v), []byte(fmt.Sprintf("v%d", v)))
 		// Each rewrite's copies in a table of their own, over the older.
 		if err := s.db.Flush(); err != nil {
 			t.Fatal(err)
@@ -254,24 +241,11 @@ func TestLatestChurnCompacts(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	rc := s.Regions()[0].Ctx()
-	keys := make([][]byte, 2000)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("k%04d", i))
-	}
+	keys := latestTestKeys(2000)
 	value := bytes.Repeat([]byte("v"), 100)
 	rewrite := func(v int) {
 		t.Helper()
-		muts := make([]Mutation, len(keys))
-		for i, k := range keys {
-			muts[i] = Mutation{Op: OpPut, Key: k, Value: append([]byte{byte(v)}, value...)}
-		}
-		startTS := uint64(10 * v)
-		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: startTS + 5}); err != nil {
-			t.Fatal(err)
-		}
+		rewriteKeys(t, s, keys, uint64(10*v), append([]byte{byte(v)}, value...))
 	}
 	settle := func() {
 		t.Helper()
@@ -315,4 +289,31 @@ func TestLatestChurnCompacts(t *testing.T) {
 		t.Fatalf("after %d rewrites and %d compactions of the space: %d hidden points; want none", v, s.LatestSpaceStats().Compactions, h)
 	}
 	t.Logf("the space was compacted after %d rewrites of %d rows", v, len(keys))
+}
+
+// latestTestKeys returns n keys k0000, k0001, ...
+func latestTestKeys(n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("k%04d", i))
+	}
+	return keys
+}
+
+// rewriteKeys writes value to every key of keys in one transaction of
+// start_ts startTS, committed at startTS+5.
+func rewriteKeys(t *testing.T, s *Store, keys [][]byte, startTS uint64, value []byte) {
+	t.Helper()
+	ctx := context.Background()
+	rc := s.Regions()[0].Ctx()
+	muts := make([]Mutation, len(keys))
+	for i, k := range keys {
+		muts[i] = Mutation{Op: OpPut, Key: k, Value: value}
+	}
+	if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: startTS, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+		t.Fatal(resp, err)
+	}
+	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: startTS, CommitTS: startTS + 5}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -25,20 +25,7 @@ func TestSizesHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ctx := context.Background()
-	var muts []kv.Mutation
-	for i := 0; i < 200; i++ {
-		muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: []byte(fmt.Sprintf("a%04d", i)), Value: bytes.Repeat([]byte("v"), 100)})
-	}
-	reg, err := store.LocateKey(muts[0].Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := store.Prewrite(ctx, &kv.PrewriteRequest{Region: reg.Ctx(), Mutations: muts, Primary: muts[0].Key, StartTS: 10,
-		LockTTL: 60_000, TryOnePC: true, MaxCommitTS: 1 << 40})
-	if err != nil || resp.OnePCCommitTS == 0 {
-		t.Fatalf("write: %+v %v", resp, err)
-	}
+	writeKeys(t, store, bytes.Repeat([]byte("v"), 100))
 	if err := store.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,21 +78,8 @@ func TestLatestSpaceCollectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
-		var muts []kv.Mutation
-		for i := 0; i < 200; i++ {
-			muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: []byte(fmt.Sprintf("a%04d", i)), Value: []byte("v")})
-		}
-		reg, err := store.LocateKey(muts[0].Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := store.Prewrite(ctx, &kv.PrewriteRequest{Region: reg.Ctx(), Mutations: muts, Primary: muts[0].Key, StartTS: 10,
-			LockTTL: 60_000, TryOnePC: true, MaxCommitTS: 1 << 40})
-		if err != nil || resp.OnePCCommitTS == 0 {
-			t.Fatalf("write: %+v %v", resp, err)
-		}
-		pairs, err := store.Scan(ctx, &kv.ScanRequest{Region: reg.Ctx(), Start: []byte("a"), End: []byte("b"), Version: 1 << 40})
+		rc := writeKeys(t, store, []byte("v"))
+		pairs, err := store.Scan(context.Background(), &kv.ScanRequest{Region: rc, Start: []byte("a"), End: []byte("b"), Version: 1 << 40})
 		if err != nil || len(pairs) != 200 {
 			t.Fatalf("scan: %d pairs, %v", len(pairs), err)
 		}
@@ -136,4 +110,24 @@ func TestLatestSpaceCollectors(t *testing.T) {
 		}
 		store.Close()
 	}
+}
+
+// writeKeys commits value under the 200 keys a0000 to a0199 of store in
+// one transaction (one phase, start_ts 10) and returns their region.
+func writeKeys(t *testing.T, store *kv.Store, value []byte) kv.RegionCtx {
+	t.Helper()
+	var muts []kv.Mutation
+	for i := 0; i < 200; i++ {
+		muts = append(muts, kv.Mutation{Op: kv.OpPut, Key: []byte(fmt.Sprintf("a%04d", i)), Value: value})
+	}
+	reg, err := store.LocateKey(muts[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := store.Prewrite(context.Background(), &kv.PrewriteRequest{Region: reg.Ctx(), Mutations: muts, Primary: muts[0].Key, StartTS: 10,
+		LockTTL: 60_000, TryOnePC: true, MaxCommitTS: 1 << 40})
+	if err != nil || resp.OnePCCommitTS == 0 {
+		t.Fatalf("write: %+v %v", resp, err)
+	}
+	return reg.Ctx()
 }
