@@ -955,3 +955,35 @@ func TestLatestAutoSwitch(t *testing.T) {
 		t.Fatalf("switches: %+v, want one on and one off", st)
 	}
 }
+
+// TestLatestAutoSwitchWeighsCopies checks the automatic mode's rule for
+// switching on over one window: the walks' hidden points must outweigh
+// the write records written meanwhile at latestCopySteps steps a copy,
+// not one for one (a write-heavy mix whose walks step over a few deleted
+// rows, TPC-C's Delivery among New-Orders, keeps the space off).
+func TestLatestAutoSwitchWeighsCopies(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		written, keys, hidden uint64
+		wantSwitch            bool
+	}{
+		{name: "no writes, churned walks", written: 0, keys: 1000, hidden: 1000, wantSwitch: true},
+		{name: "hidden points twice the writes", written: 1000, keys: 1000, hidden: 2000, wantSwitch: false},
+		{name: "hidden points just below the copies' cost", written: 1000, keys: 10_000, hidden: latestCopySteps * 1000, wantSwitch: false},
+		{name: "hidden points beyond the copies' cost", written: 1000, keys: 10_000, hidden: latestCopySteps*1000 + 1, wantSwitch: true},
+		{name: "beyond the cost but few a key", written: 10, keys: 10_000, hidden: 2000, wantSwitch: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []bool
+			l := &latestSpace{mode: LatestAuto, windowKeys: tc.keys, switchTo: func(on bool) { asked = append(asked, on) }}
+			l.written.Add(tc.written)
+			l.walked(&walkCost{keys: tc.keys, points: tc.keys + tc.hidden})
+			if got := len(asked) == 1 && asked[0]; got != tc.wantSwitch || len(asked) > 1 {
+				t.Fatalf("written %d, %d keys walked over %d hidden points: asked %v, want a switch on: %v", tc.written, tc.keys, tc.hidden, asked, tc.wantSwitch)
+			}
+			if l.walkKeys.Load() != 0 || l.walkHidden.Load() != 0 || l.written.Load() != 0 {
+				t.Fatalf("the window was not restarted: %d keys, %d hidden, %d written", l.walkKeys.Load(), l.walkHidden.Load(), l.written.Load())
+			}
+		})
+	}
+}

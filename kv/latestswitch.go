@@ -42,9 +42,10 @@ import (
 //   - In the automatic mode, the switch weighs what the copies would save
 //     against what they cost: on when, over a window of latestWindowKeys
 //     keys visited by forward walks of the write space, the walks stepped
-//     over more hidden points (beyond one a key) than the applies wrote
-//     write records meanwhile (each copy would save a walk at least a
-//     step), and at least latestOnHidden a key; off when, over
+//     over more hidden points (beyond one a key) than latestCopySteps
+//     times the write records the applies wrote meanwhile (a copy costs
+//     its writer about as much as that many steps cost a walk), and at
+//     least latestOnHidden a key; off when, over
 //     latestOffCopies copies derived, walks read fewer than
 //     1/latestOffShare as many keys through the space. The store decides
 //     as a whole: a table scanned fresh beside a churned one dilutes the
@@ -79,6 +80,20 @@ const (
 	// the safe point, tombstones): a fresh, compacted table steps over
 	// none, a churned one about 0.7-0.9 (TestScanUnderChurn).
 	latestOnHidden = 0.25
+	// latestCopySteps is what writing one copy costs, in hidden points a
+	// walk steps over: the space goes on only when the walks stepped over
+	// more than this many for each write record meanwhile. By callgrind
+	// (docs/benchmarks.md, latest2 and latest4): a copy adds about 10,900
+	// instructions to Prewrite+Commit (493 M -> 819 M for 30,010 keys,
+	// its memtable insert, WAL bytes and its share of the flushes and
+	// compactions), a hidden version costs a forward walk about 1,300-
+	// 1,550 (2,198 -> 3,594 instructions a row with 90% of the rows
+	// rewritten). Weighed one for one, TPC-C's Delivery (a walk over the
+	// new orders its predecessors deleted) switched the space on under a
+	// write-heavy mix, whose server CPU a transaction then rose by a
+	// quarter (branch tpccprof). The backfill of the whole store a switch
+	// costs is on top, and left out.
+	latestCopySteps = 8
 	// latestOffCopies is the copies derived before the automatic mode
 	// decides whether the space still pays.
 	latestOffCopies = 1_000_000
@@ -193,7 +208,7 @@ func (l *latestSpace) walked(c *walkCost) {
 		return
 	}
 	keys, hidden, written := l.walkKeys.Swap(0), l.walkHidden.Swap(0), l.written.Swap(0)
-	if keys > 0 && hidden > written && float64(hidden) >= latestOnHidden*float64(keys) && l.switchTo != nil {
+	if keys > 0 && hidden > latestCopySteps*written && float64(hidden) >= latestOnHidden*float64(keys) && l.switchTo != nil {
 		l.switchTo(true)
 	}
 }
