@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -249,27 +250,33 @@ func (l *indexLookup) fill(ctx context.Context) error {
 	if len(l.handles) == 0 {
 		return nil
 	}
-	t := l.x.t
-	keys := make([][]byte, len(l.handles))
-	for i, h := range l.handles {
+	l.rows, err = lookupRows(ctx, l.s, l.x.t, l.x.ix, l.d, l.handles, l.rows)
+	return err
+}
+
+// lookupRows appends to rows the rows of handles, the entries of ix read,
+// with one batch read.
+func lookupRows(ctx context.Context, r Reader, t *Table, ix *Index, d *RowDecoder, handles []tablecodec.Handle, rows []Row) ([]Row, error) {
+	keys := make([][]byte, len(handles))
+	for i, h := range handles {
 		keys[i] = tablecodec.RowKey(nil, t.ID, h)
 	}
-	vals, err := l.s.BatchGet(ctx, keys)
+	vals, err := r.BatchGet(ctx, keys)
 	if err != nil {
-		return fmt.Errorf("table %s: index %s lookup of %d rows: %w", t.Name, l.x.ix.Name, len(keys), err)
+		return rows, fmt.Errorf("table %s: index %s lookup of %d rows: %w", t.Name, ix.Name, len(keys), err)
 	}
 	for i, k := range keys {
 		v, ok := vals[string(k)]
 		if !ok {
-			return fmt.Errorf("table %s: index %s entry points to row %v: %w", t.Name, l.x.ix.Name, l.handles[i], ErrIndexInconsistent)
+			return rows, fmt.Errorf("table %s: index %s entry points to row %v: %w", t.Name, ix.Name, handles[i], ErrIndexInconsistent)
 		}
-		row, err := l.d.Decode(v)
+		row, err := d.Decode(v)
 		if err != nil {
-			return fmt.Errorf("index %s lookup of row %v: %w", l.x.ix.Name, l.handles[i], err)
+			return rows, fmt.Errorf("index %s lookup of row %v: %w", ix.Name, handles[i], err)
 		}
-		l.rows = append(l.rows, Row{Handle: l.handles[i], Values: row})
+		rows = append(rows, Row{Handle: handles[i], Values: row})
 	}
-	return nil
+	return rows, nil
 }
 
 // Close implements RowIterator.
@@ -393,3 +400,48 @@ func (o *indexOnly) Next(ctx context.Context) (Row, error) {
 
 // Close implements RowIterator.
 func (o *indexOnly) Close() { o.x.Close() }
+
+// IndexLookupRanges reads, for each of ranges (ranges of ix's entries,
+// ascending and disjoint, as Table.IndexRange makes them), the rows its
+// entries point to, in index order: the entries of every range with one
+// multi-range read (txn.Txn.ScanRanges: one request per region, not one
+// per range), then every row with one batch read. At most limit entries
+// of each range are read (0: all): full[i] reports that range i had
+// limit of them, and may have more, which were not read. A batch of
+// lookups (a batched join's ranges of one index) is so two requests per
+// region rather than two per range.
+func IndexLookupRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, d *RowDecoder, ranges []KeyRange, limit int) (rows [][]Row, full []bool, err error) {
+	krs := make([]kv.KeyRange, len(ranges))
+	for i, r := range ranges {
+		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
+	}
+	entries, err := k.ScanRanges(ctx, krs, limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
+	}
+	prefix := tablecodec.IndexPrefix(nil, t.ID, ix.ID)
+	full = make([]bool, len(ranges))
+	var handles []tablecodec.Handle
+	for i, es := range entries {
+		full[i] = limit > 0 && len(es) >= limit
+		for _, e := range es {
+			if !bytes.HasPrefix(e.Key, prefix) {
+				return nil, nil, fmt.Errorf("table %s: scan of index %s met key %x outside the index", t.Name, ix.Name, e.Key)
+			}
+			h, err := tablecodec.DecodeIndexHandle(e.Key, e.Value, len(ix.Columns), t.HandleKind == HandleCommon)
+			if err != nil {
+				return nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
+			}
+			handles = append(handles, h)
+		}
+	}
+	all, err := lookupRows(ctx, readerFor(k, d), t, ix, d, handles, make([]Row, 0, len(handles)))
+	if err != nil {
+		return nil, nil, err
+	}
+	rows = make([][]Row, len(ranges))
+	for i, es := range entries {
+		rows[i], all = all[:len(es):len(es)], all[len(es):]
+	}
+	return rows, full, nil
+}

@@ -280,6 +280,40 @@ type ScanRequest struct {
 	// previous version. For estimates only (the planner's row counts),
 	// never for a transaction's reads.
 	IgnoreLocks bool
+	// Ranges, when not empty, are the request's ranges in place of
+	// [Start, End), which must then be empty (a multi-range read): as a
+	// CoprocessorRequest's Ranges, ascending and disjoint, each with a
+	// non-empty End but the last (empty: to the region's end), all in
+	// the region; Limit bounds the pairs of each range (0: no bound),
+	// not of the whole; Reverse is not allowed. The pairs of all ranges
+	// come in one response in key order (SplitPairs gives each range
+	// its own). The locks are checked over each range's part the read
+	// covered, all reported in one *KeyIsLockedError. A batch of
+	// lookups (a batched join's ranges, an IN list on an index) is so
+	// one request per region, one iterator and one latch-free pass over
+	// the lock set, rather than one request per range.
+	Ranges []KeyRange
+}
+
+// SplitPairs returns, for each of ranges (ascending and disjoint, as
+// ScanRequest.Ranges), the pairs of pairs (in key order, as a
+// multi-range Scan returns them) that fall in it; a pair in none is
+// dropped. The slices share pairs' array.
+func SplitPairs(ranges []KeyRange, pairs []KvPair) [][]KvPair {
+	out := make([][]KvPair, len(ranges))
+	i := 0
+	for r, kr := range ranges {
+		for i < len(pairs) && string(pairs[i].Key) < string(kr.Start) {
+			i++
+		}
+		j := i
+		for j < len(pairs) && (len(kr.End) == 0 || string(pairs[j].Key) < string(kr.End)) {
+			j++
+		}
+		out[r] = pairs[i:j:j]
+		i = j
+	}
+	return out
 }
 
 // MaxLocksPerResponse bounds the locks one read reports in a

@@ -138,24 +138,7 @@ func (s *Store) coprRanges(req *CoprocessorRequest, what func() string) ([]KeyRa
 	if len(req.Start) > 0 || len(req.End) > 0 {
 		return nil, fmt.Errorf("%s: both Ranges and [Start, End) given", what())
 	}
-	n := len(req.Ranges)
-	for i, kr := range req.Ranges {
-		switch {
-		case len(kr.End) == 0 && i < n-1:
-			return nil, fmt.Errorf("%s: range %d of %d is unbounded", what(), i, n)
-		case len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) > 0:
-			return nil, fmt.Errorf("%s: range %d ends before it starts", what(), i)
-		case i > 0 && bytes.Compare(req.Ranges[i-1].End, kr.Start) > 0:
-			return nil, fmt.Errorf("%s: range %d starts before range %d ends", what(), i, i-1)
-		}
-	}
-	// The region holds the first start and the last end, so every range.
-	end, err := s.readRange(req.Region, req.Ranges[0].Start, req.Ranges[n-1].End, req.Version, what)
-	if err != nil {
-		return nil, err
-	}
-	// The last range's end as the walk takes it: nil when unbounded.
-	return append(req.Ranges[:n-1:n-1], KeyRange{Start: req.Ranges[n-1].Start, End: end}), nil
+	return s.checkRanges(req.Region, req.Ranges, req.Version, what)
 }
 
 // coprRun is one evaluation of a request's program over a walk.

@@ -236,9 +236,25 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 			}
 		}
 		req.IgnoreLocks = d.HasArg("ignore_locks")
-		req.Region = h.region(t, d, req.Start)
+		req.Ranges = rangesArg(t, d)
+		first := req.Start
+		if len(req.Ranges) > 0 {
+			first = req.Ranges[0].Start
+		}
+		req.Region = h.region(t, d, first)
 		pairs, err := h.s.Scan(ctx, req)
-		return fmtPairs(pairs), err
+		if err != nil || len(req.Ranges) == 0 {
+			return fmtPairs(pairs), err
+		}
+		// A multi-range read: each range's pairs under its name.
+		var b strings.Builder
+		for i, ps := range SplitPairs(req.Ranges, pairs) {
+			fmt.Fprintf(&b, "[%q, %q):\n", req.Ranges[i].Start, req.Ranges[i].End)
+			if len(ps) > 0 {
+				b.WriteString(fmtPairs(ps))
+			}
+		}
+		return b.String(), nil
 	case "validate_reads":
 		return h.validateReads(ctx, t, d)
 	case "scan_changes":
@@ -337,21 +353,30 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 	return "", nil
 }
 
+// rangesArg returns the ranges of argument ranges=(<start>-<end>, ...),
+// nil when there is none.
+func rangesArg(t *testing.T, d *datadriven.TestData) []KeyRange {
+	if !d.HasArg("ranges") {
+		return nil
+	}
+	var ranges []KeyRange
+	for _, r := range keysArg(t, d, "ranges") {
+		start, end, ok := bytes.Cut(r, []byte("-"))
+		if !ok {
+			t.Fatalf("%s: range %q is not <start>-<end>", d.Pos, r)
+		}
+		ranges = append(ranges, KeyRange{Start: start, End: end})
+	}
+	return ranges
+}
+
 // validateReads runs the validate_reads command.
 func (h *scriptRunner) validateReads(ctx context.Context, t *testing.T, d *datadriven.TestData) (string, error) {
 	req := &ValidateReadsRequest{From: tsArg(t, d, "from"), To: tsArg(t, d, "to")}
 	if d.HasArg("keys") {
 		req.Keys = keysArg(t, d, "keys")
 	}
-	if d.HasArg("ranges") {
-		for _, r := range keysArg(t, d, "ranges") {
-			start, end, ok := bytes.Cut(r, []byte("-"))
-			if !ok {
-				t.Fatalf("%s: range %q is not <start>-<end>", d.Pos, r)
-			}
-			req.Ranges = append(req.Ranges, KeyRange{Start: start, End: end})
-		}
-	}
+	req.Ranges = rangesArg(t, d)
 	if d.HasArg("bypass") {
 		for _, k := range keysArg(t, d, "bypass") {
 			req.BypassLocks = append(req.BypassLocks, parseTS(t, d, string(k)))

@@ -145,7 +145,10 @@ func (i *instrumented) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, er
 	start := time.Now()
 	pairs, err := i.c.Scan(ctx, req)
 	key := req.Start
-	if req.Reverse {
+	switch {
+	case len(req.Ranges) > 0:
+		key = req.Ranges[0].Start
+	case req.Reverse:
 		key = req.End
 	}
 	i.observe(CmdScan, req.Region, start, key, len(pairs), pairBytes(pairs), false, err)

@@ -239,6 +239,9 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	if req.Limit < 0 {
 		return nil, fmt.Errorf("%s: negative limit %d", what(), req.Limit)
 	}
+	if len(req.Ranges) > 0 {
+		return s.scanRanges(ctx, req)
+	}
 	end, err := s.readRange(req.Region, req.Start, req.End, req.Version, what)
 	if err != nil {
 		return nil, err
@@ -246,6 +249,117 @@ func (s *Store) Scan(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
 	return rangeRead(ctx, s, req.Start, end, nil, req.Version, req.IgnoreLocks, what,
 		func() ([]KvPair, bool, error) { return s.scanUnlocked(ctx, req, end) },
 		func(r *mvccReader) ([]KvPair, error) { return r.scan(ctx, req, end) })
+}
+
+// scanRanges is Scan of a request with Ranges (a multi-range read).
+func (s *Store) scanRanges(ctx context.Context, req *ScanRequest) ([]KvPair, error) {
+	what := func() string {
+		return fmt.Sprintf("scan of %d ranges [%q, %q)", len(req.Ranges), req.Ranges[0].Start, req.Ranges[len(req.Ranges)-1].End)
+	}
+	if req.Reverse {
+		return nil, fmt.Errorf("%s: a reverse read of many ranges", what())
+	}
+	if len(req.Start) > 0 || len(req.End) > 0 {
+		return nil, fmt.Errorf("%s: both Ranges and [Start, End) given", what())
+	}
+	ranges, err := s.checkRanges(req.Region, req.Ranges, req.Version, what)
+	if err != nil {
+		return nil, err
+	}
+	return rangeRead(ctx, s, ranges[0].Start, ranges[len(ranges)-1].End, ranges, req.Version, req.IgnoreLocks, what,
+		func() ([]KvPair, bool, error) {
+			return unlockedRead(s, req.IgnoreLocks, func(r *mvccReader) ([]KvPair, error) {
+				pairs, _, err := r.walkRanges(ctx, ranges, req.Version, req.Limit, req.KeyOnly)
+				return pairs, err
+			})
+		},
+		func(r *mvccReader) ([]KvPair, error) { return r.scanRanges(ctx, req, ranges) })
+}
+
+// scanRanges is scanRanges on one view: the walk of every range, then
+// the locks of the part of each range the walk covered.
+func (r *mvccReader) scanRanges(ctx context.Context, req *ScanRequest, ranges []KeyRange) ([]KvPair, error) {
+	pairs, ends, err := r.walkRanges(ctx, ranges, req.Version, req.Limit, req.KeyOnly)
+	if err != nil {
+		return nil, err
+	}
+	var locked []LockInfo
+	for i, kr := range ranges {
+		hi := kr.End
+		if req.Limit > 0 && ends[i]-ends0(ends, i) == req.Limit {
+			hi = append(bytes.Clone(pairs[ends[i]-1].Key), 0) // just past its last pair
+		}
+		err := r.locks(kr.Start, hi, false, func(key []byte, l *txntypes.Lock) bool {
+			if blocksRead(l, req.Version) && !slices.Contains(req.BypassLocks, l.StartTS) {
+				locked = append(locked, lockInfo(key, l))
+			}
+			return len(locked) < MaxLocksPerResponse
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(locked) >= MaxLocksPerResponse {
+			break
+		}
+	}
+	if err := lockedError(locked); err != nil {
+		return nil, err
+	}
+	return pairs, nil
+}
+
+// ends0 is where range i's pairs start in a walkRanges answer.
+func ends0(ends []int, i int) int {
+	if i == 0 {
+		return 0
+	}
+	return ends[i-1]
+}
+
+// walkRanges walks each of ranges in turn, at most limit pairs of each
+// (0: all), and returns their pairs in key order and, for each range,
+// the end of its pairs in them. It does not look at locks.
+func (r *mvccReader) walkRanges(ctx context.Context, ranges []KeyRange, ts uint64, limit int, keyOnly bool) ([]KvPair, []int, error) {
+	var c pairCollector
+	ends := make([]int, len(ranges))
+	for i, kr := range ranges {
+		first := len(c.pairs)
+		if len(kr.End) == 0 || bytes.Compare(kr.Start, kr.End) < 0 {
+			err := r.visit(ctx, kr.Start, kr.End, ts, false, keyOnly, func(key, value []byte) (bool, error) {
+				c.add(key, value, keyOnly)
+				return limit > 0 && len(c.pairs)-first >= limit, nil
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		ends[i] = len(c.pairs)
+	}
+	return c.pairs, ends, nil
+}
+
+// checkRanges checks the ranges of a multi-range read (ascending and
+// disjoint, each bounded but the last, all in the region rc) and returns
+// them with the last one's End as the walk takes it: cut to the region's
+// end, nil when it reaches the end of the key space.
+func (s *Store) checkRanges(rc RegionCtx, ranges []KeyRange, version uint64, what func() string) ([]KeyRange, error) {
+	n := len(ranges)
+	for i, kr := range ranges {
+		switch {
+		case len(kr.End) == 0 && i < n-1:
+			return nil, fmt.Errorf("%s: range %d of %d is unbounded", what(), i, n)
+		case len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) > 0:
+			return nil, fmt.Errorf("%s: range %d ends before it starts", what(), i)
+		case i > 0 && bytes.Compare(ranges[i-1].End, kr.Start) > 0:
+			return nil, fmt.Errorf("%s: range %d starts before range %d ends", what(), i, i-1)
+		}
+	}
+	// The region holds the first start and the last end, so every range.
+	end, err := s.readRange(rc, ranges[0].Start, ranges[n-1].End, version, what)
+	if err != nil {
+		return nil, err
+	}
+	return append(ranges[:n-1:n-1], KeyRange{Start: ranges[n-1].Start, End: end}), nil
 }
 
 // rangeRead runs a read of [start, end) at version (Scan, Coprocessor):
@@ -425,33 +539,44 @@ type visitFn func(key, value []byte) (stop bool, err error)
 // It does not look at locks. The pairs' keys and values share a few large
 // allocations rather than two each.
 func (r *mvccReader) walk(ctx context.Context, start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]KvPair, error) {
-	var pairs []KvPair
+	var c pairCollector
 	if limit > 0 {
-		pairs = make([]KvPair, 0, min(limit, 1024))
+		c.pairs = make([]KvPair, 0, min(limit, 1024))
 	}
-	var slab []byte
 	err := r.visit(ctx, start, end, ts, reverse, keyOnly, func(key, value []byte) (bool, error) {
-		n := len(key) + len(value)
-		if cap(slab)-len(slab) < n {
-			// Slabs grow from 4 KiB to 64 KiB: a short page stays small.
-			slab = make([]byte, 0, max(n, min(2*cap(slab), 64<<10), 4<<10))
-		}
-		off := len(slab)
-		slab = append(slab, key...)
-		k := slab[off:len(slab):len(slab)]
-		var v []byte
-		if !keyOnly {
-			off = len(slab)
-			slab = append(slab, value...)
-			v = slab[off:len(slab):len(slab)]
-		}
-		pairs = append(pairs, KvPair{Key: k, Value: v})
-		return limit > 0 && len(pairs) >= limit, nil
+		c.add(key, value, keyOnly)
+		return limit > 0 && len(c.pairs) >= limit, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return pairs, nil
+	return c.pairs, nil
+}
+
+// pairCollector keeps the pairs of a walk: their keys and values share a
+// few large allocations rather than two each.
+type pairCollector struct {
+	pairs []KvPair
+	slab  []byte
+}
+
+// add keeps a copy of key and value (not of value when keyOnly).
+func (c *pairCollector) add(key, value []byte, keyOnly bool) {
+	n := len(key) + len(value)
+	if cap(c.slab)-len(c.slab) < n {
+		// Slabs grow from 4 KiB to 64 KiB: a short page stays small.
+		c.slab = make([]byte, 0, max(n, min(2*cap(c.slab), 64<<10), 4<<10))
+	}
+	off := len(c.slab)
+	c.slab = append(c.slab, key...)
+	k := c.slab[off:len(c.slab):len(c.slab)]
+	var v []byte
+	if !keyOnly {
+		off = len(c.slab)
+		c.slab = append(c.slab, value...)
+		v = c.slab[off:len(c.slab):len(c.slab)]
+	}
+	c.pairs = append(c.pairs, KvPair{Key: k, Value: v})
 }
 
 // visit walks the write space of [start, end) key by key in the scan's

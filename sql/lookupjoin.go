@@ -9,6 +9,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 
+	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 )
 
@@ -31,7 +32,12 @@ import (
 //     GMS's plan of the inner side per row. At most maxLookupRows inner
 //     rows are kept per batch: the ranges past that cap are read per
 //     outer row as GMS reads them, so a batch's memory stays bounded
-//     whatever the ranges hold.
+//     whatever the ranges hold. The ranges of a secondary index read
+//     without locks are first read all together, at most lookupRangeRows
+//     entries each, with a multi-range read of the entries and one batch
+//     read of their rows (two requests per region instead of an index
+//     scan and a batch read per range); the ranges with more entries go
+//     to the row iterator.
 //
 // The answer is the one GMS's join gives, row for row and in the same
 // order:
@@ -70,6 +76,11 @@ const (
 	minLookupBatch = 16
 	maxLookupBatch = 512
 	maxLookupRows  = 8192
+	// lookupRangeRows bounds the entries a batch reads of each range of
+	// a secondary index in its multi-range read: a batch of
+	// maxLookupBatch ranges keeps at most maxLookupRows*2 of them, and a
+	// range with more is read again by a row iterator.
+	lookupRangeRows = 2 * maxLookupRows / maxLookupBatch
 )
 
 // lookupJoinStats are the node's counters of batched lookups
@@ -585,11 +596,82 @@ func (it *batchedLookupIter) readRanges(ctx *gsql.Context, ranges []keyRange) er
 		}
 	}
 	it.count(len(distinct))
+	rows, err := it.readDistinct(ctx, distinct)
+	if err != nil {
+		return err
+	}
+	for i := range ranges {
+		var rs []gsql.Row
+		if slot[i] >= 0 {
+			rs = rows[slot[i]]
+		}
+		it.ranges = append(it.ranges, rs)
+	}
+	return nil
+}
+
+// readDistinct returns the rows of each of distinct (sorted, disjoint
+// ranges), nil for those left to GMS. The ranges of a secondary index
+// read without locks are read together (executor.IndexLookupRanges: one
+// request per region for the entries, one for the rows), at most
+// lookupRangeRows entries each; those with more, and the other reads,
+// are read by scanDistinct.
+func (it *batchedLookupIter) readDistinct(ctx *gsql.Context, distinct []keyRange) ([][]gsql.Row, error) {
+	if it.in.x.im.IsPrimary || len(distinct) < 2 {
+		return it.scanDistinct(ctx, distinct)
+	}
+	r, err := it.in.t.newRowIter(ctx, it.in.x.im, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close(ctx)
+	if r.lock || r.track || r.covering != nil || r.index == nil {
+		return it.scanDistinct(ctx, distinct)
+	}
+	krs := make([]executor.KeyRange, len(distinct))
+	for i, kr := range distinct {
+		krs[i] = kr.KeyRange
+	}
+	got, full, err := executor.IndexLookupRanges(ctx, r.k, it.in.t.meta.Exec, r.index.Exec, r.dec, krs, lookupRangeRows)
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	rows := make([][]gsql.Row, len(distinct))
+	var again []keyRange
+	var at []int
+	for i, rs := range got {
+		if full[i] {
+			again, at = append(again, distinct[i]), append(at, i)
+			continue
+		}
+		r.examined += uint64(len(rs))
+		rows[i] = make([]gsql.Row, len(rs))
+		for j, row := range rs {
+			rows[i][j] = gsql.Row(row.Values)
+		}
+	}
+	if len(again) > 0 {
+		more, err := it.scanDistinct(ctx, again)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range at {
+			rows[i] = more[j]
+		}
+	}
+	return rows, nil
+}
+
+// scanDistinct returns the rows of each of distinct (sorted, disjoint
+// ranges) read in key order by one row iterator over the index (the one
+// GMS's build would read, Table.PartitionRows), until maxLookupRows rows
+// are kept: the ranges past the cap are left nil, for GMS.
+func (it *batchedLookupIter) scanDistinct(ctx *gsql.Context, distinct []keyRange) ([][]gsql.Row, error) {
 	rows := make([][]gsql.Row, len(distinct))
 	reads, first := it.coalesce(distinct)
 	r, err := it.in.t.newRowIter(ctx, it.in.x.im, reads)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close(ctx)
 	// complete counts the reads known to be read to their end; read is
@@ -602,7 +684,7 @@ func (it *batchedLookupIter) readRanges(ctx *gsql.Context, ranges []keyRange) er
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// The read the row comes from: each read is its own (no two
 		// of them are primary-key points, which are read together),
@@ -631,14 +713,7 @@ func (it *batchedLookupIter) readRanges(ctx *gsql.Context, ranges []keyRange) er
 			rows[i] = []gsql.Row{} // read, and empty
 		}
 	}
-	for i := range ranges {
-		var rs []gsql.Row
-		if slot[i] >= 0 {
-			rs = rows[slot[i]]
-		}
-		it.ranges = append(it.ranges, rs)
-	}
-	return nil
+	return rows, nil
 }
 
 // coalesce returns the reads of distinct, sorted and disjoint ranges: a

@@ -100,13 +100,19 @@ func TestCoprocessorRanges(t *testing.T) {
 // locked by a transaction whose locks' TTL has passed.
 func coprReader(t *testing.T, kvs []string, dead ...string) *Txn {
 	t.Helper()
+	return coprReaderSplit(t, []string{"m"}, kvs, dead...)
+}
+
+// coprReaderSplit is coprReader over a store split at splits.
+func coprReaderSplit(t *testing.T, splits, kvs []string, dead ...string) *Txn {
+	t.Helper()
 	ctx := context.Background()
 	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: keysCoprocessor{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ks.Close() })
-	e := newEnvOn(t, ks, txntest.NewClockOracle(0), Options{}, "m")
+	e := newEnvOn(t, ks, txntest.NewClockOracle(0), Options{}, splits...)
 	mustCommit(t, e.s, kvs...)
 	dying := e.dyingStore(t, time.Millisecond)
 	tx, err := dying.Begin(ctx)

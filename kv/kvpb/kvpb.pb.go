@@ -2061,16 +2061,19 @@ func (x *BatchGetResponse) GetPairs() []*KvPair {
 }
 
 type ScanRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
-	Start         []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
-	End           []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
-	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	Version       uint64                 `protobuf:"varint,5,opt,name=version,proto3" json:"version,omitempty"`
-	Reverse       bool                   `protobuf:"varint,6,opt,name=reverse,proto3" json:"reverse,omitempty"`
-	KeyOnly       bool                   `protobuf:"varint,7,opt,name=key_only,json=keyOnly,proto3" json:"key_only,omitempty"`
-	BypassLocks   []uint64               `protobuf:"varint,8,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
-	IgnoreLocks   bool                   `protobuf:"varint,9,opt,name=ignore_locks,json=ignoreLocks,proto3" json:"ignore_locks,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Region      *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Start       []byte                 `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End         []byte                 `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	Limit       int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	Version     uint64                 `protobuf:"varint,5,opt,name=version,proto3" json:"version,omitempty"`
+	Reverse     bool                   `protobuf:"varint,6,opt,name=reverse,proto3" json:"reverse,omitempty"`
+	KeyOnly     bool                   `protobuf:"varint,7,opt,name=key_only,json=keyOnly,proto3" json:"key_only,omitempty"`
+	BypassLocks []uint64               `protobuf:"varint,8,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	IgnoreLocks bool                   `protobuf:"varint,9,opt,name=ignore_locks,json=ignoreLocks,proto3" json:"ignore_locks,omitempty"`
+	// ranges, when not empty, replace [start, end): a multi-range read,
+	// limit bounding each range's pairs (kv.ScanRequest.Ranges).
+	Ranges        []*KeyRange `protobuf:"bytes,10,rep,name=ranges,proto3" json:"ranges,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2166,6 +2169,13 @@ func (x *ScanRequest) GetIgnoreLocks() bool {
 		return x.IgnoreLocks
 	}
 	return false
+}
+
+func (x *ScanRequest) GetRanges() []*KeyRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
 }
 
 type ScanResponse struct {
@@ -5369,7 +5379,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x10BatchGetResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12'\n" +
-	"\x05pairs\x18\x03 \x03(\v2\x11.percdb.kv.KvPairR\x05pairs\"\x8e\x02\n" +
+	"\x05pairs\x18\x03 \x03(\v2\x11.percdb.kv.KvPairR\x05pairs\"\xbb\x02\n" +
 	"\vScanRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
@@ -5379,7 +5389,9 @@ const file_kvpb_proto_rawDesc = "" +
 	"\areverse\x18\x06 \x01(\bR\areverse\x12\x19\n" +
 	"\bkey_only\x18\a \x01(\bR\akeyOnly\x12!\n" +
 	"\fbypass_locks\x18\b \x03(\x04R\vbypassLocks\x12!\n" +
-	"\fignore_locks\x18\t \x01(\bR\vignoreLocks\"\x9d\x01\n" +
+	"\fignore_locks\x18\t \x01(\bR\vignoreLocks\x12+\n" +
+	"\x06ranges\x18\n" +
+	" \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\"\x9d\x01\n" +
 	"\fScanResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12'\n" +
@@ -5782,118 +5794,119 @@ var file_kvpb_proto_depIdxs = []int32{
 	13,  // 30: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
 	25,  // 31: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
 	2,   // 32: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 33: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 34: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
-	25,  // 35: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
-	0,   // 36: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
-	2,   // 37: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
-	32,  // 38: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
-	4,   // 39: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 40: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
-	13,  // 41: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
-	2,   // 42: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 43: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 44: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
-	4,   // 45: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 46: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 47: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,   // 48: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
-	2,   // 49: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 50: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 51: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
-	11,  // 52: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
-	2,   // 53: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
-	2,   // 54: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 55: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 56: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 57: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
-	45,  // 58: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
-	4,   // 59: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 60: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 61: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,   // 62: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
-	49,  // 63: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,   // 64: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 65: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
-	52,  // 66: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
-	2,   // 67: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 68: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 69: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
-	53,  // 70: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
-	2,   // 71: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	53,  // 72: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
-	2,   // 73: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 74: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 75: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
-	58,  // 76: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
-	2,   // 77: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	49,  // 78: percdb.kv.CoprocessorRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,   // 79: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 80: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 81: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 82: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 83: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
-	11,  // 84: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
-	2,   // 85: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 86: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 87: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
-	13,  // 88: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 89: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 90: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 91: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
-	3,   // 92: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
-	3,   // 93: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
-	73,  // 94: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
-	72,  // 95: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
-	26,  // 96: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	28,  // 97: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	30,  // 98: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	33,  // 99: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	35,  // 100: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	38,  // 101: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	39,  // 102: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	40,  // 103: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	42,  // 104: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	43,  // 105: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	46,  // 106: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	48,  // 107: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	50,  // 108: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	54,  // 109: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	56,  // 110: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	57,  // 111: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	60,  // 112: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	62,  // 113: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
-	64,  // 114: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
-	66,  // 115: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
-	68,  // 116: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
-	70,  // 117: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
-	27,  // 118: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	29,  // 119: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	31,  // 120: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	34,  // 121: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	36,  // 122: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	37,  // 123: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	37,  // 124: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	41,  // 125: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	37,  // 126: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	44,  // 127: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	47,  // 128: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	37,  // 129: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	51,  // 130: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	55,  // 131: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	37,  // 132: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	59,  // 133: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	61,  // 134: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	63,  // 135: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
-	65,  // 136: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
-	67,  // 137: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
-	69,  // 138: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
-	71,  // 139: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
-	118, // [118:140] is the sub-list for method output_type
-	96,  // [96:118] is the sub-list for method input_type
-	96,  // [96:96] is the sub-list for extension type_name
-	96,  // [96:96] is the sub-list for extension extendee
-	0,   // [0:96] is the sub-list for field type_name
+	49,  // 33: percdb.kv.ScanRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 34: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 35: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
+	25,  // 36: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
+	0,   // 37: percdb.kv.Mutation.op:type_name -> percdb.kv.Op
+	2,   // 38: percdb.kv.PrewriteRequest.region:type_name -> percdb.kv.RegionCtx
+	32,  // 39: percdb.kv.PrewriteRequest.mutations:type_name -> percdb.kv.Mutation
+	4,   // 40: percdb.kv.PrewriteResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 41: percdb.kv.PrewriteResponse.error:type_name -> percdb.kv.KeyError
+	13,  // 42: percdb.kv.PrewriteResponse.errors:type_name -> percdb.kv.KeyError
+	2,   // 43: percdb.kv.CommitRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 44: percdb.kv.CommitResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 45: percdb.kv.CommitResponse.error:type_name -> percdb.kv.KeyError
+	4,   // 46: percdb.kv.CommandResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 47: percdb.kv.CommandResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 48: percdb.kv.BatchRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 49: percdb.kv.CleanupRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 50: percdb.kv.CheckTxnStatusRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 51: percdb.kv.CheckTxnStatusResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 52: percdb.kv.CheckTxnStatusResponse.error:type_name -> percdb.kv.KeyError
+	11,  // 53: percdb.kv.CheckTxnStatusResponse.lock:type_name -> percdb.kv.LockInfo
+	2,   // 54: percdb.kv.ResolveLockRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 55: percdb.kv.TxnHeartBeatRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 56: percdb.kv.TxnHeartBeatResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 57: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 58: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
+	45,  // 59: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
+	4,   // 60: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 61: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 62: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 63: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
+	49,  // 64: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 65: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 66: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
+	52,  // 67: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
+	2,   // 68: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 69: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 70: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	53,  // 71: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 72: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	53,  // 73: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 74: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 75: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 76: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	58,  // 77: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,   // 78: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	49,  // 79: percdb.kv.CoprocessorRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 80: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 81: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 82: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 83: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 84: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
+	11,  // 85: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
+	2,   // 86: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 87: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 88: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
+	13,  // 89: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 90: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 91: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 92: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
+	3,   // 93: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
+	3,   // 94: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
+	73,  // 95: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
+	72,  // 96: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
+	26,  // 97: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 98: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 99: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 100: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 101: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 102: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 103: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 104: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 105: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 106: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 107: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	48,  // 108: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	50,  // 109: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	54,  // 110: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	56,  // 111: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	57,  // 112: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	60,  // 113: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	62,  // 114: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	64,  // 115: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	66,  // 116: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	68,  // 117: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
+	70,  // 118: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
+	27,  // 119: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 120: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 121: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 122: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 123: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 124: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 125: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 126: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 127: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 128: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	47,  // 129: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 130: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	51,  // 131: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	55,  // 132: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 133: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	59,  // 134: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	61,  // 135: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	63,  // 136: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	65,  // 137: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	67,  // 138: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	69,  // 139: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
+	71,  // 140: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
+	119, // [119:141] is the sub-list for method output_type
+	97,  // [97:119] is the sub-list for method input_type
+	97,  // [97:97] is the sub-list for extension type_name
+	97,  // [97:97] is the sub-list for extension extendee
+	0,   // [0:97] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }

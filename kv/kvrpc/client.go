@@ -307,6 +307,7 @@ func (c *Client) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, er
 		resp, err = kc.Scan(ctx, &kvpb.ScanRequest{
 			Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Limit: int64(req.Limit), Version: req.Version,
 			Reverse: req.Reverse, KeyOnly: req.KeyOnly, BypassLocks: req.BypassLocks, IgnoreLocks: req.IgnoreLocks,
+			Ranges: keyRangesToPB(req.Ranges),
 		})
 		return err
 	})

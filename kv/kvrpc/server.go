@@ -97,7 +97,7 @@ func (s *Server) Scan(ctx context.Context, req *kvpb.ScanRequest) (*kvpb.ScanRes
 	pairs, err := s.backend.Scan(ctx, &kv.ScanRequest{
 		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Limit: int(req.GetLimit()),
 		Version: req.GetVersion(), Reverse: req.GetReverse(), KeyOnly: req.GetKeyOnly(),
-		BypassLocks: req.GetBypassLocks(), IgnoreLocks: req.GetIgnoreLocks(),
+		BypassLocks: req.GetBypassLocks(), IgnoreLocks: req.GetIgnoreLocks(), Ranges: keyRangesFromPB(req.GetRanges()),
 	})
 	re, ke, serr := outcome(err)
 	return &kvpb.ScanResponse{RegionError: re, Error: ke, Pairs: pairsToPB(pairs)}, serr

@@ -143,13 +143,18 @@ func (n *Node) BatchGet(ctx context.Context, rc kv.RegionCtx, keys [][]byte, ver
 
 // Scan implements kvrpc.Backend. An empty End is the region's end, and an
 // End past it is cut to it, as the store does for its own regions.
+// Of a request of many ranges, every range must start in the region; the
+// last is cut to it.
 func (n *Node) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, error) {
-	ctx, sv, err := n.serve(ctx, req.Region, req.Start)
+	ctx, sv, err := n.serve(ctx, req.Region, rangeStarts(req.Start, req.Ranges)...)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, sv.cutEnd(req.End)
+	if len(req.Ranges) > 0 {
+		in.End, in.Ranges = req.End, cutLastRange(sv, req.Ranges)
+	}
 	out, err := n.store.Scan(ctx, &in)
 	n.load.read(req.Region.RegionID, len(out), pairBytes(out))
 	return out, n.fix(err)
@@ -366,24 +371,14 @@ func (n *Node) ScanChanges(ctx context.Context, req *kv.ScanChangesRequest) ([]k
 // Of a request of many ranges, every range must start in the region; the
 // last is cut to it.
 func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv.CoprocessorResponse, error) {
-	keys := [][]byte{req.Start}
-	if len(req.Ranges) > 0 {
-		keys = keys[:0]
-		for _, kr := range req.Ranges {
-			keys = append(keys, kr.Start)
-		}
-	}
-	ctx, sv, err := n.serve(ctx, req.Region, keys...)
+	ctx, sv, err := n.serve(ctx, req.Region, rangeStarts(req.Start, req.Ranges)...)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region, in.End = n.whole, sv.cutEnd(req.End)
 	if len(req.Ranges) > 0 {
-		in.End = req.End
-		in.Ranges = append([]kv.KeyRange(nil), req.Ranges...)
-		last := &in.Ranges[len(in.Ranges)-1]
-		last.End = sv.cutEnd(last.End)
+		in.End, in.Ranges = req.End, cutLastRange(sv, req.Ranges)
 	}
 	out, err := n.store.Coprocessor(ctx, &in)
 	if err == nil {
@@ -391,4 +386,26 @@ func (n *Node) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*kv
 		n.load.read(req.Region.RegionID, int(out.Visited), 0)
 	}
 	return out, n.fix(err)
+}
+
+// rangeStarts is the keys a request of [start, ...) or of ranges must
+// find in the region: start, or every range's start.
+func rangeStarts(start []byte, ranges []kv.KeyRange) [][]byte {
+	if len(ranges) == 0 {
+		return [][]byte{start}
+	}
+	keys := make([][]byte, len(ranges))
+	for i, kr := range ranges {
+		keys[i] = kr.Start
+	}
+	return keys
+}
+
+// cutLastRange returns a copy of ranges whose last range is cut to the
+// region sv serves (an empty End: the region's end).
+func cutLastRange(sv served, ranges []kv.KeyRange) []kv.KeyRange {
+	out := append([]kv.KeyRange(nil), ranges...)
+	last := &out[len(out)-1]
+	last.End = sv.cutEnd(last.End)
+	return out
 }
