@@ -73,6 +73,7 @@ const (
 	zeroDateIsNullRuleID                                        // sql/compat/zerodateisnull.go
 	scalarLookupRuleID                                          // scalarlookup.go
 	unnamedSubqueryItemsRuleID                                  // sql/compat/insubqueryitems.go
+	pruneSubqueriesRuleID                                       // prunesubqueries.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -262,6 +263,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// its join runs once, grouped, instead of once per outer row
 	// (decorrelate.go): TestGroupedSubqueryDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: decorrelateRuleID, Apply: decorrelateScalarSubqueries(&p.groupedRuns)})
+	// Tables below a node with a subquery read only the columns the
+	// statement reads, as GMS's pruneTables gives the others
+	// (prunesubqueries.go): TestPruneSubqueriesDifferential.
+	insertRule(a, "pruneTables", true, analyzer.Rule{Id: pruneSubqueriesRuleID, Apply: pruneUnderSubqueries})
 	// A correlated scalar subquery that reads one row by the primary key
 	// is a left lookup join, read in batches (scalarlookup.go):
 	// TestScalarLookupDifferential.

@@ -536,8 +536,12 @@ func (r *lookupAggRun) outer(ctx *gsql.Context, joined gsql.Row, key []byte) ([]
 	return key, true, nil
 }
 
-// partials runs the program over ranges (sorted, overlaps united) and
-// merges its outputs into the inner groups.
+// partials runs the program over ranges (sorted; overlapping and
+// touching ranges united, so that outer rows read in the inner key's
+// order, as 3.3.2.12's orders are for their order lines, make one range
+// of a batch instead of one seek and range each) and merges its outputs
+// into the inner groups. A union reads exactly the keys of its parts:
+// groups are keyed by values, not by ranges.
 func (r *lookupAggRun) partials(ctx *gsql.Context, ranges []keyRange) (*copr.Merger, error) {
 	la := r.la
 	sort.Slice(ranges, func(a, b int) bool { return bytes.Compare(ranges[a].Start, ranges[b].Start) < 0 })
@@ -545,7 +549,7 @@ func (r *lookupAggRun) partials(ctx *gsql.Context, ranges []keyRange) (*copr.Mer
 	for _, kr := range ranges {
 		if n := len(reads); n > 0 {
 			last := &reads[n-1]
-			if last.End == nil || bytes.Compare(kr.Start, last.End) < 0 {
+			if last.End == nil || bytes.Compare(kr.Start, last.End) <= 0 {
 				if last.End != nil && (kr.End == nil || bytes.Compare(kr.End, last.End) > 0) {
 					last.End = kr.End
 				}
