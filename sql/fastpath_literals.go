@@ -20,8 +20,13 @@ import (
 // and its statements are parsed as before (fastQuery). The session
 // variable percdb_text_plan_cache turns the cache off.
 
-// defaultTextTemplates bounds the templates the cache holds.
-const defaultTextTemplates = 4096
+// Bounds of the cache of templates: how many it holds, and the longest
+// statement it takes (a bulk INSERT of thousands of rows gains little
+// from a parse saved, and would make the cache hold megabytes).
+const (
+	defaultTextTemplates = 4096
+	maxTemplateText      = 4096
+)
 
 // varTextPlanCache is the session variable that turns the text
 // protocol's cache of shapes on or off (default on).
@@ -95,6 +100,9 @@ func (c *textTemplates) put(key string, t *textTemplate) {
 // ok is false when the statement is to be parsed as before (its text is
 // not read by the scanner, or its template has no shape).
 func (fp *fastPath) templateFor(s *Session, query string) (e *fastEntry, shape *fastpath.Shape, args []any, ok bool) {
+	if len(query) > maxTemplateText {
+		return nil, nil, nil, false
+	}
 	fs := &s.fast
 	lits := &fs.literals
 	if !fastpath.ScanLiterals(query, lits) {
