@@ -238,8 +238,8 @@ func (sc *literalScanner) token(tok string, lit bool) {
 
 // word records a keyword or a name.
 func (sc *literalScanner) word(w string) {
-	lw := string(lowerWord(&sc.buf, w))
-	switch lw {
+	kw := keywordOf(lowerWord(&sc.buf, w))
+	switch kw {
 	case "select":
 		sc.fields = true
 	case "from":
@@ -251,7 +251,50 @@ func (sc *literalScanner) word(w string) {
 	case "limit", "having", "for", "lock", "union":
 		sc.byList = false
 	}
-	sc.token(lw, false)
+	sc.token(kw, false)
+}
+
+// keywordOf returns the keyword the scanner looks at that the lowercased
+// word w is, or "w" for any other word (a name, another keyword), without
+// allocating.
+func keywordOf(w []byte) string {
+	switch string(w) {
+	case "select":
+		return "select"
+	case "from":
+		return "from"
+	case "order":
+		return "order"
+	case "group":
+		return "group"
+	case "by":
+		return "by"
+	case "limit":
+		return "limit"
+	case "offset":
+		return "offset"
+	case "having":
+		return "having"
+	case "for":
+		return "for"
+	case "lock":
+		return "lock"
+	case "union":
+		return "union"
+	case "and":
+		return "and"
+	case "or":
+		return "or"
+	case "xor":
+		return "xor"
+	case "not":
+		return "not"
+	case "between":
+		return "between"
+	case "is":
+		return "is"
+	}
+	return "w"
 }
 
 // replace replaces q[from:to] in the template by a marker, and records

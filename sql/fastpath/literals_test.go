@@ -93,3 +93,29 @@ func TestTemplateDigest(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScanLiterals is the scanner over a short range SELECT.
+func BenchmarkScanLiterals(b *testing.B) {
+	q := "SELECT w, id, q FROM t WHERE (w, id) IN ((1,5),(1,77),(1,9000)) ORDER BY w, id"
+	var l Literals
+	b.ReportAllocs()
+	for b.Loop() {
+		if !ScanLiterals(q, &l) {
+			b.Fatal("declined")
+		}
+	}
+}
+
+// BenchmarkParseForShape is what a statement cost before the cache:
+// the digest and a parse.
+func BenchmarkParseForShape(b *testing.B) {
+	q := "SELECT w, id, q FROM t WHERE (w, id) IN ((1,5),(1,77),(1,9000)) ORDER BY w, id"
+	p := parser.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		parser.NormalizeDigest(q)
+		if _, err := p.ParseOneStmt(q, "", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
