@@ -14,6 +14,7 @@ const (
 	helpFastFall                 = "Statements the fast path left to go-mysql-server, by reason."
 	helpFastAvoided              = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
 	helpFastPlans                = "Plans in the fast path's plan cache."
+	helpFastTextPlans            = "Text statements the fast path took with a cached template's shape instead of parsing them (percdb_text_plan_cache)."
 	helpPlanCache                = "Executions of prepared statements on the go-mysql-server path, by what the plan cache did: hit (ran a cached plan), miss (analysed and cached the plan), uncacheable (analysed, the plan cannot be cached), recheck (new values changed a cached plan's ranges, analysed afresh)."
 	helpGroupedSubqueries        = "Correlated scalar subqueries run once per statement, grouped by their correlated columns, instead of once per outer row."
 	helpLookupAggs               = "Coprocessor programs that aggregated the inner rows of a batch of a lookup join per join key (partial aggregates under the join)."
@@ -44,6 +45,7 @@ func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodemetrics.Count
 		out = append(out,
 			nodemetrics.Counter{Status: statusFastHits, Metric: "percdb_fastpath_hits_total", Help: helpFastHits, Value: fp.hits.Load()},
 			nodemetrics.Counter{Status: statusOracleAvoided, Metric: "percdb_oracle_calls_avoided_total", Help: helpFastAvoided, Value: fp.avoided.Load()},
+			nodemetrics.Counter{Status: statusFastTextPlans, Metric: "percdb_fastpath_text_plan_hits_total", Help: helpFastTextPlans, Value: fp.textHits.Load()},
 			nodemetrics.Counter{Status: statusFastPlansCache, Metric: "percdb_fastpath_plans_cached", Help: helpFastPlans, Gauge: true, Value: uint64(fp.plans.Len())},
 		)
 		for r := fastpath.Reason(0); r < fastpath.NumReasons; r++ {

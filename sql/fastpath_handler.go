@@ -42,8 +42,11 @@ const fastUserVar = "percdb_fastpath"
 type fastPath struct {
 	enabled bool
 	plans   *fastPlanCache
-	parsers sync.Pool // *parser.Parser, which is not safe for concurrent use
-	memory  *gsql.MemoryManager
+	// templates is the text protocol's cache of shapes
+	// (fastpath_literals.go).
+	templates *textTemplates
+	parsers   sync.Pool // *parser.Parser, which is not safe for concurrent use
+	memory    *gsql.MemoryManager
 	// sqlMode is the sql_mode the fast path runs under, the server's
 	// default: the TiDB parser parses under it, and GMS's conversions
 	// behave as under it.
@@ -53,7 +56,10 @@ type fastPath struct {
 	// they ran.
 	schema fastpath.SchemaGuard
 
-	hits         atomic.Uint64
+	hits atomic.Uint64
+	// textHits counts the text statements run with a template's shape
+	// (fastpath_literals.go), not parsed.
+	textHits     atomic.Uint64
 	fallthroughs [fastpath.NumReasons]atomic.Uint64
 	// avoided counts the timestamps GMS's path would have fetched and the
 	// fast path did not (the start_ts of autocommit reads).
@@ -62,9 +68,10 @@ type fastPath struct {
 
 func newFastPath(enabled bool) *fastPath {
 	fp := &fastPath{
-		enabled: enabled,
-		plans:   fastpath.NewCache[fastPlan](defaultFastPlans),
-		memory:  gsql.NewMemoryManager(nil),
+		enabled:   enabled,
+		plans:     fastpath.NewCache[fastPlan](defaultFastPlans),
+		templates: newTextTemplates(defaultTextTemplates),
+		memory:    gsql.NewMemoryManager(nil),
 	}
 	if _, v, ok := gsql.SystemVariables.GetGlobal("sql_mode"); ok {
 		fp.sqlMode = v
@@ -108,6 +115,9 @@ type fastSession struct {
 	// statement to the next, which the session runs one at a time.
 	ctx  *gsql.Context
 	args []any
+	// literals is the buffer of the text protocol's templates
+	// (fastpath_literals.go).
+	literals fastpath.Literals
 }
 
 // context returns a GMS context for a fast statement of s under ctx. GMS
@@ -143,6 +153,8 @@ type fastVars struct {
 	charsetResults any
 	// off: @percdb_fastpath turned the fast path off.
 	off bool
+	// textPlans: percdb_text_plan_cache is on (fastpath_literals.go).
+	textPlans bool
 	// longQuery is long_query_time, the slow query log's threshold
 	// (package slowlog); slowOK is false when it could not be read.
 	longQuery time.Duration
@@ -189,6 +201,11 @@ func (fp *fastPath) sessionVars(s *Session) *fastVars {
 	}
 	if iso, err := s.GetSessionVariable(ctx, varTxIsolation); err == nil {
 		v.readCommitted = isReadCommitted(iso)
+	}
+	v.textPlans = true
+	if tp, err := s.GetSessionVariable(ctx, varTextPlanCache); err == nil {
+		on, err := gsql.ConvertToBool(ctx, tp)
+		v.textPlans = err == nil && on
 	}
 	if _, val, err := s.GetUserVariable(ctx, fastUserVar); err == nil && val != nil {
 		on, err := gsql.ConvertToBool(ctx, val)
@@ -250,6 +267,15 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	if !on {
 		return false, nil, callback
 	}
+	if vars.textPlans {
+		if e, shape, args, ok := fp.templateFor(s, query); ok {
+			if e.Shape == nil {
+				fp.fallthroughs[e.Reason].Add(1)
+				return false, nil, callback
+			}
+			return h.fastRunQuery(ctx, c, s, vars, e, shape, args, callback)
+		}
+	}
 	normalized, digest := parser.NormalizeDigest(query)
 	s.digests.remember(query, normalized, digest)
 	key := fastpath.Key{Digest: string(digest.Bytes()), DB: s.GetCurrentDatabase()}
@@ -275,12 +301,20 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	if e == nil {
 		e = fp.plans.Put(&fastEntry{Key: key, Shape: shape, Reason: fastpath.ReasonShape})
 	}
+	return h.fastRunQuery(ctx, c, s, vars, e, shape, nil, callback)
+}
+
+// fastRunQuery runs a COM_QUERY of shape (with the literals args its
+// parameters stand for, if any) and entry e on the fast path; see
+// fastQuery.
+func (h *handler) fastRunQuery(ctx context.Context, c *mysql.Conn, s *Session, vars *fastVars, e *fastEntry, shape *fastpath.Shape, args []any, callback mysql.ResultSpoolFn) (bool, error, mysql.ResultSpoolFn) {
+	fp := s.provider.fast
 	if shape == nil || e.Shape == nil || shape.Kind != e.Shape.Kind {
 		fp.fallthroughs[fastpath.ReasonShape].Add(1)
 		return false, nil, callback
 	}
 	r := &fastRun{
-		fp: fp, s: s, c: c, vars: vars, entry: e, shape: shape,
+		fp: fp, s: s, c: c, vars: vars, entry: e, shape: shape, args: args,
 		ctx:  fp.context(ctx, s),
 		send: func(res *sqltypes.Result) error { return callback(res, false) },
 	}

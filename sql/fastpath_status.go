@@ -19,6 +19,7 @@ const (
 	statusOracleCalls    = "Percdb_oracle_calls"
 	statusOracleAvoided  = "Percdb_oracle_calls_avoided"
 	statusFastPlansCache = "Percdb_fastpath_plans_cached"
+	statusFastTextPlans  = "Percdb_fastpath_text_plan_hits"
 )
 
 // percdbStatus returns percdb's status variables with their current

@@ -45,8 +45,10 @@ var registerVariables sync.Once
 // registerTxnVariables adds percdb_txn_mode and replaces GMS's
 // innodb_lock_wait_timeout, which v0.20.0 pins to 1 and global scope only
 // (it has no row locks): percdb's is MySQL's, session and global, 1 to
-// 1073741824 seconds, default 50 (docs/compatibility.md). GMS keeps system
-// variables in one registry per process, so this is done once.
+// 1073741824 seconds, default 50 (docs/compatibility.md); and
+// percdb_text_plan_cache, the fast path's cache of text statements' shapes
+// (fastpath_literals.go). GMS keeps system variables in one registry per
+// process, so this is done once.
 func registerTxnVariables() {
 	registerVariables.Do(func() {
 		gsql.SystemVariables.AddSystemVariables([]gsql.SystemVariable{
@@ -63,6 +65,13 @@ func registerTxnVariables() {
 				Dynamic: true,
 				Type:    types.NewSystemIntType(varLockWaitTimeout, 1, 1073741824, false),
 				Default: int64(50),
+			},
+			&gsql.MysqlSystemVariable{
+				Name:    varTextPlanCache,
+				Scope:   gsql.GetMysqlScope(gsql.SystemVariableScope_Both),
+				Dynamic: true,
+				Type:    types.NewSystemBoolType(varTextPlanCache),
+				Default: int8(1),
 			},
 		})
 	})

@@ -66,7 +66,17 @@
 // digest (literals erased): the decision and the plan are cached per
 // digest and database (Cache), so a statement the fast path does
 // not run costs one lexer pass, and one it runs a parse (for its literal
-// values) and a map lookup. A COM_STMT_PREPARE is parsed once, and its
+// values) and a map lookup. Before that, the text protocol's cache of
+// shapes (literals.go, and package sql's fastpath_literals.go; TiDB's
+// non-prepared plan cache is the model) spares the parse too:
+// ScanLiterals cuts the text into a template, its integer and plain
+// string literals replaced by parameter markers, and a template seen
+// before runs with the shape its text was parsed into once, the literals
+// bound to its parameters as a prepared statement's arguments are (a
+// literal's type is checked at each execution, as an argument's is: the
+// shape and the plan never depend on it); its digest is the template's.
+// The session variable percdb_text_plan_cache turns it off. A
+// COM_STMT_PREPARE is parsed once, and its
 // decision kept per statement ID with the session (fastSession). A plan is
 // resolved against the catalog of one schema version and rebuilt when the
 // version changes.
