@@ -341,3 +341,34 @@ func (h *handler) diagnosticsStatement(ctx *gsql.Context, s *Session, st diagSta
 	}
 	return cb(res, false)
 }
+
+// preparedOKFilter wraps the callback of a prepared statement's
+// execution, outermost: a result without columns (an OK packet) hands
+// its info and the statement's warning count to percdb's connection,
+// which writes them into the OK packet (wire.Conn.AnswerOK), since
+// vitess writes a COM_STMT_EXECUTE's OK packet with neither, where MySQL
+// sends them as for a query.
+func (h *handler) preparedOKFilter(c *mysql.Conn, callback func(*sqltypes.Result) error) func(*sqltypes.Result) error {
+	return func(res *sqltypes.Result) error {
+		if res != nil && len(res.Fields) == 0 {
+			if s := h.sessions.get(c.ConnectionID); s != nil {
+				warnings := s.WarningCount()
+				updateInfoWarnings(res, warnings)
+				answerOKInfo(c, res.Info, warnings)
+			}
+		}
+		return callback(res)
+	}
+}
+
+// answerOKInfo has percdb's connection write info and warnings into the
+// OK packet that answers c's current command (wire.Conn.AnswerOK: vitess
+// writes a query's info after a '#' byte, which the MySQL and MariaDB
+// clients take for its length, and a prepared statement's with none).
+// Where the answer has begun (a later statement of a multi-statement
+// query) vitess's packet stays.
+func answerOKInfo(c *mysql.Conn, info string, warnings uint16) {
+	if wc := wireConn(c.Conn); wc != nil {
+		_ = wc.AnswerOK(warnings, info)
+	}
+}

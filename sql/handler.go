@@ -268,6 +268,9 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			s.narrowResults(res)                      // charsetresults.go
 			updateInfoWarnings(res, s.WarningCount()) // compat_diagarea.go
+			if res != nil && len(res.Fields) == 0 && res.Info != "" && !more {
+				answerOKInfo(c, res.Info, s.WarningCount()) // compat_diagarea.go
+			}
 		}
 		if res != nil && len(res.Fields) == 0 {
 			if res.Info == "Statement prepared" {
@@ -364,7 +367,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 // plan cache (plancache.go) when their plans can be cached, through GMS
 // otherwise.
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	callback = h.narrowFilter(c, binaryFilter(callback))
+	callback = h.narrowFilter(c, binaryFilter(h.preparedOKFilter(c, callback)))
 	return h.run(ctx, c, prepare.PrepareStmt, func() error {
 		if sel, ok := doPrepared(prepare); ok {
 			return h.executeDo(ctx, c, sel, prepare, h.statusFilter(c, callback))

@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -682,9 +683,12 @@ func (it *selectedRowsIter) Close(ctx *gsql.Context) error {
 // that row outside the subqueries, and a column of the inserted table
 // inside them (a correlated reference: the subquery's own tables,
 // the inserted one under another alias too, have their own column ids),
-// becomes an upsertColumn reading the holder. A correlated reference to
-// anything else (the new row's alias; a column of an INSERT … SELECT's
-// tables, which MySQL reads from the selected row) stays 1235.
+// becomes an upsertColumn reading the holder, as does a reference to
+// the values an INSERT … VALUES would have inserted (its row alias, `AS
+// nw`, MySQL 8.0.19's, and VALUES(c), odkuvalues.go), read from the
+// holder's new row. A correlated reference to anything else (a column
+// of an INSERT … SELECT's tables, which MySQL reads from the selected
+// row) stays 1235.
 
 // ScopedUpsertSubqueries returns ii with the values of its ON DUPLICATE
 // KEY UPDATE that hold a subquery evaluated as the comment above says,
@@ -698,7 +702,7 @@ func ScopedUpsertSubqueries(ii *plan.InsertInto, b gsql.NodeExecBuilder) (*plan.
 			continue
 		}
 		held := &upsertRow{}
-		value, err := outerToHeld(set.RightChild, held, ii.Destination.Schema(), destinationName(ii.Destination), b)
+		value, err := outerToHeld(set.RightChild, held, ii.Destination.Schema(), destinationName(ii.Destination), insertedValues(ii), b)
 		if err != nil {
 			return nil, false, err
 		}
@@ -741,7 +745,7 @@ func hasSubquery(e gsql.Expression) bool {
 // own, so a reference is matched by its table's and its column's names;
 // a reference to anything else (the new row's alias, the SELECT's
 // tables) is 1235.
-func outerToHeld(e gsql.Expression, held *upsertRow, dest gsql.Schema, name string, b gsql.NodeExecBuilder) (gsql.Expression, error) {
+func outerToHeld(e gsql.Expression, held *upsertRow, dest gsql.Schema, name string, values newRowTable, b gsql.NodeExecBuilder) (gsql.Expression, error) {
 	var subquery func(s *plan.Subquery, outer gsql.ColSet) (*plan.Subquery, error)
 	subquery = func(s *plan.Subquery, outer gsql.ColSet) (*plan.Subquery, error) {
 		q, _, err := transform.NodeExprsWithOpaque(s.Query, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
@@ -751,10 +755,15 @@ func outerToHeld(e gsql.Expression, held *upsertRow, dest gsql.Schema, name stri
 					break
 				}
 				ord := dest.IndexOfColName(x.Name())
-				if !strings.EqualFold(x.Table(), name) || ord < 0 {
-					return nil, transform.SameTree, errNotSupportedYet("a subquery in ON DUPLICATE KEY UPDATE reading a column not of the inserted table")
+				if strings.EqualFold(x.Table(), name) && ord >= 0 {
+					return &upsertColumn{held: held, index: ord, typ: x.Type(), nullable: x.IsNullable(), name: x.String()}, transform.NewTree, nil
 				}
-				return &upsertColumn{held: held, index: ord, typ: x.Type(), nullable: x.IsNullable(), name: x.String()}, transform.NewTree, nil
+				// The row the INSERT would have inserted: GMS's row is
+				// [old row][new row], each of dest's columns.
+				if ord, ok := values.ordinal(x.Table(), x.Name()); ok {
+					return &upsertColumn{held: held, index: len(dest) + ord, typ: x.Type(), nullable: x.IsNullable(), name: x.String()}, transform.NewTree, nil
+				}
+				return nil, transform.SameTree, errNotSupportedYet("a subquery in ON DUPLICATE KEY UPDATE reading a column not of the inserted table")
 			case *plan.Subquery:
 				ns, err := subquery(x, outer)
 				if err != nil {
@@ -870,4 +879,65 @@ func (c *upsertColumn) WithChildren(children ...gsql.Expression) (gsql.Expressio
 		return nil, gsql.ErrInvalidChildrenNumber.New(c, len(children), 0)
 	}
 	return c, nil
+}
+
+// newRowTable names the values an INSERT … VALUES would insert in the
+// scope of its ON DUPLICATE KEY UPDATE: GMS's planner gives them a
+// table, the row alias (`AS nw`) or planbuilder.OnDupValuesPrefix, and
+// the alias's column names (`AS nw(x, y)`) or the destination's.
+type newRowTable struct {
+	table string
+	// ordinals are the destination's ordinals by the lowered names of
+	// the table's columns.
+	ordinals map[string]int
+}
+
+// insertedValues returns the newRowTable of ii; its table is empty when
+// ii inserts no VALUES.
+func insertedValues(ii *plan.InsertInto) newRowTable {
+	// GMS projects the VALUES onto the destination's columns (and
+	// percdb may fit them, fit.go).
+	src := ii.Source
+	for {
+		switch n := src.(type) {
+		case *plan.Project:
+			src = n.Child
+			continue
+		case *FitRows:
+			src = n.Child
+			continue
+		}
+		break
+	}
+	v, ok := src.(*plan.Values)
+	if !ok {
+		return newRowTable{}
+	}
+	dest := ii.Destination.Schema()
+	t := newRowTable{table: v.AliasName, ordinals: make(map[string]int, len(dest))}
+	if t.table == "" {
+		t.table = planbuilder.OnDupValuesPrefix
+	}
+	for i, c := range dest {
+		name := strings.ToLower(c.Name)
+		if len(v.ColumnNames) > 0 {
+			alias, ok := v.ColumnNames[name]
+			if !ok {
+				continue
+			}
+			name = strings.ToLower(alias)
+		}
+		t.ordinals[name] = i
+	}
+	return t
+}
+
+// ordinal returns the destination's ordinal of column col of table, when
+// table is t's.
+func (t newRowTable) ordinal(table, col string) (int, bool) {
+	if t.table == "" || !strings.EqualFold(table, t.table) {
+		return 0, false
+	}
+	ord, ok := t.ordinals[strings.ToLower(col)]
+	return ord, ok
 }

@@ -23,7 +23,7 @@ import (
 // RewriteParsed applies percdb's rewrites of the parsed statement, before
 // GMS's planner sees it.
 func RewriteParsed(stmt ast.Statement) ast.Statement {
-	stmt = selectedColumnRefs(updateJoinWhere(wholeTableDeletes(schemaAsDatabase(tableStatus(flushNoOps(stmt)))))) // odku.go, updatejoin.go, deleteall.go, flush.go, tablestatus.go
+	stmt = subqueryInsertedValues(selectedColumnRefs(updateJoinWhere(wholeTableDeletes(schemaAsDatabase(tableStatus(flushNoOps(stmt))))))) // odkuvalues.go, odku.go, updatejoin.go, deleteall.go, flush.go, tablestatus.go
 	return bitNegations(groupConcatCalls(windowFunctionNames(extremumParameters(namedWindowOrders(decimalLiteralScales(negativeLiterals(distinctAggregateItems(stmt))))))))
 }
 

@@ -183,6 +183,11 @@ type Conn struct {
 	outHdr   []byte
 	outLeft  int
 	wrote    bool
+	// ok, when set, is the warning count and info text of the OK packet
+	// that answers the current command (AnswerOK); okBuf holds the start
+	// of vitess's answer until its first packet is whole.
+	ok    *okAnswer
+	okBuf []byte
 }
 
 func newConn(c net.Conn, cfg Config) *Conn {
@@ -336,6 +341,7 @@ func (c *Conn) command() error {
 	c.replySeq = hdr[3] + 1
 	if starts {
 		c.shift, c.outHdr, c.outLeft, c.wrote = 0, c.outHdr[:0], 0, false
+		c.ok, c.okBuf = nil, nil
 	}
 	if starts && n == 0 {
 		return c.answerEmpty()
@@ -424,6 +430,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.atCommand, c.wrote = true, true
 		if c.prepareAnswer {
 			return c.answerPrepare(p)
+		}
+		if c.ok != nil {
+			return c.answerOK(p)
 		}
 		if c.shift != 0 {
 			if _, err := c.transport.Write(c.renumber(p)); err != nil {
