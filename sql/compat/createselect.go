@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // CREATE TABLE ... AS SELECT takes its columns from the SELECT's result
@@ -26,6 +27,17 @@ import (
 //     IFNULL) stands between;
 //   - a bare NULL has GMS's NULL type, which no column has ('parse type
 //     "null"', 1105); MySQL makes it BINARY(0) NULL.
+//
+// And GMS's planner fills the new table's columns from the SELECT as it
+// built it, before any analysis (planbuilder's buildCreateTable), and
+// resolveCreateSelect keeps those over the analyzed SELECT's of the same
+// name (mergeSchemas): the table's types were GMS's expression types
+// where percdb's rules retype the SELECT (SUM of an INT a DOUBLE, where
+// percdb's exact aggregate and the wire's column definition of the same
+// SELECT are DECIMAL(32,0)). When the statement defines no columns of
+// its own, the new table's columns take the analyzed SELECT's types,
+// the schema the wire's column definitions are read from: the result
+// types are worked out in one place, for both.
 //
 // CreateSelectTypes wraps that rule and corrects the new table's columns
 // in place; a CREATE TABLE with columns of its own beside the SELECT's
@@ -53,14 +65,21 @@ func CreateSelectTypes(apply analyzer.RuleFunc) analyzer.RuleFunc {
 				return out, same, nil
 			}
 		}
+		ownColumns := definesColumns(ctx.Query())
 		nullable := nullableColumns(tc.Source)
 		for i, c := range dest {
+			if !ownColumns {
+				c.Type = src[i].Type
+				if sv, ok := c.Type.(gsql.SystemVariableType); ok {
+					c.Type = sv.UnderlyingType()
+				}
+			}
 			if c.Type == types.Null {
 				c.Type = types.MustCreateBinary(sqltypes.Binary, 0)
 				c.Nullable = true
 			}
-			if nullable[i] {
-				c.Nullable = true
+			if nullable[i] || !ownColumns {
+				c.Nullable = nullable[i]
 			}
 		}
 		return out, same, nil
@@ -155,4 +174,15 @@ func readsNullable(e gsql.Expression, below []bool) bool {
 		}
 	}
 	return false
+}
+
+// definesColumns reports whether query, a CREATE TABLE … SELECT, defines
+// columns (or keys) of its own, and true when it cannot tell.
+func definesColumns(query string) bool {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return true
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	return !ok || ddl.OptSelect == nil || ddl.TableSpec != nil
 }
