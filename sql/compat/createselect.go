@@ -186,3 +186,39 @@ func definesColumns(query string) bool {
 	ddl, ok := stmt.(*sqlparser.DDL)
 	return !ok || ddl.OptSelect == nil || ddl.TableSpec != nil
 }
+
+// NullableResults makes the plan's columns nullable where MySQL holds
+// they may be NULL (nullableColumns) and GMS says they may not: GMS's
+// MIN, MAX, SUM, AVG, GROUP_CONCAT say they are never NULL, so the
+// wire's column definition of SELECT MAX(a) FROM t carried the NOT_NULL
+// flag, though an aggregate over no rows is NULL. The rule rebuilds each
+// projection's GetFields of such a column of the node below as
+// nullable, and the expressions over them (SUM(a) + 1) follow; the wire
+// (the result's schema) and CREATE TABLE … AS SELECT (CreateSelectTypes)
+// then read the one answer. It runs once the plan's column indexes are
+// final.
+func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		p, ok := n.(*plan.Project)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		below := nullableColumns(p.Child)
+		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			gf, ok := e.(*expression.GetField)
+			if !ok || gf.IsNullable() {
+				return e, transform.SameTree, nil
+			}
+			i := gf.Index()
+			if i < 0 || i >= len(below) || !below[i] {
+				return e, transform.SameTree, nil
+			}
+			return expression.NewGetFieldWithTable(i, int(gf.TableId()), gf.Type(), gf.Database(), gf.Table(), gf.Name(), true).WithId(gf.Id()).(*expression.GetField), transform.NewTree, nil
+		})
+		if err != nil || same {
+			return n, transform.SameTree, err
+		}
+		out, err := p.WithExpressions(projections...)
+		return out, transform.NewTree, err
+	})
+}
