@@ -74,6 +74,7 @@ const (
 	scalarLookupRuleID                                          // scalarlookup.go
 	unnamedSubqueryItemsRuleID                                  // sql/compat/insubqueryitems.go
 	pruneSubqueriesRuleID                                       // prunesubqueries.go
+	nullableResultsRuleID                                       // sql/compat/createselect.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -298,6 +299,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// The plan cache's templates leave out the process list's progress
 	// tracking, whose callbacks would report to the first execution's
 	// process (plancache.go).
+	// A column of an aggregate that may be NULL (MAX(a), and expressions
+	// over one) is nullable in the result's schema, which the wire's
+	// column definitions and CREATE TABLE … AS SELECT read
+	// (sql/compat/createselect.go): tests/protocol's TestResultNullability.
+	insertRule(a, "trackProcess", false, analyzer.Rule{Id: nullableResultsRuleID, Apply: compat.NullableResults})
 	wrapRule(a, "trackProcess", skipInPlanTemplate)
 	// Lookup joins costed by their lookups, not by a scan of their inner
 	// table (joincost.go): TestExplainLookupJoinCost.

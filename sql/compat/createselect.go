@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // CREATE TABLE ... AS SELECT takes its columns from the SELECT's result
@@ -26,6 +27,17 @@ import (
 //     IFNULL) stands between;
 //   - a bare NULL has GMS's NULL type, which no column has ('parse type
 //     "null"', 1105); MySQL makes it BINARY(0) NULL.
+//
+// And GMS's planner fills the new table's columns from the SELECT as it
+// built it, before any analysis (planbuilder's buildCreateTable), and
+// resolveCreateSelect keeps those over the analyzed SELECT's of the same
+// name (mergeSchemas): the table's types were GMS's expression types
+// where percdb's rules retype the SELECT (SUM of an INT a DOUBLE, where
+// percdb's exact aggregate and the wire's column definition of the same
+// SELECT are DECIMAL(32,0)). When the statement defines no columns of
+// its own, the new table's columns take the analyzed SELECT's types,
+// the schema the wire's column definitions are read from: the result
+// types are worked out in one place, for both.
 //
 // CreateSelectTypes wraps that rule and corrects the new table's columns
 // in place; a CREATE TABLE with columns of its own beside the SELECT's
@@ -53,14 +65,21 @@ func CreateSelectTypes(apply analyzer.RuleFunc) analyzer.RuleFunc {
 				return out, same, nil
 			}
 		}
+		ownColumns := definesColumns(ctx.Query())
 		nullable := nullableColumns(tc.Source)
 		for i, c := range dest {
+			if !ownColumns {
+				c.Type = src[i].Type
+				if sv, ok := c.Type.(gsql.SystemVariableType); ok {
+					c.Type = sv.UnderlyingType()
+				}
+			}
 			if c.Type == types.Null {
 				c.Type = types.MustCreateBinary(sqltypes.Binary, 0)
 				c.Nullable = true
 			}
-			if nullable[i] {
-				c.Nullable = true
+			if nullable[i] || !ownColumns {
+				c.Nullable = nullable[i]
 			}
 		}
 		return out, same, nil
@@ -155,4 +174,51 @@ func readsNullable(e gsql.Expression, below []bool) bool {
 		}
 	}
 	return false
+}
+
+// definesColumns reports whether query, a CREATE TABLE … SELECT, defines
+// columns (or keys) of its own, and true when it cannot tell.
+func definesColumns(query string) bool {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return true
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	return !ok || ddl.OptSelect == nil || ddl.TableSpec != nil
+}
+
+// NullableResults makes the plan's columns nullable where MySQL holds
+// they may be NULL (nullableColumns) and GMS says they may not: GMS's
+// MIN, MAX, SUM, AVG, GROUP_CONCAT say they are never NULL, so the
+// wire's column definition of SELECT MAX(a) FROM t carried the NOT_NULL
+// flag, though an aggregate over no rows is NULL. The rule rebuilds each
+// projection's GetFields of such a column of the node below as
+// nullable, and the expressions over them (SUM(a) + 1) follow; the wire
+// (the result's schema) and CREATE TABLE … AS SELECT (CreateSelectTypes)
+// then read the one answer. It runs once the plan's column indexes are
+// final.
+func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+		p, ok := n.(*plan.Project)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		below := nullableColumns(p.Child)
+		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			gf, ok := e.(*expression.GetField)
+			if !ok || gf.IsNullable() {
+				return e, transform.SameTree, nil
+			}
+			i := gf.Index()
+			if i < 0 || i >= len(below) || !below[i] {
+				return e, transform.SameTree, nil
+			}
+			return expression.NewGetFieldWithTable(i, int(gf.TableId()), gf.Type(), gf.Database(), gf.Table(), gf.Name(), true).WithId(gf.Id()).(*expression.GetField), transform.NewTree, nil
+		})
+		if err != nil || same {
+			return n, transform.SameTree, err
+		}
+		out, err := p.WithExpressions(projections...)
+		return out, transform.NewTree, err
+	})
 }

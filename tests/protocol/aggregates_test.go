@@ -117,3 +117,39 @@ func columnTypes(res []wirefuzz.Result) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestResultNullability checks the NOT_NULL flag of aggregates' columns,
+// text and prepared, each twice (the fast path answers the second runs):
+// COUNT is never NULL, MIN, MAX, SUM and expressions over them are NULL
+// over no rows, so MySQL 8 and MariaDB send them without the flag (GMS
+// marked MAX and MIN NOT NULL).
+func TestResultNullability(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		c, _ := dial(t, s)
+		for _, q := range aggSetup {
+			if _, err := c.QueryAll(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		notNull := func(res []wirefuzz.Result) string {
+			if len(res) == 0 {
+				return ""
+			}
+			var out []string
+			for _, col := range res[0].Columns {
+				if col.Flags&1 != 0 {
+					out = append(out, col.Name+":N")
+				} else {
+					out = append(out, col.Name+":-")
+				}
+			}
+			return strings.Join(out, " ")
+		}
+		for q, want := range map[string]string{
+			"SELECT COUNT(*) AS n, MAX(i) AS mx, MIN(d) AS mn, MAX(i) + 1 AS m1, SUM(i) AS s, MAX(CONCAT(t, 'x')) AS mc FROM agg WHERE id > ": "n:N mx:- mn:- m1:- s:- mc:-",
+			"SELECT g AS g, COUNT(i) AS n, MAX(t) AS mx FROM agg WHERE id > 0 GROUP BY g HAVING MAX(t) > 0 ORDER BY g LIMIT ":                 "g:- n:N mx:-",
+		} {
+			checkColumns(t, c, q, notNull, want)
+		}
+	})
+}
