@@ -2,6 +2,7 @@ package compat
 
 import (
 	"reflect"
+	"strings"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -70,9 +71,15 @@ func retypeSetOp(ctx *gsql.Context, s *plan.SetOp) (gsql.Node, transform.TreeIde
 	rps := make([]gsql.Expression, len(rs))
 	converted := false
 	for i := range ls {
-		lf := sideField(ls[i], lids[i], lconv, i)
-		rf := sideField(rs[i], rids[i], rconv, i)
+		lf := pinnedIfAmbiguous(sideField(ls[i], lids[i], lconv, i), ls, i)
+		rf := pinnedIfAmbiguous(sideField(rs[i], rids[i], rconv, i), rs, i)
 		lps[i], rps[i] = lf, rf
+		if _, pinned := lf.(*pinnedField); pinned {
+			lps[i] = expression.NewAlias(ls[i].Name, lf)
+		}
+		if _, pinned := rf.(*pinnedField); pinned {
+			rps[i] = expression.NewAlias(rs[i].Name, rf)
+		}
 		if reflect.DeepEqual(ls[i].Type, rs[i].Type) {
 			continue
 		}
@@ -212,9 +219,9 @@ func isUnionConversion(p *plan.Project) bool {
 			if a.Name() != name {
 				return false
 			}
-			e = conversionSource(a.Child)
+			e = a.Child
 		}
-		gf, ok := e.(*expression.GetField)
+		gf, ok := conversionSource(e).(*expression.GetField)
 		if !ok || gf.TableId() != 0 || gf.Name() != name {
 			return false
 		}
@@ -269,6 +276,8 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child
 		case *fixedDoubleColumn:
 			e = c.Child
+		case *pinnedField:
+			e = c.GetField
 		default:
 			return e
 		}
@@ -286,6 +295,36 @@ func sideField(col *gsql.Column, id gsql.ColumnId, conv *plan.Project, i int) *e
 		}
 	}
 	return expression.NewGetFieldWithTable(int(id), 0, col.Type, col.DatabaseSource, col.Source, col.Name, col.Nullable)
+}
+
+// pinnedIfAmbiguous returns gf, the field of column i of a union's side
+// of schema sch, as a pinnedField when another column of the side has
+// its name (case aside): GMS's execution indexes find a field whose id
+// the side does not give (a select item's alias has none) by its name,
+// the last column of that name first, so that in SELECT d AS v, dt AS V
+// … UNION … the conversion of v read V's value.
+func pinnedIfAmbiguous(gf *expression.GetField, sch gsql.Schema, i int) gsql.Expression {
+	for j, c := range sch {
+		if j != i && strings.EqualFold(c.Name, sch[i].Name) {
+			return &pinnedField{GetField: gf.WithIndex(i).(*expression.GetField)}
+		}
+	}
+	return gf
+}
+
+// pinnedField is a field of a union's side read at its own index, which
+// GMS's assignment of execution indexes (a switch on *GetField) leaves
+// alone; see pinnedIfAmbiguous.
+type pinnedField struct {
+	*expression.GetField
+}
+
+// WithChildren implements gsql.Expression: a field has none.
+func (p *pinnedField) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 0 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(p, len(children), 0)
+	}
+	return p, nil
 }
 
 // fieldOfType returns gf with type t.
