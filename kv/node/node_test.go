@@ -114,6 +114,31 @@ func TestNodeServesItsRegions(t *testing.T) {
 	if got := get("k07"); got != "7" {
 		t.Fatalf("k07 = %q", got)
 	}
+	// A multi-range read through the node (kv.ScanRequest.Ranges, the
+	// last range unbounded: cut to the region), each range bounded.
+	{
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kr := func(a, b string) kv.KeyRange { return kv.KeyRange{Start: []byte(a), End: []byte(b)} }
+		got, err := tx.ScanRanges(ctx, []kv.KeyRange{kr("k02", "k05"), kr("k07", "k07\x00"), kr("k1", "k10"), kr("k18", "")}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, ps := range got {
+			b.WriteString("[")
+			for _, p := range ps {
+				fmt.Fprintf(&b, " %s=%s", p.Key, p.Value)
+			}
+			b.WriteString(" ]")
+		}
+		if want := "[ k02=2 k03=3 ][ k07=7 ][ ][ k18=18 k19=19 ]"; b.String() != want {
+			t.Fatalf("ScanRanges through the node: %s, want %s", b.String(), want)
+		}
+		_ = tx.Rollback(ctx)
+	}
 
 	region, err := kc.LocateKey(ctx, []byte("k"))
 	if err != nil {
