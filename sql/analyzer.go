@@ -234,6 +234,13 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// GMS's range builder column by column (sql/planrules); without
 	// these rules they are full scans: TestExplainSargable catches it.
 	insertRule(a, "pushFilters", false, analyzer.Rule{Id: expandRowComparisonsRuleID, Apply: planrules.ExpandRule})
+	// Tables below a node with a subquery read only the columns the
+	// statement reads, as GMS's pruneTables gives the others
+	// (prunesubqueries.go): TestPruneSubqueriesDifferential. After GMS
+	// has unnested the IN and EXISTS subqueries it can (pruned before,
+	// an IN subquery's outer table lost its lookup join), before the
+	// tables become index reads.
+	insertRule(a, "pushFilters", false, analyzer.Rule{Id: pruneSubqueriesRuleID, Apply: pruneUnderSubqueries})
 	// Without statistics GMS reads by a unique index the WHERE clause
 	// does not pin rather than by one it pins more of, and sorts rows an
 	// index read already gives in order when pinned columns lead the
@@ -264,10 +271,6 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// its join runs once, grouped, instead of once per outer row
 	// (decorrelate.go): TestGroupedSubqueryDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: decorrelateRuleID, Apply: decorrelateScalarSubqueries(&p.groupedRuns)})
-	// Tables below a node with a subquery read only the columns the
-	// statement reads, as GMS's pruneTables gives the others
-	// (prunesubqueries.go): TestPruneSubqueriesDifferential.
-	insertRule(a, "pruneTables", true, analyzer.Rule{Id: pruneSubqueriesRuleID, Apply: pruneUnderSubqueries})
 	// A correlated scalar subquery that reads one row by the primary key
 	// is a left lookup join, read in batches (scalarlookup.go):
 	// TestScalarLookupDifferential.
