@@ -1,8 +1,10 @@
 package sql_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
+	"sync"
 	"testing"
 )
 
@@ -148,4 +150,64 @@ func countMarks(q string) int {
 		}
 	}
 	return n
+}
+
+// TestTextPlanCacheConcurrent runs one template from many connections
+// at once, each with its own literals: the template's shape is shared
+// by every session (go test -race checks that none writes it), and each
+// answer must be its own literals'.
+func TestTextPlanCacheConcurrent(t *testing.T) {
+	srv := startServer(t, true)
+	db := openDB(t, srv, "")
+	for _, q := range []string{"CREATE DATABASE d", "USE d", "CREATE TABLE lt (w INT, id INT, k INT, s VARCHAR(10), PRIMARY KEY (w, id))"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for w := 0; w < 4; w++ {
+		for id := 0; id < 50; id++ {
+			if _, err := db.Exec(fill("INSERT INTO d.lt VALUES (?, ?, ?, ?)", []any{w, id, w*1000 + id, fmt.Sprint(w, "-", id)})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(g)))
+			for i := 0; i < 200; i++ {
+				w, lo := r.Intn(4), r.Intn(45)
+				var q string
+				var want string
+				switch i % 3 {
+				case 0:
+					q, want = fill("SELECT k FROM d.lt WHERE w = ? AND id = ?", []any{w, lo}), fmt.Sprint(w*1000+lo)
+				case 1:
+					q, want = fill("SELECT SUM(k) FROM d.lt WHERE w = ? AND id BETWEEN ? AND ?", []any{w, lo, lo + 4}), fmt.Sprint(5*(w*1000+lo)+10)
+				default:
+					q, want = fill("SELECT k FROM d.lt WHERE s = ?", []any{fmt.Sprint(w, "-", lo)}), fmt.Sprint(w*1000+lo)
+				}
+				var got string
+				if err := db.QueryRow(q).Scan(&got); err != nil {
+					errs <- fmt.Errorf("%s: %w", q, err)
+					return
+				}
+				if got != want {
+					errs <- fmt.Errorf("%s: got %s, want %s", q, got, want)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if hits := serverStatus(t, db, "Percdb_fastpath_text_plan_hits"); hits < 1000 {
+		t.Errorf("%d statements taken from the text plan cache, want most of 1,600", hits)
+	}
 }

@@ -72,8 +72,10 @@ type literalScanner struct {
 	prev    string
 	prevLit bool
 	// fields: inside a SELECT's field list (from SELECT to FROM);
-	// byList: inside ORDER BY or GROUP BY (to LIMIT).
-	fields, byList bool
+	// byList: inside ORDER BY or GROUP BY (to LIMIT); limit: inside
+	// LIMIT or OFFSET (to the next word), where the TiDB parser takes
+	// an integer (as BIGINT UNSIGNED) or a marker and no string.
+	fields, byList, limit bool
 	buf            [16]byte
 }
 
@@ -108,7 +110,7 @@ func (sc *literalScanner) scan() bool {
 				return false
 			}
 			body := q[i+1 : end-1]
-			if sc.replaceable() && sc.prev != "-" && sc.prev != "+" &&
+			if sc.replaceable() && !sc.limit && sc.prev != "-" && sc.prev != "+" &&
 				!strings.ContainsRune(body, '\\') && utf8.ValidString(body) {
 				sc.replace(i, end, Value{Param: -1, Lit: unquote(body, c), OK: true})
 			}
@@ -127,7 +129,11 @@ func (sc *literalScanner) scan() bool {
 				return false
 			}
 			if sc.replaceable() {
-				sc.replace(i, end, numberValue(q[i:end], false))
+				v := numberValue(q[i:end], false)
+				if sc.limit {
+					v = limitValue(q[i:end])
+				}
+				sc.replace(i, end, v)
 			}
 			sc.token("0", true)
 			i = end
@@ -142,7 +148,9 @@ func (sc *literalScanner) scan() bool {
 				i++
 				continue
 			}
-			if c == '+' || !sc.replaceable() || sc.prev == "-" || sc.prev == "+" {
+			if c == '+' || !sc.replaceable() || sc.prev == "-" || sc.prev == "+" || sc.limit {
+				// A negative LIMIT is a syntax error, left to the
+				// parser.
 				return false
 			}
 			j := i + 1
@@ -239,6 +247,7 @@ func (sc *literalScanner) token(tok string, lit bool) {
 // word records a keyword or a name.
 func (sc *literalScanner) word(w string) {
 	kw := keywordOf(lowerWord(&sc.buf, w))
+	sc.limit = kw == "limit" || kw == "offset"
 	switch kw {
 	case "select":
 		sc.fields = true
@@ -356,6 +365,16 @@ func numberValue(digits string, neg bool) Value {
 	}
 	if neg {
 		return bad
+	}
+	return Value{Param: -1, Lit: n, OK: true}
+}
+
+// limitValue converts the integer of a LIMIT or OFFSET as the TiDB
+// parser does: BIGINT UNSIGNED.
+func limitValue(digits string) Value {
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return Value{Param: -1}
 	}
 	return Value{Param: -1, Lit: n, OK: true}
 }

@@ -2,6 +2,9 @@ package fastpath
 
 import (
 	"fmt"
+	"math/rand"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -117,5 +120,70 @@ func BenchmarkParseForShape(b *testing.B) {
 		if _, err := p.ParseOneStmt(q, "", ""); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTemplateShapes checks the cache's premise over the statements of
+// every shape (candidate_test.go's, and testdata/scanshapes' with their
+// markers filled with literals of every kind): where a statement's
+// template has a shape whose parameters are its literals, that shape,
+// its parameters bound to the literals ScanLiterals read, is the shape
+// the TiDB parser gives the statement itself.
+func TestTemplateShapes(t *testing.T) {
+	qs := statements()
+	data, err := os.ReadFile("testdata/scanshapes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lits := []string{"1", "-7", "0", "'x'", "'5'", "''", "NULL", "1.5", "-9223372036854775808", "18446744073709551615", "99999999999999999999", "TRUE", "_utf8mb4'a'", "'it''s'"}
+	r := rand.New(rand.NewSource(1))
+	for _, block := range strings.Split(string(data), "\nshape\n")[1:] {
+		q := strings.TrimSpace(strings.SplitN(block, "----", 2)[0])
+		for range 8 {
+			var b strings.Builder
+			for _, c := range []byte(q) {
+				if c == '?' {
+					b.WriteString(lits[r.Intn(len(lits))])
+					continue
+				}
+				b.WriteByte(c)
+			}
+			qs = append(qs, b.String())
+		}
+	}
+	var l Literals
+	checked := 0
+	for _, q := range qs {
+		if !ScanLiterals(q, &l) {
+			continue
+		}
+		normalized, _ := parser.NormalizeDigest(q)
+		stmt, err := parser.New().ParseOneStmt(string(l.Template), "", "")
+		if err != nil {
+			continue
+		}
+		tmpl := ShapeOf(stmt, normalized)
+		if tmpl == nil || tmpl.Params != len(l.Values) {
+			continue
+		}
+		want := shapeOf(q)
+		if want == nil {
+			t.Errorf("%q: template %q has a shape, the statement none", q, l.Template)
+			continue
+		}
+		tmpl.visitValues(func(v *Value) {
+			if v.Param >= 0 {
+				*v = l.Values[v.Param]
+			}
+		})
+		tmpl.Params = 0
+		if !reflect.DeepEqual(tmpl, want) {
+			t.Errorf("%q: template %q bound to its literals:\n%+v %+v\nthe statement's shape:\n%+v %+v", q, l.Template, tmpl, tmpl.Scan, want, want.Scan)
+		}
+		checked++
+	}
+	t.Logf("%d of %d statements checked", checked, len(qs))
+	if checked < len(qs)/4 {
+		t.Errorf("only %d of %d statements had a template with a shape", checked, len(qs))
 	}
 }

@@ -504,11 +504,26 @@ const (
 // (v1, v2, ...). The TiDB parser leaves that numbering to TiDB's planner.
 func (s *Shape) numberParams() {
 	var ptrs []*Value
-	visit := func(v *Value) {
+	s.visitValues(func(v *Value) {
 		if v.Param >= 0 {
 			ptrs = append(ptrs, v)
 		}
+	})
+	sort.Slice(ptrs, func(i, j int) bool { return ptrs[i].Param < ptrs[j].Param })
+	// A marker read twice (a row IN's, rowInConds) keeps one number.
+	n, last := 0, -1
+	for _, p := range ptrs {
+		if p.Param != last {
+			last, n = p.Param, n+1
+		}
+		p.Param = n - 1
 	}
+	s.Params = n
+}
+
+// visitValues calls visit with each value of s (not of s.Alt), in no
+// fixed order.
+func (s *Shape) visitValues(visit func(v *Value)) {
 	for i := range s.Keys {
 		visit(&s.Keys[i])
 	}
@@ -523,16 +538,6 @@ func (s *Shape) numberParams() {
 	if s.Scan != nil {
 		s.Scan.values(visit)
 	}
-	sort.Slice(ptrs, func(i, j int) bool { return ptrs[i].Param < ptrs[j].Param })
-	// A marker read twice (a row IN's, rowInConds) keeps one number.
-	n, last := 0, -1
-	for _, p := range ptrs {
-		if p.Param != last {
-			last, n = p.Param, n+1
-		}
-		p.Param = n - 1
-	}
-	s.Params = n
 }
 
 // paramName returns the name vitess gives the bind variable of parameter
