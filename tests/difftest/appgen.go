@@ -409,6 +409,10 @@ func (g *gen) appDML() string {
 			if s, ok := g.colOfKind([]source{{o, "o"}}, setCol.kind); ok && setCol.nullable {
 				stmt += fmt.Sprintf(" ON DUPLICATE KEY UPDATE %s = %s", setCol.name, s)
 			}
+		case 2:
+			if g.upserts && setCol.nullable {
+				stmt += " ON DUPLICATE KEY UPDATE " + g.upsertSubquery(t, o, setCol)
+			}
 		}
 		return stmt
 	case 1:
@@ -516,4 +520,26 @@ func (g *gen) insertSelectItems(t, o *table) []string {
 		}
 	}
 	return items
+}
+
+// upsertSubquery draws an ON DUPLICATE KEY UPDATE assignment of setCol, a
+// nullable column of t, whose value reads o in a subquery correlated with
+// the row that met the duplicate: a scalar MAX, an IN or an EXISTS
+// (-difftest.upsertsubqueries).
+func (g *gen) upsertSubquery(t, o *table, setCol column) string {
+	own := t.name + "." + setCol.name
+	x, ok := g.colOfKind([]source{{o, "sq"}}, setCol.kind)
+	if !ok {
+		return fmt.Sprintf("%s = %s", setCol.name, g.lit(setCol.kind))
+	}
+	switch g.pick(3) {
+	case 0:
+		return fmt.Sprintf("%s = (SELECT MAX(%s) FROM %s sq WHERE %s <> %s)", setCol.name, x, o.name, x, own)
+	case 1:
+		return fmt.Sprintf("%s = CASE WHEN %s IN (SELECT %s FROM %s sq WHERE %s IS NOT NULL) THEN %s ELSE %s END",
+			setCol.name, own, x, o.name, x, g.lit(setCol.kind), own)
+	default:
+		return fmt.Sprintf("%s = IF(EXISTS (SELECT 1 FROM %s sq WHERE %s = %s), %s, %s)",
+			setCol.name, o.name, x, own, g.lit(setCol.kind), own)
+	}
 }

@@ -31,16 +31,17 @@ const (
 )
 
 var (
-	flagSeeds   = flag.Int("difftest.seeds", defaultSeeds, "number of seeds (schemas) to run")
-	flagSeed    = flag.Int64("difftest.seed", 1, "first seed")
-	flagQueries = flag.Int("difftest.queries", defaultQueries, "queries per seed (each as text and prepared)")
-	flagDML     = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
-	flagWide    = flag.Int("difftest.wide", defaultWide, "queries of the wide shapes (widegen.go) per seed")
-	flagWider   = flag.Bool("difftest.wider", false, "draw the seventh round's shapes too (gen.wider)")
-	flagTypes   = flag.Bool("difftest.types", false, "draw columns of TINYINT UNSIGNED, YEAR, CHAR, TEXT and TIME too (gen.go, kTinyU on)")
-	flagReports = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
-	flagApps    = flag.Int("difftest.apps", 0, "statements of the application shapes (appgen.go) per seed, a fifth of them data changes")
-	flagRollup  = flag.Int("difftest.rollup", 0, "queries of the rollup, union and derived-table shapes (rollupgen.go) per seed")
+	flagSeeds            = flag.Int("difftest.seeds", defaultSeeds, "number of seeds (schemas) to run")
+	flagSeed             = flag.Int64("difftest.seed", 1, "first seed")
+	flagQueries          = flag.Int("difftest.queries", defaultQueries, "queries per seed (each as text and prepared)")
+	flagDML              = flag.Int("difftest.dml", defaultDML, "data-changing statements per seed")
+	flagWide             = flag.Int("difftest.wide", defaultWide, "queries of the wide shapes (widegen.go) per seed")
+	flagWider            = flag.Bool("difftest.wider", false, "draw the seventh round's shapes too (gen.wider)")
+	flagTypes            = flag.Bool("difftest.types", false, "draw columns of TINYINT UNSIGNED, YEAR, CHAR, TEXT and TIME too (gen.go, kTinyU on)")
+	flagReports          = flag.Int("difftest.reports", 1, "mismatches of each class to minimize and print in full")
+	flagApps             = flag.Int("difftest.apps", 0, "statements of the application shapes (appgen.go) per seed, a fifth of them data changes")
+	flagUpsertSubqueries = flag.Bool("difftest.upsertsubqueries", false, "draw ON DUPLICATE KEY UPDATE values with subqueries in the application shapes (appgen.go)")
+	flagRollup           = flag.Int("difftest.rollup", 0, "queries of the rollup, union and derived-table shapes (rollupgen.go) per seed")
 )
 
 func TestDifferential(t *testing.T) {
@@ -76,7 +77,7 @@ func TestDifferential(t *testing.T) {
 	// that only ever comes down (ceiling.txt), as the sqllogictest gate
 	// holds it to a floor of passing records: a new difference fails
 	// the test. Other seeds and sizes report only.
-	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 || *flagApps > 0 || *flagRollup > 0 {
+	if *flagSeed != 1 || *flagSeeds != defaultSeeds || *flagQueries != defaultQueries || *flagDML != defaultDML || *flagWide != defaultWide || *flagWider || *flagTypes || *flagValues > 0 || *flagApps > 0 || *flagRollup > 0 || *flagUpsertSubqueries {
 		if wrong > 0 {
 			t.Errorf("difftest: %d mismatches (see above)", wrong)
 		}
@@ -208,7 +209,7 @@ func (r *run) seedRun() {
 	}
 	// The application shapes draw from a stream of their own too, after
 	// everything else, so that turning them on changes nothing before.
-	ag := &gen{r: rand.New(rand.NewSource(r.seed ^ 0xa995_0a11)), s: r.schema}
+	ag := &gen{r: rand.New(rand.NewSource(r.seed ^ 0xa995_0a11)), s: r.schema, upserts: *flagUpsertSubqueries}
 	for i := 0; i < *flagApps; i++ {
 		if ag.pick(5) == 0 {
 			r.st.dml++

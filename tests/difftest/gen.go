@@ -289,6 +289,11 @@ type gen struct {
 	// fixed run, whose ceiling was measured without them, until the
 	// defects they find are fixed.
 	wider bool
+	// upserts draws the twenty-third round's ON DUPLICATE KEY UPDATE
+	// values with a correlated scalar, IN or EXISTS subquery in the
+	// application shapes (-difftest.upsertsubqueries; appDML). Off by default,
+	// so that earlier runs of a seed draw the same statements.
+	upserts bool
 }
 
 func (g *gen) pick(n int) int { return g.r.Intn(n) }
