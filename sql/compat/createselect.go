@@ -6,6 +6,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
@@ -159,6 +160,8 @@ func readsNullable(e gsql.Expression, below []bool) bool {
 		return false
 	case gsql.Aggregation:
 		return true
+	case *notNullResult:
+		return false
 	case *expression.GetField:
 		i := x.Index()
 		return i >= 0 && i < len(below) && below[i]
@@ -205,6 +208,12 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		}
 		below := nullableColumns(p.Child)
 		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+			if a, ok := e.(*expression.Alias); ok && a.IsNullable() && !replacedNullable(a.Child) {
+				// GMS's COALESCE says it may be NULL when its first
+				// argument may, IFNULL when its first may: MySQL's
+				// when every argument may, when the second may.
+				return expression.NewAlias(a.Name(), &notNullResult{UnaryExpression: expression.UnaryExpression{Child: a.Child}}).WithId(a.Id()), transform.NewTree, nil
+			}
 			gf, ok := e.(*expression.GetField)
 			if !ok || gf.IsNullable() {
 				return e, transform.SameTree, nil
@@ -221,4 +230,63 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		out, err := p.WithExpressions(projections...)
 		return out, transform.NewTree, err
 	})
+}
+
+// replacedNullable reports whether e, a COALESCE or IFNULL, may be NULL
+// as MySQL holds (Item_func_coalesce: every argument may; Item_func_ifnull:
+// the second may), and true for any other expression.
+func replacedNullable(e gsql.Expression) bool {
+	switch f := e.(type) {
+	case *function.Coalesce:
+		for _, arg := range f.Children() {
+			if arg != nil && !replacedNullable(arg) {
+				return false
+			}
+		}
+		return true
+	case *function.IfNull:
+		return replacedNullable(f.RightChild)
+	case *decimalCoalesce:
+		// A COALESCE or IFNULL of numbers in MySQL's DECIMAL type
+		// (rows.go).
+		return replacedNullable(f.orig)
+	}
+	return e.IsNullable()
+}
+
+// notNullResult is a result column that is never NULL where GMS's
+// expression says it may be (a COALESCE whose last argument is a
+// constant): it evaluates its child and says so (NullableResults).
+type notNullResult struct {
+	expression.UnaryExpression
+}
+
+var _ gsql.CollationCoercible = (*notNullResult)(nil)
+
+// Type implements sql.Expression.
+func (n *notNullResult) Type() gsql.Type { return n.Child.Type() }
+
+// IsNullable implements sql.Expression.
+func (n *notNullResult) IsNullable() bool { return false }
+
+// Eval implements sql.Expression.
+func (n *notNullResult) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+	return n.Child.Eval(ctx, row)
+}
+
+// String implements sql.Expression: the child's text, which names the
+// column.
+func (n *notNullResult) String() string { return n.Child.String() }
+
+// WithChildren implements sql.Expression.
+func (n *notNullResult) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+	if len(children) != 1 {
+		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
+	}
+	return &notNullResult{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+}
+
+// CollationCoercibility implements sql.CollationCoercible: the child's.
+func (n *notNullResult) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+	return gsql.GetCoercibility(ctx, n.Child)
 }
