@@ -163,10 +163,12 @@ func isDiagnosticsStatement(query string) bool {
 }
 
 // usesNoTables reports whether query is a SELECT, SET or DO without the
-// word FROM outside its literals, quoted names and comments: a
-// statement that reads no table (MySQL's all_tables is empty), since a
-// subquery that reads one has a FROM. It errs towards "uses tables" (a
-// FROM DUAL), which clears the area as before.
+// word FROM outside its literals, quoted names and comments, but for
+// FROM DUAL: a statement that reads no table (MySQL's all_tables is
+// empty; DUAL is none), since a subquery that reads one has a FROM. A
+// stored function it calls that reads tables makes it one that does
+// (MySQL's prelocking lists the function's tables): the call clears the
+// kept conditions (storedFunctionCall.Eval).
 func usesNoTables(query string) bool {
 	switch lexical.Classify(query) {
 	case lexical.KindSelect:
@@ -179,7 +181,7 @@ func usesNoTables(query string) bool {
 			return false
 		}
 	}
-	return !compat.HasWord(query, "FROM")
+	return compat.FromOnlyDual(query)
 }
 
 // updateInfoWarnings writes n, the statement's warning count, into the

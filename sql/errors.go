@@ -208,6 +208,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	kindCode(gsql.ErrViewDoesNotExist, 1146, "42S02"),           // ER_NO_SUCH_TABLE
 	kindCode(gsql.ErrTableColumnNotFound, 1054, "42S22"),        // ER_BAD_FIELD_ERROR
 	kindCode(gsql.ErrColumnNotFound, 1054, "42S22"),             // ER_BAD_FIELD_ERROR
+	kindCode(gsql.ErrUnknownColumn, 1054, "42S22"),              // ER_BAD_FIELD_ERROR
 	kindCode(gsql.ErrDuplicateColumn, 1060, "42S21"),            // ER_DUP_FIELDNAME
 	kindCode(gsql.ErrDuplicateKey, 1061, "42000"),               // ER_DUP_KEYNAME
 	kindCode(gsql.ErrIndexNotFound, 1091, "42000"),              // ER_CANT_DROP_FIELD_OR_KEY

@@ -17,6 +17,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/storedproc"
 	"github.com/percdb/percdb/txn"
 )
@@ -268,6 +269,12 @@ func (c *storedFunctionCall) Eval(ctx *gsql.Context, row gsql.Row) (any, error) 
 		return nil, mysql.NewSQLError(1424, "HY000", "Recursive stored functions and triggers are not allowed")
 	}
 	defer s.activeFunctions.leave(key)
+	if s.keptDiag && readsTables(c.fn.Body) {
+		// The statement kept the previous statement's conditions as one
+		// that uses no table (beginDiagnostics); MySQL counts the
+		// tables of the functions it calls, and clears them.
+		s.dropKeptDiagnostics()
+	}
 	env := &storedproc.Env{
 		Runner:    c.provider.runner,
 		Procedure: c.provider.procedureText,
@@ -283,6 +290,23 @@ func (c *storedFunctionCall) Eval(ctx *gsql.Context, row gsql.Row) (any, error) 
 	defer ctx.SetTransaction(oldTx)
 	ctx.SetTransaction(nil)
 	return env.CallFunction(ctx, c.db, c.fn, args)
+}
+
+// readsTables reports whether body, a stored function's, names a table
+// other than DUAL: a FROM, or an INSERT, UPDATE, DELETE or REPLACE (read
+// from its text: the walk of the AST does not enter every statement of
+// a routine's body).
+func readsTables(body ast.Statement) bool {
+	text := ast.String(body)
+	if !compat.FromOnlyDual(text) {
+		return true
+	}
+	for _, w := range []string{"INSERT", "UPDATE", "DELETE", "REPLACE"} {
+		if compat.HasWord(text, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // procedureText returns the CREATE PROCEDURE text of procedure name of

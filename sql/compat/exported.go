@@ -39,3 +39,16 @@ func HasWord(query, word string) bool {
 	}
 	return false
 }
+
+// FromOnlyDual reports whether every FROM of query (outside its quoted
+// strings and names and its comments) is FROM DUAL, MySQL's name for no
+// table (a query with none is such a query too).
+func FromOnlyDual(query string) bool {
+	toks := syntaxTokens(query)
+	for i, t := range toks {
+		if t.word == "FROM" && (i+1 >= len(toks) || toks[i+1].word != "DUAL") {
+			return false
+		}
+	}
+	return true
+}
