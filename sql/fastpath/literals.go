@@ -76,7 +76,7 @@ type literalScanner struct {
 	// LIMIT or OFFSET (to the next word), where the TiDB parser takes
 	// an integer (as BIGINT UNSIGNED) or a marker and no string.
 	fields, byList, limit bool
-	buf            [16]byte
+	buf                   [16]byte
 }
 
 // scan runs the scanner over the whole text.
