@@ -276,6 +276,13 @@ func lowerWord(buf *[16]byte, s string) []byte {
 // doubled quote, or (in a literal) one after a backslash, does not end
 // it.
 func skipQuoted(q string, i int) int {
+	end, _ := quotedEnd(q, i)
+	return end
+}
+
+// quotedEnd is skipQuoted, which also reports whether the string or
+// name ends (false: it runs to the end of q, and len(q) is returned).
+func quotedEnd(q string, i int) (int, bool) {
 	quote := q[i]
 	for i++; i < len(q); i++ {
 		switch q[i] {
@@ -288,10 +295,10 @@ func skipQuoted(q string, i int) int {
 				i++
 				continue
 			}
-			return i + 1
+			return i + 1, true
 		}
 	}
-	return len(q)
+	return len(q), false
 }
 
 // isNameByte reports whether c may be part of an unquoted word: MySQL's

@@ -76,7 +76,7 @@ type literalScanner struct {
 	// LIMIT or OFFSET (to the next word), where the TiDB parser takes
 	// an integer (as BIGINT UNSIGNED) or a marker and no string.
 	fields, byList, limit bool
-	buf            [16]byte
+	buf                   [16]byte
 }
 
 // scan runs the scanner over the whole text.
@@ -97,14 +97,14 @@ func (sc *literalScanner) scan() bool {
 			// scanner reads neither.
 			return false
 		case c == '`':
-			end, ok := quotedEnd(q, i, '`')
+			end, ok := quotedEnd(q, i)
 			if !ok {
 				return false
 			}
 			sc.token("`", false)
 			i = end
 		case c == '\'' || c == '"':
-			end, ok := quotedEnd(q, i, c)
+			end, ok := quotedEnd(q, i)
 			if !ok || sc.prevLit && sc.prev == "'" {
 				// Adjacent strings are one string to MySQL.
 				return false
@@ -313,28 +313,6 @@ func (sc *literalScanner) replace(from, to int, v Value) {
 	sc.l.Template = append(sc.l.Template, '?')
 	sc.copied = to
 	sc.l.Values = append(sc.l.Values, v)
-}
-
-// quotedEnd returns the end of the quoted string or name that starts at
-// q[i] with quote, past its closing quote; a doubled quote is one quote
-// inside it. A backslash escapes the next byte in a string (not in a
-// quoted name), so that the end found is the lexer's.
-func quotedEnd(q string, i int, quote byte) (int, bool) {
-	for j := i + 1; j < len(q); j++ {
-		switch q[j] {
-		case '\\':
-			if quote != '`' {
-				j++
-			}
-		case quote:
-			if j+1 < len(q) && q[j+1] == quote {
-				j++
-				continue
-			}
-			return j + 1, true
-		}
-	}
-	return 0, false
 }
 
 // unquote returns a string literal's value: its body with doubled quotes
