@@ -28,7 +28,7 @@ func textResults(e gsql.Expression) (gsql.Expression, bool) {
 	if _, done := e.(*textResult); done {
 		return e, false
 	}
-	out := replacedChildren(e.Children(), func(_ int, c gsql.Expression) gsql.Expression {
+	return withReplacedChildren(e, func(_ int, c gsql.Expression) gsql.Expression {
 		switch c.(type) {
 		case *function.Substring, *function.Reverse, *function.Lower, *function.Upper,
 			*function.LeftTrim, *function.RightTrim:
@@ -40,14 +40,6 @@ func textResults(e gsql.Expression) (gsql.Expression, bool) {
 		}
 		return &textResult{UnaryExpression: expression.UnaryExpression{Child: c}}
 	})
-	if out == nil {
-		return e, false
-	}
-	ret, err := e.WithChildren(out...)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
 }
 
 // textResult is a string function's value typed as a string (see
