@@ -63,6 +63,12 @@ func branchValues(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, e
 	if !ok {
 		return e, transform.SameTree, nil
 	}
+	if w, wrapped := textResults(e); wrapped {
+		// A string function GMS types as its DATE argument is a string
+		// among the values (textresults.go).
+		ret, _, err := branchValues(w)
+		return ret, transform.NewTree, err
+	}
 	m := mergeTemporal(childTypes(e, values))
 	switch m.kind {
 	case mergeText:

@@ -22,3 +22,18 @@ func replacedChildren(children []gsql.Expression, wrap func(i int, c gsql.Expres
 	}
 	return out
 }
+
+// withReplacedChildren returns e with its children replaced as
+// replacedChildren replaces them, and whether any was: e as it is when
+// none was, or when e refuses the new children.
+func withReplacedChildren(e gsql.Expression, wrap func(i int, c gsql.Expression) gsql.Expression) (gsql.Expression, bool) {
+	out := replacedChildren(e.Children(), wrap)
+	if out == nil {
+		return e, false
+	}
+	ret, err := e.WithChildren(out...)
+	if err != nil {
+		return e, false
+	}
+	return ret, true
+}

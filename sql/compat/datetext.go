@@ -77,7 +77,7 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 	default:
 		return e, false
 	}
-	out := replacedChildren(e.Children(), func(i int, c gsql.Expression) gsql.Expression {
+	return withReplacedChildren(e, func(i int, c gsql.Expression) gsql.Expression {
 		switch {
 		case c == nil:
 			return nil
@@ -99,14 +99,6 @@ func dateTextArguments(e gsql.Expression) (gsql.Expression, bool) {
 		// failed on its value ("invalid type: time.Time").
 		return &argText{UnaryExpression: expression.UnaryExpression{Child: c}}
 	})
-	if out == nil {
-		return e, false
-	}
-	ret, err := e.WithChildren(out...)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
 }
 
 // temporalNumberBranches returns e, an IF, CASE, COALESCE or IFNULL

@@ -42,7 +42,7 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 	default:
 		return e, false
 	}
-	out := replacedChildren(e.Children(), func(i int, c gsql.Expression) gsql.Expression {
+	return withReplacedChildren(e, func(i int, c gsql.Expression) gsql.Expression {
 		if !types.IsFloat(c.Type()) || positions != nil && !positions[i] {
 			return nil
 		}
@@ -51,14 +51,6 @@ func doubleStrings(e gsql.Expression) (gsql.Expression, bool) {
 		}
 		return &doubleString{UnaryExpression: expression.UnaryExpression{Child: c}, decimals: notFixedDec}
 	})
-	if out == nil {
-		return e, false
-	}
-	ret, err := e.WithChildren(out...)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
 }
 
 // stringArguments are the string functions that read some of their

@@ -316,6 +316,11 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := castStringToDouble(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// A string function of a non-string argument typed as a string
+	// (textresults.go).
+	if d, ok := textResults(e); ok {
+		return d, transform.NewTree, nil
+	}
 	// A DOUBLE written in a string as MySQL writes it (doubletext.go).
 	if d, ok := doubleStrings(e); ok {
 		if c, ok := castToChar(d); ok {
