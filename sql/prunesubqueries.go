@@ -16,8 +16,10 @@ import (
 // columns of CUSTOMER, C_DATA's 500 bytes among them, to use four: a
 // quarter of the statement's CPU was decoding columns nobody read.
 //
-// This rule, run after pruneTables, does the same pruning through those
-// nodes. Walking down from the statement's root it keeps the column ids
+// This rule does the same pruning through those nodes. It runs before
+// pushFilters, once GMS has unnested the IN and EXISTS subqueries it can
+// (a table pruned before the unnesting cost an IN subquery its lookup
+// join) and while the tables are not yet index reads. Walking down from the statement's root it keeps the column ids
 // the nodes above need (every column of the root's output; then what
 // each node's expressions read, including the outer columns its
 // subqueries read, found by walking their plans), and
