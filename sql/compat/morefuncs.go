@@ -191,7 +191,7 @@ func repeatString(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	n, ok := decimalOf(ctx, vals[1])
+	n, ok := repeatCount(ctx, vals[1])
 	if !ok || n.LessThan(decimal.NewFromInt(1)) || s == "" {
 		return "", nil
 	}
@@ -200,6 +200,23 @@ func repeatString(ctx *gsql.Context, vals []any, _ []gsql.Expression) (any, erro
 		return nil, nil
 	}
 	return strings.Repeat(s, int(n.IntPart())), nil
+}
+
+// repeatCount is REPEAT's count v as MySQL reads it (val_int): a DOUBLE
+// rounded half to even (rint), a DECIMAL half away from zero, a string's
+// leading integer; GMS's reading truncated them all (REPEAT('a', x) of a
+// DOUBLE 1.5 repeated once, MySQL twice).
+func repeatCount(ctx *gsql.Context, v any) (decimal.Decimal, bool) {
+	switch x := v.(type) {
+	case float64:
+		return decimal.NewFromFloat(math.RoundToEven(x)), true
+	case float32:
+		return decimal.NewFromFloat(math.RoundToEven(float64(x))), true
+	case decimal.Decimal:
+		return x.Round(0), true
+	}
+	n, ok := decimalOf(ctx, v)
+	return n.Truncate(0), ok
 }
 
 // periodMonths returns period p (YYMM or YYYYMM; YY below 70 is 20YY) as
