@@ -107,6 +107,7 @@ func run() error {
 	flag.IntVar(&o.statusPort, "status-port", 0, "the server's --status-port (0: none), for -profile")
 	flag.StringVar(&o.profileDir, "profile", "", "churn: directory for a CPU profile of the server's scans at each sample (needs -status-port; implies -pause)")
 	flag.DurationVar(&o.profileTime, "profile-time", 3*time.Second, "churn: how long each sample's profile runs scans")
+	latestSpace := flag.String("latest-space", "auto", "the server's --latest-space (empty: the binary's default, off since session 42; churn is what the latest space is for)")
 	flag.Parse()
 	if *binary == "" {
 		return errors.New("give -binary")
@@ -124,8 +125,11 @@ func run() error {
 		}
 	}
 	ctx := context.Background()
-	srv, err := bench.StartPercdb(ctx, bench.PercdbOptions{Binary: *binary,
-		Args: []string{"--status-port=" + strconv.Itoa(o.statusPort)}})
+	args := []string{"--status-port=" + strconv.Itoa(o.statusPort)}
+	if *latestSpace != "" {
+		args = append(args, "--latest-space="+*latestSpace)
+	}
+	srv, err := bench.StartPercdb(ctx, bench.PercdbOptions{Binary: *binary, Args: args})
 	if err != nil {
 		return err
 	}
