@@ -52,9 +52,10 @@ func StrictOneTableConditions(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.No
 		var kept []gsql.Expression
 		var child gsql.Node = j
 		moved := false
+		leaves := tableNames(j)
 		for _, c := range expression.SplitConjunction(f.Expression) {
 			table, ok := oneTableCondition(c)
-			if ok {
+			if ok && !subqueriesRead(c, leaves) {
 				var done bool
 				child, done = filterJoinLeaf(child, table, c)
 				if done {
@@ -102,6 +103,39 @@ func oneTableCondition(c gsql.Expression) (string, bool) {
 		return !ok
 	})
 	return table, ok && subquery && table != ""
+}
+
+// tableNames returns the names (in the statement) of the tables n reads.
+func tableNames(n gsql.Node) map[string]bool {
+	names := map[string]bool{}
+	transform.Inspect(n, func(n gsql.Node) bool {
+		switch x := n.(type) {
+		case *plan.ResolvedTable, *plan.TableAlias:
+			names[strings.ToLower(x.(gsql.Nameable).Name())] = true
+		}
+		return true
+	})
+	return names
+}
+
+// subqueriesRead reports whether a subquery of c reads a table under one
+// of names. Such a condition stays above the join: GMS unnests an IN or
+// EXISTS subquery into a semi join with the table it filters, and one
+// below the join would put the subquery's table beside the join's table
+// of the same name, which GMS refuses (1066 Not unique table/alias).
+func subqueriesRead(c gsql.Expression, names map[string]bool) bool {
+	found := false
+	transform.InspectExpr(c, func(e gsql.Expression) bool {
+		if sq, ok := e.(*plan.Subquery); ok {
+			for name := range tableNames(sq.Query) {
+				if names[name] {
+					found = true
+				}
+			}
+		}
+		return found
+	})
+	return found
 }
 
 // filterJoinLeaf returns n, a join tree, with cond filtering its leaf
