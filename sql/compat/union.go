@@ -306,7 +306,7 @@ func sideField(col *gsql.Column, id gsql.ColumnId, conv *plan.Project, i int) *e
 func pinnedIfAmbiguous(gf *expression.GetField, sch gsql.Schema, i int) gsql.Expression {
 	for j, c := range sch {
 		if j != i && strings.EqualFold(c.Name, sch[i].Name) {
-			return &pinnedField{GetField: gf.WithIndex(i).(*expression.GetField)}
+			return &pinnedField{GetField: gf.WithIndex(i).(*expression.GetField), width: len(sch)}
 		}
 	}
 	return gf
@@ -314,9 +314,24 @@ func pinnedIfAmbiguous(gf *expression.GetField, sch gsql.Schema, i int) gsql.Exp
 
 // pinnedField is a field of a union's side read at its own index, which
 // GMS's assignment of execution indexes (a switch on *GetField) leaves
-// alone; see pinnedIfAmbiguous.
+// alone; see pinnedIfAmbiguous. The index counts from the end of the
+// row, whose last width values are the side's: inside a correlated
+// subquery GMS puts the outer scope's values first, and index i alone
+// read one of those (tests/sqllogic wronganswers.test, a union with two
+// columns named x in an IN subquery).
 type pinnedField struct {
 	*expression.GetField
+	width int
+}
+
+// Eval implements gsql.Expression: the value at the field's index among
+// the row's last width values.
+func (p *pinnedField) Eval(_ *gsql.Context, row gsql.Row) (interface{}, error) {
+	k := len(row) - p.width + p.Index()
+	if k < 0 || k >= len(row) {
+		return nil, expression.ErrIndexOutOfBounds.New(k, len(row))
+	}
+	return row[k], nil
 }
 
 // WithChildren implements gsql.Expression: a field has none.
