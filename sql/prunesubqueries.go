@@ -42,24 +42,10 @@ const pruneSubqueriesUserVar = "percdb_prune_subqueries"
 // pruneUnderSubqueries is the analyzer rule; see the comment at the top
 // of the file.
 func pruneUnderSubqueries(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	if !n.IsReadOnly() || !userVarOn(ctx, pruneSubqueriesUserVar) || !hasSubqueryExpr(n) || hasMatchAgainst(n) {
+	if !n.IsReadOnly() || !userVarOn(ctx, pruneSubqueriesUserVar) || !hasSubquery(n) || hasMatchAgainst(n) {
 		return n, transform.SameTree, nil
 	}
 	return pruneNode(n, neededColumns{all: true})
-}
-
-// hasSubqueryExpr reports whether an expression of n's plan (its own
-// scope) holds a subquery: where there is none, GMS's pruneTables did
-// the work.
-func hasSubqueryExpr(n gsql.Node) bool {
-	found := false
-	transform.InspectExpressions(n, func(e gsql.Expression) bool {
-		if _, ok := e.(*plan.Subquery); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // hasMatchAgainst reports whether n holds MATCH ... AGAINST, which reads
