@@ -203,6 +203,9 @@ func (p *DatabaseProvider) planMarkerDatabase(ctx *gsql.Context, name string) (d
 	if name == "" || name[0] != 0 {
 		return nil, false, nil
 	}
+	if d, ok := p.missingTablesDatabase(name); ok {
+		return d, true, nil
+	}
 	switch name {
 	case viewEndMarker:
 		s, err := sessionOf(ctx)
@@ -255,7 +258,8 @@ func (d viewOwnerDB) AliasedName() string { return d.Name() }
 // (planDatabases), and the types of TIME(n) columns (columnTypes,
 // sql/compat/timefsp.go), and the tables of mysql that percdb serves
 // (extraMysqlTables, mysqlextra.go), and the writes of grant tables
-// (grantTableWrites, grantreload.go).
+// (grantTableWrites, grantreload.go), and the missing tables of ANALYZE
+// TABLE (markMissingAnalyzeTables, analyzemissing.go).
 type planParser struct {
 	gsql.Parser
 }
@@ -268,6 +272,7 @@ func (p planParser) Parse(ctx *gsql.Context, query string, multi bool) (ast.Stat
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
 		grantTableWrites(ctx, query, stmt)
+		markMissingAnalyzeTables(ctx, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -280,6 +285,7 @@ func (p planParser) ParseWithOptions(ctx context.Context, query string, delimite
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
 		grantTableWrites(ctx, query, stmt)
+		markMissingAnalyzeTables(ctx, stmt)
 	}
 	return stmt, q, rest, err
 }
@@ -292,6 +298,7 @@ func (p planParser) ParseOneWithOptions(ctx context.Context, query string, optio
 		columnTypes(stmt)
 		extraMysqlTables(ctx, query, stmt)
 		grantTableWrites(ctx, query, stmt)
+		markMissingAnalyzeTables(ctx, stmt)
 	}
 	return stmt, n, err
 }

@@ -167,6 +167,10 @@ func (b *compatBuilder) buildAnalyze(ctx *gsql.Context, n *plan.AnalyzeTable) (g
 		if s, ok := ctx.Session.(*Session); ok && s.maintenanceOp != "" {
 			op = s.maintenanceOp
 		}
+		if mt, ok := t.(missingTable); ok {
+			rows = append(rows, missingTableRows(mt, op)...)
+			continue
+		}
 		if pt := percdbTable(t); op != opAnalyze && pt != nil && pt.db != nil {
 			before, analyze, err := maintain(ctx, op, pt, name)
 			if err != nil {
