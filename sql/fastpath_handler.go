@@ -267,16 +267,28 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	if !on {
 		return false, nil, callback
 	}
+	var t *textTemplate
 	if vars.textPlans {
-		if e, shape, args, ok := fp.templateFor(s, query); ok {
-			if e.Shape == nil {
-				fp.fallthroughs[e.Reason].Add(1)
-				return false, nil, callback
-			}
-			return h.fastRunQuery(ctx, c, s, vars, e, shape, args, callback)
-		}
+		t = fp.templateOf(s, query)
 	}
-	normalized, digest := parser.NormalizeDigest(query)
+	if t != nil && t.shape != nil {
+		s.digests.remember(query, t.normalized, t.digest)
+		e, args := fp.bindTemplate(s, t)
+		if e.Shape == nil {
+			fp.fallthroughs[e.Reason].Add(1)
+			return false, nil, callback
+		}
+		return h.fastRunQuery(ctx, c, s, vars, e, t.shape, args, callback)
+	}
+	// A template without a shape has the statement's digest already:
+	// the digest of a statement is its template's (TestTemplateDigest).
+	var normalized string
+	var digest *parser.Digest
+	if t != nil {
+		normalized, digest = t.normalized, t.digest
+	} else {
+		normalized, digest = parser.NormalizeDigest(query)
+	}
 	s.digests.remember(query, normalized, digest)
 	key := fastpath.Key{Digest: string(digest.Bytes()), DB: s.GetCurrentDatabase()}
 	e := fp.plans.Get(key)

@@ -95,18 +95,18 @@ func (c *textTemplates) put(key string, t *textTemplate) {
 	}
 }
 
-// templateFor returns the entry and shape a COM_QUERY runs with from the
-// cache of templates, with its literals bound in s's argument buffer;
-// ok is false when the statement is to be parsed as before (its text is
-// not read by the scanner, or its template has no shape).
-func (fp *fastPath) templateFor(s *Session, query string) (e *fastEntry, shape *fastpath.Shape, args []any, ok bool) {
+// templateOf returns the template of a COM_QUERY from the cache of
+// templates, made and kept at its first statement, with the statement's
+// literals in s's literal buffer; nil when the statement is to be parsed
+// as before (its text is not read by the scanner). A template without a
+// shape still gives the statement's digest (fastQuery).
+func (fp *fastPath) templateOf(s *Session, query string) *textTemplate {
 	if len(query) > maxTemplateText {
-		return nil, nil, nil, false
+		return nil
 	}
-	fs := &s.fast
-	lits := &fs.literals
+	lits := &s.fast.literals
 	if !fastpath.ScanLiterals(query, lits) {
-		return nil, nil, nil, false
+		return nil
 	}
 	textLen := len(lits.Template)
 	db := s.GetCurrentDatabase()
@@ -116,15 +116,19 @@ func (fp *fastPath) templateFor(s *Session, query string) (e *fastEntry, shape *
 		t = fp.newTemplate(query, string(lits.Template[:textLen]), db, len(lits.Values))
 		fp.templates.put(string(lits.Template), t)
 	}
-	if t.shape == nil {
-		return nil, nil, nil, false
-	}
-	s.digests.remember(query, t.normalized, t.digest)
+	return t
+}
+
+// bindTemplate returns the entry a statement of t, a template with a
+// shape, runs with and its literals (templateOf left them in s's
+// buffer) bound as the shape's arguments.
+func (fp *fastPath) bindTemplate(s *Session, t *textTemplate) (e *fastEntry, args []any) {
+	fs := &s.fast
 	if e = fp.plans.Get(t.key); e == nil {
 		e = fp.plans.Put(&fastEntry{Key: t.key, Shape: t.shape, Reason: fastpath.ReasonShape})
 	}
 	args = fs.args[:0]
-	for _, v := range lits.Values {
+	for _, v := range fs.literals.Values {
 		if v.OK {
 			args = append(args, v.Lit)
 		} else {
@@ -133,7 +137,7 @@ func (fp *fastPath) templateFor(s *Session, query string) (e *fastEntry, shape *
 	}
 	fs.args = args
 	fp.textHits.Add(1)
-	return e, t.shape, args, true
+	return e, args
 }
 
 // newTemplate parses a template's text, that of query, whose literals

@@ -206,7 +206,9 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		below := nullableColumns(p.Child)
+		// What the child says of its columns' NULLs, read once a
+		// projection needs it: most plans have no NOT NULL field to check.
+		var below []bool
 		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 			if a, ok := e.(*expression.Alias); ok && a.IsNullable() && !replacedNullable(a.Child) {
 				// GMS's COALESCE says it may be NULL when its first
@@ -217,6 +219,9 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 			gf, ok := e.(*expression.GetField)
 			if !ok || gf.IsNullable() {
 				return e, transform.SameTree, nil
+			}
+			if below == nil {
+				below = nullableColumns(p.Child)
 			}
 			i := gf.Index()
 			if i < 0 || i >= len(below) || !below[i] {

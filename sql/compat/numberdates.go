@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,25 +59,12 @@ func numberDateArguments(e gsql.FunctionExpression) (gsql.Expression, bool) {
 	if positions == nil {
 		return e, false
 	}
-	children := e.Children()
-	var out []gsql.Expression
-	for _, i := range positions {
-		if i >= len(children) || children[i] == nil || !isPlainNumber(children[i].Type()) {
-			continue
+	return withReplacedChildren(e, func(i int, c gsql.Expression) gsql.Expression {
+		if !slices.Contains(positions, i) || c == nil || !isPlainNumber(c.Type()) {
+			return nil
 		}
-		if out == nil {
-			out = append([]gsql.Expression(nil), children...)
-		}
-		out[i] = &castArgument{UnaryExpression: expression.UnaryExpression{Child: children[i]}, read: numberDateValue, typ: types.LongText}
-	}
-	if out == nil {
-		return e, false
-	}
-	ret, err := e.WithChildren(out...)
-	if err != nil {
-		return e, false
-	}
-	return ret, true
+		return &castArgument{UnaryExpression: expression.UnaryExpression{Child: c}, read: numberDateValue, typ: types.LongText}
+	})
 }
 
 // numberDateValue is a number read as a date, as its text: the date's
