@@ -43,6 +43,8 @@ import (
 //   - SUBSTRING(s FROM n [FOR m]) but on a column (and SUBSTR, MID):
 //     FROM and FOR become commas;
 //   - x IS [NOT] UNKNOWN, which is x IS [NOT] NULL.
+//   - N'...' and n'...', a string in the national character set: MySQL
+//     8's is utf8mb3, so it is _utf8mb3'...'.
 //
 // A statement that parses is refused with MySQL's 1235 when it has an
 // IN subquery with a LIMIT (x IN (SELECT c ... LIMIT 2)), as MySQL 8
@@ -429,6 +431,10 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 			for _, j := range topLevel(toks, i+1, "FROM", "FOR") {
 				replace[j] = ","
 			}
+		case t.word == "N" && t.end < len(query) && query[t.end] == '\'':
+			// N'...', a string in the national character set, which
+			// MySQL 8 defines as utf8mb3 (TiDB's parser takes it too)
+			replace[i] = "_utf8mb3"
 		case t.word == "UNKNOWN" && i > 0 && (toks[i-1].word == "IS" || toks[i-1].word == "NOT" && i > 1 && toks[i-2].word == "IS"):
 			// x IS [NOT] UNKNOWN is x IS [NOT] NULL (x a truth value)
 			replace[i] = "NULL"

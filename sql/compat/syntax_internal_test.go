@@ -32,6 +32,10 @@ func TestRewriteSyntax(t *testing.T) {
 		{"/*!80001 CREATE ROLE '/*!1'/*!80001 @'*/'*/ */", "/*!80001 CREATE ROLE '/*!1'@'*/' */", ""},
 		{"/*!80001 CREATE ROLE r */ /* /*!1 x */", "", ""},
 		{"SELECT 1/*M!100005 CREATE ROLE 'r1'/*!80001 @'%'*/ WITH ADMIN a */+2", "SELECT 1 +2", ""},
+		// N'...' is _utf8mb3'...'; an N ending a word, or inside a
+		// string or name, stays.
+		{"SELECT N'abc', n'x' FROM t WHERE s = N'y'", "SELECT  _utf8mb3 'abc',  _utf8mb3 'x' FROM t WHERE s =  _utf8mb3 'y'", ""},
+		{"SELECT colN'x', 'N''a', `N'` FROM t", "", ""},
 		// Locking clauses (lockclause.go).
 		{"SELECT id FROM t WHERE id = 1 FOR UPDATE NOWAIT", "SELECT id FROM t WHERE id = 1 FOR UPDATE       ", ""},
 		{"SELECT * FROM t, `u` FOR UPDATE OF t, `u` SKIP LOCKED", "SELECT * FROM t, `u` FOR UPDATE           SKIP LOCKED", ""},
