@@ -432,9 +432,9 @@ func rewriteSyntax(original string) (*syntaxFix, bool) {
 				replace[j] = ","
 			}
 		case t.word == "N" && t.end < len(query) && query[t.end] == '\'':
-			// N'...', a string in the national character set, which
-			// MySQL 8 defines as utf8mb3 (TiDB's parser takes it too)
-			replace[i] = "_utf8mb3"
+			// N'...' (typedliterals.go), for COM_STMT_PREPARE, whose
+			// statement vitess parses before percdb's parser
+			replace[i] = nationalIntroducer
 		case t.word == "UNKNOWN" && i > 0 && (toks[i-1].word == "IS" || toks[i-1].word == "NOT" && i > 1 && toks[i-2].word == "IS"):
 			// x IS [NOT] UNKNOWN is x IS [NOT] NULL (x a truth value)
 			replace[i] = "NULL"

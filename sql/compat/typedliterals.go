@@ -26,6 +26,16 @@ import (
 // (mayHaveTypedLiteral), so ordinary statements pay one pass over
 // their bytes.
 
+// N'...' and n'...' (no space between) are strings in the national
+// character set, which MySQL 8 defines as utf8mb3; the vitess grammar
+// refuses them (1064), or reads N as a column and the string as its
+// alias (SELECT N'a' was 1054). typedLiterals writes them as
+// _utf8mb3'...', which the grammar takes.
+
+// nationalIntroducer is the introducer an N'...' literal is written
+// with.
+const nationalIntroducer = "_utf8mb3"
+
 // typedLiteralKinds are the words that type a string after them, by
 // upper-case word.
 var typedLiteralKinds = map[string]bool{"DATE": true, "TIME": true, "TIMESTAMP": true}
@@ -59,6 +69,9 @@ func mayHaveTypedLiteral(query string) bool {
 		if w := query[k:j]; strings.EqualFold(w, "DATE") || strings.EqualFold(w, "TIME") || strings.EqualFold(w, "TIMESTAMP") {
 			return true
 		}
+		if query[i] == '\'' && j == i && i-k == 1 && (query[k] == 'N' || query[k] == 'n') {
+			return true // N'...'
+		}
 	}
 	return false
 }
@@ -75,6 +88,19 @@ func typedLiterals(query string) (*syntaxFix, bool, error) {
 	var orig []int
 	last := 0 // the query's bytes before it are written
 	for i, t := range toks {
+		if t.word == "N" && t.end < len(query) && query[t.end] == '\'' {
+			// N'...' (see nationalIntroducer)
+			b.WriteString(query[last:t.start])
+			for k := last; k < t.start; k++ {
+				orig = append(orig, k)
+			}
+			b.WriteString(nationalIntroducer)
+			for range nationalIntroducer {
+				orig = append(orig, t.start)
+			}
+			last = t.end
+			continue
+		}
 		if !typedLiteralKinds[t.word] || !notQualified(toks, i) {
 			continue
 		}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"database/sql"
+	"strings"
 	"testing"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
@@ -31,6 +32,33 @@ func TestNationalLiteralPrepared(t *testing.T) {
 		}
 		if _, err := db.Exec("INSERT INTO nl VALUES (?, N'x')", 1); err != nil {
 			t.Fatalf("INSERT: %v", err)
+		}
+		// In a multi-statement query, where a statement's end is an
+		// offset into the text as written.
+		mdb, err := sql.Open("mysql", s.DSN+"?multiStatements=true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mdb.Close()
+		rows, err := mdb.Query("SELECT N'a'; SELECT n'b' AS x; SELECT 'c'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vals []string
+		for {
+			for rows.Next() {
+				var v string
+				if err := rows.Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				vals = append(vals, v)
+			}
+			if !rows.NextResultSet() {
+				break
+			}
+		}
+		if err := rows.Close(); err != nil || strings.Join(vals, ",") != "a,b,c" {
+			t.Errorf("multi-statement query: %q, %v; want a,b,c", vals, err)
 		}
 		var id int
 		if err := db.QueryRow("SELECT id FROM nl WHERE s = N'x' AND id = ?", 1).Scan(&id); err != nil || id != 1 {
