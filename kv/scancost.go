@@ -38,6 +38,12 @@ type walkCost struct {
 	// spans are the raw write-space spans of the walks that stepped over
 	// at least scanReportHidden hidden points, each with their number.
 	spans []deletedSpan
+	// versionSpans are the spans of the walks that stepped over at
+	// least scanReportVersions older versions of the keys they decided
+	// (records beyond one a key), each with their number: where those
+	// versions lie in levels above the rest of the range, a compaction
+	// brings them into one level (gccompact.go, planVersions).
+	versionSpans []deletedSpan
 }
 
 const (
@@ -49,13 +55,20 @@ const (
 	// records it read, so that a walk over many records with a few
 	// tombstones among them does not count.
 	scanReportShare = 4
+	// scanReportVersions is the older versions (records beyond one a
+	// key) a walk must step over for its span to be reported as one of
+	// versions (walkCost.versionSpans); they too must be at least
+	// 1/scanReportShare of its records. A short range read (sysbench's
+	// 100 rows, TPC-C's order lines) never reaches it.
+	scanReportVersions = 256
 )
 
 // add records one walk: before are the iterator's stats when the walk
 // began, lower and upper the raw bounds it walked within, last the last
-// user key it visited (nil: none), exhausted whether its last call found
-// no record (it counts as a call, not as a record).
-func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lower, upper, last []byte, reverse, exhausted bool) {
+// user key it visited (nil: none), keys the user keys it visited,
+// exhausted whether its last call found no record (it counts as a call,
+// not as a record).
+func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lower, upper, last []byte, keys uint64, reverse, exhausted bool) {
 	after := iter.Stats()
 	const call = pebble.InterfaceCall
 	calls := uint64(after.ForwardSeekCount[call] + after.ForwardStepCount[call] + after.ReverseSeekCount[call] + after.ReverseStepCount[call] -
@@ -78,17 +91,25 @@ func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lowe
 	c.prefixSkips = 0
 	c.records += calls
 	c.points += points
-	if last == nil || points < calls+scanReportHidden || (points-calls)*scanReportShare < calls {
+	if last == nil {
 		return
 	}
-	sp := deletedSpan{count: int(points - calls)}
-	if reverse {
-		sp.lo, sp.hi = keyspace.WritePrefix(last), upper
-	} else {
-		// The last key's oldest possible version ends the span.
-		sp.lo, sp.hi = lower, keyspace.WriteKey(last, 0)
+	span := func(count uint64) deletedSpan {
+		sp := deletedSpan{count: int(count)}
+		if reverse {
+			sp.lo, sp.hi = keyspace.WritePrefix(last), upper
+		} else {
+			// The last key's oldest possible version ends the span.
+			sp.lo, sp.hi = lower, keyspace.WriteKey(last, 0)
+		}
+		return sp
 	}
-	c.spans = append(c.spans, sp)
+	if points >= calls+scanReportHidden && (points-calls)*scanReportShare >= calls {
+		c.spans = append(c.spans, span(points-calls))
+	}
+	if versions := calls - min(calls, keys); versions >= scanReportVersions && versions*scanReportShare >= calls {
+		c.versionSpans = append(c.versionSpans, span(versions))
+	}
 }
 
 // ScanCost is what the store's range reads (Scan, Coprocessor) stepped
@@ -127,6 +148,12 @@ func (s *Store) noteWalks(c *walkCost) {
 		}
 		s.scans.reported.Add(uint64(sp.count))
 		s.compactor.read(sp)
+	}
+	for _, sp := range c.versionSpans {
+		if s.scans.off {
+			break
+		}
+		s.compactor.readVersions(sp)
 	}
 	*c = walkCost{}
 }
