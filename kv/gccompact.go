@@ -241,7 +241,7 @@ func (c *gcCompactor) read(sp deletedSpan) {
 // the memtable and level 0, over the level holding the rest, and a walk
 // merging several levels costs more per version than one over a single
 // level (1.69x against 1.43x a row for two versions of each key,
-// docs/benchmarks.md, branch gcscan). Reads do not wait on GC here:
+// docs/benchmarks.md, branch churn3). Reads do not wait on GC here:
 // GC's passes do not bring the versions together.
 func (c *gcCompactor) readVersions(sp deletedSpan) {
 	if c == nil || c.threshold < 0 {
