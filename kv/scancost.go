@@ -128,8 +128,9 @@ type ScanCost struct {
 // scanCounters accumulate ScanCost.
 type scanCounters struct {
 	keys, records, points, reported atomic.Uint64
-	// off keeps the spans from the compactor (Options.testingNoScanReports).
-	off bool
+	// off keeps the spans from the compactor (Options.testingNoScanReports),
+	// noVersions the spans of versions (Options.testingNoVersionReports).
+	off, noVersions bool
 }
 
 // noteWalks adds a reader's walks to the store's counters and hands the
@@ -150,7 +151,7 @@ func (s *Store) noteWalks(c *walkCost) {
 		s.compactor.read(sp)
 	}
 	for _, sp := range c.versionSpans {
-		if s.scans.off {
+		if s.scans.off || s.scans.noVersions {
 			break
 		}
 		s.compactor.readVersions(sp)
