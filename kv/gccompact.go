@@ -313,11 +313,14 @@ func (c *gcCompactor) take() (spans, versions []deletedSpan, latest bool) {
 }
 
 // dropReads forgets the reads reported so far: a compaction just ended.
+// The spans of versions stay: a scan reports them in parts (a walk a
+// response), the rest of the table while the first part is compacted,
+// and planVersions passes over a span the compaction already brought
+// into one level.
 func (c *gcCompactor) dropReads() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads, c.readCount = nil, 0
-	c.versions, c.versionCount = nil, 0
 }
 
 // giveBack returns the spans the goroutine did not compact.
