@@ -80,22 +80,11 @@ type gcCompactor struct {
 	// report.
 	reads                  []deletedSpan
 	readCount, gcSinceRead int
-	// versions are the spans range reads reported stepping over older
-	// versions of live keys (readVersions), versionCount their number.
-	versions     []deletedSpan
-	versionCount int
 	// latestDue: the latest space's copies churned enough to compact it
 	// (latestcompact.go).
 	latestDue bool
 	// latestCompactions counts the compactions of the latest space.
 	latestCompactions atomic.Uint64
-	// versionCompactions counts the compactions of spans whose versions
-	// lay over several levels (planVersions).
-	versionCompactions atomic.Uint64
-	// levels estimates the bytes of sstables over [lo, hi] (hi
-	// included): above the lowest level holding any of them, and in
-	// all (the store's Pebble, levelBytes; tests give their own).
-	levels func(lo, hi []byte) (upper, total uint64)
 }
 
 // deletedSpan is a span of raw keys [lo, hi] (hi included) holding count
@@ -131,37 +120,7 @@ func newGCCompactor(db *pebble.DB, threshold int, logger *slog.Logger) *gcCompac
 		}
 		return n
 	}
-	c.levels = func(lo, hi []byte) (upper, total uint64) { return levelBytes(db, lo, hi) }
 	return c
-}
-
-// levelBytes returns the bytes of db's sstables that overlap [lo, hi] (hi
-// included) in the levels above the lowest level holding any of them
-// (upper), and in all levels (total). A table that overlaps the span in
-// part counts whole; the memtables do not count.
-func levelBytes(db *pebble.DB, lo, hi []byte) (upper, total uint64) {
-	levels, err := db.SSTables()
-	if err != nil {
-		return 0, 0
-	}
-	bottom := -1
-	perLevel := make([]uint64, len(levels))
-	for l, tables := range levels {
-		for _, t := range tables {
-			if bytes.Compare(t.Smallest.UserKey, hi) > 0 || bytes.Compare(t.Largest.UserKey, lo) < 0 {
-				continue
-			}
-			perLevel[l] += t.Size
-			bottom = l
-		}
-	}
-	for l, n := range perLevel {
-		total += n
-		if l < bottom {
-			upper += n
-		}
-	}
-	return upper, total
 }
 
 // start runs the compactor's goroutine until close.
@@ -233,29 +192,6 @@ func (c *gcCompactor) read(sp deletedSpan) {
 	c.maybeKickLocked()
 }
 
-// readVersions records a span where a range read stepped over sp.count
-// older versions of the keys it read (scancost.go). GC keeps every
-// version younger than its safe point, so a table under steady updates
-// keeps about one more version of each updated row for the life time,
-// and a compaction cannot drop them; but the newest versions land in
-// the memtable and level 0, over the level holding the rest, and a walk
-// merging several levels costs more per version than one over a single
-// level (1.69x against 1.43x a row for two versions of each key,
-// docs/benchmarks.md, branch churn3). Reads do not wait on GC here:
-// GC's passes do not bring the versions together.
-func (c *gcCompactor) readVersions(sp deletedSpan) {
-	if c == nil || c.threshold < 0 {
-		return
-	}
-	sp.lo = append([]byte(nil), sp.lo...)
-	sp.hi = append([]byte(nil), sp.hi...)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.versions = append(c.versions, sp)
-	c.versionCount += sp.count
-	c.maybeKickLocked()
-}
-
 // add keeps a span (copying its keys: the batch's are not the
 // compactor's) and wakes the goroutine when enough came in.
 func (c *gcCompactor) add(sp deletedSpan) {
@@ -275,7 +211,7 @@ func (c *gcCompactor) add(sp deletedSpan) {
 // make one to compact). c.mu is held.
 func (c *gcCompactor) maybeKickLocked() {
 	if c.fresh >= c.threshold/4 || c.total >= c.threshold && c.fresh >= max(c.threshold/64, 1) ||
-		c.readCount >= c.threshold/4 || c.versionCount >= c.threshold {
+		c.readCount >= c.threshold/4 {
 		c.busy.Store(true) // until the goroutine has looked (idle)
 		select {
 		case c.kick <- struct{}{}:
@@ -297,26 +233,19 @@ func (c *gcCompactor) compactLatest() {
 	}
 }
 
-// take hands the spans over to the goroutine, those of reads included,
-// and the spans of versions apart; latest says whether the latest space
-// is due too.
-func (c *gcCompactor) take() (spans, versions []deletedSpan, latest bool) {
+// take hands the spans over to the goroutine, those of reads included;
+// latest says whether the latest space is due too.
+func (c *gcCompactor) take() (spans []deletedSpan, latest bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	spans = append(c.spans, c.reads...)
 	c.spans, c.total, c.fresh = nil, 0, 0
 	c.reads, c.readCount = nil, 0
-	versions = c.versions
-	c.versions, c.versionCount = nil, 0
 	latest, c.latestDue = c.latestDue, false
-	return spans, versions, latest
+	return spans, latest
 }
 
 // dropReads forgets the reads reported so far: a compaction just ended.
-// The spans of versions stay: a scan reports them in parts (a walk a
-// response), the rest of the table while the first part is compacted,
-// and planVersions passes over a span the compaction already brought
-// into one level.
 func (c *gcCompactor) dropReads() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -339,46 +268,6 @@ func (c *gcCompactor) giveBack(spans []deletedSpan) {
 // plan merges spans (sorting them) and splits them into those to compact
 // now and those to keep (see gcCompactor).
 func (c *gcCompactor) plan(spans []deletedSpan) (compact, keep []deletedSpan) {
-	for _, sp := range c.merge(spans) {
-		mib := float64(c.usage(sp.lo, spanEnd(sp.hi))) / (1 << 20)
-		if sp.count >= c.threshold && float64(sp.count) >= compactMinDensity*mib {
-			compact = append(compact, sp)
-		} else {
-			keep = append(keep, sp)
-		}
-	}
-	return compact, keep
-}
-
-// versionUpperShare: a span whose reads stepped over versions is
-// compacted once the sstables over it in the levels above its lowest
-// make 1/versionUpperShare of its bytes. A compaction then rewrites the
-// span once per that share of it written anew: the write amplification
-// of about one more level (Pebble's levels grow tenfold).
-const versionUpperShare = 8
-
-// planVersions returns the spans of versions to compact: merged, with
-// at least threshold versions stepped over, and enough of their bytes
-// in the levels above their lowest (versionUpperShare) that a
-// compaction brings the versions into one level. The others are
-// dropped: a span whose versions lie in one level gains nothing from a
-// compaction (they are live, above the safe point), and a later read
-// reports again what it still steps over.
-func (c *gcCompactor) planVersions(spans []deletedSpan) (compact []deletedSpan) {
-	for _, sp := range c.merge(spans) {
-		if sp.count < c.threshold {
-			continue
-		}
-		if upper, total := c.levels(sp.lo, sp.hi); upper > 0 && upper*versionUpperShare >= total {
-			compact = append(compact, sp)
-		}
-	}
-	return compact
-}
-
-// merge sorts spans and merges those that overlap or lie close together
-// (compactMergeGap) in one key space.
-func (c *gcCompactor) merge(spans []deletedSpan) []deletedSpan {
 	slices.SortFunc(spans, func(a, b deletedSpan) int { return bytes.Compare(a.lo, b.lo) })
 	var merged []deletedSpan
 	for _, sp := range spans {
@@ -394,7 +283,15 @@ func (c *gcCompactor) merge(spans []deletedSpan) []deletedSpan {
 		}
 		merged = append(merged, sp)
 	}
-	return merged
+	for _, sp := range merged {
+		mib := float64(c.usage(sp.lo, spanEnd(sp.hi))) / (1 << 20)
+		if sp.count >= c.threshold && float64(sp.count) >= compactMinDensity*mib {
+			compact = append(compact, sp)
+		} else {
+			keep = append(keep, sp)
+		}
+	}
+	return compact, keep
 }
 
 // spanEnd is the exclusive end just past hi.
@@ -411,14 +308,9 @@ func (c *gcCompactor) run() {
 		if err := c.enter(); err != nil {
 			return // closed
 		}
-		spans, versions, latest := c.take()
+		spans, latest := c.take()
 		compact, keep := c.plan(spans)
 		c.giveBack(keep)
-		if len(versions) > 0 {
-			spread := c.planVersions(versions)
-			c.versionCompactions.Add(uint64(len(spread)))
-			compact = append(compact, spread...)
-		}
 		if latest {
 			// Its own span: its key space is not GC's.
 			compact = append(compact, latestSpan())
@@ -482,10 +374,6 @@ type GCCompactionStats struct {
 	// Bytes sums the sstable bytes of the ranges compacted, estimated
 	// before each compaction (what they rewrote).
 	Bytes uint64
-	// Versions counts the compactions (among Compactions) of ranges
-	// whose range reads stepped over versions lying over several levels
-	// (gcCompactor.readVersions).
-	Versions uint64
 }
 
 // GCCompactionStats returns the store's compactions after GC so far.
@@ -494,6 +382,5 @@ func (s *Store) GCCompactionStats() GCCompactionStats {
 		Compactions: s.compactor.compactions.Load(),
 		Time:        time.Duration(s.compactor.compactTime.Load()),
 		Bytes:       s.compactor.compactedBytes.Load(),
-		Versions:    s.compactor.versionCompactions.Load(),
 	}
 }

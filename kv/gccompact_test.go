@@ -29,23 +29,16 @@ func writeSpacePoints(t *testing.T, s *Store) int {
 func putVersions(ctx context.Context, t *testing.T, s *Store, rc RegionCtx, keys [][]byte, n uint64) {
 	t.Helper()
 	for v := uint64(1); v <= n; v++ {
-		putVersion(ctx, t, s, rc, keys, v)
-	}
-}
-
-// putVersion commits version v of every key ("vV", start_ts 10v,
-// commit_ts 10v+5).
-func putVersion(ctx context.Context, t *testing.T, s *Store, rc RegionCtx, keys [][]byte, v uint64) {
-	t.Helper()
-	muts := make([]Mutation, len(keys))
-	for i, k := range keys {
-		muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
-	}
-	if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: 10 * v, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-		t.Fatal(resp, err)
-	}
-	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: 10 * v, CommitTS: 10*v + 5}); err != nil {
-		t.Fatal(err)
+		muts := make([]Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", v))}
+		}
+		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: 10 * v, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: 10 * v, CommitTS: 10*v + 5}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

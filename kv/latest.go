@@ -105,7 +105,7 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 		// against 0 and 6-9 without them; Pebble's own compactions keep
 		// a churned walk at 0.5-1.0 hidden copies a row (TestScanUnderChurn,
 		// docs/benchmarks.md, issue 16).
-		r.walked.add(&before, iter, lower, upper, nil, 0, false, !ok)
+		r.walked.add(&before, iter, lower, upper, nil, false, !ok)
 	}()
 	for ; ok; ok = iter.Next() {
 		if steps++; steps%walkCheckEvery == 0 {

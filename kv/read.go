@@ -606,7 +606,6 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 		ok = iter.SeekGE(lower)
 	}
 	var keyBuf, raw []byte
-	keysBefore := r.walked.keys
 	defer func() {
 		// The last key visited bounds the span reported to the
 		// compactor; a forward walk decodes it only here, as it steps
@@ -621,7 +620,7 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 				last = k
 			}
 		}
-		r.walked.add(&before, iter, lower, upper, last, r.walked.keys-keysBefore, reverse, !ok)
+		r.walked.add(&before, iter, lower, upper, last, reverse, !ok)
 	}()
 	for steps := 1; ok; steps++ {
 		if steps%walkCheckEvery == 0 {

@@ -38,12 +38,6 @@ type walkCost struct {
 	// spans are the raw write-space spans of the walks that stepped over
 	// at least scanReportHidden hidden points, each with their number.
 	spans []deletedSpan
-	// versionSpans are the spans of the walks that stepped over at
-	// least scanReportVersions older versions of the keys they decided
-	// (records beyond one a key), each with their number: where those
-	// versions lie in levels above the rest of the range, a compaction
-	// brings them into one level (gccompact.go, planVersions).
-	versionSpans []deletedSpan
 }
 
 const (
@@ -55,20 +49,13 @@ const (
 	// records it read, so that a walk over many records with a few
 	// tombstones among them does not count.
 	scanReportShare = 4
-	// scanReportVersions is the older versions (records beyond one a
-	// key) a walk must step over for its span to be reported as one of
-	// versions (walkCost.versionSpans); they too must be at least
-	// 1/scanReportShare of its records. A short range read (sysbench's
-	// 100 rows, TPC-C's order lines) never reaches it.
-	scanReportVersions = 256
 )
 
 // add records one walk: before are the iterator's stats when the walk
 // began, lower and upper the raw bounds it walked within, last the last
-// user key it visited (nil: none), keys the user keys it visited,
-// exhausted whether its last call found no record (it counts as a call,
-// not as a record).
-func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lower, upper, last []byte, keys uint64, reverse, exhausted bool) {
+// user key it visited (nil: none), exhausted whether its last call found
+// no record (it counts as a call, not as a record).
+func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lower, upper, last []byte, reverse, exhausted bool) {
 	after := iter.Stats()
 	const call = pebble.InterfaceCall
 	calls := uint64(after.ForwardSeekCount[call] + after.ForwardStepCount[call] + after.ReverseSeekCount[call] + after.ReverseStepCount[call] -
@@ -91,25 +78,17 @@ func (c *walkCost) add(before *pebble.IteratorStats, iter *pebble.Iterator, lowe
 	c.prefixSkips = 0
 	c.records += calls
 	c.points += points
-	if last == nil {
+	if last == nil || points < calls+scanReportHidden || (points-calls)*scanReportShare < calls {
 		return
 	}
-	span := func(count uint64) deletedSpan {
-		sp := deletedSpan{count: int(count)}
-		if reverse {
-			sp.lo, sp.hi = keyspace.WritePrefix(last), upper
-		} else {
-			// The last key's oldest possible version ends the span.
-			sp.lo, sp.hi = lower, keyspace.WriteKey(last, 0)
-		}
-		return sp
+	sp := deletedSpan{count: int(points - calls)}
+	if reverse {
+		sp.lo, sp.hi = keyspace.WritePrefix(last), upper
+	} else {
+		// The last key's oldest possible version ends the span.
+		sp.lo, sp.hi = lower, keyspace.WriteKey(last, 0)
 	}
-	if points >= calls+scanReportHidden && (points-calls)*scanReportShare >= calls {
-		c.spans = append(c.spans, span(points-calls))
-	}
-	if versions := calls - min(calls, keys); versions >= scanReportVersions && versions*scanReportShare >= calls {
-		c.versionSpans = append(c.versionSpans, span(versions))
-	}
+	c.spans = append(c.spans, sp)
 }
 
 // ScanCost is what the store's range reads (Scan, Coprocessor) stepped
@@ -128,9 +107,8 @@ type ScanCost struct {
 // scanCounters accumulate ScanCost.
 type scanCounters struct {
 	keys, records, points, reported atomic.Uint64
-	// off keeps the spans from the compactor (Options.testingNoScanReports),
-	// noVersions the spans of versions (Options.testingNoVersionReports).
-	off, noVersions bool
+	// off keeps the spans from the compactor (Options.testingNoScanReports).
+	off bool
 }
 
 // noteWalks adds a reader's walks to the store's counters and hands the
@@ -149,12 +127,6 @@ func (s *Store) noteWalks(c *walkCost) {
 		}
 		s.scans.reported.Add(uint64(sp.count))
 		s.compactor.read(sp)
-	}
-	for _, sp := range c.versionSpans {
-		if s.scans.off || s.scans.noVersions {
-			break
-		}
-		s.compactor.readVersions(sp)
 	}
 	*c = walkCost{}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/percdb/percdb/kv/internal/keyspace"
 )
 
 // TestScansCompactCrossedRanges: GC's deletions alone stay under the
@@ -149,87 +147,6 @@ func TestScansCompactCrossedRanges(t *testing.T) {
 	}
 }
 
-// TestScansCompactSpreadVersions: scans that step over the older
-// versions of live keys (which GC keeps: they are above its safe point)
-// report them, and where the newer versions lie in a level above the
-// older ones the range is compacted into one level, which a compaction
-// can do although it drops nothing. Where the versions already lie in
-// one level, or each scan steps over fewer than scanReportVersions (a
-// short range read: however many of them there are), or the reports are
-// off, nothing is compacted.
-func TestScansCompactSpreadVersions(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		keys, scans int
-		// oneLevel compacts the second versions too before the scans.
-		oneLevel, noReports, compacted bool
-	}{
-		{name: "spread", keys: 3000, scans: 3, compacted: true},
-		{name: "one level", keys: 3000, scans: 3, oneLevel: true},
-		{name: "reports off", keys: 3000, scans: 3, noReports: true},
-		// 200 versions a scan, under scanReportVersions: 2,000 in
-		// all, over the threshold (1,000), were they reported.
-		{name: "short scans", keys: 200, scans: 10},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, GCCompactTombstones: 1000,
-				testingNoAutoCompactions: true, testingNoScanReports: tc.noReports, testingWriteSpaceWalks: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			rc := s.Regions()[0].Ctx()
-			keys := rowKeys(tc.keys)
-			compactAll := func() {
-				t.Helper()
-				if err := s.db.Compact([]byte{0}, []byte{0xff}, false); err != nil {
-					t.Fatal(err)
-				}
-			}
-			// The first versions in the bottom level, the second in a
-			// level-0 table over them.
-			putVersion(ctx, t, s, rc, keys, 1)
-			compactAll()
-			putVersion(ctx, t, s, rc, keys, 2)
-			if err := s.db.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if tc.oneLevel {
-				compactAll()
-			}
-			lo, hi := keyspace.WritePrefix(nil), keyspace.SpaceEnd(keyspace.Write)
-			upperBefore, _ := levelBytes(s.db, lo, hi)
-			if tc.oneLevel != (upperBefore == 0) {
-				t.Fatalf("before the scans: %d bytes above the lowest level", upperBefore)
-			}
-			for range tc.scans {
-				pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: 1000})
-				if err != nil || len(pairs) != len(keys) || string(pairs[0].Value) != "v2" {
-					t.Fatalf("scan: %d pairs, err %v", len(pairs), err)
-				}
-				for deadline := time.Now().Add(time.Minute); !s.compactor.idle(); {
-					if time.Now().After(deadline) {
-						t.Fatal("the compactor is still busy after a minute")
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-			}
-			stats := s.GCCompactionStats()
-			upper, _ := levelBytes(s.db, lo, hi)
-			if tc.compacted {
-				if stats.Versions == 0 || upper != 0 {
-					t.Fatalf("after the scans: %d compactions of versions, %d bytes above the lowest level; want the range compacted into one level", stats.Versions, upper)
-				}
-				return
-			}
-			if stats.Compactions != 0 || upper != upperBefore {
-				t.Fatalf("after the scans: %d compactions, %d bytes above the lowest level (%d before); want no compaction", stats.Compactions, upper, upperBefore)
-			}
-		})
-	}
-}
-
 // TestReadsWaitForGC: a range read's report counts only when GC deleted
 // nothing since the report before it (a pass under way compacts on its
 // own deletions), and the reports go with the spans the goroutine takes.
@@ -240,7 +157,7 @@ func TestReadsWaitForGC(t *testing.T) {
 	}
 	took := func() string {
 		var out []string
-		spans, _, _ := c.take()
+		spans, _ := c.take()
 		for _, sp := range spans {
 			out = append(out, fmt.Sprintf("%s-%s:%d", sp.lo, sp.hi, sp.count))
 		}

@@ -89,10 +89,6 @@ type Options struct {
 	// testingNoScanReports, set by tests only, keeps range reads from
 	// reporting what they stepped over to the compactor (scancost.go).
 	testingNoScanReports bool
-	// testingNoVersionReports, set by tests only, keeps range reads from
-	// reporting the versions they stepped over (the hidden points are
-	// still reported).
-	testingNoVersionReports bool
 	// testingWriteSpaceWalks, set by tests only, keeps forward walks on
 	// the write space (the latest space is still written when on).
 	testingWriteSpaceWalks bool
@@ -402,7 +398,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		closeWait: closeWriteWait,
 	}
 	s.scans.off = opts.testingNoScanReports
-	s.scans.noVersions = opts.testingNoVersionReports
 	// From now on a stall's watcher may ask the store whether it refuses
 	// writes (writestall.go).
 	stall.setRefusal(s.stallRefusal)

@@ -340,8 +340,8 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		}
 		if o.statusPort != 0 {
 			now := readStoreWalks(o.statusPort)
-			fmt.Printf("<!-- minute %.1f: latest space on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record; the pause waited %v for the writers; compactions after GC %v (%s; %v of spread versions) -->\n",
-				minute, now.latestOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare(), pauseWait.Round(time.Millisecond), now.gcCompactions, mib(int64(now.gcCompactedBytes)), now.versionCompactions)
+			fmt.Printf("<!-- minute %.1f: latest space on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record; the pause waited %v for the writers; compactions after GC %v (%s) -->\n",
+				minute, now.latestOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare(), pauseWait.Round(time.Millisecond), now.gcCompactions, mib(int64(now.gcCompactedBytes)))
 		}
 		fmt.Printf("| %.1f | %s | %v | %s | %s | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, ref, ratio, updates.Load(), deleted)
 		return nil
@@ -522,7 +522,7 @@ type storeWalks struct {
 	records, points                                      float64
 	// gcCompactions and gcCompactedBytes are the compactions after GC
 	// (kv/gccompact.go) and the sstable bytes they rewrote.
-	gcCompactions, gcCompactedBytes, versionCompactions float64
+	gcCompactions, gcCompactedBytes float64
 }
 
 // readStoreWalks reads them from the status port (zero: no port, or the
@@ -567,8 +567,6 @@ func readStoreWalks(port int) storeWalks {
 			w.gcCompactions = v
 		case "percdb_kv_gc_compacted_bytes_total":
 			w.gcCompactedBytes = v
-		case "percdb_kv_gc_version_compactions_total":
-			w.versionCompactions = v
 		}
 	}
 	return w
