@@ -87,6 +87,7 @@ type options struct {
 	pid                int
 	optimize           bool
 	compactEach        bool
+	autoAnalyze        bool
 	reference          bool
 }
 
@@ -104,6 +105,7 @@ func run() error {
 	flag.DurationVar(&o.destroyWaitTimeout, "destroy-timeout", 10*time.Minute, "drop: how long to wait for GC to destroy the table")
 	flag.BoolVar(&o.optimize, "optimize", false, "churn: OPTIMIZE TABLE (a compaction of the table) after the load, so that the fresh table's scan is over one compacted level")
 	flag.BoolVar(&o.compactEach, "compact-each", false, "churn: OPTIMIZE TABLE s.t at each sample, writers paused, before its scans (an experiment: what the churned table's scan costs with its versions compacted into one level)")
+	flag.BoolVar(&o.autoAnalyze, "auto-analyze", true, "churn: leave the server's auto-analyze on (false: SET GLOBAL tidb_enable_auto_analyze = OFF, so that no analyze of the churned table, a walk of it at half a core, runs beside a sample's scans and counts in their CPU)")
 	flag.BoolVar(&o.reference, "reference", false, "churn: also load s.f, a copy of the table nobody updates, and scan it beside s.t at each sample (implies -pause): the ratio of the two scans' CPU, taken in the same process at the same moment, is what the churn costs")
 	flag.BoolVar(&o.pause, "pause", false, "churn: pause the writers during a sample's scans (the server's CPU for a scan is then the scan's)")
 	flag.IntVar(&o.statusPort, "status-port", 0, "the server's --status-port (0: none), for -profile")
@@ -211,6 +213,11 @@ func churn(db *sql.DB, dataDir string, o options) error {
 	} {
 		if _, err := db.Exec(q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if !o.autoAnalyze {
+		if _, err := db.Exec("SET GLOBAL tidb_enable_auto_analyze = OFF"); err != nil {
+			return fmt.Errorf("turn auto-analyze off: %w", err)
 		}
 	}
 	if o.optimize {
