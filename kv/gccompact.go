@@ -64,6 +64,10 @@ type gcCompactor struct {
 	busy        atomic.Bool
 	compactions atomic.Uint64
 	compactTime atomic.Int64 // nanoseconds
+	// compactedBytes sums the sstable bytes of the spans compacted, as
+	// Pebble estimated them just before each compaction: what the
+	// compactions rewrote (their input), not what they freed.
+	compactedBytes atomic.Uint64
 
 	mu sync.Mutex
 	// spans are the spans of deleted raw keys not compacted yet, total
@@ -323,6 +327,7 @@ func (c *gcCompactor) run() {
 		}
 		count := 0
 		for _, sp := range compact {
+			c.compactedBytes.Add(c.usage(sp.lo, spanEnd(sp.hi)))
 			if err := c.db.Compact(sp.lo, spanEnd(sp.hi), false); err != nil {
 				c.logger.Warn("kv: compaction after GC failed", "start", sp.lo, "end", sp.hi, "err", err)
 			}
@@ -366,9 +371,16 @@ type GCCompactionStats struct {
 	// Compactions counts them, Time is their total duration.
 	Compactions uint64
 	Time        time.Duration
+	// Bytes sums the sstable bytes of the ranges compacted, estimated
+	// before each compaction (what they rewrote).
+	Bytes uint64
 }
 
 // GCCompactionStats returns the store's compactions after GC so far.
 func (s *Store) GCCompactionStats() GCCompactionStats {
-	return GCCompactionStats{Compactions: s.compactor.compactions.Load(), Time: time.Duration(s.compactor.compactTime.Load())}
+	return GCCompactionStats{
+		Compactions: s.compactor.compactions.Load(),
+		Time:        time.Duration(s.compactor.compactTime.Load()),
+		Bytes:       s.compactor.compactedBytes.Load(),
+	}
 }

@@ -98,7 +98,10 @@ func TestGCCompactsCollectedRanges(t *testing.T) {
 				if stats.Compactions == 0 || points != len(keys) {
 					t.Fatalf("after GC of %d versions: %d compactions, a read steps over %d points; want the range compacted and %d points", deleted, stats.Compactions, points, len(keys))
 				}
-			} else if stats.Compactions != 0 || points != len(keys)+2*deleted {
+				if stats.Bytes == 0 {
+					t.Fatalf("after GC of %d versions: %d compactions of 0 bytes; want the bytes of the range counted", deleted, stats.Compactions)
+				}
+			} else if stats.Compactions != 0 || stats.Bytes != 0 || points != len(keys)+2*deleted {
 				t.Fatalf("after GC of %d versions: %d compactions, a read steps over %d points; want no compaction and %d points", deleted, stats.Compactions, points, len(keys)+2*deleted)
 			}
 			// Every key still reads its newest version.

@@ -31,7 +31,9 @@ import (
 // PERCDB_SCAN_CHURN_{ROWS,RATE,LIFE,INTERVAL,SAMPLE} change the rows
 // (100000), updates a second (2865), life time (1m), GC interval (30s) and
 // sample period (30s); PERCDB_SCAN_CHURN_READCOMPACT=0 turns the
-// read-triggered compaction off; PERCDB_SCAN_CHURN_L0 sets Pebble's
+// read-triggered compaction off; PERCDB_SCAN_CHURN_SPACE=off opens the
+// store with the latest space off (the server's default), so that the
+// scans walk the write space; PERCDB_SCAN_CHURN_L0 sets Pebble's
 // L0CompactionThreshold (its default, 4, when unset);
 // PERCDB_SCAN_CHURN_FORMAT=old opens the store at the format of before
 // storeFormat (sstables RocksDBv2, no prefix marks or value blocks). The
@@ -65,6 +67,10 @@ func TestScanUnderChurn(t *testing.T) {
 	interval := churnEnv(t, "PERCDB_SCAN_CHURN_INTERVAL", 30*time.Second)
 	sample := churnEnv(t, "PERCDB_SCAN_CHURN_SAMPLE", 30*time.Second)
 	readCompact := os.Getenv("PERCDB_SCAN_CHURN_READCOMPACT") != "0"
+	space, spaceName := LatestAuto, "auto"
+	if os.Getenv("PERCDB_SCAN_CHURN_SPACE") == "off" {
+		space, spaceName = LatestOff, "off"
+	}
 	l0 := int(churnEnvInt(t, "PERCDB_SCAN_CHURN_L0", 0))
 	compactAll := os.Getenv("PERCDB_SCAN_CHURN_COMPACT") == "1"
 	var compactions int
@@ -80,7 +86,7 @@ func TestScanUnderChurn(t *testing.T) {
 
 	ctx := context.Background()
 	s, err := Open(t.TempDir(), Options{SyncWrites: SyncNone, Coprocessor: countCoprocessor{}, testingNoScanReports: !readCompact,
-		testingL0CompactionThreshold: l0, testingFormat: format})
+		Latest: space, testingL0CompactionThreshold: l0, testingFormat: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +246,8 @@ func TestScanUnderChurn(t *testing.T) {
 		}
 		return took, st.ForwardSeekCount[pebble.InternalIterCall] + st.ForwardStepCount[pebble.InternalIterCall]
 	}
-	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v, format %s, latest space %v", rows, rate, life, interval, readCompact, format, latest)
+	t.Logf("%d rows, %d updates/s, life %v, GC every %v, read-triggered compaction %v, format %s, store's latest space %v, test's latest space %v",
+		rows, rate, life, interval, readCompact, format, spaceName, latest)
 	t.Logf("| s | scan CPU ms (median of 5) | records/row | hidden points/row | L0 files | L0 sublevels | memtables | updates | deleted | compactions | latest walk CPU ms (median of 5) | latest points/row |")
 	began := time.Now()
 	sampleNow := func() {

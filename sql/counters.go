@@ -32,6 +32,7 @@ const (
 	helpLockWaitTime             = "Time lock requests spent waiting in the stores' queues."
 	helpGCCompactions            = "Compactions of the key ranges GC cleaned, run once GC has deleted enough versions there, so that reads stop stepping over their tombstones."
 	helpGCCompactionTime         = "Time spent in compactions of the key ranges GC cleaned."
+	helpGCCompactedBytes         = "Bytes of sstables in the key ranges compacted after GC (Pebble's estimate before each compaction: what the compactions rewrote)."
 	helpSnapshotMovesPastChanges = "Snapshot moves (of percdb_snapshot_moves_total{outcome=\"moved\"}) made although an earlier read had changed, because the change left what the transaction read of it (its columns) equal."
 )
 
@@ -103,6 +104,7 @@ func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodemetrics.Count
 		out = append(out,
 			nodemetrics.Counter{Status: "Percdb_gc_compactions", Metric: "percdb_kv_gc_compactions_total", Help: helpGCCompactions, Value: gcc.Compactions},
 			nodemetrics.Counter{Status: "Percdb_gc_compaction_time", Metric: "percdb_kv_gc_compaction_seconds_total", Help: helpGCCompactionTime, Value: uint64(gcc.Time.Milliseconds()), MetricScale: 1e-3},
+			nodemetrics.Counter{Status: "Percdb_gc_compacted_bytes", Metric: "percdb_kv_gc_compacted_bytes_total", Help: helpGCCompactedBytes, Value: gcc.Bytes},
 		)
 	}
 	if p.gc != nil {

@@ -43,10 +43,12 @@ type StoreFigures struct {
 	Levels              []StoreLevel `json:"levels"`
 	// GCSafePoint is the store's GC safe point (it refuses reads below
 	// it; 0: none yet); GCCompactions and GCCompactionSeconds count the
-	// compactions it ran after garbage collection to return the space.
+	// compactions it ran after garbage collection to return the space,
+	// GCCompactedBytes the sstable bytes of the ranges they rewrote.
 	GCSafePoint         uint64  `json:"gc_safe_point,string"`
 	GCCompactions       uint64  `json:"gc_compactions"`
 	GCCompactionSeconds float64 `json:"gc_compaction_seconds"`
+	GCCompactedBytes    uint64  `json:"gc_compacted_bytes"`
 }
 
 // StoreLevel is one level of a store's LSM tree.
@@ -84,6 +86,6 @@ func ReadStoreFigures(store *kv.Store) (StoreFigures, error) {
 	}
 	f.GCSafePoint = store.GCSafePoint()
 	gcc := store.GCCompactionStats()
-	f.GCCompactions, f.GCCompactionSeconds = gcc.Compactions, gcc.Time.Seconds()
+	f.GCCompactions, f.GCCompactionSeconds, f.GCCompactedBytes = gcc.Compactions, gcc.Time.Seconds(), gcc.Bytes
 	return f, nil
 }

@@ -86,6 +86,8 @@ type options struct {
 	profileTime        time.Duration
 	pid                int
 	optimize           bool
+	compactEach        bool
+	autoAnalyze        bool
 	reference          bool
 }
 
@@ -102,6 +104,8 @@ func run() error {
 	flag.BoolVar(&o.gc, "gc", true, "churn: collect (false: life time and interval 8760h)")
 	flag.DurationVar(&o.destroyWaitTimeout, "destroy-timeout", 10*time.Minute, "drop: how long to wait for GC to destroy the table")
 	flag.BoolVar(&o.optimize, "optimize", false, "churn: OPTIMIZE TABLE (a compaction of the table) after the load, so that the fresh table's scan is over one compacted level")
+	flag.BoolVar(&o.compactEach, "compact-each", false, "churn: OPTIMIZE TABLE s.t at each sample, writers paused, before its scans (an experiment: what the churned table's scan costs with its versions compacted into one level)")
+	flag.BoolVar(&o.autoAnalyze, "auto-analyze", true, "churn: leave the server's auto-analyze on (false: SET GLOBAL tidb_enable_auto_analyze = OFF, so that no analyze of the churned table, a walk of it at half a core, runs beside a sample's scans and counts in their CPU)")
 	flag.BoolVar(&o.reference, "reference", false, "churn: also load s.f, a copy of the table nobody updates, and scan it beside s.t at each sample (implies -pause): the ratio of the two scans' CPU, taken in the same process at the same moment, is what the churn costs")
 	flag.BoolVar(&o.pause, "pause", false, "churn: pause the writers during a sample's scans (the server's CPU for a scan is then the scan's)")
 	flag.IntVar(&o.statusPort, "status-port", 0, "the server's --status-port (0: none), for -profile")
@@ -211,6 +215,11 @@ func churn(db *sql.DB, dataDir string, o options) error {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
+	if !o.autoAnalyze {
+		if _, err := db.Exec("SET GLOBAL tidb_enable_auto_analyze = OFF"); err != nil {
+			return fmt.Errorf("turn auto-analyze off: %w", err)
+		}
+	}
 	if o.optimize {
 		q := "OPTIMIZE TABLE s.t"
 		if o.reference {
@@ -256,9 +265,21 @@ func churn(db *sql.DB, dataDir string, o options) error {
 	}
 	start := time.Now()
 	sampleAt := func() error {
+		// pauseWait is how long the sample waited for the updates in
+		// flight to finish: a sample that comes late (session 42's
+		// first samples came minutes late) says here whether the
+		// writers held it up.
+		var pauseWait time.Duration
 		if o.pause {
+			waitStart := time.Now()
 			paused.Lock()
+			pauseWait = time.Since(waitStart)
 			defer paused.Unlock()
+		}
+		if o.compactEach {
+			if _, err := db.Exec("OPTIMIZE TABLE s.t"); err != nil {
+				return fmt.Errorf("OPTIMIZE TABLE s.t: %w", err)
+			}
 		}
 		// The median of five scans: on a shared machine one scan's time
 		// jumps with the load.
@@ -326,8 +347,8 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		}
 		if o.statusPort != 0 {
 			now := readStoreWalks(o.statusPort)
-			fmt.Printf("<!-- minute %.1f: latest space on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record -->\n",
-				minute, now.latestOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare())
+			fmt.Printf("<!-- minute %.1f: latest space on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record; the pause waited %v for the writers; compactions after GC %v (%s) -->\n",
+				minute, now.latestOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare(), pauseWait.Round(time.Millisecond), now.gcCompactions, mib(int64(now.gcCompactedBytes)))
 		}
 		fmt.Printf("| %.1f | %s | %v | %s | %s | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, ref, ratio, updates.Load(), deleted)
 		return nil
@@ -500,11 +521,15 @@ func size(dir string) string { return mib(dirSize(dir)) }
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // storeWalks are the server's store figures that say what its scans
-// walked (its status port's /metrics): the latest space's state and the
-// range reads' records and the internal points merged for them.
+// walked (its status port's /metrics): the latest space's state, the
+// range reads' records and the internal points merged for them, and the
+// compactions after GC.
 type storeWalks struct {
 	latestOn, switchedOn, switchedOff, latestCompactions float64
 	records, points                                      float64
+	// gcCompactions and gcCompactedBytes are the compactions after GC
+	// (kv/gccompact.go) and the sstable bytes they rewrote.
+	gcCompactions, gcCompactedBytes float64
 }
 
 // readStoreWalks reads them from the status port (zero: no port, or the
@@ -545,6 +570,10 @@ func readStoreWalks(port int) storeWalks {
 			w.records = v
 		case "percdb_kv_scan_points_total":
 			w.points = v
+		case "percdb_kv_gc_compactions_total":
+			w.gcCompactions = v
+		case "percdb_kv_gc_compacted_bytes_total":
+			w.gcCompactedBytes = v
 		}
 	}
 	return w
