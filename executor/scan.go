@@ -411,6 +411,35 @@ func (o *indexOnly) Close() { o.x.Close() }
 // lookups (a batched join's ranges of one index) is so two requests per
 // region rather than two per range.
 func IndexLookupRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, d *RowDecoder, ranges []KeyRange, limit int) (rows [][]Row, full []bool, err error) {
+	byRange, last, err := IndexHandleRanges(ctx, k, t, ix, ranges, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	full = make([]bool, len(ranges))
+	var handles []tablecodec.Handle
+	for i, hs := range byRange {
+		full[i] = last[i] != nil
+		handles = append(handles, hs...)
+	}
+	all, err := lookupRows(ctx, readerFor(k, d), t, ix, d, handles, make([]Row, 0, len(handles)))
+	if err != nil {
+		return nil, nil, err
+	}
+	rows = make([][]Row, len(ranges))
+	for i, hs := range byRange {
+		rows[i], all = all[:len(hs):len(hs)], all[len(hs):]
+	}
+	return rows, full, nil
+}
+
+// IndexHandleRanges reads the handles of the entries of each of ranges
+// (ranges of ix's entries, ascending and disjoint), in index order, with
+// one multi-range read (txn.Txn.ScanRanges: one request per region, not
+// one per range), at most limit of each range (0: all). last[i] is the
+// key of range i's last entry read when it had limit of them, and may
+// have more, which were not read (nil otherwise): the range goes on
+// after it.
+func IndexHandleRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, ranges []KeyRange, limit int) (handles [][]tablecodec.Handle, last [][]byte, err error) {
 	krs := make([]kv.KeyRange, len(ranges))
 	for i, r := range ranges {
 		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
@@ -420,10 +449,13 @@ func IndexLookupRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, d *
 		return nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
 	}
 	prefix := tablecodec.IndexPrefix(nil, t.ID, ix.ID)
-	full = make([]bool, len(ranges))
-	var handles []tablecodec.Handle
+	handles = make([][]tablecodec.Handle, len(ranges))
+	last = make([][]byte, len(ranges))
 	for i, es := range entries {
-		full[i] = limit > 0 && len(es) >= limit
+		if limit > 0 && len(es) >= limit {
+			last[i] = es[len(es)-1].Key
+		}
+		handles[i] = make([]tablecodec.Handle, 0, len(es))
 		for _, e := range es {
 			if !bytes.HasPrefix(e.Key, prefix) {
 				return nil, nil, fmt.Errorf("table %s: scan of index %s met key %x outside the index", t.Name, ix.Name, e.Key)
@@ -432,16 +464,8 @@ func IndexLookupRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, d *
 			if err != nil {
 				return nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
 			}
-			handles = append(handles, h)
+			handles[i] = append(handles[i], h)
 		}
 	}
-	all, err := lookupRows(ctx, readerFor(k, d), t, ix, d, handles, make([]Row, 0, len(handles)))
-	if err != nil {
-		return nil, nil, err
-	}
-	rows = make([][]Row, len(ranges))
-	for i, es := range entries {
-		rows[i], all = all[:len(es):len(es)], all[len(es):]
-	}
-	return rows, full, nil
+	return handles, last, nil
 }

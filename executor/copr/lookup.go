@@ -54,13 +54,22 @@ func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 	// reads ten entries, not a scan page of them. Without one it is a
 	// scan page, which the batches of rows read in turn.
 	opts := executor.ScanOptions{Reverse: reverse, FirstPage: wantedRows(p)}
-	x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
-	if err != nil {
-		return nil, err
-	}
 	// The rows are read for the program's columns only: a pessimistic
 	// transaction may move its snapshot past changes to the others.
-	it := &lookupIter{x: x, tx: tx, rest: rest[1:], opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstBatch(p)}
+	it := &lookupIter{tx: tx, rest: rest, opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstBatch(p)}
+	// Several ranges read forwards to their ends (an IN list, an OR of
+	// ranges) are read ahead together, one request per region
+	// (txn.Txn.ScanRanges), where an iterator per range costs a request,
+	// a store iterator and its buffers per range. Backwards, or under a
+	// LIMIT that stops the read early, they are read one by one.
+	it.ahead = !reverse && opts.FirstPage == 0 && len(rest) > 1
+	if !it.ahead {
+		x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
+		if err != nil {
+			return nil, err
+		}
+		it.x, it.rest = x, rest[1:]
+	}
 	if err := it.fill(ctx); err != nil {
 		it.Close()
 		return nil, err
@@ -98,15 +107,34 @@ func wantedRows(p *Program) int {
 	return 0
 }
 
+// The read ahead of a lookup's index ranges (lookupIter.ahead): how many
+// ranges one multi-range read takes at most, and how many entries of each
+// (a range with more goes on with an iterator from its last one read), so
+// that what is read ahead stays bounded.
+const (
+	aheadRanges  = 64
+	aheadEntries = 256
+)
+
 // lookupIter is a txn.Iterator over the rows an index range points to,
 // in index order: row keys and values.
 type lookupIter struct {
+	// x is the iterator over the index range being read, nil when none
+	// is open.
 	x *executor.IndexIterator
 	// tx scans rest, the index ranges after x's, in turn, as opts
 	// says (backwards: rest is then in descending order).
-	tx      *txn.Txn
-	rest    []executor.KeyRange
-	opts    executor.ScanOptions
+	tx   *txn.Txn
+	rest []executor.KeyRange
+	opts executor.ScanOptions
+	// ahead is set when rest is read ahead, up to aheadRanges at once
+	// (executor.IndexHandleRanges): pre are the handles read of those
+	// ranges not yet taken, front first, and then[i] the rest of pre[i]'s
+	// range past its aheadEntries entries (nil when it had fewer),
+	// which an iterator reads after them.
+	ahead   bool
+	pre     [][]tablecodec.Handle
+	then    []*executor.KeyRange
 	rd      *txn.ReadView
 	t       *executor.Table
 	ix      *executor.Index
@@ -139,31 +167,81 @@ func (l *lookupIter) Next(ctx context.Context) error {
 	return l.fill(ctx)
 }
 
+// next takes the handles read ahead into the batch, as many as it has
+// room for, or opens the iterator that goes on with them, or reads the
+// next ranges: those of rest ahead together (ahead), else the first of
+// them with an iterator (x).
+func (l *lookupIter) next(ctx context.Context) error {
+	var err error
+	switch {
+	case len(l.pre) > 0:
+		hs := l.pre[0]
+		n := min(len(hs), l.batch-len(l.handles))
+		l.handles = append(l.handles, hs[:n]...)
+		if n < len(hs) {
+			l.pre[0] = hs[n:]
+			return nil
+		}
+		then := l.then[0]
+		l.pre, l.then = l.pre[1:], l.then[1:]
+		if then != nil {
+			l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, *then, l.opts)
+		}
+	case len(l.rest) == 0:
+	case l.ahead:
+		group := l.rest[:min(len(l.rest), aheadRanges)]
+		hs, last, err := executor.IndexHandleRanges(ctx, l.tx, l.t, l.ix, group, aheadEntries)
+		if err != nil {
+			return err
+		}
+		l.rest = l.rest[len(group):]
+		l.pre, l.then = hs, make([]*executor.KeyRange, len(group))
+		for i, k := range last {
+			if k != nil {
+				// The entries after the last one read.
+				l.then[i] = &executor.KeyRange{Start: append(slices.Clip(k), 0), End: group[i].End}
+			}
+		}
+	default:
+		l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], l.opts)
+		l.rest = l.rest[1:]
+	}
+	if err != nil {
+		l.x = nil
+	}
+	return err
+}
+
 // fill reads the next batch of entries and their rows, checking that
 // every entry has its row.
 func (l *lookupIter) fill(ctx context.Context) error {
-	var err error
 	l.keys, l.pos = l.keys[:0], 0
 	l.handles = l.handles[:0]
-	for {
-		if l.handles, l.eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles)); err != nil {
-			return err
-		}
-		if !l.eof || len(l.rest) == 0 {
-			break
-		}
-		// The range is done: the batch goes on with the next one.
-		l.x.Close()
-		if l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], l.opts); err != nil {
+	for len(l.handles) < l.batch {
+		if l.x != nil {
+			var (
+				eof bool
+				err error
+			)
+			if l.handles, eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles)); err != nil {
+				return err
+			}
+			if !eof {
+				break
+			}
+			// The range is done: the batch goes on with the next one.
+			l.x.Close()
 			l.x = nil
+			continue
+		}
+		if err := l.next(ctx); err != nil {
 			return err
 		}
-		l.rest = l.rest[1:]
-		l.eof = false
-		if len(l.handles) >= l.batch {
+		if l.x == nil && len(l.pre) == 0 && len(l.rest) == 0 {
 			break
 		}
 	}
+	l.eof = l.x == nil && len(l.pre) == 0 && len(l.rest) == 0
 	l.batch = min(2*l.batch, maxLookupBatch)
 	if len(l.handles) == 0 {
 		return nil
@@ -171,6 +249,7 @@ func (l *lookupIter) fill(ctx context.Context) error {
 	for _, h := range l.handles {
 		l.keys = append(l.keys, tablecodec.RowKey(nil, l.t.ID, h))
 	}
+	var err error
 	if l.vals, err = l.rd.BatchGet(ctx, l.keys); err != nil {
 		return fmt.Errorf("table %s: index %s lookup of %d rows: %w", l.t.Name, l.ix.Name, len(l.keys), err)
 	}

@@ -2,11 +2,15 @@ package copr_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/txntest"
 )
 
 // TestRunLookupRanges checks that a lookup over a list of index ranges
@@ -71,3 +75,71 @@ func TestRunLookupRanges(t *testing.T) {
 }
 
 func intConst(v int64) copr.Expr { return copr.Expr{Op: copr.OpConst, Const: &copr.Datum{Int: v}} }
+
+// scanCounter is a kv.Client that counts the scan requests it passes on.
+type scanCounter struct {
+	kv.Client
+	scans atomic.Int64
+}
+
+// Scan implements kv.Client.
+func (c *scanCounter) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPair, error) {
+	c.scans.Add(1)
+	return c.Client.Scan(ctx, req)
+}
+
+// TestRunLookupRangesAhead checks that the index ranges of a lookup read
+// forwards to their ends are read together, one scan request for all the
+// ranges of a region rather than one per range, and that a range with
+// more entries than the read ahead takes (k BETWEEN 1 AND 2 below: about
+// 310) goes on from its last entry read with an iterator: the rows
+// are RunLookup's range by range, with the transaction's own writes.
+func TestRunLookupRangesAhead(t *testing.T) {
+	ctx := context.Background()
+	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: copr.Evaluator{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ks.Close() })
+	counter := &scanCounter{Client: kv.NewLocalClient(ks)}
+	s := txn.NewStore(counter, txntest.NewClockOracle(0), txn.Options{})
+	t.Cleanup(func() { _ = s.Close() })
+	tbl := indexedTable(t, 160, "a", 2)
+	ix := &tbl.Indexes[0]
+	addSevenths(t, s, tbl, 1200)
+	var ranges []executor.KeyRange
+	for _, b := range [][2]any{{int64(1), int64(2)}, {int64(4), int64(4)}, {int64(5), int64(5)}, {int64(6), int64(6)}, {int64(8), int64(9)}} {
+		r, err := tbl.IndexRange(ix, executor.Bound{Values: []any{b[0]}, Inclusive: true}, executor.Bound{Values: []any{b[1]}, Inclusive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges = append(ranges, r)
+	}
+	all := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
+	for _, buffered := range []bool{false, true} {
+		rd, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buffered {
+			if err := executor.AddRecord(ctx, rd, tbl, tablecodec.IntHandle(5000), []any{int64(5000), int64(5)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := counter.scans.Load()
+		out, err := copr.RunLookupRanges(ctx, rd, tbl, ix, ranges, &all)
+		rows, _ := drainRows(t, out, err, 2)
+		scans := counter.scans.Load() - before
+		samePerRange(t, "RunLookupRanges ahead", rows, ranges, 0, func(r executor.KeyRange) (copr.Outputs, error) {
+			return copr.RunLookup(ctx, rd, tbl, ix, r, &all)
+		})
+		// One request for the five ranges, and the pages of the rest of
+		// the long range (k BETWEEN 1 AND 2) after its first entries
+		// (where an iterator per range made a request per range and page). The range
+		// with a buffered write is read with an iterator of its own.
+		if max := int64(3); !buffered && scans > max {
+			t.Errorf("%d scan requests for %d ranges, want at most %d", scans, len(ranges), max)
+		}
+		_ = rd.Rollback(ctx)
+	}
+}
