@@ -379,7 +379,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			if !together {
 				rs = []executor.KeyRange{kr}
 			}
-			out, err = copr.RunLookupReverse(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, rs, prog)
+			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, rs, prog, b.lookupOptions(true))
 		case sp.Reverse:
 			rs := ranges
 			if !together {
@@ -387,11 +387,11 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			}
 			out, err = copr.RunReverse(r.ctx, k, pl.Meta.Exec, rs, prog)
 		case together && sp.Index != nil:
-			out, err = copr.RunLookupRanges(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, ranges, prog)
+			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, ranges, prog, b.lookupOptions(false))
 		case together:
 			out, err = copr.RunRanges(r.ctx, k, pl.Meta.Exec, ranges, prog)
 		case sp.Index != nil:
-			out, err = copr.RunLookup(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, kr, prog)
+			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, []executor.KeyRange{kr}, prog, b.lookupOptions(false))
 		default:
 			out, _, err = copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
 		}
@@ -581,6 +581,20 @@ type scanBinder struct {
 	// or row IN over the whole primary key): the rows are read with one
 	// batched point read (copr.RunPoints).
 	points bool
+}
+
+// lookupOptions returns the options of a lookup through the plan's
+// index, backwards when reverse: its integer columns are taken from the
+// index's entries where it holds all those the program reads, as GMS's
+// covering read takes them (covering.go), without reading the rows.
+func (b *scanBinder) lookupOptions(reverse bool) copr.LookupOptions {
+	sch := b.pl.Meta.Schema.Schema
+	return copr.LookupOptions{Reverse: reverse, Convert: func(off int) func(any) any {
+		if off < 0 || off >= len(sch) {
+			return nil
+		}
+		return integerOf(sch[off].Type)
+	}}
 }
 
 // colType returns the type of program column c.

@@ -32,12 +32,87 @@ func RunLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 // are read in batches that span its ranges, one BatchGet for the rows
 // of many small ranges rather than one per range at least.
 func RunLookupRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program) (Outputs, error) {
-	return runLookup(ctx, tx, t, ix, rs, p, false)
+	return runLookup(ctx, tx, t, ix, rs, p, LookupOptions{})
 }
 
-// runLookup is RunLookupRanges, in descending index order when reverse
-// (the ranges from the last, each read backwards: RunLookupReverse).
-func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, reverse bool) (Outputs, error) {
+// LookupOptions are the options of RunLookupWith.
+type LookupOptions struct {
+	// Reverse reads the ranges in descending index order, as
+	// RunLookupReverse does.
+	Reverse bool
+	// Convert, when set, lets the lookup answer from the index's
+	// entries alone, without reading the rows, where the index holds
+	// each of the program's columns exactly (executor.Table.Covers) and
+	// Convert has a conversion for each, as InnoDB answers "Using
+	// index": Convert(off) converts the value an entry holds of the
+	// column at offset off (as tablecodec.DecodeKey returns it) to the
+	// Go type the table's rows hold it in, and is nil for a column it
+	// does not convert exactly.
+	Convert func(offset int) func(any) any
+}
+
+// RunLookupWith is RunLookupRanges (RunLookupReverse when o.Reverse)
+// with options o.
+func RunLookupWith(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, o LookupOptions) (Outputs, error) {
+	if o.Reverse {
+		if err := reversible(t, p); err != nil {
+			return nil, err
+		}
+	}
+	return runLookup(ctx, tx, t, ix, rs, p, o)
+}
+
+// entryRows makes the row values a covering lookup feeds its program
+// from the index's entries (LookupOptions.Convert).
+type entryRows struct {
+	d    *executor.EntryDecoder
+	conv []func(any) any
+	ids  []int64
+}
+
+// coveringRows returns the entryRows of p's columns from entries of ix,
+// nil when ix does not hold them all exactly or convert has no
+// conversion for one.
+func coveringRows(t *executor.Table, ix *executor.Index, p *Program, convert func(int) func(any) any) *entryRows {
+	offsets := make([]int, len(p.Columns))
+	conv := make([]func(any) any, len(p.Columns))
+	for i, id := range p.Columns {
+		off := slices.IndexFunc(t.Columns, func(c executor.Column) bool { return c.ID == id })
+		if off < 0 {
+			return nil
+		}
+		if conv[i] = convert(off); conv[i] == nil {
+			return nil
+		}
+		offsets[i] = off
+	}
+	if !t.Covers(ix, offsets) {
+		return nil
+	}
+	d, err := executor.NewEntryDecoder(t, ix, offsets)
+	if err != nil {
+		return nil
+	}
+	return &entryRows{d: d, conv: conv, ids: p.Columns}
+}
+
+// row returns the row value of the entry whose key is key and handle h.
+func (r *entryRows) row(key []byte, h tablecodec.Handle) ([]byte, error) {
+	vals, err := r.d.Decode(key, h)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		vals[i] = r.conv[i](v)
+	}
+	return tablecodec.EncodeRow(r.ids, vals)
+}
+
+// runLookup is RunLookupRanges with options o: in descending index order
+// when o.Reverse (the ranges from the last, each read backwards:
+// RunLookupReverse).
+func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, o LookupOptions) (Outputs, error) {
+	reverse := o.Reverse
 	if len(rs) == 0 || !Disjoint(rs) {
 		return nil, fmt.Errorf("table %s: index %s lookup of %d ranges that are not ascending and disjoint", t.Name, ix.Name, len(rs))
 	}
@@ -63,6 +138,9 @@ func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 	// a store iterator and its buffers per range. Backwards, or under a
 	// LIMIT that stops the read early, they are read one by one.
 	it.ahead = !reverse && opts.FirstPage == 0 && len(rest) > 1
+	if o.Convert != nil {
+		it.cover = coveringRows(t, ix, p, o.Convert)
+	}
 	if !it.ahead {
 		x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
 		if err != nil {
@@ -132,14 +210,20 @@ type lookupIter struct {
 	// ranges not yet taken, front first, and then[i] the rest of pre[i]'s
 	// range past its aheadEntries entries (nil when it had fewer),
 	// which an iterator reads after them.
-	ahead   bool
-	pre     [][]tablecodec.Handle
-	then    []*executor.KeyRange
-	rd      *txn.ReadView
-	t       *executor.Table
-	ix      *executor.Index
-	batch   int
-	handles []tablecodec.Handle
+	ahead bool
+	pre   [][]tablecodec.Handle
+	then  []*executor.KeyRange
+	// cover, when set, makes the rows from the entries, which are not
+	// read (LookupOptions.Convert): entries are the keys of the
+	// entries of handles, preEntries those of pre.
+	cover      *entryRows
+	entries    [][]byte
+	preEntries [][][]byte
+	rd         *txn.ReadView
+	t          *executor.Table
+	ix         *executor.Index
+	batch      int
+	handles    []tablecodec.Handle
 	// keys and vals are the current batch's row keys and values, pos
 	// the current pair.
 	keys [][]byte
@@ -175,27 +259,30 @@ func (l *lookupIter) next(ctx context.Context) error {
 	var err error
 	switch {
 	case len(l.pre) > 0:
-		hs := l.pre[0]
+		hs, es := l.pre[0], l.preEntries[0]
 		n := min(len(hs), l.batch-len(l.handles))
 		l.handles = append(l.handles, hs[:n]...)
+		if l.cover != nil {
+			l.entries = append(l.entries, es[:n]...)
+		}
 		if n < len(hs) {
-			l.pre[0] = hs[n:]
+			l.pre[0], l.preEntries[0] = hs[n:], es[n:]
 			return nil
 		}
 		then := l.then[0]
-		l.pre, l.then = l.pre[1:], l.then[1:]
+		l.pre, l.preEntries, l.then = l.pre[1:], l.preEntries[1:], l.then[1:]
 		if then != nil {
 			l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, *then, l.opts)
 		}
 	case len(l.rest) == 0:
 	case l.ahead:
 		group := l.rest[:min(len(l.rest), aheadRanges)]
-		hs, last, err := executor.IndexHandleRanges(ctx, l.tx, l.t, l.ix, group, aheadEntries)
+		hs, es, last, err := executor.IndexHandleRanges(ctx, l.tx, l.t, l.ix, group, aheadEntries)
 		if err != nil {
 			return err
 		}
 		l.rest = l.rest[len(group):]
-		l.pre, l.then = hs, make([]*executor.KeyRange, len(group))
+		l.pre, l.preEntries, l.then = hs, es, make([]*executor.KeyRange, len(group))
 		for i, k := range last {
 			if k != nil {
 				// The entries after the last one read.
@@ -216,14 +303,19 @@ func (l *lookupIter) next(ctx context.Context) error {
 // every entry has its row.
 func (l *lookupIter) fill(ctx context.Context) error {
 	l.keys, l.pos = l.keys[:0], 0
-	l.handles = l.handles[:0]
+	l.handles, l.entries = l.handles[:0], l.entries[:0]
 	for len(l.handles) < l.batch {
 		if l.x != nil {
 			var (
 				eof bool
 				err error
 			)
-			if l.handles, eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles)); err != nil {
+			if l.cover != nil {
+				l.handles, l.entries, eof, err = l.x.NextEntries(ctx, l.handles, l.entries, l.batch-len(l.handles))
+			} else {
+				l.handles, eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles))
+			}
+			if err != nil {
 				return err
 			}
 			if !eof {
@@ -248,6 +340,17 @@ func (l *lookupIter) fill(ctx context.Context) error {
 	}
 	for _, h := range l.handles {
 		l.keys = append(l.keys, tablecodec.RowKey(nil, l.t.ID, h))
+	}
+	if l.cover != nil {
+		l.vals = make(map[string][]byte, len(l.keys))
+		for i, k := range l.keys {
+			v, err := l.cover.row(l.entries[i], l.handles[i])
+			if err != nil {
+				return fmt.Errorf("table %s: index %s: %w", l.t.Name, l.ix.Name, err)
+			}
+			l.vals[string(k)] = v
+		}
+		return nil
 	}
 	var err error
 	if l.vals, err = l.rd.BatchGet(ctx, l.keys); err != nil {
