@@ -96,14 +96,10 @@ func (c *scanCounter) Scan(ctx context.Context, req *kv.ScanRequest) ([]kv.KvPai
 	return c.Client.Scan(ctx, req)
 }
 
-// TestRunLookupRangesAhead checks that the index ranges of a lookup read
-// forwards to their ends are read together, one scan request for all the
-// ranges of a region rather than one per range, and that a range with
-// more entries than the read ahead takes (k BETWEEN 1 AND 2 below: about
-// 310) goes on from its last entry read with an iterator: the rows
-// are RunLookup's range by range, with the transaction's own writes.
-func TestRunLookupRangesAhead(t *testing.T) {
-	ctx := context.Background()
+// countedStore returns a store over an in-memory kv store whose
+// requests the returned scanCounter counts.
+func countedStore(t *testing.T) (*txn.Store, *scanCounter) {
+	t.Helper()
 	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: copr.Evaluator{}})
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +108,18 @@ func TestRunLookupRangesAhead(t *testing.T) {
 	counter := &scanCounter{Client: kv.NewLocalClient(ks)}
 	s := txn.NewStore(counter, txntest.NewClockOracle(0), txn.Options{})
 	t.Cleanup(func() { _ = s.Close() })
+	return s, counter
+}
+
+// TestRunLookupRangesAhead checks that the index ranges of a lookup read
+// forwards to their ends are read together, one scan request for all the
+// ranges of a region rather than one per range, and that a range with
+// more entries than the read ahead takes (k BETWEEN 1 AND 2 below: about
+// 310) goes on from its last entry read with an iterator: the rows
+// are RunLookup's range by range, with the transaction's own writes.
+func TestRunLookupRangesAhead(t *testing.T) {
+	ctx := context.Background()
+	s, counter := countedStore(t)
 	tbl := indexedTable(t, 160, "a", 2)
 	ix := &tbl.Indexes[0]
 	addSevenths(t, s, tbl, 1200)
@@ -159,14 +167,7 @@ func TestRunLookupRangesAhead(t *testing.T) {
 // the rows does; a program that reads another column reads the rows.
 func TestRunLookupCovering(t *testing.T) {
 	ctx := context.Background()
-	ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone, Coprocessor: copr.Evaluator{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ks.Close() })
-	counter := &scanCounter{Client: kv.NewLocalClient(ks)}
-	s := txn.NewStore(counter, txntest.NewClockOracle(0), txn.Options{})
-	t.Cleanup(func() { _ = s.Close() })
+	s, counter := countedStore(t)
 	tbl := indexedTable(t, 170, "c", 3)
 	ix := &tbl.Indexes[0]
 	tx, err := s.Begin(ctx)
