@@ -226,17 +226,31 @@ func (l *indexLookup) Next(ctx context.Context) (Row, error) {
 // NextHandles appends the handles of the next entries, at most n, to
 // handles; eof reports that the range has no more.
 func (x *IndexIterator) NextHandles(ctx context.Context, handles []tablecodec.Handle, n int) (_ []tablecodec.Handle, eof bool, err error) {
+	handles, _, eof, err = x.nextEntries(ctx, handles, nil, false, n)
+	return handles, eof, err
+}
+
+// NextEntries is NextHandles that also appends each entry's key to keys
+// (a copy: the iterator's own is reused).
+func (x *IndexIterator) NextEntries(ctx context.Context, handles []tablecodec.Handle, keys [][]byte, n int) (_ []tablecodec.Handle, _ [][]byte, eof bool, err error) {
+	return x.nextEntries(ctx, handles, keys, true, n)
+}
+
+func (x *IndexIterator) nextEntries(ctx context.Context, handles []tablecodec.Handle, keys [][]byte, keep bool, n int) (_ []tablecodec.Handle, _ [][]byte, eof bool, err error) {
 	for i := 0; i < n; i++ {
-		h, _, err := x.Next(ctx)
+		h, key, err := x.Next(ctx)
 		if err == io.EOF {
-			return handles, true, nil
+			return handles, keys, true, nil
 		}
 		if err != nil {
-			return handles, false, err
+			return handles, keys, false, err
 		}
 		handles = append(handles, h)
+		if keep {
+			keys = append(keys, bytes.Clone(key))
+		}
 	}
-	return handles, false, nil
+	return handles, keys, false, nil
 }
 
 // fill reads the next batch of handles and their rows.
@@ -323,9 +337,7 @@ func (t *Table) entryPosition(ix *Index, off int) (pos int, inHandle, ok bool) {
 // indexOnly is the RowIterator of IndexOnly.
 type indexOnly struct {
 	x *IndexIterator
-	// from[i] is where output position i comes from (entryPosition).
-	from []entryValue
-	vals []any // the entry's indexed values, reused
+	d *EntryDecoder
 }
 
 type entryValue struct {
@@ -333,13 +345,21 @@ type entryValue struct {
 	inHandle bool
 }
 
-// IndexOnly scans ix over r, in index order or reverse, and yields rows of
-// the columns at offsets (nil: every column) taken from the entries alone,
-// without reading the rows: t.Covers(ix, offsets) must hold. Values come
-// back as tablecodec.DecodeKey returns them (int64, uint64, float64,
-// []byte for strings, ...), not in the column's own Go type: the caller
-// converts them.
-func IndexOnly(ctx context.Context, s Scanner, t *Table, ix *Index, offsets []int, r KeyRange, opts ScanOptions) (RowIterator, error) {
+// EntryDecoder takes the values of some columns of a table's rows from
+// the entries of an index that holds them exactly (Table.Covers), without
+// reading the rows.
+type EntryDecoder struct {
+	t  *Table
+	ix *Index
+	// from[i] is where output position i comes from (entryPosition).
+	from []entryValue
+	vals []any // the entry's indexed values, reused
+}
+
+// NewEntryDecoder returns the decoder of the columns at offsets (nil:
+// every column) from entries of ix, or an error when ix does not hold
+// one of them exactly.
+func NewEntryDecoder(t *Table, ix *Index, offsets []int) (*EntryDecoder, error) {
 	if offsets == nil {
 		offsets = make([]int, len(t.Columns))
 		for i := range offsets {
@@ -354,11 +374,25 @@ func IndexOnly(ctx context.Context, s Scanner, t *Table, ix *Index, offsets []in
 		}
 		from[i] = entryValue{pos: pos, inHandle: inHandle}
 	}
+	return &EntryDecoder{t: t, ix: ix, from: from, vals: make([]any, len(ix.Columns))}, nil
+}
+
+// IndexOnly scans ix over r, in index order or reverse, and yields rows of
+// the columns at offsets (nil: every column) taken from the entries alone,
+// without reading the rows: t.Covers(ix, offsets) must hold. Values come
+// back as tablecodec.DecodeKey returns them (int64, uint64, float64,
+// []byte for strings, ...), not in the column's own Go type: the caller
+// converts them.
+func IndexOnly(ctx context.Context, s Scanner, t *Table, ix *Index, offsets []int, r KeyRange, opts ScanOptions) (RowIterator, error) {
+	d, err := NewEntryDecoder(t, ix, offsets)
+	if err != nil {
+		return nil, err
+	}
 	x, err := ScanIndex(ctx, s, t, ix, r, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &indexOnly{x: x, from: from, vals: make([]any, len(ix.Columns))}, nil
+	return &indexOnly{x: x, d: d}, nil
 }
 
 // Next implements RowIterator.
@@ -367,35 +401,46 @@ func (o *indexOnly) Next(ctx context.Context) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	t, ix := o.x.t, o.x.ix
+	row, err := o.d.Decode(key, h)
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{Handle: h, Values: row}, nil
+}
+
+// Decode returns the values of the decoder's columns held by the entry
+// whose key is key and whose handle is h, as tablecodec.DecodeKey returns
+// them.
+func (d *EntryDecoder) Decode(key []byte, h tablecodec.Handle) ([]any, error) {
+	t, ix := d.t, d.ix
 	_, _, b, err := tablecodec.DecodeIndexKey(key)
-	for i := range o.vals {
+	for i := range d.vals {
 		if err != nil {
 			break
 		}
-		b, o.vals[i], err = tablecodec.DecodeKey(b)
+		b, d.vals[i], err = tablecodec.DecodeKey(b)
 	}
 	if err != nil {
-		return Row{}, fmt.Errorf("table %s: index %s entry %x: %w", t.Name, ix.Name, key, err)
+		return nil, fmt.Errorf("table %s: index %s entry %x: %w", t.Name, ix.Name, key, err)
 	}
 	var handleVals []any
-	row := make([]any, len(o.from))
-	for i, f := range o.from {
+	row := make([]any, len(d.from))
+	for i, f := range d.from {
 		switch {
 		case !f.inHandle:
-			row[i] = o.vals[f.pos]
+			row[i] = d.vals[f.pos]
 		case h.IsInt():
 			row[i] = h.Int
 		default:
 			if handleVals == nil {
 				if handleVals, err = tablecodec.DecodeKeys(h.Common); err != nil || len(handleVals) != len(t.PrimaryKey) {
-					return Row{}, fmt.Errorf("table %s: index %s entry %x: handle of %d values: %v: %w", t.Name, ix.Name, key, len(handleVals), err, tablecodec.ErrCorrupt)
+					return nil, fmt.Errorf("table %s: index %s entry %x: handle of %d values: %v: %w", t.Name, ix.Name, key, len(handleVals), err, tablecodec.ErrCorrupt)
 				}
 			}
 			row[i] = handleVals[f.pos]
 		}
 	}
-	return Row{Handle: h, Values: row}, nil
+	return row, nil
 }
 
 // Close implements RowIterator.
@@ -411,37 +456,64 @@ func (o *indexOnly) Close() { o.x.Close() }
 // lookups (a batched join's ranges of one index) is so two requests per
 // region rather than two per range.
 func IndexLookupRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, d *RowDecoder, ranges []KeyRange, limit int) (rows [][]Row, full []bool, err error) {
-	krs := make([]kv.KeyRange, len(ranges))
-	for i, r := range ranges {
-		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
-	}
-	entries, err := k.ScanRanges(ctx, krs, limit)
+	byRange, _, last, err := IndexHandleRanges(ctx, k, t, ix, ranges, limit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
+		return nil, nil, err
 	}
-	prefix := tablecodec.IndexPrefix(nil, t.ID, ix.ID)
 	full = make([]bool, len(ranges))
 	var handles []tablecodec.Handle
-	for i, es := range entries {
-		full[i] = limit > 0 && len(es) >= limit
-		for _, e := range es {
-			if !bytes.HasPrefix(e.Key, prefix) {
-				return nil, nil, fmt.Errorf("table %s: scan of index %s met key %x outside the index", t.Name, ix.Name, e.Key)
-			}
-			h, err := tablecodec.DecodeIndexHandle(e.Key, e.Value, len(ix.Columns), t.HandleKind == HandleCommon)
-			if err != nil {
-				return nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
-			}
-			handles = append(handles, h)
-		}
+	for i, hs := range byRange {
+		full[i] = last[i] != nil
+		handles = append(handles, hs...)
 	}
 	all, err := lookupRows(ctx, readerFor(k, d), t, ix, d, handles, make([]Row, 0, len(handles)))
 	if err != nil {
 		return nil, nil, err
 	}
 	rows = make([][]Row, len(ranges))
-	for i, es := range entries {
-		rows[i], all = all[:len(es):len(es)], all[len(es):]
+	for i, hs := range byRange {
+		rows[i], all = all[:len(hs):len(hs)], all[len(hs):]
 	}
 	return rows, full, nil
+}
+
+// IndexHandleRanges reads the handles of the entries of each of ranges
+// (ranges of ix's entries, ascending and disjoint), in index order, with
+// one multi-range read (txn.Txn.ScanRanges: one request per region, not
+// one per range), at most limit of each range (0: all), and the entries'
+// keys, keys[i][j] handles[i][j]'s. last[i] is the key of range i's last
+// entry read when it had limit of them, and may have more, which were
+// not read (nil otherwise): the range goes on after it.
+func IndexHandleRanges(ctx context.Context, k *txn.Txn, t *Table, ix *Index, ranges []KeyRange, limit int) (handles [][]tablecodec.Handle, keys [][][]byte, last [][]byte, err error) {
+	krs := make([]kv.KeyRange, len(ranges))
+	for i, r := range ranges {
+		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
+	}
+	entries, err := k.ScanRanges(ctx, krs, limit)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
+	}
+	prefix := tablecodec.IndexPrefix(nil, t.ID, ix.ID)
+	handles = make([][]tablecodec.Handle, len(ranges))
+	keys = make([][][]byte, len(ranges))
+	last = make([][]byte, len(ranges))
+	for i, es := range entries {
+		if limit > 0 && len(es) >= limit {
+			last[i] = es[len(es)-1].Key
+		}
+		handles[i] = make([]tablecodec.Handle, 0, len(es))
+		keys[i] = make([][]byte, 0, len(es))
+		for _, e := range es {
+			if !bytes.HasPrefix(e.Key, prefix) {
+				return nil, nil, nil, fmt.Errorf("table %s: scan of index %s met key %x outside the index", t.Name, ix.Name, e.Key)
+			}
+			h, err := tablecodec.DecodeIndexHandle(e.Key, e.Value, len(ix.Columns), t.HandleKind == HandleCommon)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("table %s: scan index %s: %w", t.Name, ix.Name, err)
+			}
+			handles[i] = append(handles[i], h)
+			keys[i] = append(keys[i], e.Key)
+		}
+	}
+	return handles, keys, last, nil
 }

@@ -379,7 +379,7 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			if !together {
 				rs = []executor.KeyRange{kr}
 			}
-			out, err = copr.RunLookupReverse(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, rs, prog)
+			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, rs, prog, b.lookupOptions(true))
 		case sp.Reverse:
 			rs := ranges
 			if !together {
@@ -387,11 +387,11 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			}
 			out, err = copr.RunReverse(r.ctx, k, pl.Meta.Exec, rs, prog)
 		case together && sp.Index != nil:
-			out, err = copr.RunLookupRanges(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, ranges, prog)
+			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, ranges, prog, b.lookupOptions(false))
 		case together:
 			out, err = copr.RunRanges(r.ctx, k, pl.Meta.Exec, ranges, prog)
 		case sp.Index != nil:
-			out, err = copr.RunLookup(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, kr, prog)
+			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, []executor.KeyRange{kr}, prog, b.lookupOptions(false))
 		default:
 			out, _, err = copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
 		}
@@ -583,6 +583,20 @@ type scanBinder struct {
 	points bool
 }
 
+// lookupOptions returns the options of a lookup through the plan's
+// index, backwards when reverse: its integer columns are taken from the
+// index's entries where it holds all those the program reads, as GMS's
+// covering read takes them (covering.go), without reading the rows.
+func (b *scanBinder) lookupOptions(reverse bool) copr.LookupOptions {
+	sch := b.pl.Meta.Schema.Schema
+	return copr.LookupOptions{Reverse: reverse, Convert: func(off int) func(any) any {
+		if off < 0 || off >= len(sch) {
+			return nil
+		}
+		return integerOf(sch[off].Type)
+	}}
+}
+
 // colType returns the type of program column c.
 func (b *scanBinder) colType(c int) gsql.Type {
 	return b.pl.Meta.Schema.Schema[b.pl.Scan.Reads[c]].Type
@@ -668,6 +682,10 @@ const maxScanRanges = 1024
 // and which no condition that bounds the column lets through (bounded);
 // a string column of one (text) is bounded only by = (textVal, its one
 // point).
+//
+// An OR of conditions on the column (k < 100 OR k > 99900) allows the
+// union of its branches' values: when orSet, only the values of the
+// sorted, disjoint intervals ors are allowed besides.
 type keyBounds struct {
 	lo, hi       int64
 	loSet, hiSet bool
@@ -679,6 +697,137 @@ type keyBounds struct {
 	text         bool
 	textVal      string
 	textSet      bool
+	ors          []keyInterval
+	orSet        bool
+}
+
+// keyInterval is the values [lo, hi] of a key column; loSet and hiSet say
+// whether a condition bounds it below and above (an end no condition
+// bounds is the type's: unbounded, and below, for a column that may hold
+// NULLs, above NULL).
+type keyInterval struct {
+	lo, hi       int64
+	loSet, hiSet bool
+}
+
+// fresh returns the bounds of the same column that no condition bounds
+// yet: those of one branch of an OR.
+func (k *keyBounds) fresh() keyBounds {
+	f := keyBounds{lo: math.MinInt64, hi: math.MaxInt64, unsigned: k.unsigned, nullable: k.nullable}
+	if f.unsigned {
+		f.lo = 0
+	}
+	return f
+}
+
+// intervals returns the values k allows as sorted, disjoint intervals.
+func (k *keyBounds) intervals() []keyInterval {
+	if k.empty || k.lo > k.hi {
+		return nil
+	}
+	if k.in {
+		slices.Sort(k.points)
+		out := make([]keyInterval, 0, len(k.points))
+		for _, p := range k.points {
+			if p >= k.lo && p <= k.hi && k.allows(p) {
+				out = append(out, keyInterval{lo: p, hi: p, loSet: true, hiSet: true})
+			}
+		}
+		return slices.CompactFunc(out, func(a, b keyInterval) bool { return a.lo == b.lo })
+	}
+	whole := []keyInterval{{lo: k.lo, hi: k.hi, loSet: k.loSet, hiSet: k.hiSet}}
+	if !k.orSet {
+		return whole
+	}
+	return intersectIntervals(whole, k.ors)
+}
+
+// allows reports whether the column's OR conditions allow value n.
+func (k *keyBounds) allows(n int64) bool {
+	if !k.orSet {
+		return true
+	}
+	for _, iv := range k.ors {
+		if n >= iv.lo && n <= iv.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// restrict narrows k to the values of the sorted, disjoint intervals set
+// (an OR's).
+func (k *keyBounds) restrict(set []keyInterval) {
+	k.bounded = true
+	if k.orSet {
+		set = intersectIntervals(k.ors, set)
+	}
+	k.ors, k.orSet = set, true
+	if len(set) == 0 {
+		k.empty = true
+	}
+}
+
+// intersectIntervals returns the values both a and b (sorted, disjoint
+// intervals) hold, sorted and disjoint.
+func intersectIntervals(a, b []keyInterval) []keyInterval {
+	var out []keyInterval
+	for _, x := range a {
+		for _, y := range b {
+			iv := keyInterval{lo: max(x.lo, y.lo), hi: min(x.hi, y.hi)}
+			if iv.lo > iv.hi {
+				continue
+			}
+			iv.loSet = x.loSet && x.lo == iv.lo || y.loSet && y.lo == iv.lo
+			iv.hiSet = x.hiSet && x.hi == iv.hi || y.hiSet && y.hi == iv.hi
+			out = append(out, iv)
+		}
+	}
+	return out
+}
+
+// unionIntervals returns the values of any of sets as sorted, disjoint
+// intervals, those that meet or touch merged (a range read twice would
+// return its rows twice).
+func unionIntervals(sets [][]keyInterval) []keyInterval {
+	var all []keyInterval
+	for _, s := range sets {
+		all = append(all, s...)
+	}
+	slices.SortFunc(all, func(a, b keyInterval) int {
+		switch {
+		case a.lo < b.lo:
+			return -1
+		case a.lo > b.lo:
+			return 1
+		}
+		// Of two that start at one value, the one no condition
+		// bounds below first: the merged interval is as wide.
+		switch {
+		case !a.loSet && b.loSet:
+			return -1
+		case a.loSet && !b.loSet:
+			return 1
+		}
+		return 0
+	})
+	var out []keyInterval
+	for _, iv := range all {
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if iv.lo <= last.hi || last.hi != math.MaxInt64 && iv.lo == last.hi+1 {
+				switch {
+				case iv.hi > last.hi:
+					last.hi, last.hiSet = iv.hi, iv.hiSet
+				case iv.hi == last.hi:
+					last.hiSet = last.hiSet && iv.hiSet
+				}
+				continue
+			}
+		}
+		out = append(out, iv)
+	}
+	return out
 }
 
 // newKeyBounds returns the bounds of a key column of type typ that no
@@ -724,11 +873,19 @@ func (k *keyBounds) values() ([]any, bool) {
 		slices.Sort(k.points)
 		var out []any
 		for i, p := range k.points {
-			if p >= k.lo && p <= k.hi && (i == 0 || p != k.points[i-1]) {
+			if p >= k.lo && p <= k.hi && (i == 0 || p != k.points[i-1]) && k.allows(p) {
 				out = append(out, k.value(p))
 			}
 		}
 		return out, true
+	case k.orSet:
+		ivs := k.intervals()
+		switch {
+		case len(ivs) == 0:
+			return nil, true
+		case len(ivs) == 1 && ivs[0].loSet && ivs[0].hiSet && ivs[0].lo == ivs[0].hi:
+			return []any{k.value(ivs[0].lo)}, true
+		}
 	case k.loSet && k.hiSet && k.lo == k.hi:
 		return []any{k.value(k.lo)}, true
 	}
@@ -756,17 +913,25 @@ func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out
 			if i != len(cols)-1 {
 				return nil, false, false, nil // resolveScan makes only the last column a range
 			}
+			ivs := k.intervals()
+			if len(prefixes)*len(ivs) > maxScanRanges {
+				return nil, false, false, nil
+			}
 			for _, p := range prefixes {
-				lo := k.lower(p)
-				hi := executor.Bound{Values: p, Inclusive: true}
-				if k.hiSet {
-					hi.Values = append(slices.Clip(p), k.value(k.hi))
+				for _, iv := range ivs {
+					kb := *k
+					kb.lo, kb.hi, kb.loSet, kb.hiSet = iv.lo, iv.hi, iv.loSet, iv.hiSet
+					lo := kb.lower(p)
+					hi := executor.Bound{Values: p, Inclusive: true}
+					if kb.hiSet {
+						hi.Values = append(slices.Clip(p), kb.value(kb.hi))
+					}
+					r, err := rangeOf(lo, hi)
+					if err != nil {
+						return nil, false, false, err
+					}
+					out = append(out, r)
 				}
-				r, err := rangeOf(lo, hi)
-				if err != nil {
-					return nil, false, false, err
-				}
-				out = append(out, r)
 			}
 			return out, false, true, nil
 		}
@@ -928,6 +1093,22 @@ func (b *scanBinder) narrow(kr *keyBounds, c *fastpath.Cond, typ gsql.Type) bool
 		if len(set) == 0 {
 			kr.empty = true
 		}
+		return true
+	case fastpath.CondAnd:
+		// Under an OR (the WHERE clause's own ANDs are split): both
+		// narrow the branch.
+		return b.narrow(kr, &c.Args[0], typ) && b.narrow(kr, &c.Args[1], typ)
+	case fastpath.CondOr:
+		// The union of the branches' values, each narrowed from none.
+		sets := make([][]keyInterval, len(c.Args))
+		for i := range c.Args {
+			branch := kr.fresh()
+			if !b.narrow(&branch, &c.Args[i], typ) {
+				return false
+			}
+			sets[i] = branch.intervals()
+		}
+		kr.restrict(unionIntervals(sets))
 		return true
 	}
 	return false

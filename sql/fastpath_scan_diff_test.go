@@ -100,7 +100,11 @@ func (g *rangeGen) keyCond() (string, []any) {
 		}
 		return n
 	}
-	switch g.r.Intn(9) {
+	switch g.r.Intn(11) {
+	case 9:
+		return "(id < ? OR id > ?)", []any{v(lo), v(hi)}
+	case 10:
+		return "(id BETWEEN ? AND ? OR id IN (?, ?) OR id >= ?)", []any{v(lo), v(hi), v(lo - 3), v(hi + 1), v(hi + 20)}
 	case 0:
 		return "id BETWEEN ? AND ?", []any{v(lo), v(hi)}
 	case 1:

@@ -46,11 +46,11 @@ func (b *scanBinder) scanEnds(k *txn.Txn, ranges []executor.KeyRange, prog *copr
 		var err error
 		switch {
 		case o.Agg == fastpath.AggMin && sp.Index != nil:
-			out, err = copr.RunLookupRanges(ctx, k, t, sp.Index.Exec, ranges, &p)
+			out, err = copr.RunLookupWith(ctx, k, t, sp.Index.Exec, ranges, &p, b.lookupOptions(false))
 		case o.Agg == fastpath.AggMin:
 			out, err = copr.RunRanges(ctx, k, t, ranges, &p)
 		case sp.Index != nil:
-			out, err = copr.RunLookupReverse(ctx, k, t, sp.Index.Exec, ranges, &p)
+			out, err = copr.RunLookupWith(ctx, k, t, sp.Index.Exec, ranges, &p, b.lookupOptions(true))
 		default:
 			out, err = copr.RunReverse(ctx, k, t, ranges, &p)
 		}

@@ -111,7 +111,7 @@ func (t *keyTable) keyCond(r *rand.Rand, i int, pin bool) (string, []any) {
 		}
 		return t.keyValue(r, i)
 	}
-	choice := r.Intn(9)
+	choice := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11}[r.Intn(11)]
 	if pin {
 		choice = r.Intn(3)
 	}
@@ -120,7 +120,8 @@ func (t *keyTable) keyCond(r *rand.Rand, i int, pin bool) (string, []any) {
 
 // condOn returns condition number choice on column c, its values drawn
 // by v: 0 to 2 pin the column (=, IN, <=>), 3 to 7 bound it, 8 is <>,
-// 9 IS NULL.
+// 9 IS NULL, 10 and 11 are ORs of ranges and points of it (the union of
+// their ranges; they may meet or overlap).
 func condOn(c string, choice int, v func() any) (string, []any) {
 	switch choice {
 	case 0:
@@ -141,6 +142,10 @@ func condOn(c string, choice int, v func() any) (string, []any) {
 		return c + " >= ? AND " + c + " < ?", []any{v(), v()}
 	case 9:
 		return c + " IS NULL", nil
+	case 10:
+		return "(" + c + " < ? OR " + c + " > ?)", []any{v(), v()}
+	case 11:
+		return "(" + c + " BETWEEN ? AND ? OR " + c + " = ? OR (" + c + " > ? AND " + c + " <= ?) OR " + c + " IN (?, ?))", []any{v(), v(), v(), v(), v(), v(), v()}
 	}
 	return c + " <> ?", []any{v()}
 }

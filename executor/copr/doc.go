@@ -85,7 +85,10 @@
 // evaluated by goroutines of their own, read back in key order.
 // RunLookup (lookup.go) evaluates a program over the rows an index range
 // points to (RunLookupRanges over a list of them, its batches of rows
-// spanning the ranges), and RunPoints (points.go) over a set of row keys (an IN list
+// spanning the ranges, the ranges read forwards to their ends read
+// ahead with one request per region; RunLookupWith's Convert makes the
+// rows from the entries of an index that holds every column the program
+// reads, without reading them), and RunPoints (points.go) over a set of row keys (an IN list
 // over a whole primary key), both read with batched point reads and
 // evaluated in process. RunRanges (ranges.go) is Run over a list of
 // ranges, one program over all of them, the ranges of a region sent in

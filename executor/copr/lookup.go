@@ -32,12 +32,87 @@ func RunLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 // are read in batches that span its ranges, one BatchGet for the rows
 // of many small ranges rather than one per range at least.
 func RunLookupRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program) (Outputs, error) {
-	return runLookup(ctx, tx, t, ix, rs, p, false)
+	return runLookup(ctx, tx, t, ix, rs, p, LookupOptions{})
 }
 
-// runLookup is RunLookupRanges, in descending index order when reverse
-// (the ranges from the last, each read backwards: RunLookupReverse).
-func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, reverse bool) (Outputs, error) {
+// LookupOptions are the options of RunLookupWith.
+type LookupOptions struct {
+	// Reverse reads the ranges in descending index order, as
+	// RunLookupReverse does.
+	Reverse bool
+	// Convert, when set, lets the lookup answer from the index's
+	// entries alone, without reading the rows, where the index holds
+	// each of the program's columns exactly (executor.Table.Covers) and
+	// Convert has a conversion for each, as InnoDB answers "Using
+	// index": Convert(off) converts the value an entry holds of the
+	// column at offset off (as tablecodec.DecodeKey returns it) to the
+	// Go type the table's rows hold it in, and is nil for a column it
+	// does not convert exactly.
+	Convert func(offset int) func(any) any
+}
+
+// RunLookupWith is RunLookupRanges (RunLookupReverse when o.Reverse)
+// with options o.
+func RunLookupWith(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, o LookupOptions) (Outputs, error) {
+	if o.Reverse {
+		if err := reversible(t, p); err != nil {
+			return nil, err
+		}
+	}
+	return runLookup(ctx, tx, t, ix, rs, p, o)
+}
+
+// entryRows makes the row values a covering lookup feeds its program
+// from the index's entries (LookupOptions.Convert).
+type entryRows struct {
+	d    *executor.EntryDecoder
+	conv []func(any) any
+	ids  []int64
+}
+
+// coveringRows returns the entryRows of p's columns from entries of ix,
+// nil when ix does not hold them all exactly or convert has no
+// conversion for one.
+func coveringRows(t *executor.Table, ix *executor.Index, p *Program, convert func(int) func(any) any) *entryRows {
+	offsets := make([]int, len(p.Columns))
+	conv := make([]func(any) any, len(p.Columns))
+	for i, id := range p.Columns {
+		off := slices.IndexFunc(t.Columns, func(c executor.Column) bool { return c.ID == id })
+		if off < 0 {
+			return nil
+		}
+		if conv[i] = convert(off); conv[i] == nil {
+			return nil
+		}
+		offsets[i] = off
+	}
+	if !t.Covers(ix, offsets) {
+		return nil
+	}
+	d, err := executor.NewEntryDecoder(t, ix, offsets)
+	if err != nil {
+		return nil
+	}
+	return &entryRows{d: d, conv: conv, ids: p.Columns}
+}
+
+// row returns the row value of the entry whose key is key and handle h.
+func (r *entryRows) row(key []byte, h tablecodec.Handle) ([]byte, error) {
+	vals, err := r.d.Decode(key, h)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		vals[i] = r.conv[i](v)
+	}
+	return tablecodec.EncodeRow(r.ids, vals)
+}
+
+// runLookup is RunLookupRanges with options o: in descending index order
+// when o.Reverse (the ranges from the last, each read backwards:
+// RunLookupReverse).
+func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor.Index, rs []executor.KeyRange, p *Program, o LookupOptions) (Outputs, error) {
+	reverse := o.Reverse
 	if len(rs) == 0 || !Disjoint(rs) {
 		return nil, fmt.Errorf("table %s: index %s lookup of %d ranges that are not ascending and disjoint", t.Name, ix.Name, len(rs))
 	}
@@ -54,13 +129,25 @@ func runLookup(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *executor
 	// reads ten entries, not a scan page of them. Without one it is a
 	// scan page, which the batches of rows read in turn.
 	opts := executor.ScanOptions{Reverse: reverse, FirstPage: wantedRows(p)}
-	x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
-	if err != nil {
-		return nil, err
-	}
 	// The rows are read for the program's columns only: a pessimistic
 	// transaction may move its snapshot past changes to the others.
-	it := &lookupIter{x: x, tx: tx, rest: rest[1:], opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstBatch(p)}
+	it := &lookupIter{tx: tx, rest: rest, opts: opts, rd: tx.ReadingWith(executor.ColumnsComparator(t, p.Columns)), t: t, ix: ix, batch: firstBatch(p)}
+	// Several ranges read forwards to their ends (an IN list, an OR of
+	// ranges) are read ahead together, one request per region
+	// (txn.Txn.ScanRanges), where an iterator per range costs a request,
+	// a store iterator and its buffers per range. Backwards, or under a
+	// LIMIT that stops the read early, they are read one by one.
+	it.ahead = !reverse && opts.FirstPage == 0 && len(rest) > 1
+	if o.Convert != nil {
+		it.cover = coveringRows(t, ix, p, o.Convert)
+	}
+	if !it.ahead {
+		x, err := executor.ScanIndex(ctx, tx, t, ix, rest[0], opts)
+		if err != nil {
+			return nil, err
+		}
+		it.x, it.rest = x, rest[1:]
+	}
 	if err := it.fill(ctx); err != nil {
 		it.Close()
 		return nil, err
@@ -98,20 +185,45 @@ func wantedRows(p *Program) int {
 	return 0
 }
 
+// The read ahead of a lookup's index ranges (lookupIter.ahead): how many
+// ranges one multi-range read takes at most, and how many entries of each
+// (a range with more goes on with an iterator from its last one read), so
+// that what is read ahead stays bounded.
+const (
+	aheadRanges  = 64
+	aheadEntries = 256
+)
+
 // lookupIter is a txn.Iterator over the rows an index range points to,
 // in index order: row keys and values.
 type lookupIter struct {
+	// x is the iterator over the index range being read, nil when none
+	// is open.
 	x *executor.IndexIterator
 	// tx scans rest, the index ranges after x's, in turn, as opts
 	// says (backwards: rest is then in descending order).
-	tx      *txn.Txn
-	rest    []executor.KeyRange
-	opts    executor.ScanOptions
-	rd      *txn.ReadView
-	t       *executor.Table
-	ix      *executor.Index
-	batch   int
-	handles []tablecodec.Handle
+	tx   *txn.Txn
+	rest []executor.KeyRange
+	opts executor.ScanOptions
+	// ahead is set when rest is read ahead, up to aheadRanges at once
+	// (executor.IndexHandleRanges): pre are the handles read of those
+	// ranges not yet taken, front first, and then[i] the rest of pre[i]'s
+	// range past its aheadEntries entries (nil when it had fewer),
+	// which an iterator reads after them.
+	ahead bool
+	pre   [][]tablecodec.Handle
+	then  []*executor.KeyRange
+	// cover, when set, makes the rows from the entries, which are not
+	// read (LookupOptions.Convert): entries are the keys of the
+	// entries of handles, preEntries those of pre.
+	cover      *entryRows
+	entries    [][]byte
+	preEntries [][][]byte
+	rd         *txn.ReadView
+	t          *executor.Table
+	ix         *executor.Index
+	batch      int
+	handles    []tablecodec.Handle
 	// keys and vals are the current batch's row keys and values, pos
 	// the current pair.
 	keys [][]byte
@@ -139,31 +251,89 @@ func (l *lookupIter) Next(ctx context.Context) error {
 	return l.fill(ctx)
 }
 
+// next takes the handles read ahead into the batch, as many as it has
+// room for, or opens the iterator that goes on with them, or reads the
+// next ranges: those of rest ahead together (ahead), else the first of
+// them with an iterator (x).
+func (l *lookupIter) next(ctx context.Context) error {
+	var err error
+	switch {
+	case len(l.pre) > 0:
+		hs, es := l.pre[0], l.preEntries[0]
+		n := min(len(hs), l.batch-len(l.handles))
+		l.handles = append(l.handles, hs[:n]...)
+		if l.cover != nil {
+			l.entries = append(l.entries, es[:n]...)
+		}
+		if n < len(hs) {
+			l.pre[0], l.preEntries[0] = hs[n:], es[n:]
+			return nil
+		}
+		then := l.then[0]
+		l.pre, l.preEntries, l.then = l.pre[1:], l.preEntries[1:], l.then[1:]
+		if then != nil {
+			l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, *then, l.opts)
+		}
+	case len(l.rest) == 0:
+	case l.ahead:
+		group := l.rest[:min(len(l.rest), aheadRanges)]
+		hs, es, last, err := executor.IndexHandleRanges(ctx, l.tx, l.t, l.ix, group, aheadEntries)
+		if err != nil {
+			return err
+		}
+		l.rest = l.rest[len(group):]
+		l.pre, l.preEntries, l.then = hs, es, make([]*executor.KeyRange, len(group))
+		for i, k := range last {
+			if k != nil {
+				// The entries after the last one read.
+				l.then[i] = &executor.KeyRange{Start: append(slices.Clip(k), 0), End: group[i].End}
+			}
+		}
+	default:
+		l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], l.opts)
+		l.rest = l.rest[1:]
+	}
+	if err != nil {
+		l.x = nil
+	}
+	return err
+}
+
 // fill reads the next batch of entries and their rows, checking that
 // every entry has its row.
 func (l *lookupIter) fill(ctx context.Context) error {
-	var err error
 	l.keys, l.pos = l.keys[:0], 0
-	l.handles = l.handles[:0]
-	for {
-		if l.handles, l.eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles)); err != nil {
-			return err
-		}
-		if !l.eof || len(l.rest) == 0 {
-			break
-		}
-		// The range is done: the batch goes on with the next one.
-		l.x.Close()
-		if l.x, err = executor.ScanIndex(ctx, l.tx, l.t, l.ix, l.rest[0], l.opts); err != nil {
+	l.handles, l.entries = l.handles[:0], l.entries[:0]
+	for len(l.handles) < l.batch {
+		if l.x != nil {
+			var (
+				eof bool
+				err error
+			)
+			if l.cover != nil {
+				l.handles, l.entries, eof, err = l.x.NextEntries(ctx, l.handles, l.entries, l.batch-len(l.handles))
+			} else {
+				l.handles, eof, err = l.x.NextHandles(ctx, l.handles, l.batch-len(l.handles))
+			}
+			if err != nil {
+				return err
+			}
+			if !eof {
+				break
+			}
+			// The range is done: the batch goes on with the next one.
+			l.x.Close()
 			l.x = nil
+			continue
+		}
+		if err := l.next(ctx); err != nil {
 			return err
 		}
-		l.rest = l.rest[1:]
-		l.eof = false
-		if len(l.handles) >= l.batch {
+		if l.x == nil && len(l.pre) == 0 && len(l.rest) == 0 {
 			break
 		}
 	}
+	l.eof = l.x == nil && len(l.pre) == 0 && len(l.rest) == 0
 	l.batch = min(2*l.batch, maxLookupBatch)
 	if len(l.handles) == 0 {
 		return nil
@@ -171,6 +341,18 @@ func (l *lookupIter) fill(ctx context.Context) error {
 	for _, h := range l.handles {
 		l.keys = append(l.keys, tablecodec.RowKey(nil, l.t.ID, h))
 	}
+	if l.cover != nil {
+		l.vals = make(map[string][]byte, len(l.keys))
+		for i, k := range l.keys {
+			v, err := l.cover.row(l.entries[i], l.handles[i])
+			if err != nil {
+				return fmt.Errorf("table %s: index %s: %w", l.t.Name, l.ix.Name, err)
+			}
+			l.vals[string(k)] = v
+		}
+		return nil
+	}
+	var err error
 	if l.vals, err = l.rd.BatchGet(ctx, l.keys); err != nil {
 		return fmt.Errorf("table %s: index %s lookup of %d rows: %w", l.t.Name, l.ix.Name, len(l.keys), err)
 	}

@@ -56,7 +56,7 @@ func RunLookupReverse(ctx context.Context, tx *txn.Txn, t *executor.Table, ix *e
 	if err := reversible(t, p); err != nil {
 		return nil, err
 	}
-	return runLookup(ctx, tx, t, ix, ranges, p, true)
+	return runLookup(ctx, tx, t, ix, ranges, p, LookupOptions{Reverse: true})
 }
 
 // reversible checks that p is one a backward read serves: its output

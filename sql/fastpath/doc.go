@@ -17,8 +17,10 @@
 //   - range SELECTs (Kind Scan, scanshape.go and scanplan.go): SELECT
 //     [DISTINCT] cols | * | COUNT/SUM/AVG/MIN/MAX FROM t WHERE conditions
 //     on integer columns, some of which bound a primary key of integer
-//     columns (BETWEEN, <, <=, >, >=, =, <=>, IN; a composite key's
-//     leading columns pinned by =, <=> or IN and the next one bounded),
+//     columns (BETWEEN, <, <=, >, >=, =, <=>, IN, and ORs of those on
+//     one column, whose ranges are the union of the branches'; a
+//     composite key's leading columns pinned by =, <=> or IN and the
+//     next one bounded),
 //     and conditions on strings, DECIMALs and temporal columns that
 //     the SQL node evaluates with GMS's expressions, [ORDER BY cols [DESC]]
 //     [LIMIT [m,] n | LIMIT n OFFSET m], run as a coprocessor program over
@@ -30,7 +32,11 @@
 //     (copr.RunPoints), not one coprocessor request per point;
 //     over a secondary index (scanindex.go) whose leading columns the
 //     conditions pin, its rows read by primary key in batches, where
-//     every plan GMS may choose answers in the same order. A row IN list
+//     every plan GMS may choose answers in the same order (the ranges
+//     of an IN list or an OR read ahead with one request per region,
+//     and, where the index holds every integer column the statement
+//     reads, the rows made from its entries without reading them, as
+//     GMS's covering read does: copr.LookupOptions). A row IN list
 //     of integer columns, (w, id) IN ((1, 5), (1, 77)), is each column's
 //     IN list (the ranges' points) and a filter that keeps the rows of
 //     one tuple (rowInConds). MIN and MAX of the key's column after

@@ -590,9 +590,14 @@ func keyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single
 
 // keyTerm returns the key column c bounds by values (keyCol names them,
 // -1 for a column not of the key), or -1: key op value, value op key,
-// key BETWEEN values, key IN (values).
+// key BETWEEN values, key IN (values), and ORs (and ANDs under them) of
+// those on one key column (k < 100 OR k > 99900), whose ranges are the
+// union of their branches' (MySQL's range optimizer reads them so; GMS's
+// range builder too).
 func keyTerm(c *Cond, keyCol func(string) int) int {
 	switch c.Op {
+	case CondOr:
+		return orKeyTerm(c, keyCol)
 	case CondCmp:
 		if c.Cmp == CmpNE {
 			return -1
@@ -614,6 +619,27 @@ func keyTerm(c *Cond, keyCol func(string) int) int {
 		}
 	}
 	return -1
+}
+
+// orKeyTerm is keyTerm of an OR: the key column every branch bounds, a
+// branch an OR or AND of such terms itself, or -1.
+func orKeyTerm(c *Cond, keyCol func(string) int) int {
+	col := -1
+	for i := range c.Args {
+		a := &c.Args[i]
+		k := -1
+		switch a.Op {
+		case CondOr, CondAnd:
+			k = orKeyTerm(a, keyCol)
+		default:
+			k = keyTerm(a, keyCol)
+		}
+		if k < 0 || col >= 0 && k != col {
+			return -1
+		}
+		col = k
+	}
+	return col
 }
 
 // LocalType reports whether the SQL node compares values of a column of
