@@ -75,7 +75,7 @@ const (
 	unnamedSubqueryItemsRuleID                                  // sql/compat/insubqueryitems.go
 	pruneSubqueriesRuleID                                       // prunesubqueries.go
 	nullableResultsRuleID                                       // sql/compat/createselect.go
-	oneTableWriteConditionsRuleID                                      // sql/compat/strictpushdown.go
+	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
