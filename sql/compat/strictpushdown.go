@@ -162,13 +162,18 @@ func correlatedTables(sq *plan.Subquery) []string {
 	return tables
 }
 
-// tableNames returns the names (in the statement) of the tables n reads.
+// tableNames returns the names (in the statement, lower case) of the
+// tables n reads in its own scope: a table under an alias by the alias,
+// a derived table by its name, not the tables inside it (whose names
+// do not meet n's: seed 12435's subquery reading t2 stayed above the
+// join of a derived table reading t2 as d).
 func tableNames(n gsql.Node) map[string]bool {
 	names := map[string]bool{}
 	transform.Inspect(n, func(n gsql.Node) bool {
 		switch x := n.(type) {
-		case *plan.ResolvedTable, *plan.TableAlias:
+		case *plan.ResolvedTable, *plan.TableAlias, *plan.SubqueryAlias:
 			names[strings.ToLower(x.(gsql.Nameable).Name())] = true
+			return false
 		}
 		return true
 	})
