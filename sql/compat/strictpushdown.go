@@ -208,8 +208,8 @@ func subqueriesRead(c gsql.Expression, names map[string]bool) bool {
 // a constant (MySQL reads it as a range of the index, so that rows
 // outside it are never read); then the others, in their order. One
 // filter, whose AND stops at the first false conjunct: a filter below
-// another one with a subquery was lost in GMS's later rules (the rows
-// it refused were changed).
+// another one with a subquery was lost in a later analyzer rule (not
+// traced; the rows it refused were changed).
 func leafFilters(ctx *gsql.Context, leaf gsql.Node, conds []gsql.Expression, subqueries []bool) gsql.Node {
 	leading := indexLeadingColumns(ctx, leaf)
 	var first, then []gsql.Expression
