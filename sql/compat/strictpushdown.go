@@ -234,16 +234,23 @@ func leafFilters(ctx *gsql.Context, leaf gsql.Node, conds []gsql.Expression, sub
 	return plan.NewFilter(expression.JoinAnd(append(first, then...)...), leaf)
 }
 
+// tableUnderAlias returns n when it is a resolved table, the table it
+// names when it is an alias of one, nil otherwise.
+func tableUnderAlias(n gsql.Node) *plan.ResolvedTable {
+	switch x := n.(type) {
+	case *plan.ResolvedTable:
+		return x
+	case *plan.TableAlias:
+		rt, _ := x.Child.(*plan.ResolvedTable)
+		return rt
+	}
+	return nil
+}
+
 // indexLeadingColumns returns the names (lower case) of the first
 // columns of leaf's indexes, its primary key's among them.
 func indexLeadingColumns(ctx *gsql.Context, leaf gsql.Node) map[string]bool {
-	var rt *plan.ResolvedTable
-	switch x := leaf.(type) {
-	case *plan.ResolvedTable:
-		rt = x
-	case *plan.TableAlias:
-		rt, _ = x.Child.(*plan.ResolvedTable)
-	}
+	rt := tableUnderAlias(leaf)
 	cols := map[string]bool{}
 	if rt == nil {
 		return cols
