@@ -75,7 +75,7 @@ const (
 	unnamedSubqueryItemsRuleID                                  // sql/compat/insubqueryitems.go
 	pruneSubqueriesRuleID                                       // prunesubqueries.go
 	nullableResultsRuleID                                       // sql/compat/createselect.go
-	strictConditionsRuleID                                      // sql/compat/strictpushdown.go
+	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -183,11 +183,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (sql/compat/outofrange.go): sql/testdata/values/strnum.txt.
 	insertRule(a, "simplifyFilters", true, analyzer.Rule{Id: foldedConstantsRuleID, Apply: compat.FoldedConstantComparisons})
 	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: keepNullAwareNotInRuleID, Apply: compat.KeepNullAwareNotIn})
-	// A strict UPDATE's or DELETE's condition on one table with an
-	// uncorrelated subquery is evaluated on that table's rows, below
-	// the join, as MySQL's (sql/compat/strictpushdown.go):
-	// sql/testdata/values/strictdml.txt.
-	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: strictConditionsRuleID, Apply: compat.StrictOneTableConditions})
+	// An UPDATE's or DELETE's condition on one table with a subquery
+	// (uncorrelated, or correlated with that table) is evaluated on that
+	// table's rows, below the join, with the table's other conditions in
+	// their order, as MySQL's (sql/compat/strictpushdown.go):
+	// sql/testdata/values/strictdml.txt, dml6.txt.
+	insertRule(a, "unnestInSubqueries", false, analyzer.Rule{Id: oneTableWriteConditionsRuleID, Apply: compat.OneTableWriteConditions})
 	// An IN subquery's select item GMS left without an alias (s0.c COLLATE
 	// utf8mb4_bin) is not unnested into a join that reads it by the
 	// table's index (sql/compat/insubqueryitems.go):

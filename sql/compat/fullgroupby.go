@@ -381,13 +381,7 @@ func newGroupSources(ctx *gsql.Context, n gsql.Node) *groupSources {
 // its keys known; any other source's columns are lenient.
 func (s *groupSources) addTable(ctx *gsql.Context, n plan.TableIdNode) {
 	cols := n.Columns()
-	var rt *plan.ResolvedTable
-	switch t := n.(type) {
-	case *plan.ResolvedTable:
-		rt = t
-	case *plan.TableAlias:
-		rt, _ = t.Child.(*plan.ResolvedTable)
-	}
+	rt := tableUnderAlias(n) // strictpushdown.go
 	sch := n.Schema()
 	if rt == nil || cols.Len() != len(sch) {
 		s.lenient = s.lenient.Union(cols)

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -372,6 +373,16 @@ func TestMultiUpdateSetsJoinColumn(t *testing.T) {
 		}
 	}
 	d := deviationNamed(t, "mariadb-multi-update-rejoins-changed-rows")
+	// Seed 12414: percdb's 1062 where MariaDB's rejoin skipped the rows
+	// that assign the unique value twice; another error is no match.
+	stmt := "UPDATE t2 JOIN t0 ON t2.c9 = t0.c9 SET t2.c2 = 0, t0.c9 = 5 WHERE t2.c9 <=> -1"
+	dup := outcome{err: errors.New("Error 1062 (23000): Duplicate entry '0' for key 't2.u0'")}
+	if !d.match(stmt, dup, outcome{affected: 2}) {
+		t.Errorf("percdb's 1062 against MariaDB's 2 rows of %q: no match", stmt)
+	}
+	if d.match(stmt, outcome{err: errors.New("Error 1105 (HY000): unknown")}, outcome{affected: 2}) {
+		t.Errorf("percdb's 1105 against MariaDB's 2 rows of %q: a match", stmt)
+	}
 	for _, c := range []struct{ in, want string }{
 		{"UPDATE t0 JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5", "UPDATE t0 STRAIGHT_JOIN t1 ON t0.c9 = t1.c9 SET t1.c9 = 5"},
 		{"UPDATE t0 JOIN t2 ON t0.c9 = t2.c9 SET t0.c9 = NULL, t2.c3 = 'x' WHERE t0.c2 <> 0",
