@@ -113,7 +113,9 @@ func aggregateCollations(ctx *gsql.Context, op string, args []gsql.Expression) (
 // (or explicit) collation and a literal's or a system constant's (3 or
 // more), which converts. False where MySQL fails (left to GMS).
 func acrossCharsets(a aggregatedCollation, b collationArg) (aggregatedCollation, bool) {
-	take := func() (aggregatedCollation, bool) { return aggregatedCollation{coll: b.coll, coer: b.coer, known: true}, true }
+	take := func() (aggregatedCollation, bool) {
+		return aggregatedCollation{coll: b.coll, coer: b.coer, known: true}, true
+	}
 	switch {
 	case a.coll == gsql.Collation_binary:
 		if a.coer <= b.coer {
