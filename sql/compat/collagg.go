@@ -8,6 +8,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -67,7 +68,7 @@ func aggregateCollations(ctx *gsql.Context, op string, args []gsql.Expression) (
 		if a == nil || !types.IsText(a.Type()) {
 			continue
 		}
-		coll, coer := gsql.GetCoercibility(ctx, a)
+		coll, coer := operandCollation(ctx, a)
 		if coer > 6 || coll == gsql.Collation_Unspecified {
 			return aggregatedCollation{}, nil
 		}
@@ -148,8 +149,8 @@ func comparedCollation(ctx *gsql.Context, op string, l, r gsql.Expression) (gsql
 	if !types.IsText(l.Type()) || !types.IsText(r.Type()) {
 		return 0, false, nil
 	}
-	lc, lk := gsql.GetCoercibility(ctx, l)
-	rc, rk := gsql.GetCoercibility(ctx, r)
+	lc, lk := operandCollation(ctx, l)
+	rc, rk := operandCollation(ctx, r)
 	if lc == rc || lk > 6 || rk > 6 || lc.CharacterSet() != rc.CharacterSet() {
 		return 0, false, nil
 	}
@@ -163,11 +164,25 @@ func comparedCollation(ctx *gsql.Context, op string, l, r gsql.Expression) (gsql
 	if agg.coer == derivationNone {
 		return 0, false, illegalCollationMix(op, []collationArg{{lc, lk}, {rc, rk}})
 	}
-	if gms, _ := gsql.ResolveCoercibility(lc, lk, rc, rk); gms == agg.coll {
+	glc, glk := gsql.GetCoercibility(ctx, l)
+	grc, grk := gsql.GetCoercibility(ctx, r)
+	if gms, _ := gsql.ResolveCoercibility(glc, glk, grc, grk); gms == agg.coll {
 		// GMS's comparison resolves the collation alike.
 		return 0, false, nil
 	}
 	return agg.coll, true, nil
+}
+
+// operandCollation returns the collation and derivation of string e: a
+// scalar subquery's are its column's (implicit), which GMS does not
+// give; anything else's are GMS's.
+func operandCollation(ctx *gsql.Context, e gsql.Expression) (gsql.CollationID, byte) {
+	if sq, ok := e.(*plan.Subquery); ok {
+		if t, ok := sq.Type().(gsql.TypeWithCollation); ok {
+			return t.Collation(), 2
+		}
+	}
+	return gsql.GetCoercibility(ctx, e)
 }
 
 // illegalCollationMix is MySQL's error for strings whose collations do
