@@ -231,19 +231,20 @@ func operationName(e gsql.Expression) string {
 // collation MySQL aggregates from values' strings when that is not the
 // collation (or derivation) GMS gives e; true when e stays as it is.
 func resultCollation(ctx *gsql.Context, e gsql.Expression, values []gsql.Expression) (gsql.Expression, bool, error) {
-	allText := false
+	// A string result: e typed as a string (numbers among the values
+	// take no part in the aggregate, as MySQL's DERIVATION_NUMERIC), or
+	// strings (and NULLs) only, which GMS may type binary (CASE).
+	allText, anyText := true, false
 	for _, v := range values {
 		switch t := v.Type(); {
 		case t == types.Null:
 		case types.IsText(t):
-			allText = true
+			anyText = true
 		default:
-			// A number, a date or a binary string among them:
-			// GMS's type (branchtext.go, mergedtypes.go).
-			return e, true, nil
+			allText = false
 		}
 	}
-	if !allText {
+	if !anyText || !allText && !types.IsText(e.Type()) {
 		return e, true, nil
 	}
 	agg, err := aggregateCollations(ctx, operationName(e), values)
