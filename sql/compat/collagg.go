@@ -161,6 +161,14 @@ func comparedCollation(ctx *gsql.Context, op string, l, r gsql.Expression) (gsql
 	if !agg.known {
 		return 0, false, nil
 	}
+	if agg.coer == derivationNone && lk != derivationNone && rk != derivationNone {
+		// Two columns of different collations, neither _bin: MySQL
+		// refuses (1267); percdb keeps GMS's comparison under the
+		// left one's, which joins of a utf8mb4_0900_ai_ci column
+		// (percdb's default) with a utf8mb4_general_ci one rely on
+		// (docs/compatibility.md).
+		return 0, false, nil
+	}
 	if agg.coer == derivationNone {
 		return 0, false, illegalCollationMix(op, []collationArg{{lc, lk}, {rc, rk}})
 	}
