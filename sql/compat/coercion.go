@@ -24,66 +24,56 @@ import (
 // collationOf rewrites e, when it is a string function whose arguments
 // give it another collation than its type's, or a comparison of strings
 // of a _bin and another collation of one character set.
-func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool) {
+func collationOf(ctx *gsql.Context, e gsql.Expression) (gsql.Expression, bool, error) {
 	if f, ok := e.(gsql.FunctionExpression); ok && collatedResultFunctions[f.FunctionName()] {
-		return argumentCollation(ctx, e)
+		ret, same := argumentCollation(ctx, e)
+		return ret, same, nil
 	}
 	switch e := e.(type) {
 	case *function.Concat, *function.Lower, *function.Upper:
-		return argumentCollation(ctx, e)
-	case *function.Coalesce, *function.IfNull, *expression.Case:
-		// MySQL gives COALESCE(s, 'x') the collation of its strongest
-		// string argument (a column's over a literal's); GMS types it
-		// as a LONGTEXT of its default collation when the arguments'
-		// types differ, so it sorted a case-insensitive s by bytes.
-		t, ok := e.Type().(gsql.TypeWithCollation)
-		if !ok || !types.IsText(e.Type()) {
-			return e, true
-		}
-		coll, ok := strongestArgCollation(ctx, e)
-		if !ok || coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
-			return e, true
-		}
-		return withCollation(e, coll), false
+		ret, same := argumentCollation(ctx, e)
+		return ret, same, nil
+	case *function.Coalesce, *function.IfNull, *expression.Case, *function.If:
+		// MySQL aggregates the collations of the values (collagg.go);
+		// GMS typed COALESCE(ci, bin) utf8mb4_0900_bin, IF and IFNULL
+		// as their first value, CASE binary.
+		return resultCollation(ctx, e, choiceValueArgs(e))
+	case *function.NullIf:
+		// NULLIF(a, b) is a or NULL: a's collation (GMS: binary).
+		return resultCollation(ctx, e, []gsql.Expression{e.LeftChild})
 	case *expression.Convert:
 		// CAST(x AS CHAR) has the connection's collation in MySQL; GMS
 		// types it with its default (binary) one.
 		t, ok := e.Type().(gsql.TypeWithCollation)
 		if !ok || !types.IsText(e.Type()) || ctx == nil || ctx.Session == nil {
-			return e, true
+			return e, true, nil
 		}
 		coll := ctx.Session.GetCollation()
 		if coll == t.Collation() || coll.CharacterSet() != t.Collation().CharacterSet() {
-			return e, true
+			return e, true, nil
 		}
-		return withCollation(e, coll), false
+		return withCollation(e, coll), false, nil
 	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
 		*expression.GreaterThan, *expression.GreaterThanOrEqual:
 		b := e.(expression.BinaryExpression)
 		l, r := b.Left(), b.Right()
 		if ret, ok := subqueryCollation(ctx, e, l, r); ok {
-			return ret, false
+			return ret, false, nil
 		}
-		lc, lok := stringCollation(l)
-		rc, rok := stringCollation(r)
-		if !lok || !rok || lc == rc || lc.CharacterSet() != rc.CharacterSet() {
-			return e, true
-		}
-		switch {
-		case isBinCollation(lc) && !isBinCollation(rc):
-			r = withCollation(r, lc)
-		case isBinCollation(rc) && !isBinCollation(lc):
-			l = withCollation(l, rc)
-		default:
-			return e, true
+		if coll, ok, err := comparedCollation(ctx, comparisonOperator(e), l, r); err != nil {
+			return e, true, err
+		} else if !ok {
+			return e, true, nil
+		} else {
+			l, r = collatedOperand(ctx, l, coll), collatedOperand(ctx, r, coll)
 		}
 		ret, err := e.WithChildren(l, r)
 		if err != nil {
-			return e, true
+			return e, true, nil
 		}
-		return ret, false
+		return ret, false, nil
 	}
-	return e, true
+	return e, true, nil
 }
 
 // collatedResultFunctions are GMS's string functions, besides CONCAT,
@@ -232,6 +222,7 @@ type derivedCollation struct {
 	gsql.Expression
 	typ  gsql.Type
 	coll gsql.CollationID
+	coer byte // MySQL's derivation: 2 (implicit) but for an aggregate of NONE (collagg.go)
 }
 
 // withCollation returns e under collation c.
@@ -243,16 +234,25 @@ func withCollation(e gsql.Expression, c gsql.CollationID) gsql.Expression {
 	if err != nil {
 		return e
 	}
-	return &derivedCollation{Expression: e, typ: t, coll: c}
+	return &derivedCollation{Expression: e, typ: t, coll: c, coer: 2}
+}
+
+// withDerivation returns e, whose values are strings, typed t under
+// collation c of derivation (coercibility) coer.
+func withDerivation(e gsql.Expression, t gsql.Type, c gsql.CollationID, coer byte) gsql.Expression {
+	if d, ok := e.(*derivedCollation); ok {
+		e = d.Expression
+	}
+	return &derivedCollation{Expression: e, typ: t, coll: c, coer: coer}
 }
 
 // Type implements sql.Expression.
 func (d *derivedCollation) Type() gsql.Type { return d.typ }
 
 // CollationCoercibility implements sql.CollationCoercible: implicit, as a
-// column's.
+// column's, or the aggregate's derivation.
 func (d *derivedCollation) CollationCoercibility(*gsql.Context) (gsql.CollationID, byte) {
-	return d.coll, 2
+	return d.coll, d.coer
 }
 
 // Children implements sql.Expression.
@@ -263,10 +263,18 @@ func (d *derivedCollation) WithChildren(children ...gsql.Expression) (gsql.Expre
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
+	if d.coer != 2 {
+		return withDerivation(children[0], d.typ, d.coll, d.coer), nil
+	}
 	return withCollation(children[0], d.coll), nil
 }
 
 // Eval implements sql.Expression.
 func (d *derivedCollation) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
-	return d.Expression.Eval(ctx, row)
+	v, err := d.Expression.Eval(ctx, row)
+	if b, ok := v.([]byte); ok && err == nil && types.IsText(d.typ) {
+		// A CASE GMS typed binary, now a string.
+		return string(b), nil
+	}
+	return v, err
 }

@@ -74,11 +74,31 @@ func collatedTexts(args []gsql.Expression) bool {
 			continue
 		}
 		tc, ok := t.(gsql.TypeWithCollation)
-		if !ok || types.IsBinaryType(t) || tc.Collation() == gsql.Collation_binary || tc.Collation().CharacterSet() != gsql.Collation_Default.CharacterSet() {
+		if !ok || types.IsBinaryType(t) || tc.Collation() == gsql.Collation_binary {
 			return false
+		}
+		if tc.Collation().CharacterSet() != gsql.Collation_Default.CharacterSet() {
+			// A literal of the connection's character set
+			// (utf8mb3) converts to a column's (MySQL's
+			// MY_COLL_ALLOW_COERCIBLE_CONV); two columns of
+			// different character sets stay GMS's.
+			if _, coer := gsql.GetCoercibility(gsql.NewEmptyContext(), a); coer < 3 || !anyUtf8mb4Column(args) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// anyUtf8mb4Column reports whether an argument of args is a utf8mb4
+// string of a column's or an explicit collation.
+func anyUtf8mb4Column(args []gsql.Expression) bool {
+	for _, a := range args {
+		if c, coer := gsql.GetCoercibility(gsql.NewEmptyContext(), a); coer <= 2 && types.IsText(a.Type()) && c.CharacterSet() == gsql.Collation_Default.CharacterSet() {
+			return true
+		}
+	}
+	return false
 }
 
 // extremumCollation returns the collation MySQL aggregates from the
@@ -86,6 +106,11 @@ func collatedTexts(args []gsql.Expression) bool {
 func extremumCollation(args []gsql.Expression) gsql.CollationID {
 	ctx := gsql.NewEmptyContext()
 	coll, coer := gsql.Collation_binary, byte(7)
+	if agg, err := aggregateCollations(ctx, "", args); err == nil && agg.known {
+		// Two columns of one derivation: the _bin one, or the
+		// character set's _bin collation (collagg.go).
+		coll, args = agg.coll, nil
+	}
 	for _, a := range args {
 		c, k := coercibility(ctx, a)
 		if coer == 7 {

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -22,9 +23,12 @@ import (
 //     and FORMAT(12345678901234567.891, 2) 12,345,678,901,234,568.00.
 //     MySQL rounds an integer or a DECIMAL exactly (half away from
 //     zero) and a DOUBLE to d digits; percdb's FORMAT does that for
-//     integers, DECIMALs and DOUBLEs of 1e15 and above, and writes the
-//     digits with the separators GMS's FORMAT uses for the locale
-//     (GMS's own answer stands for smaller DOUBLEs and for strings).
+//     integers, DECIMALs and DOUBLEs, and writes the digits with the
+//     separators GMS's FORMAT uses for the locale (GMS's own answer
+//     stands for strings). A DOUBLE is rounded as MySQL's
+//     my_double_round, half to even on its binary value times 10^d
+//     (GMS rounded its decimal text half up: FORMAT(2.25e0, 1) 2.3,
+//     MySQL 2.2).
 
 // padFormatFunctions are percdb's LPAD, RPAD and FORMAT.
 var padFormatFunctions = map[string]gsql.Function{
@@ -155,10 +159,6 @@ func (f *exactFormat) WithChildren(children ...gsql.Expression) (gsql.Expression
 	return newExactFormat(children...)
 }
 
-// formatLargeDouble is the magnitude from which a DOUBLE is formatted by
-// percdb, not GMS: GMS's float64 arithmetic is exact enough below it.
-const formatLargeDouble = 1e15
-
 // Eval implements sql.Expression.
 func (f *exactFormat) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	v, err := f.NumValue.Eval(ctx, row)
@@ -166,6 +166,7 @@ func (f *exactFormat) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		return nil, err
 	}
 	var d decimal.Decimal
+	double := math.NaN() // the DOUBLE formatted, if it is one
 	switch t := f.NumValue.Type(); {
 	case isExact(t):
 		x, ok := decimalOf(ctx, v)
@@ -175,10 +176,10 @@ func (f *exactFormat) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		d = x
 	case types.IsFloat(t):
 		x, ok := doubleOf(ctx, v)
-		if !ok || x > -formatLargeDouble && x < formatLargeDouble {
+		if !ok || math.IsInf(x, 0) || math.IsNaN(x) {
 			return f.Format.Eval(ctx, row)
 		}
-		d = decimal.NewFromFloat(x)
+		d, double = decimal.NewFromFloat(x), x
 	default:
 		return f.Format.Eval(ctx, row)
 	}
@@ -194,6 +195,12 @@ func (f *exactFormat) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	thousands, point, err := f.separators(ctx, row)
 	if err != nil {
 		return nil, err
+	}
+	if !math.IsNaN(double) {
+		// MySQL rounds the DOUBLE's binary value half to even at n
+		// digits (my_double_round), then writes it: FORMAT(2.25e0, 1)
+		// is 2.2 and FORMAT(0.125e0, 2) 0.12 (GMS: 2.3 and 0.13).
+		d = decimal.NewFromFloat(roundHalfEvenPlaces(double, int64(n)))
 	}
 	digits := d.Round(n).StringFixed(n)
 	sign := ""

@@ -68,7 +68,11 @@ func RowComparisonsIn(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.Tree
 			if err != nil {
 				return e, transform.SameTree, err
 			}
-			if ret, sameColl := collationOf(ctx, e); !sameColl {
+			ret, sameColl, err := collationOf(ctx, e)
+			if err != nil {
+				return e, transform.SameTree, err
+			}
+			if !sameColl {
 				return ret, transform.NewTree, nil
 			}
 			return e, same, nil

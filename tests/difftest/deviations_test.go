@@ -396,3 +396,47 @@ func TestMultiUpdateSetsJoinColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestCollate6Deviations checks the three deviations listed by the
+// twenty-third round and matched since collate6: the negated row IN of
+// the row-inequality family, the equality propagated into <=>, and the
+// set operation of a string and a DECIMAL.
+func TestCollate6Deviations(t *testing.T) {
+	long337 := "SELECT COALESCE(x1.c3, '2021-06-15') FROM t0 x1 LEFT JOIN t1 x2 ON x1.a = x2.a WHERE (NOT ((x1.a, x2.c9) IN ((-1, 2), (-1, -1))) OR x2.c1 < 'abc')"
+	if !rowNotEqual.MatchString(long337) {
+		t.Errorf("the negated row IN of long seed 337 is not a row inequality")
+	}
+	if rowNotEqual.MatchString("SELECT 1 FROM t0 x1 LEFT JOIN t1 x2 ON x1.a = x2.a WHERE (x1.a, x2.c9) IN ((-1, 2), (-1, -1))") {
+		t.Errorf("a row IN list without NOT matched")
+	}
+	for _, c := range []struct{ in, want string }{
+		{"SELECT x1.a FROM t0 x1 JOIN t2 x2 ON x1.c9 = x2.c9 WHERE x1.c9 <=> x2.c9",
+			"SELECT x1.a FROM t0 x1 JOIN t2 x2 ON x1.c9 = x2.c9 WHERE IF(x1.c9 <=> x2.c9, 1, 0) = 1"},
+		{"SELECT 1 FROM t0 x1 JOIN t2 x2 ON x2.c9 = x1.c9 AND x1.a <=> x2.a WHERE x2.c9 <=> x1.c9",
+			"SELECT 1 FROM t0 x1 JOIN t2 x2 ON x2.c9 = x1.c9 AND x1.a <=> x2.a WHERE IF(x2.c9 <=> x1.c9, 1, 0) = 1"},
+	} {
+		got, ok := nullSafeUnpropagated(c.in)
+		if !ok || got != c.want {
+			t.Errorf("nullSafeUnpropagated(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	if _, ok := nullSafeUnpropagated("SELECT 1 FROM t x1 WHERE x1.a <=> x1.b"); ok {
+		t.Error("a <=> of columns compared by no = was changed")
+	}
+	for _, c := range []struct{ in, want string }{
+		{"SELECT LEAST(x1.c1, '10') FROM t0 x1 EXCEPT ALL SELECT (SELECT AVG(q.c1) FROM t1 q) FROM t1 x2",
+			"SELECT CONCAT(LEAST(x1.c1, '10')) FROM t0 x1 EXCEPT ALL SELECT CONCAT((SELECT AVG(q.c1) FROM t1 q)) FROM t1 x2"},
+		{"SELECT DISTINCT x1.c2 AS v, 'a,b' FROM t0 x1 UNION SELECT x1.c1 / 3, x1.c0 FROM t0 x1 WHERE x1.a IN (SELECT a FROM t1 UNION SELECT 1) ORDER BY 1",
+			"SELECT DISTINCT CONCAT(x1.c2) AS v, CONCAT('a,b') FROM t0 x1 UNION SELECT CONCAT(x1.c1 / 3), CONCAT(x1.c0) FROM t0 x1 WHERE x1.a IN (SELECT a FROM t1 UNION SELECT 1) ORDER BY 1"},
+	} {
+		got, ok := setOperationColumnsAsText(c.in)
+		if !ok || got != c.want {
+			t.Errorf("setOperationColumnsAsText(%q) =\n%q, %v; want\n%q", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{"SELECT a FROM t WHERE a IN (SELECT 1 UNION SELECT 2)", "SELECT * FROM t UNION SELECT * FROM u"} {
+		if _, ok := setOperationColumnsAsText(in); ok {
+			t.Errorf("setOperationColumnsAsText(%q) changed it", in)
+		}
+	}
+}
