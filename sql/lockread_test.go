@@ -41,29 +41,7 @@ func TestPessimisticLockBeforeRead(t *testing.T) {
 	a, b := openDB(t, srv, "lr"), openDB(t, srv, "lr")
 	a.SetMaxOpenConns(1)
 	b.SetMaxOpenConns(1)
-	counts := func() (reads, locks float64) { return readAndLockRequests(t, srv) }
-	step := func(q string, args []any, wantReads, wantLocks float64, want string) {
-		t.Helper()
-		r0, l0 := counts()
-		var got string
-		if strings.HasPrefix(q, "SELECT") {
-			got = strings.Join(queryRowsArgs(t, a, q, args...), "|")
-		} else {
-			res, err := a.Exec(q, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			n, _ := res.RowsAffected()
-			got = map[int64]string{0: "0 rows", 1: "1 row"}[n]
-		}
-		r1, l1 := counts()
-		if got != want {
-			t.Errorf("%s %v: %q, want %q", q, args, got, want)
-		}
-		if r1-r0 != wantReads || l1-l0 != wantLocks {
-			t.Errorf("%s %v: %v reads and %v lock requests, want %v and %v", q, args, r1-r0, l1-l0, wantReads, wantLocks)
-		}
-	}
+	step := requestStep(t, a, func() (reads, locks float64) { return readAndLockRequests(t, srv) })
 	// Each statement twice on an absent row, so that the fast path knows
 	// it; in each transaction a first read, which reads the catalog too.
 	for range 2 {
@@ -237,35 +215,13 @@ func TestPessimisticLockRangeRead(t *testing.T) {
 	a, b := openDB(t, srv, "lrr"), openDB(t, srv, "lrr")
 	a.SetMaxOpenConns(1)
 	b.SetMaxOpenConns(1)
-	requests := func() (reads, locks float64) {
+	step := requestStep(t, a, func() (reads, locks float64) {
 		m := scrape(t, srv)
 		for _, cmd := range []string{"get", "batch_get", "scan", "coprocessor"} {
 			reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
 		}
 		return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
-	}
-	step := func(q string, args []any, wantReads, wantLocks float64, want string) {
-		t.Helper()
-		r0, l0 := requests()
-		var got string
-		if strings.HasPrefix(q, "SELECT") {
-			got = strings.Join(queryRowsArgs(t, a, q, args...), "|")
-		} else {
-			res, err := a.Exec(q, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			n, _ := res.RowsAffected()
-			got = fmt.Sprintf("%d rows", n)
-		}
-		r1, l1 := requests()
-		if got != want {
-			t.Errorf("%s %v: %q, want %q", q, args, got, want)
-		}
-		if r1-r0 != wantReads || l1-l0 != wantLocks {
-			t.Errorf("%s %v: %v reads and %v lock requests, want %v and %v", q, args, r1-r0, l1-l0, wantReads, wantLocks)
-		}
-	}
+	})
 	const (
 		oldest = "SELECT id, v FROM o WHERE w = ? AND d = ? ORDER BY id LIMIT 1 FOR UPDATE"
 		first  = "SELECT v FROM o WHERE w = 9 AND d = 9 AND id = 9"
@@ -284,9 +240,9 @@ func TestPessimisticLockRangeRead(t *testing.T) {
 	}
 	mustExec(t, a, "BEGIN PESSIMISTIC", first)
 	step(oldest, []any{1, 1}, 0, 1, "1 10")
-	step("DELETE FROM o WHERE w = ? AND d = ? AND id = ?", []any{1, 1, 1}, 0, 0, "1 rows")
+	step("DELETE FROM o WHERE w = ? AND d = ? AND id = ?", []any{1, 1, 1}, 0, 0, "1 row")
 	step("UPDATE o SET v = v + 1 WHERE w = ? AND d = ?", []any{1, 2}, 0, 1, "2 rows")
-	step("DELETE FROM o WHERE w = ? AND d = ?", []any{1, 3}, 0, 1, "1 rows")
+	step("DELETE FROM o WHERE w = ? AND d = ?", []any{1, 3}, 0, 1, "1 row")
 	step("DELETE FROM o WHERE w = ? AND d = ?", []any{1, 4}, 0, 1, "0 rows")
 	// The rows read are locked; the next row of the LIMIT 1 was not read.
 	mustExec(t, b, "SET innodb_lock_wait_timeout = 1")
@@ -301,5 +257,36 @@ func TestPessimisticLockRangeRead(t *testing.T) {
 	mustExec(t, a, "COMMIT")
 	if got := strings.Join(queryRowsArgs(t, b, "SELECT w, d, id, v FROM o ORDER BY w, d, id"), "|"); got != "1 1 2 20|1 1 3 31|1 2 1 41|1 2 2 51" {
 		t.Errorf("o after commit: %q", got)
+	}
+}
+
+// requestStep returns a check of one statement on a: its answer (the rows
+// of a SELECT joined by "|", else "0 rows", "1 row", "n rows") and the
+// read and lock requests counts reports it made.
+func requestStep(t *testing.T, a *sql.DB, counts func() (reads, locks float64)) func(q string, args []any, wantReads, wantLocks float64, want string) {
+	return func(q string, args []any, wantReads, wantLocks float64, want string) {
+		t.Helper()
+		r0, l0 := counts()
+		var got string
+		if strings.HasPrefix(q, "SELECT") {
+			got = strings.Join(queryRowsArgs(t, a, q, args...), "|")
+		} else {
+			res, err := a.Exec(q, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			n, _ := res.RowsAffected()
+			got = fmt.Sprintf("%d rows", n)
+			if n == 1 {
+				got = "1 row"
+			}
+		}
+		r1, l1 := counts()
+		if got != want {
+			t.Errorf("%s %v: %q, want %q", q, args, got, want)
+		}
+		if r1-r0 != wantReads || l1-l0 != wantLocks {
+			t.Errorf("%s %v: %v reads and %v lock requests, want %v and %v", q, args, r1-r0, l1-l0, wantReads, wantLocks)
+		}
 	}
 }
