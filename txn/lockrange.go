@@ -51,6 +51,17 @@ func (t *Txn) LockRange(ctx context.Context, forUpdateTS uint64, start, end []by
 		}
 		return nil, true, fmt.Errorf("lock range [%q, %q): %w", start, end, err)
 	}
+	if t.rc == nil {
+		// Read from the snapshot, as a range read is (readset.go): a
+		// later move of the snapshot checks that no row came into the
+		// part of the range read (the rows found are locked). A read
+		// stopped by its limit read up to its last row.
+		readEnd := end
+		if limit > 0 && len(pairs) >= limit {
+			readEnd = successor(pairs[len(pairs)-1].Key)
+		}
+		t.reads.addRange(bytes.Clone(start), bytes.Clone(readEnd), nil, t.s.opts.MaxReadSetEntries)
+	}
 	return pairs, true, nil
 }
 

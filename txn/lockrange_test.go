@@ -261,3 +261,35 @@ func takeOldest(ctx context.Context, t *testing.T, s *Store) (string, error) {
 		return string(pairs[0].Key), tx.Commit(ctx)
 	}
 }
+
+// TestLockRangeCountsAsRead: the range a locking range read covered is
+// part of what the transaction read from its snapshot, so the snapshot
+// does not move past a row another transaction inserted into it (a
+// later statement's conflict then fails the transaction instead), as for
+// any range read. Past its limit the range was not read.
+func TestLockRangeCountsAsRead(t *testing.T) {
+	for _, insert := range []string{"c", "k"} {
+		t.Run(insert, func(t *testing.T) {
+			e := newPessimisticEnv(t, Options{}, time.Second)
+			ctx := context.Background()
+			mustCommit(t, e.s, "b", "1", "d", "2", "z", "0")
+			tx := beginPessimistic(t, e.s)
+			tx.BeginStatement()
+			if got, err := lockRangeNow(ctx, t, tx, "a", "m", 2); err != nil || got != "b=1 d=2" {
+				t.Fatalf("got %q, %v", got, err)
+			}
+			mustCommit(t, e.s, insert, "new", "z", "1")
+			tx.BeginStatement()
+			if err := lockNow(ctx, tx, "z"); !errors.Is(err, ErrForUpdateConflict) {
+				t.Fatalf("lock z after its commit: %v", err)
+			}
+			err := tx.RefreshSnapshot(ctx)
+			if insert == "c" && !errors.Is(err, ErrWriteConflict) {
+				t.Fatalf("snapshot moved past a row inserted into the range read: %v", err)
+			}
+			if insert == "k" && err != nil {
+				t.Fatalf("a row past the range read kept the snapshot: %v", err)
+			}
+		})
+	}
+}
