@@ -107,7 +107,12 @@ func (s *Store) waitTurnForReadLock(ctx context.Context, req *AcquirePessimistic
 		if err != nil {
 			return err
 		}
-		if l == nil || l.StartTS == req.StartTS || !blocksRead(l, req.ForUpdateTS) || slices.Contains(req.Range.BypassLocks, l.StartTS) {
+		if l != nil && l.StartTS == req.StartTS {
+			// The read blocked on the transaction's own prewrite: no
+			// wait ends it (and reading again would meet it again).
+			return fmt.Errorf("key %q is already prewritten by txn %d", key, req.StartTS)
+		}
+		if l == nil || !blocksRead(l, req.ForUpdateTS) || slices.Contains(req.Range.BypassLocks, l.StartTS) {
 			return errRangeMoved
 		}
 		if wait {
