@@ -152,6 +152,30 @@ func ScanTable(ctx context.Context, s Scanner, t *Table, d *RowDecoder, r KeyRan
 	return &tableScan{it: it, t: t, d: d, left: limitLeft(opts.Limit)}, nil
 }
 
+// TableRows is a RowIterator over pairs of t's rows already read (a
+// locking range read's, txn.Txn.LockRange), in their order, decoded by d
+// as ScanTable decodes them.
+func TableRows(t *Table, d *RowDecoder, pairs []kv.KvPair) RowIterator {
+	return &tableScan{it: NewPairsIterator(pairs), t: t, d: d, left: limitLeft(0)}
+}
+
+// NewPairsIterator is a txn.Iterator over pairs in memory, in their order.
+func NewPairsIterator(pairs []kv.KvPair) txn.Iterator { return &pairsIter{pairs: pairs} }
+
+// pairsIter is NewPairsIterator's iterator.
+type pairsIter struct{ pairs []kv.KvPair }
+
+func (it *pairsIter) Valid() bool   { return len(it.pairs) > 0 }
+func (it *pairsIter) Key() []byte   { return it.pairs[0].Key }
+func (it *pairsIter) Value() []byte { return it.pairs[0].Value }
+func (it *pairsIter) Close()        {}
+
+// Next implements txn.Iterator.
+func (it *pairsIter) Next(context.Context) error {
+	it.pairs = it.pairs[1:]
+	return nil
+}
+
 // Next implements RowIterator.
 func (s *tableScan) Next(ctx context.Context) (Row, error) {
 	if err := advance(ctx, s.it, &s.started, &s.left); err != nil {

@@ -380,6 +380,34 @@ type AcquirePessimisticLockRequest struct {
 	// would fail, go back to its client, and find the key taken again by
 	// whoever asked first, and busy keys would starve their waiters.
 	LockWithConflict bool
+	// Range, when set (Keys then empty, ReturnValues implied), makes the
+	// request a locking range read, SELECT ... FOR UPDATE over a range in
+	// one request where a read and a lock were two (TiKV's pessimistic
+	// lock of a range scan): the keys locked are the keys Range's read at
+	// ForUpdateTS returns, as Scan would (see LockRange). An empty
+	// Primary makes the first key locked the transaction's primary: a
+	// transaction whose first locking statement is a range read does not
+	// know its primary before the store finds it.
+	Range *LockRange
+}
+
+// LockRange is the range of a locking range read
+// (AcquirePessimisticLockRequest.Range): up to Limit keys that have a
+// value at ForUpdateTS in [Start, End) (End empty: to the region's end),
+// from Start, or from End when Reverse. A lock of another transaction on
+// a key the read covers that would block a Scan at ForUpdateTS (a
+// prewrite) is waited for as a pessimistic lock is, after which the
+// read is made again; BypassLocks lists transactions whose locks the
+// read skips, as ScanRequest.BypassLocks. The keys found are then locked
+// under the rules of AcquirePessimisticLockRequest, in one latched
+// command, and returned with their values in
+// AcquirePessimisticLockResponse.Pairs. A read that finds no key locks
+// nothing.
+type LockRange struct {
+	Start, End  []byte
+	Limit       int
+	Reverse     bool
+	BypassLocks []uint64
 }
 
 // AcquirePessimisticLockResponse answers an AcquirePessimisticLockRequest
@@ -389,6 +417,12 @@ type AcquirePessimisticLockResponse struct {
 	// under LockWithConflict), nil when it has none; set only with
 	// ReturnValues.
 	Values [][]byte
+	// Pairs are, for a request with a Range, the keys locked in the
+	// read's order with their values at ForUpdateTS (their newest under
+	// LockWithConflict: with ConflictTS set a value may be nil, the key
+	// deleted since). With an empty request Primary, Pairs[0].Key is the
+	// primary.
+	Pairs []KvPair
 	// ConflictTS is, under LockWithConflict, the newest commit_ts above
 	// ForUpdateTS met on the keys (locked nonetheless), 0 when none was.
 	ConflictTS uint64

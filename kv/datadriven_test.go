@@ -160,6 +160,41 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 			fmt.Fprintf(&b, "%q: %s\n", req.Keys[i].Key, fmtValue(v))
 		}
 		return b.String(), nil
+	case "lock_range":
+		// A locking range read (AcquirePessimisticLockRequest.Range),
+		// not waiting: from= and to= bound the range (to= empty: the
+		// region's end).
+		lr := &LockRange{Start: []byte(optStrArg(t, d, "from")), End: []byte(optStrArg(t, d, "to"))}
+		d.MaybeScanArgs(t, "limit", &lr.Limit)
+		lr.Reverse = d.HasArg("reverse")
+		req := &AcquirePessimisticLockRequest{
+			Primary:          []byte(optStrArg(t, d, "primary")),
+			StartTS:          tsArg(t, d, "start"),
+			ForUpdateTS:      tsArg(t, d, "for_update"),
+			LockTTL:          3000,
+			LockWithConflict: d.HasArg("lock_with_conflict"),
+			Range:            lr,
+		}
+		req.Region = h.region(t, d, lr.Start)
+		resp, err := h.s.AcquirePessimisticLock(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		if resp.ConflictTS != 0 {
+			fmt.Fprintf(&b, "locked with conflict at %s\n", fmtTS(resp.ConflictTS))
+		}
+		for _, p := range resp.Pairs {
+			if p.Value == nil {
+				fmt.Fprintf(&b, "%q: <not found>\n", p.Key)
+				continue
+			}
+			fmt.Fprintf(&b, "%q: %s\n", p.Key, fmtValue(p.Value))
+		}
+		if len(resp.Pairs) == 0 {
+			b.WriteString("nothing locked\n")
+		}
+		return b.String(), nil
 	case "pessimistic_rollback":
 		keys := keysArg(t, d, "keys")
 		return "", h.s.PessimisticRollback(ctx, h.region(t, d, keys[0]), keys, tsArg(t, d, "start"), tsArg(t, d, "for_update"))

@@ -148,6 +148,15 @@
 //   - Readers never block on a pessimistic lock: it has no value, and the
 //     commit_ts of the prewrite that gives it one is fetched after that
 //     prewrite, above every read that passed the lock.
+//   - AcquirePessimisticLock with a Range (lockrange.go) is a locking
+//     range read: the keys a read of the range at for_update_ts finds
+//     are locked under the rules above in the same request and returned
+//     with their values. The read and the locks are two steps of one
+//     request, not one latched command, and need not be: a commit at or
+//     below for_update_ts had its lock in place before for_update_ts was
+//     handed out, so the read meets it (and waits for it in its key's
+//     queue, then reads again), and a commit above it is a conflict of
+//     the key locked.
 //   - Prewrite of a Mutation.Pessimistic turns the lock into an ordinary
 //     one without conflict checks (writers were excluded since
 //     for_update_ts); a missing lock fails (*PessimisticLockNotFoundError,

@@ -16,6 +16,9 @@ import (
 // queue while it still holds the latch, so a release applied after the
 // attempt cannot be missed, then waits outside the latches.
 func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimisticLockRequest) (*AcquirePessimisticLockResponse, error) {
+	if req.Range != nil {
+		return s.acquireRange(ctx, req)
+	}
 	what := fmt.Sprintf("acquire pessimistic locks of txn %d at %d", req.StartTS, req.ForUpdateTS)
 	if err := validateAcquire(req); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

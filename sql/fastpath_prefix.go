@@ -29,9 +29,23 @@ func (r *fastRun) rowsForWrite(t *Transaction, pl *fastPlan) ([][]any, fastOutco
 	}
 	dec := pl.Full.Get()
 	defer pl.Full.Put(dec)
-	it, err := executor.ScanTable(r.ctx, k, pl.Meta.Exec, dec, kr, executor.ScanOptions{Limit: maxScanRows + 1})
-	if err != nil {
-		return nil, fallThrough(fastpath.ReasonError)
+	var it executor.RowIterator
+	if r.locksRowOnly(pl) {
+		// The statement locks the rows it writes and nothing else: read
+		// with their locks, one request where a read and a lock
+		// (lockWritten) were two, as readForWrite's row by its key.
+		pairs, ok, err := r.lockRangeReading(t, k, kr, maxScanRows+1)
+		if err != nil {
+			return nil, r.answer(nil, err)
+		}
+		if ok {
+			it = executor.TableRows(pl.Meta.Exec, dec, pairs)
+		}
+	}
+	if it == nil {
+		if it, err = executor.ScanTable(r.ctx, k, pl.Meta.Exec, dec, kr, executor.ScanOptions{Limit: maxScanRows + 1}); err != nil {
+			return nil, fallThrough(fastpath.ReasonError)
+		}
 	}
 	defer it.Close()
 	var rows [][]any

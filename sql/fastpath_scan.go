@@ -18,6 +18,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
@@ -393,7 +394,17 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		case sp.Index != nil:
 			out, err = copr.RunLookupWith(r.ctx, k, pl.Meta.Exec, sp.Index.Exec, []executor.KeyRange{kr}, prog, b.lookupOptions(false))
 		default:
-			out, _, err = copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
+			locked := false
+			if st.lock != nil {
+				out, locked, err = r.lockRangeRead(st.lock, k, kr, prog, want-read-int64(len(rows)))
+				if err != nil {
+					st.lockErr = err
+					return nil, examined, fastpath.ReasonError, false
+				}
+			}
+			if !locked {
+				out, _, err = copr.Run(r.ctx, k, pl.Meta.Exec, kr, prog)
+			}
 		}
 		if err != nil {
 			return nil, examined, fastpath.ReasonError, false
@@ -524,6 +535,57 @@ func (r *fastRun) lockScanned(t *Transaction, k *txn.Txn, pl *fastPlan, rows []g
 		handles[i] = h
 	}
 	return lockRows(r.ctx, t, k, pl.Meta.Exec, handles...)
+}
+
+// lockRangeRead reads the rows of kr for a range SELECT ... FOR UPDATE
+// in transaction t with their locks (lockRangeReading) and evaluates prog
+// over them. The plan locks only where the rows read are the rows in the
+// answer (ScanPlan.LockCols), so the read stops where the answer does:
+// at want rows (want < 0: no bound, then one past maxScanRows, which the
+// caller refuses). locked is false, with nothing read, where
+// lockRangeReading declines: the caller reads and locks as before.
+func (r *fastRun) lockRangeRead(t *Transaction, k *txn.Txn, kr executor.KeyRange, prog *copr.Program, want int64) (out copr.Outputs, locked bool, err error) {
+	limit := int64(maxScanRows + 1)
+	if want >= 0 && want < limit {
+		limit = want
+	}
+	if limit == 0 {
+		return nil, false, nil
+	}
+	pairs, ok, err := r.lockRangeReading(t, k, kr, int(limit))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out, err = copr.RunPairs(pairs, prog)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// lockRangeReading reads up to limit rows of kr (0: no limit) in
+// transaction t with their locks, in one request per region where a read
+// and a lock were two (txn.Txn.LockRange), for a statement that locks
+// every row it reads in the range: a range SELECT ... FOR UPDATE, an
+// UPDATE or DELETE by a key prefix. It serves pessimistic REPEATABLE
+// READ transactions (lockBeforeRead) whose lock wait is the default (a
+// session's NOWAIT or SKIP LOCKED goes the way it went); ok is false,
+// with nothing read, for the others and where the transaction cannot
+// (writes of its own in kr). The error is the statement's (lockError).
+func (r *fastRun) lockRangeReading(t *Transaction, k *txn.Txn, kr executor.KeyRange, limit int) (pairs []kv.KvPair, ok bool, err error) {
+	if !lockBeforeRead(t, k) || r.s.lockWait != compat.LockWaitDefault {
+		return nil, false, nil
+	}
+	ts, err := k.SnapshotTS(r.ctx)
+	if err != nil {
+		return nil, false, t.lockError(r.ctx, err)
+	}
+	t.noteLocking(r.ctx)
+	pairs, ok, err = k.LockRange(r.ctx, ts, kr.Start, kr.End, limit)
+	if err != nil {
+		return nil, false, t.lockError(r.ctx, err)
+	}
+	return pairs, ok, nil
 }
 
 // errScanTooLarge stops a read past maxScanRows.

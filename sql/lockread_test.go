@@ -41,29 +41,7 @@ func TestPessimisticLockBeforeRead(t *testing.T) {
 	a, b := openDB(t, srv, "lr"), openDB(t, srv, "lr")
 	a.SetMaxOpenConns(1)
 	b.SetMaxOpenConns(1)
-	counts := func() (reads, locks float64) { return readAndLockRequests(t, srv) }
-	step := func(q string, args []any, wantReads, wantLocks float64, want string) {
-		t.Helper()
-		r0, l0 := counts()
-		var got string
-		if strings.HasPrefix(q, "SELECT") {
-			got = strings.Join(queryRowsArgs(t, a, q, args...), "|")
-		} else {
-			res, err := a.Exec(q, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			n, _ := res.RowsAffected()
-			got = map[int64]string{0: "0 rows", 1: "1 row"}[n]
-		}
-		r1, l1 := counts()
-		if got != want {
-			t.Errorf("%s %v: %q, want %q", q, args, got, want)
-		}
-		if r1-r0 != wantReads || l1-l0 != wantLocks {
-			t.Errorf("%s %v: %v reads and %v lock requests, want %v and %v", q, args, r1-r0, l1-l0, wantReads, wantLocks)
-		}
-	}
+	step := requestStep(t, a, func() (reads, locks float64) { return readAndLockRequests(t, srv) })
 	// Each statement twice on an absent row, so that the fast path knows
 	// it; in each transaction a first read, which reads the catalog too.
 	for range 2 {
@@ -218,4 +196,97 @@ func readAndLockRequests(t *testing.T, srv *percsql.Server) (reads, locks float6
 		reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
 	}
 	return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
+}
+
+// TestPessimisticLockRangeRead counts the store requests of a pessimistic
+// transaction's statements over a range of the primary key: a range
+// SELECT ... FOR UPDATE (TPC-C Delivery's oldest new order of a
+// district) and an UPDATE or DELETE by a key prefix read their rows with
+// their locks, one request where a read and a lock were two
+// (txn.Txn.LockRange), and a later statement on a row so read asks for
+// nothing. The rows not read stay free, those read are locked, and the
+// answers and the rows committed are those of the statements.
+func TestPessimisticLockRangeRead(t *testing.T) {
+	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0", AutoAnalyzeInterval: time.Hour})
+	admin := openDB(t, srv, "")
+	mustExec(t, admin, "CREATE DATABASE lrr",
+		"CREATE TABLE lrr.o (w INT, d INT, id INT, v INT, PRIMARY KEY (w, d, id))",
+		"INSERT INTO lrr.o VALUES (1, 1, 1, 10), (1, 1, 2, 20), (1, 1, 3, 30), (1, 2, 1, 40), (1, 2, 2, 50), (1, 3, 1, 60)")
+	a, b := openDB(t, srv, "lrr"), openDB(t, srv, "lrr")
+	a.SetMaxOpenConns(1)
+	b.SetMaxOpenConns(1)
+	step := requestStep(t, a, func() (reads, locks float64) {
+		m := scrape(t, srv)
+		for _, cmd := range []string{"get", "batch_get", "scan", "coprocessor"} {
+			reads += metricValue(t, m, "percdb_kv_requests_total", "command="+cmd, "result=ok")
+		}
+		return reads, metricValue(t, m, "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
+	})
+	const (
+		oldest = "SELECT id, v FROM o WHERE w = ? AND d = ? ORDER BY id LIMIT 1 FOR UPDATE"
+		first  = "SELECT v FROM o WHERE w = 9 AND d = 9 AND id = 9"
+	)
+	// Each statement twice on an absent prefix, so that the fast path
+	// knows it.
+	for range 2 {
+		for _, q := range []string{oldest, "UPDATE o SET v = v + 1 WHERE w = ? AND d = ?", "DELETE FROM o WHERE w = ? AND d = ?"} {
+			if _, err := a.Exec(q, 7, 7); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if _, err := a.Exec("DELETE FROM o WHERE w = ? AND d = ? AND id = ?", 7, 7, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec(t, a, "BEGIN PESSIMISTIC", first)
+	step(oldest, []any{1, 1}, 0, 1, "1 10")
+	step("DELETE FROM o WHERE w = ? AND d = ? AND id = ?", []any{1, 1, 1}, 0, 0, "1 row")
+	step("UPDATE o SET v = v + 1 WHERE w = ? AND d = ?", []any{1, 2}, 0, 1, "2 rows")
+	step("DELETE FROM o WHERE w = ? AND d = ?", []any{1, 3}, 0, 1, "1 row")
+	step("DELETE FROM o WHERE w = ? AND d = ?", []any{1, 4}, 0, 1, "0 rows")
+	// The rows read are locked; the next row of the LIMIT 1 was not read.
+	mustExec(t, b, "SET innodb_lock_wait_timeout = 1")
+	for _, key := range [][3]int{{1, 2, 1}, {1, 2, 2}, {1, 3, 1}} {
+		_, err := b.Exec("UPDATE o SET v = 0 WHERE w = ? AND d = ? AND id = ?", key[0], key[1], key[2])
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1205 {
+			t.Errorf("update of row %v read by the transaction: %v, want error 1205", key, err)
+		}
+	}
+	mustExec(t, b, "UPDATE o SET v = 31 WHERE w = 1 AND d = 1 AND id = 3")
+	mustExec(t, a, "COMMIT")
+	if got := strings.Join(queryRowsArgs(t, b, "SELECT w, d, id, v FROM o ORDER BY w, d, id"), "|"); got != "1 1 2 20|1 1 3 31|1 2 1 41|1 2 2 51" {
+		t.Errorf("o after commit: %q", got)
+	}
+}
+
+// requestStep returns a check of one statement on a: its answer (the rows
+// of a SELECT joined by "|", else "0 rows", "1 row", "n rows") and the
+// read and lock requests counts reports it made.
+func requestStep(t *testing.T, a *sql.DB, counts func() (reads, locks float64)) func(q string, args []any, wantReads, wantLocks float64, want string) {
+	return func(q string, args []any, wantReads, wantLocks float64, want string) {
+		t.Helper()
+		r0, l0 := counts()
+		var got string
+		if strings.HasPrefix(q, "SELECT") {
+			got = strings.Join(queryRowsArgs(t, a, q, args...), "|")
+		} else {
+			res, err := a.Exec(q, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			n, _ := res.RowsAffected()
+			got = fmt.Sprintf("%d rows", n)
+			if n == 1 {
+				got = "1 row"
+			}
+		}
+		r1, l1 := counts()
+		if got != want {
+			t.Errorf("%s %v: %q, want %q", q, args, got, want)
+		}
+		if r1-r0 != wantReads || l1-l0 != wantLocks {
+			t.Errorf("%s %v: %v reads and %v lock requests, want %v and %v", q, args, r1-r0, l1-l0, wantReads, wantLocks)
+		}
+	}
 }

@@ -179,6 +179,13 @@
 // the store for nothing. One request, and one walk of the key's write
 // records, where a read and a lock were two.
 //
+// Txn.LockRange does the same for a range (SELECT ... FOR UPDATE over a
+// key range, an UPDATE or DELETE by a key prefix): one request per
+// region (kv's AcquirePessimisticLockRequest.Range) reads up to a limit
+// of the range's pairs at for_update_ts and locks them, the store
+// choosing the primary when the transaction has none yet. A transaction
+// with writes of its own in the range reads and locks as before.
+//
 // A key written with Txn.SetCovered or DeleteCovered (a non-unique index
 // entry, whose key holds its row's handle, so that only a writer of the
 // row writes it) need not be locked: Txn.LockableSince leaves it out of

@@ -297,25 +297,11 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValue
 			}
 			return err
 		}
-		for _, k := range todo[sp.lo:sp.hi] {
-			t.pess.locked[string(k)] = max(forUpdateTS, conflictTS)
-		}
-		t.pess.keepPending(todo[sp.lo:sp.hi])
+		var got [][]byte
 		if withValues {
-			// The store read each value under the key's new lock, at or
-			// above the timestamp the key is stable from (locked): no
-			// commit can change it until the transaction ends.
-			for i := sp.lo; i < sp.hi; i++ {
-				t.pess.keep(string(todo[i]), values[i])
-			}
+			got = values[sp.lo:sp.hi]
 		}
-		// A key locked with a conflict is locked as of the newer write:
-		// the commit must land above it.
-		t.pess.maxForUpdateTS = max(t.pess.maxForUpdateTS, forUpdateTS, conflictTS)
-		if t.pess.live == nil {
-			t.pess.live = &liveCommit{primary: t.pess.primary, startTS: t.startTS, born: t.born, extended: time.Now()}
-			t.s.heartbeat.add(t.pess.live)
-		}
+		t.noteLocked(todo[sp.lo:sp.hi], got, forUpdateTS, conflictTS)
 	}
 	if conflict != nil {
 		// The keys are ours, but the statement read below a write to one
@@ -325,6 +311,32 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValue
 		return fmt.Errorf("%w: %w: %w", ErrForUpdateConflict, ErrWriteConflict, conflict)
 	}
 	return nil
+}
+
+// noteLocked records keys as locked at forUpdateTS (at conflictTS when
+// the store locked them as of a newer write), with their values when
+// values is not nil (values[i] of keys[i], nil: none), and starts the
+// heartbeat of the primary's lock with the first locks.
+func (t *Txn) noteLocked(keys, values [][]byte, forUpdateTS, conflictTS uint64) {
+	for _, k := range keys {
+		t.pess.locked[string(k)] = max(forUpdateTS, conflictTS)
+	}
+	t.pess.keepPending(keys)
+	if values != nil {
+		// The store read each value under the key's new lock, at or
+		// above the timestamp the key is stable from (locked): no
+		// commit can change it until the transaction ends.
+		for i, k := range keys {
+			t.pess.keep(string(k), values[i])
+		}
+	}
+	// A key locked with a conflict is locked as of the newer write: the
+	// commit must land above it.
+	t.pess.maxForUpdateTS = max(t.pess.maxForUpdateTS, forUpdateTS, conflictTS)
+	if t.pess.live == nil {
+		t.pess.live = &liveCommit{primary: t.pess.primary, startTS: t.startTS, born: t.born, extended: time.Now()}
+		t.s.heartbeat.add(t.pess.live)
+	}
 }
 
 // acquire locks keys, all in region reg, waiting for other transactions'

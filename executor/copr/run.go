@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/percdb/percdb/executor"
+	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -49,6 +50,18 @@ func Run(ctx context.Context, tx *txn.Txn, t *executor.Table, r executor.KeyRang
 		return nil, false, fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	return &localRun{e: e, it: it}, true, nil
+}
+
+// RunPairs is Run over pairs already read (a locking range read's,
+// txn.Txn.LockRange), rows of one table in key order: p is evaluated in
+// process, its outputs those Run gives over a range holding exactly
+// these rows.
+func RunPairs(pairs []kv.KvPair, p *Program) (Outputs, error) {
+	e, err := p.Start()
+	if err != nil {
+		return nil, err
+	}
+	return &localRun{e: e, it: executor.NewPairsIterator(pairs)}, nil
 }
 
 // remote is Outputs from the store.

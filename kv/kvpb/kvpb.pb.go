@@ -3237,8 +3237,11 @@ type AcquirePessimisticLockRequest struct {
 	// wait_timeout_ms bounds the wait for other transactions' locks.
 	WaitTimeoutMs    int64 `protobuf:"varint,8,opt,name=wait_timeout_ms,json=waitTimeoutMs,proto3" json:"wait_timeout_ms,omitempty"`
 	LockWithConflict bool  `protobuf:"varint,9,opt,name=lock_with_conflict,json=lockWithConflict,proto3" json:"lock_with_conflict,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// range, when set, makes the request a locking range read
+	// (kv.AcquirePessimisticLockRequest.Range): keys is then empty.
+	Range         *LockRange `protobuf:"bytes,10,opt,name=range,proto3" json:"range,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AcquirePessimisticLockRequest) Reset() {
@@ -3334,21 +3337,108 @@ func (x *AcquirePessimisticLockRequest) GetLockWithConflict() bool {
 	return false
 }
 
+func (x *AcquirePessimisticLockRequest) GetRange() *LockRange {
+	if x != nil {
+		return x.Range
+	}
+	return nil
+}
+
+type LockRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         []byte                 `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	End           []byte                 `protobuf:"bytes,2,opt,name=end,proto3" json:"end,omitempty"`
+	Limit         int64                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Reverse       bool                   `protobuf:"varint,4,opt,name=reverse,proto3" json:"reverse,omitempty"`
+	BypassLocks   []uint64               `protobuf:"varint,5,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LockRange) Reset() {
+	*x = LockRange{}
+	mi := &file_kvpb_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LockRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LockRange) ProtoMessage() {}
+
+func (x *LockRange) ProtoReflect() protoreflect.Message {
+	mi := &file_kvpb_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LockRange.ProtoReflect.Descriptor instead.
+func (*LockRange) Descriptor() ([]byte, []int) {
+	return file_kvpb_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *LockRange) GetStart() []byte {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *LockRange) GetEnd() []byte {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *LockRange) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *LockRange) GetReverse() bool {
+	if x != nil {
+		return x.Reverse
+	}
+	return false
+}
+
+func (x *LockRange) GetBypassLocks() []uint64 {
+	if x != nil {
+		return x.BypassLocks
+	}
+	return nil
+}
+
 type AcquirePessimisticLockResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	RegionError *RegionError           `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
 	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	Values      [][]byte               `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty"`
 	// not_found[i] says values[i] is absent (nil), not an empty value.
-	NotFound      []bool `protobuf:"varint,4,rep,packed,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
-	ConflictTs    uint64 `protobuf:"varint,5,opt,name=conflict_ts,json=conflictTs,proto3" json:"conflict_ts,omitempty"`
+	NotFound   []bool `protobuf:"varint,4,rep,packed,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	ConflictTs uint64 `protobuf:"varint,5,opt,name=conflict_ts,json=conflictTs,proto3" json:"conflict_ts,omitempty"`
+	// pairs are a locking range read's keys with their values; pair_absent[i]
+	// says pairs[i]'s value is absent (nil), not an empty value.
+	Pairs         []*KvPair `protobuf:"bytes,6,rep,name=pairs,proto3" json:"pairs,omitempty"`
+	PairAbsent    []bool    `protobuf:"varint,7,rep,packed,name=pair_absent,json=pairAbsent,proto3" json:"pair_absent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AcquirePessimisticLockResponse) Reset() {
 	*x = AcquirePessimisticLockResponse{}
-	mi := &file_kvpb_proto_msgTypes[46]
+	mi := &file_kvpb_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3450,7 @@ func (x *AcquirePessimisticLockResponse) String() string {
 func (*AcquirePessimisticLockResponse) ProtoMessage() {}
 
 func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[46]
+	mi := &file_kvpb_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3463,7 @@ func (x *AcquirePessimisticLockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquirePessimisticLockResponse.ProtoReflect.Descriptor instead.
 func (*AcquirePessimisticLockResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{46}
+	return file_kvpb_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AcquirePessimisticLockResponse) GetRegionError() *RegionError {
@@ -3411,6 +3501,20 @@ func (x *AcquirePessimisticLockResponse) GetConflictTs() uint64 {
 	return 0
 }
 
+func (x *AcquirePessimisticLockResponse) GetPairs() []*KvPair {
+	if x != nil {
+		return x.Pairs
+	}
+	return nil
+}
+
+func (x *AcquirePessimisticLockResponse) GetPairAbsent() []bool {
+	if x != nil {
+		return x.PairAbsent
+	}
+	return nil
+}
+
 type PessimisticRollbackRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Region        *RegionCtx             `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
@@ -3423,7 +3527,7 @@ type PessimisticRollbackRequest struct {
 
 func (x *PessimisticRollbackRequest) Reset() {
 	*x = PessimisticRollbackRequest{}
-	mi := &file_kvpb_proto_msgTypes[47]
+	mi := &file_kvpb_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3435,7 +3539,7 @@ func (x *PessimisticRollbackRequest) String() string {
 func (*PessimisticRollbackRequest) ProtoMessage() {}
 
 func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[47]
+	mi := &file_kvpb_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3448,7 +3552,7 @@ func (x *PessimisticRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PessimisticRollbackRequest.ProtoReflect.Descriptor instead.
 func (*PessimisticRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{47}
+	return file_kvpb_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PessimisticRollbackRequest) GetRegion() *RegionCtx {
@@ -3489,7 +3593,7 @@ type KeyRange struct {
 
 func (x *KeyRange) Reset() {
 	*x = KeyRange{}
-	mi := &file_kvpb_proto_msgTypes[48]
+	mi := &file_kvpb_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3501,7 +3605,7 @@ func (x *KeyRange) String() string {
 func (*KeyRange) ProtoMessage() {}
 
 func (x *KeyRange) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[48]
+	mi := &file_kvpb_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3514,7 +3618,7 @@ func (x *KeyRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRange.ProtoReflect.Descriptor instead.
 func (*KeyRange) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{48}
+	return file_kvpb_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *KeyRange) GetStart() []byte {
@@ -3548,7 +3652,7 @@ type ValidateReadsRequest struct {
 
 func (x *ValidateReadsRequest) Reset() {
 	*x = ValidateReadsRequest{}
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3560,7 +3664,7 @@ func (x *ValidateReadsRequest) String() string {
 func (*ValidateReadsRequest) ProtoMessage() {}
 
 func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[49]
+	mi := &file_kvpb_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3573,7 +3677,7 @@ func (x *ValidateReadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateReadsRequest.ProtoReflect.Descriptor instead.
 func (*ValidateReadsRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{49}
+	return file_kvpb_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ValidateReadsRequest) GetRegion() *RegionCtx {
@@ -3640,7 +3744,7 @@ type ValidateReadsResponse struct {
 
 func (x *ValidateReadsResponse) Reset() {
 	*x = ValidateReadsResponse{}
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +3756,7 @@ func (x *ValidateReadsResponse) String() string {
 func (*ValidateReadsResponse) ProtoMessage() {}
 
 func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[50]
+	mi := &file_kvpb_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +3769,7 @@ func (x *ValidateReadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateReadsResponse.ProtoReflect.Descriptor instead.
 func (*ValidateReadsResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{50}
+	return file_kvpb_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ValidateReadsResponse) GetRegionError() *RegionError {
@@ -3713,7 +3817,7 @@ type KeyChange struct {
 
 func (x *KeyChange) Reset() {
 	*x = KeyChange{}
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3725,7 +3829,7 @@ func (x *KeyChange) String() string {
 func (*KeyChange) ProtoMessage() {}
 
 func (x *KeyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[51]
+	mi := &file_kvpb_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3738,7 +3842,7 @@ func (x *KeyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyChange.ProtoReflect.Descriptor instead.
 func (*KeyChange) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{51}
+	return file_kvpb_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *KeyChange) GetKey() []byte {
@@ -3766,7 +3870,7 @@ type NotifyEntry struct {
 
 func (x *NotifyEntry) Reset() {
 	*x = NotifyEntry{}
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3778,7 +3882,7 @@ func (x *NotifyEntry) String() string {
 func (*NotifyEntry) ProtoMessage() {}
 
 func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[52]
+	mi := &file_kvpb_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3791,7 +3895,7 @@ func (x *NotifyEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyEntry.ProtoReflect.Descriptor instead.
 func (*NotifyEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{52}
+	return file_kvpb_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *NotifyEntry) GetKey() []byte {
@@ -3831,7 +3935,7 @@ type ScanNotifyRequest struct {
 
 func (x *ScanNotifyRequest) Reset() {
 	*x = ScanNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3843,7 +3947,7 @@ func (x *ScanNotifyRequest) String() string {
 func (*ScanNotifyRequest) ProtoMessage() {}
 
 func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[53]
+	mi := &file_kvpb_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3856,7 +3960,7 @@ func (x *ScanNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ScanNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{53}
+	return file_kvpb_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ScanNotifyRequest) GetRegion() *RegionCtx {
@@ -3917,7 +4021,7 @@ type ScanNotifyResponse struct {
 
 func (x *ScanNotifyResponse) Reset() {
 	*x = ScanNotifyResponse{}
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3929,7 +4033,7 @@ func (x *ScanNotifyResponse) String() string {
 func (*ScanNotifyResponse) ProtoMessage() {}
 
 func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[54]
+	mi := &file_kvpb_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3942,7 +4046,7 @@ func (x *ScanNotifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanNotifyResponse.ProtoReflect.Descriptor instead.
 func (*ScanNotifyResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{54}
+	return file_kvpb_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ScanNotifyResponse) GetRegionError() *RegionError {
@@ -3997,7 +4101,7 @@ type ClearNotifyRequest struct {
 
 func (x *ClearNotifyRequest) Reset() {
 	*x = ClearNotifyRequest{}
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4113,7 @@ func (x *ClearNotifyRequest) String() string {
 func (*ClearNotifyRequest) ProtoMessage() {}
 
 func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[55]
+	mi := &file_kvpb_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4126,7 @@ func (x *ClearNotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearNotifyRequest.ProtoReflect.Descriptor instead.
 func (*ClearNotifyRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{55}
+	return file_kvpb_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ClearNotifyRequest) GetRegion() *RegionCtx {
@@ -4054,7 +4158,7 @@ type ScanChangesRequest struct {
 
 func (x *ScanChangesRequest) Reset() {
 	*x = ScanChangesRequest{}
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4066,7 +4170,7 @@ func (x *ScanChangesRequest) String() string {
 func (*ScanChangesRequest) ProtoMessage() {}
 
 func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[56]
+	mi := &file_kvpb_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4079,7 +4183,7 @@ func (x *ScanChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesRequest.ProtoReflect.Descriptor instead.
 func (*ScanChangesRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{56}
+	return file_kvpb_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ScanChangesRequest) GetRegion() *RegionCtx {
@@ -4146,7 +4250,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4158,7 +4262,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[57]
+	mi := &file_kvpb_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4171,7 +4275,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{57}
+	return file_kvpb_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Change) GetKey() []byte {
@@ -4227,7 +4331,7 @@ type ScanChangesResponse struct {
 
 func (x *ScanChangesResponse) Reset() {
 	*x = ScanChangesResponse{}
-	mi := &file_kvpb_proto_msgTypes[58]
+	mi := &file_kvpb_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4239,7 +4343,7 @@ func (x *ScanChangesResponse) String() string {
 func (*ScanChangesResponse) ProtoMessage() {}
 
 func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[58]
+	mi := &file_kvpb_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4252,7 +4356,7 @@ func (x *ScanChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChangesResponse.ProtoReflect.Descriptor instead.
 func (*ScanChangesResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{58}
+	return file_kvpb_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ScanChangesResponse) GetRegionError() *RegionError {
@@ -4293,7 +4397,7 @@ type CoprocessorRequest struct {
 
 func (x *CoprocessorRequest) Reset() {
 	*x = CoprocessorRequest{}
-	mi := &file_kvpb_proto_msgTypes[59]
+	mi := &file_kvpb_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4305,7 +4409,7 @@ func (x *CoprocessorRequest) String() string {
 func (*CoprocessorRequest) ProtoMessage() {}
 
 func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[59]
+	mi := &file_kvpb_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4318,7 +4422,7 @@ func (x *CoprocessorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorRequest.ProtoReflect.Descriptor instead.
 func (*CoprocessorRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{59}
+	return file_kvpb_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *CoprocessorRequest) GetRegion() *RegionCtx {
@@ -4385,7 +4489,7 @@ type CoprocessorResponse struct {
 
 func (x *CoprocessorResponse) Reset() {
 	*x = CoprocessorResponse{}
-	mi := &file_kvpb_proto_msgTypes[60]
+	mi := &file_kvpb_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4397,7 +4501,7 @@ func (x *CoprocessorResponse) String() string {
 func (*CoprocessorResponse) ProtoMessage() {}
 
 func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[60]
+	mi := &file_kvpb_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4410,7 +4514,7 @@ func (x *CoprocessorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoprocessorResponse.ProtoReflect.Descriptor instead.
 func (*CoprocessorResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{60}
+	return file_kvpb_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CoprocessorResponse) GetRegionError() *RegionError {
@@ -4474,7 +4578,7 @@ type ScanLockRequest struct {
 
 func (x *ScanLockRequest) Reset() {
 	*x = ScanLockRequest{}
-	mi := &file_kvpb_proto_msgTypes[61]
+	mi := &file_kvpb_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4486,7 +4590,7 @@ func (x *ScanLockRequest) String() string {
 func (*ScanLockRequest) ProtoMessage() {}
 
 func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[61]
+	mi := &file_kvpb_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4499,7 +4603,7 @@ func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanLockRequest.ProtoReflect.Descriptor instead.
 func (*ScanLockRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{61}
+	return file_kvpb_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ScanLockRequest) GetRegion() *RegionCtx {
@@ -4544,7 +4648,7 @@ type ScanLockResponse struct {
 
 func (x *ScanLockResponse) Reset() {
 	*x = ScanLockResponse{}
-	mi := &file_kvpb_proto_msgTypes[62]
+	mi := &file_kvpb_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4556,7 +4660,7 @@ func (x *ScanLockResponse) String() string {
 func (*ScanLockResponse) ProtoMessage() {}
 
 func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[62]
+	mi := &file_kvpb_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4569,7 +4673,7 @@ func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanLockResponse.ProtoReflect.Descriptor instead.
 func (*ScanLockResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{62}
+	return file_kvpb_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ScanLockResponse) GetRegionError() *RegionError {
@@ -4619,7 +4723,7 @@ type GCRequest struct {
 
 func (x *GCRequest) Reset() {
 	*x = GCRequest{}
-	mi := &file_kvpb_proto_msgTypes[63]
+	mi := &file_kvpb_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4631,7 +4735,7 @@ func (x *GCRequest) String() string {
 func (*GCRequest) ProtoMessage() {}
 
 func (x *GCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[63]
+	mi := &file_kvpb_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4644,7 +4748,7 @@ func (x *GCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCRequest.ProtoReflect.Descriptor instead.
 func (*GCRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{63}
+	return file_kvpb_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GCRequest) GetRegion() *RegionCtx {
@@ -4691,7 +4795,7 @@ type GCResponse struct {
 
 func (x *GCResponse) Reset() {
 	*x = GCResponse{}
-	mi := &file_kvpb_proto_msgTypes[64]
+	mi := &file_kvpb_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4703,7 +4807,7 @@ func (x *GCResponse) String() string {
 func (*GCResponse) ProtoMessage() {}
 
 func (x *GCResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[64]
+	mi := &file_kvpb_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4716,7 +4820,7 @@ func (x *GCResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCResponse.ProtoReflect.Descriptor instead.
 func (*GCResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{64}
+	return file_kvpb_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GCResponse) GetRegionError() *RegionError {
@@ -4786,7 +4890,7 @@ type UnsafeDestroyRangeRequest struct {
 
 func (x *UnsafeDestroyRangeRequest) Reset() {
 	*x = UnsafeDestroyRangeRequest{}
-	mi := &file_kvpb_proto_msgTypes[65]
+	mi := &file_kvpb_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4798,7 +4902,7 @@ func (x *UnsafeDestroyRangeRequest) String() string {
 func (*UnsafeDestroyRangeRequest) ProtoMessage() {}
 
 func (x *UnsafeDestroyRangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[65]
+	mi := &file_kvpb_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4811,7 +4915,7 @@ func (x *UnsafeDestroyRangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsafeDestroyRangeRequest.ProtoReflect.Descriptor instead.
 func (*UnsafeDestroyRangeRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{65}
+	return file_kvpb_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *UnsafeDestroyRangeRequest) GetStart() []byte {
@@ -4839,7 +4943,7 @@ type UnsafeDestroyRangeResponse struct {
 
 func (x *UnsafeDestroyRangeResponse) Reset() {
 	*x = UnsafeDestroyRangeResponse{}
-	mi := &file_kvpb_proto_msgTypes[66]
+	mi := &file_kvpb_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4851,7 +4955,7 @@ func (x *UnsafeDestroyRangeResponse) String() string {
 func (*UnsafeDestroyRangeResponse) ProtoMessage() {}
 
 func (x *UnsafeDestroyRangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[66]
+	mi := &file_kvpb_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4864,7 +4968,7 @@ func (x *UnsafeDestroyRangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsafeDestroyRangeResponse.ProtoReflect.Descriptor instead.
 func (*UnsafeDestroyRangeResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{66}
+	return file_kvpb_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *UnsafeDestroyRangeResponse) GetError() *KeyError {
@@ -4898,7 +5002,7 @@ type SplitRegionRequest struct {
 
 func (x *SplitRegionRequest) Reset() {
 	*x = SplitRegionRequest{}
-	mi := &file_kvpb_proto_msgTypes[67]
+	mi := &file_kvpb_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4910,7 +5014,7 @@ func (x *SplitRegionRequest) String() string {
 func (*SplitRegionRequest) ProtoMessage() {}
 
 func (x *SplitRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[67]
+	mi := &file_kvpb_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4923,7 +5027,7 @@ func (x *SplitRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitRegionRequest.ProtoReflect.Descriptor instead.
 func (*SplitRegionRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{67}
+	return file_kvpb_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *SplitRegionRequest) GetRegion() *RegionCtx {
@@ -4954,7 +5058,7 @@ type SplitRegionResponse struct {
 
 func (x *SplitRegionResponse) Reset() {
 	*x = SplitRegionResponse{}
-	mi := &file_kvpb_proto_msgTypes[68]
+	mi := &file_kvpb_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4966,7 +5070,7 @@ func (x *SplitRegionResponse) String() string {
 func (*SplitRegionResponse) ProtoMessage() {}
 
 func (x *SplitRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[68]
+	mi := &file_kvpb_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4979,7 +5083,7 @@ func (x *SplitRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitRegionResponse.ProtoReflect.Descriptor instead.
 func (*SplitRegionResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{68}
+	return file_kvpb_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *SplitRegionResponse) GetRegionError() *RegionError {
@@ -5021,7 +5125,7 @@ type GetLockWaitInfoRequest struct {
 
 func (x *GetLockWaitInfoRequest) Reset() {
 	*x = GetLockWaitInfoRequest{}
-	mi := &file_kvpb_proto_msgTypes[69]
+	mi := &file_kvpb_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5033,7 +5137,7 @@ func (x *GetLockWaitInfoRequest) String() string {
 func (*GetLockWaitInfoRequest) ProtoMessage() {}
 
 func (x *GetLockWaitInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[69]
+	mi := &file_kvpb_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5046,7 +5150,7 @@ func (x *GetLockWaitInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLockWaitInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetLockWaitInfoRequest) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{69}
+	return file_kvpb_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetLockWaitInfoRequest) GetCountsOnly() bool {
@@ -5068,7 +5172,7 @@ type GetLockWaitInfoResponse struct {
 
 func (x *GetLockWaitInfoResponse) Reset() {
 	*x = GetLockWaitInfoResponse{}
-	mi := &file_kvpb_proto_msgTypes[70]
+	mi := &file_kvpb_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5080,7 +5184,7 @@ func (x *GetLockWaitInfoResponse) String() string {
 func (*GetLockWaitInfoResponse) ProtoMessage() {}
 
 func (x *GetLockWaitInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[70]
+	mi := &file_kvpb_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5093,7 +5197,7 @@ func (x *GetLockWaitInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLockWaitInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetLockWaitInfoResponse) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{70}
+	return file_kvpb_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetLockWaitInfoResponse) GetEntries() []*LockWaitEntry {
@@ -5125,7 +5229,7 @@ type LockWaitCounts struct {
 
 func (x *LockWaitCounts) Reset() {
 	*x = LockWaitCounts{}
-	mi := &file_kvpb_proto_msgTypes[71]
+	mi := &file_kvpb_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5137,7 +5241,7 @@ func (x *LockWaitCounts) String() string {
 func (*LockWaitCounts) ProtoMessage() {}
 
 func (x *LockWaitCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[71]
+	mi := &file_kvpb_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5150,7 +5254,7 @@ func (x *LockWaitCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LockWaitCounts.ProtoReflect.Descriptor instead.
 func (*LockWaitCounts) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{71}
+	return file_kvpb_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LockWaitCounts) GetWaiting() int64 {
@@ -5194,7 +5298,7 @@ type LockWaitEntry struct {
 
 func (x *LockWaitEntry) Reset() {
 	*x = LockWaitEntry{}
-	mi := &file_kvpb_proto_msgTypes[72]
+	mi := &file_kvpb_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5206,7 +5310,7 @@ func (x *LockWaitEntry) String() string {
 func (*LockWaitEntry) ProtoMessage() {}
 
 func (x *LockWaitEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvpb_proto_msgTypes[72]
+	mi := &file_kvpb_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5219,7 +5323,7 @@ func (x *LockWaitEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LockWaitEntry.ProtoReflect.Descriptor instead.
 func (*LockWaitEntry) Descriptor() ([]byte, []int) {
-	return file_kvpb_proto_rawDescGZIP(), []int{72}
+	return file_kvpb_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LockWaitEntry) GetKey() []byte {
@@ -5476,7 +5580,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\block_ttl\x18\x03 \x01(\x04R\alockTtl\"L\n" +
 	"\x0ePessimisticKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12(\n" +
-	"\x10check_not_exists\x18\x02 \x01(\bR\x0echeckNotExists\"\xeb\x02\n" +
+	"\x10check_not_exists\x18\x02 \x01(\bR\x0echeckNotExists\"\x97\x03\n" +
 	"\x1dAcquirePessimisticLockRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12-\n" +
 	"\x04keys\x18\x02 \x03(\v2\x19.percdb.kv.PessimisticKeyR\x04keys\x12\x18\n" +
@@ -5486,14 +5590,25 @@ const file_kvpb_proto_rawDesc = "" +
 	"\block_ttl\x18\x06 \x01(\x04R\alockTtl\x12#\n" +
 	"\rreturn_values\x18\a \x01(\bR\freturnValues\x12&\n" +
 	"\x0fwait_timeout_ms\x18\b \x01(\x03R\rwaitTimeoutMs\x12,\n" +
-	"\x12lock_with_conflict\x18\t \x01(\bR\x10lockWithConflict\"\xdc\x01\n" +
+	"\x12lock_with_conflict\x18\t \x01(\bR\x10lockWithConflict\x12*\n" +
+	"\x05range\x18\n" +
+	" \x01(\v2\x14.percdb.kv.LockRangeR\x05range\"\x86\x01\n" +
+	"\tLockRange\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\fR\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\fR\x03end\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x03R\x05limit\x12\x18\n" +
+	"\areverse\x18\x04 \x01(\bR\areverse\x12!\n" +
+	"\fbypass_locks\x18\x05 \x03(\x04R\vbypassLocks\"\xa6\x02\n" +
 	"\x1eAcquirePessimisticLockResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x16\n" +
 	"\x06values\x18\x03 \x03(\fR\x06values\x12\x1b\n" +
 	"\tnot_found\x18\x04 \x03(\bR\bnotFound\x12\x1f\n" +
 	"\vconflict_ts\x18\x05 \x01(\x04R\n" +
-	"conflictTs\"\x9d\x01\n" +
+	"conflictTs\x12'\n" +
+	"\x05pairs\x18\x06 \x03(\v2\x11.percdb.kv.KvPairR\x05pairs\x12\x1f\n" +
+	"\vpair_absent\x18\a \x03(\bR\n" +
+	"pairAbsent\"\x9d\x01\n" +
 	"\x1aPessimisticRollbackRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\fR\x04keys\x12\x19\n" +
@@ -5683,7 +5798,7 @@ func file_kvpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvpb_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_kvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 74)
 var file_kvpb_proto_goTypes = []any{
 	(Op)(0),                                // 0: percdb.kv.Op
 	(*RegionEpoch)(nil),                    // 1: percdb.kv.RegionEpoch
@@ -5732,33 +5847,34 @@ var file_kvpb_proto_goTypes = []any{
 	(*TxnHeartBeatResponse)(nil),           // 44: percdb.kv.TxnHeartBeatResponse
 	(*PessimisticKey)(nil),                 // 45: percdb.kv.PessimisticKey
 	(*AcquirePessimisticLockRequest)(nil),  // 46: percdb.kv.AcquirePessimisticLockRequest
-	(*AcquirePessimisticLockResponse)(nil), // 47: percdb.kv.AcquirePessimisticLockResponse
-	(*PessimisticRollbackRequest)(nil),     // 48: percdb.kv.PessimisticRollbackRequest
-	(*KeyRange)(nil),                       // 49: percdb.kv.KeyRange
-	(*ValidateReadsRequest)(nil),           // 50: percdb.kv.ValidateReadsRequest
-	(*ValidateReadsResponse)(nil),          // 51: percdb.kv.ValidateReadsResponse
-	(*KeyChange)(nil),                      // 52: percdb.kv.KeyChange
-	(*NotifyEntry)(nil),                    // 53: percdb.kv.NotifyEntry
-	(*ScanNotifyRequest)(nil),              // 54: percdb.kv.ScanNotifyRequest
-	(*ScanNotifyResponse)(nil),             // 55: percdb.kv.ScanNotifyResponse
-	(*ClearNotifyRequest)(nil),             // 56: percdb.kv.ClearNotifyRequest
-	(*ScanChangesRequest)(nil),             // 57: percdb.kv.ScanChangesRequest
-	(*Change)(nil),                         // 58: percdb.kv.Change
-	(*ScanChangesResponse)(nil),            // 59: percdb.kv.ScanChangesResponse
-	(*CoprocessorRequest)(nil),             // 60: percdb.kv.CoprocessorRequest
-	(*CoprocessorResponse)(nil),            // 61: percdb.kv.CoprocessorResponse
-	(*ScanLockRequest)(nil),                // 62: percdb.kv.ScanLockRequest
-	(*ScanLockResponse)(nil),               // 63: percdb.kv.ScanLockResponse
-	(*GCRequest)(nil),                      // 64: percdb.kv.GCRequest
-	(*GCResponse)(nil),                     // 65: percdb.kv.GCResponse
-	(*UnsafeDestroyRangeRequest)(nil),      // 66: percdb.kv.UnsafeDestroyRangeRequest
-	(*UnsafeDestroyRangeResponse)(nil),     // 67: percdb.kv.UnsafeDestroyRangeResponse
-	(*SplitRegionRequest)(nil),             // 68: percdb.kv.SplitRegionRequest
-	(*SplitRegionResponse)(nil),            // 69: percdb.kv.SplitRegionResponse
-	(*GetLockWaitInfoRequest)(nil),         // 70: percdb.kv.GetLockWaitInfoRequest
-	(*GetLockWaitInfoResponse)(nil),        // 71: percdb.kv.GetLockWaitInfoResponse
-	(*LockWaitCounts)(nil),                 // 72: percdb.kv.LockWaitCounts
-	(*LockWaitEntry)(nil),                  // 73: percdb.kv.LockWaitEntry
+	(*LockRange)(nil),                      // 47: percdb.kv.LockRange
+	(*AcquirePessimisticLockResponse)(nil), // 48: percdb.kv.AcquirePessimisticLockResponse
+	(*PessimisticRollbackRequest)(nil),     // 49: percdb.kv.PessimisticRollbackRequest
+	(*KeyRange)(nil),                       // 50: percdb.kv.KeyRange
+	(*ValidateReadsRequest)(nil),           // 51: percdb.kv.ValidateReadsRequest
+	(*ValidateReadsResponse)(nil),          // 52: percdb.kv.ValidateReadsResponse
+	(*KeyChange)(nil),                      // 53: percdb.kv.KeyChange
+	(*NotifyEntry)(nil),                    // 54: percdb.kv.NotifyEntry
+	(*ScanNotifyRequest)(nil),              // 55: percdb.kv.ScanNotifyRequest
+	(*ScanNotifyResponse)(nil),             // 56: percdb.kv.ScanNotifyResponse
+	(*ClearNotifyRequest)(nil),             // 57: percdb.kv.ClearNotifyRequest
+	(*ScanChangesRequest)(nil),             // 58: percdb.kv.ScanChangesRequest
+	(*Change)(nil),                         // 59: percdb.kv.Change
+	(*ScanChangesResponse)(nil),            // 60: percdb.kv.ScanChangesResponse
+	(*CoprocessorRequest)(nil),             // 61: percdb.kv.CoprocessorRequest
+	(*CoprocessorResponse)(nil),            // 62: percdb.kv.CoprocessorResponse
+	(*ScanLockRequest)(nil),                // 63: percdb.kv.ScanLockRequest
+	(*ScanLockResponse)(nil),               // 64: percdb.kv.ScanLockResponse
+	(*GCRequest)(nil),                      // 65: percdb.kv.GCRequest
+	(*GCResponse)(nil),                     // 66: percdb.kv.GCResponse
+	(*UnsafeDestroyRangeRequest)(nil),      // 67: percdb.kv.UnsafeDestroyRangeRequest
+	(*UnsafeDestroyRangeResponse)(nil),     // 68: percdb.kv.UnsafeDestroyRangeResponse
+	(*SplitRegionRequest)(nil),             // 69: percdb.kv.SplitRegionRequest
+	(*SplitRegionResponse)(nil),            // 70: percdb.kv.SplitRegionResponse
+	(*GetLockWaitInfoRequest)(nil),         // 71: percdb.kv.GetLockWaitInfoRequest
+	(*GetLockWaitInfoResponse)(nil),        // 72: percdb.kv.GetLockWaitInfoResponse
+	(*LockWaitCounts)(nil),                 // 73: percdb.kv.LockWaitCounts
+	(*LockWaitEntry)(nil),                  // 74: percdb.kv.LockWaitEntry
 }
 var file_kvpb_proto_depIdxs = []int32{
 	1,   // 0: percdb.kv.RegionCtx.epoch:type_name -> percdb.kv.RegionEpoch
@@ -5794,7 +5910,7 @@ var file_kvpb_proto_depIdxs = []int32{
 	13,  // 30: percdb.kv.BatchGetResponse.error:type_name -> percdb.kv.KeyError
 	25,  // 31: percdb.kv.BatchGetResponse.pairs:type_name -> percdb.kv.KvPair
 	2,   // 32: percdb.kv.ScanRequest.region:type_name -> percdb.kv.RegionCtx
-	49,  // 33: percdb.kv.ScanRequest.ranges:type_name -> percdb.kv.KeyRange
+	50,  // 33: percdb.kv.ScanRequest.ranges:type_name -> percdb.kv.KeyRange
 	4,   // 34: percdb.kv.ScanResponse.region_error:type_name -> percdb.kv.RegionError
 	13,  // 35: percdb.kv.ScanResponse.error:type_name -> percdb.kv.KeyError
 	25,  // 36: percdb.kv.ScanResponse.pairs:type_name -> percdb.kv.KvPair
@@ -5821,92 +5937,94 @@ var file_kvpb_proto_depIdxs = []int32{
 	13,  // 57: percdb.kv.TxnHeartBeatResponse.error:type_name -> percdb.kv.KeyError
 	2,   // 58: percdb.kv.AcquirePessimisticLockRequest.region:type_name -> percdb.kv.RegionCtx
 	45,  // 59: percdb.kv.AcquirePessimisticLockRequest.keys:type_name -> percdb.kv.PessimisticKey
-	4,   // 60: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 61: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 62: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
-	2,   // 63: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
-	49,  // 64: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,   // 65: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 66: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
-	52,  // 67: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
-	2,   // 68: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 69: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 70: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
-	53,  // 71: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
-	2,   // 72: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
-	53,  // 73: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
-	2,   // 74: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 75: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 76: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
-	58,  // 77: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
-	2,   // 78: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
-	49,  // 79: percdb.kv.CoprocessorRequest.ranges:type_name -> percdb.kv.KeyRange
-	4,   // 80: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 81: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 82: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 83: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 84: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
-	11,  // 85: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
-	2,   // 86: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 87: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 88: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
-	13,  // 89: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
-	2,   // 90: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
-	4,   // 91: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
-	13,  // 92: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
-	3,   // 93: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
-	3,   // 94: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
-	73,  // 95: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
-	72,  // 96: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
-	26,  // 97: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
-	28,  // 98: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
-	30,  // 99: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
-	33,  // 100: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
-	35,  // 101: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
-	38,  // 102: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
-	39,  // 103: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
-	40,  // 104: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
-	42,  // 105: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
-	43,  // 106: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
-	46,  // 107: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
-	48,  // 108: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
-	50,  // 109: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
-	54,  // 110: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
-	56,  // 111: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
-	57,  // 112: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
-	60,  // 113: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
-	62,  // 114: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
-	64,  // 115: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
-	66,  // 116: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
-	68,  // 117: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
-	70,  // 118: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
-	27,  // 119: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
-	29,  // 120: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
-	31,  // 121: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
-	34,  // 122: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
-	36,  // 123: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
-	37,  // 124: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
-	37,  // 125: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
-	41,  // 126: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
-	37,  // 127: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
-	44,  // 128: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
-	47,  // 129: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
-	37,  // 130: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
-	51,  // 131: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
-	55,  // 132: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
-	37,  // 133: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
-	59,  // 134: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
-	61,  // 135: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
-	63,  // 136: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
-	65,  // 137: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
-	67,  // 138: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
-	69,  // 139: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
-	71,  // 140: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
-	119, // [119:141] is the sub-list for method output_type
-	97,  // [97:119] is the sub-list for method input_type
-	97,  // [97:97] is the sub-list for extension type_name
-	97,  // [97:97] is the sub-list for extension extendee
-	0,   // [0:97] is the sub-list for field type_name
+	47,  // 60: percdb.kv.AcquirePessimisticLockRequest.range:type_name -> percdb.kv.LockRange
+	4,   // 61: percdb.kv.AcquirePessimisticLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 62: percdb.kv.AcquirePessimisticLockResponse.error:type_name -> percdb.kv.KeyError
+	25,  // 63: percdb.kv.AcquirePessimisticLockResponse.pairs:type_name -> percdb.kv.KvPair
+	2,   // 64: percdb.kv.PessimisticRollbackRequest.region:type_name -> percdb.kv.RegionCtx
+	2,   // 65: percdb.kv.ValidateReadsRequest.region:type_name -> percdb.kv.RegionCtx
+	50,  // 66: percdb.kv.ValidateReadsRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 67: percdb.kv.ValidateReadsResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 68: percdb.kv.ValidateReadsResponse.error:type_name -> percdb.kv.KeyError
+	53,  // 69: percdb.kv.ValidateReadsResponse.changes:type_name -> percdb.kv.KeyChange
+	2,   // 70: percdb.kv.ScanNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 71: percdb.kv.ScanNotifyResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 72: percdb.kv.ScanNotifyResponse.error:type_name -> percdb.kv.KeyError
+	54,  // 73: percdb.kv.ScanNotifyResponse.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 74: percdb.kv.ClearNotifyRequest.region:type_name -> percdb.kv.RegionCtx
+	54,  // 75: percdb.kv.ClearNotifyRequest.entries:type_name -> percdb.kv.NotifyEntry
+	2,   // 76: percdb.kv.ScanChangesRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 77: percdb.kv.ScanChangesResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 78: percdb.kv.ScanChangesResponse.error:type_name -> percdb.kv.KeyError
+	59,  // 79: percdb.kv.ScanChangesResponse.changes:type_name -> percdb.kv.Change
+	2,   // 80: percdb.kv.CoprocessorRequest.region:type_name -> percdb.kv.RegionCtx
+	50,  // 81: percdb.kv.CoprocessorRequest.ranges:type_name -> percdb.kv.KeyRange
+	4,   // 82: percdb.kv.CoprocessorResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 83: percdb.kv.CoprocessorResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 84: percdb.kv.ScanLockRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 85: percdb.kv.ScanLockResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 86: percdb.kv.ScanLockResponse.error:type_name -> percdb.kv.KeyError
+	11,  // 87: percdb.kv.ScanLockResponse.locks:type_name -> percdb.kv.LockInfo
+	2,   // 88: percdb.kv.GCRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 89: percdb.kv.GCResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 90: percdb.kv.GCResponse.error:type_name -> percdb.kv.KeyError
+	13,  // 91: percdb.kv.UnsafeDestroyRangeResponse.error:type_name -> percdb.kv.KeyError
+	2,   // 92: percdb.kv.SplitRegionRequest.region:type_name -> percdb.kv.RegionCtx
+	4,   // 93: percdb.kv.SplitRegionResponse.region_error:type_name -> percdb.kv.RegionError
+	13,  // 94: percdb.kv.SplitRegionResponse.error:type_name -> percdb.kv.KeyError
+	3,   // 95: percdb.kv.SplitRegionResponse.left:type_name -> percdb.kv.RegionInfo
+	3,   // 96: percdb.kv.SplitRegionResponse.right:type_name -> percdb.kv.RegionInfo
+	74,  // 97: percdb.kv.GetLockWaitInfoResponse.entries:type_name -> percdb.kv.LockWaitEntry
+	73,  // 98: percdb.kv.GetLockWaitInfoResponse.counts:type_name -> percdb.kv.LockWaitCounts
+	26,  // 99: percdb.kv.KV.Get:input_type -> percdb.kv.GetRequest
+	28,  // 100: percdb.kv.KV.BatchGet:input_type -> percdb.kv.BatchGetRequest
+	30,  // 101: percdb.kv.KV.Scan:input_type -> percdb.kv.ScanRequest
+	33,  // 102: percdb.kv.KV.Prewrite:input_type -> percdb.kv.PrewriteRequest
+	35,  // 103: percdb.kv.KV.Commit:input_type -> percdb.kv.CommitRequest
+	38,  // 104: percdb.kv.KV.BatchRollback:input_type -> percdb.kv.BatchRollbackRequest
+	39,  // 105: percdb.kv.KV.Cleanup:input_type -> percdb.kv.CleanupRequest
+	40,  // 106: percdb.kv.KV.CheckTxnStatus:input_type -> percdb.kv.CheckTxnStatusRequest
+	42,  // 107: percdb.kv.KV.ResolveLock:input_type -> percdb.kv.ResolveLockRequest
+	43,  // 108: percdb.kv.KV.TxnHeartBeat:input_type -> percdb.kv.TxnHeartBeatRequest
+	46,  // 109: percdb.kv.KV.AcquirePessimisticLock:input_type -> percdb.kv.AcquirePessimisticLockRequest
+	49,  // 110: percdb.kv.KV.PessimisticRollback:input_type -> percdb.kv.PessimisticRollbackRequest
+	51,  // 111: percdb.kv.KV.ValidateReads:input_type -> percdb.kv.ValidateReadsRequest
+	55,  // 112: percdb.kv.KV.ScanNotify:input_type -> percdb.kv.ScanNotifyRequest
+	57,  // 113: percdb.kv.KV.ClearNotify:input_type -> percdb.kv.ClearNotifyRequest
+	58,  // 114: percdb.kv.KV.ScanChanges:input_type -> percdb.kv.ScanChangesRequest
+	61,  // 115: percdb.kv.KV.Coprocessor:input_type -> percdb.kv.CoprocessorRequest
+	63,  // 116: percdb.kv.KV.ScanLock:input_type -> percdb.kv.ScanLockRequest
+	65,  // 117: percdb.kv.KV.GC:input_type -> percdb.kv.GCRequest
+	67,  // 118: percdb.kv.KV.UnsafeDestroyRange:input_type -> percdb.kv.UnsafeDestroyRangeRequest
+	69,  // 119: percdb.kv.KV.SplitRegion:input_type -> percdb.kv.SplitRegionRequest
+	71,  // 120: percdb.kv.KV.GetLockWaitInfo:input_type -> percdb.kv.GetLockWaitInfoRequest
+	27,  // 121: percdb.kv.KV.Get:output_type -> percdb.kv.GetResponse
+	29,  // 122: percdb.kv.KV.BatchGet:output_type -> percdb.kv.BatchGetResponse
+	31,  // 123: percdb.kv.KV.Scan:output_type -> percdb.kv.ScanResponse
+	34,  // 124: percdb.kv.KV.Prewrite:output_type -> percdb.kv.PrewriteResponse
+	36,  // 125: percdb.kv.KV.Commit:output_type -> percdb.kv.CommitResponse
+	37,  // 126: percdb.kv.KV.BatchRollback:output_type -> percdb.kv.CommandResponse
+	37,  // 127: percdb.kv.KV.Cleanup:output_type -> percdb.kv.CommandResponse
+	41,  // 128: percdb.kv.KV.CheckTxnStatus:output_type -> percdb.kv.CheckTxnStatusResponse
+	37,  // 129: percdb.kv.KV.ResolveLock:output_type -> percdb.kv.CommandResponse
+	44,  // 130: percdb.kv.KV.TxnHeartBeat:output_type -> percdb.kv.TxnHeartBeatResponse
+	48,  // 131: percdb.kv.KV.AcquirePessimisticLock:output_type -> percdb.kv.AcquirePessimisticLockResponse
+	37,  // 132: percdb.kv.KV.PessimisticRollback:output_type -> percdb.kv.CommandResponse
+	52,  // 133: percdb.kv.KV.ValidateReads:output_type -> percdb.kv.ValidateReadsResponse
+	56,  // 134: percdb.kv.KV.ScanNotify:output_type -> percdb.kv.ScanNotifyResponse
+	37,  // 135: percdb.kv.KV.ClearNotify:output_type -> percdb.kv.CommandResponse
+	60,  // 136: percdb.kv.KV.ScanChanges:output_type -> percdb.kv.ScanChangesResponse
+	62,  // 137: percdb.kv.KV.Coprocessor:output_type -> percdb.kv.CoprocessorResponse
+	64,  // 138: percdb.kv.KV.ScanLock:output_type -> percdb.kv.ScanLockResponse
+	66,  // 139: percdb.kv.KV.GC:output_type -> percdb.kv.GCResponse
+	68,  // 140: percdb.kv.KV.UnsafeDestroyRange:output_type -> percdb.kv.UnsafeDestroyRangeResponse
+	70,  // 141: percdb.kv.KV.SplitRegion:output_type -> percdb.kv.SplitRegionResponse
+	72,  // 142: percdb.kv.KV.GetLockWaitInfo:output_type -> percdb.kv.GetLockWaitInfoResponse
+	121, // [121:143] is the sub-list for method output_type
+	99,  // [99:121] is the sub-list for method input_type
+	99,  // [99:99] is the sub-list for extension type_name
+	99,  // [99:99] is the sub-list for extension extendee
+	0,   // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_kvpb_proto_init() }
@@ -5942,7 +6060,7 @@ func file_kvpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvpb_proto_rawDesc), len(file_kvpb_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   73,
+			NumMessages:   74,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

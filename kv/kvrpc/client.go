@@ -533,6 +533,7 @@ func (c *Client) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePess
 		resp, err = kc.AcquirePessimisticLock(ctx, &kvpb.AcquirePessimisticLockRequest{
 			Region: regionCtxToPB(req.Region), Keys: keys, Primary: req.Primary, StartTs: req.StartTS, ForUpdateTs: req.ForUpdateTS,
 			LockTtl: req.LockTTL, ReturnValues: req.ReturnValues, WaitTimeoutMs: wait, LockWithConflict: req.LockWithConflict,
+			Range: lockRangeToPB(req.Range),
 		})
 		return err
 	})
@@ -543,6 +544,17 @@ func (c *Client) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePess
 		return nil, err
 	}
 	out := &kv.AcquirePessimisticLockResponse{ConflictTS: resp.GetConflictTs()}
+	if req.Range != nil {
+		pairs, absent := resp.GetPairs(), resp.GetPairAbsent()
+		if len(absent) != len(pairs) {
+			return nil, fmt.Errorf("kv store %s: %d absence flags for %d locked pairs", c.addrOf(req.Region), len(absent), len(pairs))
+		}
+		out.Pairs = make([]kv.KvPair, len(pairs))
+		for i, p := range pairs {
+			out.Pairs[i] = kv.KvPair{Key: p.GetKey(), Value: presentValue(p.GetValue(), absent[i])}
+		}
+		return out, nil
+	}
 	if req.ReturnValues {
 		vals, missing := resp.GetValues(), resp.GetNotFound()
 		if len(vals) != len(req.Keys) || len(missing) != len(vals) {
@@ -550,16 +562,30 @@ func (c *Client) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePess
 		}
 		out.Values = make([][]byte, len(vals))
 		for i, v := range vals {
-			switch {
-			case missing[i]:
-			case v == nil:
-				out.Values[i] = []byte{}
-			default:
-				out.Values[i] = v
-			}
+			out.Values[i] = presentValue(v, missing[i])
 		}
 	}
 	return out, nil
+}
+
+// presentValue is a value received with its absence flag: nil when
+// absent, never nil when present (protobuf sends an empty value as nil).
+func presentValue(v []byte, absent bool) []byte {
+	switch {
+	case absent:
+		return nil
+	case v == nil:
+		return []byte{}
+	}
+	return v
+}
+
+// lockRangeToPB is r on the wire (nil: none).
+func lockRangeToPB(r *kv.LockRange) *kvpb.LockRange {
+	if r == nil {
+		return nil
+	}
+	return &kvpb.LockRange{Start: r.Start, End: r.End, Limit: int64(r.Limit), Reverse: r.Reverse, BypassLocks: r.BypassLocks}
 }
 
 // PessimisticRollback implements kv.Client.

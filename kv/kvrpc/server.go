@@ -187,11 +187,19 @@ func (s *Server) AcquirePessimisticLock(ctx context.Context, req *kvpb.AcquirePe
 		Region: regionCtxFromPB(req.GetRegion()), Keys: keys, Primary: req.GetPrimary(), StartTS: req.GetStartTs(),
 		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), ReturnValues: req.GetReturnValues(),
 		WaitTimeout: time.Duration(req.GetWaitTimeoutMs()) * time.Millisecond, LockWithConflict: req.GetLockWithConflict(),
+		Range: lockRangeFromPB(req.GetRange()),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.AcquirePessimisticLockResponse{RegionError: re, Error: ke}
 	if resp != nil {
 		out.ConflictTs = resp.ConflictTS
+		if req.GetRange() != nil {
+			out.Pairs = make([]*kvpb.KvPair, len(resp.Pairs))
+			out.PairAbsent = make([]bool, len(resp.Pairs))
+			for i, p := range resp.Pairs {
+				out.Pairs[i], out.PairAbsent[i] = &kvpb.KvPair{Key: p.Key, Value: p.Value}, p.Value == nil
+			}
+		}
 		if resp.Values != nil {
 			out.Values = make([][]byte, len(resp.Values))
 			out.NotFound = make([]bool, len(resp.Values))
@@ -201,6 +209,14 @@ func (s *Server) AcquirePessimisticLock(ctx context.Context, req *kvpb.AcquirePe
 		}
 	}
 	return out, serr
+}
+
+// lockRangeFromPB is r off the wire (nil: none).
+func lockRangeFromPB(r *kvpb.LockRange) *kv.LockRange {
+	if r == nil {
+		return nil
+	}
+	return &kv.LockRange{Start: r.GetStart(), End: r.GetEnd(), Limit: int(r.GetLimit()), Reverse: r.GetReverse(), BypassLocks: r.GetBypassLocks()}
 }
 
 // PessimisticRollback implements kvpb.KVServer.

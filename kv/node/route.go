@@ -280,12 +280,21 @@ func (n *Node) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePessim
 	for i, k := range req.Keys {
 		keys[i] = k.Key
 	}
-	ctx, _, err := n.serve(ctx, req.Region, keys...)
+	if req.Range != nil {
+		// A locking range read: its range as a Scan's.
+		keys = [][]byte{req.Range.Start}
+	}
+	ctx, sv, err := n.serve(ctx, req.Region, keys...)
 	if err != nil {
 		return nil, err
 	}
 	in := *req
 	in.Region = n.whole
+	if req.Range != nil {
+		lr := *req.Range
+		lr.End = sv.cutEnd(lr.End)
+		in.Range = &lr
+	}
 	out, err := n.store.AcquirePessimisticLock(ctx, &in)
 	return out, n.fix(err)
 }
