@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/shopspring/decimal"
 
@@ -32,6 +33,15 @@ import (
 // compares to NULL) is compared by the original comparison over
 // literals of the two values, so that rounding, clipping, warnings and
 // errors stay GMS's (with percdb's fixes around it).
+//
+// A DECIMAL beside a column typed DOUBLE (ExactDecimalColumns casts the
+// DECIMAL to DOUBLE) is compared exactly when the column's value is a
+// DECIMAL: a derived table's column that reads a SUM or AVG of exact
+// numbers, which percdb computes as MySQL's DECIMAL (ExactAggregates), is
+// typed DOUBLE outside the derived table (GMS's type of the aggregate).
+// MySQL's column is a DECIMAL and compares exactly: as doubles,
+// 12345678901234567.01 <> 12345678901234567.02 was false. A DOUBLE value
+// is compared as GMS compares it.
 //
 // Only the comparisons of a Filter's condition are replaced (the
 // row-iterator builder's, sql/compat_exec.go): a join's condition is
@@ -66,6 +76,11 @@ type decimalCompare struct {
 	// children of its CASTs (casts) to one DECIMAL.
 	left, right gsql.Expression
 	casts       bool
+	// mistyped says the comparison is of a DECIMAL cast to DOUBLE (the
+	// side marked leftCast or rightCast) and a column typed DOUBLE whose
+	// values are compared exactly when they are DECIMALs.
+	mistyped            bool
+	leftCast, rightCast bool
 	// scale is the digits after the point the type holds; limit, where
 	// bounded (a CAST checks its bounds), bounds the absolute values it
 	// holds.
@@ -106,6 +121,9 @@ func newDecimalCompare(e gsql.Expression) (*decimalCompare, bool) {
 	}
 	b := e.(expression.BinaryExpression)
 	l, r := b.Left(), b.Right()
+	if d, ok := newMistypedCompare(b, want); ok {
+		return d, true
+	}
 	lt, rt := l.Type(), r.Type()
 	if !types.IsDecimal(lt) || !types.TypesEqual(lt, rt) {
 		return nil, false
@@ -134,9 +152,48 @@ func newDecimalCompare(e gsql.Expression) (*decimalCompare, bool) {
 	return d, true
 }
 
+// newMistypedCompare returns b as a decimalCompare when it compares a
+// DECIMAL cast to DOUBLE with a column typed DOUBLE (ExactDecimalColumns'
+// rewrite), in either order: values that are both exact numbers are
+// compared exactly.
+func newMistypedCompare(b expression.BinaryExpression, want func(int) bool) (*decimalCompare, bool) {
+	l, r := b.Left(), b.Right()
+	lc, lcast := l.(*expression.Convert)
+	rc, rcast := r.(*expression.Convert)
+	var dec, col gsql.Expression
+	switch {
+	case lcast && !rcast:
+		dec, col = lc.Child, r
+	case rcast && !lcast:
+		dec, col = rc.Child, l
+	default:
+		return nil, false
+	}
+	if !types.IsDecimal(dec.Type()) || !types.IsFloat(col.Type()) || !types.IsFloat(b.Left().Type()) || !types.IsFloat(b.Right().Type()) {
+		return nil, false
+	}
+	if _, ok := col.(*expression.GetField); !ok {
+		return nil, false
+	}
+	d := &decimalCompare{cmp: b, left: l, right: r, want: want, mistyped: true, scale: math.MaxInt32}
+	if lcast {
+		d.left, d.leftCast = lc.Child, true
+	} else {
+		d.right, d.rightCast = rc.Child, true
+	}
+	return d, true
+}
+
 // exact returns v as a decimal when it is a decimal or an integer the
 // comparison's type holds exactly.
 func (d *decimalCompare) exact(v any) (decimal.Decimal, bool) {
+	if d.mistyped {
+		if _, ok := v.(decimal.Decimal); !ok {
+			// An integer or a double in the DOUBLE column: GMS's
+			// comparison as doubles.
+			return decimal.Decimal{}, false
+		}
+	}
 	var x decimal.Decimal
 	switch v := v.(type) {
 	case decimal.Decimal:
@@ -209,11 +266,13 @@ func (d *decimalCompare) slow(ctx *gsql.Context, lv, rv any) (any, error) {
 
 // withValues returns the original comparison of l and r (in its CASTs).
 func (d *decimalCompare) withValues(l, r gsql.Expression) (gsql.Expression, error) {
-	if d.casts {
-		var err error
+	var err error
+	if d.casts || d.leftCast {
 		if l, err = d.cmp.Left().WithChildren(l); err != nil {
 			return nil, err
 		}
+	}
+	if d.casts || d.rightCast {
 		if r, err = d.cmp.Right().WithChildren(r); err != nil {
 			return nil, err
 		}

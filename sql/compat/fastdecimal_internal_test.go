@@ -99,3 +99,58 @@ func TestFastDecimalComparisonsLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestFastDecimalMistyped holds that a DECIMAL compared with a column
+// typed DOUBLE whose value is a DECIMAL (a derived table's SUM) is
+// compared exactly, as MySQL compares its DECIMAL column, and any other
+// value as GMS compares it.
+func TestFastDecimalMistyped(t *testing.T) {
+	dec := func(s string) any { return decimal.RequireFromString(s) }
+	values := []any{
+		nil, dec("12345678901234567.01"), dec("12345678901234567.02"), dec("1.5"), dec("-0.00"),
+		float64(1.5), float64(12345678901234567.01), int64(2), dec("2"),
+	}
+	d302 := types.MustCreateColumnDecimalType(30, 2)
+	sum := expression.NewGetField(0, d302, "a", true)
+	mistyped := expression.NewGetField(1, types.Float64, "sm", true)
+	toDouble := func(e gsql.Expression) gsql.Expression {
+		return expression.NewConvert(e, expression.ConvertToDouble)
+	}
+	ctx := gsql.NewEmptyContext()
+	for _, orig := range []gsql.Expression{
+		expression.NewEquals(toDouble(sum), mistyped),
+		expression.NewLessThan(toDouble(sum), mistyped),
+		expression.NewGreaterThanOrEqual(mistyped, toDouble(sum)),
+	} {
+		fast, ok := FastDecimalComparisons(orig)
+		if !ok {
+			t.Fatalf("%s not replaced", orig)
+		}
+		want, _ := comparisonWant(orig)
+		for _, a := range values {
+			for _, b := range values {
+				row := gsql.Row{a, b}
+				got, err := fast.Eval(ctx, row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				da, aDec := a.(decimal.Decimal)
+				db, bDec := b.(decimal.Decimal)
+				var expect any
+				switch {
+				case aDec && bDec:
+					c := da.Cmp(db)
+					if _, swapped := orig.(*expression.GreaterThanOrEqual); swapped {
+						c = db.Cmp(da)
+					}
+					expect = want(c)
+				default:
+					expect, _ = orig.Eval(ctx, row)
+				}
+				if got != expect {
+					t.Errorf("%s of %v (%T), %v (%T): got %v, want %v", orig, a, a, b, b, got, expect)
+				}
+			}
+		}
+	}
+}
