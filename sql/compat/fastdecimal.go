@@ -195,31 +195,11 @@ func (d *decimalCompare) exact(v any) (decimal.Decimal, bool) {
 		}
 	}
 	var x decimal.Decimal
-	switch v := v.(type) {
-	case decimal.Decimal:
-		x = v
-	case int64:
-		x = decimal.NewFromInt(v)
-	case int32:
-		x = decimal.NewFromInt(int64(v))
-	case int16:
-		x = decimal.NewFromInt(int64(v))
-	case int8:
-		x = decimal.NewFromInt(int64(v))
-	case int:
-		x = decimal.NewFromInt(int64(v))
-	case uint32:
-		x = decimal.NewFromInt(int64(v))
-	case uint16:
-		x = decimal.NewFromInt(int64(v))
-	case uint8:
-		x = decimal.NewFromInt(int64(v))
-	case uint64:
-		if v > 1<<63-1 {
-			return x, false
-		}
-		x = decimal.NewFromInt(int64(v))
-	default:
+	if dv, ok := v.(decimal.Decimal); ok {
+		x = dv
+	} else if n, ok := smallInt(v); ok {
+		x = decimal.NewFromInt(n)
+	} else {
 		return x, false
 	}
 	if -x.Exponent() > d.scale {
