@@ -271,8 +271,13 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 	case *plan.AnalyzeTable:
 		return b.buildAnalyze(ctx, n)
 	case *plan.Filter:
-		// DECIMAL columns compared exactly (sql/compat/decimal.go).
-		if c, ok := compat.ExactDecimalColumns(n.Expression); ok {
+		// DECIMAL columns compared exactly (sql/compat/decimal.go), and
+		// DECIMALs of one type compared without GMS's conversions of
+		// every row's values where they hold them exactly
+		// (sql/compat/fastdecimal.go).
+		c, exact := compat.ExactDecimalColumns(n.Expression)
+		c, fast := compat.FastDecimalComparisons(c)
+		if exact || fast {
 			return b.gms.Build(ctx, plan.NewFilter(c, n.Child), row)
 		}
 	case *plan.GroupBy:
