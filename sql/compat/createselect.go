@@ -143,8 +143,9 @@ func nullableColumns(n gsql.Node) []bool {
 	if len(exprs) != len(out) {
 		return out
 	}
+	belowNull := func(i int) bool { return i >= 0 && i < len(below) && below[i] }
 	for i, e := range exprs {
-		out[i] = out[i] || maybeNull(e, below)
+		out[i] = out[i] || maybeNull(e, belowNull)
 	}
 	return out
 }
@@ -170,7 +171,7 @@ func nullableColumns(n gsql.Node) []bool {
 //     says so;
 //   - any other function when GMS says so or an argument may
 //     (Item_func::fix_fields).
-func maybeNull(e gsql.Expression, below []bool) bool {
+func maybeNull(e gsql.Expression, below func(i int) bool) bool {
 	switch x := e.(type) {
 	case nil:
 		return false
@@ -178,17 +179,20 @@ func maybeNull(e gsql.Expression, below []bool) bool {
 		return false
 	case gsql.Aggregation:
 		return true
-	case *resultNullability:
+	case *resultColumn:
 		return x.nullable
 	case *expression.IsNull, *expression.IsTrue, *expression.NullSafeEquals:
 		return false
 	case *expression.Literal:
 		return x.Value() == nil
 	case *expression.GetField:
-		i := x.Index()
-		return x.IsNullable() || i >= 0 && i < len(below) && below[i]
+		return x.IsNullable() || below(x.Index())
 	case *expression.Alias:
 		return maybeNull(x.Child, below)
+	case *derivedCollation:
+		// A string function's collation as MySQL derives it
+		// (coercion.go): the function's NULLs.
+		return maybeNull(x.Expression, below)
 	case *function.If:
 		c := x.Children()
 		return maybeNull(c[1], below) || maybeNull(c[2], below)
@@ -264,6 +268,11 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 			}
 			return below
 		}
+		// An aliased expression is judged by its columns' own word:
+		// reading the child's (nullableColumns asks every node's
+		// schema, which GMS builds anew on each call, exponentially in
+		// a ROLLUP's chain of unions) is kept for the bare columns below.
+		columnsOwn := func(int) bool { return false }
 		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
 			if a, ok := e.(*expression.Alias); ok {
 				// MySQL's word (maybeNull) where GMS's differs: GMS's
@@ -271,11 +280,15 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 				// may, IFNULL when its first may (MySQL: when every
 				// argument may, when the second may); its IF asks only
 				// the value if true, its / and MOD only the operands.
-				want := maybeNull(a.Child, childNulls())
-				if want == a.IsNullable() {
+				want := maybeNull(a.Child, columnsOwn)
+				typ, retyped := stringResultType(a.Child, a.Type())
+				if want == a.IsNullable() && !retyped {
 					return e, transform.SameTree, nil
 				}
-				return expression.NewAlias(a.Name(), &resultNullability{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want}).WithId(a.Id()), transform.NewTree, nil
+				if !retyped {
+					typ = a.Type()
+				}
+				return expression.NewAlias(a.Name(), &resultColumn{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want, typ: typ}).WithId(a.Id()), transform.NewTree, nil
 			}
 			gf, ok := e.(*expression.GetField)
 			if !ok || gf.IsNullable() {
@@ -296,42 +309,44 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 	})
 }
 
-// resultNullability is a result column whose nullability MySQL gives
-// otherwise than GMS's expression says (maybeNull): a COALESCE whose
-// last argument is a constant is never NULL, an IF whose value if false
-// may be NULL may be. It evaluates its child and says so
+// resultColumn is a result column whose nullability or type MySQL gives
+// otherwise than GMS's expression says: a COALESCE whose last argument
+// is a constant is never NULL, an IF whose value if false may be NULL
+// may be (maybeNull); CONCAT(s, 'x') of a VARCHAR(10) s is a VARCHAR(11)
+// (stringResultType). It evaluates its child and says so
 // (NullableResults).
-type resultNullability struct {
+type resultColumn struct {
 	expression.UnaryExpression
 	nullable bool
+	typ      gsql.Type
 }
 
-var _ gsql.CollationCoercible = (*resultNullability)(nil)
+var _ gsql.CollationCoercible = (*resultColumn)(nil)
 
 // Type implements sql.Expression.
-func (n *resultNullability) Type() gsql.Type { return n.Child.Type() }
+func (n *resultColumn) Type() gsql.Type { return n.typ }
 
 // IsNullable implements sql.Expression.
-func (n *resultNullability) IsNullable() bool { return n.nullable }
+func (n *resultColumn) IsNullable() bool { return n.nullable }
 
 // Eval implements sql.Expression.
-func (n *resultNullability) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+func (n *resultColumn) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	return n.Child.Eval(ctx, row)
 }
 
 // String implements sql.Expression: the child's text, which names the
 // column.
-func (n *resultNullability) String() string { return n.Child.String() }
+func (n *resultColumn) String() string { return n.Child.String() }
 
 // WithChildren implements sql.Expression.
-func (n *resultNullability) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+func (n *resultColumn) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
 	}
-	return &resultNullability{UnaryExpression: expression.UnaryExpression{Child: children[0]}, nullable: n.nullable}, nil
+	return &resultColumn{UnaryExpression: expression.UnaryExpression{Child: children[0]}, nullable: n.nullable, typ: n.typ}, nil
 }
 
 // CollationCoercibility implements sql.CollationCoercible: the child's.
-func (n *resultNullability) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+func (n *resultColumn) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
 	return gsql.GetCoercibility(ctx, n.Child)
 }
