@@ -240,6 +240,10 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child
 		case *nullOfType:
 			e = c.Child
+		case *resultColumn:
+			// The result column's MySQL type or nullability
+			// (NullableResults) over the conversion.
+			e = c.Child
 		case *expression.CollatedExpression:
 			e = c.Child()
 		case *expression.EnumToString:
