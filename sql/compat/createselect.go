@@ -254,7 +254,52 @@ func definesColumns(query string) bool {
 // SELECT (CreateSelectTypes) then read the one answer. It runs once the plan's column indexes are
 // final.
 func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return nullableResults(n, false)
+}
+
+// nullableResults is NullableResults below n, bottom up as transform.Node
+// walks; unionSide says n is in a side of a UNION, EXCEPT or INTERSECT,
+// whose aliased projections keep GMS's expressions: the union's rules
+// read their conversions by their shapes (union.go, branchtext.go) and
+// the union's column facts are its own (nullableColumns).
+func nullableResults(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeIdentity, error) {
+	if _, ok := n.(gsql.OpaqueNode); ok {
+		return n, transform.SameTree, nil
+	}
+	_, setOp := n.(*plan.SetOp)
+	children := n.Children()
+	var changed []gsql.Node
+	for i, c := range children {
+		nc, same, err := nullableResults(c, setOp || unionSide)
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		if same == transform.NewTree {
+			if changed == nil {
+				changed = append([]gsql.Node(nil), children...)
+			}
+			changed[i] = nc
+		}
+	}
+	identity := transform.SameTree
+	if changed != nil {
+		var err error
+		if n, err = n.WithChildren(changed...); err != nil {
+			return n, transform.SameTree, err
+		}
+		identity = transform.NewTree
+	}
+	out, same, err := nullableProjection(n, unionSide)
+	if err != nil || same == transform.SameTree {
+		return n, identity, err
+	}
+	return out, transform.NewTree, nil
+}
+
+// nullableProjection rewrites n's projections when n is a Project
+// (NullableResults).
+func nullableProjection(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeIdentity, error) {
+	{
 		p, ok := n.(*plan.Project)
 		if !ok {
 			return n, transform.SameTree, nil
@@ -274,7 +319,7 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		// a ROLLUP's chain of unions) is kept for the bare columns below.
 		columnsOwn := func(int) bool { return false }
 		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-			if a, ok := e.(*expression.Alias); ok {
+			if a, ok := e.(*expression.Alias); ok && !unionSide {
 				// MySQL's word (maybeNull) where GMS's differs: GMS's
 				// COALESCE says it may be NULL when its first argument
 				// may, IFNULL when its first may (MySQL: when every
@@ -282,11 +327,14 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 				// the value if true, its / and MOD only the operands.
 				want := maybeNull(a.Child, columnsOwn)
 				typ, retyped := stringResultType(a.Child, a.Type())
-				if want == a.IsNullable() && !retyped {
+				if want == a.IsNullable() && !retyped || !retyped && want {
+					// Only NOT NULL is given to a number's column that
+					// GMS holds nullable: made nullable (an IF whose
+					// value if false may be NULL, a division), a
+					// union's text of a side changed
+					// (TestValues/difftest9's IF(c, 0.0, x) UNION 'x'
+					// wrote 5.0); left for CTAS alone (nullableColumns).
 					return e, transform.SameTree, nil
-				}
-				if !retyped {
-					typ = a.Type()
 				}
 				return expression.NewAlias(a.Name(), &resultColumn{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want, typ: typ}).WithId(a.Id()), transform.NewTree, nil
 			}
@@ -306,7 +354,7 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		}
 		out, err := p.WithExpressions(projections...)
 		return out, transform.NewTree, err
-	})
+	}
 }
 
 // resultColumn is a result column whose nullability or type MySQL gives
@@ -318,13 +366,20 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 type resultColumn struct {
 	expression.UnaryExpression
 	nullable bool
-	typ      gsql.Type
+	typ      gsql.Type // nil: the child's
 }
 
 var _ gsql.CollationCoercible = (*resultColumn)(nil)
 
 // Type implements sql.Expression.
-func (n *resultColumn) Type() gsql.Type { return n.typ }
+func (n *resultColumn) Type() gsql.Type {
+	if n.typ == nil {
+		// Only the nullability is MySQL's: the child's type, as later
+		// rules may retype it.
+		return n.Child.Type()
+	}
+	return n.typ
+}
 
 // IsNullable implements sql.Expression.
 func (n *resultColumn) IsNullable() bool { return n.nullable }
