@@ -22,6 +22,12 @@ import (
 // the character set of the connection (utf8mb4); MySQL sends 63
 // (binary) for them, and clients that decide by the character set
 // whether a value is text or bytes read it as MySQL means it.
+//
+// MySQL flags such a column BINARY (BINARY_FLAG) when it is an
+// expression's (Item::init_make_field: a binary-comparing character set)
+// or a temporal or binary column of a table; a numeric column of a table
+// carries no BINARY flag. GMS flagged none of them, so SELECT d + 0 of a
+// DECIMAL d was "NUM" where MySQL and MariaDB say "BINARY NUM".
 
 // notFixedDec is MySQL's NOT_FIXED_DEC.
 const notFixedDec = 31
@@ -41,6 +47,9 @@ func fixFields(fields []*querypb.Field) {
 		}
 		if binaryCharsetType(f.Type) {
 			f.Charset = binaryCollation
+			if f.OrgTable == "" || !(sqltypes.IsIntegral(f.Type) || sqltypes.IsFloat(f.Type) || f.Type == sqltypes.Decimal) {
+				f.Flags |= uint32(querypb.MySqlFlag_BINARY_FLAG)
+			}
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package compat
 
 import (
-	"strings"
-
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -145,34 +143,88 @@ func nullableColumns(n gsql.Node) []bool {
 	if len(exprs) != len(out) {
 		return out
 	}
+	belowNull := func(i int) bool { return i >= 0 && i < len(below) && below[i] }
 	for i, e := range exprs {
-		out[i] = out[i] || readsNullable(e, below)
+		out[i] = out[i] || maybeNull(e, belowNull)
 	}
 	return out
 }
 
-// readsNullable reports whether e reads an aggregate that may be NULL, or a
-// column of below (the columns of the node e reads) that may, outside
-// the arguments of a function that replaces NULL.
-func readsNullable(e gsql.Expression, below []bool) bool {
+// maybeNull is MySQL's maybe_null of e (Item::maybe_null as each kind's
+// resolve_type sets it), below saying which columns of the node e reads
+// may be NULL. It is the one table of nullability that the wire's
+// column definitions (NullableResults) and CREATE TABLE … AS SELECT's
+// columns (nullableColumns) read:
+//
+//   - COUNT and the BIT_ aggregates are never NULL, the other aggregates
+//     may be (over no rows);
+//   - IS [NOT] NULL, IS [NOT] TRUE/FALSE and <=> are never NULL, however
+//     NULL their arguments;
+//   - IF(c, x, y) may be NULL when x or y may (Item_func_if: not c: GMS
+//     asked x alone, so IF(c, 1, t) of a nullable t was NOT NULL);
+//   - CASE when a THEN or ELSE value may or it has no ELSE
+//     (Item_func_case: not its conditions);
+//   - COALESCE when every argument may, IFNULL when its second may;
+//   - NULLIF, /, DIV and MOD always may (division by zero); GMS asked
+//     the operands, so n / 1 of a NOT NULL n was NOT NULL;
+//   - a literal when it is NULL, a column when it is nullable or below
+//     says so;
+//   - any other function when GMS says so or an argument may
+//     (Item_func::fix_fields).
+func maybeNull(e gsql.Expression, below func(i int) bool) bool {
 	switch x := e.(type) {
+	case nil:
+		return false
 	case *aggregation.Count, *aggregation.CountDistinct, *aggregation.BitAnd, *aggregation.BitOr, *aggregation.BitXor:
 		return false
 	case gsql.Aggregation:
 		return true
-	case *notNullResult:
+	case *resultColumn:
+		return x.nullable
+	case *expression.IsNull, *expression.IsTrue, *expression.NullSafeEquals:
 		return false
+	case *expression.Literal:
+		return x.Value() == nil
 	case *expression.GetField:
-		i := x.Index()
-		return i >= 0 && i < len(below) && below[i]
-	case gsql.FunctionExpression:
-		switch strings.ToLower(x.FunctionName()) {
-		case "coalesce", "ifnull":
-			return false
+		return x.IsNullable() || below(x.Index())
+	case *expression.Alias:
+		return maybeNull(x.Child, below)
+	case *derivedCollation:
+		// A string function's collation as MySQL derives it
+		// (coercion.go): the function's NULLs.
+		return maybeNull(x.Expression, below)
+	case *function.If:
+		c := x.Children()
+		return maybeNull(c[1], below) || maybeNull(c[2], below)
+	case *expression.Case:
+		if x.Else == nil || maybeNull(x.Else, below) {
+			return true
 		}
+		for _, b := range x.Branches {
+			if maybeNull(b.Value, below) {
+				return true
+			}
+		}
+		return false
+	case *function.Coalesce:
+		for _, arg := range x.Children() {
+			if !maybeNull(arg, below) {
+				return false
+			}
+		}
+		return true
+	case *function.IfNull:
+		return maybeNull(x.RightChild, below)
+	case *decimalCoalesce:
+		return maybeNull(x.orig, below)
+	case *function.NullIf, *expression.Div, *expression.IntDiv, *intDivision, *expression.Mod, *IntMod:
+		return true
+	}
+	if e.IsNullable() {
+		return true
 	}
 	for _, c := range e.Children() {
-		if readsNullable(c, below) {
+		if maybeNull(c, below) {
 			return true
 		}
 	}
@@ -196,12 +248,58 @@ func definesColumns(query string) bool {
 // wire's column definition of SELECT MAX(a) FROM t carried the NOT_NULL
 // flag, though an aggregate over no rows is NULL. The rule rebuilds each
 // projection's GetFields of such a column of the node below as
-// nullable, and the expressions over them (SUM(a) + 1) follow; the wire
-// (the result's schema) and CREATE TABLE … AS SELECT (CreateSelectTypes)
-// then read the one answer. It runs once the plan's column indexes are
+// nullable, and the expressions over them (SUM(a) + 1) follow; an
+// aliased expression whose nullability MySQL gives otherwise (maybeNull)
+// says MySQL's. The wire (the result's schema) and CREATE TABLE … AS
+// SELECT (CreateSelectTypes) then read the one answer. It runs once the plan's column indexes are
 // final.
 func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	return nullableResults(n, false)
+}
+
+// nullableResults is NullableResults below n, bottom up as transform.Node
+// walks; unionSide says n is in a side of a UNION, EXCEPT or INTERSECT,
+// whose aliased projections keep GMS's expressions: the union's rules
+// read their conversions by their shapes (union.go, branchtext.go) and
+// the union's column facts are its own (nullableColumns).
+func nullableResults(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeIdentity, error) {
+	if _, ok := n.(gsql.OpaqueNode); ok {
+		return n, transform.SameTree, nil
+	}
+	_, setOp := n.(*plan.SetOp)
+	children := n.Children()
+	var changed []gsql.Node
+	for i, c := range children {
+		nc, same, err := nullableResults(c, setOp || unionSide)
+		if err != nil {
+			return n, transform.SameTree, err
+		}
+		if same == transform.NewTree {
+			if changed == nil {
+				changed = append([]gsql.Node(nil), children...)
+			}
+			changed[i] = nc
+		}
+	}
+	identity := transform.SameTree
+	if changed != nil {
+		var err error
+		if n, err = n.WithChildren(changed...); err != nil {
+			return n, transform.SameTree, err
+		}
+		identity = transform.NewTree
+	}
+	out, same, err := nullableProjection(n, unionSide)
+	if err != nil || same == transform.SameTree {
+		return n, identity, err
+	}
+	return out, transform.NewTree, nil
+}
+
+// nullableProjection rewrites n's projections when n is a Project
+// (NullableResults).
+func nullableProjection(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeIdentity, error) {
+	{
 		p, ok := n.(*plan.Project)
 		if !ok {
 			return n, transform.SameTree, nil
@@ -209,20 +307,42 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		// What the child says of its columns' NULLs, read once a
 		// projection needs it: most plans have no NOT NULL field to check.
 		var below []bool
+		childNulls := func() []bool {
+			if below == nil {
+				below = nullableColumns(p.Child)
+			}
+			return below
+		}
+		// An aliased expression is judged by its columns' own word:
+		// reading the child's (nullableColumns asks every node's
+		// schema, which GMS builds anew on each call, exponentially in
+		// a ROLLUP's chain of unions) is kept for the bare columns below.
+		columnsOwn := func(int) bool { return false }
 		projections, same, err := transform.Exprs(p.Projections, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
-			if a, ok := e.(*expression.Alias); ok && a.IsNullable() && !replacedNullable(a.Child) {
-				// GMS's COALESCE says it may be NULL when its first
-				// argument may, IFNULL when its first may: MySQL's
-				// when every argument may, when the second may.
-				return expression.NewAlias(a.Name(), &notNullResult{UnaryExpression: expression.UnaryExpression{Child: a.Child}}).WithId(a.Id()), transform.NewTree, nil
+			if a, ok := e.(*expression.Alias); ok && !unionSide {
+				// MySQL's word (maybeNull) where GMS's differs: GMS's
+				// COALESCE says it may be NULL when its first argument
+				// may, IFNULL when its first may (MySQL: when every
+				// argument may, when the second may); its IF asks only
+				// the value if true, its / and MOD only the operands.
+				want := maybeNull(a.Child, columnsOwn)
+				typ, retyped := stringResultType(a.Child, a.Type())
+				if want == a.IsNullable() && !retyped || !retyped && want {
+					// Only NOT NULL is given to a number's column that
+					// GMS holds nullable: made nullable (an IF whose
+					// value if false may be NULL, a division), a
+					// union's text of a side changed
+					// (TestValues/difftest9's IF(c, 0.0, x) UNION 'x'
+					// wrote 5.0); left for CTAS alone (nullableColumns).
+					return e, transform.SameTree, nil
+				}
+				return expression.NewAlias(a.Name(), &resultColumn{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want, typ: typ}).WithId(a.Id()), transform.NewTree, nil
 			}
 			gf, ok := e.(*expression.GetField)
 			if !ok || gf.IsNullable() {
 				return e, transform.SameTree, nil
 			}
-			if below == nil {
-				below = nullableColumns(p.Child)
-			}
+			below := childNulls()
 			i := gf.Index()
 			if i < 0 || i >= len(below) || !below[i] {
 				return e, transform.SameTree, nil
@@ -234,64 +354,54 @@ func NullableResults(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan
 		}
 		out, err := p.WithExpressions(projections...)
 		return out, transform.NewTree, err
-	})
-}
-
-// replacedNullable reports whether e, a COALESCE or IFNULL, may be NULL
-// as MySQL holds (Item_func_coalesce: every argument may; Item_func_ifnull:
-// the second may), and true for any other expression.
-func replacedNullable(e gsql.Expression) bool {
-	switch f := e.(type) {
-	case *function.Coalesce:
-		for _, arg := range f.Children() {
-			if arg != nil && !replacedNullable(arg) {
-				return false
-			}
-		}
-		return true
-	case *function.IfNull:
-		return replacedNullable(f.RightChild)
-	case *decimalCoalesce:
-		// A COALESCE or IFNULL of numbers in MySQL's DECIMAL type
-		// (rows.go).
-		return replacedNullable(f.orig)
 	}
-	return e.IsNullable()
 }
 
-// notNullResult is a result column that is never NULL where GMS's
-// expression says it may be (a COALESCE whose last argument is a
-// constant): it evaluates its child and says so (NullableResults).
-type notNullResult struct {
+// resultColumn is a result column whose nullability or type MySQL gives
+// otherwise than GMS's expression says: a COALESCE whose last argument
+// is a constant is never NULL, an IF whose value if false may be NULL
+// may be (maybeNull); CONCAT(s, 'x') of a VARCHAR(10) s is a VARCHAR(11)
+// (stringResultType). It evaluates its child and says so
+// (NullableResults).
+type resultColumn struct {
 	expression.UnaryExpression
+	nullable bool
+	typ      gsql.Type // nil: the child's
 }
 
-var _ gsql.CollationCoercible = (*notNullResult)(nil)
+var _ gsql.CollationCoercible = (*resultColumn)(nil)
 
 // Type implements sql.Expression.
-func (n *notNullResult) Type() gsql.Type { return n.Child.Type() }
+func (n *resultColumn) Type() gsql.Type {
+	if n.typ == nil {
+		// Only the nullability is MySQL's: the child's type, as later
+		// rules may retype it.
+		return n.Child.Type()
+	}
+	return n.typ
+}
 
 // IsNullable implements sql.Expression.
-func (n *notNullResult) IsNullable() bool { return false }
+func (n *resultColumn) IsNullable() bool { return n.nullable }
 
 // Eval implements sql.Expression.
-func (n *notNullResult) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
+func (n *resultColumn) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	return n.Child.Eval(ctx, row)
 }
 
 // String implements sql.Expression: the child's text, which names the
 // column.
-func (n *notNullResult) String() string { return n.Child.String() }
+func (n *resultColumn) String() string { return n.Child.String() }
 
 // WithChildren implements sql.Expression.
-func (n *notNullResult) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
+func (n *resultColumn) WithChildren(children ...gsql.Expression) (gsql.Expression, error) {
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(n, len(children), 1)
 	}
-	return &notNullResult{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+	return &resultColumn{UnaryExpression: expression.UnaryExpression{Child: children[0]}, nullable: n.nullable, typ: n.typ}, nil
 }
 
 // CollationCoercibility implements sql.CollationCoercible: the child's.
-func (n *notNullResult) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
+func (n *resultColumn) CollationCoercibility(ctx *gsql.Context) (gsql.CollationID, byte) {
 	return gsql.GetCoercibility(ctx, n.Child)
 }

@@ -240,6 +240,10 @@ func conversionSource(e gsql.Expression) gsql.Expression {
 			e = c.Child
 		case *nullOfType:
 			e = c.Child
+		case *resultColumn:
+			// The result column's MySQL type or nullability
+			// (NullableResults) over the conversion.
+			e = c.Child
 		case *expression.CollatedExpression:
 			e = c.Child()
 		case *expression.EnumToString:
@@ -416,10 +420,14 @@ func sideExpr(side gsql.Node, i int, field gsql.Expression) gsql.Expression {
 	return field
 }
 
-// unalias returns the expression e names, or e.
+// unalias returns the expression e names, or e; below a result
+// column's MySQL type or nullability (NullableResults), the expression.
 func unalias(e gsql.Expression) gsql.Expression {
 	if a, ok := e.(*expression.Alias); ok {
-		return a.Child
+		e = a.Child
+	}
+	if rc, ok := e.(*resultColumn); ok {
+		return rc.Child
 	}
 	return e
 }

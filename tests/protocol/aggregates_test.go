@@ -132,25 +132,50 @@ func TestResultNullability(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		notNull := func(res []wirefuzz.Result) string {
-			if len(res) == 0 {
-				return ""
-			}
-			var out []string
-			for _, col := range res[0].Columns {
-				if col.Flags&1 != 0 {
-					out = append(out, col.Name+":N")
-				} else {
-					out = append(out, col.Name+":-")
-				}
-			}
-			return strings.Join(out, " ")
-		}
+		notNull := columnFlags(1, "N")
 		for q, want := range map[string]string{
 			"SELECT COUNT(*) AS n, MAX(i) AS mx, MIN(d) AS mn, MAX(i) + 1 AS m1, SUM(i) AS s, MAX(CONCAT(t, 'x')) AS mc, COALESCE(SUM(i), 0) AS c0, IFNULL(MAX(d), 1) AS i1, COALESCE(MAX(i), MIN(i)) AS c2 FROM agg WHERE id > ": "n:N mx:- mn:- m1:- s:- mc:- c0:N i1:N c2:-",
 			"SELECT g AS g, COUNT(i) AS n, MAX(t) AS mx FROM agg WHERE id > 0 GROUP BY g HAVING MAX(t) > 0 ORDER BY g LIMIT ":                                                                                                     "g:- n:N mx:-",
+			// MySQL's maybe_null per kind (compat's maybeNull): IF and CASE
+			// ask their values, IS NULL and <=> are never NULL.
+			"SELECT IF(i > 1, 1, 2) AS i2, CASE WHEN i > 0 THEN 1 ELSE 2 END AS c1, CASE WHEN id > 0 THEN 1 END AS c2, i IS NULL AS n1, i <=> NULL AS n2 FROM agg WHERE id > ": "i2:N c1:N c2:- n1:N n2:N",
 		} {
 			checkColumns(t, c, q, notNull, want)
 		}
 	})
+}
+
+// TestResultBinaryFlag checks the BINARY flag of numeric and temporal
+// result columns as MySQL sets it: an expression's carries it (its
+// character set is binary), a numeric column of a table does not.
+func TestResultBinaryFlag(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *testserver.Server) {
+		c, _ := dial(t, s)
+		for _, q := range aggSetup {
+			if _, err := c.QueryAll(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		binary := columnFlags(128, "B")
+		checkColumns(t, c, "SELECT d, i, d + 0, i + 1, f * 2, SUM(d) FROM agg WHERE id > 0 GROUP BY d, i, f HAVING COUNT(*) >= ", binary, "d:- i:- d + 0:B i + 1:B f * 2:B SUM(d):B")
+	})
+}
+
+// columnFlags describes a result's columns as name:mark where the column
+// definition carries flag (NOT_NULL 1, BINARY 128), name:- where not.
+func columnFlags(flag uint32, mark string) func([]wirefuzz.Result) string {
+	return func(res []wirefuzz.Result) string {
+		if len(res) == 0 {
+			return ""
+		}
+		var out []string
+		for _, col := range res[0].Columns {
+			if uint32(col.Flags)&flag != 0 {
+				out = append(out, col.Name+":"+mark)
+			} else {
+				out = append(out, col.Name+":-")
+			}
+		}
+		return strings.Join(out, " ")
+	}
 }
