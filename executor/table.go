@@ -291,6 +291,34 @@ func (t *Table) HandleOf(row []any) (tablecodec.Handle, error) {
 	return tablecodec.Handle{}, fmt.Errorf("table %s has hidden row IDs: the caller assigns handles", t.Name)
 }
 
+// KeyHandle returns the handle of the row whose primary-key columns hold
+// vals, in key order, for a table with a primary-key handle: the handle
+// a point of HandleRange between vals and vals would read, made without
+// encoding a key range (a batched lookup join makes one per outer row).
+func (t *Table) KeyHandle(vals []any) (tablecodec.Handle, error) {
+	if len(vals) != len(t.PrimaryKey) {
+		return tablecodec.Handle{}, fmt.Errorf("table %s: %d values for %d primary-key columns", t.Name, len(vals), len(t.PrimaryKey))
+	}
+	switch t.HandleKind {
+	case HandleInt:
+		v, err := handleInt(vals[0])
+		if err != nil {
+			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
+		}
+		return tablecodec.IntHandle(v), nil
+	case HandleCommon:
+		enc, hasNull, err := encodeIndexValues(nil, t.PrimaryKey, vals, false)
+		if err != nil {
+			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
+		}
+		if hasNull {
+			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key has a NULL value", t.Name)
+		}
+		return tablecodec.CommonHandle(enc), nil
+	}
+	return tablecodec.Handle{}, fmt.Errorf("table %s has hidden row IDs: no primary-key handle", t.Name)
+}
+
 // handleInt converts an integer primary-key value to an int handle.
 func handleInt(v any) (int64, error) {
 	switch v := v.(type) {

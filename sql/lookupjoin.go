@@ -3,11 +3,12 @@ package sql
 import (
 	"bytes"
 	"io"
-	"sort"
+	"slices"
 	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
@@ -111,6 +112,11 @@ type batchedInner struct {
 	// none: in a subquery, GMS's exec indexes (fixupJoinScopes) strip the
 	// outer scope's columns off the side's rows.
 	strip *plan.StripRowNode
+	// intPoints: the lookup is on every column of the primary key, each
+	// of an integer type, without a null-safe comparison, so an outer
+	// row whose key values are integers the columns hold is a point whose
+	// handle fill makes directly (intPoint).
+	intPoints bool
 }
 
 // innerFilter is a condition over the inner side's read.
@@ -186,7 +192,32 @@ func batchedLookup(j *plan.JoinNode) (batchedInner, bool) {
 		return in, false
 	}
 	in.ita, in.t, in.x = ita, it.Table, x
+	in.intPoints = intPointLookup(ita, x, it.Table)
 	return in, true
+}
+
+// intPointLookup reports whether ita's lookups in x, an index of t, are
+// points of a primary key of integer columns, keyed on every column
+// without a null-safe comparison (batchedInner.intPoints).
+func intPointLookup(ita *plan.IndexedTableAccess, x *Index, t *Table) bool {
+	im, m := x.im, t.meta.Exec
+	if !im.IsPrimary || len(ita.Expressions()) != len(im.Ords) || len(m.PrimaryKey) != len(im.Ords) {
+		return false
+	}
+	if m.HandleKind != executor.HandleInt && m.HandleKind != executor.HandleCommon {
+		return false
+	}
+	for _, nullSafe := range ita.NullMask() {
+		if nullSafe {
+			return false
+		}
+	}
+	for _, typ := range im.Types {
+		if n, ok := typ.(types.NumberTypeImpl_); !ok || !types.IsInteger(n) {
+			return false
+		}
+	}
+	return true
 }
 
 // batchedJoin reports whether j runs as a batched lookup join in ctx's
@@ -260,6 +291,8 @@ type batchedLookupIter struct {
 	served  int
 	gms     gsql.RowIter
 	matched bool
+	// key holds an outer row's key values (intPoint).
+	key []any
 }
 
 // Next implements sql.RowIter.
@@ -442,6 +475,20 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 		}
 		row := it.parent.Append(l)
 		o := batchedOuter{row: row, kind: noInner}
+		if it.in.intPoints {
+			h, kind, ok, err := it.intPoint(ctx, row)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if kind == innerPoint {
+					o.kind, o.read = innerPoint, len(points)
+					points = append(points, keyRange{point: true, handle: h})
+				}
+				it.outer = append(it.outer, o)
+				continue
+			}
+		}
 		lookup, err := it.in.ita.GetLookup(ctx, row)
 		if err != nil {
 			return err
@@ -472,6 +519,58 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 	return it.readRanges(ctx, ranges)
 }
 
+// intPoint returns the read of an outer row's lookup of a batchedInner
+// with intPoints, without GMS's lookup and its key range: noInner when a
+// key value is NULL (GMS's lookup is an empty range), innerPoint and the
+// row's handle when every key value is an integer the column's type
+// holds, the point keyRangeOf makes of GMS's lookup then. ok is false
+// for any other key (a string, a value out of the column's range), whose
+// lookup is GMS's.
+func (it *batchedLookupIter) intPoint(ctx *gsql.Context, row gsql.Row) (h tablecodec.Handle, kind int, ok bool, err error) {
+	exprs := it.in.ita.Expressions()
+	if cap(it.key) < len(exprs) {
+		it.key = make([]any, len(exprs))
+	}
+	key := it.key[:len(exprs)]
+	nulls := false
+	for i, e := range exprs {
+		v, err := e.Eval(ctx, row)
+		if err != nil {
+			return h, 0, false, err
+		}
+		if v == nil {
+			// Evaluated on: GMS's lookup evaluates every key.
+			nulls = true
+			continue
+		}
+		if !isGoInteger(v) {
+			return h, 0, false, nil
+		}
+		if key[i], ok = boundValue(ctx, v, it.in.x.im, i); !ok {
+			return h, 0, false, nil
+		}
+	}
+	if nulls {
+		return h, noInner, true, nil
+	}
+	if h, err = it.in.t.meta.Exec.KeyHandle(key); err != nil {
+		// A value no int handle holds (an unsigned one past int64):
+		// GMS's lookup and keyRangeOf say what it reads.
+		return h, 0, false, nil
+	}
+	return h, innerPoint, true, nil
+}
+
+// isGoInteger reports whether v is a Go integer, as GMS evaluates an
+// integer expression.
+func isGoInteger(v any) bool {
+	switch v.(type) {
+	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint:
+		return true
+	}
+	return false
+}
+
 // read returns the read of a lookup and its kind: a primary-key point
 // (innerPoint), one other range of the index (innerRange), or noInner
 // (it reads nothing) or innerByGMS.
@@ -500,13 +599,19 @@ func (it *batchedLookupIter) readPoints(ctx *gsql.Context, points []keyRange) er
 	if len(points) == 0 {
 		return nil
 	}
-	order := startOrder(points)
+	// Points are ordered by their handles, the order of their row keys
+	// (a point of intPoint has no key range).
+	order := make([]int, len(points))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return points[a].handle.Compare(points[b].handle) })
 	// distinct holds the reads without repeats; slot maps each point to
 	// its read.
 	distinct := make([]keyRange, 0, len(points))
 	slot := make([]int, len(points))
 	for _, i := range order {
-		if n := len(distinct); n == 0 || !bytes.Equal(distinct[n-1].Start, points[i].Start) {
+		if n := len(distinct); n == 0 || !distinct[n-1].handle.Equal(points[i].handle) {
 			distinct = append(distinct, points[i])
 		}
 		slot[i] = len(distinct) - 1
@@ -554,7 +659,7 @@ func startOrder(krs []keyRange) []int {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return bytes.Compare(krs[order[a]].Start, krs[order[b]].Start) < 0 })
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(krs[a].Start, krs[b].Start) })
 	return order
 }
 
