@@ -2,6 +2,7 @@ package sql
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"slices"
 	"sync/atomic"
@@ -240,7 +241,83 @@ func newBatchedLookupIter(ctx *gsql.Context, b gsql.NodeExecBuilder, j *plan.Joi
 		left:    left,
 		size:    minLookupBatch,
 		rowSize: len(parent) + len(j.Left().Schema()) + len(j.Right().Schema()),
+		limit:   lookupLimitOf(ctx, j),
 	}, nil
+}
+
+// lookupLimitKey is the context key of a lookupLimit.
+type lookupLimitKey struct{}
+
+// lookupLimit says that the reader of join j's rows takes at most rows
+// of them (a LIMIT over it, with its OFFSET, through projections alone).
+type lookupLimit struct {
+	j    *plan.JoinNode
+	rows int
+}
+
+// limitedLookupJoin returns the join under n, a LIMIT, whose rows n
+// reads directly (through an OFFSET and projections, which neither drop
+// nor add rows), and how many of them n takes at most; ok is false when
+// there is none, or when n reads every row (SQL_CALC_FOUND_ROWS).
+func limitedLookupJoin(ctx *gsql.Context, n *plan.Limit) (*plan.JoinNode, int, bool) {
+	if n.CalcFoundRows {
+		return nil, 0, false
+	}
+	rows, ok := limitCount(ctx, n.Limit)
+	if !ok {
+		return nil, 0, false
+	}
+	for child := n.Child; ; {
+		switch c := child.(type) {
+		case *plan.Offset:
+			off, ok := limitCount(ctx, c.Offset)
+			if !ok {
+				return nil, 0, false
+			}
+			rows += off
+			child = c.Child
+		case *plan.Project:
+			child = c.Child
+		case *plan.JoinNode:
+			return c, rows, rows > 0
+		default:
+			return nil, 0, false
+		}
+	}
+}
+
+// limitCount evaluates a LIMIT's or OFFSET's count: ok false when it is
+// not a count below a million (a batch's bound is no use past that).
+func limitCount(ctx *gsql.Context, e gsql.Expression) (int, bool) {
+	v, err := e.Eval(ctx, nil)
+	if err != nil {
+		return 0, false
+	}
+	n, _, err := types.Int64.Convert(ctx, v)
+	if err != nil {
+		return 0, false
+	}
+	c, ok := n.(int64)
+	return int(c), ok && c >= 0 && c < 1_000_000
+}
+
+// withLookupLimit returns ctx saying that j's reader takes at most rows
+// of its rows, for the build of the iterators under the LIMIT; ok is
+// false when ctx already says so (the LIMIT is being built).
+func withLookupLimit(ctx *gsql.Context, j *plan.JoinNode, rows int) (*gsql.Context, bool) {
+	if l, ok := ctx.Value(lookupLimitKey{}).(lookupLimit); ok && l.j == j {
+		return ctx, false
+	}
+	return ctx.WithContext(context.WithValue(ctx.Context, lookupLimitKey{}, lookupLimit{j: j, rows: rows})), true
+}
+
+// lookupLimitOf returns how many of j's rows its reader takes at most
+// (withLookupLimit), 0 when it may take every one.
+func lookupLimitOf(ctx *gsql.Context, j *plan.JoinNode) int {
+	if l, ok := ctx.Value(lookupLimitKey{}).(lookupLimit); ok && l.j == j {
+		return l.rows
+	}
+	return 0
 }
 
 // Kinds of an outer row's lookup.
@@ -293,13 +370,52 @@ type batchedLookupIter struct {
 	matched bool
 	// key holds an outer row's key values (intPoint).
 	key []any
+	// limit is how many rows the join's reader takes at most (a LIMIT
+	// over it), 0 when it may take all; returned counts the rows the
+	// join returned, fetched the outer rows of the batches before this
+	// one (nextBatchSize).
+	limit, returned, fetched int
 }
 
 // Next implements sql.RowIter.
 func (it *batchedLookupIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	var r gsql.Row
+	var err error
 	if it.j.Op.IsSemi() || it.j.Op.IsAnti() {
-		return it.nextExists(ctx)
+		r, err = it.nextExists(ctx)
+	} else {
+		r, err = it.nextJoined(ctx)
 	}
+	if err == nil {
+		it.returned++
+	}
+	return r, err
+}
+
+// nextBatchSize returns how many outer rows the next batch reads: the
+// batch's size, or under a LIMIT, about as many as the rows the LIMIT
+// still takes want. A left join gives at least one row for each outer
+// row; another join is expected to give rows at the rate its batches
+// so far gave them (too few outer rows cost one more batch, a smaller
+// one; too many, the outer scan's rows that no row comes of).
+func (it *batchedLookupIter) nextBatchSize() int {
+	if it.limit == 0 {
+		return it.size
+	}
+	want := max(it.limit-it.returned, 1)
+	if it.j.Op.IsLeftOuter() {
+		return min(it.size, want)
+	}
+	if it.returned == 0 {
+		return it.size
+	}
+	// Outer rows per row returned, rounded up.
+	need := (want*it.fetched + it.returned - 1) / it.returned
+	return min(it.size, need+1)
+}
+
+// nextJoined is Next of an inner or left join.
+func (it *batchedLookupIter) nextJoined(ctx *gsql.Context) (gsql.Row, error) {
 	for {
 		o, right, ok, err := it.step(ctx)
 		if err != nil {
@@ -464,7 +580,14 @@ func (it *batchedLookupIter) nextInner(ctx *gsql.Context, o batchedOuter) (gsql.
 func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 	it.outer, it.pos = it.outer[:0], 0
 	var points, ranges []keyRange
-	for len(it.outer) < it.size {
+	size := it.nextBatchSize()
+	if pb, ok := it.left.(*coprRowIter); ok && size < it.size {
+		// The outer scan's next page reads no more than the batch wants.
+		if err := pb.boundNextPage(size); err != nil {
+			return err
+		}
+	}
+	for len(it.outer) < size {
 		l, err := it.left.Next(ctx)
 		if err == io.EOF {
 			it.leftDone = true
@@ -510,6 +633,7 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 		}
 		it.outer = append(it.outer, o)
 	}
+	it.fetched += len(it.outer)
 	if it.size < maxLookupBatch {
 		it.size *= 2
 	}

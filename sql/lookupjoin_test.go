@@ -256,7 +256,20 @@ var lookupJoinQueries = []string{
 	"SELECT o.id, i.v FROM o JOIN i ON i.w = o.w AND i.id = o.k LIMIT 5 OFFSET 20",
 	"SELECT /*+ JOIN_ORDER(o, i) LOOKUP_JOIN(o, i) */ o.id, i.v FROM o LEFT JOIN i ON i.w = o.w AND i.id = o.k LIMIT 0",
 	"SELECT COUNT(*), COUNT(i.id), SUM(i.q) FROM o LEFT JOIN i ON i.w = o.w AND i.id = o.k WHERE o.id <= 1200",
+	// Batches bounded by a LIMIT over the join (nextBatchSize): a pushed
+	// outer filter read in bounded pages, a left join, an OFFSET, a
+	// projection, a join condition beyond the key, an anti join.
+	limitedJoinQuery,
+	"SELECT o.id, i.v FROM o LEFT JOIN i ON i.w = o.w AND i.id = o.k WHERE o.x > 1 LIMIT 30 OFFSET 100",
+	"SELECT o.id, i.v + 1 FROM o JOIN i ON i.w = o.w AND i.id = o.k AND i.q > 6 LIMIT 50",
+	"SELECT o.id FROM o WHERE NOT EXISTS (SELECT 1 FROM i WHERE i.w = o.w AND i.id = o.k) LIMIT 25",
+	"SELECT o.id, i2.v FROM o JOIN i2 ON i2.id = o.k WHERE o.x = 5 LIMIT 3 OFFSET 60",
 }
+
+// limitedJoinQuery is a join under a LIMIT that about three in four of
+// its outer rows meet: its batches read about the outer rows the LIMIT
+// takes (TestBatchedLookupJoinDifferential counts them).
+const limitedJoinQuery = "SELECT o.id, i.v FROM o JOIN i ON i.w = o.w AND i.id = o.k WHERE o.x = 3 LIMIT 40"
 
 // lookupJoinAnswers runs every query of qs on conn and returns each one's
 // rows in the order they came, or its error.
@@ -284,11 +297,18 @@ func TestBatchedLookupJoinDifferential(t *testing.T) {
 	setVar("1")
 	got := make([]string, len(lookupJoinQueries))
 	served := map[string]uint64{}
+	keys := map[string]uint64{}
 	for i, q := range lookupJoinQueries {
-		n := serverStatus(t, db, "Percdb_lookup_join_batches")
+		n, k := serverStatus(t, db, "Percdb_lookup_join_batches"), serverStatus(t, db, "Percdb_lookup_join_keys")
 		got[i] = lookupJoinAnswers(t, ctx, conn, []string{q})[0]
 		served[q] = serverStatus(t, db, "Percdb_lookup_join_batches") - n
-		t.Logf("%d batches: %s", served[q], q)
+		keys[q] = serverStatus(t, db, "Percdb_lookup_join_keys") - k
+		t.Logf("%d batches, %d keys: %s", served[q], keys[q], q)
+	}
+	// 40 rows want about 53 outer rows: batches of 16, 32 and 64 (112,
+	// ~85 keys) read twice as many.
+	if keys[limitedJoinQuery] > 70 {
+		t.Errorf("%s: %d keys read: the batches were not bounded by the LIMIT", limitedJoinQuery, keys[limitedJoinQuery])
 	}
 	batches := serverStatus(t, db, "Percdb_lookup_join_batches") - before
 	for i, q := range lookupJoinQueries {
