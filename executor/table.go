@@ -271,24 +271,7 @@ func (t *Table) HandleOf(row []any) (tablecodec.Handle, error) {
 	if err := t.checkRow(row); err != nil {
 		return tablecodec.Handle{}, err
 	}
-	switch t.HandleKind {
-	case HandleInt:
-		v, err := handleInt(row[t.PrimaryKey[0].Offset])
-		if err != nil {
-			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
-		}
-		return tablecodec.IntHandle(v), nil
-	case HandleCommon:
-		enc, hasNull, err := encodeIndexValues(nil, t.PrimaryKey, row, true)
-		if err != nil {
-			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
-		}
-		if hasNull {
-			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key has a NULL value", t.Name)
-		}
-		return tablecodec.CommonHandle(enc), nil
-	}
-	return tablecodec.Handle{}, fmt.Errorf("table %s has hidden row IDs: the caller assigns handles", t.Name)
+	return t.handle(row, true)
 }
 
 // KeyHandle returns the handle of the row whose primary-key columns hold
@@ -299,15 +282,25 @@ func (t *Table) KeyHandle(vals []any) (tablecodec.Handle, error) {
 	if len(vals) != len(t.PrimaryKey) {
 		return tablecodec.Handle{}, fmt.Errorf("table %s: %d values for %d primary-key columns", t.Name, len(vals), len(t.PrimaryKey))
 	}
+	return t.handle(vals, false)
+}
+
+// handle returns the handle of the primary-key values vals: a whole row
+// when fromRow, else the key columns' values in key order.
+func (t *Table) handle(vals []any, fromRow bool) (tablecodec.Handle, error) {
 	switch t.HandleKind {
 	case HandleInt:
-		v, err := handleInt(vals[0])
+		v := vals[0]
+		if fromRow {
+			v = vals[t.PrimaryKey[0].Offset]
+		}
+		h, err := handleInt(v)
 		if err != nil {
 			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
 		}
-		return tablecodec.IntHandle(v), nil
+		return tablecodec.IntHandle(h), nil
 	case HandleCommon:
-		enc, hasNull, err := encodeIndexValues(nil, t.PrimaryKey, vals, false)
+		enc, hasNull, err := encodeIndexValues(nil, t.PrimaryKey, vals, fromRow)
 		if err != nil {
 			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
 		}
@@ -316,7 +309,7 @@ func (t *Table) KeyHandle(vals []any) (tablecodec.Handle, error) {
 		}
 		return tablecodec.CommonHandle(enc), nil
 	}
-	return tablecodec.Handle{}, fmt.Errorf("table %s has hidden row IDs: no primary-key handle", t.Name)
+	return tablecodec.Handle{}, fmt.Errorf("table %s has hidden row IDs: the caller assigns handles", t.Name)
 }
 
 // handleInt converts an integer primary-key value to an int handle.
