@@ -271,15 +271,36 @@ func (t *Table) HandleOf(row []any) (tablecodec.Handle, error) {
 	if err := t.checkRow(row); err != nil {
 		return tablecodec.Handle{}, err
 	}
+	return t.handle(row, true)
+}
+
+// KeyHandle returns the handle of the row whose primary-key columns hold
+// vals, in key order, for a table with a primary-key handle: the handle
+// a point of HandleRange between vals and vals would read, made without
+// encoding a key range (a batched lookup join makes one per outer row).
+func (t *Table) KeyHandle(vals []any) (tablecodec.Handle, error) {
+	if len(vals) != len(t.PrimaryKey) {
+		return tablecodec.Handle{}, fmt.Errorf("table %s: %d values for %d primary-key columns", t.Name, len(vals), len(t.PrimaryKey))
+	}
+	return t.handle(vals, false)
+}
+
+// handle returns the handle of the primary-key values vals: a whole row
+// when fromRow, else the key columns' values in key order.
+func (t *Table) handle(vals []any, fromRow bool) (tablecodec.Handle, error) {
 	switch t.HandleKind {
 	case HandleInt:
-		v, err := handleInt(row[t.PrimaryKey[0].Offset])
+		v := vals[0]
+		if fromRow {
+			v = vals[t.PrimaryKey[0].Offset]
+		}
+		h, err := handleInt(v)
 		if err != nil {
 			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
 		}
-		return tablecodec.IntHandle(v), nil
+		return tablecodec.IntHandle(h), nil
 	case HandleCommon:
-		enc, hasNull, err := encodeIndexValues(nil, t.PrimaryKey, row, true)
+		enc, hasNull, err := encodeIndexValues(nil, t.PrimaryKey, vals, fromRow)
 		if err != nil {
 			return tablecodec.Handle{}, fmt.Errorf("table %s: primary key: %w", t.Name, err)
 		}

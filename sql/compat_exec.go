@@ -280,6 +280,14 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		if exact || fast {
 			return b.gms.Build(ctx, plan.NewFilter(c, n.Child), row)
 		}
+	case *plan.Limit:
+		// A batched lookup join right under a LIMIT reads no more outer
+		// rows than the LIMIT is expected to take (lookupjoin.go).
+		if j, rows, ok := limitedLookupJoin(ctx, n); ok && batchedJoin(ctx, j) {
+			if lctx, ok := withLookupLimit(ctx, j, rows); ok {
+				return b.gms.Build(lctx, n, row)
+			}
+		}
 	case *plan.GroupBy:
 		// Partial aggregates per join key under a lookup join, in the
 		// coprocessor (lookupagg.go).

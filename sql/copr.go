@@ -1535,6 +1535,21 @@ func (it *coprRowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	return it.rows[it.pos-1], nil
 }
 
+// boundNextPage tells a scan read in growing pages (copr.RunPaged) that
+// its reader wants at most n more rows (a batched lookup join's next
+// batch under a LIMIT): the next page asks for no more than those of
+// them not already in hand.
+func (it *coprRowIter) boundNextPage(n int) error {
+	pb, ok := it.out.(copr.PageBound)
+	if !ok {
+		return nil
+	}
+	if left := n - (len(it.rows) - it.pos); left > 0 {
+		return pb.BoundNextPage(left)
+	}
+	return nil
+}
+
 // Close implements sql.RowIter.
 func (it *coprRowIter) Close(*gsql.Context) error {
 	it.close()

@@ -2,12 +2,14 @@ package sql
 
 import (
 	"bytes"
+	"context"
 	"io"
-	"sort"
+	"slices"
 	"sync/atomic"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
@@ -111,6 +113,11 @@ type batchedInner struct {
 	// none: in a subquery, GMS's exec indexes (fixupJoinScopes) strip the
 	// outer scope's columns off the side's rows.
 	strip *plan.StripRowNode
+	// intPoints: the lookup is on every column of the primary key, each
+	// of an integer type, without a null-safe comparison, so an outer
+	// row whose key values are integers the columns hold is a point whose
+	// handle fill makes directly (intPoint).
+	intPoints bool
 }
 
 // innerFilter is a condition over the inner side's read.
@@ -186,7 +193,32 @@ func batchedLookup(j *plan.JoinNode) (batchedInner, bool) {
 		return in, false
 	}
 	in.ita, in.t, in.x = ita, it.Table, x
+	in.intPoints = intPointLookup(ita, x, it.Table)
 	return in, true
+}
+
+// intPointLookup reports whether ita's lookups in x, an index of t, are
+// points of a primary key of integer columns, keyed on every column
+// without a null-safe comparison (batchedInner.intPoints).
+func intPointLookup(ita *plan.IndexedTableAccess, x *Index, t *Table) bool {
+	im, m := x.im, t.meta.Exec
+	if !im.IsPrimary || len(ita.Expressions()) != len(im.Ords) || len(m.PrimaryKey) != len(im.Ords) {
+		return false
+	}
+	if m.HandleKind != executor.HandleInt && m.HandleKind != executor.HandleCommon {
+		return false
+	}
+	for _, nullSafe := range ita.NullMask() {
+		if nullSafe {
+			return false
+		}
+	}
+	for _, typ := range im.Types {
+		if n, ok := typ.(types.NumberTypeImpl_); !ok || !types.IsInteger(n) {
+			return false
+		}
+	}
+	return true
 }
 
 // batchedJoin reports whether j runs as a batched lookup join in ctx's
@@ -209,7 +241,83 @@ func newBatchedLookupIter(ctx *gsql.Context, b gsql.NodeExecBuilder, j *plan.Joi
 		left:    left,
 		size:    minLookupBatch,
 		rowSize: len(parent) + len(j.Left().Schema()) + len(j.Right().Schema()),
+		limit:   lookupLimitOf(ctx, j),
 	}, nil
+}
+
+// lookupLimitKey is the context key of a lookupLimit.
+type lookupLimitKey struct{}
+
+// lookupLimit says that the reader of join j's rows takes at most rows
+// of them (a LIMIT over it, with its OFFSET, through projections alone).
+type lookupLimit struct {
+	j    *plan.JoinNode
+	rows int
+}
+
+// limitedLookupJoin returns the join under n, a LIMIT, whose rows n
+// reads directly (through an OFFSET and projections, which neither drop
+// nor add rows), and how many of them n takes at most; ok is false when
+// there is none, or when n reads every row (SQL_CALC_FOUND_ROWS).
+func limitedLookupJoin(ctx *gsql.Context, n *plan.Limit) (*plan.JoinNode, int, bool) {
+	if n.CalcFoundRows {
+		return nil, 0, false
+	}
+	rows, ok := limitCount(ctx, n.Limit)
+	if !ok {
+		return nil, 0, false
+	}
+	for child := n.Child; ; {
+		switch c := child.(type) {
+		case *plan.Offset:
+			off, ok := limitCount(ctx, c.Offset)
+			if !ok {
+				return nil, 0, false
+			}
+			rows += off
+			child = c.Child
+		case *plan.Project:
+			child = c.Child
+		case *plan.JoinNode:
+			return c, rows, rows > 0
+		default:
+			return nil, 0, false
+		}
+	}
+}
+
+// limitCount evaluates a LIMIT's or OFFSET's count: ok false when it is
+// not a count below a million (a batch's bound is no use past that).
+func limitCount(ctx *gsql.Context, e gsql.Expression) (int, bool) {
+	v, err := e.Eval(ctx, nil)
+	if err != nil {
+		return 0, false
+	}
+	n, _, err := types.Int64.Convert(ctx, v)
+	if err != nil {
+		return 0, false
+	}
+	c, ok := n.(int64)
+	return int(c), ok && c >= 0 && c < 1_000_000
+}
+
+// withLookupLimit returns ctx saying that j's reader takes at most rows
+// of its rows, for the build of the iterators under the LIMIT; ok is
+// false when ctx already says so (the LIMIT is being built).
+func withLookupLimit(ctx *gsql.Context, j *plan.JoinNode, rows int) (*gsql.Context, bool) {
+	if l, ok := ctx.Value(lookupLimitKey{}).(lookupLimit); ok && l.j == j {
+		return ctx, false
+	}
+	return ctx.WithContext(context.WithValue(ctx.Context, lookupLimitKey{}, lookupLimit{j: j, rows: rows})), true
+}
+
+// lookupLimitOf returns how many of j's rows its reader takes at most
+// (withLookupLimit), 0 when it may take every one.
+func lookupLimitOf(ctx *gsql.Context, j *plan.JoinNode) int {
+	if l, ok := ctx.Value(lookupLimitKey{}).(lookupLimit); ok && l.j == j {
+		return l.rows
+	}
+	return 0
 }
 
 // Kinds of an outer row's lookup.
@@ -260,13 +368,54 @@ type batchedLookupIter struct {
 	served  int
 	gms     gsql.RowIter
 	matched bool
+	// key holds an outer row's key values (intPoint).
+	key []any
+	// limit is how many rows the join's reader takes at most (a LIMIT
+	// over it), 0 when it may take all; returned counts the rows the
+	// join returned, fetched the outer rows of the batches before this
+	// one (nextBatchSize).
+	limit, returned, fetched int
 }
 
 // Next implements sql.RowIter.
 func (it *batchedLookupIter) Next(ctx *gsql.Context) (gsql.Row, error) {
+	var r gsql.Row
+	var err error
 	if it.j.Op.IsSemi() || it.j.Op.IsAnti() {
-		return it.nextExists(ctx)
+		r, err = it.nextExists(ctx)
+	} else {
+		r, err = it.nextJoined(ctx)
 	}
+	if err == nil {
+		it.returned++
+	}
+	return r, err
+}
+
+// nextBatchSize returns how many outer rows the next batch reads: the
+// batch's size, or under a LIMIT, about as many as the rows the LIMIT
+// still takes want. A left join gives at least one row for each outer
+// row; another join is expected to give rows at the rate its batches
+// so far gave them (too few outer rows cost one more batch, a smaller
+// one; too many, the outer scan's rows that no row comes of).
+func (it *batchedLookupIter) nextBatchSize() int {
+	if it.limit == 0 {
+		return it.size
+	}
+	want := max(it.limit-it.returned, 1)
+	if it.j.Op.IsLeftOuter() {
+		return min(it.size, want)
+	}
+	if it.returned == 0 {
+		return it.size
+	}
+	// Outer rows per row returned, rounded up.
+	need := (want*it.fetched + it.returned - 1) / it.returned
+	return min(it.size, need+1)
+}
+
+// nextJoined is Next of an inner or left join.
+func (it *batchedLookupIter) nextJoined(ctx *gsql.Context) (gsql.Row, error) {
 	for {
 		o, right, ok, err := it.step(ctx)
 		if err != nil {
@@ -431,7 +580,14 @@ func (it *batchedLookupIter) nextInner(ctx *gsql.Context, o batchedOuter) (gsql.
 func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 	it.outer, it.pos = it.outer[:0], 0
 	var points, ranges []keyRange
-	for len(it.outer) < it.size {
+	size := it.nextBatchSize()
+	if pb, ok := it.left.(*coprRowIter); ok && size < it.size {
+		// The outer scan's next page reads no more than the batch wants.
+		if err := pb.boundNextPage(size); err != nil {
+			return err
+		}
+	}
+	for len(it.outer) < size {
 		l, err := it.left.Next(ctx)
 		if err == io.EOF {
 			it.leftDone = true
@@ -442,6 +598,20 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 		}
 		row := it.parent.Append(l)
 		o := batchedOuter{row: row, kind: noInner}
+		if it.in.intPoints {
+			h, kind, ok, err := it.intPoint(ctx, row)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if kind == innerPoint {
+					o.kind, o.read = innerPoint, len(points)
+					points = append(points, keyRange{point: true, handle: h})
+				}
+				it.outer = append(it.outer, o)
+				continue
+			}
+		}
 		lookup, err := it.in.ita.GetLookup(ctx, row)
 		if err != nil {
 			return err
@@ -463,6 +633,7 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 		}
 		it.outer = append(it.outer, o)
 	}
+	it.fetched += len(it.outer)
 	if it.size < maxLookupBatch {
 		it.size *= 2
 	}
@@ -470,6 +641,58 @@ func (it *batchedLookupIter) fill(ctx *gsql.Context) error {
 		return err
 	}
 	return it.readRanges(ctx, ranges)
+}
+
+// intPoint returns the read of an outer row's lookup of a batchedInner
+// with intPoints, without GMS's lookup and its key range: noInner when a
+// key value is NULL (GMS's lookup is an empty range), innerPoint and the
+// row's handle when every key value is an integer the column's type
+// holds, the point keyRangeOf makes of GMS's lookup then. ok is false
+// for any other key (a string, a value out of the column's range), whose
+// lookup is GMS's.
+func (it *batchedLookupIter) intPoint(ctx *gsql.Context, row gsql.Row) (h tablecodec.Handle, kind int, ok bool, err error) {
+	exprs := it.in.ita.Expressions()
+	if cap(it.key) < len(exprs) {
+		it.key = make([]any, len(exprs))
+	}
+	key := it.key[:len(exprs)]
+	nulls := false
+	for i, e := range exprs {
+		v, err := e.Eval(ctx, row)
+		if err != nil {
+			return h, 0, false, err
+		}
+		if v == nil {
+			// Evaluated on: GMS's lookup evaluates every key.
+			nulls = true
+			continue
+		}
+		if !isGoInteger(v) {
+			return h, 0, false, nil
+		}
+		if key[i], ok = boundValue(ctx, v, it.in.x.im, i); !ok {
+			return h, 0, false, nil
+		}
+	}
+	if nulls {
+		return h, noInner, true, nil
+	}
+	if h, err = it.in.t.meta.Exec.KeyHandle(key); err != nil {
+		// A value no int handle holds (an unsigned one past int64):
+		// GMS's lookup and keyRangeOf say what it reads.
+		return h, 0, false, nil
+	}
+	return h, innerPoint, true, nil
+}
+
+// isGoInteger reports whether v is a Go integer, as GMS evaluates an
+// integer expression.
+func isGoInteger(v any) bool {
+	switch v.(type) {
+	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint:
+		return true
+	}
+	return false
 }
 
 // read returns the read of a lookup and its kind: a primary-key point
@@ -500,13 +723,19 @@ func (it *batchedLookupIter) readPoints(ctx *gsql.Context, points []keyRange) er
 	if len(points) == 0 {
 		return nil
 	}
-	order := startOrder(points)
+	// Points are ordered by their handles, the order of their row keys
+	// (a point of intPoint has no key range).
+	order := make([]int, len(points))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return points[a].handle.Compare(points[b].handle) })
 	// distinct holds the reads without repeats; slot maps each point to
 	// its read.
 	distinct := make([]keyRange, 0, len(points))
 	slot := make([]int, len(points))
 	for _, i := range order {
-		if n := len(distinct); n == 0 || !bytes.Equal(distinct[n-1].Start, points[i].Start) {
+		if n := len(distinct); n == 0 || !distinct[n-1].handle.Equal(points[i].handle) {
 			distinct = append(distinct, points[i])
 		}
 		slot[i] = len(distinct) - 1
@@ -554,7 +783,7 @@ func startOrder(krs []keyRange) []int {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return bytes.Compare(krs[order[a]].Start, krs[order[b]].Start) < 0 })
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(krs[a].Start, krs[b].Start) })
 	return order
 }
 

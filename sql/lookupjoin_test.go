@@ -30,7 +30,11 @@ func lookupJoinSetup(t *testing.T) *sql.DB {
 		"CREATE TABLE l (w INT NOT NULL, oid INT NOT NULL, n INT NOT NULL, v INT, amount DECIMAL(6,2), PRIMARY KEY (w, oid, n), KEY (v))",
 		"CREATE TABLE ns (id INT PRIMARY KEY, name VARCHAR(10) COLLATE utf8mb4_general_ci, v INT, KEY (name))",
 		"CREATE TABLE sk (id INT PRIMARY KEY, g INT, v INT, KEY (g))",
-		"CREATE TABLE e (id INT PRIMARY KEY, g INT, KEY (g))")
+		"CREATE TABLE e (id INT PRIMARY KEY, g INT, KEY (g))",
+		"CREATE TABLE tp (id TINYINT PRIMARY KEY, v INT)",
+		"CREATE TABLE up (id INT UNSIGNED NOT NULL, s SMALLINT NOT NULL, v INT, PRIMARY KEY (id, s))",
+		"CREATE TABLE ub (id BIGINT UNSIGNED PRIMARY KEY, v INT)",
+		"CREATE TABLE ou (id INT PRIMARY KEY, u BIGINT UNSIGNED, b BIGINT)")
 	r := rand.New(rand.NewSource(13))
 	var vals []string
 	for id := 1; id <= 1500; id++ {
@@ -108,7 +112,49 @@ func lookupJoinSetup(t *testing.T) *sql.DB {
 		}
 		vals = append(vals, fmt.Sprintf("(%d, %s, %d)", id, g, r.Intn(100)))
 	}
-	mustExec(t, db, "INSERT INTO sk VALUES "+strings.Join(vals, ","), "ANALYZE TABLE o, i, i2, n, l, ns, sk, e")
+	mustExec(t, db, "INSERT INTO sk VALUES "+strings.Join(vals, ","))
+	// Integer primary keys of other widths and signs, and outer keys
+	// past their ranges: a TINYINT key, a composite key of an unsigned
+	// INT and a SMALLINT, a BIGINT UNSIGNED key past int64, and outer
+	// BIGINT and BIGINT UNSIGNED keys beyond each column's range.
+	vals = vals[:0]
+	for id := -128; id <= 127; id++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", id, id*3))
+	}
+	mustExec(t, db, "INSERT INTO tp VALUES "+strings.Join(vals, ","))
+	vals = vals[:0]
+	for id := 0; id < 4100; id += 1 + r.Intn(3) {
+		for _, s := range []int{-2, 0, 1, 7} {
+			if r.Intn(3) > 0 {
+				vals = append(vals, fmt.Sprintf("(%d, %d, %d)", id, s, r.Intn(100)))
+			}
+		}
+	}
+	mustExec(t, db, "INSERT INTO up VALUES "+strings.Join(vals, ","))
+	big := []string{"9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551000", "4294967296", "2147483648", "0"}
+	vals = vals[:0]
+	for _, b := range big {
+		vals = append(vals, fmt.Sprintf("(%s, %d)", b, r.Intn(100)))
+	}
+	for id := 1; id < 2000; id += 1 + r.Intn(2) {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", id, r.Intn(100)))
+	}
+	mustExec(t, db, "INSERT INTO ub VALUES "+strings.Join(vals, ","))
+	vals = vals[:0]
+	for id := 1; id <= 700; id++ {
+		u, b := fmt.Sprint(r.Intn(2100)), fmt.Sprint(r.Intn(4200)-100)
+		switch r.Intn(6) {
+		case 0:
+			u = big[r.Intn(len(big))]
+		case 1:
+			u, b = "NULL", "NULL"
+		case 2:
+			b = []string{"9223372036854775807", "-9223372036854775808", "4294967296", "2147483648", "-2147483649", "-1"}[r.Intn(6)]
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %s, %s)", id, u, b))
+	}
+	mustExec(t, db, "INSERT INTO ou VALUES "+strings.Join(vals, ","),
+		"ANALYZE TABLE o, i, i2, n, l, ns, sk, e, tp, up, ub, ou")
 	return db
 }
 
@@ -190,7 +236,40 @@ var lookupJoinQueries = []string{
 	"SELECT COUNT(*), SUM(o.x) FROM o WHERE o.k IN (SELECT sk.g FROM sk WHERE sk.v = 5)",
 	"SELECT o.id, e.id FROM o JOIN e ON e.g = o.k",
 	"SELECT o.id, e.id FROM o LEFT JOIN e ON e.g = o.k WHERE o.id < 100",
+	// Points of integer primary keys made without GMS's lookup
+	// (intPoint): keys past a narrow column's range, negative keys of
+	// an unsigned column, unsigned keys past int64, NULL keys, keys that
+	// are no integers, an empty inner side, LIMIT with OFFSET, LIMIT 0.
+	"SELECT /*+ JOIN_ORDER(o, tp) LOOKUP_JOIN(o, tp) */ o.id, tp.v FROM o JOIN tp ON tp.id = o.k",
+	"SELECT o.id, tp.v FROM o LEFT JOIN tp ON tp.id = o.k - 200 WHERE o.id < 600",
+	"SELECT /*+ JOIN_ORDER(o, up) LOOKUP_JOIN(o, up) */ o.id, up.v FROM o JOIN up ON up.id = o.k AND up.s = o.x",
+	"SELECT /*+ JOIN_ORDER(o, up) LOOKUP_JOIN(o, up) */ o.id, up.v FROM o LEFT JOIN up ON up.id = o.k AND up.s = o.x - 2",
+	"SELECT o.id, up.v FROM o LEFT JOIN up ON up.id = o.d AND up.s = 1",
+	"SELECT ou.id, ub.v FROM ou JOIN ub ON ub.id = ou.u",
+	"SELECT /*+ JOIN_ORDER(ou, ub) LOOKUP_JOIN(ou, ub) */ ou.id, ub.v FROM ou LEFT JOIN ub ON ub.id = ou.b",
+	"SELECT /*+ JOIN_ORDER(ou, i2) LOOKUP_JOIN(ou, i2) */ ou.id, i2.v FROM ou LEFT JOIN i2 ON i2.id = ou.u",
+	"SELECT ou.id, i.v FROM ou JOIN i ON i.w = 1 AND i.id = ou.b",
+	"SELECT /*+ JOIN_ORDER(ou, up) LOOKUP_JOIN(ou, up) */ ou.id, up.v FROM ou LEFT JOIN up ON up.id = ou.b AND up.s = ou.u",
+	"SELECT ou.id FROM ou WHERE EXISTS (SELECT 1 FROM ub WHERE ub.id = ou.u)",
+	"SELECT /*+ JOIN_ORDER(o, i2) LOOKUP_JOIN(o, i2) */ o.id, i2.v FROM o JOIN i2 ON i2.id = o.k + 0.5",
+	"SELECT /*+ JOIN_ORDER(o, e) LOOKUP_JOIN(o, e) */ o.id, e.g FROM o LEFT JOIN e ON e.id = o.k WHERE o.id < 300",
+	"SELECT o.id, i.v FROM o JOIN i ON i.w = o.w AND i.id = o.k LIMIT 5 OFFSET 20",
+	"SELECT /*+ JOIN_ORDER(o, i) LOOKUP_JOIN(o, i) */ o.id, i.v FROM o LEFT JOIN i ON i.w = o.w AND i.id = o.k LIMIT 0",
+	"SELECT COUNT(*), COUNT(i.id), SUM(i.q) FROM o LEFT JOIN i ON i.w = o.w AND i.id = o.k WHERE o.id <= 1200",
+	// Batches bounded by a LIMIT over the join (nextBatchSize): a pushed
+	// outer filter read in bounded pages, a left join, an OFFSET, a
+	// projection, a join condition beyond the key, an anti join.
+	limitedJoinQuery,
+	"SELECT o.id, i.v FROM o LEFT JOIN i ON i.w = o.w AND i.id = o.k WHERE o.x > 1 LIMIT 30 OFFSET 100",
+	"SELECT o.id, i.v + 1 FROM o JOIN i ON i.w = o.w AND i.id = o.k AND i.q > 6 LIMIT 50",
+	"SELECT o.id FROM o WHERE NOT EXISTS (SELECT 1 FROM i WHERE i.w = o.w AND i.id = o.k) LIMIT 25",
+	"SELECT o.id, i2.v FROM o JOIN i2 ON i2.id = o.k WHERE o.x = 5 LIMIT 3 OFFSET 60",
 }
+
+// limitedJoinQuery is a join under a LIMIT that about three in four of
+// its outer rows meet: its batches read about the outer rows the LIMIT
+// takes (TestBatchedLookupJoinDifferential counts them).
+const limitedJoinQuery = "SELECT o.id, i.v FROM o JOIN i ON i.w = o.w AND i.id = o.k WHERE o.x = 3 LIMIT 40"
 
 // lookupJoinAnswers runs every query of qs on conn and returns each one's
 // rows in the order they came, or its error.
@@ -218,11 +297,18 @@ func TestBatchedLookupJoinDifferential(t *testing.T) {
 	setVar("1")
 	got := make([]string, len(lookupJoinQueries))
 	served := map[string]uint64{}
+	keys := map[string]uint64{}
 	for i, q := range lookupJoinQueries {
-		n := serverStatus(t, db, "Percdb_lookup_join_batches")
+		n, k := serverStatus(t, db, "Percdb_lookup_join_batches"), serverStatus(t, db, "Percdb_lookup_join_keys")
 		got[i] = lookupJoinAnswers(t, ctx, conn, []string{q})[0]
 		served[q] = serverStatus(t, db, "Percdb_lookup_join_batches") - n
-		t.Logf("%d batches: %s", served[q], q)
+		keys[q] = serverStatus(t, db, "Percdb_lookup_join_keys") - k
+		t.Logf("%d batches, %d keys: %s", served[q], keys[q], q)
+	}
+	// 40 rows want about 53 outer rows (69 distinct keys read in the
+	// bounded batches); batches of 16, 32 and 64 read 112 (93 keys).
+	if keys[limitedJoinQuery] > 80 {
+		t.Errorf("%s: %d keys read: the batches were not bounded by the LIMIT", limitedJoinQuery, keys[limitedJoinQuery])
 	}
 	batches := serverStatus(t, db, "Percdb_lookup_join_batches") - before
 	for i, q := range lookupJoinQueries {

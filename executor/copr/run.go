@@ -165,6 +165,35 @@ func (g *growingRemote) Next(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
+// PageBound is implemented by RunPaged's Outputs: a reader that knows it
+// wants few more rows (a join under a LIMIT) bounds the next page.
+type PageBound interface {
+	// BoundNextPage makes the next page ask for at most rows rows (at
+	// least one); the pages after it grow from there again.
+	BoundNextPage(rows int) error
+}
+
+// BoundNextPage implements PageBound.
+func (g *growingRemote) BoundNextPage(rows int) error {
+	rows = max(rows, 1)
+	if rows >= g.p.PageRows {
+		return nil
+	}
+	g.p.PageRows = rows
+	enc, err := g.p.Encode()
+	if err != nil {
+		return err
+	}
+	g.c.SetProgram(enc)
+	return nil
+}
+
+// BoundNextPage implements PageBound.
+func (g *growingLocal) BoundNextPage(rows int) error {
+	g.e.page = min(g.e.page, max(rows, 1))
+	return nil
+}
+
 // growingLocal is RunPaged's Outputs evaluated in process.
 type growingLocal struct {
 	*localRun

@@ -2,6 +2,7 @@ package tablecodec
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -62,6 +63,20 @@ func (h Handle) Equal(o Handle) bool {
 		return h.Int == o.Int
 	}
 	return bytes.Equal(h.Common, o.Common)
+}
+
+// Compare orders handles of one table as their row keys are ordered:
+// int handles by value (their 8 bytes keep the order), common handles by
+// their encoded values. It returns -1, 0 or 1.
+func (h Handle) Compare(o Handle) int {
+	switch {
+	case h.IsInt() && o.IsInt():
+		return cmp.Compare(h.Int, o.Int)
+	case !h.IsInt() && !o.IsInt():
+		return bytes.Compare(h.Common, o.Common)
+	}
+	// Not one table's: compared as row suffixes.
+	return bytes.Compare(h.appendRowSuffix(nil), o.appendRowSuffix(nil))
 }
 
 // String formats h for messages.
