@@ -87,18 +87,22 @@ func typedLiterals(query string) (*syntaxFix, bool, error) {
 	var b strings.Builder
 	var orig []int
 	last := 0 // the query's bytes before it are written
+	// replace writes the query up to start, then with in place of the
+	// bytes from start to end (its offsets all start's).
+	replace := func(start, end int, with string) {
+		b.WriteString(query[last:start])
+		for k := last; k < start; k++ {
+			orig = append(orig, k)
+		}
+		b.WriteString(with)
+		for range with {
+			orig = append(orig, start)
+		}
+		last = end
+	}
 	for i, t := range toks {
 		if t.word == "N" && t.end < len(query) && query[t.end] == '\'' {
-			// N'...' (see nationalIntroducer)
-			b.WriteString(query[last:t.start])
-			for k := last; k < t.start; k++ {
-				orig = append(orig, k)
-			}
-			b.WriteString(nationalIntroducer)
-			for range nationalIntroducer {
-				orig = append(orig, t.start)
-			}
-			last = t.end
+			replace(t.start, t.end, nationalIntroducer) // N'...'
 			continue
 		}
 		if !typedLiteralKinds[t.word] || !notQualified(toks, i) {
@@ -123,15 +127,7 @@ func typedLiterals(query string) (*syntaxFix, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		b.WriteString(query[last:t.start])
-		for k := last; k < t.start; k++ {
-			orig = append(orig, k)
-		}
-		b.WriteString(cast)
-		for range cast {
-			orig = append(orig, t.start)
-		}
-		last = end
+		replace(t.start, end, cast)
 	}
 	if orig == nil && last == 0 {
 		return nil, false, nil
