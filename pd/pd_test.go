@@ -213,6 +213,52 @@ func TestRegionCache(t *testing.T) {
 	}
 }
 
+// openCluster starts n pd members that form one etcd cluster, on free
+// ports. A port freePort found can be taken by another test process
+// before etcd binds it, so a start that fails with "address already in
+// use" is retried on other ports (its members closed first).
+func openCluster(ctx context.Context, t *testing.T, n int) ([]pd.Config, []*pd.Server) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		var cfgs []pd.Config
+		var initial []string
+		for i := range n {
+			cfg := pdConfig(t, t.TempDir())
+			cfg.Name = fmt.Sprintf("pd%d", i)
+			initial = append(initial, cfg.Name+"="+cfg.PeerURL)
+			cfgs = append(cfgs, cfg)
+		}
+		servers := make([]*pd.Server, n)
+		errs := make(chan error, n)
+		for i := range cfgs {
+			cfgs[i].InitialCluster = strings.Join(initial, ",")
+			go func() {
+				var err error
+				servers[i], err = pd.Open(ctx, cfgs[i])
+				errs <- err
+			}()
+		}
+		var failed error
+		for range cfgs {
+			if err := <-errs; err != nil && failed == nil {
+				failed = err
+			}
+		}
+		if failed == nil {
+			return cfgs, servers
+		}
+		for _, s := range servers {
+			if s != nil {
+				s.Close()
+			}
+		}
+		if attempt == 5 || !strings.Contains(failed.Error(), "address already in use") {
+			t.Fatal(failed)
+		}
+		t.Logf("attempt %d: %v; again on other ports", attempt, failed)
+	}
+}
+
 // TestLeaderFailover: three pd members form one etcd cluster and elect
 // one leader; when it goes, another takes over, and the client, given all
 // three addresses, goes on: its timestamps keep increasing across the
@@ -220,29 +266,7 @@ func TestRegionCache(t *testing.T) {
 func TestLeaderFailover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var cfgs []pd.Config
-	var initial []string
-	for i := range 3 {
-		cfg := pdConfig(t, t.TempDir())
-		cfg.Name = fmt.Sprintf("pd%d", i)
-		initial = append(initial, cfg.Name+"="+cfg.PeerURL)
-		cfgs = append(cfgs, cfg)
-	}
-	servers := make([]*pd.Server, 3)
-	errs := make(chan error, 3)
-	for i := range cfgs {
-		cfgs[i].InitialCluster = strings.Join(initial, ",")
-		go func() {
-			var err error
-			servers[i], err = pd.Open(ctx, cfgs[i])
-			errs <- err
-		}()
-	}
-	for range cfgs {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	cfgs, servers := openCluster(ctx, t, 3)
 	closed := make([]bool, 3)
 	defer func() {
 		for i, s := range servers {
