@@ -76,6 +76,7 @@ const (
 	pruneSubqueriesRuleID                                       // prunesubqueries.go
 	nullableResultsRuleID                                       // sql/compat/createselect.go
 	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
+	exactLookupKeysRuleID                                       // lookupkeys.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -271,6 +272,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (sql/compat/unionfields.go): tests/sqllogic/testdata/wronganswers.test.
 	// Inserted first of the rules after assignExecIndexes, so it runs last.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: unionSideFieldsRuleID, Apply: inEveryScope(compat.UnionSideFields)})
+	// A lookup's key that no row of its integer column can equal (out of
+	// the column's range, or with a fraction) reads nothing, where GMS's
+	// conversion clamped or rounded it (lookupkeys.go):
+	// TestBatchedLookupJoinDifferential's tp queries, TestValues/lookupkeys.
+	// Inserted next: it runs after the rules that make lookups.
+	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: exactLookupKeysRuleID, Apply: exactLookupKeys})
 	// Filters, aggregates, top-N and limits over full scans run next to
 	// the data (copr.go), once the plan is final: TestCoprDifferential.
 	insertRule(a, "assignExecIndexes", true, analyzer.Rule{Id: coprPushdownRuleID, Apply: coprPushdownRule(ruleIDNamed(a, "assignExecIndexes"))})
