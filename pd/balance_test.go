@@ -117,7 +117,7 @@ func threeStores(t *testing.T) (*pd.Client, []uint64, kv.RegionInfo) {
 	t.Helper()
 	cfg := pdConfig(t, t.TempDir())
 	cfg.Replicas = 3
-	c := openPDClient(t, cfg)
+	c := openPDClient(t, &cfg)
 	var stores []uint64
 	for i := range 3 {
 		id, err := c.PutStore(context.Background(), 0, fmt.Sprintf("127.0.0.1:%d", i+1))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,9 +156,7 @@ func benchmarkStoreHeartbeat(b *testing.B, n, storeCount int, partial bool) {
 // which bootstraps the first region.
 func openWithStores(tb testing.TB) (Config, *Server, *pdService, []uint64) {
 	tb.Helper()
-	cfg := Config{DataDir: tb.TempDir(), Replicas: 3}
-	cfg.Addr, cfg.PeerURL, cfg.ClientURL = testAddr(tb), "http://"+testAddr(tb), "http://"+testAddr(tb)
-	s := openLeader(tb, cfg)
+	cfg, s := openFreshLeader(tb)
 	svc := &pdService{s: s}
 	var stores []uint64
 	for i := range 3 {
@@ -171,14 +170,45 @@ func openWithStores(tb testing.TB) (Config, *Server, *pdService, []uint64) {
 	return cfg, s, svc, stores
 }
 
+// openFreshLeader opens a pd member (three replicas a region) in a new
+// directory of tb's on free ports and waits until it leads. A port found
+// free can be taken by another process before etcd binds it (test
+// packages run at the same time): a start that fails with "address
+// already in use" is retried in another directory on other ports.
+func openFreshLeader(tb testing.TB) (Config, *Server) {
+	tb.Helper()
+	for attempt := 1; ; attempt++ {
+		cfg := Config{DataDir: tb.TempDir(), Replicas: 3}
+		cfg.Addr, cfg.PeerURL, cfg.ClientURL = testAddr(tb), "http://"+testAddr(tb), "http://"+testAddr(tb)
+		s, err := openLeaderErr(tb, cfg)
+		if err == nil {
+			return cfg, s
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			tb.Fatal(err)
+		}
+		tb.Logf("attempt %d: %v; again on other ports", attempt, err)
+	}
+}
+
 // openLeader opens a pd member with cfg and waits until it leads.
 func openLeader(tb testing.TB, cfg Config) *Server {
+	tb.Helper()
+	s, err := openLeaderErr(tb, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// openLeaderErr is openLeader, returning Open's error.
+func openLeaderErr(tb testing.TB, cfg Config) (*Server, error) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := Open(ctx, cfg)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	for !s.IsLeader() {
 		if ctx.Err() != nil {
@@ -187,7 +217,7 @@ func openLeader(tb testing.TB, cfg Config) *Server {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return s
+	return s, nil
 }
 
 // testAddr returns a 127.0.0.1 address whose port was free a moment ago.

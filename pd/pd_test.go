@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -31,25 +32,30 @@ func freePort(t *testing.T) int {
 // pdConfig is a single-member pd on free ports in dir, whose regions
 // have one replica.
 func pdConfig(t *testing.T, dir string) pd.Config {
-	return pd.Config{
-		Replicas:  1,
-		DataDir:   dir,
-		Addr:      fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-	}
+	cfg := pd.Config{Replicas: 1, DataDir: dir}
+	cfg.Addr, cfg.PeerURL, cfg.ClientURL = freeAddrs(t)
+	return cfg
+}
+
+// freeAddrs is a pd's gRPC address and etcd peer and client URLs on
+// ports that were free a moment ago.
+func freeAddrs(t *testing.T) (addr, peerURL, clientURL string) {
+	return fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 }
 
 // openPDClient opens a pd with cfg and a client of it, both closed when
-// the test ends.
-func openPDClient(t *testing.T, cfg pd.Config) *pd.Client {
+// the test ends. cfg's addresses change when its ports were taken (see
+// openPD).
+func openPDClient(t *testing.T, cfg *pd.Config) *pd.Client {
 	t.Helper()
 	_, c := openPDWithClient(t, cfg)
 	return c
 }
 
 // openPDWithClient is openPDClient, returning the pd too.
-func openPDWithClient(t *testing.T, cfg pd.Config) (*pd.Server, *pd.Client) {
+func openPDWithClient(t *testing.T, cfg *pd.Config) (*pd.Server, *pd.Client) {
 	t.Helper()
 	srv := openPD(t, cfg)
 	t.Cleanup(func() { srv.Close() })
@@ -61,15 +67,45 @@ func openPDWithClient(t *testing.T, cfg pd.Config) (*pd.Server, *pd.Client) {
 	return srv, c
 }
 
-func openPD(t *testing.T, cfg pd.Config) *pd.Server {
+// openPD opens a pd with cfg. A port freePort found free can be taken by
+// another process before etcd binds it (the test packages run at the same
+// time, and every outgoing connection takes a port of the same ephemeral
+// range): the first start on an empty data directory that fails with
+// "address already in use" is retried on other ports, written to cfg. A
+// restart on a directory etcd has written keeps its addresses, which
+// etcd's membership records.
+func openPD(t *testing.T, cfg *pd.Config) *pd.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := pd.Open(ctx, cfg)
+	fresh := emptyDir(t, cfg.DataDir)
+	for attempt := 1; ; attempt++ {
+		s, err := pd.Open(ctx, *cfg)
+		if err == nil {
+			return s
+		}
+		if !fresh || attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("attempt %d: %v; again on other ports", attempt, err)
+		if err := os.RemoveAll(cfg.DataDir); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Addr, cfg.PeerURL, cfg.ClientURL = freeAddrs(t)
+	}
+}
+
+// emptyDir reports whether dir is missing or has no entries.
+func emptyDir(t *testing.T, dir string) bool {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return true
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return len(entries) == 0
 }
 
 // TestDirectoryAndOracleSurviveRestart: the second store to register
@@ -84,7 +120,7 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := pdConfig(t, dir)
 	cfg.Replicas = 2
-	srv := openPD(t, cfg)
+	srv := openPD(t, &cfg)
 	c, err := pd.NewClient([]string{cfg.Addr}, pd.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +200,7 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 	}
 
 	// Restarted on the same directory and address.
-	srv = openPD(t, cfg)
+	srv = openPD(t, &cfg)
 	defer srv.Close()
 	ts, err := c.GetTimestamps(ctx, 1)
 	if err != nil {
@@ -192,7 +228,7 @@ func TestDirectoryAndOracleSurviveRestart(t *testing.T) {
 func TestRegionCache(t *testing.T) {
 	ctx := context.Background()
 	cfg := pdConfig(t, t.TempDir())
-	c := openPDClient(t, cfg)
+	c := openPDClient(t, &cfg)
 	if _, err := c.PutStore(ctx, 0, "127.0.0.1:9"); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +368,7 @@ func TestReplicaRepair(t *testing.T) {
 	ctx := context.Background()
 	cfg := pdConfig(t, t.TempDir())
 	cfg.Replicas, cfg.MaxStoreDownTime = 3, 300*time.Millisecond
-	c := openPDClient(t, cfg)
+	c := openPDClient(t, &cfg)
 	var ids []uint64
 	for i := range 4 {
 		id, err := c.PutStore(ctx, 0, fmt.Sprintf("127.0.0.1:%d", i+1))
@@ -423,7 +459,8 @@ func TestReplicaRepair(t *testing.T) {
 // not, until the leader's reports stop and their lease ends.
 func TestGCLeader(t *testing.T) {
 	ctx := context.Background()
-	c := openPDClient(t, pdConfig(t, t.TempDir()))
+	cfg := pdConfig(t, t.TempDir())
+	c := openPDClient(t, &cfg)
 	report := func(node string) bool {
 		t.Helper()
 		leader, err := c.ReportMinStartTS(ctx, node, 0, 2*time.Second)

@@ -181,7 +181,7 @@ func newPlacementSim(t *testing.T, stores int, opts ...func(*pd.Config)) *placem
 	for _, o := range opts {
 		o(&cfg)
 	}
-	sim := &placementSim{t: t, c: openPDClient(t, cfg), space: map[uint64]*pdpb.StoreSpace{}, movedOff: map[uint64][]uint64{},
+	sim := &placementSim{t: t, c: openPDClient(t, &cfg), space: map[uint64]*pdpb.StoreSpace{}, movedOff: map[uint64][]uint64{},
 		sent: map[uint64]string{}, fullSent: map[uint64]bool{}}
 	for i := range stores {
 		id, err := sim.c.PutStore(context.Background(), 0, fmt.Sprintf("127.0.0.1:%d", i+1))

@@ -15,7 +15,7 @@ import (
 func TestRegionLoadTotals(t *testing.T) {
 	ctx := context.Background()
 	cfg := pdConfig(t, t.TempDir())
-	srv, c := openPDWithClient(t, cfg)
+	srv, c := openPDWithClient(t, &cfg)
 	store, err := c.PutStore(ctx, 0, "127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)

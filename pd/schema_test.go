@@ -14,7 +14,8 @@ import (
 // after which its next report says the lease was not renewed.
 func TestSchemaLeases(t *testing.T) {
 	ctx := context.Background()
-	c := openPDClient(t, pdConfig(t, t.TempDir()))
+	cfg := pdConfig(t, t.TempDir())
+	c := openPDClient(t, &cfg)
 	report := func(node string, v uint64) (uint64, bool) {
 		t.Helper()
 		latest, renewed, err := c.ReportSchemaVersion(ctx, node, v, time.Second)
