@@ -200,6 +200,13 @@ func (d *dateShift) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
+	if zero, _ := zeroParts(v); zero {
+		// MySQL moves no zero date (date_add_interval reads its date
+		// with TIME_NO_ZERO_DATE): NULL with its warning, where GMS
+		// moved 0000-01-01 (zerodateargs.go).
+		ctx.Warn(codeTruncatedWrongValue, "Incorrect datetime value: '%s'", zeroDateText(date.Type(), v))
+		return nil, nil
+	}
 	delta, err := iv.EvalDelta(ctx, row)
 	if err != nil || delta == nil {
 		return nil, err

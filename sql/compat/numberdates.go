@@ -240,14 +240,16 @@ func numberToDatetime(nr int64) (year, month, day, hour, minute, second int, has
 
 // dateErrorsNull returns the function e wrapped so that a date argument
 // it cannot read is NULL with MySQL's warning.
-func dateErrorsNull(e gsql.Expression) gsql.Expression {
-	return &dateErrorNull{UnaryExpression: expression.UnaryExpression{Child: e}}
+func dateErrorsNull(e gsql.Expression, zero zeroDateAnswer) gsql.Expression {
+	return &dateErrorNull{UnaryExpression: expression.UnaryExpression{Child: e}, zero: zero}
 }
 
 // dateErrorNull is a date function whose error for an argument that is
-// no date is MySQL's warning and NULL.
+// no date is MySQL's warning and NULL, and whose answer for the zero
+// date is zero's (zerodateargs.go).
 type dateErrorNull struct {
 	expression.UnaryExpression
+	zero zeroDateAnswer
 }
 
 var _ gsql.Expression = (*dateErrorNull)(nil)
@@ -274,6 +276,9 @@ func (d *dateErrorNull) CollationCoercibility(ctx *gsql.Context) (gsql.Collation
 func (d *dateErrorNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	v, err := d.Child.Eval(ctx, row)
 	if err == nil {
+		return v, nil
+	}
+	if v, ok := zeroDateResult(ctx, d.zero, err); ok {
 		return v, nil
 	}
 	ws := ctx.Session.Warnings() // the newest first
@@ -305,5 +310,5 @@ func (d *dateErrorNull) WithChildren(children ...gsql.Expression) (gsql.Expressi
 	if len(children) != 1 {
 		return nil, gsql.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
-	return &dateErrorNull{UnaryExpression: expression.UnaryExpression{Child: children[0]}}, nil
+	return &dateErrorNull{UnaryExpression: expression.UnaryExpression{Child: children[0]}, zero: d.zero}, nil
 }

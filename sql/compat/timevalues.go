@@ -125,6 +125,11 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			// CAST(dt AS CHAR) of a DATETIME(n) writes n digits
 			// (datetext.go's argText).
 			return withChildren(e, &argText{UnaryExpression: expression.UnaryExpression{Child: child}})
+		case types.IsNumber(t) && isDateOrDatetime(child.Type()):
+			if _, done := child.(*datetimeNumber); done {
+				return e, transform.SameTree, nil
+			}
+			return withChildren(e, newDatetimeNumber(child)) // datetimenumber.go
 		case !isTimeType(child.Type()):
 			return e, transform.SameTree, nil
 		case types.IsText(t):
@@ -137,7 +142,12 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 		if ret, ok := timePlusInterval(e, e.LeftChild, e.RightChild, e.Op); ok {
 			return ret, transform.NewTree, nil
 		}
-		return timeOperands(e)
+		_, li := e.LeftChild.(*expression.Interval)
+		_, ri := e.RightChild.(*expression.Interval)
+		if li || ri {
+			return timeOperands(e)
+		}
+		return numberOperandsTree(e)
 	case *function.Now:
 		if ret, ok := nowDigits(e); ok { // currenttime.go
 			return ret, transform.NewTree, nil
@@ -172,8 +182,8 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			return withChildren(e, l, r)
 		}
 	case *expression.Div, *expression.IntDiv, *expression.Mod, *expression.UnaryMinus,
-		*aggregation.Sum, *aggregation.Avg, *function.AbsVal:
-		return timeOperands(e)
+		*aggregation.Sum, *aggregation.Avg, *function.AbsVal, *expression.BitOp:
+		return numberOperandsTree(e)
 	case *aggregation.CountDistinct:
 		// GMS tells distinct values apart by their text (a LONGTEXT
 		// conversion, which fails on a TIME): the TIME's own text
@@ -192,6 +202,9 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 		if stringFunctions[strings.ToLower(e.FunctionName())] {
 			return timeTextOperands(e)
 		}
+		if e.FunctionName() == bitNotName {
+			return numberOperandsTree(e)
+		}
 	}
 	if f, ok := e.(gsql.FunctionExpression); ok && dateArgumentPositions[strings.ToLower(f.FunctionName())] != nil {
 		// numberdates.go
@@ -204,7 +217,9 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 			}
 			return e, transform.SameTree, nil
 		}
-		return dateErrorsNull(ret), transform.NewTree, nil
+		name := strings.ToLower(f.FunctionName())
+		guarded, zero := guardZeroDates(ret, name, dateArgumentPositions[name]) // zerodateargs.go
+		return dateErrorsNull(guarded, zero), transform.NewTree, nil
 	}
 	return e, transform.SameTree, nil
 }
