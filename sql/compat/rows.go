@@ -325,6 +325,14 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 	if d, ok := textResults(e); ok {
 		return d, transform.NewTree, nil
 	}
+	// A string count of a string function read by its leading digits
+	// (stringcounts.go); its DOUBLE string arguments then as below.
+	if d, ok := stringCounts(e); ok {
+		if dd, ok := doubleStrings(d); ok {
+			d = dd
+		}
+		return d, transform.NewTree, nil
+	}
 	// A DOUBLE written in a string as MySQL writes it (doubletext.go).
 	if d, ok := doubleStrings(e); ok {
 		if c, ok := castToChar(d); ok {
