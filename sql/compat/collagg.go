@@ -140,8 +140,29 @@ func acrossCharsets(a aggregatedCollation, b collationArg) (aggregatedCollation,
 	return aggregatedCollation{}, false
 }
 
+// utf8Superset reports whether a and b, of derivations ak and bk, are
+// collations of utf8mb3 and utf8mb4, one each, that MySQL aggregates by
+// converting the utf8mb3 string to utf8mb4, its superset
+// (MY_COLL_ALLOW_SUPERSET_CONV): GMS compared them as binary strings
+// (_utf8mb4'a' = 'A' of a utf8mb3 connection was 0; MySQL 1). A utf8mb3
+// literal under another collation than the character set's default is
+// left to GMS: GMS folds a literal's COLLATE into its type and forgets
+// that it is explicit, which wins in MySQL (_utf8mb4'a' = 'A' COLLATE
+// utf8mb3_bin is 0).
+func utf8Superset(a gsql.CollationID, ak byte, b gsql.CollationID, bk byte) bool {
+	ac, bc := a.CharacterSet(), b.CharacterSet()
+	switch {
+	case ac == gsql.CharacterSet_utf8mb4 && bc == gsql.CharacterSet_utf8mb3:
+		return bk < 3 || b == gsql.Collation_utf8mb3_general_ci
+	case ac == gsql.CharacterSet_utf8mb3 && bc == gsql.CharacterSet_utf8mb4:
+		return ak < 3 || a == gsql.Collation_utf8mb3_general_ci
+	}
+	return false
+}
+
 // comparedCollation returns the collation MySQL compares l and r under
-// when both are strings of one character set and different collations,
+// when both are strings of one character set (or of utf8mb3 and
+// utf8mb4) and different collations,
 // and the error it raises when the aggregate is no collation a
 // comparison may use (derivation NONE, or two explicit ones). known is
 // false when GMS's comparison stays.
@@ -151,7 +172,7 @@ func comparedCollation(ctx *gsql.Context, op string, l, r gsql.Expression) (gsql
 	}
 	lc, lk := operandCollation(ctx, l)
 	rc, rk := operandCollation(ctx, r)
-	if lc == rc || lk > 6 || rk > 6 || lc.CharacterSet() != rc.CharacterSet() {
+	if lc == rc || lk > 6 || rk > 6 || lc.CharacterSet() != rc.CharacterSet() && !utf8Superset(lc, lk, rc, rk) {
 		return 0, false, nil
 	}
 	agg, err := aggregateCollations(ctx, op, []gsql.Expression{l, r})

@@ -68,6 +68,7 @@ func newTextExtremum(name string, args []gsql.Expression) (gsql.Expression, bool
 // is 'a' under a case-insensitive one), where GMS compared their bytes.
 // Binary strings, and those of other character sets, stay GMS's.
 func collatedTexts(args []gsql.Expression) bool {
+	one := oneCharacterSet(args)
 	for _, a := range args {
 		t := a.Type()
 		if t == types.Null {
@@ -77,7 +78,7 @@ func collatedTexts(args []gsql.Expression) bool {
 		if !ok || types.IsBinaryType(t) || tc.Collation() == gsql.Collation_binary {
 			return false
 		}
-		if tc.Collation().CharacterSet() != gsql.Collation_Default.CharacterSet() {
+		if tc.Collation().CharacterSet() != gsql.Collation_Default.CharacterSet() && !one {
 			// A literal of the connection's character set
 			// (utf8mb3) converts to a column's (MySQL's
 			// MY_COLL_ALLOW_COERCIBLE_CONV); two columns of
@@ -88,6 +89,27 @@ func collatedTexts(args []gsql.Expression) bool {
 		}
 	}
 	return true
+}
+
+// oneCharacterSet reports whether args' strings are all of one
+// character set (utf8mb3 literals of the connection's, say): they
+// compare under their collation as utf8mb4 ones do (GREATEST('a', 'B')
+// is 'B' under utf8mb3_general_ci; GMS compared bytes).
+func oneCharacterSet(args []gsql.Expression) bool {
+	var cs gsql.CharacterSetID
+	seen := false
+	for _, a := range args {
+		tc, ok := a.Type().(gsql.TypeWithCollation)
+		if !ok || !types.IsText(a.Type()) {
+			continue
+		}
+		c := tc.Collation().CharacterSet()
+		if seen && c != cs {
+			return false
+		}
+		cs, seen = c, true
+	}
+	return seen
 }
 
 // anyUtf8mb4Column reports whether an argument of args is a utf8mb4
@@ -105,6 +127,7 @@ func anyUtf8mb4Column(args []gsql.Expression) bool {
 // string arguments (numbers have the weakest coercibility).
 func extremumCollation(args []gsql.Expression) gsql.CollationID {
 	ctx := gsql.NewEmptyContext()
+	one := oneCharacterSet(args)
 	coll, coer := gsql.Collation_binary, byte(7)
 	if agg, err := aggregateCollations(ctx, "", args); err == nil && agg.known {
 		// Two columns of one derivation: the _bin one, or the
@@ -119,7 +142,7 @@ func extremumCollation(args []gsql.Expression) gsql.CollationID {
 		}
 		coll, coer = gsql.ResolveCoercibility(coll, coer, c, k)
 	}
-	if coll == gsql.Collation_binary || coll == gsql.Collation_Unspecified || coll.CharacterSet() != gsql.Collation_Default.CharacterSet() {
+	if coll == gsql.Collation_binary || coll == gsql.Collation_Unspecified || coll.CharacterSet() != gsql.Collation_Default.CharacterSet() && !one {
 		return gsql.Collation_Default
 	}
 	return coll
