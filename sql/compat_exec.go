@@ -260,7 +260,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			if err != nil {
 				return nil, err
 			}
-			return &insertInfoIter{child: iter, ii: m, counts: counts}, nil
+			return &insertInfoIter{child: iter, ii: m, counts: counts, load: loadsData(n)}, nil
 		}
 		// REPLACE counts every row it deletes (compat_replace.go).
 		ii, count, ok := countedReplace(n)

@@ -5,6 +5,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 
@@ -34,14 +35,21 @@ type insertCounts struct {
 	changed int // rows an upsert changed
 }
 
-// insertInfo is the info of an INSERT's OK packet.
+// insertInfo is the info of an INSERT's OK packet, or of a LOAD DATA's
+// ("Records: R  Deleted: D  Skipped: S  Warnings: W", sql_load.cc's
+// ER_LOAD_INFO: the rows REPLACE deleted, the rows not copied).
 type insertInfo struct {
 	records, duplicates int
+	load                bool
+	deleted, skipped    int
 }
 
 // String implements fmt.Stringer: MySQL's text, with a warning count the
 // handler replaces with the statement's.
 func (i insertInfo) String() string {
+	if i.load {
+		return fmt.Sprintf("Records: %d  Deleted: %d  Skipped: %d  Warnings: 0", i.records, i.deleted, i.skipped)
+	}
 	return fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: 0", i.records, i.duplicates)
 }
 
@@ -186,6 +194,7 @@ type insertInfoIter struct {
 	child  gsql.RowIter
 	ii     *plan.InsertInto
 	counts *insertCounts
+	load   bool // a LOAD DATA's
 }
 
 var _ gsql.MutableRowIter = (*insertInfoIter)(nil)
@@ -200,14 +209,15 @@ func (i *insertInfoIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	if !isOK {
 		return row, nil
 	}
-	ok.Info = insertInfo{records: i.counts.records, duplicates: i.duplicates(ctx, int(ok.RowsAffected))}
+	ok.Info = i.info(ctx, int(ok.RowsAffected))
 	return gsql.Row{ok}, nil
 }
 
-// duplicates returns MySQL's count of duplicates of the statement that
-// affected rows (sql_insert.cc: records - copied for IGNORE, else
-// deleted + updated).
-func (i *insertInfoIter) duplicates(ctx *gsql.Context, affected int) int {
+// info returns MySQL's info of the statement that affected rows: its
+// duplicates are records - copied for IGNORE, else deleted + updated
+// (sql_insert.cc); a LOAD DATA's skipped rows are records - copied
+// (sql_load.cc).
+func (i *insertInfoIter) info(ctx *gsql.Context, affected int) insertInfo {
 	c := i.counts
 	foundRows := ctx.Client().Capabilities&mysql.CapabilityClientFoundRows != 0
 	var copied, deleted, updated int
@@ -227,10 +237,14 @@ func (i *insertInfoIter) duplicates(ctx *gsql.Context, affected int) int {
 	default:
 		copied = affected
 	}
+	info := insertInfo{records: c.records, duplicates: max(deleted, 0) + updated}
 	if i.ii.Ignore {
-		return max(c.records-copied, 0)
+		info.duplicates = max(c.records-copied, 0)
 	}
-	return max(deleted, 0) + updated
+	if i.load {
+		info.load, info.deleted, info.skipped = true, max(deleted, 0), max(c.records-copied, 0)
+	}
+	return info
 }
 
 // Close implements sql.RowIter.
@@ -241,5 +255,17 @@ func (i *insertInfoIter) GetChildIter() gsql.RowIter { return i.child }
 
 // WithChildIter implements sql.MutableRowIter.
 func (i *insertInfoIter) WithChildIter(child gsql.RowIter) gsql.RowIter {
-	return &insertInfoIter{child: child, ii: i.ii, counts: i.counts}
+	return &insertInfoIter{child: child, ii: i.ii, counts: i.counts, load: i.load}
+}
+
+// loadsData reports whether ii is a LOAD DATA's: its source (under
+// FitRows and GMS's projection) reads the file.
+func loadsData(ii *plan.InsertInto) bool {
+	found := false
+	transform.Inspect(ii.Source, func(n gsql.Node) bool {
+		_, isLoad := n.(*plan.LoadData)
+		found = found || isLoad
+		return !found
+	})
+	return found
 }

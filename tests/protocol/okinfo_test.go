@@ -1,6 +1,9 @@
 package protocol
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/percdb/percdb/tests/isolation/testserver"
@@ -113,6 +116,26 @@ func TestInsertInfo(t *testing.T) {
 			}
 			if res[0].Warnings != tc.warnings || res[0].Info != want {
 				t.Errorf("%s: warnings %d, info %q; want %d and %q", tc.query, res[0].Warnings, res[0].Info, tc.warnings, want)
+			}
+		}
+
+		// LOAD DATA's own text (sql_load.cc): the rows REPLACE
+		// deleted, the rows not copied.
+		for i, tc := range []struct{ rows, how, info string }{
+			{"1\t1\n30\t30\n", "IGNORE", "Records: 2  Deleted: 0  Skipped: 1  Warnings: 1"},
+			{"1\t5\n31\t31\n", "REPLACE", "Records: 2  Deleted: 1  Skipped: 0  Warnings: 0"},
+		} {
+			file := filepath.Join(t.TempDir(), fmt.Sprintf("rows%d.tsv", i))
+			if err := os.WriteFile(file, []byte(tc.rows), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			q := fmt.Sprintf("LOAD DATA INFILE '%s' %s INTO TABLE insinfo", file, tc.how)
+			res, err := c.QueryAll(q)
+			if err != nil || len(res) != 1 {
+				t.Fatalf("%s: %v, %d results", q, err, len(res))
+			}
+			if res[0].Info != lenencInfo(tc.info) {
+				t.Errorf("%s: info %q; want %q", q, res[0].Info, lenencInfo(tc.info))
 			}
 		}
 
