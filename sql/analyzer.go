@@ -249,6 +249,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// an IN subquery's outer table lost its lookup join), before the
 	// tables become index reads.
 	insertRule(a, "pushFilters", false, analyzer.Rule{Id: pruneSubqueriesRuleID, Apply: pruneUnderSubqueries})
+	// Its pushFilters loses the conditions of a Filter on a table under
+	// another Filter; such stacks become one Filter first
+	// (sql/compat/nestedfilters.go): TestValues/nestedfilters.
+	wrapRule(a, "pushFilters", compat.MergedNestedFilters)
 	// Without statistics GMS reads by a unique index the WHERE clause
 	// does not pin rather than by one it pins more of, and sorts rows an
 	// index read already gives in order when pinned columns lead the

@@ -186,11 +186,12 @@ func usesNoTables(query string) bool {
 
 // updateInfoWarnings writes n, the statement's warning count, into the
 // info text of res, an UPDATE's OK packet ("Rows matched: 2  Changed: 0
-// Warnings: 2"): GMS's UpdateInfo counted none, whatever the statement
-// raised (an UPDATE outside strict mode that clipped two values said
-// "Warnings: 0").
+// Warnings: 2") or an INSERT's ("Records: 2  Duplicates: 0  Warnings: 1",
+// compat_insertinfo.go): GMS's UpdateInfo counted none, whatever the
+// statement raised (an UPDATE outside strict mode that clipped two
+// values said "Warnings: 0").
 func updateInfoWarnings(res *sqltypes.Result, n uint16) {
-	if res == nil || len(res.Fields) != 0 || !strings.HasPrefix(res.Info, "Rows matched: ") {
+	if res == nil || len(res.Fields) != 0 || (!strings.HasPrefix(res.Info, "Rows matched: ") && !strings.HasPrefix(res.Info, "Records: ")) {
 		return
 	}
 	i := strings.LastIndex(res.Info, "Warnings: ")

@@ -201,6 +201,12 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 			return nil, err
 		}
 		return compat.NewSelectedRowsIter(n, child), nil
+	case *countedSource:
+		iter, err := b.gms.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return &countingRowIter{child: iter, counts: n.counts}, nil
 	case *plan.InsertInto:
 		// ON DUPLICATE KEY UPDATE reading the SELECT's columns, bound
 		// to this execution's rows (sql/compat/odku.go).
@@ -246,6 +252,15 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 				return nil, err
 			}
 			return b.gms.Build(ctx, m, row)
+		}
+		// The OK packet's "Records: …  Duplicates: …" (compat_insertinfo.go),
+		// outside REPLACE's count of the rows it deletes.
+		if m, counts, ok := withInsertInfo(n); ok {
+			iter, err := b.gms.Build(ctx, m, row)
+			if err != nil {
+				return nil, err
+			}
+			return &insertInfoIter{child: iter, ii: m, counts: counts, load: loadsData(n)}, nil
 		}
 		// REPLACE counts every row it deletes (compat_replace.go).
 		ii, count, ok := countedReplace(n)

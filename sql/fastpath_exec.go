@@ -1012,6 +1012,10 @@ func (r *fastRun) insert(pl *fastPlan) fastOutcome {
 	}
 	ctx.SetLastQueryInfoInt(gsql.RowCount, int64(len(rows)))
 	r.pending = &sqltypes.Result{RowsAffected: uint64(len(rows)), InsertID: insertID}
+	if len(rows) > 1 {
+		// MySQL's info for rows of VALUES (compat_insertinfo.go).
+		r.pending.Info = insertInfo{records: len(rows)}.String()
+	}
 	return fastOutcome{handled: true}
 }
 

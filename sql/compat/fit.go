@@ -105,7 +105,7 @@ func FitInsert(n *plan.InsertInto) (*plan.InsertInto, bool) {
 		return n, false
 	}
 	return n.WithSource(&FitRows{UnaryNode: plan.UnaryNode{Child: n.Source}, Dest: dest, Ignore: n.Ignore,
-		Single: singleRow(n.Source), Deferred: n.DeferredDefaults}), true
+		Single: SingleRow(n.Source), Deferred: n.DeferredDefaults}), true
 }
 
 // hasFittedColumn reports whether the values of a column of sch are

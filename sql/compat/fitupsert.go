@@ -26,7 +26,7 @@ func FitUpsert(ctx *gsql.Context, n *plan.InsertInto) (*plan.InsertInto, bool) {
 	}
 	// NULL into a NOT NULL column (notnull.go): MySQL's single-row
 	// INSERT fails with 1048 outside a strict sql_mode too.
-	lenient := n.Ignore || (!strictMode(ctx) && !singleRow(n.Source))
+	lenient := n.Ignore || (!strictMode(ctx) && !SingleRow(n.Source))
 	if nd, changed := implicitDefaults(exprs, lenient); changed {
 		exprs, ok = nd, true
 	}
@@ -38,9 +38,9 @@ func FitUpsert(ctx *gsql.Context, n *plan.InsertInto) (*plan.InsertInto, bool) {
 	return &m, true
 }
 
-// singleRow reports whether src is a VALUES list of one row (under the
+// SingleRow reports whether src is a VALUES list of one row (under the
 // FitRows of FitInsert and the projection GMS puts over VALUES).
-func singleRow(src gsql.Node) bool {
+func SingleRow(src gsql.Node) bool {
 	for {
 		switch n := src.(type) {
 		case *FitRows:

@@ -47,6 +47,9 @@ func OneTableWriteConditions(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Nod
 		if !ok {
 			return n, transform.SameTree, nil
 		}
+		if tableUnderAlias(f.Child) != nil {
+			return oneTableFilter(ctx, f)
+		}
 		j, ok := f.Child.(*plan.JoinNode)
 		if !ok {
 			return n, transform.SameTree, nil
@@ -101,6 +104,36 @@ func OneTableWriteConditions(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Nod
 		}
 		return plan.NewFilter(expression.JoinAnd(kept...), child), transform.NewTree, nil
 	})
+}
+
+// oneTableFilter returns f, the filter of a one-table UPDATE or DELETE
+// (or of one table of a join, which leafFilters made), with its
+// conjuncts in the order MySQL evaluates them on a row (leafFilters):
+// `UPDATE k1 SET … WHERE k1.c1 <= (SELECT …) AND k1.a > 1` reads the
+// range of k1's primary key first, and a row whose a is 1, never read,
+// is never compared with the subquery (a 1292 of a strict UPDATE on its
+// c1 'a%b').
+func oneTableFilter(ctx *gsql.Context, f *plan.Filter) (gsql.Node, transform.TreeIdentity, error) {
+	conds := expression.SplitConjunction(f.Expression)
+	subqueries := make([]bool, len(conds))
+	withSubquery := false
+	for i, c := range conds {
+		transform.InspectExpr(c, func(e gsql.Expression) bool {
+			_, subqueries[i] = e.(*plan.Subquery)
+			return subqueries[i]
+		})
+		withSubquery = withSubquery || subqueries[i]
+	}
+	if !withSubquery {
+		return f, transform.SameTree, nil
+	}
+	ordered := evaluationOrder(ctx, f.Child, conds, subqueries)
+	for i := range ordered {
+		if ordered[i] != conds[i] {
+			return plan.NewFilter(expression.JoinAnd(ordered...), f.Child), transform.NewTree, nil
+		}
+	}
+	return f, transform.SameTree, nil
 }
 
 // oneTableCondition returns the table (its name in the statement) that
@@ -216,10 +249,15 @@ func subqueriesRead(c gsql.Expression, names map[string]bool) bool {
 // one with a subquery, and a comparison of an index's first column with
 // a constant (MySQL reads it as a range of the index, so that rows
 // outside it are never read); then the others, in their order. One
-// filter, whose AND stops at the first false conjunct: a filter below
-// another one with a subquery was lost in a later analyzer rule (not
-// traced; the rows it refused were changed).
+// filter, whose AND stops at the first false conjunct (two stacked
+// filters lost the lower one in GMS's pushFilters, nestedfilters.go).
 func leafFilters(ctx *gsql.Context, leaf gsql.Node, conds []gsql.Expression, subqueries []bool) gsql.Node {
+	return plan.NewFilter(expression.JoinAnd(evaluationOrder(ctx, leaf, conds, subqueries)...), leaf)
+}
+
+// evaluationOrder returns conds, the conjuncts of a filter on leaf, in
+// the order leafFilters gives them.
+func evaluationOrder(ctx *gsql.Context, leaf gsql.Node, conds []gsql.Expression, subqueries []bool) []gsql.Expression {
 	leading := indexLeadingColumns(ctx, leaf)
 	var first, then []gsql.Expression
 	seenSubquery := false
@@ -231,7 +269,7 @@ func leafFilters(ctx *gsql.Context, leaf gsql.Node, conds []gsql.Expression, sub
 			then = append(then, c)
 		}
 	}
-	return plan.NewFilter(expression.JoinAnd(append(first, then...)...), leaf)
+	return append(first, then...)
 }
 
 // tableUnderAlias returns n when it is a resolved table, the table it
