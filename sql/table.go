@@ -11,6 +11,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
@@ -333,7 +334,26 @@ type rowIter struct {
 	// rows read, added to sess.rowsExamined at Close.
 	sess     *Session
 	examined uint64
+
+	// lockPages: a SELECT ... FOR UPDATE that waits for locks (not SKIP
+	// LOCKED, which leaves rows out one by one) locks its rows a page at
+	// a time, one store request a page where each row was one (see
+	// readLockedPage); locked holds the rows read and locked ahead,
+	// served before anything else is read, and pageSize the size of the
+	// next page.
+	lockPages bool
+	locked    []executor.Row
+	pageSize  int
+	// lockFirst: a locking read in a pessimistic REPEATABLE READ
+	// transaction locks a batch of primary-key points before it reads
+	// them, and gets the rows with their locks (lockRowsReading): one
+	// request where a read and a lock were two.
+	lockFirst bool
 }
+
+// maxLockPage bounds the rows a locking read reads ahead and locks with
+// one request.
+const maxLockPage = 256
 
 func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []keyRange) (*rowIter, error) {
 	tx, err := transactionOf(ctx)
@@ -362,6 +382,13 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []ke
 	if index != nil && index.IsPrimary {
 		r.index = nil
 	}
+	if r.lock && s != nil && !(t.lockReads && tx.stmtOpen) && s.lockWait != compat.LockSkipLocked {
+		// A SELECT ... FOR UPDATE, not a reference check of a writing
+		// statement, whose reads ahead could miss the statement's own
+		// later writes.
+		r.lockPages = true
+		r.lockFirst = lockBeforeRead(tx, k) && s.lockWait == compat.LockWaitDefault
+	}
 	if r.index != nil && !r.lock && !r.track {
 		// A locking read takes the rows' latest versions through the
 		// row path.
@@ -382,6 +409,16 @@ func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 // nextRow is Next with the row's handle: the next row read, locked when
 // the statement locks what it reads.
 func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
+	if r.lockPages {
+		if len(r.locked) == 0 {
+			if err := r.readLockedPage(ctx); err != nil {
+				return executor.Row{}, err
+			}
+		}
+		row := r.locked[0]
+		r.locked = r.locked[1:]
+		return row, nil
+	}
 	row, err := r.next(ctx)
 	if err != nil {
 		if err == io.EOF {
@@ -413,6 +450,49 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// readLockedPage reads the next page of a locking read's rows into
+// r.locked and locks them with one request (io.EOF: no row left). Pages
+// grow from one row to maxLockPage, doubling: a read that GMS stops early
+// (a LIMIT) has locked at most as many rows again as it returned, and a
+// long one makes one request per maxLockPage rows. A commit newer than
+// the statement's snapshot to a row of the page, or a wait too long,
+// fails the statement as a row's lock does (lockError); a row read and
+// locked is the newest version, as the lock is taken at the snapshot the
+// row was read at.
+func (r *rowIter) readLockedPage(ctx *gsql.Context) error {
+	n := max(r.pageSize, 1)
+	r.pageSize = min(2*n, maxLockPage)
+	r.locked = r.locked[:0]
+	for len(r.locked) < n {
+		row, err := r.next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return toSQLError(err)
+		}
+		r.examined++
+		if r.track && r.tx.keyless != nil {
+			if err := r.tx.keyless.remember(r.t.meta, row); err != nil {
+				return err
+			}
+		}
+		r.locked = append(r.locked, row)
+	}
+	if len(r.locked) == 0 {
+		return io.EOF
+	}
+	handles := make([]tablecodec.Handle, len(r.locked))
+	for i, row := range r.locked {
+		handles[i] = row.Handle
+	}
+	if err := lockRows(ctx, r.tx, r.k, r.t.meta.Exec, handles...); err != nil {
+		r.locked = r.locked[:0]
+		return err
+	}
+	return nil
 }
 
 func (r *rowIter) next(ctx context.Context) (executor.Row, error) {
@@ -462,6 +542,13 @@ func (r *rowIter) start(ctx context.Context) error {
 		handles := []tablecodec.Handle{kr.handle}
 		for r.nextIsPoint() {
 			handles = append(handles, r.take().handle)
+		}
+		if gctx, ok := ctx.(*gsql.Context); ok && r.lockFirst {
+			// The rows come with their locks; readLockedPage then finds
+			// them locked and asks for nothing.
+			if err := lockRowsReading(gctx, r.tx, r.k, m.Exec, handles...); err != nil {
+				return err
+			}
 		}
 		rows, err := executor.BatchGetRows(ctx, r.k, m.Exec, r.dec, handles)
 		r.pending = rows
