@@ -21,7 +21,6 @@ import (
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
-	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
 )
@@ -311,14 +310,6 @@ func (r *fastRun) runSelect() fastOutcome {
 		for i, k := range keys {
 			handles[i] = tablecodec.IntHandle(k)
 		}
-		lockFirst := k != nil && r.shape.ForUpdate && lockBeforeRead(t, k) && r.s.lockWait == compat.LockWaitDefault
-		if lockFirst && len(handles) > 0 {
-			// As for one key: the rows come with their locks, one
-			// request for the whole list (an absent key locked too).
-			if err := lockRowsReading(ctx, t, k, pl.Meta.Exec, handles...); err != nil {
-				return r.answer(nil, err)
-			}
-		}
 		dec := pl.Proj.Get()
 		got, err := executor.BatchGetRows(ctx, reader, pl.Meta.Exec, dec, handles)
 		pl.Proj.Put(dec)
@@ -327,9 +318,7 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		for _, row := range got {
 			rows = append(rows, row.Values)
-			if !lockFirst {
-				locked = append(locked, row.Handle)
-			}
+			locked = append(locked, row.Handle)
 		}
 	}
 	if k != nil && r.shape.ForUpdate && len(locked) > 0 {

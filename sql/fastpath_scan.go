@@ -374,15 +374,6 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			if sp.Reverse {
 				slices.Reverse(keys)
 			}
-			if st.lock != nil && (want < 0 || int64(len(keys)) <= want) {
-				// Every point is read: lock them first, and the read
-				// takes the rows with their locks (lockScanned then asks
-				// for nothing).
-				if err := r.lockPointsReading(st.lock, k, keys); err != nil {
-					st.lockErr = err
-					return nil, examined, fastpath.ReasonError, false
-				}
-			}
 			out, err = copr.RunPoints(r.ctx, k, pl.Meta.Exec, keys, prog)
 		case sp.Reverse && sp.Index != nil:
 			rs := ranges
@@ -595,21 +586,6 @@ func (r *fastRun) lockRangeReading(t *Transaction, k *txn.Txn, kr executor.KeyRa
 		return nil, false, t.lockError(r.ctx, err)
 	}
 	return pairs, ok, nil
-}
-
-// lockPointsReading locks the row keys of a point SELECT ... FOR UPDATE
-// (an IN list of whole primary keys) in transaction t before they are
-// read, with their values (lockKeysReading): the read that follows takes
-// them from the transaction, one request where a read and a lock were
-// two. An absent row's key is locked too, as InnoDB's REPEATABLE READ
-// locks the gap where the row would be. Only in pessimistic REPEATABLE
-// READ transactions (lockBeforeRead) whose lock wait is the default;
-// the others read, then lock the rows found (lockScanned).
-func (r *fastRun) lockPointsReading(t *Transaction, k *txn.Txn, keys [][]byte) error {
-	if !lockBeforeRead(t, k) || r.s.lockWait != compat.LockWaitDefault {
-		return nil
-	}
-	return lockKeysReading(r.ctx, t, k, keys)
 }
 
 // errScanTooLarge stops a read past maxScanRows.

@@ -344,11 +344,6 @@ type rowIter struct {
 	lockPages bool
 	locked    []executor.Row
 	pageSize  int
-	// lockFirst: a locking read in a pessimistic REPEATABLE READ
-	// transaction locks a batch of primary-key points before it reads
-	// them, and gets the rows with their locks (lockRowsReading): one
-	// request where a read and a lock were two.
-	lockFirst bool
 }
 
 // maxLockPage bounds the rows a locking read reads ahead and locks with
@@ -387,7 +382,6 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []ke
 		// statement, whose reads ahead could miss the statement's own
 		// later writes.
 		r.lockPages = true
-		r.lockFirst = lockBeforeRead(tx, k) && s.lockWait == compat.LockWaitDefault
 	}
 	if r.index != nil && !r.lock && !r.track {
 		// A locking read takes the rows' latest versions through the
@@ -542,13 +536,6 @@ func (r *rowIter) start(ctx context.Context) error {
 		handles := []tablecodec.Handle{kr.handle}
 		for r.nextIsPoint() {
 			handles = append(handles, r.take().handle)
-		}
-		if gctx, ok := ctx.(*gsql.Context); ok && r.lockFirst {
-			// The rows come with their locks; readLockedPage then finds
-			// them locked and asks for nothing.
-			if err := lockRowsReading(gctx, r.tx, r.k, m.Exec, handles...); err != nil {
-				return err
-			}
 		}
 		rows, err := executor.BatchGetRows(ctx, r.k, m.Exec, r.dec, handles)
 		r.pending = rows
