@@ -181,3 +181,44 @@ func TestPessimisticLockPages(t *testing.T) {
 	mustExec(t, a, "ROLLBACK")
 	mustExec(t, b, "COMMIT")
 }
+
+// TestPessimisticLockPagesJoin: a join's batched lookups under FOR
+// UPDATE read their ranges' rows a page ahead of what they hand on, and
+// each row still goes to the outer row of its own range (the read it
+// came from is the row's, not the last one started): the answer is the
+// one the same join gives without FOR UPDATE.
+func TestPessimisticLockPagesJoin(t *testing.T) {
+	srv := startServerConfig(t, percsql.Config{AutoAnalyzeInterval: time.Hour})
+	admin := openDB(t, srv, "")
+	mustExec(t, admin, "CREATE DATABASE lpj",
+		"CREATE TABLE lpj.o (id INT PRIMARY KEY, k INT)",
+		"CREATE TABLE lpj.i (id INT PRIMARY KEY, k INT, v INT, INDEX (k))",
+		"CREATE TABLE lpj.l (w INT, n INT, v INT, PRIMARY KEY (w, n))")
+	var orows, irows, lrows []string
+	for id := 1; id <= 12; id++ {
+		orows = append(orows, fmt.Sprintf("(%d, %d)", id, id*3))
+	}
+	for id := 1; id <= 40; id++ {
+		irows = append(irows, fmt.Sprintf("(%d, %d, %d)", id, id, id*10))
+		lrows = append(lrows, fmt.Sprintf("(%d, %d, %d)", id%13*3, id, id))
+	}
+	mustExec(t, admin, "INSERT INTO lpj.o VALUES "+strings.Join(orows, ", "),
+		"INSERT INTO lpj.i VALUES "+strings.Join(irows, ", "),
+		"INSERT INTO lpj.l VALUES "+strings.Join(lrows, ", "))
+	a := openDB(t, srv, "lpj")
+	a.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"SELECT o.id, i.id, i.v FROM o JOIN i ON i.k = o.k ORDER BY o.id, i.id",
+		"SELECT o.id, i.id, i.v FROM o JOIN i ON i.k BETWEEN o.k AND o.k + 1 ORDER BY o.id, i.id",
+		"SELECT o.id, l.n, l.v FROM o JOIN l ON l.w = o.k ORDER BY o.id, l.n",
+	} {
+		want := strings.Join(queryRowsArgs(t, a, q), "|")
+		for _, fast := range []int{0, 1} {
+			mustExec(t, a, fmt.Sprintf("SET @percdb_fastpath = %d", fast), "BEGIN PESSIMISTIC")
+			if got := strings.Join(queryRowsArgs(t, a, q+" FOR UPDATE"), "|"); got != want {
+				t.Errorf("%s FOR UPDATE (fast path %d):\n%s\nwant (without FOR UPDATE)\n%s", q, fast, got, want)
+			}
+			mustExec(t, a, "ROLLBACK")
+		}
+	}
+}

@@ -316,8 +316,11 @@ type rowIter struct {
 	pending []executor.Row
 	// taken counts the reads started, so that a row read by a range
 	// scan or a unique point is known to come from read taken-1
-	// (primary-key points are read together: not so for them).
+	// (primary-key points are read together: not so for them); from is
+	// that read of the row nextRow returned last (reads ahead of a
+	// locking read move taken past it).
 	taken int
+	from  int
 
 	// pid is the statement reading; rec collects the rows of the current
 	// range read for the scan cache while recording is set.
@@ -342,8 +345,15 @@ type rowIter struct {
 	// served before anything else is read, and pageSize the size of the
 	// next page.
 	lockPages bool
-	locked    []executor.Row
+	locked    []lockedRow
 	pageSize  int
+}
+
+// lockedRow is a row read ahead and locked, with the read it came from
+// (rowIter.from).
+type lockedRow struct {
+	row  executor.Row
+	from int
 }
 
 // maxLockPage bounds the rows a locking read reads ahead and locks with
@@ -409,11 +419,13 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 				return executor.Row{}, err
 			}
 		}
-		row := r.locked[0]
+		l := r.locked[0]
 		r.locked = r.locked[1:]
-		return row, nil
+		r.from = l.from
+		return l.row, nil
 	}
 	row, err := r.next(ctx)
+	r.from = r.taken - 1
 	if err != nil {
 		if err == io.EOF {
 			return executor.Row{}, err
@@ -436,6 +448,7 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 			}
 			return executor.Row{}, toSQLError(err)
 		}
+		r.from = r.taken - 1
 		r.examined++
 	}
 	if r.track && r.tx.keyless != nil {
@@ -473,14 +486,14 @@ func (r *rowIter) readLockedPage(ctx *gsql.Context) error {
 				return err
 			}
 		}
-		r.locked = append(r.locked, row)
+		r.locked = append(r.locked, lockedRow{row: row, from: r.taken - 1})
 	}
 	if len(r.locked) == 0 {
 		return io.EOF
 	}
 	handles := make([]tablecodec.Handle, len(r.locked))
-	for i, row := range r.locked {
-		handles[i] = row.Handle
+	for i, l := range r.locked {
+		handles[i] = l.row.Handle
 	}
 	if err := lockRows(ctx, r.tx, r.k, r.t.meta.Exec, handles...); err != nil {
 		r.locked = r.locked[:0]
