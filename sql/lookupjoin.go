@@ -919,7 +919,7 @@ func (it *batchedLookupIter) scanDistinct(ctx *gsql.Context, distinct []keyRange
 		// of them are primary-key points, which are read together),
 		// and of a read that covers adjacent ranges, the range whose
 		// end is past the row's key (rows come in key order).
-		m := r.taken - 1
+		m := r.from
 		read = max(read, first[m])
 		if last := first[m+1] - 1; read < last {
 			key = tablecodec.RowKey(key[:0], it.in.t.meta.Exec.ID, row.Handle)

@@ -11,6 +11,7 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/tablemeta"
 	"github.com/percdb/percdb/txn"
 )
@@ -315,8 +316,11 @@ type rowIter struct {
 	pending []executor.Row
 	// taken counts the reads started, so that a row read by a range
 	// scan or a unique point is known to come from read taken-1
-	// (primary-key points are read together: not so for them).
+	// (primary-key points are read together: not so for them); from is
+	// that read of the row nextRow returned last (reads ahead of a
+	// locking read move taken past it).
 	taken int
+	from  int
 
 	// pid is the statement reading; rec collects the rows of the current
 	// range read for the scan cache while recording is set.
@@ -333,7 +337,28 @@ type rowIter struct {
 	// rows read, added to sess.rowsExamined at Close.
 	sess     *Session
 	examined uint64
+
+	// lockPages: a SELECT ... FOR UPDATE that waits for locks (not SKIP
+	// LOCKED, which leaves rows out one by one) locks its rows a page at
+	// a time, one store request a page where each row was one (see
+	// readLockedPage); locked holds the rows read and locked ahead,
+	// served before anything else is read, and pageSize the size of the
+	// next page.
+	lockPages bool
+	locked    []lockedRow
+	pageSize  int
 }
+
+// lockedRow is a row read ahead and locked, with the read it came from
+// (rowIter.from).
+type lockedRow struct {
+	row  executor.Row
+	from int
+}
+
+// maxLockPage bounds the rows a locking read reads ahead and locks with
+// one request.
+const maxLockPage = 256
 
 func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []keyRange) (*rowIter, error) {
 	tx, err := transactionOf(ctx)
@@ -362,6 +387,12 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []ke
 	if index != nil && index.IsPrimary {
 		r.index = nil
 	}
+	if r.lock && s != nil && !(t.lockReads && tx.stmtOpen) && s.lockWait != compat.LockSkipLocked {
+		// A SELECT ... FOR UPDATE, not a reference check of a writing
+		// statement, whose reads ahead could miss the statement's own
+		// later writes.
+		r.lockPages = true
+	}
 	if r.index != nil && !r.lock && !r.track {
 		// A locking read takes the rows' latest versions through the
 		// row path.
@@ -382,7 +413,19 @@ func (r *rowIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 // nextRow is Next with the row's handle: the next row read, locked when
 // the statement locks what it reads.
 func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
+	if r.lockPages {
+		if len(r.locked) == 0 {
+			if err := r.readLockedPage(ctx); err != nil {
+				return executor.Row{}, err
+			}
+		}
+		l := r.locked[0]
+		r.locked = r.locked[1:]
+		r.from = l.from
+		return l.row, nil
+	}
 	row, err := r.next(ctx)
+	r.from = r.taken - 1
 	if err != nil {
 		if err == io.EOF {
 			return executor.Row{}, err
@@ -405,6 +448,7 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 			}
 			return executor.Row{}, toSQLError(err)
 		}
+		r.from = r.taken - 1
 		r.examined++
 	}
 	if r.track && r.tx.keyless != nil {
@@ -413,6 +457,49 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// readLockedPage reads the next page of a locking read's rows into
+// r.locked and locks them with one request (io.EOF: no row left). Pages
+// grow from one row to maxLockPage, doubling: a read that GMS stops early
+// (a LIMIT) has locked at most as many rows again as it returned, and a
+// long one makes one request per maxLockPage rows. A commit newer than
+// the statement's snapshot to a row of the page, or a wait too long,
+// fails the statement as a row's lock does (lockError); a row read and
+// locked is the newest version, as the lock is taken at the snapshot the
+// row was read at.
+func (r *rowIter) readLockedPage(ctx *gsql.Context) error {
+	n := max(r.pageSize, 1)
+	r.pageSize = min(2*n, maxLockPage)
+	r.locked = r.locked[:0]
+	for len(r.locked) < n {
+		row, err := r.next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return toSQLError(err)
+		}
+		r.examined++
+		if r.track && r.tx.keyless != nil {
+			if err := r.tx.keyless.remember(r.t.meta, row); err != nil {
+				return err
+			}
+		}
+		r.locked = append(r.locked, lockedRow{row: row, from: r.taken - 1})
+	}
+	if len(r.locked) == 0 {
+		return io.EOF
+	}
+	handles := make([]tablecodec.Handle, len(r.locked))
+	for i, l := range r.locked {
+		handles[i] = l.row.Handle
+	}
+	if err := lockRows(ctx, r.tx, r.k, r.t.meta.Exec, handles...); err != nil {
+		r.locked = r.locked[:0]
+		return err
+	}
+	return nil
 }
 
 func (r *rowIter) next(ctx context.Context) (executor.Row, error) {
