@@ -313,9 +313,9 @@ func (c *CoprIter) resumeAt(key []byte) {
 
 // SetProgram makes the requests after this one evaluate program, which
 // must be the walk's program with only its page size changed (a reader
-// that may stop early asks for small pages first, copr.RunPaged): a
-// program that computed something else would give the rest of the
-// range other outputs.
+// that may stop early asks for small pages first, copr.RunPaged), or
+// its limit lowered to the rows still wanted: a program that computed
+// something else would give the rest of the range other outputs.
 func (c *CoprIter) SetProgram(program []byte) { c.program = program }
 
 // Visited returns how many rows (visible pairs) the store has fed the
