@@ -95,11 +95,7 @@ func TestCoprocessor(t *testing.T) {
 func TestCoprocessorRanges(t *testing.T) {
 	ctx := context.Background()
 	s, rc, write := listStore(t)
-	var muts []Mutation
-	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
-		muts = append(muts, Mutation{Op: OpPut, Key: []byte(k), Value: []byte(k + k)})
-	}
-	write(10, true, muts...)
+	write(10, true, doubledLetters()...)
 	kr := func(start, end string) KeyRange { return KeyRange{Start: []byte(start), End: []byte(end)} }
 	ranges := []KeyRange{kr("a", "a\x00"), kr("b\x00", "c\x00"), kr("d", "d"), kr("e", "f"), kr("f\x00", "")}
 	resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 20, Program: []byte("0")})
@@ -169,11 +165,7 @@ func TestCoprocessorRanges(t *testing.T) {
 func TestCoprocessorReverse(t *testing.T) {
 	ctx := context.Background()
 	s, rc, write := listStore(t)
-	var muts []Mutation
-	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
-		muts = append(muts, Mutation{Op: OpPut, Key: []byte(k), Value: []byte(k + k)})
-	}
-	write(10, true, muts...)
+	write(10, true, doubledLetters()...)
 	write(20, true, Mutation{Op: OpDelete, Key: []byte("f")})
 
 	rev := func(version uint64, program string, start, end string, ranges ...KeyRange) (*CoprocessorResponse, error) {
@@ -248,6 +240,16 @@ func TestCoprocessorReverse(t *testing.T) {
 	if resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: left.Ctx(), Start: []byte("c"), Version: 30, Program: []byte("0"), Reverse: true}); err != nil || string(resp.Data) != "c=cc;" {
 		t.Fatalf("to the region's end: %+v %v", resp, err)
 	}
+}
+
+// doubledLetters returns the puts of the keys a to g, each of its value
+// the letter twice.
+func doubledLetters() []Mutation {
+	var muts []Mutation
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		muts = append(muts, Mutation{Op: OpPut, Key: []byte(k), Value: []byte(k + k)})
+	}
+	return muts
 }
 
 // listStore opens an in-memory store of listCoprocessor and returns it,

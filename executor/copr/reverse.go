@@ -9,7 +9,6 @@ import (
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
-	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -40,18 +39,7 @@ func RunReverse(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []ex
 	if len(ranges) == 0 || !Disjoint(ranges) {
 		return nil, fmt.Errorf("table %s: backward read of %d ranges that are not ascending and disjoint", t.Name, len(ranges))
 	}
-	enc, err := p.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.Name, err)
-	}
-	krs := make([]kv.KeyRange, len(ranges))
-	for i, r := range ranges {
-		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
-	}
-	// The program reads only its Columns of each row: a pessimistic
-	// transaction may move its snapshot past changes to the others.
-	rd := tx.ReadingWith(executor.ColumnsComparator(t, p.Columns))
-	c, err := rd.CoprocessorReverse(ctx, krs, enc)
+	c, rd, err := coprWalk(ctx, tx, t, ranges, p, true)
 	if err == nil {
 		if wantedRows(p) > 0 {
 			return &limitedRemote{remote: remote{c}, p: *p, left: p.Limit}, nil
@@ -59,7 +47,7 @@ func RunReverse(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []ex
 		return remote{c}, nil
 	}
 	if !errors.Is(err, txn.ErrBufferedWrites) {
-		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		return nil, err
 	}
 	e, err := p.Start()
 	if err != nil {
