@@ -61,15 +61,16 @@ func (t *endsKeyTable) query(r *rand.Rand) (string, []any) {
 		order = append(order, k+" DESC")
 	}
 	sel := []string{"*", strings.Join(t.keys, ", "), t.keys[len(t.keys)-1] + ", v", "v, s"}[r.Intn(4)]
-	q := "SELECT " + sel + " FROM " + t.name + where + " ORDER BY " + strings.Join(order, ", ")
+	return endsLimit(r, "SELECT "+sel+" FROM "+t.name+where+" ORDER BY "+strings.Join(order, ", "), args, 4)
+}
+
+// endsLimit appends a LIMIT of 1 to 6 rows to q, after an OFFSET below
+// offsets one time in two, and its arguments to args.
+func endsLimit(r *rand.Rand, q string, args []any, offsets int) (string, []any) {
 	if r.Intn(2) == 0 {
-		q += " LIMIT ?"
-		args = append(args, 1+r.Intn(6))
-	} else {
-		q += " LIMIT ?, ?"
-		args = append(args, r.Intn(4), 1+r.Intn(6))
+		return q + " LIMIT ?", append(args, 1+r.Intn(6))
 	}
-	return q, args
+	return q + " LIMIT ?, ?", append(args, r.Intn(offsets), 1+r.Intn(6))
 }
 
 // endsIndexTable is an indexTable whose queries are read from an end of
@@ -119,15 +120,7 @@ func (t *endsIndexTable) query(r *rand.Rand) (string, []any) {
 	if r.Intn(2) == 0 {
 		sel += ", v"
 	}
-	q := "SELECT " + sel + " FROM " + t.name + where + " ORDER BY " + strings.Join(order, ", ")
-	if r.Intn(2) == 0 {
-		q += " LIMIT ?"
-		args = append(args, 1+r.Intn(6))
-	} else {
-		q += " LIMIT ?, ?"
-		args = append(args, r.Intn(3), 1+r.Intn(6))
-	}
-	return q, args
+	return endsLimit(r, "SELECT "+sel+" FROM "+t.name+where+" ORDER BY "+strings.Join(order, ", "), args, 3)
 }
 
 // TestFastPathEndsDifferential compares reads from an end of a primary

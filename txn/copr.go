@@ -159,24 +159,11 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 			}
 		}
 		resp, err := s.client.Coprocessor(ctx, req)
-		if c.it.latest != nil {
-			// The walk's first request, at kv.MaxTS: kept only if it
-			// read the whole walk (latest.go).
-			whole := err == nil && (resp.Done || resp.Resume == nil && !atEdge && sent == len(c.rest))
-			if ok, err := c.it.keepLatest(ctx, reg, err, !whole, false); err != nil {
-				return nil, c.fail(err)
-			} else if !ok {
-				continue
-			}
-		}
-		if err != nil {
-			if err := c.it.handle(ctx, reg, err); err != nil {
-				return nil, c.fail(err)
-			}
+		if retry, err := c.answered(ctx, reg, resp, err, !atEdge && sent == len(c.rest)); err != nil {
+			return nil, err
+		} else if retry {
 			continue
 		}
-		c.it.rr = newRegionRetrier(s.opts)
-		c.visited += resp.Visited
 		switch {
 		case resp.Done:
 			c.done = true
@@ -192,6 +179,32 @@ func (c *CoprIter) Next(ctx context.Context) ([]byte, error) {
 		return resp.Data, nil
 	}
 	return nil, io.EOF
+}
+
+// answered deals with the answer (resp, or err) of one of the walk's
+// requests to reg, which held all the walk has left when last: the
+// walk's first request at kv.MaxTS is kept only if it read the whole
+// walk (latest.go); a failed request is settled (locks resolved or
+// waited for, a stale route refreshed). retry says the request is to be
+// sent again; otherwise resp is the walk's.
+func (c *CoprIter) answered(ctx context.Context, reg kv.RegionInfo, resp *kv.CoprocessorResponse, err error, last bool) (retry bool, _ error) {
+	if c.it.latest != nil {
+		whole := err == nil && (resp.Done || resp.Resume == nil && last)
+		if ok, err := c.it.keepLatest(ctx, reg, err, !whole, false); err != nil {
+			return false, c.fail(err)
+		} else if !ok {
+			return true, nil
+		}
+	}
+	if err != nil {
+		if err := c.it.handle(ctx, reg, err); err != nil {
+			return false, c.fail(err)
+		}
+		return true, nil
+	}
+	c.it.rr = newRegionRetrier(c.t.s.opts)
+	c.visited += resp.Visited
+	return false, nil
 }
 
 // nextReverse is Next of a reverse walk: each request goes to the region
@@ -223,24 +236,11 @@ func (c *CoprIter) nextReverse(ctx context.Context) ([]byte, error) {
 			}
 		}
 		resp, err := s.client.Coprocessor(ctx, req)
-		if c.it.latest != nil {
-			// The walk's first request, at kv.MaxTS: kept only if it
-			// read the whole walk (latest.go).
-			whole := err == nil && (resp.Done || resp.Resume == nil && !atEdge && first == 0)
-			if ok, err := c.it.keepLatest(ctx, reg, err, !whole, false); err != nil {
-				return nil, c.fail(err)
-			} else if !ok {
-				continue
-			}
-		}
-		if err != nil {
-			if err := c.it.handle(ctx, reg, err); err != nil {
-				return nil, c.fail(err)
-			}
+		if retry, err := c.answered(ctx, reg, resp, err, !atEdge && first == 0); err != nil {
+			return nil, err
+		} else if retry {
 			continue
 		}
-		c.it.rr = newRegionRetrier(s.opts)
-		c.visited += resp.Visited
 		switch {
 		case resp.Done:
 			c.done = true
