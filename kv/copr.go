@@ -44,6 +44,13 @@ type CoprocessorRequest struct {
 	// one request to a region, its program compiled once, rather than
 	// one request per range. A point is the range [key, key+"\x00").
 	Ranges []KeyRange
+	// Reverse feeds the program the pairs in descending key order: the
+	// last range first, each walked from its end down (ORDER BY ... DESC
+	// under a LIMIT, MAX as the last row of a range), so that a program
+	// that stops early reads the end of a range, not all of it. A
+	// response that stops early then has a Resume below which the rest
+	// lies: [Start, Resume) was not evaluated.
+	Reverse bool
 }
 
 // CoprocessorResponse is a program's output over a prefix of the
@@ -54,7 +61,9 @@ type CoprocessorResponse struct {
 	// Resume, when not nil, is where the walk stopped: the program's
 	// output filled a response, or it needed no more input (Done). The
 	// rest of the range, [Resume, End), was not evaluated (of Ranges:
-	// the parts of them at or after Resume).
+	// the parts of them at or after Resume); of a Reverse request it is
+	// the last key fed, and [Start, Resume) was not evaluated (of
+	// Ranges: the parts of them before Resume).
 	Resume []byte
 	// Done says the program needs no more input (a limit was reached):
 	// the client need not send the rest of the range.
@@ -175,11 +184,16 @@ func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequ
 		}
 		return false, nil
 	}
-	for i, kr := range ranges {
+	for j := range ranges {
+		i := j
+		if req.Reverse {
+			i = len(ranges) - 1 - j
+		}
+		kr := ranges[i]
 		if len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) >= 0 {
 			continue
 		}
-		if err := r.visit(ctx, kr.Start, kr.End, req.Version, false, keyOnly, feed); err != nil {
+		if err := r.visit(ctx, kr.Start, kr.End, req.Version, req.Reverse, keyOnly, feed); err != nil {
 			return nil, err
 		}
 		if c.last != nil {
@@ -190,7 +204,10 @@ func (s *Store) coprRun(ctx context.Context, r *mvccReader, req *CoprocessorRequ
 	if c.resp.Data, err = prog.Output(); err != nil {
 		return nil, err
 	}
-	if c.last != nil {
+	switch {
+	case c.last != nil && req.Reverse:
+		c.resp.Resume = c.last // the rest is below last
+	case c.last != nil:
 		c.resp.Resume = append(c.last, 0) // just past last
 	}
 	return c, nil
@@ -216,18 +233,28 @@ func (s *Store) coprLocked(ctx context.Context, r *mvccReader, req *CoprocessorR
 	if err != nil {
 		return nil, err
 	}
-	if c.resp.Resume != nil {
-		ranges = ranges[:c.stopped+1]
+	// The locks of the part of the ranges the walk covered: going up,
+	// the ranges up to the one it stopped in, that one up to Resume;
+	// going down, those from it, that one from Resume (its last key).
+	first, last := 0, len(ranges)-1
+	if c.resp.Resume != nil && req.Reverse {
+		first = c.stopped
+	} else if c.resp.Resume != nil {
+		last = c.stopped
 	}
-	for i, kr := range ranges {
-		hi := kr.End
-		if i == len(ranges)-1 && c.resp.Resume != nil {
-			hi = c.resp.Resume
+	for i := first; i <= last; i++ {
+		lo, hi := ranges[i].Start, ranges[i].End
+		if i == c.stopped && c.resp.Resume != nil {
+			if req.Reverse {
+				lo = c.resp.Resume
+			} else {
+				hi = c.resp.Resume
+			}
 		}
-		if len(hi) > 0 && bytes.Compare(kr.Start, hi) >= 0 {
+		if len(hi) > 0 && bytes.Compare(lo, hi) >= 0 {
 			continue
 		}
-		if err := r.blockingLocks(kr.Start, hi, req.Version, req.BypassLocks, false); err != nil {
+		if err := r.blockingLocks(lo, hi, req.Version, req.BypassLocks, req.Reverse); err != nil {
 			return nil, err
 		}
 	}

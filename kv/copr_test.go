@@ -95,11 +95,7 @@ func TestCoprocessor(t *testing.T) {
 func TestCoprocessorRanges(t *testing.T) {
 	ctx := context.Background()
 	s, rc, write := listStore(t)
-	var muts []Mutation
-	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
-		muts = append(muts, Mutation{Op: OpPut, Key: []byte(k), Value: []byte(k + k)})
-	}
-	write(10, true, muts...)
+	write(10, true, doubledLetters()...)
 	kr := func(start, end string) KeyRange { return KeyRange{Start: []byte(start), End: []byte(end)} }
 	ranges := []KeyRange{kr("a", "a\x00"), kr("b\x00", "c\x00"), kr("d", "d"), kr("e", "f"), kr("f\x00", "")}
 	resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Ranges: ranges, Version: 20, Program: []byte("0")})
@@ -158,6 +154,102 @@ func TestCoprocessorRanges(t *testing.T) {
 	if resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: left.Ctx(), Ranges: []KeyRange{kr("a", "b"), kr("c", "")}, Version: 20, Program: []byte("0")}); err != nil || string(resp.Data) != "a=aa;c=cc;" {
 		t.Fatalf("to the region's end: %+v %v", resp, err)
 	}
+}
+
+// TestCoprocessorReverse checks a Reverse request: the program is fed
+// the visible pairs in descending key order (of Ranges, the last range
+// first), a full output resumes below the last key fed, asked again with
+// that key as the End the walk goes on from there, and a lock blocks the
+// request only in the part the walk covered, from its end down to where
+// it stopped.
+func TestCoprocessorReverse(t *testing.T) {
+	ctx := context.Background()
+	s, rc, write := listStore(t)
+	write(10, true, doubledLetters()...)
+	write(20, true, Mutation{Op: OpDelete, Key: []byte("f")})
+
+	rev := func(version uint64, program string, start, end string, ranges ...KeyRange) (*CoprocessorResponse, error) {
+		return s.Coprocessor(ctx, &CoprocessorRequest{Region: rc, Start: []byte(start), End: []byte(end), Ranges: ranges,
+			Version: version, Program: []byte(program), Reverse: true})
+	}
+	resp, err := rev(30, "0", "", "")
+	if err != nil || string(resp.Data) != "g=gg;e=ee;d=dd;c=cc;b=bb;a=aa;" || resp.Resume != nil || resp.Visited != 6 {
+		t.Fatalf("whole region backwards: %+v %v", resp, err)
+	}
+	// Before the delete, f is visible.
+	if resp, err := rev(15, "0", "d", "g"); err != nil || string(resp.Data) != "f=ff;e=ee;d=dd;" {
+		t.Fatalf("[d, g) at 15: %+v %v", resp, err)
+	}
+	// Pages of two: resume at the last key fed, the rest below it.
+	resp, err = rev(30, "2", "b", "")
+	if err != nil || string(resp.Data) != "g=gg;e=ee;" || string(resp.Resume) != "e" {
+		t.Fatalf("first page: %+v %v", resp, err)
+	}
+	resp, err = rev(30, "2", "b", string(resp.Resume))
+	if err != nil || string(resp.Data) != "d=dd;c=cc;" || string(resp.Resume) != "c" {
+		t.Fatalf("second page: %+v %v", resp, err)
+	}
+	resp, err = rev(30, "2", "b", string(resp.Resume))
+	if err != nil || string(resp.Data) != "b=bb;" || resp.Resume != nil {
+		t.Fatalf("last page: %+v %v", resp, err)
+	}
+
+	// Many ranges: the last first, a page stopping inside one.
+	kr := func(start, end string) KeyRange { return KeyRange{Start: []byte(start), End: []byte(end)} }
+	ranges := []KeyRange{kr("a", "a\x00"), kr("b\x00", "d\x00"), kr("e", "")}
+	if resp, err := rev(30, "0", "", "", ranges...); err != nil || string(resp.Data) != "g=gg;e=ee;d=dd;c=cc;a=aa;" || resp.Resume != nil {
+		t.Fatalf("ranges backwards: %+v %v", resp, err)
+	}
+	resp, err = rev(30, "3", "", "", ranges...)
+	if err != nil || string(resp.Data) != "g=gg;e=ee;d=dd;" || string(resp.Resume) != "d" {
+		t.Fatalf("ranges, first page: %+v %v", resp, err)
+	}
+
+	// A lock on b: the pages that stop above it do not see it, the walk
+	// that reaches it does; one above the covered part blocks nothing.
+	write(40, false, Mutation{Op: OpPut, Key: []byte("b"), Value: []byte("new")})
+	if resp, err := rev(50, "2", "", ""); err != nil || string(resp.Data) != "g=gg;e=ee;" {
+		t.Fatalf("page above the lock: %+v %v", resp, err)
+	}
+	if resp, err := rev(50, "0", "", "b"); err != nil || string(resp.Data) != "a=aa;" {
+		t.Fatalf("below the lock: %+v %v", resp, err)
+	}
+	var locked *KeyIsLockedError
+	if _, err := rev(50, "0", "", ""); !errors.As(err, &locked) || string(locked.Lock.Key) != "b" {
+		t.Fatalf("under a lock: %v", err)
+	}
+	if _, err := rev(50, "0", "", "", ranges...); err != nil {
+		t.Fatalf("a lock between the ranges: %v", err)
+	}
+	if resp, err := rev(50, "3", "", "", kr("a", "c"), kr("d", "")); err != nil || string(resp.Data) != "g=gg;e=ee;d=dd;" {
+		t.Fatalf("ranges, page above the lock: %+v %v", resp, err)
+	}
+	if _, err := rev(50, "0", "", "", kr("a", "c"), kr("d", "")); !errors.As(err, &locked) || string(locked.Lock.Key) != "b" {
+		t.Fatalf("ranges under a lock: %v", err)
+	}
+
+	// Past a region's end, as forwards.
+	left, _, err := s.SplitRegion(ctx, []byte("d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RegionError
+	if _, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: left.Ctx(), Start: []byte("a"), End: []byte("e"), Version: 30, Program: []byte("0"), Reverse: true}); !errors.As(err, &re) {
+		t.Fatalf("past the region: %v", err)
+	}
+	if resp, err := s.Coprocessor(ctx, &CoprocessorRequest{Region: left.Ctx(), Start: []byte("c"), Version: 30, Program: []byte("0"), Reverse: true}); err != nil || string(resp.Data) != "c=cc;" {
+		t.Fatalf("to the region's end: %+v %v", resp, err)
+	}
+}
+
+// doubledLetters returns the puts of the keys a to g, each of its value
+// the letter twice.
+func doubledLetters() []Mutation {
+	var muts []Mutation
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		muts = append(muts, Mutation{Op: OpPut, Key: []byte(k), Value: []byte(k + k)})
+	}
+	return muts
 }
 
 // listStore opens an in-memory store of listCoprocessor and returns it,

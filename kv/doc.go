@@ -120,7 +120,12 @@
 // pairs to a program compiled by the Coprocessor the store was opened
 // with (Options.Coprocessor; package executor/copr's Evaluator for table
 // rows). The answer is the program's output, and where the walk stopped
-// when the output filled a response. A program that reads no value
+// when the output filled a response. A Reverse request walks its range
+// (the last of its ranges first) from the end down, and stops below the
+// last key fed, so that a program that wants the last rows of a range
+// (ORDER BY ... DESC LIMIT, MAX) reads those and no more; the locks of
+// the part walked, from its end down to where it stopped, fail it as
+// forwards. A program that reads no value
 // (KeyOnlyProgram: a count) is fed keys only, so a walk of rows whose
 // values live in the data space reads none of them. Requests and
 // responses are plain bytes and integers, for the wire.

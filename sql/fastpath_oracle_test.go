@@ -327,12 +327,14 @@ func mustExec(t testing.TB, db *sql.DB, stmts ...string) {
 // (the start_ts its reads need; the one-phase commit calculates its
 // commit timestamp), a transaction one, a point read none, nor a range
 // read by primary key, which one request to the one region answers
-// (txn.Store.BeginLatest); and that
+// (txn.Store.BeginLatest), nor a read of an index whose entries hold
+// every column it reads (ORDER BY ... DESC LIMIT, MIN), while a lookup
+// of the rows besides takes one; and that
 // @percdb_fastpath = 0 sends a session's statements to GMS.
 func TestFastPathOracleCallsPerStatement(t *testing.T) {
 	srv := startServer(t, true)
 	admin := openDB(t, srv, "")
-	mustExec(t, admin, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL)", "INSERT INTO d.t VALUES (1, 0), (2, 0)")
+	mustExec(t, admin, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT NOT NULL, w INT, KEY (v))", "INSERT INTO d.t (id, v) VALUES (1, 0), (2, 0)")
 	db := openDB(t, srv, "d")
 	db.SetMaxOpenConns(1)
 	// Learn the SELECT's columns, and measure what SHOW STATUS itself
@@ -343,6 +345,16 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 		"SELECT v FROM t WHERE id > 0 ORDER BY id DESC LIMIT 1",
 		"SELECT max(id) FROM t WHERE id < 5",
 		"SELECT count(*) FROM t WHERE id >= 1",
+		// Covering reads of the index on v.
+		"SELECT id FROM t ORDER BY v DESC, id DESC LIMIT 1",
+		"SELECT min(v) FROM t",
+		"SELECT max(v) FROM t WHERE v < 5",
+	}
+	// A lookup of the rows (w) after the index: two requests.
+	lookup := "SELECT w FROM t WHERE v >= 0 ORDER BY v DESC, id DESC LIMIT 1"
+	var w sql.NullInt64
+	if err := db.QueryRow(lookup).Scan(&w); err != nil {
+		t.Fatal(err)
 	}
 	for _, q := range append([]string{"SELECT v FROM t WHERE id = 1", "SELECT v FROM t WHERE id IN (1, 2)"}, ranges...) {
 		if err := db.QueryRow(q).Scan(&v); err != nil {
@@ -362,7 +374,7 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 		defer conn.Close()
 		for _, q := range stmts {
 			if strings.HasPrefix(q, "SELECT") {
-				if err := conn.QueryRowContext(context.Background(), q).Scan(&v); err != nil {
+				if err := conn.QueryRowContext(context.Background(), q).Scan(&w); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
 			} else if _, err := conn.ExecContext(context.Background(), q); err != nil {
@@ -386,7 +398,11 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 		{ranges[:1], 0, 1},
 		{ranges[1:2], 0, 1},
 		{ranges[2:3], 0, 1},
-		{ranges[3:], 0, 1},
+		{ranges[3:4], 0, 1},
+		{ranges[4:5], 0, 1},
+		{ranges[5:6], 0, 1},
+		{ranges[6:], 0, 1},
+		{[]string{lookup}, 1, 1},
 		{[]string{"UPDATE t SET v = v + 1 WHERE id = 1"}, 2, 1},
 		{[]string{"INSERT INTO t (id, v) VALUES (3, 3)"}, 2, 1},
 		{[]string{"DELETE FROM t WHERE id = 3"}, 2, 1},

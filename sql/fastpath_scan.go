@@ -152,7 +152,7 @@ func (r *fastRun) runScanLatest(buf *gsql.ByteBuffer) (fastOutcome, bool) {
 		return fastOutcome{}, false
 	}
 	begin := s.provider.store.Begin
-	if oneRequestScan(pl.Scan) {
+	if oneRequestScan(pl) {
 		begin = s.provider.store.BeginLatest
 	}
 	k, err := begin(r.ctx)
@@ -187,14 +187,45 @@ func (r *fastRun) runScanLatest(buf *gsql.ByteBuffer) (fastOutcome, bool) {
 	return r.answer(res, out.err), true
 }
 
-// oneRequestScan reports whether a range SELECT planned as sp reads with
+// oneRequestScan reports whether a range SELECT planned as pl reads with
 // one request to the store when its range lies in one region: the rows
-// by primary key, each aggregate of an Ends plan a read of its own. A
-// lookup through an index reads the index and then the rows, two
+// by primary key, or the entries of an index that holds every column the
+// statement reads (a covering read, covering.go: ORDER BY k DESC LIMIT
+// 10 of SELECT id, k, MIN(k)); each aggregate of an Ends plan is a read
+// of its own. A lookup that reads the index and then the rows makes two
 // requests. Statements whose values make more (several ranges read one
-// after another) find out at run time (txn.ErrLatestSpent).
-func oneRequestScan(sp *fastpath.ScanPlan) bool {
-	return sp != nil && sp.Index == nil && (!sp.Ends || len(sp.Out) == 1)
+// after another, a first page of NULLs under MIN) find out at run time
+// (txn.ErrLatestSpent).
+//
+// A covering read at the latest state is a snapshot for the reason a
+// read of rows is (txn/latest.go): the answer is made of what one
+// request read from one consistent view of one region's store, and an
+// entry of a transaction still committing is under its lock, which sends
+// the read to a start_ts.
+func oneRequestScan(pl *fastPlan) bool {
+	sp := pl.Scan
+	if sp == nil || sp.Ends && len(sp.Out) != 1 {
+		return false
+	}
+	return sp.Index == nil || coveredScan(pl)
+}
+
+// coveredScan reports whether a lookup through the plan's index takes
+// every column its program reads from the index's entries
+// (scanBinder.lookupOptions, copr.LookupOptions.Convert): integer columns
+// that the entries hold exactly.
+func coveredScan(pl *fastPlan) bool {
+	sp := pl.Scan
+	if sp.Index == nil || sp.Index.Exec == nil || sp.Index.Prefixed || pl.Meta.Exec == nil {
+		return false
+	}
+	sch := pl.Meta.Schema.Schema
+	for _, ord := range sp.Reads {
+		if ord < 0 || ord >= len(sch) || integerOf(sch[ord].Type) == nil {
+			return false
+		}
+	}
+	return pl.Meta.Exec.Covers(sp.Index.Exec, sp.Reads)
 }
 
 // scan computes the result of a range SELECT in t, its values in buf;

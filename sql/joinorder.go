@@ -60,6 +60,24 @@ func insertRule(a *analyzer.Analyzer, at string, after bool, rule analyzer.Rule)
 	return false
 }
 
+// removeRule takes the GMS rule named name (RuleId's String) out of a's
+// batches and reports whether it was there.
+func removeRule(a *analyzer.Analyzer, name string) bool {
+	found := false
+	for _, b := range a.Batches {
+		rules := b.Rules[:0:0]
+		for _, r := range b.Rules {
+			if r.Id.String() == name {
+				found = true
+				continue
+			}
+			rules = append(rules, r)
+		}
+		b.Rules = rules
+	}
+	return found
+}
+
 // ruleIDNamed returns the id of a's rule named name, 0 when a has none.
 func ruleIDNamed(a *analyzer.Analyzer, name string) analyzer.RuleId {
 	for _, b := range a.Batches {

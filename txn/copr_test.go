@@ -95,6 +95,60 @@ func TestCoprocessorRanges(t *testing.T) {
 	}
 }
 
+// TestCoprocessorReverse checks that Txn.CoprocessorReverse feeds one
+// program the ranges' keys in descending order, the last range first,
+// walking the regions from the last backwards (the env splits at "m";
+// here also at "f" and "q", so that a range spans three regions and an
+// unbounded one starts in the last), through pages that stop inside a
+// range and region boundaries that cut one; resolves a dead
+// transaction's locks met on the way as a forward walk does; and refuses
+// ranges where the transaction has writes.
+func TestCoprocessorReverse(t *testing.T) {
+	ctx := context.Background()
+	reader := coprReaderSplit(t, []string{"f", "m", "q"},
+		[]string{"a", "1", "b", "2", "c", "3", "e", "4", "g", "5", "l", "6", "n", "7", "p", "8", "r", "9", "t", "10"}, "d", "o")
+	kr := func(start, end string) kv.KeyRange { return kv.KeyRange{Start: []byte(start), End: []byte(end)} }
+
+	it, err := reader.CoprocessorReverse(ctx, []kv.KeyRange{kr("", "")}, nil)
+	got := drainCopr(t, it, err)
+	// Pages of two keys; each region boundary (q, m, f) ends a request.
+	if want := "t;r;|p;n;|l;g;|e;c;|b;a;|"; strings.Join(got, "|")+"|" != want || it.Visited() != 10 {
+		t.Fatalf("whole key space backwards: outputs %q (visited %d), want %q", got, it.Visited(), want)
+	}
+
+	// b is a point; [c, h) holds the lock on d and crosses f; [k, s)
+	// crosses m and q and holds the lock on o; [s, ) is unbounded.
+	ranges := []kv.KeyRange{kr("b", "b\x00"), kr("c", "h"), kr("k", "o\x00"), kr("p", "s"), kr("s", "")}
+	it, err = reader.CoprocessorReverse(ctx, ranges, nil)
+	got = drainCopr(t, it, err)
+	if want := "t;r;|p;n;|l;g;|e;c;|b;|"; strings.Join(got, "|")+"|" != want || it.Visited() != 9 {
+		t.Fatalf("ranges backwards: outputs %q (visited %d), want %q", got, it.Visited(), want)
+	}
+	if string(ranges[4].Start) != "s" || len(ranges[4].End) != 0 || string(ranges[1].End) != "h" {
+		t.Fatalf("the caller's ranges were changed: %q", ranges)
+	}
+
+	// Every key back to one range inside one region, and none.
+	it, err = reader.CoprocessorReverse(ctx, []kv.KeyRange{kr("g", "m")}, nil)
+	if got := drainCopr(t, it, err); strings.Join(got, "|") != "l;g;" {
+		t.Fatalf("[g, m) backwards: %q", got)
+	}
+	it, err = reader.CoprocessorReverse(ctx, []kv.KeyRange{kr("h", "k"), kr("u", "")}, nil)
+	if got := drainCopr(t, it, err); len(got) != 0 {
+		t.Fatalf("ranges of no key backwards: %q", got)
+	}
+
+	if _, err := reader.CoprocessorReverse(ctx, []kv.KeyRange{kr("a", "c"), kr("b", "d")}, nil); err == nil {
+		t.Fatal("overlapping ranges were read")
+	}
+	if err := reader.Set([]byte("z"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.CoprocessorReverse(ctx, []kv.KeyRange{kr("a", "b"), kr("y", "")}, nil); !errors.Is(err, ErrBufferedWrites) {
+		t.Fatalf("with a buffered write in a range: %v", err)
+	}
+}
+
 // coprReader returns a transaction over a store of keysCoprocessor split
 // at "m", in which kvs (key, value, ...) are committed and dead are
 // locked by a transaction whose locks' TTL has passed.

@@ -82,7 +82,12 @@
 // locks as a scan does (resolved, read past or waited for, then the
 // request is sent again). The store sees committed data only, so a
 // transaction with buffered writes in the range gets ErrBufferedWrites
-// and its caller evaluates over Iter instead.
+// and its caller evaluates over Iter instead. Txn.CoprocessorReverse
+// walks the ranges in descending key order: the regions from the one
+// holding the keys just below the end of the last range backwards (as a
+// reverse scan finds them), each request's part of the ranges read from
+// its end down (kv.CoprocessorRequest.Reverse), a page resumed below the
+// last key it fed.
 //
 // # Commit
 //

@@ -221,13 +221,19 @@ func (v *ReadView) IterWith(ctx context.Context, start, end []byte, o IterOption
 // Coprocessor is Txn.Coprocessor, for a program that uses what the
 // view's comparator compares of each value it reads.
 func (v *ReadView) Coprocessor(ctx context.Context, start, end, program []byte) (*CoprIter, error) {
-	return v.t.coprocessor(ctx, []kv.KeyRange{{Start: start, End: end}}, program, v.cmp)
+	return v.t.coprocessor(ctx, []kv.KeyRange{{Start: start, End: end}}, program, v.cmp, false)
 }
 
 // CoprocessorRanges is Txn.CoprocessorRanges, for a program that uses
 // what the view's comparator compares of each value it reads.
 func (v *ReadView) CoprocessorRanges(ctx context.Context, ranges []kv.KeyRange, program []byte) (*CoprIter, error) {
-	return v.t.coprocessorRanges(ctx, ranges, program, v.cmp)
+	return v.t.coprocessorRanges(ctx, ranges, program, v.cmp, false)
+}
+
+// CoprocessorReverse is Txn.CoprocessorReverse, for a program that uses
+// what the view's comparator compares of each value it reads.
+func (v *ReadView) CoprocessorReverse(ctx context.Context, ranges []kv.KeyRange, program []byte) (*CoprIter, error) {
+	return v.t.coprocessorRanges(ctx, ranges, program, v.cmp, true)
 }
 
 // trackRead records a read of keys from the snapshot for a pessimistic

@@ -92,5 +92,8 @@
 // over a whole primary key), both read with batched point reads and
 // evaluated in process. RunRanges (ranges.go) is Run over a list of
 // ranges, one program over all of them, the ranges of a region sent in
-// one request (txn.Txn.CoprocessorRanges).
+// one request (txn.Txn.CoprocessorRanges). RunReverse (reverse.go) is
+// RunRanges in descending key order, next to the data as well
+// (txn.Txn.CoprocessorReverse, regions from the last), a Limit counted
+// over the whole walk.
 package copr

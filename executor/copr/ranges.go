@@ -25,23 +25,12 @@ func RunRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []exe
 		out, _, err := Run(ctx, tx, t, ranges[0], p)
 		return out, err
 	}
-	enc, err := p.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.Name, err)
-	}
-	krs := make([]kv.KeyRange, len(ranges))
-	for i, r := range ranges {
-		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
-	}
-	// The program reads only its Columns of each row: a pessimistic
-	// transaction may move its snapshot past changes to the others.
-	rd := tx.ReadingWith(executor.ColumnsComparator(t, p.Columns))
-	c, err := rd.CoprocessorRanges(ctx, krs, enc)
+	c, rd, err := coprWalk(ctx, tx, t, ranges, p, false)
 	if err == nil {
 		return remote{c}, nil
 	}
 	if !errors.Is(err, txn.ErrBufferedWrites) {
-		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		return nil, err
 	}
 	e, err := p.Start()
 	if err != nil {
@@ -52,6 +41,35 @@ func RunRanges(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []exe
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	return &localRun{e: e, it: it}, nil
+}
+
+// coprWalk starts p next to the data over ranges of t through tx, in
+// key order or, when reverse, in descending key order
+// (txn.ReadView.CoprocessorRanges, CoprocessorReverse), and returns the
+// view of tx it reads through, by which a caller evaluates p in process
+// when the error is txn.ErrBufferedWrites.
+func coprWalk(ctx context.Context, tx *txn.Txn, t *executor.Table, ranges []executor.KeyRange, p *Program, reverse bool) (*txn.CoprIter, *txn.ReadView, error) {
+	// The program reads only its Columns of each row: a pessimistic
+	// transaction may move its snapshot past changes to the others.
+	rd := tx.ReadingWith(executor.ColumnsComparator(t, p.Columns))
+	enc, err := p.Encode()
+	if err != nil {
+		return nil, rd, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	krs := make([]kv.KeyRange, len(ranges))
+	for i, r := range ranges {
+		krs[i] = kv.KeyRange{Start: r.Start, End: r.End}
+	}
+	var c *txn.CoprIter
+	if reverse {
+		c, err = rd.CoprocessorReverse(ctx, krs, enc)
+	} else {
+		c, err = rd.CoprocessorRanges(ctx, krs, enc)
+	}
+	if err != nil {
+		return nil, rd, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	return c, rd, nil
 }
 
 // Disjoint reports whether ranges are ascending and disjoint, each

@@ -4,31 +4,48 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
+	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/txn"
+	"github.com/percdb/percdb/txn/txntest"
 )
 
 // TestRunReverse checks that a backward read of table ranges
 // (RunReverse) and of index ranges (RunLookupReverse) outputs the rows
 // the forward read outputs, in the other order, cut at the limit from
-// the last: in the store and over gRPC, with a filter, a limit, and
-// writes of the transaction's own (which only the in-process read sees).
+// the last: in the store and over gRPC, over a table split into regions,
+// with a filter, a limit, pages that stop inside a range, and writes of
+// the transaction's own (which only the in-process read sees); and that
+// without such writes RunReverse is evaluated next to the data (one
+// coprocessor request per region and page, no scan).
 func TestRunReverse(t *testing.T) {
 	ctx := context.Background()
 	all := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
 	filter := all
 	filter.Filter = []copr.Expr{{Op: copr.OpIn, Cmp: copr.CmpSigned, Args: []copr.Expr{
 		{Op: copr.OpColumn, Col: 1}, intConst(1), intConst(5)}}}
-	for name, s := range clients(t) {
+	paged := all
+	paged.PageRows = 64
+	stores, ks := clientsOf(t)
+	var seen commandCounts
+	stores["counted"] = txn.NewStore(kv.Instrument(kv.NewLocalClient(ks), &seen), txntest.NewClockOracle(0), txn.Options{})
+	t.Cleanup(func() { _ = stores["counted"].Close() })
+	for name, s := range stores {
 		t.Run(name, func(t *testing.T) {
 			tbl := indexedTable(t, 170+int64(len(name)), "rv", 2)
 			ix := &tbl.Indexes[0]
 			// More rows than a scan page (txn's ScanPageSize).
 			row := addSevenths(t, s, tbl, 700)
+			for _, h := range []int64{20, 250, 600} {
+				if _, _, err := ks.SplitRegion(ctx, tablecodec.RowKey(nil, tbl.ID, tablecodec.IntHandle(h))); err != nil {
+					t.Fatal(err)
+				}
+			}
 			handles := func(lo, hi int64) executor.KeyRange {
 				r, err := tbl.HandleRange(executor.Bound{Values: []any{lo}, Inclusive: true}, executor.Bound{Values: []any{hi}, Inclusive: true})
 				if err != nil {
@@ -53,7 +70,7 @@ func TestRunReverse(t *testing.T) {
 				for _, pc := range []struct {
 					name string
 					p    copr.Program
-				}{{"all", all}, {"filter", filter}} {
+				}{{"all", all}, {"filter", filter}, {"paged", paged}} {
 					p := pc.p
 					p.Limit = limit
 					for _, buffered := range []bool{false, true} {
@@ -73,8 +90,12 @@ func TestRunReverse(t *testing.T) {
 						forward := p
 						forward.Limit = 0
 						for _, rs := range tableRanges {
+							before := seen.of(kv.CmdScan)
 							out, err := copr.RunReverse(ctx, rd, tbl, rs, &p)
 							got, _ := drainRows(t, out, err, 2)
+							if name == "counted" && !buffered && seen.of(kv.CmdScan) != before {
+								t.Errorf("RunReverse %s: read by %d scans, not next to the data", what, seen.of(kv.CmdScan)-before)
+							}
 							out, err = copr.RunRanges(ctx, rd, tbl, rs, &forward)
 							want, _ := drainRows(t, out, err, 2)
 							sameBackwards(t, "RunReverse "+what, got, want, limit)
@@ -108,6 +129,16 @@ func TestRunReverse(t *testing.T) {
 		})
 	}
 }
+
+// commandCounts counts the requests of each command an instrumented
+// client served.
+type commandCounts struct{ n [64]atomic.Int64 }
+
+// ObserveRequest implements kv.RequestObserver.
+func (c *commandCounts) ObserveRequest(r kv.RequestStats) { c.n[r.Command].Add(1) }
+
+// of returns how many requests of cmd were served.
+func (c *commandCounts) of(cmd kv.Command) int64 { return c.n[cmd].Load() }
 
 // addSevenths commits n rows (i, i % 7) to tbl for i in [0, n), but
 // (i, NULL) for every eleventh, and returns the function that makes row

@@ -4390,7 +4390,10 @@ type CoprocessorRequest struct {
 	BypassLocks []uint64               `protobuf:"varint,6,rep,packed,name=bypass_locks,json=bypassLocks,proto3" json:"bypass_locks,omitempty"`
 	// ranges, when not empty, replace [start, end) (kv.CoprocessorRequest's
 	// Ranges): ascending, disjoint, all in the region.
-	Ranges        []*KeyRange `protobuf:"bytes,7,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	Ranges []*KeyRange `protobuf:"bytes,7,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	// reverse feeds the program the pairs in descending key order
+	// (kv.CoprocessorRequest's Reverse).
+	Reverse       bool `protobuf:"varint,8,opt,name=reverse,proto3" json:"reverse,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4472,6 +4475,13 @@ func (x *CoprocessorRequest) GetRanges() []*KeyRange {
 		return x.Ranges
 	}
 	return nil
+}
+
+func (x *CoprocessorRequest) GetReverse() bool {
+	if x != nil {
+		return x.Reverse
+	}
+	return false
 }
 
 type CoprocessorResponse struct {
@@ -5673,7 +5683,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x13ScanChangesResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12+\n" +
-	"\achanges\x18\x03 \x03(\v2\x11.percdb.kv.ChangeR\achanges\"\xee\x01\n" +
+	"\achanges\x18\x03 \x03(\v2\x11.percdb.kv.ChangeR\achanges\"\x88\x02\n" +
 	"\x12CoprocessorRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
@@ -5681,7 +5691,8 @@ const file_kvpb_proto_rawDesc = "" +
 	"\aversion\x18\x04 \x01(\x04R\aversion\x12\x18\n" +
 	"\aprogram\x18\x05 \x01(\fR\aprogram\x12!\n" +
 	"\fbypass_locks\x18\x06 \x03(\x04R\vbypassLocks\x12+\n" +
-	"\x06ranges\x18\a \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\"\xf4\x01\n" +
+	"\x06ranges\x18\a \x03(\v2\x13.percdb.kv.KeyRangeR\x06ranges\x12\x18\n" +
+	"\areverse\x18\b \x01(\bR\areverse\"\xf4\x01\n" +
 	"\x13CoprocessorResponse\x129\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x16.percdb.kv.RegionErrorR\vregionError\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.percdb.kv.KeyErrorR\x05error\x12\x12\n" +

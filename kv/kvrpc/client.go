@@ -672,7 +672,7 @@ func (c *Client) Coprocessor(ctx context.Context, req *kv.CoprocessorRequest) (*
 	err := c.call(ctx, req.Region, idempotent, func(ctx context.Context, kc kvpb.KVClient) (err error) {
 		resp, err = kc.Coprocessor(ctx, &kvpb.CoprocessorRequest{
 			Region: regionCtxToPB(req.Region), Start: req.Start, End: req.End, Version: req.Version,
-			Program: req.Program, BypassLocks: req.BypassLocks, Ranges: keyRangesToPB(req.Ranges),
+			Program: req.Program, BypassLocks: req.BypassLocks, Ranges: keyRangesToPB(req.Ranges), Reverse: req.Reverse,
 		})
 		return err
 	})

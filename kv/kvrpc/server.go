@@ -276,6 +276,7 @@ func (s *Server) Coprocessor(ctx context.Context, req *kvpb.CoprocessorRequest) 
 	resp, err := s.backend.Coprocessor(ctx, &kv.CoprocessorRequest{
 		Region: regionCtxFromPB(req.GetRegion()), Start: req.GetStart(), End: req.GetEnd(), Version: req.GetVersion(),
 		Program: req.GetProgram(), BypassLocks: req.GetBypassLocks(), Ranges: keyRangesFromPB(req.GetRanges()),
+		Reverse: req.GetReverse(),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.CoprocessorResponse{RegionError: re, Error: ke}

@@ -46,9 +46,10 @@
 //     that is the key's own ascending order (columns pinned by = may be
 //     left out or named anywhere) sorts nothing, and a LIMIT stops the
 //     read; the key's order backwards (each column DESC) under a LIMIT
-//     is read backwards, on the SQL node over the transaction's
-//     descending iterators (copr.RunReverse, copr.RunLookupReverse), and
-//     stops at the limit too. The WHERE clause may be left out under
+//     is read backwards, the primary key's next to the data
+//     (copr.RunReverse: a reverse coprocessor walk, regions from the
+//     last), an index's entries on the SQL node (copr.RunLookupReverse),
+//     and stops at the limit too. The WHERE clause may be left out under
 //     such an ORDER BY and a LIMIT (the key's first or last rows, ORDER
 //     BY k DESC, id DESC LIMIT 10 over an index on k), and of MIN and
 //     MAX of a key's first column (SELECT MIN(k), MAX(k) FROM t); FOR
