@@ -629,7 +629,9 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			}
 		}
 		k := iter.Key()
-		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
+		// A walk moves one way from its seek: only the bound ahead of
+		// it can be passed.
+		if reverse && bytes.Compare(k, lower) < 0 || !reverse && bytes.Compare(k, upper) >= 0 {
 			break
 		}
 		var key []byte
