@@ -58,6 +58,7 @@ type Evaluation struct {
 	// them into interface values at all (num).
 	row      []any
 	spans    [][]byte
+	spanner  *tablecodec.SpanReader
 	ready    []bool
 	trimmed  []bool // by Columns position: Program.Trim
 	defaults []any
@@ -108,6 +109,7 @@ func (p *Program) Start() (*Evaluation, error) {
 	for _, i := range p.Trim {
 		e.trimmed[i] = true
 	}
+	e.spanner = tablecodec.NewSpanReader(p.Columns)
 	e.filter, e.groupBy = compileNodes(p.Filter), compileNodes(p.GroupBy)
 	if len(p.Aggs) > 0 {
 		e.aggArgs = make([]*node, len(p.Aggs))
@@ -213,7 +215,7 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 // decoded yet.
 func (e *Evaluation) readRow(b []byte) error {
 	clear(e.ready)
-	if err := tablecodec.RowColumnSpans(b, e.p.Columns, e.spans); err != nil {
+	if err := e.spanner.Spans(b, e.spans); err != nil {
 		return fmt.Errorf("decode row: %w", err)
 	}
 	return nil
