@@ -629,7 +629,9 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			}
 		}
 		k := iter.Key()
-		if bytes.Compare(k, lower) < 0 || bytes.Compare(k, upper) >= 0 {
+		// A walk moves one way from its seek: only the bound ahead of
+		// it can be passed.
+		if reverse && bytes.Compare(k, lower) < 0 || !reverse && bytes.Compare(k, upper) >= 0 {
 			break
 		}
 		var key []byte
@@ -647,11 +649,28 @@ func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, re
 			// The user key is decoded only for a pair the walk
 			// returns: a deleted key is stepped over undecoded.
 			raw = append(raw[:0], k...) // iter.Key's buffer changes on Next
-			w, found, ok, err = r.decideForward(iter, raw[:len(raw)-8], ts)
+			prefix := raw[:len(raw)-8]
+			var decidedAt int
+			w, found, decidedAt, ok, err = r.decideForward(iter, prefix, ts)
 			if err == nil && found && w.Type == txntypes.WritePut {
-				key, _, err = keyspace.AppendDecodeWriteKey(keyBuf[:0], raw)
+				if key, _, err = keyspace.AppendDecodeWriteKey(keyBuf[:0], raw); err != nil {
+					return err
+				}
 				keyBuf = key
+				// The value is read in place: the iterator is still
+				// at the deciding record, or past the key when the
+				// record came from a point read.
+				if stop, err := r.feed(key, &w, keyOnly, fn); err != nil || stop {
+					return err
+				}
 			}
+			if err == nil && decidedAt >= 0 {
+				ok, err = r.leaveKey(iter, prefix, decidedAt)
+			}
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err
@@ -760,110 +779,127 @@ func (r *mvccReader) decideReverse(iter *pebble.Iterator, prefix, key []byte, ts
 // decideForward returns the write record that decides, at ts, the value of
 // the key whose write records start with prefix (see valueWrite; found
 // false when none does), reading from iter, which is at the key's newest
-// record, and leaves iter at the next key's first record (ok false when
-// there is none). The record's short value is copied into r.valBuf, valid
-// until the next call.
-func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w txntypes.Write, found, ok bool, err error) {
+// record. When the record is one of iter's, decideForward leaves iter at
+// it, so that a Put's short value (a slice of the record) is read in
+// place, and returns its step among the key's records in decidedAt, for
+// leaveKey to move on from; else (no record decides, or a point read
+// found it) it leaves iter at the next key's first record (ok false when
+// there is none) and decidedAt is -1.
+func (r *mvccReader) decideForward(iter *pebble.Iterator, prefix []byte, ts uint64) (w txntypes.Write, found bool, decidedAt int, ok bool, err error) {
 	ok = true
-	steps, decidedAt := 0, 0
-	for ; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
+	for steps := 0; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
 		if steps == scanSeekBound {
-			if !found {
-				key, _, err := keyspace.DecodeWriteKey(iter.Key())
-				if err != nil {
-					return w, false, false, err
-				}
-				rec, err := r.valueWrite(key, ts)
-				if err != nil {
-					return w, false, false, err
-				}
-				if rec != nil {
-					w, found = *rec, true
-				}
+			key, _, err := keyspace.DecodeWriteKey(iter.Key())
+			if err != nil {
+				return w, false, -1, false, err
+			}
+			rec, err := r.valueWrite(key, ts)
+			if err != nil {
+				return w, false, -1, false, err
+			}
+			if rec != nil {
+				w, found = *rec, true
 			}
 			r.skipVersions = true
-			return w, found, iter.SeekGE(keyspace.PrefixEnd(prefix)), nil
+			ok, err := r.seekNextKey(iter, prefix)
+			return w, found, -1, ok, err
 		}
-		if !found {
-			k := iter.Key()
-			if len(k) != len(prefix)+8 {
-				return w, false, false, fmt.Errorf("write key %x has a bad length", k)
+		k := iter.Key()
+		if len(k) != len(prefix)+8 {
+			return w, false, -1, false, fmt.Errorf("write key %x has a bad length", k)
+		}
+		if commitTS := ^binary.BigEndian.Uint64(k[len(prefix):]); commitTS <= ts {
+			// Only a Put is parsed whole: a Delete decides the key
+			// by its type alone, and Lock and Rollback records are
+			// stepped over (a key deleted and not yet collected
+			// costs its records' iteration, no decoding), but for a
+			// Lock record's pointer to a change far below, or to
+			// none (lastChangeJump).
+			typ, err := txntypes.PeekWriteType(iter.Value())
+			if err != nil {
+				return w, false, -1, false, fmt.Errorf("read write record %x: %w", k, err)
 			}
-			if commitTS := ^binary.BigEndian.Uint64(k[len(prefix):]); commitTS <= ts {
-				// Only a Put is parsed whole: a Delete decides the key
-				// by its type alone, and Lock and Rollback records are
-				// stepped over (a key deleted and not yet collected
-				// costs its records' iteration, no decoding), but for a
-				// Lock record's pointer to a change far below, or to
-				// none (lastChangeJump).
-				typ, err := txntypes.PeekWriteType(iter.Value())
+			switch typ {
+			case txntypes.WriteDelete:
+				return txntypes.Write{Type: typ}, true, steps, true, nil
+			case txntypes.WritePut:
+				if w, err = txntypes.ParseWrite(iter.Value()); err != nil {
+					return w, false, -1, false, fmt.Errorf("read write record %x: %w", k, err)
+				}
+				return w, true, steps, true, nil
+			case txntypes.WriteLock:
+				to, jump, err := lastChangeJump(iter.Value(), commitTS, lastChangeScanBound)
 				if err != nil {
-					return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
+					return w, false, -1, false, fmt.Errorf("read write record %x: %w", k, err)
 				}
-				var rec txntypes.Write
-				switch typ {
-				case txntypes.WriteDelete:
-					rec.Type = typ
-				case txntypes.WritePut:
-					if rec, err = txntypes.ParseWrite(iter.Value()); err != nil {
-						return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
-					}
-				case txntypes.WriteLock:
-					to, jump, err := lastChangeJump(iter.Value(), commitTS, lastChangeScanBound)
-					if err != nil {
-						return w, false, false, fmt.Errorf("read write record %x: %w", k, err)
-					}
-					switch jump {
-					case jumpNoValue:
-						// Nothing below decides: the key has no
-						// value, as a Delete would say.
-						r.noValueJumps++
-						rec.Type = txntypes.WriteDelete
-					case jumpSeek:
-						r.seekJumps++
-						r.seekKey = binary.BigEndian.AppendUint64(append(r.seekKey[:0], prefix...), ^to)
-						ok = iter.SeekGE(r.seekKey)
-						continue
-					}
-				}
-				if rec.Type == txntypes.WritePut || rec.Type == txntypes.WriteDelete {
-					w, found = rec, true
-					if w.ShortValue != nil {
-						// The record's bytes change on Next.
-						// An empty value stays non-nil (nil: a long value).
-						if r.valBuf == nil {
-							r.valBuf = make([]byte, 0, txntypes.ShortValueMaxLen)
-						}
-						r.valBuf = append(r.valBuf[:0], w.ShortValue...)
-						w.ShortValue = r.valBuf
-					}
-					decidedAt = steps
-					// Where keys keep older versions, leave them in
-					// one step (the comparer splits off the version,
-					// comparer.go) instead of a Next each, which
-					// merges every level's records one by one.
-					if r.skipVersions && r.sinceProbe < versionProbeEvery {
-						r.sinceProbe++
-						r.walked.prefixSkips++
-						if ok = iter.NextPrefix(); !ok || !bytes.HasPrefix(iter.Key(), prefix) {
-							return w, found, ok, iter.Error()
-						}
-						// Still on the key: an sstable's prefix bit
-						// said otherwise (written with another split,
-						// comparer.go). The loop steps over the rest.
-						continue
-					}
-					r.sinceProbe = 0
+				switch jump {
+				case jumpNoValue:
+					// Nothing below decides: the key has no
+					// value, as a Delete would say.
+					r.noValueJumps++
+					return txntypes.Write{Type: txntypes.WriteDelete}, true, steps, true, nil
+				case jumpSeek:
+					r.seekJumps++
+					r.seekKey = binary.BigEndian.AppendUint64(append(r.seekKey[:0], prefix...), ^to)
+					ok = iter.SeekGE(r.seekKey)
+					continue
 				}
 			}
 		}
 		ok = iter.Next()
 	}
-	if found {
-		// Stepping on from the deciding record found another record of
-		// the key, or the next key: the keys here keep older versions,
-		// or they do not (see versionProbeEvery).
-		r.skipVersions = steps > decidedAt+1
+	if !ok {
+		return w, false, -1, false, iter.Error()
 	}
-	return w, found, ok, iter.Error()
+	return w, false, -1, true, nil
+}
+
+// leaveKey moves iter from the record that decided the key of the write
+// records starting with prefix, the key's decidedAt-th, to the next key's
+// first record (ok false when there is none). Where keys keep older
+// versions it leaves them in one step (the comparer splits off the
+// version, comparer.go) instead of a Next each, which merges every
+// level's records one by one; past scanSeekBound records of the key it
+// seeks.
+func (r *mvccReader) leaveKey(iter *pebble.Iterator, prefix []byte, decidedAt int) (ok bool, err error) {
+	if r.skipVersions && r.sinceProbe < versionProbeEvery {
+		r.sinceProbe++
+		r.walked.prefixSkips++
+		if ok = iter.NextPrefix(); !ok {
+			return false, iter.Error()
+		}
+		if !bytes.HasPrefix(iter.Key(), prefix) {
+			return true, nil
+		}
+		// Still on the key: an sstable's prefix bit said otherwise
+		// (written with another split, comparer.go). The loop steps
+		// over the rest.
+	} else {
+		r.sinceProbe = 0
+		ok = iter.Next()
+	}
+	steps := decidedAt + 1
+	for ; ok && bytes.HasPrefix(iter.Key(), prefix); steps++ {
+		if steps == scanSeekBound {
+			r.skipVersions = true
+			return r.seekNextKey(iter, prefix)
+		}
+		ok = iter.Next()
+	}
+	// Stepping on from the deciding record found another record of the
+	// key, or the next key: the keys here keep older versions, or they
+	// do not (see versionProbeEvery).
+	r.skipVersions = steps > decidedAt+1
+	if !ok {
+		return false, iter.Error()
+	}
+	return true, nil
+}
+
+// seekNextKey moves iter past the write records starting with prefix.
+func (r *mvccReader) seekNextKey(iter *pebble.Iterator, prefix []byte) (ok bool, err error) {
+	if ok = iter.SeekGE(keyspace.PrefixEnd(prefix)); !ok {
+		return false, iter.Error()
+	}
+	return true, nil
 }

@@ -44,8 +44,8 @@ type mvccReader struct {
 	dataAt   []byte
 	// dataKey is scanValue's buffer for the data-space key it reads.
 	dataKey []byte
-	// valBuf holds the short value of the record a forward walk decided
-	// on (decideForward).
+	// valBuf holds the short value of the record a reverse walk decided
+	// on (decideReverse).
 	valBuf []byte
 	// walked is what the reader's walks stepped over (scancost.go).
 	walked walkCost

@@ -43,6 +43,11 @@ const (
 type Evaluation struct {
 	p    *Program
 	page int
+	// filter, groupBy and aggArgs are the program's Filter, GroupBy and
+	// Aggs' arguments compiled (nil for COUNT(*)'s).
+	filter  []node
+	groupBy []node
+	aggArgs []*node
 	// The current row is read lazily: spans holds the encoded value of
 	// each of its Columns (nil: the row lacks the column, which takes
 	// its default), and row[i] the decoded value of Columns[i] once
@@ -53,6 +58,7 @@ type Evaluation struct {
 	// them into interface values at all (num).
 	row      []any
 	spans    [][]byte
+	spanner  *tablecodec.SpanReader
 	ready    []bool
 	trimmed  []bool // by Columns position: Program.Trim
 	defaults []any
@@ -103,6 +109,17 @@ func (p *Program) Start() (*Evaluation, error) {
 	for _, i := range p.Trim {
 		e.trimmed[i] = true
 	}
+	e.spanner = tablecodec.NewSpanReader(p.Columns)
+	e.filter, e.groupBy = compileNodes(p.Filter), compileNodes(p.GroupBy)
+	if len(p.Aggs) > 0 {
+		e.aggArgs = make([]*node, len(p.Aggs))
+		for i, a := range p.Aggs {
+			if a.Arg != nil {
+				n := compileNode(a.Arg)
+				e.aggArgs[i] = &n
+			}
+		}
+	}
 	if e.page == 0 {
 		e.page = DefaultPageRows
 		if p.Aggregate {
@@ -142,8 +159,8 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 			return false, false, err
 		}
 	}
-	for i := range e.p.Filter {
-		t, err := e.truth(&e.p.Filter[i])
+	for i := range e.filter {
+		t, err := e.truth(&e.filter[i])
 		if err != nil || t != isTrue {
 			return false, false, err
 		}
@@ -157,7 +174,7 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 		return false, false, nil
 	}
 	if e.p.DistinctInts {
-		n, err := e.num(&e.p.GroupBy[0])
+		n, err := e.num(&e.groupBy[0])
 		if err != nil || n.kind == tablecodec.SpanNull {
 			return false, false, err
 		}
@@ -198,7 +215,7 @@ func (e *Evaluation) Feed(key, value []byte) (full, done bool, err error) {
 // decoded yet.
 func (e *Evaluation) readRow(b []byte) error {
 	clear(e.ready)
-	if err := tablecodec.RowColumnSpans(b, e.p.Columns, e.spans); err != nil {
+	if err := e.spanner.Spans(b, e.spans); err != nil {
 		return fmt.Errorf("decode row: %w", err)
 	}
 	return nil
@@ -368,8 +385,8 @@ func cmp3[T int64 | uint64 | float64](a, b T) int {
 // aggregate adds the current row to its group.
 func (e *Evaluation) aggregate() error {
 	key := e.keyBuf[:0]
-	for i := range e.p.GroupBy {
-		n, err := e.num(&e.p.GroupBy[i])
+	for i := range e.groupBy {
+		n, err := e.num(&e.groupBy[i])
 		if err != nil {
 			return err
 		}
@@ -405,22 +422,22 @@ func (e *Evaluation) aggregate() error {
 	}
 	slots := e.slots[g*len(e.p.Aggs) : (g+1)*len(e.p.Aggs)]
 	for i := range e.p.Aggs {
-		a := &e.p.Aggs[i]
-		if a.Arg == nil {
+		a, arg := &e.p.Aggs[i], e.aggArgs[i]
+		if arg == nil {
 			slots[i].add(a.Func, nil)
 			continue
 		}
-		if a.Func == AggSum && a.Arg.Op == OpColumn && !e.ready[a.Arg.Col] && e.spans[a.Arg.Col] != nil {
+		if a.Func == AggSum && arg.op == opColumn && !e.ready[arg.col] && e.spans[arg.col] != nil {
 			// A DECIMAL column's value added without decoding it.
-			coef, exp, ok, err := tablecodec.ColumnDecimal(e.spans[a.Arg.Col])
+			coef, exp, ok, err := tablecodec.ColumnDecimal(e.spans[arg.col])
 			if err != nil {
-				return fmt.Errorf("decode row: column %d: %w", e.p.Columns[a.Arg.Col], err)
+				return fmt.Errorf("decode row: column %d: %w", e.p.Columns[arg.col], err)
 			}
 			if ok && slots[i].addDecimal(coef, exp) {
 				continue
 			}
 		}
-		n, err := e.num(a.Arg)
+		n, err := e.num(arg)
 		if err != nil {
 			return err
 		}
@@ -435,7 +452,7 @@ func (e *Evaluation) aggregate() error {
 					continue
 				}
 			}
-			v, err := e.value(a.Arg)
+			v, err := e.value(arg)
 			if err != nil {
 				return err
 			}
@@ -725,14 +742,14 @@ func (e *Evaluation) Output() ([]byte, error) {
 }
 
 // truth evaluates a boolean expression.
-func (e *Evaluation) truth(x *Expr) (truth, error) {
-	switch x.Op {
-	case OpAnd:
-		l, err := e.truth(&x.Args[0])
+func (e *Evaluation) truth(x *node) (truth, error) {
+	switch x.op {
+	case opAnd:
+		l, err := e.truth(&x.args[0])
 		if err != nil || l == isFalse {
 			return l, err
 		}
-		r, err := e.truth(&x.Args[1])
+		r, err := e.truth(&x.args[1])
 		if err != nil || r == isFalse {
 			return r, err
 		}
@@ -740,12 +757,12 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 			return isNull, nil
 		}
 		return isTrue, nil
-	case OpOr:
-		l, err := e.truth(&x.Args[0])
+	case opOr:
+		l, err := e.truth(&x.args[0])
 		if err != nil || l == isTrue {
 			return l, err
 		}
-		r, err := e.truth(&x.Args[1])
+		r, err := e.truth(&x.args[1])
 		if err != nil || r == isTrue {
 			return r, err
 		}
@@ -753,8 +770,8 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 			return isNull, nil
 		}
 		return isFalse, nil
-	case OpNot:
-		t, err := e.truth(&x.Args[0])
+	case opNot:
+		t, err := e.truth(&x.args[0])
 		switch {
 		case err != nil || t == isNull:
 			return t, err
@@ -762,61 +779,107 @@ func (e *Evaluation) truth(x *Expr) (truth, error) {
 			return isFalse, nil
 		}
 		return isTrue, nil
-	case OpIsNull, OpIsNotNull:
-		null, err := e.isNull(&x.Args[0])
+	case opIsNull, opIsNotNull:
+		null, err := e.isNull(&x.args[0])
 		if err != nil {
 			return isNull, err
 		}
-		return boolTruth(null == (x.Op == OpIsNull)), nil
-	case OpIn:
+		return boolTruth(null == (x.op == opIsNull)), nil
+	case opIn:
 		return e.in(x)
 	}
-	l, err := e.num(&x.Args[0])
+	if x.colConst {
+		if t, ok, err := e.columnConstTruth(x); ok || err != nil {
+			return t, err
+		}
+	}
+	l, err := e.num(&x.args[0])
 	if err != nil {
 		return isNull, err
 	}
-	r, err := e.num(&x.Args[1])
+	r, err := e.num(&x.args[1])
 	if err != nil {
 		return isNull, err
 	}
 	if l.kind == tablecodec.SpanNull || r.kind == tablecodec.SpanNull {
-		if x.Op == OpNullSafe {
+		if x.op == opNullSafe {
 			return boolTruth(l.kind == r.kind), nil
 		}
 		return isNull, nil
 	}
-	c, err := compareNums(x.Cmp, l, r)
+	c, err := compareNums(x.cmp, l, r)
 	if err != nil {
 		return isNull, err
 	}
-	switch x.Op {
-	case OpEQ, OpNullSafe:
+	switch x.op {
+	case opEQ, opNullSafe:
 		return boolTruth(c == 0), nil
-	case OpNE:
+	case opNE:
 		return boolTruth(c != 0), nil
-	case OpLT:
+	case opLT:
 		return boolTruth(c < 0), nil
-	case OpLE:
+	case opLE:
 		return boolTruth(c <= 0), nil
-	case OpGT:
+	case opGT:
 		return boolTruth(c > 0), nil
-	case OpGE:
+	case opGE:
 		return boolTruth(c >= 0), nil
 	}
-	return isNull, fmt.Errorf("program: %s is not a truth value", x.Op)
+	return isNull, fmt.Errorf("program: %s is not a truth value", x.x.Op)
+}
+
+// columnConstTruth evaluates a comparison of a column with a constant
+// (node.colConst) from the column's span, without the nums of the
+// general way: ok is false, nothing done, when the column's value is not
+// an integer of the comparison's kind (NULL, a decoded column, another
+// type), and the general way decides.
+func (e *Evaluation) columnConstTruth(x *node) (t truth, ok bool, err error) {
+	col, c := x.args[0].col, &x.args[1].c
+	span := e.spans[col]
+	if e.ready[col] || span == nil {
+		return isNull, false, nil
+	}
+	kind, i, u, err := tablecodec.ColumnInt(span)
+	if err != nil {
+		return isNull, false, fmt.Errorf("decode row: column %d: %w", e.p.Columns[col], err)
+	}
+	var r int
+	switch {
+	case kind == tablecodec.SpanSigned && x.cmp == cmpSigned:
+		r = cmp3(i, c.i)
+	case kind == tablecodec.SpanUnsigned && x.cmp == cmpUnsigned:
+		r = cmp3(u, c.u)
+	default:
+		return isNull, false, nil
+	}
+	switch x.op {
+	case opEQ, opNullSafe:
+		return boolTruth(r == 0), true, nil
+	case opNE:
+		return boolTruth(r != 0), true, nil
+	case opLT:
+		return boolTruth(r < 0), true, nil
+	case opLE:
+		return boolTruth(r <= 0), true, nil
+	case opGT:
+		return boolTruth(r > 0), true, nil
+	case opGE:
+		return boolTruth(r >= 0), true, nil
+	}
+	return isNull, false, nil
 }
 
 // in evaluates an OpIn. The list is walked in order: the SQL layer
 // compiles lists of constants only, and a row it reads through an IN
 // list on a key prefix matches one of them.
-func (e *Evaluation) in(x *Expr) (truth, error) {
-	l, err := e.num(&x.Args[0])
+func (e *Evaluation) in(x *node) (truth, error) {
+	l, err := e.num(&x.args[0])
 	if err != nil || l.kind == tablecodec.SpanNull {
 		return isNull, err
 	}
 	null := false
-	for i := 1; i < len(x.Args); i++ {
-		r, err := e.num(&x.Args[i])
+	for i := 1; i < len(x.args); i++ {
+		r, err := e.num(&x.args[i])
 		if err != nil {
 			return isNull, err
 		}
@@ -824,7 +887,7 @@ func (e *Evaluation) in(x *Expr) (truth, error) {
 			null = true
 			continue
 		}
-		c, err := compareNums(x.Cmp, l, r)
+		c, err := compareNums(x.cmp, l, r)
 		if err != nil {
 			return isNull, err
 		}
@@ -846,24 +909,24 @@ func boolTruth(b bool) truth {
 }
 
 // compareNums compares two non-NULL integers converted as kind says.
-func compareNums(kind CmpKind, l, r num) (int, error) {
+func compareNums(kind cmpCode, l, r num) (int, error) {
 	switch kind {
-	case CmpSigned:
+	case cmpSigned:
 		if l.kind == tablecodec.SpanSigned && r.kind == tablecodec.SpanSigned {
 			return cmp3(l.i, r.i), nil
 		}
-	case CmpUnsigned:
+	case cmpUnsigned:
 		if l.kind == tablecodec.SpanUnsigned && r.kind == tablecodec.SpanUnsigned {
 			return cmp3(l.u, r.u), nil
 		}
-	case CmpDouble:
+	case cmpDouble:
 		a, ok1 := l.double()
 		b, ok2 := r.double()
 		if ok1 && ok2 {
 			return cmp3(a, b), nil
 		}
 	}
-	return 0, fmt.Errorf("program: cannot compare %T with %T as %s", l.value(), r.value(), kind)
+	return 0, fmt.Errorf("program: cannot compare %T with %T as %s", l.value(), r.value(), [...]CmpKind{"", CmpSigned, CmpUnsigned, CmpDouble}[kind])
 }
 
 // num is the value of an expression without an interface value around
@@ -973,11 +1036,11 @@ func (e *Evaluation) columnNum(i int) (num, error) {
 // isNull reports whether a value expression is NULL. A column of any
 // type is told from its encoded value's tag, without decoding it (IS NOT
 // NULL of a DATETIME or DECIMAL column costs no decoding).
-func (e *Evaluation) isNull(x *Expr) (bool, error) {
-	if x.Op == OpColumn && !e.ready[x.Col] && e.spans[x.Col] != nil {
-		kind, _, _, err := tablecodec.ColumnInt(e.spans[x.Col])
+func (e *Evaluation) isNull(x *node) (bool, error) {
+	if x.op == opColumn && !e.ready[x.col] && e.spans[x.col] != nil {
+		kind, _, _, err := tablecodec.ColumnInt(e.spans[x.col])
 		if err != nil {
-			return false, fmt.Errorf("decode row: column %d: %w", e.p.Columns[x.Col], err)
+			return false, fmt.Errorf("decode row: column %d: %w", e.p.Columns[x.col], err)
 		}
 		return kind == tablecodec.SpanNull, nil
 	}
@@ -986,22 +1049,22 @@ func (e *Evaluation) isNull(x *Expr) (bool, error) {
 }
 
 // num evaluates a value expression: NULL or an integer.
-func (e *Evaluation) num(x *Expr) (num, error) {
-	switch x.Op {
-	case OpColumn:
-		return e.columnNum(x.Col)
-	case OpConst:
-		return x.Const.num(), nil
-	case OpMod:
-		n, err := e.num(&x.Args[0])
+func (e *Evaluation) num(x *node) (num, error) {
+	switch x.op {
+	case opColumn:
+		return e.columnNum(x.col)
+	case opConst:
+		return x.c, nil
+	case opMod:
+		n, err := e.num(&x.args[0])
 		if err != nil || n.kind == tablecodec.SpanNull {
 			return n, err
 		}
-		d := x.Const.num()
+		d := x.c
 		switch n.kind {
 		case tablecodec.SpanSigned:
 			if d.kind != tablecodec.SpanSigned {
-				return num{}, fmt.Errorf("program: MOD of a signed value by %v", x.Const.Value())
+				return num{}, fmt.Errorf("program: MOD of a signed value by %v", x.x.Const.Value())
 			}
 			if d.i == -1 {
 				return num{kind: tablecodec.SpanSigned}, nil // MinInt64 % -1 would overflow
@@ -1009,20 +1072,20 @@ func (e *Evaluation) num(x *Expr) (num, error) {
 			return num{kind: tablecodec.SpanSigned, i: n.i % d.i}, nil
 		case tablecodec.SpanUnsigned:
 			if d.kind != tablecodec.SpanUnsigned {
-				return num{}, fmt.Errorf("program: MOD of an unsigned value by %v", x.Const.Value())
+				return num{}, fmt.Errorf("program: MOD of an unsigned value by %v", x.x.Const.Value())
 			}
 			return num{kind: tablecodec.SpanUnsigned, u: n.u % d.u}, nil
 		}
 		return num{}, fmt.Errorf("program: MOD of %T", n.v)
 	}
-	return num{}, fmt.Errorf("program: %s is not a value", x.Op)
+	return num{}, fmt.Errorf("program: %s is not a value", x.x.Op)
 }
 
 // value evaluates a value expression: nil, or an integer of a Go integer
 // type.
-func (e *Evaluation) value(x *Expr) (any, error) {
-	if x.Op == OpColumn {
-		return e.column(x.Col)
+func (e *Evaluation) value(x *node) (any, error) {
+	if x.op == opColumn {
+		return e.column(x.col)
 	}
 	n, err := e.num(x)
 	return n.value(), err

@@ -108,7 +108,7 @@ func TestVerbatimMatchesDecoding(t *testing.T) {
 				t.Fatalf("round %d row %d: Feed %v %v %v, general %v %v %v", round, r, ff, fd, ferr, sf, sd, serr)
 			}
 			if fast.outRows > before {
-				probe := &Evaluation{p: dec, verbatim: newVerbatim(dec), row: make([]any, ncols), spans: make([][]byte, ncols), ready: make([]bool, ncols), trimmed: fast.trimmed, defaults: fast.defaults, page: 1 << 20}
+				probe := &Evaluation{p: dec, verbatim: newVerbatim(dec), row: make([]any, ncols), spans: make([][]byte, ncols), spanner: tablecodec.NewSpanReader(dec.Columns), ready: make([]bool, ncols), trimmed: fast.trimmed, defaults: fast.defaults, page: 1 << 20}
 				if probe.readRow(row) == nil && probe.verbatimSpans() {
 					verbatimRows++
 				} else {
