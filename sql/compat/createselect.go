@@ -66,11 +66,18 @@ func CreateSelectTypes(apply analyzer.RuleFunc) analyzer.RuleFunc {
 		}
 		ownColumns := definesColumns(ctx.Query())
 		nullable := nullableColumns(tc.Source)
+		var integers []gsql.Type
+		if !ownColumns {
+			integers = integerColumns(tc.Source)
+		}
 		for i, c := range dest {
 			if !ownColumns {
 				c.Type = src[i].Type
 				if sv, ok := c.Type.(gsql.SystemVariableType); ok {
 					c.Type = sv.UnderlyingType()
+				}
+				if i < len(integers) && integers[i] != nil {
+					c.Type = integers[i]
 				}
 			}
 			if c.Type == types.Null {
@@ -146,6 +153,60 @@ func nullableColumns(n gsql.Node) []bool {
 	belowNull := func(i int) bool { return i >= 0 && i < len(below) && below[i] }
 	for i, e := range exprs {
 		out[i] = out[i] || maybeNull(e, belowNull)
+	}
+	return out
+}
+
+// integerColumns returns, for each column of n's result, the INT or
+// BIGINT MySQL makes of it in CREATE TABLE … AS SELECT when it is an
+// integer expression (createSelectInteger by its integerWidth), the
+// type of the column it reads below when it is a column of a derived
+// table's such expression, and nil to keep the column's type: a column
+// of a table, an aggregate (MAX(a) keeps a's type, COUNT is a BIGINT),
+// a set operation's column, an expression not an integer.
+func integerColumns(n gsql.Node) []gsql.Type {
+	var exprs []gsql.Expression
+	var below []gsql.Type
+	switch n := n.(type) {
+	case *plan.Project:
+		exprs, below = n.Projections, integerColumns(n.Child)
+	case *plan.GroupBy:
+		exprs, below = n.SelectedExprs, integerColumns(n.Child)
+	case *plan.SetOp:
+		return nil
+	case replacingNode:
+		return integerColumns(n.Replaced())
+	case gsql.Projector:
+		return nil
+	default:
+		if children := n.Children(); len(children) == 1 {
+			return integerColumns(children[0])
+		}
+		return nil
+	}
+	out := make([]gsql.Type, len(exprs))
+	for i, e := range exprs {
+		for {
+			if a, ok := e.(*expression.Alias); ok {
+				e = a.Child
+			} else if r, ok := e.(*resultColumn); ok {
+				e = r.Child
+			} else {
+				break
+			}
+		}
+		switch x := e.(type) {
+		case *expression.GetField:
+			if j := x.Index(); j >= 0 && j < len(below) {
+				out[i] = below[j]
+			}
+			continue
+		case gsql.Aggregation, gsql.WindowAggregation:
+			continue
+		}
+		if t := e.Type(); types.IsInteger(t) {
+			out[i] = createSelectInteger(integerWidth(e), t)
+		}
 	}
 	return out
 }
