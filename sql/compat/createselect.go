@@ -388,6 +388,10 @@ func nullableProjection(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeI
 				// the value if true, its / and MOD only the operands.
 				want := maybeNull(a.Child, columnsOwn)
 				typ, retyped := stringResultType(a.Child, a.Type())
+				if gf, ok := a.Child.(*expression.GetField); ok && !retyped {
+					// An aggregate's column of the GroupBy below.
+					typ, retyped = aggregateStringType(gf, p.Child)
+				}
 				if want == a.IsNullable() && !retyped || !retyped && want {
 					// Only NOT NULL is given to a number's column that
 					// GMS holds nullable: made nullable (an IF whose
@@ -400,7 +404,16 @@ func nullableProjection(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeI
 				return expression.NewAlias(a.Name(), &resultColumn{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want, typ: typ}).WithId(a.Id()), transform.NewTree, nil
 			}
 			gf, ok := e.(*expression.GetField)
-			if !ok || gf.IsNullable() {
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			if typ, ok := aggregateStringType(gf, p.Child); ok && !unionSide {
+				// MAX(CONCAT(s, 'x')) read from the GroupBy below:
+				// the aggregate's string length, not GMS's LONGTEXT.
+				rc := &resultColumn{UnaryExpression: expression.UnaryExpression{Child: gf}, nullable: true, typ: typ}
+				return expression.NewAlias(gf.Name(), rc).WithId(gf.Id()), transform.NewTree, nil
+			}
+			if gf.IsNullable() {
 				return e, transform.SameTree, nil
 			}
 			below := childNulls()

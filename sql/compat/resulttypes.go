@@ -8,6 +8,8 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
@@ -61,6 +63,11 @@ func resultCharLength(e gsql.Expression) (int, bool) {
 	case *decimalCoalesce:
 		return typeCharLength(x.Type())
 	case *resultColumn:
+		return resultCharLength(x.Child)
+	case *aggregation.Max:
+		// MAX and MIN of strings: one of the values (Item_sum_hybrid).
+		return resultCharLength(x.Child)
+	case *aggregation.Min:
 		return resultCharLength(x.Child)
 	case *derivedCollation:
 		// The function's collation as MySQL derives it (coercion.go).
@@ -463,4 +470,67 @@ func createSelectInteger(n int, typ gsql.Type) gsql.Type {
 		return types.Uint32
 	}
 	return types.Int32
+}
+
+// aggregateStringType returns the VARCHAR MySQL types a projection's
+// column gf of child as (stringResultType), when child's rows make that
+// column by MAX or MIN of a string whose length is bounded: the
+// aggregate is the GroupBy's, below the projection that reads its column
+// (MAX(CONCAT(s, 'x')) of a VARCHAR(10) s is a VARCHAR(11), GMS's
+// LONGTEXT). False for any other column.
+func aggregateStringType(gf *expression.GetField, child gsql.Node) (gsql.Type, bool) {
+	t := gf.Type()
+	if !types.IsText(t) || !types.IsTextBlob(t) {
+		return nil, false
+	}
+	switch e := madeBy(child, gf.Index()).(type) {
+	case *aggregation.Max, *aggregation.Min:
+		return stringResultType(e, t)
+	}
+	return nil, false
+}
+
+// madeBy returns the expression of n's GroupBy that makes column i of
+// n's rows, seen through the nodes that pass their child's rows on (a
+// filter, sort, limit, DISTINCT, HAVING, a projection of the column);
+// nil for a column of any other node.
+func madeBy(n gsql.Node, i int) gsql.Expression {
+	for {
+		switch x := n.(type) {
+		case *plan.GroupBy:
+			if i < 0 || i >= len(x.SelectedExprs) {
+				return nil
+			}
+			e := x.SelectedExprs[i]
+			if a, ok := e.(*expression.Alias); ok {
+				e = a.Child
+			}
+			return e
+		case *plan.Project:
+			// A projection that passes the column on (the one HAVING
+			// or ORDER BY puts between, with columns of their own).
+			if i < 0 || i >= len(x.Projections) {
+				return nil
+			}
+			e := x.Projections[i]
+			for {
+				if a, ok := e.(*expression.Alias); ok {
+					e = a.Child
+				} else if r, ok := e.(*resultColumn); ok {
+					e = r.Child
+				} else {
+					break
+				}
+			}
+			gf, ok := e.(*expression.GetField)
+			if !ok {
+				return nil
+			}
+			n, i = x.Child, gf.Index()
+		case *plan.Filter, *plan.Having, *plan.Sort, *plan.Limit, *plan.Offset, *plan.Distinct, *plan.TopN:
+			n = x.Children()[0]
+		default:
+			return nil
+		}
+	}
 }
