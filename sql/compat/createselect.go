@@ -392,13 +392,13 @@ func nullableProjection(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeI
 					// An aggregate's column of the GroupBy below.
 					typ, retyped = aggregateStringType(gf, p.Child)
 				}
-				if want == a.IsNullable() && !retyped || !retyped && want {
-					// Only NOT NULL is given to a number's column that
-					// GMS holds nullable: made nullable (an IF whose
-					// value if false may be NULL, a division), a
-					// union's text of a side changed
-					// (TestValues/difftest9's IF(c, 0.0, x) UNION 'x'
-					// wrote 5.0); left for CTAS alone (nullableColumns).
+				if want == a.IsNullable() && !retyped {
+					// GMS's word is MySQL's. Either way a number's
+					// column takes MySQL's (an IF whose value if false
+					// may be NULL, a division: nullable): the union's
+					// own-text rule sees through the result column
+					// (owntext.go, withOwnDecimal), whose wrapper had
+					// made IF(c, 0.0, x) UNION 'x' write 5.0.
 					return e, transform.SameTree, nil
 				}
 				return expression.NewAlias(a.Name(), &resultColumn{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want, typ: typ}).WithId(a.Id()), transform.NewTree, nil
