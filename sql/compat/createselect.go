@@ -186,15 +186,7 @@ func integerColumns(n gsql.Node) []gsql.Type {
 	}
 	out := make([]gsql.Type, len(exprs))
 	for i, e := range exprs {
-		for {
-			if a, ok := e.(*expression.Alias); ok {
-				e = a.Child
-			} else if r, ok := e.(*resultColumn); ok {
-				e = r.Child
-			} else {
-				break
-			}
-		}
+		e = underResultNames(e)
 		switch x := e.(type) {
 		case *expression.GetField:
 			if j := x.Index(); j >= 0 && j < len(below) {

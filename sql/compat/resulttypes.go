@@ -73,14 +73,7 @@ func resultCharLength(e gsql.Expression) (int, bool) {
 		// The function's collation as MySQL derives it (coercion.go).
 		return resultCharLength(x.Expression)
 	case *expression.Case:
-		values := make([]gsql.Expression, 0, len(x.Branches)+1)
-		for _, b := range x.Branches {
-			values = append(values, b.Value)
-		}
-		if x.Else != nil {
-			values = append(values, x.Else)
-		}
-		return maxCharLength(values)
+		return maxCharLength(caseValues(x))
 	}
 	f, ok := e.(gsql.FunctionExpression)
 	if !ok {
@@ -354,14 +347,7 @@ func integerWidthOf(e gsql.Expression) int {
 	case *function.IfNull, *function.Coalesce:
 		return widestInteger(x.Children(), e.Type())
 	case *expression.Case:
-		values := make([]gsql.Expression, 0, len(x.Branches)+1)
-		for _, b := range x.Branches {
-			values = append(values, b.Value)
-		}
-		if x.Else != nil {
-			values = append(values, x.Else)
-		}
-		return widestInteger(values, e.Type())
+		return widestInteger(caseValues(x), e.Type())
 	}
 	return integerTypeWidth(e.Type())
 }
@@ -431,23 +417,14 @@ func widestInteger(values []gsql.Expression, typ gsql.Type) int {
 // integerDigits is MySQL's decimal_precision of e, an integer: a
 // literal's digits, any other integer's max_length without the sign.
 func integerDigits(e gsql.Expression) int {
-	for {
-		switch x := e.(type) {
-		case *expression.Alias:
-			e = x.Child
-			continue
-		case *resultColumn:
-			e = x.Child
-			continue
-		case *expression.Literal:
-			if n, ok := literalCharLength(x.Value()); ok && n > 0 {
-				if s := fmt.Sprint(x.Value()); strings.HasPrefix(s, "-") {
-					return n - 1
-				}
-				return n
+	e = underResultNames(e)
+	if x, ok := e.(*expression.Literal); ok {
+		if n, ok := literalCharLength(x.Value()); ok && n > 0 {
+			if s := fmt.Sprint(x.Value()); strings.HasPrefix(s, "-") {
+				return n - 1
 			}
+			return n
 		}
-		break
 	}
 	n := integerWidth(e)
 	if types.IsUnsigned(e.Type()) || e.Type() == types.Boolean {
@@ -512,17 +489,7 @@ func madeBy(n gsql.Node, i int) gsql.Expression {
 			if i < 0 || i >= len(x.Projections) {
 				return nil
 			}
-			e := x.Projections[i]
-			for {
-				if a, ok := e.(*expression.Alias); ok {
-					e = a.Child
-				} else if r, ok := e.(*resultColumn); ok {
-					e = r.Child
-				} else {
-					break
-				}
-			}
-			gf, ok := e.(*expression.GetField)
+			gf, ok := underResultNames(x.Projections[i]).(*expression.GetField)
 			if !ok {
 				return nil
 			}
@@ -531,6 +498,34 @@ func madeBy(n gsql.Node, i int) gsql.Expression {
 			n = x.Children()[0]
 		default:
 			return nil
+		}
+	}
+}
+
+// caseValues returns the values a CASE may give: its THEN values and its
+// ELSE.
+func caseValues(c *expression.Case) []gsql.Expression {
+	values := make([]gsql.Expression, 0, len(c.Branches)+1)
+	for _, b := range c.Branches {
+		values = append(values, b.Value)
+	}
+	if c.Else != nil {
+		values = append(values, c.Else)
+	}
+	return values
+}
+
+// underResultNames returns the expression under e's aliases and result
+// columns (NullableResults).
+func underResultNames(e gsql.Expression) gsql.Expression {
+	for {
+		switch x := e.(type) {
+		case *expression.Alias:
+			e = x.Child
+		case *resultColumn:
+			e = x.Child
+		default:
+			return e
 		}
 	}
 }
