@@ -66,11 +66,18 @@ func CreateSelectTypes(apply analyzer.RuleFunc) analyzer.RuleFunc {
 		}
 		ownColumns := definesColumns(ctx.Query())
 		nullable := nullableColumns(tc.Source)
+		var integers []gsql.Type
+		if !ownColumns {
+			integers = integerColumns(tc.Source)
+		}
 		for i, c := range dest {
 			if !ownColumns {
 				c.Type = src[i].Type
 				if sv, ok := c.Type.(gsql.SystemVariableType); ok {
 					c.Type = sv.UnderlyingType()
+				}
+				if i < len(integers) && integers[i] != nil {
+					c.Type = integers[i]
 				}
 			}
 			if c.Type == types.Null {
@@ -146,6 +153,52 @@ func nullableColumns(n gsql.Node) []bool {
 	belowNull := func(i int) bool { return i >= 0 && i < len(below) && below[i] }
 	for i, e := range exprs {
 		out[i] = out[i] || maybeNull(e, belowNull)
+	}
+	return out
+}
+
+// integerColumns returns, for each column of n's result, the INT or
+// BIGINT MySQL makes of it in CREATE TABLE … AS SELECT when it is an
+// integer expression (createSelectInteger by its integerWidth), the
+// type of the column it reads below when it is a column of a derived
+// table's such expression, and nil to keep the column's type: a column
+// of a table, an aggregate (MAX(a) keeps a's type, COUNT is a BIGINT),
+// a set operation's column, an expression not an integer.
+func integerColumns(n gsql.Node) []gsql.Type {
+	var exprs []gsql.Expression
+	var below []gsql.Type
+	switch n := n.(type) {
+	case *plan.Project:
+		exprs, below = n.Projections, integerColumns(n.Child)
+	case *plan.GroupBy:
+		exprs, below = n.SelectedExprs, integerColumns(n.Child)
+	case *plan.SetOp:
+		return nil
+	case replacingNode:
+		return integerColumns(n.Replaced())
+	case gsql.Projector:
+		return nil
+	default:
+		if children := n.Children(); len(children) == 1 {
+			return integerColumns(children[0])
+		}
+		return nil
+	}
+	out := make([]gsql.Type, len(exprs))
+	for i, e := range exprs {
+		e = underResultNames(e)
+		switch x := e.(type) {
+		case *expression.GetField:
+			if j := x.Index(); j >= 0 && j < len(below) {
+				out[i] = below[j]
+			}
+			continue
+		case gsql.Aggregation, gsql.WindowAggregation:
+			continue
+		}
+		if t := e.Type(); types.IsInteger(t) {
+			out[i] = createSelectInteger(integerWidth(e), t)
+		}
 	}
 	return out
 }
@@ -327,19 +380,32 @@ func nullableProjection(n gsql.Node, unionSide bool) (gsql.Node, transform.TreeI
 				// the value if true, its / and MOD only the operands.
 				want := maybeNull(a.Child, columnsOwn)
 				typ, retyped := stringResultType(a.Child, a.Type())
-				if want == a.IsNullable() && !retyped || !retyped && want {
-					// Only NOT NULL is given to a number's column that
-					// GMS holds nullable: made nullable (an IF whose
-					// value if false may be NULL, a division), a
-					// union's text of a side changed
-					// (TestValues/difftest9's IF(c, 0.0, x) UNION 'x'
-					// wrote 5.0); left for CTAS alone (nullableColumns).
+				if gf, ok := a.Child.(*expression.GetField); ok && !retyped {
+					// An aggregate's column of the GroupBy below.
+					typ, retyped = aggregateStringType(gf, p.Child)
+				}
+				if want == a.IsNullable() && !retyped {
+					// GMS's word is MySQL's. Either way a number's
+					// column takes MySQL's (an IF whose value if false
+					// may be NULL, a division: nullable): the union's
+					// own-text rule sees through the result column
+					// (owntext.go, withOwnDecimal), whose wrapper had
+					// made IF(c, 0.0, x) UNION 'x' write 5.0.
 					return e, transform.SameTree, nil
 				}
 				return expression.NewAlias(a.Name(), &resultColumn{UnaryExpression: expression.UnaryExpression{Child: a.Child}, nullable: want, typ: typ}).WithId(a.Id()), transform.NewTree, nil
 			}
 			gf, ok := e.(*expression.GetField)
-			if !ok || gf.IsNullable() {
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			if typ, ok := aggregateStringType(gf, p.Child); ok && !unionSide {
+				// MAX(CONCAT(s, 'x')) read from the GroupBy below:
+				// the aggregate's string length, not GMS's LONGTEXT.
+				rc := &resultColumn{UnaryExpression: expression.UnaryExpression{Child: gf}, nullable: true, typ: typ}
+				return expression.NewAlias(gf.Name(), rc).WithId(gf.Id()), transform.NewTree, nil
+			}
+			if gf.IsNullable() {
 				return e, transform.SameTree, nil
 			}
 			below := childNulls()

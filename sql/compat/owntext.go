@@ -149,6 +149,17 @@ func ownTextColumn(n gsql.Node, i int) (gsql.Node, bool, error) {
 // withOwnDecimal returns e in an ownDecimal, and false unless e is a
 // CASE, IF, GREATEST or LEAST typed DECIMAL.
 func withOwnDecimal(e gsql.Expression) (gsql.Expression, bool) {
+	if rc, ok := e.(*resultColumn); ok {
+		// The result column's MySQL nullability (NullableResults) over
+		// the function: the function's own text below it (an IF whose
+		// value if false may be NULL is a nullable column, and a union
+		// of it with a string wrote IF(c, 0.0, x) of an INT x 5 as 5.0).
+		inner, ok := withOwnDecimal(rc.Child)
+		if !ok {
+			return nil, false
+		}
+		return &resultColumn{UnaryExpression: expression.UnaryExpression{Child: inner}, nullable: rc.nullable, typ: rc.typ}, true
+	}
 	if !types.IsDecimal(e.Type()) {
 		return nil, false
 	}

@@ -7,6 +7,9 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
@@ -61,18 +64,16 @@ func resultCharLength(e gsql.Expression) (int, bool) {
 		return typeCharLength(x.Type())
 	case *resultColumn:
 		return resultCharLength(x.Child)
+	case *aggregation.Max:
+		// MAX and MIN of strings: one of the values (Item_sum_hybrid).
+		return resultCharLength(x.Child)
+	case *aggregation.Min:
+		return resultCharLength(x.Child)
 	case *derivedCollation:
 		// The function's collation as MySQL derives it (coercion.go).
 		return resultCharLength(x.Expression)
 	case *expression.Case:
-		values := make([]gsql.Expression, 0, len(x.Branches)+1)
-		for _, b := range x.Branches {
-			values = append(values, b.Value)
-		}
-		if x.Else != nil {
-			values = append(values, x.Else)
-		}
-		return maxCharLength(values)
+		return maxCharLength(caseValues(x))
 	}
 	f, ok := e.(gsql.FunctionExpression)
 	if !ok {
@@ -286,4 +287,245 @@ func stringResultType(e gsql.Expression, t gsql.Type) (gsql.Type, bool) {
 		return nil, false
 	}
 	return vt, true
+}
+
+// MySQL's max_length of an integer result (Item::max_length, in
+// characters with the sign) decides two things GMS gives otherwise:
+//
+//   - the integer column CREATE TABLE … AS SELECT makes of an
+//     expression (create_tmp_field_from_item: BIGINT when max_length is
+//     10 or more, INT below, however narrow: a literal 1 or a IS NULL is
+//     an INT, where GMS made a TINYINT; IF and CASE of small integers an
+//     INT, where GMS made a BIGINT; IFNULL(a, 1) of an INT a BIGINT);
+//   - the integer part a DECIMAL result gives an integer argument
+//     (decimal_precision: a literal its digits, any other integer its
+//     max_length without the sign): IFNULL(d, 1) of a DECIMAL(5,2) d is a
+//     DECIMAL(5,2), where percdb counted every integer 20 digits and made
+//     it a DECIMAL(22,2).
+//
+// integerWidth is that max_length, worked out from the expression as
+// MySQL's resolve_type does: a literal its text, a column its type's
+// display width, a comparison or other truth value 1, + and - one digit
+// more than the wider operand, * the sum of their digits, IF, CASE,
+// COALESCE and IFNULL the widest value; any other expression is bounded
+// by its type (a BIGINT 20), so that a width is never less than a value
+// of the type can need.
+
+// maxIntegerWidth is the longest text of a BIGINT, signed or not.
+const maxIntegerWidth = 20
+
+// integerWidth returns MySQL's max_length of e, an expression of an
+// integer type.
+func integerWidth(e gsql.Expression) int {
+	return min(integerWidthOf(e), maxIntegerWidth)
+}
+
+func integerWidthOf(e gsql.Expression) int {
+	switch x := e.(type) {
+	case *expression.Alias:
+		return integerWidth(x.Child)
+	case *resultColumn:
+		return integerWidth(x.Child)
+	case functionWrapper:
+		return integerWidth(x.wrapped())
+	case *expression.Literal:
+		if n, ok := literalCharLength(x.Value()); ok && n > 0 {
+			return n
+		}
+	case *expression.GetField:
+		return integerTypeWidth(x.Type())
+	case *expression.Arithmetic:
+		return arithmeticWidth(x.Op, x.LeftChild, x.RightChild, x.Type())
+	case *intArithmetic:
+		return arithmeticWidth(x.Op, x.LeftChild, x.RightChild, x.Type())
+	case *expression.UnaryMinus:
+		return integerWidth(x.Child) + signWidth(x.Child)
+	case *intNegation:
+		return integerWidth(x.Child) + signWidth(x.Child)
+	case *function.If:
+		return widestInteger(x.Children()[1:], e.Type())
+	case *function.IfNull, *function.Coalesce:
+		return widestInteger(x.Children(), e.Type())
+	case *expression.Case:
+		return widestInteger(caseValues(x), e.Type())
+	}
+	return integerTypeWidth(e.Type())
+}
+
+// integerTypeWidth is the display width of an integer type t, its sign
+// included (a truth value 1); a type not an integer gives BIGINT's.
+func integerTypeWidth(t gsql.Type) int {
+	if t == types.Boolean {
+		return 1
+	}
+	if n, ok := typeCharLength(t); ok && types.IsInteger(t) {
+		return n
+	}
+	return maxIntegerWidth
+}
+
+// signWidth is 1 when -x of x can take a sign x's width has no room for
+// (x unsigned or a literal), else 0.
+func signWidth(x gsql.Expression) int {
+	if _, lit := x.(*expression.Literal); lit || types.IsUnsigned(x.Type()) {
+		return 1
+	}
+	return 0
+}
+
+// arithmeticWidth is the width of l op r for +, - and *
+// (Item_func_additive_op::result_precision: one digit more than the
+// wider operand; Item_func_mul: the sum of the digits), and of typ for
+// any other operator.
+func arithmeticWidth(op string, l, r gsql.Expression, typ gsql.Type) int {
+	if !types.IsInteger(l.Type()) || !types.IsInteger(r.Type()) {
+		return integerTypeWidth(typ)
+	}
+	sign := 1
+	if types.IsUnsigned(typ) {
+		sign = 0
+	}
+	switch op {
+	case "+", "-":
+		return max(integerDigits(l), integerDigits(r)) + 1 + sign
+	case "*":
+		return integerDigits(l) + integerDigits(r) + sign
+	}
+	return integerTypeWidth(typ)
+}
+
+// widestInteger is the width of a choice among values (IF, CASE,
+// COALESCE): the most digits of any, with a sign unless typ is
+// unsigned; a value not an integer (a NULL) adds none.
+func widestInteger(values []gsql.Expression, typ gsql.Type) int {
+	digits := 0
+	for _, v := range values {
+		if v == nil || !types.IsInteger(v.Type()) {
+			if v != nil && v.Type() != types.Null {
+				return integerTypeWidth(typ)
+			}
+			continue
+		}
+		digits = max(digits, integerDigits(v))
+	}
+	if types.IsUnsigned(typ) {
+		return digits
+	}
+	return digits + 1
+}
+
+// integerDigits is MySQL's decimal_precision of e, an integer: a
+// literal's digits, any other integer's max_length without the sign.
+func integerDigits(e gsql.Expression) int {
+	e = underResultNames(e)
+	if x, ok := e.(*expression.Literal); ok {
+		if n, ok := literalCharLength(x.Value()); ok && n > 0 {
+			if s := fmt.Sprint(x.Value()); strings.HasPrefix(s, "-") {
+				return n - 1
+			}
+			return n
+		}
+	}
+	n := integerWidth(e)
+	if types.IsUnsigned(e.Type()) || e.Type() == types.Boolean {
+		return n
+	}
+	return max(n-1, 1)
+}
+
+// createSelectInteger is the integer column CREATE TABLE … AS SELECT
+// makes of an expression of MySQL's width n (create_tmp_field_from_item):
+// BIGINT from 10 characters on, INT below, unsigned as typ is.
+func createSelectInteger(n int, typ gsql.Type) gsql.Type {
+	unsigned := types.IsUnsigned(typ)
+	switch {
+	case n >= 10 && unsigned:
+		return types.Uint64
+	case n >= 10:
+		return types.Int64
+	case unsigned:
+		return types.Uint32
+	}
+	return types.Int32
+}
+
+// aggregateStringType returns the VARCHAR MySQL types a projection's
+// column gf of child as (stringResultType), when child's rows make that
+// column by MAX or MIN of a string whose length is bounded: the
+// aggregate is the GroupBy's, below the projection that reads its column
+// (MAX(CONCAT(s, 'x')) of a VARCHAR(10) s is a VARCHAR(11), GMS's
+// LONGTEXT). False for any other column.
+func aggregateStringType(gf *expression.GetField, child gsql.Node) (gsql.Type, bool) {
+	t := gf.Type()
+	if !types.IsText(t) || !types.IsTextBlob(t) {
+		return nil, false
+	}
+	switch e := madeBy(child, gf.Index()).(type) {
+	case *aggregation.Max, *aggregation.Min:
+		return stringResultType(e, t)
+	}
+	return nil, false
+}
+
+// madeBy returns the expression of n's GroupBy that makes column i of
+// n's rows, seen through the nodes that pass their child's rows on (a
+// filter, sort, limit, DISTINCT, HAVING, a projection of the column);
+// nil for a column of any other node.
+func madeBy(n gsql.Node, i int) gsql.Expression {
+	for {
+		switch x := n.(type) {
+		case *plan.GroupBy:
+			if i < 0 || i >= len(x.SelectedExprs) {
+				return nil
+			}
+			e := x.SelectedExprs[i]
+			if a, ok := e.(*expression.Alias); ok {
+				e = a.Child
+			}
+			return e
+		case *plan.Project:
+			// A projection that passes the column on (the one HAVING
+			// or ORDER BY puts between, with columns of their own).
+			if i < 0 || i >= len(x.Projections) {
+				return nil
+			}
+			gf, ok := underResultNames(x.Projections[i]).(*expression.GetField)
+			if !ok {
+				return nil
+			}
+			n, i = x.Child, gf.Index()
+		case *plan.Filter, *plan.Having, *plan.Sort, *plan.Limit, *plan.Offset, *plan.Distinct, *plan.TopN:
+			n = x.Children()[0]
+		default:
+			return nil
+		}
+	}
+}
+
+// caseValues returns the values a CASE may give: its THEN values and its
+// ELSE.
+func caseValues(c *expression.Case) []gsql.Expression {
+	values := make([]gsql.Expression, 0, len(c.Branches)+1)
+	for _, b := range c.Branches {
+		values = append(values, b.Value)
+	}
+	if c.Else != nil {
+		values = append(values, c.Else)
+	}
+	return values
+}
+
+// underResultNames returns the expression under e's aliases and result
+// columns (NullableResults).
+func underResultNames(e gsql.Expression) gsql.Expression {
+	for {
+		switch x := e.(type) {
+		case *expression.Alias:
+			e = x.Child
+		case *resultColumn:
+			e = x.Child
+		default:
+			return e
+		}
+	}
 }

@@ -554,6 +554,12 @@ func expandRowComparison(e gsql.Expression) (gsql.Expression, transform.TreeIden
 			ret, err := e.WithChildren(out...)
 			return ret, transform.NewTree, err
 		}
+	case *decimalCoalesce:
+		// Made as IFNULL was built (numeric.go), before its
+		// arguments were typed: typed again now that they are.
+		if w, ok := widenedDecimalCoalesce(e); ok {
+			return w, transform.NewTree, nil
+		}
 	case *function.If:
 		ch := e.Children()
 		if w, ok := widenedDecimalChoice(e, ch[1:]); ok {
@@ -950,8 +956,15 @@ func (t *anyNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // and the largest scale. widenedDecimalCoalesce puts a decimalCoalesce
 // of that type in their place.
 func widenedDecimalCoalesce(e gsql.Expression) (gsql.Expression, bool) {
-	if _, done := e.(*decimalCoalesce); done {
-		return e, false
+	if c, done := e.(*decimalCoalesce); done {
+		// Typed again once its arguments are: made as the function
+		// was built (numeric.go's ifnull), an argument's type could
+		// still be GMS's (an IF's DECIMAL(65,2)).
+		typ, ok := widenedDecimal(c.orig.Type(), c.orig.Children())
+		if !ok || typ.Equals(c.typ) || !expression.ExpressionsResolved(c.orig.Children()...) {
+			return e, false
+		}
+		return &decimalCoalesce{orig: c.orig, typ: typ}, true
 	}
 	typ, ok := widenedDecimal(e.Type(), e.Children())
 	if !ok {
@@ -1011,15 +1024,15 @@ func (c *decimalChoice) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 }
 
 // widenedDecimal returns the DECIMAL MySQL gives an expression of type
-// t (GMS's) over values: the largest integer part and scale of t and
-// the values (an integer counting as a BIGINT's 20 digits); false when
-// one is neither a number nor NULL, when it is no wider than t, or when
+// t (GMS's: a DECIMAL, or an integer or NULL over a DECIMAL) over
+// values: the largest integer part and scale of the values (an integer
+// counting its digits as MySQL's decimal_precision does), not GMS's
+// (IFNULL(IF(c, NULL, d), -12) of a DECIMAL(5,2) d was GMS's
+// DECIMAL(65,2)); false when one is neither a number nor NULL, or when
 // it is wider than DECIMAL(65).
 func widenedDecimal(t gsql.Type, values []gsql.Expression) (gsql.DecimalType, bool) {
 	intDigits, scale := 0, 0
-	if dt, ok := t.(gsql.DecimalType); ok {
-		intDigits, scale = int(dt.Precision())-int(dt.Scale()), int(dt.Scale())
-	} else if t != types.Null && (!types.IsInteger(t) || !anyDecimal(values)) {
+	if _, ok := t.(gsql.DecimalType); !ok && t != types.Null && (!types.IsInteger(t) || !anyDecimal(values)) {
 		return nil, false
 	}
 	wider := false
@@ -1027,11 +1040,11 @@ func widenedDecimal(t gsql.Type, values []gsql.Expression) (gsql.DecimalType, bo
 		t := a.Type()
 		switch {
 		case types.IsInteger(t):
-			// A BIGINT's 20 digits (19 and a sign's place, as MySQL
-			// counts an integer's digits for a DECIMAL).
-			if intDigits < 20 {
-				intDigits, wider = 20, true
-			}
+			// The integer's digits as MySQL counts them for a DECIMAL
+			// (decimal_precision: a literal 1 one, an INT column 10);
+			// its values are converted to the DECIMAL even when it
+			// widens nothing (GMS's IFNULL(d, 1) gave the integer 1).
+			intDigits, wider = max(intDigits, integerDigits(a)), true
 		case types.IsDecimal(t):
 			d := t.(gsql.DecimalType)
 			if n := int(d.Precision()) - int(d.Scale()); n > intDigits {

@@ -139,6 +139,10 @@ func TestResultNullability(t *testing.T) {
 			// MySQL's maybe_null per kind (compat's maybeNull): IF and CASE
 			// ask their values, IS NULL and <=> are never NULL.
 			"SELECT IF(i > 1, 1, 2) AS i2, CASE WHEN i > 0 THEN 1 ELSE 2 END AS c1, CASE WHEN id > 0 THEN 1 END AS c2, i IS NULL AS n1, i <=> NULL AS n2 FROM agg WHERE id > ": "i2:N c1:N c2:- n1:N n2:N",
+			// A number's column made nullable too: /, DIV and MOD may be
+			// NULL (division by zero) whatever their operands, an IF
+			// whose value if false may be.
+			"SELECT id / 1 AS d1, id DIV 1 AS d2, id MOD 2 AS d3, IF(id > 100, 0.0, i) AS f1, id + 1 AS p FROM agg WHERE id > ": "d1:- d2:- d3:- f1:- p:N",
 		} {
 			checkColumns(t, c, q, notNull, want)
 		}
