@@ -1,0 +1,347 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/percdb/percdb/kv/internal/keyspace"
+)
+
+// rangeKey returns a user key of table's rows (the range `t{table}_r`).
+func rangeKey(table, i int) []byte { return fmt.Appendf(nil, "t%08d_r%05d", table, i) }
+
+func TestLatestRangeOfEncoded(t *testing.T) {
+	for _, k := range [][]byte{
+		nil, []byte("t"), []byte("t0000000"), []byte("t00000001"), []byte("t00000001_"),
+		[]byte("t00000001_r"), []byte("t00000001_r1"), []byte("t00000001_r12345678"), rangeKey(7, 3),
+		[]byte("t\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"),
+	} {
+		want, wantOK := latestRangeOfKey(k)
+		for _, sk := range [][]byte{keyspace.WriteKey(k, 5), keyspace.LatestKey(k)} {
+			got, ok := latestRangeOfStoreKey(sk)
+			if ok != wantOK || got != want {
+				t.Errorf("key %q, store key %x: range %q %v, want %q %v", k, sk, got[:], ok, want[:], wantOK)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		start, end string
+		ok         bool
+	}{
+		{"t00000001_r", "t00000001_s", true},
+		{"t00000001_r00001", "t00000001_r00009", true},
+		{"t00000001_r", "t00000001_s\x00", false},
+		{"t00000001_r", "t00000002", false},
+		{"t00000001_r", "", false},
+		{"t00000001_", "t00000001_s", false},
+	} {
+		var end []byte
+		if tc.end != "" {
+			end = []byte(tc.end)
+		}
+		if _, ok := latestRangeOfSpan([]byte(tc.start), end); ok != tc.ok {
+			t.Errorf("span [%q, %q): one range %v, want %v", tc.start, tc.end, ok, tc.ok)
+		}
+	}
+}
+
+// TestLatestRangeSwitchUnderWrites: one range's copies switched on and off
+// while writers commit to it and to a range beside it and GC collects,
+// concurrently: after every switch on, the space holds exactly the copies
+// of the range's keys the write space says and none of the other range's,
+// and a walk of the range through a snapshot's view of the set reads what
+// the versions say; after every switch off it holds nothing.
+func TestLatestRangeSwitchUnderWrites(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone, Latest: LatestAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	rc := s.Regions()[0].Ctx()
+	const writers, keysEach = 4, 300
+	var clock atomic.Uint64
+	clock.Store(100)
+	var published [writers]atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var commits atomic.Uint64
+	for w := range writers {
+		published[w].Store(math.MaxUint64)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				published[w].Store(clock.Load())
+				startTS := clock.Add(1)
+				// Writers 0 and 1 write table 1, the others table 2.
+				k := rangeKey(1+w/2, w*keysEach+rnd.Intn(keysEach))
+				m := Mutation{Op: OpPut, Key: k, Value: fmt.Appendf(nil, "v%d", startTS)}
+				if rnd.Intn(4) == 0 {
+					m = Mutation{Op: OpDelete, Key: k}
+				}
+				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
+				if err != nil || len(resp.Errors) > 0 {
+					t.Errorf("prewrite: %v %v", resp, err)
+					return
+				}
+				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
+					t.Errorf("commit: %v", err)
+					return
+				}
+				published[w].Store(math.MaxUint64)
+				commits.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			sp := clock.Load()
+			for w := range writers {
+				sp = min(sp, published[w].Load())
+			}
+			if sp <= 110 {
+				continue
+			}
+			req := &GCRequest{Region: rc, SafePoint: sp - 10}
+			for {
+				resp, err := s.GC(ctx, req)
+				if err != nil {
+					t.Errorf("gc: %v", err)
+					return
+				}
+				if resp.Next == nil {
+					break
+				}
+				req.Start = resp.Next
+			}
+		}
+	}()
+	table1 := rangeKey(1, 0)[:latestRangeLen]
+	start, end := table1, []byte("t00000001_s")
+	check := func(when string, wantOn bool) {
+		t.Helper()
+		set := s.latest.ranges.set.Load()
+		snap := s.db.NewSnapshot()
+		defer snap.Close()
+		if s.latest.ranges.set.Load() != set {
+			t.Fatalf("%s: the set changed with no switch running", when)
+		}
+		r1, _ := latestRangeOfKey(table1)
+		if set.on(r1) != wantOn {
+			t.Fatalf("%s: range on %v, want %v", when, set.on(r1), wantOn)
+		}
+		covered := func(key []byte) bool { r, ok := latestRangeOfKey(key); return ok && set.on(r) }
+		if err := latestInvariantOf(snap, covered, s.GCSafePoint()); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		at := clock.Load()
+		walk := func(ranges *latestRangeSet) ([]string, uint64) {
+			r := newMVCCReader(snap)
+			defer r.close()
+			r.latestRanges = ranges
+			var out []string
+			if err := r.visit(ctx, start, end, at, false, false, func(k, v []byte) (bool, error) {
+				out = append(out, string(k)+"="+string(v))
+				return false, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return out, r.walked.latestKeys
+		}
+		versions, _ := walk(nil)
+		copies, through := walk(set)
+		if !slices.Equal(copies, versions) {
+			t.Fatalf("%s, at %d: %d pairs through the range's copies, %d through the versions", when, at, len(copies), len(versions))
+		}
+		if (through > 0) != wantOn {
+			t.Fatalf("%s: the walk read %d keys through the copies, range on %v", when, through, wantOn)
+		}
+	}
+	for i := range 12 {
+		for commits.Load() < uint64(200*(i+1)) && !t.Failed() {
+			runtime.Gosched()
+		}
+		if err := s.EnableLatestRange(ctx, table1); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("switch %d on", i), true)
+		if i%2 == 1 {
+			if err := s.DisableLatestRange(ctx, table1); err != nil {
+				t.Fatal(err)
+			}
+			check(fmt.Sprintf("switch %d off", i), false)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	// Switched on at every even i, on still at the odd ones, then off.
+	if st := s.LatestSpaceStats(); st.On || st.RangesOn != 0 || st.SwitchedOn != 6 || st.SwitchedOff != 6 {
+		t.Fatalf("stats %+v: want the whole space off and six switches of the range on and off", st)
+	}
+}
+
+// TestLatestAutoRangeSwitch: in the automatic mode, walks over one
+// range's churned keys switch that range's copies on, while a range
+// beside it that only takes writes keeps none; walks then read the
+// copies; writes with no walks switch the range off again and clear it.
+func TestLatestAutoRangeSwitch(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	s.latest.windowKeys, s.latest.offCopies = 2_000, 20_000
+	rc := s.Regions()[0].Ctx()
+	const n = 1000
+	ts := uint64(10)
+	rewrite := func(table int) {
+		t.Helper()
+		muts := make([]Mutation, n)
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = rangeKey(table, i)
+			muts[i] = Mutation{Op: OpPut, Key: keys[i], Value: fmt.Appendf(nil, "v%d", ts)}
+		}
+		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+			t.Fatal(resp, err)
+		}
+		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
+			t.Fatal(err)
+		}
+		ts += 10
+	}
+	scan := func(table int) {
+		t.Helper()
+		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: rangeKey(table, 0), End: fmt.Appendf(nil, "t%08d_s", table), Version: ts})
+		if err != nil || len(pairs) != n {
+			t.Fatalf("scan: %d pairs, %v", len(pairs), err)
+		}
+	}
+	waitFor := func(on int) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); s.LatestSpaceStats().RangesOn != on || s.latest.busy.Load(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d ranges on after a minute, want %d", s.LatestSpaceStats().RangesOn, on)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Writes alone: no copies.
+	for range 30 {
+		rewrite(1)
+		rewrite(2)
+	}
+	if st := s.LatestSpaceStats(); st.On || st.RangesOn != 0 || st.SwitchedOn != 0 {
+		t.Fatalf("writes alone switched copies on: %+v", st)
+	}
+	// Walks over table 1's 30 versions a key: its range on, table 2's not.
+	for range 5 {
+		scan(1)
+	}
+	waitFor(1)
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	r1, _ := latestRangeOfKey(rangeKey(1, 0))
+	if !s.latest.ranges.set.Load().on(r1) {
+		t.Fatal("the range on is not table 1's")
+	}
+	// Writes to table 2 derive no copies; table 1's do.
+	rewrite(2)
+	rewrite(1)
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	before := s.ScanCost()
+	scan(1)
+	if after := s.ScanCost(); after.Points-before.Points > uint64(2*n) || after.Keys-before.Keys != n {
+		t.Fatalf("a walk with the range on merged %d points for %d keys", after.Points-before.Points, after.Keys-before.Keys)
+	}
+	// Writes with no walks: off, and the copies cleared.
+	for range 25 {
+		rewrite(1)
+	}
+	waitFor(0)
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	scan(1)
+	st := s.LatestSpaceStats()
+	t.Logf("%+v", st)
+	if st.SwitchedOn != 1 || st.SwitchedOff != 1 || st.On {
+		t.Fatalf("switches: %+v, want one range on and off", st)
+	}
+}
+
+// TestLatestAutoSwitchWeighsCopies checks the automatic mode's rule for
+// switching a range on over one window: the walks' hidden points must
+// outweigh the write records written to the range meanwhile at
+// latestCopySteps steps a copy, not one for one (a write-heavy mix whose
+// walks step over a few deleted rows, TPC-C's Delivery among New-Orders,
+// keeps the copies off).
+func TestLatestAutoSwitchWeighsCopies(t *testing.T) {
+	r, _ := latestRangeOfKey(rangeKey(1, 0))
+	for _, tc := range []struct {
+		name                  string
+		written, keys, hidden uint64
+		wantSwitch            bool
+	}{
+		{name: "no writes, churned walks", written: 0, keys: 1000, hidden: 1000, wantSwitch: true},
+		{name: "hidden points twice the writes", written: 1000, keys: 1000, hidden: 2000, wantSwitch: false},
+		{name: "hidden points just below the copies' cost", written: 1000, keys: 10_000, hidden: latestCopySteps * 1000, wantSwitch: false},
+		{name: "hidden points beyond the copies' cost", written: 1000, keys: 10_000, hidden: latestCopySteps*1000 + 1, wantSwitch: true},
+		{name: "beyond the cost but few a key", written: 10, keys: 10_000, hidden: 2000, wantSwitch: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []bool
+			l := &latestSpace{mode: LatestAuto, windowKeys: tc.keys}
+			l.ranges.switchTo = func(got latestRange, on bool) {
+				if got != r {
+					t.Errorf("switch asked for range %q, want %q", got[:], r[:])
+				}
+				asked = append(asked, on)
+			}
+			st := l.ranges.statsOf(r, true)
+			st.written.Add(tc.written)
+			l.walked(&walkCost{keys: tc.keys, points: tc.keys + tc.hidden, rng: r, rangeState: walkRangeOne})
+			if got := len(asked) == 1 && asked[0]; got != tc.wantSwitch || len(asked) > 1 {
+				t.Fatalf("written %d, %d keys walked over %d hidden points: asked %v, want a switch on: %v", tc.written, tc.keys, tc.hidden, asked, tc.wantSwitch)
+			}
+			if st.walkKeys.Load() != 0 || st.walkHidden.Load() != 0 || st.written.Load() != 0 {
+				t.Fatalf("the window was not restarted: %d keys, %d hidden, %d written", st.walkKeys.Load(), st.walkHidden.Load(), st.written.Load())
+			}
+			// Walks of two ranges at once count for neither.
+			asked = nil
+			l.walked(&walkCost{keys: tc.keys, points: tc.keys + tc.hidden, rng: r, rangeState: walkRangeMixed})
+			if len(asked) != 0 || st.walkKeys.Load() != 0 {
+				t.Fatalf("walks over two ranges counted: asked %v, %d keys", asked, st.walkKeys.Load())
+			}
+		})
+	}
+}
