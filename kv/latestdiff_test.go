@@ -875,4 +875,3 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 	st := s.LatestSpaceStats()
 	t.Logf("%d commits, %d switches on, %d off", commits.Load(), st.SwitchedOn, st.SwitchedOff)
 }
-
