@@ -527,8 +527,8 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 type storeWalks struct {
 	latestOn, switchedOn, switchedOff, latestCompactions float64
 	// rangesOn: the ranges whose copies scans read (kv/latestranges.go).
-	rangesOn float64
-	records, points                                      float64
+	rangesOn        float64
+	records, points float64
 	// gcCompactions and gcCompactedBytes are the compactions after GC
 	// (kv/gccompact.go) and the sstable bytes they rewrote.
 	gcCompactions, gcCompactedBytes float64
