@@ -744,79 +744,10 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	rc := s.Regions()[0].Ctx()
 	const writers, keysEach = 3, 400
-	var clock atomic.Uint64
-	clock.Store(100)
-	// published[w] is at or below writer w's running start_ts (MaxUint64:
-	// none runs): GC stays below every one.
-	var published [writers]atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var commits atomic.Uint64
-	for w := range writers {
-		published[w].Store(math.MaxUint64)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rnd := rand.New(rand.NewSource(int64(w)))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				published[w].Store(clock.Load())
-				startTS := clock.Add(1)
-				k := []byte(fmt.Sprintf("k%d-%04d", w, rnd.Intn(keysEach)))
-				m := Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", startTS))}
-				if rnd.Intn(4) == 0 {
-					m = Mutation{Op: OpDelete, Key: k}
-				}
-				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
-				if err != nil || len(resp.Errors) > 0 {
-					t.Errorf("prewrite: %v %v", resp, err)
-					return
-				}
-				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
-					t.Errorf("commit: %v", err)
-					return
-				}
-				published[w].Store(math.MaxUint64)
-				commits.Add(1)
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			sp := clock.Load()
-			for w := range writers {
-				sp = min(sp, published[w].Load())
-			}
-			if sp <= 110 {
-				continue
-			}
-			req := &GCRequest{Region: rc, SafePoint: sp - 10}
-			for {
-				resp, err := s.GC(ctx, req)
-				if err != nil {
-					t.Errorf("gc: %v", err)
-					return
-				}
-				if resp.Next == nil {
-					break
-				}
-				req.Start = resp.Next
-			}
-		}
-	}()
+	clock, commits, stop := churnWithGC(t, s, writers, func(w int, rnd *rand.Rand) []byte {
+		return []byte(fmt.Sprintf("k%d-%04d", w, rnd.Intn(keysEach)))
+	})
 	check := func(when string) {
 		t.Helper()
 		snap := s.db.NewSnapshot()
@@ -863,8 +794,7 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if err := s.EnableLatestSpace(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -874,4 +804,85 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 	check("at the end")
 	st := s.LatestSpaceStats()
 	t.Logf("%d commits, %d switches on, %d off", commits.Load(), st.SwitchedOn, st.SwitchedOff)
+}
+
+// churnWithGC starts writers goroutines, each committing puts and (one in
+// four) deletes of the keys keyOf picks, one a transaction, and one
+// collecting at a safe point below every running writer's start_ts,
+// over s's first region. clock is the timestamps' source, commits
+// counts the commits; stop ends the goroutines and waits for them.
+func churnWithGC(t *testing.T, s *Store, writers int, keyOf func(w int, rnd *rand.Rand) []byte) (clock, commits *atomic.Uint64, stop func()) {
+	ctx := context.Background()
+	rc := s.Regions()[0].Ctx()
+	clock, commits = new(atomic.Uint64), new(atomic.Uint64)
+	clock.Store(100)
+	// published[w] is at or below writer w's running start_ts (MaxUint64:
+	// none runs): GC stays below every one.
+	published := make([]atomic.Uint64, writers)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range writers {
+		published[w].Store(math.MaxUint64)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				published[w].Store(clock.Load())
+				startTS := clock.Add(1)
+				k := keyOf(w, rnd)
+				m := Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", startTS))}
+				if rnd.Intn(4) == 0 {
+					m = Mutation{Op: OpDelete, Key: k}
+				}
+				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
+				if err != nil || len(resp.Errors) > 0 {
+					t.Errorf("prewrite: %v %v", resp, err)
+					return
+				}
+				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
+					t.Errorf("commit: %v", err)
+					return
+				}
+				published[w].Store(math.MaxUint64)
+				commits.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			sp := clock.Load()
+			for w := range writers {
+				sp = min(sp, published[w].Load())
+			}
+			if sp <= 110 {
+				continue
+			}
+			req := &GCRequest{Region: rc, SafePoint: sp - 10}
+			for {
+				resp, err := s.GC(ctx, req)
+				if err != nil {
+					t.Errorf("gc: %v", err)
+					return
+				}
+				if resp.Next == nil {
+					break
+				}
+				req.Start = resp.Next
+			}
+		}
+	}()
+	return clock, commits, func() { close(done); wg.Wait() }
 }

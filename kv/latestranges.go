@@ -3,7 +3,6 @@ package kv
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -415,25 +414,12 @@ func (s *Store) disableLatestRange(r latestRange) error {
 // switchLatestRange runs a range's switch the automatic mode asked for,
 // in the background, as switchLatest does for the whole space.
 func (s *Store) switchLatestRange(r latestRange, on bool) {
-	if s.isClosing.Load() || !s.latest.busy.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		defer s.latest.busy.Store(false)
-		if err := s.enter(); err != nil {
-			return // closed
-		}
-		defer s.exit()
-		var err error
+	s.inBackground(func() error {
 		if on {
-			err = s.enableLatestRange(context.Background(), r)
-		} else {
-			err = s.disableLatestRange(r)
+			return s.enableLatestRange(context.Background(), r)
 		}
-		if err != nil && !errors.Is(err, ErrClosed) {
-			s.logger.Warn("switching the latest space of a range", "on", on, "range", fmt.Sprintf("%q", r[:]), "dir", s.dir, "err", err)
-		}
-	}()
+		return s.disableLatestRange(r)
+	}, "switching the latest space of a range", "on", on, "range", fmt.Sprintf("%q", r[:]))
 }
 
 // rangesOrNil returns s's ranges (nil for a nil set).

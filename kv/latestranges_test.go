@@ -3,12 +3,9 @@ package kv
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,78 +63,11 @@ func TestLatestRangeSwitchUnderWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	rc := s.Regions()[0].Ctx()
 	const writers, keysEach = 4, 300
-	var clock atomic.Uint64
-	clock.Store(100)
-	var published [writers]atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var commits atomic.Uint64
-	for w := range writers {
-		published[w].Store(math.MaxUint64)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rnd := rand.New(rand.NewSource(int64(w)))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				published[w].Store(clock.Load())
-				startTS := clock.Add(1)
-				// Writers 0 and 1 write table 1, the others table 2.
-				k := rangeKey(1+w/2, w*keysEach+rnd.Intn(keysEach))
-				m := Mutation{Op: OpPut, Key: k, Value: fmt.Appendf(nil, "v%d", startTS)}
-				if rnd.Intn(4) == 0 {
-					m = Mutation{Op: OpDelete, Key: k}
-				}
-				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
-				if err != nil || len(resp.Errors) > 0 {
-					t.Errorf("prewrite: %v %v", resp, err)
-					return
-				}
-				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
-					t.Errorf("commit: %v", err)
-					return
-				}
-				published[w].Store(math.MaxUint64)
-				commits.Add(1)
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			sp := clock.Load()
-			for w := range writers {
-				sp = min(sp, published[w].Load())
-			}
-			if sp <= 110 {
-				continue
-			}
-			req := &GCRequest{Region: rc, SafePoint: sp - 10}
-			for {
-				resp, err := s.GC(ctx, req)
-				if err != nil {
-					t.Errorf("gc: %v", err)
-					return
-				}
-				if resp.Next == nil {
-					break
-				}
-				req.Start = resp.Next
-			}
-		}
-	}()
+	// Writers 0 and 1 write table 1, the others table 2.
+	clock, commits, stop := churnWithGC(t, s, writers, func(w int, rnd *rand.Rand) []byte {
+		return rangeKey(1+w/2, w*keysEach+rnd.Intn(keysEach))
+	})
 	table1 := rangeKey(1, 0)[:latestRangeLen]
 	start, end := table1, []byte("t00000001_s")
 	check := func(when string, wantOn bool) {
@@ -194,8 +124,7 @@ func TestLatestRangeSwitchUnderWrites(t *testing.T) {
 			check(fmt.Sprintf("switch %d off", i), false)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if err := latestInvariant(s); err != nil {
 		t.Fatal(err)
 	}

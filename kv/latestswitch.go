@@ -521,6 +521,19 @@ func (s *Store) disableLatest() error {
 // nothing left to do, and hold it while a request for the other switch
 // came in (which is then dropped, its window lost).
 func (s *Store) switchLatest(on bool) {
+	s.inBackground(func() error {
+		if on {
+			return s.enableLatest(context.Background())
+		}
+		return s.disableLatest()
+	}, "switching the latest space", "on", on)
+}
+
+// inBackground runs a switch of the latest space (of the whole space, or
+// of a range) in a goroutine, holding the switch (busy, taken before the
+// goroutine starts: see switchLatest) and the store, and logs its error
+// with args; nothing is run when the store closes or another switch runs.
+func (s *Store) inBackground(run func() error, what string, args ...any) {
 	if s.isClosing.Load() || !s.latest.busy.CompareAndSwap(false, true) {
 		return
 	}
@@ -530,14 +543,8 @@ func (s *Store) switchLatest(on bool) {
 			return // closed
 		}
 		defer s.exit()
-		var err error
-		if on {
-			err = s.enableLatest(context.Background())
-		} else {
-			err = s.disableLatest()
-		}
-		if err != nil && !errors.Is(err, ErrClosed) {
-			s.logger.Warn("switching the latest space", "on", on, "dir", s.dir, "err", err)
+		if err := run(); err != nil && !errors.Is(err, ErrClosed) {
+			s.logger.Warn(what, append(args, "dir", s.dir, "err", err)...)
 		}
 	}()
 }
