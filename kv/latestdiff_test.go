@@ -745,9 +745,10 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	const writers, keysEach = 3, 400
-	clock, commits, stop := churnWithGC(t, s, writers, func(w int, rnd *rand.Rand) []byte {
+	c := churnWithGC(t, s, writers, 0, func(w int, rnd *rand.Rand) []byte {
 		return []byte(fmt.Sprintf("k%d-%04d", w, rnd.Intn(keysEach)))
 	})
+	clock, commits, stop := c.clock, c.commits, c.stop
 	check := func(when string) {
 		t.Helper()
 		snap := s.db.NewSnapshot()
@@ -806,23 +807,48 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 	t.Logf("%d commits, %d switches on, %d off", commits.Load(), st.SwitchedOn, st.SwitchedOff)
 }
 
+// churn is what churnWithGC started.
+type churn struct {
+	// clock is the timestamps' source, commits counts the commits.
+	clock, commits *atomic.Uint64
+	// published[w] is at or below writer w's running start_ts (MaxUint64:
+	// none runs); the slots after the writers' are readers' pins. GC
+	// stays below every one.
+	published []atomic.Uint64
+	writers   int
+	stop      func()
+}
+
+// pin returns a read timestamp at which every commit is applied (no
+// writer runs with a commit_ts at or below it) and that GC stays below
+// until unpin, for reader slot reader.
+func (c *churn) pin(reader int) (ts uint64, unpin func()) {
+	slot := &c.published[c.writers+reader]
+	slot.Store(c.clock.Load())
+	ts = slot.Load()
+	for w := range c.writers {
+		ts = min(ts, c.published[w].Load())
+	}
+	return ts, func() { slot.Store(math.MaxUint64) }
+}
+
 // churnWithGC starts writers goroutines, each committing puts and (one in
 // four) deletes of the keys keyOf picks, one a transaction, and one
-// collecting at a safe point below every running writer's start_ts,
-// over s's first region. clock is the timestamps' source, commits
-// counts the commits; stop ends the goroutines and waits for them.
-func churnWithGC(t *testing.T, s *Store, writers int, keyOf func(w int, rnd *rand.Rand) []byte) (clock, commits *atomic.Uint64, stop func()) {
+// collecting at a safe point below every running writer's start_ts and
+// every pin of readers reader slots, over s's first region; stop ends
+// the goroutines and waits for them.
+func churnWithGC(t *testing.T, s *Store, writers, readers int, keyOf func(w int, rnd *rand.Rand) []byte) *churn {
 	ctx := context.Background()
 	rc := s.Regions()[0].Ctx()
-	clock, commits = new(atomic.Uint64), new(atomic.Uint64)
+	clock, commits := new(atomic.Uint64), new(atomic.Uint64)
 	clock.Store(100)
-	// published[w] is at or below writer w's running start_ts (MaxUint64:
-	// none runs): GC stays below every one.
-	published := make([]atomic.Uint64, writers)
+	published := make([]atomic.Uint64, writers+readers)
+	for i := range published {
+		published[i].Store(math.MaxUint64)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range writers {
-		published[w].Store(math.MaxUint64)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -864,8 +890,8 @@ func churnWithGC(t *testing.T, s *Store, writers int, keyOf func(w int, rnd *ran
 			default:
 			}
 			sp := clock.Load()
-			for w := range writers {
-				sp = min(sp, published[w].Load())
+			for i := range published {
+				sp = min(sp, published[i].Load())
 			}
 			if sp <= 110 {
 				continue
@@ -884,5 +910,5 @@ func churnWithGC(t *testing.T, s *Store, writers int, keyOf func(w int, rnd *ran
 			}
 		}
 	}()
-	return clock, commits, func() { close(done); wg.Wait() }
+	return &churn{clock: clock, commits: commits, published: published, writers: writers, stop: func() { close(done); wg.Wait() }}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,11 +66,48 @@ func TestLatestRangeSwitchUnderWrites(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	const writers, keysEach = 4, 300
 	// Writers 0 and 1 write table 1, the others table 2.
-	clock, commits, stop := churnWithGC(t, s, writers, func(w int, rnd *rand.Rand) []byte {
+	c := churnWithGC(t, s, writers, 1, func(w int, rnd *rand.Rand) []byte {
 		return rangeKey(1+w/2, w*keysEach+rnd.Intn(keysEach))
 	})
+	clock, commits := c.clock, c.commits
 	table1 := rangeKey(1, 0)[:latestRangeLen]
 	start, end := table1, []byte("t00000001_s")
+	// A reader of the live store, as a range read with no locks in the
+	// way reads it (its walk through the gate, latestGate), all through
+	// the switches: each walk must read what the versions say at its
+	// timestamp, taken afterwards from a snapshot; none may read a copy
+	// the switches left stale or missing.
+	readerDone := make(chan struct{})
+	var liveWalks, liveThrough atomic.Uint64
+	go func() {
+		defer close(readerDone)
+		for !t.Failed() && c.commits.Load() < 2600 {
+			at, unpin := c.pin(0)
+			live := &mvccReader{src: s.db, latestGate: s.latest}
+			got, err := collectWalk(ctx, live, start, end, at)
+			live.close()
+			through := live.walked.latestKeys
+			view := s.db.NewSnapshot()
+			snap := newMVCCReader(view)
+			want, werr := collectWalk(ctx, snap, start, end, at)
+			snap.close()
+			_ = view.Close()
+			unpin()
+			if err != nil || werr != nil {
+				t.Errorf("live walk: %v, %v", err, werr)
+				return
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("a live walk at %d (%d keys through the copies) read %d pairs, the versions %d", at, through, len(got), len(want))
+				return
+			}
+			liveWalks.Add(1)
+			if through > 0 {
+				liveThrough.Add(1)
+			}
+		}
+	}()
+	stop := func() { <-readerDone; c.stop() }
 	check := func(when string, wantOn bool) {
 		t.Helper()
 		set := s.latest.ranges.set.Load()
@@ -125,6 +163,10 @@ func TestLatestRangeSwitchUnderWrites(t *testing.T) {
 		}
 	}
 	stop()
+	t.Logf("%d live walks, %d of them through the copies", liveWalks.Load(), liveThrough.Load())
+	if liveThrough.Load() == 0 || liveThrough.Load() == liveWalks.Load() {
+		t.Errorf("the live walks did not cross the switches: %d of %d through the copies", liveThrough.Load(), liveWalks.Load())
+	}
 	if err := latestInvariant(s); err != nil {
 		t.Fatal(err)
 	}
@@ -273,4 +315,15 @@ func TestLatestAutoSwitchWeighsCopies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// collectWalk returns the pairs a forward walk of r over [start, end)
+// reads at ts, as "key=value".
+func collectWalk(ctx context.Context, r *mvccReader, start, end []byte, ts uint64) ([]string, error) {
+	var out []string
+	err := r.visit(ctx, start, end, ts, false, false, func(k, v []byte) (bool, error) {
+		out = append(out, string(k)+"="+string(v))
+		return false, nil
+	})
+	return out, err
 }
