@@ -73,7 +73,24 @@ func latestRangeOfSpan(start, end []byte) (r latestRange, ok bool) {
 	if r, ok = latestRangeOfKey(start); !ok || end == nil {
 		return r, false
 	}
-	return r, bytes.Compare(end, keyspace.PrefixEnd(r[:])) <= 0
+	return r, bytes.HasPrefix(end, r[:]) || isPrefixEnd(end, r[:])
+}
+
+// isPrefixEnd reports whether end is keyspace.PrefixEnd(prefix), the
+// smallest key above every key with the prefix, without building it (a
+// walk checks its span on every call): the prefix without its trailing
+// 0xFF bytes, its last byte plus one.
+func isPrefixEnd(end, prefix []byte) bool {
+	n := len(end)
+	if n == 0 || n > len(prefix) || end[n-1] != prefix[n-1]+1 || prefix[n-1] == 0xFF || !bytes.Equal(end[:n-1], prefix[:n-1]) {
+		return false
+	}
+	for _, b := range prefix[n:] {
+		if b != 0xFF {
+			return false
+		}
+	}
+	return true
 }
 
 // latestRangeOfEncoded returns the range of the user key whose

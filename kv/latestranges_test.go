@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -40,7 +41,16 @@ func TestLatestRangeOfEncoded(t *testing.T) {
 		{"t00000001_r", "t00000002", false},
 		{"t00000001_r", "", false},
 		{"t00000001_", "t00000001_s", false},
+		{"t00000001_r", "t00000001_r\xff", true},
+		{"t00000001_r", "t00000001_r\x00", true},
+		{"t00000001_r", "t00000001`", false},
+		{"t0000000\xff_\xff", "t0000000\xff`", true},
+		{"t0000000\xff_\xff", "t0000000\xff_\xff\x01", true},
+		{"t0000000\xff_\xff", "t0000000\xff``", false},
 	} {
+		if want := tc.end != "" && len(tc.start) >= latestRangeLen && bytes.Compare([]byte(tc.end), keyspace.PrefixEnd([]byte(tc.start)[:latestRangeLen])) <= 0; want != tc.ok {
+			t.Errorf("span [%q, %q): the table says %v, the bytes %v", tc.start, tc.end, tc.ok, want)
+		}
 		var end []byte
 		if tc.end != "" {
 			end = []byte(tc.end)
