@@ -817,12 +817,17 @@ type churn struct {
 	published []atomic.Uint64
 	writers   int
 	stop      func()
+	// gcMu is held by a GC pass from the choice of its safe point to its
+	// end, and by pin: a pin is either seen by a pass or comes after it.
+	gcMu *sync.Mutex
 }
 
 // pin returns a read timestamp at which every commit is applied (no
 // writer runs with a commit_ts at or below it) and that GC stays below
 // until unpin, for reader slot reader.
 func (c *churn) pin(reader int) (ts uint64, unpin func()) {
+	c.gcMu.Lock()
+	defer c.gcMu.Unlock()
 	slot := &c.published[c.writers+reader]
 	slot.Store(c.clock.Load())
 	ts = slot.Load()
@@ -848,6 +853,28 @@ func churnWithGC(t *testing.T, s *Store, writers, readers int, keyOf func(w int,
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	gcMu := new(sync.Mutex)
+	// gcPass collects at a safe point below every running writer's
+	// start_ts and every reader's pin.
+	gcPass := func() error {
+		gcMu.Lock()
+		defer gcMu.Unlock()
+		sp := clock.Load()
+		for i := range published {
+			sp = min(sp, published[i].Load())
+		}
+		if sp <= 110 {
+			return nil
+		}
+		req := &GCRequest{Region: rc, SafePoint: sp - 10}
+		for {
+			resp, err := s.GC(ctx, req)
+			if err != nil || resp.Next == nil {
+				return err
+			}
+			req.Start = resp.Next
+		}
+	}
 	for w := range writers {
 		wg.Add(1)
 		go func() {
@@ -889,26 +916,11 @@ func churnWithGC(t *testing.T, s *Store, writers, readers int, keyOf func(w int,
 				return
 			default:
 			}
-			sp := clock.Load()
-			for i := range published {
-				sp = min(sp, published[i].Load())
-			}
-			if sp <= 110 {
-				continue
-			}
-			req := &GCRequest{Region: rc, SafePoint: sp - 10}
-			for {
-				resp, err := s.GC(ctx, req)
-				if err != nil {
-					t.Errorf("gc: %v", err)
-					return
-				}
-				if resp.Next == nil {
-					break
-				}
-				req.Start = resp.Next
+			if err := gcPass(); err != nil {
+				t.Errorf("gc: %v", err)
+				return
 			}
 		}
 	}()
-	return &churn{clock: clock, commits: commits, published: published, writers: writers, stop: func() { close(done); wg.Wait() }}
+	return &churn{clock: clock, commits: commits, published: published, writers: writers, gcMu: gcMu, stop: func() { close(done); wg.Wait() }}
 }
