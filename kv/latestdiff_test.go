@@ -828,12 +828,14 @@ type churn struct {
 func (c *churn) pin(reader int) (ts uint64, unpin func()) {
 	c.gcMu.Lock()
 	defer c.gcMu.Unlock()
-	slot := &c.published[c.writers+reader]
-	slot.Store(c.clock.Load())
-	ts = slot.Load()
+	// No pass runs meanwhile; the next one stays below ts itself (not
+	// the clock: a writer whose start bounded ts may finish first).
+	ts = c.clock.Load()
 	for w := range c.writers {
 		ts = min(ts, c.published[w].Load())
 	}
+	slot := &c.published[c.writers+reader]
+	slot.Store(ts)
 	return ts, func() { slot.Store(math.MaxUint64) }
 }
 
