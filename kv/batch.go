@@ -181,12 +181,20 @@ func (a *pebbleApplier) apply(ctx context.Context, wb *writeBatch) error {
 		if a.latest.deriving() {
 			var n int
 			ops := len(wb.ops)
-			if n, err = wb.deriveLatest(a.db); err == nil {
+			if n, err = wb.deriveLatest(a.db, nil); err == nil {
 				a.latest.derived(n)
 				churn = wb.opBytes(ops)
 			}
+		} else if set := a.latest.ranges.set.Load(); set != nil && len(set.ranges) > 0 {
+			// The ranges whose copies are kept (latestranges.go).
+			a.latest.wroteRanges(wb, set)
+			ops := len(wb.ops)
+			if _, err = wb.deriveLatest(a.db, set); err == nil {
+				a.latest.derivedRanges(wb.ops[ops:])
+				churn = wb.opBytes(ops)
+			}
 		} else {
-			a.latest.wrote(wb)
+			a.latest.wroteRanges(wb, nil)
 		}
 		if err == nil {
 			syncWait, err = a.commit(wb)

@@ -59,7 +59,7 @@ func (s *Store) ApproximateSize(start, end []byte) (uint64, error) {
 	defer s.exit()
 	var total uint64
 	for _, sp := range dataSpaces {
-		if sp == keyspace.Latest && s.latest.load()&3 == latestStateOff {
+		if sp == keyspace.Latest && s.latest.load()&3 == latestStateOff && len(s.latest.ranges.set.Load().rangesOrNil()) == 0 {
 			// Off, the space holds nothing (or what its clearing left
 			// for compaction), and Pebble's estimate of an empty range
 			// inside a table file is the size of the block around it.

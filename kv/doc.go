@@ -28,7 +28,10 @@
 // walks, point reads and every write's checks read the write space.
 // Whether a store keeps the space is its own state (latestswitch.go): on
 // while its forward walks pay for it, backfilled when it goes on, cleared
-// when it goes off, so a store that only takes writes keeps none. The
+// when it goes off, so a store that only takes writes keeps none; in the
+// automatic mode each range (a table's rows, or its indexes) is weighed
+// and switched on its own, so a write-heavy table beside a scanned one
+// pays nothing for the other's copies (latestranges.go). The
 // replicated batches carry no copies. A store that keeps the space must
 // not be opened by a percdb older than it, which would commit without
 // the copies (the marker 'm' 'v' says the space is complete).

@@ -70,9 +70,24 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 		upper = keyspace.LatestKey(end)
 	}
 	var gen uint64
-	if !r.latest {
+	var set *latestRangeSet // a range's copies are read, under this set
+	switch {
+	case r.latest:
+	case r.latestRanges != nil:
+		// A snapshot's reader: the set was the store's around it.
+		if rng, ok := latestRangeOfSpan(start, end); !ok || !r.latestRanges.on(rng) {
+			return false, nil
+		}
+	case r.latestGate == nil:
+		return false, nil
+	default:
 		if gen = r.latestGate.load(); !latestOnIn(gen) {
-			return false, nil // off or building: no iterator opened
+			// The whole space is off or building: the span's range may
+			// be on (latestranges.go).
+			set = r.latestGate.ranges.set.Load()
+			if rng, ok := latestRangeOfSpan(start, end); !ok || !set.on(rng) {
+				return false, nil // no iterator opened
+			}
 		}
 	}
 	iter, err := r.src.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -80,11 +95,12 @@ func (r *mvccReader) visitLatest(ctx context.Context, start, end []byte, ts uint
 		return true, fmt.Errorf("open latest-space iterator: %w", err)
 	}
 	defer iter.Close()
-	// A Pebble iterator reads the store as of its opening: the space was
-	// complete in that view if it was on before and after it opened,
-	// with no switch between (a switch off clears the space after it
-	// turns walks away, a switch on turns them to it after its build).
-	if !r.latest && r.latestGate.load() != gen {
+	// A Pebble iterator reads the store as of its opening: the space (or
+	// the range's copies) was complete in that view if it was on before
+	// and after it opened, with no switch between (a switch off clears
+	// the copies after it turns walks away, a switch on turns them to it
+	// after its build; a range's switch replaces the set).
+	if !r.latest && r.latestRanges == nil && (r.latestGate.load() != gen || (set != nil && r.latestGate.ranges.set.Load() != set)) {
 		return false, nil
 	}
 	var keyBuf []byte
@@ -170,7 +186,7 @@ func buildLatest(ctx context.Context, db *pebble.DB) error {
 			return err
 		}
 		var err error
-		if from, err = backfillBatch(db, from, 0); err != nil {
+		if from, err = backfillBatch(db, from, keyspace.SpaceEnd(keyspace.Write), 0); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -653,6 +652,9 @@ func (h *latestHarness) walks(s *Store, when string, at uint64, start, end []byt
 func latestInvariant(s *Store) error {
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
+	if set := s.latest.ranges.set.Load(); !latestOnIn(s.latest.load()) && set != nil {
+		return latestInvariantOf(snap, func(key []byte) bool { r, ok := latestRangeOfKey(key); return ok && set.on(r) }, s.GCSafePoint())
+	}
 	return latestInvariantIn(snap, latestOnIn(s.latest.load()), s.GCSafePoint())
 }
 
@@ -660,6 +662,12 @@ func latestInvariant(s *Store) error {
 // whether the space was on in it, sp a safe point at or above the one in
 // force when it was taken.
 func latestInvariantIn(db pebble.Reader, on bool, sp uint64) error {
+	return latestInvariantOf(db, func([]byte) bool { return on }, sp)
+}
+
+// latestInvariantOf is latestInvariantIn with the keys whose copies the
+// space keeps told by covered: the others must have none.
+func latestInvariantOf(db pebble.Reader, covered func(key []byte) bool, sp uint64) error {
 	want := map[string][]byte{}
 	optional := map[string]bool{}
 	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: keyspace.SpaceStart(keyspace.Write), UpperBound: keyspace.SpaceEnd(keyspace.Write)})
@@ -678,7 +686,7 @@ func latestInvariantIn(db pebble.Reader, on bool, sp uint64) error {
 		if err != nil {
 			return err
 		}
-		if w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete {
+		if (w.Type == txntypes.WritePut || w.Type == txntypes.WriteDelete) && covered(key) {
 			want[string(key)] = latestValue(commitTS, w)
 			optional[string(key)] = w.Type == txntypes.WriteDelete && commitTS <= sp
 		}
@@ -701,11 +709,10 @@ func latestInvariantIn(db pebble.Reader, on bool, sp uint64) error {
 	if err := errors.Join(iter.Error(), iter.Close()); err != nil {
 		return err
 	}
-	if !on {
-		if len(got) > 0 {
-			return fmt.Errorf("the space is off but holds %d copies", len(got))
+	for k := range got {
+		if !covered([]byte(k)) {
+			return fmt.Errorf("key %q has a copy but the space is off for it", k)
 		}
-		return nil
 	}
 	for k, v := range want {
 		g, ok := got[k]
@@ -737,79 +744,11 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	rc := s.Regions()[0].Ctx()
 	const writers, keysEach = 3, 400
-	var clock atomic.Uint64
-	clock.Store(100)
-	// published[w] is at or below writer w's running start_ts (MaxUint64:
-	// none runs): GC stays below every one.
-	var published [writers]atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var commits atomic.Uint64
-	for w := range writers {
-		published[w].Store(math.MaxUint64)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rnd := rand.New(rand.NewSource(int64(w)))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				published[w].Store(clock.Load())
-				startTS := clock.Add(1)
-				k := []byte(fmt.Sprintf("k%d-%04d", w, rnd.Intn(keysEach)))
-				m := Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", startTS))}
-				if rnd.Intn(4) == 0 {
-					m = Mutation{Op: OpDelete, Key: k}
-				}
-				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
-				if err != nil || len(resp.Errors) > 0 {
-					t.Errorf("prewrite: %v %v", resp, err)
-					return
-				}
-				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
-					t.Errorf("commit: %v", err)
-					return
-				}
-				published[w].Store(math.MaxUint64)
-				commits.Add(1)
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			sp := clock.Load()
-			for w := range writers {
-				sp = min(sp, published[w].Load())
-			}
-			if sp <= 110 {
-				continue
-			}
-			req := &GCRequest{Region: rc, SafePoint: sp - 10}
-			for {
-				resp, err := s.GC(ctx, req)
-				if err != nil {
-					t.Errorf("gc: %v", err)
-					return
-				}
-				if resp.Next == nil {
-					break
-				}
-				req.Start = resp.Next
-			}
-		}
-	}()
+	c := churnWithGC(t, s, writers, 0, func(w int, rnd *rand.Rand) []byte {
+		return []byte(fmt.Sprintf("k%d-%04d", w, rnd.Intn(keysEach)))
+	})
+	clock, commits, stop := c.clock, c.commits, c.stop
 	check := func(when string) {
 		t.Helper()
 		snap := s.db.NewSnapshot()
@@ -856,8 +795,7 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if err := s.EnableLatestSpace(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -869,121 +807,122 @@ func TestLatestSwitchUnderWrites(t *testing.T) {
 	t.Logf("%d commits, %d switches on, %d off", commits.Load(), st.SwitchedOn, st.SwitchedOff)
 }
 
-// TestLatestAutoSwitch: in the automatic mode a store that only takes
-// writes keeps no copies; walks over churned keys (more hidden points
-// stepped over than records written) switch the space on, and walks then
-// read it; writes with no walks switch it off again and clear it.
-func TestLatestAutoSwitch(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
-	s.latest.windowKeys, s.latest.offCopies = 2_000, 20_000
-	rc := s.Regions()[0].Ctx()
-	keys := make([][]byte, 1000)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("k%04d", i))
-	}
-	ts := uint64(10)
-	rewrite := func() {
-		t.Helper()
-		muts := make([]Mutation, len(keys))
-		for i, k := range keys {
-			muts[i] = Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", ts))}
-		}
-		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
-			t.Fatal(err)
-		}
-		ts += 10
-	}
-	scan := func() {
-		t.Helper()
-		pairs, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: keys[0], Version: ts})
-		if err != nil || len(pairs) != len(keys) || string(pairs[0].Value) != fmt.Sprintf("v%d", ts-10) {
-			t.Fatalf("scan: %d pairs, %v", len(pairs), err)
-		}
-	}
-	waitFor := func(on bool) {
-		t.Helper()
-		for deadline := time.Now().Add(time.Minute); latestOnIn(s.latest.load()) != on || s.latest.busy.Load(); {
-			if time.Now().After(deadline) {
-				t.Fatalf("the space is not on=%v after a minute", on)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	// Writes alone: no copies.
-	for range 30 {
-		rewrite()
-	}
-	if st := s.LatestSpaceStats(); st.On || st.SwitchedOn != 0 {
-		t.Fatalf("writes alone switched the space on: %+v", st)
-	}
-	if err := latestInvariant(s); err != nil {
-		t.Fatal(err)
-	}
-	// Walks over the 30 versions of each key: on.
-	for range 5 {
-		scan()
-	}
-	waitFor(true)
-	if err := latestInvariant(s); err != nil {
-		t.Fatal(err)
-	}
-	before := s.ScanCost()
-	scan()
-	if after := s.ScanCost(); after.Points-before.Points > uint64(2*len(keys)) {
-		t.Fatalf("a walk with the space on merged %d points for %d keys", after.Points-before.Points, len(keys))
-	}
-	// Writes with no walks: off, and the space cleared.
-	for range 25 {
-		rewrite()
-	}
-	waitFor(false)
-	if err := latestInvariant(s); err != nil {
-		t.Fatal(err)
-	}
-	scan()
-	st := s.LatestSpaceStats()
-	t.Logf("%+v", st)
-	if st.SwitchedOn != 1 || st.SwitchedOff != 1 {
-		t.Fatalf("switches: %+v, want one on and one off", st)
-	}
+// churn is what churnWithGC started.
+type churn struct {
+	// clock is the timestamps' source, commits counts the commits.
+	clock, commits *atomic.Uint64
+	// published[w] is at or below writer w's running start_ts (MaxUint64:
+	// none runs); the slots after the writers' are readers' pins. GC
+	// stays below every one.
+	published []atomic.Uint64
+	writers   int
+	stop      func()
+	// gcMu is held by a GC pass from the choice of its safe point to its
+	// end, and by pin: a pin is either seen by a pass or comes after it.
+	gcMu *sync.Mutex
 }
 
-// TestLatestAutoSwitchWeighsCopies checks the automatic mode's rule for
-// switching on over one window: the walks' hidden points must outweigh
-// the write records written meanwhile at latestCopySteps steps a copy,
-// not one for one (a write-heavy mix whose walks step over a few deleted
-// rows, TPC-C's Delivery among New-Orders, keeps the space off).
-func TestLatestAutoSwitchWeighsCopies(t *testing.T) {
-	for _, tc := range []struct {
-		name                  string
-		written, keys, hidden uint64
-		wantSwitch            bool
-	}{
-		{name: "no writes, churned walks", written: 0, keys: 1000, hidden: 1000, wantSwitch: true},
-		{name: "hidden points twice the writes", written: 1000, keys: 1000, hidden: 2000, wantSwitch: false},
-		{name: "hidden points just below the copies' cost", written: 1000, keys: 10_000, hidden: latestCopySteps * 1000, wantSwitch: false},
-		{name: "hidden points beyond the copies' cost", written: 1000, keys: 10_000, hidden: latestCopySteps*1000 + 1, wantSwitch: true},
-		{name: "beyond the cost but few a key", written: 10, keys: 10_000, hidden: 2000, wantSwitch: false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var asked []bool
-			l := &latestSpace{mode: LatestAuto, windowKeys: tc.keys, switchTo: func(on bool) { asked = append(asked, on) }}
-			l.written.Add(tc.written)
-			l.walked(&walkCost{keys: tc.keys, points: tc.keys + tc.hidden})
-			if got := len(asked) == 1 && asked[0]; got != tc.wantSwitch || len(asked) > 1 {
-				t.Fatalf("written %d, %d keys walked over %d hidden points: asked %v, want a switch on: %v", tc.written, tc.keys, tc.hidden, asked, tc.wantSwitch)
-			}
-			if l.walkKeys.Load() != 0 || l.walkHidden.Load() != 0 || l.written.Load() != 0 {
-				t.Fatalf("the window was not restarted: %d keys, %d hidden, %d written", l.walkKeys.Load(), l.walkHidden.Load(), l.written.Load())
-			}
-		})
+// pin returns a read timestamp at which every commit is applied (no
+// writer runs with a commit_ts at or below it) and that GC stays below
+// until unpin, for reader slot reader.
+func (c *churn) pin(reader int) (ts uint64, unpin func()) {
+	c.gcMu.Lock()
+	defer c.gcMu.Unlock()
+	// No pass runs meanwhile; the next one stays below ts itself (not
+	// the clock: a writer whose start bounded ts may finish first).
+	ts = c.clock.Load()
+	for w := range c.writers {
+		ts = min(ts, c.published[w].Load())
 	}
+	slot := &c.published[c.writers+reader]
+	slot.Store(ts)
+	return ts, func() { slot.Store(math.MaxUint64) }
+}
+
+// churnWithGC starts writers goroutines, each committing puts and (one in
+// four) deletes of the keys keyOf picks, one a transaction, and one
+// collecting at a safe point below every running writer's start_ts and
+// every pin of readers reader slots, over s's first region; stop ends
+// the goroutines and waits for them.
+func churnWithGC(t *testing.T, s *Store, writers, readers int, keyOf func(w int, rnd *rand.Rand) []byte) *churn {
+	ctx := context.Background()
+	rc := s.Regions()[0].Ctx()
+	clock, commits := new(atomic.Uint64), new(atomic.Uint64)
+	clock.Store(100)
+	published := make([]atomic.Uint64, writers+readers)
+	for i := range published {
+		published[i].Store(math.MaxUint64)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	gcMu := new(sync.Mutex)
+	// gcPass collects at a safe point below every running writer's
+	// start_ts and every reader's pin.
+	gcPass := func() error {
+		gcMu.Lock()
+		defer gcMu.Unlock()
+		sp := clock.Load()
+		for i := range published {
+			sp = min(sp, published[i].Load())
+		}
+		if sp <= 110 {
+			return nil
+		}
+		req := &GCRequest{Region: rc, SafePoint: sp - 10}
+		for {
+			resp, err := s.GC(ctx, req)
+			if err != nil || resp.Next == nil {
+				return err
+			}
+			req.Start = resp.Next
+		}
+	}
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				published[w].Store(clock.Load())
+				startTS := clock.Add(1)
+				k := keyOf(w, rnd)
+				m := Mutation{Op: OpPut, Key: k, Value: []byte(fmt.Sprintf("v%d", startTS))}
+				if rnd.Intn(4) == 0 {
+					m = Mutation{Op: OpDelete, Key: k}
+				}
+				resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: []Mutation{m}, Primary: k, StartTS: startTS, LockTTL: 1 << 40})
+				if err != nil || len(resp.Errors) > 0 {
+					t.Errorf("prewrite: %v %v", resp, err)
+					return
+				}
+				if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: [][]byte{k}, StartTS: startTS, CommitTS: clock.Add(1)}); err != nil {
+					t.Errorf("commit: %v", err)
+					return
+				}
+				published[w].Store(math.MaxUint64)
+				commits.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := gcPass(); err != nil {
+				t.Errorf("gc: %v", err)
+				return
+			}
+		}
+	}()
+	return &churn{clock: clock, commits: commits, published: published, writers: writers, gcMu: gcMu, stop: func() { close(done); wg.Wait() }}
 }

@@ -40,23 +40,24 @@ import (
 //     copies: the receiver derives them from the snapshot's write records
 //     when it keeps the space, as for any batch.
 //   - In the automatic mode, the switch weighs what the copies would save
-//     against what they cost: on when, over a window of latestWindowKeys
-//     keys visited by forward walks of the write space, the walks stepped
-//     over more hidden points (beyond one a key) than latestCopySteps
-//     times the write records the applies wrote meanwhile (a copy costs
-//     its writer about as much as that many steps cost a walk), and at
-//     least latestOnHidden a key; off when, over
-//     latestOffCopies copies derived, walks read fewer than
-//     1/latestOffShare as many keys through the space. The store decides
-//     as a whole: a table scanned fresh beside a churned one dilutes the
-//     hidden points a key (a per-region switch is the next step).
+//     against what they cost, range by range (latestranges.go): a range's
+//     copies go on when, over a window of latestWindowKeys keys visited by
+//     forward walks of the range, the walks stepped over more hidden
+//     points (beyond one a key) than latestCopySteps times the write
+//     records the range's applies wrote meanwhile (a copy costs its
+//     writer about as much as that many steps cost a walk), and at least
+//     latestOnHidden a key; off when, over latestOffCopies copies derived
+//     for the range, walks read fewer than 1/latestOffShare as many of its
+//     keys through the space. The store-wide state above is then off
+//     unless EnableLatestSpace turned it on (it goes off by the same
+//     window, store-wide).
 
 // LatestMode says when a store keeps the latest space (latestswitch.go).
 type LatestMode uint8
 
 const (
-	// LatestAuto (the zero value, the default) keeps the space while the
-	// store's forward walks pay for it.
+	// LatestAuto (the zero value) keeps the copies of each range while
+	// its forward walks pay for them (latestranges.go).
 	LatestAuto LatestMode = iota
 	// LatestOff never keeps it.
 	LatestOff
@@ -119,15 +120,16 @@ type latestSpace struct {
 	mu sync.RWMutex
 	// busy: a switch is running (one at a time).
 	busy atomic.Bool
-	// The automatic mode's windows: keys forward walks of the write space
-	// visited and the hidden points they stepped over (while off); copies
-	// derived and keys walks read through the space (while on).
-	walkKeys, walkHidden, written atomic.Uint64
-	copies, reads                 atomic.Uint64
+	// copies derived and keys walks read through the space while the
+	// whole space is on in the automatic mode (EnableLatestSpace): the
+	// window of its switch off.
+	copies, reads atomic.Uint64
+	// ranges is the automatic mode's space by range (latestranges.go).
+	ranges latestRanges
 	// switchedOn and switchedOff count the switches (stats).
 	switchedOn, switchedOff atomic.Uint64
-	// switchTo, set by the store, runs a switch the automatic mode asks
-	// for in the background (nil: none is run).
+	// switchTo, set by the store, runs a switch of the whole space the
+	// automatic mode asks for in the background (nil: none is run).
 	switchTo func(on bool)
 	// churn is the bytes of copies derived since the space was last
 	// handed to the compactor (latestcompact.go); size estimates the
@@ -153,23 +155,6 @@ func (l *latestSpace) set(state uint64) {
 // called with mu held.
 func (l *latestSpace) deriving() bool { return l.word.Load()&3 != latestStateOff }
 
-// wrote counts, while the space is off, the write records wb writes (what
-// copies would cost), for the automatic mode.
-func (l *latestSpace) wrote(wb *writeBatch) {
-	if l.mode != LatestAuto {
-		return
-	}
-	n := uint64(0)
-	for i := range wb.ops {
-		if op := &wb.ops[i]; !op.delete && len(op.key) > 0 && op.key[0] == keyspace.Write {
-			n++
-		}
-	}
-	if n > 0 {
-		l.written.Add(n)
-	}
-}
-
 // derived counts n copies an apply derived, and asks for the switch off
 // when the automatic mode's window says so.
 func (l *latestSpace) derived(n int) {
@@ -185,31 +170,20 @@ func (l *latestSpace) derived(n int) {
 	}
 }
 
-// walked counts a read's walks for the automatic mode: keys the walks of
-// the write space visited and the points they stepped over beyond one a
-// key while off, keys read through the space while on; and asks for the
-// switch on when the window says so.
+// walked counts a read's walks for the automatic mode: keys read through
+// the space while the whole space is on (EnableLatestSpace), else the
+// walks of one range (latestranges.go).
 func (l *latestSpace) walked(c *walkCost) {
 	if l.mode != LatestAuto {
 		return
 	}
-	if latestOnIn(l.load()) {
+	switch l.load() & 3 {
+	case latestStateOn:
 		l.reads.Add(c.latestKeys)
-		return
-	}
-	if l.load()&3 != latestStateOff || c.keys == 0 || c.latestKeys != 0 {
-		return
-	}
-	keys := l.walkKeys.Add(c.keys)
-	if c.points > c.keys {
-		l.walkHidden.Add(c.points - c.keys)
-	}
-	if keys < l.windowKeys {
-		return
-	}
-	keys, hidden, written := l.walkKeys.Swap(0), l.walkHidden.Swap(0), l.written.Swap(0)
-	if keys > 0 && hidden > latestCopySteps*written && float64(hidden) >= latestOnHidden*float64(keys) && l.switchTo != nil {
-		l.switchTo(true)
+	case latestStateOff:
+		if c.rangeState == walkRangeOne {
+			l.walkedRange(c.rng, c)
+		}
 	}
 }
 
@@ -217,8 +191,11 @@ func (l *latestSpace) walked(c *walkCost) {
 type LatestSpaceStats struct {
 	// On: walks read the space now.
 	On bool
-	// SwitchedOn and SwitchedOff count the switches since Open.
+	// SwitchedOn and SwitchedOff count the switches since Open, of the
+	// whole space and of ranges (latestranges.go).
 	SwitchedOn, SwitchedOff uint64
+	// RangesOn counts the ranges whose copies walks read now.
+	RangesOn int
 	// Compactions counts the compactions of the space its copies'
 	// churn asked for (latestcompact.go).
 	Compactions uint64
@@ -226,8 +203,16 @@ type LatestSpaceStats struct {
 
 // LatestSpaceStats returns the store's latest-space figures.
 func (s *Store) LatestSpaceStats() LatestSpaceStats {
-	return LatestSpaceStats{On: latestOnIn(s.latest.load()), SwitchedOn: s.latest.switchedOn.Load(), SwitchedOff: s.latest.switchedOff.Load(),
-		Compactions: s.compactor.latestCompactions.Load()}
+	rangesOn := 0
+	for _, on := range s.latest.ranges.set.Load().rangesOrNil() {
+		if on {
+			rangesOn++
+		}
+	}
+	return LatestSpaceStats{On: latestOnIn(s.latest.load()),
+		SwitchedOn:  s.latest.switchedOn.Load() + s.latest.ranges.switchedOn.Load(),
+		SwitchedOff: s.latest.switchedOff.Load() + s.latest.ranges.switchedOff.Load(),
+		RangesOn:    rangesOn, Compactions: s.compactor.latestCompactions.Load()}
 }
 
 // deriveLatest appends to wb what its write records do to the latest
@@ -236,14 +221,20 @@ func (s *Store) LatestSpaceStats() LatestSpaceStats {
 // a snapshot's holds a key's versions, newest first); and, for a record
 // the batch deletes (GC collecting a key's newest record, a Delete at or
 // below the safe point), the deletion of the key's copy if it is that
-// record's. It returns the copies written.
-func (wb *writeBatch) deriveLatest(db pebble.Reader) (n int, err error) {
+// record's. Only the keys of the ranges in set are copied (nil: every
+// key). It returns the copies written.
+func (wb *writeBatch) deriveLatest(db pebble.Reader, set *latestRangeSet) (n int, err error) {
 	ops := len(wb.ops)
 	var seen map[string]int // latest key -> index in wb.ops of its copy
 	for i := range ops {
 		op := &wb.ops[i]
 		if len(op.key) == 0 || op.key[0] != keyspace.Write || op.rangeEnd != nil {
 			continue
+		}
+		if set != nil {
+			if r, ok := latestRangeOfStoreKey(op.key); !ok || !set.deriving(r) {
+				continue
+			}
 		}
 		if op.delete {
 			if err := wb.dropCopyOf(db, op.key); err != nil {
@@ -390,6 +381,9 @@ func (s *Store) backfillLatest(ctx context.Context) error {
 	err := s.db.DeleteRange(keyspace.SpaceStart(keyspace.Latest), keyspace.SpaceEnd(keyspace.Latest), pebble.NoSync)
 	if err == nil {
 		s.latest.set(latestStateBuilding)
+		// The ranges' copies were cleared with the rest: their walks
+		// turn away (a new set), and the build copies every key.
+		s.latest.ranges.set.Store(nil)
 	}
 	s.latest.mu.Unlock()
 	if err != nil {
@@ -404,7 +398,7 @@ func (s *Store) backfillLatest(ctx context.Context) error {
 			return ErrClosed
 		}
 		s.latest.mu.Lock()
-		from, err = backfillBatch(s.db, from, s.gcSafePoint.Load())
+		from, err = backfillBatch(s.db, from, keyspace.SpaceEnd(keyspace.Write), s.gcSafePoint.Load())
 		s.latest.mu.Unlock()
 		if err != nil {
 			return err
@@ -422,14 +416,14 @@ func (s *Store) backfillLatest(ctx context.Context) error {
 }
 
 // backfillBatch writes the copies of up to latestBuildBatch keys of db's
-// write space from the raw key from on, and returns where the next batch
-// starts (nil: the end). Called with mu write-held (or at Open): no apply
+// write space from the raw key from on, up to the raw key end, and
+// returns where the next batch starts (nil: the end). Called with mu write-held (or at Open): no apply
 // runs. A key whose newest record is a Delete at or below the GC safe
 // point sp gets no copy: no read at or above the safe point sees the key,
 // and GC, which raised the safe point before it decided what to delete,
 // may have decided without the copy.
-func backfillBatch(db *pebble.DB, from []byte, sp uint64) (next []byte, err error) {
-	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: keyspace.SpaceEnd(keyspace.Write)})
+func backfillBatch(db *pebble.DB, from, end []byte, sp uint64) (next []byte, err error) {
+	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: end})
 	if err != nil {
 		return nil, fmt.Errorf("build the latest space: %w", err)
 	}
@@ -527,6 +521,19 @@ func (s *Store) disableLatest() error {
 // nothing left to do, and hold it while a request for the other switch
 // came in (which is then dropped, its window lost).
 func (s *Store) switchLatest(on bool) {
+	s.inBackground(func() error {
+		if on {
+			return s.enableLatest(context.Background())
+		}
+		return s.disableLatest()
+	}, "switching the latest space", "on", on)
+}
+
+// inBackground runs a switch of the latest space (of the whole space, or
+// of a range) in a goroutine, holding the switch (busy, taken before the
+// goroutine starts: see switchLatest) and the store, and logs its error
+// with args; nothing is run when the store closes or another switch runs.
+func (s *Store) inBackground(run func() error, what string, args ...any) {
 	if s.isClosing.Load() || !s.latest.busy.CompareAndSwap(false, true) {
 		return
 	}
@@ -536,14 +543,8 @@ func (s *Store) switchLatest(on bool) {
 			return // closed
 		}
 		defer s.exit()
-		var err error
-		if on {
-			err = s.enableLatest(context.Background())
-		} else {
-			err = s.disableLatest()
-		}
-		if err != nil && !errors.Is(err, ErrClosed) {
-			s.logger.Warn("switching the latest space", "on", on, "dir", s.dir, "err", err)
+		if err := run(); err != nil && !errors.Is(err, ErrClosed) {
+			s.logger.Warn(what, append(args, "dir", s.dir, "err", err)...)
 		}
 	}()
 }

@@ -390,13 +390,17 @@ func rangeRead[T any](ctx context.Context, s *Store, start, end []byte, ranges [
 	out, done, err := unlocked()
 	if err == nil && !done {
 		s.lockedRangeReads.Add(1)
-		gen := s.latest.load()
+		gen, set := s.latest.load(), s.latest.ranges.set.Load()
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		r := newMVCCReader(snap)
-		// The space was on, with no switch, from before the snapshot to
-		// after it: complete in its view.
-		r.latest = !s.noLatestWalks && latestOnIn(gen) && s.latest.load() == gen
+		// The space (or a range's copies) was on, with no switch, from
+		// before the snapshot to after it: complete in its view.
+		stable := !s.noLatestWalks && s.latest.load() == gen && s.latest.ranges.set.Load() == set
+		r.latest = stable && latestOnIn(gen)
+		if stable && !r.latest && set != nil && len(set.ranges) > 0 {
+			r.latestRanges = set
+		}
 		defer r.close()
 		out, err = locked(r)
 		s.noteWalks(&r.walked)
@@ -584,7 +588,12 @@ func (c *pairCollector) add(key, value []byte, keyOnly bool) {
 // not look at locks. A forward walk allocates nothing per key: the user
 // key is decoded into one buffer and the write record parsed in place.
 func (r *mvccReader) visit(ctx context.Context, start, end []byte, ts uint64, reverse, keyOnly bool, fn visitFn) error {
-	if !reverse && (r.latest || r.latestGate != nil) {
+	if reverse {
+		r.walked.rangeState = walkRangeMixed
+	} else {
+		r.walked.noteRange(start, end)
+	}
+	if !reverse && (r.latest || r.latestGate != nil || r.latestRanges != nil) {
 		if used, err := r.visitLatest(ctx, start, end, ts, keyOnly, fn); used {
 			return err
 		}

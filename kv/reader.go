@@ -63,9 +63,14 @@ type mvccReader struct {
 	// latest: forward walks read the latest space (latest.go), which
 	// was complete in the reader's view (a snapshot taken while it was
 	// on). latestGate, for a reader of the live store: forward walks read
-	// the space if it is on around the opening of their iterator.
+	// the space if it (or the range of their span) is on around the
+	// opening of their iterator.
 	latest     bool
 	latestGate *latestSpace
+	// latestRanges, for a reader of a snapshot taken while the whole
+	// space was off: the ranges whose copies were complete in its view
+	// (those on in the set, latestranges.go).
+	latestRanges *latestRangeSet
 }
 
 // newMVCCReader returns a reader over src (a *pebble.DB or a snapshot).

@@ -38,6 +38,10 @@ type walkCost struct {
 	// spans are the raw write-space spans of the walks that stepped over
 	// at least scanReportHidden hidden points, each with their number.
 	spans []deletedSpan
+	// rng is the latest-space range (latestranges.go) of the forward
+	// walks, when rangeState is walkRangeOne: all lay in it.
+	rng        latestRange
+	rangeState uint8
 }
 
 const (

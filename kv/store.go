@@ -412,6 +412,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %q: %w", dir, err)
 	}
 	latest.switchTo = s.switchLatest
+	latest.ranges.switchTo = s.switchLatestRange
 	if opts.GCCompactTombstones >= 0 {
 		span := latestSpan()
 		latest.size = func() uint64 { return compactor.usage(span.lo, span.hi) }

@@ -127,7 +127,7 @@ func runKV(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:20160", "host:port to serve the kv protocol on, as registered with pd")
 	pdFlag := fs.String("pd", "", "comma-separated host:port of the pd members (required)")
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve, as the single node's --reserve-space")
-	latestSpace := fs.String("latest-space", "off", "when the store keeps the latest space, as the single node's --latest-space")
+	latestSpace := fs.String("latest-space", "auto", "when the store keeps the latest space, as the single node's --latest-space")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
 	splitSize := fs.String("region-split-size", "96MiB", "size (bytes, or with a KiB, MiB or GiB suffix) above which a region this node leads is split in two")

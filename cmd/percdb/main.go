@@ -113,7 +113,7 @@ func runServer(role string, args []string) error {
 	maxConns := fs.Int("max-connections", 0, "most open client connections, one more gets error 1040 (0: no limit)")
 	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
 	ddlWait := fs.Duration("ddl-wait-timeout", percsql.DefaultDDLWaitTimeout, "how long each step of a schema change waits for transactions that wrote the table under the older schema; those still open after it fail to commit with error 8028")
-	latestSpace := fs.String("latest-space", "off", "when the store keeps the latest space, a copy of each key's newest committed version that scans at the present read instead of stepping over the versions GC has yet to collect: off (never; the default: under a write-heavy mix the automatic rule switches it on where its copies cost the writers more than the scans save), auto (when its scans step over more old versions than eight for each version its writes make, off again when they stop using it) or on (always: every commit writes the copy)")
+	latestSpace := fs.String("latest-space", "auto", "when the store keeps the latest space, a copy of each key's newest committed version that scans at the present read instead of stepping over the versions GC has yet to collect: auto (the default: range by range, a table's rows or its indexes, while the range's scans step over more old versions than eight for each version the range's own writes make, off again when they stop using it, so a write-heavy table beside a scanned one pays nothing), off (never) or on (always, the whole store: every commit writes the copy)")
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve (a ballast file in the data directory): below it, writes fail with error 1021 while reads, DELETE, TRUNCATE and DROP go on; bytes with an optional KiB/MiB/GiB suffix, 'auto' (2% of the file system, 32 MiB to 2 GiB) or 0 (no reserve)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a SIGINT or SIGTERM waits for the node to close cleanly before the process exits anyway (what is committed is in the synced log either way)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -283,8 +283,8 @@ func parseReserveSpace(s string) (int64, error) {
 	return n, nil
 }
 
-// parseLatestSpace reads --latest-space: auto (kv.Options' zero value), on
-// or off (the flag's default: see the flag's text for why).
+// parseLatestSpace reads --latest-space: auto (kv.Options' zero value and
+// the flag's default), on or off.
 func parseLatestSpace(s string) (kv.LatestMode, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "auto":

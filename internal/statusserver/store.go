@@ -54,6 +54,8 @@ func StoreCollectors(store *kv.Store) []prometheus.Collector {
 			stats(func(st kv.DiskProtectionStats) float64 { return float64(st.CompactionsNeverFit) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_kv_latest_space_on", Help: "1 while the store's forward range reads read the latest space (a copy of each key's newest version, kv/latestswitch.go), else 0 (off, or being built)."},
 			func() float64 { return oneIf(store.LatestSpaceStats().On) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "percdb_kv_latest_space_ranges_on", Help: "Ranges (a table's rows or its indexes) whose copies in the latest space the store's forward range reads read now, switched on by the automatic mode while the whole space is off (kv/latestranges.go)."},
+			func() float64 { return float64(store.LatestSpaceStats().RangesOn) }),
 		newLatestSwitches(store),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "percdb_kv_latest_space_compactions_total", Help: "Compactions of the store's latest space that its copies' churn asked for: the copies written since the last one made half the space's size (kv/latestcompact.go)."},
 			func() float64 { return float64(store.LatestSpaceStats().Compactions) }),

@@ -347,8 +347,8 @@ func churn(db *sql.DB, dataDir string, o options) error {
 		}
 		if o.statusPort != 0 {
 			now := readStoreWalks(o.statusPort)
-			fmt.Printf("<!-- minute %.1f: latest space on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record; the pause waited %v for the writers; compactions after GC %v (%s) -->\n",
-				minute, now.latestOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare(), pauseWait.Round(time.Millisecond), now.gcCompactions, mib(int64(now.gcCompactedBytes)))
+			fmt.Printf("<!-- minute %.1f: latest space on %v, ranges on %v (switched on %v, off %v times, compacted %v times); the churned table's scans: %.3f hidden points a record; the pause waited %v for the writers; compactions after GC %v (%s) -->\n",
+				minute, now.latestOn, now.rangesOn, now.switchedOn, now.switchedOff, now.latestCompactions, walked.hiddenShare(), pauseWait.Round(time.Millisecond), now.gcCompactions, mib(int64(now.gcCompactedBytes)))
 		}
 		fmt.Printf("| %.1f | %s | %v | %s | %s | %s | %d | %d |\n", minute, size(dataDir), scans[len(scans)/2].Round(time.Millisecond), cpu, ref, ratio, updates.Load(), deleted)
 		return nil
@@ -526,7 +526,9 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // compactions after GC.
 type storeWalks struct {
 	latestOn, switchedOn, switchedOff, latestCompactions float64
-	records, points                                      float64
+	// rangesOn: the ranges whose copies scans read (kv/latestranges.go).
+	rangesOn        float64
+	records, points float64
 	// gcCompactions and gcCompactedBytes are the compactions after GC
 	// (kv/gccompact.go) and the sstable bytes they rewrote.
 	gcCompactions, gcCompactedBytes float64
@@ -560,6 +562,8 @@ func readStoreWalks(port int) storeWalks {
 		switch name {
 		case "percdb_kv_latest_space_on":
 			w.latestOn = v
+		case "percdb_kv_latest_space_ranges_on":
+			w.rangesOn = v
 		case `percdb_kv_latest_space_switches_total{to="on"}`:
 			w.switchedOn = v
 		case `percdb_kv_latest_space_switches_total{to="off"}`:
