@@ -77,6 +77,7 @@ const (
 	nullableResultsRuleID                                       // sql/compat/createselect.go
 	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
 	exactLookupKeysRuleID                                       // lookupkeys.go
+	dropEnforcedFiltersRuleID                                   // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -267,6 +268,13 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: antiJoinAliasesRuleID, Apply: compat.AntiJoinAliases})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: minMaxByIndexRuleID, Apply: planrules.MinMaxByIndexRule})
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
+	// A filter's conjuncts that a static index read's ranges enforce
+	// exactly (inclusive integer bounds on integer columns after pinned
+	// ones) are not evaluated again on each row it returns
+	// (planrules/enforced.go): TestDropEnforcedFilters. Once the reads
+	// and their orders are final (the rules above read the filters),
+	// before execution indexes are assigned.
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: dropEnforcedFiltersRuleID, Apply: planrules.DropEnforcedFiltersRule})
 	// A union side's conversion reads the side's columns by position
 	// again where GMS found two select items of one name as one column
 	// (sql/compat/unionfields.go): tests/sqllogic/testdata/wronganswers.test.
