@@ -195,41 +195,41 @@ func exactSpan(ctx *gsql.Context, ce gsql.MySQLRangeColumnExpr) (span, bool) {
 // int64; ok is false for another value (a fraction, a string, an
 // unsigned value past math.MaxInt64, one out of typ's range).
 func exactInt(ctx *gsql.Context, v any, typ gsql.Type) (int64, bool) {
-	var n int64
-	switch x := v.(type) {
-	case int8:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int32:
-		n = int64(x)
-	case int64:
-		n = x
-	case int:
-		n = int64(x)
-	case uint8:
-		n = int64(x)
-	case uint16:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, false
-		}
-		n = int64(x)
-	case uint:
-		if uint64(x) > math.MaxInt64 {
-			return 0, false
-		}
-		n = int64(x)
-	default:
+	n, ok := goInt(v)
+	if !ok {
 		return 0, false
 	}
 	if _, inRange, err := typ.Convert(ctx, n); err != nil || inRange != gsql.InRange {
 		return 0, false
 	}
 	return n, true
+}
+
+// goInt returns v as an int64 when it is a Go integer that one holds.
+func goInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	case uint:
+		return int64(x), uint64(x) <= math.MaxInt64
+	}
+	return 0, false
 }
 
 // maxExactLiteral bounds the literals a dropped conjunct compares with:
@@ -243,31 +243,8 @@ func literalInt(e gsql.Expression) (int64, bool) {
 	if !ok || !types.IsInteger(l.Type()) {
 		return 0, false
 	}
-	var n int64
-	switch x := l.Value().(type) {
-	case int8:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int32:
-		n = int64(x)
-	case int64:
-		n = x
-	case uint8:
-		n = int64(x)
-	case uint16:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case uint64:
-		if x >= maxExactLiteral {
-			return 0, false
-		}
-		n = int64(x)
-	default:
-		return 0, false
-	}
-	return n, n > -maxExactLiteral && n < maxExactLiteral
+	n, ok := goInt(l.Value())
+	return n, ok && n > -maxExactLiteral && n < maxExactLiteral
 }
 
 // column returns the index column e reads (an integer column of table),
