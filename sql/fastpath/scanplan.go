@@ -523,6 +523,12 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		if !hasKey || len(sc.Order) == 0 && !groupKeyOrder(p, sc, ordOf, single) {
 			return nil, nil, false
 		}
+		if len(sc.Order) == 0 && ix != nil && orBoundsKey(sc, p) {
+			// GMS may read such a WHERE (k < 2 OR k > 5 AND id
+			// BETWEEN ...) by a whole scan, its groups then in
+			// primary-key order.
+			return nil, nil, false
+		}
 		if ix != nil && !indexScanOK(def, m, sc, p, ranged) {
 			return nil, nil, false
 		}
@@ -633,6 +639,17 @@ func keyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single
 		next++
 	}
 	return true
+}
+
+// orBoundsKey reports whether one of the conditions that bound plan p's
+// key is an OR.
+func orBoundsKey(sc *ScanShape, p *ScanPlan) bool {
+	for i := range sc.Where {
+		if p.KeyTerm[i] && sc.Where[i].Op == CondOr {
+			return true
+		}
+	}
+	return false
 }
 
 // groupKeyOrder reports whether the rows of plan p's ranges come in the
