@@ -273,8 +273,11 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// ones) are not evaluated again on each row it returns
 	// (planrules/enforced.go): TestDropEnforcedFilters. Once the reads
 	// and their orders are final (the rules above read the filters),
-	// before execution indexes are assigned.
-	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: dropEnforcedFiltersRuleID, Apply: planrules.DropEnforcedFiltersRule})
+	// before execution indexes are assigned. A plan cache template keeps
+	// its whole filter, from which each execution's ranges are derived
+	// again; runBound drops from each execution's plan what its ranges
+	// enforce (plancache_exec.go).
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: dropEnforcedFiltersRuleID, Apply: skipInPlanTemplate(planrules.DropEnforcedFiltersRule)})
 	// A union side's conversion reads the side's columns by position
 	// again where GMS found two select items of one name as one column
 	// (sql/compat/unionfields.go): tests/sqllogic/testdata/wronganswers.test.
