@@ -77,6 +77,7 @@ const (
 	nullableResultsRuleID                                       // sql/compat/createselect.go
 	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
 	exactLookupKeysRuleID                                       // lookupkeys.go
+	dropEnforcedFiltersRuleID                                   // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -278,6 +279,16 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// TestValues/minmaxempty, TestFastPathEndsDifferential.
 	removeRule(a, "replaceAgg")
 	insertRule(a, "replaceIdxSort", true, analyzer.Rule{Id: orderByIndexRuleID, Apply: planrules.OrderByIndexRule})
+	// A filter's conjuncts that a static index read's ranges enforce
+	// exactly (inclusive integer bounds on integer columns after pinned
+	// ones) are not evaluated again on each row it returns
+	// (planrules/enforced.go): TestDropEnforcedFilters. Once the reads
+	// and their orders are final (the rules above read the filters),
+	// before execution indexes are assigned. A plan cache template keeps
+	// its whole filter, from which each execution's ranges are derived
+	// again; runBound drops from each execution's plan what its ranges
+	// enforce (plancache_exec.go).
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: dropEnforcedFiltersRuleID, Apply: skipInPlanTemplate(planrules.DropEnforcedFiltersRule)})
 	// A union side's conversion reads the side's columns by position
 	// again where GMS found two select items of one name as one column
 	// (sql/compat/unionfields.go): tests/sqllogic/testdata/wronganswers.test.

@@ -365,7 +365,17 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 		examined int64
 	)
 	if prog.Aggregate {
-		merger = copr.NewMerger(prog, nil)
+		var reserve func() error
+		if sp.Grouped {
+			groups := 0
+			reserve = func() error {
+				if groups++; groups > maxScanGroups {
+					return errScanTooLarge
+				}
+				return nil
+			}
+		}
+		merger = copr.NewMerger(prog, reserve)
 	}
 	read := int64(0) // rows read into earlier batches
 	reads := ranges
@@ -487,6 +497,13 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 	if merger != nil {
 		if limit == 0 {
 			return nil, examined, 0, true
+		}
+		if sp.Grouped {
+			groups, err := b.groups(merger)
+			if err != nil {
+				return nil, examined, fastpath.ReasonError, false
+			}
+			return cut(groups, offset, limit), examined, 0, true
 		}
 		row, err := b.aggregates(merger)
 		if err != nil {
@@ -1468,8 +1485,13 @@ func scanProgram(pl *fastPlan) (*copr.Program, bool) {
 		c.column(ord) // program column i reads sp.Reads[i]
 	}
 	p := c.prog
-	if len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone && !sp.LocalAgg {
+	if sp.Grouped || len(sp.Out) > 0 && sp.Out[0].Agg != fastpath.AggNone && !sp.LocalAgg {
 		p.Aggregate = true
+		if sp.Grouped {
+			// Groups keyed by the column's value, which each keeps.
+			p.GroupBy = []copr.Expr{{Op: copr.OpColumn, Col: sp.GroupCol}}
+			p.Keep = []int{sp.GroupCol}
+		}
 		for _, o := range sp.Out {
 			col := copr.Expr{Op: copr.OpColumn, Col: o.Col}
 			switch o.Agg {
@@ -1503,38 +1525,119 @@ func (b *scanBinder) program(filter []copr.Expr) (*copr.Program, bool) {
 	return &p, p.Validate() == nil
 }
 
+// maxScanGroups bounds the groups of a GROUP BY on the fast path: more
+// are GMS's, whose buffers the query's memory bound counts.
+const maxScanGroups = 1 << 16
+
 // aggregates returns the result row of the aggregates from the merged
-// partials: SUM as a DECIMAL, AVG its sum divided by its count at the
-// result's scale, rounded half away from zero (decimalAggBuffer).
+// partials (aggregateRow).
 func (b *scanBinder) aggregates(m *copr.Merger) (gsql.Row, error) {
 	var row gsql.Row
-	err := m.Each(func(_, aggs []any) error {
-		row = make(gsql.Row, len(b.pl.Scan.Out))
-		j := 0
-		for i, o := range b.pl.Scan.Out {
-			v := aggs[j]
-			j++
-			switch o.Agg {
-			case fastpath.AggSum:
-				v = asDecimal(v)
-			case fastpath.AggAvg:
-				n, _ := aggs[j].(int64)
-				j++
-				if n == 0 || v == nil {
-					v = nil
-					break
-				}
-				scale := int32(0)
-				if d, ok := b.pl.Schema[i].Type.(gsql.DecimalType); ok {
-					scale = int32(d.Scale())
-				}
-				v = asDecimal(v).(decimal.Decimal).DivRound(decimal.NewFromInt(n), scale)
-			}
-			row[i] = v
-		}
+	err := m.Each(func(keep, aggs []any) error {
+		row = b.aggregateRow(keep, aggs)
 		return nil
 	})
 	return row, err
+}
+
+// groups returns the result rows of a GROUP BY from the merged groups,
+// sorted by the group's value (NULL first, as MySQL orders it), in
+// descending order for ORDER BY g DESC: the groups of ranges read one
+// after another (an IN list, or the regions of one range read in
+// parallel) are merged in the order first met, which need not be it.
+func (b *scanBinder) groups(m *copr.Merger) ([]gsql.Row, error) {
+	sp := b.pl.Scan
+	type group struct {
+		val any
+		row gsql.Row
+	}
+	gs := make([]group, 0, m.Len())
+	err := m.Each(func(keep, aggs []any) error {
+		gs = append(gs, group{val: keep[0], row: b.aggregateRow(keep, aggs)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var bad error
+	slices.SortFunc(gs, func(x, y group) int {
+		c, err := compareGroupValues(x.val, y.val)
+		if err != nil {
+			bad = err
+		}
+		if sp.GroupDesc {
+			return -c
+		}
+		return c
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	rows := make([]gsql.Row, len(gs))
+	for i := range gs {
+		rows[i] = gs[i].row
+	}
+	return rows, nil
+}
+
+// compareGroupValues compares two values of an integer column, NULL
+// first; the error is a value of another type (a defect: the plan groups
+// integers only).
+func compareGroupValues(x, y any) (int, error) {
+	switch {
+	case x == nil && y == nil:
+		return 0, nil
+	case x == nil:
+		return -1, nil
+	case y == nil:
+		return 1, nil
+	}
+	if a, ok := copr.Signed(x); ok {
+		if b, ok := copr.Signed(y); ok {
+			return cmp.Compare(a, b), nil
+		}
+	}
+	if a, ok := copr.Unsigned(x); ok {
+		if b, ok := copr.Unsigned(y); ok {
+			return cmp.Compare(a, b), nil
+		}
+	}
+	return 0, fmt.Errorf("range SELECT: group values %T and %T are not integers of one kind", x, y)
+}
+
+// aggregateRow returns a result row from a group's kept value (the
+// GROUP BY column's, for an Out of AggNone) and final aggregates: SUM as
+// a DECIMAL, AVG its sum divided by its count at the result's scale,
+// rounded half away from zero (decimalAggBuffer).
+func (b *scanBinder) aggregateRow(keep, aggs []any) gsql.Row {
+	row := make(gsql.Row, len(b.pl.Scan.Out))
+	j := 0
+	for i, o := range b.pl.Scan.Out {
+		if o.Agg == fastpath.AggNone {
+			row[i] = keep[0]
+			continue
+		}
+		v := aggs[j]
+		j++
+		switch o.Agg {
+		case fastpath.AggSum:
+			v = asDecimal(v)
+		case fastpath.AggAvg:
+			n, _ := aggs[j].(int64)
+			j++
+			if n == 0 || v == nil {
+				v = nil
+				break
+			}
+			scale := int32(0)
+			if d, ok := b.pl.Schema[i].Type.(gsql.DecimalType); ok {
+				scale = int32(d.Scale())
+			}
+			v = asDecimal(v).(decimal.Decimal).DivRound(decimal.NewFromInt(n), scale)
+		}
+		row[i] = v
+	}
+	return row
 }
 
 // asDecimal returns a partial SUM (an int64, a decimal or NULL) as a

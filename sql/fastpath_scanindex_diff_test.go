@@ -153,6 +153,15 @@ func (t *indexTable) query(r *rand.Rand) (string, []any) {
 		args = append(args, tm.args...)
 	}
 	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(a)", "MIN(b)", "MAX(id)", "count(a)", "SUM(m)", "SUM(b)"}
+	if r.Intn(5) == 0 {
+		// Grouped, mostly by the index's column after those pinned
+		// (NULLs among its values, strings among its columns).
+		group := ix[min(pinned, len(ix)-1)]
+		if r.Intn(3) == 0 {
+			group = all[r.Intn(len(all))]
+		}
+		return appendLimit(r, randomGroupBy(r, t.name, group, aggs, conds), args)
+	}
 	q, _, aggregate, distinct := randomSelect(r, t.name, all, aggs, conds, 8, 5)
 	if !aggregate {
 		var order []string

@@ -248,6 +248,15 @@ func (t *keyTable) query(r *rand.Rand) (string, []any) {
 	}
 	r.Shuffle(len(conds), func(i, j int) { conds[i], conds[j] = conds[j], conds[i] })
 	aggs := []string{"COUNT(*)", "SUM(v)", "AVG(" + t.keys[1] + ")", "MIN(u)", "MAX(" + t.keys[0] + ")", "count(v)", "SUM(m)"}
+	if r.Intn(5) == 0 {
+		// Grouped, mostly by the key's column after those pinned.
+		group := t.keys[min(pinned, len(t.keys)-1)]
+		if r.Intn(3) == 0 {
+			group = cols[r.Intn(len(cols))]
+		}
+		q := randomGroupBy(r, t.name, group, aggs, conds)
+		return appendLimit(r, q, args)
+	}
 	q, sel, aggregate, distinct := randomSelect(r, t.name, cols, aggs, conds, 5, 6)
 	if !aggregate && r.Intn(2) == 0 {
 		pool := cols
@@ -381,6 +390,36 @@ func randomSelect(r *rand.Rand, table string, cols, aggs, conds []string, distin
 	}
 	q += strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(conds, " AND ")
 	return q, sel, aggregate, distinct
+}
+
+// randomGroupBy returns a random SELECT from table where conds, grouped
+// by column group: its select list the column (or not) and aggregates of
+// aggs, in any order, ORDER BY the column (ASC, DESC) or none, now and
+// then a HAVING or another column outside the aggregates (MySQL's 1055),
+// which are GMS's.
+func randomGroupBy(r *rand.Rand, table, group string, aggs, conds []string) string {
+	var sel []string
+	if r.Intn(4) != 0 {
+		sel = append(sel, group)
+	}
+	for i := 0; i < 1+r.Intn(3); i++ {
+		sel = append(sel, aggs[r.Intn(len(aggs))])
+	}
+	r.Shuffle(len(sel), func(i, j int) { sel[i], sel[j] = sel[j], sel[i] })
+	if r.Intn(15) == 0 {
+		sel = append(sel, "v")
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(conds, " AND ") + " GROUP BY " + group
+	if r.Intn(15) == 0 {
+		q += " HAVING COUNT(*) > 1"
+	}
+	switch r.Intn(3) {
+	case 0:
+		q += " ORDER BY " + group
+	case 1:
+		q += " ORDER BY " + group + " DESC"
+	}
+	return q
 }
 
 // appendLimit appends a random LIMIT clause, or none, to q and its

@@ -16,6 +16,7 @@ import (
 
 	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/plancache"
+	"github.com/percdb/percdb/sql/planrules"
 )
 
 // The plan cache of prepared statements (package plancache, whose doc
@@ -234,6 +235,13 @@ func kindStatusVariable(k lexical.Kind) string {
 // and a SELECT's in the connection's goroutine once the result's column
 // definitions are known (boundexec.go).
 func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k lexical.Kind, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
+	// The filters the template kept whole for its ranges to be derived
+	// from (analyzer.go): what this execution's ranges enforce is not
+	// evaluated again.
+	n, _, err := planrules.DropEnforcedFilters(sctx, n)
+	if err != nil {
+		return err
+	}
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
 		pushed, _, err := pushDown(sctx, n, pushAt{})

@@ -17,7 +17,8 @@ import (
 //     BETWEEN, LIKE, IS, JOIN, ON, ORDER, GROUP, LIMIT, AS, DISTINCT,
 //     CASE, FOR, ...), except next to a dot, where MySQL reads any word
 //     as a name, and except in a SELECT the words of a range SELECT
-//     (scanWord: AND, OR, NOT, BETWEEN, IS, ORDER, LIMIT, DISTINCT);
+//     (scanWord: AND, OR, NOT, BETWEEN, IS, ORDER, GROUP, LIMIT,
+//     DISTINCT);
 //   - an operator other than =, +, - and * (/, %, &, |, ^, ~, @, :, and
 //     <, >, ! but in a SELECT), or a + anywhere but in an UPDATE;
 //   - a parenthesis in an UPDATE or DELETE;
@@ -232,7 +233,7 @@ func allDigits(w string) bool {
 // turns down in the other statements.
 func scanWord(word []byte) bool {
 	switch string(word) {
-	case "and", "or", "not", "between", "is", "order", "limit", "distinct":
+	case "and", "or", "not", "between", "is", "order", "group", "limit", "distinct":
 		return true
 	}
 	return false

@@ -72,6 +72,7 @@ func statements() []string {
 				"select * from "+tb+" where id != "+v+" and k <> 1 limit 2, 3",
 				"SELECT c FROM "+tb+" WHERE id IN (1, "+v+") AND k NOT BETWEEN 1 AND 2 LIMIT ? OFFSET ?",
 				"SELECT c FROM "+tb+" WHERE id <=> "+v+" AND k IS NOT NULL AND !(k >= 3)",
+				"SELECT k, COUNT(*), MAX(c) FROM "+tb+" WHERE k BETWEEN "+v+" AND 9 GROUP BY k ORDER BY k DESC LIMIT 3",
 			)
 		}
 	}
@@ -108,7 +109,7 @@ func TestFastCandidateSound(t *testing.T) {
 func TestFastCandidateTurnsDown(t *testing.T) {
 	for _, q := range []string{
 		"SELECT c FROM t WHERE id = 1 LOCK IN SHARE MODE",
-		"SELECT c FROM t WHERE id < 2 GROUP BY c",
+		"SELECT c FROM t WHERE id < 2 GROUP BY c WITH ROLLUP",
 		"SELECT c FROM t WHERE id < 2 ORDER BY c + 1",
 		"SELECT c FROM t WHERE id < 2 ORDER BY 1",
 		"SELECT c, k FROM t WHERE id < 2 ORDER BY c DESC, 2 LIMIT 3",

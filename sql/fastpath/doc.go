@@ -64,6 +64,18 @@
 //     before the SQL node sorts them (New-Order's `(s_w_id, s_i_id) IN
 //     (...) ORDER BY s_i_id FOR UPDATE`).
 //
+// A range SELECT may also be grouped by one integer column (SELECT g,
+// COUNT(*), SUM(x), ... WHERE ... GROUP BY g [ORDER BY g [DESC]]
+// [LIMIT]): the coprocessor groups the rows of the primary key's or an
+// index's ranges by g with partial aggregates (the covering read of an
+// index that holds g and the aggregates' columns reads no row), and the
+// SQL node merges the groups of the regions and sorts them by g before
+// OFFSET and LIMIT; without an ORDER BY only where g is the read key's
+// column after those pinned to one value, so that GMS's path meets its
+// groups in that order too. HAVING, WITH ROLLUP, a string g and
+// conditions the SQL node evaluates are GMS's (scanshape.go's setGroupBy,
+// ScanPlan.Grouped).
+//
 // pk = v may also be pk1 = v1 AND pk2 = v2 ... over every column of a
 // composite primary key of integer columns. The columns written are
 // integers, utf8mb4 strings, and DECIMAL, DATETIME and DATE from values
@@ -143,7 +155,8 @@
 // text cannot have a shape (Candidate, a lexical check that errs only on
 // the side of letting a statement through to the parser), when the TiDB
 // parser's AST has anything a shape does not model (ShapeOf returns nil:
-// a join, an alias, a function, GROUP BY, a hint, FOR SHARE, ...), when
+// a join, an alias, a function, GROUP BY of more than one column or an
+// expression, HAVING, a hint, FOR SHARE, ...), when
 // the catalog says the table is not one the fast path writes (triggers,
 // foreign keys, generated columns, CHECK constraints), when a value does
 // not convert exactly as GMS would convert it, or when the session's state

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,6 +168,13 @@ func TestTemplateShapes(t *testing.T) {
 			continue
 		}
 		want := shapeOf(q)
+		if want == nil && slices.ContainsFunc(l.Values, func(v Value) bool { return !v.OK }) {
+			// A literal the fast path does not evaluate (a LIMIT
+			// past BIGINT UNSIGNED, which the parser refuses): the
+			// template's shape declines it at execution
+			// (ReasonValue).
+			continue
+		}
 		if want == nil {
 			t.Errorf("%q: template %q has a shape, the statement none", q, l.Template)
 			continue

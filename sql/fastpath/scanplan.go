@@ -106,6 +106,17 @@ type ScanPlan struct {
 	// one row, as GMS's path reads it (planrules.MinMaxByIndex), where
 	// the coprocessor aggregated every row of the range.
 	Ends bool
+	// Grouped is set for a GROUP BY (ScanShape.GroupBy): the program
+	// groups the rows by program column GroupCol, an integer column,
+	// keeping its value (an Out of AggNone is it), and the SQL node
+	// sorts the groups by it, descending when GroupDesc (ORDER BY g
+	// DESC), before OFFSET and LIMIT. Without an ORDER BY the groups
+	// come as GMS's path meets them, in the order of the key it reads,
+	// which the plan allows only where that is the group column's
+	// ascending order (groupKeyOrder).
+	Grouped   bool
+	GroupCol  int
+	GroupDesc bool
 }
 
 // PlanCond is a condition of the shape with its columns resolved: Cols
@@ -305,6 +316,21 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	} else if sc.ForUpdate {
 		return nil, nil, false
 	}
+	var groupOrd int
+	if sc.GroupBy != "" {
+		// An integer column that leads no other index (GMS could read
+		// that one, in its order); grouped by its value, which the
+		// coprocessor keys its groups by.
+		var ok bool
+		groupOrd, ok = ordOf(sc.GroupBy)
+		if !ok || indexed[groupOrd] || IntKindOf(sch[groupOrd].Type) == NotInt {
+			return nil, nil, false
+		}
+		p.Grouped, p.GroupCol = true, addRead(groupOrd)
+		for _, o := range sc.Order {
+			p.GroupDesc = o.Desc
+		}
+	}
 	// The conditions the SQL node evaluates read kept columns.
 	local := make([]PlanCond, len(sc.Where))
 	p.Local = make([]bool, len(sc.Where))
@@ -339,6 +365,12 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 	p.Kept = len(p.Reads)
 	if sc.Aggregates() {
 		for _, f := range sc.Fields {
+			if f.Agg == AggNone {
+				// The GROUP BY's column (the shape allows no other).
+				p.Out = append(p.Out, PlanOut{Col: p.GroupCol})
+				out = append(out, sch[groupOrd])
+				continue
+			}
 			if f.Agg == AggCountStar {
 				p.Out = append(p.Out, PlanOut{Agg: f.Agg, Col: -1})
 				out = append(out, &gsql.Column{Name: f.Text, Type: types.Int64})
@@ -370,6 +402,10 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 			}
 			p.Out = append(p.Out, PlanOut{Agg: f.Agg, Col: addRead(ord)})
 			out = append(out, &gsql.Column{Name: f.Text, Type: typ, Nullable: true})
+		}
+		if p.LocalAgg && p.Grouped {
+			// The SQL node does not group.
+			return nil, nil, false
 		}
 		if p.LocalAgg {
 			// The rows keep the aggregates' columns; the SQL node
@@ -481,6 +517,23 @@ func resolveScanOn(def *catalog.TableDef, m *tablemeta.Table, sc *ScanShape, agg
 		}
 	}
 	p.Ends = ends || endOfKey(sc, p, single, ordOf)
+	if p.Grouped {
+		// The groups of the key's ranges, sorted by the SQL node:
+		// nothing of the order and LIMIT handling below applies.
+		if !hasKey || len(sc.Order) == 0 && !groupKeyOrder(p, sc, ordOf, single) {
+			return nil, nil, false
+		}
+		if len(sc.Order) == 0 && ix != nil && orBoundsKey(sc, p) {
+			// GMS may read such a WHERE (k < 2 OR k > 5 AND id
+			// BETWEEN ...) by a whole scan, its groups then in
+			// primary-key order.
+			return nil, nil, false
+		}
+		if ix != nil && !indexScanOK(def, m, sc, p, ranged) {
+			return nil, nil, false
+		}
+		return p, out, true
+	}
 	if !total && len(sc.Order) > 0 {
 		total = true
 		for k, ord := range p.KeyOrds {
@@ -586,6 +639,27 @@ func keyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single
 		next++
 	}
 	return true
+}
+
+// orBoundsKey reports whether one of the conditions that bound plan p's
+// key is an OR.
+func orBoundsKey(sc *ScanShape, p *ScanPlan) bool {
+	for i := range sc.Where {
+		if p.KeyTerm[i] && sc.Where[i].Op == CondOr {
+			return true
+		}
+	}
+	return false
+}
+
+// groupKeyOrder reports whether the rows of plan p's ranges come in the
+// ascending order of sc's GROUP BY column, so that the groups of a GROUP
+// BY without ORDER BY come in that order from GMS's path, which outputs
+// them as it first meets them reading the same key: the column is the
+// key's next one after those its conditions pin to one value (or one
+// of those).
+func groupKeyOrder(p *ScanPlan, sc *ScanShape, ordOf func(string) (int, bool), single []bool) bool {
+	return keyOrder(p, &ScanShape{Order: []OrderKey{{Col: sc.GroupBy}}}, ordOf, single, false)
 }
 
 // keyTerm returns the key column c bounds by values (keyCol names them,
@@ -740,7 +814,7 @@ func resolveCond(c *Cond, col func(string) (int, bool), depth int) (PlanCond, bo
 // MAX(id) FROM t WHERE w = 3 read the 10,000 rows of w = 3 to return
 // one value).
 func endOfKey(sc *ScanShape, p *ScanPlan, single []bool, ordOf func(string) (int, bool)) bool {
-	if !sc.Aggregates() || slices.Contains(p.KeyTerm, false) {
+	if !sc.Aggregates() || sc.GroupBy != "" || slices.Contains(p.KeyTerm, false) {
 		return false
 	}
 	next := 0

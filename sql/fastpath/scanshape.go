@@ -16,7 +16,14 @@ import (
 //	    [FOR UPDATE]
 //
 // (the WHERE clause may be left out of a SELECT with ORDER BY and LIMIT,
-// or of one of MIN and MAX aggregates alone)
+// or of one of MIN and MAX aggregates alone), or grouped by one column:
+//
+//	SELECT g | aggregates, ... FROM t WHERE cond GROUP BY g
+//	    [ORDER BY g [ASC|DESC]] [LIMIT [offset,] n | LIMIT n OFFSET m]
+//
+// whose select list names no column but g outside an aggregate (MySQL's
+// ONLY_FULL_GROUP_BY error 1055 is GMS's to give), without HAVING,
+// DISTINCT, WITH ROLLUP or FOR UPDATE.
 //
 // where cond is built of comparisons (=, <>, !=, <, <=, >, >=, <=>)
 // between columns and values, BETWEEN, IN lists, IS [NOT] NULL, AND, OR,
@@ -124,6 +131,10 @@ type ScanShape struct {
 	Order []OrderKey
 	// Limit and Offset are the LIMIT clause's values, nil when absent.
 	Limit, Offset *Value
+	// GroupBy is the column of a GROUP BY, as written; "" without one.
+	// The select list is then that column and aggregates, and the
+	// ORDER BY that column alone or nothing.
+	GroupBy string
 	// ForUpdate is set for SELECT ... FOR UPDATE (without NOWAIT, SKIP
 	// LOCKED or OF): inside a transaction the rows read are locked, as
 	// GMS's path locks each row its scan reads. The plan takes it only
@@ -131,9 +142,10 @@ type ScanShape struct {
 	ForUpdate bool
 }
 
-// Aggregates reports whether the select list is made of aggregates.
+// Aggregates reports whether the select list is made of aggregates, or
+// of aggregates and the GROUP BY's column: the rows read are aggregated.
 func (s *ScanShape) Aggregates() bool {
-	return len(s.Fields) > 0 && s.Fields[0].Agg != AggNone
+	return s.GroupBy != "" || len(s.Fields) > 0 && s.Fields[0].Agg != AggNone
 }
 
 // scanShape returns the shape of a range SELECT, or nil. The point
@@ -150,7 +162,7 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		}
 		forUpdate = true
 	}
-	if n.Kind != ast.SelectStmtKindSelect || n.GroupBy != nil || n.Having != nil ||
+	if n.Kind != ast.SelectStmtKindSelect || n.Having != nil ||
 		len(n.WindowSpecs) > 0 ||
 		len(n.TableHints) > 0 || n.IsInBraces || n.SelectIntoOpt != nil || n.AfterSetOperator != nil ||
 		len(n.Lists) > 0 || n.With != nil || n.Fields == nil {
@@ -188,6 +200,12 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		// GMS names a result column after its item as written.
 		s.Cols = append(s.Cols, field.Text)
 	}
+	if n.GroupBy != nil {
+		if !sc.setGroupBy(n) {
+			return nil
+		}
+		return s
+	}
 	if aggs > 0 && (aggs != len(sc.Fields) || sc.Distinct || n.OrderBy != nil) {
 		// Aggregates with columns need GROUP BY (or MySQL's
 		// ONLY_FULL_GROUP_BY error); an aggregate's one row is not
@@ -218,21 +236,68 @@ func scanShape(n *ast.SelectStmt) *Shape {
 		// (sql/compat/fullgroupby.go).
 		return nil
 	}
-	if l := n.Limit; l != nil {
-		v, ok := valueOf(l.Count)
-		if !ok {
-			return nil
-		}
-		sc.Limit = &v
-		if l.Offset != nil {
-			o, ok := valueOf(l.Offset)
-			if !ok {
-				return nil
-			}
-			sc.Offset = &o
-		}
+	if !sc.setLimit(n.Limit) {
+		return nil
 	}
 	return s
+}
+
+// setGroupBy reads the GROUP BY of n (one column, not sorted by ASC or
+// DESC, which MySQL 8 refuses, nor WITH ROLLUP), the WHERE clause, the
+// ORDER BY (the GROUP BY's column or nothing) and the LIMIT of a grouped
+// range SELECT whose select list sc holds. A WHERE clause is wanted: a
+// whole table's groups are GMS's to read.
+func (sc *ScanShape) setGroupBy(n *ast.SelectStmt) bool {
+	g := n.GroupBy
+	if len(g.Items) != 1 || g.Rollup || !g.Items[0].NullOrder || sc.Distinct || sc.ForUpdate ||
+		len(sc.Fields) == 0 || n.Where == nil {
+		return false
+	}
+	col, ok := plainColumn(g.Items[0].Expr)
+	if !ok {
+		return false
+	}
+	for _, f := range sc.Fields {
+		if f.Agg == AggNone && !strings.EqualFold(f.Col, col) {
+			return false
+		}
+	}
+	sc.GroupBy = col
+	if !sc.setWhere(n.Where) {
+		return false
+	}
+	if n.OrderBy != nil {
+		if len(n.OrderBy.Items) != 1 {
+			return false
+		}
+		item := n.OrderBy.Items[0]
+		o, ok := plainColumn(item.Expr)
+		if !ok || !strings.EqualFold(o, col) {
+			return false
+		}
+		sc.Order = []OrderKey{{Col: o, Desc: item.Desc}}
+	}
+	return sc.setLimit(n.Limit)
+}
+
+// setLimit reads the LIMIT clause l (nil: none).
+func (sc *ScanShape) setLimit(l *ast.Limit) bool {
+	if l == nil {
+		return true
+	}
+	v, ok := valueOf(l.Count)
+	if !ok {
+		return false
+	}
+	sc.Limit = &v
+	if l.Offset != nil {
+		o, ok := valueOf(l.Offset)
+		if !ok {
+			return false
+		}
+		sc.Offset = &o
+	}
+	return true
 }
 
 // scanField reads one select item: a column or an aggregate of one.

@@ -55,6 +55,9 @@ func describeScan(s *Shape) string {
 	for i := range sc.Where {
 		fmt.Fprintf(&b, "where %s\n", describeCond(&sc.Where[i]))
 	}
+	if sc.GroupBy != "" {
+		fmt.Fprintf(&b, "group by %s\n", sc.GroupBy)
+	}
 	for _, o := range sc.Order {
 		fmt.Fprintf(&b, "order %s desc=%v\n", o.Col, o.Desc)
 	}

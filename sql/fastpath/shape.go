@@ -17,7 +17,8 @@ import (
 // This file turns a statement parsed by the TiDB parser into a Shape:
 // the statement reduced to what the fast path runs, with nothing of the
 // catalog yet. A statement with anything the fast path does not model (a
-// join, an alias, a function, GROUP BY, a hint, FOR SHARE, ...) has no
+// join, an alias, a function, a GROUP BY scanShape does not read, a
+// hint, FOR SHARE, ...) has no
 // shape and goes to GMS. The decision depends only on the statement's
 // structure, never on its literal values, so that it can be cached per
 // normalized digest (which erases literals).
@@ -44,7 +45,8 @@ const (
 	Commit
 	Rollback
 	// Scan: a range SELECT (scanshape.go): conditions over a table's
-	// columns, ORDER BY, LIMIT, DISTINCT or aggregates.
+	// columns, ORDER BY, LIMIT, DISTINCT or aggregates, or a GROUP BY of
+	// one column.
 	Scan
 )
 
