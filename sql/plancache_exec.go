@@ -161,7 +161,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		st.Uncacheable(key)
 		return false, nil
 	}
-	p, ok := plancache.NewPlan(sctx, analyzed, values, params, keepsRows)
+	p, ok := plancache.NewPlan(sctx, analyzed, values, params, notInTemplate(params))
 	if !ok {
 		stats.uncacheable.Add(1)
 		st.Uncacheable(key)
@@ -256,10 +256,36 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 }
 
 // keepsRows reports whether e is an expression of this package's that
-// keeps the rows of an execution (plancache.NewPlan's stateful).
+// keeps the rows of an execution.
 func keepsRows(e gsql.Expression) bool {
 	_, ok := e.(*groupedSubquery)
 	return ok
+}
+
+// notInTemplate returns plancache.NewPlan's stateful for a plan whose
+// parameters are the literals params: an expression of this package's
+// that keeps an execution's rows, or that evaluates a parameter out of
+// the substitution's reach. A scalarLookup's select item is not among
+// its children (it is bound to the joined row), so a parameter in it
+// would keep the first execution's value.
+func notInTemplate(params map[*expression.Literal]plancache.ParamRef) func(gsql.Expression) bool {
+	return func(e gsql.Expression) bool {
+		if keepsRows(e) {
+			return true
+		}
+		sl, ok := e.(*scalarLookup)
+		if !ok {
+			return false
+		}
+		hidden := false
+		transform.InspectExpr(sl.item, func(e gsql.Expression) bool {
+			if lit, isLit := e.(*expression.Literal); isLit {
+				_, hidden = params[lit]
+			}
+			return hidden
+		})
+		return hidden
+	}
 }
 
 // countsValid reports whether every LIMIT and OFFSET of n that is a

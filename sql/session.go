@@ -360,3 +360,13 @@ func setGlobalProvider(ctx *gsql.Context, scope gsql.SystemVariableScope) *Datab
 	}
 	return sess.provider
 }
+
+var _ compat.AnalysisVariables = (*Session)(nil)
+
+// SetAnalysisVariable implements compat.AnalysisVariables: the value is
+// set and, by the analyzer rule that set it, restored within one
+// analysis, so the fast path's cached variables and the plan cache's
+// plans (valid under the session's epoch of variables) stay valid.
+func (s *Session) SetAnalysisVariable(ctx *gsql.Context, name string, value any) error {
+	return s.BaseSession.SetSessionVariable(ctx, name, value)
+}
