@@ -132,6 +132,9 @@ type Session struct {
 	// plans are the analysed plans of its prepared statements
 	// (plancache.go).
 	plans plancache.Cache
+	// textPlans are the analysed plans of its text SELECTs, by their
+	// text (textplancache.go).
+	textPlans plancache.Cache
 	// planDBs are the databases GMS's planner is given as the current
 	// one where it needs one MySQL does not (compat_viewdb.go).
 	planDBs planDatabases

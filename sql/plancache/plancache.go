@@ -153,6 +153,11 @@ type Plan struct {
 	// Fields are the result's column definitions, learnt from the first
 	// execution (GMS's); nil until then (package sql's boundexec.go).
 	Fields *ResultFields
+	// Warnings are the warnings the analysis of a plan without
+	// parameters gave (a text statement's: package sql's
+	// textplancache.go), the most recent first, which each execution
+	// gives again.
+	Warnings []*gsql.Warning
 }
 
 // ResultFields are the column definitions of a cached plan's result, as
