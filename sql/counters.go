@@ -15,6 +15,7 @@ const (
 	helpFastAvoided              = "Oracle calls the fast path saved (autocommit point reads at the newest version)."
 	helpFastPlans                = "Plans in the fast path's plan cache."
 	helpFastTextPlans            = "Text statements the fast path took with a cached template's shape instead of parsing them (percdb_text_plan_cache)."
+	helpTextPlanCache            = "Text SELECTs on the go-mysql-server path, by what the text plan cache did (textplancache.go): hit, miss, uncacheable, recheck, as for prepared statements."
 	helpPlanCache                = "Executions of prepared statements on the go-mysql-server path, by what the plan cache did: hit (ran a cached plan), miss (analysed and cached the plan), uncacheable (analysed, the plan cannot be cached), recheck (new values changed a cached plan's ranges, analysed afresh)."
 	helpGroupedSubqueries        = "Correlated scalar subqueries run once per statement, grouped by their correlated columns, instead of once per outer row."
 	helpLookupAggs               = "Coprocessor programs that aggregated the inner rows of a batch of a lookup join per join key (partial aggregates under the join)."
@@ -54,12 +55,20 @@ func (p *DatabaseProvider) nodeCounters(ctx context.Context) []nodemetrics.Count
 				Help: helpFastFall, Label: "reason", LabelValue: fastpath.ReasonNames[r], Value: fp.fallthroughs[r].Load()})
 		}
 	}
-	for _, c := range []struct {
-		outcome string
-		n       *atomic.Uint64
-	}{{"hit", &p.plans.hits}, {"miss", &p.plans.misses}, {"uncacheable", &p.plans.uncacheable}, {"recheck", &p.plans.rechecks}} {
-		out = append(out, nodemetrics.Counter{Status: "Percdb_plan_cache_" + c.outcome, Metric: "percdb_plan_cache_executions_total",
-			Help: helpPlanCache, Label: "outcome", LabelValue: c.outcome, Value: c.n.Load()})
+	for _, pc := range []struct {
+		status, metric, help string
+		st                   *planCacheStats
+	}{
+		{"Percdb_plan_cache_", "percdb_plan_cache_executions_total", helpPlanCache, &p.plans},
+		{"Percdb_text_plan_cache_", "percdb_text_plan_cache_executions_total", helpTextPlanCache, &p.textPlans},
+	} {
+		for _, c := range []struct {
+			outcome string
+			n       *atomic.Uint64
+		}{{"hit", &pc.st.hits}, {"miss", &pc.st.misses}, {"uncacheable", &pc.st.uncacheable}, {"recheck", &pc.st.rechecks}} {
+			out = append(out, nodemetrics.Counter{Status: pc.status + c.outcome, Metric: pc.metric,
+				Help: pc.help, Label: "outcome", LabelValue: c.outcome, Value: c.n.Load()})
+		}
 	}
 	out = append(out,
 		nodemetrics.Counter{Status: "Percdb_lookup_join_batches", Metric: "percdb_lookup_join_batches_total", Help: helpLookupBatches, Value: p.lookups.batches.Load()},

@@ -58,8 +58,9 @@ import (
 //     result holds for the whole statement.
 //
 // The state lives in the expression, built at its first evaluation and
-// released by Dispose; plans with subqueries are never reused by the
-// plan cache (plancache.go). @percdb_decorrelate = 0 evaluates the
+// released by Dispose; a plan cache template (plancache.go) is not
+// rewritten, and a plan with a grouped subquery is never cached
+// (keepsRows). @percdb_decorrelate = 0 evaluates the
 // subquery row by row as GMS does (the differential test compares both).
 const decorrelateUserVar = "percdb_decorrelate"
 
@@ -74,7 +75,9 @@ func decorrelateScalarSubqueries(runs *atomic.Uint64) analyzer.RuleFunc {
 
 // decorrelateStatement is the rule's work.
 func decorrelateStatement(ctx *gsql.Context, a *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, qFlags *gsql.QueryFlags, runs *atomic.Uint64) (gsql.Node, transform.TreeIdentity, error) {
-	if !wholeReadWithSubqueries(ctx, n, scope, qFlags) {
+	// A plan cache template is left alone: its grouped subqueries would
+	// keep one execution's rows in the plan (keepsRows).
+	if planTemplate(ctx) || !wholeReadWithSubqueries(ctx, n, scope, qFlags) {
 		return n, transform.SameTree, nil
 	}
 	return decorrelateIn(n, grouping{b: a.ExecBuilder, runs: runs, shared: map[string]*groupedShared{}})
@@ -90,7 +93,7 @@ func wholeReadWithSubqueries(ctx *gsql.Context, n gsql.Node, scope *plan.Scope, 
 	// A write's correlated runs see the statement's own earlier
 	// writes, which one grouped run before them would not: writes are
 	// left to GMS.
-	if !scope.IsEmpty() || scope.RecursionDepth() > 0 || planTemplate(ctx) || qFlags != nil && !qFlags.SubqueryIsSet() || !n.IsReadOnly() {
+	if !scope.IsEmpty() || scope.RecursionDepth() > 0 || qFlags != nil && !qFlags.SubqueryIsSet() || !n.IsReadOnly() {
 		return false
 	}
 	// A routine's statements are analyzed one by one, each as a whole

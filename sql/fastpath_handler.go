@@ -116,8 +116,11 @@ type fastSession struct {
 	ctx  *gsql.Context
 	args []any
 	// literals is the buffer of the text protocol's templates
-	// (fastpath_literals.go).
+	// (fastpath_literals.go); template is the template of the text
+	// statement fastQuery last saw, nil when it made none (the text
+	// plan cache's, textplancache.go).
 	literals fastpath.Literals
+	template *textTemplate
 }
 
 // context returns a GMS context for a fast statement of s under ctx. GMS
@@ -256,6 +259,7 @@ func (s *Session) SetUserVariable(ctx *gsql.Context, name string, value any, typ
 // them.
 func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, query string, callback mysql.ResultSpoolFn) (bool, error, mysql.ResultSpoolFn) {
 	fp := s.provider.fast
+	s.fast.template = nil
 	if !fp.usable() {
 		return false, nil, callback
 	}
@@ -270,6 +274,7 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, s *Session, quer
 	var t *textTemplate
 	if vars.textPlans {
 		t = fp.templateOf(s, query)
+		s.fast.template = t
 	}
 	if t != nil && t.shape != nil {
 		s.digests.remember(query, t.normalized, t.digest)

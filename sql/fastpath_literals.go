@@ -3,6 +3,7 @@ package sql
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pingcap/tidb/pkg/parser"
 
@@ -43,6 +44,9 @@ type textTemplate struct {
 	// shape is the template's shape, its parameters the literals in
 	// order; nil when the template's statements are parsed as before.
 	shape *fastpath.Shape
+	// uncacheable counts the template's statements in a row whose GMS
+	// plans the text plan cache could not keep (textplancache.go).
+	uncacheable atomic.Uint32
 }
 
 // textTemplates is the server's bounded cache of templates, keyed by the

@@ -127,6 +127,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 				return err
 			}
 			cb = next
+			if ok, err := h.cachedQuery(ctx, c, s, templateFor(s, query), query, textCallback(h.temporalFieldFilter(c, cb))); ok {
+				return end(err)
+			}
 		}
 		h.planDatabaseForText(c, query)
 		return end(h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)))
@@ -351,6 +354,12 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 				return err
 			}
 			cb = next
+			if oneStatement(query) {
+				if ok, err := h.cachedQuery(ctx, c, s, templateFor(s, query), query, textCallback(h.temporalFieldFilter(c, cb))); ok {
+					rest = ""
+					return end(err)
+				}
+			}
 		}
 		var err error
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, h.temporalFieldFilter(c, cb))

@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/plancache"
 	"github.com/percdb/percdb/sql/planrules"
@@ -94,23 +95,8 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		st.Never = true
 		return false, nil
 	}
-	sctx := gsql.NewContext(context.WithValue(ctx, planTemplateKey{}, true), gsql.WithSession(s), gsql.WithQuery(query), gsql.WithMemoryManager(h.memory))
-	if !userVarOn(sctx, planCacheUserVar) {
-		return false, nil
-	}
-	if sctx.GetTransaction() == nil {
-		tx, err := s.StartTransaction(sctx, gsql.ReadWrite)
-		if err != nil {
-			return false, nil
-		}
-		sctx.SetTransaction(tx)
-	}
-	t, ok := sctx.GetTransaction().(*Transaction)
+	sctx, cat, ok := h.templateContext(ctx, s, query)
 	if !ok {
-		return false, nil
-	}
-	cat, err := t.catalog(sctx)
-	if err != nil {
 		return false, nil
 	}
 	binder := planbuilder.New(sctx, e.Analyzer.Catalog, e.EventScheduler, e.Parser)
@@ -132,7 +118,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		n, ok, err := p.Bind(sctx, values)
 		if err == nil && ok && countsValid(n) {
 			stats.hits.Add(1)
-			return true, h.runBound(ctx, bx, c, s, sctx, query, kind, n, p, callback)
+			return true, h.runBound(ctx, bx, c, s, sctx, query, kind, n, p, h.statusFilter(c, callback))
 		}
 		// The values change the plan's ranges: the statement is
 		// analysed again and the new plan replaces this one.
@@ -150,6 +136,11 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 	if unused := binder.BindCtx().UnusedBindings(); len(unused) > 0 {
 		return false, nil
 	}
+	if volatileStatement(bound, qFlags) {
+		// (Whatever its values: textplancache.go.)
+		st.Never = true
+		return false, nil
+	}
 	params := plancache.BoundParams(sctx, e, parsed, query, values, bound)
 	analyzed, err := e.Analyzer.Analyze(sctx, bound, nil, qFlags)
 	if err != nil {
@@ -162,17 +153,45 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		st.Uncacheable(key)
 		return false, nil
 	}
-	p, ok := plancache.NewPlan(sctx, analyzed, values, params, keepsRows)
+	p, ok := plancache.NewPlan(sctx, analyzed, values, params, notInTemplate(params))
 	if !ok {
 		stats.uncacheable.Add(1)
 		st.Uncacheable(key)
 		// Analysed already: run it once rather than analyse it again.
-		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, callback)
+		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, h.statusFilter(c, callback))
 	}
 	p.Catalog, p.DB, p.Epoch = cat, db, epoch
 	st.Put(p)
 	stats.misses.Add(1)
-	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, callback)
+	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, h.statusFilter(c, callback))
+}
+
+// templateContext returns the context a cached plan of query is analysed
+// or run in (its transaction begun) and the catalog it is valid under,
+// or false when the plan cache is off for the session
+// (@percdb_plan_cache = 0) or the catalog cannot be read (GMS's own path
+// then reports why).
+func (h *handler) templateContext(ctx context.Context, s *Session, query string) (*gsql.Context, *catalog.Catalog, bool) {
+	sctx := gsql.NewContext(context.WithValue(ctx, planTemplateKey{}, true), gsql.WithSession(s), gsql.WithQuery(query), gsql.WithMemoryManager(h.memory))
+	if !userVarOn(sctx, planCacheUserVar) {
+		return nil, nil, false
+	}
+	if sctx.GetTransaction() == nil {
+		tx, err := s.StartTransaction(sctx, gsql.ReadWrite)
+		if err != nil {
+			return nil, nil, false
+		}
+		sctx.SetTransaction(tx)
+	}
+	t, ok := sctx.GetTransaction().(*Transaction)
+	if !ok {
+		return nil, nil, false
+	}
+	cat, err := t.catalog(sctx)
+	if err != nil {
+		return nil, nil, false
+	}
+	return sctx, cat, true
 }
 
 // cachedKind returns the type of a parsed statement whose plans may be
@@ -230,7 +249,8 @@ func kindStatusVariable(k lexical.Kind) string {
 }
 
 // runBound runs the analysed plan n of p (nil: a plan not cached) of a
-// statement of type k through GMS's handler, which spools its rows (or a
+// statement of type k through GMS's handler, its results passed to
+// callback (the protocol's filters of a prepared or a text statement), which spools its rows (or a
 // write's OK packet) to the client as for any statement, the first time,
 // and a SELECT's in the connection's goroutine once the result's column
 // definitions are known (boundexec.go).
@@ -252,7 +272,7 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 	}
 	gsql.IncrementStatusVariable(sctx, "Questions", 1)
 	gsql.IncrementStatusVariable(sctx, kindStatusVariable(k), 1)
-	cb := h.statusFilter(c, callback)
+	cb := callback
 	if p != nil && k == lexical.KindSelect {
 		// A write's result is an OK packet, which GMS's handler sends.
 		if p.Fields != nil {
@@ -264,10 +284,36 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 }
 
 // keepsRows reports whether e is an expression of this package's that
-// keeps the rows of an execution (plancache.NewPlan's stateful).
+// keeps the rows of an execution.
 func keepsRows(e gsql.Expression) bool {
 	_, ok := e.(*groupedSubquery)
 	return ok
+}
+
+// notInTemplate returns plancache.NewPlan's stateful for a plan whose
+// parameters are the literals params: an expression of this package's
+// that keeps an execution's rows, or that evaluates a parameter out of
+// the substitution's reach. A scalarLookup's select item is not among
+// its children (it is bound to the joined row), so a parameter in it
+// would keep the first execution's value.
+func notInTemplate(params map[*expression.Literal]plancache.ParamRef) func(gsql.Expression) bool {
+	return func(e gsql.Expression) bool {
+		if keepsRows(e) {
+			return true
+		}
+		sl, ok := e.(*scalarLookup)
+		if !ok {
+			return false
+		}
+		hidden := false
+		transform.InspectExpr(sl.item, func(e gsql.Expression) bool {
+			if lit, isLit := e.(*expression.Literal); isLit {
+				_, hidden = params[lit]
+			}
+			return hidden
+		})
+		return hidden
+	}
 }
 
 // countsValid reports whether every LIMIT and OFFSET of n that is a

@@ -35,7 +35,23 @@ var planCacheQueries = []struct {
 	{"SELECT k % 7, COUNT(*) FROM t WHERE id < ? GROUP BY k % 7 ORDER BY 1", 1},
 	{"SELECT id + ?, CONCAT(c, ?) FROM t WHERE id = ?", 3},
 	{"SELECT id FROM t WHERE c LIKE ? AND id < ? ORDER BY id", 2},
+	// Subqueries: semi and anti joins, a scalar subquery read by the
+	// primary key (scalarlookup.go), and one whose select item holds a
+	// parameter (not cached: notInTemplate).
+	{planCacheInSubquery, 1},
+	{"SELECT COUNT(*) FROM t a WHERE EXISTS (SELECT 1 FROM t b WHERE b.id = a.k AND b.n = ?)", 1},
+	{"SELECT id FROM t a WHERE NOT EXISTS (SELECT 1 FROM t b WHERE b.id = a.k AND b.n > ?) AND a.id < ? ORDER BY id", 2},
+	{planCacheScalarSubquery, 2},
+	{"SELECT a.id, (SELECT b.n FROM t b WHERE b.id = a.k AND b.n > ?) FROM t a WHERE a.id < ? ORDER BY a.id", 2},
+	{"SELECT a.id, (SELECT b.n + ? FROM t b WHERE b.id = a.k) FROM t a WHERE a.id < ? ORDER BY a.id", 2},
 }
+
+// Statements with subqueries whose plans the cache keeps
+// (TestPlanCacheSubqueries).
+const (
+	planCacheInSubquery     = "SELECT id, n FROM t WHERE k IN (SELECT b.id FROM t b WHERE b.n = ?) ORDER BY id"
+	planCacheScalarSubquery = "SELECT a.id, (SELECT b.c FROM t b WHERE b.id = a.k) FROM t a WHERE a.id BETWEEN ? AND ? ORDER BY a.id"
+)
 
 // planCacheSetup creates database pc with table t of 300 rows.
 func planCacheSetup(t *testing.T) (*percsql.Server, *sql.DB) {
@@ -157,6 +173,38 @@ func TestPlanCacheDifferential(t *testing.T) {
 		serverStatus(t, admin, "Percdb_plan_cache_uncacheable"), serverStatus(t, admin, "Percdb_plan_cache_recheck"))
 	if got < uint64(len(planCacheQueries))*10 {
 		t.Errorf("plan cache hits: %d, want at least %d", got, len(planCacheQueries)*10)
+	}
+}
+
+// TestPlanCacheSubqueries runs statements with subqueries again and
+// again with integer values: after its first execution, each must run
+// its cached plan, with the unprepared statement's answer. An IN
+// subquery's analysis used to change a session variable for the
+// duration of a rule (compat.withoutMergeJoins), which made every plan
+// of the session stale; a scalar subquery by the primary key was left
+// to GMS's Subquery in a template, which the cache refuses.
+func TestPlanCacheSubqueries(t *testing.T) {
+	ctx := context.Background()
+	srv, admin := planCacheSetup(t)
+	conn := planCacheConn(t, srv)
+	for _, c := range []struct {
+		q    string
+		args func(i int) []any
+	}{
+		{planCacheInSubquery, func(i int) []any { return []any{i % 13} }},
+		{planCacheScalarSubquery, func(i int) []any { return []any{i * 10, i*10 + 30} }},
+	} {
+		if !sameAsUnprepared(t, ctx, conn, c.q, c.args(1)) {
+			continue
+		}
+		hits := serverStatus(t, admin, "Percdb_plan_cache_hit")
+		const runs = 8
+		for i := 2; i < 2+runs; i++ {
+			sameAsUnprepared(t, ctx, conn, c.q, c.args(i))
+		}
+		if got := serverStatus(t, admin, "Percdb_plan_cache_hit") - hits; got != runs {
+			t.Errorf("%s: %d plan cache hits in %d executions, want %d", c.q, got, runs, runs)
+		}
 	}
 }
 

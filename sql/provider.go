@@ -66,6 +66,8 @@ type DatabaseProvider struct {
 	fast *fastPath
 	// plans counts the uses of the sessions' plan caches (plancache_exec.go).
 	plans planCacheStats
+	// textPlans counts the text plan cache's executions (textplancache.go).
+	textPlans planCacheStats
 	// lookups counts the batched lookup joins' reads (lookupjoin.go).
 	lookups lookupJoinStats
 	// lookupAggs counts the programs of aggregates per join key

@@ -32,7 +32,10 @@ import (
 //
 //   - the statement is a read, analyzed whole (no outer scope: the
 //     outer rows are the Project's child's rows, laid out as the
-//     subquery's scope), not a plan cache template nor a routine's;
+//     subquery's scope), not a routine's (a plan cache template is
+//     rewritten too: the expression keeps nothing of an execution, and
+//     a template whose select item holds a parameter is not cached,
+//     plancache_exec.go's notInTemplate);
 //   - the subquery sits in the select items of a Project that has no
 //     other subquery (not inside another subquery), is correlated, deterministic, and is a Project of one
 //     item over Filters and a table alias over an IndexedTableAccess of

@@ -132,6 +132,9 @@ type Session struct {
 	// plans are the analysed plans of its prepared statements
 	// (plancache.go).
 	plans plancache.Cache
+	// textPlans are the analysed plans of its text SELECTs, by their
+	// text (textplancache.go).
+	textPlans plancache.Cache
 	// planDBs are the databases GMS's planner is given as the current
 	// one where it needs one MySQL does not (compat_viewdb.go).
 	planDBs planDatabases
@@ -359,4 +362,14 @@ func setGlobalProvider(ctx *gsql.Context, scope gsql.SystemVariableScope) *Datab
 		return nil
 	}
 	return sess.provider
+}
+
+var _ compat.AnalysisVariables = (*Session)(nil)
+
+// SetAnalysisVariable implements compat.AnalysisVariables: the value is
+// set and, by the analyzer rule that set it, restored within one
+// analysis, so the fast path's cached variables and the plan cache's
+// plans (valid under the session's epoch of variables) stay valid.
+func (s *Session) SetAnalysisVariable(ctx *gsql.Context, name string, value any) error {
+	return s.BaseSession.SetSessionVariable(ctx, name, value)
 }

@@ -38,7 +38,15 @@ func NoMergeJoinsForSemiJoins(apply analyzer.RuleFunc) analyzer.RuleFunc {
 }
 
 // withoutMergeJoins runs plan with GMS's disable_merge_join set for its
-// duration (as it was, if the session's value cannot be set).
+// duration (as it was, if the session's value cannot be set). The
+// session's value is the same before and after, so where the session
+// can set a variable for an analysis's duration (AnalysisVariables), the
+// two settings are not changes of its variables: package sql's session
+// counts each change in an epoch that its plan cache's plans and its
+// fast path's cached variables are valid under, and a statement whose
+// analysis changed it could never run a cached plan (an IN or EXISTS
+// subquery's semi join missed the prepared statements' plan cache at
+// every execution).
 func withoutMergeJoins(ctx *gsql.Context, plan func() (gsql.Node, transform.TreeIdentity, error)) (gsql.Node, transform.TreeIdentity, error) {
 	old, err := ctx.GetSessionVariable(ctx, gsql.DisableMergeJoin)
 	if err != nil {
@@ -47,11 +55,22 @@ func withoutMergeJoins(ctx *gsql.Context, plan func() (gsql.Node, transform.Tree
 	if v, ok := old.(int8); ok && v != 0 {
 		return plan()
 	}
-	if err := ctx.SetSessionVariable(ctx, gsql.DisableMergeJoin, int8(1)); err != nil {
+	set := ctx.SetSessionVariable
+	if av, ok := ctx.Session.(AnalysisVariables); ok {
+		set = av.SetAnalysisVariable
+	}
+	if err := set(ctx, gsql.DisableMergeJoin, int8(1)); err != nil {
 		return plan()
 	}
-	defer func() { _ = ctx.SetSessionVariable(ctx, gsql.DisableMergeJoin, old) }()
+	defer func() { _ = set(ctx, gsql.DisableMergeJoin, old) }()
 	return plan()
+}
+
+// AnalysisVariables is a session that can set a session variable for the
+// duration of one analysis, the rule that sets it restoring its value
+// afterwards, without recording a change of the session's variables.
+type AnalysisVariables interface {
+	SetAnalysisVariable(ctx *gsql.Context, name string, value any) error
 }
 
 // hasSemiJoin reports whether n has a semi or anti join (subqueries'

@@ -55,7 +55,8 @@ import (
 //     TableAlias under it) that holds the whole WHERE clause (percdb's lookups are not precise, so GMS keeps
 //     it), and its ranges can be derived from that filter again by
 //     RebuildLookup, which must give exactly GMS's ranges for the first
-//     execution's values.
+//     execution's values; or it reads the whole index (wholeIndex), as
+//     for an ORDER BY by the index's columns.
 //
 // An execution with new values substitutes them for the literals
 // (expressions are rebuilt through WithChildren, and a HashInTuple, whose
@@ -152,6 +153,11 @@ type Plan struct {
 	// Fields are the result's column definitions, learnt from the first
 	// execution (GMS's); nil until then (package sql's boundexec.go).
 	Fields *ResultFields
+	// Warnings are the warnings the analysis of a plan without
+	// parameters gave (a text statement's: package sql's
+	// textplancache.go), the most recent first, which each execution
+	// gives again.
+	Warnings []*gsql.Warning
 }
 
 // ResultFields are the column definitions of a cached plan's result, as
@@ -270,8 +276,10 @@ func NewPlan(ctx *gsql.Context, n gsql.Node, values map[string]gsql.Expression, 
 			return false
 		}
 		if ita, isITA := n.(*plan.IndexedTableAccess); isITA && ita.IsStatic() {
-			// Reached other than as a filter's child (below).
-			ok = false
+			// Reached other than as a filter's child (below): only a
+			// read of the whole index (an ORDER BY read in the index's
+			// order) holds no value of the statement's.
+			ok = wholeIndex(ctx, ita)
 			return false
 		}
 		if ex, isEx := n.(gsql.Expressioner); isEx {
@@ -461,6 +469,27 @@ func rebuildHashIns(ctx *gsql.Context, exprs []gsql.Expression) ([]gsql.Expressi
 		exprs[i] = ne
 	}
 	return exprs, nil
+}
+
+// wholeIndex reports whether ita reads its whole index: one range,
+// every column of it unbounded (GMS's read of a table in an index's
+// order for an ORDER BY or a join's sorted side, none of whose bounds
+// came from a value of the statement).
+func wholeIndex(ctx *gsql.Context, ita *plan.IndexedTableAccess) bool {
+	l, err := ita.GetLookup(ctx, nil)
+	if err != nil || l.Index == nil || l.IsSpatialLookup || l.IsEmptyRange {
+		return false
+	}
+	ranges, ok := l.Ranges.(gsql.MySQLRangeCollection)
+	if !ok || len(ranges) != 1 {
+		return false
+	}
+	for _, ce := range ranges[0] {
+		if ce.Type() != gsql.RangeType_All {
+			return false
+		}
+	}
+	return len(ranges[0]) > 0
 }
 
 // FilteredRead returns the static index read right under f (or under a
@@ -817,13 +846,23 @@ func probe2(p any) any {
 
 // literalsOf returns the literals of n's expressions in a fixed order.
 func literalsOf(n gsql.Node) []*expression.Literal {
-	var out []*expression.Literal
+	return appendLiterals(nil, n)
+}
+
+// appendLiterals appends the literals of n to out, those of its
+// subqueries' plans included (a subquery's plan is not among its
+// expression's children, and the binder converts a parameter compared
+// with a column inside it as anywhere else).
+func appendLiterals(out []*expression.Literal, n gsql.Node) []*expression.Literal {
 	transform.Inspect(n, func(n gsql.Node) bool {
 		if ex, ok := n.(gsql.Expressioner); ok {
 			for _, e := range ex.Expressions() {
 				gsql.Inspect(e, func(e gsql.Expression) bool {
-					if l, ok := e.(*expression.Literal); ok {
-						out = append(out, l)
+					switch e := e.(type) {
+					case *expression.Literal:
+						out = append(out, e)
+					case *plan.Subquery:
+						out = appendLiterals(out, e.Query)
 					}
 					return true
 				})
