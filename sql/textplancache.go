@@ -70,6 +70,7 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	}
 	db := s.GetCurrentDatabase()
 	epoch := s.fast.epoch.Load()
+	statsGen := s.provider.stats.Generation()
 	key := plancache.Key{Catalog: cat, Epoch: epoch}
 	if st.GiveUp(key) {
 		return false, nil
@@ -78,6 +79,12 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	for i, p := range st.Plans {
 		if p.Catalog != cat || p.DB != db || p.Epoch != epoch {
 			continue
+		}
+		if p.Stats != statsGen {
+			// Analysed under other statistics: analysed again.
+			stats.rechecks.Add(1)
+			st.Plans = append(st.Plans[:i:i], st.Plans[i+1:]...)
+			break
 		}
 		n, ok, err := p.Bind(sctx, nil)
 		if err == nil && ok {
@@ -128,7 +135,7 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 		return false, nil
 	}
 	t.uncacheable.Store(0)
-	p.Catalog, p.DB, p.Epoch = cat, db, epoch
+	p.Catalog, p.DB, p.Epoch, p.Stats = cat, db, epoch, statsGen
 	p.Warnings = s.Warnings()
 	st.Put(p)
 	stats.misses.Add(1)

@@ -142,6 +142,10 @@ type Plan struct {
 	Catalog *catalog.Catalog
 	DB      string
 	Epoch   uint64
+	// Stats is the node's generation of table statistics the plan was
+	// analysed under (statistics.Cache.Generation): ANALYZE TABLE, or
+	// statistics another node stored, change the plan GMS would choose.
+	Stats uint64
 	// Types are the parameters' types, by name (v1, v2, ...); params the
 	// literals of the plan that hold their values.
 	Types  map[string]gsql.Type

@@ -41,6 +41,13 @@ func DropEnforcedFiltersRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Nod
 // index read (under a table alias or not) the conjuncts that the read's
 // ranges enforce exactly (above), and the filter when none is left.
 func DropEnforcedFilters(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
+	if changesRows(n) {
+		// percdb's one-table UPDATE and DELETE derive their index read
+		// again from the filter over it (package sql's compat_exec.go):
+		// a conjunct dropped here would widen that read to the whole
+		// table, and the statement would change rows outside it.
+		return n, transform.SameTree, nil
+	}
 	return transform.Node(n, func(n gsql.Node) (gsql.Node, transform.TreeIdentity, error) {
 		f, ok := n.(*plan.Filter)
 		if !ok {
@@ -338,4 +345,18 @@ func (ex *exactRanges) enforces(c gsql.Expression, table string) bool {
 		}
 	}
 	return false
+}
+
+// changesRows reports whether n is, or holds, a statement that changes
+// rows (UPDATE, DELETE, INSERT, REPLACE).
+func changesRows(n gsql.Node) bool {
+	found := false
+	transform.Inspect(n, func(n gsql.Node) bool {
+		switch n.(type) {
+		case *plan.Update, *plan.DeleteFrom, *plan.InsertInto:
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/percdb/percdb/txn"
@@ -27,7 +28,15 @@ type Cache struct {
 	tables     map[int64]*Table
 	checked    time.Time
 	refreshing bool
+	// generation counts the changes of the cached statistics, for the
+	// plan caches, which keep a plan only under the statistics it was
+	// chosen by.
+	generation atomic.Uint64
 }
+
+// Generation returns a number that changes whenever statistics newer
+// than the cached ones are cached.
+func (c *Cache) Generation() uint64 { return c.generation.Load() }
 
 // NewCache returns an empty cache over store, refreshed every lease.
 func NewCache(store *txn.Store, lease time.Duration) *Cache {
@@ -64,6 +73,7 @@ func (c *Cache) Put(st *Table) {
 	defer c.mu.Unlock()
 	if old := c.tables[st.TableID]; old == nil || old.Version < st.Version {
 		c.tables[st.TableID] = st
+		c.generation.Add(1)
 	}
 }
 
