@@ -111,9 +111,17 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		return false, nil
 	}
 	s.ClearWarnings()
+	statsGen := s.provider.stats.Generation()
 	for i, p := range st.Plans {
 		if p.Catalog != cat || p.DB != db || p.Epoch != epoch || !plancache.ParamTypesMatch(p.Types, values) {
 			continue
+		}
+		if p.Stats != statsGen {
+			// Analysed under other statistics (ANALYZE TABLE since):
+			// analysed again, as textplancache.go does.
+			stats.rechecks.Add(1)
+			st.Plans = append(st.Plans[:i:i], st.Plans[i+1:]...)
+			break
 		}
 		n, ok, err := p.Bind(sctx, values)
 		if err == nil && ok && countsValid(n) {
@@ -160,7 +168,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		// Analysed already: run it once rather than analyse it again.
 		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, h.statusFilter(c, callback))
 	}
-	p.Catalog, p.DB, p.Epoch = cat, db, epoch
+	p.Catalog, p.DB, p.Epoch, p.Stats = cat, db, epoch, statsGen
 	st.Put(p)
 	stats.misses.Add(1)
 	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, h.statusFilter(c, callback))
