@@ -56,15 +56,6 @@ func DecodeRows(data []byte, n int, fn func(row []any) error) error {
 // a few bytes per value where a group row is a few dozen, and the merge
 // hashes 8-byte integers rather than encoded keys.
 
-// distinctOrder maps an integer value to a uint64 that orders and tells
-// apart the values of one kind.
-func distinctOrder(v any) (uint64, bool) {
-	if s, ok := Signed(v); ok {
-		return uint64(s) ^ 1<<63, true
-	}
-	return Unsigned(v)
-}
-
 // AppendDistinctInts appends the encoding of a set to b: vals, in
 // ascending order without repeats (compactDistinct).
 func AppendDistinctInts(b []byte, vals []uint64) []byte {

@@ -180,15 +180,10 @@ func (s *stringNumber) WithChildren(children ...gsql.Expression) (gsql.Expressio
 // reads it: spaces, a sign, digits with a point, an exponent.
 var numberPrefixRE = regexp.MustCompile(`^[ \t\n\r\f\v]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?`)
 
-// numericPrefix returns the DOUBLE MySQL reads from s: its numeric
-// prefix, 0 when it has none, the largest DOUBLE for one too large.
-func numericPrefix(s string) float64 {
-	f, _ := numericPrefixRange(s)
-	return f
-}
-
-// numericPrefixRange is numericPrefix, and whether the number was beyond
-// a DOUBLE (MySQL warns of it as of text left unread).
+// numericPrefixRange returns the DOUBLE MySQL reads from s: its numeric
+// prefix, 0 when it has none, the largest DOUBLE for one too large; and
+// whether the number was beyond a DOUBLE (MySQL warns of it as of text
+// left unread).
 func numericPrefixRange(s string) (float64, bool) {
 	m := numberPrefixRE.FindString(s)
 	if m == "" {

@@ -593,8 +593,6 @@ var strictWarnsBeforeError = deviation{
 }
 
 var (
-	// A quoted string of a statement, its text in group 1.
-	quotedStringRE = regexp.MustCompile(`'([^']*)'`)
 	// The value named by a 1292 Truncated incorrect DOUBLE value, in
 	// group 1.
 	truncatedValueRE = regexp.MustCompile(`Truncated incorrect DOUBLE value: '([^']*)'`)
