@@ -104,6 +104,12 @@ func timeSpanOf(ctx *gsql.Context, v any) (types.Timespan, bool) {
 		us := (int64(t.Hour())*3600+int64(t.Minute())*60+int64(t.Second()))*1_000_000 + int64(t.Nanosecond()/1000)
 		return types.Time.MicrosecondsToTimespan(us), true
 	}
+	if p, ok := fuzzyDateOfValue(v); ok && p.hasTime {
+		// '0000-00-00 10:11:12': the time of day of an incomplete date
+		// (fuzzydates.go).
+		us := (int64(p.hour)*3600+int64(p.minute)*60+int64(p.second))*1_000_000 + int64(p.micros)
+		return types.Time.MicrosecondsToTimespan(us), true
+	}
 	ctx.Warn(codeTruncatedWrongValue, "Truncated incorrect time value: '%v'", v)
 	return 0, false
 }

@@ -278,8 +278,8 @@ func (d *dateErrorNull) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err == nil {
 		return v, nil
 	}
-	if v, ok := zeroDateResult(ctx, d.zero, err); ok {
-		return v, nil
+	if v, ok, err := zeroDateResult(ctx, d.zero, err, d.Child, row); ok || err != nil {
+		return v, err
 	}
 	ws := ctx.Session.Warnings() // the newest first
 	switch {

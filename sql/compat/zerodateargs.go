@@ -2,6 +2,7 @@ package compat
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,30 +35,43 @@ type zeroDateAnswer int
 const (
 	// zeroDateNotGuarded: the function's own answer stands.
 	zeroDateNotGuarded zeroDateAnswer = iota
-	// zeroDateIsZero: the integer 0 (the zero date's year, month, day).
-	zeroDateIsZero
+	// zeroDateIsPart: the part of the date as written (YEAR, MONTH,
+	// DAY, DAYOFMONTH, QUARTER: 0 for the zero date).
+	zeroDateIsPart
 	// zeroDateIsNull: NULL with MySQL's warning 1292.
 	zeroDateIsNull
-	// zeroDateIsNameless: NULL without a warning (no name of month 0).
+	// zeroDateIsNameless: NULL without a warning for the zero date (no
+	// name of month 0); MONTHNAME names the month of an incomplete date
+	// with a month.
 	zeroDateIsNameless
+	// zeroDateIsFormatted: DATE_FORMAT and EXTRACT of the parts as
+	// written (fuzzydates.go).
+	zeroDateIsFormatted
 )
 
 // zeroDateAnswers are the date functions (lower-case name) whose answer
 // for the zero date is GMS's wrong, and MySQL's answer. It is not
 // changed after the package is initialized.
 var zeroDateAnswers = map[string]zeroDateAnswer{
-	"year": zeroDateIsZero, "month": zeroDateIsZero, "day": zeroDateIsZero,
-	"dayofmonth": zeroDateIsZero, "quarter": zeroDateIsZero,
+	"year": zeroDateIsPart, "month": zeroDateIsPart, "day": zeroDateIsPart,
+	"dayofmonth": zeroDateIsPart, "quarter": zeroDateIsPart,
 	"to_days": zeroDateIsNull, "to_seconds": zeroDateIsNull, "dayofweek": zeroDateIsNull,
 	"weekday": zeroDateIsNull, "dayofyear": zeroDateIsNull, "week": zeroDateIsNull,
 	"yearweek": zeroDateIsNull, "weekofyear": zeroDateIsNull, "last_day": zeroDateIsNull,
 	"datediff":  zeroDateIsNull,
 	"monthname": zeroDateIsNameless, "dayname": zeroDateIsNameless,
+	"date_format": zeroDateIsFormatted, "extract": zeroDateIsFormatted,
 }
 
 // zeroDateArgument is the error of a zeroDateGuard: its argument was the
-// zero date, written as text.
-type zeroDateArgument struct{ text string }
+// zero date, or (written as a string) a date with a zero month or day:
+// its text, and its parts.
+type zeroDateArgument struct {
+	text string
+	date fuzzyDate
+	// zero: the zero date, not only a zero month or day.
+	zero bool
+}
 
 func (z *zeroDateArgument) Error() string { return "zero date argument '" + z.text + "'" }
 
@@ -126,10 +140,23 @@ func (z *zeroDateGuard) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 	if err != nil || v == nil {
 		return v, err
 	}
-	if zero, _ := zeroParts(v); zero {
-		return nil, &zeroDateArgument{text: zeroDateText(z.Child.Type(), v)}
+	zero, inDate := zeroParts(v)
+	if !zero && !inDate {
+		return v, nil
 	}
-	return v, nil
+	arg := &zeroDateArgument{text: zeroDateText(z.Child.Type(), v), zero: zero}
+	switch v.(type) {
+	case string, []byte:
+		p, ok := fuzzyDateOfValue(v)
+		if !ok {
+			return v, nil // GMS's warning for what is no date
+		}
+		arg.date = p
+	default:
+		// A zero DATE or DATETIME column, or the number 0.
+		arg.date.hasTime = types.IsDatetimeType(z.Child.Type()) || types.IsTimestampType(z.Child.Type())
+	}
+	return nil, arg
 }
 
 // WithChildren implements sql.Expression.
@@ -158,18 +185,79 @@ func zeroDateText(typ gsql.Type, v any) string {
 	return numberText(v)
 }
 
-// zeroDateResult is what a function with answer gives for the zero date
-// of err, a zeroDateArgument; ok false when err is none.
-func zeroDateResult(ctx *gsql.Context, answer zeroDateAnswer, err error) (v any, ok bool) {
+// zeroDateResult is what the function fn with answer gives, on row, for
+// the zero or incomplete date of err, a zeroDateArgument; ok false when
+// err is none. fn's other arguments (DATE_FORMAT's format, EXTRACT's
+// unit) are evaluated here, once.
+func zeroDateResult(ctx *gsql.Context, answer zeroDateAnswer, err error, fn gsql.Expression, row gsql.Row) (v any, ok bool, ferr error) {
 	var z *zeroDateArgument
 	if answer == zeroDateNotGuarded || !errors.As(err, &z) {
-		return nil, false
+		return nil, false, nil
+	}
+	p := z.date
+	name := ""
+	if f, isFunc := fn.(gsql.FunctionExpression); isFunc {
+		name = strings.ToLower(f.FunctionName())
 	}
 	switch answer {
-	case zeroDateIsZero:
-		return int32(0), true
-	case zeroDateIsNull:
-		ctx.Warn(codeTruncatedWrongValue, "Incorrect datetime value: '%s'", z.text)
+	case zeroDateIsPart:
+		switch name {
+		case "year":
+			return int32(p.year), true, nil
+		case "month":
+			return int32(p.month), true, nil
+		case "quarter":
+			return int32((p.month + 2) / 3), true, nil
+		default: // day, dayofmonth
+			return int32(p.day), true, nil
+		}
+	case zeroDateIsNameless:
+		if name == "monthname" {
+			if p.month == 0 {
+				return nil, true, nil
+			}
+			return monthNames[p.month-1], true, nil
+		}
+		if z.zero {
+			return nil, true, nil
+		}
+	case zeroDateIsFormatted:
+		if len(fn.Children()) != 2 {
+			return nil, false, nil
+		}
+		if name == "extract" {
+			unit, err := fn.Children()[0].Eval(ctx, row)
+			if err != nil || unit == nil {
+				return nil, true, err
+			}
+			n, known := p.extract(textOfValue(unit))
+			if !known {
+				break
+			}
+			return n, true, nil
+		}
+		f, err := fn.Children()[1].Eval(ctx, row)
+		if err != nil || f == nil {
+			return nil, true, err
+		}
+		text, known := p.format(textOfValue(f))
+		if !known {
+			return nil, true, nil
+		}
+		return text, true, nil
 	}
-	return nil, true
+	ctx.Warn(codeTruncatedWrongValue, "Incorrect datetime value: '%s'", z.text)
+	return nil, true, nil
+}
+
+// textOfValue is a string or []byte value as a string, anything else as
+// Go prints it.
+func textOfValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
 }
