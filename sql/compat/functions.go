@@ -101,7 +101,7 @@ func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, erro
 // up before its built-in ones (package sql's DatabaseProvider.Function).
 func Function(name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, currentTimeFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions, intervalIndexFunctions, padFormatFunctions, selectedColumnFunctions} {
+	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, currentTimeFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions, intervalIndexFunctions, padFormatFunctions, selectedColumnFunctions, intValFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}
@@ -129,6 +129,9 @@ type temporalFunc struct {
 	args []gsql.Expression
 	eval func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error)
 	typ  func(args []gsql.Expression) gsql.Type
+	// nullOnlyOfNull: the function is NULL only when an argument is
+	// (FLOOR, CEIL); others may be NULL for any argument.
+	nullOnlyOfNull bool
 }
 
 var _ gsql.FunctionExpression = (*temporalFunc)(nil)
@@ -172,7 +175,17 @@ func (f *temporalFunc) String() string {
 func (f *temporalFunc) Type() gsql.Type { return f.typ(f.args) }
 
 // IsNullable implements sql.Expression.
-func (f *temporalFunc) IsNullable() bool { return true }
+func (f *temporalFunc) IsNullable() bool {
+	if !f.nullOnlyOfNull {
+		return true
+	}
+	for _, a := range f.args {
+		if a.IsNullable() {
+			return true
+		}
+	}
+	return false
+}
 
 // Children implements sql.Expression.
 func (f *temporalFunc) Children() []gsql.Expression { return f.args }
@@ -182,7 +195,7 @@ func (f *temporalFunc) WithChildren(children ...gsql.Expression) (gsql.Expressio
 	if len(children) != len(f.args) {
 		return nil, gsql.ErrInvalidChildrenNumber.New(f, len(children), len(f.args))
 	}
-	return &temporalFunc{name: f.name, args: children, eval: f.eval, typ: f.typ}, nil
+	return &temporalFunc{name: f.name, args: children, eval: f.eval, typ: f.typ, nullOnlyOfNull: f.nullOnlyOfNull}, nil
 }
 
 // CollationCoercibility implements sql.CollationCoercible: a number's

@@ -202,7 +202,7 @@ func timeValuesExpr(e gsql.Expression) (gsql.Expression, transform.TreeIdentity,
 		if stringFunctions[strings.ToLower(e.FunctionName())] {
 			return timeTextOperands(e)
 		}
-		if e.FunctionName() == bitNotName {
+		if e.FunctionName() == bitNotName || numberFunctions[strings.ToLower(e.FunctionName())] {
 			return numberOperandsTree(e)
 		}
 	}
@@ -245,6 +245,15 @@ func sameTimeType(e gsql.Expression, l, r gsql.Expression) (gsql.Expression, gsq
 		return &timeCast{UnaryExpression: expression.UnaryExpression{Child: l}, typ: r.Type(), exact: true}, r, true
 	}
 	return l, &timeCast{UnaryExpression: expression.UnaryExpression{Child: r}, typ: l.Type(), exact: true}, true
+}
+
+// numberFunctions are the functions that read their first argument as a
+// number (MySQL's numeric_context_result_type of a temporal value: its
+// digits, datetimenumber.go). MariaDB answers FLOOR, CEIL and ROUND of a
+// DATETIME with a DATETIME (docs/compatibility.md); GMS failed (1105 "is
+// not a valid Decimal").
+var numberFunctions = map[string]bool{
+	"floor": true, "ceil": true, "ceiling": true, "round": true, "truncate": true, "sign": true,
 }
 
 // stringFunctions are the functions that read their arguments as strings.
