@@ -101,7 +101,7 @@ func nullSafe(name string, build func(...gsql.Expression) (gsql.Expression, erro
 // up before its built-in ones (package sql's DatabaseProvider.Function).
 func Function(name string) (gsql.Function, bool) {
 	name = strings.ToLower(name)
-	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, currentTimeFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions, intervalIndexFunctions, padFormatFunctions, selectedColumnFunctions, intValFunctions} {
+	for _, fns := range []map[string]gsql.Function{aggregateFunctions, windowFunctions, intervalFunctions, utcFunctions, currentTimeFunctions, temporalFunctions, timeFunctions, numericFunctions, peerRankedFunctions, comparisonFunctions, missingStringFunctions, quantifiedFunctions, moreFunctions, bitNotFunctions, assignFunctions, intervalIndexFunctions, padFormatFunctions, selectedColumnFunctions, intValFunctions, collationFunctions} {
 		if f, ok := fns[name]; ok {
 			return f, true
 		}
