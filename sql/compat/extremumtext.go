@@ -79,11 +79,15 @@ func collatedTexts(args []gsql.Expression) bool {
 			return false
 		}
 		if tc.Collation().CharacterSet() != gsql.Collation_Default.CharacterSet() && !one {
-			// A literal of the connection's character set
-			// (utf8mb3) converts to a column's (MySQL's
-			// MY_COLL_ALLOW_COERCIBLE_CONV); two columns of
-			// different character sets stay GMS's.
-			if _, coer := gsql.GetCoercibility(gsql.NewEmptyContext(), a); coer < 3 || !anyUtf8mb4Column(args) {
+			// Another character set than utf8mb4's converts to
+			// utf8mb4 when a utf8mb4 argument's derivation is as
+			// strong or stronger: a literal of the connection's
+			// (utf8mb3) to a column's (MySQL's
+			// MY_COLL_ALLOW_COERCIBLE_CONV), and any string to
+			// Unicode's superset of the same derivation
+			// (MY_COLL_ALLOW_SUPERSET_CONV: GREATEST(_utf8mb4'a',
+			// 'B') is 'B'); else GMS's.
+			if _, coer := gsql.GetCoercibility(gsql.NewEmptyContext(), a); !utf8mb4AsStrong(args, coer) {
 				return false
 			}
 		}
@@ -112,15 +116,32 @@ func oneCharacterSet(args []gsql.Expression) bool {
 	return seen
 }
 
-// anyUtf8mb4Column reports whether an argument of args is a utf8mb4
-// string of a column's or an explicit collation.
-func anyUtf8mb4Column(args []gsql.Expression) bool {
+// utf8mb4AsStrong reports whether an argument of args is a utf8mb4
+// string of derivation coer or stronger (a lower coercibility).
+func utf8mb4AsStrong(args []gsql.Expression, coer byte) bool {
+	c, ok := strongestUtf8mb4(args)
+	if !ok {
+		return false
+	}
+	_, k := gsql.GetCoercibility(gsql.NewEmptyContext(), c)
+	return k <= coer
+}
+
+// strongestUtf8mb4 returns the utf8mb4 string argument of args of the
+// strongest derivation, the first among equals; false when there is
+// none.
+func strongestUtf8mb4(args []gsql.Expression) (gsql.Expression, bool) {
+	var best gsql.Expression
+	bestK := byte(255)
 	for _, a := range args {
-		if c, coer := gsql.GetCoercibility(gsql.NewEmptyContext(), a); coer <= 2 && types.IsText(a.Type()) && c.CharacterSet() == gsql.Collation_Default.CharacterSet() {
-			return true
+		if !types.IsText(a.Type()) {
+			continue
+		}
+		if c, k := gsql.GetCoercibility(gsql.NewEmptyContext(), a); c.CharacterSet() == gsql.Collation_Default.CharacterSet() && k < bestK {
+			best, bestK = a, k
 		}
 	}
-	return false
+	return best, best != nil
 }
 
 // extremumCollation returns the collation MySQL aggregates from the
@@ -143,6 +164,13 @@ func extremumCollation(args []gsql.Expression) gsql.CollationID {
 		coll, coer = gsql.ResolveCoercibility(coll, coer, c, k)
 	}
 	if coll == gsql.Collation_binary || coll == gsql.Collation_Unspecified || coll.CharacterSet() != gsql.Collation_Default.CharacterSet() && !one {
+		// Converted to utf8mb4 (collatedTexts): the collation of the
+		// strongest utf8mb4 argument.
+		if strongest, ok := strongestUtf8mb4(args); ok {
+			if c, _ := gsql.GetCoercibility(ctx, strongest); c != gsql.Collation_binary {
+				return c
+			}
+		}
 		return gsql.Collation_Default
 	}
 	return coll
