@@ -39,6 +39,10 @@ func newExecBuilder(a *analyzer.Analyzer) gsql.NodeExecBuilder {
 // Build implements sql.NodeExecBuilder. It returns no iterator and no
 // error for the nodes GMS builds.
 func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsql.RowIter, error) {
+	if stats := statsOf(ctx); stats != nil && stats.startBuild(n) {
+		// EXPLAIN ANALYZE: every operator timed (explainanalyze.go).
+		return b.buildTimed(ctx, stats, n, row)
+	}
 	switch n := n.(type) {
 	case *coprScan:
 		return b.buildCopr(ctx, n, row)

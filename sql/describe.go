@@ -10,15 +10,18 @@ import (
 )
 
 // describe answers EXPLAIN: in MySQL's tabular format (sql/explain) unless
-// the plan text was asked for (FORMAT=TREE, EXPLAIN PLAN) or EXPLAIN
-// ANALYZE, which GMS answers. Either describes the plan that runs: an
+// the plan text was asked for (FORMAT=TREE, EXPLAIN PLAN), which GMS
+// answers, or EXPLAIN ANALYZE (explainanalyze.go). Either describes the plan that runs: an
 // UPDATE or DELETE with the access path planWriteAccess gives it.
 func (b *compatBuilder) describe(ctx *gsql.Context, n *plan.DescribeQuery, row gsql.Row) (gsql.RowIter, error) {
 	child, replanned, err := b.planWriteAccess(ctx, n.Child)
 	if err != nil {
 		return nil, err
 	}
-	if n.Format.Plan || n.Format.Analyze {
+	if n.Format.Analyze {
+		return b.explainAnalyze(ctx, child, row) // explainanalyze.go
+	}
+	if n.Format.Plan {
 		if !replanned {
 			return nil, nil
 		}

@@ -1662,8 +1662,11 @@ func (b *scanBinder) finish(rows []gsql.Row, distinct bool) ([]gsql.Row, error) 
 			if o.Desc {
 				order = gsql.Descending
 			}
-			gf := expression.NewGetField(o.Col, b.colType(o.Col), "", true)
-			fields[i] = gsql.SortField{Column: gf, Column2: gf, Order: order, NullOrdering: gsql.NullsFirst}
+			// A PAD SPACE string sorts without its trailing spaces
+			// ('a' and 'a ' tie), as GMS's sort keys do.
+			key := compat.PadSpaceSortKey(expression.NewGetField(o.Col, b.colType(o.Col), "", true))
+			key2, _ := key.(gsql.Expression2) // the sorter reads Column
+			fields[i] = gsql.SortField{Column: key, Column2: key2, Order: order, NullOrdering: gsql.NullsFirst}
 		}
 		s, ok := newCollatedSorter(ctx, fields, rows)
 		if !ok {

@@ -151,6 +151,17 @@ func TrimmedField(e gsql.Expression) bool {
 	return ok
 }
 
+// PadSpaceSortKey returns e, a sort key, without its trailing spaces when
+// its type compares under PAD SPACE ('a' and 'a ' tie, and the next key
+// orders them, as GMS's sorts do after PadSpaceComparisons), else e. The
+// fast path's sorts use it.
+func PadSpaceSortKey(e gsql.Expression) gsql.Expression {
+	if keys := trimmedKeys([]gsql.Expression{e}); keys != nil {
+		return keys[0]
+	}
+	return e
+}
+
 // PadSpaceCompared returns e with the operands of each comparison of
 // strings under a PAD SPACE collation compared without their trailing
 // spaces (the file's comment), and whether it changed anything.
