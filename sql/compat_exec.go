@@ -140,7 +140,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return gsql.RowsToRowIter(), nil
 	case *plan.LoadData:
-		// MySQL's file format (loaddata.go).
+		// MySQL's file format (package loaddata).
 		return buildLoadData(ctx, n)
 	case *plan.DropTable:
 		// On a cluster the tables are fenced first; GMS drops them

@@ -232,6 +232,9 @@
 //     heatmap; console, autocerts: the status port's web console and the
 //     TLS certificate; sqltest: servers inside tests. (The status port
 //     itself is internal/statusserver, which pd and the KV nodes serve too.)
+//   - loaddata: LOAD DATA's file read as MySQL does, the rows of GMS's
+//     LoadData node that GMS's INSERT writes, and the local_infile
+//     variable; the row-iterator builder builds it (loaddata_exec.go).
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
