@@ -235,6 +235,9 @@
 //   - loaddata: LOAD DATA's file read as MySQL does, the rows of GMS's
 //     LoadData node that GMS's INSERT writes, and the local_infile
 //     variable; the row-iterator builder builds it (loaddata_exec.go).
+//   - split: TiDB's region statements (SPLIT TABLE, SHOW TABLE ...
+//     REGIONS) and region boundaries written as TiDB writes them; the
+//     provider is its Node (split_exec.go).
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
