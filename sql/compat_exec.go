@@ -132,7 +132,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return gsql.RowsToRowIter(), nil
 	case *plan.UnlockTables:
 		if s, err := sessionOf(ctx); err == nil {
-			s.provider.tableLocks.release(s.ID())
+			s.provider.tableLocks.Release(s.ID())
 			// UNLOCK TABLES ends each table of a dump (grantreload.go).
 			if err := s.applyReload(ctx); err != nil {
 				return nil, err

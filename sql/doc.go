@@ -238,6 +238,9 @@
 //   - split: TiDB's region statements (SPLIT TABLE, SHOW TABLE ...
 //     REGIONS) and region boundaries written as TiDB writes them; the
 //     provider is its Node (split_exec.go).
+//   - tablelock: the node's table locks (LOCK TABLES, FLUSH TABLES WITH
+//     READ LOCK): who holds what and who waits; which tables a
+//     statement uses, and the statements, are tablelocks.go's.
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
