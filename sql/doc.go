@@ -125,8 +125,8 @@
 // percdb works around GMS's defects in its own code rather than in GMS:
 // see docs/compatibility.md for the list and for where percdb differs
 // from MySQL 8. Most of them are analyzer rules that newAnalyzer
-// (analyzer.go) puts among GMS's own: planning (joinorder.go orders
-// joins, joincache.go caches nested-loop inputs, stats.go gives the
+// (analyzer.go) puts among GMS's own: planning (package joinrules orders
+// joins and caches nested-loop inputs, stats.go gives the
 // planner row counts, planrules picks the index whose equalities pin the
 // longest prefix and reads indexes in ORDER BY order, copr.go pushes
 // filters, aggregates, top-N and limits over full scans to the
@@ -241,6 +241,10 @@
 //   - tablelock: the node's table locks (LOCK TABLES, FLUSH TABLES WITH
 //     READ LOCK): who holds what and who waits; which tables a
 //     statement uses, and the statements, are tablelocks.go's.
+//   - joinrules: analyzer rules over joins: a greedy join order for
+//     joins of three or more tables before GMS's planner, and caching
+//     the right inputs of nested loops that do not depend on the outer
+//     row; newAnalyzer puts them among GMS's rules (analyzerrules.go).
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
@@ -248,7 +252,7 @@
 // workarounds of GMS's defects that need the session, the provider or
 // the handler (compat_*.go: the row-iterator builder, views' databases,
 // the handler's fixes of results); the analyzer rules that plan better
-// (copr.go, joinorder.go, joincache.go, stats.go); the system tables
+// (copr.go, stats.go); the system tables
 // (information_schema, processlist); what a job
 // moved into a package needs of the node, each in a file named after the
 // package (plancache_exec.go, changefeed_exec.go, observeractions.go);
