@@ -245,6 +245,11 @@
 //     joins of three or more tables before GMS's planner, and caching
 //     the right inputs of nested loops that do not depend on the outer
 //     row; newAnalyzer puts them among GMS's rules (analyzerrules.go).
+//   - privileges: roles (CURRENT_ROLE(), SET ROLE, SET DEFAULT ROLE,
+//     GRANT and REVOKE naming CURRENT_USER()) beside GMS's accounts;
+//     the handler runs them in a session (privileges_exec.go). The
+//     grant tables' reload, SHOW CREATE USER and account locking are
+//     still here (grantreload.go, showcreateuser.go, accountlock.go).
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
