@@ -116,7 +116,9 @@
 // every percdb_gc_run_interval and keeps versions for
 // percdb_gc_life_time, both persisted global variables; it destroys the
 // key ranges DDL left behind (package ddljob) once its safe point has
-// passed them, so DROP and TRUNCATE TABLE return at once.
+// passed them, so DROP and TRUNCATE TABLE return at once. Its safe point
+// stays behind the service safe points of change feeds (package
+// safepoint).
 // percdb_txn_total_size_limit bounds one transaction's buffer
 // (txnlimit.go, error 8004).
 //
@@ -250,6 +252,9 @@
 //     the handler runs them in a session (privileges_exec.go). The
 //     grant tables' reload, SHOW CREATE USER and account locking are
 //     still here (grantreload.go, showcreateuser.go, accountlock.go).
+//   - safepoint: service safe points (m:gc:svc:), which hold the node's
+//     GC back for a change feed's position until they expire, and
+//     information_schema.PERCDB_SERVICE_SAFE_POINTS.
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
