@@ -19,6 +19,7 @@ import (
 
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/internal/lexical"
+	"github.com/percdb/percdb/sql/privileges"
 )
 
 // Locked accounts (CREATE USER ... ACCOUNT LOCK, ALTER USER ... ACCOUNT
@@ -156,7 +157,7 @@ func (h *handler) alterUserLock(ctx context.Context, c *mysql.Conn, st accountLo
 	if err != nil {
 		return err
 	}
-	self := sessionAccount(db, s)
+	self := privileges.SessionAccount(db, s)
 	rd := db.Reader()
 	var keys []mysql_db.UserPrimaryKey
 	var missing []string

@@ -13,6 +13,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/changefeed"
 	"github.com/percdb/percdb/sql/internal/lexical"
+	"github.com/percdb/percdb/sql/safepoint"
 )
 
 // CHANGEFEED FOR [db.]table (package changefeed, whose doc says what a
@@ -61,7 +62,7 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeed.S
 	svcID := fmt.Sprintf("changefeed:%d:%d", c.ConnectionID, now)
 	renewed := time.Now()
 	if st.GCTTL > 0 {
-		if err := p.setServiceSafePoint(ctx, svcID, from, st.GCTTL, "CHANGEFEED FOR "+feed.Name()); err != nil {
+		if err := safepoint.Set(ctx, p.store, svcID, from, st.GCTTL, "CHANGEFEED FOR "+feed.Name()); err != nil {
 			return toSQLError(err)
 		}
 	}
@@ -73,7 +74,7 @@ func (h *handler) changefeed(ctx context.Context, c *mysql.Conn, st changefeed.S
 		return c.FlushBuffer()
 	}
 	renew := func(ctx context.Context, ts uint64) error {
-		return p.setServiceSafePoint(ctx, svcID, ts, st.GCTTL, "CHANGEFEED FOR "+feed.Name())
+		return safepoint.Set(ctx, p.store, svcID, ts, st.GCTTL, "CHANGEFEED FOR "+feed.Name())
 	}
 	err = feed.Run(ctx, st, from, renewed, renew, send)
 	var tooOld *kv.GCTooOldError

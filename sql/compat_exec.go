@@ -136,7 +136,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		return gsql.RowsToRowIter(), nil
 	case *plan.UnlockTables:
 		if s, err := sessionOf(ctx); err == nil {
-			s.provider.tableLocks.release(s.ID())
+			s.provider.tableLocks.Release(s.ID())
 			// UNLOCK TABLES ends each table of a dump (grantreload.go).
 			if err := s.applyReload(ctx); err != nil {
 				return nil, err
@@ -144,7 +144,7 @@ func (b *compatBuilder) Build(ctx *gsql.Context, n gsql.Node, row gsql.Row) (gsq
 		}
 		return gsql.RowsToRowIter(), nil
 	case *plan.LoadData:
-		// MySQL's file format (loaddata.go).
+		// MySQL's file format (package loaddata).
 		return buildLoadData(ctx, n)
 	case *plan.DropTable:
 		// On a cluster the tables are fenced first; GMS drops them

@@ -40,27 +40,9 @@ func setNamesCollate(query string) (cs, coll string, ok bool) {
 	return cs, coll, q == "" || q[0] == ';'
 }
 
-// nextToken returns the word or quoted name ('x', "x", `x`, without its
-// quotes) at the start of q, after blanks, and the rest of q; "" when
-// there is none.
-func nextToken(q string) (string, string) {
-	q = strings.TrimLeft(q, " \t\r\n")
-	if q == "" {
-		return "", ""
-	}
-	if c := q[0]; c == '\'' || c == '"' || c == '`' {
-		end := strings.IndexByte(q[1:], c)
-		if end < 0 {
-			return "", ""
-		}
-		return q[1 : 1+end], q[2+end:]
-	}
-	i := 0
-	for i < len(q) && lexical.IsWordByte(q[i]) {
-		i++
-	}
-	return q[:i], q[i:]
-}
+// nextToken returns the word or quoted name at the start of q, and the
+// rest of q (lexical.NextToken).
+func nextToken(q string) (string, string) { return lexical.NextToken(q) }
 
 // setNames runs SET NAMES cs COLLATE coll with fn, GMS's run of the
 // statement: it checks the pair first and sets collation_connection

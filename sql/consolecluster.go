@@ -16,6 +16,7 @@ import (
 	"github.com/percdb/percdb/pd/pdapi"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/keyviz"
+	"github.com/percdb/percdb/sql/split"
 )
 
 // The console's Cluster page on a SQL node of a cluster: the stores, the
@@ -60,7 +61,7 @@ func (c consoleSource) Cluster() console.Cluster {
 	tables, dbNames := c.catalogTables()
 	for _, r := range api.Regions {
 		l := r.Load
-		out.Regions = append(out.Regions, console.ClusterRegion{ID: r.ID, Start: regionKeyString(r.Start), End: regionKeyString(r.End),
+		out.Regions = append(out.Regions, console.ClusterRegion{ID: r.ID, Start: split.KeyString(r.Start), End: split.KeyString(r.End),
 			Table: spanLabel(keyviz.SpanOf(r.Start), tables, dbNames), Version: r.Version, ConfVer: r.ConfVer, Peers: r.Peers, Learners: r.Learners, Leader: r.Leader,
 			ApproximateSize: r.ApproximateSize, ReadKeysPS: l.PerSecond(l.ReadKeys), ReadBytesPS: l.PerSecond(l.ReadBytes),
 			WriteKeysPS: l.PerSecond(l.WrittenKeys), WriteBytesPS: l.PerSecond(l.WrittenBytes)})
@@ -101,7 +102,7 @@ func (c consoleSource) orderByRegion(rows []console.HeatmapRow, spans []keyviz.S
 		k := sortKey{rank: 1, at: i}
 		if r, ok := byID[sp.Region]; ok {
 			k.rank, k.start = 0, string(r.Start)
-			rows[i].Range = regionKeyString(r.Start) + " .. " + regionKeyString(r.End)
+			rows[i].Range = split.KeyString(r.Start) + " .. " + split.KeyString(r.End)
 		}
 		if sp.Part == keyviz.PartOverflow {
 			k.rank = 2

@@ -12,6 +12,7 @@ import (
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/console"
 	"github.com/percdb/percdb/sql/ddljob"
+	"github.com/percdb/percdb/sql/safepoint"
 	"github.com/percdb/percdb/tso"
 )
 
@@ -146,12 +147,12 @@ func (c consoleSource) gcRecords(ctx context.Context, gc *console.StorageGC) (bo
 			bounds = append(bounds, [2][]byte{r.Rec.Start, r.Rec.End})
 		}
 	}
-	if sps, err := readServiceSafePoints(ctx, k); err == nil {
+	if sps, err := safepoint.Read(ctx, k); err == nil {
 		now := time.Now()
 		for _, e := range sps {
-			exp := time.UnixMilli(e.rec.Expires).UTC()
+			exp := time.UnixMilli(e.Rec.Expires).UTC()
 			gc.ServiceSafePoints = append(gc.ServiceSafePoints, console.ServiceSafePoint{
-				ID: e.id, What: e.rec.What, TS: e.rec.TS, Time: tso.Time(e.rec.TS).UTC(), Expires: exp, Expired: !now.Before(exp),
+				ID: e.ID, What: e.Rec.What, TS: e.Rec.TS, Time: tso.Time(e.Rec.TS).UTC(), Expires: exp, Expired: !now.Before(exp),
 			})
 		}
 	}

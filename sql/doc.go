@@ -116,7 +116,9 @@
 // every percdb_gc_run_interval and keeps versions for
 // percdb_gc_life_time, both persisted global variables; it destroys the
 // key ranges DDL left behind (package ddljob) once its safe point has
-// passed them, so DROP and TRUNCATE TABLE return at once.
+// passed them, so DROP and TRUNCATE TABLE return at once. Its safe point
+// stays behind the service safe points of change feeds (package
+// safepoint).
 // percdb_txn_total_size_limit bounds one transaction's buffer
 // (txnlimit.go, error 8004).
 //
@@ -125,8 +127,8 @@
 // percdb works around GMS's defects in its own code rather than in GMS:
 // see docs/compatibility.md for the list and for where percdb differs
 // from MySQL 8. Most of them are analyzer rules that newAnalyzer
-// (analyzer.go) puts among GMS's own: planning (joinorder.go orders
-// joins, joincache.go caches nested-loop inputs, stats.go gives the
+// (analyzer.go) puts among GMS's own: planning (package joinrules orders
+// joins and caches nested-loop inputs, stats.go gives the
 // planner row counts, planrules picks the index whose equalities pin the
 // longest prefix and reads indexes in ORDER BY order, copr.go pushes
 // filters, aggregates, top-N and limits over full scans to the
@@ -232,6 +234,27 @@
 //     heatmap; console, autocerts: the status port's web console and the
 //     TLS certificate; sqltest: servers inside tests. (The status port
 //     itself is internal/statusserver, which pd and the KV nodes serve too.)
+//   - loaddata: LOAD DATA's file read as MySQL does, the rows of GMS's
+//     LoadData node that GMS's INSERT writes, and the local_infile
+//     variable; the row-iterator builder builds it (loaddata_exec.go).
+//   - split: TiDB's region statements (SPLIT TABLE, SHOW TABLE ...
+//     REGIONS) and region boundaries written as TiDB writes them; the
+//     provider is its Node (split_exec.go).
+//   - tablelock: the node's table locks (LOCK TABLES, FLUSH TABLES WITH
+//     READ LOCK): who holds what and who waits; which tables a
+//     statement uses, and the statements, are tablelocks.go's.
+//   - joinrules: analyzer rules over joins: a greedy join order for
+//     joins of three or more tables before GMS's planner, and caching
+//     the right inputs of nested loops that do not depend on the outer
+//     row; newAnalyzer puts them among GMS's rules (analyzerrules.go).
+//   - privileges: roles (CURRENT_ROLE(), SET ROLE, SET DEFAULT ROLE,
+//     GRANT and REVOKE naming CURRENT_USER()) beside GMS's accounts;
+//     the handler runs them in a session (privileges_exec.go). The
+//     grant tables' reload, SHOW CREATE USER and account locking are
+//     still here (grantreload.go, showcreateuser.go, accountlock.go).
+//   - safepoint: service safe points (m:gc:svc:), which hold the node's
+//     GC back for a change feed's position until they expire, and
+//     information_schema.PERCDB_SERVICE_SAFE_POINTS.
 //
 // What stays in package sql: Server; the GMS backend (DatabaseProvider,
 // Database, Table and its editors and index lookups); sessions and
@@ -239,7 +262,7 @@
 // workarounds of GMS's defects that need the session, the provider or
 // the handler (compat_*.go: the row-iterator builder, views' databases,
 // the handler's fixes of results); the analyzer rules that plan better
-// (copr.go, joinorder.go, joincache.go, stats.go); the system tables
+// (copr.go, stats.go); the system tables
 // (information_schema, processlist); what a job
 // moved into a package needs of the node, each in a file named after the
 // package (plancache_exec.go, changefeed_exec.go, observeractions.go);

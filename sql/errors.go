@@ -253,7 +253,7 @@ var gmsErrorCodes = []gmsErrorCode{
 	{pattern: regexp.MustCompile(`^Invalid use of group function$`), code: 1111, state: stateGeneral},
 	{pattern: regexp.MustCompile(`^Argument #\d+ of GROUPING function is not in GROUP BY$`), code: 3602, state: stateGeneral},
 	// LOAD DATA LOCAL with the global local_infile off: MySQL's
-	// ER_CLIENT_LOCAL_FILES_DISABLED (loaddata.go).
+	// ER_CLIENT_LOCAL_FILES_DISABLED (package loaddata).
 	{pattern: regexp.MustCompile(`^local_infile needs to be set to 1 to use LOCAL$`), code: 3948, state: stateSyntax, message: "Loading local data is disabled; this must be enabled on both the client and server sides"},
 	// vitess's parser errors (GMS's ErrSyntaxError, whose "%s" format
 	// says nothing): MySQL's ER_PARSE_ERROR, with vitess's message.

@@ -6,10 +6,11 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/percdb/percdb/sql/compat"
+	"github.com/percdb/percdb/sql/privileges"
 )
 
 // Function implements sql.FunctionProvider: percdb's functions
-// (compat.Function), CURRENT_ROLE() (roles.go) and UUID_SHORT()
+// (compat.Function), CURRENT_ROLE() (package privileges) and UUID_SHORT()
 // (this server's, compat.UUIDShort), which GMS's catalog
 // looks up before its built-in ones.
 // A stored function of the current database comes after them
@@ -19,7 +20,7 @@ func (p *DatabaseProvider) Function(ctx *gsql.Context, name string) (gsql.Functi
 		return f, true
 	}
 	if strings.EqualFold(name, "current_role") {
-		return newCurrentRole(p.accounts), true
+		return privileges.NewCurrentRole(p.accounts), true
 	}
 	if strings.EqualFold(name, "uuid_short") {
 		return p.uuidShort.Function(), true

@@ -15,6 +15,7 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/ddljob"
 	"github.com/percdb/percdb/sql/nodemetrics"
+	"github.com/percdb/percdb/sql/safepoint"
 	"github.com/percdb/percdb/txn"
 	"github.com/percdb/percdb/txn/gcworker"
 )
@@ -208,7 +209,7 @@ func newNodeGC(p *DatabaseProvider, ks *kv.Store, cluster *ClusterBackend, oracl
 		SafePoints: safePoints,
 		Active:     p.store,
 		Ranges:     ddljob.GCRanges{Store: p.store},
-		Services:   gcServiceSafePoints{p},
+		Services:   safepoint.Source{Store: p.store},
 		Settings:   g.settings.get,
 		Sweep:      p.sweepAcks,
 		IsLeader:   isLeader,

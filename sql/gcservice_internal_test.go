@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/percdb/percdb/sql/safepoint"
 )
 
 // feedUntil reads CHANGEFEED q until stop says so for a row (key, value,
@@ -86,7 +88,7 @@ func TestChangefeedHoldsGC(t *testing.T) {
 	}
 
 	// The entries expire: GC passes them and forgets them.
-	live, err := gcServiceSafePoints{p}.ServiceSafePoints(ctx, time.Now())
+	live, err := safepoint.Source{Store: p.store}.ServiceSafePoints(ctx, time.Now())
 	if err != nil || len(live) != 2 {
 		t.Fatalf("service safe points %v, %v; want the two feeds'", live, err)
 	}
@@ -112,7 +114,7 @@ func TestChangefeedHoldsGC(t *testing.T) {
 		t.Fatalf("PERCDB_SERVICE_SAFE_POINTS: %d rows, %v; want 2", listed, err)
 	}
 	for _, s := range live {
-		if err := p.setServiceSafePoint(ctx, s.ID, s.TS, -time.Second, "test"); err != nil {
+		if err := safepoint.Set(ctx, p.store, s.ID, s.TS, -time.Second, "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +125,7 @@ func TestChangefeedHoldsGC(t *testing.T) {
 	if sp <= resolved {
 		t.Fatalf("GC safe point %d after the entries expired, want above %d", sp, resolved)
 	}
-	if live, err := (gcServiceSafePoints{p}).ServiceSafePoints(ctx, time.Now().Add(-time.Hour)); err != nil || len(live) != 0 {
+	if live, err := (safepoint.Source{Store: p.store}).ServiceSafePoints(ctx, time.Now().Add(-time.Hour)); err != nil || len(live) != 0 {
 		t.Fatalf("expired entries left: %v, %v", live, err)
 	}
 	err = feedUntil(t, db, "CHANGEFEED FOR g.t WITH gc_ttl = '0s', cursor = "+strconv.FormatUint(resolved, 10), func(string, string, uint64) bool { return true })

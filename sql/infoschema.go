@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/percdb/percdb/sql/memtable"
+	"github.com/percdb/percdb/sql/safepoint"
 )
 
 // infoSchema is GMS's information_schema with percdb's tables in front:
@@ -43,8 +44,8 @@ func (d *infoSchema) GetTableInsensitive(ctx *gsql.Context, name string) (gsql.T
 		return &memTable{name: processListTable, schema: processListSchema, rows: d.processListRows}, true, nil
 	case strings.EqualFold(name, trxTable):
 		return &memTable{name: trxTable, schema: trxSchema, rows: d.trxRows}, true, nil
-	case strings.EqualFold(name, serviceSafePointsTable):
-		return &memTable{name: serviceSafePointsTable, schema: serviceSafePointsSchema, read: d.provider.serviceSafePointRows}, true, nil
+	case strings.EqualFold(name, safepoint.TableName):
+		return &memTable{name: safepoint.TableName, schema: safepoint.Schema, read: func(ctx *gsql.Context) ([]gsql.Row, error) { return safepoint.Rows(ctx, d.provider.store) }}, true, nil
 	case strings.EqualFold(name, regionStatusTable):
 		return &memTable{name: regionStatusTable, schema: regionStatusSchema, read: d.provider.regionStatusRows}, true, nil
 	case strings.EqualFold(name, dataLockWaitsName):
@@ -94,7 +95,7 @@ func (d *infoSchema) GetTableNames(ctx *gsql.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(names, trxTable, dataLockWaitsName, serviceSafePointsTable, regionStatusTable), nil
+	return append(names, trxTable, dataLockWaitsName, safepoint.TableName, regionStatusTable), nil
 }
 
 // processes returns the connections as the process list shows them.

@@ -28,7 +28,7 @@ import (
 // parser puts in their place (extraMysqlTables): mysql.x, or x while the
 // current database is mysql. Empty is what they hold on percdb: it keeps
 // no log tables (the slow log is a file) and no default roles (every role
-// granted to an account is active in its sessions, roles.go).
+// granted to an account is active in its sessions, package privileges).
 
 // mysqlExtraMarker is the database name the parser gives these tables;
 // the provider answers it with mysqlExtraDB (planMarkerDatabase).
@@ -242,7 +242,7 @@ func currentDatabase(ctx context.Context) string {
 
 // defaultRolesTable is mysql.default_roles, which takes rows and keeps
 // none: percdb has no default roles (every role granted to an account is
-// active in its sessions, roles.go), as SET DEFAULT ROLE keeps none. A
+// active in its sessions, package privileges), as SET DEFAULT ROLE keeps none. A
 // dump of mysql (mariadb-dump --all-databases, mysqldump) writes its
 // rows, and GMS answered 1105 (the table did not take INSERT); each
 // statement that inserts gets a warning 1235 that says the rows are not

@@ -35,7 +35,7 @@ type DatabaseProvider struct {
 	// engine; set once by the server before it serves).
 	runner gsql.StatementRunner
 	// accounts are GMS's accounts (set once by the server before it
-	// serves), which CURRENT_ROLE() reads (roles.go).
+	// serves), which CURRENT_ROLE() reads (package privileges).
 	accounts *mysql_db.MySQLDb
 	// uuidShort is this server's UUID_SHORT() (compat/uuidshort.go).
 	uuidShort *compat.UUIDShort

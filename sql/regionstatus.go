@@ -15,6 +15,7 @@ import (
 	"github.com/percdb/percdb/pd/pdapi"
 	"github.com/percdb/percdb/sql/catalog"
 	"github.com/percdb/percdb/sql/memtable"
+	"github.com/percdb/percdb/sql/split"
 )
 
 // regionStatusTable is information_schema.TIKV_REGION_STATUS, TiDB's
@@ -147,7 +148,7 @@ func (p *DatabaseProvider) regionStatusRows(ctx *gsql.Context) ([]gsql.Row, erro
 // EPOCH_VERSION, WRITTEN_BYTES, READ_BYTES, APPROXIMATE_SIZE (MiB, as
 // TiDB), APPROXIMATE_KEYS, LEADER_STORE_ID, PEER_STORE_IDS.
 func (p *DatabaseProvider) regionHead(ctx context.Context, r kv.RegionInfo) (gsql.Row, error) {
-	head := gsql.Row{int64(r.ID), regionKeyString(r.Start), regionKeyString(r.End)}
+	head := gsql.Row{int64(r.ID), split.KeyString(r.Start), split.KeyString(r.End)}
 	confVer := int64(r.Epoch.ConfVer)
 	var written, read, size, leader, peers any
 	switch {

@@ -287,7 +287,7 @@ func (s *Session) SessionEnd() {
 		s.SetTransaction(nil)
 	}
 	s.provider.dropTempTables(s)
-	s.provider.tableLocks.release(s.ID())
+	s.provider.tableLocks.Release(s.ID())
 	// Grant tables a reload left staged take effect (grantreload.go).
 	if err := s.applyReload(context.Background()); err != nil {
 		logrus.WithError(err).Warn("apply the grant tables the session reloaded")

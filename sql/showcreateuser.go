@@ -13,6 +13,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/percdb/percdb/sql/internal/lexical"
+	"github.com/percdb/percdb/sql/privileges"
 )
 
 // SHOW CREATE USER, which vitess does not parse (1064), is what
@@ -126,9 +127,9 @@ func mayReadAccounts(p mysql_db.PrivilegeSet) bool {
 func createUserText(u *mysql_db.User) string {
 	var b strings.Builder
 	b.WriteString("CREATE USER ")
-	b.WriteString(quoteAccountPart(u.User))
+	b.WriteString(privileges.QuoteAccountPart(u.User))
 	b.WriteByte('@')
-	b.WriteString(quoteAccountPart(u.Host))
+	b.WriteString(privileges.QuoteAccountPart(u.Host))
 	plugin := u.Plugin
 	if plugin == "" {
 		plugin = "mysql_native_password"
@@ -147,12 +148,6 @@ func createUserText(u *mysql_db.User) string {
 	}
 	b.WriteString(" PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT")
 	return b.String()
-}
-
-// quoteAccountPart quotes a user or host name as MySQL writes it in SHOW
-// CREATE USER: in backquotes, a backquote doubled.
-func quoteAccountPart(s string) string {
-	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
 
 // quoteString quotes s as a string literal: in single quotes, with a

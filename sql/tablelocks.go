@@ -3,8 +3,6 @@ package sql
 import (
 	"context"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -13,262 +11,26 @@ import (
 
 	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/perfschema"
+	"github.com/percdb/percdb/sql/tablelock"
 )
 
 // Table locks: LOCK TABLES, UNLOCK TABLES and FLUSH TABLES WITH READ LOCK
-// as MySQL runs them (GMS v0.20.0 accepts them and takes no lock, so a
-// mariadb-dump with its default --lock-tables was not consistent across
-// tables while others wrote).
-//
-//   - LOCK TABLES t READ lets every session read t and none write it; t
-//     WRITE lets no other session read or write it. A statement of
-//     another session that would conflict waits until the lock is
-//     released, up to lock_wait_timeout (1205). LOCK TABLES itself waits
-//     for conflicting locks of other sessions, and first releases the
-//     session's own.
-//   - The locking session may use only the tables it locked, under the
-//     names (aliases) it locked them by: 1100 for another table, 1099 for a
-//     write to a table locked READ. information_schema,
-//     performance_schema and the session's temporary tables are exempt, as
-//     in MySQL.
-//   - FLUSH TABLES WITH READ LOCK takes the global read lock: every
-//     writing statement of other sessions waits until it is released, and
-//     the holder's own fail with 1223. FLUSH TABLES t, u WITH READ LOCK is
-//     LOCK TABLES t READ, u READ.
-//   - UNLOCK TABLES, and the end of the session, release all of them.
-//
-// Which tables a statement reads and writes comes from the parser's
-// privilege annotations (the tables GMS checks privileges on), parsed
-// again only while some session holds a lock: otherwise a statement pays
-// one atomic load. The locks are this SQL node's (tableLocks, one per
-// DatabaseProvider): sessions on other nodes of a cluster do not see them
-// (docs/compatibility.md).
+// as MySQL runs them (package tablelock says how; it holds the node's
+// locks, one tablelock.Manager per DatabaseProvider). This file is the
+// session's side: which tables a statement reads and writes, from the
+// parser's privilege annotations (the tables GMS checks privileges on),
+// parsed again only while some session holds a lock (otherwise a
+// statement pays one atomic load), and the statements that take and
+// release the locks.
 
-// Error codes of table locks.
+// Error codes and the variable of table locks.
 const (
-	codeTableNotLockedForWrite = 1099 // ER_TABLE_NOT_LOCKED_FOR_WRITE
-	codeTableNotLocked         = 1100 // ER_TABLE_NOT_LOCKED
-	codeCantUpdateWithReadLock = 1223 // ER_CANT_UPDATE_WITH_READLOCK
-	codeLockOrActiveTxn        = 1192 // ER_LOCK_OR_ACTIVE_TRANSACTION
-	codeNonUniqTable           = 1066 // ER_NONUNIQ_TABLE
-	varLockWaitTimeoutMDL      = "lock_wait_timeout"
+	codeNonUniqTable      = 1066 // ER_NONUNIQ_TABLE
+	varLockWaitTimeoutMDL = "lock_wait_timeout"
 )
 
 // tableLocks are the table locks held on one SQL node, by session.
-type tableLocks struct {
-	mu sync.Mutex
-	// held are the locks of each session that holds any.
-	held map[uint32]*heldLocks
-	// released is closed, and replaced, whenever a lock is released:
-	// waiters look again.
-	released chan struct{}
-	// holders is len(held), read without mu by every statement.
-	holders atomic.Int32
-}
-
-// heldLocks are one session's locks.
-type heldLocks struct {
-	// tables are its LOCK TABLES locks.
-	tables []tableUse
-	// global is whether it holds the global read lock (FLUSH TABLES
-	// WITH READ LOCK).
-	global bool
-}
-
-// tableUse is a table a statement reads or writes, or a table lock: the
-// database, table and the name the statement uses for it (its alias, or
-// its name), all lower-cased.
-type tableUse struct {
-	db, name, alias string
-	write           bool
-}
-
-// active reports whether any session of the node holds a table lock.
-func (m *tableLocks) active() bool { return m.holders.Load() > 0 }
-
-// setLocked records h as the locks of session id (none when h is empty),
-// releasing what it held before. Called with mu held.
-func (m *tableLocks) setLocked(id uint32, h *heldLocks) {
-	if _, had := m.held[id]; had {
-		delete(m.held, id)
-		m.wake()
-	}
-	if h != nil && (h.global || len(h.tables) > 0) {
-		if m.held == nil {
-			m.held = make(map[uint32]*heldLocks)
-		}
-		m.held[id] = h
-	}
-	m.holders.Store(int32(len(m.held)))
-}
-
-// wake tells the waiters that a lock went. Called with mu held.
-func (m *tableLocks) wake() {
-	if m.released != nil {
-		close(m.released)
-	}
-	m.released = make(chan struct{})
-}
-
-// release drops every lock of session id: UNLOCK TABLES, or its end.
-func (m *tableLocks) release(id uint32) {
-	if !m.active() {
-		return
-	}
-	m.mu.Lock()
-	m.setLocked(id, nil)
-	m.mu.Unlock()
-}
-
-// blocked reports whether a use of a table by session self conflicts with
-// a lock of another session (write says whether the statement writes at
-// all, for the global read lock). Called with mu held.
-func (m *tableLocks) blocked(self uint32, uses []tableUse, write bool) bool {
-	for id, h := range m.held {
-		if id == self {
-			continue
-		}
-		if h.global && write {
-			return true
-		}
-		for _, l := range h.tables {
-			for _, u := range uses {
-				if l.db == u.db && l.name == u.name && (l.write || u.write) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// await waits until try, called with mu held, reports done or fails, up
-// to timeout.
-func (m *tableLocks) await(ctx context.Context, timeout time.Duration, try func() (bool, error)) error {
-	var expired <-chan time.Time
-	for {
-		m.mu.Lock()
-		done, err := try()
-		if m.released == nil {
-			m.released = make(chan struct{})
-		}
-		released := m.released
-		m.mu.Unlock()
-		if done || err != nil {
-			return err
-		}
-		if expired == nil {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			expired = t.C
-		}
-		select {
-		case <-released:
-		case <-expired:
-			return mysql.NewSQLError(codeLockWaitTimeout, stateGeneral, "%s", msgLockWaitTimeout)
-		case <-ctx.Done():
-			// KILL QUERY, KILL CONNECTION or the client gone (stmtctx.go).
-			return mysql.NewSQLError(codeQueryInterrupted, stateQueryInterrupted, "%s", msgQueryInterrupted)
-		}
-	}
-}
-
-// lock takes the LOCK TABLES locks of session id, releasing its own
-// before; global tells whether it holds the global read lock, which it
-// keeps.
-func (m *tableLocks) lock(ctx context.Context, id uint32, locks []tableUse, timeout time.Duration) error {
-	m.mu.Lock()
-	global := false
-	if h, ok := m.held[id]; ok {
-		global = h.global
-	}
-	m.setLocked(id, &heldLocks{global: global})
-	m.mu.Unlock()
-	if global {
-		for _, l := range locks {
-			if l.write {
-				return errCantUpdateWithReadLock()
-			}
-		}
-	}
-	return m.await(ctx, timeout, func() (bool, error) {
-		if m.blocked(id, locks, false) {
-			return false, nil
-		}
-		m.setLocked(id, &heldLocks{tables: locks, global: global})
-		return true, nil
-	})
-}
-
-// lockGlobal takes the global read lock for session id once no other
-// session holds a WRITE table lock.
-func (m *tableLocks) lockGlobal(ctx context.Context, id uint32, timeout time.Duration) error {
-	m.mu.Lock()
-	h := m.held[id]
-	m.mu.Unlock()
-	if h != nil && len(h.tables) > 0 {
-		return mysql.NewSQLError(codeLockOrActiveTxn, stateGeneral,
-			"Can't execute the given command because you have active locked tables or an active transaction")
-	}
-	return m.await(ctx, timeout, func() (bool, error) {
-		for other, h := range m.held {
-			if other == id {
-				continue
-			}
-			for _, l := range h.tables {
-				if l.write {
-					return false, nil
-				}
-			}
-		}
-		m.setLocked(id, &heldLocks{global: true})
-		return true, nil
-	})
-}
-
-// admit decides whether session id may run a statement that uses uses
-// (write: it writes at all): the holder of locks gets 1100, 1099 or 1223
-// at once, another session waits while a lock conflicts.
-func (m *tableLocks) admit(ctx context.Context, id uint32, uses []tableUse, write bool, timeout time.Duration) error {
-	m.mu.Lock()
-	h := m.held[id]
-	m.mu.Unlock()
-	if h != nil {
-		return h.check(uses, write)
-	}
-	return m.await(ctx, timeout, func() (bool, error) { return !m.blocked(id, uses, write), nil })
-}
-
-// check returns the error of a statement of the session holding h that
-// uses uses, or nil.
-func (h *heldLocks) check(uses []tableUse, write bool) error {
-	if h.global && write {
-		return errCantUpdateWithReadLock()
-	}
-	if len(h.tables) == 0 {
-		return nil
-	}
-	for _, u := range uses {
-		var l *tableUse
-		for i := range h.tables {
-			if t := &h.tables[i]; t.db == u.db && t.name == u.name && t.alias == u.alias {
-				l = t
-				break
-			}
-		}
-		switch {
-		case l == nil:
-			return mysql.NewSQLError(codeTableNotLocked, stateGeneral, "Table '%s' was not locked with LOCK TABLES", u.alias)
-		case u.write && !l.write:
-			return mysql.NewSQLError(codeTableNotLockedForWrite, stateGeneral, "Table '%s' was locked with a READ lock and can't be updated", u.alias)
-		}
-	}
-	return nil
-}
-
-func errCantUpdateWithReadLock() error {
-	return mysql.NewSQLError(codeCantUpdateWithReadLock, stateGeneral, "Can't execute the query because you have a conflicting read lock")
-}
+type tableLocks = tablelock.Manager
 
 // mdlWaitTimeout returns the session's lock_wait_timeout, which bounds
 // waits for table locks (MySQL's metadata locks).
@@ -300,7 +62,7 @@ func (s *Session) mdlWaitTimeout() time.Duration {
 // while nobody holds a lock.
 func (s *Session) admitStatement(ctx context.Context, query string) error {
 	m := &s.provider.tableLocks
-	if !m.active() {
+	if !m.Active() {
 		return nil
 	}
 	stmt, _, err := ast.ParseOne(ctx, query)
@@ -311,13 +73,13 @@ func (s *Session) admitStatement(ctx context.Context, query string) error {
 	if len(uses) == 0 && !write {
 		return nil
 	}
-	return m.admit(ctx, s.ID(), uses, write, s.mdlWaitTimeout())
+	return m.Admit(ctx, s.ID(), uses, write, s.mdlWaitTimeout())
 }
 
 // statementTableUses returns the tables stmt reads and writes, and
 // whether it writes at all (a DML statement or DDL), from the parser's
 // privilege annotations. Tables exempt from LOCK TABLES are left out.
-func (s *Session) statementTableUses(stmt ast.Statement) (uses []tableUse, write bool) {
+func (s *Session) statementTableUses(stmt ast.Statement) (uses []tablelock.Use, write bool) {
 	switch stmt.(type) {
 	case *ast.Insert, *ast.Update, *ast.Delete, *ast.Load, *ast.DDL, *ast.AlterTable, *ast.DBDDL:
 		write = true
@@ -336,7 +98,7 @@ func (s *Session) statementTableUses(stmt ast.Statement) (uses []tableUse, write
 		if db == "" || name == "" || db == "information_schema" || perfschema.IsDatabase(db) || s.temps.get(db, name) != nil {
 			return
 		}
-		uses = append(uses, tableUse{db: db, name: name, alias: alias, write: w})
+		uses = append(uses, tablelock.Use{DB: db, Name: name, Alias: alias, Write: w})
 	}
 	written := writtenNames(stmt)
 	ast.WalkAuthNodes(stmt, func(n ast.AuthNode, a ast.AuthInformation) {
@@ -431,7 +193,7 @@ func lockTablesStatement(ctx *gsql.Context) error {
 		return nil
 	}
 	cur := strings.ToLower(s.GetCurrentDatabase())
-	locks := make([]tableUse, 0, len(lt.Tables))
+	locks := make([]tablelock.Use, 0, len(lt.Tables))
 	for _, e := range lt.Tables {
 		at, ok := e.Table.(*ast.AliasedTableExpr)
 		if !ok {
@@ -441,26 +203,26 @@ func lockTablesStatement(ctx *gsql.Context) error {
 		if !ok {
 			continue
 		}
-		l := tableUse{
-			db:    strings.ToLower(tn.DbQualifier.String()),
-			name:  strings.ToLower(tn.Name.String()),
-			alias: strings.ToLower(at.As.String()),
-			write: e.Lock == ast.LockWrite || e.Lock == ast.LockLowPriorityWrite,
+		l := tablelock.Use{
+			DB:    strings.ToLower(tn.DbQualifier.String()),
+			Name:  strings.ToLower(tn.Name.String()),
+			Alias: strings.ToLower(at.As.String()),
+			Write: e.Lock == ast.LockWrite || e.Lock == ast.LockLowPriorityWrite,
 		}
-		if l.db == "" {
-			l.db = cur
+		if l.DB == "" {
+			l.DB = cur
 		}
-		if l.alias == "" {
-			l.alias = l.name
+		if l.Alias == "" {
+			l.Alias = l.Name
 		}
 		for _, o := range locks {
-			if o.alias == l.alias && o.db == l.db {
-				return mysql.NewSQLError(codeNonUniqTable, "42000", "Not unique table/alias: '%s'", l.alias)
+			if o.Alias == l.Alias && o.DB == l.DB {
+				return mysql.NewSQLError(codeNonUniqTable, "42000", "Not unique table/alias: '%s'", l.Alias)
 			}
 		}
 		locks = append(locks, l)
 	}
-	return s.provider.tableLocks.lock(ctx, s.ID(), locks, s.mdlWaitTimeout())
+	return s.provider.tableLocks.Lock(ctx, s.ID(), locks, s.mdlWaitTimeout())
 }
 
 // flushStatement runs for session s the FLUSH statements GMS does not
@@ -496,17 +258,17 @@ func (s *Session) flushStatement(ctx context.Context, query string) (bool, error
 	}
 	m := &s.provider.tableLocks
 	if len(f.Option.Tables) == 0 {
-		return true, m.lockGlobal(ctx, s.ID(), s.mdlWaitTimeout())
+		return true, m.LockGlobal(ctx, s.ID(), s.mdlWaitTimeout())
 	}
 	cur := strings.ToLower(s.GetCurrentDatabase())
-	locks := make([]tableUse, 0, len(f.Option.Tables))
+	locks := make([]tablelock.Use, 0, len(f.Option.Tables))
 	for _, t := range f.Option.Tables {
-		l := tableUse{db: strings.ToLower(t.DbQualifier.String()), name: strings.ToLower(t.Name.String())}
-		if l.db == "" {
-			l.db = cur
+		l := tablelock.Use{DB: strings.ToLower(t.DbQualifier.String()), Name: strings.ToLower(t.Name.String())}
+		if l.DB == "" {
+			l.DB = cur
 		}
-		l.alias = l.name
+		l.Alias = l.Name
 		locks = append(locks, l)
 	}
-	return true, m.lock(ctx, s.ID(), locks, s.mdlWaitTimeout())
+	return true, m.Lock(ctx, s.ID(), locks, s.mdlWaitTimeout())
 }

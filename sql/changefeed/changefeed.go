@@ -46,7 +46,7 @@ import (
 // definition when the feed started.
 //
 // The feed's position holds GC back: it keeps a service safe point
-// (package sql's gcservice.go) at from, renewed every SafePointRenew for gc_ttl
+// (package safepoint) at from, renewed every SafePointRenew for gc_ttl
 // (default DefaultGCTTL, '0s' for none), which outlives the feed by
 // gc_ttl so that a client can resume from its last resolved timestamp
 // after a disconnect or a restart. A cursor below the GC safe point (the

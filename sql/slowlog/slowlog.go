@@ -22,7 +22,7 @@ import (
 // slow_query_log is ON. percdb --slow-query-log FILE (Config.SlowQueryLog)
 // turns it on at start with that file. A relative file name is in the
 // data directory, as MySQL's is in its datadir. GMS keeps these variables
-// in one registry of the process (as local_infile, loaddata.go), so
+// in one registry of the process (as local_infile, sql/loaddata), so
 // servers of one process share the switch and the file name.
 //
 // An entry has MySQL's layout, which mysqldumpslow and pt-query-digest

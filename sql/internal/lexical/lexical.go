@@ -46,3 +46,39 @@ func LeadingWordIs(query, word string) bool {
 	}
 	return len(q) == len(word) || !IsWordByte(q[len(word)])
 }
+
+// NextToken returns the word or quoted name ('x', "x", `x`, without its
+// quotes) at the start of q, after blanks, and the rest of q; "" when
+// there is none.
+func NextToken(q string) (string, string) {
+	q = strings.TrimLeft(q, " \t\r\n")
+	if q == "" {
+		return "", ""
+	}
+	if c := q[0]; c == '\'' || c == '"' || c == '`' {
+		end := strings.IndexByte(q[1:], c)
+		if end < 0 {
+			return "", ""
+		}
+		return q[1 : 1+end], q[2+end:]
+	}
+	i := 0
+	for i < len(q) && IsWordByte(q[i]) {
+		i++
+	}
+	return q[:i], q[i:]
+}
+
+// IndexFold is strings.Index, ASCII case-insensitive, for a sub that
+// starts with a lower-case letter.
+func IndexFold(s, sub string) int {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		// Compare the first byte before calling EqualFold: this runs on
+		// every statement.
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+n], sub) {
+			return i
+		}
+	}
+	return -1
+}

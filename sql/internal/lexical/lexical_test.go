@@ -47,3 +47,33 @@ func TestTrimLeadingAndLeadingWord(t *testing.T) {
 		}
 	}
 }
+
+// TestNextTokenAndIndexFold checks the tokens of a statement's text and
+// the case-insensitive search for a keyword.
+func TestNextTokenAndIndexFold(t *testing.T) {
+	for _, c := range []struct{ q, tok, rest string }{
+		{"  set role r", "set", " role r"},
+		{"`a b` c", "a b", " c"},
+		{"'x''y'", "x", "'y'"},
+		{"\"unterminated", "", ""},
+		{"", "", ""},
+		{"(x", "", "(x"},
+	} {
+		if tok, rest := NextToken(c.q); tok != c.tok || rest != c.rest {
+			t.Errorf("NextToken(%q) = %q, %q; want %q, %q", c.q, tok, rest, c.tok, c.rest)
+		}
+	}
+	for _, c := range []struct {
+		s, sub string
+		want   int
+	}{
+		{"GRANT r TO Current_User()", "current_user", 11},
+		{"grant r to x", "current_user", -1},
+		{"ALTER USER u DEFAULT ROLE r", "default", 13},
+		{"def", "default", -1},
+	} {
+		if got := IndexFold(c.s, c.sub); got != c.want {
+			t.Errorf("IndexFold(%q, %q) = %d, want %d", c.s, c.sub, got, c.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package sql
+package safepoint
 
 import (
 	"context"
@@ -22,9 +22,10 @@ import (
 // transactions still reads from, kept in the store so that the garbage
 // collector of any node sees it and it survives a restart:
 //
-//	m:gc:svc:<id>   serviceSafePointRecord (JSON)
+//	m:gc:svc:<id>   Record (JSON)
 //
-// A change feed keeps one at its position (changefeed.go) and renews it
+// A change feed keeps one at its position (package sql's
+// changefeed_exec.go) and renews it
 // as it goes; the GC safe point stays at or below every entry that has
 // not expired (gcworker.ServiceSafePointSource), so that a feed resumed
 // from a cursor at or after its entry's timestamp misses no change. An
@@ -33,8 +34,8 @@ import (
 // (TiCDC's gc-ttl, 24 hours by default, is the model).
 var prefixServiceSafePoints = []byte("m:gc:svc:")
 
-// serviceSafePointRecord is one service's entry.
-type serviceSafePointRecord struct {
+// Record is one service's entry.
+type Record struct {
 	// TS is the timestamp the service still reads at or after.
 	TS uint64 `json:"ts"`
 	// Expires is when the entry stops holding GC back, in Unix
@@ -48,13 +49,13 @@ func serviceSafePointKey(id string) []byte {
 	return append(append([]byte(nil), prefixServiceSafePoints...), id...)
 }
 
-// setServiceSafePoint keeps (or renews) service id's safe point at ts
-// until ttl from now, in a transaction of its own, tried again after a
-// write conflict (a GC forgetting the entry as it expired).
-func (p *DatabaseProvider) setServiceSafePoint(ctx context.Context, id string, ts uint64, ttl time.Duration, what string) error {
-	rec := serviceSafePointRecord{TS: ts, Expires: time.Now().Add(ttl).UnixMilli(), What: what}
+// Set keeps (or renews) service id's safe point at ts until ttl from
+// now, in a transaction of its own in store, tried again after a write
+// conflict (a GC forgetting the entry as it expired).
+func Set(ctx context.Context, store *txn.Store, id string, ts uint64, ttl time.Duration, what string) error {
+	rec := Record{TS: ts, Expires: time.Now().Add(ttl).UnixMilli(), What: what}
 	for tries := 0; ; tries++ {
-		k, err := p.store.Begin(ctx)
+		k, err := store.Begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -72,34 +73,34 @@ func (p *DatabaseProvider) setServiceSafePoint(ctx context.Context, id string, t
 	}
 }
 
-// gcServiceSafePoints is the provider's entries as the garbage
-// collector's gcworker.ServiceSafePointSource.
-type gcServiceSafePoints struct{ p *DatabaseProvider }
+// Source is the entries of a store as the garbage collector's
+// gcworker.ServiceSafePointSource.
+type Source struct{ Store *txn.Store }
 
-// storedServiceSafePoint is an entry as read, with its key and id.
-type storedServiceSafePoint struct {
-	key []byte
-	id  string
-	rec serviceSafePointRecord
+// Stored is an entry as read, with its key and id.
+type Stored struct {
+	Key []byte
+	ID  string
+	Rec Record
 }
 
-// readServiceSafePoints reads every entry in k, expired or not.
-func readServiceSafePoints(ctx context.Context, k *txn.Txn) ([]storedServiceSafePoint, error) {
-	var out []storedServiceSafePoint
-	err := catalog.ScanJSON(ctx, k, prefixServiceSafePoints, func(key []byte, rec serviceSafePointRecord) {
-		out = append(out, storedServiceSafePoint{key: key, id: string(key[len(prefixServiceSafePoints):]), rec: rec})
+// Read reads every entry in k, expired or not.
+func Read(ctx context.Context, k *txn.Txn) ([]Stored, error) {
+	var out []Stored
+	err := catalog.ScanJSON(ctx, k, prefixServiceSafePoints, func(key []byte, rec Record) {
+		out = append(out, Stored{Key: key, ID: string(key[len(prefixServiceSafePoints):]), Rec: rec})
 	})
 	return out, err
 }
 
 // ServiceSafePoints returns the entries in force at now, and deletes the
 // expired ones.
-func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Time) ([]gcworker.ServiceSafePoint, error) {
-	k, err := g.p.store.Begin(ctx)
+func (g Source) ServiceSafePoints(ctx context.Context, now time.Time) ([]gcworker.ServiceSafePoint, error) {
+	k, err := g.Store.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := readServiceSafePoints(ctx, k)
+	entries, err := Read(ctx, k)
 	if err != nil {
 		_ = k.Rollback(ctx)
 		return nil, err
@@ -107,11 +108,11 @@ func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Tim
 	var live []gcworker.ServiceSafePoint
 	var expired [][]byte
 	for _, e := range entries {
-		sp := gcworker.ServiceSafePoint{ID: e.id, TS: e.rec.TS, Expires: time.UnixMilli(e.rec.Expires)}
+		sp := gcworker.ServiceSafePoint{ID: e.ID, TS: e.Rec.TS, Expires: time.UnixMilli(e.Rec.Expires)}
 		if now.Before(sp.Expires) {
 			live = append(live, sp)
 		} else {
-			expired = append(expired, e.key)
+			expired = append(expired, e.Key)
 		}
 	}
 	if len(expired) == 0 {
@@ -131,34 +132,35 @@ func (g gcServiceSafePoints) ServiceSafePoints(ctx context.Context, now time.Tim
 	return live, nil
 }
 
-// serviceSafePointsTable is information_schema.PERCDB_SERVICE_SAFE_POINTS:
-// the services that hold the GC safe point back (a change feed's
-// position), expired entries included until the GC forgets them.
-const serviceSafePointsTable = "PERCDB_SERVICE_SAFE_POINTS"
+// TableName is information_schema.PERCDB_SERVICE_SAFE_POINTS: the
+// services that hold the GC safe point back (a change feed's position),
+// expired entries included until the GC forgets them.
+const TableName = "PERCDB_SERVICE_SAFE_POINTS"
 
-var serviceSafePointsSchema = memtable.Schema(serviceSafePointsTable, []memtable.Column{
+// Schema is the table's schema.
+var Schema = memtable.Schema(TableName, []memtable.Column{
 	{"SERVICE_ID", memtable.VarChar(256), false}, {"WHAT", memtable.VarChar(512), false},
 	{"SAFE_POINT", types.Uint64, false}, {"SAFE_POINT_TIME", types.DatetimeMaxPrecision, false},
 	{"EXPIRES", types.DatetimeMaxPrecision, false}, {"EXPIRED", types.Boolean, false},
 })
 
-// serviceSafePointRows reads the entries for the table, in a transaction
-// of their own.
-func (p *DatabaseProvider) serviceSafePointRows(ctx *gsql.Context) ([]gsql.Row, error) {
-	k, err := p.store.Begin(ctx)
+// Rows reads the entries of store for the table, in a transaction of
+// their own.
+func Rows(ctx *gsql.Context, store *txn.Store) ([]gsql.Row, error) {
+	k, err := store.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = k.Rollback(ctx) }()
-	entries, err := readServiceSafePoints(ctx, k)
+	entries, err := Read(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	rows := make([]gsql.Row, len(entries))
 	for i, e := range entries {
-		exp := time.UnixMilli(e.rec.Expires).UTC()
-		rows[i] = gsql.Row{e.id, e.rec.What, e.rec.TS, tso.Time(e.rec.TS).UTC(), exp, !now.Before(exp)}
+		exp := time.UnixMilli(e.Rec.Expires).UTC()
+		rows[i] = gsql.Row{e.ID, e.Rec.What, e.Rec.TS, tso.Time(e.Rec.TS).UTC(), exp, !now.Before(exp)}
 	}
 	return rows, nil
 }

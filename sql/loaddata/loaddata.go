@@ -1,8 +1,9 @@
-package sql
+package loaddata
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -36,8 +37,8 @@ import (
 // LOCAL.
 const localInfileVar = "local_infile"
 
-// setLocalInfile sets the global local_infile variable.
-func setLocalInfile(on bool) error {
+// SetLocalInfile sets the global local_infile variable.
+func SetLocalInfile(on bool) error {
 	v := int8(0)
 	if on {
 		v = 1
@@ -268,12 +269,19 @@ type loadDataIter struct {
 	// rows counts the rows read so far, which the process list shows
 	// (stopProgress ends that).
 	rows         atomic.Int64
+	report       ProgressReporter
 	stopProgress func()
 }
 
-// buildLoadData returns the iterator of n, or nil when percdb leaves the
-// statement to GMS (its text is not one LOAD DATA statement).
-func buildLoadData(ctx *gsql.Context, n *plan.LoadData) (gsql.RowIter, error) {
+// ProgressReporter shows a statement's progress (what progress returns)
+// in the process list of the session of ctx until stop is called (the
+// process list is package sql's).
+type ProgressReporter func(ctx context.Context, progress func() string) (stop func())
+
+// Build returns the iterator of n, or nil when percdb leaves the
+// statement to GMS (its text is not one LOAD DATA statement); report
+// shows how many rows it has read.
+func Build(ctx *gsql.Context, n *plan.LoadData, report ProgressReporter) (gsql.RowIter, error) {
 	stmt, _, err := sqlparser.ParseOne(ctx, ctx.Query())
 	if err != nil {
 		return nil, nil
@@ -283,7 +291,7 @@ func buildLoadData(ctx *gsql.Context, n *plan.LoadData) (gsql.RowIter, error) {
 		return nil, nil
 	}
 	sch := n.DestSch
-	it := &loadDataIter{ld: n, ignore: n.IgnoreNum}
+	it := &loadDataIter{ld: n, ignore: n.IgnoreNum, report: report}
 	if len(load.Columns) == 0 {
 		for i := range sch {
 			it.targets = append(it.targets, i)
@@ -381,7 +389,7 @@ func openLoadFile(ctx *gsql.Context, n *plan.LoadData) (io.ReadCloser, error) {
 }
 
 // errLocalInfileOff is MySQL's ER_CLIENT_LOCAL_FILES_DISABLED.
-var errLocalInfileOff = mysql.NewSQLError(3948, stateSyntax, "Loading local data is disabled; this must be enabled on both the client and server sides")
+var errLocalInfileOff = mysql.NewSQLError(3948, mysql.SSClientError, "Loading local data is disabled; this must be enabled on both the client and server sides")
 
 // isOn reports whether a boolean system variable's value v is on.
 func isOn(v any) bool {
@@ -392,7 +400,7 @@ func isOn(v any) bool {
 // Next implements sql.RowIter.
 func (it *loadDataIter) Next(ctx *gsql.Context) (gsql.Row, error) {
 	if it.stopProgress == nil {
-		it.stopProgress = reportProgress(ctx, func() string { return fmt.Sprintf("loading data: %d rows read", it.rows.Load()) })
+		it.stopProgress = it.report(ctx, func() string { return fmt.Sprintf("loading data: %d rows read", it.rows.Load()) })
 	}
 	for ; it.ignore > 0; it.ignore-- {
 		if _, err := it.lines.line(); err != nil {

@@ -1,4 +1,4 @@
-package sql
+package joinrules
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ import (
 // keeps what that left behind: a 15-table join ran a cross product of
 // six ten-row tables for 31 s.
 //
-// greedyJoinOrder runs just before GMS's join planner and hands it a
+// GreedyJoinOrder runs just before GMS's join planner and hands it a
 // better order, the way MySQL's greedy search does: start from the most
 // selective table, then add, one at a time, a table joined to the tables
 // already placed by a predicate, preferring a table reached through an
@@ -37,62 +37,9 @@ import (
 // have no order to choose.
 const greedyJoinMinTables = 3
 
-// insertRule puts rule into a's batches right before (or, with after,
-// right after) the GMS rule named at (RuleId's String, e.g.
-// "optimizeJoins"), and reports whether that rule was found.
-func insertRule(a *analyzer.Analyzer, at string, after bool, rule analyzer.Rule) bool {
-	for _, b := range a.Batches {
-		for i, r := range b.Rules {
-			if r.Id.String() != at {
-				continue
-			}
-			if after {
-				i++
-			}
-			rules := make([]analyzer.Rule, 0, len(b.Rules)+1)
-			rules = append(rules, b.Rules[:i]...)
-			rules = append(rules, rule)
-			rules = append(rules, b.Rules[i:]...)
-			b.Rules = rules
-			return true
-		}
-	}
-	return false
-}
-
-// removeRule takes the GMS rule named name (RuleId's String) out of a's
-// batches and reports whether it was there.
-func removeRule(a *analyzer.Analyzer, name string) bool {
-	found := false
-	for _, b := range a.Batches {
-		rules := b.Rules[:0:0]
-		for _, r := range b.Rules {
-			if r.Id.String() == name {
-				found = true
-				continue
-			}
-			rules = append(rules, r)
-		}
-		b.Rules = rules
-	}
-	return found
-}
-
-// ruleIDNamed returns the id of a's rule named name, 0 when a has none.
-func ruleIDNamed(a *analyzer.Analyzer, name string) analyzer.RuleId {
-	for _, b := range a.Batches {
-		for _, r := range b.Rules {
-			if r.Id.String() == name {
-				return r.Id
-			}
-		}
-	}
-	return 0
-}
-
-// greedyJoinOrder is the analyzer rule; see the comment at the top of the
+// GreedyJoinOrder is the analyzer rule; see the comment at the top of the
 // file.
-func greedyJoinOrder(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+func GreedyJoinOrder(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	switch n.(type) {
 	case *plan.Update, *plan.DeleteFrom:
 		// GMS's join planner wraps the joins of UPDATE and DELETE in

@@ -1,4 +1,4 @@
-package sql
+package joinrules
 
 import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -19,14 +19,14 @@ import (
 // keep it: the right input is wrapped in GMS's CachedResults node, which
 // reads its child once per query and replays the rows (and falls back to
 // reading the child again when the query's memory budget refuses the
-// cache). Single tables are left to percdb's scan cache (scancache.go).
+// cache). Single tables are left to percdb's scan cache (package sql's scancache.go).
 
-// cacheJoinInputs is the analyzer rule; see the comment at the top of the
+// CacheJoinInputs is the analyzer rule; see the comment at the top of the
 // file. It runs after GMS has assigned execution indexes and placed its
 // own CachedResults (OnceAfterAll), on read-only statements of the top
 // scope only: inside a subquery the right input may depend on the outer
 // query's row, which changes between executions of the subquery.
-func cacheJoinInputs(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+func CacheJoinInputs(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
 	if !scope.IsEmpty() || !n.IsReadOnly() {
 		return n, transform.SameTree, nil
 	}

@@ -1,4 +1,4 @@
-package sql
+package split
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"github.com/percdb/percdb/executor"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/kv"
+	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/tablemeta"
 )
 
@@ -43,8 +45,8 @@ import (
 // by the keys' bytes (as TiDB does for an index). Keys that already start
 // a region are skipped; TOTAL_SPLIT_REGION counts the splits made.
 
-// splitStatement is a parsed SPLIT TABLE or SHOW TABLE ... REGIONS.
-type splitStatement struct {
+// Statement is a parsed SPLIT TABLE or SHOW TABLE ... REGIONS.
+type Statement struct {
 	table *ast.TableName
 	// show: SHOW TABLE t REGIONS; else split (at splits, or between).
 	show bool
@@ -53,27 +55,27 @@ type splitStatement struct {
 	index string
 }
 
-// parseSplit recognises the statements of splitStatement. A statement
-// that starts like one but does not parse is left to GMS (whose error
-// is the parse error).
-func parseSplit(query string) (splitStatement, bool) {
+// Parse recognises the statements of Statement. A statement that starts
+// like one but does not parse is left to GMS (whose error is the parse
+// error).
+func Parse(query string) (Statement, bool) {
 	q := strings.TrimSpace(query)
-	if !startsWithWord(q, "split") && !(startsWithWord(q, "show") && strings.Contains(strings.ToLower(q), "regions")) {
-		return splitStatement{}, false
+	if !lexical.LeadingWordIs(q, "split") && !(lexical.LeadingWordIs(q, "show") && strings.Contains(strings.ToLower(q), "regions")) {
+		return Statement{}, false
 	}
 	stmts, _, err := parser.New().Parse(q, "", "")
 	if err != nil || len(stmts) != 1 {
-		return splitStatement{}, false
+		return Statement{}, false
 	}
 	switch st := stmts[0].(type) {
 	case *ast.SplitRegionStmt:
-		return splitStatement{table: st.Table, opt: st.SplitOpt, index: st.IndexName.O}, true
+		return Statement{table: st.Table, opt: st.SplitOpt, index: st.IndexName.O}, true
 	case *ast.ShowStmt:
 		if st.Tp == ast.ShowRegions && st.Table != nil {
-			return splitStatement{table: st.Table, show: true, index: st.IndexName.O}, true
+			return Statement{table: st.Table, show: true, index: st.IndexName.O}, true
 		}
 	}
-	return splitStatement{}, false
+	return Statement{}, false
 }
 
 // errNotSupported is MySQL's ER_NOT_SUPPORTED_YET.
@@ -81,24 +83,25 @@ func errNotSupported(what string) error {
 	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of percdb doesn't yet support '%s'", what)
 }
 
-// split runs a splitStatement for the session of c.
-func (h *handler) split(ctx context.Context, c *mysql.Conn, st splitStatement, callback mysql.ResultSpoolFn) error {
-	s, err := h.sessionFor(c)
-	if err != nil {
-		return err
-	}
-	res, err := s.provider.runSplit(ctx, s.GetCurrentDatabase(), st)
-	if err != nil {
-		return err
-	}
-	return callback(res, false)
+// Node is what running a statement needs of the SQL node (package sql's
+// DatabaseProvider).
+type Node interface {
+	// Catalog returns the newest catalog version.
+	Catalog(ctx context.Context) (*catalog.Catalog, error)
+	// Meta returns what reads of the table def of database dbName need.
+	Meta(dbName string, def *catalog.TableDef) (*tablemeta.Table, error)
+	// Client returns the node's key-value client.
+	Client() kv.Client
+	// SQLError returns err, an error of the layers below the SQL node,
+	// as MySQL's.
+	SQLError(err error) error
 }
 
-// runSplit answers SPLIT TABLE and SHOW TABLE ... REGIONS for the
+// Run answers SPLIT TABLE and SHOW TABLE ... REGIONS on node for the
 // session whose current database is currentDB. TiDB's forms for an index
 // (SPLIT TABLE t INDEX i ..., SHOW TABLE t INDEX i REGIONS) are refused
 // with 1235.
-func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st splitStatement) (*sqltypes.Result, error) {
+func Run(ctx context.Context, node Node, currentDB string, st Statement) (*sqltypes.Result, error) {
 	dbName := st.table.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -106,9 +109,9 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 	if dbName == "" {
 		return nil, mysql.NewSQLError(mysql.ERNoDb, mysql.SSNoDB, "No database selected")
 	}
-	cat, err := p.readCatalog(ctx)
+	cat, err := node.Catalog(ctx)
 	if err != nil {
-		return nil, toSQLError(err)
+		return nil, node.SQLError(err)
 	}
 	db, ok := cat.Database(dbName)
 	if !ok {
@@ -118,17 +121,17 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 	if !ok {
 		return nil, mysql.NewSQLError(mysql.ERNoSuchTable, mysql.SSUnknownTable, "Table '%s.%s' doesn't exist", dbName, st.table.Name.O)
 	}
-	m, err := p.metas.Get(gsql.NewEmptyContext(), db.Name, def)
+	m, err := node.Meta(db.Name, def)
 	if err != nil {
 		return nil, err
 	}
-	client := p.store.Client()
+	client := node.Client()
 	im, start, end, err := splitTarget(m, st)
 	if err != nil {
 		return nil, err
 	}
 	if st.show {
-		return showRegions(ctx, client, start, end)
+		return showRegions(ctx, node, client, start, end)
 	}
 	sp, ok := kv.AsSplitter(client)
 	if !ok {
@@ -150,7 +153,7 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 	for _, key := range keys {
 		r, err := client.LocateKey(ctx, key)
 		if err != nil {
-			return nil, toSQLError(err)
+			return nil, node.SQLError(err)
 		}
 		if string(r.Start) == string(key) {
 			continue // a region starts there already
@@ -159,7 +162,7 @@ func (p *DatabaseProvider) runSplit(ctx context.Context, currentDB string, st sp
 			// A call that broke in flight may have split: then the key
 			// starts a region now.
 			if r, lerr := client.LocateKey(ctx, key); lerr != nil || string(r.Start) != string(key) {
-				return nil, toSQLError(fmt.Errorf("split table %s at %s: %w", st.table.Name.O, regionKeyString(key), err))
+				return nil, node.SQLError(fmt.Errorf("split table %s at %s: %w", st.table.Name.O, KeyString(key), err))
 			}
 		}
 		done++
@@ -260,7 +263,7 @@ func handleValue(e ast.ExprNode) (int64, error) {
 // table (SHOW TABLE t REGIONS), or of its index (INDEX i, including
 // PRIMARY). Without INDEX, a table whose primary key is not one integer
 // column is split by its primary key's values (a clustered key).
-func splitTarget(m *tablemeta.Table, st splitStatement) (im *tablemeta.Index, start, end []byte, err error) {
+func splitTarget(m *tablemeta.Table, st Statement) (im *tablemeta.Index, start, end []byte, err error) {
 	if st.index == "" {
 		if m.Exec.HandleKind == executor.HandleCommon {
 			im = m.Primary
@@ -423,7 +426,7 @@ func literalValue(e ast.ExprNode) (any, error) {
 // region: its id, its range with the keys written as TiDB writes them,
 // its epoch version and the address of the store serving it, empty on
 // the single node).
-func showRegions(ctx context.Context, c kv.Client, start, end []byte) (*sqltypes.Result, error) {
+func showRegions(ctx context.Context, node Node, c kv.Client, start, end []byte) (*sqltypes.Result, error) {
 	res := &sqltypes.Result{Fields: []*querypb.Field{
 		{Name: "REGION_ID", Type: sqltypes.Int64},
 		{Name: "START_KEY", Type: sqltypes.VarChar, Charset: mysql.CharacterSetUtf8},
@@ -440,10 +443,10 @@ func showRegions(ctx context.Context, c kv.Client, start, end []byte) (*sqltypes
 			r, err = c.LocateKey(ctx, key)
 		}
 		if err != nil {
-			return nil, toSQLError(err)
+			return nil, node.SQLError(err)
 		}
 		res.Rows = append(res.Rows, []sqltypes.Value{
-			sqltypes.NewInt64(int64(r.ID)), sqltypes.NewVarChar(regionKeyString(r.Start)), sqltypes.NewVarChar(regionKeyString(r.End)),
+			sqltypes.NewInt64(int64(r.ID)), sqltypes.NewVarChar(KeyString(r.Start)), sqltypes.NewVarChar(KeyString(r.End)),
 			sqltypes.NewInt64(int64(r.Epoch.Version)), sqltypes.NewVarChar(r.Addr),
 		})
 		if len(r.End) == 0 || string(r.End) >= string(end) || string(r.End) <= string(key) {
@@ -453,11 +456,11 @@ func showRegions(ctx context.Context, c kv.Client, start, end []byte) (*sqltypes
 	}
 }
 
-// regionKeyString writes a region boundary as TiDB does: t_<table>_r_<handle>
+// KeyString writes a region boundary as TiDB does: t_<table>_r_<handle>
 // for an integer row key, t_<table>_i_<index>_<hex> for an index key,
 // t_<table>_ for a table's start, the hex of anything else ("" for the
 // key space's ends).
-func regionKeyString(key []byte) string {
+func KeyString(key []byte) string {
 	if len(key) == 0 {
 		return ""
 	}

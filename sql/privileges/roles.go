@@ -1,7 +1,6 @@
-package sql
+package privileges
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,11 +10,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/auth"
-	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/percdb/percdb/sql/internal/lexical"
 )
@@ -37,7 +34,7 @@ import (
 //   - SET DEFAULT ROLE and ALTER USER ... DEFAULT ROLE check the accounts
 //     and that the roles are granted (1396, 3530) and keep nothing: GMS
 //     has no default roles (mysql.default_roles is empty,
-//     mysqlextra.go); a warning 1235 when they ask for fewer than all;
+//     package sql's mysqlextra.go); a warning 1235 when they ask for fewer than all;
 //   - GRANT and REVOKE (of privileges or of roles) naming CURRENT_USER()
 //     run with the session's account in its place.
 
@@ -50,8 +47,8 @@ type currentRole struct {
 	accounts *mysql_db.MySQLDb
 }
 
-// newCurrentRole returns CURRENT_ROLE() over accounts.
-func newCurrentRole(accounts *mysql_db.MySQLDb) gsql.Function {
+// NewCurrentRole returns CURRENT_ROLE() over accounts.
+func NewCurrentRole(accounts *mysql_db.MySQLDb) gsql.Function {
 	return gsql.NewFunction0("current_role", func() gsql.Expression {
 		return currentRole{NoArgFunc: function.NoArgFunc{Name: "current_role", SQLType: types.LongText}, accounts: accounts}
 	})
@@ -65,7 +62,7 @@ func (f currentRole) Eval(ctx *gsql.Context, _ gsql.Row) (interface{}, error) {
 	}
 	names := make([]string, len(roles))
 	for i, r := range roles {
-		names[i] = quoteAccountPart(r.User) + "@" + quoteAccountPart(r.Host)
+		names[i] = QuoteAccountPart(r.User) + "@" + QuoteAccountPart(r.Host)
 	}
 	return strings.Join(names, ","), nil
 }
@@ -107,64 +104,66 @@ func activeRoles(ctx *gsql.Context, accounts *mysql_db.MySQLDb) []mysql_db.UserP
 	return roles
 }
 
-// roleStatement is a statement about roles the handler runs: SET ROLE,
-// or a GRANT or REVOKE naming CURRENT_USER().
-type roleStatement struct {
-	setRole *ast.SetRoleStmt
-	// setDefault is SET DEFAULT ROLE, or ALTER USER ... DEFAULT ROLE
+// RoleStatement is a statement about roles the handler runs: SET ROLE,
+// or a GRANT or REVOKE naming CURRENT_USER(). One field is set.
+type RoleStatement struct {
+	// SetRole is SET ROLE.
+	SetRole *ast.SetRoleStmt
+	// SetDefault is SET DEFAULT ROLE, or ALTER USER ... DEFAULT ROLE
 	// written as it.
-	setDefault *ast.SetDefaultRoleStmt
-	// account is a GRANT or REVOKE naming CURRENT_USER(), which the
-	// handler rewrites with the session's account.
-	account ast.StmtNode
+	SetDefault *ast.SetDefaultRoleStmt
+	// Account is a GRANT or REVOKE naming CURRENT_USER(), which the
+	// handler rewrites with the session's account (AccountUsers).
+	Account ast.StmtNode
 }
 
-// parseRoleStatement recognises SET ROLE and GRANT or REVOKE naming
-// CURRENT_USER(), which vitess does not parse.
-func parseRoleStatement(query string) (roleStatement, bool) {
+// ParseRoleStatement recognises SET ROLE, SET DEFAULT ROLE, ALTER USER
+// ... DEFAULT ROLE and GRANT or REVOKE naming CURRENT_USER(), which
+// vitess does not parse.
+func ParseRoleStatement(query string) (RoleStatement, bool) {
 	// Most statements fail the first tests, which build nothing.
 	switch {
 	case lexical.LeadingWordIs(query, "set"):
-		_, q := nextToken(lexical.TrimLeading(query, " \t\r\n"))
-		w, q := nextToken(q)
+		_, q := lexical.NextToken(lexical.TrimLeading(query, " \t\r\n"))
+		w, q := lexical.NextToken(q)
 		if strings.EqualFold(w, "default") {
-			w, _ = nextToken(q)
+			w, _ = lexical.NextToken(q)
 		}
 		if !strings.EqualFold(w, "role") {
-			return roleStatement{}, false
+			return RoleStatement{}, false
 		}
 	case lexical.LeadingWordIs(query, "alter"):
 		text, ok := alterUserDefaultRole(query)
 		if !ok {
-			return roleStatement{}, false
+			return RoleStatement{}, false
 		}
 		query = text
 	case lexical.LeadingWordIs(query, "grant"), lexical.LeadingWordIs(query, "revoke"):
-		if indexFold(query, "current_user") < 0 {
-			return roleStatement{}, false
+		if lexical.IndexFold(query, "current_user") < 0 {
+			return RoleStatement{}, false
 		}
 	default:
-		return roleStatement{}, false
+		return RoleStatement{}, false
 	}
 	stmts, _, err := parser.New().Parse(query, "", "")
 	if err != nil || len(stmts) != 1 {
-		return roleStatement{}, false
+		return RoleStatement{}, false
 	}
 	switch st := stmts[0].(type) {
 	case *ast.SetRoleStmt:
-		return roleStatement{setRole: st}, true
+		return RoleStatement{SetRole: st}, true
 	case *ast.SetDefaultRoleStmt:
-		return roleStatement{setDefault: st}, true
+		return RoleStatement{SetDefault: st}, true
 	case *ast.GrantRoleStmt:
-		return roleStatement{account: st}, namesCurrentUser(st.Users)
+		return RoleStatement{Account: st}, namesCurrentUser(st.Users)
 	case *ast.RevokeRoleStmt:
-		return roleStatement{account: st}, namesCurrentUser(st.Users)
+		return RoleStatement{Account: st}, namesCurrentUser(st.Users)
 	case *ast.GrantStmt:
-		return roleStatement{account: st}, namesCurrentUser(specUsers(st.Users))
+		return RoleStatement{Account: st}, namesCurrentUser(specUsers(st.Users))
 	case *ast.RevokeStmt:
-		return roleStatement{account: st}, namesCurrentUser(specUsers(st.Users))
+		return RoleStatement{Account: st}, namesCurrentUser(specUsers(st.Users))
 	}
-	return roleStatement{}, false
+	return RoleStatement{}, false
 }
 
 // specUsers returns the accounts of specs.
@@ -186,44 +185,9 @@ func namesCurrentUser(users []*auth.UserIdentity) bool {
 	return false
 }
 
-// roleStatement runs st for c's session.
-func (h *handler) roleStatement(ctx context.Context, c *mysql.Conn, st roleStatement, cb mysql.ResultSpoolFn) error {
-	s, db, err := h.accountStatement(c)
-	if err != nil {
-		return err
-	}
-	self := sessionAccount(db, s)
-	if self == nil {
-		client := s.Client()
-		return mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState, "no account for '%s'@'%s'", client.User, client.Address)
-	}
-	if st.setRole != nil || st.setDefault != nil {
-		sctx := gsql.NewContext(ctx, gsql.WithSession(s))
-		if st.setRole != nil {
-			err = setRole(sctx, db, self, st.setRole)
-		} else {
-			err = h.setDefaultRole(sctx, db, st.setDefault)
-		}
-		if err != nil {
-			return err
-		}
-		return cb(&sqltypes.Result{}, false)
-	}
-	for _, u := range accountUsers(st.account) {
-		if u != nil && u.CurrentUser {
-			*u = auth.UserIdentity{Username: self.User, Hostname: self.Host}
-		}
-	}
-	var b strings.Builder
-	if err := st.account.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
-		return fmt.Errorf("write the statement with CURRENT_USER() replaced: %w", err)
-	}
-	return h.Handler.ComQuery(ctx, c, b.String(), h.temporalFieldFilter(c, cb))
-}
-
-// accountUsers returns the accounts a GRANT or REVOKE statement grants
+// AccountUsers returns the accounts a GRANT or REVOKE statement grants
 // to or revokes from, which the caller may change in place.
-func accountUsers(st ast.StmtNode) []*auth.UserIdentity {
+func AccountUsers(st ast.StmtNode) []*auth.UserIdentity {
 	switch st := st.(type) {
 	case *ast.GrantRoleStmt:
 		return st.Users
@@ -241,16 +205,16 @@ func accountUsers(st ast.StmtNode) []*auth.UserIdentity {
 // roles written as SET DEFAULT ROLE roles TO account, ..., which the TiDB
 // parser reads, and whether query is such a statement.
 func alterUserDefaultRole(query string) (string, bool) {
-	_, q := nextToken(lexical.TrimLeading(query, " \t\r\n"))
-	w, q := nextToken(q)
+	_, q := lexical.NextToken(lexical.TrimLeading(query, " \t\r\n"))
+	w, q := lexical.NextToken(q)
 	if !strings.EqualFold(w, "user") {
 		return "", false
 	}
-	i := indexFold(q, "default")
+	i := lexical.IndexFold(q, "default")
 	if i < 0 {
 		return "", false
 	}
-	w, rest := nextToken(q[i+len("default"):])
+	w, rest := lexical.NextToken(q[i+len("default"):])
 	if !strings.EqualFold(w, "role") {
 		return "", false
 	}
@@ -261,12 +225,12 @@ func alterUserDefaultRole(query string) (string, bool) {
 	return "SET DEFAULT ROLE " + strings.TrimRight(rest, "; \t\r\n") + " TO " + accounts, true
 }
 
-// setDefaultRole runs SET DEFAULT ROLE: it needs CREATE USER (1227,
+// SetDefaultRole runs SET DEFAULT ROLE: it needs CREATE USER (1227,
 // as MySQL, for another account than one's own), the accounts must exist
 // (1396) and the roles be granted to each (3530). GMS keeps no default
 // roles: every granted role is active in each session, which a warning
 // 1235 says when the statement asks for fewer.
-func (h *handler) setDefaultRole(ctx *gsql.Context, db *mysql_db.MySQLDb, st *ast.SetDefaultRoleStmt) error {
+func SetDefaultRole(ctx *gsql.Context, db *mysql_db.MySQLDb, st *ast.SetDefaultRoleStmt) error {
 	client := ctx.Session.Client()
 	rd := db.Reader()
 	defer rd.Close()
@@ -320,10 +284,10 @@ func warnAllRolesActive(ctx *gsql.Context, what string) {
 		Message: fmt.Sprintf("This version of percdb doesn't yet support '%s to fewer roles than are granted': every granted role stays active", what)})
 }
 
-// setRole runs SET ROLE for account self: the roles it names must be
+// SetRole runs SET ROLE for account self: the roles it names must be
 // granted to self (3530). Every granted role stays active: a warning
 // says so when the statement asks for fewer.
-func setRole(ctx *gsql.Context, db *mysql_db.MySQLDb, self *mysql_db.User, st *ast.SetRoleStmt) error {
+func SetRole(ctx *gsql.Context, db *mysql_db.MySQLDb, self *mysql_db.User, st *ast.SetRoleStmt) error {
 	granted := map[mysql_db.UserPrimaryKey]bool{}
 	for _, r := range activeRoles(ctx, db) {
 		granted[r] = true
@@ -340,26 +304,16 @@ func setRole(ctx *gsql.Context, db *mysql_db.MySQLDb, self *mysql_db.User, st *a
 	return nil
 }
 
-// versionCommentBody returns the text inside query when query is one
-// version comment (/*!NNNNN text */, with spaces and a semicolon around
-// it), which MySQL runs as text; query otherwise.
-func versionCommentBody(query string) string {
-	q := strings.Trim(query, "; \t\r\n")
-	if !strings.HasPrefix(q, "/*!") || !strings.HasSuffix(q, "*/") || len(q) < 5 {
-		return query
-	}
-	body := q[3 : len(q)-2]
-	body = strings.TrimLeft(body, "0123456789")
-	if strings.Contains(body, "/*") || strings.Contains(body, "*/") {
-		return query
-	}
-	return body
-}
-
-// sessionAccount returns the account s logged in as (nil if it is gone).
-func sessionAccount(db *mysql_db.MySQLDb, s gsql.Session) *mysql_db.User {
+// SessionAccount returns the account s logged in as (nil if it is gone).
+func SessionAccount(db *mysql_db.MySQLDb, s gsql.Session) *mysql_db.User {
 	client := s.Client()
 	rd := db.Reader()
 	defer rd.Close()
 	return db.GetUser(rd, client.User, client.Address, false)
+}
+
+// QuoteAccountPart quotes a user or host name as MySQL writes it in SHOW
+// CREATE USER: in backquotes, a backquote doubled.
+func QuoteAccountPart(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
