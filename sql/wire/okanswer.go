@@ -142,10 +142,23 @@ func (c *Conn) answerOK(p []byte) (int, error) {
 // feed follows p, the next bytes of the answer, and returns the bytes
 // to write now: p itself when no packet of it was taken whole.
 func (w *answerWalk) feed(p []byte, deprecateEOF bool) []byte {
+	if w.next == partDone && w.nhdr == 0 && w.left == 0 {
+		return p
+	}
 	used := w.holding // some of p is taken whole: w.out is the output
 	start := 0        // p[start:] has not been added to w.out
 	w.out = w.out[:0]
 	for i := 0; i < len(p); {
+		if w.nhdr == 0 && w.next != partResult && !w.continues && len(p)-i >= headerLen {
+			// A packet that passes through, read in place when p
+			// holds it whole and it continues in no other.
+			if n := payloadLen(p[i:]); n < maxPayload && len(p)-i >= headerLen+n {
+				w.firstLen = n
+				w.passed(p[i+headerLen:i+headerLen+min(n, headKept)], deprecateEOF)
+				i += headerLen + n
+				continue
+			}
+		}
 		if w.nhdr < headerLen {
 			if w.nhdr == 0 {
 				// A packet starts.
@@ -193,7 +206,7 @@ func (w *answerWalk) feed(p []byte, deprecateEOF bool) []byte {
 			continue
 		}
 		if !w.continues {
-			w.passed(deprecateEOF)
+			w.passed(w.head[:w.nhead], deprecateEOF)
 		}
 	}
 	if !used {
@@ -254,8 +267,8 @@ func (w *answerWalk) result(deprecateEOF bool) []byte {
 }
 
 // passed sets what follows a packet that passed through, whose first
-// payload bytes are w.head.
-func (w *answerWalk) passed(deprecateEOF bool) {
+// payload bytes are head (up to headKept of them).
+func (w *answerWalk) passed(head []byte, deprecateEOF bool) {
 	switch w.next {
 	case partColumn:
 		if w.columns--; w.columns == 0 {
@@ -267,7 +280,6 @@ func (w *answerWalk) passed(deprecateEOF bool) {
 	case partColumnsEOF:
 		w.next = partRow
 	case partRow:
-		head := w.head[:w.nhead]
 		switch {
 		case len(head) == 0:
 		case head[0] == errPacket:
