@@ -349,7 +349,7 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// (sql/compat/resultorigins.go): tests/protocol's
 	// TestColumnOrigins. After NullableResults, whose wrapper it sees
 	// through.
-	insertRule(a, "trackProcess", false, analyzer.Rule{Id: resultOriginsRuleID, Apply: compat.ResultOrigins(ruleIDNamed(a, "resolveUnions"), ruleIDNamed(a, "unnestInSubqueries"))})
+	insertRule(a, "trackProcess", false, analyzer.Rule{Id: resultOriginsRuleID, Apply: compat.ResultOrigins})
 	wrapRule(a, "trackProcess", skipInPlanTemplate)
 	// Lookup joins costed by their lookups, not by a scan of their inner
 	// table (joincost.go): TestExplainLookupJoinCost.

@@ -39,21 +39,14 @@ import (
 // identifier holds a NUL.
 const originSep = "\x00"
 
-// ResultOrigins returns the analyzer rule above. It runs on a query's
-// own plan only (an empty scope), not on its subqueries, derived tables
-// or a procedure's statements, analyzed apart, nor on the sides of a
-// UNION or an INSERT's SELECT, which GMS analyzes apart with an empty
-// scope too but with selectors that leave out resolveUnions (unions,
-// GMS's finalizeUnions) or unnestInSubqueries (insertSource): a side's
-// columns are the union's to type (union.go and branchtext.go read the
-// sides' projections by their shapes).
-func ResultOrigins(unions, insertSource analyzer.RuleId) analyzer.RuleFunc {
-	return func(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, sel analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
-		if !scope.IsEmpty() || sel != nil && (!sel(unions) || !sel(insertSource)) {
-			return n, transform.SameTree, nil
-		}
-		return withResultOrigins(ctx, n)
+// ResultOrigins is the analyzer rule above. It runs on a query's own
+// plan only (an empty scope), not on its subqueries, derived tables or
+// a procedure's statements, analyzed apart.
+func ResultOrigins(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	if !scope.IsEmpty() {
+		return n, transform.SameTree, nil
 	}
+	return withResultOrigins(ctx, n)
 }
 
 // withResultOrigins rewrites the top projection of n, found below the
