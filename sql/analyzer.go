@@ -78,7 +78,6 @@ const (
 	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
 	exactLookupKeysRuleID                                       // lookupkeys.go
 	dropEnforcedFiltersRuleID                                   // planrules
-	resultOriginsRuleID                                         // sql/compat/resultorigins.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -344,12 +343,6 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// column definitions and CREATE TABLE … AS SELECT read
 	// (sql/compat/createselect.go): tests/protocol's TestResultNullability.
 	insertRule(a, "trackProcess", false, analyzer.Rule{Id: nullableResultsRuleID, Apply: compat.NullableResults})
-	// A result column read from a table names the table and its own
-	// name in its column definition, aliased or not
-	// (sql/compat/resultorigins.go): tests/protocol's
-	// TestColumnOrigins. After NullableResults, whose wrapper it sees
-	// through.
-	insertRule(a, "trackProcess", false, analyzer.Rule{Id: resultOriginsRuleID, Apply: compat.ResultOrigins})
 	wrapRule(a, "trackProcess", skipInPlanTemplate)
 	// Lookup joins costed by their lookups, not by a scan of their inner
 	// table (joincost.go): TestExplainLookupJoinCost.

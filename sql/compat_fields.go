@@ -5,7 +5,6 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 
-	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/tablemeta"
 )
 
@@ -39,7 +38,6 @@ const binaryCollation = 63
 // fixFields sets MySQL's decimals and character sets in column
 // definitions fields.
 func fixFields(fields []*querypb.Field) {
-	compat.FixOrigins(fields) // first: the BINARY flag below reads org_table
 	for _, f := range fields {
 		if d, length, ok := tablemeta.FixedDoubleDecimals(f.ColumnLength); ok && f.Type == sqltypes.Float64 {
 			// A result of fixed decimals (compat/fixeddecimals.go).

@@ -12,7 +12,6 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/internal/lexical"
 	"github.com/percdb/percdb/sql/wire"
 )
@@ -131,7 +130,6 @@ func resultFields(ctx *gsql.Context, sch gsql.Schema) []*querypb.Field {
 		}
 		fields[i] = f
 	}
-	compat.FixOrigins(fields) // a procedure's SELECT's columns, should its plan carry them
 	return fields
 }
 
