@@ -365,11 +365,12 @@ func (h *handler) preparedOKFilter(c *mysql.Conn, callback func(*sqltypes.Result
 }
 
 // answerOKInfo has percdb's connection write info and warnings into the
-// OK packet that answers c's current command (wire.Conn.AnswerOK: vitess
-// writes a query's info after a '#' byte, which the MySQL and MariaDB
-// clients take for its length, and a prepared statement's with none).
-// Where the answer has begun (a later statement of a multi-statement
-// query) vitess's packet stays.
+// next OK packet of the answer to c's current command, the one vitess
+// writes for the statement whose result is at hand
+// (wire.Conn.AnswerOK: vitess writes a query's info after a '#' byte,
+// which the MySQL and MariaDB clients take for its length, and a
+// prepared statement's with none). It must be called for every
+// statement answered with an OK packet, in order.
 func answerOKInfo(c *mysql.Conn, info string, warnings uint16) {
 	if wc := wireConn(c.Conn); wc != nil {
 		_ = wc.AnswerOK(warnings, info)

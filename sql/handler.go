@@ -271,7 +271,9 @@ func (h *handler) resultFilter(c *mysql.Conn, callback mysql.ResultSpoolFn) mysq
 		if s := h.sessions.get(c.ConnectionID); s != nil {
 			s.narrowResults(res)                      // charsetresults.go
 			updateInfoWarnings(res, s.WarningCount()) // compat_diagarea.go
-			if res != nil && len(res.Fields) == 0 && res.Info != "" && !more {
+			if res != nil && len(res.Fields) == 0 {
+				// Every statement's, in order: in a multi-statement
+				// query each OK packet gets its own.
 				answerOKInfo(c, res.Info, s.WarningCount()) // compat_diagarea.go
 			}
 		}

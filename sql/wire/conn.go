@@ -183,11 +183,10 @@ type Conn struct {
 	outHdr   []byte
 	outLeft  int
 	wrote    bool
-	// ok, when set, is the warning count and info text of the OK packet
-	// that answers the current command (AnswerOK); okBuf holds the start
-	// of vitess's answer until its first packet is whole.
-	ok    *okAnswer
-	okBuf []byte
+	// walk follows the answer to a COM_QUERY or COM_STMT_EXECUTE, to
+	// write its OK packets with the warning counts and infos AnswerOK
+	// queued (okanswer.go).
+	walk answerWalk
 }
 
 func newConn(c net.Conn, cfg Config) *Conn {
@@ -341,7 +340,7 @@ func (c *Conn) command() error {
 	c.replySeq = hdr[3] + 1
 	if starts {
 		c.shift, c.outHdr, c.outLeft, c.wrote = 0, c.outHdr[:0], 0, false
-		c.ok, c.okBuf = nil, nil
+		c.walk.startAnswer(false)
 	}
 	if starts && n == 0 {
 		return c.answerEmpty()
@@ -354,6 +353,7 @@ func (c *Conn) command() error {
 		}
 		cmd := head[headerLen:]
 		c.prepareAnswer = cmd[0] == mysql.ComPrepare
+		c.walk.startAnswer(cmd[0] == mysql.ComQuery || cmd[0] == mysql.ComStmtExecute)
 		switch cmd[0] {
 		case mysql.ComPrepare:
 			if c.cfg.RewritePrepare != nil && n < maxPayload {
@@ -431,7 +431,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		if c.prepareAnswer {
 			return c.answerPrepare(p)
 		}
-		if c.ok != nil {
+		if c.walk.on {
 			return c.answerOK(p)
 		}
 		if c.shift != 0 {

@@ -405,37 +405,46 @@ type Result struct {
 	Binary [][]byte
 	// Status is the status flags of the packet that ended the result.
 	Status uint16
-	// Warnings and Info are an OK packet's warning count and its
-	// human-readable info ("Rows matched: 1  Changed: 1  Warnings: 0"),
-	// as the packet's rest holds it.
+	// Warnings is the warning count of the OK or EOF packet that ended
+	// the result; Info an OK packet's human-readable info ("Rows
+	// matched: 1  Changed: 1  Warnings: 0"), as the packet's rest holds
+	// it.
 	Warnings uint16
 	Info     string
+	// AffectedRows and LastInsertID are an OK packet's.
+	AffectedRows, LastInsertID uint64
 }
 
 // Column is what a column definition (Protocol::ColumnDefinition41) says
 // of a result set's column.
 type Column struct {
+	// Schema is the database of the column's table.
+	Schema string
 	// Table is the table the column is of, by the alias the query gave
-	// it.
-	Table    string
-	Name     string
-	Charset  uint16
-	Length   uint32
-	Type     byte
-	Flags    uint16
-	Decimals byte
+	// it; OrgTable the table's own name (a view's, a derived table's
+	// alias).
+	Table, OrgTable string
+	// Name is the column's name in the result (its alias); OrgName the
+	// table column's own name, empty for an expression.
+	Name, OrgName string
+	Charset       uint16
+	Length        uint32
+	Type          byte
+	Flags         uint16
+	Decimals      byte
 }
 
 // parseColumn decodes column definition p.
 func parseColumn(p []byte) (Column, error) {
 	r := reader{b: p}
 	r.lenencBytes() // catalog
-	r.lenencBytes() // schema
-	table := string(r.lenencBytes())
-	r.lenencBytes() // org_table
-	col := Column{Table: table, Name: string(r.lenencBytes())}
-	r.lenencBytes() // org_name
-	r.lenencInt()   // length of the fixed fields
+	var col Column
+	col.Schema = string(r.lenencBytes())
+	col.Table = string(r.lenencBytes())
+	col.OrgTable = string(r.lenencBytes())
+	col.Name = string(r.lenencBytes())
+	col.OrgName = string(r.lenencBytes())
+	r.lenencInt() // length of the fixed fields
 	col.Charset = r.uint16()
 	col.Length = r.uint32()
 	col.Type = r.byte()
@@ -556,9 +565,9 @@ func (c *Conn) readResult(binary bool) (Result, error) {
 	case len(p) == 0:
 		return Result{}, errors.New("empty query response")
 	case p[0] == 0x00:
-		c.status = okStatus(p)
-		warnings, info := okInfo(p)
-		return Result{Status: c.status, Warnings: warnings, Info: info}, nil
+		res := okResult(p)
+		c.status = res.Status
+		return res, nil
 	case p[0] == 0xff:
 		return Result{}, parseError(p)
 	}
@@ -590,6 +599,7 @@ func (c *Conn) readResult(binary bool) (Result, error) {
 		if isEOF(p) {
 			c.status = eofStatus(p)
 			res.Status = c.status
+			res.Warnings = eofWarnings(p)
 			return res, nil
 		}
 		if p[0] == 0xff {
@@ -624,15 +634,24 @@ func okStatus(p []byte) uint16 {
 	return r.uint16()
 }
 
-// okInfo returns the warning count and the info of OK packet p (zero
-// values when p is short).
-func okInfo(p []byte) (uint16, string) {
+// okResult returns what OK packet p says (zero values past its end
+// when p is short).
+func okResult(p []byte) Result {
 	r := reader{b: p[1:]}
-	r.lenencInt() // affected rows
-	r.lenencInt() // last insert id
-	r.uint16()    // status
-	w := r.uint16()
-	return w, string(r.rest())
+	var res Result
+	res.AffectedRows = r.lenencInt()
+	res.LastInsertID = r.lenencInt()
+	res.Status = r.uint16()
+	res.Warnings = r.uint16()
+	res.Info = string(r.rest())
+	return res
+}
+
+// eofWarnings returns the warning count of EOF packet p (0 when p is
+// short).
+func eofWarnings(p []byte) uint16 {
+	r := reader{b: p[1:]}
+	return r.uint16()
 }
 
 // eofStatus returns the status flags of EOF packet p (0 when p is short).
