@@ -78,6 +78,7 @@ const (
 	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
 	exactLookupKeysRuleID                                       // lookupkeys.go
 	dropEnforcedFiltersRuleID                                   // planrules
+	settledDecimalComparisonsRuleID                             // sql/compat/decimal.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -211,6 +212,13 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// References to a derived table's columns take their final types
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: compat.DerivedColumnTypes})
+	// A comparison of a DECIMAL that was typed DOUBLE when the rule
+	// above rewrote it (a scalar subquery or a derived table's column of
+	// SUM or AVG) with a constant is made exact again once subqueries and
+	// derived tables have their types (sql/compat/decimal.go):
+	// TestValues/longruns8. Before applyIndexesFromOuterScope, so after
+	// derivedColumnTypes and the rules inserted after finalizeSubqueries.
+	insertRule(a, "applyIndexesFromOuterScope", false, analyzer.Rule{Id: settledDecimalComparisonsRuleID, Apply: compat.SettledDecimalComparisons})
 	// An UPDATE or DELETE whose subquery reads a table it changes is
 	// 1093 before GMS folds the subquery away or plans the update join
 	// (compat_exec.go):
