@@ -79,6 +79,7 @@ const (
 	exactLookupKeysRuleID                                         // lookupkeys.go
 	dropEnforcedFiltersRuleID                                     // planrules
 	settledDecimalComparisonsRuleID                               // sql/compat/decimal.go
+	mixedInSubqueriesRuleID                                       // sql/compat/mixedin.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -219,6 +220,10 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// TestValues/longruns8. Before applyIndexesFromOuterScope, so after
 	// derivedColumnTypes and the rules inserted after finalizeSubqueries.
 	insertRule(a, "applyIndexesFromOuterScope", false, analyzer.Rule{Id: settledDecimalComparisonsRuleID, Apply: compat.SettledDecimalComparisons})
+	// x IN (SELECT c …) of a string and a number compares them as
+	// DOUBLEs, once the subquery's type is known (sql/compat/mixedin.go):
+	// TestValues/longruns8.
+	insertRule(a, "applyIndexesFromOuterScope", false, analyzer.Rule{Id: mixedInSubqueriesRuleID, Apply: compat.MixedInSubqueries})
 	// An UPDATE or DELETE whose subquery reads a table it changes is
 	// 1093 before GMS folds the subquery away or plans the update join
 	// (compat_exec.go):
