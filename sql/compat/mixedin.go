@@ -135,11 +135,7 @@ func (d *doubleInSubquery) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 // statement for a constant e).
 func inValueAsDouble(ctx *gsql.Context, v any, e gsql.Expression) (float64, error) {
 	if s, ok := v.(string); ok {
-		f, overflow := numericPrefixRange(s)
-		if overflow || !numericString.MatchString(s) {
-			warnTruncatedDouble(ctx, s, e != nil && isConstant(e))
-		}
-		return f, nil
+		return StringAsDouble(ctx, s, e != nil && isConstant(e)), nil
 	}
 	f, _, err := types.Float64.Convert(ctx, v)
 	if err != nil {
