@@ -19,65 +19,67 @@ import (
 // The IDs of percdb's analyzer rules, in one place so that no two share
 // one; GMS's own rule IDs are small consecutive numbers.
 const (
-	explainMax1RowRuleID          analyzer.RuleId = 1000 + iota // explainMax1Row, below
-	greedyJoinOrderRuleID                                       // joinorder.go
-	cacheJoinInputsRuleID                                       // joincache.go
-	notExistsRuleID                                             // sql/compat/subquery.go
-	collationKeysRuleID                                         // sql/compat/collation.go
-	integerArithmeticRuleID                                     // sql/compat/arith.go
-	floatLiteralComparisonsRuleID                               // sql/compat/floatcmp.go
-	rowComparisonsRuleID                                        // sql/compat/rows.go
-	keepNullAwareNotInRuleID                                    // sql/compat/notin.go
-	simplifyOuterJoinsRuleID                                    // sql/compat/outerjoin.go
-	retypeUnionsRuleID                                          // sql/compat/union.go
-	sortDistinctByColumnRuleID                                  // sql/compat/distinct.go
-	exactAggregatesRuleID                                       // sql/compat/aggregates.go
-	fkUpdateJoinsRuleID                                         // sql/foreignkey/updatejoin.go
-	fkDefinitionsRuleID                                         // sql/foreignkey/definitions.go
-	hashedDistinctsRuleID                                       // sql/compat/semijoin.go
-	expandRowComparisonsRuleID                                  // planrules
-	coprPushdownRuleID                                          // copr.go
-	preferPinnedIndexRuleID                                     // planrules
-	orderByIndexRuleID                                          // planrules
-	minMaxByIndexRuleID                                         // planrules
-	windowInputColumnsRuleID                                    // sql/compat/window.go
-	indexNamesRuleID                                            // sql/compat/indexnames.go
-	outerAggregatesRuleID                                       // sql/compat/outeraggs.go
-	timeArgumentsRuleID                                         // compat_timefsp.go
-	derivedColumnTypesRuleID                                    // sql/compat/derived.go
-	timeValuesRuleID                                            // sql/compat/timevalues.go
-	decorrelateRuleID                                           // decorrelate.go
-	rangeFramesRuleID                                           // sql/compat/rangeframes.go
-	numericBranchesAsTextRuleID                                 // sql/compat/branchtext.go
-	temporalBranchesRuleID                                      // sql/compat/branchtext.go
-	dateShiftsRuleID                                            // sql/compat/dateshift.go
-	globalStatusRuleID                                          // compat_globalstatus.go
-	knownKillRuleID                                             // sql/compat/kill.go
-	foldedConstantsRuleID                                       // sql/compat/outofrange.go
-	showCreateFunctionRuleID                                    // storedfunc.go
-	recursiveCteTypesRuleID                                     // sql/compat/derived.go
-	targetInSubqueryRuleID                                      // compat_exec.go
-	padSpaceComparisonsRuleID                                   // sql/compat/padspace.go
-	padSpaceLiteralsRuleID                                      // sql/compat/padspace.go
-	unionSideFieldsRuleID                                       // sql/compat/unionfields.go
-	ownDecimalTextRuleID                                        // sql/compat/owntext.go
-	assignedVariableTypesRuleID                                 // sql/compat/assignvar.go
-	unionOrderColumnsRuleID                                     // sql/compat/unionorder.go
-	derivedColumnNamesRuleID                                    // sql/compat/derivednames.go
-	deleteTargetRuleID                                          // joinwrites.go
-	selectedColumnsRuleID                                       // sql/compat/odku.go
-	fixedDecimalsRuleID                                         // sql/compat/fixeddecimals.go
-	fullGroupByRuleID                                           // sql/compat/fullgroupby.go
-	antiLookupRuleID                                            // antilookup.go
-	antiJoinAliasesRuleID                                       // sql/compat/antijoinnames.go
-	zeroDateIsNullRuleID                                        // sql/compat/zerodateisnull.go
-	scalarLookupRuleID                                          // scalarlookup.go
-	unnamedSubqueryItemsRuleID                                  // sql/compat/insubqueryitems.go
-	pruneSubqueriesRuleID                                       // prunesubqueries.go
-	nullableResultsRuleID                                       // sql/compat/createselect.go
-	oneTableWriteConditionsRuleID                               // sql/compat/strictpushdown.go
-	exactLookupKeysRuleID                                       // lookupkeys.go
-	dropEnforcedFiltersRuleID                                   // planrules
+	explainMax1RowRuleID            analyzer.RuleId = 1000 + iota // explainMax1Row, below
+	greedyJoinOrderRuleID                                         // joinorder.go
+	cacheJoinInputsRuleID                                         // joincache.go
+	notExistsRuleID                                               // sql/compat/subquery.go
+	collationKeysRuleID                                           // sql/compat/collation.go
+	integerArithmeticRuleID                                       // sql/compat/arith.go
+	floatLiteralComparisonsRuleID                                 // sql/compat/floatcmp.go
+	rowComparisonsRuleID                                          // sql/compat/rows.go
+	keepNullAwareNotInRuleID                                      // sql/compat/notin.go
+	simplifyOuterJoinsRuleID                                      // sql/compat/outerjoin.go
+	retypeUnionsRuleID                                            // sql/compat/union.go
+	sortDistinctByColumnRuleID                                    // sql/compat/distinct.go
+	exactAggregatesRuleID                                         // sql/compat/aggregates.go
+	fkUpdateJoinsRuleID                                           // sql/foreignkey/updatejoin.go
+	fkDefinitionsRuleID                                           // sql/foreignkey/definitions.go
+	hashedDistinctsRuleID                                         // sql/compat/semijoin.go
+	expandRowComparisonsRuleID                                    // planrules
+	coprPushdownRuleID                                            // copr.go
+	preferPinnedIndexRuleID                                       // planrules
+	orderByIndexRuleID                                            // planrules
+	minMaxByIndexRuleID                                           // planrules
+	windowInputColumnsRuleID                                      // sql/compat/window.go
+	indexNamesRuleID                                              // sql/compat/indexnames.go
+	outerAggregatesRuleID                                         // sql/compat/outeraggs.go
+	timeArgumentsRuleID                                           // compat_timefsp.go
+	derivedColumnTypesRuleID                                      // sql/compat/derived.go
+	timeValuesRuleID                                              // sql/compat/timevalues.go
+	decorrelateRuleID                                             // decorrelate.go
+	rangeFramesRuleID                                             // sql/compat/rangeframes.go
+	numericBranchesAsTextRuleID                                   // sql/compat/branchtext.go
+	temporalBranchesRuleID                                        // sql/compat/branchtext.go
+	dateShiftsRuleID                                              // sql/compat/dateshift.go
+	globalStatusRuleID                                            // compat_globalstatus.go
+	knownKillRuleID                                               // sql/compat/kill.go
+	foldedConstantsRuleID                                         // sql/compat/outofrange.go
+	showCreateFunctionRuleID                                      // storedfunc.go
+	recursiveCteTypesRuleID                                       // sql/compat/derived.go
+	targetInSubqueryRuleID                                        // compat_exec.go
+	padSpaceComparisonsRuleID                                     // sql/compat/padspace.go
+	padSpaceLiteralsRuleID                                        // sql/compat/padspace.go
+	unionSideFieldsRuleID                                         // sql/compat/unionfields.go
+	ownDecimalTextRuleID                                          // sql/compat/owntext.go
+	assignedVariableTypesRuleID                                   // sql/compat/assignvar.go
+	unionOrderColumnsRuleID                                       // sql/compat/unionorder.go
+	derivedColumnNamesRuleID                                      // sql/compat/derivednames.go
+	deleteTargetRuleID                                            // joinwrites.go
+	selectedColumnsRuleID                                         // sql/compat/odku.go
+	fixedDecimalsRuleID                                           // sql/compat/fixeddecimals.go
+	fullGroupByRuleID                                             // sql/compat/fullgroupby.go
+	antiLookupRuleID                                              // antilookup.go
+	antiJoinAliasesRuleID                                         // sql/compat/antijoinnames.go
+	zeroDateIsNullRuleID                                          // sql/compat/zerodateisnull.go
+	scalarLookupRuleID                                            // scalarlookup.go
+	unnamedSubqueryItemsRuleID                                    // sql/compat/insubqueryitems.go
+	pruneSubqueriesRuleID                                         // prunesubqueries.go
+	nullableResultsRuleID                                         // sql/compat/createselect.go
+	oneTableWriteConditionsRuleID                                 // sql/compat/strictpushdown.go
+	exactLookupKeysRuleID                                         // lookupkeys.go
+	dropEnforcedFiltersRuleID                                     // planrules
+	settledDecimalComparisonsRuleID                               // sql/compat/decimal.go
+	mixedInSubqueriesRuleID                                       // sql/compat/mixedin.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -211,6 +213,17 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// References to a derived table's columns take their final types
 	// (sql/compat/derived.go): tests/sqllogic/testdata/wronganswers.test.
 	insertRule(a, "finalizeSubqueries", true, analyzer.Rule{Id: derivedColumnTypesRuleID, Apply: compat.DerivedColumnTypes})
+	// A comparison of a DECIMAL that was typed DOUBLE when the rule
+	// above rewrote it (a scalar subquery or a derived table's column of
+	// SUM or AVG) with a constant is made exact again once subqueries and
+	// derived tables have their types (sql/compat/decimal.go):
+	// TestValues/longruns8. Before applyIndexesFromOuterScope, so after
+	// derivedColumnTypes and the rules inserted after finalizeSubqueries.
+	insertRule(a, "applyIndexesFromOuterScope", false, analyzer.Rule{Id: settledDecimalComparisonsRuleID, Apply: compat.SettledDecimalComparisons})
+	// x IN (SELECT c …) of a string and a number compares them as
+	// DOUBLEs, once the subquery's type is known (sql/compat/mixedin.go):
+	// TestValues/longruns8.
+	insertRule(a, "applyIndexesFromOuterScope", false, analyzer.Rule{Id: mixedInSubqueriesRuleID, Apply: compat.MixedInSubqueries})
 	// An UPDATE or DELETE whose subquery reads a table it changes is
 	// 1093 before GMS folds the subquery away or plans the update join
 	// (compat_exec.go):

@@ -6,7 +6,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
@@ -88,6 +90,65 @@ func decimalComparison(e gsql.Expression) (gsql.Expression, bool) {
 		expression.NewConvertWithLengthAndScale(l, expression.ConvertToDecimal, p, s),
 		expression.NewConvertWithLengthAndScale(r, expression.ConvertToDecimal, p, s))
 	return ret, err == nil
+}
+
+// SettledDecimalComparisons is the analyzer rule that applies
+// decimalComparison again once the subqueries and derived tables of the
+// scope have been analysed. A scalar subquery of SUM or AVG of exact
+// numbers, or a derived table's column of one, is typed DOUBLE (GMS's
+// type of the aggregate) when the comparisons are rewritten, and DECIMAL
+// (ExactAggregates, DerivedColumnTypes) once its own plan is analysed:
+// `(SELECT SUM(i) …) <= -1.25` of a SUM of -1 was compared in the
+// subquery's DECIMAL(32,0), which rounded -1.25 to -1, and was true.
+// decimalComparison leaves its own rewrites as they are, so the
+// comparisons it already made exact do not change.
+func SettledDecimalComparisons(_ *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gsql.QueryFlags) (gsql.Node, transform.TreeIdentity, error) {
+	return transform.NodeExprs(n, func(e gsql.Expression) (gsql.Expression, transform.TreeIdentity, error) {
+		if d, ok := numericTextAsDouble(e); ok {
+			e = d
+		}
+		if d, ok := decimalComparison(e); ok {
+			return d, transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+// numericTextAsDouble returns e, a comparison of a DECIMAL that is not a
+// constant with a string constant that is a number, with the string
+// converted to DOUBLE: MySQL compares a DECIMAL with a string as
+// floating-point numbers (MySQL 8 reference manual, Type Conversion in
+// Expression Evaluation), GMS in the DECIMAL's type, which rounded
+// '-1.25' to -1 beside a DECIMAL(32,0). decimalComparison then compares
+// both sides as DOUBLEs.
+func numericTextAsDouble(e gsql.Expression) (gsql.Expression, bool) {
+	if _, ok := comparisonWant(e); !ok {
+		if _, nullSafe := e.(*expression.NullSafeEquals); !nullSafe {
+			return e, false
+		}
+	}
+	b := e.(expression.BinaryExpression)
+	l, r := b.Left(), b.Right()
+	if text, ok := numericTextConstant(r); ok && types.IsDecimal(l.Type()) && !isConstant(l) {
+		r = expression.NewConvert(text, expression.ConvertToDouble)
+	} else if text, ok := numericTextConstant(l); ok && types.IsDecimal(r.Type()) && !isConstant(r) {
+		l = expression.NewConvert(text, expression.ConvertToDouble)
+	} else {
+		return e, false
+	}
+	ret, err := e.WithChildren(l, r)
+	return ret, err == nil
+}
+
+// numericTextConstant returns e when it is a string literal that is a
+// number (numericString).
+func numericTextConstant(e gsql.Expression) (gsql.Expression, bool) {
+	lit, ok := e.(*expression.Literal)
+	if !ok || !types.IsText(lit.Type()) {
+		return nil, false
+	}
+	s, ok := lit.Value().(string)
+	return lit, ok && numericString.MatchString(s)
 }
 
 // constantValue returns the value of e when e is a literal or a CAST of

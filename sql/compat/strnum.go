@@ -140,11 +140,19 @@ func (s *stringNumber) Eval(ctx *gsql.Context, row gsql.Row) (any, error) {
 		}
 		str, _ = sv.(string)
 	}
+	return StringAsDouble(ctx, str, isConstant(s.Child)), nil
+}
+
+// StringAsDouble returns str read as the DOUBLE MySQL reads a string
+// compared with a number as (its numeric prefix), and warns 1292 when
+// str is not a number as a whole: once a statement for a constant, once
+// a row otherwise.
+func StringAsDouble(ctx *gsql.Context, str string, constant bool) float64 {
 	f, overflow := numericPrefixRange(str)
 	if overflow || !numericString.MatchString(str) {
-		warnTruncatedDouble(ctx, str, isConstant(s.Child))
+		warnTruncatedDouble(ctx, str, constant)
 	}
-	return f, nil
+	return f
 }
 
 // warnTruncatedDouble warns, as MySQL does, that str was read as a
