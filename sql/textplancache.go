@@ -64,13 +64,13 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	if st.Never {
 		return false, nil
 	}
-	sctx, cat, ok := h.templateContext(ctx, s, query)
-	if !ok {
-		return false, nil
-	}
 	db := s.GetCurrentDatabase()
 	epoch := s.fast.epoch.Load()
 	statsGen := s.provider.stats.Generation()
+	sctx, cat, ok := h.templateContext(ctx, s, query, storelessCatalog(s, st.Plans, db, epoch, statsGen))
+	if !ok {
+		return false, nil
+	}
 	key := plancache.Key{Catalog: cat, Epoch: epoch}
 	if st.GiveUp(key) {
 		return false, nil
@@ -136,6 +136,7 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	}
 	t.uncacheable.Store(0)
 	p.Catalog, p.DB, p.Epoch, p.Stats = cat, db, epoch, statsGen
+	p.Storeless = readsNothing(bound) && readsNothing(analyzed)
 	p.Warnings = s.Warnings()
 	st.Put(p)
 	stats.misses.Add(1)
