@@ -137,7 +137,13 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	t.uncacheable.Store(0)
 	p.Catalog, p.DB, p.Epoch, p.Stats = cat, db, epoch, statsGen
 	p.Storeless = readsNothing(bound) && readsNothing(analyzed)
-	p.Warnings = s.Warnings()
+	if !s.keptDiag {
+		// (While the previous statement's conditions are kept, for a
+		// statement of no table, the analysis raised none of its own:
+		// its first would have dropped them, compat_diagarea.go. Kept,
+		// they would be given again by every execution of the plan.)
+		p.Warnings = s.Warnings()
+	}
 	st.Put(p)
 	stats.misses.Add(1)
 	return true, h.runBound(ctx, bx, c, s, sctx, query, lexical.KindSelect, analyzed, p, callback)
