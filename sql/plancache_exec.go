@@ -214,6 +214,9 @@ func (h *handler) templateContext(ctx context.Context, s *Session, query string,
 	if fp := s.provider.fast; fresh && fp != nil {
 		// Before the start timestamp the catalog's read takes.
 		ddls, guarded = fp.schema.Begin()
+		if cat, ok := guardedCatalog(sctx, s, t, ddls, guarded); ok {
+			return sctx, cat, true
+		}
 	}
 	cat, err := t.catalog(sctx)
 	if err != nil {

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"reflect"
 	"strings"
 
@@ -22,7 +23,9 @@ import (
 // branch fixed8). A plan that reads nothing needs no snapshot, so an
 // autocommit execution of one finds its plan under the node's cached
 // catalog, which the fast path's SchemaGuard vouches is the latest, as the
-// fast path's autocommit reads do.
+// fast path's autocommit reads do. A statement that reads takes its
+// start_ts, and the same guard spares it the read of the version key at
+// it (guardedCatalog).
 
 // expressionPackages are the import paths of the packages whose
 // expressions read nothing from the store: GMS's built-ins (expression,
@@ -110,4 +113,43 @@ func storelessCatalog(s *Session, plans []*plancache.Plan, db string, epoch, sta
 		}
 		return nil, false
 	}
+}
+
+// guardedCatalog gives a fresh transaction t the node's cached catalog
+// without the read of the schema version key its catalog method makes at
+// the start_ts (one kv get a statement), when the fast path's SchemaGuard
+// proves it the catalog at that start_ts: the guard, whose count ddls was
+// taken before (ok: no DDL in progress then), vouches for the cache at
+// that count, and still counts ddls, with none in progress, once the
+// start_ts is taken. A DDL committed below the start_ts fetched its
+// commit_ts after marking itself in progress (SchemaGuard.Changing), so
+// before the start_ts was fetched: it is counted, or in progress, when the
+// guard is asked again. This is the fast path's argument for its
+// autocommit reads (fastpath.SchemaGuard), for a snapshot read.
+func guardedCatalog(ctx context.Context, s *Session, t *Transaction, ddls uint64, ok bool) (*catalog.Catalog, bool) {
+	fp := s.provider.fast
+	if !ok || !fp.schema.Trusted(ddls) {
+		return nil, false
+	}
+	cat := s.provider.catalogs.Cached()
+	if cat == nil {
+		return nil, false
+	}
+	// The transaction's schema use is registered (txn) before its start_ts.
+	k, err := t.txn(ctx)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := k.StartTS(ctx); err != nil {
+		return nil, false
+	}
+	if !fp.schema.Unchanged(ddls) {
+		// (The catalog method reads the version at this start_ts.)
+		return nil, false
+	}
+	if t.use != nil {
+		t.use.Observe(cat.Version)
+	}
+	t.cat = cat
+	return cat, true
 }

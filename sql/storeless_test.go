@@ -3,7 +3,11 @@ package sql_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
+	"time"
+
+	percsql "github.com/percdb/percdb/sql"
 )
 
 // TestStorelessStatementsTakeNoTimestamp checks that an autocommit
@@ -105,4 +109,45 @@ func TestStorelessStatementsTakeNoTimestamp(t *testing.T) {
 			t.Errorf("round %d: %s: %d timestamps in 5 executions, want one each", round, reading.name, n)
 		}
 	}
+}
+
+// TestGuardedCatalogSkipsVersionRead checks that an autocommit statement
+// that reads a table through the plan caches takes the node's cached
+// catalog at its start_ts when the SchemaGuard proves it the one there,
+// without a read of the schema version key (no kv get: the statement's
+// own read is a coprocessor request), also after a DDL once a statement
+// has found the new catalog the latest; and that it answers under the
+// new catalog.
+func TestGuardedCatalogSkipsVersionRead(t *testing.T) {
+	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0", AutoAnalyzeInterval: time.Hour})
+	admin := openDB(t, srv, "")
+	mustExec(t, admin, "CREATE DATABASE g", "CREATE TABLE g.t (id INT PRIMARY KEY, q INT NOT NULL)",
+		"INSERT INTO g.t VALUES (1, 11), (2, 12), (3, 21)")
+	db := openDB(t, srv, "g")
+	db.SetMaxOpenConns(1)
+	gets := func() float64 {
+		return metricValue(t, scrape(t, srv), "percdb_kv_requests_total", "command=get", "result=ok")
+	}
+	check := func(round int, q, want string) {
+		t.Helper()
+		for range 2 { // cached, and the catalog found the latest
+			if got := strings.Join(queryRowsArgs(t, db, q), "|"); got != want {
+				t.Fatalf("round %d: %s: %q, want %q", round, q, got, want)
+			}
+		}
+		quiesce(t, srv)
+		g0 := gets()
+		for range 5 {
+			if got := strings.Join(queryRowsArgs(t, db, q), "|"); got != want {
+				t.Fatalf("round %d: %s: %q, want %q", round, q, got, want)
+			}
+		}
+		if n := gets() - g0; n != 0 {
+			t.Errorf("round %d: %s: %v kv gets in 5 executions, want none", round, q, n)
+		}
+	}
+	check(0, "SELECT q % 10 AS m, count(*) FROM t GROUP BY q % 10 ORDER BY m", "1 2|2 1")
+	mustExec(t, admin, "ALTER TABLE g.t ADD COLUMN z INT NOT NULL DEFAULT 3")
+	check(1, "SELECT q % 10 AS m, count(*) FROM t GROUP BY q % 10 ORDER BY m", "1 2|2 1")
+	check(1, "SELECT q % 10 AS m, sum(z) FROM t GROUP BY q % 10 ORDER BY m", "1 6|2 3")
 }
