@@ -1,8 +1,10 @@
 package sql
 
 import (
+	"context"
 	"strings"
 
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/percdb/percdb/sql/internal/lexical"
@@ -25,6 +27,19 @@ func doAsSelect(query string) (string, bool) {
 		return "", false
 	}
 	return "SELECT" + q[2:], true
+}
+
+// doQuery runs the SELECT sel of a text DO statement with its rows
+// dropped: from the session's text plan cache as the SELECT's would be
+// (a pool's DO 1 is not analysed again each time), through GMS otherwise.
+func (h *handler) doQuery(ctx context.Context, c *mysql.Conn, sel string) error {
+	if s := h.cacheSession(c); s != nil {
+		drop := func(*sqltypes.Result) error { return nil }
+		if ok, err := h.cachedQuery(ctx, c, s, templateFor(s, sel), sel, drop); ok {
+			return err
+		}
+	}
+	return h.Handler.ComQuery(ctx, c, sel, dropRows)
 }
 
 // dropRows is the result callback of a DO statement's SELECT.

@@ -176,14 +176,25 @@ func rewrittenPrepare(c *mysql.Conn) (string, bool) {
 	return wc.RewrittenPrepare()
 }
 
-// executeDo runs a prepared DO statement: its SELECT through GMS with the
-// rows dropped, then an OK packet (through callback, which sets the
+// executeDo runs a prepared DO statement: its SELECT with the rows
+// dropped (from the session's plan cache as the SELECT's would be, through
+// GMS otherwise), then an OK packet (through callback, which sets the
 // status flags).
 func (h *handler) executeDo(ctx context.Context, c *mysql.Conn, sel string, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	p := *prepare
 	p.PrepareStmt = sel
-	if err := h.Handler.ComStmtExecute(ctx, c, &p, func(*sqltypes.Result) error { return nil }); err != nil {
-		return err
+	drop := func(*sqltypes.Result) error { return nil }
+	ran := false
+	if s := h.cacheSession(c); s != nil {
+		var err error
+		if ran, err = h.cachedExecute(ctx, c, s, &p, drop); err != nil {
+			return err
+		}
+	}
+	if !ran {
+		if err := h.Handler.ComStmtExecute(ctx, c, &p, drop); err != nil {
+			return err
+		}
 	}
 	return callback(&sqltypes.Result{})
 }

@@ -192,7 +192,10 @@
 //   - plancache: the plan cache of prepared statements that run through
 //     GMS: which analysed plans are templates new values can be put into,
 //     and putting them in (the session's use of it, counting and running
-//     a plan through GMS's handler, is plancache_exec.go and boundexec.go).
+//     a plan through GMS's handler, is plancache_exec.go and boundexec.go;
+//     an autocommit plan that reads nothing from the store, SELECT 1 or
+//     DO 1, runs without a snapshot under the node's cached catalog,
+//     storeless.go).
 //   - foreignkey: foreign keys in GMS's terms: the conversions between
 //     stored definitions and GMS's, the analyzer rules that give MySQL's
 //     errors for a key that cannot be made, enforce keys in a

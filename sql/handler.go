@@ -113,7 +113,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 			return h.setNames(ctx, c, cs, coll, func() error { return h.Handler.ComQuery(ctx, c, query, h.temporalFieldFilter(c, cb)) })
 		}
 		if sel, ok := doAsSelect(query); ok {
-			if err := h.Handler.ComQuery(ctx, c, sel, dropRows); err != nil {
+			if err := h.doQuery(ctx, c, sel); err != nil {
 				return err
 			}
 			return cb(&sqltypes.Result{}, false)
@@ -121,7 +121,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 		if ok, err := h.ownStatement(ctx, c, query, cb); ok {
 			return err
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
+		if s := h.cacheSession(c); s != nil {
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
 			if ok {
 				return err
@@ -334,7 +334,12 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		if sel, ok := doAsSelect(query); ok {
 			var err error
-			if rest, err = h.Handler.ComMultiQuery(ctx, c, sel, dropRows); err != nil {
+			if oneStatement(query) {
+				err = h.doQuery(ctx, c, sel)
+			} else {
+				rest, err = h.Handler.ComMultiQuery(ctx, c, sel, dropRows)
+			}
+			if err != nil {
 				return err
 			}
 			return cb(&sqltypes.Result{}, rest != "")
@@ -347,7 +352,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 				return err
 			}
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
+		if s := h.cacheSession(c); s != nil {
 			// The fast path runs a query of one statement only (the
 			// TiDB parser refuses more), which leaves no rest.
 			ok, err, next := h.fastQuery(ctx, c, s, query, cb)
@@ -392,7 +397,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *my
 			h.planDatabaseForExecution(c, prepare.PrepareStmt)
 			return end(h.Handler.ComStmtExecute(ctx, c, prepare, h.statusFilter(c, func(res *sqltypes.Result) error { return cb(res, false) })))
 		}
-		if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
+		if s := h.cacheSession(c); s != nil {
 			ok, err, next := h.fastExecute(ctx, c, s, prepare, callback)
 			if ok {
 				return err
@@ -688,6 +693,17 @@ func (h *handler) ownStatement(ctx context.Context, c *mysql.Conn, query string,
 // query through ComMultiQuery.
 func oneStatement(query string) bool {
 	return !strings.Contains(strings.TrimRight(query, "; \t\r\n"), ";")
+}
+
+// cacheSession returns the session of c when its statement may run on the
+// fast path or from a plan cache (the account may, no temporary table
+// hides a table, and the statement opens no locking transaction), nil
+// otherwise.
+func (h *handler) cacheSession(c *mysql.Conn) *Session {
+	if s := h.sessions.get(c.ConnectionID); s != nil && mayUseFastPath(h.accounts, s) && !s.selectLocks() {
+		return s
+	}
+	return nil
 }
 
 // noteRows records that rows of the current statement are on their way

@@ -441,6 +441,11 @@ func parseWatch(query string) (watchStmt, bool, error) {
 // multi-statement query.
 func isAdminVerb(query, verb string) bool {
 	q := strings.TrimSpace(query)
+	// Every statement is asked (ownStatement): the words are split, which
+	// allocates, only after the first one is ADMIN.
+	if len(q) < len("admin") || !strings.EqualFold(q[:len("admin")], "admin") {
+		return false
+	}
 	f := strings.Fields(q[:min(len(q), 64)])
 	return len(f) >= 2 && strings.EqualFold(f[0], "admin") && strings.EqualFold(f[1], verb)
 }

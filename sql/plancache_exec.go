@@ -95,7 +95,10 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		st.Never = true
 		return false, nil
 	}
-	sctx, cat, ok := h.templateContext(ctx, s, query)
+	db := s.GetCurrentDatabase()
+	epoch := s.fast.epoch.Load()
+	statsGen := s.provider.stats.Generation()
+	sctx, cat, ok := h.templateContext(ctx, s, query, storelessCatalog(s, st.Plans, db, epoch, statsGen))
 	if !ok {
 		return false, nil
 	}
@@ -104,14 +107,11 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 	if err != nil {
 		return false, nil
 	}
-	db := s.GetCurrentDatabase()
-	epoch := s.fast.epoch.Load()
 	key := plancache.Key{Catalog: cat, Epoch: epoch}
 	if st.GiveUp(key) {
 		return false, nil
 	}
 	s.ClearWarnings()
-	statsGen := s.provider.stats.Generation()
 	for i, p := range st.Plans {
 		if p.Catalog != cat || p.DB != db || p.Epoch != epoch || !plancache.ParamTypesMatch(p.Types, values) {
 			continue
@@ -169,6 +169,7 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 		return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, nil, h.statusFilter(c, callback))
 	}
 	p.Catalog, p.DB, p.Epoch, p.Stats = cat, db, epoch, statsGen
+	p.Storeless = readsNothing(bound) && readsNothing(analyzed)
 	st.Put(p)
 	stats.misses.Add(1)
 	return true, h.runBound(ctx, bx, c, s, sctx, query, kind, analyzed, p, h.statusFilter(c, callback))
@@ -178,26 +179,56 @@ func (h *handler) cachedExecute(ctx context.Context, c *mysql.Conn, s *Session, 
 // or run in (its transaction begun) and the catalog it is valid under,
 // or false when the plan cache is off for the session
 // (@percdb_plan_cache = 0) or the catalog cannot be read (GMS's own path
-// then reports why).
-func (h *handler) templateContext(ctx context.Context, s *Session, query string) (*gsql.Context, *catalog.Catalog, bool) {
+// then reports why). An autocommit statement's transaction, begun here,
+// takes the catalog storeless gives when it gives one (storeless.go):
+// the statement then fetches no timestamp unless it reads.
+func (h *handler) templateContext(ctx context.Context, s *Session, query string, storeless func() (*catalog.Catalog, bool)) (*gsql.Context, *catalog.Catalog, bool) {
 	sctx := gsql.NewContext(context.WithValue(ctx, planTemplateKey{}, true), gsql.WithSession(s), gsql.WithQuery(query), gsql.WithMemoryManager(h.memory))
 	if !userVarOn(sctx, planCacheUserVar) {
 		return nil, nil, false
 	}
+	begun := false
 	if sctx.GetTransaction() == nil {
 		tx, err := s.StartTransaction(sctx, gsql.ReadWrite)
 		if err != nil {
 			return nil, nil, false
 		}
 		sctx.SetTransaction(tx)
+		begun = true
 	}
 	t, ok := sctx.GetTransaction().(*Transaction)
 	if !ok {
 		return nil, nil, false
 	}
+	fresh := begun && t.kv == nil && t.cat == nil
+	if fresh && s.autocommit() && !s.GetIgnoreAutoCommit() {
+		// (The transaction ends with the statement: no later statement
+		// reads under this catalog.)
+		if cat, ok := storeless(); ok {
+			t.cat = cat
+			return sctx, cat, true
+		}
+	}
+	var ddls uint64
+	guarded := false
+	if fp := s.provider.fast; fresh && fp != nil {
+		// Before the start timestamp the catalog's read takes.
+		ddls, guarded = fp.schema.Begin()
+		if cat, ok := guardedCatalog(sctx, s, t, ddls, guarded); ok {
+			return sctx, cat, true
+		}
+	}
 	cat, err := t.catalog(sctx)
 	if err != nil {
 		return nil, nil, false
+	}
+	if guarded && cat == s.provider.catalogs.Cached() {
+		// A read of the version key at a timestamp taken now found the
+		// cached catalog the latest: as the fast path's reads of it do,
+		// it tells the SchemaGuard, which then vouches for the cache
+		// (so that a client sending only SELECT 1 gets storeless's
+		// catalog from its second statement).
+		s.provider.fast.schema.Verify(ddls)
 	}
 	return sctx, cat, true
 }

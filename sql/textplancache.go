@@ -64,13 +64,13 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	if st.Never {
 		return false, nil
 	}
-	sctx, cat, ok := h.templateContext(ctx, s, query)
-	if !ok {
-		return false, nil
-	}
 	db := s.GetCurrentDatabase()
 	epoch := s.fast.epoch.Load()
 	statsGen := s.provider.stats.Generation()
+	sctx, cat, ok := h.templateContext(ctx, s, query, storelessCatalog(s, st.Plans, db, epoch, statsGen))
+	if !ok {
+		return false, nil
+	}
 	key := plancache.Key{Catalog: cat, Epoch: epoch}
 	if st.GiveUp(key) {
 		return false, nil
@@ -136,7 +136,14 @@ func (h *handler) cachedQuery(ctx context.Context, c *mysql.Conn, s *Session, t 
 	}
 	t.uncacheable.Store(0)
 	p.Catalog, p.DB, p.Epoch, p.Stats = cat, db, epoch, statsGen
-	p.Warnings = s.Warnings()
+	p.Storeless = readsNothing(bound) && readsNothing(analyzed)
+	if !s.keptDiag {
+		// (While the previous statement's conditions are kept, for a
+		// statement of no table, the analysis raised none of its own:
+		// its first would have dropped them, compat_diagarea.go. Kept,
+		// they would be given again by every execution of the plan.)
+		p.Warnings = s.Warnings()
+	}
 	st.Put(p)
 	stats.misses.Add(1)
 	return true, h.runBound(ctx, bx, c, s, sctx, query, lexical.KindSelect, analyzed, p, callback)

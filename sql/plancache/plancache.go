@@ -157,6 +157,12 @@ type Plan struct {
 	// Fields are the result's column definitions, learnt from the first
 	// execution (GMS's); nil until then (package sql's boundexec.go).
 	Fields *ResultFields
+	// Storeless says the plan reads nothing from the store (no table, no
+	// subquery: SELECT 1, DO 1, SELECT DATABASE()), so that an autocommit
+	// execution needs no snapshot: package sql then takes the catalog the
+	// plan was cached under from the node's cache, without a timestamp and
+	// a read of the schema version.
+	Storeless bool
 	// Warnings are the warnings the analysis of a plan without
 	// parameters gave (a text statement's: package sql's
 	// textplancache.go), the most recent first, which each execution
