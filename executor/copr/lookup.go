@@ -167,10 +167,18 @@ const (
 // reads: firstLookupBatch, or fewer for a program that wants fewer rows
 // (a Limit that no top-N reads past): MIN or MAX by one end of an index
 // wants one row, and read 32 (each batch after it doubles, so rows a
-// filter rejects cost a few more round trips, not a wasted batch).
+// filter rejects cost a few more round trips, not a wasted batch). An
+// aggregate without a Limit reads every row its ranges point to, and
+// nothing stops it early: its first batch is the largest, one request
+// where doubling made several (192 rows: three BatchGets of 32, 64 and
+// 96, each with its region check, lock probes and store iterator, and a
+// round trip when the regions are on other processes).
 func firstBatch(p *Program) int {
 	if p.Limit > 0 && len(p.OrderBy) == 0 && !p.Aggregate && p.Limit < firstLookupBatch {
 		return int(p.Limit)
+	}
+	if p.Aggregate && p.Limit == 0 {
+		return maxLookupBatch
 	}
 	return firstLookupBatch
 }
