@@ -124,14 +124,7 @@ func TestRunLookupRangesAhead(t *testing.T) {
 	tbl := indexedTable(t, 160, "a", 2)
 	ix := &tbl.Indexes[0]
 	addSevenths(t, s, tbl, 1200)
-	var ranges []executor.KeyRange
-	for _, b := range [][2]any{{int64(1), int64(2)}, {int64(4), int64(4)}, {int64(5), int64(5)}, {int64(6), int64(6)}, {int64(8), int64(9)}} {
-		r, err := tbl.IndexRange(ix, executor.Bound{Values: []any{b[0]}, Inclusive: true}, executor.Bound{Values: []any{b[1]}, Inclusive: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ranges = append(ranges, r)
-	}
+	ranges := inclusiveRanges(t, tbl, ix, [][2]any{{int64(1), int64(2)}, {int64(4), int64(4)}, {int64(5), int64(5)}, {int64(6), int64(6)}, {int64(8), int64(9)}})
 	all := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
 	for _, buffered := range []bool{false, true} {
 		rd, err := s.Begin(ctx)
@@ -244,14 +237,7 @@ func TestRunLookupAggregateBatch(t *testing.T) {
 	ix := &tbl.Indexes[0]
 	addSevenths(t, s, tbl, 1200)
 	// k = 2 and k BETWEEN 4 AND 5: about 470 rows, past a first batch.
-	var ranges []executor.KeyRange
-	for _, b := range [][2]any{{int64(2), int64(2)}, {int64(4), int64(5)}} {
-		r, err := tbl.IndexRange(ix, executor.Bound{Values: []any{b[0]}, Inclusive: true}, executor.Bound{Values: []any{b[1]}, Inclusive: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ranges = append(ranges, r)
-	}
+	ranges := inclusiveRanges(t, tbl, ix, [][2]any{{int64(2), int64(2)}, {int64(4), int64(5)}})
 	count := copr.Program{Columns: []int64{1, 2}, Aggregate: true, Aggs: []copr.Agg{{Func: copr.AggCountStar}}}
 	rows := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
 	for _, c := range []struct {
@@ -287,4 +273,19 @@ func TestRunLookupAggregateBatch(t *testing.T) {
 		}
 		_ = rd.Rollback(ctx)
 	}
+}
+
+// inclusiveRanges returns the ranges of index ix of tbl between each
+// pair of bounds, both ends inclusive.
+func inclusiveRanges(t *testing.T, tbl *executor.Table, ix *executor.Index, bounds [][2]any) []executor.KeyRange {
+	t.Helper()
+	var ranges []executor.KeyRange
+	for _, b := range bounds {
+		r, err := tbl.IndexRange(ix, executor.Bound{Values: []any{b[0]}, Inclusive: true}, executor.Bound{Values: []any{b[1]}, Inclusive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges = append(ranges, r)
+	}
+	return ranges
 }
