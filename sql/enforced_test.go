@@ -10,12 +10,13 @@ import (
 
 // TestDropEnforcedFilters checks planrules.DropEnforcedFilters: a
 // filter's conjuncts that a static index read's ranges enforce exactly
-// (inclusive integer bounds on an integer column after columns pinned to
-// one integer) are no longer evaluated over the read (EXPLAIN FORMAT=TREE
+// (integer bounds on an integer column after columns pinned to one
+// integer, inclusive or, read as the inclusive ones next to them,
+// exclusive) are no longer evaluated over the read (EXPLAIN FORMAT=TREE
 // shows no Filter with them), and the others are; and that every answer
 // is the answer of a table without indexes, whose rows are filtered one
 // by one: NULLs, the type's edges, bounds of other types, exclusive
-// bounds, ORs.
+// bounds at the type's edges, ORs.
 func TestDropEnforcedFilters(t *testing.T) {
 	srv := startServer(t, true)
 	mustExec(t, openDB(t, srv, ""), "CREATE DATABASE x")
@@ -64,9 +65,24 @@ func TestDropEnforcedFilters(t *testing.T) {
 		{"w = 1 AND id >= 30", ""},
 		{"k BETWEEN 2 AND 5 AND s > 'b'", "(tk.s > 'b')"},
 		{"k >= 4 AND d > 1", "(tk.d > 1)"},
-		// Exclusive bounds, which the key range reads inclusively.
-		{"k > 3", "(tk.k > 3)"},
-		{"k < 3", "(tk.k < 3)"},
+		// Exclusive bounds on an integer column, read as the inclusive
+		// ones next to them (k > 3 as k >= 4), at the type's edges
+		// (nothing past them) and after a pinned column.
+		{"k > 3", ""},
+		{"k < 3", ""},
+		{"3 < k", ""},
+		{"3 > k", ""},
+		{"k > 2 AND k < 5", ""},
+		{"k > 2 AND k < 3", ""},
+		{"k > 2147483646", ""},
+		{"k < -2147483647", ""},
+		{"w = 2 AND u > 254", ""},
+		{"w = 3 AND u < 1", ""},
+		{"w = 1 AND id > 35", ""},
+		{"w = 1 AND id < 3", ""},
+		{"k > 2 AND k <= 4 AND s = 'b'", "*"},
+		{"k > 2.5", "*"},
+		{"k < '3'", "*"},
 		{"k BETWEEN 2 AND 5 AND k <> 3", "*"},
 		// Read through another index (s): the bounds on k stay.
 		{"k BETWEEN 2 AND 5 AND s = 'b'", "*"},
@@ -143,9 +159,11 @@ func TestExplainGroupByRange(t *testing.T) {
 	defer conn.Close()
 	for q, want := range map[string]string{
 		"SELECT k, count(*) FROM t WHERE k BETWEEN 1000 AND 1100 GROUP BY k ORDER BY k": "t range k Using index; Using temporary; Using filesort",
-		// An exclusive bound: the key range is read inclusively, and the
-		// filter checks it.
-		"SELECT k, count(*) FROM t WHERE k > 1000 GROUP BY k ORDER BY k": "t range k Using index; Using where; Using temporary; Using filesort",
+		// An exclusive bound on an integer column: the key range is
+		// read from 1001, and no filter checks it.
+		"SELECT k, count(*) FROM t WHERE k > 1000 GROUP BY k ORDER BY k": "t range k Using index; Using temporary; Using filesort",
+		// A fraction: read inclusively, and the filter checks it.
+		"SELECT k, count(*) FROM t WHERE k > 1000.5 GROUP BY k ORDER BY k": "t range k Using index; Using where; Using temporary; Using filesort",
 	} {
 		if got := explainText(context.Background(), t, conn, q); got != want {
 			t.Errorf("EXPLAIN %s:\n%s\nwant\n%s", q, got, want)

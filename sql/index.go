@@ -199,7 +199,11 @@ func keyRangeOf(ctx *gsql.Context, m *tablemeta.Table, im *tablemeta.Index, r gs
 		case gsql.AboveNull:
 			lo = executor.Bound{Values: appendValue(points, nil), Inclusive: false}
 		case gsql.Below, gsql.Above:
-			if kv, ok := boundValue(ctx, gsql.GetMySQLRangeCutKey(c), im, i); ok {
+			cut, empty := exclusiveIntCut(ctx, c, im, i, true)
+			if empty {
+				return keyRange{}, true, nil
+			}
+			if kv, ok := boundValue(ctx, cut, im, i); ok {
 				lo.Values = appendValue(points, kv)
 			}
 		}
@@ -210,7 +214,11 @@ func keyRangeOf(ctx *gsql.Context, m *tablemeta.Table, im *tablemeta.Index, r gs
 		case gsql.AboveNull:
 			hi.Values = appendValue(points, nil)
 		case gsql.Below, gsql.Above:
-			if kv, ok := boundValue(ctx, gsql.GetMySQLRangeCutKey(c), im, i); ok {
+			cut, empty := exclusiveIntCut(ctx, c, im, i, false)
+			if empty {
+				return keyRange{}, true, nil
+			}
+			if kv, ok := boundValue(ctx, cut, im, i); ok {
 				hi.Values = appendValue(points, kv)
 			}
 		}
@@ -237,6 +245,30 @@ func keyRangeOf(ctx *gsql.Context, m *tablemeta.Table, im *tablemeta.Index, r gs
 	}
 	kr.point, kr.vals = true, points
 	return kr, false, nil
+}
+
+// exclusiveIntCut returns the value a key range bounds column i of index
+// im at for cut c, its lower bound when lower is set: c's key, which the
+// range reads inclusively (the filter checks it), but for an exclusive
+// bound on an integer column (Above a lower end, col > 3; Below an upper
+// one, col < 3) the integer next to it (planrules.ExclusiveIntBound: 4,
+// 2), which reads exactly the values it admits, so that the entries at
+// the key are not read and DropEnforcedFilters drops the comparison.
+// empty reports that no value of the column's type lies past the bound.
+func exclusiveIntCut(ctx *gsql.Context, c gsql.MySQLRangeCut, im *tablemeta.Index, i int, lower bool) (cut any, empty bool) {
+	key := gsql.GetMySQLRangeCutKey(c)
+	_, above := c.(gsql.Above)
+	if above != lower {
+		return key, false // an inclusive bound
+	}
+	n, empty, ok := planrules.ExclusiveIntBound(ctx, key, im.Types[i], lower)
+	switch {
+	case !ok:
+		return key, false
+	case empty:
+		return nil, true
+	}
+	return n, false
 }
 
 // boundsRange returns the key range of an index (or of the rows, for the

@@ -3,6 +3,7 @@ package copr_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"testing"
 
@@ -123,14 +124,7 @@ func TestRunLookupRangesAhead(t *testing.T) {
 	tbl := indexedTable(t, 160, "a", 2)
 	ix := &tbl.Indexes[0]
 	addSevenths(t, s, tbl, 1200)
-	var ranges []executor.KeyRange
-	for _, b := range [][2]any{{int64(1), int64(2)}, {int64(4), int64(4)}, {int64(5), int64(5)}, {int64(6), int64(6)}, {int64(8), int64(9)}} {
-		r, err := tbl.IndexRange(ix, executor.Bound{Values: []any{b[0]}, Inclusive: true}, executor.Bound{Values: []any{b[1]}, Inclusive: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ranges = append(ranges, r)
-	}
+	ranges := inclusiveRanges(t, tbl, ix, [][2]any{{int64(1), int64(2)}, {int64(4), int64(4)}, {int64(5), int64(5)}, {int64(6), int64(6)}, {int64(8), int64(9)}})
 	all := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
 	for _, buffered := range []bool{false, true} {
 		rd, err := s.Begin(ctx)
@@ -228,4 +222,70 @@ func TestRunLookupCovering(t *testing.T) {
 		}
 		_ = rd.Rollback(ctx)
 	}
+}
+
+// TestRunLookupAggregateBatch checks that a lookup feeding an aggregate
+// without a limit, which reads every row its ranges point to, reads them
+// in one batch get (up to the largest batch), where one that outputs rows
+// starts small and doubles (a LIMIT above it may stop the read early):
+// issue 13's count(*), sum(q) WHERE k < 100 OR k > 99900 made three
+// requests for its 192 rows.
+func TestRunLookupAggregateBatch(t *testing.T) {
+	ctx := context.Background()
+	s, counter := countedStore(t)
+	tbl := indexedTable(t, 180, "g", 2)
+	ix := &tbl.Indexes[0]
+	addSevenths(t, s, tbl, 1200)
+	// k = 2 and k BETWEEN 4 AND 5: about 470 rows, past a first batch.
+	ranges := inclusiveRanges(t, tbl, ix, [][2]any{{int64(2), int64(2)}, {int64(4), int64(5)}})
+	count := copr.Program{Columns: []int64{1, 2}, Aggregate: true, Aggs: []copr.Agg{{Func: copr.AggCountStar}}}
+	rows := copr.Program{Columns: []int64{1, 2}, Output: []int{0, 1}}
+	for _, c := range []struct {
+		name             string
+		p                copr.Program
+		minGets, maxGets int64
+	}{
+		{"aggregate", count, 1, 1},
+		{"rows", rows, 2, 1 << 10},
+	} {
+		rd, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := counter.batchGets.Load()
+		out, err := copr.RunLookupRanges(ctx, rd, tbl, ix, ranges, &c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := out.Next(ctx); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := out.Examined(); n < 400 {
+			t.Errorf("%s: %d rows examined, want the ranges' ~470", c.name, n)
+		}
+		out.Close()
+		if gets := counter.batchGets.Load() - before; gets < c.minGets || gets > c.maxGets {
+			t.Errorf("%s: %d batch gets of rows, want %d to %d", c.name, gets, c.minGets, c.maxGets)
+		}
+		_ = rd.Rollback(ctx)
+	}
+}
+
+// inclusiveRanges returns the ranges of index ix of tbl between each
+// pair of bounds, both ends inclusive.
+func inclusiveRanges(t *testing.T, tbl *executor.Table, ix *executor.Index, bounds [][2]any) []executor.KeyRange {
+	t.Helper()
+	var ranges []executor.KeyRange
+	for _, b := range bounds {
+		r, err := tbl.IndexRange(ix, executor.Bound{Values: []any{b[0]}, Inclusive: true}, executor.Bound{Values: []any{b[1]}, Inclusive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges = append(ranges, r)
+	}
+	return ranges
 }

@@ -25,10 +25,11 @@ import (
 // rows it admits, NULLs left out by the range's lower end.
 // DropEnforcedFilters drops from a filter over a static index read the
 // conjuncts that those ranges imply: a comparison of such a column with
-// an integer literal, BETWEEN two of them, or IN a list of them, each
+// an integer literal (=, >=, <=, >, <), BETWEEN two of them, or IN a list of them, each
 // range's interval of the column lying wholly inside the values the
-// conjunct admits. Exclusive bounds (> and <, which the key range reads
-// inclusively), ORs, NULL-safe comparisons, values of other types
+// conjunct admits. An exclusive bound (> and <) on such a column is read
+// as the inclusive one next to it (ExclusiveIntBound: k > 3 as k >= 4),
+// so it is exact too. ORs, NULL-safe comparisons, values of other types
 // (DECIMALs, doubles, strings, whose conversions round), prefix indexes
 // and the other columns' types keep their filters.
 
@@ -180,6 +181,12 @@ func exactSpan(ctx *gsql.Context, ce gsql.MySQLRangeColumnExpr) (span, bool) {
 			return span{}, false
 		}
 		s.lo = n
+	case gsql.Above:
+		n, empty, ok := ExclusiveIntBound(ctx, lo.Key, ce.Typ, true)
+		if !ok || empty {
+			return span{}, false
+		}
+		s.lo = n
 	default:
 		return span{}, false
 	}
@@ -192,10 +199,55 @@ func exactSpan(ctx *gsql.Context, ce gsql.MySQLRangeColumnExpr) (span, bool) {
 			return span{}, false
 		}
 		s.hi = n
+	case gsql.Below:
+		n, empty, ok := ExclusiveIntBound(ctx, hi.Key, ce.Typ, false)
+		if !ok || empty {
+			return span{}, false
+		}
+		s.hi = n
 	default:
 		return span{}, false
 	}
 	return s, true
+}
+
+// ExclusiveIntBound returns the inclusive bound that reads exactly the
+// values of integer column type typ past an exclusive one at key: key+1
+// for a lower bound (above, col > key), key-1 for an upper one (col <
+// key), so that a key range need not read the entries at key and a
+// filter to drop them (package sql's keyRangeOf reads its ranges so, and
+// exactSpan relies on it). empty reports that no value of the type lies
+// past key (col > 2147483647 on an INT, col < 0 on an unsigned one). ok
+// is false when key is not an integer the type holds (a fraction, a
+// string, a value out of its range) or an unsigned BIGINT's values go on
+// past int64 (col > 9223372036854775807): the bound is then read
+// inclusively and the filter checks it.
+func ExclusiveIntBound(ctx *gsql.Context, key any, typ gsql.Type, above bool) (n int64, empty, ok bool) {
+	if !types.IsInteger(typ) {
+		return 0, false, false
+	}
+	k, ok := exactInt(ctx, key, typ)
+	if !ok {
+		return 0, false, false
+	}
+	switch {
+	case above && k == math.MaxInt64:
+		if types.IsUnsigned(typ) {
+			return 0, false, false
+		}
+		return 0, true, true
+	case !above && k == math.MinInt64:
+		return 0, true, true
+	case above:
+		n = k + 1
+	default:
+		n = k - 1
+	}
+	if _, ok := exactInt(ctx, n, typ); !ok {
+		// k is the type's edge: nothing lies past it.
+		return 0, true, true
+	}
+	return n, false, true
 }
 
 // exactInt returns v, a Go integer that column type typ holds, as an
@@ -316,7 +368,7 @@ func (ex *exactRanges) enforces(c gsql.Expression, table string) bool {
 			}
 		}
 		return true
-	case *expression.Equals, *expression.GreaterThanOrEqual, *expression.LessThanOrEqual:
+	case *expression.Equals, *expression.GreaterThanOrEqual, *expression.LessThanOrEqual, *expression.GreaterThan, *expression.LessThan:
 		cmp := c.(expression.Comparer)
 		col := ex.column(cmp.Left(), table)
 		v, ok := literalInt(cmp.Right())
@@ -337,6 +389,18 @@ func (ex *exactRanges) enforces(c gsql.Expression, table string) bool {
 				return within(col, 0, v, false, true) // v >= col
 			}
 			return within(col, v, 0, true, false)
+		case *expression.GreaterThan:
+			// v is below maxExactLiteral in magnitude: v±1 does not
+			// overflow.
+			if flipped {
+				return within(col, 0, v-1, false, true) // v > col
+			}
+			return within(col, v+1, 0, true, false)
+		case *expression.LessThan:
+			if flipped {
+				return within(col, v+1, 0, true, false) // v < col
+			}
+			return within(col, 0, v-1, false, true)
 		default:
 			if flipped {
 				return within(col, v, 0, true, false) // v <= col
