@@ -205,18 +205,7 @@ func TestLatestAutoRangeSwitch(t *testing.T) {
 	ts := uint64(10)
 	rewrite := func(table int) {
 		t.Helper()
-		muts := make([]Mutation, n)
-		keys := make([][]byte, n)
-		for i := range keys {
-			keys[i] = rangeKey(table, i)
-			muts[i] = Mutation{Op: OpPut, Key: keys[i], Value: fmt.Appendf(nil, "v%d", ts)}
-		}
-		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
-			t.Fatal(err)
-		}
+		rewriteRange(t, s, rc, table, n, ts)
 		ts += 10
 	}
 	scan := func(table int) {
@@ -363,18 +352,7 @@ func TestLatestAutoRangeOffWindowBySize(t *testing.T) {
 	ts := uint64(10)
 	rewrite := func() {
 		t.Helper()
-		muts := make([]Mutation, n)
-		keys := make([][]byte, n)
-		for i := range keys {
-			keys[i] = rangeKey(1, i)
-			muts[i] = Mutation{Op: OpPut, Key: keys[i], Value: fmt.Appendf(nil, "v%d", ts)}
-		}
-		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
-			t.Fatal(err)
-		}
+		rewriteRange(t, s, rc, 1, n, ts)
 		ts += 10
 	}
 	for range 30 {
@@ -410,5 +388,24 @@ func TestLatestAutoRangeOffWindowBySize(t *testing.T) {
 	}
 	if st := s.LatestSpaceStats(); st.SwitchedOn != 1 || st.SwitchedOff != 1 {
 		t.Fatalf("switches: %+v, want one on and one off", st)
+	}
+}
+
+// rewriteRange writes keys 0..n-1 of table's rows range once more, in one
+// transaction starting at ts and committed at ts+1.
+func rewriteRange(t *testing.T, s *Store, rc RegionCtx, table, n int, ts uint64) {
+	t.Helper()
+	ctx := context.Background()
+	muts := make([]Mutation, n)
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = rangeKey(table, i)
+		muts[i] = Mutation{Op: OpPut, Key: keys[i], Value: fmt.Appendf(nil, "v%d", ts)}
+	}
+	if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+		t.Fatal(resp, err)
+	}
+	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
+		t.Fatal(err)
 	}
 }
