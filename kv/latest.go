@@ -186,7 +186,7 @@ func buildLatest(ctx context.Context, db *pebble.DB) error {
 			return err
 		}
 		var err error
-		if from, err = backfillBatch(db, from, keyspace.SpaceEnd(keyspace.Write), 0); err != nil {
+		if from, _, err = backfillBatch(db, from, keyspace.SpaceEnd(keyspace.Write), 0); err != nil {
 			return err
 		}
 	}

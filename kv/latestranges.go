@@ -48,8 +48,10 @@ import (
 //     range visited, they stepped over more hidden points than
 //     latestCopySteps times the write records the range's applies wrote
 //     meanwhile, and at least latestOnHidden a key; off when, over
-//     latestOffCopies copies derived for the range, walks read fewer than
-//     1/latestOffShare as many of its keys through the space.
+//     latestOffPerKey copies a key of the range (counted by its backfill;
+//     at least latestWindowKeys, at most latestOffCopies) derived for it,
+//     walks read fewer than 1/latestOffShare as many of its keys through
+//     the space.
 
 // latestRangeLen is the length of the user-key prefix that names a range.
 const latestRangeLen = 11
@@ -155,6 +157,16 @@ type latestRangeStats struct {
 	walkKeys, walkHidden, written atomic.Uint64
 	// copies derived and keys walks read through the space (while on).
 	copies, reads atomic.Uint64
+	// offWindow is the copies over which the range is weighed for its
+	// switch off (offWindowFor), set by its switch on; 0: the store's
+	// offCopies.
+	offWindow atomic.Uint64
+}
+
+// offWindowFor returns the off window of a range whose backfill visited
+// keys keys: latestOffPerKey copies a key, within [windowKeys, offCopies].
+func (l *latestSpace) offWindowFor(keys uint64) uint64 {
+	return min(max(latestOffPerKey*keys, l.windowKeys), l.offCopies)
 }
 
 // latestRanges is the per-range part of latestSpace.
@@ -255,10 +267,17 @@ func (l *latestSpace) derivedRange(r latestRange) {
 	if st == nil {
 		return
 	}
-	if st.copies.Add(1) != l.offCopies {
+	window := st.offWindow.Load()
+	if window == 0 {
+		window = l.offCopies
+	}
+	// One apply of those past the window restarts it (the window may
+	// have been set below the copies counted while the range built).
+	copies := st.copies.Add(1)
+	if copies < window || !st.copies.CompareAndSwap(copies, 0) {
 		return
 	}
-	copies, reads := st.copies.Swap(0), st.reads.Swap(0)
+	reads := st.reads.Swap(0)
 	if reads*latestOffShare < copies && l.ranges.switchTo != nil {
 		l.ranges.switchTo(r, false)
 	}
@@ -380,6 +399,7 @@ func (s *Store) enableLatestRange(ctx context.Context, r latestRange) error {
 		return fmt.Errorf("enable the latest space for %x: clear its copies: %w", r[:], err)
 	}
 	from, end := latestRangeBounds(keyspace.Write, r)
+	var keys uint64
 	for from != nil && err == nil {
 		if err = ctx.Err(); err != nil {
 			break
@@ -389,8 +409,10 @@ func (s *Store) enableLatestRange(ctx context.Context, r latestRange) error {
 			break
 		}
 		l.mu.Lock()
-		from, err = backfillBatch(s.db, from, end, s.gcSafePoint.Load())
+		var n int
+		from, n, err = backfillBatch(s.db, from, end, s.gcSafePoint.Load())
 		l.mu.Unlock()
+		keys += uint64(n)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -401,6 +423,11 @@ func (s *Store) enableLatestRange(ctx context.Context, r latestRange) error {
 		}
 		return fmt.Errorf("enable the latest space for %x: %w", r[:], err)
 	}
+	// The off window is the range's size's, counted from here.
+	st := l.ranges.statsOf(r, true)
+	st.offWindow.Store(l.offWindowFor(keys))
+	st.copies.Store(0)
+	st.reads.Store(0)
 	l.ranges.set.Store(l.ranges.set.Load().with(r, true, false))
 	l.ranges.switchedOn.Add(1)
 	s.logger.Info("the latest space is on for a range", "range", fmt.Sprintf("%q", r[:]), "dir", s.dir)

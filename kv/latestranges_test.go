@@ -205,18 +205,7 @@ func TestLatestAutoRangeSwitch(t *testing.T) {
 	ts := uint64(10)
 	rewrite := func(table int) {
 		t.Helper()
-		muts := make([]Mutation, n)
-		keys := make([][]byte, n)
-		for i := range keys {
-			keys[i] = rangeKey(table, i)
-			muts[i] = Mutation{Op: OpPut, Key: keys[i], Value: fmt.Appendf(nil, "v%d", ts)}
-		}
-		if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
-			t.Fatal(resp, err)
-		}
-		if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
-			t.Fatal(err)
-		}
+		rewriteRange(t, s, rc, table, n, ts)
 		ts += 10
 	}
 	scan := func(table int) {
@@ -344,4 +333,79 @@ func collectWalk(ctx context.Context, r *mvccReader, start, end []byte, ts uint6
 		return false, nil
 	})
 	return out, err
+}
+
+// TestLatestAutoRangeOffWindowBySize: a range's off window is scaled to
+// the keys its backfill visited (latestOffPerKey copies a key), not the
+// store-wide 1,000,000 copies: a 1,000-key range whose walks stopped goes
+// off within a few rewrites of every key, and its copies are cleared.
+func TestLatestAutoRangeOffWindowBySize(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("", Options{InMemory: true, SyncWrites: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	s.latest.windowKeys = 2_000 // offCopies stays latestOffCopies
+	rc := s.Regions()[0].Ctx()
+	const n = 1000
+	ts := uint64(10)
+	rewrite := func() {
+		t.Helper()
+		rewriteRange(t, s, rc, 1, n, ts)
+		ts += 10
+	}
+	for range 30 {
+		rewrite()
+	}
+	// Scans over 30 versions a key switch the range on.
+	for i := 0; s.LatestSpaceStats().RangesOn != 1 || s.latest.busy.Load(); i++ {
+		if i == 60_000 {
+			t.Fatal("the range did not switch on")
+		}
+		if i%1000 == 0 {
+			if _, err := s.Scan(ctx, &ScanRequest{Region: rc, Start: rangeKey(1, 0), End: []byte("t00000001_s"), Version: ts}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r, _ := latestRangeOfKey(rangeKey(1, 0))
+	if w := s.latest.ranges.statsOf(r, false).offWindow.Load(); w != latestOffPerKey*n {
+		t.Fatalf("off window %d copies, want %d (latestOffPerKey a key of %d)", w, latestOffPerKey*n, n)
+	}
+	// Writes alone, a few times the range's size: off.
+	for range latestOffPerKey + 1 {
+		rewrite()
+	}
+	for deadline := time.Now().Add(time.Minute); s.LatestSpaceStats().RangesOn != 0 || s.latest.busy.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the range is still on after %d rewrites of its %d keys without walks: %+v", latestOffPerKey+1, n, s.LatestSpaceStats())
+		}
+	}
+	if err := latestInvariant(s); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.LatestSpaceStats(); st.SwitchedOn != 1 || st.SwitchedOff != 1 {
+		t.Fatalf("switches: %+v, want one on and one off", st)
+	}
+}
+
+// rewriteRange writes keys 0..n-1 of table's rows range once more, in one
+// transaction starting at ts and committed at ts+1.
+func rewriteRange(t *testing.T, s *Store, rc RegionCtx, table, n int, ts uint64) {
+	t.Helper()
+	ctx := context.Background()
+	muts := make([]Mutation, n)
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = rangeKey(table, i)
+		muts[i] = Mutation{Op: OpPut, Key: keys[i], Value: fmt.Appendf(nil, "v%d", ts)}
+	}
+	if resp, err := s.Prewrite(ctx, &PrewriteRequest{Region: rc, Mutations: muts, Primary: keys[0], StartTS: ts, LockTTL: 1000}); err != nil || len(resp.Errors) > 0 {
+		t.Fatal(resp, err)
+	}
+	if err := s.Commit(ctx, &CommitRequest{Region: rc, Keys: keys, StartTS: ts, CommitTS: ts + 1}); err != nil {
+		t.Fatal(err)
+	}
 }

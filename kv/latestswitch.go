@@ -46,11 +46,13 @@ import (
 //     points (beyond one a key) than latestCopySteps times the write
 //     records the range's applies wrote meanwhile (a copy costs its
 //     writer about as much as that many steps cost a walk), and at least
-//     latestOnHidden a key; off when, over latestOffCopies copies derived
-//     for the range, walks read fewer than 1/latestOffShare as many of its
-//     keys through the space. The store-wide state above is then off
-//     unless EnableLatestSpace turned it on (it goes off by the same
-//     window, store-wide).
+//     latestOnHidden a key; off when, over a window of copies derived
+//     for the range scaled to its size (latestOffPerKey copies a key its
+//     backfill visited, within latestWindowKeys and latestOffCopies),
+//     walks read fewer than 1/latestOffShare as many of its keys through
+//     the space. The store-wide state above is then off unless
+//     EnableLatestSpace turned it on (it goes off over latestOffCopies
+//     copies, store-wide).
 
 // LatestMode says when a store keeps the latest space (latestswitch.go).
 type LatestMode uint8
@@ -98,6 +100,16 @@ const (
 	// latestOffCopies is the copies derived before the automatic mode
 	// decides whether the space still pays.
 	latestOffCopies = 1_000_000
+	// latestOffPerKey scales a range's off window to its size: a range
+	// whose backfill visited k keys is weighed every latestOffPerKey*k
+	// copies (at least latestWindowKeys, at most latestOffCopies). The
+	// switch on costs one walk of the range and a copy a key, so a range
+	// nobody walks any more pays at most latestOffPerKey such backfills
+	// in copies before it goes off; the store-wide window kept a
+	// 10,000-row table's copies on for 1,000,000 writes, about 12
+	// minutes of sysbench oltp_update_index after oltp_read_write's
+	// scans had stopped, at 10-16% of its throughput (branch gc7).
+	latestOffPerKey = 4
 	// latestOffShare: the space goes off when, over latestOffCopies
 	// copies, walks read fewer than latestOffCopies/latestOffShare keys
 	// through it (a store that mostly takes writes).
@@ -398,7 +410,7 @@ func (s *Store) backfillLatest(ctx context.Context) error {
 			return ErrClosed
 		}
 		s.latest.mu.Lock()
-		from, err = backfillBatch(s.db, from, keyspace.SpaceEnd(keyspace.Write), s.gcSafePoint.Load())
+		from, _, err = backfillBatch(s.db, from, keyspace.SpaceEnd(keyspace.Write), s.gcSafePoint.Load())
 		s.latest.mu.Unlock()
 		if err != nil {
 			return err
@@ -417,15 +429,16 @@ func (s *Store) backfillLatest(ctx context.Context) error {
 
 // backfillBatch writes the copies of up to latestBuildBatch keys of db's
 // write space from the raw key from on, up to the raw key end, and
-// returns where the next batch starts (nil: the end). Called with mu write-held (or at Open): no apply
+// returns where the next batch starts (nil: the end) and how many keys
+// it visited (the keys with a copy and those without). Called with mu write-held (or at Open): no apply
 // runs. A key whose newest record is a Delete at or below the GC safe
 // point sp gets no copy: no read at or above the safe point sees the key,
 // and GC, which raised the safe point before it decided what to delete,
 // may have decided without the copy.
-func backfillBatch(db *pebble.DB, from, end []byte, sp uint64) (next []byte, err error) {
+func backfillBatch(db *pebble.DB, from, end []byte, sp uint64) (next []byte, keys int, err error) {
 	iter, err := db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: end})
 	if err != nil {
-		return nil, fmt.Errorf("build the latest space: %w", err)
+		return nil, 0, fmt.Errorf("build the latest space: %w", err)
 	}
 	defer iter.Close()
 	b := db.NewBatch()
@@ -435,11 +448,11 @@ func backfillBatch(db *pebble.DB, from, end []byte, sp uint64) (next []byte, err
 	for ok := iter.First(); ok; ok = iter.Next() {
 		lk, commitTS, ok := keyspace.LatestKeyOfWrite(iter.Key())
 		if !ok {
-			return nil, fmt.Errorf("build the latest space: record %x: %w", iter.Key(), keyspace.ErrBadKey)
+			return nil, 0, fmt.Errorf("build the latest space: record %x: %w", iter.Key(), keyspace.ErrBadKey)
 		}
 		if cur == nil || string(lk) != string(cur) {
 			if n == latestBuildBatch {
-				return append([]byte(nil), iter.Key()...), commitLatestBatch(b)
+				return append([]byte(nil), iter.Key()...), n, commitLatestBatch(b)
 			}
 			cur, done = lk, false
 			n++
@@ -449,7 +462,7 @@ func backfillBatch(db *pebble.DB, from, end []byte, sp uint64) (next []byte, err
 		}
 		typ, err := txntypes.PeekWriteType(iter.Value())
 		if err != nil {
-			return nil, fmt.Errorf("build the latest space: record %x: %w", iter.Key(), err)
+			return nil, 0, fmt.Errorf("build the latest space: record %x: %w", iter.Key(), err)
 		}
 		if typ != txntypes.WritePut && typ != txntypes.WriteDelete {
 			continue
@@ -459,13 +472,13 @@ func backfillBatch(db *pebble.DB, from, end []byte, sp uint64) (next []byte, err
 			continue
 		}
 		if err := b.Set(lk, append(binary.BigEndian.AppendUint64(nil, commitTS), iter.Value()...), nil); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if err := iter.Error(); err != nil {
-		return nil, fmt.Errorf("build the latest space: %w", err)
+		return nil, 0, fmt.Errorf("build the latest space: %w", err)
 	}
-	return nil, commitLatestBatch(b)
+	return nil, n, commitLatestBatch(b)
 }
 
 // commitLatestBatch commits a backfill batch without a sync: the marker,

@@ -384,10 +384,11 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 		c1, h1 := serverStatus(t, admin, "Percdb_oracle_calls"), serverStatus(t, admin, "Percdb_fastpath_hits")
 		return c1 - c0 - 2*own, h1 - h0
 	}
-	// An autocommit write's start_ts may be fetched twice: txn fetches
-	// it again when the oracle's answer is not above the commit_ts this
-	// Store calculated for its last one-phase commit, which the previous
-	// write's was. The commit itself fetches nothing.
+	// An autocommit write fetches its start_ts once: after a one-phase
+	// commit whose calculated commit_ts may be the oracle's next
+	// timestamp (the previous write's), txn asks the oracle for one above
+	// it in the same call (txn.AboveOracle), where it asked twice. The
+	// commit itself fetches nothing.
 	for _, tc := range []struct {
 		stmts    []string
 		maxCalls uint64
@@ -403,9 +404,10 @@ func TestFastPathOracleCallsPerStatement(t *testing.T) {
 		{ranges[5:6], 0, 1},
 		{ranges[6:], 0, 1},
 		{[]string{lookup}, 1, 1},
-		{[]string{"UPDATE t SET v = v + 1 WHERE id = 1"}, 2, 1},
-		{[]string{"INSERT INTO t (id, v) VALUES (3, 3)"}, 2, 1},
-		{[]string{"DELETE FROM t WHERE id = 3"}, 2, 1},
+		{[]string{"UPDATE t SET v = v + 1 WHERE id = 1"}, 1, 1},
+		{[]string{"INSERT INTO t (id, v) VALUES (3, 3)"}, 1, 1},
+		{[]string{"DELETE FROM t WHERE id = 3"}, 1, 1},
+		{[]string{"UPDATE t SET v = v + 1 WHERE id = 1", "UPDATE t SET v = v + 1 WHERE id = 2", "UPDATE t SET v = v + 1 WHERE id = 1"}, 3, 3},
 		{[]string{"BEGIN", "UPDATE t SET v = v + 1 WHERE id = 1", "UPDATE t SET v = v + 1 WHERE id = 2", "SELECT v FROM t WHERE id = 1", "COMMIT"}, 2, 5},
 		{[]string{"BEGIN", "ROLLBACK"}, 0, 2},
 	} {

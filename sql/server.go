@@ -698,3 +698,7 @@ func (s *Server) sessionBuilder(reg *sessionRegistry) server.SessionBuilder {
 		return sess, nil
 	}
 }
+
+// The Store's start_ts after a one-phase commit costs one oracle call
+// only through an AboveOracle (txn's startTimestamp).
+var _ txn.AboveOracle = (*tso.BatchClient)(nil)

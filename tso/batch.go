@@ -110,12 +110,56 @@ func NewBatchClient(src Source, opts ClientOptions) *BatchClient {
 // distinct from every other caller's. If ctx ends first it returns ctx's
 // error, and the timestamp reserved for the caller goes unused.
 func (c *BatchClient) GetTimestamp(ctx context.Context) (uint64, error) {
+	first, err := c.reserve(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	return first, nil
+}
+
+// GetTimestampAbove returns a timestamp issued after the call began,
+// distinct from every other caller's and above floor, in one Source call,
+// provided floor is at most one above a timestamp the Source issued
+// before the call (then the first of two consecutive timestamps issued
+// after it is at least floor, and the second above it). It reserves two
+// consecutive timestamps of one batch and returns the smaller one above
+// floor; the other goes unused. Otherwise the answer may be at or below
+// floor, and the caller must check.
+//
+// Why: a one-phase commit may calculate its commit_ts as the newest
+// timestamp the client has seen plus one, exactly the oracle's next
+// timestamp when nobody asked for one meanwhile, and a transaction
+// starting at the commit_ts of a commit of a key it then writes would
+// conflict with it (txn's startTimestamp). Asking again costs a second
+// round trip to the oracle on every such start; one timestamp more in the
+// same request costs nothing.
+func (c *BatchClient) GetTimestampAbove(ctx context.Context, floor uint64) (uint64, error) {
+	first, err := c.reserve(ctx, 2)
+	if err != nil {
+		return 0, err
+	}
+	if first > floor {
+		return first, nil
+	}
+	return first + 1, nil
+}
+
+// reserve joins a batch for n consecutive timestamps (one the open batch
+// has room for, else a new one, which may exceed maxBatch by n-1 when
+// maxBatch is below n), waits for its Source call and returns the first
+// of them.
+func (c *BatchClient) reserve(ctx context.Context, n uint32) (uint64, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return 0, ErrClosed
 	}
 	b := c.open
+	if b != nil && b.n+n > c.maxBatch {
+		// The slots must be consecutive: this batch is full for them.
+		c.full = append(c.full, b)
+		c.open, b = nil, nil
+	}
 	if b == nil {
 		b = &batch{done: make(chan struct{})}
 		c.open = b
@@ -125,8 +169,8 @@ func (c *BatchClient) GetTimestamp(ctx context.Context) (uint64, error) {
 		}
 	}
 	i := b.n
-	b.n++
-	if b.n == c.maxBatch {
+	b.n += n
+	if b.n >= c.maxBatch {
 		c.full = append(c.full, b)
 		c.open = nil
 	}

@@ -60,3 +60,48 @@ func BenchmarkOracleDirect(b *testing.B) {
 		return o.GetTimestamps(ctx, 1)
 	})
 }
+
+// TestBatchClientTimestampAbove: a timestamp above a floor one past the
+// newest issued costs one oracle call (two timestamps in it), where
+// asking again after a plain GetTimestamp at the floor costs two; mixed
+// with plain callers over batches too small for every pair, all
+// timestamps stay distinct and rising per caller.
+func TestBatchClientTimestampAbove(t *testing.T) {
+	ctx := context.Background()
+	o := openOracle(t, openStore(t, t.TempDir()), tso.Options{})
+	src := &tsotest.CountingSource{Source: o}
+	c := tso.NewBatchClient(src, tso.ClientOptions{MaxBatch: 3})
+	defer c.Close()
+
+	for range 100 {
+		last, err := c.GetTimestamp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := src.Calls.Load()
+		// A one-phase commit may have taken last+1, the next timestamp.
+		ts, err := c.GetTimestampAbove(ctx, last+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts <= last+1 {
+			t.Fatalf("GetTimestampAbove(%d) = %d, want above the floor", last+1, ts)
+		}
+		if n := src.Calls.Load() - calls; n != 1 {
+			t.Fatalf("GetTimestampAbove made %d oracle calls, want 1", n)
+		}
+	}
+
+	rounds := 300
+	if testing.Short() {
+		rounds = 60
+	}
+	tsotest.CheckIssued(t, tsotest.Callers(t, 16, rounds, func(ctx context.Context, i int) (uint64, uint32, error) {
+		if i%2 == 0 {
+			ts, err := c.GetTimestamp(ctx)
+			return ts, 1, err
+		}
+		ts, err := c.GetTimestampAbove(ctx, 0)
+		return ts, 1, err
+	}))
+}

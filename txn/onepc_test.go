@@ -101,3 +101,69 @@ func TestOnePCFallsBackToTwoPhase(t *testing.T) {
 		t.Fatalf("k = %q", v)
 	}
 }
+
+// seqAboveOracle is seqOracle that also issues a timestamp above a floor
+// in one call, as tso's BatchClient does (two consecutive timestamps,
+// the smaller above the floor).
+type seqAboveOracle struct{ seqOracle }
+
+func (o *seqAboveOracle) GetTimestampAbove(ctx context.Context, floor uint64) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	last := o.last.Add(2)
+	if last-1 > floor {
+		return last - 1, nil
+	}
+	return last, nil
+}
+
+// TestStartAfterOnePCOneOracleCall: one client alone, every transaction a
+// 1PC commit of the same key (sysbench's autocommit UPDATEs at one
+// thread). Each commit_ts is calculated as the newest timestamp seen plus
+// one, the oracle's next; the next transaction's start_ts must be above
+// it (else its write would conflict with that commit) and costs one
+// oracle call through an AboveOracle, where a plain oracle is asked
+// twice.
+func TestStartAfterOnePCOneOracleCall(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		o     Oracle
+		calls uint64
+	}{
+		{"above", &seqAboveOracle{}, 1},
+		{"plain", &seqOracle{}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ks, err := kv.Open("", kv.Options{InMemory: true, SyncWrites: kv.SyncNone})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ks.Close()
+			e := newEnvOn(t, ks, tc.o, Options{})
+			mustCommit(t, e.s, "k", "0")
+			for i := 1; i <= 20; i++ {
+				tx, _ := e.s.Begin(ctx)
+				before := e.s.OracleCalls()
+				start, err := tx.StartTS(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := e.s.OracleCalls() - before; n != tc.calls {
+					t.Fatalf("round %d: start_ts after a 1PC commit made %d oracle calls, want %d", i, n, tc.calls)
+				}
+				if start <= e.s.maxOnePCTS.Load() {
+					t.Fatalf("round %d: start_ts %d at or below the last 1PC commit_ts %d", i, start, e.s.maxOnePCTS.Load())
+				}
+				_ = tx.Set([]byte("k"), []byte{byte('0' + i%10)})
+				if err := tx.Commit(ctx); err != nil {
+					t.Fatalf("round %d: %v", i, err)
+				}
+				if tx.CommitTS() != start+1 {
+					t.Fatalf("round %d: commit_ts %d, want a 1PC commit at start_ts+1 = %d", i, tx.CommitTS(), start+1)
+				}
+			}
+		})
+	}
+}

@@ -12,6 +12,17 @@ type Oracle interface {
 	GetTimestamp(ctx context.Context) (uint64, error)
 }
 
+// AboveOracle is an Oracle that can also issue a timestamp above a floor
+// in one call, given that the floor is at most one above a timestamp it
+// issued before the call (tso's BatchClient: two timestamps in one
+// request). A Store uses it for a start_ts that must be above a 1PC
+// commit's calculated commit_ts (startTimestamp); without it, it asks
+// again.
+type AboveOracle interface {
+	Oracle
+	GetTimestampAbove(ctx context.Context, floor uint64) (uint64, error)
+}
+
 // Options tunes a Store. The zero value gives the defaults documented on
 // each field.
 type Options struct {

@@ -154,6 +154,19 @@ func (s *Store) LockResolver() *LockResolver { return s.resolver }
 func (s *Store) timestamp(ctx context.Context) (uint64, error) {
 	s.oracleCalls.Add(1)
 	ts, err := s.oracle.GetTimestamp(ctx)
+	return s.issued(ts, err)
+}
+
+// timestampAbove is timestamp through an AboveOracle: one call for a
+// timestamp above floor (see AboveOracle for what floor may be).
+func (s *Store) timestampAbove(ctx context.Context, o AboveOracle, floor uint64) (uint64, error) {
+	s.oracleCalls.Add(1)
+	ts, err := o.GetTimestampAbove(ctx, floor)
+	return s.issued(ts, err)
+}
+
+// issued checks a timestamp the oracle answered and raises maxTS to it.
+func (s *Store) issued(ts uint64, err error) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("get timestamp: %w", err)
 	}
@@ -174,9 +187,21 @@ func (s *Store) timestamp(ctx context.Context) (uint64, error) {
 // meanwhile; kv's prewrite counts a write record at commit_ts == start_ts
 // as a conflict (conservatively: the record is in the snapshot), so a
 // transaction starting at that timestamp would fail on any key the 1PC
-// commit wrote. Fetching again costs one oracle call in that case only.
+// commit wrote. When the newest such commit_ts is above every timestamp
+// seen (the next may be it: one client alone, every statement a 1PC
+// commit), an AboveOracle is asked for one above it, in one call; else
+// the timestamp is fetched, and fetched again if it is one (a 1PC commit
+// noted meanwhile), which costs one oracle call more in that case only.
+// maxOnePCTS is never more than one above a timestamp the oracle issued
+// (the calculation's bound, tryOnePC), as AboveOracle requires.
 func (s *Store) startTimestamp(ctx context.Context) (uint64, error) {
-	ts, err := s.timestamp(ctx)
+	var ts uint64
+	var err error
+	if o, ok := s.oracle.(AboveOracle); ok && s.maxOnePCTS.Load() > s.maxTS.Load() {
+		ts, err = s.timestampAbove(ctx, o, s.maxOnePCTS.Load())
+	} else {
+		ts, err = s.timestamp(ctx)
+	}
 	if err == nil && ts <= s.maxOnePCTS.Load() {
 		ts, err = s.timestamp(ctx)
 	}
