@@ -28,6 +28,15 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 	for i, k := range req.Keys {
 		keys[i] = k.Key
 	}
+	if req.LockOnlyIfExists {
+		// The keys without a value are read at for_update_ts and not
+		// locked: as for any read, a one-phase commit must land above
+		// it (max_read_ts), or a row the request found absent could
+		// appear below it afterwards.
+		if _, err := s.regions.check(req.Region, req.ForUpdateTS, keys...); err != nil {
+			return nil, err
+		}
+	}
 	var deadline time.Time
 	if req.WaitTimeout > 0 {
 		deadline = time.Now().Add(min(req.WaitTimeout, s.lockWaitSlice))
