@@ -15,11 +15,12 @@ import (
 
 // TestPessimisticLockPages counts the store requests of SELECT ... FOR
 // UPDATE shapes in a pessimistic transaction (percdb_kv_requests_total),
-// through GMS's path and through the fast path where it serves them:
-// GMS's row iterator locks what it reads a page at a time (pages of 1, 2,
-// 4, ... rows), where each row was one request: an IN list of 3 rows 2
-// lock requests, an index range of 3 rows 2, a scan of 7 rows 3, an OR
-// of ranges of 4 rows 3. Then what the locks
+// through GMS's path and through the fast path where it serves them: an
+// IN list of whole primary keys locks the rows it names that exist with
+// their values, one request; GMS's row iterator locks what it reads a
+// page at a time (pages of 1, 2, 4, ... rows), where each row was one
+// request: an index range of 3 rows 2 lock requests, a scan of 7 rows 3,
+// an OR of ranges of 4 rows 3. Then what the locks
 // mean: the rows returned are locked (another transaction's NOWAIT fails
 // with 3572), a LIMIT 1 streamed by GMS locked its first row only, a
 // row locked by another transaction in the middle of a page is waited
@@ -52,12 +53,12 @@ func TestPessimisticLockPages(t *testing.T) {
 		locks [2]float64
 		want  string
 	}{
-		// The batched points read, then their rows locked in pages of
-		// 1 and 2 (the fast path: all at once). Absent keys are not
-		// locked.
-		{"SELECT w, i, q FROM s WHERE (w, i) IN ((1, 1), (1, 3), (2, 2), (3, 3)) FOR UPDATE", [2]float64{2, 1}, "1 1 10|1 3 30|2 2 70"},
-		{"SELECT w, i, q FROM s WHERE w = 1 AND i IN (1, 3, 5) FOR UPDATE", [2]float64{2, 1}, "1 1 10|1 3 30|1 5 50"},
-		{"SELECT id, v FROM p WHERE id IN (1, 3, 7) FOR UPDATE", [2]float64{2, 1}, "1 1|3 3"},
+		// The batched points locked where they have rows, with the
+		// rows, in one request (LockKeysReadingIfExist), then read
+		// from the transaction. Absent keys are not locked.
+		{"SELECT w, i, q FROM s WHERE (w, i) IN ((1, 1), (1, 3), (2, 2), (3, 3)) FOR UPDATE", [2]float64{1, 1}, "1 1 10|1 3 30|2 2 70"},
+		{"SELECT w, i, q FROM s WHERE w = 1 AND i IN (1, 3, 5) FOR UPDATE", [2]float64{1, 1}, "1 1 10|1 3 30|1 5 50"},
+		{"SELECT id, v FROM p WHERE id IN (1, 3, 7) FOR UPDATE", [2]float64{1, 1}, "1 1|3 3"},
 		// An index range: pages of 1 and 2.
 		{"SELECT w, i, q FROM s WHERE k BETWEEN 2 AND 4 FOR UPDATE", [2]float64{2, 2}, "1 2 20|1 3 30|1 4 40"},
 		// Every row read is locked (the filter is GMS's): 7 rows in

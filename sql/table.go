@@ -354,6 +354,12 @@ type rowIter struct {
 	// firstPage, when not 0, is the size of the first page: the rows
 	// the reader takes at most (Table.lockBound).
 	firstPage int
+	// lockFirst: a locking read in a pessimistic REPEATABLE READ
+	// transaction that waits for locks locks a batch of primary-key
+	// points before it reads them, those with rows only, and gets the
+	// rows with their locks (lockRowsReadingIfExist): one request where
+	// a read and a lock were two.
+	lockFirst bool
 }
 
 // lockedRow is a row read ahead and locked, with the read it came from
@@ -400,6 +406,7 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []ke
 		// later writes.
 		r.lockPages = true
 		r.firstPage = t.lockBound
+		r.lockFirst = lockBeforeRead(tx, k) && s.lockWait == compat.LockWaitDefault
 	}
 	if r.index != nil && !r.lock && !r.track {
 		// A locking read takes the rows' latest versions through the
@@ -563,6 +570,15 @@ func (r *rowIter) start(ctx context.Context) error {
 		handles := []tablecodec.Handle{kr.handle}
 		for r.nextIsPoint() {
 			handles = append(handles, r.take().handle)
+		}
+		if gctx, ok := ctx.(*gsql.Context); ok && r.lockFirst && (r.t.lockBound == 0 || len(handles) <= r.t.lockBound) {
+			// The rows come with their locks (every point is read:
+			// no LIMIT stops the read before the last);
+			// readLockedPage then finds them locked and asks for
+			// nothing. A point without a row is not locked.
+			if _, err := lockRowsReadingIfExist(gctx, r.tx, r.k, m.Exec, handles...); err != nil {
+				return err
+			}
 		}
 		rows, err := executor.BatchGetRows(ctx, r.k, m.Exec, r.dec, handles)
 		r.pending = rows
