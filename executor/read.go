@@ -183,6 +183,18 @@ func LockRowsReading(ctx context.Context, tx *txn.Txn, forUpdateTS uint64, t *Ta
 	return wrapf(tx.LockKeysReading(ctx, forUpdateTS, keys...), "table %s: lock and read %d rows", t.Name, len(keys))
 }
 
+// LockRowsReadingIfExist is LockRowsReading for rows of which some may
+// be absent (txn.Txn.LockKeysReadingIfExist): the rows there are come
+// with their locks, and a handle without a row is not locked; the reads
+// that follow at forUpdateTS ask the store for nothing. ok is false,
+// with nothing locked, when the transaction cannot lock so (the caller
+// reads, then locks what it found).
+func LockRowsReadingIfExist(ctx context.Context, tx *txn.Txn, forUpdateTS uint64, t *Table, handles ...tablecodec.Handle) (ok bool, err error) {
+	keys := rowKeys(t, handles)
+	ok, err = tx.LockKeysReadingIfExist(ctx, forUpdateTS, keys...)
+	return ok, wrapf(err, "table %s: lock and read %d rows where they exist", t.Name, len(keys))
+}
+
 // rowKeys returns the row keys of handles in table t.
 func rowKeys(t *Table, handles []tablecodec.Handle) [][]byte {
 	keys := make([][]byte, len(handles))

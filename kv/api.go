@@ -389,6 +389,18 @@ type AcquirePessimisticLockRequest struct {
 	// transaction whose first locking statement is a range read does not
 	// know its primary before the store finds it.
 	Range *LockRange
+	// LockOnlyIfExists locks only the keys that have a value (TiKV's
+	// lock_only_if_exists; ReturnValues must be set, and no key may ask
+	// CheckNotExists): a key without one is checked as any other (a
+	// lock of another transaction on it is waited for, a newer write
+	// is a conflict) and its value, nil, returned, but it gets no lock.
+	// A locking read of keys of which some may be absent (SELECT ...
+	// WHERE id IN (...) FOR UPDATE) so takes the rows' locks and values
+	// in one request without locking the keys of rows that are not
+	// there, which percdb, without gap locks, does not lock. With it an
+	// empty Primary makes the first key locked (the first with a value)
+	// the transaction's primary, as for a Range.
+	LockOnlyIfExists bool
 }
 
 // LockRange is the range of a locking range read

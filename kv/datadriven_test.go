@@ -128,12 +128,13 @@ func (h *scriptRunner) exec(ctx context.Context, t *testing.T, d *datadriven.Tes
 		return b.String(), nil
 	case "acquire_pessimistic_lock":
 		req := &AcquirePessimisticLockRequest{
-			Primary:          []byte(strArg(t, d, "primary")),
+			Primary:          []byte(optStrArg(t, d, "primary")),
 			StartTS:          tsArg(t, d, "start"),
 			ForUpdateTS:      tsArg(t, d, "for_update"),
 			LockTTL:          3000,
 			ReturnValues:     d.HasArg("return_values"),
 			LockWithConflict: d.HasArg("lock_with_conflict"),
+			LockOnlyIfExists: d.HasArg("lock_only_if_exists"),
 		}
 		d.MaybeScanArgs(t, "ttl", &req.LockTTL)
 		for _, line := range strings.Split(d.Input, "\n") {

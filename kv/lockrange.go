@@ -143,7 +143,7 @@ func (s *Store) lockFound(ctx context.Context, req *AcquirePessimisticLockReques
 			return err
 		}
 		for _, k := range keys {
-			v, conflictTS, err := acquireKey(r, wb, &one, PessimisticKey{Key: k})
+			v, conflictTS, _, err := acquireKey(r, wb, &one, PessimisticKey{Key: k})
 			if err != nil {
 				var locked *KeyIsLockedError
 				if errors.As(err, &locked) && wait {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,15 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 	for i, k := range req.Keys {
 		keys[i] = k.Key
 	}
+	if req.LockOnlyIfExists {
+		// The keys without a value are read at for_update_ts and not
+		// locked: as for any read, a one-phase commit must land above
+		// it (max_read_ts), or a row the request found absent could
+		// appear below it afterwards.
+		if _, err := s.regions.check(req.Region, req.ForUpdateTS, keys...); err != nil {
+			return nil, err
+		}
+	}
 	var deadline time.Time
 	if req.WaitTimeout > 0 {
 		deadline = time.Now().Add(min(req.WaitTimeout, s.lockWaitSlice))
@@ -40,8 +50,22 @@ func (s *Store) AcquirePessimisticLock(ctx context.Context, req *AcquirePessimis
 			if err := s.checkStartTS(req.StartTS); err != nil {
 				return err
 			}
+			one := req
+			if len(req.Primary) == 0 {
+				// LockOnlyIfExists: the first key locked is the
+				// primary (validateAcquire).
+				c := *req
+				one = &c
+			}
 			for _, k := range req.Keys {
-				v, conflictTS, err := acquireKey(r, wb, req, k)
+				if len(one.Primary) == 0 {
+					one.Primary = k.Key
+				}
+				v, conflictTS, locked, err := acquireKey(r, wb, one, k)
+				if err == nil && !locked && len(req.Primary) == 0 && bytes.Equal(one.Primary, k.Key) {
+					// Not locked: the next key may be the primary.
+					one.Primary = nil
+				}
 				if err != nil {
 					var locked *KeyIsLockedError
 					if errors.As(err, &locked) && !deadline.IsZero() {
@@ -118,30 +142,40 @@ func validateAcquire(req *AcquirePessimisticLockRequest) error {
 		return errors.New("start_ts is 0")
 	case req.ForUpdateTS < req.StartTS:
 		return fmt.Errorf("for_update_ts %d is below start_ts %d", req.ForUpdateTS, req.StartTS)
-	case len(req.Primary) == 0:
+	case len(req.Primary) == 0 && !req.LockOnlyIfExists:
 		return errors.New("empty primary key")
+	case req.LockOnlyIfExists && !req.ReturnValues:
+		return errors.New("lock_only_if_exists without return_values")
 	case len(req.Keys) == 0:
 		return errors.New("no keys")
 	case req.WaitTimeout < 0:
 		return fmt.Errorf("negative wait timeout %v", req.WaitTimeout)
 	}
+	if req.LockOnlyIfExists {
+		for _, k := range req.Keys {
+			if k.CheckNotExists {
+				return fmt.Errorf("lock_only_if_exists with an existence check of %q", k.Key)
+			}
+		}
+	}
 	return nil
 }
 
 // acquireKey applies the rules of AcquirePessimisticLock to one key and
-// writes its lock; it returns the key's value when asked, and under
-// LockWithConflict the commit_ts of a write newer than for_update_ts.
-func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockRequest, k PessimisticKey) (value []byte, conflictTS uint64, err error) {
+// writes its lock; it returns the key's value when asked, under
+// LockWithConflict the commit_ts of a write newer than for_update_ts, and
+// whether the key is locked (not under LockOnlyIfExists without a value).
+func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockRequest, k PessimisticKey) (value []byte, conflictTS uint64, locked bool, err error) {
 	l, err := r.lock(k.Key)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if l != nil && l.StartTS != req.StartTS {
-		return nil, 0, &KeyIsLockedError{Lock: lockInfo(k.Key, l)}
+		return nil, 0, false, &KeyIsLockedError{Lock: lockInfo(k.Key, l)}
 	}
 	if l != nil {
 		if l.Type != txntypes.LockPessimistic {
-			return nil, 0, fmt.Errorf("key %q is already prewritten by txn %d", k.Key, req.StartTS)
+			return nil, 0, false, fmt.Errorf("key %q is already prewritten by txn %d", k.Key, req.StartTS)
 		}
 		// Ours already: nothing can have committed to the key since we
 		// locked it, but something may have before, after req's
@@ -153,10 +187,10 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 		// the newer commit (a lost update).
 		commitTS, w, err := newestConflict(r, k.Key, req.ForUpdateTS)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
 		if w != nil && !req.LockWithConflict {
-			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+			return nil, 0, false, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
 		}
 		if w != nil {
 			conflictTS = commitTS
@@ -167,19 +201,19 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 			wb.putLock(k.Key, l)
 		}
 		value, err = returnValue(r, req, k.Key)
-		return value, conflictTS, err
+		return value, conflictTS, true, err
 	}
 	c, err := newLockChecks(r, k.Key, req.StartTS, req.ForUpdateTS, k.CheckNotExists || req.ReturnValues)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if c.rolledBack {
-		return nil, 0, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
+		return nil, 0, false, &TxnAbortedError{Key: cloneKey(k.Key), StartTS: req.StartTS}
 	}
 	forUpdateTS := req.ForUpdateTS
 	if w := c.conflict; w != nil {
 		if !req.LockWithConflict {
-			return nil, 0, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: c.conflictTS}
+			return nil, 0, false, &WriteConflictError{Key: cloneKey(k.Key), StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: c.conflictTS}
 		}
 		// Locked as of that write: nothing newer exists.
 		forUpdateTS, conflictTS = c.conflictTS, c.conflictTS
@@ -188,7 +222,11 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 	// and returnValue read it.
 	exists := c.value != nil && c.value.Type == txntypes.WritePut
 	if k.CheckNotExists && exists {
-		return nil, 0, &AlreadyExistsError{Key: cloneKey(k.Key)}
+		return nil, 0, false, &AlreadyExistsError{Key: cloneKey(k.Key)}
+	}
+	if req.LockOnlyIfExists && !exists {
+		// No row, no lock (and no value).
+		return nil, conflictTS, false, nil
 	}
 	wb.putLock(k.Key, &txntypes.Lock{
 		Type:        txntypes.LockPessimistic,
@@ -199,8 +237,13 @@ func acquireKey(r *mvccReader, wb *writeBatch, req *AcquirePessimisticLockReques
 	})
 	if req.ReturnValues && exists {
 		value, err = r.writeValue(k.Key, c.value)
+		if value == nil && err == nil {
+			// Present, if empty: nil is absent (and, under
+			// LockOnlyIfExists, not locked).
+			value = []byte{}
+		}
 	}
-	return value, conflictTS, err
+	return value, conflictTS, true, err
 }
 
 // newestConflict returns key's newest Put, Delete or Lock record

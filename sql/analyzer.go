@@ -80,6 +80,7 @@ const (
 	dropEnforcedFiltersRuleID                                     // planrules
 	settledDecimalComparisonsRuleID                               // sql/compat/decimal.go
 	mixedInSubqueriesRuleID                                       // sql/compat/mixedin.go
+	boundLockedReadsRuleID                                        // lockbound.go
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -302,6 +303,12 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// again; runBound drops from each execution's plan what its ranges
 	// enforce (plancache_exec.go).
 	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: dropEnforcedFiltersRuleID, Apply: skipInPlanTemplate(planrules.DropEnforcedFiltersRule)})
+	// A SELECT ... FOR UPDATE's table read right under a LIMIT locks
+	// the rows the LIMIT takes, not a page ahead (lockbound.go): once
+	// the filters the reads enforce are gone (a filter left above the
+	// read leaves it unbounded). runBound bounds each execution's plan
+	// of a cached template: TestPessimisticLockLimit.
+	insertRule(a, "assignExecIndexes", false, analyzer.Rule{Id: boundLockedReadsRuleID, Apply: skipInPlanTemplate(boundLockedReadsRule)})
 	// A union side's conversion reads the side's columns by position
 	// again where GMS found two select items of one name as one column
 	// (sql/compat/unionfields.go): tests/sqllogic/testdata/wronganswers.test.

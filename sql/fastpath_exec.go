@@ -21,6 +21,7 @@ import (
 	"github.com/percdb/percdb/executor/copr"
 	"github.com/percdb/percdb/executor/tablecodec"
 	"github.com/percdb/percdb/sql/catalog"
+	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
 	"github.com/percdb/percdb/txn"
 )
@@ -310,6 +311,15 @@ func (r *fastRun) runSelect() fastOutcome {
 		for i, k := range keys {
 			handles[i] = tablecodec.IntHandle(k)
 		}
+		lockedFirst := false
+		if k != nil && r.shape.ForUpdate && lockBeforeRead(t, k) && r.s.lockWait == compat.LockWaitDefault && len(handles) > 0 {
+			// The rows there are come with their locks, one request
+			// for the whole list; an absent key is not locked.
+			var err error
+			if lockedFirst, err = lockRowsReadingIfExist(ctx, t, k, pl.Meta.Exec, handles...); err != nil {
+				return r.answer(nil, err)
+			}
+		}
 		dec := pl.Proj.Get()
 		got, err := executor.BatchGetRows(ctx, reader, pl.Meta.Exec, dec, handles)
 		pl.Proj.Put(dec)
@@ -318,7 +328,9 @@ func (r *fastRun) runSelect() fastOutcome {
 		}
 		for _, row := range got {
 			rows = append(rows, row.Values)
-			locked = append(locked, row.Handle)
+			if !lockedFirst {
+				locked = append(locked, row.Handle)
+			}
 		}
 	}
 	if k != nil && r.shape.ForUpdate && len(locked) > 0 {

@@ -415,6 +415,18 @@ func (r *fastRun) scanRows(pl *fastPlan, k *txn.Txn, st *scanStream) ([]gsql.Row
 			if sp.Reverse {
 				slices.Reverse(keys)
 			}
+			if st.lock != nil && len(prog.Filter) == 0 && (want < 0 || int64(len(keys)) <= want) {
+				// Every point is read and returned (no filter drops a
+				// row: the points of a row IN list are the product of
+				// its columns' values, which the filter narrows to the
+				// tuples named): lock those with rows first, and the
+				// read takes the rows with their locks (lockScanned
+				// then asks for nothing).
+				if err := r.lockPointsReading(st.lock, k, keys); err != nil {
+					st.lockErr = err
+					return nil, examined, fastpath.ReasonError, false
+				}
+			}
 			out, err = copr.RunPoints(r.ctx, k, pl.Meta.Exec, keys, prog)
 		case sp.Reverse && sp.Index != nil:
 			rs := ranges
@@ -634,6 +646,28 @@ func (r *fastRun) lockRangeReading(t *Transaction, k *txn.Txn, kr executor.KeyRa
 		return nil, false, t.lockError(r.ctx, err)
 	}
 	return pairs, ok, nil
+}
+
+// lockPointsReading locks the row keys of a point SELECT ... FOR UPDATE
+// (an IN list of whole primary keys) in transaction t before they are
+// read, those that have rows only, with their values
+// (LockKeysReadingIfExist): the read that follows takes them from the
+// transaction, one request where a read and a lock were two. An absent
+// row's key is not locked, as when the rows were read first (percdb has
+// no gap locks). Only in pessimistic REPEATABLE READ transactions
+// (lockBeforeRead) whose lock wait is the default; the others, and a
+// transaction that cannot lock so, read, then lock the rows found
+// (lockScanned).
+func (r *fastRun) lockPointsReading(t *Transaction, k *txn.Txn, keys [][]byte) error {
+	if !lockBeforeRead(t, k) || r.s.lockWait != compat.LockWaitDefault {
+		return nil
+	}
+	ts, err := k.SnapshotTS(r.ctx)
+	if err == nil {
+		t.noteLocking(r.ctx)
+		_, err = k.LockKeysReadingIfExist(r.ctx, ts, keys...)
+	}
+	return t.lockError(r.ctx, err)
 }
 
 // errScanTooLarge stops a read past maxScanRows.

@@ -15,11 +15,12 @@ import (
 
 // TestPessimisticLockPages counts the store requests of SELECT ... FOR
 // UPDATE shapes in a pessimistic transaction (percdb_kv_requests_total),
-// through GMS's path and through the fast path where it serves them:
-// GMS's row iterator locks what it reads a page at a time (pages of 1, 2,
-// 4, ... rows), where each row was one request: an IN list of 3 rows 2
-// lock requests, an index range of 3 rows 2, a scan of 7 rows 3, an OR
-// of ranges of 4 rows 3. Then what the locks
+// through GMS's path and through the fast path where it serves them: an
+// IN list of whole primary keys locks the rows it names that exist with
+// their values, one request; GMS's row iterator locks what it reads a
+// page at a time (pages of 1, 2, 4, ... rows), where each row was one
+// request: an index range of 3 rows 2 lock requests, a scan of 7 rows 3,
+// an OR of ranges of 4 rows 3. Then what the locks
 // mean: the rows returned are locked (another transaction's NOWAIT fails
 // with 3572), a LIMIT 1 streamed by GMS locked its first row only, a
 // row locked by another transaction in the middle of a page is waited
@@ -52,12 +53,12 @@ func TestPessimisticLockPages(t *testing.T) {
 		locks [2]float64
 		want  string
 	}{
-		// The batched points read, then their rows locked in pages of
-		// 1 and 2 (the fast path: all at once). Absent keys are not
-		// locked.
-		{"SELECT w, i, q FROM s WHERE (w, i) IN ((1, 1), (1, 3), (2, 2), (3, 3)) FOR UPDATE", [2]float64{2, 1}, "1 1 10|1 3 30|2 2 70"},
-		{"SELECT w, i, q FROM s WHERE w = 1 AND i IN (1, 3, 5) FOR UPDATE", [2]float64{2, 1}, "1 1 10|1 3 30|1 5 50"},
-		{"SELECT id, v FROM p WHERE id IN (1, 3, 7) FOR UPDATE", [2]float64{2, 1}, "1 1|3 3"},
+		// The batched points locked where they have rows, with the
+		// rows, in one request (LockKeysReadingIfExist), then read
+		// from the transaction. Absent keys are not locked.
+		{"SELECT w, i, q FROM s WHERE (w, i) IN ((1, 1), (1, 3), (2, 2), (3, 3)) FOR UPDATE", [2]float64{1, 1}, "1 1 10|1 3 30|2 2 70"},
+		{"SELECT w, i, q FROM s WHERE w = 1 AND i IN (1, 3, 5) FOR UPDATE", [2]float64{1, 1}, "1 1 10|1 3 30|1 5 50"},
+		{"SELECT id, v FROM p WHERE id IN (1, 3, 7) FOR UPDATE", [2]float64{1, 1}, "1 1|3 3"},
 		// An index range: pages of 1 and 2.
 		{"SELECT w, i, q FROM s WHERE k BETWEEN 2 AND 4 FOR UPDATE", [2]float64{2, 2}, "1 2 20|1 3 30|1 4 40"},
 		// Every row read is locked (the filter is GMS's): 7 rows in
@@ -211,6 +212,80 @@ func TestPessimisticLockPagesJoin(t *testing.T) {
 				t.Errorf("%s FOR UPDATE (fast path %d):\n%s\nwant (without FOR UPDATE)\n%s", q, fast, got, want)
 			}
 			mustExec(t, a, "ROLLBACK")
+		}
+	}
+}
+
+// TestPessimisticLockLimit: a SELECT ... FOR UPDATE under a LIMIT (and
+// OFFSET) locks exactly the rows it reads, as InnoDB does over an index
+// range: another transaction's NOWAIT of the next row succeeds (a queue
+// of workers each taking ORDER BY id LIMIT n FOR UPDATE waits on no row
+// nobody took), with one lock request, through GMS's path and the fast
+// path, as a text statement and as a prepared one (the plan cache's
+// template bounds each execution).
+func TestPessimisticLockLimit(t *testing.T) {
+	srv := startServerConfig(t, percsql.Config{StatusAddr: "127.0.0.1:0", AutoAnalyzeInterval: time.Hour})
+	admin := openDB(t, srv, "")
+	var rows []string
+	for id := 1; id <= 12; id++ {
+		rows = append(rows, fmt.Sprintf("(%d, %d, %d)", id, id, id*10))
+	}
+	mustExec(t, admin, "CREATE DATABASE ll",
+		"CREATE TABLE ll.q (id INT PRIMARY KEY, k INT, v INT, INDEX (k))",
+		"INSERT INTO ll.q VALUES "+strings.Join(rows, ", "))
+	a, b := openDB(t, srv, "ll"), openDB(t, srv, "ll")
+	a.SetMaxOpenConns(1)
+	b.SetMaxOpenConns(1)
+	locks := func() float64 {
+		return metricValue(t, scrape(t, srv), "percdb_kv_requests_total", "command=acquire_pessimistic_lock", "result=ok")
+	}
+	const first = "SELECT v FROM q WHERE id = 99"
+	for _, c := range []struct {
+		q      string
+		args   []any
+		want   string
+		locked []int // the ids locked: the next one is not
+	}{
+		{q: "SELECT id, v FROM q ORDER BY id LIMIT 4 FOR UPDATE", want: "1 10|2 20|3 30|4 40", locked: []int{1, 2, 3, 4}},
+		{q: "SELECT id, v FROM q WHERE id >= 3 ORDER BY id LIMIT 2 FOR UPDATE", want: "3 30|4 40", locked: []int{3, 4}},
+		{q: "SELECT id, v FROM q WHERE k BETWEEN 5 AND 11 ORDER BY k LIMIT 3 FOR UPDATE", want: "5 50|6 60|7 70", locked: []int{5, 6, 7}},
+		{q: "SELECT q.id FROM q AS q WHERE k >= 2 ORDER BY k DESC LIMIT 2 FOR UPDATE", want: "12|11", locked: []int{12, 11}},
+		// The rows an OFFSET skips are read, so locked, as InnoDB does.
+		{q: "SELECT id, v FROM q ORDER BY id LIMIT 2 OFFSET 3 FOR UPDATE", want: "4 40|5 50", locked: []int{1, 2, 3, 4, 5}},
+		{q: "SELECT id, v FROM q WHERE id >= ? ORDER BY id LIMIT ? FOR UPDATE", args: []any{2, 3}, want: "2 20|3 30|4 40", locked: []int{2, 3, 4}},
+	} {
+		for _, fast := range []int{0, 1} {
+			for run := 0; run < 2; run++ {
+				// Twice: the second run from the plan caches (and the
+				// fast path's learnt shape).
+				mustExec(t, a, fmt.Sprintf("SET @percdb_fastpath = %d", fast), "BEGIN PESSIMISTIC", first)
+				l0 := locks()
+				got := strings.Join(queryRowsArgs(t, a, c.q, c.args...), "|")
+				l1 := locks()
+				if got != c.want {
+					t.Errorf("%s %v (fast path %d, run %d): %q, want %q", c.q, c.args, fast, run, got, c.want)
+				}
+				if l1-l0 != 1 {
+					t.Errorf("%s %v (fast path %d, run %d): %v lock requests, want 1", c.q, c.args, fast, run, l1-l0)
+				}
+				mustExec(t, b, "BEGIN")
+				next := c.locked[len(c.locked)-1] + 1
+				if c.locked[0] > c.locked[len(c.locked)-1] {
+					next = c.locked[len(c.locked)-1] - 1
+				}
+				for _, id := range append(append([]int(nil), c.locked...), next) {
+					_, err := b.Exec(fmt.Sprintf("SELECT v FROM q WHERE id = %d FOR UPDATE NOWAIT", id))
+					var me *mysql.MySQLError
+					switch {
+					case id == next && err != nil:
+						t.Errorf("%s %v (fast path %d, run %d): row %d, past the LIMIT, locked: %v", c.q, c.args, fast, run, id, err)
+					case id != next && (!errors.As(err, &me) || me.Number != 3572):
+						t.Errorf("%s %v (fast path %d, run %d): row %d: %v, want 3572", c.q, c.args, fast, run, id, err)
+					}
+				}
+				mustExec(t, b, "ROLLBACK")
+				mustExec(t, a, "ROLLBACK")
+			}
 		}
 	}
 }

@@ -46,6 +46,25 @@ func lockRowsReading(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executo
 	return lockRowsWith(ctx, tx, k, et, executor.LockRowsReading, handles)
 }
 
+// lockRowsReadingIfExist is lockRowsReading for the rows of a list of
+// handles of which some may have no row (an IN list of primary keys):
+// the rows there are come with their locks, one request where a read and
+// a lock were two, and a handle without a row is not locked (no gap
+// lock: another transaction may insert it, as when the list was read
+// first). It reports false, with nothing locked, when the transaction
+// cannot lock so: the caller reads, then locks what it found. Only for
+// a statement that waits for locks (not NOWAIT or SKIP LOCKED, which
+// lock what they read row by row), when lockBeforeRead.
+func lockRowsReadingIfExist(ctx *gsql.Context, tx *Transaction, k *txn.Txn, et *executor.Table, handles ...tablecodec.Handle) (bool, error) {
+	var ok bool
+	err := lockRowsWith(ctx, tx, k, et, func(ctx context.Context, k *txn.Txn, ts uint64, et *executor.Table, hs ...tablecodec.Handle) error {
+		var err error
+		ok, err = executor.LockRowsReadingIfExist(ctx, k, ts, et, hs...)
+		return err
+	}, handles)
+	return ok, err
+}
+
 // lockBeforeRead reports whether a statement of tx that writes or locks
 // the rows of a key it names (UPDATE, DELETE, SELECT ... FOR UPDATE by
 // primary key) locks them before it reads them (lockRowsReading), saving

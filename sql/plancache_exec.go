@@ -301,6 +301,10 @@ func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn,
 	if err != nil {
 		return err
 	}
+	// So is the bound of a locking read under a LIMIT (lockbound.go).
+	if n, _, err = boundLockedReads(sctx, n); err != nil {
+		return err
+	}
 	if coprEnabled(sctx) {
 		// The pushdown the template was analysed without.
 		pushed, _, err := pushDown(sctx, n, pushAt{})

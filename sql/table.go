@@ -35,6 +35,10 @@ type Table struct {
 	// lockReads: the rows read are locked in the transaction (a foreign
 	// key's reference check reads its parent so, see package foreignkey).
 	lockReads bool
+	// lockBound, when not 0, is the most rows the reader of a locking
+	// read takes (a LIMIT directly above it, lockbound.go): its first
+	// page of locks is that many rows.
+	lockBound int
 }
 
 var (
@@ -347,6 +351,15 @@ type rowIter struct {
 	lockPages bool
 	locked    []lockedRow
 	pageSize  int
+	// firstPage, when not 0, is the size of the first page: the rows
+	// the reader takes at most (Table.lockBound).
+	firstPage int
+	// lockFirst: a locking read in a pessimistic REPEATABLE READ
+	// transaction that waits for locks locks a batch of primary-key
+	// points before it reads them, those with rows only, and gets the
+	// rows with their locks (lockRowsReadingIfExist): one request where
+	// a read and a lock were two.
+	lockFirst bool
 }
 
 // lockedRow is a row read ahead and locked, with the read it came from
@@ -392,6 +405,8 @@ func (t *Table) newRowIter(ctx *gsql.Context, index *tablemeta.Index, reads []ke
 		// statement, whose reads ahead could miss the statement's own
 		// later writes.
 		r.lockPages = true
+		r.firstPage = t.lockBound
+		r.lockFirst = lockBeforeRead(tx, k) && s.lockWait == compat.LockWaitDefault
 	}
 	if r.index != nil && !r.lock && !r.track {
 		// A locking read takes the rows' latest versions through the
@@ -463,7 +478,10 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 // r.locked and locks them with one request (io.EOF: no row left). Pages
 // grow from one row to maxLockPage, doubling: a read that GMS stops early
 // (a LIMIT) has locked at most as many rows again as it returned, and a
-// long one makes one request per maxLockPage rows. A commit newer than
+// long one makes one request per maxLockPage rows. A read whose reader
+// takes at most n rows (firstPage, a LIMIT right above it) reads and
+// locks those n first, exactly what it returns; should the reader ask
+// for more, the pages grow from one row again. A commit newer than
 // the statement's snapshot to a row of the page, or a wait too long,
 // fails the statement as a row's lock does (lockError); a row read and
 // locked is the newest version, as the lock is taken at the snapshot the
@@ -471,6 +489,9 @@ func (r *rowIter) nextRow(ctx *gsql.Context) (executor.Row, error) {
 func (r *rowIter) readLockedPage(ctx *gsql.Context) error {
 	n := max(r.pageSize, 1)
 	r.pageSize = min(2*n, maxLockPage)
+	if r.firstPage > 0 {
+		n, r.firstPage, r.pageSize = r.firstPage, 0, 1
+	}
 	r.locked = r.locked[:0]
 	for len(r.locked) < n {
 		row, err := r.next(ctx)
@@ -549,6 +570,15 @@ func (r *rowIter) start(ctx context.Context) error {
 		handles := []tablecodec.Handle{kr.handle}
 		for r.nextIsPoint() {
 			handles = append(handles, r.take().handle)
+		}
+		if gctx, ok := ctx.(*gsql.Context); ok && r.lockFirst && (r.t.lockBound == 0 || len(handles) <= r.t.lockBound) {
+			// The rows come with their locks (every point is read:
+			// no LIMIT stops the read before the last);
+			// readLockedPage then finds them locked and asks for
+			// nothing. A point without a row is not locked.
+			if _, err := lockRowsReadingIfExist(gctx, r.tx, r.k, m.Exec, handles...); err != nil {
+				return err
+			}
 		}
 		rows, err := executor.BatchGetRows(ctx, r.k, m.Exec, r.dec, handles)
 		r.pending = rows

@@ -50,9 +50,16 @@ type lockedValue struct {
 }
 
 // cachedLocked returns the value of key if the transaction holds its lock
-// and knows its stable value, for a read at snapshot ts.
+// and knows its stable value, for a read at snapshot ts, or nil if the
+// statement's LockKeysReadingIfExist found the key absent at ts.
 func (p *pessimisticState) cachedLocked(key []byte, ts uint64) ([]byte, bool) {
-	if p == nil || p.values == nil {
+	if p == nil {
+		return nil, false
+	}
+	if at, ok := p.absent[string(key)]; ok && at == ts {
+		return nil, true
+	}
+	if p.values == nil {
 		return nil, false
 	}
 	lv, ok := p.values[string(key)]
@@ -116,9 +123,29 @@ func (p *pessimisticState) keep(key string, value []byte) {
 	p.values[key] = lockedValue{value: value}
 }
 
-// beginStatement forgets the point reads of the statement before.
+// noteAbsent records that key had no value at snapshot ts, as the store
+// found it under LockKeysReadingIfExist without locking it: a snapshot at
+// ts never changes (a commit at or below it had its lock in place before
+// the store's check, which met it, and a one-phase commit lands above
+// the reads a region served), so the statement's read of key at ts is
+// answered so. Kept until the statement ends (beginStatement).
+func (p *pessimisticState) noteAbsent(key []byte, ts uint64) {
+	if p.absent == nil {
+		p.absent = make(map[string]uint64)
+	}
+	p.absent[string(key)] = ts
+}
+
+// beginStatement forgets the point reads of the statement before, and
+// the keys it found absent.
 func (p *pessimisticState) beginStatement() {
 	if p != nil {
 		clear(p.pending)
+		clear(p.absent)
 	}
+}
+
+// knowsValues reports whether cachedLocked may answer a read.
+func (p *pessimisticState) knowsValues() bool {
+	return p != nil && (len(p.values) > 0 || len(p.absent) > 0)
 }

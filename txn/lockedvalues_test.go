@@ -276,3 +276,124 @@ func TestLockKeysReading(t *testing.T) {
 		t.Fatalf("optimistic commit after a's change: %v, want ErrWriteConflict", err)
 	}
 }
+
+// TestLockKeysReadingIfExist: the keys with values are locked and come
+// back with them, the absent ones are not locked (another transaction
+// locks them at once) and read absent at the statement's snapshot
+// without asking the store; the primary is the first key locked, in
+// whichever region, and the transaction commits over it. A transaction
+// with its own write to a key, or optimistic, is refused (ok false) with
+// nothing locked.
+func TestLockKeysReadingIfExist(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, Options{}, "m")
+	mustCommit(t, e.s, "d", "4", "n", "14", "p", "16")
+	client := &countingReads{Client: e.client}
+	s := NewStore(client, e.oracle, Options{})
+	defer s.Close()
+	lockIfExist := func(tx *Txn, keys ...string) bool {
+		t.Helper()
+		var ok bool
+		err := lockNowWith(ctx, tx, func(ctx context.Context, ts uint64, keys ...[]byte) error {
+			var err error
+			ok, err = tx.LockKeysReadingIfExist(ctx, ts, keys...)
+			return err
+		}, keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	lockedByOther := func(key string) bool {
+		t.Helper()
+		other := beginPessimistic(t, e.s)
+		other.SetLockNoWait(true)
+		err := lockNow(ctx, other, key)
+		if err != nil && !errors.Is(err, ErrLockNotWaited) {
+			t.Fatal(err)
+		}
+		if err := other.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return err != nil
+	}
+	for _, c := range []struct {
+		keys, present []string
+		primary       string
+	}{
+		// b absent before d in region 1; z absent in region 2.
+		{[]string{"z", "n", "d", "b"}, []string{"d", "n"}, "d"},
+		// Nothing in region 1: the primary is in region 2.
+		{[]string{"b", "c", "p"}, []string{"p"}, "p"},
+	} {
+		tx := beginPessimistic(t, s)
+		tx.BeginStatement()
+		if !lockIfExist(tx, c.keys...) {
+			t.Fatalf("%v: refused", c.keys)
+		}
+		if got := string(tx.pess.primary); got != c.primary {
+			t.Errorf("%v: primary %q, want %q", c.keys, got, c.primary)
+		}
+		before := client.keys.Load()
+		bs := make([][]byte, len(c.keys))
+		for i, k := range c.keys {
+			bs[i] = []byte(k)
+		}
+		got, err := tx.BatchGet(ctx, bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := client.keys.Load() - before; n != 0 {
+			t.Errorf("%v: the read after the locks asked the store for %d keys, want 0", c.keys, n)
+		}
+		if len(got) != len(c.present) {
+			t.Errorf("%v: read %d keys, want %v", c.keys, len(got), c.present)
+		}
+		for _, k := range c.keys {
+			present := false
+			for _, p := range c.present {
+				present = present || p == k
+			}
+			if _, found := got[k]; found != present {
+				t.Errorf("%v: %s found %v, want %v", c.keys, k, found, present)
+			}
+			if lockedByOther(k) != present {
+				t.Errorf("%v: %s locked %v, want %v", c.keys, k, !present, present)
+			}
+		}
+		if err := tx.Set([]byte(c.present[0]), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatalf("%v: commit: %v", c.keys, err)
+		}
+		if got := pointGet(t, e.s, c.present[0]); got != "x" {
+			t.Errorf("%v: %s after commit = %q", c.keys, c.present[0], got)
+		}
+	}
+
+	// Its own write to a key: refused, nothing locked.
+	tx := beginPessimistic(t, s)
+	if err := tx.Set([]byte("d"), []byte("7")); err != nil {
+		t.Fatal(err)
+	}
+	if lockIfExist(tx, "d", "n") {
+		t.Error("LockKeysReadingIfExist over the transaction's own write: not refused")
+	}
+	if lockedByOther("n") {
+		t.Error("a refused LockKeysReadingIfExist locked n")
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lockIfExist(opt, "n") {
+		t.Error("LockKeysReadingIfExist in an optimistic transaction: not refused")
+	}
+	if err := opt.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

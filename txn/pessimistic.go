@@ -22,6 +22,10 @@ type pessimisticState struct {
 	// snapshot reads return (lockedvalues.go).
 	values  map[string]lockedValue
 	pending map[string]pendingRead
+	// absent maps the keys the statement's LockKeysReadingIfExist found
+	// without a value (and did not lock) to the snapshot they were read
+	// at (lockedvalues.go).
+	absent map[string]uint64
 	// primary is the first key locked; every lock names it.
 	primary []byte
 	// maxForUpdateTS is the newest for_update_ts any key was locked at.
@@ -200,9 +204,57 @@ func (t *Txn) LockKeysReading(ctx context.Context, forUpdateTS uint64, keys ...[
 	return t.lockKeys(ctx, forUpdateTS, true, keys)
 }
 
+// LockKeysReadingIfExist is LockKeysReading for keys of which some may
+// have no value, which it does not lock (kv's LockOnlyIfExists, TiKV's
+// lock_only_if_exists): a locking read of an IN list of primary keys
+// (SELECT ... WHERE id IN (...) FOR UPDATE) locks the rows there are and
+// takes their values in one request, where it read them and then locked
+// those found, and no insert of an absent row waits for it (percdb has no
+// gap locks). A key without a value is known absent at the snapshot
+// forUpdateTS until the statement ends: the read that follows at that
+// snapshot is answered without asking the store, and recorded in the read
+// set as any read (a move of the snapshot checks that no row came there).
+// The caller must read the keys next at forUpdateTS (the statement's
+// SnapshotTS).
+//
+// ok is false, with nothing locked, when the transaction cannot lock so:
+// it is not pessimistic, reads at a statement's or the latest snapshot
+// (READ COMMITTED, a latest read), or has a write of its own to one of
+// keys (its read must see it); the caller reads, then locks what it
+// found. Errors are LockKeys'.
+func (t *Txn) LockKeysReadingIfExist(ctx context.Context, forUpdateTS uint64, keys ...[]byte) (ok bool, err error) {
+	if t.pess == nil || t.rc != nil || t.latest != latestOff {
+		return false, nil
+	}
+	for _, k := range keys {
+		if e, ok := t.buf.get(k); ok && e.op != bufLock {
+			return false, nil
+		}
+	}
+	return true, t.lockKeysWith(ctx, forUpdateTS, lockIfExists, keys)
+}
+
+// lockMode is what lockKeys asks the store for with the locks.
+type lockMode int
+
+const (
+	lockOnly     lockMode = iota // the locks (LockKeys)
+	lockReading                  // and the keys' values (LockKeysReading)
+	lockIfExists                 // locks of the keys with values only, and the values (LockKeysReadingIfExist)
+)
+
 // lockKeys is LockKeys, asking the store for the keys' values with their
 // locks when withValues is set (LockKeysReading).
 func (t *Txn) lockKeys(ctx context.Context, forUpdateTS uint64, withValues bool, keys [][]byte) error {
+	mode := lockOnly
+	if withValues {
+		mode = lockReading
+	}
+	return t.lockKeysWith(ctx, forUpdateTS, mode, keys)
+}
+
+// lockKeysWith is lockKeys in mode.
+func (t *Txn) lockKeysWith(ctx context.Context, forUpdateTS uint64, mode lockMode, keys [][]byte) error {
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("lock keys: %w", err)
 	}
@@ -215,7 +267,7 @@ func (t *Txn) lockKeys(ctx context.Context, forUpdateTS uint64, withValues bool,
 		return fmt.Errorf("lock keys: %w", err)
 	}
 	if t.pess != nil {
-		if err := t.lockPessimistic(ctx, max(forUpdateTS, t.startTS), withValues, keys); err != nil {
+		if err := t.lockPessimistic(ctx, max(forUpdateTS, t.startTS), mode, keys); err != nil {
 			if errors.Is(err, ErrLockWaitTimeout) {
 				t.s.stats.lockWaitTimeouts.Add(1)
 			}
@@ -229,6 +281,12 @@ func (t *Txn) lockKeys(ctx context.Context, forUpdateTS uint64, withValues bool,
 		}
 	}
 	for _, k := range keys {
+		if mode == lockIfExists {
+			if _, locked := t.pess.locked[string(k)]; !locked {
+				// Absent: not locked, nothing to commit.
+				continue
+			}
+		}
 		if _, ok := t.buf.get(k); !ok {
 			t.buf.set(k, entry{op: bufLock})
 		}
@@ -237,8 +295,11 @@ func (t *Txn) lockKeys(ctx context.Context, forUpdateTS uint64, withValues bool,
 }
 
 // lockPessimistic takes the pessimistic locks of keys not locked yet, at
-// forUpdateTS, and keeps their values when withValues is set.
-func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValues bool, keys [][]byte) error {
+// forUpdateTS, and keeps their values unless mode is lockOnly (under
+// lockIfExists, only of the keys that have one; the others are noted
+// absent at forUpdateTS).
+func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, mode lockMode, keys [][]byte) error {
+	withValues := mode != lockOnly
 	var todo [][]byte
 	for _, k := range keys {
 		if _, ok := t.pess.locked[string(k)]; !ok {
@@ -252,9 +313,13 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValue
 	slices.SortFunc(todo, bytes.Compare)
 	todo = slices.CompactFunc(todo, bytes.Equal)
 	first := t.pess.primary == nil
-	if first {
+	if first && mode != lockIfExists {
 		t.pess.primary = bytes.Clone(todo[0])
 	}
+	// Under lockIfExists without a primary, the store makes the first
+	// key it locks the primary (kv's LockOnlyIfExists with an empty
+	// Primary), and the spans are asked one after another: the first
+	// that locks a key names the primary for the next.
 	spans, err := groupByRegion(ctx, t.s.client, todo, 0, len(todo))
 	if err != nil {
 		return err
@@ -283,7 +348,12 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValue
 			if withValues {
 				got = values[lo:hi]
 			}
-			ts, err := t.acquire(ctx, reg, todo[lo:hi], forUpdateTS, deadline, got)
+			ts, err := t.acquire(ctx, reg, todo[lo:hi], forUpdateTS, deadline, got, mode == lockIfExists)
+			if err == nil && mode == lockIfExists && t.pess.primary == nil {
+				if i := slices.IndexFunc(got, func(v []byte) bool { return v != nil }); i >= 0 {
+					t.pess.primary = bytes.Clone(todo[lo+i])
+				}
+			}
 			conflictTS = max(conflictTS, ts)
 			newest = max(newest, ts)
 			if ts != 0 && conflict == nil {
@@ -300,6 +370,10 @@ func (t *Txn) lockPessimistic(ctx context.Context, forUpdateTS uint64, withValue
 		var got [][]byte
 		if withValues {
 			got = values[sp.lo:sp.hi]
+		}
+		if mode == lockIfExists {
+			t.noteLockedIfExists(todo[sp.lo:sp.hi], got, forUpdateTS, conflictTS)
+			continue
 		}
 		t.noteLocked(todo[sp.lo:sp.hi], got, forUpdateTS, conflictTS)
 	}
@@ -339,6 +413,28 @@ func (t *Txn) noteLocked(keys, values [][]byte, forUpdateTS, conflictTS uint64) 
 	}
 }
 
+// noteLockedIfExists is noteLocked for keys locked under lockIfExists:
+// those with a value (values[i] not nil) are locked, the others noted
+// absent at forUpdateTS for the statement's read.
+func (t *Txn) noteLockedIfExists(keys, values [][]byte, forUpdateTS, conflictTS uint64) {
+	var lk, lv [][]byte
+	for i, k := range keys {
+		if values[i] == nil {
+			if conflictTS == 0 {
+				// (With a conflict, nil is the newest value, a
+				// delete after forUpdateTS: the statement runs again
+				// at a newer snapshot.)
+				t.pess.noteAbsent(k, forUpdateTS)
+			}
+			continue
+		}
+		lk, lv = append(lk, k), append(lv, values[i])
+	}
+	if len(lk) > 0 {
+		t.noteLocked(lk, lv, forUpdateTS, conflictTS)
+	}
+}
+
 // acquire locks keys, all in region reg, waiting for other transactions'
 // locks until deadline. The store waits in slices: between two, the owner
 // of the lock met is checked through its primary and, if dead, rolled
@@ -346,8 +442,9 @@ func (t *Txn) noteLocked(keys, values [][]byte, forUpdateTS, conflictTS uint64) 
 // locking: a waiter keeps the lock it waited for); conflictTS is then the
 // newest such write's commit_ts. With values non-nil (one per key), the
 // store also returns each key's newest value, which is stored in values
-// (nil: the key has none).
-func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, forUpdateTS uint64, deadline time.Time, values [][]byte) (conflictTS uint64, err error) {
+// (nil: the key has none). With ifExists (values non-nil) a key without
+// a value is not locked (kv's LockOnlyIfExists).
+func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, forUpdateTS uint64, deadline time.Time, values [][]byte, ifExists bool) (conflictTS uint64, err error) {
 	req := &kv.AcquirePessimisticLockRequest{
 		Region:           reg.Ctx(),
 		Keys:             make([]kv.PessimisticKey, len(keys)),
@@ -356,10 +453,11 @@ func (t *Txn) acquire(ctx context.Context, reg kv.RegionInfo, keys [][]byte, for
 		ForUpdateTS:      forUpdateTS,
 		LockWithConflict: true,
 		ReturnValues:     values != nil,
+		LockOnlyIfExists: ifExists,
 	}
 	for i, k := range keys {
 		e, _ := t.buf.get(k)
-		req.Keys[i] = kv.PessimisticKey{Key: k, CheckNotExists: e.presumeNotExists}
+		req.Keys[i] = kv.PessimisticKey{Key: k, CheckNotExists: e.presumeNotExists && !ifExists}
 	}
 	for {
 		// The TTL counts from start_ts: set it as of now, or a lock taken
@@ -444,7 +542,7 @@ func (t *Txn) releasePessimisticLocks(ctx context.Context) {
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	t.pess.locked = map[string]uint64{}
-	t.pess.values, t.pess.pending = nil, nil
+	t.pess.values, t.pess.pending, t.pess.absent = nil, nil, nil
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	spans, err := groupByRegion(ctx, t.s.client, keys, 0, len(keys))

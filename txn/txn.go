@@ -186,7 +186,7 @@ func (t *Txn) batchGet(ctx context.Context, keys [][]byte, cmp ReadComparator) (
 		return nil, fmt.Errorf("batch get: %w", err)
 	}
 	t.trackRead(cmp, missing...)
-	if t.pess != nil && len(t.pess.values) > 0 {
+	if t.pess.knowsValues() {
 		// Keys held locked whose values are known are not asked for.
 		ask := missing[:0:0]
 		for _, k := range missing {

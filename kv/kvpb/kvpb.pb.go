@@ -3239,9 +3239,13 @@ type AcquirePessimisticLockRequest struct {
 	LockWithConflict bool  `protobuf:"varint,9,opt,name=lock_with_conflict,json=lockWithConflict,proto3" json:"lock_with_conflict,omitempty"`
 	// range, when set, makes the request a locking range read
 	// (kv.AcquirePessimisticLockRequest.Range): keys is then empty.
-	Range         *LockRange `protobuf:"bytes,10,opt,name=range,proto3" json:"range,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Range *LockRange `protobuf:"bytes,10,opt,name=range,proto3" json:"range,omitempty"`
+	// lock_only_if_exists locks only the keys that have a value
+	// (kv.AcquirePessimisticLockRequest.LockOnlyIfExists; needs
+	// return_values).
+	LockOnlyIfExists bool `protobuf:"varint,11,opt,name=lock_only_if_exists,json=lockOnlyIfExists,proto3" json:"lock_only_if_exists,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AcquirePessimisticLockRequest) Reset() {
@@ -3342,6 +3346,13 @@ func (x *AcquirePessimisticLockRequest) GetRange() *LockRange {
 		return x.Range
 	}
 	return nil
+}
+
+func (x *AcquirePessimisticLockRequest) GetLockOnlyIfExists() bool {
+	if x != nil {
+		return x.LockOnlyIfExists
+	}
+	return false
 }
 
 type LockRange struct {
@@ -5590,7 +5601,7 @@ const file_kvpb_proto_rawDesc = "" +
 	"\block_ttl\x18\x03 \x01(\x04R\alockTtl\"L\n" +
 	"\x0ePessimisticKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12(\n" +
-	"\x10check_not_exists\x18\x02 \x01(\bR\x0echeckNotExists\"\x97\x03\n" +
+	"\x10check_not_exists\x18\x02 \x01(\bR\x0echeckNotExists\"\xc6\x03\n" +
 	"\x1dAcquirePessimisticLockRequest\x12,\n" +
 	"\x06region\x18\x01 \x01(\v2\x14.percdb.kv.RegionCtxR\x06region\x12-\n" +
 	"\x04keys\x18\x02 \x03(\v2\x19.percdb.kv.PessimisticKeyR\x04keys\x12\x18\n" +
@@ -5602,7 +5613,8 @@ const file_kvpb_proto_rawDesc = "" +
 	"\x0fwait_timeout_ms\x18\b \x01(\x03R\rwaitTimeoutMs\x12,\n" +
 	"\x12lock_with_conflict\x18\t \x01(\bR\x10lockWithConflict\x12*\n" +
 	"\x05range\x18\n" +
-	" \x01(\v2\x14.percdb.kv.LockRangeR\x05range\"\x86\x01\n" +
+	" \x01(\v2\x14.percdb.kv.LockRangeR\x05range\x12-\n" +
+	"\x13lock_only_if_exists\x18\v \x01(\bR\x10lockOnlyIfExists\"\x86\x01\n" +
 	"\tLockRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\fR\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\fR\x03end\x12\x14\n" +

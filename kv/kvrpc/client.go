@@ -533,7 +533,7 @@ func (c *Client) AcquirePessimisticLock(ctx context.Context, req *kv.AcquirePess
 		resp, err = kc.AcquirePessimisticLock(ctx, &kvpb.AcquirePessimisticLockRequest{
 			Region: regionCtxToPB(req.Region), Keys: keys, Primary: req.Primary, StartTs: req.StartTS, ForUpdateTs: req.ForUpdateTS,
 			LockTtl: req.LockTTL, ReturnValues: req.ReturnValues, WaitTimeoutMs: wait, LockWithConflict: req.LockWithConflict,
-			Range: lockRangeToPB(req.Range),
+			Range: lockRangeToPB(req.Range), LockOnlyIfExists: req.LockOnlyIfExists,
 		})
 		return err
 	})

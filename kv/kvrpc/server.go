@@ -187,7 +187,7 @@ func (s *Server) AcquirePessimisticLock(ctx context.Context, req *kvpb.AcquirePe
 		Region: regionCtxFromPB(req.GetRegion()), Keys: keys, Primary: req.GetPrimary(), StartTS: req.GetStartTs(),
 		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), ReturnValues: req.GetReturnValues(),
 		WaitTimeout: time.Duration(req.GetWaitTimeoutMs()) * time.Millisecond, LockWithConflict: req.GetLockWithConflict(),
-		Range: lockRangeFromPB(req.GetRange()),
+		Range: lockRangeFromPB(req.GetRange()), LockOnlyIfExists: req.GetLockOnlyIfExists(),
 	})
 	re, ke, serr := outcome(err)
 	out := &kvpb.AcquirePessimisticLockResponse{RegionError: re, Error: ke}
