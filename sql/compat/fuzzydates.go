@@ -105,6 +105,14 @@ func (p fuzzyDate) format(f string) (string, bool) {
 		}
 		b.WriteString(s)
 	}
+	// clock writes hh:mm:ss of the hour h.
+	clock := func(h int) {
+		pad(h, 2)
+		b.WriteByte(':')
+		pad(p.minute, 2)
+		b.WriteByte(':')
+		pad(p.second, 2)
+	}
 	hour12 := (p.hour+11)%12 + 1
 	for i := 0; i < len(f); i++ {
 		c := f[i]
@@ -183,19 +191,11 @@ func (p fuzzyDate) format(f string) (string, bool) {
 		case 'p':
 			b.WriteString(amPM(p.hour))
 		case 'r':
-			pad(hour12, 2)
-			b.WriteByte(':')
-			pad(p.minute, 2)
-			b.WriteByte(':')
-			pad(p.second, 2)
+			clock(hour12)
 			b.WriteByte(' ')
 			b.WriteString(amPM(p.hour))
 		case 'T':
-			pad(p.hour, 2)
-			b.WriteByte(':')
-			pad(p.minute, 2)
-			b.WriteByte(':')
-			pad(p.second, 2)
+			clock(p.hour)
 		default:
 			b.WriteByte(f[i])
 		}
