@@ -43,6 +43,7 @@ func TestPreferTableScan(t *testing.T) {
 	probes := []probe{
 		{"SELECT count(*), sum(q) FROM t WHERE k < 10 OR k > 100", "ALL NULL"},
 		{"SELECT sum(q) FROM t WHERE k > 50", "ALL NULL"},
+		{"SELECT sum(a.q) FROM t a WHERE a.k > 50", "ALL NULL"},
 		{"SELECT w, id, q FROM t WHERE k >= 30 ORDER BY w, id", "index PRIMARY"}, // the table in key order
 		{"SELECT count(*), sum(q) FROM t WHERE k BETWEEN 10 AND 60", "range k"},
 		{"SELECT count(*) FROM t WHERE k > 50", "range k"},                    // covering

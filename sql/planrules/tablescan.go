@@ -77,8 +77,8 @@ func PreferTableScanRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _
 }
 
 // PreferTableScan replaces each static read of a secondary index under a
-// Filter by a scan of its table when the index does not cover the read
-// and the table's statistics estimate that the read's ranges hold more
+// Filter (under a table alias or not) by a scan of its table when the
+// index does not cover the read and the table's statistics estimate that the read's ranges hold more
 // than 1/IndexLookupRowCost of the table's rows. The Filter stays above
 // and decides, so no answer changes. A statement with a LIMIT is left
 // alone (an index read in the ORDER BY's order may stop after a few rows,
@@ -94,7 +94,12 @@ func PreferTableScan(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeI
 		if !ok {
 			return n, transform.SameTree, nil
 		}
-		ita, ok := f.Child.(*plan.IndexedTableAccess)
+		read := f.Child
+		alias, aliased := read.(*plan.TableAlias)
+		if aliased {
+			read = alias.Child
+		}
+		ita, ok := read.(*plan.IndexedTableAccess)
 		if !ok || !ita.IsStatic() || merged[ita] {
 			return n, transform.SameTree, nil
 		}
@@ -120,6 +125,11 @@ func PreferTableScan(ctx *gsql.Context, n gsql.Node) (gsql.Node, transform.TreeI
 		scan, ok := scanOf(ita)
 		if !ok {
 			return n, transform.SameTree, nil
+		}
+		if aliased {
+			if scan, err = alias.WithChildren(scan); err != nil {
+				return nil, transform.SameTree, err
+			}
 		}
 		ret, err := f.WithChildren(scan)
 		if err != nil {
