@@ -78,9 +78,9 @@ func PreferTableScanRule(ctx *gsql.Context, _ *analyzer.Analyzer, n gsql.Node, _
 
 // PreferTableScan replaces each static read of a secondary index under a
 // Filter (under a table alias or not) by a scan of its table when the
-// index does not cover the read and the table's statistics estimate that the read's ranges hold more
-// than 1/IndexLookupRowCost of the table's rows. The Filter stays above
-// and decides, so no answer changes. A statement with a LIMIT is left
+// index does not cover the read and the table's statistics estimate that
+// the read's ranges hold more than 1/IndexLookupRowCost of the table's
+// rows. The Filter stays above and decides, so no answer changes. A statement with a LIMIT is left
 // alone (an index read in the ORDER BY's order may stop after a few rows,
 // where the scan reads everything), as is a read that feeds a merge join
 // (which needs the index's order).
