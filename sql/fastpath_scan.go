@@ -1138,7 +1138,7 @@ func (b *scanBinder) wideIndexRead(cols []keyBounds) bool {
 		return false
 	}
 	rows, total, ok := b.r.s.provider.keyRangeRows(b.r.ctx, b.pl.Meta, sp.Index, krs)
-	return ok && rows*planrules.IndexLookupRowCost > total
+	return ok && planrules.WideRead(rows, total)
 }
 
 // errNoEstimate stops eachKeyBounds where a value has no key encoding.

@@ -17,11 +17,16 @@ func TestPreferTableScan(t *testing.T) {
 	db.SetMaxOpenConns(1)
 	execAll(t, db, "CREATE DATABASE x", "USE x",
 		"CREATE TABLE t (w INT NOT NULL, id INT NOT NULL, k INT NOT NULL, q INT NOT NULL, PRIMARY KEY (w, id), KEY k (k))")
-	var vals []string
-	for i := range 4000 {
-		vals = append(vals, fmt.Sprintf("(%d, %d, %d, %d)", i%4, i, (i*7919)%4000, i%100))
+	// More rows than planrules.MinScanRows; k is a permutation of
+	// 0..19999.
+	const n = 20000
+	for start := 0; start < n; start += 4000 {
+		var vals []string
+		for i := start; i < start+4000; i++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d, %d, %d)", i%4, i, (i*7919)%n, i%100))
+		}
+		execAll(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","))
 	}
-	execAll(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","))
 	access := func(q string) string {
 		t.Helper()
 		rows, err := db.Query("EXPLAIN " + q)
@@ -41,11 +46,11 @@ func TestPreferTableScan(t *testing.T) {
 	}
 	type probe struct{ query, with string }
 	probes := []probe{
-		{"SELECT count(*), sum(q) FROM t WHERE k < 10 OR k > 100", "ALL NULL"},
+		{"SELECT count(*), sum(q) FROM t WHERE k < 10 OR k > 500", "ALL NULL"},
 		{"SELECT sum(q) FROM t WHERE k > 50", "ALL NULL"},
 		{"SELECT sum(a.q) FROM t a WHERE a.k > 50", "ALL NULL"},
 		{"SELECT w, id, q FROM t WHERE k >= 30 ORDER BY w, id", "index PRIMARY"}, // the table in key order
-		{"SELECT count(*), sum(q) FROM t WHERE k BETWEEN 10 AND 60", "range k"},
+		{"SELECT count(*), sum(q) FROM t WHERE k BETWEEN 10 AND 300", "range k"},
 		{"SELECT count(*) FROM t WHERE k > 50", "range k"},                    // covering
 		{"SELECT w, id, k FROM t WHERE k > 50 ORDER BY k LIMIT 5", "range k"}, // stops after 5 entries
 	}

@@ -150,7 +150,18 @@ func wideRead(ctx *gsql.Context, t WideReadTable, idx gsql.Index, ranges gsql.My
 	if err != nil || total == 0 {
 		return false
 	}
-	return rows*IndexLookupRowCost > total
+	return WideRead(float64(rows), float64(total))
+}
+
+// MinScanRows is the fewest rows a table must hold for a read of it to
+// be moved off an index: below it any plan's read costs well under a
+// millisecond, and the estimates come from a handful of rows.
+const MinScanRows = 10000
+
+// WideRead reports whether a read of an index estimated at rows of a
+// table of total rows is better made by a scan of the table.
+func WideRead(rows, total float64) bool {
+	return total >= MinScanRows && rows*IndexLookupRowCost > total
 }
 
 // hasLimit reports whether n holds a LIMIT or a top-N anywhere.
