@@ -81,6 +81,7 @@ const (
 	settledDecimalComparisonsRuleID                               // sql/compat/decimal.go
 	mixedInSubqueriesRuleID                                       // sql/compat/mixedin.go
 	boundLockedReadsRuleID                                        // lockbound.go
+	preferTableScanRuleID                                         // planrules
 )
 
 // newAnalyzer returns GMS's analyzer over p with percdb's rules added.
@@ -274,6 +275,13 @@ func newAnalyzer(p *DatabaseProvider) *analyzer.Analyzer {
 	// index, and answers MIN and MAX from a whole read where one row of it
 	// would do (sql/planrules): TestExplainIndexChoice,
 	// TestExplainOrderByIndex, TestMinMaxByIndex.
+	// GMS reads any index its WHERE clause bounds, however many of the
+	// table's rows the range holds, each row by a point read; a range
+	// that the statistics estimate to hold more than a twentieth of
+	// them is read by a scan of the table (planrules/tablescan.go):
+	// TestPreferTableScan. Inserted before PreferPinnedIndex, so it runs
+	// after it, on the index that rule settled on.
+	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferTableScanRuleID, Apply: planrules.PreferTableScanRule})
 	insertRule(a, "optimizeJoins", true, analyzer.Rule{Id: preferPinnedIndexRuleID, Apply: planrules.PreferPinnedIndexRule})
 	// A NOT EXISTS correlated on nullable columns is an anti lookup join,
 	// not a nested loop over the whole inner table per outer row

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +22,8 @@ import (
 	"github.com/percdb/percdb/kv"
 	"github.com/percdb/percdb/sql/compat"
 	"github.com/percdb/percdb/sql/fastpath"
+	"github.com/percdb/percdb/sql/planrules"
+	"github.com/percdb/percdb/sql/statistics"
 	"github.com/percdb/percdb/txn"
 )
 
@@ -798,6 +801,10 @@ func (b *scanBinder) bind(sc *fastpath.ScanShape) ([]executor.KeyRange, []copr.E
 			filter = append(filter, x)
 		}
 	}
+	if sc.Limit == nil && b.wideIndexRead(keys[:ranged+1]) {
+		// GMS scans the table instead (planrules.PreferTableScan).
+		return nil, nil, nil, fastpath.ReasonSize, false
+	}
 	var ix *executor.Index
 	if sp.Index != nil {
 		ix = sp.Index.Exec
@@ -1043,23 +1050,44 @@ func (k *keyBounds) values() ([]any, bool) {
 // range's Start is the row's key and the range holds no other. ok is
 // false past maxScanRanges.
 func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out []executor.KeyRange, points, ok bool, err error) {
-	rangeOf := func(lo, hi executor.Bound) (executor.KeyRange, error) {
+	pinned, ok, err := eachKeyBounds(cols, func(_ int, lo, hi executor.Bound) error {
+		var r executor.KeyRange
+		var err error
 		if ix != nil {
-			return t.IndexRange(ix, lo, hi)
+			r, err = t.IndexRange(ix, lo, hi)
+		} else {
+			r, err = t.HandleRange(lo, hi)
 		}
-		return t.HandleRange(lo, hi)
+		out = append(out, r)
+		return err
+	})
+	if err != nil || !ok {
+		return nil, false, ok, err
 	}
+	whole := len(t.PrimaryKey)
+	if t.HandleKind == executor.HandleInt {
+		whole = 1
+	}
+	return out, pinned && ix == nil && len(cols) == whole, true, nil
+}
+
+// eachKeyBounds calls each with the bounds of every key range cols allow,
+// in key order (scanKeyRanges), and with the number of leading columns
+// the range pins (the bounds' values after them bound the next column).
+// pinned reports that cols pin every column they hold (each range's
+// bounds are one tuple); ok is false past maxScanRanges.
+func eachKeyBounds(cols []keyBounds, each func(pinned int, lo, hi executor.Bound) error) (pinned, ok bool, err error) {
 	prefixes := [][]any{nil}
 	for i := range cols {
 		k := &cols[i]
-		points, pinned := k.values()
-		if !pinned {
+		points, isPinned := k.values()
+		if !isPinned {
 			if i != len(cols)-1 {
-				return nil, false, false, nil // resolveScan makes only the last column a range
+				return false, false, nil // resolveScan makes only the last column a range
 			}
 			ivs := k.intervals()
 			if len(prefixes)*len(ivs) > maxScanRanges {
-				return nil, false, false, nil
+				return false, false, nil
 			}
 			for _, p := range prefixes {
 				for _, iv := range ivs {
@@ -1070,17 +1098,15 @@ func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out
 					if kb.hiSet {
 						hi.Values = append(slices.Clip(p), kb.value(kb.hi))
 					}
-					r, err := rangeOf(lo, hi)
-					if err != nil {
-						return nil, false, false, err
+					if err := each(len(p), lo, hi); err != nil {
+						return false, false, err
 					}
-					out = append(out, r)
 				}
 			}
-			return out, false, true, nil
+			return false, true, nil
 		}
 		if len(prefixes)*len(points) > maxScanRanges {
-			return nil, false, false, nil
+			return false, false, nil
 		}
 		next := make([][]any, 0, len(prefixes)*len(points))
 		for _, p := range prefixes {
@@ -1091,18 +1117,66 @@ func scanKeyRanges(t *executor.Table, ix *executor.Index, cols []keyBounds) (out
 		prefixes = next
 	}
 	for _, p := range prefixes {
-		r, err := rangeOf(executor.Bound{Values: p, Inclusive: true}, executor.Bound{Values: p, Inclusive: true})
-		if err != nil {
-			return nil, false, false, err
+		b := executor.Bound{Values: p, Inclusive: true}
+		if err := each(len(p), b, b); err != nil {
+			return false, false, err
 		}
-		out = append(out, r)
 	}
-	whole := len(t.PrimaryKey)
-	if t.HandleKind == executor.HandleInt {
-		whole = 1
-	}
-	return out, ix == nil && len(cols) == whole, true, nil
+	return true, true, nil
 }
+
+// wideIndexRead reports whether the plan reads rows through a secondary
+// index that does not cover them, and the table's statistics estimate
+// that the ranges cols allow hold more than 1/IndexLookupRowCost of its
+// rows: GMS's plan then scans the table (planrules.PreferTableScan),
+// which costs less than a point read per row.
+func (b *scanBinder) wideIndexRead(cols []keyBounds) bool {
+	sp := b.pl.Scan
+	if sp.Index == nil || coveredScan(b.pl) {
+		return false
+	}
+	encode := func(v any) ([]byte, bool) {
+		enc, err := tablecodec.EncodeKey(nil, v)
+		return enc, err == nil
+	}
+	var krs []statistics.KeyRange
+	bound := func(b executor.Bound, pinned int) (statistics.ColumnBound, bool) {
+		if len(b.Values) <= pinned {
+			return statistics.ColumnBound{}, true // unbounded
+		}
+		enc, ok := encode(b.Values[pinned])
+		return statistics.ColumnBound{Value: enc, Inclusive: b.Inclusive}, ok
+	}
+	_, ok, err := eachKeyBounds(cols, func(pinned int, lo, hi executor.Bound) error {
+		var kr statistics.KeyRange
+		for _, v := range lo.Values[:pinned] {
+			enc, ok := encode(v)
+			if !ok {
+				return errNoEstimate
+			}
+			kr.Points = append(kr.Points, enc)
+		}
+		if len(lo.Values) > pinned || len(hi.Values) > pinned {
+			var okLo, okHi bool
+			kr.Bounded = true
+			kr.Lower, okLo = bound(lo, pinned)
+			kr.Upper, okHi = bound(hi, pinned)
+			if !okLo || !okHi {
+				return errNoEstimate
+			}
+		}
+		krs = append(krs, kr)
+		return nil
+	})
+	if err != nil || !ok || len(krs) == 0 {
+		return false
+	}
+	rows, total, ok := b.r.s.provider.keyRangeRows(b.r.ctx, b.pl.Meta, sp.Index, krs)
+	return ok && planrules.WideRead(rows, total)
+}
+
+// errNoEstimate stops eachKeyBounds where a value has no key encoding.
+var errNoEstimate = errors.New("no estimate")
 
 // keyValue converts a value compared with the key: null for NULL, which
 // no key equals; ok false for a value that is not an integer in the key

@@ -294,6 +294,17 @@ func kindStatusVariable(k lexical.Kind) string {
 // and a SELECT's in the connection's goroutine once the result's column
 // definitions are known (boundexec.go).
 func (h *handler) runBound(ctx context.Context, bx boundExecutor, c *mysql.Conn, s *Session, sctx *gsql.Context, query string, k lexical.Kind, n gsql.Node, p *plancache.Plan, callback func(*sqltypes.Result) error) error {
+	if k == lexical.KindSelect {
+		// The template's index read, whose ranges are this execution's
+		// values', is a scan of the table where they hold much of it
+		// (analyzer.go's PreferTableScan, which the template, its values
+		// not known, was analysed without deciding).
+		scanned, _, err := planrules.PreferTableScan(sctx, n)
+		if err != nil {
+			return err
+		}
+		n = scanned
+	}
 	// The filters the template kept whole for its ranges to be derived
 	// from (analyzer.go): what this execution's ranges enforce is not
 	// evaluated again.

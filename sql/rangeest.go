@@ -16,12 +16,34 @@ import (
 // then leaves the estimate to GMS. Each range that is not empty counts
 // at least one row, and the whole at most the table's rows.
 func (p *DatabaseProvider) rangeRows(ctx *gsql.Context, t *Table, im *tablemeta.Index, ranges gsql.MySQLRangeCollection) (float64, bool) {
-	if im.Prefixed || len(ranges) == 0 {
+	if len(ranges) == 0 {
 		return 0, false
 	}
-	st := p.stats.Get(ctx, t.meta.Exec.ID)
+	krs := make([]statistics.KeyRange, 0, len(ranges))
+	for _, r := range ranges {
+		kr, empty, ok := statsRange(ctx, im, r)
+		if !ok {
+			return 0, false
+		}
+		if !empty {
+			krs = append(krs, kr)
+		}
+	}
+	rows, _, ok := p.keyRangeRows(ctx, t.meta, im, krs)
+	return rows, ok
+}
+
+// keyRangeRows estimates the rows a read of the ranges krs of index im
+// of table m returns, as rangeRows does, and the table's rows (those of
+// its statistics, with the changes this node counted since); ok is false
+// when m has no statistics for im.
+func (p *DatabaseProvider) keyRangeRows(ctx *gsql.Context, m *tablemeta.Table, im *tablemeta.Index, krs []statistics.KeyRange) (rows, total float64, ok bool) {
+	if im.Prefixed {
+		return 0, 0, false
+	}
+	st := p.stats.Get(ctx, m.Exec.ID)
 	if st == nil {
-		return 0, false
+		return 0, 0, false
 	}
 	var ix *statistics.Index
 	if im.IsPrimary {
@@ -30,22 +52,14 @@ func (p *DatabaseProvider) rangeRows(ctx *gsql.Context, t *Table, im *tablemeta.
 		ix = st.Index(im.Exec.ID, false)
 	}
 	if ix == nil || len(ix.ColumnIDs) != len(im.Ords) {
-		return 0, false
+		return 0, 0, false
 	}
-	total := float64(p.estimatedRows(ctx, t))
-	changed, _ := p.modified.Since(st.TableID, st.Version)
-	var rows float64
-	for _, r := range ranges {
-		kr, empty, ok := statsRange(ctx, im, r)
-		if !ok {
-			return 0, false
-		}
-		if empty {
-			continue
-		}
+	changed, delta := p.modified.Since(st.TableID, st.Version)
+	total = float64(max(int64(st.RowCount)+delta, 0))
+	for _, kr := range krs {
 		sel, ok := st.RangeSelectivity(ix, kr, changed)
 		if !ok {
-			return 0, false
+			return 0, 0, false
 		}
 		n := sel * total
 		if len(kr.Points) == len(im.Ords) && im.Unique && !hasNullKey(kr.Points) {
@@ -53,7 +67,7 @@ func (p *DatabaseProvider) rangeRows(ctx *gsql.Context, t *Table, im *tablemeta.
 		}
 		rows += max(n, 1)
 	}
-	return min(rows, max(total, 1)), true
+	return min(rows, max(total, 1)), total, true
 }
 
 // hasNullKey reports whether a point is NULL, which a unique index holds

@@ -262,6 +262,9 @@ func (t *IndexedTable) Partitions(ctx *gsql.Context) (gsql.PartitionIter, error)
 	return t.Table.LookupPartitions(ctx, t.lookup)
 }
 
+// Unindexed implements planrules.IndexedReader: the table read whole.
+func (t *IndexedTable) Unindexed() gsql.Table { return t.Table }
+
 // WithProjections implements sql.ProjectedTable.
 func (t *IndexedTable) WithProjections(names []string) gsql.Table {
 	return &IndexedTable{Table: t.Table.WithProjections(names).(*Table), lookup: t.lookup}

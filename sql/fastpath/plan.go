@@ -115,7 +115,9 @@ const (
 	ReasonError
 	// ReasonSize: a range SELECT's result, or the rows it sorts, would
 	// be more than the fast path keeps (GMS's buffers count against the
-	// query's memory bound).
+	// query's memory bound), or its read of a secondary index holds so
+	// many of the table's rows, by the statistics, that GMS's plan scans
+	// the table instead (planrules.PreferTableScan).
 	ReasonSize
 	// NumReasons is how many reasons there are.
 	NumReasons
