@@ -561,19 +561,9 @@ func isSelectForUpdate(query string) bool {
 	}
 }
 
-// indexFold is strings.Index, ASCII case-insensitive, for a sub that
-// starts with a lower-case letter.
-func indexFold(s, sub string) int {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		// Compare the first byte before calling EqualFold: this runs on
-		// every statement.
-		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+n], sub) {
-			return i
-		}
-	}
-	return -1
-}
+// indexFold is lexical.IndexFold: strings.Index, ASCII case-insensitive,
+// for a sub that starts with a lower-case letter.
+func indexFold(s, sub string) int { return lexical.IndexFold(s, sub) }
 
 // admin runs CHECK TABLE and the ADMIN statements (checktable.go,
 // package ddljob).
