@@ -127,6 +127,7 @@ func runKV(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:20160", "host:port to serve the kv protocol on, as registered with pd")
 	pdFlag := fs.String("pd", "", "comma-separated host:port of the pd members (required)")
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve, as the single node's --reserve-space")
+	blockCache := fs.String("block-cache-size", "256MiB", "the size of the store's block cache, as the single node's --block-cache-size")
 	latestSpace := fs.String("latest-space", "auto", "when the store keeps the latest space, as the single node's --latest-space")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logCompact := fs.Int("raft-log-compact", 1024, "applied entries a region's raft log holds before its leader truncates it to what every follower has; at 4 times as many it truncates past a follower that lags, which then catches up by snapshot")
@@ -171,6 +172,10 @@ func runKV(args []string) error {
 	if err != nil {
 		return err
 	}
+	cacheSize, err := parseBlockCacheSize(*blockCache)
+	if err != nil {
+		return err
+	}
 	latest, err := parseLatestSpace(*latestSpace)
 	if err != nil {
 		return err
@@ -187,7 +192,7 @@ func runKV(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n, err := node.Open(ctx, node.Config{DataDir: *dataDir, Addr: *addr, StatusAddr: status.advertised(*addr), PD: pdAddrs,
-		KV: kv.Options{ReserveSpace: reserve, Latest: latest, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
+		KV: kv.Options{ReserveSpace: reserve, Latest: latest, CacheSize: cacheSize, Logger: logger, Coprocessor: copr.Evaluator{}}, Logger: logger,
 		Raft: raftstore.Config{LogCompactThreshold: *logCompact, MaxClockDrift: *clockDrift}, SplitSize: splitBytes, Capacity: capBytes,
 		Labels: labels})
 	if err != nil {

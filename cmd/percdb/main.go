@@ -14,7 +14,8 @@
 //	       [--root-password ""] [--ssl-cert file --ssl-key file] [--auto-generate-certs=false]
 //	       [--require-secure-transport] [--max-connections 0]
 //	       [--max-query-buffered-rows 4194304] [--ddl-wait-timeout 10s]
-//	       [--reserve-space auto] [--shutdown-timeout 10s] [--log-level info]
+//	       [--reserve-space auto] [--block-cache-size 256MiB]
+//	       [--shutdown-timeout 10s] [--log-level info]
 //	       [--status-host 127.0.0.1] [--status-port 10080] [--slow-query-log FILE]
 //	       [--gc-percent 400] [--memory-limit auto] [--statement-stats=off]
 //
@@ -114,6 +115,7 @@ func runServer(role string, args []string) error {
 	maxBuffered := fs.Int64("max-query-buffered-rows", percsql.DefaultMaxQueryBufferedRows, "most rows one query may buffer for sort, GROUP BY, DISTINCT (negative: no limit)")
 	ddlWait := fs.Duration("ddl-wait-timeout", percsql.DefaultDDLWaitTimeout, "how long each step of a schema change waits for transactions that wrote the table under the older schema; those still open after it fail to commit with error 8028")
 	latestSpace := fs.String("latest-space", "auto", "when the store keeps the latest space, a copy of each key's newest committed version that scans at the present read instead of stepping over the versions GC has yet to collect: auto (the default: range by range, a table's rows or its indexes, while the range's scans step over more old versions than eight for each version the range's own writes make, off again when they stop using it, so a write-heavy table beside a scanned one pays nothing), off (never) or on (always, the whole store: every commit writes the copy)")
+	blockCache := fs.String("block-cache-size", "256MiB", "the size of the store's block cache (Pebble's cache of uncompressed blocks of its files, filled as blocks are read), bytes with an optional KiB/MiB/GiB suffix: reads of rows through an index, one block a row, miss it when a table's files outgrow it")
 	reserveSpace := fs.String("reserve-space", "auto", "free disk space kept in reserve (a ballast file in the data directory): below it, writes fail with error 1021 while reads, DELETE, TRUNCATE and DROP go on; bytes with an optional KiB/MiB/GiB suffix, 'auto' (2% of the file system, 32 MiB to 2 GiB) or 0 (no reserve)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long a SIGINT or SIGTERM waits for the node to close cleanly before the process exits anyway (what is committed is in the synced log either way)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -143,6 +145,10 @@ func runServer(role string, args []string) error {
 		return fmt.Errorf("--ddl-wait-timeout %v must be positive", *ddlWait)
 	}
 	reserve, err := parseReserveSpace(*reserveSpace)
+	if err != nil {
+		return err
+	}
+	cacheSize, err := parseBlockCacheSize(*blockCache)
 	if err != nil {
 		return err
 	}
@@ -229,7 +235,7 @@ func runServer(role string, args []string) error {
 		MaxConnections:         *maxConns,
 		MaxQueryBufferedRows:   *maxBuffered,
 		DDLWaitTimeout:         *ddlWait,
-		KV:                     kv.Options{ReserveSpace: reserve, Latest: latest, Logger: logger},
+		KV:                     kv.Options{ReserveSpace: reserve, Latest: latest, CacheSize: cacheSize, Logger: logger},
 		StatusAddr:             statusAddr,
 		StatusBestEffort:       !statusExplicit,
 		SlowQueryLog:           slowFile,
@@ -279,6 +285,16 @@ func parseReserveSpace(s string) (int64, error) {
 	}
 	if n == 0 {
 		return -1, nil // kv: negative is no protection
+	}
+	return n, nil
+}
+
+// parseBlockCacheSize reads --block-cache-size: a positive size in bytes
+// with an optional KiB, MiB or GiB suffix (kv.Options.CacheSize).
+func parseBlockCacheSize(s string) (int64, error) {
+	n, err := parseByteSize(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--block-cache-size %q: want a size such as 256MiB", s)
 	}
 	return n, nil
 }
