@@ -56,9 +56,9 @@ type operatorStats struct {
 
 // operatorCounts is one operator's work.
 type operatorCounts struct {
-	loops, rows           int64
-	firstRow, lastRow     time.Duration // summed over loops
-	loopsWithRows, closed int64
+	loops, rows       int64
+	firstRow, lastRow time.Duration // summed over loops
+	loopsWithRows     int64
 }
 
 // statsOf returns ctx's operatorStats, or nil outside EXPLAIN ANALYZE.
@@ -163,7 +163,6 @@ func (t *timedIter) end() {
 	t.stats.mu.Lock()
 	t.counts.rows += t.rows
 	t.counts.lastRow += time.Since(t.start)
-	t.counts.closed++
 	t.stats.mu.Unlock()
 }
 

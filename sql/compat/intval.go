@@ -28,7 +28,7 @@ func intValFunction(name string, round func(float64) float64, roundDecimal func(
 			x = &stringNumber{UnaryExpression: expression.UnaryExpression{Child: x}}
 		}
 		f := newTemporalFunc(name, func(ctx *gsql.Context, vals []any, args []gsql.Expression) (any, error) {
-			return intValOf(ctx, vals[0], intValType(args), round, roundDecimal)
+			return intValOf(ctx, vals[0], intValInteger(args[0].Type()), round, roundDecimal)
 		}, intValType, x)
 		f.nullOnlyOfNull = true
 		return f
@@ -41,33 +41,45 @@ func intValType(args []gsql.Expression) gsql.Type {
 	switch {
 	case types.IsInteger(t):
 		return t // the value as it is
+	case intValInteger(t):
+		return types.Int64
 	case types.IsDecimal(t):
-		// Item_func_int_val: a DECIMAL when the argument's text less
-		// its fraction is 20 characters or more (DECIMAL_LONGLONG_DIGITS
-		// - 2), of the whole digits and one more for a fraction.
-		dt := t.(gsql.DecimalType)
-		digits := int(dt.Precision()) - int(dt.Scale())
-		if dt.Scale() > 0 {
-			digits++
-		}
-		if digits < 19 {
-			return types.Int64
-		}
-		return types.MustCreateDecimalType(uint8(min(digits, decimalMaxPrecision)), 0)
+		return types.MustCreateDecimalType(uint8(min(decimalDigits(t), decimalMaxPrecision)), 0)
 	default:
 		return types.Float64
 	}
 }
 
-// intValOf is v rounded to a whole number of type typ.
-func intValOf(ctx *gsql.Context, v any, typ gsql.Type, round func(float64) float64, roundDecimal func(decimal.Decimal) decimal.Decimal) (any, error) {
+// intValInteger reports whether FLOOR and CEIL of an argument of type t
+// are integers: of an integer, or of a DECIMAL of fewer than 19 digits
+// (decimalDigits). It allocates nothing: the evaluation asks it per row.
+func intValInteger(t gsql.Type) bool {
+	return types.IsInteger(t) || types.IsDecimal(t) && decimalDigits(t) < 19
+}
+
+// decimalDigits is the length Item_func_int_val weighs of a DECIMAL t:
+// its whole digits, and one more for a fraction. From 19 (its text less
+// the fraction is DECIMAL_LONGLONG_DIGITS - 2 = 20 characters or more,
+// the sign included) FLOOR and CEIL are a DECIMAL of that many digits.
+func decimalDigits(t gsql.Type) int {
+	dt := t.(gsql.DecimalType)
+	digits := int(dt.Precision()) - int(dt.Scale())
+	if dt.Scale() > 0 {
+		digits++
+	}
+	return digits
+}
+
+// intValOf is v rounded to a whole number: an integer when integer
+// says the function's type is one (intValInteger).
+func intValOf(ctx *gsql.Context, v any, integer bool, round func(float64) float64, roundDecimal func(decimal.Decimal) decimal.Decimal) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
 	switch x := v.(type) {
 	case decimal.Decimal:
 		r := roundDecimal(x)
-		if types.IsInteger(typ) {
+		if integer {
 			return r.IntPart(), nil
 		}
 		return r, nil
@@ -76,7 +88,7 @@ func intValOf(ctx *gsql.Context, v any, typ gsql.Type, round func(float64) float
 	case float32:
 		return round(float64(x)), nil
 	}
-	if types.IsInteger(typ) {
+	if integer {
 		return v, nil
 	}
 	f, ok := doubleOf(ctx, v)
